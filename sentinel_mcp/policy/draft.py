@@ -25,11 +25,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from sentinel_mcp.policy.prolog_text import to_prolog_chars
 from sentinel_mcp.search.paragraphs import Paragraph
 
 GENERIC = {"get", "details", "of", "by", "to", "the", "and", "all", "list", "find"}
 MAX_PARAGRAPHS = 6
 SCALARS = {"string", "integer", "number", "boolean"}
+RESOLVE_STEPS = 200
 
 
 @dataclass
@@ -42,8 +44,10 @@ class Draft:
 
 def quote(atom: str) -> str:
     """A quoted Prolog atom of any text: quotes and backslashes escaped, and control characters (a line break
-    in an enum value of a hostile schema) written as escapes, never as themselves."""
-    out = atom.replace("\\", "\\\\").replace("'", "\\'")
+    in an enum value of a hostile schema) written as escapes, never as themselves. A lone surrogate (JSON
+    allows ``"\\ud800"``), which SWI-Prolog will not read, is its stand-in: the character the engine gives the
+    same argument (prolog_text.to_prolog_chars), so the choice still matches the value."""
+    out = to_prolog_chars(atom).replace("\\", "\\\\").replace("'", "\\'")
     if not out.isprintable():
         out = "".join(c if c.isprintable() else f"\\x{ord(c):x}\\" for c in out)
     return "'" + out + "'"
@@ -90,11 +94,13 @@ def entity_of(tool_name: str) -> str:
     return "_".join(words) or tool_name
 
 
-def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
-    """A schema with its $ref followed and a nullable anyOf reduced to its non-null branch."""
-    seen = 0
-    while isinstance(schema, dict) and seen < 20:
-        seen += 1
+def _resolve(schema: Any, root: dict[str, Any], budget: list[int] | None = None) -> dict[str, Any]:
+    """A schema with its $ref followed and a nullable anyOf reduced to its non-null branch. ``budget``: the
+    steps left for the whole resolution (a union whose branches refer to unions again, or to itself, once
+    recursed without end or took 2^depth steps on a few lines of schema); past it the schema is unknown."""
+    budget = [RESOLVE_STEPS] if budget is None else budget
+    while isinstance(schema, dict) and budget[0] > 0:
+        budget[0] -= 1
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/"):
             target: Any = root
@@ -111,21 +117,29 @@ def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
             merged: dict[str, Any] = {"type": "object", "properties": {}}  # a union of objects: every field,
             required: set[str] | None = None  # required when all require it
             for b in real:
-                r = _resolve(b, root)
-                merged["properties"].update(r.get("properties", {}))
-                required = (
-                    set(r.get("required") or [])
-                    if required is None
-                    else required & set(r.get("required") or [])
-                )
+                r = _resolve(b, root, budget)
+                if isinstance(r.get("properties"), dict):
+                    merged["properties"].update(r["properties"])
+                required = _names(r) if required is None else required & _names(r)
             merged["required"] = sorted(required or [])
             return merged
         return schema
     return {}
 
 
+def _names(schema: dict[str, Any]) -> set[str]:
+    """The schema's required names (a ``required`` that is not a list of names requires none)."""
+    req = schema.get("required")
+    return {r for r in req if isinstance(r, str)} if isinstance(req, list) else set()
+
+
 def _kind(schema: dict[str, Any]) -> str:
     t = schema.get("type")
+    if isinstance(t, list):  # ["string", "null"]: a nullable type is its other one
+        real = [x for x in t if x != "null"]
+        t = real[0] if len(real) == 1 else None
+    if not isinstance(t, str):
+        t = None
     if t in SCALARS or "enum" in schema or "const" in schema:
         return "scalar"
     if t == "array":
@@ -141,7 +155,7 @@ def _scalar_fields(schema: dict[str, Any], root: dict[str, Any]) -> tuple[list[s
     """(required, optional) scalar fields: a zipped extraction yields nothing for an element that lacks one of
     its fields, so only the fields every element has go together; each optional one gets its own fact."""
     scalars = [k for k, v in (schema.get("properties") or {}).items() if _kind(_resolve(v, root)) == "scalar"]
-    required = set(schema.get("required") or [])
+    required = _names(schema)
     return [k for k in scalars if k in required], [k for k in scalars if k not in required]
 
 
@@ -182,46 +196,52 @@ def bindings_of(server: str, tool: dict[str, Any]) -> list[_Binding]:
     ) -> None:
         required, optional = fields
         if required or not optional:
-            add(pred, lead + [(fresh(f), f"'{base}/{f}'") for f in required])
+            add(pred, lead + [(fresh(f), quote(f"{base}/{f}")) for f in required])
         for f in optional:
             taken.clear()
             taken.update(in_vars + [v for v, _ in lead])
-            add(pred_name(pred, f), lead + [(fresh(f), f"'{base}/{f}'")])
+            add(pred_name(pred, f), lead + [(fresh(f), quote(f"{base}/{f}"))])
 
     for key, sub in (schema.get("properties") or {}).items():
         sub = _resolve(sub, root)
         kind = _kind(sub)
+        each = f"/{key}/*"  # every element's (or value's) pointer
         pred = pred_name(entity, key) if key != "result" else pred_name(entity)
         taken.clear()
         taken.update(in_vars)
         if kind == "scalar":
             if key not in inputs:  # a field that only echoes an input says nothing
-                add(pred, [(fresh(key), f"'/{key}'")])
+                add(pred, [(fresh(key), quote(f"/{key}"))])
         elif kind == "object":
             grouped(pred, [], f"/{key}", _scalar_fields(sub, root))
         elif kind == "array":
             item = _resolve(sub.get("items") or {}, root)
             if _kind(item) == "scalar":
-                add(pred, [(fresh(key[:-1] if key.endswith("s") else key), f"'/{key}/*'")])
+                add(pred, [(fresh(key[:-1] if key.endswith("s") else key), quote(each))])
             elif _kind(item) == "object":
-                grouped(pred, [(fresh("k"), f"key('/{key}/*')")], f"/{key}/*", _scalar_fields(item, root))
+                grouped(pred, [(fresh("k"), f"key({quote(each)})")], each, _scalar_fields(item, root))
         elif kind == "map":
             value = _resolve(sub["additionalProperties"], root)
             if _kind(value) == "scalar":
-                add(pred, [(fresh("key"), f"key('/{key}/*')"), (fresh("value"), f"'/{key}/*'")])
+                add(pred, [(fresh("key"), f"key({quote(each)})"), (fresh("value"), quote(each))])
             else:
-                grouped(pred, [(fresh("id"), f"key('/{key}/*')")], f"/{key}/*", _scalar_fields(value, root))
+                grouped(pred, [(fresh("id"), f"key({quote(each)})")], each, _scalar_fields(value, root))
     if not out and _kind(schema) == "map":  # the whole result is a mapping
         add(pred_name(entity), [(fresh("key"), "key('/*')"), (fresh("value"), "'/*'")])
     return out
 
 
+def _annotations(tool: dict[str, Any]) -> dict[str, Any]:
+    ann = tool.get("annotations")
+    return ann if isinstance(ann, dict) else {}
+
+
 def _read_only(tool: dict[str, Any]) -> bool:
-    return bool((tool.get("annotations") or {}).get("readOnlyHint"))
+    return bool(_annotations(tool).get("readOnlyHint"))
 
 
 def _destructive(tool: dict[str, Any]) -> bool:
-    ann = tool.get("annotations") or {}
+    ann = _annotations(tool)
     return not ann.get("readOnlyHint") and ann.get("destructiveHint", True) is not False
 
 
@@ -260,21 +280,40 @@ PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}\Z")
 
 
 def _plain(tool: dict[str, Any]) -> bool:
+    """Whether every name the draft would write is plain: the tool's, and every property name its schemas
+    reach, through a ``$ref`` too (one into a ``default`` value, which is not walked as a schema, once brought
+    hostile names into the extraction pointers). A schema or ``properties`` that is not an object is not."""
     if not isinstance(tool.get("name"), str) or not PLAIN_NAME.match(tool["name"]):
         return False
-    stack: list[Any] = [tool.get("inputSchema"), tool.get("outputSchema")]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key == "properties" and isinstance(value, dict):
-                    if not all(isinstance(k, str) and PLAIN_NAME.match(k) for k in value):
-                        return False
-                    stack.extend(value.values())
-                elif key not in ("enum", "const", "default", "examples", "description", "title"):
-                    stack.append(value)
-        elif isinstance(node, list):
-            stack.extend(node)
+    for root in (tool.get("inputSchema"), tool.get("outputSchema")):
+        if root is None:
+            continue
+        if not isinstance(root, dict):
+            return False
+        stack: list[Any] = [root]
+        seen: set[int] = set()
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, dict):
+                for key, value in node.items():
+                    if key == "properties":
+                        if not isinstance(value, dict) or not all(
+                            isinstance(k, str) and PLAIN_NAME.match(k) for k in value
+                        ):
+                            return False
+                        stack.extend(value.values())
+                    elif key == "$ref" and isinstance(value, str) and value.startswith("#/"):
+                        target: Any = root
+                        for part in value[2:].split("/"):
+                            target = target.get(part, {}) if isinstance(target, dict) else {}
+                        stack.append(target)
+                    elif key not in ("enum", "const", "default", "examples", "description", "title"):
+                        stack.append(value)
+            elif isinstance(node, list):
+                stack.extend(node)
     return True
 
 
@@ -291,8 +330,10 @@ def draft_rulebase(
     reads = [t for t in tools if _read_only(t)]
     writes = [t for t in tools if not _read_only(t)]
     draft = Draft(text="")
+    doc = atom_text(document)  # the server's name or --document: "my-shop" reads as a term, "Shop" a variable
     lines = [
-        f"% DRAFT rulebase for the server {server!r}, from its tool schemas and {document_path}.",
+        f"% DRAFT rulebase for the server {server!r}, from its tool schemas and "
+        f"{_one_line(document_path)}.",
         "% Written by `sentinel-mcp draft`: a candidate for a person to finish (every TODO), check with",
         "% `sentinel-mcp check --coverage`, and only then load. Language: docs/rulebase-language.md.",
         *(
@@ -301,7 +342,7 @@ def draft_rulebase(
             for t in left_out
         ),
         "",
-        f"policy_document({document}, {quote(document_path)}).",
+        f"policy_document({doc}, {quote(document_path)}).",
         "",
         "% ---------------------------------------------------------------- bindings (read-only tools)",
     ]
@@ -344,7 +385,10 @@ def draft_rulebase(
     ]
     for ident, n in sorted(identifiers.items()):
         if n >= 2:
-            lines.append(f"context({pred_name(ident[:-3], 'of_interest')}).   % {ident}: taken by {n} tools")
+            lines.append(
+                f"context({pred_name(ident[:-3], 'of_interest')}).   % "
+                + _one_line(f"{ident}: taken by {n} tools")
+            )
     lines += [
         "",
         "% ---------------------------------------------------------------- askables (only the user can say)",
@@ -361,7 +405,7 @@ def draft_rulebase(
             pred = pred_name(t["name"], a)
             typ = (
                 ("choice([" + ", ".join(quote(str(v)) for v in spec["enum"]) + "])")
-                if "enum" in spec
+                if isinstance(spec.get("enum"), list)
                 else ("number" if spec.get("type") in ("integer", "number") else "text")
             )
             ins = [vmap[k] for k in keys]
@@ -393,19 +437,19 @@ def draft_rulebase(
         found = mentions(t["name"], paragraphs)
         lines.append(
             f"% {t['name']} ({'destructive' if _destructive(t) else 'changes no data'}): "
-            f"{len(found)} paragraph(s) of {document} mention it"
+            f"{len(found)} paragraph(s) of {_one_line(document)} mention it"
         )
         for p in found:
             lines.append(_one_line(f"%   line {p.line_start} ({p.heading_text}): {p.text[:110]}"))
         body = ["      ( % TODO: the requirements, each require(Goal, Reason, policy_ref(...)), e.g.:"]
         for p in found[:3]:
             body.append(
-                f"        % require(Goal, 'TODO: the rule in words', policy_ref({document}, "
+                f"        % require(Goal, 'TODO: the rule in words', policy_ref({doc}, "
                 f"{quote(anchor_of(p))})),"
             )
         for pred, ins, arg in asked.get(t["name"], []):
             cite = anchor_of(found[0]) if found else ""
-            ref = f", policy_ref({document}, {quote(cite)})" if cite else ""
+            ref = f", policy_ref({doc}, {quote(cite)})" if cite else ""
             body.append(
                 f"        {pred}({', '.join(ins + [arg + 'Given'])}), "
                 f"require({arg} == {arg}Given, 'TODO: the value must be the one the user gave'{ref}),"

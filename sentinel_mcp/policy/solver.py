@@ -13,6 +13,7 @@ import asyncio
 import json
 import logging
 import time
+import uuid
 from typing import Any, Awaitable, Callable
 
 from mcp.types import CallToolResult, TextContent
@@ -67,6 +68,14 @@ def result_json(result: CallToolResult) -> Any:
             except ValueError:
                 return c.text
     return None
+
+
+def _failed(need: dict[str, Any], e: BaseException | None) -> str:
+    """What a look-up that raised says: a reference to Sentinel's log, where its details go (an engine error's
+    text, its goals and stream addresses, once reached the client's deny, e.g. for a result holding NaN)."""
+    ref = uuid.uuid4().hex[:10]
+    log.error("look-up of %s failed (reference %s)", need["tool"], ref, exc_info=e)
+    return f"the look-up failed with an internal error (reference {ref} in Sentinel's log)"
 
 
 class Solver:
@@ -198,9 +207,8 @@ class Solver:
             if t in done and not t.cancelled() and t.exception() is None:
                 records.append(t.result())
             else:
-                err = (
-                    "timed out" if t in pending else repr(t.exception()) if not t.cancelled() else "cancelled"
-                )
+                err = "timed out" if t in pending else "cancelled" if t.cancelled() else None
+                err = err or _failed(n, t.exception())
                 records.append(
                     FetchRecord(
                         tool=n["tool"], arguments=n["arguments"], ok=False, error=err, started=now, ended=now

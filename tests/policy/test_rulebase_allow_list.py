@@ -28,6 +28,12 @@ BAD_BODIES = [
     "sleep(30)", "thread_create(true, _, [])", "getenv('HOME', _)", "X =.. [shell, y], X",
     "aggregate_all(foo, true, _)", "setof(X, Y^shell(X, Y), _)", "'$fact'(a, b, c)",
     "with_output_to(string(_), true)", "tab(3)", "read_term(_, [])", "consult(x)",
+    # format/2 reads a count before any directive: ~1@ calls its argument as ~@ does (a search for the text
+    # "~@" let these load, and a guard ran the shell); a column stop or a repeat count is a text of gigabytes
+    "format(atom(A), '~1@', [shell('touch {m}')]), atom(A)",
+    "format(string(A), \"~*@\", [1, shell(x)]), A \\== x",
+    "format(atom(A), '~`x@', [shell(x)]), atom(A)", "format(atom(A), '~999999999c', [120]), atom(A)",
+    "format(atom(A), '~t~999999999|', []), atom(A)",
 ]
 
 
@@ -81,3 +87,21 @@ def test_check_command_names_file_line_and_call(tmp_path: Path) -> None:
 async def test_shipped_rulebases_pass_the_allow_list() -> None:
     problems = await check_files(shared_engine(), sorted(RULEBASES_DIR.glob("*.pl")))
     assert [p for p in problems if p.severity == "error"] == []
+
+
+async def test_a_base_predicate_may_not_take_a_builtin_or_sentinel_name(tmp_path: Path) -> None:
+    """A binding's look-up wrapper replaces the library's predicate of its name in the module: a binding named
+    member/2 (drafted from an upstream's tool get_member) turned every member/2 of the rules into a look-up,
+    and a guard's `\\+ member(X, Blocked)` held for a blocked X. Refused, naming the file and line."""
+    f = tmp_path / "names.pl"
+    f.write_text(
+        "binding(member(A, B), tool('bk__get_member', [id = A]), extract([B = '/result']), [ttl(60)]).\n"
+        "fact(humanized/2).\n"
+        "askable(fact_provenance(A, B), \"Which ~w?\", text, []).\n"
+        "seed(findall(a, b, c)).\n"
+        "binding(member_of(A, B), tool('bk__get_member', [id = A]), extract([B = '/result']), [ttl(60)]).\n"
+        "guard('bk__cancel', [id = X], require(\\+ member(X, [a, b]), 'blocked')).\n"
+    )
+    problems = await check_files(shared_engine(), [f])
+    named = {p.line for p in problems if "cannot be named" in p.message and p.severity == "error"}
+    assert named == {1, 2, 3, 4}, problems

@@ -71,8 +71,14 @@ builtin_args_ok(rulebase, format(Sink, Fmt, _)) :- !,
     (   nonvar(Sink), memberchk(Sink, [atom(_), string(_), codes(_), chars(_)]) -> true
     ;   throw(refused('format/3 may only write to atom(_), string(_), codes(_) or chars(_)'))
     ),
-    (   ( atom(Fmt) ; string(Fmt) ), \+ sub_atom(Fmt, _, _, _, '~@') -> true
-    ;   throw(refused('the format of format/3 must be a literal text without ~@'))
+    %  read as format/2 reads it, directive by directive: ~1@, ~*@ and ~`x@ call their argument as ~@ does
+    %  (a search for the text "~@" let them through), and a column stop or a repeat count
+    %  (~t~999999999|, ~999999999c) makes a text of gigabytes in one inference
+    (   \+ ( atom(Fmt) ; string(Fmt) )
+    ->  throw(refused('the format of format/3 must be a literal text (an atom or a string)'))
+    ;   format_problem(Fmt, M)
+    ->  format(atom(W), 'format/3: ~w', [M]), throw(refused(W))
+    ;   true
     ).
 builtin_args_ok(_, _).
 

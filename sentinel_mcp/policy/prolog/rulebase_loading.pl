@@ -234,11 +234,32 @@ decl_problem(effect(_, _, A), error, M) :- \+ is_list(A), format(atom(M), 'effec
 decl_problem(effect(_, _, A), error, M) :- is_list(A), member(X, A), \+ effect_action(X),
     format(atom(M), 'unknown effect action ~q (expected invalidate(Head), establish(Head) or establish(Head, Cond))', [X]).
 decl_problem(fact(X), error, M) :- \+ X = _/_, format(atom(M), 'fact declaration must be Name/Arity, got ~q', [X]).
+%  A base predicate named like a builtin a body may call, a construct or Sentinel's own (member/2, humanized/2,
+%  fact_provenance/2, ...): its look-up wrapper replaces the library's predicate in the module, so every call
+%  of that name in every file's rules would look up facts instead. A draft named a binding after a hostile
+%  upstream's tool get_member, and `\+ member(X, Blocked)` then held for a blocked X (no fact matched).
+decl_problem(D, error, M) :- base_head(D, N/A), reserved_base_name(N/A),
+    format(atom(M), 'a base predicate cannot be named ~w/~w: that is a builtin or Sentinel''s own, and every \c
+                     call of it in the rules would look up facts instead (rename it)', [N, A]).
+
 decl_problem(option(O), error, M) :- \+ ground(O),
     format(atom(M), 'an option must be ground (a variable in it would turn on every option), got ~q', [O]).
 decl_problem(option(O), error, M) :- ground(O), counted_option(O, N), \+ ( integer(N), N > 0, N =< 0x7fffffffffffffff ),
     functor(O, Name, _),
     format(atom(M), 'option ~w(N) needs a positive integer N (at most 2^63-1, what a limit holds), got ~q', [Name, O]).
+
+%  the name of the base predicate a declaration makes, and the names no base predicate may take (above)
+base_head(binding(H, _, _, _), N/A) :- callable(H), functor(H, N, A).
+base_head(askable(H, _, _, _), N/A) :- callable(H), functor(H, N, A).
+base_head(seed(H), N/A) :- callable(H), functor(H, N, A).
+base_head(fact(PI), N/A) :- nonvar(PI), PI = N/A, atom(N), integer(A), A >= 0.
+
+reserved_base_name(N/_) :- sub_atom(N, 0, 1, _, '$'), !.
+reserved_base_name(PI) :- decl_indicator(PI), !.
+reserved_base_name(PI) :- system_pred(PI), !.
+reserved_base_name(PI) :- allowed_builtin(rulebase, PI), !.
+reserved_base_name(N/A) :- functor(H, N, A), ( sentinel_builtin(H) ; special_form(H) ), !.
+reserved_base_name(N/A) :- functor(H, N, A), catch(goal_parts(rulebase, H, _), _, true), !.
 
 %  Sentinel's own options that take a count; any other option is a flag of the rulebase's own, which its rules
 %  may read (loud :- option(verbose)).
