@@ -224,7 +224,11 @@ async def test_two_replicas_behind_haproxy_share_one_record_and_survive_a_kill_9
         after = await traffic
         # each client's calls went on through the other replica: only the call in flight may be lost to it
         assert all(len(r) >= CALLS - 1 for r in after), [len(r) for r in after]
-        later = await client_calls(port, [f"later-{i}" for i in range(4)])  # the survivor serves new clients
+        # the survivor serves new clients at once, on purpose before haproxy has marked the dead replica down
+        # (1-2 s): a call sent to it is refused and redispatched, never dropped (docs/cluster.md, why the
+        # balancer has no on-marked-down shutdown-sessions: with it a request sent at the instant the replica
+        # was marked down, this call or a GetTask below, failed now and then under load)
+        later = await client_calls(port, [f"later-{i}" for i in range(4)])
         assert len(later) == 4
         answered |= {m: d for r in after for m, d in r.items()} | later
 
