@@ -10,6 +10,7 @@ from tests.policy.policy_rig import make_guard
 
 from sentinel_mcp.core.decision import Allow, Deny, ToolCall
 from sentinel_mcp.policy.engine import shared_engine
+from sentinel_mcp.policy.guard import PolicyGuard, PolicySettings
 from sentinel_mcp.policy.rulebase import RulebaseError, RulebaseHolder, load_rulebase
 
 pytestmark = pytest.mark.timeout(60)
@@ -144,3 +145,43 @@ async def test_blocking_or_stopping_builtins_are_refused(tmp_path: Path) -> None
         await load_rulebase(shared_engine(), [f])
     got = {(p.line, p.message.split(" is ")[0]) for p in ei.value.problems}
     assert {(1, "sleep/1"), (2, "read/1"), (3, "halt/0")} <= got
+
+
+
+HEAVY = """guard('t__power', [n = N], (X is 7^N, X > 0)).
+guard('t__star', [n = N], (X is 7**(N*10), X > 0)).
+guard('t__shift', [n = N], (X is 1 << N, X > 0)).
+guard('t__square', [n = N], squared(N, 40)).
+squared(_, 0) :- !.
+squared(X, K) :- Y is X * X + 2, K1 is K - 1, squared(Y, K1).
+guard('t__ok', [n = N], (integer(N), N =< 40, X is 2^64, Y is 10^300, Y > X)).
+"""
+
+
+async def test_one_inference_of_unbounded_work_is_bounded(tmp_path: Path) -> None:
+    """One inference can be minutes of work (red team "draft", finding 7): an integer from 7^N with N = 10^8
+    from the call's arguments (seconds of GMP, then a minute to write into the proof, which no alarm can
+    interrupt), a shift, a squaring loop. Integers are bounded (100,000 bits; a power or shift is refused
+    before it is computed): each denies at once, and the engine answers the next decision."""
+    rb = tmp_path / "heavy.pl"
+    rb.write_text(HEAVY)
+    g = PolicyGuard([rb], None, store_path=tmp_path / "facts.db", seeds={},
+                    settings=PolicySettings(guard_timeout=20.0, confirm_ttl=300.0))
+    await g.start(watch=False)
+    try:
+        assert g.load_error is None, g.load_error
+        for name, n in [("t__power", 10**8), ("t__star", 10**8), ("t__shift", 10**9), ("t__square", 3)]:
+            d = await g.decide(call(name, {"n": n}))
+            assert isinstance(d, Deny) and "could not be evaluated" in d.reason, (name, d)
+        # the engine did none of that work: the next decision is answered
+        assert isinstance(await g.decide(call("t__ok", {"n": 3})), Allow)
+    finally:
+        await g.close()
+
+
+async def test_a_rulebase_whose_own_arithmetic_makes_a_huge_integer_is_refused_with_its_line(tmp_path):
+    rb = tmp_path / "huge.pl"
+    rb.write_text("guard('t__ok', [n = N], integer(N)).\nguard('t__huge', [], (X is 7^(10^8), X > 0)).\n")
+    said = r"huge\.pl:2: error: arithmetic in a rulebase makes integers of at most"
+    with pytest.raises(RulebaseError, match=said):
+        await load_rulebase(shared_engine(), [rb])

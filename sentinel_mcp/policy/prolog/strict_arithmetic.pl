@@ -37,7 +37,10 @@ strict_indicator(N/A) :- strict_builtin(_, H, _), functor(H, N, A).
 %  strict_builtin(?RB, ?Head, ?Body): the strict twin of an evaluating builtin in RB (the body checks, then
 %  calls the builtin itself; a goal argument is qualified with RB: a qualified call's meta-arguments would
 %  otherwise run in the library's module). Two numbers, the common case, are told by the inline type tests.
-strict_builtin(_, (X is Y), (( number(Y) -> true ; sentinel_core:evaluable(Y) ), system:(X is Y))).
+strict_builtin(_, (X is Y), (   number(Y)
+                             ->  system:(X is Y)
+                             ;   sentinel_core:evaluable(Y), system:(X is Y), sentinel_core:bounded_result(X)
+                             )).
 strict_builtin(_, H, (( number(X), number(Y) -> true ; sentinel_core:evaluable(X), sentinel_core:evaluable(Y) ),
                      system:H)) :-
     member(Op, [=:=, =\=, <, >, =<, >=]), H =.. [Op, X, Y].
@@ -56,11 +59,50 @@ strict_builtin(_, format(S, F, A), (sentinel_core:formatted_numbers(F, A), syste
 %  builtin, which raises its instantiation error; a function it does not know, to its type error).
 evaluable(X) :- number(X), !.
 evaluable(X) :- var(X), !.
-evaluable(X) :- compound(X), \+ X = [_|_], !, compound_name_arguments(X, _, As), evaluable_args(As).
+evaluable(X) :- compound(X), \+ X = [_|_], !, compound_name_arguments(X, N, As), evaluable_args(As),
+    ( growing(N) -> bounded_growth(N, As) ; true ).
 evaluable(X) :- throw(error(type_error(evaluable, X), context(sentinel_strict_arithmetic, 'a text is not a number'))).
 
 evaluable_args([]).
 evaluable_args([A|As]) :- evaluable(A), evaluable_args(As).
+
+%  An integer has at most MAX_INTEGER_BITS bits in a rulebase's arithmetic (about 30,000 digits: any amount,
+%  date or count a policy needs). One `is` is one inference whatever it computes, and GMP's work cannot be
+%  interrupted: 7^(10^8) took seconds, writing it into a proof a minute (84 million digits), 7^(10^9) longer
+%  than anyone waited. A power or a shift is refused before it is computed when its result would be larger
+%  (its operands evaluated first, themselves so bounded), and any result of `is` after.
+max_integer_bits(100000).
+
+growing(^).
+growing(**).
+growing(<<).
+
+bounded_growth(Op, [A, B]) :- !,
+    (   ground(A), ground(B)
+    ->  VA is A, VB is B,
+        (   integer(VA), integer(VB), VB > 0, VA =\= 0, growth_bits(Op, VA, VB, Bits)
+        ->  max_integer_bits(Max),
+            ( Bits =< Max -> true ; too_large(Op) )
+        ;   true
+        )
+    ;   true  % a variable: the builtin's instantiation error
+    ).
+bounded_growth(_, _).
+
+growth_bits(<<, A, B, Bits) :- !, Bits is msb(abs(A)) + 1 + B.
+growth_bits(_, A, B, Bits) :- abs(A) > 1, Bits is (msb(abs(A)) + 1) * B.
+
+%  bounded_result(+X): a number `is` gave, within the bound.
+bounded_result(X) :-
+    (   integer(X), X =\= 0, max_integer_bits(Max), msb(abs(X)) >= Max
+    ->  too_large(is)
+    ;   true
+    ).
+
+too_large(Op) :-
+    max_integer_bits(Max),
+    throw(error(resource_error(integer_size),
+                context(sentinel_strict_arithmetic, Op-Max))).
 
 %  numbers(+List): a list the list builtins may sum or compare: numbers only (a partial list is left to them).
 numbers(L) :- var(L), !.
@@ -128,7 +170,19 @@ post_load_problem(RB, P) :-
 
 literal_non_number(G, X) :-  % the leaf evaluable/1 would refuse at run time
     arithmetic_operands(G, Es), member(E, Es),
-    catch(( evaluable(E), fail ), error(type_error(evaluable, X), _), true), !.
+    catch(( evaluable(E), fail ), Error, true), nonvar(Error), Error = error(type_error(evaluable, X), _), !.
+
+%  A rulebase whose own arithmetic makes an integer over the bound (7^(10^8)): refused at load too.
+post_load_problem(RB, P) :-
+    RB:'$src'(Kind, T, File, Line), body_of(Kind, T, Body),
+    leaf_goal(Body, G), nonvar(G), literal_oversize(G, E),
+    max_integer_bits(Max),
+    format(atom(M), 'arithmetic in a rulebase makes integers of at most ~d bits, and ~q makes a larger one', [Max, E]),
+    problem(error, File, Line, M, P).
+
+literal_oversize(G, E) :-
+    arithmetic_operands(G, Es), member(E, Es),
+    catch(( evaluable(E), fail ), error(resource_error(integer_size), _), true), !.
 
 arithmetic_operands(G, Es) :-
     compound(G), compound_name_arity(G, N, 2), memberchk(N, [is, =:=, =\=, <, >, =<, >=]),
