@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import xml.etree.ElementTree as ET
 from typing import Any
 
 from mcp import Client
@@ -57,3 +58,14 @@ def element(result, **match: str) -> dict[str, Any]:
 def snapshot_id(result) -> str:
     screen = result.structured_content.get("screen") or result.structured_content
     return screen["snapshot_id"]
+
+
+def ui_node(cls: str, pkg: str, bounds: str, children: tuple = (), **attrs: str) -> ET.Element:
+    """A uiautomator dump's node as the phone writes it (every attribute), ``attrs`` with _ for -."""
+    base = {"index": "0", "text": "", "resource-id": "", "class": cls, "package": pkg, "content-desc": "",
+            "checkable": "false", "checked": "false", "clickable": "false", "enabled": "true",
+            "focusable": "false", "focused": "false", "scrollable": "false", "long-clickable": "false",
+            "password": "false", "selected": "false", "bounds": bounds}
+    made = ET.Element("node", {**base, **{k.replace("_", "-"): v for k, v in attrs.items()}})
+    made.extend(children)
+    return made

@@ -11,7 +11,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pytest
-from tests.device.device_helpers import Answers, connect, element, sim_server, snapshot_id
+from tests.device.device_helpers import Answers, connect, element, sim_server, snapshot_id, ui_node
 from tests.device.test_rulebase import guarded_device
 from tests.device.test_tap_integrity import phone_of, taps
 
@@ -28,13 +28,7 @@ SHOP = "com.example.shop"
 
 def n(cls: str = "android.widget.TextView", pkg: str = SHOP, bounds: str = "[0,0][10,10]",
       children: tuple = (), **attrs: str) -> ET.Element:
-    base = {"index": "0", "text": "", "resource-id": "", "class": cls, "package": pkg, "content-desc": "",
-            "checkable": "false", "checked": "false", "clickable": "false", "enabled": "true",
-            "focusable": "false", "focused": "false", "scrollable": "false", "long-clickable": "false",
-            "password": "false", "selected": "false", "bounds": bounds}
-    made = ET.Element("node", {**base, **{k.replace("_", "-"): v for k, v in attrs.items()}})
-    made.extend(children)
-    return made
+    return ui_node(cls, pkg, bounds, children, **attrs)
 
 
 def show(phone, name: str, pkg: str, *nodes: ET.Element) -> None:

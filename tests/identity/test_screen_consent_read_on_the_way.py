@@ -21,6 +21,7 @@ from sentinel_mcp.config import parse_config
 from sentinel_mcp.core.port import Completed
 from sentinel_mcp.paths import RULEBASES_DIR
 from tests.identity.identity_rig import ALICE, BOB
+from tests.device.device_helpers import ui_node
 
 pytestmark = pytest.mark.timeout(120)
 MESSAGES = "com.google.android.apps.messaging"
@@ -45,13 +46,7 @@ def phone(rt: Any) -> Any:
 
 def n(cls: str = "android.widget.TextView", pkg: str = SETTINGS, bounds: str = "[0,0][10,10]",
       children: tuple = (), **attrs: str) -> ET.Element:
-    base = {"index": "0", "text": "", "resource-id": "", "class": cls, "package": pkg, "content-desc": "",
-            "checkable": "false", "checked": "false", "clickable": "false", "enabled": "true",
-            "focusable": "false", "focused": "false", "scrollable": "false", "long-clickable": "false",
-            "password": "false", "selected": "false", "bounds": bounds}
-    made = ET.Element("node", {**base, **{k.replace("_", "-"): v for k, v in attrs.items()}})
-    made.extend(children)
-    return made
+    return ui_node(cls, pkg, bounds, children, **attrs)
 
 
 def heads_up() -> ET.Element:
