@@ -47,6 +47,9 @@ SHED_LOG_SECONDS = 60.0  # at most one warning per this many seconds about conne
 # connection measured) for as long as it stays open, so 3,000 idle TLS connections that never signed in took
 # 670 MB. A holder at its bound has its new connection closed after the handshake; past the bound in all, the
 # holder with the most gives up its oldest connection. An MCP client needs a few; a browser, six per host.
+# refused handshakes logged one by one per window (then counted, and the count logged at the next refusal)
+REFUSALS_LOGGED = 20
+REFUSAL_LOG_SECONDS = 60.0
 MAX_OPEN = 2048
 MAX_OPEN_PER_PEER = 128
 
@@ -215,6 +218,7 @@ class TLSAcceptor:
         self.under_way = 0
         self.shed = 0  # connections closed for the bounds since the last warning
         self._shed_logged = 0.0
+        self._refusals_since, self._refusals_logged, self._refusals_unlogged = 0.0, 0, 0
         # connections open after their handshake, oldest first, by holder (a closed one dropped when counted)
         self.open: dict[str | None, list[Any]] = {}
 
@@ -293,7 +297,17 @@ class TLSAcceptor:
             # a plaintext client, a scanner, a timeout or a client that went away: not about a certificate
             log.debug("TLS handshake with %s failed: %s", peer, exc)
             return
-        log.warning("TLS: %s refused: %s", peer, reason)
+        now = time.monotonic()
+        if now - self._refusals_since >= REFUSAL_LOG_SECONDS:
+            if self._refusals_unlogged:
+                log.warning("TLS: %d more refused handshake(s) not logged one by one (the audit log has "
+                            "them, bounded)", self._refusals_unlogged)
+            self._refusals_since, self._refusals_logged, self._refusals_unlogged = now, 0, 0
+        if self._refusals_logged < REFUSALS_LOGGED:
+            self._refusals_logged += 1
+            log.warning("TLS: %s refused: %s", peer, reason)
+        else:  # a scanner's every handshake would be a line: the log is bounded as the audit is
+            self._refusals_unlogged += 1
         if self.on_refused is not None:
             self.on_refused(peer, reason)
 

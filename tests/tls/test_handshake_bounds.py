@@ -137,3 +137,24 @@ async def test_open_connections_are_bounded_per_address_and_in_all(pki, monkeypa
         assert not await ended(others[0][0])  # an address within its share keeps its connections
         for _, w in flood + others:
             w.close()
+
+
+def test_refused_handshakes_are_logged_within_a_bound(monkeypatch, caplog):
+    """A scanner's every refused handshake was a warning line (red team "tls"): the log is bounded as the
+    audit is, REFUSALS_LOGGED one by one per window, then a count."""
+    now = [1000.0]
+    monkeypatch.setattr(acceptor_module.time, "monotonic", lambda: now[0])
+    told: list[str | None] = []
+    acceptor = TLSAcceptor(None, lambda peer, reason: told.append(peer))  # type: ignore[arg-type]
+    refused = ssl.SSLCertVerificationError("certificate verify failed")
+    refused.verify_message = "unable to get local issuer certificate"
+    refused.reason = "CERTIFICATE_VERIFY_FAILED"
+    with caplog.at_level("WARNING", logger=acceptor_module.__name__):
+        for i in range(50):
+            acceptor.handshake_failed(f"10.0.0.{i}", refused)
+        lines = [r.getMessage() for r in caplog.records]
+        assert len(lines) == acceptor_module.REFUSALS_LOGGED and len(told) == 50  # every one is audited
+        now[0] += acceptor_module.REFUSAL_LOG_SECONDS
+        acceptor.handshake_failed("10.0.1.1", refused)
+        lines = [r.getMessage() for r in caplog.records]
+    assert "30 more refused handshake(s)" in lines[-2] and "10.0.1.1" in lines[-1]
