@@ -182,7 +182,7 @@ post_load_problem(RB, P) :-
 
 literal_oversize(G, E) :-
     arithmetic_operands(G, Es), member(E, Es),
-    catch(( evaluable(E), fail ), error(resource_error(integer_size), _), true), !.
+    catch(( evaluable(E), fail ), Error, true), nonvar(Error), Error = error(resource_error(integer_size), _), !.
 
 arithmetic_operands(G, Es) :-
     compound(G), compound_name_arity(G, N, 2), memberchk(N, [is, =:=, =\=, <, >, =<, >=]),
