@@ -142,13 +142,11 @@ class ScreenPrivacy:
         hidden = self.hidden_in({p for e in elements for p in (e.package, e.window)}, self.allowed(ctx))
         if not hidden:
             return None
-        kinds = list(hidden)
-        apps = sorted({a for group in hidden.values() for a in group})
+        kinds, apps, said = _named(hidden)
         message = (
-            f"Not done: the element is drawn by {', '.join(apps)}, which holds your "
-            f"{' and '.join(k.replace('_', ' ') for k in kinds)}; this caller has no consent to read it, so "
-            f"it does not act on it either. Nothing was sent. Call screen_read with personal={kinds!r} to "
-            "ask the user."
+            f"Not done: the element is drawn by {said}; this caller has no consent to read it, so it does "
+            f"not act on it either. Nothing was sent. Call screen_read with personal={kinds!r} to ask the "
+            "user."
         )
         return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True,
                               structured_content={"status": "refused",
@@ -243,16 +241,22 @@ def _labelled(item: dict[str, Any]) -> bool:
         not isinstance(v, str) for v in labels)
 
 
-def withheld(result: CallToolResult, hidden: dict[str, list[str]]) -> CallToolResult:
-    """What is left of a result that showed personal apps: its status, and which apps and kinds."""
+def _named(hidden: dict[str, list[str]]) -> tuple[list[str], list[str], str]:
+    """(kinds, apps, "<apps>, which holds your <kinds>") of what a caller may not see."""
     kinds = list(hidden)
     apps = sorted({a for group in hidden.values() for a in group})
+    words = " and ".join(k.replace("_", " ") for k in kinds)
+    return kinds, apps, f"{', '.join(apps)}, which holds your {words}"
+
+
+def withheld(result: CallToolResult, hidden: dict[str, list[str]]) -> CallToolResult:
+    """What is left of a result that showed personal apps: its status, and which apps and kinds."""
+    kinds, apps, said = _named(hidden)
     original = result.structured_content if isinstance(result.structured_content, dict) else {}
     status = original.get("status") if isinstance(original.get("status"), str) else None
     done = f"The action's status: {status}. " if status else ""
     text = (
-        f"{done}Withheld: the phone's screen shows {', '.join(apps)}, which holds your "
-        f"{' and '.join(k.replace('_', ' ') for k in kinds)}; this caller has no consent to read it. "
+        f"{done}Withheld: the phone's screen shows {said}; this caller has no consent to read it. "
         f"Call screen_read with personal={kinds!r} to ask the user."
     )
     structured: dict[str, Any] = {"status": status or "withheld",

@@ -30,7 +30,7 @@ from sentinel_mcp.agent.decision import (
 )
 from sentinel_mcp.agent.health import HealthMonitor, HealthSettings, StepHealth, normalise_grounds
 from sentinel_mcp.agent.relay import CallerRelay
-from sentinel_mcp.agent.screen import Screen
+from sentinel_mcp.agent.screen import Screen, withheld_kinds
 from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps
 from sentinel_mcp.agent.trace_store import TraceStore, TraceStoreError
 from sentinel_mcp.core.decision import Origin
@@ -496,7 +496,7 @@ class AgentLoop:
     async def _observe(self, state: _RunState) -> Screen:
         screen_read = self.device_tool(ToolRef(self.settings.device, "screen_read"))
         outcome = await self._invoke(screen_read, {}, state)
-        withheld = _withheld_kinds(outcome)
+        withheld = withheld_kinds(outcome.result if isinstance(outcome, Completed) else None)
         if withheld:  # an app holding personal data is in front: its consent is asked of the run's caller
             outcome = await self._invoke(screen_read, {"personal": withheld}, state)
         if isinstance(outcome, Refused):
@@ -595,11 +595,3 @@ def _shown_arguments(decision: Decision, arguments: dict[str, Any], screen: Scre
         return {**arguments, "text": "<redacted password>"}
     return arguments
 
-
-def _withheld_kinds(outcome: Completed | Refused) -> list[str]:
-    """The consent kinds a screen read was withheld for (``device_tools/screen_privacy.py``), if any."""
-    if not isinstance(outcome, Completed) or not isinstance(outcome.result.structured_content, dict):
-        return []
-    withheld = outcome.result.structured_content.get("withheld")
-    kinds = withheld.get("kinds") if isinstance(withheld, dict) else None
-    return [k for k in kinds if isinstance(k, str)][:8] if isinstance(kinds, list) else []

@@ -127,3 +127,11 @@ class Screen:
 def _clip(text: str, limit: int = MAX_LABEL) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def withheld_kinds(result: Any) -> list[str]:
+    """The consent kinds a screen read was withheld for (``device_tools/screen_privacy.py``), if any."""
+    structured = getattr(result, "structured_content", None)
+    withheld = structured.get("withheld") if isinstance(structured, dict) else None
+    kinds = withheld.get("kinds") if isinstance(withheld, dict) else None
+    return [k for k in kinds if isinstance(k, str)][:8] if isinstance(kinds, list) else []
