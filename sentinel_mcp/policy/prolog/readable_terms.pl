@@ -15,16 +15,17 @@ readable(null, none) :- !.
 readable(@(X), T) :- atom(X), !, readable(X, T).
 readable(S, T) :- string(S), !, atom_string(T, S).
 readable(A, A) :- atomic(A), !.
-readable(json(KVs), T) :- is_list(KVs), !, maplist(readable_pair, KVs, Ps), atomic_list_concat(Ps, ', ', T).
+readable(json(KVs), T) :- is_list(KVs), !, maplist(readable_pair, KVs, Ps), separated_fit(Ps, ', '),
+    atomic_list_concat(Ps, ', ', T).
 readable([], none) :- !.
 readable(L, T) :- is_list(L), !,
     maplist(readable_item, L, Items),
     ( member(json(_), L) -> Sep = '; ' ; Sep = ', ' ),
-    atomic_list_concat(Items, Sep, T).
+    separated_fit(Items, Sep), atomic_list_concat(Items, Sep, T).  % bounded_terms.pl
 readable(money(N), T) :- number(N), !,
     ( integer(N) -> format(atom(T), '$~d', [N]) ; format(atom(T), '$~2f', [N]) ).
 readable(K-V, T) :- !, readable(K, KT), readable(V, VT), atomic_list_concat([KT, VT], ': ', T).
-readable(T0, T) :- format(atom(T), '~w', [T0]).
+readable(T0, T) :- bounded_format(atom(T), '~w', [T0]).
 
 readable_pair(K=V, T) :- !, readable(K, KT), readable_value(V, VT), atomic_list_concat([KT, ': ', VT], T).
 readable_pair(X, T) :- readable(X, T).
@@ -41,7 +42,7 @@ readable_item(V, T) :- readable(V, T).
 items_text(H, Items, Text) :-
     readable(H, HT),
     findall(IT, ( member(Item, Items), item_text(Item, IT) ), ITs),
-    atomic_list_concat([HT|ITs], ' ', Text).
+    separated_fit([HT|ITs], ' '), atomic_list_concat([HT|ITs], ' ', Text).
 
 item_text(L = V, T) :- nonvar(L), readable(V, VT), VT \== none, readable(L, LT),
     ( sub_atom(VT, _, 1, 0, '.') -> Sep = '' ; Sep = '.' ),

@@ -26,6 +26,7 @@
 :- include(json_text).
 :- include(native_guards).
 :- include(strict_arithmetic).
+:- include(bounded_terms).
 
 
 declaration(binding(_, _, _, _)).
@@ -94,7 +95,7 @@ new_session_module(S) :-
     catch(set_module(S:class(temporary)), error(permission_error(_, _, _), _), true),
     dynamic(S:'$fact'/5).
 
-record_need(N) :- native_event, ( need(N0), N0 =@= N -> true ; assertz(need(N)) ).
+record_need(N) :- native_event, ( need(N0), N0 =@= N -> true ; term_fits(N), assertz(need(N)) ).  % bounded_terms.pl
 
 %  Unmet conditions are kept as u(Depth, Seq, What): a requirement met deep inside another one's goal is
 %  more specific than the one around it, and is listed first (then in the order they were found).
@@ -102,7 +103,7 @@ record_unmet(W) :- cur(req_depth, D), record_unmet(W, D).
 record_unmet(W, D) :-
     native_event,
     (   unmet(u(_, _, W0)), W0 =@= W -> true
-    ;   retract(cur(unmet_seq, S)), S1 is S + 1, assertz(cur(unmet_seq, S1)), assertz(unmet(u(D, S1, W)))
+    ;   term_fits(W), retract(cur(unmet_seq, S)), S1 is S + 1, assertz(cur(unmet_seq, S1)), assertz(unmet(u(D, S1, W)))
     ).
 
 %  After a requirement held, what its goal's failed alternatives noted is no longer true: forget it.
@@ -225,7 +226,7 @@ keep_memo(Flag, Entry) :-
 %  readable/2 gives atoms) is that text itself, the same atom without format/3 (a cost on every allow).
 confirmation_text(F, A, Msg) :- F == '~w', A = [T], atom(T), !, Msg = T.
 confirmation_text(F, A, Msg) :-  % a template checked at load; never run unchecked (goal_check.pl)
-    (   safe_format(F) -> formatted_numbers(F, A), format(atom(Msg), F, A)
+    (   safe_format(F) -> formatted_numbers(F, A), bounded_format(atom(Msg), F, A)
     ;   throw(error(domain_error(safe_text_template, F), _))
     ).
 
@@ -351,7 +352,7 @@ dont_know(G, a(_, Q, Ty, O), P0, P) :-
 %  A question with its inputs (a question may use fewer of them than it has: the first ones).
 question_text(Q, Ins, Msg) :-
     text_to_atom(Q, QA), readable_args(Ins, T),
-    (   safe_format(QA), append(Used, _, T), catch(( formatted_numbers(QA, Used), format(atom(Msg), QA, Used) ),
+    (   safe_format(QA), append(Used, _, T), catch(( formatted_numbers(QA, Used), bounded_format(atom(Msg), QA, Used) ),
                                                    error(_, _), fail) -> true
     ;   Msg = QA
     ).
@@ -413,7 +414,7 @@ full_pass(RB, Tool, CallArgs, Limit, Out0) :-
         ->  Out0 = json([status=over_limit])  % sn_decide_capped/10: decided again with the whole limit
         ;   query_outcome(E, R, Trees, Status, TreeJ),
             ( Status == error -> Out0 = json([status=Status, message=TreeJ]) ; Out0 = json([status=Status, tree=TreeJ]) ),
-            ( Status == error -> print_message(warning, format('guard error: ~q', [E])) ; true )
+            ( Status == error -> ( shown_text(E, ET), print_message(warning, format('guard error: ~w', [ET])) ) ; true )
         )
     ).
 
@@ -616,13 +617,13 @@ q_atom(T, A) :-
     (   ground(T), acyclic_term(T), term_hash(T, H)
     ->  (   q_memo(H, T0, A0), T0 == T
         ->  A = A0
-        ;   with_output_to(atom(A), writeq(T)),
-            (   atom_length(A, L), L =< 512
+        ;   shown_text(T, A),
+            (   atom_length(A, L), L =< 512, \+ too_large_shown(A)  % (its term is no small one to keep)
             ->  keep_memo(sn_q_memo, q_memo(H, T, A))
             ;   true
             )
         )
-    ;   with_output_to(atom(A), writeq(T))
+    ;   shown_text(T, A)
     ).
 
 tree_json(true, json([goal=true])) :- !.
@@ -673,7 +674,7 @@ client_query_outcome(RB, GoalText, Max, Limit, Seconds, Out) :-
                 call_with_inference_limit(findall(Vs-T, limit(Max, prove(Goal, T)), Sols), Limit, R)),
             (   R == inference_limit_exceeded
             ->  Out = json([status=inference_limit, message='the query exceeded its inference budget'])
-            ;   maplist(solution_json, Sols, SJ), format(atom(GA), '~q', [Goal]),
+            ;   maplist(solution_json, Sols, SJ), shown_text(Goal, GA),
                 ( Sols == [] -> St = failed ; cur(assumed, true) -> St = incomplete ; St = proved ),
                 Out = json([status=St, goal=GA, solutions=SJ])
             )

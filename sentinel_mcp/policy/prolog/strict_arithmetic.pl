@@ -24,15 +24,19 @@
 strict_arithmetic(RB) :-
     (   predicate_property(RB:(_ =< _), defined), \+ predicate_property(RB:(_ =< _), imported_from(_))
     ->  true
-    ;   forall(strict_builtin(RB, H, B),
+    ;   forall(twin_builtin(RB, H, B),
                ( functor(H, N, A),
                  ( predicate_property(system:H, defined) -> redefine_system_predicate(RB:H) ; true ),
                  dynamic(RB:N/A), assertz(RB:(H :- B)) )),
-        findall(RB:N/A, ( strict_builtin(_, H, _), functor(H, N, A) ), PIs0), sort(PIs0, PIs),
+        findall(RB:N/A, ( twin_builtin(_, H, _), functor(H, N, A) ), PIs0), sort(PIs0, PIs),
         compile_predicates(PIs)
     ).
 
-strict_indicator(N/A) :- strict_builtin(_, H, _), functor(H, N, A).
+strict_indicator(N/A) :- twin_builtin(_, H, _), functor(H, N, A).
+
+%  The twins a rulebase's module gets: the strict evaluating builtins (below) and the bounded text and list
+%  makers (bounded_terms.pl).
+twin_builtin(RB, H, B) :- ( strict_builtin(RB, H, B) ; text_builtin(RB, H, B) ).
 
 %  strict_builtin(?RB, ?Head, ?Body): the strict twin of an evaluating builtin in RB (the body checks, then
 %  calls the builtin itself; a goal argument is qualified with RB: a qualified call's meta-arguments would
@@ -53,7 +57,7 @@ strict_builtin(_, between(L, H, X), (sentinel_core:integer_bound(L), sentinel_co
                                      system:between(L, H, X))).
 strict_builtin(RB, aggregate_all(Spec, G, R), (sentinel_core:strict_aggregate(Spec, G, Spec1, G1),
                                             aggregate:aggregate_all(Spec1, RB:G1, R))).
-strict_builtin(_, format(S, F, A), (sentinel_core:formatted_numbers(F, A), system:format(S, F, A))).
+strict_builtin(_, format(S, F, A), (sentinel_core:formatted_numbers(F, A), sentinel_core:bounded_format(S, F, A))).
 
 %  evaluable(+Expr): Expr is a number or an arithmetic term over numbers (a variable is left to the
 %  builtin, which raises its instantiation error; a function it does not know, to its type error).

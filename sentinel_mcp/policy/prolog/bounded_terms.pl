@@ -1,0 +1,136 @@
+/*  Part of sentinel_core (included): a rulebase's values written, kept and concatenated within a size.
+
+    One inference can make far more than the work it took. f(A, A) nested N deep is N cells that read as a
+    tree of 2^N: writing it (format/3's ~w, a proof's text, a question), or asserting it (a need), is one
+    step of unbounded work, which neither the inference limit nor an alarm interrupts (SWI-Prolog's writer
+    and clause compiler do not poll for signals). A guard building one from a call's number held the engine
+    every decision waits for (and the event loop, on the caller's thread) for good; asserting it, or
+    atom_concat(A, A, B) 33 times (8 GB asked for one text), killed the process. So:
+
+    - every text Sentinel writes of a rulebase's terms (format/3 in a rule, a proof's goals, a confirmation,
+      a guard's error) goes through a stream that stops at max_text_chars (bounded_text/2);
+    - a term a rule hands Sentinel to keep (a need, an unmet condition) is walked first, shared subterms
+      counted each time they are reached, up to the same bound (term_fits/1);
+    - a rulebase's concatenations refuse a text over the bound before making it, and length/2 a list over
+      max_list_length (their twins, defined in the rulebase's module beside strict_arithmetic.pl's).
+    Each raises resource_error: the decision errs, and a guard that errs denies.
+*/
+
+:- use_module(library(prolog_stream)).
+
+max_text_chars(1000000).
+max_list_length(1000000).
+max_answer_chars(8000000).  % an engine's answer: a proof of many goals, each shown within max_text_chars
+
+%  bounded_text(:Goal, -Text): Text (an atom) is what Goal writes to current_output; a resource error
+%  (text_size) when that is more than max_text_chars characters (bounded_text/3: Max). Goal is written twice:
+%  first to a stream that only counts and stops the writing at the bound, then, within it, to the text (no
+%  chunks kept and joined).
+bounded_text(Goal, Text) :- max_text_chars(Max), bounded_text(Goal, Max, Text).
+
+bounded_text(Goal, Max, Text) :-
+    (   nb_current(sn_bt_room, Outer) -> true ; Outer = none ),  % written inside another bounded text
+    setup_call_cleanup(nb_setval(sn_bt_room, Max), counted(Goal, Room), nb_setval(sn_bt_room, Outer)),
+    (   Room < 0
+    ->  throw(error(resource_error(text_size), context(sentinel_bounded_text, 'a text longer than a rulebase may write')))
+    ;   with_output_to(atom(Text), Goal)
+    ).
+
+counted(Goal, Room) :-
+    open_prolog_stream(sentinel_core, write, S, []),
+    setup_call_cleanup(true, catch(with_output_to(S, Goal), E, true), close(S, [force(true)])),
+    nb_getval(sn_bt_room, Room),
+    ( Room >= 0, nonvar(E) -> throw(E) ; true ).
+
+%  The counting stream's writer (library(prolog_stream) calls it with each buffer): it fails once the room is
+%  used up, which ends the write with an I/O error (counted/2 then tells the size).
+stream_write(_, Chunk) :-
+    nb_getval(sn_bt_room, R0), string_length(Chunk, L), R is R0 - L, nb_setval(sn_bt_room, R), R >= 0.
+stream_close(_).
+
+%  shown_text(+Term, -Text): Term as writeq/1 writes it, or a placeholder saying it is too long to show (a
+%  proof's goal or a guard's error is shown, never decided on).
+shown_text(T, A) :-
+    catch(bounded_text(writeq(T), A), error(resource_error(text_size), _), too_large_shown(A)).
+
+too_large_shown('<a term too large to show>').
+
+%  bounded_format(+Sink, +Format, +Args): format/3 into atom(_), string(_), codes(_) or chars(_), bounded.
+%  Arguments that are all atomic, the common case, are written at once: a template passes the load's check
+%  only with directives that print an argument as it is (goal_check.pl: counts only for numbers, at most 20),
+%  so the text is at most the template and those arguments' own texts (a number's digits are bounded too).
+bounded_format(Sink, F, A) :-
+    (   is_list(A), texts_room(A, 1000000, R), R >= 0  % max_text_chars/1, written out: a format on every decision
+    ->  format(Sink, F, A)
+    ;   bounded_text(format(F, A), Text), sink_text(Sink, Text)
+    ).
+
+sink_text(atom(X), T) :- !, X = T.
+sink_text(string(X), T) :- !, atom_string(T, X).
+sink_text(codes(X), T) :- !, atom_codes(T, X).
+sink_text(chars(X), T) :- !, atom_chars(T, X).
+sink_text(S, _) :- throw(error(domain_error(output_sink, S), _)).
+
+%  term_fits(+T): T read as a tree (a shared subterm counted each time it is reached) has at most
+%  max_text_chars nodes and characters of text; a resource error (term_size) otherwise, the walk stopped there.
+term_fits(T) :-
+    max_text_chars(Max),
+    (   fits(T, Max, _) -> true
+    ;   throw(error(resource_error(term_size), context(sentinel_bounded_text, 'a term larger than a rulebase may hand over')))
+    ).
+
+fits(T, B0, B) :- var(T), !, B is B0 - 1, B >= 0.
+fits(T, B0, B) :- atomic(T), !, ( ( atom(T) ; string(T) ) -> atom_length(T, L) ; L = 1 ), B is B0 - L - 1, B >= 0.
+fits(T, B0, B) :- compound_name_arity(T, _, A), B1 is B0 - 1, B1 >= 0, fits_args(1, A, T, B1, B).
+
+fits_args(I, A, _, B, B) :- I > A, !.
+fits_args(I, A, T, B0, B) :- arg(I, T, X), fits(X, B0, B1), I1 is I + 1, fits_args(I1, A, T, B1, B).
+
+%  texts_fit(+Texts, +Extra): the texts (atomic) with Extra more characters are within max_text_chars; a
+%  resource error otherwise. Anything not atomic (a variable: a concatenation that splits) is left to the builtin.
+texts_fit(Ts, Extra) :-
+    max_text_chars(Max), R0 is Max - Extra,
+    (   is_list(Ts), texts_room(Ts, R0, R), R < 0 -> text_too_long ; true ).
+
+%  concat_fits(+A, +B): atom_concat/3's and string_concat/3's two texts, when both are given, within the bound.
+concat_fits(A, B) :-
+    (   atomic(A), atomic(B), atom_length(A, LA), atom_length(B, LB), LA + LB > 1000000  % max_text_chars/1
+    ->  text_too_long
+    ;   true
+    ).
+
+text_too_long :-
+    throw(error(resource_error(text_size), context(sentinel_bounded_text, 'a text longer than a rulebase may make'))).
+
+%  texts_room(+Texts, +Room0, -Room): Room0 less the texts' lengths; fails on anything not atomic.
+texts_room([], R, R).
+texts_room([T|Ts], R0, R) :- atomic(T), atom_length(T, N), R1 is R0 - N, texts_room(Ts, R1, R).
+
+%  answer_fits(+Texts): the texts of an answer's JSON are within max_answer_chars in all.
+answer_fits(Texts) :-
+    max_answer_chars(Max), texts_room(Texts, Max, R),
+    (   R >= 0 -> true
+    ;   throw(error(resource_error(text_size), context(sentinel_bounded_text, 'an answer longer than the engine gives')))
+    ).
+
+%  separated_fit(+Texts, +Separator): atomic_list_concat/3 joining Texts with Separator stays within the bound.
+separated_fit(Ts, Sep) :-
+    (   atomic(Sep), is_list(Ts), separated_room(Ts, Sep, 1000000, R), R < 0 -> text_too_long ; true ).  % max_text_chars/1
+
+separated_room([], _, R, R).
+separated_room([T|Ts], Sep, R0, R) :-
+    atomic(T), atom_length(T, N), ( Ts == [] -> R is R0 - N ; atom_length(Sep, S), R1 is R0 - N - S, separated_room(Ts, Sep, R1, R) ).
+
+list_length_fits(N) :-
+    (   integer(N), max_list_length(Max), N > Max
+    ->  throw(error(resource_error(list_length), context(sentinel_bounded_text, 'a list longer than a rulebase may make')))
+    ;   true
+    ).
+
+%  text_builtin(?RB, ?Head, ?Body): the bounded twin of a builtin that makes a text or a list (defined in the
+%  rulebase's module with the strict ones: strict_arithmetic/1).
+text_builtin(_, atom_concat(A, B, C), (sentinel_core:concat_fits(A, B), system:atom_concat(A, B, C))).
+text_builtin(_, string_concat(A, B, C), (sentinel_core:concat_fits(A, B), system:string_concat(A, B, C))).
+text_builtin(_, atomic_list_concat(L, R), (sentinel_core:texts_fit(L, 0), system:atomic_list_concat(L, R))).
+text_builtin(_, atomic_list_concat(L, S, R), (sentinel_core:separated_fit(L, S), system:atomic_list_concat(L, S, R))).
+text_builtin(_, length(L, N), (sentinel_core:list_length_fits(N), system:length(L, N))).

@@ -1,0 +1,90 @@
+"""A rulebase's values written, kept and concatenated within a size (``bounded_terms.pl``).
+
+One inference can make far more than the work it took: ``f(A, A)`` nested N deep is N cells that read as
+a tree of 2^N, and ``atom_concat(A, A, B)`` doubles a text. With N from a call's arguments, writing such a
+term (a rule's format/3, the proof's text, a confirmation, a question) held the engine, and the event loop
+when the decision ran on the caller's thread, for good (no alarm interrupts SWI-Prolog's writer); asserting
+it (a need) or 33 doublings of a text killed the process. Each now denies at once (or, for a proof only
+shown, shows a placeholder), on the caller's thread and on the engine's, and the next decision is answered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sentinel_mcp.core.decision import Allow, Deny, ToolCall
+from sentinel_mcp.policy.guard import PolicyGuard, PolicySettings
+
+pytestmark = pytest.mark.timeout(180)
+
+RULES = r"""
+dag(0, x) :- !.
+dag(N, f(A, A)) :- N1 is N - 1, dag(N1, A).
+doubled(A, 0, A) :- !.
+doubled(A, K, B) :- atom_concat(A, A, A2), K1 is K - 1, doubled(A2, K1, B).
+quadrupled(A, 0, A) :- !.
+quadrupled(A, K, B) :- atomic_list_concat([A, A, A, A], A2), K1 is K - 1, quadrupled(A2, K1, B).
+joined(A, 0, A) :- !.
+joined(A, K, B) :- atomic_list_concat([A, A], A, A2), K1 is K - 1, joined(A2, K1, B).
+strings(A, 0, A) :- !.
+strings(A, K, B) :- string_concat(A, A, A2), K1 is K - 1, strings(A2, K1, B).
+copies(_, 0, []) :- !.
+copies(B, K, [B|L]) :- K1 is K - 1, copies(B, K1, L).
+askable(seen(_X), "Have you seen ~w?", yes_no, []).
+guard('t__fmt_w', [n = N, pad = _], (dag(N, T), format(atom(W), '~w', [T]), W \== '')).
+guard('t__fmt_q', [n = N, pad = _], (dag(N, T), format(string(W), 'x ~q y', [T]), W \== "")).
+guard('t__fmt_p', [n = N, pad = _], (dag(N, T), format(codes(W), '~p', [T]), W \== [])).
+guard('t__fmt_a', [n = N, pad = _], (dag(N, T), format(chars(W), '~a: ~w', [x, T]), W \== [])).
+guard('t__confirm', [n = N, pad = _], (dag(N, T), confirmed('Do it with ~w?', [T]))).
+guard('t__items', [n = N, pad = _], (dag(17, T), format(atom(B), '~w', [T]), copies(B, N, L),
+                                     confirmed_items('Go?', ['Items' = L]))).
+guard('t__ask', [n = N, pad = _], (dag(N, T), seen(T))).
+guard('t__atom', [n = N, pad = _], (doubled(x, N, A), atom_length(A, L), L > 0)).
+guard('t__list', [n = N, pad = _], (quadrupled(x, N, A), atom_length(A, L), L > 0)).
+guard('t__sep', [n = N, pad = _], (joined(x, N, A), atom_length(A, L), L > 0)).
+guard('t__string', [n = N, pad = _], (strings("x", N, A), string_length(A, L), L > 0)).
+guard('t__length', [n = N, pad = _], (length(L, N), msort(L, S), S \== [])).
+guard('t__proof', [n = N, pad = _], (dag(N, T), T \== x)).
+guard('t__text', [name = X, pad = _], (atom_concat('hi ', X, G), atomic_list_concat([G, '!'], M0),
+                                       format(atom(M), '~w', [M0]), M == 'hi bob!',
+                                       length(Cs, 3), Cs = [_|_])).
+guard('t__ok', [n = N, pad = _], (integer(N), N =< 10)).
+"""
+
+DENIED = [("t__fmt_w", 32), ("t__fmt_q", 40), ("t__fmt_p", 32), ("t__fmt_a", 36), ("t__confirm", 32),
+          ("t__items", 40), ("t__ask", 32), ("t__atom", 33), ("t__list", 17), ("t__sep", 33),
+          ("t__string", 33), ("t__length", 200_000_000)]
+
+
+def call(name: str, args: dict) -> ToolCall:
+    server, _, tool = name.partition("__")
+    return ToolCall(name=name, server=server, tool=tool, arguments=args, session_id="s1")
+
+
+@pytest.mark.parametrize("pad", [0, 6000], ids=["callers-thread", "engine-thread"])
+async def test_a_term_or_text_that_grows_faster_than_its_inferences_is_refused(tmp_path: Path, pad: int):
+    """``pad`` decides where the decision runs: small arguments on the caller's thread (the event loop's),
+    large ones on the engine's thread (engine.INLINE_ARGUMENT_CHARS)."""
+    rb = tmp_path / "growing.pl"
+    rb.write_text(RULES)
+    g = PolicyGuard([rb], None, store_path=tmp_path / "facts.db", seeds={},
+                    settings=PolicySettings(guard_timeout=60.0, confirm_ttl=300.0))
+    await g.start(watch=False)
+    try:
+        assert g.load_error is None, g.load_error
+        for name, n in DENIED:
+            d = await g.decide(call(name, {"n": n, "pad": "p" * pad}))
+            assert isinstance(d, Deny), (name, d)
+            assert isinstance(await g.decide(call("t__ok", {"n": 3, "pad": ""})), Allow), name
+        # a proof only shown is shown, its huge goal by a placeholder
+        d = await g.decide(call("t__proof", {"n": 40, "pad": "p" * pad}))
+        assert isinstance(d, Allow), d
+        assert "<a term too large to show>" in str(d.proof)
+        assert len(str(d.proof)) < 10_000
+        # texts and lists of ordinary size are made as before
+        d = await g.decide(call("t__text", {"name": "bob", "pad": "p" * pad}))
+        assert isinstance(d, Allow), d
+    finally:
+        await g.close()
