@@ -10,6 +10,7 @@ shown, shows a placeholder), on the caller's thread and on the engine's, and the
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -87,4 +88,43 @@ async def test_a_term_or_text_that_grows_faster_than_its_inferences_is_refused(t
         d = await g.decide(call("t__text", {"name": "bob", "pad": "p" * pad}))
         assert isinstance(d, Allow), d
     finally:
+        await g.close()
+
+
+SPIN = r"""
+spin(_, 0) :- !.
+spin(L, K) :- msort(L, _), K1 is K - 1, spin(L, K1).
+guard('t__spin', [n = N, pad = _], (length(L, N), spin(L, 1000000))).
+guard('t__ok', [n = N, pad = _], (integer(N), N =< 10)).
+"""
+
+
+@pytest.mark.parametrize("pad", [0, 6000], ids=["callers-thread", "engine-thread"])
+async def test_a_decision_of_long_inferences_is_bounded_in_time(tmp_path: Path, pad: int):
+    """Each msort/2 of a million is one inference of ~0.1 s: under the inference limit, a loop of them held
+    the engine (and the event loop, on the caller's thread) for hours. A decision has a wall-clock budget too:
+    short on the caller's thread (then it is decided again on the engine's), a guard's on the engine's; the
+    event loop went on meanwhile, and the next decision is answered."""
+    rb = tmp_path / "spin.pl"
+    rb.write_text(SPIN)
+    g = PolicyGuard([rb], None, store_path=tmp_path / "facts.db", seeds={},
+                    settings=PolicySettings(guard_timeout=60.0, confirm_ttl=300.0))
+    await g.start(watch=False)
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.05)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    try:
+        assert g.load_error is None, g.load_error
+        d = await g.decide(call("t__spin", {"n": 1_000_000, "pad": "p" * pad}))
+        assert isinstance(d, Deny) and "time budget" in d.reason, d
+        assert ticks > 20, ticks  # the event loop ran while the engine's thread worked
+        assert isinstance(await g.decide(call("t__ok", {"n": 3, "pad": ""})), Allow)
+    finally:
+        ticker.cancel()
         await g.close()

@@ -57,7 +57,7 @@ native_decision(RB, Tool, CallArgs, Limit, json([status=proved, tree=TJ])) :-
     native_guards_of(RB, Tool, Is), Is \== [],
     (   setup_call_cleanup(nb_setval(sn_native, true),
                            catch(call_with_inference_limit(prove_native(Is, RB, CallArgs, Trees), Limit, R),
-                                 _, fail),
+                                 E, ( E == time_limit_exceeded -> throw(E) ; fail )),  % (sn_decide/9's budget)
                            nb_setval(sn_native, false)),
         R \== inference_limit_exceeded
     ->  proved_tree(and_all(Trees), TJ)

@@ -367,7 +367,23 @@ inputs_of_askable(_, H, Ins) :- H =.. [_|As], ( As == [] -> Ins = [] ; append(In
 % ---------------------------------------------------------------- deciding a call
 
 %  sn_decide(+RB, +Session, +Now, +Tool, +ArgsJson, +Digest, +Version, +Limit, -Out)
+%
+%  Within a wall-clock budget as well as the inference limit: one inference may be long work (msort/2 of a
+%  list of a million, in a loop), and a decision on the caller's thread holds its event loop. A pass there
+%  (sn_decide_capped/10) has decision_seconds/1's short budget, over which it errs and is decided again on
+%  the engine's thread; there the budget is that of a guard (PolicySettings.guard_timeout's default): the
+%  caller has given up by then, and every other decision waits for the engine.
 sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
+    decision_seconds(S),
+    catch(call_with_time_limit(S, decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out0)),
+          time_limit_exceeded, timed_out_answer(Out0)),
+    Out = Out0.
+
+decision_seconds(S) :- ( nb_current(sn_capped, true) -> S = 0.5 ; S = 10.0 ).
+
+timed_out_answer('{"status":"error","message":"the guard ran longer than its time budget","needs":[],"unmet":[],"tentative":[],"violations":[]}').
+
+decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
     begin_query(RB, Session, Now, c(Tool, Digest, Version)),
     call_args(ArgsJson, CallArgs),
     (   native_decision(RB, Tool, CallArgs, Limit, Out0)  % native_guards.pl
@@ -724,8 +740,14 @@ resolve_contexts(RB, T, T2) :- T =.. [F|As], maplist(resolve_contexts(RB), As, A
 
 is_context(RB, A) :- ( RB:context(A) ; RB:context(A, _, _) ), !.
 
-%  sn_context_check(+RB, +Session, +Now, +Name, +ValueJson, +Limit, -Out): may Name be bound to Value?
+%  sn_context_check(+RB, +Session, +Now, +Name, +ValueJson, +Limit, -Out): may Name be bound to Value? (the
+%  context's checks are rules: within an engine pass's budget, as sn_decide/9)
 sn_context_check(RB, Session, Now, Name, ValueJson, Limit, Out) :-
+    catch(call_with_time_limit(10.0, context_check(RB, Session, Now, Name, ValueJson, Limit, Out0)),
+          time_limit_exceeded, timed_out_answer(Out0)),
+    Out = Out0.
+
+context_check(RB, Session, Now, Name, ValueJson, Limit, Out) :-
     begin_query(RB, Session, Now),
     from_json_atom(ValueJson, V),
     (   \+ is_context(RB, Name)
