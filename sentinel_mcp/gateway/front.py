@@ -13,7 +13,6 @@ from typing import Any, Awaitable, Callable
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
-    ListenHandler,
     PromptsListChanged,
     ResourcesListChanged,
     ToolsListChanged,
@@ -48,6 +47,7 @@ from sentinel_mcp.gateway.front_link import (
     is_modern,
 )
 from sentinel_mcp.gateway.held_calls import HeldCalls
+from sentinel_mcp.gateway.listen_streams import ListenStreams
 from sentinel_mcp.gateway.input_rounds import AGAIN, InputRounds, LateAnswer, RefusedRetry, wire_key
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.own_results import sentinel_result
@@ -129,11 +129,12 @@ class Front(CatalogRequests, HeldRounds):
         # its connection lives (session_tables)
         self._legacy_sessions: dict[int, tuple[str, Any]] = {}
         self.listeners = Shares("LISTENERS", "list_changed listeners", 1_000, 10_000)
-        self.utilities = FrontUtilities(port, ListenHandler(self.bus), self.bus, self.principal)
+        self.utilities = FrontUtilities(port, ListenStreams(self.bus), self.bus, self.principal)
         # every per-session table, by name, for /metrics (the HTTP host adds its session owners)
         self.tables: dict[str, Shares] = {
             "list_changed": self.listeners,
             "subscriptions": self.utilities.shares,
+            "listen_streams": self.utilities.listen_shares,
         }
         u = self.utilities
         self.server = SentinelFront(
