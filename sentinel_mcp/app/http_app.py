@@ -346,12 +346,15 @@ def build_http_app(
             await owners(holder.mcp_app, scope, receive, send)
 
     sse = SseServerTransport("/messages/")
-    sse_owners = SseSessionOwners(_reject)
+    sse_owners = SseSessionOwners(_reject, owners.shares)  # an SSE stream is an open session too
 
     async def handle_sse(request: Request) -> Response:
         rt = holder.runtime
         assert rt is not None  # the lifespan starts it before the server takes a request
-        noting, closed = sse_owners.opening(request.scope, request._send)
+        opened = sse_owners.opening(request.scope, request._send)
+        if isinstance(opened, str):
+            return JSONResponse({"error": opened}, status_code=503)
+        noting, closed = opened
         try:
             async with sse.connect_sse(request.scope, request.receive, noting) as (read, write):
                 server = rt.front.server

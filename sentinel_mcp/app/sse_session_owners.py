@@ -7,6 +7,10 @@ with a valid credential who learnt the id could post into another principal's se
 from the stream's first event and kept with the opener's principal while the stream is open; a post naming
 a session of another principal, or none open (however its id is spelt: the SDK reads it as a UUID in any of
 its forms), is answered as if it did not exist (404).
+
+An open stream is a session like a streamable-HTTP one, and counts against the same share of open sessions
+(``McpSessionOwners``): uncounted, one principal could hold any number open (~80 KB and a file descriptor
+each), up to the gateway's file descriptors, and nobody else got in.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from uuid import UUID
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sentinel_mcp.gateway.session_tables import Shares
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 _ENDPOINT = re.compile(rb"event: endpoint\r?\ndata: [^\r\n]*[?&]session_id=([0-9a-fA-F]{32})")
@@ -29,15 +34,19 @@ def _who(scope: Scope) -> str:
 
 
 class SseSessionOwners:
-    def __init__(self, reject: Reject) -> None:
+    def __init__(self, reject: Reject, shares: Shares) -> None:
         # session id (32 hex digits) -> its opener's principal name, while its stream is open
         self._owner: dict[str, str] = {}
         self._reject = reject
+        self.shares = shares
 
-    def opening(self, scope: Scope, send: Send) -> tuple[Send, Callable[[], None]]:
+    def opening(self, scope: Scope, send: Send) -> tuple[Send, Callable[[], None]] | str:
         """``send`` for the ``GET /sse`` handler, noting the session its first event names; and what to call
-        when the stream ends."""
+        when the stream ends. Or, when the caller may open no more sessions, why."""
         who = _who(scope)
+        refused = self.shares.take(who)
+        if refused is not None:
+            return refused
         opened: list[str] = []
         head = bytearray()  # the stream's first bytes (the event may come in several pieces)
 
@@ -54,6 +63,7 @@ class SseSessionOwners:
         def closed() -> None:
             for sid in opened:
                 self._owner.pop(sid, None)
+            self.shares.give_back(who)
 
         return noting, closed
 
