@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sentinel_mcp.app.in_flight_ids import InFlightIds
 from sentinel_mcp.app.lean_calls import LeanCalls
 from sentinel_mcp.app.lean_session_calls import LeanSessionCalls
 from sentinel_mcp.app import session_dispatch
@@ -459,6 +460,8 @@ def build_http_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     # the common 2025-era tools/call on an open session skips the SDK's per-POST machinery (the innermost)
     app.add_middleware(LeanSessionCalls, target=lambda: (sessions[0], owners.owner_of) if sessions else None)
+    # a 2025-era request whose id names a stream its session has open would replace that stream: refused
+    app.add_middleware(InFlightIds, target=lambda: (sessions[0], owners.owner_of) if sessions else None)
     # the common 2026-era tools/call skips the SDK's HTTP transport (inside both guards: checked first)
     app.add_middleware(LeanCalls, target=lambda: served[0] if served else None)
     app.add_middleware(WireGuard)  # inside the caller check: strangers are refused before any parsing
