@@ -38,6 +38,7 @@ RESEAL_SECONDS = 60.0  # a sealed id is handed out again this long (it lapses ID
 # tokens never asked for again: ~350 of the ~580 bytes an entry, 7 MB of RSS (issue 21's memory row: +15.8 %
 # over 100k calls, against +10 %)
 RESEALED = 2048
+MODERN_KIND = "conv"  # the kind of a conversation opened for a 2026-era request (no connection to end it)
 
 
 class SessionRefused(GatewayError):
@@ -128,10 +129,10 @@ class Conversations:
 
     def _live(self, sid: str, principal: Principal, *, restore: bool) -> Conversation:
         conv = self._by_id.get(sid)
-        if conv is None and restore and sid.startswith(f"{principal.name}/"):
-            conv = Conversation(
-                sid, principal
-            )  # sealed by us in this process, evicted from the registry since
+        if conv is None and restore and sid.startswith(f"{principal.name}/{MODERN_KIND}-"):
+            # sealed by us, evicted from the registry since. Only a 2026-era conversation, which never ends
+            # but by lapsing: a connection's ended with it, and restored it would bring its facts back
+            conv = Conversation(sid, principal)
             self._remember(conv)
         if conv is None or conv.principal.name != principal.name or conv.ended:
             raise SessionRefused(
