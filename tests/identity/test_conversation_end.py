@@ -71,9 +71,11 @@ def test_an_ended_connections_conversation_is_not_restored_once_forgotten():
     class Connection:  # a handshake connection (held weakly by the registry)
         pass
 
-    connection = Connection()
+    connection, open_connection = Connection(), Connection()
     ended = registry.of_transport(connection, alice, "http")
     ended_id = registry.sealed(ended)
+    live = registry.of_transport(open_connection, alice, "http")
+    live_id = registry.sealed(live)
     lapsing = registry.open(alice, "conv")  # a 2026-era conversation: it never ends, it lapses
     lapsing_id = registry.sealed(lapsing)
     registry.end(ended.id)
@@ -82,3 +84,7 @@ def test_an_ended_connections_conversation_is_not_restored_once_forgotten():
     with pytest.raises(SessionRefused):
         registry.named(ended_id, alice)
     assert registry.named(lapsing_id, alice).id == lapsing.id
+    assert registry.named(live_id, alice) is live  # an open connection's is still named, however many came
+    registry.end(live.id)
+    with pytest.raises(SessionRefused):
+        registry.named(live_id, alice)
