@@ -29,6 +29,7 @@ from sentinel_mcp.app.in_flight_ids import InFlightIds
 from sentinel_mcp.app.lean_calls import LeanCalls
 from sentinel_mcp.app.lean_session_calls import LeanSessionCalls
 from sentinel_mcp.app import session_dispatch
+from sentinel_mcp.app.sse_backlog import CountingWriter
 from sentinel_mcp.app.sse_session_owners import SseSessionOwners
 from sentinel_mcp.app.runtime import Runtime
 from sentinel_mcp.core.host import HostState
@@ -355,11 +356,13 @@ def build_http_app(
         opened = sse_owners.opening(request.scope, request._send)
         if isinstance(opened, str):
             return JSONResponse({"error": opened}, status_code=503)
-        noting, closed = opened
+        noting, closed, backlog = opened
         try:
             async with sse.connect_sse(request.scope, request.receive, noting) as (read, write):
                 server = rt.front.server
-                await server.run(read, write, server.create_initialization_options())
+                # answers handed to the stream are counted off the session's backlog (sse_backlog.py)
+                counted: Any = CountingWriter(write, backlog)
+                await server.run(read, counted, server.create_initialization_options())
         finally:
             closed()
         return Response()
