@@ -25,9 +25,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sentinel_mcp.app.in_flight_ids import InFlightIds
 from sentinel_mcp.app.lean_calls import LeanCalls
 from sentinel_mcp.app.lean_session_calls import LeanSessionCalls
 from sentinel_mcp.app import session_dispatch
+from sentinel_mcp.app.sse_backlog import CountingWriter
 from sentinel_mcp.app.sse_session_owners import SseSessionOwners
 from sentinel_mcp.app.runtime import Runtime
 from sentinel_mcp.core.host import HostState
@@ -346,16 +348,21 @@ def build_http_app(
             await owners(holder.mcp_app, scope, receive, send)
 
     sse = SseServerTransport("/messages/")
-    sse_owners = SseSessionOwners(_reject)
+    sse_owners = SseSessionOwners(_reject, owners.shares)  # an SSE stream is an open session too
 
     async def handle_sse(request: Request) -> Response:
         rt = holder.runtime
         assert rt is not None  # the lifespan starts it before the server takes a request
-        noting, closed = sse_owners.opening(request.scope, request._send)
+        opened = sse_owners.opening(request.scope, request._send)
+        if isinstance(opened, str):
+            return JSONResponse({"error": opened}, status_code=503)
+        noting, closed, backlog = opened
         try:
             async with sse.connect_sse(request.scope, request.receive, noting) as (read, write):
                 server = rt.front.server
-                await server.run(read, write, server.create_initialization_options())
+                # answers handed to the stream are counted off the session's backlog (sse_backlog.py)
+                counted: Any = CountingWriter(write, backlog)
+                await server.run(read, counted, server.create_initialization_options())
         finally:
             closed()
         return Response()
@@ -456,6 +463,8 @@ def build_http_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     # the common 2025-era tools/call on an open session skips the SDK's per-POST machinery (the innermost)
     app.add_middleware(LeanSessionCalls, target=lambda: (sessions[0], owners.owner_of) if sessions else None)
+    # a 2025-era request whose id names a stream its session has open would replace that stream: refused
+    app.add_middleware(InFlightIds, target=lambda: (sessions[0], owners.owner_of) if sessions else None)
     # the common 2026-era tools/call skips the SDK's HTTP transport (inside both guards: checked first)
     app.add_middleware(LeanCalls, target=lambda: served[0] if served else None)
     app.add_middleware(WireGuard)  # inside the caller check: strangers are refused before any parsing

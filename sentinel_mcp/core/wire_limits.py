@@ -1,16 +1,18 @@
 """Limits every incoming JSON-RPC message meets before anything reads it further, on every front.
 
 A message is refused (with a JSON-RPC error, never silence) when it is too large, not UTF-8, not JSON,
-nested too deep, carries an integer too long or a non-finite number, or is not a JSON-RPC 2.0 object with
-a valid id and method (an id or method with a lone surrogate is refused: it is echoed, and could not be
-encoded). Values may hold any text, lone surrogates included: they are data (the policy engine takes them
-as such). Tool arguments meet the same value limits in the gateway core, whatever front they came through.
+holds too many values, nested too deep, carries an integer too long or a non-finite number, or is not a
+JSON-RPC 2.0 object with a valid id and method (an id or method with a lone surrogate is refused: it is
+echoed, and could not be encoded). Values may hold any text, lone surrogates included: they are data (the
+policy engine takes them as such). Tool arguments meet the same value limits in the gateway core, whatever
+front they came through.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 from sentinel_mcp.core.errors import GatewayError
 
@@ -18,6 +20,11 @@ MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64  # of a whole message
 MAX_ARGUMENT_DEPTH = 32  # of a tool call's arguments (well below what upstreams' parsers survive)
 MAX_INT_DIGITS = 100
+# JSON values in one message (the items of its objects and arrays, all levels). Parsing and walking cost per
+# value, not per byte: 4 MB of '[],' is 1.4 million arrays, and each message of them held the event loop
+# (every client, the upstreams' pings) for 3 s while it was parsed and checked. Counted before parsing
+MAX_VALUES = 100_000
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -66,6 +73,8 @@ def loads(raw: bytes | str) -> Any:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise WireError(PARSE_ERROR, f"Parse error: not UTF-8 (byte {e.start})") from None
+    if _too_many_values(raw):
+        raise WireError(INVALID_REQUEST, f"Invalid Request: a message holds more than {MAX_VALUES} values")
     try:
         if raw.startswith("\ufeff"):  # what json.loads says before decoding
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", raw, 0)
@@ -83,11 +92,27 @@ def loads(raw: bytes | str) -> Any:
     return value
 
 
-def value_problem(value: Any, max_depth: int) -> str | None:
-    """Depth, integer size and finiteness of a parsed JSON value (iterative: no recursion)."""
+def _too_many_values(text: str) -> bool:
+    """Whether ``text`` surely holds more than ``MAX_VALUES`` values, told without parsing it: every comma
+    outside a string separates two items, and every array or object but the outermost is an item. Counted
+    over the whole text first (C speed); only a text past the bound that way has its strings taken out."""
+    if text.count(",") + text.count("[") + text.count("{") <= MAX_VALUES:
+        return False
+    bare = _STRING.sub("", text)
+    return max(bare.count(","), bare.count("[") + bare.count("{") - 1) > MAX_VALUES
+
+
+def value_problem(value: Any, max_depth: int, max_values: int = MAX_VALUES) -> str | None:
+    """Depth, number of values, integer size and finiteness of a parsed JSON value (iterative: no
+    recursion; a value past ``max_values`` is not walked further)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
+    seen = 0
     while stack:
         v, depth = stack.pop()
+        if isinstance(v, (dict, list)):
+            seen += len(v)
+            if seen > max_values:
+                return f"holds more than {max_values} values"
         if isinstance(v, dict):
             if depth > max_depth:
                 return f"nested deeper than {max_depth} levels"

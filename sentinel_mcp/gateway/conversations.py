@@ -38,6 +38,7 @@ RESEAL_SECONDS = 60.0  # a sealed id is handed out again this long (it lapses ID
 # tokens never asked for again: ~350 of the ~580 bytes an entry, 7 MB of RSS (issue 21's memory row: +15.8 %
 # over 100k calls, against +10 %)
 RESEALED = 2048
+MODERN_KIND = "conv"  # the kind of a conversation opened for a 2026-era request (no connection to end it)
 
 
 class SessionRefused(GatewayError):
@@ -62,6 +63,9 @@ class Conversations:
         self.capacity = capacity
         self._by_id: OrderedDict[str, Conversation] = OrderedDict()
         self._by_transport: weakref.WeakKeyDictionary[Any, Conversation] = weakref.WeakKeyDictionary()
+        # the conversations of open connections, by id, until they end: named by their sealed id even when the
+        # registry (which anyone's new conversations push older ones out of) has forgotten them
+        self._connected: dict[str, Conversation] = {}
         # a conversation's sealed id as last handed out: (the seal that made it, monotonic time, the token)
         self._sealed: OrderedDict[str, tuple[Any, float, str]] = OrderedDict()
         self.labels: SharedLabels | None = None  # replicas: labels name the cluster's conversations
@@ -80,6 +84,7 @@ class Conversations:
         if conv is None:
             conv = self.open(principal, kind)
             self._by_transport[transport] = conv
+            self._connected[conv.id] = conv
             weakref.finalize(transport, self.end, conv.id)
         elif conv.principal != principal:
             raise SessionRefused("this connection belongs to another caller; start your own session")
@@ -128,10 +133,13 @@ class Conversations:
 
     def _live(self, sid: str, principal: Principal, *, restore: bool) -> Conversation:
         conv = self._by_id.get(sid)
-        if conv is None and restore and sid.startswith(f"{principal.name}/"):
-            conv = Conversation(
-                sid, principal
-            )  # sealed by us in this process, evicted from the registry since
+        if conv is None and restore and sid in self._connected:
+            conv = self._connected[sid]  # an open connection's, pushed out of the registry
+            self._remember(conv)
+        if conv is None and restore and sid.startswith(f"{principal.name}/{MODERN_KIND}-"):
+            # sealed by us, evicted from the registry since. Only a 2026-era conversation, which never ends
+            # but by lapsing: a connection's ended with it, and restored it would bring its facts back
+            conv = Conversation(sid, principal)
             self._remember(conv)
         if conv is None or conv.principal.name != principal.name or conv.ended:
             raise SessionRefused(
@@ -161,7 +169,7 @@ class Conversations:
         return token
 
     def end(self, sid: str) -> None:
-        conv = self._by_id.get(sid)
+        conv = self._connected.pop(sid, None) or self._by_id.get(sid)
         if conv is not None:
             conv.ended = True
 

@@ -13,7 +13,6 @@ from typing import Any, Awaitable, Callable
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
-    ListenHandler,
     PromptsListChanged,
     ResourcesListChanged,
     ToolsListChanged,
@@ -34,7 +33,13 @@ from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.core.caller_link import shared_note
 from sentinel_mcp.gateway.client_notices import tell_each, told
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
-from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, Conversations, SessionRefused
+from sentinel_mcp.gateway.conversations import (
+    MODERN_KIND,
+    SESSION_HEADER,
+    Conversation,
+    Conversations,
+    SessionRefused,
+)
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.front_listings import CatalogRequests
@@ -48,6 +53,7 @@ from sentinel_mcp.gateway.front_link import (
     is_modern,
 )
 from sentinel_mcp.gateway.held_calls import HeldCalls
+from sentinel_mcp.gateway.listen_streams import ListenStreams
 from sentinel_mcp.gateway.input_rounds import AGAIN, InputRounds, LateAnswer, RefusedRetry, wire_key
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.own_results import sentinel_result
@@ -129,11 +135,12 @@ class Front(CatalogRequests, HeldRounds):
         # its connection lives (session_tables)
         self._legacy_sessions: dict[int, tuple[str, Any]] = {}
         self.listeners = Shares("LISTENERS", "list_changed listeners", 1_000, 10_000)
-        self.utilities = FrontUtilities(port, ListenHandler(self.bus), self.bus, self.principal)
+        self.utilities = FrontUtilities(port, ListenStreams(self.bus), self.bus, self.principal)
         # every per-session table, by name, for /metrics (the HTTP host adds its session owners)
         self.tables: dict[str, Shares] = {
             "list_changed": self.listeners,
             "subscriptions": self.utilities.shares,
+            "listen_streams": self.utilities.listen_shares,
         }
         u = self.utilities
         self.server = SentinelFront(
@@ -238,8 +245,13 @@ class Front(CatalogRequests, HeldRounds):
             connection = (
                 getattr(ctx.session, "_connection", None) or ctx.session
             )  # one per handshake connection
-            return self.conversations.of_transport(connection, principal, kind)
-        return self.conversations.open(principal, "conv")
+            conv = self.conversations.of_transport(connection, principal, kind)
+            if hasattr(connection, "exit_stack"):
+                # ended when the connection closes (DELETE, idle expiry, a closed stream), not only once the
+                # collector frees it: until then its sealed id still named it from any request of the caller
+                on_end(connection, "conversation", lambda: self.conversations.end(conv.id))
+            return conv
+        return self.conversations.open(principal, MODERN_KIND)
 
     async def session_id(self, ctx: ServerRequestContext) -> str:
         return (await self.conversation(ctx, self.principal(ctx))).id

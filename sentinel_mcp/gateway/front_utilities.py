@@ -23,9 +23,10 @@ import logging
 from typing import Any, Callable
 
 from mcp.server import ServerRequestContext
-from mcp.server.subscriptions import ListenHandler, ResourceUpdated
+from mcp.server.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     CompleteRequestParams,
     CompleteResult,
@@ -42,6 +43,7 @@ from mcp.types import (
 from sentinel_mcp.core.port import FrontPort, NotInCatalog
 from sentinel_mcp.gateway.client_notices import tell_each, told
 from sentinel_mcp.gateway.front_link import ConnectionLevels, UrlElicitations, connection_of
+from sentinel_mcp.gateway.listen_streams import ListenStreams
 from sentinel_mcp.gateway.session_tables import Shares, connection_key, on_end
 from sentinel_mcp.gateway.upstream import Upstream, UpstreamUnavailable
 from sentinel_mcp.identity.principal import OWNER, Principal
@@ -62,7 +64,7 @@ class FrontUtilities:
     def __init__(
         self,
         port: FrontPort,
-        listen: ListenHandler,
+        listen: ListenStreams,
         bus: Any,
         principal_of: Callable[[ServerRequestContext], Principal] = lambda ctx: OWNER,
     ) -> None:
@@ -79,6 +81,7 @@ class FrontUtilities:
         self.shares = Shares(
             "SUBSCRIPTIONS", "resource subscriptions", SUBSCRIPTIONS_PER_PRINCIPAL, MAX_SUBSCRIPTIONS
         )
+        self.listen_shares = listen.shares
         port.on_upstream_notices(self.resource_updated, self.elicit_complete)
 
     # ------------------------------------------------------------------ logging
@@ -211,8 +214,11 @@ class FrontUtilities:
         self, ctx: ServerRequestContext, params: SubscriptionsListenRequestParams
     ) -> SubscriptionsListenResult:
         """A 2026-era client's stream: its resource filter subscribes upstream for as long as it listens."""
-        key = -next(_streams)  # its own number for as long as it listens (negative: never a connection's)
         who = self.principal_of(ctx)
+        refused = self._listen.shares.refusal(who.name)
+        if refused is not None:  # asked before anything is subscribed upstream for it
+            raise MCPError(code=INTERNAL_ERROR, message=refused)
+        key = -next(_streams)  # its own number for as long as it listens (negative: never a connection's)
         requested = list(params.notifications.resource_subscriptions or [])
         # the bus delivers every URI the stream names: keep only those of upstreams this caller may use (one
         # of
@@ -227,7 +233,7 @@ class FrontUtilities:
                     await self._add(uri, key, None, who)  # delivered by the bus, not by this session
                 except MCPError as e:
                     log.info("listen: not subscribed to %s: %s", uri, e.message)
-            return await self._listen(ctx, params)
+            return await self._listen.serve(ctx, params, who.name)
         finally:
             await self._drop_all(key)
 

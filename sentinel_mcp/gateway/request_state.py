@@ -60,13 +60,13 @@ class RequestStateSeal:
 
     def seal(self, payload: dict[str, Any]) -> str:
         token, nonce, expires_at = self._sealed(payload)
-        self.nonces.issue(nonce, expires_at)
+        self.nonces.issue(nonce, expires_at, str(payload.get("principal", "")))
         return token
 
     async def seal_async(self, payload: dict[str, Any]) -> str:
         """``seal``, with the nonce written off the event loop (a shared book is a database write)."""
         token, nonce, expires_at = self._sealed(payload)
-        await self.nonces.issue_async(nonce, expires_at)
+        await self.nonces.issue_async(nonce, expires_at, str(payload.get("principal", "")))
         return token
 
     def _sealed(self, payload: dict[str, Any]) -> tuple[str, str, float]:

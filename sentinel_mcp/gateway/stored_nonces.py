@@ -36,7 +36,7 @@ class StoredNonceBook:
         self._clock = clock
         self._issued = 0
 
-    def issue(self, nonce: str, expires_at: float) -> None:
+    def issue(self, nonce: str, expires_at: float, owner: str = "") -> None:  # bounded by expiry: no owner
         self._issued += 1
         if self._issued % PURGE_EVERY == 0:
             try:
@@ -55,7 +55,7 @@ class StoredNonceBook:
 
     # the gateway's path: the same statements through the writer thread, awaited (the event loop never blocks
     # on PostgreSQL while a state is sealed or an answer checked)
-    async def issue_async(self, nonce: str, expires_at: float) -> None:
+    async def issue_async(self, nonce: str, expires_at: float, owner: str = "") -> None:
         self._issued += 1
         if self._issued % PURGE_EVERY == 0:
             try:

@@ -161,6 +161,30 @@ def test_nonce_book_is_single_use_bounded_and_expires() -> None:
     assert book.consume("e")
 
 
+def test_one_owners_flood_drops_only_its_own_nonces() -> None:
+    """Past capacity the owner holding the most gives up its oldest: bob minting states by the thousand never
+    pushes out alice's open question (before, the oldest of anyone's went first, and hers was refused)."""
+    book = MemoryNonceBook(capacity=10, clock=lambda: 1000.0)
+    book.issue("alice-1", 2000, "alice")
+    book.issue("carol-1", 2000, "carol")
+    for i in range(1000):
+        book.issue(f"bob-{i}", 2000, "bob")
+    assert len(book) == 10
+    assert book.consume("alice-1") and book.consume("carol-1")
+    assert book.consume("bob-999") and not book.consume("bob-0")  # bob's newest kept, its oldest dropped
+    for i in range(20):  # with no one holding more, alice's own flood drops only alice's
+        book.issue(f"alice-{i + 2}", 2000, "alice")
+    assert book.consume("bob-998") and book.consume("alice-21") and not book.consume("alice-2")
+
+
+def test_a_sealed_state_is_booked_for_the_principal_it_names() -> None:
+    seal = RequestStateSeal(max_age=60, nonces=MemoryNonceBook(capacity=3))
+    alice = seal.open(seal.seal({"kind": "ask", "principal": "alice"}))
+    for _ in range(50):
+        seal.seal({"kind": "ask", "principal": "bob"})
+    assert alice is not None and seal.consume(alice)
+
+
 def test_sealed_state_is_bound_signed_and_single_use() -> None:
     seal = RequestStateSeal(max_age=60)
     token = seal.seal({"kind": "ask", "session": "s"})

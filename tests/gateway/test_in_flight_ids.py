@@ -1,0 +1,77 @@
+"""On a handshake-era HTTP session, a request whose id names a stream the session has open (the same id again,
+5 after "5", or the standalone GET stream's key "_GET_stream") is refused with a JSON-RPC error, and the
+request in flight still gets its own answer; the standalone stream stays open. Before, the SDK's transport
+(which keys streams by ``str(id)``) gave the newer request the older one's stream: one of them never got an
+answer, or the GET stream was cut.
+
+Real gateway (the lean tests' fixture, the toolbox upstream's ``slow`` tool), raw HTTP on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.gateway.test_lean_calls import TOKEN, gateway  # noqa: F401 - the module's gateway fixture
+
+pytestmark = pytest.mark.timeout(120)
+
+HEADERS = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream",
+           "Content-Type": "application/json"}
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "ids", "version": "1"}}}
+
+
+def _slow(rid: Any, seconds: float = 2.0) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+            "params": {"name": "tb__slow", "arguments": {"seconds": seconds}}}
+
+
+def _events(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line[len("data: "):]) for line in text.splitlines() if line.startswith("data: ")]
+
+
+async def _session(http: httpx2.AsyncClient, url: str) -> dict[str, str]:
+    opened = await http.post(url, json=INIT, headers=HEADERS)
+    session = {**HEADERS, "Mcp-Session-Id": opened.headers["mcp-session-id"],
+               "Mcp-Protocol-Version": "2025-06-18"}
+    await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+    return session
+
+
+@pytest.mark.parametrize("first,second", [(5, "5"), ("5", 5), (7, 7), ("a", "a")])
+async def test_an_id_in_flight_is_refused_and_the_first_call_answered(gateway: int,  # noqa: F811
+                                                                      first: Any, second: Any) -> None:
+    url = f"http://127.0.0.1:{gateway}/mcp"
+    async with httpx2.AsyncClient(timeout=30) as http:
+        session = await _session(http, url)
+        running = asyncio.create_task(http.post(url, json=_slow(first), headers=session))
+        await asyncio.sleep(0.7)  # the first call is in flight
+        again = await http.post(url, json=_slow(second, 0.1), headers=session)
+        assert again.status_code == 400, again.text
+        assert again.json()["id"] == second and "still in flight" in again.json()["error"]["message"]
+        done = await running
+        answers = [e for e in _events(done.text) if "result" in e or "error" in e]
+        assert [a["id"] for a in answers] == [first] and "result" in answers[0], done.text
+        later = await http.post(url, json=_slow(second, 0.1), headers=session)  # free again once answered
+        assert [e["id"] for e in _events(later.text) if "result" in e] == [second], later.text
+
+
+async def test_the_get_streams_key_is_not_a_request_id(gateway: int) -> None:  # noqa: F811
+    url = f"http://127.0.0.1:{gateway}/mcp"
+    async with httpx2.AsyncClient(timeout=30) as http:
+        session = await _session(http, url)
+        get = {k: v for k, v in session.items() if k != "Content-Type"}
+        async with http.stream("GET", url, headers={**get, "Accept": "text/event-stream"}) as stream:
+            assert stream.status_code == 200
+            await asyncio.sleep(0.3)
+            clash = await http.post(url, json=_slow("_GET_stream", 0.1), headers=session)
+            assert clash.status_code == 400 and "still in flight" in clash.json()["error"]["message"]
+            ping = await http.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=session)
+            assert ping.status_code == 200
+            assert not stream.is_closed
