@@ -51,6 +51,10 @@ guard('t__proof', [n = N, pad = _], (dag(N, T), T \== x)).
 guard('t__text', [name = X, pad = _], (atom_concat('hi ', X, G), atomic_list_concat([G, '!'], M0),
                                        format(atom(M), '~w', [M0]), M == 'hi bob!',
                                        length(Cs, 3), Cs = [_|_])).
+guard('t__wide', [n = _, pad = _], (dag(17, T), format(atom(B), '~w', [T]),
+                                   B \== a1, B \== a2, B \== a3, B \== a4, B \== a5, B \== a6, B \== a7,
+                                   B \== a8, B \== a9, B \== a10, B \== a11, B \== a12, B \== a13, B \== a14,
+                                   B \== a15, B \== a16, B \== a17, B \== a18, B \== a19, B \== a20)).
 guard('t__ok', [n = N, pad = _], (integer(N), N =< 10)).
 """
 
@@ -84,6 +88,11 @@ async def test_a_term_or_text_that_grows_faster_than_its_inferences_is_refused(t
         assert isinstance(d, Allow), d
         assert "<a term too large to show>" in str(d.proof)
         assert len(str(d.proof)) < 10_000
+        # one long text (650,000 characters) in twenty goals: the answer shows at most 8 million in all
+        d = await g.decide(call("t__wide", {"n": 1, "pad": "p" * pad}))
+        assert isinstance(d, Allow), d
+        shown = str(d.proof)
+        assert 8_000_000 > len(shown) > 5_000_000 and "<a term too large to show>" in shown, len(shown)
         # texts and lists of ordinary size are made as before
         d = await g.decide(call("t__text", {"name": "bob", "pad": "p" * pad}))
         assert isinstance(d, Allow), d

@@ -23,6 +23,7 @@ user:sn_test_q(A, Out) :-
              Inf, NaN, -0.0, 1.0e300, f(Inf), X, 'hello world'(A), [A, A], @(A), 'a\\b'(A), (A = B, B = A)],
     (   member(T, Terms),
         copy_term(T, T1),
+        sentinel_core:new_shown_room,  % each term its own answer (a proof's long texts share one room)
         sentinel_core:q_atom(T1, Q1), sentinel_core:q_atom(T1, Q2),
         with_output_to(atom(W0), writeq(T1)),
         ( atom_length(W0, L), L > 1000000 -> sentinel_core:too_large_shown(W) ; W = W0 ),

@@ -8,7 +8,8 @@
     atom_concat(A, A, B) 33 times (8 GB asked for one text), killed the process. So:
 
     - every text Sentinel writes of a rulebase's terms (format/3 in a rule, a proof's goals, a confirmation,
-      a guard's error) goes through a stream that stops at max_text_chars (bounded_text/2);
+      a guard's error) goes through a stream that stops at max_text_chars (bounded_text/2), and the long
+      texts one answer shows stop at max_answer_chars in all (shown_text/2);
     - a term a rule hands Sentinel to keep (a need, an unmet condition) is walked first, shared subterms
       counted each time they are reached, up to the same bound (term_fits/1);
     - a rulebase's concatenations refuse a text over the bound before making it, and length/2 a list over
@@ -50,8 +51,19 @@ stream_close(_).
 
 %  shown_text(+Term, -Text): Term as writeq/1 writes it, or a placeholder saying it is too long to show (a
 %  proof's goal or a guard's error is shown, never decided on).
+%  One text may be shown in many places of an answer (a big fact in every goal that reads it): the texts of
+%  512 characters or more that one answer shows are bounded by max_answer_chars in all (shown_room, from
+%  begin_query/4 or sn_render_kept_proof/2); past that they are shown by the placeholder too.
 shown_text(T, A) :-
-    catch(bounded_text(writeq(T), A), error(resource_error(text_size), _), too_large_shown(A)).
+    catch(bounded_text(writeq(T), A0), error(resource_error(text_size), _), too_large_shown(A0)),
+    atom_length(A0, L),
+    (   L < 512 -> A = A0
+    ;   ( nb_current(sn_shown_room, R0) -> true ; max_answer_chars(R0) ), R is R0 - L,
+        ( R >= 0 -> nb_setval(sn_shown_room, R), A = A0 ; too_large_shown(A) )
+    ).
+
+%  new_shown_room: a new answer's room for long texts.
+new_shown_room :- nb_setval(sn_shown_room, 8000000).  % max_answer_chars/1
 
 too_large_shown('<a term too large to show>').
 
@@ -105,13 +117,6 @@ text_too_long :-
 %  texts_room(+Texts, +Room0, -Room): Room0 less the texts' lengths; fails on anything not atomic.
 texts_room([], R, R).
 texts_room([T|Ts], R0, R) :- atomic(T), atom_length(T, N), R1 is R0 - N, texts_room(Ts, R1, R).
-
-%  answer_fits(+Texts): the texts of an answer's JSON are within max_answer_chars in all.
-answer_fits(Texts) :-
-    max_answer_chars(Max), texts_room(Texts, Max, R),
-    (   R >= 0 -> true
-    ;   throw(error(resource_error(text_size), context(sentinel_bounded_text, 'an answer longer than the engine gives')))
-    ).
 
 %  separated_fit(+Texts, +Separator): atomic_list_concat/3 joining Texts with Separator stays within the bound.
 separated_fit(Ts, Sep) :-

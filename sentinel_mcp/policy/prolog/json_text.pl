@@ -11,11 +11,9 @@
 
 json_text(Term, Atom) :-
     (   catch(json_pieces(Term, Pieces, [], Texts, []), sn_json_other, fail),
-        answer_fits(Texts),  % bounded_terms.pl: one text shown in many places is joined as often
         atomic_list_concat(Texts, All), json_plain(All)
     ->  atomic_list_concat(Pieces, Atom)
-    ;   max_answer_chars(Max),  % bounded_terms.pl (a text needing escapes, or a term of another kind)
-        bounded_text(json_write(current_output, Term, [width(0)]), Max, Atom)
+    ;   atom_json_term(Atom, Term, [as(atom), width(0)])
     ).
 
 %  json_plain(+Text): no character of Text needs an escape in a JSON string. (split_string/4 reads its

@@ -63,7 +63,7 @@ from_json_atom(Atom, Term) :- json_opts(O), atom_json_term(Atom, Term, O).
 begin_query(RB, Session, Now) :- begin_query(RB, Session, Now, none).
 
 begin_query(RB, Session, Now, Call) :-
-    nb_setval(sn_query, q(RB, Session, Now, Call)),
+    nb_setval(sn_query, q(RB, Session, Now, Call)), new_shown_room,  % bounded_terms.pl
     ( need(_) -> retractall(need(_)) ; true ),
     ( unmet(_) -> retractall(unmet(_)) ; true ),
     (   findall(K-V, cur(K, V), [req_depth-0, unmet_seq-0])
@@ -464,14 +464,14 @@ sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out)
 %  sn_render_kept_proof(+Id, -Out): {"tree": ...} of a kept proof, which is then forgotten (an error if it
 %  is not kept: already rendered, or dropped).
 sn_render_kept_proof(Id, Out) :-
-    kept_proof(Id, T, Ref), erase(Ref), tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out).
+    kept_proof(Id, T, Ref), erase(Ref), new_shown_room, tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out).
 
 %  sn_kept_proof_term(+Id, -Out): the term json([tree=TJ]) of a kept proof, which stays kept: the caller reads
 %  it as Python's value in C (prolog_call_native.c's call_json; no JSON text written and parsed, ~40 % of a
 %  rendering), then forgets it with sn_forget_kept_proof/2, or, when it is not the C reader's common case
 %  (a tree deeper than it reads), renders it with sn_render_kept_proof/2.
 sn_kept_proof_term(Id, json([tree=TJ])) :-
-    kept_proof(Id, T, _), tree_json(T, TJ).
+    kept_proof(Id, T, _), new_shown_room, tree_json(T, TJ).
 
 %  sn_forget_kept_proof(+Id, -Out): a kept proof read is forgotten, Out = ok (an error if it is not kept).
 sn_forget_kept_proof(Id, ok) :-
