@@ -21,6 +21,7 @@ from mcp.types import Implementation
 
 from sentinel_mcp import __version__
 from sentinel_mcp.config import RemoteServer, StdioServer
+from sentinel_mcp.core.display_text import MESSAGE_LIMIT, safe_text
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.lean_upstream import HttpSession
 from sentinel_mcp.gateway.upstream_http_bodies import REQUEST_HEADERS, bound_body
@@ -120,8 +121,8 @@ def describe_error(e: BaseException) -> str:
     if isinstance(e, BaseExceptionGroup):
         return "; ".join(dict.fromkeys(describe_error(x) for x in e.exceptions))
     text = str(e) or type(e).__name__
-    if isinstance(e, MCPError):
-        return f"MCP error {e.code}: {e.message}"
+    if isinstance(e, MCPError):  # an upstream's words, bounded and shown safely wherever they are quoted
+        return f"MCP error {e.code}: {safe_text(e.message, MESSAGE_LIMIT)}"
     if isinstance(e, FileNotFoundError):
         return f"command not found: {e.filename or text}"
     return f"{type(e).__name__}: {text}" if not text.startswith(type(e).__name__) else text
