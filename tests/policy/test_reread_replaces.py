@@ -30,9 +30,10 @@ def write_state(path: Path, statuses: dict[str, str], owned: list[str] | None = 
 
 def config(tmp: Path) -> Any:
     env = {"STATE": str(tmp / "state.json"), "MARKER": str(tmp / "marker")}
+    sentinel = {"rulebases": [str(RULES)], "builtins": [], "data_dir": str(tmp / "data"),
+                "seeds": {"current_user": "u_1"}}
     return parse_config({"mcpServers": {"bk": {"command": sys.executable, "args": [str(SERVER)], "env": env}},
-                         "sentinel": {"rulebases": [str(RULES)], "builtins": [], "data_dir": str(tmp / "data"),
-                                      "seeds": {"current_user": "u_1"}}}, base_dir=str(tmp))
+                         "sentinel": sentinel}, base_dir=str(tmp))
 
 
 def cancelled(tmp: Path) -> list[str]:
