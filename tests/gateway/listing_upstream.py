@@ -1,8 +1,9 @@
 """An upstream whose listings are hostile (raw JSON-RPC over stdio, handshake era). ``LISTING`` picks how
 ``tools/list`` answers: ``endless`` (always one more page, a new cursor each time), ``repeat`` (the same
-cursor again), ``fine``; after a call of ``arm`` it answers with ``ARMED`` instead (``endless`` or ``hang``:
-never) and sends ``NOTICES`` list_changed notices; ``disarm`` goes back to ``fine`` (and says
-so). Each ``tools/list`` it receives is a line in ``LOG``.
+cursor again), ``fat_cursor`` (no more items, each next cursor ``CURSOR_BYTES`` long), ``fine``; after a
+call of ``arm`` it answers with ``ARMED`` instead (``endless`` or ``hang``: never) and sends ``NOTICES``
+list_changed notices; ``disarm`` goes back to ``fine`` (and says so). Each ``tools/list`` it receives is a
+line in ``LOG``.
 
 python -m tests.gateway.listing_upstream
 """
@@ -25,6 +26,11 @@ def listing(mode: str, cursor: str | None) -> dict | None:
         return None
     if mode == "fine":
         return {"tools": [tool("ping"), tool("arm"), tool("disarm")]}
+    if mode == "fat_cursor":
+        n = int(cursor.rstrip("c")) if cursor else 0
+        fat = "c" * int(os.environ.get("CURSOR_BYTES", "3000000"))
+        first = [tool("ping"), tool("arm"), tool("disarm")] if n == 0 else []
+        return {"tools": first, "nextCursor": f"{n + 1}{fat}"}
     n = int(cursor) if cursor and cursor.isdigit() else 0
     first = [tool("ping"), tool("arm"), tool("disarm")] if n == 0 else []
     page = [tool(f"t{n}_{i}") for i in range(50)] + first
@@ -39,7 +45,7 @@ def answer(method: str, params: dict, rid: object) -> dict | None:
         return initialize(params, "lists", {"tools": {"listChanged": True}})
     if method == "tools/list":
         with open(os.environ["LOG"], "a") as log:
-            log.write(json.dumps(params.get("cursor")) + "\n")
+            log.write(json.dumps(params.get("cursor") and params["cursor"][:40]) + "\n")
         return listing(STATE["mode"], params.get("cursor"))
     if method == "tools/call":
         result = {"content": [{"type": "text", "text": "pong"}], "isError": False}

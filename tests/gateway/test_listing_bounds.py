@@ -65,6 +65,16 @@ async def test_too_many_items_are_refused(data_dir, tmp_path, monkeypatch):
         assert listed(log) <= 3 * (ev.reconnects + 1)
 
 
+async def test_cursors_count_toward_the_listing_bytes(data_dir, tmp_path):
+    # pages of no items whose cursors are 3 MB each: before, all 100 were read and every cursor kept (300 MB)
+    log = tmp_path / "lists.log"
+    cfg = make_config(data_dir, servers(log, LISTING="fat_cursor"))
+    async with running_gateway(cfg, startup_wait=3.0) as rt:
+        ev = rt.manager.upstreams["ev"]
+        await wait_until(lambda: ev.last_error is not None and "more than 32,000,000 bytes" in ev.last_error)
+        assert ev.tools == {} and listed(log) <= 11 * (ev.reconnects + 1)
+
+
 async def test_an_endless_listing_after_a_change_keeps_the_catalog(data_dir, tmp_path, monkeypatch):
     monkeypatch.setattr(upstream_listing, "MAX_PAGES", 7)
     log = tmp_path / "lists.log"
