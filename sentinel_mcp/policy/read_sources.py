@@ -11,6 +11,8 @@ stays.
 
 Bounded: ``max_sessions`` sessions (the least recently read forgotten first) and ``max_facts`` tracked facts
 a session; past either, an older read's facts are no longer replaced and expire with their TTL, as before.
+What a process knows is what it read or loaded: replicas sharing a store replace what each of them read (the
+store's delete names the read, so none removes a fact another read taught since).
 """
 
 from __future__ import annotations
