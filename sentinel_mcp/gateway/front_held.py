@@ -27,6 +27,7 @@ from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.input_rounds import InputRounds
 from sentinel_mcp.gateway.own_results import sentinel_result
+from sentinel_mcp.gateway.shown_schema import shown_schema
 from sentinel_mcp.identity.principal import Principal
 
 
@@ -125,7 +126,8 @@ def shown_request(request: Any, source: str | None, of_calls: int = 1) -> Any:
     if not isinstance(params, ElicitRequestFormParams):
         return request
     text = relayed_question(params.message, f"the server {source}" if source else None, of_calls)
-    return request.model_copy(update={"params": params.model_copy(update={"message": text})})
+    words = {"message": text, "requested_schema": shown_schema(params.requested_schema)}
+    return request.model_copy(update={"params": params.model_copy(update=words)})
 
 
 def relayed_link(

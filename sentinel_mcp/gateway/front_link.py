@@ -39,6 +39,7 @@ from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal, shared_note
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.front_held import relayed_link, relayed_question
+from sentinel_mcp.gateway.shown_schema import shown_schema
 from sentinel_mcp.gateway.telemetry import traced
 
 log = logging.getLogger(__name__)
@@ -232,7 +233,8 @@ class FrontLink(CallerLink):
             return await self._ask(ElicitRequest(params=link), ElicitResult)
         if not isinstance(params, ElicitRequestFormParams) or not can_elicit(self.ctx):
             return refusal("an elicitation", f"{self.who} did not declare elicitation")
-        shown = params.model_copy(update={"message": relayed_question(params.message, source, self.of_calls)})
+        shown = params.model_copy(update={"message": relayed_question(params.message, source, self.of_calls),
+                                          "requested_schema": shown_schema(params.requested_schema)})
         result = await self._ask(ElicitRequest(params=shown), ElicitResult)
         if not isinstance(result, ElicitResult) or result.action != "accept":
             return result
