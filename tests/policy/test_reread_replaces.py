@@ -16,6 +16,7 @@ from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
+from sentinel_mcp.policy.read_sources import ReadSources
 
 pytestmark = pytest.mark.timeout(120)
 HERE = Path(__file__).parent
@@ -85,3 +86,14 @@ async def test_a_changing_answer_does_not_pile_facts_up(tmp_path: Path) -> None:
         kept = [f.fact for f in await store.valid(next(iter(await store.sessions())))
                 if f.predicate == "user_booking"]
         assert len(kept) == 50 and all(t.startswith("user_booking(u_1,'B11-") for t in kept), kept[:3]
+
+
+def test_what_is_remembered_of_reads_is_bounded_in_all() -> None:
+    # a conversation per call, each read teaching 20,000 facts: tracked per session, this grew without bound
+    reads = ReadSources(max_facts=1_000)
+    for n in range(200):
+        facts = [f"user_booking(u_1,'B{n}-{j}')" for j in range(300)]
+        reads.replace(f"s{n}", ("bk__list_bookings", "d"), facts)
+    assert reads._count <= 1_000 and sum(len(o) for o in reads._owners.values()) == reads._count
+    # the most recent session is still replaced exactly
+    assert len(reads.replace("s199", ("bk__list_bookings", "d"), [])) == 300
