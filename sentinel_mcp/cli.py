@@ -13,6 +13,7 @@ from typing import Callable
 from sentinel_mcp import __version__
 from sentinel_mcp.config import ConfigError
 from sentinel_mcp.core.errors import SentinelError, user_message
+from sentinel_mcp.core.log_window import bound_log
 from sentinel_mcp.storage import StorageError
 
 # modules that add sub-commands; a missing one is skipped so a partial install still runs
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    bound_log()  # what outsiders make Sentinel or the SDK log (an upstream's garbage lines) is bounded
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()

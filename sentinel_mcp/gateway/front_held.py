@@ -7,23 +7,27 @@ call. Also how an upstream's questions are shown to a client (their text made sa
 from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
+from urllib.parse import urlsplit
 
 from mcp.server import ServerRequestContext
 from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
+    ElicitRequest,
     ElicitRequestFormParams,
+    ElicitRequestURLParams,
     ElicitResult,
     InputRequiredResult,
 )
 
 from sentinel_mcp.core.caller_link import shared_note
-from sentinel_mcp.core.display_text import safe_question, safe_text
+from sentinel_mcp.core.display_text import is_hidden, safe_question, safe_text
 from sentinel_mcp.core.port import FrontPort, NeedsInput
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.input_rounds import InputRounds
 from sentinel_mcp.gateway.own_results import sentinel_result
+from sentinel_mcp.gateway.shown_schema import shown_schema
 from sentinel_mcp.identity.principal import Principal
 
 
@@ -116,10 +120,40 @@ def shown_request(request: Any, source: str | None, of_calls: int = 1) -> Any:
     unchanged); ``source``: the server that asks (None: a built-in Sentinel mounted, whose questions
     are Sentinel's own); ``of_calls``: how many of the client's calls it may be about (``for_one_of``)."""
     params = getattr(request, "params", None)
+    if isinstance(params, ElicitRequestURLParams):
+        shown = relayed_link(params, f"the server {source}" if source else None, of_calls)
+        return ElicitRequest(params=shown)
     if not isinstance(params, ElicitRequestFormParams):
         return request
     text = relayed_question(params.message, f"the server {source}" if source else None, of_calls)
-    return request.model_copy(update={"params": params.model_copy(update={"message": text})})
+    words = {"message": text, "requested_schema": shown_schema(params.requested_schema)}
+    return request.model_copy(update={"params": params.model_copy(update=words)})
+
+
+def relayed_link(
+    params: ElicitRequestURLParams, source: str | None, of_calls: int = 1
+) -> ElicitRequestURLParams | ElicitRequestFormParams:
+    """An upstream's request that the user open a link (URL-mode elicitation), as the user sees it: its text
+    marked and made safe as a question's is (it came through unmarked, bidi overrides and all, so a server
+    could send the user to its sign-in page in Sentinel's name). A link that is not plain http(s) (another
+    scheme, or characters a person cannot see) is not shown: the user is told so instead, and whatever they
+    answer reaches the server as a URL answer does (an action, no content)."""
+    problem = link_problem(params.url)
+    if problem is None:
+        return params.model_copy(update={"message": relayed_question(params.message, source, of_calls)})
+    told = f"(Sentinel does not show the link this server asked you to open: {problem}.) {params.message}"
+    return ElicitRequestFormParams(message=relayed_question(told, source, of_calls),
+                                   requested_schema={"type": "object", "properties": {}})
+
+
+def link_problem(url: str) -> str | None:
+    """Why a link an upstream asks the user to open is not shown, or None."""
+    if len(url) > 2000 or any(is_hidden(ch) or ch.isspace() for ch in url):
+        return "it is too long or holds characters a person cannot see"
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("https", "http") or not parts.hostname:
+        return "it is not a web address (http or https)"
+    return None
 
 
 def asker(port: FrontPort, tool: str) -> str | None:

@@ -38,7 +38,8 @@ from sentinel_mcp.core.answer_validation import BrokenSchema, content_problem
 from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal, shared_note
 from sentinel_mcp.core.display_text import safe_text
-from sentinel_mcp.gateway.front_held import relayed_question
+from sentinel_mcp.gateway.front_held import relayed_link, relayed_question
+from sentinel_mcp.gateway.shown_schema import shown_schema
 from sentinel_mcp.gateway.telemetry import traced
 
 log = logging.getLogger(__name__)
@@ -218,18 +219,22 @@ class FrontLink(CallerLink):
             return refusal("an elicitation", f"{self.who} did not declare elicitation")
         if is_modern(self.ctx):
             return refusal("an elicitation", "the client speaks 2026-07-28 and cannot be pushed to")
-        if isinstance(params, ElicitRequestURLParams):
-            if not can_elicit(self.ctx, "url"):
-                return refusal("a URL elicitation", f"{self.who} did not declare URL-mode elicitation")
-            if self.urls is not None and self.upstream is not None and params.elicitation_id is not None:
-                self.urls.remember(self.upstream, params.elicitation_id, self.ctx.session)
-            return await self._ask(ElicitRequest(params=params), ElicitResult)
-        if not isinstance(params, ElicitRequestFormParams) or not can_elicit(self.ctx):
-            return refusal("an elicitation", f"{self.who} did not declare elicitation")
         source = None  # a built-in Sentinel mounted asks as Sentinel
         if self.relayed:
             source = f"the server {self.upstream}" if self.upstream else "an upstream server"
-        shown = params.model_copy(update={"message": relayed_question(params.message, source, self.of_calls)})
+        if isinstance(params, ElicitRequestURLParams):
+            if not can_elicit(self.ctx, "url"):
+                return refusal("a URL elicitation", f"{self.who} did not declare URL-mode elicitation")
+            link = relayed_link(params, source, self.of_calls)  # marked as the server's, its link checked
+            if isinstance(link, ElicitRequestFormParams) and not can_elicit(self.ctx):
+                return refusal("a URL elicitation", "its link is not one Sentinel shows")
+            if self.urls is not None and self.upstream is not None and params.elicitation_id is not None:
+                self.urls.remember(self.upstream, params.elicitation_id, self.ctx.session)
+            return await self._ask(ElicitRequest(params=link), ElicitResult)
+        if not isinstance(params, ElicitRequestFormParams) or not can_elicit(self.ctx):
+            return refusal("an elicitation", f"{self.who} did not declare elicitation")
+        shown = params.model_copy(update={"message": relayed_question(params.message, source, self.of_calls),
+                                          "requested_schema": shown_schema(params.requested_schema)})
         result = await self._ask(ElicitRequest(params=shown), ElicitResult)
         if not isinstance(result, ElicitResult) or result.action != "accept":
             return result

@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, CompleteResult, InputRequiredResult, Reque
 from pydantic import ValidationError
 
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
+from sentinel_mcp.core.display_text import MESSAGE_LIMIT, safe_text
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lean_stdio import StdioCaller
@@ -302,10 +303,12 @@ class UpstreamCalls:
                 raise UpstreamCallError(
                     f"upstream {self.name} went away during the call{cause}; reconnecting", code=e.code
                 ) from None
-            # a JSON-RPC error answer (unknown tool, invalid params...): the upstream itself is healthy
+            # a JSON-RPC error answer (unknown tool, invalid params...): the upstream itself is healthy. Its
+            # message is quoted in Sentinel's own result and in the audit row: bounded and shown safely (it
+            # was the upstream's whole message, megabytes a call on the SDK's path, terminal escapes and all)
             self.breaker.record_success()
             raise UpstreamCallError(
-                f"upstream {self.name} error {e.code}: {e.message}", code=e.code
+                f"upstream {self.name} error {e.code}: {safe_text(e.message, MESSAGE_LIMIT)}", code=e.code
             ) from None
         except ValidationError as e:
             # the SDK's client parses the answer into the era's result types and raises pydantic's error for

@@ -21,8 +21,10 @@ from mcp.types import Implementation
 
 from sentinel_mcp import __version__
 from sentinel_mcp.config import RemoteServer, StdioServer
+from sentinel_mcp.core.display_text import MESSAGE_LIMIT, safe_text
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.lean_upstream import HttpSession
+from sentinel_mcp.gateway.upstream_http_bodies import REQUEST_HEADERS, bound_body
 
 
 class UpstreamUnavailable(GatewayError):
@@ -72,6 +74,8 @@ def remote_transport(t: RemoteServer, session: HttpSession | None = None) -> Any
 
     from sentinel_mcp.tls.client_context import httpx_verify
 
+    # every body read within bounds, never compressed (upstream_http_bodies.py); the configured headers last
+    headers = {**REQUEST_HEADERS, **(t.headers or {})}
     # https: the server verified (system store or the server's "ca", optional pins), our client certificate
     verify = httpx_verify(t.tls if t.tls != "off" else None)
     if t.kind == "sse":
@@ -79,7 +83,8 @@ def remote_transport(t: RemoteServer, session: HttpSession | None = None) -> Any
 
         def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> httpx2.AsyncClient:
             return httpx2.AsyncClient(
-                headers=headers, timeout=timeout or httpx2.Timeout(30, read=300), auth=auth, verify=verify
+                headers={**REQUEST_HEADERS, **(headers or {})}, auth=auth, verify=verify,
+                timeout=timeout or httpx2.Timeout(30, read=300), event_hooks={"response": [bound_body]},
             )
 
         return sse_client(
@@ -91,7 +96,7 @@ def remote_transport(t: RemoteServer, session: HttpSession | None = None) -> Any
         )
     from mcp.client.streamable_http import streamable_http_client
 
-    hooks: dict[str, list[Any]] = {}
+    hooks: dict[str, list[Any]] = {"response": [bound_body]}
     if session is not None:
 
         async def note_session(response: httpx2.Response) -> None:
@@ -103,9 +108,9 @@ def remote_transport(t: RemoteServer, session: HttpSession | None = None) -> Any
             if response.status_code == 404 and response.request.headers.get("mcp-session-id"):
                 session.gone = True  # the SDK's client would go on asking on it
 
-        hooks["response"] = [note_session]
+        hooks["response"].append(note_session)
     http = httpx2.AsyncClient(
-        headers=t.headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout), verify=verify,
+        headers=headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout), verify=verify,
         event_hooks=hooks,
     )
     return streamable_http_client(t.url, http_client=http)
@@ -116,8 +121,8 @@ def describe_error(e: BaseException) -> str:
     if isinstance(e, BaseExceptionGroup):
         return "; ".join(dict.fromkeys(describe_error(x) for x in e.exceptions))
     text = str(e) or type(e).__name__
-    if isinstance(e, MCPError):
-        return f"MCP error {e.code}: {e.message}"
+    if isinstance(e, MCPError):  # an upstream's words, bounded and shown safely wherever they are quoted
+        return f"MCP error {e.code}: {safe_text(e.message, MESSAGE_LIMIT)}"
     if isinstance(e, FileNotFoundError):
         return f"command not found: {e.filename or text}"
     return f"{type(e).__name__}: {text}" if not text.startswith(type(e).__name__) else text

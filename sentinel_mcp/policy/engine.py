@@ -411,6 +411,12 @@ class PrologEngine(EngineThread):
         out = await self.direct(_SN_RETRACT, session, pattern)
         return list(out["removed"])
 
+    async def retract_observed(self, session: str, fact_texts: list[str]) -> None:
+        """Remove these facts from the session's mirror where they are observed ones (each text exact)."""
+        if fact_texts:
+            items = ",".join(quote_atom(t) for t in fact_texts)
+            await self.goal(f"sentinel_core:sn_retract_observed({quote_atom(session)}, [{items}])")
+
     async def take_confirmation(self, session: str, tool: str, digest: str, version: str) -> list[str]:
         """Remove the confirmations of this call from the session's facts (their texts; [] when none),
         atomically: of two callers only one gets them. ``confirmations_taken`` counts the takes, moved inside

@@ -115,6 +115,7 @@ class Learned:
 
     session: str
     source_tool: str
+    source_digest: str
     rows: list[tuple[Any, ...]]  # the facts table's rows
     values: list[tuple[str, str, str]]  # the fact_values table's rows
     mirror: list[tuple[str, float | None, str]]  # (fact text, expiry, provenance) for the engine
@@ -143,7 +144,7 @@ def learned(session: str, source_tool: str, source_digest: str, extracted: list[
         if predicate == CONFIRMED:
             confirmations.append(args)
         shown += not predicate.startswith("$")  # bookkeeping facts are not shown
-    return Learned(session, source_tool, rows, values, mirror, confirmations, shown)
+    return Learned(session, source_tool, source_digest, rows, values, mirror, confirmations, shown)
 
 
 from sentinel_mcp.policy.fact_schema import STORE_SCHEMA  # noqa: E402 - the schema uses _value_rows
@@ -368,6 +369,28 @@ class FactStore(SeamStore):
             [
                 Statement("DELETE FROM facts WHERE session = ? AND fact = ?", pairs, many=True),
                 Statement("DELETE FROM fact_values WHERE session = ? AND fact = ?", pairs, many=True),
+            ],
+            [session],
+        )
+
+    async def forget_read(self, session: str, tool: str, digest: str, fact_texts: list[str]) -> None:
+        """Delete observed facts whose latest read is still this one (tool and argument digest): a newer
+        answer of the same read no longer says them (``read_sources.py``)."""
+        if not fact_texts:
+            return
+        s, t, d = _kept(session), _kept(tool), _kept(digest)
+        await self._run(
+            [
+                Statement(
+                    "DELETE FROM facts WHERE session = ? AND fact = ? AND source_tool = ? "
+                    "AND source_digest = ? AND provenance = 'observed'",
+                    [(s, _kept(f), t, d) for f in fact_texts], many=True,
+                ),
+                Statement(
+                    "DELETE FROM fact_values WHERE session = ? AND fact = ? AND NOT EXISTS (SELECT 1 FROM "
+                    "facts WHERE facts.session = fact_values.session AND facts.fact = fact_values.fact)",
+                    [(s, _kept(f)) for f in fact_texts], many=True,
+                ),
             ],
             [session],
         )

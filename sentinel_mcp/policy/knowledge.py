@@ -17,6 +17,7 @@ from sentinel_mcp.core.decision import Provenance
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.fact_store import Fact, FactStore, Learned
 from sentinel_mcp.policy.prolog_text import fact_text, module_name, quote_atom as _atom
+from sentinel_mcp.policy.read_sources import ReadSources
 from sentinel_mcp.policy.rulebase import Rulebase
 
 
@@ -64,6 +65,7 @@ class Knowledge:
         # never gets back a value a stale copy still holds, and a dropped one reads 0 (its copies rebuild)
         self.max_counters = max_counters
         self._clock = itertools.count(1)
+        self.reads = ReadSources()  # which read last taught each observed fact: a newer answer replaces it
 
     def _changed(self, session: str) -> None:
         self.generation.pop(session, None)  # re-inserted last: insertion order = least recently changed first
@@ -107,6 +109,8 @@ class Knowledge:
             now = time.time()
             facts = await self.store.valid(session, now)
             held = {f.fact for f in facts if f.provenance == "seed"}
+            self.reads.note(session, ((f.fact, (f.source_tool, f.source_digest)) for f in facts
+                                      if f.provenance == "observed" and f.source_tool and f.source_digest))
             ctx = await self.store.contexts(session)
             await self.engine.drop_session(mod)
             rows: list[tuple[str, float | None, str]] = [(f.fact, f.expires_at, f.provenance) for f in facts]
@@ -227,6 +231,12 @@ class Knowledge:
         """Write what one tool's result taught (``fact_store.learned``) behind the call (``FactStore.learn``:
         not waited for), and to the session's mirror if it is loaded (at once)."""
         session = facts.session
+        source = (facts.source_tool, facts.source_digest)
+        stale = self.reads.replace(session, source, (text for text, _, _ in facts.mirror))
+        if stale:  # what this read's previous answer said and its new one does not: not kept any longer
+            if session in self._loaded:
+                await self.engine.retract_observed(self.module(session), stale)
+            await self.store.forget_read(session, *source, stale)
         before = {session: self._seen.get(session)}
         await self.store.learn_rows(facts)
         if self.store.shared:

@@ -65,6 +65,35 @@ async def test_too_many_items_are_refused(data_dir, tmp_path, monkeypatch):
         assert listed(log) <= 3 * (ev.reconnects + 1)
 
 
+async def test_change_notices_after_every_listing_are_paced(data_dir, tmp_path):
+    # a change announced after every listing it answers, for 4 s: before, refresh followed refresh at once
+    # (hundreds); now one a MIN_RELIST_SECONDS, and the last change is still seen
+    log = tmp_path / "lists.log"
+    async with running_gateway(make_config(data_dir, servers(log, ARMED="fine", RENOTICE_SECONDS="4")),
+                               startup_wait=5.0) as rt:
+        ev = rt.manager.upstreams["ev"]
+        await wait_until(lambda: ev.state == "ready")
+        async with Client(rt.front.server) as c:
+            before = listed(log)
+            assert not (await c.call_tool("ev__arm", {})).is_error
+            await anyio.sleep(5.0)
+            during = listed(log) - before
+            assert 2 <= during <= 4 / upstream_listing.MIN_RELIST_SECONDS + 3, during
+            assert (await c.call_tool("tb__echo", {"text": "fine"})).content[0].text == "fine"
+            await wait_until(lambda: ev._relisting is None or ev._relisting.done(), timeout=5.0)
+            assert sorted(ev.tools) == ["arm", "disarm", "ping"]
+
+
+async def test_cursors_count_toward_the_listing_bytes(data_dir, tmp_path):
+    # pages of no items whose cursors are 3 MB each: before, all 100 were read and every cursor kept (300 MB)
+    log = tmp_path / "lists.log"
+    cfg = make_config(data_dir, servers(log, LISTING="fat_cursor"))
+    async with running_gateway(cfg, startup_wait=3.0) as rt:
+        ev = rt.manager.upstreams["ev"]
+        await wait_until(lambda: ev.last_error is not None and "more than 32,000,000 bytes" in ev.last_error)
+        assert ev.tools == {} and listed(log) <= 11 * (ev.reconnects + 1)
+
+
 async def test_an_endless_listing_after_a_change_keeps_the_catalog(data_dir, tmp_path, monkeypatch):
     monkeypatch.setattr(upstream_listing, "MAX_PAGES", 7)
     log = tmp_path / "lists.log"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -23,10 +24,11 @@ from mcp.types import (
 )
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.core.display_text import is_hidden
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 
 from .helpers import make_config, toolbox_stdio
-from .relay_server import build_server, refuse_handshake
+from .relay_server import FORM, LINKS, build_server, refuse_handshake
 
 RELAY = str(Path(__file__).with_name("relay_server.py"))
 MODES = ["legacy", "auto"]  # the client's era: handshake (pushed to) and 2026-07-28 (held calls)
@@ -136,6 +138,60 @@ async def test_url_elicitation_and_its_completion_reach_the_client(data_dir, mod
         assert isinstance(asked[0], ElicitRequestURLParams) and asked[0].url == "https://example.com/sign-in"
         if mode == "legacy":  # 2026-era clients get no standalone notices outside a listen stream
             assert completed == ["el-1"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_link_an_upstream_asks_to_open_is_marked_as_its_own_and_checked(data_dir, mode):
+    """A URL-mode elicitation came through as the server wrote it: no mark of who asks (a server could send
+    the user to its sign-in page in Sentinel's name), bidi overrides intact, and any link at all (javascript:,
+    data:, file:, invisible characters). Now it is marked and shown safely as a question is, and a link that
+    is not a plain web address is not shown (the user is told; the server hears an action, as from a link)."""
+    cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
+    async with running_gateway(cfg) as rt:
+        asked: list[Any] = []
+
+        async def on_elicit(ctx, params):  # noqa: ANN001
+            asked.append(params)  # a form (the notice of a link not shown) is answered as a form is
+            link = isinstance(params, ElicitRequestURLParams)
+            return ElicitResult(action="accept", content=None if link else {})
+
+        async with Client(rt.front.server, mode=mode, elicitation_callback=on_elicit) as c:
+            for i, (_, url) in enumerate(LINKS):
+                r = await c.call_tool("rl__open_link", {"tag": str(i)})
+                assert r.content[0].text == "open_link:accept", (i, r.content[0].text)
+                shown = asked[-1]
+                assert shown.message.startswith("[asked by the server rl, not by Sentinel] "), shown.message
+                assert not any(is_hidden(ch) for ch in shown.message), shown.message
+                if i <= 1:  # a plain web address: shown as it is
+                    assert isinstance(shown, ElicitRequestURLParams) and shown.url == url
+                else:
+                    assert not isinstance(shown, ElicitRequestURLParams), (i, shown)
+                    assert "Sentinel does not show the link" in shown.message and url not in shown.message
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_words_of_an_upstreams_form_are_shown_safely(data_dir, mode):
+    """A relayed question's text was made safe and marked, its form's words (a field's title and description,
+    the labels of its choices) were not: a field could read "Sentinel: approve" behind a right-to-left
+    override. Now they are shown safely too; values and names stay, so the answer fits as before."""
+    cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
+    async with running_gateway(cfg) as rt:
+        asked: list[Any] = []
+
+        async def on_elicit(ctx, params):  # noqa: ANN001
+            asked.append(params)
+            return ElicitResult(action="accept", content={"approve": True, "how": "a\u200bb", "which": "x"})
+
+        async with Client(rt.front.server, mode=mode, elicitation_callback=on_elicit) as c:
+            r = await c.call_tool("rl__form_words", {"tag": "0"})
+            assert r.content[0].text.startswith("form_words:accept:[('approve', True)"), r.content[0].text
+        props = asked[0].requested_schema["properties"]
+        words = [props["approve"]["title"], props["approve"]["description"], *props["how"]["enumNames"],
+                 *(c["title"] for c in props["which"]["oneOf"])]
+        assert all(not any(is_hidden(ch) for ch in w) for w in words), words
+        assert "⟨U+202E⟩" in props["approve"]["title"]
+        assert props["how"]["enum"] == FORM["properties"]["how"]["enum"]  # values as the server wrote them
+        assert [c["const"] for c in props["which"]["oneOf"]] == ["x", "y"]
 
 
 async def test_progress_reaches_each_round_of_a_held_call(data_dir):

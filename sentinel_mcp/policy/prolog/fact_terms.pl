@@ -189,6 +189,13 @@ sn_assert_all(Session, Facts) :-
     forall(member(f(FactAtom, Exp, Prov), Facts),
            ( term_to_atom(F, FactAtom), retract_facts(Session, F), assert_fact(Session, F, Exp, Prov) )).
 
+%  sn_retract_observed(+Session, +FactAtoms): remove each fact (exact text) where it is an observed one (a newer
+%  answer of the read that taught it no longer says it: read_sources.py).
+sn_retract_observed(Session, FactAtoms) :-
+    ensure_session(Session),
+    forall(member(FA, FactAtoms),
+           ( term_to_atom(F, FA), fact_key(F, N, K), retractall(Session:'$fact'(N, K, F, _, observed)) )).
+
 %  sn_retract(+Session, +PatternAtom, -Out): remove matching facts, return them (as text).
 sn_retract(Session, PatternAtom, Out) :-
     ensure_session(Session), term_to_atom(P, PatternAtom),

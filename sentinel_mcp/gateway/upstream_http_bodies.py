@@ -1,0 +1,59 @@
+"""What an HTTP upstream's answers may be on the SDK client's path (initialize, listings, resources, prompts,
+pushed questions; the lean calls bound their own in ``lean_upstream.py``).
+
+The SDK reads a JSON answer whole (``response.aread()``) and httpx decodes a compressed body as it goes, so
+a hostile upstream's ``tools/list`` answered with 400 MB of JSON, or a gzip body of 2 MB that inflates to
+2 GB, took gigabytes of the gateway's memory before any listing bound could look at it. Here each response's
+body is bounded before anything buffers it: a ``Content-Encoding`` other than ``identity`` is refused (it is
+asked for by ``Accept-Encoding: identity``), and a body other than an event stream ends past
+``MAX_BODY_BYTES`` (the lean calls' answer limit). An event stream is bounded per event by the SDK (1 MiB);
+with no compression its events are as large as the bytes that carried them.
+A refused body raises ``BodyRefused`` (an ``httpx2.StreamError``): the SDK answers that request with an error
+(a listing then fails and is retried with back-off) and the connection goes on.
+"""
+
+from __future__ import annotations
+
+from typing import AsyncIterator
+
+import httpx2
+
+from sentinel_mcp.gateway.lean_upstream import MAX_ANSWER_BYTES
+
+MAX_BODY_BYTES = MAX_ANSWER_BYTES
+REQUEST_HEADERS = {"Accept-Encoding": "identity"}
+
+
+class BodyRefused(httpx2.StreamError):
+    """An upstream's response body past a bound, or compressed."""
+
+
+class _BoundedStream(httpx2.AsyncByteStream):
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int | None, refusal: str | None) -> None:
+        self.inner, self.limit, self.refusal = inner, limit, refusal
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self.refusal is not None:
+            raise BodyRefused(self.refusal)
+        size = 0
+        async for chunk in self.inner:
+            size += len(chunk)
+            if self.limit is not None and size > self.limit:
+                raise BodyRefused(f"the upstream's answer is larger than {self.limit:,} bytes")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def bound_body(response: httpx2.Response) -> None:
+    """A response hook: the body of ``response`` read within the bounds above (a hook sees every response,
+    whichever transport or proxy carried it, before its body is read)."""
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    refusal = None
+    if encoding not in ("", "identity"):
+        refusal = f"the upstream's answer is compressed ({encoding[:40]!r}); Sentinel reads only identity"
+    event_stream = response.headers.get("content-type", "").lower().startswith("text/event-stream")
+    stream = response.stream
+    if isinstance(stream, httpx2.AsyncByteStream):
+        response.stream = _BoundedStream(stream, None if event_stream else MAX_BODY_BYTES, refusal)

@@ -1,0 +1,71 @@
+"""An HTTP upstream's answers on the SDK client's path are bounded before anything buffers them
+(gateway/upstream_http_bodies.py): a compressed body is refused whatever its encoding's spelling, a plain one
+ends past 16 MiB. Before, a tools/list answer of 24 MB (plain, or gzip/deflate of 24 KB) was read whole and
+served, and a gzip body inflating to 2 GB took 9 GB of the gateway's memory. The honest upstream beside them
+is served throughout."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import anyio
+import pytest
+from mcp import Client
+
+from sentinel_mcp.app.runtime import running_gateway
+
+from ..conftest import free_port, stop_process, wait_http
+from .helpers import make_config, toolbox_stdio
+
+pytestmark = pytest.mark.timeout(120)
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE = {"gz": "gzip", "df": "Deflate", "gz2": " GZip", "plain": ""}
+
+
+def _rss_kb() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS"))
+
+
+@pytest.fixture
+def hostile() -> Iterator[dict[str, str]]:
+    procs: list[subprocess.Popen] = []
+    urls: dict[str, str] = {}
+    try:
+        for name, encoding in HOSTILE.items():
+            port = free_port()
+            env = {**os.environ, "ENCODING": encoding, "SIZE": str(24 * 1024 * 1024), "PYTHONPATH": str(ROOT)}
+            proc = subprocess.Popen([sys.executable, "-m", "tests.gateway.bodies_http_upstream", str(port)],
+                                    cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    start_new_session=True)
+            procs.append(proc)
+            wait_http(f"http://127.0.0.1:{port}/mcp", proc=proc)
+            urls[name] = f"http://127.0.0.1:{port}/mcp"
+        yield urls
+    finally:
+        for proc in procs:
+            stop_process(proc)
+
+
+async def test_compressed_or_oversized_answers_are_refused_not_read(data_dir, hostile: dict[str, str]):
+    servers: dict[str, Any] = {name: {"url": url, "protocol": "legacy", "timeout": 20}
+                               for name, url in hostile.items()}
+    servers["tb"] = toolbox_stdio()
+    before = _rss_kb()
+    async with running_gateway(make_config(data_dir, servers), startup_wait=3.0) as rt:
+        ups = rt.manager.upstreams
+        with anyio.fail_after(60):
+            while not all(ups[n].last_error for n in HOSTILE):
+                await anyio.sleep(0.1)
+        for name in HOSTILE:
+            assert ups[name].tools == {}, name  # the 24 MB listing was never taken
+            why = ups[name].last_error or ""
+            assert ("compressed" if name != "plain" else "larger than 16,777,216 bytes") in why, (name, why)
+        assert _rss_kb() - before < 200_000  # nothing near the bodies' size was held
+        async with Client(rt.front.server) as c:
+            assert (await c.call_tool("tb__echo", {"text": "fine"})).content[0].text == "fine"
+            assert not any(t.name.endswith("__big") for t in (await c.list_tools()).tools)

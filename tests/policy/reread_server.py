@@ -1,0 +1,48 @@
+"""A bookings upstream whose answers change between reads, as the test says (a JSON file of bookings, read
+on every call): a read again says something else. ``cancel_booking`` appends to a marker file, so the test
+sees whether it ran.
+
+STATE=path MARKER=path python reread_server.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True)
+mcp = MCPServer("bk")
+
+
+def state() -> dict[str, Any]:
+    with open(os.environ["STATE"], encoding="utf-8") as f:
+        return json.load(f)
+
+
+@mcp.tool(annotations=READ)
+async def list_bookings(user_id: str) -> dict[str, Any]:
+    """The bookings of a user."""
+    return {"user_id": user_id, "bookings": [{"id": b} for b in state()["users"].get(user_id, [])]}
+
+
+@mcp.tool(annotations=READ)
+async def get_booking(booking_id: str) -> dict[str, Any]:
+    """One booking, as the state file says now."""
+    return {"id": booking_id, **state()["bookings"].get(booking_id, {})}
+
+
+@mcp.tool(annotations=WRITE)
+async def cancel_booking(booking_id: str) -> str:
+    """Cancel a booking (appends to the marker file)."""
+    with open(os.environ["MARKER"], "a", encoding="utf-8") as f:
+        f.write(booking_id + "\n")
+    return "cancelled"
+
+
+if __name__ == "__main__":
+    mcp.run()

@@ -1,0 +1,99 @@
+"""A newer answer of a read replaces what its older answer said (policy/read_sources.py): facts were kept by
+their text, so a booking read as confirmed and then, read again, as cancelled stayed confirmed for the guard
+until the first answer's TTL, and the cancel it should refuse ran. Whether the session was mirrored in the
+engine when the newer answer came or only in the store, and whether the guard or the client read; the facts
+another read taught stay; and a read whose answer differs every time no longer piles its facts up."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.config import parse_config
+from sentinel_mcp.policy.read_sources import ReadSources
+
+pytestmark = pytest.mark.timeout(120)
+HERE = Path(__file__).parent
+SERVER = HERE / "reread_server.py"
+RULES = HERE / "rulebases" / "reread.pl"
+
+
+def write_state(path: Path, statuses: dict[str, str], owned: list[str] | None = None) -> None:
+    path.write_text(json.dumps({"users": {"u_1": owned if owned is not None else sorted(statuses)},
+                                "bookings": {b: {"status": s} for b, s in statuses.items()}}))
+
+
+def config(tmp: Path) -> Any:
+    env = {"STATE": str(tmp / "state.json"), "MARKER": str(tmp / "marker")}
+    sentinel = {"rulebases": [str(RULES)], "builtins": [], "data_dir": str(tmp / "data"),
+                "seeds": {"current_user": "u_1"}}
+    return parse_config({"mcpServers": {"bk": {"command": sys.executable, "args": [str(SERVER)], "env": env}},
+                         "sentinel": sentinel}, base_dir=str(tmp))
+
+
+def cancelled(tmp: Path) -> list[str]:
+    marker = tmp / "marker"
+    return marker.read_text().split() if marker.exists() else []
+
+
+# how the older answer came (a guard's own fetch, with the session mirrored; or the client's read, into the
+# store only) and how the newer one does
+@pytest.mark.parametrize("first", ["guard", "client"])
+@pytest.mark.parametrize("newer", ["pending", "cancelled", "gone", "null"])
+async def test_a_newer_answer_replaces_the_older(tmp_path: Path, first: str, newer: str) -> None:
+    state = tmp_path / "state.json"
+    write_state(state, {"BK-1": "confirmed", "BK-2": "confirmed"})
+    async with running_gateway(config(tmp_path)) as rt:
+        async with Client(rt.front.server, mode="legacy") as c:
+            if first == "guard":  # proved on the first answer, and run
+                assert not (await c.call_tool("bk__cancel_booking", {"booking_id": "BK-2"})).is_error
+                assert not (await c.call_tool("bk__cancel_booking", {"booking_id": "BK-1"})).is_error
+                assert cancelled(tmp_path) == ["BK-2", "BK-1"]
+                (tmp_path / "marker").unlink()
+            else:
+                await c.call_tool("bk__get_booking", {"booking_id": "BK-1"})
+            # the upstream now says otherwise about BK-1; the client reads it again
+            statuses = {"BK-2": "confirmed"}
+            if newer != "gone":
+                statuses["BK-1"] = "x" if newer == "null" else newer
+            write_state(state, statuses, owned=["BK-1", "BK-2"])
+            if newer == "null":
+                state.write_text(state.read_text().replace('"x"', "null"))
+            r = await c.call_tool("bk__get_booking", {"booking_id": "BK-1"})
+            assert not r.is_error
+            refused = await c.call_tool("bk__cancel_booking", {"booking_id": "BK-1"})
+            assert refused.is_error and "only confirmed" in refused.content[0].text, refused.content[0].text
+            # BK-2's facts came from another read (another argument digest): they stand
+            assert not (await c.call_tool("bk__cancel_booking", {"booking_id": "BK-2"})).is_error
+    assert cancelled(tmp_path) == ["BK-2"]
+
+
+async def test_a_changing_answer_does_not_pile_facts_up(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    async with running_gateway(config(tmp_path)) as rt:
+        async with Client(rt.front.server, mode="legacy") as c:
+            for i in range(12):
+                write_state(state, {}, owned=[f"B{i}-{j}" for j in range(50)])
+                assert not (await c.call_tool("bk__list_bookings", {"user_id": "u_1"})).is_error
+        store = rt.gateway.guard.store
+        await store._learning.settled()
+        kept = [f.fact for f in await store.valid(next(iter(await store.sessions())))
+                if f.predicate == "user_booking"]
+        assert len(kept) == 50 and all(t.startswith("user_booking(u_1,'B11-") for t in kept), kept[:3]
+
+
+def test_what_is_remembered_of_reads_is_bounded_in_all() -> None:
+    # a conversation per call, each read teaching 20,000 facts: tracked per session, this grew without bound
+    reads = ReadSources(max_facts=1_000)
+    for n in range(200):
+        facts = [f"user_booking(u_1,'B{n}-{j}')" for j in range(300)]
+        reads.replace(f"s{n}", ("bk__list_bookings", "d"), facts)
+    assert reads._count <= 1_000 and sum(len(o) for o in reads._owners.values()) == reads._count
+    # the most recent session is still replaced exactly
+    assert len(reads.replace("s199", ("bk__list_bookings", "d"), [])) == 300
