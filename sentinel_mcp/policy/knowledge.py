@@ -17,7 +17,7 @@ from sentinel_mcp.core.decision import Provenance
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.fact_store import Fact, FactStore, Learned
 from sentinel_mcp.policy.prolog_text import fact_text, module_name, quote_atom as _atom
-from sentinel_mcp.policy.read_sources import ReadSources
+from sentinel_mcp.policy.read_sources import Forgotten, ReadSources
 from sentinel_mcp.policy.rulebase import Rulebase
 
 
@@ -109,8 +109,13 @@ class Knowledge:
             now = time.time()
             facts = await self.store.valid(session, now)
             held = {f.fact for f in facts if f.provenance == "seed"}
-            self.reads.note(session, ((f.fact, (f.source_tool, f.source_digest)) for f in facts
-                                      if f.provenance == "observed" and f.source_tool and f.source_digest))
+            forgotten = self.reads.note(session, ((f.fact, (f.source_tool, f.source_digest)) for f in facts
+                                                  if f.provenance == "observed" and f.source_tool
+                                                  and f.source_digest))
+            if forgotten:  # past the bounds of what is kept of reads: not mirrored, and gone from the store
+                gone = {(sess, t) for sess, _, texts in forgotten for t in texts}
+                facts = [f for f in facts if (session, f.fact) not in gone or f.provenance != "observed"]
+                await self._drop_forgotten(forgotten)
             ctx = await self.store.contexts(session)
             await self.engine.drop_session(mod)
             rows: list[tuple[str, float | None, str]] = [(f.fact, f.expires_at, f.provenance) for f in facts]
@@ -232,11 +237,12 @@ class Knowledge:
         not waited for), and to the session's mirror if it is loaded (at once)."""
         session = facts.session
         source = (facts.source_tool, facts.source_digest)
-        stale = self.reads.replace(session, source, (text for text, _, _ in facts.mirror))
+        stale, forgotten = self.reads.replace(session, source, (text for text, _, _ in facts.mirror))
         if stale:  # what this read's previous answer said and its new one does not: not kept any longer
             if session in self._loaded:
                 await self.engine.retract_observed(self.module(session), stale)
             await self.store.forget_read(session, *source, stale)
+        await self._drop_forgotten(forgotten)
         before = {session: self._seen.get(session)}
         await self.store.learn_rows(facts)
         if self.store.shared:
@@ -244,6 +250,15 @@ class Knowledge:
         self._changed(session)
         if session in self._loaded:
             await self.engine.assert_facts(self.module(session), facts.mirror)
+
+    async def _drop_forgotten(self, forgotten: Forgotten) -> None:
+        """Delete the facts of reads ``ReadSources`` forgot to keep within its bounds, from the store and the
+        mirror (a guard that needs one fetches it again)."""
+        for session, (tool, digest), texts in forgotten:
+            if session in self._loaded:
+                await self.engine.retract_observed(self.module(session), texts)
+            await self.store.forget_read(session, tool, digest, texts)
+            self._changed(session)
 
     async def new_fact(
         self,

@@ -91,9 +91,58 @@ async def test_a_changing_answer_does_not_pile_facts_up(tmp_path: Path) -> None:
 def test_what_is_remembered_of_reads_is_bounded_in_all() -> None:
     # a conversation per call, each read teaching 20,000 facts: tracked per session, this grew without bound
     reads = ReadSources(max_facts=1_000)
+    dropped = 0
     for n in range(200):
         facts = [f"user_booking(u_1,'B{n}-{j}')" for j in range(300)]
-        reads.replace(f"s{n}", ("bk__list_bookings", "d"), facts)
-    assert reads._count <= 1_000 and sum(len(o) for o in reads._owners.values()) == reads._count
+        _, forgotten = reads.replace(f"s{n}", ("bk__list_bookings", "d"), facts)
+        dropped += sum(len(texts) for _, _, texts in forgotten)
+    tracked = sum(len(s.owners) for s in reads._sessions.values())
+    assert reads._count <= 1_000 and tracked == reads._count
+    assert dropped == 200 * 300 - tracked  # every fact no longer tracked was handed back to be deleted
     # the most recent session is still replaced exactly
-    assert len(reads.replace("s199", ("bk__list_bookings", "d"), [])) == 300
+    assert len(reads.replace("s199", ("bk__list_bookings", "d"), [])[0]) == 300
+
+
+def test_a_session_keeps_the_facts_of_its_most_recent_reads() -> None:
+    """A bound read called with a new argument each time (20,000 facts an answer) filled the store within
+    the TTL: a session keeps its most recently read facts' reads, the oldest reads forgotten whole."""
+    reads = ReadSources(max_session_facts=1_000)
+    for n in range(10):
+        _, forgotten = reads.replace("s", ("bk__list_bookings", f"d{n}"), [f"b({n},{j})" for j in range(300)])
+        assert all(src == ("bk__list_bookings", f"d{n - 3}") and len(texts) == 300
+                   for _, src, texts in forgotten), (n, forgotten)
+        assert len(forgotten) == (1 if n >= 3 else 0)
+    assert len(reads._sessions["s"].owners) == 900  # d7, d8, d9
+    # a read again is the most recent: d7 survives the next read, d8 (now the oldest) goes
+    reads.replace("s", ("bk__list_bookings", "d7"), [f"b(7,{j})" for j in range(300)])
+    _, forgotten = reads.replace("s", ("bk__list_bookings", "d10"), [f"b(10,{j})" for j in range(300)])
+    assert [src for _, src, _ in forgotten] == [("bk__list_bookings", "d8")]
+    # a fact another read taught since belongs to that read: forgetting the first does not take it
+    reads.replace("t", ("get", "a"), ["f(1)", "f(2)"])
+    reads.replace("t", ("get", "b"), ["f(2)"])
+    reads.max_session_facts = 1
+    _, forgotten = reads.replace("t", ("get", "c"), [])
+    assert forgotten == [("t", ("get", "a"), ["f(1)"])], forgotten
+
+
+async def test_many_reads_of_one_session_stay_within_its_bound_and_the_guard_reads_again(tmp_path: Path):
+    state = tmp_path / "state.json"
+    users = {f"u_{i}": [f"B{i}-{j}" for j in range(50)] for i in range(10)}
+    state.write_text(json.dumps({"users": users, "bookings": {b: {"status": "confirmed"}
+                                                               for bs in users.values() for b in bs}}))
+    async with running_gateway(config(tmp_path)) as rt:
+        rt.gateway.guard.knowledge.reads.max_session_facts = 120  # a small bound, to see it
+        async with Client(rt.front.server, mode="legacy") as c:
+            for i in range(10):
+                assert not (await c.call_tool("bk__list_bookings", {"user_id": f"u_{i}"})).is_error
+            store = rt.gateway.guard.store
+            await store._learning.settled()
+            session = next(iter(await store.sessions()))
+            kept = [f.fact for f in await store.valid(session) if f.predicate == "user_booking"]
+            users_kept = {t.split("'")[1].split("-")[0] for t in kept}
+            assert len(kept) == 100 and users_kept == {"B8", "B9"}, kept[:3]
+            # u_1's read was forgotten: the guard asks the upstream again, and the cancel is proved
+            assert not (await c.call_tool("bk__cancel_booking", {"booking_id": "B1-7"})).is_error
+            refused = await c.call_tool("bk__cancel_booking", {"booking_id": "B3-7"})  # u_3's, not u_1's
+            assert refused.is_error and "current user" in refused.content[0].text, refused.content[0].text
+    assert cancelled(tmp_path) == ["B1-7"]
