@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sentinel_mcp.core.decision import Allow, Deny, ToolCall
-from sentinel_mcp.policy.guard import PolicyGuard, PolicySettings
+from tests.policy.policy_rig import make_guard
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -74,9 +74,7 @@ async def test_a_term_or_text_that_grows_faster_than_its_inferences_is_refused(t
     large ones on the engine's thread (engine.INLINE_ARGUMENT_CHARS)."""
     rb = tmp_path / "growing.pl"
     rb.write_text(RULES)
-    g = PolicyGuard([rb], None, store_path=tmp_path / "facts.db", seeds={},
-                    settings=PolicySettings(guard_timeout=60.0, confirm_ttl=300.0))
-    await g.start(watch=False)
+    g = await make_guard(None, tmp_path / "facts.db", files=[rb], seeds={})
     try:
         assert g.load_error is None, g.load_error
         for name, n in DENIED:
@@ -116,9 +114,7 @@ async def test_a_decision_of_long_inferences_is_bounded_in_time(tmp_path: Path, 
     event loop went on meanwhile, and the next decision is answered."""
     rb = tmp_path / "spin.pl"
     rb.write_text(SPIN)
-    g = PolicyGuard([rb], None, store_path=tmp_path / "facts.db", seeds={},
-                    settings=PolicySettings(guard_timeout=60.0, confirm_ttl=300.0))
-    await g.start(watch=False)
+    g = await make_guard(None, tmp_path / "facts.db", files=[rb], seeds={})
     ticks = 0
 
     async def tick() -> None:
