@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import difflib
 import logging
-from typing import Any, Awaitable, Callable
+from collections import Counter
+from contextlib import contextmanager
+from typing import Any, Awaitable, Callable, Iterator
 
 from mcp.types import (
     CompleteResult,
@@ -32,6 +34,7 @@ from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.own_results import without_upstream_stamp
 from sentinel_mcp.gateway.upstream import BuiltinTarget, Upstream
+from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.principal import Principal
 
@@ -42,6 +45,30 @@ class CatalogView:
     config: Config
     manager: UpstreamManager
     consent_gate: ConsentGate | None
+    calls_in_flight: Counter[str]  # Gateway's: one principal's calls running at once
+    max_calls_in_flight: int
+
+    def _over_cap(self, name: str) -> None:
+        raise NotImplementedError  # Gateway's: said in the log once a minute
+
+    @contextmanager
+    def _request_held(self, principal: Principal) -> Iterator[None]:
+        """A resource read, a prompt or a completion counts among its principal's calls running at once
+        (``Gateway.run``'s share): outside it, one principal held any number of a slow upstream's reads
+        open."""
+        name = principal.name
+        if self.calls_in_flight[name] >= self.max_calls_in_flight:
+            self._over_cap(name)
+            raise UpstreamUnavailable(
+                f"Sentinel refused this request: {self.max_calls_in_flight} calls of yours are already "
+                "running (the most one caller may have at once); ask again when one has finished")
+        self.calls_in_flight[name] += 1
+        try:
+            yield
+        finally:
+            self.calls_in_flight[name] -= 1
+            if not self.calls_in_flight[name]:
+                del self.calls_in_flight[name]
 
     # ------------------------------------------------------------------ tools
     def find_tool(self, name: str) -> Tool | None:
@@ -136,7 +163,8 @@ class CatalogView:
         meta = (
             call_meta("", client, "client", principal.name) if isinstance(up.target, BuiltinTarget) else None
         )
-        result: ReadResourceResult = await up.read_resource(uri, meta=meta)
+        with self._request_held(principal):
+            result: ReadResourceResult = await up.read_resource(uri, meta=meta)
         return without_upstream_stamp(result)
 
     async def get_prompt(
@@ -145,9 +173,10 @@ class CatalogView:
         route = self.manager.catalog.prompts.get(name)
         if route is None or not principal.may_read(route.upstream):
             raise NotInCatalog(name)
-        result: GetPromptResult = await self.manager.upstreams[route.upstream].get_prompt(
-            route.prompt, arguments
-        )
+        with self._request_held(principal):
+            result: GetPromptResult = await self.manager.upstreams[route.upstream].get_prompt(
+                route.prompt, arguments
+            )
         return without_upstream_stamp(result)
 
     async def complete(
@@ -175,7 +204,8 @@ class CatalogView:
         up = self.manager.upstreams[upstream]
         if not up.offers("completions"):
             return CompleteResult(completion=Completion(values=[], has_more=False))  # nothing to suggest
-        return _bounded(without_upstream_stamp(await up.complete(upstream_ref, argument, context)))
+        with self._request_held(principal):
+            return _bounded(without_upstream_stamp(await up.complete(upstream_ref, argument, context)))
 
     async def set_log_level(self, level: str | None) -> None:
         for up in list(self.manager.upstreams.values()):

@@ -165,7 +165,9 @@ async def add_tool(name: str, ctx: Context) -> str:
 
 
 @mcp.resource("toolbox://item/{key}")
-def item(key: str) -> str:
+async def item(key: str) -> str:
+    if key.startswith("slow-"):  # toolbox://item/slow-2.5: answered after 2.5 s
+        await anyio.sleep(float(key[5:]))
     return f"item {key}"
 
 

@@ -62,3 +62,28 @@ async def test_a_refused_call_is_never_forwarded_and_the_cap_has_a_sane_default(
         assert _refused(await gw.run(write))
         await held
     assert not marker.exists()
+
+
+async def test_resource_reads_prompts_and_completions_count_in_the_share(tmp_path: Path, monkeypatch) -> None:
+    """A slow upstream's resource reads were outside the share: one principal could hold any number open
+    (red team "front"). They count with its calls, and are refused past it; another principal's are not."""
+    monkeypatch.setenv("SENTINEL_CAP_CALLS_IN_FLIGHT", "2")
+    async with running_gateway(make_config(tmp_path)) as rt:
+        gw = rt.gateway
+        mallory, alice = Principal("mallory", "token"), Principal("alice", "token")
+        held = [asyncio.ensure_future(gw.read_resource("toolbox://item/slow-1.5", mallory, None)),
+                asyncio.ensure_future(gw.run(_call("mallory", 1.5)))]
+        await asyncio.sleep(0.4)
+        over = await asyncio.gather(
+            gw.read_resource("toolbox://item/k1", mallory, None),
+            gw.read_resource("TOOLBOX://item/k2", mallory, None),
+            gw.get_prompt("tb__review", {"code": "x"}, mallory),
+            return_exceptions=True,
+        )
+        assert all("calls of yours are already running" in str(o) for o in over), over
+        assert _refused(await gw.run(_call("mallory", 0.0)))  # a read holds a place a call would take
+        assert (await gw.read_resource("toolbox://item/k3", alice, None)).contents[0].text == "item k3"
+        await asyncio.gather(*held)
+        assert gw.calls_in_flight == {}  # every place freed
+        assert (await gw.read_resource("toolbox://item/k4", mallory, None)).contents[0].text == "item k4"
+        assert "x" in str(await gw.get_prompt("tb__review", {"code": "x"}, mallory))
