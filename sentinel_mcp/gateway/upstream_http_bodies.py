@@ -18,14 +18,16 @@ from typing import AsyncIterator
 
 import httpx2
 
+from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.lean_upstream import MAX_ANSWER_BYTES
 
 MAX_BODY_BYTES = MAX_ANSWER_BYTES
 REQUEST_HEADERS = {"Accept-Encoding": "identity"}
 
 
-class BodyRefused(httpx2.StreamError):
-    """An upstream's response body past a bound, or compressed."""
+class BodyRefused(httpx2.StreamError, GatewayError):
+    """An upstream's response body past a bound, or compressed (a stream error for the SDK's client, which
+    answers the request with an error; Sentinel's own for everything else)."""
 
 
 class _BoundedStream(httpx2.AsyncByteStream):
