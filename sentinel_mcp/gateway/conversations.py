@@ -66,6 +66,10 @@ class Conversations:
         # the conversations of open connections, by id, until they end: named by their sealed id even when the
         # registry (which anyone's new conversations push older ones out of) has forgotten them
         self._connected: dict[str, Conversation] = {}
+        # the conversations ended here (a connection closed), never restored from their sealed id: twice the
+        # registry's capacity of ids, the oldest forgotten first (a conversation sealed by another replica
+        # is restored, as is one evicted from the registry here while it lived)
+        self._ended: OrderedDict[str, None] = OrderedDict()
         # a conversation's sealed id as last handed out: (the seal that made it, monotonic time, the token)
         self._sealed: OrderedDict[str, tuple[Any, float, str]] = OrderedDict()
         self.labels: SharedLabels | None = None  # replicas: labels name the cluster's conversations
@@ -136,9 +140,9 @@ class Conversations:
         if conv is None and restore and sid in self._connected:
             conv = self._connected[sid]  # an open connection's, pushed out of the registry
             self._remember(conv)
-        if conv is None and restore and sid.startswith(f"{principal.name}/{MODERN_KIND}-"):
-            # sealed by us, evicted from the registry since. Only a 2026-era conversation, which never ends
-            # but by lapsing: a connection's ended with it, and restored it would bring its facts back
+        if conv is None and restore and sid.startswith(f"{principal.name}/") and sid not in self._ended:
+            # sealed by us (or by another replica), evicted from the registry since or never in it here; not
+            # one whose connection ended here: restored it would bring its facts back
             conv = Conversation(sid, principal)
             self._remember(conv)
         if conv is None or conv.principal.name != principal.name or conv.ended:
@@ -172,6 +176,9 @@ class Conversations:
         conv = self._connected.pop(sid, None) or self._by_id.get(sid)
         if conv is not None:
             conv.ended = True
+        self._ended[sid] = None
+        while len(self._ended) > 2 * self.capacity:
+            self._ended.popitem(last=False)
 
     def minted_here(self, sid: str) -> bool:
         """Whether ``sid`` is a conversation this registry opened (``open``: a fresh random id, which no other

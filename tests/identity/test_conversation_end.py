@@ -11,6 +11,8 @@ A real Sentinel over HTTP (the bookings server), raw HTTP on 127.0.0.1; the regi
 
 from __future__ import annotations
 
+import asyncio
+
 import json
 from typing import Any
 
@@ -34,7 +36,7 @@ def _last(text: str) -> dict[str, Any]:
     return dict([json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")][-1])
 
 
-async def test_a_deleted_sessions_sealed_id_names_nothing_at_once(tmp_path):
+async def test_a_deleted_sessions_sealed_id_names_nothing_once_its_connection_closed(tmp_path):
     with http_sentinel(write_config(tmp_path)) as (base, _proc):
         url = f"{base}/mcp"
         async with httpx2.AsyncClient(timeout=30) as http:
@@ -56,11 +58,15 @@ async def test_a_deleted_sessions_sealed_id_names_nothing_at_once(tmp_path):
             assert (await http.delete(url, headers=session)).status_code == 200
             modern = {**BASE, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
                       "Mcp-Name": "sentinel__sentinel_facts"}
-            named = await http.post(url, headers=modern, json={
-                "jsonrpc": "2.0", "id": 4, "method": "tools/call",
-                "params": {"name": "sentinel__sentinel_facts", "arguments": {},
-                           "_meta": {**META, "sentinel/session": sealed}}})
-            shown = named.json()["result"]["content"][0]["text"]
+            for _ in range(50):  # the connection closes just after DELETE is answered (bounded wait)
+                named = await http.post(url, headers=modern, json={
+                    "jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                    "params": {"name": "sentinel__sentinel_facts", "arguments": {},
+                               "_meta": {**META, "sentinel/session": sealed}}})
+                shown = named.json()["result"]["content"][0]["text"]
+                if "unknown, ended or not yours" in shown:
+                    break
+                await asyncio.sleep(0.1)
             assert "BK-789" not in shown and "unknown, ended or not yours" in shown, shown
 
 
@@ -88,3 +94,13 @@ def test_an_ended_connections_conversation_is_not_restored_once_forgotten():
     registry.end(live.id)
     with pytest.raises(SessionRefused):
         registry.named(live_id, alice)
+    # another replica (the cluster's seal) restores a handshake-era conversation it never held: a retry there
+    # joins the same conversation (tests/cluster/test_console_retry_joins.py)
+    replica = Conversations(capacity=3)
+    replica.seal = registry.seal
+    other = registry.of_transport(Connection(), alice, "http")
+    assert replica.named(registry.sealed(other), alice).id == other.id
+    # and the ended ones this registry remembers are bounded (twice its capacity), the oldest forgotten first
+    for n in range(10):
+        registry.end(f"alice/http-{n}")
+    assert len(registry._ended) == 6 and "alice/http-9" in registry._ended
