@@ -11,6 +11,7 @@ Kept by place, not by text: the SDK writes some of its messages with the outside
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 
@@ -47,7 +48,13 @@ class LogWindow(logging.Filter):
 
 
 def bound_log(logger: logging.Logger | None = None) -> None:
-    """Every handler of ``logger`` (the root logger's by default) keeps within a ``LogWindow``."""
+    """Every handler of ``logger`` (the root logger's by default) that writes to the process's stderr or
+    stdout (what ``logging.basicConfig`` made) keeps within a ``LogWindow``, once. Not another program's
+    handlers when ``main`` runs inside it (a test run's capture, which keeps one handler for all its tests
+    and would then count one test's lines against the next's)."""
     window = LogWindow()
     for handler in (logger or logging.getLogger()).handlers:
-        handler.addFilter(window)
+        if getattr(handler, "stream", None) not in (sys.stderr, sys.stdout):
+            continue
+        if not any(isinstance(f, LogWindow) for f in handler.filters):
+            handler.addFilter(window)

@@ -57,3 +57,26 @@ async def test_an_upstreams_garbage_lines_do_not_flood_the_log(tmp_path: Path, k
         stop_process(proc)
     logged = stderr.read_bytes()
     assert len(logged) < 300_000, (len(logged), logged[-2000:])
+
+
+def test_the_window_is_put_on_the_processs_own_handlers_once():
+    """``main`` also runs inside other programs (a test run calls it): their handlers, such as pytest's one
+    capture handler for every test, are left alone (a window there counted one test's lines against the
+    next's); the process's stderr handler gets one window, however often ``main`` runs."""
+    import io
+    import logging
+    import sys
+
+    from sentinel_mcp.core.log_window import LogWindow, bound_log
+
+    logger = logging.getLogger("sentinel-test-log-window")
+    own, other = logging.StreamHandler(sys.stderr), logging.StreamHandler(io.StringIO())
+    logger.addHandler(own)
+    logger.addHandler(other)
+    try:
+        bound_log(logger)
+        bound_log(logger)
+        assert [type(f) for f in own.filters] == [LogWindow] and other.filters == []
+    finally:
+        logger.removeHandler(own)
+        logger.removeHandler(other)
