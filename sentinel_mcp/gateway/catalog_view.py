@@ -51,24 +51,33 @@ class CatalogView:
     def _over_cap(self, name: str) -> None:
         raise NotImplementedError  # Gateway's: said in the log once a minute
 
+    def _take_place(self, name: str) -> bool:
+        """One of ``name``'s places among its calls running at once; False (said in the log) when all are
+        taken. ``_give_place`` gives it back."""
+        if self.calls_in_flight[name] >= self.max_calls_in_flight:
+            self._over_cap(name)
+            return False
+        self.calls_in_flight[name] += 1
+        return True
+
+    def _give_place(self, name: str) -> None:
+        self.calls_in_flight[name] -= 1
+        if not self.calls_in_flight[name]:
+            del self.calls_in_flight[name]
+
     @contextmanager
     def _request_held(self, principal: Principal) -> Iterator[None]:
         """A resource read, a prompt or a completion counts among its principal's calls running at once
         (``Gateway.run``'s share): outside it, one principal held any number of a slow upstream's reads
         open."""
-        name = principal.name
-        if self.calls_in_flight[name] >= self.max_calls_in_flight:
-            self._over_cap(name)
+        if not self._take_place(principal.name):
             raise UpstreamUnavailable(
                 f"Sentinel refused this request: {self.max_calls_in_flight} calls of yours are already "
                 "running (the most one caller may have at once); ask again when one has finished")
-        self.calls_in_flight[name] += 1
         try:
             yield
         finally:
-            self.calls_in_flight[name] -= 1
-            if not self.calls_in_flight[name]:
-                del self.calls_in_flight[name]
+            self._give_place(principal.name)
 
     # ------------------------------------------------------------------ tools
     def find_tool(self, name: str) -> Tool | None:

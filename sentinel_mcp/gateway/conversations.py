@@ -26,6 +26,7 @@ from sentinel_mcp.storage.conversation_names import LabelsUnavailable, SharedLab
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
 from sentinel_mcp.gateway.request_state import PREFIX as SEAL_PREFIX
 from sentinel_mcp.gateway.request_state import RequestStateSeal
+from sentinel_mcp.gateway.session_tables import on_end
 from sentinel_mcp.identity.principal import Principal
 from sentinel_mcp.core.errors import GatewayError
 
@@ -90,6 +91,10 @@ class Conversations:
             self._by_transport[transport] = conv
             self._connected[conv.id] = conv
             weakref.finalize(transport, self.end, conv.id)
+            if hasattr(transport, "exit_stack"):  # a live connection (the SDK's): it tells when it closes
+                # ended when it closes (DELETE, idle expiry, a closed stream), not only once the collector
+                # frees it: until then its sealed id still named it from any request of the caller
+                on_end(transport, "conversation", lambda: self.end(conv.id))
         elif conv.principal != principal:
             raise SessionRefused("this connection belongs to another caller; start your own session")
         return conv

@@ -292,14 +292,11 @@ class Gateway(DecideStep, CatalogView):
         if problem is not None:
             return Refused(reason=problem)
         top = req.depth == 0
-        if top and self.calls_in_flight[who.name] >= self.max_calls_in_flight:
-            self._over_cap(who.name)
+        if top and not self._take_place(who.name):
             return Refused(reason=(
                 f"Sentinel refused this call: {self.max_calls_in_flight} calls of yours are already running "
                 "(the most one caller may have at once); call again when one has finished"))
         self.inflight += 1
-        if top:
-            self.calls_in_flight[who.name] += 1
         # a policy fetch's time counts for the call whose decision needed it (``call_timings``)
         parent = call_timings.current() if req.origin == "solver" else None
         started = call_timings.now()
@@ -314,9 +311,7 @@ class Gateway(DecideStep, CatalogView):
                 parent.fetch_spans.append((started, call_timings.now()))
             self.inflight -= 1
             if top:
-                self.calls_in_flight[who.name] -= 1
-                if not self.calls_in_flight[who.name]:
-                    del self.calls_in_flight[who.name]
+                self._give_place(who.name)
 
     def _alone(self) -> bool:
         """The only call in flight, nothing waiting on the loop: its rows may skip the writer."""

@@ -33,13 +33,8 @@ from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.core.caller_link import shared_note
 from sentinel_mcp.gateway.client_notices import tell_each, told
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
-from sentinel_mcp.gateway.conversations import (
-    MODERN_KIND,
-    SESSION_HEADER,
-    Conversation,
-    Conversations,
-    SessionRefused,
-)
+from sentinel_mcp.gateway.conversations import (MODERN_KIND, SESSION_HEADER, Conversation, Conversations,
+                                                 SessionRefused)
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.front_listings import CatalogRequests
@@ -245,12 +240,7 @@ class Front(CatalogRequests, HeldRounds):
             connection = (
                 getattr(ctx.session, "_connection", None) or ctx.session
             )  # one per handshake connection
-            conv = self.conversations.of_transport(connection, principal, kind)
-            if hasattr(connection, "exit_stack"):
-                # ended when the connection closes (DELETE, idle expiry, a closed stream), not only once the
-                # collector frees it: until then its sealed id still named it from any request of the caller
-                on_end(connection, "conversation", lambda: self.conversations.end(conv.id))
-            return conv
+            return self.conversations.of_transport(connection, principal, kind)
         return self.conversations.open(principal, MODERN_KIND)
 
     async def session_id(self, ctx: ServerRequestContext) -> str:

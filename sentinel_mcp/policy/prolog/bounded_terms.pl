@@ -24,12 +24,10 @@ max_list_length(1000000).
 max_answer_chars(8000000).  % an engine's answer: a proof of many goals, each shown within max_text_chars
 
 %  bounded_text(:Goal, -Text): Text (an atom) is what Goal writes to current_output; a resource error
-%  (text_size) when that is more than max_text_chars characters (bounded_text/3: Max). Goal is written twice:
-%  first to a stream that only counts and stops the writing at the bound, then, within it, to the text (no
-%  chunks kept and joined).
-bounded_text(Goal, Text) :- max_text_chars(Max), bounded_text(Goal, Max, Text).
-
-bounded_text(Goal, Max, Text) :-
+%  (text_size) when that is more than max_text_chars characters. Goal is written twice: first to a stream that
+%  only counts and stops the writing at the bound, then, within it, to the text (no chunks kept and joined).
+bounded_text(Goal, Text) :-
+    max_text_chars(Max),
     (   nb_current(sn_bt_room, Outer) -> true ; Outer = none ),  % written inside another bounded text
     setup_call_cleanup(nb_setval(sn_bt_room, Max), counted(Goal, Room), nb_setval(sn_bt_room, Outer)),
     (   Room < 0
