@@ -20,6 +20,7 @@ from sentinel_mcp.storage import StorageError
 _COMMAND_MODULES = [
     "sentinel_mcp.app.gateway_cli",
     "sentinel_mcp.app.consent_cli",
+    "sentinel_mcp.app.pins_cli",
     "sentinel_mcp.app.builtin_cli",
     "sentinel_mcp.app.policy_cli",
     "sentinel_mcp.tls.cli",

@@ -203,6 +203,9 @@ class PolicySettings(_Strict):
     # default lets those tools through to the built-in's own risk check instead of asking first. Only names of
     # built-ins Sentinel mounts count; a configured upstream is never trusted this way.
     self_confirming: list[str] = Field(default_factory=lambda: ["device", "agent"])
+    # each configured upstream's tools pinned as first seen; a later change of one is held until the owner
+    # accepts it (``sentinel-mcp pins``; gateway/tool_pins.py). False: changes are served as listed
+    pin_tools: StrictBool = True
     # goals typed by clients (sentinel_query) run in a separate worker process under these budgets
     query_seconds: float = Field(2.0, gt=0, le=60)
     query_inferences: int = Field(2_000_000, gt=0)

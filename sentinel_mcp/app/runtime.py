@@ -41,6 +41,7 @@ from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.storage.conversation_names import SharedLabels
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
+from sentinel_mcp.gateway.tool_pins import FILE_NAME as PINS_FILE, ToolPins
 from sentinel_mcp.core.decision import Guard
 from sentinel_mcp.policy.confirmation_book import SharedConfirmationBook
 from sentinel_mcp.policy.default_guard import DefaultGuard
@@ -236,6 +237,8 @@ async def running_gateway(
     upstream (built-ins included) as ``UpstreamManager.run`` says, and failures are reported the same way."""
     manager = UpstreamManager()
     manager.catalog.reserved = config.namespaces()  # another server's names, even before it connects
+    if config.sentinel.policy.pin_tools:
+        manager.catalog.pins = ToolPins(config.data_dir / PINS_FILE)
     for name, spec in config.mcp_servers.items():
         if not spec.disabled:
             manager.add(name, spec)

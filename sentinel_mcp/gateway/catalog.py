@@ -15,6 +15,9 @@ namespace (``<its name or prefix>__...``, a built-in's included), whether that s
 such a tool is withheld and the conflict reported, naming both servers (a shadowing server would otherwise
 take a guarded tool's name, or take it while its server is still starting). Prompts follow the same rule (a
 prompt is text the user sends the model).
+
+A configured upstream's tool whose definition changed since it was first seen is held (``tool_pins.py``): it
+is in no listing and no call reaches it; ``held`` says why, by the name that would expose it.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from mcp.shared.uri_template import UriTemplate
 from mcp.types import Prompt, Resource, ResourceTemplate, Tool
 
 from sentinel_mcp.gateway.template_overlap import overlapping
+from sentinel_mcp.gateway.tool_pins import Held, ToolPins
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.upstream import Upstream
@@ -90,6 +94,9 @@ class Catalog:
         # namespace (a configured server's name or prefix, a built-in's name) -> its server, set by the host
         # from the config: reserved whether that server is connected yet or not
         self.reserved: dict[str, str] = {}
+        # the first definitions of configured upstreams' tools (None: not pinned), set by the host
+        self.pins: ToolPins | None = None
+        self.held: dict[str, str] = {}  # exposed name -> why the tool is held (its definition changed)
         self.version = 0
 
     def rebuild(self, upstreams: Iterable["Upstream"]) -> None:
@@ -99,6 +106,8 @@ class Catalog:
         governed = self._governed()
         spaces = self._namespaces(ordered)
         conflicts: list[str] = []
+        held = self._held(ordered)
+        held_names: dict[str, str] = {}
         tools: dict[str, ToolRoute] = {}
         prompts: dict[str, PromptRoute] = {}
         resources: dict[str, tuple[str, Resource]] = {}
@@ -110,6 +119,10 @@ class Catalog:
                 tool = up.tools[tname]
                 name = exposed_name(prefix, tname)
                 own = identity_of(up.name, tname)
+                if own in held:
+                    why = held[own]
+                    held_names[name] = why.reason() if isinstance(why, Held) else why
+                    continue
                 other = _foreign(name, up.name, spaces, (up.name, up.prefix)) or (
                     owners.get(name) or name.split(SEP, 1)[0]
                     if name != own and (name in owners or name in governed) else None
@@ -164,7 +177,26 @@ class Catalog:
         self.contested = contested
         self.identities = {r.identity: n for n, r in tools.items()}
         self.conflicts = conflicts
+        for name, why in held_names.items():
+            if self.held.get(name) != why:
+                log.error("catalog: %s", why)
+        self.held = held_names
         self.version += 1
+
+    def _held(self, ordered: list["Upstream"]) -> dict[str, Held | str]:
+        """The configured upstreams' tools whose definitions differ from their pins (those seen for the
+        first time are pinned now)."""
+        if self.pins is None:
+            return {}
+        listed = {
+            identity_of(up.name, t): tool for up in ordered if not up.builtin for t, tool in up.tools.items()
+        }
+        try:
+            return self.pins.check(listed)
+        except OSError as e:  # the pins cannot be written: nothing new is trusted on its word
+            log.error("catalog: the tool pins file %s cannot be written: %s", self.pins.path, e)
+            why = f"the tool pins file {self.pins.path} cannot be written ({e.strerror or e})"
+            return {identity: f"tool {identity} is held: {why}" for identity in listed}
 
     def _namespaces(self, ordered: list["Upstream"]) -> dict[str, str]:
         """Each server's namespaces (its name, its prefix) -> that server: the configured ones (connected or

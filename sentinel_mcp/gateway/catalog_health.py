@@ -66,9 +66,12 @@ class CatalogHealth:
 
     @property
     def problems(self) -> list[str]:
-        """What health reports of the catalog: its conflicts, and each upstream's refused listing."""
+        """What health reports of the catalog: its conflicts, each upstream's refused listing, the tools held
+        because their upstream changed them since they were pinned."""
         listings = [up.listing_problem for up in self._manager.upstreams.values() if up.listing_problem]
-        return [*self.conflicts, *listings]
+        catalog = self._manager.catalog
+        pins = [catalog.pins.problem] if catalog.pins is not None and catalog.pins.problem else []
+        return [*self.conflicts, *listings, *pins, *catalog.held.values()]
 
     @property
     def tool_count(self) -> int:

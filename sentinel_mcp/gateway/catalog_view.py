@@ -142,6 +142,9 @@ class CatalogView:
         )
 
     def _unknown_tool_message(self, name: str, principal: Principal) -> str:
+        held = self.manager.catalog.held.get(name)
+        if held is not None:  # its upstream changed it since it was pinned: the caller is told so
+            return held
         names = [t.name for t in self.list_catalog_tools(principal)]
         close = difflib.get_close_matches(name, names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""

@@ -160,6 +160,11 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
     def modern(self) -> bool:
         return self.protocol_version in MODERN_PROTOCOL_VERSIONS
 
+    @property
+    def builtin(self) -> bool:
+        """Mounted by Sentinel itself (its tools are Sentinel's own code, never pinned)."""
+        return isinstance(self.target, BuiltinTarget)
+
     def status(self) -> UpstreamStatus:
         return UpstreamStatus(
             self.name,

@@ -16,6 +16,8 @@ from sentinel_mcp.gateway.upstream import Target, Upstream, UpstreamHooks
 
 log = logging.getLogger(__name__)
 
+PINS_RECHECK_SECONDS = 2.0  # how soon an owner's `sentinel-mcp pins accept` reaches a running gateway
+
 
 class UpstreamManager:
     def __init__(self, on_catalog_changed: Callable[[], Awaitable[None]] | None = None) -> None:
@@ -40,13 +42,24 @@ class UpstreamManager:
             self._tg.start_soon(up.run, name=f"upstream:{name}")
         return up
 
-    async def _catalog_changed(self, _up: Upstream) -> None:
+    async def _catalog_changed(self, _up: Upstream | None) -> None:
         self.catalog.rebuild(self.upstreams.values())
         if self.on_catalog_changed is not None:
             try:
                 await self.on_catalog_changed()
             except Exception:  # noqa: BLE001
                 log.exception("catalog change hook failed")
+
+    async def _pins_recheck(self) -> None:
+        """The owner accepted (or forgot) a pin with the CLI: the catalog is rebuilt and clients told."""
+        pins = self.catalog.pins
+        if pins is None or self._stopping.is_set() or not pins.changed_on_disk():
+            return
+        try:
+            pins.reload()
+            await self._catalog_changed(None)
+        except Exception:  # noqa: BLE001 - the next check tries again
+            log.exception("tool pins: reload failed")
 
     async def _resource_updated(self, up: Upstream, uri: str) -> None:
         if self.on_resource_updated is not None:
@@ -90,7 +103,10 @@ class UpstreamManager:
             self.catalog.rebuild(self.upstreams.values())
             task_status.started()
             # open until stop(), even with no upstream yet: one added later (add()) starts here
-            await self._stopping.wait()
+            while not self._stopping.is_set():
+                with anyio.move_on_after(PINS_RECHECK_SECONDS):
+                    await self._stopping.wait()
+                await self._pins_recheck()
         self._tg = None
 
     async def stop(self) -> None:

@@ -1,0 +1,204 @@
+"""A configured upstream's tools are pinned as first seen: a later change (a "rug pull") is held until the
+owner accepts it. Driven through a real gateway, a real upstream that changes its tools, and the real CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client import IncomingMessage
+from mcp.types import ElicitResult, Tool, ToolAnnotations, ToolListChangedNotification
+
+from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.cli import main as cli
+from sentinel_mcp.gateway.tool_pins import FILE_NAME, ToolPins, definition_of, digest_of
+
+from .helpers import make_config
+
+pytestmark = pytest.mark.timeout(120)
+RUG = str(Path(__file__).with_name("rug_server.py"))
+
+
+def rug_config(data_dir: Path, state: Path, **sentinel):
+    server = {"command": sys.executable, "args": [RUG], "env": {"RUG_STATE": str(state)}}
+    return make_config(data_dir, {"rg": server}, **sentinel)
+
+
+async def names(c: Client) -> set[str]:
+    return {t.name for t in (await c.list_tools()).tools}
+
+
+async def until(check, seconds: float = 15.0) -> None:
+    with anyio.fail_after(seconds):
+        while not await check():
+            await anyio.sleep(0.05)
+
+
+def approve():
+    async def callback(ctx, params):  # noqa: ANN001
+        return ElicitResult(action="accept", content={"approve": True})
+    return callback
+
+
+# the field each change shows up in (what `pins show` and the held reason name)
+CHANGES = {
+    "description": "description",
+    "schema": "inputSchema",
+    "read_only": "annotations",
+    "title": "title",
+    "meta": "_meta",
+    "invisible": "description",
+}
+
+
+async def test_every_kind_of_change_is_held_and_a_change_back_is_served_again(data_dir, tmp_path):
+    async with running_gateway(rug_config(data_dir, tmp_path / "rug-state")) as rt:
+        async with Client(rt.front.server, mode="auto", elicitation_callback=approve()) as c:
+            assert "rg__transfer" in await names(c)
+            for kind, field in CHANGES.items():
+                await c.call_tool("rg__rug", {"kind": kind})
+
+                async def held() -> bool:
+                    return "rg__transfer" not in await names(c)
+
+                await until(held)
+                r = await c.call_tool("rg__transfer", {"to": "x", "amount": 5})
+                text = r.content[0].text
+                assert r.is_error and "is held" in text and field in text, (kind, text)
+                assert "sentinel-mcp pins accept rg__transfer" in text
+                assert any("rg__transfer is held" in p for p in rt.catalog_health.problems)
+                # back to the pinned definition: served again, nothing left held
+                await c.call_tool("rg__rug", {"kind": "plain"})
+
+                async def served() -> bool:
+                    return "rg__transfer" in await names(c)
+
+                await until(served)
+                assert not any("held" in p for p in rt.catalog_health.problems)
+            r = await c.call_tool("rg__transfer", {"to": "x", "amount": 5})
+            assert not r.is_error and r.content[0].text == "sent 5 to x"
+    pins = ToolPins(data_dir / FILE_NAME)
+    assert {e["tool"] for e in pins.entries()} == {"rg__balance", "rg__rug", "rg__transfer"}
+    assert pins.held_identities == []
+
+
+async def test_a_tool_turned_read_only_gets_no_free_pass_until_the_owner_accepts(data_dir, tmp_path, capsys):
+    told = anyio.Event()
+
+    async def on_message(m: IncomingMessage) -> None:
+        if isinstance(m, ToolListChangedNotification):
+            told.set()
+
+    async with running_gateway(rug_config(data_dir, tmp_path / "rug-state")) as rt:
+        async with Client(rt.front.server, mode="legacy", message_handler=on_message) as c:
+            pinned = {t.name: t for t in (await c.list_tools()).tools}["rg__transfer"]
+            assert pinned.annotations.read_only_hint is False
+            await c.call_tool("rg__rug", {"kind": "read_only"})
+            await until(lambda: _without(c, "rg__transfer"))
+            # held: the claim of read-only lets nothing through (no client here could even confirm)
+            r = await c.call_tool("rg__transfer", {"to": "attacker", "amount": 1000})
+            assert r.is_error and "is held" in r.content[0].text
+
+            capsys.readouterr()
+            assert cli(["pins", "list", "--held"]) == 0
+            assert "rg__transfer  HELD" in capsys.readouterr().out
+            assert cli(["pins", "show", "rg__transfer"]) == 0
+            shown = capsys.readouterr().out
+            assert "--- annotations (pinned)" in shown and '"readOnlyHint": true' in shown
+            # the owner accepts only what was shown: another digest accepts nothing
+            assert cli(["pins", "accept", "rg__transfer", "--digest", "0" * 64]) == 1
+            assert json.loads(capsys.readouterr().out) == {"accepted": {}}
+            assert "rg__transfer" not in await names(c)
+            told = anyio.Event()
+            assert cli(["pins", "accept", "rg__transfer"]) == 0
+            accepted = json.loads(capsys.readouterr().out)["accepted"]
+            assert list(accepted) == ["rg__transfer"]
+            with anyio.fail_after(15):  # the running gateway sees the file change and tells its clients
+                await told.wait()
+            now = {t.name: t for t in (await c.list_tools()).tools}["rg__transfer"]
+            assert now.annotations.read_only_hint is True
+            r = await c.call_tool("rg__transfer", {"to": "x", "amount": 5})
+            assert not r.is_error and r.content[0].text == "sent 5 to x"
+            assert not rt.catalog_health.problems
+
+
+async def _without(c: Client, name: str) -> bool:
+    return name not in await names(c)
+
+
+async def test_pins_outlive_a_restart_of_the_gateway_and_its_upstream(data_dir, tmp_path):
+    state = tmp_path / "rug-state"
+    async with running_gateway(rug_config(data_dir, state)) as rt:
+        async with Client(rt.front.server, mode="auto") as c:
+            assert "rg__transfer" in await names(c)
+    state.write_text("description")  # the upstream comes back changed: never shown, not for a moment
+    async with running_gateway(rug_config(data_dir, state)) as rt:
+        async with Client(rt.front.server, mode="auto") as c:
+            assert await names(c) >= {"rg__balance", "rg__rug"}
+            assert "rg__transfer" not in await names(c)
+            assert any("rg__transfer is held" in p and "description" in p for p in rt.catalog_health.problems)
+    # with pinning off the owner takes upstreams at their word
+    async with running_gateway(rug_config(data_dir, state, policy={"pin_tools": False})) as rt:
+        async with Client(rt.front.server, mode="auto") as c:
+            listed = {t.name: t for t in (await c.list_tools()).tools}
+            assert "<IMPORTANT>" in listed["rg__transfer"].description
+
+
+@pytest.mark.parametrize("garbage", [
+    "{not json",
+    '{"format": 1, "pins": []}',
+    '{"format": 2, "pins": {}, "held": {}}',
+    '{"format": 1, "pins": {"rg__transfer": {"digest": "short", "pinned_at": 1}}, "held": {}}',
+    '{"format": 1, "pins": {"rg__transfer": {"digest": "' + "a" * 64 + '", "pinned_at": "now"}}, "held": {}}',
+    "\udcff".encode("utf-8", "surrogateescape").decode("latin-1"),
+])
+async def test_a_pins_file_that_cannot_be_read_holds_every_upstream_tool_and_is_left_as_it_is(
+    data_dir, tmp_path, garbage, capsys
+):
+    data_dir.mkdir(parents=True)
+    pins_file = data_dir / FILE_NAME
+    pins_file.write_bytes(garbage.encode("latin-1") if garbage.startswith("\xff") else garbage.encode())
+    before = pins_file.read_bytes()
+    async with running_gateway(rug_config(data_dir, tmp_path / "rug-state")) as rt:
+        async with Client(rt.front.server, mode="auto") as c:
+            assert not {n for n in await names(c) if n.startswith("rg__")}
+            r = await c.call_tool("rg__balance", {})
+            assert r.is_error and str(pins_file) in r.content[0].text
+            assert any(str(pins_file) in p for p in rt.catalog_health.problems)
+    assert pins_file.read_bytes() == before
+    with pytest.raises(SystemExit) as e:
+        cli(["pins", "list"])
+    assert str(pins_file) in str(e.value)
+
+
+def test_a_definition_is_compared_whatever_the_order_of_its_keys():
+    a = Tool(name="t", description="d", input_schema={"type": "object", "properties": {"x": {"type": "string"},
+                                                                                     "y": {"type": "integer"}}},
+             annotations=ToolAnnotations(read_only_hint=True))
+    b = Tool(name="other", annotations=ToolAnnotations(read_only_hint=True), description="d",
+             input_schema={"properties": {"y": {"type": "integer"}, "x": {"type": "string"}}, "type": "object"})
+    assert digest_of(definition_of(a)) == digest_of(definition_of(b))  # the name is the identity's
+    c = b.model_copy(update={"description": "d "})
+    assert digest_of(definition_of(a)) != digest_of(definition_of(c))
+
+
+def test_two_writers_merge_and_an_accept_pins_exactly_the_held_definition(tmp_path):
+    path = tmp_path / FILE_NAME
+    gateway, owner = ToolPins(path), ToolPins(path)
+    first = Tool(name="t", description="one", input_schema={"type": "object"})
+    assert gateway.check({"s__t": first, "s__u": first}) == {}
+    changed = first.model_copy(update={"description": "two"})
+    held = gateway.check({"s__t": changed, "s__u": first})
+    assert list(held) == ["s__t"] and held["s__t"].fields == ("description",)
+    owner.reload()
+    assert owner.held_identities == ["s__t"]
+    again = first.model_copy(update={"description": "three"})  # changed again after the owner looked
+    gateway.check({"s__t": again, "s__u": first})
+    assert owner.accept(["s__t"], digest=digest_of(definition_of(changed))) == {}
+    assert owner.accept(["s__t"]) == {"s__t": digest_of(definition_of(again))}
+    assert gateway.check({"s__t": again, "s__u": first}) == {}  # the gateway reads the owner's accept
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
