@@ -153,8 +153,12 @@ class ToolPins:
         noted: dict[str, dict[str, Any]] = {}
         cleared: list[str] = []  # held before, listed as pinned again
         for identity, tool in listed.items():
-            definition = definition_of(tool)
-            digest = digest_of(definition)
+            try:
+                definition = definition_of(tool)
+                digest = digest_of(definition)
+            except (ValueError, RecursionError) as e:  # nested past what can be written: nothing to pin
+                held[identity] = f"tool {identity} is held: its definition cannot be pinned ({e})"
+                continue
             pin = self._pins.get(identity)
             if pin is None:
                 if len(self._pins) + len(fresh) >= MAX_PINS:
@@ -187,10 +191,9 @@ class ToolPins:
             if self.problem is not None:
                 return {identity: f"tool {identity} is held: {self.problem}" for identity in listed}
             # a pin another writer made first may differ from what is listed now: checked against it
-            for identity in fresh:
+            for identity, mine in fresh.items():
                 pin = self._pins.get(identity)
-                tool = listed[identity]
-                if pin is not None and pin["digest"] != digest_of(definition_of(tool)):
+                if pin is not None and pin["digest"] != mine["digest"]:
                     held[identity] = Held(identity, pin["pinned_at"], now, ())
         return held
 

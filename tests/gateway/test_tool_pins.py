@@ -202,3 +202,14 @@ def test_two_writers_merge_and_an_accept_pins_exactly_the_held_definition(tmp_pa
     assert owner.accept(["s__t"]) == {"s__t": digest_of(definition_of(again))}
     assert gateway.check({"s__t": again, "s__u": first}) == {}  # the gateway reads the owner's accept
     assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_definition_too_deep_to_write_is_held_not_a_crash(tmp_path):
+    schema: dict = {"type": "string"}
+    for _ in range(600):
+        schema = {"type": "object", "properties": {"a": schema}}
+    pins = ToolPins(tmp_path / FILE_NAME)
+    held = pins.check({"s__deep": Tool(name="deep", input_schema=schema),
+                       "s__ok": Tool(name="ok", input_schema={"type": "object"})})
+    assert list(held) == ["s__deep"] and "cannot be pinned" in held["s__deep"]
+    assert [e["tool"] for e in pins.entries()] == ["s__ok"]
