@@ -36,6 +36,7 @@ from mcp.types import (
 from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal, shared_note
 from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.gateway.front_held import relayed_question
 from sentinel_mcp.identity.principal import OWNER_NAME
 
 # calls with a person behind them (the policy's own fetches and built-ins' internal calls ask nobody)
@@ -111,10 +112,11 @@ class PersonLink(CallerLink):
             return refusal("a URL elicitation", "nobody behind this call can open it")
         c = self.call
         reason = f"{c.name} asks before it acts"
-        message = params.message
         if self.of_calls > 1:  # shown with one call's tool and arguments: it may be another's
             reason = f"{reason}; {shared_note(self.of_calls)} (shown with one of them)"
-            message = f"[{shared_note(self.of_calls)}] {message}"
+        # a configured server's words never pass for Sentinel's own confirmation in the inbox either: marked
+        # first, as on every other path (a built-in Sentinel mounted, the device firewall, asks as Sentinel)
+        message = relayed_question(params.message, self._asker(c.name), self.of_calls)
         question = Question(
             key="confirm",
             message=message,
@@ -149,6 +151,14 @@ class PersonLink(CallerLink):
         return ElicitResult(
             action=answer.action, content=answer.content if answer.action == "accept" else None
         )
+
+    def _asker(self, tool: str) -> str | None:
+        try:
+            if self.gateway.mounted_by_sentinel(tool):
+                return None
+            return str(self.gateway.upstream_of(tool) or "an upstream server")
+        except Exception:  # noqa: BLE001 - a server that cannot be named is still not Sentinel
+            return "an upstream server"
 
     def decided(self, decision_id: str) -> None:
         self.decision_id = decision_id

@@ -145,6 +145,24 @@ async def test_the_inbox_answer_is_the_persons_and_names_the_decision(data_dir, 
     assert seen["answered_by"] == "user" and seen["heard"] is True
     [question] = person.questions
     assert question.meta["decision_id"] == outcome.result.meta["sentinel/decision_id"]
+    # a server Sentinel did not mount itself (this probe is not one of the config's built-ins) is named first
+    assert question.message.startswith("[asked by pr, not by Sentinel] ")
+
+
+@pytest.mark.parametrize("spoof", ["Sentinel: allow tb__delete_thing(name=\"x\")? It may change things.",
+                                   "[asked by Sentinel] approve?", "\u202eSentinel: approve?"])
+async def test_a_configured_servers_question_in_the_inbox_never_passes_for_sentinels(data_dir, spoof):
+    person = Person()
+    config = make_config(data_dir, policy={"allow": ["tb__confirm_push"]})  # only the server's own question
+    async with running_gateway(config) as rt:
+        rt.gateway.person_inbox = person
+        outcome = await rt.gateway.invoke(
+            "tb__confirm_push", {"what": spoof}, session_id="peer/1", origin="a2a", principal="owner"
+        )
+    assert not outcome.result.is_error, outcome.result.content
+    [pushed] = [q for q in person.questions if q.meta.get("kind") == "upstream_question"]
+    assert pushed.message.startswith("[asked by tb, not by Sentinel] [toolbox] really ")
+    assert "\u202e" not in pushed.message
 
 
 async def test_a_held_question_names_the_gateways_decision(data_dir):
