@@ -169,6 +169,10 @@ class PrincipalSpec(_Strict):
     # glob patterns over <server>__<tool> (the server's config name and the tool's own name) and server names
     tools: list[str] = Field(default_factory=lambda: ["*"])
     upstreams: list[str] = Field(default_factory=lambda: ["*"])
+    # its calls a minute (tool calls, resource reads, prompts; gateway/call_rates.py), and how many at once
+    # past a quiet spell (default: a minute's worth); None: sentinel.policy.calls_per_minute
+    calls_per_minute: int | None = Field(None, ge=1, le=1_000_000, strict=True)
+    burst: int | None = Field(None, ge=1, le=1_000_000, strict=True)
 
     @field_validator("token")
     @classmethod
@@ -206,6 +210,8 @@ class PolicySettings(_Strict):
     # each configured upstream's tools pinned as first seen; a later change of one is held until the owner
     # accepts it (``sentinel-mcp pins``; gateway/tool_pins.py). False: changes are served as listed
     pin_tools: StrictBool = True
+    # calls a minute of every principal that sets none (never the owner's nor Sentinel's own); None: no limit
+    calls_per_minute: int | None = Field(None, ge=1, le=1_000_000, strict=True)
     # goals typed by clients (sentinel_query) run in a separate worker process under these budgets
     query_seconds: float = Field(2.0, gt=0, le=60)
     query_inferences: int = Field(2_000_000, gt=0)

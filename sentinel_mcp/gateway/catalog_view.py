@@ -27,6 +27,7 @@ from mcp.types import (
 )
 
 from sentinel_mcp.config import Config
+from sentinel_mcp.gateway.call_rates import CallRates
 from sentinel_mcp.core.builtin import declares_self_confirming
 from sentinel_mcp.core.call_meta import call_meta
 from sentinel_mcp.core.port import NotInCatalog
@@ -47,18 +48,25 @@ class CatalogView:
     consent_gate: ConsentGate | None
     calls_in_flight: Counter[str]  # Gateway's: one principal's calls running at once
     max_calls_in_flight: int
+    rates: CallRates  # Gateway's: each principal's calls a minute
 
-    def _over_cap(self, name: str) -> None:
+    def _over_cap(self, name: str, rated: bool = False) -> None:
         raise NotImplementedError  # Gateway's: said in the log once a minute
 
-    def _take_place(self, name: str) -> bool:
-        """One of ``name``'s places among its calls running at once; False (said in the log) when all are
-        taken. ``_give_place`` gives it back."""
+    def _take_place(self, name: str) -> str | None:
+        """One of ``name``'s places among its calls running at once, and one call of its rate; else why not
+        (said in the log). ``_give_place`` gives the place back."""
         if self.calls_in_flight[name] >= self.max_calls_in_flight:
             self._over_cap(name)
-            return False
+            return (f"{self.max_calls_in_flight} calls of yours are already running (the most one caller may "
+                    "have at once); call again when one has finished")
+        wait = self.rates.take(name)
+        if wait is not None:
+            self._over_cap(name, rated=True)
+            return (f"you have made the {self.rates.rate_of(name)} calls a minute your principal may "
+                    f"make; the next one is taken in {max(wait, 0.01):.2f} s")
         self.calls_in_flight[name] += 1
-        return True
+        return None
 
     def _give_place(self, name: str) -> None:
         self.calls_in_flight[name] -= 1
@@ -70,10 +78,9 @@ class CatalogView:
         """A resource read, a prompt or a completion counts among its principal's calls running at once
         (``Gateway.run``'s share): outside it, one principal held any number of a slow upstream's reads
         open."""
-        if not self._take_place(principal.name):
-            raise UpstreamUnavailable(
-                f"Sentinel refused this request: {self.max_calls_in_flight} calls of yours are already "
-                "running (the most one caller may have at once); ask again when one has finished")
+        refused = self._take_place(principal.name)
+        if refused is not None:
+            raise UpstreamUnavailable(f"Sentinel refused this request: {refused}")
         try:
             yield
         finally:

@@ -78,6 +78,7 @@ from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
 from sentinel_mcp.identity.call_principal import call_principal
 from sentinel_mcp.identity.principal import ANONYMOUS, INTERNAL, OWNER, Principal
+from sentinel_mcp.gateway.call_rates import CallRates
 from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -113,6 +114,12 @@ class Gateway(DecideStep, CatalogView):
         self.calls_in_flight: Counter[str] = Counter()
         self.max_calls_in_flight = cap("CALLS_IN_FLIGHT", MAX_CALLS_IN_FLIGHT)
         self._cap_warned: dict[str, float] = {}
+        self.rates = CallRates(
+            {p.name: p.calls_per_minute for p in config.sentinel.principals if p.calls_per_minute},
+            config.sentinel.policy.calls_per_minute,
+            {p.name: p.burst for p in config.sentinel.principals if p.burst},
+            exempt=(OWNER.name, INTERNAL.name),
+        )
         self.draining = False  # set when the host stops: new calls are refused
         self.conversations = Conversations()
         self.consent_gate: ConsentGate | None = None  # personal reads need their principal's consent
@@ -292,10 +299,10 @@ class Gateway(DecideStep, CatalogView):
         if problem is not None:
             return Refused(reason=problem)
         top = req.depth == 0
-        if top and not self._take_place(who.name):
-            return Refused(reason=(
-                f"Sentinel refused this call: {self.max_calls_in_flight} calls of yours are already running "
-                "(the most one caller may have at once); call again when one has finished"))
+        if top:
+            refused = self._take_place(who.name)
+            if refused is not None:
+                return Refused(reason=f"Sentinel refused this call: {refused}")
         self.inflight += 1
         # a policy fetch's time counts for the call whose decision needed it (``call_timings``)
         parent = call_timings.current() if req.origin == "solver" else None
@@ -317,15 +324,20 @@ class Gateway(DecideStep, CatalogView):
         """The only call in flight, nothing waiting on the loop: its rows may skip the writer."""
         return self.inflight == 1 and loop_is_idle()
 
-    def _over_cap(self, name: str) -> None:
-        """Said in the log once a minute per principal (a flood is not a flood of warnings)."""
+    def _over_cap(self, name: str, rated: bool = False) -> None:
+        """Said in the log once a minute per principal and kind (a flood is not a flood of warnings)."""
         now = time.monotonic()
-        if now - self._cap_warned.get(name, -60.0) >= 60.0:
+        key = f"{name}\0rate" if rated else name
+        if now - self._cap_warned.get(key, -60.0) >= 60.0:
             if len(self._cap_warned) > 1000:
                 self._cap_warned.clear()
-            self._cap_warned[name] = now
-            log.warning("%s has %d calls running, the most one caller may; more are refused until one ends",
-                        name, self.max_calls_in_flight)
+            self._cap_warned[key] = now
+            if rated:
+                log.warning("%s made its %d calls a minute; more are refused until its rate allows",
+                            name, self.rates.rate_of(name))
+            else:
+                log.warning("%s has %d calls running, the most one caller may; more are refused until one "
+                            "ends", name, self.max_calls_in_flight)
 
     async def _steps(self, rec: CallRecord, req: CallRequest, who: Principal) -> Outcome:
         route = await self._route(rec, req, who)
