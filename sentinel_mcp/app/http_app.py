@@ -38,6 +38,7 @@ from sentinel_mcp.gateway.wire_guard import WireGuard
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.principal import OWNER, Principal
 from sentinel_mcp.identity.resolver import RECHECK_KEY, SCOPE_KEY, Authenticator, AuthFailed
+from sentinel_mcp.app.stream_recheck import StreamRecheck
 from sentinel_mcp.storage.open import storage_status
 
 log = logging.getLogger(__name__)
@@ -183,6 +184,10 @@ class CallerGuard:
                 )
             if scope["type"] == "websocket":  # its messages are requests too: checked again, each
                 scope[RECHECK_KEY] = functools.partial(self.auth.authenticate, credentials)
+            elif (credentials.tls or {}).get("client_cert_chain"):
+                # a certificate can be revoked or expire while an answer streams: checked again as it
+                # streams (stream_recheck.py); tokens hold for the process's life, so theirs cost nothing
+                send = StreamRecheck(send, functools.partial(self.auth.authenticate, credentials), path).send
         await self.app(scope, receive, send)
 
 
