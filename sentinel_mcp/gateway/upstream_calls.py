@@ -93,11 +93,14 @@ class UpstreamCalls:
 
         async def _on_message(self, message: Any) -> None: ...
 
+        def _listing_lost(self, what: str) -> None: ...
+
     def _on_garbage(self, error: Exception) -> None:
         """The upstream wrote something that is not a JSON-RPC message. Its answer to a waiting call may be
         lost in it, and nothing names which call: fail every waiting call now instead of at its timeout."""
-        what = f"{type(error).__name__}: {str(error)[:200]}"
+        what = _garbage_text(error)
         log.warning("upstream %s sent an invalid message (%s)", self.name, what)
+        self._listing_lost(what)
         for flight in list(self._inflight.values()):
             if flight.deadline is not None and flight.garbage is None:
                 flight.garbage = what
@@ -364,3 +367,16 @@ class UpstreamCalls:
         return await self.client.session.complete(
             ref, argument, context_arguments=(context or {}).get("arguments")
         )
+
+
+def _garbage_text(error: Exception) -> str:
+    """What was wrong with it, short: a validation error's first problem (``Invalid JSON: recursion limit
+    exceeded at line 1 column 3933``) rather than the model's name, which the first 200 characters held."""
+    errors = getattr(error, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            return f"{type(error).__name__}: {str(first.get('msg', ''))[:200]}"
+        except Exception:  # noqa: BLE001 - any other shape: the plain text below
+            pass
+    return f"{type(error).__name__}: {str(error)[:200]}"

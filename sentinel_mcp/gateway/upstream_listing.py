@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import math
 import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
@@ -63,6 +64,16 @@ class UpstreamListing:
     _relisting: asyncio.Task[None] | None = None
     _relist_again = False
     relists_paced = 0  # refreshes that waited for MIN_RELIST_SECONDS after the one before
+    _listing_scope: anyio.CancelScope | None = None  # the refresh running now (ended early by garbage)
+    _listing_garbage: str | None = None
+
+    def _listing_lost(self, what: str) -> None:
+        """The upstream wrote something that is not a JSON-RPC message (``_on_garbage``): a listing waiting
+        for its answer ends now, saying so, instead of at its timeout as if the server were slow."""
+        scope = self._listing_scope
+        if scope is not None and self._listing_garbage is None:
+            self._listing_garbage = what
+            scope.deadline = -math.inf
 
     @property
     def timeout(self) -> float:
@@ -73,10 +84,16 @@ class UpstreamListing:
         (the previous catalog is kept: nothing is replaced until every listing is complete)."""
         try:
             try:
-                with anyio.fail_after(self.timeout):
+                with anyio.fail_after(self.timeout) as scope:
+                    self._listing_scope, self._listing_garbage = scope, None
                     await self._refresh()
             except TimeoutError:
+                if self._listing_garbage is not None:  # its answer was lost in a message that cannot be read
+                    raise ListingRefused(
+                        f"its listing's answer could not be read ({self._listing_garbage})") from None
                 raise ListingRefused(f"listing took longer than {self.timeout:g} s") from None
+            finally:
+                self._listing_scope = None
         except ListingRefused as e:
             kept = "the catalog before the change is kept" if self.ready.is_set() else "it is not served"
             self.listing_problem = f"upstream {self.name}: listing refused ({e}); {kept}"

@@ -4,6 +4,7 @@ refresh's time; change notices never pile up refreshes. The other upstreams are 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -164,3 +165,22 @@ async def test_change_notices_do_not_pile_up_refreshes(data_dir, tmp_path):
             await wait_until(lambda: ev._relisting is not None and ev._relisting.done(), timeout=20)
             assert (await c.call_tool("ev__ping", {})).content[0].text == "pong"
     assert 1 <= listed(log) - before <= 2
+
+
+async def test_a_listing_answer_nested_too_deep_to_read_is_refused_at_once_saying_so(data_dir):
+    """A tool schema nested ~120 objects deep makes the listing's answer a message the SDK cannot parse (its
+    JSON parser's recursion limit): the answer was dropped, and the listing waited out the upstream's whole
+    timeout, then blamed a slow server. It is refused at once, naming what could not be read; the upstream
+    is reported, and nothing of it is served."""
+    server = {"command": sys.executable, "args": ["-m", "tests.gateway.deep_schema_upstream"],
+              "env": {"DEPTH": "120"}, "timeout": 30}
+    started = time.monotonic()
+    async with running_gateway(make_config(data_dir, {"dp": server}), startup_wait=40) as rt:
+        [up] = [u for u in rt.catalog_health.upstreams() if u.name == "dp"]
+        assert time.monotonic() - started < 25  # not the 30 s timeout
+        assert up.state != "ready" and up.tools == 0
+        assert "could not be read" in (up.last_error or "") and "recursion limit" in (up.last_error or "")
+    # the same server, nested less deep: served
+    server["env"] = {"DEPTH": "40"}
+    async with running_gateway(make_config(data_dir, {"dp": server})) as rt:
+        assert {"dp__deep", "dp__ok"} <= set(rt.manager.catalog.tools)
