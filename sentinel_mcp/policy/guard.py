@@ -137,6 +137,10 @@ class PolicyGuard(ObserveStep, Guard):
         A rulebase that cannot be loaded fails closed: every call is denied, naming the file, line and
         problem, until hot reload loads a fixed file (``problem`` says why meanwhile, for /healthz)."""
         await self.store.open()
+        # one decision's wall-clock budget inside the engine is the guard's (a rule that computes for ever is
+        # stopped there, the call denied); the engine keeps it for every later decision
+        seconds = min(3600.0, max(0.001, self.settings.guard_timeout))
+        await self.engine.goal(f"sentinel_core:sn_set_guard_seconds({seconds:.3f})")
         try:
             if self.keep_history:
                 await self.history.open()

@@ -176,11 +176,11 @@ async def test_a_pins_file_that_cannot_be_read_holds_every_upstream_tool_and_is_
 
 
 def test_a_definition_is_compared_whatever_the_order_of_its_keys():
-    a = Tool(name="t", description="d", input_schema={"type": "object", "properties": {"x": {"type": "string"},
-                                                                                     "y": {"type": "integer"}}},
+    props = {"x": {"type": "string"}, "y": {"type": "integer"}}
+    a = Tool(name="t", description="d", input_schema={"type": "object", "properties": props},
              annotations=ToolAnnotations(read_only_hint=True))
     b = Tool(name="other", annotations=ToolAnnotations(read_only_hint=True), description="d",
-             input_schema={"properties": {"y": {"type": "integer"}, "x": {"type": "string"}}, "type": "object"})
+             input_schema={"properties": {"y": props["y"], "x": props["x"]}, "type": "object"})
     assert digest_of(definition_of(a)) == digest_of(definition_of(b))  # the name is the identity's
     c = b.model_copy(update={"description": "d "})
     assert digest_of(definition_of(a)) != digest_of(definition_of(c))

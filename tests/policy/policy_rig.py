@@ -116,9 +116,8 @@ async def make_guard(
         files or [BOOKINGS_PL],
         port,
         store_path=store,
-        settings=PolicySettings(guard_timeout=20.0, confirm_ttl=300.0),
         seeds=seeds if seeds is not None else {"current_user": "u_123", "today": "2025-01-15"},
-        **kw,
+        **{"settings": PolicySettings(guard_timeout=20.0, confirm_ttl=300.0), **kw},
     )
     if port is not None:
         port.guard = guard

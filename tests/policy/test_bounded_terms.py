@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from sentinel_mcp.config import PolicySettings
 from sentinel_mcp.core.decision import Allow, Deny, ToolCall
 from tests.policy.policy_rig import make_guard
 
@@ -114,7 +115,10 @@ async def test_a_decision_of_long_inferences_is_bounded_in_time(tmp_path: Path, 
     event loop went on meanwhile, and the next decision is answered."""
     rb = tmp_path / "spin.pl"
     rb.write_text(SPIN)
-    g = await make_guard(None, tmp_path / "facts.db", files=[rb], seeds={})
+    # the engine's budget is the guard's (sentinel.policy.guard_timeout)
+    g = await make_guard(None, tmp_path / "facts.db", files=[rb], seeds={},
+                         settings=PolicySettings(guard_timeout=2.0))
+    await g.engine.goal("sentinel_core:sn_guard_seconds(2.0)")  # set at start (fails otherwise)
     ticks = 0
 
     async def tick() -> None:

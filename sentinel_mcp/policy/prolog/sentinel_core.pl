@@ -379,7 +379,20 @@ sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
           time_limit_exceeded, timed_out_answer(Out0)),
     Out = Out0.
 
-decision_seconds(S) :- ( nb_current(sn_capped, true) -> S = 0.5 ; S = 10.0 ).
+decision_seconds(S) :-
+    guard_seconds(G),
+    ( nb_current(sn_capped, true) -> S is min(0.5, G) ; S = G ).
+
+%  The guard's budget (sentinel.policy.guard_timeout, set once by the gateway at start; 10 s until then).
+:- dynamic sn_guard_seconds/1.
+guard_seconds(S) :- ( sn_guard_seconds(S0) -> S = S0 ; S = 10.0 ).
+
+%  sn_set_guard_seconds(+S): a positive number of seconds, or the call fails (nothing changed).
+sn_set_guard_seconds(S) :-
+    number(S), S > 0, S =< 3600,
+    S1 is float(S),
+    retractall(sn_guard_seconds(_)),
+    assertz(sn_guard_seconds(S1)).
 
 timed_out_answer('{"status":"error","message":"the guard ran longer than its time budget","needs":[],"unmet":[],"tentative":[],"violations":[]}').
 
@@ -743,7 +756,8 @@ is_context(RB, A) :- ( RB:context(A) ; RB:context(A, _, _) ), !.
 %  sn_context_check(+RB, +Session, +Now, +Name, +ValueJson, +Limit, -Out): may Name be bound to Value? (the
 %  context's checks are rules: within an engine pass's budget, as sn_decide/9)
 sn_context_check(RB, Session, Now, Name, ValueJson, Limit, Out) :-
-    catch(call_with_time_limit(10.0, context_check(RB, Session, Now, Name, ValueJson, Limit, Out0)),
+    guard_seconds(S),
+    catch(call_with_time_limit(S, context_check(RB, Session, Now, Name, ValueJson, Limit, Out0)),
           time_limit_exceeded, timed_out_answer(Out0)),
     Out = Out0.
 
