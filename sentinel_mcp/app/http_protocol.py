@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from sentinel_mcp.gateway.session_tables import cap
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MAX_HEAD_BYTES = 16 * 1024  # h11's max_incomplete_event_size, uvicorn's default with h11
@@ -29,8 +30,9 @@ TOO_LARGE = b"Request head too large"
 # a request is read in bounded time: its head within HEAD_SECONDS of its first byte (or of the connection),
 # its body within BODY_SECONDS of its head. uvicorn bounds neither, so a client sending a header line every
 # few seconds held its connection (and a file descriptor) for hours: a thousand and nobody else got in.
-HEAD_SECONDS = 10.0
-BODY_SECONDS = 30.0
+# (a deployment with slow links raises them: SENTINEL_CAP_HTTP_HEAD_SECONDS, SENTINEL_CAP_HTTP_BODY_SECONDS)
+HEAD_SECONDS = float(cap("HTTP_HEAD_SECONDS", 10))
+BODY_SECONDS = float(cap("HTTP_BODY_SECONDS", 30))
 TOO_SLOW = b"Request not received in time"
 
 
