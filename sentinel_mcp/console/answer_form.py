@@ -28,25 +28,46 @@ class Field:
     required: bool
 
 
+def _properties(schema: Any) -> dict[str, Any]:
+    """A form's fields, whatever shape an upstream sent: only a mapping of named field schemas counts."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    return {k: v for k, v in props.items() if isinstance(v, dict)} if isinstance(props, dict) else {}
+
+
+def _names(value: Any) -> list[str]:
+    """A list of field names (``required``), whatever shape an upstream sent: only its strings count."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _choices(spec: dict[str, Any]) -> list[Any]:
+    enum = spec.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum
+    one_of = spec.get("oneOf")
+    return [o.get("const") for o in one_of if isinstance(o, dict)] if isinstance(one_of, list) else []
+
+
 def approval_property(schema: dict[str, Any]) -> str | None:
-    props = schema.get("properties") or {}
-    for name in schema.get("required") or []:
-        if isinstance(props.get(name), dict) and props[name].get("type") == "boolean":
-            return str(name)
+    props = _properties(schema)
+    for name in _names(schema.get("required")):
+        if name in props and props[name].get("type") == "boolean":
+            return name
     return None
 
 
 def fields_of(index: int, schema: Any) -> list[Field]:
+    # an upstream's form is outside input: a field list, choices or names of another shape are no fields,
+    # never an error (one broken form made the whole inbox, every other question on it, answer 500)
     if not isinstance(schema, dict):
         return []
-    props = schema.get("properties") or {}
+    props = _properties(schema)
     approval = approval_property(schema)
-    required = set(schema.get("required") or [])
+    required = set(_names(schema.get("required")))
     out = []
     for prop, spec in props.items():
-        if prop == approval or not isinstance(spec, dict):
+        if prop == approval:
             continue
-        enum = spec.get("enum") or [o.get("const") for o in spec.get("oneOf") or [] if isinstance(o, dict)]
+        enum = _choices(spec)
         kind = ("checkbox" if spec.get("type") == "boolean" else "select" if enum
                 else "number" if spec.get("type") in ("number", "integer") else "text")
         out.append(
@@ -70,7 +91,7 @@ def read_answer(
     if not approve:
         return Answer(action="decline", provenance="user"), None
     schema = schema if isinstance(schema, dict) else {}
-    props = schema.get("properties") or {}
+    props = _properties(schema)
     content: dict[str, Any] = {}
     approval = approval_property(schema)
     if approval:
