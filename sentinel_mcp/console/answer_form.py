@@ -7,6 +7,8 @@ Values are typed by the schema here, and checked by the same rule the gateway ch
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +18,10 @@ from sentinel_mcp.core.answer_validation import answer_problem
 from sentinel_mcp.core.decision import Answer, Question
 
 MAX_TEXT = 2000
+# what a number field may send: a browser's number input's own grammar (ASCII digits, an optional fraction and
+# exponent); Python's int() and float() also take "nan", "inf", "1_000", other scripts' digits and spaces
+INTEGER = re.compile(r"-?[0-9]+")
+NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
 @dataclass
@@ -108,10 +114,10 @@ def read_answer(
             continue
         raw = raw[:MAX_TEXT]
         if f.kind == "number":
-            try:
-                content[f.prop] = int(raw) if spec.get("type") == "integer" else float(raw)
-            except ValueError:
+            number = _number(raw, integer=spec.get("type") == "integer")
+            if number is None:
                 return None, f"{f.title}: not a number"
+            content[f.prop] = number
         else:
             content[f.prop] = raw
     answer = Answer(action="accept", content=content, provenance="user")
@@ -120,3 +126,14 @@ def read_answer(
         if problem:
             return None, problem
     return answer, None
+
+
+def _number(raw: str, integer: bool) -> int | float | None:
+    """A number field's value as JSON would have it, or None: NaN (which every bound lets through, and which
+    reached the upstream as null) and infinities are no JSON numbers."""
+    if integer:
+        return int(raw) if INTEGER.fullmatch(raw) else None
+    if not NUMBER.fullmatch(raw):
+        return None
+    value = float(raw)
+    return value if math.isfinite(value) else None

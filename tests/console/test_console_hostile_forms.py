@@ -61,3 +61,41 @@ async def test_an_upstream_form_of_any_shape_never_breaks_the_inbox_and_can_be_d
             assert denied.status_code == 303, (schema, denied.status_code, denied.text[:300])
             result = await asyncio.wait_for(call, 60)
             assert "ask_raw:decline" in text(result), (schema, text(result))
+
+
+AMOUNT_FORM = {
+    "type": "object",
+    "properties": {
+        "ok": {"type": "boolean"},
+        "amount": {"type": "number", "minimum": 0, "maximum": 100},
+        "count": {"type": "integer", "minimum": 0, "maximum": 5},
+    },
+    "required": ["ok", "amount", "count"],
+}
+# each is what Python's float()/int() reads as a number and JSON does not: NaN passes every bound
+NOT_NUMBERS = ["nan", "NaN", "-nan", "inf", "Infinity", "1e999", "1_0", "\u0661\u0662", " 5 ", "\uff15",
+               "5\n"]
+
+
+async def test_a_number_field_takes_json_numbers_only_never_nan_infinity_or_other_digits(sentinel):
+    """Before, the console read a number field with Python's ``float``: "nan" passed the form's bounds (every
+    comparison with NaN is false) and reached the upstream as ``null`` for a required number; "1_0",
+    Arabic-Indic digits and padded text were taken as numbers the person never typed as such."""
+    base = sentinel
+    async with signed_in(base, ALICE) as person, mcp_client(base, ALICE) as client:
+        call = asyncio.create_task(
+            client.call_tool("hx__ask_raw", {"schema": json.dumps(AMOUNT_FORM), "message": "how much?"})
+        )
+        (item,) = items_of(await person.wait_items(1))
+        for spelling in NOT_NUMBERS:
+            for field, other in (("q0.amount", ("q0.count", "1")), ("q0.count", ("q0.amount", "1"))):
+                r = await person.post(
+                    f"/console/inbox/{item}", {"decision": "approve", field: spelling, other[0]: other[1]}
+                )
+                assert r.status_code == 400 and "not a number" in r.text, (spelling, field, r.status_code)
+                assert not call.done(), (spelling, field, text(call.result()))
+        r = await person.post(f"/console/inbox/{item}", {"decision": "approve", "q0.amount": "12.5",
+                                                          "q0.count": "3"})
+        assert r.status_code == 303, r.text[:300]
+        result = text(await asyncio.wait_for(call, 60))
+        assert result == 'ask_raw:accept:{"amount": 12.5, "count": 3, "ok": true}', result
