@@ -1,5 +1,7 @@
-"""A hostile upstream for the console tests: its one tool asks the caller a form whose schema (and message)
-the call's own arguments give, as written, so a test can put any shape of form in front of the person.
+"""A hostile upstream for the console tests: ``ask_raw`` asks the caller a form whose schema (and message)
+the call's own arguments give, as written, so a test can put any shape of form in front of the person;
+``ask_next`` asks a yes/no question that differs on every call with the same arguments (as the device's
+"Tap 'Sign in' in Bank?" depends on the screen, not on the tap's coordinates).
 
 stdio: python hostile_form_server.py
 """
@@ -22,6 +24,19 @@ async def ask_raw(schema: str, message: str, ctx: Context) -> str:
     """Asks the form ``schema`` (JSON text) with ``message``; answers with what came back."""
     r = await ctx.session.elicit_form(message, json.loads(schema), related_request_id=ctx.request_id)
     return f"ask_raw:{r.action}:{json.dumps(r.content, sort_keys=True)}"
+
+
+_asked = [0]
+
+
+@mcp.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def ask_next(message: str, ctx: Context) -> str:
+    """Asks ``message #n`` (n counts this server's calls) as a yes/no form; answers with n and the answer."""
+    _asked[0] += 1
+    n = _asked[0]
+    form = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    r = await ctx.session.elicit_form(f"{message} #{n}", form, related_request_id=ctx.request_id)
+    return f"ask_next #{n}:{r.action}:{json.dumps(r.content, sort_keys=True)}"
 
 
 if __name__ == "__main__":

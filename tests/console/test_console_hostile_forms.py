@@ -5,7 +5,9 @@ the page that lists every other question of the person."""
 from __future__ import annotations
 
 import asyncio
+import html
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -99,3 +101,46 @@ async def test_a_number_field_takes_json_numbers_only_never_nan_infinity_or_othe
         assert r.status_code == 303, r.text[:300]
         result = text(await asyncio.wait_for(call, 60))
         assert result == 'ask_raw:accept:{"amount": 12.5, "count": 3, "ok": true}', result
+
+
+def _questions(page: str) -> dict[str, str]:
+    """Each inbox item's id -> the text of its (first) question, as shown."""
+    found = re.findall(
+        r'<form method="post" action="/console/inbox/([^"]+)">.*?<legend class="question">(.*?)</legend>',
+        page,
+        re.S,
+    )
+    return {html.unescape(item): html.unescape(question) for item, question in found}
+
+
+async def test_an_answer_goes_to_the_question_shown_never_to_another_calls_with_the_same_arguments(sentinel):
+    """Before, a question asked while a call ran refreshed the open item of an identical call (same session,
+    tool and arguments) in place: the device's "Tap 'OK' in Weather?" replaced its "Tap 'Sign in' in Bank?",
+    and the person's yes to the question shown was taken by the first call, whose question was no longer on
+    the page. Now each running call's question is its own item, and an answer reaches the call it was shown
+    for, in either order."""
+    base = sentinel
+    for answered_first in ("newer", "older"):
+        async with signed_in(base, ALICE) as person, mcp_client(base, ALICE) as client:
+            older = asyncio.create_task(client.call_tool("hx__ask_next", {"message": "Tap here?"}))
+            await person.wait_items(1)
+            newer = asyncio.create_task(client.call_tool("hx__ask_next", {"message": "Tap here?"}))
+            page = await person.wait_items(2)
+            shown = _questions(page)
+            assert len(shown) == 2, shown
+            numbers = {item: int(re.search(r"#(\d+)$", q).group(1)) for item, q in shown.items()}
+            by_age = sorted(numbers, key=numbers.get)  # the older call asked the lower number
+            item = by_age[1] if answered_first == "newer" else by_age[0]
+            task, other = (newer, older) if answered_first == "newer" else (older, newer)
+            r = await person.post(f"/console/inbox/{item}", {"decision": "approve"})
+            assert r.status_code == 303, r.text[:300]
+            result = text(await asyncio.wait_for(task, 30))
+            expected = f'ask_next #{numbers[item]}:accept:{{"ok": true}}'
+            assert result == expected, (answered_first, result, shown)
+            await asyncio.sleep(0.5)
+            assert not other.done(), (answered_first, text(other.result()))
+            (left,) = set(shown) - {item}
+            r = await person.post(f"/console/inbox/{left}", {"decision": "deny"})
+            assert r.status_code == 303, r.text[:300]
+            result = text(await asyncio.wait_for(other, 30))
+            assert result.startswith(f"ask_next #{numbers[left]}:decline"), (answered_first, result)
