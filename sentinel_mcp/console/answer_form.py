@@ -112,7 +112,8 @@ def read_answer(
             if f.required:
                 return None, f"{f.title}: an answer is required"
             continue
-        raw = raw[:MAX_TEXT]
+        if len(raw) > MAX_TEXT:  # refused, never cut: a cut answer is one the person did not give
+            return None, f"{f.title}: at most {MAX_TEXT} characters"
         if f.kind == "number":
             number = _number(raw, integer=spec.get("type") == "integer")
             if number is None:

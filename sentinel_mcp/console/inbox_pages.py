@@ -17,7 +17,7 @@ from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console import assist_pages
 from sentinel_mcp.console.agent_pages import DECISION_ID
-from sentinel_mcp.console.answer_form import Field, fields_of, read_answer
+from sentinel_mcp.console.answer_form import MAX_TEXT, Field, fields_of, read_answer
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.decision import Answer, Question
@@ -197,6 +197,7 @@ async def inbox_page(
         error=error,
         assists=await assist_pages.open_for(console, viewer),
         max_reply=assist_pages.MAX_REPLY,
+        max_text=MAX_TEXT,
     )
 
 

@@ -144,3 +144,34 @@ async def test_an_answer_goes_to_the_question_shown_never_to_another_calls_with_
             assert r.status_code == 303, r.text[:300]
             result = text(await asyncio.wait_for(other, 30))
             assert result.startswith(f"ask_next #{numbers[left]}:decline"), (answered_first, result)
+
+
+TEXT_FORM = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}, "name": {"type": "string", "title": "Name to delete"}},
+    "required": ["ok", "name"],
+}
+
+
+async def test_a_text_answer_longer_than_the_console_takes_is_refused_never_cut(sentinel):
+    """Before, a text answer past 2,000 characters was cut to its first 2,000 and taken: the upstream got an
+    answer the person never gave (a name, a path, an amount in words, cut short), and the form did not say.
+    Now it is refused with the limit, the question still waits, and the text field carries the limit."""
+    base = sentinel
+    async with signed_in(base, ALICE) as person, mcp_client(base, ALICE) as client:
+        call = asyncio.create_task(
+            client.call_tool("hx__ask_raw", {"schema": json.dumps(TEXT_FORM), "message": "which one?"})
+        )
+        page = await person.wait_items(1)
+        (item,) = items_of(page)
+        assert 'maxlength="2000"' in page
+        for spelling in ("a" * 2001, "projects/" + "x" * 2500, "\u00e9" * 2001, "\U0001f600" * 2001):
+            r = await person.post(f"/console/inbox/{item}", {"decision": "approve", "q0.name": spelling})
+            refused = r.status_code == 400 and "at most 2000 characters" in r.text
+            assert refused, (len(spelling), r.status_code)
+            assert not call.done(), text(call.result())
+        exact = "b" * 2000
+        r = await person.post(f"/console/inbox/{item}", {"decision": "approve", "q0.name": exact})
+        assert r.status_code == 303, r.text[:300]
+        result = text(await asyncio.wait_for(call, 60))
+        assert result == f'ask_raw:accept:{{"name": "{exact}", "ok": true}}', result[:200]
