@@ -29,6 +29,9 @@ from sentinel_mcp.swarm.state import TERMINAL_STATES, SwarmStore
 from sentinel_mcp.swarm.workspace import Workspace
 
 MAX_SHOWN_FILE = 200_000  # characters of one file shown on its page
+# files listed on a build's page: a build's tools may make any number, and 100,000 of them made a 31 MB page
+# whose rendering held the gateway's event loop (every call) for 6 s, again on every 5 s refresh
+MAX_LISTED = 1000
 LIST = 100
 
 
@@ -131,8 +134,9 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         finally:
             await store.close()
         done, total = _progress(task, steps)
-        names = await asyncio.to_thread(Workspace(_root(console) / task_id).list_files)  # type: ignore[operator]
-        files = [(name, _openable(name)) for name in names]
+        workspace = Workspace(_root(console) / task_id)  # type: ignore[operator]
+        names = await asyncio.to_thread(workspace.list_files, MAX_LISTED + 1)
+        files = [(name, _openable(name)) for name in names[:MAX_LISTED]]
         return console.render(
             request,
             viewer,
@@ -140,6 +144,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             task=task,
             steps=steps,
             files=files,
+            more_files=len(names) > MAX_LISTED,
             done=done,
             total=total,
             model_calls=len(calls),
