@@ -135,7 +135,8 @@ def _a2a_items(console: Console, principal: str, is_owner: bool = False) -> list
                 [
                     ShownQuestion(
                         str(q.get("key")),
-                        str(q.get("message") or ""),
+                        # made safe where the task asked it too; the page does not count on that
+                        safe_question(str(q.get("message") or ""))[0],
                         fields_of(i, q.get("requested_schema")),
                         "a question of the policy",
                     )
