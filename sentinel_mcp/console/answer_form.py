@@ -18,6 +18,12 @@ from sentinel_mcp.core.answer_validation import answer_problem
 from sentinel_mcp.core.decision import Answer, Question
 
 MAX_TEXT = 2000
+# what one question's form may put on the page: an upstream's form of 300,000 choices made an 11 MB inbox page
+# whose rendering held the gateway's event loop (every call) for a second on each view. Past the bound a
+# choice is typed (and checked against the choices as every answer is); fields past it are not shown (a
+# required one among them leaves only "Deny")
+MAX_FIELDS = 100
+MAX_CHOICES = 500
 # what a number field may send: a browser's number input's own grammar (ASCII digits, an optional fraction and
 # exponent); Python's int() and float() also take "nan", "inf", "1_000", other scripts' digits and spaces
 INTEGER = re.compile(r"-?[0-9]+")
@@ -70,10 +76,13 @@ def fields_of(index: int, schema: Any) -> list[Field]:
     approval = approval_property(schema)
     required = set(_names(schema.get("required")))
     out = []
-    for prop, spec in props.items():
+    for prop, spec in list(props.items())[: MAX_FIELDS + 1]:
         if prop == approval:
             continue
+        if len(out) >= MAX_FIELDS:
+            break
         enum = _choices(spec)
+        enum = enum if len(enum) <= MAX_CHOICES else []
         kind = ("checkbox" if spec.get("type") == "boolean" else "select" if enum
                 else "number" if spec.get("type") in ("number", "integer") else "text")
         out.append(

@@ -1,7 +1,8 @@
 """A hostile upstream for the console tests: ``ask_raw`` asks the caller a form whose schema (and message)
 the call's own arguments give, as written, so a test can put any shape of form in front of the person;
 ``ask_next`` asks a yes/no question that differs on every call with the same arguments (as the device's
-"Tap 'Sign in' in Bank?" depends on the screen, not on the tap's coordinates).
+"Tap 'Sign in' in Bank?" depends on the screen, not on the tap's coordinates); ``ask_wide`` asks a form too
+large for a call's arguments to carry (many fields, many choices).
 
 stdio: python hostile_form_server.py
 """
@@ -37,6 +38,17 @@ async def ask_next(message: str, ctx: Context) -> str:
     form = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
     r = await ctx.session.elicit_form(f"{message} #{n}", form, related_request_id=ctx.request_id)
     return f"ask_next #{n}:{r.action}:{json.dumps(r.content, sort_keys=True)}"
+
+
+@mcp.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def ask_wide(fields: int, choices: int, ctx: Context) -> str:
+    """Asks a yes/no form with ``fields`` optional text fields and a field ``pick`` of ``choices`` choices."""
+    props: dict[str, object] = {"ok": {"type": "boolean"}}
+    props["pick"] = {"type": "string", "enum": [f"c{i}" for i in range(choices)]}
+    props.update({f"f{i}": {"type": "string"} for i in range(fields)})
+    form = {"type": "object", "properties": props, "required": ["ok", "pick"]}
+    r = await ctx.session.elicit_form("pick one", form, related_request_id=ctx.request_id)
+    return f"ask_wide:{r.action}:{json.dumps(r.content, sort_keys=True)}"
 
 
 if __name__ == "__main__":

@@ -175,3 +175,27 @@ async def test_a_text_answer_longer_than_the_console_takes_is_refused_never_cut(
         assert r.status_code == 303, r.text[:300]
         result = text(await asyncio.wait_for(call, 60))
         assert result == f'ask_raw:accept:{{"name": "{exact}", "ok": true}}', result[:200]
+
+
+async def test_a_form_of_very_many_fields_or_choices_makes_a_bounded_page_and_can_still_be_answered(sentinel):
+    """Before, every field and every choice of an upstream's form went on the inbox page: 300,000 choices made
+    an 11 MB page whose rendering held the gateway's event loop, every call, for a second on each view (and
+    the page reloads itself). Now a question shows at most 100 fields and a list of at most 500 choices; past
+    that the choice is typed, and checked against the choices as every answer is."""
+    base = sentinel
+    async with signed_in(base, ALICE) as person, mcp_client(base, ALICE) as client:
+        for fields, choices in ((0, 200_000), (20_000, 3), (5_000, 50_000)):
+            asked = {"fields": fields, "choices": choices}
+            call = asyncio.create_task(client.call_tool("hx__ask_wide", asked))
+            page = await person.wait_items(1)
+            assert len(page) < 500_000, (fields, choices, len(page))
+            assert page.count("<option") <= 501 and page.count('name="q0.') <= 100, (fields, choices)
+            (item,) = items_of(page)
+            last = f"c{choices - 1}"
+            if choices > 500:  # typed: a value that is not among the choices is refused
+                r = await person.post(f"/console/inbox/{item}", {"decision": "approve", "q0.pick": "nope"})
+                assert r.status_code == 400, (fields, choices, r.status_code)
+            r = await person.post(f"/console/inbox/{item}", {"decision": "approve", "q0.pick": last})
+            assert r.status_code == 303, (fields, choices, r.status_code, r.text[:300])
+            result = text(await asyncio.wait_for(call, 60))
+            assert result == f'ask_wide:accept:{{"ok": true, "pick": "{last}"}}', result[:300]
