@@ -18,12 +18,12 @@ from sentinel_mcp.core.answer_validation import answer_problem
 from sentinel_mcp.core.decision import Answer, Question
 
 MAX_TEXT = 2000
-# what one question's form may put on the page: an upstream's form of 300,000 choices made an 11 MB inbox page
-# whose rendering held the gateway's event loop (every call) for a second on each view. Past the bound a
-# choice is typed (and checked against the choices as every answer is); fields past it are not shown (a
-# required one among them leaves only "Deny")
-MAX_FIELDS = 100
-MAX_CHOICES = 500
+# what one question's form may put on the page (and a page lists up to inbox_pages.MAX_LISTED items): an
+# upstream's form of 300,000 choices made an 11 MB inbox page whose rendering held the gateway's event loop
+# (every call) for a second on each view. Past the bound a choice is typed (and checked against the choices as
+# every answer is); fields past it are not shown (a required one among them leaves only "Deny")
+MAX_FIELDS = 20
+MAX_CHOICES = 100
 # what a number field may send: a browser's number input's own grammar (ASCII digits, an optional fraction and
 # exponent); Python's int() and float() also take "nan", "inf", "1_000", other scripts' digits and spaces
 INTEGER = re.compile(r"-?[0-9]+")

@@ -26,6 +26,9 @@ from sentinel_mcp.identity.http_auth import a2a_peer_names
 
 log = logging.getLogger(__name__)
 A2A_PREFIX = "a2a-"
+# items listed on the page, the newest (the live count counts them all): a principal may have 200 waiting
+# (inbox.MAX_OPEN_PER_PRINCIPAL), each with a form of up to 20 fields of up to 100 choices (answer_form)
+MAX_LISTED = 50
 
 
 @dataclass
@@ -186,6 +189,7 @@ async def inbox_page(
     console: Console, request: Request, viewer: Viewer, *, error: str | None = None, status: int = 200
 ) -> Response:
     name = viewer.principal.name
+    waiting = items_for(console, name, viewer.principal.is_owner)
     answered = [i for asker in _askers(console, name, viewer.principal.is_owner)
                 for i in console.inbox.answered_items(asker)]
     return console.render(
@@ -193,7 +197,8 @@ async def inbox_page(
         viewer,
         "inbox.html",
         status=status,
-        items=items_for(console, name, viewer.principal.is_owner),
+        items=waiting[:MAX_LISTED],
+        unlisted=max(0, len(waiting) - MAX_LISTED),
         answered=answered,
         error=error,
         assists=await assist_pages.open_for(console, viewer),
