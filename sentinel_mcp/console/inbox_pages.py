@@ -8,6 +8,8 @@ are listed for the owner too, and answered here (``assist_pages``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +55,20 @@ class ShownItem:
     created: float | None
     expires: float | None
     risky: bool
+    asked: str = ""  # what the form answers (``asked_digest``): an answer to other questions is not taken
+
+
+def asked_digest(questions: list[Question] | list[dict[str, Any]]) -> str:
+    """The questions an item's form shows (keys, texts, forms): the form carries it back, and an approval is
+    taken only for the questions it was shown with. The same call asked again refreshes its item in place
+    (the policy's text may name data read since: "Buy lamp for 1?" became "Buy lamp for 2?"), and the
+    person's yes to the page's "1" let the call go ahead at "2"."""
+    shown = [
+        [q.key, q.message, q.requested_schema] if isinstance(q, Question)
+        else [q.get("key"), q.get("message"), q.get("requested_schema")]
+        for q in questions
+    ]
+    return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
 def _rule_of(meta: dict[str, Any]) -> str:
@@ -148,6 +164,7 @@ def _a2a_items(console: Console, principal: str, is_owner: bool = False) -> list
                 None,
                 None,
                 False,
+                asked_digest(qs),
             )
         )
     return out
@@ -178,6 +195,7 @@ def items_for(console: Console, principal: str, is_owner: bool = False) -> list[
             i.created,
             i.expires,
             i.risky,
+            asked_digest(i.questions),
         )
         for asker in _askers(console, principal, is_owner)
         for i in console.inbox.open_items(asker)
@@ -223,6 +241,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         item = next((i for i in (console.inbox.get(a, item_id) for a in askers) if i is not None), None)
         if item is None:  # another principal's, settled, expired, made up, or a peer's: the same for all
             return await _gone(console, request, viewer)
+        if approve and _changed(form, item.questions):
+            return await _changed_page(console, request, viewer)
         answers: dict[str, Answer] = {}
         if not approve:
             answers = console.inbox.denial(item)
@@ -258,6 +278,18 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     ]
 
 
+def _changed(form: Any, questions: list[Question] | list[dict[str, Any]]) -> bool:
+    """Whether the form was shown with other questions than the item asks now (a form without the field, a
+    script's, answers what is asked now: its sender asked for nothing else)."""
+    shown = form.get("asked")
+    return shown is not None and shown != asked_digest(questions)
+
+
+async def _changed_page(console: Console, request: Request, viewer: Viewer) -> Response:
+    error = "the question changed while you read it (it now reads as below): read it again, then answer"
+    return await inbox_page(console, request, viewer, status=409, error=error)
+
+
 async def _gone(console: Console, request: Request, viewer: Viewer) -> Response:
     """Another principal's question, a settled or expired one, or a made-up id: the same answer for all."""
     error = "no such question waiting for you (answered already, or expired)"
@@ -272,10 +304,11 @@ async def _decide_a2a(
     record = next((r for r in waiting if r.task.id == task_id), None)
     if record is None or service is None:
         return await _gone(console, request, viewer)
+    asked = [q for q in _a2a_questions(record) if q.get("key") in record.pending.question_keys]
+    if approve and _changed(request.state.form, asked):
+        return await _changed_page(console, request, viewer)
     answers: dict[str, Answer] = {}
-    for i, q in enumerate(
-        qq for qq in _a2a_questions(record) if qq.get("key") in record.pending.question_keys
-    ):
+    for i, q in enumerate(asked):
         answer, problem = read_answer(i, q, request.state.form, approve=approve)
         if answer is None:
             return await inbox_page(console, request, viewer, status=400, error=str(problem))

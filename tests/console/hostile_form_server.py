@@ -2,7 +2,8 @@
 the call's own arguments give, as written, so a test can put any shape of form in front of the person;
 ``ask_next`` asks a yes/no question that differs on every call with the same arguments (as the device's
 "Tap 'Sign in' in Bank?" depends on the screen, not on the tap's coordinates); ``ask_wide`` asks a form too
-large for a call's arguments to carry (many fields, many choices).
+large for a call's arguments to carry (many fields, many choices); ``price`` answers a higher price on every
+read (what the policy shows in a confirmation), ``buy`` is the write it guards.
 
 stdio: python hostile_form_server.py
 """
@@ -49,6 +50,22 @@ async def ask_wide(fields: int, choices: int, ctx: Context) -> str:
     form = {"type": "object", "properties": props, "required": ["ok", "pick"]}
     r = await ctx.session.elicit_form("pick one", form, related_request_id=ctx.request_id)
     return f"ask_wide:{r.action}:{json.dumps(r.content, sort_keys=True)}"
+
+
+_prices = [0]
+
+
+@mcp.tool(annotations=ToolAnnotations(read_only_hint=True))
+def price(item: str) -> dict[str, int]:
+    """The item's price: one more on every read."""
+    _prices[0] += 1
+    return {"price": _prices[0]}
+
+
+@mcp.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
+def buy(item: str) -> str:
+    """Buys the item (the policy confirms it, naming the price it read)."""
+    return f"bought {item} at {_prices[0]}"
 
 
 if __name__ == "__main__":

@@ -224,3 +224,49 @@ async def test_many_waiting_questions_make_a_bounded_page_and_the_rest_follow(se
             assert (await person.post(f"/console/inbox/{item}", {"decision": "deny"})).status_code == 303
         results = [text(r) for r in await asyncio.wait_for(asyncio.gather(*calls), 60)]
         assert all(r.startswith("ask_wide:decline") for r in results), results[:3]
+
+
+SHOP_PL = """
+binding(price_of(I, P), tool('hx__price', [item = I]), extract([P = '/price']), [ttl(1)]).
+guard('hx__buy', [item = I], ( price_of(I, P), confirmed('Buy ~w for ~w?', [I, P]) )).
+"""
+
+
+def _asked_of(page: str, item: str) -> str:
+    start = page.index(f'action="/console/inbox/{html.escape(item, quote=True)}"')
+    found = re.search(r'name="asked" value="([0-9a-f]+)"', page[start : page.index("</form>", start)])
+    return found.group(1) if found else "not-on-the-page"
+
+
+async def test_an_approval_counts_only_for_the_question_its_page_showed(tmp_path):
+    """Before, the same call asked again refreshed its inbox item in place, and the form's answer went to
+    whatever the item asked by then: the policy's "Buy lamp for 1?" (a price it read) became "Buy lamp for
+    2?" when the client retried, and the person's yes on the page that said 1 let the purchase go ahead at 2.
+    Now the form carries what it showed, and an approval sent with a form of other questions is refused (409,
+    the new text shown); a "no" still counts."""
+    cfg = console_config(tmp_path, hold_when="never")
+    body = json.loads(cfg.read_text())
+    body["mcpServers"]["hx"] = {"command": sys.executable, "args": [str(HOSTILE)]}
+    (tmp_path / "shop.pl").write_text(SHOP_PL)
+    body["sentinel"]["rulebases"].append(str(tmp_path / "shop.pl"))
+    cfg.write_text(json.dumps(body))
+    with http_sentinel(cfg) as (base, _proc):
+        async with signed_in(base, ALICE) as person, mcp_client(base, ALICE) as client:
+            first = text(await client.call_tool("hx__buy", {"item": "lamp"}))
+            assert "Buy lamp for 1?" in first, first
+            page = await person.wait_items(1)
+            (item,) = items_of(page)
+            shown = _asked_of(page, item)
+            await asyncio.sleep(1.5)  # the price read is stale: the retry reads it again, and asks anew
+            assert "Buy lamp for 2?" in text(await client.call_tool("hx__buy", {"item": "lamp"}))
+            for spelling in (shown, shown.upper(), "", "0" * 32, shown + " "):
+                r = await person.post(f"/console/inbox/{item}", {"decision": "approve", "asked": spelling})
+                assert r.status_code == 409 and "Buy lamp for 2?" in r.text, (spelling, r.status_code)
+            refused = text(await client.call_tool("hx__buy", {"item": "lamp"}))
+            assert not refused.startswith("bought"), refused  # no approval was taken
+            page = await person.page("/console/inbox")
+            (item,) = items_of(page)
+            fresh = _asked_of(page, item)
+            r = await person.post(f"/console/inbox/{item}", {"decision": "approve", "asked": fresh})
+            assert r.status_code == 303, r.text[:300]
+            assert text(await client.call_tool("hx__buy", {"item": "lamp"})).startswith("bought lamp")
