@@ -67,6 +67,18 @@ def approval_property(schema: dict[str, Any]) -> str | None:
     return None
 
 
+def approval_words(schema: Any) -> str:
+    """What the form's approval field says (its title, else its description), shown beside "Approve": the
+    button answers that field ``true``, and a form may put what it asks there rather than in its message
+    ("Continue?" with a field "Also delete every backup"). Empty when the field says nothing but its name."""
+    if not isinstance(schema, dict):
+        return ""
+    approval = approval_property(schema)
+    spec = _properties(schema).get(approval or "") or {}
+    words = [w for w in (spec.get("title"), spec.get("description")) if isinstance(w, str) and w.strip()]
+    return " — ".join(dict.fromkeys(words))
+
+
 def fields_of(index: int, schema: Any) -> list[Field]:
     # an upstream's form is outside input: a field list, choices or names of another shape are no fields,
     # never an error (one broken form made the whole inbox, every other question on it, answer 500)

@@ -19,7 +19,8 @@ from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console import assist_pages
 from sentinel_mcp.console.agent_pages import DECISION_ID
-from sentinel_mcp.console.answer_form import MAX_TEXT, Field, fields_of, read_answer
+from sentinel_mcp.console.answer_form import MAX_TEXT, Field, approval_words, fields_of, read_answer
+from sentinel_mcp.gateway.person_inbox import UPSTREAM_QUESTION
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.decision import Answer, Question
@@ -40,6 +41,7 @@ class ShownQuestion:
     fields: list[Field]
     rule: str  # what asks: the askable's predicate, a confirmation, a consent
     decision_id: str = ""  # the gateway's decision the question belongs to (a tool's own question mid-call)
+    approves: str = ""  # what "Approve" answers yes to, in the form's own words (answer_form.approval_words)
 
 
 @dataclass
@@ -105,6 +107,8 @@ def _shown_questions(questions: list[Question]) -> list[ShownQuestion]:
             fields_of(i, q.requested_schema),
             _rule_of(q.meta),
             _decision_of(q.meta),
+            # an upstream's form only: Sentinel's own questions say what they ask in their text
+            approval_words(q.requested_schema) if q.meta.get("kind") == UPSTREAM_QUESTION else "",
         )
         for i, q in enumerate(questions)
     ]

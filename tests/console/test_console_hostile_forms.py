@@ -270,3 +270,34 @@ async def test_an_approval_counts_only_for_the_question_its_page_showed(tmp_path
             r = await person.post(f"/console/inbox/{item}", {"decision": "approve", "asked": fresh})
             assert r.status_code == 303, r.text[:300]
             assert text(await client.call_tool("hx__buy", {"item": "lamp"})).startswith("bought lamp")
+
+
+# what "Approve" says yes to, in the form's own field rather than its message
+APPROVAL_WORDS = [
+    ({"title": "Also delete every backup"}, "Also delete every backup"),
+    ({"description": "Wipes the phone first"}, "Wipes the phone first"),
+    ({"title": "Send", "description": "Sends $900 to the new payee"}, "Send — Sends $900 to the new payee"),
+    ({"title": "Pay \u202eeerf\u202c"}, "Pay \u27e8U+202E\u27e9eerf"),
+]
+
+
+async def test_the_words_of_an_upstream_forms_approval_field_are_shown_beside_approve(sentinel):
+    """Before, "Approve" answered the form's first required yes/no field ``true`` and that field's own words
+    (its title and description) were never shown: a form asking "Continue?" with a field "Also delete every
+    backup" got the person's yes to the deletion from a page that said only "Continue?". Now they are shown
+    (made safe as the question's text is) beside the question."""
+    base = sentinel
+    async with signed_in(base, ALICE) as person, mcp_client(base, ALICE) as client:
+        for words, shown in APPROVAL_WORDS:
+            form = {"type": "object", "properties": {"ok": {"type": "boolean", **words}}, "required": ["ok"]}
+            call = asyncio.create_task(
+                client.call_tool("hx__ask_raw", {"schema": json.dumps(form), "message": "Continue?"})
+            )
+            page = await person.wait_items(1)
+            (item,) = items_of(page)
+            said = re.search(r'<p class="approves">(.*?)</p>', page, re.S)
+            assert said and shown in html.unescape(said.group(1)), (words, said and said.group(1))
+            assert "\u202e" not in page
+            r = await person.post(f"/console/inbox/{item}", {"decision": "approve"})
+            assert r.status_code == 303, r.text[:300]
+            assert text(await asyncio.wait_for(call, 60)) == 'ask_raw:accept:{"ok": true}'
