@@ -7,6 +7,8 @@ Values are typed by the schema here, and checked by the same rule the gateway ch
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +18,16 @@ from sentinel_mcp.core.answer_validation import answer_problem
 from sentinel_mcp.core.decision import Answer, Question
 
 MAX_TEXT = 2000
+# what one question's form may put on the page (and a page lists up to inbox_pages.MAX_LISTED items): an
+# upstream's form of 300,000 choices made an 11 MB inbox page whose rendering held the gateway's event loop
+# (every call) for a second on each view. Past the bound a choice is typed (and checked against the choices as
+# every answer is); fields past it are not shown (a required one among them leaves only "Deny")
+MAX_FIELDS = 20
+MAX_CHOICES = 100
+# what a number field may send: a browser's number input's own grammar (ASCII digits, an optional fraction and
+# exponent); Python's int() and float() also take "nan", "inf", "1_000", other scripts' digits and spaces
+INTEGER = re.compile(r"-?[0-9]+")
+NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
 @dataclass
@@ -28,25 +40,61 @@ class Field:
     required: bool
 
 
+def _properties(schema: Any) -> dict[str, Any]:
+    """A form's fields, whatever shape an upstream sent: only a mapping of named field schemas counts."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    return {k: v for k, v in props.items() if isinstance(v, dict)} if isinstance(props, dict) else {}
+
+
+def _names(value: Any) -> list[str]:
+    """A list of field names (``required``), whatever shape an upstream sent: only its strings count."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _choices(spec: dict[str, Any]) -> list[Any]:
+    enum = spec.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum
+    one_of = spec.get("oneOf")
+    return [o.get("const") for o in one_of if isinstance(o, dict)] if isinstance(one_of, list) else []
+
+
 def approval_property(schema: dict[str, Any]) -> str | None:
-    props = schema.get("properties") or {}
-    for name in schema.get("required") or []:
-        if isinstance(props.get(name), dict) and props[name].get("type") == "boolean":
-            return str(name)
+    props = _properties(schema)
+    for name in _names(schema.get("required")):
+        if name in props and props[name].get("type") == "boolean":
+            return name
     return None
 
 
+def approval_words(schema: Any) -> str:
+    """What the form's approval field says (its title, else its description), shown beside "Approve": the
+    button answers that field ``true``, and a form may put what it asks there rather than in its message
+    ("Continue?" with a field "Also delete every backup"). Empty when the field says nothing but its name."""
+    if not isinstance(schema, dict):
+        return ""
+    approval = approval_property(schema)
+    spec = _properties(schema).get(approval or "") or {}
+    words = [w for w in (spec.get("title"), spec.get("description")) if isinstance(w, str) and w.strip()]
+    return " — ".join(dict.fromkeys(words))
+
+
 def fields_of(index: int, schema: Any) -> list[Field]:
+    # an upstream's form is outside input: a field list, choices or names of another shape are no fields,
+    # never an error (one broken form made the whole inbox, every other question on it, answer 500)
     if not isinstance(schema, dict):
         return []
-    props = schema.get("properties") or {}
+    props = _properties(schema)
     approval = approval_property(schema)
-    required = set(schema.get("required") or [])
+    required = set(_names(schema.get("required")))
     out = []
-    for prop, spec in props.items():
-        if prop == approval or not isinstance(spec, dict):
+    for prop, spec in list(props.items())[: MAX_FIELDS + 1]:
+        if prop == approval:
             continue
-        enum = spec.get("enum") or [o.get("const") for o in spec.get("oneOf") or [] if isinstance(o, dict)]
+        if len(out) >= MAX_FIELDS:
+            break
+        enum = _choices(spec)
+        enum = enum if len(enum) <= MAX_CHOICES else []
         kind = ("checkbox" if spec.get("type") == "boolean" else "select" if enum
                 else "number" if spec.get("type") in ("number", "integer") else "text")
         out.append(
@@ -70,7 +118,7 @@ def read_answer(
     if not approve:
         return Answer(action="decline", provenance="user"), None
     schema = schema if isinstance(schema, dict) else {}
-    props = schema.get("properties") or {}
+    props = _properties(schema)
     content: dict[str, Any] = {}
     approval = approval_property(schema)
     if approval:
@@ -85,12 +133,13 @@ def read_answer(
             if f.required:
                 return None, f"{f.title}: an answer is required"
             continue
-        raw = raw[:MAX_TEXT]
+        if len(raw) > MAX_TEXT:  # refused, never cut: a cut answer is one the person did not give
+            return None, f"{f.title}: at most {MAX_TEXT} characters"
         if f.kind == "number":
-            try:
-                content[f.prop] = int(raw) if spec.get("type") == "integer" else float(raw)
-            except ValueError:
+            number = _number(raw, integer=spec.get("type") == "integer")
+            if number is None:
                 return None, f"{f.title}: not a number"
+            content[f.prop] = number
         else:
             content[f.prop] = raw
     answer = Answer(action="accept", content=content, provenance="user")
@@ -99,3 +148,14 @@ def read_answer(
         if problem:
             return None, problem
     return answer, None
+
+
+def _number(raw: str, integer: bool) -> int | float | None:
+    """A number field's value as JSON would have it, or None: NaN (which every bound lets through, and which
+    reached the upstream as null) and infinities are no JSON numbers."""
+    if integer:
+        return int(raw) if INTEGER.fullmatch(raw) else None
+    if not NUMBER.fullmatch(raw):
+        return None
+    value = float(raw)
+    return value if math.isfinite(value) else None

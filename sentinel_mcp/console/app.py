@@ -26,7 +26,7 @@ from sentinel_mcp.console import (activity_pages, agent_pages, assist_pages, bui
                                   model_pages, policy_pages, session_pages, system_pages)
 from sentinel_mcp.console.asking import InboxAsking
 from sentinel_mcp.console.cluster_inbox import ClusterInbox
-from sentinel_mcp.console.auth import ConsoleAuth, Viewer, cross_site
+from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
 from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
 from sentinel_mcp.identity.http_auth import a2a_peer_names
@@ -106,7 +106,10 @@ def build_console(
         Route("/login", functools.partial(_login_form, console), methods=["GET"]),
         Route("/login", functools.partial(_login, console), methods=["POST"]),
         Route("/logout", page(console, lambda r, v: _logout(console, r, v), form=True), methods=["POST"]),
-        Route("/events", page(console, lambda r, v: _events(console, r, v)), methods=["GET"]),
+        # the live stream is the console script's own (never a page to open): it makes the person "watching"
+        Route(
+            "/events", page(console, lambda r, v: _events(console, r, v), navigable=False), methods=["GET"]
+        ),
         Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     for module in (
@@ -142,7 +145,7 @@ async def _login_form(
 
 
 async def _login(console: Console, request: Request) -> Response:
-    if cross_site(request):
+    if started_elsewhere(request, navigation=False):
         return console.problem(request, None, 403, "refused: the form was sent from another site")
     try:  # before a token is checked: the bound must hold for anyone who can reach the page
         form = await read_form(request, LOGIN_FORM_LIMIT, max_fields=10)

@@ -10,8 +10,9 @@ never stored in the browser. Scripts may send their bearer token instead of the 
 
 Every form POST carries a CSRF token: an HMAC over the principal and the console session (or the bearer
 token's
-digest), so a token from one principal or sign-in never counts for another; and a cross-site request
-(``Sec-Fetch-Site: cross-site``) is refused before anything else.
+digest), so a token from one principal or sign-in never counts for another; and a request another origin's
+page started (``Sec-Fetch-Site`` other than ``same-origin``), other than a top-level navigation to a page, is
+refused before anything else.
 """
 
 from __future__ import annotations
@@ -193,9 +194,23 @@ class ConsoleAuth:
         )
 
 
-def cross_site(request: Request) -> bool:
-    """A browser says so for requests another site started (forms, fetches, navigations)."""
-    return request.headers.get("sec-fetch-site", "").lower() == "cross-site"
+def started_elsewhere(request: Request, *, navigation: bool = True) -> bool:
+    """Whether another origin's page started this request, as the browser says (``Sec-Fetch-Site``), and it
+    is not the person opening a console page (a top-level GET navigation, when ``navigation``).
+
+    Another port of this host is the same *site*: its pages' requests carry the console's ``SameSite=Strict``
+    cookie. An image on such a page reloading ``/console/events`` every 2 s kept the person "watching" (calls
+    of clients that cannot be asked were held instead of told to answer in the console) and told the page
+    whether the person was signed in. No page but the console's own has a reason to load a console URL."""
+    site = request.headers.get("sec-fetch-site", "").lower()
+    if site in ("", "same-origin", "none"):  # no header: not a browser (or an old one); none: typed in
+        return False
+    return not (
+        navigation
+        and request.method in ("GET", "HEAD")
+        and request.headers.get("sec-fetch-mode", "").lower() == "navigate"
+        and request.headers.get("sec-fetch-dest", "").lower() == "document"
+    )
 
 
 def _session_cookie(request: Request, name: str) -> tuple[str | None, bool]:

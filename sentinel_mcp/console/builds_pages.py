@@ -12,6 +12,7 @@ page refreshes itself (a plain ``<meta refresh>``: no script needed).
 from __future__ import annotations
 
 import asyncio
+import codecs
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,14 @@ from sentinel_mcp.console.web import Console
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.swarm.build_lease import end_lapsed
 from sentinel_mcp.swarm.build_service import TASK_ID
-from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path
+from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path, resolve_inside
 from sentinel_mcp.swarm.state import TERMINAL_STATES, SwarmStore
 from sentinel_mcp.swarm.workspace import Workspace
 
 MAX_SHOWN_FILE = 200_000  # characters of one file shown on its page
+# files listed on a build's page: a build's tools may make any number, and 100,000 of them made a 31 MB page
+# whose rendering held the gateway's event loop (every call) for 6 s, again on every 5 s refresh
+MAX_LISTED = 1000
 LIST = 100
 
 
@@ -67,6 +71,23 @@ def _progress(task: dict[str, Any], steps: list[dict[str, Any]]) -> tuple[int, i
     if task.get("state") == "COMPLETED":
         done = max(done, total)
     return min(done, total) if total else done, total
+
+
+def _head(workspace: Workspace, rel: str, chars: int) -> tuple[str, bool]:
+    """The first ``chars`` characters of a workspace file (through the workspace's own path checks), and
+    whether it is longer. Only what is shown is read: a build's tools may write a file of any size, and
+    reading it whole for 200,000 characters of it took 500 MB of the gateway's memory for a 200 MB file, on
+    every view."""
+    target = resolve_inside(workspace.root, rel)
+    if not target.is_file():
+        raise FileNotFoundError(rel)
+    limit = chars * 4  # bytes of at most ``chars`` UTF-8 characters
+    with target.open("rb") as f:
+        data = f.read(limit + 1)
+    longer = len(data) > limit
+    # an incremental decoder keeps a character the cut splits back instead of calling it invalid
+    text = codecs.getincrementaldecoder("utf-8")().decode(data[:limit], final=not longer)
+    return text[:chars], longer or len(text) > chars
 
 
 def _openable(name: str) -> bool:
@@ -113,8 +134,9 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         finally:
             await store.close()
         done, total = _progress(task, steps)
-        names = await asyncio.to_thread(Workspace(_root(console) / task_id).list_files)  # type: ignore[operator]
-        files = [(name, _openable(name)) for name in names]
+        workspace = Workspace(_root(console) / task_id)  # type: ignore[operator]
+        names = await asyncio.to_thread(workspace.list_files, MAX_LISTED + 1)
+        files = [(name, _openable(name)) for name in names[:MAX_LISTED]]
         return console.render(
             request,
             viewer,
@@ -122,6 +144,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             task=task,
             steps=steps,
             files=files,
+            more_files=len(names) > MAX_LISTED,
             done=done,
             total=total,
             model_calls=len(calls),
@@ -141,7 +164,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             return console.problem(request, viewer, 404, "no such build of yours")
         workspace = Workspace(_root(console) / task_id)  # type: ignore[operator]
         try:
-            content = await asyncio.to_thread(workspace.read_file, rel)
+            content, cut = await asyncio.to_thread(_head, workspace, rel, MAX_SHOWN_FILE)
         except UnsafePathError:
             return console.problem(
                 request,
@@ -161,7 +184,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             task=task,
             rel=rel,
             content=safe_text(content, MAX_SHOWN_FILE, keep_newlines=True),
-            cut=len(content) > MAX_SHOWN_FILE,
+            cut=cut,
         )
 
     return [

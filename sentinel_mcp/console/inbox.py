@@ -105,11 +105,15 @@ class Inbox:
         questions: list[Question],
         kind: ItemKind,
     ) -> InboxItem:
-        """A call's questions, waiting (one open item per exact call: asking again refreshes it)."""
+        """A call's questions, waiting (one open item per exact call: asking again refreshes it). A question
+        asked while a call runs (``waiting``) is that running call's own and always gets its own item: two
+        calls with the same arguments may be asked different things (the device's question depends on the
+        screen), and a refresh put the second question on the first call's item, so the answer the person
+        gave to the question shown let the other, no longer shown, go ahead."""
         digest = argument_digest(arguments if isinstance(arguments, dict) else None)
         key = (principal, session, tool, digest, version)
-        for item in self._items.values():
-            if item.call_key == key and item.open:
+        for item in self._items.values() if kind != "waiting" else ():
+            if item.call_key == key and item.open and item.kind != "waiting":
                 item.kind, item.questions, item.reason = kind, questions, reason
                 item.expires = time.time() + self.ttl
                 self._notify(principal, "inbox")

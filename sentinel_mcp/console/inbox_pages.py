@@ -8,6 +8,8 @@ are listed for the owner too, and answered here (``assist_pages``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +19,8 @@ from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console import assist_pages
 from sentinel_mcp.console.agent_pages import DECISION_ID
-from sentinel_mcp.console.answer_form import Field, fields_of, read_answer
+from sentinel_mcp.console.answer_form import MAX_TEXT, Field, approval_words, fields_of, read_answer
+from sentinel_mcp.gateway.person_inbox import UPSTREAM_QUESTION
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.decision import Answer, Question
@@ -26,6 +29,9 @@ from sentinel_mcp.identity.http_auth import a2a_peer_names
 
 log = logging.getLogger(__name__)
 A2A_PREFIX = "a2a-"
+# items listed on the page, the newest (the live count counts them all): a principal may have 200 waiting
+# (inbox.MAX_OPEN_PER_PRINCIPAL), each with a form of up to 20 fields of up to 100 choices (answer_form)
+MAX_LISTED = 50
 
 
 @dataclass
@@ -35,6 +41,7 @@ class ShownQuestion:
     fields: list[Field]
     rule: str  # what asks: the askable's predicate, a confirmation, a consent
     decision_id: str = ""  # the gateway's decision the question belongs to (a tool's own question mid-call)
+    approves: str = ""  # what "Approve" answers yes to, in the form's own words (answer_form.approval_words)
 
 
 @dataclass
@@ -50,6 +57,20 @@ class ShownItem:
     created: float | None
     expires: float | None
     risky: bool
+    asked: str = ""  # what the form answers (``asked_digest``): an answer to other questions is not taken
+
+
+def asked_digest(questions: list[Question] | list[dict[str, Any]]) -> str:
+    """The questions an item's form shows (keys, texts, forms): the form carries it back, and an approval is
+    taken only for the questions it was shown with. The same call asked again refreshes its item in place
+    (the policy's text may name data read since: "Buy lamp for 1?" became "Buy lamp for 2?"), and the
+    person's yes to the page's "1" let the call go ahead at "2"."""
+    shown = [
+        [q.key, q.message, q.requested_schema] if isinstance(q, Question)
+        else [q.get("key"), q.get("message"), q.get("requested_schema")]
+        for q in questions
+    ]
+    return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
 def _rule_of(meta: dict[str, Any]) -> str:
@@ -86,6 +107,8 @@ def _shown_questions(questions: list[Question]) -> list[ShownQuestion]:
             fields_of(i, q.requested_schema),
             _rule_of(q.meta),
             _decision_of(q.meta),
+            # an upstream's form only: Sentinel's own questions say what they ask in their text
+            approval_words(q.requested_schema) if q.meta.get("kind") == UPSTREAM_QUESTION else "",
         )
         for i, q in enumerate(questions)
     ]
@@ -135,7 +158,8 @@ def _a2a_items(console: Console, principal: str, is_owner: bool = False) -> list
                 [
                     ShownQuestion(
                         str(q.get("key")),
-                        str(q.get("message") or ""),
+                        # made safe where the task asked it too; the page does not count on that
+                        safe_question(str(q.get("message") or ""))[0],
                         fields_of(i, q.get("requested_schema")),
                         "a question of the policy",
                     )
@@ -144,6 +168,7 @@ def _a2a_items(console: Console, principal: str, is_owner: bool = False) -> list
                 None,
                 None,
                 False,
+                asked_digest(qs),
             )
         )
     return out
@@ -174,6 +199,7 @@ def items_for(console: Console, principal: str, is_owner: bool = False) -> list[
             i.created,
             i.expires,
             i.risky,
+            asked_digest(i.questions),
         )
         for asker in _askers(console, principal, is_owner)
         for i in console.inbox.open_items(asker)
@@ -185,6 +211,7 @@ async def inbox_page(
     console: Console, request: Request, viewer: Viewer, *, error: str | None = None, status: int = 200
 ) -> Response:
     name = viewer.principal.name
+    waiting = items_for(console, name, viewer.principal.is_owner)
     answered = [i for asker in _askers(console, name, viewer.principal.is_owner)
                 for i in console.inbox.answered_items(asker)]
     return console.render(
@@ -192,11 +219,13 @@ async def inbox_page(
         viewer,
         "inbox.html",
         status=status,
-        items=items_for(console, name, viewer.principal.is_owner),
+        items=waiting[:MAX_LISTED],
+        unlisted=max(0, len(waiting) - MAX_LISTED),
         answered=answered,
         error=error,
         assists=await assist_pages.open_for(console, viewer),
         max_reply=assist_pages.MAX_REPLY,
+        max_text=MAX_TEXT,
     )
 
 
@@ -216,6 +245,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         item = next((i for i in (console.inbox.get(a, item_id) for a in askers) if i is not None), None)
         if item is None:  # another principal's, settled, expired, made up, or a peer's: the same for all
             return await _gone(console, request, viewer)
+        if approve and _changed(form, item.questions):
+            return await _changed_page(console, request, viewer)
         answers: dict[str, Answer] = {}
         if not approve:
             answers = console.inbox.denial(item)
@@ -251,6 +282,18 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     ]
 
 
+def _changed(form: Any, questions: list[Question] | list[dict[str, Any]]) -> bool:
+    """Whether the form was shown with other questions than the item asks now (a form without the field, a
+    script's, answers what is asked now: its sender asked for nothing else)."""
+    shown = form.get("asked")
+    return shown is not None and shown != asked_digest(questions)
+
+
+async def _changed_page(console: Console, request: Request, viewer: Viewer) -> Response:
+    error = "the question changed while you read it (it now reads as below): read it again, then answer"
+    return await inbox_page(console, request, viewer, status=409, error=error)
+
+
 async def _gone(console: Console, request: Request, viewer: Viewer) -> Response:
     """Another principal's question, a settled or expired one, or a made-up id: the same answer for all."""
     error = "no such question waiting for you (answered already, or expired)"
@@ -265,10 +308,11 @@ async def _decide_a2a(
     record = next((r for r in waiting if r.task.id == task_id), None)
     if record is None or service is None:
         return await _gone(console, request, viewer)
+    asked = [q for q in _a2a_questions(record) if q.get("key") in record.pending.question_keys]
+    if approve and _changed(request.state.form, asked):
+        return await _changed_page(console, request, viewer)
     answers: dict[str, Answer] = {}
-    for i, q in enumerate(
-        qq for qq in _a2a_questions(record) if qq.get("key") in record.pending.question_keys
-    ):
+    for i, q in enumerate(asked):
         answer, problem = read_answer(i, q, request.state.form, approve=approve)
         if answer is None:
             return await inbox_page(console, request, viewer, status=400, error=str(problem))

@@ -15,6 +15,10 @@ from sentinel_mcp.core.session_facts import SessionFacts
 from sentinel_mcp.identity.principal import Principal
 
 MAX_SESSIONS = 500
+# facts (and approvals) listed on a session's page: a conversation keeps up to 50,000 facts its reads taught,
+# and listing them all made a 40 MB page whose rendering held the gateway's event loop (every call) for 3 s
+# on each view; the rest are reached by a filter on their text
+MAX_FACTS_SHOWN = 500
 
 
 def owns_session(principal: Principal, session: str) -> bool:
@@ -44,15 +48,20 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         store = _store(console)
         if store is None or not owns_session(viewer.principal, sid):
             return console.problem(request, viewer, 404, "no such session of yours")
-        facts = await store.valid(sid)
+        wanted = (request.query_params.get("q") or "")[:200]
+        facts = [f for f in await store.valid(sid) if wanted.lower() in f.fact.lower()]
+        shown = [f for f in facts if not f.internal]
+        approvals = [f for f in facts if f.internal and f.predicate == "$confirmed"]
         return console.render(
             request,
             viewer,
             "session.html",
             status=status,
             sid=sid,
-            facts=[f for f in facts if not f.internal],
-            approvals=[f for f in facts if f.internal and f.predicate == "$confirmed"],
+            facts=shown[:MAX_FACTS_SHOWN],
+            approvals=approvals[:MAX_FACTS_SHOWN],
+            unlisted=max(0, len(shown) - MAX_FACTS_SHOWN) + max(0, len(approvals) - MAX_FACTS_SHOWN),
+            wanted=wanted,
             contexts=await store.contexts(sid),
             error=error,
         )

@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from sentinel_mcp.console.form_body import FormRefused, read_form
 from sentinel_mcp.config import Config
-from sentinel_mcp.console.auth import ConsoleAuth, Viewer, cross_site
+from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
 from sentinel_mcp.core.builtin import Services
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import ConsoleError
@@ -163,11 +163,15 @@ Handler = Callable[[Request, Viewer], Awaitable[Response]]
 
 
 def page(
-    console: Console, handler: Handler, *, form: bool = False
+    console: Console, handler: Handler, *, form: bool = False, navigable: bool = True
 ) -> Callable[[Request], Awaitable[Response]]:
-    """A console endpoint: signed-in viewers only; for a form, same-site and a valid CSRF token first."""
+    """A console endpoint: signed-in viewers only; for a form, same-site and a valid CSRF token first. Nothing
+    another origin's page started counts but a top-level navigation to a page (``navigable``)."""
 
     async def endpoint(request: Request) -> Response:
+        if started_elsewhere(request, navigation=navigable and request.method == "GET"):
+            said = "the form was sent from" if request.method == "POST" else "this was asked for by"
+            return console.problem(request, None, 403, f"refused: {said} another site's page")
         viewer = console.auth.viewer(request)
         if viewer is None:
             if request.method == "GET":
@@ -176,8 +180,6 @@ def page(
         if not console.started:
             return console.problem(request, viewer, 503, "Sentinel is starting; reload in a moment")
         if request.method == "POST":
-            if cross_site(request):
-                return console.problem(request, viewer, 403, "refused: the form was sent from another site")
             try:
                 data = await read_form(request, FORM_LIMIT, max_fields=200)
             except FormRefused as e:

@@ -44,8 +44,9 @@ class Workspace:
             raise FileNotFoundError(rel)
         return target.read_text(encoding="utf-8")
 
-    def list_files(self) -> list[str]:
-        """Relative paths of the regular files, without following symlinks; temp files excluded."""
+    def list_files(self, limit: int | None = None) -> list[str]:
+        """Relative paths of the regular files, without following symlinks; temp files excluded; at most
+        ``limit`` of them, the first the walk finds (None: all)."""
         if not self.root.is_dir():
             return []
         found: list[str] = []
@@ -55,6 +56,8 @@ class Workspace:
                 if name.endswith(".tmp") and name.startswith(".") or p.is_symlink():
                     continue
                 found.append(p.relative_to(self.root).as_posix())
+                if limit is not None and len(found) >= limit:
+                    return sorted(found)
         return sorted(found)
 
     def read_all(self) -> dict[str, str]:

@@ -174,3 +174,48 @@ def test_one_principals_answered_items_never_push_out_anothers_question():
         box.deny(ask("bob", n))
     assert box.get("alice", alices.id) is not None and alices.open
     assert sum(1 for i in box._items.values() if i.principal == "bob") <= inbox.MAX_OPEN_PER_PRINCIPAL
+
+
+async def test_a_session_with_very_many_facts_lists_a_bounded_number_and_finds_the_rest_by_text(tmp_path):
+    """Before, a session's page listed every fact the conversation held (up to 50,000 its reads taught, each
+    with a revoke form): a 40 MB page whose rendering held the gateway's event loop, every call, for 3 s on
+    each view. Now at most 500 facts and 500 approvals are listed, the page says how many more there are, and
+    a filter on the text finds any of them (revocable as before)."""
+    import time
+
+    from sentinel_mcp.config import load_config
+    from sentinel_mcp.policy.fact_store import Fact, FactStore
+    from sentinel_mcp.policy.guard import facts_db_path
+
+    cfg = console_config(tmp_path)
+    sid = "alice/http-00000000000000aa"
+    path = facts_db_path(load_config(cfg))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    store = await FactStore(path).open()
+    until = time.time() + 3600
+    facts = [  # plain facts of several shapes, and standing approvals (internal facts) beside them
+        Fact(session=sid, predicate=pred, args=[i], fact=f"{pred}({i}, '{i:05d}<b>')", provenance="observed",
+             source_tool="bk__list_bookings", expires_at=until)
+        for pred in ("item", "booking_status", "quoted")
+        for i in range(1500)
+    ] + [
+        Fact(session=sid, predicate="$confirmed", args=[i], fact=f"'$confirmed'(bk__cancel, d{i:05d})",
+             provenance="user", expires_at=until)
+        for i in range(800)
+    ]
+    await store.add(facts)
+    await store.close()
+    with http_sentinel(cfg) as (base, _proc):
+        async with signed_in(base, ALICE) as alice:
+            page = await alice.page(f"/console/sessions/{sid}")
+            assert page.count('name="fact"') <= 1000, page.count('name="fact"')
+            assert 'id="unlisted"' in page and "4300 more not listed" in page
+            found = await alice.page(f"/console/sessions/{sid}?q=quoted(1499,")
+            assert found.count('name="fact"') == 1 and "quoted(1499, &#39;01499&lt;b&gt;&#39;)" in found
+            assert 'id="unlisted"' not in found
+            r = await alice.post(f"/console/sessions/{sid}/revoke", {"fact": "quoted(1499, '01499<b>')"})
+            assert r.status_code == 303, r.text[:300]
+            gone = await alice.page(f"/console/sessions/{sid}?q=quoted(1499,")
+            assert 'name="fact"' not in gone and "No valid facts containing that text" in gone
+            approval = await alice.page(f"/console/sessions/{sid}?q=d00799")
+            assert approval.count('name="fact"') == 1

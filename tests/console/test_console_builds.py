@@ -128,3 +128,68 @@ async def test_builds_are_per_principal_and_never_markup(tmp_path):
                 assert "bob's secret" not in r.text and "root:" not in r.text and "SQLite" not in r.text, rel
     assert os.path.islink(tmp_path / "state" / "swarm" / ALICE_TASK / "leak.txt")
     await asyncio.sleep(0)
+
+
+def _peak_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
+
+
+async def test_a_huge_build_file_is_shown_from_its_head_without_reading_it_whole(tmp_path):
+    """Before, a file's page read the whole file (``read_text``) to show its first 200,000 characters: a
+    200 MB file a build's tool wrote took 500 MB of the gateway's memory on every view, any number of views at
+    once. Now only the head is read; a character the cut splits is kept out, never an error."""
+    cfg = console_config(tmp_path)
+    body = json.loads(cfg.read_text())
+    body["sentinel"]["builtins"] = [*body["sentinel"]["builtins"], "swarm"]
+    cfg.write_text(json.dumps(body))
+    root = tmp_path / "state" / "swarm"
+    await seed(root)
+    size = 96 * 1024 * 1024
+    workspace = root / ALICE_TASK
+    # 1, 2 and 4 bytes a character, and 4 bytes in a 3-byte-per-character cycle (the cut splits a character)
+    files = {"ascii.txt": "a", "accents.txt": "\u00e9", "emoji.txt": "\U0001f600", "odd.txt": "x\u20ac"}
+    for name, unit in files.items():
+        with open(workspace / name, "wb") as f:
+            f.write(unit.encode() * (size // len(unit.encode())))
+    with http_sentinel(cfg) as (base, proc):
+        async with signed_in(base, ALICE) as alice:
+            await alice.page(f"/console/builds/{ALICE_TASK}/files/app/Main.kt")
+            before = _peak_kb(proc.pid)
+            for name, unit in files.items():
+                r = await alice.get(f"/console/builds/{ALICE_TASK}/files/{name}")
+                assert r.status_code == 200, (name, r.status_code, r.text[:300])
+                assert "(cut: the file is longer)" in r.text and unit * 500 in r.text, name
+            grown = _peak_kb(proc.pid) - before
+            assert grown < 48 * 1024, f"the gateway's peak memory grew by {grown} kB showing 96 MB files"
+
+
+async def test_a_build_with_very_many_files_lists_a_bounded_number_of_them(tmp_path):
+    """Before, a build's page listed every file its workspace held: 100,000 files a build's tool made gave a
+    31 MB page whose rendering held the gateway's event loop (every other call) for 6 s, again on each of the
+    running page's 5 s refreshes. Now at most 1,000 are listed, and the page says there are more; flat,
+    nested and linked files alike."""
+    cfg = console_config(tmp_path)
+    body = json.loads(cfg.read_text())
+    body["sentinel"]["builtins"] = [*body["sentinel"]["builtins"], "swarm"]
+    cfg.write_text(json.dumps(body))
+    root = tmp_path / "state" / "swarm"
+    await seed(root)
+    workspace = root / ALICE_TASK
+    for i in range(6000):  # flat
+        (workspace / f"flat{i:05d}.txt").touch()
+    for i in range(3000):  # nested, one directory each
+        (workspace / "deep" / f"d{i:05d}").mkdir(parents=True)
+        (workspace / "deep" / f"d{i:05d}" / "f.txt").touch()
+    for i in range(3000):  # links (never listed) beside the rest
+        (workspace / f"link{i:05d}").symlink_to(workspace / "flat00000.txt")
+    with http_sentinel(cfg) as (base, _):
+        async with signed_in(base, ALICE) as alice:
+            page = await alice.page(f"/console/builds/{ALICE_TASK}")
+            start = page.index('<ul class="files">')
+            files = page[start : page.index("</ul>", start)]
+            listed = files.count("<li>")
+            assert 0 < listed <= 1000, listed
+            assert 'id="more-files"' in page and "link0" not in files
+            few = await alice.page(f"/console/builds/{RUNNING_TASK}")  # an ordinary build: no note
+            assert 'id="more-files"' not in few
