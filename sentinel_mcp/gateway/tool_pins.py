@@ -27,9 +27,12 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-from mcp.types import Tool
+from sentinel_mcp.core.errors import GatewayError
+
+if TYPE_CHECKING:  # the CLI's `pins` commands read the file without the SDK (it loads in start-up's time)
+    from mcp.types import Tool
 
 FILE_NAME = "tool-pins.json"
 FORMAT = 1
@@ -40,7 +43,7 @@ MAX_FILE_BYTES = 256_000_000
 _NOT_COMPARED = frozenset({"name"})
 
 
-class PinsUnreadable(Exception):
+class PinsUnreadable(GatewayError):
     """The pins file exists and is not a pins file Sentinel wrote (its path, line and problem in the text)."""
 
 

@@ -167,7 +167,9 @@ async def test_a_console_question_shared_by_calls_says_so() -> None:
     assert NOTE not in own.reason and NOTE not in own.questions[0].message
     assert own.questions[0].meta["calls_in_flight"] == 1
     assert NOTE in shared.reason and "4 calls" in shared.reason and shared.tool == "tb__delete"
-    assert shared.questions[0].message.startswith(f"[{NOTE}: it may be about any of the 4 calls")
+    # marked first as another server's question (this rig's gateway names no server), then as shared
+    assert shared.questions[0].message.startswith(
+        f"[asked by an upstream server, not by Sentinel; {NOTE}: it may be about any of the 4 calls")
     assert shared.questions[0].message.endswith("[toolbox] delete b?")
     assert shared.questions[0].meta["calls_in_flight"] == 4
 
