@@ -33,7 +33,7 @@ from sentinel_mcp.swarm.breakers import (
     ModelErrorBreaker,
 )
 from sentinel_mcp.swarm.checks import check_file, check_placeholders, check_project
-from sentinel_mcp.swarm.feature_code.answers import Decisions, parse_answer
+from sentinel_mcp.swarm.feature_code.answers import Decisions, parse_answer, schema_issues
 from sentinel_mcp.swarm.feature_code.render import render_step, texts_of, with_answer
 from sentinel_mcp.swarm.feature_code.strings import all_strings, strings_xml
 from sentinel_mcp.swarm.limits import Budget, LimitExceeded, Limits
@@ -154,9 +154,9 @@ class Orchestrator:
         last_reason = ""
         for attempt in range(1, attempts + 1):
             await self._emit(f"step {step.step_number}: {step.file_path} (attempt {attempt}/{attempts})")
+            request = coder_request(step, self.decisions, feedback, self.coder_max_tokens)
             try:
-                reply = await self._call(coder_request(step, self.decisions, feedback, self.coder_max_tokens),
-                                         step.step_number)
+                reply = await self._call(request, step.step_number)
             except ModelError as e:
                 if e.status is not None and 400 <= e.status < 500 and e.status != 429:
                     raise  # a permanent refusal (bad key, bad request): retrying cannot help, abort
@@ -177,6 +177,8 @@ class Orchestrator:
                 feedback = [Issue(severity="BLOCKER", message="answer with one JSON object only")]
                 continue
             answer, issues = parse_answer(step, data, self.decisions)
+            if answer is not None and request.json_schema is not None:
+                issues += schema_issues(step, data, request.json_schema)
             if answer is not None:
                 issues += [i for t in _texts(answer) for i in check_placeholders(t, step.file_path)]
             if answer is None or any(i.severity == "BLOCKER" for i in issues):

@@ -19,6 +19,7 @@ from tests.swarm.support.scripted_model import (
 )
 from tests.swarm.support.swarm_fixtures import make_service, openai_factory
 
+from sentinel_mcp.swarm.feature_code.strings import resource_text
 from sentinel_mcp.swarm.spec import SpecError
 
 pytestmark = pytest.mark.timeout(60)
@@ -322,3 +323,37 @@ async def test_verifier_over_budget_is_skipped_and_the_build_completes(service, 
     assert len(model_server.requests) == cap and model_server.calls("verifier") == []
     assert f"model-call limit of {cap} reached" in status["report"]["verifier_error"]
     assert status["report"]["checks"] == [] and len(status["files"]) == len(PLAN_PATHS)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Notes \u202eetirw",  # a right-to-left override: the screen reads what it does not say
+        "Save %s and %d",  # format specifiers: getString() of a text that is not a format
+        "<b>Add</b> now",  # markup
+        "Add\nnow",  # a line break
+        "Add \u0007now",  # a control character (strings.xml would not be XML)
+        "A" * 40,  # a button label past the schema's 24 characters
+    ],
+)
+async def test_a_text_outside_the_answer_schema_is_rejected_on_backends_that_cannot_constrain_decoding(
+    service, model_server, tmp_path, text
+) -> None:
+    """The schema a coder answers under (texts: plain words and punctuation, bounded) was enforced only
+    while decoding on the local model: an answer from the openai or sampling backend was checked by its
+    pydantic model alone, so a bidi override, markup, format specifiers, control characters or an over-long
+    label went into the app's string resources."""
+
+    def hostile(body):
+        answer = answer_for(schema_of(body))
+        answer["buttons"] = [dict(answer["buttons"][0], label=text)]
+        return json.dumps(answer)
+
+    model_server.script("coder", lambda body: json.dumps(answer_for(schema_of(body))), hostile)
+    task_id, status = await run(service, model_server)
+    assert status["state"] == "COMPLETED", status["error"]
+    strings = (tmp_path / "swarm" / task_id / "app/src/main/res/values/strings.xml").read_text()
+    assert resource_text(text) not in strings and "Text for label" in strings
+    layout = [s for s in status["steps"] if s["file_path"] == EDITOR_LAYOUT]
+    assert [s["status"] for s in layout] == ["REJECTED", "ACCEPTED"]
+    assert any("answer does not fit the schema" in i["message"] for i in layout[0]["issues"])
