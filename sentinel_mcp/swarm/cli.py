@@ -87,7 +87,7 @@ async def _build(args: argparse.Namespace) -> int:
     from sentinel_mcp.swarm.backends.base import ModelError
     from sentinel_mcp.swarm.progress_bar import ProgressBar
     from sentinel_mcp.swarm.spec import SpecError
-    from sentinel_mcp.swarm.task_lock import BuildBusyError
+    from sentinel_mcp.swarm.task_lock import BuildBusyError, BuildQuotaError
 
     service, settings = _service(args)
     spec_text = _read_spec(args.spec)
@@ -110,7 +110,7 @@ async def _build(args: argparse.Namespace) -> int:
     try:
         try:
             task_id = await service.submit(spec_text, backend_factory, session="cli", caps=caps, listener=bar)
-        except (SpecError, ValueError, BuildBusyError, ModelError) as e:
+        except (SpecError, ValueError, BuildBusyError, BuildQuotaError, ModelError) as e:
             print(f"sentinel-mcp swarm: {e}", file=sys.stderr)
             return EXIT_USAGE
         got_signal: list[str] = []

@@ -30,7 +30,7 @@ from sentinel_mcp.swarm.path_safety import UnsafePathError
 from sentinel_mcp.swarm.settings import swarm_settings
 from sentinel_mcp.swarm.spec import SpecError, parse_spec
 from sentinel_mcp.swarm.state import OWNER
-from sentinel_mcp.swarm.task_lock import BuildBusyError
+from sentinel_mcp.swarm.task_lock import BuildBusyError, BuildQuotaError
 from sentinel_mcp.swarm.settings import SwarmSettings
 
 Settings = SwarmSettings  # the built-in contract: its typed settings beside create_server
@@ -162,7 +162,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 listener=report if wait else None,
                 principal=caller(ctx_),
             )
-        except (SpecError, BuildBusyError, ModelError, ValueError) as e:
+        except (SpecError, BuildBusyError, BuildQuotaError, ModelError, ValueError) as e:
             raise ToolError(str(e)) from None
         if not wait:
             return {
