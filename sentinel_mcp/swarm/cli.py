@@ -7,10 +7,10 @@ import asyncio
 import json
 import signal
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sentinel_mcp.config import ConfigError, load_config
+from sentinel_mcp.config import load_config
+from sentinel_mcp.swarm.spec_file import read_spec_text
 
 if TYPE_CHECKING:
     from sentinel_mcp.swarm.build_service import BuildService
@@ -71,12 +71,7 @@ def _service(args: argparse.Namespace) -> tuple[BuildService, SwarmSettings]:
 
 
 def _read_spec(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"cannot read spec {path}: {e.strerror}") from None
+    return read_spec_text(path, sys.stdin.buffer)
 
 
 def cmd_build(args: argparse.Namespace) -> int:
