@@ -103,7 +103,7 @@ class Orchestrator:
             await self._set_state("VERIFYING")
             await self._verifying()
             await self._set_state("COMPLETED")
-            await self._emit(f"completed: {len(self.completed)} files in {self.workspace.root}")
+            await self._emit(f"completed: {len(self.completed)} files")  # where: the caller's own to say
         except asyncio.CancelledError:
             # record the end even if cancelled again meanwhile: whoever awaits this task (close()) then
             # finds the store written, never half-way

@@ -164,3 +164,49 @@ async def test_a_principal_starts_at_most_its_builds_per_hour_and_others_still_b
             assert len(listed.structured_content["tasks"]) == 3  # the refused ones were never started
             mine = await alice.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})
             assert not mine.is_error and mine.structured_content["state"] == "COMPLETED", body(mine)
+
+
+async def test_a_caller_is_never_told_where_the_gateway_keeps_builds_on_its_disk(
+    tmp_path, model_server
+) -> None:
+    """swarm_build answered with the workspace's absolute path on the gateway's disk (its data directory,
+    the account's home), and so did swarm_status, the swarm:// status, the waiting build's summary and its
+    last progress message: a remote principal learnt the server's file layout. Now the workspace is named
+    by its swarm:// address; the files are read through it."""
+    state = str(tmp_path / "state")
+    messages: list[str] = []
+
+    async def progress(_done: float, _total: float | None, message: str | None) -> None:
+        messages.append(message or "")
+
+    with sentinel(tmp_path, model_server.url) as base:
+        async with client(base, ALICE, "auto") as alice:
+            started = await alice.call_tool("swarm__swarm_build", {"spec": SPEC})
+            task_id = started.structured_content["task_id"]
+            waited = await alice.call_tool(
+                "swarm__swarm_build", {"spec": dict(SPEC, app_name="Second"), "wait": True},
+                progress_callback=progress,
+            )
+            assert waited.is_error and "already running" in body(waited)  # the first one still runs
+            with anyio.fail_after(60):
+                while json.loads((await alice.read_resource(f"swarm://{task_id}")).contents[0].text)[
+                    "state"
+                ] not in ("COMPLETED", "FAILED"):
+                    await anyio.sleep(0.1)
+            waited = await alice.call_tool(
+                "swarm__swarm_build", {"spec": dict(SPEC, app_name="Second"), "wait": True},
+                progress_callback=progress,
+            )
+            assert not waited.is_error and waited.structured_content["state"] == "COMPLETED"
+            answers = [
+                body(started),
+                body(waited),
+                body(await alice.call_tool("swarm__swarm_status", {"task_id": task_id})),
+                (await alice.read_resource(f"swarm://{task_id}")).contents[0].text,
+                body(await alice.call_tool("swarm__swarm_list", {})),
+                *messages,
+            ]
+            assert messages and any("completed" in m for m in messages)
+            for answer in answers:
+                assert state not in answer and str(tmp_path) not in answer, answer[:300]
+            assert started.structured_content["workspace"] == f"swarm://{task_id}/"
