@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -64,6 +65,7 @@ class ProgressEvent:
 
 
 ProgressSink = Callable[[ProgressEvent], Awaitable[None]]
+MAX_REFUSED_PLAN_CHARS = 4000  # of a refused blueprint, kept for the audit
 _ABORTS = (PlanError, LimitExceeded, BreakerTripped, StepFailed, UnsafePathError, ModelError)
 
 
@@ -131,7 +133,9 @@ class Orchestrator:
                 try:
                     said = extract_json(reply.text)
                 except ValueError:
-                    said = reply.text[:4000]
+                    said = reply.text[:MAX_REFUSED_PLAN_CHARS]
+            if len(json.dumps(said)) > MAX_REFUSED_PLAN_CHARS:  # the audit keeps its start, as for text
+                said = json.dumps(said)[:MAX_REFUSED_PLAN_CHARS]
             await self.store.set_plan(self.task_id, {"blueprint": said, "steps": []})
             raise
         await self.store.set_plan(self.task_id, {"blueprint": blueprint.model_dump(), **plan.model_dump()})

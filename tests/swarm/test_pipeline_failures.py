@@ -357,3 +357,43 @@ async def test_a_text_outside_the_answer_schema_is_rejected_on_backends_that_can
     layout = [s for s in status["steps"] if s["file_path"] == EDITOR_LAYOUT]
     assert [s["status"] for s in layout] == ["REJECTED", "ACCEPTED"]
     assert any("answer does not fit the schema" in i["message"] for i in layout[0]["issues"])
+
+
+@pytest.mark.parametrize(
+    "issue, count",
+    [
+        (lambda i: {"severity": "MAJOR", "message": f"issue number {i} " + "x" * 90}, 2000),
+        (lambda i: f"issue number {i} as a bare string " + "y" * 90, 2000),
+        (lambda i: {"severity": "BLOCKER", "description": f"issue number {i} " + "z" * 1900}, 100),
+    ],
+    ids=["objects", "strings", "aliased and long"],
+)
+async def test_what_a_model_says_is_kept_within_bounds_in_the_audit(
+    service, model_server, issue, count
+) -> None:
+    """A critic that was only shown its schema (3 issues of 160 characters) answered REJECT with 2,000
+    issues: each attempt's row kept them all and every swarm_status returned them (645 KB for two attempts of
+    a 291 KB reply); a refused 747 KB blueprint was kept whole in the plan (a refused text only to 4,000
+    characters), and a verifier's report had no bound either. Now a verdict keeps its first 5 issues of 300
+    characters, a report 5 items each, and a refused blueprint its first 4,000 characters."""
+    big = json.dumps({"decision": "REJECT", "issues": [issue(i) for i in range(count)]})
+    model_server.script("critic", big, big, big, big)
+    _task_id, status = await run(service, model_server)
+    kept = [s for s in status["steps"] if s["status"] == "REJECTED"]
+    assert kept and all(1 <= len(s["issues"]) <= 5 for s in kept)
+    assert all(len(i["message"]) <= 300 for s in kept for i in s["issues"])
+    assert len(json.dumps(status, default=str)) < 60_000
+
+    model_server.script("verifier", json.dumps({"warnings": ["w" * 400] + [f"w{i}" for i in range(3000)],
+                                                 "missing": [{"x": i} for i in range(3000)],
+                                                 "quality_score": 0.5}))
+    _task_id, status = await run(service, model_server)
+    report = status["report"]["verifier"]
+    assert status["state"] == "COMPLETED" and report is not None
+    assert len(report["warnings"]) == 5 and len(report["missing"]) == 5
+    assert all(len(w) <= 300 for w in report["warnings"])
+
+    screens = [{"feature": "x" * 100, "screen": "Bad", "summary": "y" * 100}] * 3000
+    model_server.script("planner", json.dumps(dict(BLUEPRINT, screens=screens)))
+    _task_id, status = await run(service, model_server)
+    assert status["state"] == "FAILED" and len(json.dumps(status["plan"])) < 5000
