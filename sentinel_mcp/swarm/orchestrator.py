@@ -338,7 +338,13 @@ class Orchestrator:
             self.model_errors.record_error(why)  # may raise BreakerTripped: the call ends there
 
         try:
-            reply = await self.backend.complete(request, on_error)
+            # the cap holds while the call runs too: nothing else bounds a client's model asked by sampling
+            try:
+                reply = await asyncio.wait_for(
+                    self.backend.complete(request, on_error), self.budget.wall_seconds_left
+                )
+            except asyncio.TimeoutError:
+                raise self.budget.wall_clock_reached() from None
         except BaseException as e:
             await asyncio.shield(
                 self.store.record_api_call(

@@ -202,3 +202,37 @@ async def test_the_users_refusal_in_the_client_ends_the_build(tmp_path) -> None:
             r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})
             assert r.is_error and "does not offer sampling" in r.content[0].text
     assert model.asked == ["planner"]
+
+
+class SlowClientModel(ClientModel):
+    """A client whose model (or user) takes its time over one kind of request: it answers at last."""
+
+    def __init__(self, slow: str, seconds: float) -> None:
+        super().__init__()
+        self.slow, self.seconds = slow, seconds
+
+    async def __call__(self, context: ClientRequestContext, params: CreateMessageRequestParams):
+        role = role_of({"messages": [{"role": "system", "content": params.system_prompt}]})
+        if role == self.slow:
+            await anyio.sleep(self.seconds)
+        return await super().__call__(context, params)
+
+
+@pytest.mark.parametrize("slow", ["planner", "coder", "critic"])
+async def test_the_wall_clock_cap_holds_while_a_model_call_runs(tmp_path, slow) -> None:
+    """The wall-clock cap was checked only before each agent: a model call that took its time (here the
+    client's own model, asked by sampling, which no HTTP timeout bounds) ran on past it, so a build capped at
+    3 s held the one build slot for as long as the client liked (up to the gateway's longest call, 95
+    minutes). Now a model call ends at the cap and the build ends FAILED saying so."""
+    model = SlowClientModel(slow, 30.0)
+    async with running_gateway(config(tmp_path, swarm={"backend": "sampling"})) as rt:
+        async with Client(rt.front.server, mode="legacy", sampling_callback=model) as c:
+            started = anyio.current_time()
+            with anyio.fail_after(25):
+                r = await c.call_tool(
+                    "swarm__swarm_build", {"spec": SPEC, "wait": True, "max_minutes": 3 / 60}
+                )
+            elapsed = anyio.current_time() - started
+    assert not r.is_error and r.structured_content["state"] == "FAILED", r.content[0].text
+    assert "wall-clock limit of 3 s reached" in r.structured_content["error"]
+    assert elapsed < 10
