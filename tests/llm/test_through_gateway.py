@@ -265,3 +265,62 @@ async def test_compiling_a_callers_schema_never_stills_the_gateway(
     assert r.is_error  # no model here (or a schema the grammar refuses): what matters is how long it took
     assert threads and threading.main_thread().name not in threads
     assert stall[0] < 0.5, f"the event loop stood still for {stall[0]:.2f} s"
+
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"anyOf": [{"type": "string", "pattern": f"^[a-z{i % 10}]{{1,7}}x{i}$"} for i in range(300)]},
+        {"enum": [f"value-{i}" for i in range(3000)]},
+    ],
+    ids=["300 patterns", "3000-value enum"],
+)
+async def test_checking_a_models_answer_against_a_callers_schema_never_stills_the_gateway(
+    data_dir, tiny_chat_model, monkeypatch, schema
+):
+    """After the model answered, its output was checked against the caller's schema on the event loop
+    (building the validator of 60 KB of schema and checking: 0.6-1 s of CPU each call). It is checked in a
+    worker thread too (here made to take a second more, to measure by)."""
+    import threading
+    import time
+
+    import anyio
+
+    from sentinel_mcp.llm import cortex as cortex_module
+
+    real = cortex_module.validate_against_schema
+    threads: list[str] = []
+
+    def slow_validate(data, schema):
+        threads.append(threading.current_thread().name)
+        try:
+            return real(data, schema)
+        finally:
+            time.sleep(1.0)
+
+    monkeypatch.setattr(cortex_module, "validate_against_schema", slow_validate)
+    stall = [0.0]
+
+    async def ticker() -> None:
+        while True:
+            before = time.monotonic()
+            await anyio.sleep(0.02)
+            stall[0] = max(stall[0], time.monotonic() - before - 0.02)
+
+    async with running_gateway(_config(data_dir, tiny_chat_model)) as rt:
+        async with Client(rt.front.server, mode="auto") as c:
+            await c.call_tool("llm__llm_generate", {"prompt": "warm up", "max_tokens": 2})  # loads the model
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ticker)
+                await anyio.sleep(0.1)
+                stall[0] = 0.0
+                before = time.monotonic()
+                r = await c.call_tool(
+                    "llm__llm_generate", {"prompt": "Pick one.", "json_schema": schema, "max_tokens": 64}
+                )
+                took = time.monotonic() - before
+                tg.cancel_scope.cancel()
+    assert not r.is_error, r.content[0].text
+    assert threads and threading.main_thread().name not in threads
+    assert took >= 1.0 and stall[0] < 0.5, f"the event loop stood still for {stall[0]:.2f} s"
