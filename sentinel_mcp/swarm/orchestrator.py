@@ -46,6 +46,7 @@ from sentinel_mcp.swarm.spec import TaskSpec
 from sentinel_mcp.swarm.state import SwarmStore
 from sentinel_mcp.swarm.toolchain import Toolchain
 from sentinel_mcp.swarm.workspace import Workspace
+from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import SwarmError
 
 log = logging.getLogger("sentinel.swarm")
@@ -66,6 +67,8 @@ class ProgressEvent:
 
 ProgressSink = Callable[[ProgressEvent], Awaitable[None]]
 MAX_REFUSED_PLAN_CHARS = 4000  # of a refused blueprint, kept for the audit
+MAX_MODEL_NAME_CHARS = 80  # of the model name a backend reports, in each api_calls row
+MAX_ERROR_CHARS = 2000  # of why a build failed
 _ABORTS = (PlanError, LimitExceeded, BreakerTripped, StepFailed, UnsafePathError, ModelError)
 
 
@@ -380,7 +383,7 @@ class Orchestrator:
             step_number=step_number,
             role=request.role,
             backend=self.backend.name,
-            model=reply.model,
+            model=safe_text(reply.model, MAX_MODEL_NAME_CHARS),  # the backend's (a client's) to write
             status="OK",
             attempts=reply.attempts,
             prompt_tokens=reply.prompt_tokens,
@@ -427,6 +430,8 @@ class Orchestrator:
         await self.store.set_state(self.task_id, state)
 
     async def _fail(self, reason: str) -> None:
+        # a model error quotes the backend (a client's refusal, an endpoint's message): bounded, shown safely
+        reason = safe_text(reason, MAX_ERROR_CHARS, keep_newlines=True)
         self.state = "FAILED"
         log.warning("task %s FAILED: %s", self.task_id, reason)
         try:
