@@ -48,7 +48,7 @@ async def test_tools_listed_with_schemas(server, mode):
     }
 
 
-async def test_model_status_tool_and_resource(server, mode):
+async def test_model_status_tool_and_resource(server, engine, mode):
     async with Client(server, mode=mode) as c:
         await c.call_tool("llm_generate", {"prompt": "Say hi.", "max_tokens": 4})
         r = await c.call_tool("llm_status", {})
@@ -59,6 +59,10 @@ async def test_model_status_tool_and_resource(server, mode):
     assert status["context_tokens"] > 0 and status["threads"] >= 1 and status["generations"] >= 1
     assert status["gpu_layers"] == 0 and status["gpu_offload"].startswith("off")  # the default: CPU only
     assert json.loads(resource.contents[0].text)["model"] == "tiny-chatml.gguf"
+    # any principal may ask: the file's name, never where the server keeps it (the path did show)
+    where = str(Path(engine.settings.model).parent)
+    for shown in (json.dumps(status), resource.contents[0].text):
+        assert where not in shown and "tiny-chatml.gguf" in shown
     # what the console's Model page shows: grammar engine, prompt/KV cache, the last generation's speed
     assert status["grammar_engine"] and isinstance(status["prompt_cache"], dict)
     assert {"snapshots", "bytes", "hits", "limit_bytes"} <= set(status["prompt_cache"])
