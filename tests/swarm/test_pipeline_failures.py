@@ -397,3 +397,20 @@ async def test_what_a_model_says_is_kept_within_bounds_in_the_audit(
     model_server.script("planner", json.dumps(dict(BLUEPRINT, screens=screens)))
     _task_id, status = await run(service, model_server)
     assert status["state"] == "FAILED" and len(json.dumps(status["plan"])) < 5000
+
+
+async def test_a_model_endpoints_answer_is_read_within_a_bound(service, model_server) -> None:
+    """The openai backend read a chat-completions answer whole, whatever its size (a body compressed in any
+    encoding included), parsed it and only then counted its tokens by what the endpoint said: a 40 MB answer
+    was read and parsed before the token cap refused it, and an endpoint that reported few tokens would have
+    passed it on. Now an answer past 4 MiB is refused while it is read, as a model error."""
+    import resource
+
+    huge = json.dumps(BLUEPRINT) + " " * 40_000_000
+    model_server.script("planner", {"content": huge})
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    _task_id, status = await run(service, model_server)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert status["state"] == "FAILED" and "larger than 4,194,304 bytes" in status["error"], status["error"]
+    print(f"peak RSS grew {grown_mb:.0f} MB")
+    assert grown_mb < 200, grown_mb  # the scripted server's own copies live in this process too
