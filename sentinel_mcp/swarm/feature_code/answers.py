@@ -259,13 +259,12 @@ def schema_issues(step: PlanStep, data: Any, schema: dict[str, Any]) -> list[Iss
     (openai, sampling) could answer any text, and its texts become the app's string resources."""
     try:
         found = outside_schema.errors(outside_schema.validator(schema), data)
-    except (outside_schema.UnusableSchema, outside_schema.TooCostly) as e:
-        found, why = [], [f"it cannot be checked ({e})"]
-    else:
         why = [
             f"{'.'.join(str(p) for p in e.absolute_path) or '(answer)'}: {e.message[:200]}"
             for e in sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
         ]
+    except (outside_schema.UnusableSchema, outside_schema.TooCostly) as e:
+        why = [f"it cannot be checked ({e})"]
     return [
         Issue(severity="BLOCKER", file=step.file_path, message=f"answer does not fit the schema: {w}")
         for w in why[:5]
