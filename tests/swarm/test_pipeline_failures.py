@@ -414,3 +414,22 @@ async def test_a_model_endpoints_answer_is_read_within_a_bound(service, model_se
     assert status["state"] == "FAILED" and "larger than 4,194,304 bytes" in status["error"], status["error"]
     print(f"peak RSS grew {grown_mb:.0f} MB")
     assert grown_mb < 200, grown_mb  # the scripted server's own copies live in this process too
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [{"prompt_tokens": 1, "completion_tokens": 1}, {"prompt_tokens": 0, "completion_tokens": 0},
+     {"prompt_tokens": -500000, "completion_tokens": -500000}],
+    ids=["one token", "zero", "negative"],
+)
+async def test_an_endpoint_cannot_spend_past_the_token_cap_by_reporting_few_tokens(
+    service, model_server, usage
+) -> None:
+    """The token cap counted what the endpoint said it used: answers of 3 MB each reported as one token
+    were all taken (80 calls of them would be 240 MB under a cap of 200,000 tokens). Now a call counts at
+    least what its text estimates (about 4 characters a token)."""
+    critic = json.dumps({"decision": "ACCEPT", "issues": []}) + " " * 3_000_000
+    model_server.script("critic", *[{"content": critic, "usage": usage}] * 10)
+    _task_id, status = await run(service, model_server)
+    assert status["state"] == "FAILED", status["error"]
+    assert "token limit of 200000 exceeded" in status["error"] and len(model_server.calls("critic")) == 1

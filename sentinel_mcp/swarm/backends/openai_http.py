@@ -107,15 +107,23 @@ class OpenAIBackend:
         usage = data.get("usage") or {}
         return ModelReply(
             text=text,
-            # no usage reported: estimate, so the token cap still holds
-            prompt_tokens=int(usage.get("prompt_tokens") or estimate_tokens(prompt)),
-            completion_tokens=int(usage.get("completion_tokens") or estimate_tokens(text)),
+            # at least what the text estimates: the endpoint's own count (missing, zero, one, negative) is
+            # its word, and the token cap must hold whatever it says
+            prompt_tokens=max(_count(usage.get("prompt_tokens")), estimate_tokens(prompt)),
+            completion_tokens=max(_count(usage.get("completion_tokens")), estimate_tokens(text)),
             model=str(data.get("model") or self.settings.model),
             attempts=attempt,
         )
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+def _count(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 class _TooLarge(Exception):
