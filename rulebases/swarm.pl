@@ -30,11 +30,18 @@ cap_of(Name, Cap) :-
     findall(C, swarm_cap(Name, C), Caps),
     min_list(Caps, Cap).
 
-% an optional cap argument is absent (null) or a number at most the policy's cap
+% what a build may use when the call leaves a cap out: the built-in's own hard caps (limits.py)
+builtin_cap(max_steps, 25).
+builtin_cap(max_model_calls, 80).
+builtin_cap(max_tokens, 200000).
+builtin_cap(max_minutes, 90).
+
+% a cap argument is a number at most the policy's cap; left out (null), it is the built-in's own, so a
+% site's lower cap holds for a call that does not name it (that call must name it, within the cap)
 within_cap(A, Name) :-
     cap_of(Name, Cap),
     option_value(A, Name, null, V),
-    ( V == null -> true ; number(V), V =< Cap ).
+    ( V == null -> builtin_cap(Name, Own), Own =< Cap ; number(V), V =< Cap ).
 
 % a cap argument the call names is within policy; the reason says which cap, and its value
 cap_ok(A, Name) :-

@@ -127,7 +127,7 @@ class Cortex:
                 named.model,
             )
         elif json_schema is not None:
-            gbnf, label = compile_schema(json_schema), "json_schema"
+            gbnf, label = await _compiled(json_schema), "json_schema"
             schema = json_schema if isinstance(json_schema, dict) else json.loads(json_schema)
         messages = self.build_messages(prompt, system=system, context=context)
         gen = await self.engine.generate(
@@ -136,7 +136,7 @@ class Cortex:
             ),
             progress,
         )
-        data = _parse_and_validate(gen, model, schema) if gbnf else None
+        data = await _checked(gen, model, schema) if gbnf else None
         return StructuredResult(gen.text, data, gen)
 
     async def extract(
@@ -222,7 +222,7 @@ class Cortex:
     ) -> StructuredResult:
         """For built-in prompts: only the context is untrusted (checked, capped, escaped)."""
         model = self.grammars.get(grammar).model if grammar else None
-        gbnf = self.grammars.get(grammar).text if grammar else compile_schema(json_schema)
+        gbnf = self.grammars.get(grammar).text if grammar else await _compiled(json_schema)
         schema = (
             None if grammar else (json_schema if isinstance(json_schema, dict) else json.loads(json_schema))
         )
@@ -246,7 +246,7 @@ class Cortex:
             ),
             progress,
         )
-        return StructuredResult(gen.text, _parse_and_validate(gen, model, schema), gen)
+        return StructuredResult(gen.text, await _checked(gen, model, schema), gen)
 
 
 def _parse_and_validate(gen: Generation, model: type[BaseModel] | None, schema: dict[str, Any] | None) -> Any:
@@ -277,3 +277,21 @@ def _parse_and_validate(gen: Generation, model: type[BaseModel] | None, schema: 
 
 
 __all__ = ["Cortex", "InjectionDetected", "StructuredResult"]
+
+
+async def _compiled(json_schema: Any) -> str:
+    """A caller's schema compiled in a worker thread: checking and converting 64 KB of it takes up to a second
+    of CPU, which on the event loop stood every other call and connection of the gateway still."""
+    import anyio
+
+    return await anyio.to_thread.run_sync(compile_schema, json_schema)
+
+
+async def _checked(gen: Generation, model: type[BaseModel] | None, schema: dict[str, Any] | None) -> Any:
+    """The output parsed and validated in a worker thread, for the same reason: building the validator of a
+    caller's 60 KB schema and checking against it took 0.6-1 s of CPU."""
+    import anyio
+
+    if schema is None:  # a named grammar's pydantic model: cheap, no thread needed
+        return _parse_and_validate(gen, model, schema)
+    return await anyio.to_thread.run_sync(_parse_and_validate, gen, model, schema)

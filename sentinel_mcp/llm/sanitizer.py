@@ -32,6 +32,10 @@ _CONTROL_TOKEN_PATTERNS = [
     r"<(?:reserved_special_token_\d+|\|reserved_\w+\|)>",
 ]
 CONTROL_TOKEN_RE = re.compile("|".join(f"(?:{p})" for p in _CONTROL_TOKEN_PATTERNS), re.IGNORECASE)
+# a control token that ends where the text ends (they all end with '>' or ']'), and how far back one can start
+_TOKEN_AT_END = re.compile("(?:" + CONTROL_TOKEN_RE.pattern + r")\Z", re.IGNORECASE)
+_TOKEN_ENDS = frozenset(">]")
+_LONGEST_TOKEN = 80
 
 # Invisible characters used to smuggle text past readers: zero-width, bidi overrides, the tag block.
 _INVISIBLE_RE = re.compile(
@@ -55,14 +59,20 @@ def strip_control(text: str) -> Sanitized:
     text = _INVISIBLE_RE.sub("", text)
     text = _CONTROL_CHAR_RE.sub("", text)
     removed: list[str] = []
-    # Repeat: removing one token can join the halves of another ("<|im_<|x|>start|>").
-    while True:
-        found = CONTROL_TOKEN_RE.findall(text)
-        if not found:
-            break
-        removed.extend(found)
-        text = CONTROL_TOKEN_RE.sub("", text)
-    return Sanitized(text, removed, invisible)
+    # Removing one token can join the halves of another ("<|im_<|x|>start|>"). One pass, as with brackets:
+    # what is kept never holds a token, so a character can only complete one that ends with it, which is
+    # taken off at once. (Removing every token and searching again took time with the square of the
+    # nesting: 17 s for a 30 KB context of 6,000 nested "<eos>".)
+    kept: list[str] = []
+    for ch in text:
+        kept.append(ch)
+        if ch in _TOKEN_ENDS:
+            tail = "".join(kept[-_LONGEST_TOKEN:])
+            m = _TOKEN_AT_END.search(tail)
+            if m is not None:
+                removed.append(m.group())
+                del kept[len(kept) - len(m.group()):]
+    return Sanitized("".join(kept), removed, invisible)
 
 
 def cap(text: str, limit: int, what: str) -> str:

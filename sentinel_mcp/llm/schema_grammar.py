@@ -45,12 +45,13 @@ def compile_schema(schema: Any) -> str:
         raise SchemaError("json_schema is nested too deep, or holds values JSON has not") from None
     if len(text) > MAX_SCHEMA_BYTES:
         raise SchemaError(f"json_schema is {len(text)} bytes; the limit is {MAX_SCHEMA_BYTES}")
+    # first: a pattern's counted repetitions are what makes compiling it costly (RE2's, then the grammar's)
+    _bound_repetitions(schema)
     try:  # the caller's schema: no reference fetched, no backtracking pattern (core/outside_schema.py)
         outside_schema.validator(schema)
     except UnusableSchema as exc:
         raise SchemaError(f"json_schema is unusable: {exc}") from None
     _refuse_unconstrainable(schema, "#")
-    _bound_repetitions(schema)
     from llama_cpp.llama_grammar import json_schema_to_gbnf  # heavy import, only when needed
 
     try:
@@ -79,13 +80,59 @@ def _bound_repetitions(schema: Any) -> None:
                                           f"{MAX_REPEAT} here (a model's answer is cut at max_tokens long "
                                           "before that)")
                     total += int(value)
-                elif key not in ("enum", "const", "default", "examples"):
+                    continue
+                patterns = (
+                    [value] if key == "pattern" and isinstance(value, str)
+                    else list(value) if key == "patternProperties" and isinstance(value, dict) else []
+                )
+                for pattern in patterns:
+                    total += _pattern_size(pattern, f"{where}/{key}")
+                if key not in ("enum", "const", "default", "examples"):
                     stack.append((value, f"{where}/{key}"))
         elif isinstance(node, list):
             stack.extend((item, f"{where}/{i}") for i, item in enumerate(node))
     if total > MAX_REPEAT_TOTAL:
         raise SchemaError(f"json_schema's length and count bounds add up to {total}; at most "
                           f"{MAX_REPEAT_TOTAL} in one schema")
+
+
+def _pattern_size(pattern: str, where: str) -> int:
+    """How many copies of its atoms a pattern's counted repetitions spell out (``(ab){3}``: 6), refused past
+    ``MAX_REPEAT``: RE2 and the grammar converter expand them, and RE2's compile time grows with the square of
+    that (a 686-byte pattern of 60 alternatives, each ``{1,999}``, held the event loop for 17 s)."""
+    import re._parser as sre_parse  # the standard library's own reader: only its tree is used, never re
+
+    try:
+        size = _atoms(sre_parse.parse(pattern))
+    except Exception:  # noqa: BLE001 - re.error, or nesting past the reader's own bounds
+        raise SchemaError(
+            f"json_schema has a pattern at {where} that cannot be read: {pattern[:80]!r}"
+        ) from None
+    if size > MAX_REPEAT:
+        raise SchemaError(
+            f"json_schema's pattern at {where} spells out {size} repetitions; at most {MAX_REPEAT} "
+            "(a model's answer is cut at max_tokens long before that)"
+        )
+    return size
+
+
+def _atoms(items: Any) -> int:
+    import re._constants as c
+
+    size = 0
+    for op, av in items:
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+            lo, hi, sub = av
+            size += max(1, lo + 1 if hi == c.MAXREPEAT else hi) * _atoms(sub)
+        elif op is c.SUBPATTERN:
+            size += _atoms(av[-1])
+        elif op is c.BRANCH:
+            size += sum(_atoms(branch) for branch in av[1])
+        elif op in (c.ATOMIC_GROUP, c.ASSERT, c.ASSERT_NOT):
+            size += _atoms(av if op is c.ATOMIC_GROUP else av[1])
+        else:
+            size += 1
+    return size
 
 
 def _refuse_unconstrainable(node: Any, where: str) -> None:

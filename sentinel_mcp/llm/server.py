@@ -7,6 +7,8 @@ Every Cortex error becomes a tool error with its clear text; nothing here can cr
 from __future__ import annotations
 
 import json
+import logging
+import re
 from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -17,12 +19,13 @@ from pydantic import BaseModel, Field
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import client_of, origin_of, principal_of
 from sentinel_mcp.llm.cortex import Cortex
-from sentinel_mcp.llm.errors import LlmError
+from sentinel_mcp.llm.errors import LlmError, ModelLoadError, ModelUnavailable
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry
 from sentinel_mcp.llm.settings import LlmSettings
 from sentinel_mcp.llm.status import model_status
 
 Settings = LlmSettings  # the built-in contract: its typed settings beside create_server
+log = logging.getLogger("sentinel.llm")
 
 
 class TokenCounts(BaseModel):
@@ -64,6 +67,20 @@ def _progress(ctx: Context):
         await ctx.report_progress(done, total, f"{done} tokens generated")
 
     return report
+
+
+# an absolute path in a message (not an example after '='): shown to a caller by its last part only
+_PATH = re.compile(r"(?<![\w.=])~?/(?:[^\s,;'\"()]+/)+([^\s,;'\"()]+)")
+
+
+def for_caller(exc: LlmError) -> str:
+    """The error as a caller is told it: why the model cannot be had names the file, not where the server
+    keeps it (its home, its directories); the log keeps the whole text for the operator."""
+    text = str(exc)
+    if isinstance(exc, (ModelUnavailable, ModelLoadError)):
+        log.warning("local model unavailable: %s", text)
+        return _PATH.sub(lambda m: m.group(1), text)
+    return text
 
 
 def party_of(ctx: Context) -> str:
@@ -126,7 +143,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
                 party=party_of(ctx),
             )
         except LlmError as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolError(for_caller(exc)) from None
         g = r.generation
         return GenerateResult(
             text=r.text,
@@ -148,7 +165,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
                 text, json_schema, max_tokens=max_tokens, progress=_progress(ctx), party=party_of(ctx)
             )
         except LlmError as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolError(for_caller(exc)) from None
         return ExtractResult(data=r.data)
 
     @server.tool(
@@ -165,7 +182,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
                 await cortex.classify_risk(action, context, progress=_progress(ctx), party=party_of(ctx))
             )
         except LlmError as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolError(for_caller(exc)) from None
 
     @server.tool(
         annotations=READ_ONLY,

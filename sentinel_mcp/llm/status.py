@@ -8,6 +8,7 @@ Read from the engine's public state only and never loads anything, so ``/healthz
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 
@@ -15,9 +16,9 @@ def model_status(engine: Any) -> dict[str, Any]:
     settings = getattr(engine, "settings", None)
     loaded = bool(getattr(engine, "loaded", False))
     in_flight = getattr(engine, "tokens_in_flight", None)
-    configured = (
-        getattr(settings, "model", None) or os.environ.get("SENTINEL_MODEL") or "the small model package"
-    )
+    path = getattr(settings, "model", None) or os.environ.get("SENTINEL_MODEL")
+    # the file's name only: every principal may ask, and where the server keeps its files is not theirs
+    configured = Path(path).name if path else "the small model package"
     llm = getattr(engine, "_llm", None)
     n_ctx = (
         llm.n_ctx()

@@ -21,7 +21,7 @@ from sentinel_mcp.swarm.retention import SweepReport, sweep
 from sentinel_mcp.swarm.settings import SwarmSettings
 from sentinel_mcp.swarm.spec import parse_spec
 from sentinel_mcp.swarm.state import OWNER, TERMINAL_STATES, SwarmStore
-from sentinel_mcp.swarm.task_lock import TaskLock, holder_alive
+from sentinel_mcp.swarm.task_lock import BuildBusyError, BuildQuotaError, TaskLock, holder_alive
 from sentinel_mcp.swarm.toolchain import Toolchain
 from sentinel_mcp.swarm.workspace import Workspace
 from sentinel_mcp.core.errors import SwarmError
@@ -155,14 +155,19 @@ class BuildService:
         """Validate, take the lock, record the task and start it in the background; returns its id.
 
         Raises ``SpecError`` (what is wrong with the spec), ``ValueError`` (a cap above the configured
-        one), ``BuildBusyError`` (another build runs) or ``ModelError`` (the backend cannot start).
+        one), ``BuildBusyError`` (another build runs), ``BuildQuotaError`` (the caller's builds within the
+        hour) or ``ModelError`` (the backend cannot start).
         """
         spec = parse_spec(spec_data)
         limits = self.settings.limits.lowered(**(caps or {}))
+        await self._within_quota(principal)
         backend = await backend_factory()
         task_id = new_task_id()
         try:
             self.lock.acquire(task_id)
+        except BuildBusyError as busy:
+            await backend.aclose()
+            raise await self._busy_for(principal, busy) from None
         except BaseException:
             await backend.aclose()
             raise
@@ -197,6 +202,29 @@ class BuildService:
         self._running[task_id] = asyncio.create_task(self._run(orch, backend), name=f"swarm-{task_id}")
         log.info("task %s started (backend %s, session %s)", task_id, backend.name, session or "-")
         return task_id
+
+    async def _within_quota(self, principal: str) -> None:
+        """Refuse a build past the caller's ``max_builds_per_hour`` (counted from the store, so a restart or
+        another replica does not reset it)."""
+        cap, now = self.settings.max_builds_per_hour, time.time()
+        started = await self.store.started_since(principal, now - 3600)
+        if len(started) >= cap:
+            wait = max(1, int(started[-cap] + 3600 - now))
+            raise BuildQuotaError(
+                f"you have started {len(started)} builds within the hour, the most one caller may "
+                f"({cap}); nothing was started: ask again in {wait} s"
+            )
+
+    async def _busy_for(self, principal: str, busy: BuildBusyError) -> BuildBusyError:
+        """The caller's own build is named; another principal's build is not (its id and the process are
+        that principal's to know)."""
+        task = await self.store.get_task(busy.task_id) if busy.task_id else None
+        if task is not None and task.get("principal") == principal:
+            return busy
+        return BuildBusyError(
+            "another build is running (one build at a time); nothing was started: ask again when it has "
+            "finished"
+        )
 
     async def _run(self, orch: Orchestrator, backend: ModelBackend) -> str:
         heartbeat = asyncio.create_task(self._heartbeat(orch.task_id), name=f"swarm-heartbeat-{orch.task_id}")

@@ -7,10 +7,10 @@ import asyncio
 import json
 import signal
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sentinel_mcp.config import ConfigError, load_config
+from sentinel_mcp.config import load_config
+from sentinel_mcp.swarm.spec_file import read_spec_text
 
 if TYPE_CHECKING:
     from sentinel_mcp.swarm.build_service import BuildService
@@ -71,12 +71,7 @@ def _service(args: argparse.Namespace) -> tuple[BuildService, SwarmSettings]:
 
 
 def _read_spec(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"cannot read spec {path}: {e.strerror}") from None
+    return read_spec_text(path, sys.stdin.buffer)
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -87,7 +82,7 @@ async def _build(args: argparse.Namespace) -> int:
     from sentinel_mcp.swarm.backends.base import ModelError
     from sentinel_mcp.swarm.progress_bar import ProgressBar
     from sentinel_mcp.swarm.spec import SpecError
-    from sentinel_mcp.swarm.task_lock import BuildBusyError
+    from sentinel_mcp.swarm.task_lock import BuildBusyError, BuildQuotaError
 
     service, settings = _service(args)
     spec_text = _read_spec(args.spec)
@@ -110,7 +105,7 @@ async def _build(args: argparse.Namespace) -> int:
     try:
         try:
             task_id = await service.submit(spec_text, backend_factory, session="cli", caps=caps, listener=bar)
-        except (SpecError, ValueError, BuildBusyError, ModelError) as e:
+        except (SpecError, ValueError, BuildBusyError, BuildQuotaError, ModelError) as e:
             print(f"sentinel-mcp swarm: {e}", file=sys.stderr)
             return EXIT_USAGE
         got_signal: list[str] = []

@@ -84,9 +84,14 @@ class Budget:
     def check_wall_clock(self) -> None:
         """Before each agent."""
         if self.elapsed >= self.limits.max_wall_seconds:
-            raise LimitExceeded(
-                "wall_clock", f"wall-clock limit of {self.limits.max_wall_seconds:g} s reached"
-            )
+            raise self.wall_clock_reached()
+
+    @property
+    def wall_seconds_left(self) -> float:
+        return max(0.0, self.limits.max_wall_seconds - self.elapsed)
+
+    def wall_clock_reached(self) -> LimitExceeded:
+        return LimitExceeded("wall_clock", f"wall-clock limit of {self.limits.max_wall_seconds:g} s reached")
 
     def before_model_call(self) -> None:
         """Before each call: the call would be number ``model_calls + 1``."""

@@ -7,6 +7,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Severity = Literal["BLOCKER", "MAJOR", "MINOR"]
+# what a model's verdict or report may put in the audit (each attempt's row, every status read): its schema
+# asks for 3 items of 160 characters; a backend that was only shown the schema could send thousands
+MAX_MODEL_ITEMS = 5
+MAX_MODEL_ITEM_CHARS = 300
+
+
+def _first_items(value: Any) -> Any:
+    """The first ``MAX_MODEL_ITEMS`` of a model's list, texts cut to ``MAX_MODEL_ITEM_CHARS``."""
+    if not isinstance(value, list):
+        return value
+    return [v[:MAX_MODEL_ITEM_CHARS] if isinstance(v, str) else v for v in value[:MAX_MODEL_ITEMS]]
 
 
 class Issue(BaseModel):
@@ -50,6 +61,17 @@ class CriticVerdict(BaseModel):
     def _upper(cls, v: Any) -> Any:
         return v.strip().upper() if isinstance(v, str) else v
 
+    @classmethod
+    def from_model(cls, data: Any) -> CriticVerdict:
+        """A model's verdict, its issues bounded (the checks' own findings, made here, are not cut)."""
+        if isinstance(data, dict) and isinstance(data.get("issues"), list):
+            data = dict(data, issues=[
+                {k: v[:MAX_MODEL_ITEM_CHARS] if isinstance(v, str) else v for k, v in i.items()}
+                if isinstance(i, dict) else i
+                for i in _first_items(data["issues"])
+            ])
+        return cls.model_validate(data)
+
 
 class VerifierReport(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -67,5 +89,6 @@ class VerifierReport(BaseModel):
             data = dict(data)
             for k in ("warnings", "missing"):
                 if isinstance(data.get(k), list):
-                    data[k] = [x if isinstance(x, str) else str(x) for x in data[k]]
+                    first = data[k][:MAX_MODEL_ITEMS]
+                    data[k] = _first_items([x if isinstance(x, str) else str(x) for x in first])
         return data

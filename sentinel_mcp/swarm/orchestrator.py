@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -33,7 +34,7 @@ from sentinel_mcp.swarm.breakers import (
     ModelErrorBreaker,
 )
 from sentinel_mcp.swarm.checks import check_file, check_placeholders, check_project
-from sentinel_mcp.swarm.feature_code.answers import Decisions, parse_answer
+from sentinel_mcp.swarm.feature_code.answers import Decisions, parse_answer, schema_issues
 from sentinel_mcp.swarm.feature_code.render import render_step, texts_of, with_answer
 from sentinel_mcp.swarm.feature_code.strings import all_strings, strings_xml
 from sentinel_mcp.swarm.limits import Budget, LimitExceeded, Limits
@@ -45,6 +46,7 @@ from sentinel_mcp.swarm.spec import TaskSpec
 from sentinel_mcp.swarm.state import SwarmStore
 from sentinel_mcp.swarm.toolchain import Toolchain
 from sentinel_mcp.swarm.workspace import Workspace
+from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import SwarmError
 
 log = logging.getLogger("sentinel.swarm")
@@ -64,6 +66,9 @@ class ProgressEvent:
 
 
 ProgressSink = Callable[[ProgressEvent], Awaitable[None]]
+MAX_REFUSED_PLAN_CHARS = 4000  # of a refused blueprint, kept for the audit
+MAX_MODEL_NAME_CHARS = 80  # of the model name a backend reports, in each api_calls row
+MAX_ERROR_CHARS = 2000  # of why a build failed
 _ABORTS = (PlanError, LimitExceeded, BreakerTripped, StepFailed, UnsafePathError, ModelError)
 
 
@@ -103,7 +108,7 @@ class Orchestrator:
             await self._set_state("VERIFYING")
             await self._verifying()
             await self._set_state("COMPLETED")
-            await self._emit(f"completed: {len(self.completed)} files in {self.workspace.root}")
+            await self._emit(f"completed: {len(self.completed)} files")  # where: the caller's own to say
         except asyncio.CancelledError:
             # record the end even if cancelled again meanwhile: whoever awaits this task (close()) then
             # finds the store written, never half-way
@@ -131,7 +136,9 @@ class Orchestrator:
                 try:
                     said = extract_json(reply.text)
                 except ValueError:
-                    said = reply.text[:4000]
+                    said = reply.text[:MAX_REFUSED_PLAN_CHARS]
+            if len(json.dumps(said)) > MAX_REFUSED_PLAN_CHARS:  # the audit keeps its start, as for text
+                said = json.dumps(said)[:MAX_REFUSED_PLAN_CHARS]
             await self.store.set_plan(self.task_id, {"blueprint": said, "steps": []})
             raise
         await self.store.set_plan(self.task_id, {"blueprint": blueprint.model_dump(), **plan.model_dump()})
@@ -154,9 +161,9 @@ class Orchestrator:
         last_reason = ""
         for attempt in range(1, attempts + 1):
             await self._emit(f"step {step.step_number}: {step.file_path} (attempt {attempt}/{attempts})")
+            request = coder_request(step, self.decisions, feedback, self.coder_max_tokens)
             try:
-                reply = await self._call(coder_request(step, self.decisions, feedback, self.coder_max_tokens),
-                                         step.step_number)
+                reply = await self._call(request, step.step_number)
             except ModelError as e:
                 if e.status is not None and 400 <= e.status < 500 and e.status != 429:
                     raise  # a permanent refusal (bad key, bad request): retrying cannot help, abort
@@ -177,6 +184,8 @@ class Orchestrator:
                 feedback = [Issue(severity="BLOCKER", message="answer with one JSON object only")]
                 continue
             answer, issues = parse_answer(step, data, self.decisions)
+            if answer is not None and request.json_schema is not None:
+                issues += schema_issues(step, data, request.json_schema)
             if answer is not None:
                 issues += [i for t in _texts(answer) for i in check_placeholders(t, step.file_path)]
             if answer is None or any(i.severity == "BLOCKER" for i in issues):
@@ -332,7 +341,13 @@ class Orchestrator:
             self.model_errors.record_error(why)  # may raise BreakerTripped: the call ends there
 
         try:
-            reply = await self.backend.complete(request, on_error)
+            # the cap holds while the call runs too: nothing else bounds a client's model asked by sampling
+            try:
+                reply = await asyncio.wait_for(
+                    self.backend.complete(request, on_error), self.budget.wall_seconds_left
+                )
+            except asyncio.TimeoutError:
+                raise self.budget.wall_clock_reached() from None
         except BaseException as e:
             await asyncio.shield(
                 self.store.record_api_call(
@@ -368,7 +383,7 @@ class Orchestrator:
             step_number=step_number,
             role=request.role,
             backend=self.backend.name,
-            model=reply.model,
+            model=safe_text(reply.model, MAX_MODEL_NAME_CHARS),  # the backend's (a client's) to write
             status="OK",
             attempts=reply.attempts,
             prompt_tokens=reply.prompt_tokens,
@@ -415,6 +430,8 @@ class Orchestrator:
         await self.store.set_state(self.task_id, state)
 
     async def _fail(self, reason: str) -> None:
+        # a model error quotes the backend (a client's refusal, an endpoint's message): bounded, shown safely
+        reason = safe_text(reason, MAX_ERROR_CHARS, keep_newlines=True)
         self.state = "FAILED"
         log.warning("task %s FAILED: %s", self.task_id, reason)
         try:

@@ -30,7 +30,7 @@ from sentinel_mcp.swarm.path_safety import UnsafePathError
 from sentinel_mcp.swarm.settings import swarm_settings
 from sentinel_mcp.swarm.spec import SpecError, parse_spec
 from sentinel_mcp.swarm.state import OWNER
-from sentinel_mcp.swarm.task_lock import BuildBusyError
+from sentinel_mcp.swarm.task_lock import BuildBusyError, BuildQuotaError
 from sentinel_mcp.swarm.settings import SwarmSettings
 
 Settings = SwarmSettings  # the built-in contract: its typed settings beside create_server
@@ -162,13 +162,13 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 listener=report if wait else None,
                 principal=caller(ctx_),
             )
-        except (SpecError, BuildBusyError, ModelError, ValueError) as e:
+        except (SpecError, BuildBusyError, BuildQuotaError, ModelError, ValueError) as e:
             raise ToolError(str(e)) from None
         if not wait:
             return {
                 "task_id": task_id,
                 "state": "PLANNING",
-                "workspace": str(service.workspace_of(task_id).root),
+                "workspace": _address(task_id),
                 "backend": (await service.status(task_id))["backend"],
                 "status": f"swarm://{task_id}",
                 "files": f"swarm://{task_id}/<path>",
@@ -178,14 +178,14 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         except asyncio.CancelledError:  # the caller gave up waiting: the build stops too
             await asyncio.shield(service.cancel(task_id))
             raise
-        return _summary(status)
+        return _summary(_as_seen(status))
 
     @mcp.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def swarm_status(task_id: str, ctx_: Context) -> dict[str, Any]:
         """State, plan, steps, counters, warnings and the verifier's report of one build."""
         service = await holder.get()
         try:
-            return await service.status(task_id, caller(ctx_))
+            return _as_seen(await service.status(task_id, caller(ctx_)))
         except UnknownTaskError as e:
             raise ToolError(str(e)) from None
 
@@ -220,7 +220,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     async def swarm_task(task_id: str, ctx_: Context) -> str:
         service = await holder.get()
         try:
-            return json.dumps(await service.status(task_id, caller(ctx_)), default=str)
+            return json.dumps(_as_seen(await service.status(task_id, caller(ctx_))), default=str)
         except UnknownTaskError as e:
             raise ResourceError(f"swarm://{task_id}: {e}") from None
 
@@ -269,6 +269,16 @@ def _literals_as_words(spec: dict[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("features"), list):
         out["features"] = [text(f) for f in out["features"]]
     return out
+
+
+def _address(task_id: str) -> str:
+    return f"swarm://{task_id}/"
+
+
+def _as_seen(status: dict[str, Any]) -> dict[str, Any]:
+    """A status as a caller sees it: the workspace by its swarm:// address, never its path on this disk (the
+    data directory, the account's home are the server's to know)."""
+    return status | {"workspace": _address(status["task_id"])}
 
 
 def _summary(status: dict[str, Any]) -> dict[str, Any]:

@@ -51,6 +51,9 @@ class SwarmSettings(BaseModel):
     # renewed for this long is ended FAILED by another replica (its replica is taken for dead)
     build_lease_seconds: float = Field(30.0, gt=0, le=3600)
     build_lease_renew_seconds: float = Field(10.0, gt=0, le=3600)
+    # builds one principal may start in any hour: the one build slot and the disk are shared, and a caller
+    # whose own model answers at once (sampling) could otherwise start builds back to back without end
+    max_builds_per_hour: int = Field(30, ge=1, le=10_000)
     coder_max_tokens: int = Field(
         512, ge=64, le=8000
     )  # the design's 8,000 is for whole files; answers are short

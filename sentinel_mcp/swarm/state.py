@@ -279,6 +279,14 @@ class SwarmStore(SeamStore):
             )
         ]
 
+    async def started_since(self, principal: str, since: float) -> list[float]:
+        """When ``principal``'s builds started at or after ``since`` (Unix time), oldest first."""
+        rows = await self.db.query(
+            "SELECT created_at FROM tasks WHERE principal = ? AND created_at >= ? ORDER BY created_at",
+            (principal, since),
+        )
+        return [float(r[0]) for r in rows]
+
     async def steps_of(self, task_id: str) -> list[dict[str, Any]]:
         rows = await self.db.query_dicts("SELECT * FROM steps WHERE task_id=? ORDER BY id", (task_id,))
         return [

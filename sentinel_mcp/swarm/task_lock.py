@@ -9,7 +9,15 @@ from sentinel_mcp.core.errors import SwarmError
 
 
 class BuildBusyError(SwarmError, RuntimeError):
-    """Another build holds the lock."""
+    """Another build holds the lock (``task_id``: the holder's build, when known)."""
+
+    def __init__(self, message: str, task_id: str | None = None) -> None:
+        super().__init__(message)
+        self.task_id = task_id
+
+
+class BuildQuotaError(SwarmError, RuntimeError):
+    """The caller has started as many builds as one caller may within the hour."""
 
 
 def _start_ticks(pid: int) -> int | None:
@@ -63,7 +71,8 @@ class TaskLock:
                 if holder_alive(info):
                     assert isinstance(info, dict)
                     raise BuildBusyError(f"a build is already running (task {info.get('task_id')}, "
-                                         f"pid {info.get('pid')}); one build at a time") from None
+                                         f"pid {info.get('pid')}); one build at a time",
+                                         str(info.get("task_id") or "")) from None
                 self.path.unlink(missing_ok=True)  # stale: its owner died without cleaning up
                 continue
             with os.fdopen(fd, "w") as f:

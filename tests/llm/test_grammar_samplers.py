@@ -300,8 +300,8 @@ async def test_hostile_schemas_are_refused_clearly_before_the_model(masks_engine
     from sentinel_mcp.llm.errors import SchemaError
 
     cortex = Cortex(masks_engine.settings, engine=masks_engine)
-    # the pattern is refused first (RE2 builds no automaton that large), the long string by the grammar
-    refused = "checked in linear time" if name == "regex blow-up" else "nested deeper than 300 levels"
+    # the pattern is refused by its repetitions before RE2 compiles it, the long string by the grammar
+    refused = "spells out 50002 repetitions" if name == "regex blow-up" else "nested deeper than 300 levels"
     with pytest.raises(SchemaError, match=refused):
         await cortex.generate("x", json_schema=HOSTILE_SCHEMAS[name], max_tokens=50)
     assert not masks_engine.history
@@ -356,6 +356,50 @@ def test_length_and_count_bounds_are_capped_before_any_grammar_is_built(schema, 
 
     with pytest.raises(SchemaError, match=message):
         compile_schema(schema)
+
+
+def _alternatives(n: int) -> str:
+    return "^(" + "|".join(f"x{i}{{1,999}}" for i in range(n)) + ")$"
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "pattern": _alternatives(60)},
+        {"type": "string", "pattern": "^" + "a{1,999}" * 20 + "$"},
+        {"type": "string", "pattern": "^(?:(?:[a-z]{1,20}){1,20}){1,20}$"},
+        {"type": "string", "pattern": "^(?>a{1,999}){9}b{1,999}+$"},
+        {"type": "string", "pattern": "^(?=x)a{5000,}$"},
+        {"type": "object", "properties": {f"p{i}": {"type": "string", "pattern": f"^[a-z]{{{i},3999}}$"}
+                                          for i in range(5)}},
+        {"type": "object", "patternProperties": {_alternatives(60): {"type": "string"}}},
+        {"type": "string", "pattern": "[a-"},
+    ],
+    ids=["alternatives", "sequence", "nested", "atomic+possessive", "open upper bound", "five of 3999",
+         "patternProperties", "unreadable"],
+)
+def test_a_pattern_is_measured_by_its_repetitions_before_anything_compiles_it(schema):
+    """A 686-byte pattern of 60 alternatives, each ``{1,999}``, took RE2 17 s to compile (its time grows with
+    the square of the repetitions spelled out) on the gateway's event loop: through the real gateway every
+    other call and connection stood still that long, before any model was asked. A pattern's repetitions
+    now count as the length bounds do, each pattern and the whole schema capped, before RE2 or the grammar
+    converter sees it."""
+    import time
+
+    from sentinel_mcp.llm.errors import SchemaError
+    from sentinel_mcp.llm.schema_grammar import compile_schema
+
+    started = time.perf_counter()
+    with pytest.raises(SchemaError, match="repetitions|add up to|cannot be read"):
+        compile_schema(schema)
+    assert time.perf_counter() - started < 0.5
+
+
+def test_a_pattern_within_the_bounds_still_constrains():
+    from sentinel_mcp.llm.schema_grammar import compile_schema
+
+    for pattern in ("^[A-Za-z0-9][A-Za-z0-9 ,.!?'()-]{0,47}$", "^(ab){3}c*$", "^(x|y{2,5})+$"):
+        assert compile_schema({"type": "string", "pattern": pattern}).startswith("root ::=")
 
 
 def test_a_property_named_like_a_bound_is_not_a_bound():

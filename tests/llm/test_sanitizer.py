@@ -81,3 +81,33 @@ def test_plain_prompt_format_cannot_forge_a_turn():
     ).text
     headers = [line for line in text.splitlines() if line.startswith("#")]
     assert headers == ["### System", "### User", "### Assistant"]
+
+
+@pytest.mark.parametrize(
+    "left, core, right",
+    [
+        ("<e", "<eos>", "os>"),
+        ("<|im_", "<|eot_id|>", "end|>"),
+        ("[IN", "[INST]", "ST]"),
+        ("<start_of_", "<bos>", "turn>"),
+        ("<｜Us", "<｜User｜>", "er｜>"),
+    ],
+    ids=["gemma", "chatml", "mistral", "gemma turn", "deepseek"],
+)
+def test_deeply_nested_tokens_are_removed_in_time_linear_in_the_text(left, core, right):
+    """Tokens nested so that removing one completes the next were removed by stripping every token and
+    searching the whole text again, once per level: a 30 KB context of 6,000 nested "<eos>" took 17 s (and
+    as long again in the injection detector), per call, before any model turn. One pass now, as with
+    brackets."""
+    import time
+
+    from sentinel_mcp.llm.injection import find_injection
+
+    depth = (MAX_CONTEXT_CHARS - len(core)) // (len(left) + len(right))
+    text = left * depth + core + right * depth
+    assert len(text) <= MAX_CONTEXT_CHARS
+    started = time.perf_counter()
+    s = sanitize_context(text)
+    assert s.text == "" and len(s.removed_tokens) == depth + 1
+    assert find_injection(text) is not None
+    assert time.perf_counter() - started < 1.0

@@ -48,7 +48,7 @@ async def test_tools_listed_with_schemas(server, mode):
     }
 
 
-async def test_model_status_tool_and_resource(server, mode):
+async def test_model_status_tool_and_resource(server, engine, mode):
     async with Client(server, mode=mode) as c:
         await c.call_tool("llm_generate", {"prompt": "Say hi.", "max_tokens": 4})
         r = await c.call_tool("llm_status", {})
@@ -59,6 +59,10 @@ async def test_model_status_tool_and_resource(server, mode):
     assert status["context_tokens"] > 0 and status["threads"] >= 1 and status["generations"] >= 1
     assert status["gpu_layers"] == 0 and status["gpu_offload"].startswith("off")  # the default: CPU only
     assert json.loads(resource.contents[0].text)["model"] == "tiny-chatml.gguf"
+    # any principal may ask: the file's name, never where the server keeps it (the path did show)
+    where = str(Path(engine.settings.model).parent)
+    for shown in (json.dumps(status), resource.contents[0].text):
+        assert where not in shown and "tiny-chatml.gguf" in shown
     # what the console's Model page shows: grammar engine, prompt/KV cache, the last generation's speed
     assert status["grammar_engine"] and isinstance(status["prompt_cache"], dict)
     assert {"snapshots", "bytes", "hits", "limit_bytes"} <= set(status["prompt_cache"])
@@ -247,3 +251,35 @@ async def test_standalone_over_stdio(mode, tiny_chat_model):
         r = await c.call_tool("llm_generate", {"prompt": "Tap OK", "grammar": "risk", "max_tokens": 4000})
         assert not r.is_error, _text(r)
         assert json.loads(r.structured_content["text"])["risk"] == r.structured_content["json"]["risk"]
+
+
+@pytest.mark.parametrize("kind", ["missing file", "not GGUF", "a directory", "via SENTINEL_MODEL"])
+async def test_a_model_that_cannot_be_had_is_named_to_callers_by_its_file_name(
+    tmp_path, mode, no_model_env, monkeypatch, kind
+):
+    """Why the model could not be had went to every caller with the model's full path on the server (the
+    account's home, its directories): "sentinel.llm.model points to /home/.../x.gguf, which does not exist".
+    Callers are told the file's name; the operator's log keeps the path."""
+    where = tmp_path / "private" / "models"
+    where.mkdir(parents=True)
+    model = where / "secret-model.gguf"
+    configured: str | None = str(model)
+    if kind == "not GGUF":
+        model.write_bytes(b"not a model at all")
+    elif kind == "a directory":
+        model.mkdir()
+    elif kind == "via SENTINEL_MODEL":
+        monkeypatch.setenv("SENTINEL_MODEL", str(model))
+        configured = None
+    server = create_server(
+        BuiltinContext("llm", tmp_path, {}),
+        cortex=Cortex(LlmSettings(model=configured), engine=LlamaEngine(LlmSettings(model=configured))),
+    )
+    async with Client(server, mode=mode) as c:
+        for tool, args in (
+            ("llm_generate", {"prompt": "hello"}),
+            ("llm_classify_risk", {"action": {"action": "back"}}),
+        ):
+            r = await c.call_tool(tool, args)
+            assert r.is_error and "secret-model.gguf" in _text(r), _text(r)
+            assert str(where) not in _text(r) and "private" not in _text(r), _text(r)

@@ -204,3 +204,123 @@ async def test_one_principal_cannot_starve_another_of_the_model(data_dir, tiny_c
         ]
         assert all(isinstance(o, Completed) and not o.result.is_error for v in outcomes.values() for o in v)
         assert [len(v) for v in outcomes.values()] == [4, 1, 1]
+
+
+@pytest.mark.parametrize(
+    "tool, arguments",
+    [
+        ("llm__llm_generate", {"prompt": "hi", "json_schema": {"type": "object", "properties": {
+            f"p{i}": {"type": "string", "pattern": f"^[a-z{i % 10}]{{1,7}}x{i}$"} for i in range(1000)}}}),
+        ("llm__llm_generate", {"prompt": "hi", "json_schema": {"enum": [f"value-{i}" for i in range(5000)]}}),
+        ("llm__llm_extract", {"text": "Ann, 31", "json_schema": {"anyOf": [
+            {"type": "object", "properties": {f"k{i}": {"type": "string"}}, "required": [f"k{i}"]}
+            for i in range(600)]}}),
+    ],
+    ids=["1000 patterns", "5000-value enum", "extract, 600 branches"],
+)
+async def test_compiling_a_callers_schema_never_stills_the_gateway(
+    data_dir, no_model_env, monkeypatch, tool, arguments
+):
+    """A caller's json_schema was checked and compiled to a grammar on the gateway's event loop: 60 KB of it
+    (1,000 patterns) took a second of CPU there, five at once stalled every other call and connection for
+    3.2 s. The compile now runs in a worker thread (here made to take a second more, to measure by)."""
+    import threading
+    import time
+
+    import anyio
+
+    from sentinel_mcp.llm import cortex as cortex_module
+
+    real = cortex_module.compile_schema
+    threads: list[str] = []
+
+    def slow_compile(schema):
+        threads.append(threading.current_thread().name)
+        try:
+            return real(schema)
+        finally:
+            time.sleep(1.0)
+
+    monkeypatch.setattr(cortex_module, "compile_schema", slow_compile)
+    config = parse_config(
+        {"mcpServers": {}, "sentinel": {"data_dir": str(data_dir), "builtins": ["llm"]}},
+        source="<test>",
+        base_dir=data_dir,
+    )
+    stall = [0.0]
+
+    async def ticker() -> None:
+        while True:
+            before = time.monotonic()
+            await anyio.sleep(0.02)
+            stall[0] = max(stall[0], time.monotonic() - before - 0.02)
+
+    async with running_gateway(config) as rt:
+        async with Client(rt.front.server, mode="auto") as c, anyio.create_task_group() as tg:
+            tg.start_soon(ticker)
+            await anyio.sleep(0.1)
+            stall[0] = 0.0
+            r = await c.call_tool(tool, arguments)
+            tg.cancel_scope.cancel()
+    assert r.is_error  # no model here (or a schema the grammar refuses): what matters is how long it took
+    assert threads and threading.main_thread().name not in threads
+    assert stall[0] < 0.5, f"the event loop stood still for {stall[0]:.2f} s"
+
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"anyOf": [{"type": "string", "pattern": f"^[a-z{i % 10}]{{1,7}}x{i}$"} for i in range(300)]},
+        {"enum": [f"value-{i}" for i in range(3000)]},
+    ],
+    ids=["300 patterns", "3000-value enum"],
+)
+async def test_checking_a_models_answer_against_a_callers_schema_never_stills_the_gateway(
+    data_dir, tiny_chat_model, monkeypatch, schema
+):
+    """After the model answered, its output was checked against the caller's schema on the event loop
+    (building the validator of 60 KB of schema and checking: 0.6-1 s of CPU each call). It is checked in a
+    worker thread too (here made to take a second more, to measure by)."""
+    import threading
+    import time
+
+    import anyio
+
+    from sentinel_mcp.llm import cortex as cortex_module
+
+    real = cortex_module.validate_against_schema
+    threads: list[str] = []
+
+    def slow_validate(data, schema):
+        threads.append(threading.current_thread().name)
+        try:
+            return real(data, schema)
+        finally:
+            time.sleep(1.0)
+
+    monkeypatch.setattr(cortex_module, "validate_against_schema", slow_validate)
+    stall = [0.0]
+
+    async def ticker() -> None:
+        while True:
+            before = time.monotonic()
+            await anyio.sleep(0.02)
+            stall[0] = max(stall[0], time.monotonic() - before - 0.02)
+
+    async with running_gateway(_config(data_dir, tiny_chat_model)) as rt:
+        async with Client(rt.front.server, mode="auto") as c:
+            await c.call_tool("llm__llm_generate", {"prompt": "warm up", "max_tokens": 2})  # loads the model
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ticker)
+                await anyio.sleep(0.1)
+                stall[0] = 0.0
+                before = time.monotonic()
+                r = await c.call_tool(
+                    "llm__llm_generate", {"prompt": "Pick one.", "json_schema": schema, "max_tokens": 64}
+                )
+                took = time.monotonic() - before
+                tg.cancel_scope.cancel()
+    assert not r.is_error, r.content[0].text
+    assert threads and threading.main_thread().name not in threads
+    assert took >= 1.0 and stall[0] < 0.5, f"the event loop stood still for {stall[0]:.2f} s"

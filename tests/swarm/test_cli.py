@@ -74,6 +74,36 @@ def test_invalid_spec_exits_2_with_what_is_wrong(cli, tmp_path) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "directory", "huge", "not utf-8", "huge on stdin"])
+def test_a_spec_that_is_not_a_small_utf8_file_exits_2_with_what_is_wrong(cli, tmp_path, kind) -> None:
+    """``swarm build`` read its spec whole with a plain open: a FIFO hung it for ever, ``/dev/zero`` took
+    2.6 GB in 4.5 s before a MemoryError traceback, bytes that are not UTF-8 ended in a traceback. Now the
+    spec is a regular file (or stdin) of at most 64 KiB in UTF-8, or exit 2 naming the problem."""
+    run, command, env, spec = cli
+    stdin = None
+    if kind == "fifo":
+        path = str(tmp_path / "spec.fifo")
+        os.mkfifo(path)
+    elif kind == "/dev/zero":
+        path = "/dev/zero"
+    elif kind == "directory":
+        path = str(tmp_path)
+    elif kind == "huge":
+        spec.write_text(json.dumps(dict(SPEC, description="x" * 200_000)))
+        path = str(spec)
+    elif kind == "not utf-8":
+        spec.write_bytes(b'{"app_name": "' + bytes([0xFF, 0xFE]) + b'"}')
+        path = str(spec)
+    else:
+        path, stdin = "-", json.dumps(dict(SPEC, description="x" * 200_000))
+    done = subprocess.run(
+        command("build", path), env=env, capture_output=True, text=True, timeout=30, check=False, input=stdin
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr
+    assert any(w in done.stderr for w in ("not a regular file", "too large", "not UTF-8")), done.stderr
+
+
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_signal_cancels_the_build_and_keeps_state(cli, model_server, tmp_path, sig, code) -> None:
     _, command, env, spec = cli

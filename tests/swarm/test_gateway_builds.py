@@ -160,7 +160,7 @@ class ClientModel:
         role = role_of(body)
         self.asked.append(role)
         if role == self.decline:
-            return ErrorData(code=-1, message="the user declined this request")
+            return ErrorData(code=-1, message=getattr(self, "refusal", "the user declined this request"))
         return CreateMessageResult(
             role="assistant",
             model="client-model",
@@ -202,3 +202,83 @@ async def test_the_users_refusal_in_the_client_ends_the_build(tmp_path) -> None:
             r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})
             assert r.is_error and "does not offer sampling" in r.content[0].text
     assert model.asked == ["planner"]
+
+
+class SlowClientModel(ClientModel):
+    """A client whose model (or user) takes its time over one kind of request: it answers at last."""
+
+    def __init__(self, slow: str, seconds: float) -> None:
+        super().__init__()
+        self.slow, self.seconds = slow, seconds
+
+    async def __call__(self, context: ClientRequestContext, params: CreateMessageRequestParams):
+        role = role_of({"messages": [{"role": "system", "content": params.system_prompt}]})
+        if role == self.slow:
+            await anyio.sleep(self.seconds)
+        return await super().__call__(context, params)
+
+
+@pytest.mark.parametrize("slow", ["planner", "coder", "critic"])
+async def test_the_wall_clock_cap_holds_while_a_model_call_runs(tmp_path, slow) -> None:
+    """The wall-clock cap was checked only before each agent: a model call that took its time (here the
+    client's own model, asked by sampling, which no HTTP timeout bounds) ran on past it, so a build capped at
+    3 s held the one build slot for as long as the client liked (up to the gateway's longest call, 95
+    minutes). Now a model call ends at the cap and the build ends FAILED saying so."""
+    model = SlowClientModel(slow, 30.0)
+    async with running_gateway(config(tmp_path, swarm={"backend": "sampling"})) as rt:
+        async with Client(rt.front.server, mode="legacy", sampling_callback=model) as c:
+            started = anyio.current_time()
+            with anyio.fail_after(25):
+                r = await c.call_tool(
+                    "swarm__swarm_build", {"spec": SPEC, "wait": True, "max_minutes": 3 / 60}
+                )
+            elapsed = anyio.current_time() - started
+    assert not r.is_error and r.structured_content["state"] == "FAILED", r.content[0].text
+    assert "wall-clock limit of 3 s reached" in r.structured_content["error"]
+    assert elapsed < 10
+
+
+class NamedClientModel(ClientModel):
+    """A client whose model answers well, under a name of its choosing (any length, any characters)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    async def __call__(self, context: ClientRequestContext, params: CreateMessageRequestParams):
+        answer = await super().__call__(context, params)
+        return answer.model_copy(update={"model": self.name})
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["m" * 1_000_000, "\u202eledom-tneilc" + "x" * 300, "client\nmodel\x1b[2J" * 5_000],
+    ids=["1 MB", "bidi override", "control characters"],
+)
+async def test_the_name_a_clients_model_gives_is_bounded_in_the_audit(tmp_path, name) -> None:
+    """The model name in a sampling answer is the client's to write: it went whole into every api_calls row
+    (a row per model call, kept for ever), uncounted by the token cap: a 1 MB name made 16 MB of audit for a
+    16-call build, and names up to the client's message size (4 MB over HTTP) 300 MB for a build of 80 calls.
+    The same went for why a client refused a request (the build's error). Now a backend's model name is kept
+    to 80 characters and a build's error to 2,000, control and direction characters shown safely."""
+    import sqlite3
+
+    model = NamedClientModel(name)
+    async with running_gateway(config(tmp_path, swarm={"backend": "sampling"})) as rt:
+        async with Client(rt.front.server, mode="legacy", sampling_callback=model) as c:
+            r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})
+    assert not r.is_error and r.structured_content["state"] == "COMPLETED", r.content[0].text
+    db = sqlite3.connect(tmp_path / "swarm" / "swarm.db")
+    names = [row[0] for row in db.execute("SELECT model FROM api_calls")]
+    # 80 characters, each hidden one drawn as ⟨U+XXXX⟩ (10 at most), and a mark saying how much was cut
+    assert len(names) == len(model.asked) and all(len(n) <= 900 for n in names), max(map(len, names))
+    assert not any(ch in n for n in names for ch in ("\u202e", "\n", "\x1b"))
+
+    refusing = ClientModel(decline="planner")  # and why a client refused: its words, bounded and safe
+    refusing.refusal = name
+    async with running_gateway(config(tmp_path / "2", swarm={"backend": "sampling"})) as rt:
+        async with Client(rt.front.server, mode="legacy", sampling_callback=refusing) as c:
+            r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})
+    error = r.structured_content["error"]
+    assert r.structured_content["state"] == "FAILED" and len(error) <= 20_100, len(error)
+    assert not any(ch in error for ch in ("\u202e", "\x1b"))

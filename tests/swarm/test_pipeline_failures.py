@@ -19,6 +19,7 @@ from tests.swarm.support.scripted_model import (
 )
 from tests.swarm.support.swarm_fixtures import make_service, openai_factory
 
+from sentinel_mcp.swarm.feature_code.strings import resource_text
 from sentinel_mcp.swarm.spec import SpecError
 
 pytestmark = pytest.mark.timeout(60)
@@ -322,3 +323,113 @@ async def test_verifier_over_budget_is_skipped_and_the_build_completes(service, 
     assert len(model_server.requests) == cap and model_server.calls("verifier") == []
     assert f"model-call limit of {cap} reached" in status["report"]["verifier_error"]
     assert status["report"]["checks"] == [] and len(status["files"]) == len(PLAN_PATHS)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Notes \u202eetirw",  # a right-to-left override: the screen reads what it does not say
+        "Save %s and %d",  # format specifiers: getString() of a text that is not a format
+        "<b>Add</b> now",  # markup
+        "Add\nnow",  # a line break
+        "Add \u0007now",  # a control character (strings.xml would not be XML)
+        "A" * 40,  # a button label past the schema's 24 characters
+    ],
+)
+async def test_a_text_outside_the_answer_schema_is_rejected_on_backends_that_cannot_constrain_decoding(
+    service, model_server, tmp_path, text
+) -> None:
+    """The schema a coder answers under (texts: plain words and punctuation, bounded) was enforced only
+    while decoding on the local model: an answer from the openai or sampling backend was checked by its
+    pydantic model alone, so a bidi override, markup, format specifiers, control characters or an over-long
+    label went into the app's string resources."""
+
+    def hostile(body):
+        answer = answer_for(schema_of(body))
+        answer["buttons"] = [dict(answer["buttons"][0], label=text)]
+        return json.dumps(answer)
+
+    model_server.script("coder", lambda body: json.dumps(answer_for(schema_of(body))), hostile)
+    task_id, status = await run(service, model_server)
+    assert status["state"] == "COMPLETED", status["error"]
+    strings = (tmp_path / "swarm" / task_id / "app/src/main/res/values/strings.xml").read_text()
+    assert resource_text(text) not in strings and "Text for label" in strings
+    layout = [s for s in status["steps"] if s["file_path"] == EDITOR_LAYOUT]
+    assert [s["status"] for s in layout] == ["REJECTED", "ACCEPTED"]
+    assert any("answer does not fit the schema" in i["message"] for i in layout[0]["issues"])
+
+
+@pytest.mark.parametrize(
+    "issue, count",
+    [
+        (lambda i: {"severity": "MAJOR", "message": f"issue number {i} " + "x" * 90}, 2000),
+        (lambda i: f"issue number {i} as a bare string " + "y" * 90, 2000),
+        (lambda i: {"severity": "BLOCKER", "description": f"issue number {i} " + "z" * 1900}, 100),
+    ],
+    ids=["objects", "strings", "aliased and long"],
+)
+async def test_what_a_model_says_is_kept_within_bounds_in_the_audit(
+    service, model_server, issue, count
+) -> None:
+    """A critic that was only shown its schema (3 issues of 160 characters) answered REJECT with 2,000
+    issues: each attempt's row kept them all and every swarm_status returned them (645 KB for two attempts of
+    a 291 KB reply); a refused 747 KB blueprint was kept whole in the plan (a refused text only to 4,000
+    characters), and a verifier's report had no bound either. Now a verdict keeps its first 5 issues of 300
+    characters, a report 5 items each, and a refused blueprint its first 4,000 characters."""
+    big = json.dumps({"decision": "REJECT", "issues": [issue(i) for i in range(count)]})
+    model_server.script("critic", big, big, big, big)
+    _task_id, status = await run(service, model_server)
+    kept = [s for s in status["steps"] if s["status"] == "REJECTED"]
+    assert kept and all(1 <= len(s["issues"]) <= 5 for s in kept)
+    assert all(len(i["message"]) <= 300 for s in kept for i in s["issues"])
+    assert len(json.dumps(status, default=str)) < 60_000
+
+    model_server.script("verifier", json.dumps({"warnings": ["w" * 400] + [f"w{i}" for i in range(3000)],
+                                                 "missing": [{"x": i} for i in range(3000)],
+                                                 "quality_score": 0.5}))
+    _task_id, status = await run(service, model_server)
+    report = status["report"]["verifier"]
+    assert status["state"] == "COMPLETED" and report is not None
+    assert len(report["warnings"]) == 5 and len(report["missing"]) == 5
+    assert all(len(w) <= 300 for w in report["warnings"])
+
+    screens = [{"feature": "x" * 100, "screen": "Bad", "summary": "y" * 100}] * 3000
+    model_server.script("planner", json.dumps(dict(BLUEPRINT, screens=screens)))
+    _task_id, status = await run(service, model_server)
+    assert status["state"] == "FAILED" and len(json.dumps(status["plan"])) < 5000
+
+
+async def test_a_model_endpoints_answer_is_read_within_a_bound(service, model_server) -> None:
+    """The openai backend read a chat-completions answer whole, whatever its size (a body compressed in any
+    encoding included), parsed it and only then counted its tokens by what the endpoint said: a 40 MB answer
+    was read and parsed before the token cap refused it, and an endpoint that reported few tokens would have
+    passed it on. Now an answer past 4 MiB is refused while it is read, as a model error."""
+    import resource
+
+    huge = json.dumps(BLUEPRINT) + " " * 40_000_000
+    model_server.script("planner", {"content": huge})
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    _task_id, status = await run(service, model_server)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert status["state"] == "FAILED" and "larger than 4,194,304 bytes" in status["error"], status["error"]
+    print(f"peak RSS grew {grown_mb:.0f} MB")
+    assert grown_mb < 200, grown_mb  # the scripted server's own copies live in this process too
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [{"prompt_tokens": 1, "completion_tokens": 1}, {"prompt_tokens": 0, "completion_tokens": 0},
+     {"prompt_tokens": -500000, "completion_tokens": -500000}],
+    ids=["one token", "zero", "negative"],
+)
+async def test_an_endpoint_cannot_spend_past_the_token_cap_by_reporting_few_tokens(
+    service, model_server, usage
+) -> None:
+    """The token cap counted what the endpoint said it used: answers of 3 MB each reported as one token
+    were all taken (80 calls of them would be 240 MB under a cap of 200,000 tokens). Now a call counts at
+    least what its text estimates (about 4 characters a token)."""
+    critic = json.dumps({"decision": "ACCEPT", "issues": []}) + " " * 3_000_000
+    model_server.script("critic", *[{"content": critic, "usage": usage}] * 10)
+    _task_id, status = await run(service, model_server)
+    assert status["state"] == "FAILED", status["error"]
+    assert "token limit of 200000 exceeded" in status["error"] and len(model_server.calls("critic")) == 1

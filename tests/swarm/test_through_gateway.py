@@ -79,7 +79,7 @@ async def test_build_needs_confirmation_respects_caps_and_reports_progress(
                 (dict(SPEC, colour="red"), "colour: unknown field"),
                 (dict(SPEC, app_name="true"), None),
             ):
-                r = await c.call_tool("swarm__swarm_build", {"spec": bad})
+                r = await c.call_tool("swarm__swarm_build", {"spec": bad, "max_steps": 20})
                 if (
                     why is None
                 ):  # a valid spec whose name reads like a JSON literal: asked (and declined) as usual
@@ -92,7 +92,9 @@ async def test_build_needs_confirmation_respects_caps_and_reports_progress(
                 assert questions == [], questions
             assert model_server.requests == []
 
-            r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})  # the user says no
+            r = await c.call_tool(  # the user says no
+                "swarm__swarm_build", {"spec": SPEC, "wait": True, "max_steps": 20}
+            )
             assert r.is_error
             assert questions == [
                 (
@@ -158,3 +160,51 @@ async def test_local_build_calls_the_llm_builtin_through_the_gateway(tmp_path, m
     assert status["backend"] == "local" and 1 <= status["model_calls"] <= 4
     assert status["plan"] and status["plan"]["steps"], status["error"]
     assert "returned an error" not in (status["error"] or "")
+
+
+async def test_a_site_cap_holds_for_a_call_that_leaves_its_cap_out(tmp_path, model_server, monkeypatch, mode):
+    """A site rulebase's lower cap (swarm_cap(max_steps, 10), ...) was checked only when the call named the
+    cap: a call that left it out (or sent null) passed the guard and the build ran under the built-in's own
+    caps (25 steps, 80 calls, 200,000 tokens, 90 minutes). Now a cap left out counts as the built-in's own,
+    so under a lower site cap the call must name it, within the cap."""
+    from sentinel_mcp.app.runtime import running_gateway
+
+    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
+    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
+    site = tmp_path / "site.pl"
+    site.write_text(
+        ":- multifile swarm_cap/2.\nswarm_cap(max_steps, 20).\nswarm_cap(max_model_calls, 40).\n"
+        "swarm_cap(max_tokens, 100000).\nswarm_cap(max_minutes, 30).\n"
+    )
+    config = parse_config(
+        {
+            "mcpServers": {},
+            "sentinel": {
+                "data_dir": str(tmp_path),
+                "builtins": ["swarm"],
+                "rulebases": [str(RULEBASES_DIR / "swarm.pl"), str(site)],
+                "swarm": {"backend": "openai", "openai": FAST_OPENAI, "verify": NO_TOOLS},
+            },
+        },
+        source="<test>",
+        base_dir=tmp_path,
+    )
+    questions: list[str] = []
+
+    async def user(context, params):
+        questions.append(params.message)
+        return ElicitResult(action="accept", content={"answer": True})
+
+    within = {"max_steps": 20, "max_model_calls": 40, "max_tokens": 100000, "max_minutes": 30}
+    async with running_gateway(config) as rt:
+        async with Client(rt.front.server, mode=mode, elicitation_callback=user) as c:
+            for name in within:
+                for left_out in ({k: v for k, v in within.items() if k != name}, within | {name: None}):
+                    r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True, **left_out})
+                    assert r.is_error and f"{name} must be at most {within[name]} (policy cap)" in (
+                        r.content[0].text
+                    ), (name, r.content[0].text)
+            assert questions == [] and model_server.requests == []
+            r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True, **within})
+            assert not r.is_error and r.structured_content["state"] == "COMPLETED", r.content[0].text
+            assert len(questions) == 1

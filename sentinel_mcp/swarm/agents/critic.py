@@ -66,7 +66,7 @@ def parse_critic_reply(reply: ModelReply) -> CriticVerdict:
     try:
         if data is None:
             data = extract_json(reply.text)
-        return CriticVerdict.model_validate(data)
+        return CriticVerdict.from_model(data)
     except ValueError as e:
         raise CriticOutputError(f"unreadable critic reply: {str(e)[:300]}") from None
 

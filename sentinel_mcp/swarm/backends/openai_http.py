@@ -1,12 +1,14 @@
 """Any OpenAI-compatible chat-completions endpoint over HTTP (httpx2).
 
 30 s timeout per attempt; timeouts, 429 and 5xx are retried with exponential backoff; other 4xx are
-not retried. Token usage comes from the response's ``usage``.
+not retried. Token usage comes from the response's ``usage``. An answer is read uncompressed and within
+``MAX_ANSWER_BYTES``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from typing import Any
 
@@ -14,6 +16,9 @@ import httpx2
 from pydantic import BaseModel, ConfigDict, Field
 
 from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, ModelRequest, estimate_tokens
+
+# a chat completion of at most 8,000 tokens is tens of KB: anything this large is not an answer
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
 
 
 class OpenAISettings(BaseModel):
@@ -68,15 +73,22 @@ class OpenAIBackend:
         for attempt in range(1, self.settings.max_attempts + 1):
             transient = True
             try:
-                resp = await self._http.post(url, json=body)
+                # read within a bound, uncompressed: the endpoint's answer is as untrusted as its words
+                async with self._http.stream(
+                    "POST", url, json=body, headers={"Accept-Encoding": "identity"}
+                ) as resp:
+                    raw = await _bounded(resp)
+            except _TooLarge as e:
+                on_error(str(e))
+                raise ModelError(f"model endpoint answer refused: {e}") from None
             except httpx2.TimeoutException:
                 last = f"timeout after {self.settings.timeout:g} s"
             except httpx2.TransportError as e:
                 last = f"connection error: {type(e).__name__}: {e}"
             else:
                 if resp.status_code == 200:
-                    return self._reply(resp, attempt, request.system + request.full_prompt)
-                last = f"HTTP {resp.status_code}: {resp.text[:200]}"
+                    return self._reply(raw, attempt, request.system + request.full_prompt)
+                last = f"HTTP {resp.status_code}: {raw[:200].decode('utf-8', 'replace')}"
                 transient = resp.status_code == 429 or resp.status_code >= 500
                 if not transient:
                     on_error(last)
@@ -86,21 +98,50 @@ class OpenAIBackend:
                 await asyncio.sleep(self.settings.backoff_base * (2 ** (attempt - 1)))
         raise ModelError(f"model endpoint failed {self.settings.max_attempts} times: {last}", transient=True)
 
-    def _reply(self, resp: httpx2.Response, attempt: int, prompt: str) -> ModelReply:
+    def _reply(self, raw: bytes, attempt: int, prompt: str) -> ModelReply:
         try:
-            data = resp.json()
+            data = json.loads(raw)
             text = data["choices"][0]["message"]["content"] or ""
         except (ValueError, KeyError, IndexError, TypeError) as e:
             raise ModelError(f"malformed chat-completions response: {type(e).__name__}: {e}") from None
         usage = data.get("usage") or {}
         return ModelReply(
             text=text,
-            # no usage reported: estimate, so the token cap still holds
-            prompt_tokens=int(usage.get("prompt_tokens") or estimate_tokens(prompt)),
-            completion_tokens=int(usage.get("completion_tokens") or estimate_tokens(text)),
+            # at least what the text estimates: the endpoint's own count (missing, zero, one, negative) is
+            # its word, and the token cap must hold whatever it says
+            prompt_tokens=max(_count(usage.get("prompt_tokens")), estimate_tokens(prompt)),
+            completion_tokens=max(_count(usage.get("completion_tokens")), estimate_tokens(text)),
             model=str(data.get("model") or self.settings.model),
             attempts=attempt,
         )
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+def _count(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _bounded(resp: httpx2.Response) -> bytes:
+    """The body as sent (no encoding but identity is read), at most ``MAX_ANSWER_BYTES``."""
+    encoding = resp.headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("", "identity"):
+        raise _TooLarge(f"it is compressed ({encoding[:40]!r}); only identity is read")
+    declared = resp.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
+        raise _TooLarge(f"it is larger than {MAX_ANSWER_BYTES:,} bytes ({int(declared):,} declared)")
+    chunks, size = [], 0
+    async for chunk in resp.aiter_raw():
+        size += len(chunk)
+        if size > MAX_ANSWER_BYTES:
+            raise _TooLarge(f"it is larger than {MAX_ANSWER_BYTES:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)

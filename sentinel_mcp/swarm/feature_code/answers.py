@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from sentinel_mcp.core import outside_schema
 from sentinel_mcp.swarm.blueprint import MEMBER_NAME, RESERVED, Blueprint
 from sentinel_mcp.swarm.messages import Issue
 from sentinel_mcp.swarm.plan import PlanStep
@@ -249,6 +250,25 @@ def parse_answer(step: PlanStep, data: Any, d: Decisions) -> tuple[_Answer | Non
             for e in err.errors()[:5]
         ]
     return answer, _semantic_issues(step, answer, d)
+
+
+def schema_issues(step: PlanStep, data: Any, schema: dict[str, Any]) -> list[Issue]:
+    """Where an answer breaks the schema it was asked under (texts' patterns and bounds included).
+
+    The schema is enforced while decoding only on the local model; a backend that was merely shown it
+    (openai, sampling) could answer any text, and its texts become the app's string resources."""
+    try:
+        found = outside_schema.errors(outside_schema.validator(schema), data)
+        why = [
+            f"{'.'.join(str(p) for p in e.absolute_path) or '(answer)'}: {e.message[:200]}"
+            for e in sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
+        ]
+    except (outside_schema.UnusableSchema, outside_schema.TooCostly) as e:
+        why = [f"it cannot be checked ({e})"]
+    return [
+        Issue(severity="BLOCKER", file=step.file_path, message=f"answer does not fit the schema: {w}")
+        for w in why[:5]
+    ]
 
 
 def _semantic_issues(step: PlanStep, a: _Answer, d: Decisions) -> list[Issue]:

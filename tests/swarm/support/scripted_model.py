@@ -4,7 +4,8 @@ It stands in for a remote model service (which cannot exist here). Replies are s
 (the role is read from the agent's system prompt); when a role's script is empty, a default
 "competent model" answers: the blueprint, for each coder step an answer that fits the JSON Schema
 spelled out in its prompt, ACCEPT, and a verifier report. Scripted
-entries may be a reply text, ``{"status": 429}``-style errors, ``{"delay": s}`` for timeouts,
+entries may be a reply text, ``{"status": 429}``-style errors, ``{"delay": s}`` for timeouts, ``{"content":
+..., "usage": {...}}`` for an answer with the usage an endpoint claims,
 ``{"hold": True}`` to park that one request until ``release`` is set, or a callable ``(body) -> entry``. Every
 request is recorded for assertions.
 """
@@ -208,7 +209,7 @@ class ScriptedModelServer:
                     }
                 ],
                 # realistic usage: ~4 characters per token, plus the chat template's overhead
-                "usage": {
+                "usage": (entry.get("usage") if isinstance(entry, dict) else None) or {
                     "prompt_tokens": len(prompt_text) // 4 + 12,
                     "completion_tokens": len(content) // 4 + 1,
                     "total_tokens": len(prompt_text) // 4 + 13 + len(content) // 4,
