@@ -11,6 +11,9 @@ SDK_VENV := .venv-a2a-sdk
 # Opt into a native build with: make LLAMA_CMAKE_ARGS="-DGGML_NATIVE=ON" run
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 ARGS ?=
+# make test runs the suite on this many workers, each test file whole on one (its module's fixtures start once);
+# most tests wait on processes they start, so two workers on two cores take ~20 minutes instead of ~42
+TEST_WORKERS ?= 2
 
 .PHONY: cluster run test lint setup bytecode setup-interop system venv model bench bench-tools clean ts-deps browser swarm-tools
 
@@ -18,7 +21,7 @@ run: setup model swarm-tools bytecode
 	$(BIN)/sentinel-mcp serve --http 127.0.0.1:8765 $(ARGS)
 
 test: setup setup-interop model ts-deps browser swarm-tools lint
-	$(BIN)/python -m pytest -q $(ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(ARGS)
 
 # The floors (import-linter contracts in pyproject.toml, docs/architecture.md), lint, and types (pyproject [tool.mypy])
 lint: setup
