@@ -12,59 +12,38 @@ import errno
 import json
 import math
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.core.errors import ConfigError
+from sentinel_mcp.core.outside_file import NotUtf8, TooLarge, open_regular, read_to, utf8_text
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024  # far above any real config (a big one is tens of KB)
 
 
 def read_config_text(p: Path) -> str:
     try:
-        # non-blocking: opening a FIFO must not wait for a writer; the fstat below refuses it anyway
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+        fd, size = open_regular(p)
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {p}") from None
     except OSError as e:
-        if e.errno == errno.ENXIO:  # a FIFO with no writer, or a socket
+        if e.errno == errno.ENXIO:  # a FIFO, a socket, a directory, a device
             raise ConfigError(f"cannot read config file {p}: not a regular file") from None
         raise ConfigError(f"cannot read config file {p}: {e.strerror or e}") from None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ConfigError(f"cannot read config file {p}: not a regular file")
-        if st.st_size > MAX_CONFIG_BYTES:
-            raise ConfigError(
-                f"config file {p} is too large ({st.st_size} bytes; at most {MAX_CONFIG_BYTES})"
-            )
-        data = _read_bounded(fd, p)
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"config file {p} is too large ({size} bytes; at most {MAX_CONFIG_BYTES})")
+        data = read_to(lambda n: os.read(fd, n), MAX_CONFIG_BYTES)
+    except TooLarge:
+        raise ConfigError(f"config file {p} is too large (more than {MAX_CONFIG_BYTES} bytes)") from None
     except OSError as e:
         raise ConfigError(f"cannot read config file {p}: {e.strerror or e}") from None
     finally:
         os.close(fd)
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise ConfigError(
-            f"invalid config {p}, line {line} (byte offset {e.start}): not UTF-8 (byte 0x{data[e.start]:02x})"
-        ) from None
-
-
-def _read_bounded(fd: int, p: Path) -> bytes:
-    """Read to the end, but never past the bound (the file may grow while it is read)."""
-    chunks: list[bytes] = []
-    total = 0
-    while True:
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return b"".join(chunks)
-        total += len(chunk)
-        if total > MAX_CONFIG_BYTES:
-            raise ConfigError(f"config file {p} is too large (more than {MAX_CONFIG_BYTES} bytes)")
-        chunks.append(chunk)
+        return utf8_text(data)
+    except NotUtf8 as e:
+        raise ConfigError(f"invalid config {p}, {e}") from None
 
 
 def read_config_json(p: Path) -> Any:

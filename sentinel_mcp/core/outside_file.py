@@ -1,0 +1,59 @@
+"""Reading a file a person names (a config, a swarm spec) without trusting what the name is.
+
+The path may name anything: a FIFO (a plain open waits for a writer for ever), ``/dev/zero`` (a whole read
+never ends), a file larger than any real one, or bytes that are not UTF-8. These are the three steps every
+such reader takes; each reader words its own errors (which file, which command).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import Callable
+
+CHUNK = 65536
+
+
+class TooLarge(Exception):
+    """More bytes than the bound (the file may have grown while it was read)."""
+
+
+class NotUtf8(Exception):
+    def __init__(self, line: int, offset: int, byte: int) -> None:
+        super().__init__(f"line {line} (byte offset {offset}): not UTF-8 (byte 0x{byte:02x})")
+        self.line, self.offset, self.byte = line, offset, byte
+
+
+def open_regular(path: str | os.PathLike[str]) -> tuple[int, int]:
+    """An open descriptor of ``path`` and its size, if it is a regular file; else ``OSError`` (ENXIO: not a
+    regular file; a FIFO is opened without waiting for a writer and refused like a directory or a device)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.ENXIO, "not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def read_to(read: Callable[[int], bytes], limit: int) -> bytes:
+    """Everything ``read`` gives, or ``TooLarge`` as soon as it passes ``limit`` bytes."""
+    chunks: list[bytes] = []
+    total = 0
+    while chunk := read(CHUNK):
+        total += len(chunk)
+        if total > limit:
+            raise TooLarge(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def utf8_text(data: bytes) -> str:
+    """The text, or ``NotUtf8`` naming the line, byte offset and byte where decoding stopped."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise NotUtf8(data.count(b"\n", 0, e.start) + 1, e.start, data[e.start]) from None
