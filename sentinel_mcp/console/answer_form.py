@@ -87,7 +87,7 @@ def fields_of(index: int, schema: Any) -> list[Field]:
     props = _properties(schema)
     approval = approval_property(schema)
     required = set(_names(schema.get("required")))
-    out = []
+    out: list[Field] = []
     for prop, spec in list(props.items())[: MAX_FIELDS + 1]:
         if prop == approval:
             continue
