@@ -38,6 +38,7 @@ from sentinel_mcp.llm.model_source import check_gguf_header, resolve_model_path
 from sentinel_mcp.llm.model_turns import ENGINE_PARTY, ModelTurns, _Job
 from sentinel_mcp.core.closed_at_exit import forget, remember
 from sentinel_mcp.llm.prefix_cache import PrefixCache
+from sentinel_mcp.llm.control_tokens import ControlTexts
 from sentinel_mcp.llm.prompt_format import render_preamble, render_prompt
 from sentinel_mcp.llm.settings import LlmSettings
 from sentinel_mcp.llm.token_masks import MaskCompiler, UnsupportedGrammar, build_tokenizer
@@ -103,6 +104,7 @@ class LlamaEngine(ModelTurns):
         self._masks_unavailable: str | None = None
         self._fallbacks_logged: set[tuple[str, str]] = set()
         self.tokenizer_seconds: float | None = None
+        self._control_texts: tuple[Any, ControlTexts] | None = None  # (the model it was read from, its texts)
         self.prefix_cache = PrefixCache(self.settings.prefix_cache_mb * 1024 * 1024)
         self.n_ctx: int | None = None  # the context window in use (after the model's own cap)
         self.history: deque[GenerationRecord] = deque(maxlen=256)
@@ -120,6 +122,12 @@ class LlamaEngine(ModelTurns):
     def resolve(self) -> Path:
         """The model file this engine uses (ModelUnavailable says how to get one)."""
         return resolve_model_path(self.settings.model)
+
+    def _controls(self, llm: Any) -> ControlTexts:
+        """The loaded model's control tokens (read once a model: 262,000 tokens take ~0.1 s)."""
+        if self._control_texts is None or self._control_texts[0] is not llm:
+            self._control_texts = (llm, ControlTexts.of_model(llm))
+        return self._control_texts[1]
 
     def _ensure_loaded(self) -> Any:
         if self._llm is not None:
@@ -354,8 +362,9 @@ class LlamaEngine(ModelTurns):
         # llama.cpp compiles every grammar: its parser is the authority, and it is the fallback sampler
         grammar = self._compiled_grammar(llm, gbnf, request.grammar_label) if gbnf else None
         matcher, reason = self._matcher(llm, gbnf, request) if gbnf else (None, None)
-        prompt = render_prompt(llm, request.messages)
-        # special=True: the template's role tokens must be real control tokens; user text was sanitized.
+        # special=True: the template's role tokens must be real control tokens; what a message spells never is
+        messages = self._controls(llm).messages(request.messages)
+        prompt = render_prompt(llm, messages)
         tokens = llm.tokenize(prompt.text.encode("utf-8"), add_bos=not prompt.added_special, special=True)
         n_ctx = llm.n_ctx()
         if len(tokens) >= n_ctx - 1:
@@ -364,7 +373,7 @@ class LlamaEngine(ModelTurns):
                 "tokens; shorten the prompt or context, or raise sentinel.llm.n_ctx"
             )
         max_tokens = max(1, min(request.max_tokens, n_ctx - len(tokens) - 1))
-        boundary = self._preamble_length(llm, request.messages, prompt, tokens)
+        boundary = self._preamble_length(llm, messages, prompt, tokens)
         temperature = s.temperature if request.temperature is None else request.temperature
         seed = request.seed if request.seed is not None else s.seed
         params = SamplingParams(
