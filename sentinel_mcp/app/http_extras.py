@@ -126,6 +126,20 @@ def session_tables_text(tables: dict[str, Shares]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def gateway_counts_text(rt: Runtime) -> str:
+    """What the gateway refused or held on its own: calls past a principal's rate, tools whose definition has
+    changed since pinned (no label per principal: A2A keys and certificates would make series unbounded)."""
+    held = len(rt.gateway.manager.catalog.held)
+    return (
+        "# HELP sentinel_calls_over_rate_total Calls refused past their principal's calls a minute.\n"
+        "# TYPE sentinel_calls_over_rate_total counter\n"
+        f"sentinel_calls_over_rate_total {rt.gateway.rates.refused}\n"
+        "# HELP sentinel_tools_held Upstream tools held since their definition changed (sentinel-mcp pins).\n"
+        "# TYPE sentinel_tools_held gauge\n"
+        f"sentinel_tools_held {held}\n"
+    )
+
+
 def metrics_route(holder: HostState[Runtime]) -> Route:
     async def metrics(request: Request) -> Response:
         principal = request.scope.get(
@@ -139,7 +153,8 @@ def metrics_route(holder: HostState[Runtime]) -> Route:
         rt = holder.runtime
         if rt is None:
             return PlainTextResponse("starting\n", status_code=503)
-        body = rt.metrics.render(rt.catalog_health) + session_tables_text(rt.front.tables)
+        body = (rt.metrics.render(rt.catalog_health) + session_tables_text(rt.front.tables)
+                + gateway_counts_text(rt))
         return PlainTextResponse(body, media_type="text/plain; version=0.0.4")
 
     return Route("/metrics", metrics, methods=["GET"])

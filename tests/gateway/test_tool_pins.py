@@ -13,6 +13,7 @@ from mcp import Client
 from mcp.client import IncomingMessage
 from mcp.types import ElicitResult, Tool, ToolAnnotations, ToolListChangedNotification
 
+from sentinel_mcp.app.http_extras import gateway_counts_text
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.cli import main as cli
 from sentinel_mcp.gateway.tool_pins import FILE_NAME, ToolPins, definition_of, digest_of
@@ -71,6 +72,7 @@ async def test_every_kind_of_change_is_held_and_a_change_back_is_served_again(da
                 assert r.is_error and "is held" in text and field in text, (kind, text)
                 assert "sentinel-mcp pins accept rg__transfer" in text
                 assert any("rg__transfer is held" in p for p in rt.catalog_health.problems)
+                assert "\nsentinel_tools_held 1\n" in gateway_counts_text(rt)  # /metrics shows it
                 # back to the pinned definition: served again, nothing left held
                 await c.call_tool("rg__rug", {"kind": "plain"})
 
@@ -79,6 +81,7 @@ async def test_every_kind_of_change_is_held_and_a_change_back_is_served_again(da
 
                 await until(served)
                 assert not any("held" in p for p in rt.catalog_health.problems)
+                assert "\nsentinel_tools_held 0\n" in gateway_counts_text(rt)
             r = await c.call_tool("rg__transfer", {"to": "x", "amount": 5})
             assert not r.is_error and r.content[0].text == "sent 5 to x"
     pins = ToolPins(data_dir / FILE_NAME)

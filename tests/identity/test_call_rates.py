@@ -130,3 +130,10 @@ def test_over_http_the_refusal_reaches_the_client_and_another_token_is_untouched
         assert answers[2]["result"]["isError"] and "calls a minute" in texts[2]
         assert [call(OWNER, 10 + i)["result"]["content"][0]["text"] for i in range(5)] == [
             f"t{10 + i}" for i in range(5)]
+        # operators see the refusals on /metrics (one series: principals' names would be unbounded labels)
+        req = urllib.request.Request(url.rsplit("/mcp", 1)[0] + "/metrics",
+                                     headers={"Authorization": f"Bearer {OWNER}"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            metrics = r.read().decode()
+        assert "\nsentinel_calls_over_rate_total 1\n" in metrics, metrics[-800:]
+        assert "\nsentinel_tools_held 0\n" in metrics
