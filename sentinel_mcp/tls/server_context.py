@@ -16,6 +16,7 @@ from pathlib import Path
 
 from cryptography import x509
 
+from sentinel_mcp.tls.file_modes import readable_by_others, replaceable_by_others
 from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, PeerCertificate
 from sentinel_mcp.tls.refusal_reply import AlertingContext
 from sentinel_mcp.tls.settings import ClientCertificates
@@ -55,6 +56,9 @@ def _readable(path: Path, what: str) -> None:
             pass
     except OSError as e:
         raise TLSSetupError(f"{what} file {path}: {e.strerror}") from None
+    why = replaceable_by_others(path)
+    if why is not None:
+        raise TLSSetupError(f"{what} file refused: {why}")
 
 
 Revoked = frozenset[tuple[str, int]]  # (issuer, serial number)
@@ -117,6 +121,8 @@ def build_server_context(tls: FrontTLS) -> tuple[ssl.SSLContext, list[str], Revo
             "is the key the certificate's?"
         ) from None
     warnings: list[str] = []
+    if readable_by_others(tls.key):
+        warnings.append(f"TLS key {tls.key} may be read by every account on this machine; make it chmod 600")
     revoked: Revoked = frozenset()
     if tls.mode != "off":
         assert tls.ca is not None

@@ -1,0 +1,43 @@
+"""Who else on the machine may change or read the front's TLS files.
+
+A CA bundle or CRL another account may write lets that account admit its own client certificates (or
+un-revoke one); a certificate and key it may write let it serve as Sentinel. So such a file, or one in a
+directory it may write (without the sticky bit), is refused, at start and on every reload. A key others may
+read is only warned about: a directory of its own may protect it, as Debian's ``/etc/ssl/private`` does.
+Links are followed (certbot's ``live/`` names point into ``archive/``): the file read is the one judged.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+def _foreign_write(st: os.stat_result) -> bool:
+    # group write counts only for another group than this user's own (a private group, umask 002, is fine)
+    return bool(st.st_mode & 0o002 or (st.st_mode & 0o020 and st.st_gid != os.getegid()))
+
+
+def replaceable_by_others(path: Path) -> str | None:
+    """Why another account could change what ``path`` holds, or None."""
+    try:
+        real = path.resolve(strict=True)
+        st = os.stat(real)
+        dst = os.stat(real.parent)
+    except OSError:
+        return None  # missing or unreadable: the reader says so
+    if _foreign_write(st):
+        return (f"{real} may be written by group or others (mode {stat.S_IMODE(st.st_mode):04o}); "
+                "make it chmod go-w")
+    if _foreign_write(dst) and not dst.st_mode & stat.S_ISVTX:
+        return (f"{real.parent} may be written by group or others (mode {stat.S_IMODE(dst.st_mode):04o}), "
+                f"so {real.name} could be replaced; make the directory chmod go-w")
+    return None
+
+
+def readable_by_others(path: Path) -> bool:
+    try:
+        return bool(os.stat(path).st_mode & 0o004)
+    except OSError:
+        return False
