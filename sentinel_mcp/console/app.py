@@ -23,7 +23,7 @@ from starlette.staticfiles import StaticFiles
 
 from sentinel_mcp.console.form_body import FormRefused, read_form
 from sentinel_mcp.console import (activity_pages, agent_pages, assist_pages, builds_pages, inbox_pages,
-                                  model_pages, policy_pages, session_pages, system_pages)
+                                  model_pages, pins_pages, policy_pages, session_pages, system_pages)
 from sentinel_mcp.console.asking import InboxAsking
 from sentinel_mcp.console.cluster_inbox import ClusterInbox
 from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
@@ -118,6 +118,7 @@ def build_console(
         session_pages,
         policy_pages,
         system_pages,
+        pins_pages,
         builds_pages,
         agent_pages,
         model_pages,

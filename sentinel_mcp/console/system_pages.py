@@ -35,7 +35,9 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                     "tools": sorted(t.name for t in tools),
                 }
             )
-        return console.render(request, viewer, "upstreams.html", upstreams=shown)
+        # the owner's to review (console/pins_pages.py): tools held since their definition changed
+        held = len(rt.gateway.manager.catalog.held) if who.is_owner else 0
+        return console.render(request, viewer, "upstreams.html", upstreams=shown, held=held)
 
     def _book() -> ConsentBook | None:
         gate = console.runtime.gateway.consent_gate

@@ -71,6 +71,8 @@ async def test_no_token_foreign_host_and_origin_are_refused(sentinel):
             "/console/activity/1",
             "/console/sessions",
             "/console/policy",
+            "/console/pins",
+            "/console/pins/tool?tool=x",
             "/console/events",
         ):
             r = await http.get(base + path)
@@ -86,6 +88,7 @@ async def test_no_token_foreign_host_and_origin_are_refused(sentinel):
             "/console/policy/whatif",
             "/console/sessions/alice/x/revoke",
             "/console/consents/revoke",
+            "/console/pins/accept",
             "/console/logout",
         ):
             r = await http.post(base + path, data={"csrf": "0" * 64})
