@@ -3,6 +3,8 @@ confirmation by elicitation, and progress notifications relayed to the client.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from mcp import Client
 from mcp.types import ElicitResult
@@ -15,16 +17,9 @@ from sentinel_mcp.paths import RULEBASES_DIR
 pytestmark = [pytest.mark.timeout(120), pytest.mark.parametrize("mode", ["legacy", "auto"])]
 
 
-async def test_build_needs_confirmation_respects_caps_and_reports_progress(
-    tmp_path, model_server, monkeypatch, mode
-) -> None:
-    from sentinel_mcp.app.runtime import running_gateway
-
-    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
-    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
-    site = tmp_path / "site.pl"  # a stricter site policy composes with the shipped one: the lowest cap wins
-    site.write_text(":- multifile swarm_cap/2.\nswarm_cap(max_steps, 20).\n")
-    config = parse_config(
+def _site_config(tmp_path: Path, site: Path):  # noqa: ANN202
+    """The swarm built-in on the openai backend (the test's model server), the shipped policy and a site's."""
+    return parse_config(
         {
             "mcpServers": {},
             "sentinel": {
@@ -37,6 +32,18 @@ async def test_build_needs_confirmation_respects_caps_and_reports_progress(
         source="<test>",
         base_dir=tmp_path,
     )
+
+
+async def test_build_needs_confirmation_respects_caps_and_reports_progress(
+    tmp_path, model_server, monkeypatch, mode
+) -> None:
+    from sentinel_mcp.app.runtime import running_gateway
+
+    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
+    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
+    site = tmp_path / "site.pl"  # a stricter site policy composes with the shipped one: the lowest cap wins
+    site.write_text(":- multifile swarm_cap/2.\nswarm_cap(max_steps, 20).\n")
+    config = _site_config(tmp_path, site)
     questions: list[str] = []
     answer = {"yes": False}
 
@@ -176,19 +183,7 @@ async def test_a_site_cap_holds_for_a_call_that_leaves_its_cap_out(tmp_path, mod
         ":- multifile swarm_cap/2.\nswarm_cap(max_steps, 20).\nswarm_cap(max_model_calls, 40).\n"
         "swarm_cap(max_tokens, 100000).\nswarm_cap(max_minutes, 30).\n"
     )
-    config = parse_config(
-        {
-            "mcpServers": {},
-            "sentinel": {
-                "data_dir": str(tmp_path),
-                "builtins": ["swarm"],
-                "rulebases": [str(RULEBASES_DIR / "swarm.pl"), str(site)],
-                "swarm": {"backend": "openai", "openai": FAST_OPENAI, "verify": NO_TOOLS},
-            },
-        },
-        source="<test>",
-        base_dir=tmp_path,
-    )
+    config = _site_config(tmp_path, site)
     questions: list[str] = []
 
     async def user(context, params):
