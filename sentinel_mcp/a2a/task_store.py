@@ -244,10 +244,17 @@ def encode_page_token(after: SortKey) -> str:
     return base64.urlsafe_b64encode(json.dumps(["c1", *after]).encode()).decode()
 
 
+# a token this server issues names one timestamp and one task id (under 200 characters); anything longer is
+# not ours, and is refused before it is decoded (a long one could nest deep enough to exhaust the parser)
+MAX_PAGE_TOKEN = 512
+
+
 def decode_page_token(token: str | None) -> SortKey | None:
     if not token:
         return None
     try:
+        if len(token) > MAX_PAGE_TOKEN:
+            raise ValueError
         tag, ts, task_id = json.loads(base64.urlsafe_b64decode(token.encode()))
         if tag != "c1" or not isinstance(ts, str) or not isinstance(task_id, str):
             raise ValueError

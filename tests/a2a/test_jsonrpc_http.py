@@ -96,6 +96,16 @@ async def test_invalid_params_is_32602(rig, http):
     assert rig.port.calls == []  # nothing ran
 
 
+async def test_a_page_token_nested_deep_is_invalid_params_not_an_internal_error(rig, http):
+    import base64
+
+    deep = base64.urlsafe_b64encode(b"[" * 5000 + b"]" * 5000).decode()
+    for token in (deep, "A" * 100_000):
+        body = await rpc(http, rig.rpc_url, "ListTasks", {"pageToken": token})
+        assert body["error"]["code"] == -32602, body
+        assert body["error"]["data"][0]["reason"] == "INVALID_PARAMS"
+
+
 async def test_task_not_found_is_32001(rig, http):
     for method in ("GetTask", "CancelTask"):
         body = await rpc(http, rig.rpc_url, method, {"id": "no-such-task"})
