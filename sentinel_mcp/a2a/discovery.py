@@ -35,6 +35,7 @@ from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import loopback_host
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.settings import ClientTLS
+from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import A2AError
 
 log = logging.getLogger(__name__)
@@ -74,9 +75,25 @@ class Peer:
     verified_at: float = field(default_factory=time.time)
 
     def summary(self) -> dict[str, Any]:
-        return {"instance": self.instance, "name": self.card.name, "description": self.card.description,
-                "base_url": self.base_url, "rpc_url": self.rpc_url, "version": self.card.version,
-                "skills": [s.id for s in self.card.skills], "txt": self.txt}
+        """The peer as shown to a person or a model: every text in it is the peer's own word (its mDNS
+        announcement, its card), so each is cut to a bound and its invisible, control and direction-changing
+        characters are made visible; a checked card proves who answers, not that what it says is safe."""
+        return {"instance": shown_name(self.instance), "name": safe_text(self.card.name, 100),
+                "description": safe_text(self.card.description, 1000),
+                "base_url": safe_text(self.base_url, 300), "rpc_url": safe_text(self.rpc_url, 300),
+                "version": safe_text(self.card.version, 50),
+                "skills": [safe_text(s.id, 100) for s in self.card.skills[:MAX_SHOWN_SKILLS]],
+                "txt": {safe_text(k, 64): safe_text(v, 255)
+                        for k, v in list(self.txt.items())[:MAX_SHOWN_TXT]}}
+
+
+MAX_SHOWN_SKILLS = 50
+MAX_SHOWN_TXT = 16
+
+
+def shown_name(instance: str) -> str:
+    """An mDNS instance name as shown: anyone on the link picks it, unchecked (a name is never verified)."""
+    return safe_text(instance, 300)
 
 
 class PeerRegistry:
@@ -98,6 +115,10 @@ class PeerRegistry:
                 return p
         named = [p for p in self.peers.values() if p.card.name == name_or_url]
         return named[0] if len(named) == 1 else None
+
+    def rejections(self) -> dict[str, str]:
+        """Why announced agents were not taken, as shown: the names are whatever their senders announced."""
+        return {shown_name(name): safe_text(why, 300) for name, why in list(self.rejected.items())[:100]}
 
     def ambiguous(self, name: str) -> list[str]:
         """The instances of the verified peers whose cards carry ``name``, when more than one does."""
@@ -277,8 +298,9 @@ class PeerBrowser:
 
     async def _resolve(self, name: str) -> None:
         zeroconf = _zeroconf()
-        info = zeroconf.asyncio.AsyncServiceInfo(SERVICE_TYPE, name)
         try:
+            # (refuses a name with control characters: a rejection like any other, not a lost task's error)
+            info = zeroconf.asyncio.AsyncServiceInfo(SERVICE_TYPE, name)
             if not await info.async_request(
                 self.zc.zeroconf, self.resolve_timeout_ms, question_type=zeroconf.DNSQuestionType.QM
             ):
