@@ -96,12 +96,28 @@ def shown_name(instance: str) -> str:
     return safe_text(instance, 300)
 
 
+# Anyone on the link can announce names, thousands in one packet, each unchecked: what Sentinel does for them
+# is bounded. Resolutions (an mDNS query, then a card fetch) run a few at a time, announcements waiting beyond
+# MAX_PENDING are ignored until the queue drains, and only the newest MAX_REJECTED rejections are kept.
+MAX_RESOLVING = 8
+MAX_PENDING = 64
+MAX_REJECTED = 100
+
+
 class PeerRegistry:
     """Verified peers (and why others were rejected), shared by the browser, the service status and tools."""
 
     def __init__(self) -> None:
         self.peers: dict[str, Peer] = {}
-        self.rejected: dict[str, str] = {}
+        self.rejected: dict[str, str] = {}  # the newest MAX_REJECTED, oldest first
+        self.ignored = 0  # announcements not looked at: too many were waiting
+
+    def reject(self, name: str, why: str) -> None:
+        self.peers.pop(name, None)
+        self.rejected.pop(name, None)  # (re-inserted: the newest last)
+        self.rejected[name] = why
+        while len(self.rejected) > MAX_REJECTED:
+            del self.rejected[next(iter(self.rejected))]
 
     def verified(self) -> list[Peer]:
         return list(self.peers.values())
@@ -264,6 +280,8 @@ class PeerBrowser:
         self.resolve_timeout_ms = resolve_timeout_ms
         self._browser: AsyncServiceBrowser | None = None
         self._jobs: set[asyncio.Task[None]] = set()
+        self._pending: set[str] = set()  # names whose resolution is queued or under way (one job per name)
+        self._slots = asyncio.Semaphore(MAX_RESOLVING)
         self._http = httpx2.AsyncClient(
             timeout=httpx2.Timeout(5.0), follow_redirects=False, verify=httpx_verify(tls)
         )
@@ -291,10 +309,24 @@ class PeerBrowser:
             return
         if change is _zeroconf().ServiceStateChange.Removed:
             self.registry.peers.pop(name, None)
+            self.registry.rejected.pop(name, None)
             return
-        job = asyncio.ensure_future(self._resolve(name))
+        if name in self._pending:
+            return  # its resolution is queued or under way: it reads the record as it is then
+        if len(self._pending) >= MAX_PENDING:
+            self.registry.ignored += 1
+            return
+        self._pending.add(name)
+        job = asyncio.ensure_future(self._resolve_in_turn(name))
         self._jobs.add(job)
         job.add_done_callback(self._jobs.discard)
+
+    async def _resolve_in_turn(self, name: str) -> None:
+        try:
+            async with self._slots:
+                await self._resolve(name)
+        finally:
+            self._pending.discard(name)
 
     async def _resolve(self, name: str) -> None:
         zeroconf = _zeroconf()
@@ -304,7 +336,7 @@ class PeerBrowser:
             if not await info.async_request(
                 self.zc.zeroconf, self.resolve_timeout_ms, question_type=zeroconf.DNSQuestionType.QM
             ):
-                self.registry.rejected[name] = "did not resolve"
+                self.registry.reject(name, "did not resolve")
                 return
             txt = {k: v or "" for k, v in info.decoded_properties.items()}
             addresses = info.parsed_addresses(zeroconf.IPVersion.V4Only) or info.parsed_addresses()
@@ -313,12 +345,11 @@ class PeerBrowser:
                 allow_loopback_plaintext=self.allow_loopback_plaintext,
             )
         except PeerRejected as e:
-            self.registry.peers.pop(name, None)
-            self.registry.rejected[name] = str(e)
-            log.info("A2A peer %s rejected: %s", name, e)
+            self.registry.reject(name, str(e))
+            log.info("A2A peer %r rejected: %s", name[:100], e)
             return
         except Exception as e:  # noqa: BLE001 - a broken peer must not break discovery
-            self.registry.rejected[name] = f"{type(e).__name__}: {e}"
+            self.registry.reject(name, f"{type(e).__name__}: {e}")
             return
         self.registry.rejected.pop(name, None)
         self.registry.peers[name] = peer
