@@ -86,7 +86,11 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
     def __init__(self, port: GatewayPort, settings: A2ASettings, peers: PeerRegistry | None = None) -> None:
         self.port = port
         self.settings = settings
-        self.store = TaskStore(settings.max_tasks, per_caller=settings.open_per_caller)
+        self.store = TaskStore(
+            settings.max_tasks,
+            per_caller=settings.open_per_caller,
+            bytes_per_caller=settings.task_bytes_per_caller,
+        )
         self._next_expiry = 0.0  # (monotonic) when tasks waiting for input are next looked over
         self._expiry: asyncio.Task[None] | None = None  # looks them over when no new task arrives
         self.events = TaskEvents()  # status/artifact updates per task, for streams

@@ -76,12 +76,18 @@ class Journal(Protocol):
 
 class TaskStore:
     def __init__(
-        self, max_tasks: int = 1000, journal: Journal | None = None, per_caller: int | None = None
+        self,
+        max_tasks: int = 1000,
+        journal: Journal | None = None,
+        per_caller: int | None = None,
+        bytes_per_caller: int | None = None,
     ) -> None:
         self.max_tasks = max_tasks
         self.per_caller = per_caller or max_tasks  # unfinished tasks one owner may hold here
+        self.bytes_per_caller = bytes_per_caller  # what one owner's tasks may hold here (None: no bound)
         self.journal = journal
         self._tasks: OrderedDict[str, TaskRecord] = OrderedDict()
+        self._sizes: dict[str, int] = {}  # task id -> its size as JSON when added (see ``_size``)
 
     def load(self, records: list[TaskRecord]) -> None:
         """Put back tasks from a journal (oldest first), keeping the newest ``max_tasks``."""
@@ -111,17 +117,38 @@ class TaskStore:
                 f"you have {mine} unfinished tasks, your share of this agent's task store: "
                 "wait for some to finish, answer or cancel them, then retry",
             )
+        size = self._size(record)
+        if self.bytes_per_caller is not None:
+            # an owner past its share of bytes makes room from its own finished tasks, oldest first: one
+            # caller's large messages cannot fill the gateway's memory (and journal)
+            held = sum(self._size(r) for r in self._tasks.values() if r.owner == record.owner)
+            while held + size > self.bytes_per_caller:
+                victim = self._oldest_finished(record.owner)
+                if victim is None:
+                    raise RpcError(
+                        UNSUPPORTED_OPERATION,
+                        f"your unfinished tasks hold {held} bytes, your share of this agent's task store "
+                        f"({self.bytes_per_caller}): wait for some to finish, or cancel them, then retry",
+                    )
+                held -= self._size(self._tasks[victim])
+                self._evict(victim)
         if len(self._tasks) >= self.max_tasks:
-            # evict the oldest finished task; live tasks are never dropped silently
-            victim = next((tid for tid, r in self._tasks.items() if r.terminal), None)
+            # evict a finished task of whoever holds the most tasks (its oldest): one caller's flood of tasks
+            # pushes out its own results, never another's; live tasks are never dropped silently
+            counts: dict[str, int] = {}
+            for r in self._tasks.values():
+                counts[r.owner] = counts.get(r.owner, 0) + 1
+            victim = None
+            for owner in sorted(counts, key=lambda o: -counts[o]):
+                victim = self._oldest_finished(owner)
+                if victim is not None:
+                    break
             if victim is None:
                 raise RpcError(UNSUPPORTED_OPERATION,
                                f"task store is full ({self.max_tasks} unfinished tasks); retry later")
-            del self._tasks[victim]
-            # a shared store keeps it for every replica
-            if self.journal is not None and not self.journal.shared:
-                self.journal.delete(victim)
+            self._evict(victim)
         self._tasks[record.task.id] = record
+        self._sizes[record.task.id] = size
         if save:
             self.saved(record)
 
@@ -132,7 +159,27 @@ class TaskStore:
 
     def drop(self, task_id: str) -> TaskRecord | None:
         """Forget a task held here (another replica ended it); the store keeps what that replica wrote."""
+        self._sizes.pop(task_id, None)
         return self._tasks.pop(task_id, None)
+
+    def _oldest_finished(self, owner: str) -> str | None:
+        return next((tid for tid, r in self._tasks.items() if r.owner == owner and r.terminal), None)
+
+    def _evict(self, task_id: str) -> None:
+        del self._tasks[task_id]
+        self._sizes.pop(task_id, None)
+        # a shared store keeps it for every replica
+        if self.journal is not None and not self.journal.shared:
+            self.journal.delete(task_id)
+
+    def _size(self, record: TaskRecord) -> int:
+        """The task's size as JSON, measured once (when added, or first looked at after a load): its messages
+        are what a caller sends, up to a frame each."""
+        size = self._sizes.get(record.task.id)
+        if size is None:
+            size = len(record.task.model_dump_json(exclude_none=True))
+            self._sizes[record.task.id] = size
+        return size
 
     def get(self, task_id: str, owner: str) -> TaskRecord:
         """A task held here (to act on: continue, cancel, subscribe)."""
