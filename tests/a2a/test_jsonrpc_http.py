@@ -106,6 +106,26 @@ async def test_a_page_token_nested_deep_is_invalid_params_not_an_internal_error(
         assert body["error"]["data"][0]["reason"] == "INVALID_PARAMS"
 
 
+async def test_ids_a_peer_names_are_bounded_and_never_echoed_whole(rig, http):
+    """A context id becomes part of the guard's session (and of every audit row of its calls), and an id is
+    echoed in errors: an id longer than any a client needs is -32602, and nothing runs for it."""
+    long = "c" * 100_000
+    bad = [
+        ("SendMessage", {"message": user_message({"text": "hi"}, context_id=long)}),
+        ("SendMessage", {"message": user_message({"text": "hi"}, message_id=long)}),
+        ("SendMessage", {"message": {**user_message({"text": "hi"}), "referenceTaskIds": ["t"] * 10_000}}),
+        ("GetTask", {"id": long}),
+        ("CancelTask", {"id": long}),
+        ("ListTasks", {"contextId": long}),
+    ]
+    for method, params in bad:
+        r = await http.post(rig.rpc_url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+        body = r.json()
+        assert body["error"]["code"] == -32602, (method, body["error"]["message"][:200])
+        assert len(r.content) < 4096, method
+    assert rig.port.calls == [] and len(rig.service.store) == 0
+
+
 async def test_task_not_found_is_32001(rig, http):
     for method in ("GetTask", "CancelTask"):
         body = await rpc(http, rig.rpc_url, method, {"id": "no-such-task"})
