@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import json
 import logging
 import re
 import socket
@@ -35,6 +34,7 @@ from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import loopback_host
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.settings import ClientTLS
+from sentinel_mcp.core import wire_limits
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import A2AError
 
@@ -209,7 +209,7 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     if resp.status_code != 200:
         raise PeerRejected(f"card fetch answered HTTP {resp.status_code}")
     try:
-        card = AgentCard.model_validate(json.loads(resp.content))
+        card = AgentCard.model_validate(wire_limits.loads(resp.content))  # (its WireError is a ValueError)
     except (ValueError, ValidationError) as e:
         raise PeerRejected(f"card is not an A2A AgentCard: {str(e).splitlines()[0][:200]}") from None
     same_scheme = {"https": ("https", "wss"), "http": ("http", "ws")}[scheme]
