@@ -154,6 +154,16 @@ def _ipv4(host: str | None) -> str | None:
         return None
 
 
+def _same_host(named: str | None, host: str) -> bool:
+    """Whether a URL's host is this address (an IPv6 address in any spelling: ``::1`` is ``0:0::1``)."""
+    if not named:
+        return False
+    try:
+        return ipaddress.ip_address(named) == ipaddress.ip_address(host)
+    except ValueError:
+        return named.lower() == host.lower()
+
+
 def instance_name(name: str) -> str:
     label = name.replace(".", "-")[:63]
     return f"{label}.{SERVICE_TYPE}"
@@ -213,15 +223,19 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     except (ValueError, ValidationError) as e:
         raise PeerRejected(f"card is not an A2A AgentCard: {str(e).splitlines()[0][:200]}") from None
     same_scheme = {"https": ("https", "wss"), "http": ("http", "ws")}[scheme]
+    # the card counts for the address it came from (the one whose certificate was checked), not for every
+    # address the announcement lists: another would send later calls to a host nobody checked
     named = [
         i
         for i in card.supported_interfaces
-        if urlsplit(i.url).hostname in addresses
+        if _same_host(urlsplit(i.url).hostname, host)
         and urlsplit(i.url).port == port
         and urlsplit(i.url).scheme in same_scheme
     ]
     if not named:
-        raise PeerRejected(f"card names none of the advertised endpoints {addresses}:{port}")
+        raise PeerRejected(
+            f"card names none of the advertised endpoints ({host}:{port}, where it was fetched)"
+        )
     rpc = next((i for i in named if i.protocol_binding == "JSONRPC"), None)
     if rpc is None:
         raise PeerRejected("card lists no JSONRPC interface at the advertised address")
