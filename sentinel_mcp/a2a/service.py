@@ -352,8 +352,11 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
                     {"taskId": task.id},
                 )
             answers = self._answers(record.pending, msg)
+            kept = msg.model_copy(update={"context_id": task.context_id})
+            if self.store.holds(record):  # each continuation is kept in the history: in the caller's share
+                self.store.grow(record, len(kept.model_dump_json(exclude_none=True)))
             before = task.history
-            task.history = [*(task.history or []), msg.model_copy(update={"context_id": task.context_id})]
+            task.history = [*(task.history or []), kept]
             pending, record.pending = record.pending, None
             try:
                 await self._hold_to_run(record)

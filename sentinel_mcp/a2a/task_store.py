@@ -118,20 +118,7 @@ class TaskStore:
                 "wait for some to finish, answer or cancel them, then retry",
             )
         size = self._size(record)
-        if self.bytes_per_caller is not None:
-            # an owner past its share of bytes makes room from its own finished tasks, oldest first: one
-            # caller's large messages cannot fill the gateway's memory (and journal)
-            held = sum(self._size(r) for r in self._tasks.values() if r.owner == record.owner)
-            while held + size > self.bytes_per_caller:
-                victim = self._oldest_finished(record.owner)
-                if victim is None:
-                    raise RpcError(
-                        UNSUPPORTED_OPERATION,
-                        f"your unfinished tasks hold {held} bytes, your share of this agent's task store "
-                        f"({self.bytes_per_caller}): wait for some to finish, or cancel them, then retry",
-                    )
-                held -= self._size(self._tasks[victim])
-                self._evict(victim)
+        self._make_room(record.owner, size)
         if len(self._tasks) >= self.max_tasks:
             # evict a finished task of whoever holds the most tasks (its oldest): one caller's flood of tasks
             # pushes out its own results, never another's; live tasks are never dropped silently
@@ -161,6 +148,29 @@ class TaskStore:
         """Forget a task held here (another replica ended it); the store keeps what that replica wrote."""
         self._sizes.pop(task_id, None)
         return self._tasks.pop(task_id, None)
+
+    def grow(self, record: TaskRecord, extra: int) -> None:
+        """``record`` (held here) is about to keep ``extra`` more bytes (a continuation message): within its
+        owner's share, or RpcError and nothing changes."""
+        self._make_room(record.owner, extra)
+        self._sizes[record.task.id] = self._size(record) + extra
+
+    def _make_room(self, owner: str, size: int) -> None:
+        """An owner past its share of bytes makes room from its own finished tasks, oldest first: one caller's
+        large messages cannot fill the gateway's memory (and journal). RpcError when it cannot."""
+        if self.bytes_per_caller is None:
+            return
+        held = sum(self._size(r) for r in self._tasks.values() if r.owner == owner)
+        while held + size > self.bytes_per_caller:
+            victim = self._oldest_finished(owner)
+            if victim is None:
+                raise RpcError(
+                    UNSUPPORTED_OPERATION,
+                    f"your tasks hold {held} bytes, your share of this agent's task store "
+                    f"({self.bytes_per_caller}): wait for some to finish, or cancel them, then retry",
+                )
+            held -= self._size(self._tasks[victim])
+            self._evict(victim)
 
     def _oldest_finished(self, owner: str) -> str | None:
         return next((tid for tid, r in self._tasks.items() if r.owner == owner and r.terminal), None)

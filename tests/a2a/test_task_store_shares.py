@@ -53,3 +53,30 @@ async def test_a_callers_large_messages_stay_within_its_share_of_bytes():
         assert held <= settings.task_bytes_per_caller and len(bobs) < 100
         got = await rpc(http, srv.rpc_url, "GetTask", {"id": kept}, headers=ALICE)
         assert got["result"]["status"]["state"] == "TASK_STATE_COMPLETED", got
+
+
+async def test_continuing_a_task_keeps_its_history_within_the_callers_share():
+    """Each message on a task waiting for input is kept in its history: a caller that answers "cancel" again
+    and again (the guard asks again) with large messages meets its share too."""
+    settings = A2ASettings(name="t", max_frame_bytes=64 * 1024, api_keys=KEYS)
+    ask = {"data": {"type": "tool_call", "tool_call_id": "c", "name": "tools__delete_file",
+                    "args": {"path": "/x"}}}
+    async with open_port() as port, serve(port, settings) as srv, httpx2.AsyncClient(timeout=20) as http:
+        task = (await rpc(http, srv.rpc_url, "SendMessage", {"message": user_message(ask)}, headers=BOB))
+        task = task["result"]["task"]
+        assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+        how = next(p["data"] for p in task["status"]["message"]["parts"]
+                   if p.get("data", {}).get("type") == "input_request")
+        key = how["questions"][0]["key"]
+        refused = None
+        for _ in range(100):
+            again = user_message({"data": {"answers": {key: {"action": "cancel"}}}}, {"text": "z" * 60_000},
+                                 task_id=task["id"])
+            out = await rpc(http, srv.rpc_url, "SendMessage", {"message": again}, headers=BOB)
+            if "error" in out:
+                refused = out["error"]
+                break
+            assert out["result"]["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+        assert refused is not None and refused["code"] == -32004 and "your share" in refused["message"]
+        (record,) = srv.service.store.all_records()
+        assert len(record.task.model_dump_json(exclude_none=True)) <= settings.task_bytes_per_caller
