@@ -28,7 +28,6 @@ from sentinel_mcp.a2a.leased_tasks import LeasedTasks
 from sentinel_mcp.a2a.remote_tasks import RemoteTasks
 from sentinel_mcp.a2a.orchestrated_tasks import OrchestratorFirst
 from sentinel_mcp.a2a.jsonrpc import (
-    INTERNAL_ERROR,
     INVALID_PARAMS,
     TASK_NOT_CANCELABLE,
     UNSUPPORTED_OPERATION,
@@ -56,6 +55,7 @@ from sentinel_mcp.a2a import task_lease
 from sentinel_mcp.a2a.task_journal import TaskJournal
 from sentinel_mcp.a2a.task_moves import TaskMoves
 from sentinel_mcp.a2a.task_store import (
+    store_fault,
     HeldElsewhere,
     PendingCall,
     TaskRecord,
@@ -231,9 +231,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
                 await self._journal.commit(record)
             except StorageError as e:  # fail closed: nothing runs that the cluster could not see
                 self.store.drop(record.task.id)
-                raise RpcError(
-                    INTERNAL_ERROR, f"the task store cannot be written, nothing was started: {e}"
-                ) from None
+                raise store_fault("the task store cannot be written, nothing was started", e) from None
         else:
             self.store.add(record)
         if isinstance(action, Rejection):
@@ -324,9 +322,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         try:
             session = await self._contexts.session(caller, digest, kind="a2a")
         except StorageError as e:  # fail closed: whose facts the task would use is not known
-            raise RpcError(
-                INTERNAL_ERROR, f"the task store cannot be read, nothing was started: {e}"
-            ) from None
+            raise store_fault("the task store cannot be read, nothing was started", e) from None
         return TaskRecord(task=task, owner=caller, session_id=session)
 
     async def _continue(self, record: TaskRecord, msg: Message) -> None:

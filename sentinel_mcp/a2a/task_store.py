@@ -6,6 +6,7 @@ import asyncio
 import base64
 import builtins
 import json
+import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +21,8 @@ from sentinel_mcp.a2a.jsonrpc import (
 )
 from sentinel_mcp.a2a.protocol import TERMINAL_STATES, Task
 from sentinel_mcp.storage import StorageError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -279,7 +282,14 @@ class TaskStore:
 
 
 def _unreadable(e: StorageError) -> RpcError:
-    return RpcError(INTERNAL_ERROR, f"the task store cannot be read now: {e}")
+    return store_fault("the task store cannot be read now", e)
+
+
+def store_fault(said: str, e: StorageError) -> RpcError:
+    """What a caller hears when the task store fails: ``said``, and no more. The store's own words name its
+    server, user, database or file path: for the log, never for a peer."""
+    log.warning("A2A: %s: %s", said, e)
+    return RpcError(INTERNAL_ERROR, f"{said} (the details are in this agent's log)")
 
 
 def instant(iso: str | None) -> datetime:
