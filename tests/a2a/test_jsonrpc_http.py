@@ -126,6 +126,23 @@ async def test_ids_a_peer_names_are_bounded_and_never_echoed_whole(rig, http):
     assert rig.port.calls == [] and len(rig.service.store) == 0
 
 
+async def test_an_error_quotes_the_caller_cut_not_whole(rig, http):
+    """A method, a message type or a field name a caller sent is quoted in the error, cut: a megabyte sent
+    never comes back as one (or as two, in the message and the error's metadata)."""
+    big = "m" * 500_000
+    sent = [
+        {"jsonrpc": "2.0", "id": 1, "method": big},
+        {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+         "params": {"message": user_message({"data": {"type": big}})}},
+        {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+         "params": {"message": user_message({"data": {"type": "tool_call", "tool_call_id": "x", "name": "n",
+                                                      big: 1}})}},
+    ]
+    for body in sent:
+        r = await http.post(rig.rpc_url, json=body)
+        assert r.json()["error"]["code"] in (-32601, -32602) and len(r.content) < 10_000
+
+
 async def test_task_not_found_is_32001(rig, http):
     for method in ("GetTask", "CancelTask"):
         body = await rpc(http, rig.rpc_url, method, {"id": "no-such-task"})
