@@ -14,10 +14,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from typing import get_args
+
 from sentinel_mcp.a2a.messages import HumanAssistRequest
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.a2a.protocol import MAX_ID, TaskState
+from sentinel_mcp.core.display_text import is_hidden, safe_text
 
 MAX_TEXT = 8192
+STATES = frozenset(get_args(TaskState))  # what a relayed state may be: anything else reads as "unknown"
+
+
+def _task_id(value: Any) -> str | None:
+    """The target's task id, kept only when an A2A message can carry it back (and a person can read it)."""
+    if isinstance(value, str) and 0 < len(value) <= MAX_ID and not any(is_hidden(ch) for ch in value):
+        return value
+    return None
 
 
 def bridge_rpc(settings: Any, registry: Any, target: str) -> str | None:
@@ -50,8 +61,9 @@ def relayed_reply(result: Any, max_bytes: int) -> dict[str, Any]:
     if isinstance(task, dict):
         got = task.get("status")
         status: dict[str, Any] = got if isinstance(got, dict) else {}
-        state = str(status.get("state") or "unknown")[:64]
-        task_id = str(task.get("id"))[:100] if task.get("id") else None
+        said = status.get("state")
+        state = said if isinstance(said, str) and said in STATES else "unknown"
+        task_id = _task_id(task.get("id"))
         m = status.get("message")
         parts += _parts_of(m)
         artifacts = task.get("artifacts")

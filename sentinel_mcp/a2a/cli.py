@@ -31,13 +31,13 @@ def _discover(args: argparse.Namespace) -> int:
                                           allow_loopback_plaintext=loopback_plaintext))
     peers = [p.summary() for p in registry.verified()]
     if args.json:
-        print(json.dumps({"peers": peers, "rejected": registry.rejected}, indent=2))
+        print(json.dumps({"peers": peers, "rejected": registry.rejections()}, indent=2))
         return 0
     if not peers:
         print(f"no verified A2A peers on {', '.join(interfaces)} (browsed {args.timeout:g} s)")
     for p in peers:
         print(f"{p['name']}\t{p['rpc_url']}\tv{p['version']}\tskills: {', '.join(p['skills'])}")
-    for name, why in registry.rejected.items():
+    for name, why in registry.rejections().items():  # (peers' texts are shown safely: summary())
         print(f"rejected {name}: {why}")
     return 0
 

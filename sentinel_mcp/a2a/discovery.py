@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import json
 import logging
 import re
 import socket
@@ -35,6 +34,8 @@ from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import loopback_host
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.settings import ClientTLS
+from sentinel_mcp.core import wire_limits
+from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import A2AError
 
 log = logging.getLogger(__name__)
@@ -74,9 +75,33 @@ class Peer:
     verified_at: float = field(default_factory=time.time)
 
     def summary(self) -> dict[str, Any]:
-        return {"instance": self.instance, "name": self.card.name, "description": self.card.description,
-                "base_url": self.base_url, "rpc_url": self.rpc_url, "version": self.card.version,
-                "skills": [s.id for s in self.card.skills], "txt": self.txt}
+        """The peer as shown to a person or a model: every text in it is the peer's own word (its mDNS
+        announcement, its card), so each is cut to a bound and its invisible, control and direction-changing
+        characters are made visible; a checked card proves who answers, not that what it says is safe."""
+        return {"instance": shown_name(self.instance), "name": safe_text(self.card.name, 100),
+                "description": safe_text(self.card.description, 1000),
+                "base_url": safe_text(self.base_url, 300), "rpc_url": safe_text(self.rpc_url, 300),
+                "version": safe_text(self.card.version, 50),
+                "skills": [safe_text(s.id, 100) for s in self.card.skills[:MAX_SHOWN_SKILLS]],
+                "txt": {safe_text(k, 64): safe_text(v, 255)
+                        for k, v in list(self.txt.items())[:MAX_SHOWN_TXT]}}
+
+
+MAX_SHOWN_SKILLS = 50
+MAX_SHOWN_TXT = 16
+
+
+def shown_name(instance: str) -> str:
+    """An mDNS instance name as shown: anyone on the link picks it, unchecked (a name is never verified)."""
+    return safe_text(instance, 300)
+
+
+# Anyone on the link can announce names, thousands in one packet, each unchecked: what Sentinel does for them
+# is bounded. Resolutions (an mDNS query, then a card fetch) run a few at a time, announcements waiting beyond
+# MAX_PENDING are ignored until the queue drains, and only the newest MAX_REJECTED rejections are kept.
+MAX_RESOLVING = 8
+MAX_PENDING = 64
+MAX_REJECTED = 100
 
 
 class PeerRegistry:
@@ -84,7 +109,15 @@ class PeerRegistry:
 
     def __init__(self) -> None:
         self.peers: dict[str, Peer] = {}
-        self.rejected: dict[str, str] = {}
+        self.rejected: dict[str, str] = {}  # the newest MAX_REJECTED, oldest first
+        self.ignored = 0  # announcements not looked at: too many were waiting
+
+    def reject(self, name: str, why: str) -> None:
+        self.peers.pop(name, None)
+        self.rejected.pop(name, None)  # (re-inserted: the newest last)
+        self.rejected[name] = why
+        while len(self.rejected) > MAX_REJECTED:
+            del self.rejected[next(iter(self.rejected))]
 
     def verified(self) -> list[Peer]:
         return list(self.peers.values())
@@ -98,6 +131,10 @@ class PeerRegistry:
                 return p
         named = [p for p in self.peers.values() if p.card.name == name_or_url]
         return named[0] if len(named) == 1 else None
+
+    def rejections(self) -> dict[str, str]:
+        """Why announced agents were not taken, as shown: the names are whatever their senders announced."""
+        return {shown_name(name): safe_text(why, 300) for name, why in list(self.rejected.items())[:100]}
 
     def ambiguous(self, name: str) -> list[str]:
         """The instances of the verified peers whose cards carry ``name``, when more than one does."""
@@ -115,6 +152,16 @@ def _ipv4(host: str | None) -> str | None:
         return str(ipaddress.IPv4Address(host)) if host else None
     except ValueError:
         return None
+
+
+def _same_host(named: str | None, host: str) -> bool:
+    """Whether a URL's host is this address (an IPv6 address in any spelling: ``::1`` is ``0:0::1``)."""
+    if not named:
+        return False
+    try:
+        return ipaddress.ip_address(named) == ipaddress.ip_address(host)
+    except ValueError:
+        return named.lower() == host.lower()
 
 
 def instance_name(name: str) -> str:
@@ -172,19 +219,23 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     if resp.status_code != 200:
         raise PeerRejected(f"card fetch answered HTTP {resp.status_code}")
     try:
-        card = AgentCard.model_validate(json.loads(resp.content))
+        card = AgentCard.model_validate(wire_limits.loads(resp.content))  # (its WireError is a ValueError)
     except (ValueError, ValidationError) as e:
         raise PeerRejected(f"card is not an A2A AgentCard: {str(e).splitlines()[0][:200]}") from None
     same_scheme = {"https": ("https", "wss"), "http": ("http", "ws")}[scheme]
+    # the card counts for the address it came from (the one whose certificate was checked), not for every
+    # address the announcement lists: another would send later calls to a host nobody checked
     named = [
         i
         for i in card.supported_interfaces
-        if urlsplit(i.url).hostname in addresses
+        if _same_host(urlsplit(i.url).hostname, host)
         and urlsplit(i.url).port == port
         and urlsplit(i.url).scheme in same_scheme
     ]
     if not named:
-        raise PeerRejected(f"card names none of the advertised endpoints {addresses}:{port}")
+        raise PeerRejected(
+            f"card names none of the advertised endpoints ({host}:{port}, where it was fetched)"
+        )
     rpc = next((i for i in named if i.protocol_binding == "JSONRPC"), None)
     if rpc is None:
         raise PeerRejected("card lists no JSONRPC interface at the advertised address")
@@ -243,6 +294,8 @@ class PeerBrowser:
         self.resolve_timeout_ms = resolve_timeout_ms
         self._browser: AsyncServiceBrowser | None = None
         self._jobs: set[asyncio.Task[None]] = set()
+        self._pending: set[str] = set()  # names whose resolution is queued or under way (one job per name)
+        self._slots = asyncio.Semaphore(MAX_RESOLVING)
         self._http = httpx2.AsyncClient(
             timeout=httpx2.Timeout(5.0), follow_redirects=False, verify=httpx_verify(tls)
         )
@@ -270,19 +323,34 @@ class PeerBrowser:
             return
         if change is _zeroconf().ServiceStateChange.Removed:
             self.registry.peers.pop(name, None)
+            self.registry.rejected.pop(name, None)
             return
-        job = asyncio.ensure_future(self._resolve(name))
+        if name in self._pending:
+            return  # its resolution is queued or under way: it reads the record as it is then
+        if len(self._pending) >= MAX_PENDING:
+            self.registry.ignored += 1
+            return
+        self._pending.add(name)
+        job = asyncio.ensure_future(self._resolve_in_turn(name))
         self._jobs.add(job)
         job.add_done_callback(self._jobs.discard)
 
+    async def _resolve_in_turn(self, name: str) -> None:
+        try:
+            async with self._slots:
+                await self._resolve(name)
+        finally:
+            self._pending.discard(name)
+
     async def _resolve(self, name: str) -> None:
         zeroconf = _zeroconf()
-        info = zeroconf.asyncio.AsyncServiceInfo(SERVICE_TYPE, name)
         try:
+            # (refuses a name with control characters: a rejection like any other, not a lost task's error)
+            info = zeroconf.asyncio.AsyncServiceInfo(SERVICE_TYPE, name)
             if not await info.async_request(
                 self.zc.zeroconf, self.resolve_timeout_ms, question_type=zeroconf.DNSQuestionType.QM
             ):
-                self.registry.rejected[name] = "did not resolve"
+                self.registry.reject(name, "did not resolve")
                 return
             txt = {k: v or "" for k, v in info.decoded_properties.items()}
             addresses = info.parsed_addresses(zeroconf.IPVersion.V4Only) or info.parsed_addresses()
@@ -291,12 +359,11 @@ class PeerBrowser:
                 allow_loopback_plaintext=self.allow_loopback_plaintext,
             )
         except PeerRejected as e:
-            self.registry.peers.pop(name, None)
-            self.registry.rejected[name] = str(e)
-            log.info("A2A peer %s rejected: %s", name, e)
+            self.registry.reject(name, str(e))
+            log.info("A2A peer %r rejected: %s", name[:100], e)
             return
         except Exception as e:  # noqa: BLE001 - a broken peer must not break discovery
-            self.registry.rejected[name] = f"{type(e).__name__}: {e}"
+            self.registry.reject(name, f"{type(e).__name__}: {e}")
             return
         self.registry.rejected.pop(name, None)
         self.registry.peers[name] = peer

@@ -62,9 +62,20 @@ class RpcError(A2AError):
             "reason": _REASONS.get(self.code, "UNKNOWN_ERROR"),
             "domain": "a2a-protocol.org",
             # ErrorInfo metadata is map<string,string>
-            "metadata": {k: v if isinstance(v, str) else json.dumps(v) for k, v in self.metadata.items()},
+            "metadata": {
+                k: _cut(v if isinstance(v, str) else json.dumps(v)) for k, v in self.metadata.items()
+            },
         }
-        return {"code": self.code, "message": self.message, "data": [info]}
+        return {"code": self.code, "message": _cut(self.message), "data": [info]}
+
+
+# An error names what was wrong, often by quoting the caller (a method, a type, a field name): quoted whole, a
+# megabyte sent came back as one (or two, message and metadata). Cut to what a reader needs.
+MAX_ERROR_TEXT = 2000
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_ERROR_TEXT else text[:MAX_ERROR_TEXT] + f"… ({len(text)} characters)"
 
 
 def task_not_found(task_id: str) -> RpcError:

@@ -10,11 +10,11 @@ import asyncio
 import logging
 import time
 
-from sentinel_mcp.a2a.jsonrpc import INTERNAL_ERROR, UNSUPPORTED_OPERATION, RpcError
+from sentinel_mcp.a2a.jsonrpc import UNSUPPORTED_OPERATION, RpcError
 from sentinel_mcp.a2a.protocol import TaskStatus, now_iso
 from sentinel_mcp.a2a.task_journal import LeaseLost, TaskJournal
 from sentinel_mcp.a2a.task_host import TaskHost
-from sentinel_mcp.a2a.task_store import TaskRecord
+from sentinel_mcp.a2a.task_store import TaskRecord, store_fault
 from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger("sentinel_mcp.a2a.service")
@@ -71,6 +71,4 @@ class LeasedTasks(TaskHost):
                 {"taskId": record.task.id},
             ) from None
         except StorageError as e:
-            raise RpcError(
-                INTERNAL_ERROR, f"the task store cannot be written, nothing was run: {e}"
-            ) from None
+            raise store_fault("the task store cannot be written, nothing was run", e) from None

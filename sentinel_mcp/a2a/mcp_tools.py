@@ -25,6 +25,8 @@ from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.tls.server_context import TLSSetupError
 
 Settings = A2ASettings  # the built-in contract: its typed settings beside create_server
+# what these tools return is other agents' words (mDNS names, cards, answers): the gateway marks it as data
+FROM_PEERS = {"sentinel/untrusted": {"source": "other A2A agents"}}
 
 
 def create_server(ctx: BuiltinContext) -> MCPServer:
@@ -38,7 +40,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
 
     server = MCPServer("a2a", instructions="Find other A2A agents on the local network and send them tasks.")
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True))
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True), meta=FROM_PEERS)
     async def a2a_discover(timeout: float = 3.0) -> dict[str, Any]:
         """List A2A agents found over mDNS whose agent card was fetched and checked (timeout: seconds to
         browse)."""
@@ -61,12 +63,13 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         peers = [p.summary() for p in known.verified()]
         return {
             "peers": peers,
-            "rejected": found.rejected,
+            "rejected": found.rejections(),
             "degraded": not peers and settings.orchestrator_url is None,
         }
 
     @server.tool(
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),
+        meta=FROM_PEERS,
     )
     async def a2a_send(
         peer: str,
@@ -99,7 +102,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError(str(e)) from None
 
     @server.tool(
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),
+        meta=FROM_PEERS,
     )
     async def a2a_relay(
         target: str, text: str, context_id: str, task_id: str | None = None
@@ -121,7 +125,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         return relayed_reply(result, settings.max_frame_bytes)
 
     @server.tool(
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),
+        meta=FROM_PEERS,
     )
     async def a2a_offer(intent: str, intent_id: str, tools: list[str] | None = None) -> dict[str, Any]:
         """Offer an intent to the orchestrator (configured, or found over mDNS) as a TaskOffer stating this

@@ -15,6 +15,7 @@ acted on.
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.tool_ref import FindsTools, ToolRef, exposed_name
 
+log = logging.getLogger(__name__)
 ROLE_TAG = "orchestrator"
 TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
 POLL_SECONDS = 0.2
@@ -61,9 +63,17 @@ def orchestrator_rpc(settings: A2ASettings, registry: Any = None) -> str | None:
     if settings.orchestrator_url:
         return settings.orchestrator_url
     if settings.orchestrator_discover and registry is not None:
-        for peer in registry.verified():
-            if any(ROLE_TAG in (s.tags or []) or s.id == ROLE_TAG for s in peer.card.skills):
-                return peer.rpc_url
+        claimants = {
+            peer.rpc_url
+            for peer in registry.verified()
+            if any(ROLE_TAG in (s.tags or []) or s.id == ROLE_TAG for s in peer.card.skills)
+        }
+        # a card names its own role: when a second verified agent claims it too, neither gets every peer's
+        # intents (the first found used to, and a newcomer could be found first); intents then run locally
+        if len(claimants) == 1:
+            return claimants.pop()
+        if claimants:
+            log.warning("A2A: %d verified peers claim the orchestrator role: none is used", len(claimants))
     return None
 
 

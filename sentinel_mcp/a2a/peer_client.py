@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import ssl
 import uuid
 from typing import Any
@@ -11,6 +10,8 @@ import httpx2
 
 from sentinel_mcp.a2a.bounded_body import BodyRefused, exchange
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, Message, Part
+from sentinel_mcp.core import wire_limits
+from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
 from sentinel_mcp.tls.settings import ClientTLS
@@ -73,16 +74,27 @@ async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: st
         )
     if resp.status_code != 200:
         raise PeerError(f"peer answered HTTP {resp.status_code}")
-    try:
-        reply = json.loads(resp.content)
-    except ValueError:
-        raise PeerError("peer answered something that is not JSON") from None
+    reply = parse_answer(resp.content)
     if not isinstance(reply, dict):
         raise PeerError("peer answered a non-object JSON-RPC response")
     if "error" in reply:
+        # the peer's words, shown to a person or a model: its code only if it is a number, its message bounded
+        # and with hidden characters made visible
         err = reply["error"] if isinstance(reply["error"], dict) else {}
-        raise PeerError(f"peer error {err.get('code')}: {err.get('message')}", err.get("code"))
+        code = err.get("code")
+        code = code if isinstance(code, int) and not isinstance(code, bool) else None
+        raise PeerError(f"peer error {code}: {safe_text(err.get('message'), 500)}", code)
     return reply.get("result")
+
+
+def parse_answer(raw: bytes) -> object:
+    """A peer's JSON under the limits Sentinel holds its own callers to (depth, values, integer size, finite
+    numbers, UTF-8): a hostile answer is a ``PeerError``, never a parser's RecursionError nor a NaN passed
+    on."""
+    try:
+        return wire_limits.loads(raw)
+    except wire_limits.WireError as e:
+        raise PeerError(f"peer answered something that is not usable JSON ({e.message})") from None
 
 
 async def send_message(

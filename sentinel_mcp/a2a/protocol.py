@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -31,6 +31,12 @@ TERMINAL_STATES: frozenset[str] = frozenset(
 )
 INTERRUPTED_STATES: frozenset[str] = frozenset({"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"})
 Role = Literal["ROLE_USER", "ROLE_AGENT"]
+# An identifier a peer names (a message, task or context id; ours are UUIDs): bounded, because it is kept in
+# every task of that context, becomes part of the guard's session name (and so of every audit row of its
+# calls), and is echoed in errors. The WebSocket binding's design calls bound their context ids the same.
+MAX_ID = 200
+Id = Annotated[str, Field(min_length=1, max_length=MAX_ID)]
+MAX_NAMES = 64  # the items of a list of ids or extension URIs
 
 
 def now_iso() -> str:
@@ -81,14 +87,14 @@ class Part(Wire):
 
 
 class Message(Wire):
-    message_id: str = Field(min_length=1)
-    context_id: str | None = None
-    task_id: str | None = None
+    message_id: Id
+    context_id: Id | None = None
+    task_id: Id | None = None
     role: Role
     parts: list[Part] = Field(min_length=1)
     metadata: dict[str, Any] | None = None
-    extensions: list[str] | None = None
-    reference_task_ids: list[str] | None = None
+    extensions: list[Annotated[str, Field(max_length=2048)]] | None = Field(None, max_length=MAX_NAMES)
+    reference_task_ids: list[Id] | None = Field(None, max_length=MAX_NAMES)
 
 
 class TaskStatus(Wire):
@@ -123,21 +129,21 @@ class SendMessageConfiguration(Wire):
 
 
 class SendMessageRequest(Wire):
-    tenant: str | None = None
+    tenant: Id | None = None
     message: Message
     configuration: SendMessageConfiguration | None = None
     metadata: dict[str, Any] | None = None
 
 
 class GetTaskRequest(Wire):
-    tenant: str | None = None
-    id: str = Field(min_length=1)
+    tenant: Id | None = None
+    id: Id
     history_length: int | None = Field(None, ge=0)
 
 
 class ListTasksRequest(Wire):
-    tenant: str | None = None
-    context_id: str | None = None
+    tenant: Id | None = None
+    context_id: Id | None = None
     status: TaskState | None = None
     page_size: int | None = Field(None, ge=1, le=100)
     page_token: str | None = None
@@ -165,13 +171,13 @@ class ListTasksResponse(Wire):
 
 
 class SubscribeToTaskRequest(Wire):
-    tenant: str | None = None
-    id: str = Field(min_length=1)
+    tenant: Id | None = None
+    id: Id
 
 
 class CancelTaskRequest(Wire):
-    tenant: str | None = None
-    id: str = Field(min_length=1)
+    tenant: Id | None = None
+    id: Id
     metadata: dict[str, Any] | None = None
 
 

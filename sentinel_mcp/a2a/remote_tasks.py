@@ -32,7 +32,7 @@ from sentinel_mcp.a2a.protocol import INTERRUPTED_STATES, Task
 from sentinel_mcp.a2a.task_events import EventStream, StreamEvent, TaskEvents, ends_stream
 from sentinel_mcp.a2a.task_host import TaskHost
 from sentinel_mcp.a2a.task_journal import TaskJournal
-from sentinel_mcp.a2a.task_store import TaskRecord
+from sentinel_mcp.a2a.task_store import TaskRecord, store_fault
 from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger("sentinel_mcp.a2a.service")
@@ -89,9 +89,7 @@ class RemoteTasks(TaskHost):
         try:
             replica = await journal.ask_cancel(task_id, owner)
         except StorageError as e:
-            raise RpcError(
-                INTERNAL_ERROR, f"the task store cannot be written, nothing was cancelled: {e}"
-            ) from None
+            raise store_fault("the task store cannot be written, nothing was cancelled", e) from None
         now = found
         try:
             if replica is not None:
@@ -108,9 +106,7 @@ class RemoteTasks(TaskHost):
             else:
                 now = await journal.read(task_id, owner) or found
         except StorageError as e:
-            raise RpcError(
-                INTERNAL_ERROR, f"the cancel was asked, but the task store cannot be read: {e}"
-            ) from None
+            raise store_fault("the cancel was asked, but the task store cannot be read", e) from None
         state = now.task.status.state
         if state == "TASK_STATE_CANCELED":
             return now.task

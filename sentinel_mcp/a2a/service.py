@@ -28,7 +28,6 @@ from sentinel_mcp.a2a.leased_tasks import LeasedTasks
 from sentinel_mcp.a2a.remote_tasks import RemoteTasks
 from sentinel_mcp.a2a.orchestrated_tasks import OrchestratorFirst
 from sentinel_mcp.a2a.jsonrpc import (
-    INTERNAL_ERROR,
     INVALID_PARAMS,
     TASK_NOT_CANCELABLE,
     UNSUPPORTED_OPERATION,
@@ -56,6 +55,7 @@ from sentinel_mcp.a2a import task_lease
 from sentinel_mcp.a2a.task_journal import TaskJournal
 from sentinel_mcp.a2a.task_moves import TaskMoves
 from sentinel_mcp.a2a.task_store import (
+    store_fault,
     HeldElsewhere,
     PendingCall,
     TaskRecord,
@@ -86,7 +86,11 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
     def __init__(self, port: GatewayPort, settings: A2ASettings, peers: PeerRegistry | None = None) -> None:
         self.port = port
         self.settings = settings
-        self.store = TaskStore(settings.max_tasks, per_caller=settings.open_per_caller)
+        self.store = TaskStore(
+            settings.max_tasks,
+            per_caller=settings.open_per_caller,
+            bytes_per_caller=settings.task_bytes_per_caller,
+        )
         self._next_expiry = 0.0  # (monotonic) when tasks waiting for input are next looked over
         self._expiry: asyncio.Task[None] | None = None  # looks them over when no new task arrives
         self.events = TaskEvents()  # status/artifact updates per task, for streams
@@ -227,9 +231,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
                 await self._journal.commit(record)
             except StorageError as e:  # fail closed: nothing runs that the cluster could not see
                 self.store.drop(record.task.id)
-                raise RpcError(
-                    INTERNAL_ERROR, f"the task store cannot be written, nothing was started: {e}"
-                ) from None
+                raise store_fault("the task store cannot be written, nothing was started", e) from None
         else:
             self.store.add(record)
         if isinstance(action, Rejection):
@@ -320,9 +322,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         try:
             session = await self._contexts.session(caller, digest, kind="a2a")
         except StorageError as e:  # fail closed: whose facts the task would use is not known
-            raise RpcError(
-                INTERNAL_ERROR, f"the task store cannot be read, nothing was started: {e}"
-            ) from None
+            raise store_fault("the task store cannot be read, nothing was started", e) from None
         return TaskRecord(task=task, owner=caller, session_id=session)
 
     async def _continue(self, record: TaskRecord, msg: Message) -> None:
@@ -348,8 +348,11 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
                     {"taskId": task.id},
                 )
             answers = self._answers(record.pending, msg)
+            kept = msg.model_copy(update={"context_id": task.context_id})
+            if self.store.holds(record):  # each continuation is kept in the history: in the caller's share
+                self.store.grow(record, len(kept.model_dump_json(exclude_none=True)))
             before = task.history
-            task.history = [*(task.history or []), msg.model_copy(update={"context_id": task.context_id})]
+            task.history = [*(task.history or []), kept]
             pending, record.pending = record.pending, None
             try:
                 await self._hold_to_run(record)

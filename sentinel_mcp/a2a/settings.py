@@ -79,6 +79,9 @@ class A2ASettings(BaseModel):
     # ("no answer in time"); as the console's question_ttl by default (600 s)
     input_wait_seconds: float = Field(600.0, gt=0, le=86400)
     max_frame_bytes: int = Field(1 << 20, ge=1024)
+    # what one caller's tasks (their messages, results) may hold in the task store, in bytes of JSON; past it
+    # its own oldest finished tasks make room, and with none finished a new task is refused. None: 16 frames
+    max_task_bytes_per_caller: int | None = Field(None, ge=1)
     max_concurrent_per_socket: int = Field(8, ge=1)
     # Who answered a HumanAssistRequest relayed by a peer cannot be checked: "agent" by default, so
     # rules that demand a user's own confirmation are not satisfied by a remote agent.
@@ -149,6 +152,11 @@ class A2ASettings(BaseModel):
     def open_per_caller(self) -> int:
         """The unfinished tasks one caller may hold (``max_open_per_caller``, or a tenth of ``max_tasks``)."""
         return min(self.max_tasks, self.max_open_per_caller or max(1, self.max_tasks // 10))
+
+    @property
+    def task_bytes_per_caller(self) -> int:
+        """``max_task_bytes_per_caller``, at least two frames (a caller can always send one message)."""
+        return max(self.max_task_bytes_per_caller or 16 * self.max_frame_bytes, 2 * self.max_frame_bytes)
 
     @property
     def auth_required(self) -> bool:

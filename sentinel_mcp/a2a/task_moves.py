@@ -136,7 +136,8 @@ class TaskMoves(TaskHost):
                     task_id=task.id,
                     role="ROLE_AGENT",
                     parts=[
-                        Part.of_text(safe_text(f"the result could not be recorded ({e})", actions.MAX_TEXT))
+                        # (the store's words name its server or path: they stay in the log above)
+                        Part.of_text("the result could not be recorded (the task store failed)")
                     ],
                 )
                 history, artifacts = [*(task.history or []), fail], task.artifacts

@@ -6,6 +6,7 @@ import asyncio
 import base64
 import builtins
 import json
+import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +21,8 @@ from sentinel_mcp.a2a.jsonrpc import (
 )
 from sentinel_mcp.a2a.protocol import TERMINAL_STATES, Task
 from sentinel_mcp.storage import StorageError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -76,12 +79,18 @@ class Journal(Protocol):
 
 class TaskStore:
     def __init__(
-        self, max_tasks: int = 1000, journal: Journal | None = None, per_caller: int | None = None
+        self,
+        max_tasks: int = 1000,
+        journal: Journal | None = None,
+        per_caller: int | None = None,
+        bytes_per_caller: int | None = None,
     ) -> None:
         self.max_tasks = max_tasks
         self.per_caller = per_caller or max_tasks  # unfinished tasks one owner may hold here
+        self.bytes_per_caller = bytes_per_caller  # what one owner's tasks may hold here (None: no bound)
         self.journal = journal
         self._tasks: OrderedDict[str, TaskRecord] = OrderedDict()
+        self._sizes: dict[str, int] = {}  # task id -> its size as JSON when added (see ``_size``)
 
     def load(self, records: list[TaskRecord]) -> None:
         """Put back tasks from a journal (oldest first), keeping the newest ``max_tasks``."""
@@ -111,17 +120,25 @@ class TaskStore:
                 f"you have {mine} unfinished tasks, your share of this agent's task store: "
                 "wait for some to finish, answer or cancel them, then retry",
             )
+        size = self._size(record)
+        self._make_room(record.owner, size)
         if len(self._tasks) >= self.max_tasks:
-            # evict the oldest finished task; live tasks are never dropped silently
-            victim = next((tid for tid, r in self._tasks.items() if r.terminal), None)
+            # evict a finished task of whoever holds the most tasks (its oldest): one caller's flood of tasks
+            # pushes out its own results, never another's; live tasks are never dropped silently
+            counts: dict[str, int] = {}
+            for r in self._tasks.values():
+                counts[r.owner] = counts.get(r.owner, 0) + 1
+            victim = None
+            for owner in sorted(counts, key=lambda o: -counts[o]):
+                victim = self._oldest_finished(owner)
+                if victim is not None:
+                    break
             if victim is None:
                 raise RpcError(UNSUPPORTED_OPERATION,
                                f"task store is full ({self.max_tasks} unfinished tasks); retry later")
-            del self._tasks[victim]
-            # a shared store keeps it for every replica
-            if self.journal is not None and not self.journal.shared:
-                self.journal.delete(victim)
+            self._evict(victim)
         self._tasks[record.task.id] = record
+        self._sizes[record.task.id] = size
         if save:
             self.saved(record)
 
@@ -132,7 +149,50 @@ class TaskStore:
 
     def drop(self, task_id: str) -> TaskRecord | None:
         """Forget a task held here (another replica ended it); the store keeps what that replica wrote."""
+        self._sizes.pop(task_id, None)
         return self._tasks.pop(task_id, None)
+
+    def grow(self, record: TaskRecord, extra: int) -> None:
+        """``record`` (held here) is about to keep ``extra`` more bytes (a continuation message): within its
+        owner's share, or RpcError and nothing changes."""
+        self._make_room(record.owner, extra)
+        self._sizes[record.task.id] = self._size(record) + extra
+
+    def _make_room(self, owner: str, size: int) -> None:
+        """An owner past its share of bytes makes room from its own finished tasks, oldest first: one caller's
+        large messages cannot fill the gateway's memory (and journal). RpcError when it cannot."""
+        if self.bytes_per_caller is None:
+            return
+        held = sum(self._size(r) for r in self._tasks.values() if r.owner == owner)
+        while held + size > self.bytes_per_caller:
+            victim = self._oldest_finished(owner)
+            if victim is None:
+                raise RpcError(
+                    UNSUPPORTED_OPERATION,
+                    f"your tasks hold {held} bytes, your share of this agent's task store "
+                    f"({self.bytes_per_caller}): wait for some to finish, or cancel them, then retry",
+                )
+            held -= self._size(self._tasks[victim])
+            self._evict(victim)
+
+    def _oldest_finished(self, owner: str) -> str | None:
+        return next((tid for tid, r in self._tasks.items() if r.owner == owner and r.terminal), None)
+
+    def _evict(self, task_id: str) -> None:
+        del self._tasks[task_id]
+        self._sizes.pop(task_id, None)
+        # a shared store keeps it for every replica
+        if self.journal is not None and not self.journal.shared:
+            self.journal.delete(task_id)
+
+    def _size(self, record: TaskRecord) -> int:
+        """The task's size as JSON, measured once (when added, or first looked at after a load): its messages
+        are what a caller sends, up to a frame each."""
+        size = self._sizes.get(record.task.id)
+        if size is None:
+            size = len(record.task.model_dump_json(exclude_none=True))
+            self._sizes[record.task.id] = size
+        return size
 
     def get(self, task_id: str, owner: str) -> TaskRecord:
         """A task held here (to act on: continue, cancel, subscribe)."""
@@ -222,7 +282,14 @@ class TaskStore:
 
 
 def _unreadable(e: StorageError) -> RpcError:
-    return RpcError(INTERNAL_ERROR, f"the task store cannot be read now: {e}")
+    return store_fault("the task store cannot be read now", e)
+
+
+def store_fault(said: str, e: StorageError) -> RpcError:
+    """What a caller hears when the task store fails: ``said``, and no more. The store's own words name its
+    server, user, database or file path: for the log, never for a peer."""
+    log.warning("A2A: %s: %s", said, e)
+    return RpcError(INTERNAL_ERROR, f"{said} (the details are in this agent's log)")
 
 
 def instant(iso: str | None) -> datetime:
@@ -244,10 +311,17 @@ def encode_page_token(after: SortKey) -> str:
     return base64.urlsafe_b64encode(json.dumps(["c1", *after]).encode()).decode()
 
 
+# a token this server issues names one timestamp and one task id (under 200 characters); anything longer is
+# not ours, and is refused before it is decoded (a long one could nest deep enough to exhaust the parser)
+MAX_PAGE_TOKEN = 512
+
+
 def decode_page_token(token: str | None) -> SortKey | None:
     if not token:
         return None
     try:
+        if len(token) > MAX_PAGE_TOKEN:
+            raise ValueError
         tag, ts, task_id = json.loads(base64.urlsafe_b64decode(token.encode()))
         if tag != "c1" or not isinstance(ts, str) or not isinstance(task_id, str):
             raise ValueError

@@ -96,6 +96,53 @@ async def test_invalid_params_is_32602(rig, http):
     assert rig.port.calls == []  # nothing ran
 
 
+async def test_a_page_token_nested_deep_is_invalid_params_not_an_internal_error(rig, http):
+    import base64
+
+    deep = base64.urlsafe_b64encode(b"[" * 5000 + b"]" * 5000).decode()
+    for token in (deep, "A" * 100_000):
+        body = await rpc(http, rig.rpc_url, "ListTasks", {"pageToken": token})
+        assert body["error"]["code"] == -32602, body
+        assert body["error"]["data"][0]["reason"] == "INVALID_PARAMS"
+
+
+async def test_ids_a_peer_names_are_bounded_and_never_echoed_whole(rig, http):
+    """A context id becomes part of the guard's session (and of every audit row of its calls), and an id is
+    echoed in errors: an id longer than any a client needs is -32602, and nothing runs for it."""
+    long = "c" * 100_000
+    bad = [
+        ("SendMessage", {"message": user_message({"text": "hi"}, context_id=long)}),
+        ("SendMessage", {"message": user_message({"text": "hi"}, message_id=long)}),
+        ("SendMessage", {"message": {**user_message({"text": "hi"}), "referenceTaskIds": ["t"] * 10_000}}),
+        ("GetTask", {"id": long}),
+        ("CancelTask", {"id": long}),
+        ("ListTasks", {"contextId": long}),
+    ]
+    for method, params in bad:
+        r = await http.post(rig.rpc_url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+        body = r.json()
+        assert body["error"]["code"] == -32602, (method, body["error"]["message"][:200])
+        assert len(r.content) < 4096, method
+    assert rig.port.calls == [] and len(rig.service.store) == 0
+
+
+async def test_an_error_quotes_the_caller_cut_not_whole(rig, http):
+    """A method, a message type or a field name a caller sent is quoted in the error, cut: a megabyte sent
+    never comes back as one (or as two, in the message and the error's metadata)."""
+    big = "m" * 500_000
+    sent = [
+        {"jsonrpc": "2.0", "id": 1, "method": big},
+        {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+         "params": {"message": user_message({"data": {"type": big}})}},
+        {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+         "params": {"message": user_message({"data": {"type": "tool_call", "tool_call_id": "x", "name": "n",
+                                                      big: 1}})}},
+    ]
+    for body in sent:
+        r = await http.post(rig.rpc_url, json=body)
+        assert r.json()["error"]["code"] in (-32601, -32602) and len(r.content) < 10_000
+
+
 async def test_task_not_found_is_32001(rig, http):
     for method in ("GetTask", "CancelTask"):
         body = await rpc(http, rig.rpc_url, method, {"id": "no-such-task"})

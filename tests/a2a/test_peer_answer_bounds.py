@@ -129,3 +129,41 @@ async def test_a_small_answer_within_the_limit_still_reads(peer: HostilePeer) ->
     assert result == {"pad": "y" * 2000}
     with pytest.raises(PeerError, match="larger than 2000"):
         await call_peer(f"http://127.0.0.1:{peer.port}/a2a", "GetTask", {"id": "t"}, max_bytes=2000)
+
+
+HOSTILE_ANSWERS = {
+    "deep": b'{"jsonrpc":"2.0","id":"1","result":' + b"[" * 200_000 + b"]" * 200_000 + b"}",
+    "nested": b'{"jsonrpc":"2.0","id":"1","result":{"task":' + b'{"a":' * 500 + b"1" + b"}" * 500 + b"}}",
+    "huge-int": b'{"jsonrpc":"2.0","id":"1","result":' + b"9" * 100_000 + b"}",
+    "nan": b'{"jsonrpc":"2.0","id":"1","result":{"task":{"x":NaN}}}',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_ANSWERS))
+async def test_a_hostile_rpc_answer_is_a_peer_error_not_a_parser_crash(peer: HostilePeer, kind: str) -> None:
+    """Within the size limit, a peer's answer still meets the limits Sentinel holds its own callers to."""
+
+    async def answer(path: str, writer: asyncio.StreamWriter) -> None:
+        body = HOSTILE_ANSWERS[kind]
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                     % (len(body), body))
+        await writer.drain()
+
+    peer.answer = answer  # type: ignore[method-assign]
+    with pytest.raises(PeerError, match="not usable JSON"):
+        await call_peer(f"http://127.0.0.1:{peer.port}/a2a", "GetTask", {"id": "t"})
+
+
+async def test_a_peers_error_is_shown_with_its_hidden_characters_visible(peer: HostilePeer) -> None:
+    async def answer(path: str, writer: asyncio.StreamWriter) -> None:
+        error = {"code": "\x1b[2J", "message": "\x1b]0;owned\x07\u202e" + "m" * 10_000}
+        body = json.dumps({"jsonrpc": "2.0", "id": "1", "error": error}).encode()
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                     % (len(body), body))
+        await writer.drain()
+
+    peer.answer = answer  # type: ignore[method-assign]
+    with pytest.raises(PeerError) as refused:
+        await call_peer(f"http://127.0.0.1:{peer.port}/a2a", "GetTask", {"id": "t"})
+    said = str(refused.value)
+    assert refused.value.code is None and "\x1b" not in said and "\u202e" not in said and len(said) < 1000

@@ -64,6 +64,15 @@ def test_a_peers_task_without_a_status_object_reads_as_unknown(status):
     assert reply["state"] == "unknown" and reply["texts"] == [] and reply["task_id"] == "t1"
 
 
+@pytest.mark.parametrize("state, task_id", [("\x1b[2J\x1b]0;owned\x07", "t\u202e1"), ("TASK_STATE_DONE", 7),
+                                            (["TASK_STATE_COMPLETED"], "t" * 10_000)])
+def test_a_peers_state_and_task_id_are_relayed_only_when_they_are_what_a2a_allows(state, task_id):
+    """What the bridged agent says its state and task id are reaches the person's chat: a state outside A2A's
+    reads as unknown, and a task id no A2A message could carry back (or a person read) is dropped."""
+    reply = relayed_reply({"task": {"id": task_id, "status": {"state": state}}}, 100_000)
+    assert reply["state"] == "unknown" and reply["task_id"] is None
+
+
 @pytest.mark.parametrize("bad", [7, "parts", {"parts": 3}, [3, "x", None], True])
 def test_a_peers_malformed_parts_and_artifacts_are_skipped_not_fatal(bad):
     """Any shape where a list of parts or artifacts belongs loses only that piece, never the answer."""

@@ -251,5 +251,9 @@ def test_an_orchestrator_is_found_by_its_verified_card_role_and_only_when_allowe
     assert orchestrator_rpc(A2ASettings(), registry) is None  # discovery not allowed: no orchestrator
     configured = A2ASettings(orchestrator_url="http://127.0.0.1:2/a2a", orchestrator_discover=True)
     assert orchestrator_rpc(configured, registry) == "http://127.0.0.1:2/a2a"  # the configured one wins
+    # a second agent claiming the role (a newcomer on the link) gets nobody's intents, nor does the first
+    registry.peers["rogue"] = peer("rogue", ["orchestrator"])
+    assert orchestrator_rpc(A2ASettings(orchestrator_discover=True), registry) is None
+    registry.peers.pop("rogue")
     registry.peers.pop("edge")
     assert orchestrator_rpc(A2ASettings(orchestrator_discover=True), registry) is None

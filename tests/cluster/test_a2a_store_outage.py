@@ -65,3 +65,28 @@ async def test_tasks_are_refused_while_the_store_is_away_and_come_back_with_it()
             await service.close()
     finally:
         server.stop("immediate")
+
+
+async def test_a_peer_never_hears_where_the_store_is() -> None:
+    """The store's own words name its server, user and database: the peer is told the store failed, the log
+    has the rest."""
+    root = Path(tempfile.mkdtemp(prefix="sentinel-a2a-outage-"))
+    server = LocalServer(root / "pg", free_port()).init().start()
+    try:
+        async with open_port(with_sensors=False) as port:
+            service = A2AService(port, A2ASettings())  # type: ignore[arg-type]
+            await service.open(server.url, replica="replica-a")
+            server.stop("immediate")
+            said = []
+            with pytest.raises(RpcError) as refused:
+                await service.run_design_message(ECHO, "alice", None)
+            said.append(refused.value.message)
+            with pytest.raises(RpcError) as refused:
+                await service.get_task(GetTaskRequest(id="a-task-of-another-replica"), "alice")
+            said.append(refused.value.message)
+            await service.close()
+        where = server.url.rsplit("@", 1)[1]  # host:port/database
+        for message in said:
+            assert "cannot be" in message and where.split("/")[0] not in message and "postgres" not in message
+    finally:
+        server.stop("immediate")

@@ -1,0 +1,64 @@
+"""Anyone on the link can announce ``_a2a._tcp`` names, thousands at once: what the browser does for them is
+bounded (a few resolutions at a time, a bounded queue, the newest rejections kept). Real zeroconf on
+127.0.0.1; the flood is raw mDNS answers, as a hostile host would send them."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+from tests.a2a.a2a_rig import LOOPBACK, multicast_problem
+
+from sentinel_mcp.a2a import discovery
+from sentinel_mcp.a2a.discovery import PeerBrowser, PeerRegistry, open_zeroconf
+
+pytestmark = [
+    pytest.mark.timeout(60),
+    pytest.mark.skipif(multicast_problem() is not None, reason=str(multicast_problem())),
+]
+
+
+def test_the_registry_keeps_only_the_newest_rejections():
+    registry = PeerRegistry()
+    for i in range(discovery.MAX_REJECTED * 3):
+        registry.reject(f"n{i}", "did not resolve")
+    assert len(registry.rejected) == discovery.MAX_REJECTED
+    assert f"n{discovery.MAX_REJECTED * 3 - 1}" in registry.rejected and "n0" not in registry.rejected
+
+
+async def test_a_flood_of_announced_names_is_resolved_a_few_at_a_time():
+    from zeroconf import DNSOutgoing, DNSPointer, const
+
+    registry = PeerRegistry()
+    zc = open_zeroconf(LOOPBACK)
+    attacker = open_zeroconf(LOOPBACK)
+    browser = PeerBrowser(zc, registry, resolve_timeout_ms=200)
+    tag = uuid.uuid4().hex[:8]
+    flood = 1000
+    try:
+        await browser.start()
+        for batch in range(flood // 50):
+            out = DNSOutgoing(const._FLAGS_QR_RESPONSE | const._FLAGS_AA)
+            for i in range(50):
+                name = f"flood-{tag}-{batch}-{i}.{discovery.SERVICE_TYPE}"
+                out.add_answer_at_time(
+                    DNSPointer(discovery.SERVICE_TYPE, const._TYPE_PTR, const._CLASS_IN, 4500, name), 0
+                )
+            attacker.zeroconf.async_send(out)
+            await asyncio.sleep(0.02)  # (a burst of datagrams overflows the receiving socket's buffer)
+        most = 0
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 30
+        # until the browser has seen past its queue (or, unbounded, has let it grow past the bound)
+        while registry.ignored == 0 and most <= discovery.MAX_PENDING and loop.time() < end:
+            most = max(most, len(browser._jobs))
+            await asyncio.sleep(0.01)
+        assert registry.ignored > 0
+        assert most <= discovery.MAX_PENDING and len(browser._jobs) <= discovery.MAX_PENDING
+        await browser.settle(30)
+        assert len(registry.rejected) <= discovery.MAX_REJECTED
+    finally:
+        await browser.stop()
+        await zc.async_close()
+        await attacker.async_close()
