@@ -7,6 +7,7 @@ import re
 from typing import Any, Literal
 
 import anyio
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 
@@ -189,7 +190,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         try:
             png, screens = await rt.privacy.captured(ctx, act.observe,
                                                      lambda: rt.gate.read_bytes(C.SCREENCAP), act.acting)
-            image, info = to_image_content(png)
+            image, info = await anyio.to_thread.run_sync(to_image_content, png)  # off the event loop
         except DeviceError as exc:
             return error_result(str(exc))
         shown: dict[str, Any] = {**info, "screens": screens} if screens else dict(info)

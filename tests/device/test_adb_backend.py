@@ -393,3 +393,35 @@ async def test_a_ui_dump_is_cut_at_its_own_cap_while_a_screenshot_may_be_bigger(
     with pytest.raises(DeviceUnavailable, match=f"passed {UI_DUMP_MAX_BYTES:,} bytes"):
         await backend.exec_out(shlex.split(DUMP), timeout=30)
     assert len(await backend.exec_out(["screencap", "-p"], timeout=30)) > 6_000_000
+
+
+def png_of(mode: str, size: tuple[int, int], fmt: str = "PNG") -> bytes:
+    from io import BytesIO
+
+    from PIL import Image
+
+    buf = BytesIO()
+    Image.new(mode, size).save(buf, format=fmt)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(
+    "image, why",
+    [
+        # 2.5 KB that declare 20 million pixels (a 9000x9000 RGBA one, 300 KB, decodes to 650 MB)
+        (png_of("1", (5000, 4000)), "a 5000x4000 image, more than a screen's"),
+        (png_of("RGB", (64, 64), "TIFF"), "not a PNG image"),  # only the PNG decoder reads the device's bytes
+    ],
+)
+async def test_a_screencap_that_is_no_screen_image_is_refused_before_it_is_decoded(fake_adb, tmp_path, image,
+                                                                                   why):
+    async def hostile(w) -> None:
+        w.write(image)
+        await w.drain()
+
+    fake_adb.streams["screencap -p"] = hostile
+    async with connect(adb_server(fake_adb, tmp_path)) as client:
+        r = await client.call_tool("screenshot", {})
+    assert r.is_error and why in r.content[0].text
+    assert not any(c.type == "image" for c in r.content)
+
