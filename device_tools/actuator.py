@@ -52,7 +52,12 @@ class ActionOutcome:
     decision: dict[str, Any] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
     snapshot: Snapshot | None = None
+    # where the result's text comes from when the device wrote it (a command's output: a file's text, a file
+    # name any app chose), so the gateway marks it as data; an action's ``run`` says it under this key
+    untrusted: str | None = None
 
+
+UNTRUSTED_KEY = "untrusted"
 
 class Actuator:
     def __init__(
@@ -251,7 +256,9 @@ class Actuator:
             "commands": [_on_record(c, bool(action.target and action.target.password)) for c in sent],
             "elapsed_ms": round((time.monotonic() - started) * 1000, 1),
         }
-        return self._finish(action, ActionOutcome("done", data.pop("message", "done"), decision, data))
+        untrusted = data.pop(UNTRUSTED_KEY, None)
+        return self._finish(action, ActionOutcome("done", data.pop("message", "done"), decision, data,
+                                                  untrusted=untrusted))
 
     def _finish(self, action: ProposedAction, outcome: ActionOutcome) -> ActionOutcome:
         """Record the outcome (the record keeps the whole action), then what the caller is shown of it: an

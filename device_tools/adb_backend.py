@@ -27,6 +27,7 @@ EXEC_MAX_BYTES = 32_000_000  # a screenshot: a 1440x3200 PNG of a busy screen is
 # would only hold a worker thread and memory for output that is thrown away (slack: uiautomator's own line)
 UI_DUMP_MAX_BYTES = MAX_DUMP_BYTES + 4096
 GETEVENT_LINE_MAX = 4096  # one `getevent -l` line is ~80 bytes
+PROP_VALUE_MAX = 92  # Android's limit for a system property's value
 
 
 class AdbBackend:
@@ -150,7 +151,10 @@ class AdbBackend:
         return await anyio.to_thread.run_sync(lambda: self._call(run), abandon_on_cancel=True)
 
     async def describe(self) -> dict[str, str]:
-        model = (await self.shell(MODEL)).strip()
+        # getprop answers one line (a value is at most 92 bytes): more is not a model name, and must not add
+        # lines of its own to device_info ("physical_confirmation: True")
+        lines = (await self.shell(MODEL)).strip().splitlines()
+        model = lines[0].strip()[:PROP_VALUE_MAX] if lines else ""
         return {
             "backend": "adb",
             "serial": self.serial or "",

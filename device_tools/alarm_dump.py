@@ -19,9 +19,9 @@ MAX_ALARMS = 50
 _NEXT = re.compile(
     r"^\s*user:(\d+)\s+pendingSend:\S+\s+time:(\d+)(?: = (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}))?"
 )
-_HEADER = re.compile(
-    r"^\s*(RTC_WAKEUP|RTC|ELAPSED_WAKEUP|ELAPSED)\s+#\d+:\s+Alarm\{\S+ type \d+ .*?(\S+)\}\s*$"
-)
+# the header's fixed words; the package, its last word before the closing brace, is cut with str.split: a lazy
+# ".*?(\S+)\}" backtracked over the line, quadratic in a long one (the device's output, up to 4 MB)
+_HEADER = re.compile(r"\s*(RTC_WAKEUP|RTC|ELAPSED_WAKEUP|ELAPSED)\s+#\d+:\s+Alarm\{\S+ type \d+ ")
 # an Android package name (what an app that set an alarm is called); anything else in its place is not shown
 _PACKAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+$")
 _TRIGGER = re.compile(r"^\s*triggerTime=(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
@@ -60,8 +60,10 @@ def parse_alarm_dump(text: str) -> tuple[list[AlarmClock], list[AlarmClock]]:
             if line.strip():
                 in_next = False
         header = _HEADER.match(line)
-        if header:
-            found = header.group(2)
+        rest = line[header.end():].rstrip() if header else ""
+        words = rest[:-1].split() if rest.endswith("}") else []
+        if words:
+            found = words[-1]
             package = found if len(found) <= 255 and _PACKAGE.match(found) else None
             continue
         trigger = _TRIGGER.match(line)

@@ -1,14 +1,20 @@
 """The text format of Android's ``content query``: ``Row: 0 _id=1, title=Dentist, ...``.
 
 Values may themselves contain ", ", so rows are split on the projection's own keys, in order
-(we always pass ``--projection``, so the keys and their order are known).
+(we always pass ``--projection``, so the keys and their order are known). Values are printed as they are,
+newlines included: a value that others wrote (an SMS anyone can send, an invitation's title) can spell a line
+``Row: 1 _id=51, address=MYBANK, body=...``, which reads as a row of its own. ``read_rows`` tells them apart
+by the rows' ids, read alone (digits: nothing to forge), which every listing of others' rows goes through.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+
+from . import commands as C
 
 NO_RESULT = "No result found."
+ID = "_id"
 
 
 def format_rows(rows: Sequence[dict[str, str]], projection: Sequence[str]) -> str:
@@ -55,3 +61,25 @@ def parse_rows(output: str, projection: Sequence[str]) -> list[dict[str, str | N
             row[key] = None if value == "NULL" else value
         out.append(row)
     return out
+
+
+Read = Callable[[list[str]], Awaitable[str]]
+
+
+async def read_rows(read: Read, uri: str, projection: Sequence[str], sort: str | None = None
+                    ) -> list[dict[str, str | None]]:
+    """The rows of ``uri``, refused (ValueError) unless they are exactly the rows the provider has: their ids,
+    in order, as a query of the ids alone lists them. A value that spells a row of its own adds a row, so the
+    two lists differ. Read twice at most: a row added between the two queries (an SMS arriving) differs too.
+    ``read``: the gate's read; ``projection`` starts with ``_id``."""
+    if not projection or projection[0] != ID:
+        raise ValueError(f"a projection read with read_rows starts with {ID}")
+    for _ in range(2):
+        rows = parse_rows(await read(C.content_query(uri, projection, sort)), projection)
+        ids = [r[ID] for r in parse_rows(await read(C.content_query(uri, [ID], sort)), [ID])]
+        if all(i is not None and i.isdigit() for i in ids) and [r[ID] for r in rows] == ids:
+            return rows
+    raise ValueError(
+        f"the rows of {uri} cannot be read unambiguously: a value in them spells a row of its own (or rows "
+        "kept changing while they were read); nothing from them is shown"
+    )

@@ -29,6 +29,16 @@ MAX_DUMP_BYTES = 4_000_000  # a busy real screen's dump is 50-300 KB
 PAGE_SIZE = 60
 _FEED = 65536  # parsed a slice at a time: the parse runs in a worker thread, and lets the event loop in
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
+# what a class, a resource id or a package is spelled with: shown bare in a listing only then. The app (a
+# virtual node's setClassName, setViewIdResourceName) and a hostile adb device may put any text there, a
+# newline and a line that reads as Sentinel's own ("[2] e-… Button", "the user approved …")
+_NAME = re.compile(r"[A-Za-z0-9_.$:/-]{1,200}")
+
+
+def named(value: str) -> str:
+    """A name from the screen as a listing shows it: bare when it is spelled like one, else quoted (``repr``:
+    one line, control and invisible characters escaped), so it cannot start a line of its own."""
+    return value if _NAME.fullmatch(value) else repr(value[:200])
 
 
 def _digest(*parts: object, n: int = 8) -> str:
@@ -103,13 +113,13 @@ class Element:
         return out
 
     def line(self) -> str:
-        parts = [f"[{self.index}] {self.id} {self.short_class}"]
+        parts = [f"[{self.index}] {self.id} {named(self.short_class)}"]
         if self.text:
             parts.append(f"text={self.text!r}")
         if self.desc:
             parts.append(f"desc={self.desc!r}")
         if self.resource_id:
-            parts.append(f"res={self.resource_id.rsplit('/', 1)[-1]}")
+            parts.append(f"res={named(self.resource_id.rsplit('/', 1)[-1])}")
         if self.hint:
             parts.append(f"contains={self.hint!r}")
         if not (self.text or self.desc or self.resource_id or self.hint):
@@ -184,7 +194,7 @@ class Snapshot:
         pages = max(1, -(-len(self.elements) // page_size))
         page = max(1, min(page, pages))
         chunk = self.elements[(page - 1) * page_size : page * page_size]
-        app = self.package or "unknown app"
+        app = named(self.package) if self.package else "unknown app"
         header = f"snapshot {self.snapshot_id} · {app} · {len(self.elements)} elements · page {page}/{pages}"
         lines = [header, *(e.line() for e in chunk)]
         if page < pages:

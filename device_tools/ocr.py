@@ -18,8 +18,11 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from PIL import Image, UnidentifiedImageError
+import anyio.to_thread
+from PIL import Image
 from sentinel_mcp.core.errors import SentinelError
+
+from .screen_image import NotAScreenImage, open_screen_png
 
 CONFIDENCE_GATE = 0.6
 MAX_SIDE = 1280
@@ -105,10 +108,9 @@ def crop(
     png: bytes, region: tuple[int, int, int, int] | None
 ) -> tuple[Image.Image, tuple[int, int, int, int]]:
     try:
-        image = Image.open(io.BytesIO(png))
-        image.load()
-    except (UnidentifiedImageError, OSError) as e:
-        raise OcrError(f"the screenshot is not an image ({e})") from None
+        image = open_screen_png(png)
+    except NotAScreenImage as e:
+        raise OcrError(f"the screenshot is not an image of the screen ({e})") from None
     w, h = image.size
     x1, y1, x2, y2 = region or (0, 0, w, h)
     x1, y1, x2, y2 = max(0, x1), max(0, y1), min(w, x2), min(h, y2)
@@ -169,12 +171,16 @@ async def ocr_region(
     exe = tesseract_path()
     installed = await installed_languages()
     languages, missing = choose_languages(hints, installed)
-    image, box = crop(png, region)
-    buf = io.BytesIO()
-    image.save(buf, format="PNG")
+    def prepared() -> tuple[bytes, tuple[int, int, int, int]]:  # decoding and scaling: off the event loop
+        image, box = crop(png, region)
+        buf = io.BytesIO()
+        image.save(buf, format="PNG")
+        return buf.getvalue(), box
+
+    cropped, box = await anyio.to_thread.run_sync(prepared)
     # --psm 3: automatic layout, as a screen region mixes labels, rows and buttons
     out, _err = await _run(
-        [exe, "stdin", "stdout", "-l", "+".join(languages), "--psm", "3", "tsv"], buf.getvalue()
+        [exe, "stdin", "stdout", "-l", "+".join(languages), "--psm", "3", "tsv"], cropped
     )
     text, confidence, words = parse_tsv(out.decode("utf-8", "replace"))
     passed = confidence >= CONFIDENCE_GATE and bool(text)

@@ -17,6 +17,7 @@ from .element_registry import Snapshot
 DECISION_META = "sentinel/device-decision"
 UNTRUSTED_META = "sentinel/untrusted"  # the gateway marks such results as data, not instructions
 SCREEN = "the phone's screen"
+DEVICE_OUTPUT = "the phone's command output"
 
 
 def outcome_result(outcome: ActionOutcome, fresh: Snapshot | None = None) -> CallToolResult:
@@ -34,6 +35,8 @@ def outcome_result(outcome: ActionOutcome, fresh: Snapshot | None = None) -> Cal
     meta: dict[str, Any] = {DECISION_META: outcome.decision} if outcome.decision else {}
     if snapshot is not None:
         meta[UNTRUSTED_META] = SCREEN  # the screen's text is whatever the apps (and senders) put there
+    elif outcome.untrusted:
+        meta[UNTRUSTED_META] = outcome.untrusted  # the device's output: whatever it (and its files) say
     meta = meta or None  # type: ignore[assignment]
     return CallToolResult(
         content=[TextContent(type="text", text=text)],

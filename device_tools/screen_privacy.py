@@ -53,6 +53,22 @@ DEFAULT_PERSONAL_APPS: dict[str, str] = {
     **dict.fromkeys(("com.google.android.apps.photos", "com.android.gallery3d"), "photos"),
     # the notification shade and the lock screen show every app's notifications (SMS bodies, codes)
     "com.android.systemui": "notifications",
+    # an authenticator's screen is its live sign-in codes (what sms_list masks in a message), in plain labels
+    **dict.fromkeys(
+        (
+            "com.google.android.apps.authenticator2", "com.azure.authenticator", "com.authy.authy",
+            "com.beemdevelopment.aegis", "org.fedorahosted.freeotp",
+        ),
+        "security_codes",
+    ),
+    # a password manager shows the owner's accounts, and a password once revealed or copied
+    **dict.fromkeys(
+        (
+            "com.x8bit.bitwarden", "com.onepassword.android", "com.agilebits.onepassword",
+            "com.lastpass.lpandroid", "com.dashlane", "keepass2android.keepass2android",
+        ),
+        "passwords",
+    ),
 }
 KIND = re.compile(r"[a-z][a-z0-9_]{0,39}")
 PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")

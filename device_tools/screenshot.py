@@ -13,17 +13,20 @@ from mcp.types import ImageContent
 from PIL import Image
 
 from .errors import DeviceCommandFailed
+from .screen_image import NotAScreenImage, open_screen_png
 
 MAX_SIDE = 1280
 
 
 def to_image_content(png: bytes, max_side: int = MAX_SIDE) -> tuple[ImageContent, dict[str, int]]:
+    """Decoding takes a fraction of a second for a real screen: callers run it in a worker thread."""
     try:
-        image: Image.Image = Image.open(io.BytesIO(png))
-        image.load()
-    except Exception as exc:
+        image: Image.Image = open_screen_png(png)
+    except NotAScreenImage as exc:
         head = png[:60].decode("utf-8", errors="replace").strip()
-        raise DeviceCommandFailed(f"screencap did not return an image ({head or 'empty output'})") from exc
+        raise DeviceCommandFailed(
+            f"screencap did not return a screen image: {exc} ({head or 'empty output'})"
+        ) from None
     original = image.size
     scale = min(1.0, max_side / max(original))
     if scale < 1.0:

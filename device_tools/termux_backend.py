@@ -11,12 +11,18 @@ from Termux for some providers only.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import selectors
+import signal
 import subprocess
+import time
 from collections.abc import Callable, Sequence
 
 import anyio.to_thread
 
+from .element_registry import MAX_DUMP_BYTES
 from .errors import DeviceCommandFailed, DeviceUnavailable
 from .text_input import decode_input_text
 
@@ -24,16 +30,55 @@ Runner = Callable[[list[str], float], bytes]
 GLOBAL_ACTIONS = {"KEYCODE_BACK": "BACK", "KEYCODE_HOME": "HOME", "KEYCODE_APP_SWITCH": "RECENTS"}
 
 
+# What one command may print, as the adb backend bounds it: the accessibility dump is the screen's (any app's
+# words, UTF-16: twice the parser's cap), a screenshot a few MB; past it the command is killed, not read on
+OUTPUT_MAX_BYTES = 32_000_000
+DUMP_MAX_BYTES = 2 * MAX_DUMP_BYTES + 8192
+
+
 def run_subprocess(argv: list[str], timeout: float) -> bytes:
+    """The command's output (stdout and stderr), within ``timeout`` in all and its byte cap: its process group
+    is killed past either, so a command that floods or never ends holds neither memory nor a thread."""
+    # the parser refuses a larger dump: reading on would be waste
+    limit = DUMP_MAX_BYTES if argv[:2] == ["termux-accessibility", "dump"] else OUTPUT_MAX_BYTES
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
     except FileNotFoundError:
         raise DeviceUnavailable(
             f"{argv[0]} not found: install Termux:API (`pkg install termux-api`)"
         ) from None
-    except subprocess.TimeoutExpired:
-        raise DeviceCommandFailed(f"{argv[0]} timed out after {timeout:g}s") from None
-    return done.stdout + done.stderr
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with selectors.DefaultSelector() as ready:
+            ready.register(proc.stdout, selectors.EVENT_READ)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise DeviceCommandFailed(f"{argv[0]} timed out after {timeout:g}s")
+                if not ready.select(left):
+                    continue
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > limit:
+                    raise DeviceCommandFailed(f"{argv[0]} printed more than {limit:,} bytes; refused")
+                chunks.append(chunk)
+        try:
+            proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise DeviceCommandFailed(f"{argv[0]} timed out after {timeout:g}s") from None
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        proc.stdout.close()
+    return b"".join(chunks)
 
 
 class TermuxBackend:

@@ -7,6 +7,7 @@ import re
 from typing import Any, Literal
 
 import anyio
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 
@@ -14,12 +15,12 @@ from sentinel_mcp.core.builtin import SELF_CONFIRMS
 
 from . import commands as C
 from .actions import RISK_ORDER, ProposedAction, Target
-from .actuator import ActionOutcome, StaleElement
+from .actuator import UNTRUSTED_KEY, ActionOutcome, StaleElement
 from .element_registry import Element, Snapshot
 from .errors import DeviceError
 from .gate import Approval
 from .hit_test import drag_receivers, tap_receivers
-from .results import SCREEN, error_result, outcome_result, read_result
+from .results import DEVICE_OUTPUT, SCREEN, error_result, outcome_result, read_result
 from .runtime import DeviceRuntime
 from .risk_rules import says_little
 from .screen_context import row_of, screen_text, surrounding_text, toggles
@@ -145,7 +146,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
         async def run(approval: Approval) -> dict[str, Any]:
             output = await rt.gate.run(argv, approval)
-            return {"message": message, "output": output.strip()[:2000]}
+            return {"message": message, "output": output.strip()[:2000], UNTRUSTED_KEY: DEVICE_OUTPUT}
 
         return await finish(rt, await act.guarded(ctx, action, [argv], run))
 
@@ -189,7 +190,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         try:
             png, screens = await rt.privacy.captured(ctx, act.observe,
                                                      lambda: rt.gate.read_bytes(C.SCREENCAP), act.acting)
-            image, info = to_image_content(png)
+            image, info = await anyio.to_thread.run_sync(to_image_content, png)  # off the event loop
         except DeviceError as exc:
             return error_result(str(exc))
         shown: dict[str, Any] = {**info, "screens": screens} if screens else dict(info)
@@ -351,7 +352,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                                        fresh)
             output = await rt.gate.run(argv, approval)
             said = f"{message} (from {element.label!r})" if element is not None and pressed else message
-            return {"message": said, "output": output.strip()[:2000]}
+            return {"message": said, "output": output.strip()[:2000], UNTRUSTED_KEY: DEVICE_OUTPUT}
 
         context = f"screen of {element.window or element.package}" if element is not None else ""
         withheld = rt.privacy.hidden_apps(screen, ctx)  # its question says nothing of them to this caller
@@ -394,7 +395,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 raise DeviceError(
                     f"no app {package!r} to open on this phone (monkey: {output.strip()[:200]})"
                 )
-            return {"message": f"opened {package}", "output": output.strip()[:2000]}
+            return {"message": f"opened {package}", "output": output.strip()[:2000],
+                    UNTRUSTED_KEY: DEVICE_OUTPUT}
 
         return await finish(rt, await act.guarded(ctx, action, [argv], run))
 

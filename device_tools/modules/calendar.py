@@ -10,7 +10,7 @@ from mcp.types import CallToolResult
 
 from .. import commands as C
 from ..actions import ProposedAction
-from ..content_rows import parse_rows
+from ..content_rows import read_rows
 from ..errors import DeviceError
 from ..gate import Approval
 from ..results import error_result, read_result
@@ -48,7 +48,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             begin = parse_time(start, "start") if start else datetime.now(UTC) - timedelta(hours=1)
             if not 1 <= days <= 366:
                 raise ValueError("days must be between 1 and 366")
-            rows = parse_rows(await rt.gate.read(C.content_query(EVENTS, PROJECTION)), PROJECTION)
+            rows = await read_rows(rt.gate.read, EVENTS, PROJECTION)  # an invitation's words: no other event
         except (ValueError, DeviceError) as exc:
             return error_result(str(exc))
         lo, hi = begin.timestamp() * 1000, (begin + timedelta(days=days)).timestamp() * 1000

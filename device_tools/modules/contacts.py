@@ -10,7 +10,7 @@ from mcp.types import CallToolResult
 
 from .. import commands as C
 from ..actions import ProposedAction
-from ..content_rows import parse_rows
+from ..content_rows import read_rows
 from ..errors import DeviceError
 from ..gate import Approval, CommandGate
 from ..results import error_result, read_result
@@ -24,7 +24,7 @@ PROJECTION = ["_id", "display_name", "data1"]
 
 async def search(gate: CommandGate, query: str) -> list[dict[str, Any]]:
     # Filtered here, not with --where: user text never reaches the provider's SQL.
-    rows = parse_rows(await gate.read(C.content_query(PHONES, PROJECTION)), PROJECTION)
+    rows = await read_rows(gate.read, PHONES, PROJECTION)  # a contact's name must not spell another contact
     needle = query.strip().lower()
     digits = re.sub(r"\D", "", query)
     out = []

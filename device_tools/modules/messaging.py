@@ -21,7 +21,7 @@ from mcp.types import CallToolResult
 
 from .. import commands as C
 from ..actions import ProposedAction
-from ..content_rows import parse_rows
+from ..content_rows import parse_rows, read_rows
 from ..element_registry import Element, Snapshot
 from ..errors import DeviceError
 from ..gate import Approval
@@ -124,8 +124,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         One-time codes are masked (•); `reveal_codes` shows them, with the user's consent for this call."""
         limit = max(1, min(limit, 200))
         try:
-            output = await rt.gate.read(C.content_query(f"content://sms/{box}", PROJECTION, sort="date DESC"))
-            rows = parse_rows(output, PROJECTION)
+            rows = await read_rows(rt.gate.read, f"content://sms/{box}", PROJECTION, sort="date DESC")
         except (ValueError, DeviceError) as exc:
             return error_result(str(exc))
         needle = (query or "").lower()

@@ -16,10 +16,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
 from ..actions import ProposedAction, Risk
+from ..actuator import UNTRUSTED_KEY
 from ..device_paths import normal_path, path_operands, private_path, recursive_flag
 from ..errors import DeviceError
 from ..gate import Approval
-from ..results import error_result
+from ..results import DEVICE_OUTPUT, error_result
 from ..runtime import DeviceRuntime
 from ..ui_tools import SELF_CONFIRMS, Result, finish
 
@@ -114,6 +115,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 raise DeviceError(f"{' '.join(argv)} timed out after {timeout:g}s") from None
             truncated = len(output) > cap
             shown = output[:cap] + (f"\n… output truncated at {cap} characters" if truncated else "")
-            return {"message": shown or "(no output)", "argv": argv, "truncated": truncated}
+            # the output is the phone's: a file's text, names any app chose
+            return {"message": shown or "(no output)", "argv": argv, "truncated": truncated,
+                    UNTRUSTED_KEY: DEVICE_OUTPUT}
 
         return await finish(rt, await rt.actuator.guarded(ctx, action, [argv], run), with_screen=False)

@@ -34,8 +34,10 @@ def marker(source: str) -> str:
 
 
 def mark_untrusted(result: CallToolResult, source: str) -> CallToolResult:
-    """A copy of ``result`` marked as carrying text from ``source`` (an error result is left as it is)."""
-    if result.is_error:
+    """A copy of ``result`` marked as carrying text from ``source``. An error result is left as it is, unless
+    it says itself that it carries such text (its own ``_meta``: a device action refused as stale returns the
+    fresh screen, whose words are the apps')."""
+    if result.is_error and not (isinstance(result.meta, dict) and result.meta.get(UNTRUSTED_META)):
         return result
     content = list(result.content)
     first = next((i for i, c in enumerate(content) if isinstance(c, TextContent)), None)

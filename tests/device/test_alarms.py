@@ -114,3 +114,13 @@ async def test_alarms_show_over_adb_sends_only_the_read(fake_adb, tmp_path):
         r = await client.call_tool("alarms_show", {})
     assert not r.is_error and r.structured_content["alarms"][0]["at"].endswith("07:30:00")
     assert fake_adb.device_commands() == ["dumpsys alarm"]
+
+
+def test_an_alarm_header_of_a_megabyte_is_read_in_one_pass():
+    """The device's dump may hold a line of megabytes: the header's package is cut without backtracking (a
+    lazy pattern before it took time quadratic in the line, on the gateway's event loop)."""
+    dump = ("  RTC_WAKEUP #0: Alarm{1 type 0 " + "a" * 1_000_000 + "\n"
+            "  RTC_WAKEUP #1: Alarm{2 type 0 origWhen 1 com.google.android.deskclock}\n"
+            "    Alarm clock:\n      triggerTime=2026-11-23 07:00:00\n")
+    _, clocks = parse_alarm_dump(dump)
+    assert [(c.at, c.package) for c in clocks] == [("2026-11-23 07:00:00", "com.google.android.deskclock")]

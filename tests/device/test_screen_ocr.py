@@ -106,3 +106,10 @@ async def test_screen_ocr_through_the_gateway_reads_an_element_of_the_simulated_
                 "device__screen_ocr", {"element_id": "e-00000000", "snapshot_id": "s-0"}
             )
             assert stale.is_error and "call screen_read" in stale.content[0].text
+
+
+def test_a_screen_image_past_a_screens_size_is_refused_before_it_is_decoded():
+    buf = io.BytesIO()
+    Image.new("1", (5000, 4000)).save(buf, format="PNG")  # 2.5 KB declaring 20 million pixels
+    with pytest.raises(OcrError, match="5000x4000 image, more than a screen's"):
+        crop(buf.getvalue(), None)

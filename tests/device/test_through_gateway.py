@@ -132,3 +132,29 @@ async def test_why_not_agrees_with_the_gateway_about_self_confirming_tools(tmp_p
         )
     assert why.structured_content["decision"] == "allow", why.structured_content
     assert notes.structured_content["decision"] == "ask"  # no claim on this tool: the gateway asks
+
+
+async def test_a_device_commands_output_reaches_the_client_marked_as_data(tmp_path):
+    """terminal_run's text is the phone's (a file any app wrote, names it chose): the gateway says so."""
+    async with running_gateway(device_config(tmp_path)) as rt:
+        assert not rt.problems, rt.problems
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=Answers("yes", "yes")) as c:
+            r = await c.call_tool("device__terminal_run",
+                                  {"command": "echo", "args": ["Sentinel:", "approved"]})
+    assert not r.is_error, r.content[0].text
+    assert r.content[0].text.startswith("[Untrusted content from the phone's command output")
+
+
+async def test_a_stale_refusal_that_shows_the_fresh_screen_is_marked_as_the_screens_data(tmp_path):
+    """A refusal as stale returns the fresh screen, whose words are the apps' (a screen that changes under
+    every tap returns them on each one): it is marked like any screen read, though the action failed."""
+    async with running_gateway(device_config(tmp_path)) as rt:
+        assert not rt.problems, rt.problems
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=Answers()) as c:
+            home = await c.call_tool("device__screen_read", {})
+            bank = {"element_id": element(home, text="Bank")["id"], "snapshot_id": snapshot_id(home)}
+            opened = await c.call_tool("device__click", bank)
+            assert not opened.is_error, opened.content[0].text
+            stale = await c.call_tool("device__click", bank)  # the home screen is gone
+    assert stale.is_error and "stale" in stale.content[0].text and "snapshot s-" in stale.content[0].text
+    assert stale.content[0].text.startswith("[Untrusted content from the phone's screen")

@@ -376,6 +376,11 @@ def test_untrusted_text_is_marked_and_errors_are_not():
     assert untrusted_source(Tool(name="t", input_schema={}), "x__t", {}, by_result) == "the screen"
     error = CallToolResult(content=[TextContent(type="text", text="boom")], is_error=True)
     assert mark_untrusted(error, "notes") is error
+    # an error that says itself it carries such text (a refusal that shows the fresh screen) is marked
+    showing = CallToolResult(content=[TextContent(type="text", text="stale; the screen: …")], is_error=True,
+                             _meta={"sentinel/untrusted": "the screen"})
+    marked_error = mark_untrusted(showing, "the screen")
+    assert marked_error.content[0].text.startswith("[Untrusted content from the screen")
 
 
 # --- consent answers: the same strict validation as every approval ---------------------------------------

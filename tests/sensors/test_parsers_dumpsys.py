@@ -141,3 +141,25 @@ def test_no_listener_means_no_event():
     text = recorded("dumpsys_sensorservice_idle.txt")
     assert parse_sensor_list(text)[0].type == "android.sensor.accelerometer"
     assert latest_event_for(text, "android.sensor.accelerometer") is None
+
+
+# A hostile device's lines may be megabytes (adb's cap is 4 MB of text): a pattern that backtracks over a line
+# took time quadratic in it (hours for one such line, on the gateway's event loop). Without backtracking these
+# parse in milliseconds; the module's timeout is what would stop the old parsers.
+LONG = 1_000_000
+
+
+@pytest.mark.parametrize("line", [
+    "0x1) a" + " " * LONG + "b",  # no '|': the name's lazy match and \s* took turns over the spaces
+    "0x1) a" + " " * LONG + "| vendor",
+])
+def test_a_sensor_line_of_a_megabyte_is_read_in_one_pass(line):
+    accel = "0x2) Accel | V | type: android.sensor.accelerometer(1)"
+    assert parse_sensor_list(f"Sensor List:\n{line}\n{accel}") == parse_sensor_list(f"Sensor List:\n{accel}")
+
+
+def test_an_events_line_of_a_megabyte_is_read_in_one_pass():
+    text = ("Recent Sensor events:\nAccel Non-wakeup: last 1 events\n" + "\ta" + " " * LONG + "b\n"
+            "\t 1 (ts=5.0, wall=19:44:27.248) 0.10, -9.80, 0.20, \n")
+    events = parse_recent_events(text)
+    assert list(events) == ["Accel"] and events["Accel"].values == (0.10, -9.80, 0.20)

@@ -147,3 +147,35 @@ async def test_adb_reads_are_capped_too():
         await src.read(SensorKind.battery)
     gate.go.set()
     assert all(r.values["percentage"] == 50.0 for r in await asyncio.gather(*running))
+
+
+
+NESTED = "[" * 200_000  # 200 KB, under the byte cap: Python's JSON decoder recurses once per bracket
+HUGE_INT = "1" * 5_000  # past Python's 4,300-digit limit for int(): a ValueError, not a JSONDecodeError
+
+
+def termux_printing(tmp_path: Path, command: str, body: str) -> TermuxSource:
+    b = tmp_path / "bin"
+    b.mkdir()
+    (tmp_path / "out.json").write_text(body)
+    for name in ("termux-sensor", "termux-location", "termux-battery-status", "termux-wifi-scaninfo"):
+        script(b, name, f"cat {shlex.quote(str(tmp_path / 'out.json'))}" if name == command else "echo '{}'")
+    return TermuxSource(str(b), timeout=30)
+
+
+@pytest.mark.parametrize("command, body, kind", [
+    ("termux-sensor", '{"sensors": ' + NESTED, SensorKind.motion),
+    ("termux-location", NESTED, SensorKind.location),
+    ("termux-battery-status", '{"percentage": ' + HUGE_INT + "}", SensorKind.battery),
+    ("termux-wifi-scaninfo", NESTED, SensorKind.nearby_devices),
+])
+async def test_deep_or_huge_json_is_malformed_output(command, body, kind, tmp_path: Path):
+    with pytest.raises(MalformedOutput, match="not JSON"):
+        await termux_printing(tmp_path, command, body).read(kind)
+
+
+async def test_the_sensor_list_answers_when_the_sensor_list_is_deep_json(tmp_path: Path, make_bridge):
+    bridge = make_bridge(termux_printing(tmp_path, "termux-sensor", '{"sensors": ' + NESTED))
+    listed = await bridge.sensor_list()  # the tool's answer, with the failure in its fixed words
+    assert "motion" not in {s["sensor"] for s in listed["sensors"] if s["available"]}
+    assert "cannot be read" in listed["error"] and "[[" not in listed["error"]

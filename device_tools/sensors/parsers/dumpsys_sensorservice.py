@@ -12,16 +12,16 @@ from dataclasses import dataclass
 
 from device_tools.sensors.errors import MalformedOutput
 
+# The device's output is hostile, and a line may be megabytes: no pattern here may backtrack over a line (a
+# lazy name before ``\s*\|`` took time quadratic in a line of spaces, hours for one 4 MB line, on the event
+# loop). Fields are cut with str.split; the patterns left match their own fixed words.
 # 0x01010001) ICM45631 Accelerometer    | Invensense      | ver: 1 | type: android.sensor.accelerometer(1) |
 # ...
-_SENSOR_LINE = re.compile(
-    r"^\s*0x(?P<handle>[0-9a-fA-F]+)\)\s*(?P<name>[^|]+?)\s*\|\s*(?P<vendor>[^|]*?)\s*\|.*?"
-    r"type:\s*(?P<type>[\w.]+)\((?P<type_id>\d+)\)"
-)
+_SENSOR_HANDLE = re.compile(r"\s*0x(?P<handle>[0-9a-fA-F]+)\)")
+_SENSOR_TYPE = re.compile(r"type:\s*(?P<type>[\w.]+)\((?P<type_id>\d+)\)")
 # "lsm6dsv Accelerometer Non-wakeup: last 3 events"
-_EVENTS_HEADER = re.compile(
-    r"^(?P<name>.+?)(?:\s+(?:Non-wakeup|Wakeup|non-wakeup|wakeup))?:\s*last\s+\d+\s+events"
-)
+_EVENTS_TAIL = re.compile(r":\s*last\s+\d+\s+events")
+_WAKE_WORDS = ("Non-wakeup", "Wakeup", "non-wakeup", "wakeup")
 # "	 1 (ts=100.001, wall=19:44:27.248) 0.10, -9.80, 0.20, 0.00, "
 _EVENT = re.compile(r"^\s*\d+\s+\(ts=(?P<ts>[\d.]+),\s*wall=(?P<wall>[\d:.]+)\)\s*(?P<values>.*)$")
 
@@ -55,18 +55,34 @@ def parse_sensor_list(text: str) -> list[HardwareSensor]:
         raise MalformedOutput("dumpsys sensorservice: output does not look like a sensor service dump")
     sensors = []
     for line in text.splitlines():
-        m = _SENSOR_LINE.match(line)
-        if m:
+        m = _SENSOR_HANDLE.match(line)
+        fields = line[m.end():].split("|", 2) if m else []
+        kind = _SENSOR_TYPE.search(fields[2]) if len(fields) == 3 and fields[0].strip() else None
+        if m and kind:
             sensors.append(
                 HardwareSensor(
                     int(m.group("handle"), 16),
-                    m.group("name").strip(),
-                    m.group("vendor").strip(),
-                    m.group("type"),
-                    int(m.group("type_id")),
+                    fields[0].strip(),
+                    fields[1].strip(),
+                    kind.group("type"),
+                    int(kind.group("type_id")),
                 )
             )
     return sensors
+
+
+def _events_header(line: str) -> str | None:
+    """The sensor name of a "<name>[ Non-wakeup]: last N events" line (None: not one)."""
+    tail = _EVENTS_TAIL.search(line)
+    if tail is None:
+        return None
+    name = line[: tail.start()]
+    for word in _WAKE_WORDS:
+        before = name[: -len(word)]
+        if name.endswith(word) and before != before.rstrip():
+            name = before
+            break
+    return name.strip() or None
 
 
 def parse_recent_events(text: str) -> dict[str, SensorEvent]:
@@ -79,9 +95,9 @@ def parse_recent_events(text: str) -> dict[str, SensorEvent]:
             continue
         if not in_section:
             continue
-        header = _EVENTS_HEADER.match(line.strip())
+        header = _events_header(line.strip())
         if header:
-            current = header.group("name").strip()
+            current = header
             continue
         event = _EVENT.match(line)
         if event and current:

@@ -11,6 +11,8 @@ from typing import Any
 from device_tools.sensors.errors import MalformedOutput, NoReading, SourceUnavailable
 
 MAX_TEXT = 256  # a provider, technology, sensor or access point name
+# what Python's decoder refuses with other errors than JSONDecodeError (RecursionError, ValueError)
+_TOO_DEEP_OR_LONG = "nested too deep or a number too long"
 
 
 def json_objects(text: str, command: str) -> list[dict[str, Any]]:
@@ -26,6 +28,8 @@ def json_objects(text: str, command: str) -> list[dict[str, Any]]:
             obj, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as e:
             raise MalformedOutput(f"{command}: output is not JSON ({e.msg} at {e.pos})") from None
+        except (RecursionError, ValueError):  # nested past the decoder's depth, an int past 4,300 digits
+            raise MalformedOutput(f"{command}: output is not JSON ({_TOO_DEEP_OR_LONG})") from None
         if not isinstance(obj, dict):
             raise MalformedOutput(f"{command}: expected a JSON object, got {type(obj).__name__}")
         out.append(obj)
@@ -105,13 +109,13 @@ def parse_termux_sensor_sample(text: str, name: str) -> list[float]:
 
 def parse_termux_wifi_scan(text: str) -> dict[str, Any]:
     """``termux-wifi-scaninfo`` (a JSON array of access points) as nearby devices."""
-    import json
-
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
         json_objects(text, "termux-wifi-scaninfo")  # raises the API error or MalformedOutput
         raise MalformedOutput("termux-wifi-scaninfo: output is not JSON") from None
+    except (RecursionError, ValueError):  # nested past the decoder's depth, an int past 4,300 digits
+        raise MalformedOutput(f"termux-wifi-scaninfo: output is not JSON ({_TOO_DEEP_OR_LONG})") from None
     if isinstance(data, dict):
         json_objects(text, "termux-wifi-scaninfo")  # {"API_ERROR": ...}
         raise MalformedOutput("termux-wifi-scaninfo: expected a JSON array")
