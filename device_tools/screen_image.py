@@ -14,11 +14,13 @@ import warnings
 
 from PIL import Image
 
+from .errors import DeviceError
+
 # a 4K tablet is 3840x2160 (8.3 million), a large phone 1440x3200 (4.6 million)
 MAX_PIXELS = 4096 * 4096
 
 
-class NotAScreenImage(ValueError):
+class NotAScreenImage(DeviceError, ValueError):
     """The bytes are not a PNG of a screen's size; the message says which, never the bytes."""
 
 

@@ -12,14 +12,16 @@ import os
 import stat
 from typing import Callable
 
+from sentinel_mcp.core.errors import SentinelError
+
 CHUNK = 65536
 
 
-class TooLarge(Exception):
+class TooLarge(SentinelError):
     """More bytes than the bound (the file may have grown while it was read)."""
 
 
-class NotUtf8(Exception):
+class NotUtf8(SentinelError):
     def __init__(self, line: int, offset: int, byte: int) -> None:
         super().__init__(f"line {line} (byte offset {offset}): not UTF-8 (byte 0x{byte:02x})")
         self.line, self.offset, self.byte = line, offset, byte

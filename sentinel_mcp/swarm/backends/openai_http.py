@@ -126,7 +126,7 @@ def _count(value: Any) -> int:
         return 0
 
 
-class _TooLarge(Exception):
+class _TooLarge(ModelError):
     pass
 
 
