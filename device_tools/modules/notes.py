@@ -31,6 +31,13 @@ WRITE = ToolAnnotations(
 DELETE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
+# every caller that may use the device writes here: a bound on each note and on their number keeps one
+# caller (a looping agent, a hostile peer) from filling the disk the gateway's own stores share
+MAX_TITLE = 200
+MAX_BODY = 64_000
+MAX_TAGS = 32
+MAX_TAG = 50
+MAX_NOTES = 10_000
 
 
 class NoteStore:
@@ -58,6 +65,9 @@ class NoteStore:
         sql += " ORDER BY id DESC LIMIT ?"
         return self._db.query_dicts_blocking(sql, [*args, limit])
 
+    def count(self) -> int:
+        return int(self._db.query_dicts_blocking("SELECT count(*) AS n FROM notes", [])[0]["n"])
+
     def delete(self, note_id: int) -> bool:
         return self._db.write_blocking("DELETE FROM notes WHERE id = ?", (note_id,)).rowcount > 0
 
@@ -70,7 +80,16 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         """Save a note (kept on this machine, in Sentinel's data dir)."""
         if not title.strip():
             return error_result("title must not be empty")
-        note_id = store.add(title.strip(), body, tags or [])
+        tags = tags or []
+        if len(title) > MAX_TITLE or len(body) > MAX_BODY:
+            return error_result(f"a note's title is at most {MAX_TITLE} characters and its body {MAX_BODY:,} "
+                                f"(this one: {len(title):,} and {len(body):,})")
+        if len(tags) > MAX_TAGS or any(len(t) > MAX_TAG or "," in t for t in tags):
+            return error_result(f"a note has at most {MAX_TAGS} tags of at most {MAX_TAG} characters each, "
+                                "none with a comma")
+        if store.count() >= MAX_NOTES:
+            return error_result(f"the notes store holds {MAX_NOTES:,} notes, its most; delete some first")
+        note_id = store.add(title.strip(), body, tags)
         return read_result(f"saved note {note_id}", {"id": note_id})
 
     @mcp.tool(annotations=READ)
