@@ -304,8 +304,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     @screen
     async def swipe(x1: int, y1: int, x2: int, y2: int, ctx: Context, duration_ms: int = 300) -> Result:
         """Swipe between two screen points (pixels)."""
-        if not (0 < duration_ms <= 10000) or min(x1, y1, x2, y2) < 0:
-            return error_result("coordinates must be >= 0 and duration_ms in 1..10000")
+        if not (0 < duration_ms <= 10000) or min(x1, y1, x2, y2) < 0 or max(x1, y1, x2, y2) > MAX_COORD_PX:
+            return error_result(f"coordinates must be in 0..{MAX_COORD_PX} and duration_ms in 1..10000")
         if math.hypot(x2 - x1, y2 - y1) < MIN_SWIPE_PX:
             return error_result(
                 f"a swipe that moves less than {MIN_SWIPE_PX} px is a tap or a long press: use click or "
@@ -448,6 +448,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
 
 TAPPING = ("click", "long_click", "type", "clear")  # kinds whose commands tap the target's centre
+MAX_COORD_PX = 100_000  # past any screen; a larger int is past a float's range (math.hypot would raise)
 MIN_SWIPE_PX = 48  # Android's touch slop is 8 dp (24 px at 3x): a shorter movement is a tap or a long press
 
 

@@ -216,3 +216,14 @@ def test_each_element_knows_the_window_it_is_drawn_in():
             '<node package="" text="12:00" bounds="[0,0][100,80]"/></node></hierarchy>')
     windows = {e.text: e.window for e in parse_dump(dump).elements}
     assert windows == {"Continue": "com.example.bank", "12:00": "com.android.systemui"}
+
+
+@pytest.mark.parametrize("args", [{"x1": 10 ** 400, "y1": 0, "x2": 0, "y2": 0},
+                                  {"x1": 540, "y1": 2100, "x2": 540, "y2": 100_001},
+                                  {"x1": -1, "y1": 2100, "x2": 540, "y2": 300}])
+async def test_a_swipe_past_any_screen_is_refused_naming_the_range(tmp_path, args):
+    server = sim_server(tmp_path)
+    phone = phone_of(server)
+    async with connect(server, "legacy", Answers("yes")) as client:
+        r = await client.call_tool("swipe", args)
+    assert r.is_error and "coordinates must be in 0..100000" in r.content[0].text and swipes(phone) == []
