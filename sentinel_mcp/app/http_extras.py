@@ -129,7 +129,7 @@ def session_tables_text(tables: dict[str, Shares]) -> str:
 def gateway_counts_text(rt: Runtime) -> str:
     """What the gateway refused or held on its own: calls past a principal's rate, tools whose definition has
     changed since pinned (no label per principal: A2A keys and certificates would make series unbounded)."""
-    held = len(rt.gateway.manager.catalog.held)
+    held = rt.catalog_health.held_count
     return (
         "# HELP sentinel_calls_over_rate_total Calls refused past their principal's calls a minute.\n"
         "# TYPE sentinel_calls_over_rate_total counter\n"

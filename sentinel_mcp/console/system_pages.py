@@ -36,7 +36,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                 }
             )
         # the owner's to review (console/pins_pages.py): tools held since their definition changed
-        held = len(rt.gateway.manager.catalog.held) if who.is_owner else 0
+        held = catalog.held_count if who.is_owner else 0
         return console.render(request, viewer, "upstreams.html", upstreams=shown, held=held)
 
     def _book() -> ConsentBook | None:

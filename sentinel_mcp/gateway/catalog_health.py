@@ -74,6 +74,11 @@ class CatalogHealth:
         return [*self.conflicts, *listings, *pins, *catalog.held.values()]
 
     @property
+    def held_count(self) -> int:
+        """Tools held because their upstream changed them since they were pinned (the owner's to review)."""
+        return len(self._manager.catalog.held)
+
+    @property
     def tool_count(self) -> int:
         return len(self._manager.catalog.tools)
 
