@@ -314,8 +314,13 @@ class BuildService:
     async def wait(self, task_id: str) -> dict[str, Any]:
         task = self._running.get(task_id)
         if task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await asyncio.shield(task)
+            except asyncio.CancelledError:
+                # the build was cancelled (it ended FAILED: its status says so), or the waiter was: a caller
+                # that gave up waiting must hear it, to stop the build (taken for the first, it went on)
+                if not task.done():
+                    raise
         return await self.status(task_id)
 
     async def owned(self, task_id: str, principal: str | None) -> None:

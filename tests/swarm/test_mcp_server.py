@@ -119,11 +119,14 @@ async def test_cancelling_a_waiting_call_cancels_the_build(tmp_path, openai_env,
                 await anyio.sleep(0.01)
             tg.cancel_scope.cancel()  # the client gives up: notifications/cancelled reaches the tool
         openai_env.release.set()
-        while True:
-            tasks = data(await client.call_tool("swarm_list", {}))["tasks"]
-            if tasks and tasks[0]["state"] == "FAILED":
-                break
-            await anyio.sleep(0.01)
+        tasks: list[dict[str, Any]] = []
+        with anyio.move_on_after(20):
+            while True:
+                tasks = data(await client.call_tool("swarm_list", {}))["tasks"]
+                if tasks and tasks[0]["state"] == "FAILED":
+                    break
+                await anyio.sleep(0.01)
+    assert tasks and tasks[0]["state"] == "FAILED", tasks
     assert tasks[0]["error"] == "cancelled" and not tasks[0]["running_here"]
 
 
