@@ -10,7 +10,7 @@ import base64
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 PROTOCOL_VERSION = "1.0"
@@ -121,11 +121,13 @@ class Task(Wire):
     metadata: dict[str, Any] | None = None
 
 
+# what a caller sends is typed strictly (a JSON number is a number, true is a boolean): lax parsing read
+# "2" and true as history lengths and "yes" as a flag, so one request meant different things to two readers
 class SendMessageConfiguration(Wire):
     accepted_output_modes: list[str] | None = None
     task_push_notification_config: dict[str, Any] | None = None
-    history_length: int | None = Field(None, ge=0)
-    return_immediately: bool = False
+    history_length: StrictInt | None = Field(None, ge=0)
+    return_immediately: StrictBool = False
 
 
 class SendMessageRequest(Wire):
@@ -138,18 +140,18 @@ class SendMessageRequest(Wire):
 class GetTaskRequest(Wire):
     tenant: Id | None = None
     id: Id
-    history_length: int | None = Field(None, ge=0)
+    history_length: StrictInt | None = Field(None, ge=0)
 
 
 class ListTasksRequest(Wire):
     tenant: Id | None = None
     context_id: Id | None = None
     status: TaskState | None = None
-    page_size: int | None = Field(None, ge=1, le=100)
+    page_size: StrictInt | None = Field(None, ge=1, le=100)
     page_token: str | None = None
-    history_length: int | None = Field(None, ge=0)
+    history_length: StrictInt | None = Field(None, ge=0)
     status_timestamp_after: str | None = None
-    include_artifacts: bool = False
+    include_artifacts: StrictBool = False
 
     @field_validator("status_timestamp_after")
     @classmethod

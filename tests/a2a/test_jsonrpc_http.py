@@ -88,6 +88,13 @@ async def test_invalid_params_is_32602(rig, http):
         ("SendMessage", {"message": user_message({"data": {"type": "teleport"}})}),
         ("ListTasks", {"pageSize": 0}),
         ("ListTasks", {"pageToken": "not-ours"}),
+        # numbers are JSON numbers and flags JSON booleans: no text, no true for 1, no fraction read as whole
+        *(("GetTask", {"id": "x", "historyLength": v}) for v in ("2", True, 2.0, "1e3")),
+        *(("ListTasks", {"pageSize": v}) for v in ("10", True, 10.0)),
+        *(("ListTasks", {"includeArtifacts": v}) for v in ("true", 1, "yes")),
+        *(("SendMessage", {"message": user_message({"text": "a"}), "configuration": {"returnImmediately": v}})
+          for v in ("true", 1, "on")),
+        ("SendMessage", {"message": user_message({"text": "a"}), "configuration": {"historyLength": "3"}}),
     ]
     for method, params in bad:
         body = await rpc(http, rig.rpc_url, method, params)
