@@ -50,20 +50,23 @@ class CatalogView:
     max_calls_in_flight: int
     rates: CallRates  # Gateway's: each principal's calls a minute
 
-    def _over_cap(self, name: str, rated: bool = False) -> None:
+    def _over_cap(self, key: str, said: str) -> None:
         raise NotImplementedError  # Gateway's: said in the log once a minute
 
     def _take_place(self, name: str) -> str | None:
         """One of ``name``'s places among its calls running at once, and one call of its rate; else why not
         (said in the log). ``_give_place`` gives the place back."""
         if self.calls_in_flight[name] >= self.max_calls_in_flight:
-            self._over_cap(name)
+            self._over_cap(name, f"{name} has {self.max_calls_in_flight} calls running, the most one caller "
+                                 "may; more are refused until one ends")
             return (f"{self.max_calls_in_flight} calls of yours are already running (the most one caller may "
                     "have at once); call again when one has finished")
         wait = self.rates.take(name)
         if wait is not None:
-            self._over_cap(name, rated=True)
-            return (f"you have made the {self.rates.rate_of(name)} calls a minute your principal may "
+            rate = self.rates.rate_of(name)
+            self._over_cap(f"{name}\0rate", f"{name} made its {rate} calls a minute; more are refused until "
+                                            "its rate allows")
+            return (f"you have made the {rate} calls a minute your principal may "
                     f"make; the next one is taken in {max(wait, 0.01):.2f} s")
         self.calls_in_flight[name] += 1
         return None

@@ -324,20 +324,15 @@ class Gateway(DecideStep, CatalogView):
         """The only call in flight, nothing waiting on the loop: its rows may skip the writer."""
         return self.inflight == 1 and loop_is_idle()
 
-    def _over_cap(self, name: str, rated: bool = False) -> None:
-        """Said in the log once a minute per principal and kind (a flood is not a flood of warnings)."""
+    def _over_cap(self, key: str, said: str) -> None:
+        """``said`` in the log once a minute per ``key`` (a principal and kind): a flood is not a flood of
+        warnings."""
         now = time.monotonic()
-        key = f"{name}\0rate" if rated else name
         if now - self._cap_warned.get(key, -60.0) >= 60.0:
             if len(self._cap_warned) > 1000:
                 self._cap_warned.clear()
             self._cap_warned[key] = now
-            if rated:
-                log.warning("%s made its %d calls a minute; more are refused until its rate allows",
-                            name, self.rates.rate_of(name))
-            else:
-                log.warning("%s has %d calls running, the most one caller may; more are refused until one "
-                            "ends", name, self.max_calls_in_flight)
+            log.warning("%s", said)
 
     async def _steps(self, rec: CallRecord, req: CallRequest, who: Principal) -> Outcome:
         route = await self._route(rec, req, who)
