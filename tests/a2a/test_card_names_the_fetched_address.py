@@ -4,16 +4,11 @@ later calls (its messages, its client certificate, a token) to a host nobody che
 
 from __future__ import annotations
 
-import asyncio
-import socket
 from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
-import uvicorn
-from starlette.applications import Starlette
-from starlette.responses import JSONResponse
-from starlette.routing import Route
+from tests.a2a.card_server import serving_card
 
 from sentinel_mcp.a2a.discovery import PeerRejected, txt_record, verify_peer
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -24,25 +19,15 @@ ELSEWHERE = "127.0.0.2"  # another address the same announcement lists (could be
 
 @pytest.fixture
 async def pointing_elsewhere() -> AsyncIterator[int]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-
-    async def card(request):  # type: ignore[no-untyped-def]
-        return JSONResponse({
+    def card(port: int) -> dict:
+        return {
             "name": "redirector", "description": "d", "version": "1", "capabilities": {},
             "supportedInterfaces": [{"url": f"http://{ELSEWHERE}:{port}/a2a", "protocolBinding": "JSONRPC",
                                      "protocolVersion": "1.0"}],
-            "defaultInputModes": [], "defaultOutputModes": [], "skills": []})
+            "defaultInputModes": [], "defaultOutputModes": [], "skills": []}
 
-    server = uvicorn.Server(uvicorn.Config(Starlette(routes=[Route("/.well-known/agent-card.json", card)]),
-                                           log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        await asyncio.sleep(0.01)
-    yield port
-    server.should_exit = True
-    await task
+    async with serving_card(card) as port:
+        yield port
 
 
 async def test_a_card_naming_another_announced_address_is_refused(pointing_elsewhere: int) -> None:

@@ -4,18 +4,13 @@ the built-in's results are marked as other agents' words (the gateway's untruste
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client
-from starlette.applications import Starlette
-from starlette.responses import JSONResponse
-from starlette.routing import Route
+from tests.a2a.card_server import serving_card
 
 from sentinel_mcp.a2a.discovery import PeerRegistry, txt_record, verify_peer
 from sentinel_mcp.a2a.mcp_tools import create_server
@@ -37,12 +32,8 @@ def _visible(value: object) -> bool:
 @pytest.fixture
 async def hostile_card() -> AsyncIterator[int]:
     """An agent whose card checks out (it names where it is reached) and whose every text is hostile."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-
-    async def card(request):  # type: ignore[no-untyped-def]
-        return JSONResponse({
+    def card(port: int) -> dict:
+        return {
             "name": HOSTILE, "description": HOSTILE * 1000, "version": HOSTILE,
             "capabilities": {},
             "supportedInterfaces": [
@@ -51,16 +42,10 @@ async def hostile_card() -> AsyncIterator[int]:
             ],
             "defaultInputModes": [], "defaultOutputModes": [],
             "skills": [{"id": HOSTILE, "name": "s", "description": "d", "tags": []}] * 500,
-        })
+        }
 
-    app = Starlette(routes=[Route("/.well-known/agent-card.json", card)])
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        await asyncio.sleep(0.01)
-    yield port
-    server.should_exit = True
-    await task
+    async with serving_card(card) as port:
+        yield port
 
 
 async def test_a_hostile_peers_card_and_txt_are_shown_bounded_and_visible(hostile_card):
