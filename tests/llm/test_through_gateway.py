@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
+import anyio
 import pytest
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
@@ -55,6 +57,16 @@ async def test_llm_tools_through_the_gateway(data_dir, tiny_chat_model, mode):
         direct = rt.manager.upstreams["llm"].direct
         assert direct is not None and direct.direct_calls == 2
 
+
+
+def _stall_ticker(stall: list[float]):  # noqa: ANN202
+    """A task that keeps in ``stall[0]`` the longest the event loop was held past a 20 ms sleep."""
+    async def ticker() -> None:
+        while True:
+            before = time.monotonic()
+            await anyio.sleep(0.02)
+            stall[0] = max(stall[0], time.monotonic() - before - 0.02)
+    return ticker
 
 async def test_another_builtin_calls_llm_through_the_guarded_port(data_dir, tiny_chat_model):
     """What the device firewall and the swarm do: gateway.invoke as origin 'builtin'."""
@@ -225,9 +237,6 @@ async def test_compiling_a_callers_schema_never_stills_the_gateway(
     (1,000 patterns) took a second of CPU there, five at once stalled every other call and connection for
     3.2 s. The compile now runs in a worker thread (here made to take a second more, to measure by)."""
     import threading
-    import time
-
-    import anyio
 
     from sentinel_mcp.llm import cortex as cortex_module
 
@@ -248,12 +257,7 @@ async def test_compiling_a_callers_schema_never_stills_the_gateway(
         base_dir=data_dir,
     )
     stall = [0.0]
-
-    async def ticker() -> None:
-        while True:
-            before = time.monotonic()
-            await anyio.sleep(0.02)
-            stall[0] = max(stall[0], time.monotonic() - before - 0.02)
+    ticker = _stall_ticker(stall)
 
     async with running_gateway(config) as rt:
         async with Client(rt.front.server, mode="auto") as c, anyio.create_task_group() as tg:
@@ -283,9 +287,6 @@ async def test_checking_a_models_answer_against_a_callers_schema_never_stills_th
     (building the validator of 60 KB of schema and checking: 0.6-1 s of CPU each call). It is checked in a
     worker thread too (here made to take a second more, to measure by)."""
     import threading
-    import time
-
-    import anyio
 
     from sentinel_mcp.llm import cortex as cortex_module
 
@@ -301,12 +302,7 @@ async def test_checking_a_models_answer_against_a_callers_schema_never_stills_th
 
     monkeypatch.setattr(cortex_module, "validate_against_schema", slow_validate)
     stall = [0.0]
-
-    async def ticker() -> None:
-        while True:
-            before = time.monotonic()
-            await anyio.sleep(0.02)
-            stall[0] = max(stall[0], time.monotonic() - before - 0.02)
+    ticker = _stall_ticker(stall)
 
     async with running_gateway(_config(data_dir, tiny_chat_model)) as rt:
         async with Client(rt.front.server, mode="auto") as c:
