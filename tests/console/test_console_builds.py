@@ -28,6 +28,15 @@ XSS_STEP = '<script>alert("step")</script>'
 XSS_FILE = '"><img src=x onerror=alert(1)>.kt'
 
 
+def _with_swarm(tmp_path: Path) -> Path:
+    """The console rig's config with the swarm built-in mounted (its builds on the console's pages)."""
+    cfg = console_config(tmp_path)
+    body = json.loads(cfg.read_text())
+    body["sentinel"]["builtins"] = [*body["sentinel"]["builtins"], "swarm"]
+    cfg.write_text(json.dumps(body))
+    return cfg
+
+
 async def seed(root: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
     async with SwarmStore(root / "swarm.db") as store:
@@ -53,10 +62,7 @@ async def seed(root: Path) -> None:
 
 
 async def test_builds_are_per_principal_and_never_markup(tmp_path):
-    cfg = console_config(tmp_path)
-    body = json.loads(cfg.read_text())
-    body["sentinel"]["builtins"] = [*body["sentinel"]["builtins"], "swarm"]
-    cfg.write_text(json.dumps(body))
+    cfg = _with_swarm(tmp_path)
     await seed(tmp_path / "state" / "swarm")
     with http_sentinel(cfg) as (base, _):
         async with signed_in(base, ALICE) as alice, signed_in(base, BOB) as bob:
@@ -139,10 +145,7 @@ async def test_a_huge_build_file_is_shown_from_its_head_without_reading_it_whole
     """Before, a file's page read the whole file (``read_text``) to show its first 200,000 characters: a
     200 MB file a build's tool wrote took 500 MB of the gateway's memory on every view, any number of views at
     once. Now only the head is read; a character the cut splits is kept out, never an error."""
-    cfg = console_config(tmp_path)
-    body = json.loads(cfg.read_text())
-    body["sentinel"]["builtins"] = [*body["sentinel"]["builtins"], "swarm"]
-    cfg.write_text(json.dumps(body))
+    cfg = _with_swarm(tmp_path)
     root = tmp_path / "state" / "swarm"
     await seed(root)
     size = 96 * 1024 * 1024
@@ -169,10 +172,7 @@ async def test_a_build_with_very_many_files_lists_a_bounded_number_of_them(tmp_p
     31 MB page whose rendering held the gateway's event loop (every other call) for 6 s, again on each of the
     running page's 5 s refreshes. Now at most 1,000 are listed, and the page says there are more; flat,
     nested and linked files alike."""
-    cfg = console_config(tmp_path)
-    body = json.loads(cfg.read_text())
-    body["sentinel"]["builtins"] = [*body["sentinel"]["builtins"], "swarm"]
-    cfg.write_text(json.dumps(body))
+    cfg = _with_swarm(tmp_path)
     root = tmp_path / "state" / "swarm"
     await seed(root)
     workspace = root / ALICE_TASK
