@@ -4,7 +4,8 @@ A CA bundle or CRL another account may write lets that account admit its own cli
 un-revoke one); a certificate and key it may write let it serve as Sentinel. So such a file, or one in a
 directory it may write (without the sticky bit), is refused, at start and on every reload. A key others may
 read is only warned about: a directory of its own may protect it, as Debian's ``/etc/ssl/private`` does.
-Links are followed (certbot's ``live/`` names point into ``archive/``): the file read is the one judged.
+Links are followed (certbot's ``live/`` names point into ``archive/``): the file read is the one judged, and
+the directory of the link as well as the target's.
 """
 
 from __future__ import annotations
@@ -24,15 +25,20 @@ def replaceable_by_others(path: Path) -> str | None:
     try:
         real = path.resolve(strict=True)
         st = os.stat(real)
-        dst = os.stat(real.parent)
     except OSError:
         return None  # missing or unreadable: the reader says so
     if _foreign_write(st):
         return (f"{real} may be written by group or others (mode {stat.S_IMODE(st.st_mode):04o}); "
                 "make it chmod go-w")
-    if _foreign_write(dst) and not dst.st_mode & stat.S_ISVTX:
-        return (f"{real.parent} may be written by group or others (mode {stat.S_IMODE(dst.st_mode):04o}), "
-                f"so {real.name} could be replaced; make the directory chmod go-w")
+    # the directory of the name given too: whoever may write there can point a link at their own file
+    for directory in dict.fromkeys((real.parent, Path(os.path.abspath(path)).parent)):
+        try:
+            dst = os.stat(directory)
+        except OSError:
+            continue
+        if _foreign_write(dst) and not dst.st_mode & stat.S_ISVTX:
+            return (f"{directory} may be written by group or others (mode {stat.S_IMODE(dst.st_mode):04o}), "
+                    f"so {path.name} could be replaced; make the directory chmod go-w")
     return None
 
 

@@ -63,6 +63,13 @@ def test_a_link_is_judged_by_the_file_it_names(pki: Pki, tmp_path) -> None:
     os.chmod(tls.ca, 0o666)
     with pytest.raises(TLSSetupError, match=str(tls.ca.resolve())):
         ServerContexts(linked)
+    os.chmod(tls.ca, 0o644)
+    os.chmod(live, 0o777)  # whoever may write beside the link may point it at their own CA
+    try:
+        with pytest.raises(TLSSetupError, match="could be replaced"):
+            ServerContexts(linked)
+    finally:
+        os.chmod(live, 0o700)
 
 
 def test_a_key_others_may_read_is_a_warning(pki: Pki) -> None:
