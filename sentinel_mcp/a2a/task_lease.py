@@ -75,14 +75,19 @@ _END_OWN = _end("replica = ? AND lease_holder <> ?", _RESTARTED)
 
 async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEASE_SECONDS) -> set[str]:
     """Extend the leases of the tasks this process runs (one round trip); returns those still its own. One
-    missing from it was ended by another replica: its runner must stop. Only the tasks named are renewed: a
-    row whose runner ended here without its last write landing (the database was away) lapses, never stays
-    "running" for ever."""
+    missing from it was ended (or taken over) by another replica: its runner must stop. Only the tasks named
+    are renewed: a row whose runner ended here without its last write landing (the database was away) lapses,
+    never stays "running" for ever.
+
+    "Its own" is the holder, whatever the state: the ids were read while their tasks ran, and one may have
+    settled here since (waiting for input, done, or running its next round) before this statement ran. Such
+    a row is still this process's and must not be taken for lost (stopping a next round it had just
+    started: CANCELED where COMPLETED was due). Only a running row's lease is extended."""
     if not task_ids:
         return set()
     out = await db.write(
-        f"UPDATE a2a_task SET lease_until={NOW} + ? WHERE lease_holder=? AND state IN {RUNNING} "
-        "AND id = ANY(?) RETURNING id",
+        f"UPDATE a2a_task SET lease_until=CASE WHEN state IN {RUNNING} THEN {NOW} + ? ELSE lease_until END "
+        "WHERE lease_holder=? AND id = ANY(?) RETURNING id",
         (seconds, holder, list(task_ids)),
     )
     return {r[0] for r in out.rows}

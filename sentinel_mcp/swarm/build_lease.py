@@ -35,13 +35,15 @@ def new_holder(replica: str) -> str:
 
 async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEASE_SECONDS) -> set[str]:
     """Extend the leases of this holder's running builds; returns the ids whose lease is still ours (a build
-    missing from it was ended by another replica: its runner must stop)."""
+    missing from it was ended by another replica, which cleared its holder: its runner must stop). A build
+    that finished here since its id was read (its runner still winding down) is still ours, not lost: only
+    a running row's lease is extended."""
     if not task_ids:
         return set()
     marks = ", ".join("?" for _ in task_ids)
     out = await db.write(
-        f"UPDATE tasks SET lease_until={_NOW} + ? WHERE lease_holder=? "
-        f"AND state NOT IN ('COMPLETED','FAILED') AND task_id IN ({marks}) RETURNING task_id",
+        f"UPDATE tasks SET lease_until=CASE WHEN state NOT IN ('COMPLETED','FAILED') THEN {_NOW} + ? "
+        f"ELSE lease_until END WHERE lease_holder=? AND task_id IN ({marks}) RETURNING task_id",
         (seconds, holder, *task_ids),
     )
     return {r[0] for r in out.rows}
@@ -54,7 +56,7 @@ async def end_lapsed(db: Any, limit: int = 100) -> list[tuple[str, str]]:
         "UPDATE tasks SET state='FAILED', "
         f"error='{REASON_PREFIX}' || CASE WHEN replica = '' THEN '(unknown)' ELSE replica END || "
         "' stopped (its lease lapsed); the build was not resumed', "
-        f"updated_at={_NOW}, finished_at={_NOW}, lease_until=NULL "
+        f"updated_at={_NOW}, finished_at={_NOW}, lease_until=NULL, lease_holder='' "
         "WHERE task_id IN (SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED') "
         f"AND lease_until < {_NOW} ORDER BY lease_until LIMIT ? FOR UPDATE SKIP LOCKED) "
         "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id, replica",
@@ -69,7 +71,7 @@ async def end_own_old(db: Any, replica: str, holder: str, limit: int = 1000) -> 
     out = await db.write(
         "UPDATE tasks SET state='FAILED', "
         f"error='{REASON_PREFIX}' || replica || ' restarted while the build ran; the build was not resumed', "
-        f"updated_at={_NOW}, finished_at={_NOW}, lease_until=NULL "
+        f"updated_at={_NOW}, finished_at={_NOW}, lease_until=NULL, lease_holder='' "
         "WHERE task_id IN (SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED') "
         "AND replica = ? AND lease_holder <> ? ORDER BY task_id LIMIT ? FOR UPDATE SKIP LOCKED) "
         "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id",

@@ -104,6 +104,41 @@ async def test_a_lapsed_task_is_ended_with_the_reason_once_and_the_loser_cannot_
     await b.close()
 
 
+async def test_a_task_that_settled_since_its_id_was_read_is_still_its_replicas(pg_url: str) -> None:
+    """The lease keeper reads which tasks run, then renews them: one may settle in between (wait for input,
+    finish, or start its next round). Still this process's own: taking it for lost stopped a next round
+    just started (the answered task came back CANCELED). Only a running row's lease is extended; a task
+    another replica took over or ended is lost."""
+    a = TaskJournal(pg_url, "replica-a", lease_seconds=600)
+    b = TaskJournal(pg_url, "replica-b")
+    await a.open()
+    await b.open()
+    asking = record()
+    done = record()
+    for rec in (asking, done):
+        await a.commit(rec)
+    ids = [asking.task.id, done.task.id]  # read while both ran
+    asking.pending = PendingCall("t", {}, ["k"], "tool_call")
+    await a.commit(asking, settled(asking, "TASK_STATE_INPUT_REQUIRED"))
+    await a.commit(done, settled(done, "TASK_STATE_COMPLETED"))
+    assert await a.renew(ids) == set(ids)
+    until = "SELECT lease_until FROM a2a_task WHERE id = %s"
+    assert db_rows(pg_url, until, (done.task.id,)) == [(None,)]  # a settled row gains no lease
+    # the next round starts here: renewed as before
+    asking.pending = None
+    await a.commit(asking, settled(asking, RUNNING))
+    assert await a.renew([asking.task.id]) == {asking.task.id}
+    assert db_rows(pg_url, until, (asking.task.id,))[0][0] is not None
+    # waiting again, then taken over by b: a's renewal no longer finds it
+    asking.pending = PendingCall("t", {}, ["k"], "tool_call")
+    await a.commit(asking, settled(asking, "TASK_STATE_INPUT_REQUIRED"))
+    seen = await b.read(asking.task.id, "alice")
+    assert seen is not None and await b.claim(seen)
+    assert await a.renew(ids) == {done.task.id}
+    await a.close()
+    await b.close()
+
+
 async def test_a_restarted_replica_ends_its_own_old_tasks_at_once(pg_url: str) -> None:
     first = TaskJournal(pg_url, "replica-a", lease_seconds=600)  # leases far from lapsing
     await first.open()

@@ -126,6 +126,25 @@ async def test_a_runner_whose_lease_was_ended_elsewhere_stops_and_stays_ended(
     await b.close()
 
 
+async def test_a_build_that_finished_since_its_id_was_read_is_not_taken_for_lost(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The lease keeper reads which builds run, then renews them: one may finish in between (its runner still
+    winding down, closing its backend). Still this replica's, not lost (its runner was cancelled while it
+    wound down); a build another replica ended is lost, whatever state it shows."""
+    store = await SwarmStore(pg_url).open()
+    holder = "replica-a/k"
+    done, ended = "t20261202-070000-0000a1", "t20261202-070000-0000a2"
+    for tid in (done, ended):
+        await store.create_task(tid, SPEC, tmp_path / tid, lease=("replica-a", holder, 600.0))
+    await store.set_state(done, "COMPLETED")
+    await store.db.write("UPDATE tasks SET lease_until = 0 WHERE task_id = ?", (ended,))
+    assert [tid for tid, _ in await build_lease.end_lapsed(store.db)] == [ended]
+    assert await build_lease.renew(store.db, [done, ended], holder) == {done}
+    assert (await store.get_task(done))["state"] == "COMPLETED"
+    await store.close()
+
+
 @pytest.mark.parametrize("spelling", ["'; DROP TABLE tasks; --", "replica\nb", "r" * 64])
 async def test_the_reason_names_the_replica_as_data(pg_url: str, tmp_path: Path, spelling: str) -> None:
     store = await SwarmStore(pg_url).open()
