@@ -29,6 +29,7 @@ from sentinel_mcp.a2a.remote_tasks import RemoteTasks
 from sentinel_mcp.a2a.orchestrated_tasks import OrchestratorFirst
 from sentinel_mcp.a2a.jsonrpc import (
     INVALID_PARAMS,
+    PUSH_NOT_SUPPORTED,
     TASK_NOT_CANCELABLE,
     UNSUPPORTED_OPERATION,
     RpcError,
@@ -217,6 +218,14 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         msg = req.message
         if msg.role != "ROLE_USER":
             raise RpcError(INVALID_PARAMS, "Invalid params: message.role must be ROLE_USER")
+        if req.configuration is not None and req.configuration.task_push_notification_config is not None:
+            # refused, never ignored: a peer that asked to be called back would wait for a call that never
+            # comes (the card says pushNotifications false)
+            raise RpcError(
+                PUSH_NOT_SUPPORTED,
+                "Push Notification is not supported: nothing was started; follow the task with GetTask or "
+                "SendStreamingMessage",
+            )
         if msg.task_id:
             record = await self.store.held(msg.task_id, caller)
             await self._continue(record, msg)

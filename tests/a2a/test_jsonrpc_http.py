@@ -182,6 +182,34 @@ async def test_unoffered_operations_have_their_codes(rig, http):
     assert (await rpc(http, rig.rpc_url, "GetExtendedAgentCard", {}))["error"]["code"] == -32007
 
 
+async def test_a_push_config_is_refused_never_ignored(rig, http):
+    """The card says pushNotifications false: a message asking to be called back is refused (-32003) before
+    anything runs, in every spelling of the config, on both send methods; a peer never waits for a call that
+    never comes."""
+    calls = len(rig.port.calls)
+    configs = [
+        {"url": "https://peer.example/hook"},
+        {"pushNotificationConfig": {"url": "http://127.0.0.1:1/x", "token": "t"}},
+        {},
+        [],
+        "https://peer.example/hook",
+    ]
+    for method in ("SendMessage", "SendStreamingMessage"):
+        for push in configs:
+            msg = user_message(tool_part("tools__echo", {"text": "call me back"}))
+            params = {"message": msg, "configuration": {"taskPushNotificationConfig": push}}
+            body = await rpc(http, rig.rpc_url, method, params)
+            assert body["error"]["code"] in (-32003, -32602), (method, push, body)
+            if isinstance(push, dict):
+                assert body["error"]["code"] == -32003 and "nothing was started" in body["error"]["message"]
+    assert len(rig.port.calls) == calls
+    # without one (or null) the same message runs
+    params = {"message": user_message(tool_part("tools__echo", {"text": "hi"})),
+              "configuration": {"taskPushNotificationConfig": None}}
+    ok = await rpc(http, rig.rpc_url, "SendMessage", params)
+    assert ok["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
 async def test_oversized_body_is_refused(http):
     async with open_port() as port, serve(port, A2ASettings(max_frame_bytes=4096)) as srv:
         big = {"message": user_message({"text": "x" * 10_000})}
