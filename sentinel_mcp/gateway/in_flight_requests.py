@@ -11,7 +11,9 @@ An id is in flight from the moment its request is handed on until an answer with
 written, or until the request settles unanswered (cancelled by the client). Where every message reaches the
 dispatcher in the order it came (legacy SSE), a ``notifications/cancelled`` frees the id it names at once: the
 dispatcher sees the cancellation before any later request. The stdio front serves its common calls beside
-the dispatcher, so there a cancelled id is freed only once its call has settled. Used by the stdio front (``stdio_transport``) and the legacy SSE front (``app/sse_backlog``); the 2025-era
+the dispatcher, so there a cancelled id is freed only once its call has settled.
+
+Used by the stdio front (``stdio_transport``) and the legacy SSE front (``app/sse_backlog``); the 2025-era
 streamable-HTTP front has its own check against the SDK's stream table (``app/in_flight_ids``).
 """
 

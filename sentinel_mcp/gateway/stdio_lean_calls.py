@@ -63,7 +63,8 @@ SendLine = Callable[[str], Awaitable[None]]
 LineOf = Callable[[Any], str]  # a protocol message as one line, as the transport writes the SDK's
 # a line written after what the SDK's writer holds (its stream); the id it answers
 Ordered = Callable[[str, Any], Awaitable[None]]
-Answered = Callable[[Any], None]  # an answer to this id is about to be written (the transport's in-flight ids)
+# an answer to this id is about to be written, or its call settled without one (the transport's in-flight ids)
+Answered = Callable[[Any], None]
 # the server and its lifespan state once ``Server.run``'s lifespan has started (None before and after)
 Target = Callable[[], "tuple[Any, Any] | None"]
 

@@ -88,7 +88,8 @@ def test_a_repeated_id_of_another_method_is_refused(legacy: Wire) -> None:
 
 
 @pytest.mark.parametrize("modern_era", [True, False], ids=["modern", "legacy"])
-def test_a_cancelled_call_frees_its_id_once_it_has_settled(modern: Wire, legacy: Wire, modern_era: bool) -> None:
+def test_a_cancelled_call_frees_its_id_once_it_has_settled(modern: Wire, legacy: Wire,
+                                                           modern_era: bool) -> None:
     """A cancelled call is never answered; its id is refused while the call still runs (the cancellation may
     not have reached it yet: served beside the dispatcher, a reused id could otherwise take the cancellation
     meant for the older call) and is free once it has settled."""
@@ -105,7 +106,8 @@ def test_a_cancelled_call_frees_its_id_once_it_has_settled(modern: Wire, legacy:
         time.sleep(0.05)
     assert answer["result"]["content"][0]["text"] == "reused", answer
     _settle(wire, f"after-cancel-{modern_era}", modern_era)
-    assert [f for f in wire.early if isinstance(f, dict) and "result" in f and f.get("id") == "cancelled"] == []
+    late = [f for f in wire.early if isinstance(f, dict) and "result" in f and f.get("id") == "cancelled"]
+    assert late == [], late
 
 
 def test_ids_are_told_apart_as_the_dispatcher_tells_them_apart() -> None:

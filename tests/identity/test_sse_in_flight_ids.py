@@ -1,7 +1,8 @@
 """On the legacy SSE front, a request POSTed with an id still in flight in its session (the same id again, or
 another spelling the SDK's dispatcher correlates with it: 5 and "5", "05") is refused (400, a JSON-RPC error
-under its id), and the call in flight still gets its own answer on the stream, once. Before, the post was taken
-(202), the dispatcher overwrote the older call's entry and both answers went out on the stream under one id.
+under its id), and the call in flight still gets its own answer on the stream, once. Before, the post was
+taken (202), the dispatcher overwrote the older call's entry and both answers went out on the stream under
+one id.
 
 A real gateway over HTTP (the lean tests' fixture, the toolbox upstream's ``slow`` tool), raw HTTP on
 127.0.0.1: the event stream read by a task, posts sent one after another (each taken before the next)."""
@@ -46,7 +47,8 @@ class Session:
 async def session(gateway: int) -> AsyncIterator[Session]:  # noqa: F811
     base = f"http://127.0.0.1:{gateway}"
     async with httpx2.AsyncClient(timeout=30) as http:
-        async with http.stream("GET", base + "/sse", headers={**AUTH, "Accept": "text/event-stream"}) as stream:
+        get = {**AUTH, "Accept": "text/event-stream"}
+        async with http.stream("GET", base + "/sse", headers=get) as stream:
             assert stream.status_code == 200
             lines = stream.aiter_lines()
             endpoint = ""
@@ -74,7 +76,8 @@ async def session(gateway: int) -> AsyncIterator[Session]:  # noqa: F811
 
 
 def _call(rid: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
 
 
 @pytest.mark.parametrize("first,second", [(7, 7), (5, "5"), ("5", 5), (5, "05"), ("a", "a")])
