@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,15 @@ FIELDS = (
 MAX_OPEN_PER_AGENT = 20
 MAX_OPEN = 500
 MAX_REPLY = 4000
+# the record of bridged chats is history, not state: each new bridge prunes what is older than
+# BRIDGE_KEEP_DAYS and all but the newest MAX_BRIDGES, so a caller who opens bridge after bridge cannot grow
+# the shared store without bound (``bridges`` shows the newest 200 anyway)
+MAX_BRIDGES = 1000
+BRIDGE_KEEP_DAYS = 30
+_PRUNE_BRIDGES = (
+    "DELETE FROM chat_bridges WHERE opened_at < ? OR channel NOT IN "
+    "(SELECT channel FROM chat_bridges ORDER BY opened_at DESC, channel DESC LIMIT ?)"
+)
 # one statement: the count and the insert are one atomic step, so concurrent peers cannot pass the bound (on
 # PostgreSQL, whose statements see what was committed when they began, by no more than the inserts in flight
 # at the moment the bound is reached)
@@ -87,7 +96,11 @@ class InboxFull(A2AError):
 
 
 def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return _stamp(datetime.now(UTC))
+
+
+def _stamp(at: datetime) -> str:
+    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def settled_reason(row: dict[str, Any]) -> str:
@@ -194,6 +207,8 @@ class AssistInbox:
             "INSERT INTO chat_bridges (channel, owner, target, opened_at) VALUES (?, ?, ?, ?)",
             (channel, owner[:200], target[:300], utc_now()),
         )
+        oldest = _stamp(datetime.now(UTC) - timedelta(days=BRIDGE_KEEP_DAYS))
+        self._db.write_blocking(_PRUNE_BRIDGES, (oldest, MAX_BRIDGES))
 
     def bridge_relayed(self, channel: str) -> None:
         self._db.write_blocking("UPDATE chat_bridges SET relayed = relayed + 1 WHERE channel = ?", (channel,))

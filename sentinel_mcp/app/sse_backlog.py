@@ -7,7 +7,10 @@ session holds at most ``MAX_WAITING`` requests whose answers have not been hande
 POST is refused (429, a JSON-RPC error with its id) until the client reads its answers.
 
 A request counts from its POST until an answer with its id is handed to the stream; a request the client
-cancels (``notifications/cancelled``, which may never be answered) stops counting then.
+cancels (``notifications/cancelled``, which may never be answered) stops counting then. A request whose id is
+one of those still counting (as the SDK's dispatcher correlates ids: 5, "5" and "05" are one) is refused with
+a JSON-RPC error (400): the dispatcher would overwrite the call in flight, and both answers went out on the
+stream under one id (``gateway/in_flight_requests``).
 """
 
 from __future__ import annotations
@@ -18,40 +21,34 @@ from typing import Any
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCError, JSONRPCResponse
 
+from sentinel_mcp.gateway.in_flight_requests import REPEATED, InFlightRequests
+
 MAX_WAITING = 256
-
-
-def _key(rid: Any) -> tuple[str, Any]:
-    return (type(rid).__name__, rid)  # 5 and "5" are two requests to JSON-RPC
 
 
 class SseBacklog:
     """One session's requests not yet answered on its stream."""
 
     def __init__(self) -> None:
-        self.waiting: set[tuple[str, Any]] = set()
+        self.waiting = InFlightRequests()
 
-    def posted(self, message: Any) -> str | None:
-        """Count a POSTed message; or, when the session already holds ``MAX_WAITING``, why it is refused."""
+    def posted(self, message: Any) -> tuple[int, str] | None:
+        """Count a POSTed message; or, when the session already holds ``MAX_WAITING`` or the message repeats
+        an id still waiting, the status and reason it is refused with."""
         if not isinstance(message, dict) or "method" not in message:
             return None
-        if message["method"] == "notifications/cancelled":
-            params = message.get("params")
-            if isinstance(params, dict) and "requestId" in params:
-                self.waiting.discard(_key(params["requestId"]))
-            return None
-        if "id" not in message:
-            return None
-        if len(self.waiting) >= MAX_WAITING:
-            return (f"{MAX_WAITING} requests of this session are waiting for their answers to be read from "
-                    "its event stream; read them, then send more")
-        self.waiting.add(_key(message["id"]))
+        if self.waiting.repeats(message):
+            return 400, REPEATED
+        if "id" in message and len(self.waiting) >= MAX_WAITING:
+            return 429, (f"{MAX_WAITING} requests of this session are waiting for their answers to be read "
+                         "from its event stream; read them, then send more")
+        self.waiting.handed_on(message, cancelling=True)  # posts reach the dispatcher in order
         return None
 
     def answered(self, item: Any) -> None:
         message = item.message if isinstance(item, SessionMessage) else None
         if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
-            self.waiting.discard(_key(message.id))
+            self.waiting.answered(message.id)
 
 
 class CountingWriter:

@@ -93,7 +93,7 @@ class SseSessionOwners:
                 backlog = self._backlog.get(sid)
                 refused = backlog.posted(scope.get(MESSAGE_KEY)) if backlog is not None else None
                 if refused is not None:
-                    return await self._reject(scope, receive, send, 429, refused)
+                    return await self._reject(scope, receive, send, *refused)
             await app(scope, receive, send)
 
         return guarded

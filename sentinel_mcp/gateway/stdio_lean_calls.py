@@ -61,7 +61,10 @@ _COMPACT = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 SendLine = Callable[[str], Awaitable[None]]
 LineOf = Callable[[Any], str]  # a protocol message as one line, as the transport writes the SDK's
-Ordered = Callable[[str], Awaitable[None]]  # a line written after what the SDK's writer holds (its stream)
+# a line written after what the SDK's writer holds (its stream); the id it answers
+Ordered = Callable[[str, Any], Awaitable[None]]
+# an answer to this id is about to be written, or its call settled without one (the transport's in-flight ids)
+Answered = Callable[[Any], None]
 # the server and its lifespan state once ``Server.run``'s lifespan has started (None before and after)
 Target = Callable[[], "tuple[Any, Any] | None"]
 
@@ -109,16 +112,20 @@ class StdioLeanCalls:
         self._send_line: SendLine | None = None
         self._line_of: LineOf | None = None
         self._ordered: Ordered | None = None
+        self._answered: Answered = _nobody
         # bare tasks (anyio's start_soon cost ~4 % of a call), cancelled and awaited by ``close``
         self._tasks: set[asyncio.Task[None]] = set()
         # a handshake-era connection's dispatcher and connection (``stdio_eras``), while it serves
         self._legacy: tuple[Any, Connection] | None = None
 
-    def bind(self, send_line: SendLine, line_of: LineOf, ordered: Ordered | None = None) -> None:
-        """The transport's writer, its way of writing a message, and its writer behind the SDK's stream (a
+    def bind(self, send_line: SendLine, line_of: LineOf, ordered: Ordered | None = None,
+             answered: Answered | None = None) -> None:
+        """The transport's writer, its way of writing a message, its writer behind the SDK's stream (a
         handshake-era answer must follow the notifications the dispatcher sent for the call, which go that
-        way)."""
+        way), and whom to tell of an answer about to be written (its id leaves the transport's in-flight
+        ids)."""
         self._send_line, self._line_of, self._ordered = send_line, line_of, ordered
+        self._answered = answered if answered is not None else _nobody
 
     def _spawn(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
         self._tasks.add(asyncio.get_running_loop().create_task(self._tracked(fn, args)))
@@ -249,11 +256,15 @@ class StdioLeanCalls:
                     _leave(self._in_flight, key, dctx)
                 if not dctx.cancel_requested.is_set():
                     answering = True
+                    self._answered(rid)
                     await self._send_line(line)
         except anyio.get_cancelled_exc_class():
             if not answering and not dctx.cancel_requested.is_set():
                 await self._connection_closed(rid)
             raise
+        finally:
+            if not answering:
+                self._answered(rid)  # settled unanswered (cancelled): its id is free again
 
     async def _connection_closed(self, rid: Any) -> None:
         """The connection is ending with the call unanswered (its answer had not started and the client did
@@ -292,11 +303,14 @@ class StdioLeanCalls:
                     _leave(dispatcher._in_flight, key, dctx)
                 if not dctx.cancel_requested.is_set():
                     answering = True
-                    await self._ordered(line)
+                    await self._ordered(line, rid)
         except anyio.get_cancelled_exc_class():
             if not answering and not dctx.cancel_requested.is_set():
                 await self._connection_closed(rid)
             raise
+        finally:
+            if not answering:
+                self._answered(rid)  # settled unanswered (cancelled): its id is free again
 
     def _answer(self, rid: Any, result: dict[str, Any]) -> str:
         try:
@@ -306,6 +320,10 @@ class StdioLeanCalls:
 
             assert self._line_of is not None
             return self._line_of(JSONRPCResponse(jsonrpc="2.0", id=rid, result=result))
+
+
+def _nobody(rid: Any) -> None:
+    return None
 
 
 def _leave(table: dict[Any, Any], key: Any, dctx: Any) -> None:

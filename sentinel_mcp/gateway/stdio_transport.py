@@ -22,9 +22,10 @@ from typing import Any, AsyncIterator
 import anyio
 import mcp_types as types
 from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
-from mcp.shared.message import SessionMessage
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
 
 from sentinel_mcp.core.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
+from sentinel_mcp.gateway.in_flight_requests import InFlightRequests, refusal
 from sentinel_mcp.gateway.stdio_lean_calls import StdioLeanCalls
 from sentinel_mcp.gateway.wire_guard import sdk_accepts
 
@@ -70,12 +71,14 @@ class _Lines:
 
 
 class _Encoded:
-    """A line already encoded, handed to the writer in turn with the SDK's messages."""
+    """A line already encoded, handed to the writer in turn with the SDK's messages (``rid``: the id it
+    answers, if it is an answer)."""
 
-    __slots__ = ("line",)
+    __slots__ = ("line", "rid")
 
-    def __init__(self, line: str) -> None:
+    def __init__(self, line: str, rid: Any = None) -> None:
         self.line = line
+        self.rid = rid
 
 
 class _CountedSendStream(ContextSendStream[SessionMessage]):
@@ -144,6 +147,13 @@ async def _reader(fd: int) -> AsyncIterator[bytes]:
             yield chunk
 
 
+def _freeing(in_flight: InFlightRequests, rid: Any) -> Any:
+    async def free() -> None:
+        in_flight.answered(rid)
+
+    return free
+
+
 def _line_of(message: types.JSONRPCMessage) -> str:
     """A message as one line. A text that JSON cannot carry as UTF-8 (a lone surrogate a hostile argument or
     result put in an answer) is written with it replaced (``send_line``), never ending the writer: the
@@ -184,6 +194,9 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore
     write_stream = _CountedSendStream(raw_send)
     write_reader: ContextReceiveStream[SessionMessage] = ContextReceiveStream(raw_receive)
     written = 0  # what stdout_loop has written of what was handed to it (``write_stream.handed``)
+    # the requests handed on and not yet answered: one repeating an id among them is refused (a repeated id
+    # overwrote the dispatcher's entry of the call in flight and both answers went out under one id)
+    in_flight = InFlightRequests()
     writing = True  # stdout_loop still takes what is handed
 
     async def stdin_loop() -> None:
@@ -196,10 +209,14 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore
                         continue
                     try:
                         message = parse_message(item)
+                        if in_flight.repeats(message):
+                            await send_line(json.dumps(refusal(message)))
+                            continue
                         # what HTTP's front accepts (``wire_guard``): the SDK's own parse, stricter (an
                         # escaped lone surrogate is refused), asked when its answer is not already known
                         sure = sdk_accepts(message, item)
                         if sure and lean is not None and lean.take(message):
+                            in_flight.handed_on(message)  # freed by the lean call (``answered``)
                             continue  # the common call, served without the SDK's dispatcher
                         if not sure:
                             types.jsonrpc_message_adapter.validate_json(item, by_name=False)
@@ -217,6 +234,12 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore
                         continue
                     if lean is not None:
                         lean.seen(message)
+                    if "method" in message and "id" in message:
+                        in_flight.handed_on(message)
+                        # a request the dispatcher settles unanswered (cancelled) frees its id then
+                        await read_writer.send(SessionMessage(parsed, metadata=ServerMessageMetadata(
+                            on_request_unanswered=_freeing(in_flight, message["id"]))))
+                        continue
                     await read_writer.send(SessionMessage(parsed))
 
     async def stdout_loop() -> None:
@@ -224,27 +247,37 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore
         try:
             async with write_reader:
                 async for item in write_reader:
-                    await send_line(item.line if type(item) is _Encoded else _line_of(item.message))
+                    if type(item) is _Encoded:
+                        if item.rid is not None:
+                            in_flight.answered(item.rid)
+                        await send_line(item.line)
+                    else:
+                        message = item.message
+                        if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+                            in_flight.answered(message.id)
+                        await send_line(_line_of(message))
                     written += 1
         finally:
             writing = False
 
-    async def ordered(line: str) -> None:
+    async def ordered(line: str, rid: Any = None) -> None:
         """``line`` written behind what the SDK's writer was handed before it (the lean calls' answers on
         a handshake-era connection): at once when all of that is written already; dropped once the SDK closed
-        its stream, as the dispatcher drops one."""
+        its stream, as the dispatcher drops one. ``rid``: the id the line answers."""
         if writing and not write_stream.closed and write_stream.handed == written:
+            if rid is not None:
+                in_flight.answered(rid)
             await send_line(line)
             return
         try:
-            await write_stream.send(_Encoded(line))  # type: ignore[arg-type]
+            await write_stream.send(_Encoded(line, rid))  # type: ignore[arg-type]
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             log.debug("stdio: dropped an answer: the write stream is closed")
 
     try:
         async with anyio.create_task_group() as tg:
             if lean is not None:
-                lean.bind(send_line, _line_of, ordered)
+                lean.bind(send_line, _line_of, ordered, in_flight.answered)
             tg.start_soon(stdin_loop)
             tg.start_soon(stdout_loop)
             try:

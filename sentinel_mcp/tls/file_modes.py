@@ -6,11 +6,17 @@ directory it may write (without the sticky bit), is refused, at start and on eve
 read is only warned about: a directory of its own may protect it, as Debian's ``/etc/ssl/private`` does.
 Links are followed (certbot's ``live/`` names point into ``archive/``): the file read is the one judged, and
 the directory of the link as well as the target's.
+
+The owner of a file may rewrite it whatever its mode, and the owner of any directory on its path may rename
+what the directory holds and put its own in its place. So a file, or a directory on the path of the file or
+of the link naming it, owned by another account than root and the gateway's own is refused too, naming the
+owner.
 """
 
 from __future__ import annotations
 
 import os
+import pwd
 import stat
 from pathlib import Path
 
@@ -18,6 +24,21 @@ from pathlib import Path
 def _foreign_write(st: os.stat_result) -> bool:
     # group write counts only for another group than this user's own (a private group, umask 002, is fine)
     return bool(st.st_mode & 0o002 or (st.st_mode & 0o020 and st.st_gid != os.getegid()))
+
+
+def _foreign_owner(st: os.stat_result) -> bool:
+    return st.st_uid not in (0, os.geteuid())
+
+
+def _owner(uid: int) -> str:
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _ownership_fix() -> str:
+    return f"make it owned by root or by the gateway's own account, {_owner(os.geteuid())} (chown)"
 
 
 def replaceable_by_others(path: Path) -> str | None:
@@ -30,6 +51,9 @@ def replaceable_by_others(path: Path) -> str | None:
     if _foreign_write(st):
         return (f"{real} may be written by group or others (mode {stat.S_IMODE(st.st_mode):04o}); "
                 "make it chmod go-w")
+    if _foreign_owner(st):
+        return (f"{real} is owned by another account, {_owner(st.st_uid)}, which may rewrite it; "
+                f"{_ownership_fix()}")
     # the directory of the name given too: whoever may write there can point a link at their own file
     for directory in dict.fromkeys((real.parent, Path(os.path.abspath(path)).parent)):
         try:
@@ -39,6 +63,15 @@ def replaceable_by_others(path: Path) -> str | None:
         if _foreign_write(dst) and not dst.st_mode & stat.S_ISVTX:
             return (f"{directory} may be written by group or others (mode {stat.S_IMODE(dst.st_mode):04o}), "
                     f"so {path.name} could be replaced; make the directory chmod go-w")
+    # every directory up to the root, on the file's path and the link's (``stat`` follows a linked directory)
+    for directory in dict.fromkeys((*real.parents, *Path(os.path.abspath(path)).parents)):
+        try:
+            dst = os.stat(directory)
+        except OSError:
+            continue
+        if _foreign_owner(dst):
+            return (f"{directory} is owned by another account, {_owner(dst.st_uid)}, so {path.name} could be "
+                    f"replaced; {_ownership_fix()}")
     return None
 
 

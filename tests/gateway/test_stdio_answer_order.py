@@ -20,7 +20,7 @@ class Binding:
 
     ordered: Any = None
 
-    def bind(self, send_line: Any, line_of: Any, ordered: Any = None) -> None:
+    def bind(self, send_line: Any, line_of: Any, ordered: Any = None, answered: Any = None) -> None:
         self.ordered = ordered
 
     def take(self, message: Any) -> bool:

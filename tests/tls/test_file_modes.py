@@ -95,3 +95,68 @@ def test_a_file_made_writable_while_running_is_not_taken_and_the_old_context_ser
     os.chmod(tls.crl, 0o644)
     os.utime(tls.crl)  # the stamp moves again: the safe file is taken
     assert contexts.current() is not good and not contexts.warnings
+
+
+OTHER = 12345  # an unprivileged account that is neither root nor this gateway's
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another account takes root")
+@pytest.mark.parametrize("which", ["cert", "key", "ca", "crl"])
+def test_a_file_another_account_owns_is_refused_naming_it_and_its_owner(pki: Pki, which: str) -> None:
+    tls = front(pki)
+    path = getattr(tls, which)
+    ServerContexts(tls)
+    for uid, gid in ((OTHER, -1), (OTHER, OTHER)):  # its mode still 0644 or 0600: only the owner changed
+        os.chown(path, uid, gid)
+        with pytest.raises(TLSSetupError, match="is owned by another account") as e:
+            ServerContexts(tls)
+        assert str(path.resolve()) in str(e.value) and f"uid {OTHER}" in str(e.value)
+        assert "chown" in str(e.value)
+    os.chown(path, 0, 0)  # root's again
+    ServerContexts(tls)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory to another account takes root")
+@pytest.mark.parametrize("depth", [1, 2], ids=["the file's directory", "a directory further up"])
+def test_a_directory_another_account_owns_on_the_path_is_refused(pki: Pki, depth: int) -> None:
+    tls = front(pki)
+    directory = tls.ca.resolve().parents[depth - 1]
+    os.chown(directory, OTHER, -1)  # mode unchanged (0755): its owner may still rename what it holds
+    try:
+        with pytest.raises(TLSSetupError, match="could be replaced") as e:
+            ServerContexts(tls)
+        assert f"{directory} is owned by another account" in str(e.value) and f"uid {OTHER}" in str(e.value)
+    finally:
+        os.chown(directory, 0, -1)
+    ServerContexts(tls)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory to another account takes root")
+def test_the_links_directory_owned_by_another_account_is_refused(pki: Pki, tmp_path) -> None:
+    tls = front(pki)
+    live = tmp_path / "live"
+    live.mkdir(mode=0o755)
+    (live / "ca.pem").symlink_to(tls.ca)
+    linked = FrontTLS(tls.cert, tls.key, live / "ca.pem", tls.crl, "required")
+    ServerContexts(linked)
+    os.chown(live, OTHER, -1)  # its owner may point the link at a CA of its own
+    with pytest.raises(TLSSetupError, match=f"{live} is owned by another account"):
+        ServerContexts(linked)
+    os.chown(live, 0, -1)
+    ServerContexts(linked)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another account takes root")
+def test_a_file_given_to_another_account_while_running_is_not_taken(pki: Pki, monkeypatch) -> None:
+    monkeypatch.setattr(server_context, "RECHECK_SECONDS", 0.0)
+    tls = front(pki)
+    contexts = ServerContexts(tls)
+    good = contexts.current()
+    time.sleep(0.01)
+    pki.ca.revoke(f"{pki.alice.serial:x}")  # a new CRL (its stamp moves), owned by another account
+    os.chown(tls.crl, OTHER, -1)
+    assert contexts.current() is good
+    assert "cannot be used" in contexts.warnings[0] and "is owned by another account" in contexts.warnings[0]
+    os.chown(tls.crl, 0, -1)
+    os.utime(tls.crl)
+    assert contexts.current() is not good and not contexts.warnings
