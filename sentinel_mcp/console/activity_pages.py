@@ -30,7 +30,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             return console.problem(request, viewer, 404, "no such call in your activity")
         root, rest = proof_nodes(row.get("proof"))
         ttl: dict[str, Any] = {}
-        store = console.runtime.gateway.guard.session_facts()
+        store = console.runtime.gateway.guard.session_facts(viewer.principal.name)
         if root is not None and store is not None and owns_session(viewer.principal, row.get("session", "")):
             wanted = set(facts_in(root))
             for fact in await store.valid(row["session"]):

@@ -26,13 +26,14 @@ def owns_session(principal: Principal, session: str) -> bool:
     return isinstance(session, str) and session.startswith(principal.name + "/")
 
 
-def _store(console: Console) -> SessionFacts | None:
-    return console.runtime.gateway.guard.session_facts()
+def _store(console: Console, principal: Principal) -> SessionFacts | None:
+    # the viewer's own look: what its policy tools withhold stays out of its pages too
+    return console.runtime.gateway.guard.session_facts(principal.name)
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def sessions(request: Request, viewer: Viewer) -> Response:
-        store = _store(console)
+        store = _store(console, viewer.principal)
         ids = [
             s
             for s in (await store.sessions() if store is not None else [])
@@ -45,7 +46,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         request: Request, viewer: Viewer, *, error: str | None = None, status: int = 200
     ) -> Response:
         sid = str(request.path_params["sid"])
-        store = _store(console)
+        store = _store(console, viewer.principal)
         if store is None or not owns_session(viewer.principal, sid):
             return console.problem(request, viewer, 404, "no such session of yours")
         wanted = (request.query_params.get("q") or "")[:200]
@@ -68,7 +69,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
 
     async def revoke(request: Request, viewer: Viewer) -> Response:
         sid = str(request.path_params["sid"])
-        store = _store(console)
+        store = _store(console, viewer.principal)
         if store is None or not owns_session(viewer.principal, sid):
             return console.problem(request, viewer, 404, "no such session of yours")
         wanted = request.state.form.get("fact")

@@ -191,7 +191,8 @@ class Guard(Protocol):
         """Databases a decision is recorded in besides the audit log (their health gates calls)."""
         return []
 
-    def session_facts(self) -> SessionFacts | None:
+    def session_facts(self, principal: str | None = None) -> SessionFacts | None:
         """The facts this guard learnt, by session, for the console to show and revoke; None if it keeps none.
-        """
+        ``principal``: whose look it is: what its own policy tools would withhold (personal data it has no
+        consent for, reads of tools outside its reach) is left out here too; None: the owner at the CLI."""
         return None

@@ -2,9 +2,8 @@
 health.
 
 Fed by every audited decision (``Gateway.observers``), so it counts exactly what the audit log records. Plain
-dicts on the hot path; label sets are bounded (tool names beyond ``MAX_SERIES`` count as ``tool="other"``), so
-a
-client calling made-up tool names cannot grow memory.
+dicts on the hot path; label sets are bounded: a tool label is a name the catalog routed (every other name a
+caller sends counts as ``tool="unknown"``), and past ``MAX_SERIES`` as ``tool="other"``.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ if TYPE_CHECKING:
 
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 MAX_SERIES = 2000
+UNROUTED = "unknown"  # the tool label of every call the catalog did not route
 STATES = ("connecting", "ready", "backoff", "stopped")
 
 
@@ -52,7 +52,11 @@ class Metrics:
         self._tools: set[str] = set()
 
     def observe(self, entry: "AuditEntry") -> None:
-        tool = entry.tool if entry.tool in self._tools or len(self._tools) < MAX_SERIES else "other"
+        # a name the catalog did not route (no upstream: unknown, out of the caller's reach, refused before
+        # routing) is the caller's own text: one label for all of them, so made-up names neither take the
+        # bounded series from real tools nor show what one caller typed to every reader of /metrics
+        tool = entry.tool if entry.upstream else UNROUTED
+        tool = tool if tool in self._tools or len(self._tools) < MAX_SERIES else "other"
         self._tools.add(tool)
         key = (tool, entry.upstream or "", entry.origin, entry.decision, entry.outcome)
         self.calls[key] = self.calls.get(key, 0) + 1

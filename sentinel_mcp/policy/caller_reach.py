@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from sentinel_mcp.core.port import GatewayPort
-from sentinel_mcp.policy.withheld_facts import ReachFn
+from sentinel_mcp.policy.withheld_facts import ReachFn, WithheldFn, Withholding
 
 
 def reach_of(port: GatewayPort | None, principal: str) -> ReachFn | None:
@@ -35,3 +35,16 @@ def reach_of(port: GatewayPort | None, principal: str) -> ReachFn | None:
         return ref is not None and callable(may_reach) and bool(may_reach(ref.server, ref.tool))
 
     return reaches
+
+
+def withholding_for(
+    withheld: WithheldFn | None, port: GatewayPort | None, principal: str | None
+) -> Withholding | None:
+    """What ``principal``'s own look into the facts leaves out (None: nothing to leave out, or the device
+    owner at the CLI): the one rule for its policy tools and the console's pages alike."""
+    if principal is None:
+        return None
+    reaches = reach_of(port, principal)
+    if withheld is None and reaches is None:
+        return None
+    return Withholding(withheld, principal, reaches)

@@ -25,6 +25,7 @@ from sentinel_mcp.policy.answer_facts import answer_fact, earlier_answer
 from sentinel_mcp.policy.denial_words import how_to_unblock, unmet_of
 from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, KeptProof, PrologEngine, shared_engine
 from sentinel_mcp.policy.fact_store import FactStore
+from sentinel_mcp.policy.caller_reach import withholding_for
 from sentinel_mcp.policy.held_facts import HeldFacts
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.observe_step import ObserveStep
@@ -231,8 +232,8 @@ class PolicyGuard(ObserveStep, Guard):
     def record_databases(self) -> list[Any]:
         return [self.store.database]
 
-    def session_facts(self) -> HeldFacts:
-        return HeldFacts(self.store, self.knowledge)
+    def session_facts(self, principal: str | None = None) -> HeldFacts:
+        return HeldFacts(self.store, self.knowledge, withholding_for(self.withheld, self.port, principal))
 
     @property
     def problem(self) -> str | None:  # type: ignore[override]

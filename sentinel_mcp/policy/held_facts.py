@@ -1,5 +1,9 @@
 """The policy guard's facts as the console sees them (``core.session_facts.SessionFacts``): read from the fact
-store, revoked from the engine's loaded session and the store together."""
+store, revoked from the engine's loaded session and the store together.
+
+A view for a principal shows what that principal's own ``sentinel_facts`` would: facts read from personal data
+it has no consent for, or from tools outside its reach, are left out of the listing, the count and what it may
+revoke (revoking by exact text would otherwise tell whether such a fact is there)."""
 
 from __future__ import annotations
 
@@ -7,29 +11,39 @@ from typing import Any
 
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
+from sentinel_mcp.policy.withheld_facts import Withholding
 
 
 class HeldFacts:
-    def __init__(self, store: FactStore, knowledge: Knowledge) -> None:
+    def __init__(
+        self, store: FactStore, knowledge: Knowledge, withholding: Withholding | None = None
+    ) -> None:
         self.store = store
         self.knowledge = knowledge
+        self.withholding = withholding  # None: everything (the owner at the CLI)
 
     async def sessions(self) -> list[str]:
         return await self.store.sessions()
 
     async def count(self, session: str) -> int:
-        return await self.store.count(session)
+        if self.withholding is None:
+            return await self.store.count(session)
+        return len(await self.valid(session))
 
     async def valid(self, session: str) -> list[Fact]:
-        return await self.store.valid(session)
+        facts = await self.store.valid(session)
+        if self.withholding is None:
+            return facts
+        hidden = self.withholding.hidden(facts)
+        return [f for f in facts if Withholding.shows(f, hidden)]
 
     async def contexts(self, session: str) -> dict[str, Any]:
         return await self.store.contexts(session)
 
     async def revoke(self, session: str, fact: str) -> bool:
-        # only a fact the session holds, by its exact text: the engine's invalidate takes a pattern, and a
-        # pattern ("seen(_)") must not retract more from the engine than the store forgets
-        if fact not in {f.fact for f in await self.store.valid(session)}:
+        # only a fact the session holds and this view shows, by its exact text: the engine's invalidate takes
+        # a pattern, and a pattern ("seen(_)") must not retract more from the engine than the store forgets
+        if fact not in {f.fact for f in await self.valid(session)}:
             return False
         await self.knowledge.invalidate(session, fact)  # the engine's mirror, when the session is loaded
         await self.store.delete(session, [fact])

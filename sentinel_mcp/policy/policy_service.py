@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny, ToolCall
 from sentinel_mcp.core.lazy_proof import rendered_proof
-from sentinel_mcp.policy.caller_reach import reach_of
+from sentinel_mcp.policy.caller_reach import withholding_for
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
 from sentinel_mcp.policy.solver import FetchFilter, SolverResult
@@ -33,10 +33,7 @@ class PolicyService:
         principal's answers show and fetch is limited to the tools it may reach and the personal data it has
         consented to (``withheld_facts.py``)."""
         self.guard = guard
-        reaches = reach_of(guard.port, principal) if principal is not None else None
-        self.withholding = (Withholding(guard.withheld, principal, reaches)
-                            if principal is not None and (guard.withheld is not None or reaches is not None)
-                            else None)
+        self.withholding = withholding_for(guard.withheld, guard.port, principal)
 
     @property
     def _may_fetch(self) -> FetchFilter | None:

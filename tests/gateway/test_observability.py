@@ -61,9 +61,10 @@ async def test_metrics_count_what_the_audit_log_records(data_dir):
         in lines
     )
     assert (
-        'sentinel_calls_total{tool="tb__nope",upstream="",origin="client",decision="error",outcome="unknown_tool"} 1'  # noqa: E501 (verbatim text)
+        'sentinel_calls_total{tool="unknown",upstream="",origin="client",decision="error",outcome="unknown_tool"} 1'  # noqa: E501 (verbatim text)
         in lines
     )
+    assert "tb__nope" not in text  # a name the caller made up is not a label
     assert {
         'sentinel_decisions_total{decision="allow"} 3',
         'sentinel_decisions_total{decision="ask"} 1',
@@ -89,10 +90,35 @@ def test_metrics_label_sets_stay_bounded():
     from sentinel_mcp.gateway.metrics import MAX_SERIES, Metrics
 
     m = Metrics()
-    for i in range(MAX_SERIES + 500):  # a client inventing tool names
-        m.observe(AuditEntry(session="s", tool=f'made"up\n{i}', decision="error", outcome="unknown_tool"))
+    for i in range(MAX_SERIES + 500):  # an upstream listing ever more tools (names it chose)
+        m.observe(
+            AuditEntry(session="s", tool=f'made"up\n{i}', upstream="up", decision="allow", outcome="ok")
+        )
     assert len(m.calls) == MAX_SERIES + 1 and any(k[0] == "other" for k in m.calls)
     assert '\\"' in m.render() and "\\n" in m.render()  # label values escaped, one sample per line
+
+
+@pytest.mark.parametrize("outcome", ["unknown_tool", "over_rate", "refused", "error"])
+def test_names_a_caller_made_up_take_no_series_and_are_shown_to_no_one(outcome):
+    """bob's made-up names (or alice's typo) never became labels: 2000 of them took every series, so alice's
+    real tool then counted as "other", and each was shown to whoever reads /metrics."""
+    from sentinel_mcp.gateway.audit import AuditEntry
+    from sentinel_mcp.gateway.metrics import MAX_SERIES, Metrics
+
+    m = Metrics()
+    for i in range(MAX_SERIES + 5):
+        m.observe(AuditEntry(session="bob/http-1", tool=f"bob_junk_{i}", decision="error", outcome=outcome))
+    for name in ("alice_typo_project_zeta", "tb__echo ", "TB__ECHO", "tb__echo\u200b"):  # near spellings too
+        m.observe(AuditEntry(session="alice/http-1", tool=name, decision="error", outcome=outcome))
+    m.observe(
+        AuditEntry(session="alice/http-1", tool="tb__echo", upstream="tb", decision="allow", outcome="ok")
+    )
+    lines = m.render().splitlines()
+    echo = '{tool="tb__echo",upstream="tb",origin="client",decision="allow",outcome="ok"}'
+    assert f"sentinel_calls_total{echo} 1" in lines
+    assert not any(w in line for line in lines for w in ("bob_junk", "alice_typo", "TB__ECHO"))
+    unknown = f'{{tool="unknown",upstream="",origin="client",decision="error",outcome="{outcome}"}}'
+    assert f"sentinel_calls_total{unknown} {MAX_SERIES + 9}" in lines
 
 
 def test_metrics_and_protected_resource_metadata_over_http(tmp_path):
