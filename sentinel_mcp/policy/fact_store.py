@@ -395,6 +395,17 @@ class FactStore(SeamStore):
             [session],
         )
 
+    async def taught_by(self, session: str, tool: str, digest: str) -> list[str]:
+        """The observed facts of the session whose latest read is this one (tool and argument digest), whoever
+        read it (replicas on one store)."""
+        await self._learning.settled(session)
+        rows = await self.db.query(
+            "SELECT fact FROM facts WHERE session = ? AND source_tool = ? AND source_digest = ? "
+            "AND provenance = 'observed'",
+            (_kept(session), _kept(tool), _kept(digest)),
+        )
+        return [_back(r[0]) for r in rows]
+
     async def delete_depending_on(self, session: str, context: str) -> list[str]:
         """Delete the facts established through a context (rebinding it makes them meaningless)."""
         await self._learning.settled(session)

@@ -251,6 +251,20 @@ class Knowledge:
         if session in self._loaded:
             await self.engine.assert_facts(self.module(session), facts.mirror)
 
+    async def unlearn(self, session: str, tool: str, digest: str) -> None:
+        """A read answered nothing its bindings can be read from (an error, no fact, too large to read): what
+        its earlier answers taught is no longer known to hold, and goes from the store and the mirror (a
+        guard that needs it fetches it again, and fails closed on another such answer). Kept, it stood to its
+        TTL: a booking read as confirmed, then answered with an error, stayed confirmed for the guard."""
+        _, forgotten = self.reads.replace(session, (tool, digest), ())
+        doomed = await self.store.taught_by(session, tool, digest)
+        if doomed:
+            if session in self._loaded:
+                await self.engine.retract_observed(self.module(session), doomed)
+            await self.store.forget_read(session, tool, digest, doomed)
+            self._changed(session)
+        await self._drop_forgotten(forgotten)
+
     async def _drop_forgotten(self, forgotten: Forgotten) -> None:
         """Delete the facts of reads ``ReadSources`` forgot to keep within its bounds, from the store and the
         mirror (a guard that needs one fetches it again)."""

@@ -31,11 +31,11 @@ class ObserveStep:
         raise NotImplementedError  # PolicyGuard's: the rulebase's declaration or the tool's annotation
 
     def _teaches(self, call: ToolCall, result: CallToolResult, rb: Any) -> tuple[bool, bool]:
-        """Whether the result has facts to learn (a read tool a binding names) and effects to apply."""
-        ok = not result.is_error
+        """Whether the result is a bound read's answer (a read tool a binding names: facts to learn, or, an
+        error, to unlearn) and whether it has effects to apply."""
         identity = call.identity
-        learns = ok and rb.info.binds(identity) and self.is_read_only(identity)
-        return learns, ok and rb.info.has_effect(identity)
+        reads = rb.info.binds(identity) and self.is_read_only(identity)
+        return reads, not result.is_error and rb.info.has_effect(identity)
 
     def observes(self, call: ToolCall, result: CallToolResult) -> bool:
         """False when ``observe`` would return at once: no rulebase loaded, or nothing to learn or apply and
@@ -81,6 +81,8 @@ class ObserveStep:
                     session, f"'$confirmed'({quote_atom(identity)}, {quote_atom(call.digest)}, _, _, _)"
                 )
         if result.is_error:
+            if learns:  # a read answered with an error: what it said before no longer holds
+                await self.knowledge.unlearn(session, identity, call.digest)
             return
         if learns:  # into the store, and into the mirror when the session is loaded
             await self.solver.store_result(rb, session, identity, call.arguments, result)

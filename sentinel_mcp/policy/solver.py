@@ -249,7 +249,8 @@ class Solver:
             return fail(f"{tool} needs input: {outcome.reason}")
         if not isinstance(outcome, Completed):
             return fail(f"{tool} refused: {outcome.reason}")
-        if outcome.result.is_error:
+        if outcome.result.is_error:  # what this read said before no longer holds (``Knowledge.unlearn``)
+            await self.knowledge.unlearn(session, tool, argument_digest(arguments))
             text = " ".join(c.text for c in outcome.result.content if isinstance(c, TextContent))[:300]
             return fail(f"{tool} returned an error: {text}")
         n, unreadable = await self.store_result(rb, session, tool, arguments, outcome.result)
@@ -273,8 +274,10 @@ class Solver:
         extracted, unreadable = await self.knowledge.engine.extract(
             rb.module, tool, arguments, result_json(result)
         )
-        if not extracted:
+        digest = argument_digest(arguments)
+        if not extracted:  # what this read said before no longer holds (``Knowledge.unlearn``)
+            await self.knowledge.unlearn(session, tool, digest)
             return 0, unreadable
-        facts = learned(session, tool, argument_digest(arguments), extracted, time.time())
+        facts = learned(session, tool, digest, extracted, time.time())
         await self.knowledge.learn(facts)
         return facts.shown, unreadable

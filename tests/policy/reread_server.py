@@ -31,9 +31,15 @@ async def list_bookings(user_id: str) -> dict[str, Any]:
 
 
 @mcp.tool(annotations=READ)
-async def get_booking(booking_id: str) -> dict[str, Any]:
-    """One booking, as the state file says now."""
-    return {"id": booking_id, **state()["bookings"].get(booking_id, {})}
+async def get_booking(booking_id: str) -> Any:
+    """One booking, as the state file says now: ``{"error": text}`` answers an error, ``{"text": text}`` a
+    text that is no JSON to read."""
+    booking = state()["bookings"].get(booking_id, {})
+    if "error" in booking:
+        raise ValueError(booking["error"])
+    if "text" in booking:
+        return booking["text"]
+    return {"id": booking_id, **booking}
 
 
 @mcp.tool(annotations=WRITE)

@@ -216,9 +216,10 @@ async def test_observes_says_false_exactly_where_observe_would_do_nothing(tmp_pa
         assert not r.guard.observes(r.port.call_of("bk__merge_bookings", MERGE, session_id="theirs"), OK)
         # a session another process may write, not loaded: its store must be asked
         assert r.guard.observes(r.port.call_of("bk__merge_bookings", MERGE, session_id="other"), OK)
-        # a bound read tool learns, an effect applies; an error teaches nothing
+        # a bound read tool learns, and its error takes back what it said before (Knowledge.unlearn); an
+        # effect applies
         read = r.port.call_of("bk__list_bookings", {"user_id": "u_123"}, session_id="mine/2")
-        assert r.guard.observes(read, OK) and not r.guard.observes(read, FAILED)
+        assert r.guard.observes(read, OK) and r.guard.observes(read, FAILED)
         assert r.guard.observes(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"},
                                                session_id="mine/2"), OK)
         # once a confirmation names the tool, every call of it is observed (its yes is spent, even on error)

@@ -74,6 +74,43 @@ async def test_a_newer_answer_replaces_the_older(tmp_path: Path, first: str, new
     assert cancelled(tmp_path) == ["BK-2"]
 
 
+# the newer answer says nothing the bindings can read: an error, a text that is no JSON
+@pytest.mark.parametrize("first", ["guard", "client"])
+@pytest.mark.parametrize("newer", [{"error": "booking service unavailable"}, {"text": "try again later"}],
+                         ids=["error", "text"])
+async def test_an_answer_that_says_nothing_takes_back_what_the_read_said(
+    tmp_path: Path, first: str, newer: dict[str, str]
+) -> None:
+    """The booking was read as confirmed; read again, the upstream answers an error (or a text): what the
+    older answer said is no longer known, so the guard asks again (and fails closed on the same answer)
+    instead of holding on to "confirmed" until its TTL."""
+    state = tmp_path / "state.json"
+    write_state(state, {"BK-1": "confirmed", "BK-2": "confirmed"})
+    async with running_gateway(config(tmp_path)) as rt:
+        async with Client(rt.front.server, mode="legacy") as c:
+            if first == "guard":  # proved on the first answers (the guard's own reads), and run
+                for booking in ("BK-1", "BK-2"):
+                    assert not (await c.call_tool("bk__cancel_booking", {"booking_id": booking})).is_error
+                (tmp_path / "marker").unlink()
+            else:
+                await c.call_tool("bk__get_booking", {"booking_id": "BK-1"})
+                await c.call_tool("bk__get_booking", {"booking_id": "BK-2"})
+            session = next(iter(await rt.gateway.guard.store.sessions()))
+            state.write_text(json.dumps({"users": {"u_1": ["BK-1", "BK-2"]},
+                                         "bookings": {"BK-1": newer, "BK-2": {"status": "confirmed"}}}))
+            r = await c.call_tool("bk__get_booking", {"booking_id": "BK-1"})
+            assert r.is_error == ("error" in newer)
+            store = rt.gateway.guard.store
+            await store._learning.settled()
+            kept = {f.fact for f in await store.valid(session) if f.predicate == "booking_status"}
+            assert kept == {"booking_status('BK-2',confirmed)"}, kept  # BK-1's status is no longer known
+            refused = await c.call_tool("bk__cancel_booking", {"booking_id": "BK-1"})
+            assert refused.is_error, refused.content[0].text
+            # BK-2's facts came from another read: they stand, and its cancel is proved
+            assert not (await c.call_tool("bk__cancel_booking", {"booking_id": "BK-2"})).is_error
+    assert cancelled(tmp_path) == ["BK-2"]
+
+
 async def test_a_changing_answer_does_not_pile_facts_up(tmp_path: Path) -> None:
     state = tmp_path / "state.json"
     async with running_gateway(config(tmp_path)) as rt:
