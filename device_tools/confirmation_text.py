@@ -1,6 +1,6 @@
 """The one question a person sees before a risky action: what will happen, where, and why it is risky.
 
-"Tap 'Sign in' in Bank? Risk high: submits credentials; banking app" — written for the phone's owner, not
+"Risk high: Tap 'Sign in' in Bank? (submits credentials; banking app)" — Sentinel's rating first, written for the phone's owner, not
 for the model: no element ids, no JSON. Every label comes from the screen (hostile text), so it is shown
 escaped (control and direction-changing characters made visible), single-line and short.
 """
@@ -168,7 +168,9 @@ def question_for(action: ProposedAction, assessment: Assessment, withheld: list[
     if withheld:
         verb = VERBS.get(action.kind, action.kind.replace("_", " ").capitalize())
         apps = " and ".join(dict.fromkeys(app_name(a) for a in withheld))
-        return (f"{verb} on the phone's screen, which shows {apps} (not repeated here: this caller has no "
-                f"consent to read it; look at the phone)? Risk {assessment.risk}.")
+        return (f"Risk {assessment.risk}: {verb} on the phone's screen, which shows {apps} (not repeated "
+                "here: this caller has no consent to read it; look at the phone)?")
     why = "; ".join(concerns(assessment)) or "needs your confirmation"
-    return f"{what_happens(action)}? Risk {assessment.risk}: {why}"
+    # Sentinel's rating comes first, before any text the screen wrote: a label reading "Risk low" is then
+    # plainly inside the quotes of what would be tapped, never read as the verdict
+    return f"Risk {assessment.risk}: {what_happens(action)}? ({why})"
