@@ -1,8 +1,9 @@
 """The one question a person sees before a risky action: what will happen, where, and why it is risky.
 
-"Risk high: Tap 'Sign in' in Bank? (submits credentials; banking app)" — Sentinel's rating first, written for the phone's owner, not
-for the model: no element ids, no JSON. Every label comes from the screen (hostile text), so it is shown
-escaped (control and direction-changing characters made visible), single-line and short.
+"Risk high: Tap 'Sign in' in Bank? (submits credentials; banking app)" — Sentinel's rating first, written
+for the phone's owner, not for the model: no element ids, no JSON. Every label comes from the screen
+(hostile text), so it is shown escaped (control and direction-changing characters made visible), single-line
+and short.
 """
 
 from __future__ import annotations

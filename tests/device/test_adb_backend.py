@@ -265,7 +265,8 @@ async def test_calendar_create_sends_content_insert(fake_adb, tmp_path):
         listed = await client.call_tool("calendar_list", {"start": "2026-11-23T00:00:00Z", "days": 2})
     assert not r.is_error, r.content[0].text
     assert answers.questions == [
-        "Risk medium: Add 'Lunch with Bob' to the calendar (2026-11-23T12:00:00+00:00)? (adds a calendar event)"
+        "Risk medium: Add 'Lunch with Bob' to the calendar (2026-11-23T12:00:00+00:00)? "
+        "(adds a calendar event)"
     ]
     assert mutating(fake_adb) == [
         shlex.join(
