@@ -6,15 +6,18 @@ which are HTTP 401 with ``WWW-Authenticate`` before any JSON-RPC processing.
 ``SendStreamingMessage`` and ``SubscribeToTask`` answer ``text/event-stream``: each SSE ``data:`` line
 is a JSON-RPC response whose result is a StreamResponse; the stream ends after a terminal or
 interrupted state. Errors found before the first event (bad params, unknown task) are a plain JSON
-error response, as the reference SDK does; a failure mid-stream is a last ``event: error`` line.
+error response, as the reference SDK does; a failure mid-stream is a last ``event: error`` line. A stream
+takes a slot (``stream_slots.py``) before anything is started: a caller at its bound gets HTTP 429.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
+
+from starlette.types import Receive, Scope, Send
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -33,6 +36,7 @@ from sentinel_mcp.a2a.jsonrpc import (
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION
 from sentinel_mcp.a2a.security import AuthError, caller_identity, unauthorized
 from sentinel_mcp.a2a.service import A2AService
+from sentinel_mcp.a2a.stream_slots import StreamSlot, TooManyStreams
 from sentinel_mcp.a2a.task_events import EventStream
 from sentinel_mcp.core.errors import A2AError
 
@@ -73,7 +77,9 @@ def _sse(frame: dict[str, Any], event: str | None = None) -> bytes:
     return (head + "data: " + json.dumps(frame, separators=(",", ":")) + "\n\n").encode()
 
 
-async def sse_lines(rid: Any, stream: EventStream) -> AsyncIterator[bytes]:
+async def sse_lines(
+    rid: Any, stream: EventStream, slot: StreamSlot | None = None
+) -> AsyncGenerator[bytes, None]:
     """A client that goes away cancels this generator; the task itself runs on."""
     try:
         async for event in stream.events():
@@ -83,6 +89,44 @@ async def sse_lines(rid: Any, stream: EventStream) -> AsyncIterator[bytes]:
         yield _sse(error_frame(rid, RpcError(INTERNAL_ERROR, "Internal error")), event="error")
     finally:
         stream.close()
+        if slot is not None:  # before the response's last chunk: a client that saw the end may open another
+            slot.release()
+
+
+class SseResponse(StreamingResponse):
+    """One stream's SSE response. Its subscription and slot are let go when the response ends however it
+    does: a client gone before the body began has the generator cancelled before it ever ran, and a
+    generator that never ran never runs its ``finally``."""
+
+    def __init__(self, rid: Any, stream: EventStream, slot: StreamSlot) -> None:
+        self._lines = sse_lines(rid, stream, slot)
+        self._stream = stream
+        self._slot = slot
+        super().__init__(self._lines, media_type="text/event-stream",
+                         headers={**_HEADERS, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._stream.close()
+            self._slot.release()
+            await self._lines.aclose()
+
+
+async def open_sse(service: A2AService, method: str, rpc_id: Any, params: Any, caller: str,
+                   notification: bool) -> Response:
+    """The slot first (TooManyStreams), then the stream: a refused SendStreamingMessage starts no task."""
+    if notification:  # nobody to stream to, so no stream to count; the task runs on
+        (await open_stream(service, method, params, caller)).close()
+        return Response(status_code=204, headers=_HEADERS)
+    slot = service.stream_slots.take(caller)
+    try:
+        stream = await open_stream(service, method, params, caller)
+    except BaseException:
+        slot.release()
+        raise
+    return SseResponse(rpc_id, stream, slot)
 
 
 def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
@@ -105,13 +149,7 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
             rpc = parse_request(body)
             check_version(version_of(request.headers, request.query_params))
             if rpc.method in STREAM_METHODS:
-                stream = await open_stream(service, rpc.method, rpc.params, caller)
-                if rpc.is_notification:  # nobody to stream to; the task runs on
-                    stream.close()
-                    return Response(status_code=204, headers=_HEADERS)
-                return StreamingResponse(sse_lines(rpc.id, stream), media_type="text/event-stream",
-                                         headers={**_HEADERS, "Cache-Control": "no-cache",
-                                                  "X-Accel-Buffering": "no"})
+                return await open_sse(service, rpc.method, rpc.id, rpc.params, caller, rpc.is_notification)
             result = await dispatch(service, rpc.method, rpc.params, caller)
             if rpc.is_notification:
                 return Response(status_code=204, headers=_HEADERS)
@@ -121,6 +159,8 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
                 INVALID_REQUEST, f"Invalid Request: payload larger than {settings.max_frame_bytes} bytes"
             )
             return JSONResponse(error_frame(None, err), headers=_HEADERS)
+        except TooManyStreams as e:
+            return JSONResponse(error_frame(id_of(body), e), status_code=429, headers=_HEADERS)
         except RpcError as e:
             return JSONResponse(error_frame(id_of(body), e), headers=_HEADERS)
         except ClientDisconnect:

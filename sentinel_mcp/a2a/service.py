@@ -51,6 +51,7 @@ from sentinel_mcp.a2a.protocol import (
     now_iso,
 )
 from sentinel_mcp.a2a.settings import A2ASettings
+from sentinel_mcp.a2a.stream_slots import StreamSlots
 from sentinel_mcp.a2a.task_events import EventStream, StreamEvent, TaskEvents
 from sentinel_mcp.a2a import task_lease
 from sentinel_mcp.a2a.task_journal import TaskJournal
@@ -95,6 +96,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         self._next_expiry = 0.0  # (monotonic) when tasks waiting for input are next looked over
         self._expiry: asyncio.Task[None] | None = None  # looks them over when no new task arrives
         self.events = TaskEvents()  # status/artifact updates per task, for streams
+        self.stream_slots = StreamSlots(settings.max_streams_per_caller, settings.max_streams)  # SSE and WS
         self.peers = peers  # a discovery.PeerRegistry, when discovery runs
         self.epoch = secrets.token_hex(4)
         self._journal: TaskJournal | None = None

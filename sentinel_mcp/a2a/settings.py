@@ -83,6 +83,10 @@ class A2ASettings(BaseModel):
     # its own oldest finished tasks make room, and with none finished a new task is refused. None: 16 frames
     max_task_bytes_per_caller: int | None = Field(None, ge=1)
     max_concurrent_per_socket: int = Field(8, ge=1)
+    # open streams (SSE responses of SendStreamingMessage/SubscribeToTask, WebSocket connections), counted
+    # together: one caller's, so one peer cannot take every connection, and all callers' (a2a/stream_slots.py)
+    max_streams_per_caller: int = Field(32, ge=1)
+    max_streams: int = Field(1000, ge=1)
     # Who answered a HumanAssistRequest relayed by a peer cannot be checked: "agent" by default, so
     # rules that demand a user's own confirmation are not satisfied by a remote agent.
     answers_provenance: Literal["agent", "user"] = "agent"

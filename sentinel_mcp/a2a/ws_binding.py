@@ -14,6 +14,9 @@ SSE ``data:`` line over HTTP) and which carries ``"frame": "ev"``; the last fram
 ``"frame": "fin"`` and ``result: {"events": <count>}`` (or ``error`` when the stream failed midway).
 An error before the first event is one plain error frame, as for unary calls. Streams on one socket
 are multiplexed by id, each in order.
+
+A connection is one stream to ``stream_slots.py`` (its own streams are bounded by
+``max_concurrent_per_socket``): a caller at its bound is refused at the upgrade with HTTP 429.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import logging
 from typing import Any
 
 from pydantic import BaseModel, Field
+from starlette.responses import JSONResponse
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from sentinel_mcp.a2a.card import WS_SUBPROTOCOL
@@ -40,6 +44,7 @@ from sentinel_mcp.a2a.jsonrpc import (
     result_frame,
 )
 from sentinel_mcp.a2a.jsonrpc_http import version_of
+from sentinel_mcp.a2a.stream_slots import TooManyStreams
 from sentinel_mcp.a2a.messages import SensorRequest, ToolCall, typed
 from sentinel_mcp.a2a.security import AuthError, caller_identity, unauthorized
 from sentinel_mcp.identity.resolver import RECHECK_KEY, AuthFailed
@@ -199,23 +204,7 @@ def _no_longer(ws: WebSocket, caller: str) -> str | None:
 def make_ws_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
     settings = service.settings
 
-    async def a2a_ws(ws: WebSocket) -> None:
-        try:
-            caller = caller_identity(ws, settings)
-        except AuthError as e:
-            await _refuse(ws, unauthorized(settings, str(e)))
-            return
-        offered = list(ws.scope.get("subprotocols") or [])
-        if offered and WS_SUBPROTOCOL not in offered:
-            from starlette.responses import JSONResponse
-
-            await _refuse(
-                ws,
-                JSONResponse(
-                    {"error": "unsupported subprotocol", "supported": [WS_SUBPROTOCOL]}, status_code=400
-                ),
-            )
-            return
+    async def serve(ws: WebSocket, caller: str, offered: list[str]) -> None:
         await ws.accept(subprotocol=WS_SUBPROTOCOL if offered else None)
         conn = Connection(ws, service, caller)
         try:
@@ -266,5 +255,30 @@ def make_ws_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
             pass
         finally:
             await conn.close()
+
+    async def a2a_ws(ws: WebSocket) -> None:
+        try:
+            caller = caller_identity(ws, settings)
+        except AuthError as e:
+            await _refuse(ws, unauthorized(settings, str(e)))
+            return
+        offered = list(ws.scope.get("subprotocols") or [])
+        if offered and WS_SUBPROTOCOL not in offered:
+            await _refuse(
+                ws,
+                JSONResponse(
+                    {"error": "unsupported subprotocol", "supported": [WS_SUBPROTOCOL]}, status_code=400
+                ),
+            )
+            return
+        try:
+            slot = service.stream_slots.take(caller)
+        except TooManyStreams as e:
+            await _refuse(ws, JSONResponse(error_frame(None, e), status_code=429))
+            return
+        try:
+            await serve(ws, caller, offered)
+        finally:  # the peer left, the server stopped, or serving failed: the connection is gone
+            slot.release()
 
     return a2a_ws
