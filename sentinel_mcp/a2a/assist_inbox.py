@@ -81,6 +81,20 @@ _PRUNE_BRIDGES = (
     "DELETE FROM chat_bridges WHERE opened_at < ? OR channel NOT IN "
     "(SELECT channel FROM chat_bridges ORDER BY opened_at DESC, channel DESC LIMIT ?)"
 )
+# settled requests (answered, expired, canceled) are history too: each new request prunes those settled more
+# than SETTLED_KEEP_DAYS ago and all but the newest MAX_SETTLED, so a peer that asks and cancels in a loop
+# cannot grow the shared store without bound. An open request is never pruned, nor a reply given in the last
+# ANSWERED_GRACE: its requester's task may not have read it yet (it polls ``get``), and another peer's loop
+# must not take it away before it goes back.
+MAX_SETTLED = 1000
+SETTLED_KEEP_DAYS = 30
+ANSWERED_GRACE = timedelta(hours=1)
+_PRUNE_SETTLED = (
+    "DELETE FROM assist_requests WHERE status <> 'open' AND (coalesce(replied_at, at) < ? OR ("
+    "id NOT IN (SELECT id FROM assist_requests WHERE status <> 'open' "
+    "ORDER BY coalesce(replied_at, at) DESC, id DESC LIMIT ?) "
+    "AND NOT (status = 'answered' AND replied_at >= ?)))"
+)
 # one statement: the count and the insert are one atomic step, so concurrent peers cannot pass the bound (on
 # PostgreSQL, whose statements see what was committed when they began, by no more than the inserts in flight
 # at the moment the bound is reached)
@@ -162,6 +176,9 @@ class AssistInbox:
                 )
             (n,) = self._db.query_blocking("SELECT count(*) FROM assist_requests WHERE status = 'open'")[0]
             raise InboxFull(f"the person already has {n} open help requests")
+        now = datetime.now(UTC)
+        oldest = _stamp(now - timedelta(days=SETTLED_KEEP_DAYS))
+        self._db.write_blocking(_PRUNE_SETTLED, (oldest, MAX_SETTLED, _stamp(now - ANSWERED_GRACE)))
         return request_id
 
     def open_requests(self, limit: int = 50) -> list[dict[str, Any]]:

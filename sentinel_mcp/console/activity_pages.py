@@ -1,5 +1,6 @@
 """Activity: the audit log, filterable by session, tool, decision and time (and, for the owner, principal);
-each row opens its proof as a readable tree, with the facts it rests on and their remaining time to live."""
+each row opens its proof as a readable tree, with the facts it rests on and their remaining time to live; a
+proof the viewer's own ``sentinel_why_not`` would withhold is withheld here alike."""
 
 from __future__ import annotations
 
@@ -28,9 +29,12 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                                    str(request.path_params["row"])[:40])
         if row is None:
             return console.problem(request, viewer, 404, "no such call in your activity")
-        root, rest = proof_nodes(row.get("proof"))
-        ttl: dict[str, Any] = {}
         store = console.runtime.gateway.guard.session_facts(viewer.principal.name)
+        proof = row.get("proof")
+        if store is not None:  # the viewer's own look: what its sentinel_why_not would withhold stays out
+            proof = await store.shown_proof(str(row.get("session") or ""), proof)
+        root, rest = proof_nodes(proof)
+        ttl: dict[str, Any] = {}
         if root is not None and store is not None and owns_session(viewer.principal, row.get("session", "")):
             wanted = set(facts_in(root))
             for fact in await store.valid(row["session"]):

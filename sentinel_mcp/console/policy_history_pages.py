@@ -5,8 +5,8 @@ the difference between any two, and ``check`` of a candidate text as it is typed
 The check works as a plain form post (the policy page comes back with the problems and the text kept); the
 console's script sends the same form as the person types and shows the answer (JSON, rendered as text only).
 The candidate is written to a private temporary directory for the check only; the files in force are never
-touched from the console. Rulebase versions are Sentinel's own (not a principal's): every signed-in principal
-reads them, as it reads the rulebase in force on the policy page.
+touched from the console. Rulebase versions are read by whoever may read the rulebase in force
+(``rulebase_readers.py``: the rule of the resource ``sentinel://rulebase``, and the owner).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.display_text import safe_text
@@ -93,6 +94,8 @@ def _disk_text(files: list[Path], name: str) -> str:
 
 def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str], bool]]:
     async def history(request: Request, viewer: Viewer) -> Response:
+        if not may_read_rulebase(console.runtime.gateway, viewer.principal):
+            return console.problem(request, viewer, 403, OUT_OF_REACH)
         guard = _guard(console)
         loads = await guard.history.loads() if guard is not None else []
         a, b = request.query_params.get("a", ""), request.query_params.get("b", "")

@@ -18,6 +18,7 @@ from sentinel_mcp.console import audit_view, policy_history_pages
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.proof_view import readable_tree
 from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
+from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase, problems_in_reach
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import Console
 
@@ -34,13 +35,14 @@ async def _check(
     console: Console, guard: PolicyGuard, files: list[Path], viewer: Viewer, candidate: bool = False
 ) -> list[Any]:
     """The checker's problems, against the tools the viewer may reach (a check names tools, their
-    annotations and arguments: never those of tools outside its reach); a candidate (a client's text) cites
-    only the documents the rulebase in force does."""
+    annotations and arguments: never those of tools outside its reach, nor a problem about one); a candidate
+    (a client's text) cites only the documents the rulebase in force does."""
     from sentinel_mcp.policy.checker import check_paths
 
     untrusted = guard.untrusted_bounds() if candidate else None
     tools = console.runtime.gateway.list_catalog_tools(viewer.principal)
-    return await check_paths(guard.engine, files, tools, untrusted)
+    problems = await check_paths(guard.engine, files, tools, untrusted)
+    return problems_in_reach(guard, viewer.principal, problems)
 
 
 def _file_texts(files: list[Path]) -> dict[str, str]:
@@ -56,12 +58,15 @@ def _file_texts(files: list[Path]) -> dict[str, str]:
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def policy(request: Request, viewer: Viewer, **extra: Any) -> Response:
         guard = _guard(console)
-        if guard is None:
+        readable = may_read_rulebase(console.runtime.gateway, viewer.principal)
+        if guard is None or not readable:  # no rulebase, or none the viewer may read (sentinel://rulebase)
             return console.render(
                 request,
                 viewer,
                 "policy.html",
-                guard=None,
+                guard=guard,
+                readable=readable,
+                out_of_reach=OUT_OF_REACH,
                 files=[],
                 texts={},
                 problems=[],
@@ -95,6 +100,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             viewer,
             "policy.html",
             guard=guard,
+            readable=True,
             files=files,
             texts=texts,
             problems=await _check(console, guard, files, viewer),

@@ -44,3 +44,8 @@ class SessionFacts(Protocol):
         from
         the engine's loaded session. False when the session holds no such fact (nothing is forgotten)."""
         ...
+
+    async def shown_proof(self, session: str, proof: Any) -> Any:
+        """A recorded proof of one of ``session``'s calls as this look may show it: whole, or withheld (as the
+        principal's own ``sentinel_why_not`` withholds one) when it may rest on facts the look leaves out."""
+        ...

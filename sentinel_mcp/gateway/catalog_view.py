@@ -179,6 +179,15 @@ class CatalogView:
             raise NotInCatalog(uri)
         return self.manager.upstreams[name]
 
+    def may_read_resource(self, uri: str, principal: Principal) -> bool:
+        """Whether ``principal``'s ``resources/read`` of ``uri`` would reach its upstream (its listing and its
+        read's own rule): the console shows no more of a resource than that."""
+        try:
+            self.resource_upstream(uri, principal)
+        except NotInCatalog:
+            return False
+        return True
+
     async def read_resource(self, uri: str, principal: Principal, client: str | None) -> ReadResourceResult:
         up = self.resource_upstream(uri, principal)
         # a built-in scopes what it shows to the caller (its builds, its session), as for its tools

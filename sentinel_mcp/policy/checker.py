@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
+from typing import Any
 
 from mcp.types import Tool
 
@@ -82,7 +83,8 @@ async def check_files(
             names = list(tools)
             declared_ro = set(rb.info.read_only)
             for site in await engine.tool_sites(rb.module):
-                tool, where = site["tool"], dict(file=site["file"], line=site["line"])
+                tool = site["tool"]
+                where: dict[str, Any] = dict(file=site["file"], line=site["line"], tool=tool)
                 if site["kind"] == "binding":
                     t = tools.get(tool)
                     if t is None:
@@ -170,7 +172,7 @@ async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
         ):
             # only destructive tools' confirmations must inform (all of them when there is no catalog)
             continue
-        where = dict(file=c["file"], line=c["line"])
+        where = dict(file=c["file"], line=c["line"], tool=c["tool"])
         unshown = [a for a in c["arguments"] if a not in c["shown"] and "all" not in c["shown"]]
         if unshown:
             out.append(

@@ -233,7 +233,14 @@ class PolicyGuard(ObserveStep, Guard):
         return [self.store.database]
 
     def session_facts(self, principal: str | None = None) -> HeldFacts:
-        return HeldFacts(self.store, self.knowledge, withholding_for(self.withheld, self.port, principal))
+        return HeldFacts(self.store, self.knowledge, withholding_for(self.withheld, self.port, principal),
+                         self._bound_tools)
+
+    def _bound_tools(self) -> list[tuple[str, str]]:
+        """(predicate, tool) of each binding of the rulebase in force."""
+        if not self.rulebases.loaded:
+            return []
+        return [(b.predicate, b.tool) for b in self.rulebases.current.info.bindings]
 
     @property
     def problem(self) -> str | None:  # type: ignore[override]

@@ -3,24 +3,27 @@ store, revoked from the engine's loaded session and the store together.
 
 A view for a principal shows what that principal's own ``sentinel_facts`` would: facts read from personal data
 it has no consent for, or from tools outside its reach, are left out of the listing, the count and what it may
-revoke (revoking by exact text would otherwise tell whether such a fact is there)."""
+revoke (revoking by exact text would otherwise tell whether such a fact is there); a recorded proof that may
+rest on such facts is withheld as its ``sentinel_why_not`` withholds one."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
-from sentinel_mcp.policy.withheld_facts import Withholding
+from sentinel_mcp.policy.withheld_facts import TOLD_KEYS, WITHHELD_PROOF, Withholding
 
 
 class HeldFacts:
     def __init__(
-        self, store: FactStore, knowledge: Knowledge, withholding: Withholding | None = None
+        self, store: FactStore, knowledge: Knowledge, withholding: Withholding | None = None,
+        bindings: Callable[[], Iterable[tuple[str, str]]] = lambda: (),
     ) -> None:
         self.store = store
         self.knowledge = knowledge
         self.withholding = withholding  # None: everything (the owner at the CLI)
+        self.bindings = bindings  # the rulebase in force's (predicate, tool) bindings
 
     async def sessions(self) -> list[str]:
         return await self.store.sessions()
@@ -48,3 +51,13 @@ class HeldFacts:
         await self.knowledge.invalidate(session, fact)  # the engine's mirror, when the session is loaded
         await self.store.delete(session, [fact])
         return True
+
+    async def shown_proof(self, session: str, proof: Any) -> Any:
+        """A recorded decision's proof as this view may show it: whole, or, when it may rest on withheld
+        facts, withheld as ``sentinel_why_not`` withholds one (what the decision told its caller stays)."""
+        if self.withholding is None or not isinstance(proof, dict):
+            return proof
+        hidden = self.withholding.hidden(await self.store.valid(session))
+        if not self.withholding.rests_on_withheld(proof, hidden, self.bindings()):
+            return proof
+        return {k: proof[k] for k in TOLD_KEYS if k in proof} | WITHHELD_PROOF

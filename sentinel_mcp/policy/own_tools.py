@@ -27,6 +27,7 @@ from sentinel_mcp.search.search_service import MemoryRefused
 from sentinel_mcp.core.settings import NoSettings
 
 Settings = NoSettings  # the built-in contract: its typed settings beside create_server (none)
+RULEBASE_URI = "sentinel://rulebase"
 
 
 def principal_of_call(ctx: Any) -> str:
@@ -186,7 +187,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         except RuntimeError as e:
             return str(e)
 
-    @mcp.resource("sentinel://rulebase", name="rulebase", mime_type="text/x-prolog")
+    @mcp.resource(RULEBASE_URI, name="rulebase", mime_type="text/x-prolog")
     async def rulebase_resource() -> str:
         """The active rulebase (all files, with its version)."""
         try:

@@ -37,6 +37,7 @@ class Problem(BaseModel):
     file: str
     line: int
     message: str
+    tool: str | None = None  # the tool (or pattern) a problem is about, for telling only those who reach it
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.severity}: {self.message}"

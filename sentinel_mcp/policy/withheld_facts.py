@@ -14,12 +14,21 @@ config's (``principals[].tools`` / ``upstreams``). The CLI, run by the device ow
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import json
+from typing import Any, Callable, Iterable
 
 from sentinel_mcp.policy.fact_store import Fact
 
 WithheldFn = Callable[[str, str], "str | None"]  # (tool, principal) -> the personal kind withheld, or None
 ReachFn = Callable[[str], bool]  # tool -> whether the principal may call it itself (``caller_reach.py``)
+
+WITHHELD_PROOF = {
+    "withheld": "this proof may rest on facts the caller may not see (personal data it has no consent for, "
+                "or read by a tool outside its reach)"
+}
+# what a recorded decision told its own caller when it was made (the questions it asked, what was unmet) and
+# the rulebase version the record names anyway: not withheld with the proof
+TOLD_KEYS = ("rulebase", "questions", "unmet")
 
 
 class Withholding:
@@ -79,5 +88,23 @@ class Withholding:
         """A proof is shown whole or not at all: one that may rest on withheld facts is replaced by a note."""
         if not hidden[0] and not hidden[1]:
             return proof
-        return {"withheld": "this proof may rest on facts the caller may not see (personal data it has no "
-                            "consent for, or read by a tool outside its reach)"}
+        return dict(WITHHELD_PROOF)
+
+    def rests_on_withheld(
+        self, recorded: dict[str, Any], hidden: tuple[frozenset[str], frozenset[str]],
+        bindings: Iterable[tuple[str, str]],
+    ) -> bool:
+        """Whether a recorded proof may rest on facts withheld from this principal: ``proof``'s own test (the
+        session holds some), or, since a record outlives its facts, the record fetched from a withheld tool or
+        names a predicate that a withheld tool's binding (predicate, tool) yields."""
+        if hidden[0] or hidden[1]:
+            return True
+        fetches = recorded.get("fetches")
+        if isinstance(fetches, list) and any(
+            isinstance(f, dict) and self.withholds(str(f.get("tool") or "")) for f in fetches
+        ):
+            return True
+        preds = {p for p, tool in bindings if self.withholds(tool)}
+        # a string that merely mentions one errs on the side of withholding
+        shown = json.dumps({k: v for k, v in recorded.items() if k not in TOLD_KEYS}, default=str)
+        return any(f"{p}(" in shown for p in preds)

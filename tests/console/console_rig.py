@@ -9,12 +9,13 @@ import contextlib
 import html
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, AsyncIterator
 
 import httpx2
-from tests.identity.identity_rig import ALICE, BOB, CAROL, http_sentinel, text, write_config  # noqa: F401 (re-exported)
+from tests.identity.identity_rig import ALICE, BOB, CAROL, env_for, http_sentinel, text, write_config  # noqa: F401 (re-exported)
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -36,6 +37,17 @@ def console_config(tmp: Path, **console: Any) -> Path:
     body["sentinel"]["http"] = {**body["sentinel"].get("http", {}), "token": OWNER_TOKEN}
     cfg.write_text(json.dumps(body))
     return cfg
+
+
+def grant_consent(cfg: Path, principal: str, kind: str) -> None:
+    """A standing consent given at the CLI (``consent grant``), as the device owner gives one: the principal
+    may then see what the policy read from that kind of personal data (its own policy tools and the console).
+    """
+    out = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "consent", "grant", principal, kind],
+        capture_output=True, text=True, timeout=60, env=env_for(cfg),
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
 
 
 def csrf_of(page: str) -> str:

@@ -11,7 +11,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.console.console_rig import ALICE, OWNER_TOKEN, console_config, http_sentinel, mcp_client, text
+from tests.console.console_rig import (
+    ALICE,
+    OWNER_TOKEN,
+    console_config,
+    grant_consent,
+    http_sentinel,
+    mcp_client,
+    text,
+)
 
 pytestmark = pytest.mark.timeout(180)
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -53,6 +61,7 @@ async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser
     shots.mkdir(parents=True, exist_ok=True)
     cfg = console_config(tmp_path)
     with http_sentinel(cfg) as (base, _):
+        grant_consent(cfg, "alice", "bookings")  # her proof rests on her bookings' reads: hers to see
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             page = await browser.new_page(viewport={"width": 360, "height": 800})

@@ -23,6 +23,7 @@ from tests.console.console_rig import (
     answer_rounds,
     console_config,
     csrf_of,
+    grant_consent,
     http_sentinel,
     items_of,
     mcp_client,
@@ -40,6 +41,7 @@ BK_PL_FLIP = ("only confirmed bookings can be cancelled')", "only pending bookin
 def sentinel(tmp_path_factory):
     cfg = console_config(tmp_path_factory.mktemp("console"))
     with http_sentinel(cfg) as (base, proc):
+        grant_consent(cfg, "alice", "bookings")  # her proofs rest on her bookings' reads: hers to see
         yield base, cfg
 
 

@@ -17,6 +17,7 @@ from tests.console.console_rig import (
     BOB,
     answer_fields,
     console_config,
+    grant_consent,
     http_sentinel,
     items_of,
     signed_in,
@@ -56,6 +57,7 @@ async def test_a_2026_era_call_waits_in_the_inbox_and_its_retry_passes_after_the
     cfg = console_config(tmp_path)
     user = User()  # the client's own user: never asked, the person answers in the console
     with http_sentinel(cfg) as (base, _):
+        grant_consent(cfg, "alice", "bookings")  # her proof rests on her bookings' reads: hers to see
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {ALICE}"}, timeout=60)
         async with (
             Client(

@@ -49,3 +49,32 @@ async def test_facts_are_read_and_revoked_through_the_guard(tmp_path: Path) -> N
         assert await view.contexts("alice/1") == {}
     finally:
         await guard.close()
+
+
+async def test_a_recorded_proof_is_withheld_when_it_may_rest_on_withheld_reads(tmp_path: Path) -> None:
+    """A record outlives its facts: with none left in the session, a proof naming a predicate a withheld
+    tool's binding yields, or recording a fetch from one, is still withheld; one resting on neither is
+    whole."""
+    rb = tmp_path / "seen.pl"
+    rb.write_text(
+        RULES + "binding(status(B, S), tool('bk__get_booking', [id = B]), extract([S = '/s']), [ttl(60)]).\n"
+    )
+    guard = PolicyGuard([rb], None, store_path=tmp_path / "facts.db")
+    await guard.start(watch=False)
+    try:
+        guard.withheld = lambda tool, who: "bookings" if tool == "bk__get_booking" else None
+        bob, owner_at_cli = guard.session_facts("bob"), guard.session_facts()
+        on_status = {"rulebase": "v1", "tree": {"fact": "status('BK-1',confirmed)"}, "fetches": []}
+        fetched = {"rulebase": "v1", "tree": {"fact": "seen(k)"},
+                   "fetches": [{"tool": "bk__get_booking", "arguments": {"id": "BK-1"}, "ok": True}]}
+        plain = {"rulebase": "v1", "tree": {"fact": "seen(k)"}, "passes": 1, "fetches": []}
+        for proof in (on_status, fetched):
+            shown = await bob.shown_proof("bob/1", proof)
+            assert set(shown) == {"rulebase", "withheld"}, shown
+            assert await owner_at_cli.shown_proof("bob/1", proof) == proof
+        assert await bob.shown_proof("bob/1", plain) == plain
+        # an ask's record (what the call told its caller) stays beside the note
+        asked = {"questions": ["q1"], "unmet": ["status('BK-1',S)"]}
+        assert (await bob.shown_proof("bob/1", asked))["questions"] == ["q1"]
+    finally:
+        await guard.close()

@@ -1,0 +1,96 @@
+"""Settled help requests (``assist_requests`` answered, expired or canceled) are bounded: each new request
+prunes those settled more than ``SETTLED_KEEP_DAYS`` ago and all but the newest ``MAX_SETTLED``. Before, every
+request ever made stayed, so a peer asking and canceling in a loop grew the (shared) store without bound. An
+open request is never pruned, whatever its age, nor a reply given within ``ANSWERED_GRACE`` (its requester's
+task may not have read it yet). Both backends (a SQLite file, a PostgreSQL database)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from sentinel_mcp.a2a import assist_inbox
+from sentinel_mcp.a2a.assist_inbox import AssistInbox
+from tests.cluster.conftest import pg_server, pg_url, store_location  # noqa: F401 - the backends' fixtures
+
+NOW = datetime.now(UTC)
+
+
+def _stamp(at: datetime) -> str:
+    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _put(inbox: AssistInbox, rid: str, status: str, at: datetime, replied: datetime | None = None) -> None:
+    inbox._db.write_blocking(
+        "INSERT INTO assist_requests (id, at, from_agent, reason, questions, status, reply, replied_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (rid, _stamp(at), "peer", "why", "[]", status, "yes" if replied else None,
+         _stamp(replied) if replied else None),
+    )
+
+
+def _ids(inbox: AssistInbox) -> set[str]:
+    return {r[0] for r in inbox._db.query_blocking("SELECT id FROM assist_requests", ())}
+
+
+def test_only_the_newest_settled_requests_are_kept(store_location: str,  # noqa: F811
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(assist_inbox, "MAX_SETTLED", 5)
+    inbox = AssistInbox(store_location)
+    try:
+        # twelve a peer asked and canceled, a minute apart (s-00 the newest)
+        for i in range(12):
+            _put(inbox, f"s-{i:02d}", "canceled" if i % 2 else "expired", NOW - timedelta(minutes=i))
+        _put(inbox, "open-old", "open", NOW - timedelta(days=400))  # still waiting: never pruned
+        # answered long after it was asked: one just now (its requester may not have read it), one hours ago
+        _put(inbox, "answered-now", "answered", NOW - timedelta(days=2), replied=NOW - timedelta(minutes=30))
+        _put(inbox, "answered-before", "answered", NOW - timedelta(days=2), replied=NOW - timedelta(hours=3))
+        new = inbox.add(from_agent="peer", reason="again", questions=["?"])
+        kept = _ids(inbox)
+        assert {new, "open-old", "answered-now"} <= kept, kept
+        # the five newest by when they settled, and the reply of half an hour ago beyond them (not yet read)
+        assert kept - {new, "open-old"} == {"answered-now", "s-00", "s-01", "s-02", "s-03", "s-04"}, kept
+        assert inbox.get("answered-now")["reply"] == "yes"
+        assert [r["id"] for r in inbox.open_requests()] == ["open-old", new]
+    finally:
+        inbox.release()
+
+
+def test_a_reply_not_yet_read_outlives_the_count(store_location: str,  # noqa: F811
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A peer's ask-and-cancel loop after the person replied to another request: the reply stays for its
+    requester's task to read, however many settle after it."""
+    monkeypatch.setattr(assist_inbox, "MAX_SETTLED", 3)
+    inbox = AssistInbox(store_location)
+    try:
+        asked = inbox.add(from_agent="friend", reason="help", questions=["?"])
+        assert inbox.answer(asked, "here you are")
+        for _ in range(8):
+            inbox.close(inbox.add(from_agent="mallory", reason="noise", questions=[]), "canceled")
+        inbox.add(from_agent="mallory", reason="noise", questions=[])
+        assert (inbox.get(asked) or {}).get("reply") == "here you are"
+        settled = inbox._db.query_blocking("SELECT count(*) FROM assist_requests WHERE status <> 'open'", ())
+        assert int(settled[0][0]) <= 3 + 1, settled  # the bound, and the reply it spares
+    finally:
+        inbox.release()
+
+
+def test_settled_requests_are_pruned_by_age_and_open_ones_never(store_location: str) -> None:  # noqa: F811
+    inbox = AssistInbox(store_location)
+    try:
+        days = assist_inbox.SETTLED_KEEP_DAYS
+        for rid, status, age in (
+            ("ancient", "expired", days * 40),
+            ("old", "canceled", days + 1),
+            ("recent", "expired", days - 1),
+            ("open-ancient", "open", days * 40),
+        ):
+            _put(inbox, rid, status, NOW - timedelta(days=age))
+        asked = NOW - timedelta(days=days * 2)
+        _put(inbox, "answered-old", "answered", asked, replied=NOW - timedelta(days=days + 1))
+        _put(inbox, "answered-late", "answered", asked, replied=NOW - timedelta(days=1))
+        new = inbox.add(from_agent="peer", reason="again", questions=[])
+        assert _ids(inbox) == {new, "recent", "open-ancient", "answered-late"}
+    finally:
+        inbox.release()
