@@ -187,6 +187,11 @@ class Guard(Protocol):
         """Tool names the policy governs by name (the catalog keeps them from being shadowed)."""
         return set()
 
+    def changes_facts(self, call: ToolCall) -> bool:
+        """Whether the call, once run, changes what this guard knows of its session (a rulebase's effect names
+        its tool): the gateway then decides no other such call of the session until this one is observed."""
+        return False
+
     def record_databases(self) -> list[Any]:
         """Databases a decision is recorded in besides the audit log (their health gates calls)."""
         return []

@@ -57,6 +57,7 @@ from sentinel_mcp.gateway.catalog_view import CatalogView
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
+from sentinel_mcp.gateway.session_writes import SessionWrites
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
 from sentinel_mcp.gateway.session_tables import cap
@@ -122,6 +123,7 @@ class Gateway(DecideStep, CatalogView):
         )
         self.draining = False  # set when the host stops: new calls are refused
         self.conversations = Conversations()
+        self.session_writes = SessionWrites()  # a conversation's writes with effects take turns
         self.consent_gate: ConsentGate | None = None  # personal reads need their principal's consent
         # every principal the config names, by name (A2A callers reach the gateway by name)
         self.principals: dict[str, Principal] = {p.name: p for p in (OWNER, ANONYMOUS, INTERNAL)}
@@ -341,6 +343,21 @@ class Gateway(DecideStep, CatalogView):
         call = await self._validate(rec, req, who, route)
         if isinstance(call, Refused):
             return call
+        if req.origin != "solver" and self.guard.changes_facts(call):
+            # decided on the facts every earlier write of the conversation left (session_writes.py)
+            async with self.session_writes.turn(call.session_id, wait=req.depth == 0) as mine:
+                if not mine:
+                    why = (f"{call.name}: another change of this conversation is in progress; one change "
+                           "at a time, call again once it has finished")
+                    await rec.final("deny", "denied", reason=why)
+                    return Refused(reason=why, decision_id=rec.decision_id)
+                return await self._decided_steps(rec, req, call, route)
+        return await self._decided_steps(rec, req, call, route)
+
+    async def _decided_steps(
+        self, rec: CallRecord, req: CallRequest, call: ToolCall, route: ToolRoute
+    ) -> Outcome:
+        """Decide, forward, observe."""
         decision = await self._decide(rec, req, call, route)
         if not isinstance(decision, Allow):
             return decision

@@ -223,6 +223,9 @@ class PolicyGuard(ObserveStep, Guard):
         info = self.rulebases.current.info
         return {*info.guards, *info.read_only, *info.effects, *(b.tool for b in info.bindings)}
 
+    def changes_facts(self, call: ToolCall) -> bool:
+        return self.rulebases.loaded and self.rulebases.current.info.names_effect(call.identity)
+
     def is_read_only(self, name: str) -> bool:
         if self.rulebases.loaded and name in self.rulebases.current.info.read_only:
             return True

@@ -139,6 +139,10 @@ class RulebaseInfo(BaseModel):
         _, effects, by_pattern = self._observed_sets()
         return by_pattern or tool in effects
 
+    def names_effect(self, tool: str) -> bool:
+        """Whether an effect names ``tool``, by its name or by a pattern that matches it."""
+        return any(e == tool or (e.endswith("*") and tool.startswith(e[:-1])) for e in self.effects)
+
     def option(self, name: str) -> bool:
         return name in self.options
 

@@ -1,0 +1,49 @@
+"""A conversation's writes that change what its policy knows take turns: decided, forwarded and their effects
+applied, one after the other.
+
+A rulebase's ``effect/3`` says what a write changes (an order's status, "its items were modified once"); the
+guard applies it when the write's result comes back. Two such writes of one conversation decided at the same
+time were each decided on the facts from before the other ran: an agent calling "modify items" twice in
+parallel had both allowed, though each one, applied, refuses the other. So the next one of the conversation
+is decided only once the one before it has been observed (or has ended without a result).
+
+A call nested in another (``depth`` > 0: a built-in's own calls) does not wait for a turn: its caller may be
+the call holding it. While the conversation's turn is taken, such a call is refused instead of hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+from typing import AsyncIterator
+
+
+class SessionWrites:
+    """One turn per conversation (session id) for the writes with effects; a turn's lock is dropped when
+    nobody holds or awaits it, so the table holds only conversations with a write in flight."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._users: Counter[str] = Counter()
+
+    @contextlib.asynccontextmanager
+    async def turn(self, session: str, *, wait: bool) -> AsyncIterator[bool]:
+        """True, holding the conversation's turn; False (at once) if ``wait`` is False and it is taken."""
+        lock = self._locks.setdefault(session, asyncio.Lock())
+        self._users[session] += 1
+        try:
+            if not wait and lock.locked():
+                yield False
+            else:
+                async with lock:
+                    yield True
+        finally:
+            self._users[session] -= 1
+            if not self._users[session]:
+                del self._users[session]
+                self._locks.pop(session, None)
+
+    def taken(self, session: str) -> bool:
+        lock = self._locks.get(session)
+        return lock is not None and lock.locked()
