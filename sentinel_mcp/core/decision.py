@@ -177,6 +177,11 @@ class Guard(Protocol):
         """Learn from the result of a forwarded call (facts for later decisions); errors are logged only."""
         return None
 
+    async def observe_unknown(self, call: ToolCall) -> None:
+        """A forwarded call whose result never came (timed out, cancelled, its connection lost): it may have
+        run. Nothing learnt by default."""
+        return None
+
     def observes(self, call: ToolCall, result: CallToolResult) -> bool:
         """Whether ``observe`` may have anything to do with this result; False lets the gateway leave it out
         (no task per call for the results that teach nothing; issue 21). A guard that keeps the default

@@ -512,6 +512,7 @@ class Gateway(DecideStep, CatalogView):
             )
         except UpstreamCallError as e:
             rec.timings.forward_s += call_timings.now() - started
+            await self._outcome_unknown(call)
             kind = "timeout" if e.timeout else "upstream_error"
             return await self._done(
                 rec, decision, kind, error_result(str(e), error=kind, upstream=up.name), error=str(e)
@@ -519,6 +520,7 @@ class Gateway(DecideStep, CatalogView):
         except anyio.get_cancelled_exc_class():
             rec.timings.forward_s += call_timings.now() - started
             with anyio.CancelScope(shield=True):
+                await self._outcome_unknown(call)
                 try:
                     await rec.finished("cancelled", reason=decision.reason, error="cancelled by the caller")
                 except StorageError:
@@ -538,6 +540,13 @@ class Gateway(DecideStep, CatalogView):
                 )
             return UpstreamNeedsInput(result=result, call=call, decision_id=rec.decision_id)
         return result
+
+    async def _outcome_unknown(self, call: ToolCall) -> None:
+        """Sent, and its result never came: it may have run (the guard's ``observe_unknown``)."""
+        try:
+            await self.guard.observe_unknown(call)
+        except Exception:  # noqa: BLE001 - as observing a result: never fails the call
+            log.exception("guard could not take the unknown outcome of %s", call.name)
 
     async def _observe(
         self, rec: CallRecord, call: ToolCall, route: ToolRoute, decision: Allow, result: CallToolResult

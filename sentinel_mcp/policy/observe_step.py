@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.policy.engine import PrologEngine
@@ -17,6 +17,11 @@ from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.prolog_text import quote_atom
 from sentinel_mcp.policy.rulebase import RulebaseHolder
 from sentinel_mcp.policy.solver import Solver
+
+
+# what observe_unknown passes to observe: no result came, so nothing is learnt from one
+_UNKNOWN = CallToolResult(content=[TextContent(type="text", text="no result (its outcome is unknown)")],
+                          is_error=True)
 
 
 class ObserveStep:
@@ -51,6 +56,26 @@ class ObserveStep:
         return self.store.confirmed_tools.may_name(call.identity) or not (
             self.knowledge.is_loaded(session) or (self.private is not None and self.private(session))
         )
+
+    async def observe_unknown(self, call: ToolCall) -> None:
+        """A forwarded call whose result never came (timed out, cancelled, its connection lost) may have
+        run: its confirmation is spent (one confirmation, one call), a read's earlier facts are taken back,
+        and what a write's effects would change is no longer known (invalidated: the guard asks the upstream
+        again). What it would establish is not: it may not have happened. Before, such a write changed
+        nothing the guard knew, so a second "only once" write, decided on the old facts, went through."""
+        await self.observe(call, _UNKNOWN)  # as an error: the confirmation spent, a read's facts taken back
+        if not self.rulebases.loaded:
+            return
+        rb = self.rulebases.current
+        if not rb.info.has_effect(call.identity):
+            return
+        session = call.session_id
+        await self.knowledge.ensure(session, rb)
+        actions = await self.engine.effect_actions(
+            rb.module, self.knowledge.module(session), call.identity, call.arguments, time.time()
+        )
+        for pattern in actions["invalidate"]:
+            await self.knowledge.invalidate(session, pattern, rb)
 
     async def observe(self, call: ToolCall, result: CallToolResult) -> None:
         """After a call ran: learn facts from a read tool's result, apply the rulebase's effects, and
