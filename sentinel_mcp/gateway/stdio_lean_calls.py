@@ -181,7 +181,11 @@ class StdioLeanCalls:
             connection = Connection.from_envelope(verdict.protocol_version, verdict.client_info,
                                                   verdict.client_capabilities, outbound=self.outbound)
         server, lifespan_state = target
-        self._spawn(self._serve, server, lifespan_state, rid, params, connection, checked)
+        # in the table before the task starts: a cancellation read right after the call finds it
+        dctx = _CallContext(rid, self)
+        scope = anyio.CancelScope()
+        self._in_flight[coerce_request_id(rid)] = _InFlight(scope=scope, dctx=dctx)  # type: ignore[arg-type]
+        self._spawn(self._serve, server, lifespan_state, rid, params, connection, checked, scope, dctx)
         return True
 
     def _take_legacy(self, rid: Any, params: dict[str, Any]) -> bool:
@@ -199,8 +203,13 @@ class StdioLeanCalls:
         if not connection.initialize_accepted:
             return False  # the SDK answers as it does before the handshake
         server, lifespan_state = target
+        # in the dispatcher's table before the task starts: a cancellation the SDK reads next finds it
+        dctx = _JSONRPCDispatchContext(transport=LEGACY_TRANSPORT, _dispatcher=dispatcher, _request_id=rid,
+                                       message_metadata=None, _progress_token=None)
+        scope = anyio.CancelScope()
+        dispatcher._in_flight[coerce_request_id(rid)] = _InFlight(scope=scope, dctx=dctx)
         self._spawn(self._serve_legacy, dispatcher, UnspannedRunner(server, connection, lifespan_state), rid,
-                    params)
+                    params, scope, dctx)
         return True
 
     def seen(self, message: dict[str, Any]) -> None:
@@ -233,13 +242,12 @@ class StdioLeanCalls:
         await self._send_line(self._line_of(msg))
 
     async def _serve(self, server: Any, lifespan_state: Any, rid: Any, params: dict[str, Any],
-                     connection: Connection, checked: bool) -> None:
+                     connection: Connection, checked: bool, scope: anyio.CancelScope,
+                     dctx: "_CallContext") -> None:
+        """One call, entered in ``_in_flight`` by ``take`` (a duplicate id overwrote the entry, as the
+        dispatcher's table does; its removal is guarded below)."""
         assert self._send_line is not None and self._line_of is not None
-        dctx = _CallContext(rid, self)
-        scope = anyio.CancelScope()
         key = coerce_request_id(rid)
-        # a duplicate id overwrites the entry, as the dispatcher's table does (its removal is guarded below)
-        self._in_flight[key] = _InFlight(scope=scope, dctx=dctx)  # type: ignore[arg-type]  # the same two fields
         answering = False
         try:
             with scope:
@@ -276,16 +284,12 @@ class StdioLeanCalls:
             await self._send_line(self._line_of(closed))
 
     async def _serve_legacy(self, dispatcher: Any, runner: UnspannedRunner, rid: Any,
-                            params: dict[str, Any]) -> None:
+                            params: dict[str, Any], scope: anyio.CancelScope, dctx: Any) -> None:
         """The dispatcher's ``_handle_request`` for one call, in the dispatcher's own in-flight table (so the
         SDK's handling of ``notifications/cancelled`` cancels it), its answer written behind whatever the
         dispatcher sent for it."""
         assert self._ordered is not None and self._line_of is not None
-        dctx = _JSONRPCDispatchContext(transport=LEGACY_TRANSPORT, _dispatcher=dispatcher, _request_id=rid,
-                                       message_metadata=None, _progress_token=None)
-        scope = anyio.CancelScope()
         key = coerce_request_id(rid)
-        dispatcher._in_flight[key] = _InFlight(scope=scope, dctx=dctx)
         answering = False
         try:
             with scope:

@@ -362,7 +362,7 @@ def test_the_era_is_decided_by_the_first_request_only() -> None:
     assert lean.take(call(3, "tb__echo", {"text": "x"})) is False
 
 
-def test_only_the_common_call_of_a_modern_connection_is_taken() -> None:
+async def test_only_the_common_call_of_a_modern_connection_is_taken() -> None:
     """The eligibility rule, unit by unit: what ``take`` serves and what it leaves to the SDK."""
     spawned: list[Any] = []
     lean = StdioLeanCalls(lambda: (object(), object()))
@@ -398,7 +398,7 @@ def test_only_the_common_call_of_a_modern_connection_is_taken() -> None:
     assert lean.take(plain) is False
 
 
-def test_only_the_common_call_of_an_initialized_handshake_connection_is_taken() -> None:
+async def test_only_the_common_call_of_an_initialized_handshake_connection_is_taken() -> None:
     spawned: list[Any] = []
     lean = StdioLeanCalls(lambda: (object(), object()))
 
@@ -414,8 +414,11 @@ def test_only_the_common_call_of_an_initialized_handshake_connection_is_taken() 
     class Opening:
         initialize_accepted = False
 
+    class Dispatcher:  # its table of calls in flight (``take`` enters each call there before it starts)
+        _in_flight: dict[Any, Any] = {}
+
     connection = Opening()
-    lean.adopt(object(), connection)  # type: ignore[arg-type]
+    lean.adopt(Dispatcher(), connection)  # type: ignore[arg-type]
     assert lean.take(plain) is False  # not initialized: the SDK answers as before the handshake
     connection.initialize_accepted = True
     assert lean.take(plain) is True and len(spawned) == 1
