@@ -89,11 +89,11 @@ async def test_files_from_before_the_seam_are_taken_over_as_they_were(tmp_path: 
     finally:
         await asyncio.to_thread(inbox.release)
     notes = NoteStore(tmp_path / "notes.sqlite3")
-    assert [n["title"] for n in notes.list(None, 10)] == ["groceries"]
-    assert notes.add("call", "", []) == 2
+    assert [n["title"] for n in notes.list("owner", None, 10)] == ["groceries"]
+    assert notes.add("owner", "call", "", []) == 2
     assert _versions(tmp_path / "agent.db") == {"agent": 2}  # taken over, then its reflections numbered
     assert _versions(tmp_path / "assist.db") == {"assist": 1}
-    assert _versions(tmp_path / "notes.sqlite3") == {"notes": 1}
+    assert _versions(tmp_path / "notes.sqlite3") == {"notes": 3}  # taken over, then its notes given owners
 
 
 async def test_old_runs_go_with_their_steps_and_reflections(tmp_path: Path) -> None:
@@ -129,19 +129,19 @@ async def test_a_trace_that_cannot_be_written_stops_the_run(tmp_path: Path) -> N
 
 def test_a_note_that_cannot_be_stored_is_refused_not_lost(tmp_path: Path) -> None:
     notes = NoteStore(tmp_path / "notes.sqlite3")
-    notes.add("kept", "", [])
+    notes.add("owner", "kept", "", [])
     os.unlink(tmp_path / "notes.sqlite3")
     with pytest.raises(StorageError):
-        notes.add("lost", "", [])
-    assert notes.add("again", "", []) == 1  # the store re-creates the file with its schema
+        notes.add("owner", "lost", "", [])
+    assert notes.add("owner", "again", "", []) == 1  # the store re-creates the file with its schema
 
 
 @pytest.mark.parametrize("query", ["%", "_", "\\", "%%", "\\%", "'; DROP TABLE notes; --", "\x00"])
 def test_a_search_for_wildcards_matches_only_that_text(tmp_path: Path, query: str) -> None:
     notes = NoteStore(tmp_path / "notes.sqlite3")
-    notes.add("plain", "nothing special", [])
-    assert notes.list(query, 10) == []
-    assert [n["title"] for n in notes.list(None, 10)] == ["plain"]
+    notes.add("owner", "plain", "nothing special", [])
+    assert notes.list("owner", query, 10) == []
+    assert [n["title"] for n in notes.list("owner", None, 10)] == ["plain"]
 
 
 ADDER = """
