@@ -27,7 +27,6 @@
 :- include(native_guards).
 :- include(strict_arithmetic).
 :- include(bounded_terms).
-:- include(decision_budget).
 
 
 declaration(binding(_, _, _, _)).
@@ -376,7 +375,7 @@ inputs_of_askable(_, H, Ins) :- H =.. [_|As], ( As == [] -> Ins = [] ; append(In
 %  caller has given up by then, and every other decision waits for the engine.
 sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
     decision_seconds(S),
-    catch(within_budget(S, decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out0)),
+    catch(call_with_time_limit(S, decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out0)),
           time_limit_exceeded, timed_out_answer(Out0)),
     Out = Out0.
 
@@ -758,7 +757,7 @@ is_context(RB, A) :- ( RB:context(A) ; RB:context(A, _, _) ), !.
 %  context's checks are rules: within an engine pass's budget, as sn_decide/9)
 sn_context_check(RB, Session, Now, Name, ValueJson, Limit, Out) :-
     guard_seconds(S),
-    catch(within_budget(S, context_check(RB, Session, Now, Name, ValueJson, Limit, Out0)),
+    catch(call_with_time_limit(S, context_check(RB, Session, Now, Name, ValueJson, Limit, Out0)),
           time_limit_exceeded, timed_out_answer(Out0)),
     Out = Out0.
 
