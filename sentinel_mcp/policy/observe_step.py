@@ -69,13 +69,18 @@ class ObserveStep:
         rb = self.rulebases.current
         if not rb.info.has_effect(call.identity):
             return
+        await self.knowledge.ensure(call.session_id, rb)
+        await self._invalidated(call, rb)
+
+    async def _invalidated(self, call: ToolCall, rb: Any) -> dict[str, list[str]]:
+        """The write's effects (their ``invalidate`` actions done, their ``establish`` texts returned)."""
         session = call.session_id
-        await self.knowledge.ensure(session, rb)
         actions = await self.engine.effect_actions(
             rb.module, self.knowledge.module(session), call.identity, call.arguments, time.time()
         )
         for pattern in actions["invalidate"]:
             await self.knowledge.invalidate(session, pattern, rb)
+        return actions
 
     async def observe(self, call: ToolCall, result: CallToolResult) -> None:
         """After a call ran: learn facts from a read tool's result, apply the rulebase's effects, and
@@ -112,11 +117,7 @@ class ObserveStep:
         if learns:  # into the store, and into the mirror when the session is loaded
             await self.solver.store_result(rb, session, identity, call.arguments, result)
         if effects:
-            actions = await self.engine.effect_actions(
-                rb.module, self.knowledge.module(session), identity, call.arguments, time.time()
-            )
-            for pattern in actions["invalidate"]:
-                await self.knowledge.invalidate(session, pattern, rb)
+            actions = await self._invalidated(call, rb)
             # what the write did, as an observed fact of this session (e.g. "reservation R was cancelled")
             await self.knowledge.add(
                 [

@@ -113,7 +113,7 @@ class RulebaseInfo(BaseModel):
         governs: dict[str, bool] = self.__pydantic_private__["_governs"]  # type: ignore[index]
         known = governs.get(tool)
         if known is None:
-            known = any(g == tool or (g.endswith("*") and tool.startswith(g[:-1])) for g in self.guards)
+            known = _named_by(self.guards, tool)
             if len(governs) >= 4096:
                 governs.clear()
             governs[tool] = known
@@ -140,8 +140,10 @@ class RulebaseInfo(BaseModel):
         return by_pattern or tool in effects
 
     def names_effect(self, tool: str) -> bool:
-        """Whether an effect names ``tool``, by its name or by a pattern that matches it."""
-        return any(e == tool or (e.endswith("*") and tool.startswith(e[:-1])) for e in self.effects)
+        """Whether an effect names ``tool``, by its name or by a pattern that matches it (every call asks: the
+        patterns are scanned only when the rulebase has one)."""
+        _, effects, by_pattern = self._observed_sets()
+        return tool in effects or (by_pattern and _named_by(self.effects, tool))
 
     def option(self, name: str) -> bool:
         return name in self.options
@@ -409,3 +411,8 @@ class RulebaseHolder:
             except asyncio.CancelledError:
                 pass
             self._task = None
+
+
+def _named_by(names: list[str], tool: str) -> bool:
+    """Whether one of ``names`` is ``tool`` or a pattern (``prefix*``) it matches."""
+    return any(n == tool or (n.endswith("*") and tool.startswith(n[:-1])) for n in names)
