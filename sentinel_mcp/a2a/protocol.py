@@ -124,6 +124,11 @@ class Task(Wire):
 # what a caller sends is typed strictly (a JSON number is a number, true is a boolean): lax parsing read
 # "2" and true as history lengths and "yes" as a flag, so one request meant different things to two readers
 class SendMessageConfiguration(Wire):
+    # an allow list: a key this agent does not know is refused, never ignored (a v0.3 peer's
+    # ``pushNotificationConfig`` or ``blocking`` would otherwise be dropped, the peer waiting for what it
+    # asked)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
     accepted_output_modes: list[str] | None = None
     task_push_notification_config: dict[str, Any] | None = None
     history_length: StrictInt | None = Field(None, ge=0)

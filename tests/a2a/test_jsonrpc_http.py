@@ -202,6 +202,14 @@ async def test_a_push_config_is_refused_never_ignored(rig, http):
             assert body["error"]["code"] in (-32003, -32602), (method, push, body)
             if isinstance(push, dict):
                 assert body["error"]["code"] == -32003 and "nothing was started" in body["error"]["message"]
+    # other names for it (a v0.3 peer's, a case or spelling of its own), or any key this agent does not
+    # know: refused, never dropped
+    for key in ("pushNotificationConfig", "TaskPushNotificationConfig", "task_push_notification_configs",
+                "blocking", "callbackUrl"):
+        msg = user_message(tool_part("tools__echo", {"text": "call me back"}))
+        params = {"message": msg, "configuration": {key: {"url": "x"}}}
+        body = await rpc(http, rig.rpc_url, "SendMessage", params)
+        assert body["error"]["code"] == -32602 and key in body["error"]["message"], (key, body)
     assert len(rig.port.calls) == calls
     # without one (or null) the same message runs
     params = {"message": user_message(tool_part("tools__echo", {"text": "hi"})),
