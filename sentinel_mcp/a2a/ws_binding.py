@@ -15,8 +15,10 @@ SSE ``data:`` line over HTTP) and which carries ``"frame": "ev"``; the last fram
 An error before the first event is one plain error frame, as for unary calls. Streams on one socket
 are multiplexed by id, each in order.
 
-A connection is one stream to ``stream_slots.py`` (its own streams are bounded by
-``max_concurrent_per_socket``): a caller at its bound is refused at the upgrade with HTTP 429.
+A connection takes one slot of ``stream_slots.py`` at the upgrade (a caller at its bound is refused there with
+HTTP 429), which covers its first stream; each further stream open on it at the same time takes a slot of its
+own (refused with the same error frame at the bound), so one caller's streams are bounded alike however many
+sockets carry them.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from sentinel_mcp.a2a.jsonrpc import (
     result_frame,
 )
 from sentinel_mcp.a2a.jsonrpc_http import version_of
-from sentinel_mcp.a2a.stream_slots import TooManyStreams
+from sentinel_mcp.a2a.stream_slots import StreamSlot, TooManyStreams
 from sentinel_mcp.a2a.messages import SensorRequest, ToolCall, typed
 from sentinel_mcp.a2a.security import AuthError, caller_identity, unauthorized
 from sentinel_mcp.identity.resolver import RECHECK_KEY, AuthFailed
@@ -75,6 +77,7 @@ class Connection:
         self.send_lock = asyncio.Lock()
         self.slots = asyncio.Semaphore(service.settings.max_concurrent_per_socket)
         self.inflight: set[asyncio.Task[None]] = set()
+        self.streams = 0  # streams open on this connection now
         self.extra: dict[str, tuple[type[BaseModel], Handler]] = {
             "sensor_request": (SensorRequestParams, self._sensor_request),
             "tool_call": (ToolCallParams, self._tool_call),
@@ -139,6 +142,24 @@ class Connection:
             pass  # the peer left; its tasks live on in the store
 
     async def _stream(self, method: str, params: Any, rid: Any) -> None:
+        # the connection's own slot covers its first stream; each further stream open at once takes a slot of
+        # its own, so a caller's streams are bounded alike however many sockets carry them
+        extra: StreamSlot | None = None
+        if self.streams:
+            try:
+                extra = self.service.stream_slots.take(self.caller)
+            except TooManyStreams as e:
+                await self._send_quietly(error_frame(rid, e))
+                return
+        self.streams += 1
+        try:
+            await self._stream_events(method, params, rid)
+        finally:
+            self.streams -= 1
+            if extra is not None:
+                extra.release()
+
+    async def _stream_events(self, method: str, params: Any, rid: Any) -> None:
         try:
             stream = await open_stream(self.service, method, params, self.caller)
         except RpcError as e:

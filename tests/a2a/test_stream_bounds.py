@@ -281,3 +281,49 @@ async def test_a_response_whose_body_never_started_gives_its_slot_back(http):
         assert srv.service.stream_slots.held() == 0
         assert srv.service.events.subscribers(task_id) == 0
         release(key)
+
+
+async def test_streams_on_one_websocket_count_against_the_callers_bound(http):
+    """A connection's slot covers its first stream; a second stream at once on the same socket takes a slot of
+    its own, so one caller cannot hold ``max_concurrent_per_socket`` streams on each of its sockets."""
+    key = f"ws-many-{uuid.uuid4()}"
+    async with served(per_caller=2) as srv, contextlib.AsyncExitStack() as stack:
+        slots = srv.service.stream_slots
+        sent = await rpc(http, srv.rpc_url, "SendMessage", {"message": user_message(wait_part(key)),
+                         "configuration": {"returnImmediately": True}}, headers=as_("rover"))
+        task_id = sent["result"]["task"]["id"]
+        ws = await open_ws(stack, srv, "rover")
+        assert slots.held("rover") == 1
+        await ws.send(json.dumps(body("SubscribeToTask", {"id": task_id}, rid="s1")))
+        first = json.loads(await ws.recv())
+        assert first["id"] == "s1" and first["frame"] == "ev"
+        assert slots.held("rover") == 1  # the first stream rides on the connection's slot
+        await ws.send(json.dumps(body("SubscribeToTask", {"id": task_id}, rid="s2")))
+        second = json.loads(await ws.recv())
+        assert second["id"] == "s2" and second["frame"] == "ev"
+        assert slots.held("rover") == 2
+        before = started(srv)
+        # at the bound: a third stream on the socket, a stream over SSE and another socket are all refused
+        await ws.send(json.dumps(body("SendStreamingMessage", NEW_TASK, rid="s3")))
+        third = json.loads(await ws.recv())
+        assert third["id"] == "s3" and third["error"]["code"] == -32004, third
+        assert "max_streams_per_caller = 2" in third["error"]["message"]
+        assert "frame" not in third  # refused before it was a stream
+        bound = "max_streams_per_caller = 2"
+        await refused_sse(http, srv, "rover", "SubscribeToTask", {"id": task_id}, bound)
+        await refused_ws(srv, "rover", bound)
+        assert started(srv) == before
+        # unary requests on the socket still go through
+        await ws.send(json.dumps(body("GetTask", {"id": task_id}, rid="g")))
+        assert json.loads(await ws.recv())["result"]["id"] == task_id
+        release(key)  # the task ends: both streams end, the second one's slot is given back
+        fins: list[str] = []
+        for _ in range(20):  # each stream's last events, then its fin
+            frame = json.loads(await ws.recv())
+            if frame.get("frame") == "fin":
+                fins.append(frame["id"])
+                if len(fins) == 2:
+                    break
+        assert sorted(fins) == ["s1", "s2"]
+        assert await settled(lambda: slots.held("rover") == 1)
+    assert await settled(lambda: srv.service.stream_slots.held() == 0)
