@@ -50,9 +50,9 @@ class OAuthSettings(BaseModel):
 
 
 def _https_or_loopback(url: str) -> bool:
-    """https with a host, or http to this machine's loopback: the parsed host, never the text's first characters
-    (``http://localhost.attacker.example`` and ``http://127.0.0.1@attacker.example`` begin like loopback). No
-    user part: a name before ``@`` only misleads whoever reads the URL."""
+    """https with a host, or http to this machine's loopback: the parsed host, never the text's first
+    characters (``http://localhost.attacker.example`` and ``http://127.0.0.1@attacker.example`` begin like
+    loopback). No user part: a name before ``@`` only misleads whoever reads the URL."""
     try:
         parts = urlsplit(url)
         host = parts.hostname

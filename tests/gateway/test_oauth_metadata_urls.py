@@ -1,8 +1,8 @@
 """``sentinel.oauth`` URLs are https, or http on this machine's loopback only (red team "identity").
 
 The check read the URL's first characters: ``http://localhost.attacker.example`` and
-``http://127.0.0.1@attacker.example`` began like a loopback URL, so a plaintext authorization server on another
-host was published in the metadata every client follows to get its token."""
+``http://127.0.0.1@attacker.example`` began like a loopback URL, so a plaintext authorization server on
+another host was published in the metadata every client follows to get its token."""
 
 from __future__ import annotations
 
