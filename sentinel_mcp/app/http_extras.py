@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.requests import Request
@@ -23,7 +24,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.app.runtime import Runtime
-from sentinel_mcp.config import Config, ConfigError
+from sentinel_mcp.config import Config, ConfigError, loopback_host
 from sentinel_mcp.core.host import HostState
 from sentinel_mcp.gateway.session_tables import Shares
 from sentinel_mcp.identity.resolver import SCOPE_KEY
@@ -43,9 +44,23 @@ class OAuthSettings(BaseModel):
     @field_validator("issuer", "resource", "documentation")
     @classmethod
     def _https_url(cls, v: str | None) -> str | None:
-        if v is not None and not v.startswith(("https://", "http://127.0.0.1", "http://localhost")):
+        if v is not None and not _https_or_loopback(v):
             raise ValueError("must be an https:// URL (http:// only for localhost)")
         return v
+
+
+def _https_or_loopback(url: str) -> bool:
+    """https with a host, or http to this machine's loopback: the parsed host, never the text's first
+    characters (``http://localhost.attacker.example`` and ``http://127.0.0.1@attacker.example`` begin like
+    loopback). No user part: a name before ``@`` only misleads whoever reads the URL."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return False
+    if not host or "@" in parts.netloc:
+        return False
+    return parts.scheme == "https" or (parts.scheme == "http" and loopback_host(host))
 
 
 def oauth_settings(config: Config) -> OAuthSettings | None:

@@ -134,14 +134,17 @@ def http_auth_for(
             token, created = owner_token.load_or_create(config.data_dir)
         except (OSError, ValueError) as e:
             raise ConfigError(f"the owner's token ({file}): {e}") from None
-    if token is not None:
-        tokens.add(OWNER_BY_TOKEN, token=token)
     known = configured_principals(config)
-    for spec in config.sentinel.principals:
-        if spec.token is not None or spec.token_sha256 is not None:
-            tokens.add(known[spec.name], token=spec.token, sha256_hex=spec.token_sha256)
-    for name, key in _a2a_keys(config, token).items():
-        tokens.add(known.get(name) or Principal(name, "token", agent=name != OWNER_NAME), token=key)
+    try:  # one secret, one identity: refused at start, whichever way each names it
+        if token is not None:
+            tokens.add(OWNER_BY_TOKEN, token=token)
+        for spec in config.sentinel.principals:
+            if spec.token is not None or spec.token_sha256 is not None:
+                tokens.add(known[spec.name], token=spec.token, sha256_hex=spec.token_sha256)
+        for name, key in _a2a_keys(config, token).items():
+            tokens.add(known.get(name) or Principal(name, "token", agent=name != OWNER_NAME), token=key)
+    except ValueError as e:
+        raise ConfigError(f"sentinel: {e}") from None
     certificates = certificate_resolver_for(config, tokens, refused, is_revoked, trusted_cas)
     resolvers: list[PrincipalResolver] = [*([certificates] if certificates else []), *(extra or []), tokens]
     also = ", or present a client certificate of this front's CA" if certificates else ""

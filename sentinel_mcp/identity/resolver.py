@@ -42,9 +42,17 @@ class TokenResolver:
     _entries: list[tuple[bytes, Principal]] = field(default_factory=list)
 
     def add(self, principal: Principal, *, token: str | None = None, sha256_hex: str | None = None) -> None:
+        """ValueError when the secret is not usable, or when another identity has it already (the first
+        added would win, silently: an A2A key equal to a person's token made that peer the person)."""
         digest = token_digest(token) if token is not None else bytes.fromhex(sha256_hex or "")
         if len(digest) != 32:
             raise ValueError(f"principal {principal.name!r}: no usable token")
+        for held, other in self._entries:
+            if held == digest and other.name != principal.name:
+                raise ValueError(
+                    f"{other.name!r} and {principal.name!r} share a secret (a token, token_sha256 or A2A "
+                    "key): give each its own"
+                )
         self._entries.append((digest, principal))
 
     def __len__(self) -> int:

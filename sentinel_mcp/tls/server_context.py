@@ -18,6 +18,7 @@ from cryptography import x509
 
 from sentinel_mcp.tls.file_modes import readable_by_others, replaceable_by_others
 from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, PeerCertificate
+from sentinel_mcp.tls.pem_blocks import CA_LABELS, CRL_LABELS, foreign_labels, load_trust
 from sentinel_mcp.tls.refusal_reply import AlertingContext
 from sentinel_mcp.tls.settings import ClientCertificates
 from sentinel_mcp.tls.trusted_cas import TrustedCAs
@@ -67,20 +68,26 @@ Revoked = frozenset[tuple[str, int]]  # (issuer, serial number)
 _CRL_BLOCK = re.compile(rb"-----BEGIN X509 CRL-----.+?-----END X509 CRL-----", re.DOTALL)
 
 
-def check_crl(crl_path: Path, ca_path: Path) -> tuple[list[str], Revoked]:
-    """The CRL must be PEM and signed by one of the CAs. Returns warnings (an expired CRL makes OpenSSL refuse
-    every client certificate) and the revoked certificates of every CRL in the file, for the per-request
-    check (OpenSSL reads them all: a certificate revoked by the second CRL was refused in the handshake, yet
-    kept its kept-alive connection when only the first was read here)."""
-    data = crl_path.read_bytes()
+def check_crl(crl_path: Path, ca_path: Path, data: bytes, ca_data: bytes) -> tuple[list[str], Revoked]:
+    """The CRL file (``data``, as read once) must be PEM CRLs only, the first signed by one of the CAs
+    (``ca_data``). Returns warnings (an expired CRL makes OpenSSL refuse every client certificate) and the
+    revoked certificates of every CRL in the file, for the per-request check (OpenSSL reads them all: a
+    certificate revoked by the second CRL was refused in the handshake, yet kept its kept-alive connection
+    when only the first was read here)."""
     if b"-----BEGIN X509 CRL-----" not in data:
         raise TLSSetupError(
             f"CRL file {crl_path} is not a PEM CRL (convert a DER one with "
             "`openssl crl -inform DER -in FILE -out crl.pem`)"
         )
+    foreign = foreign_labels(data, CRL_LABELS)
+    if foreign:  # OpenSSL would trust a certificate found here as a CA (pem_blocks.py)
+        raise TLSSetupError(
+            f"CRL file {crl_path} holds {', '.join(foreign)} beside its CRLs; a CRL file holds CRLs only "
+            f"(a CA belongs in {ca_path})"
+        )
     try:
         crls = [x509.load_pem_x509_crl(block) for block in _CRL_BLOCK.findall(data)]
-        cas = x509.load_pem_x509_certificates(ca_path.read_bytes())
+        cas = x509.load_pem_x509_certificates(ca_data)
     except ValueError as e:
         raise TLSSetupError(f"CRL file {crl_path}: {e}") from None
     if not crls:
@@ -107,7 +114,9 @@ def check_crl(crl_path: Path, ca_path: Path) -> tuple[list[str], Revoked]:
     return warnings, frozenset(revoked)
 
 
-def build_server_context(tls: FrontTLS) -> tuple[ssl.SSLContext, list[str], Revoked]:
+def build_server_context(tls: FrontTLS) -> tuple[ssl.SSLContext, list[str], Revoked, TrustedCAs | None]:
+    """The context, warnings, the revoked certificates and the CA bundle, all from one read of each file: the
+    bundle the rules are checked with is the one OpenSSL verifies with."""
     _readable(tls.cert, "TLS certificate")
     _readable(tls.key, "TLS key")
     ctx = AlertingContext(ssl.PROTOCOL_TLS_SERVER)
@@ -124,32 +133,44 @@ def build_server_context(tls: FrontTLS) -> tuple[ssl.SSLContext, list[str], Revo
     if readable_by_others(tls.key):
         warnings.append(f"TLS key {tls.key} may be read by every account on this machine; make it chmod 600")
     revoked: Revoked = frozenset()
-    if tls.mode != "off":
-        assert tls.ca is not None
-        _readable(tls.ca, "TLS client CA")
-        try:
-            ctx.load_verify_locations(cafile=str(tls.ca))
-        except ssl.SSLError as e:
-            raise TLSSetupError(f"TLS client CA {tls.ca}: no PEM certificates ({e.reason or e})") from None
-        ctx.verify_mode = ssl.CERT_REQUIRED if tls.mode == "required" else ssl.CERT_OPTIONAL
-        if tls.crl is not None:
-            _readable(tls.crl, "TLS CRL")
-            more, revoked = check_crl(tls.crl, tls.ca)
-            warnings += more
-            ctx.load_verify_locations(cafile=str(tls.crl))
-            # every certificate of the chain, not the client's alone: a CA that revoked an intermediate CA
-            # (one the client sends along, or one in ``ca``) no longer admits what that intermediate signs
-            ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_CHAIN
-    return ctx, warnings, revoked
-
-
-def _trusted_cas(tls: FrontTLS) -> TrustedCAs | None:
-    if tls.mode == "off" or tls.ca is None:
-        return None
+    if tls.mode == "off":
+        return ctx, warnings, revoked, None
+    assert tls.ca is not None
+    _readable(tls.ca, "TLS client CA")
+    ca_data = _read(tls.ca, "TLS client CA")
+    foreign = foreign_labels(ca_data, CA_LABELS)
+    if foreign:  # OpenSSL would trust what the bundle's own checks (trusted_cas.py) do not see
+        raise TLSSetupError(
+            f"TLS client CA {tls.ca} holds {', '.join(foreign)}; a CA bundle holds CERTIFICATE blocks (and "
+            "CRLs) only (`openssl x509 -in FILE` writes one as CERTIFICATE)"
+        )
     try:
-        return TrustedCAs.from_file(tls.ca)
+        cas = TrustedCAs.from_pem(ca_data)
     except ValueError as e:
         raise TLSSetupError(f"TLS client CA {tls.ca}: {e}") from None
+    trust = ca_data
+    if tls.crl is not None:
+        _readable(tls.crl, "TLS CRL")
+        crl_data = _read(tls.crl, "TLS CRL")
+        more, revoked = check_crl(tls.crl, tls.ca, crl_data, ca_data)
+        warnings += more
+        trust += b"\n" + crl_data
+        # every certificate of the chain, not the client's alone: a CA that revoked an intermediate CA
+        # (one the client sends along, or one in ``ca``) no longer admits what that intermediate signs
+        ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_CHAIN
+    try:
+        load_trust(ctx, trust)  # the bytes checked above, never the files read again
+    except ssl.SSLError as e:
+        raise TLSSetupError(f"TLS client CA {tls.ca}: no PEM certificates ({e.reason or e})") from None
+    ctx.verify_mode = ssl.CERT_REQUIRED if tls.mode == "required" else ssl.CERT_OPTIONAL
+    return ctx, warnings, revoked, cas
+
+
+def _read(path: Path, what: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise TLSSetupError(f"{what} file {path}: {e.strerror}") from None
 
 
 def _handshake_bundle(ctx: ssl.SSLContext, cas: TrustedCAs | None) -> None:
@@ -163,8 +184,7 @@ class ServerContexts:
 
     def __init__(self, tls: FrontTLS) -> None:
         self.tls = tls
-        self._ctx, self.warnings, self.revoked = build_server_context(tls)
-        self._cas = _trusted_cas(tls)
+        self._ctx, self.warnings, self.revoked, self._cas = build_server_context(tls)
         _handshake_bundle(self._ctx, self._cas)
         self._stamp = self._stamps()
         self._checked = time.monotonic()
@@ -190,8 +210,7 @@ class ServerContexts:
             if stamp != self._stamp:
                 self._stamp = stamp
                 try:
-                    ctx, warnings, revoked = build_server_context(self.tls)
-                    cas = _trusted_cas(self.tls)
+                    ctx, warnings, revoked, cas = build_server_context(self.tls)
                     _handshake_bundle(ctx, cas)
                     # all at once: a request is checked against the bundle its handshake could have used
                     self._ctx, self.warnings, self.revoked, self._cas = ctx, warnings, revoked, cas
