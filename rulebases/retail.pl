@@ -229,6 +229,24 @@ cites(after_exchange_text/1, policy_ref(retail, "the order status will be change
 cites(pending/1, policy_ref(retail, 'you can take actions to modify its shipping address, payment method, or product item options, but nothing else')).
 cites(order_label/2, policy_ref(retail, 'The status of an order can be')).
 
+% ---------------------------------------------------------------- guards of the read tools
+% A customer's data (an order's details, a profile) is read for the authenticated user only, and only their own:
+% the agent reads nothing about an order or a user before the user is authenticated, and nothing of another
+% customer after. The catalog (products, items, the product list) and the look-ups that authenticate stay open.
+% These guards govern what a caller reads; the facts the policy reads to decide a call (e.g. an order's owner,
+% to find it is not the user's) stay inside Sentinel (docs/rulebase-language.md, "Guards of read tools").
+guard('retail__get_order_details', [order_id = O],
+      ( require(authenticated_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
+                policy_ref(retail, 'you have to authenticate the user identity by locating their user id via email, or via name + zip code')),
+        require(own_order(U, O), 'only the authenticated user\'s own orders can be read: one user per conversation',
+                policy_ref(retail, 'You can only help one user per conversation')) )).
+
+guard('retail__get_user_details', [user_id = V],
+      ( require(authenticated_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
+                policy_ref(retail, 'you have to authenticate the user identity by locating their user id via email, or via name + zip code')),
+        require(V == U, 'only the authenticated user\'s own profile can be read: one user per conversation',
+                policy_ref(retail, 'must deny any requests for tasks related to any other user')) )).
+
 % ---------------------------------------------------------------- guards of the write tools
 guard('retail__cancel_pending_order', [order_id = O, reason = R],
       ( require(authenticated_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
