@@ -228,3 +228,45 @@ async def test_the_users_own_writes_ask_nothing_more(tmp_path: Path) -> None:
         "Cancel this order",
         "Return these items",
     ], asked
+
+
+async def test_a_write_on_another_customers_order_tells_only_that_it_is_not_the_users(tmp_path: Path) -> None:
+    """The write's other rules (status, items, payments) are checked only for the user's own order: what else
+    a call on Emma's order breaks would tell her order's status and contents, one bit a call."""
+    user = AnsweringUser([OLIVIA])
+    async with retail_gateway(tmp_path, user) as c:
+        said = set()
+        for oid in (EMMA_ORDER, "#W5605613", "#W3614011"):  # pending and not
+            r = await c.call_tool(
+                "retail__cancel_pending_order", {"order_id": oid, "reason": "no longer needed"}
+            )
+            said.add(text_of(r).replace(oid, "#"))
+        for items in (["8997785118"], ["1111111111"]):  # in Emma's order and not
+            for tool, extra in (
+                ("retail__return_delivered_order_items", {}),
+                ("retail__exchange_delivered_order_items", {"new_item_ids": ["2913673670"]}),
+                ("retail__modify_pending_order_items", {"new_item_ids": ["2913673670"]}),
+            ):
+                r = await c.call_tool(
+                    tool,
+                    {
+                        "order_id": EMMA_ORDER,
+                        "item_ids": items,
+                        "payment_method_id": "paypal_8049766",
+                        **extra,
+                    },
+                )
+                assert r.is_error and ONE_USER in text_of(r), text_of(r)
+                said.add(f"{tool}: {text_of(r)}")
+        for pay in (
+            "paypal_8049766",
+            "gift_card_8541487",
+        ):  # Olivia's, and the one Emma's order was paid with
+            r = await c.call_tool(
+                "retail__modify_pending_order_payment", {"order_id": EMMA_ORDER, "payment_method_id": pay}
+            )
+            said.add(text_of(r))
+    assert len(said) == 1 + 3 + 1, "\n".join(sorted(said))  # one answer per tool, whatever the order holds
+    assert all(
+        s.count("Unmet:") == 1 and "pending order" not in s and "must be in the order" not in s for s in said
+    ), "\n".join(sorted(said))
