@@ -17,7 +17,17 @@ from typing import Any
 
 import pytest
 from mcp.types import ElicitResult
-from tests.retail.retail_rig import Asked, AnsweringUser, data_of, retail_gateway, text_of
+from tests.retail.retail_rig import (
+    Asked,
+    AnsweringUser,
+    conversation,
+    data_of,
+    retail_gateway,
+    retail_runtime,
+    text_of,
+)
+
+from sentinel_mcp.identity.principal import OWNER_NAME
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -270,3 +280,26 @@ async def test_a_write_on_another_customers_order_tells_only_that_it_is_not_the_
     assert all(
         s.count("Unmet:") == 1 and "pending order" not in s and "must be in the order" not in s for s in said
     ), "\n".join(sorted(said))
+
+
+async def test_the_consoles_view_of_the_session_leaves_the_other_customers_facts_out(tmp_path: Path) -> None:
+    """The console shows a principal's sessions as its own look would: Emma's facts, read by the guard, stay
+    out; the owner at the CLI (no principal) sees them, so they are there to leave out."""
+    async with retail_runtime(tmp_path) as rt, conversation(rt, AnsweringUser([OLIVIA])) as c:
+        r = await c.call_tool(
+            "retail__cancel_pending_order", {"order_id": EMMA_ORDER, "reason": "no longer needed"}
+        )
+        assert r.is_error and ONE_USER in text_of(r), text_of(r)
+        r = await c.call_tool("retail__get_order_details", {"order_id": "#W5442520"})
+        assert not r.is_error, text_of(r)
+        guard = rt.gateway.guard
+        (session,) = [s for s in await guard.session_facts(None).sessions() if s != "default"] or ["default"]
+        everything_held = " ".join(f.fact for f in await guard.session_facts(None).valid(session))
+        assert "Laptop" in everything_held and EMMA in everything_held
+        view = guard.session_facts(OWNER_NAME)
+        shown = " ".join(f.fact for f in await view.valid(session))
+        assert "#W5442520" in shown  # the user's own order
+        assert not [d for d in (*EMMA_DATA, EMMA) if d in shown], shown
+        assert await view.count(session) == len(await view.valid(session))
+        emma_fact = next(f.fact for f in await guard.session_facts(None).valid(session) if "Laptop" in f.fact)
+        assert not await view.revoke(session, emma_fact)
