@@ -16,7 +16,13 @@ from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
 from sentinel_mcp.policy.read_guards import CallerReads, looked_call
 from sentinel_mcp.policy.solver import FetchFilter, SolverResult
-from sentinel_mcp.policy.withheld_facts import NOTHING_HIDDEN, Hidden, Withholding
+from sentinel_mcp.policy.withheld_facts import (
+    NOTHING_HIDDEN,
+    WITHHELD_WHY,
+    Hidden,
+    Withholding,
+    unseen_values,
+)
 
 
 class QueryOutcome(BaseModel):
@@ -233,9 +239,10 @@ class PolicyService:
         call = looked_call(port, tool, arguments, session, self.principal)
         # asking uses nothing up
         d = await self.guard.decide(call, spend=False, may_fetch=self._may_fetch(session))
+        hidden = await self._hidden(session)
         out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}
         if isinstance(d, Allow):
-            out["proof"] = Withholding.proof(await rendered_proof(d.proof), await self._hidden(session))
+            out["proof"] = Withholding.proof(await rendered_proof(d.proof), hidden)
         elif isinstance(d, Deny):
             out |= {"unmet": d.unmet, "how_to_unblock": d.how_to_unblock}
         elif isinstance(d, Ask):
@@ -250,6 +257,11 @@ class PolicyService:
                 }
                 for q in d.questions
             ]
+        # the decision is made on every fact of the session: what it says may hold a value only facts withheld
+        # from this caller hold (an order's owner, read to find it is not the user's); then it says only that
+        unseen = unseen_values(await self.guard.store.valid(session), hidden, arguments)
+        if unseen and any(v in json.dumps(out, default=str) for v in unseen):
+            return {"tool": tool, "decision": d.kind, "reason": WITHHELD_WHY}
         return out
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable
 
-from sentinel_mcp.policy.fact_store import Fact
+from sentinel_mcp.policy.fact_store import Fact, string_values
 
 # what a principal's look leaves out: (predicates, tools whose fetch markers, texts of single facts); the last
 # are the facts of guarded reads it may not make (``read_guards.py``)
@@ -30,6 +30,12 @@ WITHHELD_PROOF = {
     "withheld": "this proof may rest on facts the caller may not see (personal data it has no consent for, "
                 "read by a tool outside its reach, or by a read its rulebase does not let it make)"
 }
+WITHHELD_WHY = (
+    "what this call would need rests on facts the caller may not see (personal data it has no consent for, "
+    "read by a tool outside its reach, or by a read its rulebase does not let it make); call the tool itself "
+    "to be told why"
+)
+MIN_UNSEEN = 3  # shorter strings ('', 'NY', ...) are too common to tell anything, or to be found by chance
 # what a recorded decision told its own caller when it was made (the questions it asked, what was unmet) and
 # the rulebase version the record names anyway: not withheld with the proof
 TOLD_KEYS = ("rulebase", "questions", "unmet")
@@ -118,3 +124,17 @@ class Withholding:
         # a string that merely mentions one errs on the side of withholding
         shown = json.dumps({k: v for k, v in recorded.items() if k not in TOLD_KEYS}, default=str)
         return any(f"{p}(" in shown for p in preds)
+
+
+def unseen_values(facts: list[Fact], hidden: Hidden, given: Any) -> frozenset[str]:
+    """The strings only facts withheld from the caller hold: in none it sees, nor in what it gave (``given``);
+    Sentinel's bookkeeping facts (fetch markers: tool and predicate names) count as seen."""
+    if not any(hidden):
+        return frozenset()
+    seen, kept = string_values(given), set()
+    for f in facts:
+        if f.internal or Withholding.shows(f, hidden):
+            seen |= string_values(f.args)
+        else:
+            kept |= string_values(f.args)
+    return frozenset(v for v in kept - seen if len(v) >= MIN_UNSEEN)

@@ -97,6 +97,20 @@ async def test_another_customers_order_is_not_read_before_the_user_is_authentica
             r = await c.call_tool("sentinel__sentinel_query", {"goal": goal})
             assert data_of(r)["solutions"] == [], (goal, text_of(r))
             assert_no_emma(r)
+        # what a call on Emma's order would need names nothing of hers (her user id, read from the order)
+        for tool, args in (
+            ("retail__cancel_pending_order", {"order_id": EMMA_ORDER, "reason": "no longer needed"}),
+            ("retail__modify_pending_order_payment", {"order_id": EMMA_ORDER, "payment_method_id": "x"}),
+            (
+                "retail__return_delivered_order_items",
+                {"order_id": EMMA_ORDER, "item_ids": ["8997785118"], "payment_method_id": "x"},
+            ),
+            ("retail__get_order_details", {"order_id": EMMA_ORDER}),
+        ):
+            r = await c.call_tool("sentinel__sentinel_why_not", {"tool": tool, "arguments": args})
+            assert data_of(r)["decision"] != "allow", text_of(r)
+            assert_no_emma(r)
+            assert EMMA not in everything(r), text_of(r)
     # asked who the user is (and, for a profile, the consent to read it), nothing about an order
     assert all("email address" in m or "customer profile" in m for m in user.messages()), user.messages()
 
