@@ -325,18 +325,20 @@ class PrologEngine(EngineThread):
         return await self.run(job)
 
     async def dump_session(
-        self, session: str, hidden_predicates: Iterable[str] = (), hidden_tools: Iterable[str] = ()
+        self, session: str, hidden_predicates: Iterable[str] = (), hidden_tools: Iterable[str] = (),
+        hidden_facts: Iterable[str] = (),
     ) -> str:
         """The session's facts as lines ``Fact<TAB>Expires<TAB>Provenance`` (for a query worker's copy),
-        without
-        the facts of ``hidden_predicates`` and the fetch markers of ``hidden_tools``."""
+        without the facts of ``hidden_predicates``, the fetch markers of ``hidden_tools`` and the facts whose
+        text is in ``hidden_facts``."""
         preds = "[" + ",".join(quote_atom(p) for p in sorted(hidden_predicates)) + "]"
         tools = "[" + ",".join(quote_atom(t) for t in sorted(hidden_tools)) + "]"
+        facts = "[" + ",".join(quote_atom(f) for f in sorted(hidden_facts)) + "]"
 
         def job(p: Any) -> str:
             rows = list(
                 p.query(
-                    f"sentinel_core:sn_dump_session({quote_atom(session)}, {preds}, {tools}, Out)",
+                    f"sentinel_core:sn_dump_session({quote_atom(session)}, {preds}, {tools}, {facts}, Out)",
                     maxresult=1,
                 )
             )

@@ -30,6 +30,7 @@ from sentinel_mcp.policy.held_facts import HeldFacts
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.observe_step import ObserveStep
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
+from sentinel_mcp.policy.read_guards import CallerReads, looked_call
 from sentinel_mcp.policy.policy_documents import PolicyDocuments
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
@@ -236,8 +237,25 @@ class PolicyGuard(ObserveStep, Guard):
         return [self.store.database]
 
     def session_facts(self, principal: str | None = None) -> HeldFacts:
+        reads = None if principal is None else partial(self.reads_of, principal)
         return HeldFacts(self.store, self.knowledge, withholding_for(self.withheld, self.port, principal),
-                         self._bound_tools)
+                         self._bound_tools, reads, self.guards_read)
+
+    def guards_read(self, tool: str) -> bool:
+        """Whether the rulebase in force guards ``tool`` (an identity) and the solver may read it: what a
+        principal's look reads from it is that principal's read (``read_guards.py``)."""
+        info = self.rulebases.current.info if self.rulebases.loaded else None
+        return info is not None and info.guards_tool(tool) and self.is_read_only(tool)
+
+    def reads_of(self, principal: str, session: str) -> CallerReads:
+        """``principal``'s reads of guarded tools in ``session``: each decided as its call of the tool would
+        be, asking nothing and using nothing up; the facts the guard reads for it are its own (fetched
+        freely)."""
+
+        async def decide(tool: str, arguments: dict[str, Any]) -> Decision:
+            return await self.decide(looked_call(self.port, tool, arguments, session, principal), spend=False)
+
+        return CallerReads(self.guards_read, decide)
 
     def _bound_tools(self) -> list[tuple[str, str]]:
         """(predicate, tool) of each binding of the rulebase in force."""
@@ -272,7 +290,7 @@ class PolicyGuard(ObserveStep, Guard):
             )
         rb = self.rulebases.current
         # rules bind to the tool's identity (server + its own name), never to the name that exposes it
-        if not rb.info.guards_tool(call.identity):
+        if not rb.info.guards_tool(call.identity) or _policy_read(call, rb):
             if call.identity in rb.info.read_only:
                 return Allow(reason=f"{call.name} is declared read-only by the rulebase")
             if spend:
@@ -570,6 +588,14 @@ CHANGED_TEXT = (
     "what the confirmation shows changed since the user's yes, which counts only for the text shown; "
     "asked again: "
 )
+
+
+def _policy_read(call: ToolCall, rb: Rulebase) -> bool:
+    """Whether ``call`` is the solver's own read of a read-only tool: the guard of a read governs what a
+    caller reads, not the facts the policy reads to decide a call (they stay inside Sentinel; a principal's
+    look into them is the caller's read, ``read_guards.py``). Such a read is decided as if the tool had no
+    guard (else a guard needing the very facts its tool gives would never be proved)."""
+    return call.origin == "solver" and (call.read_only is True or call.identity in rb.info.read_only)
 
 
 def _may_use_confirmation(tree: Any) -> bool:

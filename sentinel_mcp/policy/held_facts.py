@@ -12,32 +12,49 @@ from typing import Any, Callable, Iterable
 
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
-from sentinel_mcp.policy.withheld_facts import TOLD_KEYS, WITHHELD_PROOF, Withholding
+from sentinel_mcp.policy.read_guards import CallerReads
+from sentinel_mcp.policy.withheld_facts import NOTHING_HIDDEN, TOLD_KEYS, WITHHELD_PROOF, Hidden, Withholding
 
 
 class HeldFacts:
     def __init__(
         self, store: FactStore, knowledge: Knowledge, withholding: Withholding | None = None,
         bindings: Callable[[], Iterable[tuple[str, str]]] = lambda: (),
+        reads: Callable[[str], CallerReads] | None = None,
+        guarded: Callable[[str], bool] = lambda tool: False,
     ) -> None:
         self.store = store
         self.knowledge = knowledge
         self.withholding = withholding  # None: everything (the owner at the CLI)
         self.bindings = bindings  # the rulebase in force's (predicate, tool) bindings
+        # session -> the principal's reads of guarded tools there (None: the owner reads all); ``guarded``:
+        # whether the rulebase guards a read tool (``read_guards.py``)
+        self.reads = reads
+        self.guarded = guarded
+
+    @property
+    def _everything(self) -> bool:
+        return self.withholding is None and self.reads is None
+
+    async def _hidden(self, session: str, facts: list[Fact]) -> Hidden:
+        unread = await self.reads(session).hidden(facts) if self.reads is not None else frozenset()
+        if self.withholding is None:
+            return NOTHING_HIDDEN[0], NOTHING_HIDDEN[1], unread
+        return self.withholding.hidden(facts, unread)
 
     async def sessions(self) -> list[str]:
         return await self.store.sessions()
 
     async def count(self, session: str) -> int:
-        if self.withholding is None:
+        if self._everything:
             return await self.store.count(session)
         return len(await self.valid(session))
 
     async def valid(self, session: str) -> list[Fact]:
         facts = await self.store.valid(session)
-        if self.withholding is None:
+        if self._everything:
             return facts
-        hidden = self.withholding.hidden(facts)
+        hidden = await self._hidden(session, facts)
         return [f for f in facts if Withholding.shows(f, hidden)]
 
     async def contexts(self, session: str) -> dict[str, Any]:
@@ -55,9 +72,10 @@ class HeldFacts:
     async def shown_proof(self, session: str, proof: Any) -> Any:
         """A recorded decision's proof as this view may show it: whole, or, when it may rest on withheld
         facts, withheld as ``sentinel_why_not`` withholds one (what the decision told its caller stays)."""
-        if self.withholding is None or not isinstance(proof, dict):
+        if self._everything or not isinstance(proof, dict):
             return proof
-        hidden = self.withholding.hidden(await self.store.valid(session))
-        if not self.withholding.rests_on_withheld(proof, hidden, self.bindings()):
+        hidden = await self._hidden(session, await self.store.valid(session))
+        w = self.withholding or Withholding(None, "")
+        if not w.rests_on_withheld(proof, hidden, self.bindings(), self.guarded):
             return proof
         return {k: proof[k] for k in TOLD_KEYS if k in proof} | WITHHELD_PROOF

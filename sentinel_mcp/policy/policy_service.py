@@ -9,13 +9,20 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny, ToolCall
+from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny
 from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.policy.caller_reach import withholding_for
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
+from sentinel_mcp.policy.read_guards import CallerReads, looked_call
 from sentinel_mcp.policy.solver import FetchFilter, SolverResult
-from sentinel_mcp.policy.withheld_facts import Withholding
+from sentinel_mcp.policy.withheld_facts import (
+    NOTHING_HIDDEN,
+    WITHHELD_WHY,
+    Hidden,
+    Withholding,
+    unseen_values,
+)
 
 
 class QueryOutcome(BaseModel):
@@ -31,18 +38,43 @@ class PolicyService:
     def __init__(self, guard: PolicyGuard, principal: str | None = None) -> None:
         """``principal``: whom the answers are for (a client's); None is the device owner at the CLI. What a
         principal's answers show and fetch is limited to the tools it may reach and the personal data it has
-        consented to (``withheld_facts.py``)."""
+        consented to (``withheld_facts.py``), and, of the reads the rulebase guards, to those it may make
+        itself (``read_guards.py``)."""
         self.guard = guard
+        self.principal = principal
         self.withholding = withholding_for(guard.withheld, guard.port, principal)
+        self._reads: dict[str, CallerReads] = {}
 
-    @property
-    def _may_fetch(self) -> FetchFilter | None:
-        return self.withholding.fetch_refusal if self.withholding is not None else None
+    def _caller_reads(self, session: str) -> CallerReads | None:
+        """This principal's reads of guarded tools in ``session`` (None: the owner at the CLI reads all)."""
+        if self.principal is None:
+            return None
+        if session not in self._reads:
+            self._reads[session] = self.guard.reads_of(self.principal, session)
+        return self._reads[session]
 
-    async def _hidden(self, session: str) -> tuple[frozenset[str], frozenset[str]]:
+    def _may_fetch(self, session: str) -> FetchFilter | None:
+        """What the solver may fetch for this principal's look: tools in its reach whose personal data it has
+        consented to, and of guarded reads, those its call of the tool would be allowed."""
+        withholding, reads = self.withholding, self._caller_reads(session)
+        if withholding is None and reads is None:
+            return None
+
+        async def refusal(tool: str, arguments: dict[str, Any]) -> str | None:
+            why = withholding.fetch_refusal(tool) if withholding is not None else None
+            return why or (await reads.refusal(tool, arguments) if reads is not None else None)
+
+        return refusal
+
+    async def _hidden(self, session: str) -> Hidden:
+        reads = self._caller_reads(session)
+        if self.withholding is None and reads is None:
+            return NOTHING_HIDDEN
+        facts = await self.guard.store.valid(session)
+        unread = await reads.hidden(facts) if reads is not None else frozenset()
         if self.withholding is None:
-            return frozenset(), frozenset()
-        return self.withholding.hidden(await self.guard.store.valid(session))
+            return frozenset(), frozenset(), unread
+        return self.withholding.hidden(facts, unread)
 
     @property
     def _rb(self):  # noqa: ANN202
@@ -60,7 +92,7 @@ class PolicyService:
         mod = await g.knowledge.ensure(session, rb)
         goal = goal.strip().rstrip(".")
 
-        hidden: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+        hidden: Hidden = NOTHING_HIDDEN
 
         async def dump() -> str:
             return await g.engine.dump_session(mod, *hidden)
@@ -83,7 +115,8 @@ class PolicyService:
         is this caller's to see (``_may_fetch``)."""
         g = self.guard
         deadline = time.monotonic() + g.settings.guard_timeout
-        return await g.solver.solve(one_pass, rb, session, deadline=deadline, may_fetch=self._may_fetch)
+        may_fetch = self._may_fetch(session)
+        return await g.solver.solve(one_pass, rb, session, deadline=deadline, may_fetch=may_fetch)
 
     async def summary(self, session: str) -> str:
         rb = self._rb
@@ -116,7 +149,7 @@ class PolicyService:
 
         res = await self._solve(one_pass, rb, session)
         hidden = await self._hidden(session)
-        if self._may_rest_on_withheld(rb, res, hidden):
+        if self._may_rest_on_withheld(rb, session, res, hidden):
             raise ValueError(
                 f"cannot bind {name} to {value!r}: its check does not hold, or reads facts this caller may "
                 "not see (personal data it has no consent for, or a tool outside its reach)"
@@ -134,24 +167,28 @@ class PolicyService:
             "proof": Withholding.proof(res.tree, await self._hidden(session)),
         }
 
-    def _may_rest_on_withheld(
-        self, rb: Any, res: SolverResult, hidden: tuple[frozenset[str], frozenset[str]]
-    ) -> bool:
+    def _may_rest_on_withheld(self, rb: Any, session: str, res: SolverResult, hidden: Hidden) -> bool:
         """Whether a bind's outcome may depend on a fact this caller may not see, so that telling it apart
         would say whether the fact exists and what it holds (one bit per try). Then every such outcome is one
         refusal: a fetch refused for want of consent or reach (the fact is absent), a proof through a withheld
-        predicate (present and true), or any failure while withheld facts are in the session (present and
-        false)."""
-        if self.withholding is None:
+        predicate or a fact of a read it may not make (present and true), or any failure while withheld facts
+        are in the session (present and false)."""
+        if self.withholding is None and self.principal is None:
             return False
-        withheld = {b.predicate for b in rb.info.bindings if self.withholding.withholds(b.tool)}
+        w = self.withholding
+        reads = self._caller_reads(session)
+
+        def withholds(tool: Any) -> bool:
+            return (w is not None and w.withholds(tool)) or (reads is not None and reads.guards(tool))
+
+        withheld = {b.predicate for b in rb.info.bindings if w is not None and w.withholds(b.tool)}
         withheld |= set(hidden[0])
-        if any(self.withholding.withholds(m.get("tool")) for m in res.missing):
+        if any(withholds(m.get("tool")) for m in res.missing):
             return True
         if res.status == "proved":
             shown = json.dumps(res.tree, default=str)  # a string mentioning one errs on the side of refusing
-            return any(f"{p}(" in shown for p in withheld)
-        return bool(hidden[0] or hidden[1])
+            return any(f"{p}(" in shown for p in withheld) or any(f in shown for f in hidden[2])
+        return any(hidden)
 
     async def answer(
         self, session: str, predicate: str, inputs: list[Any], value: Any, provenance: str = "agent"
@@ -199,27 +236,13 @@ class PolicyService:
         port = self.guard.port
         if self.withholding is not None and not self.withholding.reachable(tool):
             raise RuntimeError(f"unknown tool {tool!r}")
-        t = port.find_tool(tool) if port is not None else None
-        ann = t.annotations if t else None
-        server, _, own = tool.partition("__")
-        ref = port.identity_of(tool) if port is not None else None
-        if ref is not None:  # the tool's identity, whatever prefix exposes it (rules bind to it)
-            server, own = ref.server, ref.tool
-        call = ToolCall(
-            name=tool,
-            server=server if own else "",
-            tool=own or tool,
-            arguments=arguments,
-            session_id=session,
-            origin="builtin",
-            read_only=ann.read_only_hint if ann else None,
-            destructive=ann.destructive_hint if ann else None,
-            self_confirming=port.self_confirming(tool) if port is not None else False,
-        )
-        d = await self.guard.decide(call, spend=False, may_fetch=self._may_fetch)  # asking uses nothing up
+        call = looked_call(port, tool, arguments, session, self.principal)
+        # asking uses nothing up
+        d = await self.guard.decide(call, spend=False, may_fetch=self._may_fetch(session))
+        hidden = await self._hidden(session)
         out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}
         if isinstance(d, Allow):
-            out["proof"] = Withholding.proof(await rendered_proof(d.proof), await self._hidden(session))
+            out["proof"] = Withholding.proof(await rendered_proof(d.proof), hidden)
         elif isinstance(d, Deny):
             out |= {"unmet": d.unmet, "how_to_unblock": d.how_to_unblock}
         elif isinstance(d, Ask):
@@ -234,6 +257,11 @@ class PolicyService:
                 }
                 for q in d.questions
             ]
+        # the decision is made on every fact of the session: what it says may hold a value only facts withheld
+        # from this caller hold (an order's owner, read to find it is not the user's); then it says only that
+        unseen = unseen_values(await self.guard.store.valid(session), hidden, arguments)
+        if unseen and any(v in json.dumps(out, default=str) for v in unseen):
+            return {"tool": tool, "decision": d.kind, "reason": WITHHELD_WHY}
         return out
 
 

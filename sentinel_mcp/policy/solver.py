@@ -28,7 +28,8 @@ from sentinel_mcp.policy.rulebase import Rulebase
 log = logging.getLogger(__name__)
 
 PassFn = Callable[[], Awaitable[dict[str, Any]]]
-FetchFilter = Callable[[str], "str | None"]  # tool -> why it may not be fetched now, or None
+# (tool, arguments) -> why it may not be fetched now for the caller whose look this is, or None
+FetchFilter = Callable[[str, dict[str, Any]], Awaitable["str | None"]]
 
 
 class FetchRecord(BaseModel):
@@ -234,7 +235,7 @@ class Solver:
 
         if self.port is None:
             return fail("no gateway to fetch through")
-        refusal = may_fetch(tool) if may_fetch is not None else None
+        refusal = await may_fetch(tool, arguments) if may_fetch is not None else None
         if refusal:
             return fail(refusal)
         if not self.is_read_only(tool):

@@ -17,15 +17,25 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable
 
-from sentinel_mcp.policy.fact_store import Fact
+from sentinel_mcp.policy.fact_store import Fact, string_values
 
+# what a principal's look leaves out: (predicates, tools whose fetch markers, texts of single facts); the last
+# are the facts of guarded reads it may not make (``read_guards.py``)
+Hidden = tuple[frozenset[str], frozenset[str], frozenset[str]]
+NOTHING_HIDDEN: Hidden = (frozenset(), frozenset(), frozenset())
 WithheldFn = Callable[[str, str], "str | None"]  # (tool, principal) -> the personal kind withheld, or None
 ReachFn = Callable[[str], bool]  # tool -> whether the principal may call it itself (``caller_reach.py``)
 
 WITHHELD_PROOF = {
     "withheld": "this proof may rest on facts the caller may not see (personal data it has no consent for, "
-                "or read by a tool outside its reach)"
+                "read by a tool outside its reach, or by a read its rulebase does not let it make)"
 }
+WITHHELD_WHY = (
+    "what this call would need rests on facts the caller may not see (personal data it has no consent for, "
+    "read by a tool outside its reach, or by a read its rulebase does not let it make); call the tool itself "
+    "to be told why"
+)
+MIN_UNSEEN = 3  # shorter strings ('', 'NY', ...) are too common to tell anything, or to be found by chance
 # what a recorded decision told its own caller when it was made (the questions it asked, what was unmet) and
 # the rulebase version the record names anyway: not withheld with the proof
 TOLD_KEYS = ("rulebase", "questions", "unmet")
@@ -71,40 +81,60 @@ class Withholding:
             "call the tool itself to be asked"
         )
 
-    def hidden(self, facts: list[Fact]) -> tuple[frozenset[str], frozenset[str]]:
-        """(predicates, tools) to leave out: every predicate a withheld tool yielded, and its fetch markers.
-        """
+    def hidden(self, facts: list[Fact], unread: frozenset[str] = frozenset()) -> Hidden:
+        """What to leave out: every predicate a withheld tool yielded, its fetch markers, and ``unread`` (the
+        facts of guarded reads this principal may not make, ``CallerReads.hidden``)."""
         tools = frozenset(f.source_tool for f in facts if f.source_tool and self.withholds(f.source_tool))
         preds = frozenset(f.predicate for f in facts if f.source_tool in tools and not f.internal)
-        return preds, tools
+        return preds, tools, unread
 
     @staticmethod
-    def shows(fact: Fact, hidden: tuple[frozenset[str], frozenset[str]]) -> bool:
-        preds, tools = hidden
-        return fact.predicate not in preds and fact.source_tool not in tools
+    def shows(fact: Fact, hidden: Hidden) -> bool:
+        preds, tools, unread = hidden
+        return fact.predicate not in preds and fact.source_tool not in tools and fact.fact not in unread
 
     @staticmethod
-    def proof(proof: Any, hidden: tuple[frozenset[str], frozenset[str]]) -> Any:
+    def proof(proof: Any, hidden: Hidden) -> Any:
         """A proof is shown whole or not at all: one that may rest on withheld facts is replaced by a note."""
-        if not hidden[0] and not hidden[1]:
+        if not any(hidden):
             return proof
         return dict(WITHHELD_PROOF)
 
     def rests_on_withheld(
-        self, recorded: dict[str, Any], hidden: tuple[frozenset[str], frozenset[str]],
-        bindings: Iterable[tuple[str, str]],
+        self, recorded: dict[str, Any], hidden: Hidden, bindings: Iterable[tuple[str, str]],
+        guarded: Callable[[str], bool] = lambda tool: False,
     ) -> bool:
         """Whether a recorded proof may rest on facts withheld from this principal: ``proof``'s own test (the
         session holds some), or, since a record outlives its facts, the record fetched from a withheld tool or
-        names a predicate that a withheld tool's binding (predicate, tool) yields."""
-        if hidden[0] or hidden[1]:
+        names a predicate that a withheld tool's binding (predicate, tool) yields. A guarded read
+        (``guarded``: its rulebase guards it) counts as withheld here: a record does not say whose data its
+        facts were."""
+        if any(hidden):
             return True
+
+        def kept(tool: str) -> bool:
+            return self.withholds(tool) or guarded(tool)
+
         fetches = recorded.get("fetches")
         if isinstance(fetches, list) and any(
-            isinstance(f, dict) and self.withholds(str(f.get("tool") or "")) for f in fetches
+            isinstance(f, dict) and kept(str(f.get("tool") or "")) for f in fetches
         ):
             return True
-        preds = {p for p, tool in bindings if self.withholds(tool)}
+        preds = {p for p, tool in bindings if kept(tool)}
         # a string that merely mentions one errs on the side of withholding
         shown = json.dumps({k: v for k, v in recorded.items() if k not in TOLD_KEYS}, default=str)
         return any(f"{p}(" in shown for p in preds)
+
+
+def unseen_values(facts: list[Fact], hidden: Hidden, given: Any) -> frozenset[str]:
+    """The strings only facts withheld from the caller hold: in none it sees, nor in what it gave (``given``);
+    Sentinel's bookkeeping facts (fetch markers: tool and predicate names) count as seen."""
+    if not any(hidden):
+        return frozenset()
+    seen, kept = string_values(given), set()
+    for f in facts:
+        if f.internal or Withholding.shows(f, hidden):
+            seen |= string_values(f.args)
+        else:
+            kept |= string_values(f.args)
+    return frozenset(v for v in kept - seen if len(v) >= MIN_UNSEEN)

@@ -77,8 +77,22 @@ async def retail_gateway(
 ) -> AsyncIterator[Carried]:
     """One conversation of the local owner with Sentinel over the retail server."""
     async with running_gateway(retail_config(tmp, permissive=permissive)) as rt:
-        async with Client(rt.front.server, mode=mode, elicitation_callback=answers) as client:
-            yield Carried(client)
+        async with conversation(rt, answers, mode=mode) as c:
+            yield c
+
+
+@contextlib.asynccontextmanager
+async def retail_runtime(tmp: Path, *, permissive: bool = True) -> AsyncIterator[Any]:
+    """Sentinel over the retail server, for several conversations (``conversation``)."""
+    async with running_gateway(retail_config(tmp, permissive=permissive)) as rt:
+        yield rt
+
+
+@contextlib.asynccontextmanager
+async def conversation(rt: Any, answers: AnsweringUser, *, mode: str = "auto") -> AsyncIterator[Carried]:
+    """A new conversation with a running Sentinel (its own session: its own user)."""
+    async with Client(rt.front.server, mode=mode, elicitation_callback=answers) as client:
+        yield Carried(client)
 
 
 def text_of(result: Any) -> str:

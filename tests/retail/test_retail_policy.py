@@ -14,11 +14,20 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.retail.retail_rig import DONT_KNOW, AnsweringUser, data_of, retail_gateway, text_of
+from tests.retail.retail_rig import (
+    DONT_KNOW,
+    AnsweringUser,
+    conversation,
+    data_of,
+    retail_gateway,
+    retail_runtime,
+    text_of,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
 OLIVIA = ("email address of your account", "olivia.ito5204@example.com")
+EMMA = ("email address of your account", "emma.smith3991@example.com")
 INTERNAL = re.compile(r"json\(|\b_[A-Z0-9]\w*|missing fact|\$dont_know|\bnull\b|\[\]")
 ONE_USER = "You can only help one user per conversation"
 
@@ -144,7 +153,7 @@ async def test_a_second_user_is_refused_in_the_same_conversation(tmp_path: Path)
         "country": "USA",
         "zip": "80301",
     }
-    async with retail_gateway(tmp_path, user) as c:
+    async with retail_runtime(tmp_path) as rt, conversation(rt, user) as c:
         # Emma's orders and profile, by their ids: the conversation's user is Olivia
         r = await c.call_tool(
             "retail__cancel_pending_order", {"order_id": "#W2417020", "reason": "no longer needed"}
@@ -167,13 +176,17 @@ async def test_a_second_user_is_refused_in_the_same_conversation(tmp_path: Path)
             "retail__cancel_pending_order", {"order_id": "#W2417020", "reason": "no longer needed"}
         )
         assert r.is_error and ONE_USER in text_of(r)
-        assert (await order(c, "#W2417020"))["status"] == "pending"
+        r = await c.call_tool("retail__get_order_details", {"order_id": "#W2417020"})  # nor read
+        assert r.is_error and ONE_USER in text_of(r) and "Laptop" not in text_of(r), text_of(r)
         assert user.messages().count("What is the email address of your account?") == 1
         # Olivia's own request goes through
         r = await c.call_tool(
             "retail__cancel_pending_order", {"order_id": "#W5442520", "reason": "no longer needed"}
         )
         assert not r.is_error, text_of(r)
+        # Emma, in a conversation of her own, finds her order as it was
+        async with conversation(rt, AnsweringUser([EMMA])) as emma:
+            assert (await order(emma, "#W2417020"))["status"] == "pending"
 
 
 async def test_focus_shifts_between_two_orders_of_the_user(tmp_path: Path) -> None:

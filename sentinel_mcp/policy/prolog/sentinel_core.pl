@@ -13,6 +13,7 @@
 :- use_module(library(occurs)).
 :- use_module(library(sha)).  % the digest of a confirmation's text (shown_digest/2)
 :- use_module(library(aggregate)).  % loaded here, never autoloaded during a decision (sn_decide_capped/10)
+:- use_module(library(ordsets)).  % the facts a principal may not read (sn_dump_session/5)
 :- use_module(sentinel_rt, []).
 
 :- dynamic cur/2, need/1, unmet/1.
@@ -733,13 +734,23 @@ sn_dump_session(Session, Text) :- sn_dump_session(Session, [], [], Text).
 %  sn_dump_session(+Session, +HiddenPreds, +HiddenTools, -Text): without the facts of the predicates in
 %  HiddenPreds and the fetch markers of the tools in HiddenTools (personal data a principal may not see).
 sn_dump_session(Session, HiddenPreds, HiddenTools, Text) :-
+    sn_dump_session(Session, HiddenPreds, HiddenTools, [], Text).
+
+%  sn_dump_session(+Session, +HiddenPreds, +HiddenTools, +HiddenFacts, -Text): and without the facts whose text
+%  (as writeq writes it: a fact's text in the store) is in HiddenFacts (reads the principal may not make).
+sn_dump_session(Session, HiddenPreds, HiddenTools, HiddenFacts, Text) :-
     ensure_session(Session),
+    sort(HiddenFacts, Unread),
     with_output_to(string(Text),
-        forall(( stored_fact(Session, F, E, P), \+ hidden_fact(F, HiddenPreds, HiddenTools) ),
+        forall(( stored_fact(Session, F, E, P), \+ hidden_fact(F, HiddenPreds, HiddenTools),
+                 \+ unread_fact(F, Unread) ),
                format('~k\t~w\t~w~n', [F, E, P]))).
 
 hidden_fact('$fetched'(_, _, T, _), _, HiddenTools) :- !, memberchk(T, HiddenTools).
 hidden_fact(F, HiddenPreds, _) :- functor(F, N, _), memberchk(N, HiddenPreds).
+
+unread_fact(_, []) :- !, fail.
+unread_fact(F, Unread) :- format(atom(A), '~q', [F]), ord_memberchk(A, Unread).
 
 
 solution_json(Vs-T, json([bindings=json(B), proof=TJ])) :-
