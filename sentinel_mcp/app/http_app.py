@@ -52,7 +52,8 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 CHECKED_HEADERS = frozenset((b"host", b"origin", b"authorization", b"x-api-key"))
 # headers that name one thing (who calls, which session, which protocol): sent twice, one reader would take
 # the first and another the last (the SDK's session look-up and our owner check did): refused
-SINGLE_HEADERS = CHECKED_HEADERS | {b"mcp-session-id", b"mcp-protocol-version", b"last-event-id"}
+SINGLE_HEADERS = CHECKED_HEADERS | {b"mcp-session-id", b"mcp-protocol-version", b"last-event-id",
+                                    b"x-sentinel-session"}
 WILDCARDS = ("0.0.0.0", "::", "")
 
 
@@ -350,6 +351,11 @@ def build_http_app(
     class _LateMCP:
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
             assert holder.mcp_app is not None  # the lifespan makes it before the server takes a request
+            if scope.get("method") == "GET":
+                # sessions keep no event store, so there is nothing to resume: the SDK returned no response
+                # at all for a GET carrying Last-Event-ID (a plain-text 500); the stream opens afresh instead
+                headers = scope.get("headers", ())
+                scope["headers"] = [(k, v) for k, v in headers if k.lower() != b"last-event-id"]
             await owners(holder.mcp_app, scope, receive, send)
 
     sse = SseServerTransport("/messages/")

@@ -29,6 +29,10 @@ from sentinel_mcp.storage.open import release
 
 MAX_ARGS_CHARS = 4000
 MAX_PROOF_CHARS = 20000
+# texts a caller shapes, cut as the arguments are: a row is never much larger than what Sentinel itself
+# writes, so a call cannot make the log (and the disk everyone's calls need) grow by megabytes
+MAX_NAME_CHARS = 1000  # the session, the client's name, the tool's name as the caller spelt it
+MAX_TEXT_CHARS = MAX_PROOF_CHARS  # a reason, an error
 
 __all__ = ["AuditEntry", "AuditLog", "StorageError", "audit_files", "new_decision_id", "read_audit"]
 
@@ -67,8 +71,11 @@ def _timings_text(timings: Any) -> str | None:
     return _json(timings)
 
 
-def _text(value: str | None) -> str | None:
-    """Text a caller may have shaped (tool names, reasons quoting arguments): lone surrogates escaped."""
+def _text(value: str | None, limit: int = MAX_TEXT_CHARS) -> str | None:
+    """Text a caller may have shaped (tool names, reasons quoting arguments): cut to ``limit`` characters,
+    lone surrogates escaped."""
+    if value is not None and len(value) > limit:
+        value = value[:limit] + "…"
     if value is None or value.isascii():
         return value
     try:
@@ -181,10 +188,10 @@ class AuditLog:
             entry.ts,
             entry.decision_id,
             entry.event,
-            _text(entry.session),
-            _text(entry.client),
+            _text(entry.session, MAX_NAME_CHARS),
+            _text(entry.client, MAX_NAME_CHARS),
             entry.origin,
-            _text(entry.tool),
+            _text(entry.tool, MAX_NAME_CHARS),
             entry.upstream,
             entry.arg_digest,
             _json(entry.arguments, MAX_ARGS_CHARS),

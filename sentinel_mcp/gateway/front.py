@@ -72,6 +72,7 @@ from sentinel_mcp.identity.resolver import SCOPE_KEY
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 500
+MAX_CLIENT_PART = 100  # of the name and of the version a client gives for itself
 INSTRUCTIONS = (
     "Sentinel governs these tools: every call is checked by a policy before it runs. A call may be allowed, "
     "denied (the result says why and what would unblock it), or need the user's answer (you will be asked, "
@@ -248,12 +249,16 @@ class Front(CatalogRequests, HeldRounds):
 
     @staticmethod
     def client_name(ctx: ServerRequestContext) -> str | None:
+        """``name/version`` as the client gives them, each cut (``MAX_CLIENT_PART``): the text goes into every
+        audit row of the session (a 3 MB name made each 100-byte call write 6 MB of audit)."""
         params = ctx.session.client_params
         info = params.client_info if params is not None else None
-        if info is None and isinstance(ctx.meta, dict):
-            raw = ctx.meta.get("io.modelcontextprotocol/clientInfo")
-            return f"{raw.get('name')}/{raw.get('version')}" if isinstance(raw, dict) and raw else None
-        return f"{info.name}/{info.version}" if info else None
+        raw = ctx.meta.get("io.modelcontextprotocol/clientInfo") if isinstance(ctx.meta, dict) else None
+        if info is not None:
+            raw = {"name": info.name, "version": info.version}
+        if not (isinstance(raw, dict) and raw):
+            return None
+        return f"{str(raw.get('name'))[:MAX_CLIENT_PART]}/{str(raw.get('version'))[:MAX_CLIENT_PART]}"
 
     # ------------------------------------------------------------------ tools
     async def call_tool(

@@ -15,8 +15,6 @@ import contextlib
 import json
 import logging
 import os
-import selectors
-import stat
 from typing import Any, AsyncIterator
 
 import anyio
@@ -27,6 +25,7 @@ from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from sentinel_mcp.core.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
 from sentinel_mcp.gateway.in_flight_requests import InFlightRequests, refusal
 from sentinel_mcp.gateway.stdio_lean_calls import StdioLeanCalls
+from sentinel_mcp.gateway.stdio_wire_out import WireOut, pollable
 from sentinel_mcp.gateway.wire_guard import sdk_accepts
 
 log = logging.getLogger(__name__)
@@ -114,26 +113,9 @@ class _CountedSendStream(ContextSendStream[SessionMessage]):
         await super().aclose()
 
 
-def _pollable(fd: int) -> bool:
-    """Whether the event loop can wait on ``fd``: a pipe, socket or terminal can; a regular file, and a
-    character device such as /dev/null (``serve < /dev/null``), cannot (epoll refuses them with EPERM, and
-    the loop would only say so in a callback, leaving the gateway waiting on nothing)."""
-    mode = os.fstat(fd).st_mode
-    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
-        return False
-    probe = selectors.DefaultSelector()
-    try:
-        probe.register(fd, selectors.EVENT_READ)
-        return True
-    except (PermissionError, ValueError, OSError):
-        return False
-    finally:
-        probe.close()
-
-
 async def _reader(fd: int) -> AsyncIterator[bytes]:
     loop = asyncio.get_running_loop()
-    if _pollable(fd):
+    if pollable(fd):
         reader = asyncio.StreamReader(limit=CHUNK * 4)
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0, closefd=False))
@@ -175,19 +157,9 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore
     wire_in = _claim(stdin_fd, devnull)
     os.close(devnull)
     wire_out = _claim(stdout_fd, 2)
-    write_lock = anyio.Lock(fast_acquire=True)  # uncontended: no extra turn of the loop per answer
-
-    async def send_line(text: str) -> None:
-        data = (text + "\n").encode("utf-8", "replace")
-        async with write_lock:
-            view = memoryview(data)
-            while view:
-                try:
-                    n = os.write(wire_out, view)
-                except BlockingIOError:
-                    await anyio.sleep(0.001)
-                    continue
-                view = view[n:]
+    # never blocks the loop on a client that does not read; says when too many lines wait (stdio_wire_out)
+    out = WireOut(wire_out)
+    send_line = out.write
 
     read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
     raw_send, raw_receive = anyio.create_memory_object_stream[Any](0)
@@ -198,12 +170,15 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore
     # overwrote the dispatcher's entry of the call in flight and both answers went out under one id)
     in_flight = InFlightRequests()
     writing = True  # stdout_loop still takes what is handed
+    out.queued = lambda: write_stream.handed - written
 
     async def stdin_loop() -> None:
         frames = _Lines()
         async with read_writer:
             async for chunk in _reader(wire_in):
                 for item in frames.feed(chunk):
+                    if out.over():  # the client does not read its answers: it is sent no more until it does
+                        await out.room()
                     if isinstance(item, WireError):
                         await send_line(json.dumps(item.response()))
                         continue
@@ -257,6 +232,7 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore
                             in_flight.answered(message.id)
                         await send_line(_line_of(message))
                     written += 1
+                    out.moved()
         finally:
             writing = False
 
@@ -288,6 +264,7 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore
                         await lean.close()
                 tg.cancel_scope.cancel()
     finally:
+        out.close()
         with contextlib.suppress(OSError):
             os.set_blocking(wire_in, True)  # shared with whoever else holds this pipe or terminal
         for fd, private in ((stdin_fd, wire_in), (stdout_fd, wire_out)):

@@ -14,26 +14,45 @@ import mcp_types as types
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.core.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
+from sentinel_mcp.gateway.held_bodies import HeldBodies
+from sentinel_mcp.identity.resolver import SCOPE_KEY
+
 
 class WireGuard:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        self.bodies = HeldBodies()  # what the requests' bodies hold, per principal (held_bodies.py)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST" or not _guarded(scope.get("path", "")):
             return await self.app(scope, receive, send)
-        body = bytearray()
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > MAX_MESSAGE_BYTES:
-                return await _answer(send, WireError(
-                    INVALID_REQUEST, f"Invalid Request: message larger than {MAX_MESSAGE_BYTES} bytes"))
-        raw = bytes(body)
+        who = str(getattr(scope.get(SCOPE_KEY), "name", ""))
+        held = 0  # bytes counted for this request, given back when it ends
+        try:
+            body = bytearray()
+            more = True
+            while more:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                chunk = message.get("body", b"")
+                refused = self.bodies.take(who, len(chunk))
+                if refused is not None:
+                    return await _answer(send, WireError(INVALID_REQUEST, f"Invalid Request: {refused[1]}"),
+                                         refused[0])
+                held += len(chunk)
+                body += chunk
+                more = message.get("more_body", False)
+                if len(body) > MAX_MESSAGE_BYTES:
+                    return await _answer(send, WireError(
+                        INVALID_REQUEST, f"Invalid Request: message larger than {MAX_MESSAGE_BYTES} bytes"))
+            raw = bytes(body)
+            del body  # held once, as ``raw``
+            await self._checked(scope, receive, send, raw)
+        finally:
+            self.bodies.give_back(who, held)
+
+    async def _checked(self, scope: Scope, receive: Receive, send: Send, raw: bytes) -> None:
         try:
             msg = parse_message(raw)
             # the SDK parses the raw body again, with its own parser (stricter on lone surrogates): the same
@@ -129,12 +148,12 @@ def _guarded(path: str) -> bool:
     return path == "/mcp" or path.startswith("/messages/") or path == "/messages"
 
 
-async def _answer(send: Send, error: WireError) -> None:
+async def _answer(send: Send, error: WireError, status: int = 400) -> None:
     body = json.dumps(error.response()).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 400,
+            "status": status,
             "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
         }
     )
