@@ -39,6 +39,7 @@ from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.stream_slots import StreamSlot, TooManyStreams
 from sentinel_mcp.a2a.task_events import EventStream
 from sentinel_mcp.core.errors import A2AError
+from sentinel_mcp.core.held_bytes import HeldBytes
 
 log = logging.getLogger(__name__)
 _HEADERS = {VERSION_HEADER: PROTOCOL_VERSION}
@@ -48,17 +49,36 @@ class BodyTooLarge(A2AError):
     pass
 
 
-async def read_capped(request: Request, limit: int) -> bytes:
+class BodiesHeld(A2AError):
+    """Past the bytes of bodies one caller (or everyone) may have read or served at once: (status, why)."""
+
+    def __init__(self, status: int, why: str) -> None:
+        super().__init__(why)
+        self.status = status
+
+
+async def read_capped(request: Request, limit: int, held: HeldBytes | None = None, who: str = "") -> bytes:
+    """The body, at most ``limit`` bytes; each chunk counted for ``who`` in ``held`` (the caller gives the
+    count back, ``held.give_back(who, len(body))``, when the request ends; a refusal gives back at once)."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge
+            refused = held.take(who, len(chunk)) if held is not None else None
+            if refused is not None:
+                size -= len(chunk)
+                raise BodiesHeld(*refused)
+            chunks.append(chunk)
+    except BaseException:
+        if held is not None:
+            held.give_back(who, sum(len(c) for c in chunks))
+        raise
     return b"".join(chunks)
 
 
@@ -143,8 +163,9 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
                                  "message": "send Content-Type: application/json"},
                                 status_code=415, headers=_HEADERS)
         body: Any = None
+        raw = b""
         try:
-            raw = await read_capped(request, settings.max_frame_bytes)
+            raw = await read_capped(request, settings.max_frame_bytes, service.held_bodies, caller)
             body = decode_frame(raw)
             rpc = parse_request(body)
             check_version(version_of(request.headers, request.query_params))
@@ -159,6 +180,9 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
                 INVALID_REQUEST, f"Invalid Request: payload larger than {settings.max_frame_bytes} bytes"
             )
             return JSONResponse(error_frame(None, err), headers=_HEADERS)
+        except BodiesHeld as e:
+            err = RpcError(INVALID_REQUEST, f"Invalid Request: {e}")
+            return JSONResponse(error_frame(None, err), status_code=e.status, headers=_HEADERS)
         except TooManyStreams as e:
             return JSONResponse(error_frame(id_of(body), e), status_code=429, headers=_HEADERS)
         except RpcError as e:
@@ -170,5 +194,7 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
             return JSONResponse(
                 error_frame(id_of(body), RpcError(INTERNAL_ERROR, "Internal error")), headers=_HEADERS
             )
+        finally:
+            service.held_bodies.give_back(caller, len(raw))  # read whole: held while it was served
 
     return a2a_jsonrpc

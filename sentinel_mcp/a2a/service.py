@@ -52,6 +52,7 @@ from sentinel_mcp.a2a.protocol import (
 )
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.a2a.stream_slots import StreamSlots
+from sentinel_mcp.core.held_bytes import HeldBytes
 from sentinel_mcp.a2a.task_events import EventStream, StreamEvent, TaskEvents
 from sentinel_mcp.a2a import task_lease
 from sentinel_mcp.a2a.task_journal import TaskJournal
@@ -97,6 +98,9 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         self._expiry: asyncio.Task[None] | None = None  # looks them over when no new task arrives
         self.events = TaskEvents()  # status/artifact updates per task, for streams
         self.stream_slots = StreamSlots(settings.max_streams_per_caller, settings.max_streams)  # SSE and WS
+        # bytes of HTTP request bodies being read or served: each is bounded by max_frame_bytes, their number
+        # per caller and in all by this (core/held_bytes.py)
+        self.held_bodies = HeldBytes(16 * settings.max_frame_bytes, 256 * settings.max_frame_bytes)
         self.peers = peers  # a discovery.PeerRegistry, when discovery runs
         self.epoch = secrets.token_hex(4)
         self._journal: TaskJournal | None = None
