@@ -84,9 +84,9 @@ async def earlier_answer(store: FactStore, question: Question, fact: Fact) -> Fa
     """A valid answer already stored for the same question (its predicate and inputs) with another value.
     A question is open only while it has no answer, so a second, different one comes from two calls that
     asked it at once (or a stale form): taking both would leave two users, two emails, in one conversation,
-    and a rule without ``require`` would accept either. A yes/no question too: its yes is the predicate and its
-    no ``'$answered_no'``, and a yes stored beside a no wins (an agent's yes after the user's no let the call
-    the user refused go through)."""
+    and a rule without ``require`` would accept either. A yes/no question too: its yes is the predicate and
+    its no ``'$answered_no'``, and a yes stored beside a no wins (an agent's yes after the user's no let the
+    call the user refused go through)."""
     meta = question.meta
     if meta.get("kind") != "ask":
         return None

@@ -101,9 +101,9 @@ guard('shop__wipe', [item = X], really_wipe(X)).
 
 
 async def test_a_no_is_not_turned_into_a_yes_by_a_second_answer(tmp_path: Path) -> None:
-    """A yes/no question was not held to its first answer: after the user's "no", the agent's "yes" (an askable
-    the agent may answer too) was stored beside it, and a yes wins over a no, so the call the user refused went
-    through. A second, different answer to a yes/no question is refused as any other's."""
+    """A yes/no question was not held to its first answer: after the user's "no", the agent's "yes" (an
+    askable the agent may answer too) was stored beside it, and a yes wins over a no, so the call the user
+    refused went through. A second, different answer to a yes/no question is refused as any other's."""
     from sentinel_mcp.policy.policy_service import PolicyService
 
     pl = tmp_path / "wipe.pl"

@@ -4,7 +4,6 @@ comes back as it went."""
 
 from __future__ import annotations
 
-import json
 import random
 import re
 

@@ -185,8 +185,9 @@ async def test_many_reads_of_one_session_stay_within_its_bound_and_the_guard_rea
     assert cancelled(tmp_path) == ["B1-7"]
 
 
-@pytest.mark.parametrize("odd", [float("nan"), float("inf"), -float("inf"), 10**400], ids=["nan", "inf", "-inf", "big"])
-async def test_an_answer_the_engine_cannot_read_takes_back_what_the_read_said(tmp_path: Path, odd: Any) -> None:
+@pytest.mark.parametrize("odd", [float("nan"), float("inf"), -float("inf"), 10**400],
+                         ids=["nan", "inf", "-inf", "big"])
+async def test_an_answer_the_engine_cannot_read_takes_back_what_the_read_said(tmp_path: Path, odd: Any):
     """An upstream's JSON may carry NaN or Infinity (Python's json and the SDK's models take them) or an
     integer SWI-Prolog's JSON reader refuses: reading such an answer raised, so observing the read failed
     (logged) and what the older answer said stood, the booking "confirmed" until its TTL. Such an answer is a
