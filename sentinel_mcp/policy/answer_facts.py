@@ -18,6 +18,7 @@ from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value
 from sentinel_mcp.policy.rulebase import Rulebase
 
 _SHOWN = re.compile("[0-9a-f]{64}")  # sentinel_core.pl shown_digest/2
+NO = "$answered_no"  # a yes/no question answered no: NO(Predicate, Inputs)
 
 
 async def answer_fact(
@@ -60,7 +61,7 @@ async def answer_fact(
         pred, args = (
             (meta["predicate"], list(meta["inputs"]))
             if value == "yes"
-            else ("$answered_no", [meta["predicate"], list(meta["inputs"])])
+            else (NO, [meta["predicate"], list(meta["inputs"])])
         )
         return await knowledge.new_fact(session, pred, args, answer.provenance, ttl=ttl, contexts=contexts)
     return await knowledge.new_fact(
@@ -83,11 +84,21 @@ async def earlier_answer(store: FactStore, question: Question, fact: Fact) -> Fa
     """A valid answer already stored for the same question (its predicate and inputs) with another value.
     A question is open only while it has no answer, so a second, different one comes from two calls that
     asked it at once (or a stale form): taking both would leave two users, two emails, in one conversation,
-    and a rule without ``require`` would accept either."""
+    and a rule without ``require`` would accept either. A yes/no question too: its yes is the predicate and
+    its no ``'$answered_no'``, and a yes stored beside a no wins (an agent's yes after the user's no let the
+    call the user refused go through)."""
     meta = question.meta
-    if meta.get("kind") != "ask" or meta.get("type") == "yes_no" or fact.predicate.startswith("$"):
+    if meta.get("kind") != "ask":
         return None
     inputs = list(meta["inputs"])
+    if meta.get("type") == "yes_no":  # the other answer of the two, held for the same inputs
+        if fact.predicate == NO:
+            yes = await store.valid(fact.session, predicate=meta["predicate"])
+            return next((f for f in yes if f.args == inputs), None)
+        no = await store.valid(fact.session, predicate=NO)
+        return next((f for f in no if f.args == [meta["predicate"], inputs]), None)
+    if fact.predicate.startswith("$"):
+        return None
     for other in await store.valid(fact.session, predicate=fact.predicate):
         if other.args[:-1] == inputs and other.args[-1] != fact.args[-1]:
             return other

@@ -4,8 +4,8 @@
 
     Not linked against libswipl: prolog_call.py hands over the addresses of the functions pyswip's library
     already resolved (bind), so the module builds without SWI-Prolog's headers and uses the very library
-    pyswip loaded. It takes only the common case, exact str without a lone surrogate, exact float, exact int
-    within 64 bits; anything else returns NotImplemented before any Prolog call, and the caller takes the
+    pyswip loaded. It takes only the common case, exact str without a lone surrogate or U+10F7FF, exact float,
+    exact int within 64 bits; anything else returns NotImplemented before any Prolog call, and the caller takes the
     ctypes path, which knows every other case (a lone surrogate mapped as to_prolog_chars maps it, subclasses,
     errors).
 
@@ -194,8 +194,24 @@ static int put_atom_text(term_t t, size_t n, const char *s) {
     return ok;
 }
 
+/* Whether v holds to_prolog_chars' escape character (U+10F7FF, core/stored_text.py), which the text path
+   doubles (a text holding it as itself would otherwise read as the escape of a lone surrogate's stand-in).
+   Only texts beyond the BMP are looked at. */
+static int has_escape(PyObject *v) {
+    if (PyUnicode_KIND(v) != PyUnicode_4BYTE_KIND)
+        return 0;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(v);
+    const Py_UCS4 *data = PyUnicode_4BYTE_DATA(v);
+    for (Py_ssize_t i = 0; i < len; i++)
+        if (data[i] == 0x10F7FF)
+            return 1;
+    return 0;
+}
+
 static int put_text(term_t t, PyObject *v) {
     Py_ssize_t n;
+    if (has_escape(v)) /* the text path escapes it */
+        return JSON_NOT_HERE;
     const char *s = PyUnicode_AsUTF8AndSize(v, &n);
     if (s == NULL) { /* a lone surrogate: the text path maps it to its stand-in */
         if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
@@ -303,8 +319,8 @@ static PyObject *failure(long what, PyObject *text) {
 }
 
 /* A text of the answer as Python text; NULL with JSON_NOT_HERE in *r for text json_text.pl's answer would not
-   give the same way: a code point Python's UTF-8 decoder refuses (a surrogate), or one of the stand-ins
-   from_prolog_json maps back to a lone surrogate (U+10F800 and up). */
+   give the same way: a code point Python's UTF-8 decoder refuses (a surrogate), or the escape character
+   from_prolog_json maps back (U+10F7FF: a lone surrogate's stand-in, or itself doubled). */
 static PyObject *answer_text(term_t t, int *r) {
     size_t n = 0;
     char *s = NULL;
@@ -322,16 +338,10 @@ static PyObject *answer_text(term_t t, int *r) {
         *r = JSON_NOT_HERE;
         return NULL;
     }
-    if (PyUnicode_MAX_CHAR_VALUE(text) > 0xFFFF) {
-        Py_ssize_t len = PyUnicode_GET_LENGTH(text);
-        int kind = PyUnicode_KIND(text);
-        const void *data = PyUnicode_DATA(text);
-        for (Py_ssize_t i = 0; i < len; i++)
-            if (PyUnicode_READ(kind, data, i) >= 0x10F800) {
-                Py_DECREF(text);
-                *r = JSON_NOT_HERE;
-                return NULL;
-            }
+    if (has_escape(text)) {
+        Py_DECREF(text);
+        *r = JSON_NOT_HERE;
+        return NULL;
     }
     return text;
 }
@@ -500,6 +510,8 @@ static PyObject *call_with(PyObject *const *argv, Py_ssize_t json, int answer_js
         if (i == json)
             continue;
         if (PyUnicode_CheckExact(a)) {
+            if (has_escape(a)) /* ctypes escapes it (to_prolog_chars) */
+                Py_RETURN_NOTIMPLEMENTED;
             text[i] = PyUnicode_AsUTF8AndSize(a, &size[i]);
             if (text[i] == NULL) { /* a lone surrogate: ctypes puts its stand-in (to_prolog_chars) */
                 if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))

@@ -3,8 +3,11 @@ the engine's JSON answers back.
 
 Any Python string reaches Prolog as data. One kind of character needs care: a lone UTF-16 surrogate
 (U+D800-U+DFFF, which JSON allows as ``\\ud800`` and Python keeps) is not a character Prolog will read or
-write, so it travels as a code point of Supplementary Private Use Area-B (U+10F800 + offset) and is mapped
-back in everything read from the engine.
+write, so it travels as the fact store's escape (``core/stored_text``): an escape character (U+10F7FF)
+followed by a code point of Supplementary Private Use Area-B (U+10F800 + offset), the escape character itself
+doubled, and is mapped back in everything read from the engine. A code point of U+10F800 and up a text holds
+itself stands for itself: two different texts never meet as one atom (a bare stand-in made "BK\\ud800" and
+"BK\\U0010f800" one booking to the guard).
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ import json
 import re
 from typing import Any
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_STAND_IN = re.compile("[\U0010f800-\U0010ffff]")
-_STAND_IN_BASE = 0x10F800 - 0xD800
+from sentinel_mcp.core.stored_text import restored, stored
+
+_ESC = "\U0010f7ff"  # stored_text's escape character
 
 
 # On every decision's path (the arguments, the engine's answer): a regex scan costs ~5 ns a character, so
@@ -33,24 +36,19 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
-def _has_astral(text: str) -> bool:
-    """A character beyond the BMP (the stand-ins are there): it takes two UTF-16 units, the others one."""
-    return not text.isascii() and len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
-
-
 def _to_prolog_chars(text: str) -> str:
-    if not _has_surrogate(text):
+    if text.isascii() or not (_has_surrogate(text) or _ESC in text):
         return text
-    return _SURROGATE.sub(lambda m: chr(ord(m.group()) + _STAND_IN_BASE), text)
+    return stored(text)
 
 
 to_prolog_chars = _to_prolog_chars
 
 
 def _from_prolog_chars(text: str) -> str:
-    if not _has_astral(text):
+    if text.isascii() or _ESC not in text:
         return text
-    return _STAND_IN.sub(lambda m: chr(ord(m.group()) - _STAND_IN_BASE), text)
+    return restored(text)
 
 
 from_prolog_chars = _from_prolog_chars
@@ -62,8 +60,10 @@ _ENGINE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), defau
 
 def json_text(value: Any) -> str:
     """JSON for the engine: real characters (SWI-Prolog's reader does not join \\u surrogate pairs), lone
-    surrogates replaced by their stand-ins."""
-    return _to_prolog_chars(_ENGINE_JSON.encode(value))
+    surrogates as they are: where the text enters Prolog maps them, once (a call's argument, ``quote_atom``,
+    the query worker's line). The mapping is no function that may run twice: a text holding the escape
+    character itself is not what it would be escaped twice."""
+    return _ENGINE_JSON.encode(value)
 
 
 def _restore(value: Any) -> Any:
@@ -79,7 +79,7 @@ def _restore(value: Any) -> Any:
 def from_prolog_json(text: str) -> Any:
     """Parse JSON written by the engine, restoring lone surrogates (rare: checked once over the text)."""
     value = json.loads(text)
-    return _restore(value) if _has_astral(text) and _STAND_IN.search(text) else value
+    return _restore(value) if not text.isascii() and _ESC in text else value
 
 
 # printable ASCII but the quote and the backslash: such a text goes between quotes as it is

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Hashable
 
-from sentinel_mcp.policy.prolog_text import from_prolog_json, json_text
+from sentinel_mcp.policy.prolog_text import from_prolog_json, json_text, to_prolog_chars
 from sentinel_mcp.core.errors import PolicyError
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ class QueryWorker:
 
     async def _request(self, w: _Worker, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         assert w.proc.stdin is not None and w.proc.stdout is not None
-        w.proc.stdin.write(json_text(request).encode() + b"\n")
+        w.proc.stdin.write(to_prolog_chars(json_text(request)).encode() + b"\n")  # lone surrogates mapped
         try:
             await asyncio.wait_for(w.proc.stdin.drain(), timeout)
             line = await asyncio.wait_for(w.proc.stdout.readline(), timeout)

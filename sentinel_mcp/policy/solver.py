@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from sentinel_mcp.core.decision import argument_digest
 from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput
 from sentinel_mcp.policy.fact_store import learned
+from sentinel_mcp.policy.engine_thread import EngineError
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.rulebase import Rulebase
 
@@ -272,9 +273,17 @@ class Solver:
     ) -> tuple[int, list[str]]:
         """Extract the facts the bindings of ``tool`` yield from a result, store them as observed; how many,
         and the bindings the result could not be read for."""
-        extracted, unreadable = await self.knowledge.engine.extract(
-            rb.module, tool, arguments, result_json(result)
-        )
+        try:
+            extracted, unreadable = await self.knowledge.engine.extract(
+                rb.module, tool, arguments, result_json(result)
+            )
+        except (EngineError, ValueError):
+            # no reading at all (a number JSON has no value for, NaN or Infinity, which an upstream's JSON may
+            # carry): a read answered with nothing to read, as an error is; raising kept the older answer's
+            # facts
+            extracted = []
+            unreadable = [f"{b.predicate}/{b.arity} (the result cannot be read)" for b in rb.info.bindings
+                          if b.tool == tool]
         digest = argument_digest(arguments)
         if not extracted:  # what this read said before no longer holds (``Knowledge.unlearn``)
             await self.knowledge.unlearn(session, tool, digest)

@@ -92,3 +92,37 @@ async def test_a_question_with_inputs_is_held_per_input(tmp_path: Path) -> None:
         assert isinstance(await guard.decide(first), Allow) and isinstance(await guard.decide(other), Allow)
     finally:
         await guard.close()
+
+
+YES_NO = """
+askable(really_wipe(X), "Really wipe ~w?", yes_no, [from([user, agent])]).
+guard('shop__wipe', [item = X], really_wipe(X)).
+"""
+
+
+async def test_a_no_is_not_turned_into_a_yes_by_a_second_answer(tmp_path: Path) -> None:
+    """A yes/no question was not held to its first answer: after the user's "no", the agent's "yes" (an
+    askable the agent may answer too) was stored beside it, and a yes wins over a no, so the call the user
+    refused went through. A second, different answer to a yes/no question is refused as any other's."""
+    from sentinel_mcp.policy.policy_service import PolicyService
+
+    pl = tmp_path / "wipe.pl"
+    pl.write_text(YES_NO)
+    guard = await make_guard(None, tmp_path / "facts.db", files=[pl], seeds={})
+    try:
+        wipe = call("wipe", {"item": "disk"})
+        await guard.record_answer(wipe, await asked(guard, wipe), said("no"))
+        assert isinstance(await guard.decide(wipe), Deny)
+        with pytest.raises(AnswerRefused, match="already answered"):
+            await PolicyService(guard).answer("s1", "really_wipe", ["disk"], "yes")
+        assert isinstance(await guard.decide(wipe), Deny)
+        await PolicyService(guard).answer("s1", "really_wipe", ["disk"], "no")  # the same answer: nothing new
+        # another input is its own question, and a first yes stands the same way against a later no
+        other = call("wipe", {"item": "tape"})
+        q = await asked(guard, other)  # the user's form is open
+        await PolicyService(guard).answer("s1", "really_wipe", ["tape"], "yes")
+        with pytest.raises(AnswerRefused, match="already answered"):
+            await guard.record_answer(other, q, said("no"))
+        assert isinstance(await guard.decide(other), Allow)
+    finally:
+        await guard.close()

@@ -137,3 +137,55 @@ async def test_a_decision_of_long_inferences_is_bounded_in_time(tmp_path: Path, 
     finally:
         ticker.cancel()
         await g.close()
+
+
+
+MADE = r"""
+bad_suffix(zzz).
+suffix_free(T) :- \+ ( sub_atom(T, _, _, 0, S), bad_suffix(S) ).
+numbered(T, K) :- between(1, K, I), atom_concat(T, I, _), fail.
+numbered(_, _).
+split_all(T) :- atom_concat(_, _, T), fail.
+split_all(_).
+shouted(T, K) :- between(1, K, I), atomic_list_concat([T, I], A), upcase_atom(A, _), fail.
+shouted(_, _).
+guard('m__suffix', [text = T, k = _], suffix_free(T)).
+guard('m__kept', [text = T, k = _], (findall(S, sub_atom(T, _, _, 0, S), L), L \== [])).
+guard('m__numbered', [text = T, k = K], numbered(T, K)).
+guard('m__split', [text = T, k = _], split_all(T)).
+guard('m__shouted', [text = T, k = K], shouted(T, K)).
+guard('m__format', [text = T, k = K], (between(1, K, I), format(atom(_), '~w ~w', [T, I]), fail ; true)).
+guard('m__functor', [text = _, k = K], (functor(F, f, K), arg(1, F, X), var(X))).
+guard('m__ok', [text = T, k = _], (sub_atom(T, 0, 3, _, P), atom_concat(P, '!', A), upcase_atom(A, 'AAA!'),
+                                   suffix_free(T), functor(F, f, 3), arg(3, F, _))).
+"""
+
+
+async def test_the_text_a_decision_makes_in_all_is_bounded(tmp_path: Path):
+    """Each text a rule makes is bounded (above), but not how many: every suffix of a 20,000-character
+    argument is 200 million characters of atoms, which live outside SWI-Prolog's stacks (no stack limit holds
+    them), and a 300,000-character one took the gateway to 2.8 GB in one decision (a 1 MB argument, the
+    largest a call may carry, to tens). ``functor/3`` makes a term of any arity in one step (50 million: 1 GB,
+    4 s no alarm interrupts). A decision's rules now make at most 8 million characters of atoms in all, and
+    terms of at most a million arguments; past that the decision errs and denies at once."""
+    rb = tmp_path / "made.pl"
+    rb.write_text(MADE)
+    g = await make_guard(None, tmp_path / "facts.db", files=[rb], seeds={})
+    text = "a" * 20_000
+    try:
+        assert g.load_error is None, g.load_error
+        for name, k in [("m__suffix", 0), ("m__kept", 0), ("m__numbered", 10_000), ("m__split", 0),
+                        ("m__shouted", 10_000), ("m__format", 10_000), ("m__functor", 5_000_000)]:
+            d = await g.decide(call(name, {"text": text, "k": k}))
+            assert isinstance(d, Deny) and "guard_error" in d.unmet, (name, d)
+            d = await g.decide(call("m__ok", {"text": "aaa" + "b" * 1000, "k": 0}))
+            assert isinstance(d, Allow), (name, d)
+        # on the caller's thread (small arguments, few inferences) too: 5,000 texts of 3,000 characters
+        d = await g.decide(call("m__numbered", {"text": "a" * 3000, "k": 5000}))
+        assert isinstance(d, Deny) and "guard_error" in d.unmet, d
+        # under the bound, the same rules decide as before
+        for name, k in [("m__numbered", 100), ("m__shouted", 100), ("m__format", 100), ("m__functor", 1000)]:
+            d = await g.decide(call(name, {"text": "a" * 1000, "k": k}))
+            assert isinstance(d, Allow), (name, d)
+    finally:
+        await g.close()

@@ -327,3 +327,20 @@ async def test_any_text_reaches_rules_as_data(tmp_path: Path) -> None:
             ]
             assert rows and all(row["decision"] == "deny" for row in rows)
             assert not any("guard_error" in json.dumps(row) for row in rows)
+
+
+async def test_a_value_json_has_no_number_for_is_answered_as_its_text(tmp_path: Path) -> None:
+    """The goal reader takes floats JSON has no number for (1.0Inf, 1.5NaN), and a goal may bind them or
+    ask for a fact about one: the worker's answer was then no JSON, and the client got a JSON parser's
+    message ("Expecting ',' delimiter ..."). Such a value is shown as its text, as any term JSON has no
+    value for, and a look-up for it is made with that text."""
+    async with running_gateway(airline_config(tmp_path / "state")) as rt:
+        async with Client(rt.front.server) as c:
+            for goal, shown in [("X = 1.0Inf", "1.0Inf"), ("X = -1.0Inf", "-1.0Inf"),
+                                ("X = 1.5NaN", "1.5NaN"), ("X = [1.0Inf, 2]", ["1.0Inf", 2])]:
+                r = await c.call_tool("sentinel__sentinel_query", {"goal": goal})
+                assert not r.is_error, (goal, r.content[0].text)
+                assert data(r)["solutions"][0]["bindings"]["X"] == shown, (goal, data(r))
+            r = await c.call_tool("sentinel__sentinel_query", {"goal": "reservation_cabin(1.0Inf, C)"})
+            assert data(r)["status"] == "failed", data(r)
+            assert "1.0Inf" in " ".join(data(r)["missing"]), data(r)

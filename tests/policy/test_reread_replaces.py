@@ -183,3 +183,28 @@ async def test_many_reads_of_one_session_stay_within_its_bound_and_the_guard_rea
             refused = await c.call_tool("bk__cancel_booking", {"booking_id": "B3-7"})  # u_3's, not u_1's
             assert refused.is_error and "current user" in refused.content[0].text, refused.content[0].text
     assert cancelled(tmp_path) == ["B1-7"]
+
+
+@pytest.mark.parametrize("odd", [float("nan"), float("inf"), -float("inf"), 10**400],
+                         ids=["nan", "inf", "-inf", "big"])
+async def test_an_answer_the_engine_cannot_read_takes_back_what_the_read_said(tmp_path: Path, odd: Any):
+    """An upstream's JSON may carry NaN or Infinity (Python's json and the SDK's models take them) or an
+    integer SWI-Prolog's JSON reader refuses: reading such an answer raised, so observing the read failed
+    (logged) and what the older answer said stood, the booking "confirmed" until its TTL. Such an answer is a
+    read answered with nothing to read: its facts go, as for an error."""
+    from mcp.types import CallToolResult, TextContent
+
+    from tests.policy.policy_rig import rig
+
+    async with rig(tmp_path / "facts.db") as r:
+        await r.port.invoke("bk__get_booking", {"booking_id": "BK-789"}, session_id="s1")
+        statuses = await r.guard.store.valid("s1", predicate="booking_status")
+        assert [f.fact for f in statuses] == ["booking_status('BK-789',confirmed)"]
+        await r.guard.knowledge.ensure("s1", r.guard.rulebases.current)  # mirrored in the engine too
+        newer = {"id": "BK-789", "status": "cancelled", "cabin": "economy", "extra": odd}
+        read = r.port.call_of("bk__get_booking", {"booking_id": "BK-789"}, session_id="s1")
+        await r.guard.observe(read, CallToolResult(content=[TextContent(type="text", text="{}")],
+                                                   structured_content=newer))
+        assert await r.guard.store.valid("s1", predicate="booking_status") == []
+        out = await r.guard.engine.dump_session(r.guard.knowledge.module("s1"))
+        assert "booking_status" not in out, out

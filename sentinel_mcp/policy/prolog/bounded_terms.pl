@@ -12,8 +12,13 @@
       texts one answer shows stop at max_answer_chars in all (shown_text/2);
     - a term a rule hands Sentinel to keep (a need, an unmet condition) is walked first, shared subterms
       counted each time they are reached, up to the same bound (term_fits/1);
-    - a rulebase's concatenations refuse a text over the bound before making it, and length/2 a list over
-      max_list_length (their twins, defined in the rulebase's module beside strict_arithmetic.pl's).
+    - a rulebase's concatenations refuse a text over the bound before making it, and length/2 and functor/3
+      a list or a term over max_list_length (their twins, defined in the rulebase's module beside
+      strict_arithmetic.pl's);
+    - and the atoms a rulebase's builtins make count against one room per pass, max_made_chars in all
+      (made/1): each text is bounded, but not how many, and atoms live outside SWI-Prolog's stacks, so no
+      stack limit holds them (every suffix of a 300,000-character argument, each a new atom, took the
+      gateway to 2.8 GB in one decision).
     Each raises resource_error: the decision errs, and a guard that errs denies.
 */
 
@@ -22,6 +27,7 @@
 max_text_chars(1000000).
 max_list_length(1000000).
 max_answer_chars(8000000).  % an engine's answer: a proof of many goals, each shown within max_text_chars
+max_made_chars(8000000).  % the atoms a rulebase's builtins make in one pass, in all
 
 %  bounded_text(:Goal, -Text): Text (an atom) is what Goal writes to current_output; a resource error
 %  (text_size) when that is more than max_text_chars characters. Goal is written twice: first to a stream that
@@ -60,8 +66,36 @@ shown_text(T, A) :-
         ( R >= 0 -> nb_setval(sn_shown_room, R), A = A0 ; too_large_shown(A) )
     ).
 
-%  new_shown_room: a new answer's room for long texts.
-new_shown_room :- nb_setval(sn_shown_room, 8000000).  % max_answer_chars/1
+%  new_shown_room: a new answer's room for long texts, and a new pass's room for the atoms its rules make.
+new_shown_room :- nb_setval(sn_shown_room, 8000000), nb_setval(sn_made_room, 8000000).  % max_answer_chars/1,
+                                                                                        % max_made_chars/1
+
+%  fresh(+Args, -Fresh): the arguments that are unbound before a builtin runs: after it, what it made.
+fresh([], []).
+fresh([A|As], F) :- ( var(A) -> F = [A|F1] ; F = F1 ), fresh(As, F1).
+
+%  made(+Values): the atoms among Values (or in lists among them), just made by a rulebase's builtin, taken
+%  from the pass's room; a resource error (text_size) once the room is used up. An atom already in SWI-Prolog's
+%  table is counted too: what a rule makes is bounded whatever else the engine holds.
+made(Vs) :-
+    made_chars(Vs, 0, N),
+    (   N =:= 0
+    ->  true
+    ;   ( nb_current(sn_made_room, R0) -> true ; max_made_chars(R0) ), R is R0 - N, nb_setval(sn_made_room, R),
+        ( R >= 0 -> true ; throw(error(resource_error(text_size), context(sentinel_bounded_text, 'more text than a rulebase may make in one decision'))) )
+    ).
+
+%  sink_made(+Sink): format/3's text, when it made an atom.
+sink_made(atom(X)) :- !, made([X]).
+sink_made(_).
+
+made_chars([], N, N).
+made_chars([V|Vs], N0, N) :-
+    (   atom(V) -> atom_length(V, L), N1 is N0 + L
+    ;   is_list(V) -> made_chars(V, N0, N1)
+    ;   N1 = N0
+    ),
+    made_chars(Vs, N1, N).
 
 too_large_shown('<a term too large to show>').
 
@@ -132,8 +166,26 @@ list_length_fits(N) :-
 
 %  text_builtin(?RB, ?Head, ?Body): the bounded twin of a builtin that makes a text or a list (defined in the
 %  rulebase's module with the strict ones: strict_arithmetic/1).
-text_builtin(_, atom_concat(A, B, C), (sentinel_core:concat_fits(A, B), system:atom_concat(A, B, C))).
+%  Each builtin that makes an atom counts what it made (made/1), on every solution (atom_concat/3 splitting a
+%  text, sub_atom/5 enumerating its parts); strings live on the stacks, which the stack limit holds.
+text_builtin(_, atom_concat(A, B, C), (sentinel_core:concat_fits(A, B), sentinel_core:fresh([A, B, C], F),
+                                       system:atom_concat(A, B, C), sentinel_core:made(F))).
 text_builtin(_, string_concat(A, B, C), (sentinel_core:concat_fits(A, B), system:string_concat(A, B, C))).
-text_builtin(_, atomic_list_concat(L, R), (sentinel_core:texts_fit(L, 0), system:atomic_list_concat(L, R))).
-text_builtin(_, atomic_list_concat(L, S, R), (sentinel_core:separated_fit(L, S), system:atomic_list_concat(L, S, R))).
+text_builtin(_, atomic_list_concat(L, R), (sentinel_core:texts_fit(L, 0), sentinel_core:fresh([R], F),
+                                           system:atomic_list_concat(L, R), sentinel_core:made(F))).
+text_builtin(_, atomic_list_concat(L, S, R), (sentinel_core:separated_fit(L, S), sentinel_core:fresh([L, R], F),
+                                              system:atomic_list_concat(L, S, R), sentinel_core:made(F))).
+text_builtin(_, sub_atom(T, B, L, A, S), (   var(S)
+                                         ->  system:sub_atom(T, B, L, A, S), sentinel_core:made([S])
+                                         ;   system:sub_atom(T, B, L, A, S)
+                                         )).
+text_builtin(_, upcase_atom(T, U), (sentinel_core:fresh([U], F), system:upcase_atom(T, U), sentinel_core:made(F))).
+text_builtin(_, downcase_atom(T, D), (sentinel_core:fresh([D], F), system:downcase_atom(T, D), sentinel_core:made(F))).
+text_builtin(_, atom_string(A, S), (sentinel_core:fresh([A], F), system:atom_string(A, S), sentinel_core:made(F))).
+text_builtin(_, string_to_atom(S, A), (sentinel_core:fresh([A], F), system:string_to_atom(S, A), sentinel_core:made(F))).
+text_builtin(_, atom_chars(A, L), (sentinel_core:fresh([A], F), system:atom_chars(A, L), sentinel_core:made(F))).
+text_builtin(_, atom_codes(A, L), (sentinel_core:fresh([A], F), system:atom_codes(A, L), sentinel_core:made(F))).
+text_builtin(_, atom_number(A, N), (sentinel_core:fresh([A], F), system:atom_number(A, N), sentinel_core:made(F))).
 text_builtin(_, length(L, N), (sentinel_core:list_length_fits(N), system:length(L, N))).
+%  a term of N arguments is N cells made in one step, as a list of N (and no alarm interrupts the making)
+text_builtin(_, functor(T, N, A), (sentinel_core:list_length_fits(A), system:functor(T, N, A))).

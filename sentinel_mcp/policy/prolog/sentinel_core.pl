@@ -630,6 +630,9 @@ pl_json(L, J) :- is_list(L), !, maplist(pl_json, L, J).
 pl_json(true, @(true)) :- !.
 pl_json(false, @(false)) :- !.
 pl_json(null, @(null)) :- !.
+%  a float JSON has no number for (1.0Inf, 1.5NaN: a client's goal may bind one) as its text, never written as
+%  a number Python's JSON reader refuses
+pl_json(F, A) :- float(F), \+ ( F =:= F, abs(F) =\= inf ), !, q_atom(F, A).
 pl_json(A, A) :- atomic(A), \+ string(A), !.
 pl_json(S, A) :- string(S), !, atom_string(A, S).
 pl_json(T, A) :- q_atom(T, A).
