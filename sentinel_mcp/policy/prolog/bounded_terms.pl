@@ -79,14 +79,20 @@ fresh([A|As], F) :- ( var(A) -> F = [A|F1] ; F = F1 ), fresh(As, F1).
 %  table is counted too: what a rule makes is bounded whatever else the engine holds.
 made(Vs) :-
     made_chars(Vs, 0, N),
-    (   N =:= 0
-    ->  true
-    ;   ( nb_current(sn_made_room, R0) -> true ; max_made_chars(R0) ), R is R0 - N, nb_setval(sn_made_room, R),
-        ( R >= 0 -> true ; throw(error(resource_error(text_size), context(sentinel_bounded_text, 'more text than a rulebase may make in one decision'))) )
-    ).
+    ( N =:= 0 -> true ; take_made(N) ).
+
+%  made_one(+Value): made/1 of one value (the common case, without a list walked: a twin whose one output was
+%  unbound, format/3 to an atom). An atom under 64 characters is not taken from the room: how many of those a
+%  pass makes is bounded by its inference limit (each costs inferences), and a guard's own texts (a question,
+%  a confirmation's wording) are mostly such; what a loop over a long text makes is counted.
+made_one(V) :- ( atom(V), atom_length(V, L), L >= 64 -> take_made(L) ; true ).
+
+take_made(N) :-
+    ( nb_current(sn_made_room, R0) -> true ; max_made_chars(R0) ), R is R0 - N, nb_setval(sn_made_room, R),
+    ( R >= 0 -> true ; throw(error(resource_error(text_size), context(sentinel_bounded_text, 'more text than a rulebase may make in one decision'))) ).
 
 %  sink_made(+Sink): format/3's text, when it made an atom.
-sink_made(atom(X)) :- !, made([X]).
+sink_made(atom(X)) :- !, made_one(X).
 sink_made(_).
 
 made_chars([], N, N).
@@ -171,21 +177,24 @@ list_length_fits(N) :-
 text_builtin(_, atom_concat(A, B, C), (sentinel_core:concat_fits(A, B), sentinel_core:fresh([A, B, C], F),
                                        system:atom_concat(A, B, C), sentinel_core:made(F))).
 text_builtin(_, string_concat(A, B, C), (sentinel_core:concat_fits(A, B), system:string_concat(A, B, C))).
-text_builtin(_, atomic_list_concat(L, R), (sentinel_core:texts_fit(L, 0), sentinel_core:fresh([R], F),
-                                           system:atomic_list_concat(L, R), sentinel_core:made(F))).
+text_builtin(_, atomic_list_concat(L, R), (sentinel_core:texts_fit(L, 0),
+                                           (   var(R)
+                                           ->  system:atomic_list_concat(L, R), sentinel_core:made_one(R)
+                                           ;   system:atomic_list_concat(L, R)
+                                           ))).
 text_builtin(_, atomic_list_concat(L, S, R), (sentinel_core:separated_fit(L, S), sentinel_core:fresh([L, R], F),
                                               system:atomic_list_concat(L, S, R), sentinel_core:made(F))).
 text_builtin(_, sub_atom(T, B, L, A, S), (   var(S)
-                                         ->  system:sub_atom(T, B, L, A, S), sentinel_core:made([S])
+                                         ->  system:sub_atom(T, B, L, A, S), sentinel_core:made_one(S)
                                          ;   system:sub_atom(T, B, L, A, S)
                                          )).
-text_builtin(_, upcase_atom(T, U), (sentinel_core:fresh([U], F), system:upcase_atom(T, U), sentinel_core:made(F))).
-text_builtin(_, downcase_atom(T, D), (sentinel_core:fresh([D], F), system:downcase_atom(T, D), sentinel_core:made(F))).
-text_builtin(_, atom_string(A, S), (sentinel_core:fresh([A], F), system:atom_string(A, S), sentinel_core:made(F))).
-text_builtin(_, string_to_atom(S, A), (sentinel_core:fresh([A], F), system:string_to_atom(S, A), sentinel_core:made(F))).
-text_builtin(_, atom_chars(A, L), (sentinel_core:fresh([A], F), system:atom_chars(A, L), sentinel_core:made(F))).
-text_builtin(_, atom_codes(A, L), (sentinel_core:fresh([A], F), system:atom_codes(A, L), sentinel_core:made(F))).
-text_builtin(_, atom_number(A, N), (sentinel_core:fresh([A], F), system:atom_number(A, N), sentinel_core:made(F))).
+text_builtin(_, upcase_atom(T, U), ( var(U) -> system:upcase_atom(T, U), sentinel_core:made_one(U) ; system:upcase_atom(T, U) )).
+text_builtin(_, downcase_atom(T, D), ( var(D) -> system:downcase_atom(T, D), sentinel_core:made_one(D) ; system:downcase_atom(T, D) )).
+text_builtin(_, atom_string(A, S), ( var(A) -> system:atom_string(A, S), sentinel_core:made_one(A) ; system:atom_string(A, S) )).
+text_builtin(_, string_to_atom(S, A), ( var(A) -> system:string_to_atom(S, A), sentinel_core:made_one(A) ; system:string_to_atom(S, A) )).
+text_builtin(_, atom_chars(A, L), ( var(A) -> system:atom_chars(A, L), sentinel_core:made_one(A) ; system:atom_chars(A, L) )).
+text_builtin(_, atom_codes(A, L), ( var(A) -> system:atom_codes(A, L), sentinel_core:made_one(A) ; system:atom_codes(A, L) )).
+text_builtin(_, atom_number(A, N), ( var(A) -> system:atom_number(A, N), sentinel_core:made_one(A) ; system:atom_number(A, N) )).
 text_builtin(_, length(L, N), (sentinel_core:list_length_fits(N), system:length(L, N))).
 %  a term of N arguments is N cells made in one step, as a list of N (and no alarm interrupts the making)
 text_builtin(_, functor(T, N, A), (sentinel_core:list_length_fits(A), system:functor(T, N, A))).
