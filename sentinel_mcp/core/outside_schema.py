@@ -9,8 +9,11 @@ built here:
 
 - references resolve inside the schema document only (an empty ``referencing.Registry``: no retrieval); any
   other ``$ref`` makes the schema unusable, found when it is compiled, not when a call arrives;
-- ``pattern`` and ``patternProperties`` run on RE2 (linear time in the input); a pattern RE2 cannot take
-  (look-around, back-references) makes the schema unusable;
+- ``pattern`` and ``patternProperties`` run on RE2 (linear time in the input), and so do the patterns
+  ``additionalProperties`` reads to find the keys none matches (jsonschema's own look-up joined them into one
+  Python ``re``: ``^([a-z]+)+$`` and a 50-character key held the event loop for ever); a pattern RE2 cannot
+  take (look-around, back-references) makes the schema unusable, as does ``unevaluatedProperties`` beside
+  ``patternProperties`` (jsonschema's walk of what was evaluated has only Python's ``re``);
 - ``uniqueItems`` compares hashed canonical forms (linear), with JSON Schema's equality (``1 == 1.0``,
   ``true`` is not ``1``);
 - ``enum`` and ``const`` are paid for by the comparisons they make (each allowed value against the value's
@@ -76,7 +79,12 @@ def validator(schema: Any) -> Validator:
     from jsonschema.exceptions import SchemaError
 
     cls = _validator_class()
-    _refuse_outside_parts(schema, "#")  # first: its depth bound keeps the metaschema's recursion short
+    used: set[str] = set()
+    _refuse_outside_parts(schema, "#", used=used)  # first: its depth bound keeps the metaschema's recursion short
+    if {"unevaluatedProperties", "patternProperties"} <= used:
+        # jsonschema finds the properties other keywords evaluated with Python's backtracking ``re`` on every
+        # patternProperties pattern (its own walk of the branches, not a keyword replaced here)
+        raise UnusableSchema("unevaluatedProperties beside patternProperties cannot be checked in linear time")
     try:
         cls.check_schema(schema)
     except SchemaError as e:
@@ -137,10 +145,14 @@ def _charged(found: Any) -> Any:
         yield error
 
 
-def _refuse_outside_parts(node: Any, where: str, depth: int = 0) -> None:
+def _refuse_outside_parts(node: Any, where: str, depth: int = 0, used: set[str] | None = None) -> None:
+    """Refuses what cannot be checked here; ``used``: gets the keywords the schema uses."""
     if depth > 64:
         raise UnusableSchema(f"nested deeper than 64 at {where}")
+    if used is None:
+        used = set()
     if isinstance(node, dict):
+        used.update(k for k in node if isinstance(k, str))
         for key, value in node.items():
             if key in ("$ref", "$dynamicRef") and isinstance(value, str) and not value.startswith("#"):
                 raise UnusableSchema(f"{key} {value[:80]!r} at {where} points outside the schema")
@@ -150,12 +162,12 @@ def _refuse_outside_parts(node: Any, where: str, depth: int = 0) -> None:
                 for name, sub in value.items():
                     if key == "patternProperties":
                         _linear(name)
-                    _refuse_outside_parts(sub, f"{where}/{key}/{name}", depth + 1)
+                    _refuse_outside_parts(sub, f"{where}/{key}/{name}", depth + 1, used)
             elif key not in _NOT_SCHEMAS:
-                _refuse_outside_parts(value, f"{where}/{key}", depth + 1)
+                _refuse_outside_parts(value, f"{where}/{key}", depth + 1, used)
     elif isinstance(node, list):
         for i, item in enumerate(node):
-            _refuse_outside_parts(item, f"{where}/{i}", depth + 1)
+            _refuse_outside_parts(item, f"{where}/{i}", depth + 1, used)
 
 
 @functools.lru_cache(maxsize=MAX_PATTERNS)
@@ -194,6 +206,37 @@ def _pattern_properties(validator: Any, properties: Any, instance: Any, schema: 
             _spend(1 + len(key) * compiled.programsize // PATTERN_UNITS_PER_STEP)
             if compiled.search(key):
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, extra: Any, instance: Any, schema: Any) -> Any:
+    """jsonschema's ``additionalProperties`` with the ``patternProperties`` beside it run on RE2: its own
+    look-up ran them joined with Python's backtracking ``re`` (``^(a+)+$`` and a 30-character key: minutes)."""
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    patterns = [_linear(p) for p in schema.get("patternProperties", {})]
+    extras = []
+    for key in instance:
+        if key in properties:
+            continue
+        _spend(1 + sum(len(key) * p.programsize for p in patterns) // PATTERN_UNITS_PER_STEP)
+        if not any(p.search(key) for p in patterns):
+            extras.append(key)
+    if validator.is_type(extra, "object"):
+        for key in set(extras):
+            yield from validator.descend(instance[key], extra, path=key)
+    elif not extra and extras:
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            shown = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {shown}")
+        else:
+            verb = "was" if len(extras) == 1 else "were"
+            joined = ", ".join(repr(each) for each in sorted(extras, key=str))
+            yield ValidationError(f"Additional properties are not allowed ({joined} {verb} unexpected)")
 
 
 def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Any:
@@ -296,7 +339,7 @@ def _validator_class() -> Any:
 
     base = validators.Draft202012Validator
     own = {"pattern": _pattern, "patternProperties": _pattern_properties, "uniqueItems": _unique_items,
-           "enum": _enum, "const": _const}
+           "enum": _enum, "const": _const, "additionalProperties": _additional_properties}
     keywords = {**base.VALIDATORS, **own}
     steps = {name: BRANCH_STEPS if name in _BRANCHING else 1 for name in keywords}
     counted = {name: _counted(keyword, steps[name]) for name, keyword in keywords.items()}

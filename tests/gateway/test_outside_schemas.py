@@ -80,6 +80,14 @@ async def test_hostile_schemas_are_never_fetched_nor_backtracked(data_dir, tmp_p
             keys = HOURS.replace(" ", "")  # one key that matches (its value is checked), one that backtracks
             r = await c.call_tool("ev__keyed", {keys[:-1]: "not a number", keys: "anything"})
             assert r.is_error and "not a number" in r.content[0].text
+            # additionalProperties finds the keys no pattern matches: with RE2 too (jsonschema's own look-up
+            # ran the patterns with Python's re: 2^50 steps for this key)
+            r = await c.call_tool("ev__closed", {keys: 1})
+            assert r.is_error and "does not match any of the regexes" in r.content[0].text, r.content[0].text
+            assert not (await c.call_tool("ev__closed", {keys[:-1]: 1})).is_error
+            # unevaluatedProperties' look-up cannot be given RE2: unusable here, so the upstream judges
+            r = await c.call_tool("ev__unevaluated", {keys: 1})
+            assert not r.is_error and json.loads(r.content[0].text) == {keys: 1}
             r = await c.call_tool("ev__lookaround", {"q": "b"})  # RE2 cannot run it: the upstream judges
             assert not r.is_error
             r = await c.call_tool("ev__distinct", {"items": [{"k": i} for i in range(30_000)]})
@@ -90,7 +98,8 @@ async def test_hostile_schemas_are_never_fetched_nor_backtracked(data_dir, tmp_p
             rows = await read_audit(rt.config.store_path, tail=50)
     assert listener.requests == []
     called = [r["tool"] for r in rows]
-    for tool in ("ev__url_ref", "ev__file_ref", "ev__search", "ev__keyed", "ev__lookaround", "ev__distinct"):
+    for tool in ("ev__url_ref", "ev__file_ref", "ev__search", "ev__keyed", "ev__closed", "ev__unevaluated",
+                 "ev__lookaround", "ev__distinct"):
         assert tool in called, (tool, called)
 
 
