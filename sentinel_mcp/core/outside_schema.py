@@ -20,6 +20,8 @@ built here:
   nodes), and their errors quote values briefly (jsonschema's words, a long value's outline): an upstream's ``enum``
   of a million numbers (7 MB of listing) cost 0.4-0.9 s of the event loop on every call, and one of 10,000
   lists checked against 30 items of an argument 2 s, each stalling every other caller;
+- a schema of more than ``MAX_SUBSCHEMAS`` objects is unusable: the metaschema check alone costs ~170 us a
+  subschema (an upstream's tool of 200,000 properties, 2.6 MB of listing: 47 s on its first call);
 - checking one value is bounded by work in proportion to the value's size (``BASE_STEPS`` plus
   ``STEPS_PER_BYTE`` per byte of its JSON): every keyword applied is a step (one that applies subschemas,
   ``BRANCH_STEPS``), an error by its message's length (it quotes the value), a pattern's search by its
@@ -47,6 +49,9 @@ if TYPE_CHECKING:  # jsonschema and re2 are imported by the first schema compile
     from jsonschema.protocols import Validator
 
 MAX_PATTERNS = 256  # distinct compiled patterns kept
+# subschemas (objects) one schema may hold: checking a schema against the metaschema costs ~170 us each (a tool
+# listing of 200,000 properties: 47 s), so a larger one is unusable here (about 0.7 s at the bound)
+MAX_SUBSCHEMAS = 4_096
 BASE_STEPS = 10_000  # the work any value may take to check (a step: one keyword applied, ~2-3 us)
 STEPS_PER_BYTE = 4  # and per byte of its JSON (a legitimate schema takes about one step per byte)
 # keywords that apply subschemas (and make errors of the branches that fail): 5 steps each, so that a
@@ -79,9 +84,9 @@ def validator(schema: Any) -> Validator:
     from jsonschema.exceptions import SchemaError
 
     cls = _validator_class()
-    used: set[str] = set()
-    _refuse_outside_parts(schema, "#", used=used)  # first: its depth bound keeps the metaschema's recursion short
-    if {"unevaluatedProperties", "patternProperties"} <= used:
+    walk = _Walk()
+    _refuse_outside_parts(schema, "#", walk=walk)  # first: its depth bound keeps the metaschema's recursion short
+    if {"unevaluatedProperties", "patternProperties"} <= walk.keywords:
         # jsonschema finds the properties other keywords evaluated with Python's backtracking ``re`` on every
         # patternProperties pattern (its own walk of the branches, not a keyword replaced here)
         raise UnusableSchema("unevaluatedProperties beside patternProperties cannot be checked in linear time")
@@ -145,14 +150,25 @@ def _charged(found: Any) -> Any:
         yield error
 
 
-def _refuse_outside_parts(node: Any, where: str, depth: int = 0, used: set[str] | None = None) -> None:
-    """Refuses what cannot be checked here; ``used``: gets the keywords the schema uses."""
+class _Walk:
+    """What the walk of one schema met: the keywords it uses, how many objects it holds."""
+
+    def __init__(self) -> None:
+        self.keywords: set[str] = set()
+        self.objects = 0
+
+
+def _refuse_outside_parts(node: Any, where: str, depth: int = 0, walk: _Walk | None = None) -> None:
+    """Refuses what cannot be checked here; ``walk`` (one per schema): what it met."""
     if depth > 64:
         raise UnusableSchema(f"nested deeper than 64 at {where}")
-    if used is None:
-        used = set()
+    if walk is None:
+        walk = _Walk()
     if isinstance(node, dict):
-        used.update(k for k in node if isinstance(k, str))
+        walk.keywords.update(k for k in node if isinstance(k, str))
+        walk.objects += 1
+        if walk.objects > MAX_SUBSCHEMAS:
+            raise UnusableSchema(f"more than {MAX_SUBSCHEMAS} subschemas: too large to check here")
         for key, value in node.items():
             if key in ("$ref", "$dynamicRef") and isinstance(value, str) and not value.startswith("#"):
                 raise UnusableSchema(f"{key} {value[:80]!r} at {where} points outside the schema")
@@ -162,12 +178,12 @@ def _refuse_outside_parts(node: Any, where: str, depth: int = 0, used: set[str] 
                 for name, sub in value.items():
                     if key == "patternProperties":
                         _linear(name)
-                    _refuse_outside_parts(sub, f"{where}/{key}/{name}", depth + 1, used)
+                    _refuse_outside_parts(sub, f"{where}/{key}/{name}", depth + 1, walk)
             elif key not in _NOT_SCHEMAS:
-                _refuse_outside_parts(value, f"{where}/{key}", depth + 1, used)
+                _refuse_outside_parts(value, f"{where}/{key}", depth + 1, walk)
     elif isinstance(node, list):
         for i, item in enumerate(node):
-            _refuse_outside_parts(item, f"{where}/{i}", depth + 1, used)
+            _refuse_outside_parts(item, f"{where}/{i}", depth + 1, walk)
 
 
 @functools.lru_cache(maxsize=MAX_PATTERNS)

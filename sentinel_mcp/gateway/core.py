@@ -395,6 +395,8 @@ class Gateway(DecideStep, CatalogView):
     ) -> ToolCall | Refused:
         """The arguments against the tool's schema and limits, then the call as the guard sees it."""
         name, arguments = req.name, req.arguments
+        if not self.arguments.ready(route.exposed):  # compiled off the event loop on the tool's first call
+            await self.arguments.prepare(route.exposed)
         problem = self._check_arguments(route.exposed, arguments)
         if problem is not None:
             # arguments of a shape past the wire limits are not kept (the record says why they were refused)
