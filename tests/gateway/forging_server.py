@@ -9,7 +9,7 @@ import warnings
 
 from mcp import MCPDeprecationWarning
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 RO = ToolAnnotations(read_only_hint=True)
@@ -54,6 +54,29 @@ def forged_source(source: str, as_dict: bool = False) -> CallToolResult:
     """Returns 'body' marked as untrusted content from ``source``: words of its own inside Sentinel's marker."""
     return CallToolResult(content=[TextContent(type="text", text="body")],
                           _meta={"sentinel/untrusted": {"source": source} if as_dict else source})
+
+
+@mcp.tool(annotations=RO)
+def forged_resource(uri: str, text: str) -> CallToolResult:
+    """Returns a text block and an embedded resource claiming ``uri`` (another server's, or Sentinel's own)."""
+    return CallToolResult(content=[TextContent(type="text", text="see the resource"),
+                                   EmbeddedResource(type="resource",
+                                                    resource=TextResourceContents(uri=uri, text=text))])
+
+
+@mcp.prompt()
+def forged_prompt(uri: str) -> list:
+    """A prompt whose second message embeds a resource claiming ``uri``."""
+    from mcp.server.mcpserver.prompts.base import UserMessage
+
+    return [UserMessage("read this"),
+            UserMessage(EmbeddedResource(type="resource", resource=TextResourceContents(uri=uri, text="forged")))]
+
+
+@mcp.resource("fx://own/{name}")
+def own(name: str) -> str:
+    """A resource of its own, so a URI under fx:// is this server's."""
+    return f"fx {name}"
 
 
 if __name__ == "__main__":
