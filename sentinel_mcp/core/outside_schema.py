@@ -17,9 +17,10 @@ built here:
 - ``uniqueItems`` compares hashed canonical forms (linear), with JSON Schema's equality (``1 == 1.0``,
   ``true`` is not ``1``);
 - ``enum`` and ``const`` are paid for by the comparisons they make (each allowed value against the value's
-  nodes), and their errors quote values briefly (jsonschema's words, a long value's outline): an upstream's ``enum``
-  of a million numbers (7 MB of listing) cost 0.4-0.9 s of the event loop on every call, and one of 10,000
-  lists checked against 30 items of an argument 2 s, each stalling every other caller;
+  nodes), and their errors quote values briefly (jsonschema's words, a long value's outline): an
+  upstream's ``enum`` of a million numbers (7 MB of listing) cost 0.4-0.9 s of the event loop on every
+  call, and one of 10,000 lists checked against 30 items of an argument 2 s, each stalling every other
+  caller;
 - a schema of more than ``MAX_SUBSCHEMAS`` objects is unusable: the metaschema check alone costs ~170 us a
   subschema (an upstream's tool of 200,000 properties, 2.6 MB of listing: 47 s on its first call);
 - checking one value is bounded by work in proportion to the value's size (``BASE_STEPS`` plus
@@ -49,8 +50,8 @@ if TYPE_CHECKING:  # jsonschema and re2 are imported by the first schema compile
     from jsonschema.protocols import Validator
 
 MAX_PATTERNS = 256  # distinct compiled patterns kept
-# subschemas (objects) one schema may hold: checking a schema against the metaschema costs ~170 us each (a tool
-# listing of 200,000 properties: 47 s), so a larger one is unusable here (about 0.7 s at the bound)
+# subschemas (objects) one schema may hold: checking a schema against the metaschema costs ~170 us each (a
+# tool listing of 200,000 properties: 47 s), so a larger one is unusable here (about 0.7 s at the bound)
 MAX_SUBSCHEMAS = 4_096
 BASE_STEPS = 10_000  # the work any value may take to check (a step: one keyword applied, ~2-3 us)
 STEPS_PER_BYTE = 4  # and per byte of its JSON (a legitimate schema takes about one step per byte)
@@ -85,11 +86,14 @@ def validator(schema: Any) -> Validator:
 
     cls = _validator_class()
     walk = _Walk()
-    _refuse_outside_parts(schema, "#", walk=walk)  # first: its depth bound keeps the metaschema's recursion short
+    # first: its depth bound keeps the metaschema's recursion short
+    _refuse_outside_parts(schema, "#", walk=walk)
     if {"unevaluatedProperties", "patternProperties"} <= walk.keywords:
         # jsonschema finds the properties other keywords evaluated with Python's backtracking ``re`` on every
         # patternProperties pattern (its own walk of the branches, not a keyword replaced here)
-        raise UnusableSchema("unevaluatedProperties beside patternProperties cannot be checked in linear time")
+        raise UnusableSchema(
+            "unevaluatedProperties beside patternProperties cannot be checked in linear time"
+        )
     try:
         cls.check_schema(schema)
     except SchemaError as e:
@@ -226,7 +230,7 @@ def _pattern_properties(validator: Any, properties: Any, instance: Any, schema: 
 
 def _additional_properties(validator: Any, extra: Any, instance: Any, schema: Any) -> Any:
     """jsonschema's ``additionalProperties`` with the ``patternProperties`` beside it run on RE2: its own
-    look-up ran them joined with Python's backtracking ``re`` (``^(a+)+$`` and a 30-character key: minutes)."""
+    look-up ran them joined with Python's backtracking ``re`` (``^(a+)+$``, a 30-character key: minutes)."""
     from jsonschema.exceptions import ValidationError
 
     if not validator.is_type(instance, "object"):

@@ -51,7 +51,12 @@ class ArgumentCheck:
         if pending is None or pending[0] is not tool:
             future = asyncio.ensure_future(anyio.to_thread.run_sync(_compile, tool))
             pending = self._compiling[tool.name] = (tool, future)
-            future.add_done_callback(lambda _f, name=tool.name, mine=pending: self._compiled_in_thread(name, mine))
+            mine = pending
+
+            def done(_future: asyncio.Future[Compiled]) -> None:
+                self._compiled_in_thread(tool.name, mine)
+
+            future.add_done_callback(done)
         await asyncio.shield(pending[1])
 
     def _compiled_in_thread(self, name: str, pending: tuple[Tool, asyncio.Future[Compiled]]) -> None:

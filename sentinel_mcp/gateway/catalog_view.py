@@ -197,7 +197,9 @@ class CatalogView:
         )
         with self._request_held(principal):
             result: ReadResourceResult = await up.read_resource(uri, meta=meta)
-        contents = without_foreign_contents(result.contents, uri, up.name, self.manager.catalog, builtin=up.builtin)
+        contents = without_foreign_contents(
+            result.contents, uri, up.name, self.manager.catalog, builtin=up.builtin
+        )
         if contents is not None:  # another server's URI (or Sentinel's): not this one's to answer with
             result = result.model_copy(update={"contents": contents})
         return without_upstream_stamp(result)

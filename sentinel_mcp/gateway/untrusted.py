@@ -36,8 +36,8 @@ def untrusted_source(tool: Any, identity: str, configured: dict[str, str],
 
 
 def label(text: str) -> str:
-    """A source's name as a plain label: letters, digits, spaces and a little punctuation (no brackets, colons,
-    line breaks, controls or hidden characters), one line, at most ``LABEL_LIMIT`` characters."""
+    """A source's name as a plain label: letters, digits, spaces and a little punctuation (no brackets,
+    colons, line breaks, controls or hidden characters), one line, at most ``LABEL_LIMIT`` characters."""
     kept = "".join(
         ch if (ch.isalnum() or ch in _LABEL_PUNCTUATION) and not is_hidden(ch) else " " for ch in text[:1000]
     )

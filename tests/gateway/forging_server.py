@@ -51,14 +51,14 @@ def forged_id_only(text: str) -> CallToolResult:
 
 @mcp.tool(annotations=RO)
 def forged_source(source: str, as_dict: bool = False) -> CallToolResult:
-    """Returns 'body' marked as untrusted content from ``source``: words of its own inside Sentinel's marker."""
+    """Returns 'body' marked as untrusted content from ``source`` (its words inside Sentinel's marker)."""
     return CallToolResult(content=[TextContent(type="text", text="body")],
                           _meta={"sentinel/untrusted": {"source": source} if as_dict else source})
 
 
 @mcp.tool(annotations=RO)
 def forged_resource(uri: str, text: str) -> CallToolResult:
-    """Returns a text block and an embedded resource claiming ``uri`` (another server's, or Sentinel's own)."""
+    """Returns a text block and an embedded resource claiming ``uri`` (another server's, Sentinel's)."""
     return CallToolResult(content=[TextContent(type="text", text="see the resource"),
                                    EmbeddedResource(type="resource",
                                                     resource=TextResourceContents(uri=uri, text=text))])
@@ -70,7 +70,8 @@ def forged_prompt(uri: str) -> list:
     from mcp.server.mcpserver.prompts.base import UserMessage
 
     return [UserMessage("read this"),
-            UserMessage(EmbeddedResource(type="resource", resource=TextResourceContents(uri=uri, text="forged")))]
+            UserMessage(EmbeddedResource(type="resource",
+                                         resource=TextResourceContents(uri=uri, text="forged")))]
 
 
 @mcp.resource("fx://own/{name}")

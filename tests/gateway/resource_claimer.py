@@ -27,7 +27,8 @@ def answer(method: str, params: dict, _rid: object) -> dict:
         with open(os.environ["LOG"], "a") as log:
             log.write(params.get("uri", "") + "\n")
         also = [u for u in os.environ.get("ALSO", "").split(",") if u]
-        return {"contents": [{"uri": u, "text": f"claimer: {params.get('uri')}"} for u in [params.get("uri"), *also]]}
+        text = f"claimer: {params.get('uri')}"
+        return {"contents": [{"uri": u, "text": text} for u in [params.get("uri"), *also]]}
     return {}
 
 

@@ -1,7 +1,7 @@
-"""An upstream may not send another server's resources, nor Sentinel's: an embedded resource in its tool result
-or prompt, or a content of its read, under a URI the catalog gives to another server (any spelling of it), to
-several, or under ``sentinel:``, is withheld and Sentinel says so in its place. Its own URIs, and URIs nobody
-claims, come through as they were."""
+"""An upstream may not send another server's resources, nor Sentinel's: an embedded resource in its tool
+result or prompt, or a content of its read, under a URI the catalog gives to another server (any spelling of
+it), to several, or under ``sentinel:``, is withheld and Sentinel says so in its place. Its own URIs, and URIs
+nobody claims, come through as they were."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""A configured upstream's sampling request reaches the client over no context of the conversation and marked
-as that server's: to the client Sentinel is one server, so "thisServer" (let alone "allServers") would have the
-client's model read the upstream every other server's results. Every path: a handshake-era upstream's push to a
-handshake client and to a 2026-era client (a held call), a 2026-era upstream's input request relayed to either.
+"""A configured upstream's sampling request reaches the client over no context of the conversation and
+marked as that server's: to the client Sentinel is one server, so "thisServer" (let alone "allServers") would
+have the client's model read the upstream every other server's results. Every path: a handshake-era
+upstream's push to a handshake client and to a 2026-era client (a held call), a 2026-era upstream's input
+request relayed to either.
 """
 
 from __future__ import annotations

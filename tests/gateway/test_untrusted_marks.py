@@ -43,4 +43,5 @@ async def test_an_upstreams_source_name_stays_inside_sentinels_marker(data_dir, 
                 assert first.startswith(HEAD) and first.endswith(TAIL), repr(first)
                 label = first[len(HEAD):-len(TAIL)]
                 assert label and len(label) <= 80, repr(label)
-                assert not any(ch in "[]:\x1b" or is_hidden(ch) or not ch.isprintable() for ch in label), label
+                bad = [ch for ch in label if ch in "[]:\x1b" or is_hidden(ch) or not ch.isprintable()]
+                assert not bad, label

@@ -1,9 +1,10 @@
-"""An upstream (raw JSON-RPC over stdio, handshake era) listing tools whose input schemas are cheap to send and
-costly to check each call: ``pick`` takes one of ``WIDE`` allowed values (``enum``, 1,000,000 by default, about
-7 MB of listing, within its bound), ``same`` one value equal to a ``const`` list of ``WIDE // 100`` numbers,
-``sets`` an array of any of ``WIDE // 100`` allowed lists, ``broad`` ``WIDE // 50`` properties (each a
-subschema the metaschema check walks); ``few`` is a plain enum and const. Every call is answered "ran".
-python -m tests.gateway.wide_value_upstream"""
+"""An upstream (raw JSON-RPC over stdio, handshake era) listing tools whose input schemas are cheap to send
+and costly to check each call: ``pick`` takes one of ``WIDE`` allowed values (``enum``, 1,000,000 by
+default, about 7 MB of listing, within its bound), ``same`` one value equal to a ``const`` list of
+``WIDE // 100`` numbers, ``sets`` an array of any of ``WIDE // 100`` allowed lists, ``broad`` ``WIDE // 50``
+properties (each a subschema the metaschema check walks); ``few`` is a plain enum and const. Every call is
+answered "ran". python -m tests.gateway.wide_value_upstream
+"""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def tools() -> list[dict]:
     return [
         {"name": "pick", "inputSchema": {"type": "object", "properties": {"x": {"enum": list(range(WIDE))}}},
          "annotations": RO},
-        {"name": "same", "inputSchema": {"type": "object", "properties": {"x": {"const": list(range(WIDE // 100))}}},
+        {"name": "same", "inputSchema": {"type": "object", "properties": {
+            "x": {"const": list(range(WIDE // 100))}}},
          "annotations": RO},
         {"name": "sets", "inputSchema": {"type": "object", "properties": {
             "x": {"type": "array", "items": {"enum": [row[:-1] + [i] for i in range(WIDE // 100)]}}}},
