@@ -281,10 +281,20 @@ class FrontLink(CallerLink):
         )
         try:
             await self.ctx.session.send_log_message(
-                params.level, data, logger=params.logger, related_request_id=self.ctx.request_id
+                params.level, data, logger=self._logger(params.logger), related_request_id=self.ctx.request_id
             )
         except Exception:  # noqa: BLE001 - a log line is best effort
             log.debug("could not relay upstream log", exc_info=True)
+
+    def _logger(self, logger: str | None) -> str | None:
+        """Who logged a relayed line: the server it came from first (its own logger name after it, shown
+        safely), so that an upstream's line never reads as Sentinel's (``sentinel.guard``) or another
+        server's; a built-in Sentinel mounted logs as itself."""
+        name = safe_text(logger, 120) if isinstance(logger, str) and logger else None
+        if not self.relayed:
+            return name
+        server = self.upstream or "an upstream server"
+        return f"{server}/{name}" if name else server
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         shown = safe_text(message, 1000) if isinstance(message, str) else message
