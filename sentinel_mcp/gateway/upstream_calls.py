@@ -246,7 +246,7 @@ class UpstreamCalls:
                     pass  # a notification after the call ended or timed out: no deadline left to move
             if relay is not None:  # in order with the call's log lines, never holding the reader up
                 to = relay
-                said = message[:PROGRESS_MESSAGE_CHARS] if isinstance(message, str) else message  # kept bounded
+                said = message[:PROGRESS_MESSAGE_CHARS] if isinstance(message, str) else message
                 self.notices.put(flight, "progress", lambda: to(progress, total, said))
 
         async def step() -> Any:
