@@ -16,8 +16,10 @@ such a tool is withheld and the conflict reported, naming both servers (a shadow
 take a guarded tool's name, or take it while its server is still starting). Prompts follow the same rule (a
 prompt is text the user sends the model).
 
-A configured upstream's tool whose definition changed since it was first seen is held (``tool_pins.py``): it
-is in no listing and no call reaches it; ``held`` says why, by the name that would expose it.
+A configured upstream's tool and prompt are exposed with the characters of their words a person cannot see
+made visible (``tool_words.py``). A configured upstream's tool whose definition changed since it was first
+seen is held (``tool_pins.py``): it is in no listing and no call reaches it; ``held`` says why, by the name
+that would expose it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from mcp.types import Prompt, Resource, ResourceTemplate, Tool
 
 from sentinel_mcp.gateway.template_overlap import overlapping
 from sentinel_mcp.gateway.tool_pins import Held, ToolPins
+from sentinel_mcp.gateway.tool_words import shown_prompt, shown_tool
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.upstream import Upstream
@@ -134,7 +137,8 @@ class Catalog:
                 if other is not None:
                     conflicts.append(_shadowing("tool", up.name, tname, name, other))
                     continue
-                tools[name] = ToolRoute(up.name, tname, tool.model_copy(update={"name": name}))
+                exposed = tool.model_copy(update={"name": name}) if up.builtin else shown_tool(tool, name)
+                tools[name] = ToolRoute(up.name, tname, exposed)
             for prompt in sorted(up.prompts, key=lambda p: p.name):
                 name = exposed_name(prefix, prompt.name)
                 own = identity_of(up.name, prompt.name)
@@ -147,7 +151,8 @@ class Catalog:
                 if other is not None:  # a prompt is text the user sends the model: never another's name
                     conflicts.append(_shadowing("prompt", up.name, prompt.name, name, other))
                     continue
-                prompts[name] = PromptRoute(up.name, prompt.name, prompt.model_copy(update={"name": name}))
+                shown = prompt.model_copy(update={"name": name}) if up.builtin else shown_prompt(prompt, name)
+                prompts[name] = PromptRoute(up.name, prompt.name, shown)
             for res in up.resources:
                 offered.setdefault(canonical_uri(res.uri), {}).setdefault(up.name, res)
             for tpl in up.resource_templates:

@@ -45,3 +45,23 @@ async def test_an_upstreams_source_name_stays_inside_sentinels_marker(data_dir, 
                 assert label and len(label) <= 80, repr(label)
                 bad = [ch for ch in label if ch in "[]:\x1b" or is_hidden(ch) or not ch.isprintable()]
                 assert not bad, label
+
+
+async def test_an_upstreams_tool_words_show_what_the_model_reads(data_dir):
+    """A description spelled partly in Unicode tag characters (drawn as nothing, read by a model as the ASCII
+    they encode), a zero-width or bidi character in a title: made visible in what the client lists, so the
+    person sees what the model reads. The tool is still called by its name, and answers."""
+    from .forging_server import HIDDEN
+
+    servers = {"fx": {"command": sys.executable, "args": [FORGER]}}
+    async with running_gateway(make_config(data_dir, servers=servers)) as rt:
+        assert await rt.manager.upstreams["fx"].wait_ready(20)
+        async with Client(rt.front.server, mode="legacy") as c:
+            tool = next(t for t in (await c.list_tools()).tools if t.name == "fx__smuggler")
+            prompt = next(p for p in (await c.list_prompts()).prompts if p.name == "fx__smuggled_prompt")
+            assert (await c.call_tool("fx__smuggler", {})).content[0].text == "sunny"
+    for words in (tool.description, tool.title, tool.annotations.title, prompt.description):
+        assert not any(is_hidden(ch) for ch in words), repr(words)
+    assert tool.description.startswith("Reads the weather.⟨U+E0041⟩⟨U+E006C⟩")
+    assert tool.description.endswith("⟨U+202E⟩") and HIDDEN not in tool.description
+    assert tool.title == "Weather⟨U+200B⟩" and tool.annotations.title == "⟨U+2066⟩Weather"
