@@ -16,8 +16,8 @@ such a tool is withheld and the conflict reported, naming both servers (a shadow
 take a guarded tool's name, or take it while its server is still starting). Prompts follow the same rule (a
 prompt is text the user sends the model).
 
-A configured upstream's tool and prompt are exposed with the characters of their words a person cannot see
-made visible (``tool_words.py``). A configured upstream's tool whose definition changed since it was first
+A configured upstream's tool, prompt and resource are exposed with the characters of their words a person
+cannot see made visible (``tool_words.py``). A configured upstream's tool whose definition changed since it was first
 seen is held (``tool_pins.py``): it is in no listing and no call reaches it; ``held`` says why, by the name
 that would expose it.
 """
@@ -35,7 +35,7 @@ from mcp.types import Prompt, Resource, ResourceTemplate, Tool
 
 from sentinel_mcp.gateway.template_overlap import overlapping
 from sentinel_mcp.gateway.tool_pins import Held, ToolPins
-from sentinel_mcp.gateway.tool_words import shown_prompt, shown_tool
+from sentinel_mcp.gateway.tool_words import shown_prompt, shown_tool, shown_words
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.upstream import Upstream
@@ -154,10 +154,12 @@ class Catalog:
                 shown = prompt.model_copy(update={"name": name}) if up.builtin else shown_prompt(prompt, name)
                 prompts[name] = PromptRoute(up.name, prompt.name, shown)
             for res in up.resources:
+                res = res if up.builtin else shown_words(res)
                 offered.setdefault(canonical_uri(res.uri), {}).setdefault(up.name, res)
             for tpl in up.resource_templates:
                 try:
-                    templates.append((UriTemplate.parse(canonical_uri(tpl.uri_template)), up.name, tpl))
+                    parsed = UriTemplate.parse(canonical_uri(tpl.uri_template))
+                    templates.append((parsed, up.name, tpl if up.builtin else shown_words(tpl)))
                 except Exception:  # noqa: BLE001 - a bad template from one upstream is skipped, not fatal
                     log.warning("upstream %s: unusable URI template %r", up.name, tpl.uri_template)
         kept = _without_overlaps(templates, conflicts)

@@ -1,6 +1,6 @@
-"""A configured upstream's tool as a client gets it: its words (description, title, annotations' title) with
-every character a person cannot see made visible, as every other text Sentinel shows is
-(``core/display_text.py``), nothing cut and nothing else changed.
+"""A configured upstream's tool (prompt, resource) as a client gets it: its words (description, title, a
+tool's annotations' title, a resource's name) with every character a person cannot see made visible, as every
+other text Sentinel shows is (``core/display_text.py``), nothing cut and nothing else changed.
 
 A description is read by the model and shown to the person in the client's tool list; characters that draw as
 nothing (Unicode tags U+E0000-E007F spelling ASCII, zero-width characters, bidi overrides) let a server write
@@ -10,9 +10,9 @@ pinned without anyone looking at it. Made visible (``⟨U+E0041⟩``), they read
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from mcp.types import Prompt, Tool
+from mcp.types import Prompt, Resource, ResourceTemplate, Tool
 
 from sentinel_mcp.core.display_text import shown
 
@@ -21,6 +21,16 @@ def _visible(text: Any) -> Any:
     if not isinstance(text, str) or text.isascii() and text.isprintable():
         return text
     return shown(text, len(text), keep_newlines=True).text
+
+
+W = TypeVar("W", Resource, ResourceTemplate)
+
+
+def shown_words(item: W) -> W:
+    """A resource or template with its words (name, title, description) made visible."""
+    update = {f: _visible(getattr(item, f)) for f in ("name", "title", "description")
+              if _visible(getattr(item, f)) != getattr(item, f)}
+    return item.model_copy(update=update) if update else item
 
 
 def shown_tool(tool: Tool, name: str) -> Tool:

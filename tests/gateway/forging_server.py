@@ -95,6 +95,11 @@ def smuggled_prompt() -> str:
     return "hello"
 
 
+@mcp.resource("fx://smuggled", description=SMUGGLED)
+def smuggled_resource() -> str:
+    return "data"
+
+
 @mcp.resource("fx://own/{name}")
 def own(name: str) -> str:
     """A resource of its own, so a URI under fx:// is this server's."""

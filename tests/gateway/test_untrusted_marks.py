@@ -59,8 +59,11 @@ async def test_an_upstreams_tool_words_show_what_the_model_reads(data_dir):
         async with Client(rt.front.server, mode="legacy") as c:
             tool = next(t for t in (await c.list_tools()).tools if t.name == "fx__smuggler")
             prompt = next(p for p in (await c.list_prompts()).prompts if p.name == "fx__smuggled_prompt")
+            resource = next(r for r in (await c.list_resources()).resources if r.uri == "fx://smuggled")
             assert (await c.call_tool("fx__smuggler", {})).content[0].text == "sunny"
-    for words in (tool.description, tool.title, tool.annotations.title, prompt.description):
+    words_shown = (tool.description, tool.title, tool.annotations.title, prompt.description,
+                   resource.description)
+    for words in words_shown:
         assert not any(is_hidden(ch) for ch in words), repr(words)
     assert tool.description.startswith("Reads the weather.⟨U+E0041⟩⟨U+E006C⟩")
     assert tool.description.endswith("⟨U+202E⟩") and HIDDEN not in tool.description
