@@ -17,9 +17,9 @@ take a guarded tool's name, or take it while its server is still starting). Prom
 prompt is text the user sends the model).
 
 A configured upstream's tool, prompt and resource are exposed with the characters of their words a person
-cannot see made visible (``tool_words.py``). A configured upstream's tool whose definition changed since it was first
-seen is held (``tool_pins.py``): it is in no listing and no call reaches it; ``held`` says why, by the name
-that would expose it.
+cannot see made visible (``tool_words.py``). A configured upstream's tool whose definition changed since it
+was first seen is held (``tool_pins.py``): it is in no listing and no call reaches it; ``held`` says why, by
+the name that would expose it.
 """
 
 from __future__ import annotations
