@@ -198,8 +198,9 @@ class Catalog:
         listed = {
             identity_of(up.name, t): tool for up in ordered if not up.builtin for t, tool in up.tools.items()
         }
+        servers = {identity_of(up.name, t): up.name for up in ordered if not up.builtin for t in up.tools}
         try:
-            return self.pins.check(listed)
+            return self.pins.check(listed, servers)
         except OSError as e:  # the pins cannot be written: nothing new is trusted on its word
             log.error("catalog: the tool pins file %s cannot be written: %s", self.pins.path, e)
             why = f"the tool pins file {self.pins.path} cannot be written ({e.strerror or e})"
