@@ -161,7 +161,7 @@ class ToolPins:
         self.reload()  # what the owner accepted meanwhile counts
         if self.problem is not None:
             return {identity: f"tool {identity} is held: {self.problem}" for identity in listed}
-        shares = _Shares(self._pins, servers or {}, self._sizes)
+        shares = _Shares(self._pins, self._changes, servers or {}, self._sizes)
         now = time.time()
         fresh: dict[str, dict[str, Any]] = {}
         held: dict[str, Held | str] = {}
@@ -193,7 +193,8 @@ class ToolPins:
             known = self._changes.get(identity)
             seen_at = known["seen_at"] if known is not None and known["digest"] == digest else now
             if known is None or known["digest"] != digest:
-                noted[identity] = {"digest": digest, "seen_at": seen_at, "definition": _kept(definition)}
+                noted[identity] = {"digest": digest, "seen_at": seen_at,
+                                   "definition": shares.keep(identity, _kept(definition))}
             held[identity] = Held(
                 identity, pin["pinned_at"], seen_at,
                 tuple(changed_fields(pin.get("definition"), _kept(definition))),
@@ -282,9 +283,10 @@ class _Shares:
     kept (counted once per check, from the pins as they are)."""
 
     def __init__(
-        self, pins: dict[str, dict[str, Any]], servers: dict[str, str], sizes: dict[str, int]
+        self, pins: dict[str, dict[str, Any]], changes: dict[str, dict[str, Any]], servers: dict[str, str],
+        sizes: dict[str, int],
     ) -> None:
-        self.pins, self.servers, self.sizes = pins, servers, sizes
+        self.pins, self.changes, self.servers, self.sizes = pins, changes, servers, sizes
         self.count: dict[str, int] = {}
         self.kept: dict[str, int] = {}
         self.counted = False
@@ -293,17 +295,20 @@ class _Shares:
         """Counted when a first new identity is met (most checks meet none); sizes remembered per identity."""
         self.counted = True
         names = set(self.servers.values())
-        for identity, pin in self.pins.items():
-            server = _server_of(identity, names)
-            if server is None:
-                continue
-            self.count[server] = self.count.get(server, 0) + 1
-            definition = pin.get("definition")
-            if definition is not None:
-                size = self.sizes.get(identity)
-                if size is None:
-                    size = self.sizes[identity] = _size(definition)
-                self.kept[server] = self.kept.get(server, 0) + size
+        for held, entries in ((False, self.pins), (True, self.changes)):
+            for identity, entry in entries.items():
+                server = _server_of(identity, names)
+                if server is None:
+                    continue
+                if not held:
+                    self.count[server] = self.count.get(server, 0) + 1
+                definition = entry.get("definition")
+                if definition is not None:
+                    key = f"{'held' if held else 'pin'}:{entry.get('digest')}:{identity}"
+                    size = self.sizes.get(key)
+                    if size is None:
+                        size = self.sizes[key] = _size(definition)
+                    self.kept[server] = self.kept.get(server, 0) + size
 
     def full(self, identity: str) -> str | None:
         """Why ``identity``'s server may pin no more (None: it may)."""
@@ -324,6 +329,8 @@ class _Shares:
         server = self.servers.get(identity)
         if server is None or definition is None:
             return definition
+        if not self.counted:
+            self._count()
         size = _size(definition)
         if self.kept.get(server, 0) + size > MAX_KEPT_PER_SERVER:
             return None

@@ -255,3 +255,24 @@ async def test_a_server_listing_new_names_forever_fills_only_its_own_share_of_th
     assert len(flooded) == 100
     kept = [p for p in flooded if p["definition"] is not None]
     assert 0 < len(kept) < 100  # past its share of kept definitions, digests only
+
+
+def test_a_servers_changed_definitions_are_kept_within_its_share(tmp_path, monkeypatch):
+    """Definitions held as changed count toward their server's share of what is kept: a server changing its
+    every tool on every listing keeps digests only past it (the share scaled down)."""
+    import sentinel_mcp.gateway.tool_pins as tool_pins
+
+    monkeypatch.setattr(tool_pins, "MAX_KEPT_PER_SERVER", 6_000)
+    pins = ToolPins(tmp_path / FILE_NAME)
+
+    def listing(text: str) -> tuple[dict[str, Tool], dict[str, str]]:
+        tools = {f"fl__t{i}": Tool(name=f"t{i}", description=text * 1000, input_schema={"type": "object"})
+                 for i in range(10)}
+        return tools, dict.fromkeys(tools, "fl")
+
+    assert pins.check(*listing("a")) == {}  # pinned: ten of ~1,050 characters, five kept
+    held = pins.check(*listing("b"))
+    assert len(held) == 10
+    data = json.loads((tmp_path / FILE_NAME).read_text())
+    assert sum(p["definition"] is not None for p in data["pins"].values()) == 5
+    assert sum(c["definition"] is not None for c in data["held"].values()) == 0  # the share is spent
