@@ -9,10 +9,20 @@ built here:
 
 - references resolve inside the schema document only (an empty ``referencing.Registry``: no retrieval); any
   other ``$ref`` makes the schema unusable, found when it is compiled, not when a call arrives;
-- ``pattern`` and ``patternProperties`` run on RE2 (linear time in the input); a pattern RE2 cannot take
-  (look-around, back-references) makes the schema unusable;
+- ``pattern`` and ``patternProperties`` run on RE2 (linear time in the input), and so do the patterns
+  ``additionalProperties`` reads to find the keys none matches (jsonschema's own look-up joined them into one
+  Python ``re``: ``^([a-z]+)+$`` and a 50-character key held the event loop for ever); a pattern RE2 cannot
+  take (look-around, back-references) makes the schema unusable, as does ``unevaluatedProperties`` beside
+  ``patternProperties`` (jsonschema's walk of what was evaluated has only Python's ``re``);
 - ``uniqueItems`` compares hashed canonical forms (linear), with JSON Schema's equality (``1 == 1.0``,
   ``true`` is not ``1``);
+- ``enum`` and ``const`` are paid for by the comparisons they make (each allowed value against the value's
+  nodes), and their errors quote values briefly (jsonschema's words, a long value's outline): an
+  upstream's ``enum`` of a million numbers (7 MB of listing) cost 0.4-0.9 s of the event loop on every
+  call, and one of 10,000 lists checked against 30 items of an argument 2 s, each stalling every other
+  caller;
+- a schema of more than ``MAX_SUBSCHEMAS`` objects is unusable: the metaschema check alone costs ~170 us a
+  subschema (an upstream's tool of 200,000 properties, 2.6 MB of listing: 47 s on its first call);
 - checking one value is bounded by work in proportion to the value's size (``BASE_STEPS`` plus
   ``STEPS_PER_BYTE`` per byte of its JSON): every keyword applied is a step (one that applies subschemas,
   ``BRANCH_STEPS``), an error by its message's length (it quotes the value), a pattern's search by its
@@ -29,6 +39,7 @@ from __future__ import annotations
 
 import functools
 import json
+import reprlib
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +50,9 @@ if TYPE_CHECKING:  # jsonschema and re2 are imported by the first schema compile
     from jsonschema.protocols import Validator
 
 MAX_PATTERNS = 256  # distinct compiled patterns kept
+# subschemas (objects) one schema may hold: checking a schema against the metaschema costs ~170 us each (a
+# tool listing of 200,000 properties: 47 s), so a larger one is unusable here (about 0.7 s at the bound)
+MAX_SUBSCHEMAS = 4_096
 BASE_STEPS = 10_000  # the work any value may take to check (a step: one keyword applied, ~2-3 us)
 STEPS_PER_BYTE = 4  # and per byte of its JSON (a legitimate schema takes about one step per byte)
 # keywords that apply subschemas (and make errors of the branches that fail): 5 steps each, so that a
@@ -48,6 +62,7 @@ _BRANCHING = frozenset({
     "unevaluatedItems", "unevaluatedProperties",
 })
 BRANCH_STEPS = 5
+COMPARISONS_PER_STEP = 8  # an enum's or const's allowed value against one node of the value (~0.3 us each)
 MESSAGE_CHARS_PER_STEP = 16  # an error's message quotes the value it is about: it costs by its length
 PATTERN_UNITS_PER_STEP = 512  # RE2 program size x characters searched that count as one step
 _NOT_SCHEMAS = frozenset({"enum", "const", "default", "examples"})  # values, not subschemas: never walked
@@ -70,7 +85,15 @@ def validator(schema: Any) -> Validator:
     from jsonschema.exceptions import SchemaError
 
     cls = _validator_class()
-    _refuse_outside_parts(schema, "#")  # first: its depth bound keeps the metaschema's recursion short
+    walk = _Walk()
+    # first: its depth bound keeps the metaschema's recursion short
+    _refuse_outside_parts(schema, "#", walk=walk)
+    if {"unevaluatedProperties", "patternProperties"} <= walk.keywords:
+        # jsonschema finds the properties other keywords evaluated with Python's backtracking ``re`` on every
+        # patternProperties pattern (its own walk of the branches, not a keyword replaced here)
+        raise UnusableSchema(
+            "unevaluatedProperties beside patternProperties cannot be checked in linear time"
+        )
     try:
         cls.check_schema(schema)
     except SchemaError as e:
@@ -131,10 +154,25 @@ def _charged(found: Any) -> Any:
         yield error
 
 
-def _refuse_outside_parts(node: Any, where: str, depth: int = 0) -> None:
+class _Walk:
+    """What the walk of one schema met: the keywords it uses, how many objects it holds."""
+
+    def __init__(self) -> None:
+        self.keywords: set[str] = set()
+        self.objects = 0
+
+
+def _refuse_outside_parts(node: Any, where: str, depth: int = 0, walk: _Walk | None = None) -> None:
+    """Refuses what cannot be checked here; ``walk`` (one per schema): what it met."""
     if depth > 64:
         raise UnusableSchema(f"nested deeper than 64 at {where}")
+    if walk is None:
+        walk = _Walk()
     if isinstance(node, dict):
+        walk.keywords.update(k for k in node if isinstance(k, str))
+        walk.objects += 1
+        if walk.objects > MAX_SUBSCHEMAS:
+            raise UnusableSchema(f"more than {MAX_SUBSCHEMAS} subschemas: too large to check here")
         for key, value in node.items():
             if key in ("$ref", "$dynamicRef") and isinstance(value, str) and not value.startswith("#"):
                 raise UnusableSchema(f"{key} {value[:80]!r} at {where} points outside the schema")
@@ -144,12 +182,12 @@ def _refuse_outside_parts(node: Any, where: str, depth: int = 0) -> None:
                 for name, sub in value.items():
                     if key == "patternProperties":
                         _linear(name)
-                    _refuse_outside_parts(sub, f"{where}/{key}/{name}", depth + 1)
+                    _refuse_outside_parts(sub, f"{where}/{key}/{name}", depth + 1, walk)
             elif key not in _NOT_SCHEMAS:
-                _refuse_outside_parts(value, f"{where}/{key}", depth + 1)
+                _refuse_outside_parts(value, f"{where}/{key}", depth + 1, walk)
     elif isinstance(node, list):
         for i, item in enumerate(node):
-            _refuse_outside_parts(item, f"{where}/{i}", depth + 1)
+            _refuse_outside_parts(item, f"{where}/{i}", depth + 1, walk)
 
 
 @functools.lru_cache(maxsize=MAX_PATTERNS)
@@ -190,6 +228,37 @@ def _pattern_properties(validator: Any, properties: Any, instance: Any, schema: 
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
+def _additional_properties(validator: Any, extra: Any, instance: Any, schema: Any) -> Any:
+    """jsonschema's ``additionalProperties`` with the ``patternProperties`` beside it run on RE2: its own
+    look-up ran them joined with Python's backtracking ``re`` (``^(a+)+$``, a 30-character key: minutes)."""
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    patterns = [_linear(p) for p in schema.get("patternProperties", {})]
+    extras = []
+    for key in instance:
+        if key in properties:
+            continue
+        _spend(1 + sum(len(key) * p.programsize for p in patterns) // PATTERN_UNITS_PER_STEP)
+        if not any(p.search(key) for p in patterns):
+            extras.append(key)
+    if validator.is_type(extra, "object"):
+        for key in set(extras):
+            yield from validator.descend(instance[key], extra, path=key)
+    elif not extra and extras:
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            shown = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {shown}")
+        else:
+            verb = "was" if len(extras) == 1 else "were"
+            joined = ", ".join(repr(each) for each in sorted(extras, key=str))
+            yield ValidationError(f"Additional properties are not allowed ({joined} {verb} unexpected)")
+
+
 def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Any:
     from jsonschema.exceptions import ValidationError
 
@@ -198,6 +267,75 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> An
     _spend(len(instance))
     if len({_same(v) for v in instance}) != len(instance):
         yield ValidationError(f"the array of {len(instance)} items has non-unique elements")
+
+
+def _enum(validator: Any, enums: Any, instance: Any, schema: Any) -> Any:
+    from jsonschema._utils import equal
+    from jsonschema.exceptions import ValidationError
+
+    if not isinstance(enums, list):
+        return
+    _spend(len(enums) * _nodes(instance, len(enums)) // COMPARISONS_PER_STEP)
+    if all(not equal(each, instance) for each in enums):
+        yield ValidationError(f"{_brief(instance)} is not one of {_brief(enums)}")
+
+
+def _const(validator: Any, const: Any, instance: Any, schema: Any) -> Any:
+    from jsonschema._utils import equal
+    from jsonschema.exceptions import ValidationError
+
+    _spend(_nodes(instance, 1) // COMPARISONS_PER_STEP)
+    if not equal(instance, const):
+        yield ValidationError(f"{_brief(const)} was expected")
+
+
+def _nodes(value: Any, per_node: int) -> int:
+    """How many values ``value`` holds (itself included), counted no further than the steps left allow at
+    ``per_node`` comparisons each (past that the charge fails anyway)."""
+    cap = max(1, getattr(_budget, "left", 0)) * COMPARISONS_PER_STEP // max(1, per_node) + 1
+    count, stack = 0, [value]
+    while stack and count <= cap:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
+_BRIEF = reprlib.Repr()  # keyword arguments only from Python 3.12
+_BRIEF.maxlevel, _BRIEF.maxdict, _BRIEF.maxlist, _BRIEF.maxstring, _BRIEF.maxother = 3, 8, 8, 120, 60
+
+
+def _brief(value: Any) -> str:
+    """A value as an error quotes it: as written when short (as jsonschema's messages have it), else its
+    outline (at most 300 characters)."""
+    if _short(value):
+        return repr(value)
+    return _BRIEF.repr(value)[:300]
+
+
+def _short(value: Any) -> bool:
+    """At most 16 values holding at most 200 characters of text (its repr is short: made whole)."""
+    nodes, chars, stack = 0, 0, [value]
+    while stack:
+        item = stack.pop()
+        nodes += 1
+        if nodes > 16:
+            return False
+        if isinstance(item, dict):
+            chars += sum(len(k) for k in item if isinstance(k, str))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            chars += len(item)
+        elif not isinstance(item, (int, float, bool)) and item is not None:
+            return False
+        if chars > 200:
+            return False
+    return True
 
 
 def _same(value: Any) -> Any:
@@ -220,7 +358,8 @@ def _validator_class() -> Any:
     from jsonschema import validators
 
     base = validators.Draft202012Validator
-    own = {"pattern": _pattern, "patternProperties": _pattern_properties, "uniqueItems": _unique_items}
+    own = {"pattern": _pattern, "patternProperties": _pattern_properties, "uniqueItems": _unique_items,
+           "enum": _enum, "const": _const, "additionalProperties": _additional_properties}
     keywords = {**base.VALIDATORS, **own}
     steps = {name: BRANCH_STEPS if name in _BRANCHING else 1 for name in keywords}
     counted = {name: _counted(keyword, steps[name]) for name, keyword in keywords.items()}

@@ -1,10 +1,17 @@
 """The validate step's check of a call's arguments: a JSON object, within the wire limits and the size limit,
-valid against the tool's input schema (one compiled validator per tool, replaced when the tool changes)."""
+valid against the tool's input schema (one compiled validator per tool, replaced when the tool changes).
+
+A validator is compiled in a worker thread (``prepare``), never on the event loop: compiling checks the
+upstream's schema against the metaschema, up to ~0.7 s of CPU for the largest schema still checked here, and
+every other caller would wait that long on a tool's first call."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from mcp.types import Tool
 
@@ -18,6 +25,7 @@ if TYPE_CHECKING:  # jsonschema is imported by the first call's check, not at st
 # ``json.dumps(arguments, default=str)``'s encoder, built once (dumps with an option builds one per call)
 _SIZE = json.JSONEncoder(default=str)
 _EMPTY_SIZE = 2  # len("{}")
+Compiled = tuple[Tool, "Validator | None", "str | None"]  # the tool, its validator, the verdict on ``{}``
 
 
 class ArgumentCheck:
@@ -25,7 +33,40 @@ class ArgumentCheck:
         # per tool name: the tool, its compiled validator, and the verdict on ``{}`` (the arguments of most
         # calls to tools without parameters: it depends on the schema only); replaced when the upstream's
         # tool changes (bounded by the catalog)
-        self._validators: dict[str, tuple[Tool, Validator | None, str | None]] = {}
+        self._validators: dict[str, Compiled] = {}
+        # per tool name: the tool whose validator a worker thread is compiling, and that compilation
+        self._compiling: dict[str, tuple[Tool, asyncio.Future[Compiled]]] = {}
+
+    def ready(self, tool: Tool) -> bool:
+        """Whether ``tool``'s validator is compiled (else ``prepare`` it first)."""
+        cached = self._validators.get(tool.name)
+        return cached is not None and cached[0] is tool
+
+    async def prepare(self, tool: Tool) -> None:
+        """``tool``'s validator compiled (in a worker thread, once however many calls wait for it), so that
+        ``problem`` finds it ready."""
+        if self.ready(tool):
+            return
+        pending = self._compiling.get(tool.name)
+        if pending is None or pending[0] is not tool:
+            future = asyncio.ensure_future(anyio.to_thread.run_sync(_compile, tool))
+            pending = self._compiling[tool.name] = (tool, future)
+            mine = pending
+
+            def done(_future: asyncio.Future[Compiled]) -> None:
+                self._compiled_in_thread(tool.name, mine)
+
+            future.add_done_callback(done)
+        await asyncio.shield(pending[1])
+
+    def _compiled_in_thread(self, name: str, pending: tuple[Tool, asyncio.Future[Compiled]]) -> None:
+        if self._compiling.get(name) is pending:
+            del self._compiling[name]
+        future = pending[1]
+        if not future.cancelled() and future.exception() is None:
+            current = self._validators.get(name)
+            if current is None or current[0] is not pending[0]:
+                self._validators[name] = future.result()
 
     def problem(self, tool: Tool, arguments: Any, max_bytes: int) -> str | None:
         """Why ``arguments`` cannot be passed to ``tool`` (None: they can); ``max_bytes``: their JSON's limit.
@@ -48,16 +89,21 @@ class ArgumentCheck:
             return f"arguments for {tool.name} are too large ({size} bytes > {max_bytes})"
         return _verdict(tool, self._compiled(tool)[1], arguments, size)
 
-    def _compiled(self, tool: Tool) -> tuple[Tool, Validator | None, str | None]:
+    def _compiled(self, tool: Tool) -> Compiled:
         cached = self._validators.get(tool.name)
         if cached is not None and cached[0] is tool:
             return cached
-        try:  # the upstream's schema: no reference fetched, no backtracking pattern (core/outside_schema.py)
-            validator: Validator | None = outside_schema.validator(tool.input_schema)
-        except UnusableSchema:
-            validator = None  # a schema we cannot check here: let the upstream judge its own input
-        compiled = self._validators[tool.name] = (tool, validator, _verdict(tool, validator, {}, _EMPTY_SIZE))
+        compiled = self._validators[tool.name] = _compile(tool)  # not prepared: compiled here
         return compiled
+
+
+def _compile(tool: Tool) -> Compiled:
+    """The tool, its validator and the verdict on ``{}`` (thread-safe: a worker thread may run it)."""
+    try:  # the upstream's schema: no reference fetched, no backtracking pattern (core/outside_schema.py)
+        validator: Validator | None = outside_schema.validator(tool.input_schema)
+    except UnusableSchema:
+        validator = None  # a schema we cannot check here: let the upstream judge its own input
+    return (tool, validator, _verdict(tool, validator, {}, _EMPTY_SIZE))
 
 
 def _verdict(tool: Tool, validator: Validator | None, arguments: dict[str, Any], size: int) -> str | None:

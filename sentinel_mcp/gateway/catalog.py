@@ -16,8 +16,10 @@ such a tool is withheld and the conflict reported, naming both servers (a shadow
 take a guarded tool's name, or take it while its server is still starting). Prompts follow the same rule (a
 prompt is text the user sends the model).
 
-A configured upstream's tool whose definition changed since it was first seen is held (``tool_pins.py``): it
-is in no listing and no call reaches it; ``held`` says why, by the name that would expose it.
+A configured upstream's tool, prompt and resource are exposed with the characters of their words a person
+cannot see made visible (``tool_words.py``). A configured upstream's tool whose definition changed since it
+was first seen is held (``tool_pins.py``): it is in no listing and no call reaches it; ``held`` says why, by
+the name that would expose it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from mcp.types import Prompt, Resource, ResourceTemplate, Tool
 
 from sentinel_mcp.gateway.template_overlap import overlapping
 from sentinel_mcp.gateway.tool_pins import Held, ToolPins
+from sentinel_mcp.gateway.tool_words import shown_prompt, shown_tool, shown_words
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.upstream import Upstream
@@ -134,7 +137,8 @@ class Catalog:
                 if other is not None:
                     conflicts.append(_shadowing("tool", up.name, tname, name, other))
                     continue
-                tools[name] = ToolRoute(up.name, tname, tool.model_copy(update={"name": name}))
+                exposed = tool.model_copy(update={"name": name}) if up.builtin else shown_tool(tool, name)
+                tools[name] = ToolRoute(up.name, tname, exposed)
             for prompt in sorted(up.prompts, key=lambda p: p.name):
                 name = exposed_name(prefix, prompt.name)
                 own = identity_of(up.name, prompt.name)
@@ -147,12 +151,15 @@ class Catalog:
                 if other is not None:  # a prompt is text the user sends the model: never another's name
                     conflicts.append(_shadowing("prompt", up.name, prompt.name, name, other))
                     continue
-                prompts[name] = PromptRoute(up.name, prompt.name, prompt.model_copy(update={"name": name}))
+                shown = prompt.model_copy(update={"name": name}) if up.builtin else shown_prompt(prompt, name)
+                prompts[name] = PromptRoute(up.name, prompt.name, shown)
             for res in up.resources:
+                res = res if up.builtin else shown_words(res)
                 offered.setdefault(canonical_uri(res.uri), {}).setdefault(up.name, res)
             for tpl in up.resource_templates:
                 try:
-                    templates.append((UriTemplate.parse(canonical_uri(tpl.uri_template)), up.name, tpl))
+                    parsed = UriTemplate.parse(canonical_uri(tpl.uri_template))
+                    templates.append((parsed, up.name, tpl if up.builtin else shown_words(tpl)))
                 except Exception:  # noqa: BLE001 - a bad template from one upstream is skipped, not fatal
                     log.warning("upstream %s: unusable URI template %r", up.name, tpl.uri_template)
         kept = _without_overlaps(templates, conflicts)
@@ -191,8 +198,9 @@ class Catalog:
         listed = {
             identity_of(up.name, t): tool for up in ordered if not up.builtin for t, tool in up.tools.items()
         }
+        servers = {identity_of(up.name, t): up.name for up in ordered if not up.builtin for t in up.tools}
         try:
-            return self.pins.check(listed)
+            return self.pins.check(listed, servers)
         except OSError as e:  # the pins cannot be written: nothing new is trusted on its word
             log.error("catalog: the tool pins file %s cannot be written: %s", self.pins.path, e)
             why = f"the tool pins file {self.pins.path} cannot be written ({e.strerror or e})"

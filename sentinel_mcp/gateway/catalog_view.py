@@ -33,6 +33,7 @@ from sentinel_mcp.core.call_meta import call_meta
 from sentinel_mcp.core.port import NotInCatalog
 from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.foreign_resources import without_foreign_contents, without_foreign_blocks
 from sentinel_mcp.gateway.own_results import without_upstream_stamp
 from sentinel_mcp.gateway.upstream import BuiltinTarget, Upstream
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
@@ -196,6 +197,11 @@ class CatalogView:
         )
         with self._request_held(principal):
             result: ReadResourceResult = await up.read_resource(uri, meta=meta)
+        contents = without_foreign_contents(
+            result.contents, uri, up.name, self.manager.catalog, builtin=up.builtin
+        )
+        if contents is not None:  # another server's URI (or Sentinel's): not this one's to answer with
+            result = result.model_copy(update={"contents": contents})
         return without_upstream_stamp(result)
 
     async def get_prompt(
@@ -205,9 +211,14 @@ class CatalogView:
         if route is None or not principal.may_read(route.upstream):
             raise NotInCatalog(name)
         with self._request_held(principal):
-            result: GetPromptResult = await self.manager.upstreams[route.upstream].get_prompt(
-                route.prompt, arguments
-            )
+            up = self.manager.upstreams[route.upstream]
+            result: GetPromptResult = await up.get_prompt(route.prompt, arguments)
+        shown = [without_foreign_blocks([m.content], up.name, self.manager.catalog, builtin=up.builtin)
+                 for m in result.messages]
+        if any(s is not None for s in shown):  # another server's resource (or Sentinel's) in the prompt
+            messages = [m if s is None else m.model_copy(update={"content": s[0]})
+                        for m, s in zip(result.messages, shown)]
+            result = result.model_copy(update={"messages": messages})
         return without_upstream_stamp(result)
 
     async def complete(

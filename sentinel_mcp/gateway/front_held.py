@@ -13,6 +13,7 @@ from mcp.server import ServerRequestContext
 from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
+    CreateMessageRequest,
     ElicitRequest,
     ElicitRequestFormParams,
     ElicitRequestURLParams,
@@ -27,6 +28,7 @@ from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.input_rounds import InputRounds
 from sentinel_mcp.gateway.own_results import sentinel_result
+from sentinel_mcp.gateway.relayed_sampling import relayed_sampling
 from sentinel_mcp.gateway.shown_schema import shown_schema
 from sentinel_mcp.identity.principal import Principal
 
@@ -120,6 +122,10 @@ def shown_request(request: Any, source: str | None, of_calls: int = 1) -> Any:
     unchanged); ``source``: the server that asks (None: a built-in Sentinel mounted, whose questions
     are Sentinel's own); ``of_calls``: how many of the client's calls it may be about (``for_one_of``)."""
     params = getattr(request, "params", None)
+    if isinstance(request, CreateMessageRequest):  # no context of the conversation, marked as the server's
+        return request.model_copy(
+            update={"params": relayed_sampling(request.params, f"the server {source}" if source else None)}
+        )
     if isinstance(params, ElicitRequestURLParams):
         shown = relayed_link(params, f"the server {source}" if source else None, of_calls)
         return ElicitRequest(params=shown)

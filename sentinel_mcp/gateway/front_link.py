@@ -39,6 +39,7 @@ from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal, shared_note
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.front_held import relayed_link, relayed_question
+from sentinel_mcp.gateway.relayed_sampling import relayed_sampling
 from sentinel_mcp.gateway.shown_schema import shown_schema
 from sentinel_mcp.gateway.telemetry import traced
 
@@ -196,6 +197,14 @@ class FrontLink(CallerLink):
     def relays_sampling(self) -> bool:  # type: ignore[override]
         return not is_modern(self.ctx) and can_sample(self.ctx)
 
+    @property
+    def _source(self) -> str | None:
+        """Who asks through this link: the server it relays for (None: a built-in Sentinel mounted asks as
+        Sentinel)."""
+        if not self.relayed:
+            return None
+        return f"the server {self.upstream}" if self.upstream else "an upstream server"
+
     def _scoped(self) -> ServerMessageMetadata:
         return ServerMessageMetadata(related_request_id=self.ctx.request_id)
 
@@ -219,9 +228,7 @@ class FrontLink(CallerLink):
             return refusal("an elicitation", f"{self.who} did not declare elicitation")
         if is_modern(self.ctx):
             return refusal("an elicitation", "the client speaks 2026-07-28 and cannot be pushed to")
-        source = None  # a built-in Sentinel mounted asks as Sentinel
-        if self.relayed:
-            source = f"the server {self.upstream}" if self.upstream else "an upstream server"
+        source = self._source
         if isinstance(params, ElicitRequestURLParams):
             if not can_elicit(self.ctx, "url"):
                 return refusal("a URL elicitation", f"{self.who} did not declare URL-mode elicitation")
@@ -255,7 +262,8 @@ class FrontLink(CallerLink):
         if is_modern(self.ctx):
             return refusal("a sampling request", "the client speaks 2026-07-28 and cannot be pushed to")
         result_type = CreateMessageResultWithTools if params.tools else CreateMessageResult
-        return await self._ask(CreateMessageRequest(params=params), result_type)
+        shown = relayed_sampling(params, self._source)  # no context of the conversation, marked
+        return await self._ask(CreateMessageRequest(params=shown), result_type)
 
     async def list_roots(self) -> ListRootsResult | ErrorData:
         if not has_roots(self.ctx):
@@ -273,10 +281,20 @@ class FrontLink(CallerLink):
         )
         try:
             await self.ctx.session.send_log_message(
-                params.level, data, logger=params.logger, related_request_id=self.ctx.request_id
+                params.level, data, logger=self._logger(params.logger), related_request_id=self.ctx.request_id
             )
         except Exception:  # noqa: BLE001 - a log line is best effort
             log.debug("could not relay upstream log", exc_info=True)
+
+    def _logger(self, logger: str | None) -> str | None:
+        """Who logged a relayed line: the server it came from first (its own logger name after it, shown
+        safely), so that an upstream's line never reads as Sentinel's (``sentinel.guard``) or another
+        server's; a built-in Sentinel mounted logs as itself."""
+        name = safe_text(logger, 120) if isinstance(logger, str) and logger else None
+        if not self.relayed:
+            return name
+        server = self.upstream or "an upstream server"
+        return f"{server}/{name}" if name else server
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         shown = safe_text(message, 1000) if isinstance(message, str) else message

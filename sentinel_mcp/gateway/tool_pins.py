@@ -14,6 +14,12 @@ gateway and the CLI change it under an exclusive lock, each merging what the oth
 it when it changes on disk. A file that cannot be read is never replaced and pins nothing: every upstream
 tool is held while it is so (a check that cannot be made denies), and the problem names the file and line.
 Built-ins are not pinned: their definitions are Sentinel's own code.
+
+Each server has its own share of the pins (``MAX_PINS_PER_SERVER`` identities, ``MAX_KEPT_PER_SERVER``
+characters of definitions kept to show changes): a server that lists new names on every listing (and says its
+tools changed after each) pinned them all, so within a minute the pins were full and every new tool of every
+other server was held, and the file could grow past what it is read at (every upstream tool held). Past its
+share a server's new tools are held, its definitions kept as digests only; other servers' are not touched.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ FILE_NAME = "tool-pins.json"
 FORMAT = 1
 MAX_PINS = 100_000  # identities pinned (50 upstreams of the listing bound's 5,000 tools would be 250,000)
 MAX_KEPT_DEFINITION = 64_000  # characters of a definition kept to show a change (the digest is always kept)
+MAX_PINS_PER_SERVER = 10_000  # twice the listing bound: room for tools renamed over time
+MAX_KEPT_PER_SERVER = 4_000_000  # characters of one server's definitions kept (past it, digests only)
 MAX_FILE_BYTES = 256_000_000
 # what a definition is made of: every field the upstream lists except the name (the identity holds it)
 _NOT_COMPARED = frozenset({"name"})
@@ -93,6 +101,7 @@ class ToolPins:
         self.path = path
         self._pins: dict[str, dict[str, Any]] = {}  # identity -> {digest, pinned_at, definition|None}
         self._changes: dict[str, dict[str, Any]] = {}  # identity -> the held definition
+        self._sizes: dict[str, int] = {}  # identity -> its kept definition's size (a server's share)
         self.problem: str | None = None  # the file cannot be read: every upstream tool is held
         self._seen: tuple[int, int, int] | None = None  # (inode, size, mtime_ns) of the version loaded
         self.reload()
@@ -119,6 +128,7 @@ class ToolPins:
             self.problem, self._seen = str(e), seen
             return True
         self._pins, self._changes, self.problem, self._seen = pins, changes, None, seen
+        self._sizes = {}
         return True
 
     @contextlib.contextmanager
@@ -143,13 +153,15 @@ class ToolPins:
             self._seen = self._stat()
 
     # ------------------------------------------------------------------ the gateway's side
-    def check(self, listed: dict[str, Tool]) -> dict[str, Held | str]:
+    def check(self, listed: dict[str, Tool], servers: dict[str, str] | None = None) -> dict[str, Held | str]:
         """Pin the identities seen for the first time; the ones whose definition differs from their pin are
         returned (identity -> ``Held``), or every one (-> the problem) while the file cannot be read.
-        ``listed``: identity -> the tool as its upstream lists it."""
+        ``listed``: identity -> the tool as its upstream lists it; ``servers``: identity -> its server (each
+        server's share of the pins is counted by it)."""
         self.reload()  # what the owner accepted meanwhile counts
         if self.problem is not None:
             return {identity: f"tool {identity} is held: {self.problem}" for identity in listed}
+        shares = _Shares(self._pins, self._changes, servers or {}, self._sizes)
         now = time.time()
         fresh: dict[str, dict[str, Any]] = {}
         held: dict[str, Held | str] = {}
@@ -167,7 +179,12 @@ class ToolPins:
                 if len(self._pins) + len(fresh) >= MAX_PINS:
                     held[identity] = f"tool {identity} is held: {MAX_PINS:,} tools are pinned already"
                     continue
-                fresh[identity] = {"digest": digest, "pinned_at": now, "definition": _kept(definition)}
+                full = shares.full(identity)
+                if full is not None:
+                    held[identity] = f"tool {identity} is held: {full}"
+                    continue
+                fresh[identity] = {"digest": digest, "pinned_at": now,
+                                   "definition": shares.keep(identity, _kept(definition))}
                 continue
             if pin["digest"] == digest:
                 if identity in self._changes:
@@ -176,7 +193,8 @@ class ToolPins:
             known = self._changes.get(identity)
             seen_at = known["seen_at"] if known is not None and known["digest"] == digest else now
             if known is None or known["digest"] != digest:
-                noted[identity] = {"digest": digest, "seen_at": seen_at, "definition": _kept(definition)}
+                noted[identity] = {"digest": digest, "seen_at": seen_at,
+                                   "definition": shares.keep(identity, _kept(definition))}
             held[identity] = Held(
                 identity, pin["pinned_at"], seen_at,
                 tuple(changed_fields(pin.get("definition"), _kept(definition))),
@@ -258,6 +276,80 @@ class ToolPins:
     @property
     def held_identities(self) -> list[str]:
         return sorted(self._changes)
+
+
+class _Shares:
+    """Each server's share of the pins: how many identities it has pinned, how much of their definitions is
+    kept (counted once per check, from the pins as they are)."""
+
+    def __init__(
+        self, pins: dict[str, dict[str, Any]], changes: dict[str, dict[str, Any]], servers: dict[str, str],
+        sizes: dict[str, int],
+    ) -> None:
+        self.pins, self.changes, self.servers, self.sizes = pins, changes, servers, sizes
+        self.count: dict[str, int] = {}
+        self.kept: dict[str, int] = {}
+        self.counted = False
+
+    def _count(self) -> None:
+        """Counted when a first new identity is met (most checks meet none); sizes remembered per identity."""
+        self.counted = True
+        names = set(self.servers.values())
+        for held, entries in ((False, self.pins), (True, self.changes)):
+            for identity, entry in entries.items():
+                server = _server_of(identity, names)
+                if server is None:
+                    continue
+                if not held:
+                    self.count[server] = self.count.get(server, 0) + 1
+                definition = entry.get("definition")
+                if definition is not None:
+                    key = f"{'held' if held else 'pin'}:{entry.get('digest')}:{identity}"
+                    size = self.sizes.get(key)
+                    if size is None:
+                        size = self.sizes[key] = _size(definition)
+                    self.kept[server] = self.kept.get(server, 0) + size
+
+    def full(self, identity: str) -> str | None:
+        """Why ``identity``'s server may pin no more (None: it may)."""
+        server = self.servers.get(identity)
+        if server is None:
+            return None
+        if not self.counted:
+            self._count()
+        if self.count.get(server, 0) >= MAX_PINS_PER_SERVER:
+            return (f"server {server!r} has {MAX_PINS_PER_SERVER:,} tools pinned already (sentinel-mcp pins "
+                    "forget those it no longer lists)")
+        self.count[server] = self.count.get(server, 0) + 1
+        return None
+
+    def keep(self, identity: str, definition: dict[str, Any] | None) -> dict[str, Any] | None:
+        """``definition`` if its server's share of kept definitions has room for it, else None (its digest
+        only)."""
+        server = self.servers.get(identity)
+        if server is None or definition is None:
+            return definition
+        if not self.counted:
+            self._count()
+        size = _size(definition)
+        if self.kept.get(server, 0) + size > MAX_KEPT_PER_SERVER:
+            return None
+        self.kept[server] = self.kept.get(server, 0) + size
+        return definition
+
+
+def _server_of(identity: str, names: set[str]) -> str | None:
+    """The server of ``<server>__<tool>`` among ``names`` (a server's name may hold ``__`` itself)."""
+    cut = identity.find("__")
+    while cut > 0:
+        if identity[:cut] in names:
+            return identity[:cut]
+        cut = identity.find("__", cut + 1)
+    return None
+
+
+def _size(definition: dict[str, Any]) -> int:
+    return len(json.dumps(definition, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
 def _kept(definition: dict[str, Any]) -> dict[str, Any] | None:

@@ -31,6 +31,9 @@ from sentinel_mcp.gateway.step_deadline import StepDeadline
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
 
+# a progress report's message kept while it waits (more than a client is shown, front_link.py): never the
+# megabytes a line may hold while 64 of them wait
+PROGRESS_MESSAGE_CHARS = 2_000
 log = logging.getLogger(__name__)
 
 CONNECTION_CLOSED = -32000  # what the SDK raises for calls on a connection whose peer went away
@@ -243,7 +246,8 @@ class UpstreamCalls:
                     pass  # a notification after the call ended or timed out: no deadline left to move
             if relay is not None:  # in order with the call's log lines, never holding the reader up
                 to = relay
-                self.notices.put(flight, "progress", lambda: to(progress, total, message))
+                said = message[:PROGRESS_MESSAGE_CHARS] if isinstance(message, str) else message
+                self.notices.put(flight, "progress", lambda: to(progress, total, said))
 
         async def step() -> Any:
             lean = self.lean

@@ -42,6 +42,8 @@ MAX_PUSHES_WAITING = 64
 # a log line's data kept while it waits for its client (more than a client is shown: front_link.py): a line
 # may be as long as an answer, and ``MAX_NOTICES_WAITING`` of them may wait
 LOG_DATA_CHARS = 16_000
+# a log line's logger name kept while it waits: a name, never the megabytes a line may hold (256 may wait)
+LOGGER_CHARS = 200
 
 
 class PushRelays:
@@ -163,7 +165,10 @@ class PushRelays:
 
 
 def _bounded_log(params: LoggingMessageNotificationParams) -> LoggingMessageNotificationParams:
-    """At most ``LOG_DATA_CHARS`` of the line's data (structured data that long: its JSON text, cut)."""
+    """At most ``LOG_DATA_CHARS`` of the line's data (structured data that long: its JSON text, cut), at most
+    ``LOGGER_CHARS`` of its logger's name."""
+    if isinstance(params.logger, str) and len(params.logger) > LOGGER_CHARS:
+        params = params.model_copy(update={"logger": params.logger[:LOGGER_CHARS]})
     data = params.data
     if isinstance(data, str):
         if len(data) <= LOG_DATA_CHARS:

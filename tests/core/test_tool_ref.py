@@ -19,6 +19,7 @@ def _catalog(*upstreams: tuple[str, str | None, list[str]]) -> SimpleNamespace:
             SimpleNamespace(
                 name=name,
                 prefix=prefix,
+                builtin=False,
                 prompts=[],
                 resources=[],
                 resource_templates=[],

@@ -16,6 +16,7 @@ from sentinel_mcp.gateway.catalog import MAX_NAME, Catalog, exposed_name
 
 def _up(name: str, tools: list[str], prefix: str | None = None) -> SimpleNamespace:
     return SimpleNamespace(name=name, prefix=prefix, prompts=[], resources=[], resource_templates=[],
+                           builtin=False,
                            tools={t: Tool(name=t, input_schema={"type": "object"}) for t in tools})
 
 

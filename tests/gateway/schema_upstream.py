@@ -1,8 +1,8 @@
 """An upstream whose tool schemas are hostile (raw JSON-RPC over stdio, handshake era): a ``$ref`` to the
-URL in ``REF_URL`` and to the file ``file://$REF_FILE#/s``, a backtracking ``pattern``, a look-around
-pattern, ``uniqueItems``, a schema fanning out through
-local references. Every call answers with the arguments it received, so a test sees what reached
-the upstream.
+URL in ``REF_URL`` and to the file ``file://$REF_FILE#/s``, a backtracking ``pattern`` (alone, and as
+``patternProperties`` beside ``additionalProperties`` or ``unevaluatedProperties``), a look-around pattern,
+``uniqueItems``, a schema fanning out through local references. Every call answers with the arguments it
+received, so a test sees what reached the upstream.
 
 python -m tests.gateway.schema_upstream
 """
@@ -22,6 +22,10 @@ SCHEMAS = {
     "search": {"type": "object", "properties": {"q": {"type": "string", "pattern": "^([a-z ]+)+$"}}},
     "lookaround": {"type": "object", "properties": {"q": {"type": "string", "pattern": "^(?=a)a+$"}}},
     "keyed": {"type": "object", "patternProperties": {"^([a-z]+)+$": {"type": "integer"}}},
+    # the same pattern, read again by the keywords that find which properties are "additional" or unevaluated
+    "closed": {"type": "object", "patternProperties": {"^([a-z]+)+$": {}}, "additionalProperties": False},
+    "unevaluated": {"type": "object", "patternProperties": {"^([a-z]+)+$": {}},
+                    "unevaluatedProperties": False},
     "distinct": {"type": "object", "properties": {"items": {"type": "array", "uniqueItems": True}}},
     # local references only, but each level applies the next one twice: 2^40 subschemas for one value
     "fanout": {"type": "object", "properties": {"q": {"$ref": "#/$defs/l0"}},

@@ -100,3 +100,38 @@ def test_the_remembered_verdict_on_empty_arguments_follows_the_tool() -> None:
     assert check.problem(lenient, {}, 100) is None
     other = Tool(name="u", input_schema={"type": "object", "minProperties": 1})
     assert check.problem(other, {}, 100) is not None and check.problem(lenient, {}, 100) is None
+
+
+async def test_a_tools_validator_is_compiled_once_in_a_worker_thread(monkeypatch) -> None:
+    """Compiling checks the upstream's schema against the metaschema (up to ~0.7 s of CPU at the largest
+    schema still checked): never on the event loop, and once however many first calls wait for it."""
+    import threading
+
+    import anyio
+
+    from sentinel_mcp.core import outside_schema
+
+    threads: list[threading.Thread] = []
+    real = outside_schema.validator
+
+    def recording(schema: Any) -> Any:
+        threads.append(threading.current_thread())
+        return real(schema)
+
+    monkeypatch.setattr(outside_schema, "validator", recording)
+    check = ArgumentCheck()
+    tool = Tool(name="t", input_schema={"type": "object", "properties": {"n": {"type": "integer"}}})
+    assert not check.ready(tool)
+    async with anyio.create_task_group() as tg:
+        for _ in range(5):
+            tg.start_soon(check.prepare, tool)
+    assert check.ready(tool) and len(threads) == 1 and threads[0] is not threading.main_thread()
+    assert "is not of type 'integer'" in (check.problem(tool, {"n": "x"}, 1000) or "")
+    changed = Tool(name="t", input_schema={"type": "object"})  # the upstream changed it: compiled anew
+    assert not check.ready(changed)
+    await check.prepare(changed)
+    assert check.ready(changed) and len(threads) == 2 and check.problem(changed, {"n": "x"}, 1000) is None
+    huge = Tool(name="h", input_schema={"type": "object", "properties": {
+        f"p{i}": {"type": "integer"} for i in range(outside_schema.MAX_SUBSCHEMAS)}})
+    await check.prepare(huge)  # past the bound: unusable here, the upstream judges its own input
+    assert check.problem(huge, {"p0": "x"}, 100_000) is None

@@ -162,6 +162,7 @@ class _Up:
         self.name, self.prefix = name, prefix
         self.tools = {t: Tool(name=t, input_schema={"type": "object"}) for t in tools}
         self.prompts, self.resources, self.resource_templates = [], [], []
+        self.builtin = False
 
 
 def test_names_are_prefixed_limited_and_collisions_deterministic():

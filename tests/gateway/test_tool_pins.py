@@ -216,3 +216,63 @@ def test_a_definition_too_deep_to_write_is_held_not_a_crash(tmp_path):
                        "s__ok": Tool(name="ok", input_schema={"type": "object"})})
     assert list(held) == ["s__deep"] and "cannot be pinned" in held["s__deep"]
     assert [e["tool"] for e in pins.entries()] == ["s__ok"]
+
+
+async def test_a_server_listing_new_names_forever_fills_only_its_own_share_of_the_pins(data_dir, monkeypatch):
+    """An upstream that lists new tool names on every listing and announces a change after each pinned them
+    all: the pins filled (100,000, some 20 listings of 5,000) and every new tool of every other server was
+    held.
+    Each server now has its own share; past it only its own new tools are held (the bounds scaled down)."""
+    import sentinel_mcp.gateway.tool_pins as tool_pins
+    import sentinel_mcp.gateway.upstream_listing as listing
+    from sentinel_mcp.config import StdioServer
+
+    from .helpers import toolbox_stdio
+
+    monkeypatch.setattr(tool_pins, "MAX_PINS", 200)
+    monkeypatch.setattr(tool_pins, "MAX_PINS_PER_SERVER", 100)
+    monkeypatch.setattr(tool_pins, "MAX_KEPT_PER_SERVER", 20_000)  # 40 definitions of ~500 characters
+    monkeypatch.setattr(listing, "MIN_RELIST_SECONDS", 0.02)
+    root = str(Path(__file__).parents[2])
+    flood = {"command": sys.executable, "args": ["-m", "tests.gateway.pin_flood_upstream"], "cwd": root,
+             "env": {"PER": "40", "CHARS": "400"}}
+    with anyio.fail_after(60):
+        async with running_gateway(make_config(data_dir, servers={"fl": flood})) as rt:
+            catalog = rt.manager.catalog
+            assert await rt.manager.upstreams["fl"].wait_ready(30)
+            while not any("pinned already" in why for why in catalog.held.values()):
+                await anyio.sleep(0.02)
+            async with Client(rt.front.server) as c:  # its announcements end
+                await c.call_tool("fl__stop", {})
+            tb = rt.manager.add("tb", StdioServer(**toolbox_stdio()))
+            assert await tb.wait_ready(30)
+            await rt.manager._catalog_changed(tb)
+            mine = [n for n, r in catalog.tools.items() if r.upstream == "tb"]
+            assert "tb__echo" in mine and not [n for n in catalog.held if n.startswith("tb__")]
+            assert all(n.startswith("fl__") for n, why in catalog.held.items() if "pinned already" in why)
+            pins = json.loads((data_dir / FILE_NAME).read_text())["pins"]
+    flooded = [p for i, p in pins.items() if i.startswith("fl__")]
+    assert len(flooded) == 100
+    kept = [p for p in flooded if p["definition"] is not None]
+    assert 0 < len(kept) < 100  # past its share of kept definitions, digests only
+
+
+def test_a_servers_changed_definitions_are_kept_within_its_share(tmp_path, monkeypatch):
+    """Definitions held as changed count toward their server's share of what is kept: a server changing its
+    every tool on every listing keeps digests only past it (the share scaled down)."""
+    import sentinel_mcp.gateway.tool_pins as tool_pins
+
+    monkeypatch.setattr(tool_pins, "MAX_KEPT_PER_SERVER", 6_000)
+    pins = ToolPins(tmp_path / FILE_NAME)
+
+    def listing(text: str) -> tuple[dict[str, Tool], dict[str, str]]:
+        tools = {f"fl__t{i}": Tool(name=f"t{i}", description=text * 1000, input_schema={"type": "object"})
+                 for i in range(10)}
+        return tools, dict.fromkeys(tools, "fl")
+
+    assert pins.check(*listing("a")) == {}  # pinned: ten of ~1,050 characters, five kept
+    held = pins.check(*listing("b"))
+    assert len(held) == 10
+    data = json.loads((tmp_path / FILE_NAME).read_text())
+    assert sum(p["definition"] is not None for p in data["pins"].values()) == 5
+    assert sum(c["definition"] is not None for c in data["held"].values()) == 0  # the share is spent
