@@ -267,19 +267,25 @@ class CatalogView:
 
 
 MAX_COMPLETION_VALUES = 100  # the spec's cap on ``completion.values``
+# one suggested value: an argument a person picks from a list, never the megabytes an answer may hold
+MAX_COMPLETION_CHARS = 1_000
 
 
 def _bounded(result: CompleteResult) -> CompleteResult:
-    """At most 100 values, as the spec allows; ``total`` never below the values the upstream gave, and
-    ``hasMore`` set when some were cut (an upstream may send any number, or a total that says fewer)."""
+    """At most 100 values, as the spec allows, each at most ``MAX_COMPLETION_CHARS`` long (a longer one is
+    left out: cut, it would suggest a value the upstream never offered); ``total`` never below the values the
+    upstream gave, and ``hasMore`` set when some were left out (an upstream may send any number, or a total
+    that says fewer)."""
     done = result.completion
     given = len(done.values)
     total = done.total if done.total is None or done.total >= given else given
-    if given <= MAX_COMPLETION_VALUES and total == done.total:
+    short = all(len(v) <= MAX_COMPLETION_CHARS for v in done.values[:MAX_COMPLETION_VALUES])
+    if given <= MAX_COMPLETION_VALUES and total == done.total and short:
         return result
-    cut = given > MAX_COMPLETION_VALUES
+    kept = [v for v in done.values if len(v) <= MAX_COMPLETION_CHARS][:MAX_COMPLETION_VALUES]
+    cut = len(kept) < given
     completion = done.model_copy(update={
-        "values": done.values[:MAX_COMPLETION_VALUES],
+        "values": kept,
         "total": total,
         "has_more": True if cut else done.has_more,
     })
