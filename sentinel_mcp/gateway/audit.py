@@ -73,16 +73,18 @@ def _timings_text(timings: Any) -> str | None:
 
 def _text(value: str | None, limit: int = MAX_TEXT_CHARS) -> str | None:
     """Text a caller may have shaped (tool names, reasons quoting arguments): cut to ``limit`` characters,
-    lone surrogates escaped."""
-    if value is not None and len(value) > limit:
+    lone surrogates and NUL escaped (``\\udc80``, ``\\x00``): every backend can hold what is left
+    (PostgreSQL's ``text`` refuses a NUL, which SQLite keeps), so the same row is stored, and hashed, on both."""
+    if value is None or type(value) is not str:
+        return value
+    if len(value) > limit:
         value = value[:limit] + "…"
-    if value is None or value.isascii():
-        return value
-    try:
-        value.encode("utf-8")
-        return value
-    except UnicodeEncodeError:
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value.replace("\x00", "\\x00") if "\x00" in value else value
 
 
 def canonical(values: tuple[Any, ...]) -> str:
@@ -186,21 +188,21 @@ class AuditLog:
         return (
             self.chain,
             entry.ts,
-            entry.decision_id,
-            entry.event,
+            _text(entry.decision_id, MAX_NAME_CHARS),
+            _text(entry.event, MAX_NAME_CHARS),
             _text(entry.session, MAX_NAME_CHARS),
             _text(entry.client, MAX_NAME_CHARS),
-            entry.origin,
+            _text(entry.origin, MAX_NAME_CHARS),
             _text(entry.tool, MAX_NAME_CHARS),
-            entry.upstream,
-            entry.arg_digest,
+            _text(entry.upstream, MAX_NAME_CHARS),
+            _text(entry.arg_digest, MAX_NAME_CHARS),
             _json(entry.arguments, MAX_ARGS_CHARS),
-            entry.decision,
+            _text(entry.decision, MAX_NAME_CHARS),
             _text(entry.reason),
             _json(entry.proof, MAX_PROOF_CHARS),
-            entry.policy_version,
+            _text(entry.policy_version, MAX_NAME_CHARS),
             entry.latency_ms,
-            entry.outcome,
+            _text(entry.outcome, MAX_NAME_CHARS),
             _text(entry.error),
             _text(entry.principal),
             _timings_text(entry.timings),
@@ -226,9 +228,21 @@ class AuditLog:
         ]
 
     async def write(self, entry: AuditEntry, alone: bool = False) -> str:
-        """Append one event durably; its decision id is returned. Raises ``StorageError``. ``alone``: the
-        caller has nothing else in flight, so the row may be committed on this thread while the store's
-        writer is idle (``Database.write_inline``) instead of waiting for that thread's wake-ups."""
+        """Append one event durably; its decision id is returned. Raises ``StorageError``, whatever went
+        wrong: a row the store refuses for its own content (a value it cannot bind) is a record that cannot
+        be written like any other, so the caller fails closed with its refusal, never an internal error.
+        ``alone``: the caller has nothing else in flight, so the row may be committed on this thread while
+        the store's writer is idle (``Database.write_inline``) instead of waiting for that thread's wake-ups.
+        """
+        try:
+            return await self._write(entry, alone)
+        except StorageError:
+            raise
+        except Exception as e:
+            self._head = None  # what we chained onto may not have been committed: read it again
+            raise StorageError(f"audit log: this row could not be stored ({type(e).__name__}: {e})") from e
+
+    async def _write(self, entry: AuditEntry, alone: bool) -> str:
         if not entry.decision_id:
             entry.decision_id = new_decision_id()
         if self.db is None:
