@@ -104,6 +104,9 @@ class SQLiteDatabase(JobWriter):
         self._schemas: list[Schema] = []
         self._conn: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
+        # the write-ahead log as we last saw it (device, inode, size): SQLite keeps writing to the file it
+        # holds open, so one removed, replaced or cut under us must be noticed by us (``_wal_moved``)
+        self._wal: tuple[int, int, int] | None = None
         # answers for the event loop, handed over once per group (one wake-up), not once per job
         self._settled: list[tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = []
         self.commits = 0  # transactions committed, and the write jobs they carried (group commit at work)
@@ -168,7 +171,7 @@ class SQLiteDatabase(JobWriter):
         except OSError as e:
             _close_quietly(conn)
             raise StorageError(f"{self.name} store {self.path}: {e.strerror or e}") from e
-        self._conn, self._identity = conn, (st.st_dev, st.st_ino)
+        self._conn, self._identity, self._wal = conn, (st.st_dev, st.st_ino), None
 
     @staticmethod
     def _apply(conn: sqlite3.Connection, schema: Schema) -> None:
@@ -300,10 +303,43 @@ class SQLiteDatabase(JobWriter):
                 raise StorageError(
                     f"{self.name} store {self.path} was deleted or replaced; re-creating it on the next write"
                 )
+            moved = self._wal_moved()
+            if moved:
+                # closing folds what the connection holds into the database file (read through the log it
+                # still has open: whole when the log was removed or replaced, refused by SQLite when cut)
+                _close_quietly(self._conn)
+                self._conn, self._wal = None, None
+                raise StorageError(
+                    f"{self.name} store {self.path}: its write-ahead log was {moved} while in use, so a "
+                    "commit there would not survive a crash; starting a new one on the next write"
+                )
         if self._conn is None:
             self._connect()
         assert self._conn is not None
         return self._conn
+
+    def _wal_moved(self) -> str | None:
+        """How the write-ahead log is no longer the file we write (removed, replaced, cut), or None. One
+        ``lstat`` per commit. The log never shrinks while we hold it (no ``journal_size_limit``: a checkpoint
+        rewinds it, never truncates it), so a smaller size is a cut."""
+        if self.options.journal.upper() != "WAL":
+            return None
+        try:
+            st = os.lstat(f"{self.path}-wal")
+        except FileNotFoundError:
+            return "removed" if self._wal is not None else None
+        except OSError:
+            return "made unreadable"
+        now = (st.st_dev, st.st_ino, st.st_size)
+        if self._wal is None:
+            self._wal = now  # the log as our first write left it
+            return None
+        if now[:2] != self._wal[:2]:
+            return "replaced"
+        if now[2] < self._wal[2]:
+            return "truncated"
+        self._wal = now
+        return None
 
     def _fault(self, e: BaseException) -> StorageError:
         err = e if isinstance(e, StorageError) else StorageError(f"{self.name} store {self.path}: {e}")
