@@ -157,10 +157,7 @@ class SQLiteDatabase(JobWriter):
             # a failed open must let go of its lock: kept, the retry would read it as another process's
             _close_quietly(conn)
             if _cannot_grow(e):
-                raise StorageError(
-                    f"{self.name} store {self.path} cannot be written: the disk is full or the file may not "
-                    f"grow (a file size limit) ({e})"
-                ) from e
+                raise self._full(e) from e
             if "locked" in str(e) and self.options.exclusive:
                 raise StorageError(
                     f"{self.name} store {self.path} is held by another process (a file one process owns: a "
@@ -341,8 +338,19 @@ class SQLiteDatabase(JobWriter):
         self._wal = now
         return None
 
+    def _full(self, e: sqlite3.Error) -> StorageError:
+        return StorageError(
+            f"{self.name} store {self.path} cannot be written: the disk is full or the file may not grow (a "
+            f"file size limit) ({e})"
+        )
+
     def _fault(self, e: BaseException) -> StorageError:
-        err = e if isinstance(e, StorageError) else StorageError(f"{self.name} store {self.path}: {e}")
+        if isinstance(e, StorageError):
+            err = e
+        elif isinstance(e, sqlite3.Error) and _cannot_grow(e):  # at a commit as at an open: the same words
+            err = self._full(e)
+        else:
+            err = StorageError(f"{self.name} store {self.path}: {e}")
         self.health.degrade(str(err))
         log.warning("storage fault: %s", err)
         return err
