@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import sqlite3
 import stat
 import tempfile
@@ -44,6 +43,63 @@ def check_store_file(path: Path) -> None:
         os.close(fd)
     if head and head != _HEADER:
         raise StorageError(f"store {path} is not an SQLite database (damaged or replaced): refused")
+    for suffix in SIDE_FILES:
+        _check_side_file(path, suffix)
+
+
+SIDE_FILES = ("-wal", "-journal", "-shm")  # what SQLite opens beside a store, following a symbolic link
+
+
+def _check_side_file(path: Path, suffix: str) -> None:
+    """A side file that is there must be a regular file: SQLite (and a copy) would follow a symbolic link to
+    ``/dev/zero`` and read without end, and take a FIFO for an empty log and remove it on close."""
+    from sentinel_mcp.storage import StorageError
+
+    side = path.with_name(path.name + suffix)
+    try:
+        st = os.lstat(side)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise StorageError(f"store {path}: its {suffix} file: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise StorageError(f"store {path}: its {suffix} file {side} is not a regular file: refused")
+
+
+def _copy(src: Path, dst: Path) -> bool:
+    """``src`` copied to ``dst`` through one descriptor (no link followed, never a FIFO or device), at most
+    the size the file had when opened: a file swapped or growing meanwhile never makes the copy unbounded.
+    False when ``src`` is not there."""
+    from sentinel_mcp.storage import StorageError
+
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        if e.errno in (errno.ENXIO, errno.EISDIR, errno.ELOOP):
+            raise StorageError(f"store file {src} is not a regular file: refused") from None
+        raise StorageError(f"store file {src}: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise StorageError(f"store file {src} is not a regular file: refused")
+        out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            left = st.st_size
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(out, view):]
+                left -= len(chunk)
+        finally:
+            os.close(out)
+    finally:
+        os.close(fd)
+    return True
 
 
 def _held_by_another(path: Path) -> bool:
@@ -76,10 +132,8 @@ def readable_copy(path: Path, attempts: int = 3) -> Iterator[Path]:
     for _ in range(attempts):
         with tempfile.TemporaryDirectory(prefix="sentinel-read-") as tmp:
             copy = Path(tmp) / path.name
-            shutil.copyfile(path, copy)
-            wal = path.with_name(path.name + "-wal")
-            if wal.exists():
-                shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+            _copy(path, copy)
+            _copy(path.with_name(path.name + "-wal"), copy.with_name(copy.name + "-wal"))
             try:
                 conn = sqlite3.connect(copy, timeout=1)
                 try:
