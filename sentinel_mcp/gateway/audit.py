@@ -74,7 +74,8 @@ def _timings_text(timings: Any) -> str | None:
 def _text(value: str | None, limit: int = MAX_TEXT_CHARS) -> str | None:
     """Text a caller may have shaped (tool names, reasons quoting arguments): cut to ``limit`` characters,
     lone surrogates and NUL escaped (``\\udc80``, ``\\x00``): every backend can hold what is left
-    (PostgreSQL's ``text`` refuses a NUL, which SQLite keeps), so the same row is stored, and hashed, on both."""
+    (PostgreSQL's ``text`` refuses a NUL, which SQLite keeps), so the same row is stored, and hashed, on
+    both."""
     if value is None or type(value) is not str:
         return value
     if len(value) > limit:

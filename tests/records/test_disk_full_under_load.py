@@ -26,7 +26,7 @@ from .rig import AUTH, ROOT, audit_rows, executed, health, kill_tree, wait_ready
 
 pytestmark = pytest.mark.timeout(120)
 
-LIMIT = 400_000  # bytes per file: the write-ahead log cannot be pre-sized, and fills after a few dozen commits
+LIMIT = 400_000  # bytes per file: the write-ahead log cannot be pre-sized and fills after a few dozen commits
 CLIENTS, CALLS = 8, 40
 
 
@@ -83,6 +83,6 @@ async def test_a_disk_that_fills_under_concurrent_calls_answers_none_without_its
     ran = set(executed(tmp_path))
     assert [m for m, d in answered.items() if d not in outcomes] == []
     assert sorted(ran - decided) == []
-    told_it_ran = {m for m, text in refused.items() if "ran, but Sentinel could not record its outcome" in text}
+    told_it_ran = {m for m, t in refused.items() if "ran, but Sentinel could not record its outcome" in t}
     assert sorted((set(refused) & ran) - told_it_ran) == []
     assert all("record" in text for text in refused.values())

@@ -1,7 +1,7 @@
-"""A store's side file planted by whoever can write the data dir, then read by ``audit``/``audit verify``/
-``facts``: the write-ahead log made a symbolic link to ``/dev/zero`` made the reader copy without end (it filled
-the temporary directory's disk, 3 GB in 20 s, and never answered); a FIFO in its place was silently taken for
-an empty log and removed by SQLite on close (the evidence gone). Now a side file (``-wal``, ``-journal``,
+"""A store's side file planted by whoever can write the data dir, then read by ``audit``, ``audit verify``
+or ``facts``: the write-ahead log made a symbolic link to ``/dev/zero`` made the reader copy without end (it
+filled the temporary directory's disk, 3 GB in 20 s, and never answered); a FIFO in its place was silently
+taken for an empty log and removed by SQLite on close (the evidence gone). Now a side file (``-wal``, ``-journal``,
 ``-shm``) that is not a regular file is refused, naming it, and a copy never reads more than the file's size.
 
 The reader runs in a subprocess under ``RLIMIT_FSIZE``, so a reader without the fix fails the test instead of
@@ -77,7 +77,8 @@ def test_a_side_file_that_is_not_a_regular_file_is_refused_by_readers(tmp_path: 
         started = time.monotonic()
         out = read(db)
         assert out.returncode == 0, out.stderr[-2000:]
-        assert out.stdout.startswith("refused:") and "-wal" in out.stdout and "not a regular file" in out.stdout, (
+        refusal = out.stdout
+        assert refusal.startswith("refused:") and "-wal" in refusal and "not a regular file" in refusal, (
             out.stdout, out.stderr[-2000:], time.monotonic() - started)
         assert wal.is_symlink() or wal.exists()  # left where it was: evidence, not cleaned away
     finally:

@@ -39,7 +39,9 @@ def tamper(wal: Path, how: str) -> None:
 
 
 @pytest.mark.parametrize("how", ["removed", "truncated", "replaced", "symlinked"])
-async def test_a_write_ahead_log_tampered_with_never_takes_an_answered_calls_rows(tmp_path: Path, how: str) -> None:
+async def test_a_write_ahead_log_tampered_with_never_takes_an_answered_calls_rows(
+    tmp_path: Path, how: str
+) -> None:
     config = write_config(tmp_path)
     proc, port = await asyncio.to_thread(start_http, config)
     answered: dict[str, str] = {}  # mark -> decision id of every call answered ok
