@@ -1,8 +1,9 @@
 """A store's side file planted by whoever can write the data dir, then read by ``audit``, ``audit verify``
 or ``facts``: the write-ahead log made a symbolic link to ``/dev/zero`` made the reader copy without end (it
 filled the temporary directory's disk, 3 GB in 20 s, and never answered); a FIFO in its place was silently
-taken for an empty log and removed by SQLite on close (the evidence gone). Now a side file (``-wal``, ``-journal``,
-``-shm``) that is not a regular file is refused, naming it, and a copy never reads more than the file's size.
+taken for an empty log and removed by SQLite on close (the evidence gone). Now a side file (``-wal``,
+``-journal``, ``-shm``) that is not a regular file is refused, naming it, and a copy never reads more than the
+file's size.
 
 The reader runs in a subprocess under ``RLIMIT_FSIZE``, so a reader without the fix fails the test instead of
 filling the disk."""
