@@ -25,6 +25,7 @@ The policy's own fetches and built-ins' internal calls are not gated (their resu
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any
 
@@ -254,8 +255,11 @@ class ConsentGate:
             f"Sentinel: allow {who} to read your {what} with {call.name}{why}?{tail}",
             {"caller": call.principal or "", "purpose": purpose, "kind": kind, "tool": call.name},
         )
+        # keyed by the text too (as a confirmation is): the purpose is the client's word, not in the arguments,
+        # so an answer given to "(purpose: weather)" never answers the question a call stating another asks
+        shown = hashlib.sha256(message.encode()).hexdigest()[:16]
         return Question(
-            key=f"sentinel.consent.{kind}.{call.digest}",
+            key=f"sentinel.consent.{kind}.{call.digest}.{shown}",
             message=message,
             requested_schema=ONCE_SCHEMA if once else CONSENT_SCHEMA,
             meta={"kind": "consent", "consent": kind, "once": once, "purpose": purpose, "from": ["user"]},
