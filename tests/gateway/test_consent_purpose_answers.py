@@ -91,3 +91,26 @@ async def test_a_2026_answer_to_one_purpose_grants_no_other(data_dir: Path) -> N
             )
             assert not done.is_error, done
             assert granted(rt) == [("messages", SHOWN)]
+
+
+def test_a_one_call_consent_holds_for_the_purpose_it_was_given_for(tmp_path: Path) -> None:
+    """"Allow" without "remember" waits (up to 300 s) for its call: when that call is asked something more
+    first, its next round may state another purpose, which the one-call consent must not cover."""
+    from sentinel_mcp.core.decision import Allow, Answer, Ask, ToolCall
+    from sentinel_mcp.gateway.consent_gate import ConsentGate
+    from sentinel_mcp.gateway.consents import ConsentBook
+
+    gate = ConsentGate(ConsentBook(tmp_path / "consents.db"), {"tb__echo": "messages"})
+
+    def call(why: str) -> ToolCall:
+        return ToolCall(name="tb__echo", server="tb", tool="echo", arguments={"text": "hi"},
+                        principal="alice", purpose=why, session_id="alice/conv-1")
+
+    asked = gate.asks(call(SHOWN), None)
+    assert isinstance(asked, Ask)
+    [q] = asked.questions
+    gate.record(call(SHOWN), q, Answer(action="accept", content={"allow": True}, provenance="user"))
+    assert gate.asks(call(SHOWN), None) is None  # the call it was given for holds it
+    again = gate.asks(call(OTHER), None)  # the same call, stating another purpose, is asked
+    assert isinstance(again, Ask) and f"(purpose: {OTHER})" in again.questions[0].message
+    assert isinstance(gate._consented(call(SHOWN), [("messages", False)], Allow()), Allow)
