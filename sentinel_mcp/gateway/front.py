@@ -45,11 +45,13 @@ from sentinel_mcp.gateway.front_link import (
     can_elicit,
     can_sample,
     connection_of,
+    declared,
     is_modern,
 )
 from sentinel_mcp.gateway.held_calls import HeldCalls
 from sentinel_mcp.gateway.listen_streams import ListenStreams
-from sentinel_mcp.gateway.input_rounds import AGAIN, InputRounds, LateAnswer, RefusedRetry, wire_key
+from sentinel_mcp.gateway.input_rounds import (AGAIN, InputRounds, LateAnswer, RefusedRetry, capability_asked,
+                                               wire_key)
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.core.port import (
@@ -290,9 +292,10 @@ class Front(CatalogRequests, HeldRounds):
         # for the owner in the console inbox, as if it could not elicit
         person = not principal.agent
         elicits, askable = person and can_elicit(ctx), person and can_be_asked(ctx)
+        may_ask = declared(ctx) if person else frozenset()  # what this client can be asked, and so answer
         retry = await self.rounds.accept(
             modern=is_modern(ctx),
-            can_elicit=askable,
+            declared=may_ask,
             principal=principal.name,
             session=session,
             tool=params.name,
@@ -355,7 +358,8 @@ class Front(CatalogRequests, HeldRounds):
                     )
 
                 call = self.held.start(
-                    params.name, session, run, relays_sampling=can_sample(ctx), party=link.party
+                    params.name, session, run, relays_sampling=can_sample(ctx), party=link.party,
+                    declared=may_ask,
                 )
                 return await self._await_held(ctx, params, session, call, principal)
 
@@ -444,6 +448,16 @@ class Front(CatalogRequests, HeldRounds):
             # exact call was already allowed
             asked = (outcome.result.input_requests or {}).items()
             requests = {k: shown_request(r, asker(self.port, params.name)) for k, r in asked}
+            needs = {k: capability_asked(r) for k, r in requests.items()}
+            lacking = sorted({c for c in needs.values() if c not in declared(ctx)})
+            if lacking:  # a request this client cannot show its user is not put to it (its answer is nobody's)
+                who = asker(self.port, params.name)
+                return sentinel_result(
+                    f"sentinel: {params.name}: {f'the server {who}' if who else 'the tool'} asks for input this "
+                    f"client cannot be asked: it did not declare {', '.join(lacking)}; nothing was relayed",
+                    error="input_not_relayed",
+                    decision_id=outcome.decision_id,
+                )
             state = await self.rounds.issue(
                 "allowed",
                 principal=principal.name,
@@ -453,6 +467,7 @@ class Front(CatalogRequests, HeldRounds):
                 version=version,
                 asked=list(requests),
                 schemas=request_schemas(requests),
+                needs=needs,
                 upstream=outcome.result.request_state,
             )
             meta = {

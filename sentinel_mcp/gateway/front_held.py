@@ -26,7 +26,7 @@ from sentinel_mcp.core.display_text import is_hidden, safe_question, safe_text
 from sentinel_mcp.core.port import FrontPort, NeedsInput
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
-from sentinel_mcp.gateway.input_rounds import InputRounds
+from sentinel_mcp.gateway.input_rounds import InputRounds, capability_asked
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.relayed_sampling import relayed_sampling
 from sentinel_mcp.gateway.shown_schema import shown_schema
@@ -70,6 +70,7 @@ class HeldRounds:
                     version=self.port.policy_version,
                     asked=[event.key],
                     schemas=request_schemas({event.key: request}),
+                    needs={event.key: capability_asked(request)},
                     hold=call.id,
                     **({"shared": event.of_calls} if event.of_calls > 1 else {}),
                 ),
