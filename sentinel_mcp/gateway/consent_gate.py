@@ -256,8 +256,8 @@ class ConsentGate:
             f"Sentinel: allow {who} to read your {what} with {call.name}{why}?{tail}",
             {"caller": call.principal or "", "purpose": purpose, "kind": kind, "tool": call.name},
         )
-        # keyed by the text too (as a confirmation is): the purpose is the client's word, not in the arguments,
-        # so an answer given to "(purpose: weather)" never answers the question a call stating another asks
+        # keyed by the text too (as a confirmation is): the purpose is the client's word, not an argument, so
+        # an answer given to "(purpose: weather)" never answers the question a call stating another asks
         shown = hashlib.sha256(message.encode()).hexdigest()[:16]
         return Question(
             key=f"sentinel.consent.{kind}.{call.digest}.{shown}",

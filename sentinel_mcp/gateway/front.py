@@ -38,7 +38,7 @@ from sentinel_mcp.gateway.conversations import (MODERN_KIND, SESSION_HEADER, Con
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.front_listings import CatalogRequests
-from sentinel_mcp.gateway.front_held import HeldRounds, asker, request_schemas, shown_request
+from sentinel_mcp.gateway.front_held import HeldRounds, asker, not_asked, request_schemas, shown_request
 from sentinel_mcp.gateway.front_link import (
     FrontLink,
     can_be_asked,
@@ -449,15 +449,10 @@ class Front(CatalogRequests, HeldRounds):
             asked = (outcome.result.input_requests or {}).items()
             requests = {k: shown_request(r, asker(self.port, params.name)) for k, r in asked}
             needs = {k: capability_asked(r) for k, r in requests.items()}
-            lacking = sorted({c for c in needs.values() if c not in declared(ctx)})
-            if lacking:  # a request this client cannot show its user is not put to it (its answer is nobody's)
-                who = asker(self.port, params.name)
-                return sentinel_result(
-                    f"sentinel: {params.name}: {f'the server {who}' if who else 'the tool'} asks for input this "
-                    f"client cannot be asked: it did not declare {', '.join(lacking)}; nothing was relayed",
-                    error="input_not_relayed",
-                    decision_id=outcome.decision_id,
-                )
+            refused = not_asked(params.name, asker(self.port, params.name), needs, declared(ctx),
+                                outcome.decision_id)
+            if refused is not None:
+                return refused
             state = await self.rounds.issue(
                 "allowed",
                 principal=principal.name,

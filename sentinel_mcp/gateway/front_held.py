@@ -181,6 +181,20 @@ def relayed_question(message: str, source: str | None, of_calls: int = 1) -> str
     return f"[{'; '.join(marks)}] {text}" if marks else text
 
 
+def not_asked(tool: str, source: str | None, needs: dict[str, str], declared: frozenset[str],
+              decision_id: str | None) -> CallToolResult | None:
+    """The refusal of a call whose upstream asks what the client cannot be asked (``needs``: each request's
+    capability; ``declared``: the client's), or None: a form put to a client that shows its user none is
+    answered by nobody the user knows, and its answer would be marked the user's."""
+    lacking = sorted({need for need in needs.values() if need not in declared})
+    if not lacking:
+        return None
+    by = f"the server {source}" if source else "the tool"
+    return sentinel_result(f"sentinel: {tool}: {by} asks for input this client cannot be asked: it did not "
+                           f"declare {', '.join(lacking)}; nothing was relayed", error="input_not_relayed",
+                           decision_id=decision_id)
+
+
 def request_schemas(requests: dict[str, Any]) -> dict[str, Any]:
     return {
         k: r.params.requested_schema

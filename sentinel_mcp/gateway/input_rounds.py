@@ -155,8 +155,8 @@ class InputRounds:
         if lacking:  # checked before the state is used: another connection's attempt leaves it to its own
             need = needs.get(lacking[0], ELICITATION)
             return RefusedRetry(
-                f"the answer to {safe_text(lacking[0], 120)} is not accepted from a client that did not declare "
-                f"the {need} capability: such a client is never asked that question{AGAIN}"
+                f"the answer to {safe_text(lacking[0], 120)} is not accepted from a client that did not "
+                f"declare the {need} capability: such a client is never asked that question{AGAIN}"
             )
         if not await self.seal.consume_async(state):
             return RefusedRetry("this request state was already used: an answer counts once" + AGAIN)

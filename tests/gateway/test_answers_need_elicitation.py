@@ -67,7 +67,8 @@ async def test_a_state_issued_to_an_eliciting_client_is_answered_by_no_other_con
                 "pr__ask", {}, allow_input_required=True, request_state=first.request_state,
                 input_responses={key: YES}, meta={"sentinel/session": first.meta["sentinel/session"]},
             )
-            assert r.is_error and "not accepted" in r.content[0].text and "elicitation" in r.content[0].text, r
+            told = r.content[0].text
+            assert r.is_error and "not accepted" in told and "elicitation" in told, r
             assert not (r.structured_content or {}).get("heard")
         await rt.audit.flush()
         rows = await read_audit(rt.config.store_path, tail=100)

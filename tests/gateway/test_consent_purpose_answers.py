@@ -34,7 +34,7 @@ def granted(rt: Any) -> list[tuple[str, str]]:
 
 async def test_the_consoles_yes_to_one_purpose_grants_no_other(data_dir: Path) -> None:
     async with running_gateway(make_config(data_dir, personal={"tb__echo": "messages"})) as rt:
-        inbox = Inbox(hold_seconds=0)  # nobody watching: the client is blocked, the answer waits for its retry
+        inbox = Inbox(hold_seconds=0)  # nobody watching: the client is blocked, the answer waits for a retry
         rt.front.inbox = InboxAsking(inbox, rt.gateway)
         async with Client(rt.front.server, mode="legacy") as c:  # declares no elicitation
             first = await c.call_tool("tb__echo", {"text": "hi"}, meta=purpose(SHOWN))
@@ -55,7 +55,8 @@ async def test_the_consoles_yes_to_one_purpose_grants_no_other(data_dir: Path) -
             [again] = inbox.open_items("owner")
             assert f"(purpose: {OTHER})" in again.questions[0].message
             # the purpose the person allowed is still theirs to allow
-            assert await inbox.give(again, {q.key: read_answer(0, q, FormData([("q0.remember", "on")]), True)[0]
+            remember = FormData([("q0.remember", "on")])
+            assert await inbox.give(again, {q.key: read_answer(0, q, remember, True)[0]
                                             for q in again.questions})
             ok = await c.call_tool("tb__echo", {"text": "hi"}, meta=purpose(OTHER))
             assert not ok.is_error and granted(rt) == [("messages", OTHER)]
