@@ -25,6 +25,7 @@ The policy's own fetches and built-ins' internal calls are not gated (their resu
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any
 
@@ -131,8 +132,8 @@ class ConsentGate:
         self.book = book
         self.configured = dict(configured or {})
         self.max_once = max_once
-        # one-call consents: (principal, session, identity, digest, kind) -> expiry (monotonic)
-        self._once: dict[tuple[str, str, str, str, str], float] = {}
+        # one-call consents: (principal, session, identity, digest, kind, purpose) -> expiry (monotonic)
+        self._once: dict[tuple[str, str, str, str, str, str], float] = {}
 
     def withheld_kind(self, tool: Any, identity: str, principal: str) -> str | None:
         """A kind of personal data ``tool`` may read that ``principal`` has no standing consent for (None:
@@ -168,10 +169,11 @@ class ConsentGate:
                 kinds.add(entry["kind"])
         return sorted(kinds)
 
-    def _once_key(self, call: ToolCall, kind: str) -> tuple[str, str, str, str, str]:
-        return (call.principal or "", call.session_id, call.identity, call.digest, kind)
+    def _once_key(self, call: ToolCall, kind: str) -> tuple[str, str, str, str, str, str]:
+        # the purpose too: it is the client's word, not in the arguments, and the person allowed the one shown
+        return (call.principal or "", call.session_id, call.identity, call.digest, kind, purpose_of(call))
 
-    def _has_once(self, key: tuple[str, str, str, str, str]) -> bool:
+    def _has_once(self, key: tuple[str, str, str, str, str, str]) -> bool:
         expiry = self._once.get(key)
         if expiry is not None and expiry < time.monotonic():
             del self._once[key]
@@ -254,8 +256,11 @@ class ConsentGate:
             f"Sentinel: allow {who} to read your {what} with {call.name}{why}?{tail}",
             {"caller": call.principal or "", "purpose": purpose, "kind": kind, "tool": call.name},
         )
+        # keyed by the text too (as a confirmation is): the purpose is the client's word, not an argument, so
+        # an answer given to "(purpose: weather)" never answers the question a call stating another asks
+        shown = hashlib.sha256(message.encode()).hexdigest()[:16]
         return Question(
-            key=f"sentinel.consent.{kind}.{call.digest}",
+            key=f"sentinel.consent.{kind}.{call.digest}.{shown}",
             message=message,
             requested_schema=ONCE_SCHEMA if once else CONSENT_SCHEMA,
             meta={"kind": "consent", "consent": kind, "once": once, "purpose": purpose, "from": ["user"]},

@@ -38,18 +38,20 @@ from sentinel_mcp.gateway.conversations import (MODERN_KIND, SESSION_HEADER, Con
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.front_listings import CatalogRequests
-from sentinel_mcp.gateway.front_held import HeldRounds, asker, request_schemas, shown_request
+from sentinel_mcp.gateway.front_held import HeldRounds, asker, not_asked, request_schemas, shown_request
 from sentinel_mcp.gateway.front_link import (
     FrontLink,
     can_be_asked,
     can_elicit,
     can_sample,
     connection_of,
+    declared,
     is_modern,
 )
 from sentinel_mcp.gateway.held_calls import HeldCalls
 from sentinel_mcp.gateway.listen_streams import ListenStreams
-from sentinel_mcp.gateway.input_rounds import AGAIN, InputRounds, LateAnswer, RefusedRetry, wire_key
+from sentinel_mcp.gateway.input_rounds import (AGAIN, InputRounds, LateAnswer, RefusedRetry, capability_asked,
+                                               wire_key)
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.core.port import (
@@ -290,9 +292,10 @@ class Front(CatalogRequests, HeldRounds):
         # for the owner in the console inbox, as if it could not elicit
         person = not principal.agent
         elicits, askable = person and can_elicit(ctx), person and can_be_asked(ctx)
+        may_ask = declared(ctx) if person else frozenset()  # what this client can be asked, and so answer
         retry = await self.rounds.accept(
             modern=is_modern(ctx),
-            can_elicit=askable,
+            declared=may_ask,
             principal=principal.name,
             session=session,
             tool=params.name,
@@ -355,7 +358,8 @@ class Front(CatalogRequests, HeldRounds):
                     )
 
                 call = self.held.start(
-                    params.name, session, run, relays_sampling=can_sample(ctx), party=link.party
+                    params.name, session, run, relays_sampling=can_sample(ctx), party=link.party,
+                    declared=may_ask,
                 )
                 return await self._await_held(ctx, params, session, call, principal)
 
@@ -444,6 +448,11 @@ class Front(CatalogRequests, HeldRounds):
             # exact call was already allowed
             asked = (outcome.result.input_requests or {}).items()
             requests = {k: shown_request(r, asker(self.port, params.name)) for k, r in asked}
+            needs = {k: capability_asked(r) for k, r in requests.items()}
+            refused = not_asked(params.name, asker(self.port, params.name), needs, declared(ctx),
+                                outcome.decision_id)
+            if refused is not None:
+                return refused
             state = await self.rounds.issue(
                 "allowed",
                 principal=principal.name,
@@ -453,6 +462,7 @@ class Front(CatalogRequests, HeldRounds):
                 version=version,
                 asked=list(requests),
                 schemas=request_schemas(requests),
+                needs=needs,
                 upstream=outcome.result.request_state,
             )
             meta = {

@@ -26,7 +26,7 @@ from sentinel_mcp.core.display_text import is_hidden, safe_question, safe_text
 from sentinel_mcp.core.port import FrontPort, NeedsInput
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
-from sentinel_mcp.gateway.input_rounds import InputRounds
+from sentinel_mcp.gateway.input_rounds import InputRounds, capability_asked
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.relayed_sampling import relayed_sampling
 from sentinel_mcp.gateway.shown_schema import shown_schema
@@ -70,6 +70,7 @@ class HeldRounds:
                     version=self.port.policy_version,
                     asked=[event.key],
                     schemas=request_schemas({event.key: request}),
+                    needs={event.key: capability_asked(request)},
                     hold=call.id,
                     **({"shared": event.of_calls} if event.of_calls > 1 else {}),
                 ),
@@ -178,6 +179,20 @@ def relayed_question(message: str, source: str | None, of_calls: int = 1) -> str
     if of_calls > 1:
         marks.append(shared_note(of_calls))
     return f"[{'; '.join(marks)}] {text}" if marks else text
+
+
+def not_asked(tool: str, source: str | None, needs: dict[str, str], declared: frozenset[str],
+              decision_id: str | None) -> CallToolResult | None:
+    """The refusal of a call whose upstream asks what the client cannot be asked (``needs``: each request's
+    capability; ``declared``: the client's), or None: a form put to a client that shows its user none is
+    answered by nobody the user knows, and its answer would be marked the user's."""
+    lacking = sorted({need for need in needs.values() if need not in declared})
+    if not lacking:
+        return None
+    by = f"the server {source}" if source else "the tool"
+    return sentinel_result(f"sentinel: {tool}: {by} asks for input this client cannot be asked: it did not "
+                           f"declare {', '.join(lacking)}; nothing was relayed", error="input_not_relayed",
+                           decision_id=decision_id)
 
 
 def request_schemas(requests: dict[str, Any]) -> dict[str, Any]:

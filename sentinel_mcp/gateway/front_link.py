@@ -39,6 +39,7 @@ from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal, shared_note
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.front_held import relayed_link, relayed_question
+from sentinel_mcp.gateway.input_rounds import ELICITATION, ROOTS, SAMPLING, URL_ELICITATION
 from sentinel_mcp.gateway.relayed_sampling import relayed_sampling
 from sentinel_mcp.gateway.shown_schema import shown_schema
 from sentinel_mcp.gateway.telemetry import traced
@@ -79,6 +80,13 @@ def has_roots(ctx: ServerRequestContext) -> bool:
 
 def can_be_asked(ctx: ServerRequestContext) -> bool:
     return can_elicit(ctx) or can_elicit(ctx, "url") or can_sample(ctx) or has_roots(ctx)
+
+
+def declared(ctx: ServerRequestContext) -> frozenset[str]:
+    """What the client may be asked, and so answer (``input_rounds.capability_asked``'s names)."""
+    pairs = ((ELICITATION, can_elicit(ctx)), (URL_ELICITATION, can_elicit(ctx, "url")),
+             (SAMPLING, can_sample(ctx)), (ROOTS, has_roots(ctx)))
+    return frozenset(name for name, ok in pairs if ok)
 
 
 def connection_of(ctx: ServerRequestContext) -> Any:

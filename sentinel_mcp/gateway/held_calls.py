@@ -34,6 +34,7 @@ from pydantic import ValidationError
 
 from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal
+from sentinel_mcp.gateway.input_rounds import ELICITATION, capability_asked
 from sentinel_mcp.gateway.telemetry import traced
 
 log = logging.getLogger(__name__)
@@ -95,16 +96,25 @@ class HeldLink(CallerLink):
     """The caller side of a held call: a pushed request waits here until the client's retry answers it."""
 
     who = "the client whose call this is"
-    reaches_person = True  # its questions go to the client's next round (never to the console inbox instead)
     answers_as = Provenance.USER  # answered in the 2026-era client's next round, by its user
 
-    def __init__(self, held: "HeldCalls", call_id: str, timeout: float, party: object | None = None) -> None:
+    def __init__(self, held: "HeldCalls", call_id: str, timeout: float, party: object | None = None,
+                 declared: frozenset[str] = frozenset({ELICITATION})) -> None:
+        # what the client declared it can be asked (``front_link.declared``): only that is put to it; a form
+        # to a client that declared no elicitation (it shows its user none) goes to the console inbox instead
+        self.declared = declared
         self._held = held
         self._id = call_id
         self._timeout = timeout
         self._numbers = itertools.count(1)
         self._decision_id = ""
         self._party = party
+
+    @property
+    def reaches_person(self) -> bool:
+        """Its questions go to the client's next round (never to the console inbox instead), if it can show
+        them to its user."""
+        return ELICITATION in self.declared
 
     @property
     def party(self) -> object | None:
@@ -127,6 +137,9 @@ class HeldLink(CallerLink):
         call = self._held.calls.get(self._id)
         if call is None:
             return refusal("a request", "the call it belongs to has ended")
+        need = capability_asked(request)
+        if need not in self.declared:
+            return refusal(f"a {request.method} request", f"{self.who} did not declare {need}")
         question = PendingQuestion(
             f"{KEY_PREFIX}{next(self._numbers)}",
             request,
@@ -178,9 +191,10 @@ class HeldCalls:
         *,
         relays_sampling: bool = False,
         party: object | None = None,
+        declared: frozenset[str] = frozenset({ELICITATION}),
     ) -> HeldCall:
         call_id = secrets.token_urlsafe(12)
-        link = HeldLink(self, call_id, self.timeout, party)
+        link = HeldLink(self, call_id, self.timeout, party, declared)
         link.relays_sampling = relays_sampling
         task = asyncio.get_running_loop().create_task(run(link), name=f"held:{name}")
         call = HeldCall(call_id, name, session, task)

@@ -14,10 +14,17 @@ keys that state asked. Anything else is refused with the reason, and the caller 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp.types import ElicitResult
+from mcp.types import (
+    CreateMessageRequest,
+    ElicitRequest,
+    ElicitRequestURLParams,
+    ElicitResult,
+    ListRootsRequest,
+)
 
 from sentinel_mcp.core.answer_validation import BrokenSchema, content_problem
 from sentinel_mcp.core.decision import Answer, argument_digest
@@ -26,6 +33,21 @@ from sentinel_mcp.gateway.request_state import RequestStateSeal
 
 OUR_KEY_PREFIX = "sentinel."
 AGAIN = "; call the tool again to be asked afresh"
+# what a client must have declared to be asked a request of each kind, and so to answer it: an answer from a
+# client that could not have been shown the question (an LLM host that declared sampling only) is nobody's
+ELICITATION, URL_ELICITATION, SAMPLING, ROOTS = "elicitation", "elicitation.url", "sampling", "roots"
+
+
+def capability_asked(request: Any) -> str:
+    """The capability a client needs to be asked ``request`` (anything unknown needs a form's, the strictest
+    a person answers)."""
+    if isinstance(request, CreateMessageRequest):
+        return SAMPLING
+    if isinstance(request, ListRootsRequest):
+        return ROOTS
+    if isinstance(request, ElicitRequest) and isinstance(request.params, ElicitRequestURLParams):
+        return URL_ELICITATION
+    return ELICITATION
 
 
 @dataclass
@@ -61,8 +83,10 @@ class InputRounds:
         self.seal = seal
 
     async def issue(self, kind: str, *, principal: str, session: str, tool: str, arguments: Any, version: str,
-              asked: list[str], schemas: dict[str, Any] | None = None, **extra: Any) -> str:
-        """A sealed state for one round; ``schemas`` are those of relayed (upstream) questions."""
+              asked: list[str], schemas: dict[str, Any] | None = None,
+              needs: dict[str, str] | None = None, **extra: Any) -> str:
+        """A sealed state for one round; ``schemas`` are those of relayed (upstream) questions, ``needs`` the
+        capability each relayed request needs (``capability_asked``; Sentinel's own questions are forms)."""
         return await self.seal.seal_async(
             {
                 "kind": kind,
@@ -73,6 +97,7 @@ class InputRounds:
                 "digest": argument_digest(arguments if isinstance(arguments, dict) else None),
                 "asked": list(asked),
                 "schemas": schemas or {},
+                "needs": needs or {},
                 **extra,
             }
         )
@@ -81,7 +106,7 @@ class InputRounds:
         self,
         *,
         modern: bool,
-        can_elicit: bool,
+        declared: Collection[str],
         principal: str,
         session: str,
         tool: str,
@@ -98,7 +123,7 @@ class InputRounds:
                 "initialize handshake, where Sentinel asks its questions directly (elicitation) "
                 "and only the replies to those count"
             )
-        if not can_elicit:
+        if not declared:
             return RefusedRetry(
                 "answers are not accepted from a client that declared no elicitation capability "
                 "(nor sampling or roots): Sentinel never asked it anything"
@@ -123,6 +148,15 @@ class InputRounds:
             return RefusedRetry(
                 f"answers for questions that were not asked: {safe_text(', '.join(unasked), 300)} "
                 f"(asked: {', '.join(asked)}){AGAIN}"
+            )
+        needs = state.get("needs") if state.get("kind") != "ask" else None
+        needs = needs if isinstance(needs, dict) else {}
+        lacking = sorted(k for k in responses if needs.get(k, ELICITATION) not in declared)
+        if lacking:  # checked before the state is used: another connection's attempt leaves it to its own
+            need = needs.get(lacking[0], ELICITATION)
+            return RefusedRetry(
+                f"the answer to {safe_text(lacking[0], 120)} is not accepted from a client that did not "
+                f"declare the {need} capability: such a client is never asked that question{AGAIN}"
             )
         if not await self.seal.consume_async(state):
             return RefusedRetry("this request state was already used: an answer counts once" + AGAIN)

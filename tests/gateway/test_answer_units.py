@@ -229,7 +229,7 @@ async def test_a_request_state_is_bound_to_its_principal_too() -> None:
     async def accept(principal: str, session: str = "alice/conv-1") -> Retry | RefusedRetry:
         return await rounds.accept(
             modern=True,
-            can_elicit=True,
+            declared={"elicitation"},
             principal=principal,
             session=session,
             tool="tb__w",
