@@ -35,6 +35,7 @@ class FakeAdbServer:
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._key_waiters: list[asyncio.StreamWriter] = []
+        self.most_key_waiters = 0  # the most `getevent -l` streams open at once
         self._ready = threading.Event()
         self._server: asyncio.base_events.Server | None = None
 
@@ -68,6 +69,10 @@ class FakeAdbServer:
     @property
     def key_waiting(self) -> bool:
         return bool(self._key_waiters)
+
+    @property
+    def key_waiters(self) -> int:
+        return len(self._key_waiters)
 
     # ---- server -------------------------------------------------------------------
     def _thread(self) -> None:
@@ -131,6 +136,7 @@ class FakeAdbServer:
             return
         if command == "getevent -l":
             self._key_waiters.append(w)
+            self.most_key_waiters = max(self.most_key_waiters, len(self._key_waiters))
             try:
                 await w.drain()
                 await r.read()  # until the client closes the stream
