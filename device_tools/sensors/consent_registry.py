@@ -28,8 +28,8 @@ class Consent(BaseModel):
 class ConsentRegistry:
     def __init__(self, db: SensorDatabase, clock: Callable[[], float] = time.time,
                  on_narrowed: Callable[[str, SensorKind | None], None] | None = None) -> None:
-        """``on_narrowed(requester, sensor)``: told after every revoke and grant (a grant may narrow the scope),
-        so what was kept under the old consent goes with it (the bridge's reading vault)."""
+        """``on_narrowed(requester, sensor)``: told after every revoke and grant (a grant may narrow the
+        scope), so what was kept under the old consent goes with it (the bridge's reading vault)."""
         self._db, self._clock, self._on_narrowed = db, clock, on_narrowed
 
     def grant(self, requester: str, sensor: SensorKind, scope: Scope, expires_in: float | None = None,

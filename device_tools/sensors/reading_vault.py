@@ -73,7 +73,8 @@ class ReadingVault:
 
     def forget(self, requester: str, sensor: str, scope: str) -> int:
         return self._db.execute(
-            "DELETE FROM sensor_readings WHERE requester=? AND sensor=? AND scope=?", (requester, sensor, scope)
+            "DELETE FROM sensor_readings WHERE requester=? AND sensor=? AND scope=?",
+            (requester, sensor, scope),
         )
 
     def count_all(self) -> int:

@@ -200,8 +200,8 @@ def test_a_screen_name_cannot_start_a_line_of_the_listing():
 
 def test_past_the_node_cap_the_dump_is_not_built_or_walked():
     """A 4 MB dump holds ~550,000 bare ``<node/>`` elements: the whole tree was built (~120 MB) and every
-    unlabeled container's label search walked its subtree to the end (50 nested rows: 27 million steps, seconds
-    of the worker thread holding the GIL). Past the node cap nothing more is built and nothing more is read."""
+    unlabeled container's label search walked its subtree to the end (50 nested rows: 27 million steps,
+    seconds of the worker thread holding the GIL). Past the node cap nothing more is built or read."""
     import tracemalloc
 
     rows = '<node clickable="true" bounds="[0,0][1080,2400]">' * MAX_DEPTH
