@@ -120,8 +120,9 @@ class AdbBackend:
 
         return await anyio.to_thread.run_sync(lambda: self._call(run), abandon_on_cancel=True)
 
-    async def wait_for_key(self, key: str, *, timeout: float) -> bool:
-        """Stream ``getevent -l`` until ``<key> DOWN`` or the deadline (a timeout denies)."""
+    async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
+        """Stream ``getevent -l`` until ``<key> DOWN`` or the deadline (a timeout denies); the phone shows
+        nothing (``question`` is the caller's, shown in its client)."""
 
         def run(d) -> bool:
             deadline = time.monotonic() + timeout

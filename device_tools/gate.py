@@ -104,14 +104,14 @@ class CommandGate:
         self._record(argv)
         return await self.backend.shell(argv, timeout=timeout)
 
-    async def wait_for_key(self, key: str, *, timeout: float) -> bool:
+    async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
         """Whether ``key`` went down within ``timeout`` (time spent behind an earlier question counts)."""
         deadline = anyio.current_time() + timeout
         with anyio.move_on_after(timeout):
             async with self._key_question:
                 left = deadline - anyio.current_time()
                 if left > 0:
-                    return await self.backend.wait_for_key(key, timeout=left)
+                    return await self.backend.wait_for_key(key, timeout=left, question=question)
         return False
 
     async def describe(self) -> dict[str, str]:
