@@ -21,6 +21,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .device_words import quoted
 from .errors import DumpFailed
 
 MAX_DEPTH = 50
@@ -160,7 +161,7 @@ def extract_xml(raw: str | bytes) -> str:
     end = text.rfind("</hierarchy>")
     if start < 0 or end < 0:
         snippet = text.strip().splitlines()[0][:120] if text.strip() else "empty output"
-        raise DumpFailed(f"no UI hierarchy in the dump ({snippet})")
+        raise DumpFailed(f"no UI hierarchy in the dump ({quoted(snippet)})")
     return text[start : end + len("</hierarchy>")]
 
 

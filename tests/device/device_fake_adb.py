@@ -31,6 +31,7 @@ class FakeAdbServer:
         self.log: list[str] = []  # every request, host and device services
         self.script: dict[str, deque[bytes]] = defaultdict(deque)
         self.streams: dict[str, Callable[[asyncio.StreamWriter], Awaitable[None]]] = {}
+        self.refusals: dict[str, bytes] = {}  # a command the device refuses to open, with its FAIL message
         self.online = True
         self.port = 0
         self._loop = asyncio.new_event_loop()
@@ -122,6 +123,11 @@ class FakeAdbServer:
         kind, _, command = sub.partition(":")
         if kind not in ("shell", "exec"):
             w.write(b"FAIL" + _block(b"unsupported service"))
+            await w.drain()
+            w.close()
+            return
+        if command in self.refusals:
+            w.write(b"FAIL" + _block(self.refusals[command]))
             await w.drain()
             w.close()
             return
