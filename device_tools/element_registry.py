@@ -276,17 +276,19 @@ def _read_tree(text: str) -> ET.Element:
     """The dump's tree, built no further than the walk reads it: the root and its first ``MAX_NODES + 1``
     nodes (one past the cap marks the screen as not read whole). A 4 MB dump can hold half a million bare
     nodes, a tree of ~120 MB that every unlabeled row's label search would walk to its end."""
-    parser = ET.XMLPullParser(events=("start",))
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start",))
     root: ET.Element | None = None
     started = 0
     try:
         for i in range(0, len(text), _FEED):
             parser.feed(text[i : i + _FEED])
-            for _, element in parser.read_events():
-                root = element if root is None else root
+            for event in parser.read_events():
+                element = event[-1] if isinstance(event, tuple) else None  # ("start", element)
+                if root is None and isinstance(element, ET.Element):
+                    root = element
                 started += 1
-            if started > MAX_NODES + 1:  # the root, and one node past the cap: the rest is never read
-                return root  # type: ignore[return-value]
+            if root is not None and started > MAX_NODES + 1:  # the root, and one node past the cap: no more
+                return root
         parser.close()
     except ET.ParseError as exc:
         raise DumpFailed(f"the UI dump is not valid XML: {exc}") from exc
