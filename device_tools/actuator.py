@@ -23,6 +23,7 @@ from . import commands as C
 from .actions import ProposedAction
 from .confirmation import confirm_by_elicitation, confirm_by_volume_up
 from .confirmation_text import question_for
+from .device_words import quoted
 from .element_registry import Element, ElementRegistry, Snapshot, parse_dump
 from .hit_test import tap_receivers
 from .errors import CommandRefused, DeviceError, DumpFailed
@@ -105,7 +106,7 @@ class Actuator:
                 break  # not a known transient failure: retrying will not help
             if attempt + 1 < self.dump_attempts:
                 await anyio.sleep(self.dump_backoff * (2**attempt))
-        raise DumpFailed(f"uiautomator dump failed after {self.dump_attempts} attempt(s): {last}")
+        raise DumpFailed(f"uiautomator dump failed after {self.dump_attempts} attempt(s): {quoted(last)}")
 
     async def target(self, element_ref: str, snapshot_id: str) -> tuple[Element, Snapshot]:
         """The element as it is *now*; StaleElement when it vanished or changed since the snapshot."""

@@ -16,6 +16,7 @@ import anyio
 import anyio.to_thread
 
 from .commands import DUMP, MODEL
+from .device_words import quoted
 from .element_registry import MAX_DUMP_BYTES
 from .errors import DeviceUnavailable
 
@@ -89,7 +90,9 @@ class AdbBackend:
             return fn(self._get_device())
         except adbutils.AdbError as exc:
             self._device = None  # re-resolve next time: the device may have gone away
-            raise DeviceUnavailable(f"device {self.serial or '?'}: {exc}") from None
+            raise DeviceUnavailable(
+                f"device {self.serial or '?'}: the adb server or the device refused it: {quoted(exc)}"
+            ) from None
         except (OSError, adbutils.AdbTimeout) as exc:
             self._device = None
             raise DeviceUnavailable(f"lost the connection to device {self.serial or '?'}: {exc}") from None
@@ -120,8 +123,9 @@ class AdbBackend:
 
         return await anyio.to_thread.run_sync(lambda: self._call(run), abandon_on_cancel=True)
 
-    async def wait_for_key(self, key: str, *, timeout: float) -> bool:
-        """Stream ``getevent -l`` until ``<key> DOWN`` or the deadline (a timeout denies)."""
+    async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
+        """Stream ``getevent -l`` until ``<key> DOWN`` or the deadline (a timeout denies); the phone shows
+        nothing (``question`` is the caller's, shown in its client)."""
 
         def run(d) -> bool:
             deadline = time.monotonic() + timeout

@@ -26,8 +26,9 @@ class DeviceBackend(Protocol):
         """Run one command and return its raw bytes (screencap, uiautomator dump to /dev/tty)."""
         ...
 
-    async def wait_for_key(self, key: str, *, timeout: float) -> bool:
-        """Wait until the physical ``key`` (e.g. ``KEY_VOLUMEUP``) is pressed; False on timeout."""
+    async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
+        """Wait until the physical ``key`` (e.g. ``KEY_VOLUMEUP``) is pressed; False on timeout. ``question``:
+        what the press allows, for a backend that can show it on the phone (Termux's dialog)."""
         ...
 
     async def describe(self) -> dict[str, str]:

@@ -119,5 +119,5 @@ async def confirm_by_volume_up(gate: Any, ctx: Any, message: str, timeout: float
             await ctx.info(note)
         except Exception as exc:  # noqa: BLE001 - a notice that cannot be shown must not turn into a yes
             log.info("could not show the Volume Up notice: %s", exc)
-    pressed = await gate.wait_for_key("KEY_VOLUMEUP", timeout=timeout)
+    pressed = await gate.wait_for_key("KEY_VOLUMEUP", timeout=timeout, question=message)
     return "confirmed" if pressed else "timeout"

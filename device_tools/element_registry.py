@@ -21,6 +21,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .device_words import quoted
 from .errors import DumpFailed
 
 MAX_DEPTH = 50
@@ -160,7 +161,7 @@ def extract_xml(raw: str | bytes) -> str:
     end = text.rfind("</hierarchy>")
     if start < 0 or end < 0:
         snippet = text.strip().splitlines()[0][:120] if text.strip() else "empty output"
-        raise DumpFailed(f"no UI hierarchy in the dump ({snippet})")
+        raise DumpFailed(f"no UI hierarchy in the dump ({quoted(snippet)})")
     return text[start : end + len("</hierarchy>")]
 
 
@@ -271,17 +272,35 @@ def _descendant_labels(node: ET.Element, limit: int = 3) -> tuple[list[str], tup
     return labels, tuple(sorted(apps))
 
 
+def _read_tree(text: str) -> ET.Element:
+    """The dump's tree, built no further than the walk reads it: the root and its first ``MAX_NODES + 1``
+    nodes (one past the cap marks the screen as not read whole). A 4 MB dump can hold half a million bare
+    nodes, a tree of ~120 MB that every unlabeled row's label search would walk to its end."""
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start",))
+    root: ET.Element | None = None
+    started = 0
+    try:
+        for i in range(0, len(text), _FEED):
+            parser.feed(text[i : i + _FEED])
+            for event in parser.read_events():
+                element = event[-1] if isinstance(event, tuple) else None  # ("start", element)
+                if root is None and isinstance(element, ET.Element):
+                    root = element
+                started += 1
+            if root is not None and started > MAX_NODES + 1:  # the root, and one node past the cap: no more
+                return root
+        parser.close()
+    except ET.ParseError as exc:
+        raise DumpFailed(f"the UI dump is not valid XML: {exc}") from exc
+    if root is None:
+        raise DumpFailed("the UI dump is not valid XML: no root element")
+    return root
+
+
 def parse_dump(dump: str | bytes) -> Snapshot:
     if len(dump) > MAX_DUMP_BYTES:
         raise DumpFailed(f"the UI dump is {len(dump):,} bytes, more than {MAX_DUMP_BYTES:,}: refused")
-    text = extract_xml(dump)
-    try:
-        parser = ET.XMLParser()
-        for i in range(0, len(text), _FEED):
-            parser.feed(text[i : i + _FEED])
-        root = parser.close()
-    except ET.ParseError as exc:
-        raise DumpFailed(f"the UI dump is not valid XML: {exc}") from exc
+    root = _read_tree(extract_xml(dump))
     kept: list[tuple[str, dict]] = []
     truncated = truncated_nodes = False
     unlisted: list[tuple[int, tuple[int, int, int, int]]] = []

@@ -17,6 +17,8 @@ from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
+import anyio
+
 from .backend import DeviceBackend
 from .commands import is_read_only
 from .errors import CommandRefused
@@ -53,6 +55,9 @@ class CommandGate:
         # all of them so a caller can ask for what was sent after a point it marked (``sent_since``)
         self._sent: deque[list[str]] = deque(maxlen=keep)
         self.sent_count = 0
+        # one question at a time waits for a key on this phone: a press names no action, so two waiting at
+        # once would both take the one press the person gave for the question they saw
+        self._key_question = anyio.Lock()
 
     @property
     def sent(self) -> list[list[str]]:
@@ -99,8 +104,15 @@ class CommandGate:
         self._record(argv)
         return await self.backend.shell(argv, timeout=timeout)
 
-    async def wait_for_key(self, key: str, *, timeout: float) -> bool:
-        return await self.backend.wait_for_key(key, timeout=timeout)
+    async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
+        """Whether ``key`` went down within ``timeout`` (time spent behind an earlier question counts)."""
+        deadline = anyio.current_time() + timeout
+        with anyio.move_on_after(timeout):
+            async with self._key_question:
+                left = deadline - anyio.current_time()
+                if left > 0:
+                    return await self.backend.wait_for_key(key, timeout=left, question=question)
+        return False
 
     async def describe(self) -> dict[str, str]:
         return await self.backend.describe()

@@ -105,7 +105,7 @@ class SimulatedDevice:
         self.commands.append(argv)
         return self._run(argv)
 
-    async def wait_for_key(self, key: str, *, timeout: float) -> bool:
+    async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
         self.commands.append(["getevent", "-l"])
         start = self._presses
         deadline = time.monotonic() + timeout

@@ -125,17 +125,19 @@ class TermuxBackend:
     async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
         return (await self.exec_out(argv, timeout=timeout)).decode("utf-8", errors="replace")
 
-    async def wait_for_key(self, key: str, *, timeout: float) -> bool:
-        argv = ["termux-dialog", "confirm", "-t", "Sentinel", "-i", "Allow the pending action?"]
+    async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
+        # the dialog is all the person sees on the phone: it shows what the yes allows
+        argv = ["termux-dialog", "confirm", "-t", "Sentinel", "-i", question or "Allow the pending action?"]
         try:
             with anyio.fail_after(timeout):
                 out = await anyio.to_thread.run_sync(lambda: self._run(argv, timeout), abandon_on_cancel=True)
         except TimeoutError:
             return False
         try:
-            return json.loads(out.decode()).get("text") == "yes"
+            answer = json.loads(out.decode())
         except ValueError:
             return False
+        return isinstance(answer, dict) and answer.get("text") == "yes"  # anything else is no
 
     async def describe(self) -> dict[str, str]:
         return {"backend": "termux", "serial": "local"}

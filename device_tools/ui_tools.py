@@ -15,6 +15,7 @@ from sentinel_mcp.core.builtin import SELF_CONFIRMS
 
 from . import commands as C
 from .actions import RISK_ORDER, ProposedAction, Target
+from .device_words import quoted
 from .actuator import UNTRUSTED_KEY, ActionOutcome, StaleElement
 from .element_registry import Element, Snapshot
 from .errors import DeviceError
@@ -393,7 +394,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             output = await rt.gate.run(argv, approval)
             if "No activities found" in output or "monkey aborted" in output:
                 raise DeviceError(
-                    f"no app {package!r} to open on this phone (monkey: {output.strip()[:200]})"
+                    f"no app {package!r} to open on this phone (monkey: {quoted(output)})"
                 )
             return {"message": f"opened {package}", "output": output.strip()[:2000],
                     UNTRUSTED_KEY: DEVICE_OUTPUT}

@@ -11,6 +11,7 @@ from mcp.types import CallToolResult
 from .. import commands as C
 from ..actions import ProposedAction
 from ..content_rows import read_rows
+from ..device_words import quoted
 from ..errors import DeviceError
 from ..gate import Approval
 from ..results import error_result, read_result
@@ -123,7 +124,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         async def run(approval: Approval) -> dict[str, Any]:
             output = (await rt.gate.run(argv, approval)).strip()
             if output:
-                raise DeviceError(f"the calendar provider refused the event: {output[:300]}")
+                raise DeviceError(f"the calendar provider refused the event: {quoted(output, 300)}")
             return {"message": f"created event {title!r} at {begin.isoformat(timespec='minutes')}"}
 
         return await finish(rt, await rt.actuator.guarded(ctx, action, [argv], run), with_screen=False)

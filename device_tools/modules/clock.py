@@ -10,6 +10,7 @@ from mcp.types import CallToolResult
 from .. import commands as C
 from ..actions import ProposedAction
 from ..alarm_dump import parse_alarm_dump
+from ..device_words import quoted
 from ..errors import DeviceError
 from ..gate import Approval
 from ..results import error_result, read_result
@@ -22,7 +23,7 @@ DAYS = {"sun": 1, "mon": 2, "tue": 3, "wed": 4, "thu": 5, "fri": 6, "sat": 7}
 
 def _started(output: str) -> None:
     if "Error" in output or "unable to resolve" in output:
-        raise DeviceError(f"the clock app did not accept the intent: {output.strip()[:300]}")
+        raise DeviceError(f"the clock app did not accept the intent: {quoted(output, 300)}")
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
@@ -95,7 +96,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return error_result(str(exc))
         if "Permission Denial" in dump or "Can't find service" in dump:
             return error_result("this backend cannot read the alarm list (`dumpsys alarm` needs adb's shell "
-                                f"permissions): {dump.strip()[:200]}")
+                                f"permissions): {quoted(dump)}")
         nexts, clocks = parse_alarm_dump(dump)
         lines = [f"next alarm: {nexts[0].at}" if nexts else "no alarm clock is set"]
         lines += [f"- {c.at} ({c.package or 'unknown app'})" for c in clocks]

@@ -11,6 +11,7 @@ from mcp.types import CallToolResult
 from .. import commands as C
 from ..actions import ProposedAction
 from ..content_rows import read_rows
+from ..device_words import quoted
 from ..errors import DeviceError
 from ..gate import Approval, CommandGate
 from ..results import error_result, read_result
@@ -67,7 +68,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         async def run(approval: Approval) -> dict[str, Any]:
             output = await rt.gate.run(argv, approval)
             if "Error" in output:
-                raise DeviceError(f"no contacts app accepted the intent: {output.strip()[:300]}")
+                raise DeviceError(f"no contacts app accepted the intent: {quoted(output, 300)}")
             return {"message": f"contact editor opened for {name!r} ({phone.strip()})"}
 
         return await finish(rt, await rt.actuator.guarded(ctx, action, [argv], run), with_screen=False)

@@ -23,6 +23,7 @@ from .. import commands as C
 from ..actions import ProposedAction
 from ..content_rows import parse_rows, read_rows
 from ..element_registry import Element, Snapshot
+from ..device_words import quoted
 from ..errors import DeviceError
 from ..gate import Approval
 from ..hit_test import tap_receivers
@@ -211,7 +212,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             await refuse_received_codes()
             output = await rt.gate.run(argv, approval)
             if "Error" in output:
-                raise DeviceError(f"no SMS app accepted the SENDTO intent: {output.strip()[:300]}")
+                raise DeviceError(f"no SMS app accepted the SENDTO intent: {quoted(output, 300)}")
             # `am start` returns before the app is up (no -W): until the messaging app's compose screen for
             # this message is on the screen, whatever app is there must not get the tap
             apps = SMS_APPS | await default_sms_app()

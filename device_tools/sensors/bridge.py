@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from sentinel_mcp.core.asking import Asker, AskUser
 
 from device_tools.sensors.audit_log import AuditLog
-from device_tools.sensors.consent_registry import Consent, ConsentRegistry
+from device_tools.sensors.consent_registry import ANY_REQUESTER, Consent, ConsentRegistry
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import (
     ConsentDeclined,
@@ -49,8 +49,8 @@ class SensorBridge:
                  max_retention: int = 86_400, clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.source, self.db = source, db
-        self.consents = ConsentRegistry(db, clock)
         self.vault = ReadingVault(db, clock)
+        self.consents = ConsentRegistry(db, clock, on_narrowed=self._forget_uncovered)
         self.audit = AuditLog(db, clock)
         self.limiter = RateLimiter(monotonic)
         self.default_retention, self.max_retention = default_retention, max_retention
@@ -75,6 +75,19 @@ class SensorBridge:
         if consent is None:
             return None
         return consent if sensor.value not in SCOPED_SENSORS or consent.scope.covers(scope) else None
+
+    def _forget_uncovered(self, requester: str, sensor: SensorKind | None) -> None:
+        """After a revoke or a grant: the kept readings no live consent covers any more are deleted, so a
+        consent taken back (or narrowed) takes back what ``sensor_retained`` would still serve. Revoking the
+        any-requester consent looks at every requester's readings (it may have been what covered them)."""
+        whose = None if requester == ANY_REQUESTER else requester
+        for holder, kind, scope in self.vault.held(whose, sensor.value if sensor else None):
+            try:
+                covered = self._covering(holder, SensorKind(kind), Scope(scope)) is not None
+            except ValueError:
+                covered = False  # a row no consent can name is not kept either
+            if not covered:
+                self.vault.forget(holder, kind, scope)
 
     # --- the pipeline ------------------------------------------------------------------------------
 

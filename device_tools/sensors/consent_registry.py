@@ -26,8 +26,11 @@ class Consent(BaseModel):
 
 
 class ConsentRegistry:
-    def __init__(self, db: SensorDatabase, clock: Callable[[], float] = time.time) -> None:
-        self._db, self._clock = db, clock
+    def __init__(self, db: SensorDatabase, clock: Callable[[], float] = time.time,
+                 on_narrowed: Callable[[str, SensorKind | None], None] | None = None) -> None:
+        """``on_narrowed(requester, sensor)``: told after every revoke and grant (a grant may narrow the
+        scope), so what was kept under the old consent goes with it (the bridge's reading vault)."""
+        self._db, self._clock, self._on_narrowed = db, clock, on_narrowed
 
     def grant(self, requester: str, sensor: SensorKind, scope: Scope, expires_in: float | None = None,
               granted_by: str = "cli") -> Consent:
@@ -49,6 +52,7 @@ class ConsentRegistry:
             "expires_at=excluded.expires_at, granted_by=excluded.granted_by",
             (requester, sensor.value, scope.value, now, expires_at, granted_by),
         )
+        self._narrowed(requester, sensor)
         return Consent(
             requester=requester,
             sensor=sensor,
@@ -62,10 +66,17 @@ class ConsentRegistry:
         if "\x00" in requester:
             return 0  # no stored name holds a NUL (PostgreSQL's text cannot)
         if sensor is None:
-            return self._db.execute("DELETE FROM sensor_consents WHERE requester=?", (requester,))
-        return self._db.execute(
-            "DELETE FROM sensor_consents WHERE requester=? AND sensor=?", (requester, sensor.value)
-        )
+            removed = self._db.execute("DELETE FROM sensor_consents WHERE requester=?", (requester,))
+        else:
+            removed = self._db.execute(
+                "DELETE FROM sensor_consents WHERE requester=? AND sensor=?", (requester, sensor.value)
+            )
+        self._narrowed(requester, sensor)  # also when nothing was stored: a one-request read's kept reading
+        return removed
+
+    def _narrowed(self, requester: str, sensor: SensorKind | None) -> None:
+        if self._on_narrowed is not None:
+            self._on_narrowed(requester, sensor)
 
     def current(self, requester: str, sensor: SensorKind) -> Consent | None:
         """The live consent for this requester (or for any requester), None if absent or expired."""

@@ -61,6 +61,22 @@ class ReadingVault:
             for r in rows
         ]
 
+    def held(self, requester: str | None, sensor: str | None) -> list[tuple[str, str, str]]:
+        """Who keeps readings of which sensor at which scope (``None``: any requester, any sensor)."""
+        sql = "SELECT DISTINCT requester, sensor, scope FROM sensor_readings WHERE 1=1"
+        params: list[str] = []
+        for column, value in (("requester", requester), ("sensor", sensor)):
+            if value is not None:
+                sql += f" AND {column}=?"
+                params.append(value)
+        return [(r["requester"], r["sensor"], r["scope"]) for r in self._db.query(sql, params)]
+
+    def forget(self, requester: str, sensor: str, scope: str) -> int:
+        return self._db.execute(
+            "DELETE FROM sensor_readings WHERE requester=? AND sensor=? AND scope=?",
+            (requester, sensor, scope),
+        )
+
     def count_all(self) -> int:
         """Rows physically present, expired or not (what the sweeper has not yet deleted)."""
         return int(self._db.query("SELECT COUNT(*) AS n FROM sensor_readings")[0]["n"])

@@ -49,9 +49,17 @@ INSTRUCTIONS = (
 )
 
 
-def _result(text: str, data: dict[str, Any], error: bool = False) -> CallToolResult:
+# a run's record holds the screens it saw, the labels it acted on and the model's answer written from them:
+# the apps' words, marked as such by the gateway (as device__screen_read's are), error or not
+PHONES_WORDS = {"sentinel/untrusted": {"source": "the phone's screens, through the agent's model"}}
+
+
+def _result(
+    text: str, data: dict[str, Any], error: bool = False, *, untrusted: bool = False
+) -> CallToolResult:
     return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=data, is_error=error
+        content=[TextContent(type="text", text=text)], structured_content=data, is_error=error,
+        _meta=dict(PHONES_WORDS) if untrusted else None,
     )
 
 
@@ -174,7 +182,7 @@ def build_server(
                 )
             finally:
                 await backend.aclose()
-        return _result(_summary(run), run.public(), error=run.status != "completed")
+        return _result(_summary(run), run.public(), error=run.status != "completed", untrusted=True)
 
     @server.tool(annotations=READ)
     async def agent_runs(ctx: Context, limit: Annotated[int, Field(ge=1, le=200)] = 20) -> CallToolResult:
@@ -196,7 +204,7 @@ def build_server(
         run = await store.run(principal_of(ctx), run_id)
         if run is None:
             return _result(f"no agent run {run_id!r} of yours", {"status": "error"}, error=True)
-        return _result(json.dumps(run, indent=1, default=str)[:20000], run)
+        return _result(json.dumps(run, indent=1, default=str)[:20000], run, untrusted=True)
 
     return server
 

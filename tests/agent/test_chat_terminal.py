@@ -141,7 +141,7 @@ def test_a_person_reaches_a_goal_answers_a_question_inline_and_cancels_a_step(ch
     assert "step 1: click 'Bank' -> device__click" in screen and "open the bank" in screen
     assert "step 1: click 'Bank': done" in screen
     term.type("y")  # typed as the schema says: a yes is JSON true
-    screen = term.wait_for("[result] agent run")
+    screen = term.wait_for("agent run run-")  # after the marker of the phone's words
     assert "completed" in screen and "signed in" in screen
 
     # another agent asks the person for help (as the A2A service keeps it): shown at the next prompt, answered
@@ -199,7 +199,7 @@ def test_a_person_reaches_a_goal_answers_a_question_inline_and_cancels_a_step(ch
     term.type("y")
     term.wait_for("Remember? [y/N]", after=mark)
     term.type("n")
-    screen = term.wait_for("[result] agent run", after=mark, timeout=90)
+    screen = term.wait_for("agent run run-", after=mark, timeout=90)
     assert "Alice: See you at 7?" in screen[mark:], screen[mark:]
 
     term.type("/quit")

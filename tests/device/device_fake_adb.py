@@ -31,10 +31,12 @@ class FakeAdbServer:
         self.log: list[str] = []  # every request, host and device services
         self.script: dict[str, deque[bytes]] = defaultdict(deque)
         self.streams: dict[str, Callable[[asyncio.StreamWriter], Awaitable[None]]] = {}
+        self.refusals: dict[str, bytes] = {}  # a command the device refuses to open, with its FAIL message
         self.online = True
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._key_waiters: list[asyncio.StreamWriter] = []
+        self.most_key_waiters = 0  # the most `getevent -l` streams open at once
         self._ready = threading.Event()
         self._server: asyncio.base_events.Server | None = None
 
@@ -68,6 +70,10 @@ class FakeAdbServer:
     @property
     def key_waiting(self) -> bool:
         return bool(self._key_waiters)
+
+    @property
+    def key_waiters(self) -> int:
+        return len(self._key_waiters)
 
     # ---- server -------------------------------------------------------------------
     def _thread(self) -> None:
@@ -120,6 +126,11 @@ class FakeAdbServer:
             await w.drain()
             w.close()
             return
+        if command in self.refusals:
+            w.write(b"FAIL" + _block(self.refusals[command]))
+            await w.drain()
+            w.close()
+            return
         w.write(b"OKAY")
         if command in self.streams:
             try:
@@ -131,6 +142,7 @@ class FakeAdbServer:
             return
         if command == "getevent -l":
             self._key_waiters.append(w)
+            self.most_key_waiters = max(self.most_key_waiters, len(self._key_waiters))
             try:
                 await w.drain()
                 await r.read()  # until the client closes the stream

@@ -196,3 +196,22 @@ def test_a_screen_name_cannot_start_a_line_of_the_listing():
     assert "com.evil\\n[2] e-0badf00d" in lines[0]  # quoted, its newline escaped
     # a name spelled like one is shown as before
     assert lines[2].startswith(f"[2] {plain.id} Button text='Plain' res=plain_1 @50,150")
+
+
+def test_past_the_node_cap_the_dump_is_not_built_or_walked():
+    """A 4 MB dump holds ~550,000 bare ``<node/>`` elements: the whole tree was built (~120 MB) and every
+    unlabeled container's label search walked its subtree to the end (50 nested rows: 27 million steps,
+    seconds of the worker thread holding the GIL). Past the node cap nothing more is built or read."""
+    import tracemalloc
+
+    rows = '<node clickable="true" bounds="[0,0][1080,2400]">' * MAX_DEPTH
+    dump = hierarchy(rows + "<node/>" * 540_000 + "</node>" * MAX_DEPTH)
+    assert len(dump) < 4_000_000
+    tracemalloc.start()
+    try:
+        snap = parse_dump(dump)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert snap.truncated_nodes and len(snap.elements) == MAX_DEPTH
+    assert peak < 30_000_000  # the text itself is 3.8 MB; the tree of 5,000 nodes a few MB more

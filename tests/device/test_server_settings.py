@@ -12,6 +12,7 @@ from tests.device.device_helpers import connect, sim_server
 from mcp import Client, StdioServerParameters
 
 from device_tools.errors import DeviceCommandFailed
+from device_tools.gate import CommandGate
 from device_tools.server import create_server
 from device_tools.termux_backend import TermuxBackend
 from sentinel_mcp.config import ConfigError
@@ -116,3 +117,21 @@ async def test_termux_backend_translates_commands():
     ]
     with pytest.raises(DeviceCommandFailed, match="cannot run"):
         await backend.shell(["reboot"])
+
+
+async def test_termux_confirmation_dialog_shows_the_question_and_takes_only_a_yes_object():
+    """On the phone the dialog is all the person sees: it said "Allow the pending action?" for every action,
+    whatever it was; now it shows Sentinel's question. An answer that is not a JSON object is a no (a list
+    raised AttributeError out of the wait)."""
+    question = "Risk high: Tap 'Sign in' in Bank? (submits credentials; banking or payment app)"
+    for output, expected in [
+        (json.dumps({"code": -1, "text": "yes"}).encode(), True),
+        (json.dumps(["yes"]).encode(), False),
+        (json.dumps("yes").encode(), False),
+        (b"\xff\xfe", False),
+    ]:
+        runner = RecordedTermux({"termux-dialog confirm": output})
+        gate = CommandGate(TermuxBackend(runner))
+        assert await gate.wait_for_key("KEY_VOLUMEUP", timeout=5, question=question) is expected
+        (dialog,) = runner.calls
+        assert dialog[:2] == ["termux-dialog", "confirm"] and question in dialog
