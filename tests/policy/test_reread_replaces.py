@@ -140,6 +140,24 @@ def test_what_is_remembered_of_reads_is_bounded_in_all() -> None:
     assert len(reads.replace("s199", ("bk__list_bookings", "d"), [])[0]) == 300
 
 
+def test_the_reads_of_the_most_recently_read_sessions_are_remembered() -> None:
+    # a conversation per call, each read teaching a few facts: within the facts' bound, every conversation
+    # was tracked (200,000 facts: the guard's path grew +42 % of the gateway's memory from 1k to 5k calls)
+    reads = ReadSources(max_sessions=50)
+    dropped: list[str] = []
+    for n in range(300):
+        facts = [f"r({n},{j})" for j in range(20)]
+        _, forgotten = reads.replace(f"s{n}", ("get_reservation", f"d{n}"), facts)
+        dropped += [session for session, _, _ in forgotten]
+    assert list(reads._sessions) == [f"s{n}" for n in range(250, 300)]
+    assert reads._count == 50 * 20
+    assert dropped == [f"s{n}" for n in range(250)]  # each forgotten session's facts handed back to delete
+    # a session read again is the most recent: it stays, the oldest other goes
+    reads.replace("s250", ("get_reservation", "d250"), [f"r(250,{j})" for j in range(20)])
+    _, forgotten = reads.replace("s300", ("get_reservation", "d300"), ["r(300,0)"])
+    assert [session for session, _, _ in forgotten] == ["s251"]
+
+
 def test_a_session_keeps_the_facts_of_its_most_recent_reads() -> None:
     """A bound read called with a new argument each time (20,000 facts an answer) filled the store within
     the TTL: a session keeps its most recently read facts' reads, the oldest reads forgotten whole."""
