@@ -19,7 +19,7 @@ from sentinel_mcp.config import Config
 @contextlib.contextmanager
 def facts_location(config: Config) -> Iterator[tuple[str | Path, Path]]:
     """(the facts' store location, a directory for the command's own scratch indexes)."""
-    from sentinel_mcp.policy.guard import facts_db_path
+    from sentinel_mcp.policy.guard_of_config import facts_db_path
     from sentinel_mcp.storage.snapshot import readable_copy
 
     if config.store_url:
@@ -31,6 +31,6 @@ def facts_location(config: Config) -> Iterator[tuple[str | Path, Path]]:
 
 
 def has_facts(config: Config) -> bool:
-    from sentinel_mcp.policy.guard import facts_db_path
+    from sentinel_mcp.policy.guard_of_config import facts_db_path
 
     return bool(config.store_url) or facts_db_path(config).exists()

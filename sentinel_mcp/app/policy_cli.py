@@ -159,7 +159,7 @@ def cmd_facts(args: argparse.Namespace) -> int:
 async def _facts(args: argparse.Namespace) -> int:
     from sentinel_mcp.app.facts_source import facts_location, has_facts
     from sentinel_mcp.policy.fact_store import FactStore
-    from sentinel_mcp.policy.guard import facts_db_path
+    from sentinel_mcp.policy.guard_of_config import facts_db_path
 
     config = load_config(args.config)
     if not has_facts(config):

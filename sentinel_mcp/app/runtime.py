@@ -125,7 +125,7 @@ def _create_guard(
     if not config.sentinel.rulebases:
         return fallback
     try:
-        from sentinel_mcp.policy.guard import create_guard
+        from sentinel_mcp.policy.guard_of_config import create_guard
     except ImportError as e:  # rulebases are configured: without them nothing is served (fail closed)
         return ClosedGuard(f"the policy engine is unavailable ({e})")
     # a conversation this gateway opened has an id made here from random bytes: no other process writes its

@@ -57,7 +57,7 @@ async def _replay(args: argparse.Namespace) -> int:
     from sentinel_mcp.gateway.audit import read_audit
     from sentinel_mcp.policy.engine import shared_engine
     from sentinel_mcp.policy.fact_store import FactStore
-    from sentinel_mcp.policy.guard import facts_db_path
+    from sentinel_mcp.policy.guard_of_config import facts_db_path
 
     config = load_config(args.config)
     given = [Path(f).expanduser().resolve() for f in args.rulebase]

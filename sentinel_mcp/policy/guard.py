@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-from sentinel_mcp.config import Config, PolicySettings
+from sentinel_mcp.config import PolicySettings
 from sentinel_mcp.core.lazy_proof import LazyProof
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.port import GatewayPort
@@ -32,7 +32,7 @@ from sentinel_mcp.policy.observe_step import ObserveStep
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
 from sentinel_mcp.policy.read_guards import CallerReads, looked_call
 from sentinel_mcp.policy.policy_documents import PolicyDocuments
-from sentinel_mcp.policy.questions import AnswerRefused, question_of
+from sentinel_mcp.policy.questions import AnswerRefused, questions_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.shared_rulebases import SharedRulebases
 from sentinel_mcp.storage.location import is_server_url
@@ -46,11 +46,6 @@ from sentinel_mcp.search.settings import SearchSettings
 
 log = logging.getLogger(__name__)
 _instances = itertools.count(1)
-
-
-def facts_db_path(config: Config) -> Path:
-    """Facts live next to the audit store (``sentinel.store``), in their own file."""
-    return config.store_path.parent / "facts.db"
 
 
 def _default_guard(settings: PolicySettings) -> Guard:
@@ -447,7 +442,7 @@ class PolicyGuard(ObserveStep, Guard):
                 proof=proof,
             )
         if result.status == "blocked" and not result.unmet:
-            questions = _unique([question_of(q, call, rb.version) for q in result.questions])
+            questions = questions_of(result.questions, call, rb.version)
             # a yes given to another text of this call's confirmation does not count: the audit says why
             changed = any(q.meta.get("changed") for q in questions)
             return Ask(
@@ -602,34 +597,3 @@ def _may_use_confirmation(tree: Any) -> bool:
     """Whether a proof may stand on a stored confirmation (a false yes costs one look-up, never a decision).
     """
     return "confirmed" in json.dumps(tree, default=str)
-
-
-def _unique(questions: list[Question]) -> list[Question]:
-    seen: dict[str, Question] = {}
-    for q in questions:
-        seen.setdefault(q.key, q)
-    return list(seen.values())
-
-
-def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None = None,
-                 default: Guard | None = None, private: Callable[[str], bool] | None = None) -> PolicyGuard:
-    """The gateway's guard for a config; the caller awaits ``start()`` and, at shutdown, ``close()``.
-    ``default``: the gateway's fail-safe guard, which decides the tools no rulebase governs; ``private``:
-    whether a session is one no other process writes facts for (``PolicyGuard.private``)."""
-    extra = config.sentinel.model_extra or {}
-    return PolicyGuard(
-        config.rulebase_paths(),
-        port,
-        store_path=config.store_url or facts_db_path(config),
-        local_dir=config.store_path.parent,
-        settings=config.sentinel.policy,
-        seeds=config.sentinel.seeds,
-        search=SearchSettings.from_section(extra.get("search")),
-        withheld=withheld,
-        keep_history=True,
-        default=default,
-        private=private,
-        # the allow's proof kept and rendered for the decision row (its tree read as a term in C): 0.26 ms
-        # a decision against 0.30 with the proof written in the pass (benchmarks/hot_path.py's guard rows)
-        lazy_proofs=True,
-    )

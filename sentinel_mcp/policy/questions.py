@@ -122,6 +122,15 @@ def question_of(need: dict[str, Any], call: ToolCall | None, version: str) -> Qu
     return Question(key=key, message=_shown(need, call), requested_schema=schema, meta=meta)
 
 
+def questions_of(needs: list[dict[str, Any]], call: ToolCall | None, version: str) -> list[Question]:
+    """The questions of a proof's needs, one per key (two needs may ask the same thing)."""
+    seen: dict[str, Question] = {}
+    for need in needs:
+        q = question_of(need, call, version)
+        seen.setdefault(q.key, q)
+    return list(seen.values())
+
+
 def _shown(need: dict[str, Any], call: ToolCall | None) -> str:
     return AskUser(Asker.POLICY, str(need["question"]), call.arguments if call is not None else None).shown()
 

@@ -185,7 +185,7 @@ async def test_a_session_with_very_many_facts_lists_a_bounded_number_and_finds_t
 
     from sentinel_mcp.config import load_config
     from sentinel_mcp.policy.fact_store import Fact, FactStore
-    from sentinel_mcp.policy.guard import facts_db_path
+    from sentinel_mcp.policy.guard_of_config import facts_db_path
 
     cfg = console_config(tmp_path)
     sid = "alice/http-00000000000000aa"

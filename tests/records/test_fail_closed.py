@@ -83,7 +83,7 @@ async def test_a_fact_store_that_cannot_be_written_denies_and_recovers(tmp_path:
     from sentinel_mcp.config import parse_config
     from sentinel_mcp.app.runtime import running_gateway
     from sentinel_mcp.paths import RULEBASES_DIR
-    from sentinel_mcp.policy.guard import facts_db_path
+    from sentinel_mcp.policy.guard_of_config import facts_db_path
 
     from .rig import RECORDER
 
