@@ -89,6 +89,12 @@ class SensorBridge:
             if not covered:
                 self.vault.forget(holder, kind, scope)
 
+    def retained(self, requester: str, task_id: str | None = None) -> list[dict[str, object]]:
+        """``requester``'s kept readings that a live consent still covers: those of a consent that expired
+        since (no revoke told us) are deleted as they are asked for, as a revoke deletes them at once."""
+        self._forget_uncovered(requester, None)
+        return self.vault.retained(requester, task_id)
+
     # --- the pipeline ------------------------------------------------------------------------------
 
     async def handle(self, request: SensorRequest | dict[str, Any], requester: str,

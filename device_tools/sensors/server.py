@@ -294,9 +294,10 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
     async def sensor_retained(ctx: Context, task_id: str = "") -> CallToolResult:
-        """Your readings still within their retention period (expired ones are already deleted)."""
+        """Your readings still within their retention period and under a live consent (expired ones, and those
+        of a consent revoked, narrowed or expired, are deleted)."""
         try:
-            return _ok({"readings": bridge.vault.retained(principal_of(ctx), task_id or None)})
+            return _ok({"readings": bridge.retained(principal_of(ctx), task_id or None)})
         except StoreUnavailable as e:
             return _error(e)
 

@@ -89,3 +89,18 @@ async def test_through_the_tool_and_the_cli(tmp_path: Path, capsys):
         assert main(["-c", str(config), "sensors", "consent", "revoke", "--requester", "agent-a"]) == 0
         capsys.readouterr()
         assert (await c.call_tool("sensor_retained", {}, meta=meta)).structured_content["readings"] == []
+
+
+async def test_an_expired_consent_takes_its_kept_readings_with_it(make_bridge, clock):
+    """No revoke tells the bridge that a consent ran out: its readings are deleted when they are next asked
+    for (they outlived it by their own retention, up to a day)."""
+    bridge = make_bridge()
+    bridge.consents.grant("agent-a", SensorKind.location, Scope.detailed, expires_in=60)
+    bridge.consents.grant("agent-a", SensorKind.battery, Scope.minimal)
+    await bridge.handle(req(task_id="gps"), "agent-a")
+    await bridge.handle(req("battery", "minimal", task_id="bat"), "agent-a")
+    assert [r["response"]["task_id"] for r in bridge.retained("agent-a")] == ["gps", "bat"]
+    clock.advance(61)  # the location consent has run out; the readings' retention (3600 s) has not
+    assert [r["response"]["task_id"] for r in bridge.retained("agent-a")] == ["bat"]
+    kept = bridge.vault.retained("agent-a")  # deleted, not only hidden
+    assert [r["response"]["task_id"] for r in kept] == ["bat"]
