@@ -11,6 +11,9 @@ from device_tools.sensors.errors import Throttled
 from sentinel_mcp.core.sensor_kinds import MAX_RATE_HZ, SensorKind
 
 
+PRUNE_AT = 4096  # entries; one whose time has passed says nothing (it reads as absent) and is dropped
+
+
 class RateLimiter:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
@@ -28,3 +31,5 @@ class RateLimiter:
                                 f"(this requester: {rate:g} Hz); retry after {wait:.3f} s", retry_after=wait)
             self._next[device_key] = now + 1.0 / MAX_RATE_HZ[sensor]
             self._next[own_key] = now + 1.0 / rate
+            if len(self._next) > PRUNE_AT:  # a requester per caller name: the table kept every one for good
+                self._next = {k: t for k, t in self._next.items() if t > now}
