@@ -121,11 +121,15 @@ def _held_by_another(path: Path) -> bool:
 
 @contextmanager
 def readable_copy(path: Path, attempts: int = 3) -> Iterator[Path]:
-    """``path`` itself when nobody else holds it, else a consistent copy of it (deleted afterwards)."""
+    """``path`` itself when nobody else holds it and it has no write-ahead log left, else a consistent copy of
+    it (deleted afterwards). A log an ended process left would be folded into the file by opening it (and then
+    deleted): a reader, ``audit verify`` first, must not change what it reads, nor need to write where it
+    reads (a read-only copy of a data directory)."""
     from sentinel_mcp.storage.open import find_open
 
     check_store_file(path)
-    if find_open(path) is not None or not _held_by_another(path):  # this process's stores share its Database
+    own = find_open(path) is not None  # this process's stores share its Database
+    if own or (not path.with_name(path.name + "-wal").exists() and not _held_by_another(path)):
         yield path
         return
     last: Exception | None = None
