@@ -79,3 +79,19 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d = tmp_path / "state"
     monkeypatch.setenv("SENTINEL_DATA_DIR", str(d))
     return d
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+    """A failure's text with a lone surrogate in it (many tests here feed them to Sentinel) is escaped:
+    xdist sends a worker's report as UTF-8, and one that cannot be encoded ended the whole run with an
+    internal error that hid which test failed and why."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.longrepr is None:
+        return
+    text = str(report.longrepr)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        report.longrepr = text.encode("utf-8", "backslashreplace").decode("utf-8")

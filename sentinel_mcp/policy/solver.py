@@ -277,7 +277,8 @@ class Solver:
             extracted, unreadable = await self.knowledge.engine.extract(
                 rb.module, tool, arguments, result_json(result)
             )
-        except (EngineError, ValueError):
+        except (EngineError, ValueError) as e:
+            log.warning("the result of %s could not be read by the engine: %s", tool, e)  # never the client's
             # no reading at all (a number JSON has no value for, NaN or Infinity, which an upstream's JSON may
             # carry): a read answered with nothing to read, as an error is; raising kept the older answer's
             # facts
