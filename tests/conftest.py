@@ -81,17 +81,23 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return d
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: Any, call: Any) -> Any:
-    """A failure's text with a lone surrogate in it (many tests here feed them to Sentinel) is escaped:
-    xdist sends a worker's report as UTF-8, and one that cannot be encoded ended the whole run with an
-    internal error that hid which test failed and why."""
-    outcome = yield
-    report = outcome.get_result()
-    if report.longrepr is None:
-        return
-    text = str(report.longrepr)
+def _utf8(text: str) -> str:
     try:
         text.encode("utf-8")
+        return text
     except UnicodeEncodeError:
-        report.longrepr = text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+    """A report's texts with a lone surrogate in them (many tests here feed them to Sentinel, whose log lines
+    then quote them) are escaped: xdist sends a worker's report as UTF-8, and one that could not be encoded
+    (a failure's text, or the log captured while a test passed) ended the whole run with an internal error."""
+    outcome = yield
+    report = outcome.get_result()
+    report.sections = [(_utf8(title), _utf8(content)) for title, content in report.sections]
+    if report.longrepr is not None:
+        text = str(report.longrepr)
+        if _utf8(text) is not text:
+            report.longrepr = _utf8(text)
