@@ -21,7 +21,7 @@ from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import GatewayError
 
 from sentinel_mcp.core import outside_schema
-from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
+from sentinel_mcp.core.outside_schema import TooCostly, TooLargeSchema, UnusableSchema
 
 if TYPE_CHECKING:  # jsonschema is imported by the first answer checked, not at start-up (issue 21)
     from jsonschema.exceptions import ValidationError
@@ -41,10 +41,14 @@ class BrokenSchema(GatewayError):
 
 
 @functools.lru_cache(maxsize=256)
-def _validator(schema_json: str) -> Validator:
+def _validator(schema_json: str) -> Validator | None:
+    """None: a form too large to check here (an upstream's: the upstream checks what it is answered, as it
+    judges a tool's arguments Sentinel cannot check; Sentinel's own questions are a few fields)."""
     schema = json.loads(schema_json)
     try:
         return outside_schema.validator(_closed(schema))
+    except TooLargeSchema:
+        return None
     except UnusableSchema as e:
         raise BrokenSchema(str(e)) from None
 
@@ -54,6 +58,13 @@ def _closed(schema: dict[str, Any]) -> dict[str, Any]:
     if schema.get("type") == "object" and "additionalProperties" not in schema:
         return {**schema, "additionalProperties": False}
     return schema
+
+
+def _answered_part(schema: dict[str, Any], content: dict[str, Any]) -> dict[str, Any]:
+    """The part of a form's schema the answer's fields fall under (no field it does not name)."""
+    props = schema.get("properties")
+    props = props if isinstance(props, dict) else {}
+    return {"type": "object", "properties": {k: props[k] for k in content if k in props}}
 
 
 def content_problem(schema: dict[str, Any] | None, content: Any) -> str | None:
@@ -66,6 +77,10 @@ def content_problem(schema: dict[str, Any] | None, content: Any) -> str | None:
     if not isinstance(content, dict):
         return f"the answer must be an object with the question's fields, got {_kind(content)}"
     validator = _validator(json.dumps(schema, sort_keys=True, default=str))
+    if validator is None:  # too large to check whole: the fields answered are (the asker judges the rest)
+        validator = _validator(json.dumps(_answered_part(schema, content), sort_keys=True, default=str))
+        if validator is None:
+            return None
     try:
         found = outside_schema.errors(validator, content)
     except UnusableSchema as e:

@@ -76,6 +76,10 @@ class UnusableSchema(SentinelError):
     """The schema cannot be checked here: invalid, a reference outside itself, or a pattern RE2 cannot run."""
 
 
+class TooLargeSchema(UnusableSchema):
+    """More subschemas than are checked here (``MAX_SUBSCHEMAS``): valid or not, the asker judges."""
+
+
 class TooCostly(SentinelError):
     """Checking this value against the schema takes more work than the value's size allows."""
 
@@ -103,6 +107,8 @@ def validator(schema: Any) -> Validator:
         raise UnusableSchema("nested too deep to check") from None
     from referencing import Registry
 
+    for enums in walk.enums:  # their look-up sets made here, with the compiling (off the event loop)
+        _allowed_scalars(enums)
     return cls(schema, registry=Registry())  # no retrieve: a reference resolves inside the document or fails
 
 
@@ -160,6 +166,7 @@ class _Walk:
     def __init__(self) -> None:
         self.keywords: set[str] = set()
         self.objects = 0
+        self.enums: list[list[Any]] = []  # each enum's list of allowed values
 
 
 def _refuse_outside_parts(node: Any, where: str, depth: int = 0, walk: _Walk | None = None) -> None:
@@ -172,12 +179,14 @@ def _refuse_outside_parts(node: Any, where: str, depth: int = 0, walk: _Walk | N
         walk.keywords.update(k for k in node if isinstance(k, str))
         walk.objects += 1
         if walk.objects > MAX_SUBSCHEMAS:
-            raise UnusableSchema(f"more than {MAX_SUBSCHEMAS} subschemas: too large to check here")
+            raise TooLargeSchema(f"more than {MAX_SUBSCHEMAS} subschemas: too large to check here")
         for key, value in node.items():
             if key in ("$ref", "$dynamicRef") and isinstance(value, str) and not value.startswith("#"):
                 raise UnusableSchema(f"{key} {value[:80]!r} at {where} points outside the schema")
             if key == "pattern" and isinstance(value, str):
                 _linear(value)
+            if key == "enum" and isinstance(value, list):
+                walk.enums.append(value)
             if key in _NAMED_SCHEMAS and isinstance(value, dict):
                 for name, sub in value.items():
                     if key == "patternProperties":
@@ -275,9 +284,58 @@ def _enum(validator: Any, enums: Any, instance: Any, schema: Any) -> Any:
 
     if not isinstance(enums, list):
         return
+    if isinstance(instance, (str, int, float)) or instance is None:  # bool is an int: a scalar, one look-up
+        _spend(1)
+        if instance not in _allowed_scalars(enums):
+            yield ValidationError(f"{_brief(instance)} is not one of {_brief(enums)}")
+        return
     _spend(len(enums) * _nodes(instance, len(enums)) // COMPARISONS_PER_STEP)
     if all(not equal(each, instance) for each in enums):
         yield ValidationError(f"{_brief(instance)} is not one of {_brief(enums)}")
+
+
+# an enum's allowed scalars as sets, per enum list of a compiled schema (the list is kept with them, so its id
+# is not reused while cached): a scalar is then checked in one look-up, not compared with each allowed value
+# (a form of 200,000 choices could not be answered within a small answer's steps). Made when the validator is
+# compiled (a worker thread, ``validator``), or at the first check; the sets hold the list's own objects, and
+# at most ``SCALAR_SET_ENTRIES`` values are kept in all (the least recently made dropped first)
+SCALAR_SET_ENTRIES = 2_000_000
+_SCALAR_SETS: dict[int, tuple[list[Any], "_Scalars"]] = {}
+_scalar_entries = 0
+_scalar_lock = threading.Lock()  # compiling threads and the event loop both make them
+
+
+class _Scalars:
+    __slots__ = ("texts", "numbers", "constants", "size")
+
+    def __init__(self, enums: list[Any]) -> None:
+        self.texts = frozenset(v for v in enums if isinstance(v, str))
+        # a bool is an int to Python (True == 1 in a set): kept apart, as JSON Schema tells them apart
+        self.numbers = frozenset(v for v in enums if isinstance(v, (int, float)) and not isinstance(v, bool))
+        self.constants = frozenset(v for v in enums if isinstance(v, bool) or v is None)
+        self.size = len(self.texts) + len(self.numbers) + len(self.constants)
+
+    def __contains__(self, value: Any) -> bool:
+        if isinstance(value, str):
+            return value in self.texts
+        if isinstance(value, bool) or value is None:
+            return value in self.constants
+        return value in self.numbers
+
+
+def _allowed_scalars(enums: list[Any]) -> _Scalars:
+    global _scalar_entries
+    cached = _SCALAR_SETS.get(id(enums))
+    if cached is not None and cached[0] is enums:
+        return cached[1]
+    allowed = _Scalars(enums)
+    with _scalar_lock:
+        while _SCALAR_SETS and _scalar_entries + allowed.size > SCALAR_SET_ENTRIES:
+            _, dropped = _SCALAR_SETS.pop(next(iter(_SCALAR_SETS)))
+            _scalar_entries -= dropped.size
+        _SCALAR_SETS[id(enums)] = (enums, allowed)
+        _scalar_entries += allowed.size
+    return allowed
 
 
 def _const(validator: Any, const: Any, instance: Any, schema: Any) -> Any:
