@@ -37,6 +37,13 @@ def _status(sock: socket.socket) -> tuple[int, bytes]:
         assert chunk, got
         got += chunk
     head, _, body = got.partition(b"\r\n\r\n")
+    fields = dict(line.split(b":", 1) for line in head.split(b"\r\n")[1:] if b":" in line)
+    length = int(next((v for k, v in fields.items() if k.lower() == b"content-length"), b"0"))
+    while len(body) < length:  # the body may come in a segment of its own
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        body += chunk
     return int(head.split()[1]), body
 
 
