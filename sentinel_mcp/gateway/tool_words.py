@@ -26,21 +26,26 @@ def _visible(text: Any) -> Any:
 W = TypeVar("W", Resource, ResourceTemplate)
 
 
+def _changed_words(item: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The fields of ``item`` whose words change when made visible, made visible."""
+    update: dict[str, Any] = {}
+    for field in fields:
+        value = getattr(item, field)
+        seen = _visible(value)
+        if seen != value:
+            update[field] = seen
+    return update
+
+
 def shown_words(item: W) -> W:
     """A resource or template with its words (name, title, description) made visible."""
-    update = {f: _visible(getattr(item, f)) for f in ("name", "title", "description")
-              if _visible(getattr(item, f)) != getattr(item, f)}
+    update = _changed_words(item, ("name", "title", "description"))
     return item.model_copy(update=update) if update else item
 
 
 def shown_tool(tool: Tool, name: str) -> Tool:
     """``tool`` renamed ``name``, its words made visible."""
-    update: dict[str, Any] = {"name": name}
-    for field in ("description", "title"):
-        value = getattr(tool, field)
-        seen = _visible(value)
-        if seen != value:
-            update[field] = seen
+    update: dict[str, Any] = {"name": name, **_changed_words(tool, ("description", "title"))}
     annotations = tool.annotations
     if annotations is not None and _visible(annotations.title) != annotations.title:
         update["annotations"] = annotations.model_copy(update={"title": _visible(annotations.title)})
@@ -49,12 +54,7 @@ def shown_tool(tool: Tool, name: str) -> Tool:
 
 def shown_prompt(prompt: Prompt, name: str) -> Prompt:
     """``prompt`` renamed ``name``, its words (and its arguments' descriptions) made visible."""
-    update: dict[str, Any] = {"name": name}
-    for field in ("description", "title"):
-        value = getattr(prompt, field)
-        seen = _visible(value)
-        if seen != value:
-            update[field] = seen
+    update: dict[str, Any] = {"name": name, **_changed_words(prompt, ("description", "title"))}
     if prompt.arguments and any(_visible(a.description) != a.description for a in prompt.arguments):
         update["arguments"] = [a.model_copy(update={"description": _visible(a.description)})
                                for a in prompt.arguments]
