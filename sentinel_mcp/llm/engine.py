@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], Awaitable[None]]  # (completion tokens so far, max tokens)
 PROGRESS_EVERY_SECONDS = 0.5
+FIRST_PROGRESS_POLL_SECONDS = 0.02
 MAX_CACHED_GRAMMARS = 64
 IN_PROCESS_PARTY = "sentinel:in-process"  # whom a generation is for when its in-process caller does not say
 
@@ -319,12 +320,16 @@ class LlamaEngine(ModelTurns):
             return await self._in_turn(lambda: self._generate_locked(request, job), job, request.party)
 
         async def report() -> None:
+            # the first report as soon as tokens flow (a wait for the model's turn or load is not
+            # generation), then one per interval: a short generation is still seen to start
             last = 0
+            while job.tokens == 0:
+                await anyio.sleep(FIRST_PROGRESS_POLL_SECONDS)
             while True:
-                await anyio.sleep(PROGRESS_EVERY_SECONDS)
                 if job.tokens > last:
                     last = job.tokens
                     await progress(last, request.max_tokens)
+                await anyio.sleep(PROGRESS_EVERY_SECONDS)
 
         result: Generation | None = None
         error: Exception | None = None
