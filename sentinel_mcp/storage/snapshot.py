@@ -47,7 +47,8 @@ def check_store_file(path: Path) -> None:
         _check_side_file(path, suffix)
 
 
-SIDE_FILES = ("-wal", "-journal", "-shm")  # what SQLite opens beside a store, following a symbolic link
+SIDE_FILES = ("-wal", "-journal", "-shm")
+_LOGS = ("-wal", "-journal")  # what an ended writer can leave that opening the file would fold into it  # what SQLite opens beside a store, following a symbolic link
 
 
 def _check_side_file(path: Path, suffix: str) -> None:
@@ -121,15 +122,16 @@ def _held_by_another(path: Path) -> bool:
 
 @contextmanager
 def readable_copy(path: Path, attempts: int = 3) -> Iterator[Path]:
-    """``path`` itself when nobody else holds it and it has no write-ahead log left, else a consistent copy of
-    it (deleted afterwards). A log an ended process left would be folded into the file by opening it (and then
-    deleted): a reader, ``audit verify`` first, must not change what it reads, nor need to write where it
+    """``path`` itself when nobody else holds it and it has no log left, else a consistent copy of it (deleted
+    afterwards). A write-ahead log or hot rollback journal an ended process left would be folded into the file
+    by opening it (and then deleted): a reader, ``audit verify`` first, must not change what it reads, nor need to write where it
     reads (a read-only copy of a data directory)."""
     from sentinel_mcp.storage.open import find_open
 
     check_store_file(path)
     own = find_open(path) is not None  # this process's stores share its Database
-    if own or (not path.with_name(path.name + "-wal").exists() and not _held_by_another(path)):
+    logs = [path.with_name(path.name + suffix) for suffix in _LOGS]
+    if own or (not any(log.exists() for log in logs) and not _held_by_another(path)):
         yield path
         return
     last: Exception | None = None
@@ -137,7 +139,8 @@ def readable_copy(path: Path, attempts: int = 3) -> Iterator[Path]:
         with tempfile.TemporaryDirectory(prefix="sentinel-read-") as tmp:
             copy = Path(tmp) / path.name
             _copy(path, copy)
-            _copy(path.with_name(path.name + "-wal"), copy.with_name(copy.name + "-wal"))
+            for log, suffix in zip(logs, _LOGS):  # the copy is rolled back or replayed, never the file
+                _copy(log, copy.with_name(copy.name + suffix))
             try:
                 conn = sqlite3.connect(copy, timeout=1)
                 try:
