@@ -59,6 +59,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=12.0)
     ap.add_argument("--rate", type=int, default=200)
+    ap.add_argument("--top", type=int, default=0, help="also list the N Sentinel functions most often on the "
+                    "loop thread's stacks (inclusive) and the N most often at their top (self)")
     args = ap.parse_args()
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-prof-"))
@@ -97,6 +99,19 @@ def main() -> None:
     print("| stage | share of the loop thread's samples |\n|---|---|")
     for name, n in shares.most_common():
         print(f"| {name} | {100 * n / total:.1f} % |")
+    if args.top:
+        inclusive: collections.Counter[str] = collections.Counter()
+        leaf: collections.Counter[str] = collections.Counter()
+        for stack, n in by_thread[loop]:
+            frames = stack.split(";")
+            leaf[frames[-1]] += n
+            for frame in set(frames):
+                if "sentinel_mcp/" in frame:
+                    inclusive[frame] += n
+        for title, counter in (("Sentinel functions, inclusive", inclusive), ("self", leaf)):
+            print(f"| {title} | share |\n|---|---|")
+            for frame, n in counter.most_common(args.top):
+                print(f"| {frame[:110]} | {100 * n / total:.1f} % |")
 
 
 if __name__ == "__main__":
