@@ -137,6 +137,7 @@ bench-tools: $(BENCH_PEERS)/.installed $(BENCH_FORGE)/.tried
 	  echo "installing wrk through apt (the HTTP load generator of benchmarks/pipeline_capacity.py)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+	@test -x $(BIN)/py-spy || $(BIN)/pip install -q py-spy  # the sampling profiler of benchmarks/harness/loop_profile.py
 $(BENCH_PEERS)/.installed:
 	@test -x $(BENCH_PEERS)/bin/python || $(PY) -m venv $(BENCH_PEERS)
 	$(BENCH_PEERS)/bin/pip install -q 'mcp-proxy>=0.13,<1'
