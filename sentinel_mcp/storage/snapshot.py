@@ -47,8 +47,8 @@ def check_store_file(path: Path) -> None:
         _check_side_file(path, suffix)
 
 
-SIDE_FILES = ("-wal", "-journal", "-shm")
-_LOGS = ("-wal", "-journal")  # what an ended writer can leave that opening the file would fold into it  # what SQLite opens beside a store, following a symbolic link
+SIDE_FILES = ("-wal", "-journal", "-shm")  # what SQLite opens beside a store, following a symbolic link
+_LOGS = ("-wal", "-journal")  # what an ended writer can leave that opening the file would fold into it
 
 
 def _check_side_file(path: Path, suffix: str) -> None:
@@ -124,8 +124,8 @@ def _held_by_another(path: Path) -> bool:
 def readable_copy(path: Path, attempts: int = 3) -> Iterator[Path]:
     """``path`` itself when nobody else holds it and it has no log left, else a consistent copy of it (deleted
     afterwards). A write-ahead log or hot rollback journal an ended process left would be folded into the file
-    by opening it (and then deleted): a reader, ``audit verify`` first, must not change what it reads, nor need to write where it
-    reads (a read-only copy of a data directory)."""
+    by opening it (and then deleted): a reader, ``audit verify`` first, must not change what it reads, nor
+    need to write where it reads (a read-only copy of a data directory)."""
     from sentinel_mcp.storage.open import find_open
 
     check_store_file(path)
