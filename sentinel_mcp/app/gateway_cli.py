@@ -279,8 +279,8 @@ def _verify_cluster(url: str) -> int:
         return 2
     if report.ok:
         print(
-            f"audit log {where}: {report.rows} rows in {report.chains} replica chain(s), anchors intact, "
-            "chain intact"
+            f"audit log {where}: {report.rows} rows in {report.chains} replica chain(s), {report.anchored} "
+            "anchor(s) intact, chain intact"
         )
         return 0
     print(

@@ -13,10 +13,10 @@ import asyncio
 import json
 import logging
 import time
-from typing import Any
+from typing import Any, Iterator
 
 from sentinel_mcp.gateway.audit import chain_hash
-from sentinel_mcp.gateway.audit_chain import ChainReport, verify_rows
+from sentinel_mcp.gateway.audit_chain import ChainReport, Marks, verify_rows
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED
 from sentinel_mcp.storage import Statement, StorageError
 
@@ -79,39 +79,58 @@ async def anchor_loop(db: Any, by: str, every: float = ANCHOR_EVERY) -> None:
             log.exception("audit anchor failed")
 
 
-def verify_cluster(db: Any) -> ChainReport:
-    """Every chain and every anchor in the shared store (blocking; for ``sentinel-mcp audit verify``)."""
-    heads = {c: (h, int(n)) for c, h, n in db.query_blocking("SELECT chain, hash, rows FROM audit_head")}
-    rows = db.query_blocking(f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit ORDER BY id")
-    report = verify_rows(rows, heads)
-    if not report.ok:
-        return report
-    # each chain's hash after n rows, to check the anchors against
-    at: dict[str, dict[int, str]] = {}
-    for row in rows:
-        chain = row[1]
-        positions = at.setdefault(chain, {0: GENESIS})
-        positions[len(positions)] = row[-1]
-    anchors = db.query_blocking(
-        "SELECT id, ts, by_chain, heads, prev_hash, hash FROM audit_anchor ORDER BY id"
-    )
-    prev = GENESIS
-    for aid, ts, by, heads_text, prev_hash, h in anchors:
+PAGE = 2_000  # rows read per query: a long-running cluster's record never has to fit in the verifier's memory
+
+
+def _pages(db: Any, select: str) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``select`` (whose first column is ``id``) in id order, one page per query."""
+    after = -1
+    while True:
+        rows = db.query_blocking(f"{select} WHERE id > ? ORDER BY id LIMIT ?", (after, PAGE))
+        yield from rows
+        if len(rows) < PAGE:
+            return
+        after = int(rows[-1][0])
+
+
+def _anchor_marks(db: Any) -> tuple[Marks, int, str | None]:
+    """The anchors' own chain checked, and what they say each chain's hash was after so many rows (one entry
+    per position: a chain that did not move between anchors is the same position); their count; a problem."""
+    marks: Marks = {}
+    prev, count = GENESIS, 0
+    for aid, ts, by, heads_text, prev_hash, h in _pages(
+        db, "SELECT id, ts, by_chain, heads, prev_hash, hash FROM audit_anchor"
+    ):
         anchored = json.loads(heads_text)
         if prev_hash != prev or h != chain_hash(prev_hash, _anchor_text(ts, by, anchored)):
-            report.problem = f"anchor {aid}: does not follow the anchor before it, or was altered"
-            return report
+            return marks, count, f"anchor {aid}: does not follow the anchor before it, or was altered"
         for chain, (head_hash, n) in anchored.items():
-            if at.get(chain, {0: GENESIS}).get(int(n)) != head_hash:
-                report.problem = (
-                    f"anchor {aid}: chain {chain} had {n} rows ending in {head_hash[:12]}… then, "
-                    "which its rows no longer show (rows changed or removed)"
+            n = int(n)
+            said = (GENESIS, "the chain's start") if n == 0 else marks.get(chain, {}).get(n)
+            if said is not None and said[0] != head_hash:
+                return marks, count, (
+                    f"anchor {aid}: chain {chain} had {n} rows ending in {head_hash[:12]}… then, which "
+                    f"{said[1]} does not say (rows changed or removed)"
                 )
-                return report
-        prev = h
+            if n:
+                marks.setdefault(chain, {}).setdefault(n, (head_hash, f"anchor {aid}"))
+        prev, count = h, count + 1
     head = db.query_blocking("SELECT hash, rows FROM audit_anchor_head")
-    if (head[0][0] if head else GENESIS) != prev or (int(head[0][1]) if head else 0) != len(anchors):
-        report.problem = "the anchors' head does not match the anchors (anchor rows deleted)"
+    if (head[0][0] if head else GENESIS) != prev or (int(head[0][1]) if head else 0) != count:
+        return marks, count, "the anchors' head does not match the anchors (anchor rows deleted)"
+    return marks, count, None
+
+
+def verify_cluster(db: Any) -> ChainReport:
+    """Every chain and every anchor in the shared store (blocking; for ``sentinel-mcp audit verify``). Both
+    tables are read a page at a time; what is kept is one hash per chain and one per anchored position."""
+    heads = {c: (h, int(n)) for c, h, n in db.query_blocking("SELECT chain, hash, rows FROM audit_head")}
+    marks, anchors, problem = _anchor_marks(db)
+    if problem is not None:
+        return ChainReport(problem=problem, anchored=anchors)
+    rows = _pages(db, f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit")
+    report = verify_rows(rows, heads, marks)
+    report.anchored = anchors
     return report
 
 
