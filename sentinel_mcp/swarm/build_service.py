@@ -21,7 +21,7 @@ from sentinel_mcp.swarm.retention import SweepReport, sweep
 from sentinel_mcp.swarm.settings import SwarmSettings
 from sentinel_mcp.swarm.spec import parse_spec
 from sentinel_mcp.swarm.state import OWNER, TERMINAL_STATES, SwarmStore
-from sentinel_mcp.swarm.task_lock import BuildBusyError, BuildQuotaError, TaskLock, holder_alive
+from sentinel_mcp.swarm.task_lock import BuildBusyError, BuildQuotaError, TaskLock
 from sentinel_mcp.swarm.toolchain import Toolchain
 from sentinel_mcp.swarm.workspace import Workspace
 from sentinel_mcp.core.errors import SwarmError
@@ -91,13 +91,24 @@ class BuildService:
                 log.warning("build %s: this replica restarted while it ran; ended FAILED (not resumed)", tid)
             await self._end_lapsed()
             self._leases = asyncio.create_task(self._keep_leases(), name="swarm-leases")
-        elif not holder_alive(self.lock.holder()):
-            # tasks left mid-run by a process that is gone: FAILED, with their state kept
-            for tid in await self.store.fail_unfinished("interrupted: the process running it stopped"):
-                log.warning("task %s was left unfinished; marked FAILED", tid)
+        else:
+            await self._end_orphans()
         self._started = True
         if sweep:
             self._sweeper = asyncio.create_task(self._sweep_periodically(), name="swarm-retention")
+
+    async def _end_orphans(self) -> None:
+        """Tasks left mid-run by a process that is gone: FAILED, with their state kept. Done holding the build
+        slot, so no process can be starting a build meanwhile; a live process holding it runs its own."""
+        try:
+            self.lock.acquire("")
+        except BuildBusyError:
+            return
+        try:
+            for tid in await self.store.fail_unfinished("interrupted: the process running it stopped"):
+                log.warning("task %s was left unfinished; marked FAILED", tid)
+        finally:
+            self.lock.release()
 
     async def close(self) -> None:
         if self._leases is not None:
