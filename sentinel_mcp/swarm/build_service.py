@@ -40,6 +40,21 @@ def new_task_id() -> str:
     return time.strftime("t%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
 
 
+async def end_orphans(store: SwarmStore, lock: TaskLock) -> list[str]:
+    """End (FAILED, state kept) the tasks a process that is gone left mid-run (killed, -9 included), returning
+    their ids. Done holding the build slot, so no process is starting a build meanwhile; while a live process
+    holds it, the unfinished tasks are its own, running, and nothing is done. One store file (not
+    replicas)."""
+    try:
+        lock.acquire("")
+    except BuildBusyError:
+        return []
+    try:
+        return await store.fail_unfinished("interrupted: the process running it stopped")
+    finally:
+        lock.release()
+
+
 class BuildService:
     """Layout under ``root`` (the built-in's data dir, ``<data dir>/swarm``): swarm.db, swarm.lock, logs/,
     <task_id>/."""
@@ -98,17 +113,8 @@ class BuildService:
             self._sweeper = asyncio.create_task(self._sweep_periodically(), name="swarm-retention")
 
     async def _end_orphans(self) -> None:
-        """Tasks left mid-run by a process that is gone: FAILED, with their state kept. Done holding the build
-        slot, so no process can be starting a build meanwhile; a live process holding it runs its own."""
-        try:
-            self.lock.acquire("")
-        except BuildBusyError:
-            return
-        try:
-            for tid in await self.store.fail_unfinished("interrupted: the process running it stopped"):
-                log.warning("task %s was left unfinished; marked FAILED", tid)
-        finally:
-            self.lock.release()
+        for tid in await end_orphans(self.store, self.lock):
+            log.warning("task %s was left unfinished; marked FAILED", tid)
 
     async def close(self) -> None:
         if self._leases is not None:
