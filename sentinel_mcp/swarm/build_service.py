@@ -45,6 +45,8 @@ async def end_orphans(store: SwarmStore, lock: TaskLock) -> list[str]:
     their ids. Done holding the build slot, so no process is starting a build meanwhile; while a live process
     holds it, the unfinished tasks are its own, running, and nothing is done. One store file (not
     replicas)."""
+    if not await store.unfinished():  # the usual case: the slot is left alone (no build is refused for it)
+        return []
     try:
         lock.acquire("")
     except BuildBusyError:
