@@ -373,6 +373,9 @@ class BuildService:
         if self._lapsed(task):  # looked up before a sweep came round: end it now, then show that
             await self._end_lapsed()
             task = await self.store.get_task(task_id) or task
+        elif self._orphaned(task):  # its process died since this one started (a CLI build killed)
+            await self._end_orphans()
+            task = await self.store.get_task(task_id) or task
         steps = await self.store.steps_of(task_id)
         task["running_here"] = self._running_here(task_id, task["state"])
         task["steps"] = [
@@ -402,6 +405,14 @@ class BuildService:
         replica = (task or {}).get("replica") or ""
         return replica if replica and replica != self.replica else None
 
+    def _orphaned(self, task: dict[str, Any]) -> bool:
+        """Unfinished, one store file, and not run here: another process's, ended if that process is gone."""
+        return (
+            not self.store.shared
+            and task["state"] not in TERMINAL_STATES
+            and not self.is_running(task["task_id"])
+        )
+
     def _lapsed(self, task: dict[str, Any]) -> bool:
         until = task.get("lease_until")
         return (
@@ -416,6 +427,9 @@ class BuildService:
         rows = await self.store.list_tasks(limit, principal)
         if any(self._lapsed(r) for r in rows):
             await self._end_lapsed()
+            rows = await self.store.list_tasks(limit, principal)
+        elif any(self._orphaned(r) for r in rows):
+            await self._end_orphans()
             rows = await self.store.list_tasks(limit, principal)
         return [
             {k: r[k] for k in ("task_id", "state", "error", "created_at", "finished_at", "model_calls")}

@@ -8,6 +8,7 @@ on the file (dropped when that process dies, kill -9 included), whatever the fil
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,6 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 from tests.swarm.support.scripted_model import SPEC
@@ -104,3 +106,40 @@ async def test_a_process_taking_the_slot_holds_it_before_it_has_written_its_pid(
         if taker.poll() is None:
             os.killpg(taker.pid, signal.SIGKILL)
             taker.wait(timeout=30)
+
+
+async def test_a_build_whose_process_was_killed_reads_as_ended_to_a_gateway_already_running(
+    tmp_path, endpoint
+) -> None:
+    """A CLI build (``sentinel-mcp swarm build`` in a terminal) on the gateway's data directory, killed -9
+    mid-build while the gateway's swarm built-in was already started: the gateway ended such builds only when
+    it started, so swarm_status and swarm_list said EXECUTING/PLANNING until the gateway restarted. Now a
+    build no live process holds the slot for is ended (FAILED, interrupted) when it is looked at."""
+    cfg_file = tmp_path / "sentinel.json"
+    section = {"verify": NO_TOOLS, "backend": "openai", "openai": FAST_OPENAI}
+    cfg_file.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path), "swarm": section}}))
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(SPEC))
+    async with running_gateway(config(tmp_path)) as rt, Client(rt.front.server, mode="legacy") as c:
+        assert (await c.call_tool("swarm__swarm_list", {})).structured_content["tasks"] == []  # started
+        endpoint.hold.clear()  # the CLI build's planner call waits: it is mid-build when it is killed
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg_file), "swarm", "build", str(spec)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+            start_new_session=True,
+        )
+        try:
+            with anyio.fail_after(60):
+                while not endpoint.requests:
+                    await anyio.sleep(0.02)
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+            endpoint.hold.set()
+        listed = (await c.call_tool("swarm__swarm_list", {})).structured_content["tasks"]
+        assert [t["state"] for t in listed] == ["FAILED"], listed
+        asked = await c.call_tool("swarm__swarm_status", {"task_id": listed[0]["task_id"]})
+        status = asked.structured_content
+        assert status["state"] == "FAILED" and status["error"].startswith("interrupted"), status
