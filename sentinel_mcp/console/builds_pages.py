@@ -23,9 +23,10 @@ from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import Console
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.swarm.build_lease import end_lapsed
-from sentinel_mcp.swarm.build_service import TASK_ID
+from sentinel_mcp.swarm.build_service import TASK_ID, end_orphans
 from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path, resolve_inside
 from sentinel_mcp.swarm.state import TERMINAL_STATES, SwarmStore
+from sentinel_mcp.swarm.task_lock import TaskLock
 from sentinel_mcp.swarm.workspace import Workspace
 
 MAX_SHOWN_FILE = 200_000  # characters of one file shown on its page
@@ -52,7 +53,15 @@ async def _store(console: Console) -> SwarmStore | None:
         return store
     if root is None or not (root / "swarm.db").exists():
         return None
-    return await SwarmStore(root / "swarm.db").open()
+    store = await SwarmStore(root / "swarm.db").open()
+    # a build whose process died (killed, the machine restarted) reads as ended, never "running" for ever:
+    # the built-in ends such builds only when it starts, at its first use
+    try:
+        await end_orphans(store, TaskLock(root / "swarm.lock"))
+    except BaseException:
+        await store.close()
+        raise
+    return store
 
 
 async def _owned(store: SwarmStore, task_id: str, principal: str) -> dict[str, Any] | None:

@@ -21,7 +21,7 @@ from sentinel_mcp.swarm.retention import SweepReport, sweep
 from sentinel_mcp.swarm.settings import SwarmSettings
 from sentinel_mcp.swarm.spec import parse_spec
 from sentinel_mcp.swarm.state import OWNER, TERMINAL_STATES, SwarmStore
-from sentinel_mcp.swarm.task_lock import BuildBusyError, BuildQuotaError, TaskLock, holder_alive
+from sentinel_mcp.swarm.task_lock import BuildBusyError, BuildQuotaError, TaskLock
 from sentinel_mcp.swarm.toolchain import Toolchain
 from sentinel_mcp.swarm.workspace import Workspace
 from sentinel_mcp.core.errors import SwarmError
@@ -38,6 +38,23 @@ class UnknownTaskError(SwarmError, KeyError):
 
 def new_task_id() -> str:
     return time.strftime("t%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+async def end_orphans(store: SwarmStore, lock: TaskLock) -> list[str]:
+    """End (FAILED, state kept) the tasks a process that is gone left mid-run (killed, -9 included), returning
+    their ids. Done holding the build slot, so no process is starting a build meanwhile; while a live process
+    holds it, the unfinished tasks are its own, running, and nothing is done. One store file (not
+    replicas)."""
+    if not await store.unfinished():  # the usual case: the slot is left alone (no build is refused for it)
+        return []
+    try:
+        lock.acquire("")
+    except BuildBusyError:
+        return []
+    try:
+        return await store.fail_unfinished("interrupted: the process running it stopped")
+    finally:
+        lock.release()
 
 
 class BuildService:
@@ -91,13 +108,15 @@ class BuildService:
                 log.warning("build %s: this replica restarted while it ran; ended FAILED (not resumed)", tid)
             await self._end_lapsed()
             self._leases = asyncio.create_task(self._keep_leases(), name="swarm-leases")
-        elif not holder_alive(self.lock.holder()):
-            # tasks left mid-run by a process that is gone: FAILED, with their state kept
-            for tid in await self.store.fail_unfinished("interrupted: the process running it stopped"):
-                log.warning("task %s was left unfinished; marked FAILED", tid)
+        else:
+            await self._end_orphans()
         self._started = True
         if sweep:
             self._sweeper = asyncio.create_task(self._sweep_periodically(), name="swarm-retention")
+
+    async def _end_orphans(self) -> None:
+        for tid in await end_orphans(self.store, self.lock):
+            log.warning("task %s was left unfinished; marked FAILED", tid)
 
     async def close(self) -> None:
         if self._leases is not None:
@@ -354,6 +373,9 @@ class BuildService:
         if self._lapsed(task):  # looked up before a sweep came round: end it now, then show that
             await self._end_lapsed()
             task = await self.store.get_task(task_id) or task
+        elif self._orphaned(task):  # its process died since this one started (a CLI build killed)
+            await self._end_orphans()
+            task = await self.store.get_task(task_id) or task
         steps = await self.store.steps_of(task_id)
         task["running_here"] = self._running_here(task_id, task["state"])
         task["steps"] = [
@@ -383,6 +405,14 @@ class BuildService:
         replica = (task or {}).get("replica") or ""
         return replica if replica and replica != self.replica else None
 
+    def _orphaned(self, task: dict[str, Any]) -> bool:
+        """Unfinished, one store file, and not run here: another process's, ended if that process is gone."""
+        return (
+            not self.store.shared
+            and task["state"] not in TERMINAL_STATES
+            and not self.is_running(task["task_id"])
+        )
+
     def _lapsed(self, task: dict[str, Any]) -> bool:
         until = task.get("lease_until")
         return (
@@ -397,6 +427,9 @@ class BuildService:
         rows = await self.store.list_tasks(limit, principal)
         if any(self._lapsed(r) for r in rows):
             await self._end_lapsed()
+            rows = await self.store.list_tasks(limit, principal)
+        elif any(self._orphaned(r) for r in rows):
+            await self._end_orphans()
             rows = await self.store.list_tasks(limit, principal)
         return [
             {k: r[k] for k in ("task_id", "state", "error", "created_at", "finished_at", "model_calls")}

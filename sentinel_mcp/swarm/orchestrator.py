@@ -249,18 +249,26 @@ class Orchestrator:
         findings = check_file(step.file_path, step.file_type, content)
         if any(i.severity == "BLOCKER" for i in findings):
             return findings
+        # the tools run within the build's wall clock too (a hung tool is stopped at the cap, not at its own
+        # timeout); the cap is then looked at before the file goes on
+        left = self.budget.wall_seconds_left
         if step.file_path.endswith((".kt", ".kts")):
             if step.origin == "model":  # Kotlin written from the spec is parsed with the whole project
-                findings += (await self.toolchain.check_kotlin({step.file_path: content})).issues
+                findings += (await self.toolchain.check_kotlin({step.file_path: content}, within=left)).issues
         elif step.file_path.endswith(".xml"):
             files = {**self.completed, step.file_path: content}
             if step.kind != "strings":  # layouts name texts that strings.xml gets at its own step
                 files["app/src/main/res/values/strings.xml"] = _strings_xml(d)
             findings += (
                 await self.toolchain.check_resources(
-                    files, self.spec.package_name, min_sdk=self.spec.min_sdk, target_sdk=self.spec.target_sdk
+                    files,
+                    self.spec.package_name,
+                    min_sdk=self.spec.min_sdk,
+                    target_sdk=self.spec.target_sdk,
+                    within=left,
                 )
             ).issues
+        self.budget.check_wall_clock()
         return findings
 
     async def _critique(self, step: PlanStep, content: str, trial: Decisions) -> CriticVerdict:
@@ -299,9 +307,14 @@ class Orchestrator:
         await self._emit("verifying")
         files = dict(self.completed)
         findings = check_project(files, self.spec.package_name)
-        kotlin = await self.toolchain.check_kotlin(files, style=True)
+        # within the wall clock, as the verifier's call: past the cap they are not run (the report says so)
+        kotlin = await self.toolchain.check_kotlin(files, style=True, within=self.budget.wall_seconds_left)
         resources = await self.toolchain.check_resources(
-            files, self.spec.package_name, min_sdk=self.spec.min_sdk, target_sdk=self.spec.target_sdk
+            files,
+            self.spec.package_name,
+            min_sdk=self.spec.min_sdk,
+            target_sdk=self.spec.target_sdk,
+            within=self.budget.wall_seconds_left,
         )
         findings += kotlin.issues + resources.issues
         report: dict = {

@@ -3,6 +3,10 @@
 A plan path must be a plain relative POSIX path (no absolute path, no drive, no ``..``, no odd
 characters). At write time the path is resolved against the workspace and refused if any existing
 component is a symlink, so a link planted in the workspace cannot redirect a write outside it.
+
+A project is opened where its user works, not only here: a path must also be one that Windows and
+case-insensitive disks (macOS, Windows) can hold. No component is a device name Windows reserves (with any
+extension) or ends in '.', and no two files of a plan differ only in case (there they are one file).
 """
 
 from __future__ import annotations
@@ -13,6 +17,18 @@ from sentinel_mcp.core.errors import SwarmError
 
 MAX_PATH_CHARS = 240
 _COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+# the device names Windows reserves in every directory, whatever extension follows
+_WINDOWS_DEVICES = re.compile(r"^(CON|PRN|AUX|NUL|COM[0-9]|LPT[0-9])$", re.IGNORECASE)
+
+
+def reserved_name(name: str) -> bool:
+    """Whether a file or directory name is a device Windows reserves (``nul``, ``Aux.kt``, ``COM1.xml``)."""
+    return bool(_WINDOWS_DEVICES.match(name.split(".", 1)[0]))
+
+
+def case_key(path: str) -> str:
+    """What a case-insensitive disk takes ``path`` for: two paths with one key are one file there."""
+    return path.casefold()
 
 
 class UnsafePathError(SwarmError, ValueError):
@@ -42,6 +58,10 @@ def check_relative_path(raw: str) -> PurePosixPath:
         if not _COMPONENT.match(part):
             raise UnsafePathError(
                 f"file path {raw!r}: component {part!r} has characters outside [A-Za-z0-9._-]"
+            )
+        if reserved_name(part) or part.endswith("."):
+            raise UnsafePathError(
+                f"file path {raw!r}: component {part!r} is a name Windows reserves (or drops its last '.')"
             )
     return PurePosixPath(*parts)
 

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path
+from sentinel_mcp.swarm.path_safety import UnsafePathError, case_key, check_relative_path
 from sentinel_mcp.swarm.spec import TaskSpec
 from sentinel_mcp.core.errors import SwarmError
 
@@ -111,7 +111,7 @@ def validate_plan(plan: Plan, spec: TaskSpec, max_steps: int) -> Plan:
     if not 1 <= n <= max_steps:
         problems.append(f"plan has {n} steps; it must have 1 to {max_steps}")
     seen_numbers: set[int] = set()
-    seen_paths: set[str] = set()
+    seen_paths: dict[str, str] = {}  # by case_key: a case-insensitive disk holds one of two such files
     for s in plan.steps:
         where = f"step {s.step_number}"
         if s.step_number in seen_numbers:
@@ -125,9 +125,15 @@ def validate_plan(plan: Plan, spec: TaskSpec, max_steps: int) -> Plan:
         except UnsafePathError as e:
             problems.append(f"{where}: {e}")
             continue
-        if s.file_path in seen_paths:
+        earlier = seen_paths.get(case_key(s.file_path))
+        if earlier == s.file_path:
             problems.append(f"{where}: file {s.file_path} is produced by an earlier step too")
-        seen_paths.add(s.file_path)
+        elif earlier is not None:
+            problems.append(
+                f"{where}: file {s.file_path} differs from {earlier} only in case (one file on "
+                "case-insensitive disks)"
+            )
+        seen_paths.setdefault(case_key(s.file_path), s.file_path)
         exts = _EXTENSIONS.get(s.file_type)
         if exts and not s.file_path.endswith(exts):
             problems.append(f"{where}: file_type {s.file_type} does not match {s.file_path}")

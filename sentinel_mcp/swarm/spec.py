@@ -8,12 +8,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from sentinel_mcp.core.errors import SwarmError
+from sentinel_mcp.swarm.path_safety import reserved_name
 
 _PACKAGE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 _KOTLIN_KEYWORDS = {"as", "break", "class", "continue", "do", "else", "false", "for", "fun", "if", "in",
                     "interface", "is", "null", "object", "package", "return", "super", "this", "throw",
                     "true", "try", "typealias", "typeof", "val", "var", "when", "while"}
 MIN_SDK_FLOOR = 21
+# the package is a directory of every source path: its longest file, app/src/main/java/<package>/data/
+# <24-character entity>Repository.kt, must stay within path_safety.MAX_PATH_CHARS (240)
+MAX_PACKAGE_CHARS = 150
 SDK_CEILING = 35
 
 
@@ -53,9 +57,16 @@ class TaskSpec(BaseModel):
             raise ValueError(
                 "must be a lowercase dotted package with at least two parts, e.g. com.example.app"
             )
+        if len(v) > MAX_PACKAGE_CHARS:
+            raise ValueError(f"is too long for its files' paths (at most {MAX_PACKAGE_CHARS} characters)")
         bad = [p for p in v.split(".") if p in _KOTLIN_KEYWORDS]
         if bad:
             raise ValueError(f"uses Kotlin keyword(s) {', '.join(bad)} as package part(s)")
+        devices = [p for p in v.split(".") if reserved_name(p)]
+        if devices:
+            raise ValueError(
+                f"part(s) {', '.join(devices)} are device names Windows reserves (not a folder there)"
+            )
         return v
 
     @field_validator("features")

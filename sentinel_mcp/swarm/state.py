@@ -252,14 +252,18 @@ class SwarmStore(SeamStore):
             ),
         )
 
-    async def fail_unfinished(self, reason: str) -> list[str]:
-        """Tasks left mid-run by a dead process become FAILED (state kept), e.g. at start-up."""
-        ids = [
+    async def unfinished(self) -> list[str]:
+        """The tasks not ended yet (running, or left mid-run by a process that died)."""
+        return [
             r[0]
             for r in await self.db.query(
                 "SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED')"
             )
         ]
+
+    async def fail_unfinished(self, reason: str) -> list[str]:
+        """Tasks left mid-run by a dead process become FAILED (state kept), e.g. at start-up."""
+        ids = await self.unfinished()
         for tid in ids:
             await self.set_state(tid, "FAILED", error=reason)
         return ids

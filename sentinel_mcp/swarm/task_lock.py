@@ -1,7 +1,13 @@
-"""One build at a time: a lock file holding the owner's pid and task id; a dead owner's lock is reclaimed."""
+"""One build at a time: the kernel's lock (``flock``) on ``swarm.lock``, the file naming its holder and task.
+
+Whoever holds the kernel's lock holds the slot, whatever the file says: the kernel drops it when its process
+dies (kill -9 included), so a dead owner's slot is free at once, and a process that has the lock but has not
+yet written its pid (the file empty for a moment) is still its owner. The file only tells who holds it.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from pathlib import Path
@@ -21,7 +27,7 @@ class BuildQuotaError(SwarmError, RuntimeError):
 
 
 def _start_ticks(pid: int) -> int | None:
-    """The process's start time (Linux /proc), so a recycled pid is not taken for the lock's owner."""
+    """The process's start time (Linux /proc): with the pid, names the holder unambiguously in the file."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             return int(f.read().rsplit(")", 1)[1].split()[19])
@@ -29,59 +35,67 @@ def _start_ticks(pid: int) -> int | None:
         return None
 
 
-def _alive(pid: int, started: int | None = None) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    if started is not None:
-        now = _start_ticks(pid)
-        if now is not None and now != started:
-            return False  # the pid was reused by another process
-    return True
-
-
-def holder_alive(info: dict | None) -> bool:
-    if not isinstance(info, dict) or not info.get("pid"):
-        return False
-    started = info.get("started")
-    return _alive(int(info["pid"]), int(started) if isinstance(started, int) else None)
-
-
 class TaskLock:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.held = False
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
 
     def holder(self) -> dict | None:
+        """What the file says of its holder (None: no file, or not written yet)."""
         try:
-            return json.loads(self.path.read_text())
+            info = json.loads(self.path.read_text())
         except (FileNotFoundError, ValueError):
             return None
+        return info if isinstance(info, dict) else None
 
     def acquire(self, task_id: str) -> None:
+        """Take the slot or raise ``BuildBusyError``; never waits."""
+        if self._fd is not None:
+            raise self._busy()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        for _ in range(2):
+        for _ in range(3):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
             try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                info = self.holder()
-                if holder_alive(info):
-                    assert isinstance(info, dict)
-                    raise BuildBusyError(f"a build is already running (task {info.get('task_id')}, "
-                                         f"pid {info.get('pid')}); one build at a time",
-                                         str(info.get("task_id") or "")) from None
-                self.path.unlink(missing_ok=True)  # stale: its owner died without cleaning up
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise self._busy() from None
+            except BaseException:
+                os.close(fd)
+                raise
+            # a holder releasing removes the file: the one opened may be gone by now, and a lock on it is none
+            try:
+                here, there = os.fstat(fd), os.stat(self.path, follow_symlinks=False)
+                same = (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+            except FileNotFoundError:
+                same = False
+            if not same:
+                os.close(fd)
                 continue
-            with os.fdopen(fd, "w") as f:
-                json.dump({"pid": os.getpid(), "task_id": task_id, "started": _start_ticks(os.getpid())}, f)
-            self.held = True
+            self._fd = fd
+            info = {"pid": os.getpid(), "task_id": task_id, "started": _start_ticks(os.getpid())}
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(info).encode(), 0)
             return
         raise BuildBusyError("could not take the build lock")
 
+    def _busy(self) -> BuildBusyError:
+        info = self.holder() or {}
+        return BuildBusyError(
+            f"a build is already running (task {info.get('task_id')}, pid {info.get('pid')}); "
+            "one build at a time",
+            str(info.get("task_id") or ""),
+        )
+
     def release(self) -> None:
-        if self.held:
-            self.path.unlink(missing_ok=True)
-            self.held = False
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            self.path.unlink(missing_ok=True)  # removed while still held: nobody takes a file on its way out
+        finally:
+            os.close(fd)  # drops the kernel's lock

@@ -112,8 +112,11 @@ class Toolchain:
         return bool(self.aapt and self.platform)
 
     # ---- Kotlin ----------------------------------------------------------------------------------
-    async def check_kotlin(self, files: dict[str, str], *, style: bool = False) -> ToolReport:
-        """Parse Kotlin files (.kt, .kts); syntax errors are BLOCKERs, style findings MINOR when asked for."""
+    async def check_kotlin(
+        self, files: dict[str, str], *, style: bool = False, within: float | None = None
+    ) -> ToolReport:
+        """Parse Kotlin files (.kt, .kts); syntax errors are BLOCKERs, style findings MINOR when asked for.
+        ``within``: seconds the caller has left (a build's wall clock), when less than the tool's timeout."""
         report = ToolReport()
         files = {p: t for p, t in files.items() if p.endswith((".kt", ".kts"))}
         if not files or not self.checks_kotlin:
@@ -125,7 +128,7 @@ class Toolchain:
                 (root / rel).parent.mkdir(parents=True, exist_ok=True)
                 (root / rel).write_text(text, encoding="utf-8")
             code, out, err = await self._run(
-                [self.java, "-jar", self.ktlint, "--reporter=json", "--relative", *files], root
+                [self.java, "-jar", self.ktlint, "--reporter=json", "--relative", *files], root, within
             )
             if code is None:
                 report.notes.append(f"ktlint did not finish: {err}")
@@ -163,9 +166,16 @@ class Toolchain:
 
     # ---- resources -------------------------------------------------------------------------------
     async def check_resources(
-        self, files: dict[str, str], package: str, *, min_sdk: int = 21, target_sdk: int = 34
+        self,
+        files: dict[str, str],
+        package: str,
+        *,
+        min_sdk: int = 21,
+        target_sdk: int = 34,
+        within: float | None = None,
     ) -> ToolReport:
-        """Compile ``app/src/main/res/**`` and the manifest (a stand-in manifest when there is none yet)."""
+        """Compile ``app/src/main/res/**`` and the manifest (a stand-in manifest when there is none yet);
+        ``within`` as for ``check_kotlin``."""
         report = ToolReport()
         if not self.checks_resources:
             return report
@@ -206,6 +216,7 @@ class Toolchain:
                     str(target_sdk),
                 ],
                 root,
+                within,
             )
         if code is None:
             report.notes.append(f"aapt did not finish: {err}")
@@ -233,7 +244,12 @@ class Toolchain:
                 )
         return report
 
-    async def _run(self, argv: list[str | None], cwd: Path) -> tuple[int | None, str, str]:
+    async def _run(
+        self, argv: list[str | None], cwd: Path, within: float | None = None
+    ) -> tuple[int | None, str, str]:
+        timeout = self.settings.timeout if within is None else min(self.settings.timeout, within)
+        if timeout <= 0:
+            return None, "", "not run: no time left"
         try:
             proc = await asyncio.create_subprocess_exec(
                 *[str(a) for a in argv],
@@ -245,11 +261,11 @@ class Toolchain:
         except OSError as e:
             return None, "", f"{type(e).__name__}: {e}"
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), self.settings.timeout)
+            out, err = await asyncio.wait_for(proc.communicate(), timeout)
         except asyncio.TimeoutError:
             proc.kill()
             await proc.wait()
-            return None, "", f"timed out after {self.settings.timeout:.0f} s"
+            return None, "", f"timed out after {timeout:.0f} s"
         except asyncio.CancelledError:
             proc.kill()
             await asyncio.shield(proc.wait())

@@ -6,6 +6,7 @@ workspace (no traversal, no links out). The builds are recorded through the swar
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import json
 import os
@@ -16,6 +17,7 @@ import pytest
 from tests.console.console_rig import ALICE, BOB, console_config, http_sentinel, signed_in
 
 from sentinel_mcp.swarm.state import SwarmStore
+from sentinel_mcp.swarm.task_lock import TaskLock
 from sentinel_mcp.swarm.workspace import Workspace
 
 pytestmark = pytest.mark.timeout(180)
@@ -64,7 +66,12 @@ async def seed(root: Path) -> None:
 async def test_builds_are_per_principal_and_never_markup(tmp_path):
     cfg = _with_swarm(tmp_path)
     await seed(tmp_path / "state" / "swarm")
-    with http_sentinel(cfg) as (base, _):
+    # the running build's process: this test holds the build slot, as the process running a build does (a
+    # build nobody holds it for is a dead process's, and the console ends it)
+    running = TaskLock(tmp_path / "state" / "swarm" / "swarm.lock")
+    running.acquire(RUNNING_TASK)
+    with contextlib.ExitStack() as held, http_sentinel(cfg) as (base, _):
+        held.callback(running.release)
         async with signed_in(base, ALICE) as alice, signed_in(base, BOB) as bob:
             page = await alice.page("/console/builds")
             assert (
