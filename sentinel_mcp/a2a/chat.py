@@ -92,6 +92,15 @@ class ChatHub:
         }
 
     async def _open_bridge(self, ch: Channel, target: str, caller: str) -> dict[str, Any]:
+        # a bridged chat is a person's: the target's help requests are answered by its next message, and its
+        # words go out under Sentinel's token. Another agent (an A2A key's name) talks to agents itself
+        principal = self.service.port.principal_for(caller, _chat_session(caller, ch.id), "a2a")
+        if getattr(principal, "agent", True):
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params: only a person's chat is bridged to another agent; you sign in as an agent "
+                "(reach it directly; Sentinel does not route)",
+            )
         if bridge_rpc(self.service.settings, self.service.peers, target) is None:
             raise RpcError(
                 INVALID_PARAMS,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +32,16 @@ ROVER = "rover-token-0123456789"
 SENTINELS_TOKEN = "sentinels-own-token-for-that-agent"
 
 
+def completes(message: dict[str, Any]) -> dict[str, Any]:
+    return {"status": {"state": "TASK_STATE_COMPLETED"}}
+
+
 @contextlib.asynccontextmanager
-async def recording_agent() -> AsyncIterator[tuple[int, list[dict[str, Any]]]]:
-    """An A2A agent that completes every message and keeps what it was sent (with the credentials)."""
+async def recording_agent(
+    reply: Callable[[dict[str, Any]], dict[str, Any]] = completes,
+) -> AsyncIterator[tuple[int, list[dict[str, Any]]]]:
+    """An A2A agent that answers each message with the task ``reply`` makes of it (completed unless told) and
+    keeps what it was sent (with the credentials)."""
     got: list[dict[str, Any]] = []
 
     async def answer(request: Request) -> JSONResponse:
@@ -42,7 +49,7 @@ async def recording_agent() -> AsyncIterator[tuple[int, list[dict[str, Any]]]]:
         got.append({"authorization": request.headers.get("authorization"), "body": body})
         message = body.get("params", {}).get("message", {})
         task = {"id": "remote-task", "contextId": message.get("contextId") or "remote-context",
-                "status": {"state": "TASK_STATE_COMPLETED"}}
+                **reply(message)}
         return JSONResponse({"jsonrpc": "2.0", "id": body.get("id"), "result": {"task": task}})
 
     sock = socket.socket()
@@ -112,3 +119,53 @@ async def test_a_peers_tool_call_cannot_drive_the_a2a_client(tmp_path: Path) -> 
         [relayed] = got
         assert relayed["body"]["params"]["message"]["contextId"] == channel
         assert relayed["authorization"] == f"Bearer {SENTINELS_TOKEN}"
+
+
+def asks_a_person(message: dict[str, Any]) -> dict[str, Any]:
+    """The bridged agent asks for a person's help on its first message, and completes once answered."""
+    if message.get("taskId"):
+        return completes(message)
+    har = {"type": "human_assist_request", "agent_id": "helper", "reason": "Need a person to choose",
+           "suggested_questions": ["Window or aisle?"]}
+    return {"status": {"state": "TASK_STATE_INPUT_REQUIRED",
+                       "message": {"messageId": "m-1", "role": "ROLE_AGENT", "parts": [{"data": har}]}}}
+
+
+async def test_an_agent_cannot_bridge_a_chat_nor_answer_a_help_request_for_the_person(tmp_path: Path) -> None:
+    """A bridged chat is a person's: the target's help request is answered by the chat's next message. A
+    peer signing in with an A2A key (another agent, not a person) used to open one too: its words went to the
+    target under Sentinel's token, and its next message was taken (and recorded in the assist inbox) as the
+    person's answer. Now its chat_open with a target is refused; a person's bridged chat works as before."""
+    person, rover_key = "person-token-0123456789", "rover-key-0123456789"
+    async with recording_agent(asks_a_person) as (port, got):
+        raw = {
+            "mcpServers": {},
+            "sentinel": {
+                "data_dir": str(tmp_path),
+                "builtins": ["a2a"],
+                "rulebases": [str(RULEBASES_DIR / "default.pl")],
+                "policy": {"allow": ["a2a__a2a_relay"]},  # the owner lets chats be relayed
+                "principals": [{"name": "person", "token": person}],
+                "a2a": {"name": "bridge-test", "api_keys": {"rover": rover_key},
+                        "bridge_targets": {"helper": f"http://127.0.0.1:{port}/a2a"}},
+            },
+        }
+        async with gateway_with_a2a(raw, tmp_path) as gw:
+            url = gw.base.replace("http", "ws") + "/a2a/ws"
+            for key_header in ({"X-API-Key": rover_key}, {"Authorization": f"Bearer {rover_key}"}):
+                async with ws_connect(url, additional_headers={"A2A-Version": "1.0", **key_header}) as ws:
+                    rover = Peer(ws)
+                    for target in ("helper", f"http://127.0.0.1:{port}/a2a"):
+                        refused = await rover.call("chat_open", {"target": target})
+                        assert refused.get("error", {}).get("code") == -32602, refused
+                        assert "person" in refused["error"]["message"], refused["error"]
+            assert got == [], got
+            headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {person}"}
+            async with ws_connect(url, additional_headers=headers) as ws:
+                peer = Peer(ws)
+                channel = (await peer.call("chat_open", {"target": "helper"}))["result"]["channel_id"]
+                asked = (await peer.call("chat_message", {"channel_id": channel, "text": "book it"}))["result"]
+                assert asked["human_assist_request"]["reason"] == "Need a person to choose", asked
+                done = (await peer.call("chat_message", {"channel_id": channel, "text": "aisle"}))["result"]
+                assert done["state"] == "TASK_STATE_COMPLETED", done
+        assert [g["body"]["params"]["message"]["parts"][0]["text"] for g in got] == ["book it", "aisle"]
