@@ -120,3 +120,35 @@ async def test_card_examples_are_accepted_as_they_are(rig, http):
     for example in examples:
         body = await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message({"data": example})})
         assert body["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", body
+
+
+async def test_the_public_card_says_whether_an_orchestrator_is_there_never_where(tmp_path):
+    """The card is served to anyone who asks (no auth). Its status named the orchestrator's endpoint as
+    configured, so a credential or key in that URL, and where the orchestrator lives, went to every caller;
+    it also counted the verified peers and the catalog's tools. Now the card says only what a caller needs:
+    degraded or not, whether an orchestrator is there, the local LLM and the sensors; so does a chat's
+    answer (a signed-in peer is another agent all the same)."""
+    from tests.a2a.served_gateway import gateway_with_a2a
+    from tests.a2a.test_ws_binding import Peer, ws_connect
+    from sentinel_mcp.paths import RULEBASES_DIR
+    import httpx2
+
+    orchestrator = "http://svc:hunter2-password@127.0.0.1:9/a2a?key=orchestrator-api-key"
+    raw = {"mcpServers": {}, "sentinel": {
+        "data_dir": str(tmp_path), "builtins": [], "rulebases": [str(RULEBASES_DIR / "default.pl")],
+        "principals": [{"name": "person", "token": TOKEN}],
+        "a2a": {"name": "card-test", "orchestrator_url": orchestrator}}}
+    async with gateway_with_a2a(raw, tmp_path) as gw, httpx2.AsyncClient(timeout=30) as http:
+        r = await http.get(gw.base + "/.well-known/agent-card.json")
+        assert r.status_code == 200
+        for secret in ("hunter2", "orchestrator-api-key", "127.0.0.1:9"):
+            assert secret not in r.text, secret
+        card = r.json()
+        [ext] = [e for e in card["capabilities"]["extensions"] if "status" in (e.get("params") or {})]
+        status = ext["params"]["status"]
+        assert status["orchestrator"] is True and status["degraded"] is False, status
+        assert set(status) == {"degraded", "orchestrator", "local_llm", "sensors", "note"}, status
+        headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {TOKEN}"}
+        async with ws_connect(gw.base.replace("http", "ws") + "/a2a/ws", additional_headers=headers) as ws:
+            opened = (await Peer(ws).call("chat_open", {}))["result"]  # a signed-in peer reads the same
+            assert opened["status"] == status and "hunter2" not in json.dumps(opened)
