@@ -25,7 +25,7 @@ import anyio
 
 from sentinel_mcp.a2a.actions import AGENT_TOOL, LLM_TOOL, SENSOR_TOOL
 from sentinel_mcp.a2a.messages import DeviceCaps, TaskOffer, typed
-from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer
+from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer, shown_url
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.tool_ref import FindsTools, ToolRef, exposed_name
@@ -114,7 +114,7 @@ async def offer(
     message = build_message(data=typed("task_offer", task_offer))
     token = settings.peer_tokens.get(rpc_url) or settings.peer_tokens.get(rpc_url.rsplit("/", 1)[0])
     deadline = time.monotonic() + settings.orchestrator_timeout
-    out = OfferOutcome(taken=False, reason="", orchestrator=rpc_url)
+    out = OfferOutcome(taken=False, reason="", orchestrator=shown_url(rpc_url))
     try:
         with anyio.fail_after(settings.orchestrator_timeout):
             result = await call_peer(
@@ -146,8 +146,8 @@ async def offer(
     except TimeoutError:
         out.reason = f"the orchestrator did not finish within {settings.orchestrator_timeout:g} s"
         return out
-    except PeerError as e:
-        out.reason = f"the orchestrator is unreachable or refused the offer: {safe_text(str(e), MAX_REASON)}"
+    except PeerError as e:  # (what went wrong, not where: the reason reaches the peer whose intent it was)
+        out.reason = f"the orchestrator is unreachable or refused the offer: {safe_text(e.why, MAX_REASON)}"
         return out
     except ValueError as e:
         out.reason = f"the orchestrator's answer is not usable: {e}"
