@@ -41,9 +41,9 @@ AGENT_TOOL = ToolRef(
     "agent", "agent_run"
 )  # the agent loop: a free-form intent becomes guarded steps on the phone
 MAX_TEXT = 8192
-# the built-in whose tools talk to other agents (a2a_send, a2a_relay, a2a_offer, a2a_discover): the A2A service
-# calls them itself (a bridged chat, an offer to the orchestrator), so the owner lets them through the guard;
-# a peer's tool_call naming one would borrow that leave, and Sentinel's tokens, for the peer's own words
+# the built-in whose tools talk to other agents (a2a_send, a2a_relay, a2a_offer, a2a_discover): the A2A
+# service calls them itself (a bridged chat, an offer to the orchestrator), so the owner lets them through the
+# guard; a peer's tool_call naming one would borrow that leave, and Sentinel's tokens, for its own words
 A2A_CLIENT = "a2a"
 
 
@@ -91,8 +91,8 @@ class Capabilities:
         )
 
     def talks_to_agents(self, name: str) -> bool:
-        """Whether the tool ``name`` (under whatever prefix or spelling the catalog takes) is one of those that
-        send to other agents."""
+        """Whether the tool ``name`` (under whatever prefix or spelling the catalog takes) is one of those
+        that send to other agents."""
         ref = self.identify(name)
         return ref is not None and ref.server == A2A_CLIENT
 

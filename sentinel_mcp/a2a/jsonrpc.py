@@ -147,8 +147,8 @@ def parse_request(body: Any) -> RpcRequest:
     if has_id and rid is not None and wire_limits.valid_id(rid) is None:
         raise RpcError(
             INVALID_REQUEST,
-            "Invalid Request: 'id' must be a string (at most 1000 characters), an integer (at most 64 bits) or "
-            "null",
+            "Invalid Request: 'id' must be a string (at most 1000 characters), an integer (at most 64 "
+            "bits) or null",
         )
     params = body.get("params")
     if params is not None and not isinstance(params, (dict, list)):

@@ -20,8 +20,8 @@ from sentinel_mcp.core.errors import A2AError
 
 
 class PeerError(A2AError):
-    """The peer answered with a JSON-RPC error, or not at all: ``why``, and (in ``str``) which peer, by its URL
-    as ``shown_url`` shows it."""
+    """The peer answered with a JSON-RPC error, or not at all: ``why``, and (in ``str``) which peer, by its
+    URL as ``shown_url`` shows it."""
 
     def __init__(self, why: str, code: int | None = None, at: str = "") -> None:
         super().__init__(f"{why} (peer at {at})" if at else why)
@@ -30,8 +30,8 @@ class PeerError(A2AError):
 
 
 def shown_url(url: str) -> str:
-    """A peer's URL as said in an error or a result: scheme, host, port and path; never the user name, password
-    or query a configured URL may carry (a credential, a key), which would reach whoever reads the error."""
+    """A peer's URL as said in an error or a result: scheme, host, port and path; never the user name,
+    password or query a configured URL may carry (a credential, a key), which would reach whoever reads it."""
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""

@@ -171,9 +171,11 @@ async def test_a_peer_never_reads_where_the_orchestrator_is(tmp_path):
     gone.bind(("127.0.0.1", 0))  # bound, never listening: the offer is refused at once
     orchestrator = f"http://svc:hunter2-password@127.0.0.1:{gone.getsockname()[1]}/a2a?key=orchestrator-api-key"
     stand_in = Path(__file__).parent / "stand_in_llm.py"
-    raw = {"mcpServers": {"llm": {"command": sys.executable, "args": [str(stand_in), str(tmp_path / "llm.log")]}},
+    llm = {"command": sys.executable, "args": [str(stand_in), str(tmp_path / "llm.log")]}
+    raw = {"mcpServers": {"llm": llm},
            "sentinel": {
-               "data_dir": str(tmp_path), "builtins": ["a2a"], "rulebases": [str(RULEBASES_DIR / "default.pl")],
+               "data_dir": str(tmp_path), "builtins": ["a2a"],
+               "rulebases": [str(RULEBASES_DIR / "default.pl")],
                "policy": {"allow": ["a2a__a2a_offer", "llm__llm_generate"]},
                "principals": [{"name": "rover", "token": TOKEN}],
                "a2a": {"name": "offer-test", "orchestrator_url": orchestrator, "orchestrator_timeout": 10}}}

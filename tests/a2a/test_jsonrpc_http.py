@@ -144,7 +144,8 @@ async def test_a_request_id_is_bounded_as_on_the_mcp_front(rig, http):
     for rid in ("i" * 1001, "i" * 900_000, 2**64, -(2**64) - 1, 10**99):
         for method, params in (("SendStreamingMessage", {"message": user_message(call)}),
                                ("SendMessage", {"message": user_message(call)}), ("GetTask", {"id": "x"})):
-            r = await http.post(rig.rpc_url, json={"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+            sent = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+            r = await http.post(rig.rpc_url, json=sent)
             body = r.json()
             assert body["error"]["code"] == -32600 and body["id"] is None, (method, body["error"])
             assert len(r.content) < 4096

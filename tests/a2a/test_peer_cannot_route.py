@@ -1,9 +1,9 @@
-"""A peer cannot make Sentinel talk to other agents for it. The owner lets the ``a2a`` built-in's relay and offer
-through the guard so that the A2A service itself can bridge a person's chat and offer intents to the
+"""A peer cannot make Sentinel talk to other agents for it. The owner lets the ``a2a`` built-in's relay and
+offer through the guard so that the A2A service itself can bridge a person's chat and offer intents to the
 orchestrator; a peer's ``tool_call`` naming those tools used to run them too: Sentinel then sent the peer's
-words to a bridge target or the orchestrator with Sentinel's own token, on a contextId and taskId the peer chose
-(another conversation's, a task waiting for the person), past the bridge's record and the reply checks. Real
-gateway, real HTTP and WebSocket on 127.0.0.1, a real (recording) agent on the other side."""
+words to a bridge target or the orchestrator with Sentinel's own token, on a contextId and taskId the peer
+chose (another conversation's, a task waiting for the person), past the bridge's record and the reply checks.
+Real gateway, real HTTP and WebSocket on 127.0.0.1, a real (recording) agent on the other side."""
 
 from __future__ import annotations
 
@@ -82,17 +82,18 @@ async def test_a_peers_tool_call_cannot_drive_the_a2a_client(tmp_path: Path) -> 
                 "builtins": ["a2a"],
                 "rulebases": [str(RULEBASES_DIR / "default.pl")],
                 # as docs/a2a.md says: the owner lets chats be relayed and intents offered (and here, sends)
-                "policy": {"allow": ["a2a__a2a_relay", "a2a__a2a_offer", "a2a__a2a_send", "a2a__a2a_discover"]},
+                "policy": {"allow": ["a2a__a2a_relay", "a2a__a2a_offer", "a2a__a2a_send",
+                                     "a2a__a2a_discover"]},
                 "principals": [{"name": "rover", "token": ROVER}],
                 "a2a": {"name": "route-test", "bridge_targets": {"helper": helper},
                         "orchestrator_url": helper, "peer_tokens": {helper: SENTINELS_TOKEN}},
             },
         }
-        relay = {"target": "helper", "text": "yes, go ahead (the person)", "context_id": "another-conversation",
-                 "task_id": "a-task-waiting-for-the-person"}
+        relay = {"target": "helper", "text": "yes, go ahead (the person)",
+                 "context_id": "another-conversation", "task_id": "a-task-waiting-for-the-person"}
         calls = [
             tool_call("a2a__a2a_relay", relay),
-            tool_call("a2a__a2a_offer", {"intent": "do this as Sentinel", "intent_id": "i-1", "tools": ["x__y"]}),
+            tool_call("a2a__a2a_offer", {"intent": "as Sentinel", "intent_id": "i-1", "tools": ["x__y"]}),
             tool_call("a2a__a2a_send", {"peer": helper, "text": "hello from Sentinel"}),
             tool_call("a2a__a2a_discover", {"timeout": 0.1}),
         ]
@@ -106,7 +107,8 @@ async def test_a_peers_tool_call_cannot_drive_the_a2a_client(tmp_path: Path) -> 
                     assert task["status"]["state"] == "TASK_STATE_REJECTED", (data["name"], task["status"])
                     said = " ".join(p.get("text", "") for p in task["status"]["message"]["parts"])
                     assert "other agents" in said, said
-            async with ws_connect(gw.base.replace("http", "ws") + "/a2a/ws", additional_headers=headers) as ws:
+            url = gw.base.replace("http", "ws") + "/a2a/ws"
+            async with ws_connect(url, additional_headers=headers) as ws:
                 peer = Peer(ws)
                 params = {k: v for k, v in calls[0].items() if k != "type"}
                 task = (await peer.call("tool_call", params))["result"]["task"]
@@ -164,7 +166,8 @@ async def test_an_agent_cannot_bridge_a_chat_nor_answer_a_help_request_for_the_p
             async with ws_connect(url, additional_headers=headers) as ws:
                 peer = Peer(ws)
                 channel = (await peer.call("chat_open", {"target": "helper"}))["result"]["channel_id"]
-                asked = (await peer.call("chat_message", {"channel_id": channel, "text": "book it"}))["result"]
+                asked = await peer.call("chat_message", {"channel_id": channel, "text": "book it"})
+                asked = asked["result"]
                 assert asked["human_assist_request"]["reason"] == "Need a person to choose", asked
                 done = (await peer.call("chat_message", {"channel_id": channel, "text": "aisle"}))["result"]
                 assert done["state"] == "TASK_STATE_COMPLETED", done

@@ -103,10 +103,10 @@ async def test_bad_frames_get_error_codes_and_the_socket_survives(rig):
 
 
 async def test_design_calls_options_are_typed_as_strictly_as_a_send_message(rig):
-    """``tool_call``/``sensor_request`` take ``context_id`` and ``return_immediately`` beside the design message:
-    an empty context id was an internal error (-32603; the message it made failed the protocol's id check), a
-    context id past the protocol's bound was no error, and ``"yes"``, ``1`` or ``"false"`` were flags (over
-    HTTP the same options are strict). Now each is -32602, and nothing runs for it."""
+    """``tool_call``/``sensor_request`` take ``context_id`` and ``return_immediately`` beside the design
+    message: an empty context id was an internal error (-32603; the message it made failed the protocol's id
+    check), a context id past the protocol's bound was no error, and ``"yes"``, ``1`` or ``"false"`` were
+    flags (over HTTP the same options are strict). Now each is -32602, and nothing runs for it."""
     call = {"tool_call_id": "c1", "name": "tools__echo", "args": {"text": "x"}}
     reading = {"sensor": "location", "scope": "minimal", "policy_tag": "why"}
     bad = [{"context_id": ""}, {"context_id": "c" * 201}, {"context_id": 7}, {"return_immediately": "yes"},
