@@ -4,8 +4,8 @@ Orchestrator
 
 The orchestrator is ``sentinel.a2a.orchestrator_url`` (its JSON-RPC endpoint), or, with
 ``orchestrator_discover``, a peer found over mDNS whose verified agent card declares the role (a skill tagged
-``orchestrator``). The offer is one bounded exchange: SendMessage, then GetTask until the task is terminal or
-``orchestrator_timeout`` has passed. Only COMPLETED counts as taken; anything else (declined, failed, a
+``orchestrator``). The offer is one bounded exchange: SendMessage, then GetTask while the task is submitted or
+working, until ``orchestrator_timeout`` has passed. Only COMPLETED counts as taken; anything else (declined, failed, a
 malformed or oversized answer, unreachable, too slow) is a decline with its reason, and the local loop takes
 the
 task in degraded mode. What the orchestrator returns is relayed as data, marked as another agent's, never
@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 
 from sentinel_mcp.a2a.actions import AGENT_TOOL, LLM_TOOL, SENSOR_TOOL
+from sentinel_mcp.a2a.bridge import STATES
 from sentinel_mcp.a2a.messages import DeviceCaps, TaskOffer, typed
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer, shown_url
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -32,7 +33,9 @@ from sentinel_mcp.core.tool_ref import FindsTools, ToolRef, exposed_name
 
 log = logging.getLogger(__name__)
 ROLE_TAG = "orchestrator"
-TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
+# the only states worth waiting on: anything else is the orchestrator's decision now (COMPLETED takes the
+# task; a question, which Sentinel never answers for it, a refusal, or a state A2A does not have declines it)
+PENDING = frozenset({"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"})
 POLL_SECONDS = 0.2
 MAX_ARTIFACTS = 16
 MAX_REASON = 500
@@ -127,7 +130,7 @@ async def offer(
                 max_bytes=settings.max_frame_bytes,
             )
             task = _task_of(result, settings.max_frame_bytes)
-            while task.get("status", {}).get("state") not in TERMINAL:
+            while task["status"]["state"] in PENDING:
                 await anyio.sleep(POLL_SECONDS)
                 task = _task_of(
                     {
@@ -152,12 +155,17 @@ async def offer(
     except ValueError as e:
         out.reason = f"the orchestrator's answer is not usable: {e}"
         return out
-    out.task_id, out.state = str(task.get("id"))[:100], task["status"]["state"]
+    said_state = task["status"]["state"]  # the orchestrator's word: kept only when it is an A2A state
+    out.task_id = safe_text(str(task.get("id")), 100)
+    out.state = said_state if said_state in STATES else "unknown"
     if out.state != "TASK_STATE_COMPLETED":
         said = _status_text(task)
-        out.reason = f"the orchestrator answered {out.state.removeprefix('TASK_STATE_').lower()}" + (
-            f": {said}" if said else ""
+        state = (
+            said_state.removeprefix("TASK_STATE_").lower()
+            if said_state in STATES
+            else f"{safe_text(said_state, 60)!r}, not a state"
         )
+        out.reason = f"the orchestrator answered {state}" + (f": {said}" if said else "")
         return out
     out.taken = True
     out.reason = "the orchestrator took the task"

@@ -50,7 +50,8 @@ async def recording_agent(
         message = body.get("params", {}).get("message", {})
         task = {"id": "remote-task", "contextId": message.get("contextId") or "remote-context",
                 **reply(message)}
-        return JSONResponse({"jsonrpc": "2.0", "id": body.get("id"), "result": {"task": task}})
+        result = task if body.get("method") == "GetTask" else {"task": task}  # (GetTask answers the Task)
+        return JSONResponse({"jsonrpc": "2.0", "id": body.get("id"), "result": result})
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
