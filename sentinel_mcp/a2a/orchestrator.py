@@ -5,11 +5,10 @@ Orchestrator
 The orchestrator is ``sentinel.a2a.orchestrator_url`` (its JSON-RPC endpoint), or, with
 ``orchestrator_discover``, a peer found over mDNS whose verified agent card declares the role (a skill tagged
 ``orchestrator``). The offer is one bounded exchange: SendMessage, then GetTask while the task is submitted or
-working, until ``orchestrator_timeout`` has passed. Only COMPLETED counts as taken; anything else (declined, failed, a
-malformed or oversized answer, unreachable, too slow) is a decline with its reason, and the local loop takes
-the
-task in degraded mode. What the orchestrator returns is relayed as data, marked as another agent's, never
-acted on.
+working, until ``orchestrator_timeout`` has passed. Only COMPLETED counts as taken; anything else (declined,
+failed, a question, a state A2A does not have, a malformed or oversized answer, unreachable, too slow) is a
+decline with its reason, and the local loop takes the task in degraded mode. What the orchestrator returns is
+relayed as data, marked as another agent's, never acted on.
 """
 
 from __future__ import annotations
