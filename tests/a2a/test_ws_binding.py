@@ -231,6 +231,23 @@ async def test_chat_degraded_without_llm(rig):
     assert rig.port.calls == []
 
 
+async def test_a_chat_keeps_a_bounded_transcript_with_or_without_a_responder():
+    """A channel keeps the last ``chat_max_turns`` exchanges for the LLM's prompt. Without a responder each
+    message was kept and never cut (the cut came after the 'no responder' answer): a peer sending message
+    after message on one channel grew the gateway's memory 8 KB a message, without bound."""
+    from sentinel_mcp.a2a.chat import ChatHub, ChatMessageParams, ChatOpenParams
+
+    async with open_port() as port, serve(port, A2ASettings(chat_max_turns=2)) as srv:
+        hub = ChatHub(srv.service)  # a connection's channels, as the WebSocket binding holds them
+        opened = await hub.open(ChatOpenParams(), "peer")
+        assert opened["responder"] == "none"
+        for i in range(50):
+            message = ChatMessageParams(channel_id=opened["channel_id"], text="x" * 8192)
+            said = await hub.say(message, "peer")
+            assert "No responder is available" in said["text"], i
+        assert len(hub.channels[opened["channel_id"]].turns) <= 2 * 2
+
+
 async def test_chat_with_local_llm_goes_through_the_guard():
     async with open_port(with_llm=True) as port, serve(port, A2ASettings()) as srv:
         async with ws_connect(srv.ws_url) as ws:
