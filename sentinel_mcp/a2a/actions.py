@@ -8,6 +8,7 @@ never coordinates: design messages meant for an orchestrator (TaskResult, ...) a
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,10 @@ AGENT_TOOL = ToolRef(
     "agent", "agent_run"
 )  # the agent loop: a free-form intent becomes guarded steps on the phone
 MAX_TEXT = 8192
+# the built-in whose tools talk to other agents (a2a_send, a2a_relay, a2a_offer, a2a_discover): the A2A
+# service calls them itself (a bridged chat, an offer to the orchestrator), so the owner lets them through the
+# guard; a peer's tool_call naming one would borrow that leave, and Sentinel's tokens, for its own words
+A2A_CLIENT = "a2a"
 
 
 @dataclass
@@ -74,6 +79,7 @@ class Capabilities:
     named: dict[ToolRef, Tool] = field(
         default_factory=dict
     )  # the areas' tools A2A uses, as the catalog exposes them
+    identify: Callable[[str], ToolRef | None] = lambda name: None  # which tool a name is (GatewayPort's)
 
     @classmethod
     def of(cls, port: GatewayPort) -> Capabilities:
@@ -81,7 +87,14 @@ class Capabilities:
         return cls(
             {t.name: t for t in port.list_catalog_tools()},
             {ref: tool for ref, tool in found.items() if tool is not None},
+            port.identity_of,
         )
+
+    def talks_to_agents(self, name: str) -> bool:
+        """Whether the tool ``name`` (under whatever prefix or spelling the catalog takes) is one of those
+        that send to other agents."""
+        ref = self.identify(name)
+        return ref is not None and ref.server == A2A_CLIENT
 
     @property
     def llm(self) -> bool:
@@ -135,7 +148,7 @@ def plan(message: Message, caps: Capabilities, task_id: str) -> Action:
             tool = caps.named[SENSOR_TOOL]
             return GuardedCall(kind, tool.name, fit_arguments(tool, args), model.policy_tag)
         if isinstance(model, ToolCall):
-            if model.locality != "local":
+            if model.locality != "local" or caps.talks_to_agents(model.name):
                 return Rejection(
                     "Sentinel runs local tool calls only; it does not route calls to other agents"
                 )

@@ -92,6 +92,15 @@ class ChatHub:
         }
 
     async def _open_bridge(self, ch: Channel, target: str, caller: str) -> dict[str, Any]:
+        # a bridged chat is a person's: the target's help requests are answered by its next message, and its
+        # words go out under Sentinel's token. Another agent (an A2A key's name) talks to agents itself
+        principal = self.service.port.principal_for(caller, _chat_session(caller, ch.id), "a2a")
+        if getattr(principal, "agent", True):
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params: only a person's chat is bridged to another agent; you sign in as an agent "
+                "(reach it directly; Sentinel does not route)",
+            )
         if bridge_rpc(self.service.settings, self.service.peers, target) is None:
             raise RpcError(
                 INVALID_PARAMS,
@@ -185,11 +194,10 @@ class ChatHub:
         if ch.target is not None:
             return await self._relay(ch, params, caller)
         if params.answers is None:
-            ch.turns.append(("user", params.text))
+            self._keep(ch, "user", params.text)
         tool = Capabilities.of(self.service.port).named.get(LLM_TOOL)
         if tool is None:
             return {"channel_id": ch.id, "responder": "none", "degraded": True, "text": DEGRADED}
-        ch.turns = ch.turns[-2 * self.service.settings.chat_max_turns :]
         transcript = "\n".join(f"{who}: {text}" for who, text in ch.turns) + "\nassistant:"
         answers = None
         if params.answers is not None:  # a peer's answer is not our user's: provenance from settings
@@ -218,7 +226,7 @@ class ChatHub:
             text = result_text(outcome.result)
             if outcome.result.is_error:
                 return {"channel_id": ch.id, "responder": "local_llm", "error": text or "the LLM failed"}
-            ch.turns.append(("assistant", text))
+            self._keep(ch, "assistant", text)
             return {"channel_id": ch.id, "responder": "local_llm", "text": text}
         if isinstance(outcome, NeedsInput):
             ch.asked = [q.key for q in outcome.questions]
@@ -231,6 +239,12 @@ class ChatHub:
                 },
             }
         return {"channel_id": ch.id, "responder": "local_llm", "refused": outcome.reason}
+
+    def _keep(self, ch: Channel, speaker: str, text: str) -> None:
+        """A turn of the transcript, cut to the last ``chat_max_turns`` exchanges as it is kept: cut only
+        before the LLM's call, a channel with no responder kept every message, without bound."""
+        ch.turns.append((speaker, text))
+        del ch.turns[: -2 * self.service.settings.chat_max_turns]
 
     async def close(self, params: ChatCloseParams, caller: str) -> dict[str, Any]:
         ch = self._get(params.channel_id, caller)

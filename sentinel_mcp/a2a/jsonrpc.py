@@ -122,11 +122,10 @@ def decode_frame(raw: bytes | str) -> Any:
 
 
 def id_of(body: Any) -> JsonId:
-    """The request id to echo in an error, if the body has a usable one."""
+    """The request id to echo in an error, if the body has a usable one (``wire_limits.valid_id``)."""
     if isinstance(body, dict):
-        rid = body.get("id")
-        if isinstance(rid, (str, int)) and not isinstance(rid, bool):
-            return rid
+        rid: JsonId = wire_limits.valid_id(body.get("id"))
+        return rid
     return None
 
 
@@ -143,8 +142,14 @@ def parse_request(body: Any) -> RpcRequest:
         raise RpcError(INVALID_REQUEST, "Invalid Request: 'method' must be a non-empty string")
     has_id = "id" in body
     rid = body.get("id")
-    if has_id and (isinstance(rid, bool) or not isinstance(rid, (str, int, type(None)))):
-        raise RpcError(INVALID_REQUEST, "Invalid Request: 'id' must be a string, an integer or null")
+    # every answer echoes the id, a stream in each of its events: held to the MCP front's rule
+    # (wire_limits.valid_id: at most 1,000 characters, an integer of at most 64 bits)
+    if has_id and rid is not None and wire_limits.valid_id(rid) is None:
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request: 'id' must be a string (at most 1000 characters), an integer (at most 64 "
+            "bits) or null",
+        )
     params = body.get("params")
     if params is not None and not isinstance(params, (dict, list)):
         raise RpcError(INVALID_REQUEST, "Invalid Request: 'params' must be an object or an array")

@@ -10,11 +10,11 @@ as a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from sentinel_mcp.a2a.discovery import PeerRegistry, discover_peers, instance_name
 from sentinel_mcp.a2a.bridge import bridge_rpc, relayed_reply
@@ -27,6 +27,16 @@ from sentinel_mcp.tls.server_context import TLSSetupError
 Settings = A2ASettings  # the built-in contract: its typed settings beside create_server
 # what these tools return is other agents' words (mDNS names, cards, answers): the gateway marks it as data
 FROM_PEERS = {"sentinel/untrusted": {"source": "other A2A agents"}}
+
+
+def peer_failure(text: str) -> dict[str, Any]:
+    """A failure that quotes another agent (its JSON-RPC error's message, its HTTP answer): an error result
+    that says it holds other agents' words, so the gateway marks it as it marks an answer (it leaves an error
+    unmarked unless the error says so itself: ``gateway/untrusted.py``). A raised ToolError was its words in
+    Sentinel's error, unmarked. (A ``CallToolResult`` a tool returns passes through the SDK as it is.)"""
+    said = [TextContent(type="text", text=text)]
+    result = CallToolResult(content=said, is_error=True, _meta=dict(FROM_PEERS))
+    return cast(dict[str, Any], result)
 
 
 def create_server(ctx: BuiltinContext) -> MCPServer:
@@ -99,7 +109,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             return await send_message(target.rpc_url, message, token, tls=settings.peer_client_tls,
                                       max_bytes=settings.max_frame_bytes)
         except PeerError as e:
-            raise ToolError(str(e)) from None
+            return peer_failure(str(e))
 
     @server.tool(
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),
@@ -117,11 +127,14 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError(f"{target!r} is not an agent chats may be bridged to")
         try:
             message = build_message(text, None, task_id, context_id)
-            token = settings.peer_tokens.get(rpc) or settings.peer_tokens.get(rpc.rsplit("/", 1)[0])
+        except ValueError as e:
+            raise ToolError(str(e)) from None
+        token = settings.peer_tokens.get(rpc) or settings.peer_tokens.get(rpc.rsplit("/", 1)[0])
+        try:
             result = await send_message(rpc, message, token, tls=settings.peer_client_tls,
                                         max_bytes=settings.max_frame_bytes)
-        except (PeerError, ValueError) as e:
-            raise ToolError(f"the bridged agent could not be reached: {e}") from None
+        except PeerError as e:
+            return peer_failure(f"the bridged agent could not be reached: {e}")
         return relayed_reply(result, settings.max_frame_bytes)
 
     @server.tool(

@@ -112,14 +112,14 @@ class OrchestratorFirst(TaskHost):
     async def _settle_orchestrated(self, record: TaskRecord, data: dict[str, Any]) -> None:
         """The orchestrator's result, relayed as data marked as another agent's (never acted on here)."""
         task = record.task
+        # the peer reads who took its intent, never where the orchestrator is (its URL is this agent's own)
         relayed = {
             "type": "relayed",
             "from_agent": "orchestrator",
-            "orchestrator": data.get("orchestrator"),
             "task_id": data.get("task_id"),
             "artifacts": data.get("artifacts") or [],
         }
-        note = {"type": "execution", "mode": "orchestrated", "orchestrator": data.get("orchestrator")}
+        note = {"type": "execution", "mode": "orchestrated"}
         artifact = Artifact(
             artifact_id=f"{task.id}-result-{len(task.artifacts or []) + 1}",
             name="orchestrated",

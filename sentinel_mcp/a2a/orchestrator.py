@@ -4,12 +4,11 @@ Orchestrator
 
 The orchestrator is ``sentinel.a2a.orchestrator_url`` (its JSON-RPC endpoint), or, with
 ``orchestrator_discover``, a peer found over mDNS whose verified agent card declares the role (a skill tagged
-``orchestrator``). The offer is one bounded exchange: SendMessage, then GetTask until the task is terminal or
-``orchestrator_timeout`` has passed. Only COMPLETED counts as taken; anything else (declined, failed, a
-malformed or oversized answer, unreachable, too slow) is a decline with its reason, and the local loop takes
-the
-task in degraded mode. What the orchestrator returns is relayed as data, marked as another agent's, never
-acted on.
+``orchestrator``). The offer is one bounded exchange: SendMessage, then GetTask while the task is submitted or
+working, until ``orchestrator_timeout`` has passed. Only COMPLETED counts as taken; anything else (declined,
+failed, a question, a state A2A does not have, a malformed or oversized answer, unreachable, too slow) is a
+decline with its reason, and the local loop takes the task in degraded mode. What the orchestrator returns is
+relayed as data, marked as another agent's, never acted on.
 """
 
 from __future__ import annotations
@@ -24,15 +23,18 @@ from typing import Any
 import anyio
 
 from sentinel_mcp.a2a.actions import AGENT_TOOL, LLM_TOOL, SENSOR_TOOL
+from sentinel_mcp.a2a.bridge import STATES
 from sentinel_mcp.a2a.messages import DeviceCaps, TaskOffer, typed
-from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer
+from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer, shown_url
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.tool_ref import FindsTools, ToolRef, exposed_name
 
 log = logging.getLogger(__name__)
 ROLE_TAG = "orchestrator"
-TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
+# the only states worth waiting on: anything else is the orchestrator's decision now (COMPLETED takes the
+# task; a question, which Sentinel never answers for it, a refusal, or a state A2A does not have declines it)
+PENDING = frozenset({"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"})
 POLL_SECONDS = 0.2
 MAX_ARTIFACTS = 16
 MAX_REASON = 500
@@ -114,7 +116,7 @@ async def offer(
     message = build_message(data=typed("task_offer", task_offer))
     token = settings.peer_tokens.get(rpc_url) or settings.peer_tokens.get(rpc_url.rsplit("/", 1)[0])
     deadline = time.monotonic() + settings.orchestrator_timeout
-    out = OfferOutcome(taken=False, reason="", orchestrator=rpc_url)
+    out = OfferOutcome(taken=False, reason="", orchestrator=shown_url(rpc_url))
     try:
         with anyio.fail_after(settings.orchestrator_timeout):
             result = await call_peer(
@@ -127,7 +129,7 @@ async def offer(
                 max_bytes=settings.max_frame_bytes,
             )
             task = _task_of(result, settings.max_frame_bytes)
-            while task.get("status", {}).get("state") not in TERMINAL:
+            while task["status"]["state"] in PENDING:
                 await anyio.sleep(POLL_SECONDS)
                 task = _task_of(
                     {
@@ -146,18 +148,23 @@ async def offer(
     except TimeoutError:
         out.reason = f"the orchestrator did not finish within {settings.orchestrator_timeout:g} s"
         return out
-    except PeerError as e:
-        out.reason = f"the orchestrator is unreachable or refused the offer: {safe_text(str(e), MAX_REASON)}"
+    except PeerError as e:  # (what went wrong, not where: the reason reaches the peer whose intent it was)
+        out.reason = f"the orchestrator is unreachable or refused the offer: {safe_text(e.why, MAX_REASON)}"
         return out
     except ValueError as e:
         out.reason = f"the orchestrator's answer is not usable: {e}"
         return out
-    out.task_id, out.state = str(task.get("id"))[:100], task["status"]["state"]
+    said_state = task["status"]["state"]  # the orchestrator's word: kept only when it is an A2A state
+    out.task_id = safe_text(str(task.get("id")), 100)
+    out.state = said_state if said_state in STATES else "unknown"
     if out.state != "TASK_STATE_COMPLETED":
         said = _status_text(task)
-        out.reason = f"the orchestrator answered {out.state.removeprefix('TASK_STATE_').lower()}" + (
-            f": {said}" if said else ""
+        state = (
+            said_state.removeprefix("TASK_STATE_").lower()
+            if said_state in STATES
+            else f"{safe_text(said_state, 60)!r}, not a state"
         )
+        out.reason = f"the orchestrator answered {state}" + (f": {said}" if said else "")
         return out
     out.taken = True
     out.reason = "the orchestrator took the task"

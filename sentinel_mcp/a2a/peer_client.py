@@ -5,6 +5,7 @@ from __future__ import annotations
 import ssl
 import uuid
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 
@@ -19,11 +20,26 @@ from sentinel_mcp.core.errors import A2AError
 
 
 class PeerError(A2AError):
-    """The peer answered with a JSON-RPC error, or not at all."""
+    """The peer answered with a JSON-RPC error, or not at all: ``why``, and (in ``str``) which peer, by its
+    URL as ``shown_url`` shows it."""
 
-    def __init__(self, message: str, code: int | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, why: str, code: int | None = None, at: str = "") -> None:
+        super().__init__(f"{why} (peer at {at})" if at else why)
+        self.why = why
         self.code = code
+
+
+def shown_url(url: str) -> str:
+    """A peer's URL as said in an error or a result: scheme, host, port and path; never the user name,
+    password or query a configured URL may carry (a credential, a key), which would reach whoever reads it."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        return "(a URL that does not parse)"
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
 def build_message(text: str | None = None, data: dict[str, Any] | None = None, task_id: str | None = None,
@@ -51,6 +67,7 @@ async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: st
     if token:
         headers["Authorization"] = f"Bearer {token}"
     body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
+    at = shown_url(rpc_url)
     try:
         verify = httpx_verify(tls)
     except TLSSetupError as e:
@@ -61,19 +78,22 @@ async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: st
                 http, "POST", rpc_url, limit=max_bytes, deadline=timeout, json=body, headers=headers
             )
     except BodyRefused as e:
-        raise PeerError(f"peer at {rpc_url}: {e}") from None
+        raise PeerError(str(e), at=at) from None
     except (
         httpx2.HTTPError,
         ssl.SSLError,
     ) as e:  # (a TLS 1.3 peer's refusal arrives as an alert on the read)
-        detail = f": {e}" if rpc_url.startswith("https") and str(e) else ""
-        raise PeerError(f"peer unreachable at {rpc_url}: {type(e).__name__}{detail}") from None
+        # (an httpx error's text may quote the request's URL: only a TLS failure's, which says what failed)
+        detail = f": {e}" if rpc_url.startswith("https") and str(e) and rpc_url not in str(e) else ""
+        raise PeerError(f"peer unreachable: {type(e).__name__}{detail}", at=at) from None
     if resp.status_code == 401:
         raise PeerError(
-            f"peer refused our credentials (401): {resp.headers.get('www-authenticate', '')}", 401
+            f"peer refused our credentials (401): {safe_text(resp.headers.get('www-authenticate', ''), 200)}",
+            401,
+            at,
         )
     if resp.status_code != 200:
-        raise PeerError(f"peer answered HTTP {resp.status_code}")
+        raise PeerError(f"peer answered HTTP {resp.status_code}", at=at)
     reply = parse_answer(resp.content)
     if not isinstance(reply, dict):
         raise PeerError("peer answered a non-object JSON-RPC response")

@@ -157,16 +157,16 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
     # --- status (degraded mode) ---------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
+        """What other agents are told (the public card, a chat's answer): whether an orchestrator is there,
+        never where (its configured URL may carry a credential), nor how many peers and tools there are."""
         caps = Capabilities.of(self.port)
         peers = len(self.peers.verified()) if self.peers is not None else 0
         orchestrator = self.settings.orchestrator_url or (self._discovered_orchestrator())
         return {
             "degraded": orchestrator is None and peers == 0,
-            "orchestrator": orchestrator,
-            "verified_peers": peers,
+            "orchestrator": orchestrator is not None,
             "local_llm": caps.llm,
             "sensors": caps.sensors,
-            "tools": len(caps.tools),
             "note": (
                 "no orchestrator and no peers: local capabilities only ("
                 + ", ".join(

@@ -28,7 +28,7 @@ import json
 import logging
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, StrictBool
 from starlette.responses import JSONResponse
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
@@ -48,6 +48,7 @@ from sentinel_mcp.a2a.jsonrpc import (
 from sentinel_mcp.a2a.jsonrpc_http import version_of
 from sentinel_mcp.a2a.stream_slots import StreamSlot, TooManyStreams
 from sentinel_mcp.a2a.messages import SensorRequest, ToolCall, typed
+from sentinel_mcp.a2a.protocol import Id
 from sentinel_mcp.a2a.security import AuthError, caller_identity, unauthorized
 from sentinel_mcp.identity.resolver import RECHECK_KEY, AuthFailed
 from sentinel_mcp.a2a.service import A2AService
@@ -56,8 +57,10 @@ log = logging.getLogger(__name__)
 
 
 class _DesignCall(BaseModel):
-    context_id: str | None = Field(None, max_length=200)
-    return_immediately: bool = False
+    # the options a SendMessage carries, typed as it types them (protocol.py): an id of 1..MAX_ID characters
+    # (an empty one made a Message that failed its own check: an internal error), a JSON boolean
+    context_id: Id | None = None
+    return_immediately: StrictBool = False
 
 
 class SensorRequestParams(SensorRequest, _DesignCall):  # type: ignore[misc]

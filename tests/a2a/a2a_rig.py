@@ -32,6 +32,7 @@ from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.decision import Answer, Deny, Question, argument_digest
 from sentinel_mcp.app.http_app import CallerGuard
 from sentinel_mcp.core.port import Completed, InvokeOutcome, NeedsInput, Refused
+from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.identity.resolver import Authenticator
 from sentinel_mcp.tls.acceptor import TLSAcceptor
 from sentinel_mcp.tls.server_context import FrontTLS, ServerContexts
@@ -212,6 +213,10 @@ class ClientPort:
 
     def list_catalog_tools(self) -> list[Tool]:
         return list(self.tools.values())
+
+    def identity_of(self, name: str) -> ToolRef | None:
+        server, _, tool = name.partition("__")
+        return ToolRef(server, tool) if name in self.tools and tool else None
 
 
 @contextlib.asynccontextmanager

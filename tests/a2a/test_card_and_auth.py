@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 from tests.a2a.a2a_rig import open_port, rpc, serve, user_message
@@ -120,3 +121,74 @@ async def test_card_examples_are_accepted_as_they_are(rig, http):
     for example in examples:
         body = await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message({"data": example})})
         assert body["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", body
+
+
+async def test_the_public_card_says_whether_an_orchestrator_is_there_never_where(tmp_path):
+    """The card is served to anyone who asks (no auth). Its status named the orchestrator's endpoint as
+    configured, so a credential or key in that URL, and where the orchestrator lives, went to every caller;
+    it also counted the verified peers and the catalog's tools. Now the card says only what a caller needs:
+    degraded or not, whether an orchestrator is there, the local LLM and the sensors; so does a chat's
+    answer (a signed-in peer is another agent all the same)."""
+    from tests.a2a.served_gateway import gateway_with_a2a
+    from tests.a2a.test_ws_binding import Peer, ws_connect
+    from sentinel_mcp.paths import RULEBASES_DIR
+    import httpx2
+
+    orchestrator = "http://svc:hunter2-password@127.0.0.1:9/a2a?key=orchestrator-api-key"
+    raw = {"mcpServers": {}, "sentinel": {
+        "data_dir": str(tmp_path), "builtins": [], "rulebases": [str(RULEBASES_DIR / "default.pl")],
+        "principals": [{"name": "person", "token": TOKEN}],
+        "a2a": {"name": "card-test", "orchestrator_url": orchestrator}}}
+    async with gateway_with_a2a(raw, tmp_path) as gw, httpx2.AsyncClient(timeout=30) as http:
+        r = await http.get(gw.base + "/.well-known/agent-card.json")
+        assert r.status_code == 200
+        for secret in ("hunter2", "orchestrator-api-key", "127.0.0.1:9"):
+            assert secret not in r.text, secret
+        card = r.json()
+        [ext] = [e for e in card["capabilities"]["extensions"] if "status" in (e.get("params") or {})]
+        status = ext["params"]["status"]
+        assert status["orchestrator"] is True and status["degraded"] is False, status
+        assert set(status) == {"degraded", "orchestrator", "local_llm", "sensors", "note"}, status
+        headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {TOKEN}"}
+        async with ws_connect(gw.base.replace("http", "ws") + "/a2a/ws", additional_headers=headers) as ws:
+            opened = (await Peer(ws).call("chat_open", {}))["result"]  # a signed-in peer reads the same
+            assert opened["status"] == status and "hunter2" not in json.dumps(opened)
+
+
+async def test_a_peer_never_reads_where_the_orchestrator_is(tmp_path):
+    """A peer's intent is offered to the orchestrator first; when the offer fails the task runs locally and
+    says why, and when it is taken the result names who took it. Both named the orchestrator's configured URL,
+    so its credential went to the peer; now neither does (the reason says what went wrong, not where)."""
+    import sys
+    from pathlib import Path
+
+    import httpx2
+
+    from sentinel_mcp.paths import RULEBASES_DIR
+    from tests.a2a.served_gateway import gateway_with_a2a
+
+    gone = socket.socket()
+    gone.bind(("127.0.0.1", 0))  # bound, never listening: the offer is refused at once
+    orchestrator = f"http://svc:hunter2-password@127.0.0.1:{gone.getsockname()[1]}/a2a?key=orchestrator-api-key"
+    stand_in = Path(__file__).parent / "stand_in_llm.py"
+    llm = {"command": sys.executable, "args": [str(stand_in), str(tmp_path / "llm.log")]}
+    raw = {"mcpServers": {"llm": llm},
+           "sentinel": {
+               "data_dir": str(tmp_path), "builtins": ["a2a"],
+               "rulebases": [str(RULEBASES_DIR / "default.pl")],
+               "policy": {"allow": ["a2a__a2a_offer", "llm__llm_generate"]},
+               "principals": [{"name": "rover", "token": TOKEN}],
+               "a2a": {"name": "offer-test", "orchestrator_url": orchestrator, "orchestrator_timeout": 10}}}
+    try:
+        async with gateway_with_a2a(raw, tmp_path) as gw, httpx2.AsyncClient(timeout=60) as http:
+            headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {TOKEN}"}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                    "params": {"message": user_message({"text": "find me a coffee place"})}}
+            r = await http.post(gw.base + "/a2a", json=body, headers=headers)
+            task = r.json()["result"]["task"]
+            assert task["status"]["state"] == "TASK_STATE_COMPLETED", task["status"]
+            assert "degraded" in r.text and "unreachable" in r.text, r.text[:2000]
+            for secret in ("hunter2", "orchestrator-api-key", f":{gone.getsockname()[1]}"):
+                assert secret not in r.text, secret
+    finally:
+        gone.close()

@@ -59,7 +59,7 @@ async def test_two_sentinels_find_each_other_and_read_location_at_minimal_scope(
         assert peer_b.txt["v"] == "1.0" and peer_b.txt["proto"] == "jsonrpc"
         assert all(p.card.name != a_set.name for p in a_peers.verified())  # never itself
         # with a verified peer, A is no longer in degraded mode
-        assert a.service.status()["degraded"] is False and a.service.status()["verified_peers"] >= 1
+        assert a.service.status()["degraded"] is False and a_peers.verified()
         # A's LLM-facing tool sends a sensor_request to B through the a2a_send tool
         ctx = BuiltinContext(name="a2a", data_dir=None,  # type: ignore[arg-type]
                              settings={"interfaces": LOOPBACK, "allow_loopback_plaintext": True},

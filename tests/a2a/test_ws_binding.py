@@ -102,6 +102,26 @@ async def test_bad_frames_get_error_codes_and_the_socket_survives(rig):
     assert rig.port.calls == []
 
 
+async def test_design_calls_options_are_typed_as_strictly_as_a_send_message(rig):
+    """``tool_call``/``sensor_request`` take ``context_id`` and ``return_immediately`` beside the design
+    message: an empty context id was an internal error (-32603; the message it made failed the protocol's id
+    check), a context id past the protocol's bound was no error, and ``"yes"``, ``1`` or ``"false"`` were
+    flags (over HTTP the same options are strict). Now each is -32602, and nothing runs for it."""
+    call = {"tool_call_id": "c1", "name": "tools__echo", "args": {"text": "x"}}
+    reading = {"sensor": "location", "scope": "minimal", "policy_tag": "why"}
+    bad = [{"context_id": ""}, {"context_id": "c" * 201}, {"context_id": 7}, {"return_immediately": "yes"},
+           {"return_immediately": 1}, {"return_immediately": "false"}, {"return_immediately": None}]
+    async with ws_connect(rig.ws_url) as ws:
+        peer = Peer(ws)
+        for method, params in (("tool_call", call), ("sensor_request", reading)):
+            for options in bad:
+                body = await peer.call(method, {**params, **options})
+                assert body.get("error", {}).get("code") == -32602, (method, options, body)
+        assert rig.port.calls == [] and len(rig.service.store) == 0
+        ok = await peer.call("tool_call", {**call, "context_id": "c" * 200, "return_immediately": False})
+        assert ok["result"]["task"]["contextId"] == "c" * 200
+
+
 async def test_version_on_upgrade_request(rig):
     async with ws_connect(rig.ws_url, additional_headers={"A2A-Version": "0.3"}) as ws:
         body = json.loads(await ws.recv())
@@ -209,6 +229,23 @@ async def test_chat_degraded_without_llm(rig):
         deep = await peer.raw("[" * 100_000)
         assert deep["error"]["code"] == -32700
     assert rig.port.calls == []
+
+
+async def test_a_chat_keeps_a_bounded_transcript_with_or_without_a_responder():
+    """A channel keeps the last ``chat_max_turns`` exchanges for the LLM's prompt. Without a responder each
+    message was kept and never cut (the cut came after the 'no responder' answer): a peer sending message
+    after message on one channel grew the gateway's memory 8 KB a message, without bound."""
+    from sentinel_mcp.a2a.chat import ChatHub, ChatMessageParams, ChatOpenParams
+
+    async with open_port() as port, serve(port, A2ASettings(chat_max_turns=2)) as srv:
+        hub = ChatHub(srv.service)  # a connection's channels, as the WebSocket binding holds them
+        opened = await hub.open(ChatOpenParams(), "peer")
+        assert opened["responder"] == "none"
+        for i in range(50):
+            message = ChatMessageParams(channel_id=opened["channel_id"], text="x" * 8192)
+            said = await hub.say(message, "peer")
+            assert "No responder is available" in said["text"], i
+        assert len(hub.channels[opened["channel_id"]].turns) <= 2 * 2
 
 
 async def test_chat_with_local_llm_goes_through_the_guard():
