@@ -13,9 +13,9 @@ import hashlib
 import hmac
 import json
 import os
-import time
 from typing import Any
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.random_pool import token_urlsafe
 from sentinel_mcp.gateway.nonce_book import MemoryNonceBook, NonceBook
 
@@ -71,7 +71,7 @@ class RequestStateSeal:
 
     def _sealed(self, payload: dict[str, Any]) -> tuple[str, str, float]:
         nonce = token_urlsafe(16)
-        expires_at = time.time() + self.max_age
+        expires_at = process_clock.now() + self.max_age  # a TTL: the clock that never goes back
         body = _COMPACT.encode({**payload, "nonce": nonce, "exp": expires_at}).encode()
         mac = self._digest(body)
         return PREFIX + base64.urlsafe_b64encode(mac + body).decode().rstrip("="), nonce, expires_at
@@ -99,7 +99,7 @@ class RequestStateSeal:
             return None
         if not isinstance(payload, dict) or not isinstance(payload.get("exp"), (int, float)):
             return None
-        if payload["exp"] < time.time():
+        if payload["exp"] < process_clock.now():
             return None
         return payload
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sentinel_mcp.config import PolicySettings
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.lazy_proof import LazyProof
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.port import GatewayPort
@@ -333,7 +334,7 @@ class PolicyGuard(ObserveStep, Guard):
         return self.engine.decide_compact_here(
             rb.module,
             mod,
-            time.time(),
+            process_clock.now(),
             call.identity,
             call.arguments,
             call.digest,
@@ -515,7 +516,7 @@ class PolicyGuard(ObserveStep, Guard):
                 return await self.engine.decide_compact(
                     rb.module,
                     mod,
-                    time.time(),
+                    process_clock.now(),
                     call.identity,
                     call.arguments,
                     call.digest,
@@ -527,7 +528,7 @@ class PolicyGuard(ObserveStep, Guard):
             return await self.engine.decide(
                 rb.module,
                 mod,
-                time.time(),
+                process_clock.now(),
                 call.identity,
                 call.arguments,
                 call.digest,

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny
 from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.policy.caller_reach import withholding_for
@@ -105,7 +106,7 @@ class PolicyService:
             return await g.queries.query(
                 rb_module=rb.module, rb_version=rb.version, rb_files=rb.files, session_module=mod,
                 generation=(g.knowledge.generation.get(session, 0), hidden), dump_session=dump,
-                now=time.time(), goal=goal)
+                now=process_clock.now(), goal=goal)
 
         res = await self._solve(one_pass, rb, session)
         return _query_outcome(goal, res)
@@ -144,7 +145,7 @@ class PolicyService:
 
         async def one_pass() -> dict[str, Any]:
             return await g.engine.context_check(
-                rb.module, mod, time.time(), name, value, rb.info.inference_limit(g.inference_limit)
+                rb.module, mod, process_clock.now(), name, value, rb.info.inference_limit(g.inference_limit)
             )
 
         res = await self._solve(one_pass, rb, session)
