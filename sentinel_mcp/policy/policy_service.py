@@ -106,7 +106,7 @@ class PolicyService:
             return await g.queries.query(
                 rb_module=rb.module, rb_version=rb.version, rb_files=rb.files, session_module=mod,
                 generation=(g.knowledge.generation.get(session, 0), hidden), dump_session=dump,
-                now=process_clock.now(), goal=goal)
+                goal=goal, principal=self.principal or "")  # its time read when its turn comes
 
         res = await self._solve(one_pass, rb, session)
         return _query_outcome(goal, res)
