@@ -76,6 +76,11 @@ class RequestStateSeal:
         mac = self._digest(body)
         return PREFIX + base64.urlsafe_b64encode(mac + body).decode().rstrip("="), nonce, expires_at
 
+    def mac(self, message: bytes) -> bytes:
+        """The seal key's MAC of ``message`` (a value kept in a state that its reader must not learn: the
+        policy version, ``input_rounds``)."""
+        return self._digest(message)
+
     def _digest(self, body: bytes) -> bytes:
         if self.key is not self._mac_key:  # the key was replaced: its MAC with it
             self._mac, self._mac_key = Sha256Mac(self.key), self.key

@@ -17,6 +17,7 @@ from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
 from sentinel_mcp.policy.read_guards import CallerReads, looked_call
 from sentinel_mcp.policy.solver import FetchFilter, SolverResult
+from sentinel_mcp.policy.version_readers import proof_without_version, reads_rulebase
 from sentinel_mcp.policy.withheld_facts import (
     NOTHING_HIDDEN,
     WITHHELD_WHY,
@@ -244,6 +245,8 @@ class PolicyService:
         out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}
         if isinstance(d, Allow):
             out["proof"] = Withholding.proof(await rendered_proof(d.proof), hidden)
+            if not reads_rulebase(port, self.principal):  # the version is the rulebase's readers' to see
+                out["proof"] = proof_without_version(out["proof"])
         elif isinstance(d, Deny):
             out |= {"unmet": d.unmet, "how_to_unblock": d.how_to_unblock}
         elif isinstance(d, Ask):
