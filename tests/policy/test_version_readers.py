@@ -1,5 +1,5 @@
-"""The rulebase's version (a hash of its files) is for those who may read the rulebase: through a real Sentinel
-over HTTP, a principal whose tools do not cover ``sentinel__*`` (so it may not read ``sentinel://rulebase``)
+"""The rulebase's version (a hash of its files) is for those who may read the rulebase: through a real
+Sentinel over HTTP, a principal whose tools do not cover ``sentinel__*`` (so it may not read ``sentinel://rulebase``)
 finds the version nowhere in what it is given - its ``sentinel_why_not`` proofs, the request states of its
 questions (sealed, not encrypted: readable by the client), any result - while a reader sees it in its proofs.
 Two states for the same call do not even carry a common value (the client cannot tell two versions apart)."""
@@ -72,7 +72,8 @@ async def test_a_principal_that_may_not_read_the_rulebase_sees_no_version(tmp_pa
 
 
 def test_an_audit_row_shown_to_a_non_reader_holds_no_version() -> None:
-    row = {"policy_version": "0123456789abcdef", "reason": "guard of bk__x proved (rulebase 0123456789abcdef)",
+    row = {"policy_version": "0123456789abcdef",
+           "reason": "guard of bk__x proved (rulebase 0123456789abcdef)",
            "proof": {"rulebase": "0123456789abcdef", "tree": {"goal": "x"}}, "tool": "bk__x"}
     shown = row_without_version(row)
     assert "0123456789abcdef" not in json.dumps(shown)
