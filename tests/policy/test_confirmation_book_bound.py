@@ -1,7 +1,8 @@
 """The default guard's confirmations held in the process are bounded. An answer grants one and the same call
 takes it right after; a call that never takes it (cancelled or timed out once the answer was recorded, a
-rulebase reloaded in between) left it held until the process ended, so a client repeating that, each time for
-other arguments, filled the process. Expired confirmations are dropped and, past the bound, the oldest first."""
+rulebase reloaded in between) left it held until the process ended, so a client repeating that, each time
+for other arguments, filled the process. Expired confirmations are dropped and, past the bound, the oldest
+first."""
 
 from __future__ import annotations
 
