@@ -12,14 +12,18 @@ from starlette.responses import Response
 from sentinel_mcp.console import audit_view
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.proof_view import facts_in, proof_nodes
+from sentinel_mcp.console.rulebase_readers import may_read_rulebase
 from sentinel_mcp.console.session_pages import owns_session
 from sentinel_mcp.console.web import Console
+from sentinel_mcp.policy.version_readers import row_without_version
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def activity(request: Request, viewer: Viewer) -> Response:
         f = audit_view.Filters.of(request.query_params)
         found = await audit_view.rows(audit_view.AuditSource.of(console.runtime), viewer.principal, f)
+        if not may_read_rulebase(console.runtime.gateway, viewer.principal):
+            found = [row_without_version(r) for r in found]
         return console.render(request, viewer, "activity.html", rows=found, filters=f,
                               decisions=audit_view.DECISIONS, chain_states=audit_view.CHAIN_STATES,
                               stages=audit_view.STAGES)
@@ -29,6 +33,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                                    str(request.path_params["row"])[:40])
         if row is None:
             return console.problem(request, viewer, 404, "no such call in your activity")
+        if not may_read_rulebase(console.runtime.gateway, viewer.principal):  # the version is the readers'
+            row = row_without_version(row)
         store = console.runtime.gateway.guard.session_facts(viewer.principal.name)
         proof = row.get("proof")
         if store is not None:  # the viewer's own look: what its sentinel_why_not would withhold stays out

@@ -14,7 +14,7 @@ from typing import Any
 from sentinel_mcp.identity.principal import Principal
 from sentinel_mcp.policy.caller_reach import reach_of
 from sentinel_mcp.policy.guard import PolicyGuard
-from sentinel_mcp.policy.own_tools import RULEBASE_URI
+from sentinel_mcp.policy.version_readers import may_read
 
 OUT_OF_REACH = (
     "Sentinel's rulebase is outside your reach (your tools do not read sentinel://rulebase): its versions, "
@@ -23,7 +23,9 @@ OUT_OF_REACH = (
 
 
 def may_read_rulebase(gateway: Any, principal: Principal) -> bool:
-    return principal.is_owner or bool(gateway.may_read_resource(RULEBASE_URI, principal))
+    """The one rule (``policy/version_readers.py``): also whether the principal sees the rulebase's version
+    in its own calls' rows."""
+    return may_read(gateway, principal)
 
 
 def problems_in_reach(guard: PolicyGuard, principal: Principal, problems: list[Any]) -> list[Any]:

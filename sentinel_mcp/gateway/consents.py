@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
 from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release_blocking
@@ -72,6 +73,15 @@ CREATE TABLE consent_log (
 )
 """
 SCHEMA = Schema("consents", {"sqlite": [_SQL], "postgres": [_POSTGRES]})
+# a live consent: not expired by the process clock, which never goes back; and not granted "after now" (before
+# the wall clock was set back and the gateway restarted: how long it has lasted is unknown, so it counts only
+# once the clock reaches its grant again, and lives no longer than asked for from then)
+_LIVE = "(expires_at IS NULL OR expires_at > ?) AND granted_at <= ?"
+
+
+def _live_now() -> tuple[float, float]:
+    now = process_clock.now()
+    return now, now
 
 
 def _match(principal: str, kind: str | None) -> tuple[str, tuple[str, ...]]:
@@ -175,8 +185,8 @@ class ConsentBook:
             return None
         rows = self._db.query_blocking(
             "SELECT * FROM consents WHERE principal = ? AND kind = ? AND purpose IN (?, ?) "
-            "AND (expires_at IS NULL OR expires_at > ?) ORDER BY purpose = ? DESC",
-            (principal, kind, purpose, ANY_PURPOSE, time.time(), purpose),
+            f"AND {_LIVE} ORDER BY purpose = ? DESC",
+            (principal, kind, purpose, ANY_PURPOSE, *_live_now(), purpose),
         )
         live = [
             c for c in map(_checked, rows) if c is not None and c.principal == principal and c.kind == kind
@@ -188,9 +198,8 @@ class ConsentBook:
             return []
         where, params = _whose(principal)
         rows = self._db.query_blocking(
-            f"SELECT * FROM consents WHERE {where} AND "
-            "(expires_at IS NULL OR expires_at > ?) ORDER BY principal, kind, purpose",
-            (*params, time.time()),
+            f"SELECT * FROM consents WHERE {where} AND {_LIVE} ORDER BY principal, kind, purpose",
+            (*params, *_live_now()),
         )
         return [c for c in map(_checked, rows) if c is not None]
 

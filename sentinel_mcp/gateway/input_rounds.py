@@ -14,7 +14,9 @@ keys that state asked. Anything else is refused with the reason, and the caller 
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Collection
+from secrets import token_urlsafe
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,7 +95,7 @@ class InputRounds:
                 "principal": principal,
                 "session": session,
                 "tool": tool,
-                "version": version,
+                "version": self._version_tag(version),
                 "digest": argument_digest(arguments if isinstance(arguments, dict) else None),
                 "asked": list(asked),
                 "schemas": schemas or {},
@@ -175,9 +177,21 @@ class InputRounds:
                 return RefusedRetry(f"the answer to {key} does not fit its question: {problem}", state)
         return Retry(str(kind), state, theirs=dict(responses))
 
-    @staticmethod
+    def _version_tag(self, version: str, salt: str | None = None) -> str:
+        """The policy version as a state carries it: salted and keyed, so a client (who reads its state: it
+        is sealed, not encrypted) can neither read the version nor tell two states' versions apart; only
+        Sentinel checks it is the version in force (a rulebase's version is for those who may read it)."""
+        salt = salt if salt is not None else token_urlsafe(9)
+        mac = self.seal.mac(b"policy-version\0" + salt.encode() + b"\0" + version.encode())
+        return f"{salt}.{mac.hex()[:32]}"
+
+    def _version_matches(self, tag: Any, version: str) -> bool:
+        if not isinstance(tag, str) or "." not in tag or len(tag) > 80:
+            return False
+        return hmac.compare_digest(tag.encode(), self._version_tag(version, tag.split(".", 1)[0]).encode())
+
     def _binding_problem(
-        state: dict[str, Any], principal: str, session: str, tool: str, arguments: Any, version: str
+        self, state: dict[str, Any], principal: str, session: str, tool: str, arguments: Any, version: str
     ) -> str | None:
         if state.get("kind") not in ("ask", "allowed", "hold"):
             return "the request state is not one Sentinel issues for answers"
@@ -189,7 +203,7 @@ class InputRounds:
             return f"the request state was issued for another tool ({safe_text(state.get('tool'), 80)})"
         if state.get("digest") != argument_digest(arguments if isinstance(arguments, dict) else None):
             return "the request state was issued for the same tool with other arguments"
-        if state.get("version") != version:
+        if not self._version_matches(state.get("version"), version):
             return "the policy changed since the question was asked"
         return None
 

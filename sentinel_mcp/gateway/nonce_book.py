@@ -10,10 +10,10 @@ behind one address backs it with a shared store (the same two operations, atomic
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from typing import Callable, Protocol
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.gateway.session_tables import cap
 
 
@@ -39,7 +39,7 @@ class MemoryNonceBook:
     oldest first: one principal minting states by the thousand (a question a call) pushed every other
     principal's open questions out, so their people's answers were refused."""
 
-    def __init__(self, capacity: int | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, capacity: int | None = None, clock: Callable[[], float] = process_clock.now) -> None:
         self.capacity = capacity if capacity is not None else cap("REQUEST_STATES", 20_000)
         self._clock = clock
         self._open: OrderedDict[str, tuple[float, str]] = OrderedDict()  # nonce -> (expiry, owner), issued

@@ -13,9 +13,9 @@ import hashlib
 import hmac
 import json
 import os
-import time
 from typing import Any
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.random_pool import token_urlsafe
 from sentinel_mcp.gateway.nonce_book import MemoryNonceBook, NonceBook
 
@@ -71,10 +71,15 @@ class RequestStateSeal:
 
     def _sealed(self, payload: dict[str, Any]) -> tuple[str, str, float]:
         nonce = token_urlsafe(16)
-        expires_at = time.time() + self.max_age
+        expires_at = process_clock.now() + self.max_age  # a TTL: the clock that never goes back
         body = _COMPACT.encode({**payload, "nonce": nonce, "exp": expires_at}).encode()
         mac = self._digest(body)
         return PREFIX + base64.urlsafe_b64encode(mac + body).decode().rstrip("="), nonce, expires_at
+
+    def mac(self, message: bytes) -> bytes:
+        """The seal key's MAC of ``message`` (a value kept in a state that its reader must not learn: the
+        policy version, ``input_rounds``)."""
+        return self._digest(message)
 
     def _digest(self, body: bytes) -> bytes:
         if self.key is not self._mac_key:  # the key was replaced: its MAC with it
@@ -99,7 +104,7 @@ class RequestStateSeal:
             return None
         if not isinstance(payload, dict) or not isinstance(payload.get("exp"), (int, float)):
             return None
-        if payload["exp"] < time.time():
+        if payload["exp"] < process_clock.now():
             return None
         return payload
 

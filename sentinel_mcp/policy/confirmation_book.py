@@ -57,16 +57,37 @@ def _key(call: ToolCall, version: str) -> tuple[str, str, str, str]:
     return (call.session_id, call.name, call.digest, version)
 
 
-class ConfirmationBook:
-    """In this process (a single gateway): a dict with expiry."""
+MAX_HELD = 10_000  # confirmations held in one process at most (each is normally used within its call)
 
-    def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
+
+class ConfirmationBook:
+    """In this process (a single gateway): expiries in the order granted, bounded. A confirmation is granted
+    by an answer and taken by the same call right after; one whose call never took it (cancelled or timed out
+    after the answer was recorded, a rulebase reloaded in between, its conversation gone) used to stay until
+    the process ended, so a client repeating that filled the process. Each grant now drops the expired ones
+    and, past ``capacity``, the oldest first."""
+
+    def __init__(
+        self, ttl: float, clock: Callable[[], float] = time.monotonic, capacity: int = MAX_HELD
+    ) -> None:
         self.ttl = ttl
+        self.capacity = capacity
         self._clock = clock
-        self._granted: dict[tuple[str, str, str, str], float] = {}
+        self._granted: dict[tuple[str, str, str, str], float] = {}  # oldest grant first (one TTL for all)
+
+    def __len__(self) -> int:
+        return len(self._granted)
 
     async def grant(self, call: ToolCall, version: str) -> None:
-        self._granted[_key(call, version)] = self._clock() + self.ttl
+        now = self._clock()
+        key = _key(call, version)
+        self._granted.pop(key, None)  # granted again: now the newest
+        self._granted[key] = now + self.ttl
+        while self._granted:  # from the oldest: expired ones, then any past the bound
+            oldest, expiry = next(iter(self._granted.items()))
+            if expiry >= now and len(self._granted) <= self.capacity:
+                break
+            del self._granted[oldest]
 
     async def take(self, call: ToolCall, version: str) -> bool:
         expiry = self._granted.pop(_key(call, version), None)

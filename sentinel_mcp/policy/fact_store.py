@@ -15,10 +15,11 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Self
 
 from pydantic import BaseModel, Field
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Provenance
 from sentinel_mcp.core.stored_text import restored as _back
 from sentinel_mcp.core.stored_text import restored_opt
@@ -40,11 +41,12 @@ class Fact(BaseModel):
     source_tool: str | None = None
     source_digest: str | None = None
     contexts: list[str] = Field(default_factory=list)
-    established_at: float = Field(default_factory=time.time)
+    established_at: float = Field(default_factory=process_clock.now)
     expires_at: float | None = None
 
     def valid_at(self, now: float) -> bool:
-        return self.expires_at is None or self.expires_at > now
+        # established after now: stored under a clock that was later set back, so its age is unknown
+        return self.established_at <= now and (self.expires_at is None or self.expires_at > now)
 
     @property
     def internal(self) -> bool:
@@ -186,6 +188,9 @@ _EXPIRED_BATCH = (
 # facts are still there to name them
 _PURGE_VALUES = f"DELETE FROM fact_values WHERE (session, fact) IN ({_EXPIRED_BATCH.format('session, fact')})"
 _PURGE_FACTS = f"DELETE FROM facts WHERE id IN ({_EXPIRED_BATCH.format('id')})"
+# a server store's replicas read each other's facts: a fact established by a replica whose clock is this far
+# ahead is still valid here (it lives at most its TTL plus this)
+SHARED_CLOCK_SKEW = 5.0
 MAX_VERSIONS = 20_000  # sessions whose shared-store counter this process remembers (most recently changed)
 _INSERT_VALUES = "INSERT INTO fact_values (session, value, fact)"
 _ON_VALUE = " ON CONFLICT DO NOTHING"
@@ -225,6 +230,29 @@ class FactStore(SeamStore):
         # the tools named by the confirmations this process wrote or read (confirmed_tools.py)
         self.confirmed_tools = ConfirmedTools(knowable=not self.shared)
         self._learning = LearningBuffer(self._submit_learned)  # facts learned, written behind their calls
+
+    async def open(self) -> Self:
+        if self.is_open:
+            return self
+        await super().open()
+        if not self.shared:
+            await self._drop_future()
+        return self
+
+    def _present(self) -> float:
+        """The latest establishment time a valid fact may have: the clock read now (a fact learned after the
+        caller read its ``now`` is not from the future), plus the replicas' clock skew on a shared store."""
+        return process_clock.now() + (SHARED_CLOCK_SKEW if self.shared else 0.0)
+
+    async def _drop_future(self) -> None:
+        """Delete the facts established after now: written before the wall clock was set back (and this
+        process started), their age is unknown, and kept they would live for their TTL plus the step."""
+        now = process_clock.now()
+        await self.db.run([
+            Statement("DELETE FROM fact_values WHERE (session, fact) IN (SELECT session, fact FROM facts "
+                      "WHERE established_at > ?)", (now,)),
+            Statement("DELETE FROM facts WHERE established_at > ?", (now,)),
+        ])
 
     # ---------------------------------------------------------------- facts
     async def add(self, facts: list[Fact]) -> None:
@@ -333,9 +361,10 @@ class FactStore(SeamStore):
 
     async def valid(self, session: str, now: float | None = None, predicate: str | None = None) -> list[Fact]:
         await self._learning.settled(session)
-        now = time.time() if now is None else now
-        sql = f"SELECT {_COLS} FROM facts WHERE session = ? AND (expires_at IS NULL OR expires_at > ?)"
-        params: list[Any] = [_kept(session), now]
+        now = process_clock.now() if now is None else now
+        sql = (f"SELECT {_COLS} FROM facts WHERE session = ? AND (expires_at IS NULL OR expires_at > ?) "
+               "AND established_at <= ?")
+        params: list[Any] = [_kept(session), now, self._present()]
         if predicate is not None:
             sql += " AND predicate = ?"
             params.append(_kept(predicate))
@@ -347,7 +376,7 @@ class FactStore(SeamStore):
         """Which of these strings are arguments of a valid non-internal fact of the session (an indexed
         look-up per value; the session's other facts are never read)."""
         await self._learning.settled(session)
-        now = time.time() if now is None else now
+        now = process_clock.now() if now is None else now
         wanted = sorted({_kept(v) for v in values})
         found: set[str] = set()
         for i in range(0, len(wanted), 500):  # below SQLite's limit of host parameters
@@ -356,9 +385,10 @@ class FactStore(SeamStore):
                 "SELECT DISTINCT v.value FROM fact_values v JOIN facts f ON f.session = v.session AND f.fact "
                 "= v.fact "
                 f"WHERE v.session = ? AND v.value IN ({','.join('?' * len(chunk))}) "
-                "AND (f.expires_at IS NULL OR f.expires_at > ?)"
+                "AND (f.expires_at IS NULL OR f.expires_at > ?) AND f.established_at <= ?"
             )
-            found.update(_back(r[0]) for r in await self.db.query(sql, [_kept(session), *chunk, now]))
+            found.update(_back(r[0]) for r in await self.db.query(sql, [_kept(session), *chunk, now,
+                                                                         self._present()]))
         return found
 
     async def delete(self, session: str, fact_texts: list[str]) -> None:
@@ -420,7 +450,7 @@ class FactStore(SeamStore):
         """Delete the facts expired at ``now`` (and their value rows), ``PURGE_BATCH`` at a time: each batch
         is a transaction of its own, so the writes queued meanwhile (what calls learn) wait for one batch,
         not for the whole purge. How many facts were deleted."""
-        now = time.time() if now is None else now
+        now = process_clock.now() if now is None else now
         self._learning.flush()
         total = 0
         for _ in range(MAX_PURGE_BATCHES):  # bounded even if facts expired at ``now`` kept coming
@@ -498,7 +528,7 @@ class FactStore(SeamStore):
     ) -> str:
         """A compact text for an LLM's context: valid facts (those ``shows`` lets through), bound contexts,
         open questions."""
-        now = time.time() if now is None else now
+        now = process_clock.now() if now is None else now
         facts = [f for f in await self.valid(session, now) if not f.internal and (shows is None or shows(f))]
         ctx = await self.contexts(session)
         lines = [f"Session {session}: {len(facts)} valid fact(s)."]

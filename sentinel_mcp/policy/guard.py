@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sentinel_mcp.config import PolicySettings
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.lazy_proof import LazyProof
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.port import GatewayPort
@@ -304,7 +305,7 @@ class PolicyGuard(ObserveStep, Guard):
                     if spend and not await self._spent(call, rb, epoch):
                         return await self._decide_guarded(call, rb, spend=spend)  # on what is left now
                     return Allow(
-                        reason=f"guard of {call.name} proved (rulebase {rb.version})",
+                        reason=f"guard of {call.name} proved",
                         proof=LazyProof(partial(self._rendered_kept, rb, tree)),
                     )
             return await self._decide_guarded(call, rb, first, spend=spend, epoch=epoch, may_fetch=may_fetch)
@@ -333,7 +334,7 @@ class PolicyGuard(ObserveStep, Guard):
         return self.engine.decide_compact_here(
             rb.module,
             mod,
-            time.time(),
+            process_clock.now(),
             call.identity,
             call.arguments,
             call.digest,
@@ -424,7 +425,7 @@ class PolicyGuard(ObserveStep, Guard):
         if result.status == "proved" and isinstance(result.tree, KeptProof):
             # kept in the engine: written (with its citations) only when someone reads it
             return Allow(
-                reason=f"guard of {call.name} proved (rulebase {rb.version})",
+                reason=f"guard of {call.name} proved",
                 proof=LazyProof(lambda: self._rendered(docs, rb.version, result)),
             )
         proof = {
@@ -434,7 +435,7 @@ class PolicyGuard(ObserveStep, Guard):
             "fetches": [f.model_dump() for f in result.fetches],
         }
         if result.status == "proved":
-            return Allow(reason=f"guard of {call.name} proved (rulebase {rb.version})", proof=proof)
+            return Allow(reason=f"guard of {call.name} proved", proof=proof)
         if result.status not in ("failed", "blocked"):  # an error or an exhausted budget denies
             return Deny(
                 reason=f"the guard of {call.name} could not be evaluated: {result.error}; denied",
@@ -515,7 +516,7 @@ class PolicyGuard(ObserveStep, Guard):
                 return await self.engine.decide_compact(
                     rb.module,
                     mod,
-                    time.time(),
+                    process_clock.now(),
                     call.identity,
                     call.arguments,
                     call.digest,
@@ -527,7 +528,7 @@ class PolicyGuard(ObserveStep, Guard):
             return await self.engine.decide(
                 rb.module,
                 mod,
-                time.time(),
+                process_clock.now(),
                 call.identity,
                 call.arguments,
                 call.digest,

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import time
 from typing import Any
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Provenance
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.fact_store import Fact, FactStore, Learned
@@ -106,7 +106,7 @@ class Knowledge:
         held: set[str] | None = None  # the seeds the store holds, when just read
         if seeded is None:
             await self._evict()
-            now = time.time()
+            now = process_clock.now()
             facts = await self.store.valid(session, now)
             held = {f.fact for f in facts if f.provenance == "seed"}
             forgotten = self.reads.note(session, ((f.fact, (f.source_tool, f.source_digest)) for f in facts
@@ -337,7 +337,7 @@ class Knowledge:
         return session in self._loaded
 
     async def purge(self) -> int:
-        now = time.time()
+        now = process_clock.now()
         n = await self.store.purge_expired(now)
         # a copy: sessions load while this awaits the engine (iterating the live dict raised, and nothing was
         # purged)
@@ -366,7 +366,7 @@ def _fact(
     ttl: float | None,
 ) -> Fact:
     """A Fact from the engine's canonical JSON of it (``fact_json``), established now."""
-    now = time.time()
+    now = process_clock.now()
     return Fact(
         session=session,
         predicate=j["predicate"],

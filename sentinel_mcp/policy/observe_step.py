@@ -5,11 +5,11 @@ call). A base of ``PolicyGuard``, which sets the attributes named here.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 from mcp.types import CallToolResult, TextContent
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.fact_store import FactStore
@@ -76,7 +76,7 @@ class ObserveStep:
         """The write's effects (their ``invalidate`` actions done, their ``establish`` texts returned)."""
         session = call.session_id
         actions = await self.engine.effect_actions(
-            rb.module, self.knowledge.module(session), call.identity, call.arguments, time.time()
+            rb.module, self.knowledge.module(session), call.identity, call.arguments, process_clock.now()
         )
         for pattern in actions["invalidate"]:
             await self.knowledge.invalidate(session, pattern, rb)

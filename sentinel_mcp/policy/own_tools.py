@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import principal_of, session_of
 from sentinel_mcp.identity.principal import OWNER_NAME
+from sentinel_mcp.policy.version_readers import RULEBASE_URI
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.policy_service import PolicyService
 from sentinel_mcp.policy.questions import AnswerRefused
@@ -27,7 +28,6 @@ from sentinel_mcp.search.search_service import MemoryRefused
 from sentinel_mcp.core.settings import NoSettings
 
 Settings = NoSettings  # the built-in contract: its typed settings beside create_server (none)
-RULEBASE_URI = "sentinel://rulebase"
 
 
 def principal_of_call(ctx: Any) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny
 from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.policy.caller_reach import withholding_for
@@ -16,6 +17,7 @@ from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
 from sentinel_mcp.policy.read_guards import CallerReads, looked_call
 from sentinel_mcp.policy.solver import FetchFilter, SolverResult
+from sentinel_mcp.policy.version_readers import proof_without_version, reads_rulebase
 from sentinel_mcp.policy.withheld_facts import (
     NOTHING_HIDDEN,
     WITHHELD_WHY,
@@ -105,7 +107,7 @@ class PolicyService:
             return await g.queries.query(
                 rb_module=rb.module, rb_version=rb.version, rb_files=rb.files, session_module=mod,
                 generation=(g.knowledge.generation.get(session, 0), hidden), dump_session=dump,
-                now=time.time(), goal=goal)
+                goal=goal, principal=self.principal or "")  # its time read when its turn comes
 
         res = await self._solve(one_pass, rb, session)
         return _query_outcome(goal, res)
@@ -144,7 +146,7 @@ class PolicyService:
 
         async def one_pass() -> dict[str, Any]:
             return await g.engine.context_check(
-                rb.module, mod, time.time(), name, value, rb.info.inference_limit(g.inference_limit)
+                rb.module, mod, process_clock.now(), name, value, rb.info.inference_limit(g.inference_limit)
             )
 
         res = await self._solve(one_pass, rb, session)
@@ -243,6 +245,8 @@ class PolicyService:
         out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}
         if isinstance(d, Allow):
             out["proof"] = Withholding.proof(await rendered_proof(d.proof), hidden)
+            if not reads_rulebase(port, self.principal):  # the version is the rulebase's readers' to see
+                out["proof"] = proof_without_version(out["proof"])
         elif isinstance(d, Deny):
             out |= {"unmet": d.unmet, "how_to_unblock": d.how_to_unblock}
         elif isinstance(d, Ask):

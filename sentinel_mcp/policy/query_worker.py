@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Hashable
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.policy.prolog_text import from_prolog_json, json_text, to_prolog_chars
+from sentinel_mcp.policy.query_turns import QueryTurns, TooManyWaiting
 from sentinel_mcp.core.errors import PolicyError
 
 log = logging.getLogger(__name__)
@@ -66,13 +68,16 @@ class _Worker:
 
 
 class QueryWorker:
-    """One swipl query process at a time, started on first use and replaced when it overruns."""
+    """One swipl query process at a time, started on first use and replaced when it overruns. Principals
+    take turns at it (``query_turns.py``): round robin, at most ``per_principal`` goals of one waiting."""
 
-    def __init__(self, budget: QueryBudget | None = None, max_sessions: int = 64) -> None:
+    def __init__(
+        self, budget: QueryBudget | None = None, max_sessions: int = 64, per_principal: int = 8
+    ) -> None:
         self.budget = budget or QueryBudget()
         self.max_sessions = max_sessions
         self._worker: _Worker | None = None
-        self._lock = asyncio.Lock()
+        self._turns = QueryTurns(per_principal)
         self.restarts = 0
 
     async def _start(self) -> _Worker:
@@ -96,7 +101,7 @@ class QueryWorker:
             await asyncio.wait_for(w.proc.wait(), 5)
 
     async def close(self) -> None:
-        async with self._lock:
+        async with self._turns.turn(_CLOSING):
             await self._kill()
 
     async def _request(self, w: _Worker, request: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -116,76 +121,93 @@ class QueryWorker:
         return from_prolog_json(line.decode("utf-8", "replace"))
 
     async def query(self, *, rb_module: str, rb_version: str, rb_files: list[str], session_module: str,
-                    generation: Hashable, dump_session: Any, now: float, goal: str,
-                    inference_limit: int | None = None) -> dict[str, Any]:
+                    generation: Hashable, dump_session: Any, goal: str, now: float | None = None,
+                    inference_limit: int | None = None, principal: str = "") -> dict[str, Any]:
         """Prove a client goal; ``dump_session()`` gives the session's facts (only called when the worker's
-        copy is older than ``generation``). Returns the engine's query answer (status, solutions, needs)."""
+        copy is older than ``generation``). Returns the engine's query answer (status, solutions, needs).
+        ``principal``: whose turn it takes (its goals wait in a queue of their own). ``now``: the time the
+        facts' expiries are compared with, by default the process clock's when the turn comes."""
         if len(goal) > MAX_GOAL_CHARS:
             return {"status": "refused", "message": f"the query is too long ({len(goal)} characters > "
                                                     f"{MAX_GOAL_CHARS})", "needs": [], "unmet": []}
+        try:
+            async with self._turns.turn(principal):
+                return await self._query(rb_module, rb_version, rb_files, session_module, generation,
+                                         dump_session, now, goal, inference_limit)
+        except TooManyWaiting:
+            n = self._turns.per_principal
+            return {"status": "refused", "message": f"too many of this caller's queries are waiting (at most "
+                                                    f"{n}); ask again when one is answered",
+                    "needs": [], "unmet": []}
+
+    async def _query(self, rb_module: str, rb_version: str, rb_files: list[str], session_module: str,
+                     generation: Hashable, dump_session: Any, now: float | None, goal: str,
+                     inference_limit: int | None) -> dict[str, Any]:
         b = self.budget
-        async with self._lock:
-            try:
-                w = self._worker
-                if w is None or w.proc.returncode is not None:
-                    if w is not None:
-                        self.restarts += 1
-                    w = self._worker = await self._start()
-                setup = 30.0
-                if w.modules.get(rb_module) != rb_version:
-                    out = await self._request(
-                        w, {"op": "load", "module": rb_module, "files": rb_files}, setup
-                    )
-                    if not out.get("ok") or out.get("errors"):
-                        raise QueryWorkerError(
-                            "the query worker could not load the rulebase: "
-                            + "; ".join(e.get("message", "") for e in out.get("errors", []))
-                        )
-                    for old in [m for m in w.modules if m != rb_module]:  # one rulebase at a time
-                        await self._request(w, {"op": "unload", "module": old}, setup)
-                        del w.modules[old]
-                    w.modules[rb_module] = rb_version
-                if w.sessions.get(session_module) != generation:
-                    lines = await dump_session()
-                    while len(w.sessions) >= self.max_sessions and session_module not in w.sessions:
-                        oldest = next(iter(w.sessions))
-                        await self._request(w, {"op": "drop", "session": oldest}, setup)
-                        del w.sessions[oldest]
-                    await self._request(
-                        w, {"op": "session", "session": session_module, "lines": lines}, setup
-                    )
-                    w.sessions.pop(session_module, None)
-                    w.sessions[session_module] = generation
-                # the worker enforces the budget itself; the extra second covers a goal stuck in one
-                # foreign call (a huge atom being built) that no Prolog signal can interrupt
-                return await self._request(
-                    w,
-                    {
-                        "op": "query",
-                        "rb": rb_module,
-                        "session": session_module,
-                        "now": now,
-                        "goal": goal,
-                        "max": b.max_solutions,
-                        "limit": inference_limit or b.inferences,
-                        "seconds": b.seconds,
-                    },
-                    b.seconds + 1.0,
+        try:
+            w = self._worker
+            if w is None or w.proc.returncode is not None:
+                if w is not None:
+                    self.restarts += 1
+                w = self._worker = await self._start()
+            setup = 30.0
+            if w.modules.get(rb_module) != rb_version:
+                out = await self._request(
+                    w, {"op": "load", "module": rb_module, "files": rb_files}, setup
                 )
-            except _Overrun as e:
-                log.warning("query worker replaced: %s", e)
-                await self._kill()
-                self.restarts += 1
-                return {
-                    "status": "time_limit" if "time" in str(e) else "memory_limit",
-                    "message": str(e),
-                    "needs": [],
-                    "unmet": [],
-                }
-            except (OSError, QueryWorkerError) as e:
-                await self._kill()
-                raise QueryWorkerError(str(e)) from None
+                if not out.get("ok") or out.get("errors"):
+                    raise QueryWorkerError(
+                        "the query worker could not load the rulebase: "
+                        + "; ".join(e.get("message", "") for e in out.get("errors", []))
+                    )
+                for old in [m for m in w.modules if m != rb_module]:  # one rulebase at a time
+                    await self._request(w, {"op": "unload", "module": old}, setup)
+                    del w.modules[old]
+                w.modules[rb_module] = rb_version
+            if w.sessions.get(session_module) != generation:
+                lines = await dump_session()
+                while len(w.sessions) >= self.max_sessions and session_module not in w.sessions:
+                    oldest = next(iter(w.sessions))
+                    await self._request(w, {"op": "drop", "session": oldest}, setup)
+                    del w.sessions[oldest]
+                await self._request(
+                    w, {"op": "session", "session": session_module, "lines": lines}, setup
+                )
+                w.sessions.pop(session_module, None)
+                w.sessions[session_module] = generation
+            # the worker enforces the budget itself; the extra second covers a goal stuck in one
+            # foreign call (a huge atom being built) that no Prolog signal can interrupt
+            return await self._request(
+                w,
+                {
+                    "op": "query",
+                    "rb": rb_module,
+                    "session": session_module,
+                    "now": process_clock.now() if now is None else now,
+                    "goal": goal,
+                    "max": b.max_solutions,
+                    "limit": inference_limit or b.inferences,
+                    "seconds": b.seconds,
+                },
+                b.seconds + 1.0,
+            )
+        except _Overrun as e:
+            log.warning("query worker replaced: %s", e)
+            await self._kill()
+            self.restarts += 1
+            return {
+                "status": "time_limit" if "time" in str(e) else "memory_limit",
+                "message": str(e),
+                "needs": [],
+                "unmet": [],
+            }
+        except (OSError, QueryWorkerError) as e:
+            await self._kill()
+            raise QueryWorkerError(str(e)) from None
 
 
 class _Overrun(PolicyError):
     pass
+
+
+_CLOSING = "\0closing"  # close's own turn (no principal's name holds a NUL)

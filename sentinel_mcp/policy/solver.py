@@ -19,6 +19,7 @@ from typing import Any, Awaitable, Callable
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import argument_digest
 from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput
 from sentinel_mcp.policy.fact_store import learned
@@ -289,6 +290,6 @@ class Solver:
         if not extracted:  # what this read said before no longer holds (``Knowledge.unlearn``)
             await self.knowledge.unlearn(session, tool, digest)
             return 0, unreadable
-        facts = learned(session, tool, digest, extracted, time.time())
+        facts = learned(session, tool, digest, extracted, process_clock.now())
         await self.knowledge.learn(facts)
         return facts.shown, unreadable

@@ -7,9 +7,9 @@ its bound contexts. Numbers and booleans are quantities, not identifiers, and ar
 
 from __future__ import annotations
 
-import time
 from typing import Any, Iterator
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.policy.fact_store import string_values
 from sentinel_mcp.policy.knowledge import Knowledge
@@ -39,7 +39,7 @@ async def ungrounded_arguments(knowledge: Knowledge, call: ToolCall, rb: Rulebas
         return []
     store = knowledge.store
     # only the call's own values are looked up (indexed), never the whole session's facts
-    known = await store.known_values(call.session_id, {v for _, v in checked}, time.time())
+    known = await store.known_values(call.session_id, {v for _, v in checked}, process_clock.now())
     if len(known) < len({v for _, v in checked}):
         known.update(string_values(list((await store.contexts(call.session_id)).values())))
     return [f"{p}={v!r}" for p, v in checked if v not in known]

@@ -85,3 +85,29 @@ async def test_the_policy_pages_show_the_rulebase_as_far_as_the_principals_tools
                 told = html.unescape(r.text)
                 assert r.status_code == 403 and "outside your reach" in told, (path, r.status_code)
                 assert "bookings.pl" not in r.text and "binding(" not in html.unescape(r.text)
+
+
+ROW_LINK = re.compile(r'href="/console/activity/([^"?#]+)"')
+
+
+async def test_the_activity_of_a_principal_that_may_not_read_the_rulebase_shows_no_version(tmp_path):
+    """Dave's own calls' rows (the list and each row's page: the audit row's policy version, the proof's
+    version, a reason) never show the version; erin, who may read the rulebase, sees it in hers."""
+    with http_sentinel(_config(tmp_path)) as (base, _):
+        async with signed_in(base, OWNER_TOKEN) as owner:
+            version = VERSION.findall(await owner.page("/console/policy/history"))[0]
+        for token in (DAVE, ERIN):
+            async with mcp_client(base, token) as c:
+                await c.call_tool("sentinel__sentinel_why_not",
+                                  {"tool": "bk__cancel_booking", "arguments": {"booking_id": "BK-789"}})
+                await c.call_tool("bk__cancel_booking", {"booking_id": "BK-789"})
+        async with signed_in(base, ERIN) as erin:
+            rows = ROW_LINK.findall(await erin.page("/console/activity"))
+            assert rows
+            assert any([version in await erin.page(f"/console/activity/{r}") for r in rows])
+        async with signed_in(base, DAVE) as dave:
+            listing = await dave.page("/console/activity")
+            rows = ROW_LINK.findall(listing)
+            assert len(rows) >= 2 and version not in listing
+            for r in rows:
+                assert version not in await dave.page(f"/console/activity/{r}"), r

@@ -1,0 +1,51 @@
+"""The default guard's confirmations held in the process are bounded. An answer grants one and the same call
+takes it right after; a call that never takes it (cancelled or timed out once the answer was recorded, a
+rulebase reloaded in between) left it held until the process ended, so a client repeating that, each time
+for other arguments, filled the process. Expired confirmations are dropped and, past the bound, the oldest
+first."""
+
+from __future__ import annotations
+
+from sentinel_mcp.core.decision import Allow, Answer, Ask, ToolCall
+from sentinel_mcp.policy.confirmation_book import MAX_HELD, ConfirmationBook
+from sentinel_mcp.policy.default_guard import DefaultGuard
+
+YES = Answer(action="accept", content={"approve": True})
+
+
+def call(n: int, session: str = "alice/s1") -> ToolCall:
+    return ToolCall(name="tb__delete", server="tb", tool="delete", arguments={"path": f"/tmp/{n}"},
+                    session_id=session, destructive=True)
+
+
+async def test_answers_never_taken_fill_the_book_only_to_its_bound() -> None:
+    guard = DefaultGuard()  # the gateway's fallback guard, with the book it holds by default
+    book = guard.confirmations
+    assert isinstance(book, ConfirmationBook)
+    last = MAX_HELD + 1_000
+    for n in range(last + 1):  # each call asked and answered yes, and never made
+        c = call(n)
+        asked = await guard.decide(c)
+        assert isinstance(asked, Ask)
+        await guard.record_answer(c, asked.questions[0], YES)
+    assert len(book._granted) == MAX_HELD
+    assert not await book.held(call(0), guard.version)  # the oldest went first
+    assert await book.held(call(last - MAX_HELD + 1), guard.version)
+    assert isinstance(await guard.decide(call(last)), Allow)  # the newest is still the user's, used once
+    assert isinstance(await guard.decide(call(last)), Ask)
+
+
+async def test_expired_confirmations_are_dropped_as_new_ones_come() -> None:
+    now = [0.0]
+    book = ConfirmationBook(60, clock=lambda: now[0])
+    for n in range(300):
+        await book.grant(call(n), "v")
+    now[0] = 61.0
+    await book.grant(call(300), "v")
+    assert len(book._granted) == 1 and await book.take(call(300), "v")
+    await book.grant(call(1), "v")
+    await book.grant(call(2), "v")
+    await book.grant(call(1), "v")  # granted again: the newest
+    book.capacity = 1
+    await book.grant(call(3), "v")
+    assert len(book._granted) == 1 and await book.held(call(3), "v")
