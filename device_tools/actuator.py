@@ -24,11 +24,12 @@ from .actions import ProposedAction
 from .confirmation import confirm_by_elicitation, confirm_by_volume_up
 from .confirmation_text import question_for
 from .device_words import quoted
-from .element_registry import Element, ElementRegistry, Snapshot, parse_dump
+from .element_registry import Element, ElementRegistry, Snapshot, named, parse_dump
 from .hit_test import tap_receivers
 from .errors import CommandRefused, DeviceError, DumpFailed
 from .gate import SENT_KEPT, Approval, CommandGate
 from .risk_classifier import ActionRiskClassifier
+from .window_list import WindowsUnknown, covering, parse_windows
 from sentinel_mcp.core.call_meta import decision_id_of
 from sentinel_mcp.core.decision_record import RecordNotWritten
 from sentinel_mcp.core.errors import SentinelError
@@ -126,6 +127,26 @@ class Actuator:
             )
         return now, fresh
 
+    async def covered(self, element: Element) -> str | None:
+        """Why a tap at ``element``'s centre may reach another app's window drawn over its own (an overlay the
+        dump does not show), or None when nothing else lies over it (``window_list``)."""
+        if not getattr(self.gate.backend, "lists_windows", False):
+            return None
+        x, y = element.center
+        app = element.window or element.package
+        try:
+            found = covering(parse_windows(await self.gate.read(C.WINDOWS)), app, x, y)
+        except WindowsUnknown as exc:
+            found = str(exc)
+        if found is None:
+            return None
+        if isinstance(found, str):
+            return f"refused: {found}. Nothing was sent"
+        return (
+            f"refused: a window of {named(found.package)} lies over the centre of {element.id} "
+            f"({element.label!r}) and would receive the tap instead. Nothing was sent"
+        )
+
     async def recheck(self, element: Element, *, tapped: str | None = None) -> Element:
         """The element as it is now, unchanged since it was rated; ``tapped``: and a tap at its centre still
         reaches that element id (nothing was put over it meanwhile)."""
@@ -136,6 +157,9 @@ class Actuator:
                 f"element {element.id} ({element.label!r}) changed while waiting for confirmation", fresh
             )
         if tapped is not None:
+            over = await self.covered(now)
+            if over is not None:
+                raise StaleElement(f"while waiting for confirmation, {over.removeprefix('refused: ')}", fresh)
             found = tap_receivers(fresh, now)
             if isinstance(found, str) or found[-1].id != tapped:
                 why = "a tap there reaches another element"

@@ -86,6 +86,12 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             if isinstance(found, str):
                 return error_result(found, element=element.public())
             receivers = found
+            try:  # another app's window over it takes the tap, and the dump does not show it
+                over = await act.covered(element)
+            except DeviceError as exc:
+                return error_result(str(exc))
+            if over is not None:
+                return error_result(over, element=element.public())
         unseen = rt.privacy.unseen(ctx, [element, *receivers])
         if unseen is not None:  # acting on what the caller may not read: its labels, the question's words
             return unseen
