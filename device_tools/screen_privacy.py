@@ -213,8 +213,8 @@ class ScreenPrivacy:
         return self.labelled(result, packages)
 
     def labelled(self, result: CallToolResult, packages: Iterable[str]) -> CallToolResult:
-        """``result`` with the kinds of personal data it shows said in ``_meta`` (``PERSONAL_SHOWN``): a caller
-        that keeps what it saw (the phone agent's trace) keeps it only while the consent for them is held."""
+        """``result`` with the kinds of personal data it shows said in ``_meta`` (``PERSONAL_SHOWN``): a
+        caller that keeps what it saw (the phone agent's trace) keeps it only while the consent is held."""
         kinds = sorted({self.apps[p] for p in packages if p in self.apps})
         if not kinds:
             return result

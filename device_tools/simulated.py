@@ -233,7 +233,8 @@ class SimulatedDevice:
         above = [o for o in self.overlays if not o.get("below")]
         below = [o for o in self.overlays if o.get("below")]
         overlay = {"type": "APPLICATION_OVERLAY"}
-        return [*({**overlay, **o} for o in reversed(above)), app, *({**overlay, **o} for o in reversed(below))]
+        return [*({**overlay, **o} for o in reversed(above)), app,
+                *({**overlay, **o} for o in reversed(below))]
 
     def _window_list(self) -> str:
         """``dumpsys window windows`` as Android 12 prints it (the fields the observer reads)."""
@@ -250,7 +251,8 @@ class SimulatedDevice:
                 f"      fl={flags}}}",
                 "    mHasSurface=true isReadyForDisplay()=true mWindowRemovalAllowed=false",
                 f"    Frames: parent=[0,0][{self.size[0]},{self.size[1]}] display=[0,0][{self.size[0]},"
-                f"{self.size[1]}] frame=[{x1},{y1}][{x2},{y2}] last=[{x1},{y1}][{x2},{y2}] insetsChanged=false",
+                f"{self.size[1]}] frame=[{x1},{y1}][{x2},{y2}] last=[{x1},{y1}][{x2},{y2}] "
+                "insetsChanged=false",
                 "    mViewVisibility=0x0 mHaveFrame=true mObscured=false",
                 "    isOnScreen=true",
                 "    isVisible=true",

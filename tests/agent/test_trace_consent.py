@@ -36,7 +36,8 @@ async def test_a_revoked_consent_takes_the_personal_screens_out_of_the_trace(tmp
         book = rt.gateway.consent_gate.book
         book.grant("owner", "messages", by="cli")
         async with Client(rt.front.server, mode="legacy", elicitation_callback=Answers()) as c:
-            run = (await c.call_tool("agent__agent_run", {"goal": "read the newest message"})).structured_content
+            ran = await c.call_tool("agent__agent_run", {"goal": "read the newest message"})
+            run = ran.structured_content
             assert run["status"] == "completed" and SECRET in run["answer"]
             held = await c.call_tool("agent__agent_trace", {"run_id": run["run_id"]})
             assert SECRET in json.dumps(held.structured_content)  # still consented: the owner sees it
