@@ -9,8 +9,8 @@ model's context carries them into every later step.
 The trace is read through the gateway, which tells the agent's read tools the kinds the caller holds consent
 for (they declare ``sentinel/personal_screen``, as the device's screen tools do). A step or run whose kinds
 are not all held any more is rewritten on disk without what was read: which tool ran, its outcome, guard and
-audit row stay; labels, arguments, reasoning, questions, answer and reflections go. A kind the agent does not know
-(a configured app's own kind) is never held here: its steps are always taken out (fail closed).
+audit row stay; labels, arguments, reasoning, questions, answer and reflections go. A kind the agent does
+not know (a configured app's own kind) is never held here: its steps are always taken out (fail closed).
 """
 
 from __future__ import annotations
