@@ -26,7 +26,7 @@ from .confirmation_text import question_for
 from .device_words import quoted
 from .element_registry import Element, ElementRegistry, Snapshot, named, parse_dump
 from .hit_test import tap_receivers
-from .errors import CommandRefused, DeviceError, DumpFailed
+from .errors import CommandRefused, DeviceError, DumpFailed, FocusMoved
 from .gate import SENT_KEPT, Approval, CommandGate
 from .risk_classifier import ActionRiskClassifier
 from .window_list import WindowsUnknown, covering, parse_windows
@@ -146,6 +146,21 @@ class Actuator:
             f"refused: a window of {named(found.package)} lies over the centre of {element.id} "
             f"({element.label!r}) and would receive the tap instead. Nothing was sent"
         )
+
+    async def has_focus(self, element: Element) -> None:
+        """After the tap that focuses ``element``: ``FocusMoved`` unless it is the focused field now, in the
+        same window. Keys and ``input text`` go to whatever has the focus: the app may move it on the tap (to
+        another field, or another app it brings to the front), and the text would land there."""
+        fresh = await self.observe()
+        now = fresh.by_id.get(element.id)
+        if now is None or not now.focused or not now.editable or now.window != element.window:
+            where = next((e for e in fresh.elements if e.focused), None)
+            moved = f"{where.id} ({where.label!r}) in {named(where.window or where.package)}" if where else \
+                "no field"
+            raise FocusMoved(
+                f"not typed: after the tap on {element.id} ({element.label!r}) the focus was on {moved}, so "
+                "no key was sent (the tap was)"
+            )
 
     async def recheck(self, element: Element, *, tapped: str | None = None) -> Element:
         """The element as it is now, unchanged since it was rated; ``tapped``: and a tap at its centre still

@@ -107,8 +107,10 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             if approval.decided_by.startswith("user"):
                 # the screen may have changed while the user decided (the element, or what lies over it)
                 await act.recheck(element, tapped=tapped)
-            for argv in patterns:
+            for i, argv in enumerate(patterns):
                 await rt.gate.run(argv, approval)
+                if i == 0 and kind in KEYED:  # the keys after this tap go to the focus: the field's only
+                    await act.has_focus(element)
             return {"message": message, "element": element.public()}
 
         context = f"screen of {element.window or element.package}"
@@ -455,6 +457,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
 
 TAPPING = ("click", "long_click", "type", "clear")  # kinds whose commands tap the target's centre
+KEYED = ("type", "clear")  # kinds whose tap focuses a field and whose next commands are keys sent to the focus
 MAX_COORD_PX = 100_000  # past any screen; a larger int is past a float's range (math.hypot would raise)
 MIN_SWIPE_PX = 48  # Android's touch slop is 8 dp (24 px at 3x): a shorter movement is a tap or a long press
 
