@@ -26,7 +26,7 @@ class TextNotTypeable(DeviceError):
 
 
 class FocusMoved(DeviceError):
-    """After the tap on a text field, the focus was elsewhere: the keys were not sent (they go to the focus)."""
+    """After the tap on a text field the focus was elsewhere: no key was sent (keys go to the focus)."""
 
 
 class DeviceCommandFailed(DeviceError):

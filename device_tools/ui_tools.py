@@ -457,7 +457,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
 
 TAPPING = ("click", "long_click", "type", "clear")  # kinds whose commands tap the target's centre
-KEYED = ("type", "clear")  # kinds whose tap focuses a field and whose next commands are keys sent to the focus
+KEYED = ("type", "clear")  # kinds whose tap focuses a field, then send keys to the focus
 MAX_COORD_PX = 100_000  # past any screen; a larger int is past a float's range (math.hypot would raise)
 MIN_SWIPE_PX = 48  # Android's touch slop is 8 dp (24 px at 3x): a shorter movement is a tap or a long press
 

@@ -1,8 +1,8 @@
-"""Typing taps the field, then sends the text: between the two the screen may move the focus (the app reacts to
-the tap by focusing another field, or brings another app to the front), and ``input text`` types into whatever
-is focused then. The device types only into the field it rated and the person confirmed: after the tap it
-reads the screen again and sends nothing when that field is not the focused one. Fake adb server speaking the
-adb protocol, simulated phone with its real uiautomator XML."""
+"""Typing taps the field, then sends the text: between the two the screen may move the focus (the app
+reacts to the tap by focusing another field, or brings another app to the front), and ``input text`` types
+into whatever is focused then. The device types only into the field it rated and the person confirmed: after
+the tap it reads the screen again and sends nothing when that field is not the focused one. Fake adb server
+speaking the adb protocol, simulated phone with its real uiautomator XML."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ async def test_text_is_not_typed_when_the_focus_moved_after_the_tap(fake_adb, tm
         screen = await client.call_tool("screen_read", {})
         field = element(screen, resource_id="com.example.bank:id/password")
         focus_moves_after_a_tap(phone, where)
-        r = await client.call_tool("type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(screen),
-                                                 "text": SECRET})
+        chosen = {"element_id": field["id"], "snapshot_id": snapshot_id(screen), "text": SECRET}
+        r = await client.call_tool("type_text", chosen)
     assert len(answers.questions) == 1
     assert r.is_error, r.content[0].text
     assert not [c for c in fake_adb.device_commands() if c.startswith("input text")]
@@ -58,8 +58,8 @@ async def test_text_is_typed_when_the_field_took_the_focus(fake_adb, tmp_path):
     async with connect(adb_server(fake_adb, tmp_path), "legacy", Answers("yes")) as client:
         screen = await client.call_tool("screen_read", {})
         field = element(screen, resource_id="com.example.bank:id/username")
-        r = await client.call_tool("type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(screen),
-                                                 "text": "alice"})
+        chosen = {"element_id": field["id"], "snapshot_id": snapshot_id(screen), "text": "alice"}
+        r = await client.call_tool("type_text", chosen)
     assert not r.is_error, r.content[0].text
     assert phone.state.fields[("bank_login", key_of(phone, "bank_login", "com.example.bank:id/username"))] \
         == "alice"
