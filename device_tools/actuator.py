@@ -130,22 +130,29 @@ class Actuator:
     async def covered(self, element: Element) -> str | None:
         """Why a tap at ``element``'s centre may reach another app's window drawn over its own (an overlay the
         dump does not show), or None when nothing else lies over it (``window_list``)."""
+        x, y = element.center
+        return await self.covered_at(element.window or element.package, [(x, y)],
+                                     f"the centre of {element.id} ({element.label!r})")
+
+    async def covered_at(self, app: str, points: Sequence[tuple[int, int]], where: str) -> str | None:
+        """Why a touch at ``points`` may reach a window of another app than ``app``; None: it reaches
+        ``app``."""
         if not getattr(self.gate.backend, "lists_windows", False):
             return None
-        x, y = element.center
-        app = element.window or element.package
         try:
-            found = covering(parse_windows(await self.gate.read(C.WINDOWS)), app, x, y)
+            windows = parse_windows(await self.gate.read(C.WINDOWS))
         except WindowsUnknown as exc:
-            found = str(exc)
-        if found is None:
-            return None
-        if isinstance(found, str):
-            return f"refused: {found}. Nothing was sent"
-        return (
-            f"refused: a window of {named(found.package)} lies over the centre of {element.id} "
-            f"({element.label!r}) and would receive the tap instead. Nothing was sent"
-        )
+            return f"refused: {exc}. Nothing was sent"
+        for x, y in points:
+            found = covering(windows, app, x, y)
+            if isinstance(found, str):
+                return f"refused: {found}. Nothing was sent"
+            if found is not None:
+                return (
+                    f"refused: a window of {named(found.package)} lies over {where} and would receive the "
+                    "touch instead. Nothing was sent"
+                )
+        return None
 
     async def has_focus(self, element: Element) -> None:
         """After the tap that focuses ``element``: ``FocusMoved`` unless it is the focused field now, in the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 import re
 from typing import Any, Literal
 
@@ -335,6 +336,13 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         pressed = drag_receivers(screen, points)
         if isinstance(pressed, str):
             return error_result(pressed)
+        app = subject.window if subject is not None else screen_window(screen)
+        try:  # another app's window under the finger takes the swipe, and the dump does not show it
+            over = await act.covered_at(app, points, "a point the swipe presses or lifts at")
+        except DeviceError as exc:
+            return error_result(str(exc))
+        if over is not None:
+            return error_result(over)
         unseen = rt.privacy.unseen(ctx, [*pressed, *([subject] if subject else [])])
         if unseen is not None:
             return unseen
@@ -358,6 +366,10 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 now = drag_receivers(fresh, points)
                 if isinstance(now, str) or sorted(e.id for e in now) != ids:
                     raise StaleElement("while waiting for confirmation, what lies under the swipe changed",
+                                       fresh)
+                moved = await act.covered_at(app, points, "a point the swipe presses or lifts at")
+                if moved is not None:
+                    raise StaleElement(f"while waiting for confirmation, {moved.removeprefix('refused: ')}",
                                        fresh)
             output = await rt.gate.run(argv, approval)
             said = f"{message} (from {element.label!r})" if element is not None and pressed else message
@@ -454,6 +466,12 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return error_result(str(exc))
         info = {**info, "physical_confirmation": str(rt.settings.physical_confirmation)}
         return read_result("\n".join(f"{k}: {v}" for k, v in info.items()), info)
+
+
+def screen_window(screen: Snapshot) -> str:
+    """The app whose window most of the screen's elements are drawn in (Android names a window's package)."""
+    counts = Counter(e.window for e in screen.elements if e.window)
+    return counts.most_common(1)[0][0] if counts else screen.package
 
 
 TAPPING = ("click", "long_click", "type", "clear")  # kinds whose commands tap the target's centre

@@ -81,11 +81,14 @@ class WindowsUnknown(ValueError):
 
 
 def covering(windows: list[Window], app: str, x: int, y: int) -> Window | str | None:
-    """Another app's window that would take a tap at (x, y) above ``app``'s topmost window; a string says why
-    that cannot be told (no window of ``app`` listed); None: the tap reaches ``app``."""
+    """The window of another app that would take a touch at (x, y): the topmost visible window there that
+    takes touches, when it is not ``app``'s; a string says no window of ``app`` lies there at all (a point off
+    the screen, or outside the app's own window); None: the touch reaches ``app``."""
     for w in windows:
-        if w.package == app and w.visible:
+        if not (w.visible and w.covers(x, y)):
+            continue
+        if w.package == app:
             return None
-        if w.visible and w.touchable and w.covers(x, y):
+        if w.touchable:
             return w
-    return f"no window of {app} is listed on screen, so what lies over the tap is unknown"
+    return f"no window of {app} lies under ({x}, {y})"

@@ -5,6 +5,8 @@ protocol) and refuses a tap whose point another app's touchable window covers ab
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import pytest
 from tests.device.device_helpers import Answers, adb_server, connect, element, snapshot_id
 
@@ -70,3 +72,31 @@ async def test_an_overlay_put_up_while_the_person_decides_refuses_the_confirmed_
         r = await client.call_tool("click", {"element_id": target["id"], "snapshot_id": snapshot_id(screen)})
     assert len(answers.questions) == 1 and r.is_error and EVIL in r.content[0].text, r.content[0].text
     assert taps(fake_adb) == [] and fake_adb.device.overlay_taps == [] and fake_adb.device.transfers == []
+
+
+async def test_a_swipe_under_another_apps_overlay_is_refused(fake_adb, tmp_path):
+    fake_adb.device.overlays.append({"package": EVIL, "bounds": (0, 1200, 1080, 2400), "touchable": True})
+    async with connect(adb_server(fake_adb, tmp_path), "legacy", Answers("no")) as client:
+        r = await client.call_tool("swipe", {"x1": 540, "y1": 600, "x2": 540, "y2": 1800})
+        assert r.is_error and EVIL in r.content[0].text, r.content[0].text
+        fake_adb.device.overlays.clear()
+        ok = await client.call_tool("swipe", {"x1": 540, "y1": 600, "x2": 540, "y2": 1800})
+    assert not ok.is_error, ok.content[0].text
+    assert len([c for c in fake_adb.device_commands() if c.startswith("input swipe")]) == 1
+
+
+@pytest.mark.parametrize("bounds", ["[1100,900][1400,1000]", "[-400,900][-100,1000]", "[200,2450][800,2600]"])
+async def test_an_element_whose_centre_is_off_the_screen_is_not_tapped(fake_adb, tmp_path, bounds):
+    phone = fake_adb.device
+    frame = phone._trees["home"][0]
+    frame.append(ET.fromstring(
+        '<node index="9" text="Gift" resource-id="x:id/gift" class="android.widget.Button" '
+        f'package="{frame.get("package")}" content-desc="" checkable="false" checked="false" clickable="true" '
+        'enabled="true" focusable="true" focused="false" scrollable="false" long-clickable="false" '
+        f'password="false" selected="false" bounds="{bounds}" />'))
+    async with connect(adb_server(fake_adb, tmp_path), "legacy", Answers("no")) as client:
+        screen = await client.call_tool("screen_read", {})
+        gift = element(screen, text="Gift")
+        r = await client.call_tool("click", {"element_id": gift["id"], "snapshot_id": snapshot_id(screen)})
+    assert r.is_error and "lies under" in r.content[0].text, r.content[0].text
+    assert taps(fake_adb) == []
