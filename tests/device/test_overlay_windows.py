@@ -85,14 +85,14 @@ async def test_a_swipe_under_another_apps_overlay_is_refused(fake_adb, tmp_path)
     assert len([c for c in fake_adb.device_commands() if c.startswith("input swipe")]) == 1
 
 
-@pytest.mark.parametrize("bounds", ["[1100,900][1400,1000]", "[-400,900][-100,1000]", "[200,2450][800,2600]"])
+@pytest.mark.parametrize("bounds", ["[1100,900][1400,1000]", "[-400,900][-100,1000]",
+                                    "[200,2450][800,2600]"])
 async def test_an_element_whose_centre_is_off_the_screen_is_not_tapped(fake_adb, tmp_path, bounds):
     phone = fake_adb.device
     frame = phone._trees["home"][0]
     frame.append(ET.fromstring(
         '<node index="9" text="Gift" resource-id="x:id/gift" class="android.widget.Button" '
-@pytest.mark.parametrize("bounds", ["[1100,900][1400,1000]", "[-400,900][-100,1000]",
-                                    "[200,2450][800,2600]"])
+        f'package="{frame.get("package")}" content-desc="" checkable="false" checked="false" clickable="true" '
         'enabled="true" focusable="true" focused="false" scrollable="false" long-clickable="false" '
         f'password="false" selected="false" bounds="{bounds}" />'))
     async with connect(adb_server(fake_adb, tmp_path), "legacy", Answers("no")) as client:
