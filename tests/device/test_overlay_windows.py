@@ -93,8 +93,8 @@ async def test_an_element_whose_centre_is_off_the_screen_is_not_tapped(fake_adb,
     frame.append(ET.fromstring(
         '<node index="9" text="Gift" resource-id="x:id/gift" class="android.widget.Button" '
         f'package="{frame.get("package")}" content-desc="" checkable="false" checked="false" '
-        'clickable="true" enabled="true" focusable="true" focused="false" scrollable="false" long-clickable="false" '
-        f'password="false" selected="false" bounds="{bounds}" />'))
+        'clickable="true" enabled="true" focusable="true" focused="false" scrollable="false" '
+        f'long-clickable="false" password="false" selected="false" bounds="{bounds}" />'))
     async with connect(adb_server(fake_adb, tmp_path), "legacy", Answers("no")) as client:
         screen = await client.call_tool("screen_read", {})
         gift = element(screen, text="Gift")
