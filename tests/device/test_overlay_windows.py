@@ -101,3 +101,13 @@ async def test_an_element_whose_centre_is_off_the_screen_is_not_tapped(fake_adb,
         r = await client.call_tool("click", {"element_id": gift["id"], "snapshot_id": snapshot_id(screen)})
     assert r.is_error and "lies under" in r.content[0].text, r.content[0].text
     assert taps(fake_adb) == []
+
+
+async def test_sms_send_does_not_tap_send_under_another_apps_overlay(fake_adb, tmp_path):
+    fake_adb.device.overlays.append({"package": EVIL, "bounds": (0, 1800, 1080, 2400), "touchable": True})
+    answers = Answers("yes")  # the person allows the SMS; the overlay lies over the compose screen's Send
+    async with connect(adb_server(fake_adb, tmp_path, compose_timeout=0.5), "legacy", answers) as client:
+        r = await client.call_tool("sms_send", {"to": "+15550100", "body": "running late"})
+    assert len(answers.questions) == 1
+    assert r.is_error and "NOT sent" in r.content[0].text and EVIL in r.content[0].text, r.content[0].text
+    assert taps(fake_adb) == [] and fake_adb.device.overlay_taps == [] and fake_adb.device.sent_messages == []
