@@ -24,11 +24,12 @@ from .actions import ProposedAction
 from .confirmation import confirm_by_elicitation, confirm_by_volume_up
 from .confirmation_text import question_for
 from .device_words import quoted
-from .element_registry import Element, ElementRegistry, Snapshot, parse_dump
+from .element_registry import Element, ElementRegistry, Snapshot, named, parse_dump
 from .hit_test import tap_receivers
-from .errors import CommandRefused, DeviceError, DumpFailed
+from .errors import CommandRefused, DeviceError, DumpFailed, FocusMoved
 from .gate import SENT_KEPT, Approval, CommandGate
 from .risk_classifier import ActionRiskClassifier
+from .window_list import WindowsUnknown, covering, parse_windows
 from sentinel_mcp.core.call_meta import decision_id_of
 from sentinel_mcp.core.decision_record import RecordNotWritten
 from sentinel_mcp.core.errors import SentinelError
@@ -126,6 +127,48 @@ class Actuator:
             )
         return now, fresh
 
+    async def covered(self, element: Element) -> str | None:
+        """Why a tap at ``element``'s centre may reach another app's window drawn over its own (an overlay the
+        dump does not show), or None when nothing else lies over it (``window_list``)."""
+        x, y = element.center
+        return await self.covered_at(element.window or element.package, [(x, y)],
+                                     f"the centre of {element.id} ({element.label!r})")
+
+    async def covered_at(self, app: str, points: Sequence[tuple[int, int]], where: str) -> str | None:
+        """Why a touch at ``points`` may reach a window of another app than ``app``; None: it reaches
+        ``app``."""
+        if not getattr(self.gate.backend, "lists_windows", False):
+            return None
+        try:
+            windows = parse_windows(await self.gate.read(C.WINDOWS))
+        except WindowsUnknown as exc:
+            return f"refused: {exc}. Nothing was sent"
+        for x, y in points:
+            found = covering(windows, app, x, y)
+            if isinstance(found, str):
+                return f"refused: {found}. Nothing was sent"
+            if found is not None:
+                return (
+                    f"refused: a window of {named(found.package)} lies over {where} and would receive the "
+                    "touch instead. Nothing was sent"
+                )
+        return None
+
+    async def has_focus(self, element: Element) -> None:
+        """After the tap that focuses ``element``: ``FocusMoved`` unless it is the focused field now, in the
+        same window. Keys and ``input text`` go to whatever has the focus: the app may move it on the tap (to
+        another field, or another app it brings to the front), and the text would land there."""
+        fresh = await self.observe()
+        now = fresh.by_id.get(element.id)
+        if now is None or not now.focused or not now.editable or now.window != element.window:
+            where = next((e for e in fresh.elements if e.focused), None)
+            moved = f"{where.id} ({where.label!r}) in {named(where.window or where.package)}" if where else \
+                "no field"
+            raise FocusMoved(
+                f"not typed: after the tap on {element.id} ({element.label!r}) the focus was on {moved}, so "
+                "no key was sent (the tap was)"
+            )
+
     async def recheck(self, element: Element, *, tapped: str | None = None) -> Element:
         """The element as it is now, unchanged since it was rated; ``tapped``: and a tap at its centre still
         reaches that element id (nothing was put over it meanwhile)."""
@@ -136,6 +179,9 @@ class Actuator:
                 f"element {element.id} ({element.label!r}) changed while waiting for confirmation", fresh
             )
         if tapped is not None:
+            over = await self.covered(now)
+            if over is not None:
+                raise StaleElement(f"while waiting for confirmation, {over.removeprefix('refused: ')}", fresh)
             found = tap_receivers(fresh, now)
             if isinstance(found, str) or found[-1].id != tapped:
                 why = "a tap there reaches another element"

@@ -34,6 +34,7 @@ PROP_VALUE_MAX = 92  # Android's limit for a system property's value
 class AdbBackend:
     name = "adb"
     unicode_text = False  # `input text` is ASCII-only
+    lists_windows = True
 
     def __init__(self, serial: str | None = None, host: str = "127.0.0.1", port: int = 5037, *,
                  serial_setting: str = "sentinel.device.serial") -> None:

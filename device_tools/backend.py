@@ -17,6 +17,8 @@ class DeviceBackend(Protocol):
 
     name: str  # "adb", "simulated", "termux"
     unicode_text: bool  # True when ``type_text`` can carry non-ASCII (an IME / accessibility path)
+    # True when ``dumpsys window windows`` lists the phone's windows (adb's shell may; an app cannot)
+    lists_windows: bool
 
     async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
         """Run one command on the device and return its text output (stdout+stderr)."""

@@ -19,6 +19,8 @@ SCREENCAP: Argv = ["screencap", "-p"]
 GETEVENT: Argv = ["getevent", "-l"]
 WINDOW_SIZE: Argv = ["wm", "size"]
 MODEL: Argv = ["getprop", "ro.product.model"]
+# every window, topmost first, with its owner and frame: what the dump (the active window only) does not show
+WINDOWS: Argv = ["dumpsys", "window", "windows"]
 ALARMS: Argv = [
     "dumpsys",
     "alarm",
@@ -115,6 +117,7 @@ def is_read_only(argv: Sequence[str]) -> bool:
         or a == WINDOW_SIZE
         or a == MODEL
         or a == ALARMS
+        or a == WINDOWS
         or a == SMS_DEFAULT_APP
         or a in SENSOR_READS
         or (len(a) >= 6 and a[:3] == ["content", "query", "--uri"] and a[4] == "--projection")

@@ -14,6 +14,7 @@ from sentinel_mcp.core.display_text import is_hidden
 
 from .actions import ProposedAction
 from .firewall import Assessment
+from .label_fold import fold
 from .risk_rules import says_little
 
 LABEL_LIMIT = 60
@@ -38,6 +39,13 @@ KNOWN_APPS = {
     "com.google.android.packageinstaller": "the package installer",
     "com.android.systemui": "the notification shade",
 }
+# names a package's own word must not pass for: the known apps' and their last words ("Store", "dialog",
+# "installer", "shade" read as the system's), and Sentinel's
+_RESERVED_NAMES = frozenset(
+    {" ".join(fold(label).split()) for label in KNOWN_APPS.values()}
+    | {fold(label).split()[-1] for label in KNOWN_APPS.values()}
+    | {"sentinel", "system", "android", "google"}
+)
 _GENERIC = {"com", "org", "net", "io", "de", "uk", "co", "android", "google", "apps", "app", "example",
             "mobile", "www", "client", "free", "pro", "lite"}
 _REASON_IN_PARENS = re.compile(r"\(([^()]*)\)\s*$")
@@ -75,8 +83,16 @@ def app_name(package: str | None) -> str:
     if package in KNOWN_APPS:
         return KNOWN_APPS[package]
     parts = [p for p in package.split(".") if p and p.lower() not in _GENERIC]
-    name = parts[-1] if parts else package.rsplit(".", 1)[-1]
-    return shown(name.replace("_", " ").title(), 40)
+    name = shown((parts[-1] if parts else package.rsplit(".", 1)[-1]).replace("_", " ").title(), 40)
+    if _reserved(name):  # "org.evil.messages" is not Messages, "com.x.sentinel" is not Sentinel: say which
+        return f"{name} ({shown(package, 80)})"
+    return name
+
+
+def _reserved(name: str) -> bool:
+    """Whether a name made from a package reads as a known app's or Sentinel's (however spelled)."""
+    folded = " ".join(fold(name).split())
+    return folded in _RESERVED_NAMES or folded.removeprefix("the ") in _RESERVED_NAMES
 
 
 def concerns(assessment: Assessment) -> list[str]:

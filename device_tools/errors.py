@@ -25,5 +25,9 @@ class TextNotTypeable(DeviceError):
     """Text the backend cannot type faithfully (non-ASCII on adb, control characters)."""
 
 
+class FocusMoved(DeviceError):
+    """After the tap on a text field the focus was elsewhere: no key was sent (keys go to the focus)."""
+
+
 class DeviceCommandFailed(DeviceError):
     """The device ran the command but reported a failure."""

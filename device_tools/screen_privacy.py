@@ -74,6 +74,7 @@ KIND = re.compile(r"[a-z][a-z0-9_]{0,39}")
 PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
 MAX_REQUESTED = 8
 SCREEN_META = "sentinel/personal_screen"  # the tool's declaration the gateway reads (ConsentGate)
+PERSONAL_SHOWN = "sentinel/personal_shown"  # a result's _meta: the kinds of personal data it shows
 _SCANNED_KEYS = ("package", "window")
 _LABELS = ("text", "desc", "hint")
 _DECISION_KEPT = ("outcome", "decided_by", "provenance", "confirmation", "answer", "decision_id")
@@ -203,12 +204,21 @@ class ScreenPrivacy:
     def shown(self, result: Any, allowed: frozenset[str] | None, seen: Iterable[str] = ()) -> Any:
         """``result`` as the caller may see it: whole, or withheld whole when it shows a kind not allowed (or
         the call read a screen of one: ``seen``)."""
-        if allowed is None or not isinstance(result, CallToolResult):
-            return result  # everything allowed; or a question for the person (not the caller's data)
-        hidden = self.hidden_in(self.packages_of(result.structured_content) | set(seen), allowed)
-        if not hidden:
+        if not isinstance(result, CallToolResult):
+            return result  # a question for the person (not the caller's data)
+        packages = self.packages_of(result.structured_content) | set(seen)
+        hidden = self.hidden_in(packages, allowed) if allowed is not None else {}
+        if hidden:
+            return withheld(result, hidden)
+        return self.labelled(result, packages)
+
+    def labelled(self, result: CallToolResult, packages: Iterable[str]) -> CallToolResult:
+        """``result`` with the kinds of personal data it shows said in ``_meta`` (``PERSONAL_SHOWN``): a
+        caller that keeps what it saw (the phone agent's trace) keeps it only while the consent is held."""
+        kinds = sorted({self.apps[p] for p in packages if p in self.apps})
+        if not kinds:
             return result
-        return withheld(result, hidden)
+        return result.model_copy(update={"meta": {**(result.meta or {}), PERSONAL_SHOWN: kinds}})
 
     async def captured(self, ctx: Any, observe: Callable[[], Awaitable[Any]],
                        capture: Callable[[], Awaitable[bytes]],

@@ -16,6 +16,7 @@ from .results import DECISION_META
 from .modules import calendar, clock, contacts, messaging, notes, screen_ocr, terminal
 from .risk_classifier import ActionRiskClassifier
 from .runtime import DeviceRuntime
+from .screen_privacy import PERSONAL_SHOWN
 from .settings import DeviceSettings, load_settings
 
 Settings = DeviceSettings  # the built-in contract: its typed settings beside create_server
@@ -81,4 +82,4 @@ def create_server(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> 
         module.register(mcp, rt)
     mcp.runtime = rt  # type: ignore[attr-defined]  # for tests and the benchmark
     # its results' decision key is its own: the gateway drops it from any other upstream's results
-    return declare(mcp, BuiltinTraits(result_meta=frozenset({DECISION_META})))
+    return declare(mcp, BuiltinTraits(result_meta=frozenset({DECISION_META, PERSONAL_SHOWN})))

@@ -57,6 +57,7 @@ class SimState:
 class SimulatedDevice:
     name = "simulated"
     unicode_text = False  # it mirrors adb's `input text`, which is ASCII-only
+    lists_windows = True
 
     def __init__(self, screens_dir: Path = SCREENS_DIR) -> None:
         spec = json.loads((screens_dir / "transitions.json").read_text())
@@ -68,6 +69,10 @@ class SimulatedDevice:
         self.contacts: dict[str, str] = dict(spec.get("contacts", {}))
         self.sent_messages: list[SentMessage] = []
         self.transfers: list[dict[str, str]] = []
+        # other apps' windows: {"package", "bounds": (x1, y1, x2, y2), "touchable", "below"?}, later ones on
+        # top; not in the dump (it reads the active window), in ``dumpsys window windows``, and they take taps
+        self.overlays: list[dict[str, Any]] = []
+        self.overlay_taps: list[tuple[str, int, int]] = []  # taps an overlay received instead of the app
         self.alarms: list[dict[str, str]] = [dict(a) for a in spec.get("alarms", [])]
         self.timers: list[dict[str, str]] = []
         self.commands: list[list[str]] = []  # every command received, in order (tests assert on it)
@@ -164,6 +169,8 @@ class SimulatedDevice:
             return self._content_insert(a[2:]).encode()
         if a == ["dumpsys", "alarm"]:
             return alarm_dump_text(self.alarms, time.time()).encode()
+        if a == ["dumpsys", "window", "windows"]:
+            return self._window_list().encode()
         return shell_program(a, packages=sorted(self._spec.get("apps", {}))).encode()
 
     # ---- screens ------------------------------------------------------------------
@@ -218,7 +225,48 @@ class SimulatedDevice:
                 best = (key, node, ancestors)
         return best
 
+    def _windows(self) -> list[dict[str, Any]]:
+        """Every window, topmost first: the overlays above the app, the app's, the ones below it."""
+        root = self._trees[self.state.screen]
+        app = {"package": root[0].get("package", "") if len(root) else "",
+               "bounds": (0, 0, *self.size), "touchable": True, "type": "BASE_APPLICATION"}
+        above = [o for o in self.overlays if not o.get("below")]
+        below = [o for o in self.overlays if o.get("below")]
+        overlay = {"type": "APPLICATION_OVERLAY"}
+        return [*({**overlay, **o} for o in reversed(above)), app,
+                *({**overlay, **o} for o in reversed(below))]
+
+    def _window_list(self) -> str:
+        """``dumpsys window windows`` as Android 12 prints it (the fields the observer reads)."""
+        out = ["WINDOW MANAGER WINDOWS (dumpsys window windows)"]
+        windows = self._windows()
+        for i, w in enumerate(windows):
+            x1, y1, x2, y2 = w["bounds"]
+            flags = "NOT_FOCUSABLE LAYOUT_IN_SCREEN" + ("" if w["touchable"] else " NOT_TOUCHABLE")
+            out += [
+                f"  Window #{len(windows) - 1 - i} Window{{{i + 0x4f1c2a0:x} u0 {w['package']}}}:",
+                f"    mDisplayId=0 rootTaskId=1 mSession=Session{{7c2b3{i} 1234:u0a10123}}",
+                f"    mOwnerUid=10123 showForAllUsers=false package={w['package']} appop=NONE",
+                f"    mAttrs={{(0,0)(fillxfill) sim={{adjust=pan}} ty={w['type']} fmt=TRANSLUCENT",
+                f"      fl={flags}}}",
+                "    mHasSurface=true isReadyForDisplay()=true mWindowRemovalAllowed=false",
+                f"    Frames: parent=[0,0][{self.size[0]},{self.size[1]}] display=[0,0][{self.size[0]},"
+                f"{self.size[1]}] frame=[{x1},{y1}][{x2},{y2}] last=[{x1},{y1}][{x2},{y2}] "
+                "insetsChanged=false",
+                "    mViewVisibility=0x0 mHaveFrame=true mObscured=false",
+                "    isOnScreen=true",
+                "    isVisible=true",
+            ]
+        return "\n".join(out) + "\n"
+
     def _tap(self, x: int, y: int, *, long: bool) -> None:
+        for w in self._windows():  # the topmost window there that takes touches gets it
+            x1, y1, x2, y2 = w["bounds"]
+            if w["touchable"] and x1 <= x < x2 and y1 <= y < y2:
+                if w.get("type") == "APPLICATION_OVERLAY":
+                    self.overlay_taps.append((w["package"], x, y))
+                    return
+                break
         hit = self._hit(x, y)
         if hit is None:
             return

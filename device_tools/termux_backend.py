@@ -84,6 +84,7 @@ def run_subprocess(argv: list[str], timeout: float) -> bytes:
 class TermuxBackend:
     name = "termux"
     unicode_text = True
+    lists_windows = False  # an app has no DUMP permission: other apps' windows are not seen (docs say so)
 
     def __init__(self, runner: Runner = run_subprocess) -> None:
         self._run = runner

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 import re
 from typing import Any, Literal
 
@@ -86,6 +87,12 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             if isinstance(found, str):
                 return error_result(found, element=element.public())
             receivers = found
+            try:  # another app's window over it takes the tap, and the dump does not show it
+                over = await act.covered(element)
+            except DeviceError as exc:
+                return error_result(str(exc))
+            if over is not None:
+                return error_result(over, element=element.public())
         unseen = rt.privacy.unseen(ctx, [element, *receivers])
         if unseen is not None:  # acting on what the caller may not read: its labels, the question's words
             return unseen
@@ -101,8 +108,10 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             if approval.decided_by.startswith("user"):
                 # the screen may have changed while the user decided (the element, or what lies over it)
                 await act.recheck(element, tapped=tapped)
-            for argv in patterns:
+            for i, argv in enumerate(patterns):
                 await rt.gate.run(argv, approval)
+                if i == 0 and kind in KEYED:  # the keys after this tap go to the focus: the field's only
+                    await act.has_focus(element)
             return {"message": message, "element": element.public()}
 
         context = f"screen of {element.window or element.package}"
@@ -327,6 +336,13 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         pressed = drag_receivers(screen, points)
         if isinstance(pressed, str):
             return error_result(pressed)
+        app = subject.window if subject is not None else screen_window(screen)
+        try:  # another app's window under the finger takes the swipe, and the dump does not show it
+            over = await act.covered_at(app, points, "a point the swipe presses or lifts at")
+        except DeviceError as exc:
+            return error_result(str(exc))
+        if over is not None:
+            return error_result(over)
         unseen = rt.privacy.unseen(ctx, [*pressed, *([subject] if subject else [])])
         if unseen is not None:
             return unseen
@@ -350,6 +366,10 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 now = drag_receivers(fresh, points)
                 if isinstance(now, str) or sorted(e.id for e in now) != ids:
                     raise StaleElement("while waiting for confirmation, what lies under the swipe changed",
+                                       fresh)
+                moved = await act.covered_at(app, points, "a point the swipe presses or lifts at")
+                if moved is not None:
+                    raise StaleElement(f"while waiting for confirmation, {moved.removeprefix('refused: ')}",
                                        fresh)
             output = await rt.gate.run(argv, approval)
             said = f"{message} (from {element.label!r})" if element is not None and pressed else message
@@ -448,7 +468,14 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         return read_result("\n".join(f"{k}: {v}" for k, v in info.items()), info)
 
 
+def screen_window(screen: Snapshot) -> str:
+    """The app whose window most of the screen's elements are drawn in (Android names a window's package)."""
+    counts = Counter(e.window for e in screen.elements if e.window)
+    return counts.most_common(1)[0][0] if counts else screen.package
+
+
 TAPPING = ("click", "long_click", "type", "clear")  # kinds whose commands tap the target's centre
+KEYED = ("type", "clear")  # kinds whose tap focuses a field, then send keys to the focus
 MAX_COORD_PX = 100_000  # past any screen; a larger int is past a float's range (math.hypot would raise)
 MIN_SWIPE_PX = 48  # Android's touch slop is 8 dp (24 px at 3x): a shorter movement is a tap or a long press
 

@@ -230,6 +230,12 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                     f"{rt.settings.compose_timeout:g}s ({why}): nothing was tapped and the message was NOT "
                     "sent (its draft may be open on the phone)"
                 )
+            over = await rt.actuator.covered(button)  # another app's window there would take the tap
+            if over is not None:
+                raise DeviceError(
+                    f"{over.removeprefix('refused: ').removesuffix('. Nothing was sent')}: nothing was "
+                    "tapped and the message was NOT sent (its draft may be open on the phone)"
+                )
             tap = C.tap(*button.center)
             approval.allow(tap)  # exactly this tap, on the Send control checked above: no other
             await rt.gate.run(tap, approval)

@@ -29,6 +29,7 @@ from sentinel_mcp.agent.decision import (
     parse_decision,
 )
 from sentinel_mcp.agent.health import HealthMonitor, HealthSettings, StepHealth, normalise_grounds
+from sentinel_mcp.agent.personal_steps import result_kinds, tool_kinds
 from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.screen import Screen, withheld_kinds
 from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps
@@ -75,6 +76,8 @@ class RunResult:
     model: str = ""
     asked: list[str] = field(default_factory=list)
     reflections: list[dict[str, Any]] = field(default_factory=list)  # {n, at (UTC ISO), kind, signs, text}
+    # the kinds of personal data the run has read so far (``personal_steps``): every later record holds them
+    personal: set[str] = field(default_factory=set)
 
     def public(self) -> dict[str, Any]:
         return {
@@ -169,6 +172,7 @@ class AgentLoop:
             monitor=HealthMonitor(self.settings.health),
             progress=progress,
             total=caps.max_steps,
+            personal=result.personal,
         )
         try:
             await self.store.start_run(result.run_id, principal, session, goal, result.model)
@@ -431,6 +435,9 @@ class AgentLoop:
                 return Refused(
                     reason=f"{name}: {_text(outcome.result)[:300] or 'a question could not be asked'}"
                 )
+            if isinstance(outcome, Completed):  # what it read, for the trace (kept while the consent is)
+                state.personal |= tool_kinds(self.port.find_tool(name), arguments)
+                state.personal |= result_kinds(outcome.result)
             if not isinstance(outcome, NeedsInput):
                 return outcome
             asked = await state.relay.answer(outcome.questions) if state.relay is not None else None
@@ -510,6 +517,8 @@ class AgentLoop:
         self, result: RunResult, n: int, record: dict[str, Any], t0: float, replace: bool = False
     ) -> None:
         record["seconds"] = round(time.monotonic() - t0, 3)
+        if result.personal:
+            record["personal"] = sorted(result.personal)
         await self.store.record_step(result.run_id, n, record)
         if replace and result.steps and result.steps[-1].get("n") == n:
             result.steps[-1] = {"n": n, **record}
@@ -539,6 +548,7 @@ class _RunState:
     low_steps: int = 0  # steps in a row scored below the threshold
     last_result: str = ""
     observed: list[str] = field(default_factory=list)  # every screen and result seen (what grounds a value)
+    personal: set[str] = field(default_factory=set)  # the run's ``RunResult.personal``
 
     def note(self, line: str) -> None:
         self.history.append(line[:300])

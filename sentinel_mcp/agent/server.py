@@ -21,11 +21,19 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from sentinel_mcp.agent.loop import AgentLoop, RunResult
+from sentinel_mcp.agent.personal_steps import TRACE_KINDS
 from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.settings import AgentSettings, Caps, agent_settings
 from sentinel_mcp.agent.trace_store import TraceStore
 from sentinel_mcp.core.builtin import SELF_CONFIRMS, BuiltinContext, BuiltinTraits, declare
-from sentinel_mcp.core.call_meta import can_sample_of, origin_of, principal_of, session_of
+from sentinel_mcp.core.call_meta import (
+    behind_gateway,
+    can_sample_of,
+    consented_of,
+    origin_of,
+    principal_of,
+    session_of,
+)
 from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
@@ -52,6 +60,17 @@ INSTRUCTIONS = (
 # a run's record holds the screens it saw, the labels it acted on and the model's answer written from them:
 # the apps' words, marked as such by the gateway (as device__screen_read's are), error or not
 PHONES_WORDS = {"sentinel/untrusted": {"source": "the phone's screens, through the agent's model"}}
+# the trace's readers are told which kinds of personal data their caller still holds consent for (as the
+# device's screen tools are): what a run read of any other kind is taken out of the trace
+TRACE_CONSENTS = {"sentinel/personal_screen": {"kinds": list(TRACE_KINDS)}}
+
+
+def held_kinds(ctx: Context) -> frozenset[str] | None:
+    """The kinds the caller holds consent for, as the gateway says (None: all, standalone)."""
+    if not behind_gateway(ctx):
+        return None
+    kinds = consented_of(ctx)
+    return None if kinds is None else frozenset(kinds)
 
 
 def _result(
@@ -184,10 +203,10 @@ def build_server(
                 await backend.aclose()
         return _result(_summary(run), run.public(), error=run.status != "completed", untrusted=True)
 
-    @server.tool(annotations=READ)
+    @server.tool(annotations=READ, meta=TRACE_CONSENTS)
     async def agent_runs(ctx: Context, limit: Annotated[int, Field(ge=1, le=200)] = 20) -> CallToolResult:
         """Your most recent agent runs (goal, status, steps, tokens), newest first."""
-        runs = await store.runs(principal_of(ctx), limit)
+        runs = await store.runs(principal_of(ctx), limit, held_kinds(ctx))
         text = (
             "\n".join(
                 f"{r['run_id']} {r['status']} steps={r['steps']} tokens={r['tokens']}: {r['goal'][:80]}"
@@ -197,11 +216,11 @@ def build_server(
         )
         return _result(text, {"runs": runs})
 
-    @server.tool(annotations=READ)
+    @server.tool(annotations=READ, meta=TRACE_CONSENTS)
     async def agent_trace(run_id: str, ctx: Context) -> CallToolResult:
         """Every step of one of your runs: the screen it saw, the decision, the guarded call and its outcome.
         """
-        run = await store.run(principal_of(ctx), run_id)
+        run = await store.run(principal_of(ctx), run_id, held_kinds(ctx))
         if run is None:
             return _result(f"no agent run {run_id!r} of yours", {"status": "error"}, error=True)
         return _result(json.dumps(run, indent=1, default=str)[:20000], run, untrusted=True)

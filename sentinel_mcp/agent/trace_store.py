@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable
 
+from sentinel_mcp.agent.personal_steps import unheld, withheld_reason, withheld_step
 from sentinel_mcp.core.errors import AgentError
 from sentinel_mcp.storage import Schema, Statement
 from sentinel_mcp.storage.store import SeamStore
@@ -169,7 +170,42 @@ class TraceStore(SeamStore):
         self._tell(run_id)
         self._owners.pop(run_id, None)
 
-    async def runs(self, principal: str, limit: int = 20) -> list[dict[str, Any]]:
+    async def withhold(self, principal: str, held: frozenset[str] | None) -> None:
+        """Rewrite on disk the principal's steps and runs that read personal data of a kind ``held`` no longer
+        holds (``personal_steps``): what they read goes, what ran stays. None holds every kind."""
+        if held is None:
+            return
+        rows = await self.db.query(
+            "SELECT s.run_id, s.n, s.record FROM agent_steps s JOIN agent_runs r ON r.run_id = s.run_id "
+            "WHERE r.principal = ? AND s.record LIKE ?",
+            (principal, '%"personal": [%'),
+        )
+        changed: dict[str, list[str]] = {}
+        writes: list[Statement] = []
+        for run_id, n, raw in rows:
+            record = json.loads(raw)
+            gone = unheld(record.get("personal"), held) if isinstance(record, dict) else ["unknown"]
+            if not gone:
+                continue
+            step = withheld_step(record if isinstance(record, dict) else {}, gone)
+            writes.append(Statement("UPDATE agent_steps SET record = ? WHERE run_id = ? AND n = ?",
+                                    (json.dumps(step, ensure_ascii=False), run_id, n)))
+            changed[run_id] = sorted(set(changed.get(run_id, [])) | set(gone))
+        for run_id, gone in changed.items():
+            # the answer and reason were written from what the run read; its reflections quote its calls
+            writes.append(Statement("UPDATE agent_runs SET answer = NULL, reason = ? WHERE run_id = ?",
+                                    (withheld_reason(gone), run_id)))
+            writes.append(Statement(
+                "UPDATE agent_reflections SET signs = '[]', text = ? WHERE run_id = ?", ("withheld", run_id)))
+        if writes:
+            try:
+                await self.db.run(writes)
+            except Exception as e:  # noqa: BLE001 - a trace that cannot be cleaned is not shown
+                raise TraceStoreError(f"the agent trace could not be rewritten: {e}") from None
+
+    async def runs(self, principal: str, limit: int = 20, held: frozenset[str] | None = None
+                   ) -> list[dict[str, Any]]:
+        await self.withhold(principal, held)
         rows = await self.db.query(
             f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE principal = ? "
             "ORDER BY started DESC LIMIT ?",
@@ -177,8 +213,11 @@ class TraceStore(SeamStore):
         )
         return [dict(zip(RUN_FIELDS, row)) for row in rows]
 
-    async def run(self, principal: str, run_id: str) -> dict[str, Any] | None:
-        """One run with its steps, if it belongs to ``principal``."""
+    async def run(self, principal: str, run_id: str, held: frozenset[str] | None = None
+                  ) -> dict[str, Any] | None:
+        """One run with its steps, if it belongs to ``principal`` (what it read of a kind ``held`` no longer
+        holds taken out, on disk too)."""
+        await self.withhold(principal, held)
         rows = await self.db.query(
             f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE run_id = ? AND principal = ?",
             (run_id, principal),

@@ -38,16 +38,26 @@ def _store(console: Console) -> RunTraces | None:
     return console.runtime.services.agent_traces
 
 
+def _held(console: Console, principal: str) -> frozenset[str] | None:
+    """The kinds of personal data ``principal`` holds a live consent for (any purpose): what a run of theirs
+    read of any other kind is taken out of its trace (None: no consent gate, nothing is gated)."""
+    gate = console.runtime.gateway.consent_gate
+    if gate is None:
+        return None
+    return frozenset(c.kind for c in gate.book.list(principal))
+
+
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def runs(request: Request, viewer: Viewer) -> Response:
         store = _store(console)
-        found = await store.runs(viewer.principal.name, 50) if store is not None else []
+        name = viewer.principal.name
+        found = await store.runs(name, 50, _held(console, name)) if store is not None else []
         return console.render(request, viewer, "agent_runs.html", runs=found, available=store is not None)
 
     async def run(request: Request, viewer: Viewer) -> Response:
         store, run_id = _store(console), str(request.path_params["run"])
         found = (
-            await store.run(viewer.principal.name, run_id)
+            await store.run(viewer.principal.name, run_id, _held(console, viewer.principal.name))
             if store is not None and RUN_ID.match(run_id)
             else None
         )

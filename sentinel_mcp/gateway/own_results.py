@@ -31,7 +31,8 @@ def sentinel_info(result: CallToolResult) -> dict[str, Any]:
 
 # What one built-in states about its own results (the device firewall's decision): kept only from the upstream
 # that declares it (``BuiltinTarget.result_meta``); from any other upstream it is a claim to be that built-in.
-BUILTIN_KEYS = frozenset({META_PREFIX + "device-decision"})
+# (the device's decision, and the kinds of personal data a screen of its showed: ``screen_privacy``)
+BUILTIN_KEYS = frozenset({META_PREFIX + "device-decision", META_PREFIX + "personal_shown"})
 
 
 def without_others_claims(result: R, declared: frozenset[str]) -> R:

@@ -19,7 +19,7 @@ DUMP = "uiautomator dump /dev/tty"
 
 def mutating(fake) -> list[str]:
     reads = (DUMP, "screencap -p", "getevent -l", "wm size", "getprop ro.product.model",
-             "settings get secure sms_default_application")
+             "settings get secure sms_default_application", "dumpsys window windows")
     return [c for c in fake.device_commands() if c not in reads and not c.startswith("content query")]
 
 

@@ -100,6 +100,7 @@ async def test_a_clients_answer_is_its_users_whatever_it_writes(data_dir, era, m
     assert seen["meta"] == kept | {ANSWERED_BY: "user"}
     # the device firewall's key is the device's own: from any other upstream it is dropped
     assert "sentinel/device-decision" not in (r.meta or {})
+    assert "sentinel/personal_shown" not in (r.meta or {})  # nor what the device says its screens showed
     assert r.meta["sentinel/decision_id"] != "f" * 32
 
 

@@ -40,7 +40,8 @@ async def test_each_builtin_is_mounted_under_the_traits_it_declares(tmp_path, da
                 traits.protocol, traits.result_meta, traits.direct_tools), name
             assert target.timeout == max(300.0, traits.timeout), name
         assert set(targets) == {"sentinel", "device", "sensors", "llm", "swarm", "a2a", "agent"}
-        assert targets["device"].result_meta == frozenset({"sentinel/device-decision"})
+        assert targets["device"].result_meta == frozenset(
+            {"sentinel/device-decision", "sentinel/personal_shown"})
         assert targets["llm"].direct_tools == frozenset(
             {"llm_generate", "llm_extract", "llm_classify_risk", "llm_status"})
         assert targets["agent"].protocol == "legacy" and traits_of(targets["agent"].server).timeout > 300

@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
+from xml.sax.saxutils import escape as xml_escape
 
 from pydantic import BaseModel, Field
 from sentinel_mcp.core.errors import SwarmError
@@ -18,6 +19,11 @@ ErrorSink = Callable[[str], None]
 
 
 MAX_INSTRUCTION_CHARS = 1800  # the llm built-in takes at most 2,048 characters of prompt
+
+
+def fenced(text: str, tag: str = "context") -> str:
+    """Untrusted text as one ``<tag>`` block it cannot close (``&``, ``<``, ``>`` escaped)."""
+    return f"<{tag}>\n{xml_escape(text)}\n</{tag}>"
 
 
 class ModelRequest(BaseModel):
@@ -33,8 +39,10 @@ class ModelRequest(BaseModel):
 
     @property
     def full_prompt(self) -> str:
-        """One user message for backends without a separate context channel."""
-        return f"{self.context}\n\n{self.prompt}" if self.context else self.prompt
+        """One user message for backends without a separate context channel: the context fenced as data
+        (``<context>``, XML-escaped, as the llm built-in fences it), so text in it (a screen label, a file)
+        cannot close the fence and write lines that read as the instruction after it."""
+        return f"{fenced(self.context)}\n\n{self.prompt}" if self.context else self.prompt
 
     @property
     def wants_json(self) -> bool:
