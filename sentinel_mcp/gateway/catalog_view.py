@@ -30,6 +30,7 @@ from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.call_rates import CallRates
 from sentinel_mcp.core.builtin import declares_self_confirming
 from sentinel_mcp.core.call_meta import call_meta
+from sentinel_mcp.core.echoed_text import ECHO_LIMIT, echoed
 from sentinel_mcp.core.port import NotInCatalog
 from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.gateway.consent_gate import ConsentGate
@@ -157,12 +158,12 @@ class CatalogView:
         if held is not None:  # its upstream changed it since it was pinned: the caller is told so
             return held
         names = [t.name for t in self.list_catalog_tools(principal)]
-        close = difflib.get_close_matches(name, names, n=3)
+        close = difflib.get_close_matches(name[:ECHO_LIMIT], names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         down = [u.name for u in self.manager.upstreams.values() if u.state != "ready"]
         if down:
             hint += f" (not connected now: {', '.join(down)})"
-        return f"unknown tool {name!r}{hint}"
+        return f"unknown tool {echoed(name)!r}{hint}"
 
     # ------------------------------------------------------------------ resources and prompts
     def list_resources(self, principal: Principal) -> list[Resource]:
@@ -229,7 +230,7 @@ class CatalogView:
         if isinstance(ref, PromptReference):
             route = catalog.prompts.get(ref.name)
             if route is None or not principal.may_read(route.upstream):
-                raise NotInCatalog(f"unknown prompt: {ref.name}")
+                raise NotInCatalog(f"unknown prompt: {echoed(ref.name)}")
             upstream, upstream_ref = route.upstream, ref.model_copy(update={"name": route.prompt})
         elif isinstance(ref, ResourceTemplateReference):
             found = next(
