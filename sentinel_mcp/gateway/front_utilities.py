@@ -58,7 +58,8 @@ SUBSCRIPTIONS_PER_PRINCIPAL = 1_000
 
 
 def resource_not_found(uri: str) -> MCPError:
-    return MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {echoed(uri)}", data={"uri": echoed(uri)})
+    shown = echoed(uri)
+    return MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {shown}", data={"uri": shown})
 
 
 class FrontUtilities:

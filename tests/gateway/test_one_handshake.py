@@ -56,7 +56,8 @@ async def test_a_second_initialize_on_an_http_session_is_refused(gateway: int) -
         await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
         again = await http.post(url, json=_request(1, "initialize", SWAPPED), headers=session)
         _refused_again(_first_event(again.text))
-        async with http.stream("POST", url, json=_request(2, "tools/call", DESTRUCTIVE), headers=session) as r:
+        call = _request(2, "tools/call", DESTRUCTIVE)
+        async with http.stream("POST", url, json=call, headers=session) as r:
             async for line in r.aiter_lines():  # the first event only: a push would wait for its answer
                 if line.startswith("data: "):
                     _blocked(json.loads(line[len("data: "):]))
