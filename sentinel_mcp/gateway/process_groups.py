@@ -38,7 +38,9 @@ _current_taps: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar
     "sentinel_taps", default=None
 )
 # the upstream spawned from this task, naming its stderr's lines
-_current_name: contextvars.ContextVar[str | None] = contextvars.ContextVar("sentinel_spawn_name", default=None)
+_current_name: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "sentinel_spawn_name", default=None
+)
 _original_spawn = sdk_stdio._create_platform_compatible_process
 
 

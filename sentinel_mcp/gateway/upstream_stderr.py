@@ -79,8 +79,7 @@ class StderrRelay:
 
     def _write(self, text: str) -> None:
         if self.shown_bytes + len(text) > MAX_SHOWN_BYTES:
-            text = (f"[upstream {self.name}] its stderr passed {MAX_SHOWN_BYTES} bytes shown: the rest is not "
-                    "shown\n")
+            text = f"[upstream {self.name}] {MAX_SHOWN_BYTES} bytes of its stderr shown: no more is\n"
             self.silenced = True
         self.shown_bytes += len(text)
         try:

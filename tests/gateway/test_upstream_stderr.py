@@ -9,8 +9,10 @@ them), the upstreams real servers in subprocesses, raw JSON-RPC."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,8 @@ import pytest
 from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.gateway.upstream_stderr import LINES_PER_WINDOW, MAX_LINE_CHARS
+from sentinel_mcp.gateway import upstream_stderr
+from sentinel_mcp.gateway.upstream_stderr import LINES_PER_WINDOW, MAX_LINE_CHARS, StderrRelay
 
 from .helpers import make_config
 
@@ -80,3 +83,25 @@ async def test_an_sdk_spawned_upstreams_stderr_is_bounded(data_dir: Path, capfd:
             for name in ("fl__plain", "ln__plain"):
                 assert (await c.call_tool(name, {})).content[0].text == "plain words"
     _check(capfd.readouterr().err.encode())
+
+
+def _relayed(data: bytes, capsys: Any) -> str:
+    read_fd, write_fd = os.pipe()
+    relay = StderrRelay("up\x1b[2J", read_fd)
+    writer = threading.Thread(target=lambda: (os.write(write_fd, data), os.close(write_fd)))
+    writer.start()
+    relay.run()
+    writer.join()
+    return capsys.readouterr().err
+
+
+def test_a_line_without_end_is_shown_once_cut(capsys: Any) -> None:
+    err = _relayed(b"\x9b\xff" + b"y" * 3_000_000 + b"\nnext\n", capsys)
+    assert err.count("[upstream up\u27e8U+001B\u27e9[2J] ") == 2 and "next" in err
+    assert len(err) < 3 * MAX_LINE_CHARS
+
+
+def test_past_the_total_bound_nothing_more_is_shown(capsys: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(upstream_stderr, "MAX_SHOWN_BYTES", 2_000)
+    err = _relayed(b"".join(b"line %d\n" % i for i in range(90)), capsys)
+    assert len(err) < 2_100 and err.rstrip().endswith("no more is") and "line 89" not in err
