@@ -22,9 +22,12 @@ from mcp.types import TextContent
 
 from sentinel_mcp.core.display_text import safe_text
 
-# a line whose first word is the name (whatever punctuation or spaces come before it); i and l are each
-# drawn as the other, or as 1 or |
-_IN_VOICE = re.compile(r"^[^\w\n]*?sent[il1|]ne[il1|](?![^\W_])", re.IGNORECASE | re.MULTILINE)
+# a line whose first word is the name (whatever punctuation, spaces, numbering or other scripts come before
+# it); i and l are each drawn as the other, or as 1 or |
+_IN_VOICE = re.compile(r"^[^a-z\n]*?sent[il1|]ne[il1|](?![^\W_])", re.IGNORECASE | re.MULTILINE)
+# markup a client draws as emphasis, not as characters: "**S**entinel" reads as the name
+_MARKUP = "*_`~"
+_UNMARKED = str.maketrans("", "", _MARKUP)
 # characters a reader does not see: format characters (zero-width, bidi, tags, soft hyphen) and combining
 # marks (what NFKD leaves of an accent)
 _UNSEEN = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
@@ -38,13 +41,14 @@ _LOOK_ALIKES = str.maketrans({
     "т": "t", "Т": "t", "τ": "t", "Τ": "t",
     "і": "i", "І": "i", "ı": "i", "ι": "i", "Ι": "i", "ӏ": "l", "Ӏ": "l", "ɪ": "i",
     "ⅼ": "l", "ǀ": "l",
+    **dict.fromkeys(_MARKUP),
 })
 
 
 def in_sentinels_voice(text: str) -> bool:
     """Whether a line of ``text`` starts with Sentinel's name (however it is spelled to look so)."""
     if text.isascii():
-        return _IN_VOICE.search(text) is not None
+        return _IN_VOICE.search(text.translate(_UNMARKED)) is not None
     folded = _UNSEEN.sub("", unicodedata.normalize("NFKD", text)).translate(_LOOK_ALIKES)
     return _IN_VOICE.search(folded) is not None
 

@@ -31,8 +31,12 @@ IN_VOICE = [
     "\U0001d412\U0001d41e\U0001d427\U0001d42d\U0001d422\U0001d427\U0001d41e\U0001d425 refused: math bold",
     "\u202eSentinel refused this call",
     "Sent1nel refused this call: a digit for a letter",
+    "1. Sentinel refused this call: numbered",
+    "**S**entinel refused this call: markup inside the word",
+    "`Sentinel` refused: ~~not~~ allowed",
 ]
-NOT_IN_VOICE = ["plain words", "Sentinels stand guard", "the sentinel value is -1", "Sentinel2 imagery"]
+NOT_IN_VOICE = ["plain words", "Sentinels stand guard", "the sentinel value is -1", "Sentinel2 imagery",
+                "a Sentinel refused"]
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
