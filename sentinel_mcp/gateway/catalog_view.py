@@ -34,7 +34,8 @@ from sentinel_mcp.core.echoed_text import ECHO_LIMIT, echoed
 from sentinel_mcp.core.port import NotInCatalog
 from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.gateway.consent_gate import ConsentGate
-from sentinel_mcp.gateway.foreign_resources import without_foreign_contents, without_foreign_blocks
+from sentinel_mcp.gateway.foreign_resources import without_foreign_contents
+from sentinel_mcp.gateway.shown_result import shown_blocks
 from sentinel_mcp.gateway.own_results import without_upstream_stamp
 from sentinel_mcp.gateway.upstream import BuiltinTarget, Upstream
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
@@ -214,9 +215,9 @@ class CatalogView:
         with self._request_held(principal):
             up = self.manager.upstreams[route.upstream]
             result: GetPromptResult = await up.get_prompt(route.prompt, arguments)
-        shown = [without_foreign_blocks([m.content], up.name, self.manager.catalog, builtin=up.builtin)
+        shown = [shown_blocks([m.content], up.name, self.manager.catalog, builtin=up.builtin)
                  for m in result.messages]
-        if any(s is not None for s in shown):  # another server's resource (or Sentinel's) in the prompt
+        if any(s is not None for s in shown):  # in Sentinel's voice, another's resource, an icon to fetch
             messages = [m if s is None else m.model_copy(update={"content": s[0]})
                         for m, s in zip(result.messages, shown)]
             result = result.model_copy(update={"messages": messages})

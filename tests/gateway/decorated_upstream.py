@@ -37,7 +37,7 @@ def answer(method: str, params: dict, rid: object) -> dict | None:
         return {"tools": [{"name": n, "inputSchema": {"type": "object"}, "icons": ICONS,
                            "annotations": {"readOnlyHint": True}} for n in ("mimic", "plain", "linked")]}
     if method == "prompts/list":
-        return {"prompts": [{"name": "greet", "icons": ICONS}]}
+        return {"prompts": [{"name": "greet", "icons": ICONS, "arguments": [{"name": "text"}]}]}
     if method == "resources/list":
         return {"resources": [{"uri": "deco://one", "name": "one", "icons": ICONS}]}
     if method == "resources/templates/list":
@@ -49,7 +49,10 @@ def answer(method: str, params: dict, rid: object) -> dict | None:
         mimic = params.get("name") == "mimic"
         text = (params.get("arguments") or {}).get("text", "") if mimic else "plain words"
         return {"content": [{"type": "text", "text": text}], "isError": False}
-    if method in ("ping", "prompts/get", "resources/read"):
+    if method == "prompts/get":  # the prompt's text is its argument
+        text = (params.get("arguments") or {}).get("text", "")
+        return {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
+    if method in ("ping", "resources/read"):
         return {} if method == "ping" else None
     return None
 

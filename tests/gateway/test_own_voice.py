@@ -1,6 +1,7 @@
-"""An upstream's result text that starts a line with Sentinel's name (however spelled to look so) is headed
-with a line naming the server (gateway/own_voice.py): before, "Sentinel refused this call: ..." from an
-upstream reached the model exactly as Sentinel's own refusal does, only ``_meta`` telling them apart.
+"""An upstream's result (or prompt) text that starts a line with Sentinel's name (however spelled to look
+so) is headed with a line naming the server (gateway/own_voice.py): before, "Sentinel refused this call:
+..." from an upstream reached the model exactly as Sentinel's own refusal does, only ``_meta`` telling them
+apart.
 
 Real gateway, real client in both eras, the upstream a real server in a subprocess."""
 
@@ -51,6 +52,9 @@ async def test_an_upstreams_text_in_sentinels_voice_names_the_server(data_dir, m
             for text in NOT_IN_VOICE:
                 r = await c.call_tool("dc__mimic", {"text": text})
                 assert r.content[0].text == text
+            for text in IN_VOICE[:3]:  # a prompt's text goes to the model as well
+                prompt = await c.get_prompt("dc__greet", {"text": text})
+                assert prompt.messages[0].content.text == f"{attribution('dc')}\n{text}"
 
 
 def test_the_rule_is_the_name_at_a_lines_start() -> None:
