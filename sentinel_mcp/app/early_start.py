@@ -22,9 +22,9 @@ from sentinel_mcp.gateway import early_spawn
 
 
 async def launch_stdio_upstreams(config: Config) -> None:
-    for spec in config.mcp_servers.values():
+    for name, spec in config.mcp_servers.items():
         if isinstance(spec, StdioServer) and not spec.disabled:
-            await early_spawn.launch(spec.command, spec.args, spec.env or None, spec.cwd)
+            await early_spawn.launch(spec.command, spec.args, spec.env or None, spec.cwd, name)
 
 
 async def serve_stdio_early(config: Config) -> None:

@@ -16,6 +16,7 @@ import anyio
 from mcp.types import Tool
 
 from sentinel_mcp.core import outside_schema
+from sentinel_mcp.core.echoed_text import MESSAGE_ECHO_LIMIT, echoed
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 
@@ -118,5 +119,12 @@ def _verdict(tool: Tool, validator: Validator | None, arguments: dict[str, Any],
     if not found:
         return None
     error = found[0]
+    # the schema check's message quotes the caller's value whole (and a path its keys): cut, the quoted
+    # value first so the message still says what is wrong with it
+    message = error.message
+    if len(message) > MESSAGE_ECHO_LIMIT:
+        quoted = repr(error.instance)
+        message = message.replace(quoted, echoed(quoted), 1) if quoted in message else message
     where = "/".join(str(p) for p in error.absolute_path)
-    return f"invalid arguments for {tool.name}: {error.message}" + (f" (at {where})" if where else "")
+    return (f"invalid arguments for {tool.name}: {echoed(message, MESSAGE_ECHO_LIMIT)}"
+            + (f" (at {echoed(where)})" if where else ""))

@@ -30,10 +30,12 @@ from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.call_rates import CallRates
 from sentinel_mcp.core.builtin import declares_self_confirming
 from sentinel_mcp.core.call_meta import call_meta
+from sentinel_mcp.core.echoed_text import ECHO_LIMIT, echoed
 from sentinel_mcp.core.port import NotInCatalog
 from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.gateway.consent_gate import ConsentGate
-from sentinel_mcp.gateway.foreign_resources import without_foreign_contents, without_foreign_blocks
+from sentinel_mcp.gateway.foreign_resources import without_foreign_contents
+from sentinel_mcp.gateway.shown_result import shown_blocks
 from sentinel_mcp.gateway.own_results import without_upstream_stamp
 from sentinel_mcp.gateway.upstream import BuiltinTarget, Upstream
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
@@ -157,12 +159,12 @@ class CatalogView:
         if held is not None:  # its upstream changed it since it was pinned: the caller is told so
             return held
         names = [t.name for t in self.list_catalog_tools(principal)]
-        close = difflib.get_close_matches(name, names, n=3)
+        close = difflib.get_close_matches(name[:ECHO_LIMIT], names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         down = [u.name for u in self.manager.upstreams.values() if u.state != "ready"]
         if down:
             hint += f" (not connected now: {', '.join(down)})"
-        return f"unknown tool {name!r}{hint}"
+        return f"unknown tool {echoed(name)!r}{hint}"
 
     # ------------------------------------------------------------------ resources and prompts
     def list_resources(self, principal: Principal) -> list[Resource]:
@@ -213,9 +215,9 @@ class CatalogView:
         with self._request_held(principal):
             up = self.manager.upstreams[route.upstream]
             result: GetPromptResult = await up.get_prompt(route.prompt, arguments)
-        shown = [without_foreign_blocks([m.content], up.name, self.manager.catalog, builtin=up.builtin)
+        shown = [shown_blocks([m.content], up.name, self.manager.catalog, builtin=up.builtin)
                  for m in result.messages]
-        if any(s is not None for s in shown):  # another server's resource (or Sentinel's) in the prompt
+        if any(s is not None for s in shown):  # in Sentinel's voice, another's resource, an icon to fetch
             messages = [m if s is None else m.model_copy(update={"content": s[0]})
                         for m, s in zip(result.messages, shown)]
             result = result.model_copy(update={"messages": messages})
@@ -229,7 +231,7 @@ class CatalogView:
         if isinstance(ref, PromptReference):
             route = catalog.prompts.get(ref.name)
             if route is None or not principal.may_read(route.upstream):
-                raise NotInCatalog(f"unknown prompt: {ref.name}")
+                raise NotInCatalog(f"unknown prompt: {echoed(ref.name)}")
             upstream, upstream_ref = route.upstream, ref.model_copy(update={"name": route.prompt})
         elif isinstance(ref, ResourceTemplateReference):
             found = next(

@@ -59,7 +59,7 @@ from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
 from sentinel_mcp.gateway.session_writes import SessionWrites
 from sentinel_mcp.gateway.conversations import Conversations
-from sentinel_mcp.gateway.foreign_resources import without_foreign_blocks
+from sentinel_mcp.gateway.shown_result import shown_result
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
 from sentinel_mcp.gateway.session_tables import cap
 from sentinel_mcp.gateway.person_inbox import (
@@ -534,10 +534,8 @@ class Gateway(DecideStep, CatalogView):
         result = without_verdict(result)  # upstreams are hostile too: only Sentinel states its decision
         declared = up.target.result_meta if isinstance(up.target, BuiltinTarget) else frozenset()
         result = without_others_claims(result, declared)  # nor is any other upstream the device firewall
-        if isinstance(result, CallToolResult):  # nor does it send another server's resources (or Sentinel's)
-            blocks = without_foreign_blocks(result.content, up.name, self.manager.catalog, builtin=up.builtin)
-            if blocks is not None:
-                result = result.model_copy(update={"content": blocks})
+        if isinstance(result, CallToolResult):  # its blocks: not Sentinel's voice, nor others' resources
+            result = shown_result(result, up.name, self.manager.catalog, builtin=up.builtin)
         if isinstance(result, InputRequiredResult):
             try:
                 await rec.finished("asked", reason="upstream asks for input", proof=_proof_of(decision))

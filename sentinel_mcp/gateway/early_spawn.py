@@ -23,6 +23,8 @@ from typing import Any, TextIO
 import anyio
 from anyio.abc import Process
 
+from sentinel_mcp.gateway.upstream_stderr import relayed_stderr
+
 log = logging.getLogger(__name__)
 
 REAPER = str(Path(__file__).with_name("upstream_reaper.py"))
@@ -58,7 +60,8 @@ def _key(command: str, args: list[str], env: dict[str, str] | None, cwd: str | P
     return command, tuple(args), tuple(sorted((env or {}).items())), None if cwd is None else str(cwd)
 
 
-async def launch(command: str, args: list[str], env: dict[str, str] | None, cwd: str | Path | None) -> bool:
+async def launch(command: str, args: list[str], env: dict[str, str] | None, cwd: str | Path | None,
+                 name: str | None = None) -> bool:
     """Spawn what the SDK would spawn for ``StdioServerParameters(command, args, env, cwd)``; False when it
     cannot be spawned (the SDK's own attempt then fails and is reported as before)."""
     full_env = sdk_environment(env)
@@ -67,12 +70,15 @@ async def launch(command: str, args: list[str], env: dict[str, str] | None, cwd:
         return True
     spawn_command, spawn_args = reaped_command(command, args, full_env)
     errlog = sys.stderr
+    stderr = relayed_stderr(name or command)  # its stderr bounded, as a spawn of the SDK's is
     try:
-        process = await anyio.open_process([spawn_command, *spawn_args], env=full_env, stderr=errlog, cwd=cwd,
+        process = await anyio.open_process([spawn_command, *spawn_args], env=full_env, stderr=stderr, cwd=cwd,
                                            start_new_session=True)
     except (OSError, ValueError) as e:
         log.debug("early launch of %s failed (%s); the SDK will spawn it", command, e)
         return False
+    finally:
+        os.close(stderr)
     _launched[key] = (process, errlog)
     return True
 

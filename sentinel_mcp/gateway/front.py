@@ -29,10 +29,12 @@ from mcp.types import (
 
 from sentinel_mcp import __version__
 from sentinel_mcp.gateway import call_timings
+from sentinel_mcp.gateway.bounded_errors import bounded_errors
 from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.core.caller_link import shared_note
 from sentinel_mcp.gateway.client_notices import tell_each, told
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
+from sentinel_mcp.gateway.one_handshake import one_handshake
 from sentinel_mcp.gateway.conversations import (MODERN_KIND, SESSION_HEADER, Conversation, Conversations,
                                                  SessionRefused)
 from sentinel_mcp.core.decision import Answer, Question
@@ -161,6 +163,8 @@ class Front(CatalogRequests, HeldRounds):
         self.server.add_notification_handler(
             "notifications/initialized", NotificationParams, self._on_initialized
         )
+        # inside the SDK's span: a repeated handshake is refused, every error answered is cut
+        self.server.middleware += [one_handshake, bounded_errors]
 
     # ------------------------------------------------------------------ sessions and fan-out
     async def _on_initialized(self, ctx: ServerRequestContext, params: NotificationParams) -> None:

@@ -23,6 +23,7 @@ from mcp.types import (
 )
 
 from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.echoed_text import echoed
 from sentinel_mcp.core.port import FrontPort, NotInCatalog
 from sentinel_mcp.gateway.front_utilities import resource_not_found
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
@@ -83,7 +84,7 @@ class CatalogRequests:
         try:
             return await self.port.get_prompt(params.name, params.arguments, self.principal(ctx))
         except NotInCatalog:
-            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {params.name}") from None
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {echoed(params.name)}") from None
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None
 

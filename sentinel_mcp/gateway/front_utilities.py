@@ -40,6 +40,7 @@ from mcp.types import (
     UnsubscribeRequestParams,
 )
 
+from sentinel_mcp.core.echoed_text import echoed
 from sentinel_mcp.core.port import FrontPort, NotInCatalog
 from sentinel_mcp.gateway.client_notices import tell_each, told
 from sentinel_mcp.gateway.front_link import ConnectionLevels, UrlElicitations, connection_of
@@ -57,7 +58,8 @@ SUBSCRIPTIONS_PER_PRINCIPAL = 1_000
 
 
 def resource_not_found(uri: str) -> MCPError:
-    return MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}", data={"uri": uri})
+    shown = echoed(uri)
+    return MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {shown}", data={"uri": shown})
 
 
 class FrontUtilities:
@@ -104,7 +106,7 @@ class FrontUtilities:
             )
         except NotInCatalog:
             if isinstance(ref, PromptReference):
-                raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {ref.name}") from None
+                raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {echoed(ref.name)}") from None
             raise resource_not_found(ref.uri) from None
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None
@@ -185,7 +187,7 @@ class FrontUtilities:
         try:
             await self._owner(uri).subscribe(uri, on=False)
         except (MCPError, UpstreamUnavailable) as e:  # gone upstream already: nothing to undo
-            log.debug("unsubscribe %s upstream: %s", uri, e)
+            log.debug("unsubscribe %.200r upstream: %.200s", uri, e)
 
     async def _drop_all(self, key: int) -> None:
         """A connection or listen stream ended: its subscriptions go (upstream too, for a URI nobody else
@@ -232,7 +234,7 @@ class FrontUtilities:
                 try:
                     await self._add(uri, key, None, who)  # delivered by the bus, not by this session
                 except MCPError as e:
-                    log.info("listen: not subscribed to %s: %s", uri, e.message)
+                    log.info("listen: not subscribed to %.200r: %.200s", uri, e.message)
             return await self._listen.serve(ctx, params, who.name)
         finally:
             await self._drop_all(key)

@@ -23,6 +23,7 @@ import anyio
 import mcp.client.stdio as sdk_stdio
 
 from sentinel_mcp.gateway import early_spawn
+from sentinel_mcp.gateway.upstream_stderr import relayed_stderr
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,10 @@ _current_launched: contextvars.ContextVar[anyio.Event | None] = contextvars.Cont
 # the processes spawned from this task, handed to the SDK with their pipes shared with the lean calls
 _current_taps: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
     "sentinel_taps", default=None
+)
+# the upstream spawned from this task, naming its stderr's lines
+_current_name: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "sentinel_spawn_name", default=None
 )
 _original_spawn = sdk_stdio._create_platform_compatible_process
 
@@ -54,8 +59,13 @@ async def _tracked_spawn(
         process: Any = early_spawn.adopt(command, args, env, errlog, cwd)
         if process is None:
             # every upstream runs under the reaper: killed with its grandchildren if the gateway dies
+            name = _current_name.get() or command
             command, args = early_spawn.reaped_command(command, args, env)
-            process = await _original_spawn(command, args, env, errlog, cwd)
+            stderr = relayed_stderr(name)  # bounded, escapes made visible, named (upstream_stderr.py)
+            try:
+                process = await _original_spawn(command, args, env, stderr, cwd)  # type: ignore[arg-type]
+            finally:
+                os.close(stderr)
     finally:
         launched = _current_launched.get()
         if launched is not None:  # spawned or failed to: the host's start-up may go on (app/runtime.py)
@@ -83,10 +93,11 @@ def tap_pipes() -> list[Any]:
     return taps
 
 
-def track_groups(launched: anyio.Event | None = None) -> list[int]:
+def track_groups(launched: anyio.Event | None = None, name: str | None = None) -> list[int]:
     """Start recording the process groups spawned from this task (and the tasks it starts); ``launched`` is
-    set
-    once a spawn was attempted (the process exists, or could not be started)."""
+    set once a spawn was attempted (the process exists, or could not be started); ``name``: the upstream's,
+    for its stderr's lines."""
+    _current_name.set(name)
     groups: list[int] = []
     _current_groups.set(groups)
     _current_launched.set(launched)

@@ -1,0 +1,34 @@
+"""An upstream's tool result (or prompt) as the client gets its blocks: its text never in Sentinel's voice
+(``own_voice``), no resource under another's URI (``foreign_resources``), a resource link's icons only the
+safe ones (``upstream_icons``). A built-in's blocks are Sentinel's own: only the resource check applies."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+from mcp.types import CallToolResult
+
+from sentinel_mcp.gateway.foreign_resources import without_foreign_blocks
+from sentinel_mcp.gateway.own_voice import attributed_blocks
+from sentinel_mcp.gateway.upstream_icons import blocks_with_safe_icons
+
+if TYPE_CHECKING:
+    from sentinel_mcp.gateway.catalog import Catalog
+
+
+def shown_blocks(
+    content: Sequence[Any], server: str, catalog: "Catalog", *, builtin: bool
+) -> list[Any] | None:
+    """``content`` as the client gets it; None when nothing changes."""
+    shown: Sequence[Any] = content
+    if not builtin:
+        # attributed before Sentinel's own notes (a withheld resource's) join the blocks
+        shown = attributed_blocks(shown, server) or shown
+        shown = blocks_with_safe_icons(shown) or shown
+    shown = without_foreign_blocks(shown, server, catalog, builtin=builtin) or shown
+    return None if shown is content else list(shown)
+
+
+def shown_result(result: CallToolResult, server: str, catalog: "Catalog", *, builtin: bool) -> CallToolResult:
+    content = shown_blocks(result.content, server, catalog, builtin=builtin)
+    return result if content is None else result.model_copy(update={"content": content})
