@@ -26,7 +26,6 @@ from mcp.types import (
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.core.answer_validation import AnswerNotAccepted
-from sentinel_mcp.core.asking import Provenance, marked_responses
 from sentinel_mcp.core.call_meta import ALL_KINDS, call_meta
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.decision import (
@@ -77,7 +76,7 @@ from sentinel_mcp.gateway.upstream import (
     UpstreamUnavailable,
 )
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
-from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
+from sentinel_mcp.gateway.upstream_rounds import Unrelayed, call_upstream
 from sentinel_mcp.identity.call_principal import call_principal
 from sentinel_mcp.identity.principal import ANONYMOUS, INTERNAL, OWNER, Principal
 from sentinel_mcp.gateway.call_rates import CallRates
@@ -86,7 +85,6 @@ from sentinel_mcp.storage import StorageError
 log = logging.getLogger(__name__)
 
 MAX_DEPTH = 4  # solver fetches nest: a guard's fetch is itself guarded
-MAX_UPSTREAM_INPUT_ROUNDS = 5
 # one principal's calls running at once (``SENTINEL_CAP_CALLS_IN_FLIGHT`` changes it): far above what an
 # assistant runs, low enough that a flood holds a bounded share of memory and of the upstreams
 MAX_CALLS_IN_FLIGHT = 256
@@ -451,61 +449,29 @@ class Gateway(DecideStep, CatalogView):
             if isinstance(up.target, BuiltinTarget)
             else None
         )
-        started = call_timings.now()
+        started, ask_before = call_timings.now(), rec.timings.ask_s
+
+        def upstream_s() -> float:  # the person's time answering the upstream is not the upstream's
+            return call_timings.now() - started - (rec.timings.ask_s - ask_before)
+
         if self.person_inbox is not None and call.origin in PERSON_ORIGINS and not reaches_person(link):
             # nobody behind this call can be asked: the upstream's own questions go to the console inbox
             link = PersonLink(link, self, who, call)
         if link is not None:
             link.decided(rec.decision_id)
         try:
-            # a 2026-era client's answers to the upstream's questions, marked with who gave them (never as the
-            # client says); the upstream's questions asked meanwhile are marked the same way below
-            given = marked_responses(req.upstream_input, answerer(req.link))
-            result = await up.call_tool(
-                call.tool,
-                call.arguments,
-                link=link,
-                progress=req.progress,
-                input_responses=given,
-                request_state=req.upstream_state,
-                meta=meta,
-            )
-            rounds = 0
-            while (
-                isinstance(result, InputRequiredResult)
-                and link is not None
-                and getattr(link, "can_push", False)
-            ):
-                rounds += 1
-                if rounds > MAX_UPSTREAM_INPUT_ROUNDS:
-                    raise UpstreamCallError(f"upstream {up.name} kept asking for input ({rounds} rounds)")
-                asked = call_timings.now()
-                responses = await answer_upstream_push(link, result)
-                rec.timings.ask_s += call_timings.now() - asked
-                started += call_timings.now() - asked  # the person's time is not the upstream's
-                if not isinstance(responses, dict):
-                    why = (
-                        responses or "the upstream asked for input that Sentinel cannot relay to this client"
-                    )
-                    return await self._done(
-                        rec,
-                        decision,
-                        "tool_error",
-                        error_result(f"{call.name}: {why}"),
-                        proof=_proof_of(decision),
-                        error=why,
-                    )
-                result = await up.call_tool(
-                    call.tool,
-                    call.arguments,
-                    link=link,
-                    progress=req.progress,
-                    input_responses=marked_responses(responses, answerer(link)),
-                    request_state=result.request_state,
-                    meta=meta,
+            result = await call_upstream(up, call, req, link, meta, rec.timings)
+            if isinstance(result, Unrelayed):
+                return await self._done(
+                    rec,
+                    decision,
+                    "tool_error",
+                    error_result(f"{call.name}: {result.why}"),
+                    proof=_proof_of(decision),
+                    error=result.why,
                 )
         except UpstreamUnavailable as e:
-            rec.timings.forward_s += call_timings.now() - started
+            rec.timings.forward_s += upstream_s()
             return await self._done(
                 rec,
                 decision,
@@ -514,14 +480,14 @@ class Gateway(DecideStep, CatalogView):
                 error=str(e),
             )
         except UpstreamCallError as e:
-            rec.timings.forward_s += call_timings.now() - started
+            rec.timings.forward_s += upstream_s()
             await self._outcome_unknown(call)
             kind = "timeout" if e.timeout else "upstream_error"
             return await self._done(
                 rec, decision, kind, error_result(str(e), error=kind, upstream=up.name), error=str(e)
             )
         except anyio.get_cancelled_exc_class():
-            rec.timings.forward_s += call_timings.now() - started
+            rec.timings.forward_s += upstream_s()
             with anyio.CancelScope(shield=True):
                 await self._outcome_unknown(call)
                 try:
@@ -530,7 +496,7 @@ class Gateway(DecideStep, CatalogView):
                     # the decision row stays, with outcome "forwarded": the record says it never finished
                     pass
             raise
-        rec.timings.forward_s += call_timings.now() - started
+        rec.timings.forward_s += upstream_s()
         result = without_verdict(result)  # upstreams are hostile too: only Sentinel states its decision
         declared = up.target.result_meta if isinstance(up.target, BuiltinTarget) else frozenset()
         result = without_others_claims(result, declared)  # nor is any other upstream the device firewall
@@ -613,11 +579,6 @@ class Gateway(DecideStep, CatalogView):
     # ------------------------------------------------------------------ the validate step's parts
     def _check_arguments(self, tool: Tool, arguments: Any) -> str | None:
         return self.arguments.problem(tool, arguments, self.config.sentinel.max_argument_bytes)
-
-
-def answerer(link: CallerLink | None) -> Provenance | None:
-    """Who gives the answers that come through a call's link (no link: nobody who counts as the user)."""
-    return link.answers_as if link is not None else Provenance.AGENT
 
 
 def _first_text(result: CallToolResult) -> str | None:

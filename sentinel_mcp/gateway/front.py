@@ -11,12 +11,7 @@ import time
 from typing import Any, Awaitable, Callable
 
 from mcp.server import NotificationOptions, Server, ServerRequestContext
-from mcp.server.subscriptions import (
-    InMemorySubscriptionBus,
-    PromptsListChanged,
-    ResourcesListChanged,
-    ToolsListChanged,
-)
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CallToolRequestParams,
@@ -32,7 +27,6 @@ from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.bounded_errors import bounded_errors
 from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.core.caller_link import shared_note
-from sentinel_mcp.gateway.client_notices import tell_each, told
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.one_handshake import one_handshake
 from sentinel_mcp.gateway.conversations import (MODERN_KIND, SESSION_HEADER, Conversation, Conversations,
@@ -46,11 +40,11 @@ from sentinel_mcp.gateway.front_link import (
     can_be_asked,
     can_elicit,
     can_sample,
-    connection_of,
     declared,
     is_modern,
 )
 from sentinel_mcp.gateway.held_calls import HeldCalls
+from sentinel_mcp.gateway.list_changed_fanout import ListChangedFanOut
 from sentinel_mcp.gateway.listen_streams import ListenStreams
 from sentinel_mcp.gateway.input_rounds import (AGAIN, InputRounds, LateAnswer, RefusedRetry, capability_asked,
                                                wire_key)
@@ -66,7 +60,7 @@ from sentinel_mcp.core.port import (
     UpstreamNeedsInput,
 )
 from sentinel_mcp.gateway.request_state import RequestStateSeal
-from sentinel_mcp.gateway.session_tables import Shares, connection_key, on_end
+from sentinel_mcp.gateway.session_tables import Shares
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.front_utilities import FrontUtilities
 from sentinel_mcp.gateway.upstream import CallerLink
@@ -99,7 +93,7 @@ class SentinelFront(Server):
         )
 
 
-class Front(CatalogRequests, HeldRounds):
+class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
     """The front server over the gateway's ``FrontPort``; it fans out catalog changes to connected clients.
 
     The front knows the gateway only through the port (``core/port.py``), never the engine
@@ -131,10 +125,7 @@ class Front(CatalogRequests, HeldRounds):
         # the web console's inbox (console/asking.py) when it runs: where non-eliciting clients' questions
         # wait
         self.inbox: Any = None
-        # handshake-era sessions told of catalog changes: connection key -> (principal, session), each while
-        # its connection lives (session_tables)
-        self._legacy_sessions: dict[int, tuple[str, Any]] = {}
-        self.listeners = Shares("LISTENERS", "list_changed listeners", 1_000, 10_000)
+        self._init_fanout()
         self.utilities = FrontUtilities(port, ListenStreams(self.bus), self.bus, self.principal)
         # every per-session table, by name, for /metrics (the HTTP host adds its session owners)
         self.tables: dict[str, Shares] = {
@@ -166,48 +157,7 @@ class Front(CatalogRequests, HeldRounds):
         # inside the SDK's span: a repeated handshake is refused, every error answered is cut
         self.server.middleware += [one_handshake, bounded_errors]
 
-    # ------------------------------------------------------------------ sessions and fan-out
-    async def _on_initialized(self, ctx: ServerRequestContext, params: NotificationParams) -> None:
-        connection = connection_of(ctx)
-        if connection is None:  # pragma: no cover - a handshake always has its connection
-            return
-        key = connection_key(connection)
-        if key in self._legacy_sessions:
-            return
-        who = self.principal(ctx).name
-        refused = self.listeners.take(who)
-        if refused is not None:  # past its share: this session is not told of changes (it can still list)
-            log.warning("session of %s not told of catalog changes: %s", who, refused)
-            return
-        self._legacy_sessions[key] = (who, ctx.session)
-        on_end(connection, "list_changed", lambda: self._forget_listener(key))
-
-    def _forget_listener(self, key: int) -> None:
-        found = self._legacy_sessions.pop(key, None)
-        if found is not None:
-            self.listeners.give_back(found[0])
-
-    async def announce_catalog_changed(self) -> None:
-        """Every handshake-era session is told, side by side; one gone or not reading is told no more (the
-        announcer is an upstream's supervisor: a client must not hold it up)."""
-
-        async def tell(listener: tuple[int, Any]) -> None:
-            key, session = listener
-
-            async def send() -> None:
-                await session.send_tool_list_changed()
-                await session.send_prompt_list_changed()
-                await session.send_resource_list_changed()
-
-            why = await told(send)
-            if why is not None:
-                log.info("list_changed not taken (%s): the session is told of changes no more", why)
-                self._forget_listener(key)
-
-        await tell_each([(k, s) for k, (_, s) in list(self._legacy_sessions.items())], tell)
-        for event in (ToolsListChanged(), PromptsListChanged(), ResourcesListChanged()):
-            await self.bus.publish(event)
-
+    # ------------------------------------------------------------------ sessions
     def principal(self, ctx: ServerRequestContext) -> Principal:
         """Who is calling: the principal the HTTP host resolved, else (stdio, in-process) the local user."""
         request = ctx.request

@@ -1,0 +1,80 @@
+"""A forwarded call's exchange with its upstream: the call, then the upstream's questions answered by a client
+that can be asked on the spot (the handshake era), for at most ``MAX_UPSTREAM_INPUT_ROUNDS`` rounds.
+
+Every answer passed on is marked with who gave it (``answerer``): never as the client says. The time a person
+takes to answer is added to the call's ``ask_s``: it is not the upstream's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.types import CallToolResult, InputRequiredResult
+
+from sentinel_mcp.core.asking import Provenance, marked_responses
+from sentinel_mcp.core.call_request import CallRequest
+from sentinel_mcp.core.decision import ToolCall
+from sentinel_mcp.gateway import call_timings
+from sentinel_mcp.gateway.call_timings import CallTimings
+from sentinel_mcp.gateway.upstream import CallerLink, Upstream, UpstreamCallError
+from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
+
+MAX_UPSTREAM_INPUT_ROUNDS = 5
+
+
+@dataclass(frozen=True)
+class Unrelayed:
+    """The upstream asked what Sentinel could not get answered (the client cannot be asked, or declined)."""
+
+    why: str
+
+
+def answerer(link: CallerLink | None) -> Provenance | None:
+    """Who gives the answers that come through a call's link (no link: nobody who counts as the user)."""
+    return link.answers_as if link is not None else Provenance.AGENT
+
+
+async def call_upstream(
+    up: Upstream,
+    call: ToolCall,
+    req: CallRequest,
+    link: CallerLink | None,
+    meta: dict[str, Any] | None,
+    timings: CallTimings,
+) -> CallToolResult | InputRequiredResult | Unrelayed:
+    """The upstream's result, or its question for a 2026-era client to answer in a later request. Raises what
+    ``Upstream.call_tool`` raises, and ``UpstreamCallError`` for an upstream that keeps asking."""
+    # a 2026-era client's answers to the upstream's questions, marked with who gave them (never as the client
+    # says); the upstream's questions asked meanwhile are marked the same way below
+    result = await up.call_tool(
+        call.tool,
+        call.arguments,
+        link=link,
+        progress=req.progress,
+        input_responses=marked_responses(req.upstream_input, answerer(req.link)),
+        request_state=req.upstream_state,
+        meta=meta,
+    )
+    rounds = 0
+    while isinstance(result, InputRequiredResult) and link is not None and getattr(link, "can_push", False):
+        rounds += 1
+        if rounds > MAX_UPSTREAM_INPUT_ROUNDS:
+            raise UpstreamCallError(f"upstream {up.name} kept asking for input ({rounds} rounds)")
+        asked = call_timings.now()
+        responses = await answer_upstream_push(link, result)
+        timings.ask_s += call_timings.now() - asked
+        if not isinstance(responses, dict):
+            return Unrelayed(
+                responses or "the upstream asked for input that Sentinel cannot relay to this client"
+            )
+        result = await up.call_tool(
+            call.tool,
+            call.arguments,
+            link=link,
+            progress=req.progress,
+            input_responses=marked_responses(responses, answerer(link)),
+            request_state=result.request_state,
+            meta=meta,
+        )
+    return result
