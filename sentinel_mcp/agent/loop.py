@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
@@ -28,9 +27,10 @@ from sentinel_mcp.agent.decision import (
     device_call,
     parse_decision,
 )
-from sentinel_mcp.agent.health import HealthMonitor, HealthSettings, StepHealth, normalise_grounds
+from sentinel_mcp.agent.health import HealthMonitor, StepHealth
 from sentinel_mcp.agent.personal_steps import result_kinds, tool_kinds
 from sentinel_mcp.agent.relay import CallerRelay
+from sentinel_mcp.agent.run_state import Progress, RunState
 from sentinel_mcp.agent.screen import Screen, withheld_kinds
 from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps
 from sentinel_mcp.agent.trace_store import TraceStore, TraceStoreError
@@ -40,11 +40,8 @@ from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
 from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelRequest
 from sentinel_mcp.core.errors import AgentError
 
-Progress = Callable[[float, float | None, str | None], Awaitable[None]]
-MAX_HISTORY_LINES = 12
 RESULT_EXCERPT = 600
 MAX_ASK_ROUNDS = 3
-MAX_OBSERVED_CHARS = 60_000
 
 SYSTEM = (
     "You are Sentinel's phone agent. You reach the user's goal on an Android phone one step at a time. "
@@ -125,7 +122,7 @@ class AgentLoop:
         self.store = store
         self.settings = settings
 
-    def tools(self, state: _RunState | None = None) -> list[str]:
+    def tools(self, state: RunState | None = None) -> list[str]:
         """The non-screen tools the model may call (their exposed names): configured, in the catalog now and
         within the reach of the run's principal, never a forbidden one."""
         if state is not None:  # the configured Principal of the run's caller
@@ -164,7 +161,7 @@ class AgentLoop:
         )
         started = time.monotonic()
         deadline = started + caps.max_seconds
-        state = _RunState(
+        state = RunState(
             session=session,
             principal=principal,
             relay=relay,
@@ -224,7 +221,7 @@ class AgentLoop:
         n: int,
         goal: str,
         screen: Screen,
-        state: _RunState,
+        state: RunState,
         result: RunResult,
         deadline: float,
         caps: Caps,
@@ -326,7 +323,7 @@ class AgentLoop:
         n: int,
         name: str,
         health: StepHealth,
-        state: _RunState,
+        state: RunState,
         result: RunResult,
         record: dict[str, Any],
         t0: float,
@@ -365,7 +362,7 @@ class AgentLoop:
         await self._record(result, n, record, t0)
 
     async def _reflect_on(
-        self, result: RunResult, n: int, kind: str, signs: list[str], text: str, state: _RunState
+        self, result: RunResult, n: int, kind: str, signs: list[str], text: str, state: RunState
     ) -> None:
         reflection = await self.store.record_reflection(result.run_id, n, kind, signs, text)
         result.reflections.append(reflection)
@@ -374,7 +371,7 @@ class AgentLoop:
         self,
         goal: str,
         screen: Screen,
-        state: _RunState,
+        state: RunState,
         tools: list[str],
         result: RunResult,
         deadline: float,
@@ -409,7 +406,7 @@ class AgentLoop:
             reply.json_data if reply.json_data is not None else reply.text, screen, set(tools)
         )
 
-    async def _invoke(self, name: str, arguments: dict[str, Any], state: _RunState) -> Completed | Refused:
+    async def _invoke(self, name: str, arguments: dict[str, Any], state: RunState) -> Completed | Refused:
         answers: dict[str, Any] = {}
         for _ in range(MAX_ASK_ROUNDS):
             # the step runs as the run's caller: its principal's reach and consents, its front's origin (so
@@ -456,7 +453,7 @@ class AgentLoop:
         decision: Decision,
         outcome: Completed | Refused,
         screen: Screen,
-        state: _RunState,
+        state: RunState,
         record: dict[str, Any],
     ) -> Screen:
         """What the step did, for the trace and the next prompt; stops the run on a refusal."""
@@ -500,7 +497,7 @@ class AgentLoop:
         }
         return after
 
-    async def _observe(self, state: _RunState) -> Screen:
+    async def _observe(self, state: RunState) -> Screen:
         screen_read = self.device_tool(ToolRef(self.settings.device, "screen_read"))
         outcome = await self._invoke(screen_read, {}, state)
         withheld = withheld_kinds(outcome.result if isinstance(outcome, Completed) else None)
@@ -525,51 +522,13 @@ class AgentLoop:
         else:
             result.steps.append({"n": n, **record})
 
-    def _check_failures(self, state: _RunState) -> None:
+    def _check_failures(self, state: RunState) -> None:
         if state.failures >= self.settings.max_failures:
             raise _Stop(
                 "failed",
                 f"{state.failures} unusable answers or errors in a row; last: "
                 f"{state.history[-1] if state.history else 'none'}",
             )
-
-
-@dataclass
-class _RunState:
-    session: str
-    principal: str
-    relay: CallerRelay | None
-    origin: Origin = "builtin"
-    history: list[str] = field(default_factory=list)
-    failures: int = 0
-    monitor: HealthMonitor = field(default_factory=lambda: HealthMonitor(HealthSettings()))
-    progress: Progress | None = None
-    total: float | None = None
-    low_steps: int = 0  # steps in a row scored below the threshold
-    last_result: str = ""
-    observed: list[str] = field(default_factory=list)  # every screen and result seen (what grounds a value)
-    personal: set[str] = field(default_factory=set)  # the run's ``RunResult.personal``
-
-    def note(self, line: str) -> None:
-        self.history.append(line[:300])
-
-    def seen(self, text: str) -> None:
-        self.observed.append(normalise_grounds(text))  # normalised once, when seen, not on every step
-        while sum(len(t) for t in self.observed) > MAX_OBSERVED_CHARS and len(self.observed) > 1:
-            self.observed.pop(0)
-
-    def grounds(self, goal: str, screen: Screen) -> str:
-        return "\n".join([normalise_grounds(goal, screen.describe()), *self.observed])
-
-    def context(self, screen: Screen) -> str:
-        """What the model reads as data: the steps so far, the last tool result, the current screen."""
-        parts = []
-        if self.history:
-            parts.append("Steps so far:\n" + "\n".join(self.history[-MAX_HISTORY_LINES:]))
-        if self.last_result:
-            parts.append(self.last_result)
-        parts.append("Current screen:\n" + screen.describe())
-        return "\n\n".join(parts)
 
 
 def _what(decision: Decision, screen: Screen, name: str) -> str:

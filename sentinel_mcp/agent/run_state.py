@@ -1,0 +1,54 @@
+"""What one agent run carries from step to step: the steps so far, what it has seen (the grounds a typed
+value must come from), its failures and health, the kinds of personal data it has read."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from sentinel_mcp.agent.health import HealthMonitor, HealthSettings, normalise_grounds
+from sentinel_mcp.agent.relay import CallerRelay
+from sentinel_mcp.agent.screen import Screen
+from sentinel_mcp.core.decision import Origin
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+MAX_HISTORY_LINES = 12
+MAX_OBSERVED_CHARS = 60_000
+
+
+@dataclass
+class RunState:
+    session: str
+    principal: str
+    relay: CallerRelay | None
+    origin: Origin = "builtin"
+    history: list[str] = field(default_factory=list)
+    failures: int = 0
+    monitor: HealthMonitor = field(default_factory=lambda: HealthMonitor(HealthSettings()))
+    progress: Progress | None = None
+    total: float | None = None
+    low_steps: int = 0  # steps in a row scored below the threshold
+    last_result: str = ""
+    observed: list[str] = field(default_factory=list)  # every screen and result seen (what grounds a value)
+    personal: set[str] = field(default_factory=set)  # the run's ``RunResult.personal``
+
+    def note(self, line: str) -> None:
+        self.history.append(line[:300])
+
+    def seen(self, text: str) -> None:
+        self.observed.append(normalise_grounds(text))  # normalised once, when seen, not on every step
+        while sum(len(t) for t in self.observed) > MAX_OBSERVED_CHARS and len(self.observed) > 1:
+            self.observed.pop(0)
+
+    def grounds(self, goal: str, screen: Screen) -> str:
+        return "\n".join([normalise_grounds(goal, screen.describe()), *self.observed])
+
+    def context(self, screen: Screen) -> str:
+        """What the model reads as data: the steps so far, the last tool result, the current screen."""
+        parts = []
+        if self.history:
+            parts.append("Steps so far:\n" + "\n".join(self.history[-MAX_HISTORY_LINES:]))
+        if self.last_result:
+            parts.append(self.last_result)
+        parts.append("Current screen:\n" + screen.describe())
+        return "\n\n".join(parts)
