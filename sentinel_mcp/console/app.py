@@ -27,7 +27,7 @@ from sentinel_mcp.console import (activity_pages, agent_pages, assist_pages, bui
 from sentinel_mcp.console.asking import InboxAsking
 from sentinel_mcp.console.cluster_inbox import ClusterInbox
 from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
-from sentinel_mcp.console.inbox import Inbox
+from sentinel_mcp.console.inbox import CHANGE_KINDS, Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
 from sentinel_mcp.identity.http_auth import a2a_peer_names
 from sentinel_mcp.identity.principal import OWNER_NAME
@@ -194,6 +194,8 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
         try:
             assists = await assist_pages.count_for(console, viewer)
             yield _sse("inbox", _inbox_count(console, name, assists, viewer.principal.is_owner))
+            for kind in CHANGE_KINDS:  # what changed since the page was rendered, before this stream opened
+                yield _sse(kind, str(console.inbox.changes(name, kind)))
             quiet = 0.0
             while True:
                 try:
@@ -216,6 +218,8 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
                 if what == "inbox":
                     assists = await assist_pages.count_for(console, viewer)
                     yield _sse(what, _inbox_count(console, name, assists, viewer.principal.is_owner))
+                elif what in CHANGE_KINDS:
+                    yield _sse(what, str(console.inbox.changes(name, what)))
                 else:
                     yield _sse(what, "1")
         finally:

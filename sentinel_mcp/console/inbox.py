@@ -22,6 +22,7 @@ from sentinel_mcp.core.decision import Answer, Question, argument_digest
 ItemKind = Literal["held", "blocked", "retry", "waiting"]  # waiting: nobody else can be asked
 MAX_ITEMS = 2000  # across principals; the oldest settled or expired go first
 MAX_OPEN_PER_PRINCIPAL = 200  # a principal's items, open or answered (waiting for the retry)
+CHANGE_KINDS = ("agent", "activity")  # what a page shown follows by reloading (console.js)
 MAX_STREAMS_PER_PRINCIPAL = 16  # open live-update streams (/console/events) of one principal
 MAX_STREAMS = 512  # of everyone
 # a console page that reloads (after answering: the form's redirect) closes its live stream for a moment; a
@@ -89,6 +90,9 @@ class Inbox:
         self.remote_answered: dict[str, InboxItem] = {}
         # whose console answers a principal's questions: its own, except another agent's (the owner's)
         self.answerer: Callable[[str], str] = _itself
+        # how often each principal's pages that follow a change (CHANGE_KINDS) had it: a page says the count
+        # it was rendered at and a stream opening says the count now, so a change between the two is not missed
+        self._changes: dict[tuple[str, str], int] = {}
 
     # ---------------------------------------------------------------- the front's side
     def post(
@@ -367,11 +371,18 @@ class Inbox:
         for name in [principal] if principal is not None else list(self._watchers):
             self._notify(name, what)
 
+    def changes(self, principal: str, what: str) -> int:
+        """How many ``what`` changes (one of CHANGE_KINDS) ``principal``'s consoles were told of."""
+        return self._changes.get((principal, what), 0)
+
     def _notify(self, principal: str, what: str) -> None:
         if self.shared is not None and what == "inbox":
             self.shared.changed()  # a local question changed: the shared copy follows now
         who = self.answerer(principal)
         names = [principal] if who == principal else [principal, who]
+        if what in CHANGE_KINDS:  # one count per principal and kind: bounded by the configured principals
+            for name in names:
+                self._changes[name, what] = self._changes.get((name, what), 0) + 1
         for queue in [q for name in names for q in self._watchers.get(name, ())]:
             if not queue.full():  # a console that does not read misses updates, never blocks the gateway
                 queue.put_nowait(what)

@@ -18,6 +18,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from sentinel_mcp.console.form_body import FormRefused, read_form
 from sentinel_mcp.config import Config
 from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
+from sentinel_mcp.console.inbox import CHANGE_KINDS
 from sentinel_mcp.core.builtin import Services
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import ConsoleError
@@ -146,11 +147,17 @@ class Console:
     def render(
         self, request: Request, viewer: Viewer | None, name: str, status: int = 200, **values: Any
     ) -> HTMLResponse:
+        changes = (
+            {kind: self.inbox.changes(viewer.principal.name, kind) for kind in CHANGE_KINDS}
+            if viewer is not None
+            else {}
+        )
         page = self.templates.get_template(name).render(
             viewer=viewer,
             csrf=self.auth.csrf_token(viewer) if viewer else "",
             path=request.url.path,
             open_access=self.auth.open_access,
+            changes=changes,
             **values,
         )
         return HTMLResponse(page, status_code=status, headers=HEADERS)

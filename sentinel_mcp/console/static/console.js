@@ -82,12 +82,17 @@
     }
     known = n;
   });
-  source.addEventListener("activity", function () {
-    if (page === "/console/activity" && !typing) window.location.reload();
-  });
-  source.addEventListener("agent", function () {  // a run of this principal moved on: show its new steps
-    if (page.indexOf("/console/agent") === 0 && !typing) window.location.reload();
-  });
+  // a page follows a kind of change by reloading when the count of such changes is not the one it was
+  // rendered at: the stream says the count as it opens too, so a change in between is not missed
+  function follow(kind, shows) {
+    var seen = document.body.getAttribute("data-" + kind + "-seen");
+    source.addEventListener(kind, function (ev) {
+      if (!shows() || typing || String(ev.data) === seen) return;
+      window.location.reload();
+    });
+  }
+  follow("activity", function () { return page === "/console/activity"; });
+  follow("agent", function () { return page.indexOf("/console/agent") === 0; });  // a run's new steps
   if (window.Notification && Notification.permission === "default") {
     document.addEventListener("click", function ask() {
       document.removeEventListener("click", ask);
