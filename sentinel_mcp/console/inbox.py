@@ -90,8 +90,8 @@ class Inbox:
         self.remote_answered: dict[str, InboxItem] = {}
         # whose console answers a principal's questions: its own, except another agent's (the owner's)
         self.answerer: Callable[[str], str] = _itself
-        # how often each principal's pages that follow a change (CHANGE_KINDS) had it: a page says the count
-        # it was rendered at and a stream opening says the count now, so a change between the two is not missed
+        # how often each principal's pages that follow a change (CHANGE_KINDS) had it: a page says the
+        # count it was rendered at, a stream opening says the count now: a change in between is not missed
         self._changes: dict[tuple[str, str], int] = {}
 
     # ---------------------------------------------------------------- the front's side

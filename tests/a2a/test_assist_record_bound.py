@@ -14,7 +14,6 @@ from sentinel_mcp.a2a import assist_inbox
 from sentinel_mcp.a2a.assist_inbox import AssistInbox
 from tests.cluster.conftest import pg_server, pg_url, store_location  # noqa: F401 - the backends' fixtures
 
-NOW = datetime.now(UTC)
 
 
 def _stamp(at: datetime) -> str:
@@ -36,16 +35,17 @@ def _ids(inbox: AssistInbox) -> set[str]:
 
 def test_only_the_newest_settled_requests_are_kept(store_location: str,  # noqa: F811
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    now = datetime.now(UTC)  # each test's own: a module's import time can be long past
     monkeypatch.setattr(assist_inbox, "MAX_SETTLED", 5)
     inbox = AssistInbox(store_location)
     try:
         # twelve a peer asked and canceled, a minute apart (s-00 the newest)
         for i in range(12):
-            _put(inbox, f"s-{i:02d}", "canceled" if i % 2 else "expired", NOW - timedelta(minutes=i))
-        _put(inbox, "open-old", "open", NOW - timedelta(days=400))  # still waiting: never pruned
+            _put(inbox, f"s-{i:02d}", "canceled" if i % 2 else "expired", now - timedelta(minutes=i))
+        _put(inbox, "open-old", "open", now - timedelta(days=400))  # still waiting: never pruned
         # answered long after it was asked: one just now (its requester may not have read it), one hours ago
-        _put(inbox, "answered-now", "answered", NOW - timedelta(days=2), replied=NOW - timedelta(minutes=30))
-        _put(inbox, "answered-before", "answered", NOW - timedelta(days=2), replied=NOW - timedelta(hours=3))
+        _put(inbox, "answered-now", "answered", now - timedelta(days=2), replied=now - timedelta(minutes=30))
+        _put(inbox, "answered-before", "answered", now - timedelta(days=2), replied=now - timedelta(hours=3))
         new = inbox.add(from_agent="peer", reason="again", questions=["?"])
         kept = _ids(inbox)
         assert {new, "open-old", "answered-now"} <= kept, kept
@@ -77,6 +77,7 @@ def test_a_reply_not_yet_read_outlives_the_count(store_location: str,  # noqa: F
 
 
 def test_settled_requests_are_pruned_by_age_and_open_ones_never(store_location: str) -> None:  # noqa: F811
+    now = datetime.now(UTC)  # each test's own: a module's import time can be long past
     inbox = AssistInbox(store_location)
     try:
         days = assist_inbox.SETTLED_KEEP_DAYS
@@ -86,10 +87,10 @@ def test_settled_requests_are_pruned_by_age_and_open_ones_never(store_location: 
             ("recent", "expired", days - 1),
             ("open-ancient", "open", days * 40),
         ):
-            _put(inbox, rid, status, NOW - timedelta(days=age))
-        asked = NOW - timedelta(days=days * 2)
-        _put(inbox, "answered-old", "answered", asked, replied=NOW - timedelta(days=days + 1))
-        _put(inbox, "answered-late", "answered", asked, replied=NOW - timedelta(days=1))
+            _put(inbox, rid, status, now - timedelta(days=age))
+        asked = now - timedelta(days=days * 2)
+        _put(inbox, "answered-old", "answered", asked, replied=now - timedelta(days=days + 1))
+        _put(inbox, "answered-late", "answered", asked, replied=now - timedelta(days=1))
         new = inbox.add(from_agent="peer", reason="again", questions=[])
         assert _ids(inbox) == {new, "recent", "open-ancient", "answered-late"}
     finally:
