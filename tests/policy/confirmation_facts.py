@@ -10,7 +10,7 @@ from typing import Any
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.policy.prolog_text import fact_text
 
-FAR = time.time() + 3600
+FAR = time.time() + 10 * 365 * 86400  # far past any run of the suite
 
 
 async def shown_now(guard: Any, c: ToolCall) -> str | None:
