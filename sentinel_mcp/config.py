@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import difflib
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -15,7 +14,8 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, T
 
 from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
-from sentinel_mcp.core.settings import non_finite, validate_section
+from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_section
+from sentinel_mcp.core.setting_keys import did_you_mean
 from sentinel_mcp.config_file import read_config_json
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
 from sentinel_mcp.config_vars import expand_tree, expand_vars
@@ -422,6 +422,8 @@ def _format_validation_error(source: str, err: ValidationError) -> str:
         # a union of server kinds reports both branches; keep the message short and readable
         loc = re.sub(r"\.(stdio|remote)(?=\.|$)", "", loc)
         msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key" + unknown_key_hint(Config, e["loc"])
         lines.append(f"  {loc or '(top level)'}: {msg}")
     return "\n".join(dict.fromkeys(lines))
 
@@ -449,7 +451,9 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     except ConfigError as e:
         raise ConfigError(f"invalid config {source}: {e}") from None
     try:
-        cfg = Config.model_validate(data)
+        # strict: a JSON value of the wrong type is an error naming its key, never coerced ("port": true is
+        # not port 1, "disabled": "no" not a boolean)
+        cfg = Config.model_validate(data, strict=True)
     except ValidationError as err:
         raise ConfigError(_format_validation_error(source, err)) from None
     bad = non_finite(cfg)  # "Infinity" as a text reaches a float field too (the JSON reader refuses numbers)
@@ -513,8 +517,8 @@ def _check_sections(cfg: Config) -> None:
 
 
 def _did_you_mean(word: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(word.lower(), known, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
+    meant = did_you_mean(word, known)
+    return f" (did you mean {meant!r}?)" if meant else f" (known: {', '.join(known)})"
 
 
 def _anchor_tls_paths(cfg: Config) -> None:

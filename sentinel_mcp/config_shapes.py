@@ -16,6 +16,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 from sentinel_mcp.core.errors import ConfigError
+from sentinel_mcp.core.setting_keys import did_you_mean
 
 Expand = Callable[[str, str], str]  # (value, where) -> the value with its variables expanded
 
@@ -28,6 +29,10 @@ TYPES = {
     "streamableHttp": "streamable-http",
     "sse": "sse",
 }
+# how close an unknown key must be to one of Sentinel's to be taken for a misspelling of it (and refused)
+# rather than another host's own setting (and ignored): "disable" for "disabled", "sentinal" for "sentinel",
+# not "transportType" for "transport"
+NEAR_MISS = 0.85
 ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
 
@@ -46,6 +51,7 @@ def normalize(
     out = {k: v for k, v in data.items() if k in ("mcpServers", "sentinel")}
     for key in data:
         if key not in TOP_KEYS:
+            _not_misspelt(key, key, sorted(TOP_KEYS))
             warnings.append(f"{key}: not a Sentinel setting; ignored")
     servers: dict[str, Any] = {}
     for block in ("mcpServers", "servers"):  # servers: VS Code's name for the same block
@@ -106,8 +112,17 @@ def _server(
                 "(list tools that need no confirmation in sentinel.policy.allow)"
             )
         else:
+            _not_misspelt(f"{where}.{key}", key, sorted(server_keys))
             warnings.append(f"{where}.{key}: not a Sentinel setting; ignored")
     return spec
+
+
+def _not_misspelt(where: str, key: str, known: list[str]) -> None:
+    """A key ignored as another host's must not be a misspelling of Sentinel's own: ``"disable": true`` would
+    leave the server running, ``"sentinal"`` drop the whole policy section."""
+    meant = did_you_mean(key, known, NEAR_MISS)
+    if meant is not None:
+        raise ShapeError(f"{where}: not a Sentinel setting (did you mean {meant!r}?)")
 
 
 def read_env_file(where: str, path: str, base_dir: Path) -> dict[str, str]:
