@@ -313,6 +313,9 @@ class Config(BaseModel):
     source: str = Field("<embedded default>", exclude=True)
     base_dir: str = Field(".", exclude=True)
     warnings: list[str] = Field(default_factory=list, exclude=True)  # keys of other hosts' shapes, ignored
+    # each string a variable was expanded in (its place, as "mcpServers.x.args[0]") -> the string as written:
+    # what is shown of it (``config show``), never the value, which may be a secret from the environment
+    as_written: dict[str, str] = Field(default_factory=dict, exclude=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -440,9 +443,13 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     try:
         inputs = parse_inputs(data.get("inputs"))
         base = Path(base_dir)
+        as_written: dict[str, str] = {}
 
         def expand(value: str, where: str) -> str:
-            return expand_vars(value, where, inputs, base)
+            expanded = expand_vars(value, where, inputs, base)
+            if expanded != value:
+                as_written[where] = value
+            return expanded
 
         data, warnings = normalize(data, base, SERVER_KEYS, expand)
         data = expand_tree(data, expand)
@@ -462,6 +469,7 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
                           "must be one)")
     cfg.source = source
     cfg.base_dir = str(base_dir)
+    cfg.as_written = as_written
     _check_sections(cfg)
     _anchor_tls_paths(cfg)
     cfg.warnings = [f"{source}: {w}" for w in warnings]

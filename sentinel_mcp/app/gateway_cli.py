@@ -134,17 +134,34 @@ def cmd_config_show(args: argparse.Namespace) -> int:
         from sentinel_mcp.storage.location import server_location
 
         store = data["sentinel"]["store"] = server_location(config.store_url).redacted
+    data = _as_written(data, config.as_written)
     print(json.dumps({"source": config.source, "store": store, **_masked(data)}, indent=2))
     return 0
+
+
+def _as_written(value: Any, written: dict[str, str], where: str = "") -> Any:
+    """Every string a variable was expanded in, shown as written (``Bearer ${TOKEN}``): the value may be a
+    secret from the environment in any key (an argument, a URL's query), whatever its name."""
+    if isinstance(value, dict):
+        return {k: _as_written(v, written, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_written(v, written, f"{where}[{i}]") for i, v in enumerate(value)]
+    return written.get(where, value)
 
 
 _SECRET_KEYS = ("token", "api_keys", "peer_tokens", "authorization", "password", "secret", "seal_key")
 
 
+# an upstream's environment and headers are how it is given credentials, under any name (OPENAI_API_KEY,
+# X-Api-Key): their values are masked whatever the key
+_SECRET_BLOCKS = ("env", "headers")
+
+
 def _masked(value: Any, secret: bool = False) -> Any:
     """Secrets shown as ``***`` (a config printed to a terminal or a bug report must not leak them)."""
     if isinstance(value, dict):
-        return {k: _masked(v, secret or any(s in k.lower() for s in _SECRET_KEYS)) for k, v in value.items()}
+        return {k: _masked(v, secret or k in _SECRET_BLOCKS or any(s in k.lower() for s in _SECRET_KEYS))
+                for k, v in value.items()}
     if isinstance(value, list):
         return [_masked(v, secret) for v in value]
     return "***" if secret and value not in (None, "") else value
