@@ -361,6 +361,15 @@ def cmd_call(args: argparse.Namespace) -> int:
     except RecursionError:  # the parser's depth bound: deeper than any tool's arguments
         print("sentinel-mcp: arguments are not valid JSON: nested too deep", file=sys.stderr)
         return 2
+    if not isinstance(arguments, dict):  # MCP: a tool's arguments are one object of name -> value
+        given = "an array" if isinstance(arguments, list) else json.dumps(arguments)[:40]
+        print(f"sentinel-mcp: arguments must be a JSON object ({{\"name\": value, ...}}), not {given}",
+              file=sys.stderr)
+        return 2
+    if args.url is not None:
+        from sentinel_mcp.app.endpoint_url import checked_endpoint
+
+        checked_endpoint(args.url)
     config = None if args.url else load_config(args.config)
     token = args.token or os.environ.get("SENTINEL_TOKEN")
     if token is None and args.url and not args.cert:  # a client certificate is the caller: no owner's token
