@@ -439,6 +439,7 @@ SERVER_KEYS = frozenset(StdioServer.model_fields) | frozenset(RemoteServer.model
 def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = ".") -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {source}: the top level must be a JSON object")
+    data = _paths_as_text(data)
     _no_nul(data, source)
     try:
         inputs = parse_inputs(data.get("inputs"))
@@ -472,8 +473,22 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     cfg.as_written = as_written
     _check_sections(cfg)
     _anchor_tls_paths(cfg)
+    _anchor_server_cwd(cfg)
     cfg.warnings = [f"{source}: {w}" for w in warnings]
     return cfg
+
+
+def _paths_as_text(value: Any) -> Any:
+    """A config built in Python (tests, benchmarks, the cluster recipe) may hold ``Path`` objects: each is the
+    path's text and a tuple an array, as a JSON file would say them (the models are strict: no other type is
+    converted)."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, dict):
+        return {k: _paths_as_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_paths_as_text(v) for v in value]
+    return value
 
 
 def _no_nul(value: Any, source: str, where: str = "") -> None:
@@ -527,6 +542,15 @@ def _check_sections(cfg: Config) -> None:
 def _did_you_mean(word: str, known: list[str]) -> str:
     meant = did_you_mean(word, known)
     return f" (did you mean {meant!r}?)" if meant else f" (known: {', '.join(known)})"
+
+
+def _anchor_server_cwd(cfg: Config) -> None:
+    """A stdio server's relative ``cwd`` is relative to the config file, like every other path in it (not to
+    wherever Sentinel was started from)."""
+    for spec in cfg.mcp_servers.values():
+        if isinstance(spec, StdioServer) and spec.cwd:
+            path = Path(os.path.expanduser(spec.cwd))
+            spec.cwd = str(path if path.is_absolute() else (Path(cfg.base_dir) / path).resolve())
 
 
 def _anchor_tls_paths(cfg: Config) -> None:
