@@ -13,6 +13,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, T
                       field_validator, model_validator)
 
 from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
+from sentinel_mcp.core.host_names import is_host
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_section
 from sentinel_mcp.core.setting_keys import did_you_mean
@@ -156,6 +157,14 @@ class HttpSettings(_Strict):
     @classmethod
     def _token(cls, v: str | None) -> str | None:
         return _no_placeholder(v, "the token")
+
+    @field_validator("host")
+    @classmethod
+    def _host(cls, v: str) -> str:
+        # checked here, not at bind time after every upstream and built-in has started
+        if not is_host(v.strip("[]") if v.startswith("[") and v.endswith("]") else v):
+            raise ValueError(f"{v!r} is neither an IP address nor a DNS name")
+        return v
 
 
 class PrincipalSpec(_Strict):

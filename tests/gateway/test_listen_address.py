@@ -24,3 +24,20 @@ def test_an_address_that_names_no_host_is_refused(value: str) -> None:
 ])
 def test_good_addresses_still_parse(value: str, host: str, port: int) -> None:
     assert parse_listen(value) == (host, port)
+    assert parse_listen("80", "[::1]") == ("::1", 80)  # sentinel.http.host may bracket an IPv6 address
+
+
+@pytest.mark.parametrize("host", ["bad host", "%", "[::1", "", "é.example"])
+def test_a_config_host_that_names_nothing_stops_the_load(host: str) -> None:
+    from sentinel_mcp.config import ConfigError, parse_config
+
+    with pytest.raises(ConfigError) as err:
+        parse_config({"sentinel": {"http": {"host": host}}}, source="cfg.json")
+    assert "sentinel.http.host" in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0", "::", "[::1]", "localhost", "gw.example.org"])
+def test_a_config_host_that_names_one_loads(host: str) -> None:
+    from sentinel_mcp.config import parse_config
+
+    assert parse_config({"sentinel": {"http": {"host": host}}}).sentinel.http.host == host
