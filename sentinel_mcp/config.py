@@ -18,6 +18,7 @@ from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigEr
 from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_section
 from sentinel_mcp.core.setting_keys import did_you_mean
 from sentinel_mcp.config_file import read_config_json
+from sentinel_mcp.config_secrets import exposure_warning
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
 from sentinel_mcp.config_vars import expand_tree, expand_vars
 from sentinel_mcp.paths import (
@@ -588,7 +589,11 @@ def load_config(path: str | Path | None) -> Config:
         return embedded_default()
     p = Path(path).expanduser()
     data = read_config_json(p)
-    return parse_config(data, source=str(p), base_dir=p.resolve().parent)
+    cfg = parse_config(data, source=str(p), base_dir=p.resolve().parent)
+    exposed = exposure_warning(p, data)  # secrets written in a file other users can read
+    if exposed is not None:
+        cfg.warnings.append(exposed)
+    return cfg
 
 
 def embedded_default() -> Config:

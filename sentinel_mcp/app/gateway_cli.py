@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.config import ConfigError, load_config
+from sentinel_mcp.config_secrets import secret_key
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -149,19 +150,10 @@ def _as_written(value: Any, written: dict[str, str], where: str = "") -> Any:
     return written.get(where, value)
 
 
-_SECRET_KEYS = ("token", "api_keys", "peer_tokens", "authorization", "password", "secret", "seal_key")
-
-
-# an upstream's environment and headers are how it is given credentials, under any name (OPENAI_API_KEY,
-# X-Api-Key): their values are masked whatever the key
-_SECRET_BLOCKS = ("env", "headers")
-
-
 def _masked(value: Any, secret: bool = False) -> Any:
     """Secrets shown as ``***`` (a config printed to a terminal or a bug report must not leak them)."""
     if isinstance(value, dict):
-        return {k: _masked(v, secret or k in _SECRET_BLOCKS or any(s in k.lower() for s in _SECRET_KEYS))
-                for k, v in value.items()}
+        return {k: _masked(v, secret or secret_key(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [_masked(v, secret) for v in value]
     return "***" if secret and value not in (None, "") else value
