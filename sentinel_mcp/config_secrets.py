@@ -23,8 +23,8 @@ def written_secrets(value: Any, where: str = "", secret: bool = False) -> list[s
     """The places of secrets written as literal text in a config as read (before ``${VAR}`` expansion): a
     value that is one whole ``${...}`` comes from the environment and is not counted."""
     if isinstance(value, dict):
-        return [p for k, v in value.items()
-                for p in written_secrets(v, f"{where}.{k}" if where else str(k), secret or secret_key(str(k)))]
+        return [p for k, v in value.items() for p in
+                written_secrets(v, f"{where}.{k}" if where else str(k), secret or secret_key(str(k)))]
     if isinstance(value, list):
         return [p for i, v in enumerate(value) for p in written_secrets(v, f"{where}[{i}]", secret)]
     if secret and isinstance(value, str) and value.strip() and not _only_variables(value):
@@ -51,5 +51,5 @@ def exposure_warning(path: Path, data: Any) -> str | None:
         return None
     named = ", ".join(places[:_MAX_NAMED]) + (f" and {len(places) - _MAX_NAMED} more" if len(places) >
                                               _MAX_NAMED else "")
-    return (f"{path} is readable by other users (mode {stat.S_IMODE(mode):04o}) and holds secrets written in it "
-            f"({named}): chmod 600 it, or give them as ${{VAR}} from the environment")
+    return (f"{path} is readable by other users (mode {stat.S_IMODE(mode):04o}) and holds secrets written in "
+            f"it ({named}): chmod 600 it, or give them as ${{VAR}} from the environment")

@@ -1,5 +1,5 @@
-"""The ``--url`` of ``call`` and ``chat``: a running Sentinel's MCP endpoint, checked before anything connects,
-so a wrong one is one plain line (not an HTTP library's exception or a task group's)."""
+"""The ``--url`` of ``call`` and ``chat``: a running Sentinel's MCP endpoint, checked before anything
+connects, so a wrong one is one plain line (not an HTTP library's exception or a task group's)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""``call`` and ``chat``: an endpoint that is not an http(s) URL, or tool arguments that are not a JSON object,
-get one plain line and exit 2 before anything connects (they were a pydantic ValidationError's dump, an
-httpx exception's class name, or "ExceptionGroup: unhandled errors in a TaskGroup")."""
+"""``call`` and ``chat``: an endpoint that is not an http(s) URL, or tool arguments that are not a JSON
+object, get one plain line and exit 2 before anything connects (they were a pydantic ValidationError's
+dump, an httpx exception's class name, or "ExceptionGroup: unhandled errors in a TaskGroup")."""
 
 from __future__ import annotations
 

@@ -112,7 +112,8 @@ def test_a_number_that_is_not_finite_is_refused_with_its_line(tmp_path, number, 
 ])
 def test_a_text_that_reads_as_a_number_that_is_not_finite_is_refused(tmp_path, text, where):
     """A text that reads as a number ("Infinity", "1e999") past the JSON reader's check: refused, in the top
-    config and in every built-in's section (a text where a number belongs is the wrong type: strict models)."""
+    config and in every built-in's section (a text where a number belongs is the wrong type: strict
+    models)."""
     bad = tmp_path / "sentinel.json"
     bad.write_text('{"mcpServers": {}, "sentinel": {' + where.replace("T", json.dumps(text)) + "}}")
     with pytest.raises(ConfigError) as e:

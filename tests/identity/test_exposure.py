@@ -391,7 +391,8 @@ def test_config_show_never_prints_a_value_expanded_from_the_environment(tmp_path
         "mcpServers": {
             "cmd": {"command": "x", "args": ["--key=${SHOWN_SECRET}"],
                     "env": {"OPENAI_API_KEY": "literal-env-value", "K": "${SHOWN_SECRET}"}},
-            "web": {"url": "https://h.example/mcp?key=${SHOWN_SECRET}", "headers": {"X-Api-Key": "literal-hdr"}},
+            "web": {"url": "https://h.example/mcp?key=${SHOWN_SECRET}",
+                    "headers": {"X-Api-Key": "literal-hdr"}},
         },
         "sentinel": {"data_dir": str(tmp_path), "seeds": {"who": "${SHOWN_SECRET}"}},
     }))
