@@ -20,7 +20,7 @@ from sentinel_mcp.core.setting_keys import did_you_mean
 from sentinel_mcp.config_file import read_config_json
 from sentinel_mcp.config_secrets import exposure_warning
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
-from sentinel_mcp.config_vars import expand_tree, expand_vars
+from sentinel_mcp.config_vars import expand_tree, expand_vars, unexpanded
 from sentinel_mcp.paths import (
     RULEBASES_DIR,
     SHIPPED_PREFIX,
@@ -451,13 +451,14 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
         raise ConfigError(f"invalid config {source}: the top level must be a JSON object")
     data = _paths_as_text(data)
     _no_nul(data, source)
+    as_written: dict[str, str] = {}
+    given: dict[str, str] = {}  # each value a ${VAR} gave -> that variable
     try:
         inputs = parse_inputs(data.get("inputs"))
         base = Path(base_dir)
-        as_written: dict[str, str] = {}
 
         def expand(value: str, where: str) -> str:
-            expanded = expand_vars(value, where, inputs, base)
+            expanded = expand_vars(value, where, inputs, base, given)
             if expanded != value:
                 as_written[where] = value
             return expanded
@@ -465,9 +466,17 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
         data, warnings = normalize(data, base, SERVER_KEYS, expand)
         data = expand_tree(data, expand)
     except ShapeError as e:
-        raise ConfigError(f"invalid config {source}:\n  {e}") from None
+        raise ConfigError(unexpanded(f"invalid config {source}:\n  {e}", given)) from None
     except ConfigError as e:
-        raise ConfigError(f"invalid config {source}: {e}") from None
+        raise ConfigError(unexpanded(f"invalid config {source}: {e}", given)) from None
+    try:
+        return _validated(data, source, base_dir, as_written, warnings)
+    except ConfigError as e:  # an error may quote a value a ${VAR} gave: it names the variable instead
+        raise ConfigError(unexpanded(str(e), given)) from None
+
+
+def _validated(data: Any, source: str, base_dir: str | Path, as_written: dict[str, str],
+               warnings: list[str]) -> Config:
     try:
         # strict: a JSON value of the wrong type is an error naming its key, never coerced ("port": true is
         # not port 1, "disabled": "no" not a boolean)
