@@ -1,6 +1,7 @@
 """``a2a discover``: an interface that is not an IP address (on the command line or in
-sentinel.a2a.interfaces) and a browse time that is not a positive finite number of seconds are one line and exit 2 (an interface
-such as "eth0" ended in a traceback from the mDNS library; "nan" seconds browsed for nothing)."""
+sentinel.a2a.interfaces) and a browse time that is not a positive finite number of seconds are one line
+and exit 2 (an interface such as "eth0" ended in a traceback from the mDNS library; "nan" seconds browsed
+for nothing)."""
 
 from __future__ import annotations
 
