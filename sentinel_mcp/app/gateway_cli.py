@@ -14,6 +14,7 @@ from typing import Any
 
 from sentinel_mcp.config import ConfigError, load_config
 from sentinel_mcp.config_secrets import secret_key
+from sentinel_mcp.core.cli_numbers import count
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -53,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="verify: check that no row was changed, removed or inserted, and every chain against the anchor "
         "kept outside the data dir (exit 1 at the first problem; --json for one JSON object)",
     )
-    p.add_argument("--tail", type=int, default=20, metavar="N", help="the newest N entries (default 20)")
+    p.add_argument("--tail", type=count, default=20, metavar="N", help="the newest N entries (default 20)")
     p.add_argument("--session", help="only this session")
     p.add_argument("--principal", help="only this principal's calls (what that principal may be shown)")
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
