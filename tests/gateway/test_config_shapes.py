@@ -150,6 +150,7 @@ def test_one_expansion_pass_over_the_whole_file_after_the_shapes(tmp_path, monke
     monkeypatch.setenv("SHAPE_DIR", str(tmp_path))
     monkeypatch.setenv("SENTINEL_INPUT_PEER", "peer-key-from-input")
     (tmp_path / "x.env").write_text("A=1\n")
+    (tmp_path / "x.env").chmod(0o600)  # a dotenv file others can read is a warning of its own
     c = parse_config(
         {
             "inputs": [{"id": "peer", "type": "promptString"}],
