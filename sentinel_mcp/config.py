@@ -18,6 +18,7 @@ from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigEr
 from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_section
 from sentinel_mcp.core.setting_keys import did_you_mean
 from sentinel_mcp.config_file import read_config_json
+from sentinel_mcp.config_raw import no_nul, paths_as_text
 from sentinel_mcp.config_secrets import exposure_warning
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
 from sentinel_mcp.config_vars import expand_tree, expand_vars, unexpanded
@@ -449,8 +450,8 @@ SERVER_KEYS = frozenset(StdioServer.model_fields) | frozenset(RemoteServer.model
 def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = ".") -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {source}: the top level must be a JSON object")
-    data = _paths_as_text(data)
-    _no_nul(data, source)
+    data = paths_as_text(data)
+    no_nul(data, source)
     as_written: dict[str, str] = {}
     given: dict[str, str] = {}  # each value a ${VAR} gave -> that variable
     try:
@@ -495,35 +496,6 @@ def _validated(data: Any, source: str, base_dir: str | Path, as_written: dict[st
     _anchor_server_cwd(cfg)
     cfg.warnings = [f"{source}: {w}" for w in warnings]
     return cfg
-
-
-def _paths_as_text(value: Any) -> Any:
-    """A config built in Python (tests, benchmarks, the cluster recipe) may hold ``Path`` objects: each is the
-    path's text and a tuple an array, as a JSON file would say them (the models are strict: no other type is
-    converted)."""
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    if isinstance(value, dict):
-        return {k: _paths_as_text(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_paths_as_text(v) for v in value]
-    return value
-
-
-def _no_nul(value: Any, source: str, where: str = "") -> None:
-    """No NUL in any key or text: no path, argument or name can hold one (the OS cuts or refuses it)."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise ConfigError(f"invalid config {source}: {where or '(top level)'}: contains a NUL character")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            at = f"{where}.{key}" if where else str(key)
-            if "\x00" in str(key):
-                raise ConfigError(f"invalid config {source}: {at}: the key contains a NUL character")
-            _no_nul(item, source, at)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            _no_nul(item, source, f"{where}[{i}]")
 
 
 def _check_sections(cfg: Config) -> None:
