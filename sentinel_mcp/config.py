@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import difflib
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -14,11 +13,15 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, T
                       field_validator, model_validator)
 
 from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
+from sentinel_mcp.core.host_names import is_host
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
-from sentinel_mcp.core.settings import non_finite, validate_section
+from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_section
+from sentinel_mcp.core.setting_keys import did_you_mean
 from sentinel_mcp.config_file import read_config_json
+from sentinel_mcp.config_raw import no_nul, paths_as_text
+from sentinel_mcp.config_secrets import exposure_warning
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
-from sentinel_mcp.config_vars import expand_tree, expand_vars
+from sentinel_mcp.config_vars import expand_tree, expand_vars, unexpanded
 from sentinel_mcp.paths import (
     RULEBASES_DIR,
     SHIPPED_PREFIX,
@@ -156,6 +159,14 @@ class HttpSettings(_Strict):
     @classmethod
     def _token(cls, v: str | None) -> str | None:
         return _no_placeholder(v, "the token")
+
+    @field_validator("host")
+    @classmethod
+    def _host(cls, v: str) -> str:
+        # checked here, not at bind time after every upstream and built-in has started
+        if not is_host(v.strip("[]") if v.startswith("[") and v.endswith("]") else v):
+            raise ValueError(f"{v!r} is neither an IP address nor a DNS name")
+        return v
 
 
 class PrincipalSpec(_Strict):
@@ -313,6 +324,9 @@ class Config(BaseModel):
     source: str = Field("<embedded default>", exclude=True)
     base_dir: str = Field(".", exclude=True)
     warnings: list[str] = Field(default_factory=list, exclude=True)  # keys of other hosts' shapes, ignored
+    # each string a variable was expanded in (its place, as "mcpServers.x.args[0]") -> the string as written:
+    # what is shown of it (``config show``), never the value, which may be a secret from the environment
+    as_written: dict[str, str] = Field(default_factory=dict, exclude=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -422,6 +436,8 @@ def _format_validation_error(source: str, err: ValidationError) -> str:
         # a union of server kinds reports both branches; keep the message short and readable
         loc = re.sub(r"\.(stdio|remote)(?=\.|$)", "", loc)
         msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key" + unknown_key_hint(Config, e["loc"])
         lines.append(f"  {loc or '(top level)'}: {msg}")
     return "\n".join(dict.fromkeys(lines))
 
@@ -434,22 +450,38 @@ SERVER_KEYS = frozenset(StdioServer.model_fields) | frozenset(RemoteServer.model
 def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = ".") -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {source}: the top level must be a JSON object")
-    _no_nul(data, source)
+    data = paths_as_text(data)
+    no_nul(data, source)
+    as_written: dict[str, str] = {}
+    given: dict[str, str] = {}  # each value a ${VAR} gave -> that variable
     try:
         inputs = parse_inputs(data.get("inputs"))
         base = Path(base_dir)
 
         def expand(value: str, where: str) -> str:
-            return expand_vars(value, where, inputs, base)
+            expanded = expand_vars(value, where, inputs, base, given)
+            if expanded != value:
+                as_written[where] = value
+            return expanded
 
         data, warnings = normalize(data, base, SERVER_KEYS, expand)
         data = expand_tree(data, expand)
     except ShapeError as e:
-        raise ConfigError(f"invalid config {source}:\n  {e}") from None
+        raise ConfigError(unexpanded(f"invalid config {source}:\n  {e}", given)) from None
     except ConfigError as e:
-        raise ConfigError(f"invalid config {source}: {e}") from None
+        raise ConfigError(unexpanded(f"invalid config {source}: {e}", given)) from None
     try:
-        cfg = Config.model_validate(data)
+        return _validated(data, source, base_dir, as_written, warnings)
+    except ConfigError as e:  # an error may quote a value a ${VAR} gave: it names the variable instead
+        raise ConfigError(unexpanded(str(e), given)) from None
+
+
+def _validated(data: Any, source: str, base_dir: str | Path, as_written: dict[str, str],
+               warnings: list[str]) -> Config:
+    try:
+        # strict: a JSON value of the wrong type is an error naming its key, never coerced ("port": true is
+        # not port 1, "disabled": "no" not a boolean)
+        cfg = Config.model_validate(data, strict=True)
     except ValidationError as err:
         raise ConfigError(_format_validation_error(source, err)) from None
     bad = non_finite(cfg)  # "Infinity" as a text reaches a float field too (the JSON reader refuses numbers)
@@ -458,26 +490,12 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
                           "must be one)")
     cfg.source = source
     cfg.base_dir = str(base_dir)
+    cfg.as_written = as_written
     _check_sections(cfg)
     _anchor_tls_paths(cfg)
+    _anchor_server_cwd(cfg)
     cfg.warnings = [f"{source}: {w}" for w in warnings]
     return cfg
-
-
-def _no_nul(value: Any, source: str, where: str = "") -> None:
-    """No NUL in any key or text: no path, argument or name can hold one (the OS cuts or refuses it)."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise ConfigError(f"invalid config {source}: {where or '(top level)'}: contains a NUL character")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            at = f"{where}.{key}" if where else str(key)
-            if "\x00" in str(key):
-                raise ConfigError(f"invalid config {source}: {at}: the key contains a NUL character")
-            _no_nul(item, source, at)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            _no_nul(item, source, f"{where}[{i}]")
 
 
 def _check_sections(cfg: Config) -> None:
@@ -513,8 +531,17 @@ def _check_sections(cfg: Config) -> None:
 
 
 def _did_you_mean(word: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(word.lower(), known, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
+    meant = did_you_mean(word, known)
+    return f" (did you mean {meant!r}?)" if meant else f" (known: {', '.join(known)})"
+
+
+def _anchor_server_cwd(cfg: Config) -> None:
+    """A stdio server's relative ``cwd`` is relative to the config file, like every other path in it (not to
+    wherever Sentinel was started from)."""
+    for spec in cfg.mcp_servers.values():
+        if isinstance(spec, StdioServer) and spec.cwd:
+            path = Path(os.path.expanduser(spec.cwd))
+            spec.cwd = str(path if path.is_absolute() else (Path(cfg.base_dir) / path).resolve())
 
 
 def _anchor_tls_paths(cfg: Config) -> None:
@@ -543,7 +570,11 @@ def load_config(path: str | Path | None) -> Config:
         return embedded_default()
     p = Path(path).expanduser()
     data = read_config_json(p)
-    return parse_config(data, source=str(p), base_dir=p.resolve().parent)
+    cfg = parse_config(data, source=str(p), base_dir=p.resolve().parent)
+    exposed = exposure_warning(p, data)  # secrets written in a file other users can read
+    if exposed is not None:
+        cfg.warnings.append(exposed)
+    return cfg
 
 
 def embedded_default() -> Config:

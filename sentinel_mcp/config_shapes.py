@@ -10,12 +10,16 @@ the ``sentinel`` section stays strict, since a mistyped policy key must never be
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 from sentinel_mcp.core.errors import ConfigError
+from sentinel_mcp.core.outside_file import NotUtf8, TooLarge, read_regular_text
+from sentinel_mcp.core.setting_keys import did_you_mean
 
 Expand = Callable[[str, str], str]  # (value, where) -> the value with its variables expanded
 
@@ -28,6 +32,11 @@ TYPES = {
     "streamableHttp": "streamable-http",
     "sse": "sse",
 }
+# how close an unknown key must be to one of Sentinel's to be taken for a misspelling of it (and refused)
+# rather than another host's own setting (and ignored): "disable" for "disabled", "sentinal" for "sentinel",
+# not "transportType" for "transport"
+NEAR_MISS = 0.85
+MAX_ENV_FILE_BYTES = 1024 * 1024  # a dotenv file of a few keys; far above any real one
 ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
 
@@ -46,6 +55,7 @@ def normalize(
     out = {k: v for k, v in data.items() if k in ("mcpServers", "sentinel")}
     for key in data:
         if key not in TOP_KEYS:
+            _not_misspelt(key, key, sorted(TOP_KEYS))
             warnings.append(f"{key}: not a Sentinel setting; ignored")
     servers: dict[str, Any] = {}
     for block in ("mcpServers", "servers"):  # servers: VS Code's name for the same block
@@ -95,7 +105,7 @@ def _server(
         env = spec.get("env") or {}
         if not isinstance(env, dict):
             raise ShapeError(f"{where}.env: must be an object of name -> value")
-        spec["env"] = {**read_env_file(where, env_file, base_dir), **env}
+        spec["env"] = {**read_env_file(where, env_file, base_dir, warnings), **env}
     for key in list(spec):
         if key in server_keys:
             continue
@@ -106,20 +116,40 @@ def _server(
                 "(list tools that need no confirmation in sentinel.policy.allow)"
             )
         else:
+            _not_misspelt(f"{where}.{key}", key, sorted(server_keys))
             warnings.append(f"{where}.{key}: not a Sentinel setting; ignored")
     return spec
 
 
-def read_env_file(where: str, path: str, base_dir: Path) -> dict[str, str]:
-    """A dotenv file: ``KEY=value`` lines, ``export`` and quotes allowed, ``#`` comments."""
+def _not_misspelt(where: str, key: str, known: list[str]) -> None:
+    """A key ignored as another host's must not be a misspelling of Sentinel's own: ``"disable": true`` would
+    leave the server running, ``"sentinal"`` drop the whole policy section."""
+    meant = did_you_mean(key, known, NEAR_MISS)
+    if meant is not None:
+        raise ShapeError(f"{where}: not a Sentinel setting (did you mean {meant!r}?)")
+
+
+def read_env_file(where: str, path: str, base_dir: Path, warnings: list[str] | None = None) -> dict[str, str]:
+    """A dotenv file: ``KEY=value`` lines, ``export`` and quotes allowed, ``#`` comments. Read bounded (the
+    path may name /dev/zero or a FIFO); one other users can read is a warning (it holds secrets)."""
     raw = path.replace("${workspaceFolder}", str(workspace_folder(base_dir)))
     file = Path(os.path.expanduser(raw))
     if not file.is_absolute():
         file = base_dir / file
     try:
-        text = file.read_text()
+        text = read_regular_text(file, MAX_ENV_FILE_BYTES)
+    except TooLarge:
+        raise ShapeError(f"{where}.envFile: {file} is too large (more than {MAX_ENV_FILE_BYTES} bytes)"
+                         ) from None
+    except NotUtf8 as e:
+        raise ShapeError(f"{where}.envFile: {file}, {e}") from None
     except OSError as e:
-        raise ShapeError(f"{where}.envFile: cannot read {file}: {e.strerror or e}") from None
+        why = "not a regular file" if e.errno == errno.ENXIO else (e.strerror or str(e))
+        raise ShapeError(f"{where}.envFile: cannot read {file}: {why}") from None
+    mode = stat.S_IMODE(file.stat().st_mode)
+    if warnings is not None and mode & (stat.S_IRGRP | stat.S_IROTH):
+        warnings.append(f"{where}.envFile: {file} is readable by other users (mode {mode:04o}) and holds "
+                        "secrets: chmod 600 it")
     values: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):

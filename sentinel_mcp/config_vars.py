@@ -19,11 +19,20 @@ _VAR = re.compile(r"\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.\-]*)(?::-([^}]*)
 
 
 def expand_vars(
-    value: str, where: str, inputs: dict[str, dict[str, Any]] | None = None, base_dir: Path | None = None
+    value: str, where: str, inputs: dict[str, dict[str, Any]] | None = None, base_dir: Path | None = None,
+    given: dict[str, str] | None = None,
 ) -> str:
-    """Expand variables; one that has no value and no default is an error naming the key."""
+    """Expand variables; one that has no value and no default is an error naming the key. ``given`` collects
+    each value taken from the environment or an input -> the variable as written, so an error that quotes it
+    can name the variable instead (``unexpanded``)."""
 
     def sub(m: re.Match[str]) -> str:
+        found = _value(m)
+        if given is not None and m.group(2) not in ("workspaceFolder", "userHome"):
+            given[found] = m.group(0)
+        return found
+
+    def _value(m: re.Match[str]) -> str:
         kind, name, default = m.group(1), m.group(2), m.group(3)
         if kind == "input":
             return _input_value(name, where, inputs or {})
@@ -38,6 +47,19 @@ def expand_vars(
         raise ConfigError(f"{where}: environment variable ${{{name}}} is not set")
 
     return _VAR.sub(sub, value)
+
+
+# a value this short is not searched for in an error's text (it would match inside unrelated words and
+# numbers); a secret is longer
+_MIN_HIDDEN = 4
+
+
+def unexpanded(text: str, given: dict[str, str]) -> str:
+    """``text`` with every value a variable gave (longest first) shown as that variable: an error about a
+    value never quotes a secret that came from the environment."""
+    for value in sorted((v for v in given if len(v) >= _MIN_HIDDEN), key=len, reverse=True):
+        text = text.replace(value, given[value])
+    return text
 
 
 def _input_value(input_id: str, where: str, inputs: dict[str, dict[str, Any]]) -> str:

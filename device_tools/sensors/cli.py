@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from device_tools.sensors.consent_registry import ANY_REQUESTER
 from device_tools.sensors.errors import SensorError
+from sentinel_mcp.core.cli_numbers import count
 from sentinel_mcp.core.sensor_kinds import Scope, SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 
@@ -60,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     audit = sub.add_parser("audit", help="show the sensor audit trail")
     audit.add_argument("--requester", default=None)
-    audit.add_argument("--limit", type=int, default=50)
+    audit.add_argument("--limit", type=count, default=50)
     audit.set_defaults(func=_audit)
 
 

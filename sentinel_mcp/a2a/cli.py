@@ -4,10 +4,33 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import json
 from typing import Any
 
 from sentinel_mcp.a2a.settings import A2ASettings
+
+
+MAX_BROWSE_SECONDS = 300.0  # a browse longer than this is a mistake (1e9 s never ended)
+
+
+def _browse_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < seconds <= MAX_BROWSE_SECONDS:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"{text!r}: give seconds above 0 and at most {MAX_BROWSE_SECONDS:g}")
+    return seconds
+
+
+def _address(text: str) -> str:
+    """An interface is named by its address (the mDNS library takes nothing else)."""
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an IP address (name an interface by its address)"
+                                         ) from None
 
 
 def _settings(args: argparse.Namespace) -> A2ASettings:
@@ -46,8 +69,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("a2a", help="A2A participant: discovery of other agents")
     sub = parser.add_subparsers(dest="a2a_command", metavar="ACTION")
     disc = sub.add_parser("discover", help="browse mDNS for _a2a._tcp agents and verify their cards")
-    disc.add_argument("--timeout", type=float, default=3.0, help="seconds to browse (default 3)")
-    disc.add_argument("--interface", action="append", help="interface address to browse on (repeatable)")
+    disc.add_argument("--timeout", type=_browse_seconds, default=3.0,
+                      help=f"seconds to browse (default 3, at most {MAX_BROWSE_SECONDS:g})")
+    disc.add_argument("--interface", action="append", type=_address,
+                      help="interface address to browse on (repeatable)")
     disc.add_argument("--json", action="store_true", help="print JSON")
     disc.add_argument("--allow-loopback-plaintext", action="store_true",
                       help="accept plaintext peers on loopback (as sentinel.a2a.allow_loopback_plaintext)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Any, Literal
 
@@ -93,6 +94,17 @@ class A2ASettings(BaseModel):
     peer_tokens: dict[str, str] = Field(default_factory=dict)  # peer base URL -> bearer token for a2a_send
     discovery_timeout: float = Field(3.0, gt=0, le=60)
     chat_max_turns: int = Field(20, ge=1)
+
+    @field_validator("interfaces")
+    @classmethod
+    def _interfaces(cls, v: list[str]) -> list[str]:
+        for address in v:  # the mDNS library takes addresses only ("eth0" failed when browsing began)
+            try:
+                ipaddress.ip_address(address)
+            except ValueError:
+                raise ValueError(f"{address!r} is not an IP address (name an interface by its address)"
+                                 ) from None
+        return v
 
     @field_validator("api_keys")
     @classmethod

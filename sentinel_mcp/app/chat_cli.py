@@ -22,6 +22,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
     from sentinel_mcp.app.chat_link import ChatLink
     from sentinel_mcp.app.chat_terminal import ChatTerminal
 
+    from sentinel_mcp.app.endpoint_url import checked_endpoint
+
+    if args.url is not None:
+        checked_endpoint(args.url)
     config = load_config(args.config)
     link = ChatLink(
         config=None if args.url else config,

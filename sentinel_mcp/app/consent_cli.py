@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 from sentinel_mcp.config import load_config
@@ -48,7 +49,7 @@ def cmd_grant(args: argparse.Namespace) -> int:
     try:
         consent = book.grant(args.principal, args.kind, args.purpose, expires_in=args.expires_in, by="cli")
     except ValueError as e:
-        print(f"sentinel-mcp consent: {e}")
+        print(f"sentinel-mcp consent: {e}", file=sys.stderr)
         return 2
     finally:
         book.close()

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.config import ConfigError, load_config
+from sentinel_mcp.config_secrets import secret_key
+from sentinel_mcp.core.cli_numbers import count
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="verify: check that no row was changed, removed or inserted, and every chain against the anchor "
         "kept outside the data dir (exit 1 at the first problem; --json for one JSON object)",
     )
-    p.add_argument("--tail", type=int, default=20, metavar="N", help="the newest N entries (default 20)")
+    p.add_argument("--tail", type=count, default=20, metavar="N", help="the newest N entries (default 20)")
     p.add_argument("--session", help="only this session")
     p.add_argument("--principal", help="only this principal's calls (what that principal may be shown)")
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
@@ -134,17 +136,25 @@ def cmd_config_show(args: argparse.Namespace) -> int:
         from sentinel_mcp.storage.location import server_location
 
         store = data["sentinel"]["store"] = server_location(config.store_url).redacted
+    data = _as_written(data, config.as_written)
     print(json.dumps({"source": config.source, "store": store, **_masked(data)}, indent=2))
     return 0
 
 
-_SECRET_KEYS = ("token", "api_keys", "peer_tokens", "authorization", "password", "secret", "seal_key")
+def _as_written(value: Any, written: dict[str, str], where: str = "") -> Any:
+    """Every string a variable was expanded in, shown as written (``Bearer ${TOKEN}``): the value may be a
+    secret from the environment in any key (an argument, a URL's query), whatever its name."""
+    if isinstance(value, dict):
+        return {k: _as_written(v, written, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_written(v, written, f"{where}[{i}]") for i, v in enumerate(value)]
+    return written.get(where, value)
 
 
 def _masked(value: Any, secret: bool = False) -> Any:
     """Secrets shown as ``***`` (a config printed to a terminal or a bug report must not leak them)."""
     if isinstance(value, dict):
-        return {k: _masked(v, secret or any(s in k.lower() for s in _SECRET_KEYS)) for k, v in value.items()}
+        return {k: _masked(v, secret or secret_key(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [_masked(v, secret) for v in value]
     return "***" if secret and value not in (None, "") else value
@@ -344,6 +354,15 @@ def cmd_call(args: argparse.Namespace) -> int:
     except RecursionError:  # the parser's depth bound: deeper than any tool's arguments
         print("sentinel-mcp: arguments are not valid JSON: nested too deep", file=sys.stderr)
         return 2
+    if not isinstance(arguments, dict):  # MCP: a tool's arguments are one object of name -> value
+        given = "an array" if isinstance(arguments, list) else json.dumps(arguments)[:40]
+        print(f"sentinel-mcp: arguments must be a JSON object ({{\"name\": value, ...}}), not {given}",
+              file=sys.stderr)
+        return 2
+    if args.url is not None:
+        from sentinel_mcp.app.endpoint_url import checked_endpoint
+
+        checked_endpoint(args.url)
     config = None if args.url else load_config(args.config)
     token = args.token or os.environ.get("SENTINEL_TOKEN")
     if token is None and args.url and not args.cert:  # a client certificate is the caller: no owner's token

@@ -59,3 +59,21 @@ def utf8_text(data: bytes) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise NotUtf8(data.count(b"\n", 0, e.start) + 1, e.start, data[e.start]) from None
+
+
+def read_regular_bytes(path: str | os.PathLike[str], limit: int) -> bytes:
+    """A regular file's bytes, at most ``limit`` of them, else ``OSError`` (ENXIO: not a regular file) or
+    ``TooLarge``."""
+    fd, size = open_regular(path)
+    try:
+        if size > limit:
+            raise TooLarge(limit)
+        return read_to(lambda n: os.read(fd, n), limit)
+    finally:
+        os.close(fd)
+
+
+def read_regular_text(path: str | os.PathLike[str], limit: int) -> str:
+    """The three steps in one: a regular file's UTF-8 text of at most ``limit`` bytes, else ``OSError``
+    (ENXIO: not a regular file), ``TooLarge`` or ``NotUtf8`` for the reader to word."""
+    return utf8_text(read_regular_bytes(path, limit))

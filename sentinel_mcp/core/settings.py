@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sentinel_mcp.core.errors import ConfigError
+from sentinel_mcp.core.setting_keys import did_you_mean, keys_at
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -35,11 +36,13 @@ def _key(loc: tuple[Any, ...]) -> str:
     return ".".join(parts)
 
 
-def section_problems(err: ValidationError, where: str) -> list[str]:
+def section_problems(err: ValidationError, where: str, model: type[BaseModel] | None = None) -> list[str]:
     """``where.key: problem`` for each bad key, in order; a union's branches are one key's "or"."""
     by_key: dict[str, list[str]] = {}
     for e in err.errors():
-        msg = "unknown key" if e["type"] == "extra_forbidden" else e["msg"].removeprefix("Value error, ")
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key" + (unknown_key_hint(model, e["loc"]) if model is not None else "")
         by_key.setdefault(_key(e["loc"]), []).append(msg)
     return [f"{where}.{key}: {' or '.join(dict.fromkeys(msgs))}" if key else f"{where}: {' or '.join(msgs)}"
             for key, msgs in by_key.items()]
@@ -52,9 +55,10 @@ def validate_section(model: type[M], section: Any, where: str) -> M:
     if not isinstance(section, dict):
         raise ConfigError(f"{where}: must be an object of settings, not {type(section).__name__}")
     try:
-        settings = model.model_validate(section)
+        # strict: a JSON value of the wrong type is an error, never coerced ("no" is not false, true not 1)
+        settings = model.model_validate(section, strict=True)
     except ValidationError as err:
-        raise ConfigError("; ".join(section_problems(err, where))) from None
+        raise ConfigError("; ".join(section_problems(err, where, model))) from None
     bad = non_finite(settings)
     if bad is not None:
         raise ConfigError(f"{where}.{bad}: not a finite number (a time, a size or a count must be one)")
@@ -83,3 +87,12 @@ def non_finite(value: Any, where: str = "") -> str | None:
         if found is not None:
             return found
     return None
+
+
+def unknown_key_hint(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """`` (did you mean 'port'?)`` for an unknown key at ``loc``, or `` (known: ...)``, or nothing."""
+    known = keys_at(model, loc)
+    if not known or not loc:
+        return ""
+    meant = did_you_mean(str(loc[-1]), known)
+    return f" (did you mean {meant!r}?)" if meant else f" (known: {', '.join(known)})"

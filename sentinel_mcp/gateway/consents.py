@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -140,8 +141,9 @@ class ConsentBook:
             raise ValueError("principal, kind and purpose must not be empty")
         if not _storable(principal, kind, purpose, by):
             raise ValueError("principal, kind and purpose must not contain NUL characters")
-        if expires_in is not None and not expires_in > 0:
-            raise ValueError("expires_in must be a positive number of seconds")
+        # finite too: an infinite one would be stored as Infinity (not JSON when listed); no expiry is None
+        if expires_in is not None and not (expires_in > 0 and math.isfinite(expires_in)):
+            raise ValueError("expires_in must be a positive finite number of seconds (none: until revoked)")
         now = time.time()
         expires = now + expires_in if expires_in is not None else None
         self._db.run_blocking(

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.config import ConfigError, RemoteServer, StdioServer, load_config
+from sentinel_mcp.core.outside_file import NotUtf8, TooLarge, read_regular_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,8 +56,26 @@ async def list_tools(spec: StdioServer | RemoteServer) -> list[dict[str, Any]]:
     return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
 
 
+# the policy document and a saved tool list: far above any real one (a long policy is ~100 KB)
+MAX_DRAFT_INPUT_BYTES = 8 * 1024 * 1024
+
+
+def _input_text(path: str) -> str:
+    """A file the person named, read bounded: /dev/zero, a FIFO, a huge file or bytes that are not UTF-8
+    end as a ValueError naming the problem (never a read that does not end)."""
+    try:
+        return read_regular_text(path, MAX_DRAFT_INPUT_BYTES)
+    except TooLarge:
+        raise ValueError(f"{path} is too large (more than {MAX_DRAFT_INPUT_BYTES} bytes)") from None
+    except NotUtf8 as e:
+        raise ValueError(f"{path}, {e}") from None
+    except OSError as e:
+        why = "not a regular file" if e.errno == errno.ENXIO else (e.strerror or str(e))
+        raise ValueError(f"{path}: {why}") from None
+
+
 def _saved_tools(path: str) -> list[dict[str, Any]]:
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = json.loads(_input_text(path))
     tools = data.get("tools") if isinstance(data, dict) else data
     if not isinstance(tools, list) or not all(
         isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools
@@ -69,9 +89,9 @@ def cmd_draft(args: argparse.Namespace) -> int:
     from sentinel_mcp.search.paragraphs import split_markdown
 
     try:
-        policy_text = Path(args.policy).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        print(f"sentinel-mcp draft: cannot read the policy {args.policy}: {e}", file=sys.stderr)
+        policy_text = _input_text(args.policy)
+    except ValueError as e:
+        print(f"sentinel-mcp draft: cannot read the policy {e}", file=sys.stderr)
         return 2
     if args.output and Path(args.output).exists():
         print(f"sentinel-mcp draft: {args.output} exists; a draft never replaces a rulebase", file=sys.stderr)

@@ -9,9 +9,11 @@ end fails like any other and never holds the reloads that follow.
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import itertools
 import logging
+import os
 import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -24,6 +26,7 @@ from sentinel_mcp.policy.clause_bounds import clause_problems
 from sentinel_mcp.policy.load_rehearsal import RehearsalFailed
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.core.errors import PolicyError
+from sentinel_mcp.core.outside_file import CHUNK, open_regular
 
 log = logging.getLogger(__name__)
 _counter = itertools.count(1)
@@ -180,14 +183,24 @@ def content_version(files: list[Path]) -> str:
 
 
 def content_digest(files: list[Path]) -> str:
-    """sha256 over the files' names and contents (the version is its first 16 digits)."""
+    """sha256 over the files' names and contents (the version is its first 16 digits). Only a regular file
+    is read, in chunks: a FIFO named in a config would wait for a writer forever, /dev/zero never end (the
+    digest of a refused set is taken too, to report it)."""
     h = hashlib.sha256()
     for f in files:
         h.update(str(f).encode() + b"\0")
         try:
-            h.update(f.read_bytes())
-        except OSError:
-            h.update(b"<missing>")
+            fd, _ = open_regular(f)
+        except OSError as e:
+            h.update(b"<not a regular file>" if e.errno == errno.ENXIO else b"<missing>")
+        else:
+            try:
+                while chunk := os.read(fd, CHUNK):
+                    h.update(chunk)
+            except OSError:
+                h.update(b"<unreadable>")
+            finally:
+                os.close(fd)
         h.update(b"\0")
     return h.hexdigest()
 

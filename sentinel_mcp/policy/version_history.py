@@ -10,6 +10,7 @@ history that cannot be written is logged, and the load stands).
 from __future__ import annotations
 
 import difflib
+import errno
 import getpass
 import json
 import logging
@@ -18,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.core.outside_file import TooLarge, read_regular_bytes
+from sentinel_mcp.policy.clause_bounds import MAX_FILE_BYTES
 from sentinel_mcp.storage import Schema, open_database
 from sentinel_mcp.storage.open import release
 from sentinel_mcp.storage.sqlite import SHARED
@@ -54,12 +57,17 @@ def loader() -> str:
 
 
 def read_texts(files: list[Path]) -> dict[str, str]:
+    """The files' texts as recorded with a version; only regular files are read (the attempted set may be a
+    refused one: a FIFO would wait for a writer forever, /dev/zero never end)."""
     out: dict[str, str] = {}
     for f in files:
         try:
-            out[f.name] = f.read_text(encoding="utf-8", errors="replace")
+            out[f.name] = read_regular_bytes(f, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+        except TooLarge:
+            out[f.name] = f"% unreadable: larger than {MAX_FILE_BYTES} bytes"
         except OSError as e:
-            out[f.name] = f"% unreadable: {e.strerror}"
+            out[f.name] = "% unreadable: " + ("not a regular file" if e.errno == errno.ENXIO else
+                                              str(e.strerror or e))
     return out
 
 

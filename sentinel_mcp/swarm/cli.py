@@ -10,6 +10,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.config import load_config
+from sentinel_mcp.core.cli_numbers import count
 from sentinel_mcp.swarm.spec_file import read_spec_text
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.set_defaults(func=cmd_status)
 
     ls = sub.add_parser("list", help="recent builds")
-    ls.add_argument("--limit", type=int, default=20)
+    ls.add_argument("--limit", type=count, default=20)
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=cmd_list)
 

@@ -200,7 +200,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     i.add_argument("--name", action="append", help="another DNS name for the server certificate (repeatable)")
     i.add_argument("--ip", action="append", help="another IP address for the server certificate (repeatable)")
-    i.add_argument("--days", type=float, default=397, help="validity of the server certificate (default 397)")
+    i.add_argument("--days", type=_days, default=397, help="validity of the server certificate (default 397)")
     i.add_argument("--force", action="store_true", help="issue a new server certificate even if one exists")
     i.set_defaults(func=_guarded(cmd_init))
     c = tsub.add_parser(
@@ -211,7 +211,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--ip", action="append", help="an IP address, if the peer also serves with it (repeatable)"
     )
-    c.add_argument("--days", type=float, default=397, help="validity in days (default 397)")
+    c.add_argument("--days", type=_days, default=397, help="validity in days (default 397)")
     c.set_defaults(func=_guarded(cmd_issue))
     r = tsub.add_parser(
         "revoke", help="revoke a client certificate (name, serial or SHA-256) and rewrite the CRL"
@@ -224,3 +224,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=_guarded(cmd_list))
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _days(text: str) -> float:
+    """A certificate's validity: a positive finite number of days no longer than the CA's own (checked by the
+    command line, so a NaN or a huge one stops before anything is written)."""
+    from sentinel_mcp.tls.authority import CA_DAYS
+
+    try:
+        days = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days") from None
+    if not (0 < days <= CA_DAYS):  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of days above 0 and at most {CA_DAYS}")
+    return days

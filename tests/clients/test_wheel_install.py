@@ -143,6 +143,38 @@ async def run_embedded_default(command: list[str], env: dict[str, str], cwd: Pat
     return stderr
 
 
+# what the wheel ships: these packages' files, and the shipped rulebases and grammars inside sentinel_mcp
+SHIPPED_PACKAGES = ("sentinel_mcp", "device_tools", "examples")
+SHIPPED_DATA = {"rulebases": "sentinel_mcp/rulebases", "grammars": "sentinel_mcp/grammars"}
+
+
+def shipped_files() -> set[str]:
+    """Every file of the checkout the wheel must carry, as its path in the wheel: the tracked ones (a local
+    scratch file is nobody's to ship), else every file but build products."""
+    places = [(p, p) for p in SHIPPED_PACKAGES] + list(SHIPPED_DATA.items())
+    tracked = subprocess.run(["git", "ls-files", "-z", "--", *(top for top, _ in places)], cwd=ROOT,
+                             capture_output=True, text=True)
+    if tracked.returncode == 0 and tracked.stdout:
+        files = [ROOT / f for f in tracked.stdout.split("\0") if f]
+    else:
+        files = [f for top, _ in places for f in (ROOT / top).rglob("*") if f.is_file()
+                 and "__pycache__" not in f.parts and f.suffix not in (".pyc", ".so")]
+    found: set[str] = set()
+    for top, inside in places:
+        for f in files:
+            if f.is_relative_to(ROOT / top):
+                found.add(f"{inside}/{f.relative_to(ROOT / top).as_posix()}")
+    return found
+
+
+def test_the_wheel_carries_every_shipped_file(wheel: Path) -> None:
+    """A file the code reads at run time that the package-data patterns miss is absent only from installs
+    (examples/cluster's haproxy template, the retail data's licence): every file is checked, not a list."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing = sorted(shipped_files() - names)
+    assert not missing, missing
+
+
 async def test_wheel_in_a_fresh_venv_outside_the_checkout(fresh_venv: Path, tmp_path: Path) -> None:
     env = user_env(tmp_path)
     where = subprocess.run(

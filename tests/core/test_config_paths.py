@@ -59,3 +59,16 @@ def test_data_paths_never_fall_back_to_the_shipped_tree(tmp_path, key):
     c = load_config(config(tmp_path, **{key: "rulebases"}))
     resolved = c.data_dir if key == "data_dir" else c.store_path
     assert resolved == (tmp_path / "conf" / "rulebases").resolve()
+
+
+def test_a_servers_relative_cwd_is_the_config_files_folder(tmp_path, monkeypatch):
+    """``cwd`` of a stdio server, like every other path in a config, is relative to the config file's folder:
+    the same config started from another directory runs its server in the same place."""
+    cfg = tmp_path / "conf" / "sentinel.json"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text(json.dumps({"mcpServers": {"a": {"command": "x", "cwd": "servers/a"},
+                                              "b": {"command": "x", "cwd": "/abs/b"}}}))
+    monkeypatch.chdir(tmp_path)
+    c = load_config(cfg)
+    assert c.mcp_servers["a"].cwd == str(tmp_path / "conf" / "servers" / "a")
+    assert c.mcp_servers["b"].cwd == "/abs/b"

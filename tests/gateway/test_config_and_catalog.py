@@ -111,14 +111,16 @@ def test_a_number_that_is_not_finite_is_refused_with_its_line(tmp_path, number, 
     '"search": {"memory_ttl": T}', '"sensors": {"sweep_interval": T}', '"device": {"confirm_timeout": T}',
 ])
 def test_a_text_that_reads_as_a_number_that_is_not_finite_is_refused(tmp_path, text, where):
-    """A float field takes a text too ("Infinity", "1e999": pydantic's lax mode), past the JSON reader's
-    check: refused on the values the models made, in the top config and in every built-in's section."""
+    """A text that reads as a number ("Infinity", "1e999") past the JSON reader's check: refused, in the top
+    config and in every built-in's section (a text where a number belongs is the wrong type: strict
+    models)."""
     bad = tmp_path / "sentinel.json"
     bad.write_text('{"mcpServers": {}, "sentinel": {' + where.replace("T", json.dumps(text)) + "}}")
     with pytest.raises(ConfigError) as e:
         load_config(bad)
     # refused as not finite, or by the field's own bound (NaN is greater than nothing; "le=600" refuses inf)
-    assert any(w in str(e.value) for w in ("not a finite number", "greater than", "less than")), str(e.value)
+    assert any(w in str(e.value) for w in ("not a finite number", "greater than", "less than",
+                                           "should be a valid number")), str(e.value)
     assert "sentinel.json" in str(e.value)
 
 

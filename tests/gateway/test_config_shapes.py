@@ -45,7 +45,9 @@ def test_claude_code_types(tmp_path):
     assert c.mcp_servers["local"].command == PY
     assert c.mcp_servers["web"].kind == "streamable-http" and c.mcp_servers["web"].headers == {"X-Key": "k"}
     assert c.mcp_servers["old"].kind == "sse"  # by type, though the URL does not end in /sse
-    assert c.warnings == []
+    # no key ignored; the one warning is the header's key written in a file others can read (mode 0644)
+    assert [w for w in c.warnings if "readable by other users" not in w] == []
+    assert any("mcpServers.web.headers.X-Key" in w for w in c.warnings)
 
 
 def test_vscode_servers_inputs_env_file_and_variables(tmp_path, monkeypatch):
@@ -148,6 +150,7 @@ def test_one_expansion_pass_over_the_whole_file_after_the_shapes(tmp_path, monke
     monkeypatch.setenv("SHAPE_DIR", str(tmp_path))
     monkeypatch.setenv("SENTINEL_INPUT_PEER", "peer-key-from-input")
     (tmp_path / "x.env").write_text("A=1\n")
+    (tmp_path / "x.env").chmod(0o600)  # a dotenv file others can read is a warning of its own
     c = parse_config(
         {
             "inputs": [{"id": "peer", "type": "promptString"}],

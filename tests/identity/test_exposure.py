@@ -380,3 +380,29 @@ async def test_health_details_are_for_a_person_who_may_reach_everything(tmp_path
                             {"Authorization": f"Bearer {ALICE}x"}, {}):
                 r = await http.get(f"{base}/healthz", headers=headers)
                 assert r.status_code == 200 and r.json() == {"status": full["status"]}, (headers, r.text)
+
+
+def test_config_show_never_prints_a_value_expanded_from_the_environment(tmp_path):
+    """Secrets reach a config through ``${VAR}`` in any string (an argument, a URL's query, an env value of
+    any name): ``config show`` prints such a value as written (``${VAR}``), and an upstream's env and header
+    values masked whatever their names, never the secret itself."""
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({
+        "mcpServers": {
+            "cmd": {"command": "x", "args": ["--key=${SHOWN_SECRET}"],
+                    "env": {"OPENAI_API_KEY": "literal-env-value", "K": "${SHOWN_SECRET}"}},
+            "web": {"url": "https://h.example/mcp?key=${SHOWN_SECRET}",
+                    "headers": {"X-Api-Key": "literal-hdr"}},
+        },
+        "sentinel": {"data_dir": str(tmp_path), "seeds": {"who": "${SHOWN_SECRET}"}},
+    }))
+    out = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "config", "show"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "SHOWN_SECRET": "hunter2-xyz"},
+    )
+    assert out.returncode == 0, out.stderr
+    for leaked in ("hunter2-xyz", "literal-env-value", "literal-hdr"):
+        assert leaked not in out.stdout, out.stdout
+    shown = json.loads(out.stdout)
+    assert shown["mcpServers"]["cmd"]["args"] == ["--key=${SHOWN_SECRET}"]
+    assert shown["mcpServers"]["web"]["url"] == "https://h.example/mcp?key=${SHOWN_SECRET}"

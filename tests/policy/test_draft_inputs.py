@@ -1,0 +1,45 @@
+"""``sentinel-mcp draft``: the policy document and a saved tool list are files a person names, and the name
+may be anything: ``/dev/zero`` (a whole read never ended, memory grew until killed), a FIFO (a plain open
+waits for a writer forever), a huge file, bytes that are not UTF-8. Each is one line and exit 2."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sentinel_mcp.cli import main
+from sentinel_mcp.policy.draft_cli import MAX_DRAFT_INPUT_BYTES
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _named(tmp_path: Path, kind: str) -> str:
+    if kind == "zero":
+        return "/dev/zero"
+    p = tmp_path / f"{kind}.in"
+    if kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "huge":
+        with open(p, "wb") as f:
+            f.truncate(MAX_DRAFT_INPUT_BYTES + 1)
+    elif kind == "binary":
+        p.write_bytes(b"policy \xff\xfe text")
+    return str(p)
+
+
+@pytest.mark.parametrize("kind", ["zero", "fifo", "huge", "binary"])
+@pytest.mark.parametrize("which", ["--policy", "--tools"])
+def test_an_unreadable_input_is_one_line(tmp_path, monkeypatch, capsys, kind, which):
+    monkeypatch.setenv("SENTINEL_DATA_DIR", str(tmp_path / "state"))
+    policy = tmp_path / "policy.md"
+    policy.write_text("# Policy\n\nCancel only your own bookings.\n")
+    files = {"--policy": str(policy), "--tools": str(tmp_path / "tools.json")}
+    (tmp_path / "tools.json").write_text('[{"name": "cancel", "inputSchema": {"type": "object"}}]')
+    files[which] = _named(tmp_path, kind)
+    code = main(["draft", "--server", "s", "--policy", files["--policy"], "--tools", files["--tools"],
+                 "-o", str(tmp_path / "out.pl")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err and files[which] in err, err
+    assert not (tmp_path / "out.pl").exists()
