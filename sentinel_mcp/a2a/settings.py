@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from sentinel_mcp.config import ConfigError
+from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, ConfigError
 from sentinel_mcp.tls.settings import ClientTLS
 
 
@@ -110,11 +110,17 @@ class A2ASettings(BaseModel):
     @classmethod
     def _keys(cls, v: dict[str, str]) -> dict[str, str]:
         for name, key in v.items():
+            _principal_name(name)
             if len(key) < 8:
                 raise ValueError(f"api key of {name!r} is shorter than 8 characters")
             if "${" in key:
                 raise ValueError(f"api key of {name!r} still contains '${{' after expansion")
         return v
+
+    @field_validator("token_identity")
+    @classmethod
+    def _identity(cls, v: str) -> str:
+        return _principal_name(v)
 
     @field_validator("token")
     @classmethod
@@ -187,3 +193,16 @@ class A2ASettings(BaseModel):
             err = e.errors(include_url=False, include_input=False)[0]
             where = ".".join(str(p) for p in err["loc"])
             raise ConfigError(f"sentinel.a2a{'.' + where if where else ''}: {err['msg']}") from None
+
+
+def _principal_name(name: str) -> str:
+    """A peer signs in as a principal: its name is one (the gateway checks the same, ``http_auth``), never a
+    reserved one (``owner``), never one with a newline or a path in it."""
+    import re
+
+    if not re.fullmatch(PRINCIPAL_NAME, name) or name in RESERVED_PRINCIPALS:
+        raise ValueError(
+            f"{name!r} cannot name a principal (letters, digits, '_', '.', '-'; "
+            f"not {', '.join(RESERVED_PRINCIPALS)})"
+        )
+    return name

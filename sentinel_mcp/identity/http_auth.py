@@ -59,7 +59,7 @@ def _a2a_keys(config: Config, owner: str | None) -> dict[str, str]:
     if isinstance(a2a.get("token"), str) and a2a["token"] != owner:
         peers[str(a2a.get("token_identity") or "bearer")] = a2a["token"]
     for name, key in peers.items():
-        if not re.match(PRINCIPAL_NAME, name) or name in RESERVED_PRINCIPALS:
+        if not re.fullmatch(PRINCIPAL_NAME, name) or name in RESERVED_PRINCIPALS:  # no "owner\n"
             raise ConfigError(
                 f"sentinel.a2a: {name!r} cannot name a principal (letters, digits, '_', '.', '-'; "
                 f"not {', '.join(RESERVED_PRINCIPALS)})"

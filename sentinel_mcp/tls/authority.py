@@ -271,7 +271,7 @@ class LocalCA:
         """A client certificate for a person or a peer; with ``dns``/``ips`` it also serves as that peer's
         server certificate. Re-issuing a name keeps the old certificate valid until it is revoked (its files
         are replaced unless ``file_stem`` names others)."""
-        if not NAME.match(name):
+        if not NAME.fullmatch(name):  # the whole name: "$" also matches before a last newline
             raise AuthorityError(
                 f"{name!r} cannot name a principal (letters, digits, '_', '.', '-'; 64 at most)"
             )
@@ -281,7 +281,7 @@ class LocalCA:
         self.issued_dir.mkdir(parents=True, exist_ok=True)
         self.issued_dir.chmod(0o700)
         stem = file_stem or name
-        if not NAME.match(stem):
+        if not NAME.fullmatch(stem):
             raise AuthorityError(f"{stem!r} cannot name a file here")
         cert_path, key_path = self.issued_dir / f"{stem}.pem", self.issued_dir / f"{stem}-key.pem"
         write_private(key_path, _key_pem(key))
