@@ -58,7 +58,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         store, run_id = _store(console), str(request.path_params["run"])
         found = (
             await store.run(viewer.principal.name, run_id, _held(console, viewer.principal.name))
-            if store is not None and RUN_ID.match(run_id)
+            if store is not None and RUN_ID.fullmatch(run_id)
             else None
         )
         if found is None:  # another principal's run, or none: the same answer
@@ -68,7 +68,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def audit_row(request: Request, viewer: Viewer) -> Response:
         """A step's decision id -> its row on the Activity page (only within the viewer's own rows)."""
         wanted = str(request.path_params["decision"])
-        if DECISION_ID.match(wanted):
+        if DECISION_ID.fullmatch(wanted):
             rows = await audit_view.rows(
                 audit_view.AuditSource.of(console.runtime),
                 viewer.principal,

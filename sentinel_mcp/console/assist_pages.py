@@ -85,7 +85,7 @@ async def reply(console: Console, viewer: Viewer, request_id: str, form: Any) ->
     a
     made-up id), 409 for one of theirs answered already, 400 for a reply that cannot be kept."""
     inbox = _inbox(console)
-    if inbox is None or not REQUEST_ID.match(request_id):
+    if inbox is None or not REQUEST_ID.fullmatch(request_id):
         return 404, NOT_FOUND
     row = await asyncio.to_thread(inbox.get, request_id)
     if row is None or not _visible(viewer, row):  # another's, a peer's own, bridged, or made up

@@ -65,7 +65,7 @@ async def _store(console: Console) -> SwarmStore | None:
 
 
 async def _owned(store: SwarmStore, task_id: str, principal: str) -> dict[str, Any] | None:
-    if not TASK_ID.match(task_id):
+    if not TASK_ID.fullmatch(task_id):
         return None
     task = await store.get_task(task_id)
     return task if task is not None and task.get("principal") == principal else None

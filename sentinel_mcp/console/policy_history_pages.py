@@ -102,7 +102,7 @@ def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str]
         lines: list[tuple[str, str]] | None = None
         problem = None
         if a or b:
-            if not (VERSION.match(a) and VERSION.match(b)):
+            if not (VERSION.fullmatch(a) and VERSION.fullmatch(b)):
                 problem = "choose two versions from the list"
             elif guard is None:  # no rulebase, no history
                 problem = "no such version in the history"
@@ -118,13 +118,13 @@ def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str]
             viewer,
             "policy_history.html",
             status=404
-            if problem and a and b and VERSION.match(a) and VERSION.match(b)
+            if problem and a and b and VERSION.fullmatch(a) and VERSION.fullmatch(b)
             else (400 if problem else 200),
             guard=guard,
             loads=loads,
             versions=versions,
-            a=a if VERSION.match(a) else "",
-            b=b if VERSION.match(b) else "",
+            a=a if VERSION.fullmatch(a) else "",
+            b=b if VERSION.fullmatch(b) else "",
             lines=lines,
             problem=problem,
             holder=guard.rulebases if guard is not None else None,

@@ -24,4 +24,4 @@ def is_host(text: str) -> bool:
     except ValueError:
         pass
     labels = text.removesuffix(".").split(".")
-    return 0 < len(text) <= 253 and all(_LABEL.match(label) for label in labels)
+    return 0 < len(text) <= 253 and all(_LABEL.fullmatch(label) for label in labels)

@@ -103,7 +103,7 @@ class Conversations:
         """``named``; a plain label, when replicas share the store, through the shared row (one round trip
         now and then: ``SharedLabels.refresh``). Raises ``SessionRefused``."""
         key = str(key).strip()
-        if self.labels is None or not _LABEL.match(key):
+        if self.labels is None or not _LABEL.fullmatch(key):
             return self.named(key, principal)
         try:
             sid = await self.labels.session(principal.name, key)
@@ -129,7 +129,7 @@ class Conversations:
             return self._live(str(payload["session"]), principal, restore=True)
         if "/" in key:
             return self._live(key, principal, restore=False)
-        if _LABEL.match(key):
+        if _LABEL.fullmatch(key):
             sid = f"{principal.name}/label-{key}-{self.epoch}"
             conv = self._by_id.get(sid)
             if conv is None:

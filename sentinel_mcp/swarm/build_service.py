@@ -157,7 +157,7 @@ class BuildService:
             await asyncio.sleep(self.settings.retention.sweep_hours * 3600)
 
     def workspace_of(self, task_id: str) -> Workspace:
-        if not TASK_ID.match(task_id):
+        if not TASK_ID.fullmatch(task_id):
             raise UnknownTaskError(task_id)
         return Workspace(self.root / task_id)
 
@@ -346,7 +346,7 @@ class BuildService:
         """Raise ``UnknownTaskError`` unless the build is ``principal``'s (None: the CLI, which sees every
         build);
         another principal's build is as unknown as a missing one."""
-        if not TASK_ID.match(task_id):
+        if not TASK_ID.fullmatch(task_id):
             raise UnknownTaskError(task_id)
         if principal is None:
             return

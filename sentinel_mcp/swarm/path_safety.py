@@ -23,7 +23,7 @@ _WINDOWS_DEVICES = re.compile(r"^(CON|PRN|AUX|NUL|COM[0-9]|LPT[0-9])$", re.IGNOR
 
 def reserved_name(name: str) -> bool:
     """Whether a file or directory name is a device Windows reserves (``nul``, ``Aux.kt``, ``COM1.xml``)."""
-    return bool(_WINDOWS_DEVICES.match(name.split(".", 1)[0]))
+    return bool(_WINDOWS_DEVICES.fullmatch(name.split(".", 1)[0]))
 
 
 def case_key(path: str) -> str:
@@ -55,7 +55,7 @@ def check_relative_path(raw: str) -> PurePosixPath:
             raise UnsafePathError(f"file path {raw!r} contains '..' (directory traversal)")
         if part in ("", "."):
             raise UnsafePathError(f"file path {raw!r} has an empty or '.' component")
-        if not _COMPONENT.match(part):
+        if not _COMPONENT.fullmatch(part):
             raise UnsafePathError(
                 f"file path {raw!r}: component {part!r} has characters outside [A-Za-z0-9._-]"
             )

@@ -59,7 +59,7 @@ async def sweep(
     cutoff = now - settings.retention.failed_workspace_days * DAY
     for task_id in await store.failed_before(cutoff):
         ws = root / task_id
-        if task_id in running or not TASK_DIR.match(task_id):
+        if task_id in running or not TASK_DIR.fullmatch(task_id):
             report.skipped.append(
                 f"{task_id}: still running here" if task_id in running else f"{task_id}: odd id"
             )

@@ -53,7 +53,7 @@ class TaskSpec(BaseModel):
     @field_validator("package_name")
     @classmethod
     def _package(cls, v: str) -> str:
-        if not _PACKAGE.match(v):
+        if not _PACKAGE.fullmatch(v):
             raise ValueError(
                 "must be a lowercase dotted package with at least two parts, e.g. com.example.app"
             )

@@ -23,7 +23,7 @@ def normalize_sha256(value: str) -> str:
     """
     text = value.strip().lower()
     text = text.removeprefix("sha256:").removeprefix("sha256=").replace(":", "")
-    if not _HEX.match(text):
+    if not _HEX.fullmatch(text):
         raise ValueError(f"{value!r} is not a SHA-256 fingerprint (64 hex digits, colons allowed)")
     return text
 

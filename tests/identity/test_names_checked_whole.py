@@ -60,3 +60,17 @@ def test_an_app_name_keeps_no_newline() -> None:
     assert TaskSpec.model_validate({**SPEC, "app_name": "Notes\n"}).app_name == "Notes"
     with pytest.raises(ValidationError, match="must start with a letter"):
         TaskSpec.model_validate({**SPEC, "app_name": "Notes\nEvil"})
+
+
+def test_other_names_checked_by_pattern_take_no_newline_either() -> None:
+    from sentinel_mcp.core.host_names import is_host
+    from sentinel_mcp.swarm.build_service import TASK_ID
+    from sentinel_mcp.tls.settings import normalize_sha256
+
+    assert is_host("localhost") and not is_host("localhost\n") and not is_host("local\nhost")
+    assert TASK_ID.fullmatch("t20261202-154400-abcdef")
+    for task in ("t20261202-154400-abcdef\n", "t20261202-154400-abcdef\n../x"):
+        assert not TASK_ID.fullmatch(task)
+    assert normalize_sha256(" " + "ab" * 32 + "\n") == "ab" * 32  # the ends are trimmed, as written
+    with pytest.raises(ValueError):
+        normalize_sha256("ab" * 32 + "\nab")
