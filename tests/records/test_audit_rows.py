@@ -153,3 +153,21 @@ def test_a_rows_texts_are_stored_as_each_columns_cut_would_store_them() -> None:
         assert _texts(values) == tuple(_text(v, lim) for v, lim in zip(values, _TEXT_LIMITS)), values
     many = ("n" * 100,) * 11 + (None,) * 3  # each short, together past the names' limit: still each as it is
     assert _texts(many) == many
+
+
+def test_a_calls_timings_are_what_the_rounded_formula_gives() -> None:
+    """``CallTimings.as_dict`` skips rounding a zero: the same floats (signs and nan included) as rounding
+    every value of the formula."""
+    import itertools
+
+    from sentinel_mcp.gateway.call_timings import CallTimings
+
+    values = [0.0, -0.0, 1e-9, 0.0004, 0.0123456, 2.5, -1.0, float("nan"), float("inf")]
+    for guard, ask, forward, spans in itertools.product(values, values, values, ([], [(0.0, 0.001)],
+                                                                                   [(1.0, 3.0), (2.0, 2.5)])):
+        t = CallTimings(ask_s=ask)
+        t.guard_s, t.forward_s, t.fetch_spans = guard, forward, list(spans)
+        fetch = t.fetch_s()
+        want = {"guard": round(max(0.0, guard - fetch) * 1000, 3), "fetch": round(fetch * 1000, 3),
+                "ask": round(ask * 1000, 3), "forward": round(forward * 1000, 3)}
+        assert repr(t.as_dict()) == repr(want)  # repr: -0.0 and nan told apart and alike
