@@ -49,6 +49,9 @@ MESSAGE_KEY = "sentinel.message"  # the parsed JSON-RPC message WireGuard leaves
 # headers the SDK checks for duplicates (find_duplicated_routing_header): a repeated one goes to the SDK
 ROUTING_HEADERS = frozenset((b"mcp-protocol-version", b"mcp-method", b"mcp-name"))
 JSON_HEADERS = (b"content-type", b"application/json")
+# the verdicts on the Accept values seen (a client sends the same one on every call): the first few short ones
+_ACCEPTS: dict[bytes, bool] = {}
+MAX_ACCEPTS_KEPT, MAX_KEPT_ACCEPT = 64, 256
 # json.dumps(..., separators=(",", ":")) with its encoder built once (json.dumps builds one per call)
 _COMPACT = json.JSONEncoder(separators=(",", ":"))
 
@@ -141,7 +144,12 @@ def _lean_request(scope: Scope, message: Any) -> bool:
         return False
     if not content_type.lower().startswith(b"application/json"):
         return False
-    return _accepts_json_and_sse(accept.decode("latin-1"))
+    verdict = _ACCEPTS.get(accept)
+    if verdict is None:
+        verdict = _accepts_json_and_sse(accept.decode("latin-1"))
+        if len(accept) <= MAX_KEPT_ACCEPT and len(_ACCEPTS) < MAX_ACCEPTS_KEPT:
+            _ACCEPTS[accept] = verdict
+    return verdict
 
 
 def _accepts_json_and_sse(accept: str) -> bool:
