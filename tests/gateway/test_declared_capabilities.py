@@ -1,6 +1,6 @@
 """What a client declared decides what the front may ask it: ``declared(ctx)`` is the one read of its
-capabilities on a call (``Front._call_tool``), so it must say what ``can_elicit`` and ``can_be_asked`` say, for
-every combination a client can declare."""
+capabilities on a call (``Front._call_tool``), so it must say what ``can_elicit`` and ``can_be_asked``
+say, for every combination a client can declare."""
 
 from __future__ import annotations
 

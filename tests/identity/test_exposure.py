@@ -379,7 +379,8 @@ def test_one_pass_over_the_head_refuses_the_first_repeat_and_reads_what_the_call
     rng = random.Random(21)
     outcomes = set()
     for _ in range(3000):
-        headers = [(rng.choice(names), rng.choice([b"a", b"\xe9", b"Bearer t"])) for _ in range(rng.randrange(6))]
+        headers = [(rng.choice(names), rng.choice([b"a", b"\xe9", b"Bearer t"]))
+                   for _ in range(rng.randrange(6))]
         scope = {"type": "http", "headers": headers}
         first, seen = None, set()
         for key, _ in headers:

@@ -145,11 +145,11 @@ def test_a_rows_texts_are_stored_as_each_columns_cut_would_store_them() -> None:
     from sentinel_mcp.gateway.audit import _TEXT_LIMITS, _text, _texts
 
     rng = random.Random(21)
-    pieces = [None, "", "allow", "owner/s-1", "\x00", "\ud800", "é", "日本", "a" * 999, "b" * 1000, "c" * 1001,
-              "r" * 19_999 + "\x00", "s" * 25_000, 0, 7, 1.5, True]
+    pieces = [None, "", "allow", "owner/s-1", "\x00", "\ud800", "é", "日本", "a" * 999, "b" * 1000,
+              "c" * 1001, "r" * 19_999 + "\x00", "s" * 25_000, 0, 7, 1.5, True]
     for _ in range(3000):
-        values = tuple(rng.choice(pieces) if rng.random() < 0.3 else rng.choice([None, "x" * rng.randrange(90)])
-                       for _ in _TEXT_LIMITS)
+        values = tuple(rng.choice(pieces) if rng.random() < 0.3
+                       else rng.choice([None, "x" * rng.randrange(90)]) for _ in _TEXT_LIMITS)
         assert _texts(values) == tuple(_text(v, lim) for v, lim in zip(values, _TEXT_LIMITS)), values
     many = ("n" * 100,) * 11 + (None,) * 3  # each short, together past the names' limit: still each as it is
     assert _texts(many) == many
