@@ -23,6 +23,7 @@ from typing import Any, Callable
 from sentinel_mcp.gateway.audit_batch import RowBatch, batchable
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
 from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
+from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.core.redactor import redact_record, scrub_text
 from sentinel_mcp.storage import Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
@@ -40,7 +41,7 @@ __all__ = ["AuditEntry", "AuditLog", "StorageError", "audit_files", "new_decisio
 # built once: ``json.dumps`` with options builds a new encoder on every call (several per row, every call)
 # ASCII: any text (lone surrogates too) is stored escaped, exactly, and can always be encoded
 _STORED = json.JSONEncoder(ensure_ascii=True, default=str, sort_keys=True)
-_CANONICAL = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_CANONICAL = compact_encoder(ensure_ascii=False)  # its C encoder built once too (core/json_text.py)
 
 
 def _json(value: Any, limit: int | None = None) -> str | None:
@@ -116,7 +117,7 @@ def canonical(values: tuple[Any, ...]) -> str:
             values = values[:-1]
         else:
             break
-    return _CANONICAL.encode(values)
+    return _CANONICAL(values)
 
 
 MAX_KEPT_TEXT = 1000  # reasons and errors up to this long have their scrubbed text kept (they repeat)
