@@ -149,10 +149,9 @@ class CallerGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
-        repeated = _repeated(scope)
+        repeated, headers = _checked_head(scope)
         if repeated is not None:
             return await _reject(scope, receive, send, 400, f"the {repeated} header is sent more than once")
-        headers = checked_headers(scope)
         host = headers.get("host")
         if not self.host_allowed(host):
             return await _reject(
@@ -204,16 +203,21 @@ def checked_headers(scope: Scope) -> dict[str, str]:
     return found
 
 
-def _repeated(scope: Scope) -> str | None:
-    """The first of ``SINGLE_HEADERS`` the request sends more than once, or None."""
+def _checked_head(scope: Scope) -> tuple[str | None, dict[str, str]]:
+    """The first of ``SINGLE_HEADERS`` the request sends more than once (or None) and, when there is none,
+    ``checked_headers(scope)``: one pass over the headers, each name lowered once (``CHECKED_HEADERS`` are
+    among ``SINGLE_HEADERS``)."""
+    found: dict[str, str] = {}
     seen: set[bytes] = set()
-    for key, _ in scope.get("headers", ()):
+    for key, value in scope.get("headers", ()):
         key = key.lower()
         if key in SINGLE_HEADERS:
             if key in seen:
-                return key.decode("latin-1")
+                return key.decode("latin-1"), found
             seen.add(key)
-    return None
+            if key in CHECKED_HEADERS:
+                found[key.decode("latin-1")] = value.decode("latin-1")
+    return None, found
 
 
 class McpSessionOwners:

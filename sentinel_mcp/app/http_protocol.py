@@ -164,7 +164,9 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             raise ValueError("request head too large")
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._count(len(name) + len(value) + 4)
+        self._fields += len(name) + len(value) + 4  # ``_count``, written out: this runs for every header
+        if self._fields > MAX_HEAD_BYTES:
+            raise ValueError("request head too large")
         if name.lower() == b"transfer-encoding" and value.strip().lower() != b"chunked":
             # h11 refuses any other coding too: a body framed by a coding nobody here decodes ("gzip,
             # chunked") is not a JSON message, and a coding list is where request smuggling hides

@@ -27,7 +27,6 @@ past the SDK's 15 s SSE window is still answered as JSON (the Accept allows both
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
 
 from mcp.server._streamable_http_modern import _SingleExchangeDispatchContext, _write
@@ -41,6 +40,7 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.gateway.plain_calls import PlainCalls
 from sentinel_mcp.gateway.unspanned_kernel import serve_call
 
@@ -49,8 +49,11 @@ MESSAGE_KEY = "sentinel.message"  # the parsed JSON-RPC message WireGuard leaves
 # headers the SDK checks for duplicates (find_duplicated_routing_header): a repeated one goes to the SDK
 ROUTING_HEADERS = frozenset((b"mcp-protocol-version", b"mcp-method", b"mcp-name"))
 JSON_HEADERS = (b"content-type", b"application/json")
-# json.dumps(..., separators=(",", ":")) with its encoder built once (json.dumps builds one per call)
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
+# the verdicts on the Accept values seen (a client sends the same one on every call): the first few short ones
+_ACCEPTS: dict[bytes, bool] = {}
+MAX_ACCEPTS_KEPT, MAX_KEPT_ACCEPT = 64, 256
+# json.dumps(..., separators=(",", ":")), its encoder built once (json.dumps builds one per call)
+_COMPACT = compact_encoder()  # its C encoder built once too (core/json_text.py)
 
 # the server (the MCP front), its lifespan state and a tool's input schema as the caller (the ASGI scope) is
 # shown it, once the runtime has started (None before)
@@ -100,7 +103,7 @@ class LeanCalls:
         except Exception as exc:  # noqa: BLE001 - mapped to the wire exactly as the SDK maps it
             error = JSONRPCError(jsonrpc="2.0", id=rid, error=modern_error_data(exc))
             return await _write(error, scope, receive, send)
-        body = _COMPACT.encode({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
+        body = _COMPACT({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
         await _respond(send, 200, body)
 
 
@@ -141,7 +144,12 @@ def _lean_request(scope: Scope, message: Any) -> bool:
         return False
     if not content_type.lower().startswith(b"application/json"):
         return False
-    return _accepts_json_and_sse(accept.decode("latin-1"))
+    verdict = _ACCEPTS.get(accept)
+    if verdict is None:
+        verdict = _accepts_json_and_sse(accept.decode("latin-1"))
+        if len(accept) <= MAX_KEPT_ACCEPT and len(_ACCEPTS) < MAX_ACCEPTS_KEPT:
+            _ACCEPTS[accept] = verdict
+    return verdict
 
 
 def _accepts_json_and_sse(accept: str) -> bool:

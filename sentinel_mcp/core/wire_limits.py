@@ -102,6 +102,9 @@ def _too_many_values(text: str) -> bool:
     return max(bare.count(","), bare.count("[") + bare.count("{") - 1) > MAX_VALUES
 
 
+_WALKED = (dict, list, int, float)  # the values with something to check (bool is an int: let through below)
+
+
 def value_problem(value: Any, max_depth: int, max_values: int = MAX_VALUES) -> str | None:
     """Depth, number of values, integer size and finiteness of a parsed JSON value (iterative: no
     recursion; a value past ``max_values`` is not walked further)."""
@@ -109,27 +112,29 @@ def value_problem(value: Any, max_depth: int, max_values: int = MAX_VALUES) -> s
     seen = 0
     while stack:
         v, depth = stack.pop()
-        if isinstance(v, (dict, list)):
-            seen += len(v)
-            if seen > max_values:
-                return f"holds more than {max_values} values"
         if isinstance(v, dict):
-            if depth > max_depth:
-                return f"nested deeper than {max_depth} levels"
-            for item in v.values():
-                if isinstance(item, (dict, list, int, float)):
-                    stack.append((item, depth + 1))
+            items: Any = v.values()
         elif isinstance(v, list):
-            if depth > max_depth:
-                return f"nested deeper than {max_depth} levels"
-            stack.extend((item, depth + 1) for item in v if isinstance(item, (dict, list, int, float)))
+            items = v
         elif isinstance(v, bool):
             continue
         elif isinstance(v, int):
             if v.bit_length() > MAX_INT_DIGITS * 3.33:
                 return f"an integer has more than {MAX_INT_DIGITS} digits"
-        elif isinstance(v, float) and not math.isfinite(v):
-            return "a number is not finite"
+            continue
+        else:
+            if isinstance(v, float) and not math.isfinite(v):
+                return "a number is not finite"
+            continue
+        seen += len(v)
+        if seen > max_values:
+            return f"holds more than {max_values} values"
+        if depth > max_depth:
+            return f"nested deeper than {max_depth} levels"
+        for item in items:
+            # text and null, most of the items, have nothing to check (told without isinstance's walk)
+            if type(item) is not str and item is not None and isinstance(item, _WALKED):
+                stack.append((item, depth + 1))
     return None
 
 

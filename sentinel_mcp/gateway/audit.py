@@ -23,6 +23,7 @@ from typing import Any, Callable
 from sentinel_mcp.gateway.audit_batch import RowBatch, batchable
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
 from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
+from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.core.redactor import redact_record, scrub_text
 from sentinel_mcp.storage import Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
@@ -40,7 +41,7 @@ __all__ = ["AuditEntry", "AuditLog", "StorageError", "audit_files", "new_decisio
 # built once: ``json.dumps`` with options builds a new encoder on every call (several per row, every call)
 # ASCII: any text (lone surrogates too) is stored escaped, exactly, and can always be encoded
 _STORED = json.JSONEncoder(ensure_ascii=True, default=str, sort_keys=True)
-_CANONICAL = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_CANONICAL = compact_encoder(ensure_ascii=False)  # its C encoder built once too (core/json_text.py)
 
 
 def _json(value: Any, limit: int | None = None) -> str | None:
@@ -88,6 +89,23 @@ def _text(value: str | None, limit: int = MAX_TEXT_CHARS) -> str | None:
     return value.replace("\x00", "\\x00") if "\x00" in value else value
 
 
+# the limits of ``AuditLog.row``'s text columns, in ``_texts``' order: names, then reason, error, principal
+_TEXT_LIMITS = (MAX_NAME_CHARS,) * 11 + (MAX_TEXT_CHARS,) * 3
+
+
+def _texts(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``_text`` of each of a row's text columns (limits: ``_TEXT_LIMITS``). The usual row's texts together
+    are short ASCII without NUL, so every one is stored as it is: told from their joined text (one check, not
+    four per column); any other row column by column."""
+    try:
+        joined = "".join(filter(None, values))  # a value that is not text (TypeError): column by column
+    except TypeError:
+        joined = None
+    if joined is not None and len(joined) <= MAX_NAME_CHARS and joined.isascii() and "\x00" not in joined:
+        return values  # each text is at most as long as all together, under every column's limit
+    return tuple(_text(v, limit) for v, limit in zip(values, _TEXT_LIMITS))
+
+
 def canonical(values: tuple[Any, ...]) -> str:
     """The text a row's hash covers: its ``HASHED`` columns as JSON (floats round-trip exactly). The columns
     added later (``OPTIONAL_TAIL``: principal, timings) are left out from the end while empty, so rows chained
@@ -99,7 +117,7 @@ def canonical(values: tuple[Any, ...]) -> str:
             values = values[:-1]
         else:
             break
-    return _CANONICAL.encode(values)
+    return _CANONICAL(values)
 
 
 MAX_KEPT_TEXT = 1000  # reasons and errors up to this long have their scrubbed text kept (they repeat)
@@ -186,26 +204,22 @@ class AuditLog:
     # ------------------------------------------------------------------ the one place a row is built
     def row(self, entry: AuditEntry) -> tuple[Any, ...]:
         entry = self.redactor(entry)
+        texts = _texts((entry.decision_id, entry.event, entry.session, entry.client, entry.origin, entry.tool,
+                        entry.upstream, entry.arg_digest, entry.decision, entry.policy_version, entry.outcome,
+                        entry.reason, entry.error, entry.principal))
         return (
             self.chain,
             entry.ts,
-            _text(entry.decision_id, MAX_NAME_CHARS),
-            _text(entry.event, MAX_NAME_CHARS),
-            _text(entry.session, MAX_NAME_CHARS),
-            _text(entry.client, MAX_NAME_CHARS),
-            _text(entry.origin, MAX_NAME_CHARS),
-            _text(entry.tool, MAX_NAME_CHARS),
-            _text(entry.upstream, MAX_NAME_CHARS),
-            _text(entry.arg_digest, MAX_NAME_CHARS),
+            *texts[:8],  # decision_id, event, session, client, origin, tool, upstream, arg_digest
             _json(entry.arguments, MAX_ARGS_CHARS),
-            _text(entry.decision, MAX_NAME_CHARS),
-            _text(entry.reason),
+            texts[8],  # decision
+            texts[11],  # reason
             _json(entry.proof, MAX_PROOF_CHARS),
-            _text(entry.policy_version, MAX_NAME_CHARS),
+            texts[9],  # policy_version
             entry.latency_ms,
-            _text(entry.outcome, MAX_NAME_CHARS),
-            _text(entry.error),
-            _text(entry.principal),
+            texts[10],  # outcome
+            texts[12],  # error
+            texts[13],  # principal
             _timings_text(entry.timings),
         )
 

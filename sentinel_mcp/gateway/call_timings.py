@@ -38,9 +38,14 @@ class CallTimings:
         return total
 
     def as_dict(self) -> dict[str, float]:
-        fetch = self.fetch_s()
-        return {"guard": round(max(0.0, self.guard_s - fetch) * 1000, 3), "fetch": round(fetch * 1000, 3),
-                "ask": round(self.ask_s * 1000, 3), "forward": round(self.forward_s * 1000, 3)}
+        # milliseconds to 3 places; a zero (most calls fetch nothing and wait for nobody) is itself rounded
+        fetch = self.fetch_s() if self.fetch_spans else 0.0
+        guard = self.guard_s - fetch
+        ask, forward = self.ask_s, self.forward_s
+        return {"guard": round(guard * 1000, 3) if guard > 0.0 else 0.0,  # max(0.0, guard): nan too
+                "fetch": round(fetch * 1000, 3) if fetch else fetch,
+                "ask": round(ask * 1000, 3) if ask else ask,
+                "forward": round(forward * 1000, 3) if forward else forward}
 
 
 def current() -> CallTimings | None:

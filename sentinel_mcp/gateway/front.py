@@ -37,7 +37,6 @@ from sentinel_mcp.gateway.front_listings import CatalogRequests
 from sentinel_mcp.gateway.front_held import HeldRounds, asker, not_asked, request_schemas, shown_request
 from sentinel_mcp.gateway.front_link import (
     FrontLink,
-    can_be_asked,
     can_elicit,
     can_sample,
     declared,
@@ -46,8 +45,8 @@ from sentinel_mcp.gateway.front_link import (
 from sentinel_mcp.gateway.held_calls import HeldCalls
 from sentinel_mcp.gateway.list_changed_fanout import ListChangedFanOut
 from sentinel_mcp.gateway.listen_streams import ListenStreams
-from sentinel_mcp.gateway.input_rounds import (AGAIN, InputRounds, LateAnswer, RefusedRetry, capability_asked,
-                                               wire_key)
+from sentinel_mcp.gateway.input_rounds import (AGAIN, ELICITATION, InputRounds, LateAnswer, RefusedRetry,
+                                               capability_asked, wire_key)
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.core.port import (
@@ -245,8 +244,9 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
         # another agent's client is asked nothing (it would answer for the user): its calls' questions wait
         # for the owner in the console inbox, as if it could not elicit
         person = not principal.agent
-        elicits, askable = person and can_elicit(ctx), person and can_be_asked(ctx)
         may_ask = declared(ctx) if person else frozenset()  # what this client can be asked, and so answer
+        # can_elicit(ctx) and can_be_asked(ctx), told from what it declared (the capabilities read once)
+        elicits, askable = ELICITATION in may_ask, bool(may_ask)
         retry = await self.rounds.accept(
             modern=is_modern(ctx),
             declared=may_ask,

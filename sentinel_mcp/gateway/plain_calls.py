@@ -15,7 +15,6 @@ over ``MAX_KEY_CHARS``) takes the kernel's full way, which answers as before.
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from typing import Any, Mapping
 
@@ -31,12 +30,14 @@ from mcp_types import (
 from mcp_types import methods as _methods
 from pydantic import ValidationError
 
+from sentinel_mcp.core.json_text import compact_encoder
+
 MODERN = "2026-07-28"
 PLAIN_KEYS = frozenset(("name", "arguments", "_meta"))
 ENVELOPE_KEYS = frozenset((PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY))
 GATEWAY_PREFIX = "sentinel/"
 MAX_KEY_CHARS = 4096  # an envelope this long is checked by the kernel each time, never kept
-_KEY = json.JSONEncoder(separators=(",", ":"), sort_keys=True, ensure_ascii=True)
+_KEY = compact_encoder(sort_keys=True)  # core/json_text.py
 _ABSENT = object()
 # what a kept envelope holds: the client's params as the kernel would build them, and its capabilities
 Kept = tuple[InitializeRequestParams | None, ClientCapabilities | None]
@@ -68,7 +69,7 @@ class PlainCalls:
         raw_capabilities = meta[CLIENT_CAPABILITIES_META_KEY]
         envelope = [info is not _ABSENT, None if info is _ABSENT else info, raw_capabilities]
         try:
-            key = _KEY.encode(envelope)
+            key = _KEY(envelope)
         except (TypeError, ValueError):
             return None
         if key in self._kept:

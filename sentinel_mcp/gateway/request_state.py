@@ -16,12 +16,13 @@ import os
 from typing import Any
 
 from sentinel_mcp.core import process_clock
+from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.core.random_pool import token_urlsafe
 from sentinel_mcp.gateway.nonce_book import MemoryNonceBook, NonceBook
 
 PREFIX = "sentinel2."
 MAX_TOKEN_CHARS = 256 * 1024  # a state larger than this was not made here
-_COMPACT = json.JSONEncoder(separators=(",", ":"), sort_keys=True)  # built once (a seal per call)
+_COMPACT = compact_encoder(sort_keys=True)  # built once (a seal per call): core/json_text.py
 _BLOCK = 64  # SHA-256's block size
 _INNER = bytes(x ^ 0x36 for x in range(256))
 _OUTER = bytes(x ^ 0x5C for x in range(256))
@@ -72,7 +73,7 @@ class RequestStateSeal:
     def _sealed(self, payload: dict[str, Any]) -> tuple[str, str, float]:
         nonce = token_urlsafe(16)
         expires_at = process_clock.now() + self.max_age  # a TTL: the clock that never goes back
-        body = _COMPACT.encode({**payload, "nonce": nonce, "exp": expires_at}).encode()
+        body = _COMPACT({**payload, "nonce": nonce, "exp": expires_at}).encode()
         mac = self._digest(body)
         return PREFIX + base64.urlsafe_b64encode(mac + body).decode().rstrip("="), nonce, expires_at
 

@@ -246,6 +246,24 @@ def test_only_the_common_call_takes_the_lean_path() -> None:
     assert not _lean_request(_scope(headers_for("tb__echo")), {**ok, "id": True})
 
 
+def test_a_kept_accept_verdict_is_the_rules_and_the_kept_ones_are_bounded() -> None:
+    """The lean path keeps its verdict on each short Accept value it saw (the same value on every call): asked
+    again, it answers what the SDK's Accept rule answers; values past the bound or too long are judged each
+    time and never kept."""
+    from sentinel_mcp.app import lean_calls
+
+    ok = call("tb__echo", {"text": "a"})
+    accepts = ["application/json, text/event-stream", "application/json", "text/event-stream", "*/*",
+               "application/*, text/*", "application/jsonx, text/event-streamx", "x" * 300 + ", */*"]
+    accepts += [f"application/json, text/event-stream;q=0.{i}" for i in range(80)]
+    for _ in range(2):  # the second time from the kept verdicts
+        for accept in accepts:
+            want = lean_calls._accepts_json_and_sse(accept)
+            assert bool(_lean_request(_scope(headers_for("tb__echo", Accept=accept)), ok)) == want, accept
+    assert len(lean_calls._ACCEPTS) <= lean_calls.MAX_ACCEPTS_KEPT
+    assert all(len(k) <= lean_calls.MAX_KEPT_ACCEPT for k in lean_calls._ACCEPTS)
+
+
 def test_the_span_is_left_out_only_when_it_records_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     from opentelemetry import trace
 

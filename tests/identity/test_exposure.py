@@ -365,6 +365,38 @@ def test_the_caller_check_reads_its_headers_as_a_full_decode_would(headers):
     assert Credentials.from_scope(scope, checked_headers(scope)) == Credentials.from_scope(scope)
 
 
+def test_one_pass_over_the_head_refuses_the_first_repeat_and_reads_what_the_caller_check_reads():
+    """``_checked_head`` is the repeat check and ``checked_headers`` in one pass: the first header of
+    ``SINGLE_HEADERS`` sent twice (any spelling) is named, as walking the headers for repeats names it, and a
+    head without one reads what ``checked_headers`` reads."""
+    import random
+
+    from sentinel_mcp.app.http_app import SINGLE_HEADERS, _checked_head, checked_headers
+
+    names = [b"host", b"Host", b"origin", b"ORIGIN", b"authorization", b"x-api-key", b"mcp-session-id",
+             b"Mcp-Protocol-Version", b"last-event-id", b"x-sentinel-session", b"accept", b"content-type",
+             b"ho\xc0st", b"x-forwarded-host"]
+    rng = random.Random(21)
+    outcomes = set()
+    for _ in range(3000):
+        headers = [(rng.choice(names), rng.choice([b"a", b"\xe9", b"Bearer t"]))
+                   for _ in range(rng.randrange(6))]
+        scope = {"type": "http", "headers": headers}
+        first, seen = None, set()
+        for key, _ in headers:
+            if key.lower() in SINGLE_HEADERS:
+                if key.lower() in seen:
+                    first = key.lower().decode("latin-1")
+                    break
+                seen.add(key.lower())
+        repeated, found = _checked_head(scope)
+        assert repeated == first, headers
+        if first is None:
+            assert found == checked_headers(scope), headers
+        outcomes.add(first is None)
+    assert outcomes == {True, False}
+
+
 async def test_health_details_are_for_a_person_who_may_reach_everything(tmp_path):
     """/healthz names upstreams, file paths and causes: a person who may reach every tool sees them (as
     /metrics); a principal limited to some upstreams, another agent's key, a wrong or absent credential get

@@ -135,3 +135,39 @@ def test_the_timings_text_is_what_json_wrote() -> None:
     for v in values:
         d = {"ask": v, "fetch": v, "forward": v, "guard": v}
         assert _timings_text(d) == _json(d)
+
+
+def test_a_rows_texts_are_stored_as_each_columns_cut_would_store_them() -> None:
+    """The usual row's texts are told plain all at once (``_texts``): every row, plain or not, holds what
+    ``_text`` gives column by column (cut at its limit, lone surrogates and NUL escaped)."""
+    import random
+
+    from sentinel_mcp.gateway.audit import _TEXT_LIMITS, _text, _texts
+
+    rng = random.Random(21)
+    pieces = [None, "", "allow", "owner/s-1", "\x00", "\ud800", "é", "日本", "a" * 999, "b" * 1000,
+              "c" * 1001, "r" * 19_999 + "\x00", "s" * 25_000, 0, 7, 1.5, True]
+    for _ in range(3000):
+        values = tuple(rng.choice(pieces) if rng.random() < 0.3
+                       else rng.choice([None, "x" * rng.randrange(90)]) for _ in _TEXT_LIMITS)
+        assert _texts(values) == tuple(_text(v, lim) for v, lim in zip(values, _TEXT_LIMITS)), values
+    many = ("n" * 100,) * 11 + (None,) * 3  # each short, together past the names' limit: still each as it is
+    assert _texts(many) == many
+
+
+def test_a_calls_timings_are_what_the_rounded_formula_gives() -> None:
+    """``CallTimings.as_dict`` skips rounding a zero: the same floats (signs and nan included) as rounding
+    every value of the formula."""
+    import itertools
+
+    from sentinel_mcp.gateway.call_timings import CallTimings
+
+    values = [0.0, -0.0, 1e-9, 0.0004, 0.0123456, 2.5, -1.0, float("nan"), float("inf")]
+    for guard, ask, forward, spans in itertools.product(values, values, values, ([], [(0.0, 0.001)],
+                                                                                   [(1.0, 3.0), (2.0, 2.5)])):
+        t = CallTimings(ask_s=ask)
+        t.guard_s, t.forward_s, t.fetch_spans = guard, forward, list(spans)
+        fetch = t.fetch_s()
+        want = {"guard": round(max(0.0, guard - fetch) * 1000, 3), "fetch": round(fetch * 1000, 3),
+                "ask": round(ask * 1000, 3), "forward": round(forward * 1000, 3)}
+        assert repr(t.as_dict()) == repr(want)  # repr: -0.0 and nan told apart and alike
