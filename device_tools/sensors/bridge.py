@@ -111,7 +111,7 @@ class SensorBridge:
             raise invalid from None
 
         try:
-            self._check_consent(req, requester, answer)  # 1. consent
+            one_time = self._check_consent(req, requester, answer)  # 1. consent
             self.limiter.acquire(req.sensor, requester, rate)  # 3. rate limit
         except SensorError as e:
             decision = {
@@ -132,14 +132,24 @@ class SensorBridge:
             self._audit(raw, requester, "failed", f"{err.code}: {err.message}", [], req, decision_id)
             raise err from None
 
+        # consent again, now that the reading is here: a read takes seconds (a GPS fix), and a consent revoked,
+        # narrowed or run out meanwhile must not release what it no longer covers
+        stored = self._covering(requester, req.sensor, req.scope) is not None
+        if not stored and not one_time:
+            ended = ConsentRequired(f"the consent for {requester!r} to read {req.sensor.value} ended during "
+                                    "the read; nothing was returned or kept")
+            self._audit(raw, requester, "denied", f"{ended.code}: {ended.message}", [], req, decision_id)
+            raise ended
         response = SensorResponse(
             task_id=req.task_id, payload=payload, redactions=redactions, timestamp=iso_utc(reading.taken_at)
         )
+        # a reading is kept only under a stored consent: one that covers nothing (a yes for this request only)
+        # would be deleted unseen by sensor_retained, and meanwhile sit in the store
+        retention = req.retention if stored else 0
         # 4. audit, before the reading is kept or leaves: a row that cannot be written refuses (NotRecorded)
-        self._audit(raw, requester, "allowed", f"source {reading.source}", redactions, req, decision_id)
-        self.vault.store(
-            requester, req.sensor.value, req.scope.value, response, req.retention
-        )  # 5. retention
+        self._audit(raw, requester, "allowed", f"source {reading.source}", redactions, req, decision_id,
+                    retention)
+        self.vault.store(requester, req.sensor.value, req.scope.value, response, retention)  # 5. retention
         return response
 
     def _validate(self, request: SensorRequest | dict[str, Any]) -> tuple[SensorRequest, float]:
@@ -153,16 +163,19 @@ class SensorBridge:
             raise ValueError(f"retention {req.retention} s exceeds the maximum of {self.max_retention} s")
         return req, rate
 
-    def _check_consent(self, req: SensorRequest, requester: str, answer: UserConsent | str | None) -> None:
+    def _check_consent(self, req: SensorRequest, requester: str, answer: UserConsent | str | None) -> bool:
+        """Raise unless consent covers the request; True when it is the user's yes for this request only
+        (nothing stored that a revoke could take back), False when a stored consent covers it."""
         if self._covering(requester, req.sensor, req.scope):
-            return
+            return False
         if answer == "declined" or (isinstance(answer, UserConsent) and not answer.allow):
             raise ConsentDeclined(f"the user declined {requester!r} access to {req.sensor.value}")
         if isinstance(answer, UserConsent):
             seconds = REMEMBER_SECONDS[answer.remember]
             if seconds != 0:
                 self.consents.grant(requester, req.sensor, req.scope, seconds, granted_by="elicitation")
-            return
+                return False
+            return True
         held = self.consents.current(requester, req.sensor)
         why = (
             f"consent for {req.sensor.value} covers scope {held.scope.value!r} only"
@@ -184,6 +197,7 @@ class SensorBridge:
         redactions: list[str],
         req: SensorRequest | None = None,
         decision_id: str = "",
+        retention: int = 0,
     ) -> None:
         self.audit.record(
             requester=requester,
@@ -194,7 +208,7 @@ class SensorBridge:
             decision=decision,
             reason=reason[:1000],
             redactions=redactions,
-            retention=req.retention if req and decision == "allowed" else 0,
+            retention=retention,
             decision_id=decision_id,
         )
 
