@@ -49,8 +49,8 @@ class SensorBridge:
                  max_retention: int = 86_400, clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.source, self.db = source, db
-        self.vault = ReadingVault(db, clock)
         self.consents = ConsentRegistry(db, clock, on_narrowed=self._forget_uncovered)
+        self.vault = ReadingVault(db, clock, covered=self._covers)
         self.audit = AuditLog(db, clock)
         self.limiter = RateLimiter(monotonic)
         self.default_retention, self.max_retention = default_retention, max_retention
@@ -81,13 +81,13 @@ class SensorBridge:
         consent taken back (or narrowed) takes back what ``sensor_retained`` would still serve. Revoking the
         any-requester consent looks at every requester's readings (it may have been what covered them)."""
         whose = None if requester == ANY_REQUESTER else requester
-        for holder, kind, scope in self.vault.held(whose, sensor.value if sensor else None):
-            try:
-                covered = self._covering(holder, SensorKind(kind), Scope(scope)) is not None
-            except ValueError:
-                covered = False  # a row no consent can name is not kept either
-            if not covered:
-                self.vault.forget(holder, kind, scope)
+        self.vault.forget_uncovered(whose, sensor.value if sensor else None)
+
+    def _covers(self, requester: str, sensor: str, scope: str) -> bool:
+        try:
+            return self._covering(requester, SensorKind(sensor), Scope(scope)) is not None
+        except ValueError:
+            return False  # a row no consent can name is not kept either
 
     def retained(self, requester: str, task_id: str | None = None) -> list[dict[str, object]]:
         """``requester``'s kept readings that a live consent still covers: those of a consent that expired
