@@ -67,8 +67,11 @@ class SensorBridge:
         if self._covering(requester, req.sensor, req.scope):
             return None
         scope_text = f" at {req.scope.value} scope" if req.sensor.value in SCOPED_SENSORS else ""
-        return AskUser(Asker.SENSORS, f"Allow '{requester}' to read your {req.sensor.value}{scope_text}?",
-                       {"requester": requester}).shown()
+        # what the person agrees to: the purpose the requester states and how long the reading is kept
+        kept = f"kept for {req.retention} s" if req.retention else "not kept"
+        return AskUser(Asker.SENSORS, f"Allow '{requester}' to read your {req.sensor.value}{scope_text} "
+                       f"for '{req.policy_tag}' ({kept})?",
+                       {"requester": requester, "policy_tag": req.policy_tag}).shown()
 
     def _covering(self, requester: str, sensor: SensorKind, scope: Scope) -> Consent | None:
         consent = self.consents.current(requester, sensor)
