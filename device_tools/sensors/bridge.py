@@ -22,6 +22,7 @@ from device_tools.sensors.errors import (
     ConsentRequired,
     InvalidRequest,
     SensorError,
+    SourceUnavailable,
     device_failure,
 )
 from sentinel_mcp.core.sensor_kinds import DESCRIPTIONS, MAX_RATE_HZ, SCOPED_SENSORS, Scope, SensorKind
@@ -31,6 +32,10 @@ from device_tools.sensors.reading_check import check_reading
 from device_tools.sensors.reading_vault import ReadingVault
 from device_tools.sensors.redaction import apply_scope
 from device_tools.sensors.sources.base import SensorSource
+
+# reads one requester may have running at once: half the source's slots (read_slots), so a requester whose reads
+# hang (a sensor that never reports) cannot keep every other principal's reads refused
+MAX_READS_PER_REQUESTER = 2
 
 REMEMBER_SECONDS: dict[str, float | None] = {"this request only": 0, "1 hour": 3600, "1 day": 86_400,
                                              "until revoked": None}
@@ -54,6 +59,7 @@ class SensorBridge:
         self.audit = AuditLog(db, clock)
         self.limiter = RateLimiter(monotonic)
         self.default_retention, self.max_retention = default_retention, max_retention
+        self._running: dict[str, int] = {}  # requester -> its reads of the source running now
         self._clock = clock
 
     # --- consent questions (asked by the MCP layer before handle()) ---------------------------------
@@ -115,6 +121,9 @@ class SensorBridge:
 
         try:
             one_time = self._check_consent(req, requester, answer)  # 1. consent
+            if self._running.get(requester, 0) >= MAX_READS_PER_REQUESTER:
+                raise SourceUnavailable(f"{MAX_READS_PER_REQUESTER} reads of {requester!r} are already "
+                                        "running; retry when one has ended")
             self.limiter.acquire(req.sensor, requester, rate)  # 3. rate limit
         except SensorError as e:
             decision = {
@@ -124,6 +133,7 @@ class SensorBridge:
             }.get(e.code, "failed")
             self._audit(raw, requester, decision, f"{e.code}: {e.message}", [], req, decision_id)
             raise
+        self._running[requester] = self._running.get(requester, 0) + 1
         try:
             reading = await self.source.read(req.sensor)
             check_reading(reading.values)
@@ -134,6 +144,10 @@ class SensorBridge:
             err = device_failure(e, self.source.name, req.sensor.value)
             self._audit(raw, requester, "failed", f"{err.code}: {err.message}", [], req, decision_id)
             raise err from None
+        finally:
+            self._running[requester] -= 1
+            if not self._running[requester]:
+                del self._running[requester]  # an entry per requester only while it reads
 
         # consent again, now that the reading is here: a read takes seconds (a GPS fix), and a consent revoked,
         # narrowed or run out meanwhile must not release what it no longer covers
