@@ -33,8 +33,8 @@ from device_tools.sensors.reading_vault import ReadingVault
 from device_tools.sensors.redaction import apply_scope
 from device_tools.sensors.sources.base import SensorSource
 
-# reads one requester may have running at once: half the source's slots (read_slots), so a requester whose reads
-# hang (a sensor that never reports) cannot keep every other principal's reads refused
+# reads one requester may have running at once: half the source's slots (read_slots), so a requester whose
+# reads hang (a sensor that never reports) cannot keep every other principal's reads refused
 MAX_READS_PER_REQUESTER = 2
 
 REMEMBER_SECONDS: dict[str, float | None] = {"this request only": 0, "1 hour": 3600, "1 day": 86_400,
@@ -149,8 +149,8 @@ class SensorBridge:
             if not self._running[requester]:
                 del self._running[requester]  # an entry per requester only while it reads
 
-        # consent again, now that the reading is here: a read takes seconds (a GPS fix), and a consent revoked,
-        # narrowed or run out meanwhile must not release what it no longer covers
+        # consent again, now that the reading is here: a read takes seconds (a GPS fix), and a consent
+        # revoked, narrowed or run out meanwhile must not release what it no longer covers
         stored = self._covering(requester, req.sensor, req.scope) is not None
         if not stored and not one_time:
             ended = ConsentRequired(f"the consent for {requester!r} to read {req.sensor.value} ended during "

@@ -2,8 +2,8 @@
 for which purpose (the request's ``policy_tag``) and how long the reading is kept. A yes is a yes to that: a
 2026-era client that got the person's yes to one purpose and calls again stating another purpose, or a longer
 retention, reads nothing and is granted nothing (the gateway binds the round's state to the arguments, as the
-SDK's sealed state does run alone). Before, the question named neither: the person said yes, and "remember for a
-day", to a purpose they were never shown. Through the real gateway and the real mcp Client."""
+SDK's sealed state does run alone). Before, the question named neither: the person said yes, and "remember
+for a day", to a purpose they were never shown. Through the real gateway and the real mcp Client."""
 
 from __future__ import annotations
 

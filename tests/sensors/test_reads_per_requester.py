@@ -3,8 +3,8 @@ the rest, and a sensor that does not answer (termux-sensor waits for the sensor'
 for the whole command timeout. Before, one principal with consent to four such sensors kept every slot busy
 and every other principal's reads were refused (``source_unavailable``) for as long as it liked.
 
-Through the real gateway, the sensors built-in on a Termux source whose termux-sensor is a real subprocess that
-answers only when the test lets it (no timing)."""
+Through the real gateway, the sensors built-in on a Termux source whose termux-sensor is a real subprocess
+that answers only when the test lets it (no timing)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,8 @@ async def test_one_requester_cannot_hold_every_read_slot(tmp_path):
     assert MAX_READS_PER_REQUESTER < MAX_CONCURRENT_READS
     bin_dir, started, go = stuck_phone(tmp_path)
     ctx = BuiltinContext(name="sensors", data_dir=tmp_path / "sensors",
-                         settings={"source": "termux", "termux_bin_dir": str(bin_dir), "command_timeout": 120})
+                         settings={"source": "termux", "termux_bin_dir": str(bin_dir),
+                                   "command_timeout": 120})
     ctx.data_dir.mkdir()
     principals = [{"name": n, "token": f"{n}-token-0123456789abcdef"} for n in ("agent-a", "agent-b")]
     config = parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": [],
@@ -74,7 +75,8 @@ async def test_one_requester_cannot_hold_every_read_slot(tmp_path):
 
         def read(sensor: SensorKind, who: str) -> Any:
             args = {"sensor": sensor.value, "policy_tag": "slots", "retention": 0}
-            return rt.gateway.invoke("sn__sensor_read", args, session_id=f"{who}/1", origin="a2a", principal=who)
+            return rt.gateway.invoke("sn__sensor_read", args, session_id=f"{who}/1", origin="a2a",
+                                     principal=who)
 
         held = [asyncio.ensure_future(read(kind, "agent-a")) for kind in SLOW]
         for _ in range(1200):  # bounded by count: every read of agent-a is running or has been refused

@@ -183,8 +183,8 @@ async def test_the_sensor_list_answers_when_the_sensor_list_is_deep_json(tmp_pat
 
 async def test_a_release_that_never_answers_is_killed_too(tmp_path: Path):
     """termux-sensor hangs on the read and again on ``-c`` (the Termux:API service is stuck): the read ends
-    within its bounds and leaves no process behind. Before, the ``-c`` was waited on and then left running, one
-    more per timed-out read."""
+    within its bounds and leaves no process behind. Before, the ``-c`` was waited on and then left running,
+    one more per timed-out read."""
     b = tmp_path / "bin"
     b.mkdir()
     pids = tmp_path / "pids"
