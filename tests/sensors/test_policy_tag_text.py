@@ -10,8 +10,8 @@ from device_tools.sensors.errors import InvalidRequest
 from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 
 
-@pytest.mark.parametrize("tag", [" ", "\t", "\u200b", "\u202e", "\u00a0\u3000", "\u2028", "why\nnot", "a\x00b",
-                                 "\ufeff", "search\u202e"])
+@pytest.mark.parametrize("tag", [" ", "\t", "\u200b", "\u202e", "\u00a0\u3000", "\u2028", "why\nnot",
+                                 "a\x00b", "\ufeff", "search\u202e"])
 async def test_a_purpose_that_says_nothing_is_refused(make_bridge, tag):
     bridge = make_bridge()
     bridge.consents.grant("agent-a", SensorKind.battery, Scope.minimal)
