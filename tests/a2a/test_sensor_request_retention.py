@@ -1,7 +1,7 @@
 """An A2A ``sensor_request`` that names no retention is kept for the sensors' configured
-``default_retention``, like an MCP call that names none. Before, the participant sent the design model's own default (300 s), so a
-device whose owner configured ``default_retention: 0`` (never keep) kept every peer's fix for five minutes.
-Through the real gateway's HTTP app with A2A mounted and the real sensors built-in."""
+``default_retention``, like an MCP call that names none. Before, the participant sent the design model's own
+default (300 s), so a device whose owner configured ``default_retention: 0`` (never keep) kept every peer's
+fix for five minutes. Through the real gateway's HTTP app with A2A mounted and the real sensors built-in."""
 
 from __future__ import annotations
 
