@@ -2,7 +2,7 @@
 %
 % The built-in itself enforces consent (per sensor and requester), scope redaction, rate limits,
 % retention and its own audit. This rulebase adds what the gateway should demand before a call even
-% reaches it: every read names why it needs the data, and precise GPS needs the user's yes each time.
+% reaches it: every read names why it needs the data, and a precise position needs the user's yes each time.
 
 % --- sensor_read ------------------------------------------------------------------------------------
 
@@ -13,11 +13,19 @@ guard('sensors__sensor_read', [args(A)],
         option_value(A, scope, minimal, Scope),
         precise_location_confirmed(Sensor, Scope, Tag) )).
 
-% Detailed location is GPS precision: the user confirms this exact call, whatever consent is stored.
+% A read that places the phone precisely: the user confirms this exact call, whatever consent is stored.
+% Detailed location is the GPS fix; detailed nearby devices are the access points' names and hardware
+% addresses, which public Wi-Fi maps turn into a position as precise.
 precise_location_confirmed(Sensor, Scope, _) :-
-    \+ ( Sensor == location, Scope == detailed ).
+    \+ locates_precisely(Sensor, Scope).
 precise_location_confirmed(location, detailed, Tag) :-
     confirmed('Share your precise GPS location (detailed scope) for "~w"?', [Tag]).
+precise_location_confirmed(nearby_devices, detailed, Tag) :-
+    confirmed('Share the names and addresses of the Wi-Fi networks around you (they locate you precisely) for "~w"?',
+              [Tag]).
+
+locates_precisely(location, detailed).
+locates_precisely(nearby_devices, detailed).
 
 % --- sensor_consent ---------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from device_tools.sensors.errors import (
     ConsentRequired,
     InvalidRequest,
     SensorError,
+    SourceUnavailable,
     device_failure,
 )
 from sentinel_mcp.core.sensor_kinds import DESCRIPTIONS, MAX_RATE_HZ, SCOPED_SENSORS, Scope, SensorKind
@@ -31,6 +32,10 @@ from device_tools.sensors.reading_check import check_reading
 from device_tools.sensors.reading_vault import ReadingVault
 from device_tools.sensors.redaction import apply_scope
 from device_tools.sensors.sources.base import SensorSource
+
+# reads one requester may have running at once: half the source's slots (read_slots), so a requester whose
+# reads hang (a sensor that never reports) cannot keep every other principal's reads refused
+MAX_READS_PER_REQUESTER = 2
 
 REMEMBER_SECONDS: dict[str, float | None] = {"this request only": 0, "1 hour": 3600, "1 day": 86_400,
                                              "until revoked": None}
@@ -49,11 +54,12 @@ class SensorBridge:
                  max_retention: int = 86_400, clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.source, self.db = source, db
-        self.vault = ReadingVault(db, clock)
         self.consents = ConsentRegistry(db, clock, on_narrowed=self._forget_uncovered)
+        self.vault = ReadingVault(db, clock, covered=self._covers)
         self.audit = AuditLog(db, clock)
         self.limiter = RateLimiter(monotonic)
         self.default_retention, self.max_retention = default_retention, max_retention
+        self._running: dict[str, int] = {}  # requester -> its reads of the source running now
         self._clock = clock
 
     # --- consent questions (asked by the MCP layer before handle()) ---------------------------------
@@ -67,8 +73,11 @@ class SensorBridge:
         if self._covering(requester, req.sensor, req.scope):
             return None
         scope_text = f" at {req.scope.value} scope" if req.sensor.value in SCOPED_SENSORS else ""
-        return AskUser(Asker.SENSORS, f"Allow '{requester}' to read your {req.sensor.value}{scope_text}?",
-                       {"requester": requester}).shown()
+        # what the person agrees to: the purpose the requester states and how long the reading is kept
+        kept = f"kept for {req.retention} s" if req.retention else "not kept"
+        return AskUser(Asker.SENSORS, f"Allow '{requester}' to read your {req.sensor.value}{scope_text} "
+                       f"for '{req.policy_tag}' ({kept})?",
+                       {"requester": requester, "policy_tag": req.policy_tag}).shown()
 
     def _covering(self, requester: str, sensor: SensorKind, scope: Scope) -> Consent | None:
         consent = self.consents.current(requester, sensor)
@@ -81,13 +90,13 @@ class SensorBridge:
         consent taken back (or narrowed) takes back what ``sensor_retained`` would still serve. Revoking the
         any-requester consent looks at every requester's readings (it may have been what covered them)."""
         whose = None if requester == ANY_REQUESTER else requester
-        for holder, kind, scope in self.vault.held(whose, sensor.value if sensor else None):
-            try:
-                covered = self._covering(holder, SensorKind(kind), Scope(scope)) is not None
-            except ValueError:
-                covered = False  # a row no consent can name is not kept either
-            if not covered:
-                self.vault.forget(holder, kind, scope)
+        self.vault.forget_uncovered(whose, sensor.value if sensor else None)
+
+    def _covers(self, requester: str, sensor: str, scope: str) -> bool:
+        try:
+            return self._covering(requester, SensorKind(sensor), Scope(scope)) is not None
+        except ValueError:
+            return False  # a row no consent can name is not kept either
 
     def retained(self, requester: str, task_id: str | None = None) -> list[dict[str, object]]:
         """``requester``'s kept readings that a live consent still covers: those of a consent that expired
@@ -111,7 +120,10 @@ class SensorBridge:
             raise invalid from None
 
         try:
-            self._check_consent(req, requester, answer)  # 1. consent
+            one_time = self._check_consent(req, requester, answer)  # 1. consent
+            if self._running.get(requester, 0) >= MAX_READS_PER_REQUESTER:
+                raise SourceUnavailable(f"{MAX_READS_PER_REQUESTER} reads of {requester!r} are already "
+                                        "running; retry when one has ended")
             self.limiter.acquire(req.sensor, requester, rate)  # 3. rate limit
         except SensorError as e:
             decision = {
@@ -121,6 +133,7 @@ class SensorBridge:
             }.get(e.code, "failed")
             self._audit(raw, requester, decision, f"{e.code}: {e.message}", [], req, decision_id)
             raise
+        self._running[requester] = self._running.get(requester, 0) + 1
         try:
             reading = await self.source.read(req.sensor)
             check_reading(reading.values)
@@ -131,15 +144,29 @@ class SensorBridge:
             err = device_failure(e, self.source.name, req.sensor.value)
             self._audit(raw, requester, "failed", f"{err.code}: {err.message}", [], req, decision_id)
             raise err from None
+        finally:
+            self._running[requester] -= 1
+            if not self._running[requester]:
+                del self._running[requester]  # an entry per requester only while it reads
 
+        # consent again, now that the reading is here: a read takes seconds (a GPS fix), and a consent
+        # revoked, narrowed or run out meanwhile must not release what it no longer covers
+        stored = self._covering(requester, req.sensor, req.scope) is not None
+        if not stored and not one_time:
+            ended = ConsentRequired(f"the consent for {requester!r} to read {req.sensor.value} ended during "
+                                    "the read; nothing was returned or kept")
+            self._audit(raw, requester, "denied", f"{ended.code}: {ended.message}", [], req, decision_id)
+            raise ended
         response = SensorResponse(
             task_id=req.task_id, payload=payload, redactions=redactions, timestamp=iso_utc(reading.taken_at)
         )
+        # a reading is kept only under a stored consent: one that covers nothing (a yes for this request only)
+        # would be deleted unseen by sensor_retained, and meanwhile sit in the store
+        retention = req.retention if stored else 0
         # 4. audit, before the reading is kept or leaves: a row that cannot be written refuses (NotRecorded)
-        self._audit(raw, requester, "allowed", f"source {reading.source}", redactions, req, decision_id)
-        self.vault.store(
-            requester, req.sensor.value, req.scope.value, response, req.retention
-        )  # 5. retention
+        self._audit(raw, requester, "allowed", f"source {reading.source}", redactions, req, decision_id,
+                    retention)
+        self.vault.store(requester, req.sensor.value, req.scope.value, response, retention)  # 5. retention
         return response
 
     def _validate(self, request: SensorRequest | dict[str, Any]) -> tuple[SensorRequest, float]:
@@ -153,16 +180,19 @@ class SensorBridge:
             raise ValueError(f"retention {req.retention} s exceeds the maximum of {self.max_retention} s")
         return req, rate
 
-    def _check_consent(self, req: SensorRequest, requester: str, answer: UserConsent | str | None) -> None:
+    def _check_consent(self, req: SensorRequest, requester: str, answer: UserConsent | str | None) -> bool:
+        """Raise unless consent covers the request; True when it is the user's yes for this request only
+        (nothing stored that a revoke could take back), False when a stored consent covers it."""
         if self._covering(requester, req.sensor, req.scope):
-            return
+            return False
         if answer == "declined" or (isinstance(answer, UserConsent) and not answer.allow):
             raise ConsentDeclined(f"the user declined {requester!r} access to {req.sensor.value}")
         if isinstance(answer, UserConsent):
             seconds = REMEMBER_SECONDS[answer.remember]
             if seconds != 0:
                 self.consents.grant(requester, req.sensor, req.scope, seconds, granted_by="elicitation")
-            return
+                return False
+            return True
         held = self.consents.current(requester, req.sensor)
         why = (
             f"consent for {req.sensor.value} covers scope {held.scope.value!r} only"
@@ -184,6 +214,7 @@ class SensorBridge:
         redactions: list[str],
         req: SensorRequest | None = None,
         decision_id: str = "",
+        retention: int = 0,
     ) -> None:
         self.audit.record(
             requester=requester,
@@ -194,7 +225,7 @@ class SensorBridge:
             decision=decision,
             reason=reason[:1000],
             redactions=redactions,
-            retention=req.retention if req and decision == "allowed" else 0,
+            retention=retention,
             decision_id=decision_id,
         )
 

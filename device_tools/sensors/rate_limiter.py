@@ -12,6 +12,9 @@ from sentinel_mcp.core.sensor_kinds import MAX_RATE_HZ, SensorKind
 
 
 PRUNE_AT = 4096  # entries; one whose time has passed says nothing (it reads as absent) and is dropped
+# the longest a declared rate holds its requester back between reads: every client of a principal shares its
+# limit, so a tiny rate (1e-320 Hz: "retry after inf s") would lock all of them out of the sensor for good
+MAX_WAIT_SECONDS = 60.0
 
 
 class RateLimiter:
@@ -30,6 +33,6 @@ class RateLimiter:
                 raise Throttled(f"{sensor.value} is limited to {MAX_RATE_HZ[sensor]:g} Hz "
                                 f"(this requester: {rate:g} Hz); retry after {wait:.3f} s", retry_after=wait)
             self._next[device_key] = now + 1.0 / MAX_RATE_HZ[sensor]
-            self._next[own_key] = now + 1.0 / rate
+            self._next[own_key] = now + min(1.0 / rate, MAX_WAIT_SECONDS)
             if len(self._next) > PRUNE_AT:  # a requester per caller name: the table kept every one for good
                 self._next = {k: t for k, t in self._next.items() if t > now}

@@ -19,9 +19,15 @@ from sentinel_mcp.core.sensor_messages import SensorResponse
 log = logging.getLogger(__name__)
 
 
+Covered = Callable[[str, str, str], bool]  # (requester, sensor, scope) -> a live consent covers it
+
+
 class ReadingVault:
-    def __init__(self, db: SensorDatabase, clock: Callable[[], float] = time.time) -> None:
-        self._db, self._clock = db, clock
+    def __init__(self, db: SensorDatabase, clock: Callable[[], float] = time.time,
+                 covered: Covered | None = None) -> None:
+        """``covered``: whether a live consent still covers a requester's readings of a sensor at a scope; the
+        sweep deletes those it does not (a consent that ran out tells nobody)."""
+        self._db, self._clock, self._covered = db, clock, covered
         try:
             self.sweep()  # whatever expired while we were not running goes first
         except StoreUnavailable as e:  # a shared server down at start: the sweeper's next round does it
@@ -81,8 +87,16 @@ class ReadingVault:
         """Rows physically present, expired or not (what the sweeper has not yet deleted)."""
         return int(self._db.query("SELECT COUNT(*) AS n FROM sensor_readings")[0]["n"])
 
+    def forget_uncovered(self, requester: str | None = None, sensor: str | None = None) -> int:
+        """Delete the kept readings (of ``requester``, of ``sensor``; None: all) no live consent covers."""
+        if self._covered is None:
+            return 0
+        return sum(self.forget(holder, kind, scope) for holder, kind, scope in self.held(requester, sensor)
+                   if not self._covered(holder, kind, scope))
+
     def sweep(self) -> int:
         deleted = self._db.execute("DELETE FROM sensor_readings WHERE expires_at <= ?", (self._clock(),))
+        deleted += self.forget_uncovered()
         if deleted:
             log.info("retention sweep deleted %d reading(s)", deleted)
         return deleted

@@ -143,7 +143,9 @@ def plan(message: Message, caps: Capabilities, task_id: str) -> Action:
                 return Rejection(
                     f"this agent has no sensors capability ({SENSOR_TOOL} is not in its catalog)"
                 )
-            args = model.model_dump(mode="json")
+            # only what the peer stated: a field it left out takes the sensors' own setting
+            # (default_retention), not the design model's default (300 s kept, where the owner configured 0)
+            args = model.model_dump(mode="json", exclude_unset=True)
             args["task_id"] = args.get("task_id") or task_id  # the requester's id, else this A2A task's
             tool = caps.named[SENSOR_TOOL]
             return GuardedCall(kind, tool.name, fit_arguments(tool, args), model.policy_tag)

@@ -90,10 +90,9 @@ class Connection:
         }
 
     async def _sensor_request(self, p: SensorRequestParams, caller: str) -> dict[str, Any]:
-        data = typed(
-            "sensor_request",
-            SensorRequest.model_validate(p.model_dump(exclude=set(_DesignCall.model_fields))),
-        )
+        stated = p.model_dump(mode="json", exclude=set(_DesignCall.model_fields), exclude_unset=True)
+        SensorRequest.model_validate(stated)  # checked here, carried as stated: a default is the sensors' own
+        data = {"type": "sensor_request", **stated}
         return await self.service.run_design_message(data, caller, p.context_id, p.return_immediately)
 
     async def _tool_call(self, p: ToolCallParams, caller: str) -> dict[str, Any]:

@@ -7,12 +7,16 @@ A contract between areas: the sensors built-in (``device_tools.sensors``) answer
 from __future__ import annotations
 
 import math
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sentinel_mcp.core.sensor_kinds import MAX_RATE_HZ, Scope, SensorKind, parse_scope, parse_sensor
+
+
+_UNSEEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})  # controls, format marks, separators
 
 
 class SensorRequest(BaseModel):
@@ -36,6 +40,17 @@ class SensorRequest(BaseModel):
     @classmethod
     def _scope(cls, v: Any) -> Any:
         return parse_scope(v) if isinstance(v, str) else v
+
+    @field_validator("policy_tag")
+    @classmethod
+    def _purpose(cls, v: str) -> str:
+        # audited and shown in the consent question: it must say something, on one line, as it reads (no
+        # control, format or separator character such as a zero-width space or a direction mark)
+        if not any(c.isprintable() and not c.isspace() for c in v) or any(
+            unicodedata.category(c) in _UNSEEN for c in v
+        ):
+            raise ValueError("policy_tag must say why the data is needed in visible text on one line")
+        return v
 
     @field_validator("rate")
     @classmethod

@@ -69,7 +69,14 @@ def _cli_read(config_file, capsys):
     assert code == 1 and "unknown sensor 'sonar'" in err
     code, out, _ = run(capsys, "-c", str(config_file), "sensors", "audit")
     assert [r["decision"] for r in out["audit"]] == ["denied", "allowed", "invalid"]
-    assert out["audit"][1]["retention"] == 120  # the config's default_retention
+    # a yes for this one read stores no consent, so the reading is not kept (nothing could serve it)
+    assert out["audit"][1]["retention"] == 0
+    code, _, _ = run(capsys, "-c", str(config_file), "sensors", "consent", "grant", "battery", "--requester",
+                     "cli", "--scope", "standard")
+    code, out, _ = run(capsys, "-c", str(config_file), "sensors", "read", "battery")
+    assert code == 0, out
+    code, out, _ = run(capsys, "-c", str(config_file), "sensors", "audit", "--limit", "1")
+    assert out["audit"][0]["retention"] == 120  # under a stored consent: the config's default_retention
 
 
 def test_cli_bad_input(config_file, tmp_path, capsys):

@@ -104,3 +104,18 @@ async def test_an_expired_consent_takes_its_kept_readings_with_it(make_bridge, c
     assert [r["response"]["task_id"] for r in bridge.retained("agent-a")] == ["bat"]
     kept = bridge.vault.retained("agent-a")  # deleted, not only hidden
     assert [r["response"]["task_id"] for r in kept] == ["bat"]
+
+
+async def test_the_sweeper_deletes_what_an_expired_consent_leaves_behind(make_bridge, clock):
+    """A requester that never asks again: the readings of its expired consent are deleted by the retention
+    sweep (the server runs it every ``sweep_interval``), not kept in the store for their own retention."""
+    bridge = make_bridge()
+    bridge.consents.grant("agent-a", SensorKind.location, Scope.detailed, expires_in=60)
+    bridge.consents.grant("agent-b", SensorKind.location, Scope.detailed)
+    await bridge.handle(req(task_id="a-gps"), "agent-a")
+    clock.advance(2)
+    await bridge.handle(req(task_id="b-gps"), "agent-b")
+    clock.advance(60)  # agent-a's consent has run out; both readings' retention (3600 s) has not
+    bridge.vault.sweep()
+    assert bridge.vault.count_all() == 1  # rows physically present
+    assert [r["response"]["task_id"] for r in bridge.vault.retained()] == ["b-gps"]

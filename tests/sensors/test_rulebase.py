@@ -59,7 +59,8 @@ async def test_policy_tag_required_and_gps_confirmed_each_time(tmp_path, mode):
             )
             assert not r.is_error and "altitude" in r.structured_content["payload"]
             assert questions[1] == 'Share your precise GPS location (detailed scope) for "navigation"?'
-            assert questions[2].endswith("to read your location at detailed scope?")
+            assert questions[2].endswith(
+                "to read your location at detailed scope for 'navigation' (kept for 300 s)?")
 
             gps_answer["value"] = False
             r = await c.call_tool(
@@ -75,3 +76,37 @@ async def test_policy_tag_required_and_gps_confirmed_each_time(tmp_path, mode):
                 "battery",
                 "location",
             }
+
+
+async def test_nearby_addresses_locate_the_phone_and_are_confirmed_each_time(tmp_path, mode):
+    """Detailed nearby devices are the access points' names and hardware addresses, which public Wi-Fi maps
+    turn into a position as precise as GPS: the rulebase asks for them each time as it does for detailed
+    location. Before, a stored nearby_devices consent at detailed scope read them with no question, around the
+    "precise GPS needs the user's yes each time" rule."""
+    from sentinel_mcp.app.runtime import running_gateway
+
+    config = parse_config({"mcpServers": {}, "sentinel": {
+        "data_dir": str(tmp_path), "builtins": ["sensors"],
+        "rulebases": [str(RULEBASES_DIR / "sensors.pl")]}},
+        source="<test>", base_dir=tmp_path)
+    confirmations: list[str] = []
+    answer = {"value": False}
+
+    async def user(context, params):
+        if "answer" in params.requested_schema.get("properties", {}):  # the guard's confirmation
+            confirmations.append(params.message)
+            return ElicitResult(action="accept", content={"answer": answer["value"]})
+        return ElicitResult(action="accept", content={"allow": True, "remember": "1 hour"})
+
+    async with running_gateway(config) as rt:
+        assert not rt.problems
+        async with Client(rt.front.server, mode=mode, elicitation_callback=user) as c:
+            args = {"sensor": "nearby_devices", "scope": "detailed", "policy_tag": "find-the-printer"}
+            r = await c.call_tool("sensors__sensor_read", args)
+            assert r.is_error and "F4:5C" not in str(r.content)
+            assert "payload" not in (r.structured_content or {})
+            assert len(confirmations) == 1 and "find-the-printer" in confirmations[0]
+            answer["value"] = True
+            r = await c.call_tool("sensors__sensor_read", args)
+            assert not r.is_error and r.structured_content["payload"]["devices"][0]["address"]
+            assert len(confirmations) == 2

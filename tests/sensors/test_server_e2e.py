@@ -46,7 +46,9 @@ async def test_read_with_consent_by_elicitation(tmp_path, mode):
         }
         assert r.structured_content["redactions"] == ["Rounded to street-level precision", "Removed altitude"]
         assert r.structured_content["task_id"] == "task-123"
-        assert user.questions == ["Allow 'local' to read your location at standard scope?"]
+        assert user.questions == [
+            "Allow 'local' to read your location at standard scope for 'location-for-search' "
+            "(kept for 300 s)?"]
         await c.call_tool("sensor_read", READ)  # once only: asked again
         assert len(user.questions) == 2
 

@@ -179,3 +179,27 @@ async def test_the_sensor_list_answers_when_the_sensor_list_is_deep_json(tmp_pat
     listed = await bridge.sensor_list()  # the tool's answer, with the failure in its fixed words
     assert "motion" not in {s["sensor"] for s in listed["sensors"] if s["available"]}
     assert "cannot be read" in listed["error"] and "[[" not in listed["error"]
+
+
+async def test_a_release_that_never_answers_is_killed_too(tmp_path: Path):
+    """termux-sensor hangs on the read and again on ``-c`` (the Termux:API service is stuck): the read ends
+    within its bounds and leaves no process behind. Before, the ``-c`` was waited on and then left running,
+    one more per timed-out read."""
+    b = tmp_path / "bin"
+    b.mkdir()
+    pids = tmp_path / "pids"
+    script(b, "termux-sensor", f"""
+echo $$ >> {shlex.quote(str(pids))}
+case "$1" in
+  -l) echo '{{"sensors": ["BMP390 Pressure"]}}' ;;
+  *) exec sleep 600 ;;
+esac""")
+    src = TermuxSource(str(b), timeout=1)
+    with pytest.raises(SourceUnavailable, match="no answer within 1 s"):
+        await src.read(SensorKind.barometer)
+    assert calls(b)[-1] == "termux-sensor -c"
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) == 3  # -l, -s, -c
+    alive = [p for p in started if Path(f"/proc/{p}").exists()
+             and "zombie" not in Path(f"/proc/{p}/status").read_text()]
+    assert alive == []

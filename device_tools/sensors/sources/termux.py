@@ -151,11 +151,18 @@ class TermuxSource:
         try:
             exe = self._which("termux-sensor")
             proc = await asyncio.create_subprocess_exec(
-                exe, "-c", stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
-            )
+                exe, "-c", stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL, start_new_session=True,
+            )  # a group of its own, so a release that hangs as the read did is killed, not left running
+        except (OSError, SourceUnavailable):
+            return  # best effort: the listener dies with the Termux:API service anyway
+        try:
             await asyncio.wait_for(proc.wait(), 5)
-        except (TimeoutError, OSError, SourceUnavailable):
-            pass  # best effort: the listener dies with the Termux:API service anyway
+        except TimeoutError:
+            await _kill_group(proc)
+        except asyncio.CancelledError:
+            await _kill_group(proc)
+            raise
 
     async def _names(self) -> dict[SensorKind, str]:
         if self._sensor_names is None:
