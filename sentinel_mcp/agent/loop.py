@@ -34,6 +34,7 @@ from sentinel_mcp.agent.run_state import Progress, RunState
 from sentinel_mcp.agent.screen import Screen, withheld_kinds
 from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps
 from sentinel_mcp.agent.trace_store import TraceStore, TraceStoreError
+from sentinel_mcp.agent.typed_secrets import TypedSecrets
 from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput, Refused
 from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
@@ -75,6 +76,8 @@ class RunResult:
     reflections: list[dict[str, Any]] = field(default_factory=list)  # {n, at (UTC ISO), kind, signs, text}
     # the kinds of personal data the run has read so far (``personal_steps``): every later record holds them
     personal: set[str] = field(default_factory=set)
+    # the passwords the run typed into password fields: taken out of everything it keeps (``typed_secrets``)
+    secrets: TypedSecrets = field(default_factory=TypedSecrets)
 
     def public(self) -> dict[str, Any]:
         return {
@@ -182,7 +185,7 @@ class AgentLoop:
                 screen = await self._step(n, goal, screen, state, result, deadline, caps)
                 if progress is not None:
                     last = result.steps[-1]
-                    await progress(n, caps.max_steps, f"step {n}: {last['summary']}")
+                    await progress(n, caps.max_steps, result.secrets.scrub(f"step {n}: {last['summary']}"))
             raise _Stop(
                 "step_cap", f"stopped at the step cap of {caps.max_steps} steps without reaching the goal"
             )
@@ -207,6 +210,7 @@ class AgentLoop:
             raise
         result.seconds = time.monotonic() - started
         result.asked = list(relay.asked) if relay is not None else []
+        result.reason, result.answer = result.secrets.scrub(result.reason), result.secrets.scrub(result.answer)
         try:
             await self.store.finish_run(
                 result.run_id, result.status, result.reason, result.answer, len(result.steps), result.tokens
@@ -255,6 +259,8 @@ class AgentLoop:
                 )
                 await anyio.sleep(min(wait, max(0.0, deadline - time.monotonic())))
             return screen
+        if _types_password(decision, screen) and result.secrets.add(decision.text):
+            await self._scrub_kept(result)  # before this step's record, and before the password is typed
         record["decision"] = decision.public(screen)
         if decision.final:
             record |= {
@@ -302,8 +308,10 @@ class AgentLoop:
             await state.progress(
                 n - 0.5,
                 state.total,
-                f"step {n}: {_what(decision, screen, name)} -> {name} "
-                f"{json.dumps(record['arguments'], ensure_ascii=False)[:300]}{why}",
+                result.secrets.scrub(
+                    f"step {n}: {_what(decision, screen, name)} -> {name} "
+                    f"{json.dumps(record['arguments'], ensure_ascii=False)[:300]}{why}"
+                ),
             )
         asked_before = len(state.relay.asked) if state.relay is not None else 0
         outcome = await self._invoke(name, arguments, state)
@@ -364,8 +372,17 @@ class AgentLoop:
     async def _reflect_on(
         self, result: RunResult, n: int, kind: str, signs: list[str], text: str, state: RunState
     ) -> None:
-        reflection = await self.store.record_reflection(result.run_id, n, kind, signs, text)
+        scrub = result.secrets.scrub
+        reflection = await self.store.record_reflection(result.run_id, n, kind, scrub(signs), scrub(text))
         result.reflections.append(reflection)
+
+    async def _scrub_kept(self, result: RunResult) -> None:
+        """A password was just typed for the first time: out of what the run kept so far, on disk too."""
+        scrub = result.secrets.scrub
+        await self.store.scrub_run(result.run_id, scrub)
+        result.goal, result.steps, result.reflections = scrub(result.goal), scrub(result.steps), scrub(
+            result.reflections
+        )
 
     async def _decide(
         self,
@@ -516,6 +533,7 @@ class AgentLoop:
         record["seconds"] = round(time.monotonic() - t0, 3)
         if result.personal:
             record["personal"] = sorted(result.personal)
+        record = result.secrets.scrub(record)  # a copy: the caller's record goes on being filled in
         await self.store.record_step(result.run_id, n, record)
         if replace and result.steps and result.steps[-1].get("n") == n:
             result.steps[-1] = {"n": n, **record}
@@ -555,6 +573,11 @@ def _decision_id(outcome: Completed | Refused) -> str | None:
     meta = outcome.result.meta or {}
     found = meta.get("sentinel/decision_id")
     return found if isinstance(found, str) else None
+
+
+def _types_password(decision: Decision, screen: Screen) -> bool:
+    target = screen.element(decision.element_id) if decision.element_id else None
+    return decision.action == "type" and target is not None and target.password and bool(decision.text)
 
 
 def _shown_arguments(decision: Decision, arguments: dict[str, Any], screen: Screen) -> dict[str, Any]:
