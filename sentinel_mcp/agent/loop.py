@@ -173,7 +173,10 @@ class AgentLoop:
             progress=progress,
             total=caps.max_steps,
             personal=result.personal,
+            deadline=deadline,
         )
+        if relay is not None:  # a step's question waits no longer than the cap; a later yes is no yes
+            relay.deadline = deadline
         try:
             await self.store.start_run(result.run_id, principal, session, goal, result.model)
             screen = await self._observe(state)
@@ -296,12 +299,11 @@ class AgentLoop:
                 result, n, "slow", health.signs, "the step was slow; acting on it anyway", state
             )
         state.low_steps = 0
+        record |= {"tool": name, "arguments": _shown_arguments(decision, arguments, screen)}
+        if state.past_deadline():  # the decision came in at the cap's edge: nothing starts after it
+            await self._capped(n, _what(decision, screen, name), result, record, t0, caps, replace=False)
         state.monitor.acted(screen.snapshot_id, name, arguments)
-        record |= {
-            "tool": name,
-            "arguments": _shown_arguments(decision, arguments, screen),
-            "outcome": "acting",
-        }
+        record["outcome"] = "acting"
         await self._record(result, n, record, t0)  # on disk before the call is made
         if state.progress is not None:  # the decision, before any question its call may ask
             why = f" - {decision.reasoning[:120]}" if decision.reasoning else ""
@@ -319,12 +321,34 @@ class AgentLoop:
         record["decision_id"] = _decision_id(outcome)  # the step's audit row
         if state.relay is not None and len(state.relay.asked) > asked_before:
             record["asked"] = state.relay.asked[asked_before:]
+        if state.past_deadline() and _not_acted(outcome):  # its answer came (or would have) after the cap
+            await self._capped(n, _what(decision, screen, name), result, record, t0, caps, replace=True)
         try:
             screen = await self._reflect(n, name, decision, outcome, screen, state, record)
         finally:  # a refusal stops the run, but the step's outcome is recorded first
             await self._record(result, n, record, t0, replace=True)
         self._check_failures(state)
         return screen
+
+    async def _capped(
+        self,
+        n: int,
+        what: str,
+        result: RunResult,
+        record: dict[str, Any],
+        t0: float,
+        caps: Caps,
+        *,
+        replace: bool,
+    ) -> None:
+        """The time cap passed before step ``n`` acted: recorded so, and the run stops."""
+        record |= {"outcome": "time_cap", "summary": f"{what}: not done, the time cap had passed"}
+        await self._record(result, n, record, t0, replace=replace)
+        raise _Stop(
+            "time_cap",
+            f"stopped at the time cap of {caps.max_seconds:g} s: step {n} ({what}) did not act (the cap "
+            "passed before it could start, or while it waited for an answer)",
+        )
 
     async def _recover(
         self,
@@ -426,6 +450,8 @@ class AgentLoop:
     async def _invoke(self, name: str, arguments: dict[str, Any], state: RunState) -> Completed | Refused:
         answers: dict[str, Any] = {}
         for _ in range(MAX_ASK_ROUNDS):
+            if state.past_deadline():  # (again after the person's answers): nothing starts after the cap
+                return Refused(reason=f"{name}: the run's time cap passed before it could start")
             # the step runs as the run's caller: its principal's reach and consents, its front's origin (so
             # the
             # consent gate and the rulebases see who is really asking), questions to that caller only
@@ -520,6 +546,8 @@ class AgentLoop:
         withheld = withheld_kinds(outcome.result if isinstance(outcome, Completed) else None)
         if withheld:  # an app holding personal data is in front: its consent is asked of the run's caller
             outcome = await self._invoke(screen_read, {"personal": withheld}, state)
+        if isinstance(outcome, Refused) and state.past_deadline():
+            raise _Stop("time_cap", f"stopped at the time cap: the screen was not read ({outcome.reason})")
         if isinstance(outcome, Refused):
             raise _Stop("refused", f"reading the screen was refused: {outcome.reason}")
         screen = Screen.from_result(outcome.result.structured_content)
@@ -573,6 +601,12 @@ def _decision_id(outcome: Completed | Refused) -> str | None:
     meta = outcome.result.meta or {}
     found = meta.get("sentinel/decision_id")
     return found if isinstance(found, str) else None
+
+
+def _not_acted(outcome: Completed | Refused) -> bool:
+    """Whether a step's call did nothing: refused, or an error (the device refuses an action nobody said yes
+    to in time)."""
+    return isinstance(outcome, Refused) or bool(outcome.result.is_error)
 
 
 def _types_password(decision: Decision, screen: Screen) -> bool:
