@@ -50,7 +50,9 @@ class ChatMemory:
         if any(t is transcript for t in mine):
             mine[:] = [t for t in mine if t is not transcript]
             self._take(transcript.owner, sum(transcript.sizes))
-        transcript.turns.clear(), transcript.seqs.clear(), transcript.sizes.clear()
+        transcript.turns.clear()
+        transcript.seqs.clear()
+        transcript.sizes.clear()
         if not mine:
             self._open.pop(transcript.owner, None)
 

@@ -38,6 +38,7 @@ ROLE_TAG = "orchestrator"
 PENDING = frozenset({"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"})
 POLL_SECONDS = 0.2
 MAX_ARTIFACTS = 16
+MAX_PARTS = 32  # per artifact: each is bounded (relayed_data.py), so their number is too
 MAX_REASON = 500
 
 
@@ -198,8 +199,9 @@ def _status_text(task: dict[str, Any]) -> str:
 def _relayed(artifact: dict[str, Any]) -> dict[str, Any]:
     """Another agent's artifact, kept as data: texts and data made safe to show, marked as from the
     orchestrator."""
-    parts = []
-    for p in artifact.get("parts") or []:
+    parts: list[dict[str, Any]] = []
+    said = artifact.get("parts")
+    for p in said[:MAX_PARTS] if isinstance(said, list) else []:
         if not isinstance(p, dict):
             continue
         if isinstance(p.get("text"), str):

@@ -213,7 +213,8 @@ class AgentLoop:
             raise
         result.seconds = time.monotonic() - started
         result.asked = list(relay.asked) if relay is not None else []
-        result.reason, result.answer = result.secrets.scrub(result.reason), result.secrets.scrub(result.answer)
+        scrub = result.secrets.scrub
+        result.reason, result.answer = scrub(result.reason), scrub(result.answer)
         try:
             await self.store.finish_run(
                 result.run_id, result.status, result.reason, result.answer, len(result.steps), result.tokens

@@ -180,7 +180,8 @@ class TraceStore(SeamStore):
                 for goal, reason, answer in await self.db.query(
                     "SELECT goal, reason, answer FROM agent_runs WHERE run_id = ?", (run_id,))
             ]
-            for n, raw in await self.db.query("SELECT n, record FROM agent_steps WHERE run_id = ?", (run_id,)):
+            steps = await self.db.query("SELECT n, record FROM agent_steps WHERE run_id = ?", (run_id,))
+            for n, raw in steps:
                 writes.append(Statement(
                     "UPDATE agent_steps SET record = ? WHERE run_id = ? AND n = ?",
                     (json.dumps(scrub(json.loads(raw)), default=str, ensure_ascii=False), run_id, n)))

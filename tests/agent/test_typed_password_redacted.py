@@ -40,7 +40,11 @@ def typing_policy():
 async def say_yes(context, params) -> ElicitResult:
     """The person allows every step (the device's confirmations and the guard's askables alike)."""
     props = (params.requested_schema or {}).get("properties") or {}
-    yes = {k: True if v.get("type") == "boolean" else "yes" for k, v in props.items() if k in ("answer", "confirm")}
+    yes = {
+        k: True if v.get("type") == "boolean" else "yes"
+        for k, v in props.items()
+        if k in ("answer", "confirm")
+    }
     return ElicitResult(action="accept", content=yes)
 
 
@@ -68,9 +72,9 @@ async def test_a_typed_password_is_redacted_from_everything_the_trace_keeps(tmp_
     assert run["status"] == "completed", run["reason"]
     assert any(s.get("tool") == "device__type_text" for s in run["steps"]), run["steps"]
     later = progress[2:]  # the first step's decision was shown before anyone knew the password
-    kept = [json.dumps(x, ensure_ascii=False) for x in (run, trace.structured_content, runs.structured_content,
-                                                        later)]
-    kept += [c.text for c in trace.content] + [c.text for c in runs.content] + [everything_in(tmp_path / "agent.db")]
+    shown = (run, trace.structured_content, runs.structured_content, later)
+    kept = [json.dumps(x, ensure_ascii=False) for x in shown]
+    kept += [c.text for c in (*trace.content, *runs.content)] + [everything_in(tmp_path / "agent.db")]
     for text in kept:
         assert SECRET.lower() not in text.lower(), text[:2000]
     assert "<redacted password>" in json.dumps(trace.structured_content)
