@@ -4,7 +4,9 @@ A channel keeps its last ``chat_max_turns`` exchanges; a caller may hold 16 chan
 connections (32 streams), so without a bound per caller one peer's words could take about 160 MB of the
 gateway's memory. Every turn kept is counted against its caller (``chat_bytes_per_caller``); when a new one
 passes the bound, the caller's oldest turns go first, whichever channel holds them. A closed channel (or
-connection) gives its bytes back.
+connection) gives its bytes back. All callers' chats together hold at most ``chat_bytes_total`` (many
+callers, each within its own bound, add up): past it, the caller adding a turn loses its own oldest ones,
+never another's.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ def turn_bytes(speaker: str, text: str) -> int:
 
 
 class ChatMemory:
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, total_bytes: int | None = None) -> None:
         self.max_bytes = max_bytes
+        self.total_bytes = total_bytes if total_bytes is not None else 64 * max_bytes
+        self.total = 0  # every caller's
         self._open: dict[str, list[Transcript]] = {}  # caller -> its channels' transcripts
         self._held: dict[str, int] = {}
         self._seq = itertools.count()
@@ -66,7 +70,8 @@ class ChatMemory:
         self._held[owner] = self._held.get(owner, 0) + size
         while len(transcript.turns) > max_turns:
             self._take(owner, transcript.drop_oldest())
-        while self._held.get(owner, 0) > self.max_bytes:
+        self.total += size
+        while self._held.get(owner, 0) > self.max_bytes or self.total > self.total_bytes:
             holding = [t for t in self._open.get(owner, []) if t.turns]
             if transcript.turns and not any(t is transcript for t in holding):
                 holding.append(transcript)  # a channel not registered still counts while it holds turns
@@ -75,6 +80,7 @@ class ChatMemory:
             self._take(owner, min(holding, key=lambda t: t.seqs[0]).drop_oldest())
 
     def _take(self, owner: str, size: int) -> None:
+        self.total -= size
         left = self._held.get(owner, 0) - size
         if left > 0:
             self._held[owner] = left

@@ -96,6 +96,7 @@ class A2ASettings(BaseModel):
     chat_max_turns: int = Field(20, ge=1)
     # the bytes one caller's chat turns may hold over all its channels and connections (oldest go first)
     chat_bytes_per_caller: int = Field(2 * 1024 * 1024, ge=16 * 1024)
+    chat_bytes_total: int = Field(64 * 1024 * 1024, ge=16 * 1024)  # every caller's together
 
     @field_validator("interfaces")
     @classmethod

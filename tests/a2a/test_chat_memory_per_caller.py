@@ -51,3 +51,18 @@ async def test_a_callers_chats_hold_at_most_its_byte_budget_oldest_first():
         for i in range(5):
             await fresh.say(ChatMessageParams(channel_id=cid, text=f"{i}-" + "y" * 8000), "peer")
         assert len(fresh.channels[cid].turns) == 5  # room again: nothing of the closed ones is counted
+
+
+async def test_every_callers_chats_together_are_bounded_and_the_adder_pays():
+    settings = A2ASettings(chat_bytes_per_caller=BUDGET, chat_bytes_total=2 * BUDGET)
+    async with open_port() as port, serve(port, settings) as srv:
+        hubs = {name: ChatHub(srv.service) for name in ("a", "b", "c", "d")}
+        opened = {name: (await hub.open(ChatOpenParams(), name))["channel_id"] for name, hub in hubs.items()}
+        for i in range(12):
+            for name, hub in hubs.items():
+                await hub.say(ChatMessageParams(channel_id=opened[name], text=f"{i}-" + "z" * 8000), name)
+        memory = srv.service.chat_memory
+        assert memory.total <= 2 * BUDGET and all(memory.held(n) <= BUDGET for n in hubs)
+        assert memory.total == sum(held([hub], name) + 4 * len(hub.channels[opened[name]].turns)
+                                   for name, hub in hubs.items())
+        assert all(hub.channels[opened[n]].turns[-1][1].startswith("11-") for n, hub in hubs.items())
