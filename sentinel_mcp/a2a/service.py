@@ -112,7 +112,8 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         self._degraded: dict[str, str] = {}
         self._offering: set[str] = set()  # tasks whose intent is being offered to the orchestrator now
         self.inbox: AssistInbox | None = None
-        self.chat_memory = ChatMemory(settings.chat_bytes_per_caller, settings.chat_bytes_total)  # every connection's chats, per caller
+        # every connection's chats: per caller, and all callers' together
+        self.chat_memory = ChatMemory(settings.chat_bytes_per_caller, settings.chat_bytes_total)
 
     async def open(
         self,
