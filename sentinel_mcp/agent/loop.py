@@ -13,12 +13,11 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import Any
 
 import anyio
-from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.agent.decision import (
     Decision,
@@ -33,6 +32,14 @@ from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.run_state import Progress, RunState
 from sentinel_mcp.agent.screen import Screen, withheld_kinds
 from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps
+from sentinel_mcp.agent.step_words import (
+    decision_id_of,
+    not_acted,
+    result_text,
+    shown_arguments,
+    step_words,
+    types_password,
+)
 from sentinel_mcp.agent.trace_store import TraceStore, TraceStoreError
 from sentinel_mcp.agent.typed_secrets import TypedSecrets
 from sentinel_mcp.core.decision import Origin
@@ -212,7 +219,7 @@ class AgentLoop:
                     pass
             raise
         result.seconds = time.monotonic() - started
-        result.asked = list(relay.asked) if relay is not None else []
+        result.asked = result.secrets.scrub(list(relay.asked)) if relay is not None else []
         scrub = result.secrets.scrub
         result.reason, result.answer = scrub(result.reason), scrub(result.answer)
         try:
@@ -246,7 +253,8 @@ class AgentLoop:
         except UnusableDecision as bad:
             state.failures += 1
             state.note(f"step {n}: the answer could not be used ({bad})")
-            record |= {"outcome": "unusable", "detail": str(bad), "summary": f"unusable answer: {bad}"}
+            said = result.secrets.scrub(str(bad))  # before any cut: no part of a typed password is kept
+            record |= {"outcome": "unusable", "detail": said, "summary": f"unusable answer: {said}"}
             await self._record(result, n, record, t0)
             self._check_failures(state)
             if isinstance(
@@ -257,24 +265,28 @@ class AgentLoop:
                     result,
                     n,
                     "retry",
-                    [str(bad)[:200]],
-                    f"the model failed ({str(bad)[:120]}); retrying after {wait:g} s",
+                    [said[:200]],
+                    f"the model failed ({said[:120]}); retrying after {wait:g} s",
                     state,
                 )
                 await anyio.sleep(min(wait, max(0.0, deadline - time.monotonic())))
             return screen
-        if _types_password(decision, screen) and result.secrets.add(decision.text):
+        if types_password(decision, screen) and result.secrets.add(decision.text):
             await self._scrub_kept(result)  # before this step's record, and before the password is typed
-        record["decision"] = decision.public(screen)
+        # what the records, progress lines and reasons quote: the model's words without a typed password,
+        # taken out before any of them is cut (a cut first left the start of it)
+        scrub = result.secrets.scrub
+        shown = replace(decision, text=scrub(decision.text), reasoning=scrub(decision.reasoning))
+        record["decision"] = shown.public(screen)
         if decision.final:
             record |= {
                 "outcome": decision.action,
-                "summary": f"{decision.action}: {decision.text or ''}"[:200],
+                "summary": f"{decision.action}: {shown.text or ''}"[:200],
             }
             await self._record(result, n, record, t0)
             if decision.action == "done":
-                raise _Stop("completed", "the goal was reached", decision.text)
-            raise _Stop("failed", f"the model gave up: {decision.text or decision.reasoning or 'no reason'}")
+                raise _Stop("completed", "the goal was reached", shown.text)
+            raise _Stop("failed", f"the model gave up: {shown.text or shown.reasoning or 'no reason'}")
         if decision.tool is not None:
             name, arguments = decision.tool, decision.arguments
         else:
@@ -300,32 +312,32 @@ class AgentLoop:
                 result, n, "slow", health.signs, "the step was slow; acting on it anyway", state
             )
         state.low_steps = 0
-        record |= {"tool": name, "arguments": _shown_arguments(decision, arguments, screen)}
+        record |= {"tool": name, "arguments": shown_arguments(decision, arguments, screen)}
         if state.past_deadline():  # the decision came in at the cap's edge: nothing starts after it
-            await self._capped(n, _what(decision, screen, name), result, record, t0, caps, replace=False)
+            await self._capped(n, step_words(shown, screen, name), result, record, t0, caps, replace=False)
         state.monitor.acted(screen.snapshot_id, name, arguments)
         record["outcome"] = "acting"
         await self._record(result, n, record, t0)  # on disk before the call is made
         if state.progress is not None:  # the decision, before any question its call may ask
-            why = f" - {decision.reasoning[:120]}" if decision.reasoning else ""
+            why = f" - {shown.reasoning[:120]}" if shown.reasoning else ""
             await state.progress(
                 n - 0.5,
                 state.total,
                 result.secrets.scrub(
-                    f"step {n}: {_what(decision, screen, name)} -> {name} "
-                    f"{json.dumps(record['arguments'], ensure_ascii=False)[:300]}{why}"
+                    f"step {n}: {step_words(shown, screen, name)} -> {name} "
+                    f"{json.dumps(result.secrets.scrub(record['arguments']), ensure_ascii=False)[:300]}{why}"
                 ),
             )
         asked_before = len(state.relay.asked) if state.relay is not None else 0
         outcome = await self._invoke(name, arguments, state)
         record["guard"] = "refused" if isinstance(outcome, Refused) else "allowed"
-        record["decision_id"] = _decision_id(outcome)  # the step's audit row
+        record["decision_id"] = decision_id_of(outcome)  # the step's audit row
         if state.relay is not None and len(state.relay.asked) > asked_before:
             record["asked"] = state.relay.asked[asked_before:]
-        if state.past_deadline() and _not_acted(outcome):  # its answer came (or would have) after the cap
-            await self._capped(n, _what(decision, screen, name), result, record, t0, caps, replace=True)
+        if state.past_deadline() and not_acted(outcome):  # its answer came (or would have) after the cap
+            await self._capped(n, step_words(shown, screen, name), result, record, t0, caps, replace=True)
         try:
-            screen = await self._reflect(n, name, decision, outcome, screen, state, record)
+            screen = await self._reflect(n, name, shown, outcome, screen, state, record)
         finally:  # a refusal stops the run, but the step's outcome is recorded first
             await self._record(result, n, record, t0, replace=True)
         self._check_failures(state)
@@ -474,7 +486,7 @@ class AgentLoop:
             ):
                 # the tool asked the person mid-call and they could not be asked: nobody said yes
                 return Refused(
-                    reason=f"{name}: {_text(outcome.result)[:300] or 'a question could not be asked'}"
+                    reason=f"{name}: {result_text(outcome.result)[:300] or 'a question could not be asked'}"
                 )
             if isinstance(outcome, Completed):  # what it read, for the trace (kept while the consent is)
                 state.personal |= tool_kinds(self.port.find_tool(name), arguments)
@@ -501,7 +513,7 @@ class AgentLoop:
         record: dict[str, Any],
     ) -> Screen:
         """What the step did, for the trace and the next prompt; stops the run on a refusal."""
-        what = _what(decision, screen, name)
+        what = step_words(decision, screen, name)
         if isinstance(outcome, Refused):
             record |= {
                 "outcome": "refused",
@@ -511,7 +523,7 @@ class AgentLoop:
             raise _Stop("refused", f"step {n} ({what}) was refused: {outcome.reason}")
         r = outcome.result
         data = r.structured_content if isinstance(r.structured_content, dict) else {}
-        text = _text(r)
+        text = result_text(r)
         status = data.get("status")
         fresh = Screen.from_result(data)
         if r.is_error and status == "denied":
@@ -553,7 +565,7 @@ class AgentLoop:
             raise _Stop("refused", f"reading the screen was refused: {outcome.reason}")
         screen = Screen.from_result(outcome.result.structured_content)
         if outcome.result.is_error or screen is None:
-            raise _Stop("failed", f"the screen could not be read: {_text(outcome.result)[:300]}")
+            raise _Stop("failed", f"the screen could not be read: {result_text(outcome.result)[:300]}")
         return screen
 
     async def _record(
@@ -576,49 +588,3 @@ class AgentLoop:
                 f"{state.failures} unusable answers or errors in a row; last: "
                 f"{state.history[-1] if state.history else 'none'}",
             )
-
-
-def _what(decision: Decision, screen: Screen, name: str) -> str:
-    if decision.tool is not None:
-        return f"called {name}"
-    target = screen.element(decision.element_id)
-    label = f" {target.label!r}" if target is not None else ""
-    if decision.action == "type" and target is not None and target.password:
-        return f"typed a password into{label}"
-    if decision.action == "type":
-        return f"typed {(decision.text or '')[:40]!r} into{label}"
-    if decision.action == "open_app":
-        return f"open_app {decision.text}"
-    return f"{decision.action}{label}"
-
-
-def _text(result: CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
-
-
-def _decision_id(outcome: Completed | Refused) -> str | None:
-    if isinstance(outcome, Refused):
-        return outcome.decision_id
-    meta = outcome.result.meta or {}
-    found = meta.get("sentinel/decision_id")
-    return found if isinstance(found, str) else None
-
-
-def _not_acted(outcome: Completed | Refused) -> bool:
-    """Whether a step's call did nothing: refused, or an error (the device refuses an action nobody said yes
-    to in time)."""
-    return isinstance(outcome, Refused) or bool(outcome.result.is_error)
-
-
-def _types_password(decision: Decision, screen: Screen) -> bool:
-    target = screen.element(decision.element_id) if decision.element_id else None
-    return decision.action == "type" and target is not None and target.password and bool(decision.text)
-
-
-def _shown_arguments(decision: Decision, arguments: dict[str, Any], screen: Screen) -> dict[str, Any]:
-    """The step's call arguments for the trace: text typed into a password field is never kept."""
-    target = screen.element(decision.element_id) if decision.element_id else None
-    if target is not None and target.password and "text" in arguments:
-        return {**arguments, "text": "<redacted password>"}
-    return arguments
-

@@ -21,7 +21,9 @@ pytestmark = pytest.mark.timeout(120)
 SECRET = "Hunter2-Secret"
 
 
-def typing_policy():
+def typing_policy(pad_answer: int = 0, pad_why: int = 0):
+    """Open the bank, type the password, say done; the pads put the password where a record or a progress
+    line cuts the model's answer or reasoning (a cut before the redaction left its first characters)."""
     typed = []
 
     def policy(body):
@@ -31,8 +33,9 @@ def typing_policy():
         if app == "com.example.bank" and not typed:
             typed.append(1)
             field = element_id(lines, "password")
-            return act("type", sid, field, SECRET, why=f"the goal says the password is {SECRET}")
-        return act("done", sid, text=f"typed {SECRET.upper()} as asked", why=f"{SECRET.lower()} is in")
+            return act("type", sid, field, SECRET, why="w" * pad_why + f"the password is {SECRET}")
+        return act("done", sid, text="t" * pad_answer + f"typed {SECRET.upper()} as asked",
+                   why=f"{SECRET.lower()} is in")
 
     return policy
 
@@ -54,8 +57,11 @@ def everything_in(db) -> str:
         return json.dumps([conn.execute(f"SELECT * FROM {t}").fetchall() for t in tables], default=str)
 
 
-async def test_a_typed_password_is_redacted_from_everything_the_trace_keeps(tmp_path, openai_env):
-    policy = typing_policy()
+@pytest.mark.parametrize("pad_answer, pad_why", [(0, 0), (180, 0), (0, 95)])
+async def test_a_typed_password_is_redacted_from_everything_the_trace_keeps(
+    tmp_path, openai_env, pad_answer, pad_why
+):
+    policy = typing_policy(pad_answer, pad_why)
     openai_env.script("unknown", policy, policy, policy)
     progress: list[str] = []
 
@@ -76,5 +82,5 @@ async def test_a_typed_password_is_redacted_from_everything_the_trace_keeps(tmp_
     kept = [json.dumps(x, ensure_ascii=False) for x in shown]
     kept += [c.text for c in (*trace.content, *runs.content)] + [everything_in(tmp_path / "agent.db")]
     for text in kept:
-        assert SECRET.lower() not in text.lower(), text[:2000]
+        assert SECRET[:4].lower() not in text.lower(), text[:2000]  # not even the start of it
     assert "<redacted password>" in json.dumps(trace.structured_content)
