@@ -41,16 +41,18 @@ class LateYes:
                 for q in asked.questions}
 
 
-@pytest.mark.parametrize("asked_in", ["the caller", "the console inbox"])
-async def test_a_step_answered_after_the_time_cap_does_not_act(tmp_path, openai_env, asked_in):
+@pytest.mark.parametrize(
+    "asked_in, mode", [("the caller", "legacy"), ("the caller", "auto"), ("the console inbox", "legacy")]
+)
+async def test_a_step_answered_after_the_time_cap_does_not_act(tmp_path, openai_env, asked_in, mode):
     openai_env.script("unknown", sign_in_to_bank, sign_in_to_bank, sign_in_to_bank)
     person = LateYes()
     async with running_gateway(agent_config(tmp_path)) as rt:
         if asked_in == "the console inbox":
             rt.gateway.person_inbox = person
-            client = Client(rt.front.server, mode="legacy")  # no elicitation: its questions go to the inbox
+            client = Client(rt.front.server, mode=mode)  # no elicitation: its questions go to the inbox
         else:
-            client = Client(rt.front.server, mode="legacy", elicitation_callback=person)
+            client = Client(rt.front.server, mode=mode, elicitation_callback=person)
         async with client as c:
             r = await c.call_tool("agent__agent_run", {"goal": "sign in to my bank", "max_seconds": CAP})
         phone = phone_of(rt)
