@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from sentinel_mcp.a2a.assist_inbox import MAX_REPLY
 from sentinel_mcp.a2a.bridge import bridge_rpc
+from sentinel_mcp.a2a.chat_memory import Transcript
 from sentinel_mcp.a2a.actions import LLM_TOOL, Capabilities, fit_arguments, question_wire, result_text
 from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, RpcError
 from sentinel_mcp.a2a.service import A2AService
@@ -51,15 +52,23 @@ class Channel:
     id: str
     owner: str
     topic: str | None
-    turns: list[tuple[str, str]] = field(default_factory=list)  # (speaker, text)
+    # its turns, counted against its owner's bytes over all its chats (chat_memory.py)
+    transcript: Transcript = field(init=False)
     asked: list[str] = field(default_factory=list)  # keys of the guard's open questions on this channel
     target: str | None = None  # a bridged channel: the agent it is relayed to
     remote_task: str | None = None  # the target's task waiting for the person (its help request)
     request_id: str | None = None  # that help request in the assist inbox
 
+    def __post_init__(self) -> None:
+        self.transcript = Transcript(self.owner)
+
+    @property
+    def turns(self) -> list[tuple[str, str]]:  # (speaker, text)
+        return self.transcript.turns
+
 
 class ChatHub:
-    """The chat channels of one WebSocket connection (closed with it)."""
+    """The chat channels of one WebSocket connection (closed with it: ``close_all``)."""
 
     def __init__(self, service: A2AService) -> None:
         self.service = service
@@ -80,7 +89,7 @@ class ChatHub:
         ch = Channel(id=str(uuid.uuid4()), owner=caller, topic=params.topic)
         if params.target is not None:
             return await self._open_bridge(ch, params.target, caller)
-        self.channels[ch.id] = ch
+        self._add(ch)
         llm = Capabilities.of(self.service.port).llm
         status = self.service.status()
         return {
@@ -115,7 +124,7 @@ class ChatHub:
         await asyncio.to_thread(
             self.service.inbox.record_bridge, ch.id, caller, target
         )  # recorded before use
-        self.channels[ch.id] = ch
+        self._add(ch)
         return {
             "channel_id": ch.id,
             "responder": "bridge",
@@ -240,16 +249,28 @@ class ChatHub:
             }
         return {"channel_id": ch.id, "responder": "local_llm", "refused": outcome.reason}
 
+    def _add(self, ch: Channel) -> None:
+        self.channels[ch.id] = ch
+        self.service.chat_memory.opened(ch.transcript)
+
     def _keep(self, ch: Channel, speaker: str, text: str) -> None:
-        """A turn of the transcript, cut to the last ``chat_max_turns`` exchanges as it is kept: cut only
-        before the LLM's call, a channel with no responder kept every message, without bound."""
-        ch.turns.append((speaker, text))
-        del ch.turns[: -2 * self.service.settings.chat_max_turns]
+        """A turn of the transcript, cut to the last ``chat_max_turns`` exchanges as it is kept (cut only
+        before the LLM's call, a channel with no responder kept every message, without bound), and the
+        owner's chats to their bytes, oldest turns first (one caller's 16 channels on each of 32 connections
+        held about 160 MB)."""
+        self.service.chat_memory.keep(ch.transcript, speaker, text, 2 * self.service.settings.chat_max_turns)
 
     async def close(self, params: ChatCloseParams, caller: str) -> dict[str, Any]:
         ch = self._get(params.channel_id, caller)
         del self.channels[ch.id]
+        self.service.chat_memory.closed(ch.transcript)
         return {"channel_id": ch.id, "closed": True}
+
+    def close_all(self) -> None:
+        """The connection is gone: its channels and what they held."""
+        for ch in list(self.channels.values()):
+            self.service.chat_memory.closed(ch.transcript)
+        self.channels.clear()
 
 
 def _chat_session(caller: str, channel: str) -> str:

@@ -25,6 +25,7 @@ import anyio
 from sentinel_mcp.a2a.actions import AGENT_TOOL, LLM_TOOL, SENSOR_TOOL
 from sentinel_mcp.a2a.bridge import STATES
 from sentinel_mcp.a2a.messages import DeviceCaps, TaskOffer, typed
+from sentinel_mcp.a2a.relayed_data import relayed_data
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer, shown_url
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.display_text import safe_text
@@ -37,6 +38,7 @@ ROLE_TAG = "orchestrator"
 PENDING = frozenset({"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"})
 POLL_SECONDS = 0.2
 MAX_ARTIFACTS = 16
+MAX_PARTS = 32  # per artifact: each is bounded (relayed_data.py), so their number is too
 MAX_REASON = 500
 
 
@@ -195,15 +197,17 @@ def _status_text(task: dict[str, Any]) -> str:
 
 
 def _relayed(artifact: dict[str, Any]) -> dict[str, Any]:
-    """Another agent's artifact, kept as data: texts made safe to show, marked as from the orchestrator."""
-    parts = []
-    for p in artifact.get("parts") or []:
+    """Another agent's artifact, kept as data: texts and data made safe to show, marked as from the
+    orchestrator."""
+    parts: list[dict[str, Any]] = []
+    said = artifact.get("parts")
+    for p in said[:MAX_PARTS] if isinstance(said, list) else []:
         if not isinstance(p, dict):
             continue
         if isinstance(p.get("text"), str):
             parts.append({"text": safe_text(p["text"], 8192, keep_newlines=True)})
-        elif "data" in p:
-            parts.append({"data": p["data"]})
+        elif "data" in p:  # bounded, made safe, and wrapped: never beside Sentinel's own fields
+            parts.append({"data": relayed_data(p["data"], ROLE_TAG)})
     return {"from_agent": ROLE_TAG, "name": safe_text(str(artifact.get("name") or ""), 100), "parts": parts}
 
 

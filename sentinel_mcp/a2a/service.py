@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from sentinel_mcp.a2a import actions
 from sentinel_mcp.a2a.actions import AssistRequest, Capabilities, GuardedCall, Rejection
 from sentinel_mcp.a2a.assist_inbox import AssistInbox
+from sentinel_mcp.a2a.chat_memory import ChatMemory
 from sentinel_mcp.a2a.assist_tasks import PersonAssist
 from sentinel_mcp.a2a.input_expiry import InputExpiry
 from sentinel_mcp.a2a.leased_tasks import LeasedTasks
@@ -111,6 +112,8 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         self._degraded: dict[str, str] = {}
         self._offering: set[str] = set()  # tasks whose intent is being offered to the orchestrator now
         self.inbox: AssistInbox | None = None
+        # every connection's chats: per caller, and all callers' together
+        self.chat_memory = ChatMemory(settings.chat_bytes_per_caller, settings.chat_bytes_total)
 
     async def open(
         self,

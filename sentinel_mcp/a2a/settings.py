@@ -94,6 +94,9 @@ class A2ASettings(BaseModel):
     peer_tokens: dict[str, str] = Field(default_factory=dict)  # peer base URL -> bearer token for a2a_send
     discovery_timeout: float = Field(3.0, gt=0, le=60)
     chat_max_turns: int = Field(20, ge=1)
+    # the bytes one caller's chat turns may hold over all its channels and connections (oldest go first)
+    chat_bytes_per_caller: int = Field(2 * 1024 * 1024, ge=16 * 1024)
+    chat_bytes_total: int = Field(64 * 1024 * 1024, ge=16 * 1024)  # every caller's together
 
     @field_validator("interfaces")
     @classmethod

@@ -198,6 +198,7 @@ class Connection:
             task.cancel()
         if self.inflight:
             await asyncio.wait(self.inflight)
+        self.chat.close_all()  # its chats' turns no longer count against the caller
 
 
 async def _refuse(ws: WebSocket, response: Any) -> None:

@@ -13,12 +13,11 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import Any
 
 import anyio
-from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.agent.decision import (
     Decision,
@@ -33,7 +32,16 @@ from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.run_state import Progress, RunState
 from sentinel_mcp.agent.screen import Screen, withheld_kinds
 from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps
+from sentinel_mcp.agent.step_words import (
+    decision_id_of,
+    not_acted,
+    result_text,
+    shown_arguments,
+    step_words,
+    types_password,
+)
 from sentinel_mcp.agent.trace_store import TraceStore, TraceStoreError
+from sentinel_mcp.agent.typed_secrets import TypedSecrets
 from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput, Refused
 from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
@@ -75,6 +83,8 @@ class RunResult:
     reflections: list[dict[str, Any]] = field(default_factory=list)  # {n, at (UTC ISO), kind, signs, text}
     # the kinds of personal data the run has read so far (``personal_steps``): every later record holds them
     personal: set[str] = field(default_factory=set)
+    # the passwords the run typed into password fields: taken out of everything it keeps (``typed_secrets``)
+    secrets: TypedSecrets = field(default_factory=TypedSecrets)
 
     def public(self) -> dict[str, Any]:
         return {
@@ -170,7 +180,10 @@ class AgentLoop:
             progress=progress,
             total=caps.max_steps,
             personal=result.personal,
+            deadline=deadline,
         )
+        if relay is not None:  # a step's question waits no longer than the cap; a later yes is no yes
+            relay.deadline = deadline
         try:
             await self.store.start_run(result.run_id, principal, session, goal, result.model)
             screen = await self._observe(state)
@@ -182,7 +195,7 @@ class AgentLoop:
                 screen = await self._step(n, goal, screen, state, result, deadline, caps)
                 if progress is not None:
                     last = result.steps[-1]
-                    await progress(n, caps.max_steps, f"step {n}: {last['summary']}")
+                    await progress(n, caps.max_steps, result.secrets.scrub(f"step {n}: {last['summary']}"))
             raise _Stop(
                 "step_cap", f"stopped at the step cap of {caps.max_steps} steps without reaching the goal"
             )
@@ -206,7 +219,9 @@ class AgentLoop:
                     pass
             raise
         result.seconds = time.monotonic() - started
-        result.asked = list(relay.asked) if relay is not None else []
+        result.asked = result.secrets.scrub(list(relay.asked)) if relay is not None else []
+        scrub = result.secrets.scrub
+        result.reason, result.answer = scrub(result.reason), scrub(result.answer)
         try:
             await self.store.finish_run(
                 result.run_id, result.status, result.reason, result.answer, len(result.steps), result.tokens
@@ -238,7 +253,8 @@ class AgentLoop:
         except UnusableDecision as bad:
             state.failures += 1
             state.note(f"step {n}: the answer could not be used ({bad})")
-            record |= {"outcome": "unusable", "detail": str(bad), "summary": f"unusable answer: {bad}"}
+            said = result.secrets.scrub(str(bad))  # before any cut: no part of a typed password is kept
+            record |= {"outcome": "unusable", "detail": said, "summary": f"unusable answer: {said}"}
             await self._record(result, n, record, t0)
             self._check_failures(state)
             if isinstance(
@@ -249,22 +265,28 @@ class AgentLoop:
                     result,
                     n,
                     "retry",
-                    [str(bad)[:200]],
-                    f"the model failed ({str(bad)[:120]}); retrying after {wait:g} s",
+                    [said[:200]],
+                    f"the model failed ({said[:120]}); retrying after {wait:g} s",
                     state,
                 )
                 await anyio.sleep(min(wait, max(0.0, deadline - time.monotonic())))
             return screen
-        record["decision"] = decision.public(screen)
+        if types_password(decision, screen) and result.secrets.add(decision.text):
+            await self._scrub_kept(result)  # before this step's record, and before the password is typed
+        # what the records, progress lines and reasons quote: the model's words without a typed password,
+        # taken out before any of them is cut (a cut first left the start of it)
+        scrub = result.secrets.scrub
+        shown = replace(decision, text=scrub(decision.text), reasoning=scrub(decision.reasoning))
+        record["decision"] = shown.public(screen)
         if decision.final:
             record |= {
                 "outcome": decision.action,
-                "summary": f"{decision.action}: {decision.text or ''}"[:200],
+                "summary": f"{decision.action}: {shown.text or ''}"[:200],
             }
             await self._record(result, n, record, t0)
             if decision.action == "done":
-                raise _Stop("completed", "the goal was reached", decision.text)
-            raise _Stop("failed", f"the model gave up: {decision.text or decision.reasoning or 'no reason'}")
+                raise _Stop("completed", "the goal was reached", shown.text)
+            raise _Stop("failed", f"the model gave up: {shown.text or shown.reasoning or 'no reason'}")
         if decision.tool is not None:
             name, arguments = decision.tool, decision.arguments
         else:
@@ -290,33 +312,56 @@ class AgentLoop:
                 result, n, "slow", health.signs, "the step was slow; acting on it anyway", state
             )
         state.low_steps = 0
+        record |= {"tool": name, "arguments": shown_arguments(decision, arguments, screen)}
+        if state.past_deadline():  # the decision came in at the cap's edge: nothing starts after it
+            await self._capped(n, step_words(shown, screen, name), result, record, t0, caps, replace=False)
         state.monitor.acted(screen.snapshot_id, name, arguments)
-        record |= {
-            "tool": name,
-            "arguments": _shown_arguments(decision, arguments, screen),
-            "outcome": "acting",
-        }
+        record["outcome"] = "acting"
         await self._record(result, n, record, t0)  # on disk before the call is made
         if state.progress is not None:  # the decision, before any question its call may ask
-            why = f" - {decision.reasoning[:120]}" if decision.reasoning else ""
+            why = f" - {shown.reasoning[:120]}" if shown.reasoning else ""
             await state.progress(
                 n - 0.5,
                 state.total,
-                f"step {n}: {_what(decision, screen, name)} -> {name} "
-                f"{json.dumps(record['arguments'], ensure_ascii=False)[:300]}{why}",
+                result.secrets.scrub(
+                    f"step {n}: {step_words(shown, screen, name)} -> {name} "
+                    f"{json.dumps(result.secrets.scrub(record['arguments']), ensure_ascii=False)[:300]}{why}"
+                ),
             )
         asked_before = len(state.relay.asked) if state.relay is not None else 0
         outcome = await self._invoke(name, arguments, state)
         record["guard"] = "refused" if isinstance(outcome, Refused) else "allowed"
-        record["decision_id"] = _decision_id(outcome)  # the step's audit row
+        record["decision_id"] = decision_id_of(outcome)  # the step's audit row
         if state.relay is not None and len(state.relay.asked) > asked_before:
             record["asked"] = state.relay.asked[asked_before:]
+        if state.past_deadline() and not_acted(outcome):  # its answer came (or would have) after the cap
+            await self._capped(n, step_words(shown, screen, name), result, record, t0, caps, replace=True)
         try:
-            screen = await self._reflect(n, name, decision, outcome, screen, state, record)
+            screen = await self._reflect(n, name, shown, outcome, screen, state, record)
         finally:  # a refusal stops the run, but the step's outcome is recorded first
             await self._record(result, n, record, t0, replace=True)
         self._check_failures(state)
         return screen
+
+    async def _capped(
+        self,
+        n: int,
+        what: str,
+        result: RunResult,
+        record: dict[str, Any],
+        t0: float,
+        caps: Caps,
+        *,
+        replace: bool,
+    ) -> None:
+        """The time cap passed before step ``n`` acted: recorded so, and the run stops."""
+        record |= {"outcome": "time_cap", "summary": f"{what}: not done, the time cap had passed"}
+        await self._record(result, n, record, t0, replace=replace)
+        raise _Stop(
+            "time_cap",
+            f"stopped at the time cap of {caps.max_seconds:g} s: step {n} ({what}) did not act (the cap "
+            "passed before it could start, or while it waited for an answer)",
+        )
 
     async def _recover(
         self,
@@ -364,8 +409,17 @@ class AgentLoop:
     async def _reflect_on(
         self, result: RunResult, n: int, kind: str, signs: list[str], text: str, state: RunState
     ) -> None:
-        reflection = await self.store.record_reflection(result.run_id, n, kind, signs, text)
+        scrub = result.secrets.scrub
+        reflection = await self.store.record_reflection(result.run_id, n, kind, scrub(signs), scrub(text))
         result.reflections.append(reflection)
+
+    async def _scrub_kept(self, result: RunResult) -> None:
+        """A password was just typed for the first time: out of what the run kept so far, on disk too."""
+        scrub = result.secrets.scrub
+        await self.store.scrub_run(result.run_id, scrub)
+        result.goal, result.steps, result.reflections = scrub(result.goal), scrub(result.steps), scrub(
+            result.reflections
+        )
 
     async def _decide(
         self,
@@ -409,6 +463,8 @@ class AgentLoop:
     async def _invoke(self, name: str, arguments: dict[str, Any], state: RunState) -> Completed | Refused:
         answers: dict[str, Any] = {}
         for _ in range(MAX_ASK_ROUNDS):
+            if state.past_deadline():  # (again after the person's answers): nothing starts after the cap
+                return Refused(reason=f"{name}: the run's time cap passed before it could start")
             # the step runs as the run's caller: its principal's reach and consents, its front's origin (so
             # the
             # consent gate and the rulebases see who is really asking), questions to that caller only
@@ -430,7 +486,7 @@ class AgentLoop:
             ):
                 # the tool asked the person mid-call and they could not be asked: nobody said yes
                 return Refused(
-                    reason=f"{name}: {_text(outcome.result)[:300] or 'a question could not be asked'}"
+                    reason=f"{name}: {result_text(outcome.result)[:300] or 'a question could not be asked'}"
                 )
             if isinstance(outcome, Completed):  # what it read, for the trace (kept while the consent is)
                 state.personal |= tool_kinds(self.port.find_tool(name), arguments)
@@ -457,7 +513,7 @@ class AgentLoop:
         record: dict[str, Any],
     ) -> Screen:
         """What the step did, for the trace and the next prompt; stops the run on a refusal."""
-        what = _what(decision, screen, name)
+        what = step_words(decision, screen, name)
         if isinstance(outcome, Refused):
             record |= {
                 "outcome": "refused",
@@ -467,7 +523,7 @@ class AgentLoop:
             raise _Stop("refused", f"step {n} ({what}) was refused: {outcome.reason}")
         r = outcome.result
         data = r.structured_content if isinstance(r.structured_content, dict) else {}
-        text = _text(r)
+        text = result_text(r)
         status = data.get("status")
         fresh = Screen.from_result(data)
         if r.is_error and status == "denied":
@@ -503,11 +559,13 @@ class AgentLoop:
         withheld = withheld_kinds(outcome.result if isinstance(outcome, Completed) else None)
         if withheld:  # an app holding personal data is in front: its consent is asked of the run's caller
             outcome = await self._invoke(screen_read, {"personal": withheld}, state)
+        if isinstance(outcome, Refused) and state.past_deadline():
+            raise _Stop("time_cap", f"stopped at the time cap: the screen was not read ({outcome.reason})")
         if isinstance(outcome, Refused):
             raise _Stop("refused", f"reading the screen was refused: {outcome.reason}")
         screen = Screen.from_result(outcome.result.structured_content)
         if outcome.result.is_error or screen is None:
-            raise _Stop("failed", f"the screen could not be read: {_text(outcome.result)[:300]}")
+            raise _Stop("failed", f"the screen could not be read: {result_text(outcome.result)[:300]}")
         return screen
 
     async def _record(
@@ -516,6 +574,7 @@ class AgentLoop:
         record["seconds"] = round(time.monotonic() - t0, 3)
         if result.personal:
             record["personal"] = sorted(result.personal)
+        record = result.secrets.scrub(record)  # a copy: the caller's record goes on being filled in
         await self.store.record_step(result.run_id, n, record)
         if replace and result.steps and result.steps[-1].get("n") == n:
             result.steps[-1] = {"n": n, **record}
@@ -529,38 +588,3 @@ class AgentLoop:
                 f"{state.failures} unusable answers or errors in a row; last: "
                 f"{state.history[-1] if state.history else 'none'}",
             )
-
-
-def _what(decision: Decision, screen: Screen, name: str) -> str:
-    if decision.tool is not None:
-        return f"called {name}"
-    target = screen.element(decision.element_id)
-    label = f" {target.label!r}" if target is not None else ""
-    if decision.action == "type" and target is not None and target.password:
-        return f"typed a password into{label}"
-    if decision.action == "type":
-        return f"typed {(decision.text or '')[:40]!r} into{label}"
-    if decision.action == "open_app":
-        return f"open_app {decision.text}"
-    return f"{decision.action}{label}"
-
-
-def _text(result: CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
-
-
-def _decision_id(outcome: Completed | Refused) -> str | None:
-    if isinstance(outcome, Refused):
-        return outcome.decision_id
-    meta = outcome.result.meta or {}
-    found = meta.get("sentinel/decision_id")
-    return found if isinstance(found, str) else None
-
-
-def _shown_arguments(decision: Decision, arguments: dict[str, Any], screen: Screen) -> dict[str, Any]:
-    """The step's call arguments for the trace: text typed into a password field is never kept."""
-    target = screen.element(decision.element_id) if decision.element_id else None
-    if target is not None and target.password and "text" in arguments:
-        return {**arguments, "text": "<redacted password>"}
-    return arguments
-

@@ -9,7 +9,11 @@ refused). A caller that cannot be asked (an A2A peer, a client without elicitati
 from __future__ import annotations
 
 import logging
+import math
+import time
 from typing import Any
+
+import anyio
 
 from mcp.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData
 
@@ -19,6 +23,7 @@ from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.caller_link import CallerLink
 
 log = logging.getLogger(__name__)
+TOO_LATE = "the agent run's time cap passed before the answer came: the step does not act"
 
 
 class CallerRelay(CallerLink):
@@ -44,22 +49,35 @@ class CallerRelay(CallerLink):
     def reaches_person(self) -> bool:
         return self.can_push
 
+    def past_deadline(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
     async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
         if not self.can_push or not isinstance(params, ElicitRequestFormParams):
             self.refused += 1
             return ErrorData(code=-32600, message="the agent's caller cannot be asked during the run")
+        if self.past_deadline():
+            self.refused += 1
+            return ErrorData(code=-32600, message=TOO_LATE)
         self.asked.append(params.message)
         token = CURRENT_LINK.set(self._own_link)
+        reply: ElicitResult | None = None
         try:
-            return await self.ctx.session.elicit_form(
-                params.message, params.requested_schema, related_request_id=self.ctx.request_id
-            )
+            # the run's time cap holds while the person thinks: no wait past it, and no yes after it
+            with anyio.move_on_after(math.inf if self.deadline is None else self.deadline - time.monotonic()):
+                reply = await self.ctx.session.elicit_form(
+                    params.message, params.requested_schema, related_request_id=self.ctx.request_id
+                )
         except Exception as e:  # noqa: BLE001 - no back channel, a transport error: nobody said yes
             log.info("agent could not ask its caller: %s", e)
             self.refused += 1
             return ErrorData(code=-32600, message=f"the agent's caller could not be asked: {e}")
         finally:
             CURRENT_LINK.reset(token)
+        if reply is None or self.past_deadline():
+            self.refused += 1
+            return ErrorData(code=-32600, message=TOO_LATE)
+        return reply
 
     async def answer(self, questions: list[Question]) -> dict[str, Answer] | None:
         """The person's answers to the gateway's own questions (askables, confirmations); None: cannot ask."""

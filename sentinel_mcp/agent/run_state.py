@@ -3,6 +3,8 @@ value must come from), its failures and health, the kinds of personal data it ha
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -31,6 +33,10 @@ class RunState:
     last_result: str = ""
     observed: list[str] = field(default_factory=list)  # every screen and result seen (what grounds a value)
     personal: set[str] = field(default_factory=set)  # the run's ``RunResult.personal``
+    deadline: float = math.inf  # (time.monotonic()) the time cap: no step starts acting after it
+
+    def past_deadline(self) -> bool:
+        return time.monotonic() >= self.deadline
 
     def note(self, line: str) -> None:
         self.history.append(line[:300])

@@ -35,6 +35,8 @@ from sentinel_mcp.core.call_meta import (
     session_of,
 )
 from sentinel_mcp.core.decision import Origin
+from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.untrusted_text import UNTRUSTED_META, marker
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
 
@@ -59,7 +61,9 @@ INSTRUCTIONS = (
 
 # a run's record holds the screens it saw, the labels it acted on and the model's answer written from them:
 # the apps' words, marked as such by the gateway (as device__screen_read's are), error or not
-PHONES_WORDS = {"sentinel/untrusted": {"source": "the phone's screens, through the agent's model"}}
+PHONES_SOURCE = "the phone's screens, through the agent's model"
+PHONES_WORDS = {UNTRUSTED_META: {"source": PHONES_SOURCE}}
+PROGRESS_LIMIT = 600
 # the trace's readers are told which kinds of personal data their caller still holds consent for (as the
 # device's screen tools are): what a run read of any other kind is taken out of the trace
 TRACE_CONSENTS = {"sentinel/personal_screen": {"kinds": list(TRACE_KINDS)}}
@@ -183,6 +187,10 @@ def build_server(
             return _result(f"no model for the agent: {e}", {"status": "error"}, error=True)
 
         async def progress(step: float, total: float | None, message: str | None) -> None:
+            # a step's line quotes the screen's labels and the model's reasoning: marked as the run's result
+            # is (a notification has no _meta the caller reads), one line, hidden characters shown
+            if message is not None:
+                message = f"{marker(PHONES_SOURCE)} {safe_text(message, PROGRESS_LIMIT)}"
             try:
                 await ctx.report_progress(step, total, message)
             except Exception:

@@ -170,6 +170,32 @@ class TraceStore(SeamStore):
         self._tell(run_id)
         self._owners.pop(run_id, None)
 
+    async def scrub_run(self, run_id: str, scrub: Callable[[Any], Any]) -> None:
+        """Rewrite what the run has kept so far (goal, reason, answer, steps, reflections) through ``scrub``
+        (``typed_secrets``): in one transaction, before the run goes on."""
+        try:
+            writes = [
+                Statement("UPDATE agent_runs SET goal = ?, reason = ?, answer = ? WHERE run_id = ?",
+                          (scrub(goal), scrub(reason), scrub(answer), run_id))
+                for goal, reason, answer in await self.db.query(
+                    "SELECT goal, reason, answer FROM agent_runs WHERE run_id = ?", (run_id,))
+            ]
+            steps = await self.db.query("SELECT n, record FROM agent_steps WHERE run_id = ?", (run_id,))
+            for n, raw in steps:
+                writes.append(Statement(
+                    "UPDATE agent_steps SET record = ? WHERE run_id = ? AND n = ?",
+                    (json.dumps(scrub(json.loads(raw)), default=str, ensure_ascii=False), run_id, n)))
+            for seq, signs, text in await self.db.query(
+                "SELECT seq, signs, text FROM agent_reflections WHERE run_id = ?", (run_id,)
+            ):
+                writes.append(Statement(
+                    "UPDATE agent_reflections SET signs = ?, text = ? WHERE run_id = ? AND seq = ?",
+                    (json.dumps(scrub(json.loads(signs)), ensure_ascii=False), scrub(text), run_id, seq)))
+            await self.db.run(writes)
+        except Exception as e:  # noqa: BLE001 - a password that cannot be taken out stops the run
+            raise TraceStoreError(f"the agent trace could not be rewritten: {e}") from None
+        self._tell(run_id)
+
     async def withhold(self, principal: str, held: frozenset[str] | None) -> None:
         """Rewrite on disk the principal's steps and runs that read personal data of a kind ``held`` no longer
         holds (``personal_steps``): what they read goes, what ran stays. None holds every kind."""

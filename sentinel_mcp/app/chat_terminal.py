@@ -23,6 +23,7 @@ from mcp.types import CallToolResult, ElicitResult, TextContent
 
 from sentinel_mcp.a2a.assist_inbox import settled_reason
 from sentinel_mcp.app.chat_link import ChatLink, Notice, Question, Step
+from sentinel_mcp.core.untrusted_text import split_marker
 from sentinel_mcp.core.display_text import safe_question, safe_text
 from sentinel_mcp.app.terminal_client import _ask
 
@@ -215,8 +216,10 @@ class ChatTerminal:
                     event = self.link.events.get(timeout=0.1)
                 except queue.Empty:
                     continue
-                if isinstance(event, Step):
-                    self.say(f"  {safe_text(event.message, 600)}")
+                if isinstance(event, Step):  # a step's line is the phone's words: tagged so, shortly
+                    source, line = split_marker(event.message)
+                    tag = "" if source is None else "(untrusted) "
+                    self.say(f"  {tag}{safe_text(line, 600)}")
                 elif isinstance(event, Notice):
                     self.say(f"! {safe_text(event.message, 1000, keep_newlines=True)}")
                 elif isinstance(event, Question):

@@ -57,6 +57,10 @@ class CallerLink:
 
     who = "this caller (not an MCP client)"
     relays_sampling = False  # whether sample() reaches a client that declared sampling
+    # when (time.monotonic()) an answer stops letting the call act: an agent run's time cap. A question asked
+    # through this link (or the console inbox standing in for it) waits no longer, and a later answer is no
+    # answer: the upstream is refused, so nothing starts after the cap. None: no such time
+    deadline: float | None = None
     # who gives the answers this link returns (the gateway marks every answer with it, ``asking.marked``):
     # a link that does not reach a person gives an agent's answers at best; None relays answers the gateway
     # already marked as they are (a built-in asking its own caller)

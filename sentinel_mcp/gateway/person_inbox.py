@@ -19,9 +19,12 @@ the console with its own token.
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import anyio
 from mcp.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -130,21 +133,28 @@ class PersonLink(CallerLink):
                 "calls_in_flight": self.of_calls,
             },
         )
+        # the caller's (an agent run's time cap): no wait, and no yes, after it
+        said = getattr(self.inner, "deadline", None)
+        deadline = float(said) if isinstance(said, (int, float)) and not isinstance(said, bool) else None
+        answers = None
         try:
-            answers = await self.gateway.ask_person(
-                PersonQuestion(
-                    caller=self.principal,
-                    origin=c.origin,
-                    session=c.session_id,
-                    client=c.client,
-                    tool=c.name,
-                    arguments=c.arguments,
-                    questions=[question],
-                    reason=reason,
+            with anyio.move_on_after(math.inf if deadline is None else deadline - time.monotonic()):
+                answers = await self.gateway.ask_person(
+                    PersonQuestion(
+                        caller=self.principal,
+                        origin=c.origin,
+                        session=c.session_id,
+                        client=c.client,
+                        tool=c.name,
+                        arguments=c.arguments,
+                        questions=[question],
+                        reason=reason,
+                    )
                 )
-            )
         except Exception as e:  # noqa: BLE001 - an inbox that fails is nobody saying yes
             return refusal("an elicitation", f"the console inbox could not take it ({type(e).__name__})")
+        if deadline is not None and time.monotonic() >= deadline:
+            return refusal("an elicitation", "its caller's time ran out before it was answered")
         answer = (answers or {}).get(question.key)
         if answer is None:
             return refusal("an elicitation", "nobody answered it in Sentinel's console inbox in time")

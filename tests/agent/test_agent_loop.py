@@ -61,8 +61,10 @@ async def test_agent_reads_the_newest_message_with_progress_and_a_stored_trace(t
     assert answers.questions == [] and run["questions_asked"] == []  # navigation asks nothing
     if mode == "legacy":  # 2026-era held calls carry no progress relay
         # the decision (tool, arguments, why) before the call, its outcome after
-        assert progress[0].startswith("step 1: click 'Messages' -> device__click {\"element_id\"")
-        assert progress[1].startswith("step 1: click 'Messages': done")
+        # each line marked as the phone's words (test_progress_marked.py)
+        lines = [m.split(".] ", 1)[1] for m in progress]
+        assert lines[0].startswith("step 1: click 'Messages' -> device__click {\"element_id\"")
+        assert lines[1].startswith("step 1: click 'Messages': done")
     stored = trace.structured_content
     assert stored["status"] == "completed" and [s["n"] for s in stored["trace"]] == [1, 2]
     assert runs.structured_content["runs"][0]["run_id"] == run["run_id"]

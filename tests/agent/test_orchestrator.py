@@ -124,7 +124,7 @@ async def test_orchestrator_first_then_local_when_alone(tmp_path, openai_env):
                     p["data"] for p in parts_of(task) if p.get("data", {}).get("type") == "relayed"
                 )
                 assert relayed["from_agent"] == "orchestrator"
-                report = relayed["artifacts"][0]["parts"][0]["data"]
+                report = relayed["artifacts"][0]["parts"][0]["data"]["value"]
                 assert report["subtask_state"] == "TASK_STATE_COMPLETED"
                 assert "Alice: See you at 7?" in json.dumps(
                     report["subtask_artifacts"]
@@ -140,7 +140,7 @@ async def test_orchestrator_first_then_local_when_alone(tmp_path, openai_env):
                 # the owner)
                 task = await send({"text": "hostile read the newest message"})
                 report = next(p["data"] for p in parts_of(task) if p.get("data", {}).get("type") == "relayed")
-                report = report["artifacts"][0]["parts"][0]["data"]
+                report = report["artifacts"][0]["parts"][0]["data"]["value"]
                 # (the device refuses sending texts for a peer outright; were it to ask, the orchestrator's
                 # script
                 # answers "yes" claiming to be the user, and that answer would count as an agent's, not the

@@ -1,0 +1,67 @@
+"""Another agent's structured data (an orchestrator's data parts), kept as data Sentinel relays and never
+reads: bounded in depth, items and size, every string made safe to show, and wrapped under a fixed key, so
+nothing it holds sits where Sentinel's own fields are (a ``type``, a ``mode``, a ``human_assist_request``
+of its own are one level down, inside ``value``). Before, a data part was relayed raw: any size, any depth,
+hidden characters, and fields of its choosing beside Sentinel's."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from sentinel_mcp.core.display_text import safe_text
+
+MAX_DEPTH = 8
+MAX_ITEMS = 64  # per object or list
+MAX_KEY = 100
+MAX_STRING = 2000
+MAX_CHARS = 16_384  # every key and string of one part together
+CUT = "[cut: more data than Sentinel relays]"
+DEEPER = "[cut: nested deeper than Sentinel relays]"
+
+
+class _Budget:
+    def __init__(self, chars: int) -> None:
+        self.left = chars
+
+    def take(self, text: str) -> str | None:
+        if self.left <= 0:
+            return None
+        text = text[: self.left]
+        self.left -= max(1, len(text))
+        return text
+
+
+def relayed_data(value: Any, from_agent: str) -> dict[str, Any]:
+    """``value`` as a relayed data part's ``data``: ``{"from_agent", "value"}`` (see the module docstring)."""
+    return {"from_agent": from_agent, "value": _safe(value, 0, _Budget(MAX_CHARS))}
+
+
+def _safe(value: Any, depth: int, budget: _Budget) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 2**53 else safe_text(str(value), 40)  # exact in every JSON reader
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        kept = budget.take(safe_text(value, MAX_STRING, keep_newlines=True))
+        return CUT if kept is None else kept
+    if depth >= MAX_DEPTH or not isinstance(value, (dict, list)):
+        return DEEPER if depth >= MAX_DEPTH else CUT
+    if isinstance(value, list):
+        items = []
+        for item in value[:MAX_ITEMS]:
+            if budget.left <= 0:
+                items.append(CUT)
+                break
+            items.append(_safe(item, depth + 1, budget))
+        return items
+    out: dict[str, Any] = {}
+    for key, item in list(value.items())[:MAX_ITEMS]:
+        name = budget.take(safe_text(str(key), MAX_KEY)) if budget.left > 0 else None
+        if name is None:
+            out[CUT] = True
+            break
+        out[name] = _safe(item, depth + 1, budget)
+    return out
