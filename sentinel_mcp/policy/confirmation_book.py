@@ -53,7 +53,10 @@ class Confirmations(Protocol):
         ...
 
 
-def _key(call: ToolCall, version: str) -> tuple[str, str, str, str]:
+Key = tuple[str, str, str, str]
+
+
+def _key(call: ToolCall, version: str) -> Key:
     return (call.session_id, call.name, call.digest, version)
 
 
@@ -65,7 +68,9 @@ class ConfirmationBook:
     by an answer and taken by the same call right after; one whose call never took it (cancelled or timed out
     after the answer was recorded, a rulebase reloaded in between, its conversation gone) used to stay until
     the process ended, so a client repeating that filled the process. Each grant now drops the expired ones
-    and, past ``capacity``, the oldest first."""
+    and, past ``capacity``, the oldest of the principal holding the most (as ``MemoryNonceBook`` does): oldest
+    first over all let one principal's many grants push out another's confirmation given a moment before
+    its call."""
 
     def __init__(
         self, ttl: float, clock: Callable[[], float] = time.monotonic, capacity: int = MAX_HELD
@@ -73,29 +78,45 @@ class ConfirmationBook:
         self.ttl = ttl
         self.capacity = capacity
         self._clock = clock
-        self._granted: dict[tuple[str, str, str, str], float] = {}  # oldest grant first (one TTL for all)
+        self._granted: dict[Key, tuple[float, str]] = {}  # -> (expiry, principal), oldest grant first
+        self._by_owner: dict[str, dict[Key, None]] = {}  # each principal's, oldest first
 
     def __len__(self) -> int:
         return len(self._granted)
 
     async def grant(self, call: ToolCall, version: str) -> None:
         now = self._clock()
-        key = _key(call, version)
-        self._granted.pop(key, None)  # granted again: now the newest
-        self._granted[key] = now + self.ttl
-        while self._granted:  # from the oldest: expired ones, then any past the bound
-            oldest, expiry = next(iter(self._granted.items()))
-            if expiry >= now and len(self._granted) <= self.capacity:
+        key, owner = _key(call, version), call.principal or ""
+        self._forget(key)  # granted again: now the newest
+        self._granted[key] = (now + self.ttl, owner)
+        self._by_owner.setdefault(owner, {})[key] = None
+        while self._granted:  # expired ones from the oldest (one TTL for all: grant order is expiry order)
+            oldest, (expiry, _) = next(iter(self._granted.items()))
+            if expiry >= now:
                 break
-            del self._granted[oldest]
+            self._forget(oldest)
+        while len(self._granted) > self.capacity:
+            most = max(self._by_owner.values(), key=len)
+            self._forget(next(iter(most)))
+
+    def _forget(self, key: Key) -> float | None:
+        found = self._granted.pop(key, None)
+        if found is None:
+            return None
+        expiry, owner = found
+        mine = self._by_owner[owner]
+        del mine[key]
+        if not mine:
+            del self._by_owner[owner]
+        return expiry
 
     async def take(self, call: ToolCall, version: str) -> bool:
-        expiry = self._granted.pop(_key(call, version), None)
+        expiry = self._forget(_key(call, version))
         return expiry is not None and expiry >= self._clock()
 
     async def held(self, call: ToolCall, version: str) -> bool:
-        expiry = self._granted.get(_key(call, version))
-        return expiry is not None and expiry >= self._clock()
+        found = self._granted.get(_key(call, version))
+        return found is not None and found[0] >= self._clock()
 
 
 class SharedConfirmationBook:
