@@ -29,13 +29,22 @@ SCHEMA = Schema(
     {"sqlite": [_SQL.format(real="REAL")], "postgres": [_SQL.format(real="DOUBLE PRECISION")]},
 )
 _GRANT = (
-    "INSERT INTO confirmations (session, tool, digest, version, expires_at) VALUES (?, ?, ?, ?, ?) "
+    "INSERT INTO confirmations (session, tool, digest, version, expires_at) VALUES (?, ?, ?, ?, {now} + ?) "
     "ON CONFLICT (session, tool, digest, version) DO UPDATE SET expires_at = excluded.expires_at"
 )
 _TAKE = (
     "DELETE FROM confirmations WHERE session = ? AND tool = ? AND digest = ? AND version = ? "
-    "RETURNING expires_at"
+    "RETURNING expires_at, {now}"
 )
+_HELD = (
+    "SELECT expires_at, {now} FROM confirmations WHERE session = ? AND tool = ? AND digest = ? "
+    "AND version = ?"
+)
+_PURGE = "DELETE FROM confirmations WHERE expires_at < {now}"
+# a server store's replicas run on machines whose clocks may disagree: expiries are set and checked on the
+# database's clock there (a replica ahead would stretch a "yes", one behind would use an expired one); a
+# SQLite file is one machine's, read with the process's clock
+_DB_NOW = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
 PURGE_EVERY = 200  # grants between sweeps of expired rows (a bounded table without a timer)
 
 
@@ -125,8 +134,9 @@ class SharedConfirmationBook:
     def __init__(self, db: Any, ttl: float, clock: Callable[[], float] = time.time) -> None:
         self.db = db
         self.ttl = ttl
-        self._clock = clock  # wall clock: the expiry is compared on another replica's machine
+        self._clock = clock  # SQLite's (one machine); a server store's is the database's
         self._grants = 0
+        self._server_clock = getattr(db, "backend", "") == "postgres"
 
     @classmethod
     async def open(cls, db: Any, ttl: float) -> "SharedConfirmationBook":
@@ -136,29 +146,46 @@ class SharedConfirmationBook:
             log.warning("confirmations: the shared store is unavailable at start: %s", e)
         return cls(db, ttl)
 
+    def _clocked(self, sql: str, params: tuple[Any, ...], at: int) -> tuple[str, tuple[Any, ...]]:
+        """``sql`` with ``{now}``: the database's clock on a server store, else this process's clock bound
+        as the parameter at position ``at``."""
+        if self._server_clock:
+            return sql.format(now=_DB_NOW), params
+        return sql.format(now="?"), (*params[:at], self._clock(), *params[at:])
+
     async def grant(self, call: ToolCall, version: str) -> None:
         """Raises ``StorageError`` when it cannot be stored (the call is then refused with the cause)."""
         self._grants += 1
         if self._grants % PURGE_EVERY == 0:
             try:
-                await self.db.write("DELETE FROM confirmations WHERE expires_at < ?", (self._clock(),))
+                await self.db.write(*self._clocked(_PURGE, (), 0))
             except StorageError as e:
                 log.warning("could not sweep expired confirmations: %s", e)
-        await self.db.write(_GRANT, (*_key(call, version), self._clock() + self.ttl))
+        await self.db.write(*self._clocked(_GRANT, (*_key(call, version), self.ttl), 4))
 
     async def take(self, call: ToolCall, version: str) -> bool:
         try:
-            rows = await self.db.consume(_TAKE, _key(call, version))
+            rows = await self.db.consume(*self._clocked(_TAKE, _key(call, version), 4))
         except StorageError as e:  # fail closed: a confirmation that cannot be checked does not count
             log.warning("confirmations unavailable, the call is asked again: %s", e)
             return False
-        return bool(rows) and isinstance(rows[0][0], (int, float)) and float(rows[0][0]) >= self._clock()
+        return _valid(rows)
 
     async def held(self, call: ToolCall, version: str) -> bool:
         try:
-            rows = await self.db.query(
-                "SELECT expires_at FROM confirmations WHERE session = ? AND tool = ? AND digest = ? "
-                "AND version = ?", _key(call, version))
+            rows = await self.db.query(*self._clocked(_HELD, _key(call, version), 0))
         except StorageError:
             return False
-        return bool(rows) and isinstance(rows[0][0], (int, float)) and float(rows[0][0]) >= self._clock()
+        return _valid(rows)
+
+
+def _valid(rows: list[tuple[Any, ...]]) -> bool:
+    """A row's expiry (a number, type-strict) is not before the clock read with it."""
+    if not rows:
+        return False
+    expires, now = rows[0][0], rows[0][1]
+    number = (int, float)
+    return (
+        isinstance(expires, number) and not isinstance(expires, bool) and isinstance(now, number)
+        and float(expires) >= float(now)
+    )
