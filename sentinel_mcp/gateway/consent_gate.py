@@ -199,7 +199,8 @@ class ConsentGate:
         self._once[key] = expiry
         self._once_of.setdefault(key[0], {})[key] = None
         while len(self._once) > self.max_once:
-            self._forget_once(next(iter(max(self._once_of.values(), key=len))))
+            most: dict[OnceKey, None] = max(self._once_of.values(), key=len)
+            self._forget_once(next(iter(most)))
 
     def asks(self, call: ToolCall, tool: Any) -> Ask | None:
         """The consent questions this call would need once allowed (None: none), changing nothing. The guard's
