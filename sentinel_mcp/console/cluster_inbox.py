@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from sentinel_mcp.console.inbox import Inbox, InboxItem
 from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.storage.shared_clock import DB_NOW
 from sentinel_mcp.storage import Schema, StorageError, open_database
 from sentinel_mcp.storage.open import release
 
@@ -62,7 +63,7 @@ SCHEMA = Schema(
 
 # a row's ``expires`` is on the database's clock (replicas' clocks may disagree: one behind would use an
 # answer expired everywhere else, one ahead would stretch it); each replica shows it on its own clock
-_NOW = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
+_NOW = DB_NOW
 _CLAIM = (
     f"UPDATE inbox_items SET answers = ?, delivered = ?, answered_at = ?, expires = {_NOW} + ? WHERE id = ? "
     f"AND principal = ? AND live = 1 AND answers IS NULL AND used = 0 AND expires > {_NOW} RETURNING replica"

@@ -16,6 +16,7 @@ from typing import Any, Callable, Protocol
 
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.storage import Schema, StorageError
+from sentinel_mcp.storage.shared_clock import clocked, not_expired
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +42,6 @@ _HELD = (
     "AND version = ?"
 )
 _PURGE = "DELETE FROM confirmations WHERE expires_at < {now}"
-# a server store's replicas run on machines whose clocks may disagree: expiries are set and checked on the
-# database's clock there (a replica ahead would stretch a "yes", one behind would use an expired one); a
-# SQLite file is one machine's, read with the process's clock
-_DB_NOW = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
 PURGE_EVERY = 200  # grants between sweeps of expired rows (a bounded table without a timer)
 
 
@@ -134,9 +131,8 @@ class SharedConfirmationBook:
     def __init__(self, db: Any, ttl: float, clock: Callable[[], float] = time.time) -> None:
         self.db = db
         self.ttl = ttl
-        self._clock = clock  # SQLite's (one machine); a server store's is the database's
+        self._clock = clock  # SQLite's (one machine); a server store's is the database's (shared_clock)
         self._grants = 0
-        self._server_clock = getattr(db, "backend", "") == "postgres"
 
     @classmethod
     async def open(cls, db: Any, ttl: float) -> "SharedConfirmationBook":
@@ -147,11 +143,7 @@ class SharedConfirmationBook:
         return cls(db, ttl)
 
     def _clocked(self, sql: str, params: tuple[Any, ...], at: int) -> tuple[str, tuple[Any, ...]]:
-        """``sql`` with ``{now}``: the database's clock on a server store, else this process's clock bound
-        as the parameter at position ``at``."""
-        if self._server_clock:
-            return sql.format(now=_DB_NOW), params
-        return sql.format(now="?"), (*params[:at], self._clock(), *params[at:])
+        return clocked(self.db, sql, params, at, self._clock)
 
     async def grant(self, call: ToolCall, version: str) -> None:
         """Raises ``StorageError`` when it cannot be stored (the call is then refused with the cause)."""
@@ -169,23 +161,12 @@ class SharedConfirmationBook:
         except StorageError as e:  # fail closed: a confirmation that cannot be checked does not count
             log.warning("confirmations unavailable, the call is asked again: %s", e)
             return False
-        return _valid(rows)
+        return not_expired(rows)
 
     async def held(self, call: ToolCall, version: str) -> bool:
         try:
             rows = await self.db.query(*self._clocked(_HELD, _key(call, version), 0))
         except StorageError:
             return False
-        return _valid(rows)
+        return not_expired(rows)
 
-
-def _valid(rows: list[tuple[Any, ...]]) -> bool:
-    """A row's expiry (a number, type-strict) is not before the clock read with it."""
-    if not rows:
-        return False
-    expires, now = rows[0][0], rows[0][1]
-    number = (int, float)
-    return (
-        isinstance(expires, number) and not isinstance(expires, bool) and isinstance(now, number)
-        and float(expires) >= float(now)
-    )
