@@ -187,7 +187,11 @@ class BuildService:
         spec = parse_spec(spec_data)
         limits = self.settings.limits.lowered(**(caps or {}))
         await self._within_quota(principal)
-        if self.store.shared and (own := await self.store.unfinished_of(principal)) is not None:
+        own = await self.store.unfinished_of(principal) if self.store.shared else None
+        if own is not None and self._lapsed(own):  # its replica died: end it now, not at the next sweep
+            await self._end_lapsed()
+            own = await self.store.unfinished_of(principal)
+        if own is not None:
             raise self._own_busy(own)  # before its model is started; the claim below decides races
         backend = await backend_factory()
         task_id = new_task_id()

@@ -151,3 +151,25 @@ async def test_a_store_from_before_keeps_one_unfinished_build_per_principal(
                                            lease=("r", "r/x", 30.0))
     finally:
         await store.close()
+
+
+async def test_a_build_of_a_dead_replica_does_not_hold_its_principal_past_its_lease(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The replica running alice's build died: once its lease lapsed, her next submit on another replica ends
+    it (FAILED, the reason named) and starts hers, without waiting for a sweep."""
+    store = await SwarmStore(pg_url).open()
+    dead = "t20261202-090000-0000d1"
+    assert await store.create_task(dead, SPEC, tmp_path / dead, principal="alice",
+                                   lease=("replica-dead", "replica-dead/x", 600.0))
+    await store.close()
+    b = _service(tmp_path / "b", pg_url, "replica-b")
+    b.renew_every = 3600  # no sweep comes round during the test: the submit itself must see the lapse
+    await b.start(sweep=False)
+    try:
+        await b.store.db.write("UPDATE tasks SET lease_until = 0 WHERE task_id = ?", (dead,))  # after start
+        started = await b.submit(SPEC, _silent, principal="alice")
+        assert (await b.status(dead))["error"].startswith("interrupted: replica replica-dead stopped")
+        assert await _unfinished(pg_url, "alice") == [started]
+    finally:
+        await b.close()
