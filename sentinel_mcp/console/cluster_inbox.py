@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from sentinel_mcp.console.inbox import Inbox, InboxItem
 from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.storage.shared_clock import DB_NOW
 from sentinel_mcp.storage import Schema, StorageError, open_database
 from sentinel_mcp.storage.open import release
 
@@ -60,15 +61,19 @@ SCHEMA = Schema(
     },
 )
 
+# a row's ``expires`` is on the database's clock (replicas' clocks may disagree: one behind would use an
+# answer expired everywhere else, one ahead would stretch it); each replica shows it on its own clock
+_NOW = DB_NOW
 _CLAIM = (
-    "UPDATE inbox_items SET answers = ?, delivered = ?, answered_at = ?, expires = ? WHERE id = ? "
-    "AND principal = ? AND live = 1 AND answers IS NULL AND used = 0 AND expires > ? RETURNING replica"
+    f"UPDATE inbox_items SET answers = ?, delivered = ?, answered_at = ?, expires = {_NOW} + ? WHERE id = ? "
+    f"AND principal = ? AND live = 1 AND answers IS NULL AND used = 0 AND expires > {_NOW} RETURNING replica"
 )
 # the subquery picks one answered row of exactly this call; the outer ``used = 0`` is checked again on the
 # locked row, so of two replicas taking at once exactly one gets it (the other finds nothing and asks again)
 _TAKE = (
     "UPDATE inbox_items SET used = 1 WHERE id = (SELECT id FROM inbox_items WHERE principal = ? "
-    "AND call_key = ? AND answers IS NOT NULL AND used = 0 AND expires > ? ORDER BY answered_at LIMIT 1) "
+    f"AND call_key = ? AND answers IS NOT NULL AND used = 0 AND expires > {_NOW} ORDER BY answered_at "
+    "LIMIT 1) "
     "AND used = 0 RETURNING id, answers, answered_at, body"
 )
 _USE = "UPDATE inbox_items SET used = 1 WHERE id = ? AND used = 0 AND answers IS NOT NULL RETURNING id"
@@ -183,7 +188,7 @@ class ClusterInbox:
         try:
             rows = await self.db.consume(
                 _CLAIM,
-                (text, int(item.replica is None), now, now + self.inbox.ttl, item.id, item.principal, now),
+                (text, int(item.replica is None), now, self.inbox.ttl, item.id, item.principal),
             )
         except StorageError as e:
             log.warning("inbox answer refused, the shared store is unavailable: %s", e)
@@ -197,7 +202,7 @@ class ClusterInbox:
         principal, session, tool, digest, version = key
         try:
             rows = await self.db.consume(
-                _TAKE, (principal, call_key(session, tool, digest, version), time.time())
+                _TAKE, (principal, call_key(session, tool, digest, version))
             )
         except StorageError as e:
             log.warning("an answer given in the console is not used, the shared store is unavailable: %s", e)
@@ -221,8 +226,9 @@ class ClusterInbox:
         try:
             rows = await self.db.query(
                 "SELECT id FROM inbox_items WHERE principal = ? AND call_key = ? AND live = 1 "
-                "AND answers IS NULL AND used = 0 AND expires > ? AND replica <> ? ORDER BY expires LIMIT 1",
-                (principal, call_key(session, tool, digest, version), time.time(), self.replica),
+                f"AND answers IS NULL AND used = 0 AND expires > {_NOW} AND replica <> ? ORDER BY expires "
+                "LIMIT 1",
+                (principal, call_key(session, tool, digest, version), self.replica),
             )
         except StorageError as e:
             log.warning("inbox: could not look for this question on other replicas: %s", e)
@@ -243,14 +249,14 @@ class ClusterInbox:
         try:
             await self.db.write(
                 "INSERT INTO inbox_items (id, principal, replica, body, expires, call_key) "
-                "VALUES (?, ?, ?, ?, ?, ?) "
+                f"VALUES (?, ?, ?, ?, {_NOW} + ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET body = excluded.body, expires = excluded.expires",
                 (
                     item.id,
                     item.principal,
                     self.replica,
                     _body(item),
-                    item.expires,
+                    item.expires - time.time(),  # what is left of it, from the database's now
                     call_key(item.session, item.tool, item.digest, item.version),
                 ),
             )
@@ -281,24 +287,24 @@ class ClusterInbox:
         now = time.time()
         await self._withdraw_settled()
         if sweep:
-            await self.db.write("DELETE FROM inbox_items WHERE expires < ?", (now - 60,))
+            await self.db.write(f"DELETE FROM inbox_items WHERE expires < {_NOW} - 60")
         # answered here before this read: the row says whether a retry (on any replica) used it since
         waiting_here = self.inbox.waiting_ids()
         # one read per tick: other replicas' open questions, every replica's answers waiting for a retry, and
         # whether answers wait for questions held here
         rows = await self.db.query(
-            "SELECT id, principal, replica, body, expires, answers, delivered FROM inbox_items WHERE (live = "
-            "1 "
-            "AND answers IS NULL AND used = 0 AND expires > ? AND replica <> ?) "
+            f"SELECT id, principal, replica, body, expires - {_NOW}, answers, delivered FROM inbox_items "
+            f"WHERE (live = 1 AND answers IS NULL AND used = 0 AND expires > {_NOW} AND replica <> ?) "
             "OR (replica = ? AND delivered = 0 AND answers IS NOT NULL) "
-            "OR (answers IS NOT NULL AND used = 0 AND expires > ?) "
+            f"OR (answers IS NOT NULL AND used = 0 AND expires > {_NOW}) "
             f"ORDER BY expires LIMIT {MAX_ROWS}",
-            (now, self.replica, self.replica, now),
+            (self.replica, self.replica),
         )
         remote: dict[str, InboxItem] = {}
         answered: dict[str, InboxItem] = {}
         to_deliver = False
-        for item_id, principal, replica, body, expires, text, delivered in rows:
+        for item_id, principal, replica, body, left, text, delivered in rows:
+            expires = now + float(left)  # on this replica's clock, as its own items
             if text is None:
                 item = _remote_item(str(item_id), str(principal), str(replica), str(body), float(expires))
                 if item is not None:

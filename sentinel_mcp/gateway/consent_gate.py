@@ -126,6 +126,9 @@ def personal_kinds(tool: Any, call: ToolCall, configured: dict[str, str]) -> lis
     return out
 
 
+OnceKey = tuple[str, str, str, str, str, str]  # (principal, session, identity, digest, kind, purpose)
+
+
 class ConsentGate:
     def __init__(self, book: ConsentBook, configured: dict[str, str] | None = None,
                  max_once: int = 10_000) -> None:
@@ -133,7 +136,10 @@ class ConsentGate:
         self.configured = dict(configured or {})
         self.max_once = max_once
         # one-call consents: (principal, session, identity, digest, kind, purpose) -> expiry (monotonic)
-        self._once: dict[tuple[str, str, str, str, str, str], float] = {}
+        self._once: dict[OnceKey, float] = {}
+        # each principal's one-call consents, oldest first: past ``max_once`` the principal holding the most
+        # loses its oldest (oldest over all let one principal's many push out another's given a moment ago)
+        self._once_of: dict[str, dict[OnceKey, None]] = {}
 
     def withheld_kind(self, tool: Any, identity: str, principal: str) -> str | None:
         """A kind of personal data ``tool`` may read that ``principal`` has no standing consent for (None:
@@ -169,16 +175,32 @@ class ConsentGate:
                 kinds.add(entry["kind"])
         return sorted(kinds)
 
-    def _once_key(self, call: ToolCall, kind: str) -> tuple[str, str, str, str, str, str]:
+    def _once_key(self, call: ToolCall, kind: str) -> OnceKey:
         # the purpose too: it is the client's word, not in the arguments, and the person allowed the one shown
         return (call.principal or "", call.session_id, call.identity, call.digest, kind, purpose_of(call))
 
-    def _has_once(self, key: tuple[str, str, str, str, str, str]) -> bool:
+    def _has_once(self, key: OnceKey) -> bool:
         expiry = self._once.get(key)
         if expiry is not None and expiry < time.monotonic():
-            del self._once[key]
+            self._forget_once(key)
             return False
         return expiry is not None
+
+    def _forget_once(self, key: OnceKey) -> None:
+        if self._once.pop(key, None) is None:
+            return
+        mine = self._once_of[key[0]]
+        del mine[key]
+        if not mine:
+            del self._once_of[key[0]]
+
+    def _hold_once(self, key: OnceKey, expiry: float) -> None:
+        self._forget_once(key)  # given again: now the newest
+        self._once[key] = expiry
+        self._once_of.setdefault(key[0], {})[key] = None
+        while len(self._once) > self.max_once:
+            most: dict[OnceKey, None] = max(self._once_of.values(), key=len)
+            self._forget_once(next(iter(most)))
 
     def asks(self, call: ToolCall, tool: Any) -> Ask | None:
         """The consent questions this call would need once allowed (None: none), changing nothing. The guard's
@@ -204,7 +226,7 @@ class ConsentGate:
             return checked
         used = checked.proof
         for kind, _ in kinds:  # a one-call consent is spent by the call it allowed
-            self._once.pop(self._once_key(call, kind), None)
+            self._forget_once(self._once_key(call, kind))
         proof = await rendered_proof(decision.proof)  # the guard's proof may be rendered when read
         proof = proof if isinstance(proof, dict) else {"policy": proof}
         principal = call.principal or ""
@@ -280,6 +302,4 @@ class ConsentGate:
         if content.get("remember") is True and not once:
             self.book.grant(call.principal or "", kind, purpose, by="elicitation")
             return
-        if len(self._once) >= self.max_once:
-            self._once.pop(next(iter(self._once)))
-        self._once[self._once_key(call, kind)] = time.monotonic() + ONCE_TTL
+        self._hold_once(self._once_key(call, kind), time.monotonic() + ONCE_TTL)

@@ -13,6 +13,7 @@ import time
 from typing import Any, Callable
 
 from sentinel_mcp.storage import Schema, StorageError
+from sentinel_mcp.storage.shared_clock import clocked, not_expired
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,11 @@ SCHEMA = Schema(
     },
 )
 PURGE_EVERY = 500  # issues between sweeps of expired nonces (bounded table without a timer)
+# a nonce's expiry is kept on the database's clock on a server store (``shared_clock``): the sealing replica
+# writes what is left of its state's lifetime, the using replica compares in SQL
+_PURGE = "DELETE FROM nonces WHERE expires_at < {now}"
+_ISSUE = "INSERT INTO nonces (nonce, expires_at) VALUES (?, {now} + ?)"
+_CONSUME = "DELETE FROM nonces WHERE nonce = ? RETURNING expires_at, {now}"
 
 
 class StoredNonceBook:
@@ -40,18 +46,26 @@ class StoredNonceBook:
         self._issued += 1
         if self._issued % PURGE_EVERY == 0:
             try:
-                self.db.write_blocking("DELETE FROM nonces WHERE expires_at < ?", (self._clock(),))
+                self.db.write_blocking(*clocked(self.db, _PURGE, (), 0, self._clock))
             except StorageError as e:
                 log.warning("could not sweep expired nonces: %s", e)
-        self.db.write_blocking("INSERT INTO nonces (nonce, expires_at) VALUES (?, ?)", (nonce, expires_at))
+        self.db.write_blocking(*self._issue(nonce, expires_at))
 
     def consume(self, nonce: str) -> bool:
         try:
-            rows = self.db.run_blocking([_consume(nonce)])[0].rows
+            rows = self.db.run_blocking([self._consume(nonce)])[0].rows
         except StorageError as e:  # fail closed: an answer that cannot be checked is not accepted
             log.warning("nonce book unavailable, answer refused: %s", e)
             return False
-        return bool(rows) and float(rows[0][0]) >= self._clock()
+        return not_expired(rows)
+
+    def _issue(self, nonce: str, expires_at: float) -> tuple[str, tuple[Any, ...]]:
+        return clocked(self.db, _ISSUE, (nonce, expires_at - self._clock()), 1, self._clock)
+
+    def _consume(self, nonce: str) -> Any:
+        from sentinel_mcp.storage import Statement
+
+        return Statement(*clocked(self.db, _CONSUME, (nonce,), 1, self._clock))
 
     # the gateway's path: the same statements through the writer thread, awaited (the event loop never blocks
     # on PostgreSQL while a state is sealed or an answer checked)
@@ -59,21 +73,15 @@ class StoredNonceBook:
         self._issued += 1
         if self._issued % PURGE_EVERY == 0:
             try:
-                await self.db.write("DELETE FROM nonces WHERE expires_at < ?", (self._clock(),))
+                await self.db.write(*clocked(self.db, _PURGE, (), 0, self._clock))
             except StorageError as e:
                 log.warning("could not sweep expired nonces: %s", e)
-        await self.db.write("INSERT INTO nonces (nonce, expires_at) VALUES (?, ?)", (nonce, expires_at))
+        await self.db.write(*self._issue(nonce, expires_at))
 
     async def consume_async(self, nonce: str) -> bool:
         try:
-            rows = (await self.db.run([_consume(nonce)]))[0].rows
+            rows = (await self.db.run([self._consume(nonce)]))[0].rows
         except StorageError as e:  # fail closed: an answer that cannot be checked is not accepted
             log.warning("nonce book unavailable, answer refused: %s", e)
             return False
-        return bool(rows) and float(rows[0][0]) >= self._clock()
-
-
-def _consume(nonce: str) -> Any:
-    from sentinel_mcp.storage import Statement
-
-    return Statement("DELETE FROM nonces WHERE nonce = ? RETURNING expires_at", (nonce,))
+        return not_expired(rows)

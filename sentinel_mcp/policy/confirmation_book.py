@@ -16,6 +16,7 @@ from typing import Any, Callable, Protocol
 
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.storage import Schema, StorageError
+from sentinel_mcp.storage.shared_clock import clocked, not_expired
 
 log = logging.getLogger(__name__)
 
@@ -29,13 +30,18 @@ SCHEMA = Schema(
     {"sqlite": [_SQL.format(real="REAL")], "postgres": [_SQL.format(real="DOUBLE PRECISION")]},
 )
 _GRANT = (
-    "INSERT INTO confirmations (session, tool, digest, version, expires_at) VALUES (?, ?, ?, ?, ?) "
+    "INSERT INTO confirmations (session, tool, digest, version, expires_at) VALUES (?, ?, ?, ?, {now} + ?) "
     "ON CONFLICT (session, tool, digest, version) DO UPDATE SET expires_at = excluded.expires_at"
 )
 _TAKE = (
     "DELETE FROM confirmations WHERE session = ? AND tool = ? AND digest = ? AND version = ? "
-    "RETURNING expires_at"
+    "RETURNING expires_at, {now}"
 )
+_HELD = (
+    "SELECT expires_at, {now} FROM confirmations WHERE session = ? AND tool = ? AND digest = ? "
+    "AND version = ?"
+)
+_PURGE = "DELETE FROM confirmations WHERE expires_at < {now}"
 PURGE_EVERY = 200  # grants between sweeps of expired rows (a bounded table without a timer)
 
 
@@ -53,7 +59,10 @@ class Confirmations(Protocol):
         ...
 
 
-def _key(call: ToolCall, version: str) -> tuple[str, str, str, str]:
+Key = tuple[str, str, str, str]
+
+
+def _key(call: ToolCall, version: str) -> Key:
     return (call.session_id, call.name, call.digest, version)
 
 
@@ -65,7 +74,9 @@ class ConfirmationBook:
     by an answer and taken by the same call right after; one whose call never took it (cancelled or timed out
     after the answer was recorded, a rulebase reloaded in between, its conversation gone) used to stay until
     the process ended, so a client repeating that filled the process. Each grant now drops the expired ones
-    and, past ``capacity``, the oldest first."""
+    and, past ``capacity``, the oldest of the principal holding the most (as ``MemoryNonceBook`` does): oldest
+    first over all let one principal's many grants push out another's confirmation given a moment before
+    its call."""
 
     def __init__(
         self, ttl: float, clock: Callable[[], float] = time.monotonic, capacity: int = MAX_HELD
@@ -73,29 +84,45 @@ class ConfirmationBook:
         self.ttl = ttl
         self.capacity = capacity
         self._clock = clock
-        self._granted: dict[tuple[str, str, str, str], float] = {}  # oldest grant first (one TTL for all)
+        self._granted: dict[Key, tuple[float, str]] = {}  # -> (expiry, principal), oldest grant first
+        self._by_owner: dict[str, dict[Key, None]] = {}  # each principal's, oldest first
 
     def __len__(self) -> int:
         return len(self._granted)
 
     async def grant(self, call: ToolCall, version: str) -> None:
         now = self._clock()
-        key = _key(call, version)
-        self._granted.pop(key, None)  # granted again: now the newest
-        self._granted[key] = now + self.ttl
-        while self._granted:  # from the oldest: expired ones, then any past the bound
-            oldest, expiry = next(iter(self._granted.items()))
-            if expiry >= now and len(self._granted) <= self.capacity:
+        key, owner = _key(call, version), call.principal or ""
+        self._forget(key)  # granted again: now the newest
+        self._granted[key] = (now + self.ttl, owner)
+        self._by_owner.setdefault(owner, {})[key] = None
+        while self._granted:  # expired ones from the oldest (one TTL for all: grant order is expiry order)
+            oldest, (expiry, _) = next(iter(self._granted.items()))
+            if expiry >= now:
                 break
-            del self._granted[oldest]
+            self._forget(oldest)
+        while len(self._granted) > self.capacity:
+            most = max(self._by_owner.values(), key=len)
+            self._forget(next(iter(most)))
+
+    def _forget(self, key: Key) -> float | None:
+        found = self._granted.pop(key, None)
+        if found is None:
+            return None
+        expiry, owner = found
+        mine = self._by_owner[owner]
+        del mine[key]
+        if not mine:
+            del self._by_owner[owner]
+        return expiry
 
     async def take(self, call: ToolCall, version: str) -> bool:
-        expiry = self._granted.pop(_key(call, version), None)
+        expiry = self._forget(_key(call, version))
         return expiry is not None and expiry >= self._clock()
 
     async def held(self, call: ToolCall, version: str) -> bool:
-        expiry = self._granted.get(_key(call, version))
-        return expiry is not None and expiry >= self._clock()
+        found = self._granted.get(_key(call, version))
+        return found is not None and found[0] >= self._clock()
 
 
 class SharedConfirmationBook:
@@ -104,7 +131,7 @@ class SharedConfirmationBook:
     def __init__(self, db: Any, ttl: float, clock: Callable[[], float] = time.time) -> None:
         self.db = db
         self.ttl = ttl
-        self._clock = clock  # wall clock: the expiry is compared on another replica's machine
+        self._clock = clock  # SQLite's (one machine); a server store's is the database's (shared_clock)
         self._grants = 0
 
     @classmethod
@@ -115,29 +142,31 @@ class SharedConfirmationBook:
             log.warning("confirmations: the shared store is unavailable at start: %s", e)
         return cls(db, ttl)
 
+    def _clocked(self, sql: str, params: tuple[Any, ...], at: int) -> tuple[str, tuple[Any, ...]]:
+        return clocked(self.db, sql, params, at, self._clock)
+
     async def grant(self, call: ToolCall, version: str) -> None:
         """Raises ``StorageError`` when it cannot be stored (the call is then refused with the cause)."""
         self._grants += 1
         if self._grants % PURGE_EVERY == 0:
             try:
-                await self.db.write("DELETE FROM confirmations WHERE expires_at < ?", (self._clock(),))
+                await self.db.write(*self._clocked(_PURGE, (), 0))
             except StorageError as e:
                 log.warning("could not sweep expired confirmations: %s", e)
-        await self.db.write(_GRANT, (*_key(call, version), self._clock() + self.ttl))
+        await self.db.write(*self._clocked(_GRANT, (*_key(call, version), self.ttl), 4))
 
     async def take(self, call: ToolCall, version: str) -> bool:
         try:
-            rows = await self.db.consume(_TAKE, _key(call, version))
+            rows = await self.db.consume(*self._clocked(_TAKE, _key(call, version), 4))
         except StorageError as e:  # fail closed: a confirmation that cannot be checked does not count
             log.warning("confirmations unavailable, the call is asked again: %s", e)
             return False
-        return bool(rows) and isinstance(rows[0][0], (int, float)) and float(rows[0][0]) >= self._clock()
+        return not_expired(rows)
 
     async def held(self, call: ToolCall, version: str) -> bool:
         try:
-            rows = await self.db.query(
-                "SELECT expires_at FROM confirmations WHERE session = ? AND tool = ? AND digest = ? "
-                "AND version = ?", _key(call, version))
+            rows = await self.db.query(*self._clocked(_HELD, _key(call, version), 0))
         except StorageError:
             return False
-        return bool(rows) and isinstance(rows[0][0], (int, float)) and float(rows[0][0]) >= self._clock()
+        return not_expired(rows)
+

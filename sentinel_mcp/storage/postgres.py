@@ -47,6 +47,10 @@ log = logging.getLogger(__name__)
 BACKEND = "postgres"
 READERS = 4
 CONNECT_TIMEOUT = 3  # seconds: a replica whose server is gone answers "degraded" quickly, not after minutes
+# seconds a statement may run (waiting on a lock included) before the server cancels it: a table locked by
+# another session (an operator's, a stuck client's) must refuse this replica's calls (fail closed, degraded),
+# not hold its one writer thread, and every call behind it, for as long as the lock is held
+STATEMENT_TIMEOUT = 15.0
 _RETRIES = 3  # a group chosen as a deadlock victim (replicas locking rows in different orders) is re-run
 _translated: dict[str, str] = {}
 
@@ -120,6 +124,7 @@ class PostgresDatabase(JobWriter):
             open=True,
             timeout=CONNECT_TIMEOUT,
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
+            configure=_bounded,
             name=f"sentinel-{self.name}",
         )
         self._start_writer()
@@ -135,6 +140,7 @@ class PostgresDatabase(JobWriter):
             )
             for schema in self._schemas:
                 self._apply(conn, schema)
+            _bounded(conn)
         except psycopg.Error as e:
             raise StorageError(self._say(e)) from None
         conn.autocommit = False
@@ -149,6 +155,8 @@ class PostgresDatabase(JobWriter):
         them)."""
         steps = schema.steps(BACKEND)
         with conn.transaction():
+            # a migration (an index on a big table) may take long
+            conn.execute("SET LOCAL statement_timeout = 0")
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (zlib.crc32(schema.store.encode()),))
             row = conn.execute(
                 "SELECT version FROM storage_schema WHERE store = %s", (schema.store,)
@@ -260,6 +268,7 @@ class PostgresDatabase(JobWriter):
         psycopg = _driver()
         try:
             with psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
+                _bounded(conn)
                 return _fetch(conn, sql, params, dicts)
         except psycopg.Error as e:
             if is_fault(e):
@@ -435,6 +444,14 @@ def _resolver(
             pass
 
     return done
+
+
+def _bounded(conn: Any) -> None:
+    """A connection's statements end within ``STATEMENT_TIMEOUT`` (the server cancels them: a fault, so the
+    call fails closed and the store shows degraded)."""
+    conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT * 1000)}")
+    if not conn.autocommit:
+        conn.commit()
 
 
 def _fetch(conn: Any, sql: str, params: Params, dicts: bool) -> Any:

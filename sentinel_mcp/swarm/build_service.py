@@ -84,6 +84,8 @@ class BuildService:
         self._leases: asyncio.Task[None] | None = None
         self.lock = TaskLock(self.root / "swarm.lock")
         self._running: dict[str, asyncio.Task[str]] = {}
+        self._entered: set[str] = set()  # builds whose runner has started (its own ``finally`` winds it down)
+        self._settling: dict[str, asyncio.Future[None]] = {}  # runners cancelled before they started
         self._listeners: dict[str, list[ProgressSink]] = {}
         self._last_event: dict[str, tuple[float, ProgressEvent]] = {}
         self._started = False
@@ -113,6 +115,11 @@ class BuildService:
         self._started = True
         if sweep:
             self._sweeper = asyncio.create_task(self._sweep_periodically(), name="swarm-retention")
+
+    async def _end_orphans_held(self) -> None:
+        """End what a dead process left unfinished, this process holding the slot (so none of it runs)."""
+        for tid in await self.store.fail_unfinished("interrupted: the process running it stopped"):
+            log.warning("task %s was left unfinished; marked FAILED", tid)
 
     async def _end_orphans(self) -> None:
         for tid in await end_orphans(self.store, self.lock):
@@ -180,6 +187,12 @@ class BuildService:
         spec = parse_spec(spec_data)
         limits = self.settings.limits.lowered(**(caps or {}))
         await self._within_quota(principal)
+        own = await self.store.unfinished_of(principal) if self.store.shared else None
+        if own is not None and self._lapsed(own):  # its replica died: end it now, not at the next sweep
+            await self._end_lapsed()
+            own = await self.store.unfinished_of(principal)
+        if own is not None:
+            raise self._own_busy(own)  # before its model is started; the claim below decides races
         backend = await backend_factory()
         task_id = new_task_id()
         try:
@@ -191,8 +204,10 @@ class BuildService:
             await backend.aclose()
             raise
         try:
-            workspace = self.workspace_of(task_id).create()
-            await self.store.create_task(
+            workspace = self.workspace_of(task_id)
+            if not self.store.shared:  # holding the one process's slot: a build left unfinished is an orphan
+                await self._end_orphans_held()
+            created = await self.store.create_task(
                 task_id,
                 spec.model_dump(),
                 workspace.root,
@@ -200,7 +215,12 @@ class BuildService:
                 backend=backend.name,
                 principal=principal,
                 lease=(self.replica, self.holder, self.lease_seconds) if self.store.shared else None,
+                per_hour=self.settings.max_builds_per_hour,
             )
+            if not created:  # another replica started one of this principal's builds since the check above
+                await self._within_quota(principal)
+                raise self._own_busy(await self.store.unfinished_of(principal))
+            workspace.create()
         except BaseException:
             self.lock.release()
             await backend.aclose()
@@ -218,14 +238,16 @@ class BuildService:
             toolchain=self.toolchain,
             coder_max_tokens=self.settings.coder_max_tokens,
         )
-        self._running[task_id] = asyncio.create_task(self._run(orch, backend), name=f"swarm-{task_id}")
+        runner = asyncio.create_task(self._run(orch, backend), name=f"swarm-{task_id}")
+        self._running[task_id] = runner
+        runner.add_done_callback(lambda t: self._if_never_started(t, orch, backend))
         log.info("task %s started (backend %s, session %s)", task_id, backend.name, session or "-")
         return task_id
 
     async def _within_quota(self, principal: str) -> None:
         """Refuse a build past the caller's ``max_builds_per_hour`` (counted from the store, so a restart or
         another replica does not reset it)."""
-        cap, now = self.settings.max_builds_per_hour, time.time()
+        cap, now = self.settings.max_builds_per_hour, await self.store.now()
         started = await self.store.started_since(principal, now - 3600)
         if len(started) >= cap:
             wait = max(1, int(started[-cap] + 3600 - now))
@@ -233,6 +255,17 @@ class BuildService:
                 f"you have started {len(started)} builds within the hour, the most one caller may "
                 f"({cap}); nothing was started: ask again in {wait} s"
             )
+
+    @staticmethod
+    def _own_busy(task: dict[str, Any] | None) -> BuildBusyError:
+        """The caller's own unfinished build (on any replica) holds its one build."""
+        where = f" on replica {task['replica']}" if task and task.get("replica") else ""
+        tid = str(task["task_id"]) if task else ""
+        return BuildBusyError(
+            f"you already have a build running (task {tid or '?'}{where}); one build per caller at a time: "
+            "nothing was started",
+            tid,
+        )
 
     async def _busy_for(self, principal: str, busy: BuildBusyError) -> BuildBusyError:
         """The caller's own build is named; another principal's build is not (its id and the process are
@@ -246,20 +279,42 @@ class BuildService:
         )
 
     async def _run(self, orch: Orchestrator, backend: ModelBackend) -> str:
+        self._entered.add(orch.task_id)
         heartbeat = asyncio.create_task(self._heartbeat(orch.task_id), name=f"swarm-heartbeat-{orch.task_id}")
         try:
             return await orch.run()
         finally:
             heartbeat.cancel()
-            with contextlib.suppress(Exception):
-                await asyncio.shield(backend.aclose())
-            self.lock.release()
-            if self.store.shared:
-                with contextlib.suppress(Exception):  # a lease left behind lapses; the row is already ended
-                    await asyncio.shield(build_lease.release(self.store.db, orch.task_id, self.holder))
-            self._running.pop(orch.task_id, None)
-            self._listeners.pop(orch.task_id, None)
-            self._last_event.pop(orch.task_id, None)
+            await self._wind_down(orch, backend)
+
+    def _if_never_started(self, runner: asyncio.Task[str], orch: Orchestrator, backend: ModelBackend) -> None:
+        """A runner cancelled before the loop first ran it never entered ``_run`` (no ``finally`` of its ran):
+        its build is ended and its slots freed here, else the row stays "running" with no lease to lapse
+        and this replica's slot stays taken."""
+        if orch.task_id in self._entered:
+            self._entered.discard(orch.task_id)
+            return
+        self._settling[orch.task_id] = asyncio.ensure_future(self._end_unstarted(orch, backend))
+
+    async def _end_unstarted(self, orch: Orchestrator, backend: ModelBackend) -> None:
+        try:
+            with contextlib.suppress(Exception):  # a row left unfinished is ended by the sweeps as before
+                await orch._fail("cancelled")
+        finally:
+            await self._wind_down(orch, backend)
+            self._settling.pop(orch.task_id, None)
+
+    async def _wind_down(self, orch: Orchestrator, backend: ModelBackend) -> None:
+        """What ends a runner, started or not: its model, the replica's slot, the build's lease."""
+        with contextlib.suppress(Exception):
+            await asyncio.shield(backend.aclose())
+        self.lock.release()
+        if self.store.shared:
+            with contextlib.suppress(Exception):  # a lease left behind lapses; the row is already ended
+                await asyncio.shield(build_lease.release(self.store.db, orch.task_id, self.holder))
+        self._running.pop(orch.task_id, None)
+        self._listeners.pop(orch.task_id, None)
+        self._last_event.pop(orch.task_id, None)
 
     async def _end_lapsed(self) -> list[str]:
         ended = await build_lease.end_lapsed(self.store.db)
@@ -363,6 +418,9 @@ class BuildService:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+        settling = self._settling.get(task_id)
+        if settling is not None:  # cancelled before its runner started: ended by the callback, awaited here
+            await asyncio.shield(settling)
         return True
 
     async def status(self, task_id: str, principal: str | None = None) -> dict[str, Any]:

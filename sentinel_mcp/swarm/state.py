@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.storage import Schema
+from sentinel_mcp.storage.database import Statement
 from sentinel_mcp.storage.store import SeamStore
 
 TERMINAL_STATES = ("COMPLETED", "FAILED")
 OWNER = "owner"  # the device owner's principal (stdio clients, the CLI)
+_DB_NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
 STATES = ("PLANNING", "EXECUTING", "VERIFYING") + TERMINAL_STATES
 
 # what both backends keep of a build, its steps and its model calls, written once: ``{real}`` is the backend's
@@ -104,7 +106,21 @@ CREATE INDEX IF NOT EXISTS tasks_principal ON tasks(principal, created_at);"""
     + _STEPS_AND_CALLS.format(**_PG)
 )
 
-SCHEMA = Schema("swarm", {"sqlite": [_SQL, _add_principal], "postgres": [_PG_SQL]})
+# one unfinished build per principal in the whole store (every replica's): a build that another build of
+# the same principal left unfinished (two replicas' slots taken before this index) is ended first, the
+# newest kept
+_ONE_UNFINISHED = """
+UPDATE tasks SET state = 'FAILED', error = 'ended at an upgrade: one unfinished build per caller',
+    finished_at = updated_at
+WHERE state NOT IN ('COMPLETED','FAILED') AND task_id NOT IN (
+    SELECT max(task_id) FROM tasks WHERE state NOT IN ('COMPLETED','FAILED') GROUP BY principal);
+CREATE UNIQUE INDEX IF NOT EXISTS tasks_one_unfinished ON tasks(principal)
+    WHERE state NOT IN ('COMPLETED','FAILED');"""
+
+SCHEMA = Schema(
+    "swarm", {"sqlite": [_SQL, _add_principal, _ONE_UNFINISHED], "postgres": [_PG_SQL, _ONE_UNFINISHED]}
+)
+HOUR = 3600.0
 
 
 class SwarmStore(SeamStore):
@@ -119,41 +135,55 @@ class SwarmStore(SeamStore):
 
     async def create_task(self, task_id: str, spec: dict[str, Any], workspace: Path, *, session: str = "",
                           backend: str = "", principal: str = OWNER,
-                          lease: tuple[str, str, float] | None = None) -> None:
-        """``lease`` (shared store): ``(replica, holder, seconds)``, recorded with the row in one statement,
-        so
-        no build is ever in the store unleased (a replica dying right after would leave it running forever).
-        """
-        now = time.time()
+                          lease: tuple[str, str, float] | None = None, per_hour: int | None = None) -> bool:
+        """Record a new build; False (nothing written) when ``principal`` already has an unfinished build or,
+        with ``per_hour``, started that many within the hour. The check and the insert are one transaction
+        under a lock of that principal's (a server store: every replica's submits for it are ordered), and
+        the unique index of unfinished builds per principal holds whoever writes. ``lease`` (shared store):
+        ``(replica, holder, seconds)``, recorded with the row, so no build is ever in the store unleased (a
+        replica dying right after would leave it running forever); its times are the database's clock, so
+        replicas whose clocks disagree count one hour alike."""
+        cap = per_hour if per_hour is not None else 2**31 - 1
         if lease is not None:
             replica, holder, seconds = lease
-            await self._write(
-                "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, "
-                "created_at, "
-                "updated_at, replica, lease_holder, lease_until) VALUES (?, 'PLANNING', ?, ?, ?, ?, ?, ?, ?, "
-                "?, ?, "
-                "EXTRACT(EPOCH FROM clock_timestamp()) + ?)",
-                (
-                    task_id,
-                    json.dumps(spec),
-                    session,
-                    principal,
-                    backend,
-                    str(workspace),
-                    now,
-                    now,
-                    replica,
-                    holder,
-                    seconds,
+            out = await self.db.run([
+                Statement(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("sentinel.swarm/" + principal,)
                 ),
-            )
-            return
-        await self._write(
+                Statement(
+                    "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, "
+                    "created_at, updated_at, replica, lease_holder, lease_until) "
+                    f"SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, {_DB_NOW}, {_DB_NOW}, ?, ?, {_DB_NOW} + ? "
+                    "WHERE (SELECT count(*) FROM tasks WHERE principal = ? AND created_at >= "
+                    f"{_DB_NOW} - {HOUR}) < ? ON CONFLICT DO NOTHING RETURNING task_id",
+                    (task_id, json.dumps(spec), session, principal, backend, str(workspace), replica, holder,
+                     seconds, principal, cap),
+                ),
+            ])
+            return bool(out[1].rows)
+        now = time.time()
+        out = await self.db.run([Statement(
             "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, "
-            "created_at, "
-            "updated_at) VALUES (?, 'PLANNING', ?, ?, ?, ?, ?, ?, ?)",
-            (task_id, json.dumps(spec), session, principal, backend, str(workspace), now, now),
+            "created_at, updated_at) SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, ?, ? "
+            "WHERE (SELECT count(*) FROM tasks WHERE principal = ? AND created_at >= ?) < ? "
+            "ON CONFLICT DO NOTHING RETURNING task_id",
+            (task_id, json.dumps(spec), session, principal, backend, str(workspace), now, now, principal,
+             now - HOUR, cap),
+        )])
+        return bool(out[0].rows)
+
+    async def now(self) -> float:
+        """The time builds are counted by: the database's clock on a server store (every replica alike)."""
+        if self.shared:
+            return float((await self.db.query(f"SELECT {_DB_NOW}"))[0][0])
+        return time.time()
+
+    async def unfinished_of(self, principal: str) -> dict[str, Any] | None:
+        """``principal``'s unfinished build (there is at most one), if any."""
+        rows = await self.db.query_dicts(
+            "SELECT * FROM tasks WHERE principal = ? AND state NOT IN ('COMPLETED','FAILED')", (principal,)
         )
+        return _task_dict(rows[0]) if rows else None
 
     async def set_state(self, task_id: str, state: str, *, error: str | None = None) -> None:
         assert state in STATES

@@ -42,8 +42,10 @@ async def _until_ended(service: BuildService, task_id: str) -> dict:
 async def test_two_sweepers_end_each_lapsed_build_exactly_once(pg_url: str, tmp_path: Path) -> None:
     store = await SwarmStore(pg_url).open()
     ids = [f"t20261124-0900{i:02d}-{i:06x}" for i in range(N)]
-    for tid in ids:  # builds of a replica that died: their leases lapsed a second ago
-        await store.create_task(tid, SPEC, tmp_path / tid, lease=("replica-dead", "replica-dead/x", -1.0))
+    for i, tid in enumerate(ids):  # a dead replica's builds (one per caller): leases lapsed a second ago
+        assert await store.create_task(
+            tid, SPEC, tmp_path / tid, principal=f"p{i}", lease=("replica-dead", "replica-dead/x", -1.0)
+        )
     live = "t20261124-090099-0000ff"
     await store.create_task(live, SPEC, tmp_path / live, lease=("replica-live", "replica-live/y", 600.0))
     go = tmp_path / "go"
@@ -135,8 +137,9 @@ async def test_a_build_that_finished_since_its_id_was_read_is_not_taken_for_lost
     store = await SwarmStore(pg_url).open()
     holder = "replica-a/k"
     done, ended = "t20261202-070000-0000a1", "t20261202-070000-0000a2"
-    for tid in (done, ended):
-        await store.create_task(tid, SPEC, tmp_path / tid, lease=("replica-a", holder, 600.0))
+    for tid in (done, ended):  # two callers' builds (a caller has one unfinished build at a time)
+        lease = ("replica-a", holder, 600.0)
+        assert await store.create_task(tid, SPEC, tmp_path / tid, principal=tid, lease=lease)
     await store.set_state(done, "COMPLETED")
     await store.db.write("UPDATE tasks SET lease_until = 0 WHERE task_id = ?", (ended,))
     assert [tid for tid, _ in await build_lease.end_lapsed(store.db)] == [ended]
@@ -189,7 +192,9 @@ async def test_a_restarted_replica_ends_its_own_old_builds_at_once_and_names_whe
     own, other = "t20261124-090000-0a0a0a", "t20261124-090001-0b0b0b"
     # leases far from lapsing: only knowing its own name lets the restarted replica end its old build now
     await store.create_task(own, SPEC, tmp_path / own, lease=("replica-a", "replica-a/old", 600.0))
-    await store.create_task(other, SPEC, tmp_path / "b" / other, lease=("replica-b", "replica-b/x", 600.0))
+    assert await store.create_task(
+        other, SPEC, tmp_path / "b" / other, principal="bob", lease=("replica-b", "replica-b/x", 600.0)
+    )
     await store.close()
     a = _service(tmp_path / "a", pg_url, "replica-a")
     await a.start(sweep=False)

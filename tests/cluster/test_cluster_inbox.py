@@ -191,3 +191,42 @@ async def test_an_answer_waiting_for_a_retry_is_used_once_on_any_replica(server:
     finally:
         for mirror in reversed(mirrors):
             await mirror.stop()
+
+
+class _Behind:
+    """A replica's clock an hour behind (``time`` as ``cluster_inbox`` reads it)."""
+
+    @staticmethod
+    def time() -> float:
+        import time
+
+        return time.time() - 3600
+
+
+async def test_a_replica_whose_clock_lags_never_uses_an_expired_answer(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer waits for the retry for the inbox's time to live, on the database's clock: before, the
+    window was the answering replica's clock and each retrying replica compared it with its own, so a replica
+    an hour behind let a retry use an answer that had expired ten minutes before."""
+    import sentinel_mcp.console.cluster_inbox as cluster_inbox
+
+    a, b = Inbox(), Inbox()
+    mirror_a = await ClusterInbox(a, server.url, "replica-a").start()
+    mirror_b = await ClusterInbox(b, server.url, "replica-b").start()
+    try:
+        item = post(a, "alice", "late")
+        item.kind = "blocked"  # the client was told to call again
+        await until(lambda: len(b.open_items("alice")) == 1)
+        assert await b.give(b.get("alice", item.id), YES)  # type: ignore[arg-type]
+        # the answer's window ended ten minutes ago, by the cluster's clock
+        await mirror_a.db.write(
+            "UPDATE inbox_items SET expires = EXTRACT(EPOCH FROM clock_timestamp()) - 600 WHERE id = ?",
+            (item.id,),
+        )
+        monkeypatch.setattr(cluster_inbox, "time", _Behind)
+        assert await take(b, name="late") is None
+        assert await take(a, name="late") is None
+    finally:
+        await mirror_a.stop()
+        await mirror_b.stop()

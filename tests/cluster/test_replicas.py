@@ -32,6 +32,9 @@ from sentinel_mcp.paths import RULEBASES_DIR
 from tests.cluster.lease_worker import SPEC
 from tests.records.rig import AUTH, RECORDER, ROOT, TOKEN, executed
 
+BUILDER_TOKEN = "builder-token-" + "b" * 32
+BUILDER_AUTH = {"Authorization": f"Bearer {BUILDER_TOKEN}"}
+
 CLIENTS = 8
 CALLS = 6  # per client and phase: bounded by count
 TASKS = 4  # A2A tasks in flight at the kill
@@ -72,6 +75,8 @@ def busy_config(tmp: Path) -> dict[str, Any]:
         "builtins": ["swarm"],
         "rulebases": [str(RULEBASES_DIR / "default.pl"), str(rules)],
         "a2a": {"task_lease_seconds": 2.0, "task_lease_renew_seconds": 0.3},
+        # a second principal: one principal has one unfinished build in the cluster, and a build runs on each
+        "principals": [{"name": "builder", "token": BUILDER_TOKEN}],
         # builds ask a model that never answers (they stay mid-run); short leases for the test
         "swarm": {"backend": "openai", "build_lease_seconds": 3.0, "build_lease_renew_seconds": 0.3},
     })
@@ -96,10 +101,12 @@ async def silent_model() -> AsyncIterator[str]:
         server.close()
 
 
-async def mcp_json(port: int, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+async def mcp_json(
+    port: int, tool: str, args: dict[str, Any], auth: dict[str, str] = AUTH
+) -> dict[str, Any]:
     """One 2026-07-28 call through the balancer (any replica); the tool's JSON answer."""
     async with (
-        httpx2.AsyncClient(timeout=30, headers=AUTH) as http,
+        httpx2.AsyncClient(timeout=30, headers=auth) as http,
         Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c,
     ):
         r = await c.call_tool(tool, args)
@@ -198,11 +205,13 @@ async def test_two_replicas_behind_haproxy_share_one_record_and_survive_a_kill_9
 
         # work in flight on both replicas: a build on each (its model never answers), A2A tasks running
         builds: dict[str, str] = {}  # build id -> the replica it runs on (one build at a time each)
+        owners = {"replica-a": AUTH, "replica-b": BUILDER_AUTH}  # one unfinished build per principal
         for name in ("replica-a", "replica-b"):
-            started = await mcp_json(cluster.ports[name], "swarm__swarm_build", {"spec": SPEC})
+            started = await mcp_json(cluster.ports[name], "swarm__swarm_build", {"spec": SPEC}, owners[name])
             builds[started["task_id"]] = name
         for tid, name in builds.items():  # read through the balancer, either replica
-            assert (await mcp_json(port, "swarm__swarm_status", {"task_id": tid}))["replica"] == name
+            status = await mcp_json(port, "swarm__swarm_status", {"task_id": tid}, owners[name])
+            assert status["replica"] == name
         async with httpx2.AsyncClient(timeout=30) as http:
             tasks: dict[str, str] = {}  # task id -> mark
             for n in range(TASKS):
@@ -258,7 +267,7 @@ async def test_two_replicas_behind_haproxy_share_one_record_and_survive_a_kill_9
         # builds: A's ended with the reason (never resumed), B's still running, each read through the balancer
         for tid, where in builds.items():
             for _ in range(200):  # bounded: the build lease is 3 s
-                status = await mcp_json(port, "swarm__swarm_status", {"task_id": tid})
+                status = await mcp_json(port, "swarm__swarm_status", {"task_id": tid}, owners[where])
                 if where == "replica-b" or status["state"] == "FAILED":
                     break
                 await asyncio.sleep(0.1)

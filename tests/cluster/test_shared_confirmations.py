@@ -46,7 +46,8 @@ async def test_a_confirmation_is_bound_expires_and_is_used_once(store_location: 
         assert await other.take(pay(), VERSION)  # given through one replica, used on another
         assert not await book.take(pay(), VERSION) and not await other.take(pay(), VERSION)  # once
         await book.grant(pay(), VERSION)
-        clock[0] += 61  # expired: not used, and gone
+        clock[0] += 61  # expired: not used, and gone (a server store's expiry is on the database's clock)
+        await db.write("UPDATE confirmations SET expires_at = expires_at - 61")
         assert not await other.take(pay(), VERSION)
         assert (await db.query("SELECT count(*) FROM confirmations"))[0][0] == 0
         await book.grant(pay(), VERSION)
@@ -172,3 +173,26 @@ async def test_an_unreachable_store_refuses_labels_and_grants_no_confirmation() 
     finally:
         await release(db)
         await asyncio.to_thread(server.stop, "immediate")
+
+
+async def test_replicas_clocks_never_stretch_a_confirmation_past_its_time_to_live(pg_url: str) -> None:
+    """Replicas' clocks disagree (skew): a confirmation's expiry is set and checked on the database's clock,
+    as leases are. Before, a replica an hour ahead granted a "yes" that lived an hour and a minute on every
+    replica, and a replica an hour behind used a "yes" that had expired everywhere else."""
+    import time
+
+    db = open_database(pg_url, "confirmations")
+    try:
+        await SharedConfirmationBook.open(db, 60)
+        ahead = SharedConfirmationBook(db, 60, clock=lambda: time.time() + 3600)
+        behind = SharedConfirmationBook(db, 60, clock=lambda: time.time() - 3600)
+        await ahead.grant(pay(), VERSION)
+        left = await db.query("SELECT expires_at - EXTRACT(EPOCH FROM clock_timestamp()) FROM confirmations")
+        assert 0 < left[0][0] <= 60
+        await db.write("UPDATE confirmations SET expires_at = EXTRACT(EPOCH FROM clock_timestamp()) - 600")
+        assert not await behind.held(pay(), VERSION)
+        assert not await behind.take(pay(), VERSION)  # expired ten minutes ago by the cluster's clock
+        await behind.grant(pay(), VERSION)  # granted through the late replica: a full minute, not none
+        assert await ahead.held(pay(), VERSION) and await ahead.take(pay(), VERSION)
+    finally:
+        await release(db)

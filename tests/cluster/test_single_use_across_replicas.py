@@ -102,3 +102,27 @@ async def test_a_change_on_one_replica_reaches_the_others_next_read(pg_url: str,
     finally:
         await a.close()
         await b.close()
+
+
+async def test_replicas_clocks_never_stretch_a_sealed_states_nonce(pg_url: str) -> None:
+    """A nonce's expiry is kept on the database's clock (a replica's own clock may run ahead or behind):
+    before, a replica an hour behind took a nonce that had expired everywhere else, so it honoured an expired
+    state (its own clock checks the seal too), and one an hour ahead wrote nonces that lived an hour
+    longer."""
+    db = open_database(pg_url, "nonces")
+    try:
+        await db.migrate(NONCES)
+        now = time.time()
+        ahead = StoredNonceBook(db, clock=lambda: time.time() + 3600)
+        behind = StoredNonceBook(db, clock=lambda: time.time() - 3600)
+        await ahead.issue_async("n1", now + 3600 + 60)  # sealed by the replica ahead: a minute to live
+        left = await db.query("SELECT expires_at - EXTRACT(EPOCH FROM clock_timestamp()) FROM nonces")
+        assert 0 < left[0][0] <= 60
+        await db.write("UPDATE nonces SET expires_at = EXTRACT(EPOCH FROM clock_timestamp()) - 600")
+        assert not await behind.consume_async("n1")  # expired ten minutes ago by the cluster's clock
+        await behind.issue_async("n2", now - 3600 + 60)  # sealed by the replica behind: a minute, not none
+        assert await ahead.consume_async("n2") and not await behind.consume_async("n2")
+        behind.issue("n3", now - 3600 + 60)  # the blocking path alike
+        assert ahead.consume("n3")
+    finally:
+        await release(db)

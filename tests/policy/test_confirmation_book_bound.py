@@ -49,3 +49,27 @@ async def test_expired_confirmations_are_dropped_as_new_ones_come() -> None:
     book.capacity = 1
     await book.grant(call(3), "v")
     assert len(book._granted) == 1 and await book.held(call(3), "v")
+
+
+def of(principal: str, n: int) -> ToolCall:
+    return call(n, session=f"{principal}/s1").model_copy(update={"principal": principal})
+
+
+async def test_one_principals_grants_never_push_out_anothers_confirmation() -> None:
+    """The bound is shared fairly: past it, the principal holding the most loses its oldest. alice's many
+    grants (answers she never used, each for other arguments) used to evict bob's confirmation given a moment
+    before his call, so bob's "yes" was lost and he was asked again."""
+    book = ConfirmationBook(60, capacity=100)
+    await book.grant(of("bob", 0), "v")
+    for n in range(1_000):
+        await book.grant(of("alice", n), "v")
+    assert len(book) == 100
+    assert await book.held(of("bob", 0), "v")
+    assert await book.held(of("alice", 999), "v") and not await book.held(of("alice", 0), "v")
+    assert await book.take(of("bob", 0), "v") and not await book.take(of("bob", 0), "v")
+    for n in range(50):  # two principals at the bound: each keeps its share
+        await book.grant(of("bob", 100 + n), "v")
+    for n in range(1_000, 1_100):
+        await book.grant(of("alice", n), "v")
+    assert len(book) == 100 and await book.held(of("bob", 100), "v")
+    assert sum([await book.held(of("bob", 100 + n), "v") for n in range(50)]) == 50
