@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from .device_words import quoted
+from .errors import DeviceError
 
 _HEADER = re.compile(r"Window #\d+ Window\{[0-9a-f]+ u\d+ ([^}\s]*)[^}]*\}:")
 _FRAME = re.compile(r"\[(-?\d{1,6}),(-?\d{1,6})\]\[(-?\d{1,6}),(-?\d{1,6})\]")
@@ -76,7 +77,7 @@ def parse_windows(text: str) -> list[Window]:
     return windows
 
 
-class WindowsUnknown(ValueError):
+class WindowsUnknown(DeviceError, ValueError):
     """The window list said nothing readable: what lies over a tap is unknown."""
 
 

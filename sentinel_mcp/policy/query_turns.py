@@ -14,8 +14,10 @@ import contextlib
 from collections import OrderedDict, deque
 from typing import AsyncIterator
 
+from sentinel_mcp.core.errors import PolicyError
 
-class TooManyWaiting(Exception):
+
+class TooManyWaiting(PolicyError):
     """The principal already has as many goals waiting as it may."""
 
 
