@@ -134,9 +134,11 @@ class Actuator:
         return await self.covered_at(element.window or element.package, [(x, y)],
                                      f"the centre of {element.id} ({element.label!r})")
 
-    async def covered_at(self, app: str, points: Sequence[tuple[int, int]], where: str) -> str | None:
-        """Why a touch at ``points`` may reach a window of another app than ``app``; None: it reaches
-        ``app``."""
+    async def covered_at(
+        self, app: str | Callable[[int, int], str], points: Sequence[tuple[int, int]], where: str
+    ) -> str | None:
+        """Why a touch at ``points`` may reach a window of another app than ``app`` (one app, or the app each
+        point is meant for); None: each reaches its app."""
         if not getattr(self.gate.backend, "lists_windows", False):
             return None
         try:
@@ -144,7 +146,7 @@ class Actuator:
         except WindowsUnknown as exc:
             return f"refused: {exc}. Nothing was sent"
         for x, y in points:
-            found = covering(windows, app, x, y)
+            found = covering(windows, app if isinstance(app, str) else app(x, y), x, y)
             if isinstance(found, str):
                 return f"refused: {found}. Nothing was sent"
             if found is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 import re
 from typing import Any, Literal
 
@@ -336,7 +335,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         pressed = drag_receivers(screen, points)
         if isinstance(pressed, str):
             return error_result(pressed)
-        app = subject.window if subject is not None else screen_window(screen)
+        # the app each point is meant for: the scrolled element's, or the one the dump shows there
+        app = subject.window if subject is not None else (lambda x, y: window_at(screen, x, y))
         try:  # another app's window under the finger takes the swipe, and the dump does not show it
             over = await act.covered_at(app, points, "a point the swipe presses or lifts at")
         except DeviceError as exc:
@@ -468,10 +468,14 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         return read_result("\n".join(f"{k}: {v}" for k, v in info.items()), info)
 
 
-def screen_window(screen: Snapshot) -> str:
-    """The app whose window most of the screen's elements are drawn in (Android names a window's package)."""
-    counts = Counter(e.window for e in screen.elements if e.window)
-    return counts.most_common(1)[0][0] if counts else screen.package
+def window_at(screen: Snapshot, x: int, y: int) -> str:
+    """The app whose window the dump shows at (x, y): the topmost element there (drawn last, listed last),
+    else the screen's app. Never a count of elements: another window's many nodes would not move it."""
+    for e in reversed(screen.elements):
+        x1, y1, x2, y2 = e.bounds
+        if e.window and x1 <= x < x2 and y1 <= y < y2:
+            return e.window
+    return screen.package
 
 
 TAPPING = ("click", "long_click", "type", "clear")  # kinds whose commands tap the target's centre
