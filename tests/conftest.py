@@ -101,3 +101,15 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
         text = str(report.longrepr)
         if _utf8(text) is not text:
             report.longrepr = _utf8(text)
+
+
+@pytest.fixture(autouse=True)
+def _a_process_clock_of_its_own() -> Any:
+    """Each test reads TTLs on a process clock of its own (``core/process_clock.py``). The clock never goes
+    back: a test that moved ``time.time`` forward (to expire facts) left it an hour ahead for every later test
+    of its worker, whose facts then expired early, or read as "from the future" to a CLI in a subprocess."""
+    from sentinel_mcp.core import process_clock
+
+    process_clock.CLOCK = process_clock.ProcessClock()
+    yield
+    process_clock.CLOCK = process_clock.ProcessClock()
