@@ -91,3 +91,15 @@ async def test_the_wildcard_names_each_destructive_tool_it_lets_through(tmp_path
     problems = await _problems(tmp_path, "guard('shop__*', [], true).\n")
     mine = sorted(p for p in problems if "through on nothing" in p)
     assert len(mine) == 2 and "shop__refund" in mine[1] and "shop__delete_account" in mine[0], mine
+
+
+async def test_a_rulebase_built_to_make_the_walk_explode_is_warned_about_not_waited_on(tmp_path: Path) -> None:
+    """Each ``q`` first tries ``q :- p``, whose bodies have 200 ``q``: 400^3 steps unbounded. The walk has
+    an inference budget per guard; a guard it cannot finish is one it cannot call safe (warned)."""
+    qs = ", ".join(["q"] * 200)
+    problems = await _problems(
+        tmp_path,
+        "guard('shop__delete_account', [], p).\n"
+        f"p :- {qs}, blocked(x).\np :- {qs}.\nq :- p.\nq.\n",
+    )
+    assert any(p.startswith("warning 3 ") and UNCONDITIONAL in p for p in problems), problems
