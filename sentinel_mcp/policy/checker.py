@@ -185,6 +185,16 @@ async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
                     **where,
                 )
             )
+        elif c["document"] in docs.paragraphs and not docs.names_one_sentence(c["document"], c["anchor"]):
+            out.append(
+                Problem(
+                    severity="warning",
+                    message=f"the anchor {c['anchor']!r} names no one sentence of {c['document']}: it is not "
+                    "whole words, or occurs more than once (a denial would quote the first sentence holding "
+                    "it); quote more of the sentence, or name its section ('Section \u203a fragment')",
+                    **where,
+                )
+            )
     citing_files = set(declared_in.values())
     for u in cites["uncited"]:
         if u["file"] in citing_files:

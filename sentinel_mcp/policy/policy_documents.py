@@ -8,6 +8,7 @@ above it and the paragraph's lines, so a denial (and an allow proof) can quote t
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -136,8 +137,18 @@ class PolicyDocuments:
         return None
 
     def matches(self, document: str, anchor: str) -> int:
-        """In how many paragraphs an anchor occurs (the checker warns when it is more than one)."""
+        """In how many paragraphs an anchor occurs."""
         return len(self._holding(document, anchor))
+
+    def names_one_sentence(self, document: str, anchor: str) -> bool:
+        """Whether an anchor names one place of the document: whole words that occur once in it (under its
+        section, when the anchor names one). A citation resolves to the first sentence holding its anchor,
+        so an anchor such as 'the', or a piece of a word, quoted a sentence the rule never formalised."""
+        held = self._holding(document, anchor)
+        if not held:
+            return False
+        words = re.compile(r"(?<!\w)" + re.escape(held[0][2]) + r"(?!\w)")
+        return sum(len(words.findall(normalize(p.text))) for _, p, _ in held) == 1
 
     def quote_violations(self, violations: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Broken rules as shown: each reason followed by the policy sentence it cites."""
