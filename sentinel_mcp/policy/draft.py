@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from sentinel_mcp.policy.policy_documents import SECTION_MARK, PolicyDocuments
 from sentinel_mcp.policy.prolog_text import to_prolog_chars
 from sentinel_mcp.search.paragraphs import Paragraph
 
@@ -266,11 +267,25 @@ def mentions(tool_name: str, paragraphs: list[Paragraph]) -> list[Paragraph]:
     return [p for _, _, p in sorted(scored)[:MAX_PARAGRAPHS]]
 
 
-def anchor_of(p: Paragraph) -> str:
-    """A fragment of the paragraph's first sentence that resolves to it (its first words)."""
-    sentence = (p.sentences[0] if p.sentences else p.text).replace("\u203a", " ")
-    words = re.sub(r"[*_`]", "", sentence).split()
-    return " ".join(words[:10]).rstrip(".,:;")
+def anchor_of(p: Paragraph, paragraphs: list[Paragraph]) -> str:
+    """An anchor that names ``p`` alone, by the look-up ``check`` and every denial use (PolicyDocuments): the
+    first words of its first sentence as the policy has them (markup as the look-up reads it: a ``user_id``
+    stays one), as many as are found once, else under its section's name; "" when none is (the draft then
+    cites nothing: a guessed anchor would quote another sentence, or one the policy does not hold)."""
+    docs = PolicyDocuments.of_paragraphs(p.document, p.document, paragraphs)
+    sentence = (p.sentences[0] if p.sentences else p.text).split(SECTION_MARK)[0]  # the mark splits an anchor
+    words = sentence.split()
+    for section in ("", p.heading_text):
+        for n in sorted({min(k, len(words)) for k in (10, 16, 24, 40)}):
+            anchor = " ".join(words[:n]).rstrip(".,:;")
+            if section:
+                anchor = f"{section} {SECTION_MARK} {anchor}"
+            cited = docs.cite(p.document, anchor)
+            if anchor and cited is not None and cited.line_start == p.line_start and docs.names_one_sentence(
+                p.document, anchor
+            ):
+                return anchor
+    return ""
 
 
 # the names a draft writes into Prolog text (tool names, schema property names): an upstream's schemas are
@@ -442,13 +457,13 @@ def draft_rulebase(
         for p in found:
             lines.append(_one_line(f"%   line {p.line_start} ({p.heading_text}): {p.text[:110]}"))
         body = ["      ( % TODO: the requirements, each require(Goal, Reason, policy_ref(...)), e.g.:"]
-        for p in found[:3]:
+        anchors = [a for a in (anchor_of(p, paragraphs) for p in found[:3]) if a]
+        for a in anchors:
             body.append(
-                f"        % require(Goal, 'TODO: the rule in words', policy_ref({doc}, "
-                f"{quote(anchor_of(p))})),"
+                f"        % require(Goal, 'TODO: the rule in words', policy_ref({doc}, {quote(a)})),"
             )
         for pred, ins, arg in asked.get(t["name"], []):
-            cite = anchor_of(found[0]) if found else ""
+            cite = anchors[0] if anchors else ""
             ref = f", policy_ref({doc}, {quote(cite)})" if cite else ""
             body.append(
                 f"        {pred}({', '.join(ins + [arg + 'Given'])}), "

@@ -67,6 +67,14 @@ class PolicyDocuments:
             docs.add(d.name, d.path, d.file)
         return docs
 
+    @classmethod
+    def of_paragraphs(cls, name: str, path: str, paragraphs: list[Paragraph]) -> "PolicyDocuments":
+        """One document already split (a draft's policy): its citations resolved as a loaded one's."""
+        docs = cls()
+        docs.paths[name] = Path(path)
+        docs.paragraphs[name] = paragraphs
+        return docs
+
     def add(self, name: str, path: str, declared_in: str) -> None:
         if self.untrusted is None:
             found = resolve_document(path, declared_in)
