@@ -70,9 +70,10 @@ async def check_files(
     engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None,
     untrusted: UntrustedRules | None = None,
 ) -> list[Problem]:
-    """All problems (errors and warnings) of a set of files, in file/line order. ``catalog``: the tools named by
-    identity (``<server>__<tool>``, what guards bind to; ``catalog_by_identity``). ``untrusted``: the files are
-    a client's candidate, held to the bounds of the rulebase in force (the documents it may cite)."""
+    """All problems (errors and warnings) of a set of files, in file/line order. ``catalog``: the tools named
+    by identity (``<server>__<tool>``, what guards bind to; ``catalog_by_identity``). ``untrusted``: the
+    files are a client's candidate, held to the bounds of the rulebase in force (the documents it may
+    cite)."""
     try:
         rb = await load_rulebase(engine, files)
     except RulebaseError as e:

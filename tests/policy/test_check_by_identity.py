@@ -1,5 +1,5 @@
-"""``check --connect`` names tools as the policy does: by identity (``<server>__<tool>``), not by the name that
-exposes them. With a server mounted under a prefix, the check compared guards with the exposed names: the
+"""``check --connect`` names tools as the policy does: by identity (``<server>__<tool>``), not by the name
+that exposes them. With a server mounted under a prefix, the check compared guards with the exposed names: the
 guard of the tool's identity (the one that applies) was "for a tool no upstream has", and a guard on the
 exposed name, which never applies (a call is decided by identity), was clean."""
 

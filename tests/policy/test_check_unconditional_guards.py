@@ -32,7 +32,8 @@ CATALOG = [
     Tool(name="shop__refund", inputSchema={"type": "object"}),  # no annotations: destructive by default
     Tool(name="shop__reset_password", inputSchema={"type": "object"},
          annotations=ToolAnnotations(destructiveHint=False)),
-    Tool(name="shop__get_order", inputSchema={"type": "object"}, annotations=ToolAnnotations(readOnlyHint=True)),
+    Tool(name="shop__get_order", inputSchema={"type": "object"},
+         annotations=ToolAnnotations(readOnlyHint=True)),
 ]
 
 HEAD = "policy_document(shop, 'policy.md').\nfact(blocked/1).\n"
@@ -93,7 +94,7 @@ async def test_the_wildcard_names_each_destructive_tool_it_lets_through(tmp_path
     assert len(mine) == 2 and "shop__refund" in mine[1] and "shop__delete_account" in mine[0], mine
 
 
-async def test_a_rulebase_built_to_make_the_walk_explode_is_warned_about_not_waited_on(tmp_path: Path) -> None:
+async def test_a_walk_built_to_explode_is_warned_about_not_waited_on(tmp_path: Path) -> None:
     """Each ``q`` first tries ``q :- p``, whose bodies have 200 ``q``: 400^3 steps unbounded. The walk has
     an inference budget per guard; a guard it cannot finish is one it cannot call safe (warned)."""
     qs = ", ".join(["q"] * 200)
