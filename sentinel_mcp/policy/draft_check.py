@@ -1,5 +1,5 @@
-"""A draft checked before it is offered: by the checker ``check --connect`` and the gateway's load use, against
-the tools it was drafted from, named by identity (``<server>__<tool>``, what its guards bind to).
+"""A draft checked before it is offered: by the checker ``check --connect`` and the gateway's load use,
+against the tools it was drafted from, named by identity (``<server>__<tool>``, what its guards bind to).
 
 A draft is built from hostile text (an upstream's schemas, a policy document). The draft's writer escapes
 every name and value it writes; this check is the second line, the same one any rulebase meets: any way the
@@ -31,7 +31,7 @@ def catalog_of(server: str, tools: list[dict[str, Any]]) -> list[Tool]:
 
 
 async def draft_problems(server: str, tools: list[dict[str, Any]], text: str) -> list[Problem]:
-    """The checker's problems of a draft's text (its policy_document path absolute, so found from anywhere)."""
+    """The checker's problems of a draft's text (its policy_document path absolute: found from anywhere)."""
     from sentinel_mcp.policy.checker import check_paths
     from sentinel_mcp.policy.engine import shared_engine
 
