@@ -59,6 +59,7 @@ class PolicyDocuments:
         self._cited: dict[tuple[str, str], Citation | None] = {}
         # (document, anchor) -> the fields a citation adds to a proof node (quote_tree: one look-up per node)
         self._quoted: dict[tuple[str, str], dict[str, Any]] = {}
+        self._normal: dict[str, list[tuple[Paragraph, str, str]]] = {}  # (the documents never change)
 
     @classmethod
     def of_rulebase(cls, rb: Rulebase, untrusted: UntrustedRules | None = None) -> "PolicyDocuments":
@@ -114,9 +115,19 @@ class PolicyDocuments:
             return []
         return [
             (i, p, wanted)
-            for i, p in enumerate(self.paragraphs.get(document, []))
-            if wanted in normalize(p.text) and (not where or where in normalize(p.heading_text))
+            for i, (p, text, heading) in enumerate(self._normalized(document))
+            if wanted in text and (not where or where in heading)
         ]
+
+    def _normalized(self, document: str) -> list[tuple[Paragraph, str, str]]:
+        """Each paragraph with its text and heading as anchors are matched (once per document: a draft looks
+        up several anchors for each of a server's tools)."""
+        got = self._normal.get(document)
+        if got is None:
+            got = self._normal[document] = [
+                (p, normalize(p.text), normalize(p.heading_text)) for p in self.paragraphs.get(document, [])
+            ]
+        return got
 
     def cite(self, document: str, anchor: str) -> Citation | None:
         """The sentence an anchor names (first paragraph that holds it), or None."""
@@ -156,7 +167,8 @@ class PolicyDocuments:
         if not held:
             return False
         words = re.compile(r"(?<!\w)" + re.escape(held[0][2]) + r"(?!\w)")
-        return sum(len(words.findall(normalize(p.text))) for _, p, _ in held) == 1
+        texts = self._normalized(document)
+        return sum(len(words.findall(texts[i][1])) for i, _, _ in held) == 1
 
     def quote_violations(self, violations: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Broken rules as shown: each reason followed by the policy sentence it cites."""
