@@ -75,7 +75,10 @@ def _input_text(path: str) -> str:
 
 
 def _saved_tools(path: str) -> list[dict[str, Any]]:
-    data = json.loads(_input_text(path))
+    try:
+        data = json.loads(_input_text(path))
+    except RecursionError:  # past the parser's depth: a list no server sends, never a traceback
+        raise ValueError("the tools list is nested too deeply") from None
     tools = data.get("tools") if isinstance(data, dict) else data
     if not isinstance(tools, list) or not all(
         isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools
