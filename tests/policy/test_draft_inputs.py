@@ -46,7 +46,7 @@ def test_an_unreadable_input_is_one_line(tmp_path, monkeypatch, capsys, kind, wh
 
 
 def test_a_tool_list_nested_too_deep_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """JSON nested past Python's recursion limit was reported as a server that could not be listed (exit 1)."""
+    """JSON nested past Python's recursion limit was told as a server that could not be listed (exit 1)."""
     (tmp_path / "policy.md").write_text("# P\n\nText.\n")
     (tmp_path / "tools.json").write_text("[" * 100_000 + "]" * 100_000)
     code = main(["draft", "--policy", str(tmp_path / "policy.md"), "--server", "shop", "--tools",
