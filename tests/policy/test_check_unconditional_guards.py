@@ -60,6 +60,9 @@ async def _problems(tmp_path: Path, text: str) -> list[str]:
         "guard('shop__delete_account', [], require(true, 'the customer asked')).\n",
         "guard('shop__delete_account', [], ( blocked(x) -> confirmed('Delete?', []) ; true )).\n",
         "guard('shop__*', [], true).\n",
+        # a citation on a branch never taken is no policy sentence saying so
+        "guard('shop__delete_account', [], ( fail -> require(true, 'x', policy_ref(shop, 'Never delete a "
+        "customer''s account')) ; true )).\n",
         "guard('shop__delete_*', [args(_)], findall(x, member(a, [a]), _)).\n",
     ],
 )

@@ -29,7 +29,12 @@ sn_unconditional_guards(RB, Out) :-
 walk_holds(RB, G) :-
     catch(call_with_inference_limit(holds_on_nothing(RB, G, 6), 200000, _), _, true).
 
-cites_policy(G) :- leaf_or_require(G, require(_, _, policy_ref(_, _))), !.
+%  a citation counts when the guard always proves it: a requirement among its top-level conjuncts (one on a
+%  branch never taken says nothing)
+cites_policy(G) :- conjunct(G, C), nonvar(C), C = require(_, _, policy_ref(_, _)), !.
+
+conjunct(G, G).
+conjunct(G, C) :- nonvar(G), G = (A, B), ( conjunct(A, C) ; conjunct(B, C) ).
 
 holds_on_nothing(_, V, _) :- var(V), !, fail.
 holds_on_nothing(_, _:_, _) :- !, fail.
