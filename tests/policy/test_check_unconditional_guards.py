@@ -60,6 +60,9 @@ async def _problems(tmp_path: Path, text: str) -> list[str]:
         "guard('shop__delete_account', [], require(true, 'the customer asked')).\n",
         "guard('shop__delete_account', [], ( blocked(x) -> confirmed('Delete?', []) ; true )).\n",
         "guard('shop__*', [], true).\n",
+        # the agent answers what an askable lets it answer (the default): the client meets it
+        "guard('shop__delete_account', [], sure(yes)).\naskable(sure(X), \"Sure?\", choice([yes, no]), []).\n",
+        "guard('shop__delete_account', [], sure).\naskable(sure, \"Sure?\", yes_no, [from([agent])]).\n",
         # a citation on a branch never taken is no policy sentence saying so
         "guard('shop__delete_account', [], ( fail -> require(true, 'x', policy_ref(shop, 'Never delete a "
         "customer''s account')) ; true )).\n",
@@ -83,6 +86,7 @@ async def test_a_guard_that_needs_nothing_is_warned_about(tmp_path: Path, guards
         "guard('shop__*', [], true).\nguard('shop__delete_account', [], confirmed('Delete?', [])).\n"
         "guard('shop__refund', [], confirmed('Refund?', [])).\n",
         "guard('shop__delete_account', [], (1 == 2)).\n",
+        "guard('shop__delete_account', [], sure).\naskable(sure, \"Sure?\", yes_no, [from([user])]).\n",
         "guard('shop__reset_password', [], true).\n",  # changes no data: the policy's own words aside
     ],
 )

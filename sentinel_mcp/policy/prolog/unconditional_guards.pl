@@ -1,7 +1,8 @@
 /*  Part of sentinel_core (included): guards whose goal holds on nothing (for the checker).
 
     A guard "holds on nothing" when its goal can be proved with no fact, no answer of the user and no
-    confirmation: an empty world, in which every base predicate and askable fails and nothing is confirmed,
+    confirmation: an empty world, in which every base predicate and the user's askables fail (one the agent
+    may answer holds: the client answers it) and nothing is confirmed,
     and in which the call's arguments are whatever the caller chooses (so a pure builtin over them, which the
     caller can satisfy, counts as holding). On a destructive tool such a guard turns off the confirmation
     the fail-safe default would ask: the checker warns unless the guard cites the policy sentence that says
@@ -46,12 +47,17 @@ holds_on_nothing(RB, (C *-> A ; B), D) :- !,
 holds_on_nothing(RB, (A ; B), D) :- !, ( holds_on_nothing(RB, A, D) -> true ; holds_on_nothing(RB, B, D) ).
 holds_on_nothing(_, ignore(_), _) :- !.
 holds_on_nothing(RB, \+ A, D) :- !, ( ground(A), pure_goal(A) -> \+ pure_holds(A) ; holds_on_nothing(RB, A, D) ).
-holds_on_nothing(RB, G, D) :- catch(goal_parts(rulebase, G, Parts), _, fail), !,
+holds_on_nothing(RB, G, D) :- catch(goal_parts(rulebase, G, Parts), refused(_), fail), !,
     forall(member(P, Parts), holds_on_nothing(RB, P, D)).
 holds_on_nothing(_, G, _) :- pure_goal(G), !, pure_holds(G).
+holds_on_nothing(RB, G, _) :- agent_answers(RB, G), !.
 holds_on_nothing(RB, G, D) :- D > 0, \+ base(RB, G), user_pred(RB, G), !, D1 is D - 1,
     \+ \+ ( RB:'$src'(rule, T, _, _), ( T = (H :- B) -> true ; H = T, B = true ),
              H = G, holds_on_nothing(RB, B, D1) ).
+
+%  An askable the agent may answer (from([user, agent]), the default): the client meets it with its answer.
+agent_answers(RB, G) :- callable(G), functor(G, N, A), functor(H, N, A),
+    RB:'$src'(decl, askable(H, _, _, O), _, _), askable_from(O, From), memberchk(agent, From), !.
 
 %  pure_goal(+G): every goal G calls takes nothing from the store or the user: a pure builtin, format/3 into
 %  text, a cut, or one of Sentinel's runtime predicates over the call, the clock and text (not those that
@@ -65,4 +71,10 @@ pure_call(PI) :- memberchk(PI, [!/0, format/3, now/1, iso_hours_between/3, iso_d
 %  A pure goal holds when the caller can make it hold: always, unless it is ground (nothing of the caller's
 %  in it) and false, as fail/0 or 1 == 2 (tried under a small inference limit).
 pure_holds(G) :- \+ ground(G), !.
-pure_holds(G) :- catch(call_with_inference_limit(once(G), 10000, R), _, fail), R \== inference_limit_exceeded.
+pure_holds(G) :-
+    catch(call_with_inference_limit(once(G), 10000, R), E, not_the_budget(E)), R \== inference_limit_exceeded.
+
+%  An error of a goal tried makes it false; the walk's own budget running out (walk_holds/2) is passed on:
+%  caught here, the walk would go on past it, unbounded.
+not_the_budget(E) :- E == inference_limit_exceeded, !, throw(E).
+not_the_budget(_) :- fail.
