@@ -61,7 +61,8 @@ async def _problems(tmp_path: Path, text: str) -> list[str]:
         "guard('shop__delete_account', [], ( blocked(x) -> confirmed('Delete?', []) ; true )).\n",
         "guard('shop__*', [], true).\n",
         # the agent answers what an askable lets it answer (the default): the client meets it
-        "guard('shop__delete_account', [], sure(yes)).\naskable(sure(X), \"Sure?\", choice([yes, no]), []).\n",
+        "guard('shop__delete_account', [], sure(yes)).\n"
+        "askable(sure(X), \"Sure?\", choice([yes, no]), []).\n",
         "guard('shop__delete_account', [], sure).\naskable(sure, \"Sure?\", yes_no, [from([agent])]).\n",
         # a citation on a branch never taken is no policy sentence saying so
         "guard('shop__delete_account', [], ( fail -> require(true, 'x', policy_ref(shop, 'Never delete a "
