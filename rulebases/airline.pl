@@ -107,9 +107,12 @@ cites(cabin_text/2, policy_ref(airline, 'There are three cabin classes')).
 cites(trip_text/2, policy_ref(airline, 'There are two types of trip')).
 cites(source_text/2, policy_ref(airline, 'There are three types of payment methods')).
 cites(free_bags_per_passenger/3, policy_ref(airline, 'There are three membership levels')).
-cites(reservation_label/2, policy_ref(airline, "If the user doesn't know their reservation id, the agent should help locate it")).
+cites(reservation_label/2, policy_ref(airline, "Modify flight › If the user doesn't know their reservation id, the agent should help locate it")).
 cites(cancel_reason/2, policy_ref(airline, 'The agent must also obtain the reason for cancellation')).
-cites(own_reservation/1, policy_ref(airline, 'First, the agent must obtain the user id and reservation id.')).
+cites(own_reservation/1, policy_ref(airline, 'Modify flight › First, the agent must obtain the user id and reservation id.')).
+cites(own_reservation/1, policy_ref(airline, 'Cancel flight › First, the agent must obtain the user id and reservation id.')).
+cites(reservation_label/2, policy_ref(airline, "Cancel flight › If the user doesn't know their reservation id, the agent should help locate it")).
+cites(passenger_count/2, policy_ref(airline, 'Even a human agent cannot modify the number of passengers.')).
 cites(flight_available/1, policy_ref(airline, 'If the status is delayed or on time')).
 cites(leg_price/4, policy_ref(airline, 'Some flight segments can be kept, but their prices will not be updated')).
 cites(cancellable/2, policy_ref(airline, 'The API does not check that cancellation rules are met')).
@@ -306,7 +309,7 @@ refund_text(R, T) :- reservation_paid(R, A), format(atom(T), '$~w to the origina
 guard('airline__cancel_reservation', [reservation_id = R],
       ( current_user(_),
         require(own_reservation(R), 'the reservation must belong to the user (named by its id exactly as the airline writes it)',
-                policy_ref(airline, 'The user must provide their user id.')),
+                policy_ref(airline, 'Cancel flight › The user must provide their user id.')),
         require(reservation_active(R), 'the reservation is already cancelled',
                 policy_ref(airline, 'Otherwise, flight can be cancelled')),
         require(no_flight_flown(R), 'a flight of this reservation has already been flown; transfer to a human agent',
@@ -320,7 +323,7 @@ guard('airline__cancel_reservation', [reservation_id = R],
 guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, flights = Fs, payment_id = P],
       ( current_user(U),
         require(own_reservation(R), 'the reservation must belong to the user (named by its id exactly as the airline writes it)',
-                policy_ref(airline, 'The user must provide their user id.')),
+                policy_ref(airline, 'Modify flight › The user must provide their user id.')),
         require(reservation_active(R), 'the reservation is cancelled',
                 policy_ref(airline, 'Other reservations can be modified')),
         require(payment_in_profile(U, P), 'the payment method must already be in the user profile',
@@ -365,7 +368,7 @@ difference_text(D, PT, T) :-
 guard('airline__update_reservation_baggages', [reservation_id = R, total_baggages = T, nonfree_baggages = N, payment_id = P],
       ( current_user(U),
         require(own_reservation(R), 'the reservation must belong to the user (named by its id exactly as the airline writes it)',
-                policy_ref(airline, 'The user must provide their user id.')),
+                policy_ref(airline, 'Modify flight › The user must provide their user id.')),
         require(reservation_active(R), 'the reservation is cancelled',
                 policy_ref(airline, 'Other reservations can be modified')),
         require(payment_in_profile(U, P), 'the payment method must already be in the user profile',
@@ -388,11 +391,11 @@ guard('airline__update_reservation_baggages', [reservation_id = R, total_baggage
 guard('airline__update_reservation_passengers', [reservation_id = R, passengers = Ps],
       ( current_user(_),
         require(own_reservation(R), 'the reservation must belong to the user (named by its id exactly as the airline writes it)',
-                policy_ref(airline, 'The user must provide their user id.')),
+                policy_ref(airline, 'Modify flight › The user must provide their user id.')),
         require(reservation_active(R), 'the reservation is cancelled',
                 policy_ref(airline, 'Other reservations can be modified')),
         require(( is_list(Ps), length(Ps, N), passenger_count(R, N) ), 'the number of passengers cannot change',
-                policy_ref(airline, 'cannot modify the number of passengers')),
+                policy_ref(airline, 'The user can modify passengers but cannot modify the number of passengers')),
         require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name and a date of birth',
                 policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
         reservation_label(R, RL), passengers_text(Ps, PT),
@@ -450,7 +453,7 @@ guard('airline__book_reservation',
 
 guard('airline__send_certificate', [user_id = U, amount = A],
       ( require(current_user(U), 'certificates go to the user themselves',
-                policy_ref(airline, 'The user must provide their user id.')),
+                policy_ref(airline, 'Modify flight › The user must provide their user id.')),
         compensation_reservation(U, R),
         require(reservation_user(R, U), 'the reservation must belong to the user',
                 policy_ref(airline, 'Always confirms the facts before offering compensation.')),

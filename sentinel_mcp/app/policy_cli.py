@@ -69,7 +69,7 @@ async def _check(args: argparse.Namespace) -> int:
         from sentinel_mcp.app.runtime import running_gateway
 
         async with running_gateway(config) as rt:
-            catalog = rt.gateway.list_catalog_tools()
+            catalog = rt.gateway.catalog_by_identity()
             problems = await check_paths(shared_engine(), files, catalog)
     else:
         problems = await check_paths(shared_engine(), files, None)

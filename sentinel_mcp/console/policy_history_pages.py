@@ -59,7 +59,7 @@ async def check_candidate(
             f"choose one of the loaded files and give its new text (at most {MAX_CANDIDATE} characters)",
         )
     # as policy_pages._check: the viewer's tools, and the documents the rulebase in force cites
-    tools = console.runtime.gateway.list_catalog_tools(viewer.principal)
+    tools = console.runtime.gateway.catalog_by_identity(viewer.principal)
     untrusted = guard.untrusted_bounds()
     with tempfile.TemporaryDirectory(prefix="sentinel-check-") as tmp:
         path = Path(tmp) / chosen

@@ -40,7 +40,7 @@ async def _check(
     from sentinel_mcp.policy.checker import check_paths
 
     untrusted = guard.untrusted_bounds() if candidate else None
-    tools = console.runtime.gateway.list_catalog_tools(viewer.principal)
+    tools = console.runtime.gateway.catalog_by_identity(viewer.principal)
     problems = await check_paths(guard.engine, files, tools, untrusted)
     return problems_in_reach(guard, viewer.principal, problems)
 

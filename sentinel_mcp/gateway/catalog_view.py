@@ -116,6 +116,16 @@ class CatalogView:
             r.exposed for r in self.manager.catalog.tools.values() if principal.may_reach(r.upstream, r.tool)
         ]
 
+    def catalog_by_identity(self, principal: Principal | None = None) -> list[Tool]:
+        """``list_catalog_tools`` named as rules name them, by identity (``<server>__<tool>``): a check of a
+        rulebase compares its guards with these (a prefix or a shortened name exposes a tool under another
+        name, which no guard applies to)."""
+        return [
+            r.exposed.model_copy(update={"name": r.identity})
+            for r in self.manager.catalog.tools.values()
+            if principal is None or principal.unrestricted or principal.may_reach(r.upstream, r.tool)
+        ]
+
     def identity_of(self, name: str) -> ToolRef | None:
         """The tool an exposed name is, by identity (``core.port.GatewayPort.identity_of``)."""
         route = self.manager.catalog.route(name)

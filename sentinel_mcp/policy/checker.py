@@ -1,6 +1,7 @@
 """Checking rulebase files: what the loader finds (syntax with file and line, undefined predicates,
 malformed declarations, askables without a question) plus, given a catalog, the tools they name:
-bindings to tools that are not read-only and guards or effects for tools no upstream has.
+bindings to tools that are not read-only, guards or effects for tools no upstream has, and guards that let a
+destructive tool through on nothing (unconditional_guards.pl).
 
 And the words: citations that name no declared policy document or no sentence of it, requirements without a
 citation (in a file that declares a policy document), confirmations that leave an argument of their call
@@ -69,8 +70,10 @@ async def check_files(
     engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None,
     untrusted: UntrustedRules | None = None,
 ) -> list[Problem]:
-    """All problems (errors and warnings) of a set of files, in file/line order. ``untrusted``: the files are
-    a client's candidate, held to the bounds of the rulebase in force (the documents it may cite)."""
+    """All problems (errors and warnings) of a set of files, in file/line order. ``catalog``: the tools named
+    by identity (``<server>__<tool>``, what guards bind to; ``catalog_by_identity``). ``untrusted``: the
+    files are a client's candidate, held to the bounds of the rulebase in force (the documents it may
+    cite)."""
     try:
         rb = await load_rulebase(engine, files)
     except RulebaseError as e:
@@ -118,9 +121,41 @@ async def check_files(
                             **where,
                         )
                     )
+            problems += await _unconditional(engine, rb, catalog)
     finally:
         await engine.unload(rb.module)
     return sorted(problems, key=lambda p: (p.file, p.line))
+
+
+def _destructive(tool: Tool) -> bool:
+    """As MCP's defaults read: a tool not marked read-only is destructive unless marked otherwise."""
+    ann = tool.annotations
+    return not (ann and ann.read_only_hint) and not (ann and ann.destructive_hint is False)
+
+
+async def _unconditional(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]) -> list[Problem]:
+    """A warning for each guard that lets a destructive catalog tool through on nothing: every guard matching
+    the tool holds with no fact, answer or confirmation (guards add up: one that asks is enough) and none
+    cites the policy sentence that says so. It turns off the confirmation the fail-safe default would ask."""
+    guards = await engine.guard_needs(rb.module)
+    out = []
+    for tool in (t for t in catalog if _destructive(t)):
+        meeting = [g for g in guards if _matches(str(g["tool"]), [tool.name])]
+        if meeting and all(g["nothing"] for g in meeting):
+            g = meeting[0]
+            out.append(
+                Problem(
+                    severity="warning",
+                    file=g["file"],
+                    line=g["line"],
+                    tool=tool.name,
+                    message=f"this guard lets {tool.name} through on nothing (no fact, answer or "
+                    "confirmation; the caller's arguments alone meet it), though the tool changes data and "
+                    "the default would ask the user: require what the policy requires, or cite the sentence "
+                    "that allows it (require(..., Reason, policy_ref(Document, Anchor)))",
+                )
+            )
+    return out
 
 
 async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool] | None,
@@ -149,6 +184,16 @@ async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
                     severity="error",
                     message=f"the anchor {c['anchor']!r} is in no sentence of "
                     f"{c['document']} ({docs.paths[c['document']]})",
+                    **where,
+                )
+            )
+        elif c["document"] in docs.paragraphs and not docs.names_one_sentence(c["document"], c["anchor"]):
+            out.append(
+                Problem(
+                    severity="warning",
+                    message=f"the anchor {c['anchor']!r} names no one sentence of {c['document']}: it is not "
+                    "whole words, or occurs more than once (a denial would quote the first sentence holding "
+                    "it); quote more of the sentence, or name its section ('Section \u203a fragment')",
                     **where,
                 )
             )

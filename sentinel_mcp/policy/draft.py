@@ -21,10 +21,12 @@ field
 
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from sentinel_mcp.policy.policy_documents import SECTION_MARK, PolicyDocuments
 from sentinel_mcp.policy.prolog_text import to_prolog_chars
 from sentinel_mcp.search.paragraphs import Paragraph
 
@@ -249,28 +251,49 @@ def _stems(words: list[str]) -> list[str]:
     return [w[:5].lower() for w in words if w not in GENERIC and len(w) > 2]
 
 
-def mentions(tool_name: str, paragraphs: list[Paragraph]) -> list[Paragraph]:
+def mentions(tool_name: str, paragraphs: list[Paragraph], lowered: list[tuple[str, str]] | None = None
+             ) -> list[Paragraph]:
     """The paragraphs that mention a tool: its verb (first word) and the most of its other words, in the text
-    or
-    in the heading above (at most MAX_PARAGRAPHS, best first, then in document order)."""
+    or in the heading above (at most MAX_PARAGRAPHS, best first, then in document order). ``lowered``: each
+    paragraph's text and heading in lower case, made once for all of a server's tools (a long tool list over
+    a long policy lowered every paragraph again for each tool)."""
     words = tool_name.split("_")
     verb, others = (_stems(words[:1]) or [""])[0], _stems(words[1:])
+    if not verb:
+        return []
+    lowered = lowered if lowered is not None else lower_paragraphs(paragraphs)
     scored = []
-    for i, p in enumerate(paragraphs):
-        text, heading = p.text.lower(), p.heading_text.lower()
-        if not verb or (verb not in text and verb not in heading):
+    for i, (p, (text, heading)) in enumerate(zip(paragraphs, lowered)):
+        if verb not in text and verb not in heading:
             continue
         score = sum(2 for o in others if o in text) + sum(1 for o in others + [verb] if o in heading)
         if score:
             scored.append((-score, i, p))
-    return [p for _, _, p in sorted(scored)[:MAX_PARAGRAPHS]]
+    return [p for _, _, p in heapq.nsmallest(MAX_PARAGRAPHS, scored, key=lambda x: x[:2])]
 
 
-def anchor_of(p: Paragraph) -> str:
-    """A fragment of the paragraph's first sentence that resolves to it (its first words)."""
-    sentence = (p.sentences[0] if p.sentences else p.text).replace("\u203a", " ")
-    words = re.sub(r"[*_`]", "", sentence).split()
-    return " ".join(words[:10]).rstrip(".,:;")
+def lower_paragraphs(paragraphs: list[Paragraph]) -> list[tuple[str, str]]:
+    return [(p.text.lower(), p.heading_text.lower()) for p in paragraphs]
+
+
+def anchor_of(p: Paragraph, docs: PolicyDocuments) -> str:
+    """An anchor that names ``p`` alone, by the look-up ``check`` and every denial use (PolicyDocuments): the
+    first words of its first sentence as the policy has them (markup as the look-up reads it: a ``user_id``
+    stays one), as many as are found once, else under its section's name; "" when none is (the draft then
+    cites nothing: a guessed anchor would quote another sentence, or one the policy does not hold)."""
+    sentence = (p.sentences[0] if p.sentences else p.text).split(SECTION_MARK)[0]  # the mark splits an anchor
+    words = sentence.split()
+    for section in ("", p.heading_text):
+        for n in sorted({min(k, len(words)) for k in (10, 16, 24, 40)}):
+            anchor = " ".join(words[:n]).rstrip(".,:;")
+            if section:
+                anchor = f"{section} {SECTION_MARK} {anchor}"
+            cited = docs.cite(p.document, anchor)
+            if anchor and cited is not None and cited.line_start == p.line_start and docs.names_one_sentence(
+                p.document, anchor
+            ):
+                return anchor
+    return ""
 
 
 # the names a draft writes into Prolog text (tool names, schema property names): an upstream's schemas are
@@ -347,6 +370,10 @@ def draft_rulebase(
         "% ---------------------------------------------------------------- bindings (read-only tools)",
     ]
     produced: set[str] = set()
+    # citations are looked up as check and denials look them up; a paragraph's anchor once for all its tools
+    docs = PolicyDocuments.of_paragraphs(document, document_path, paragraphs)
+    anchored: dict[int, str] = {}
+    lowered = lower_paragraphs(paragraphs)
     for t in reads:
         bs = bindings_of(server, t)
         if bs:
@@ -434,7 +461,7 @@ def draft_rulebase(
         props = list((t.get("inputSchema") or {}).get("properties", {}))
         vmap = dict(zip(props, clause_vars(props)))
         pattern = "[" + ", ".join(f"{atom_text(a)} = {vmap[a]}" for a in props) + "]"
-        found = mentions(t["name"], paragraphs)
+        found = mentions(t["name"], paragraphs, lowered)
         lines.append(
             f"% {t['name']} ({'destructive' if _destructive(t) else 'changes no data'}): "
             f"{len(found)} paragraph(s) of {_one_line(document)} mention it"
@@ -443,12 +470,15 @@ def draft_rulebase(
             lines.append(_one_line(f"%   line {p.line_start} ({p.heading_text}): {p.text[:110]}"))
         body = ["      ( % TODO: the requirements, each require(Goal, Reason, policy_ref(...)), e.g.:"]
         for p in found[:3]:
+            if p.line_start not in anchored:
+                anchored[p.line_start] = anchor_of(p, docs)
+        anchors = [a for a in (anchored[p.line_start] for p in found[:3]) if a]
+        for a in anchors:
             body.append(
-                f"        % require(Goal, 'TODO: the rule in words', policy_ref({doc}, "
-                f"{quote(anchor_of(p))})),"
+                f"        % require(Goal, 'TODO: the rule in words', policy_ref({doc}, {quote(a)})),"
             )
         for pred, ins, arg in asked.get(t["name"], []):
-            cite = anchor_of(found[0]) if found else ""
+            cite = anchors[0] if anchors else ""
             ref = f", policy_ref({doc}, {quote(cite)})" if cite else ""
             body.append(
                 f"        {pred}({', '.join(ins + [arg + 'Given'])}), "

@@ -75,7 +75,10 @@ def _input_text(path: str) -> str:
 
 
 def _saved_tools(path: str) -> list[dict[str, Any]]:
-    data = json.loads(_input_text(path))
+    try:
+        data = json.loads(_input_text(path))
+    except RecursionError:  # past the parser's depth: a list no server sends, never a traceback
+        raise ValueError("the tools list is nested too deeply") from None
     tools = data.get("tools") if isinstance(data, dict) else data
     if not isinstance(tools, list) or not all(
         isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools
@@ -85,7 +88,10 @@ def _saved_tools(path: str) -> list[dict[str, Any]]:
 
 
 def cmd_draft(args: argparse.Namespace) -> int:
+    from sentinel_mcp.core.display_text import safe_text
+    from sentinel_mcp.policy.checker import problem_line
     from sentinel_mcp.policy.draft import draft_rulebase
+    from sentinel_mcp.policy.draft_check import draft_problems
     from sentinel_mcp.search.paragraphs import split_markdown
 
     try:
@@ -117,14 +123,28 @@ def cmd_draft(args: argparse.Namespace) -> int:
         return 1
     name = args.document or args.server
     document_path = args.policy if not args.output else _relative(Path(args.policy), Path(args.output).parent)
-    draft = draft_rulebase(args.server, tools, name, document_path, split_markdown(policy_text, name))
+    paragraphs = split_markdown(policy_text, name)
+    draft = draft_rulebase(args.server, tools, name, document_path, paragraphs)
+    # checked as it will be loaded, before it is offered (draft_check.py); the policy's path made absolute
+    checked = draft_rulebase(args.server, tools, name, str(Path(args.policy).resolve()), paragraphs)
+    problems = asyncio.run(draft_problems(args.server, tools, checked.text))
+    errors = [p for p in problems if p.severity == "error"]
+    if errors:
+        print("sentinel-mcp draft: the draft fails its check, so it is not offered (its tools or policy hold "
+              "text it could not write safely):", file=sys.stderr)
+        for p in errors[:20]:
+            print(f"  {safe_text(problem_line(p), 500)}", file=sys.stderr)
+        return 1
+    for p in problems[:20]:  # warnings: a person finishing the draft reads them
+        print(f"  {safe_text(problem_line(p), 500)}", file=sys.stderr)
     if args.output:
         Path(args.output).write_text(draft.text, encoding="utf-8")
     else:
         sys.stdout.write(draft.text)
     print(
         f"draft: {len(draft.bindings)} binding(s), {len(draft.guards)} guard stub(s), {len(draft.askables)} "
-        f"askable(s) from {len(tools)} tools; finish every TODO, then `sentinel-mcp check --coverage`",
+        f"askable(s) from {len(tools)} tools, checked: {len(problems)} warning(s); finish every TODO, then "
+        "`sentinel-mcp check --coverage`",
         file=sys.stderr,
     )
     return 0

@@ -153,6 +153,14 @@ class PrologEngine(EngineThread):
         return list((await self.json_query(f"sentinel_core:sn_confirmations({quote_atom(module)}, Out)"))
                     ["confirmations"])
 
+    async def guard_needs(self, module: str) -> list[dict[str, Any]]:
+        """Each guard's tool, file and line, and whether its goal holds on nothing (no fact, answer or
+        confirmation; unconditional_guards.pl) and cites no policy sentence."""
+        return list(
+            (await self.json_query(f"sentinel_core:sn_unconditional_guards({quote_atom(module)}, Out)"))
+            ["guards"]
+        )
+
     async def tool_sites(self, module: str) -> list[dict[str, Any]]:
         return list(
             (await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)"))["sites"]

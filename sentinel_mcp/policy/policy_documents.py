@@ -8,6 +8,7 @@ above it and the paragraph's lines, so a denial (and an allow proof) can quote t
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,12 +59,21 @@ class PolicyDocuments:
         self._cited: dict[tuple[str, str], Citation | None] = {}
         # (document, anchor) -> the fields a citation adds to a proof node (quote_tree: one look-up per node)
         self._quoted: dict[tuple[str, str], dict[str, Any]] = {}
+        self._normal: dict[str, list[tuple[Paragraph, str, str]]] = {}  # (the documents never change)
 
     @classmethod
     def of_rulebase(cls, rb: Rulebase, untrusted: UntrustedRules | None = None) -> "PolicyDocuments":
         docs = cls(untrusted)
         for d in rb.info.documents:
             docs.add(d.name, d.path, d.file)
+        return docs
+
+    @classmethod
+    def of_paragraphs(cls, name: str, path: str, paragraphs: list[Paragraph]) -> "PolicyDocuments":
+        """One document already split (a draft's policy): its citations resolved as a loaded one's."""
+        docs = cls()
+        docs.paths[name] = Path(path)
+        docs.paragraphs[name] = paragraphs
         return docs
 
     def add(self, name: str, path: str, declared_in: str) -> None:
@@ -105,9 +115,19 @@ class PolicyDocuments:
             return []
         return [
             (i, p, wanted)
-            for i, p in enumerate(self.paragraphs.get(document, []))
-            if wanted in normalize(p.text) and (not where or where in normalize(p.heading_text))
+            for i, (p, text, heading) in enumerate(self._normalized(document))
+            if wanted in text and (not where or where in heading)
         ]
+
+    def _normalized(self, document: str) -> list[tuple[Paragraph, str, str]]:
+        """Each paragraph with its text and heading as anchors are matched (once per document: a draft looks
+        up several anchors for each of a server's tools)."""
+        got = self._normal.get(document)
+        if got is None:
+            got = self._normal[document] = [
+                (p, normalize(p.text), normalize(p.heading_text)) for p in self.paragraphs.get(document, [])
+            ]
+        return got
 
     def cite(self, document: str, anchor: str) -> Citation | None:
         """The sentence an anchor names (first paragraph that holds it), or None."""
@@ -136,8 +156,19 @@ class PolicyDocuments:
         return None
 
     def matches(self, document: str, anchor: str) -> int:
-        """In how many paragraphs an anchor occurs (the checker warns when it is more than one)."""
+        """In how many paragraphs an anchor occurs."""
         return len(self._holding(document, anchor))
+
+    def names_one_sentence(self, document: str, anchor: str) -> bool:
+        """Whether an anchor names one place of the document: whole words that occur once in it (under its
+        section, when the anchor names one). A citation resolves to the first sentence holding its anchor,
+        so an anchor such as 'the', or a piece of a word, quoted a sentence the rule never formalised."""
+        held = self._holding(document, anchor)
+        if not held:
+            return False
+        words = re.compile(r"(?<!\w)" + re.escape(held[0][2]) + r"(?!\w)")
+        texts = self._normalized(document)
+        return sum(len(words.findall(texts[i][1])) for i, _, _ in held) == 1
 
     def quote_violations(self, violations: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Broken rules as shown: each reason followed by the policy sentence it cites."""

@@ -43,3 +43,14 @@ def test_an_unreadable_input_is_one_line(tmp_path, monkeypatch, capsys, kind, wh
     err = capsys.readouterr().err.strip()
     assert code == 2 and "\n" not in err and files[which] in err, err
     assert not (tmp_path / "out.pl").exists()
+
+
+def test_a_tool_list_nested_too_deep_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """JSON nested past Python's recursion limit was told as a server that could not be listed (exit 1)."""
+    (tmp_path / "policy.md").write_text("# P\n\nText.\n")
+    (tmp_path / "tools.json").write_text("[" * 100_000 + "]" * 100_000)
+    code = main(["draft", "--policy", str(tmp_path / "policy.md"), "--server", "shop", "--tools",
+                 str(tmp_path / "tools.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot read the tools" in err and "nested too deeply" in err, err
+    assert len(err.strip().splitlines()) == 1, err

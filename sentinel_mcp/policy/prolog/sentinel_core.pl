@@ -28,6 +28,7 @@
 :- include(native_guards).
 :- include(strict_arithmetic).
 :- include(bounded_terms).
+:- include(unconditional_guards).
 
 
 declaration(binding(_, _, _, _)).

@@ -1,0 +1,42 @@
+"""A draft checked before it is offered: by the checker ``check --connect`` and the gateway's load use,
+against the tools it was drafted from, named by identity (``<server>__<tool>``, what its guards bind to).
+
+A draft is built from hostile text (an upstream's schemas, a policy document). The draft's writer escapes
+every name and value it writes; this check is the second line, the same one any rulebase meets: any way the
+text still finds into a clause (a directive, an undefined goal, a guard of a tool the server lacks, a binding
+to a write) is an error here, and a draft with an error is not offered."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mcp.types import Tool
+from pydantic import ValidationError
+
+from sentinel_mcp.policy.rulebase import Problem
+
+
+def catalog_of(server: str, tools: list[dict[str, Any]]) -> list[Tool]:
+    """The tools as the gateway would name them to its rules; one its schema does not describe is left out
+    (the draft leaves it out too, and a guard of it is then a tool no upstream has)."""
+    out = []
+    for t in tools:
+        try:
+            out.append(Tool.model_validate({**t, "name": f"{server}__{t['name']}"}))
+        except (ValidationError, TypeError, KeyError):
+            continue
+    return out
+
+
+async def draft_problems(server: str, tools: list[dict[str, Any]], text: str) -> list[Problem]:
+    """The checker's problems of a draft's text (its policy_document path absolute: found from anywhere)."""
+    from sentinel_mcp.policy.checker import check_paths
+    from sentinel_mcp.policy.engine import shared_engine
+
+    with tempfile.TemporaryDirectory(prefix="sentinel-draft-") as tmp:
+        path = Path(tmp) / "draft.pl"
+        path.write_text(text, encoding="utf-8")
+        problems = await check_paths(shared_engine(), [path], catalog_of(server, tools))
+    return [p.model_copy(update={"file": "draft"}) for p in problems]

@@ -1,0 +1,80 @@
+/*  Part of sentinel_core (included): guards whose goal holds on nothing (for the checker).
+
+    A guard "holds on nothing" when its goal can be proved with no fact, no answer of the user and no
+    confirmation: an empty world, in which every base predicate and the user's askables fail (one the agent
+    may answer holds: the client answers it) and nothing is confirmed,
+    and in which the call's arguments are whatever the caller chooses (so a pure builtin over them, which the
+    caller can satisfy, counts as holding). On a destructive tool such a guard turns off the confirmation
+    the fail-safe default would ask: the checker warns unless the guard cites the policy sentence that says
+    so (a require/3 with a policy_ref, itself checked against the document).
+
+    The walk follows the goal's structure, not its spelling: control constructs by their meaning (a
+    disjunction holds when either branch does, an if-then-else when its else does or its condition and
+    then do), the rulebase's own rules through each clause (one clause holding is enough), bounded in depth.
+    Where it cannot tell, it says "needs something" (fewer warnings, never a false clean bill): a negation
+    counts as what it negates, a meta-call as its parts, a Sentinel construct as needing the user or a fact.
+*/
+
+%  sn_unconditional_guards(+RB, -Out): file and line of every guard that holds on nothing and cites no
+%  policy sentence, and of every guard (for the checker to tell which guards a tool's calls meet).
+sn_unconditional_guards(RB, Out) :-
+    findall(json([tool=T, file=F, line=L, nothing=N]),
+            ( RB:'$src'(decl, guard(T, _, G), F, L), atom(T),
+              ( \+ cites_policy(G), walk_holds(RB, G) -> N = @(true) ; N = @(false) ) ),
+            Gs),
+    to_json_atom(json([guards=Gs]), Out).
+
+%  The walk of one guard, in a budget: rules written to branch (each clause calling many goals that each try
+%  the rule again) take exponentially many steps in the depth. A walk that does not finish, or that errs,
+%  cannot call the guard safe: it counts as holding on nothing (warned).
+walk_holds(RB, G) :-
+    catch(call_with_inference_limit(holds_on_nothing(RB, G, 6), 200000, _), _, true).
+
+%  a citation counts when the guard always proves it: a requirement among its top-level conjuncts (one on a
+%  branch never taken says nothing)
+cites_policy(G) :- conjunct(G, C), nonvar(C), C = require(_, _, policy_ref(_, _)), !.
+
+conjunct(G, G).
+conjunct(G, C) :- nonvar(G), G = (A, B), ( conjunct(A, C) ; conjunct(B, C) ).
+
+holds_on_nothing(_, V, _) :- var(V), !, fail.
+holds_on_nothing(_, _:_, _) :- !, fail.
+holds_on_nothing(RB, (A, B), D) :- !, holds_on_nothing(RB, A, D), holds_on_nothing(RB, B, D).
+holds_on_nothing(RB, (C -> A ; B), D) :- !,
+    ( holds_on_nothing(RB, B, D) -> true ; holds_on_nothing(RB, C, D), holds_on_nothing(RB, A, D) ).
+holds_on_nothing(RB, (C *-> A ; B), D) :- !,
+    ( holds_on_nothing(RB, B, D) -> true ; holds_on_nothing(RB, C, D), holds_on_nothing(RB, A, D) ).
+holds_on_nothing(RB, (A ; B), D) :- !, ( holds_on_nothing(RB, A, D) -> true ; holds_on_nothing(RB, B, D) ).
+holds_on_nothing(_, ignore(_), _) :- !.
+holds_on_nothing(RB, \+ A, D) :- !, ( ground(A), pure_goal(A) -> \+ pure_holds(A) ; holds_on_nothing(RB, A, D) ).
+holds_on_nothing(RB, G, D) :- catch(goal_parts(rulebase, G, Parts), refused(_), fail), !,
+    forall(member(P, Parts), holds_on_nothing(RB, P, D)).
+holds_on_nothing(_, G, _) :- pure_goal(G), !, pure_holds(G).
+holds_on_nothing(RB, G, _) :- agent_answers(RB, G), !.
+holds_on_nothing(RB, G, D) :- D > 0, \+ base(RB, G), user_pred(RB, G), !, D1 is D - 1,
+    \+ \+ ( RB:'$src'(rule, T, _, _), ( T = (H :- B) -> true ; H = T, B = true ),
+             H = G, holds_on_nothing(RB, B, D1) ).
+
+%  An askable the agent may answer (from([user, agent]), the default): the client meets it with its answer.
+agent_answers(RB, G) :- callable(G), functor(G, N, A), functor(H, N, A),
+    RB:'$src'(decl, askable(H, _, _, O), _, _), askable_from(O, From), memberchk(agent, From), !.
+
+%  pure_goal(+G): every goal G calls takes nothing from the store or the user: a pure builtin, format/3 into
+%  text, a cut, or one of Sentinel's runtime predicates over the call, the clock and text (not those that
+%  read facts or contexts: fact_provenance/2, context_value/2).
+pure_goal(G) :- forall(leaf_goal(G, L), ( callable(L), L \= _:_, functor(L, N, A), pure_call(N/A) )).
+
+pure_call(N/A) :- pure_builtin(N, A), !.
+pure_call(PI) :- memberchk(PI, [!/0, format/3, now/1, iso_hours_between/3, iso_date_before/2, option_value/4,
+                                json_get/3, call_tool_name/1, answer_label/3, humanized/2]).
+
+%  A pure goal holds when the caller can make it hold: always, unless it is ground (nothing of the caller's
+%  in it) and false, as fail/0 or 1 == 2 (tried under a small inference limit).
+pure_holds(G) :- \+ ground(G), !.
+pure_holds(G) :-
+    catch(call_with_inference_limit(once(G), 10000, R), E, not_the_budget(E)), R \== inference_limit_exceeded.
+
+%  An error of a goal tried makes it false; the walk's own budget running out (walk_holds/2) is passed on:
+%  caught here, the walk would go on past it, unbounded.
+not_the_budget(E) :- E == inference_limit_exceeded, !, throw(E).
+not_the_budget(_) :- fail.
