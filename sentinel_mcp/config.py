@@ -19,6 +19,7 @@ from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_se
 from sentinel_mcp.core.setting_keys import did_you_mean
 from sentinel_mcp.config_file import read_config_json
 from sentinel_mcp.config_raw import no_nul, paths_as_text
+from sentinel_mcp.config_namespaces import check_prefixes
 from sentinel_mcp.config_secrets import exposure_warning
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
 from sentinel_mcp.config_vars import expand_tree, expand_vars, unexpanded
@@ -343,7 +344,7 @@ class Config(BaseModel):
 
     @model_validator(mode="after")
     def _no_shadowing(self) -> "Config":
-        _check_prefixes({n: s for n, s in self.mcp_servers.items() if not s.disabled}, self.sentinel.builtins)
+        check_prefixes({n: s for n, s in self.mcp_servers.items() if not s.disabled}, self.sentinel.builtins)
         return self
 
     def namespaces(self) -> dict[str, str]:
@@ -400,33 +401,6 @@ class Config(BaseModel):
         the same name (a deleted, tightened copy of a rulebase would silently give way to the looser one)."""
         path = Path(os.path.expanduser(p))
         return path if path.is_absolute() else (Path(self.base_dir) / path).resolve()
-
-
-def _check_prefixes(servers: dict[str, ServerCommon], builtins: list[str]) -> None:
-    """A prefix that puts a server's tools in another server's namespace would shadow that server's (guarded)
-    tools: refused here, naming both servers. (A tool of a transparent ``""`` server that takes another
-    server's name is withheld by the catalog when the tools are known.)"""
-    for name in servers:
-        if name in builtins:
-            raise ValueError(f"mcpServers.{name}: {name!r} is also a built-in; rename the server")
-    names = set(servers) | set(builtins)
-    seen: dict[str, str] = {b: b for b in builtins}
-    for name, spec in servers.items():
-        prefix = name if spec.prefix is None else spec.prefix
-        if prefix == "":
-            continue
-        owner = next(
-            (n for n in sorted(names) if n != name and (prefix == n or prefix.startswith(f"{n}__"))), None
-        )
-        if owner is None and prefix in seen:
-            owner = seen[prefix]
-        if owner is not None:
-            raise ValueError(
-                f"mcpServers.{name}.prefix {prefix!r} puts its tools under the names of server "
-                f"{owner!r}: servers {name!r} and {owner!r} would shadow each other; choose another "
-                "prefix"
-            )
-        seen[prefix] = name
 
 
 def _format_validation_error(source: str, err: ValidationError) -> str:
