@@ -42,18 +42,19 @@ def _with_swarm(tmp_path: Path) -> Path:
 async def seed(root: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
     async with SwarmStore(root / "swarm.db") as store:
-        for task_id, who, name in (
-            (ALICE_TASK, "alice", "Notes<b>"),
-            (BOB_TASK, "bob", "BobSecretApp"),
-            (RUNNING_TASK, "alice", "Running"),
-        ):
+        async def create(task_id: str, who: str, name: str) -> None:
             ws = Workspace(root / task_id).create()
             await store.create_task(task_id, {"app_name": name}, ws.root, principal=who, backend="scripted")
             await store.set_plan(task_id, {"steps": [{"file": "a"}, {"file": "b"}, {"file": "c"}]})
+
+        await create(ALICE_TASK, "alice", "Notes<b>")
+        await create(BOB_TASK, "bob", "BobSecretApp")
         await store.record_step(ALICE_TASK, 1, 1, "app/Main.kt", "ACCEPTED", [], [], 10)
         await store.record_step(ALICE_TASK, 2, 1, XSS_STEP, "REJECTED", [{"message": XSS_STEP}], [], 0)
         await store.record_step(ALICE_TASK, 2, 2, "app/Other.kt", "ACCEPTED", [], [], 5)
         await store.set_state(ALICE_TASK, "FAILED", error="<img src=y onerror=alert(2)> stopped")
+        # one unfinished build per principal (the store's own rule): her running one after the failed one
+        await create(RUNNING_TASK, "alice", "Running")
         await store.set_state(RUNNING_TASK, "EXECUTING")
     Workspace(root / ALICE_TASK).write_file(
         "app/Main.kt", 'fun main() = println("</pre><script>x()</script>\u202e")'
