@@ -22,6 +22,14 @@ def model_server() -> Iterator[ScriptedModelServer]:
 
 
 @pytest.fixture
+def openai_env(model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedModelServer:
+    """The scripted model as the openai backend's endpoint (through the environment, as a user sets it)."""
+    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
+    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
+    return model_server
+
+
+@pytest.fixture
 async def service(tmp_path: Path) -> AsyncIterator[BuildService]:
     # the real tools (aapt, ktlint) have their own tests (test_verification.py); here they would only add time
     svc = BuildService(tmp_path / "swarm", swarm_settings({"backend": "openai", "verify": NO_TOOLS}))

@@ -20,10 +20,9 @@ import anyio
 import pytest
 from mcp import Client
 from tests.swarm.support.scripted_model import SPEC
-from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS
+from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS, gateway_config
 
 from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.config import parse_config
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -48,29 +47,6 @@ TAKER = textwrap.dedent(
 )
 
 
-def config(tmp_path: Path):
-    return parse_config(
-        {
-            "mcpServers": {},
-            "sentinel": {
-                "data_dir": str(tmp_path),
-                "builtins": ["swarm"],
-                "policy": {"allow": ["swarm__*"]},
-                "swarm": {"verify": NO_TOOLS, "backend": "openai", "openai": FAST_OPENAI},
-            },
-        },
-        source="<test>",
-        base_dir=tmp_path,
-    )
-
-
-@pytest.fixture
-def endpoint(model_server, monkeypatch):
-    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
-    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
-    return model_server
-
-
 def _taker(lock: Path) -> subprocess.Popen[str]:
     lock.parent.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(
@@ -87,15 +63,16 @@ def _taker(lock: Path) -> subprocess.Popen[str]:
     return proc
 
 
-async def test_a_process_taking_the_slot_holds_it_before_it_has_written_its_pid(tmp_path, endpoint) -> None:
+async def test_a_process_taking_the_slot_holds_it_before_it_has_written_its_pid(tmp_path, openai_env) -> None:
     taker = _taker(tmp_path / "swarm" / "swarm.lock")
     try:
-        async with running_gateway(config(tmp_path)) as rt, Client(rt.front.server, mode="legacy") as c:
+        config = gateway_config(tmp_path)
+        async with running_gateway(config) as rt, Client(rt.front.server, mode="legacy") as c:
             refused = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})
             assert refused.is_error and "another build is running" in refused.content[0].text, (
                 refused.content[0].text
             )
-            assert endpoint.calls() == []  # no second build asked the model anything
+            assert openai_env.calls() == []  # no second build asked the model anything
 
             # its holder killed (-9, mid-way): the slot is free again, for a build that completes
             os.killpg(taker.pid, signal.SIGKILL)
@@ -109,7 +86,7 @@ async def test_a_process_taking_the_slot_holds_it_before_it_has_written_its_pid(
 
 
 async def test_a_build_whose_process_was_killed_reads_as_ended_to_a_gateway_already_running(
-    tmp_path, endpoint
+    tmp_path, openai_env
 ) -> None:
     """A CLI build (``sentinel-mcp swarm build`` in a terminal) on the gateway's data directory, killed -9
     mid-build while the gateway's swarm built-in was already started: the gateway ended such builds only when
@@ -120,9 +97,9 @@ async def test_a_build_whose_process_was_killed_reads_as_ended_to_a_gateway_alre
     cfg_file.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path), "swarm": section}}))
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps(SPEC))
-    async with running_gateway(config(tmp_path)) as rt, Client(rt.front.server, mode="legacy") as c:
+    async with running_gateway(gateway_config(tmp_path)) as rt, Client(rt.front.server, mode="legacy") as c:
         assert (await c.call_tool("swarm__swarm_list", {})).structured_content["tasks"] == []  # started
-        endpoint.hold.clear()  # the CLI build's planner call waits: it is mid-build when it is killed
+        openai_env.hold.clear()  # the CLI build's planner call waits: it is mid-build when it is killed
         proc = subprocess.Popen(
             [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg_file), "swarm", "build", str(spec)],
             stdout=subprocess.DEVNULL,
@@ -132,12 +109,12 @@ async def test_a_build_whose_process_was_killed_reads_as_ended_to_a_gateway_alre
         )
         try:
             with anyio.fail_after(60):
-                while not endpoint.requests:
+                while not openai_env.requests:
                     await anyio.sleep(0.02)
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
-            endpoint.hold.set()
+            openai_env.hold.set()
         listed = (await c.call_tool("swarm__swarm_list", {})).structured_content["tasks"]
         assert [t["state"] for t in listed] == ["FAILED"], listed
         asked = await c.call_tool("swarm__swarm_status", {"task_id": listed[0]["task_id"]})

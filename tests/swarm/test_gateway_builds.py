@@ -13,36 +13,15 @@ from mcp import Client
 from mcp.client import ClientRequestContext
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, ErrorData, TextContent
 from tests.swarm.support.scripted_model import MODEL_STEPS, PLAN_PATHS, SPEC, default_entry, role_of
-from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS
+from tests.swarm.support.swarm_fixtures import FAST_OPENAI, gateway_config
 
-from sentinel_mcp.config import parse_config
 from sentinel_mcp.app.runtime import running_gateway
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def config(tmp_path, *, swarm: dict[str, Any], timeouts: dict[str, Any] | None = None):
-    return parse_config(
-        {
-            "mcpServers": {},
-            "sentinel": {
-                "data_dir": str(tmp_path),
-                "builtins": ["swarm"],
-                "policy": {"allow": ["swarm__*"]},
-                "builtin_timeouts": {"swarm": timeouts} if timeouts else {},
-                "swarm": {"verify": NO_TOOLS} | swarm,
-            },
-        },
-        source="<test>",
-        base_dir=tmp_path,
-    )
-
-
-@pytest.fixture
-def openai_env(model_server, monkeypatch):
-    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
-    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
-    return model_server
+    return gateway_config(tmp_path, swarm, timeouts)
 
 
 SLOW = {"backend": "openai", "openai": FAST_OPENAI | {"timeout": 10.0}}

@@ -29,13 +29,6 @@ pytestmark = pytest.mark.timeout(60)
 MANIFEST = "app/src/main/AndroidManifest.xml"
 
 
-@pytest.fixture
-def openai_env(model_server, monkeypatch):
-    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
-    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
-    return model_server
-
-
 def swarm(tmp_path: Path, **section: Any):
     settings = {"backend": "openai", "openai": FAST_OPENAI, "verify": NO_TOOLS} | section
     return create_server(BuiltinContext(name="swarm", data_dir=tmp_path / "swarm", settings=settings))

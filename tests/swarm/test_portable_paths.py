@@ -15,10 +15,9 @@ import anyio
 import pytest
 from mcp import Client
 from tests.swarm.support.scripted_model import BLUEPRINT, SPEC
-from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS
+from tests.swarm.support.swarm_fixtures import gateway_config
 
 from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.config import parse_config
 
 pytestmark = pytest.mark.timeout(120)
 EDITOR, LISTING = BLUEPRINT["screens"]
@@ -26,29 +25,6 @@ EDITOR, LISTING = BLUEPRINT["screens"]
 
 def screens(first: str, second: str) -> dict[str, Any]:
     return dict(BLUEPRINT, screens=[dict(EDITOR, screen=first), dict(LISTING, screen=second)])
-
-
-def config(tmp_path):
-    return parse_config(
-        {
-            "mcpServers": {},
-            "sentinel": {
-                "data_dir": str(tmp_path),
-                "builtins": ["swarm"],
-                "policy": {"allow": ["swarm__*"]},
-                "swarm": {"verify": NO_TOOLS, "backend": "openai", "openai": FAST_OPENAI},
-            },
-        },
-        source="<test>",
-        base_dir=tmp_path,
-    )
-
-
-@pytest.fixture
-def endpoint(model_server, monkeypatch):
-    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
-    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
-    return model_server
 
 
 async def _build(c: Client) -> dict[str, Any]:
@@ -70,14 +46,14 @@ async def _build(c: Client) -> dict[str, Any]:
     ],
 )
 async def test_a_plan_whose_files_collide_or_are_reserved_elsewhere_is_refused(
-    tmp_path, endpoint, blueprint, why
+    tmp_path, openai_env, blueprint, why
 ) -> None:
-    endpoint.script("planner", json.dumps(blueprint))
-    async with running_gateway(config(tmp_path)) as rt, Client(rt.front.server, mode="legacy") as c:
+    openai_env.script("planner", json.dumps(blueprint))
+    async with running_gateway(gateway_config(tmp_path)) as rt, Client(rt.front.server, mode="legacy") as c:
         done = await _build(c)
     assert done["state"] == "FAILED", done["files"]
     assert done["error"].startswith("plan rejected") and why in done["error"], done["error"]
-    assert endpoint.calls("coder") == [] and done["files"] == []
+    assert openai_env.calls("coder") == [] and done["files"] == []
 
 
 @pytest.mark.parametrize(
@@ -91,10 +67,10 @@ async def test_a_plan_whose_files_collide_or_are_reserved_elsewhere_is_refused(
     ],
 )
 async def test_a_package_that_cannot_become_a_portable_path_is_an_invalid_spec(
-    tmp_path, endpoint, package, why
+    tmp_path, openai_env, package, why
 ) -> None:
     spec = dict(SPEC, package_name=package)
-    async with running_gateway(config(tmp_path)) as rt, Client(rt.front.server, mode="legacy") as c:
+    async with running_gateway(gateway_config(tmp_path)) as rt, Client(rt.front.server, mode="legacy") as c:
         checked = await c.call_tool("swarm__swarm_validate", {"spec": spec})
         refused = await c.call_tool("swarm__swarm_build", {"spec": spec, "wait": True})
         with anyio.fail_after(10):
@@ -102,4 +78,4 @@ async def test_a_package_that_cannot_become_a_portable_path_is_an_invalid_spec(
     assert checked.structured_content["valid"] is False
     assert any("package_name" in p and why in p for p in checked.structured_content["problems"])
     assert refused.is_error and "package_name" in refused.content[0].text
-    assert listed == [] and endpoint.calls() == []  # no build, no model call
+    assert listed == [] and openai_env.calls() == []  # no build, no model call

@@ -23,6 +23,29 @@ def openai_factory(server: ScriptedModelServer, **overrides: Any):
     return factory
 
 
+def gateway_config(tmp_path: Path, swarm: dict[str, Any] | None = None,
+                   timeouts: dict[str, Any] | None = None) -> Any:
+    """A gateway with the swarm built-in only, its tools allowed; the scripted model (``openai_env``) by
+    default, no verification tools."""
+    from sentinel_mcp.config import parse_config
+
+    section = {"backend": "openai", "openai": FAST_OPENAI} if swarm is None else swarm
+    return parse_config(
+        {
+            "mcpServers": {},
+            "sentinel": {
+                "data_dir": str(tmp_path),
+                "builtins": ["swarm"],
+                "policy": {"allow": ["swarm__*"]},
+                "builtin_timeouts": {"swarm": timeouts} if timeouts else {},
+                "swarm": {"verify": NO_TOOLS} | section,
+            },
+        },
+        source="<test>",
+        base_dir=tmp_path,
+    )
+
+
 def make_service(tmp_path: Path, section: dict[str, Any]) -> BuildService:
     return BuildService(
         tmp_path / "swarm", swarm_settings({"backend": "openai", "verify": NO_TOOLS} | section)
