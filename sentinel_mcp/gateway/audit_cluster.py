@@ -101,11 +101,16 @@ def _anchor_marks(db: Any) -> tuple[Marks, int, str | None]:
     for aid, ts, by, heads_text, prev_hash, h in _pages(
         db, "SELECT id, ts, by_chain, heads, prev_hash, hash FROM audit_anchor"
     ):
-        anchored = json.loads(heads_text)
+        try:
+            anchored = json.loads(heads_text)
+        except (TypeError, ValueError):
+            anchored = None
+        heads = _heads(anchored)
+        if heads is None:  # a row whose hash was recomputed over what no anchor writes
+            return marks, count, f"anchor {aid}: its heads are not chain -> [hash, rows] (altered)"
         if prev_hash != prev or h != chain_hash(prev_hash, _anchor_text(ts, by, anchored)):
             return marks, count, f"anchor {aid}: does not follow the anchor before it, or was altered"
-        for chain, (head_hash, n) in anchored.items():
-            n = int(n)
+        for chain, head_hash, n in heads:
             said = (GENESIS, "the chain's start") if n == 0 else marks.get(chain, {}).get(n)
             if said is not None and said[0] != head_hash:
                 return marks, count, (
@@ -119,6 +124,19 @@ def _anchor_marks(db: Any) -> tuple[Marks, int, str | None]:
     if (head[0][0] if head else GENESIS) != prev or (int(head[0][1]) if head else 0) != count:
         return marks, count, "the anchors' head does not match the anchors (anchor rows deleted)"
     return marks, count, None
+
+
+def _heads(anchored: Any) -> list[tuple[str, str, int]] | None:
+    """An anchor's heads as ``write_anchor`` writes them (chain -> [hash text, rows >= 0]); None otherwise."""
+    if not isinstance(anchored, dict):
+        return None
+    out = []
+    for chain, head in anchored.items():
+        if not (isinstance(head, list) and len(head) == 2 and isinstance(head[0], str)
+                and type(head[1]) is int and head[1] >= 0):
+            return None
+        out.append((chain, head[0], head[1]))
+    return out
 
 
 def verify_cluster(db: Any) -> ChainReport:

@@ -7,14 +7,15 @@ position)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import psycopg
 import pytest
 
 import sentinel_mcp.gateway.audit_cluster as audit_cluster
-from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
-from sentinel_mcp.gateway.audit_cluster import verify_cluster, verify_server, write_anchor
+from sentinel_mcp.gateway.audit import AuditEntry, AuditLog, chain_hash
+from sentinel_mcp.gateway.audit_cluster import _anchor_text, verify_cluster, verify_server, write_anchor
 from sentinel_mcp.storage.open import open_database, release_blocking
 
 pytestmark = pytest.mark.timeout(120)
@@ -103,3 +104,22 @@ async def test_each_rewrite_of_the_record_is_caught(pg_url: str, attack: str, ex
     report = await asyncio.to_thread(verify_server, pg_url)
     assert not report.ok, report
     assert expected in (report.problem or ""), report
+
+
+@pytest.mark.parametrize("heads", ["[]", '{"replica-a": ["x", "8"]}', '{"replica-a": ["x", -1]}', "not json",
+                                   '{"replica-a": ["x"]}', '{"replica-a": [1, 8]}'])
+async def test_an_anchor_rewritten_to_what_no_anchor_writes_is_broken_never_a_traceback(
+    pg_url: str, heads: str
+) -> None:
+    """The anchors carry no key: someone who can write the table can recompute their hashes over any text."""
+    await _record(pg_url)
+    rows = _sql(pg_url, "SELECT id, ts, by_chain, prev_hash FROM audit_anchor ORDER BY id")
+    aid, ts, by, prev = rows[0]
+    try:  # its hash recomputed over the new text, as anyone could
+        new_hash = chain_hash(prev, _anchor_text(ts, by, json.loads(heads)))
+    except ValueError:
+        new_hash = None
+    _sql(pg_url, "UPDATE audit_anchor SET heads = %s, hash = coalesce(%s, hash) WHERE id = %s", heads,
+         new_hash, aid)
+    report = await asyncio.to_thread(verify_server, pg_url)
+    assert not report.ok and "anchor" in (report.problem or ""), report
