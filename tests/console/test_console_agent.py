@@ -24,6 +24,7 @@ import shutil
 import socket
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -414,9 +415,15 @@ async def test_the_agent_page_follows_a_run_live_in_a_browser_and_runs_no_screen
         hostile_home_screen(holder)
         async with async_playwright() as pw, signed_in(base, ALICE) as person, mcp_client(base, ALICE) as c:
             browser = await pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-            page = await browser.new_page(viewport={"width": 360, "height": 800})
+            context = await browser.new_context(viewport={"width": 360, "height": 800})
             dialogs: list[str] = []
-            page.on("dialog", lambda d: (dialogs.append(d.message), asyncio.ensure_future(d.dismiss())))
+
+            async def opened() -> Any:
+                new = await context.new_page()
+                new.on("dialog", lambda d: (dialogs.append(d.message), asyncio.ensure_future(d.dismiss())))
+                return new
+
+            page = await opened()
             await page.goto(f"{base}/console/login")
             await page.fill("#token", ALICE)
             async with page.expect_navigation():
@@ -428,10 +435,13 @@ async def test_the_agent_page_follows_a_run_live_in_a_browser_and_runs_no_screen
             # the run appears without a manual reload (SSE "agent"), waiting on the person's answer
             await page.wait_for_selector("#agent-runs", timeout=30_000)
             assert "sign in to my bank" in await page.inner_text("#agent-runs")  # visible at 360 px
-            # the list reloads by itself as the run moves on, and a click may be cut short by a reload: the
-            # run's page is opened by its link's address
+            # the list reloads by itself as the run moves on, and a reload cuts short a navigation away from
+            # it (a click, even a goto: net::ERR_ABORTED): the run's page is opened by its link's address in a
+            # page of its own, after the list's page is closed
             href = await page.get_attribute("#agent-runs a", "href")
             assert href is not None and href.startswith("/console/agent/run-"), href
+            await page.close()
+            page = await opened()
             await page.goto(f"{base}{href}")
             await page.wait_for_selector("#step-2", timeout=30_000)
             [item] = items_of(await person.wait_items(1))
