@@ -69,6 +69,11 @@ class ServerCommon(_Strict):
     # the most tool calls this upstream is sent at once (a fragile server, a rate-limited API): the next ones
     # wait their turn in order, each at most its ``timeout``; None: as many as callers make
     max_in_flight: int | None = Field(None, ge=1, le=10_000, strict=True)
+    # whether this server's tool hints (readOnlyHint, destructiveHint, idempotentHint, openWorldHint) are
+    # believed: the fail-safe default lets a read-only tool through unasked, and clients read them too.
+    # None: a process Sentinel starts or a server on loopback, yes; a server beyond loopback, no (its hints
+    # are dropped: gateway/annotation_trust.py)
+    trust_annotations: bool | None = Field(None, strict=True)
 
 
 class StdioServer(ServerCommon):

@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import Prompt, Resource, ResourceTemplate, Tool
 
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.gateway.annotation_trust import trusts_annotations, without_hints
 from sentinel_mcp.gateway.upstream_client import describe_error
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ class UpstreamListing:
     """Mixed into ``Upstream`` (which owns the state)."""
 
     name: str
+    target: Any
     client: Client | None
     hooks: UpstreamHooks
     tools: dict[str, Tool]
@@ -117,6 +119,8 @@ class UpstreamListing:
         prompts: list[Prompt] = []
         if caps is not None and caps.prompts is not None:
             prompts = await _all_pages(client.list_prompts, "prompts")
+        if not trusts_annotations(self.target):
+            tools = [without_hints(t) for t in tools]
         self.tools = {t.name: t for t in tools}
         self.resources, self.resource_templates, self.prompts = resources, templates, prompts
 

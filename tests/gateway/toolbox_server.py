@@ -1,6 +1,6 @@
 """A test upstream with tools that misbehave on purpose (hang, die, ask, change its tool list).
 
-stdio: python toolbox_server.py        HTTP: python toolbox_server.py --http PORT
+stdio: python toolbox_server.py        HTTP: python toolbox_server.py --http PORT [HOST]
 """
 
 from __future__ import annotations
@@ -183,6 +183,8 @@ def review(code: str) -> str:
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
-        mcp.run("streamable-http", port=int(sys.argv[2]), host="127.0.0.1")
+        # a third argument: the address to listen on (a test's server "beyond loopback")
+        host = sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1"
+        mcp.run("streamable-http", port=int(sys.argv[2]), host=host)
     else:
         mcp.run()
