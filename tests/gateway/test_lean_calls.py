@@ -267,6 +267,9 @@ def test_a_kept_accept_verdict_is_the_rules_and_the_kept_ones_are_bounded() -> N
 def test_the_span_is_left_out_only_when_it_records_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     from opentelemetry import trace
 
+    # none installed, whatever a test before this one in the process installed (the API's global is set once)
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", None)
+    monkeypatch.setattr(telemetry, "_PROVIDER_FROM_ENV", False)
     assert span_records_nothing(ENVELOPE)
     assert span_records_nothing({})
     assert span_records_nothing({**ENVELOPE, "progressToken": 3})  # no trace context in it
@@ -277,7 +280,7 @@ def test_the_span_is_left_out_only_when_it_records_nothing(monkeypatch: pytest.M
         assert not span_records_nothing({**ENVELOPE, **extra}), extra
     monkeypatch.setattr(trace, "_TRACER_PROVIDER", trace.NoOpTracerProvider())  # one installed (its global)
     assert not span_records_nothing(ENVELOPE)
-    monkeypatch.undo()
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", None)
     # one named in the environment (OTEL_PYTHON_TRACER_PROVIDER), loaded by the API on first use
     monkeypatch.setattr(telemetry, "_PROVIDER_FROM_ENV", True)
     monkeypatch.setattr(trace, "get_tracer_provider", lambda: trace.NoOpTracerProvider())
