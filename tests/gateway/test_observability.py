@@ -12,7 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.types import ElicitResult
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -266,6 +266,8 @@ HOSTILE_NAMES = [
 
 def _span_texts(span):  # noqa: ANN001, ANN202
     yield span.name
+    if span.status.description:
+        yield span.status.description
     for value in dict(span.attributes or {}).values():
         for item in value if isinstance(value, (tuple, list)) else (value,):
             if isinstance(item, str):
@@ -301,6 +303,8 @@ async def test_spans_carry_a_callers_names_cut_and_visible(data_dir, spans, mode
             assert not (await c.call_tool("tb__echo", {"text": "hi"})).is_error
             for name in HOSTILE_NAMES:
                 assert (await c.call_tool(name, {})).is_error
+                with pytest.raises(MCPError):
+                    await c.get_prompt(name)
     done = spans.get_finished_spans()
     calls = [s for s in done if s.name == "sentinel.call"]
     assert len(calls) == 1 + len(HOSTILE_NAMES)
