@@ -88,11 +88,14 @@ async def test_a_typed_password_is_redacted_from_everything_the_trace_keeps(
 
 # The gateway's audit row of the agent_run call is written (and hash-chained) before the run starts, so it
 # cannot be rewritten once the run learns which words of the goal were a password: it keeps no goal text.
-@pytest.mark.parametrize("goal", [
-    f"open my bank and type my password {SECRET} into the password field",
-    f"log in to the bank with {SECRET.lower()}",
-    f"bank: {SECRET}\n(that is the passphrase)",
-])
+@pytest.mark.parametrize(
+    "goal",
+    [
+        f"open my bank and type my password {SECRET} into the password field",
+        f"log in to the bank with {SECRET.lower()}",
+        f"bank: {SECRET}\n(that is the passphrase)",
+    ],
+)
 async def test_the_goal_is_kept_nowhere_in_the_audit_log(tmp_path, openai_env, goal):
     from sentinel_mcp.gateway.audit import read_audit
 
