@@ -26,7 +26,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from opentelemetry import trace
 
 from sentinel_mcp import __version__
-from sentinel_mcp.core.echoed_text import echoed
+from sentinel_mcp.core.echoed_text import ECHO_LIMIT, echoed
 
 if TYPE_CHECKING:
     from sentinel_mcp.config import Config
@@ -65,7 +65,7 @@ def traced(
             return spanned(*args, **kwargs)
 
         async def spanned(*args: Any, **kwargs: Any) -> Any:
-            span_name = echoed(name(*args, **kwargs) if callable(name) else name)
+            span_name = _text(name(*args, **kwargs) if callable(name) else name)
             attrs = span_attributes(attributes(*args, **kwargs) if attributes else {})
             with tracer.start_as_current_span(span_name, attributes=attrs) as span:
                 result = await fn(*args, **kwargs)
@@ -79,15 +79,23 @@ def traced(
 
 def span_attributes(values: dict[str, Any]) -> dict[str, Any]:
     """``values`` without its Nones, each text (alone or in a list) cut and made visible (``echoed``)."""
-    return {echoed(k): _attribute(v) for k, v in values.items() if v is not None}
+    return {_text(k): _attribute(v) for k, v in values.items() if v is not None}
 
 
 def _attribute(value: Any) -> Any:
     if isinstance(value, str):
-        return echoed(value)
+        return _text(value)
     if isinstance(value, (list, tuple)):
-        return [echoed(v) if isinstance(v, str) else v for v in value]
+        return [_text(v) if isinstance(v, str) else v for v in value]
     return value
+
+
+def _text(value: str) -> str:
+    # the common case (a catalog name, an id) is printable ASCII within the limit: ``echoed`` would return it
+    # unchanged, at several times the cost, for each of a span's texts
+    if len(value) <= ECHO_LIMIT and value.isascii() and value.isprintable():
+        return value
+    return echoed(value)
 
 
 def annotate(entry: "AuditEntry") -> None:
