@@ -122,13 +122,13 @@ class ShownSpanMiddleware(OpenTelemetryMiddleware):
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         params = ctx.params
         if params is not None and isinstance(params.get("name"), str):
-            params = {"name": echoed(params["name"])}  # all the SDK's span reads of the params
+            params = {"name": _text(params["name"])}  # all the SDK's span reads of the params
         shown = dataclasses.replace(
             ctx,
-            method=echoed(ctx.method),
-            protocol_version=echoed(ctx.protocol_version),
+            method=_attribute(ctx.method),
+            protocol_version=_attribute(ctx.protocol_version),
             params=params,
-            request_id=echoed(ctx.request_id) if isinstance(ctx.request_id, str) else ctx.request_id,
+            request_id=_attribute(ctx.request_id),
         )
         return await super().__call__(shown, lambda _shown: call_next(ctx))
 
