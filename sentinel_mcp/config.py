@@ -233,6 +233,9 @@ class PolicySettings(_Strict):
     query_seconds: float = Field(2.0, gt=0, le=60)
     query_inferences: int = Field(2_000_000, gt=0)
     query_memory_mb: int = Field(256, ge=16, le=8192)
+    # goals of one principal waiting for the query worker (policy/query_turns.py); more are refused at once.
+    # Each waiting goal holds its text and a task: bounded so no principal can queue without limit
+    query_waiting_per_principal: int = Field(8, ge=1, le=256, strict=True)
 
 
 class CallTimeouts(_Strict):

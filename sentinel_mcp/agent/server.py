@@ -36,6 +36,7 @@ from sentinel_mcp.core.call_meta import (
 )
 from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.redactor import SENSITIVE_META
 from sentinel_mcp.core.untrusted_text import UNTRUSTED_META, marker
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
@@ -51,6 +52,10 @@ RUN = ToolAnnotations(
 )
 # a run's steps are made as its caller's calls (reach, consent gate, rulebases see that front); a run started
 # by another built-in acts as that built-in
+# the goal may hold what the person typed for the agent to type (a password): the run learns which words those
+# are only when it types them, after the gateway's audit row (hash-chained, never rewritten) was written, so
+# that row and the console's copies keep the goal's length only; agent.db keeps it, typed passwords redacted
+RUN_META = {**SELF_CONFIRMS, SENSITIVE_META: ["goal"]}
 STEP_ORIGINS: dict[str, Origin] = {"client": "client", "a2a": "a2a", "cli": "cli"}
 INSTRUCTIONS = (
     "A phone agent: agent_run(goal) observes the screen, decides each step with a model, and acts through "
@@ -118,7 +123,7 @@ def build_server(
     declare(server, BuiltinTraits(protocol="legacy", timeout=settings.caps.max_seconds + 120))
     one_at_a_time = anyio.Lock()
 
-    @server.tool(annotations=RUN, meta=SELF_CONFIRMS)
+    @server.tool(annotations=RUN, meta=RUN_META)
     async def agent_run(
         goal: Annotated[
             str,

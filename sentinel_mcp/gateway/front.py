@@ -60,7 +60,7 @@ from sentinel_mcp.core.port import (
 )
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.gateway.session_tables import Shares
-from sentinel_mcp.gateway.telemetry import traced
+from sentinel_mcp.gateway.telemetry import shown_spans, traced
 from sentinel_mcp.gateway.front_utilities import FrontUtilities
 from sentinel_mcp.gateway.upstream import CallerLink
 from sentinel_mcp.identity.principal import OWNER, Principal
@@ -153,8 +153,8 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
         self.server.add_notification_handler(
             "notifications/initialized", NotificationParams, self._on_initialized
         )
-        # inside the SDK's span: a repeated handshake is refused, every error answered is cut
-        self.server.middleware += [one_handshake, bounded_errors]
+        # inside the SDK's span (its texts cut): a repeated handshake is refused, every error answered is cut
+        self.server.middleware = shown_spans(self.server.middleware) + [one_handshake, bounded_errors]
 
     # ------------------------------------------------------------------ sessions
     def principal(self, ctx: ServerRequestContext) -> Principal:

@@ -8,19 +8,25 @@ Spans go through the OpenTelemetry API only, so they cost next to nothing until 
 which
 is opt-in: ``sentinel.telemetry = {"exporter": "otlp", "endpoint": "http://collector:4318/v1/traces"}`` (or
 ``"console"``), with the ``otel`` extra installed. Attributes carry names, decisions and outcomes, never
-arguments or answers.
+arguments or answers. A span's name and every text attribute are cut and made visible (``echoed``, as in an
+error or a log line): a client names its tool and itself, and a 3 MB or escape-laden name would otherwise go
+whole to the collector and whatever shows its spans.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import os
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
+from mcp.server._otel import OpenTelemetryMiddleware
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from opentelemetry import trace
 
 from sentinel_mcp import __version__
+from sentinel_mcp.core.echoed_text import ECHO_LIMIT, echoed
 
 if TYPE_CHECKING:
     from sentinel_mcp.config import Config
@@ -59,10 +65,8 @@ def traced(
             return spanned(*args, **kwargs)
 
         async def spanned(*args: Any, **kwargs: Any) -> Any:
-            span_name = name(*args, **kwargs) if callable(name) else name
-            attrs = {
-                k: v for k, v in (attributes(*args, **kwargs) if attributes else {}).items() if v is not None
-            }
+            span_name = _text(name(*args, **kwargs) if callable(name) else name)
+            attrs = span_attributes(attributes(*args, **kwargs) if attributes else {})
             with tracer.start_as_current_span(span_name, attributes=attrs) as span:
                 result = await fn(*args, **kwargs)
                 span.set_attribute("sentinel.result", type(result).__name__)
@@ -73,18 +77,65 @@ def traced(
     return wrap
 
 
+def span_attributes(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` without its Nones, each text (alone or in a list) cut and made visible (``echoed``)."""
+    return {_text(k): _attribute(v) for k, v in values.items() if v is not None}
+
+
+def _attribute(value: Any) -> Any:
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, (list, tuple)):
+        return [_text(v) if isinstance(v, str) else v for v in value]
+    return value
+
+
+def _text(value: str) -> str:
+    # the common case (a catalog name, an id) is printable ASCII within the limit: ``echoed`` would return it
+    # unchanged, at several times the cost, for each of a span's texts
+    if len(value) <= ECHO_LIMIT and value.isascii() and value.isprintable():
+        return value
+    return echoed(value)
+
+
 def annotate(entry: "AuditEntry") -> None:
     """An audited decision, on the span of the call it decides (a ``Gateway.observers`` hook)."""
     span = trace.get_current_span()
     if span.is_recording():
         span.set_attributes(
-            {
-                "sentinel.decision": entry.decision,
-                "sentinel.outcome": entry.outcome,
-                "sentinel.upstream": entry.upstream or "",
-                "sentinel.policy": entry.policy_version or "",
-            }
+            span_attributes(
+                {
+                    "sentinel.decision": entry.decision,
+                    "sentinel.outcome": entry.outcome,
+                    "sentinel.upstream": entry.upstream or "",
+                    "sentinel.policy": entry.policy_version or "",
+                }
+            )
         )
+
+
+class ShownSpanMiddleware(OpenTelemetryMiddleware):
+    """The SDK's span around each inbound request (it names the span after the tool or prompt the caller
+    named, and records the method and request id), made from a copy of the request whose caller-written
+    texts are ``echoed``; the handlers get the request as it came."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        params = ctx.params
+        if params is not None and isinstance(params.get("name"), str):
+            params = {"name": _text(params["name"])}  # all the SDK's span reads of the params
+        shown = dataclasses.replace(
+            ctx,
+            method=_attribute(ctx.method),
+            protocol_version=_attribute(ctx.protocol_version),
+            params=params,
+            request_id=_attribute(ctx.request_id),
+        )
+        return await super().__call__(shown, lambda _shown: call_next(ctx))
+
+
+def shown_spans(middleware: list[Any]) -> list[Any]:
+    """A server's middleware with the SDK's span replaced by ``ShownSpanMiddleware``, in the same place."""
+    return [ShownSpanMiddleware() if type(m) is OpenTelemetryMiddleware else m for m in middleware]
 
 
 _configured = False

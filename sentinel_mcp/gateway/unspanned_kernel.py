@@ -76,7 +76,8 @@ class UnspannedRunner(ServerRunner[Any]):
     def _compose_server_middleware(self, inner: CallNext) -> CallNext:
         call = inner
         for middleware in reversed(self.server.middleware):
-            if type(middleware) is not OpenTelemetryMiddleware:
+            # the SDK's span, or the front's shown one (telemetry.ShownSpanMiddleware)
+            if not isinstance(middleware, OpenTelemetryMiddleware):
                 call = partial(_apply_middleware, middleware, call)
         return call
 

@@ -99,7 +99,8 @@ class PolicyGuard(ObserveStep, Guard):
                 inferences=self.settings.query_inferences,
                 stack_bytes=self.settings.query_memory_mb << 20,
                 address_space_bytes=(self.settings.query_memory_mb << 20) * 4 + (512 << 20),
-            )
+            ),
+            per_principal=self.settings.query_waiting_per_principal,
         )
         self.purge_interval = purge_interval
         self.inference_limit = inference_limit

@@ -80,6 +80,10 @@ class QueryWorker:
         self._turns = QueryTurns(per_principal)
         self.restarts = 0
 
+    @property
+    def per_principal(self) -> int:
+        return self._turns.per_principal
+
     async def _start(self) -> _Worker:
         exe = shutil.which("swipl")
         if exe is None:

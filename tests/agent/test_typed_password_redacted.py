@@ -84,3 +84,31 @@ async def test_a_typed_password_is_redacted_from_everything_the_trace_keeps(
     for text in kept:
         assert SECRET[:4].lower() not in text.lower(), text[:2000]  # not even the start of it
     assert "<redacted password>" in json.dumps(trace.structured_content)
+
+
+# The gateway's audit row of the agent_run call is written (and hash-chained) before the run starts, so it
+# cannot be rewritten once the run learns which words of the goal were a password: it keeps no goal text.
+@pytest.mark.parametrize(
+    "goal",
+    [
+        f"open my bank and type my password {SECRET} into the password field",
+        f"log in to the bank with {SECRET.lower()}",
+        f"bank: {SECRET}\n(that is the passphrase)",
+    ],
+)
+async def test_the_goal_is_kept_nowhere_in_the_audit_log(tmp_path, openai_env, goal):
+    from sentinel_mcp.gateway.audit import read_audit
+
+    policy = typing_policy()
+    openai_env.script("unknown", policy, policy, policy)
+    async with running_gateway(agent_config(tmp_path)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=say_yes) as c:
+            r = await c.call_tool("agent__agent_run", {"goal": goal})
+        await rt.audit.flush()
+        rows = await read_audit(rt.config.store_path, tail=200)
+    assert r.structured_content["status"] == "completed", r.structured_content["reason"]
+    runs = [row for row in rows if row["tool"] == "agent__agent_run"]
+    assert runs
+    for row in rows:
+        assert SECRET[:4].lower() not in json.dumps(row, ensure_ascii=False).lower(), row
+    assert SECRET[:4].lower() not in everything_in(tmp_path / "agent.db").lower()

@@ -12,7 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.types import ElicitResult
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -25,7 +25,7 @@ from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.paths import RULEBASES_DIR
 
 from ..conftest import free_port, stop_process
-from .helpers import TOOLBOX, make_config
+from .helpers import TOOLBOX, make_config, toolbox_stdio
 from .test_transports import start_http_sentinel, write_config
 
 POLICY = Path(__file__).resolve().parent.parent / "policy"
@@ -250,3 +250,90 @@ def test_exporter_is_opt_in_and_problems_are_reported(tmp_path):
 
     assert telemetry.configure(cfg({})) is None  # nothing asked: nothing installed
     assert "unknown exporter 'zipkin'" in telemetry.configure(cfg({"exporter": "zipkin"}))
+
+
+# A span's name and attributes go to a collector and to whatever reads it (a trace viewer, a terminal): the
+# caller's words in them are cut and made visible, as in an error or a log line (core/echoed_text.py).
+SPAN_TEXT_BOUND = 2_100  # characters: ECHO_LIMIT, each perhaps shown as ⟨U+XXXXX⟩, and the cut mark
+HOSTILE_NAMES = [
+    "t" * 3_000_000,
+    "tb__echo\x1b[2J\x1b]0;owned\x07",
+    "tb__\u202eohce",  # right-to-left override
+    "tb__e\u200bcho\x00",
+    "tb__echo\nsentinel.decision=allow",
+]
+
+
+def _span_texts(span):  # noqa: ANN001, ANN202
+    yield span.name
+    if span.status.description:
+        yield span.status.description
+    for value in dict(span.attributes or {}).values():
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(item, str):
+                yield item
+
+
+def _sentinels(done):  # noqa: ANN001, ANN202
+    """The spans Sentinel made: from the SDK's server span on in (the test's client sends from outside it)."""
+    by_id = {s.context.span_id: s for s in done}
+
+    def inside(s):  # noqa: ANN001, ANN202
+        while s is not None:
+            if s.kind == trace.SpanKind.SERVER or s.name.startswith("sentinel."):
+                return True
+            s = by_id.get(s.parent.span_id) if s.parent is not None else None
+        return False
+
+    found = [s for s in done if inside(s)]
+    assert any(s.kind == trace.SpanKind.SERVER for s in found)
+    return found
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_spans_carry_a_callers_names_cut_and_visible(data_dir, spans, mode):  # noqa: ANN001
+    from mcp.types import Implementation
+
+    from sentinel_mcp.core.display_text import is_hidden
+
+    info = Implementation(name="c" * 3_000_000 + "\x1b[31m", version="1\u202e2\r\n")
+    async with running_gateway(make_config(data_dir, {"tb": toolbox_stdio()})) as rt:
+        spans.clear()
+        async with Client(rt.front.server, mode=mode, client_info=info) as c:
+            assert not (await c.call_tool("tb__echo", {"text": "hi"})).is_error
+            for name in HOSTILE_NAMES:
+                assert (await c.call_tool(name, {})).is_error
+                with pytest.raises(MCPError):
+                    await c.get_prompt(name)
+    done = spans.get_finished_spans()
+    calls = [s for s in done if s.name == "sentinel.call"]
+    assert len(calls) == 1 + len(HOSTILE_NAMES)
+    for span in _sentinels(done):
+        for text in _span_texts(span):
+            assert len(text) <= SPAN_TEXT_BOUND, (span.name[:40], len(text))
+            assert not any(is_hidden(ch) for ch in text), (span.name[:40], text[:80])
+    shown = {s.attributes["sentinel.tool"] for s in calls}
+    assert "tb__echo" in shown  # a plain name is kept as it is
+    assert "tb__echo⟨U+001B⟩[2J⟨U+001B⟩]0;owned⟨U+0007⟩" in shown
+
+
+def test_traced_cuts_every_text_it_is_given(spans):  # noqa: ANN001
+    import asyncio
+
+    from sentinel_mcp.core.display_text import is_hidden
+
+    @telemetry.traced(
+        lambda name, attrs: name,
+        lambda name, attrs: attrs,
+    )
+    async def work(name, attrs):  # noqa: ANN001, ANN202
+        return None
+
+    spans.clear()
+    asyncio.run(
+        work("x" * 100_000 + "\x1b", {"a": "\u202e" + "y" * 100_000, "b": ["z\x00" * 50_000], "n": 3})
+    )
+    (span,) = spans.get_finished_spans()
+    assert span.attributes["n"] == 3
+    for text in _span_texts(span):
+        assert len(text) <= SPAN_TEXT_BOUND and not any(is_hidden(ch) for ch in text)

@@ -115,3 +115,26 @@ async def test_a_cancelled_waiter_never_holds_the_worker() -> None:
     handed.cancel()
     await last
     assert order[-2:] == ["a", "c"] and not turns._busy and handed.cancelled()
+
+
+# How many goals one principal may have waiting is sentinel.policy.query_waiting_per_principal: an integer
+# (never a text, a boolean or a float), from 1 to 256, named when it is not.
+def test_the_guard_s_worker_takes_its_waiting_bound_from_the_config(tmp_path) -> None:  # noqa: ANN001
+    from sentinel_mcp.config import parse_config
+    from sentinel_mcp.policy.guard import PolicyGuard
+
+    cfg = parse_config({"sentinel": {"policy": {"query_waiting_per_principal": 3}}}, source="cfg.json")
+    guard = PolicyGuard([], None, store_path=tmp_path / "facts.db", settings=cfg.sentinel.policy)
+    assert guard.queries.per_principal == 3
+    default = PolicyGuard([], None, store_path=tmp_path / "facts2.db")
+    assert default.queries.per_principal == 8
+
+
+@pytest.mark.parametrize("value", ["4", True, 4.0, 0, -1, 10**9, None, [4]])
+def test_a_bad_waiting_bound_is_refused_naming_its_key(value: Any) -> None:
+    from sentinel_mcp.config import ConfigError, parse_config
+
+    with pytest.raises(ConfigError) as err:
+        parse_config({"sentinel": {"policy": {"query_waiting_per_principal": value}}}, source="cfg.json")
+    text = str(err.value)
+    assert "sentinel.policy.query_waiting_per_principal" in text and "unknown key" not in text, text
