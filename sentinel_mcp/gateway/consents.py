@@ -11,7 +11,9 @@ a store that cannot be read or written raises ``StorageError`` (the gate then de
 ``postgresql://`` database the book lives there, one for every replica: nothing is cached, so a consent
 granted
 through one replica is honoured by the next call on any other, and a revoke is refused everywhere at once.
-Rows are checked as they are read (type-strict); a malformed one is never honoured.
+Rows are checked as they are read (type-strict); a malformed one is never honoured. On a server store a
+consent's times are set and compared on the database's clock (``storage/shared_clock.py``): a replica whose
+clock runs ahead cannot stretch a consent, nor one whose clock lags use a consent expired everywhere else.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pydantic import BaseModel
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
 from sentinel_mcp.storage.location import is_server_url
+from sentinel_mcp.storage.shared_clock import DB_NOW, on_server_clock
 from sentinel_mcp.storage.open import release_blocking
 from sentinel_mcp.storage.sqlite import SHARED
 
@@ -74,15 +77,27 @@ CREATE TABLE consent_log (
 )
 """
 SCHEMA = Schema("consents", {"sqlite": [_SQL], "postgres": [_POSTGRES]})
-# a live consent: not expired by the process clock, which never goes back; and not granted "after now" (before
-# the wall clock was set back and the gateway restarted: how long it has lasted is unknown, so it counts only
-# once the clock reaches its grant again, and lives no longer than asked for from then)
-_LIVE = "(expires_at IS NULL OR expires_at > ?) AND granted_at <= ?"
+# a live consent: not expired by the process clock (the database's on a server store), which never goes back;
+# and not granted "after now" (before the wall clock was set back and the gateway restarted: how long it has
+# lasted is unknown, so it counts only once the clock reaches its grant again, and lives no longer than asked
+# for from then)
+_LIVE = "(expires_at IS NULL OR expires_at > {now}) AND granted_at <= {now}"
+# one reading of the clock for both times (expires_at NULL: until revoked, as NULL + seconds is NULL)
+_GRANT = (
+    "INSERT INTO consents (principal, kind, purpose, granted_at, expires_at, granted_by) "
+    "SELECT ?, ?, ?, t.now, t.now + ?, ? FROM (SELECT {now} AS now) t WHERE true "  # WHERE: SQLite parses ON
+    "ON CONFLICT (principal, kind, purpose) DO UPDATE SET granted_at = excluded.granted_at, "
+    "expires_at = excluded.expires_at, granted_by = excluded.granted_by RETURNING granted_at, expires_at"
+)
 
 
-def _live_now() -> tuple[float, float]:
+def _live(db: Any) -> tuple[str, tuple[float, ...]]:
+    """``_LIVE`` and its parameters: the database's clock on a server store (replicas' clocks disagree), else
+    the process clock (one machine's, never going back)."""
+    if on_server_clock(db):
+        return _LIVE.format(now=DB_NOW), ()
     now = process_clock.now()
-    return now, now
+    return _LIVE.format(now="?"), (now, now)
 
 
 def _match(principal: str, kind: str | None) -> tuple[str, tuple[str, ...]]:
@@ -144,37 +159,40 @@ class ConsentBook:
         # finite too: an infinite one would be stored as Infinity (not JSON when listed); no expiry is None
         if expires_in is not None and not (expires_in > 0 and math.isfinite(expires_in)):
             raise ValueError("expires_in must be a positive finite number of seconds (none: until revoked)")
-        now = time.time()
-        expires = now + expires_in if expires_in is not None else None
-        self._db.run_blocking(
+        # the database's clock on a server store: a replica's own clock neither stretches nor shortens it
+        now, at = (DB_NOW, ()) if on_server_clock(self._db) else ("?", (time.time(),))
+        results = self._db.run_blocking(
             [  # the consent and its log line in one commit
+                Statement(_GRANT.format(now=now), (principal, kind, purpose, expires_in, by, *at)),
                 Statement(
-                    "INSERT INTO consents VALUES (?,?,?,?,?,?) ON CONFLICT (principal, kind, purpose) DO "
-                    "UPDATE "
-                    "SET granted_at=excluded.granted_at, expires_at=excluded.expires_at, "
-                    "granted_by=excluded.granted_by",
-                    (principal, kind, purpose, now, expires, by),
-                ),
-                Statement(
-                    "INSERT INTO consent_log (at, action, principal, kind, purpose, by) VALUES (?,?,?,?,?,?)",
-                    (now, "grant", principal, kind, purpose, by),
+                    "INSERT INTO consent_log (at, action, principal, kind, purpose, by) "
+                    f"VALUES ({now},?,?,?,?,?)",
+                    (*at, "grant", principal, kind, purpose, by),
                 ),
             ]
         )
+        granted, expires = results[0].rows[0]  # as stored (on the database's clock on a server store)
         return Consent(
-            principal=principal, kind=kind, purpose=purpose, granted_at=now, expires_at=expires, granted_by=by
+            principal=principal,
+            kind=kind,
+            purpose=purpose,
+            granted_at=float(granted),
+            expires_at=None if expires is None else float(expires),
+            granted_by=by,
         )
 
     def revoke(self, principal: str, kind: str | None = None, *, by: str = "cli") -> int:
         if not _storable(principal, kind):
             return 0  # no stored name holds a NUL: nothing to revoke (PostgreSQL cannot even compare it)
         where, params = _match(principal, kind)
+        now, at = (DB_NOW, ()) if on_server_clock(self._db) else ("?", (time.time(),))
         results = self._db.run_blocking(
             [  # log lines and removal in one commit
                 Statement(
-                    "INSERT INTO consent_log (at, action, principal, kind, purpose, by) SELECT ?, 'revoke', "
-                    f"principal, kind, purpose, ? FROM consents WHERE {where} ORDER BY kind, purpose",
-                    (time.time(), by, *params),
+                    f"INSERT INTO consent_log (at, action, principal, kind, purpose, by) SELECT {now}, "
+                    f"'revoke', principal, kind, purpose, ? FROM consents WHERE {where} "
+                    "ORDER BY kind, purpose",
+                    (*at, by, *params),
                 ),
                 Statement(f"DELETE FROM consents WHERE {where}", params),
             ]
@@ -185,10 +203,11 @@ class ConsentBook:
         """The live consent covering this principal, kind and purpose (its own purpose or every purpose)."""
         if not _storable(principal, kind, purpose):
             return None
+        alive, at = _live(self._db)
         rows = self._db.query_blocking(
             "SELECT * FROM consents WHERE principal = ? AND kind = ? AND purpose IN (?, ?) "
-            f"AND {_LIVE} ORDER BY purpose = ? DESC",
-            (principal, kind, purpose, ANY_PURPOSE, *_live_now(), purpose),
+            f"AND {alive} ORDER BY purpose = ? DESC",
+            (principal, kind, purpose, ANY_PURPOSE, *at, purpose),
         )
         live = [
             c for c in map(_checked, rows) if c is not None and c.principal == principal and c.kind == kind
@@ -199,9 +218,10 @@ class ConsentBook:
         if not _storable(principal):
             return []
         where, params = _whose(principal)
+        alive, at = _live(self._db)
         rows = self._db.query_blocking(
-            f"SELECT * FROM consents WHERE {where} AND {_LIVE} ORDER BY principal, kind, purpose",
-            (*params, *_live_now()),
+            f"SELECT * FROM consents WHERE {where} AND {alive} ORDER BY principal, kind, purpose",
+            (*params, *at),
         )
         return [c for c in map(_checked, rows) if c is not None]
 

@@ -15,8 +15,8 @@ import time
 from typing import Any, Callable, Protocol
 
 from sentinel_mcp.core.decision import ToolCall
-from sentinel_mcp.storage import Schema, StorageError
-from sentinel_mcp.storage.shared_clock import clocked, not_expired
+from sentinel_mcp.storage import Schema, Statement, StorageError
+from sentinel_mcp.storage.shared_clock import clocked, not_expired, on_server_clock
 
 log = logging.getLogger(__name__)
 
@@ -25,13 +25,34 @@ _SQL = (
     "version TEXT NOT NULL, expires_at {real} NOT NULL, PRIMARY KEY (session, tool, digest, version)); "
     "CREATE INDEX confirmations_expiry ON confirmations (expires_at)"
 )
+# whose each confirmation is, so one principal's unused grants are bounded (rows from before: nobody's, '')
+_OWNER = (
+    "ALTER TABLE confirmations ADD COLUMN principal TEXT NOT NULL DEFAULT ''; "
+    "CREATE INDEX confirmations_principal ON confirmations (principal, expires_at)"
+)
 SCHEMA = Schema(
     "confirmations",
-    {"sqlite": [_SQL.format(real="REAL")], "postgres": [_SQL.format(real="DOUBLE PRECISION")]},
+    {
+        "sqlite": [_SQL.format(real="REAL"), _OWNER],
+        "postgres": [_SQL.format(real="DOUBLE PRECISION"), _OWNER],
+    },
 )
+# one transaction per grant, under the principal's lock on a server store (replicas granting for it at once
+# are ordered): its expired rows go, the grant is written, and its oldest beyond the cap give way
+_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
+_EXPIRED = "DELETE FROM confirmations WHERE principal = ? AND expires_at < {now}"
 _GRANT = (
-    "INSERT INTO confirmations (session, tool, digest, version, expires_at) VALUES (?, ?, ?, ?, {now} + ?) "
-    "ON CONFLICT (session, tool, digest, version) DO UPDATE SET expires_at = excluded.expires_at"
+    "INSERT INTO confirmations (session, tool, digest, version, principal, expires_at) "
+    "VALUES (?, ?, ?, ?, ?, {now} + ?) "
+    "ON CONFLICT (session, tool, digest, version) DO UPDATE SET expires_at = excluded.expires_at, "
+    "principal = excluded.principal"
+)
+# the grant just written is never among them: the principal keeps its newest ``cap``
+_TRIM = (
+    "DELETE FROM confirmations WHERE principal = ? AND (session, tool, digest, version) IN ("
+    "SELECT session, tool, digest, version FROM confirmations WHERE principal = ? "
+    "AND NOT (session = ? AND tool = ? AND digest = ? AND version = ?) "
+    "ORDER BY expires_at DESC, session, tool, digest, version LIMIT {all} OFFSET ?)"
 )
 _TAKE = (
     "DELETE FROM confirmations WHERE session = ? AND tool = ? AND digest = ? AND version = ? "
@@ -67,6 +88,8 @@ def _key(call: ToolCall, version: str) -> Key:
 
 
 MAX_HELD = 10_000  # confirmations held in one process at most (each is normally used within its call)
+# confirmations one principal holds in the shared table at most (each is normally used within its call)
+MAX_PER_PRINCIPAL = 1_000
 
 
 class ConfirmationBook:
@@ -128,9 +151,16 @@ class ConfirmationBook:
 class SharedConfirmationBook:
     """In the database every replica shares (``SCHEMA`` migrated by ``open``)."""
 
-    def __init__(self, db: Any, ttl: float, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        db: Any,
+        ttl: float,
+        clock: Callable[[], float] = time.time,
+        per_principal: int = MAX_PER_PRINCIPAL,
+    ) -> None:
         self.db = db
         self.ttl = ttl
+        self.per_principal = max(1, per_principal)
         self._clock = clock  # SQLite's (one machine); a server store's is the database's (shared_clock)
         self._grants = 0
 
@@ -153,7 +183,16 @@ class SharedConfirmationBook:
                 await self.db.write(*self._clocked(_PURGE, (), 0))
             except StorageError as e:
                 log.warning("could not sweep expired confirmations: %s", e)
-        await self.db.write(*self._clocked(_GRANT, (*_key(call, version), self.ttl), 4))
+        key, owner = _key(call, version), call.principal or ""
+        every = "ALL" if on_server_clock(self.db) else "-1"  # no upper limit, as each backend spells it
+        statements = [
+            Statement(*self._clocked(_EXPIRED, (owner,), 1)),
+            Statement(*self._clocked(_GRANT, (*key, owner, self.ttl), 5)),
+            Statement(_TRIM.format(all=every), (owner, owner, *key, self.per_principal - 1)),
+        ]
+        if on_server_clock(self.db):
+            statements.insert(0, Statement(_LOCK, ("sentinel.confirmations/" + owner,)))
+        await self.db.run(statements)
 
     async def take(self, call: ToolCall, version: str) -> bool:
         try:

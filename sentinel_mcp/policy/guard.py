@@ -151,9 +151,8 @@ class PolicyGuard(ObserveStep, Guard):
             self.load_error = str(e)
             log.error("rulebase not loaded, every call is denied until it is fixed: %s", e)
         if self.replica is not None and self.store.shared and self.store.database is not None:
-            self.shared_versions = SharedRulebases(
-                self.store.database, self.rulebases, self.replica, self.local_dir / "cluster-rulebases"
-            )
+            self.shared_versions = SharedRulebases(self.store.database, self.rulebases, self.replica,
+                                                   self.local_dir / "cluster-rulebases")
             await self.shared_versions.start()
         if watch:
             self.rulebases.start_watching()
@@ -163,9 +162,8 @@ class PolicyGuard(ObserveStep, Guard):
         self.replica = replica
 
     @property
-    def cluster_problem(self) -> str | None:
-        """A version the cluster published that this replica could not load (it keeps its own), or None."""
-        return self.shared_versions.problem if self.shared_versions is not None else None
+    def cluster_problem(self) -> str | None:  # a cluster version not loaded here, or why calls are refused
+        return None if self.shared_versions is None else self.shared_versions.cluster_problem
 
     @property
     def reload_problem(self) -> str | None:
@@ -285,6 +283,8 @@ class PolicyGuard(ObserveStep, Guard):
                     "Sentinel reloads it and calls are decided again"
                 ],
             )
+        if self.shared_versions is not None and (behind := self.shared_versions.refusal()) is not None:
+            return behind  # behind the cluster's newest version (or unable to tell): every call refused
         rb = self.rulebases.current
         # rules bind to the tool's identity (server + its own name), never to the name that exposes it
         if not rb.info.guards_tool(call.identity) or _policy_read(call, rb):

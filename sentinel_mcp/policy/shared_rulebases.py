@@ -11,6 +11,11 @@ starts takes the cluster's newest version; the first one publishes its own. Deci
 (the audit's ``policy_version``), the same on every replica.
 
 The newest row wins: two replicas publishing at once converge on whichever row was committed last.
+
+A replica that knows it is behind refuses to decide (``behind``): while the newest row it read names another
+version than the one in force (it does not load here, or is being loaded), and while it has not read the rows
+for longer than ``stale_after`` (a newer version may exist). Checked per decision from what the follower read:
+no round trip per call.
 """
 
 from __future__ import annotations
@@ -23,8 +28,9 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from sentinel_mcp.core.decision import Deny
 from sentinel_mcp.policy.rulebase import Problem, Rulebase, RulebaseError, RulebaseHolder
 from sentinel_mcp.storage import Schema, StorageError
 
@@ -114,7 +120,13 @@ def materialize(body: str, directory: Path) -> list[Path]:
 
 class SharedRulebases:
     def __init__(
-        self, db: Any, holder: RulebaseHolder, replica: str, directory: Path, poll_interval: float = 0.5
+        self,
+        db: Any,
+        holder: RulebaseHolder,
+        replica: str,
+        directory: Path,
+        poll_interval: float = 0.5,
+        stale_after: float | None = None,
     ) -> None:
         self.db = db  # the shared store's database (the facts'), ``SCHEMA`` migrated by ``start``
         self.holder = holder
@@ -125,18 +137,27 @@ class SharedRulebases:
         self.problem: str | None = None  # a published version this replica could not load (for /healthz)
         self._task: asyncio.Task[None] | None = None
         self._migrated = False
+        # the bound on deciding without knowing the cluster's newest version: many polls, so a slow read or a
+        # busy loop does not refuse calls, yet a follower that cannot read stops decisions within seconds
+        self.stale_after = stale_after if stale_after is not None else max(5.0, 10 * poll_interval)
+        self.clock: Callable[[], float] = time.monotonic
+        self.newest: VersionRow | None = None  # the newest row read (None: none published yet)
+        self.checked: float | None = None  # ``clock()`` of the last read that succeeded (None: never)
+        self._polling = asyncio.Lock()  # the follower and a forced poll act on a row once
 
     async def start(self) -> None:
         try:
-            await self._migrate()
-            latest = await self._latest(0)
-            if latest is None:
-                if self.holder.loaded:
-                    await self.publish(self.holder.current, "start-up")
-            elif not self.holder.loaded or latest.version != self.holder.current.version:
-                await self._adopt(latest)
-            else:
-                self.seen = latest.id
+            async with self._polling:
+                await self._migrate()
+                latest = await self._latest(0)
+                self._read(latest)
+                if latest is None:
+                    if self.holder.loaded:
+                        await self.publish(self.holder.current, "start-up")
+                elif not self.holder.loaded or latest.version != self.holder.current.version:
+                    await self._adopt(latest)
+                else:
+                    self.seen = latest.id
         except StorageError as e:  # the store's health refuses calls meanwhile; the follower keeps trying
             self.problem = f"the cluster's rulebase versions could not be read at start-up: {e}"
             log.error("%s", self.problem)
@@ -168,7 +189,10 @@ class SharedRulebases:
                 (rb.version, self.replica, cause[:200], body, time.time()),
             )
         ).rows
-        self.seen = max(self.seen, int(rows[0][0]))
+        row = VersionRow(int(rows[0][0]), rb.version, self.replica)
+        if self.newest is None or row.id > self.newest.id:
+            self.newest = row
+        self.seen = max(self.seen, row.id)
         self.problem = None
         log.info("rulebase version %s published to the cluster (row %s)", rb.version, rows[0][0])
         return self.seen
@@ -191,23 +215,69 @@ class SharedRulebases:
         )
         return VersionRow(int(rows[0][0]), str(rows[0][1]), str(rows[0][2])) if rows else None
 
+    def _read(self, latest: VersionRow | None) -> None:
+        """A read of the rows succeeded: ``latest`` is the newest row after ``seen`` (None: none newer)."""
+        self.checked = self.clock()
+        if latest is not None and (self.newest is None or latest.id > self.newest.id):
+            self.newest = latest
+
+    def behind(self) -> str | None:
+        """Why this replica may not decide now (it is, or may be, behind the cluster's newest rulebase
+        version), or None. Cheap: what the follower last read, no round trip."""
+        here = self.holder.current.version if self.holder.loaded else "none"
+        if self.checked is None or self.clock() - self.checked > self.stale_after:
+            return (
+                f"this replica (version {here}) could not read the cluster's rulebase versions for more than "
+                f"{self.stale_after:g} s, so a newer version may be in force elsewhere"
+            )
+        newest = self.newest
+        if newest is not None and newest.version != here:
+            return (
+                f"this replica decides with rulebase version {here}, but the cluster's newest is version "
+                f"{newest.version[:100]} (published by {newest.replica[:100]}), which it has not loaded"
+            )
+        return None
+
+    @property
+    def cluster_problem(self) -> str | None:
+        """For ``/healthz``: a version that did not load here, or why this replica refuses calls."""
+        return self.problem or self.behind()
+
+    def refusal(self) -> Deny | None:
+        """The decision of every call while ``behind``: refused, fail closed."""
+        why = self.behind()
+        if why is None:
+            return None
+        return Deny(
+            reason=f"Sentinel refuses this call: {why}",
+            unmet=["rulebase_behind_cluster"],
+            how_to_unblock=[
+                "try again shortly (another replica may serve it); the operator sees why in this replica's "
+                "/healthz"
+            ],
+        )
+
+    async def poll_once(self) -> None:
+        """Read the newest row once and act on it (what the follower does every ``poll_interval``)."""
+        async with self._polling:
+            await self._migrate()
+            latest = await self._latest(self.seen)
+            self._read(latest)
+            if latest is None:
+                if self.seen == 0 and self.holder.loaded:  # nothing published yet (or not readable at start)
+                    await self.publish(self.holder.current, "start-up")
+                return
+            if self.holder.loaded and latest.version == self.holder.current.version:
+                self.seen, self.problem = latest.id, None
+            else:
+                await self._adopt(latest)
+
     async def _follow(self) -> None:
         while True:
             await asyncio.sleep(self.poll_interval)
             try:
-                await self._migrate()
-                latest = await self._latest(self.seen)
-                if latest is None:
-                    if (
-                        self.seen == 0 and self.holder.loaded
-                    ):  # nothing published yet (or not readable at start)
-                        await self.publish(self.holder.current, "start-up")
-                    continue
-                if self.holder.loaded and latest.version == self.holder.current.version:
-                    self.seen, self.problem = latest.id, None
-                else:
-                    await self._adopt(latest)
-            except StorageError as e:  # the store's health says so; the active version stays in force
+                await self.poll_once()
+            except StorageError as e:  # the store's health says so; calls refused once ``stale_after`` passes
                 log.warning("cannot read the cluster's rulebase versions: %s", e)
             except Exception:  # noqa: BLE001 - never let the follower die
                 log.exception("rulebase follower")

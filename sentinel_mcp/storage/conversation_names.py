@@ -26,6 +26,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from sentinel_mcp.storage import Schema, StorageError
+from sentinel_mcp.storage.shared_clock import DB_NOW, on_server_clock
 
 log = logging.getLogger(__name__)
 
@@ -38,12 +39,14 @@ SCHEMA = Schema(
     "conversation_labels",
     {"sqlite": [_SQL.format(real="REAL")], "postgres": [_SQL.format(real="DOUBLE PRECISION")]},
 )
-# keeps the row's conversation unless it was idle past the cutoff; ``used_at`` only moves forward (replicas'
-# clocks may differ by a little)
+# keeps the row's conversation unless it was idle past ``idle`` seconds; ``used_at`` only moves forward.
+# ``{now}``: the database's clock on a server store (a replica whose clock lags would keep a conversation
+# idle past its time to live everywhere else; one running ahead would write a use in the future); on SQLite
+# the process's.
 _NAME = (
-    "INSERT INTO conversation_labels (principal, label, session, used_at) VALUES (?, ?, ?, ?) "
+    "INSERT INTO conversation_labels (principal, label, session, used_at) VALUES (?, ?, ?, {now}) "
     "ON CONFLICT (principal, label) DO UPDATE SET "
-    "session = CASE WHEN conversation_labels.used_at < ? THEN excluded.session "
+    "session = CASE WHEN conversation_labels.used_at < {now} - ? THEN excluded.session "
     "ELSE conversation_labels.session END, "
     "used_at = CASE WHEN conversation_labels.used_at > excluded.used_at THEN conversation_labels.used_at "
     "ELSE excluded.used_at END "
@@ -64,7 +67,7 @@ class SharedLabels:
         self.idle = idle
         self.refresh = min(60.0, idle / 10) if refresh is None else refresh
         self.capacity = capacity
-        self._clock = clock  # wall clock: rows are compared by other replicas
+        self._clock = clock  # wall clock, on SQLite (one machine); a server store's is the database's
         self._monotonic = monotonic
         self._known: OrderedDict[tuple[str, str], tuple[str, float]] = OrderedDict()
         self._trips = 0
@@ -92,11 +95,18 @@ class SharedLabels:
         now = self._clock()
         self._trips += 1
         try:
+            server = on_server_clock(self.db)
             if self._trips % PURGE_EVERY == 0:
-                cutoff = now - 2 * self.idle
-                await self.db.write("DELETE FROM conversation_labels WHERE used_at < ?", (cutoff,))
+                await self.db.write(
+                    "DELETE FROM conversation_labels WHERE used_at < {now} - ?".format(
+                        now=DB_NOW if server else "?"
+                    ),
+                    (2 * self.idle,) if server else (now, 2 * self.idle),
+                )
+            fresh = prefix + secrets.token_hex(8)
             out = await self.db.write(
-                _NAME, (principal, label, prefix + secrets.token_hex(8), now, now - self.idle)
+                _NAME.format(now=DB_NOW if server else "?"),
+                (principal, label, fresh, *(() if server else (now, now)), self.idle),
             )
         except StorageError as e:
             raise LabelsUnavailable(f"the shared store cannot say which conversation this is: {e}") from None

@@ -7,6 +7,8 @@ import json
 import random
 import sys
 
+GRANT_CAP = 40  # confirmations one principal may hold in the "confirmation-grant" race
+
 
 async def spend(url: str, kind: str, keys: list[str], seed: int) -> list[str]:
     from sentinel_mcp.gateway.stored_nonces import SCHEMA, StoredNonceBook
@@ -35,6 +37,18 @@ async def spend(url: str, kind: str, keys: list[str], seed: int) -> list[str]:
                  for k in keys]
         results = await asyncio.gather(*(guard.decide(c) for c in calls))
         won = [k for k, d in zip(keys, results) if isinstance(d, Allow)]
+        await release(db)
+    elif kind == "confirmation-grant":  # one principal's grants, each in its own session: held up to the cap
+        from sentinel_mcp.core.decision import ToolCall
+        from sentinel_mcp.policy.confirmation_book import SharedConfirmationBook
+
+        db = open_database(url, "confirmations")
+        await SharedConfirmationBook.open(db, 300)
+        book = SharedConfirmationBook(db, 300, per_principal=GRANT_CAP)
+        calls = [ToolCall(name="srv__pay", server="srv", tool="pay", arguments={"n": 1},
+                          session_id=f"mallory/{k}-{seed}", principal="mallory") for k in keys]
+        await asyncio.gather(*(book.grant(c, "default:fail-safe") for c in calls))
+        won = [c.session_id for c in calls]
         await release(db)
     else:  # a confirmation fact of session k
         store = await FactStore(url).open()

@@ -107,6 +107,7 @@ async def test_a_label_names_one_conversation_per_principal_for_every_replica(st
         clock[0] += 3000  # used within its time to live: kept
         assert await b.session("alice", "trip") == first[0]
         clock[0] += 3601  # idle past it: a new conversation for every replica
+        await db.write("UPDATE conversation_labels SET used_at = used_at - 3601")  # a server's: its own clock
         fresh = await b.session("alice", "trip")
         assert fresh != first[0] and fresh.startswith("alice/label-trip-")
         a.refresh = 0
