@@ -99,9 +99,7 @@ class PolicyGuard(ObserveStep, Guard):
                 inferences=self.settings.query_inferences,
                 stack_bytes=self.settings.query_memory_mb << 20,
                 address_space_bytes=(self.settings.query_memory_mb << 20) * 4 + (512 << 20),
-            ),
-            per_principal=self.settings.query_waiting_per_principal,
-        )
+            ), per_principal=self.settings.query_waiting_per_principal)
         self.purge_interval = purge_interval
         self.inference_limit = inference_limit
         # False: every rule interpreted and the goal sent as text (the reference the fast path is compared
