@@ -141,7 +141,7 @@ class UpstreamCalls:
         timeout: float | None = None,
         principal: str | None = None,
     ) -> CallToolResult | InputRequiredResult:
-        """``principal``: whose call it is (``callers``: whom the upstream's pushes naming no call may reach)."""
+        """``principal``: whose call it is (``callers``: whom the pushes that name no call may reach)."""
         if self._described is not None:
             await self._woken()
         if not self.breaker.allow():
@@ -164,7 +164,8 @@ class UpstreamCalls:
                     principal=principal,
                 )
         return await self._in_slot(
-            tool, arguments, link, progress, input_responses, request_state, meta, timeout, principal=principal
+            tool, arguments, link, progress, input_responses, request_state, meta, timeout,
+            principal=principal,
         )
 
     async def _in_slot(self, *call: Any, principal: str | None) -> CallToolResult | InputRequiredResult:

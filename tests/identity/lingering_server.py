@@ -34,12 +34,18 @@ from mcp.types import (
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 RO = ToolAnnotations(read_only_hint=True)
-OBJ: dict[str, Any] = {"type": "object", "properties": {"tag": {"type": "string"}, "what": {"type": "string"}}}
-TOOLS = [Tool(name=n, description=d, input_schema=OBJ, annotations=RO) for n, d in (
-    ("kick", "Answers at once; pushes `what` naming `tag` during the next hold"),
-    ("hold", "Waits until the pending push is done"),
-    ("outcomes", "What came back for each push"),
-)]
+OBJ: dict[str, Any] = {
+    "type": "object",
+    "properties": {"tag": {"type": "string"}, "what": {"type": "string"}},
+}
+TOOLS = [
+    Tool(name=n, description=d, input_schema=OBJ, annotations=RO)
+    for n, d in (
+        ("kick", "Answers at once; pushes `what` naming `tag` during the next hold"),
+        ("hold", "Waits until the pending push is done"),
+        ("outcomes", "What came back for each push"),
+    )
+]
 WAIT_SECONDS = 30.0  # only a safety net: nothing here waits for time to pass
 
 
@@ -61,13 +67,16 @@ def build_server() -> Server:
                 await session.send_log_message("info", f"secret-of-{tag}", logger="jobs")
                 outcomes.append(f"{tag}:log:sent")
             elif what == "elicit":
-                r = await session.elicit_form(f"Delete every file of {tag}?",
-                                              {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+                r = await session.elicit_form(
+                    f"Delete every file of {tag}?",
+                    {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+                )
                 outcomes.append(f"{tag}:elicit:{r.action}")
             elif what == "sample":
                 r = await session.create_message(
                     [SamplingMessage(role="user", content=TextContent(type="text", text=f"summarise {tag}"))],
-                    max_tokens=20)
+                    max_tokens=20,
+                )
                 outcomes.append(f"{tag}:sample:{r.model}")
             elif what == "roots":
                 roots = await session.send_request(ListRootsRequest(), ListRootsResult)
@@ -85,7 +94,8 @@ def build_server() -> Server:
         if params.name == "kick":
             pushed.clear()
             job = asyncio.get_running_loop().create_task(
-                push(ctx.session, str(args.get("tag", "")), str(args.get("what", "log"))))
+                push(ctx.session, str(args.get("tag", "")), str(args.get("what", "log")))
+            )
             jobs.add(job)
             job.add_done_callback(jobs.discard)
             return _text("kicked")

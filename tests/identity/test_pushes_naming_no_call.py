@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx2
@@ -23,7 +24,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
 
+from sentinel_mcp.core.caller_link import CallerLink
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
+from sentinel_mcp.gateway.upstream_relays import PushRelays
 
 from .identity_rig import ALICE, BOB, http_sentinel, text
 
@@ -35,11 +38,18 @@ ASKED = ("elicit", "sample", "roots")  # the pushes that wait for an answer
 
 def _config(tmp: Path) -> Path:
     cfg = tmp / "sentinel.json"
-    cfg.write_text(json.dumps({
-        "mcpServers": {"lg": {"command": sys.executable, "args": [str(LINGERING)]}},
-        "sentinel": {"data_dir": str(tmp / "state"), "builtins": [],
-                     "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB}]},
-    }))
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": {"lg": {"command": sys.executable, "args": [str(LINGERING)]}},
+                "sentinel": {
+                    "data_dir": str(tmp / "state"),
+                    "builtins": [],
+                    "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB}],
+                },
+            }
+        )
+    )
     return cfg
 
 
@@ -59,8 +69,9 @@ class Seen:
 
     async def sample(self, ctx: Any, params: Any) -> CreateMessageResult:
         self.got.append(f"sample:{params.messages[0].content.text}")
-        return CreateMessageResult(role="assistant", model=f"model-of-{self.who}",
-                                   content=TextContent(type="text", text="ok"))
+        return CreateMessageResult(
+            role="assistant", model=f"model-of-{self.who}", content=TextContent(type="text", text="ok")
+        )
 
     async def roots(self, ctx: Any) -> ListRootsResult:
         self.got.append("roots")
@@ -69,9 +80,14 @@ class Seen:
 
 def _client(base: str, token: str, seen: Seen, mode: str) -> Client:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
-    return Client(streamable_http_client(f"{base}/mcp", http_client=http), mode=mode,  # type: ignore[arg-type]
-                  logging_callback=seen.log, elicitation_callback=seen.elicit, sampling_callback=seen.sample,
-                  list_roots_callback=seen.roots)
+    return Client(
+        streamable_http_client(f"{base}/mcp", http_client=http),
+        mode=mode,  # type: ignore[arg-type]
+        logging_callback=seen.log,
+        elicitation_callback=seen.elicit,
+        sampling_callback=seen.sample,
+        list_roots_callback=seen.roots,
+    )
 
 
 def _outcomes(result: Any) -> dict[str, str]:
@@ -83,7 +99,10 @@ def _outcomes(result: Any) -> dict[str, str]:
 async def test_a_push_after_another_principals_call_never_reaches_this_one(tmp_path, mode):
     with http_sentinel(_config(tmp_path)) as (base, _proc):
         alice_seen, bob_seen = Seen("alice"), Seen("bob")
-        async with _client(base, ALICE, alice_seen, "legacy") as alice, _client(base, BOB, bob_seen, mode) as bob:
+        async with (
+            _client(base, ALICE, alice_seen, "legacy") as alice,
+            _client(base, BOB, bob_seen, mode) as bob,
+        ):
             for kind in KINDS:
                 kicked = await alice.call_tool("lg__kick", {"tag": f"alice-{kind}", "what": kind})
                 assert text(kicked) == "kicked", text(kicked)
@@ -109,8 +128,12 @@ async def test_while_one_principal_alone_has_called_its_pushes_reach_its_call(tm
                 await alice.call_tool("lg__kick", {"tag": f"job-{kind}", "what": kind})
                 assert text(await alice.call_tool("lg__hold", {})) == "held"
             outcomes = _outcomes(await alice.call_tool("lg__outcomes", {}))
-        assert outcomes == {"job-log": "log:sent", "job-elicit": "elicit:accept",
-                            "job-sample": "sample:model-of-alice", "job-roots": "roots:file:///home/alice"}, outcomes
+        assert outcomes == {
+            "job-log": "log:sent",
+            "job-elicit": "elicit:accept",
+            "job-sample": "sample:model-of-alice",
+            "job-roots": "roots:file:///home/alice",
+        }, outcomes
         assert [g.split(":", 1)[0] for g in seen.got] == list(KINDS), seen.got
         assert "secret-of-job-log" in seen.got[0]
 
@@ -132,3 +155,18 @@ def test_a_connection_knows_one_principal_or_several_and_starts_afresh():
     assert not callers.several
     callers.called("alice")
     assert callers.several
+
+
+def test_the_routing_asks_no_one_once_the_connection_carried_several_principals():
+    """The rule at its one place (``PushRelays._push_target``): one call in flight, and still no one to ask
+    once another principal's call went out on the connection; the refusal names nobody."""
+    relays = PushRelays.__new__(PushRelays)  # the mixin's routing alone (no upstream behind it)
+    relays.callers = ConnectionCallers()
+    link = CallerLink()
+    relays._inflight = {1: SimpleNamespace(link=link)}  # type: ignore[dict-item]
+    relays.callers.called("bob")
+    assert relays._caller_for_push() is link
+    relays.callers.called("alice")
+    assert relays._caller_for_push() is None
+    said = relays._unrouted("an elicitation").message
+    assert "more than one principal" in said and "alice" not in said and "bob" not in said
