@@ -45,6 +45,7 @@ from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, lean_cal
 from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
+from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.upstream_client import (
     Mode,
     UpstreamUnavailable,
@@ -128,6 +129,8 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         # calls that take turns (``_serialized``): one client session's overlap, other callers wait
         self._turns = PartyTurns()
         self._inflight: dict[int, _InFlight] = {}
+        # whose calls the connection carried: a push naming no call reaches no one once they are several
+        self.callers = ConnectionCallers()
         # log lines, progress, resource updates on their way to clients (bounded, never holding a reader up)
         self.notices = NoticeQueue(name)
         limit = getattr(target, "max_in_flight", None)
@@ -262,6 +265,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                         self.lean = StdioCaller(taps[-1].tap, client)
                     else:
                         self.lean = await stack.enter_async_context(lean_caller(self.target, client, session))
+                    self.callers.reset()  # a new connection: nothing called on it can push
                     self.client = client
                     self._mode = mode
                     await self._apply_log_level()

@@ -27,6 +27,7 @@ from sentinel_mcp.gateway.lean_stdio import StdioCaller
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.party_turns import PartyTurns
+from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.step_deadline import StepDeadline
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
@@ -80,6 +81,7 @@ class UpstreamCalls:
     _dead: anyio.Event
     _turns: PartyTurns
     _inflight: dict[int, _InFlight]
+    callers: ConnectionCallers
     _next_call: int
     _session: HttpSession | None
 
@@ -137,7 +139,9 @@ class UpstreamCalls:
         request_state: str | None = None,
         meta: dict[str, Any] | None = None,
         timeout: float | None = None,
+        principal: str | None = None,
     ) -> CallToolResult | InputRequiredResult:
+        """``principal``: whose call it is (``callers``: whom the pushes that name no call may reach)."""
         if self._described is not None:
             await self._woken()
         if not self.breaker.allow():
@@ -156,18 +160,20 @@ class UpstreamCalls:
             party = link.party if link is not None and not strict else None
             async with self._turns.turn(party):
                 return await self._in_slot(
-                    tool, arguments, link, progress, input_responses, request_state, meta, timeout
+                    tool, arguments, link, progress, input_responses, request_state, meta, timeout,
+                    principal=principal,
                 )
         return await self._in_slot(
-            tool, arguments, link, progress, input_responses, request_state, meta, timeout
+            tool, arguments, link, progress, input_responses, request_state, meta, timeout,
+            principal=principal,
         )
 
-    async def _in_slot(self, *call: Any) -> CallToolResult | InputRequiredResult:
+    async def _in_slot(self, *call: Any, principal: str | None) -> CallToolResult | InputRequiredResult:
         """``_call`` within the upstream's ``max_in_flight``: a call past it waits for one to end (in order),
         at most its ``timeout``, and is then refused without reaching the upstream."""
         slots = self._slots
         if slots is None:
-            return await self._call(*call)
+            return await self._call(*call, principal=principal)
         if slots.locked():
             wait = call[-1] or self.target.timeout
             self.waiting_for_slot += 1
@@ -185,7 +191,7 @@ class UpstreamCalls:
         else:
             await slots.acquire()  # free: taken at once
         try:
-            return await self._call(*call)
+            return await self._call(*call, principal=principal)
         finally:
             slots.release()
 
@@ -221,10 +227,13 @@ class UpstreamCalls:
         request_state: str | None,
         meta: dict[str, Any] | None,
         timeout: float | None,
+        *,
+        principal: str | None,
     ) -> CallToolResult | InputRequiredResult:
         client = self.client
         if client is None:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
+        self.callers.called(principal)  # before it goes out: a push from now on may be this call's
         self._next_call += 1
         call_id = self._next_call
         flight = self._inflight[call_id] = _InFlight(link := link or CallerLink())

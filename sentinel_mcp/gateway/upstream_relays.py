@@ -28,6 +28,7 @@ from sentinel_mcp.core.asking import marked
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
 from sentinel_mcp.core.log_cadence import worth_saying
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
+from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ class PushRelays:
     client: Client | None
     log_level: str | None
     _inflight: dict[int, _InFlight]
+    callers: ConnectionCallers
     notices: NoticeQueue
     _pushes_waiting = 0  # pushed requests relayed and not yet answered (``MAX_PUSHES_WAITING``)
     pushes_refused = 0  # refused at that bound, since the start
@@ -71,12 +73,15 @@ class PushRelays:
         or when every call in flight is one party's (one client session: ``party_turns.py``): the party is
         asked with its oldest call that is not asking already (on its stream, in its next held round, or in
         the console inbox), the question marked as naming no call (``shared_note``), as is a refused answer's
-        record.
+        record. Never once the connection carried calls of several principals (``push_callers.py``): the
+        push may be what the upstream still does for another principal's call, answered already.
         """
         link = CURRENT_LINK.get()
         if link is not None:
             # named exactly; a call that has ended (a built-in's background work) is asked of no one else
             return next(((f, link) for f in self._inflight.values() if f.link is link), None)
+        if self.callers.several:
+            return None
         flights = list(self._inflight.values())  # in the order the calls started
         if len(flights) == 1:
             return flights[0], flights[0].link
@@ -92,12 +97,15 @@ class PushRelays:
     def _unrouted(self, what: str) -> ErrorData:
         if CURRENT_LINK.get() is not None:
             return refusal(what, "the call it belongs to has ended")
-        why = (
-            "no call to it is in progress"
-            if not self._inflight
-            else f"it names no call and {len(self._inflight)} calls are in flight, not all one client's "
-            '(set "concurrent": false on this upstream to serialize its calls)'
-        )
+        if self.callers.several:  # never who: the callers' names are not the asker's to know
+            why = "it names no call and this server's connection has carried calls of more than one principal"
+        elif not self._inflight:
+            why = "no call to it is in progress"
+        else:
+            why = (
+                f"it names no call and {len(self._inflight)} calls are in flight, not all one client's "
+                '(set "concurrent": false on this upstream to serialize its calls)'
+            )
         return refusal(what, why)
 
     async def _relayed(self, what: str, ask: Callable[[CallerLink], Awaitable[Any]]) -> Any:

@@ -55,6 +55,7 @@ async def call_upstream(
         input_responses=marked_responses(req.upstream_input, answerer(req.link)),
         request_state=req.upstream_state,
         meta=meta,
+        principal=call.principal,
     )
     rounds = 0
     while isinstance(result, InputRequiredResult) and link is not None and getattr(link, "can_push", False):
@@ -76,5 +77,6 @@ async def call_upstream(
             input_responses=marked_responses(responses, answerer(link)),
             request_state=result.request_state,
             meta=meta,
+            principal=call.principal,
         )
     return result

@@ -29,6 +29,17 @@ MODERN = "2026-07-28"
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from _sentinel(tmp_path_factory)
+
+
+@pytest.fixture
+def alice_only_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Sentinel whose upstream only alice calls: once another principal's calls went to it, what it pushes
+    naming no call reaches no one (tests/identity/test_pushes_naming_no_call.py)."""
+    yield from _sentinel(tmp_path_factory)
+
+
+def _sentinel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp: Path = tmp_path_factory.mktemp("party-conversation")
     with sentinel_http(tmp, {
         "mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
@@ -106,12 +117,12 @@ async def test_another_conversation_or_principal_takes_turns(url: str, other: tu
     assert _in_turn(spans["one"] + spans["two"]), spans
 
 
-async def test_asking_calls_of_one_conversation_each_get_their_own_word(url: str) -> None:
+async def test_asking_calls_of_one_conversation_each_get_their_own_word(alice_only_url: str) -> None:
     """Four asking calls at once carrying one label, the client answering in the calls' rounds: each
     question is asked once, marked as naming no call when others were in flight, and every call gets the
     word for its own item, whichever round carried its question."""
     shown: list[str] = []
-    async with _client(url, label="asking", asks=_answering(shown)) as c:
+    async with _client(alice_only_url, label="asking", asks=_answering(shown)) as c:
         results = await asking_at_once(c, 4)
     assert results == {f"item{i}": f"item{i}=ITEM{i}" for i in range(4)}
     assert sorted(m.split("a word for ")[1].split()[0].strip(".?:") for m in shown) == [

@@ -21,6 +21,7 @@ from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.gateway.front_held import shown_request
 from sentinel_mcp.gateway.held_calls import HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.person_inbox import PersonLink, PersonQuestion
+from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.upstream_relays import PushRelays
 
 from .helpers import make_config
@@ -257,6 +258,7 @@ def test_a_question_naming_no_call_goes_to_the_oldest_call_not_asking_already() 
     party that is free to show it, the oldest such; with every call asking, to the oldest; with two parties in
     flight, to nobody."""
     relays = PushRelays.__new__(PushRelays)  # the mixin's routing alone (no upstream behind it)
+    relays.callers = ConnectionCallers()  # one principal's calls (no caller named)
     a, b, c = _Flying("p", True), _Flying("p", False), _Flying("p", False)
     relays._inflight = {n: SimpleNamespace(link=link) for n, link in enumerate((a, b, c))}
     assert relays._caller_for_push() is b and b.shared == 3
