@@ -34,7 +34,7 @@ class CheckpointHold:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
         self.conn = conn
-        self.every = int(conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+        self.every = 0  # the connection's own setting, kept while checkpoints are off
         self.held_since: float | None = None  # when a reader was first seen (None: no reader)
         self._off = False
 
@@ -53,9 +53,12 @@ class CheckpointHold:
         self._set(off=False)
 
     def _set(self, off: bool) -> None:
-        if off != self._off:
-            self.conn.execute(f"PRAGMA wal_autocheckpoint={0 if off else self.every}")
-            self._off = off
+        if off == self._off:
+            return
+        if off:
+            self.every = int(self.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+        self.conn.execute(f"PRAGMA wal_autocheckpoint={0 if off else self.every}")
+        self._off = off
 
     def close(self) -> None:
         os.close(self.fd)
@@ -87,8 +90,9 @@ def copy_hold(path: Path) -> Iterator[None]:
 
 
 def wal_generation(path: Path) -> bytes:
-    """The header of ``path``'s write-ahead log (empty when there is none): it changes whenever the log
-    restarts, so equal before and after a copy means no checkpoint moved pages of the file under it."""
+    """The identity and header of ``path``'s write-ahead log (empty when there is none): the header changes
+    whenever the log restarts. Equal before and after a copy: every page a checkpoint may have written into
+    the file under the copy is still in the log copied after it, which the copy replays."""
     try:
         fd = os.open(f"{path}-wal", os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
