@@ -9,8 +9,9 @@ restarts its log every ~0.25 s (measured), so a log of a few hundred MB could ne
 The reader holds a shared ``flock`` on the database file itself while it copies (SQLite locks with ``fcntl``,
 which ``flock`` does not touch on Linux). The writer tries the exclusive lock before each commit: if a reader
 holds it, that commit does not checkpoint (``wal_autocheckpoint=0``): the log grows meanwhile, no page of the
-file moves. A reader is honoured for ``HOLD_MAX_S`` at most, so a stuck one never makes the log grow without
-end (the reader then sees the restart, ``wal_generation``, and tries again).
+file moves. A reader is honoured for ``HOLD_MAX_S`` and while the log is under ``HOLD_MAX_WAL`` bytes, so a
+stuck one never makes the log grow without end (the reader then sees the restart, ``wal_generation``, and
+tries again).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Iterator
 
 HOLD_MAX_S = 120.0  # how long readers may keep a writer from checkpointing
+HOLD_MAX_WAL = 256 << 20  # and how large its log may grow meanwhile (a copy of GBs at full load takes ~1 s)
 WAIT_S = 5.0  # how long a reader waits for a writer's commit to let go of the lock
 _HEADER = 32  # a write-ahead log's header: its checkpoint sequence and salts change at every restart
 
@@ -38,15 +40,16 @@ class CheckpointHold:
         self.held_since: float | None = None  # when a reader was first seen (None: no reader)
         self._off = False
 
-    def before_commit(self) -> None:
-        """Checkpoints on or off for the commit about to run, as readers are there or not."""
+    def before_commit(self, wal_size: int) -> None:
+        """Checkpoints on or off for the commit about to run, as readers are there or not (``wal_size``: the
+        log's size as last seen)."""
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             now = time.monotonic()
             if self.held_since is None:
                 self.held_since = now
-            self._set(off=now - self.held_since < HOLD_MAX_S)
+            self._set(off=now - self.held_since < HOLD_MAX_S and wal_size < HOLD_MAX_WAL)
             return
         fcntl.flock(self.fd, fcntl.LOCK_UN)  # nobody copies: readers wait only while this is held
         self.held_since = None

@@ -400,7 +400,8 @@ class SQLiteDatabase(JobWriter):
                     results.append((job, None, e))
             if not rolled_back:
                 if self._hold is not None:
-                    self._hold.before_commit()  # no checkpoint under a reader's copy
+                    # no checkpoint under a reader's copy
+                    self._hold.before_commit(self._wal[2] if self._wal is not None else 0)
                 conn.execute("COMMIT")
             self.commits += 1
             self.committed_jobs += len(group)

@@ -83,8 +83,9 @@ async def test_verify_while_the_gateway_checkpoints_reads_a_whole_copy(
     assert report.ok and report.rows == 40 + 30 * len(bursts) + 30, report.problem
 
 
-async def test_a_reader_holds_checkpoints_off_for_a_bounded_time_only(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("bound", ["HOLD_MAX_S", "HOLD_MAX_WAL"])
+async def test_a_reader_holds_checkpoints_off_for_a_bounded_time_and_log_size_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: str
 ) -> None:
     path = tmp_path / "audit.db"
     log = await _gateway_log(path, 10)
@@ -95,7 +96,7 @@ async def test_a_reader_holds_checkpoints_off_for_a_bounded_time_only(
             for n in range(30):
                 await log.write(_entry(n), alone=True)
             assert wal_generation(path) == generation  # writes go on, the log only grows
-            monkeypatch.setattr(copy_hold, "HOLD_MAX_S", 0.0)
+            monkeypatch.setattr(copy_hold, bound, 0)
             for n in range(30):
                 await log.write(_entry(n), alone=True)
             assert wal_generation(path) != generation  # past the bound the log is checkpointed anyway
