@@ -108,3 +108,23 @@ async def test_a_reader_holds_checkpoints_off_for_a_bounded_time_and_log_size_on
         await log.close()
     report = await asyncio.to_thread(verify_file, path)
     assert report.ok, report.problem
+
+
+async def test_a_file_system_without_flock_neither_stops_the_writer_nor_the_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "audit.db"
+    log = await _gateway_log(path, 5)
+
+    def no_flock(fd: int, operation: int) -> None:
+        raise OSError(95, "Operation not supported")
+
+    try:
+        monkeypatch.setattr(copy_hold.fcntl, "flock", no_flock)
+        for n in range(20):
+            await log.write(_entry(n), alone=n % 2 == 0)  # committed, never a writer thread left behind
+        monkeypatch.setattr(store_open, "find_open", lambda location: None)
+        report = await asyncio.to_thread(verify_file, path)
+        assert report.ok and report.rows == 25, report.problem
+    finally:
+        await log.close()
