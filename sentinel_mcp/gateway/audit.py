@@ -15,10 +15,11 @@ import asyncio
 import functools
 import hashlib
 import json
+import logging
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from sentinel_mcp.gateway.audit_batch import RowBatch, batchable
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
@@ -34,6 +35,8 @@ MAX_PROOF_CHARS = 20000
 # writes, so a call cannot make the log (and the disk everyone's calls need) grow by megabytes
 MAX_NAME_CHARS = 1000  # the session, the client's name, the tool's name as the caller spelt it
 MAX_TEXT_CHARS = MAX_PROOF_CHARS  # a reason, an error
+
+log = logging.getLogger(__name__)
 
 __all__ = ["AuditEntry", "AuditLog", "StorageError", "audit_files", "new_decision_id", "read_audit"]
 
@@ -185,6 +188,15 @@ class AuditLog:
         self._rechain = asyncio.Lock()
         self._batches = False  # rows written in batches (a SQLite store: ``audit_batch.py``)
         self._open: RowBatch | None = None  # the newest batch (it answers its rows' callers)
+        self._rows = 0  # the chain's rows as of the last write submitted (with ``_head``)
+        self._chained_last: tuple[int, str] = (0, GENESIS)  # the place and hash ``_chained`` gave last
+        # the newest row this writer knows committed: (its place in the chain, hash, decision id)
+        self._durable: tuple[int, str, str] | None = None
+        # rows this writer committed that the store no longer holds (rows, hash of the last), until kept
+        self.lost: tuple[int, str] | None = None
+        # where such a head is kept (the anchor, ``audit_anchoring.py``): told before any row is chained onto
+        # what the store holds instead; None: nowhere (a warning only)
+        self.keep_lost: Callable[[int, str], Awaitable[None]] | None = None
 
     async def open(self) -> "AuditLog":
         self.db = open_database(self.path, "audit")
@@ -228,8 +240,9 @@ class AuditLog:
             "INSERT INTO audit_head (chain, hash, rows) VALUES (?, ?, 0) ON CONFLICT (chain) DO NOTHING",
             (self.chain, GENESIS),
         )
-        rows = await self.db.query("SELECT hash FROM audit_head WHERE chain = ?", (self.chain,))
-        return rows[0][0]
+        rows = await self.db.query("SELECT hash, rows FROM audit_head WHERE chain = ?", (self.chain,))
+        self._rows = int(rows[0][1])
+        return str(rows[0][0])
 
     def _chained(self, values: tuple[Any, ...], text: str) -> list[Statement]:
         """The statements appending this row (``text``: its ``canonical`` form) after the current head
@@ -237,6 +250,8 @@ class AuditLog:
         assert self._head is not None
         prev, new = self._head, chain_hash(self._head, text)
         self._head = new
+        self._rows += 1
+        self._chained_last = (self._rows, new)
         return [
             Statement(_ADVANCE, (new, self.chain, prev)),
             Statement(_INSERT, (*values, prev, self.chain, new)),
@@ -272,29 +287,37 @@ class AuditLog:
                 raise
             if results is not None:
                 if results[1].rowcount == 1:
+                    self._committed(*self._chained_last, entry.decision_id)
                     return entry.decision_id
                 self._head = None  # the head moved under us (another writer): chain again, below
         if self._head is not None and self._batches and batchable(values, text):
             if await self._batched(values, text):
                 return entry.decision_id
         elif self._head is not None:
+            statements = self._chained(values, text)
+            mine = self._chained_last
             try:
-                results = await self.db.run(self._chained(values, text))
+                results = await self.db.run(statements)
             except StorageError:
                 self._head = None  # what we chained onto may not have been committed: read it again
                 raise
             if results[1].rowcount == 1:
+                self._committed(*mine, entry.decision_id)
                 return entry.decision_id
         # no head known, or a write before this one failed: chain onto what is really stored, one at a time
         async with self._rechain:
             for _ in range(3):
                 try:
                     self._head = await self._read_head()
-                    results = await self.db.run(self._chained(values, text))
+                    await self._keep_what_was_lost()
+                    statements = self._chained(values, text)
+                    mine = self._chained_last
+                    results = await self.db.run(statements)
                 except StorageError:
                     self._head = None
                     raise
                 if results[1].rowcount == 1:
+                    self._committed(*mine, entry.decision_id)
                     return entry.decision_id
         self._head = None
         raise StorageError("audit log: the chain head kept moving under this writer")
@@ -305,6 +328,8 @@ class AuditLog:
         assert self._head is not None
         prev = self._head
         new = chain_hash(prev, text)
+        self._rows += 1
+        place = self._rows
         mine: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         batch = self._open
         if batch is None or not batch.add(values, prev, new, mine):
@@ -321,7 +346,39 @@ class AuditLog:
         finally:
             if self._open is batch and batch.answered:
                 self._open = None  # nothing more may join it
-        return bool(results[1].rowcount == batch.size)
+        if results[1].rowcount != batch.size:
+            return False
+        self._committed(place, new, values[2])
+        return True
+
+    def _committed(self, place: int, hash_: str, decision_id: str) -> None:
+        if self._durable is None or place > self._durable[0]:
+            self._durable = (place, hash_, decision_id)
+
+    async def _keep_what_was_lost(self) -> None:
+        """Before chaining onto a head read again: are the rows this writer committed still there? Not when
+        its file was replaced (an older copy), deleted or rolled back under it: the store then goes on from
+        what it holds (it recovers by itself), and the head this writer had committed is handed to
+        ``keep_lost`` (the anchor) first, so ``audit verify`` says those rows are missing, however soon after
+        its last anchor they were lost. Raises ``StorageError`` (the call is refused) until it is kept."""
+        if self._durable is not None:
+            place, hash_, decision_id = self._durable
+            found = await self.db.query(
+                "SELECT hash FROM audit WHERE decision_id = ? AND chain = ?", (decision_id, self.chain))
+            if all(row[0] != hash_ for row in found):
+                self.lost = (place, hash_)
+            self._durable = None  # the rows from here on are what this writer will know committed
+        if self.lost is None:
+            return
+        log.error("audit log %s no longer holds rows this gateway committed (%d rows, head %s): replaced, "
+                  "deleted or rolled back under it", self.path, *self.lost)
+        if self.keep_lost is not None:
+            try:
+                await self.keep_lost(*self.lost)
+            except Exception as e:
+                raise StorageError(f"audit log {self.path} lost rows this gateway committed, and their head "
+                                   f"could not be anchored: {e}") from e
+        self.lost = None
 
     async def flush(self) -> None:
         """Every write is durable when it returns; kept for callers of the batched log."""

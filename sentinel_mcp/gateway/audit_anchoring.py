@@ -46,6 +46,7 @@ class Anchoring:
         instances that ended without a clean stop (``instances.crashed_instances``), whose heads are anchored
         now (``settled``) so that their rows after their own last anchor are covered from here on."""
         self._key = await asyncio.to_thread(self.anchor.open_for_writing)
+        self.audit.keep_lost = self._keep_lost
         settled = await asyncio.to_thread(self._heads, [d / self.store_path.name for d in crashed or []])
         adopted = await self._append("start", [("settled", h) for h in settled])
         if adopted:  # trusted as found: right for a data dir from before anchoring, a warning otherwise
@@ -78,6 +79,14 @@ class Anchoring:
             log.warning("audit anchor written again; calls are served")
         self.health.recover()
         return True
+
+    async def _keep_lost(self, rows: int, hash_: str) -> None:
+        """The head this gateway had committed when its store lost those rows (``AuditLog.keep_lost``),
+        anchored as said then: ``audit verify`` finds fewer rows, or another hash at that count."""
+        assert self._key is not None
+        head = Head(self.place, self.audit.chain, rows, hash_)
+        async with self._appending:
+            await asyncio.to_thread(self.anchor.append, self._key, [("head", head)], self._existing)
 
     async def stop(self) -> None:
         """After the last row of a clean stop."""

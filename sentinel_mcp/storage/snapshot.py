@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from sentinel_mcp.storage.copy_hold import copy_hold, wal_generation
 
 _HEADER = b"SQLite format 3\x00"
 
@@ -138,9 +139,15 @@ def readable_copy(path: Path, attempts: int = 3) -> Iterator[Path]:
     for _ in range(attempts):
         with tempfile.TemporaryDirectory(prefix="sentinel-read-") as tmp:
             copy = Path(tmp) / path.name
-            _copy(path, copy)
-            for log, suffix in zip(logs, _LOGS):  # the copy is rolled back or replayed, never the file
-                _copy(log, copy.with_name(copy.name + suffix))
+            with copy_hold(path):  # a running writer does not checkpoint meanwhile (``copy_hold.py``)
+                before = wal_generation(path)
+                _copy(path, copy)
+                for log, suffix in zip(logs, _LOGS):  # the copy is rolled back or replayed, never the file
+                    _copy(log, copy.with_name(copy.name + suffix))
+                torn = wal_generation(path) != before
+            if torn:  # the log restarted under the copy: the file's pages may be of two moments
+                last = sqlite3.OperationalError("its write-ahead log restarted while it was copied")
+                continue
             try:
                 conn = sqlite3.connect(copy, timeout=1)
                 try:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from sentinel_mcp.storage.copy_hold import CheckpointHold
 from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
 from sentinel_mcp.storage.health import StoreHealth, register, unregister
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
@@ -103,6 +104,7 @@ class SQLiteDatabase(JobWriter):
         self.health = StoreHealth(name)
         self._schemas: list[Schema] = []
         self._conn: sqlite3.Connection | None = None
+        self._hold: CheckpointHold | None = None  # checkpoints held off while a reader copies the file
         self._identity: tuple[int, int] | None = None
         # the write-ahead log as we last saw it (device, inode, size): SQLite keeps writing to the file it
         # holds open, so one removed, replaced or cut under us must be noticed by us (``_wal_moved``)
@@ -153,6 +155,7 @@ class SQLiteDatabase(JobWriter):
             if self.options.journal.upper() == "WAL":
                 _presize_wal(conn, self.path)
             st = os.stat(self.path)
+            hold = CheckpointHold(self.path, conn) if self.options.journal.upper() == "WAL" else None
         except sqlite3.Error as e:
             # a failed open must let go of its lock: kept, the retry would read it as another process's
             _close_quietly(conn)
@@ -168,7 +171,8 @@ class SQLiteDatabase(JobWriter):
         except OSError as e:
             _close_quietly(conn)
             raise StorageError(f"{self.name} store {self.path}: {e.strerror or e}") from e
-        self._conn, self._identity, self._wal = conn, (st.st_dev, st.st_ino), None
+        self._drop_hold()
+        self._conn, self._identity, self._wal, self._hold = conn, (st.st_dev, st.st_ino), None, hold
 
     @staticmethod
     def _apply(conn: sqlite3.Connection, schema: Schema) -> None:
@@ -260,7 +264,13 @@ class SQLiteDatabase(JobWriter):
     def _after_run(self) -> None:
         self._hand_over()
 
+    def _drop_hold(self) -> None:
+        if self._hold is not None:
+            self._hold.close()
+            self._hold = None
+
     def _writer_stopped(self) -> None:
+        self._drop_hold()
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -389,6 +399,9 @@ class SQLiteDatabase(JobWriter):
                         conn.execute("RELEASE job")
                     results.append((job, None, e))
             if not rolled_back:
+                if self._hold is not None:
+                    # no checkpoint under a reader's copy
+                    self._hold.before_commit(self._wal[2] if self._wal is not None else 0)
                 conn.execute("COMMIT")
             self.commits += 1
             self.committed_jobs += len(group)
