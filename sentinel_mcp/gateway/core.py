@@ -46,6 +46,7 @@ from sentinel_mcp.core.port import (
     UpstreamNeedsInput,
 )
 from sentinel_mcp.core.redactor import sensitive_fields_of
+from sentinel_mcp.core.json_numbers import NumberTooLarge, integral_as_int
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
@@ -401,6 +402,12 @@ class Gateway(DecideStep, CatalogView):
             # arguments of a shape past the wire limits are not kept (the record says why they were refused)
             kept = arguments if value_problem(arguments, MAX_ARGUMENT_DEPTH) is None else None
             await rec.final("error", "bad_arguments", upstream=route.upstream, error=problem, arguments=kept)
+            return Refused(reason=problem, decision_id=rec.decision_id)
+        try:  # the guard decides on what the upstream gets: 13.0 is the upstream's 13 (core/json_numbers.py)
+            arguments = integral_as_int(arguments)
+        except NumberTooLarge as e:
+            problem = f"invalid arguments for {name}: {e}"
+            await rec.final("error", "bad_arguments", upstream=route.upstream, error=problem, arguments=None)
             return Refused(reason=problem, decision_id=rec.decision_id)
         ann = route.exposed.annotations
         call = ToolCall(
