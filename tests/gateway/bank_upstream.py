@@ -44,5 +44,17 @@ def rate(account: int, rate: float) -> dict[str, Any]:
     return record("rate", account=account, rate=rate)
 
 
+@mcp.tool(annotations=WRITE)
+def send(account: int, to: str | None = None, flag: bool | None = None) -> dict[str, Any]:
+    """Send ``account``'s statement to ``to`` (None: the account holder)."""
+    return record("send", account=account, to=to, flag=flag)
+
+
+@mcp.tool(annotations=WRITE)
+def statement(accounts: list[int] | str) -> dict[str, Any]:
+    """Mail the statements of ``accounts`` (a list, or a text naming them)."""
+    return record("statement", accounts=accounts)
+
+
 if __name__ == "__main__":
     mcp.run("stdio")

@@ -11,16 +11,18 @@ from typing import Any
 from sentinel_mcp.paths import RULEBASES_DIR
 
 BANK = str(Path(__file__).with_name("bank_upstream.py"))
+FOLDING = str(Path(__file__).with_name("folding_upstream.py"))  # reads keys as Go's encoding/json does
 ROOT = str(Path(__file__).parents[2])
 RULES = """
 frozen_account(13).
 guard('bank__transfer', [account = A, amount = M], ( \\+ frozen_account(A), M =< 100 )).
 guard('bank__close_account', [account = A, force = F], ( \\+ frozen_account(A), F \\== true )).
+guard('bank__statement', [accounts = As], ( atom(As) -> As \\== all ; forall(member(A, As), \\+ frozen_account(A)) )).
 guard('bank__rate', [account = A, rate = R], ( \\+ frozen_account(A), R =< 5 )).
 """
 
 
-def bank_config(tmp: Path, **sentinel: Any) -> dict[str, Any]:
+def bank_config(tmp: Path, upstream: str = BANK, **sentinel: Any) -> dict[str, Any]:
     """The config as JSON (a file for ``sentinel serve``, or ``parse_config``'s input)."""
     rules = tmp / "bank.pl"
     rules.write_text(RULES)
@@ -30,7 +32,7 @@ def bank_config(tmp: Path, **sentinel: Any) -> dict[str, Any]:
         "mcpServers": {
             "bank": {
                 "command": sys.executable,
-                "args": [BANK],
+                "args": [upstream],
                 "env": {"BANK_LOG": str(log), "PYTHONPATH": ROOT},
             }
         },
