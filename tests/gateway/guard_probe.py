@@ -17,7 +17,8 @@ RULES = """
 frozen_account(13).
 guard('bank__transfer', [account = A, amount = M], ( \\+ frozen_account(A), M =< 100 )).
 guard('bank__close_account', [account = A, force = F], ( \\+ frozen_account(A), F \\== true )).
-guard('bank__statement', [accounts = As], ( atom(As) -> As \\== all ; forall(member(A, As), \\+ frozen_account(A)) )).
+guard('bank__statement', [accounts = As],
+      ( atom(As) -> As \\== all ; forall(member(A, As), \\+ frozen_account(A)) )).
 guard('bank__rate', [account = A, rate = R], ( \\+ frozen_account(A), R =< 5 )).
 """
 
