@@ -26,6 +26,13 @@ def record(tool: str, **arguments: Any) -> dict[str, Any]:
     return row
 
 
+@mcp.tool(annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False))
+def balance(account: int) -> dict[str, Any]:
+    """The balance of ``account`` (its number times 1000, so a test tells accounts apart)."""
+    record("balance", account=account)
+    return {"account": account, "balance": account * 1000}
+
+
 @mcp.tool(annotations=WRITE)
 def transfer(account: int, amount: int, note: str = "") -> dict[str, Any]:
     """Move ``amount`` out of ``account``."""

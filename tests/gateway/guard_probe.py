@@ -19,6 +19,8 @@ guard('bank__transfer', [account = A, amount = M], ( \\+ frozen_account(A), M =<
 guard('bank__close_account', [account = A, force = F], ( \\+ frozen_account(A), F \\== true )).
 guard('bank__statement', [accounts = As],
       ( atom(As) -> As \\== all ; forall(member(A, As), \\+ frozen_account(A)) )).
+binding(balance_of(A, B), tool('bank__balance', [account = A]), extract([B = '/balance']), [ttl(60)]).
+guard('bank__balance', [account = A], \\+ frozen_account(A)).
 guard('bank__rate', [account = A, rate = R], ( \\+ frozen_account(A), R =< 5 )).
 """
 

@@ -53,6 +53,23 @@ async def test_a_frozen_account_as_a_float_is_refused_through_the_client(tmp_pat
     assert row["arguments"]["account"] == 12 and row["types"]["account"] == "int"
 
 
+@pytest.mark.parametrize("account", ["13.0", "1.3e1", "130E-1", "0.13e2"])
+async def test_a_look_at_a_frozen_accounts_balance_as_a_float_reads_nothing(
+    tmp_path: Path, account: str
+) -> None:
+    """The read guard of a principal's look (``sentinel_query``) decides on the number the fetch sends: the
+    goal's ``13.0`` was allowed as a float while the fetch read account 13, and its balance came back."""
+    config = parse_config(bank_config(tmp_path, builtins=["sentinel"]), base_dir=str(tmp_path))
+    async with running_gateway(config) as rt, Client(rt.front.server) as c:
+        r = await c.call_tool("sentinel__sentinel_query", {"goal": f"balance_of({account}, B)"})
+        assert "13000" not in r.content[0].text, r.content[0].text
+        assert "may not be read" in r.content[0].text, r.content[0].text
+        assert reached(tmp_path) == []
+        r = await c.call_tool("sentinel__sentinel_query", {"goal": "balance_of(12.0, B)"})
+        assert "12000" in r.content[0].text, r.content[0].text
+    assert [row["arguments"] for row in reached(tmp_path)] == [{"account": 12}]
+
+
 def _body(account: str, rid: int) -> bytes:
     meta = {
         PROTOCOL_VERSION_META_KEY: MODERN,
