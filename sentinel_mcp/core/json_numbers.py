@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.core.wire_limits import MAX_INT_DIGITS
 
 _LARGEST = 10**MAX_INT_DIGITS  # an integer this long is refused on the wire: as a float too
 
 
-class NumberTooLarge(ValueError):
+class NumberTooLarge(GatewayError, ValueError):
     """An integral number past the wire's integer bound (``1e300``): as an integer it would be refused."""
 
 
