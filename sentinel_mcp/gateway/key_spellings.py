@@ -14,7 +14,8 @@ from typing import Any
 
 
 def _folded(key: str) -> str:
-    return unicodedata.normalize("NFKC", key).casefold()
+    # ASCII is its own NFKC form, and its case fold is lower(): the common key costs no Unicode tables
+    return key.lower() if key.isascii() else unicodedata.normalize("NFKC", key).casefold()
 
 
 def _clash(keys: Any, declared: dict[str, str]) -> str | None:
@@ -39,7 +40,9 @@ def key_spelling_problem(input_schema: Any, arguments: dict[str, Any]) -> str | 
     """Why ``arguments`` spell a name two ways (see above), or None. ``arguments`` are within the wire's depth
     limit (walked without recursion all the same)."""
     props = input_schema.get("properties") if isinstance(input_schema, dict) else None
-    declared = {_folded(k): k for k in props} if isinstance(props, dict) else {}
+    props = props if isinstance(props, dict) else {}
+    # keys that are all declared names clash only among themselves: the names' folds are needed otherwise
+    declared = {} if all(k in props for k in arguments) else {_folded(k): k for k in props}
     stack: list[Any] = [arguments]
     top = True
     while stack:
