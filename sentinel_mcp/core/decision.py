@@ -7,8 +7,9 @@ import json
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from mcp.types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
+from sentinel_mcp.core.json_numbers import NumberTooLarge, integral_as_int
 from sentinel_mcp.core.session_facts import SessionFacts
 
 Origin = Literal["client", "solver", "a2a", "builtin", "cli"]
@@ -75,6 +76,17 @@ class ToolCall(BaseModel):
     # actions
     # (it declared ``_meta["sentinel/confirms"]``); never true for a configured upstream, whatever it claims.
     self_confirming: bool = False
+
+    @field_validator("arguments")
+    @classmethod
+    def _one_form(cls, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Every guard decides on the numbers the upstream gets (``core/json_numbers.py``): a principal's
+        look at a read (``read_guards.looked_call``) as much as a call; the gateway refuses a call past the
+        bound before it gets here, and a look's fetch is such a call."""
+        try:
+            return integral_as_int(arguments)  # type: ignore[no-any-return]
+        except NumberTooLarge:
+            return arguments
 
     @property
     def digest(self) -> str:

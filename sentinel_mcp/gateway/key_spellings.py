@@ -1,0 +1,58 @@
+"""Argument keys one spelling each: no two keys of one object, and no key and a declared parameter, that a
+lenient reader takes for one name.
+
+Go's ``encoding/json`` (and readers like it) matches a key to its struct field case-insensitively, with
+Unicode's folds (``ſ`` is ``s``, the Kelvin sign ``K`` is ``k``), the last match winning; others normalize
+Unicode first. So ``{"account": 12, "Account": 13}`` was decided on 12 by the guard and ran on 13 upstream.
+The guard cannot know the upstream's reader: a key that folds (NFKC, then case-folded) to another key of the
+same object, or to a declared top-level parameter it is not, is refused, at every level of the arguments."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+
+def _folded(key: str) -> str:
+    # ASCII is its own NFKC form, and its case fold is lower(): the common key costs no Unicode tables
+    return key.lower() if key.isascii() else unicodedata.normalize("NFKC", key).casefold()
+
+
+def _clash(keys: Any, declared: dict[str, str]) -> str | None:
+    seen: dict[str, str] = {}
+    for key in keys:
+        if not isinstance(key, str):
+            continue
+        folded = _folded(key)
+        other = seen.get(folded)
+        if other is None and declared.get(folded, key) != key:
+            other = declared[folded]
+        if other is not None:
+            return (
+                f"argument names {other!r} and {key!r} are one name to an upstream that ignores case or "
+                "Unicode forms; send each argument once, spelled as the tool declares it"
+            )
+        seen[folded] = key
+    return None
+
+
+def key_spelling_problem(input_schema: Any, arguments: dict[str, Any]) -> str | None:
+    """Why ``arguments`` spell a name two ways (see above), or None. ``arguments`` are within the wire's depth
+    limit (walked without recursion all the same)."""
+    props = input_schema.get("properties") if isinstance(input_schema, dict) else None
+    props = props if isinstance(props, dict) else {}
+    # keys that are all declared names clash only among themselves: the names' folds are needed otherwise
+    declared = {} if all(k in props for k in arguments) else {_folded(k): k for k in props}
+    stack: list[Any] = [arguments]
+    top = True
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            problem = _clash(value.keys(), declared if top else {})
+            if problem is not None:
+                return problem
+            stack.extend(v for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, (dict, list)))
+        top = False
+    return None
