@@ -46,12 +46,10 @@ from sentinel_mcp.core.port import (
     UpstreamNeedsInput,
 )
 from sentinel_mcp.core.redactor import sensitive_fields_of
-from sentinel_mcp.core.json_numbers import NumberTooLarge, integral_as_int
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import call_timings
-from sentinel_mcp.gateway.json_in_text import text_read_as_json
-from sentinel_mcp.gateway.key_spellings import key_spelling_problem
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
+from sentinel_mcp.gateway.argument_form import argument_form
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
 from sentinel_mcp.gateway.catalog import ToolRoute
@@ -405,12 +403,8 @@ class Gateway(DecideStep, CatalogView):
             kept = arguments if value_problem(arguments, MAX_ARGUMENT_DEPTH) is None else None
             await rec.final("error", "bad_arguments", upstream=route.upstream, error=problem, arguments=kept)
             return Refused(reason=problem, decision_id=rec.decision_id)
-        try:  # the guard decides on what the upstream gets: 13.0 is the upstream's 13 (core/json_numbers.py)
-            arguments = integral_as_int(arguments)
-            schema, given = route.exposed.input_schema, arguments or {}
-            problem = text_read_as_json(schema, given) or key_spelling_problem(schema, given)
-        except NumberTooLarge as e:
-            problem = str(e)
+        # the guard decides on what the upstream gets: 13.0 is the upstream's 13 (argument_form.py)
+        arguments, problem = argument_form(route.exposed.input_schema, arguments)
         if problem is not None:
             problem = f"invalid arguments for {name}: {problem}"
             await rec.final(
