@@ -24,8 +24,12 @@ user:sn_test_q(A, Out) :-
     (   member(T, Terms),
         copy_term(T, T1),
         sentinel_core:new_shown_room,  % each term its own answer (a proof's long texts share one room)
-        sentinel_core:q_atom(T1, Q1), sentinel_core:q_atom(T1, Q2),
-        with_output_to(atom(W0), writeq(T1)),
+        % no garbage collection between the three writes: it may move a variable, and a variable's name
+        % (_123) is its place on the stack
+        setup_call_cleanup(set_prolog_flag(gc, false),
+                           ( sentinel_core:q_atom(T1, Q1), sentinel_core:q_atom(T1, Q2),
+                             with_output_to(atom(W0), writeq(T1)) ),
+                           set_prolog_flag(gc, true)),
         ( atom_length(W0, L), L > 1000000 -> sentinel_core:too_large_shown(W) ; W = W0 ),
         \+ ( Q1 == W, Q2 == W )
     ->  format(atom(Out), '~q: ~q / ~q / ~q', [T1, Q1, Q2, W])
