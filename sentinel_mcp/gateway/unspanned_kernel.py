@@ -34,7 +34,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import methods as _methods
 
 from sentinel_mcp.gateway.plain_tool_result import plain_tool_result
-from sentinel_mcp.gateway.telemetry import tracing_off
+from sentinel_mcp.gateway.telemetry import ShownSpanMiddleware, tracing_off
 
 # _meta keys that carry no trace context: the 2026 envelope, the progress token the gateway's client session
 # stamps on every call to a built-in, and the gateway's own keys on that call (no propagator reads a name
@@ -42,6 +42,7 @@ from sentinel_mcp.gateway.telemetry import tracing_off
 QUIET_META_KEYS = frozenset(
     (PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY, "progressToken"))
 GATEWAY_PREFIX = "sentinel/"
+_SPANS = frozenset((OpenTelemetryMiddleware, ShownSpanMiddleware))
 
 
 class UnspannedRunner(ServerRunner[Any]):
@@ -76,8 +77,9 @@ class UnspannedRunner(ServerRunner[Any]):
     def _compose_server_middleware(self, inner: CallNext) -> CallNext:
         call = inner
         for middleware in reversed(self.server.middleware):
-            # the SDK's span, or the front's shown one (telemetry.ShownSpanMiddleware)
-            if not isinstance(middleware, OpenTelemetryMiddleware):
+            # the SDK's span, or the front's shown one; told by type (an isinstance test of the SDK's class
+            # goes through typing's protocol check, per middleware per call)
+            if type(middleware) not in _SPANS:
                 call = partial(_apply_middleware, middleware, call)
         return call
 
