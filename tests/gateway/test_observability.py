@@ -184,6 +184,23 @@ def spans():
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     yield exporter
     exporter.clear()
+    _uninstall(provider)
+
+
+def _uninstall(provider: TracerProvider) -> None:
+    """The process as it was before the module: no provider, and no tracer bound to this one (a tracer the API
+    handed out before binds to the first provider it sees and keeps it), so a later test in the same worker
+    (pytest-xdist's --dist loadfile) runs with tracing off, as it would alone."""
+    from mcp.shared import _otel
+
+    from sentinel_mcp.gateway import telemetry
+
+    provider.shutdown()
+    trace._TRACER_PROVIDER = None  # type: ignore[attr-defined]
+    trace._TRACER_PROVIDER_SET_ONCE._done = False  # type: ignore[attr-defined]
+    for tracer in (telemetry.tracer, _otel._tracer):
+        if isinstance(tracer, trace.ProxyTracer):
+            tracer._real_tracer = None  # type: ignore[attr-defined]
 
 
 async def test_spans_per_call_guard_fetch_ask_forward(data_dir, spans):
