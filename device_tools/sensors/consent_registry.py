@@ -1,4 +1,10 @@
-"""Who may read which sensor, up to which scope, until when. Revocable; optionally expiring."""
+"""Who may read which sensor, up to which scope, until when. Revocable; optionally expiring.
+
+On a server store (shared by replicas) a consent's times are set and compared on the database's clock
+(``storage/shared_clock.py``), as the gateway's consents are: a replica whose clock runs ahead cannot
+stretch a consent, nor one whose clock lags use a consent expired everywhere else. A SQLite file uses
+``clock``.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +17,18 @@ from pydantic import BaseModel
 
 from device_tools.sensors.database import SensorDatabase
 from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
+from sentinel_mcp.storage.shared_clock import DB_NOW, clocked, on_server_clock
 
 log = logging.getLogger(__name__)
 ANY_REQUESTER = "*"
+_LIVE = "(expires_at IS NULL OR expires_at > {now})"
+# one reading of the clock for both times (expires_at NULL: until revoked, as NULL + seconds is NULL)
+_GRANT = (
+    "INSERT INTO sensor_consents (requester, sensor, scope, granted_at, expires_at, granted_by) "
+    "SELECT ?, ?, ?, t.now, t.now + ?, ? FROM (SELECT {now} AS now) t WHERE true "  # WHERE: SQLite parses ON
+    "ON CONFLICT (requester, sensor) DO UPDATE SET scope = excluded.scope, granted_at = excluded.granted_at, "
+    "expires_at = excluded.expires_at, granted_by = excluded.granted_by RETURNING granted_at, expires_at"
+)
 
 
 class Consent(BaseModel):
@@ -42,23 +57,18 @@ class ConsentRegistry:
             or not math.isfinite(expires_in) or expires_in <= 0
         ):
             raise ValueError("expires_in must be a finite positive number of seconds")
-        now = self._clock()
-        expires_at = now + expires_in if expires_in is not None else None
-        self._db.execute(
-            "INSERT INTO sensor_consents(requester, sensor, scope, granted_at, expires_at, granted_by) "
-            "VALUES (?,?,?,?,?,?) "
-            "ON CONFLICT(requester, sensor) DO UPDATE SET scope=excluded.scope, "
-            "granted_at=excluded.granted_at, "
-            "expires_at=excluded.expires_at, granted_by=excluded.granted_by",
-            (requester, sensor.value, scope.value, now, expires_at, granted_by),
+        now, at = (DB_NOW, ()) if on_server_clock(self._db) else ("?", (self._clock(),))
+        rows = self._db.returning(
+            _GRANT.format(now=now), (requester, sensor.value, scope.value, expires_in, granted_by, *at)
         )
+        granted, expires = rows[0]  # as stored (on the database's clock on a server store)
         self._narrowed(requester, sensor)
         return Consent(
             requester=requester,
             sensor=sensor,
             scope=scope,
-            granted_at=now,
-            expires_at=expires_at,
+            granted_at=float(granted),
+            expires_at=None if expires is None else float(expires),
             granted_by=granted_by,
         )
 
@@ -83,9 +93,13 @@ class ConsentRegistry:
         if "\x00" in requester:
             return None
         rows = self._db.query(
-            "SELECT * FROM sensor_consents WHERE requester IN (?, ?) AND sensor=? AND (expires_at IS NULL OR "
-            "expires_at > ?)",
-            (requester, ANY_REQUESTER, sensor.value, self._clock()),
+            *clocked(
+                self._db,
+                f"SELECT * FROM sensor_consents WHERE requester IN (?, ?) AND sensor=? AND {_LIVE}",
+                (requester, ANY_REQUESTER, sensor.value),
+                3,
+                self._clock,
+            )
         )
         live = [
             c
@@ -97,15 +111,14 @@ class ConsentRegistry:
 
     def list(self, requester: str | None = None, include_expired: bool = False) -> list[Consent]:
         sql = "SELECT * FROM sensor_consents WHERE 1=1"
-        params: list[str | float] = []
+        params: tuple[str | float, ...] = ()
         if requester is not None:
             if "\x00" in requester:
                 return []
             sql += " AND requester=?"
-            params.append(requester)
+            params = (requester,)
         if not include_expired:
-            sql += " AND (expires_at IS NULL OR expires_at > ?)"
-            params.append(self._clock())
+            sql, params = clocked(self._db, sql + f" AND {_LIVE}", params, len(params), self._clock)
         rows = self._db.query(sql + " ORDER BY requester, sensor", params)
         return [c for c in (_checked(r) for r in rows) if c is not None]
 

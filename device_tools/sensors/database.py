@@ -128,6 +128,8 @@ class SensorDatabase:
         the SQLite file in ``data_dir``."""
         self.path: Path | str = store if store and is_server_url(store) else Path(data_dir) / DB_FILENAME
         self._db = open_database(self.path, "sensors", SHARED)
+        # which clock times are set and compared on (storage/shared_clock.py); known while a server is down
+        self.backend: str = getattr(self._db, "backend", "sqlite")
         self.problem: str | None = None  # why the store is not usable yet (a server down at start)
         self._next_try = 0.0
         self._lock = threading.Lock()
@@ -163,7 +165,7 @@ class SensorDatabase:
 
     @property
     def shared(self) -> bool:
-        return getattr(self._db, "backend", "sqlite") != "sqlite"
+        return self.backend != "sqlite"
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> int:
         try:
@@ -171,12 +173,16 @@ class SensorDatabase:
         except StorageError as e:
             raise _unavailable(e) from None
 
-    def insert(self, sql: str, params: Iterable[Any] = ()) -> int:
-        """An ``INSERT ... RETURNING id``: the new row's id on either backend."""
+    def returning(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        """A write with a ``RETURNING`` clause: the rows it gave (what was stored, on either backend)."""
         try:
-            rows = self._ready().write_blocking(sql, tuple(params)).rows
+            return self._ready().write_blocking(sql, tuple(params)).rows
         except StorageError as e:
             raise _unavailable(e) from None
+
+    def insert(self, sql: str, params: Iterable[Any] = ()) -> int:
+        """An ``INSERT ... RETURNING id``: the new row's id on either backend."""
+        rows = self.returning(sql, params)
         return int(rows[0][0]) if rows else 0
 
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:

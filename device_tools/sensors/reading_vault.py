@@ -1,7 +1,10 @@
 """Readings kept for their retention period and then deleted.
 
 The expiry is stored with each reading, so deletion survives a restart: the vault sweeps when it opens,
-periodically while running, and never returns an expired row even between sweeps.
+periodically while running, and never returns an expired row even between sweeps. On a server store (shared
+by replicas) a reading's times are set and compared on the database's clock (``storage/shared_clock.py``): a
+replica whose clock runs ahead neither stretches a retention nor cuts another's short, and one whose clock
+lags neither returns nor keeps a reading expired everywhere else. A SQLite file uses ``clock``.
 """
 
 from __future__ import annotations
@@ -15,11 +18,17 @@ from collections.abc import Callable
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import StoreUnavailable
 from sentinel_mcp.core.sensor_messages import SensorResponse
+from sentinel_mcp.storage.shared_clock import DB_NOW, clocked, on_server_clock
 
 log = logging.getLogger(__name__)
 
 
 Covered = Callable[[str, str, str], bool]  # (requester, sensor, scope) -> a live consent covers it
+# one reading of the clock for both times
+_STORE = (
+    "INSERT INTO sensor_readings (requester, task_id, sensor, scope, response, stored_at, expires_at) "
+    "SELECT ?, ?, ?, ?, ?, t.now, t.now + ? FROM (SELECT {now} AS now) t RETURNING id"
+)
 
 
 class ReadingVault:
@@ -38,16 +47,17 @@ class ReadingVault:
     ) -> int | None:
         if retention <= 0:
             return None
-        now = self._clock()
+        now, at = (DB_NOW, ()) if on_server_clock(self._db) else ("?", (self._clock(),))
         return self._db.insert(
-            "INSERT INTO sensor_readings(requester, task_id, sensor, scope, response, stored_at, expires_at) "
-            "VALUES (?,?,?,?,?,?,?) RETURNING id",
-            (requester, response.task_id, sensor, scope, response.model_dump_json(), now, now + retention),
+            _STORE.format(now=now),
+            (requester, response.task_id, sensor, scope, response.model_dump_json(), retention, *at),
         )
 
     def retained(self, requester: str | None = None, task_id: str | None = None) -> list[dict[str, object]]:
-        sql = "SELECT * FROM sensor_readings WHERE expires_at > ?"
-        params: list[str | float] = [self._clock()]
+        sql, clock_params = clocked(
+            self._db, "SELECT * FROM sensor_readings WHERE expires_at > {now}", (), 0, self._clock
+        )
+        params: list[str | float] = list(clock_params)
         if requester is not None:
             sql += " AND requester=?"
             params.append(requester)
@@ -95,7 +105,9 @@ class ReadingVault:
                    if not self._covered(holder, kind, scope))
 
     def sweep(self) -> int:
-        deleted = self._db.execute("DELETE FROM sensor_readings WHERE expires_at <= ?", (self._clock(),))
+        deleted = self._db.execute(
+            *clocked(self._db, "DELETE FROM sensor_readings WHERE expires_at <= {now}", (), 0, self._clock)
+        )
         deleted += self.forget_uncovered()
         if deleted:
             log.info("retention sweep deleted %d reading(s)", deleted)

@@ -115,6 +115,14 @@ def test_malformed_consent_rows_are_refused(book: ConsentBook) -> None:
         assert not isinstance(info.value, StorageError) and book._db.health.ok  # the row, not the store
 
 
+def _age(sensors: SensorDatabase, table: str, start: str, seconds: float) -> None:
+    """Time passes for the stored rows: their times move back (on a server store they are on the database's
+    clock, which no replica's injected clock moves)."""
+    sensors.execute(
+        f"UPDATE {table} SET {start} = {start} - ?, expires_at = expires_at - ?", (seconds, seconds)
+    )
+
+
 def test_sensor_consents_retention_and_audit_on_both_backends(sensors: SensorDatabase) -> None:
     clock = Clock()
     registry = ConsentRegistry(sensors, clock)
@@ -122,7 +130,7 @@ def test_sensor_consents_retention_and_audit_on_both_backends(sensors: SensorDat
     registry.grant(ANY := "*", SensorKind.battery, Scope.minimal)
     assert registry.current("agent-a", SensorKind.location).scope is Scope.standard  # type: ignore[union-attr]
     assert registry.current("agent-z", SensorKind.battery).requester == ANY  # type: ignore[union-attr]
-    clock.now += 31
+    _age(sensors, "sensor_consents", "granted_at", 31)
     assert registry.current("agent-a", SensorKind.location) is None  # expired
     assert [c.sensor for c in registry.list(include_expired=True)] == [
         SensorKind.battery,
@@ -136,7 +144,7 @@ def test_sensor_consents_retention_and_audit_on_both_backends(sensors: SensorDat
     assert all(isinstance(i, int) and i > 0 for i in ids) and ids[0] != ids[1]  # type: ignore[operator]
     assert vault.store("agent-a", "battery", "minimal", response, 0) is None  # not kept at all
     assert [r["id"] for r in vault.retained("agent-a")] == ids and vault.retained("agent-b") == []
-    clock.now += 11
+    _age(sensors, "sensor_readings", "stored_at", 11)
     assert [r["id"] for r in vault.retained("agent-a")] == ids[1:]  # never returned once expired
     assert vault.count_all() == 2 and vault.sweep() == 1 and vault.count_all() == 1
     assert vault.sweep() == 0  # a second sweep (another replica's) finds nothing: harmless
