@@ -1,7 +1,8 @@
 """Checking rulebase files: what the loader finds (syntax with file and line, undefined predicates,
 malformed declarations, askables without a question) plus, given a catalog, the tools they name:
 bindings to tools that are not read-only, guards or effects for tools no upstream has, and guards that let a
-destructive tool through on nothing (unconditional_guards.pl).
+destructive tool through on nothing (unconditional_guards.pl). Without a catalog too: guards whose decision
+rests on a negation over the caller's text, a deny list another spelling gets past (negated_arguments.pl).
 
 And the words: citations that name no declared policy document or no sentence of it, requirements without a
 citation (in a file that declares a policy document), confirmations that leave an argument of their call
@@ -81,6 +82,7 @@ async def check_files(
     problems = list(rb.warnings)
     try:
         problems += await _word_problems(engine, rb, catalog, untrusted)
+        problems += await _negated_arguments(engine, rb)
         if catalog is not None:
             tools = {t.name: t for t in catalog}
             names = list(tools)
@@ -155,6 +157,32 @@ async def _unconditional(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
                     "that allows it (require(..., Reason, policy_ref(Document, Anchor)))",
                 )
             )
+    return out
+
+
+async def _negated_arguments(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
+    """A warning for each argument of a guard that a negation tests (``\\+ frozen_account(A)``, ``\\+
+    member(A, Blocked)``, ``A \\== admin``): the client spells the same value another way the upstream reads
+    as equal and the negation holds. A few per guard (negated_arguments.pl), and one for a guard whose walk
+    ran out of its budget (it cannot be called free of such a test)."""
+    out = []
+    for n in await engine.negated_arguments(rb.module):
+        where: dict[str, Any] = dict(file=n["file"], line=n["line"], tool=n["tool"])
+        if not n["goal"]:
+            message = (
+                f"this guard of {n['tool']} could not be walked within the check's budget: it cannot tell "
+                "whether the guard's decision rests on a negation over the caller's arguments"
+            )
+        else:
+            message = (
+                f"this guard of {n['tool']} decides on a negation over the argument {n['argument']}: "
+                f"{n['goal']} is a deny list, and the client can spell the same value another way the "
+                "upstream reads as equal (case, padding, a Unicode form) so that the negation holds; "
+                "require a positive fact about the argument instead (an allow list, or a status the "
+                "policy reads: account_status(A, active)), or first require(...) a fact the policy fetches "
+                "that pins the argument to the id the upstream writes (reservation_id_of(R, R))"
+            )
+        out.append(Problem(severity="warning", message=message, **where))
     return out
 
 

@@ -161,6 +161,14 @@ class PrologEngine(EngineThread):
             ["guards"]
         )
 
+    async def negated_arguments(self, module: str) -> list[dict[str, Any]]:
+        """For each guard, the call's arguments whose identity a negation tests (a deny list over the client's
+        text; negated_arguments.pl): tool, file, line, argument, goal ("" when the walk ran out of budget)."""
+        return list(
+            (await self.json_query(f"sentinel_core:sn_negated_arguments({quote_atom(module)}, Out)"))
+            ["negations"]
+        )
+
     async def tool_sites(self, module: str) -> list[dict[str, Any]]:
         return list(
             (await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)"))["sites"]
