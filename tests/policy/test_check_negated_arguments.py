@@ -50,6 +50,11 @@ async def _warnings(tmp_path: Path, text: str) -> list[str]:
         ("guard('bank__pay', [account = A], (blocked_accounts(L), \\+ member(A, L))).\n", "member(A"),
         ("guard('bank__pay', [account = A], \\+ memberchk(A, [acc1, acc2])).\n", "memberchk(A"),
         ("guard('bank__pay', [account = A], \\+ A == acc1).\n", "Account==acc1"),
+        ("guard('bank__pay', [account = A], require(A \\== acc1, 'closed')).\n", "Account\\==acc1"),
+        (
+            "guard('bank__pay', [account = A], ( blocked_accounts(L), forall(member(B, L), A \\== B) )).\n",
+            "Account\\==_",
+        ),
         # a rule's own clauses listing the values: a deny list in the rulebase
         ("guard('bank__pay', [account = A], \\+ closed(A)).\nclosed(acc1).\nclosed(acc2).\n", "closed(A"),
         # through a rule, a disjunction, an if-then-else, once/1, and a value spread from args(All)
@@ -102,6 +107,7 @@ async def test_a_negation_over_an_argument_is_warned_about(tmp_path: Path, guard
         "code_like(T) :- atom(T), downcase_atom(T, L), sub_atom(L, _, _, _, code).\n",
         # a positive difference is a shape test here ([] , ''), not a negated identity
         "guard('bank__pay', [items = L], require(L \\== [], 'no items')).\n",
+        "guard('bank__pay', [memo = T], require(T \\== '', 'no memo')).\n",
         # the key a fact was fetched by: the upstream answered for that spelling
         "guard('bank__pay', [account = A], \\+ account_status(A, frozen)).\n",
         # the client's own values against each other

@@ -6,8 +6,8 @@
     (case, padding, a Unicode form) and the negation holds. The walk finds such an identity test of an
     argument under a negation: a store fact compared with it (not the key the fact was fetched by: the
     upstream answered for that very spelling), a rule clause whose head names a value in its place,
-    `member/2` or `memberchk/2` of it in a list the client did not give, `=`/`==` against such a term (a
-    positive `\==` is left alone: in the shipped rules it tests a shape, `L \== []`, `Tag \== ''`). It
+    `member/2` or `memberchk/2` of it in a list the client did not give, `=`/`==` against such a term, and
+    the positive `\==`/`\=` against one (not against `[]` or `''`: those test a shape). It
     follows the goal's structure (conjunctions, disjunctions, if-then-else, `( G -> fail ; true )` as the
     `\+ G` it is, `\+`, `not/1`, `forall/2` as its negation, requirements, meta-calls through their parts)
     and the rulebase's own rules through each clause (one already being walked is not walked again), bounded
@@ -126,7 +126,12 @@ identity(Kind, X, Y, G, M, S0, S, F0, F) :-
     ),
     !,
     (   Kind == equal, M = neg(Top) -> S = S0, negation_text(Top, S0, Text), F = [f(N, Text)|F0]
-    ;   Kind == differ, M == pos -> S = S0, F = F0    % X \== [] and the like: not an identity test of text
+    ;   Kind == differ, M == pos
+    ->  S = S0,     % A \== admin, forall(member(B, Blocked), A \== B): a deny list; L \== [] a shape
+        (   G =.. [_, X1, Y1], ( X1 == V -> Other = Y1 ; Other = X1 ), ( var(Other) ; Other \== '' )
+        ->  negation_text(G, S0, Text), F = [f(N, Text)|F0]
+        ;   F = F0
+        )
     ;   pin(V, S0, S), F = F0
     ).
 identity(_, _, _, G, _, S0, S, F, F) :- spread(G, S0, S).
