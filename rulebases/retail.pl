@@ -49,6 +49,11 @@ binding(customer_address(U, A1, A2, City, State, Country, Zip), tool('retail__ge
         extract([A1 = '/address/address1', A2 = '/address/address2', City = '/address/city',
                  State = '/address/state', Country = '/address/country', Zip = '/address/zip']), [ttl(300)]).
 
+% the id as the store writes it: what writes did is kept per spelling of the id (order_changed/2), so an order is
+% acted on only under the very id the store gives it (another spelling an upstream may read as the same order
+% would find no record of an earlier change)
+binding(order_id_of(O, Id), tool('retail__get_order_details', [order_id = O]),
+        extract([Id = '/order_id']), [ttl(60)]).
 binding(order_user(O, U), tool('retail__get_order_details', [order_id = O]),
         extract([U = '/user_id']), [ttl(60)]).
 binding(order_status(O, S), tool('retail__get_order_details', [order_id = O]),
@@ -106,7 +111,7 @@ cites(item_pairs_ok/4, policy_ref(retail, 'Product ID and Item ID have no relati
 cites(cancel_reason/3, policy_ref(retail, 'Other reasons are not acceptable.')).
 
 % ---------------------------------------------------------------- derived rules
-own_order(U, O) :- order_user(O, U).
+own_order(U, O) :- order_id_of(O, O), order_user(O, U).
 
 % "pending" exactly: an order whose items were modified ("pending (item modified)") cannot be modified or
 % cancelled any more
