@@ -66,6 +66,8 @@ async def test_compressed_or_oversized_answers_are_refused_not_read(data_dir, ho
             why = ups[name].last_error or ""
             assert ("compressed" if name != "plain" else "larger than 16,777,216 bytes") in why, (name, why)
         assert _rss_kb() - before < 200_000  # nothing near the bodies' size was held
+        # the good upstream serves meanwhile (on a loaded machine its start may outlast the start-up wait)
+        assert await ups["tb"].wait_ready(60), ups["tb"].last_error
         async with Client(rt.front.server) as c:
             assert (await c.call_tool("tb__echo", {"text": "fine"})).content[0].text == "fine"
             assert not any(t.name.endswith("__big") for t in (await c.list_tools()).tools)
