@@ -50,3 +50,15 @@ def bank_config(tmp: Path, upstream: str = BANK, **sentinel: Any) -> dict[str, A
 def reached(tmp: Path) -> list[dict[str, Any]]:
     """Every call the upstream's tools ran, in order: tool, arguments and their Python types there."""
     return [json.loads(line) for line in (tmp / "bank.log").read_text().splitlines() if line.strip()]
+
+
+def wire_headers(token: str, name: str = "bank__transfer") -> dict[str, str]:
+    """The headers of one 2026-07-28 ``tools/call`` POST (each request stands alone) as ``token``'s caller."""
+    return {
+        "MCP-Protocol-Version": "2026-07-28",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {token}",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+    }

@@ -19,7 +19,7 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOC
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
 
-from .guard_probe import bank_config, reached
+from .guard_probe import bank_config, reached, wire_headers
 from .helpers import sentinel_http
 
 pytestmark = pytest.mark.timeout(180)
@@ -98,14 +98,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
 async def test_a_frozen_account_in_any_spelling_is_refused_over_http(served: Any, account: str) -> None:
     """The literal bytes on the wire (raw JSON-RPC POSTs, the 2026-07-28 era: each request stands alone)."""
     tmp, url = served
-    headers = {
-        "MCP-Protocol-Version": MODERN,
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "Authorization": f"Bearer {TOKEN}",
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": "bank__transfer",
-    }
+    headers = wire_headers(TOKEN)
     async with httpx2.AsyncClient(timeout=60) as http:
         before = len(reached(tmp))
         r = await http.post(url, content=_body(account, 7), headers=headers)

@@ -19,7 +19,7 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOC
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
 
-from .guard_probe import bank_config, reached
+from .guard_probe import bank_config, reached, wire_headers
 from .helpers import sentinel_http
 
 pytestmark = pytest.mark.timeout(180)
@@ -68,14 +68,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 async def _post(url: str, body: str, name: str = "bank__transfer") -> httpx2.Response:
-    headers = {
-        "MCP-Protocol-Version": MODERN,
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "Authorization": f"Bearer {TOKEN}",
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": name,
-    }
+    headers = wire_headers(TOKEN, name)
     async with httpx2.AsyncClient(timeout=60) as http:
         return await http.post(url, content=body.encode(), headers=headers)
 
