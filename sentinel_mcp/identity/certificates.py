@@ -50,8 +50,8 @@ class CertificateResolver:
             return None
         try:
             cert = from_pem(chain[0])
-        except ValueError:
-            self._refuse(credentials, None, "the client certificate cannot be read")
+        except ValueError as e:  # CertificateUnreadable says what (bounded)
+            self._refuse(credentials, None, f"the client certificate cannot be read ({e})")
         now = self.now()
         if not cert.not_before <= now <= cert.not_after:
             self._refuse(
@@ -62,6 +62,13 @@ class CertificateResolver:
             )
         if self.is_revoked is not None and self.is_revoked(cert):
             self._refuse(credentials, cert, f"the client certificate {cert.describe()} has been revoked")
+        if cert.is_ca:  # OpenSSL lets a CA certificate be a chain's leaf; a CA is nobody's identity
+            self._refuse(
+                credentials,
+                cert,
+                f"the client certificate {cert.describe()} is a CA certificate (basicConstraints CA:TRUE); "
+                "a client certificate is an end-entity certificate",
+            )
         cas = self.trusted_cas() if self.trusted_cas is not None else None
         issued_by = cas.issuers_of(cert.der) if cas is not None else ()
         then = (credentials.tls or {}).get(HANDSHAKE_BUNDLE)
@@ -74,6 +81,16 @@ class CertificateResolver:
                 cert,
                 f"the client certificate {cert.describe()} was accepted by a CA bundle that has changed "
                 "since (a CA was taken out of it); reconnect",
+            )
+        if cas is not None and not issued_by:
+            # the CAs of ``ca`` issue client certificates, nothing below them: an intermediate the client
+            # sends along (a team's CA, a CA for servers) would otherwise mint any name a rule matches
+            self._refuse(
+                credentials,
+                cert,
+                f"the client certificate {cert.describe()} was issued by {cert.issuer_text!r}, and no CA of "
+                "the bundle signed it (sentinel.http.tls.ca); a CA that issues client certificates belongs "
+                "in the bundle itself",
             )
         unbound_refused = cas is not None and cas.several
         found = [

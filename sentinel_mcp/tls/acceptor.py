@@ -19,7 +19,7 @@ import time
 import traceback
 from typing import Any, Callable
 
-from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, from_der
+from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, CertificateUnreadable, from_der
 from sentinel_mcp.tls.refusal_reply import Connection, current_connection
 from sentinel_mcp.tls.server_context import ServerContexts
 
@@ -61,15 +61,18 @@ def tls_extension(transport: Any) -> dict[str, Any] | None:
     if sslobj is None:
         return None
     der = sslobj.getpeercert(binary_form=True)
-    chain, name = [], None
+    chain, name, error = [], None, None
     if der:
         chain = [ssl.DER_cert_to_PEM_cert(der)]
-        name = from_der(der).subject_text
+        try:
+            name = from_der(der).subject_text
+        except CertificateUnreadable as e:  # OpenSSL took it; the resolver refuses it, saying why
+            error = str(e)
     return {
         "server_cert": None,
         "client_cert_chain": chain,
         "client_cert_name": name,
-        "client_cert_error": None,
+        "client_cert_error": error,
         "tls_version": TLS_VERSIONS.get(sslobj.version() or ""),
         "cipher_suite": None,
         # the CA bundle this connection's handshake verified the certificate with (not ASGI's: Sentinel's)
@@ -171,7 +174,12 @@ class _Handshake(asyncio.Protocol):
             return
         inner = self.make_inner()
         tls.set_protocol(inner)
-        inner.connection_made(tls)
+        try:
+            inner.connection_made(tls)
+        except Exception:  # noqa: BLE001 - a connection its protocol could not take is closed, never left open
+            log.exception("TLS: the connection from %s could not be handed to HTTP; closed", peer)
+            tls.abort()
+            return
         if self.early:
             inner.data_received(b"".join(self.early))
             self.early.clear()
