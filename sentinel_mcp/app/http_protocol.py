@@ -8,7 +8,8 @@ buffers an unfinished header field itself, so the bound is kept here on the byte
 incomplete: past ``MAX_HEAD_BYTES`` the connection gets a 431 and is closed (memory held: the bound plus one
 read); a head that arrived whole in one read is measured as parsed and refused with a 400. A request is
 read in bounded time (``HEAD_SECONDS``, ``BODY_SECONDS``; 408 past them: slowloris). A
-``Transfer-Encoding`` other than ``chunked`` is refused, as h11 refuses it. Everything else (keep-alive, flow
+``Transfer-Encoding`` other than ``chunked`` is refused, as h11 refuses it, and so is a request target that is
+not a path (absolute or asterisk form: this front is no proxy). Everything else (keep-alive, flow
 control, upgrades, the 400 on a framing error) is uvicorn's own.
 
 uvicorn writes a response's head when the app starts the response and its body when the app sends it: two
@@ -154,6 +155,11 @@ class FrontHTTPProtocol(HttpToolsProtocol):
 
     def on_url(self, url: bytes) -> None:
         self._count(len(url))
+        if not self.url and not url.startswith(b"/"):  # the target's first piece (llhttp may give more)
+            # origin form only: this front is no proxy. An absolute-form target names the authority that
+            # counts instead of Host (RFC 9112 3.2.2), yet uvicorn keeps its path alone, so the Host check
+            # (DNS rebinding) read a header the request itself overrides; "*" names no resource here
+            raise ValueError("the request target is not a path")
         super().on_url(url)
 
     def _count(self, n: int) -> None:

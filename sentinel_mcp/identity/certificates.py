@@ -122,7 +122,10 @@ class CertificateResolver:
             )
         principal = found[0]
         if credentials.presented and self.tokens is not None:
-            by_token = self.tokens.resolve(credentials)
+            try:
+                by_token = self.tokens.resolve(credentials)
+            except AuthFailed:  # a token and a key naming different principals: refused, and audited here
+                by_token = None
             if by_token is None or by_token.name != principal.name:
                 self._refuse(
                     credentials,

@@ -59,17 +59,23 @@ class TokenResolver:
         return len(self._entries)
 
     def resolve(self, credentials: Credentials) -> Principal | None:
-        for secret in (credentials.bearer, credentials.api_key):
-            if not secret:
-                continue
-            digest = token_digest(secret)
-            found = None
-            for expected, principal in self._entries:
-                if hmac.compare_digest(digest, expected) and found is None:
-                    found = principal
-            if found is not None:
-                return found
-        return None
+        """The principal the request's secrets name. A bearer token and an API key sent together must name
+        the same one: otherwise one reader of the request would take the token and another the key (and a
+        wrong token beside a valid key is no sign-in), so the request is refused."""
+        found = [self._holder(s) for s in (credentials.bearer, credentials.api_key) if s]
+        if len(found) > 1 and len({p.name if p is not None else None for p in found}) > 1:
+            raise AuthFailed(
+                "the bearer token and the X-API-Key name different principals (or one names none); send one"
+            )
+        return found[0] if found else None
+
+    def _holder(self, secret: str) -> Principal | None:
+        digest = token_digest(secret)
+        found = None
+        for expected, principal in self._entries:  # every entry compared, in constant time
+            if hmac.compare_digest(digest, expected) and found is None:
+                found = principal
+        return found
 
 
 @dataclass
