@@ -9,7 +9,8 @@ incomplete: past ``MAX_HEAD_BYTES`` the connection gets a 431 and is closed (mem
 read); a head that arrived whole in one read is measured as parsed and refused with a 400. A request is
 read in bounded time (``HEAD_SECONDS``, ``BODY_SECONDS``; 408 past them: slowloris). A
 ``Transfer-Encoding`` other than ``chunked`` is refused, as h11 refuses it, and so is a request target that is
-not a path (absolute or asterisk form: this front is no proxy). Everything else (keep-alive, flow
+not a path (absolute or asterisk form: this front is no proxy). At most ``MAX_PIPELINED`` requests wait behind
+the one being answered. Everything else (keep-alive, flow
 control, upgrades, the 400 on a framing error) is uvicorn's own.
 
 uvicorn writes a response's head when the app starts the response and its body when the app sends it: two
@@ -35,6 +36,11 @@ TOO_LARGE = b"Request head too large"
 HEAD_SECONDS = float(cap("HTTP_HEAD_SECONDS", 10))
 BODY_SECONDS = float(cap("HTTP_BODY_SECONDS", 30))
 TOO_SLOW = b"Request not received in time"
+# requests a connection may have waiting behind the one being answered. httptools parses a whole read at once
+# and uvicorn queued every request in it: 128 KiB of pipelined 42-byte requests held ~7 MB (3,045 queued
+# requests) until answered. One more is refused (400) and the connection closed; MCP clients never pipeline
+# (SENTINEL_CAP_HTTP_PIPELINED raises it)
+MAX_PIPELINED = cap("HTTP_PIPELINED", 16)
 
 
 class HeadHoldingTransport:
@@ -149,6 +155,8 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             self.transport.close()
 
     def on_message_begin(self) -> None:
+        if len(self.pipeline) >= MAX_PIPELINED:  # raised in a callback: uvicorn answers 400 and closes
+            raise ValueError("too many pipelined requests")
         self._fields = 0
         self._arm(HEAD_SECONDS)
         super().on_message_begin()
