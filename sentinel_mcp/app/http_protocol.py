@@ -9,7 +9,8 @@ incomplete: past ``MAX_HEAD_BYTES`` the connection gets a 431 and is closed (mem
 read); a head that arrived whole in one read is measured as parsed and refused with a 400. A request is
 read in bounded time (``HEAD_SECONDS``, ``BODY_SECONDS``; 408 past them: slowloris). A
 ``Transfer-Encoding`` other than ``chunked`` is refused, as h11 refuses it, and so is a request target that is
-not a path (absolute or asterisk form: this front is no proxy). At most ``MAX_PIPELINED`` requests wait behind
+not a path (absolute or asterisk form: this front is no proxy). Trailer fields are dropped (as h11 drops
+them), never added to the headers the caller check has read. At most ``MAX_PIPELINED`` requests wait behind
 the one being answered. Everything else (keep-alive, flow
 control, upgrades, the 400 on a framing error) is uvicorn's own.
 
@@ -181,6 +182,11 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self._fields += len(name) + len(value) + 4  # ``_count``, written out: this runs for every header
         if self._fields > MAX_HEAD_BYTES:
             raise ValueError("request head too large")
+        if not self._in_head:
+            # a trailer field (after a chunked body's last chunk): uvicorn appended it to the request's
+            # headers after the caller check had read them, so a second Authorization or Mcp-Session-Id there
+            # escaped the check that refuses a header sent twice. Dropped, as h11 drops trailers
+            return
         if name.lower() == b"transfer-encoding" and value.strip().lower() != b"chunked":
             # h11 refuses any other coding too: a body framed by a coding nobody here decodes ("gzip,
             # chunked") is not a JSON message, and a coding list is where request smuggling hides

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 import pytest
 import uvicorn
@@ -32,11 +32,12 @@ from tests.identity.identity_rig import ALICE, BOB
 pytestmark = pytest.mark.timeout(120)
 
 
-@contextlib.asynccontextmanager
-async def front() -> AsyncIterator[int]:
-    async def who(request: Request) -> JSONResponse:
-        return JSONResponse({"principal": request.scope[SCOPE_KEY].name})
+async def who(request: Request) -> JSONResponse:
+    return JSONResponse({"principal": request.scope[SCOPE_KEY].name})
 
+
+@contextlib.asynccontextmanager
+async def front(route: Any = who) -> AsyncIterator[int]:
     tokens = TokenResolver()
     tokens.add(Principal("alice", "token"), token=ALICE)
     tokens.add(Principal("bob", "token"), token=BOB)
@@ -44,7 +45,7 @@ async def front() -> AsyncIterator[int]:
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     app = CallerGuard(
-        Starlette(routes=[Route("/mcp", who, methods=["GET", "POST", "OPTIONS"])]),
+        Starlette(routes=[Route("/mcp", route, methods=["GET", "POST", "OPTIONS"])]),
         bind_host="127.0.0.1",
         port=port,
         auth=Authenticator([tokens]),
@@ -201,3 +202,39 @@ async def test_a_target_split_across_reads_is_still_a_path() -> None:
         finally:
             writer.close()
         assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b'{"principal":"alice"}'), answer
+
+
+async def test_trailers_never_become_headers() -> None:
+    """A chunked body's trailer fields (after the last chunk) were appended to the request's headers, after
+    the caller check had read them: a second ``Mcp-Session-Id`` (or ``Authorization``) there escaped the
+    check that refuses a header sent twice, and the SDK's session look-up (the first) and the owner check
+    (the last) read different sessions. They are dropped, as h11 drops them."""
+    seen: dict[str, list[str]] = {}
+
+    async def body_then_headers(request: Request) -> JSONResponse:
+        body = await request.body()  # as the wire guard does, before anything downstream reads a header
+        raw = [(k.decode(), v.decode()) for k, v in request.scope["headers"]]
+        seen["headers"] = [f"{k}: {v}" for k, v in raw if k in ("mcp-session-id", "authorization")]
+        return JSONResponse({"principal": request.scope[SCOPE_KEY].name, "body": body.decode()})
+
+    async with front(body_then_headers) as port:
+        for split in (True, False):
+            seen.clear()
+            head = (
+                f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {ALICE}\r\n"
+                "Mcp-Session-Id: alices\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
+            )
+            trailer = f"0\r\nMcp-Session-Id: bobs\r\nAuthorization: Bearer {BOB}\r\n\r\n"
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            try:
+                pieces = (head, trailer) if split else (head + trailer,)
+                for piece in pieces:
+                    writer.write(piece.encode())
+                    await writer.drain()
+                    await asyncio.sleep(0.05)  # to part the reads (not a bound: joined reads must pass too)
+                answer = await reader.read(8192)
+            finally:
+                writer.close()
+            assert answer.startswith(b"HTTP/1.1 200"), (split, answer)
+            assert answer.endswith(b'{"principal":"alice","body":"hello"}'), (split, answer)
+            assert seen["headers"] == ["authorization: Bearer " + ALICE, "mcp-session-id: alices"], seen
