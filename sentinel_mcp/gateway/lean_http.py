@@ -152,6 +152,8 @@ class _Connection(asyncio.Protocol):
         self.head_fields += len(name) + len(value) + 4  # a head that arrived whole in one read, as parsed
         if self.head_fields > MAX_HEAD_BYTES:
             self._refuse(f"answer head larger than {MAX_HEAD_BYTES} bytes")
+        if self.head_done:  # a trailer field: the caller read the headers at the head; dropped, as h11 does
+            return
         key = name.decode("latin-1").lower()
         text = value.decode("latin-1")
         if key == "transfer-encoding" and text.strip().lower() != "chunked":

@@ -174,3 +174,14 @@ def test_a_configured_header_that_names_a_request_header_is_left_out() -> None:
 
     request = asyncio.run(run()).lower()
     assert request.count(b"content-length") == 1 and b"evil" not in request and b"x-ok: 1" in request
+
+
+def test_trailers_never_change_the_answers_headers() -> None:
+    """A chunked answer's trailer fields (after its last chunk) were merged into the headers the caller had
+    read at the head (``content-type`` became ``application/json, text/event-stream``, a session id appeared
+    after the answer): dropped now, as the front drops a request's trailers."""
+    chunked = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+               b"2\r\n{}\r\n0\r\ncontent-type: text/event-stream\r\nmcp-session-id: planted\r\n\r\n")
+    status, headers, body = asyncio.run(_with([chunked], lambda pool, _: _post(pool)))
+    assert (status, body) == (200, b"{}")
+    assert headers == {"content-type": "application/json", "transfer-encoding": "chunked"}, headers
