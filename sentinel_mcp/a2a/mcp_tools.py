@@ -20,6 +20,7 @@ from sentinel_mcp.a2a.discovery import PeerRegistry, discover_peers, instance_na
 from sentinel_mcp.a2a.bridge import bridge_rpc, relayed_reply
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
+from sentinel_mcp.a2a.relayed_data import shown_value
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.tls.server_context import TLSSetupError
@@ -27,6 +28,10 @@ from sentinel_mcp.tls.server_context import TLSSetupError
 Settings = A2ASettings  # the built-in contract: its typed settings beside create_server
 # what these tools return is other agents' words (mDNS names, cards, answers): the gateway marks it as data
 FROM_PEERS = {"sentinel/untrusted": {"source": "other A2A agents"}}
+# a peer's answer to a2a_send as shown: deep enough for a task's artifact's data part (a sensor reading's
+# fields sit ten levels down), and bounded in the characters of its keys and strings together
+ANSWER_DEPTH = 16
+ANSWER_CHARS = 65_536
 
 
 def peer_failure(text: str) -> dict[str, Any]:
@@ -106,10 +111,14 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError(str(e)) from None
         token = settings.peer_tokens.get(target.base_url)
         try:
-            return await send_message(target.rpc_url, message, token, tls=settings.peer_client_tls,
-                                      max_bytes=settings.max_frame_bytes)
+            answer = await send_message(target.rpc_url, message, token, tls=settings.peer_client_tls,
+                                        max_bytes=settings.max_frame_bytes)
         except PeerError as e:
             return peer_failure(str(e))
+        # the peer's words for the model: its task's shape kept, each text visible, the whole bounded (as
+        # a2a_relay and an orchestrator's answer are); it came as it was sent, hidden characters and all
+        shown: dict[str, Any] = shown_value(answer, max_depth=ANSWER_DEPTH, chars=ANSWER_CHARS)
+        return shown
 
     @server.tool(
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),
