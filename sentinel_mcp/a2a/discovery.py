@@ -111,6 +111,9 @@ class PeerRegistry:
         self.peers: dict[str, Peer] = {}
         self.rejected: dict[str, str] = {}  # the newest MAX_REJECTED, oldest first
         self.ignored = 0  # announcements not looked at: too many were waiting
+        # the instance names this agent announces itself under: its configured name may be another's already
+        # (zeroconf then renames it, "name (2)"), so it is known by the name it holds, never taken as a peer
+        self.own: set[str] = set()
 
     def reject(self, name: str, why: str) -> None:
         self.peers.pop(name, None)

@@ -66,7 +66,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             found = await discover_peers(
                 settings.interfaces,
                 timeout,
-                exclude={instance_name(settings.name)},
+                exclude={instance_name(settings.name), *known.own},
                 tls=settings.peer_client_tls,
                 allow_loopback_plaintext=settings.allow_loopback_plaintext,
             )
