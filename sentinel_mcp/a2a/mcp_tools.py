@@ -16,7 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from sentinel_mcp.a2a.discovery import PeerRegistry, discover_peers, instance_name
+from sentinel_mcp.a2a.discovery import ITSELF, PeerRegistry, discover_peers, instance_name
 from sentinel_mcp.a2a.bridge import bridge_rpc, relayed_reply
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
@@ -72,6 +72,9 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             )
         except TLSSetupError as e:
             raise ToolError(f"sentinel.a2a.peer_tls: {e}") from None
+        for name, peer in list(found.peers.items()):
+            if known.is_self(peer):  # its own card, announced under another name or address
+                found.reject(name, ITSELF)
         known.peers.update(found.peers)
         for name in found.rejected:
             known.peers.pop(name, None)

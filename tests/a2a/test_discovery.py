@@ -251,3 +251,42 @@ async def test_an_agent_squatting_sentinels_name_does_not_make_sentinel_its_own_
     finally:
         await squatter.async_unregister_service(taken)
         await squatter.async_close()
+
+
+async def test_an_announcement_of_sentinels_own_address_under_another_name_is_not_a_peer(tmp_path):
+    """Anyone on the link can announce any address under any name: one that announces Sentinel's own endpoint
+    (a loopback address reaches it from inside) had Sentinel fetch its own card, which checks out, and list
+    itself as a verified peer under the announcer's name, in the browser's registry and in a2a_discover's.
+    Sentinel tells its own card by a mark only its process knows, not by a name or an address."""
+    reason = multicast_problem()
+    if reason:
+        pytest.skip(reason)
+    from zeroconf.asyncio import AsyncServiceInfo
+
+    from sentinel_mcp.a2a.discovery import SERVICE_TYPE, open_zeroconf
+
+    tag = uuid.uuid4().hex[:8]
+    settings = A2ASettings(name=f"sentinel-self-{tag}", advertise=True, interfaces=LOOPBACK,
+                           allow_loopback_plaintext=True)
+    peers = PeerRegistry()
+    announcer = open_zeroconf(LOOPBACK)
+    async with open_port() as port, serve(port, settings, peers) as srv, \
+            a2a_lifespan(settings, srv.base_url, peers):
+        own_port = int(srv.base_url.rsplit(":", 1)[1])
+        lure = AsyncServiceInfo(SERVICE_TYPE, f"helpful-{tag}.{SERVICE_TYPE}", port=own_port,
+                                addresses=[socket.inet_aton("127.0.0.1")], properties=txt_record(settings),
+                                server=f"helpful-{tag}.local.")
+        await announcer.async_register_service(lure)
+        try:
+            assert await _wait_for(lambda: lure.name in peers.rejected or lure.name in peers.peers)
+            assert lure.name not in peers.peers and "this agent" in peers.rejected[lure.name]
+            mine = {"name": settings.name, "interfaces": LOOPBACK, "allow_loopback_plaintext": True}
+            ctx = BuiltinContext(name="a2a", data_dir=tmp_path, settings=mine, services={"a2a_peers": peers})
+            async with Client(create_server(ctx)) as tools:
+                found = (await tools.call_tool("a2a_discover", {"timeout": 3})).structured_content
+            assert all(p["rpc_url"] != srv.rpc_url for p in found["peers"]), found
+            assert all(p.rpc_url != srv.rpc_url for p in peers.verified())
+            assert srv.service.status()["degraded"] is True
+        finally:
+            await announcer.async_unregister_service(lure)
+            await announcer.async_close()
