@@ -93,26 +93,45 @@ def invalid_params_from(e: ValidationError, prefix: str = "params") -> RpcError:
     )
 
 
+# an item's place: its key or index, and its parent's place
+_Link = tuple[str, "_Link"] | None
+
+
 def unpaired_surrogate_at(value: Any, prefix: str = "params") -> str | None:
     """Where ``value`` holds a string (a value or an object's key) with a lone UTF-16 surrogate, if it does.
 
     JSON may spell one (``"\\ud800"``) and the parser keeps it, but it is no Unicode text: a task is kept and
     served as UTF-8 JSON, which cannot encode it (a task holding one failed its store's size count, -32603).
-    Iterative: the value met ``wire_limits`` (bounded in depth and number of values)."""
-    stack: list[tuple[Any, str]] = [(value, prefix)]
+    Told by encoding the whole value once; only a value that fails is walked (iteratively, each item naming
+    its parent, so no path is built but the one returned: a path per item, of keys up to a frame long, cost
+    gigabytes)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        pass
+    stack: list[tuple[Any, _Link]] = [(value, (prefix, None))]
     while stack:
-        v, where = stack.pop()
+        v, at = stack.pop()
         if isinstance(v, str):
             if not _is_text(v):
-                return where
+                return _path(at)
         elif isinstance(v, dict):
             for k, item in v.items():
                 if isinstance(k, str) and not _is_text(k):
-                    return f"{where} (a key)"
-                stack.append((item, f"{where}.{k}"))
+                    return _path(at) + " (a key)"
+                stack.append((item, (str(k), at)))
         elif isinstance(v, list):
-            stack.extend((item, f"{where}.{i}") for i, item in enumerate(v))
+            stack.extend((item, (str(i), at)) for i, item in enumerate(v))
     return None
+
+
+def _path(at: _Link) -> str:
+    names: list[str] = []
+    while at is not None:
+        name, at = at
+        names.append(name if len(name) <= 100 else name[:100] + "…")
+    return ".".join(reversed(names))
 
 
 def _is_text(s: str) -> bool:

@@ -97,3 +97,21 @@ async def test_an_answer_with_a_lone_surrogate_leaves_the_question_open(rig, htt
     _refused_naming(r.json(), f"params.message.parts.0.data.answers.{key}.content.note")
     got = await rpc(http, rig.rpc_url, "GetTask", {"id": task["id"]})
     assert got["result"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"  # still waiting, still answerable
+
+
+async def test_finding_the_place_costs_no_more_than_the_frame(rig, http):
+    """The place is named by its keys, which the caller writes: a path built for every item, under keys a
+    frame long, held a copy of those keys per item (100 kB keys above 9,000 list items: about a gigabyte at
+    once). Only the place returned is spelled out, each key in it cut to 100 characters."""
+    long_key = "k" * 100_000
+    leaf: Any = [0] * 9_000 + [LONE]
+    for _ in range(8):
+        leaf = {long_key: leaf}
+    params = {"message": user_message({"data": leaf})}
+    r = await http.post(
+        rig.rpc_url, content=_frame("SendMessage", params), headers={"Content-Type": "application/json"}
+    )
+    reply = r.json()
+    assert reply["error"]["code"] == -32602, reply
+    assert f"params.message.parts.0.data.{'k' * 100}….{'k' * 100}…" in reply["error"]["message"]
+    assert reply["error"]["message"].count(".9000 holds a lone surrogate") == 1
