@@ -167,15 +167,17 @@ async def verified_peer_answering(result: object) -> AsyncIterator[PeerRegistry]
     import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import JSONResponse
+    from starlette.responses import Response
     from starlette.routing import Route
 
     from sentinel_mcp.a2a.discovery import Peer
     from sentinel_mcp.a2a.protocol import AgentCard
 
-    async def answer(request: Request) -> JSONResponse:
+    async def answer(request: Request) -> Response:
         body = await request.json()
-        return JSONResponse({"jsonrpc": "2.0", "id": body.get("id"), "result": result})
+        # (json.dumps escapes a lone surrogate as JSON may: "\udc00")
+        said = json.dumps({"jsonrpc": "2.0", "id": body.get("id"), "result": result})
+        return Response(said, media_type="application/json")
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -209,7 +211,7 @@ async def test_a_peers_answer_to_a2a_send_reaches_the_model_bounded_and_visible(
     said = {
         "task": {
             "id": f"t-{HOSTILE}",
-            "contextId": "c",
+            "contextId": "c\udc00",  # a lone surrogate: no Unicode text, shown as what it is
             "status": {
                 "state": "TASK_STATE_COMPLETED",
                 "message": {"role": "ROLE_AGENT", "messageId": "m",
@@ -238,7 +240,7 @@ async def test_a_peers_answer_to_a2a_send_reaches_the_model_bounded_and_visible(
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     text = task["status"]["message"]["parts"][0]["text"]
     assert text.startswith(POSING) and "⟨U+202E⟩" in text  # its words, with what hides made visible
-    assert "⟨U+001B⟩" in task["id"]
+    assert "⟨U+001B⟩" in task["id"] and task["contextId"] == "c⟨U+DC00⟩"
     depth, value = 0, task["artifacts"][0]["parts"][0]["data"]
     while isinstance(value, dict) and "deeper" in value:
         depth, value = depth + 1, value["deeper"]
