@@ -75,6 +75,7 @@ async def a2a_lifespan(settings: A2ASettings, base_url: str,
             own = await advertiser.start()
             registered = True
             browser.exclude.add(own)
+            registry.own.add(own)  # (a2a_discover browses on its own: it excludes these too)
             await browser.start()
         except OSError as e:
             log.warning("A2A mDNS unavailable (%s); running without discovery", e)
@@ -82,6 +83,7 @@ async def a2a_lifespan(settings: A2ASettings, base_url: str,
     finally:
         await browser.stop()
         if registered:
+            registry.own.discard(own)
             with contextlib.suppress(Exception):
                 await advertiser.stop()
         await zc.async_close()

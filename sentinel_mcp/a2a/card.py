@@ -33,6 +33,7 @@ WS_PATH = "/a2a/ws"
 WS_BINDING = "JSONRPC-WS"
 WS_EXTENSION = "https://arkavo.social/ext/a2a/ws-binding/v1"
 SENTINEL_EXTENSION = "urn:sentinel:a2a:participant:v1"
+SELF_MARK = "agentMark"  # the extension's param that lets this agent's discovery tell its own card
 WS_SUBPROTOCOL = "a2a.v1.json"
 
 SKILLS = [
@@ -88,7 +89,10 @@ def base_url_of(request: Request, settings: A2ASettings) -> str:
     return f"{scheme}://{host}"
 
 
-def build_card(settings: A2ASettings, base_url: str, status: dict[str, Any]) -> AgentCard:
+def build_card(
+    settings: A2ASettings, base_url: str, status: dict[str, Any], mark: str | None = None
+) -> AgentCard:
+    """``mark``: this process's discovery mark (``PeerRegistry.mark``), when it browses for peers."""
     ws_base = "wss" + base_url[5:] if base_url.startswith("https") else "ws" + base_url[4:]
     security = security_declaration(settings)
     description = settings.description
@@ -131,6 +135,7 @@ def build_card(settings: A2ASettings, base_url: str, status: dict[str, Any]) -> 
                         ],
                         "dataPartTypes": ["sensor_request", "tool_call", "task_offer"],
                         "status": status,
+                        **({SELF_MARK: mark} if mark else {}),
                     },
                 ),
             ],
@@ -158,7 +163,8 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
 
 def make_card_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
     async def agent_card(request: Request) -> Response:
-        card = build_card(service.settings, base_url_of(request, service.settings), service.status())
+        mark = service.peers.mark if service.peers is not None else None
+        card = build_card(service.settings, base_url_of(request, service.settings), service.status(), mark)
         body = json.dumps(card.to_wire(), separators=(",", ":"), sort_keys=True).encode()
         etag = weak_etag(body)
         headers = {"ETag": etag, "Cache-Control": "no-cache"}  # cache, but revalidate: status may change

@@ -17,6 +17,7 @@ import asyncio
 import ipaddress
 import logging
 import re
+import secrets
 import socket
 import ssl
 import time
@@ -28,7 +29,7 @@ import httpx2
 from pydantic import ValidationError
 
 from sentinel_mcp.a2a.bounded_body import BodyRefused, exchange
-from sentinel_mcp.a2a.card import CARD_PATH
+from sentinel_mcp.a2a.card import CARD_PATH, SENTINEL_EXTENSION, SELF_MARK
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, AgentCard
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import loopback_host
@@ -87,6 +88,7 @@ class Peer:
                         for k, v in list(self.txt.items())[:MAX_SHOWN_TXT]}}
 
 
+ITSELF = "this agent itself: the card at the announced address is its own"
 MAX_SHOWN_SKILLS = 50
 MAX_SHOWN_TXT = 16
 
@@ -111,6 +113,12 @@ class PeerRegistry:
         self.peers: dict[str, Peer] = {}
         self.rejected: dict[str, str] = {}  # the newest MAX_REJECTED, oldest first
         self.ignored = 0  # announcements not looked at: too many were waiting
+        # the instance names this agent announces itself under: its configured name may be another's already
+        # (zeroconf then renames it, "name (2)"), so it is known by the name it holds, never taken as a peer
+        self.own: set[str] = set()
+        # in this agent's own card (``card.SELF_MARK``), known to this process only: a card that carries it
+        # is this agent's, however it was announced (any name, any address: loopback reaches it from inside)
+        self.mark = secrets.token_hex(16)
 
     def reject(self, name: str, why: str) -> None:
         self.peers.pop(name, None)
@@ -118,6 +126,13 @@ class PeerRegistry:
         self.rejected[name] = why
         while len(self.rejected) > MAX_REJECTED:
             del self.rejected[next(iter(self.rejected))]
+
+    def is_self(self, peer: Peer) -> bool:
+        """Whether ``peer``'s card is this agent's own (it carries this registry's mark)."""
+        for ext in peer.card.capabilities.extensions or []:
+            if ext.uri == SENTINEL_EXTENSION and (ext.params or {}).get(SELF_MARK) == self.mark:
+                return True
+        return False
 
     def verified(self) -> list[Peer]:
         return list(self.peers.values())
@@ -364,6 +379,9 @@ class PeerBrowser:
             return
         except Exception as e:  # noqa: BLE001 - a broken peer must not break discovery
             self.registry.reject(name, f"{type(e).__name__}: {e}")
+            return
+        if self.registry.is_self(peer):
+            self.registry.reject(name, ITSELF)
             return
         self.registry.rejected.pop(name, None)
         self.registry.peers[name] = peer

@@ -88,8 +88,58 @@ def invalid_params_from(e: ValidationError, prefix: str = "params") -> RpcError:
     for err in e.errors(include_url=False, include_input=False):
         where = ".".join(str(p) for p in (prefix, *err["loc"]))
         problems.append(f"{where}: {err['msg']}")
-    return RpcError(INVALID_PARAMS, "Invalid params: " + "; ".join(problems[:10]),
-                    {"violations": problems[:10]})
+    return RpcError(
+        INVALID_PARAMS, "Invalid params: " + "; ".join(problems[:10]), {"violations": problems[:10]}
+    )
+
+
+# an item's place: its key or index, and its parent's place
+_Link = tuple[str, "_Link"] | None
+
+
+def unpaired_surrogate_at(value: Any, prefix: str = "params") -> str | None:
+    """Where ``value`` holds a string (a value or an object's key) with a lone UTF-16 surrogate, if it does.
+
+    JSON may spell one (``"\\ud800"``) and the parser keeps it, but it is no Unicode text: a task is kept and
+    served as UTF-8 JSON, which cannot encode it (a task holding one failed its store's size count, -32603).
+    Told by encoding the whole value once; only a value that fails is walked (iteratively, each item naming
+    its parent, so no path is built but the one returned: a path per item, of keys up to a frame long, cost
+    gigabytes)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        pass
+    stack: list[tuple[Any, _Link]] = [(value, (prefix, None))]
+    while stack:
+        v, at = stack.pop()
+        if isinstance(v, str):
+            if not _is_text(v):
+                return _path(at)
+        elif isinstance(v, dict):
+            for k, item in v.items():
+                if isinstance(k, str) and not _is_text(k):
+                    return _path(at) + " (a key)"
+                stack.append((item, (str(k), at)))
+        elif isinstance(v, list):
+            stack.extend((item, (str(i), at)) for i, item in enumerate(v))
+    return None
+
+
+def _path(at: _Link) -> str:
+    names: list[str] = []
+    while at is not None:
+        name, at = at
+        names.append(name if len(name) <= 100 else name[:100] + "…")
+    return ".".join(reversed(names))
+
+
+def _is_text(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def parse_params(model: type[M], params: Any) -> M:
@@ -97,6 +147,9 @@ def parse_params(model: type[M], params: Any) -> M:
         params = {}
     if not isinstance(params, dict):
         raise RpcError(INVALID_PARAMS, "Invalid params: params must be an object")
+    where = unpaired_surrogate_at(params)
+    if where is not None:  # (the path is made of the caller's keys, which are text: a bad key is named above)
+        raise RpcError(INVALID_PARAMS, f"Invalid params: {where} holds a lone surrogate (not valid Unicode)")
     try:
         return model.model_validate(params)
     except ValidationError as e:

@@ -16,10 +16,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from sentinel_mcp.a2a.discovery import PeerRegistry, discover_peers, instance_name
+from sentinel_mcp.a2a.discovery import ITSELF, PeerRegistry, discover_peers, instance_name
 from sentinel_mcp.a2a.bridge import bridge_rpc, relayed_reply
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
+from sentinel_mcp.a2a.relayed_data import shown_value
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.tls.server_context import TLSSetupError
@@ -27,6 +28,10 @@ from sentinel_mcp.tls.server_context import TLSSetupError
 Settings = A2ASettings  # the built-in contract: its typed settings beside create_server
 # what these tools return is other agents' words (mDNS names, cards, answers): the gateway marks it as data
 FROM_PEERS = {"sentinel/untrusted": {"source": "other A2A agents"}}
+# a peer's answer to a2a_send as shown: deep enough for a task's artifact's data part (a sensor reading's
+# fields sit ten levels down), and bounded in the characters of its keys and strings together
+ANSWER_DEPTH = 16
+ANSWER_CHARS = 65_536
 
 
 def peer_failure(text: str) -> dict[str, Any]:
@@ -61,12 +66,15 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             found = await discover_peers(
                 settings.interfaces,
                 timeout,
-                exclude={instance_name(settings.name)},
+                exclude={instance_name(settings.name), *known.own},
                 tls=settings.peer_client_tls,
                 allow_loopback_plaintext=settings.allow_loopback_plaintext,
             )
         except TLSSetupError as e:
             raise ToolError(f"sentinel.a2a.peer_tls: {e}") from None
+        for name, peer in list(found.peers.items()):
+            if known.is_self(peer):  # its own card, announced under another name or address
+                found.reject(name, ITSELF)
         known.peers.update(found.peers)
         for name in found.rejected:
             known.peers.pop(name, None)
@@ -106,10 +114,14 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError(str(e)) from None
         token = settings.peer_tokens.get(target.base_url)
         try:
-            return await send_message(target.rpc_url, message, token, tls=settings.peer_client_tls,
-                                      max_bytes=settings.max_frame_bytes)
+            answer = await send_message(target.rpc_url, message, token, tls=settings.peer_client_tls,
+                                        max_bytes=settings.max_frame_bytes)
         except PeerError as e:
             return peer_failure(str(e))
+        # the peer's words for the model: its task's shape kept, each text visible, the whole bounded (as
+        # a2a_relay and an orchestrator's answer are); it came as it was sent, hidden characters and all
+        shown: dict[str, Any] = shown_value(answer, max_depth=ANSWER_DEPTH, chars=ANSWER_CHARS)
+        return shown
 
     @server.tool(
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),

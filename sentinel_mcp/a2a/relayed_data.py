@@ -34,10 +34,16 @@ class _Budget:
 
 def relayed_data(value: Any, from_agent: str) -> dict[str, Any]:
     """``value`` as a relayed data part's ``data``: ``{"from_agent", "value"}`` (see the module docstring)."""
-    return {"from_agent": from_agent, "value": _safe(value, 0, _Budget(MAX_CHARS))}
+    return {"from_agent": from_agent, "value": shown_value(value)}
 
 
-def _safe(value: Any, depth: int, budget: _Budget) -> Any:
+def shown_value(value: Any, max_depth: int = MAX_DEPTH, chars: int = MAX_CHARS) -> Any:
+    """Another agent's JSON in its own shape, bounded (``max_depth`` levels, ``MAX_ITEMS`` per object or list,
+    ``chars`` of keys and strings in all) and with every key and string made safe to show."""
+    return _safe(value, 0, _Budget(chars), max_depth)
+
+
+def _safe(value: Any, depth: int, budget: _Budget, max_depth: int) -> Any:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
@@ -47,15 +53,15 @@ def _safe(value: Any, depth: int, budget: _Budget) -> Any:
     if isinstance(value, str):
         kept = budget.take(safe_text(value, MAX_STRING, keep_newlines=True))
         return CUT if kept is None else kept
-    if depth >= MAX_DEPTH or not isinstance(value, (dict, list)):
-        return DEEPER if depth >= MAX_DEPTH else CUT
+    if depth >= max_depth or not isinstance(value, (dict, list)):
+        return DEEPER if depth >= max_depth else CUT
     if isinstance(value, list):
         items = []
         for item in value[:MAX_ITEMS]:
             if budget.left <= 0:
                 items.append(CUT)
                 break
-            items.append(_safe(item, depth + 1, budget))
+            items.append(_safe(item, depth + 1, budget, max_depth))
         return items
     out: dict[str, Any] = {}
     for key, item in list(value.items())[:MAX_ITEMS]:
@@ -63,5 +69,5 @@ def _safe(value: Any, depth: int, budget: _Budget) -> Any:
         if name is None:
             out[CUT] = True
             break
-        out[name] = _safe(item, depth + 1, budget)
+        out[name] = _safe(item, depth + 1, budget, max_depth)
     return out

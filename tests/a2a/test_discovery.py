@@ -213,3 +213,80 @@ def test_a_name_two_verified_peers_carry_names_neither():
     assert registry.find("http://127.0.0.1:8001/a2a").instance == "home-hub._a2a._tcp.local."
     del registry.peers["home-hub-2._a2a._tcp.local."]
     assert registry.find("home-hub").base_url.endswith(":8001") and registry.ambiguous("home-hub") == []
+
+
+async def test_an_agent_squatting_sentinels_name_does_not_make_sentinel_its_own_peer(tmp_path):
+    """Another agent announces Sentinel's own instance name first: zeroconf renames Sentinel's announcement
+    ("name (2)"). The browser excluded the name it registered, but a2a_discover excluded only the configured
+    name, so it verified Sentinel's renamed announcement, its own card, and merged it into the shared
+    registry: Sentinel listed itself as a peer, counted itself out of degraded mode, and a2a_send by its own
+    name reached itself. Sentinel knows itself by the name it holds, whatever it is."""
+    reason = multicast_problem()
+    if reason:
+        pytest.skip(reason)
+    from zeroconf.asyncio import AsyncServiceInfo
+
+    from sentinel_mcp.a2a.discovery import instance_name, open_zeroconf, SERVICE_TYPE
+
+    name = f"sentinel-own-{uuid.uuid4().hex[:8]}"
+    settings = A2ASettings(name=name, advertise=True, interfaces=LOOPBACK, allow_loopback_plaintext=True)
+    squatter = open_zeroconf(LOOPBACK)
+    taken = AsyncServiceInfo(SERVICE_TYPE, instance_name(name), addresses=[socket.inet_aton("127.0.0.1")],
+                             port=9, properties=txt_record(settings), server="squatter.local.")
+    await squatter.async_register_service(taken)
+    peers = PeerRegistry()
+    try:
+        async with open_port() as port, serve(port, settings, peers) as srv, \
+                a2a_lifespan(settings, srv.base_url, peers):
+            assert peers.own and instance_name(name) not in peers.own  # renamed: the name was taken
+            mine = {"name": name, "interfaces": LOOPBACK, "allow_loopback_plaintext": True}
+            ctx = BuiltinContext(name="a2a", data_dir=tmp_path, settings=mine, services={"a2a_peers": peers})
+            async with Client(create_server(ctx)) as tools:
+                found = (await tools.call_tool("a2a_discover", {"timeout": 3})).structured_content
+                assert all(p["rpc_url"] != srv.rpc_url for p in found["peers"]), found
+                assert all(p.rpc_url != srv.rpc_url for p in peers.verified())
+                assert srv.service.status()["degraded"] is True
+                sent = await tools.call_tool("a2a_send", {"peer": name, "text": "hello, me"})
+                assert sent.is_error and "unknown or unverified peer" in sent.content[0].text
+    finally:
+        await squatter.async_unregister_service(taken)
+        await squatter.async_close()
+
+
+async def test_an_announcement_of_sentinels_own_address_under_another_name_is_not_a_peer(tmp_path):
+    """Anyone on the link can announce any address under any name: one that announces Sentinel's own endpoint
+    (a loopback address reaches it from inside) had Sentinel fetch its own card, which checks out, and list
+    itself as a verified peer under the announcer's name, in the browser's registry and in a2a_discover's.
+    Sentinel tells its own card by a mark only its process knows, not by a name or an address."""
+    reason = multicast_problem()
+    if reason:
+        pytest.skip(reason)
+    from zeroconf.asyncio import AsyncServiceInfo
+
+    from sentinel_mcp.a2a.discovery import SERVICE_TYPE, open_zeroconf
+
+    tag = uuid.uuid4().hex[:8]
+    settings = A2ASettings(name=f"sentinel-self-{tag}", advertise=True, interfaces=LOOPBACK,
+                           allow_loopback_plaintext=True)
+    peers = PeerRegistry()
+    announcer = open_zeroconf(LOOPBACK)
+    async with open_port() as port, serve(port, settings, peers) as srv, \
+            a2a_lifespan(settings, srv.base_url, peers):
+        own_port = int(srv.base_url.rsplit(":", 1)[1])
+        lure = AsyncServiceInfo(SERVICE_TYPE, f"helpful-{tag}.{SERVICE_TYPE}", port=own_port,
+                                addresses=[socket.inet_aton("127.0.0.1")], properties=txt_record(settings),
+                                server=f"helpful-{tag}.local.")
+        await announcer.async_register_service(lure)
+        try:
+            assert await _wait_for(lambda: lure.name in peers.rejected or lure.name in peers.peers)
+            assert lure.name not in peers.peers and "this agent" in peers.rejected[lure.name]
+            mine = {"name": settings.name, "interfaces": LOOPBACK, "allow_loopback_plaintext": True}
+            ctx = BuiltinContext(name="a2a", data_dir=tmp_path, settings=mine, services={"a2a_peers": peers})
+            async with Client(create_server(ctx)) as tools:
+                found = (await tools.call_tool("a2a_discover", {"timeout": 3})).structured_content
+            assert all(p["rpc_url"] != srv.rpc_url for p in found["peers"]), found
+            assert all(p.rpc_url != srv.rpc_url for p in peers.verified())
+            assert srv.service.status()["degraded"] is True
+        finally:
+            await announcer.async_unregister_service(lure)
+            await announcer.async_close()

@@ -4,6 +4,7 @@ the built-in's results are marked as other agents' words (the gateway's untruste
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 
@@ -147,3 +148,102 @@ async def test_a_peers_error_reaches_the_model_marked_as_its_words(tmp_path):
         server.should_exit = True
         await serving
         sock.close()
+
+
+
+def _nested(depth: int) -> object:
+    value: object = HOSTILE
+    for _ in range(depth):
+        value = {"deeper": value}
+    return value
+
+
+@contextlib.asynccontextmanager
+async def verified_peer_answering(result: object) -> AsyncIterator[PeerRegistry]:
+    """A verified peer "hostile" (real HTTP on 127.0.0.1) whose every JSON-RPC answer is ``result``."""
+    import asyncio
+    import socket
+
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from sentinel_mcp.a2a.discovery import Peer
+    from sentinel_mcp.a2a.protocol import AgentCard
+
+    async def answer(request: Request) -> Response:
+        body = await request.json()
+        # (json.dumps escapes a lone surrogate as JSON may: "\udc00")
+        said = json.dumps({"jsonrpc": "2.0", "id": body.get("id"), "result": result})
+        return Response(said, media_type="application/json")
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    app = Starlette(routes=[Route("/a2a", answer, methods=["POST"])])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    card = AgentCard.model_validate({
+        "name": "hostile", "description": "", "version": "1", "capabilities": {},
+        "supportedInterfaces": [{"url": base + "/a2a", "protocolBinding": "JSONRPC"}],
+        "defaultInputModes": [], "defaultOutputModes": [], "skills": []})
+    registry = PeerRegistry()
+    registry.peers["hostile._a2a._tcp.local."] = Peer(
+        instance="hostile._a2a._tcp.local.", base_url=base, card_url=base + "/.well-known/agent-card.json",
+        card=card, rpc_url=base + "/a2a", txt={})
+    try:
+        yield registry
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()
+
+
+async def test_a_peers_answer_to_a2a_send_reaches_the_model_bounded_and_visible(tmp_path):
+    """a2a_send gave the model the peer's JSON-RPC result as it came: any text (terminal escapes, a
+    right-to-left override, tag characters), any depth and any size up to the frame bound (1 MB), while
+    a2a_relay and offers to an orchestrator showed the same peer's answer bounded and visible. Its answer now
+    keeps its shape (a task, its state, its artifacts) with every string and key made visible and the whole
+    bounded in depth, items and characters; a plain answer reads as before (the discovery tests read a
+    sensor reading ten levels down)."""
+    said = {
+        "task": {
+            "id": f"t-{HOSTILE}",
+            "contextId": "c\udc00",  # a lone surrogate: no Unicode text, shown as what it is
+            "status": {
+                "state": "TASK_STATE_COMPLETED",
+                "message": {"role": "ROLE_AGENT", "messageId": "m",
+                            "parts": [{"text": f"{POSING}{HOSTILE}"}],
+                            "metadata": {f"sentinel/decision_id{HOSTILE}": HOSTILE}},
+            },
+            "artifacts": [
+                {"artifactId": "a", "parts": [
+                    {"data": _nested(50)},
+                    {"data": {"many": list(range(20_000))}},
+                    {"text": HOSTILE * 8_000},
+                ]},
+                {"artifactId": "b", "parts": [{"data": {"reading": {"payload": {"latitude": 38}}}}]},
+            ],
+        }
+    }
+    async with verified_peer_answering(said) as registry:
+        ctx = BuiltinContext(name="a2a", data_dir=tmp_path, settings={}, services={"a2a_peers": registry})
+        async with Client(create_server(ctx)) as tools:
+            sent = await tools.call_tool("a2a_send", {"peer": "hostile", "text": "hi"})
+    assert not sent.is_error, sent.content
+    shown = sent.structured_content
+    assert shown is not None and _visible(shown), json.dumps(shown)[:500]
+    assert len(json.dumps(shown, ensure_ascii=False)) < 200_000  # the peer sent about 800 kB
+    task = shown["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    text = task["status"]["message"]["parts"][0]["text"]
+    assert text.startswith(POSING) and "⟨U+202E⟩" in text  # its words, with what hides made visible
+    assert "⟨U+001B⟩" in task["id"] and task["contextId"] == "c⟨U+DC00⟩"
+    depth, value = 0, task["artifacts"][0]["parts"][0]["data"]
+    while isinstance(value, dict) and "deeper" in value:
+        depth, value = depth + 1, value["deeper"]
+    assert depth < 20 and isinstance(value, str) and "nested deeper" in value
+    assert len(task["artifacts"][0]["parts"][1]["data"]["many"]) < 1000
+    assert task["artifacts"][1]["parts"][0]["data"] == {"reading": {"payload": {"latitude": 38}}}
