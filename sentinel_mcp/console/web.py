@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 HERE = Path(__file__).resolve().parent
 FORM_LIMIT = 256 * 1024  # bytes of a form body (a candidate rulebase is the largest)
+MAX_ARGUMENTS = 100  # a call's arguments listed on a page (the rest are counted, never listed)
 HEADERS = {
     "content-security-policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -85,6 +86,7 @@ def _environment() -> "Environment":
         lstrip_blocks=True,
     )
     env.filters.update(shown=shown, when=when, remaining=remaining)
+    env.globals.update(max_arguments=MAX_ARGUMENTS)
     return env
 
 
