@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 
 import pytest
 
@@ -71,3 +72,65 @@ def test_a_proof_of_very_many_branches_makes_a_bounded_tree_that_says_it_was_cut
             labels.append(n.label)
             stack.extend(n.children)
         assert any("cut" in label for label in labels)
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+WIDTH = 360
+SCRIPTED = (
+    "<img src=x onerror=alert(1)><svg/onload=alert(2)></code><script>alert(3)</script>javascript:alert(4)"
+)
+
+
+@pytest.fixture
+def playwright_ok():
+    pytest.importorskip("playwright.async_api", reason="playwright is a dev dependency (make setup)")
+    if CHROMIUM is None:
+        pytest.skip("no chromium executable (make test installs Debian's chromium)")
+
+
+async def test_a_held_calls_hostile_arguments_read_as_they_are_in_a_browser_at_360px(sentinel, playwright_ok):
+    """In a real Chromium at a phone's width: no argument runs as markup or script, a direction override or a
+    zero-width character is shown as a visible code, and a long unbroken argument name cannot take the page's
+    width. Before, one 200-character name made the names' column (``max-content``) 2,400 px wide, the page
+    scrolled sideways and every value was squeezed to a character per line (Approve 45,000 px down)."""
+    from playwright.async_api import async_playwright
+
+    base, _ = sentinel
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = await browser.new_page(viewport={"width": WIDTH, "height": 800})
+            dialogs: list[str] = []
+            page.on("dialog", lambda d: dialogs.append(d.message))
+            await page.goto(f"{base}/console/login")
+            await page.fill("#token", BOB)
+            async with page.expect_navigation():
+                await page.click("button[type=submit]")
+            long_names = ("K" * 200, "/" + "x/" * 150, "\u202e" + "R" * 120)  # unbroken, a path, an override
+            for long_name in long_names:
+                args = {"name": "report\u202etxt.exe\u200b" + SCRIPTED, long_name: "A" * 900}
+                async with mcp_client(base, BOB) as c:
+                    first = await c.call_tool("tb__delete_thing", args)
+                assert first.is_error and "waiting for the user" in text(first)
+                await page.goto(f"{base}/console/inbox")
+                await page.wait_for_selector("button.approve")
+                shown = await page.inner_text("#inbox-items")
+                assert "report⟨U+202E⟩txt.exe⟨U+200B⟩<img src=x onerror=alert(1)>" in shown
+                assert "\u202e" not in shown and "\u200b" not in shown
+                injected = await page.evaluate(
+                    "document.querySelectorAll("
+                    "'main img, main svg, main script, main a[href^=javascript]').length"
+                )
+                assert injected == 0 and dialogs == []
+                wide = await page.evaluate("document.documentElement.scrollWidth")
+                assert wide <= WIDTH, (long_name[:10], wide)
+                # the value beside the long name has the room left (not a character per line)
+                value_width = await page.evaluate(
+                    "Math.min(...[...document.querySelectorAll('#inbox-items dl.args dd code')]"
+                    ".map(e => e.getBoundingClientRect().width))"
+                )
+                assert value_width >= WIDTH / 3, (long_name[:10], value_width)
+                async with page.expect_navigation():
+                    await page.click("button.deny")
+        finally:
+            await browser.close()
