@@ -16,6 +16,7 @@ import secrets
 from typing import Any, AsyncIterator
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
@@ -31,7 +32,7 @@ from sentinel_mcp.console.inbox import CHANGE_KINDS, Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
 from sentinel_mcp.identity.http_auth import a2a_peer_names
 from sentinel_mcp.identity.principal import OWNER_NAME
-from sentinel_mcp.console.web import HEADERS, HERE, Console, ConsoleHost, page
+from sentinel_mcp.console.web import HEADERS, HERE, Console, ConsoleHost, WithHeaders, page
 from sentinel_mcp.core.host import HostState
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import Authenticator
@@ -125,7 +126,7 @@ def build_console(
     ):
         for path, handler, methods, form in module.routes(console):
             routes.append(Route(path, page(console, handler, form=form), methods=methods))
-    return Starlette(routes=routes), inbox
+    return Starlette(routes=routes, middleware=[Middleware(WithHeaders)]), inbox
 
 
 async def _home(request: Request) -> Response:

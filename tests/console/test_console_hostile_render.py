@@ -11,8 +11,8 @@ import shutil
 import pytest
 
 from sentinel_mcp.console.proof_view import proof_nodes
-from tests.console.console_rig import (BOB, console_config, http_sentinel, items_of, mcp_client, signed_in,
-                                      text)
+from tests.console.console_rig import (BOB, console_config, csrf_of, http_sentinel, items_of, mcp_client,
+                                      signed_in, text)
 
 pytestmark = pytest.mark.timeout(240)
 ITEM = re.compile(r'<li class="card item.*?</li>\n', re.S)
@@ -134,3 +134,32 @@ async def test_a_held_calls_hostile_arguments_read_as_they_are_in_a_browser_at_3
                     await page.click("button.deny")
         finally:
             await browser.close()
+
+
+async def test_every_console_answer_is_unframeable_unsniffed_uncached_and_its_csp_names_only_self(sentinel):
+    """Before, the policy allowed ``data:`` images and media (no console page shows either: an injected
+    ``data:`` SVG or tracking image had a way in), and the answers Starlette made itself (an unknown path, a
+    wrong method, a static file) carried none of the headers: framable, sniffable, cacheable."""
+    base, _ = sentinel
+    async with signed_in(base, BOB) as bob:
+        csrf = csrf_of(await bob.page("/console/inbox"))
+        answers = {
+            "login": await bob.http.get(base + "/console/login"),
+            "page": await bob.get("/console/inbox"),
+            "problem": await bob.post("/console/inbox/nope", {"decision": "deny"}, csrf="0" * 64),
+            "unknown path": await bob.get("/console/no-such-page"),
+            "wrong method": await bob.http.request("PUT", base + "/console/inbox", headers={"origin": base}),
+            "static": await bob.get("/console/static/console.js"),
+            "static missing": await bob.get("/console/static/none.js"),
+            "live check": await bob.post(
+                "/console/policy/check", {"file": "x", "candidate": "a."}, csrf=csrf,
+                headers={"x-console-live": "check"},
+            ),
+        }
+    for what, r in answers.items():
+        h = r.headers
+        csp = h.get("content-security-policy", "")
+        assert "frame-ancestors 'none'" in csp and h.get("x-frame-options") == "DENY", (what, dict(h))
+        assert h.get("x-content-type-options") == "nosniff" and h.get("cache-control") == "no-store", what
+        sources = {s for d in csp.split(";") for s in d.split()[1:]}
+        assert sources <= {"'self'", "'none'"}, (what, sources)
