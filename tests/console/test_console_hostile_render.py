@@ -5,14 +5,16 @@ rather than dropping it silently. A real Sentinel over HTTP on 127.0.0.1 (the co
 from __future__ import annotations
 
 import html
+import json
 import re
 import shutil
 
 import pytest
 
 from sentinel_mcp.console.proof_view import proof_nodes
-from tests.console.console_rig import (BOB, console_config, csrf_of, http_sentinel, items_of, mcp_client,
-                                      signed_in, text)
+from tests.console.console_rig import (BOB, OWNER_TOKEN, console_config, csrf_of, http_sentinel, items_of,
+                                      mcp_client, signed_in, text)
+from tests.identity.identity_rig import BOOKINGS_PL
 
 pytestmark = pytest.mark.timeout(240)
 ITEM = re.compile(r'<li class="card item.*?</li>\n', re.S)
@@ -163,3 +165,48 @@ async def test_every_console_answer_is_unframeable_unsniffed_uncached_and_its_cs
         assert h.get("x-content-type-options") == "nosniff" and h.get("cache-control") == "no-store", what
         sources = {s for d in csp.split(";") for s in d.split()[1:]}
         assert sources <= {"'self'", "'none'"}, (what, sources)
+
+
+TROJAN = (  # a rule's source that reads one way and is another: a direction override inside a comment
+    "% allow only admins \u202e }\u2066 ,admin(U) \u2069 {\n",
+    "% quiet\u200bly\u2067 skipped \u2069 check\n",
+)
+
+
+async def test_a_rulebase_line_that_reads_otherwise_than_it_is_is_named_on_the_policy_page(tmp_path):
+    """The editor shows a rulebase as the browser lays it out: a direction override or an invisible character
+    in a file (or a candidate pasted from elsewhere) made the text read otherwise than what Prolog loads, and
+    nothing said so. Each such line is a warning naming its line and the characters; other scripts are not."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    mine = rules / "bookings.pl"
+    original = BOOKINGS_PL.read_text()
+    mine.write_text(original + "% café, 日本語, ελληνικά: no warning\n" + "".join(TROJAN))
+    cfg = console_config(tmp_path)
+    body = json.loads(cfg.read_text())
+    body["sentinel"]["rulebases"] = [
+        r if not r.endswith("bookings.pl") else str(mine) for r in body["sentinel"]["rulebases"]
+    ]
+    cfg.write_text(json.dumps(body))
+    first = original.count("\n") + 2  # the two lines after the one in other scripts
+    with http_sentinel(cfg) as (base, _):
+        async with signed_in(base, OWNER_TOKEN) as owner:
+            page = await owner.page("/console/policy")
+            checked = page[page.index("<h3>Check</h3>") : page.index('id="candidate"')]
+            assert f"bookings.pl:{first}: warning:" in checked and "U+202E" in checked, checked[-3000:]
+            assert f"bookings.pl:{first + 1}: warning:" in checked and "U+200B" in checked
+            assert f"bookings.pl:{first - 1}:" not in checked  # other scripts are just text
+            candidate = "% a\n% b\n" + TROJAN[1]
+            r = await owner.post(
+                "/console/policy/check", {"file": "bookings.pl", "candidate": original + candidate}
+            )
+            section = r.text[r.text.index('id="candidate-check"') :]
+            line = original.count("\n") + 3
+            assert f"line {line}: warning:" in section and "U+2067" in section, section[:2000]
+            r = await owner.http.post(
+                f"{base}/console/policy/check",
+                data={"csrf": csrf_of(page), "file": "bookings.pl", "candidate": original + candidate},
+                headers={"origin": base, "x-console-live": "check"},
+            )
+            found = [p for p in r.json()["problems"] if p["line"] == line]
+            assert found and "U+2067" in found[0]["message"] and "\u2067" not in found[0]["message"]
