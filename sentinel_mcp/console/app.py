@@ -170,9 +170,9 @@ async def _login(console: Console, request: Request) -> Response:
 
 
 async def _logout(console: Console, request: Request, viewer: Viewer) -> Response:
-    console.auth.sign_out(viewer)
-    if viewer.session_id is not None:
-        console.inbox.end_session_streams(viewer.session_id)
+    everywhere = request.state.form.get("everywhere") == "1"
+    for sid in console.auth.sign_out(viewer, everywhere=everywhere):
+        console.inbox.end_session_streams(sid)
     response = RedirectResponse("/console/login", status_code=303, headers=HEADERS)
     response.delete_cookie(console.auth.cookie, path="/console", secure=console.auth.secure)
     return response

@@ -152,9 +152,16 @@ class ConsoleAuth:
         found = self._sessions.get(viewer.session_id)
         return found is not None and found[1] > time.time()
 
-    def sign_out(self, viewer: Viewer) -> None:
-        if viewer.session_id:
-            self._sessions.pop(viewer.session_id, None)
+    def sign_out(self, viewer: Viewer, *, everywhere: bool = False) -> list[str]:
+        """End the viewer's console session, or (``everywhere``) every console session of its principal (a
+        cookie copied off another browser then counts for nothing). The session ids ended."""
+        ended = [viewer.session_id] if viewer.session_id else []
+        if everywhere:
+            name = viewer.principal.name
+            ended = [sid for sid, (p, _) in self._sessions.items() if p.name == name]
+        for sid in ended:
+            self._sessions.pop(sid, None)
+        return ended
 
     def cookie_args(self) -> dict[str, object]:
         return {"httponly": True, "samesite": "strict", "path": "/console", "secure": self.secure}

@@ -4,16 +4,18 @@ rather than dropping it silently. A real Sentinel over HTTP on 127.0.0.1 (the co
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
 import shutil
 
+import httpx2
 import pytest
 
 from sentinel_mcp.console.proof_view import proof_nodes
-from tests.console.console_rig import (BOB, OWNER_TOKEN, console_config, csrf_of, http_sentinel, items_of,
-                                      mcp_client, signed_in, text)
+from tests.console.console_rig import (ALICE, BOB, OWNER_TOKEN, console_config, csrf_of, http_sentinel,
+                                      items_of, mcp_client, signed_in, text)
 from tests.identity.identity_rig import BOOKINGS_PL
 
 pytestmark = pytest.mark.timeout(240)
@@ -210,3 +212,36 @@ async def test_a_rulebase_line_that_reads_otherwise_than_it_is_is_named_on_the_p
             )
             found = [p for p in r.json()["problems"] if p["line"] == line]
             assert found and "U+2067" in found[0]["message"] and "\u2067" not in found[0]["message"]
+
+
+async def test_signing_out_everywhere_ends_every_session_of_that_principal_and_no_one_elses(sentinel):
+    """A session cookie copied off one browser (a shared machine, a backup) stayed good for 12 hours whatever
+    the person did: signing out ended only the session of the browser it was done in. "Everywhere" ends every
+    console session of the principal and their live streams; another principal's stay."""
+    base, _ = sentinel
+    async with signed_in(base, BOB) as here, signed_in(base, BOB) as there, signed_in(base, ALICE) as alice:
+        stolen = dict(there.http.cookies)
+        async with there.http.stream("GET", f"{base}/console/events") as stream:
+            assert stream.status_code == 200
+            page = await here.page("/console/inbox")
+            assert 'name="everywhere"' in page
+            r = await here.post("/console/logout", {"everywhere": "1"}, csrf=csrf_of(page))
+            assert r.status_code == 303 and r.headers["location"] == "/console/login"
+
+            async def drained() -> None:
+                async for _ in stream.aiter_bytes():
+                    pass
+
+            await asyncio.wait_for(drained(), 30)  # the other browser's live stream ended with it
+        for who in (here, there):
+            r = await who.get("/console/inbox")
+            assert r.status_code == 303 and r.headers["location"] == "/console/login"
+        async with httpx2.AsyncClient(timeout=30, cookies=stolen, follow_redirects=False) as thief:
+            assert (await thief.get(f"{base}/console/inbox")).status_code == 303
+        assert (await alice.get("/console/inbox")).status_code == 200  # another principal's: untouched
+    # a plain sign-out still ends only its own session
+    async with signed_in(base, BOB) as here, signed_in(base, BOB) as there:
+        r = await here.post("/console/logout", {}, csrf=csrf_of(await here.page("/console/inbox")))
+        assert r.status_code == 303
+        assert (await here.get("/console/inbox")).status_code == 303
+        assert (await there.get("/console/inbox")).status_code == 200
