@@ -203,8 +203,8 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
                     what = await asyncio.wait_for(queue.get(), ASSIST_POLL_SECONDS)
                 except asyncio.TimeoutError:
                     now = await assist_pages.count_for(console, viewer)
-                    if not console.auth.still_signed_in(viewer):
-                        return
+                    if not console.auth.still_viewing(viewer, request):
+                        return  # signed out, or its certificate revoked or expired since the stream began
                     if now == assists:
                         quiet += ASSIST_POLL_SECONDS
                         if quiet >= HEARTBEAT_SECONDS:
@@ -214,7 +214,7 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
                             yield b": keep-alive\n\n"
                         continue
                     what = "inbox"
-                if what == "end" or not console.auth.still_signed_in(viewer):
+                if what == "end" or not console.auth.still_viewing(viewer, request):
                     return  # the server stops, or this session was signed out: its stream ends too
                 if what == "inbox":
                     assists = await assist_pages.count_for(console, viewer)

@@ -152,6 +152,14 @@ class ConsoleAuth:
         found = self._sessions.get(viewer.session_id)
         return found is not None and found[1] > time.time()
 
+    def still_viewing(self, viewer: Viewer, request: Request) -> bool:
+        """Whether a long request's credentials still give this same viewer: its session open, and its
+        client certificate (by which it came in, or which its session must agree with) neither revoked nor
+        expired since the request began (a live stream lasts as long as the page is open)."""
+        now = self.viewer(request)
+        same = (viewer.principal.name, viewer.binding)
+        return now is not None and (now.principal.name, now.binding) == same
+
     def sign_out(self, viewer: Viewer, *, everywhere: bool = False) -> list[str]:
         """End the viewer's console session, or (``everywhere``) every console session of its principal (a
         cookie copied off another browser then counts for nothing). The session ids ended."""
