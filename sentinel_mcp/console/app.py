@@ -16,6 +16,7 @@ import secrets
 from typing import Any, AsyncIterator
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
@@ -31,7 +32,7 @@ from sentinel_mcp.console.inbox import CHANGE_KINDS, Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
 from sentinel_mcp.identity.http_auth import a2a_peer_names
 from sentinel_mcp.identity.principal import OWNER_NAME
-from sentinel_mcp.console.web import HEADERS, HERE, Console, ConsoleHost, page
+from sentinel_mcp.console.web import HEADERS, HERE, Console, ConsoleHost, WithHeaders, page
 from sentinel_mcp.core.host import HostState
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import Authenticator
@@ -125,7 +126,7 @@ def build_console(
     ):
         for path, handler, methods, form in module.routes(console):
             routes.append(Route(path, page(console, handler, form=form), methods=methods))
-    return Starlette(routes=routes), inbox
+    return Starlette(routes=routes, middleware=[Middleware(WithHeaders)]), inbox
 
 
 async def _home(request: Request) -> Response:
@@ -169,9 +170,9 @@ async def _login(console: Console, request: Request) -> Response:
 
 
 async def _logout(console: Console, request: Request, viewer: Viewer) -> Response:
-    console.auth.sign_out(viewer)
-    if viewer.session_id is not None:
-        console.inbox.end_session_streams(viewer.session_id)
+    everywhere = request.state.form.get("everywhere") == "1"
+    for sid in console.auth.sign_out(viewer, everywhere=everywhere):
+        console.inbox.end_session_streams(sid)
     response = RedirectResponse("/console/login", status_code=303, headers=HEADERS)
     response.delete_cookie(console.auth.cookie, path="/console", secure=console.auth.secure)
     return response
@@ -202,8 +203,8 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
                     what = await asyncio.wait_for(queue.get(), ASSIST_POLL_SECONDS)
                 except asyncio.TimeoutError:
                     now = await assist_pages.count_for(console, viewer)
-                    if not console.auth.still_signed_in(viewer):
-                        return
+                    if not console.auth.still_viewing(viewer, request):
+                        return  # signed out, or its certificate revoked or expired since the stream began
                     if now == assists:
                         quiet += ASSIST_POLL_SECONDS
                         if quiet >= HEARTBEAT_SECONDS:
@@ -213,7 +214,7 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
                             yield b": keep-alive\n\n"
                         continue
                     what = "inbox"
-                if what == "end" or not console.auth.still_signed_in(viewer):
+                if what == "end" or not console.auth.still_viewing(viewer, request):
                     return  # the server stops, or this session was signed out: its stream ends too
                 if what == "inbox":
                     assists = await assist_pages.count_for(console, viewer)

@@ -152,9 +152,24 @@ class ConsoleAuth:
         found = self._sessions.get(viewer.session_id)
         return found is not None and found[1] > time.time()
 
-    def sign_out(self, viewer: Viewer) -> None:
-        if viewer.session_id:
-            self._sessions.pop(viewer.session_id, None)
+    def still_viewing(self, viewer: Viewer, request: Request) -> bool:
+        """Whether a long request's credentials still give this same viewer: its session open, and its
+        client certificate (by which it came in, or which its session must agree with) neither revoked nor
+        expired since the request began (a live stream lasts as long as the page is open)."""
+        now = self.viewer(request)
+        same = (viewer.principal.name, viewer.binding)
+        return now is not None and (now.principal.name, now.binding) == same
+
+    def sign_out(self, viewer: Viewer, *, everywhere: bool = False) -> list[str]:
+        """End the viewer's console session, or (``everywhere``) every console session of its principal (a
+        cookie copied off another browser then counts for nothing). The session ids ended."""
+        ended = [viewer.session_id] if viewer.session_id else []
+        if everywhere:
+            name = viewer.principal.name
+            ended = [sid for sid, (p, _) in self._sessions.items() if p.name == name]
+        for sid in ended:
+            self._sessions.pop(sid, None)
+        return ended
 
     def cookie_args(self) -> dict[str, object]:
         return {"httponly": True, "samesite": "strict", "path": "/console", "secure": self.secure}

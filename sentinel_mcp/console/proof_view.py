@@ -27,7 +27,7 @@ def _node(tree: Any, budget: list[int], depth: int) -> Node:
     if isinstance(tree, dict):
         if "all" in tree:
             items = tree["all"] if isinstance(tree["all"], list) else [tree["all"]]
-            return Node("all", "all of", children=[_node(t, budget, depth + 1) for t in items])
+            return Node("all", "all of", children=_children(items, budget, depth))
         if "fact" in tree:
             return Node(
                 "fact",
@@ -66,17 +66,26 @@ def _node(tree: Any, budget: list[int], depth: int) -> Node:
             return Node("rule", str(tree["goal"]), children=[_node(by, budget, depth + 1)])
         if "other" in tree:
             return Node("value", str(tree["other"]))
-        return Node(
-            "value",
-            "",
-            children=[
-                Node("value", str(k), children=[_node(v, budget, depth + 1)])
-                for k, v in list(tree.items())[:200]
-            ],
-        )
+        return Node("value", "", children=_children(list(tree.items()), budget, depth, keyed=True))
     if isinstance(tree, list):
-        return Node("all", "list", children=[_node(t, budget, depth + 1) for t in tree[:500]])
+        return Node("all", "list", children=_children(tree, budget, depth))
     return Node("value", "" if tree is None else str(tree))
+
+
+def _children(items: list[Any], budget: list[int], depth: int, *, keyed: bool = False) -> list[Node]:
+    """A node's children while the budget lasts, then one node saying how many were left out: a branch
+    past the budget is not a node of its own (a list of a million made a million "cut" nodes)."""
+    out: list[Node] = []
+    for i, item in enumerate(items):
+        if budget[0] <= 0:
+            out.append(Node("value", f"… ({len(items) - i} more not shown: proof cut here, too large)"))
+            break
+        if keyed:
+            budget[0] -= 1
+            out.append(Node("value", str(item[0]), children=[_node(item[1], budget, depth + 1)]))
+        else:
+            out.append(_node(item, budget, depth + 1))
+    return out
 
 
 def proof_nodes(proof: Any) -> tuple[Node | None, dict[str, Any]]:
@@ -118,10 +127,5 @@ def readable_tree(proof: Any) -> Node | None:
     }
     if not shown:
         return None
-    return Node(
-        "value",
-        "why",
-        children=[
-            Node("value", str(k), children=[_node(v, [MAX_NODES], 0)]) for k, v in sorted(shown.items())
-        ],
-    )
+    # one budget for the whole tree, as for a recorded one
+    return Node("value", "why", children=_children(sorted(shown.items()), [MAX_NODES], -1, keyed=True))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.console.form_body import FormRefused, read_form
 from sentinel_mcp.config import Config
@@ -33,10 +34,12 @@ if TYPE_CHECKING:
 
 HERE = Path(__file__).resolve().parent
 FORM_LIMIT = 256 * 1024  # bytes of a form body (a candidate rulebase is the largest)
+MAX_ARGUMENTS = 100  # a call's arguments listed on a page (the rest are counted, never listed)
 HEADERS = {
     "content-security-policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        "connect-src 'self'; media-src 'self' data:; form-action 'self'; "
+        # nothing but the console's own script, style and live stream: no page shows an image or media, so
+        # none may load (a data: source let an injected SVG or tracking image in)
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; form-action 'self'; "
         "frame-ancestors 'none'; base-uri 'none'"
     ),
     "x-content-type-options": "nosniff",
@@ -46,6 +49,27 @@ HEADERS = {
     "cache-control": "no-store",
     "x-frame-options": "DENY",
 }
+
+
+class WithHeaders:
+    """Every answer of the console app carries ``HEADERS`` (those it does not set itself): the ones Starlette
+    makes (an unknown path, a wrong method, a static file) were framable, sniffable and cacheable."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers", [])}
+                extra = [(k.encode(), v.encode()) for k, v in HEADERS.items() if k.encode() not in have]
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, sending)
 
 
 def shown(value: Any, limit: int = 2000) -> str:
@@ -85,6 +109,7 @@ def _environment() -> "Environment":
         lstrip_blocks=True,
     )
     env.filters.update(shown=shown, when=when, remaining=remaining)
+    env.globals.update(max_arguments=MAX_ARGUMENTS)
     return env
 
 

@@ -62,3 +62,28 @@ async def test_console_over_mutual_tls(tmp_path, pki):
             # the session id under the plain name (what a page elsewhere could set) opens nothing over TLS
             r = await tossed.get(f"{base}/console/inbox")
             assert r.status_code == 303 and r.headers["location"] == "/console/login"
+
+
+async def test_a_console_live_stream_ends_when_its_certificate_is_revoked(tmp_path, pki):
+    """The console's live stream (``/console/events``) is one long request: it went on telling a revoked
+    certificate's holder the inbox count, and kept the person "watching" (calls held for an answer), because
+    only the session table was looked at again. It now ends as soon as the request's credentials no longer
+    give the same viewer, by certificate alone or by a session under that certificate."""
+    import asyncio
+
+    cfg = tls_config(tmp_path, pki)
+    with https_sentinel(cfg, pki) as (base, _):
+        async with httpx2.AsyncClient(
+            verify=client_context(pki, pki.alice), timeout=60, follow_redirects=False
+        ) as alice:
+            async with alice.stream("GET", f"{base}/console/events") as stream:
+                assert stream.status_code == 200
+                chunks = stream.aiter_bytes()
+                assert b"event: inbox" in await chunks.__anext__()
+                pki.ca.revoke(f"{pki.alice.serial:x}")
+
+                async def drained() -> None:
+                    async for _ in chunks:
+                        pass
+
+                await asyncio.wait_for(drained(), 90)  # a guard against a hang, not a measure of time
