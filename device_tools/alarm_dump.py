@@ -64,7 +64,7 @@ def parse_alarm_dump(text: str) -> tuple[list[AlarmClock], list[AlarmClock]]:
         words = rest[:-1].split() if rest.endswith("}") else []
         if words:
             found = words[-1]
-            package = found if len(found) <= 255 and _PACKAGE.match(found) else None
+            package = found if len(found) <= 255 and _PACKAGE.fullmatch(found) else None
             continue
         trigger = _TRIGGER.match(line)
         if trigger and len(clocks) < MAX_ALARMS:

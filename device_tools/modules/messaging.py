@@ -267,7 +267,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 named = (await rt.gate.read(C.SMS_DEFAULT_APP)).strip()
             except DeviceError:
                 return frozenset()
-            return frozenset({named}) if C.PACKAGE_RE.match(named) else frozenset()
+            return frozenset({named}) if C.PACKAGE_RE.fullmatch(named) else frozenset()
 
         async def contact_names(number: str) -> list[str]:
             """The names of this number's contacts, only to recognise the conversation the messaging app
