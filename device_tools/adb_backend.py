@@ -7,6 +7,7 @@ like ``adb exec-out``, so no file is written on the device and no sync protocol 
 
 from __future__ import annotations
 
+import re
 import shlex
 import socket
 import time
@@ -29,6 +30,11 @@ EXEC_MAX_BYTES = 32_000_000  # a screenshot: a 1440x3200 PNG of a busy screen is
 UI_DUMP_MAX_BYTES = MAX_DUMP_BYTES + 4096
 GETEVENT_LINE_MAX = 4096  # one `getevent -l` line is ~80 bytes
 PROP_VALUE_MAX = 92  # Android's limit for a system property's value
+# what adb serials are spelled with: USB (0123456789ABCDEF), emulator-5554, 192.168.1.20:5555,
+# [fe80::1%wlan0]:5555, adb-XXXX-yyyy._adb-tls-connect._tcp (wireless debugging). The adb server names its
+# devices, and a hostile one can put terminal escapes, direction overrides or any length into a serial, which
+# device_info and every error would show
+SERIAL = re.compile(r"[A-Za-z0-9._:%\[\]-]{1,128}")
 
 
 class AdbBackend:
@@ -61,25 +67,39 @@ class AdbBackend:
 
         if self._device is not None:
             return self._device
+        if self.serial is not None and not SERIAL.fullmatch(self.serial):
+            raise DeviceUnavailable(
+                f"{self.serial_setting} {quoted(self.serial, 60)} is not spelled as an adb serial"
+            )
         self._server_reachable()
         client = adbutils.AdbClient(host=self.host, port=self.port, socket_timeout=10)
         try:
-            serials = [d.serial for d in client.device_list()]
+            listed = [d.serial for d in client.device_list()]
         except adbutils.AdbError as exc:
-            raise DeviceUnavailable(f"adb server at {self.host}:{self.port} failed: {exc}") from None
+            raise DeviceUnavailable(f"adb server at {self.host}:{self.port} failed: {quoted(exc)}") from None
+        # only serials spelled as serials are ever shown or chosen; the others are counted, never quoted
+        serials = [s for s in listed if SERIAL.fullmatch(s)]
+        odd = len(listed) - len(serials)
+        others = f"; and {odd} device(s) whose serial is not spelled as an adb serial" if odd else ""
         if self.serial is None:
-            if not serials:
+            if not listed:
                 raise DeviceUnavailable(
                     f"no device connected to the adb server at {self.host}:{self.port} (check `adb devices`)"
                 )
-            if len(serials) > 1:
+            if len(listed) > 1:
                 raise DeviceUnavailable(
-                    f"several devices ({', '.join(serials)}): set {self.serial_setting} to the one to use"
+                    f"several devices ({', '.join(serials) or 'none usable'}{others}): set "
+                    f"{self.serial_setting} to the one to use"
+                )
+            if not serials:
+                raise DeviceUnavailable(
+                    f"the adb server at {self.host}:{self.port} names its only device with a serial that is "
+                    "not spelled as an adb serial: refused"
                 )
             self.serial = serials[0]
         elif self.serial not in serials:
             raise DeviceUnavailable(
-                f"device {self.serial!r} is not connected (connected: {', '.join(serials) or 'none'})"
+                f"device {self.serial!r} is not connected (connected: {', '.join(serials) or 'none'}{others})"
             )
         self._device = client.device(self.serial)
         return self._device

@@ -33,6 +33,7 @@ class FakeAdbServer:
         self.streams: dict[str, Callable[[asyncio.StreamWriter], Awaitable[None]]] = {}
         self.refusals: dict[str, bytes] = {}  # a command the device refuses to open, with its FAIL message
         self.online = True
+        self.extra_serials: list[str] = []  # other devices `host:devices` lists (never reachable)
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._key_waiters: list[asyncio.StreamWriter] = []
@@ -98,11 +99,13 @@ class FakeAdbServer:
             if cmd == "host:version":
                 w.write(b"OKAY" + _block(b"0029"))
             elif cmd in ("host:devices", "host:devices-l"):
-                w.write(b"OKAY" + _block(f"{self.serial}\tdevice\n".encode() if self.online else b""))
+                listed = [self.serial, *self.extra_serials] if self.online else []
+                w.write(b"OKAY" + _block("".join(f"{s}\tdevice\n" for s in listed).encode()))
             elif cmd.startswith("host-serial:") and cmd.endswith(":features"):
                 w.write(b"OKAY" + _block(b"cmd,stat_v2"))  # no shell_v2: adbutils uses plain shell:
             elif cmd.startswith(("host:tport:serial:", "host:transport:")):
-                wanted = cmd.rsplit(":", 1)[1]
+                # the serial is the rest of the request: it may hold ':' itself (192.168.1.20:5555)
+                wanted = cmd.removeprefix("host:tport:serial:").removeprefix("host:transport:")
                 if wanted != self.serial or not self.online:
                     w.write(b"FAIL" + _block(f"device '{wanted}' not found".encode()))
                 else:
