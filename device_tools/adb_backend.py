@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import anyio
 import anyio.to_thread
 
+from .adb_deadline import Deadline, client_class
 from .commands import DUMP, MODEL
 from .device_words import quoted
 from .element_registry import MAX_DUMP_BYTES
@@ -29,6 +30,7 @@ EXEC_MAX_BYTES = 32_000_000  # a screenshot: a 1440x3200 PNG of a busy screen is
 # would only hold a worker thread and memory for output that is thrown away (slack: uiautomator's own line)
 UI_DUMP_MAX_BYTES = MAX_DUMP_BYTES + 4096
 GETEVENT_LINE_MAX = 4096  # one `getevent -l` line is ~80 bytes
+HANDSHAKE_SLACK = 2.0  # seconds past a command's own deadline before its connections are shut
 PROP_VALUE_MAX = 92  # Android's limit for a system property's value
 # what adb serials are spelled with: USB (0123456789ABCDEF), emulator-5554, 192.168.1.20:5555,
 # [fe80::1%wlan0]:5555, adb-XXXX-yyyy._adb-tls-connect._tcp (wireless debugging). The adb server names its
@@ -72,7 +74,7 @@ class AdbBackend:
                 f"{self.serial_setting} {quoted(self.serial, 60)} is not spelled as an adb serial"
             )
         self._server_reachable()
-        client = adbutils.AdbClient(host=self.host, port=self.port, socket_timeout=10)
+        client = client_class()(host=self.host, port=self.port, socket_timeout=10)
         try:
             listed = [d.serial for d in client.device_list()]
         except adbutils.AdbError as exc:
@@ -104,18 +106,27 @@ class AdbBackend:
         self._device = client.device(self.serial)
         return self._device
 
-    def _call(self, fn):
+    def _call(self, fn, seconds: float):
+        """``fn(device)`` with every read of the call, the device list and handshakes included, cut at
+        ``seconds`` (and a little: the command's own deadline, when it has one, says so first)."""
         import adbutils
 
+        deadline = Deadline(seconds + HANDSHAKE_SLACK)
         try:
-            return fn(self._get_device())
-        except adbutils.AdbError as exc:
+            with deadline:
+                return fn(self._get_device())
+        except (adbutils.AdbError, OSError, DeviceUnavailable) as exc:
             self._device = None  # re-resolve next time: the device may have gone away
-            raise DeviceUnavailable(
-                f"device {self.serial or '?'}: the adb server or the device refused it: {quoted(exc)}"
-            ) from None
-        except (OSError, adbutils.AdbTimeout) as exc:
-            self._device = None
+            if deadline.expired:  # its sockets were shut: whatever was then raised says only that
+                raise DeviceUnavailable(
+                    f"the adb server or device {self.serial or '?'} did not answer in time"
+                ) from None
+            if isinstance(exc, DeviceUnavailable):
+                raise
+            if isinstance(exc, adbutils.AdbError) or not isinstance(exc, OSError):
+                raise DeviceUnavailable(
+                    f"device {self.serial or '?'}: the adb server or the device refused it: {quoted(exc)}"
+                ) from None
             raise DeviceUnavailable(f"lost the connection to device {self.serial or '?'}: {exc}") from None
 
     async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
@@ -142,7 +153,7 @@ class AdbBackend:
             finally:
                 conn.close()
 
-        return await anyio.to_thread.run_sync(lambda: self._call(run), abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(lambda: self._call(run, timeout), abandon_on_cancel=True)
 
     async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
         """Stream ``getevent -l`` until ``<key> DOWN`` or the deadline (a timeout denies); the phone shows
@@ -173,7 +184,7 @@ class AdbBackend:
             finally:
                 conn.close()
 
-        return await anyio.to_thread.run_sync(lambda: self._call(run), abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(lambda: self._call(run, timeout), abandon_on_cancel=True)
 
     async def describe(self) -> dict[str, str]:
         # getprop answers one line (a value is at most 92 bytes): more is not a model name, and must not add

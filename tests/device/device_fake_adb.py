@@ -34,6 +34,9 @@ class FakeAdbServer:
         self.refusals: dict[str, bytes] = {}  # a command the device refuses to open, with its FAIL message
         self.online = True
         self.extra_serials: list[str] = []  # other devices `host:devices` lists (never reachable)
+        # a host request ("host:devices") or a device command answered wholly by a coroutine, status word and
+        # all: a hostile server's trickled status, device list or FAIL reason
+        self.raw: dict[str, Callable[[asyncio.StreamWriter], Awaitable[None]]] = {}
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._key_waiters: list[asyncio.StreamWriter] = []
@@ -96,7 +99,9 @@ class FakeAdbServer:
         try:
             cmd = await self._read_request(r)
             self.log.append(cmd)
-            if cmd == "host:version":
+            if cmd in self.raw:
+                await self.raw[cmd](w)
+            elif cmd == "host:version":
                 w.write(b"OKAY" + _block(b"0029"))
             elif cmd in ("host:devices", "host:devices-l"):
                 listed = [self.serial, *self.extra_serials] if self.online else []
@@ -124,6 +129,14 @@ class FakeAdbServer:
     async def _service(self, sub: str, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
         self.log.append(sub)
         kind, _, command = sub.partition(":")
+        if command in self.raw:
+            try:
+                await self.raw[command](w)
+            except ConnectionError:
+                pass
+            finally:
+                w.close()
+            return
         if kind not in ("shell", "exec"):
             w.write(b"FAIL" + _block(b"unsupported service"))
             await w.drain()
