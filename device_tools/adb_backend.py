@@ -20,7 +20,7 @@ from .adb_deadline import Deadline, client_class
 from .commands import DUMP, MODEL
 from .device_words import quoted
 from .element_registry import MAX_DUMP_BYTES
-from .errors import DeviceUnavailable
+from .errors import CommandTooLong, DeviceUnavailable
 
 # What one command may print before the device is taken for hostile or broken: a UI dump of a busy screen is
 # ~1 MB, a PNG screenshot of a large screen ~10 MB; a shell command's text (dumpsys, content query) far less.
@@ -30,6 +30,9 @@ EXEC_MAX_BYTES = 32_000_000  # a screenshot: a 1440x3200 PNG of a busy screen is
 # would only hold a worker thread and memory for output that is thrown away (slack: uiautomator's own line)
 UI_DUMP_MAX_BYTES = MAX_DUMP_BYTES + 4096
 GETEVENT_LINE_MAX = 4096  # one `getevent -l` line is ~80 bytes
+# a request's length goes on the wire as four hex digits: a longer one would be read as a shorter request and
+# garbage after it (adbutils writes five digits without complaint)
+MAX_REQUEST_BYTES = 0xFFFF
 HANDSHAKE_SLACK = 2.0  # seconds past a command's own deadline before its connections are shut
 PROP_VALUE_MAX = 92  # Android's limit for a system property's value
 # what adb serials are spelled with: USB (0123456789ABCDEF), emulator-5554, 192.168.1.20:5555,
@@ -143,6 +146,11 @@ class AdbBackend:
         time out per ``recv`` only and keep whatever arrives, so a device trickling or flooding output would
         hold a worker thread and memory without end."""
         command = service.split(":", 1)[1]
+        if len(service.encode()) > MAX_REQUEST_BYTES:
+            raise CommandTooLong(
+                f"the command is too long for adb ({len(service.encode()):,} bytes, at most "
+                f"{MAX_REQUEST_BYTES:,}): nothing was sent"
+            )
 
         def run(d) -> bytes:
             conn = d.open_transport(timeout=timeout)
