@@ -163,3 +163,23 @@ def test_an_events_line_of_a_megabyte_is_read_in_one_pass():
             "\t 1 (ts=5.0, wall=19:44:27.248) 0.10, -9.80, 0.20, \n")
     events = parse_recent_events(text)
     assert list(events) == ["Accel"] and events["Accel"].values == (0.10, -9.80, 0.20)
+
+
+@pytest.mark.parametrize(
+    "level",
+    ["inf", "-inf", "1e400", "NAN", "Infinity", "1e308", "9" * 5000, "\u0661\u0662", "50.5", "0x32"]
+    + ["-5", "101"],  # a level past its scale: a percentage past 100
+)
+def test_a_battery_level_that_is_no_android_int_is_malformed_output(level):
+    # Android prints these fields with %d: int(float("inf")) raised OverflowError, "1e308" overflowed the
+    # percentage, and any script's digits were read
+    with pytest.raises(MalformedOutput):
+        parse_dumpsys_battery(f"Current Battery Service state:\n  level: {level}\n  scale: 100\n")
+
+
+@pytest.mark.parametrize("value", ["Infinity", "1e400", "NaN", "\u0664\u0663\u0665\u0662", "9" * 5000])
+def test_a_battery_int_field_that_is_no_android_int_is_left_out(value):
+    for key, field in (("voltage", "voltage_mv"), ("scale", "percentage")):
+        text = f"Current Battery Service state:\n  level: 50\n  scale: 100\n  {key}: {value}\n"
+        values = parse_dumpsys_battery(text.replace("  scale: 100\n", "", key == "scale"))
+        assert values[field] == (None if field == "voltage_mv" else 50.0)
