@@ -183,3 +183,25 @@ def test_a_battery_int_field_that_is_no_android_int_is_left_out(value):
         text = f"Current Battery Service state:\n  level: 50\n  scale: 100\n  {key}: {value}\n"
         values = parse_dumpsys_battery(text.replace("  scale: 100\n", "", key == "scale"))
         assert values[field] == (None if field == "voltage_mv" else 50.0)
+
+
+@pytest.mark.parametrize("type_id", ["9" * 5000, "\u0661", "1.5"])
+def test_a_sensor_type_id_that_is_no_android_int_skips_the_sensor(type_id):
+    # "9" * 5000 raised ValueError (int()'s digit limit) out of the parser; any script's digits were read
+    line = f"0x01010001) Accel | Vendor | ver: 1 | type: android.sensor.accelerometer({type_id}) |\n"
+    good = "0x01010002) Light | Vendor | ver: 1 | type: android.sensor.light(5) |\n"
+    sensors = parse_sensor_list("Sensor List:\n" + line + good)
+    assert [(s.name, s.type_id) for s in sensors] == [("Light", 5)]
+
+
+@pytest.mark.parametrize("ts", ["1.2.3", "..", "\u0662\u0660\u0660.5", "1" * 400 + ".0"])
+def test_an_event_whose_timestamp_is_no_number_is_skipped(ts):
+    # "1.2.3" matched [\d.]+ and float() raised ValueError out of the parser
+    text = (
+        "Recent Sensor events:\n"
+        "Accel: last 2 events\n"
+        "\t 1 (ts=100.001, wall=19:44:27.248) 0.10, -9.80, 0.20, \n"
+        f"\t 2 (ts={ts}, wall=19:44:28.248) 5.00, 5.00, 5.00, \n"
+    )
+    events = parse_recent_events(text)
+    assert events["Accel"].ts == 100.001 and events["Accel"].values == (0.1, -9.8, 0.2)
