@@ -205,3 +205,20 @@ def test_an_event_whose_timestamp_is_no_number_is_skipped(ts):
     )
     events = parse_recent_events(text)
     assert events["Accel"].ts == 100.001 and events["Accel"].values == (0.1, -9.8, 0.2)
+
+
+@pytest.mark.parametrize("et", ["+" + "9" * 5000 + "ms", "+\u0661h", "+\u00b2s"])
+def test_a_duration_that_is_no_android_duration_is_unread(et):
+    # 5,000 digits raised ValueError out of the parser; any script's digits were read
+    assert android_duration_ms(et) is None
+
+
+@pytest.mark.parametrize("nanos", ["9" * 5000, "\u00b2", "\u0661\u0662"])
+def test_a_legacy_fix_whose_boot_time_is_no_android_long_has_no_age(nanos):
+    # "²".isdigit() is True and int("²") raises; 5,000 digits past int()'s limit raised too
+    text = recorded("dumpsys_location_legacy.txt").replace(
+        "mElapsedRealtimeNanos=912345000000", f"mElapsedRealtimeNanos={nanos}"
+    )
+    assert nanos in text
+    fix = best_fix(text)
+    assert fix.latitude == 48.856613 and fix.elapsed_realtime_ms is None
