@@ -199,6 +199,8 @@ class AdbBackend:
         # lines of its own to device_info ("physical_confirmation: True")
         lines = (await self.shell(MODEL)).strip().splitlines()
         model = lines[0].strip()[:PROP_VALUE_MAX] if lines else ""
+        if not model.isprintable():  # escapes, NULs, direction overrides, invisible characters: escaped
+            model = repr(model)
         return {
             "backend": "adb",
             "serial": self.serial or "",
