@@ -7,6 +7,7 @@ like ``adb exec-out``, so no file is written on the device and no sync protocol 
 
 from __future__ import annotations
 
+import re
 import shlex
 import socket
 import time
@@ -15,10 +16,11 @@ from collections.abc import Sequence
 import anyio
 import anyio.to_thread
 
+from .adb_deadline import Deadline, client_class
 from .commands import DUMP, MODEL
 from .device_words import quoted
 from .element_registry import MAX_DUMP_BYTES
-from .errors import DeviceUnavailable
+from .errors import CommandTooLong, DeviceUnavailable
 
 # What one command may print before the device is taken for hostile or broken: a UI dump of a busy screen is
 # ~1 MB, a PNG screenshot of a large screen ~10 MB; a shell command's text (dumpsys, content query) far less.
@@ -28,7 +30,16 @@ EXEC_MAX_BYTES = 32_000_000  # a screenshot: a 1440x3200 PNG of a busy screen is
 # would only hold a worker thread and memory for output that is thrown away (slack: uiautomator's own line)
 UI_DUMP_MAX_BYTES = MAX_DUMP_BYTES + 4096
 GETEVENT_LINE_MAX = 4096  # one `getevent -l` line is ~80 bytes
+# a request's length goes on the wire as four hex digits: a longer one would be read as a shorter request and
+# garbage after it (adbutils writes five digits without complaint)
+MAX_REQUEST_BYTES = 0xFFFF
+HANDSHAKE_SLACK = 2.0  # seconds past a command's own deadline before its connections are shut
 PROP_VALUE_MAX = 92  # Android's limit for a system property's value
+# what adb serials are spelled with: USB (0123456789ABCDEF), emulator-5554, 192.168.1.20:5555,
+# [fe80::1%wlan0]:5555, adb-XXXX-yyyy._adb-tls-connect._tcp (wireless debugging). The adb server names its
+# devices, and a hostile one can put terminal escapes, direction overrides or any length into a serial, which
+# device_info and every error would show
+SERIAL = re.compile(r"[A-Za-z0-9._:%\[\]-]{1,128}")
 
 
 class AdbBackend:
@@ -61,41 +72,64 @@ class AdbBackend:
 
         if self._device is not None:
             return self._device
+        if self.serial is not None and not SERIAL.fullmatch(self.serial):
+            raise DeviceUnavailable(
+                f"{self.serial_setting} {quoted(self.serial, 60)} is not spelled as an adb serial"
+            )
         self._server_reachable()
-        client = adbutils.AdbClient(host=self.host, port=self.port, socket_timeout=10)
+        client = client_class()(host=self.host, port=self.port, socket_timeout=10)
         try:
-            serials = [d.serial for d in client.device_list()]
+            listed = [d.serial for d in client.device_list()]
         except adbutils.AdbError as exc:
-            raise DeviceUnavailable(f"adb server at {self.host}:{self.port} failed: {exc}") from None
+            raise DeviceUnavailable(f"adb server at {self.host}:{self.port} failed: {quoted(exc)}") from None
+        # only serials spelled as serials are ever shown or chosen; the others are counted, never quoted
+        serials = [s for s in listed if SERIAL.fullmatch(s)]
+        odd = len(listed) - len(serials)
+        others = f"; and {odd} device(s) whose serial is not spelled as an adb serial" if odd else ""
         if self.serial is None:
-            if not serials:
+            if not listed:
                 raise DeviceUnavailable(
                     f"no device connected to the adb server at {self.host}:{self.port} (check `adb devices`)"
                 )
-            if len(serials) > 1:
+            if len(listed) > 1:
                 raise DeviceUnavailable(
-                    f"several devices ({', '.join(serials)}): set {self.serial_setting} to the one to use"
+                    f"several devices ({', '.join(serials) or 'none usable'}{others}): set "
+                    f"{self.serial_setting} to the one to use"
+                )
+            if not serials:
+                raise DeviceUnavailable(
+                    f"the adb server at {self.host}:{self.port} names its only device with a serial that is "
+                    "not spelled as an adb serial: refused"
                 )
             self.serial = serials[0]
         elif self.serial not in serials:
             raise DeviceUnavailable(
-                f"device {self.serial!r} is not connected (connected: {', '.join(serials) or 'none'})"
+                f"device {self.serial!r} is not connected (connected: {', '.join(serials) or 'none'}{others})"
             )
         self._device = client.device(self.serial)
         return self._device
 
-    def _call(self, fn):
+    def _call(self, fn, seconds: float):
+        """``fn(device)`` with every read of the call, the device list and handshakes included, cut at
+        ``seconds`` (and a little: the command's own deadline, when it has one, says so first)."""
         import adbutils
 
+        deadline = Deadline(seconds + HANDSHAKE_SLACK)
         try:
-            return fn(self._get_device())
-        except adbutils.AdbError as exc:
+            with deadline:
+                return fn(self._get_device())
+        except (adbutils.AdbError, OSError, DeviceUnavailable) as exc:
             self._device = None  # re-resolve next time: the device may have gone away
-            raise DeviceUnavailable(
-                f"device {self.serial or '?'}: the adb server or the device refused it: {quoted(exc)}"
-            ) from None
-        except (OSError, adbutils.AdbTimeout) as exc:
-            self._device = None
+            if deadline.expired:  # its sockets were shut: whatever was then raised says only that
+                raise DeviceUnavailable(
+                    f"the adb server or device {self.serial or '?'} did not answer in time"
+                ) from None
+            if isinstance(exc, DeviceUnavailable):
+                raise
+            if isinstance(exc, adbutils.AdbError) or not isinstance(exc, OSError):
+                raise DeviceUnavailable(
+                    f"device {self.serial or '?'}: the adb server or the device refused it: {quoted(exc)}"
+                ) from None
             raise DeviceUnavailable(f"lost the connection to device {self.serial or '?'}: {exc}") from None
 
     async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
@@ -112,6 +146,11 @@ class AdbBackend:
         time out per ``recv`` only and keep whatever arrives, so a device trickling or flooding output would
         hold a worker thread and memory without end."""
         command = service.split(":", 1)[1]
+        if len(service.encode()) > MAX_REQUEST_BYTES:
+            raise CommandTooLong(
+                f"the command is too long for adb ({len(service.encode()):,} bytes, at most "
+                f"{MAX_REQUEST_BYTES:,}): nothing was sent"
+            )
 
         def run(d) -> bytes:
             conn = d.open_transport(timeout=timeout)
@@ -122,7 +161,7 @@ class AdbBackend:
             finally:
                 conn.close()
 
-        return await anyio.to_thread.run_sync(lambda: self._call(run), abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(lambda: self._call(run, timeout), abandon_on_cancel=True)
 
     async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
         """Stream ``getevent -l`` until ``<key> DOWN`` or the deadline (a timeout denies); the phone shows
@@ -153,13 +192,15 @@ class AdbBackend:
             finally:
                 conn.close()
 
-        return await anyio.to_thread.run_sync(lambda: self._call(run), abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(lambda: self._call(run, timeout), abandon_on_cancel=True)
 
     async def describe(self) -> dict[str, str]:
         # getprop answers one line (a value is at most 92 bytes): more is not a model name, and must not add
         # lines of its own to device_info ("physical_confirmation: True")
         lines = (await self.shell(MODEL)).strip().splitlines()
         model = lines[0].strip()[:PROP_VALUE_MAX] if lines else ""
+        if not model.isprintable():  # escapes, NULs, direction overrides, invisible characters: escaped
+            model = repr(model)
         return {
             "backend": "adb",
             "serial": self.serial or "",

@@ -15,9 +15,11 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from .android_time import epoch_ms, moment
+
 MAX_ALARMS = 50
 _NEXT = re.compile(
-    r"^\s*user:(\d+)\s+pendingSend:\S+\s+time:(\d+)(?: = (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}))?"
+    r"^\s*user:([0-9]{1,9})\s+pendingSend:\S+\s+time:([0-9]+)(?: = (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}))?"
 )
 # the header's fixed words; the package, its last word before the closing brace, is cut with str.split: a lazy
 # ".*?(\S+)\}" backtracked over the line, quadratic in a long one (the device's output, up to 4 MB)
@@ -52,8 +54,9 @@ def parse_alarm_dump(text: str) -> tuple[list[AlarmClock], list[AlarmClock]]:
         if in_next:
             m = _NEXT.match(line)
             if m:
-                ms = int(m.group(2))
-                if ms > 0:  # the phone's own rendering of the time is in its time zone: prefer it
+                ms = epoch_ms(m.group(2)) or 0  # 0: no time (past a long, or past what a datetime holds)
+                # the phone's own rendering of the time is in its time zone: prefer it
+                if ms > 0 and moment(ms) is not None:
                     at = m.group(3) or _utc(ms)
                     nexts.append(AlarmClock(at=at, package=None, user=int(m.group(1)), epoch_ms=ms))
                 continue
@@ -64,7 +67,7 @@ def parse_alarm_dump(text: str) -> tuple[list[AlarmClock], list[AlarmClock]]:
         words = rest[:-1].split() if rest.endswith("}") else []
         if words:
             found = words[-1]
-            package = found if len(found) <= 255 and _PACKAGE.match(found) else None
+            package = found if len(found) <= 255 and _PACKAGE.fullmatch(found) else None
             continue
         trigger = _TRIGGER.match(line)
         if trigger and len(clocks) < MAX_ALARMS:

@@ -50,7 +50,7 @@ def swipe(x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> Argv:
 
 def keyevent(*codes: str) -> Argv:
     for code in codes:
-        if not KEYCODE_RE.match(code):
+        if not KEYCODE_RE.fullmatch(code):  # fullmatch: `$` matches before a final newline too
             raise ValueError(f"not a key code: {code!r} (expected KEYCODE_* or a number)")
     return ["input", "keyevent", *codes]
 
@@ -60,7 +60,7 @@ def input_text(argument: str) -> Argv:
 
 
 def check_package(package: str) -> str:
-    if not PACKAGE_RE.match(package or ""):
+    if not PACKAGE_RE.fullmatch(package or ""):
         raise ValueError(f"not an Android package name: {package!r}")
     return package
 

@@ -29,7 +29,9 @@ MAX_NODES = 5000  # nodes walked per dump: a busy real screen has a few hundred
 MAX_DUMP_BYTES = 4_000_000  # a busy real screen's dump is 50-300 KB
 PAGE_SIZE = 60
 _FEED = 65536  # parsed a slice at a time: the parse runs in a worker thread, and lets the event loop in
-_BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
+# a node's Rect as uiautomator writes it (Rect.toShortString): four ASCII int32s, nothing around them
+_BOUNDS = re.compile(r"\[(-?[0-9]{1,10}),(-?[0-9]{1,10})\]\[(-?[0-9]{1,10}),(-?[0-9]{1,10})\]")
+_INT32 = range(-(2**31), 2**31)
 # what a class, a resource id or a package is spelled with: shown bare in a listing only then. The app (a
 # virtual node's setClassName, setViewIdResourceName) and a hostile adb device may put any text there, a
 # newline and a line that reads as Sentinel's own ("[2] e-… Button", "the user approved …")
@@ -150,8 +152,16 @@ def _truthy(node: ET.Element, name: str) -> bool:
 
 
 def parse_bounds(raw: str) -> tuple[int, int, int, int] | None:
-    m = _BOUNDS.fullmatch(raw.strip()) if raw else None
-    return tuple(int(v) for v in m.groups()) if m else None  # type: ignore[return-value]
+    """A node's bounds; None when it has none. Any other spelling is no uiautomator dump (a hostile device):
+    the dump is refused rather than the node dropped, since a dropped node that takes touches would let a
+    tap through to what it covers."""
+    if not raw:
+        return None
+    m = _BOUNDS.fullmatch(raw)
+    values = tuple(int(v) for v in m.groups()) if m else ()
+    if len(values) != 4 or not all(v in _INT32 for v in values):
+        raise DumpFailed(f"a node's bounds are not [left,top][right,bottom] in int32s: {quoted(raw, 60)}")
+    return values  # type: ignore[return-value]
 
 
 def extract_xml(raw: str | bytes) -> str:

@@ -31,3 +31,7 @@ class FocusMoved(DeviceError):
 
 class DeviceCommandFailed(DeviceError):
     """The device ran the command but reported a failure."""
+
+
+class CommandTooLong(DeviceError):
+    """A command longer than an adb request can carry; nothing was sent."""

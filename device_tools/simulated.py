@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 
 from . import content_rows
+from .android_time import epoch_ms
 from .element_registry import handles_touch, parse_bounds
 from .simulated_programs import alarm_dump_text, shell_program
 from .text_input import decode_input_text
@@ -414,7 +415,8 @@ class SimulatedDevice:
             projection = list(rows[0]) if rows else []
         if opts.get("--sort", "").endswith(" DESC"):
             col = opts["--sort"].split()[0]
-            rows = sorted(rows, key=lambda r: int(r.get(col) or 0), reverse=True)
+            # as SQLite orders a text column it cannot read as a number: below every number
+            rows = sorted(rows, key=lambda r: epoch_ms(r.get(col) or "0") or 0, reverse=True)
         return content_rows.format_rows(rows, projection) + "\n"
 
     def _content_insert(self, args: list[str]) -> str:

@@ -306,6 +306,13 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         except (DeviceError, ValueError) as exc:
             return error_result(str(exc))
         argv = scroll_swipe(bounds, direction)
+        x1, y1, x2, y2 = (int(v) for v in argv[2:6])
+        if math.hypot(x2 - x1, y2 - y1) < MIN_SWIPE_PX:  # a swipe that short is a press where it lies
+            what = f"element {subject.id}" if subject is not None else "the screen"
+            return error_result(
+                f"{what} is too small to scroll (a swipe over it would move under {MIN_SWIPE_PX} px: a "
+                "press). Nothing was sent"
+            )
         where = f" in {subject.label!r}" if subject is not None else ""
         return await drag(ctx, "scroll", argv, screen, f"scrolled {direction}{where}", subject)
 
@@ -481,6 +488,7 @@ def window_at(screen: Snapshot, x: int, y: int) -> str:
 TAPPING = ("click", "long_click", "type", "clear")  # kinds whose commands tap the target's centre
 KEYED = ("type", "clear")  # kinds whose tap focuses a field, then send keys to the focus
 MAX_COORD_PX = 100_000  # past any screen; a larger int is past a float's range (math.hypot would raise)
+MIN_SCREEN_PX = 120  # the smallest Android screens (watches) are 240 px wide; a scroll over one moves 60 %
 MIN_SWIPE_PX = 48  # Android's touch slop is 8 dp (24 px at 3x): a shorter movement is a tap or a long press
 
 
@@ -500,9 +508,13 @@ def scroll_swipe(bounds: tuple[int, int, int, int], direction: str) -> list[str]
 
 async def _screen_size(rt: DeviceRuntime) -> tuple[int, int]:
     """``wm size``: the override size wins over the physical one (what input coordinates use)."""
-    sizes = dict(re.findall(r"(Physical|Override) size: (\d+x\d+)", await rt.gate.read(C.WINDOW_SIZE)))
+    # the phone's answer: ASCII digits only (\d takes any script's, and int() reads them), a screen's few
+    answer = await rt.gate.read(C.WINDOW_SIZE)
+    sizes = dict(re.findall(r"(Physical|Override) size: ([0-9]{1,6}x[0-9]{1,6})\b", answer))
     size = sizes.get("Override") or sizes.get("Physical")
     if size is None:
         raise ValueError("could not read the screen size (wm size)")
-    width, height = size.split("x")
-    return int(width), int(height)
+    width, height = (int(v) for v in size.split("x"))
+    if not (MIN_SCREEN_PX <= width <= MAX_COORD_PX and MIN_SCREEN_PX <= height <= MAX_COORD_PX):
+        raise ValueError(f"the phone gave a screen size of {size} (wm size): no screen is that size")
+    return width, height

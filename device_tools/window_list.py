@@ -17,7 +17,8 @@ from .device_words import quoted
 from .errors import DeviceError
 
 _HEADER = re.compile(r"Window #\d+ Window\{[0-9a-f]+ u\d+ ([^}\s]*)[^}]*\}:")
-_FRAME = re.compile(r"\[(-?\d{1,6}),(-?\d{1,6})\]\[(-?\d{1,6}),(-?\d{1,6})\]")
+# [0-9], not \d: \d takes any script's digits, and int() reads them
+_FRAME = re.compile(r"\[(-?[0-9]{1,6}),(-?[0-9]{1,6})\]\[(-?[0-9]{1,6}),(-?[0-9]{1,6})\]")
 MAX_WINDOWS = 200
 WHOLE = (-(10**6), -(10**6), 10**6, 10**6)  # a frame that could not be read: anywhere
 

@@ -10,6 +10,7 @@ from mcp.types import CallToolResult
 
 from .. import commands as C
 from ..actions import ProposedAction
+from ..android_time import epoch_ms, iso_minutes
 from ..content_rows import read_rows
 from ..device_words import quoted
 from ..errors import DeviceError
@@ -33,9 +34,7 @@ def parse_time(value: str, field: str) -> datetime:
 
 
 def _iso(ms: str | None) -> str | None:
-    if not ms or not ms.lstrip("-").isdigit():
-        return None
-    return datetime.fromtimestamp(int(ms) / 1000, UTC).isoformat(timespec="minutes")
+    return iso_minutes(ms)
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
@@ -57,7 +56,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         events = []
         for r in rows:
             start = r.get("dtstart") or ""
-            t = int(start) if start.isdigit() else None
+            t = epoch_ms(start)
             if t is None or not lo <= t < hi:
                 continue
             if (

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 import anyio
@@ -21,6 +20,7 @@ from mcp.types import CallToolResult
 
 from .. import commands as C
 from ..actions import ProposedAction
+from ..android_time import iso_minutes
 from ..content_rows import parse_rows, read_rows
 from ..element_registry import Element, Snapshot
 from ..device_words import quoted
@@ -140,11 +140,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             if needle and needle not in f"{r.get('address')} {body}".lower():
                 continue
             ms = r.get("date") or ""
-            when = (
-                datetime.fromtimestamp(int(ms) / 1000, UTC).isoformat(timespec="minutes")
-                if ms.isdigit()
-                else None
-            )
+            when = iso_minutes(ms)
             messages.append(
                 {
                     "id": r["_id"],
@@ -267,7 +263,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 named = (await rt.gate.read(C.SMS_DEFAULT_APP)).strip()
             except DeviceError:
                 return frozenset()
-            return frozenset({named}) if C.PACKAGE_RE.match(named) else frozenset()
+            return frozenset({named}) if C.PACKAGE_RE.fullmatch(named) else frozenset()
 
         async def contact_names(number: str) -> list[str]:
             """The names of this number's contacts, only to recognise the conversation the messaging app

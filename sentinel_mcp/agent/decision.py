@@ -142,7 +142,7 @@ def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
             raise UnusableDecision("type needs the text to type")
         if not screen.element(decision.element_id).editable:  # type: ignore[union-attr, arg-type]
             raise UnusableDecision(f"element {decision.element_id} is not a text field")
-    if action == "open_app" and not (text and PACKAGE_RE.match(text)):
+    if action == "open_app" and not (text and PACKAGE_RE.fullmatch(text)):
         raise UnusableDecision("open_app needs an Android package name in text (e.g. com.android.settings)")
     if action == "wait_for" and not text:
         raise UnusableDecision("wait_for needs the text to wait for")

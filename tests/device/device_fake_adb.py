@@ -33,6 +33,10 @@ class FakeAdbServer:
         self.streams: dict[str, Callable[[asyncio.StreamWriter], Awaitable[None]]] = {}
         self.refusals: dict[str, bytes] = {}  # a command the device refuses to open, with its FAIL message
         self.online = True
+        self.extra_serials: list[str] = []  # other devices `host:devices` lists (never reachable)
+        # a host request ("host:devices") or a device command answered wholly by a coroutine, status word and
+        # all: a hostile server's trickled status, device list or FAIL reason
+        self.raw: dict[str, Callable[[asyncio.StreamWriter], Awaitable[None]]] = {}
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._key_waiters: list[asyncio.StreamWriter] = []
@@ -95,14 +99,18 @@ class FakeAdbServer:
         try:
             cmd = await self._read_request(r)
             self.log.append(cmd)
-            if cmd == "host:version":
+            if cmd in self.raw:
+                await self.raw[cmd](w)
+            elif cmd == "host:version":
                 w.write(b"OKAY" + _block(b"0029"))
             elif cmd in ("host:devices", "host:devices-l"):
-                w.write(b"OKAY" + _block(f"{self.serial}\tdevice\n".encode() if self.online else b""))
+                listed = [self.serial, *self.extra_serials] if self.online else []
+                w.write(b"OKAY" + _block("".join(f"{s}\tdevice\n" for s in listed).encode()))
             elif cmd.startswith("host-serial:") and cmd.endswith(":features"):
                 w.write(b"OKAY" + _block(b"cmd,stat_v2"))  # no shell_v2: adbutils uses plain shell:
             elif cmd.startswith(("host:tport:serial:", "host:transport:")):
-                wanted = cmd.rsplit(":", 1)[1]
+                # the serial is the rest of the request: it may hold ':' itself (192.168.1.20:5555)
+                wanted = cmd.removeprefix("host:tport:serial:").removeprefix("host:transport:")
                 if wanted != self.serial or not self.online:
                     w.write(b"FAIL" + _block(f"device '{wanted}' not found".encode()))
                 else:
@@ -121,6 +129,14 @@ class FakeAdbServer:
     async def _service(self, sub: str, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
         self.log.append(sub)
         kind, _, command = sub.partition(":")
+        if command in self.raw:
+            try:
+                await self.raw[command](w)
+            except ConnectionError:
+                pass
+            finally:
+                w.close()
+            return
         if kind not in ("shell", "exec"):
             w.write(b"FAIL" + _block(b"unsupported service"))
             await w.drain()

@@ -215,3 +215,38 @@ def test_past_the_node_cap_the_dump_is_not_built_or_walked():
         tracemalloc.stop()
     assert snap.truncated_nodes and len(snap.elements) == MAX_DEPTH
     assert peak < 30_000_000  # the text itself is 3.8 MB; the tree of 5,000 nodes a few MB more
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [
+        "[0,0][" + "9" * 5000 + ",100]",  # past int()'s digit limit: a ValueError, not a refused dump
+        "[0,0][99999999999,100]",  # past a Rect's int32: uiautomator cannot print it
+        "[0,0][\u0661\u0660\u0660,100]",  # Arabic-Indic digits: int() reads them
+        "[0,0][\uff11\uff10\uff10,100]",  # fullwidth digits
+        "[0,0][100,100]\n",
+        " [0,0][100,100]",
+        "[0,0][100,100][5,5]",
+        "[0, 0][100,100]",
+        "[+0,0][100,100]",
+    ],
+)
+def test_bounds_not_spelled_as_uiautomator_writes_them_refuse_the_dump(bounds):
+    """uiautomator writes a node's Rect as ``[l,t][r,b]`` with ASCII int32s and nothing else: any other
+    spelling comes from a hostile device. It was read by int() (a crash past 4,300 digits, any script's
+    digits taken) or the node was dropped from the screen (a touch-handling overlay no tap then saw)."""
+    dump = hierarchy(
+        node("Pay", rid="com.example.app:id/pay", cls="android.widget.Button", clickable="true",
+             bounds="[0,0][100,100]"),
+        node("", cls="android.view.View", clickable="true", bounds=bounds),
+    )
+    with pytest.raises(DumpFailed, match="bounds"):
+        parse_dump(dump)
+
+
+def test_bounds_at_a_rects_limits_are_read():
+    big = 2**31 - 1
+    dump = hierarchy(
+        node("Wide", cls="android.widget.Button", clickable="true", bounds=f"[-{big + 1},0][{big},5]")
+    )
+    assert parse_dump(dump).elements[0].bounds == (-(big + 1), 0, big, 5)

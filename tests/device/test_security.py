@@ -292,3 +292,22 @@ def test_classifier_can_be_switched_off(tmp_path):
 
     server = sim_server(tmp_path, call_tool=never, risk_classifier=False)
     assert server.runtime.actuator.classifier._call_tool is None
+
+
+@pytest.mark.parametrize(
+    "package", ["com.android.settings\n", "com.android.settings\n--user 10", "-p", "com.x y"]
+)
+def test_a_package_name_is_the_whole_argument_or_refused(package):
+    # `$` also matches before a final newline: "com.android.settings\n" was a package name
+    from device_tools import commands as C
+
+    with pytest.raises(ValueError, match="package"):
+        C.launch_app(package)
+
+
+@pytest.mark.parametrize("code", ["KEYCODE_BACK\n", "3\n", "KEYCODE_HOME\nKEYCODE_CALL"])
+def test_a_key_code_is_the_whole_argument_or_refused(code):
+    from device_tools import commands as C
+
+    with pytest.raises(ValueError, match="key code"):
+        C.keyevent(code)

@@ -163,3 +163,62 @@ def test_an_events_line_of_a_megabyte_is_read_in_one_pass():
             "\t 1 (ts=5.0, wall=19:44:27.248) 0.10, -9.80, 0.20, \n")
     events = parse_recent_events(text)
     assert list(events) == ["Accel"] and events["Accel"].values == (0.10, -9.80, 0.20)
+
+
+@pytest.mark.parametrize(
+    "level",
+    ["inf", "-inf", "1e400", "NAN", "Infinity", "1e308", "9" * 5000, "\u0661\u0662", "50.5", "0x32"]
+    + ["-5", "101"],  # a level past its scale: a percentage past 100
+)
+def test_a_battery_level_that_is_no_android_int_is_malformed_output(level):
+    # Android prints these fields with %d: int(float("inf")) raised OverflowError, "1e308" overflowed the
+    # percentage, and any script's digits were read
+    with pytest.raises(MalformedOutput):
+        parse_dumpsys_battery(f"Current Battery Service state:\n  level: {level}\n  scale: 100\n")
+
+
+@pytest.mark.parametrize("value", ["Infinity", "1e400", "NaN", "\u0664\u0663\u0665\u0662", "9" * 5000])
+def test_a_battery_int_field_that_is_no_android_int_is_left_out(value):
+    for key, field in (("voltage", "voltage_mv"), ("scale", "percentage")):
+        text = f"Current Battery Service state:\n  level: 50\n  scale: 100\n  {key}: {value}\n"
+        values = parse_dumpsys_battery(text.replace("  scale: 100\n", "", key == "scale"))
+        assert values[field] == (None if field == "voltage_mv" else 50.0)
+
+
+@pytest.mark.parametrize("type_id", ["9" * 5000, "\u0661", "1.5"])
+def test_a_sensor_type_id_that_is_no_android_int_skips_the_sensor(type_id):
+    # "9" * 5000 raised ValueError (int()'s digit limit) out of the parser; any script's digits were read
+    line = f"0x01010001) Accel | Vendor | ver: 1 | type: android.sensor.accelerometer({type_id}) |\n"
+    good = "0x01010002) Light | Vendor | ver: 1 | type: android.sensor.light(5) |\n"
+    sensors = parse_sensor_list("Sensor List:\n" + line + good)
+    assert [(s.name, s.type_id) for s in sensors] == [("Light", 5)]
+
+
+@pytest.mark.parametrize("ts", ["1.2.3", "..", "\u0662\u0660\u0660.5", "1" * 400 + ".0"])
+def test_an_event_whose_timestamp_is_no_number_is_skipped(ts):
+    # "1.2.3" matched [\d.]+ and float() raised ValueError out of the parser
+    text = (
+        "Recent Sensor events:\n"
+        "Accel: last 2 events\n"
+        "\t 1 (ts=100.001, wall=19:44:27.248) 0.10, -9.80, 0.20, \n"
+        f"\t 2 (ts={ts}, wall=19:44:28.248) 5.00, 5.00, 5.00, \n"
+    )
+    events = parse_recent_events(text)
+    assert events["Accel"].ts == 100.001 and events["Accel"].values == (0.1, -9.8, 0.2)
+
+
+@pytest.mark.parametrize("et", ["+" + "9" * 5000 + "ms", "+\u0661h", "+\u00b2s"])
+def test_a_duration_that_is_no_android_duration_is_unread(et):
+    # 5,000 digits raised ValueError out of the parser; any script's digits were read
+    assert android_duration_ms(et) is None
+
+
+@pytest.mark.parametrize("nanos", ["9" * 5000, "\u00b2", "\u0661\u0662"])
+def test_a_legacy_fix_whose_boot_time_is_no_android_long_has_no_age(nanos):
+    # "²".isdigit() is True and int("²") raises; 5,000 digits past int()'s limit raised too
+    text = recorded("dumpsys_location_legacy.txt").replace(
+        "mElapsedRealtimeNanos=912345000000", f"mElapsedRealtimeNanos={nanos}"
+    )
+    assert nanos in text
+    fix = best_fix(text)
+    assert fix.latitude == 48.856613 and fix.elapsed_realtime_ms is None

@@ -7,12 +7,14 @@ parsing stops at the first blank or unindented line after the header.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from device_tools.sensors.errors import MalformedOutput
 from device_tools.sensors.parsers.numbers import locale_float
 
 _HEADER = "Current Battery Service state:"
+_INT = re.compile(r"-?[0-9]{1,10}")
 STATUS = {1: "unknown", 2: "charging", 3: "discharging", 4: "not_charging", 5: "full"}
 HEALTH = {
     1: "unknown",
@@ -44,8 +46,8 @@ def parse_dumpsys_battery(text: str) -> dict[str, Any]:
         if sep:
             raw[key.strip()] = value.strip()
     level, scale = _int(raw.get("level")), _int(raw.get("scale")) or 100
-    if level is None:
-        raise MalformedOutput("dumpsys battery: no readable 'level'")
+    if level is None or scale < 0 or not 0 <= level <= scale:  # as termux's: a percentage from 0 to 100
+        raise MalformedOutput("dumpsys battery: no readable 'level' from 0 to its 'scale'")
     plugged = [
         src
         for src, key in (
@@ -75,7 +77,7 @@ def parse_dumpsys_battery(text: str) -> dict[str, Any]:
 
 
 def _int(text: str | None) -> int | None:
-    if text is None:
-        return None
-    value = locale_float(text)
-    return int(value) if value is not None else None
+    """A field Android prints with %d: ASCII digits, an int32's few; anything else is unread (None). Read as a
+    float it let "inf" raise OverflowError, "1e308" overflow the percentage, and any script's digits in."""
+    t = (text or "").strip()
+    return int(t) if _INT.fullmatch(t) else None

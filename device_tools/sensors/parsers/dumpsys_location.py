@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from device_tools.sensors.errors import MalformedOutput, NoReading
-from device_tools.sensors.parsers.numbers import android_duration_ms, locale_float
+from device_tools.sensors.parsers.numbers import ANDROID_LONG, android_duration_ms, locale_float
 
 _KEY = re.compile(r"^(?P<k>[A-Za-z]+)=(?P<v>.*)$")
 _PROVIDER_PREFERENCE = ("gps", "fused", "network", "passive")
@@ -95,7 +95,8 @@ def _parse_legacy(body: str) -> LocationFix:
         horizontal_accuracy=locale_float(fields.get("mAccuracy", "")),
         speed=locale_float(fields.get("mSpeed", "")),
         bearing=locale_float(fields.get("mBearing", "")),
-        elapsed_realtime_ms=int(nanos) // 1_000_000 if nanos and nanos.isdigit() else None,
+        # not isdigit(): "²" is a digit to it, and int() refuses it
+        elapsed_realtime_ms=int(nanos) // 1_000_000 if nanos and ANDROID_LONG.fullmatch(nanos) else None,
     )
 
 

@@ -18,12 +18,16 @@ from device_tools.sensors.errors import MalformedOutput
 # 0x01010001) ICM45631 Accelerometer    | Invensense      | ver: 1 | type: android.sensor.accelerometer(1) |
 # ...
 _SENSOR_HANDLE = re.compile(r"\s*0x(?P<handle>[0-9a-fA-F]+)\)")
-_SENSOR_TYPE = re.compile(r"type:\s*(?P<type>[\w.]+)\((?P<type_id>\d+)\)")
+# numbers in [0-9], not \d (any script's digits, which int() and float() read), and as many digits as Android
+# prints: an int32, a timestamp of seconds since boot with its fraction
+_SENSOR_TYPE = re.compile(r"type:\s*(?P<type>[\w.]+)\((?P<type_id>[0-9]{1,10})\)")
 # "lsm6dsv Accelerometer Non-wakeup: last 3 events"
 _EVENTS_TAIL = re.compile(r":\s*last\s+\d+\s+events")
 _WAKE_WORDS = ("Non-wakeup", "Wakeup", "non-wakeup", "wakeup")
 # "	 1 (ts=100.001, wall=19:44:27.248) 0.10, -9.80, 0.20, 0.00, "
-_EVENT = re.compile(r"^\s*\d+\s+\(ts=(?P<ts>[\d.]+),\s*wall=(?P<wall>[\d:.]+)\)\s*(?P<values>.*)$")
+_EVENT = re.compile(
+    r"^\s*[0-9]+\s+\(ts=(?P<ts>[0-9]{1,12}(?:\.[0-9]{1,12})?),\s*wall=(?P<wall>[0-9:.]+)\)\s*(?P<values>.*)$"
+)
 
 # Android sensor type strings -> Sentinel sensor kinds
 TYPE_TO_KIND = {

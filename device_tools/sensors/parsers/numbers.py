@@ -20,7 +20,9 @@ def locale_float(text: str) -> float | None:
         return None
 
 
-_DURATION_PART = re.compile(r"(\d+)(d|h|ms|m|s)")
+# [0-9], not \d (any script's digits, which int() reads), and a long's few: past 4,300 int() raises
+_DURATION_PART = re.compile(r"([0-9]{1,19})(d|h|ms|m|s)")
+ANDROID_LONG = re.compile(r"-?[0-9]{1,19}")
 _DURATION_MS = {"d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1_000, "ms": 1}
 
 
