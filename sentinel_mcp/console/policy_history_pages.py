@@ -87,7 +87,7 @@ async def check_candidate(
 
 def _disk_text(files: list[Path], name: str) -> str:
     try:
-        return next(f for f in files if f.name == name).read_text()
+        return next(f for f in files if f.name == name).read_text(encoding="utf-8", errors="replace")
     except (StopIteration, OSError):
         return ""
 

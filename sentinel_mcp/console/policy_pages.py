@@ -49,7 +49,7 @@ def _file_texts(files: list[Path]) -> dict[str, str]:
     out = {}
     for f in files:
         try:
-            out[f.name] = f.read_text()
+            out[f.name] = f.read_text(encoding="utf-8", errors="replace")  # a file that failed to load too
         except OSError as e:
             out[f.name] = f"% unreadable: {e.strerror}"
     return out

@@ -68,7 +68,10 @@ problem(Sev, File, Line, Msg, json([severity=Sev, file=File, line=Line, message=
 
 load_file_terms(RB, File, Errors) :-
     nb_setval(sn_loading_file, File),
-    catch(open(File, read, S), E, true),
+    % UTF-8 whatever the locale: SWI-Prolog's default follows LANG/LC_ALL, and under C it read 'café' as
+    % other characters than a caller's café (a deny list that never matched); the bytes were checked to be
+    % UTF-8 before (clause_bounds.py), and a BOM is skipped
+    catch(open(File, read, S, [encoding(utf8)]), E, true),
     (   nonvar(E)
     ->  message_to_codes_safe(E, M), problem(error, File, 0, M, P), Errors = [P]
     ;   call_cleanup(read_terms(RB, File, S, Errors), close(S))
