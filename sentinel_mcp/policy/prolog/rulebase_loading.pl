@@ -523,12 +523,13 @@ askable_from(O, From) :- ( memberchk(from(F), O) -> From = F ; From = [user, age
 askable_ttl(O, TTL) :- ( memberchk(ttl(T), O), number(T) -> TTL = T ; TTL = @(null) ).
 
 
-%  sn_tool_sites(+RB, -Out): where each binding and guard names a tool (for catalog checks).
+%  sn_tool_sites(+RB, -Out): where each binding, guard, effect and read_only/1 names a tool (for catalog checks).
 sn_tool_sites(RB, Out) :-
     findall(json([kind=binding, tool=T, file=F, line=L]), RB:'$src'(decl, binding(_, tool(T, _), _, _), F, L), Bs),
     findall(json([kind=guard, tool=T, file=F, line=L]), RB:'$src'(decl, guard(T, _, _), F, L), Gs),
     findall(json([kind=effect, tool=T, file=F, line=L]), RB:'$src'(decl, effect(T, _, _), F, L), Es),
-    append([Bs, Gs, Es], All), to_json_atom(json([sites=All]), Out).
+    findall(json([kind=read_only, tool=T, file=F, line=L]), RB:'$src'(decl, read_only(T), F, L), Rs),
+    append([Bs, Gs, Es, Rs], All), to_json_atom(json([sites=All]), Out).
 
 binding_option(X) :- var(X), !, fail.
 binding_option(ttl(N)) :- !, ( N == session -> true ; number(N), N > 0 ).  % ttl(X) is no session
