@@ -328,6 +328,28 @@ post_load_problem(RB, P) :-
                      :- multifile ~w/~w. in each file that has its clauses', [N, A, F1, L1, N, A]),
     problem(error, F2, L2, M, P).
 
+%  A base predicate belongs to one file too, by the same consent: each source of its facts (fact/1, seed/1,
+%  binding/4, askable/4, an effect's establish) widens every guard that reads it, so another file's
+%  seed(admin(eve)), or an askable of it the agent answers, let eve through the first file's admin(U).
+post_load_problem(RB, P) :-
+    findall(N/A-File, base_source(RB, N/A, File, _), L0),
+    sort(L0, L),
+    setof(PI, in_two_files(L, PI), Shared), member(N/A, Shared),
+    \+ forall(member(N/A-F, L), RB:'$src'(multifile, N/A, F, _)),
+    once(base_source(RB, N/A, F1, L1)),  % the first file loaded
+    findall(F, member(N/A-F, L), Fs), member(F2, Fs), F2 \== F1,
+    once(base_source(RB, N/A, F2, L2)),
+    format(atom(M), 'the base predicate ~w/~w also has a declaration in ~w (line ~w): its facts come from one \c
+                     file (a seed, binding, askable or effect from another would widen every guard that \c
+                     reads it); rename one of them, or declare :- multifile ~w/~w. in each file that has \c
+                     one', [N, A, F1, L1, N, A]),
+    problem(error, F2, L2, M, P).
+
+base_source(RB, PI, File, Line) :- RB:'$src'(decl, D, File, Line), base_head(D, PI).
+base_source(RB, N/A, File, Line) :-
+    RB:'$src'(decl, effect(_, _, Acts), File, Line), is_list(Acts), member(X, Acts),
+    ( X = establish(H) ; X = establish(H, _) ), callable(H), functor(H, N, A).
+
 rule_head(T, H) :- ( T = (H :- _) -> true ; H = T ).
 in_two_files(Sorted, PI) :- append(_, [PI-_, PI-_|_], Sorted).
 
