@@ -141,6 +141,8 @@ add_term(RB, File, Line, (:- multifile(Spec)), Ps) :- !,
     ;   format(atom(M), 'multifile needs Name/Arity indicators, got ~q', [Spec]),
         problem(error, File, Line, M, P), Ps = [P]
     ).
+add_term(RB, File, Line, (?- D), Ps) :- !,  % consult runs it as :- D: never a clause of ?-/1, silently
+    add_term(RB, File, Line, (:- D), Ps).
 add_term(_, File, Line, (:- D), Ps) :- !,
     ( ok_directive(D) -> Ps = []
     ; format(atom(M), 'directive not executed (only dynamic/discontiguous/multifile are accepted): ~q', [D]),
