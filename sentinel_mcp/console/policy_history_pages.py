@@ -63,7 +63,7 @@ async def check_candidate(
     untrusted = guard.untrusted_bounds()
     with tempfile.TemporaryDirectory(prefix="sentinel-check-") as tmp:
         path = Path(tmp) / chosen
-        path.write_text(text.replace("\r\n", "\n"))
+        path.write_text(text.replace("\r\n", "\n"), encoding="utf-8")
         problems = await check_paths(guard.engine, candidate_files(files, [path]), tools, untrusted)
         mine = [p for p in problems if str(p.file).startswith(tmp)]
         if mine:
@@ -73,7 +73,7 @@ async def check_candidate(
         in_force = (
             await guard.history.texts(guard.rulebases.current.version) if guard.rulebases.loaded else None
         )
-        path.write_text((in_force or {}).get(chosen) or _disk_text(files, chosen))
+        path.write_text((in_force or {}).get(chosen) or _disk_text(files, chosen), encoding="utf-8")
         before = {
             (Path(str(p.file)).name, p.line, p.message)
             for p in await check_paths(guard.engine, candidate_files(files, [path]), tools, untrusted)

@@ -149,7 +149,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         )
         with tempfile.TemporaryDirectory(prefix="sentinel-candidate-") as tmp:
             path = Path(tmp) / chosen
-            path.write_text(text.replace("\r\n", "\n"))
+            path.write_text(text.replace("\r\n", "\n"), encoding="utf-8")  # what the loader reads
             candidate = candidate_files(files, [path])
             problems = await _check(console, guard, candidate, viewer, candidate=True)
             report = await replay(
