@@ -74,7 +74,11 @@ load_file_terms(RB, File, Errors) :-
     catch(open(File, read, S, [encoding(utf8)]), E, true),
     (   nonvar(E)
     ->  message_to_codes_safe(E, M), problem(error, File, 0, M, P), Errors = [P]
-    ;   call_cleanup(read_terms(RB, File, S, Errors), close(S))
+    ;   % no quasi-quotations: the reader calls a {|Syntax||Text|}'s syntax as a goal while it reads (any one a
+        % loaded library declares), before the clause is checked; refused as a syntax error instead
+        current_prolog_flag(quasi_quotations, QQ),
+        setup_call_cleanup(set_prolog_flag(quasi_quotations, false), read_terms(RB, File, S, Errors),
+                           ( set_prolog_flag(quasi_quotations, QQ), close(S) ))
     ).
 
 read_terms(RB, File, S, Errors) :-
@@ -126,6 +130,8 @@ syntax_words(end_of_clause_expected, 'end of clause expected (a missing "," or "
 syntax_words(operator_expected, 'operator expected (a missing "," between goals or arguments?)') :- !.
 syntax_words(cannot_start_term, 'unexpected token (a term cannot start here)') :- !.
 syntax_words(illegal_number, 'illegal number') :- !.
+syntax_words(quoted_punctuation, 'a "|" or "," where a term was expected (quasi-quotations, {|...|}, are not \c
+                                  read in a rulebase)') :- !.
 syntax_words(W, W).
 
 message_to_codes_safe(E, M) :-
