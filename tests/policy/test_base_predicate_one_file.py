@@ -83,3 +83,34 @@ async def test_sources_in_one_file_or_consented_in_each_load(tmp_path: Path, fir
             assert isinstance(await g.decide(call("eve")), Allow)
     finally:
         await g.close()
+
+
+OPEN_DOOR = "fact(admin/1).\nguard('shop__purge', [user = U], ( option(open_door) -> true ; admin(U) )).\n"
+
+
+@pytest.mark.parametrize("other", ["option(open_door).\n", ":- multifile option/1.\noption(open_door).\n"])
+async def test_an_option_a_rule_reads_from_another_file_is_an_error(tmp_path: Path, other: str) -> None:
+    """An option is data a rule may read: another file's option(open_door) opened the first file's guard."""
+    a, b = tmp_path / "a.pl", tmp_path / "b.pl"
+    a.write_text(OPEN_DOOR)
+    b.write_text(other)
+    errors = [p for p in await check_files(shared_engine(), [a, b]) if p.severity == "error"]
+    assert any(
+        p.file == str(b) and p.line == other.count("\n") and "open_door" in p.message for p in errors
+    ), errors
+
+
+@pytest.mark.parametrize(
+    "first,second",
+    [
+        (OPEN_DOOR + "option(open_door).\n", "option(strict_symbolic).\n"),  # its own; one no rule reads
+        (":- multifile option/1.\n" + OPEN_DOOR, ":- multifile option/1.\noption(open_door).\n"),
+    ],
+)
+async def test_an_option_in_its_readers_file_or_consented_loads(
+    tmp_path: Path, first: str, second: str
+) -> None:
+    a, b = tmp_path / "a.pl", tmp_path / "b.pl"
+    a.write_text(first)
+    b.write_text(second)
+    assert [p for p in await check_files(shared_engine(), [a, b]) if p.severity == "error"] == []

@@ -353,6 +353,18 @@ post_load_problem(RB, P) :-
                      one', [N, A, F1, L1, N, A]),
     problem(error, F2, L2, M, P).
 
+%  And an option a rule reads is that rule's file's: another file's option(open) turned a guard's
+%  ( option(open) -> true ; ... ) open (Sentinel's own options, which no rule reads, come from any file).
+post_load_problem(RB, P) :-
+    RB:'$src'(decl, option(O), F2, L2),
+    once(( RB:'$src'(Kind, T, F1, L1), F1 \== F2, body_of(Kind, T, Body), leaf_goal(Body, G), nonvar(G),
+           G = option(O1), \+ O1 \= O,
+           \+ ( RB:'$src'(multifile, option/1, F1, _), RB:'$src'(multifile, option/1, F2, _) ) )),
+    format(atom(M), 'option ~q is read by a rule of ~w (line ~w): an option a rule reads is declared in that \c
+                     rule''s file (from another it would change the rule); move it, or declare :- multifile \c
+                     option/1. in both files', [O, F1, L1]),
+    problem(error, F2, L2, M, P).
+
 base_source(RB, PI, File, Line) :- RB:'$src'(decl, D, File, Line), base_head(D, PI).
 base_source(RB, N/A, File, Line) :-
     RB:'$src'(decl, effect(_, _, Acts), File, Line), is_list(Acts), member(X, Acts),
