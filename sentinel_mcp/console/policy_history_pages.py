@@ -66,7 +66,7 @@ async def check_candidate(
     hidden = hidden_character_problems(chosen, text)  # what the editor cannot show as it is, first
     with tempfile.TemporaryDirectory(prefix="sentinel-check-") as tmp:
         path = Path(tmp) / chosen
-        path.write_text(text)
+        path.write_text(text, encoding="utf-8")
         problems = await check_paths(guard.engine, candidate_files(files, [path]), tools, untrusted)
         mine = [p for p in problems if str(p.file).startswith(tmp)]
         if mine:
@@ -76,7 +76,7 @@ async def check_candidate(
         in_force = (
             await guard.history.texts(guard.rulebases.current.version) if guard.rulebases.loaded else None
         )
-        path.write_text((in_force or {}).get(chosen) or _disk_text(files, chosen))
+        path.write_text((in_force or {}).get(chosen) or _disk_text(files, chosen), encoding="utf-8")
         before = {
             (Path(str(p.file)).name, p.line, p.message)
             for p in await check_paths(guard.engine, candidate_files(files, [path]), tools, untrusted)
@@ -90,7 +90,7 @@ async def check_candidate(
 
 def _disk_text(files: list[Path], name: str) -> str:
     try:
-        return next(f for f in files if f.name == name).read_text()
+        return next(f for f in files if f.name == name).read_text(encoding="utf-8", errors="replace")
     except (StopIteration, OSError):
         return ""
 

@@ -50,7 +50,7 @@ def _file_texts(files: list[Path]) -> dict[str, str]:
     out = {}
     for f in files:
         try:
-            out[f.name] = f.read_text()
+            out[f.name] = f.read_text(encoding="utf-8", errors="replace")  # a file that failed to load too
         except OSError as e:
             out[f.name] = f"% unreadable: {e.strerror}"
     return out
@@ -151,7 +151,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         )
         with tempfile.TemporaryDirectory(prefix="sentinel-candidate-") as tmp:
             path = Path(tmp) / chosen
-            path.write_text(text.replace("\r\n", "\n"))
+            path.write_text(text.replace("\r\n", "\n"), encoding="utf-8")  # what the loader reads
             candidate = candidate_files(files, [path])
             problems = await _check(console, guard, candidate, viewer, candidate=True)
             report = await replay(

@@ -115,6 +115,8 @@ async def check_files(
                                 **where,
                             )
                         )
+                elif site["kind"] == "read_only":
+                    problems += _read_only_problems(tools.get(tool), rb, where)
                 elif not _matches(tool, names):
                     problems.append(
                         Problem(
@@ -127,6 +129,24 @@ async def check_files(
     finally:
         await engine.unload(rb.module)
     return sorted(problems, key=lambda p: (p.file, p.line))
+
+
+READ_ONLY_UNASKED = "is declared read_only"
+
+
+def _read_only_problems(tool: Tool | None, rb: Rulebase, where: dict[str, Any]) -> list[Problem]:
+    """A read_only/1 of a tool no guard governs lets every call of it through, unasked (guard.py): warned when
+    it is the declaration alone that does, the upstream not marking the tool read-only (a tool of no upstream
+    here, Sentinel's own among them, is not this catalog's to tell)."""
+    ann = tool.annotations if tool is not None else None
+    if tool is None or (ann and ann.read_only_hint) or rb.info.guards_tool(tool.name):
+        return []
+    marked = "marks it destructive" if ann and ann.destructive_hint else "does not mark it read-only"
+    message = (
+        f"{tool.name} {READ_ONLY_UNASKED} and no guard governs it, so every call of it is allowed with no "
+        f"question, but its upstream {marked}: declare only tools that change nothing, or guard it"
+    )
+    return [Problem(severity="warning", message=message, **where)]
 
 
 def _destructive(tool: Tool) -> bool:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sentinel_mcp.core.outside_file import NotUtf8, utf8_text
+
 MAX_FILE_BYTES = 32_000_000
 MAX_CLAUSE_TOKENS = 20_000
 MAX_NESTING = 1_000
@@ -36,9 +38,16 @@ def clause_problems(path: Path) -> list[tuple[int, str]]:
     if size > MAX_FILE_BYTES:
         return [(0, f"the file is {size:,} bytes, more than {MAX_FILE_BYTES:,}")]
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
     except OSError:
         return []
+    try:
+        text = utf8_text(data)
+    except NotUtf8 as e:
+        # SWI-Prolog reads such a byte as some character, silently (which one depends on the locale), and the
+        # console's copy of the file cannot be decoded: a rulebase file is UTF-8 text (a UTF-8 BOM is UTF-8)
+        return [(e.line, f"not UTF-8 text: byte 0x{e.byte:02x} at byte offset {e.offset} (save the file "
+                         "as UTF-8)")]
     return text_problems(text)
 
 

@@ -172,7 +172,8 @@ class Rulebase(BaseModel):
         parts = [f"% rulebase version {self.version}"]
         for f in self.files:
             try:
-                parts.append(f"% ---- {f}\n{Path(f).read_text()}")
+                # the file as it is now (it may have changed since it loaded, to bytes that are not UTF-8)
+                parts.append(f"% ---- {f}\n{Path(f).read_text(encoding='utf-8', errors='replace')}")
             except OSError as e:
                 parts.append(f"% ---- {f}: unreadable ({e.strerror})")
         return "\n".join(parts)

@@ -68,10 +68,17 @@ problem(Sev, File, Line, Msg, json([severity=Sev, file=File, line=Line, message=
 
 load_file_terms(RB, File, Errors) :-
     nb_setval(sn_loading_file, File),
-    catch(open(File, read, S), E, true),
+    % UTF-8 whatever the locale: SWI-Prolog's default follows LANG/LC_ALL, and under C it read 'café' as
+    % other characters than a caller's café (a deny list that never matched); the bytes were checked to be
+    % UTF-8 before (clause_bounds.py), and a BOM is skipped
+    catch(open(File, read, S, [encoding(utf8)]), E, true),
     (   nonvar(E)
     ->  message_to_codes_safe(E, M), problem(error, File, 0, M, P), Errors = [P]
-    ;   call_cleanup(read_terms(RB, File, S, Errors), close(S))
+    ;   % no quasi-quotations: the reader calls a {|Syntax||Text|}'s syntax as a goal while it reads (any one a
+        % loaded library declares), before the clause is checked; refused as a syntax error instead
+        current_prolog_flag(quasi_quotations, QQ),
+        setup_call_cleanup(set_prolog_flag(quasi_quotations, false), read_terms(RB, File, S, Errors),
+                           ( set_prolog_flag(quasi_quotations, QQ), close(S) ))
     ).
 
 read_terms(RB, File, S, Errors) :-
@@ -123,6 +130,8 @@ syntax_words(end_of_clause_expected, 'end of clause expected (a missing "," or "
 syntax_words(operator_expected, 'operator expected (a missing "," between goals or arguments?)') :- !.
 syntax_words(cannot_start_term, 'unexpected token (a term cannot start here)') :- !.
 syntax_words(illegal_number, 'illegal number') :- !.
+syntax_words(quoted_punctuation, 'a "|" or "," where a term was expected (quasi-quotations, {|...|}, are not \c
+                                  read in a rulebase)') :- !.
 syntax_words(W, W).
 
 message_to_codes_safe(E, M) :-
@@ -138,6 +147,8 @@ add_term(RB, File, Line, (:- multifile(Spec)), Ps) :- !,
     ;   format(atom(M), 'multifile needs Name/Arity indicators, got ~q', [Spec]),
         problem(error, File, Line, M, P), Ps = [P]
     ).
+add_term(RB, File, Line, (?- D), Ps) :- !,  % consult runs it as :- D: never a clause of ?-/1, silently
+    add_term(RB, File, Line, (:- D), Ps).
 add_term(_, File, Line, (:- D), Ps) :- !,
     ( ok_directive(D) -> Ps = []
     ; format(atom(M), 'directive not executed (only dynamic/discontiguous/multifile are accepted): ~q', [D]),
@@ -324,6 +335,40 @@ post_load_problem(RB, P) :-
                      another file would widen every rule that calls it); rename one of them, or declare \c
                      :- multifile ~w/~w. in each file that has its clauses', [N, A, F1, L1, N, A]),
     problem(error, F2, L2, M, P).
+
+%  A base predicate belongs to one file too, by the same consent: each source of its facts (fact/1, seed/1,
+%  binding/4, askable/4, an effect's establish) widens every guard that reads it, so another file's
+%  seed(admin(eve)), or an askable of it the agent answers, let eve through the first file's admin(U).
+post_load_problem(RB, P) :-
+    findall(N/A-File, base_source(RB, N/A, File, _), L0),
+    sort(L0, L),
+    setof(PI, in_two_files(L, PI), Shared), member(N/A, Shared),
+    \+ forall(member(N/A-F, L), RB:'$src'(multifile, N/A, F, _)),
+    once(base_source(RB, N/A, F1, L1)),  % the first file loaded
+    findall(F, member(N/A-F, L), Fs), member(F2, Fs), F2 \== F1,
+    once(base_source(RB, N/A, F2, L2)),
+    format(atom(M), 'the base predicate ~w/~w also has a declaration in ~w (line ~w): its facts come from one \c
+                     file (a seed, binding, askable or effect from another would widen every guard that \c
+                     reads it); rename one of them, or declare :- multifile ~w/~w. in each file that has \c
+                     one', [N, A, F1, L1, N, A]),
+    problem(error, F2, L2, M, P).
+
+%  And an option a rule reads is that rule's file's: another file's option(open) turned a guard's
+%  ( option(open) -> true ; ... ) open (Sentinel's own options, which no rule reads, come from any file).
+post_load_problem(RB, P) :-
+    RB:'$src'(decl, option(O), F2, L2),
+    once(( RB:'$src'(Kind, T, F1, L1), F1 \== F2, body_of(Kind, T, Body), leaf_goal(Body, G), nonvar(G),
+           G = option(O1), \+ O1 \= O,
+           \+ ( RB:'$src'(multifile, option/1, F1, _), RB:'$src'(multifile, option/1, F2, _) ) )),
+    format(atom(M), 'option ~q is read by a rule of ~w (line ~w): an option a rule reads is declared in that \c
+                     rule''s file (from another it would change the rule); move it, or declare :- multifile \c
+                     option/1. in both files', [O, F1, L1]),
+    problem(error, F2, L2, M, P).
+
+base_source(RB, PI, File, Line) :- RB:'$src'(decl, D, File, Line), base_head(D, PI).
+base_source(RB, N/A, File, Line) :-
+    RB:'$src'(decl, effect(_, _, Acts), File, Line), is_list(Acts), member(X, Acts),
+    ( X = establish(H) ; X = establish(H, _) ), callable(H), functor(H, N, A).
 
 rule_head(T, H) :- ( T = (H :- _) -> true ; H = T ).
 in_two_files(Sorted, PI) :- append(_, [PI-_, PI-_|_], Sorted).
@@ -520,12 +565,13 @@ askable_from(O, From) :- ( memberchk(from(F), O) -> From = F ; From = [user, age
 askable_ttl(O, TTL) :- ( memberchk(ttl(T), O), number(T) -> TTL = T ; TTL = @(null) ).
 
 
-%  sn_tool_sites(+RB, -Out): where each binding and guard names a tool (for catalog checks).
+%  sn_tool_sites(+RB, -Out): where each binding, guard, effect and read_only/1 names a tool (for catalog checks).
 sn_tool_sites(RB, Out) :-
     findall(json([kind=binding, tool=T, file=F, line=L]), RB:'$src'(decl, binding(_, tool(T, _), _, _), F, L), Bs),
     findall(json([kind=guard, tool=T, file=F, line=L]), RB:'$src'(decl, guard(T, _, _), F, L), Gs),
     findall(json([kind=effect, tool=T, file=F, line=L]), RB:'$src'(decl, effect(T, _, _), F, L), Es),
-    append([Bs, Gs, Es], All), to_json_atom(json([sites=All]), Out).
+    findall(json([kind=read_only, tool=T, file=F, line=L]), RB:'$src'(decl, read_only(T), F, L), Rs),
+    append([Bs, Gs, Es, Rs], All), to_json_atom(json([sites=All]), Out).
 
 binding_option(X) :- var(X), !, fail.
 binding_option(ttl(N)) :- !, ( N == session -> true ; number(N), N > 0 ).  % ttl(X) is no session

@@ -47,6 +47,16 @@ holds_on_nothing(RB, (C *-> A ; B), D) :- !,
 holds_on_nothing(RB, (A ; B), D) :- !, ( holds_on_nothing(RB, A, D) -> true ; holds_on_nothing(RB, B, D) ).
 holds_on_nothing(_, ignore(_), _) :- !.
 holds_on_nothing(RB, \+ A, D) :- !, ( ground(A), pure_goal(A) -> \+ pure_holds(A) ; holds_on_nothing(RB, A, D) ).
+%  The meta-calls that hold when their goal does not (a collection of nothing is empty, a count is 0, a
+%  condition nothing meets is met for all): a goal they hold on needs nothing, so an empty world's result
+%  is theirs when the walk says it needs something (findall(x, blocked(y), _) and forall(fail, ...) held
+%  for every call, walked as if each part had to hold). forall's action is walked where its condition holds.
+holds_on_nothing(RB, findall(_, G, R), D) :- !, ( \+ \+ holds_on_nothing(RB, G, D) -> true ; R = [] ).
+holds_on_nothing(RB, findall(_, G, R, T), D) :- !, ( \+ \+ holds_on_nothing(RB, G, D) -> true ; R = T ).
+holds_on_nothing(RB, aggregate_all(S, G, R), D) :- nonvar(S), !,
+    ( \+ \+ holds_on_nothing(RB, G, D) -> true ; empty_aggregate(S, R) ).
+holds_on_nothing(RB, forall(C, A), D) :- !,
+    ( \+ \+ holds_on_nothing(RB, C, D) -> \+ \+ ( holds_on_nothing(RB, C, D), holds_on_nothing(RB, A, D) ) ; true ).
 holds_on_nothing(RB, G, D) :- catch(goal_parts(rulebase, G, Parts), refused(_), fail), !,
     forall(member(P, Parts), holds_on_nothing(RB, P, D)).
 holds_on_nothing(_, G, _) :- pure_goal(G), !, pure_holds(G).
@@ -70,6 +80,7 @@ pure_call(PI) :- memberchk(PI, [!/0, format/3, now/1, iso_hours_between/3, iso_d
 
 %  A pure goal holds when the caller can make it hold: always, unless it is ground (nothing of the caller's
 %  in it) and false, as fail/0 or 1 == 2 (tried under a small inference limit).
+pure_holds(A = B) :- \+ ground(A = B), !, \+ A \= B.  % no value of its variables unifies what cannot unify
 pure_holds(G) :- \+ ground(G), !.
 pure_holds(G) :-
     catch(call_with_inference_limit(once(G), 10000, R), E, not_the_budget(E)), R \== inference_limit_exceeded.
@@ -78,3 +89,9 @@ pure_holds(G) :-
 %  caught here, the walk would go on past it, unbounded.
 not_the_budget(E) :- E == inference_limit_exceeded, !, throw(E).
 not_the_budget(_) :- fail.
+
+%  what aggregate_all/3 gives when its goal has no solution (max and min fail)
+empty_aggregate(count, 0).
+empty_aggregate(sum(_), 0).
+empty_aggregate(bag(_), []).
+empty_aggregate(set(_), []).
