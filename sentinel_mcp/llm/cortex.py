@@ -24,8 +24,9 @@ from sentinel_mcp.llm.errors import InjectionDetected, InputRejected, OutputInva
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry
 from sentinel_mcp.llm.injection import find_injection, refuse_injection
 from sentinel_mcp.llm.output_models import RiskAssessment
-from sentinel_mcp.llm.sanitizer import sanitize_context, sanitize_query, sanitize_system, wrap_context
-from sentinel_mcp.llm.schema_grammar import compile_schema, validate_against_schema
+from sentinel_mcp.llm.sanitizer import cap, sanitize_context, sanitize_query, sanitize_system, wrap_context
+from sentinel_mcp.llm.admission import schema_work
+from sentinel_mcp.llm.schema_grammar import bounded_schema_text, compile_schema, validate_against_schema
 from sentinel_mcp.llm.settings import LlmSettings
 
 EXTRACT_SYSTEM = (
@@ -107,6 +108,24 @@ class Cortex:
     ) -> StructuredResult:
         """``party``: whom the call is for (its principal, or an internal user): turns of the model are shared
         fairly between parties, and a party with too many calls waiting is refused (``ModelBusy``)."""
+        with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
+            return await self._generate(
+                prompt, system, context, max_tokens, temperature, grammar, json_schema, seed, progress, party
+            )
+
+    async def _generate(
+        self,
+        prompt: str,
+        system: str | None,
+        context: str | None,
+        max_tokens: int,
+        temperature: float | None,
+        grammar: str | None,
+        json_schema: Any,
+        seed: int | None,
+        progress: Progress | None,
+        party: str,
+    ) -> StructuredResult:
         if grammar and json_schema is not None:
             raise InputRejected("give either grammar or json_schema, not both")
         if max_tokens < 1:
@@ -148,7 +167,7 @@ class Cortex:
         progress: Progress | None = None,
         party: str = IN_PROCESS_PARTY,
     ) -> StructuredResult:
-        schema_text = json.dumps(json_schema) if not isinstance(json_schema, str) else json_schema
+        schema_text = bounded_schema_text(json_schema)  # its size refused before anything reads it
         if self.settings.detect_injection:
             refuse_injection(schema_text, "json_schema")  # its descriptions reach the prompt
         prompt = "Extract the data as one JSON object matching this JSON Schema:\n" + schema_text[:1500]
@@ -177,6 +196,7 @@ class Cortex:
                 f"action is {len(action_text)} characters as JSON; the limit is "
                 f"{self.settings.max_query_chars}"
             )
+        cap(context, self.settings.max_context_chars, "context")  # refused before the detector reads it
         for part, what in ((action_text, "action"), (context, "context")):
             finding = find_injection(part) if part else None
             if finding is not None:
@@ -221,17 +241,33 @@ class Cortex:
         party: str = IN_PROCESS_PARTY,
     ) -> StructuredResult:
         """For built-in prompts: only the context is untrusted (checked, capped, escaped)."""
+        with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
+            return await self._trusted(
+                prompt, system, context, grammar, json_schema, max_tokens, progress, party
+            )
+
+    async def _trusted(
+        self,
+        prompt: str,
+        system: str,
+        context: str | None,
+        grammar: str | None,
+        json_schema: Any,
+        max_tokens: int,
+        progress: Progress | None,
+        party: str,
+    ) -> StructuredResult:
+        user = prompt
+        if context:  # the cheap checks first: a context over its cap is refused before a schema is compiled
+            ctx = sanitize_context(context, self.settings.max_context_chars)
+            if self.settings.detect_injection:
+                refuse_injection(context, "context", ctx)
+            user = f"{wrap_context(ctx.text)}\n\n{prompt}"
         model = self.grammars.get(grammar).model if grammar else None
         gbnf = self.grammars.get(grammar).text if grammar else await _compiled(json_schema)
         schema = (
             None if grammar else (json_schema if isinstance(json_schema, dict) else json.loads(json_schema))
         )
-        user = prompt
-        if context:
-            ctx = sanitize_context(context, self.settings.max_context_chars)
-            if self.settings.detect_injection:
-                refuse_injection(context, "context", ctx)
-            user = f"{wrap_context(ctx.text)}\n\n{prompt}"
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         label = f"grammar {grammar}.gbnf" if grammar else "json_schema"
         gen = await self.engine.generate(
@@ -282,16 +318,12 @@ __all__ = ["Cortex", "InjectionDetected", "StructuredResult"]
 async def _compiled(json_schema: Any) -> str:
     """A caller's schema compiled in a worker thread: checking and converting 64 KB of it takes up to a second
     of CPU, which on the event loop stood every other call and connection of the gateway still."""
-    import anyio
-
-    return await anyio.to_thread.run_sync(compile_schema, json_schema)
+    return await schema_work(compile_schema, json_schema)
 
 
 async def _checked(gen: Generation, model: type[BaseModel] | None, schema: dict[str, Any] | None) -> Any:
     """The output parsed and validated in a worker thread, for the same reason: building the validator of a
     caller's 60 KB schema and checking against it took 0.6-1 s of CPU."""
-    import anyio
-
     if schema is None:  # a named grammar's pydantic model: cheap, no thread needed
         return _parse_and_validate(gen, model, schema)
-    return await anyio.to_thread.run_sync(_parse_and_validate, gen, model, schema)
+    return await schema_work(_parse_and_validate, gen, model, schema)

@@ -28,9 +28,24 @@ MAX_REPEAT = 4_096
 MAX_REPEAT_TOTAL = 16_384
 
 
+def bounded_schema_text(schema: Any) -> str:
+    """``schema`` as JSON text, refused (SchemaError) past ``MAX_SCHEMA_BYTES`` before anything reads it."""
+    if isinstance(schema, str):
+        text = schema
+    else:
+        try:
+            text = json.dumps(schema)
+        except (RecursionError, TypeError, ValueError):  # an in-process caller's dict: nested past the stack
+            raise SchemaError("json_schema is nested too deep, or holds values JSON has not") from None
+    if len(text) > MAX_SCHEMA_BYTES:
+        raise SchemaError(f"json_schema is {len(text)} bytes; the limit is {MAX_SCHEMA_BYTES}")
+    return text
+
+
 def compile_schema(schema: Any) -> str:
     """Return the GBNF text for ``schema`` or raise SchemaError saying what cannot be constrained."""
     if isinstance(schema, str):
+        bounded_schema_text(schema)
         try:
             schema = json.loads(schema)
         except json.JSONDecodeError as exc:
@@ -39,12 +54,7 @@ def compile_schema(schema: Any) -> str:
             ) from None
     if not isinstance(schema, dict):
         raise SchemaError(f"json_schema must be a JSON object, got {type(schema).__name__}")
-    try:
-        text = json.dumps(schema)
-    except (RecursionError, TypeError, ValueError):  # an in-process caller's dict: nested past Python's stack
-        raise SchemaError("json_schema is nested too deep, or holds values JSON has not") from None
-    if len(text) > MAX_SCHEMA_BYTES:
-        raise SchemaError(f"json_schema is {len(text)} bytes; the limit is {MAX_SCHEMA_BYTES}")
+    text = bounded_schema_text(schema)
     # first: a pattern's counted repetitions are what makes compiling it costly (RE2's, then the grammar's)
     _bound_repetitions(schema)
     try:  # the caller's schema: no reference fetched, no backtracking pattern (core/outside_schema.py)
