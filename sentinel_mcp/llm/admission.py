@@ -4,8 +4,9 @@ The fair queue (``fair_turns``) bounds the calls waiting for the model, but a ca
 caller's json_schema was checked and compiled to a grammar (a 50 KB schema: seconds of CPU). One principal's
 twenty calls at once were all compiled, in twenty worker threads contending with the event loop for the
 interpreter, before fifteen were refused. Admission applies the same bounds from the start of a call (a
-party's waiting turns plus the one it may run; everyone's likewise), and the CPU work on callers' schemas
-(compiling them, checking answers against them) runs one at a time, in one worker thread, per event loop.
+party's waiting turns plus the one it may run; everyone's likewise), and the CPU work on what callers send
+(reading their text for control tokens and injections, compiling their schemas, checking answers against
+them) runs one piece at a time, in one worker thread per event loop, never on the event loop itself.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from sentinel_mcp.llm.errors import ModelBusy
 
 _T = TypeVar("_T")
 # per event loop: a limiter is bound to the loop that made it
-_SCHEMA_WORK: RunVar[anyio.CapacityLimiter] = RunVar("sentinel_llm_schema_work")
+_CALLER_WORK: RunVar[anyio.CapacityLimiter] = RunVar("sentinel_llm_caller_work")
 
 
 class Admission:
@@ -69,18 +70,18 @@ class Admission:
 
 def _limiter() -> anyio.CapacityLimiter:
     try:
-        return _SCHEMA_WORK.get()
+        return _CALLER_WORK.get()
     except LookupError:
         limiter = anyio.CapacityLimiter(1)
-        _SCHEMA_WORK.set(limiter)
+        _CALLER_WORK.set(limiter)
         return limiter
 
 
-async def schema_work(fn: Callable[..., _T], *args: object) -> _T:
-    """Run CPU work on a caller's schema in a worker thread, one such piece of work at a time."""
+async def caller_work(fn: Callable[..., _T], *args: object) -> _T:
+    """Run CPU work on what a caller sent in a worker thread, one such piece of work at a time."""
     return await anyio.to_thread.run_sync(fn, *args, limiter=_limiter())
 
 
-def schema_work_waiting() -> int:
-    """How many pieces of schema work wait for the one running (tests and the operator)."""
+def caller_work_waiting() -> int:
+    """How many pieces of work on callers' input wait for the one running (tests and the operator)."""
     return int(_limiter().statistics().tasks_waiting)

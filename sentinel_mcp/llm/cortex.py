@@ -6,6 +6,7 @@ device's risk classifier); the MCP tools in ``server.py`` are thin wrappers arou
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from sentinel_mcp.llm.grammar_registry import GrammarRegistry
 from sentinel_mcp.llm.injection import find_injection, refuse_injection
 from sentinel_mcp.llm.output_models import RiskAssessment
 from sentinel_mcp.llm.sanitizer import cap, sanitize_context, sanitize_query, sanitize_system, wrap_context
-from sentinel_mcp.llm.admission import schema_work
+from sentinel_mcp.llm.admission import caller_work
 from sentinel_mcp.llm.schema_grammar import bounded_schema_text, compile_schema, validate_against_schema
 from sentinel_mcp.llm.settings import LlmSettings
 
@@ -91,6 +92,13 @@ class Cortex:
         messages.append({"role": "user", "content": user})
         return messages
 
+    def _fenced_context(self, context: str) -> str:
+        """An untrusted context capped, stripped, injection-checked and fenced (CPU work, off the loop)."""
+        ctx = sanitize_context(context, self.settings.max_context_chars)
+        if self.settings.detect_injection:
+            refuse_injection(context, "context", ctx)
+        return wrap_context(ctx.text)
+
     # --- generation -------------------------------------------------------------------------------
     async def generate(
         self,
@@ -148,7 +156,9 @@ class Cortex:
         elif json_schema is not None:
             gbnf, label = await _compiled(json_schema), "json_schema"
             schema = json_schema if isinstance(json_schema, dict) else json.loads(json_schema)
-        messages = self.build_messages(prompt, system=system, context=context)
+        messages = await caller_work(
+            functools.partial(self.build_messages, prompt, system=system, context=context)
+        )
         gen = await self.engine.generate(
             GenerationRequest(
                 messages, max_tokens, temperature, gbnf, label, seed, json_schema=schema, party=party
@@ -168,18 +178,13 @@ class Cortex:
         party: str = IN_PROCESS_PARTY,
     ) -> StructuredResult:
         schema_text = bounded_schema_text(json_schema)  # its size refused before anything reads it
-        if self.settings.detect_injection:
-            refuse_injection(schema_text, "json_schema")  # its descriptions reach the prompt
-        prompt = "Extract the data as one JSON object matching this JSON Schema:\n" + schema_text[:1500]
-        return await self.generate_with_trusted_prompt(
-            prompt,
-            EXTRACT_SYSTEM,
-            text,
-            json_schema=json_schema,
-            max_tokens=max_tokens,
-            progress=progress,
-            party=party,
-        )
+        with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
+            if self.settings.detect_injection:  # its descriptions reach the prompt
+                await caller_work(refuse_injection, schema_text, "json_schema")
+            prompt = "Extract the data as one JSON object matching this JSON Schema:\n" + schema_text[:1500]
+            return await self._trusted(
+                prompt, EXTRACT_SYSTEM, text, None, json_schema, max_tokens, progress, party
+            )
 
     async def classify_risk(
         self,
@@ -197,29 +202,31 @@ class Cortex:
                 f"{self.settings.max_query_chars}"
             )
         cap(context, self.settings.max_context_chars, "context")  # refused before the detector reads it
-        for part, what in ((action_text, "action"), (context, "context")):
-            finding = find_injection(part) if part else None
-            if finding is not None:
-                return {
-                    "risk": "critical",
-                    "requires_confirmation": True,
-                    "source": "injection_detector",
-                    "reasons": [
-                        (
-                            f"prompt-injection attempt in the {what} ({finding.technique}: "
-                            f"{finding.evidence!r})"
-                        )
-                    ],
-                }
-        result = await self.generate_with_trusted_prompt(
-            f"Assess the risk of this action:\n{action_text}",
-            RISK_SYSTEM,
-            context or None,
-            grammar="risk",
-            max_tokens=1024,
-            progress=progress,
-            party=party,
-        )
+        with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
+            for part, what in ((action_text, "action"), (context, "context")):
+                finding = await caller_work(find_injection, part) if part else None
+                if finding is not None:
+                    return {
+                        "risk": "critical",
+                        "requires_confirmation": True,
+                        "source": "injection_detector",
+                        "reasons": [
+                            (
+                                f"prompt-injection attempt in the {what} ({finding.technique}: "
+                                f"{finding.evidence!r})"
+                            )
+                        ],
+                    }
+            result = await self._trusted(
+                f"Assess the risk of this action:\n{action_text}",
+                RISK_SYSTEM,
+                context or None,
+                "risk",
+                None,
+                1024,
+                progress,
+                party,
+            )
         assessment = RiskAssessment.model_validate(result.data)
         return {
             "risk": assessment.risk,
@@ -258,11 +265,8 @@ class Cortex:
         party: str,
     ) -> StructuredResult:
         user = prompt
-        if context:  # the cheap checks first: a context over its cap is refused before a schema is compiled
-            ctx = sanitize_context(context, self.settings.max_context_chars)
-            if self.settings.detect_injection:
-                refuse_injection(context, "context", ctx)
-            user = f"{wrap_context(ctx.text)}\n\n{prompt}"
+        if context:  # checked first: a context over its cap is refused before a schema is compiled
+            user = f"{await caller_work(self._fenced_context, context)}\n\n{prompt}"
         model = self.grammars.get(grammar).model if grammar else None
         gbnf = self.grammars.get(grammar).text if grammar else await _compiled(json_schema)
         schema = (
@@ -318,7 +322,7 @@ __all__ = ["Cortex", "InjectionDetected", "StructuredResult"]
 async def _compiled(json_schema: Any) -> str:
     """A caller's schema compiled in a worker thread: checking and converting 64 KB of it takes up to a second
     of CPU, which on the event loop stood every other call and connection of the gateway still."""
-    return await schema_work(compile_schema, json_schema)
+    return await caller_work(compile_schema, json_schema)
 
 
 async def _checked(gen: Generation, model: type[BaseModel] | None, schema: dict[str, Any] | None) -> Any:
@@ -326,4 +330,4 @@ async def _checked(gen: Generation, model: type[BaseModel] | None, schema: dict[
     caller's 60 KB schema and checking against it took 0.6-1 s of CPU."""
     if schema is None:  # a named grammar's pydantic model: cheap, no thread needed
         return _parse_and_validate(gen, model, schema)
-    return await schema_work(_parse_and_validate, gen, model, schema)
+    return await caller_work(_parse_and_validate, gen, model, schema)
