@@ -6,6 +6,7 @@ device's risk classifier); the MCP tools in ``server.py`` are thin wrappers arou
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -24,8 +25,9 @@ from sentinel_mcp.llm.errors import InjectionDetected, InputRejected, OutputInva
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry
 from sentinel_mcp.llm.injection import find_injection, refuse_injection
 from sentinel_mcp.llm.output_models import RiskAssessment
-from sentinel_mcp.llm.sanitizer import sanitize_context, sanitize_query, sanitize_system, wrap_context
-from sentinel_mcp.llm.schema_grammar import compile_schema, validate_against_schema
+from sentinel_mcp.llm.sanitizer import cap, sanitize_context, sanitize_query, sanitize_system, wrap_context
+from sentinel_mcp.llm.admission import caller_work
+from sentinel_mcp.llm.schema_grammar import bounded_schema_text, compile_schema, validate_against_schema
 from sentinel_mcp.llm.settings import LlmSettings
 
 EXTRACT_SYSTEM = (
@@ -90,6 +92,13 @@ class Cortex:
         messages.append({"role": "user", "content": user})
         return messages
 
+    def _fenced_context(self, context: str) -> str:
+        """An untrusted context capped, stripped, injection-checked and fenced (CPU work, off the loop)."""
+        ctx = sanitize_context(context, self.settings.max_context_chars)
+        if self.settings.detect_injection:
+            refuse_injection(context, "context", ctx)
+        return wrap_context(ctx.text)
+
     # --- generation -------------------------------------------------------------------------------
     async def generate(
         self,
@@ -107,6 +116,24 @@ class Cortex:
     ) -> StructuredResult:
         """``party``: whom the call is for (its principal, or an internal user): turns of the model are shared
         fairly between parties, and a party with too many calls waiting is refused (``ModelBusy``)."""
+        with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
+            return await self._generate(
+                prompt, system, context, max_tokens, temperature, grammar, json_schema, seed, progress, party
+            )
+
+    async def _generate(
+        self,
+        prompt: str,
+        system: str | None,
+        context: str | None,
+        max_tokens: int,
+        temperature: float | None,
+        grammar: str | None,
+        json_schema: Any,
+        seed: int | None,
+        progress: Progress | None,
+        party: str,
+    ) -> StructuredResult:
         if grammar and json_schema is not None:
             raise InputRejected("give either grammar or json_schema, not both")
         if max_tokens < 1:
@@ -129,7 +156,9 @@ class Cortex:
         elif json_schema is not None:
             gbnf, label = await _compiled(json_schema), "json_schema"
             schema = json_schema if isinstance(json_schema, dict) else json.loads(json_schema)
-        messages = self.build_messages(prompt, system=system, context=context)
+        messages = await caller_work(
+            functools.partial(self.build_messages, prompt, system=system, context=context)
+        )
         gen = await self.engine.generate(
             GenerationRequest(
                 messages, max_tokens, temperature, gbnf, label, seed, json_schema=schema, party=party
@@ -148,19 +177,14 @@ class Cortex:
         progress: Progress | None = None,
         party: str = IN_PROCESS_PARTY,
     ) -> StructuredResult:
-        schema_text = json.dumps(json_schema) if not isinstance(json_schema, str) else json_schema
-        if self.settings.detect_injection:
-            refuse_injection(schema_text, "json_schema")  # its descriptions reach the prompt
-        prompt = "Extract the data as one JSON object matching this JSON Schema:\n" + schema_text[:1500]
-        return await self.generate_with_trusted_prompt(
-            prompt,
-            EXTRACT_SYSTEM,
-            text,
-            json_schema=json_schema,
-            max_tokens=max_tokens,
-            progress=progress,
-            party=party,
-        )
+        schema_text = bounded_schema_text(json_schema)  # its size refused before anything reads it
+        with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
+            if self.settings.detect_injection:  # its descriptions reach the prompt
+                await caller_work(refuse_injection, schema_text, "json_schema")
+            prompt = "Extract the data as one JSON object matching this JSON Schema:\n" + schema_text[:1500]
+            return await self._trusted(
+                prompt, EXTRACT_SYSTEM, text, None, json_schema, max_tokens, progress, party
+            )
 
     async def classify_risk(
         self,
@@ -177,29 +201,32 @@ class Cortex:
                 f"action is {len(action_text)} characters as JSON; the limit is "
                 f"{self.settings.max_query_chars}"
             )
-        for part, what in ((action_text, "action"), (context, "context")):
-            finding = find_injection(part) if part else None
-            if finding is not None:
-                return {
-                    "risk": "critical",
-                    "requires_confirmation": True,
-                    "source": "injection_detector",
-                    "reasons": [
-                        (
-                            f"prompt-injection attempt in the {what} ({finding.technique}: "
-                            f"{finding.evidence!r})"
-                        )
-                    ],
-                }
-        result = await self.generate_with_trusted_prompt(
-            f"Assess the risk of this action:\n{action_text}",
-            RISK_SYSTEM,
-            context or None,
-            grammar="risk",
-            max_tokens=1024,
-            progress=progress,
-            party=party,
-        )
+        cap(context, self.settings.max_context_chars, "context")  # refused before the detector reads it
+        with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
+            for part, what in ((action_text, "action"), (context, "context")):
+                finding = await caller_work(find_injection, part) if part else None
+                if finding is not None:
+                    return {
+                        "risk": "critical",
+                        "requires_confirmation": True,
+                        "source": "injection_detector",
+                        "reasons": [
+                            (
+                                f"prompt-injection attempt in the {what} ({finding.technique}: "
+                                f"{finding.evidence!r})"
+                            )
+                        ],
+                    }
+            result = await self._trusted(
+                f"Assess the risk of this action:\n{action_text}",
+                RISK_SYSTEM,
+                context or None,
+                "risk",
+                None,
+                1024,
+                progress,
+                party,
+            )
         assessment = RiskAssessment.model_validate(result.data)
         return {
             "risk": assessment.risk,
@@ -221,17 +248,30 @@ class Cortex:
         party: str = IN_PROCESS_PARTY,
     ) -> StructuredResult:
         """For built-in prompts: only the context is untrusted (checked, capped, escaped)."""
+        with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
+            return await self._trusted(
+                prompt, system, context, grammar, json_schema, max_tokens, progress, party
+            )
+
+    async def _trusted(
+        self,
+        prompt: str,
+        system: str,
+        context: str | None,
+        grammar: str | None,
+        json_schema: Any,
+        max_tokens: int,
+        progress: Progress | None,
+        party: str,
+    ) -> StructuredResult:
+        user = prompt
+        if context:  # checked first: a context over its cap is refused before a schema is compiled
+            user = f"{await caller_work(self._fenced_context, context)}\n\n{prompt}"
         model = self.grammars.get(grammar).model if grammar else None
         gbnf = self.grammars.get(grammar).text if grammar else await _compiled(json_schema)
         schema = (
             None if grammar else (json_schema if isinstance(json_schema, dict) else json.loads(json_schema))
         )
-        user = prompt
-        if context:
-            ctx = sanitize_context(context, self.settings.max_context_chars)
-            if self.settings.detect_injection:
-                refuse_injection(context, "context", ctx)
-            user = f"{wrap_context(ctx.text)}\n\n{prompt}"
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         label = f"grammar {grammar}.gbnf" if grammar else "json_schema"
         gen = await self.engine.generate(
@@ -282,16 +322,12 @@ __all__ = ["Cortex", "InjectionDetected", "StructuredResult"]
 async def _compiled(json_schema: Any) -> str:
     """A caller's schema compiled in a worker thread: checking and converting 64 KB of it takes up to a second
     of CPU, which on the event loop stood every other call and connection of the gateway still."""
-    import anyio
-
-    return await anyio.to_thread.run_sync(compile_schema, json_schema)
+    return await caller_work(compile_schema, json_schema)
 
 
 async def _checked(gen: Generation, model: type[BaseModel] | None, schema: dict[str, Any] | None) -> Any:
     """The output parsed and validated in a worker thread, for the same reason: building the validator of a
     caller's 60 KB schema and checking against it took 0.6-1 s of CPU."""
-    import anyio
-
     if schema is None:  # a named grammar's pydantic model: cheap, no thread needed
         return _parse_and_validate(gen, model, schema)
-    return await anyio.to_thread.run_sync(_parse_and_validate, gen, model, schema)
+    return await caller_work(_parse_and_validate, gen, model, schema)

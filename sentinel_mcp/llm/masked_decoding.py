@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from sentinel_mcp.core.errors import SentinelError
+from sentinel_mcp.llm.token_masks import short_reason
 
 # numpy comes with llama-cpp-python (the llm extra); without it no model runs at all, and the llm built-in
 # must still start (a wheel installed without extras) to say how to get one. It is imported by the first
@@ -51,6 +52,10 @@ SPARSE_FRACTION = 16  # at most vocab/16 tokens allowed: cut the candidates down
 class MaskError(SentinelError):
     """llguidance stopped with an error mid-generation (a bug or an exhausted resource limit)."""
     area = "llm"
+
+    def __init__(self, reason: str) -> None:
+        # llguidance's error dumps its state and the caller's whole grammar or schema: the log keeps the start
+        super().__init__(short_reason(reason))
 
 
 @dataclass(frozen=True)

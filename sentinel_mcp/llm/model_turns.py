@@ -18,6 +18,7 @@ from typing import TypeVar
 
 import anyio
 
+from sentinel_mcp.llm.admission import Admission
 from sentinel_mcp.llm.errors import GenerationCancelled
 from sentinel_mcp.llm.fair_turns import PER_PARTY, TOTAL, FairTurns, Turn
 
@@ -57,6 +58,9 @@ class _Job:
 class ModelTurns:
     def __init__(self, per_party: int = PER_PARTY, total: int = TOTAL) -> None:
         self.turns = FairTurns(per_party, total)
+        # the same bounds from the start of a Cortex call (its schema compiled before it joins the turns),
+        # counting the one turn a party may run besides those it has waiting
+        self.admission = Admission(per_party + 1, total + 1)
         self._current: _Job | None = None  # the generation holding the model, if any
 
     @property

@@ -26,11 +26,30 @@ REPEAT_KEYWORDS = ("minLength", "maxLength", "minItems", "maxItems", "minPropert
                    "minContains", "maxContains")
 MAX_REPEAT = 4_096
 MAX_REPEAT_TOTAL = 16_384
+# the grammar a schema makes: the converter copies what allOf refers to into each place using it, so 3 KB of
+# schema within the bounds above made 2.5 MB of grammar (9 s to check, 6 s of llama.cpp holding the model).
+# The largest schema the bounds allow, used once, makes about 130 KB.
+MAX_GRAMMAR_BYTES = 256 * 1024
+
+
+def bounded_schema_text(schema: Any) -> str:
+    """``schema`` as JSON text, refused (SchemaError) past ``MAX_SCHEMA_BYTES`` before anything reads it."""
+    if isinstance(schema, str):
+        text = schema
+    else:
+        try:
+            text = json.dumps(schema)
+        except (RecursionError, TypeError, ValueError):  # an in-process caller's dict: nested past the stack
+            raise SchemaError("json_schema is nested too deep, or holds values JSON has not") from None
+    if len(text) > MAX_SCHEMA_BYTES:
+        raise SchemaError(f"json_schema is {len(text)} bytes; the limit is {MAX_SCHEMA_BYTES}")
+    return text
 
 
 def compile_schema(schema: Any) -> str:
     """Return the GBNF text for ``schema`` or raise SchemaError saying what cannot be constrained."""
     if isinstance(schema, str):
+        bounded_schema_text(schema)
         try:
             schema = json.loads(schema)
         except json.JSONDecodeError as exc:
@@ -39,12 +58,7 @@ def compile_schema(schema: Any) -> str:
             ) from None
     if not isinstance(schema, dict):
         raise SchemaError(f"json_schema must be a JSON object, got {type(schema).__name__}")
-    try:
-        text = json.dumps(schema)
-    except (RecursionError, TypeError, ValueError):  # an in-process caller's dict: nested past Python's stack
-        raise SchemaError("json_schema is nested too deep, or holds values JSON has not") from None
-    if len(text) > MAX_SCHEMA_BYTES:
-        raise SchemaError(f"json_schema is {len(text)} bytes; the limit is {MAX_SCHEMA_BYTES}")
+    text = bounded_schema_text(schema)
     # first: a pattern's counted repetitions are what makes compiling it costly (RE2's, then the grammar's)
     _bound_repetitions(schema)
     try:  # the caller's schema: no reference fetched, no backtracking pattern (core/outside_schema.py)
@@ -52,19 +66,47 @@ def compile_schema(schema: Any) -> str:
     except UnusableSchema as exc:
         raise SchemaError(f"json_schema is unusable: {exc}") from None
     _refuse_unconstrainable(schema, "#")
-    from llama_cpp.llama_grammar import json_schema_to_gbnf  # heavy import, only when needed
-
     try:
-        gbnf = json_schema_to_gbnf(text)
+        gbnf = _bounded_gbnf(text)
+    except SchemaError:  # the grammar bound, met while the converter ran
+        raise
     except Exception as exc:  # noqa: BLE001 - the converter raises assorted types (Assertion, Key, Value)
         raise SchemaError(
             f"json_schema cannot be turned into a grammar: {type(exc).__name__}: {exc}"
         ) from None
+    if len(gbnf) > MAX_GRAMMAR_BYTES:  # the converter's own count aside, what it returned
+        raise SchemaError(_too_large())
     try:
         check_gbnf(gbnf)
     except GbnfSyntaxError as exc:
         raise SchemaError(f"json_schema produced a grammar llama.cpp would reject: {exc}") from None
     return gbnf
+
+
+def _too_large() -> str:
+    return (
+        f"json_schema makes a grammar of more than {MAX_GRAMMAR_BYTES} bytes (what allOf refers to is copied "
+        "into every place that uses it); refer to shared parts with $ref alone, or make the schema smaller"
+    )
+
+
+def _bounded_gbnf(text: str) -> str:
+    """llama-cpp-python's ``json_schema_to_gbnf``, stopped as soon as its rules pass the grammar bound."""
+    from llama_cpp.llama_grammar import SchemaConverter  # heavy import, only when needed
+
+    class Bounded(SchemaConverter):
+        made = 0
+
+        def _add_rule(self, name: str, rule: str) -> str:
+            self.made += len(name) + len(rule)
+            if self.made > MAX_GRAMMAR_BYTES:
+                raise SchemaError(_too_large())  # stopped where it is, not made whole first
+            return super()._add_rule(name, rule)
+
+    converter = Bounded(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+    schema = converter.resolve_refs(json.loads(text), "stdin")
+    converter.visit(schema, "")
+    return converter.format_grammar()
 
 
 def _bound_repetitions(schema: Any) -> None:

@@ -113,7 +113,7 @@ class MaskCompiler:
         llguidance, _ = _llguidance()
         matcher = llguidance.LLMatcher(self.tokenizer, grammar, log_level=0)
         if matcher.is_error():
-            raise UnsupportedGrammar(_short(matcher.get_error()))
+            raise UnsupportedGrammar(short_reason(matcher.get_error()))
         return matcher
 
     @staticmethod
@@ -122,7 +122,7 @@ class MaskCompiler:
         try:
             lark = gbnf_to_lark.any_to_lark(text)
         except Exception as exc:  # noqa: BLE001 - the converter raises its own and assorted builtin errors
-            raise UnsupportedGrammar(f"GBNF to Lark conversion failed: {_short(str(exc))}") from None
+            raise UnsupportedGrammar(f"GBNF to Lark conversion failed: {short_reason(str(exc))}") from None
         return llguidance.LLMatcher.grammar_from_lark(lark)
 
     @staticmethod
@@ -133,7 +133,7 @@ class MaskCompiler:
                 close_objects(schema), overrides=JSON_WHITESPACE
             )
         except (ValueError, TypeError) as exc:
-            raise UnsupportedGrammar(f"JSON Schema compilation failed: {_short(str(exc))}") from None
+            raise UnsupportedGrammar(f"JSON Schema compilation failed: {short_reason(str(exc))}") from None
 
 
 def close_objects(schema: Any) -> Any:
@@ -172,6 +172,7 @@ def _remember(cache: OrderedDict[str, Any], key: str, value: Any) -> None:
     cache[key] = value
 
 
-def _short(text: str) -> str:
+def short_reason(text: str) -> str:
+    """An llguidance error on one line, at most ``REASON_CHARS`` long (it quotes the grammar)."""
     text = " ".join(text.split())
     return text if len(text) <= REASON_CHARS else text[:REASON_CHARS] + "..."

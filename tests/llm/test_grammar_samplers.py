@@ -407,3 +407,27 @@ def test_a_property_named_like_a_bound_is_not_a_bound():
 
     schema = {"type": "object", "properties": {"minLength": {"type": "integer"}}, "required": ["minLength"]}
     assert "minLength" in compile_schema(schema)
+
+
+async def test_llguidance_failing_mid_generation_logs_a_bounded_line(masks_engine: LlamaEngine, caplog):
+    """llguidance's error quotes its whole state and the caller's schema: each such call logged the 30 KB
+    schema below (a caller could fill the operator's log); the line now keeps the start of the reason."""
+    from sentinel_mcp.llm.errors import LlmError
+
+    caplog.set_level(logging.WARNING)
+    filler = "caller text " * 2500
+    schema = {
+        "type": "object",
+        "description": filler,
+        "properties": {"x": {"$ref": "#/definitions/a"}},
+        "required": ["x"],
+        "definitions": {"a": {"allOf": [{"$ref": "#/definitions/a"}]}},  # llguidance gives up mid-way
+    }
+    cortex = Cortex(masks_engine.settings, engine=masks_engine)
+    for _ in range(2):
+        with pytest.raises(LlmError):
+            await cortex.generate("x", json_schema=schema, max_tokens=50)
+    fallbacks = [r.getMessage() for r in caplog.records if "llguidance failed" in r.getMessage()]
+    assert fallbacks  # the case this is about happened
+    longest = max(len(r.getMessage()) for r in caplog.records)
+    assert longest <= 1_000, longest

@@ -40,6 +40,15 @@ from sentinel_mcp.swarm.workspace import Workspace
         "a/\x00.kt",
         "",
         "a/" + "b" * 300,
+        # names a build could only make with odd characters: a newline anywhere (also last, where re's $
+        # would match), a direction override, a letter outside ASCII, a leading dash or dot, a trailing dot
+        "a/b\n.kt",
+        "a/b.kt\n",
+        "a/\u202ecod.kt",
+        "a/caf\u00e9.kt",
+        "a/-rf.kt",
+        "a/.hidden.kt",
+        "a./b.kt",
     ],
 )
 def test_unsafe_paths_are_refused(path: str) -> None:
@@ -62,6 +71,19 @@ def test_safe_path_and_symlink_checks(tmp_path: Path) -> None:
     assert ws.list_files() == ["app/x.txt"]  # symlinks are not listed
     with pytest.raises(UnsafePathError):
         resolve_inside(ws.root, "app/x.txt/y.txt")  # through a file
+
+
+def test_a_hard_link_in_the_workspace_is_replaced_never_written_through(tmp_path: Path) -> None:
+    """A file of the workspace hard-linked to one outside (planted, or made by a tool) is one inode: writing
+    into it would change the outside file. A write replaces the name with a new file instead."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("precious\n")
+    ws = Workspace(tmp_path / "ws").create()
+    (ws.root / "app").mkdir()
+    (ws.root / "app" / "x.txt").hardlink_to(outside)
+    ws.write_file("app/x.txt", "generated\n")
+    assert outside.read_text() == "precious\n"
+    assert ws.read_file("app/x.txt") == "generated\n" and (ws.root / "app" / "x.txt").stat().st_nlink == 1
 
 
 def test_plan_validation_collects_every_problem() -> None:
