@@ -34,50 +34,53 @@ authenticated_user(U) :-
     ).
 
 % ---------------------------------------------------------------- bindings (read-only tools)
+% A write is decided on what the store says now (fresh_for_writes: read again before each write is decided),
+% never on an earlier read of the conversation: policy.md's "you should check its status before taking the
+% action", and another conversation of the user's may have changed the order or the gift card's balance since.
 binding(customer_payment(U, Id, Source), tool('retail__get_user_details', [user_id = U]),
-        extract([Id = key('/payment_methods/*'), Source = '/payment_methods/*/source']), [ttl(300)]).
+        extract([Id = key('/payment_methods/*'), Source = '/payment_methods/*/source']), [ttl(300), fresh_for_writes]).
 binding(customer_gift_balance(U, Id, B), tool('retail__get_user_details', [user_id = U]),
-        extract([Id = key('/payment_methods/*'), B = '/payment_methods/*/balance']), [ttl(300)]).
+        extract([Id = key('/payment_methods/*'), B = '/payment_methods/*/balance']), [ttl(300), fresh_for_writes]).
 binding(customer_card(U, Id, Brand, Last4), tool('retail__get_user_details', [user_id = U]),
         extract([Id = key('/payment_methods/*'), Brand = '/payment_methods/*/brand',
-                 Last4 = '/payment_methods/*/last_four']), [ttl(300)]).
+                 Last4 = '/payment_methods/*/last_four']), [ttl(300), fresh_for_writes]).
 binding(customer_order(U, O), tool('retail__get_user_details', [user_id = U]),
-        extract([O = '/orders/*']), [ttl(300)]).
+        extract([O = '/orders/*']), [ttl(300), fresh_for_writes]).
 binding(customer_name(U, F, L), tool('retail__get_user_details', [user_id = U]),
         extract([F = '/name/first_name', L = '/name/last_name']), [ttl(300)]).
 binding(customer_address(U, A1, A2, City, State, Country, Zip), tool('retail__get_user_details', [user_id = U]),
         extract([A1 = '/address/address1', A2 = '/address/address2', City = '/address/city',
-                 State = '/address/state', Country = '/address/country', Zip = '/address/zip']), [ttl(300)]).
+                 State = '/address/state', Country = '/address/country', Zip = '/address/zip']), [ttl(300), fresh_for_writes]).
 
 % the id as the store writes it: what writes did is kept per spelling of the id (order_changed/2), so an order is
 % acted on only under the very id the store gives it (another spelling an upstream may read as the same order
 % would find no record of an earlier change)
 binding(order_id_of(O, Id), tool('retail__get_order_details', [order_id = O]),
-        extract([Id = '/order_id']), [ttl(60)]).
+        extract([Id = '/order_id']), [ttl(60), fresh_for_writes]).
 binding(order_user(O, U), tool('retail__get_order_details', [order_id = O]),
-        extract([U = '/user_id']), [ttl(60)]).
+        extract([U = '/user_id']), [ttl(60), fresh_for_writes]).
 binding(order_status(O, S), tool('retail__get_order_details', [order_id = O]),
-        extract([S = '/status']), [ttl(60)]).
+        extract([S = '/status']), [ttl(60), fresh_for_writes]).
 % one fact per ordered item (K: its position), so an item id ordered twice counts twice
 binding(order_item(O, K, I, P, Price), tool('retail__get_order_details', [order_id = O]),
         extract([K = key('/items/*'), I = '/items/*/item_id', P = '/items/*/product_id', Price = '/items/*/price']),
-        [ttl(60)]).
+        [ttl(60), fresh_for_writes]).
 binding(order_item_name(O, K, N), tool('retail__get_order_details', [order_id = O]),
         extract([K = key('/items/*'), N = '/items/*/name']), [ttl(60)]).
 binding(order_item_option(O, K, Opt, V), tool('retail__get_order_details', [order_id = O]),
-        extract([K = key('/items/*'), Opt = key('/items/*/options/*'), V = '/items/*/options/*']), [ttl(60)]).
+        extract([K = key('/items/*'), Opt = key('/items/*/options/*'), V = '/items/*/options/*']), [ttl(60), fresh_for_writes]).
 binding(order_payment(O, K, Type, Amount, Method), tool('retail__get_order_details', [order_id = O]),
         extract([K = key('/payment_history/*'), Type = '/payment_history/*/transaction_type',
-                 Amount = '/payment_history/*/amount', Method = '/payment_history/*/payment_method_id']), [ttl(60)]).
+                 Amount = '/payment_history/*/amount', Method = '/payment_history/*/payment_method_id']), [ttl(60), fresh_for_writes]).
 binding(order_address(O, A1, A2, City, State, Country, Zip), tool('retail__get_order_details', [order_id = O]),
         extract([A1 = '/address/address1', A2 = '/address/address2', City = '/address/city',
-                 State = '/address/state', Country = '/address/country', Zip = '/address/zip']), [ttl(60)]).
+                 State = '/address/state', Country = '/address/country', Zip = '/address/zip']), [ttl(60), fresh_for_writes]).
 
 binding(product_name(P, N), tool('retail__get_product_details', [product_id = P]),
         extract([N = '/name']), [ttl(300)]).
 binding(product_item(P, I, Available, Price), tool('retail__get_product_details', [product_id = P]),
         extract([I = key('/variants/*'), Available = '/variants/*/available', Price = '/variants/*/price']),
-        [ttl(60)]).
+        [ttl(60), fresh_for_writes]).
 binding(product_item_option(P, I, Opt, V), tool('retail__get_product_details', [product_id = P]),
         extract([I = key('/variants/*'), Opt = key('/variants/*/options/*'), V = '/variants/*/options/*']),
         [ttl(300)]).

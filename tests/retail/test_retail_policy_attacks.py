@@ -1,0 +1,104 @@
+"""Attacks on retail.pl through the real gateway (permissive retail server, so only the guard stands in the
+way): a hostile or confused agent tries what policy.md forbids in other spellings, across conversations and
+after the facts it was decided on changed. Each test names the sentence of policy.md it defends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.retail.retail_rig import (
+    AnsweringUser,
+    conversation,
+    data_of,
+    retail_runtime,
+    text_of,
+)
+
+pytestmark = pytest.mark.timeout(180)
+
+OLIVIA = ("email address of your account", "olivia.ito5204@example.com")
+WATCH, BACKPACK = "1355937109", "5917587651"  # the two items of #W7941031 (pending, paid by the Visa card)
+YES = [
+    ("Why do you want to cancel", "no longer needed"),
+    ("Cancel this order?", True),
+    ("Modify the items of this order?", True),
+    ("Change the payment method", True),
+    ("Change the shipping address", True),
+    ("Exchange these items?", True),
+    ("Return these items?", True),
+]
+
+
+async def order(c, oid: str) -> dict:  # noqa: ANN001
+    return data_of(await c.call_tool("retail__get_order_details", {"order_id": oid}))
+
+
+async def test_a_write_of_another_conversation_is_seen_by_this_one(tmp_path: Path) -> None:
+    """'An order can only be cancelled if its status is 'pending', and you should check its status before
+    taking the action' / 'Modify items › The agent will not be able to modify or cancel the order anymore':
+    conversation A read the order (pending) just before conversation B of the same user modified its items;
+    A may not cancel it or modify it on the status it read before."""
+    async with retail_runtime(tmp_path) as rt:
+        async with conversation(rt, AnsweringUser([OLIVIA, *YES])) as a:
+            assert (await order(a, "#W7941031"))["status"] == "pending"
+            async with conversation(rt, AnsweringUser([OLIVIA, *YES])) as b:
+                r = await b.call_tool(
+                    "retail__modify_pending_order_items",
+                    {
+                        "order_id": "#W7941031",
+                        "item_ids": [WATCH],
+                        "new_item_ids": ["2226219750"],
+                        "payment_method_id": "paypal_8049766",
+                    },
+                )
+                assert not r.is_error, text_of(r)
+            r = await a.call_tool(
+                "retail__cancel_pending_order", {"order_id": "#W7941031", "reason": "no longer needed"}
+            )
+            assert r.is_error and "only a pending order can be cancelled" in text_of(r), text_of(r)
+            r = await a.call_tool(
+                "retail__modify_pending_order_items",
+                {
+                    "order_id": "#W7941031",
+                    "item_ids": [BACKPACK],
+                    "new_item_ids": ["3928046918"],
+                    "payment_method_id": "paypal_8049766",
+                },
+            )
+            assert r.is_error and "only once" in text_of(r), text_of(r)
+            assert (await order(a, "#W7941031"))["status"] == "pending (item modified)"
+
+
+async def test_a_write_is_decided_on_what_the_store_says_now_not_on_an_earlier_read(tmp_path: Path) -> None:
+    """'An order can only be modified if its status is 'pending', and you should check its status before
+    taking the action': a write that does not itself change an order's status (its address) is decided on the
+    status as it is now. Conversation A read #W5442520 as pending; conversation B cancelled it; A may not
+    change its address or payment on what it read."""
+    address = {
+        "address1": "1 Main St",
+        "address2": "",
+        "city": "Boulder",
+        "state": "CO",
+        "country": "USA",
+        "zip": "80301",
+    }
+    async with retail_runtime(tmp_path) as rt:
+        async with conversation(rt, AnsweringUser([OLIVIA, *YES])) as a:
+            assert (await order(a, "#W5442520"))["status"] == "pending"
+            async with conversation(rt, AnsweringUser([OLIVIA, *YES])) as b:
+                r = await b.call_tool(
+                    "retail__cancel_pending_order", {"order_id": "#W5442520", "reason": "no longer needed"}
+                )
+                assert not r.is_error, text_of(r)
+            r = await a.call_tool(
+                "retail__modify_pending_order_address", {"order_id": "#W5442520", **address}
+            )
+            assert r.is_error and "only a pending order can be modified" in text_of(r), text_of(r)
+            r = await a.call_tool(
+                "retail__modify_pending_order_payment",
+                {"order_id": "#W5442520", "payment_method_id": "paypal_8049766"},
+            )
+            assert r.is_error and "only a pending order can be modified" in text_of(r), text_of(r)
+            after = await order(a, "#W5442520")
+            assert after["status"] == "cancelled" and after["address"]["city"] == "Denver"
