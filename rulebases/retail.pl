@@ -240,7 +240,8 @@ cites(order_label/2, policy_ref(retail, 'The status of an order can be')).
 % ---------------------------------------------------------------- guards of the read tools
 % A customer's data (an order's details, a profile) is read for the authenticated user only, and only their own:
 % the agent reads nothing about an order or a user before the user is authenticated, and nothing of another
-% customer after. The catalog (products, items, the product list) and the look-ups that authenticate stay open.
+% customer after. The catalog (products, items, the product list) stays open; the look-ups that authenticate
+% take only what the user told Sentinel (below).
 % These guards govern what a caller reads; the facts the policy reads to decide a call (e.g. an order's owner,
 % to find it is not the user's) stay inside Sentinel (docs/rulebase-language.md, "Guards of read tools").
 guard('retail__get_order_details', [order_id = O],
@@ -254,6 +255,34 @@ guard('retail__get_user_details', [user_id = V],
                 policy_ref(retail, 'you have to authenticate the user identity by locating their user id via email, or via name + zip code')),
         require(V == U, 'only the authenticated user\'s own profile can be read: one user per conversation',
                 policy_ref(retail, 'must deny any requests for tasks related to any other user')) )).
+
+% The look-ups that locate a user id are the authentication itself: the agent may make them for the user of
+% the conversation only, with what the user told Sentinel (their email; or, when they do not know it, their name
+% and zip code). Any other email or name is another customer's, whose account and user id the conversation
+% may not learn (before, the agent looked up any customer's user id by their email, after authentication too).
+% Spellings: only ASCII letters' case and surrounding blanks may differ, which the store ignores too; any
+% other difference is another email (never one the store might read as the user's).
+guard('retail__find_user_id_by_email', [email = E],
+      require(( account_email(A), A \== none, same_words(A, E) ),
+              'only the email the user gave can be looked up: one user per conversation',
+              policy_ref(retail, 'must deny any requests for tasks related to any other user'))).
+
+guard('retail__find_user_id_by_name_zip', [first_name = F, last_name = L, zip = Z],
+      require(( account_email(none), account_first_name(F0), account_last_name(L0), account_zip(Z0),
+                same_words(F0, F), same_words(L0, L), same_blanks(Z0, Z) ),
+              'only the name and zip code the user gave (when they do not know their email) can be looked up: one user per conversation',
+              policy_ref(retail, 'must deny any requests for tasks related to any other user'))).
+
+same_words(A, B) :- stripped(A, Cs), stripped(B, Ds), ascii_lower(Cs, K), ascii_lower(Ds, K).
+same_blanks(A, B) :- stripped(A, Cs), stripped(B, Cs).  % a zip code: exact but for surrounding blanks
+stripped(X, Cs) :-
+    atom(X), atom_codes(X, Cs0), strip_blanks(Cs0, Cs1), reverse(Cs1, R0), strip_blanks(R0, R1), reverse(R1, Cs).
+strip_blanks([C|Cs], Out) :- memberchk(C, [32, 9, 10, 13]), !, strip_blanks(Cs, Out).  % space, tab, line ends
+strip_blanks(Cs, Cs).
+ascii_lower([], []).
+ascii_lower([C|Cs], [L|Ls]) :- ( between(0'A, 0'Z, C) -> L is C + 32 ; L = C ), ascii_lower(Cs, Ls).
+
+cites(same_words/2, policy_ref(retail, 'authenticate the user identity by locating their user id via email, or via name + zip code')).
 
 % ---------------------------------------------------------------- guards of the write tools
 guard('retail__cancel_pending_order', [order_id = O, reason = R],

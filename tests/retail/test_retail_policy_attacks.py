@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from tests.retail.retail_rig import (
+    DONT_KNOW,
     AnsweringUser,
     conversation,
     data_of,
@@ -102,3 +103,65 @@ async def test_a_write_is_decided_on_what_the_store_says_now_not_on_an_earlier_r
             assert r.is_error and "only a pending order can be modified" in text_of(r), text_of(r)
             after = await order(a, "#W5442520")
             assert after["status"] == "cancelled" and after["address"]["city"] == "Denver"
+
+
+@pytest.mark.parametrize(
+    "email",
+    [
+        "emma.smith3991@example.com",
+        "EMMA.SMITH3991@example.com",
+        " emma.smith3991@example.com ",
+        "emma.smith3991@example.com\u200b",
+        "olivia.ito5204@example.com\u0130",
+    ],
+)
+async def test_the_agent_looks_up_no_other_customer(tmp_path: Path, email: str) -> None:
+    """'must deny any requests for tasks related to any other user': the look-ups that locate a user id are
+    the authentication; the agent makes them only with what the user told Sentinel. Another customer's email,
+    in any spelling, gives no user id (nor whether the account exists); the user's own email in another case
+    does."""
+    async with retail_runtime(tmp_path) as rt, conversation(rt, AnsweringUser([OLIVIA])) as c:
+        r = await c.call_tool("retail__find_user_id_by_email", {"email": email})
+        assert r.is_error and "Sentinel refused this call" in text_of(r), text_of(r)
+        assert "emma_smith" not in text_of(r) and "not found" not in text_of(r), text_of(r)
+        r = await c.call_tool("retail__find_user_id_by_email", {"email": " Olivia.Ito5204@EXAMPLE.com"})
+        assert data_of(r)["result"] == "olivia_ito_3591", text_of(r)
+
+
+async def test_the_agent_looks_up_no_other_customer_by_name_and_zip(tmp_path: Path) -> None:
+    """'authenticate the user identity by locating their user id via email, or via name + zip code' / 'must
+    deny any requests for tasks related to any other user': by name and zip code only the user who does not
+    know their email, with their own name and zip code; never once the user is known by email."""
+    user = AnsweringUser(
+        [
+            ("email address of your account", DONT_KNOW),
+            ("first name", "Olivia"),
+            ("last name", "Ito"),
+            ("zip code", "80218"),
+        ]
+    )
+    async with retail_runtime(tmp_path) as rt:
+        async with conversation(rt, user) as c:
+            for first, last, zip_code in [
+                ("Emma", "Smith", "95186"),
+                ("Olivia", "Ito", "80219"),
+                ("Olivia", "Itö", "80218"),
+                ("Emma", "Ito", "80218"),
+            ]:
+                r = await c.call_tool(
+                    "retail__find_user_id_by_name_zip",
+                    {"first_name": first, "last_name": last, "zip": zip_code},
+                )
+                assert r.is_error and "Sentinel refused this call" in text_of(r), (first, text_of(r))
+            r = await c.call_tool(
+                "retail__find_user_id_by_name_zip",
+                {"first_name": "OLIVIA", "last_name": "ito ", "zip": "80218"},
+            )
+            assert data_of(r)["result"] == "olivia_ito_3591", text_of(r)
+        # known by email: no look-up by name (it would be a second user of the conversation)
+        async with conversation(rt, AnsweringUser([OLIVIA])) as c:
+            r = await c.call_tool(
+                "retail__find_user_id_by_name_zip",
+                {"first_name": "Olivia", "last_name": "Ito", "zip": "80218"},
+            )
+            assert r.is_error and "Sentinel refused this call" in text_of(r), text_of(r)
