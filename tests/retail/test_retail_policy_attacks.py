@@ -35,6 +35,29 @@ async def order(c, oid: str) -> dict:  # noqa: ANN001
     return data_of(await c.call_tool("retail__get_order_details", {"order_id": oid}))
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="not fixed (branch rt-retail4): the engine reads an upstream's error as a failed "
+    "look-up, never as 'not found', so authenticated_user/1 cannot fall back to the name and zip code",
+)
+async def test_an_email_not_found_leaves_name_and_zip(tmp_path: Path) -> None:
+    """'authenticate the user identity by locating their user id via email, or via name + zip code': a user
+    whose email is not found is located by name and zip code (the API: 'only call this function if the user is
+    not found by email')."""
+    user = AnsweringUser(
+        [
+            ("email address of your account", "olivia.ito@example.org"),
+            ("first name", "Olivia"),
+            ("last name", "Ito"),
+            ("zip code", "80218"),
+        ]
+    )
+    async with retail_runtime(tmp_path) as rt, conversation(rt, user) as c:
+        r = await c.call_tool("retail__get_order_details", {"order_id": "#W5442520"})
+        assert not r.is_error, text_of(r)
+        assert data_of(r)["user_id"] == "olivia_ito_3591"
+
+
 async def test_a_write_of_another_conversation_is_seen_by_this_one(tmp_path: Path) -> None:
     """'An order can only be cancelled if its status is 'pending', and you should check its status before
     taking the action' / 'Modify items › The agent will not be able to modify or cancel the order anymore':
@@ -103,6 +126,128 @@ async def test_a_write_is_decided_on_what_the_store_says_now_not_on_an_earlier_r
             assert r.is_error and "only a pending order can be modified" in text_of(r), text_of(r)
             after = await order(a, "#W5442520")
             assert after["status"] == "cancelled" and after["address"]["city"] == "Denver"
+
+
+async def test_the_agent_cannot_switch_the_conversation_to_another_user(tmp_path: Path) -> None:
+    """'You can only help one user per conversation ... and must deny any requests for tasks related to any
+    other user': once Olivia is authenticated, the agent's own answers (an email, a name and zip code, in any
+    spelling) do not make Emma the conversation's user, and Emma's order stays out of reach."""
+    user = AnsweringUser([OLIVIA, *YES])
+    async with retail_runtime(tmp_path) as rt, conversation(rt, user) as c:
+        assert (await order(c, "#W7941031"))["user_id"] == "olivia_ito_3591"
+        for predicate, answer in [
+            ("account_email", "emma.smith3991@example.com"),
+            ("account_email", "EMMA.SMITH3991@example.com"),
+            ("account_email", "none"),
+            ("account_first_name", "Emma"),
+            ("account_last_name", "Smith"),
+            ("account_zip", "95186"),
+        ]:
+            r = await c.call_tool(
+                "sentinel__sentinel_answer", {"predicate": predicate, "inputs": [], "answer": answer}
+            )
+            assert r.is_error and "must be answered by: user" in text_of(r), (predicate, answer, text_of(r))
+        for name, args in [
+            ("retail__cancel_pending_order", {"order_id": "#W2417020", "reason": "no longer needed"}),
+            ("retail__get_order_details", {"order_id": "#W2417020"}),
+            ("retail__get_user_details", {"user_id": "emma_smith_8564"}),
+        ]:
+            r = await c.call_tool(name, args)
+            assert r.is_error and "one user per conversation" in text_of(r), (name, text_of(r))
+        assert user.messages().count("What is the email address of your account?") == 1
+        assert not any("first name" in m for m in user.messages())
+
+
+async def test_an_order_changed_in_this_conversation_is_not_acted_on_as_before(tmp_path: Path) -> None:
+    """'Generally, you can only take action on pending or delivered orders' / 'An order can only be modified
+    if its status is 'pending'' / 'Exchange or modify order tools can only be called once per order': after
+    a write changed an order's status in this conversation, no other write goes through on the status it had
+    (items modified: no address change; cancelled: no change at all; returned: no exchange; exchanged: no
+    return)."""
+    address = {
+        "address1": "1 Main St",
+        "address2": "",
+        "city": "Boulder",
+        "state": "CO",
+        "country": "USA",
+        "zip": "80301",
+    }
+    async with retail_runtime(tmp_path) as rt, conversation(rt, AnsweringUser([OLIVIA, *YES])) as c:
+        # items modified: the address and the payment of #W7941031 stay as they are
+        r = await c.call_tool(
+            "retail__modify_pending_order_items",
+            {
+                "order_id": "#W7941031",
+                "item_ids": [WATCH],
+                "new_item_ids": ["2226219750"],
+                "payment_method_id": "paypal_8049766",
+            },
+        )
+        assert not r.is_error, text_of(r)
+        r = await c.call_tool("retail__modify_pending_order_address", {"order_id": "#W7941031", **address})
+        assert r.is_error and "only a pending order can be modified" in text_of(r), text_of(r)
+        # cancelled: nothing more on #W5442520
+        r = await c.call_tool(
+            "retail__cancel_pending_order", {"order_id": "#W5442520", "reason": "no longer needed"}
+        )
+        assert not r.is_error, text_of(r)
+        for name, args in [
+            ("retail__modify_pending_order_address", {"order_id": "#W5442520", **address}),
+            (
+                "retail__modify_pending_order_payment",
+                {"order_id": "#W5442520", "payment_method_id": "paypal_8049766"},
+            ),
+            (
+                "retail__modify_pending_order_items",
+                {
+                    "order_id": "#W5442520",
+                    "item_ids": ["3330317167"],
+                    "new_item_ids": ["8896479688"],
+                    "payment_method_id": "paypal_8049766",
+                },
+            ),
+            (
+                "retail__return_delivered_order_items",
+                {
+                    "order_id": "#W5442520",
+                    "item_ids": ["3330317167"],
+                    "payment_method_id": "credit_card_9753331",
+                },
+            ),
+        ]:
+            r = await c.call_tool(name, args)
+            assert r.is_error and "Sentinel refused this call" in text_of(r), (name, text_of(r))
+        assert (await order(c, "#W5442520"))["address"]["city"] == "Denver"
+        # returned: #W5866402 is not exchanged afterwards
+        r = await c.call_tool(
+            "retail__return_delivered_order_items",
+            {"order_id": "#W5866402", "item_ids": ["9727387530"], "payment_method_id": "paypal_8049766"},
+        )
+        assert not r.is_error, text_of(r)
+        r = await c.call_tool(
+            "retail__exchange_delivered_order_items",
+            {
+                "order_id": "#W5866402",
+                "item_ids": ["6242772310"],
+                "new_item_ids": ["3709608322"],
+                "payment_method_id": "paypal_8049766",
+            },
+        )
+        assert r.is_error and "only a delivered order can be exchanged" in text_of(r), text_of(r)
+        assert (await order(c, "#W5866402"))["status"] == "return requested"
+
+
+@pytest.mark.parametrize(
+    "oid",
+    ["W7941031", "#w7941031", " #W7941031", "#W7941031 ", "＃W7941031", "#W7941031\u200b", "#Ｗ7941031"],
+)
+async def test_other_spellings_of_an_order_id_are_not_the_order(tmp_path: Path, oid: str) -> None:
+    """'You can only help one user per conversation': an order is acted on only under the id the store gives
+    it; another spelling is no order of the user's (refused by the guard itself, before the store sees it)."""
+    async with retail_runtime(tmp_path) as rt, conversation(rt, AnsweringUser([OLIVIA, *YES])) as c:
+        r = await c.call_tool("retail__cancel_pending_order", {"order_id": oid, "reason": "no longer needed"})
+        assert r.is_error and "Sentinel refused this call" in text_of(r), text_of(r)
+        assert (await order(c, "#W7941031"))["status"] == "pending"
 
 
 @pytest.mark.parametrize(
