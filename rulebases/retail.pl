@@ -34,50 +34,53 @@ authenticated_user(U) :-
     ).
 
 % ---------------------------------------------------------------- bindings (read-only tools)
+% A write is decided on what the store says now (fresh_for_writes: read again before each write is decided),
+% never on an earlier read of the conversation: policy.md's "you should check its status before taking the
+% action", and another conversation of the user's may have changed the order or the gift card's balance since.
 binding(customer_payment(U, Id, Source), tool('retail__get_user_details', [user_id = U]),
-        extract([Id = key('/payment_methods/*'), Source = '/payment_methods/*/source']), [ttl(300)]).
+        extract([Id = key('/payment_methods/*'), Source = '/payment_methods/*/source']), [ttl(300), fresh_for_writes]).
 binding(customer_gift_balance(U, Id, B), tool('retail__get_user_details', [user_id = U]),
-        extract([Id = key('/payment_methods/*'), B = '/payment_methods/*/balance']), [ttl(300)]).
+        extract([Id = key('/payment_methods/*'), B = '/payment_methods/*/balance']), [ttl(300), fresh_for_writes]).
 binding(customer_card(U, Id, Brand, Last4), tool('retail__get_user_details', [user_id = U]),
         extract([Id = key('/payment_methods/*'), Brand = '/payment_methods/*/brand',
-                 Last4 = '/payment_methods/*/last_four']), [ttl(300)]).
+                 Last4 = '/payment_methods/*/last_four']), [ttl(300), fresh_for_writes]).
 binding(customer_order(U, O), tool('retail__get_user_details', [user_id = U]),
-        extract([O = '/orders/*']), [ttl(300)]).
+        extract([O = '/orders/*']), [ttl(300), fresh_for_writes]).
 binding(customer_name(U, F, L), tool('retail__get_user_details', [user_id = U]),
         extract([F = '/name/first_name', L = '/name/last_name']), [ttl(300)]).
 binding(customer_address(U, A1, A2, City, State, Country, Zip), tool('retail__get_user_details', [user_id = U]),
         extract([A1 = '/address/address1', A2 = '/address/address2', City = '/address/city',
-                 State = '/address/state', Country = '/address/country', Zip = '/address/zip']), [ttl(300)]).
+                 State = '/address/state', Country = '/address/country', Zip = '/address/zip']), [ttl(300), fresh_for_writes]).
 
 % the id as the store writes it: what writes did is kept per spelling of the id (order_changed/2), so an order is
 % acted on only under the very id the store gives it (another spelling an upstream may read as the same order
 % would find no record of an earlier change)
 binding(order_id_of(O, Id), tool('retail__get_order_details', [order_id = O]),
-        extract([Id = '/order_id']), [ttl(60)]).
+        extract([Id = '/order_id']), [ttl(60), fresh_for_writes]).
 binding(order_user(O, U), tool('retail__get_order_details', [order_id = O]),
-        extract([U = '/user_id']), [ttl(60)]).
+        extract([U = '/user_id']), [ttl(60), fresh_for_writes]).
 binding(order_status(O, S), tool('retail__get_order_details', [order_id = O]),
-        extract([S = '/status']), [ttl(60)]).
+        extract([S = '/status']), [ttl(60), fresh_for_writes]).
 % one fact per ordered item (K: its position), so an item id ordered twice counts twice
 binding(order_item(O, K, I, P, Price), tool('retail__get_order_details', [order_id = O]),
         extract([K = key('/items/*'), I = '/items/*/item_id', P = '/items/*/product_id', Price = '/items/*/price']),
-        [ttl(60)]).
+        [ttl(60), fresh_for_writes]).
 binding(order_item_name(O, K, N), tool('retail__get_order_details', [order_id = O]),
         extract([K = key('/items/*'), N = '/items/*/name']), [ttl(60)]).
 binding(order_item_option(O, K, Opt, V), tool('retail__get_order_details', [order_id = O]),
-        extract([K = key('/items/*'), Opt = key('/items/*/options/*'), V = '/items/*/options/*']), [ttl(60)]).
+        extract([K = key('/items/*'), Opt = key('/items/*/options/*'), V = '/items/*/options/*']), [ttl(60), fresh_for_writes]).
 binding(order_payment(O, K, Type, Amount, Method), tool('retail__get_order_details', [order_id = O]),
         extract([K = key('/payment_history/*'), Type = '/payment_history/*/transaction_type',
-                 Amount = '/payment_history/*/amount', Method = '/payment_history/*/payment_method_id']), [ttl(60)]).
+                 Amount = '/payment_history/*/amount', Method = '/payment_history/*/payment_method_id']), [ttl(60), fresh_for_writes]).
 binding(order_address(O, A1, A2, City, State, Country, Zip), tool('retail__get_order_details', [order_id = O]),
         extract([A1 = '/address/address1', A2 = '/address/address2', City = '/address/city',
-                 State = '/address/state', Country = '/address/country', Zip = '/address/zip']), [ttl(60)]).
+                 State = '/address/state', Country = '/address/country', Zip = '/address/zip']), [ttl(60), fresh_for_writes]).
 
 binding(product_name(P, N), tool('retail__get_product_details', [product_id = P]),
         extract([N = '/name']), [ttl(300)]).
 binding(product_item(P, I, Available, Price), tool('retail__get_product_details', [product_id = P]),
         extract([I = key('/variants/*'), Available = '/variants/*/available', Price = '/variants/*/price']),
-        [ttl(60)]).
+        [ttl(60), fresh_for_writes]).
 binding(product_item_option(P, I, Opt, V), tool('retail__get_product_details', [product_id = P]),
         extract([I = key('/variants/*'), Opt = key('/variants/*/options/*'), V = '/variants/*/options/*']),
         [ttl(300)]).
@@ -237,7 +240,8 @@ cites(order_label/2, policy_ref(retail, 'The status of an order can be')).
 % ---------------------------------------------------------------- guards of the read tools
 % A customer's data (an order's details, a profile) is read for the authenticated user only, and only their own:
 % the agent reads nothing about an order or a user before the user is authenticated, and nothing of another
-% customer after. The catalog (products, items, the product list) and the look-ups that authenticate stay open.
+% customer after. The catalog (products, items, the product list) stays open; the look-ups that authenticate
+% take only what the user told Sentinel (below).
 % These guards govern what a caller reads; the facts the policy reads to decide a call (e.g. an order's owner,
 % to find it is not the user's) stay inside Sentinel (docs/rulebase-language.md, "Guards of read tools").
 guard('retail__get_order_details', [order_id = O],
@@ -251,6 +255,34 @@ guard('retail__get_user_details', [user_id = V],
                 policy_ref(retail, 'you have to authenticate the user identity by locating their user id via email, or via name + zip code')),
         require(V == U, 'only the authenticated user\'s own profile can be read: one user per conversation',
                 policy_ref(retail, 'must deny any requests for tasks related to any other user')) )).
+
+% The look-ups that locate a user id are the authentication itself: the agent may make them for the user of
+% the conversation only, with what the user told Sentinel (their email; or, when they do not know it, their name
+% and zip code). Any other email or name is another customer's, whose account and user id the conversation
+% may not learn (before, the agent looked up any customer's user id by their email, after authentication too).
+% Spellings: only ASCII letters' case and surrounding blanks may differ, which the store ignores too; any
+% other difference is another email (never one the store might read as the user's).
+guard('retail__find_user_id_by_email', [email = E],
+      require(( account_email(A), A \== none, same_words(A, E) ),
+              'only the email the user gave can be looked up: one user per conversation',
+              policy_ref(retail, 'must deny any requests for tasks related to any other user'))).
+
+guard('retail__find_user_id_by_name_zip', [first_name = F, last_name = L, zip = Z],
+      require(( account_email(none), account_first_name(F0), account_last_name(L0), account_zip(Z0),
+                same_words(F0, F), same_words(L0, L), same_blanks(Z0, Z) ),
+              'only the name and zip code the user gave (when they do not know their email) can be looked up: one user per conversation',
+              policy_ref(retail, 'must deny any requests for tasks related to any other user'))).
+
+same_words(A, B) :- stripped(A, Cs), stripped(B, Ds), ascii_lower(Cs, K), ascii_lower(Ds, K).
+same_blanks(A, B) :- stripped(A, Cs), stripped(B, Cs).  % a zip code: exact but for surrounding blanks
+stripped(X, Cs) :-
+    atom(X), atom_codes(X, Cs0), strip_blanks(Cs0, Cs1), reverse(Cs1, R0), strip_blanks(R0, R1), reverse(R1, Cs).
+strip_blanks([C|Cs], Out) :- memberchk(C, [32, 9, 10, 13]), !, strip_blanks(Cs, Out).  % space, tab, line ends
+strip_blanks(Cs, Cs).
+ascii_lower([], []).
+ascii_lower([C|Cs], [L|Ls]) :- ( between(0'A, 0'Z, C) -> L is C + 32 ; L = C ), ascii_lower(Cs, Ls).
+
+cites(same_words/2, policy_ref(retail, 'authenticate the user identity by locating their user id via email, or via name + zip code')).
 
 % ---------------------------------------------------------------- guards of the write tools
 guard('retail__cancel_pending_order', [order_id = O, reason = R],

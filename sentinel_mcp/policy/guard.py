@@ -42,6 +42,7 @@ from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 from sentinel_mcp.policy.strict_symbolic import ungrounded_arguments
 from sentinel_mcp.policy.version_history import PolicyHistory, read_texts
 from sentinel_mcp.policy.withheld_facts import WithheldFn
+from sentinel_mcp.policy.write_rereads import reread_for_write
 from sentinel_mcp.search.search_service import SearchService
 from sentinel_mcp.search.settings import SearchSettings
 
@@ -115,12 +116,9 @@ class PolicyGuard(ObserveStep, Guard):
         self._documents: tuple[str, PolicyDocuments] | None = None  # (rulebase version, its documents)
         # policy documents and memories, searchable (an index next to the facts)
         # (in the store replicas share when that is PostgreSQL: every replica searches the same memories)
-        self.search = SearchService(
-            store_path
-            if is_server_url(store_path)
-            else (local_dir or Path(store_path).parent) / "passages.db",
-            search,
-        )
+        passages = (store_path if is_server_url(store_path)
+                    else (local_dir or Path(store_path).parent) / "passages.db")
+        self.search = SearchService(passages, search)
         self._indexed: str | None = None  # the rulebase version whose documents are indexed
         self.local_dir = local_dir or Path(store_path).parent
         self.private = private
@@ -296,6 +294,7 @@ class PolicyGuard(ObserveStep, Guard):
                 return await self.default.decide(call, spend=False)
             return await self.default.decide(call)
         try:
+            await reread_for_write(self.knowledge, call, rb, spend=spend)
             epoch = self.engine.confirmations_taken  # before the proof (see _spent)
             first = self._first_pass_here(call, rb)
             if first is not None and first[1] is not None and first[1].get("status") == "proved":

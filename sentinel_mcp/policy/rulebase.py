@@ -57,6 +57,7 @@ class BindingInfo(BaseModel):
     arity: int
     tool: str
     ttl: float | None
+    fresh_for_writes: bool = False  # read again before each write is decided (write_rereads.py)
 
 
 class AskableInfo(BaseModel):

@@ -168,10 +168,12 @@ async def test_a_second_user_is_refused_in_the_same_conversation(tmp_path: Path)
             {"order_id": "#W2417020", "payment_method_id": "paypal_6228291"},
         )
         assert r.is_error and ONE_USER in text_of(r)
-        # the agent looks Emma up by her email: still Olivia's conversation (the email asked once, from the
-        # user)
+        # the agent tries to look Emma up by her email: refused (her user id is not learnt), and still
+        # Olivia's conversation (the email asked once, from the user)
         r = await c.call_tool("retail__find_user_id_by_email", {"email": "emma.smith3991@example.com"})
-        assert data_of(r)["result"] == "emma_smith_8564"
+        assert r.is_error and "emma_smith_8564" not in text_of(r), text_of(r)
+        assert "only the email the user gave can be looked up" in text_of(r), text_of(r)
+        assert "must deny any requests for tasks related to any other user" in text_of(r), text_of(r)
         r = await c.call_tool(
             "retail__cancel_pending_order", {"order_id": "#W2417020", "reason": "no longer needed"}
         )

@@ -214,7 +214,7 @@ decl_problem(binding(H, _, extract(L), _), error, M) :- is_list(L), member(E, L)
     format(atom(M), 'extraction ~q must be Var = Pointer (or key(Pointer)) with Var a variable of the head', [E]).
 decl_problem(binding(_, _, _, O), error, M) :- \+ is_list(O), format(atom(M), 'binding options must be a list, got ~q', [O]).
 decl_problem(binding(_, _, _, O), error, M) :- is_list(O), member(X, O), \+ binding_option(X),
-    format(atom(M), 'binding option ~q is not one of ttl(Seconds), ttl(session), required', [X]).
+    format(atom(M), 'binding option ~q is not one of ttl(Seconds), ttl(session), required, fresh_for_writes', [X]).
 decl_problem(askable(_, Q, _, _), error, M) :- \+ ( (string(Q) ; atom(Q)), Q \== '', Q \== "" ),
     format(atom(M), 'askable without a question (a non-empty string is needed), got ~q', [Q]).
 decl_problem(askable(_, Q, _, _), error, M) :- ( atom(Q) ; string(Q) ), Q \== '', format_problem(Q, M).
@@ -460,8 +460,9 @@ body_has_cut(B) :- leaf_goal(B, G), G == !, !.
 
 sn_info(RB, Out) :-
     findall(json([tool=T]), decl(RB, guard(T, _, _)), Guards),
-    findall(json([predicate=PN, arity=PA, tool=T, ttl=TTL]),
-            ( decl(RB, binding(H, tool(T, _), _, O)), functor(H, PN, PA), ttl_opt(O, TTL) ), Bindings),
+    findall(json([predicate=PN, arity=PA, tool=T, ttl=TTL, fresh_for_writes=F]),
+            ( decl(RB, binding(H, tool(T, _), _, O)), functor(H, PN, PA), ttl_opt(O, TTL),
+              ( memberchk(fresh_for_writes, O) -> F = true ; F = false ) ), Bindings),
     findall(json([predicate=PN, arity=PA, question=QA, type=TyJ, from=From, ttl=TTL]),
             ( decl(RB, askable(H, Q, Ty, O)), functor(H, PN, PA), text_to_atom(Q, QA), type_json(Ty, TyJ),
               askable_from(O, From), askable_ttl(O, TTL) ),
@@ -576,6 +577,7 @@ sn_tool_sites(RB, Out) :-
 binding_option(X) :- var(X), !, fail.
 binding_option(ttl(N)) :- !, ( N == session -> true ; number(N), N > 0 ).  % ttl(X) is no session
 binding_option(required).
+binding_option(fresh_for_writes).  % read again before each write is decided (write_rereads.py)
 
 %  askable_option(+X): what an askable's options may say (anything else is an error at load, never ignored:
 %  a misspelt ttl would keep an answer for the whole conversation).
