@@ -17,11 +17,13 @@ from typing import Any
 import pytest
 from tests.identity.identity_rig import ALICE, http_sentinel, write_config
 
+from sentinel_mcp.app.http_protocol import MAX_PIPELINED
 from sentinel_mcp.app.sse_backlog import MAX_WAITING
 
 pytestmark = pytest.mark.timeout(180)
 
 POSTS = 6_000
+WINDOW = MAX_PIPELINED // 2
 
 
 def _post(port: int, sid: str, message: dict[str, Any]) -> bytes:
@@ -60,13 +62,15 @@ async def test_a_stream_nobody_reads_stops_taking_requests(tmp_path):
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         hello = {"protocolVersion": "2025-06-18", "capabilities": {},
                  "clientInfo": {"name": "slow", "version": "1"}}
-        writer.write(_post(port, sid, {"jsonrpc": "2.0", "id": "init", "method": "initialize",
-                                       "params": hello}))
-        writer.write(_post(port, sid, {"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        for i in range(POSTS):
-            writer.write(_post(port, sid, {"jsonrpc": "2.0", "id": i, "method": "tools/list"}))
-        await writer.drain()
-        answers = await _answers(reader, POSTS + 2)
+        posts = [_post(port, sid, {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": hello}),
+                 _post(port, sid, {"jsonrpc": "2.0", "method": "notifications/initialized"})]
+        posts += [_post(port, sid, {"jsonrpc": "2.0", "id": i, "method": "tools/list"}) for i in range(POSTS)]
+        answers: list[tuple[int, bytes]] = []
+        for start in range(0, len(posts), WINDOW):  # pipelined, within the front's bound per connection
+            window = posts[start:start + WINDOW]
+            writer.write(b"".join(window))
+            await writer.drain()
+            answers += await _answers(reader, len(window))
         refused = [(s, json.loads(b)) for s, b in answers if s == 429]
         taken = sum(1 for s, _ in answers if s == 202)
         assert refused, f"all {taken} requests were taken while nothing read the stream"
