@@ -9,6 +9,7 @@ any read blocked in them returns and the call fails.
 
 from __future__ import annotations
 
+import functools
 import socket
 import threading
 from typing import Any
@@ -53,6 +54,7 @@ def _shut(sock: socket.socket) -> None:
         pass  # already closed: nothing blocks on it
 
 
+@functools.cache  # one class for the process: its calls tell their Deadline apart by thread
 def client_class() -> type:
     """adbutils' ``AdbClient`` whose connections are watched by the running call's ``Deadline``."""
     import adbutils

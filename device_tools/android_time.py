@@ -5,15 +5,15 @@ any script's digits, which it reads) and within what a datetime can hold; anythi
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
-_LONG = re.compile(r"-?[0-9]{1,19}")
+from .sensors.parsers.numbers import ANDROID_LONG
+
 _FIRST_MS, _LAST_MS = -62_135_596_800_000, 253_402_300_799_999  # 0001-01-01 .. 9999-12-31T23:59:59.999
 
 
 def epoch_ms(text: object) -> int | None:
-    if not isinstance(text, str) or not _LONG.fullmatch(text):
+    if not isinstance(text, str) or not ANDROID_LONG.fullmatch(text):
         return None
     ms = int(text)
     return ms if _FIRST_MS <= ms <= _LAST_MS else None

@@ -33,10 +33,6 @@ def parse_time(value: str, field: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _iso(ms: str | None) -> str | None:
-    return iso_minutes(ms)
-
-
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     @mcp.tool(annotations=READ)
     async def calendar_list(
@@ -68,8 +64,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 {
                     "id": r["_id"],
                     "title": r.get("title"),
-                    "start": _iso(r.get("dtstart")),
-                    "end": _iso(r.get("dtend")),
+                    "start": iso_minutes(r.get("dtstart")),
+                    "end": iso_minutes(r.get("dtend")),
                     "location": r.get("eventLocation"),
                     "description": r.get("description"),
                 }

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from sentinel_mcp.core import wire_limits
 from sentinel_mcp.core.errors import A2AError
+from sentinel_mcp.core.stored_text import lone_surrogate
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -114,11 +115,11 @@ def unpaired_surrogate_at(value: Any, prefix: str = "params") -> str | None:
     while stack:
         v, at = stack.pop()
         if isinstance(v, str):
-            if not _is_text(v):
+            if lone_surrogate(v):
                 return _path(at)
         elif isinstance(v, dict):
             for k, item in v.items():
-                if isinstance(k, str) and not _is_text(k):
+                if isinstance(k, str) and lone_surrogate(k):
                     return _path(at) + " (a key)"
                 stack.append((item, (str(k), at)))
         elif isinstance(v, list):
@@ -132,14 +133,6 @@ def _path(at: _Link) -> str:
         name, at = at
         names.append(name if len(name) <= 100 else name[:100] + "…")
     return ".".join(reversed(names))
-
-
-def _is_text(s: str) -> bool:
-    try:
-        s.encode("utf-8")
-        return True
-    except UnicodeEncodeError:
-        return False
 
 
 def parse_params(model: type[M], params: Any) -> M:

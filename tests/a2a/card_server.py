@@ -3,35 +3,28 @@ card's JSON, told the port it is served on so it can name (or not name) where it
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from tests.support.served_app import served_app
 
 
 @contextlib.asynccontextmanager
 async def serving_card(card: Callable[[int], dict[str, Any]]) -> AsyncIterator[int]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-
     async def answer(request: Request) -> JSONResponse:
         return JSONResponse(card(port))
 
-    server = uvicorn.Server(uvicorn.Config(Starlette(routes=[Route("/.well-known/agent-card.json", answer)]),
-                                           log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        await asyncio.sleep(0.01)
-    try:
-        yield port
-    finally:
-        server.should_exit = True
-        await task
+    port = 0  # told by served_app before the first request
+
+    def app_at(bound: int) -> Starlette:
+        nonlocal port
+        port = bound
+        return Starlette(routes=[Route("/.well-known/agent-card.json", answer)])
+
+    async with served_app(app_at, log_level="warning") as served:
+        yield served

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from typing import Any, AsyncIterator
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -28,6 +26,7 @@ from sentinel_mcp.app.http_protocol import FrontHTTPProtocol
 from sentinel_mcp.identity.principal import Principal
 from sentinel_mcp.identity.resolver import SCOPE_KEY, Authenticator, TokenResolver
 from tests.identity.identity_rig import ALICE, BOB
+from tests.support.served_app import served_app
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -41,26 +40,14 @@ async def front(route: Any = who) -> AsyncIterator[int]:
     tokens = TokenResolver()
     tokens.add(Principal("alice", "token"), token=ALICE)
     tokens.add(Principal("bob", "token"), token=BOB)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    app = CallerGuard(
-        Starlette(routes=[Route("/mcp", route, methods=["GET", "POST", "OPTIONS"])]),
-        bind_host="127.0.0.1",
-        port=port,
-        auth=Authenticator([tokens]),
-    )
-    config = uvicorn.Config(app, log_level="critical", lifespan="off", http=FrontHTTPProtocol)
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        await asyncio.sleep(0.01)
-    try:
+    routes = [Route("/mcp", route, methods=["GET", "POST", "OPTIONS"])]
+
+    def app_at(port: int) -> CallerGuard:
+        guarded = Starlette(routes=routes)
+        return CallerGuard(guarded, bind_host="127.0.0.1", port=port, auth=Authenticator([tokens]))
+
+    async with served_app(app_at, http=FrontHTTPProtocol) as port:
         yield port
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
 
 
 async def exchange(port: int, head: str) -> tuple[int, bytes]:

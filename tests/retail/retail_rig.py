@@ -20,6 +20,8 @@ from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
 
 DONT_KNOW = object()
+# the user of most retail tests: Olivia Ito (olivia_ito_3591), authenticated by her account's email
+OLIVIA = ("email address of your account", "olivia.ito5204@example.com")
 
 
 def retail_config(data_dir: Path, *, permissive: bool = True) -> Any:
@@ -103,6 +105,11 @@ def data_of(result: Any) -> Any:
     if result.structured_content is not None:
         return result.structured_content
     return json.loads(text_of(result))
+
+
+async def order(c: Any, oid: str) -> dict[str, Any]:
+    """An order's details as the store has them now (read through the gateway)."""
+    return data_of(await c.call_tool("retail__get_order_details", {"order_id": oid}))
 
 
 def unmet(result: Any) -> list[str]:

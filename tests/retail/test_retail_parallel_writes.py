@@ -11,11 +11,10 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.retail.retail_rig import AnsweringUser, data_of, retail_gateway, text_of
+from tests.retail.retail_rig import OLIVIA, AnsweringUser, data_of, retail_gateway, text_of
 
 pytestmark = pytest.mark.timeout(120)
 
-OLIVIA = ("email address of your account", "olivia.ito5204@example.com")
 YES = [
     OLIVIA,
     ("Why do you want to cancel", "no longer needed"),

@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 from tests.retail.retail_rig import (
     DONT_KNOW,
+    OLIVIA,
     AnsweringUser,
     conversation,
     data_of,
+    order,
     retail_gateway,
     retail_runtime,
     text_of,
@@ -26,14 +28,9 @@ from tests.retail.retail_rig import (
 
 pytestmark = pytest.mark.timeout(120)
 
-OLIVIA = ("email address of your account", "olivia.ito5204@example.com")
 EMMA = ("email address of your account", "emma.smith3991@example.com")
 INTERNAL = re.compile(r"json\(|\b_[A-Z0-9]\w*|missing fact|\$dont_know|\bnull\b|\[\]")
 ONE_USER = "You can only help one user per conversation"
-
-
-async def order(c, oid: str) -> dict:  # noqa: ANN001
-    return data_of(await c.call_tool("retail__get_order_details", {"order_id": oid}))
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from mcp.types import ElicitResult
 from tests.retail.retail_rig import (
+    OLIVIA,
     Asked,
     AnsweringUser,
     conversation,
@@ -31,7 +32,6 @@ from sentinel_mcp.identity.principal import OWNER_NAME
 
 pytestmark = pytest.mark.timeout(120)
 
-OLIVIA = ("email address of your account", "olivia.ito5204@example.com")
 CONSENT = ("customer profile", True)
 
 

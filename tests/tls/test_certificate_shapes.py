@@ -11,11 +11,9 @@ What held is kept: several CNs, CN against SAN, a NUL in a SAN, a Cyrillic CN, t
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime as dt
 import ipaddress
-import socket
 import ssl
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -32,6 +30,7 @@ from sentinel_mcp.identity.principal import Principal
 from sentinel_mcp.identity.resolver import SCOPE_KEY, Authenticator
 from sentinel_mcp.tls.server_context import FrontTLS, ServerContexts
 from sentinel_mcp.tls.settings import CertificateMatch
+from tests.support.served_app import served_app
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -185,7 +184,6 @@ def shapes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def mapping_front(d: Path) -> AsyncIterator[int]:
     """Sentinel's TLS acceptor, HTTP protocol, caller check and certificate resolver (``RULES``) in this
     loop; ``GET /who`` answers the principal's name."""
-    import uvicorn
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
@@ -203,30 +201,15 @@ async def mapping_front(d: Path) -> AsyncIterator[int]:
     resolver = CertificateResolver(
         RULES, "optional", is_revoked=contexts.is_revoked, trusted_cas=contexts.trusted_cas
     )
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    app = CallerGuard(
-        Starlette(routes=[Route("/who", who)]),
-        bind_host="127.0.0.1",
-        port=port,
-        auth=Authenticator([resolver]),
-    )
     acceptor = TLSAcceptor(contexts)
-    config = uvicorn.Config(
-        app, log_level="critical", lifespan="off", **acceptor.uvicorn_options(FrontHTTPProtocol)
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        await asyncio.sleep(0.01)
-    try:
+
+    def app_at(port: int) -> CallerGuard:
+        guarded = Starlette(routes=[Route("/who", who)])
+        return CallerGuard(guarded, bind_host="127.0.0.1", port=port, auth=Authenticator([resolver]))
+
+    options = acceptor.uvicorn_options(FrontHTTPProtocol)
+    async with served_app(app_at, closing=acceptor.close, **options) as port:
         yield port
-    finally:
-        server.should_exit = True
-        await acceptor.close()
-        await task
-        sock.close()
 
 
 async def _ask(d: Path, port: int, stem: str) -> tuple[int, str]:
