@@ -18,6 +18,7 @@ from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console import audit_view
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.links import console_path
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.builtin import RunTraces
 
@@ -77,7 +78,9 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             )
             for r in rows:  # newest first: the row with the call's final outcome
                 if r.get("decision_id") == wanted:
-                    return RedirectResponse(f"/console/activity/{r['key']}", status_code=303, headers=HEADERS)
+                    return RedirectResponse(
+                        console_path("activity", r["key"]), status_code=303, headers=HEADERS
+                    )
         return console.problem(request, viewer, 404, "no such call in your activity")
 
     return [

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.links import console_path
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.session_facts import SessionFacts
 from sentinel_mcp.identity.principal import Principal
@@ -84,7 +85,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             )
         await store.revoke(sid, fact.fact)  # from the store and the engine's mirror of a loaded session
         console.inbox.notify(viewer.principal.name, "activity")
-        return RedirectResponse(f"/console/sessions/{sid}", status_code=303, headers=HEADERS)
+        return RedirectResponse(console_path("sessions", sid), status_code=303, headers=HEADERS)
 
     return [
         ("/sessions", sessions, ["GET"], False),

@@ -1,0 +1,138 @@
+"""Every link and form action the console builds from data leads to the page of that same datum, whatever
+characters it holds. A session id is hostile text (its principal's clients name conversations); its revoke
+form's action kept ``/``, ``..`` and the like as they were, so a browser resolved
+``/console/sessions/alice/../../consents/revoke`` to ``/console/consents/revoke`` and sent the person's
+CSRF token and a form there. Followed here as a browser resolves a URL (dot segments removed, ``?`` and
+``#`` ending the path), against a real Sentinel over HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+
+from tests.console.console_rig import ALICE, console_config, csrf_of, http_sentinel, signed_in
+
+pytestmark = pytest.mark.timeout(180)
+
+HOSTILE = [
+    "alice/../../consents",
+    "alice/../../policy/whatif",
+    "alice/..",
+    "alice/.",
+    "alice/x/revoke",
+    "alice/x?y=1",
+    "alice/x#frag",
+    "alice/x/",
+    "alice/%2e%2e/%2E%2e/inbox",
+    "alice/a%2Fb",
+    "alice/x\\..\\..\\policy",
+    "alice/it's \"quoted\" <b>",
+    "alice/a b\tc",
+    "alice/ünïcödé/文字",
+    "alice/x;y=z&q",
+]
+SIBLING = "alice/x"  # what a cut at ``?``, ``#`` or a trailing ``/`` would name instead
+
+
+@pytest.fixture(scope="module")
+def sentinel(tmp_path_factory):
+    import asyncio
+
+    from sentinel_mcp.config import load_config
+    from sentinel_mcp.policy.fact_store import Fact, FactStore
+    from sentinel_mcp.policy.guard_of_config import facts_db_path
+
+    cfg = console_config(tmp_path_factory.mktemp("console-links"))
+
+    async def plant() -> None:
+        path = facts_db_path(load_config(cfg))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        store = await FactStore(path).open()
+        until = time.time() + 3600
+        await store.add([
+            Fact(session=sid, predicate="item", args=[i], fact=f"item({i})", provenance="observed",
+                 source_tool="bk__list_bookings", expires_at=until)
+            for i, sid in enumerate([SIBLING, *HOSTILE])
+        ])
+        await store.close()
+
+    asyncio.run(plant())
+    with http_sentinel(cfg) as (base, _proc):
+        yield base
+
+
+def resolved(base: str, page_url: str, link: str) -> str:
+    """A link of a page as a browser follows it: relative to the page, dot segments removed, no fragment."""
+    url = urljoin(page_url, html.unescape(link))
+    parts = urlsplit(url)
+    assert parts.netloc == urlsplit(base).netloc, url
+    return parts._replace(fragment="").geturl()
+
+
+def heading_sid(page: str) -> str:
+    found = re.search(r"<h1>Session <code>(.*?)</code></h1>", page, re.S)
+    assert found, page[:1500]
+    return html.unescape(found.group(1))
+
+
+def shown_sid(sid: str) -> str:
+    return sid.replace("\t", "⟨U+0009⟩")  # the console makes control characters visible
+
+
+async def test_every_hostile_session_id_links_and_revokes_its_own_session(sentinel):
+    base = sentinel
+    async with signed_in(base, ALICE) as alice:
+        listing_url = f"{base}/console/sessions"
+        listing = await alice.page("/console/sessions")
+        links = re.findall(r'href="(/console/sessions/[^"]+)"', listing)
+        assert len(links) == len(HOSTILE) + 1, links
+        reached: dict[str, str] = {}
+        for link in links:
+            url = resolved(base, listing_url, link)
+            r = await alice.http.get(url)
+            assert r.status_code == 200, (link, url, r.status_code, r.text[:300])
+            reached[heading_sid(r.text)] = url
+        # every session's link opened that session's own page (none another page, none a sibling session)
+        assert set(reached) == {shown_sid(s) for s in [SIBLING, *HOSTILE]}, reached
+
+        for i, sid in enumerate(HOSTILE, start=1):
+            url = reached[shown_sid(sid)]
+            page = (await alice.http.get(url)).text
+            actions = re.findall(r'<form method="(get|post)" action="([^"]+)"', page)
+            for method, action in actions:
+                target = resolved(base, url, action)
+                path = urlsplit(target).path
+                if method == "get":  # the fact filter: this session's page
+                    r = await alice.http.get(target, params={"q": f"item({i})"})
+                    assert heading_sid(r.text) == shown_sid(sid), (sid, action)
+                    continue
+                if path == "/console/logout":
+                    continue
+                assert path.startswith("/console/sessions/") and path.endswith("/revoke"), (sid, action, path)
+                r = await alice.http.post(
+                    target,
+                    data={"csrf": csrf_of(page), "fact": f"item({i})"},
+                    headers={"origin": base},
+                )
+                assert r.status_code == 303, (sid, action, r.status_code, r.text[:500])
+                back = resolved(base, target, r.headers["location"])
+                assert heading_sid((await alice.http.get(back)).text) == shown_sid(sid), (sid, back)
+            gone = (await alice.http.get(url)).text
+            assert f"item({i})" not in gone, sid
+        # the sibling a cut id would have named keeps its fact
+        sibling = (await alice.http.get(reached[SIBLING])).text
+        assert "item(0)" in sibling
+
+
+def test_a_path_segment_is_encoded_whole_and_a_dot_segment_names_nothing():
+    from sentinel_mcp.console.links import segment
+
+    for value in ["a/b", "..", ".", "a?b#c", "it's \"q\"", "ü", "a\\b", "%2e%2e", "a b", "x;y&z=1"]:
+        out = segment(value)
+        assert re.fullmatch(r"[A-Za-z0-9_.~%-]+", out), (value, out)
+        # a browser removes "." and ".." however their dots are spelled (%2e): no value makes one
+        assert out.lower().replace("%2e", ".") not in (".", ".."), (value, out)
