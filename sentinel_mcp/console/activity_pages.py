@@ -30,7 +30,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
 
     async def proof(request: Request, viewer: Viewer) -> Response:
         row = await audit_view.row(audit_view.AuditSource.of(console.runtime), viewer.principal,
-                                   str(request.path_params["row"])[:40])
+                                   str(request.path_params["row"]))
         if row is None:
             return console.problem(request, viewer, 404, "no such call in your activity")
         if not may_read_rulebase(console.runtime.gateway, viewer.principal):  # the version is the readers'

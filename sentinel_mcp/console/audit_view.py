@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.console import chain_view
+from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.gateway.audit import AuditLog, read_audit
 
 log = logging.getLogger(__name__)
@@ -20,6 +21,7 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from sentinel_mcp.console.web import ConsoleHost
 
+MAX_FILTER = 200  # characters of a filter's text
 SCAN = 5000  # newest rows read per page view (bounded): older ones are reached with a time filter
 PAGE = 200
 DECISIONS = ("allow", "deny", "ask", "error")
@@ -40,8 +42,7 @@ class Filters:
     @classmethod
     def of(cls, query: Any) -> "Filters":
         def get(key: str) -> str:
-            value = query.get(key)
-            return value[:200] if isinstance(value, str) else ""
+            return bounded(query.get(key), MAX_FILTER, f"the {key} filter")
         decision, chain = get("decision"), get("chain")
         return cls(get("session"), get("tool"), decision if decision in DECISIONS else "", get("since"),
                    get("until"), get("principal"), chain if chain in CHAIN_STATES else "")

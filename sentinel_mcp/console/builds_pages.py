@@ -130,7 +130,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         )
 
     async def build(request: Request, viewer: Viewer) -> Response:
-        task_id = str(request.path_params["task"])[:64]
+        task_id = str(request.path_params["task"])
         store = await _store(console)
         if store is None:
             return console.problem(request, viewer, 404, "no such build of yours")
@@ -161,7 +161,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         )
 
     async def build_file(request: Request, viewer: Viewer) -> Response:
-        task_id, rel = str(request.path_params["task"])[:64], str(request.path_params["path"])
+        task_id, rel = str(request.path_params["task"]), str(request.path_params["path"])
         store = await _store(console)
         if store is None:
             return console.problem(request, viewer, 404, "no such build of yours")

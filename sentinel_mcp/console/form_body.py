@@ -43,3 +43,18 @@ async def read_form(request: Request, limit: int, max_fields: int) -> FormData:
     except (UnicodeDecodeError, ValueError):
         raise FormRefused(400, "the form could not be read (not UTF-8, or too many fields)") from None
     return FormData([(k, v) for k, v in fields])
+
+
+def bounded(value: object, limit: int, what: str) -> str:
+    """A text field (or query parameter) within its bound, "" when absent; past it ``FormRefused`` (400),
+    never a cut: the first ``limit`` characters of a value name something else (another consent's kind,
+    another filter), and the person would be told it was done."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise FormRefused(400, f"refused: {what} is not text")
+    if len(value) > limit:
+        raise FormRefused(
+            400, f"refused: {what} is {len(value)} characters, more than the {limit} taken here; nothing done"
+        )
+    return value

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.console.rulebase_characters import hidden_character_problems
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase
 from sentinel_mcp.policy.guard import PolicyGuard
@@ -136,7 +137,7 @@ def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str]
 
     async def check(request: Request, viewer: Viewer) -> Response:
         form = request.state.form
-        chosen, text = str(form.get("file") or "")[:300], form.get("candidate")
+        chosen, text = bounded(form.get("file"), 300, "the file name"), form.get("candidate")
         if not viewer.principal.is_owner:  # a candidate is code run in the engine (policy_pages.OWNER_ONLY)
             return console.problem(request, viewer, 403, OWNER_ONLY)
         if _guard(console) is None:

@@ -16,6 +16,7 @@ from starlette.responses import Response
 
 from sentinel_mcp.console import audit_view, policy_history_pages
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.console.proof_view import readable_tree
 from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
 from sentinel_mcp.console.rulebase_characters import hidden_character_problems
@@ -140,7 +141,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                 400,
                 f"choose one of the loaded files and give its new text (at most {MAX_CANDIDATE} characters)",
             )
-        f = audit_view.Filters(since=str(form.get("since") or "")[:40])
+        f = audit_view.Filters(since=bounded(form.get("since"), 40, "the since date"))
         since = audit_view._instant(f.since)
         who = None if viewer.principal.is_owner else viewer.principal.name
         rows = pick_rows(

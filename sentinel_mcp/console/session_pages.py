@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.console.links import console_path
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.session_facts import SessionFacts
@@ -20,6 +21,7 @@ MAX_SESSIONS = 500
 # and listing them all made a 40 MB page whose rendering held the gateway's event loop (every call) for 3 s
 # on each view; the rest are reached by a filter on their text
 MAX_FACTS_SHOWN = 500
+MAX_QUERY = 200  # characters of the fact filter (the page's field says so too)
 
 
 def owns_session(principal: Principal, session: str) -> bool:
@@ -50,7 +52,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         store = _store(console, viewer.principal)
         if store is None or not owns_session(viewer.principal, sid):
             return console.problem(request, viewer, 404, "no such session of yours")
-        wanted = (request.query_params.get("q") or "")[:200]
+        wanted = bounded(request.query_params.get("q"), MAX_QUERY, "the fact filter")
         facts = [f for f in await store.valid(sid) if wanted.lower() in f.fact.lower()]
         shown = [f for f in facts if not f.internal]
         approvals = [f for f in facts if f.internal and f.predicate == "$confirmed"]

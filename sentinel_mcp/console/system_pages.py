@@ -9,8 +9,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.gateway.consents import ConsentBook
+
+# characters of a consent kind the revoke form takes (a longer one is revoked at the command line)
+MAX_KIND = 200
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
@@ -46,14 +50,14 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def consents(request: Request, viewer: Viewer) -> Response:
         book = _book()
         items = book.list(viewer.principal.name) if book is not None else []
-        return console.render(request, viewer, "consents.html", consents=items)
+        return console.render(request, viewer, "consents.html", consents=items, max_kind=MAX_KIND)
 
     async def revoke(request: Request, viewer: Viewer) -> Response:
         book = _book()
-        kind = request.state.form.get("kind")
-        if book is not None and isinstance(kind, str) and kind:
+        kind = bounded(request.state.form.get("kind"), MAX_KIND, "the consent kind")
+        if book is not None and kind:
             # the principal's own consent only: the principal comes from the sign-in, never from the form
-            book.revoke(viewer.principal.name, kind[:100], by="console")
+            book.revoke(viewer.principal.name, kind, by="console")
         return RedirectResponse("/console/consents", status_code=303, headers=HEADERS)
 
     return [

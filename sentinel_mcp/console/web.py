@@ -225,6 +225,9 @@ def page(
                     "refused: the form's token is missing or not yours (reload the page and try again)",
                 )
             request.state.form = data
-        return await handler(request, viewer)
+        try:
+            return await handler(request, viewer)
+        except FormRefused as e:  # a field or query parameter past its bound (form_body.bounded)
+            return console.problem(request, viewer, e.status, e.reason)
 
     return endpoint

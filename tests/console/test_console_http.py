@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import uuid
+from urllib.parse import unquote
 
 import httpx2
 import pytest
@@ -277,7 +278,7 @@ async def test_sessions_show_facts_and_revoke_only_ones_own(sentinel):
     base, _ = sentinel
     async with signed_in(base, ALICE) as alice, signed_in(base, BOB) as bob:
         page = await alice.page("/console/sessions")
-        sessions = [html.unescape(s) for s in re.findall(r'href="/console/sessions/([^"]+)"', page)]
+        sessions = [unquote(html.unescape(s)) for s in re.findall(r'href="/console/sessions/([^"]+)"', page)]
         assert sessions and all(s.startswith("alice/") for s in sessions)
         pages = {s: await alice.page(f"/console/sessions/{s}") for s in sessions}
         sid = next(s for s, p in pages.items() if "cancel_reason" in p)
