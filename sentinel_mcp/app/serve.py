@@ -134,7 +134,8 @@ def http_server(config: Config, host: str, port: int) -> Any:
     app.router.routes.append(
         metrics_route(holder)
     )  # behind CallerGuard like /mcp: Host, Origin, token or certificate
-    _mount_console(app, holder, config, auth.authenticator, secure=security.tls is not None)
+    # its cookies' names and flags follow each request's scheme (console/auth.py)
+    _mount_console(app, holder, config, auth.authenticator)
     tools_hint = f"{security.scheme}://{host}:{port}"
 
     class _Server(uvicorn.Server):
@@ -222,15 +223,13 @@ def _mount_a2a(
     )
 
 
-def _mount_console(
-    app: Any, holder: HostState[Runtime], config: Config, authenticator: Any, secure: bool
-) -> None:
+def _mount_console(app: Any, holder: HostState[Runtime], config: Config, authenticator: Any) -> None:
     try:
         from sentinel_mcp.console.app import mount_console
     except ImportError as e:  # jinja2 missing: serve without the console, and say so
         log.warning("web console not available: %s", e)
         return
-    mount_console(app, holder, authenticator, config, secure_cookies=secure)
+    mount_console(app, holder, authenticator, config)
 
 
 def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:

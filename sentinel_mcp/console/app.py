@@ -97,11 +97,9 @@ def build_console(
     holder: HostState[ConsoleHost],
     authenticator: Authenticator,
     settings: ConsoleSettings,
-    *,
-    secure_cookies: bool = False,
 ) -> tuple[Starlette, Inbox]:
     inbox = Inbox(ttl=settings.question_ttl, hold_seconds=settings.hold_seconds, hold_when=settings.hold_when)
-    console = Console(holder, ConsoleAuth(authenticator, secure_cookies), inbox)
+    console = Console(holder, ConsoleAuth(authenticator), inbox)
     routes: list[Any] = [
         Route("/", _home, methods=["GET"]),
         Route("/login", functools.partial(_login_form, console), methods=["GET"]),
@@ -142,7 +140,8 @@ async def _login_form(
     response = console.render(
         request, None, "login.html", status=status, login_csrf=console.auth.login_csrf(nonce), error=error
     )
-    response.set_cookie(console.auth.login_cookie, nonce, max_age=3600, **console.auth.cookie_args())  # type: ignore[arg-type]
+    args = console.auth.cookie_args(request)
+    response.set_cookie(console.auth.login_cookie(request), nonce, max_age=3600, **args)  # type: ignore[arg-type]
     return response
 
 
@@ -153,7 +152,8 @@ async def _login(console: Console, request: Request) -> Response:
         form = await read_form(request, LOGIN_FORM_LIMIT, max_fields=10)
     except FormRefused as e:
         return await _login_form(console, request, e.reason, e.status)
-    if not console.auth.login_csrf_ok(request.cookies.get(console.auth.login_cookie), form.get("csrf")):
+    nonce = request.cookies.get(console.auth.login_cookie(request))
+    if not console.auth.login_csrf_ok(nonce, form.get("csrf")):
         return await _login_form(console, request, "The sign-in form expired; try again.", 403)
     token = form.get("token")
     presented = Credentials.from_scope(request.scope)
@@ -164,8 +164,9 @@ async def _login(console: Console, request: Request) -> Response:
         return await _login_form(console, request, "That token is not one Sentinel accepts.", 401)
     sid, _principal = signed
     response = RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
-    response.set_cookie(console.auth.cookie, sid, max_age=12 * 3600, **console.auth.cookie_args())  # type: ignore[arg-type]
-    response.delete_cookie(console.auth.login_cookie, path="/console", secure=console.auth.secure)
+    args = console.auth.cookie_args(request)
+    response.set_cookie(console.auth.cookie(request), sid, max_age=12 * 3600, **args)  # type: ignore[arg-type]
+    response.delete_cookie(console.auth.login_cookie(request), **args)  # type: ignore[arg-type]
     return response
 
 
@@ -174,7 +175,7 @@ async def _logout(console: Console, request: Request, viewer: Viewer) -> Respons
     for sid in console.auth.sign_out(viewer, everywhere=everywhere):
         console.inbox.end_session_streams(sid)
     response = RedirectResponse("/console/login", status_code=303, headers=HEADERS)
-    response.delete_cookie(console.auth.cookie, path="/console", secure=console.auth.secure)
+    response.delete_cookie(console.auth.cookie(request), **console.auth.cookie_args(request))  # type: ignore[arg-type]
     return response
 
 
@@ -246,8 +247,6 @@ def mount_console(
     holder: HostState[ConsoleHost],
     authenticator: Authenticator,
     config: Any,
-    *,
-    secure_cookies: bool = False,
 ) -> None:
     """Mount the console at /console of the gateway's Starlette app; give the front its inbox once it runs."""
     import contextlib
@@ -255,7 +254,7 @@ def mount_console(
     settings = ConsoleSettings(config.sentinel.builtin_settings("console"))
     if not settings.enabled:
         return
-    console, inbox = build_console(holder, authenticator, settings, secure_cookies=secure_cookies)
+    console, inbox = build_console(holder, authenticator, settings)
     app.router.routes.append(Mount("/console", app=console))
     holder.console_inbox = inbox
 

@@ -5,8 +5,14 @@ to this module: a browser cannot send a bearer header, so the person signs in on
 key) the HTTP front accepts, resolved by the same ``Authenticator`` to the same principal. With mutual TLS the
 browser's client certificate is that principal already (no sign-in), and a session never outlives a change of
 certificate to someone else. Signing in gives an
-opaque, random, server-side session (cookie ``HttpOnly; SameSite=Strict; Path=/console``); the token itself is
-never stored in the browser. Scripts may send their bearer token instead of the cookie.
+opaque, random, server-side session (cookie ``HttpOnly; SameSite=Strict``); the token itself is never stored
+in the browser. Scripts may send their bearer token instead of the cookie.
+
+The cookies' names follow the request's scheme: over TLS ``__Host-sentinel_console`` (and
+``__Host-sentinel_console_login``), which a browser takes only from this very origin (Secure, ``Path=/``, no
+``Domain``), so neither a plain page of this host nor a sibling subdomain can plant or shadow one (cookie
+tossing); over plain HTTP (loopback) ``sentinel_console`` under ``Path=/console``, as a ``__Host-`` cookie
+needs Secure. A cookie under the other scheme's name, or any other spelling, is never read.
 
 Every form POST carries a CSRF token: an HMAC over the principal and the console session (or the bearer
 token's
@@ -32,7 +38,7 @@ from sentinel_mcp.identity.resolver import Authenticator, AuthFailed
 
 COOKIE = "sentinel_console"
 LOGIN_COOKIE = "sentinel_console_login"
-SECURE_PREFIX = "__Secure-"
+HOST_PREFIX = "__Host-"
 SESSION_SECONDS = 12 * 3600
 MAX_SESSIONS = 1000
 # one principal's console sessions: past it that principal's oldest goes, never another's (a principal that
@@ -55,9 +61,8 @@ class Viewer:
 
 
 class ConsoleAuth:
-    def __init__(self, authenticator: Authenticator, secure_cookies: bool = False) -> None:
+    def __init__(self, authenticator: Authenticator) -> None:
         self.authenticator = authenticator
-        self.secure = secure_cookies
         self.secret = secrets.token_bytes(32)  # per process: a restart signs everyone out
         self._sessions: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
         self._failures: OrderedDict[str, list[float]] = OrderedDict()  # client address -> failure times
@@ -81,7 +86,7 @@ class ConsoleAuth:
             )
         except AuthFailed:
             return None
-        sid, several = _session_cookie(request, self.cookie)
+        sid, several = _session_cookie(request, self.cookie(request))
         if several:
             return None  # another page of this host (a port shares cookies) set a second one: whose is it?
         if sid:
@@ -171,19 +176,20 @@ class ConsoleAuth:
             self._sessions.pop(sid, None)
         return ended
 
-    def cookie_args(self) -> dict[str, object]:
-        return {"httponly": True, "samesite": "strict", "path": "/console", "secure": self.secure}
+    def cookie_args(self, request: Request) -> dict[str, object]:
+        """How the console's cookies are set (and deleted) for this request's scheme: a ``__Host-`` cookie
+        must be Secure with ``Path=/`` and no ``Domain`` (a browser refuses it otherwise)."""
+        tls = over_tls(request)
+        return {"httponly": True, "samesite": "strict", "path": "/" if tls else "/console", "secure": tls}
 
-    @property
-    def cookie(self) -> str:
-        """The session cookie's name: over TLS with the ``__Secure-`` prefix, which a browser takes only
-        from a secure page (cookies do not tell ports apart: a plain page on another port of this host could
-        otherwise set its own session here, and the person would act as its principal)."""
-        return SECURE_PREFIX + COOKIE if self.secure else COOKIE
+    def cookie(self, request: Request) -> str:
+        """The session cookie's name for this request's scheme (cookies do not tell ports apart, and a
+        sibling subdomain may set one for the parent domain: only a ``__Host-`` cookie is surely this
+        origin's own, and only the name of the request's own scheme is read)."""
+        return HOST_PREFIX + COOKIE if over_tls(request) else COOKIE
 
-    @property
-    def login_cookie(self) -> str:
-        return SECURE_PREFIX + LOGIN_COOKIE if self.secure else LOGIN_COOKIE
+    def login_cookie(self, request: Request) -> str:
+        return HOST_PREFIX + LOGIN_COOKIE if over_tls(request) else LOGIN_COOKIE
 
     # ---------------------------------------------------------------- CSRF
     def csrf_token(self, viewer: Viewer) -> str:
@@ -207,6 +213,11 @@ class ConsoleAuth:
                 self.login_csrf(nonce or "").encode(), presented.encode("utf-8", "replace")
             )
         )
+
+
+def over_tls(request: Request) -> bool:
+    """Whether this request came over TLS (the front's own socket: uvicorn trusts no forwarded scheme)."""
+    return request.scope.get("scheme") in ("https", "wss")
 
 
 def started_elsewhere(request: Request, *, navigation: bool = True) -> bool:

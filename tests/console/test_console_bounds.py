@@ -107,6 +107,25 @@ async def test_a_second_session_cookie_signs_nobody_in(sentinel):
         assert (await alice.get("/console/inbox")).status_code == 200  # one cookie: still alice's
 
 
+async def test_over_plain_http_a_cookie_under_the_tls_name_counts_for_nothing(sentinel):
+    """Over plain HTTP the console reads ``sentinel_console`` only (a ``__Host-`` cookie needs Secure); a
+    cookie under the TLS name (a browser that counts 127.0.0.1 as secure takes one from any port of it) or
+    another spelling neither signs anyone in nor replaces the person's own session."""
+    base, _ = sentinel
+    async with signed_in(base, ALICE) as alice, signed_in(base, CAROL) as carol:
+        mine = alice.http.cookies.get("sentinel_console")
+        theirs = carol.http.cookies.get("sentinel_console")
+        assert mine and theirs
+        for other in ("__Host-sentinel_console", "__Secure-sentinel_console", "Sentinel_Console"):
+            async with httpx2.AsyncClient(timeout=30, follow_redirects=False) as raw:
+                r = await raw.get(f"{base}/console/inbox", headers={"cookie": f"{other}={theirs}"})
+                assert r.status_code == 303, (other, r.status_code)
+                for cookie in (f"{other}={theirs}; sentinel_console={mine}",
+                               f"sentinel_console={mine}; {other}={theirs}"):
+                    r = await raw.get(f"{base}/console/inbox", headers={"cookie": cookie})
+                    assert r.status_code == 200 and "alice" in r.text and "carol" not in r.text, cookie
+
+
 async def test_live_streams_are_bounded_per_principal_and_end_with_their_session(sentinel):
     base, _ = sentinel
     async with signed_in(base, CAROL) as carol:

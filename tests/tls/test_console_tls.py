@@ -9,7 +9,7 @@ import re
 import httpx2
 import pytest
 from tests.identity.identity_rig import BOB
-from tests.tls.tls_rig import client_context, https_sentinel, tls_config
+from tests.tls.tls_rig import client_context, https_sentinel, subject_of, tls_config
 
 pytestmark = pytest.mark.timeout(240)
 CSRF = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
@@ -33,11 +33,11 @@ async def test_console_over_mutual_tls(tmp_path, pki):
             )
             assert r.status_code == 303 and r.headers["location"] == "/console/inbox", r.text[:500]
             assert "secure" in r.headers["set-cookie"].lower()
-            # the __Secure- prefix: a browser takes it only from a secure page, so a plain page on another
+            # the __Host- prefix: a browser takes it only from this secure origin, so a plain page on another
             # port of this host cannot put a session of its own in its place (cookies do not tell ports apart)
-            assert r.headers["set-cookie"].startswith("__Secure-sentinel_console=")
-            assert "sentinel_console" not in {c for c in plain.cookies if not c.startswith("__Secure-")}
-            session = {"__Secure-sentinel_console": plain.cookies["__Secure-sentinel_console"]}
+            assert r.headers["set-cookie"].startswith("__Host-sentinel_console=")
+            assert "sentinel_console" not in {c for c in plain.cookies if not c.startswith("__Host-")}
+            session = {"__Host-sentinel_console": plain.cookies["__Host-sentinel_console"]}
             assert (await plain.get(f"{base}/console/inbox")).status_code == 200
         async with browser(pki.alice) as alice:  # her certificate is her principal: straight in
             page = await alice.get(f"{base}/console/inbox")
@@ -58,7 +58,7 @@ async def test_console_over_mutual_tls(tmp_path, pki):
                 headers={"origin": base},
             )
             assert r.status_code == 401 and "sentinel_console=" not in r.headers.get("set-cookie", "")
-        async with browser(cookies={"sentinel_console": session["__Secure-sentinel_console"]}) as tossed:
+        async with browser(cookies={"sentinel_console": session["__Host-sentinel_console"]}) as tossed:
             # the session id under the plain name (what a page elsewhere could set) opens nothing over TLS
             r = await tossed.get(f"{base}/console/inbox")
             assert r.status_code == 303 and r.headers["location"] == "/console/login"
@@ -87,3 +87,61 @@ async def test_a_console_live_stream_ends_when_its_certificate_is_revoked(tmp_pa
                         pass
 
                 await asyncio.wait_for(drained(), 90)  # a guard against a hang, not a measure of time
+
+
+MALLORY = "mallory-token-0123456789abcdef"
+
+
+async def test_over_tls_console_cookies_are_host_only_and_a_tossed_one_of_another_name_counts_for_nothing(
+    tmp_path, pki
+):
+    """Cookie tossing: a page of a sibling subdomain (or, for a ``__Secure-`` name, any secure page that may
+    set a cookie for this host's domain) could set a console cookie beside or before the person's own, and a
+    plain page of this host one without a prefix. Over TLS the session and the sign-in form's cookie are
+    ``__Host-`` cookies (Secure, ``Path=/``, no ``Domain``: a browser takes them only from this very origin),
+    and a console cookie under any other name counts for nothing there: mallory's session planted under the
+    old ``__Secure-`` name or the plain one neither signs the person in as mallory nor replaces theirs."""
+    principals = [
+        {"name": "alice", "certificate": subject_of("alice")},
+        {"name": "bob", "token": BOB},
+        {"name": "mallory", "token": MALLORY},
+    ]
+    cfg = tls_config(tmp_path, pki, principals=principals)
+    with https_sentinel(cfg, pki) as (base, _):
+        async def sign_in(token: str) -> str:
+            async with httpx2.AsyncClient(verify=client_context(pki), timeout=30) as http:
+                form = await http.get(f"{base}/console/login")
+                login_cookie = form.headers["set-cookie"]
+                assert login_cookie.startswith("__Host-sentinel_console_login="), login_cookie
+                attrs = [a.strip().lower() for a in login_cookie.split(";")[1:]]
+                assert "secure" in attrs and "path=/" in attrs, attrs
+                assert not any(a.startswith("domain") for a in attrs), attrs
+                r = await http.post(
+                    f"{base}/console/login",
+                    data={"csrf": CSRF.search(form.text)[1], "token": token},
+                    headers={"origin": base},
+                )
+                assert r.status_code == 303, r.text[:500]
+                session = r.headers["set-cookie"]
+                assert session.startswith("__Host-sentinel_console="), session
+                attrs = [a.strip().lower() for a in session.split(";")[1:]]
+                assert "secure" in attrs and "httponly" in attrs and "path=/" in attrs, attrs
+                assert not any(a.startswith("domain") for a in attrs), attrs
+                return session.split(";", 1)[0].split("=", 1)[1]
+
+        bob, mallory = await sign_in(BOB), await sign_in(MALLORY)
+        async with httpx2.AsyncClient(verify=client_context(pki), timeout=30) as http:
+            async def viewer(cookie: str) -> str | None:
+                r = await http.get(f"{base}/console/inbox", headers={"cookie": cookie})
+                if r.status_code == 303:
+                    return None
+                assert r.status_code == 200, r.status_code
+                return "mallory" if "mallory" in r.text else "bob" if "bob" in r.text else "?"
+
+            assert await viewer(f"__Host-sentinel_console={bob}") == "bob"
+            for other in ("__Secure-sentinel_console", "sentinel_console", "__host-sentinel_console"):
+                # planted alone: nobody is signed in (before, a __Secure- one signed the person in as mallory)
+                assert await viewer(f"{other}={mallory}") is None, other
+                # planted beside or before the person's own: the person is still themselves
+                assert await viewer(f"{other}={mallory}; __Host-sentinel_console={bob}") == "bob", other
+                assert await viewer(f"__Host-sentinel_console={bob}; {other}={mallory}") == "bob", other
