@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.gateway.tool_pins import FILE_NAME, ToolPins, changed_fields
 
@@ -77,7 +78,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         if (refused := _owner_only(console, request, viewer)) is not None:
             return refused
         pins = await asyncio.to_thread(_pins, console)
-        return _show(request, viewer, pins, (request.query_params.get("tool") or "")[:NAME_LIMIT])
+        wanted = bounded(request.query_params.get("tool"), NAME_LIMIT, "the tool name")
+        return _show(request, viewer, pins, wanted)
 
     async def accept(request: Request, viewer: Viewer) -> Response:
         if (refused := _owner_only(console, request, viewer)) is not None:
@@ -86,7 +88,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         tools, digests = form.getlist("tool"), form.getlist("digest")  # a field given twice is ambiguous
         if len(tools) != 1 or len(digests) != 1 or not all(isinstance(v, str) for v in (*tools, *digests)):
             return console.problem(request, viewer, 400, "the form names one tool and the digest it showed")
-        identity, digest = str(tools[0])[:NAME_LIMIT], str(digests[0])
+        # past the bound refused, never cut: a cut name is another tool's, whose change would be accepted
+        identity, digest = bounded(tools[0], NAME_LIMIT, "the tool name"), str(digests[0])
         if not identity or len(digest) != 64:
             return console.problem(request, viewer, 400, "the form names one tool and the digest it showed")
         pins = await asyncio.to_thread(_pins, console)

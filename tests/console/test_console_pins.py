@@ -85,10 +85,14 @@ async def test_the_owner_reviews_and_accepts_exactly_what_was_shown(sentinel):
             for form, status in (({"tool": "rg__transfer"}, 400),
                                  ({"tool": "rg__transfer", "digest": "x"}, 400),
                                  ({"tool": ["rg__transfer", "rg__balance"], "digest": now}, 400),
-                                 ({"tool": "rg__nope", "digest": now}, 404)):
+                                 ({"tool": "rg__nope", "digest": now}, 404),
+                                 # past the bound: refused, never cut to the held tool's name
+                                 ({"tool": "rg__transfer" + " " * 300, "digest": now}, 400)):
                 r = await owner.post("/console/pins/accept", form, csrf=csrf_of(stale.text))
                 assert r.status_code == status, (form, r.status_code, r.text[:300])
             assert (await owner.get("/console/pins/tool?tool=rg__nope")).status_code == 404
+            r = await owner.get("/console/pins/tool", params={"tool": "rg__transfer" + " " * 300})
+            assert r.status_code == 400 and "refused" in r.text
             # without the page's CSRF token, or from another site's page: refused
             r = await owner.post("/console/pins/accept", {"tool": "rg__transfer", "digest": now}, csrf=None)
             assert r.status_code == 403
