@@ -431,6 +431,11 @@ guard('retail__modify_user_address',
 cites(address_text/7, policy_ref(retail, 'modify their default user address')).
 cites(listed_items_text/3, policy_ref(retail, 'you must list the action details and obtain explicit user confirmation (yes) to proceed')).
 
+% The hand-over is allowed as it is, asking nothing: the policy transfers "if and only if the request cannot be
+% handled within the scope of your actions", a judgement of the request's words that no fact of Sentinel's
+% holds, and states no other condition (no authentication, no confirmation: those it asks before actions that
+% update the database, and the transfer changes no data). A guard of facts would invent a rule, and no guard at
+% all would leave it to the default policy, which asks to confirm any tool that is not read-only.
 guard('retail__transfer_to_human_agents', [], true).
 
 % ---------------------------------------------------------------- effects of writes
