@@ -255,10 +255,11 @@ class Solver:
         if not isinstance(outcome, Completed):
             return fail(f"{tool} refused: {outcome.reason}")
         if outcome.result.is_error:
-            if await self.store_error(rb, session, tool, arguments, outcome.result):  # "not found": the next source is tried
-                return FetchRecord(tool=tool, arguments=arguments, ok=True, started=started, ended=time.time())
+            # ok: a binding took it as "not found" (its next source is tried); the others' facts stay unknown,
+            # and a decision that needs them is denied with this error
+            taken = await self.store_error(rb, session, tool, arguments, outcome.result)
             text = " ".join(c.text for c in outcome.result.content if isinstance(c, TextContent))[:300]
-            return fail(f"{tool} returned an error: {text}")
+            return fail(f"{tool} returned an error: {text}").model_copy(update={"ok": taken})
         n, unreadable = await self.store_result(rb, session, tool, arguments, outcome.result)
         if unreadable:
             # what it gave for the other bindings is stored; these stay unknown (a decision that needs them
