@@ -402,8 +402,8 @@ class PrologEngine(EngineThread):
         return list(out["facts"]), [str(u) for u in out.get("unreadable", [])]
 
     async def absent(self, rb: str, tool: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
-        """For a call of ``tool`` answered with an error: the fetched markers, and no fact, of its bindings marked
-        ``absent_on_error`` (``fact_terms.pl``, sn_absent/4); the error's text is never read."""
+        """For a call of ``tool`` answered with an error: the fetched markers, and no fact, of its bindings
+        marked ``absent_on_error`` (``fact_terms.pl``, sn_absent/4); the error's text is never read."""
         out = await self.direct(_SN_ABSENT, rb, tool, json_text(arguments))
         return list(out["facts"])
 

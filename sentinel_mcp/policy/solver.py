@@ -29,7 +29,8 @@ from sentinel_mcp.policy.rulebase import Rulebase
 
 log = logging.getLogger(__name__)
 
-SENTINEL_ERROR = "sentinel/error"  # where Sentinel's own error results name their kind (gateway/own_results.py)
+# where Sentinel's own error results name their kind (gateway/own_results.py)
+SENTINEL_ERROR = "sentinel/error"
 
 PassFn = Callable[[], Awaitable[dict[str, Any]]]
 # (tool, arguments) -> why it may not be fetched now for the caller whose look this is, or None
@@ -280,9 +281,9 @@ class Solver:
         the bindings marked ``absent_on_error`` it is looked up with nothing there (their fetched markers, no
         fact: the error's text is never read, so a hostile upstream's error establishes nothing). Whether any
         binding took it so (else the look-up failed: the facts stay unknown, a decision on them is denied).
-        Only the upstream's own answer says "not found": Sentinel's own errors (the upstream unreachable, timed
-        out, its outcome unknown, a refusal) name their kind under ``_meta["sentinel/error"]`` and say nothing
-        about what is there."""
+        Only the upstream's own answer says "not found": Sentinel's own errors (the upstream unreachable,
+        timed out, its outcome unknown, a refusal) name their kind under ``_meta["sentinel/error"]`` and say
+        nothing about what is there."""
         digest = argument_digest(arguments)
         markers: list[dict[str, Any]] = []
         if not (result.meta or {}).get(SENTINEL_ERROR):

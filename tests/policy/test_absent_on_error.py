@@ -1,7 +1,7 @@
-"""``absent_on_error``: a bound read's own error answer is "looked up, nothing there" for the bindings that say
-so, and a failed look-up for every other binding of the tool. Its text and structured content are never read
-(a hostile upstream's error establishes no fact), and Sentinel's own errors are never "not found". Real
-SWI-Prolog, a real in-process MCP server whose look-up always errs (with a value in its error)."""
+"""``absent_on_error``: a bound read's own error answer is "looked up, nothing there" for the bindings that
+say so, and a failed look-up for every other binding of the tool. Its text and structured content are never
+read (a hostile upstream's error establishes no fact). Real SWI-Prolog, a real in-process MCP server whose
+look-ups always err (with a value in the error)."""
 
 from __future__ import annotations
 

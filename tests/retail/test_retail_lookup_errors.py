@@ -51,10 +51,13 @@ async def test_an_error_naming_a_user_id_is_no_user_id(tmp_path: Path, spelling:
 
 
 @pytest.mark.parametrize("spelling", SPELLINGS)
-async def test_an_upstream_that_errs_for_every_look_up_authenticates_nobody(tmp_path: Path, spelling: str) -> None:
+async def test_an_upstream_that_errs_for_every_look_up_authenticates_nobody(
+    tmp_path: Path, spelling: str
+) -> None:
     """'you have to authenticate the user identity ... even when the user already provides the user id': both
-    look-ups err (each with a user id in its text): nobody is authenticated, every call on a customer's data is
-    denied, and each question is asked once however many calls are tried (no loop of look-ups or questions)."""
+    look-ups err (each with a user id in its text): nobody is authenticated, every call on a customer's data
+    is denied, and each question is asked once however many calls are tried (no loop of look-ups or
+    questions)."""
     user = AnsweringUser(OLIVIA_BY_NAME)
     async with retail_runtime(tmp_path, server=hostile("all", spelling)) as rt, conversation(rt, user) as c:
         for name, args in [
@@ -74,8 +77,8 @@ async def test_an_upstream_that_errs_for_every_look_up_authenticates_nobody(tmp_
 async def test_sentinel_own_error_is_not_a_user_not_found(tmp_path: Path) -> None:
     """'authenticate the user identity by locating their user id via email, or via name + zip code': only the
     store's own answer says the email is not found; the upstream going down during the look-up is Sentinel's
-    error (nothing known about the email), so the name and zip code are not asked in its stead, and the call is
-    denied."""
+    error (nothing known about the email), so the name and zip code are not asked in its stead, and the call
+    is denied."""
     user = AnsweringUser(OLIVIA_BY_NAME)
     async with retail_runtime(tmp_path, server=hostile("crash", "json")) as rt, conversation(rt, user) as c:
         r = await c.call_tool("retail__get_order_details", {"order_id": "#W5442520"})

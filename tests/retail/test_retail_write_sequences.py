@@ -22,7 +22,9 @@ GIFT_CARD = "gift_card_7794233"  # Olivia's, $56
 
 
 def address(city: str) -> dict[str, str]:
-    return {"address1": "1 Main St", "address2": "", "city": city, "state": "CO", "country": "USA", "zip": "80301"}
+    return {
+        "address1": "1 Main St", "address2": "", "city": city, "state": "CO", "country": "USA", "zip": "80301"
+    }
 
 
 async def test_a_gift_card_pays_only_what_an_earlier_write_left_on_it(tmp_path: Path) -> None:
@@ -42,15 +44,15 @@ async def test_a_gift_card_pays_only_what_an_earlier_write_left_on_it(tmp_path: 
             {"order_id": "#W5442520", "item_ids": ["3111466194"], "new_item_ids": ["6243981804"],
              "payment_method_id": GIFT_CARD},
         )
-        assert r.is_error and "gift card balance does not cover the price difference" in text_of(r), text_of(r)
+        assert r.is_error and "does not cover the price difference" in text_of(r), text_of(r)
         assert (await order(c, "#W5442520"))["status"] == "pending"
 
 
 async def test_a_gift_card_refunded_by_a_cancellation_pays_for_a_payment_change(tmp_path: Path) -> None:
     """'Cancel pending order › the total will be refunded via the original payment method immediately if it is
-    gift card' / 'Modify payment › it must have enough balance to cover the total amount': cancelling #W3657213
-    (paid by the gift card) puts its $3570.34 back at once, so the card ($56 before) now covers #W5442520's
-    $663.85."""
+    gift card' / 'Modify payment › it must have enough balance to cover the total amount': cancelling
+    #W3657213 (paid by the gift card) puts its $3570.34 back at once, so the card ($56 before) now covers
+    #W5442520's $663.85."""
     user = AnsweringUser([OLIVIA, *YES])
     async with retail_runtime(tmp_path) as rt, conversation(rt, user) as c:
         change = {"order_id": "#W5442520", "payment_method_id": GIFT_CARD}
@@ -71,7 +73,8 @@ async def test_repeated_address_changes_each_show_the_address_as_it_is_now(tmp_p
     user = AnsweringUser([OLIVIA, *YES])
     async with retail_runtime(tmp_path) as rt, conversation(rt, user) as c:
         for city in ["Boulder", "Aurora", "Golden"]:
-            r = await c.call_tool("retail__modify_pending_order_address", {"order_id": "#W5442520", **address(city)})
+            args = {"order_id": "#W5442520", **address(city)}
+            r = await c.call_tool("retail__modify_pending_order_address", args)
             assert not r.is_error, text_of(r)
         first, second, third = (m for m in user.messages() if m.startswith("Change the shipping address"))
         assert "Shipping address now: 1 Main St, Boulder" in second, second
@@ -87,7 +90,8 @@ async def test_payment_then_items_then_nothing(tmp_path: Path) -> None:
     user = AnsweringUser([OLIVIA, *YES])
     async with retail_runtime(tmp_path) as rt, conversation(rt, user) as c:
         r = await c.call_tool(
-            "retail__modify_pending_order_payment", {"order_id": "#W5442520", "payment_method_id": "paypal_8049766"}
+            "retail__modify_pending_order_payment",
+            {"order_id": "#W5442520", "payment_method_id": "paypal_8049766"},
         )
         assert not r.is_error, text_of(r)
         r = await c.call_tool(
