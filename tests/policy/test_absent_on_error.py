@@ -14,6 +14,8 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from tests.policy.policy_rig import ClientPort, make_guard
 
 from sentinel_mcp.core.decision import Allow, Deny
+from sentinel_mcp.policy.checker import check_files
+from sentinel_mcp.policy.engine import shared_engine
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -72,3 +74,16 @@ async def test_an_error_is_nothing_there_only_for_the_bindings_that_say_so(tmp_p
                 assert isinstance(d, Deny) and "not " in d.reason, (tool, d)
         finally:
             await guard.close()
+
+
+async def test_a_misspelt_option_is_an_error_at_load(tmp_path: Path) -> None:
+    """A misspelling (``absent_on_errors``, ``absent_on_error(true)``) is refused at load, naming the options:
+    taken as absent, it would make a failed look-up read as "nothing there" where none was meant, or not."""
+    rb = tmp_path / "bad.pl"
+    for option in ("absent_on_errors", "absent_on_error(true)"):
+        first = "[ttl(60), absent_on_error]).\nbinding(kept"
+        rb.write_text(RULES.replace(first, f"[ttl(60), {option}]).\nbinding(kept"), encoding="utf-8")
+        errors = [p.message for p in await check_files(shared_engine(), [rb]) if p.severity == "error"]
+        assert any("absent_on_error" in m and option in m for m in errors), (option, errors)
+    rb.write_text(RULES, encoding="utf-8")
+    assert [p for p in await check_files(shared_engine(), [rb]) if p.severity == "error"] == []
