@@ -487,6 +487,12 @@ had_delayed_flight(R) :- delayed_leg_before_change(R, _, _).
 compensation_condition(_, cancelled_flight).
 compensation_condition(R, delayed_flight) :- reservation_modified(R, _).
 
+% The hand-over is allowed as it is, asking nothing: the policy transfers "if and only if the request cannot be
+% handled within the scope of your actions" (a flight already flown is one such case, not the only one), a
+% judgement of the request's words that no fact of Sentinel's holds, and states no other condition (no
+% authentication, no confirmation: those it asks before actions that update the database, and the transfer
+% changes no data). A guard of facts would invent a rule, and no guard at all would leave it to the default
+% policy, which asks to confirm any tool that is not read-only.
 guard('airline__transfer_to_human_agents', [], true).
 
 % ---------------------------------------------------------------- effects of writes

@@ -20,18 +20,27 @@ askable(account_first_name(F), "What is the first name on your account?", text, 
 askable(account_last_name(L), "What is the last name on your account?", text, [from([user])]).
 askable(account_zip(Z), "What is the zip code of your default address?", text, [from([user])]).
 
+% The look-ups answer "not found" with an error (API.md): absent_on_error reads that as no user id for what was
+% looked up (never its text as one), so a user whose email is not found is located by name and zip code, as the
+% API says ("only call this function if the user is not found by email"). An upstream that errors for every
+% look-up leaves no user id: nothing is authenticated, every call that needs the user is denied.
 binding(user_id_by_email(E, U), tool('retail__find_user_id_by_email', [email = E]),
-        extract([U = '/result']), [ttl(session)]).
+        extract([U = '/result']), [ttl(session), absent_on_error]).
 binding(user_id_by_name_zip(F, L, Z, U),
         tool('retail__find_user_id_by_name_zip', [first_name = F, last_name = L, zip = Z]),
-        extract([U = '/result']), [ttl(session)]).
+        extract([U = '/result']), [ttl(session), absent_on_error]).
 
+% (atom(E): an email not yet answered is unknown, and nothing else is asked before it is)
 authenticated_user(U) :-
-    account_email(E),
-    (   E \== none
-    ->  user_id_by_email(E, U)
+    account_email(E), atom(E),
+    (   E \== none, user_id_by_email(E, U0)
+    ->  U = U0
     ;   account_first_name(F), account_last_name(L), account_zip(Z), user_id_by_name_zip(F, L, Z, U)
     ).
+
+% the name and zip code are for a user who does not know their email, or whose email was not found
+name_zip_asked :- account_email(E), atom(E), ( E == none -> true ; \+ user_id_by_email(E, _) ).
+cites(name_zip_asked/0, policy_ref(retail, 'locating their user id via email, or via name + zip code')).
 
 % ---------------------------------------------------------------- bindings (read-only tools)
 % A write is decided on what the store says now (fresh_for_writes: read again before each write is decided),
@@ -268,9 +277,9 @@ guard('retail__find_user_id_by_email', [email = E],
               policy_ref(retail, 'must deny any requests for tasks related to any other user'))).
 
 guard('retail__find_user_id_by_name_zip', [first_name = F, last_name = L, zip = Z],
-      require(( account_email(none), account_first_name(F0), account_last_name(L0), account_zip(Z0),
+      require(( name_zip_asked, account_first_name(F0), account_last_name(L0), account_zip(Z0),
                 same_words(F0, F), same_words(L0, L), same_blanks(Z0, Z) ),
-              'only the name and zip code the user gave (when they do not know their email) can be looked up: one user per conversation',
+              'only the name and zip code the user gave (when they do not know their email, or it was not found) can be looked up: one user per conversation',
               policy_ref(retail, 'must deny any requests for tasks related to any other user'))).
 
 same_words(A, B) :- stripped(A, Cs), stripped(B, Ds), ascii_lower(Cs, K), ascii_lower(Ds, K).
@@ -422,6 +431,11 @@ guard('retail__modify_user_address',
 cites(address_text/7, policy_ref(retail, 'modify their default user address')).
 cites(listed_items_text/3, policy_ref(retail, 'you must list the action details and obtain explicit user confirmation (yes) to proceed')).
 
+% The hand-over is allowed as it is, asking nothing: the policy transfers "if and only if the request cannot be
+% handled within the scope of your actions", a judgement of the request's words that no fact of Sentinel's
+% holds, and states no other condition (no authentication, no confirmation: those it asks before actions that
+% update the database, and the transfer changes no data). A guard of facts would invent a rule, and no guard at
+% all would leave it to the default policy, which asks to confirm any tool that is not read-only.
 guard('retail__transfer_to_human_agents', [], true).
 
 % ---------------------------------------------------------------- effects of writes

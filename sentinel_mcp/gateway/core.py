@@ -475,7 +475,7 @@ class Gateway(DecideStep, CatalogView):
                     rec,
                     decision,
                     "tool_error",
-                    error_result(f"{call.name}: {result.why}"),
+                    error_result(f"{call.name}: {result.why}", error="unrelayed"),
                     proof=_proof_of(decision),
                     error=result.why,
                 )

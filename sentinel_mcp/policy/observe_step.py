@@ -20,8 +20,9 @@ from sentinel_mcp.policy.solver import Solver
 
 
 # what observe_unknown passes to observe: no result came, so nothing is learnt from one
+# (Sentinel's own error: never an upstream's "not found", Solver.store_error)
 _UNKNOWN = CallToolResult(content=[TextContent(type="text", text="no result (its outcome is unknown)")],
-                          is_error=True)
+                          is_error=True, _meta={"sentinel/error": "outcome_unknown"})
 
 
 class ObserveStep:
@@ -111,8 +112,8 @@ class ObserveStep:
                     session, f"'$confirmed'({quote_atom(identity)}, {quote_atom(call.digest)}, _, _, _)"
                 )
         if result.is_error:
-            if learns:  # a read answered with an error: what it said before no longer holds
-                await self.knowledge.unlearn(session, identity, call.digest)
+            if learns:  # a read answered with an error: what it said before no longer holds, or "not found"
+                await self.solver.store_error(rb, session, identity, call.arguments, result)
             return
         if learns:  # into the store, and into the mirror when the session is loaded
             await self.solver.store_result(rb, session, identity, call.arguments, result)

@@ -29,6 +29,9 @@ from sentinel_mcp.policy.rulebase import Rulebase
 
 log = logging.getLogger(__name__)
 
+# where Sentinel's own error results name their kind (gateway/own_results.py)
+SENTINEL_ERROR = "sentinel/error"
+
 PassFn = Callable[[], Awaitable[dict[str, Any]]]
 # (tool, arguments) -> why it may not be fetched now for the caller whose look this is, or None
 FetchFilter = Callable[[str, dict[str, Any]], Awaitable["str | None"]]
@@ -252,10 +255,12 @@ class Solver:
             return fail(f"{tool} needs input: {outcome.reason}")
         if not isinstance(outcome, Completed):
             return fail(f"{tool} refused: {outcome.reason}")
-        if outcome.result.is_error:  # what this read said before no longer holds (``Knowledge.unlearn``)
-            await self.knowledge.unlearn(session, tool, argument_digest(arguments))
+        if outcome.result.is_error:
+            # ok: a binding took it as "not found" (its next source is tried); the others' facts stay unknown,
+            # and a decision that needs them is denied with this error
+            taken = await self.store_error(rb, session, tool, arguments, outcome.result)
             text = " ".join(c.text for c in outcome.result.content if isinstance(c, TextContent))[:300]
-            return fail(f"{tool} returned an error: {text}")
+            return fail(f"{tool} returned an error: {text}").model_copy(update={"ok": taken})
         n, unreadable = await self.store_result(rb, session, tool, arguments, outcome.result)
         if unreadable:
             # what it gave for the other bindings is stored; these stay unknown (a decision that needs them
@@ -268,6 +273,29 @@ class Solver:
         return FetchRecord(
             tool=tool, arguments=arguments, ok=True, facts=n, started=started, ended=time.time()
         )
+
+    async def store_error(
+        self, rb: Rulebase, session: str, tool: str, arguments: dict[str, Any], result: CallToolResult
+    ) -> bool:
+        """A read answered with an error: what it said before no longer holds (``Knowledge.unlearn``), and for
+        the bindings marked ``absent_on_error`` it is looked up with nothing there (their fetched markers, no
+        fact: the error's text is never read, so a hostile upstream's error establishes nothing). Whether any
+        binding took it so (else the look-up failed: the facts stay unknown, a decision on them is denied).
+        Only the upstream's own answer says "not found": Sentinel's own errors (the upstream unreachable,
+        timed out, its outcome unknown, a refusal) name their kind under ``_meta["sentinel/error"]`` and say
+        nothing about what is there."""
+        digest = argument_digest(arguments)
+        markers: list[dict[str, Any]] = []
+        if not (result.meta or {}).get(SENTINEL_ERROR):
+            try:
+                markers = await self.knowledge.engine.absent(rb.module, tool, arguments)
+            except (EngineError, ValueError) as e:
+                log.warning("the error answer of %s could not be taken as nothing found: %s", tool, e)
+        if not markers:
+            await self.knowledge.unlearn(session, tool, digest)
+            return False
+        await self.knowledge.learn(learned(session, tool, digest, markers, process_clock.now()))
+        return True
 
     async def store_result(
         self, rb: Rulebase, session: str, tool: str, arguments: dict[str, Any], result: CallToolResult

@@ -24,8 +24,9 @@ DONT_KNOW = object()
 OLIVIA = ("email address of your account", "olivia.ito5204@example.com")
 
 
-def retail_config(data_dir: Path, *, permissive: bool = True) -> Any:
-    args = ["-m", "examples.retail"] + (["--permissive"] if permissive else [])
+def retail_config(data_dir: Path, *, permissive: bool = True, server: list[str] | None = None) -> Any:
+    """``server``: the upstream's command line after ``python`` (default: the retail example)."""
+    args = server or ["-m", "examples.retail"] + (["--permissive"] if permissive else [])
     return parse_config(
         {
             "mcpServers": {"retail": {"command": sys.executable, "args": args, "cwd": str(PROJECT_ROOT)}},
@@ -84,9 +85,11 @@ async def retail_gateway(
 
 
 @contextlib.asynccontextmanager
-async def retail_runtime(tmp: Path, *, permissive: bool = True) -> AsyncIterator[Any]:
+async def retail_runtime(
+    tmp: Path, *, permissive: bool = True, server: list[str] | None = None
+) -> AsyncIterator[Any]:
     """Sentinel over the retail server, for several conversations (``conversation``)."""
-    async with running_gateway(retail_config(tmp, permissive=permissive)) as rt:
+    async with running_gateway(retail_config(tmp, permissive=permissive, server=server)) as rt:
         yield rt
 
 

@@ -462,3 +462,15 @@ async def test_a_no_changes_nothing(tmp_path: Path) -> None:
         )
         assert r.is_error and "you declined" in text_of(r), text_of(r)
         assert (await order(c, "#W5442520"))["status"] == "pending"
+
+
+async def test_a_transfer_to_a_human_asks_nothing(tmp_path: Path) -> None:
+    """'You should transfer the user to a human agent if and only if the request cannot be handled within the
+    scope of your actions': the hand-over changes no data and the policy sets it no condition Sentinel could
+    check (which requests are out of scope is the request's words), so it goes through as asked, even before
+    the user is known, asking nothing (no authentication, no confirmation)."""
+    user = AnsweringUser([])  # declines anything it is asked
+    async with retail_gateway(tmp_path, user) as c:
+        r = await c.call_tool("retail__transfer_to_human_agents", {"summary": "wants a refund to a new card"})
+        assert not r.is_error, text_of(r)
+        assert user.messages() == []

@@ -39,11 +39,6 @@ YES = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an open gap: the engine reads an upstream's error as a failed look-up, never as 'not found', so "
-    "authenticated_user/1 cannot fall back to the name and zip code (a binding would need to read the error)",
-)
 async def test_an_email_not_found_leaves_name_and_zip(tmp_path: Path) -> None:
     """'authenticate the user identity by locating their user id via email, or via name + zip code': a user
     whose email is not found is located by name and zip code (the API: 'only call this function if the user is

@@ -58,6 +58,17 @@ sn_extract_term(RB, Tool, ArgsJson, Result, Term) :-
         Term = json([facts=[], unreadable=Unreadable, too_large=Limit])
     ).
 
+%  sn_absent(+RB, +Tool, +ArgsJson, -Out): for a call of Tool answered with an error, the fetched markers (and no
+%  fact) of its bindings with the option absent_on_error: for them the error says "nothing there" (a user not
+%  found), so a proof goes on to its next source. The error's text is never read (a hostile upstream's error
+%  establishes no fact); the other bindings of Tool get nothing (their facts stay unknown: a failed look-up).
+sn_absent(RB, Tool, ArgsJson, Out) :-
+    from_json_atom(ArgsJson, json(CallArgs)),
+    findall(I, ( RB:binding(H, tool(Tool, BArgs), _, O), memberchk(absent_on_error, O), same_args(BArgs, CallArgs),
+                 fetched_marker(H, Tool, BArgs, M), ground(M), ttl_opt(O, TTL), fact_item(TTL, M, I) ), Items),
+    findall(J, member(fact(J), Items), Facts0), list_to_set(Facts0, Facts),
+    to_json_atom(json([facts=Facts, unreadable=[]]), Out).
+
 %  extract_limit(+RB, -Limit): the rulebase's option(extract_inference_limit(N)) (for tools whose answers
 %  are long lists: its loader refuses anything but a positive integer), else 1,000,000 inferences.
 extract_limit(RB, Limit) :-

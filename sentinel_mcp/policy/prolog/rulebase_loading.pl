@@ -214,7 +214,7 @@ decl_problem(binding(H, _, extract(L), _), error, M) :- is_list(L), member(E, L)
     format(atom(M), 'extraction ~q must be Var = Pointer (or key(Pointer)) with Var a variable of the head', [E]).
 decl_problem(binding(_, _, _, O), error, M) :- \+ is_list(O), format(atom(M), 'binding options must be a list, got ~q', [O]).
 decl_problem(binding(_, _, _, O), error, M) :- is_list(O), member(X, O), \+ binding_option(X),
-    format(atom(M), 'binding option ~q is not one of ttl(Seconds), ttl(session), required, fresh_for_writes', [X]).
+    format(atom(M), 'binding option ~q is not one of ttl(Seconds), ttl(session), required, fresh_for_writes, absent_on_error', [X]).
 decl_problem(askable(_, Q, _, _), error, M) :- \+ ( (string(Q) ; atom(Q)), Q \== '', Q \== "" ),
     format(atom(M), 'askable without a question (a non-empty string is needed), got ~q', [Q]).
 decl_problem(askable(_, Q, _, _), error, M) :- ( atom(Q) ; string(Q) ), Q \== '', format_problem(Q, M).
@@ -578,6 +578,7 @@ binding_option(X) :- var(X), !, fail.
 binding_option(ttl(N)) :- !, ( N == session -> true ; number(N), N > 0 ).  % ttl(X) is no session
 binding_option(required).
 binding_option(fresh_for_writes).  % read again before each write is decided (write_rereads.py)
+binding_option(absent_on_error).  % an error answer is "nothing there" (fact_terms.pl, sn_absent/4)
 
 %  askable_option(+X): what an askable's options may say (anything else is an error at load, never ignored:
 %  a misspelt ttl would keep an answer for the whole conversation).
