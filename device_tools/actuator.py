@@ -203,7 +203,16 @@ class Actuator:
         context: str = "",
         withheld: list[str] | None = None,
     ) -> ActionOutcome | InputRequiredResult:
-        """``withheld``: apps on the rated screen the caller may not read (its question quotes none of it)."""
+        """``withheld``: apps on the rated screen the caller may not read (its question quotes none of it).
+        Validate fully, then ask, then act: a command the backend could never send is refused before anyone
+        is asked to confirm it."""
+        try:
+            self.gate.check_sendable(patterns)
+        except DeviceError as exc:
+            decision = {"action": action.for_classifier(), "digest": action.digest, "confirmation": "not_asked",
+                        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+                        "decision_id": decision_id_of(ctx), "outcome": "refused"}
+            return self._finish(action, ActionOutcome("denied", str(exc), decision))
         assessment = await self.classifier.assess(action, context)
         decision: dict[str, Any] = {
             "action": action.for_classifier(),  # a password is never logged
