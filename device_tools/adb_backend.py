@@ -233,5 +233,6 @@ def _fits(service: str) -> None:
     size = len(service.encode())
     if size > MAX_REQUEST_BYTES:
         raise CommandTooLong(
-            f"the command is too long for adb ({size:,} bytes, at most {MAX_REQUEST_BYTES:,}): nothing was sent"
+            f"the command is too long for adb ({size:,} bytes, at most {MAX_REQUEST_BYTES:,}): "
+            "nothing was sent"
         )

@@ -25,8 +25,9 @@ class DeviceBackend(Protocol):
         ...
 
     def check_sendable(self, argv: Sequence[str]) -> None:
-        """Raise (``DeviceError``: ``CommandTooLong``, ``DeviceCommandFailed``) if ``argv`` could never be sent
-        as it is: called before the user is asked to confirm it, so no one confirms what cannot be done."""
+        """Raise (``DeviceError``: ``CommandTooLong``, ``DeviceCommandFailed``) if ``argv`` could never be
+        sent as it is: called before the user is asked to confirm it, so no one confirms what cannot be
+        done."""
         ...
 
     async def exec_out(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:

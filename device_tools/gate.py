@@ -105,8 +105,8 @@ class CommandGate:
         return await self.backend.shell(argv, timeout=timeout)
 
     def check_sendable(self, patterns: Sequence[Pattern | Sequence[str | None]]) -> None:
-        """Raise ``DeviceError`` if the backend could never send one of these exact commands (a wildcard one is
-        measured when it is run): the actuator asks this before it asks the user."""
+        """Raise ``DeviceError`` if the backend could never send one of these exact commands (a wildcard one
+        is measured when it is run): the actuator asks this before it asks the user."""
         for pattern in patterns:
             if None not in pattern:
                 self.backend.check_sendable([str(a) for a in pattern])

@@ -122,8 +122,8 @@ class TermuxBackend:
         for arg in self.translate(argv):
             if len(arg.encode("utf-8", "surrogatepass")) >= MAX_ARG_BYTES:
                 raise CommandTooLong(
-                    f"an argument is too long for a program on the phone (at most {MAX_ARG_BYTES - 1:,} bytes): "
-                    "nothing was sent"
+                    "an argument is too long for a program on the phone "
+                    f"(at most {MAX_ARG_BYTES - 1:,} bytes): nothing was sent"
                 )
 
     async def exec_out(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:

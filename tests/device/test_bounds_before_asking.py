@@ -39,3 +39,24 @@ async def test_a_command_that_fits_is_still_asked_and_sent(fake_adb, tmp_path):
                                    {"title": "Lunch", "start": START, "description": "x" * 30_000})
     assert len(answers.questions) == 1
     assert [c for c in fake_adb.device_commands() if c.startswith("content insert")], r.content[0].text
+
+
+@pytest.mark.parametrize("argv", [
+    ["input", "keyevent", "KEYCODE_MOVE_END"],  # clear_first's keys: no global action of Termux's
+    ["input", "swipe", "10", "900", "10", "100", "300"],  # a scroll: Termux clicks, it does not drag
+    ["am", "start", "-a", "android.intent.action.INSERT", "--es", "name", "n" * 140_000],  # past E2BIG
+])
+async def test_termux_refuses_what_it_cannot_run_before_anything_runs(argv):
+    """The actuator asks the gate before it asks the user (the adb cases above go through it): Termux's
+    refusal of a command it has no program for, or of an argument Linux would refuse, comes from that check
+    and runs nothing."""
+    from device_tools.errors import DeviceError
+    from device_tools.gate import CommandGate
+    from device_tools.termux_backend import TermuxBackend
+
+    calls: list[list[str]] = []
+    gate = CommandGate(TermuxBackend(lambda a, t: calls.append(a) or b""))
+    with pytest.raises(DeviceError, match="cannot run|too long"):
+        gate.check_sendable([argv])
+    gate.check_sendable([["input", "tap", "10", "20"], ["am", "start", "-a", "x", "--es", "n", "v"]])
+    assert calls == []

@@ -80,7 +80,8 @@ def test_a_termux_location_coordinate_of_a_wrong_type_is_malformed(coordinate):
 @pytest.mark.parametrize("output", ["-", "{", '{"percentage": 87', "percentage: 87", '{"percentage": -}',
                                     "\x00", '["CHARGING"]'])
 def test_termux_output_that_is_not_a_json_object_is_a_clear_error(output):
-    with pytest.raises(MalformedOutput, match="termux-battery-status: (output is not JSON|expected a JSON obj)"):
+    with pytest.raises(MalformedOutput,
+                       match="termux-battery-status: (output is not JSON|expected a JSON obj)"):
         parse_termux_battery(output)
 
 

@@ -26,7 +26,8 @@ HEALTH = {
     6: "unspecified_failure",
     7: "cold",
 }
-_POWER_KEYS = {"ac": "AC powered", "usb": "USB powered", "wireless": "Wireless powered", "dock": "Dock powered"}
+_POWER_KEYS = {"ac": "AC powered", "usb": "USB powered", "wireless": "Wireless powered",
+               "dock": "Dock powered"}
 
 
 def parse_dumpsys_battery(text: str) -> dict[str, Any]:
@@ -60,7 +61,8 @@ def parse_dumpsys_battery(text: str) -> dict[str, Any]:
     temperature = locale_float(raw.get("temperature", ""))
     values: dict[str, Any] = {
         "percentage": round(level * 100 / scale, 1),
-        "charging": None if status == UNKNOWN else status == "charging" or (bool(plugged) and status == "full"),
+        "charging": None if status == UNKNOWN
+        else status == "charging" or (bool(plugged) and status == "full"),
         "status": status,
         "plugged": plugged[0] if plugged else unplugged,
         "health": HEALTH.get(_int(raw.get("health")) or 1, "unknown"),

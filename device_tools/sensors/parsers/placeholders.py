@@ -1,7 +1,7 @@
-"""What a phone prints for a value it does not know: "-", "", "?", "???", "null", "N/A" (termux-api and dumpsys
-both do), or nothing at all. Such a value is unknown, never a 0, a False or a name, and a state is read only
-from the fixed set its source documents: anything else is "unknown", so a hostile or broken source cannot make
-a placeholder (or a sentence) into a reading."""
+"""What a phone prints for a value it does not know: "-", "", "?", "???", "null", "N/A" (termux-api and
+dumpsys both do), or nothing at all. Such a value is unknown, never a 0, a False or a name, and a state is
+read only from the fixed set its source documents: anything else is "unknown", so a hostile or broken source
+cannot make a placeholder (or a sentence) into a reading."""
 
 from __future__ import annotations
 
