@@ -123,3 +123,24 @@ def test_dumpsys_battery_power_sources_all_placeholders_are_unknown_not_unplugge
 def test_a_dumpsys_battery_with_no_level_has_no_reading_not_zero(placeholder):
     with pytest.raises(NoReading, match="battery level"):
         parse_dumpsys_battery(DUMP.replace("level: 87", f"level: {placeholder}"))
+
+
+async def test_placeholders_through_the_termux_source_as_real_subprocesses(tmp_path):
+    """The same through the Termux source: termux-api scripts printing placeholders, run as subprocesses."""
+    from tests.sensors.test_termux_source import script
+
+    from device_tools.sensors.sources.termux import TermuxSource
+    from sentinel_mcp.core.sensor_kinds import SensorKind
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    battery = BATTERY | {"status": "-", "plugged": "", "health": "?", "technology": "-", "present": "-"}
+    script(bin_dir, "termux-battery-status", f"echo '{json.dumps(battery)}'")
+    script(bin_dir, "termux-location", "echo '{\"latitude\": \"-\", \"longitude\": \"-\", \"provider\": \"gps\"}'")
+    source = TermuxSource(str(bin_dir), timeout=10)
+    values = (await source.read(SensorKind.battery)).values
+    assert values["percentage"] == 87.0
+    assert (values["status"], values["plugged"], values["health"]) == ("unknown",) * 3
+    assert values["charging"] is None and values["technology"] is None and values["present"] is None
+    with pytest.raises(NoReading):
+        await source.read(SensorKind.location)
