@@ -136,7 +136,8 @@ async def test_placeholders_through_the_termux_source_as_real_subprocesses(tmp_p
     bin_dir.mkdir()
     battery = BATTERY | {"status": "-", "plugged": "", "health": "?", "technology": "-", "present": "-"}
     script(bin_dir, "termux-battery-status", f"echo '{json.dumps(battery)}'")
-    script(bin_dir, "termux-location", "echo '{\"latitude\": \"-\", \"longitude\": \"-\", \"provider\": \"gps\"}'")
+    fix = {"latitude": "-", "longitude": "-", "provider": "gps"}
+    script(bin_dir, "termux-location", f"echo '{json.dumps(fix)}'")
     source = TermuxSource(str(bin_dir), timeout=10)
     values = (await source.read(SensorKind.battery)).values
     assert values["percentage"] == 87.0
