@@ -432,5 +432,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
         elements.append(Element(id=eid, index=i, **attrs))
     package = max(packages, key=lambda p: packages[p]) if packages else ""
     snapshot_id = "s-" + _digest(*(f"{e.id}:{e.fingerprint}:{e.text}" for e in elements), n=10)
-    return Snapshot(snapshot_id, elements, package, root.get("rotation", "0"), truncated, truncated_nodes,
-                    unlisted)
+    snapshot = Snapshot(snapshot_id, elements, package, root.get("rotation", "0"), truncated, truncated_nodes,
+                        unlisted)
+    snapshot.pages()  # here, in the parsing worker thread: for 5,000 long labels it takes a while
+    return snapshot
