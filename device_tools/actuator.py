@@ -120,10 +120,10 @@ class Actuator:
         fresh = await self.observe()
         now = fresh.by_id.get(wanted.id)
         if now is None:
-            raise StaleElement(f"element {wanted.id} ({wanted.label!r}) is no longer on the screen", fresh)
+            raise StaleElement(f"element {wanted.id} ({wanted.shown}) is no longer on the screen", fresh)
         if now.fingerprint != wanted.fingerprint:
             raise StaleElement(
-                f"element {wanted.id} ({wanted.label!r}) changed since snapshot {snapshot_id}", fresh
+                f"element {wanted.id} ({wanted.shown}) changed since snapshot {snapshot_id}", fresh
             )
         return now, fresh
 
@@ -132,7 +132,7 @@ class Actuator:
         dump does not show), or None when nothing else lies over it (``window_list``)."""
         x, y = element.center
         return await self.covered_at(element.window or element.package, [(x, y)],
-                                     f"the centre of {element.id} ({element.label!r})")
+                                     f"the centre of {element.id} ({element.shown})")
 
     async def covered_at(
         self, app: str | Callable[[int, int], str], points: Sequence[tuple[int, int]], where: str
@@ -164,10 +164,10 @@ class Actuator:
         now = fresh.by_id.get(element.id)
         if now is None or not now.focused or not now.editable or now.window != element.window:
             where = next((e for e in fresh.elements if e.focused), None)
-            moved = f"{where.id} ({where.label!r}) in {named(where.window or where.package)}" if where else \
+            moved = f"{where.id} ({where.shown}) in {named(where.window or where.package)}" if where else \
                 "no field"
             raise FocusMoved(
-                f"not typed: after the tap on {element.id} ({element.label!r}) the focus was on {moved}, so "
+                f"not typed: after the tap on {element.id} ({element.shown}) the focus was on {moved}, so "
                 "no key was sent (the tap was)"
             )
 
@@ -178,7 +178,7 @@ class Actuator:
         now = fresh.by_id.get(element.id)
         if now is None or now.fingerprint != element.fingerprint:
             raise StaleElement(
-                f"element {element.id} ({element.label!r}) changed while waiting for confirmation", fresh
+                f"element {element.id} ({element.shown}) changed while waiting for confirmation", fresh
             )
         if tapped is not None:
             over = await self.covered(now)
@@ -203,7 +203,17 @@ class Actuator:
         context: str = "",
         withheld: list[str] | None = None,
     ) -> ActionOutcome | InputRequiredResult:
-        """``withheld``: apps on the rated screen the caller may not read (its question quotes none of it)."""
+        """``withheld``: apps on the rated screen the caller may not read (its question quotes none of it).
+        Validate fully, then ask, then act: a command the backend could never send is refused before anyone
+        is asked to confirm it."""
+        try:
+            self.gate.check_sendable(patterns)
+        except DeviceError as exc:
+            refused: dict[str, Any] = {"action": action.for_classifier(), "digest": action.digest,
+                                       "confirmation": "not_asked",
+                                       "at": datetime.now(UTC).isoformat(timespec="seconds"),
+                                       "decision_id": decision_id_of(ctx), "outcome": "refused"}
+            return self._finish(action, ActionOutcome("denied", str(exc), refused))
         assessment = await self.classifier.assess(action, context)
         decision: dict[str, Any] = {
             "action": action.for_classifier(),  # a password is never logged

@@ -132,6 +132,9 @@ class AdbBackend:
                 ) from None
             raise DeviceUnavailable(f"lost the connection to device {self.serial or '?'}: {exc}") from None
 
+    def check_sendable(self, argv: Sequence[str]) -> None:
+        _fits("shell:" + shlex.join(str(a) for a in argv))  # "shell:" is the longer of the two services
+
     async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
         command = shlex.join(str(a) for a in argv)
         out = await self._read_service("shell:" + command, timeout, SHELL_MAX_BYTES)
@@ -146,11 +149,7 @@ class AdbBackend:
         time out per ``recv`` only and keep whatever arrives, so a device trickling or flooding output would
         hold a worker thread and memory without end."""
         command = service.split(":", 1)[1]
-        if len(service.encode()) > MAX_REQUEST_BYTES:
-            raise CommandTooLong(
-                f"the command is too long for adb ({len(service.encode()):,} bytes, at most "
-                f"{MAX_REQUEST_BYTES:,}): nothing was sent"
-            )
+        _fits(service)
 
         def run(d) -> bytes:
             conn = d.open_transport(timeout=timeout)
@@ -227,3 +226,13 @@ def _read_until_close(sock: socket.socket, deadline: float, limit: int, command:
         if size > limit:
             raise DeviceUnavailable(f"the device's output of {command!r} passed {limit:,} bytes; refused")
         chunks.append(chunk)
+
+
+def _fits(service: str) -> None:
+    """An adb request's length is four hex digits on the wire: a longer one cannot be sent."""
+    size = len(service.encode())
+    if size > MAX_REQUEST_BYTES:
+        raise CommandTooLong(
+            f"the command is too long for adb ({size:,} bytes, at most {MAX_REQUEST_BYTES:,}): "
+            "nothing was sent"
+        )

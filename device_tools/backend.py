@@ -24,6 +24,12 @@ class DeviceBackend(Protocol):
         """Run one command on the device and return its text output (stdout+stderr)."""
         ...
 
+    def check_sendable(self, argv: Sequence[str]) -> None:
+        """Raise (``DeviceError``: ``CommandTooLong``, ``DeviceCommandFailed``) if ``argv`` could never be
+        sent as it is: called before the user is asked to confirm it, so no one confirms what cannot be
+        done."""
+        ...
+
     async def exec_out(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:
         """Run one command and return its raw bytes (screencap, uiautomator dump to /dev/tty)."""
         ...

@@ -16,6 +16,7 @@ Bounds, checked, focused and selected are state, not identity: they go into the 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -23,11 +24,15 @@ from dataclasses import dataclass, field
 
 from .device_words import quoted
 from .errors import DumpFailed
+from .screen_label import LABEL_LIMIT, cut, label_repr, was_cut
 
 MAX_DEPTH = 50
 MAX_NODES = 5000  # nodes walked per dump: a busy real screen has a few hundred
 MAX_DUMP_BYTES = 4_000_000  # a busy real screen's dump is 50-300 KB
 PAGE_SIZE = 60
+# characters of one listing page's text and structured content together: a page ends early past it (its
+# other elements go to the next page, none is dropped); one element's share is bounded by the label cut
+PAGE_BUDGET = 32_000
 _FEED = 65536  # parsed a slice at a time: the parse runs in a worker thread, and lets the event loop in
 # a node's Rect as uiautomator writes it (Rect.toShortString): four ASCII int32s, nothing around them
 _BOUNDS = re.compile(r"\[(-?[0-9]{1,10}),(-?[0-9]{1,10})\]\[(-?[0-9]{1,10}),(-?[0-9]{1,10})\]")
@@ -41,7 +46,7 @@ _NAME = re.compile(r"[A-Za-z0-9_.$:/-]{1,200}")
 def named(value: str) -> str:
     """A name from the screen as a listing shows it: bare when it is spelled like one, else quoted (``repr``:
     one line, control and invisible characters escaped), so it cannot start a line of its own."""
-    return value if _NAME.fullmatch(value) else repr(value[:200])
+    return value if _NAME.fullmatch(value) else label_repr(value)
 
 
 def _digest(*parts: object, n: int = 8) -> str:
@@ -118,33 +123,42 @@ class Element:
     def line(self) -> str:
         parts = [f"[{self.index}] {self.id} {named(self.short_class)}"]
         if self.text:
-            parts.append(f"text={self.text!r}")
+            parts.append(f"text={label_repr(self.text)}")
         if self.desc:
-            parts.append(f"desc={self.desc!r}")
+            parts.append(f"desc={label_repr(self.desc)}")
         if self.resource_id:
             parts.append(f"res={named(self.resource_id.rsplit('/', 1)[-1])}")
         if self.hint:
-            parts.append(f"contains={self.hint!r}")
+            parts.append(f"contains={label_repr(self.hint)}")
         if not (self.text or self.desc or self.resource_id or self.hint):
             parts.append("(unlabeled)")
         parts.append(f"@{self.center[0]},{self.center[1]}")
         parts.extend(self.flags())
         return " ".join(parts)
 
+    @property
+    def shown(self) -> str:
+        """The label as a message quotes it: cut, the cut said outside the quotes."""
+        return label_repr(self.label)
+
     def public(self) -> dict[str, object]:
-        return {
+        """The element as structured content: every text of the screen cut (``screen_label``), and under
+        ``cut`` the full length of each one that was."""
+        said = {"class": self.cls, "text": self.text, "desc": self.desc, "resource_id": self.resource_id,
+                "package": self.package, "hint": self.hint}
+        out: dict[str, object] = {
             "id": self.id,
             "index": self.index,
-            "class": self.cls,
-            "text": self.text,
-            "desc": self.desc,
-            "resource_id": self.resource_id,
-            "package": self.package,
+            **{k: cut(v) for k, v in said.items() if k != "hint"},
             "bounds": list(self.bounds),
             "center": list(self.center),
             "flags": self.flags(),
-            "hint": self.hint,
+            "hint": cut(self.hint),
         }
+        lengths = {k: len(v) for k, v in said.items() if was_cut(v)}
+        if lengths:
+            out["cut"] = lengths
+        return out
 
 
 def _truthy(node: ET.Element, name: str) -> bool:
@@ -188,6 +202,7 @@ class Snapshot:
     # touch-handling nodes deeper than MAX_DEPTH (not listed, but drawn): (seq, bounds), for the hit test
     unlisted: list[tuple[int, tuple[int, int, int, int]]] = field(default_factory=list)
     by_id: dict[str, Element] = field(default_factory=dict)
+    _pages: list[tuple[int, int]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.by_id = {e.id: e for e in self.elements}
@@ -200,16 +215,36 @@ class Snapshot:
             return self.elements[i - 1] if 1 <= i <= len(self.elements) else None
         return self.by_id.get(ref)
 
-    def listing(self, page: int = 1, page_size: int = PAGE_SIZE) -> dict[str, object]:
-        page_size = max(1, min(page_size, PAGE_SIZE))
-        pages = max(1, -(-len(self.elements) // page_size))
+    def pages(self) -> list[tuple[int, int]]:
+        """Each page's (start, end) in ``elements``: at most ``PAGE_SIZE`` elements and ``PAGE_BUDGET``
+        characters of lines and structured content, at least one element. Worked out once per snapshot."""
+        if self._pages is None:
+            self._pages = []
+            start, used = 0, 0
+            for i, e in enumerate(self.elements):
+                size = len(e.line()) + len(json.dumps(e.public()))
+                if i > start and (i - start >= PAGE_SIZE or used + size > PAGE_BUDGET):
+                    self._pages.append((start, i))
+                    start, used = i, 0
+                used += size
+            self._pages.append((start, len(self.elements)))
+        return self._pages
+
+    def listing(self, page: int = 1) -> dict[str, object]:
+        bounds = self.pages()
+        pages = len(bounds)
         page = max(1, min(page, pages))
-        chunk = self.elements[(page - 1) * page_size : page * page_size]
+        chunk = self.elements[slice(*bounds[page - 1])]
         app = named(self.package) if self.package else "unknown app"
         header = f"snapshot {self.snapshot_id} · {app} · {len(self.elements)} elements · page {page}/{pages}"
+        shown = [e.public() for e in chunk]
         lines = [header, *(e.line() for e in chunk)]
         if page < pages:
             lines.append(f"… more: call screen_read with page={page + 1}")
+        labels_cut = sum(1 for e in shown if "cut" in e)
+        if labels_cut:
+            lines.append(f"({labels_cut} element(s) on this page have a text cut to its first "
+                         f"{LABEL_LIMIT} characters)")
         if self.truncated_depth:
             lines.append(f"(nodes deeper than {MAX_DEPTH} levels were skipped)")
         if self.truncated_nodes:
@@ -220,7 +255,10 @@ class Snapshot:
             "page": page,
             "pages": pages,
             "total": len(self.elements),
-            "elements": [e.public() for e in chunk],
+            "elements": shown,
+            # what this answer does not show whole: labels cut on this page, the node and depth caps hit
+            "cut": {"labels": labels_cut, "nodes": MAX_NODES if self.truncated_nodes else None,
+                    "depth": MAX_DEPTH if self.truncated_depth else None},
             "text": "\n".join(lines),
         }
 
@@ -394,5 +432,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
         elements.append(Element(id=eid, index=i, **attrs))
     package = max(packages, key=lambda p: packages[p]) if packages else ""
     snapshot_id = "s-" + _digest(*(f"{e.id}:{e.fingerprint}:{e.text}" for e in elements), n=10)
-    return Snapshot(snapshot_id, elements, package, root.get("rotation", "0"), truncated, truncated_nodes,
-                    unlisted)
+    snapshot = Snapshot(snapshot_id, elements, package, root.get("rotation", "0"), truncated, truncated_nodes,
+                        unlisted)
+    snapshot.pages()  # here, in the parsing worker thread: for 5,000 long labels it takes a while
+    return snapshot

@@ -104,6 +104,13 @@ class CommandGate:
         self._record(argv)
         return await self.backend.shell(argv, timeout=timeout)
 
+    def check_sendable(self, patterns: Sequence[Pattern | Sequence[str | None]]) -> None:
+        """Raise ``DeviceError`` if the backend could never send one of these exact commands (a wildcard one
+        is measured when it is run): the actuator asks this before it asks the user."""
+        for pattern in patterns:
+            if None not in pattern:
+                self.backend.check_sendable([str(a) for a in pattern])
+
     async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
         """Whether ``key`` went down within ``timeout`` (time spent behind an earlier question counts)."""
         deadline = anyio.current_time() + timeout

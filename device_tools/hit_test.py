@@ -51,13 +51,13 @@ def tap_receivers(snapshot: Snapshot, target: Element) -> list[Element] | str:
     if snapshot.truncated_nodes:
         return (
             f"refused: this screen has too many nodes to read whole, so what lies over {target.id} "
-            f"({target.label!r}) is unknown. Nothing was sent"
+            f"({target.shown}) is unknown. Nothing was sent"
         )
     for seq, bounds in snapshot.unlisted:
         if seq > target.seq and contains(bounds, x, y):
             return (
                 f"refused: a control nested too deep to list lies over the centre of {target.id} "
-                f"({target.label!r}). Nothing was sent"
+                f"({target.shown}). Nothing was sent"
             )
     hit = receiver(snapshot, x, y)
     if hit is None or hit.id == target.id:
@@ -65,8 +65,8 @@ def tap_receivers(snapshot: Snapshot, target: Element) -> list[Element] | str:
     if not touchable(target) and is_ancestor(snapshot, hit, target):
         return [target, hit]
     return (
-        f"refused: a tap at the centre of {target.id} ({target.label!r}) would reach {hit.id} "
-        f"({hit.label!r}), which lies over that point. Nothing was sent; act on {hit.id} itself if that is "
+        f"refused: a tap at the centre of {target.id} ({target.shown}) would reach {hit.id} "
+        f"({hit.shown}), which lies over that point. Nothing was sent; act on {hit.id} itself if that is "
         "what you mean"
     )
 

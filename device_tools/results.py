@@ -29,7 +29,7 @@ def outcome_result(outcome: ActionOutcome, fresh: Snapshot | None = None) -> Cal
     if snapshot is not None:
         listing = snapshot.listing()
         structured["screen"] = {
-            k: listing[k] for k in ("snapshot_id", "package", "page", "pages", "total", "elements")
+            k: listing[k] for k in ("snapshot_id", "package", "page", "pages", "total", "elements", "cut")
         }
         text += "\n\n" + str(listing["text"])
     meta: dict[str, Any] = {DECISION_META: outcome.decision} if outcome.decision else {}

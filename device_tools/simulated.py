@@ -99,6 +99,9 @@ class SimulatedDevice:
     async def describe(self) -> dict[str, str]:
         return {"backend": "simulated", "serial": "simulated-1", "screen": self.state.screen}
 
+    def check_sendable(self, argv: Sequence[str]) -> None:
+        """Any argv reaches the simulated phone (it has no request size to exceed)."""
+
     async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
         return (await self.exec_out(argv, timeout=timeout)).decode("utf-8", errors="replace")
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 import anyio.to_thread
 
 from .element_registry import MAX_DUMP_BYTES
-from .errors import DeviceCommandFailed, DeviceUnavailable
+from .errors import CommandTooLong, DeviceCommandFailed, DeviceUnavailable
 from .text_input import decode_input_text
 
 Runner = Callable[[list[str], float], bytes]
@@ -34,6 +34,7 @@ GLOBAL_ACTIONS = {"KEYCODE_BACK": "BACK", "KEYCODE_HOME": "HOME", "KEYCODE_APP_S
 # words, UTF-16: twice the parser's cap), a screenshot a few MB; past it the command is killed, not read on
 OUTPUT_MAX_BYTES = 32_000_000
 DUMP_MAX_BYTES = 2 * MAX_DUMP_BYTES + 8192
+MAX_ARG_BYTES = 131_072  # Linux's MAX_ARG_STRLEN, with the NUL: a longer argument fails with E2BIG
 
 
 def run_subprocess(argv: list[str], timeout: float) -> bytes:
@@ -115,6 +116,15 @@ class TermuxBackend:
         raise DeviceCommandFailed(
             f"the termux backend cannot run {' '.join(a[:3])}…; use the adb backend for it"
         )
+
+    def check_sendable(self, argv: Sequence[str]) -> None:
+        """A command this backend cannot run, or an argument longer than Linux passes to a program."""
+        for arg in self.translate(argv):
+            if len(arg.encode("utf-8", "surrogatepass")) >= MAX_ARG_BYTES:
+                raise CommandTooLong(
+                    "an argument is too long for a program on the phone "
+                    f"(at most {MAX_ARG_BYTES - 1:,} bytes): nothing was sent"
+                )
 
     async def exec_out(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:
         real = self.translate(argv)

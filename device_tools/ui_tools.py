@@ -34,6 +34,7 @@ NAVIGATE = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
 Result = CallToolResult | InputRequiredResult
+MAX_FOUND = 20  # matching elements wait_for returns whole (it says how many matched)
 
 
 async def finish(
@@ -218,7 +219,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             "click",
             element_id,
             snapshot_id,
-            lambda e: ([C.tap(*e.center)], f"tapped {e.label!r}"),
+            lambda e: ([C.tap(*e.center)], f"tapped {e.shown}"),
         )
 
     @mcp.tool(annotations=ACT, meta={**SELF_CONFIRMS, **shows})
@@ -231,13 +232,13 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             "long_click",
             element_id,
             snapshot_id,
-            lambda e: ([C.long_press(*e.center)], f"long-pressed {e.label!r}"),
+            lambda e: ([C.long_press(*e.center)], f"long-pressed {e.shown}"),
         )
 
     def typing_plan(text: str, clear_first: bool):
         def plan(e: Element) -> tuple[list[list[str]], str]:
             if not e.editable:
-                raise ValueError(f"element {e.id} ({e.label!r}) is not a text field")
+                raise ValueError(f"element {e.id} ({e.shown}) is not a text field")
             check_typeable(text, unicode_ok=rt.gate.unicode_text)
             argvs = [C.tap(*e.center)]
             if clear_first and e.text:
@@ -246,7 +247,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                     C.keyevent(*["KEYCODE_DEL"] * min(len(e.text), 500)),
                 ]
             argvs += [C.input_text(chunk) for chunk in input_text_chunks(text)]
-            return argvs, f"typed {len(text)} characters into {e.label!r}"
+            return argvs, f"typed {len(text)} characters into {e.shown}"
 
         return plan
 
@@ -268,13 +269,13 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
         def plan(e: Element) -> tuple[list[list[str]], str]:
             if not e.editable:
-                raise ValueError(f"element {e.id} ({e.label!r}) is not a text field")
+                raise ValueError(f"element {e.id} ({e.shown}) is not a text field")
             n = min(max(len(e.text), 1), 500)
             return [
                 C.tap(*e.center),
                 C.keyevent("KEYCODE_MOVE_END"),
                 C.keyevent(*["KEYCODE_DEL"] * n),
-            ], f"cleared {e.label!r}"
+            ], f"cleared {e.shown}"
 
         return await on_element(ctx, "clear_text", "clear", element_id, snapshot_id, plan)
 
@@ -293,7 +294,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 subject, screen = await act.target(element_id, snapshot_id or "")
                 if not subject.scrollable:  # a swipe inside a button's bounds is a press on it, not a scroll
                     return error_result(
-                        f"element {subject.id} ({subject.label!r}) does not scroll: scroll the screen, or an "
+                        f"element {subject.id} ({subject.shown}) does not scroll: scroll the screen, or an "
                         "element marked scrollable", element=subject.public())
                 bounds = subject.bounds
             else:
@@ -313,7 +314,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 f"{what} is too small to scroll (a swipe over it would move under {MIN_SWIPE_PX} px: a "
                 "press). Nothing was sent"
             )
-        where = f" in {subject.label!r}" if subject is not None else ""
+        where = f" in {subject.shown}" if subject is not None else ""
         return await drag(ctx, "scroll", argv, screen, f"scrolled {direction}{where}", subject)
 
     @mcp.tool(annotations=NAVIGATE, meta={**SELF_CONFIRMS, **shows})
@@ -379,7 +380,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                     raise StaleElement(f"while waiting for confirmation, {moved.removeprefix('refused: ')}",
                                        fresh)
             output = await rt.gate.run(argv, approval)
-            said = f"{message} (from {element.label!r})" if element is not None and pressed else message
+            said = f"{message} (from {element.shown})" if element is not None and pressed else message
             return {"message": said, "output": output.strip()[:2000], UNTRUSTED_KEY: DEVICE_OUTPUT}
 
         context = f"screen of {element.window or element.package}" if element is not None else ""
@@ -454,7 +455,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 listing = snapshot.listing()
                 return read_result(
                     f"found {len(hits)} element(s) matching {text!r}\n\n{listing['text']}",
-                    {"found": [e.public() for e in hits], "snapshot_id": snapshot.snapshot_id},
+                    # the first hits only: a hostile screen can match thousands of nodes
+                    {"found": [e.public() for e in hits[:MAX_FOUND]], "found_total": len(hits),
+                     "snapshot_id": snapshot.snapshot_id},
                     untrusted=SCREEN,
                 )
             if anyio.current_time() >= deadline:

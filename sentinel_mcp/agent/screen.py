@@ -6,12 +6,17 @@ capped, and no field of it is ever used as a tool name or an instruction.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 MAX_ELEMENTS = 60
 MAX_LABEL = 80
 MAX_CONTEXT_CHARS = 6000
+MAX_INDEX = 100_000  # an element's index or a screen's total: past any dump's node cap
+# how an id, a class, a resource id or a package is spelled: shown bare only then. The screen (and a device
+# server) may put a line break there (\n, \r, U+2028, U+0085, ...) and a line that reads as Sentinel's own
+_NAME = re.compile(r"[A-Za-z0-9_.$:/#-]{1,120}")
 
 
 @dataclass(frozen=True)
@@ -39,7 +44,7 @@ class ScreenElement:
         return "password" in self.flags
 
     def line(self) -> str:
-        parts = [f"{self.id} {self.cls}"]
+        parts = [f"{_name(self.id)} {_name(self.cls)}"]
         if self.text:
             parts.append(f"text={_clip(self.text)!r}")
         if self.desc and self.desc != self.text:
@@ -47,7 +52,7 @@ class ScreenElement:
         if self.hint and not (self.text or self.desc):
             parts.append(f"contains={_clip(self.hint)!r}")
         if self.resource and not (self.text or self.desc):
-            parts.append(f"res={self.resource}")
+            parts.append(f"res={_name(self.resource)}")
         shown = [f for f in self.flags if f in ("clickable", "editable", "checked", "scrollable", "password")]
         if shown:
             parts.append(",".join(shown))
@@ -76,23 +81,26 @@ class Screen:
         for raw in elements[:MAX_ELEMENTS]:
             if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
                 continue
+            flags = raw.get("flags")
             parsed.append(
                 ScreenElement(
                     id=raw["id"][:64],
-                    index=int(raw.get("index") or len(parsed) + 1),
-                    cls=str(raw.get("class") or "").rsplit(".", 1)[-1][:40],
-                    text=str(raw.get("text") or ""),
-                    desc=str(raw.get("desc") or ""),
-                    resource=str(raw.get("resource_id") or "").rsplit("/", 1)[-1][:60],
-                    flags=tuple(str(f) for f in (raw.get("flags") or []) if isinstance(f, str))[:12],
-                    hint=str(raw.get("hint") or ""),
+                    index=_count(raw.get("index"), MAX_INDEX) or len(parsed) + 1,
+                    cls=_text(raw.get("class")).rsplit(".", 1)[-1][:40],
+                    text=_text(raw.get("text")),
+                    desc=_text(raw.get("desc")),
+                    resource=_text(raw.get("resource_id")).rsplit("/", 1)[-1][:60],
+                    # a list of words, or none: a string's letters are no flags ("password" is not p,a,s,...)
+                    flags=tuple(f for f in flags if isinstance(f, str))[:12]
+                    if isinstance(flags, list) else (),
+                    hint=_text(raw.get("hint")),
                 )
             )
         return cls(
             snapshot_id=sid[:64],
-            package=str(data.get("package") or "")[:120],
+            package=_text(data.get("package"))[:120],
             elements=parsed,
-            total=int(data.get("total") or len(parsed)),
+            total=_count(data.get("total"), MAX_INDEX) or len(parsed),
         )
 
     def element(self, ref: str | None) -> ScreenElement | None:
@@ -106,13 +114,15 @@ class Screen:
 
     def summary(self, limit: int = 240) -> str:
         """One line for a trace: the app and the first labels on the screen."""
-        labels = ", ".join(e.label for e in self.elements[:12])
-        text = f"{self.package or 'unknown app'}, {len(self.elements)} elements: {labels}"
+        labels = ", ".join(_clip(e.label) for e in self.elements[:12])
+        app = _name(self.package) if self.package else "unknown app"
+        text = f"{app}, {len(self.elements)} elements: {labels}"
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
     def describe(self) -> str:
         """The listing the model reads (inside the fenced context), bounded."""
-        lines = [f"screen {self.snapshot_id} of app {self.package or 'unknown'} ({self.total} elements)"]
+        app = _name(self.package) if self.package else "unknown"
+        lines = [f"screen {_name(self.snapshot_id)} of app {app} ({self.total} elements)"]
         size = len(lines[0])
         for e in self.elements:
             line = e.line()
@@ -122,6 +132,25 @@ class Screen:
             lines.append(line)
             size += len(line) + 1
         return "\n".join(lines)
+
+
+def _count(value: Any, limit: int) -> int | None:
+    """A whole number from 1 to ``limit`` as JSON carries one, else None (a string, a bool, a float, a
+    number past any screen: the device server's word, which int() would turn into a crash or a 10**30)."""
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= limit:
+        return value
+    return None
+
+
+def _text(value: Any) -> str:
+    """A text field, or "" when it is not text (an object's repr is no label)."""
+    return value if isinstance(value, str) else ""
+
+
+def _name(value: str) -> str:
+    """A name from the screen as the model reads it: bare when spelled as one, else quoted (``repr``: one
+    line, line breaks and control characters escaped) and cut, so it cannot start a line of its own."""
+    return value if _NAME.fullmatch(value) else repr(_clip(value))
 
 
 def _clip(text: str, limit: int = MAX_LABEL) -> str:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from device_tools.sensors.errors import MalformedOutput
+from device_tools.sensors.errors import MalformedOutput, NoReading
 from device_tools.sensors.parsers.numbers import locale_float
+from device_tools.sensors.parsers.placeholders import UNKNOWN, flag, is_placeholder
 
 _HEADER = "Current Battery Service state:"
 _INT = re.compile(r"-?[0-9]{1,10}")
@@ -25,6 +26,8 @@ HEALTH = {
     6: "unspecified_failure",
     7: "cold",
 }
+_POWER_KEYS = {"ac": "AC powered", "usb": "USB powered", "wireless": "Wireless powered",
+               "dock": "Dock powered"}
 
 
 def parse_dumpsys_battery(text: str) -> dict[str, Any]:
@@ -45,31 +48,28 @@ def parse_dumpsys_battery(text: str) -> dict[str, Any]:
         key, sep, value = line.strip().partition(":")
         if sep:
             raw[key.strip()] = value.strip()
+    if is_placeholder(raw.get("level")):
+        raise NoReading("dumpsys battery: the device reported no battery level")
     level, scale = _int(raw.get("level")), _int(raw.get("scale")) or 100
     if level is None or scale < 0 or not 0 <= level <= scale:  # as termux's: a percentage from 0 to 100
         raise MalformedOutput("dumpsys battery: no readable 'level' from 0 to its 'scale'")
-    plugged = [
-        src
-        for src, key in (
-            ("ac", "AC powered"),
-            ("usb", "USB powered"),
-            ("wireless", "Wireless powered"),
-            ("dock", "Dock powered"),
-        )
-        if raw.get(key) == "true"
-    ]
+    printed = {src: raw[key] for src, key in _POWER_KEYS.items() if key in raw}
+    plugged = [src for src, value in printed.items() if flag(value)]
+    # unplugged only when every source printed says "false": a placeholder says nothing either way
+    unplugged = "unplugged" if printed and all(flag(v) is False for v in printed.values()) else UNKNOWN
     status = STATUS.get(_int(raw.get("status")) or 1, "unknown")
     temperature = locale_float(raw.get("temperature", ""))
     values: dict[str, Any] = {
         "percentage": round(level * 100 / scale, 1),
-        "charging": status == "charging" or (bool(plugged) and status == "full"),
+        "charging": None if status == UNKNOWN
+        else status == "charging" or (bool(plugged) and status == "full"),
         "status": status,
-        "plugged": plugged[0] if plugged else "unplugged",
+        "plugged": plugged[0] if plugged else unplugged,
         "health": HEALTH.get(_int(raw.get("health")) or 1, "unknown"),
         "temperature_c": round(temperature / 10, 1) if temperature is not None else None,  # tenths of °C
         "voltage_mv": _int(raw.get("voltage")),
-        "technology": raw.get("technology") or None,
-        "present": raw.get("present", "true") == "true",
+        "technology": None if is_placeholder(raw.get("technology")) else raw.get("technology"),
+        "present": flag(raw.get("present")),
     }
     if updates_stopped:
         values["simulated_by_adb"] = True  # someone ran `dumpsys battery set`; values are not real

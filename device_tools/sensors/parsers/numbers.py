@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 _UNKNOWN = {"", "???", "?", "null", "nan", "NaN"}
@@ -15,9 +16,10 @@ def locale_float(text: str) -> float | None:
     if "," in t and "." not in t:
         t = t.replace(",", ".")
     try:
-        return float(t)
+        value = float(t)
     except ValueError:
         return None
+    return value if math.isfinite(value) else None  # "inf", "1e999": no reading
 
 
 # [0-9], not \d (any script's digits, which int() reads), and a long's few: past 4,300 int() raises

@@ -9,8 +9,15 @@ import math
 from typing import Any
 
 from device_tools.sensors.errors import MalformedOutput, NoReading, SourceUnavailable
+from device_tools.sensors.parsers.placeholders import UNKNOWN, flag, is_placeholder, state
 
 MAX_TEXT = 256  # a provider, technology, sensor or access point name
+# the states BatteryStatusAPI.java prints (research note §2.4); PLUGGED_<n> is a source it has no name for
+STATUS = {s: s.lower() for s in ("CHARGING", "DISCHARGING", "FULL", "NOT_CHARGING", "UNKNOWN")}
+HEALTH = {h: h.lower() for h in ("GOOD", "OVERHEAT", "DEAD", "OVER_VOLTAGE", "UNSPECIFIED_FAILURE", "COLD",
+                                 "UNKNOWN")}
+PLUGGED = {"UNPLUGGED": "unplugged", "PLUGGED_AC": "ac", "PLUGGED_USB": "usb", "PLUGGED_WIRELESS": "wireless",
+           "PLUGGED_DOCK": "dock", **{f"PLUGGED_{n}": str(n) for n in range(1, 65)}}
 # what Python's decoder refuses with other errors than JSONDecodeError (RecursionError, ValueError)
 _TOO_DEEP_OR_LONG = "nested too deep or a number too long"
 
@@ -47,9 +54,12 @@ def json_objects(text: str, command: str) -> list[dict[str, Any]]:
 
 def parse_termux_location(text: str) -> dict[str, Any]:
     obj = json_objects(text, "termux-location")[-1]
-    lat, lon = _num(obj.get("latitude")), _num(obj.get("longitude"))
-    if lat is None or lon is None:
+    raw = (obj.get("latitude"), obj.get("longitude"))
+    lat, lon = (_num(v) for v in raw)
+    if any(v is None and not is_placeholder(r) for v, r in zip((lat, lon), raw)):  # said, but not a number
         raise MalformedOutput("termux-location: no finite numeric latitude/longitude")
+    if lat is None or lon is None:  # left out or a placeholder: the phone has no fix
+        raise NoReading("termux-location: no location fix (no coordinates)")
     if not (-90 <= lat <= 90 and -180 <= lon <= 180):
         raise MalformedOutput("termux-location: latitude/longitude out of range")
     elapsed = _num(obj.get("elapsedMs"))  # unlike adb's et=, this IS the fix's age
@@ -68,21 +78,22 @@ def parse_termux_location(text: str) -> dict[str, Any]:
 
 def parse_termux_battery(text: str) -> dict[str, Any]:
     obj = json_objects(text, "termux-battery-status")[-1]
+    if is_placeholder(obj.get("percentage")):
+        raise NoReading("termux-battery-status: the device reported no battery level")
     pct = _num(obj.get("percentage"))
     if pct is None or not 0 <= pct <= 100:
         raise MalformedOutput("termux-battery-status: no 'percentage' from 0 to 100")
-    status = (_text(obj.get("status")) or "UNKNOWN").lower()
-    plugged = (_text(obj.get("plugged")) or "UNPLUGGED").lower().removeprefix("plugged_")
+    status = state(obj.get("status"), STATUS)
     return {
         "percentage": pct,
-        "charging": status == "charging",
+        "charging": None if status == UNKNOWN else status == "charging",
         "status": status,
-        "plugged": plugged,
-        "health": (_text(obj.get("health")) or "UNKNOWN").lower(),
+        "plugged": state(obj.get("plugged"), PLUGGED),
+        "health": state(obj.get("health"), HEALTH),
         "temperature_c": _num(obj.get("temperature")),
         "voltage_mv": _num(obj.get("voltage")),
         "technology": _text(obj.get("technology")),
-        "present": obj.get("present") is not False,
+        "present": flag(obj.get("present")),
     }
 
 
@@ -137,5 +148,5 @@ def _num(v: Any) -> float | None:
 
 
 def _text(v: Any) -> str | None:
-    """A short string, else None: a name never arrives as an object, a number or a megabyte."""
-    return v if isinstance(v, str) and len(v) <= MAX_TEXT else None
+    """A short string, else None: a name never arrives as an object, a number, a megabyte or a placeholder."""
+    return v if isinstance(v, str) and len(v) <= MAX_TEXT and not is_placeholder(v) else None
