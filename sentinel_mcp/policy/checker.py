@@ -19,6 +19,7 @@ from mcp.types import Tool
 
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.policy_documents import PolicyDocuments
+from sentinel_mcp.policy.rulebase_characters import hidden_character_problems
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 from sentinel_mcp.policy.rulebase import Problem, Rulebase, RulebaseError, load_rulebase
 
@@ -60,11 +61,17 @@ async def check_paths(
     untrusted: UntrustedRules | None = None,
 ) -> list[Problem]:
     """check_files for paths given by a user: missing or unreadable ones are problems of their own, and
-    the readable ones are still checked (together, as the gateway loads them)."""
+    the readable ones are still checked (together, as the gateway loads them), their text too for characters
+    that make it read otherwise than it loads (rulebase_characters)."""
     problems, ok = unreadable_files(files)
     if ok:
         problems += await check_files(engine, ok, catalog, untrusted)
-    return problems
+    for f in ok:  # what an editor shows otherwise than Prolog reads it: told whether the files load or not
+        try:
+            problems += hidden_character_problems(str(f), f.read_bytes().decode("utf-8", errors="replace"))
+        except OSError:
+            continue  # gone since it was checked: the load's own problem says what it found
+    return sorted(problems, key=lambda p: (p.file, p.line))
 
 
 async def check_files(
