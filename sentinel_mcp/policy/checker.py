@@ -90,6 +90,7 @@ async def check_files(
     try:
         problems += await _word_problems(engine, rb, catalog, untrusted)
         problems += await _negated_arguments(engine, rb)
+        problems += await _tautological(engine, rb)
         if catalog is not None:
             tools = {t.name: t for t in catalog}
             names = list(tools)
@@ -185,6 +186,28 @@ async def _unconditional(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
                 )
             )
     return out
+
+
+HOLDS_FOR_EVERY_CALL = "holds for every call"
+
+
+async def _tautological(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
+    """A warning for each guard that reads as a condition but holds whatever the facts, answers, contexts and
+    arguments are (``\\+ fail``, ``(X = X)``, ``(blocked(x) ; true)``): it lets every call through while
+    it looks like it tests something. ``true`` as the whole goal says that openly, and is not told."""
+    return [
+        Problem(
+            severity="warning",
+            file=g["file"],
+            line=g["line"],
+            tool=g["tool"],
+            message=f"this guard of {g['tool']} {HOLDS_FOR_EVERY_CALL}: its goal is proved whatever the facts, "
+            "answers, contexts and arguments are, so it tests nothing; require what the policy requires, "
+            "or write the goal as true if the tool is meant to be open (and cite the sentence that says so: "
+            "require(true, Reason, policy_ref(Document, Anchor)))",
+        )
+        for g in await engine.tautological_guards(rb.module)
+    ]
 
 
 async def _negated_arguments(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
