@@ -44,7 +44,7 @@ async def test_a_hidden_character_is_named_with_line_column_and_name(
     problems = await _problems(tmp_path, HEAD + line)
     hidden = [p for p in problems if f"U+{ord(ch):04X}" in p]
     assert len(hidden) == 1, problems
-    assert f"rb.pl:2: warning:" in hidden[0] and f"column {column}" in hidden[0] and name in hidden[0], hidden
+    assert "rb.pl:2: warning:" in hidden[0] and f"column {column}" in hidden[0] and name in hidden[0], hidden
     assert ch not in hidden[0]  # named, never written as it is
 
 
