@@ -203,8 +203,8 @@ async def _tautological(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
             tool=g["tool"],
             message=f"this guard of {g['tool']} {HOLDS_FOR_EVERY_CALL}: its goal is proved whatever the "
             "facts, answers, contexts and arguments are, so it tests nothing; require what the policy "
-            "requires, or write the goal as true if the tool is meant to be open (and cite the sentence that says so: "
-            "require(true, Reason, policy_ref(Document, Anchor)))",
+            "requires, or write the goal as true if the tool is meant to be open (and cite the sentence "
+            "that says so: require(true, Reason, policy_ref(Document, Anchor)))",
         )
         for g in await engine.tautological_guards(rb.module)
     ]
