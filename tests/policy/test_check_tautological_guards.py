@@ -91,6 +91,12 @@ async def test_a_guard_that_holds_for_every_call_is_warned_about(tmp_path: Path,
         "guard('shop__delete', [], context_value(order_of_interest, _)).\n",
         "guard('shop__delete', [], (1 == 2)).\n",
         "guard('shop__delete', [], p).\np :- p.\n",
+        # an error is no failure: the guard errs, and a guard that errs denies
+        "guard('shop__delete', [], \\+ (blocked(x), fail ; atom_length(_, 3))).\n",
+        # run as the gateway runs it, with the rulebase's bounded builtins: a list too long is an error
+        "guard('shop__delete', [], \\+ (length(L, 50000000), L == [])).\n",
+        "guard('shop__delete', [], \\+ (atom_concat(a, a, A1), atom_concat(A1, A1, A2), atom_length(A2, 4),"
+        " numlist(1, 3, _))).\n",
     ],
 )
 async def test_a_guard_that_reads_something_or_says_it_is_open_is_not(tmp_path: Path, guards: str) -> None:

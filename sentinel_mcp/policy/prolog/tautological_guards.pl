@@ -26,6 +26,7 @@ sn_tautological_guards(RB, Out) :-
 
 %  A walk that errs or runs out of its budget tells nothing (the checker's other walks warn on those).
 always_holds(RB, Args, G) :-
+    new_shown_room,  % the room the texts its builtins make count against, as a decision's pass has
     catch(call_with_inference_limit(
               \+ \+ ( unknowns(Args), tv(RB, G, 6, R), R = t(_) ), 200000, Done), _, fail),
     Done \== inference_limit_exceeded.
@@ -39,7 +40,7 @@ has_unknown(T) :- sub_term(S, T), compound(S), S = '$sn_unknown'(_), !.
 %  tv(+RB, +Goal, +Depth, -Value): Goal's value; its bindings stay only where the gateway would make them.
 tv(_, V, _, u) :- var(V), !.
 tv(_, G, _, u) :- G = _:_, !, unknowns(G).
-tv(_, G, _, R) :- runnable(G), !, run_pure(G, R).
+tv(RB, G, _, R) :- runnable(G), !, run_pure(RB, G, R).
 tv(RB, (A, B), D, R) :- !, tv(RB, A, D, RA), and_tv(RA, RB, B, D, R).
 tv(RB, (C -> A ; B), D, R) :- !, if_tv(RB, C, A, B, D, R).
 tv(RB, (C *-> A ; B), D, R) :- !, if_tv(RB, C, A, B, D, R0), ( R0 = t(_) -> R = t(false) ; R = R0 ).
@@ -70,11 +71,21 @@ pure_tree(G) :- var(G), !, fail.
 pure_tree(G) :- catch(goal_parts(prolog, G, Parts), refused(_), fail), !, forall(member(P, Parts), pure_tree(P)).
 pure_tree(G) :- callable(G), G \= _:_, functor(G, N, A), pure_builtin(N, A).
 
-run_pure(G, R) :-
-    (   catch(call_with_inference_limit(G, 10000, Done), E, not_the_budget(E))
-    ->  ( Done == inference_limit_exceeded -> R = u ; Done == ! -> R = t(true) ; R = t(false) )
+%  Run in the rulebase's module, as the gateway runs it: with its bounded and strict twins of the builtins
+%  (a list or a text past their bound is an error, not a checker's gigabytes). An error is unknown, not a
+%  failure: the guard errs, and a negation of it holds nothing.
+run_pure(RB, G, R) :-
+    (   catch(call_with_inference_limit(RB:G, 10000, Done), E, erred(E))
+    ->  (   nonvar(E) -> R = u
+        ;   Done == inference_limit_exceeded -> R = u
+        ;   Done == ! -> R = t(true)
+        ;   R = t(false)
+        )
     ;   R = f
     ).
+
+erred(E) :- E == inference_limit_exceeded, !, throw(E).  % the walk's own budget: passed on (not_the_budget/1)
+erred(_).
 
 %  A conjunction: the second part under the first's bindings; one that fails after a first part that left
 %  solutions untried may hold on another of them (unknown).
