@@ -59,6 +59,10 @@ async def _problems(tmp_path: Path, text: str) -> list[str]:
         "guard('shop__delete', [], (context_value(order_of_interest, O) ; O = none)).\n",
         "guard('shop__delete', [], ignore(blocked(x))).\n",
         "guard('shop__*', [], (member(X, [a, b]), X == a)).\n",
+        # a value spelled like the walk's own unknowns is a known value all the same
+        "guard('shop__delete', [], \\+ '$sn_unknown'(1) == a).\n",
+        "guard('shop__delete', [], \\+ '$sn_unknown'(0, 0) == a).\n",
+        "guard('shop__delete', [], ok('$sn_unknown'(0, 0))).\nok(X) :- \\+ X == a.\n",
     ],
 )
 async def test_a_guard_that_holds_for_every_call_is_warned_about(tmp_path: Path, guards: str) -> None:

@@ -8,7 +8,7 @@
 
     Decided by a three-valued evaluation, not by spellings: every goal that reads something (a base fact,
     an askable, a confirmation, a context, one of Sentinel's runtime predicates) is unknown, and so is every
-    value it binds and every argument of the call (each an opaque '$sn_unknown'(N), equal only to itself).
+    value it binds and every argument of the call (each an opaque '$sn_unknown'(Key, N), equal only to itself).
     A pure builtin over known values is run as the gateway would run it; over an unknown, it is unknown.
     Control constructs combine their parts' values (a disjunction holds when either part holds, whether the
     other is known or not; a negation swaps holds and fails), the rulebase's rules through their clauses,
@@ -28,14 +28,17 @@ sn_tautological_guards(RB, Out) :-
 always_holds(RB, Args, G) :-
     new_shown_room,  % the room the texts its builtins make count against, as a decision's pass has
     catch(call_with_inference_limit(
-              \+ \+ ( unknowns(Args), tv(RB, G, 6, R), R = t(_) ), 200000, Done), _, fail),
+              \+ \+ ( random_between(1, 4611686018427387904, K), b_setval(sn_unknown_key, K),
+                      unknowns(Args), tv(RB, G, 6, R), R = t(_) ), 200000, Done), _, fail),
     Done \== inference_limit_exceeded.
 
-%  unknowns(+T): every variable of T becomes a value of its own that nothing known equals.
+%  unknowns(+T): every variable of T becomes a value of its own that nothing known equals. Each walk's
+%  unknowns carry a key of its own: a rulebase that spells one cannot pass for unknown what it knows.
 unknowns(T) :- term_variables(T, Vs), maplist(unknown, Vs).
-unknown('$sn_unknown'(N)) :- flag(sn_unknown, N, N + 1).
+unknown('$sn_unknown'(K, N)) :- b_getval(sn_unknown_key, K), flag(sn_unknown, N, N + 1).
 
-has_unknown(T) :- sub_term(S, T), compound(S), S = '$sn_unknown'(_), !.
+has_unknown(T) :- sub_term(S, T), is_unknown(S), !.
+is_unknown(T) :- compound(T), T = '$sn_unknown'(K0, _), b_getval(sn_unknown_key, K), K0 == K.
 
 %  tv(+RB, +Goal, +Depth, -Value): Goal's value; its bindings stay only where the gateway would make them.
 tv(_, V, _, u) :- var(V), !.
@@ -142,6 +145,6 @@ clause_tv(RB, G, Open, H, B, D, V) :-
     ).
 
 %  open_unknowns(+T, -O): T with each unknown value replaced by a variable (what the unknown might be).
-open_unknowns(T, O) :- compound(T), T = '$sn_unknown'(_), !, O = _.
-open_unknowns(T, O) :- compound(T), !, T =.. [F|As], maplist(open_unknowns, As, Os), O =.. [F|Os].
+open_unknowns(T, O) :- is_unknown(T), !, O = _.
+open_unknowns(T, O) :- compound(T), has_unknown(T), !, T =.. [F|As], maplist(open_unknowns, As, Os), O =.. [F|Os].
 open_unknowns(T, T).
