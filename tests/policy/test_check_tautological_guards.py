@@ -94,6 +94,8 @@ async def test_a_guard_that_holds_for_every_call_is_warned_about(tmp_path: Path,
         "guard('shop__delete', [user = U, to = V], ok(U, V)).\nok(X, X).\n",
         "guard('shop__delete', [], context_value(order_of_interest, _)).\n",
         "guard('shop__delete', [], (1 == 2)).\n",
+        # *-> tries the condition's next solution: the walk follows the first only, and cannot say it fails
+        "guard('shop__delete', [], \\+ (member(X, [1, 2]) *-> (X == 2, \\+ blocked(x) ; X == 2) ; true)).\n",
         "guard('shop__delete', [], p).\np :- p.\n",
         # an error is no failure: the guard errs, and a guard that errs denies
         "guard('shop__delete', [], \\+ (blocked(x), fail ; atom_length(_, 3))).\n",

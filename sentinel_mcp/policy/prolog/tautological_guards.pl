@@ -46,9 +46,10 @@ tv(_, G, _, u) :- G = _:_, !, unknowns(G).
 tv(RB, G, _, R) :- runnable(G), !, run_pure(RB, G, R).
 tv(RB, (A, B), D, R) :- !, tv(RB, A, D, RA), and_tv(RA, RB, B, D, R).
 tv(RB, (C -> A ; B), D, R) :- !, if_tv(RB, C, A, B, D, R).
-tv(RB, (C *-> A ; B), D, R) :- !, if_tv(RB, C, A, B, D, R0), ( R0 = t(_) -> R = t(false) ; R = R0 ).
+%  *-> tries the condition's other solutions too: the walk, following the first, can tell only that it holds
+tv(RB, (C *-> A ; B), D, R) :- !, if_tv(RB, C, A, B, D, R0), ( R0 = t(_) -> R = t(false) ; R = u ).
 tv(RB, (C -> A), D, R) :- !, if_tv(RB, C, A, fail, D, R).
-tv(RB, (C *-> A), D, R) :- !, if_tv(RB, C, A, fail, D, R).
+tv(RB, (C *-> A), D, R) :- !, if_tv(RB, C, A, fail, D, R0), ( R0 = t(_) -> R = t(false) ; R = u ).
 tv(RB, (A ; B), D, R) :- !,
     captured(RB, A, D, RA, Bind),
     (   RA = t(_) -> Bind, R = t(false)             % the first branch, and the second left to try
