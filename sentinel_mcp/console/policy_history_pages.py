@@ -21,7 +21,6 @@ from starlette.responses import JSONResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
-from sentinel_mcp.console.rulebase_characters import hidden_character_problems
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import HEADERS, Console
@@ -64,14 +63,13 @@ async def check_candidate(
     tools = console.runtime.gateway.catalog_by_identity(viewer.principal)
     untrusted = guard.untrusted_bounds()
     text = text.replace("\r\n", "\n")
-    hidden = hidden_character_problems(chosen, text)  # what the editor cannot show as it is, first
     with tempfile.TemporaryDirectory(prefix="sentinel-check-") as tmp:
         path = Path(tmp) / chosen
         path.write_text(text, encoding="utf-8")
         problems = await check_paths(guard.engine, candidate_files(files, [path]), tools, untrusted)
-        mine = [p for p in problems if str(p.file).startswith(tmp)]
+        mine = [p for p in problems if str(p.file).startswith(tmp)]  # its hidden characters among them
         if mine:
-            return hidden + mine, None
+            return mine, None
         # none in the changed file: errors elsewhere count only when the change made them, not those the
         # rulebase in force has (its own text of the file, from the history: the disk may hold a refused one)
         in_force = (
@@ -82,7 +80,7 @@ async def check_candidate(
             (Path(str(p.file)).name, p.line, p.message)
             for p in await check_paths(guard.engine, candidate_files(files, [path]), tools, untrusted)
         }
-        return hidden + [
+        return [
             p
             for p in problems
             if p.severity == "error" and (Path(str(p.file)).name, p.line, p.message) not in before

@@ -19,7 +19,6 @@ from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.console.proof_view import readable_tree
 from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
-from sentinel_mcp.console.rulebase_characters import hidden_character_problems
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase, problems_in_reach
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import Console
@@ -105,8 +104,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             readable=True,
             files=files,
             texts=texts,
-            problems=await _check(console, guard, files, viewer)
-            + [p for f in files for p in hidden_character_problems(str(f), texts.get(f.name, ""))],
+            problems=await _check(console, guard, files, viewer),  # hidden characters among them
             current=holder.current if holder.loaded else None,
             last_error=holder.last_error or guard.load_error,
             holder=holder,

@@ -19,6 +19,7 @@ from mcp.types import Tool
 
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.policy_documents import PolicyDocuments
+from sentinel_mcp.policy.rulebase_characters import hidden_character_problems
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 from sentinel_mcp.policy.rulebase import Problem, Rulebase, RulebaseError, load_rulebase
 
@@ -60,11 +61,17 @@ async def check_paths(
     untrusted: UntrustedRules | None = None,
 ) -> list[Problem]:
     """check_files for paths given by a user: missing or unreadable ones are problems of their own, and
-    the readable ones are still checked (together, as the gateway loads them)."""
+    the readable ones are still checked (together, as the gateway loads them), their text too for characters
+    that make it read otherwise than it loads (rulebase_characters)."""
     problems, ok = unreadable_files(files)
     if ok:
         problems += await check_files(engine, ok, catalog, untrusted)
-    return problems
+    for f in ok:  # what an editor shows otherwise than Prolog reads it: told whether the files load or not
+        try:
+            problems += hidden_character_problems(str(f), f.read_bytes().decode("utf-8", errors="replace"))
+        except OSError:
+            continue  # gone since it was checked: the load's own problem says what it found
+    return sorted(problems, key=lambda p: (p.file, p.line))
 
 
 async def check_files(
@@ -83,6 +90,7 @@ async def check_files(
     try:
         problems += await _word_problems(engine, rb, catalog, untrusted)
         problems += await _negated_arguments(engine, rb)
+        problems += await _tautological(engine, rb)
         if catalog is not None:
             tools = {t.name: t for t in catalog}
             names = list(tools)
@@ -178,6 +186,28 @@ async def _unconditional(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
                 )
             )
     return out
+
+
+HOLDS_FOR_EVERY_CALL = "holds for every call"
+
+
+async def _tautological(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
+    """A warning for each guard that reads as a condition but holds whatever the facts, answers, contexts and
+    arguments are (``\\+ fail``, ``(X = X)``, ``(blocked(x) ; true)``): it lets every call through while
+    it looks like it tests something. ``true`` as the whole goal says that openly, and is not told."""
+    return [
+        Problem(
+            severity="warning",
+            file=g["file"],
+            line=g["line"],
+            tool=g["tool"],
+            message=f"this guard of {g['tool']} {HOLDS_FOR_EVERY_CALL}: its goal is proved whatever the "
+            "facts, answers, contexts and arguments are, so it tests nothing; require what the policy "
+            "requires, or write the goal as true if the tool is meant to be open (and cite the sentence "
+            "that says so: require(true, Reason, policy_ref(Document, Anchor)))",
+        )
+        for g in await engine.tautological_guards(rb.module)
+    ]
 
 
 async def _negated_arguments(engine: PrologEngine, rb: Rulebase) -> list[Problem]:

@@ -162,6 +162,14 @@ class PrologEngine(EngineThread):
             ["guards"]
         )
 
+    async def tautological_guards(self, module: str) -> list[dict[str, Any]]:
+        """Tool, file and line of each guard whose goal holds for every call (whatever the facts, answers,
+        contexts and arguments; tautological_guards.pl) but is not written ``true`` nor cites the policy."""
+        return list(
+            (await self.json_query(f"sentinel_core:sn_tautological_guards({quote_atom(module)}, Out)"))
+            ["guards"]
+        )
+
     async def negated_arguments(self, module: str) -> list[dict[str, Any]]:
         """For each guard, the call's arguments whose identity a negation tests (a deny list over the client's
         text; negated_arguments.pl): tool, file, line, argument, goal ("" when the walk ran out of budget)."""

@@ -393,6 +393,15 @@ post_load_problem(RB, P) :-
     leaf_or_require(Body, require(_, _, Ref)), \+ valid_ref(Ref),
     format(atom(M), 'the citation of require/3 must be policy_ref(Document, Anchor), got ~q', [Ref]),
     problem(error, File, Line, M, P).
+%  A context read by a name no file of the rulebase declares (checked after all files: one declares it,
+%  another reads it) is never bound: the goal never holds, a typo the guard quietly denies on.
+post_load_problem(RB, P) :-
+    RB:'$src'(Kind, T, File, Line), body_of(Kind, T, Body),
+    leaf_goal(Body, context_value(N, _)), atom(N),
+    \+ RB:'$src'(decl, context(N), _, _), \+ RB:'$src'(decl, context(N, _, _), _, _),
+    format(atom(M), 'context_value(~q, _) names no context/1 or context/3 any file of the rulebase declares: \c
+it is never bound, so the goal never holds', [N]),
+    problem(error, File, Line, M, P).
 post_load_problem(RB, P) :-
     RB:'$src'(decl, askable(H, Q, Ty, _), File, Line), ( atom(Q) ; string(Q) ), callable(H), valid_type(Ty),
     safe_format(Q),  % an unsafe one is an error already (decl_problem), and is never run

@@ -29,6 +29,7 @@
 :- include(strict_arithmetic).
 :- include(bounded_terms).
 :- include(unconditional_guards).
+:- include(tautological_guards).
 :- include(negated_arguments).
 
 

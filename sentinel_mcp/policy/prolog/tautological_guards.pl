@@ -1,0 +1,151 @@
+/*  Part of sentinel_core (included): guards that hold for every call (for the checker).
+
+    A guard "holds for every call" when its goal is proved whatever the facts, the contexts, the user's
+    answers, the confirmations and the call's arguments are: ``\+ fail``, ``(X = X)``, ``(blocked(x) ;
+    true)``, a rule with a clause that needs nothing. It reads as a condition and lets everything through.
+    ``true`` as the whole goal is the language's way to say a guard is open on purpose, and a citation of
+    the policy sentence (require/3 with a policy_ref) says why: neither is told.
+
+    Decided by a three-valued evaluation, not by spellings: every goal that reads something (a base fact,
+    an askable, a confirmation, a context, one of Sentinel's runtime predicates) is unknown, and so is every
+    value it binds and every argument of the call (each an opaque '$sn_unknown'(Key, N), equal only to itself).
+    A pure builtin over known values is run as the gateway would run it; over an unknown, it is unknown.
+    Control constructs combine their parts' values (a disjunction holds when either part holds, whether the
+    other is known or not; a negation swaps holds and fails), the rulebase's rules through their clauses,
+    bounded in depth and inferences. A result is t(Det) (holds, Det: no other solution left), f or u.
+    Where it cannot tell the result is u: fewer warnings, never a false one.
+*/
+
+%  sn_tautological_guards(+RB, -Out): file, line and tool of every guard whose goal holds for every call.
+sn_tautological_guards(RB, Out) :-
+    findall(json([tool=T, file=F, line=L]),
+            ( RB:'$src'(decl, guard(T, Args, G), F, L), atom(T), G \== true, \+ cites_policy(G),
+              always_holds(RB, Args, G) ),
+            Gs),
+    to_json_atom(json([guards=Gs]), Out).
+
+%  A walk that errs or runs out of its budget tells nothing (the checker's other walks warn on those).
+always_holds(RB, Args, G) :-
+    new_shown_room,  % the room the texts its builtins make count against, as a decision's pass has
+    catch(call_with_inference_limit(
+              \+ \+ ( random_between(1, 4611686018427387904, K), b_setval(sn_unknown_key, K),
+                      unknowns(Args), tv(RB, G, 6, R), R = t(_) ), 200000, Done), _, fail),
+    Done \== inference_limit_exceeded.
+
+%  unknowns(+T): every variable of T becomes a value of its own that nothing known equals. Each walk's
+%  unknowns carry a key of its own: a rulebase that spells one cannot pass for unknown what it knows.
+unknowns(T) :- term_variables(T, Vs), maplist(unknown, Vs).
+unknown('$sn_unknown'(K, N)) :- b_getval(sn_unknown_key, K), flag(sn_unknown, N, N + 1).
+
+has_unknown(T) :- sub_term(S, T), is_unknown(S), !.
+is_unknown(T) :- compound(T), T = '$sn_unknown'(K0, _), b_getval(sn_unknown_key, K), K0 == K.
+
+%  tv(+RB, +Goal, +Depth, -Value): Goal's value; its bindings stay only where the gateway would make them.
+tv(_, V, _, u) :- var(V), !.
+tv(_, G, _, u) :- G = _:_, !, unknowns(G).
+tv(RB, G, _, R) :- runnable(G), !, run_pure(RB, G, R).
+tv(RB, (A, B), D, R) :- !, tv(RB, A, D, RA), and_tv(RA, RB, B, D, R).
+tv(RB, (C -> A ; B), D, R) :- !, if_tv(RB, C, A, B, D, R).
+%  *-> tries the condition's other solutions too: the walk, following the first, can tell only that it holds
+tv(RB, (C *-> A ; B), D, R) :- !, if_tv(RB, C, A, B, D, R0), ( R0 = t(_) -> R = t(false) ; R = u ).
+tv(RB, (C -> A), D, R) :- !, if_tv(RB, C, A, fail, D, R).
+tv(RB, (C *-> A), D, R) :- !, if_tv(RB, C, A, fail, D, R0), ( R0 = t(_) -> R = t(false) ; R = u ).
+tv(RB, (A ; B), D, R) :- !,
+    captured(RB, A, D, RA, Bind),
+    (   RA = t(_) -> Bind, R = t(false)             % the first branch, and the second left to try
+    ;   RA == f -> tv(RB, B, D, R)
+    ;   captured(RB, B, D, RB1, _), ( RB1 = t(_) -> R = t(false) ; R = u ), unknowns((A ; B))
+    ).
+tv(RB, \+ A, D, R) :- !, captured(RB, A, D, RA, _), not_tv(RA, R).
+tv(RB, once(A), D, R) :- !, tv(RB, A, D, R0), ( R0 = t(_) -> R = t(true) ; R = R0 ).
+tv(_, ignore(A), _, t(true)) :- !, unknowns(A).
+tv(RB, forall(C, A), D, R) :- !, tv(RB, \+ (C, \+ A), D, R).
+tv(RB, require(A, _), D, R) :- !, tv(RB, A, D, R).
+tv(RB, require(A, _, _), D, R) :- !, tv(RB, A, D, R).
+%  a collection into a variable holds, whatever the goal finds (its value is then unknown)
+tv(_, G, _, R) :- collects_into(G, Into), !, ( var(Into) -> unknowns(G), R = t(true) ; unknowns(G), R = u ).
+tv(RB, G, D, R) :- D > 0, callable(G), \+ base(RB, G), user_pred(RB, G), !, D1 is D - 1, rule_tv(RB, G, D1, R).
+tv(_, G, _, u) :- unknowns(G).                     % reads something: a fact, an answer, a context, ...
+
+%  runnable(+G): G calls pure builtins only (their parts too) over no unknown value: run as it is.
+%  (Prolog's own constructs only: a Sentinel one, require/2,3, is not a goal to run outside a proof.)
+runnable(G) :- \+ has_unknown(G), pure_tree(G).
+
+pure_tree(G) :- var(G), !, fail.
+pure_tree(G) :- catch(goal_parts(prolog, G, Parts), refused(_), fail), !, forall(member(P, Parts), pure_tree(P)).
+pure_tree(G) :- callable(G), G \= _:_, functor(G, N, A), pure_builtin(N, A).
+
+%  Run in the rulebase's module, as the gateway runs it: with its bounded and strict twins of the builtins
+%  (a list or a text past their bound is an error, not a checker's gigabytes). An error is unknown, not a
+%  failure: the guard errs, and a negation of it holds nothing.
+run_pure(RB, G, R) :-
+    (   catch(call_with_inference_limit(RB:G, 10000, Done), E, erred(E))
+    ->  (   nonvar(E) -> R = u
+        ;   Done == inference_limit_exceeded -> R = u
+        ;   Done == ! -> R = t(true)
+        ;   R = t(false)
+        )
+    ;   R = f
+    ).
+
+erred(E) :- E == inference_limit_exceeded, !, throw(E).  % the walk's own budget: passed on (not_the_budget/1)
+erred(_).
+
+%  A conjunction: the second part under the first's bindings; one that fails after a first part that left
+%  solutions untried may hold on another of them (unknown).
+and_tv(f, _, _, _, f) :- !.
+and_tv(t(D1), RB, B, D, R) :- !, tv(RB, B, D, RB1),
+    ( RB1 = t(D2) -> ( D1 == true, D2 == true -> R = t(true) ; R = t(false) )
+    ; RB1 == f, D1 == true -> R = f
+    ; R = u ).
+and_tv(u, RB, B, D, R) :- tv(RB, B, D, RB1), ( RB1 == f -> R = f ; R = u ).
+
+%  An if-then-else: a known condition picks its branch; an unknown one holds when both branches do.
+if_tv(RB, C, A, B, D, R) :-
+    captured(RB, C, D, RC, Bind),
+    (   RC = t(_) -> Bind, tv(RB, A, D, R)
+    ;   RC == f -> tv(RB, B, D, R)
+    ;   findall(RA0, ( unknowns(C), tv(RB, A, D, RA0) ), [RA]),  % the branch, whatever C bound
+        captured(RB, B, D, RB1, _), unknowns((C, A ; B)),
+        ( RA = t(_), RB1 = t(_) -> R = t(false) ; RA == f, RB1 == f -> R = f ; R = u )
+    ).
+
+not_tv(t(_), f).
+not_tv(f, t(true)).
+not_tv(u, u).
+
+%  captured(+RB, +G, +D, -R, -Bind): G's value, its bindings undone; calling Bind makes them again.
+captured(RB, G, D, R, Bind) :-
+    term_variables(G, Vs),
+    findall(R0-Vs, tv(RB, G, D, R0), [R-Vs1]),
+    Bind = (Vs = Vs1).
+
+collects_into(findall(_, _, R), R).
+collects_into(findall(_, _, R, _), R).
+collects_into(aggregate_all(S, _, R), R) :- nonvar(S), memberchk(S, [count, sum(_), bag(_), set(_)]).
+
+%  A rule: holds when a clause whose head takes the goal as it is holds; fails when every clause fails or
+%  cannot take it whatever the unknowns are; otherwise (a head that takes it only for some value of an
+%  unknown: ok(admin) for ok(Arg)) unknown. What it binds is then unknown.
+rule_tv(RB, G, D, R) :-
+    copy_term(G, Open0), open_unknowns(Open0, Open),
+    findall(V, ( RB:'$src'(rule, T, _, _), ( T = (H :- B) -> true ; H = T, B = true ),
+                 clause_tv(RB, G, Open, H, B, D, V) ), Vs),
+    unknowns(G),
+    (   member(t(_), Vs) -> R = t(false)
+    ;   forall(member(V, Vs), V == f) -> R = f
+    ;   R = u
+    ).
+
+clause_tv(RB, G, Open, H, B, D, V) :-
+    (   \+ \+ H = G
+    ->  copy_term((H :- B), (H1 :- B1)), H1 = G, captured(RB, B1, D, V, _)
+    ;   \+ \+ H = Open
+    ->  V = u
+    ;   V = f
+    ).
+
+%  open_unknowns(+T, -O): T with each unknown value replaced by a variable (what the unknown might be).
+open_unknowns(T, O) :- is_unknown(T), !, O = _.
+open_unknowns(T, O) :- compound(T), has_unknown(T), !, T =.. [F|As], maplist(open_unknowns, As, Os), O =.. [F|Os].
+open_unknowns(T, T).
