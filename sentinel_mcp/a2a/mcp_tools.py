@@ -69,6 +69,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 exclude={instance_name(settings.name), *known.own},
                 tls=settings.peer_client_tls,
                 allow_loopback_plaintext=settings.allow_loopback_plaintext,
+                networks=settings.card_networks,
+                keys=settings.card_keys,
             )
         except TLSSetupError as e:
             raise ToolError(f"sentinel.a2a.peer_tls: {e}") from None
