@@ -50,6 +50,8 @@ class A2ASettings(BaseModel):
     # key (PEM text or file) its card must be signed by; and keys whose signature vouches for any card
     peer_keys: dict[str, str] = Field(default_factory=dict)
     trusted_keys: list[str] = Field(default_factory=list)
+    # this agent's own card is signed with this private key (PEM file, unencrypted) when set (a2a/card_signer.py)
+    card_signing_key: str | None = None
     # Deprecated: TLS is sentinel.http.tls now (these still switch the whole front to HTTPS, with a warning)
     tls_cert: str | None = None
     tls_key: str | None = None
@@ -133,6 +135,18 @@ class A2ASettings(BaseModel):
                 load_key(key)
             except (OSError, ValueError, TypeError) as e:
                 raise ValueError(f"not a PEM public key (text or file): {str(e)[:100]}") from None
+        return v
+
+    @field_validator("card_signing_key")
+    @classmethod
+    def _signing_key(cls, v: str | None) -> str | None:
+        if v is not None:
+            from sentinel_mcp.a2a.card_signer import CardSigner
+
+            try:
+                CardSigner(v)
+            except (OSError, ValueError, TypeError) as e:
+                raise ValueError(f"not a usable PEM private key: {str(e)[:100]}") from None
         return v
 
     @field_validator("api_keys")
