@@ -95,7 +95,8 @@ NO_KEYS = CardKeys({})
 
 
 def _b64url(text: Any, what: str, limit: int) -> bytes:
-    if not isinstance(text, str) or len(text) > limit * 2 or not _B64URL.fullmatch(text) or len(text) % 4 == 1:
+    if (not isinstance(text, str) or len(text) > limit * 2 or not _B64URL.fullmatch(text)
+            or len(text) % 4 == 1):
         raise CardRefused(f"a signature's {what} is not base64url")
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
@@ -152,8 +153,8 @@ def _verifies(key: PublicKeyTypes, alg: str, data: bytes, sig: bytes) -> bool:
             size = (key.curve.key_size + 7) // 8
             if key.curve.name != curve or len(sig) != 2 * size:
                 return False
-            der = utils.encode_dss_signature(int.from_bytes(sig[:size], "big"), int.from_bytes(sig[size:], "big"))
-            key.verify(der, data, ec.ECDSA(digest))
+            r, s = int.from_bytes(sig[:size], "big"), int.from_bytes(sig[size:], "big")
+            key.verify(utils.encode_dss_signature(r, s), data, ec.ECDSA(digest))
             return True
         if alg[:2] in ("RS", "PS") and isinstance(key, rsa.RSAPublicKey) and digest is not None:
             if key.key_size < MIN_RSA_BITS:
@@ -187,7 +188,7 @@ def check_card(card: dict[str, Any], names: list[str], keys: CardKeys) -> CardTr
     try:
         payload = signed_form(card)
     except NotCanonical as e:
-        raise CardRefused(f"the card has no canonical form to check its signature against: {e}"[:200]) from None
+        raise CardRefused(f"the card has no canonical form to check a signature on: {e}"[:200]) from None
     if pins:
         for pin in pins:
             if not _signed_by(pin, signatures, payload):

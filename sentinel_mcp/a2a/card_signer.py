@@ -1,8 +1,8 @@
-"""This agent's own card signature (``sentinel.a2a.card_signing_key``): a detached JWS over the card's canonical
-form (``card_canonical.signed_form``), so a peer that pinned this agent's public key can tell its card from a
-spoofer's. The algorithm follows the key: EC P-256/384/521 -> ES256/384/512, Ed25519 -> EdDSA, RSA (2048 bits
-or more) -> RS256. ECDSA signatures differ each time: the last one is kept while the card is unchanged, so the
-card's ETag holds."""
+"""This agent's own card signature (``sentinel.a2a.card_signing_key``): a detached JWS over the card's
+canonical form (``card_canonical.signed_form``), so a peer that pinned this agent's public key can tell its
+card from a spoofer's. The algorithm follows the key: EC P-256/384/521 -> ES256/384/512, Ed25519 -> EdDSA, RSA
+(2048 bits or more) -> RS256. ECDSA signatures differ each time: the last one is kept while the card is
+unchanged, so the card's ETag holds."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ class CardSigner:
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
-        self.key: Any = serialization.load_pem_private_key(Path(path).expanduser().read_bytes(), password=None)
+        pem = Path(path).expanduser().read_bytes()
+        self.key: Any = serialization.load_pem_private_key(pem, password=None)
         if isinstance(self.key, ec.EllipticCurvePrivateKey):
             curves = {"secp256r1": "ES256", "secp384r1": "ES384", "secp521r1": "ES512"}
             if self.key.curve.name not in curves:

@@ -61,7 +61,8 @@ def _discover(args: argparse.Namespace) -> int:
     if not peers:
         print(f"no verified A2A peers on {', '.join(interfaces)} (browsed {args.timeout:g} s)")
     for p in peers:
-        print(f"{p['name']}\t{p['rpc_url']}\tv{p['version']}\tskills: {', '.join(p['skills'])}\t{p['card_signature']}")
+        print(f"{p['name']}\t{p['rpc_url']}\tv{p['version']}\tskills: {', '.join(p['skills'])}"
+              f"\t{p['card_signature']}")
     for name, why in registry.rejections().items():  # (peers' texts are shown safely: summary())
         print(f"rejected {name}: {why}")
     return 0

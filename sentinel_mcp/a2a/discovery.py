@@ -400,7 +400,8 @@ class PeerBrowser:
             addresses = info.parsed_addresses(zeroconf.IPVersion.V4Only) or info.parsed_addresses()
             peer = await verify_peer(
                 name, addresses, info.port or 0, txt, self._http,
-                allow_loopback_plaintext=self.allow_loopback_plaintext, networks=self.networks, keys=self.keys,
+                allow_loopback_plaintext=self.allow_loopback_plaintext, networks=self.networks,
+                keys=self.keys,
             )
         except PeerRejected as e:
             self.registry.reject(name, str(e))

@@ -28,7 +28,7 @@ def parse_networks(texts: list[str]) -> tuple[IPNetwork, ...]:
 
 
 def _link_of(interface: str) -> list[IPNetwork]:
-    """The subnets of the machine's interface holding address ``interface`` (every interface's for 0.0.0.0)."""
+    """The subnets of the interface holding address ``interface`` (every interface's for 0.0.0.0)."""
     import ifaddr
 
     found: list[IPNetwork] = []

@@ -44,13 +44,15 @@ class A2ASettings(BaseModel):
     allow_loopback_plaintext: bool = False
     interfaces: list[str] = Field(default_factory=lambda: ["127.0.0.1"])
     # the networks an mDNS announcement may point a card fetch at (CIDRs); None: loopback and the subnets of
-    # ``interfaces`` (the local link). An announcement's addresses are its sender's word (a2a/peer_networks.py)
+    # ``interfaces`` (the local link). An announcement's addresses are its sender's word
+    # (a2a/peer_networks.py)
     peer_networks: list[str] | None = None
     # agent card signatures (a2a/card_signature.py): a peer's name (card name or mDNS instance) -> the public
     # key (PEM text or file) its card must be signed by; and keys whose signature vouches for any card
     peer_keys: dict[str, str] = Field(default_factory=dict)
     trusted_keys: list[str] = Field(default_factory=list)
-    # this agent's own card is signed with this private key (PEM file, unencrypted) when set (a2a/card_signer.py)
+    # this agent's own card is signed with this private key (PEM file, unencrypted) when set
+    # (a2a/card_signer.py)
     card_signing_key: str | None = None
     # Deprecated: TLS is sentinel.http.tls now (these still switch the whole front to HTTPS, with a warning)
     tls_cert: str | None = None
@@ -215,7 +217,7 @@ class A2ASettings(BaseModel):
 
     @property
     def card_networks(self) -> tuple[IPNetwork, ...]:
-        """Where a card announced over mDNS may be fetched from (``peer_networks``, or loopback and the link)."""
+        """Where a card announced over mDNS may be fetched from (``peer_networks``, or loopback and link)."""
         if self.peer_networks is not None:
             return parse_networks(self.peer_networks)
         return default_networks(self.interfaces)

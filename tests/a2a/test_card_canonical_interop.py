@@ -17,7 +17,8 @@ SCRIPT = Path(__file__).parent / "interop" / "sdk_canonical_card.py"
 
 CARD = {
     "name": "p\u00e9che \U0001f600", "description": "ctl \u0001 tab\t quote\" back\\ sep\u2028 del\u007f",
-    "version": "1", "iconUrl": "", "capabilities": {"streaming": False, "extensions": [{"uri": "urn:x", "params": {
+    "version": "1", "iconUrl": "",
+    "capabilities": {"streaming": False, "extensions": [{"uri": "urn:x", "params": {
         "half": 1.5, "big": 1e22, "small": 0.000001, "tiny": 1e-7, "int": 123456789012, "whole": 100.0,
         "neg": -0.5, "third": 1 / 3, "empty": [], "blank": "", "null": None, "\u20ac": 1, "a": 2,
         "\U0001f600": 3, "\ufb00": 4, "nested": {"deep": [{"x": ""}, {"y": [1, 2.25]}]}}}]},

@@ -1,7 +1,8 @@
 """An mDNS announcement names the address and port Sentinel fetches a card from, and anyone on the link can
-send one: the fetch goes only to announced addresses inside ``sentinel.a2a.peer_networks`` (by default loopback
-and the browsed interfaces' subnets), so a spoofer cannot aim Sentinel at a metadata service, a router's admin
-page or another network. Real HTTP and a raw TCP listener on 127.0.0.1; real zeroconf for the announcement."""
+send one: the fetch goes only to announced addresses inside ``sentinel.a2a.peer_networks`` (by default
+loopback and the browsed interfaces' subnets), so a spoofer cannot aim Sentinel at a metadata service, a
+router's admin page or another network. Real HTTP and a raw TCP listener on 127.0.0.1; real zeroconf for the
+announcement."""
 
 from __future__ import annotations
 

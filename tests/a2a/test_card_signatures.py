@@ -1,9 +1,8 @@
-"""Agent card signatures (A2A v1.0 ``AgentCard.signatures``: detached JWS over the card's RFC 8785 form).
-
-A peer pinned to a key counts only with a card that key signed; a signature that does not verify with the keys
-Sentinel trusts is refused; a malformed or keyless one (``alg: none``, HMAC) is refused whatever is configured;
-an unsigned card of an unpinned peer is listed, marked unverified. Cards are served over real HTTP on
-127.0.0.1 and fetched by ``verify_peer`` as discovery does; signatures are made with ``cryptography``."""
+"""Agent card signatures (A2A v1.0 ``AgentCard.signatures``: detached JWS over the card's RFC 8785 form). A
+peer pinned to a key counts only with a card that key signed; a signature that does not verify with the keys
+Sentinel trusts is refused; a malformed or keyless one (``alg: none``, HMAC) is refused whatever is
+configured; an unsigned card of an unpinned peer is listed, marked unverified. Cards are served over real HTTP
+on 127.0.0.1 and fetched by ``verify_peer`` as discovery does; signatures are made with ``cryptography``."""
 
 from __future__ import annotations
 
@@ -50,7 +49,8 @@ def raw_sign(key: Key, alg: str, data: bytes) -> bytes:
 
 def signature(key: Key, alg: str, payload: bytes, header: dict[str, Any] | None = None) -> dict[str, str]:
     protected = b64(json.dumps(header or {"alg": alg, "typ": "JOSE"}).encode())
-    return {"protected": protected, "signature": b64(raw_sign(key, alg, f"{protected}.{b64(payload)}".encode()))}
+    value = raw_sign(key, alg, f"{protected}.{b64(payload)}".encode())
+    return {"protected": protected, "signature": b64(value)}
 
 
 def sign(card: dict[str, Any], key: Key, alg: str = "ES256") -> dict[str, Any]:
@@ -70,8 +70,8 @@ MALLORY = ec.generate_private_key(ec.SECP256R1())
 
 async def fetched(serve: Callable[[int], dict[str, Any] | bytes], keys: CardKeys, instance: str = "x"):  # type: ignore[no-untyped-def]
     async with serving_card(serve) as port, httpx2.AsyncClient(timeout=5) as http:
-        return await verify_peer(f"{instance}._a2a._tcp.local.", ["127.0.0.1"], port, txt_record(A2ASettings()),
-                                 http, allow_loopback_plaintext=True, keys=keys)
+        return await verify_peer(f"{instance}._a2a._tcp.local.", ["127.0.0.1"], port,
+                                 txt_record(A2ASettings()), http, allow_loopback_plaintext=True, keys=keys)
 
 
 def pinned(key: Key = ALICE, name: str = "alice") -> CardKeys:

@@ -1,4 +1,5 @@
-"""With ``orchestrator_discover``, the orchestrator found over mDNS receives every principal's free-form intents:
+"""With ``orchestrator_discover``, the orchestrator found over mDNS receives every principal's free-form
+intents:
 anyone on the link can announce a card with an ``orchestrator`` skill, so a card counts for the role only when
 its signature verified with a pinned or trusted key (``card_signature.py``); an unsigned or unchecked one does
 not, and intents run locally. Cards are served over real HTTP on 127.0.0.1 and fetched as discovery does."""

@@ -32,7 +32,8 @@ def public_pem(key: Any) -> str:
                                          serialization.PublicFormat.SubjectPublicKeyInfo).decode()
 
 
-@pytest.mark.parametrize("key", [ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP384R1()),
+@pytest.mark.parametrize("key", [ec.generate_private_key(ec.SECP256R1()),
+                                 ec.generate_private_key(ec.SECP384R1()),
                                  ed25519.Ed25519PrivateKey.generate(), rsa.generate_private_key(65537, 2048)],
                          ids=["P-256", "P-384", "Ed25519", "RSA"])
 async def test_a_peer_pinning_sentinels_key_verifies_its_card(tmp_path: Path, key: Any) -> None:
@@ -44,7 +45,8 @@ async def test_a_peer_pinning_sentinels_key_verifies_its_card(tmp_path: Path, ke
         peer = await verify_peer("s._a2a._tcp.local.", ["127.0.0.1"], where, txt, http,
                                  allow_loopback_plaintext=True, keys=mine)
         assert peer.trust.verified and "pinned key" in peer.trust.note
-        other = A2ASettings(peer_keys={"signed-sentinel": public_pem(ec.generate_private_key(ec.SECP256R1()))})
+        stranger = public_pem(ec.generate_private_key(ec.SECP256R1()))
+        other = A2ASettings(peer_keys={"signed-sentinel": stranger})
         with pytest.raises(PeerRejected, match="pinned to key"):
             await verify_peer("s._a2a._tcp.local.", ["127.0.0.1"], where, txt, http,
                               allow_loopback_plaintext=True, keys=other.card_keys)

@@ -1,7 +1,8 @@
 """Print the bytes a2a-sdk signs for an agent card (run by the a2a-sdk interpreter): reads the card's JSON on
-stdin. a2a-sdk's ``_canonicalize_agent_card`` lives in ``a2a.utils.signing``, which needs PyJWT (absent from the
-interop venv), so its steps are taken here from the SDK's parts: the card as the SDK parses and writes it, no
-``signatures``, empties left out (its ``_clean_empty``, same rule), then the SDK's own RFC 8785 canonicalizer."""
+stdin. a2a-sdk's ``_canonicalize_agent_card`` lives in ``a2a.utils.signing``, which needs PyJWT (absent from
+the interop venv), so its steps are taken here from the SDK's parts: the card as the SDK parses and writes it,
+no ``signatures``, empties left out (its ``_clean_empty``, same rule), then the SDK's RFC 8785
+canonicalizer."""
 
 import json
 import sys
