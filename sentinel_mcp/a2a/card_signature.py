@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.a2a.card_canonical import NotCanonical, parse_unique, signed_form
+from sentinel_mcp.a2a.card_jwk import public_key_of
 from sentinel_mcp.core.errors import A2AError
+from sentinel_mcp.tls.settings import normalize_sha256
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
@@ -46,7 +48,7 @@ class CardRefused(A2AError):
 @dataclass(frozen=True)
 class CardKey:
     fingerprint: str  # SHA-256 of the key's SubjectPublicKeyInfo, hex
-    key: PublicKeyTypes
+    key: PublicKeyTypes | None  # None: pinned by fingerprint (the signature's header names the key: ``jwk``)
 
     @property
     def shown(self) -> str:
@@ -64,14 +66,23 @@ UNSIGNED = CardTrust(False, "unverified: the card is not signed")
 UNKNOWN_SIGNER = CardTrust(False, "unverified: signed, but no key is configured to check it")
 
 
-def load_key(text: str) -> CardKey:
-    """A public key: PEM text, or the path of a PEM file. ValueError when it is neither."""
+def fingerprint_of(key: PublicKeyTypes) -> str:
     from cryptography.hazmat.primitives import serialization
 
+    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return hashlib.sha256(der).hexdigest()
+
+
+def load_key(text: str) -> CardKey:
+    """A public key: PEM text, the path of a PEM file, or ``sha256:<hex>`` (its SubjectPublicKeyInfo's
+    fingerprint, for cards whose signature header names the key). ValueError when it is none of these."""
+    from cryptography.hazmat.primitives import serialization
+
+    if text.strip().lower().startswith("sha256:"):
+        return CardKey(normalize_sha256(text), None)
     pem = text if "-----BEGIN" in text else Path(text).expanduser().read_text()
     key = serialization.load_pem_public_key(pem.encode())
-    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    return CardKey(hashlib.sha256(der).hexdigest(), key)
+    return CardKey(fingerprint_of(key), key)
 
 
 @dataclass(frozen=True)
@@ -112,6 +123,7 @@ class _Signature:
     protected: str
     alg: str
     value: bytes
+    named: CardKey | None  # the key its protected header names (``jwk``), the signer's word
 
 
 def _parse(entry: Any) -> _Signature:
@@ -135,7 +147,14 @@ def _parse(entry: Any) -> _Signature:
     if unprotected is not None and (not isinstance(unprotected, dict) or "alg" in unprotected):
         raise CardRefused("a signature's unprotected header must not carry alg")
     value = _b64url(entry.get("signature"), "value", MAX_SIGNATURE_BYTES)
-    return _Signature(entry["protected"], alg, value)
+    named = None
+    if "jwk" in header:
+        try:
+            key = public_key_of(header["jwk"])
+        except ValueError as e:
+            raise CardRefused(f"a signature's header names no usable key: {e}"[:200]) from None
+        named = CardKey(fingerprint_of(key), key)
+    return _Signature(entry["protected"], alg, value, named)
 
 
 def _verifies(key: PublicKeyTypes, alg: str, data: bytes, sig: bytes) -> bool:
@@ -168,9 +187,19 @@ def _verifies(key: PublicKeyTypes, alg: str, data: bytes, sig: bytes) -> bool:
     return False  # this key cannot have made a signature of this algorithm
 
 
+def _signing_input(s: _Signature, payload: bytes) -> bytes:
+    return s.protected.encode() + b"." + base64.urlsafe_b64encode(payload).rstrip(b"=")
+
+
 def _signed_by(key: CardKey, signatures: list[_Signature], payload: bytes) -> bool:
-    encoded = base64.urlsafe_b64encode(payload).rstrip(b"=")
-    return any(_verifies(key.key, s.alg, s.protected.encode() + b"." + encoded, s.value) for s in signatures)
+    """Whether a signature verifies with ``key`` (a key pinned by fingerprint: the one a header names, when
+    its fingerprint is that one)."""
+    for s in signatures:
+        usable = key.key if key.key is not None else (
+            s.named.key if s.named is not None and s.named.fingerprint == key.fingerprint else None)
+        if usable is not None and _verifies(usable, s.alg, _signing_input(s, payload), s.value):
+            return True
+    return False
 
 
 def check_card(card: dict[str, Any], names: list[str], keys: CardKeys) -> CardTrust:
@@ -189,6 +218,10 @@ def check_card(card: dict[str, Any], names: list[str], keys: CardKeys) -> CardTr
         payload = signed_form(card)
     except NotCanonical as e:
         raise CardRefused(f"the card has no canonical form to check a signature on: {e}"[:200]) from None
+    for s in signatures:  # whoever the signer is, a signature must verify with the key it names
+        if s.named is not None and s.named.key is not None and not _verifies(
+                s.named.key, s.alg, _signing_input(s, payload), s.value):
+            raise CardRefused("a signature does not verify with the key its header names (an altered card)")
     if pins:
         for pin in pins:
             if not _signed_by(pin, signatures, payload):
@@ -199,4 +232,8 @@ def check_card(card: dict[str, Any], names: list[str], keys: CardKeys) -> CardTr
             return CardTrust(True, f"verified: signed by trusted key {key.shown}", key.fingerprint)
     if keys.trusted:
         raise CardRefused("its signature does not verify with any trusted key (altered, or another's key)")
+    named = next((s.named for s in signatures if s.named is not None), None)
+    if named is not None:
+        return CardTrust(False, f"unverified: signed by key sha256:{named.fingerprint} (neither pinned nor "
+                                "trusted: pin it in sentinel.a2a.peer_keys to trust it)")
     return UNKNOWN_SIGNER

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.a2a.card_canonical import signed_form
+from sentinel_mcp.a2a.card_jwk import jwk_of
 from sentinel_mcp.a2a.card_signature import MIN_RSA_BITS, CardKey
 
 
@@ -61,7 +62,8 @@ class CardSigner:
         """``card`` (its wire JSON) with this agent's signature as its only one."""
         payload = signed_form(card)
         if self._last is None or self._last[0] != payload:
-            header = {"alg": self.alg, "kid": self.public.fingerprint, "typ": "JOSE"}
+            header = {"alg": self.alg, "jwk": jwk_of(self.key.public_key()), "kid": self.public.fingerprint,
+                      "typ": "JOSE"}
             protected = _b64(json.dumps(header, separators=(",", ":")).encode())
             value = self._raw_signature(f"{protected}.{_b64(payload)}".encode())
             self._last = (payload, {"protected": protected, "signature": _b64(value)})

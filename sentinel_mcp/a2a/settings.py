@@ -136,7 +136,8 @@ class A2ASettings(BaseModel):
             try:
                 load_key(key)
             except (OSError, ValueError, TypeError) as e:
-                raise ValueError(f"not a PEM public key (text or file): {str(e)[:100]}") from None
+                raise ValueError(f"not a public key (PEM text or file, or sha256:<hex>): {str(e)[:100]}"
+                                 ) from None
         return v
 
     @field_validator("card_signing_key")

@@ -235,3 +235,71 @@ def test_keys_that_are_not_public_keys_are_a_config_error(tmp_path: Any) -> None
     path = tmp_path / "alice.pem"
     path.write_text(pem(ALICE))
     assert A2ASettings.from_section({"peer_keys": {"alice": str(path)}}).card_keys.pinned["alice"]
+
+
+def jwk_signature(key: Key, payload: bytes, jwk: dict[str, Any] | None = None) -> dict[str, str]:
+    from sentinel_mcp.a2a.card_jwk import jwk_of
+
+    return signature(key, "ES256", payload, {"alg": "ES256", "jwk": jwk or jwk_of(key.public_key())})
+
+
+def fingerprint(key: Key) -> str:
+    der = key.public_key().public_bytes(serialization.Encoding.DER,
+                                        serialization.PublicFormat.SubjectPublicKeyInfo)
+    return "sha256:" + __import__("hashlib").sha256(der).hexdigest()
+
+
+async def test_a_card_altered_after_signing_with_a_named_key_is_refused_with_no_key_configured() -> None:
+    def served(port: int) -> dict[str, Any]:
+        card = card_at(port)
+        signed = {**card, "signatures": [jwk_signature(MALLORY, signed_form(card))]}
+        signed["description"] = "changed on the way"
+        return signed
+
+    with pytest.raises(PeerRejected, match="key its header names"):
+        await fetched(served, CardKeys({}))
+
+
+async def test_an_intact_card_signed_by_the_key_it_names_is_unverified_and_shows_the_fingerprint() -> None:
+    def served(port: int) -> dict[str, Any]:
+        card = card_at(port)
+        return {**card, "signatures": [jwk_signature(MALLORY, signed_form(card))]}
+
+    peer = await fetched(served, CardKeys({}))
+    assert not peer.trust.verified and fingerprint(MALLORY) in peer.trust.note
+
+
+async def test_a_peer_pinned_by_fingerprint_needs_a_signature_by_that_key() -> None:
+    by_fingerprint = A2ASettings(peer_keys={"alice": fingerprint(ALICE)}).card_keys
+
+    def by(key: Key) -> Callable[[int], dict[str, Any]]:
+        return lambda port: {**card_at(port), "signatures": [jwk_signature(key, signed_form(card_at(port)))]}
+
+    assert (await fetched(by(ALICE), by_fingerprint)).trust.verified
+    with pytest.raises(PeerRejected, match="pinned to key"):  # a spoofer naming its own key
+        await fetched(by(MALLORY), by_fingerprint)
+    with pytest.raises(PeerRejected, match="pinned to key"):  # the right key, not named in the header
+        await fetched(lambda port: sign(card_at(port), ALICE), by_fingerprint)
+
+    def naming_alice_signed_by_mallory(port: int) -> dict[str, Any]:
+        from sentinel_mcp.a2a.card_jwk import jwk_of
+
+        card = card_at(port)
+        return {**card, "signatures": [jwk_signature(MALLORY, signed_form(card), jwk_of(ALICE.public_key()))]}
+
+    with pytest.raises(PeerRejected, match="key its header names"):
+        await fetched(naming_alice_signed_by_mallory, by_fingerprint)
+
+
+@pytest.mark.parametrize("jwk", [
+    {"kty": "oct", "k": "c2VjcmV0"}, {"kty": "EC", "crv": "P-256", "x": "AA", "y": "AA"},
+    {"kty": "EC", "crv": "P-256", "x": "!!", "y": "AA"},
+    {"kty": "EC", "crv": "secp256k1", "x": "AA", "y": "AA"},
+    "not an object", {"kty": "RSA", "n": "AQAB", "e": "AQAB", "d": "AQAB"}])
+async def test_a_header_naming_an_unusable_key_is_refused(jwk: Any) -> None:
+    def served(port: int) -> dict[str, Any]:
+        card = card_at(port)
+        return {**card, "signatures": [jwk_signature(ALICE, signed_form(card), jwk)]}
+
+    with pytest.raises(PeerRejected, match="names no usable key"):
+        await fetched(served, CardKeys({}))

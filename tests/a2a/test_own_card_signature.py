@@ -45,6 +45,13 @@ async def test_a_peer_pinning_sentinels_key_verifies_its_card(tmp_path: Path, ke
         peer = await verify_peer("s._a2a._tcp.local.", ["127.0.0.1"], where, txt, http,
                                  allow_loopback_plaintext=True, keys=mine)
         assert peer.trust.verified and "pinned key" in peer.trust.note
+        # or pinned by the fingerprint a2a_discover shows for it (its header names its key)
+        unpinned = await verify_peer("s._a2a._tcp.local.", ["127.0.0.1"], where, txt, http,
+                                     allow_loopback_plaintext=True)
+        shown = next(w for w in unpinned.trust.note.split() if w.startswith("sha256:"))
+        by_print = A2ASettings(peer_keys={"signed-sentinel": shown}).card_keys
+        assert (await verify_peer("s._a2a._tcp.local.", ["127.0.0.1"], where, txt, http,
+                                  allow_loopback_plaintext=True, keys=by_print)).trust.verified
         stranger = public_pem(ec.generate_private_key(ec.SECP256R1()))
         other = A2ASettings(peer_keys={"signed-sentinel": stranger})
         with pytest.raises(PeerRejected, match="pinned to key"):
