@@ -69,8 +69,8 @@ def jwk_of(key: PublicKeyTypes) -> dict[str, str]:
     if isinstance(key, ec.EllipticCurvePublicKey):
         size = (key.curve.key_size + 7) // 8
         crv = {v.lower(): k for k, v in _CURVES.items()}[key.curve.name]
-        numbers = key.public_numbers()
-        return {"kty": "EC", "crv": crv, "x": _b64(numbers.x, size), "y": _b64(numbers.y, size)}
+        point = key.public_numbers()
+        return {"kty": "EC", "crv": crv, "x": _b64(point.x, size), "y": _b64(point.y, size)}
     if isinstance(key, ed25519.Ed25519PublicKey):
         raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
         return {"kty": "OKP", "crv": "Ed25519", "x": base64.urlsafe_b64encode(raw).rstrip(b"=").decode()}
