@@ -118,13 +118,11 @@ def build_card(
             extensions=[
                 AgentExtension(
                     uri=WS_EXTENSION,
-                    required=False,
                     description=f"JSON-RPC 2.0 over WebSocket at {WS_PATH}, subprotocol {WS_SUBPROTOCOL}",
                     params={"subprotocols": [WS_SUBPROTOCOL]},
                 ),
                 AgentExtension(
                     uri=SENTINEL_EXTENSION,
-                    required=False,
                     description="the on-device participant's messages and status",
                     params={
                         "wsMethods": [

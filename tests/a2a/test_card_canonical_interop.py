@@ -40,3 +40,20 @@ def test_sentinels_signed_form_is_a2a_sdks() -> None:
 def test_values_with_no_canonical_form_are_refused(value: object) -> None:
     with pytest.raises(NotCanonical):
         canonical_json(value)
+
+
+@pytest.mark.parametrize("section", [{}, {"api_keys": {"rover": "key-of-rover"}, "token": "a-bearer-token"}])
+@pytest.mark.parametrize("tls", [False, True])
+def test_sentinels_own_card_is_signed_in_the_form_a2a_sdk_verifies(
+        section: dict[str, object], tls: bool) -> None:
+    """a2a-sdk's verifier canonicalizes the card as it re-serializes it (proto3: a false plain bool dropped):
+    Sentinel's card must read the same both ways, or SDK clients would refuse Sentinel's signature."""
+    from sentinel_mcp.a2a.card import build_card
+    from sentinel_mcp.a2a.settings import A2ASettings
+
+    status = {"degraded": True, "note": "no responder"}
+    settings = A2ASettings(**section).served_over_tls(tls, "optional")  # (with TLS: the mtls scheme too)
+    card = build_card(settings, "https://127.0.0.1:5", status, "mark").to_wire()
+    done = subprocess.run([sdk_python(), str(SCRIPT)], input=json.dumps(card).encode(), capture_output=True,
+                          timeout=50, check=True)
+    assert signed_form(card) == done.stdout
