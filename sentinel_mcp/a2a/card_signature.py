@@ -21,6 +21,7 @@ import base64
 import binascii
 import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,11 +96,18 @@ class CardKeys:
         return cls({name: load_key(k) for name, k in peer_keys.items()}, tuple(map(load_key, trusted_keys)))
 
     def pins_for(self, names: list[str]) -> list[CardKey]:
+        """The pins of every name that reads as one of ``names`` (case and compatibility forms folded: a
+        spoofer's "ALICE" or full-width "ａｌｉｃｅ" must carry alice's signature too)."""
+        wanted = {_folded(n) for n in names}
         found: dict[str, CardKey] = {}
-        for name in names:
-            if name in self.pinned:
-                found[self.pinned[name].fingerprint] = self.pinned[name]
+        for name, key in self.pinned.items():
+            if _folded(name) in wanted:
+                found[key.fingerprint] = key
         return list(found.values())
+
+
+def _folded(name: str) -> str:
+    return unicodedata.normalize("NFKC", name).casefold().strip()
 
 
 NO_KEYS = CardKeys({})

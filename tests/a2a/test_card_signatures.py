@@ -303,3 +303,9 @@ async def test_a_header_naming_an_unusable_key_is_refused(jwk: Any) -> None:
 
     with pytest.raises(PeerRejected, match="names no usable key"):
         await fetched(served, CardKeys({}))
+
+
+@pytest.mark.parametrize("spelling", ["ALICE", "Alice ", "\uff41\uff4c\uff49\uff43\uff45"])
+async def test_a_name_that_reads_as_a_pinned_one_needs_its_signature(spelling: str) -> None:
+    with pytest.raises(PeerRejected, match="pinned to key"):
+        await fetched(lambda port: card_at(port, spelling), pinned())
