@@ -9,8 +9,9 @@ nothing: a plaintext peer is accepted on a loopback address only, and only when
 ``sentinel.a2a.allow_loopback_plaintext`` is on (an announcement's addresses are its sender's word: any host
 on the link can announce 127.0.0.1). The TXT card path is a plain path (letters, digits, ``-._~/``): no
 query, fragment, escapes or dot segments. The card is fetched only from an announced address inside the
-allowed networks (``peer_networks.py``: anyone can announce any address), and its signatures are checked against
-the pinned and trusted keys (``card_signature.py``): a peer pinned to a key counts only with a card it signed.
+allowed networks (``peer_networks.py``: anyone can announce any address), and its signatures are checked
+against the pinned and trusted keys (``card_signature.py``): a peer pinned to a key counts only
+with a card it signed.
 """
 
 from __future__ import annotations
