@@ -67,7 +67,8 @@ async def a2a_lifespan(settings: A2ASettings, base_url: str,
     advertiser = Advertiser(settings, base_url, zc)
     browser = PeerBrowser(
         zc, registry, exclude={instance_name(settings.name)}, tls=settings.peer_client_tls,
-        allow_loopback_plaintext=settings.allow_loopback_plaintext,
+        allow_loopback_plaintext=settings.allow_loopback_plaintext, networks=settings.card_networks,
+        keys=settings.card_keys,
     )
     registered = False
     try:

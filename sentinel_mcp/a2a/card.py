@@ -23,6 +23,7 @@ from sentinel_mcp.a2a.protocol import (
     AgentInterface,
     AgentSkill,
 )
+from sentinel_mcp.a2a.card_signer import CardSigner
 from sentinel_mcp.a2a.security import security_declaration
 from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -117,13 +118,11 @@ def build_card(
             extensions=[
                 AgentExtension(
                     uri=WS_EXTENSION,
-                    required=False,
                     description=f"JSON-RPC 2.0 over WebSocket at {WS_PATH}, subprotocol {WS_SUBPROTOCOL}",
                     params={"subprotocols": [WS_SUBPROTOCOL]},
                 ),
                 AgentExtension(
                     uri=SENTINEL_EXTENSION,
-                    required=False,
                     description="the on-device participant's messages and status",
                     params={
                         "wsMethods": [
@@ -162,10 +161,14 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
 
 
 def make_card_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
+    key = service.settings.card_signing_key
+    signer = CardSigner(key) if key else None  # (a bad key fails when the app is built, not on a request)
+
     async def agent_card(request: Request) -> Response:
         mark = service.peers.mark if service.peers is not None else None
         card = build_card(service.settings, base_url_of(request, service.settings), service.status(), mark)
-        body = json.dumps(card.to_wire(), separators=(",", ":"), sort_keys=True).encode()
+        wire = signer.sign(card.to_wire()) if signer is not None else card.to_wire()
+        body = json.dumps(wire, separators=(",", ":"), sort_keys=True).encode()
         etag = weak_etag(body)
         headers = {"ETag": etag, "Cache-Control": "no-cache"}  # cache, but revalidate: status may change
         if etag_matches(request.headers.get("if-none-match"), etag):

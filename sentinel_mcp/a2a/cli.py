@@ -51,7 +51,9 @@ def _discover(args: argparse.Namespace) -> int:
 
     loopback_plaintext = settings.allow_loopback_plaintext or args.allow_loopback_plaintext
     registry = asyncio.run(discover_peers(interfaces, args.timeout, tls=settings.peer_client_tls,
-                                          allow_loopback_plaintext=loopback_plaintext))
+                                          allow_loopback_plaintext=loopback_plaintext,
+                                          networks=settings.model_copy(update={"interfaces": interfaces})
+                                          .card_networks, keys=settings.card_keys))
     peers = [p.summary() for p in registry.verified()]
     if args.json:
         print(json.dumps({"peers": peers, "rejected": registry.rejections()}, indent=2))
@@ -59,7 +61,8 @@ def _discover(args: argparse.Namespace) -> int:
     if not peers:
         print(f"no verified A2A peers on {', '.join(interfaces)} (browsed {args.timeout:g} s)")
     for p in peers:
-        print(f"{p['name']}\t{p['rpc_url']}\tv{p['version']}\tskills: {', '.join(p['skills'])}")
+        print(f"{p['name']}\t{p['rpc_url']}\tv{p['version']}\tskills: {', '.join(p['skills'])}"
+              f"\t{p['card_signature']}")
     for name, why in registry.rejections().items():  # (peers' texts are shown safely: summary())
         print(f"rejected {name}: {why}")
     return 0

@@ -8,7 +8,10 @@ advertised host and port in an interface URL of the same scheme. Answering on th
 nothing: a plaintext peer is accepted on a loopback address only, and only when
 ``sentinel.a2a.allow_loopback_plaintext`` is on (an announcement's addresses are its sender's word: any host
 on the link can announce 127.0.0.1). The TXT card path is a plain path (letters, digits, ``-._~/``): no
-query, fragment, escapes or dot segments.
+query, fragment, escapes or dot segments. The card is fetched only from an announced address inside the
+allowed networks (``peer_networks.py``: anyone can announce any address), and its signatures are checked
+against the pinned and trusted keys (``card_signature.py``): a peer pinned to a key counts only
+with a card it signed.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from pydantic import ValidationError
 
 from sentinel_mcp.a2a.bounded_body import BodyRefused, exchange
 from sentinel_mcp.a2a.card import CARD_PATH, SENTINEL_EXTENSION, SELF_MARK
+from sentinel_mcp.a2a.card_canonical import parse_unique
+from sentinel_mcp.a2a.card_signature import NO_KEYS, UNSIGNED, CardKeys, CardRefused, CardTrust, check_card
+from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, allowed
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, AgentCard
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import loopback_host
@@ -73,6 +79,7 @@ class Peer:
     card: AgentCard
     rpc_url: str  # the card's preferred JSON-RPC interface
     txt: dict[str, str]
+    trust: CardTrust = UNSIGNED  # how far its card's signatures vouch for it
     verified_at: float = field(default_factory=time.time)
 
     def summary(self) -> dict[str, Any]:
@@ -83,6 +90,7 @@ class Peer:
                 "description": safe_text(self.card.description, 1000),
                 "base_url": safe_text(self.base_url, 300), "rpc_url": safe_text(self.rpc_url, 300),
                 "version": safe_text(self.card.version, 50),
+                "signed": self.trust.verified, "card_signature": self.trust.note,
                 "skills": [safe_text(s.id, 100) for s in self.card.skills[:MAX_SHOWN_SKILLS]],
                 "txt": {safe_text(k, 64): safe_text(v, 255)
                         for k, v in list(self.txt.items())[:MAX_SHOWN_TXT]}}
@@ -195,14 +203,28 @@ def plain_path(path: str) -> bool:
     return all(_SEGMENT.fullmatch(seg) and seg not in (".", "..") for seg in segments)
 
 
+def instance_label(instance: str) -> str:
+    """An mDNS instance name without its service type: the name a peer is pinned by."""
+    return instance.removesuffix("." + SERVICE_TYPE)
+
+
 async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[str, str],
-                      http: httpx2.AsyncClient, *, allow_loopback_plaintext: bool = False) -> Peer:
+                      http: httpx2.AsyncClient, *, allow_loopback_plaintext: bool = False,
+                      networks: tuple[IPNetwork, ...] = LOOPBACK, keys: CardKeys = NO_KEYS) -> Peer:
     """Fetch and check the card of an advertised peer; PeerRejected says why it is not trusted.
 
     ``allow_loopback_plaintext``: accept a plaintext peer on loopback (as ``sentinel.a2a`` says).
+    ``networks``: the only addresses a card is fetched from (``peer_networks.py``); ``keys``: what its
+    signatures are checked against (``card_signature.py``).
     """
-    if not addresses or not port:
+    if not addresses or not port or not 0 < port < 65536:
         raise PeerRejected("no address or port advertised")
+    inside = [a for a in addresses if allowed(a, networks)]
+    if not inside:
+        shown = ", ".join(safe_text(a, 50) for a in addresses[:4])
+        raise PeerRejected(f"advertises only addresses outside the allowed networks ({shown}): its card is "
+                           "not fetched (sentinel.a2a.peer_networks)")
+    addresses = inside
     path = txt.get("path") or CARD_PATH
     if not plain_path(path):
         raise PeerRejected(f"bad card path in TXT (a plain path only): {path[:60]!r}")
@@ -234,9 +256,15 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     if resp.status_code != 200:
         raise PeerRejected(f"card fetch answered HTTP {resp.status_code}")
     try:
-        card = AgentCard.model_validate(wire_limits.loads(resp.content))  # (its WireError is a ValueError)
+        wire_limits.loads(resp.content)  # (its WireError is a ValueError) the bounds, before a second read
+        raw = parse_unique(resp.content.decode("utf-8"))  # (one object, each name once: what is signed)
+        card = AgentCard.model_validate(raw)
     except (ValueError, ValidationError) as e:
         raise PeerRejected(f"card is not an A2A AgentCard: {str(e).splitlines()[0][:200]}") from None
+    try:
+        trust = check_card(raw, [card.name, instance_label(instance)], keys)
+    except CardRefused as e:
+        raise PeerRejected(f"card signature: {e}"[:300]) from None
     same_scheme = {"https": ("https", "wss"), "http": ("http", "ws")}[scheme]
     # the card counts for the address it came from (the one whose certificate was checked), not for every
     # address the announcement lists: another would send later calls to a host nobody checked
@@ -256,7 +284,8 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
         raise PeerRejected("card lists no JSONRPC interface at the advertised address")
     if rpc.protocol_version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
         raise PeerRejected(f"peer speaks A2A {rpc.protocol_version}, not {PROTOCOL_VERSION}")
-    return Peer(instance=instance, base_url=base_url, card_url=card_url, card=card, rpc_url=rpc.url, txt=txt)
+    return Peer(instance=instance, base_url=base_url, card_url=card_url, card=card, rpc_url=rpc.url, txt=txt,
+                trust=trust)
 
 
 class Advertiser:
@@ -301,9 +330,12 @@ class PeerBrowser:
         resolve_timeout_ms: int = 3000,
         tls: ClientTLS | None = None,
         allow_loopback_plaintext: bool = False,
+        networks: tuple[IPNetwork, ...] = LOOPBACK,
+        keys: CardKeys = NO_KEYS,
     ) -> None:
         self.zc = zc
         self.allow_loopback_plaintext = allow_loopback_plaintext
+        self.networks, self.keys = networks, keys
         self.registry = registry
         self.exclude = exclude or set()
         self.resolve_timeout_ms = resolve_timeout_ms
@@ -371,7 +403,8 @@ class PeerBrowser:
             addresses = info.parsed_addresses(zeroconf.IPVersion.V4Only) or info.parsed_addresses()
             peer = await verify_peer(
                 name, addresses, info.port or 0, txt, self._http,
-                allow_loopback_plaintext=self.allow_loopback_plaintext,
+                allow_loopback_plaintext=self.allow_loopback_plaintext, networks=self.networks,
+                keys=self.keys,
             )
         except PeerRejected as e:
             self.registry.reject(name, str(e))
@@ -407,11 +440,14 @@ async def discover_peers(
     exclude: set[str] | None = None,
     tls: ClientTLS | None = None,
     allow_loopback_plaintext: bool = False,
+    networks: tuple[IPNetwork, ...] = LOOPBACK,
+    keys: CardKeys = NO_KEYS,
 ) -> PeerRegistry:
     """Browse for ``timeout`` seconds and return the verified (and rejected) peers."""
     registry = PeerRegistry()
     zc = open_zeroconf(interfaces)
-    browser = PeerBrowser(zc, registry, exclude, tls=tls, allow_loopback_plaintext=allow_loopback_plaintext)
+    browser = PeerBrowser(zc, registry, exclude, tls=tls, allow_loopback_plaintext=allow_loopback_plaintext,
+                          networks=networks, keys=keys)
     try:
         await browser.start()
         await asyncio.sleep(timeout)

@@ -58,7 +58,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True), meta=FROM_PEERS)
     async def a2a_discover(timeout: float = 3.0) -> dict[str, Any]:
         """List A2A agents found over mDNS whose agent card was fetched and checked (timeout: seconds to
-        browse)."""
+        browse). Each says whether a configured key verified its card's signature (signed, card_signature):
+        an unsigned one is who it says only by its own word."""
         if not 0 < timeout <= 30:
             raise ToolError("timeout must be in (0, 30] seconds")
         known = registry()
@@ -69,6 +70,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 exclude={instance_name(settings.name), *known.own},
                 tls=settings.peer_client_tls,
                 allow_loopback_plaintext=settings.allow_loopback_plaintext,
+                networks=settings.card_networks,
+                keys=settings.card_keys,
             )
         except TLSSetupError as e:
             raise ToolError(f"sentinel.a2a.peer_tls: {e}") from None

@@ -63,14 +63,17 @@ class OfferOutcome:
 
 
 def orchestrator_rpc(settings: A2ASettings, registry: Any = None) -> str | None:
-    """The configured orchestrator, else (when allowed) a verified peer whose card declares the role."""
+    """The configured orchestrator, else (when allowed) a verified peer whose card declares the role and is
+    signed by a pinned or trusted key (``card_signature.py``): anyone on the link can announce such a card,
+    and the orchestrator receives every principal's intents."""
     if settings.orchestrator_url:
         return settings.orchestrator_url
     if settings.orchestrator_discover and registry is not None:
         claimants = {
             peer.rpc_url
             for peer in registry.verified()
-            if any(ROLE_TAG in (s.tags or []) or s.id == ROLE_TAG for s in peer.card.skills)
+            if peer.trust.verified
+            and any(ROLE_TAG in (s.tags or []) or s.id == ROLE_TAG for s in peer.card.skills)
         }
         # a card names its own role: when a second verified agent claims it too, neither gets every peer's
         # intents (the first found used to, and a newcomer could be found first); intents then run locally

@@ -206,7 +206,9 @@ class AgentProvider(Wire):
 class AgentExtension(Wire):
     uri: str
     description: str | None = None
-    required: bool = False
+    # absent means false: a2a-sdk drops a false one when it re-serializes a card (a proto3 bool), so the form
+    # its verifiers canonicalize would differ from what Sentinel signed
+    required: bool | None = None
     params: dict[str, Any] | None = None
 
 

@@ -16,6 +16,8 @@ from pydantic import (
     model_validator,
 )
 
+from sentinel_mcp.a2a.card_signature import CardKeys, load_key
+from sentinel_mcp.a2a.peer_networks import IPNetwork, default_networks, parse_networks
 from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, ConfigError
 from sentinel_mcp.tls.settings import ClientTLS
 
@@ -41,6 +43,17 @@ class A2ASettings(BaseModel):
     # Sentinel send GETs to this machine's own local services
     allow_loopback_plaintext: bool = False
     interfaces: list[str] = Field(default_factory=lambda: ["127.0.0.1"])
+    # the networks an mDNS announcement may point a card fetch at (CIDRs); None: loopback and the subnets of
+    # ``interfaces`` (the local link). An announcement's addresses are its sender's word
+    # (a2a/peer_networks.py)
+    peer_networks: list[str] | None = None
+    # agent card signatures (a2a/card_signature.py): a peer's name (card name or mDNS instance) -> the public
+    # key (PEM text or file) its card must be signed by; and keys whose signature vouches for any card
+    peer_keys: dict[str, str] = Field(default_factory=dict)
+    trusted_keys: list[str] = Field(default_factory=list)
+    # this agent's own card is signed with this private key (PEM file, unencrypted) when set
+    # (a2a/card_signer.py)
+    card_signing_key: str | None = None
     # Deprecated: TLS is sentinel.http.tls now (these still switch the whole front to HTTPS, with a warning)
     tls_cert: str | None = None
     tls_key: str | None = None
@@ -109,6 +122,36 @@ class A2ASettings(BaseModel):
                                  ) from None
         return v
 
+    @field_validator("peer_networks")
+    @classmethod
+    def _networks(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None:
+            parse_networks(v)
+        return v
+
+    @field_validator("peer_keys", "trusted_keys")
+    @classmethod
+    def _card_keys(cls, v: Any) -> Any:
+        for key in v.values() if isinstance(v, dict) else v:
+            try:
+                load_key(key)
+            except (OSError, ValueError, TypeError) as e:
+                raise ValueError(f"not a public key (PEM text or file, or sha256:<hex>): {str(e)[:100]}"
+                                 ) from None
+        return v
+
+    @field_validator("card_signing_key")
+    @classmethod
+    def _signing_key(cls, v: str | None) -> str | None:
+        if v is not None:
+            from sentinel_mcp.a2a.card_signer import CardSigner
+
+            try:
+                CardSigner(v)
+            except (OSError, ValueError, TypeError) as e:
+                raise ValueError(f"not a usable PEM private key: {str(e)[:100]}") from None
+        return v
+
     @field_validator("api_keys")
     @classmethod
     def _keys(cls, v: dict[str, str]) -> dict[str, str]:
@@ -172,6 +215,18 @@ class A2ASettings(BaseModel):
                 return self.peer_tls.model_copy(update={"ca": self.peer_ca_file})
             return self.peer_tls
         return ClientTLS(ca=self.peer_ca_file) if self.peer_ca_file else None
+
+    @property
+    def card_networks(self) -> tuple[IPNetwork, ...]:
+        """Where a card announced over mDNS may be fetched from (``peer_networks``, or loopback and link)."""
+        if self.peer_networks is not None:
+            return parse_networks(self.peer_networks)
+        return default_networks(self.interfaces)
+
+    @property
+    def card_keys(self) -> CardKeys:
+        """The keys peers' cards are checked against (loaded when asked: the files may have changed)."""
+        return CardKeys.load(self.peer_keys, self.trusted_keys)
 
     @property
     def open_per_caller(self) -> int:

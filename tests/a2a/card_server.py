@@ -1,5 +1,6 @@
 """An agent card served over real HTTP on 127.0.0.1 (uvicorn), for the discovery tests: ``card(port)`` is the
-card's JSON, told the port it is served on so it can name (or not name) where it is reached."""
+card's JSON (an object, or the bytes of a text as a hostile peer would write it), told the port it is served
+on so it can name (or not name) where it is reached."""
 
 from __future__ import annotations
 
@@ -9,15 +10,18 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from tests.support.served_app import served_app
 
 
 @contextlib.asynccontextmanager
-async def serving_card(card: Callable[[int], dict[str, Any]]) -> AsyncIterator[int]:
-    async def answer(request: Request) -> JSONResponse:
-        return JSONResponse(card(port))
+async def serving_card(card: Callable[[int], dict[str, Any] | bytes]) -> AsyncIterator[int]:
+    async def answer(request: Request) -> Response:
+        body = card(port)
+        if isinstance(body, bytes):
+            return Response(body, media_type="application/json")
+        return JSONResponse(body)
 
     port = 0  # told by served_app before the first request
 

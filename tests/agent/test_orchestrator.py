@@ -212,6 +212,7 @@ def test_malformed_or_oversized_orchestrator_answers_are_declines(answer, why):
 
 
 def test_an_orchestrator_is_found_by_its_verified_card_role_and_only_when_allowed():
+    from sentinel_mcp.a2a.card_signature import CardTrust
     from sentinel_mcp.a2a.discovery import Peer, PeerRegistry
     from sentinel_mcp.a2a.orchestrator import orchestrator_rpc
     from sentinel_mcp.a2a.protocol import AgentCard
@@ -243,6 +244,7 @@ def test_an_orchestrator_is_found_by_its_verified_card_role_and_only_when_allowe
             card=card,
             rpc_url=f"http://127.0.0.1:1/{name}",
             txt={},
+            trust=CardTrust(True, "verified: signed by a trusted key"),  # (the role needs a signed card)
         )
 
     registry = PeerRegistry()

@@ -78,10 +78,11 @@ async def test_answering_on_the_local_network_proves_nothing():
     try:
         async with httpx2.AsyncClient(timeout=5) as http:
             assert (await http.get(f"http://{lan}:{port}/.well-known/agent-card.json")).status_code == 200
+            link = A2ASettings(interfaces=[lan]).card_networks  # (browsing there: its link is allowed)
             with pytest.raises(PeerRejected, match="advertises plaintext"):
-                await verify_peer("lan", [lan], port, txt_record(A2ASettings()), http)
+                await verify_peer("lan", [lan], port, txt_record(A2ASettings()), http, networks=link)
             with pytest.raises(PeerRejected, match="card fetch failed"):  # and it cannot speak TLS either
-                await verify_peer("lan", [lan], port, TLS_TXT, http)
+                await verify_peer("lan", [lan], port, TLS_TXT, http, networks=link)
     finally:
         server.should_exit = True
         await task

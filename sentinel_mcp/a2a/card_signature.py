@@ -1,0 +1,247 @@
+"""Agent card signatures (A2A v1.0 ``AgentCard.signatures``): detached JWS over the card's canonical form
+(``card_canonical.signed_form``), each ``{"protected": b64url(header), "signature": b64url(sig)}``.
+
+What a peer's card must show (``sentinel.a2a.peer_keys`` pins a peer's name to a key, ``trusted_keys`` lists
+keys that vouch for any card):
+- a peer whose card name or mDNS instance is pinned: a signature by that key (each pin that names it), or the
+  card is refused;
+- a signed card, with trusted keys configured: a signature by one of them, or it is refused (a signature that
+  does not verify is a forgery or an altered card);
+- a signature that is malformed, or uses an algorithm outside the asymmetric ones below (``none``, HMAC, whose
+  key would be public), or asks for JWS extensions (``crit``, ``b64``): refused, whatever is configured;
+- otherwise (unsigned, or signed with no key configured to check it) the peer is listed as unverified.
+
+The algorithm is the header's, but the key decides which are possible: an EC key verifies only its curve's
+ES algorithm, an RSA key RS/PS, an Ed25519/Ed448 key EdDSA (no algorithm confusion).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sentinel_mcp.a2a.card_canonical import NotCanonical, parse_unique, signed_form
+from sentinel_mcp.a2a.card_jwk import public_key_of
+from sentinel_mcp.core.errors import A2AError
+from sentinel_mcp.tls.settings import normalize_sha256
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
+
+MAX_SIGNATURES = 8
+MAX_HEADER_BYTES = 2048
+MAX_SIGNATURE_BYTES = 1024  # RSA-8192 is 1024 bytes
+_B64URL = re.compile(r"[A-Za-z0-9_-]*")
+ALGORITHMS = ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA")
+MIN_RSA_BITS = 2048
+
+
+class CardRefused(A2AError):
+    """The card's signatures say it must not be trusted (the reason is shown)."""
+
+
+@dataclass(frozen=True)
+class CardKey:
+    fingerprint: str  # SHA-256 of the key's SubjectPublicKeyInfo, hex
+    key: PublicKeyTypes | None  # None: pinned by fingerprint (the signature's header names the key: ``jwk``)
+
+    @property
+    def shown(self) -> str:
+        return f"sha256:{self.fingerprint[:16]}"
+
+
+@dataclass(frozen=True)
+class CardTrust:
+    verified: bool
+    note: str  # how the card was (or was not) vouched for, as shown beside the peer
+    key: str | None = None  # the fingerprint of the key that verified it
+
+
+UNSIGNED = CardTrust(False, "unverified: the card is not signed")
+UNKNOWN_SIGNER = CardTrust(False, "unverified: signed, but no key is configured to check it")
+
+
+def fingerprint_of(key: PublicKeyTypes) -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return hashlib.sha256(der).hexdigest()
+
+
+def load_key(text: str) -> CardKey:
+    """A public key: PEM text, the path of a PEM file, or ``sha256:<hex>`` (its SubjectPublicKeyInfo's
+    fingerprint, for cards whose signature header names the key). ValueError when it is none of these."""
+    from cryptography.hazmat.primitives import serialization
+
+    if text.strip().lower().startswith("sha256:"):
+        return CardKey(normalize_sha256(text), None)
+    pem = text if "-----BEGIN" in text else Path(text).expanduser().read_text()
+    key = serialization.load_pem_public_key(pem.encode())
+    return CardKey(fingerprint_of(key), key)
+
+
+@dataclass(frozen=True)
+class CardKeys:
+    pinned: dict[str, CardKey]  # a peer's name (card name or mDNS instance label) -> its key
+    trusted: tuple[CardKey, ...] = ()
+
+    @classmethod
+    def load(cls, peer_keys: dict[str, str], trusted_keys: list[str]) -> CardKeys:
+        return cls({name: load_key(k) for name, k in peer_keys.items()}, tuple(map(load_key, trusted_keys)))
+
+    def pins_for(self, names: list[str]) -> list[CardKey]:
+        """The pins of every name that reads as one of ``names`` (case and compatibility forms folded: a
+        spoofer's "ALICE" or full-width "ａｌｉｃｅ" must carry alice's signature too)."""
+        wanted = {_folded(n) for n in names}
+        found: dict[str, CardKey] = {}
+        for name, key in self.pinned.items():
+            if _folded(name) in wanted:
+                found[key.fingerprint] = key
+        return list(found.values())
+
+
+def _folded(name: str) -> str:
+    return unicodedata.normalize("NFKC", name).casefold().strip()
+
+
+NO_KEYS = CardKeys({})
+
+
+def _b64url(text: Any, what: str, limit: int) -> bytes:
+    if (not isinstance(text, str) or len(text) > limit * 2 or not _B64URL.fullmatch(text)
+            or len(text) % 4 == 1):
+        raise CardRefused(f"a signature's {what} is not base64url")
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        raise CardRefused(f"a signature's {what} is not base64url") from None
+    if base64.urlsafe_b64encode(raw).rstrip(b"=").decode() != text:  # one spelling only (no stray bits)
+        raise CardRefused(f"a signature's {what} is not base64url")
+    return raw
+
+
+@dataclass(frozen=True)
+class _Signature:
+    protected: str
+    alg: str
+    value: bytes
+    named: CardKey | None  # the key its protected header names (``jwk``), the signer's word
+
+
+def _parse(entry: Any) -> _Signature:
+    if not isinstance(entry, dict) or not isinstance(entry.get("protected"), str):
+        raise CardRefused("a signature is not a JWS {protected, signature}")
+    header_bytes = _b64url(entry["protected"], "protected header", MAX_HEADER_BYTES)
+    if len(header_bytes) > MAX_HEADER_BYTES:
+        raise CardRefused("a signature's protected header is too long")
+    try:
+        header = parse_unique(header_bytes.decode("utf-8"))
+    except (UnicodeDecodeError, NotCanonical) as e:
+        raise CardRefused(f"a signature's protected header is not one JSON object: {e}"[:200]) from None
+    if not isinstance(header, dict):
+        raise CardRefused("a signature's protected header is not a JSON object")
+    alg = header.get("alg")
+    if alg not in ALGORITHMS:
+        raise CardRefused(f"a signature uses algorithm {str(alg)[:20]!r}; only {', '.join(ALGORITHMS)} count")
+    if "crit" in header or "b64" in header:
+        raise CardRefused("a signature asks for JWS extensions (crit, b64) this agent does not implement")
+    unprotected = entry.get("header")
+    if unprotected is not None and (not isinstance(unprotected, dict) or "alg" in unprotected):
+        raise CardRefused("a signature's unprotected header must not carry alg")
+    value = _b64url(entry.get("signature"), "value", MAX_SIGNATURE_BYTES)
+    named = None
+    if "jwk" in header:
+        try:
+            key = public_key_of(header["jwk"])
+        except ValueError as e:
+            raise CardRefused(f"a signature's header names no usable key: {e}"[:200]) from None
+        named = CardKey(fingerprint_of(key), key)
+    return _Signature(entry["protected"], alg, value, named)
+
+
+def _verifies(key: PublicKeyTypes, alg: str, data: bytes, sig: bytes) -> bool:
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa, utils
+
+    digest = {"256": hashes.SHA256(), "384": hashes.SHA384(), "512": hashes.SHA512()}.get(alg[2:])
+    try:
+        if alg == "EdDSA" and isinstance(key, (ed25519.Ed25519PublicKey, ed448.Ed448PublicKey)):
+            key.verify(sig, data)
+            return True
+        if alg.startswith("ES") and isinstance(key, ec.EllipticCurvePublicKey) and digest is not None:
+            curve = {"ES256": "secp256r1", "ES384": "secp384r1", "ES512": "secp521r1"}[alg]
+            size = (key.curve.key_size + 7) // 8
+            if key.curve.name != curve or len(sig) != 2 * size:
+                return False
+            r, s = int.from_bytes(sig[:size], "big"), int.from_bytes(sig[size:], "big")
+            key.verify(utils.encode_dss_signature(r, s), data, ec.ECDSA(digest))
+            return True
+        if alg[:2] in ("RS", "PS") and isinstance(key, rsa.RSAPublicKey) and digest is not None:
+            if key.key_size < MIN_RSA_BITS:
+                return False
+            pad = (padding.PKCS1v15() if alg.startswith("RS")
+                   else padding.PSS(mgf=padding.MGF1(digest), salt_length=digest.digest_size))
+            key.verify(sig, data, pad, digest)
+            return True
+    except (InvalidSignature, ValueError):
+        return False
+    return False  # this key cannot have made a signature of this algorithm
+
+
+def _signing_input(s: _Signature, payload: bytes) -> bytes:
+    return s.protected.encode() + b"." + base64.urlsafe_b64encode(payload).rstrip(b"=")
+
+
+def _signed_by(key: CardKey, signatures: list[_Signature], payload: bytes) -> bool:
+    """Whether a signature verifies with ``key`` (a key pinned by fingerprint: the one a header names, when
+    its fingerprint is that one)."""
+    for s in signatures:
+        usable = key.key if key.key is not None else (
+            s.named.key if s.named is not None and s.named.fingerprint == key.fingerprint else None)
+        if usable is not None and _verifies(usable, s.alg, _signing_input(s, payload), s.value):
+            return True
+    return False
+
+
+def check_card(card: dict[str, Any], names: list[str], keys: CardKeys) -> CardTrust:
+    """How far ``card`` (the JSON object as received) is vouched for; CardRefused when it must not count.
+    ``names``: what the peer is known by (its card's name, its mDNS instance label), to find its pins."""
+    pins = keys.pins_for(names)
+    entries = card.get("signatures")
+    if entries is None or entries == []:
+        if pins:
+            raise CardRefused(f"pinned to key {pins[0].shown}, but its card is not signed")
+        return UNSIGNED
+    if not isinstance(entries, list) or len(entries) > MAX_SIGNATURES:
+        raise CardRefused(f"signatures must be a list of at most {MAX_SIGNATURES}")
+    signatures = [_parse(e) for e in entries]
+    try:
+        payload = signed_form(card)
+    except NotCanonical as e:
+        raise CardRefused(f"the card has no canonical form to check a signature on: {e}"[:200]) from None
+    for s in signatures:  # whoever the signer is, a signature must verify with the key it names
+        if s.named is not None and s.named.key is not None and not _verifies(
+                s.named.key, s.alg, _signing_input(s, payload), s.value):
+            raise CardRefused("a signature does not verify with the key its header names (an altered card)")
+    if pins:
+        for pin in pins:
+            if not _signed_by(pin, signatures, payload):
+                raise CardRefused(f"pinned to key {pin.shown}, but no signature on its card verifies with it")
+        return CardTrust(True, f"verified: signed by its pinned key {pins[0].shown}", pins[0].fingerprint)
+    for key in keys.trusted:
+        if _signed_by(key, signatures, payload):
+            return CardTrust(True, f"verified: signed by trusted key {key.shown}", key.fingerprint)
+    if keys.trusted:
+        raise CardRefused("its signature does not verify with any trusted key (altered, or another's key)")
+    named = next((s.named for s in signatures if s.named is not None), None)
+    if named is not None:
+        return CardTrust(False, f"unverified: signed by key sha256:{named.fingerprint} (neither pinned nor "
+                                "trusted: pin it in sentinel.a2a.peer_keys to trust it)")
+    return UNKNOWN_SIGNER

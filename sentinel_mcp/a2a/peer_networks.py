@@ -1,0 +1,60 @@
+"""Where an mDNS announcement may send Sentinel's card fetch (``sentinel.a2a.peer_networks``).
+
+An announcement's addresses and port are whatever its sender says: unbounded, any host on the link could make
+Sentinel send requests to any address it can reach (a cloud metadata service, a router's admin page, another
+network). A card is fetched only from an announced address inside these networks: the configured ones, or by
+default loopback and the subnets of the interfaces Sentinel browses on (the local link).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
+log = logging.getLogger(__name__)
+
+
+def parse_networks(texts: list[str]) -> tuple[IPNetwork, ...]:
+    """CIDR texts (``192.168.1.0/24``; an address alone is its /32 or /128). ValueError names a bad one."""
+    found = []
+    for text in texts:
+        try:
+            found.append(ipaddress.ip_network(text, strict=False))
+        except ValueError:
+            raise ValueError(f"{text!r} is not a network (CIDR such as 192.168.1.0/24)") from None
+    return tuple(found)
+
+
+def _link_of(interface: str) -> list[IPNetwork]:
+    """The subnets of the interface holding address ``interface`` (every interface's for 0.0.0.0)."""
+    import ifaddr
+
+    found: list[IPNetwork] = []
+    for adapter in ifaddr.get_adapters():
+        for ip in adapter.ips:
+            if not isinstance(ip.ip, str):
+                continue  # (IPv6: the browser is IPv4 only)
+            if interface in ("0.0.0.0", ip.ip):
+                found.append(ipaddress.ip_network(f"{ip.ip}/{ip.network_prefix}", strict=False))
+    return found
+
+
+def default_networks(interfaces: list[str]) -> tuple[IPNetwork, ...]:
+    """Loopback and the subnets of the browsed interfaces."""
+    networks: list[IPNetwork] = list(LOOPBACK)
+    for interface in interfaces:
+        try:
+            networks.extend(n for n in _link_of(interface) if n not in networks)
+        except OSError as e:  # (an interface list the OS will not give: loopback only, said once)
+            log.warning("cannot read the subnet of %s (%s): card fetches stay on loopback", interface, e)
+    return tuple(networks)
+
+
+def allowed(address: str, networks: tuple[IPNetwork, ...]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip.version == n.version and ip in n for n in networks)

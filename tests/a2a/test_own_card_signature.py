@@ -1,0 +1,72 @@
+"""Sentinel signs its own agent card with ``card_signing_key``, so a peer that pinned its public key can tell
+its card from a spoofer's: a real Sentinel served on 127.0.0.1, its card fetched and checked as discovery does
+(the same check another Sentinel makes), signed once while the card is unchanged (its ETag holds)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed25519, rsa
+from tests.a2a.a2a_rig import open_port, serve
+
+from sentinel_mcp.a2a.discovery import PeerRejected, txt_record, verify_peer
+from sentinel_mcp.a2a.settings import A2ASettings
+from sentinel_mcp.config import ConfigError
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def write_key(tmp_path: Path, key: Any, name: str = "card.pem") -> str:
+    path = tmp_path / name
+    path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption()))
+    return str(path)
+
+
+def public_pem(key: Any) -> str:
+    return key.public_key().public_bytes(serialization.Encoding.PEM,
+                                         serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+
+
+@pytest.mark.parametrize("key", [ec.generate_private_key(ec.SECP256R1()),
+                                 ec.generate_private_key(ec.SECP384R1()),
+                                 ed25519.Ed25519PrivateKey.generate(), rsa.generate_private_key(65537, 2048)],
+                         ids=["P-256", "P-384", "Ed25519", "RSA"])
+async def test_a_peer_pinning_sentinels_key_verifies_its_card(tmp_path: Path, key: Any) -> None:
+    settings = A2ASettings(name="signed-sentinel", card_signing_key=write_key(tmp_path, key))
+    async with open_port() as port, serve(port, settings) as served, httpx2.AsyncClient(timeout=10) as http:
+        where = int(served.base_url.rsplit(":", 1)[1])
+        txt = txt_record(A2ASettings())
+        mine = A2ASettings(peer_keys={"signed-sentinel": public_pem(key)}).card_keys
+        peer = await verify_peer("s._a2a._tcp.local.", ["127.0.0.1"], where, txt, http,
+                                 allow_loopback_plaintext=True, keys=mine)
+        assert peer.trust.verified and "pinned key" in peer.trust.note
+        # or pinned by the fingerprint a2a_discover shows for it (its header names its key)
+        unpinned = await verify_peer("s._a2a._tcp.local.", ["127.0.0.1"], where, txt, http,
+                                     allow_loopback_plaintext=True)
+        shown = next(w for w in unpinned.trust.note.split() if w.startswith("sha256:"))
+        by_print = A2ASettings(peer_keys={"signed-sentinel": shown}).card_keys
+        assert (await verify_peer("s._a2a._tcp.local.", ["127.0.0.1"], where, txt, http,
+                                  allow_loopback_plaintext=True, keys=by_print)).trust.verified
+        stranger = public_pem(ec.generate_private_key(ec.SECP256R1()))
+        other = A2ASettings(peer_keys={"signed-sentinel": stranger})
+        with pytest.raises(PeerRejected, match="pinned to key"):
+            await verify_peer("s._a2a._tcp.local.", ["127.0.0.1"], where, txt, http,
+                              allow_loopback_plaintext=True, keys=other.card_keys)
+        first, second = [await http.get(served.base_url + "/.well-known/agent-card.json") for _ in range(2)]
+        assert first.headers["etag"] == second.headers["etag"] and first.content == second.content
+
+
+def test_a_signing_key_that_cannot_sign_a_card_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="card_signing_key"):
+        A2ASettings.from_section({"card_signing_key": str(tmp_path / "missing.pem")})
+    small = write_key(tmp_path, rsa.generate_private_key(65537, 1024), "small.pem")
+    with pytest.raises(ConfigError, match="card_signing_key"):
+        A2ASettings.from_section({"card_signing_key": small})
+    odd = write_key(tmp_path, dsa.generate_private_key(2048), "dsa.pem")
+    with pytest.raises(ConfigError, match="card_signing_key"):
+        A2ASettings.from_section({"card_signing_key": odd})
