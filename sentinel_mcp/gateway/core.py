@@ -293,6 +293,7 @@ class Gateway(DecideStep, CatalogView):
             tool=req.name,
             principal=who.name,
         )
+        rec.answer_meta = req.answer_meta
         if self.draining and req.depth == 0:
             return Refused(reason="Sentinel is shutting down; call again once it is back")
         problem = (
