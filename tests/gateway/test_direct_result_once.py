@@ -100,6 +100,8 @@ def test_what_validation_would_change_is_not_handed_on() -> None:
             plain = ptr.plain_tool_result(made[name], version)
             assert plain is not None and not ptr.same_after_round_trip(made[name], plain), name
         assert ptr.same_after_round_trip(made["plain"], ptr.plain_tool_result(made["plain"], version) or {})
+        as_dict = CallToolResult(content=[]).model_copy(update={"content": [{"type": "text", "text": "x"}]})
+        assert not ptr.same_after_round_trip(as_dict, ptr.plain_tool_result(as_dict, version) or {})
         too_big = CallToolResult(content=[], structured_content={"a": list(range(300))})
         assert not ptr.same_after_round_trip(too_big, ptr.plain_tool_result(too_big, version) or {})
 
