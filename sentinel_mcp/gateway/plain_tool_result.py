@@ -144,7 +144,7 @@ def _json_exact(value: Any) -> bool:
     return True
 
 
-def same_after_round_trip(result: CallToolResult, plain: dict[str, Any]) -> bool:
+def same_after_round_trip(result: Any, plain: dict[str, Any]) -> bool:
     """Whether validating ``plain`` (``plain_tool_result(result, version)``, unstamped) as a
     ``CallToolResult`` gives back a model equal to ``result``, field for field: then the built-ins' direct
     path hands ``result`` on instead of validating its dump (``builtin_direct.py``). Text blocks of the exact
