@@ -33,3 +33,6 @@ class CallRequest:
     preapproved_digest: str | None = None  # this exact call (by argument digest) was already allowed
     principal: Any = None  # a Principal, a principal's name, or None (the owner of the session)
     purpose: str | None = None  # why, as the client states it
+    # what the front puts on the answer's ``_meta`` besides the decision id (its sealed session), asked for
+    # when the pipeline stamps its answer, so that the answer is copied once (``CallRecord.stamp``)
+    answer_meta: Callable[[], dict[str, Any]] | None = None

@@ -18,7 +18,8 @@ from mcp.types import Tool
 from sentinel_mcp.core import outside_schema
 from sentinel_mcp.core.echoed_text import MESSAGE_ECHO_LIMIT, echoed
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
-from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
+from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH
+from sentinel_mcp.gateway.argument_walk import ArgumentWalk, walk_arguments
 
 if TYPE_CHECKING:  # jsonschema is imported by the first call's check, not at start-up (issue 21)
     from jsonschema.protocols import Validator
@@ -72,23 +73,28 @@ class ArgumentCheck:
     def problem(self, tool: Tool, arguments: Any, max_bytes: int) -> str | None:
         """Why ``arguments`` cannot be passed to ``tool`` (None: they can); ``max_bytes``: their JSON's limit.
         """
+        return self.check(tool, arguments, max_bytes)[0]
+
+    def check(self, tool: Tool, arguments: Any, max_bytes: int) -> tuple[str | None, ArgumentWalk | None]:
+        """``problem``, and the walk of the arguments that told their shape (None: not walked, as ``{}``), for
+        the argument form's checks (``argument_form``)."""
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
             return (
                 f"invalid arguments for {tool.name}: expected a JSON object, got {type(arguments).__name__}"
-            )
+            ), None
         if not arguments:  # ``{}``: nothing to walk or encode, and the schema's verdict on it is remembered
             if _EMPTY_SIZE > max_bytes:
-                return f"arguments for {tool.name} are too large ({_EMPTY_SIZE} bytes > {max_bytes})"
-            return self._compiled(tool)[2]
-        shape = value_problem(arguments, MAX_ARGUMENT_DEPTH)  # before anything walks them recursively
-        if shape is not None:
-            return f"invalid arguments for {tool.name}: {shape}"
+                return f"arguments for {tool.name} are too large ({_EMPTY_SIZE} bytes > {max_bytes})", None
+            return self._compiled(tool)[2], None
+        walk = walk_arguments(arguments, MAX_ARGUMENT_DEPTH)  # before anything walks them recursively
+        if walk.problem is not None:
+            return f"invalid arguments for {tool.name}: {walk.problem}", walk
         size = len(_SIZE.encode(arguments))
         if size > max_bytes:
-            return f"arguments for {tool.name} are too large ({size} bytes > {max_bytes})"
-        return _verdict(tool, self._compiled(tool)[1], arguments, size)
+            return f"arguments for {tool.name} are too large ({size} bytes > {max_bytes})", walk
+        return _verdict(tool, self._compiled(tool)[1], arguments, size), walk
 
     def _compiled(self, tool: Tool) -> Compiled:
         cached = self._validators.get(tool.name)

@@ -215,9 +215,12 @@ class DirectDispatcher:
         if progress_callback is not None:
             opts["on_progress"] = progress_callback
         raw = await self._run(params, opts, checked=True)
-        # ``raw`` is the kernel's surface dump for the negotiated version: what the session's
-        # ``validate_server_result`` and its later-revision sieve would check and keep is all of it
-        result = session._call_tool_adapter.validate_python(raw, by_name=False)
+        if type(raw) is CallToolResult:
+            result = raw  # the handler's own, equal to its dump validated (serve_checked_call's ``model``)
+        else:
+            # ``raw`` is the kernel's surface dump for the negotiated version: what the session's
+            # ``validate_server_result`` and its later-revision sieve would check and keep is all of it
+            result = session._call_tool_adapter.validate_python(raw, by_name=False)
         if isinstance(result, CallToolResult) and not result.is_error:
             await session.validate_tool_result(name, result)
         if isinstance(result, InputRequiredResult) and not allow_input_required:
@@ -246,9 +249,10 @@ class DirectDispatcher:
             out["arguments"] = _json_shaped(arguments)
         return out
 
-    async def _run(self, out: dict[str, Any], opts: CallOptions, *, checked: bool) -> dict[str, Any]:
+    async def _run(self, out: dict[str, Any], opts: CallOptions, *, checked: bool) -> Any:
         """The kernel on ``out`` (``checked``: params in the session's own wire shape, built here) in the
-        caller's task, under the time limit, errors shaped as the JSON-RPC dispatcher shapes them."""
+        caller's task, under the time limit, errors shaped as the JSON-RPC dispatcher shapes them. The wire
+        dict, or (``checked``) the handler's plain ``CallToolResult`` that the dict would validate back to."""
         request_id = next(self._ids)
         on_progress = opts.get("on_progress")
         if on_progress is not None:  # what the JSON-RPC dispatcher stamps: the server reports against it
@@ -281,10 +285,10 @@ class DirectDispatcher:
                 error = ErrorData(code=0, message=str(e))
             raise MCPError.from_error_data(error) from None
 
-    async def _serve(self, dctx: _CallContext, out: dict[str, Any], checked: bool) -> dict[str, Any]:
+    async def _serve(self, dctx: _CallContext, out: dict[str, Any], checked: bool) -> Any:
         quiet = span_records_nothing(out.get("_meta") or {})
         if quiet and checked:  # params built by _wire_params: the kernel's surface check holds
-            return await serve_checked_call(self._unspanned, dctx, out)
+            return await serve_checked_call(self._unspanned, dctx, out, model=True)
         return await (self._unspanned if quiet else self._runner).on_request(dctx, "tools/call", out)
 
 

@@ -22,7 +22,8 @@ PROBE_EVERY = 0.25
 
 
 class CallRecord:
-    __slots__ = ("audit", "base", "started", "decision_id", "policy_version", "observers", "timings", "alone")
+    __slots__ = ("audit", "base", "started", "decision_id", "policy_version", "observers", "timings", "alone",
+                 "answer_meta")
 
     def __init__(self, audit: AuditLog, policy_version: str | None,
                  observers: Sequence[Callable[[AuditEntry], None]] = (),
@@ -38,6 +39,7 @@ class CallRecord:
         self.policy_version = policy_version
         # the person's answering time that let this call be decided (0 for most calls)
         self.timings = CallTimings(ask_s=take_waited())
+        self.answer_meta: Callable[[], dict[str, Any]] | None = None  # ``CallRequest.answer_meta``
 
     def _entry(self, event: str, decision: str, outcome: str, kw: dict[str, Any]) -> AuditEntry:
         return AuditEntry(**self.base, decision=decision, outcome=outcome, event=event,
@@ -63,8 +65,12 @@ class CallRecord:
             observe(entry)
 
     def stamp(self, result: CallToolResult) -> CallToolResult:
+        """The answer naming its record, and carrying what the caller's front adds (one copy of the model)."""
         meta = dict(result.meta or {})
         meta[META_KEY] = self.decision_id
+        if self.answer_meta is not None:
+            # a key the result has keeps its place, as in {**meta, key: value}
+            meta.update(self.answer_meta())
         return result.model_copy(update={"meta": meta})
 
 

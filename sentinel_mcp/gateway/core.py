@@ -21,7 +21,6 @@ from mcp.types import (
     CallToolResult,
     InputRequiredResult,
     TextContent,
-    Tool,
 )
 
 from sentinel_mcp.config import Config
@@ -293,6 +292,7 @@ class Gateway(DecideStep, CatalogView):
             tool=req.name,
             principal=who.name,
         )
+        rec.answer_meta = req.answer_meta
         if self.draining and req.depth == 0:
             return Refused(reason="Sentinel is shutting down; call again once it is back")
         problem = (
@@ -397,14 +397,17 @@ class Gateway(DecideStep, CatalogView):
         name, arguments = req.name, req.arguments
         if not self.arguments.ready(route.exposed):  # compiled off the event loop on the tool's first call
             await self.arguments.prepare(route.exposed)
-        problem = self._check_arguments(route.exposed, arguments)
+        # one walk of the arguments for the limits and the form's checks (argument_walk.py)
+        limit = self.config.sentinel.max_argument_bytes
+        problem, walk = self.arguments.check(route.exposed, arguments, limit)
         if problem is not None:
             # arguments of a shape past the wire limits are not kept (the record says why they were refused)
-            kept = arguments if value_problem(arguments, MAX_ARGUMENT_DEPTH) is None else None
+            shape = walk.problem if walk is not None else value_problem(arguments, MAX_ARGUMENT_DEPTH)
+            kept = arguments if shape is None else None
             await rec.final("error", "bad_arguments", upstream=route.upstream, error=problem, arguments=kept)
             return Refused(reason=problem, decision_id=rec.decision_id)
         # the guard decides on what the upstream gets: 13.0 is the upstream's 13 (argument_form.py)
-        arguments, problem = argument_form(route.exposed.input_schema, arguments)
+        arguments, problem = argument_form(route.exposed.input_schema, arguments, walk)
         if problem is not None:
             problem = f"invalid arguments for {name}: {problem}"
             await rec.final(
@@ -584,10 +587,6 @@ class Gateway(DecideStep, CatalogView):
                 )
             )
         return Completed(result=rec.stamp(result))
-
-    # ------------------------------------------------------------------ the validate step's parts
-    def _check_arguments(self, tool: Tool, arguments: Any) -> str | None:
-        return self.arguments.problem(tool, arguments, self.config.sentinel.max_argument_bytes)
 
 
 def _first_text(result: CallToolResult) -> str | None:

@@ -225,9 +225,18 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
             conv, carried = await self._conversation(ctx, principal, sealed)
         except SessionRefused as e:
             return sentinel_result(f"sentinel: {e}", error="session_refused")
-        result = await self._call_tool(ctx, params, principal, conv, carried)
+        tokens: list[str] = []
+
+        def answer_meta() -> dict[str, Any]:  # asked by the pipeline as it stamps its answer
+            tokens.append(self.conversations.sealed(conv))
+            return {SESSION_KEY: tokens[-1]}
+
+        result = await self._call_tool(ctx, params, principal, conv, carried, answer_meta)
+        meta = result.meta
+        if tokens and meta is not None and meta.get(SESSION_KEY) is tokens[-1]:
+            return result  # stamped with it by the pipeline: the copy below would be equal
         # the session as the client may carry it back (2026-era clients have no connection to keep it)
-        meta = {**(result.meta or {}), SESSION_KEY: self.conversations.sealed(conv)}
+        meta = {**(meta or {}), SESSION_KEY: self.conversations.sealed(conv)}
         return result.model_copy(update={"meta": meta})
 
     async def _call_tool(
@@ -237,6 +246,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
         principal: Principal,
         conv: Conversation,
         carried: bool = False,
+        answer_meta: Callable[[], dict[str, Any]] | None = None,
     ) -> CallToolResult | InputRequiredResult:
         session = conv.id
         client = self.client_name(ctx)
@@ -334,6 +344,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                     preapproved_digest=preapproved,
                     principal=principal,
                     purpose=purpose,
+                    answer_meta=answer_meta,
                 )
             )
             if isinstance(outcome, NeedsInput) and self.inbox is not None:

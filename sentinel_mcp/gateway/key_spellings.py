@@ -36,13 +36,23 @@ def _clash(keys: Any, declared: dict[str, str]) -> str | None:
     return None
 
 
-def key_spelling_problem(input_schema: Any, arguments: dict[str, Any]) -> str | None:
-    """Why ``arguments`` spell a name two ways (see above), or None. ``arguments`` are within the wire's depth
-    limit (walked without recursion all the same)."""
+def _declared(input_schema: Any, arguments: dict[str, Any]) -> dict[str, str]:
     props = input_schema.get("properties") if isinstance(input_schema, dict) else None
     props = props if isinstance(props, dict) else {}
     # keys that are all declared names clash only among themselves: the names' folds are needed otherwise
-    declared = {} if all(k in props for k in arguments) else {_folded(k): k for k in props}
+    return {} if all(k in props for k in arguments) else {_folded(k): k for k in props}
+
+
+def top_key_spelling_problem(input_schema: Any, arguments: dict[str, Any]) -> str | None:
+    """``key_spelling_problem`` for arguments known to hold no object of two keys or more below the top (no
+    clash is possible there): the top's keys alone."""
+    return _clash(arguments.keys(), _declared(input_schema, arguments))
+
+
+def key_spelling_problem(input_schema: Any, arguments: dict[str, Any]) -> str | None:
+    """Why ``arguments`` spell a name two ways (see above), or None. ``arguments`` are within the wire's depth
+    limit (walked without recursion all the same)."""
+    declared = _declared(input_schema, arguments)
     stack: list[Any] = [arguments]
     top = True
     while stack:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
 from mcp_types import SERVER_INFO_META_KEY
 from mcp_types import methods as _methods
 
@@ -97,3 +97,73 @@ def plain_tool_result(result: Any, version: str) -> dict[str, Any] | None:
         elif k in dumped:
             out[k] = dumped[k]
     return out
+
+
+# the values a JSON dump keeps as they are (the same type and value back from validation); text too when it
+# is valid Unicode (a lone surrogate in a key is dumped as U+FFFD)
+_SCALARS = (int, bool)
+_WALK_BOUND = 256  # values of a result's structured content or _meta walked here; a larger one round-trips
+
+
+def _unicode(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _json_exact(value: Any) -> bool:
+    """Whether ``value`` is JSON-shaped with exact types (dicts of text keys, lists, text, numbers, booleans,
+    null; finite floats), at most ``_WALK_BOUND`` values: its JSON dump is an equal copy of it."""
+    stack, seen = [value], 0
+    while stack:
+        v = stack.pop()
+        seen += 1
+        if seen > _WALK_BOUND:
+            return False
+        t = type(v)
+        if t in _SCALARS or v is None:
+            continue
+        if t is str:
+            if not _unicode(v):
+                return False
+        elif t is float:
+            if v - v != 0.0:  # inf or nan: dumped as null
+                return False
+        elif t is dict:
+            if any(type(k) is not str or not _unicode(k) for k in v):
+                return False
+            stack.extend(v.values())
+        elif t is list:
+            stack.extend(v)
+        else:  # a tuple, a set, a model, a str or dict subclass...: the dump changes its type
+            return False
+    return True
+
+
+def same_after_round_trip(result: Any, plain: dict[str, Any]) -> bool:
+    """Whether validating ``plain`` (``plain_tool_result(result, version)``, unstamped) as a
+    ``CallToolResult`` gives back a model equal to ``result``, field for field: then the built-ins' direct
+    path hands ``result`` on instead of validating its dump (``builtin_direct.py``). Text blocks of the exact
+    class, nothing the version dropped, and structured content and ``_meta`` that are JSON values already
+    (as their dump)."""
+    content = result.content
+    if type(content) is not list:
+        return False
+    for b in content:  # a loop, not any() over a generator: a step fewer per block on every call
+        if type(b) is not TextContent:  # a dict a model_copy put here is dumped as a text block too
+            return False
+        text = b.text
+        if type(text) is not str or not (text.isascii() or _unicode(text)):
+            return False
+    if result.result_type != "complete" or type(result.is_error) is not bool:
+        return False
+    if result.is_error and "isError" not in plain:
+        return False
+    meta, structured = result.meta, result.structured_content
+    if meta is not None and ("_meta" not in plain or not _json_exact(meta)):
+        return False
+    return structured is None or ("structuredContent" in plain and _json_exact(structured))

@@ -33,7 +33,7 @@ from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, SERVER_INFO_META_KEY, Er
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import methods as _methods
 
-from sentinel_mcp.gateway.plain_tool_result import plain_tool_result
+from sentinel_mcp.gateway.plain_tool_result import plain_tool_result, same_after_round_trip
 from sentinel_mcp.gateway.telemetry import ShownSpanMiddleware, tracing_off
 
 # _meta keys that carry no trace context: the 2026 envelope, the progress token the gateway's client session
@@ -104,17 +104,22 @@ def span_records_nothing(meta: Mapping[str, Any]) -> bool:
 
 
 async def serve_checked_call(
-    runner: ServerRunner[Any], dctx: Any, params: dict[str, Any], meta: Any = None
-) -> dict[str, Any]:
+    runner: ServerRunner[Any], dctx: Any, params: dict[str, Any], meta: Any = None, *, model: bool = False
+) -> Any:
     """``runner.on_request(dctx, "tools/call", params)`` for params already known to pass the kernel's surface
     validation for the connection's version (its caller proved it: ``plain_call.PlainCalls``, the built-ins'
     ``builtin_direct._wire_params``), which is therefore not run again. Everything else is the kernel's own
     ``_on_request``, in its order: the context, the server's middleware as the runner composes it (params a
     middleware replaced are validated as the kernel validates them), the handler's params model, the handler,
     the result's shaping for the wire. The same result or the same exception. ``meta``: what the kernel's
-    ``_extract_meta(params)`` gives, when the caller knows it already (plain params: a copy of ``_meta``)."""
+    ``_extract_meta(params)`` gives, when the caller knows it already (plain params: a copy of ``_meta``).
+    ``model`` (the built-ins' direct path, which would validate the dict again): the handler's own
+    ``CallToolResult`` instead, when it is plain, no middleware replaced its dict, and validating that dict
+    would give it back field for field (``plain_tool_result.same_after_round_trip``); the dict's pass is
+    still made (what it refuses is refused)."""
     version = runner.connection.protocol_version
     server = runner.server
+    kept: list[Any] = []  # [the handler's model, its wire dict] when ``model`` may hand the model on
 
     async def inner(ctx: Any) -> Any:
         method, given = ctx.method, ctx.params
@@ -132,12 +137,23 @@ async def serve_checked_call(
         result = await entry.handler(ctx, typed)
         if isinstance(result, ErrorData):
             raise MCPError.from_error_data(result)
+        if model and method == "tools/call" and version not in MODERN_PROTOCOL_VERSIONS and isinstance(
+                runner, UnspannedRunner):
+            # unstamped (a handshake-era connection): the plain dict is the wire dict
+            plain = plain_tool_result(result, version)
+            if plain is not None:
+                if same_after_round_trip(result, plain):
+                    kept[:] = (result, plain)
+                return plain
         return runner._serialize(method, version, result)
 
     if meta is None:
         meta = _extract_meta(params)
     ctx = runner._make_context(dctx, "tools/call", params, meta, version)
-    return _dump_result(await runner._compose_server_middleware(inner)(ctx))
+    out = await runner._compose_server_middleware(inner)(ctx)
+    if kept and kept[1] is out:
+        return kept[0]
+    return _dump_result(out)
 
 
 async def serve_call(
