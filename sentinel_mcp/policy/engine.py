@@ -178,6 +178,14 @@ class PrologEngine(EngineThread):
             ["negations"]
         )
 
+    async def absent_negations(self, module: str) -> list[dict[str, Any]]:
+        """For each guard (but a look-up's own), the facts read ``absent_on_error`` its proof negates (such a
+        negation holds on any upstream error; absent_negations.pl): tool, file, line, predicate, goal ("" when
+        the walk ran out of budget)."""
+        return list(
+            (await self.json_query(f"sentinel_core:sn_absent_negations({quote_atom(module)}, Out)"))["negations"]
+        )
+
     async def tool_sites(self, module: str) -> list[dict[str, Any]]:
         return list(
             (await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)"))["sites"]

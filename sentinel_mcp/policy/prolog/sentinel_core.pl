@@ -34,6 +34,7 @@
 :- include(unconditional_guards).
 :- include(tautological_guards).
 :- include(negated_arguments).
+:- include(absent_negations).
 :- include(proof_interpreter).
 :- include(base_facts).
 :- include(call_decisions).
