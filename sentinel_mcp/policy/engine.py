@@ -183,7 +183,8 @@ class PrologEngine(EngineThread):
         negation holds on any upstream error; absent_negations.pl): tool, file, line, predicate, goal ("" when
         the walk ran out of budget)."""
         return list(
-            (await self.json_query(f"sentinel_core:sn_absent_negations({quote_atom(module)}, Out)"))["negations"]
+            (await self.json_query(f"sentinel_core:sn_absent_negations({quote_atom(module)}, Out)"))
+            ["negations"]
         )
 
     async def tool_sites(self, module: str) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """``check`` of a guard whose proof negates a fact fed by an ``absent_on_error`` binding: the upstream's
-error answer reads as "nothing there", so ``\\+ user_by_email(E, _)`` holds on ANY error the upstream sends
-(a hostile or failing upstream grants it). Such a negation may choose the next source (the guard of the look-up
-that source is) but never gate a permission; ``check`` said nothing about it, in any spelling."""
+error answer reads as "nothing there", so ``\\+ user_by_email(E, _)`` holds on ANY error the upstream
+sends (a hostile or failing upstream grants it). Such a negation may choose the next source (in the guard of
+that source's look-up) but never gate a permission; ``check`` said nothing about it, in any spelling."""
 
 from __future__ import annotations
 
@@ -41,11 +41,15 @@ async def _warnings(tmp_path: Path, text: str) -> list[str]:
         ("guard('shop__refund', [email = E], \\+ user_by_email(E, _)).\n", "user_by_email"),
         ("guard('shop__refund', [email = E], require(\\+ user_by_email(E, _), 'known')).\n", "user_by_email"),
         ("guard('shop__refund', [email = E], ( user_by_email(E, _) -> fail ; true )).\n", "user_by_email"),
-        ("guard('shop__refund', [], ( account_email(E), new_user(E) )).\nnew_user(E) :- \\+ user_by_email(E, _).\n",
-         "user_by_email"),
+        (
+            "guard('shop__refund', [], ( account_email(E), new_user(E) )).\n"
+            "new_user(E) :- \\+ user_by_email(E, _).\n",
+            "user_by_email",
+        ),
         ("guard('shop__refund', [email = E], forall(user_by_email(E, U), U \\== admin)).\n", "user_by_email"),
         ("guard('shop__refund', [email = E], findall(U, user_by_email(E, U), [])).\n", "user_by_email"),
-        ("guard('shop__refund', [email = E], aggregate_all(count, user_by_email(E, _), 0)).\n", "user_by_email"),
+        ("guard('shop__refund', [email = E], aggregate_all(count, user_by_email(E, _), 0)).\n",
+         "user_by_email"),
         ("guard('shop__refund', [name = N], \\+ \\+ \\+ user_by_name(N, _)).\n", "user_by_name"),
         # a wildcard guard covers writes too: it is no look-up's own guard
         ("guard('shop__*', [email = E], \\+ user_by_email(E, _)).\n", "user_by_email"),
@@ -67,7 +71,8 @@ async def test_a_negation_of_a_fact_read_absent_on_error_is_warned_about(
         # a binding without the option: an error is a failed look-up, never "nothing there"
         "guard('shop__refund', [email = E], \\+ account_status(E, frozen)).\n",
         # the absence leads to the next source, which must then answer
-        "guard('shop__refund', [email = E, name = N], ( user_by_email(E, U) -> true ; user_by_name(N, U) )).\n",
+        "guard('shop__refund', [email = E, name = N],"
+        " ( user_by_email(E, U) -> true ; user_by_name(N, U) )).\n",
         # the guard of the next source's own look-up: the negation chooses where to look next (retail.pl)
         "guard('shop__find_by_name', [name = _], ( account_email(E), \\+ user_by_email(E, _) )).\n",
     ],
