@@ -17,7 +17,7 @@ from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value
 from sentinel_mcp.policy.rulebase import Rulebase
 
-_SHOWN = re.compile("[0-9a-f]{64}")  # sentinel_core.pl shown_digest/2
+_SHOWN = re.compile("[0-9a-f]{64}")  # proof_interpreter.pl shown_digest/2
 NO = "$answered_no"  # a yes/no question answered no: NO(Predicate, Inputs)
 
 

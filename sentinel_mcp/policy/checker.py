@@ -2,7 +2,8 @@
 malformed declarations, askables without a question) plus, given a catalog, the tools they name:
 bindings to tools that are not read-only, guards or effects for tools no upstream has, and guards that let a
 destructive tool through on nothing (unconditional_guards.pl). Without a catalog too: guards whose decision
-rests on a negation over the caller's text, a deny list another spelling gets past (negated_arguments.pl).
+rests on a negation over the caller's text, a deny list another spelling gets past (negated_arguments.pl), and
+guards that negate a fact read absent_on_error, which holds on any upstream error (absent_negations.pl).
 
 And the words: citations that name no declared policy document or no sentence of it, requirements without a
 citation (in a file that declares a policy document), confirmations that leave an argument of their call
@@ -90,6 +91,7 @@ async def check_files(
     try:
         problems += await _word_problems(engine, rb, catalog, untrusted)
         problems += await _negated_arguments(engine, rb)
+        problems += await _absent_negations(engine, rb)
         problems += await _tautological(engine, rb)
         if catalog is not None:
             tools = {t.name: t for t in catalog}
@@ -231,6 +233,30 @@ async def _negated_arguments(engine: PrologEngine, rb: Rulebase) -> list[Problem
                 "require a positive fact about the argument instead (an allow list, or a status the "
                 "policy reads: account_status(A, active)), or first require(...) a fact the policy fetches "
                 "that pins the argument to the id the upstream writes (reservation_id_of(R, R))"
+            )
+        out.append(Problem(severity="warning", message=message, **where))
+    return out
+
+
+async def _absent_negations(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
+    """A warning for each fact read ``absent_on_error`` that a guard's proof negates (``\\+ user_by_email(E,
+    _)``): the upstream's error reads as "nothing there", so the negation holds on any error it sends. The
+    guard of a look-up a binding reads is not walked: there the negation chooses the next source."""
+    out = []
+    for n in await engine.absent_negations(rb.module):
+        where: dict[str, Any] = dict(file=n["file"], line=n["line"], tool=n["tool"])
+        if not n["goal"]:
+            message = (
+                f"this guard of {n['tool']} could not be walked within the check's budget: it cannot tell "
+                "whether the guard negates a fact read absent_on_error"
+            )
+        else:
+            message = (
+                f"this guard of {n['tool']} negates {n['predicate']}, a fact read absent_on_error: "
+                f"{n['goal']} holds on any error the upstream sends (its error reads as \"nothing there\"), "
+                "so the permission is granted by a failing or hostile upstream; require a positive fact "
+                "instead (a status the upstream writes), or let the absence lead only to another source or a "
+                "denial"
             )
         out.append(Problem(severity="warning", message=message, **where))
     return out

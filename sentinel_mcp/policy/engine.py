@@ -178,6 +178,15 @@ class PrologEngine(EngineThread):
             ["negations"]
         )
 
+    async def absent_negations(self, module: str) -> list[dict[str, Any]]:
+        """For each guard (but a look-up's own), the facts read ``absent_on_error`` its proof negates (such a
+        negation holds on any upstream error; absent_negations.pl): tool, file, line, predicate, goal ("" when
+        the walk ran out of budget)."""
+        return list(
+            (await self.json_query(f"sentinel_core:sn_absent_negations({quote_atom(module)}, Out)"))
+            ["negations"]
+        )
+
     async def tool_sites(self, module: str) -> list[dict[str, Any]]:
         return list(
             (await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)"))["sites"]
@@ -489,7 +498,7 @@ _TAG = {True: "t", False: "f", None: "n"}
 
 def call_args_text(arguments: dict[str, Any]) -> str:
     """A call's arguments for ``sn_decide``: a flat object of texts, integers, booleans and nulls as its keys
-    and tagged values joined by 0x1F after a 0x1E (split in C; see call_args/2 in sentinel_core.pl), anything
+    and tagged values joined by 0x1F after a 0x1E (split in C; see call_args/2 in call_decisions.pl), anything
     else, or a key or value holding one of those two characters, as JSON."""
     parts = ["\x1e"]
     for k, v in arguments.items():
@@ -511,7 +520,7 @@ def call_args_text(arguments: dict[str, Any]) -> str:
 
 
 # the answer of a proved pass whose proof is kept: one fixed text around its id (answer_text/2 in
-# sentinel_core.pl), read without a JSON parse; any other answer is parsed
+# call_decisions.pl), read without a JSON parse; any other answer is parsed
 _KEPT_ANSWER = re.compile(
     r'\{"status":"proved","tree":\{"kept":([1-9][0-9]{0,17})\},"needs":\[\],"unmet":\[\],"tentative":\[\],'
     r'"violations":\[\]\}'

@@ -1,6 +1,6 @@
 """A test's stored confirmation of a call: ``'$confirmed'`` names the text the user was shown (its SHA-256,
-``sentinel_core.pl`` shown_digest/2), so a test that plants one first asks the engine which text the call's
-guard would show over the facts already there."""
+``proof_interpreter.pl`` shown_digest/2), so a test that plants one first asks the engine which text the
+call's guard would show over the facts already there."""
 
 from __future__ import annotations
 

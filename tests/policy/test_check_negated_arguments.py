@@ -157,6 +157,8 @@ async def test_the_shipped_rulebases_check_with_these_warnings_only() -> None:
         if NEGATION in p.message
     )
     assert got == sorted(SHIPPED), got
+    # (retail.pl's name_zip_asked, a rule of no arguments, made its guard's walk err: read as out of budget)
+    assert [p for p in problems if "within the check's budget" in p.message] == [], problems
     run = subprocess.run(
         [sys.executable, "-m", "sentinel_mcp", "check", str(RULEBASES_DIR / "airline.pl")],
         capture_output=True,
@@ -165,3 +167,24 @@ async def test_the_shipped_rulebases_check_with_these_warnings_only() -> None:
         cwd=ROOT,
     )
     assert run.returncode == 0 and NEGATION not in run.stdout, run.stdout
+
+
+@pytest.mark.parametrize(
+    ("guard", "warned"),
+    [
+        ("guard('bank__pay', [account = A], ( open_today, \\+ frozen_account(A) )).\nopen_today.\n", True),
+        ("guard('bank__pay', [account = A], ( open_today, member(A, [acc1]) )).\nopen_today.\n", False),
+        ("guard('bank__pay', [account = A], ( \\+ open_today, atom(A) )).\nopen_today :- fail.\n", False),
+    ],
+)
+async def test_a_rule_of_no_arguments_is_walked_not_taken_for_a_walk_out_of_budget(
+    tmp_path: Path, guard: str, warned: bool
+) -> None:
+    """A rule of arity 0 (retail.pl's name_zip_asked) made the walk err (arg/3 of an atom), which read as a
+    walk out of its budget: a warning about the budget for any guard calling one, and the deny list beside
+    it never named."""
+    f = tmp_path / "rb.pl"
+    f.write_text(HEAD + guard)
+    problems = [p.message for p in await check_files(shared_engine(), [f])]
+    assert not [m for m in problems if "within the check's budget" in m], problems
+    assert any(NEGATION in m and "frozen_account" in m for m in problems) is warned, problems

@@ -112,3 +112,31 @@ async def test_a_walk_built_to_explode_is_warned_about_not_waited_on(tmp_path: P
         f"p :- {qs}, blocked(x).\np :- {qs}.\nq :- p.\nq.\n",
     )
     assert any(p.startswith("warning 3 ") and UNCONDITIONAL in p for p in problems), problems
+
+
+#  A negation over a ground goal is decided by running the goal: it must run as the guard would, a requirement
+#  as the goal it requires and Sentinel's runtime predicates as the rulebase reaches them. Run as a plain goal
+#  outside the rulebase, require/2 and iso_date_before/2 did not exist, the error read as "false": every such
+#  negation held (a warning for a guard that holds on no call), every such positive goal failed (none for
+#  one that holds on every call).
+@pytest.mark.parametrize(
+    ("goal", "warned"),
+    [
+        ("\\+ require(1 =:= 1, 'x')", False),
+        ("\\+ require(1 =:= 2, 'x')", True),
+        ("\\+ \\+ require(1 =:= 2, 'x')", False),
+        ("\\+ \\+ require(1 =:= 1, 'x', policy_ref(shop, 'Never delete a customer''s account'))", True),
+        ("\\+ (true, require(true, 'x'))", False),
+        ("\\+ findall(x, require(1 =:= 2, 'x'), [])", False),
+        ("\\+ findall(x, require(1 =:= 1, 'x'), [])", True),
+        ("\\+ iso_date_before('2020-01-01', '2021-01-01')", False),
+        ("\\+ iso_date_before('2021-01-01', '2020-01-01')", True),
+        ("iso_date_before('2020-01-01', '2021-01-01')", True),
+        ("iso_date_before('2021-01-01', '2020-01-01')", False),
+    ],
+)
+async def test_a_ground_goal_is_tried_as_the_guard_runs_it(
+    tmp_path: Path, goal: str, warned: bool
+) -> None:
+    problems = await _problems(tmp_path, f"guard('shop__delete_account', [], ({goal})).\n")
+    assert any(p.startswith("warning 3 ") and UNCONDITIONAL in p for p in problems) is warned, problems

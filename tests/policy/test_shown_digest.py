@@ -1,5 +1,5 @@
-"""The digest a confirmation's yes is bound to (``shown_digest/2`` in sentinel_core.pl) is the SHA-256 of the
-text's UTF-8 bytes, whether it comes from the memo of recent texts or is computed: hostile and non-ASCII
+"""The digest a confirmation's yes is bound to (``shown_digest/2`` in proof_interpreter.pl) is the SHA-256 of
+the text's UTF-8 bytes, whether it comes from the memo of recent texts or is computed: hostile and non-ASCII
 texts, texts past the memo's length bound, a memo entry that names another digest (what a stale or planted
 entry would leave) for another text; and the memo stays bounded."""
 

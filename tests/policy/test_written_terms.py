@@ -1,4 +1,4 @@
-"""The text of a goal or fact in a written proof (``q_atom/2`` in sentinel_core.pl) is exactly what
+"""The text of a goal or fact in a written proof (``q_atom/2`` in answer_json.pl) is exactly what
 ``writeq/1`` writes, whether the term was written before (its text then comes from the memo of recent
 terms) or not: hostile texts, operators, numbers, strings, long and non-ground terms; a hash collision in the
 memo never gives another term's text; and the memo stays bounded. A text over a million characters (100

@@ -165,7 +165,7 @@ base_goal(RB, G, pos, S0, S, F, F) :-
     (   \+ RB:'$src'(decl, binding(H0, _, _, _), _, _), \+ RB:'$src'(decl, askable(H0, _, _, _), _, _),
         \+ established(RB, H0)
     ->  numlist(1, A, Is)
-    ;   findall(I, ( RB:'$src'(decl, binding(H0, tool(_, As), _, _), _, _), arg(I, H0, HA), var(HA),
+    ;   findall(I, ( RB:'$src'(decl, binding(H0, tool(_, As), _, _), _, _), place(I, H0, HA), var(HA),
                      term_variables(As, AVs), \+ var_in(HA, AVs) ), Is)
     ),
     foldl(pin_arg(G), Is, S0, S).
@@ -177,12 +177,16 @@ established(RB, H) :-
 %  the variables of G in the places a binding of its predicate fetches by (its tool's inputs)
 fetched_by(RB, G, Keys) :-
     functor(G, Name, A), functor(H0, Name, A),
-    findall(I, ( RB:'$src'(decl, binding(H0, tool(_, As), _, _), _, _), arg(I, H0, HA), var(HA),
+    findall(I, ( RB:'$src'(decl, binding(H0, tool(_, As), _, _), _, _), place(I, H0, HA), var(HA),
                  term_variables(As, AVs), var_in(HA, AVs) ), Is),
     keys_of(Is, G, Keys).
 
 keys_of([], _, []).
 keys_of([I|Is], G, Ks) :- arg(I, G, V), ( var(V) -> Ks = [V|Ks1] ; Ks = Ks1 ), keys_of(Is, G, Ks1).
+
+%  place(?I, +T, ?A): A is T's I-th argument; a goal of no arguments (an atom: retail.pl's name_zip_asked) has
+%  none (arg/3 of an atom errs, and an error ends the whole walk as if it ran out of its budget).
+place(I, T, A) :- compound(T), arg(I, T, A).
 
 pin_arg(G, I, S0, S) :- arg(I, G, V), ( var(V) -> pin(V, S0, S) ; S = S0 ).
 
@@ -195,7 +199,7 @@ rule_goal(RB, G, M, d(K, On), S0, S, F0, F) :-
               head_tests(G, H, M, S0, Fh, Ih),
               H = G,
               neg_walk(RB, B, M, D1, S0, S1, Fh, Fs),
-              findall(I, ( arg(I, G, V), var(V), S1 = st(_, P1), var_in(V, P1) ), Ib),
+              findall(I, ( place(I, G, V), var(V), S1 = st(_, P1), var_in(V, P1) ), Ib),
               append(Ih, Ib, Is) ),
             Rs),
     foldl(clause_findings, Rs, F0, F),
@@ -207,7 +211,7 @@ common_places(r(_, Is), I0, I) :- intersection(I0, Is, I).
 
 head_tests(G, H, M, S, F, Is) :-
     S = st(T, P),
-    findall(I-N, ( arg(I, G, V), var(V), tainted(V, T, N), \+ var_in(V, P), arg(I, H, HA), nonvar(HA),
+    findall(I-N, ( place(I, G, V), var(V), tainted(V, T, N), \+ var_in(V, P), arg(I, H, HA), nonvar(HA),
                    has_text(HA) ), Tests),
     (   Tests = [_-N|_], M = neg(Top) -> negation_text(Top, S, Text), F = [f(N, Text)], Is = []
     ;   M == pos -> pairs_keys(Tests, Is), F = []

@@ -46,7 +46,7 @@ holds_on_nothing(RB, (C *-> A ; B), D) :- !,
     ( holds_on_nothing(RB, B, D) -> true ; holds_on_nothing(RB, C, D), holds_on_nothing(RB, A, D) ).
 holds_on_nothing(RB, (A ; B), D) :- !, ( holds_on_nothing(RB, A, D) -> true ; holds_on_nothing(RB, B, D) ).
 holds_on_nothing(_, ignore(_), _) :- !.
-holds_on_nothing(RB, \+ A, D) :- !, ( ground(A), pure_goal(A) -> \+ pure_holds(A) ; holds_on_nothing(RB, A, D) ).
+holds_on_nothing(RB, \+ A, D) :- !, ( ground(A), pure_goal(A) -> \+ pure_holds(RB, A) ; holds_on_nothing(RB, A, D) ).
 %  The meta-calls that hold when their goal does not (a collection of nothing is empty, a count is 0, a
 %  condition nothing meets is met for all): a goal they hold on needs nothing, so an empty world's result
 %  is theirs when the walk says it needs something (findall(x, blocked(y), _) and forall(fail, ...) held
@@ -59,7 +59,7 @@ holds_on_nothing(RB, forall(C, A), D) :- !,
     ( \+ \+ holds_on_nothing(RB, C, D) -> \+ \+ ( holds_on_nothing(RB, C, D), holds_on_nothing(RB, A, D) ) ; true ).
 holds_on_nothing(RB, G, D) :- catch(goal_parts(rulebase, G, Parts), refused(_), fail), !,
     forall(member(P, Parts), holds_on_nothing(RB, P, D)).
-holds_on_nothing(_, G, _) :- pure_goal(G), !, pure_holds(G).
+holds_on_nothing(RB, G, _) :- pure_goal(G), !, pure_holds(RB, G).
 holds_on_nothing(RB, G, _) :- agent_answers(RB, G), !.
 holds_on_nothing(RB, G, D) :- D > 0, \+ base(RB, G), user_pred(RB, G), !, D1 is D - 1,
     \+ \+ ( RB:'$src'(rule, T, _, _), ( T = (H :- B) -> true ; H = T, B = true ),
@@ -79,11 +79,40 @@ pure_call(PI) :- memberchk(PI, [!/0, format/3, now/1, iso_hours_between/3, iso_d
                                 json_get/3, call_tool_name/1, answer_label/3, humanized/2]).
 
 %  A pure goal holds when the caller can make it hold: always, unless it is ground (nothing of the caller's
-%  in it) and false, as fail/0 or 1 == 2 (tried under a small inference limit).
-pure_holds(A = B) :- \+ ground(A = B), !, \+ A \= B.  % no value of its variables unifies what cannot unify
-pure_holds(G) :- \+ ground(G), !.
-pure_holds(G) :-
-    catch(call_with_inference_limit(once(G), 10000, R), E, not_the_budget(E)), R \== inference_limit_exceeded.
+%  in it) and false, as fail/0 or 1 == 2 (tried under a small inference limit), run as the guard runs it:
+%  in the rulebase (its strict arithmetic, Sentinel's runtime predicates), a requirement as the goal it
+%  requires (require/2,3 is the meta-interpreter's, no predicate: run as one it erred, read as false).
+pure_holds(_, A = B) :- \+ ground(A = B), !, \+ A \= B.  % no value of its variables unifies what cannot unify
+pure_holds(_, G) :- \+ ground(G), !.
+pure_holds(RB, G) :-
+    required_goal(G, P),
+    catch(call_with_inference_limit(once(RB:P), 10000, R), E, not_the_budget(E)), R \== inference_limit_exceeded.
+
+%  required_goal(+G, -P): G with every require/2,3 replaced by its goal, through the control constructs and
+%  meta-calls that hold goals (goal_check.pl's goal_parts/3); a goal's data arguments are left as they are.
+required_goal(G, G) :- var(G), !.
+required_goal(require(A, _), P) :- !, required_goal(A, P).
+required_goal(require(A, _, _), P) :- !, required_goal(A, P).
+required_goal(G, P) :- goal_positions(G, Ms), !, G =.. [F|As], maplist(required_arg, Ms, As, Ps), P =.. [F|Ps].
+required_goal(G, G).
+
+required_arg(g, A, P) :- !, required_goal(A, P).
+required_arg(_, A, A).
+
+goal_positions((_, _), [g, g]).
+goal_positions((_ ; _), [g, g]).
+goal_positions((_ -> _), [g, g]).
+goal_positions((_ *-> _), [g, g]).
+goal_positions(\+ _, [g]).
+goal_positions(once(_), [g]).
+goal_positions(ignore(_), [g]).
+goal_positions(forall(_, _), [g, g]).
+goal_positions(findall(_, _, _), [d, g, d]).
+goal_positions(findall(_, _, _, _), [d, g, d, d]).
+goal_positions(aggregate_all(_, _, _), [d, g, d]).
+goal_positions(bagof(_, _, _), [d, g, d]).
+goal_positions(setof(_, _, _), [d, g, d]).
+goal_positions(_ ^ _, [d, g]).
 
 %  An error of a goal tried makes it false; the walk's own budget running out (walk_holds/2) is passed on:
 %  caught here, the walk would go on past it, unbounded.

@@ -1,0 +1,116 @@
+/*  Part of sentinel_core (included): base facts as a proof meets them. A stored one, one a binding
+    must fetch first, one the user (or the agent) is asked; what an assumed fact leaves unknown is marked
+    tainted, so that no question is asked about it in the same pass.
+*/
+
+base_native(G) :- query_rb(RB), base_solve(RB, G, _).
+
+%  base_solve(+RB, ?G, -Prov): a valid stored fact, else record what would establish it and fail.
+base_solve(RB, G, P) :-
+    (   ensure_fetched(RB, G)
+    ->  (   askable_of(RB, G, Q)
+        ->  askable_solve(RB, G, Q, P)
+        ;   valid_fact(G, P)
+        )
+    ;   assume(G), P = assumed
+    ).
+
+%  A fact that is being fetched (or asked) is assumed for the rest of this pass (its unknown arguments
+%  left unbound), so one pass collects the needs of every later goal too and they are fetched together;
+%  a pass that assumed anything never proves.
+assume(G) :- native_event, ( cur(assumed, true) -> true ; assertz(cur(assumed, true)) ), taint_vars(G).
+
+%  What an assumed fact leaves unknown must not become the subject of a question in the same pass: its
+%  variables are marked, and a value one of them is later bound to (e.g. by enumerating stored facts) is
+%  noted as tainted. A question about a tainted value waits for the next round, when the value is known.
+taint_vars(G) :- term_variables(G, Vs), maplist(taint_var, Vs).
+taint_var(V) :- ( get_attr(V, sentinel_core, assumed) -> true ; put_attr(V, sentinel_core, assumed) ).
+attr_unify_hook(assumed, Other) :- ( var(Other) -> taint_var(Other) ; note_tainted(Other) ).
+note_tainted(T) :- forall(( sub_term(A, T), atomic(A) ), ( cur(tainted, A) -> true ; assertz(cur(tainted, A)) )).
+tainted(T) :- sub_term(A, T), atomic(A), cur(tainted, A), !.
+
+%  If a binding covers G, its inputs are ground, and it was not fetched (or expired): record a need.
+ensure_fetched(RB, G) :-
+    (   current_predicate(RB:'$binding'/5)
+    ->  functor(G, N, A), fetched(RB, N, A, G)
+    ;   \+ ( bindings_of(RB, G, G1, T, Args1), G1 = G, ground(Args1),
+             \+ ( fetched_marker(G, T, Args1, M), valid_fact(M, _) ),
+             record_need(fetch(T, Args1, G)) )
+    ).
+
+%  fetched(+RB, +N, +A, +G): ensure_fetched/2 for G of predicate N/A, by the bindings index (rule_compiler.pl).
+fetched(RB, N, A, G) :-
+    \+ ( RB:'$binding'(N, A, G1, T, Args1), G1 = G, ground(Args1),
+         \+ valid_fact_of('$fetched', '$fetched'(N, A, T, json(Args1)), _),
+         record_need(fetch(T, Args1, G)) ).
+
+fetched_marker(G, T, Args, '$fetched'(N, A, T, json(Args))) :- functor(G, N, A).
+
+askable_of(RB, G, a(H, Q, Ty, O)) :- askables_of(RB, G, H, Q, Ty, O), subsumes_term(H, G), !.
+
+askable_solve(RB, G, a(H, Q, Ty, O), P) :-
+    askable_from(O, From),
+    askable_inputs(G, Ty, G0),
+    G0 =.. [N|Ins0], ( Ty == yes_no -> Ins = Ins0 ; append(Ins, [_], Ins0) ),
+    (   valid_fact(G0, P0), memberchk(P0, [seed|From])
+    ->  valid_fact(G, P), memberchk(P, [seed|From]), answer_is_a_choice(G, a(H, Q, Ty, O))
+    ;   Ty == yes_no, valid_fact('$answered_no'(N, Ins), P0), memberchk(P0, From)
+    ->  fail
+    ;   valid_fact('$dont_know'(N, Ins), P0), memberchk(P0, From)
+    ->  dont_know(G, a(H, Q, Ty, O), P0, P)
+    ;   ground_inputs(G, Ty), \+ denied, \+ tainted(Ins)
+    ->  ask_need(RB, G0, a(H, Q, Ty, O), From), assume(G), P = assumed
+    ;   assume(G), P = assumed
+    ).
+
+ask_need(_, G0, a(H, Q, Ty, _), From) :-
+    (   Ty = choice_of(_, _, _)
+    ->  copy_term(H-Ty, H1-choice_of(V, L, Goal)), H1 = G0, choices_of(V, L, Goal, Choices),
+        (   Choices == []
+        ->  record_unmet(no_choices(G0, Q)), fail
+        ;   record_need(ask(G0, Q, choices(Choices), From))
+        )
+    ;   record_need(ask(G0, Q, Ty, From))
+    ).
+
+%  The choices of a question about an entity: every Value (with its Label) its goal proves, fetched like any
+%  other fact (tools before questions: the round is asked only once nothing is left to fetch). At most 50.
+choices_of(V, L, Goal, Choices) :-
+    findall(V-L, limit(50, ( prove(Goal, _), atomic(V), V \== i_dont_know )), Ps0),
+    findall(json([value=V1, label=LT]), ( member(V1-L1, Ps0), readable(L1, LT) ), Cs0),
+    list_to_set(Cs0, Choices).
+
+%  A stored answer to a question about an entity must still be one of its choices (an agent's answer, or
+%  one given before the facts changed): otherwise the condition is unmet, in words.
+answer_is_a_choice(G, a(H, Q, Ty, _)) :-
+    (   Ty = choice_of(_, _, _)
+    ->  copy_term(H-Ty, H1-choice_of(V, _, Goal)), H1 = G,
+        (   once(prove(Goal, _)) -> true
+        ;   record_unmet(not_a_choice(G, V, Q), 50), fail
+        )
+    ;   true
+    ).
+
+%  "I don't know": what the rulebase says it means (unknown(as(Value))), or a refusal that names the next step.
+dont_know(G, a(_, Q, Ty, O), P0, P) :-
+    (   memberchk(unknown(as(V)), O)
+    ->  ( Ty == yes_no -> V == yes ; G =.. As, last(As, V) ), P = P0
+    ;   ( memberchk(unknown(Next), O), Next \= as(_) -> true ; Next = '' ),
+        askable_inputs(G, Ty, G0), G0 =.. [_|As0], ( Ty == yes_no -> Ins = As0 ; append(Ins, [_], As0) ),
+        question_text(Q, Ins, QT), record_unmet(dont_know(QT, Next), 100), fail
+    ).
+
+%  A question with its inputs (a question may use fewer of them than it has: the first ones).
+question_text(Q, Ins, Msg) :-
+    text_to_atom(Q, QA), readable_args(Ins, T),
+    (   safe_format(QA), append(Used, _, T), catch(( formatted_numbers(QA, Used), bounded_format(atom(Msg), QA, Used) ),
+                                                   error(_, _), fail) -> true
+    ;   Msg = QA
+    ).
+
+%  G0: G with the answer argument free (the whole G for yes_no).
+askable_inputs(G, yes_no, G) :- !.
+askable_inputs(G, _, G0) :- G =.. [N|As], append(Ins, [_], As), append(Ins, [_], As0), G0 =.. [N|As0].
+ground_inputs(G, yes_no) :- !, ground(G).
+ground_inputs(G, _) :- G =.. [_|As], append(Ins, [_], As), ground(Ins).
+inputs_of_askable(_, H, Ins) :- H =.. [_|As], ( As == [] -> Ins = [] ; append(Ins, [_], As) ).

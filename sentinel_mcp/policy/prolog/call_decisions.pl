@@ -1,0 +1,207 @@
+/*  Part of sentinel_core (included): deciding a tool call. sn_decide/9 and its capped, compact and
+    inline forms, a tool's guards and their argument patterns, the outcome of a pass, proofs kept for later.
+*/
+
+%  sn_decide(+RB, +Session, +Now, +Tool, +ArgsJson, +Digest, +Version, +Limit, -Out)
+%
+%  Within a wall-clock budget as well as the inference limit: one inference may be long work (msort/2 of a
+%  list of a million, in a loop), and a decision on the caller's thread holds its event loop. A pass there
+%  (sn_decide_capped/10) has decision_seconds/1's short budget, over which it errs and is decided again on
+%  the engine's thread; there the budget is that of a guard (PolicySettings.guard_timeout's default): the
+%  caller has given up by then, and every other decision waits for the engine.
+sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
+    decision_seconds(S),
+    catch(call_with_time_limit(S, decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out0)),
+          time_limit_exceeded, timed_out_answer(Out0)),
+    Out = Out0.
+
+decision_seconds(S) :-
+    guard_seconds(G),
+    ( nb_current(sn_capped, true) -> S is min(0.5, G) ; S = G ).
+
+%  The guard's budget (sentinel.policy.guard_timeout, set once by the gateway at start; 10 s until then).
+:- dynamic sn_guard_seconds/1.
+guard_seconds(S) :- ( sn_guard_seconds(S0) -> S = S0 ; S = 10.0 ).
+
+%  sn_set_guard_seconds(+S): a positive number of seconds, or the call fails (nothing changed).
+sn_set_guard_seconds(S) :-
+    number(S), S > 0, S =< 3600,
+    S1 is float(S),
+    retractall(sn_guard_seconds(_)),
+    assertz(sn_guard_seconds(S1)).
+
+timed_out_answer('{"status":"error","message":"the guard ran longer than its time budget","needs":[],"unmet":[],"tentative":[],"violations":[]}').
+
+decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
+    begin_query(RB, Session, Now, c(Tool, Digest, Version)),
+    call_args(ArgsJson, CallArgs),
+    (   native_decision(RB, Tool, CallArgs, Limit, Out0)  % native_guards.pl
+    ->  true
+    ;   full_pass(RB, Tool, CallArgs, Limit, Out0)
+    ),
+    answer_text(Out0, Out).
+
+%  call_args(+Text, -Pairs): a call's arguments, from their JSON (an object), or from the form engine.py gives a
+%  flat object of texts, integers, booleans and nulls: 0x1E, then each key and its tagged value (s Text,
+%  i Integer, t, f, n) after a 0x1F, in the object's order (the characters 0x1E and 0x1F never in a key or value).
+%  The same terms the JSON reader gives (texts are atoms), split in C instead of parsed.
+call_args(Text, Pairs) :-
+    (   sub_atom(Text, 0, 1, _, '\x1e\')
+    ->  atomic_list_concat(['\x1e\'|Parts], '\x1f\', Text), tagged_pairs(Parts, Pairs)
+    ;   from_json_atom(Text, json(Pairs))
+    ).
+
+tagged_pairs([], []).
+tagged_pairs([K, TV|Parts], [K=V|Pairs]) :-
+    sub_atom(TV, 0, 1, _, Tag), sub_atom(TV, 1, _, 0, VT), tagged_value(Tag, VT, V),
+    tagged_pairs(Parts, Pairs).
+
+tagged_value(s, T, T).
+tagged_value(i, T, V) :- atom_number(T, V), integer(V).
+tagged_value(t, '', true).
+tagged_value(f, '', false).
+tagged_value(n, '', null).
+
+%  The answer's JSON; an allow whose proof is kept (nothing needed or unmet) is one fixed text around its id
+%  (joined, not formatted: format/3 costs ~5 us here, the join ~0.5 us; Id is an integer, so no quoting).
+answer_text(json([status=proved, tree=json([kept=Id])]), Out) :- integer(Id), \+ need(_), \+ unmet(_), !,
+    atomic_list_concat(['{"status":"proved","tree":{"kept":', Id,
+                        '},"needs":[],"unmet":[],"tentative":[],"violations":[]}'], Out).
+answer_text(Out0, Out) :- add_needs(Out0, Out1), to_json_atom(Out1, Out).
+
+%  The pass that decides every outcome (the meta-interpreter, with the compiled rules unless interpreted).
+full_pass(RB, Tool, CallArgs, Limit, Out0) :-
+    tool_guards(RB, Tool, Guards),
+    (   Guards == []
+    ->  Out0 = json([status=no_guard])
+    ;   catch(limited(prove_guards(Guards, CallArgs, Trees), Limit, R), E, true),
+        (   nb_current(sn_capped, true), ( R == inference_limit_exceeded ; E == sn_over_cap )
+        ->  Out0 = json([status=over_limit])  % sn_decide_capped/10: decided again with the whole limit
+        ;   query_outcome(E, R, Trees, Status, TreeJ),
+            ( Status == error -> Out0 = json([status=Status, message=TreeJ]) ; Out0 = json([status=Status, tree=TreeJ]) ),
+            ( Status == error -> ( shown_text(E, ET), print_message(warning, format('guard error: ~w', [ET])) ) ; true )
+        )
+    ).
+
+%  sn_decide_capped(+Compact, +RB, +Session, +Now, +Tool, +ArgsJson, +Digest, +Version, +Cap, -Out): sn_decide/9
+%  (sn_decide_compact/9 when Compact is true) under Cap inferences, fewer than the rulebase's limit, for a
+%  caller that runs it on its own thread (engine.py): a pass that needs more answers {"status": "over_limit"}
+%  instead of deciding, and is decided again on the engine's thread with the whole limit; so does a pass
+%  that erred (the caller asks again), as an error may be one the cap caused.
+sn_decide_capped(Compact, RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out) :-
+    setup_call_cleanup(nb_setval(sn_capped, true),
+                       (   Compact == true
+                       ->  sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out)
+                       ;   sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out)
+                       ),
+                       nb_setval(sn_capped, false)).
+
+%  sn_decide_inline(+RB, +Session, +Now, +Tool, +ArgsJson, +Digest, +Version, +Cap, -Out): sn_decide_capped/10
+%  with Compact true (a decision on the caller's thread, engine.py), its two flags set at once.
+sn_decide_inline(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out) :-
+    setup_call_cleanup(( nb_setval(sn_capped, true), nb_setval(sn_compact, true) ),
+                       sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out),
+                       ( nb_setval(sn_compact, false), nb_setval(sn_capped, false) )).
+
+%  sn_decide_compact(...): sn_decide/9 (the fast path), but a proved call's tree is kept, not written: its
+%  JSON is {"kept": Id}, and sn_render_kept_proof/2 writes it when it is asked for.
+sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
+    setup_call_cleanup(nb_setval(sn_compact, true),
+                       sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out),
+                       nb_setval(sn_compact, false)).
+
+%  sn_render_kept_proof(+Id, -Out): {"tree": ...} of a kept proof, which is then forgotten (an error if it
+%  is not kept: already rendered, or dropped).
+sn_render_kept_proof(Id, Out) :-
+    kept_proof(Id, T, Ref), erase(Ref), new_shown_room, tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out).
+
+%  sn_kept_proof_term(+Id, -Out): the term json([tree=TJ]) of a kept proof, which stays kept: the caller reads
+%  it as Python's value in C (prolog_call_native.c's call_json; no JSON text written and parsed, ~40 % of a
+%  rendering), then forgets it with sn_forget_kept_proof/2, or, when it is not the C reader's common case
+%  (a tree deeper than it reads), renders it with sn_render_kept_proof/2.
+sn_kept_proof_term(Id, json([tree=TJ])) :-
+    kept_proof(Id, T, _), new_shown_room, tree_json(T, TJ).
+
+%  sn_forget_kept_proof(+Id, -Out): a kept proof read is forgotten, Out = ok (an error if it is not kept).
+sn_forget_kept_proof(Id, ok) :-
+    kept_proof(Id, _, Ref), erase(Ref).
+
+kept_proof(Id, T, Ref) :-
+    (   integer(Id), Key is Id mod 1024, recorded(Key, kept(Id, T), Ref)
+    ->  true
+    ;   throw(error(existence_error(kept_proof, Id), _))
+    ).
+
+%  tool_guards(+RB, +Tool, -Guards): the guards of Tool in clause order. Without a wildcard guard in the rulebase
+%  (noted when it is loaded), the first-argument index finds them; otherwise every guard is matched in turn.
+tool_guards(RB, Tool, Guards) :-
+    (   catch(RB:'$guard_wildcards'(false), _, fail)
+    ->  findall(g(Pat, Goal), RB:guard(Tool, Pat, Goal), Guards)
+    ;   findall(g(Pat, Goal), ( RB:guard(T, Pat, Goal), tool_matches(T, Tool) ), Guards)
+    ).
+
+%  note_guard_wildcards(+RB): whether a guard of RB names its tools by a prefix ('server__*').
+note_guard_wildcards(RB) :-
+    dynamic(RB:'$guard_wildcards'/1),
+    retractall(RB:'$guard_wildcards'(_)),
+    (   decl(RB, guard(T, _, _)), atom(T), sub_atom(T, _, 1, 0, '*') -> W = true ; W = false ),
+    assertz(RB:'$guard_wildcards'(W)).
+
+tool_matches(T, T) :- !.
+tool_matches(P, Tool) :- atom(P), sub_atom(P, B, 1, 0, '*'), sub_atom(P, 0, B, _, Prefix), sub_atom(Tool, 0, B, _, Prefix).
+
+prove_guards([], _, []).
+prove_guards([g(Pat, Goal)|Gs], CallArgs, [T|Ts]) :-
+    match_args(Pat, CallArgs),
+    once(prove(Goal, T)),
+    prove_guards(Gs, CallArgs, Ts).
+
+match_args([], _).
+match_args([P|Ps], CallArgs) :-
+    (   P = args(All) -> All = CallArgs
+    ;   P = (Name = V) ->
+        (   memberchk(Name = V0, CallArgs)
+        ->  ( V = V0 -> true ; format(atom(W), 'argument ~w does not match ~q', [Name, V]), record_unmet(W), fail )
+        ;   format(atom(W), 'missing argument ~w', [Name]), record_unmet(W), fail
+        )
+    ;   format(atom(W), 'bad guard argument pattern ~q', [P]), record_unmet(W), fail
+    ),
+    match_args(Ps, CallArgs).
+
+% a pass that found a broken requirement fails, whatever later goals did with the values it left unknown
+query_outcome(_, _, _, failed, @(null)) :- denied, !.
+% a pass that assumed facts may err or run away on the unknown values: it only says "fetch first"
+query_outcome(E, R, _, incomplete, @(null)) :- ( nonvar(E) ; R == inference_limit_exceeded ), cur(assumed, true), !.
+query_outcome(E, _, _, error, Msg) :- nonvar(E), !, client_failure(E, json(L)), memberchk(message = Msg, L).
+query_outcome(_, R, _, inference_limit, @(null)) :- R == inference_limit_exceeded, !.
+query_outcome(_, R, Trees, St, TJ) :- R \== failed, !,
+    (   cur(assumed, true) -> St = incomplete, tree_json(and_all(Trees), TJ)
+    ;   St = proved, proved_tree(and_all(Trees), TJ)
+    ).
+
+query_outcome(_, _, _, failed, @(null)).
+
+%  A proof's tree as JSON terms or, in sn_decide_compact/9, kept as it is (json([kept=Id])) until
+%  sn_render_kept_proof/2 writes it: an allow does not pay for its proof's text, a third of a decision.
+proved_tree(T, TJ) :-
+    (   nb_current(sn_compact, true), catch(keep_proof(T, Id), _, fail) -> TJ = json([kept=Id])
+    ;   tree_json(T, TJ)
+    ).
+
+%  At most 1024 proofs are kept (the oldest is dropped: its reader is told it is gone), each recorded under its
+%  id modulo 1024, an integer (no atom made per decision, which atom garbage collection would then sweep; and
+%  not the id itself: a key stays in the record table once used, ~160 bytes, one per decision for good): a
+%  copy, without compiling a clause of the tree and decompiling it again; in the recorded database, which
+%  every engine shares (a proof kept by a decision on a caller's thread, engine.py's try_now, is written by
+%  whichever engine reads it), and which garbage collection does not walk. Nothing else in the engine records
+%  under an integer.
+keep_proof(T, Id) :-
+    flag(sn_kept_proof, Id0, Id0 + 1), Id is Id0 + 1, Key is Id mod 1024,
+    forall(recorded(Key, _, R), erase(R)),  % the proof kept 1024 decisions ago, if nobody read it
+    recordz(Key, kept(Id, T)).
+
+%  sn_drop_kept_proofs: forget every kept proof (unread ones: a benchmark's).
+sn_drop_kept_proofs :-
+    forall(( current_key(K), integer(K) ), forall(recorded(K, _, R), erase(R))).
+
+limited(G, Limit, R) :- ( call_with_inference_limit(G, Limit, R) -> true ; R = failed ).
