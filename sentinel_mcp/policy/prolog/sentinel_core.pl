@@ -68,6 +68,7 @@ begin_query(RB, Session, Now) :- begin_query(RB, Session, Now, none).
 
 begin_query(RB, Session, Now, Call) :-
     nb_setval(sn_query, q(RB, Session, Now, Call)), new_shown_room,  % bounded_terms.pl
+    nb_setval(sn_negated, false),  % a proof starts outside any negation (negate/0)
     ( need(_) -> retractall(need(_)) ; true ),
     ( unmet(_) -> retractall(unmet(_)) ; true ),
     (   findall(K-V, cur(K, V), [req_depth-0, unmet_seq-0])
@@ -116,12 +117,33 @@ forget_unmet_after(S0) :- forall(( unmet(u(D, S, W)), S > S0 ), retract(unmet(u(
 denied :- cur(denied, true).
 mark_denied :- native_event, ( denied -> true ; assertz(cur(denied, true)) ).
 
-valid_fact(G, P) :- nb_getval(sn_query, q(_, S, Now, _)), stored_fact(S, G, Exp, P), Exp > Now.
+valid_fact(G, P) :-
+    nb_getval(sn_query, q(_, S, Now, _)),
+    (   negated
+    ->  ( stored_fact(S, G, Exp, P), Exp > Now ; unsure_fact(S, G, Now, P) )
+    ;   stored_fact(S, G, Exp, P), Exp > Now
+    ).
 
 %  valid_fact_of(+N, +G, -P): valid_fact/2 for G, a compound of predicate name N (its stored_fact/4 key known:
 %  the compiled base goals, the fetch markers; about 40 look-ups an allowed call).
 valid_fact_of(N, G, P) :-
-    nb_getval(sn_query, q(_, S, Now, _)), arg(1, G, K), S:'$fact'(N, K, G, Exp, P), Exp > Now.
+    nb_getval(sn_query, q(_, S, Now, _)), arg(1, G, K),
+    (   negated
+    ->  ( S:'$fact'(N, K, G, Exp, P), Exp > Now ; unsure_fact(S, G, Now, P) )
+    ;   S:'$fact'(N, K, G, Exp, P), Exp > Now
+    ).
+
+%  What a write whose outcome is unknown would have established is stored as '$unsure'(Fact): it may have
+%  happened, or not. Such a fact counts only where its presence can deny: under an odd number of negations
+%  (\+/1, which negate/0 flips), where it makes "not changed yet" fail (retail.pl's "items modified only
+%  once"); elsewhere it is absent, so it never grants (airline.pl's certificate after a change). Other
+%  constructs that test absence (if-then-else, forall/2, findall/3) see it as absent, as before.
+unsure_fact(S, G, Now, P) :- S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now.
+
+negated :- nb_current(sn_negated, true).
+
+%  Entering \+ G: G is proved under the other polarity (backtrackable: \+ undoes it on the way out).
+negate :- ( negated -> b_setval(sn_negated, false) ; b_setval(sn_negated, true) ).
 
 % ---------------------------------------------------------------- the meta-interpreter
 
@@ -132,7 +154,7 @@ prove((C -> T ; E), Tr) :- !, ( prove(C, TC) -> prove(T, TT), Tr = if(TC, TT) ; 
 prove((C *-> T ; E), Tr) :- !, ( prove(C, TC) *-> prove(T, TT), Tr = if(TC, TT) ; prove(E, Tr) ).
 prove((A ; B), T) :- !, ( prove(A, T) ; prove(B, T) ).
 prove((C -> T), if(TC, TT)) :- !, ( prove(C, TC) -> prove(T, TT) ).
-prove(\+ G, not(G)) :- !, \+ prove(G, _).
+prove(\+ G, not(G)) :- !, \+ ( negate, prove(G, _) ).
 prove(once(G), T) :- !, once(prove(G, T)).
 prove(ignore(G), T) :- !, ( prove(G, T) -> true ; T = true ).
 prove(require(G, Why), T) :- !, prove(require(G, Why, none), T).
