@@ -68,3 +68,21 @@ async def test_items_are_modified_only_once_after_a_modification_whose_answer_ne
     assert "ok" not in outcomes and outcomes[-1] == "denied", outcomes
 
 
+
+
+async def test_a_modification_the_upstream_refused_did_not_happen(tmp_path: Path) -> None:
+    """An answer, even an error, is an outcome: a modification the store refused changed nothing, so the
+    next one is decided on the order as it is (still pending, never modified) and is forwarded."""
+    marker = tmp_path / "marker"
+    server = ["-m", "tests.retail.unanswered_writes", str(marker), "error"]
+    user = AnsweringUser(YES)
+    async with retail_runtime(tmp_path, server=server) as rt, conversation(rt, user) as c:
+        first = await c.call_tool("retail__modify_pending_order_items", FIRST)
+        assert first.is_error and text_of(first) == "payment declined", text_of(first)
+        again = await c.call_tool("retail__modify_pending_order_items", SECOND)
+        assert again.is_error and text_of(again) == "payment declined", text_of(again)  # forwarded
+        await rt.audit.flush()
+        outcomes = [r["outcome"] for r in await read_audit(rt.config.store_path)
+                    if r["tool"] == "retail__modify_pending_order_items"]
+    assert ran(marker) == []
+    assert outcomes.count("tool_error") == 2 and "denied" not in outcomes, outcomes
