@@ -95,7 +95,8 @@ async def retail_runtime(
     tmp: Path, *, permissive: bool = True, server: list[str] | None = None, timeout: float | None = None
 ) -> AsyncIterator[Any]:
     """Sentinel over the retail server, for several conversations (``conversation``)."""
-    async with running_gateway(retail_config(tmp, permissive=permissive, server=server, timeout=timeout)) as rt:
+    cfg = retail_config(tmp, permissive=permissive, server=server, timeout=timeout)
+    async with running_gateway(cfg) as rt:
         yield rt
 
 
