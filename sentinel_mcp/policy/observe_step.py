@@ -61,9 +61,10 @@ class ObserveStep:
     async def observe_unknown(self, call: ToolCall) -> None:
         """A forwarded call whose result never came (timed out, cancelled, its connection lost) may have
         run: its confirmation is spent (one confirmation, one call), a read's earlier facts are taken back,
-        and what a write's effects would change is no longer known (invalidated: the guard asks the upstream
-        again). What it would establish is not: it may not have happened. Before, such a write changed
-        nothing the guard knew, so a second "only once" write, decided on the old facts, went through."""
+        what a write's effects would change is no longer known (invalidated: the guard asks the upstream
+        again), and what they would establish is recorded as unsure (``'$unsure'(Fact)``): it may have
+        happened, so it denies where it would (a second "only once" write is refused even by a store whose
+        status did not change), and it may not have, so it never grants (sentinel_core.pl's unsure_fact)."""
         await self.observe(call, _UNKNOWN)  # as an error: the confirmation spent, a read's facts taken back
         if not self.rulebases.loaded:
             return
@@ -71,7 +72,19 @@ class ObserveStep:
         if not rb.info.has_effect(call.identity):
             return
         await self.knowledge.ensure(call.session_id, rb)
-        await self._invalidated(call, rb)
+        actions = await self._invalidated(call, rb)
+        await self._establish(call, [f"'$unsure'({text})" for text in actions["establish"]])
+
+    async def _establish(self, call: ToolCall, texts: list[str]) -> None:
+        """Record what the write established, as observed facts of this session."""
+        await self.knowledge.add(
+            [
+                await self.knowledge.fact_of_text(
+                    call.session_id, text, "observed", source_tool=call.identity, source_digest=call.digest
+                )
+                for text in texts
+            ]
+        )
 
     async def _invalidated(self, call: ToolCall, rb: Any) -> dict[str, list[str]]:
         """The write's effects (their ``invalidate`` actions done, their ``establish`` texts returned)."""
@@ -120,11 +133,4 @@ class ObserveStep:
         if effects:
             actions = await self._invalidated(call, rb)
             # what the write did, as an observed fact of this session (e.g. "reservation R was cancelled")
-            await self.knowledge.add(
-                [
-                    await self.knowledge.fact_of_text(
-                        session, text, "observed", source_tool=identity, source_digest=call.digest
-                    )
-                    for text in actions["establish"]
-                ]
-            )
+            await self._establish(call, actions["establish"])

@@ -121,3 +121,21 @@ async def test_delayed_flight_certificate_after_a_flight_change(
         assert isinstance(d, Allow), d
     else:  # the new flight is not delayed and nothing showed the old one was: no delay to compensate
         assert isinstance(d, Deny) and any("delayed one" in u for u in d.unmet), d
+
+
+# a cancel whose answer never came (timed out, or its caller gave up) may not have happened: what it would
+# establish (reservation_modified) denies where it would, and never grants a certificate on its own
+async def test_no_delayed_flight_certificate_after_a_cancel_whose_outcome_is_unknown(tmp_path: Path) -> None:
+    guard, port, client = await session(tmp_path, "mei_brown_7075")
+    cert = {"user_id": "mei_brown_7075", "amount": 200}
+    cancel = {"reservation_id": "3JA7XV"}
+    try:
+        assert isinstance(await decide(guard, port, "cancel_reservation", cancel, delayed("3JA7XV")), Allow)
+        # as the gateway does when the upstream's answer never comes (nothing was run here)
+        await guard.observe_unknown(port.call_of("airline__cancel_reservation", cancel, session_id=SESSION))
+        after = await decide(guard, port, "send_certificate", cert, delayed("3JA7XV"))
+        assert isinstance(after, Deny), after
+        assert any("changed or cancelled" in u for u in after.unmet), after.unmet
+    finally:
+        await guard.close()
+        await client.__aexit__(None, None, None)

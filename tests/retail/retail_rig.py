@@ -24,12 +24,18 @@ DONT_KNOW = object()
 OLIVIA = ("email address of your account", "olivia.ito5204@example.com")
 
 
-def retail_config(data_dir: Path, *, permissive: bool = True, server: list[str] | None = None) -> Any:
-    """``server``: the upstream's command line after ``python`` (default: the retail example)."""
+def retail_config(
+    data_dir: Path, *, permissive: bool = True, server: list[str] | None = None, timeout: float | None = None
+) -> Any:
+    """``server``: the upstream's command line after ``python`` (default: the retail example); ``timeout``:
+    how long the gateway waits for its answers (default: the configuration's)."""
     args = server or ["-m", "examples.retail"] + (["--permissive"] if permissive else [])
+    upstream: dict[str, Any] = {"command": sys.executable, "args": args, "cwd": str(PROJECT_ROOT)}
+    if timeout is not None:
+        upstream["timeout"] = timeout
     return parse_config(
         {
-            "mcpServers": {"retail": {"command": sys.executable, "args": args, "cwd": str(PROJECT_ROOT)}},
+            "mcpServers": {"retail": upstream},
             "sentinel": {
                 "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "retail.pl")],
                 "builtins": ["sentinel"],
@@ -86,10 +92,11 @@ async def retail_gateway(
 
 @contextlib.asynccontextmanager
 async def retail_runtime(
-    tmp: Path, *, permissive: bool = True, server: list[str] | None = None
+    tmp: Path, *, permissive: bool = True, server: list[str] | None = None, timeout: float | None = None
 ) -> AsyncIterator[Any]:
     """Sentinel over the retail server, for several conversations (``conversation``)."""
-    async with running_gateway(retail_config(tmp, permissive=permissive, server=server)) as rt:
+    cfg = retail_config(tmp, permissive=permissive, server=server, timeout=timeout)
+    async with running_gateway(cfg) as rt:
         yield rt
 
 

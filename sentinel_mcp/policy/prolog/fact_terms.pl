@@ -20,6 +20,20 @@ fact_key(G, N, K) :-
     ;   N = G, K = []
     ).
 
+% ---------------------------------------------------------------- facts a write may have established
+
+%  What a write whose outcome is unknown would have established is stored as '$unsure'(Fact): it may have
+%  happened, or not. Such a fact counts only where its presence can deny: under an odd number of negations
+%  (\+/1, which negate/0 flips), where it makes "not changed yet" fail (retail.pl's "items modified only
+%  once"); elsewhere it is absent, so it never grants (airline.pl's certificate after a change). Other
+%  constructs that test absence (if-then-else, forall/2, findall/3) see it as absent, as before.
+unsure_fact(S, G, Now, P) :- S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now.
+
+negated :- nb_current(sn_negated, true).
+
+%  Entering \+ G: G is proved under the other polarity (backtrackable: \+ undoes it on the way out).
+negate :- ( negated -> b_setval(sn_negated, false) ; b_setval(sn_negated, true) ).
+
 % ---------------------------------------------------------------- facts from tool results
 
 %  sn_extract(+RB, +Tool, +ArgsJson, +ResultJson, -Out): facts (and fetched markers) the bindings of

@@ -10,7 +10,7 @@ prove((C -> T ; E), Tr) :- !, ( prove(C, TC) -> prove(T, TT), Tr = if(TC, TT) ; 
 prove((C *-> T ; E), Tr) :- !, ( prove(C, TC) *-> prove(T, TT), Tr = if(TC, TT) ; prove(E, Tr) ).
 prove((A ; B), T) :- !, ( prove(A, T) ; prove(B, T) ).
 prove((C -> T), if(TC, TT)) :- !, ( prove(C, TC) -> prove(T, TT) ).
-prove(\+ G, not(G)) :- !, \+ prove(G, _).
+prove(\+ G, not(G)) :- !, \+ ( negate, prove(G, _) ).
 prove(once(G), T) :- !, once(prove(G, T)).
 prove(ignore(G), T) :- !, ( prove(G, T) -> true ; T = true ).
 prove(require(G, Why), T) :- !, prove(require(G, Why, none), T).

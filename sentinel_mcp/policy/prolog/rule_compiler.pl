@@ -101,7 +101,7 @@ body_code(M, (A ; B), RB, T, ( CA ; CB )) :- !,
     body_code(M, A, RB, T, CA), body_code(M, B, RB, T, CB).
 body_code(M, (C -> Th), RB, T, ( T = if(TC, TTh), ( CC -> CTh ) )) :- !,
     body_code(M, C, RB, TC, CC), body_code(M, Th, RB, TTh, CTh).
-body_code(M, \+ G, RB, T, ( T = not(G), \+ CG )) :- !,
+body_code(M, \+ G, RB, T, ( T = not(G), \+ ( sentinel_core:negate, CG ) )) :- !,
     body_code(M, G, RB, _, CG).
 body_code(M, once(G), RB, T, once(CG)) :- !,
     body_code(M, G, RB, T, CG).

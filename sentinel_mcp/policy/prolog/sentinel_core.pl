@@ -77,6 +77,7 @@ begin_query(RB, Session, Now) :- begin_query(RB, Session, Now, none).
 
 begin_query(RB, Session, Now, Call) :-
     nb_setval(sn_query, q(RB, Session, Now, Call)), new_shown_room,  % bounded_terms.pl
+    nb_setval(sn_negated, false),  % a proof starts outside any negation (negate/0)
     ( need(_) -> retractall(need(_)) ; true ),
     ( unmet(_) -> retractall(unmet(_)) ; true ),
     (   findall(K-V, cur(K, V), [req_depth-0, unmet_seq-0])
@@ -125,12 +126,21 @@ forget_unmet_after(S0) :- forall(( unmet(u(D, S, W)), S > S0 ), retract(unmet(u(
 denied :- cur(denied, true).
 mark_denied :- native_event, ( denied -> true ; assertz(cur(denied, true)) ).
 
-valid_fact(G, P) :- nb_getval(sn_query, q(_, S, Now, _)), stored_fact(S, G, Exp, P), Exp > Now.
+valid_fact(G, P) :-
+    nb_getval(sn_query, q(_, S, Now, _)),
+    (   negated
+    ->  ( stored_fact(S, G, Exp, P), Exp > Now ; unsure_fact(S, G, Now, P) )
+    ;   stored_fact(S, G, Exp, P), Exp > Now
+    ).
 
 %  valid_fact_of(+N, +G, -P): valid_fact/2 for G, a compound of predicate name N (its stored_fact/4 key known:
 %  the compiled base goals, the fetch markers; about 40 look-ups an allowed call).
 valid_fact_of(N, G, P) :-
-    nb_getval(sn_query, q(_, S, Now, _)), arg(1, G, K), S:'$fact'(N, K, G, Exp, P), Exp > Now.
+    nb_getval(sn_query, q(_, S, Now, _)), arg(1, G, K),
+    (   negated
+    ->  ( S:'$fact'(N, K, G, Exp, P), Exp > Now ; unsure_fact(S, G, Now, P) )
+    ;   S:'$fact'(N, K, G, Exp, P), Exp > Now
+    ).
 
 % natively callable (sentinel_rt re-exports them to rulebases)
 fact_provenance(G, P) :- query_rb(RB), ensure_fetched(RB, G), valid_fact(G, P).
