@@ -58,9 +58,10 @@ class Person:
 
 
 @contextlib.asynccontextmanager
-async def gateway(tmp_path: Path, registry: PeerRegistry, **a2a: Any) -> AsyncIterator[Any]:
+async def gateway(tmp_path: Path, registry: PeerRegistry, policy: dict[str, Any] | None = None, **a2a: Any
+                  ) -> AsyncIterator[Any]:
     raw = {"mcpServers": {}, "sentinel": {
-        "data_dir": str(tmp_path), "builtins": ["a2a"],
+        "data_dir": str(tmp_path), "builtins": ["a2a"], "policy": policy or {},
         "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "a2a.pl")],
         "a2a": {"name": "sender", **a2a}}}
     async with running_gateway(parse_config(raw, source="<test>", base_dir=tmp_path)) as rt:
@@ -212,3 +213,17 @@ async def test_a_bridged_chat_to_an_unverified_peer_needs_the_users_yes_too(tmp_
         assert refused.is_error and len(got) == 1, said(refused)
         [question] = person.asked
         assert "UNVERIFIED" in question and '"bob"' in question, question
+
+
+async def test_the_owners_allow_list_does_not_let_an_unverified_send_through_unasked(tmp_path: Path) -> None:
+    """docs/a2a.md has owners allow the a2a tools (the service relays and offers itself): that allow decides
+    the tools no rulebase governs, and this one's guard still asks about an unverified peer."""
+    async with recording_agent() as (port, got):
+        registry = PeerRegistry()
+        registry.peers["bob._a2a._tcp.local."] = peer("bob", port)
+        person = Person(False)
+        allow = {"allow": ["a2a__a2a_send", "a2a__a2a_relay"]}
+        async with gateway(tmp_path, registry, allow) as rt, \
+                Client(rt.front.server, mode="auto", elicitation_callback=person) as c:
+            refused = await c.call_tool("a2a__a2a_send", {"peer": "bob", "text": "my data"})
+        assert refused.is_error and got == [] and len(person.asked) == 1, said(refused)
