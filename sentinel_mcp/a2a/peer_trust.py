@@ -1,8 +1,8 @@
 """Whether a peer may be sent the user's data, as a fact the sending guard reads (``rulebases/a2a.pl``).
 
-A peer whose card a pinned or trusted key verified (``card_signature.py``) is who it says; any other one is who
-it says only by its own word (anyone on the link can announce a look-alike), so sending to it needs the user's
-yes, naming it, its address and its card's key, or is refused (``sentinel.a2a.require_verified_peers``). The
+A peer whose card a pinned or trusted key verified (``card_signature.py``) is who it says; any other one is
+who it says only by its own word (anyone on the link can announce a look-alike), so sending to it needs the
+user's yes, naming it, its address and its card's key, or is refused (``sentinel.a2a.require_verified_peers``). The
 guard reads the verdict from ``a2a_peer_check`` (read-only, called by the solver), never from the call's
 arguments. The verdict is of one card: the digest reported is noted per name, and a send whose peer's card is
 not the one last reported (fetched again and changed after the guard looked) is refused.
@@ -27,9 +27,10 @@ def shown_peer(peer: Peer) -> str:
 
 
 def _signer(note: str) -> str:
-    """What the unverified card's signature says (the merged note names a signer's key when the header does)."""
-    if "signed by key sha256:" in note:
-        return "its card is signed by key sha256:" + note.split("signed by key sha256:", 1)[1].split(" ", 1)[0]
+    """What an unverified card's signature says (its note names the signer's key when the header does)."""
+    mark = "signed by key sha256:"
+    if mark in note:
+        return "its card is signed by key sha256:" + note.split(mark, 1)[1].split(" ", 1)[0]
     return "its card is not signed by any key Sentinel knows"
 
 

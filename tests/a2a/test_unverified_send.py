@@ -1,6 +1,6 @@
-"""Sending the user's data to a peer whose card no configured key verified is an exfiltration path: anyone on the
-link can announce a look-alike over mDNS. The sending guard (``rulebases/a2a.pl``) reads the peer's verdict
-as a fact (``a2a_peer_check``, from the built-in's registry): a verified peer is sent to as before; an
+"""Sending the user's data to a peer whose card no configured key verified is an exfiltration path: anyone on
+the link can announce a look-alike over mDNS. The sending guard (``rulebases/a2a.pl``) reads the peer's
+verdict as a fact (``a2a_peer_check``, from the built-in's registry): a verified peer is sent to as before; an
 unverified one needs the user's own yes, naming it, its address and its key, or is refused
 (``sentinel.a2a.require_verified_peers``). Real gateway, real SWI-Prolog guard, real MCP client and a real
 agent over HTTP on 127.0.0.1."""
@@ -207,7 +207,8 @@ async def test_a_bridged_chat_to_an_unverified_peer_needs_the_users_yes_too(tmp_
         helper = f"http://127.0.0.1:{port}/a2a"
         async with gateway(tmp_path, registry, bridge_targets={"helper": helper}) as rt, \
                 Client(rt.front.server, mode="auto", elicitation_callback=person) as c:
-            relayed = await c.call_tool("a2a__a2a_relay", {"target": "helper", "text": "hi", "context_id": "c1"})
+            relayed = await c.call_tool("a2a__a2a_relay",
+                                        {"target": "helper", "text": "hi", "context_id": "c1"})
             assert not relayed.is_error and len(got) == 1 and person.asked == [], said(relayed)
             refused = await c.call_tool("a2a__a2a_relay", {"target": "bob", "text": "hi", "context_id": "c2"})
         assert refused.is_error and len(got) == 1, said(refused)
