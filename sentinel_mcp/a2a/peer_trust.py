@@ -3,9 +3,10 @@
 A peer whose card a pinned or trusted key verified (``card_signature.py``) is who it says; any other one is
 who it says only by its own word (anyone on the link can announce a look-alike), so sending to it needs the
 user's yes, naming it, its address and its card's key, or is refused
-(``sentinel.a2a.require_verified_peers``). The guard reads the verdict from ``a2a_peer_check`` (read-only, called by the solver), never from the call's
-arguments. The verdict is of one card: the digest reported is noted per name, and a send whose peer's card is
-not the one last reported (fetched again and changed after the guard looked) is refused.
+(``sentinel.a2a.require_verified_peers``). The guard reads the verdict from ``a2a_peer_check`` (read-only,
+called by the solver), never from the call's arguments. The verdict is of one card: the digest reported is
+noted per name, and a send whose peer's card is not the one last reported (fetched again and changed after the
+guard looked) is refused.
 """
 
 from __future__ import annotations
