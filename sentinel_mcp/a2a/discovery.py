@@ -139,8 +139,9 @@ class PeerRegistry:
         # in this agent's own card (``card.SELF_MARK``), known to this process only: a card that carries it
         # is this agent's, however it was announced (any name, any address: loopback reaches it from inside)
         self.mark = secrets.token_hex(16)
-        # what the sending guard was last told of the peer each name finds: its card's digest (peer_trust.py)
-        self.checked: dict[str, str] = {}
+        # what a session's sending guard was last told of the peer a name finds: its card's digest
+        # (peer_trust.py), by (session, name)
+        self.checked: dict[tuple[str, str], str] = {}
 
     def reject(self, name: str, why: str) -> None:
         self.peers.pop(name, None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
@@ -25,6 +25,7 @@ from sentinel_mcp.a2a.peer_trust import check, refusal
 from sentinel_mcp.a2a.relayed_data import shown_value
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
+from sentinel_mcp.core.call_meta import behind_gateway, origin_of, session_of
 from sentinel_mcp.tls.server_context import TLSSetupError
 
 Settings = A2ASettings  # the built-in contract: its typed settings beside create_server
@@ -91,12 +92,15 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         }
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False), meta=FROM_PEERS)
-    async def a2a_peer_check(peer: str, bridged: bool = False) -> dict[str, Any]:
+    async def a2a_peer_check(peer: str, call: Context, bridged: bool = False) -> dict[str, Any]:
         """Whether a peer (as a2a_send or, with bridged, a2a_relay names it) is verified: a pinned or trusted
         key signed its card. The sending guard reads this; an unverified peer needs the user's yes."""
         if len(peer) > 1000:
             raise ToolError("peer is at most 1000 characters")
+        # only the solver's read, made to decide a send of its session, is what that send was decided on
+        guards = origin_of(call) == "solver" or not behind_gateway(call)
         return check(registry(), peer, refuse_unverified=settings.require_verified_peers,
+                     seen_by=session_of(call) if guards else None,
                      bridge_targets=settings.bridge_targets if bridged else None)
 
     @server.tool(
@@ -105,6 +109,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     )
     async def a2a_send(
         peer: str,
+        call: Context,
         text: str | None = None,
         data: dict[str, Any] | None = None,
         task_id: str | None = None,
@@ -123,7 +128,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 raise ToolError(f"{len(twins)} listed peers call themselves {peer!r}: name one by its mDNS "
                                 f"instance or URL ({', '.join(twins)})")
             raise ToolError(f"unknown or unverified peer {peer!r}; run a2a_discover first")
-        refused = refusal(registry(), peer, target, refuse_unverified=settings.require_verified_peers)
+        refused = refusal(registry(), session_of(call), peer, target,
+                          refuse_unverified=settings.require_verified_peers)
         if refused is not None:
             raise ToolError(refused)
         try:
@@ -146,7 +152,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         meta=FROM_PEERS,
     )
     async def a2a_relay(
-        target: str, text: str, context_id: str, task_id: str | None = None
+        target: str, text: str, context_id: str, call: Context, task_id: str | None = None
     ) -> dict[str, Any]:
         """Relay a person's chat message to the agent a chat is bridged to (a configured bridge target or a
         verified peer) and return its answer as data: its text, the task's state, and a HumanAssistRequest if
@@ -157,7 +163,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError(f"{target!r} is not an agent chats may be bridged to")
         peer = None if target in settings.bridge_targets else registry().find(target)
         refused = None if peer is None else refusal(
-            registry(), target, peer, refuse_unverified=settings.require_verified_peers)
+            registry(), session_of(call), target, peer, refuse_unverified=settings.require_verified_peers)
         if refused is not None:
             raise ToolError(refused)
         try:

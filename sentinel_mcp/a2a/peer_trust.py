@@ -16,7 +16,7 @@ from typing import Any
 from sentinel_mcp.a2a.discovery import Peer, PeerRegistry, shown_name
 from sentinel_mcp.core.display_text import safe_text
 
-MAX_CHECKED = 1000  # names whose last verdict is remembered (the oldest go first)
+MAX_CHECKED = 1000  # (session, name) pairs whose last verdict is remembered (the oldest go first)
 
 
 def shown_peer(peer: Peer) -> str:
@@ -35,9 +35,11 @@ def _signer(note: str) -> str:
     return "its card is not signed by any key Sentinel knows"
 
 
-def check(registry: PeerRegistry, peer_name: str, *, refuse_unverified: bool,
+def check(registry: PeerRegistry, peer_name: str, *, refuse_unverified: bool, seen_by: str | None,
           bridge_targets: dict[str, str] | None = None) -> dict[str, Any]:
-    """The verdict on the peer ``peer_name`` finds now (noted as the one the guard saw)."""
+    """The verdict on the peer ``peer_name`` finds now; ``seen_by``: the session whose guard reads it (the
+    solver's read, noted as what that session's next send was decided on), None for anyone else's look (a
+    client's own call notes nothing: it must not stand in for what the guard saw)."""
     if bridge_targets is not None and peer_name in bridge_targets:  # configured by the owner: vouched for
         return {"known": True, "verified": True, "refuse_unverified": refuse_unverified,
                 "peer": f"the configured bridge target {safe_text(peer_name, 100)}"}
@@ -45,22 +47,24 @@ def check(registry: PeerRegistry, peer_name: str, *, refuse_unverified: bool,
     if found is None:
         return {"known": False, "verified": False, "refuse_unverified": refuse_unverified,
                 "peer": f"no listed peer {safe_text(peer_name, 100)}"}
-    registry.checked.pop(peer_name, None)
-    registry.checked[peer_name] = found.digest
+    if seen_by is not None:
+        registry.checked.pop((seen_by, peer_name), None)
+        registry.checked[(seen_by, peer_name)] = found.digest
     while len(registry.checked) > MAX_CHECKED:
         del registry.checked[next(iter(registry.checked))]
     return {"known": True, "verified": found.trust.verified, "refuse_unverified": refuse_unverified,
             "peer": shown_peer(found), "card": found.digest}
 
 
-def refusal(registry: PeerRegistry, peer_name: str, target: Peer, *, refuse_unverified: bool) -> str | None:
+def refusal(registry: PeerRegistry, session: str, peer_name: str, target: Peer, *, refuse_unverified: bool
+            ) -> str | None:
     """Why a send to ``target`` (what ``peer_name`` finds now) must not go, or None. The guard asked the user
     about the card it was shown; another card under the name (fetched again since) is not what they said yes
     to, nor is a verified verdict on an older card one on this."""
     if refuse_unverified and not target.trust.verified:
         return (f"{shown_peer(target)}: its card is unverified, and sentinel.a2a.require_verified_peers "
                 "refuses unverified peers")
-    seen = registry.checked.get(peer_name)
+    seen = registry.checked.get((session, peer_name))
     if seen is not None and seen != target.digest:
         return (f"the card of {safe_text(peer_name, 100)!r} changed after the guard checked it: "
                 "nothing was sent; send again to have the new card checked")

@@ -80,9 +80,14 @@ async def test_a_verified_peer_is_sent_to_without_a_question(tmp_path: Path) -> 
         person = Person()
         async with gateway(tmp_path, registry) as rt, \
                 Client(rt.front.server, mode="auto", elicitation_callback=person) as c:
+            # a client's own look is no verdict a send was decided on: it notes nothing
+            looked = await c.call_tool("a2a__a2a_peer_check", {"peer": "alice"})
+            assert not looked.is_error and registry.checked == {}, said(looked)
             sent = await c.call_tool("a2a__a2a_send", {"peer": "alice", "text": "my data"})
         assert not sent.is_error, said(sent)
         assert person.asked == [] and len(got) == 1
+        # the guard's own read (the solver's, in the sending session) is what the send was checked against
+        assert [name for _, name in registry.checked] == ["alice"], registry.checked
 
 
 async def test_an_unverified_peer_needs_the_users_yes_naming_it_its_address_and_key(tmp_path: Path) -> None:
