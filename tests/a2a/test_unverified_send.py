@@ -233,3 +233,37 @@ async def test_the_owners_allow_list_does_not_let_an_unverified_send_through_una
                 Client(rt.front.server, mode="auto", elicitation_callback=person) as c:
             refused = await c.call_tool("a2a__a2a_send", {"peer": "bob", "text": "my data"})
         assert refused.is_error and got == [] and len(person.asked) == 1, said(refused)
+
+
+async def test_a_chat_the_service_bridges_to_an_unverified_peer_is_refused(tmp_path: Path) -> None:
+    """The A2A service relays a bridged chat itself, with nobody to ask: to a configured bridge target it
+    relays; to a listed peer nobody's key verified it does not (whatever the owner's allow of the relay).
+    """
+    from tests.a2a.served_gateway import gateway_with_a2a
+    from tests.a2a.test_ws_binding import Peer as WsPeer, ws_connect
+
+    token = "rover-token-0123456789"
+    async with recording_agent() as (port, got):
+        helper = f"http://127.0.0.1:{port}/a2a"
+        raw = {"mcpServers": {}, "sentinel": {
+            "data_dir": str(tmp_path), "builtins": ["a2a"],
+            "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "a2a.pl")],
+            "policy": {"allow": ["a2a__a2a_relay"]},
+            "principals": [{"name": "rover", "token": token}],
+            "a2a": {"name": "bridge-test", "bridge_targets": {"helper": helper}}}}
+        async with gateway_with_a2a(raw, tmp_path) as gw:
+            registry = gw.holder.runtime.services.a2a_peers
+            assert isinstance(registry, PeerRegistry)
+            registry.peers["bob._a2a._tcp.local."] = peer("bob", port)
+            headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {token}"}
+            url = gw.base.replace("http", "ws") + "/a2a/ws"
+            async with ws_connect(url, additional_headers=headers) as ws:
+                person = WsPeer(ws)
+                told = {}
+                for target in ("helper", "bob"):
+                    channel = (await person.call("chat_open", {"target": target}))["result"]["channel_id"]
+                    told[target] = (await person.call("chat_message",
+                                                      {"channel_id": channel, "text": "my data"}))["result"]
+        assert told["helper"].get("state") == "TASK_STATE_COMPLETED", told
+        assert "refused" in told["bob"] or "error" in told["bob"], told
+        assert len(got) == 1, got  # only the configured target was sent the person's words
