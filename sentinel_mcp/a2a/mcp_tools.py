@@ -129,7 +129,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                                 f"instance or URL ({', '.join(twins)})")
             raise ToolError(f"unknown or unverified peer {peer!r}; run a2a_discover first")
         refused = refusal(registry(), session_of(call), peer, target,
-                          refuse_unverified=settings.require_verified_peers)
+                          refuse_unverified=settings.require_verified_peers, guarded=behind_gateway(call))
         if refused is not None:
             raise ToolError(refused)
         try:
@@ -163,7 +163,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError(f"{target!r} is not an agent chats may be bridged to")
         peer = None if target in settings.bridge_targets else registry().find(target)
         refused = None if peer is None else refusal(
-            registry(), session_of(call), target, peer, refuse_unverified=settings.require_verified_peers)
+            registry(), session_of(call), target, peer, refuse_unverified=settings.require_verified_peers,
+            guarded=behind_gateway(call))
         if refused is not None:
             raise ToolError(refused)
         try:

@@ -56,8 +56,8 @@ def check(registry: PeerRegistry, peer_name: str, *, refuse_unverified: bool, se
             "peer": shown_peer(found), "card": found.digest}
 
 
-def refusal(registry: PeerRegistry, session: str, peer_name: str, target: Peer, *, refuse_unverified: bool
-            ) -> str | None:
+def refusal(registry: PeerRegistry, session: str, peer_name: str, target: Peer, *, refuse_unverified: bool,
+            guarded: bool = True) -> str | None:
     """Why a send to ``target`` (what ``peer_name`` finds now) must not go, or None. The guard asked the user
     about the card it was shown; another card under the name (fetched again since) is not what they said yes
     to, nor is a verified verdict on an older card one on this."""
@@ -65,6 +65,11 @@ def refusal(registry: PeerRegistry, session: str, peer_name: str, target: Peer, 
         return (f"{shown_peer(target)}: its card is unverified, and sentinel.a2a.require_verified_peers "
                 "refuses unverified peers")
     seen = registry.checked.get((session, peer_name))
+    if guarded and seen is None and not target.trust.verified:
+        # through the gateway, an unverified peer is sent to only as the guard of sending decided, on its
+        # verdict (a config without rulebases/a2a.pl, or an allow list, must not send to it unasked)
+        return (f"{shown_peer(target)}: its card is unverified, and no guard of sending checked it in this "
+                "session (load rulebases/a2a.pl: it asks the user)")
     if seen is not None and seen != target.digest:
         return (f"the card of {safe_text(peer_name, 100)!r} changed after the guard checked it: "
                 "nothing was sent; send again to have the new card checked")

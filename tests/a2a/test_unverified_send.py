@@ -267,3 +267,23 @@ async def test_a_chat_the_service_bridges_to_an_unverified_peer_is_refused(tmp_p
         assert told["helper"].get("state") == "TASK_STATE_COMPLETED", told
         assert "refused" in told["bob"] or "error" in told["bob"], told
         assert len(got) == 1, got  # only the configured target was sent the person's words
+
+
+async def test_without_the_sending_guard_an_unverified_peer_is_not_sent_to(tmp_path: Path) -> None:
+    """A config that leaves rulebases/a2a.pl out and allows a2a_send (as docs/a2a.md has owners allow the
+    a2a tools): no guard read the peer's verdict, so the built-in refuses an unverified peer (a verified one
+    is sent to)."""
+    async with recording_agent() as (port, got):
+        registry = PeerRegistry()
+        registry.peers["bob._a2a._tcp.local."] = peer("bob", port)
+        registry.peers["alice._a2a._tcp.local."] = peer("alice", port, VERIFIED)
+        raw = {"mcpServers": {}, "sentinel": {
+            "data_dir": str(tmp_path), "builtins": ["a2a"], "policy": {"allow": ["a2a__a2a_send"]},
+            "rulebases": [str(RULEBASES_DIR / "default.pl")], "a2a": {"name": "sender"}}}
+        async with running_gateway(parse_config(raw, source="<test>", base_dir=tmp_path)) as rt:
+            rt.services.a2a_peers = registry
+            async with Client(rt.front.server, mode="auto", elicitation_callback=Person(True)) as c:
+                refused = await c.call_tool("a2a__a2a_send", {"peer": "bob", "text": "my data"})
+                assert refused.is_error and "a2a.pl" in said(refused) and got == [], said(refused)
+                sent = await c.call_tool("a2a__a2a_send", {"peer": "alice", "text": "my data"})
+        assert not sent.is_error and len(got) == 1, said(sent)
