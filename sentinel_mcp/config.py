@@ -570,7 +570,7 @@ def embedded_default() -> Config:
         "sentinel": {
             "rulebases": [
                 str(RULEBASES_DIR / n)
-                for n in ("default.pl", "airline.pl", "device.pl", "sensors.pl", "swarm.pl")
+                for n in ("default.pl", "airline.pl", "device.pl", "sensors.pl", "swarm.pl", "a2a.pl")
                 if (RULEBASES_DIR / n).exists()
             ],
             "seeds": {"current_user": "mia_li_3668", "today": "2024-05-15"},

@@ -98,15 +98,16 @@ class CardKeys:
     def pins_for(self, names: list[str]) -> list[CardKey]:
         """The pins of every name that reads as one of ``names`` (case and compatibility forms folded: a
         spoofer's "ALICE" or full-width "ａｌｉｃｅ" must carry alice's signature too)."""
-        wanted = {_folded(n) for n in names}
+        wanted = {folded_name(n) for n in names}
         found: dict[str, CardKey] = {}
         for name, key in self.pinned.items():
-            if _folded(name) in wanted:
+            if folded_name(name) in wanted:
                 found[key.fingerprint] = key
         return list(found.values())
 
 
-def _folded(name: str) -> str:
+def folded_name(name: str) -> str:
+    """A name as pins and peer look-ups compare it: NFKC, case-folded, trimmed."""
     return unicodedata.normalize("NFKC", name).casefold().strip()
 
 

@@ -17,7 +17,9 @@ with a card it signed.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import ipaddress
+import json
 import logging
 import re
 import secrets
@@ -34,7 +36,8 @@ from pydantic import ValidationError
 from sentinel_mcp.a2a.bounded_body import BodyRefused, exchange
 from sentinel_mcp.a2a.card import CARD_PATH, SENTINEL_EXTENSION, SELF_MARK
 from sentinel_mcp.a2a.card_canonical import parse_unique
-from sentinel_mcp.a2a.card_signature import NO_KEYS, UNSIGNED, CardKeys, CardRefused, CardTrust, check_card
+from sentinel_mcp.a2a.card_signature import (NO_KEYS, UNSIGNED, CardKeys, CardRefused, CardTrust, check_card,
+                                             folded_name)
 from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, allowed
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, AgentCard
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -82,6 +85,15 @@ class Peer:
     trust: CardTrust = UNSIGNED  # how far its card's signatures vouch for it
     verified_at: float = field(default_factory=time.time)
 
+    @property
+    def digest(self) -> str:
+        """What a verdict on this peer is a verdict on: its card, where it answers and how it was vouched for
+        (a card fetched again, changed, is another peer for every verdict given on the old one)."""
+        said = json.dumps([self.instance, self.base_url, self.rpc_url, self.trust.verified, self.trust.key,
+                           self.card.model_dump(mode="json", by_alias=True, exclude_none=True)],
+                          sort_keys=True, ensure_ascii=True, default=str)
+        return hashlib.sha256(said.encode()).hexdigest()
+
     def summary(self) -> dict[str, Any]:
         """The peer as shown to a person or a model: every text in it is the peer's own word (its mDNS
         announcement, its card), so each is cut to a bound and its invisible, control and direction-changing
@@ -127,6 +139,9 @@ class PeerRegistry:
         # in this agent's own card (``card.SELF_MARK``), known to this process only: a card that carries it
         # is this agent's, however it was announced (any name, any address: loopback reaches it from inside)
         self.mark = secrets.token_hex(16)
+        # what a session's sending guard was last told of the peer a name finds: its card's digest
+        # (peer_trust.py), by (session, name)
+        self.checked: dict[tuple[str, str], str] = {}
 
     def reject(self, name: str, why: str) -> None:
         self.peers.pop(name, None)
@@ -147,13 +162,19 @@ class PeerRegistry:
 
     def find(self, name_or_url: str) -> Peer | None:
         """The peer an mDNS instance or URL names (each names one), or the one peer whose card carries this
-        name. A name two verified peers' cards carry is nobody's: a card names itself, so a second agent
-        announcing the same name must not receive what was meant for the first (``ambiguous`` says who)."""
+        name. A name two listed peers' cards carry is nobody's: a card names itself, so a second agent
+        announcing the same name must not receive what was meant for the first (``ambiguous`` says who).
+        Names are compared folded (case, compatibility forms, as pins are: ``card_signature.folded_name``):
+        an unsigned "ＡＬＩＣＥ" beside a signed "alice" makes "alice" ambiguous, not the spoofer's."""
         for p in self.peers.values():
             if name_or_url in (p.instance, p.base_url, p.rpc_url):
                 return p
-        named = [p for p in self.peers.values() if p.card.name == name_or_url]
+        named = self._named(name_or_url)
         return named[0] if len(named) == 1 else None
+
+    def _named(self, name: str) -> list[Peer]:
+        wanted = folded_name(name)
+        return [p for p in self.peers.values() if folded_name(p.card.name) == wanted]
 
     def rejections(self) -> dict[str, str]:
         """Why announced agents were not taken, as shown: the names are whatever their senders announced."""
@@ -161,7 +182,7 @@ class PeerRegistry:
 
     def ambiguous(self, name: str) -> list[str]:
         """The instances of the verified peers whose cards carry ``name``, when more than one does."""
-        named = sorted(p.instance for p in self.peers.values() if p.card.name == name)
+        named = sorted(p.instance for p in self._named(name))
         return named if len(named) > 1 else []
 
 

@@ -4,15 +4,16 @@
 - ``a2a_offer``: offer an intent to the orchestrator as a TaskOffer (Sentinel's A2A service makes this call,
 as a
   guarded call, before it runs a peer's intent locally).
-- ``a2a_send``: send text and/or a data part (e.g. a sensor_request) to a verified peer, or continue a
-  task there; returns the peer's task.
+- ``a2a_send``: send text and/or a data part (e.g. a sensor_request) to a listed peer, or continue a
+  task there; returns the peer's task (``rulebases/a2a.pl``: an unverified peer needs the user's yes).
+- ``a2a_peer_check``: whether a peer's card is verified, as the sending guard reads it (``peer_trust.py``).
 """
 
 from __future__ import annotations
 
 from typing import Any, cast
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
@@ -20,9 +21,11 @@ from sentinel_mcp.a2a.discovery import ITSELF, PeerRegistry, discover_peers, ins
 from sentinel_mcp.a2a.bridge import bridge_rpc, relayed_reply
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
+from sentinel_mcp.a2a.peer_trust import check, refusal
 from sentinel_mcp.a2a.relayed_data import shown_value
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
+from sentinel_mcp.core.call_meta import behind_gateway, origin_of, session_of
 from sentinel_mcp.tls.server_context import TLSSetupError
 
 Settings = A2ASettings  # the built-in contract: its typed settings beside create_server
@@ -88,18 +91,32 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             "degraded": not peers and settings.orchestrator_url is None,
         }
 
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False), meta=FROM_PEERS)
+    async def a2a_peer_check(peer: str, call: Context, bridged: bool = False) -> dict[str, Any]:
+        """Whether a peer (as a2a_send or, with bridged, a2a_relay names it) is verified: a pinned or trusted
+        key signed its card. The sending guard reads this; an unverified peer needs the user's yes."""
+        if len(peer) > 1000:
+            raise ToolError("peer is at most 1000 characters")
+        # only the solver's read, made to decide a send of its session, is what that send was decided on
+        guards = origin_of(call) == "solver" or not behind_gateway(call)
+        return check(registry(), peer, refuse_unverified=settings.require_verified_peers,
+                     seen_by=session_of(call) if guards else None,
+                     bridge_targets=settings.bridge_targets if bridged else None)
+
     @server.tool(
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),
         meta=FROM_PEERS,
     )
     async def a2a_send(
         peer: str,
+        call: Context,
         text: str | None = None,
         data: dict[str, Any] | None = None,
         task_id: str | None = None,
         context_id: str | None = None,
     ) -> dict[str, Any]:
-        """Send a message to a verified peer (its name, mDNS instance or URL, from a2a_discover).
+        """Send a message to a peer (its name, mDNS instance or URL, from a2a_discover); one whose card no
+        configured key verified needs the user's confirmation, or is refused.
 
         data is a JSON object such as {"type": "sensor_request", "sensor": "location", "scope": "minimal",
         "policy_tag": "why"}; task_id continues a task of that peer (e.g. answers to its questions).
@@ -108,9 +125,13 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         if target is None:
             twins = registry().ambiguous(peer)
             if twins:
-                raise ToolError(f"{len(twins)} verified peers call themselves {peer!r}: name one by its mDNS "
+                raise ToolError(f"{len(twins)} listed peers call themselves {peer!r}: name one by its mDNS "
                                 f"instance or URL ({', '.join(twins)})")
             raise ToolError(f"unknown or unverified peer {peer!r}; run a2a_discover first")
+        refused = refusal(registry(), session_of(call), peer, target,
+                          refuse_unverified=settings.require_verified_peers, guarded=behind_gateway(call))
+        if refused is not None:
+            raise ToolError(refused)
         try:
             message = build_message(text, data, task_id, context_id)
         except ValueError as e:
@@ -131,7 +152,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         meta=FROM_PEERS,
     )
     async def a2a_relay(
-        target: str, text: str, context_id: str, task_id: str | None = None
+        target: str, text: str, context_id: str, call: Context, task_id: str | None = None
     ) -> dict[str, Any]:
         """Relay a person's chat message to the agent a chat is bridged to (a configured bridge target or a
         verified peer) and return its answer as data: its text, the task's state, and a HumanAssistRequest if
@@ -140,6 +161,12 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         rpc = bridge_rpc(settings, registry(), target)
         if rpc is None:
             raise ToolError(f"{target!r} is not an agent chats may be bridged to")
+        peer = None if target in settings.bridge_targets else registry().find(target)
+        refused = None if peer is None else refusal(
+            registry(), session_of(call), target, peer, refuse_unverified=settings.require_verified_peers,
+            guarded=behind_gateway(call))
+        if refused is not None:
+            raise ToolError(refused)
         try:
             message = build_message(text, None, task_id, context_id)
         except ValueError as e:

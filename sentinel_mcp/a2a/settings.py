@@ -105,6 +105,9 @@ class A2ASettings(BaseModel):
     # rules that demand a user's own confirmation are not satisfied by a remote agent.
     answers_provenance: Literal["agent", "user"] = "agent"
     peer_tokens: dict[str, str] = Field(default_factory=dict)  # peer base URL -> bearer token for a2a_send
+    # a2a_send and bridged chats refuse a peer whose card no pinned or trusted key verified (instead of asking
+    # the user to confirm sending to it: rulebases/a2a.pl)
+    require_verified_peers: bool = False
     discovery_timeout: float = Field(3.0, gt=0, le=60)
     chat_max_turns: int = Field(20, ge=1)
     # the bytes one caller's chat turns may hold over all its channels and connections (oldest go first)

@@ -1,0 +1,76 @@
+"""Whether a peer may be sent the user's data, as a fact the sending guard reads (``rulebases/a2a.pl``).
+
+A peer whose card a pinned or trusted key verified (``card_signature.py``) is who it says; any other one is
+who it says only by its own word (anyone on the link can announce a look-alike), so sending to it needs the
+user's yes, naming it, its address and its card's key, or is refused
+(``sentinel.a2a.require_verified_peers``). The guard reads the verdict from ``a2a_peer_check`` (read-only,
+called by the solver), never from the call's arguments. The verdict is of one card: the digest reported is
+noted per name, and a send whose peer's card is not the one last reported (fetched again and changed after the
+guard looked) is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sentinel_mcp.a2a.discovery import Peer, PeerRegistry, shown_name
+from sentinel_mcp.core.display_text import safe_text
+
+MAX_CHECKED = 1000  # (session, name) pairs whose last verdict is remembered (the oldest go first)
+
+
+def shown_peer(peer: Peer) -> str:
+    """The peer in plain words for a person: its card's name, its mDNS instance, where it answers, its key."""
+    key = (f"its card is signed by key sha256:{peer.trust.key}" if peer.trust.key
+           else _signer(peer.trust.note))
+    return (f'"{safe_text(peer.card.name, 100)}" (announced as {shown_name(peer.instance)[:120]}) at '
+            f"{safe_text(peer.rpc_url, 300)}; {key} (card sha256:{peer.digest[:16]})")
+
+
+def _signer(note: str) -> str:
+    """What an unverified card's signature says (its note names the signer's key when the header does)."""
+    mark = "signed by key sha256:"
+    if mark in note:
+        return "its card is signed by key sha256:" + note.split(mark, 1)[1].split(" ", 1)[0]
+    return "its card is not signed by any key Sentinel knows"
+
+
+def check(registry: PeerRegistry, peer_name: str, *, refuse_unverified: bool, seen_by: str | None,
+          bridge_targets: dict[str, str] | None = None) -> dict[str, Any]:
+    """The verdict on the peer ``peer_name`` finds now; ``seen_by``: the session whose guard reads it (the
+    solver's read, noted as what that session's next send was decided on), None for anyone else's look (a
+    client's own call notes nothing: it must not stand in for what the guard saw)."""
+    if bridge_targets is not None and peer_name in bridge_targets:  # configured by the owner: vouched for
+        return {"known": True, "verified": True, "refuse_unverified": refuse_unverified,
+                "peer": f"the configured bridge target {safe_text(peer_name, 100)}"}
+    found = registry.find(peer_name)
+    if found is None:
+        return {"known": False, "verified": False, "refuse_unverified": refuse_unverified,
+                "peer": f"no listed peer {safe_text(peer_name, 100)}"}
+    if seen_by is not None:
+        registry.checked.pop((seen_by, peer_name), None)
+        registry.checked[(seen_by, peer_name)] = found.digest
+    while len(registry.checked) > MAX_CHECKED:
+        del registry.checked[next(iter(registry.checked))]
+    return {"known": True, "verified": found.trust.verified, "refuse_unverified": refuse_unverified,
+            "peer": shown_peer(found), "card": found.digest}
+
+
+def refusal(registry: PeerRegistry, session: str, peer_name: str, target: Peer, *, refuse_unverified: bool,
+            guarded: bool = True) -> str | None:
+    """Why a send to ``target`` (what ``peer_name`` finds now) must not go, or None. The guard asked the user
+    about the card it was shown; another card under the name (fetched again since) is not what they said yes
+    to, nor is a verified verdict on an older card one on this."""
+    if refuse_unverified and not target.trust.verified:
+        return (f"{shown_peer(target)}: its card is unverified, and sentinel.a2a.require_verified_peers "
+                "refuses unverified peers")
+    seen = registry.checked.get((session, peer_name))
+    if guarded and seen is None and not target.trust.verified:
+        # through the gateway, an unverified peer is sent to only as the guard of sending decided, on its
+        # verdict (a config without rulebases/a2a.pl, or an allow list, must not send to it unasked)
+        return (f"{shown_peer(target)}: its card is unverified, and no guard of sending checked it in this "
+                "session (load rulebases/a2a.pl: it asks the user)")
+    if seen is not None and seen != target.digest:
+        return (f"the card of {safe_text(peer_name, 100)!r} changed after the guard checked it: "
+                "nothing was sent; send again to have the new card checked")
+    return None
