@@ -29,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = csub.add_parser("revoke", help="take a principal's consent back (all kinds unless one is named)")
     r.add_argument("principal")
     r.add_argument("kind", nargs="?")
+    r.add_argument("--purpose", help="only the consent for this purpose, by its exact text ('*': the consent "
+                   "to any purpose); default: every purpose of the kind")
     r.set_defaults(func=cmd_revoke)
     ls = csub.add_parser("list", help="live consents")
     ls.add_argument("--principal")
@@ -58,12 +60,23 @@ def cmd_grant(args: argparse.Namespace) -> int:
 
 
 def cmd_revoke(args: argparse.Namespace) -> int:
+    purpose = args.purpose
+    if purpose is not None and (args.kind is None or not purpose):
+        # checked before the book opens: read as "every purpose" it would end consents meant to be kept
+        print("sentinel-mcp consent: --purpose is non-empty and given with its kind; nothing revoked",
+              file=sys.stderr)
+        return 2
     book = _book(args)
     try:
-        n = book.revoke(args.principal, args.kind, by="cli")
+        n = book.revoke(args.principal, args.kind, purpose, by="cli")
     finally:
         book.close()
-    print(json.dumps({"revoked": n, "principal": args.principal, "kind": args.kind}))
+    if purpose is None:
+        # said, not left to be guessed: the console revokes one purpose, this every one of the kind (or all)
+        what = "every kind and purpose" if args.kind is None else f"every purpose of {safe_text(args.kind, 200)}"
+        print(f"sentinel-mcp consent: no --purpose: revoked {what} ({n})", file=sys.stderr)
+    print(json.dumps({"revoked": n, "principal": args.principal, "kind": args.kind, "purpose": purpose,
+                      "all_purposes": purpose is None}))
     return 0
 
 

@@ -9,12 +9,13 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
-from sentinel_mcp.console.form_body import bounded
+from sentinel_mcp.console.form_body import FormRefused, bounded
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.gateway.consents import ConsentBook
 
-# characters of a consent kind the revoke form takes (a longer one is revoked at the command line)
+# characters of a consent kind and purpose the revoke form takes (longer ones are revoked at the command line)
 MAX_KIND = 200
+MAX_PURPOSE = 200
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
@@ -50,14 +51,17 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def consents(request: Request, viewer: Viewer) -> Response:
         book = _book()
         items = book.list(viewer.principal.name) if book is not None else []
-        return console.render(request, viewer, "consents.html", consents=items, max_kind=MAX_KIND)
+        return console.render(request, viewer, "consents.html", consents=items, max_kind=MAX_KIND,
+                              max_purpose=MAX_PURPOSE)
 
     async def revoke(request: Request, viewer: Viewer) -> Response:
         book = _book()
-        kind = bounded(request.state.form.get("kind"), MAX_KIND, "the consent kind")
-        if book is not None and kind:
-            # the principal's own consent only: the principal comes from the sign-in, never from the form
-            book.revoke(viewer.principal.name, kind, by="console")
+        kind = _one(request, "kind", MAX_KIND, "the consent kind")
+        purpose = _one(request, "purpose", MAX_PURPOSE, "the consent purpose")
+        if book is not None:
+            # the row the person pressed, by its exact kind and purpose ("*" is that row, not a pattern); the
+            # principal's own only: the principal comes from the sign-in, never from the form
+            book.revoke(viewer.principal.name, kind, purpose, by="console")
         return RedirectResponse("/console/consents", status_code=303, headers=HEADERS)
 
     return [
@@ -65,3 +69,15 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         ("/consents", consents, ["GET"], False),
         ("/consents/revoke", revoke, ["POST"], True),
     ]
+
+
+def _one(request: Request, field: str, limit: int, what: str) -> str:
+    """One non-empty ``field`` of the form within its bound, else refused (400, nothing done): an absent or
+    empty purpose read as "every purpose", or one of two values taken, would revoke what was not pressed."""
+    values = request.state.form.getlist(field)
+    if len(values) != 1:
+        raise FormRefused(400, f"refused: {what} is given {len(values)} times, not once; nothing done")
+    value = bounded(values[0], limit, what)
+    if not value:
+        raise FormRefused(400, f"refused: {what} is empty; nothing done")
+    return value

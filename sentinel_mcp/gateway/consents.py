@@ -100,12 +100,14 @@ def _live(db: Any) -> tuple[str, tuple[float, ...]]:
     return _LIVE.format(now="?"), (now, now)
 
 
-def _match(principal: str, kind: str | None) -> tuple[str, tuple[str, ...]]:
-    """The rows of a principal (and kind); spelled out rather than ``? IS NULL``, which PostgreSQL cannot
-    type."""
+def _match(principal: str, kind: str | None, purpose: str | None) -> tuple[str, tuple[str, ...]]:
+    """The rows of a principal (and kind, and purpose); spelled out rather than ``? IS NULL``, which
+    PostgreSQL cannot type."""
     if kind is None:
         return "principal = ?", (principal,)
-    return "principal = ? AND kind = ?", (principal, kind)
+    if purpose is None:
+        return "principal = ? AND kind = ?", (principal, kind)
+    return "principal = ? AND kind = ? AND purpose = ?", (principal, kind, purpose)
 
 
 def _storable(*names: str | None) -> bool:
@@ -181,10 +183,18 @@ class ConsentBook:
             granted_by=by,
         )
 
-    def revoke(self, principal: str, kind: str | None = None, *, by: str = "cli") -> int:
-        if not _storable(principal, kind):
+    def revoke(
+        self, principal: str, kind: str | None = None, purpose: str | None = None, *, by: str = "cli"
+    ) -> int:
+        """End the principal's consents: every one (no kind), every purpose of a kind (no purpose), or the one
+        of that kind and purpose, by its exact text (``*`` is the consent to every purpose, not a pattern).
+        A purpose without its kind, or one that is not non-empty text, is refused (ValueError): read as "every
+        purpose" it would end consents the person meant to keep."""
+        if purpose is not None and (kind is None or not isinstance(purpose, str) or not purpose):
+            raise ValueError("a purpose to revoke is non-empty text, given with its kind")
+        if not _storable(principal, kind, purpose):
             return 0  # no stored name holds a NUL: nothing to revoke (PostgreSQL cannot even compare it)
-        where, params = _match(principal, kind)
+        where, params = _match(principal, kind, purpose)
         now, at = (DB_NOW, ()) if on_server_clock(self._db) else ("?", (time.time(),))
         results = self._db.run_blocking(
             [  # log lines and removal in one commit

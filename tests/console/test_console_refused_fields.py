@@ -46,7 +46,7 @@ async def test_a_consent_kind_past_the_bound_is_refused_and_revokes_nothing(sent
         assert PAST_BOUND not in listed
         assert "sentinel-mcp consent revoke" in await alice.page("/console/consents")
         # a kind within the bound is revoked, that one only
-        r = await alice.post("/console/consents/revoke", {"kind": AT_BOUND})
+        r = await alice.post("/console/consents/revoke", {"kind": AT_BOUND, "purpose": "*"})
         assert r.status_code == 303, r.text[:500]
         assert AT_BOUND not in kinds_listed(await alice.page("/console/consents"))
         assert "bookings" in kinds_listed(await alice.page("/console/consents"))
