@@ -2,7 +2,9 @@
 
 The redaction strings follow the design's SensorResponse ("Rounded to street-level precision",
 "Removed altitude"). Location at minimal/standard carries only latitude and longitude, as in the design's
-scope examples; detailed carries the full fix. Nothing outside a scope's allow-list ever leaves here.
+scope examples; detailed carries the full fix. Nothing outside a scope's allow-list ever leaves here. A
+battery field the scope allows but the phone did not report is ``null`` and named in the payload's
+``unknown`` list, so it reads as unknown, not as withheld or absent.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ LOCATION_ROUNDING_TEXT = {Scope.minimal: "Rounded to city-level precision",
 DETAILED_LOCATION_FIELDS = ("latitude", "longitude", "altitude", "horizontalAccuracy", "verticalAccuracy",
                             "speed", "bearing", "provider", "ageSeconds")
 
+UNKNOWN_KEY = "unknown"  # the battery fields the scope shows that the phone did not report (each one null)
 BATTERY_FIELDS = {
     Scope.minimal: ("percentage",),
     Scope.standard: ("percentage", "charging", "status", "plugged"),
@@ -55,7 +58,13 @@ def _location(scope: Scope, v: dict[str, Any]) -> tuple[dict[str, Any], list[str
 
 def _battery(scope: Scope, v: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     allowed = BATTERY_FIELDS[scope]
-    payload = {k: v[k] for k in allowed if v.get(k) is not None}
+    # a field the scope allows and the phone did not know (null) stays, as null, and is named under
+    # "unknown": dropped, the model read it as withheld or never asked, and "charging" missing as not charging;
+    # a field the scope withholds is never shown, nor said to be unknown (that too is about the phone)
+    payload = {k: v[k] for k in allowed if k in v}
+    unknown = [k for k in allowed if k in v and v[k] is None]
+    if unknown:
+        payload[UNKNOWN_KEY] = unknown
     redactions = []
     if scope is not Scope.detailed:
         if scope is Scope.minimal:
