@@ -171,7 +171,8 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
 
         scope: minimal (city) | standard (street) | detailed (GPS) for location; policy_tag: why you need it;
         retention: seconds the reading may be kept (0 = not stored); rate: samples/s you intend to read at.
-        Returns the design's SensorResponse {task_id, payload, redactions, timestamp}."""
+        Returns the design's SensorResponse {task_id, payload, redactions, timestamp}; a battery field the
+        phone did not report is null and named in payload.unknown."""
         answer: UserConsent | Literal["declined"] | None = None
         if isinstance(consent, AcceptedElicitation):
             answer = consent.data if isinstance(consent.data, UserConsent) else None
