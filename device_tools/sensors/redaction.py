@@ -59,7 +59,7 @@ def _location(scope: Scope, v: dict[str, Any]) -> tuple[dict[str, Any], list[str
 def _battery(scope: Scope, v: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     allowed = BATTERY_FIELDS[scope]
     # a field the scope allows and the phone did not know (null) stays, as null, and is named under
-    # "unknown": dropped, the model read it as withheld or never asked, and "charging" missing as not charging;
+    # "unknown": dropped, the model read it as withheld or never asked ("charging" missing: not charging);
     # a field the scope withholds is never shown, nor said to be unknown (that too is about the phone)
     payload = {k: v[k] for k in allowed if k in v}
     unknown = [k for k in allowed if k in v and v[k] is None]

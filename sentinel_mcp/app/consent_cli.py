@@ -73,7 +73,8 @@ def cmd_revoke(args: argparse.Namespace) -> int:
         book.close()
     if purpose is None:
         # said, not left to be guessed: the console revokes one purpose, this every one of the kind (or all)
-        what = "every kind and purpose" if args.kind is None else f"every purpose of {safe_text(args.kind, 200)}"
+        kind = args.kind
+        what = "every kind and purpose" if kind is None else f"every purpose of {safe_text(kind, 200)}"
         print(f"sentinel-mcp consent: no --purpose: revoked {what} ({n})", file=sys.stderr)
     print(json.dumps({"revoked": n, "principal": args.principal, "kind": args.kind, "purpose": purpose,
                       "all_purposes": purpose is None}))

@@ -41,7 +41,8 @@ def sentinel(tmp_path_factory):
 
 
 def rows(page: str) -> set[tuple[str, str]]:
-    found = re.findall(r'name="kind" value="([^"]*)"><input type="hidden" name="purpose" value="([^"]*)"', page)
+    row = r'name="kind" value="([^"]*)"><input type="hidden" name="purpose" value="([^"]*)"'
+    found = re.findall(row, page)
     return {(html.unescape(k), html.unescape(p)) for k, p in found}
 
 
