@@ -187,6 +187,11 @@ class PrologEngine(EngineThread):
             ["negations"]
         )
 
+    async def unsure_blind_reads(self, module: str) -> list[dict[str, Any]]:
+        """For each guard, the facts an effect establishes that it reads where an unsure one is not seen (a
+        "not yet" there misses an unknown outcome; unsure_blind_reads.pl): tool, file, line, predicate, where."""
+        return list((await self.json_query(f"sentinel_core:sn_unsure_blind_reads({quote_atom(module)}, Out)"))["reads"])
+
     async def tool_sites(self, module: str) -> list[dict[str, Any]]:
         return list(
             (await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)"))["sites"]
