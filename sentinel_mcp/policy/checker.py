@@ -270,12 +270,13 @@ async def _unsure_blind_reads(engine: PrologEngine, rb: Rulebase) -> list[Proble
     out = []
     for n in await engine.unsure_blind_reads(rb.module):
         message = (
-            f"this guard of {n['tool']} reads {n['predicate']}, which an effect establishes, in {n['where']}, "
-            "where a write whose outcome is unknown is not seen; if this tests that the write has not happened "
-            "yet, write it as \\+ G (or forall/2, findall(_, G, []), aggregate_all(count, G, 0)), where an "
-            "unknown outcome counts as a possible one"
+            f"this guard of {n['tool']} reads {n['predicate']}, which an effect establishes, in "
+            f"{n['where']}, where a write whose outcome is unknown is not seen; if this tests that the write "
+            "has not happened yet, write it as \\+ G (or forall/2, findall(_, G, []), aggregate_all(count, "
+            "G, 0)), where an unknown outcome counts as a possible one"
         )
-        out.append(Problem(severity="warning", message=message, file=n["file"], line=n["line"], tool=n["tool"]))
+        where: dict[str, Any] = dict(file=n["file"], line=n["line"], tool=n["tool"])
+        out.append(Problem(severity="warning", message=message, **where))
     return out
 
 

@@ -188,9 +188,10 @@ class PrologEngine(EngineThread):
         )
 
     async def unsure_blind_reads(self, module: str) -> list[dict[str, Any]]:
-        """For each guard, the facts an effect establishes that it reads where an unsure one is not seen (a
-        "not yet" there misses an unknown outcome; unsure_blind_reads.pl): tool, file, line, predicate, where."""
-        return list((await self.json_query(f"sentinel_core:sn_unsure_blind_reads({quote_atom(module)}, Out)"))["reads"])
+        """For each guard, the facts an effect establishes that it reads where an unsure one is not seen
+        (unsure_blind_reads.pl): tool, file, line, predicate, where."""
+        q = f"sentinel_core:sn_unsure_blind_reads({quote_atom(module)}, Out)"
+        return list((await self.json_query(q))["reads"])
 
     async def tool_sites(self, module: str) -> list[dict[str, Any]]:
         return list(
