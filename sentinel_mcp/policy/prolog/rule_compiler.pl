@@ -7,7 +7,8 @@
     whose bodies are the rule bodies with each goal replaced by what prove/2 would do with it:
 
       - control constructs (',' ';' '->' '*->' \+ once ignore true) become the same native construct
-        building the same tree node;
+        building the same tree node, setting the polarity an unsure fact is seen under as prove/2 does
+        (fact_terms.pl);
       - a base predicate calls base_solve/3 (the same needs, assumptions and provenance as prove/2);
       - a rule calls its compiled twin; a predicate with a cut, a declaration or an allowed builtin is
         called natively, as prove/2 calls them;
