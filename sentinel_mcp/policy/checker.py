@@ -264,13 +264,16 @@ async def _absent_negations(engine: PrologEngine, rb: Rulebase) -> list[Problem]
     return out
 
 
+UNSURE_UNSEEN = "which an effect establishes"
+
+
 async def _unsure_blind_reads(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
     """A warning for each fact an effect establishes that a guard reads where an unsure one (a write whose
     outcome is unknown) is not seen: a "not yet" written there lets a second write through."""
     out = []
     for n in await engine.unsure_blind_reads(rb.module):
         message = (
-            f"this guard of {n['tool']} reads {n['predicate']}, which an effect establishes, in "
+            f"this guard of {n['tool']} reads {n['predicate']}, {UNSURE_UNSEEN}, in "
             f"{n['where']}, where a write whose outcome is unknown is not seen; if this tests that the write "
             "has not happened yet, write it as \\+ G (or forall/2, findall(_, G, []), aggregate_all(count, "
             "G, 0)), where an unknown outcome counts as a possible one"
