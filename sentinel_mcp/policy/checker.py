@@ -3,7 +3,8 @@ malformed declarations, askables without a question) plus, given a catalog, the 
 bindings to tools that are not read-only, guards or effects for tools no upstream has, and guards that let a
 destructive tool through on nothing (unconditional_guards.pl). Without a catalog too: guards whose decision
 rests on a negation over the caller's text, a deny list another spelling gets past (negated_arguments.pl), and
-guards that negate a fact read absent_on_error, which holds on any upstream error (absent_negations.pl).
+guards that negate a fact read absent_on_error, which holds on any upstream error (absent_negations.pl), and
+guards that read an established fact where an unknown outcome is not seen (unsure_blind_reads.pl).
 
 And the words: citations that name no declared policy document or no sentence of it, requirements without a
 citation (in a file that declares a policy document), confirmations that leave an argument of their call
@@ -92,6 +93,7 @@ async def check_files(
         problems += await _word_problems(engine, rb, catalog, untrusted)
         problems += await _negated_arguments(engine, rb)
         problems += await _absent_negations(engine, rb)
+        problems += await _unsure_blind_reads(engine, rb)
         problems += await _tautological(engine, rb)
         if catalog is not None:
             tools = {t.name: t for t in catalog}
@@ -258,6 +260,25 @@ async def _absent_negations(engine: PrologEngine, rb: Rulebase) -> list[Problem]
                 "instead (a status the upstream writes), or let the absence lead only to another source or a "
                 "denial"
             )
+        out.append(Problem(severity="warning", message=message, **where))
+    return out
+
+
+UNSURE_UNSEEN = "which an effect establishes"
+
+
+async def _unsure_blind_reads(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
+    """A warning for each fact an effect establishes that a guard reads where an unsure one (a write whose
+    outcome is unknown) is not seen: a "not yet" written there lets a second write through."""
+    out = []
+    for n in await engine.unsure_blind_reads(rb.module):
+        message = (
+            f"this guard of {n['tool']} reads {n['predicate']}, {UNSURE_UNSEEN}, in "
+            f"{n['where']}, where a write whose outcome is unknown is not seen; if this tests that the write "
+            "has not happened yet, write it as \\+ G (or forall/2, findall(_, G, []), aggregate_all(count, "
+            "G, 0)), where an unknown outcome counts as a possible one"
+        )
+        where: dict[str, Any] = dict(file=n["file"], line=n["line"], tool=n["tool"])
         out.append(Problem(severity="warning", message=message, **where))
     return out
 

@@ -187,6 +187,12 @@ class PrologEngine(EngineThread):
             ["negations"]
         )
 
+    async def unsure_blind_reads(self, module: str) -> list[dict[str, Any]]:
+        """For each guard, the facts an effect establishes that it reads where an unsure one is not seen
+        (unsure_blind_reads.pl): tool, file, line, predicate, where."""
+        q = f"sentinel_core:sn_unsure_blind_reads({quote_atom(module)}, Out)"
+        return list((await self.json_query(q))["reads"])
+
     async def tool_sites(self, module: str) -> list[dict[str, Any]]:
         return list(
             (await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)"))["sites"]

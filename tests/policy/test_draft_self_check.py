@@ -48,6 +48,9 @@ def test_a_draft_that_checks_clean_is_written(tmp_path: Path, capsys: pytest.Cap
         "guard('shop__cancel_order', [], undefined_goal).\n",  # an undefined predicate
         "guard('shop__cancel_ordr', [], true).\n",  # a tool the server does not have
         "binding(x(S), tool('shop__cancel_order', []), extract([S = '/s']), []).\n",  # a write as a binding
+        # a "not yet" where an unknown outcome of the write is not seen (a second cancel after a timeout)
+        "fact(cancelled_x/1). effect('shop__cancel_order', [order_id = O], [establish(cancelled_x(O))]).\n"
+        "guard('shop__get_order', [order_id = O], ( aggregate_all(count, cancelled_x(O), N), N =:= 0 )).\n",
     ],
 )
 def test_a_draft_the_checker_finds_an_error_in_is_not_offered(

@@ -23,16 +23,30 @@ fact_key(G, N, K) :-
 % ---------------------------------------------------------------- facts a write may have established
 
 %  What a write whose outcome is unknown would have established is stored as '$unsure'(Fact): it may have
-%  happened, or not. Such a fact counts only where its presence can deny: under an odd number of negations
-%  (\+/1, which negate/0 flips), where it makes "not changed yet" fail (retail.pl's "items modified only
-%  once"); elsewhere it is absent, so it never grants (airline.pl's certificate after a change). Other
-%  constructs that test absence (if-then-else, forall/2, findall/3) see it as absent, as before.
+%  happened, or not. Such a fact counts only where its presence can only deny: a goal of negative polarity,
+%  under an odd number of negations (retail.pl's "items modified only once"); elsewhere it is absent, so it
+%  never grants (airline.pl's certificate after a change). The polarity of the goal being proved is the
+%  global sn_negated: false (positive), true (negative) or mixed (neither: an if-then-else's condition, a
+%  collection whose result is used later, a goal run natively - where more solutions may grant as well as
+%  deny; it stays mixed under any negation). The negations are \+ G, ( G -> fail ; E ), forall(C, A)
+%  (\+ (C, \+ A)), findall(_, G, []) and aggregate_all(count, G, 0) (proof_interpreter.pl).
 unsure_fact(S, G, Now, P) :- S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now.
 
 negated :- nb_current(sn_negated, true).
 
-%  Entering \+ G: G is proved under the other polarity (backtrackable: \+ undoes it on the way out).
-negate :- ( negated -> b_setval(sn_negated, false) ; b_setval(sn_negated, true) ).
+%  Entering a negation: its goal is proved under the other polarity (backtrackable: \+ undoes it on the way
+%  out; within/2 restores it after a goal that succeeded).
+negate :- ( nb_current(sn_negated, P) -> true ; P = false ), flipped(P, Q), b_setval(sn_negated, Q).
+
+flipped(false, true).
+flipped(true, false).
+flipped(mixed, mixed).
+
+%  within(+Polarity, :G): G proved under Polarity (mixed: an unsure fact is absent there, whatever encloses
+%  it), the polarity around it restored after each solution and on backtracking into it.
+within(P, G) :-
+    ( nb_current(sn_negated, P0) -> true ; P0 = false ),
+    b_setval(sn_negated, P), call(G), b_setval(sn_negated, P0).
 
 % ---------------------------------------------------------------- facts from tool results
 

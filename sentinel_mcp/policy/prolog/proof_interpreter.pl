@@ -6,13 +6,16 @@
 prove(V, _) :- var(V), !, throw(error(instantiation_error, prove/2)).
 prove(true, true) :- !.
 prove((A, B), and(TA, TB)) :- !, prove(A, TA), prove(B, TB).
-prove((C -> T ; E), Tr) :- !, ( prove(C, TC) -> prove(T, TT), Tr = if(TC, TT) ; prove(E, Tr) ).
-prove((C *-> T ; E), Tr) :- !, ( prove(C, TC) *-> prove(T, TT), Tr = if(TC, TT) ; prove(E, Tr) ).
+%  A condition is of mixed polarity (fact_terms.pl): its success picks a branch, its first solution binds
+%  what follows. Only ( C -> fail ; E ) is a negation of C.
+prove((C -> T ; E), Tr) :- fails_branch(T), !, ( negate, prove(C, _) -> fail ; prove(E, Tr) ).
+prove((C -> T ; E), Tr) :- !, ( within(mixed, prove(C, TC)) -> prove(T, TT), Tr = if(TC, TT) ; prove(E, Tr) ).
+prove((C *-> T ; E), Tr) :- !, ( within(mixed, prove(C, TC)) *-> prove(T, TT), Tr = if(TC, TT) ; prove(E, Tr) ).
 prove((A ; B), T) :- !, ( prove(A, T) ; prove(B, T) ).
-prove((C -> T), if(TC, TT)) :- !, ( prove(C, TC) -> prove(T, TT) ).
+prove((C -> T), if(TC, TT)) :- !, ( within(mixed, prove(C, TC)) -> prove(T, TT) ).
 prove(\+ G, not(G)) :- !, \+ ( negate, prove(G, _) ).
-prove(once(G), T) :- !, once(prove(G, T)).
-prove(ignore(G), T) :- !, ( prove(G, T) -> true ; T = true ).
+prove(once(G), T) :- !, once(within(mixed, prove(G, T))).
+prove(ignore(G), T) :- !, ( within(mixed, prove(G, T)) -> true ; T = true ).
 prove(require(G, Why), T) :- !, prove(require(G, Why, none), T).
 prove(require(G, Why, Ref), Tree) :- !,
     aggregate_all(count, need(_), N0), cur(unmet_seq, S0), cur(req_depth, D),
@@ -68,15 +71,35 @@ prove(G, T) :- query_rb(RB), prove_goal(RB, G, T).
 
 %  A goal that is no control construct: the rulebase is looked up once for all the kinds it may be.
 prove_goal(RB, G, fact(G, P)) :- base(RB, G), !, base_solve(RB, G, P).
-prove_goal(RB, G, native(G)) :- functor(G, N, A), undefined_fails(RB:'$has_cut'(N/A)), !, call(RB:G).
+prove_goal(RB, G, native(G)) :- functor(G, N, A), undefined_fails(RB:'$has_cut'(N/A)), !, within(mixed, RB:G).
 prove_goal(RB, G, T) :- compiled_rule(RB, G, T, Call), !, call(Call).  % rule_compiler.pl
 prove_goal(RB, G, rule(G, T)) :- user_pred(RB, G), !, clause(RB:G, Body), prove(Body, T).
 prove_goal(RB, G, decl(G)) :- functor(G, N, A), decl_indicator(N/A), !, call(RB:G).
 prove_goal(RB, G, builtin(G)) :-
     (   runtime_allowed(RB, G)
-    ->  call(RB:G)
+    ->  builtin_call(RB, G)
     ;   functor(G, N, A), throw(error(permission_error(call, builtin, N/A), _))
     ).
+
+%  builtin_call(+RB, +G): an allowed builtin. A meta-call that holds exactly when a goal has no solution is
+%  proved as that negation (forall(C, A) is SWI-Prolog's \+ (C, \+ A)), its goals under the other polarity;
+%  any other meta-call runs natively, of mixed polarity (its result may be used either way). The compiled
+%  rules call it too (rule_compiler.pl), so both paths agree.
+builtin_call(_, G) :- absence_form(G, A), !, prove(\+ A, _).
+builtin_call(RB, G) :- meta_builtin(G), !, within(mixed, RB:G).
+builtin_call(RB, G) :- call(RB:G).
+
+%  absence_form(+G, -A): G succeeds exactly when A has no solution (and binds nothing).
+absence_form(forall(C, A), (C, \+ A)).
+absence_form(findall(_, G, L), G) :- L == [].
+absence_form(aggregate_all(count, G, N), G) :- N == 0.
+absence_form(aggregate_all(bag(_), G, L), G) :- L == [].
+absence_form(aggregate_all(set(_), G, L), G) :- L == [].
+
+meta_builtin(G) :- functor(G, N, A), memberchk(N/A, [forall/2, findall/3, findall/4, aggregate_all/3, bagof/3, setof/3]).
+
+fails_branch(T) :- T == fail.
+fails_branch(T) :- T == false.
 
 %  undefined_fails(:G): G, failing if its predicate is not defined (a module loaded without sn_finish_load/1);
 %  a catch of that error only, so that a limit reached in a proof is never caught on the way.

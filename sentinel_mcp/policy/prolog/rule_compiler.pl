@@ -7,7 +7,8 @@
     whose bodies are the rule bodies with each goal replaced by what prove/2 would do with it:
 
       - control constructs (',' ';' '->' '*->' \+ once ignore true) become the same native construct
-        building the same tree node;
+        building the same tree node, setting the polarity an unsure fact is seen under as prove/2 does
+        (fact_terms.pl);
       - a base predicate calls base_solve/3 (the same needs, assumptions and provenance as prove/2);
       - a rule calls its compiled twin; a predicate with a cut, a declaration or an allowed builtin is
         called natively, as prove/2 calls them;
@@ -93,30 +94,34 @@ body_code(_, V, _, T, sentinel_core:prove(V, T)) :- var(V), !.
 body_code(_, true, _, T, T = true) :- !.
 body_code(M, (A, B), RB, T, (T = and(TA, TB), CA, CB)) :- !,
     body_code(M, A, RB, TA, CA), body_code(M, B, RB, TB, CB).
-body_code(M, (C -> Th ; E), RB, T, ( CC -> CTh, T = if(TC, TTh) ; CE )) :- !,
+body_code(M, (C -> Th ; E), RB, T, ( sentinel_core:negate, CC -> fail ; CE )) :- fails_branch(Th), !,
+    body_code(M, C, RB, _, CC), body_code(M, E, RB, T, CE).  % a negation of C (proof_interpreter.pl)
+body_code(M, (C -> Th ; E), RB, T, ( sentinel_core:within(mixed, CC) -> CTh, T = if(TC, TTh) ; CE )) :- !,
     body_code(M, C, RB, TC, CC), body_code(M, Th, RB, TTh, CTh), body_code(M, E, RB, T, CE).
-body_code(M, (C *-> Th ; E), RB, T, ( CC *-> CTh, T = if(TC, TTh) ; CE )) :- !,
+body_code(M, (C *-> Th ; E), RB, T, ( sentinel_core:within(mixed, CC) *-> CTh, T = if(TC, TTh) ; CE )) :- !,
     body_code(M, C, RB, TC, CC), body_code(M, Th, RB, TTh, CTh), body_code(M, E, RB, T, CE).
 body_code(M, (A ; B), RB, T, ( CA ; CB )) :- !,
     body_code(M, A, RB, T, CA), body_code(M, B, RB, T, CB).
-body_code(M, (C -> Th), RB, T, ( T = if(TC, TTh), ( CC -> CTh ) )) :- !,
+body_code(M, (C -> Th), RB, T, ( T = if(TC, TTh), ( sentinel_core:within(mixed, CC) -> CTh ) )) :- !,
     body_code(M, C, RB, TC, CC), body_code(M, Th, RB, TTh, CTh).
 body_code(M, \+ G, RB, T, ( T = not(G), \+ ( sentinel_core:negate, CG ) )) :- !,
     body_code(M, G, RB, _, CG).
-body_code(M, once(G), RB, T, once(CG)) :- !,
+body_code(M, once(G), RB, T, once(sentinel_core:within(mixed, CG))) :- !,
     body_code(M, G, RB, T, CG).
-body_code(M, ignore(G), RB, T, ( CG -> true ; T = true )) :- !,
+body_code(M, ignore(G), RB, T, ( sentinel_core:within(mixed, CG) -> true ; T = true )) :- !,
     body_code(M, G, RB, T, CG).
 body_code(guard, G, RB, T, Code) :- native_requirement(G, RB, T, Code), !.  % native_guards.pl
 body_code(_, G, _, T, sentinel_core:prove(G, T)) :- \+ callable(G), !.
 body_code(_, G, _, T, sentinel_core:prove(G, T)) :- G = _:_, !.
 body_code(_, G, _, T, sentinel_core:prove(G, T)) :- special_form(G), !.
 body_code(_, G, RB, T, ( T = fact(G, P), Code )) :- base(RB, G), !, base_code(RB, G, P, Code).
-body_code(_, G, RB, T, ( T = native(G), RB:G )) :- functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !.
+body_code(_, G, RB, T, ( T = native(G), sentinel_core:within(mixed, RB:G) )) :-
+    functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !.
 body_code(_, G, RB, T, RB:Call) :- compiled_twin(RB, G, T, Call), !.
 body_code(_, G, RB, T, sentinel_core:prove(G, T)) :- user_pred(RB, G), !.  % a rule left to the interpreter
 body_code(_, G, RB, T, ( T = decl(G), RB:G )) :- functor(G, N, A), decl_indicator(N/A), !.
-body_code(_, G, RB, T, ( T = builtin(G), RB:G )) :- catch(runtime_allowed(RB, G), _, fail), !.
+body_code(_, G, RB, T, ( T = builtin(G), Code )) :- catch(runtime_allowed(RB, G), _, fail), !,
+    ( meta_builtin(G) -> Code = sentinel_core:builtin_call(RB, G) ; Code = RB:G ).  % as prove/2 calls it
 body_code(_, G, _, T, sentinel_core:prove(G, T)).  % refused at run time, as prove/2 refuses it
 
 %  base_code(+RB, +G, ?P, -Code): base_solve(RB, G, P), with what the rulebase declares about G's predicate

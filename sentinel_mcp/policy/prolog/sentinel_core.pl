@@ -35,6 +35,7 @@
 :- include(tautological_guards).
 :- include(negated_arguments).
 :- include(absent_negations).
+:- include(unsure_blind_reads).
 :- include(proof_interpreter).
 :- include(base_facts).
 :- include(call_decisions).
