@@ -36,7 +36,9 @@ negated :- nb_current(sn_negated, true).
 
 %  Entering a negation: its goal is proved under the other polarity (backtrackable: \+ undoes it on the way
 %  out; within/2 restores it after a goal that succeeded).
-negate :- ( nb_current(sn_negated, P) -> true ; P = false ), flipped(P, Q), b_setval(sn_negated, Q).
+negate :-
+    ( nb_current(sn_negated, P) -> true ; P = false ),
+    ( P == off -> true ; flipped(P, Q), b_setval(sn_negated, Q) ).
 
 flipped(false, true).
 flipped(true, false).
@@ -44,9 +46,16 @@ flipped(mixed, mixed).
 
 %  within(+Polarity, :G): G proved under Polarity (mixed: an unsure fact is absent there, whatever encloses
 %  it), the polarity around it restored after each solution and on backtracking into it.
+%  (off: a session without unsure facts, begin_query/4; G runs as it is.)
 within(P, G) :-
     ( nb_current(sn_negated, P0) -> true ; P0 = false ),
-    b_setval(sn_negated, P), call(G), b_setval(sn_negated, P0).
+    (   P0 == off
+    ->  call(G)
+    ;   b_setval(sn_negated, P), call(G), b_setval(sn_negated, P0)
+    ).
+
+%  unfollowed: the polarity is off (begin_query/4), so a meta-call runs natively, as it did before polarity.
+unfollowed :- nb_current(sn_negated, off).
 
 % ---------------------------------------------------------------- facts from tool results
 

@@ -85,6 +85,7 @@ prove_goal(RB, G, builtin(G)) :-
 %  proved as that negation (forall(C, A) is SWI-Prolog's \+ (C, \+ A)), its goals under the other polarity;
 %  any other meta-call runs natively, of mixed polarity (its result may be used either way). The compiled
 %  rules call it too (rule_compiler.pl), so both paths agree.
+builtin_call(RB, G) :- unfollowed, !, call(RB:G).  % no unsure fact to see (fact_terms.pl)
 builtin_call(_, G) :- absence_form(G, A), !, prove(\+ A, _).
 builtin_call(RB, G) :- meta_builtin(G), !, within(mixed, RB:G).
 builtin_call(RB, G) :- call(RB:G).

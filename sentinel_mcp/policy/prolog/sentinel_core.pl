@@ -78,14 +78,16 @@ begin_query(RB, Session, Now) :- begin_query(RB, Session, Now, none).
 
 begin_query(RB, Session, Now, Call) :-
     nb_setval(sn_query, q(RB, Session, Now, Call)), new_shown_room,  % bounded_terms.pl
-    nb_setval(sn_negated, false),  % a proof starts outside any negation (negate/0)
     ( need(_) -> retractall(need(_)) ; true ),
     ( unmet(_) -> retractall(unmet(_)) ; true ),
     (   findall(K-V, cur(K, V), [req_depth-0, unmet_seq-0])
     ->  true
     ;   retractall(cur(_, _)), assertz(cur(req_depth, 0)), assertz(cur(unmet_seq, 0))
     ),
-    ensure_session(Session).
+    ensure_session(Session),
+    %  a proof starts outside any negation (negate/0); in a session that holds no unsure fact (most) the
+    %  polarity is not followed at all (off): nothing it would decide is there
+    ( Session:'$fact'('$unsure', _, _, _, _) -> nb_setval(sn_negated, false) ; nb_setval(sn_negated, off) ).
 
 query_rb(RB) :- nb_getval(sn_query, q(RB, _, _, _)).
 query_now(Now) :- nb_getval(sn_query, q(_, _, Now, _)).
@@ -127,20 +129,20 @@ forget_unmet_after(S0) :- forall(( unmet(u(D, S, W)), S > S0 ), retract(unmet(u(
 denied :- cur(denied, true).
 mark_denied :- native_event, ( denied -> true ; assertz(cur(denied, true)) ).
 
+%  A stored fact first; an unsure one (fact_terms.pl) only after it, and its polarity asked only when there is
+%  one: most sessions hold none, and asking on every look-up was ~2 inferences of ~40 look-ups a decision.
 valid_fact(G, P) :-
     nb_getval(sn_query, q(_, S, Now, _)),
-    (   negated
-    ->  ( stored_fact(S, G, Exp, P), Exp > Now ; unsure_fact(S, G, Now, P) )
-    ;   stored_fact(S, G, Exp, P), Exp > Now
+    (   stored_fact(S, G, Exp, P), Exp > Now
+    ;   S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
     ).
 
 %  valid_fact_of(+N, +G, -P): valid_fact/2 for G, a compound of predicate name N (its stored_fact/4 key known:
 %  the compiled base goals, the fetch markers; about 40 look-ups an allowed call).
 valid_fact_of(N, G, P) :-
     nb_getval(sn_query, q(_, S, Now, _)), arg(1, G, K),
-    (   negated
-    ->  ( S:'$fact'(N, K, G, Exp, P), Exp > Now ; unsure_fact(S, G, Now, P) )
-    ;   S:'$fact'(N, K, G, Exp, P), Exp > Now
+    (   S:'$fact'(N, K, G, Exp, P), Exp > Now
+    ;   S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
     ).
 
 % natively callable (sentinel_rt re-exports them to rulebases)
