@@ -14,12 +14,14 @@ import math
 from decimal import Decimal
 from typing import Any
 
+from sentinel_mcp.core.errors import A2AError
+
 MAX_DEPTH = 64
 _SAFE_INT = 2**53 - 1  # JSON numbers are IEEE doubles (RFC 8785 §3.2.2.3): larger integers have no form
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-class NotCanonical(ValueError):
+class NotCanonical(A2AError, ValueError):
     """The value has no canonical form (or is not one JSON text with unique names)."""
 
 
