@@ -8,14 +8,19 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from device_tools.sensors.errors import StoreUnavailable
+from sentinel_mcp.console import sensor_consents
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import FormRefused, bounded
 from sentinel_mcp.console.web import HEADERS, Console
+from sentinel_mcp.core.sensor_kinds import SensorKind
 from sentinel_mcp.gateway.consents import ConsentBook
 
 # characters of a consent kind and purpose the revoke form takes (longer ones are revoked at the command line)
 MAX_KIND = 200
 MAX_PURPOSE = 200
+MAX_SENSOR = 40  # characters of a sensor name the revoke form takes (every sensor's name is far shorter)
+_SENSORS = {k.value: k for k in SensorKind}
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
@@ -51,8 +56,13 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def consents(request: Request, viewer: Viewer) -> Response:
         book = _book()
         items = book.list(viewer.principal.name) if book is not None else []
+        sensors, sensors_down = [], None
+        try:
+            sensors = await sensor_consents.listed(console.runtime.config, viewer.principal.name)
+        except StoreUnavailable as e:  # said on the page: an unreachable store is not "no sensor consent"
+            sensors_down = str(e)
         return console.render(request, viewer, "consents.html", consents=items, max_kind=MAX_KIND,
-                              max_purpose=MAX_PURPOSE)
+                              max_purpose=MAX_PURPOSE, sensors=sensors, sensors_down=sensors_down)
 
     async def revoke(request: Request, viewer: Viewer) -> Response:
         book = _book()
@@ -64,10 +74,23 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             book.revoke(viewer.principal.name, kind, purpose, by="console")
         return RedirectResponse("/console/consents", status_code=303, headers=HEADERS)
 
+    async def revoke_sensor(request: Request, viewer: Viewer) -> Response:
+        # an exact sensor name (allow list): "*", "", a path or another spelling is refused, never read as
+        # "every sensor" (the registry's revoke without a sensor); the principal is the sign-in's, never the form's
+        sensor = _SENSORS.get(_one(request, "sensor", MAX_SENSOR, "the sensor"))
+        if sensor is None:
+            raise FormRefused(400, "refused: the sensor is not one of the device's sensors; nothing done")
+        try:
+            await sensor_consents.revoke(console.runtime.config, viewer.principal.name, sensor)
+        except StoreUnavailable as e:
+            raise FormRefused(503, f"refused: {e}; nothing done") from None
+        return RedirectResponse("/console/consents", status_code=303, headers=HEADERS)
+
     return [
         ("/upstreams", upstreams, ["GET"], False),
         ("/consents", consents, ["GET"], False),
         ("/consents/revoke", revoke, ["POST"], True),
+        ("/consents/sensors/revoke", revoke_sensor, ["POST"], True),
     ]
 
 

@@ -1,0 +1,111 @@
+"""The consents page says it covers "personal data and sensors": it listed the gateway's consents only, so a
+sensor consent (``device_tools/sensors/consent_registry.py``) could be neither seen nor revoked there. Now the
+signed-in principal's own sensor consents are listed (sensor, scope, granted, expiry) with a Revoke that
+ends that one; after it the next sensor read asks again. Another principal's are neither shown nor
+revocable; a form value that is no sensor, given twice or past its bound revokes nothing. A real Sentinel
+over HTTP on 127.0.0.1 (the console rig), the real ``sensors consent`` command and the real sensors built-in.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from tests.console.console_rig import ALICE, BOB, console_config, env_for, http_sentinel, mcp_client, signed_in
+
+pytestmark = pytest.mark.timeout(180)
+ROW = re.compile(r'action="/console/consents/sensors/revoke".*?name="sensor" value="([^"]*)"', re.S)
+
+
+def sensors_cli(cfg, *args: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "sensors", "consent", *args],
+                         capture_output=True, text=True, timeout=60, env=env_for(cfg))
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.fixture(scope="module")
+def sentinel(tmp_path_factory):
+    cfg = console_config(tmp_path_factory.mktemp("console-sensor-consents"))
+    body = json.loads(cfg.read_text())
+    body["sentinel"]["builtins"] = [*body["sentinel"]["builtins"], "sensors"]
+    cfg.write_text(json.dumps(body))
+    sensors_cli(cfg, "grant", "location", "--requester", "alice", "--scope", "standard")
+    sensors_cli(cfg, "grant", "motion", "--requester", "alice", "--expires-in", "3600")
+    sensors_cli(cfg, "grant", "battery", "--requester", "bob")
+    # hostile rows written straight into the shared store: never shown as consents, never break the page
+    db = sqlite3.connect(cfg.parent / "state" / "sensors" / "sensors.db")
+    with db:
+        db.execute("INSERT INTO sensor_consents VALUES (?, ?, ?, 1.0, NULL, 'x')",
+                   ("alice", "location/../battery", "standard"))
+        db.execute("INSERT INTO sensor_consents VALUES (?, ?, ?, 1.0, NULL, 'x')",
+                   ("alice", "compass", "s" * 5000))
+    db.close()
+    with http_sentinel(cfg) as (base, _proc):
+        yield base
+
+
+def sensor_rows(page: str) -> set[str]:
+    return {html.unescape(s) for s in ROW.findall(page)}
+
+
+async def read_location(base: str, token: str) -> str:
+    async with mcp_client(base, token) as c:
+        r = await c.call_tool("sensors__sensor_read", {"sensor": "location", "policy_tag": "console-test",
+                                                       "scope": "minimal", "retention": 0})
+        return json.dumps(r.structured_content or {}) + " ".join(getattr(b, "text", "") for b in r.content)
+
+
+async def test_a_sensor_consent_is_shown_and_revoked_and_the_next_read_asks_again(sentinel):
+    assert "consent_required" not in await read_location(sentinel, ALICE)  # the stored consent answers
+    async with signed_in(sentinel, ALICE) as alice:
+        page = await alice.page("/console/consents")
+        assert sensor_rows(page) == {"location", "motion"}, page
+        assert "standard" in page and "location/../battery" not in page and "s" * 200 not in page
+        r = await alice.post("/console/consents/sensors/revoke", {"sensor": "location"})
+        assert r.status_code == 303, r.text[:500]
+        assert sensor_rows(await alice.page("/console/consents")) == {"motion"}
+    again = await read_location(sentinel, ALICE)
+    assert "consent" in again and "latitude" not in again, again
+
+
+async def test_another_principals_sensor_consents_are_invisible_and_unrevokable(sentinel):
+    async with signed_in(sentinel, BOB) as bob:
+        assert sensor_rows(await bob.page("/console/consents")) == {"battery"}
+        r = await bob.post("/console/consents/sensors/revoke", {"sensor": "motion", "principal": "alice",
+                                                                "requester": "alice"})
+        assert r.status_code == 303
+    async with signed_in(sentinel, ALICE) as alice:
+        assert "motion" in sensor_rows(await alice.page("/console/consents"))
+
+
+@pytest.mark.parametrize("form", [
+    {},                                             # no sensor: not "every sensor"
+    {"sensor": ""},
+    {"sensor": "*"},
+    {"sensor": "motion/../battery"},
+    {"sensor": "../motion"},
+    {"sensor": "Motion"},
+    {"sensor": "motion "},
+    {"sensor": ["motion", "battery"]},              # given twice: neither is taken
+    {"sensor": "motion" + "x" * 5000},              # past the bound: refused, never cut
+])
+async def test_a_sensor_that_is_absent_unknown_twice_or_too_long_revokes_nothing(sentinel, form):
+    async with signed_in(sentinel, ALICE) as alice:
+        before = sensor_rows(await alice.page("/console/consents"))
+        assert "motion" in before
+        r = await alice.post("/console/consents/sensors/revoke", form)
+        assert r.status_code == 400 and "refused" in r.text, (r.status_code, r.text[:500])
+        assert sensor_rows(await alice.page("/console/consents")) == before
+
+
+async def test_the_revoke_needs_the_csrf_token(sentinel):
+    async with signed_in(sentinel, ALICE) as alice:
+        r = await alice.post("/console/consents/sensors/revoke", {"sensor": "motion"}, csrf=None)
+        assert r.status_code in (400, 403)
+        assert "motion" in sensor_rows(await alice.page("/console/consents"))
