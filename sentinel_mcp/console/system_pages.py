@@ -1,5 +1,6 @@
 """Upstreams (health, breaker, latency, tools; reconnect is the owner's) and Consents (this principal's
-standing consents to personal data and sensors, revocable)."""
+standing consents to personal data, from the gateway's ``ConsentBook``, and to sensors, from the sensors
+built-in's registry: ``console/sensor_consents.py``; each revocable)."""
 
 from __future__ import annotations
 
@@ -76,7 +77,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
 
     async def revoke_sensor(request: Request, viewer: Viewer) -> Response:
         # an exact sensor name (allow list): "*", "", a path or another spelling is refused, never read as
-        # "every sensor" (the registry's revoke without a sensor); the principal is the sign-in's, never the form's
+        # "every sensor" (the registry's revoke without a sensor); the principal is the sign-in's, never the
+        # form's
         sensor = _SENSORS.get(_one(request, "sensor", MAX_SENSOR, "the sensor"))
         if sensor is None:
             raise FormRefused(400, "refused: the sensor is not one of the device's sensors; nothing done")

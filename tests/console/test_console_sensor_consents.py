@@ -17,7 +17,8 @@ import sys
 
 import pytest
 
-from tests.console.console_rig import ALICE, BOB, console_config, env_for, http_sentinel, mcp_client, signed_in
+from tests.console.console_rig import (ALICE, BOB, console_config, env_for, http_sentinel, mcp_client,
+                                       signed_in)
 
 pytestmark = pytest.mark.timeout(180)
 ROW = re.compile(r'action="/console/consents/sensors/revoke".*?name="sensor" value="([^"]*)"', re.S)
