@@ -91,6 +91,7 @@ async def test_no_token_foreign_host_and_origin_are_refused(sentinel):
             "/console/policy/whatif",
             "/console/sessions/alice/x/revoke",
             "/console/consents/revoke",
+            "/console/consents/sensors/revoke",
             "/console/pins/accept",
             "/console/logout",
         ):

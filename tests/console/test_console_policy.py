@@ -131,6 +131,7 @@ async def test_history_diff_hot_reload_and_check(tmp_path):
                 "/console/policy/check",
                 "/console/sessions/owner/x/revoke",
                 "/console/consents/revoke",
+                "/console/consents/sensors/revoke",
                 "/console/logout",
             )
             bobs = csrf_of(await bob.page("/console/inbox"))
