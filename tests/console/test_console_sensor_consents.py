@@ -8,6 +8,7 @@ over HTTP on 127.0.0.1 (the console rig), the real ``sensors consent`` command a
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
@@ -17,8 +18,8 @@ import sys
 
 import pytest
 
-from tests.console.console_rig import (ALICE, BOB, console_config, env_for, http_sentinel, mcp_client,
-                                       signed_in)
+from tests.console.console_rig import (ALICE, BOB, console_config, env_for, http_sentinel, items_of,
+                                       mcp_client, signed_in)
 
 pytestmark = pytest.mark.timeout(180)
 ROW = re.compile(r'action="/console/consents/sensors/revoke".*?name="sensor" value="([^"]*)"', re.S)
@@ -71,8 +72,14 @@ async def test_a_sensor_consent_is_shown_and_revoked_and_the_next_read_asks_agai
         r = await alice.post("/console/consents/sensors/revoke", {"sensor": "location"})
         assert r.status_code == 303, r.text[:500]
         assert sensor_rows(await alice.page("/console/consents")) == {"motion"}
-    again = await read_location(sentinel, ALICE)
-    assert "consent" in again and "latitude" not in again, again
+        # the next read asks again: its question reaches alice's inbox (her client cannot be asked); "no"
+        call = asyncio.create_task(read_location(sentinel, ALICE))
+        page = await alice.wait_items(1)
+        assert "location" in page, page
+        item = items_of(page)[0]
+        assert (await alice.post(f"/console/inbox/{item}", {"decision": "deny"})).status_code == 303
+        again = await asyncio.wait_for(call, 60)
+    assert "consent_declined" in again and "latitude" not in again, again
 
 
 async def test_another_principals_sensor_consents_are_invisible_and_unrevokable(sentinel):
