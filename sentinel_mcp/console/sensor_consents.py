@@ -13,10 +13,12 @@ from pathlib import Path
 from device_tools.sensors.bridge import SensorBridge
 from device_tools.sensors.consent_registry import Consent
 from device_tools.sensors.database import DB_FILENAME, SensorDatabase
+from device_tools.sensors.errors import StoreUnavailable
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
 from sentinel_mcp.config import Config
 from sentinel_mcp.core.sensor_kinds import SensorKind
+from sentinel_mcp.storage import StorageError
 
 NAME = "sensors"  # the built-in's name: its data directory and its config section
 
@@ -30,9 +32,13 @@ def _bridge(config: Config) -> SensorBridge | None:
     if not config.store_url and not (data_dir / DB_FILENAME).exists():
         return None
     settings = SensorSettings.from_section(config.sentinel.builtin_settings(NAME))
+    try:
+        db = SensorDatabase(data_dir, config.store_url)
+    except StorageError as e:  # a local file that cannot be opened: said on the page, never "no consent"
+        raise StoreUnavailable(f"the sensors' store is unavailable: {e}") from None
     # the source is never read here: the bridge is what ties a revoke to the readings it covered
-    return SensorBridge(make_source(settings), SensorDatabase(data_dir, config.store_url),
-                        default_retention=settings.default_retention, max_retention=settings.max_retention)
+    return SensorBridge(make_source(settings), db, default_retention=settings.default_retention,
+                        max_retention=settings.max_retention)
 
 
 def _listed(config: Config, principal: str) -> list[Consent]:
