@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 
 from device_tools.sensors.bridge import SensorBridge
-from device_tools.sensors.consent_registry import Consent
+from device_tools.sensors.consent_registry import ANY_REQUESTER, Consent
 from device_tools.sensors.database import DB_FILENAME, SensorDatabase
 from device_tools.sensors.errors import StoreUnavailable
 from device_tools.sensors.settings import SensorSettings
@@ -46,7 +46,9 @@ def _listed(config: Config, principal: str) -> list[Consent]:
     if bridge is None:
         return []
     try:
-        return bridge.consents.list(principal)
+        # a consent to any requester covers this principal too, so it is shown (not revocable here: the
+        # owner's, at the command line); no other principal's own consent is ever read
+        return bridge.consents.list(principal) + bridge.consents.list(ANY_REQUESTER)
     finally:
         bridge.db.close()
 

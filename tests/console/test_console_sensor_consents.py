@@ -40,6 +40,7 @@ def sentinel(tmp_path_factory):
     sensors_cli(cfg, "grant", "location", "--requester", "alice", "--scope", "standard")
     sensors_cli(cfg, "grant", "motion", "--requester", "alice", "--expires-in", "3600")
     sensors_cli(cfg, "grant", "battery", "--requester", "bob")
+    sensors_cli(cfg, "grant", "barometer", "--requester", "*")  # anyone's: shown to each, revoked by none
     # hostile rows written straight into the shared store: never shown as consents, never break the page
     db = sqlite3.connect(cfg.parent / "state" / "sensors" / "sensors.db")
     with db:
@@ -90,6 +91,17 @@ async def test_another_principals_sensor_consents_are_invisible_and_unrevokable(
         assert r.status_code == 303
     async with signed_in(sentinel, ALICE) as alice:
         assert "motion" in sensor_rows(await alice.page("/console/consents"))
+
+
+async def test_a_consent_to_anyone_is_shown_to_each_and_revoked_by_none_here(sentinel):
+    for token in (ALICE, BOB):
+        async with signed_in(sentinel, token) as person:
+            page = await person.page("/console/consents")
+            assert "barometer" in page and "granted to anyone" in page
+            assert "barometer" not in sensor_rows(page)
+            r = await person.post("/console/consents/sensors/revoke", {"sensor": "barometer"})
+            assert r.status_code == 303  # the person's own barometer consent, which there is none of
+            assert "granted to anyone" in await person.page("/console/consents")
 
 
 @pytest.mark.parametrize("form", [
