@@ -44,18 +44,16 @@ async def until(condition) -> None:  # noqa: ANN001
 
 
 class OrderSpy:
-    """The real compiler, recording whose schema it compiled in which order; the first one waits for a gate."""
+    """The real compiler, recording whose schema it compiled in which order; the first waits for a gate."""
 
     def __init__(self) -> None:
         self.order: list[str] = []
         self.gate = threading.Event()
 
     def __call__(self, schema):  # noqa: ANN001, ANN204
-        if not self.order:
-            self.order.append(schema["title"])
+        self.order.append(schema["title"])
+        if len(self.order) == 1:
             self.gate.wait(60)
-        else:
-            self.order.append(schema["title"])
         return compile_schema(schema)
 
 
@@ -64,7 +62,9 @@ async def test_one_partys_single_compile_is_served_before_anothers_queued_ones(
 ):
     spy = OrderSpy()
     monkeypatch.setattr(cortex_module, "compile_schema", spy)
-    settings = LlmSettings(model=str(tiny_chat_model), n_ctx=2048, n_threads=1, seed=7, max_queued_per_party=12)
+    settings = LlmSettings(
+        model=str(tiny_chat_model), n_ctx=2048, n_threads=1, seed=7, max_queued_per_party=12
+    )
     cortex = Cortex(settings, engine=LlamaEngine(settings))
     hold = threading.Event()
 
