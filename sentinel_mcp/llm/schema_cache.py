@@ -31,8 +31,8 @@ class SchemaCache:
     def _key(schema: Any) -> str | None:
         try:
             text = schema if isinstance(schema, str) else json.dumps(schema, sort_keys=True)
-        except (TypeError, ValueError):
-            return None  # not JSON: let the compiler refuse it
+        except (TypeError, ValueError, RecursionError):
+            return None  # not JSON (or nested past the interpreter): the compiler refuses it with a reason
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def compiled(self, party: str, schema: Any, compile_schema: Callable[[Any], str]) -> str:

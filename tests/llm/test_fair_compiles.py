@@ -145,3 +145,14 @@ def test_one_partys_compiles_do_not_evict_anothers_cached_schemas(monkeypatch: p
     # nor does a party see (by a fast answer) that another party compiled a schema: caches are per party
     cache.compiled("alice", bobs, counted)
     assert calls.count("bob-1") == 2, calls
+
+
+@pytest.mark.parametrize("depth", [5000, 100_000])
+def test_a_schema_the_cache_cannot_key_is_refused_by_the_compiler_with_its_reason(depth: int):
+    from sentinel_mcp.llm.errors import SchemaError
+
+    schema: dict = {}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"a": schema}}
+    with pytest.raises(SchemaError):
+        SchemaCache().compiled("alice", schema, compile_schema)
