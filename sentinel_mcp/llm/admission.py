@@ -6,7 +6,8 @@ twenty calls at once were all compiled, in twenty worker threads contending with
 interpreter, before fifteen were refused. Admission applies the same bounds from the start of a call (a
 party's waiting turns plus the one it may run; everyone's likewise), and the CPU work on what callers send
 (reading their text for control tokens and injections, compiling their schemas, checking answers against
-them) runs one piece at a time, in one worker thread per event loop, never on the event loop itself.
+them) runs one piece at a time, in one worker thread per event loop, never on the event loop itself, the
+parties waiting served round-robin (``fair_caller_work``).
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-import anyio
 from anyio.lowlevel import RunVar
 
 from sentinel_mcp.llm.errors import ModelBusy
+from sentinel_mcp.llm.fair_caller_work import FairCallerWork
 
 _T = TypeVar("_T")
-# per event loop: a limiter is bound to the loop that made it
-_CALLER_WORK: RunVar[anyio.CapacityLimiter] = RunVar("sentinel_llm_caller_work")
+# per event loop: its events are bound to the loop that made them
+_CALLER_WORK: RunVar[FairCallerWork] = RunVar("sentinel_llm_caller_work")
 
 
 class Admission:
@@ -68,20 +69,20 @@ class Admission:
             return dict(self._calls)
 
 
-def _limiter() -> anyio.CapacityLimiter:
+def _worker() -> FairCallerWork:
     try:
         return _CALLER_WORK.get()
     except LookupError:
-        limiter = anyio.CapacityLimiter(1)
-        _CALLER_WORK.set(limiter)
-        return limiter
+        worker = FairCallerWork()
+        _CALLER_WORK.set(worker)
+        return worker
 
 
-async def caller_work(fn: Callable[..., _T], *args: object) -> _T:
-    """Run CPU work on what a caller sent in a worker thread, one such piece of work at a time."""
-    return await anyio.to_thread.run_sync(fn, *args, limiter=_limiter())
+async def caller_work(fn: Callable[..., _T], *args: object, party: str) -> _T:
+    """Run CPU work on what ``party`` sent in a worker thread, one piece at a time, parties served in turn."""
+    return await _worker().run(party, fn, *args)
 
 
 def caller_work_waiting() -> int:
     """How many pieces of work on callers' input wait for the one running (tests and the operator)."""
-    return int(_limiter().statistics().tasks_waiting)
+    return _worker().waiting_count

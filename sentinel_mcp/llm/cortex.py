@@ -27,6 +27,7 @@ from sentinel_mcp.llm.injection import find_injection, refuse_injection
 from sentinel_mcp.llm.output_models import RiskAssessment
 from sentinel_mcp.llm.sanitizer import cap, sanitize_context, sanitize_query, sanitize_system, wrap_context
 from sentinel_mcp.llm.admission import caller_work
+from sentinel_mcp.llm.schema_cache import SchemaCache
 from sentinel_mcp.llm.schema_grammar import bounded_schema_text, compile_schema, validate_against_schema
 from sentinel_mcp.llm.settings import LlmSettings
 
@@ -63,6 +64,7 @@ class Cortex:
         self.settings = settings or LlmSettings()
         self.engine = engine or shared_engine(self.settings)
         self.grammars = grammars or GrammarRegistry.load()
+        self.schemas = SchemaCache()  # each party's compiled schemas, its own (see schema_cache)
 
     # --- prompt building --------------------------------------------------------------------------
     def build_messages(
@@ -154,10 +156,10 @@ class Cortex:
                 named.model,
             )
         elif json_schema is not None:
-            gbnf, label = await _compiled(json_schema), "json_schema"
+            gbnf, label = await self._compiled(json_schema, party), "json_schema"
             schema = json_schema if isinstance(json_schema, dict) else json.loads(json_schema)
         messages = await caller_work(
-            functools.partial(self.build_messages, prompt, system=system, context=context)
+            functools.partial(self.build_messages, prompt, system=system, context=context), party=party
         )
         gen = await self.engine.generate(
             GenerationRequest(
@@ -165,7 +167,7 @@ class Cortex:
             ),
             progress,
         )
-        data = await _checked(gen, model, schema) if gbnf else None
+        data = await _checked(gen, model, schema, party) if gbnf else None
         return StructuredResult(gen.text, data, gen)
 
     async def extract(
@@ -180,7 +182,7 @@ class Cortex:
         schema_text = bounded_schema_text(json_schema)  # its size refused before anything reads it
         with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
             if self.settings.detect_injection:  # its descriptions reach the prompt
-                await caller_work(refuse_injection, schema_text, "json_schema")
+                await caller_work(refuse_injection, schema_text, "json_schema", party=party)
             prompt = "Extract the data as one JSON object matching this JSON Schema:\n" + schema_text[:1500]
             return await self._trusted(
                 prompt, EXTRACT_SYSTEM, text, None, json_schema, max_tokens, progress, party
@@ -204,7 +206,7 @@ class Cortex:
         cap(context, self.settings.max_context_chars, "context")  # refused before the detector reads it
         with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
             for part, what in ((action_text, "action"), (context, "context")):
-                finding = await caller_work(find_injection, part) if part else None
+                finding = await caller_work(find_injection, part, party=party) if part else None
                 if finding is not None:
                     return {
                         "risk": "critical",
@@ -253,6 +255,12 @@ class Cortex:
                 prompt, system, context, grammar, json_schema, max_tokens, progress, party
             )
 
+    async def _compiled(self, json_schema: Any, party: str) -> str:
+        """A caller's schema compiled in a worker thread, in its party's turn: checking and converting 64 KB
+        of it takes up to a second of CPU, which on the event loop stood every other call still."""
+        # compile_schema looked up when called (tests put a spy in its place)
+        return await caller_work(self.schemas.compiled, party, json_schema, _compile, party=party)
+
     async def _trusted(
         self,
         prompt: str,
@@ -266,9 +274,9 @@ class Cortex:
     ) -> StructuredResult:
         user = prompt
         if context:  # checked first: a context over its cap is refused before a schema is compiled
-            user = f"{await caller_work(self._fenced_context, context)}\n\n{prompt}"
+            user = f"{await caller_work(self._fenced_context, context, party=party)}\n\n{prompt}"
         model = self.grammars.get(grammar).model if grammar else None
-        gbnf = self.grammars.get(grammar).text if grammar else await _compiled(json_schema)
+        gbnf = self.grammars.get(grammar).text if grammar else await self._compiled(json_schema, party)
         schema = (
             None if grammar else (json_schema if isinstance(json_schema, dict) else json.loads(json_schema))
         )
@@ -286,7 +294,7 @@ class Cortex:
             ),
             progress,
         )
-        return StructuredResult(gen.text, await _checked(gen, model, schema), gen)
+        return StructuredResult(gen.text, await _checked(gen, model, schema, party), gen)
 
 
 def _parse_and_validate(gen: Generation, model: type[BaseModel] | None, schema: dict[str, Any] | None) -> Any:
@@ -319,15 +327,17 @@ def _parse_and_validate(gen: Generation, model: type[BaseModel] | None, schema: 
 __all__ = ["Cortex", "InjectionDetected", "StructuredResult"]
 
 
-async def _compiled(json_schema: Any) -> str:
-    """A caller's schema compiled in a worker thread: checking and converting 64 KB of it takes up to a second
-    of CPU, which on the event loop stood every other call and connection of the gateway still."""
-    return await caller_work(compile_schema, json_schema)
 
 
-async def _checked(gen: Generation, model: type[BaseModel] | None, schema: dict[str, Any] | None) -> Any:
+async def _checked(
+    gen: Generation, model: type[BaseModel] | None, schema: dict[str, Any] | None, party: str
+) -> Any:
     """The output parsed and validated in a worker thread, for the same reason: building the validator of a
     caller's 60 KB schema and checking against it took 0.6-1 s of CPU."""
     if schema is None:  # a named grammar's pydantic model: cheap, no thread needed
         return _parse_and_validate(gen, model, schema)
-    return await caller_work(_parse_and_validate, gen, model, schema)
+    return await caller_work(_parse_and_validate, gen, model, schema, party=party)
+
+
+def _compile(json_schema: Any) -> str:
+    return compile_schema(json_schema)
