@@ -85,7 +85,7 @@ def loads(raw: bytes | str) -> Any:
         raise WireError(PARSE_ERROR, f"Parse error: nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as e:
         raise WireError(PARSE_ERROR, f"Parse error: {e}") from None
-    problem = value_problem(value, MAX_DEPTH)
+    problem = walk_value(value, MAX_DEPTH, MAX_VALUES, False)[0]
     if problem is not None:
         raise WireError(INVALID_REQUEST, f"Invalid Request: {problem}",
                         valid_id(value.get("id")) if isinstance(value, dict) else None)
@@ -105,37 +105,60 @@ def _too_many_values(text: str) -> bool:
 _WALKED = (dict, list, int, float)  # the values with something to check (bool is an int: let through below)
 
 
+# What one walk of a value found, (problem, floats, nested_keys): the limits' verdict, and what the
+# validate step's argument form needs to know so that it does not walk the arguments again (issue 21). The
+# notes are conservative ("maybe" runs a check in full, only "surely not" skips it) and meaningful only
+# without a problem (the walk stops there): floats, a float somewhere (else no number is made an integer:
+# ``json_numbers.py``); nested_keys, an object below the top with two keys or more (else no two keys of one
+# object below the top can be one name to a case-folding reader: ``gateway/key_spellings.py``). A plain
+# tuple: a named one costs two calls a walk.
+ValueWalk = tuple[str | None, bool, bool]
+
+
 def value_problem(value: Any, max_depth: int, max_values: int = MAX_VALUES) -> str | None:
-    """Depth, number of values, integer size and finiteness of a parsed JSON value (iterative: no
-    recursion; a value past ``max_values`` is not walked further)."""
+    """Depth, number of values, integer size and finiteness of a parsed JSON value."""
+    return walk_value(value, max_depth, max_values, False)[0]
+
+
+def walk_value(
+    value: Any, max_depth: int, max_values: int = MAX_VALUES, nested_keys: bool = True
+) -> ValueWalk:
+    """``value_problem``'s walk, noting floats and (with ``nested_keys``) nested objects (iterative: no
+    recursion; a value past ``max_values`` is not walked further). One walk serves the wire limits and the
+    tool arguments' form; a message's walk does not ask for nested objects (a ``len`` a message)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     seen = 0
+    floats = nested = False
     while stack:
         v, depth = stack.pop()
         if isinstance(v, dict):
             items: Any = v.values()
+            if nested_keys and depth > 1 and not nested and len(v) > 1:
+                nested = True
         elif isinstance(v, list):
             items = v
         elif isinstance(v, bool):
             continue
         elif isinstance(v, int):
             if v.bit_length() > MAX_INT_DIGITS * 3.33:
-                return f"an integer has more than {MAX_INT_DIGITS} digits"
+                return (f"an integer has more than {MAX_INT_DIGITS} digits", floats, nested)
             continue
         else:
-            if isinstance(v, float) and not math.isfinite(v):
-                return "a number is not finite"
+            if isinstance(v, float):
+                floats = True
+                if not math.isfinite(v):
+                    return ("a number is not finite", floats, nested)
             continue
         seen += len(v)
         if seen > max_values:
-            return f"holds more than {max_values} values"
+            return (f"holds more than {max_values} values", floats, nested)
         if depth > max_depth:
-            return f"nested deeper than {max_depth} levels"
+            return (f"nested deeper than {max_depth} levels", floats, nested)
         for item in items:
             # text and null, most of the items, have nothing to check (told without isinstance's walk)
             if type(item) is not str and item is not None and isinstance(item, _WALKED):
                 stack.append((item, depth + 1))
-    return None
+    return (None, floats, nested)
 
 
 def _encodable(s: str) -> bool:

@@ -18,8 +18,7 @@ from mcp.types import Tool
 from sentinel_mcp.core import outside_schema
 from sentinel_mcp.core.echoed_text import MESSAGE_ECHO_LIMIT, echoed
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
-from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH
-from sentinel_mcp.gateway.argument_walk import ArgumentWalk, walk_arguments
+from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, ValueWalk, walk_value
 
 if TYPE_CHECKING:  # jsonschema is imported by the first call's check, not at start-up (issue 21)
     from jsonschema.protocols import Validator
@@ -75,7 +74,7 @@ class ArgumentCheck:
         """
         return self.check(tool, arguments, max_bytes)[0]
 
-    def check(self, tool: Tool, arguments: Any, max_bytes: int) -> tuple[str | None, ArgumentWalk | None]:
+    def check(self, tool: Tool, arguments: Any, max_bytes: int) -> tuple[str | None, ValueWalk | None]:
         """``problem``, and the walk of the arguments that told their shape (None: not walked, as ``{}``), for
         the argument form's checks (``argument_form``)."""
         if arguments is None:
@@ -88,9 +87,9 @@ class ArgumentCheck:
             if _EMPTY_SIZE > max_bytes:
                 return f"arguments for {tool.name} are too large ({_EMPTY_SIZE} bytes > {max_bytes})", None
             return self._compiled(tool)[2], None
-        walk = walk_arguments(arguments, MAX_ARGUMENT_DEPTH)  # before anything walks them recursively
-        if walk.problem is not None:
-            return f"invalid arguments for {tool.name}: {walk.problem}", walk
+        walk = walk_value(arguments, MAX_ARGUMENT_DEPTH)  # before anything walks them recursively
+        if walk[0] is not None:
+            return f"invalid arguments for {tool.name}: {walk[0]}", walk
         size = len(_SIZE.encode(arguments))
         if size > max_bytes:
             return f"arguments for {tool.name} are too large ({size} bytes > {max_bytes})", walk

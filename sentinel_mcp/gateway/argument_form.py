@@ -14,25 +14,27 @@ from typing import Any
 
 from sentinel_mcp.core.json_numbers import NumberTooLarge, integral_as_int
 from sentinel_mcp.gateway.json_in_text import text_read_as_json
-from sentinel_mcp.gateway.argument_walk import ArgumentWalk
+from sentinel_mcp.core.wire_limits import ValueWalk
 from sentinel_mcp.gateway.key_spellings import key_spelling_problem, top_key_spelling_problem
 
 
 def argument_form(
-    schema: Any, arguments: dict[str, Any] | None, walk: ArgumentWalk | None = None
+    schema: Any, arguments: dict[str, Any] | None, walk: ValueWalk | None = None
 ) -> tuple[dict[str, Any] | None, str | None]:
     """``(the arguments in their one form, None)``, or ``(the arguments, why they are refused)``. ``walk``:
-    what the validate step's walk of these arguments found (``argument_walk.py``): a check it shows to have
+    what the validate step's walk of these arguments found (``wire_limits.walk_value``): a check it shows to
+    have
     nothing to find is not run (the same answer, the same refusal first)."""
     if not arguments:  # None or {}: no number, no text, no key
         return arguments, None
+    floats, nested_keys = (True, True) if walk is None else walk[1:]
     try:
-        if walk is None or walk.floats:
+        if floats:
             arguments = integral_as_int(arguments)
         given = arguments or {}
         problem = text_read_as_json(schema, given)
         if problem is None:
-            problem = (key_spelling_problem(schema, given) if walk is None or walk.nested_keys
+            problem = (key_spelling_problem(schema, given) if nested_keys
                        else top_key_spelling_problem(schema, given))
         return arguments, problem
     except NumberTooLarge as e:

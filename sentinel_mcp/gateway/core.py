@@ -397,12 +397,12 @@ class Gateway(DecideStep, CatalogView):
         name, arguments = req.name, req.arguments
         if not self.arguments.ready(route.exposed):  # compiled off the event loop on the tool's first call
             await self.arguments.prepare(route.exposed)
-        # one walk of the arguments for the limits and the form's checks (argument_walk.py)
+        # one walk of the arguments for the limits and the form's checks (wire_limits.walk_value)
         limit = self.config.sentinel.max_argument_bytes
         problem, walk = self.arguments.check(route.exposed, arguments, limit)
         if problem is not None:
             # arguments of a shape past the wire limits are not kept (the record says why they were refused)
-            shape = walk.problem if walk is not None else value_problem(arguments, MAX_ARGUMENT_DEPTH)
+            shape = walk[0] if walk is not None else value_problem(arguments, MAX_ARGUMENT_DEPTH)
             kept = arguments if shape is None else None
             await rec.final("error", "bad_arguments", upstream=route.upstream, error=problem, arguments=kept)
             return Refused(reason=problem, decision_id=rec.decision_id)

@@ -1,4 +1,4 @@
-"""The validate step walks a call's arguments once (``argument_walk.py``): the walk's verdict is
+"""The validate step walks a call's arguments once (``wire_limits.walk_value``): the walk's verdict is
 ``value_problem``'s, and the argument form's checks skipped on what it found give the answer and the refusal
 they gave when run in full, first refusal first, the same words."""
 
@@ -15,7 +15,7 @@ from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import argument_form as form_module
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
 from sentinel_mcp.gateway.argument_form import argument_form
-from sentinel_mcp.gateway.argument_walk import walk_arguments
+from sentinel_mcp.core.wire_limits import walk_value
 from sentinel_mcp.gateway.json_in_text import text_read_as_json
 from sentinel_mcp.gateway.key_spellings import key_spelling_problem
 from tests.gateway.test_value_problem_walk import _value
@@ -55,7 +55,7 @@ def test_the_walk_tells_what_value_problem_tells() -> None:
     for _ in range(3000):
         value = _value(rng, 0)
         for max_depth, max_values in ((64, 100_000), (3, 100_000), (64, 6), (2, 3)):
-            assert walk_arguments(value, max_depth, max_values).problem == value_problem(
+            assert walk_value(value, max_depth, max_values)[0] == value_problem(
                 value, max_depth, max_values), value
 
 
@@ -68,9 +68,9 @@ def test_the_form_after_one_walk_is_the_full_forms() -> None:
     skipped = 0
     for i in range(6000):
         args = _arguments(rng)
-        walk = walk_arguments(args, MAX_ARGUMENT_DEPTH)
-        assert walk.problem is None
-        skipped += not walk.floats or not walk.nested_keys
+        walk = walk_value(args, MAX_ARGUMENT_DEPTH)
+        assert walk[0] is None
+        skipped += not walk[1] or not walk[2]
         for schema in SCHEMAS:
             full_args, full_problem = reference_form(schema, args)  # every check in full, as before
             for one_args, one_problem in (argument_form(schema, args, walk), argument_form(schema, args)):
@@ -94,10 +94,10 @@ def test_what_the_walk_rules_out_is_not_walked_again(monkeypatch: Any) -> None:
 
         monkeypatch.setattr(form_module, name, counted)
     plain = {"a": "x", "n": 13, "tags": ["t", {"only": 1}]}
-    assert argument_form(None, plain, walk_arguments(plain, MAX_ARGUMENT_DEPTH)) == (plain, None)
+    assert argument_form(None, plain, walk_value(plain, MAX_ARGUMENT_DEPTH)) == (plain, None)
     assert calls == []
     deep = {"a": {"x": 1, "X": 2}, "n": 13.0}
-    _, problem = argument_form(None, deep, walk_arguments(deep, MAX_ARGUMENT_DEPTH))
+    _, problem = argument_form(None, deep, walk_value(deep, MAX_ARGUMENT_DEPTH))
     assert problem is not None and "'x' and 'X'" in problem
     assert calls == ["integral_as_int", "key_spelling_problem"]
 
@@ -110,5 +110,5 @@ def test_what_the_walk_rules_out_is_not_walked_again(monkeypatch: Any) -> None:
 def test_the_check_reports_the_walks_verdict(args: dict[str, Any], first: str | None) -> None:
     tool = Tool(name="t", input_schema={"type": "object"})
     problem, walk = ArgumentCheck().check(tool, args, 10_000)
-    assert problem == first and walk is not None and walk.problem == value_problem(args, MAX_ARGUMENT_DEPTH)
+    assert problem == first and walk is not None and walk[0] == value_problem(args, MAX_ARGUMENT_DEPTH)
     assert ArgumentCheck().check(tool, {}, 10_000) == (None, None)

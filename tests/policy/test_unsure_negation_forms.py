@@ -44,6 +44,13 @@ not_ag(X) :- open(X), \\+ aggregate_all(count, changed(X), 0).
 not_cut(X) :- open(X), \\+ unchanged_cut(X).
 not_once(X) :- open(X), \\+ once(\\+ changed(X)).
 not_ignore(X) :- open(X), \\+ ( ignore(( \\+ changed(X), Y = 1 )), Y == 1 ).
+% the polarity around a condition is back after it (the compiled path enters and leaves it inline)
+after_cond(X) :- open(X), ( open(X) -> \\+ changed(X) ; fail ).
+after_soft(X) :- open(X), ( member(Y, [1, 2]) *-> Y == 2, \\+ changed(X) ; fail ).
+after_once(X) :- once(open(X)), ignore(open(X)), \\+ changed(X).
+guard('t__after_cond', [x = X], after_cond(X)).
+guard('t__after_soft', [x = X], after_soft(X)).
+guard('t__after_once', [x = X], after_once(X)).
 guard('t__ite', [x = X], ite(X)).
 guard('t__fa', [x = X], fa(X)).
 guard('t__fa_other', [x = X], fa_other(X)).
@@ -72,7 +79,8 @@ guard('t__not_fa_direct', [x = X], ( open(X), \\+ forall(changed(X), fail) )).
 """
 # "not changed yet", written as a negation: an unsure change denies
 DENY_WHEN_UNSURE = ["t__ite", "t__fa", "t__fa_other", "t__fi", "t__ag", "t__ag_bag", "t__not_fi_not",
-                    "t__ite_direct", "t__fa_direct", "t__fa_required", "t__ag_required"]
+                    "t__ite_direct", "t__fa_direct", "t__fa_required", "t__ag_required", "t__after_cond",
+                    "t__after_soft", "t__after_once"]
 # "changed", however written (a collection, a double negation, a native negation under \+): never granted
 NEVER_GRANTS = ["t__fi_pos", "t__ag_pos", "t__ag_var", "t__fi_var", "t__ag_var_not", "t__not_ite",
                 "t__ite_else", "t__not_fa", "t__not_fi", "t__not_ag", "t__not_cut", "t__not_once",

@@ -76,4 +76,4 @@ prove_native([], _, _, []).
 prove_native([I|Is], RB, CallArgs, [T|Ts]) :- once(RB:'$guard_native'(I, CallArgs, T)), prove_native(Is, RB, CallArgs, Ts).
 
 %  A fresh query state for the full pass, as begin_query/3 and sn_decide/9 left it.
-reset_query :- nb_getval(sn_query, q(RB, S, Now, C)), begin_query(RB, S, Now, C).
+reset_query :- nb_getval(sn_query, q(RB, S, Now, C, _)), begin_query(RB, S, Now, C).

@@ -106,7 +106,7 @@ fails_branch(T) :- T == false.
 %  a catch of that error only, so that a limit reached in a proof is never caught on the way.
 undefined_fails(G) :- catch(G, error(existence_error(procedure, _), _), fail).
 
-cur(call, T, D, V) :- nb_getval(sn_query, q(_, _, _, c(T, D, V))).
+cur(call, T, D, V) :- nb_getval(sn_query, q(_, _, _, c(T, D, V), _)).
 
 %  shown_digest(+Msg, -Hex): SHA-256 of a confirmation's text (UTF-8), in hex: what a '$confirmed' fact names
 %  (questions.py keys the question by it, answer_facts.py stores it). Every decision of a confirmed call digests

@@ -94,35 +94,51 @@ body_code(_, V, _, T, sentinel_core:prove(V, T)) :- var(V), !.
 body_code(_, true, _, T, T = true) :- !.
 body_code(M, (A, B), RB, T, (T = and(TA, TB), CA, CB)) :- !,
     body_code(M, A, RB, TA, CA), body_code(M, B, RB, TB, CB).
-body_code(M, (C -> Th ; E), RB, T, ( sentinel_core:negate, CC -> fail ; CE )) :- fails_branch(Th), !,
-    body_code(M, C, RB, _, CC), body_code(M, E, RB, T, CE).  % a negation of C (proof_interpreter.pl)
-body_code(M, (C -> Th ; E), RB, T, ( sentinel_core:within(mixed, CC) -> CTh, T = if(TC, TTh) ; CE )) :- !,
-    body_code(M, C, RB, TC, CC), body_code(M, Th, RB, TTh, CTh), body_code(M, E, RB, T, CE).
-body_code(M, (C *-> Th ; E), RB, T, ( sentinel_core:within(mixed, CC) *-> CTh, T = if(TC, TTh) ; CE )) :- !,
-    body_code(M, C, RB, TC, CC), body_code(M, Th, RB, TTh, CTh), body_code(M, E, RB, T, CE).
+body_code(M, (C -> Th ; E), RB, T, ( NC -> fail ; CE )) :- fails_branch(Th), !,
+    body_code(M, C, RB, _, CC), body_code(M, E, RB, T, CE), negated_code(CC, NC).  % a negation of C (proof_interpreter.pl)
+body_code(M, (C -> Th ; E), RB, T, ( MC -> CTh, T = if(TC, TTh) ; CE )) :- !,
+    body_code(M, C, RB, TC, CC), body_code(M, Th, RB, TTh, CTh), body_code(M, E, RB, T, CE), mixed_code(CC, MC).
+body_code(M, (C *-> Th ; E), RB, T, ( MC *-> CTh, T = if(TC, TTh) ; CE )) :- !,
+    body_code(M, C, RB, TC, CC), body_code(M, Th, RB, TTh, CTh), body_code(M, E, RB, T, CE), mixed_code(CC, MC).
 body_code(M, (A ; B), RB, T, ( CA ; CB )) :- !,
     body_code(M, A, RB, T, CA), body_code(M, B, RB, T, CB).
-body_code(M, (C -> Th), RB, T, ( T = if(TC, TTh), ( sentinel_core:within(mixed, CC) -> CTh ) )) :- !,
-    body_code(M, C, RB, TC, CC), body_code(M, Th, RB, TTh, CTh).
-body_code(M, \+ G, RB, T, ( T = not(G), \+ ( sentinel_core:negate, CG ) )) :- !,
-    body_code(M, G, RB, _, CG).
-body_code(M, once(G), RB, T, once(sentinel_core:within(mixed, CG))) :- !,
-    body_code(M, G, RB, T, CG).
-body_code(M, ignore(G), RB, T, ( sentinel_core:within(mixed, CG) -> true ; T = true )) :- !,
-    body_code(M, G, RB, T, CG).
+body_code(M, (C -> Th), RB, T, ( T = if(TC, TTh), ( MC -> CTh ) )) :- !,
+    body_code(M, C, RB, TC, CC), body_code(M, Th, RB, TTh, CTh), mixed_code(CC, MC).
+body_code(M, \+ G, RB, T, ( T = not(G), \+ NG )) :- !,
+    body_code(M, G, RB, _, CG), negated_code(CG, NG).
+body_code(M, once(G), RB, T, once(MG)) :- !,
+    body_code(M, G, RB, T, CG), mixed_code(CG, MG).
+body_code(M, ignore(G), RB, T, ( MG -> true ; T = true )) :- !,
+    body_code(M, G, RB, T, CG), mixed_code(CG, MG).
 body_code(guard, G, RB, T, Code) :- native_requirement(G, RB, T, Code), !.  % native_guards.pl
 body_code(_, G, _, T, sentinel_core:prove(G, T)) :- \+ callable(G), !.
 body_code(_, G, _, T, sentinel_core:prove(G, T)) :- G = _:_, !.
 body_code(_, G, _, T, sentinel_core:prove(G, T)) :- special_form(G), !.
 body_code(_, G, RB, T, ( T = fact(G, P), Code )) :- base(RB, G), !, base_code(RB, G, P, Code).
-body_code(_, G, RB, T, ( T = native(G), sentinel_core:within(mixed, RB:G) )) :-
+body_code(_, G, RB, T, ( T = native(G), ( nb_current(sn_negated, off) -> RB:G ; sentinel_core:within(mixed, RB:G) ) ))
+    :-
     functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !.
 body_code(_, G, RB, T, RB:Call) :- compiled_twin(RB, G, T, Call), !.
 body_code(_, G, RB, T, sentinel_core:prove(G, T)) :- user_pred(RB, G), !.  % a rule left to the interpreter
 body_code(_, G, RB, T, ( T = decl(G), RB:G )) :- functor(G, N, A), decl_indicator(N/A), !.
 body_code(_, G, RB, T, ( T = builtin(G), Code )) :- catch(runtime_allowed(RB, G), _, fail), !,
-    ( meta_builtin(G) -> Code = sentinel_core:builtin_call(RB, G) ; Code = RB:G ).  % as prove/2 calls it
+    (   meta_builtin(G)  % as prove/2 calls it; natively, as builtin_call/2 would, with the polarity off
+    ->  Code = ( nb_current(sn_negated, off) -> RB:G ; sentinel_core:builtin_call(RB, G) )
+    ;   Code = RB:G
+    ).
 body_code(_, G, _, T, sentinel_core:prove(G, T)).  % refused at run time, as prove/2 refuses it
+
+%  mixed_code(+Code, -Mixed): Code under mixed polarity, as fact_terms.pl's within(mixed, Code) proves it, but
+%  inline (Code is not meta-called): with the polarity off (a session without unsure facts, begin_query/4) it
+%  costs one nb_current/2. b_setval/2 is undone on backtracking, so backtracking into Code sees mixed again.
+mixed_code(Code, ( ( nb_current(sn_negated, P0) -> true ; P0 = false ),
+                   ( P0 == off -> true ; b_setval(sn_negated, mixed) ),
+                   Code,
+                   ( P0 == off -> true ; b_setval(sn_negated, P0) ) )).
+
+%  negated_code(+Code, -Negated): Code after entering a negation (fact_terms.pl's negate/0), the call left
+%  out when the polarity is off (negate/0 does nothing then).
+negated_code(Code, ( ( nb_current(sn_negated, off) -> true ; sentinel_core:negate ), Code )).
 
 %  base_code(+RB, +G, ?P, -Code): base_solve(RB, G, P), with what the rulebase declares about G's predicate
 %  settled now: a predicate without an askable skips the askable look-up (askable_of/3 finds nothing for it),

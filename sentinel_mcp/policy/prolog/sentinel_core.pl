@@ -77,7 +77,7 @@ from_json_atom(Atom, Term) :- json_opts(O), atom_json_term(Atom, Term, O).
 begin_query(RB, Session, Now) :- begin_query(RB, Session, Now, none).
 
 begin_query(RB, Session, Now, Call) :-
-    nb_setval(sn_query, q(RB, Session, Now, Call)), new_shown_room,  % bounded_terms.pl
+    new_shown_room,  % bounded_terms.pl
     ( need(_) -> retractall(need(_)) ; true ),
     ( unmet(_) -> retractall(unmet(_)) ; true ),
     (   findall(K-V, cur(K, V), [req_depth-0, unmet_seq-0])
@@ -86,11 +86,14 @@ begin_query(RB, Session, Now, Call) :-
     ),
     ensure_session(Session),
     %  a proof starts outside any negation (negate/0); in a session that holds no unsure fact (most) the
-    %  polarity is not followed at all (off): nothing it would decide is there
-    ( Session:'$fact'('$unsure', _, _, _, _) -> nb_setval(sn_negated, false) ; nb_setval(sn_negated, off) ).
+    %  polarity is not followed at all (off): nothing it would decide is there. The query term holds it too
+    %  (U), so that a look-up skips the unsure facts without a call when it is off.
+    ( Session:'$fact'('$unsure', _, _, _, _) -> U = false ; U = off ),
+    nb_setval(sn_negated, U),
+    nb_setval(sn_query, q(RB, Session, Now, Call, U)).
 
-query_rb(RB) :- nb_getval(sn_query, q(RB, _, _, _)).
-query_now(Now) :- nb_getval(sn_query, q(_, _, Now, _)).
+query_rb(RB) :- nb_getval(sn_query, q(RB, _, _, _, _)).
+query_now(Now) :- nb_getval(sn_query, q(_, _, Now, _, _)).
 
 %  (The last session made ready is remembered per thread, with the count of sessions dropped then: the look-up
 %  of a module's predicate was ~3 % of a decision. A drop destroys the session's module, on any thread, so the
@@ -130,19 +133,20 @@ denied :- cur(denied, true).
 mark_denied :- native_event, ( denied -> true ; assertz(cur(denied, true)) ).
 
 %  A stored fact first; an unsure one (fact_terms.pl) only after it, and its polarity asked only when there is
-%  one: most sessions hold none, and asking on every look-up was ~2 inferences of ~40 look-ups a decision.
+%  one: most sessions hold none, and asking on every look-up was ~2 inferences of ~40 look-ups a decision. In a
+%  session without one (U off, begin_query/4) they are not looked up at all (~10 inferences a decision).
 valid_fact(G, P) :-
-    nb_getval(sn_query, q(_, S, Now, _)),
+    nb_getval(sn_query, q(_, S, Now, _, U)),
     (   stored_fact(S, G, Exp, P), Exp > Now
-    ;   S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
+    ;   U \== off, S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
     ).
 
 %  valid_fact_of(+N, +G, -P): valid_fact/2 for G, a compound of predicate name N (its stored_fact/4 key known:
 %  the compiled base goals, the fetch markers; about 40 look-ups an allowed call).
 valid_fact_of(N, G, P) :-
-    nb_getval(sn_query, q(_, S, Now, _)), arg(1, G, K),
+    nb_getval(sn_query, q(_, S, Now, _, U)), arg(1, G, K),
     (   S:'$fact'(N, K, G, Exp, P), Exp > Now
-    ;   S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
+    ;   U \== off, S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
     ).
 
 % natively callable (sentinel_rt re-exports them to rulebases)
