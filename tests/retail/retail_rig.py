@@ -23,6 +23,17 @@ DONT_KNOW = object()
 # the user of most retail tests: Olivia Ito (olivia_ito_3591), authenticated by her account's email
 OLIVIA = ("email address of your account", "olivia.ito5204@example.com")
 
+# The user's yes to every write the retail policy asks about (and the reason a cancellation asks for).
+YES = [
+    ("Why do you want to cancel", "no longer needed"),
+    ("Cancel this order?", True),
+    ("Modify the items of this order?", True),
+    ("Change the payment method", True),
+    ("Change the shipping address", True),
+    ("Exchange these items?", True),
+    ("Return these items?", True),
+]
+
 
 def retail_config(
     data_dir: Path, *, permissive: bool = True, server: list[str] | None = None, timeout: float | None = None

@@ -10,6 +10,7 @@ import pytest
 from tests.retail.retail_rig import (
     DONT_KNOW,
     OLIVIA,
+    YES,
     AnsweringUser,
     conversation,
     data_of,
@@ -28,15 +29,6 @@ WATCH_SWAPPED = {
     "new_item_ids": ["2226219750"],
     "payment_method_id": "paypal_8049766",
 }
-YES = [
-    ("Why do you want to cancel", "no longer needed"),
-    ("Cancel this order?", True),
-    ("Modify the items of this order?", True),
-    ("Change the payment method", True),
-    ("Change the shipping address", True),
-    ("Exchange these items?", True),
-    ("Return these items?", True),
-]
 
 
 async def test_an_email_not_found_leaves_name_and_zip(tmp_path: Path) -> None:

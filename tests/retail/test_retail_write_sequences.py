@@ -7,17 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.retail.retail_rig import OLIVIA, AnsweringUser, conversation, order, retail_runtime, text_of
+from tests.retail.retail_rig import OLIVIA, YES, AnsweringUser, conversation, order, retail_runtime, text_of
 
 pytestmark = pytest.mark.timeout(180)
 
-YES = [
-    ("Why do you want to cancel", "no longer needed"),
-    ("Cancel this order?", True),
-    ("Modify the items of this order?", True),
-    ("Change the payment method", True),
-    ("Change the shipping address", True),
-]
 GIFT_CARD = "gift_card_7794233"  # Olivia's, $56
 
 
