@@ -214,6 +214,11 @@ async def _tautological(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
     ]
 
 
+def _guard_warning(row: dict[str, Any], message: str) -> Problem:
+    """A warning at the guard a Prolog walk's row names (its file, line and tool)."""
+    return Problem(severity="warning", message=message, file=row["file"], line=row["line"], tool=row["tool"])
+
+
 async def _negated_arguments(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
     """A warning for each argument of a guard that a negation tests (``\\+ frozen_account(A)``, ``\\+
     member(A, Blocked)``, ``A \\== admin``): the client spells the same value another way the upstream reads
@@ -221,7 +226,6 @@ async def _negated_arguments(engine: PrologEngine, rb: Rulebase) -> list[Problem
     ran out of its budget (it cannot be called free of such a test)."""
     out = []
     for n in await engine.negated_arguments(rb.module):
-        where: dict[str, Any] = dict(file=n["file"], line=n["line"], tool=n["tool"])
         if not n["goal"]:
             message = (
                 f"this guard of {n['tool']} could not be walked within the check's budget: it cannot tell "
@@ -236,7 +240,7 @@ async def _negated_arguments(engine: PrologEngine, rb: Rulebase) -> list[Problem
                 "policy reads: account_status(A, active)), or first require(...) a fact the policy fetches "
                 "that pins the argument to the id the upstream writes (reservation_id_of(R, R))"
             )
-        out.append(Problem(severity="warning", message=message, **where))
+        out.append(_guard_warning(n, message))
     return out
 
 
@@ -246,7 +250,6 @@ async def _absent_negations(engine: PrologEngine, rb: Rulebase) -> list[Problem]
     guard of a look-up a binding reads is not walked: there the negation chooses the next source."""
     out = []
     for n in await engine.absent_negations(rb.module):
-        where: dict[str, Any] = dict(file=n["file"], line=n["line"], tool=n["tool"])
         if not n["goal"]:
             message = (
                 f"this guard of {n['tool']} could not be walked within the check's budget: it cannot tell "
@@ -260,7 +263,7 @@ async def _absent_negations(engine: PrologEngine, rb: Rulebase) -> list[Problem]
                 "instead (a status the upstream writes), or let the absence lead only to another source or a "
                 "denial"
             )
-        out.append(Problem(severity="warning", message=message, **where))
+        out.append(_guard_warning(n, message))
     return out
 
 
@@ -278,8 +281,7 @@ async def _unsure_blind_reads(engine: PrologEngine, rb: Rulebase) -> list[Proble
             "has not happened yet, write it as \\+ G (or forall/2, findall(_, G, []), aggregate_all(count, "
             "G, 0)), where an unknown outcome counts as a possible one"
         )
-        where: dict[str, Any] = dict(file=n["file"], line=n["line"], tool=n["tool"])
-        out.append(Problem(severity="warning", message=message, **where))
+        out.append(_guard_warning(n, message))
     return out
 
 
