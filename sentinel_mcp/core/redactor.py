@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from sentinel_mcp.core.card_numbers import card_spans
+from sentinel_mcp.core.identifier_shapes import identifier_spans, inside_an_identifier
 
 SENSITIVE_META = "sentinel/sensitive"
 _NAME_WORDS = re.compile(r"[a-z]+|[0-9]+")
@@ -127,9 +128,14 @@ def sensitive_fields_of(tool: Any) -> set[str]:
 
 
 def _mask_cards(text: str) -> str:
-    """Every card number in the text (however it is spaced: ``card_numbers.py``) as ``[card ****1234]``."""
+    """Every card number in the text (however it is spaced: ``card_numbers.py``) as ``[card ****1234]``, but
+    for digits inside a digest or id of a known shape (``identifier_shapes.py``)."""
     out, last = [], 0
-    for a, b in card_spans(text):
+    spans = card_spans(text)
+    ids = identifier_spans(text) if spans else []
+    for a, b in spans:
+        if ids and inside_an_identifier((a, b), ids):
+            continue
         digits = "".join(ch for ch in text[a:b] if ch.isdecimal())
         out += [text[last:a], f"[card ****{digits[-4:]}]"]
         last = b

@@ -453,3 +453,57 @@ def test_a_consent_question_shows_the_callers_values_safely(tmp_path):
     assert not any(ch in q.message for ch in "\u202e\u200b\x1b"), q.message
     assert "travel⟨U+202E⟩kcab⟨U+200B⟩" in q.message and "Shown safely" in q.message
     assert q.meta["purpose"] == "travel\u202ekcab\u200b\x1b[2K"  # consents are kept for the purpose as stated
+
+
+# Digits inside a hash or id of a known shape are not a card number: a certificate's SHA-256 fingerprint
+# in the audit record had "1914755943066" (13 digits, Luhn-valid) inside it and was masked, so the record
+# no longer named the certificate (a random failure, about one fingerprint in a hundred).
+_LUHN_RUN = "1914755943066"
+
+
+@pytest.mark.parametrize(
+    "ident",
+    [
+        ("898aaeaaf6f9eecc861aa42bc643a" + _LUHN_RUN + "efc0fc241807838a1e626e"),  # sha-256, the CI case
+        ("898AAEAAF6F9EECC861AA42BC643A" + _LUHN_RUN + "EFC0FC241807838A1E626E"),  # upper case
+        ("aa" + _LUHN_RUN + "bbbbbbbbbbbbbbbbbbbbbbbbb"),  # sha-1 (40)
+        ("a" + _LUHN_RUN + "bcdefabcdefabcdefa"),  # md5 (32)
+        ("b" * 30 + _LUHN_RUN + "c" * 85),  # sha-512 (128)
+        "a3782822-4631-0005-8a1e-426614174000",  # uuid: 378282246310005 across three groups
+        ":".join(("ab" + _LUHN_RUN + "c" * 49)[i : i + 2] for i in range(0, 64, 2)),  # colon fingerprint
+    ],
+)
+def test_digits_inside_a_digest_or_id_are_not_a_card(ident):
+    for text in (
+        ident,
+        f"sha256={ident}",
+        f"sha256:{ident}",
+        f"key-{ident}-2",
+        f"certificate {ident} revoked",
+        f'{{"sha256": "{ident}"}}',
+    ):
+        assert scrub_text(text) == text, text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # a card beside a digest, parted by a space or punctuation, is still a card
+        ("4111111111111111 " + "ab" * 32, "ab" * 32),
+        ("ab" * 32 + ", 4111 1111 1111 1111", "ab" * 32),
+        # a card in a hex-looking word of no digest's length is still a card
+        ("deadbeef4111111111111111", None),
+        ("4111111111111111" + "abcdef" * 2, None),
+        # a card spelled as a uuid's groups but with a group too long is no uuid
+        ("4111-1111-1111-1111-0000abcdef12345", None),
+        # a window of a longer colon chain is no fingerprint
+        (":".join(("ab" + "4111111111111111" + "c" * 48)[i : i + 2] for i in range(0, 66, 2)), None),
+        # digest length but not hex (a 'g'): not a digest
+        ("g" * 24 + "4111111111111111" + "g" * 24, None),
+    ],
+)
+def test_a_card_is_still_found_beside_or_outside_a_digest_shape(text, kept):
+    out = scrub_text(text)
+    assert "[card ****1111]" in out, out
+    if kept:
+        assert kept in out, out
