@@ -7,7 +7,8 @@ stopped at the next token (a flag read once per token on both decoding paths).
 
 Grammar-constrained output goes through llguidance's token masks (``masked_decoding``) unless the
 settings ask for llama.cpp's own grammar sampler or llguidance cannot take the grammar; then the
-old sampler runs and the reason is logged. Prompt preambles are restored from KV snapshots
+old sampler runs and the reason is logged. Compiled grammars are kept per party (``grammar_cache``), never
+shared by content between callers. Prompt preambles are restored from KV snapshots
 (``prefix_cache``).
 """
 
@@ -29,7 +30,6 @@ import anyio
 from sentinel_mcp.llm.errors import (
     ContextOverflow,
     GenerationCancelled,
-    GrammarError,
     ModelLoadError,
     ModelUnavailable,
 )
@@ -39,16 +39,18 @@ from sentinel_mcp.llm.model_turns import ENGINE_PARTY, ModelTurns, _Job
 from sentinel_mcp.core.closed_at_exit import forget, remember
 from sentinel_mcp.llm.prefix_cache import PrefixCache
 from sentinel_mcp.llm.control_tokens import ControlTexts
+from sentinel_mcp.llm import grammar_cache
+from sentinel_mcp.llm.grammar_cache import GrammarCache
 from sentinel_mcp.llm.prompt_format import render_preamble, render_prompt
 from sentinel_mcp.llm.settings import LlmSettings
-from sentinel_mcp.llm.token_masks import MaskCompiler, UnsupportedGrammar, build_tokenizer
+from sentinel_mcp.llm.token_masks import UnsupportedGrammar
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], Awaitable[None]]  # (completion tokens so far, max tokens)
 PROGRESS_EVERY_SECONDS = 0.5
 FIRST_PROGRESS_POLL_SECONDS = 0.02
-MAX_CACHED_GRAMMARS = 64
+MAX_LOGGED_FALLBACKS = 64
 IN_PROCESS_PARTY = "sentinel:in-process"  # whom a generation is for when its in-process caller does not say
 
 
@@ -94,17 +96,21 @@ class GenerationRecord:
 
 
 class LlamaEngine(ModelTurns):
-    def __init__(self, settings: LlmSettings | None = None) -> None:
+    def __init__(
+        self,
+        settings: LlmSettings | None = None,
+        *,
+        grammars_per_party: int = grammar_cache.PER_PARTY,
+        grammar_parties: int = grammar_cache.PARTIES,
+    ) -> None:
         settings = settings or LlmSettings()
         super().__init__(settings.max_queued_per_party, settings.max_queued)
         self.settings = settings
         self._llm: Any = None
         self._path: Path | None = None
-        self._grammars: dict[str, Any] = {}  # GBNF text -> compiled LlamaGrammar (checked natively)
-        self._masks: MaskCompiler | None = None  # llguidance, built on the first constrained call
-        self._masks_unavailable: str | None = None
+        # llama.cpp's and llguidance's compiled grammars, each party's own
+        self.grammar_cache = GrammarCache(grammars_per_party, grammar_parties)
         self._fallbacks_logged: set[tuple[str, str]] = set()
-        self.tokenizer_seconds: float | None = None
         self._control_texts: tuple[Any, ControlTexts] | None = None  # (the model it was read from, its texts)
         self.prefix_cache = PrefixCache(self.settings.prefix_cache_mb * 1024 * 1024)
         self.n_ctx: int | None = None  # the context window in use (after the model's own cap)
@@ -182,62 +188,25 @@ class LlamaEngine(ModelTurns):
         try:
             if self._llm is not None:
                 self._llm.close()
-            self._llm, self._grammars, self._masks, self.n_ctx = None, {}, None, None
+            self._llm, self.n_ctx = None, None
+            self.grammar_cache = GrammarCache(self.grammar_cache.per_party, self.grammar_cache.parties)
             self.prefix_cache.clear()
         finally:
             self.turns.done(turn)
         forget(self)
 
-    # --- grammars ---------------------------------------------------------------------------------
-    def _compiled_grammar(self, llm: Any, text: str, label: str) -> Any:
-        grammar = self._grammars.get(text)
-        if grammar is not None:
-            return grammar
-        import llama_cpp
-        from llama_cpp import LlamaGrammar
-
-        # llama-cpp-python does not parse the grammar; a NULL sampler added to the chain would crash.
-        sampler = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, text.encode("utf-8"), b"root")
-        if not sampler:
-            raise GrammarError(
-                f"{label}: llama.cpp rejected the grammar (syntax, undefined rule or left "
-                "recursion; llama.cpp printed the details on stderr)"
-            )
-        llama_cpp.llama_sampler_free(sampler)
-        grammar = LlamaGrammar.from_string(text, verbose=False)
-        if len(self._grammars) >= MAX_CACHED_GRAMMARS:  # ad-hoc schemas must not grow memory forever
-            self._grammars.pop(next(iter(self._grammars)))
-        self._grammars[text] = grammar
-        return grammar
-
     # --- which grammar sampler ---------------------------------------------------------------------
-    def _mask_compiler(self, llm: Any) -> MaskCompiler:
-        if self._masks is None:
-            if self._masks_unavailable:
-                raise UnsupportedGrammar(self._masks_unavailable)
-            t0 = time.perf_counter()
-            try:
-                self._masks = MaskCompiler(build_tokenizer(llm))
-            except UnsupportedGrammar as exc:
-                self._masks_unavailable = str(exc)
-                raise
-            self.tokenizer_seconds = time.perf_counter() - t0
-        return self._masks
-
     def _matcher(self, llm: Any, gbnf: str, request: GenerationRequest) -> tuple[Any | None, str | None]:
         """An llguidance matcher for the request's grammar, or (None, why not) for llama.cpp's sampler."""
         if self.settings.grammar_sampler == "llama_cpp":
             return None, None  # chosen, not a fallback
         try:
-            masks = self._mask_compiler(llm)
-            if request.json_schema is not None:
-                return masks.for_json_schema(request.json_schema), None
-            return masks.for_gbnf(gbnf), None
+            return self.grammar_cache.matcher(llm, request.party, gbnf, request.json_schema), None
         except UnsupportedGrammar as exc:
             reason = str(exc)
             key = (request.grammar_label, reason)
             if key not in self._fallbacks_logged:
-                if len(self._fallbacks_logged) < MAX_CACHED_GRAMMARS:
+                if len(self._fallbacks_logged) < MAX_LOGGED_FALLBACKS:
                     self._fallbacks_logged.add(key)
                 log.warning(
                     "%s: llguidance cannot take it (%s); using llama.cpp's grammar sampler",
@@ -261,9 +230,13 @@ class LlamaEngine(ModelTurns):
                 from sentinel_mcp.llm.schema_grammar import compile_schema
 
                 gbnf = compile_schema(json_schema)
-            self._compiled_grammar(llm, gbnf, label)
+            self.grammar_cache.llama_grammar(llm, ENGINE_PARTY, gbnf, label)
             matcher, reason = self._matcher(
-                llm, gbnf, GenerationRequest([], grammar=gbnf, grammar_label=label, json_schema=json_schema)
+                llm,
+                gbnf,
+                GenerationRequest(
+                    [], grammar=gbnf, grammar_label=label, json_schema=json_schema, party=ENGINE_PARTY
+                ),
             )
             return ("llguidance", None) if matcher is not None else ("llama_cpp", reason)
 
@@ -273,8 +246,8 @@ class LlamaEngine(ModelTurns):
         """What the engine runs on and what its caches hold (for health pages and benchmarks)."""
         if self.settings.grammar_sampler == "llama_cpp":
             sampler = "llama_cpp (configured)"
-        elif self._masks_unavailable:
-            sampler = f"llama_cpp (llguidance unavailable: {self._masks_unavailable})"
+        elif self.grammar_cache.masks_unavailable:
+            sampler = f"llama_cpp (llguidance unavailable: {self.grammar_cache.masks_unavailable})"
         else:
             sampler = "llguidance"
         return {
@@ -282,7 +255,7 @@ class LlamaEngine(ModelTurns):
             "loaded": self.loaded,
             "n_ctx": self.n_ctx,
             "load_seconds": self.load_seconds,
-            "tokenizer_seconds": self.tokenizer_seconds,
+            "tokenizer_seconds": self.grammar_cache.tokenizer_seconds,
             "grammar_sampler": sampler,
             "prefix_cache": {
                 "snapshots": len(self.prefix_cache),
@@ -299,7 +272,7 @@ class LlamaEngine(ModelTurns):
             llm = self._ensure_loaded()
             if self.settings.grammar_sampler == "llguidance":
                 try:
-                    self._mask_compiler(llm)
+                    self.grammar_cache.mask_compiler(llm)
                 except UnsupportedGrammar as exc:
                     log.warning("llguidance unavailable (%s); grammars use llama.cpp's sampler", exc)
 
@@ -309,7 +282,10 @@ class LlamaEngine(ModelTurns):
         """Compile ``text`` with llama.cpp (loads the model if needed). Blocking."""
         job = _Job()
         turn = self._wait_turn_blocking(job, ENGINE_PARTY)
-        self._holding_turn(lambda: self._compiled_grammar(self._ensure_loaded(), text, label), job, turn)
+        cache = self.grammar_cache
+        self._holding_turn(
+            lambda: cache.llama_grammar(self._ensure_loaded(), ENGINE_PARTY, text, label), job, turn
+        )
 
     # --- generation -------------------------------------------------------------------------------
     async def generate(self, request: GenerationRequest, progress: Progress | None = None) -> Generation:
@@ -365,7 +341,8 @@ class LlamaEngine(ModelTurns):
 
             gbnf = compile_schema(request.json_schema)
         # llama.cpp compiles every grammar: its parser is the authority, and it is the fallback sampler
-        grammar = self._compiled_grammar(llm, gbnf, request.grammar_label) if gbnf else None
+        cache, party = self.grammar_cache, request.party
+        grammar = cache.llama_grammar(llm, party, gbnf, request.grammar_label) if gbnf else None
         matcher, reason = self._matcher(llm, gbnf, request) if gbnf else (None, None)
         # special=True: the template's role tokens must be real control tokens; what a message spells never is
         messages = self._controls(llm).messages(request.messages)
@@ -438,8 +415,8 @@ class LlamaEngine(ModelTurns):
         job: _Job,
     ) -> Generation:
         loaded = self.prefix_cache.load(llm, tokens, boundary, evaluate_all=True)
-        assert self._masks is not None
-        sampler = MaskedSampler(llm, matcher, params, self._masks.vocab_size)
+        assert self.grammar_cache.masks is not None
+        sampler = MaskedSampler(llm, matcher, params, self.grammar_cache.masks.vocab_size)
         try:
             out, finish, cancelled = decode_masked(llm, sampler, max_tokens, self._counting(job))
         finally:

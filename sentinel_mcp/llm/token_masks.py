@@ -1,9 +1,10 @@
 """Grammars as token masks (llguidance): GBNF and JSON Schema compiled against the model's vocabulary.
 
 The GBNF files stay the source of truth: each is converted to llguidance's Lark dialect by
-llguidance's own converter when first used, compiled once per process, and every generation works
-on a cheap copy of the compiled matcher. A JSON Schema is compiled by llguidance's JSON compiler,
-which enforces what the GBNF converter could only check afterwards (lengths, bounds). Whatever
+llguidance's own converter when first used, compiled once per party that uses it (``grammar_cache``),
+and every generation works on a cheap copy of the compiled matcher. A JSON Schema is compiled by
+llguidance's JSON compiler, which enforces what the GBNF converter could only check afterwards
+(lengths, bounds). Whatever
 llguidance cannot take raises ``UnsupportedGrammar`` with its reason; the engine then samples that
 grammar with llama.cpp's own grammar sampler.
 """
@@ -11,12 +12,13 @@ grammar with llama.cpp's own grammar sampler.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
-from collections import OrderedDict
 from typing import Any
-from sentinel_mcp.core.errors import SentinelError
 
-MAX_CACHED_MATCHERS = 64
+from sentinel_mcp.core.errors import SentinelError
+from sentinel_mcp.llm.party_lru import PartyLru
+
 MAX_PIECE_BYTES = 16 * 1024
 # llama.cpp's JSON-Schema converter allows one optional space between tokens; llguidance's default
 # ([ \t\n\r]+ anywhere) would let a weak model pad forever
@@ -78,35 +80,40 @@ def build_tokenizer(llm: Any) -> Any:
 
 
 class MaskCompiler:
-    """Compiled matchers per grammar text and per JSON Schema (bounded), copied per generation."""
+    """Compiled matchers per party and grammar text or JSON Schema (``party_lru``: never shared between
+    parties, bounded), copied per generation."""
 
-    def __init__(self, tokenizer: Any) -> None:
+    def __init__(self, tokenizer: Any, per_party: int, parties: int) -> None:
         self.tokenizer = tokenizer
         self.vocab_size: int = tokenizer.vocab_size
-        self._templates: OrderedDict[str, Any] = OrderedDict()
-        self._refused: OrderedDict[str, str] = OrderedDict()  # key -> reason, so a bad grammar fails fast
+        self._templates: PartyLru[Any] = PartyLru(per_party, parties)
+        self._refused: PartyLru[str] = PartyLru(per_party, parties)  # key -> reason: a bad one fails fast
 
-    def for_gbnf(self, text: str) -> Any:
+    def for_gbnf(self, party: str, text: str) -> Any:
         """A fresh matcher for GBNF ``text`` (UnsupportedGrammar if llguidance cannot take it)."""
-        return self._matcher("gbnf:" + text, lambda: self._lark_grammar(text))
+        return self._matcher(party, "gbnf:" + text, lambda: self._lark_grammar(text))
 
-    def for_json_schema(self, schema: dict[str, Any]) -> Any:
+    def for_json_schema(self, party: str, schema: dict[str, Any]) -> Any:
         key = "schema:" + json.dumps(schema, sort_keys=True)
-        return self._matcher(key, lambda: self._schema_grammar(schema))
+        return self._matcher(party, key, lambda: self._schema_grammar(schema))
 
-    def _matcher(self, key: str, make_grammar: Any) -> Any:
-        template = self._templates.get(key)
+    def held(self, party: str) -> int:
+        """How many matchers and refusals ``party`` has kept."""
+        return self._templates.held(party) + self._refused.held(party)
+
+    def _matcher(self, party: str, text: str, make_grammar: Any) -> Any:
+        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        template = self._templates.get(party, key)
         if template is None:
-            if key in self._refused:
-                raise UnsupportedGrammar(self._refused[key])
+            reason = self._refused.get(party, key)
+            if reason is not None:
+                raise UnsupportedGrammar(reason)
             try:
                 template = self._compile(make_grammar())
             except UnsupportedGrammar as exc:
-                _remember(self._refused, key, str(exc))
+                self._refused.put(party, key, str(exc))
                 raise
-            _remember(self._templates, key, template)
-        else:
-            self._templates.move_to_end(key)
+            self._templates.put(party, key, template)
         return template.deep_copy()  # the template never consumes a token
 
     def _compile(self, grammar: str) -> Any:
@@ -164,12 +171,6 @@ def close_objects(schema: Any) -> Any:
         return out
 
     return walk(schema)
-
-
-def _remember(cache: OrderedDict[str, Any], key: str, value: Any) -> None:
-    if len(cache) >= MAX_CACHED_MATCHERS:  # ad-hoc schemas must not grow memory forever
-        cache.popitem(last=False)
-    cache[key] = value
 
 
 def short_reason(text: str) -> str:

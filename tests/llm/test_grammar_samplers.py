@@ -105,7 +105,8 @@ def test_mask_path_agrees_with_llama_cpp_on_hand_written_outputs(masks_engine: L
     """Valid texts the GBNF allows are allowed by the converted grammar too, byte for byte; broken ones are
     not."""
     anyio.run(masks_engine.load)
-    compiler = masks_engine._masks
+    compiler = masks_engine.grammar_cache.masks
+    assert compiler is not None
     samples = {
         "risk": [
             '{"risk": "high", "reasons": ["sends money", "caf\\u00e9 \\"quoted\\""]}',
@@ -132,12 +133,12 @@ def test_mask_path_agrees_with_llama_cpp_on_hand_written_outputs(masks_engine: L
         gbnf = Cortex(masks_engine.settings, engine=masks_engine).grammars.get(name).text
         for text in texts:
             assert llama_cpp_accepts(masks_engine._llm, gbnf, text, bt) is None
-            m = compiler.for_gbnf(gbnf)
+            m = compiler.for_gbnf("tester", gbnf)
             assert m.consume_tokens([bt[b] for b in text.encode()]) and m.is_accepting(), (name, text)
     for name, text in broken.items():
         gbnf = Cortex(masks_engine.settings, engine=masks_engine).grammars.get(name).text
         assert llama_cpp_accepts(masks_engine._llm, gbnf, text, bt) is not None
-        m = compiler.for_gbnf(gbnf)
+        m = compiler.for_gbnf("tester", gbnf)
         assert not (m.consume_tokens([bt[b] for b in text.encode()]) and m.is_accepting()), (name, text)
 
 
@@ -148,7 +149,7 @@ async def test_setting_selects_llama_cpps_sampler(tiny_settings: LlmSettings):
         r = await cortex.generate("Rate it.", grammar="risk", max_tokens=3000, seed=4)
         assert r.generation.sampler == "llama_cpp" and r.generation.fallback_reason is None
         GRAMMAR_MODELS["risk"].model_validate(r.data)
-        assert engine._masks is None  # llguidance never loaded
+        assert engine.grammar_cache.masks is None  # llguidance never loaded
         assert engine.status()["grammar_sampler"] == "llama_cpp (configured)"
         assert engine.grammar_sampler_for(cortex.grammars.get("risk").text) == ("llama_cpp", None)
     finally:
