@@ -6,7 +6,7 @@ fallback) and, on the fast path, by llguidance into a matcher against the model'
 Both are remembered per party (``party_lru``), never shared by grammar text: a principal flooding distinct
 grammars or schemas evicts only its own (a recompile then runs in its own turn of the model, not another's),
 and no principal gets a faster answer, or a remembered refusal, because someone else sent the same grammar.
-The shipped grammars are compiled once per party that uses them (a few milliseconds each).
+The shipped grammars are compiled once per party that uses them.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from sentinel_mcp.llm.party_lru import PartyLru
 from sentinel_mcp.llm.token_masks import MaskCompiler, UnsupportedGrammar, build_tokenizer
 
 # every shipped grammar (6) and a couple of a caller's schemas per party; llguidance's compiled matchers are
-# the bulk of it (up to a few MB for a large schema), so at most PER_PARTY * PARTIES of them
+# the bulk of the memory, so at most PER_PARTY * PARTIES of them (256; the shared cache held 64)
 PER_PARTY = 8
 PARTIES = 32
 
