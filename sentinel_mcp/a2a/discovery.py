@@ -164,6 +164,14 @@ class PeerRegistry:
     def verified(self) -> list[Peer]:
         return list(self.peers.values())
 
+    def summaries(self) -> list[dict[str, Any]]:
+        """Each listed peer as shown (``Peer.summary``), with ``reads_like``: the instances of the other
+        listed peers whose card's name reads as its (the same name, or a look-alike): neither is found by it.
+        """
+        return [{**p.summary(), "reads_like": [shown_name(i) for i in self.ambiguous(p.card.name)
+                                                if i != p.instance]}
+                for p in self.peers.values()]
+
     def find(self, name_or_url: str) -> Peer | None:
         """The peer an mDNS instance or URL names (each names one), or the one peer whose card carries this
         name. A name two listed peers' cards carry is nobody's: a card names itself, so a second agent

@@ -84,7 +84,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         known.peers.update(found.peers)
         for name in found.rejected:
             known.peers.pop(name, None)
-        peers = [p.summary() for p in known.verified()]
+        peers = known.summaries()
         return {
             "peers": peers,
             "rejected": found.rejections(),

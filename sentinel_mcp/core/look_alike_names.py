@@ -2,13 +2,13 @@
 "Booking", and a person, or a rule shown the name, reads the pinned one. Two general checks, no list of
 letters:
 
-- ``name_flaw``: a name must read as itself: no character a person cannot see as itself
-  (``display_text.is_hidden``: controls, bidi overrides and isolates, zero-width and other default-ignorable
-  characters), and letters of one script only (Unicode's Script property, from ``confusable_homoglyphs``'
-  copy of it): Common (digits, punctuation, spaces) and Inherited (combining marks) go with any script, and
-  Han goes with kana, Hangul or Bopomofo, and those with Latin, as UTS #39's "highly restrictive" level
-  allows (Japanese and Korean names mix them honestly). Latin with Cyrillic, Greek, Cherokee... is how a
-  look-alike is spelled.
+- ``name_flaw``: a name must read as itself: at most ``MAX_NAME`` characters, no character a person cannot
+  see as itself (``display_text.is_hidden``: controls, bidi overrides and isolates, zero-width and other
+  default-ignorable characters), and letters of one script only (Unicode's Script property, from
+  ``confusable_homoglyphs``' copy of it): Common (digits, punctuation, spaces) and Inherited (combining
+  marks) go with any script, and Han goes with kana, Hangul or Bopomofo, and those with Latin, as UTS #39's
+  "highly restrictive" level allows (Japanese and Korean names mix them honestly). Latin with Cyrillic,
+  Greek, Cherokee... is how a look-alike is spelled.
 - ``looks_alike``: whether two names that are not the same read alike, by UTS #39's confusable skeleton over
   its table of look-alike characters (``confusables.txt``, the ``confusable_homoglyphs`` package's copy):
   each character replaced by the prototype of its class, after compatibility forms, invisible characters and
@@ -38,11 +38,14 @@ _HONEST_MIXES = (
 _ANY_SCRIPT = frozenset({"COMMON", "INHERITED"})
 _MARKS = frozenset({"Mn", "Me"})  # combining marks a reader may take for a speck or not see at all
 _ROUNDS = 3  # skeleton passes: a prototype lower-cased may be another class's member (bounded, no loop)
-CACHED_LENGTH = 200  # names are short; a hostile peer's long one is folded each time, never kept
+MAX_NAME = 200  # characters of a name that can read as itself
+CACHED_LENGTH = MAX_NAME  # a longer text's skeleton is made each time, never kept
 
 
 def name_flaw(name: str) -> str | None:
     """Why ``name`` cannot be trusted to read as itself, or None."""
+    if len(name) > MAX_NAME:  # (nobody reads it at a glance; and each comparison costs its length)
+        return f"it is longer than {MAX_NAME} characters"
     for i, ch in enumerate(name):
         if is_hidden(ch):
             return (f"it holds an invisible, control or direction-changing character (U+{ord(ch):04X} at "

@@ -132,3 +132,11 @@ def test_a_pin_on_a_name_no_peer_is_taken_by_is_a_config_error(name: str) -> Non
     with pytest.raises(ValidationError, match="not a name a peer is taken by"):
         A2ASettings(peer_keys={name: pem(ALICE)})
     assert A2ASettings(peer_keys={"Бронирование": pem(ALICE)}).card_keys.pinned
+
+
+async def test_the_listing_says_which_peers_read_alike() -> None:
+    """A person reading a2a_discover (or the CLI) sees "BOOK" twice: each says which other reads as it."""
+    registry = await _listed("book", "\u0412\u041e\u041e\u041a", "kitchen")
+    shown = {s["instance"]: s["reads_like"] for s in registry.summaries()}
+    assert shown == {"peer-0._a2a._tcp.local.": ["peer-1._a2a._tcp.local."],
+                     "peer-1._a2a._tcp.local.": ["peer-0._a2a._tcp.local."], "peer-2._a2a._tcp.local.": []}

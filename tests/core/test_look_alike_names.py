@@ -51,3 +51,7 @@ def test_spellings_that_read_as_book_look_alike(spelling: str) -> None:
 ])
 def test_different_names_do_not_look_alike(a: str, b: str) -> None:
     assert not looks_alike(a, b)
+
+
+def test_a_name_too_long_to_read_at_a_glance_is_flagged() -> None:
+    assert name_flaw("a" * 200) is None and "longer than" in (name_flaw("a" * 201) or "")
