@@ -4,7 +4,8 @@
 What a peer's card must show (``sentinel.a2a.peer_keys`` pins a peer's name to a key, ``trusted_keys`` lists
 keys that vouch for any card):
 - a peer whose card name or mDNS instance is pinned: a signature by that key (each pin that names it), or the
-  card is refused;
+  card is refused; a name that reads as a pinned one but is not it (look-alike letters of another script,
+  marks, invisible characters: ``core/look_alike_names.py``) is refused, whoever signed it;
 - a signed card, with trusted keys configured: a signature by one of them, or it is refused (a signature that
   does not verify is a forgery or an altered card);
 - a signature that is malformed, or uses an algorithm outside the asymmetric ones below (``none``, HMAC, whose
@@ -28,7 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.a2a.card_canonical import NotCanonical, parse_unique, signed_form
 from sentinel_mcp.a2a.card_jwk import public_key_of
+from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import A2AError
+from sentinel_mcp.core.look_alike_names import looks_alike
 from sentinel_mcp.tls.settings import normalize_sha256
 
 if TYPE_CHECKING:
@@ -105,9 +108,23 @@ class CardKeys:
                 found[key.fingerprint] = key
         return list(found.values())
 
+    def imitated(self, names: list[str]) -> tuple[str, str] | None:
+        """A name of ``names`` that reads as a pinned name but is not it ("ВООК" in Cyrillic capitals for a
+        pinned "book": ``look_alike_names``), and the pinned name; None when none does. A name pinned as it
+        is answers to its own pin only."""
+        pinned = {folded_name(p) for p in self.pinned}
+        for name in names:
+            if folded_name(name) in pinned:
+                continue
+            for pin in self.pinned:
+                if looks_alike(name, pin):
+                    return name, pin
+        return None
+
 
 def folded_name(name: str) -> str:
-    """A name as pins and peer look-ups compare it: NFKC, case-folded, trimmed."""
+    """A name as pins and peer look-ups compare it: NFKC, case-folded, trimmed. Two names that fold alike
+    are one name; names that read alike but fold apart are look-alikes (``look_alike_names``), never one."""
     return unicodedata.normalize("NFKC", name).casefold().strip()
 
 
@@ -214,6 +231,10 @@ def _signed_by(key: CardKey, signatures: list[_Signature], payload: bytes) -> bo
 def check_card(card: dict[str, Any], names: list[str], keys: CardKeys) -> CardTrust:
     """How far ``card`` (the JSON object as received) is vouched for; CardRefused when it must not count.
     ``names``: what the peer is known by (its card's name, its mDNS instance label), to find its pins."""
+    imitation = keys.imitated(names)
+    if imitation is not None:
+        raise CardRefused(f"its name {safe_text(imitation[0], 100)!r} looks like the pinned peer "
+                          f"{safe_text(imitation[1], 100)!r} but is not that name (a look-alike)")
     pins = keys.pins_for(names)
     entries = card.get("signatures")
     if entries is None or entries == []:

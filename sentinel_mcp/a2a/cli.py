@@ -54,15 +54,16 @@ def _discover(args: argparse.Namespace) -> int:
                                           allow_loopback_plaintext=loopback_plaintext,
                                           networks=settings.model_copy(update={"interfaces": interfaces})
                                           .card_networks, keys=settings.card_keys))
-    peers = [p.summary() for p in registry.verified()]
+    peers = registry.summaries()
     if args.json:
         print(json.dumps({"peers": peers, "rejected": registry.rejections()}, indent=2))
         return 0
     if not peers:
         print(f"no verified A2A peers on {', '.join(interfaces)} (browsed {args.timeout:g} s)")
     for p in peers:
+        alike = f"\treads like: {', '.join(p['reads_like'])} (look-alike names)" if p["reads_like"] else ""
         print(f"{p['name']}\t{p['rpc_url']}\tv{p['version']}\tskills: {', '.join(p['skills'])}"
-              f"\t{p['card_signature']}")
+              f"\t{p['card_signature']}{alike}")
     for name, why in registry.rejections().items():  # (peers' texts are shown safely: summary())
         print(f"rejected {name}: {why}")
     return 0

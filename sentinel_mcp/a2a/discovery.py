@@ -11,7 +11,10 @@ on the link can announce 127.0.0.1). The TXT card path is a plain path (letters,
 query, fragment, escapes or dot segments. The card is fetched only from an announced address inside the
 allowed networks (``peer_networks.py``: anyone can announce any address), and its signatures are checked
 against the pinned and trusted keys (``card_signature.py``): a peer pinned to a key counts only
-with a card it signed.
+with a card it signed. A peer's names (its card's, its mDNS instance's) must read as themselves: one script
+(Common and Inherited characters go with any; Latin with Han and kana or Hangul), no invisible, control or
+direction-changing character (``core/look_alike_names.py``); a name that only reads as a pinned one is
+refused, and one that reads as a listed one makes that name find nobody (``PeerRegistry.find``).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from sentinel_mcp.tls.settings import ClientTLS
 from sentinel_mcp.core import wire_limits
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import A2AError
+from sentinel_mcp.core.look_alike_names import looks_alike, name_flaw
 
 log = logging.getLogger(__name__)
 SERVICE_TYPE = "_a2a._tcp.local."
@@ -160,28 +164,48 @@ class PeerRegistry:
     def verified(self) -> list[Peer]:
         return list(self.peers.values())
 
+    def summaries(self) -> list[dict[str, Any]]:
+        """Each listed peer as shown (``Peer.summary``), with ``reads_like``: the instances of the other
+        listed peers whose card's name reads as its (the same name, or a look-alike): neither is found by it.
+        """
+        return [{**p.summary(), "reads_like": [shown_name(i) for i in self.ambiguous(p.card.name)
+                                                if i != p.instance]}
+                for p in self.peers.values()]
+
     def find(self, name_or_url: str) -> Peer | None:
         """The peer an mDNS instance or URL names (each names one), or the one peer whose card carries this
         name. A name two listed peers' cards carry is nobody's: a card names itself, so a second agent
         announcing the same name must not receive what was meant for the first (``ambiguous`` says who).
         Names are compared folded (case, compatibility forms, as pins are: ``card_signature.folded_name``):
-        an unsigned "ＡＬＩＣＥ" beside a signed "alice" makes "alice" ambiguous, not the spoofer's."""
+        an unsigned "ＡＬＩＣＥ" beside a signed "alice" makes "alice" ambiguous, not the spoofer's. A name
+        that only reads alike ("ВООК" in Cyrillic capitals for "book": ``look_alike_names``) is another
+        name: it finds nobody by the name it imitates, and beside the real one it makes that name ambiguous
+        too."""
         for p in self.peers.values():
             if name_or_url in (p.instance, p.base_url, p.rpc_url):
                 return p
         named = self._named(name_or_url)
-        return named[0] if len(named) == 1 else None
+        wanted = folded_name(name_or_url)
+        return named[0] if len(named) == 1 and folded_name(named[0].card.name) == wanted else None
 
     def _named(self, name: str) -> list[Peer]:
+        """The listed peers whose card carries ``name`` or a name that reads as it."""
         wanted = folded_name(name)
-        return [p for p in self.peers.values() if folded_name(p.card.name) == wanted]
+        return [p for p in self.peers.values()
+                if folded_name(p.card.name) == wanted or looks_alike(p.card.name, name)]
+
+    def look_alikes(self, name: str) -> list[str]:
+        """The instances of the listed peers whose card's name reads as ``name`` but is not it."""
+        wanted = folded_name(name)
+        return sorted(p.instance for p in self._named(name) if folded_name(p.card.name) != wanted)
 
     def rejections(self) -> dict[str, str]:
         """Why announced agents were not taken, as shown: the names are whatever their senders announced."""
         return {shown_name(name): safe_text(why, 300) for name, why in list(self.rejected.items())[:100]}
 
     def ambiguous(self, name: str) -> list[str]:
-        """The instances of the verified peers whose cards carry ``name``, when more than one does."""
+        """The instances of the verified peers whose cards carry ``name`` or a look-alike of it, when more
+        than one does."""
         named = sorted(p.instance for p in self._named(name))
         return named if len(named) > 1 else []
 
@@ -229,6 +253,13 @@ def instance_label(instance: str) -> str:
     return instance.removesuffix("." + SERVICE_TYPE)
 
 
+def _check_name(what: str, name: str) -> None:
+    """A peer's name must read as itself (``look_alike_names.name_flaw``): one script, nothing hidden."""
+    flaw = name_flaw(name)
+    if flaw is not None:
+        raise PeerRejected(f"{what} {safe_text(name, 100)!r} is refused: {flaw}")
+
+
 async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[str, str],
                       http: httpx2.AsyncClient, *, allow_loopback_plaintext: bool = False,
                       networks: tuple[IPNetwork, ...] = LOOPBACK, keys: CardKeys = NO_KEYS) -> Peer:
@@ -240,6 +271,7 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     """
     if not addresses or not port or not 0 < port < 65536:
         raise PeerRejected("no address or port advertised")
+    _check_name("its mDNS instance name", instance_label(instance))
     inside = [a for a in addresses if allowed(a, networks)]
     if not inside:
         shown = ", ".join(safe_text(a, 50) for a in addresses[:4])
@@ -282,6 +314,7 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
         card = AgentCard.model_validate(raw)
     except (ValueError, ValidationError) as e:
         raise PeerRejected(f"card is not an A2A AgentCard: {str(e).splitlines()[0][:200]}") from None
+    _check_name("its card's name", card.name)
     try:
         trust = check_card(raw, [card.name, instance_label(instance)], keys)
     except CardRefused as e:

@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from sentinel_mcp.a2a.discovery import ITSELF, PeerRegistry, discover_peers, instance_name
+from sentinel_mcp.a2a.discovery import ITSELF, PeerRegistry, discover_peers, instance_name, shown_name
 from sentinel_mcp.a2a.bridge import bridge_rpc, relayed_reply
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
@@ -84,7 +84,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         known.peers.update(found.peers)
         for name in found.rejected:
             known.peers.pop(name, None)
-        peers = [p.summary() for p in known.verified()]
+        peers = known.summaries()
         return {
             "peers": peers,
             "rejected": found.rejections(),
@@ -125,8 +125,14 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         if target is None:
             twins = registry().ambiguous(peer)
             if twins:
-                raise ToolError(f"{len(twins)} listed peers call themselves {peer!r}: name one by its mDNS "
-                                f"instance or URL ({', '.join(twins)})")
+                raise ToolError(f"{len(twins)} listed peers call themselves {peer!r} or a look-alike of it "
+                                "(letters of another script, marks or invisible characters that read the "
+                                "same): name one by its mDNS instance or URL "
+                                f"({', '.join(map(shown_name, twins))})")
+            look_alikes = ", ".join(map(shown_name, registry().look_alikes(peer)))
+            if look_alikes:
+                raise ToolError(f"no listed peer is called {peer!r}; {look_alikes} only reads as it "
+                                "(a look-alike name): nothing was sent")
             raise ToolError(f"unknown or unverified peer {peer!r}; run a2a_discover first")
         refused = refusal(registry(), session_of(call), peer, target,
                           refuse_unverified=settings.require_verified_peers, guarded=behind_gateway(call))

@@ -19,6 +19,8 @@ from pydantic import (
 from sentinel_mcp.a2a.card_signature import CardKeys, load_key
 from sentinel_mcp.a2a.peer_networks import IPNetwork, default_networks, parse_networks
 from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, ConfigError
+from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.look_alike_names import name_flaw
 from sentinel_mcp.tls.settings import ClientTLS
 
 
@@ -130,6 +132,15 @@ class A2ASettings(BaseModel):
     def _networks(cls, v: list[str] | None) -> list[str] | None:
         if v is not None:
             parse_networks(v)
+        return v
+
+    @field_validator("peer_keys")
+    @classmethod
+    def _pinned_names(cls, v: Any) -> Any:
+        for name in v if isinstance(v, dict) else ():
+            flaw = name_flaw(name) if isinstance(name, str) else None
+            if flaw is not None:  # such a name is refused as a peer's: its pin could never be used
+                raise ValueError(f"{safe_text(name, 100)!r} is not a name a peer is taken by: {flaw}")
         return v
 
     @field_validator("peer_keys", "trusted_keys")

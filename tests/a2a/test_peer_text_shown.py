@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from tests.a2a.card_server import serving_card
 
-from sentinel_mcp.a2a.discovery import PeerRegistry, txt_record, verify_peer
+from sentinel_mcp.a2a.discovery import PeerRegistry, PeerRejected, txt_record, verify_peer
 from sentinel_mcp.a2a.mcp_tools import create_server
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext
@@ -32,10 +32,11 @@ def _visible(value: object) -> bool:
 
 @pytest.fixture
 async def hostile_card() -> AsyncIterator[int]:
-    """An agent whose card checks out (it names where it is reached) and whose every text is hostile."""
+    """An agent whose card checks out (it names where it is reached) and whose every text is hostile (but its
+    name: a name that hides characters is refused, ``test_a_hostile_name_is_refused_and_shown_visible``)."""
     def card(port: int) -> dict:
         return {
-            "name": HOSTILE, "description": HOSTILE * 1000, "version": HOSTILE,
+            "name": "hostile", "description": HOSTILE * 1000, "version": HOSTILE,
             "capabilities": {},
             "supportedInterfaces": [
                 {"url": f"http://127.0.0.1:{port}/a2a", "protocolBinding": "JSONRPC",
@@ -52,12 +53,33 @@ async def hostile_card() -> AsyncIterator[int]:
 async def test_a_hostile_peers_card_and_txt_are_shown_bounded_and_visible(hostile_card):
     txt = {**txt_record(A2ASettings()), "note": HOSTILE * 10}
     async with httpx2.AsyncClient(timeout=5) as http:
-        peer = await verify_peer(f"{HOSTILE}._a2a._tcp.local.", ["127.0.0.1"], hostile_card, txt, http,
+        peer = await verify_peer("hostile._a2a._tcp.local.", ["127.0.0.1"], hostile_card, txt, http,
                                  allow_loopback_plaintext=True)
     shown = peer.summary()
-    assert _visible(shown), shown["name"]
-    assert "⟨U+001B⟩" in shown["name"] and "⟨U+202E⟩" in shown["instance"]
+    assert _visible(shown), shown["version"]
+    assert "⟨U+001B⟩" in shown["version"] and "⟨U+202E⟩" in shown["description"]
     assert len(json.dumps(shown)) < 20_000  # the card held 100 kB of description and 500 skills
+
+
+@pytest.mark.parametrize("where", ["instance", "card"])
+async def test_a_hostile_name_is_refused_and_shown_visible(where: str) -> None:
+    """A name that hides characters (an mDNS instance's, a card's) cannot read as itself: the peer is
+    refused, and its rejection names it as shown text."""
+    def card(port: int) -> dict:
+        return {"name": HOSTILE if where == "card" else "hostile", "description": "", "version": "1",
+                "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": [],
+                "supportedInterfaces": [{"url": f"http://127.0.0.1:{port}/a2a", "protocolBinding": "JSONRPC",
+                                         "protocolVersion": "1.0"}]}
+
+    instance = f"{HOSTILE if where == 'instance' else 'hostile'}._a2a._tcp.local."
+    async with serving_card(card) as port, httpx2.AsyncClient(timeout=5) as http:
+        with pytest.raises(PeerRejected, match="invisible, control or direction-changing") as refused:
+            await verify_peer(instance, ["127.0.0.1"], port, txt_record(A2ASettings()), http,
+                              allow_loopback_plaintext=True)
+    registry = PeerRegistry()
+    registry.reject(instance, str(refused.value))
+    shown = registry.rejections()
+    assert shown and _visible(shown) and "⟨U+202E⟩" in next(iter(shown.values())), shown
 
 
 def test_rejected_announcements_are_shown_visible():

@@ -1,0 +1,117 @@
+"""Names that read as another name: a hostile peer announces "Вооking" (a Cyrillic В and о) beside a pinned
+"Booking", and a person, or a rule shown the name, reads the pinned one. Two general checks, no list of
+letters:
+
+- ``name_flaw``: a name must read as itself: at most ``MAX_NAME`` characters, no character a person cannot
+  see as itself (``display_text.is_hidden``: controls, bidi overrides and isolates, zero-width and other
+  default-ignorable characters), and letters of one script only (Unicode's Script property, from
+  ``confusable_homoglyphs``' copy of it): Common (digits, punctuation, spaces) and Inherited (combining
+  marks) go with any script, and Han goes with kana, Hangul or Bopomofo, and those with Latin, as UTS #39's
+  "highly restrictive" level allows (Japanese and Korean names mix them honestly). Latin with Cyrillic,
+  Greek, Cherokee... is how a look-alike is spelled.
+- ``looks_alike``: whether two names that are not the same read alike, by UTS #39's confusable skeleton over
+  its table of look-alike characters (``confusables.txt``, the ``confusable_homoglyphs`` package's copy):
+  each character replaced by the prototype of its class, after compatibility forms, invisible characters and
+  combining marks are dropped. Names are compared case-insensitively, so "ВООК" in Cyrillic capitals reads
+  as a pinned "book": a name's skeleton is taken as written, lower-cased and upper-cased, and two names look
+  alike when one of these is shared. A single-script name of another script ("Бронирование", "Αθήνα") is
+  a name like any other: it looks alike only a name made of its look-alikes.
+
+A skeleton is for comparing only, never shown (it mixes scripts by design).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import unicodedata
+from importlib import resources
+
+from sentinel_mcp.core.display_text import is_hidden
+
+# Script sets a name may mix (UTS #39 "highly restrictive": Latin with Japanese, Korean or Bopomofo-Han)
+_HONEST_MIXES = (
+    frozenset({"LATIN", "HAN", "HIRAGANA", "KATAKANA"}),
+    frozenset({"LATIN", "HAN", "HANGUL"}),
+    frozenset({"LATIN", "HAN", "BOPOMOFO"}),
+)
+_ANY_SCRIPT = frozenset({"COMMON", "INHERITED"})
+_MARKS = frozenset({"Mn", "Me"})  # combining marks a reader may take for a speck or not see at all
+_ROUNDS = 3  # skeleton passes: a prototype lower-cased may be another class's member (bounded, no loop)
+MAX_NAME = 200  # characters of a name that can read as itself
+CACHED_LENGTH = MAX_NAME  # a longer text's skeleton is made each time, never kept
+
+
+def name_flaw(name: str) -> str | None:
+    """Why ``name`` cannot be trusted to read as itself, or None."""
+    if len(name) > MAX_NAME:  # (nobody reads it at a glance; and each comparison costs its length)
+        return f"it is longer than {MAX_NAME} characters"
+    for i, ch in enumerate(name):
+        if is_hidden(ch):
+            return (f"it holds an invisible, control or direction-changing character (U+{ord(ch):04X} at "
+                    f"character {i + 1})")
+    scripts = scripts_of(name)
+    if len(scripts) > 1 and not any(scripts <= mix for mix in _HONEST_MIXES):
+        return f"it mixes letters of {', '.join(sorted(s.title() for s in scripts))} (look-alike letters)"
+    return None
+
+
+def scripts_of(name: str) -> frozenset[str]:
+    """The scripts of ``name``'s characters, Common and Inherited left out (its compatibility forms read:
+    full-width Latin is Latin)."""
+    from confusable_homoglyphs import categories  # (its table is read on first use, not at start-up)
+
+    return frozenset(categories.alias(ch) for ch in unicodedata.normalize("NFKC", name)) - _ANY_SCRIPT
+
+
+def looks_alike(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` read alike (the same name included)."""
+    return bool(skeletons(a) & skeletons(b))
+
+
+def skeletons(name: str) -> frozenset[str]:
+    """``name``'s confusable skeletons: as written, lower-cased and upper-cased (see the module's note)."""
+    plain = "".join(ch for ch in unicodedata.normalize("NFKC", name) if not is_hidden(ch)).strip()
+    forms = (plain, plain.casefold(), plain.upper())
+    return frozenset(_skeleton_cached(f) if len(f) <= CACHED_LENGTH else _skeleton(f) for f in forms)
+
+
+def _skeleton(text: str) -> str:
+    for _ in range(_ROUNDS):
+        mapped = "".join(_prototypes().get(ch, ch) for ch in _bare(text))
+        mapped = _bare(mapped).casefold()
+        if mapped == text:
+            break
+        text = mapped
+    return text
+
+
+def _bare(text: str) -> str:
+    """``text`` without combining marks (a dot above or below a letter is a speck to a reader)."""
+    return "".join(ch for ch in unicodedata.normalize("NFD", text) if unicodedata.category(ch) not in _MARKS)
+
+
+_skeleton_cached = functools.lru_cache(maxsize=4096)(_skeleton)
+
+
+@functools.cache
+def _prototypes() -> dict[str, str]:
+    """Each character of the confusables table mapped to its prototype. The package's table lists both ways:
+    a prototype lists its look-alikes, each look-alike lists its prototype alone; a pair that lists only
+    each other is one prototype and its one look-alike, either way round, so both go to the same one."""
+    raw = json.loads(resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8"))
+
+    def visible(text: str) -> str:  # (right-to-left entries are wrapped in U+200E marks)
+        return "".join(ch for ch in text if not is_hidden(ch))
+
+    table = {visible(k): [visible(g["c"]) for g in v] for k, v in raw.items()}
+    out: dict[str, str] = {}
+    for char, glyphs in table.items():
+        if len(char) != 1 or len(glyphs) != 1:
+            continue  # a prototype (it lists its look-alikes) stays itself
+        other = glyphs[0]
+        if len(table.get(other, ())) == 1 and len(other) == 1:  # a pair: one way round, chosen alike
+            other = min(char, other, key=lambda c: (not c.isascii(), c))
+        if other != char:
+            out[char] = other
+    return out
