@@ -9,11 +9,12 @@
     Decided by a three-valued evaluation, not by spellings: every goal that reads something (a base fact,
     an askable, a confirmation, a context, one of Sentinel's runtime predicates) is unknown, and so is every
     value it binds and every argument of the call (each an opaque '$sn_unknown'(Key, N), equal only to itself).
-    A pure builtin over known values is run as the gateway would run it; over an unknown, it is unknown.
+    A pure builtin over known values is run as the gateway would run it; over an unknown, it is unknown, but for
+    the few that decide the same for every value (U = U, U == U, f(U) \= g(V): unknown_values.pl).
     Control constructs combine their parts' values (a disjunction holds when either part holds, whether the
     other is known or not; a negation swaps holds and fails), the rulebase's rules through their clauses,
     bounded in depth and inferences. A result is t(Det) (holds, Det: no other solution left), f or u.
-    Where it cannot tell the result is u: fewer warnings, never a false one.
+    Where it cannot tell the result is u: fewer warnings, never a false one. A walk out of its budget is said.
 */
 
 %  sn_tautological_guards(+RB, -Out): file, line and tool of every guard whose goal holds for every call
