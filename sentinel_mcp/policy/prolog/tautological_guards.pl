@@ -55,7 +55,7 @@ is_unknown(T) :- compound(T), T = '$sn_unknown'(K0, _), b_getval(sn_unknown_key,
 tv(_, V, _, u) :- var(V), !.
 tv(_, G, _, u) :- G = _:_, !, unknowns(G).
 tv(RB, G, _, R) :- runnable(G), !, run_pure(RB, G, R).
-tv(RB, G, _, R) :- has_unknown(G), unknown_value_tv(RB, G, R), !.  % =, ==, ... over unknowns: unknown_values.pl
+tv(RB, G, _, R) :- unknown_value_goal(G), has_unknown(G), !, unknown_value_tv(RB, G, R).  % unknown_values.pl
 tv(RB, (A, B), D, R) :- !, tv(RB, A, D, RA), and_tv(RA, RB, B, D, R).
 tv(RB, (C -> A ; B), D, R) :- !, if_tv(RB, C, A, B, D, R).
 %  *-> tries the condition's other solutions too: the walk, following the first, can tell only that it holds

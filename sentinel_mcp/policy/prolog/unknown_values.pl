@@ -15,9 +15,14 @@
     - copy_term/2 into a variable of its own: holds (the copy is then unknown).
 */
 
+%  unknown_value_goal(+G): G is one of the builtins above (told by its name alone: the walk asks of every goal).
+unknown_value_goal(G) :- callable(G), functor(G, N, A), memberchk(N/A, [(=)/2, (\=)/2, (==)/2, (\==)/2,
+                                                                   copy_term/2, member/2, memberchk/2, append/3]).
+
 %  unknown_value_tv(+RB, +G, -R): G's value when it is one of the builtins above over an unknown value.
-unknown_value_tv(RB, A \= B, R) :- !, unknown_value_tv(RB, A = B, R0), not_tv(R0, R).
-unknown_value_tv(RB, A \== B, R) :- !, unknown_value_tv(RB, A == B, R0), not_tv(R0, R).
+%  (a negation binds nothing: the one it negates is decided on copies)
+unknown_value_tv(RB, A \= B, R) :- !, findall(R0, unknown_value_tv(RB, A = B, R0), [R1]), not_tv(R1, R).
+unknown_value_tv(RB, A \== B, R) :- !, findall(R0, unknown_value_tv(RB, A == B, R0), [R1]), not_tv(R1, R).
 unknown_value_tv(_, A == B, R) :- !,
     (   A == B -> R = t(true)
     ;   opened(A-B, A1-B1, _), \+ A1 = B1 -> R = f
