@@ -149,7 +149,8 @@ def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str]
             return JSONResponse(
                 {
                     "problems": [
-                        {"line": p.line, "severity": p.severity, "message": safe_text(p.message, 500)}
+                        {"line": p.line, "column": p.column, "severity": p.severity,
+                         "message": safe_text(p.message, 500)}
                         for p in problems
                     ]
                 },

@@ -193,25 +193,32 @@ async def _unconditional(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
 
 
 HOLDS_FOR_EVERY_CALL = "holds for every call"
+UNFINISHED = "could not finish checking"
 
 
 async def _tautological(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
     """A warning for each guard that reads as a condition but holds whatever the facts, answers, contexts and
-    arguments are (``\\+ fail``, ``(X = X)``, ``(blocked(x) ; true)``): it lets every call through while
-    it looks like it tests something. ``true`` as the whole goal says that openly, and is not told."""
-    return [
-        Problem(
-            severity="warning",
-            file=g["file"],
-            line=g["line"],
-            tool=g["tool"],
-            message=f"this guard of {g['tool']} {HOLDS_FOR_EVERY_CALL}: its goal is proved whatever the "
-            "facts, answers, contexts and arguments are, so it tests nothing; require what the policy "
-            "requires, or write the goal as true if the tool is meant to be open (and cite the sentence "
-            "that says so: require(true, Reason, policy_ref(Document, Anchor)))",
-        )
-        for g in await engine.tautological_guards(rb.module)
-    ]
+    arguments are (``\\+ fail``, ``(X = X)``, ``(blocked(x) ; true)``, ``U == U`` of an argument): it lets
+    every call through while it looks like it tests something. ``true`` as the whole goal says that openly,
+    and is not told. A guard whose walk ran out of its budget is told too: its silence would read as "tests
+    something"."""
+    out = []
+    for g in await engine.tautological_guards(rb.module):
+        if g["finished"]:
+            message = (
+                f"this guard of {g['tool']} {HOLDS_FOR_EVERY_CALL}: its goal is proved whatever the facts, "
+                "answers, contexts and arguments are, so it tests nothing; require what the policy requires, "
+                "or write the goal as true if the tool is meant to be open (and cite the sentence that says "
+                "so: require(true, Reason, policy_ref(Document, Anchor)))"
+            )
+        else:
+            message = (
+                f"{UNFINISHED} this guard of {g['tool']} within the check's budget: whether its goal is "
+                "proved whatever the call is (and so tests nothing) is not known; a goal this costly to walk "
+                "(rules that call many rules, deeply) is hard to read for a person too"
+            )
+        out.append(_guard_warning(g, message))
+    return out
 
 
 def _guard_warning(row: dict[str, Any], message: str) -> Problem:

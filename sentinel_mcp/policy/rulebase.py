@@ -41,6 +41,7 @@ class Problem(BaseModel):
     line: int
     message: str
     tool: str | None = None  # the tool (or pattern) a problem is about, for telling only those who reach it
+    column: int | None = None  # where in the line, as its message says it (a syntax error, a character)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.severity}: {self.message}"

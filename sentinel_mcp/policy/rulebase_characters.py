@@ -45,6 +45,7 @@ def hidden_character_problems(file: str, text: str) -> list[Problem]:
                 severity="warning",
                 file=file,
                 line=number,
+                column=first[0][1],
                 message=(
                     f"invisible, control or direction-changing character(s): {named}: an editor shows this "
                     "line otherwise than Prolog reads it"

@@ -95,6 +95,9 @@ async def test_history_diff_hot_reload_and_check(tmp_path):
             )
             assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
             assert any(p["severity"] == "error" for p in r.json()["problems"])
+            # the syntax error's column a field of its own, for the editor to place it (none: null)
+            assert any(p["severity"] == "error" and isinstance(p["column"], int) and p["column"] > 0
+                       for p in r.json()["problems"]), r.json()
             # not a loaded file, a path, too long: refused, nothing written anywhere
             for name, text in (
                 ("../bookings.pl", original),

@@ -65,6 +65,8 @@ sn_unload(RB) :-
            ( strict_indicator(N/A) -> true ; abolish(RB:N/A) )).  % strict_arithmetic.pl's stay
 
 problem(Sev, File, Line, Msg, json([severity=Sev, file=File, line=Line, message=Msg])).
+%  one at a place in its line: its column as a field too (the message says it in words, as it did)
+problem(Sev, File, Line, Col, Msg, json([severity=Sev, file=File, line=Line, column=Col, message=Msg])).
 
 load_file_terms(RB, File, Errors) :-
     nb_setval(sn_loading_file, File),
@@ -107,9 +109,9 @@ read_terms(RB, File, S, Errors) :-
     ).
 
 syntax_problem(File, error(syntax_error(What), stream(_, Line, Col, _)), P) :- !,
-    syntax_words(What, W), format(atom(M), 'syntax error: ~w (column ~w)', [W, Col]), problem(error, File, Line, M, P).
+    syntax_words(What, W), format(atom(M), 'syntax error: ~w (column ~w)', [W, Col]), problem(error, File, Line, Col, M, P).
 syntax_problem(File, error(syntax_error(What), file(_, Line, Col, _)), P) :- !,
-    syntax_words(What, W), format(atom(M), 'syntax error: ~w (column ~w)', [W, Col]), problem(error, File, Line, M, P).
+    syntax_words(What, W), format(atom(M), 'syntax error: ~w (column ~w)', [W, Col]), problem(error, File, Line, Col, M, P).
 syntax_problem(File, error(syntax_error(What), string(_, _)), P) :- !,
     syntax_words(What, W), format(atom(M), 'syntax error: ~w', [W]), problem(error, File, 0, M, P).
 syntax_problem(File, E, P) :- message_to_codes_safe(E, M), problem(error, File, 0, M, P).

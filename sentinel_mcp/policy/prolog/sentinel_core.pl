@@ -33,6 +33,7 @@
 :- include(bounded_terms).
 :- include(unconditional_guards).
 :- include(tautological_guards).
+:- include(unknown_values).
 :- include(negated_arguments).
 :- include(absent_negations).
 :- include(unsure_blind_reads).

@@ -9,28 +9,39 @@
     Decided by a three-valued evaluation, not by spellings: every goal that reads something (a base fact,
     an askable, a confirmation, a context, one of Sentinel's runtime predicates) is unknown, and so is every
     value it binds and every argument of the call (each an opaque '$sn_unknown'(Key, N), equal only to itself).
-    A pure builtin over known values is run as the gateway would run it; over an unknown, it is unknown.
+    A pure builtin over known values is run as the gateway would run it; over an unknown, it is unknown, but for
+    the few that decide the same for every value (U = U, U == U, f(U) \= g(V): unknown_values.pl).
     Control constructs combine their parts' values (a disjunction holds when either part holds, whether the
     other is known or not; a negation swaps holds and fails), the rulebase's rules through their clauses,
     bounded in depth and inferences. A result is t(Det) (holds, Det: no other solution left), f or u.
-    Where it cannot tell the result is u: fewer warnings, never a false one.
+    Where it cannot tell the result is u: fewer warnings, never a false one. A walk out of its budget is said.
 */
 
-%  sn_tautological_guards(+RB, -Out): file, line and tool of every guard whose goal holds for every call.
+%  sn_tautological_guards(+RB, -Out): file, line and tool of every guard whose goal holds for every call
+%  (finished=true), or whose walk ran out of its budget before it could tell (finished=false).
 sn_tautological_guards(RB, Out) :-
-    findall(json([tool=T, file=F, line=L]),
+    findall(json([tool=T, file=F, line=L, finished=Fin]),
             ( RB:'$src'(decl, guard(T, Args, G), F, L), atom(T), G \== true, \+ cites_policy(G),
-              always_holds(RB, Args, G) ),
+              guard_verdict(RB, Args, G, V), verdict_finished(V, Fin) ),
             Gs),
     to_json_atom(json([guards=Gs]), Out).
 
-%  A walk that errs or runs out of its budget tells nothing (the checker's other walks warn on those).
-always_holds(RB, Args, G) :-
+verdict_finished(holds, @(true)).
+verdict_finished(budget, @(false)).
+
+%  guard_verdict(+RB, +Args, +G, -V): holds, tells nothing (V = no), or ran out of its budget (V = budget:
+%  its inferences, or the stacks; said, not kept silent). A walk that errs otherwise tells nothing.
+guard_verdict(RB, Args, G, V) :-
     new_shown_room,  % the room the texts its builtins make count against, as a decision's pass has
-    catch(call_with_inference_limit(
-              \+ \+ ( random_between(1, 4611686018427387904, K), b_setval(sn_unknown_key, K),
-                      unknowns(Args), tv(RB, G, 6, R), R = t(_) ), 200000, Done), _, fail),
-    Done \== inference_limit_exceeded.
+    (   catch(call_with_inference_limit(
+                  \+ \+ ( random_between(1, 4611686018427387904, K), b_setval(sn_unknown_key, K),
+                          unknowns(Args), tv(RB, G, 6, R), R = t(_) ), 200000, Done), E, true)
+    ->  (   nonvar(E) -> ( E = error(resource_error(_), _) -> V = budget ; V = no )
+        ;   Done == inference_limit_exceeded -> V = budget
+        ;   V = holds
+        )
+    ;   V = no
+    ).
 
 %  unknowns(+T): every variable of T becomes a value of its own that nothing known equals. Each walk's
 %  unknowns carry a key of its own: a rulebase that spells one cannot pass for unknown what it knows.
@@ -44,6 +55,7 @@ is_unknown(T) :- compound(T), T = '$sn_unknown'(K0, _), b_getval(sn_unknown_key,
 tv(_, V, _, u) :- var(V), !.
 tv(_, G, _, u) :- G = _:_, !, unknowns(G).
 tv(RB, G, _, R) :- runnable(G), !, run_pure(RB, G, R).
+tv(RB, G, _, R) :- unknown_value_goal(G), has_unknown(G), !, unknown_value_tv(RB, G, R).  % unknown_values.pl
 tv(RB, (A, B), D, R) :- !, tv(RB, A, D, RA), and_tv(RA, RB, B, D, R).
 tv(RB, (C -> A ; B), D, R) :- !, if_tv(RB, C, A, B, D, R).
 %  *-> tries the condition's other solutions too: the walk, following the first, can tell only that it holds
