@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import secrets
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -110,21 +110,32 @@ def build_console(
             "/events", page(console, lambda r, v: _events(console, r, v), navigable=False), methods=["GET"]
         ),
         Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
+        *page_routes(console, lambda handler, form: page(console, handler, form=form)),
     ]
-    for module in (
-        inbox_pages,
-        activity_pages,
-        session_pages,
-        policy_pages,
-        system_pages,
-        pins_pages,
-        builds_pages,
-        agent_pages,
-        model_pages,
-    ):
-        for path, handler, methods, form in module.routes(console):
-            routes.append(Route(path, page(console, handler, form=form), methods=methods))
     return Starlette(routes=routes, middleware=[Middleware(WithHeaders)]), inbox
+
+
+PAGE_MODULES = (
+    inbox_pages,
+    activity_pages,
+    session_pages,
+    policy_pages,
+    system_pages,
+    pins_pages,
+    builds_pages,
+    agent_pages,
+    model_pages,
+)
+
+
+def page_routes(console: Console, endpoint: Callable[[Any, bool], Any]) -> list[Any]:
+    """Every page's route; ``endpoint(handler, form)`` makes the ASGI endpoint of a page's handler (``page``;
+    the routing tests give one that says which route was reached, with which ids)."""
+    return [
+        Route(path, endpoint(handler, form), methods=methods)
+        for module in PAGE_MODULES
+        for path, handler, methods, form in module.routes(console)
+    ]
 
 
 async def _home(request: Request) -> Response:
