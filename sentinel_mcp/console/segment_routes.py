@@ -8,12 +8,14 @@ id ``x``, ``/console/inbox/assist%2Fx`` the help-request reply. Here the path is
 encodes each value whole, so a link and its route agree), and ``%252F`` is the id ``%2F``, never ``/``.
 
     SegmentRoute("/sessions/{sid:with_slash}/revoke", endpoint, methods=["POST"])
-    # {name}: an id; {name:with_slash}: an id that may hold "/" (still one segment as sent)
+    # {name}: an id, one segment; {name:with_slash}: an id that may hold "/", its slashes encoded (a link's
+    # one segment: alice%2Fhttp-1) or not (alice/http-1, each segment checked as an id's), the same id
     SegmentMount("/console", app=console)   # the console under the gateway, its word whole as well
 
 An id is refused (400) when it is no id any page has and a reader along the way may take it for a path:
 ``.`` or ``..`` (however its dots were spelled), empty, a lone ``/`` or ``\\``, any control character (NUL,
-newline, C1), or a path that is not UTF-8; a plain id holding ``/`` or ``\\`` at all. A server that gives no
+newline, C1), or a path that is not UTF-8; a plain id holding ``/`` or ``\\`` at all. An id that may hold
+``/`` sent with its slashes as they are has each of its segments checked so. A server that gives no
 raw path routes nothing (404), rather than falling back on the decoded one.
 """
 
@@ -89,6 +91,9 @@ class SegmentRoute(BaseRoute):
                 kind = param.group(2) or "id"
                 assert kind in KINDS, f"no such id kind {kind!r}: {path}"
                 self.parts.append((param.group(1), kind))
+        kinds = [p[1] for p in self.parts if not isinstance(p, str)]
+        assert kinds.count("with_slash") <= 1, f"one id of a route may hold slashes: {path}"
+        self.spread = "with_slash" in kinds
         self.app = request_response(endpoint)
         wanted = {m.upper() for m in (methods or ["GET"])}
         self.methods = wanted | ({"HEAD"} if "GET" in wanted else set())
@@ -97,19 +102,24 @@ class SegmentRoute(BaseRoute):
         if scope["type"] != "http":
             return Match.NONE, {}
         got = route_segments(scope)
-        if got is None or len(got) != len(self.parts):
+        extra = -1 if got is None else len(got) - len(self.parts)  # segments a with_slash id takes beyond one
+        if got is None or extra < 0 or (extra and not self.spread):
             return Match.NONE, {}
         params: dict[str, Any] = {}
         refused: str | None = None
-        for part, value in zip(self.parts, got):
+        at = 0
+        for part in self.parts:
             if isinstance(part, str):
-                if value != part:
+                if got[at] != part:
                     return Match.NONE, {}
+                at += 1
                 continue
-            if value == "":  # no id there ("/console/inbox/"): no route, as before
+            pieces = got[at : at + 1 + (extra if part[1] == "with_slash" else 0)]
+            at += len(pieces)
+            if "" in pieces:  # no id there ("/console/inbox/", "a//b"): no route, as before
                 return Match.NONE, {}
-            refused = refused or refusal(value, part[1])
-            params[part[0]] = value
+            refused = refused or next((r for r in (refusal(p, part[1]) for p in pieces) if r), None)
+            params[part[0]] = "/".join(p or "" for p in pieces)
         child = {
             "endpoint": self.app,
             "path_params": {**scope.get("path_params", {}), **params},

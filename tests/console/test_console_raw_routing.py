@@ -202,3 +202,41 @@ def test_an_encoded_slash_never_joins_a_fixed_segment(port, raw):
 def test_raw_segments_are_decoded_once():
     assert quote("%2F", safe="") == "%252F"
     assert _decoded("%252F") == "%2F"
+
+
+SESSION = "sentinel_mcp.console.session_pages.session"
+REVOKE = "sentinel_mcp.console.session_pages.revoke"
+BUILD_FILE = "sentinel_mcp.console.builds_pages.build_file"
+
+
+@pytest.mark.parametrize("method, raw, handler, params", [
+    ("GET", "/console/sessions/alice/http-1", SESSION, {"sid": "alice/http-1"}),
+    ("GET", "/console/sessions/alice/x%2Fy/z", SESSION, {"sid": "alice/x/y/z"}),
+    ("POST", "/console/sessions/alice/x/revoke", REVOKE, {"sid": "alice/x"}),
+    ("POST", "/console/sessions/alice%2Fx%2Frevoke/revoke", REVOKE, {"sid": "alice/x/revoke"}),
+    ("GET", "/console/builds/t-1/files/app/Main.kt", BUILD_FILE, {"task": "t-1", "path": "app/Main.kt"}),
+    ("GET", "/console/builds/t-1/files/app%2FMain.kt", BUILD_FILE, {"task": "t-1", "path": "app/Main.kt"}),
+    ("GET", "/console/sessions/alice/../consents", None, None),
+    ("GET", "/console/sessions/alice/%2e%2E/consents", None, None),
+    ("POST", "/console/sessions/alice/./revoke", None, None),
+    ("GET", "/console/sessions/alice/%5C/x", None, None),
+    ("GET", "/console/sessions/alice/%0A/x", None, None),
+    ("GET", "/console/builds/t-1/files/app/%00/x", None, None),
+    ("GET", "/console/builds/t%2F..%2Fu/files/x", None, None),
+])
+def test_an_id_that_may_hold_a_slash_is_the_same_id_however_its_slashes_are_sent(port, method, raw, handler,
+                                                                                params):
+    """A session id or a build's file path may be sent with its slashes as they are (a hand-typed address):
+    every segment is then checked as an id (no dot segment, no lone slash, no control character)."""
+    status, said = _send(port, method, raw)
+    if handler is None:
+        assert status == 400, (raw, status, said)
+    else:
+        assert status == 200 and said == {"handler": handler, "params": params}, (raw, status, said)
+
+
+@pytest.mark.parametrize("raw", ["/console/agent/a/b", "/console/inbox/x/y", "/console/activity/main.1/x"])
+def test_a_plain_id_is_one_segment(port, raw):
+    for method in ("GET", "POST"):
+        status, said = _send(port, method, raw)
+        assert status in (404, 405), (method, raw, status, said)
