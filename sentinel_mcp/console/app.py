@@ -13,13 +13,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import secrets
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
-from starlette.routing import Mount, Route
+from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from sentinel_mcp.console.form_body import FormRefused, read_form
@@ -30,6 +30,7 @@ from sentinel_mcp.console.cluster_inbox import ClusterInbox
 from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
 from sentinel_mcp.console.inbox import CHANGE_KINDS, Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
+from sentinel_mcp.console.segment_routes import SegmentMount, SegmentRoute
 from sentinel_mcp.identity.http_auth import a2a_peer_names
 from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.console.web import HEADERS, HERE, Console, ConsoleHost, WithHeaders, page
@@ -101,30 +102,44 @@ def build_console(
     inbox = Inbox(ttl=settings.question_ttl, hold_seconds=settings.hold_seconds, hold_when=settings.hold_when)
     console = Console(holder, ConsoleAuth(authenticator), inbox)
     routes: list[Any] = [
-        Route("/", _home, methods=["GET"]),
-        Route("/login", functools.partial(_login_form, console), methods=["GET"]),
-        Route("/login", functools.partial(_login, console), methods=["POST"]),
-        Route("/logout", page(console, lambda r, v: _logout(console, r, v), form=True), methods=["POST"]),
+        SegmentRoute("/", _home, methods=["GET"]),
+        SegmentRoute("/login", functools.partial(_login_form, console), methods=["GET"]),
+        SegmentRoute("/login", functools.partial(_login, console), methods=["POST"]),
+        SegmentRoute(
+            "/logout", page(console, lambda r, v: _logout(console, r, v), form=True), methods=["POST"]
+        ),
         # the live stream is the console script's own (never a page to open): it makes the person "watching"
-        Route(
+        SegmentRoute(
             "/events", page(console, lambda r, v: _events(console, r, v), navigable=False), methods=["GET"]
         ),
         Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
+        *page_routes(console, lambda handler, form: page(console, handler, form=form)),
     ]
-    for module in (
-        inbox_pages,
-        activity_pages,
-        session_pages,
-        policy_pages,
-        system_pages,
-        pins_pages,
-        builds_pages,
-        agent_pages,
-        model_pages,
-    ):
-        for path, handler, methods, form in module.routes(console):
-            routes.append(Route(path, page(console, handler, form=form), methods=methods))
     return Starlette(routes=routes, middleware=[Middleware(WithHeaders)]), inbox
+
+
+PAGE_MODULES = (
+    inbox_pages,
+    activity_pages,
+    session_pages,
+    policy_pages,
+    system_pages,
+    pins_pages,
+    builds_pages,
+    agent_pages,
+    model_pages,
+)
+
+
+def page_routes(console: Console, endpoint: Callable[[Any, bool], Any]) -> list[Any]:
+    """Every page's route; ``endpoint(handler, form)`` makes the ASGI endpoint of a page's handler (``page``;
+    the routing tests give one that says which route was reached, with which ids). Routed on the path as it
+    was sent (segment_routes): an id holding an encoded ``/`` is one id, never two segments."""
+    return [
+        SegmentRoute(path, endpoint(handler, form), methods=methods)
+        for module in PAGE_MODULES
+        for path, handler, methods, form in module.routes(console)
+    ]
 
 
 async def _home(request: Request) -> Response:
@@ -255,7 +270,7 @@ def mount_console(
     if not settings.enabled:
         return
     console, inbox = build_console(holder, authenticator, settings)
-    app.router.routes.append(Mount("/console", app=console))
+    app.router.routes.append(SegmentMount("/console", app=console))
     holder.console_inbox = inbox
 
     @contextlib.asynccontextmanager

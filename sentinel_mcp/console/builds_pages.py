@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.segment_routes import routable
 from sentinel_mcp.console.web import Console
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.swarm.build_lease import end_lapsed
@@ -100,7 +101,10 @@ def _head(workspace: Workspace, rel: str, chars: int) -> tuple[str, bool]:
 
 
 def _openable(name: str) -> bool:
-    """A file the page may open: a path a build may write (a tool may create others; they are listed only)."""
+    """A file the page may open: a path a build may write (a tool may create others; they are listed only)
+    that its link can name (segment_routes: no control character)."""
+    if not routable(name, "with_slash"):
+        return False
     try:
         check_relative_path(name)
     except UnsafePathError:
@@ -199,5 +203,5 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     return [
         ("/builds", builds, ["GET"], False),
         ("/builds/{task}", build, ["GET"], False),
-        ("/builds/{task}/files/{path:path}", build_file, ["GET"], False),
+        ("/builds/{task}/files/{path:with_slash}", build_file, ["GET"], False),
     ]

@@ -5,11 +5,12 @@ Jinja's ``urlencode`` keeps ``/``, so a session id ``alice/../../consents`` made
 ``/console/sessions/alice/../../consents/revoke``, which a browser resolves to ``/console/consents/revoke``
 (with the person's CSRF token). Here nothing but unreserved characters stays as it is: ``/``, ``?``, ``#``,
 ``\\`` (a browser reads it as ``/``), ``%``, quotes and spaces are encoded, so a value is one segment, and
-the server decodes it back (a ``{…:path}`` route takes the ``/`` it holds).
+the router (``segment_routes``: split on the literal ``/`` as sent, then each segment decoded) gives the
+page that exact value back.
 
 A segment that is only ``.`` or ``..`` cannot be encoded away: a browser removes it however its dots are
-spelled (``%2e`` too). No console id is one, so such a value links to ``%00``, which names nothing (404),
-never to the page above.
+spelled (``%2e`` too). No console id is one, so such a value links to ``%00``, which the router refuses
+(400), never to the page above.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from sentinel_mcp.config import Config
 from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
 from sentinel_mcp.console.inbox import CHANGE_KINDS
 from sentinel_mcp.console.links import segment
+from sentinel_mcp.console.segment_routes import routable
 from sentinel_mcp.core.builtin import Services
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import ConsoleError
@@ -109,7 +110,7 @@ def _environment() -> "Environment":
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(shown=shown, when=when, remaining=remaining, segment=segment)
+    env.filters.update(shown=shown, when=when, remaining=remaining, segment=segment, routable=routable)
     env.globals.update(max_arguments=MAX_ARGUMENTS)
     return env
 

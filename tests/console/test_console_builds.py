@@ -119,9 +119,11 @@ async def test_builds_are_per_principal_and_never_markup(tmp_path):
                 "/console/builds/%2e%2e%2fswarm.db",
             ):
                 r = await alice.get(path)
+                # a build id that is a dot segment or holds a slash is refused before any look-up (400)
                 assert (
-                    r.status_code == 404 and "bob&#39;s secret" not in r.text and "bob's secret" not in r.text
-                ), path
+                    r.status_code == (400 if "%2e" in path else 404)
+                    and "bob&#39;s secret" not in r.text and "bob's secret" not in r.text
+                ), (path, r.status_code)
             # traversal out of alice's own workspace, in many spellings: never bob's file, the store, or /etc
             for rel in (
                 "../" + BOB_TASK + "/secret.txt",

@@ -31,11 +31,13 @@ HOSTILE = [
     "alice/a%2Fb",
     "alice/x\\..\\..\\policy",
     "alice/it's \"quoted\" <b>",
-    "alice/a b\tc",
+    "alice/a b",
     "alice/ünïcödé/文字",
     "alice/x;y=z&q",
 ]
 SIBLING = "alice/x"  # what a cut at ``?``, ``#`` or a trailing ``/`` would name instead
+# no route takes an id holding a control character (segment_routes): listed without a link, refused if asked
+UNLINKABLE = ["alice/a b\tc", "alice/line\nbreak", "alice/nul\x00"]
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +58,7 @@ def sentinel(tmp_path_factory):
         await store.add([
             Fact(session=sid, predicate="item", args=[i], fact=f"item({i})", provenance="observed",
                  source_tool="bk__list_bookings", expires_at=until)
-            for i, sid in enumerate([SIBLING, *HOSTILE])
+            for i, sid in enumerate([SIBLING, *HOSTILE, *UNLINKABLE])
         ])
         await store.close()
 
@@ -80,7 +82,8 @@ def heading_sid(page: str) -> str:
 
 
 def shown_sid(sid: str) -> str:
-    return sid.replace("\t", "⟨U+0009⟩")  # the console makes control characters visible
+    # the console makes control characters visible
+    return sid.replace("\t", "⟨U+0009⟩").replace("\n", "⟨U+000A⟩").replace("\x00", "⟨U+0000⟩")
 
 
 async def test_every_hostile_session_id_links_and_revokes_its_own_session(sentinel):
@@ -136,3 +139,48 @@ def test_a_path_segment_is_encoded_whole_and_a_dot_segment_names_nothing():
         assert re.fullmatch(r"[A-Za-z0-9_.~%-]+", out), (value, out)
         # a browser removes "." and ".." however their dots are spelled (%2e): no value makes one
         assert out.lower().replace("%2e", ".") not in (".", ".."), (value, out)
+
+
+async def test_a_session_id_no_route_takes_is_listed_unlinked_and_refused(sentinel):
+    from sentinel_mcp.console.links import console_path
+
+    base = sentinel
+    async with signed_in(base, ALICE) as alice:
+        listing = html.unescape(await alice.page("/console/sessions"))
+        for sid in UNLINKABLE:
+            at = listing.index(f"<code>{shown_sid(sid)}</code>")
+            assert "<a " not in listing[at - 60 : at] and "not opened here" in listing[at : at + 200], sid
+            for path in (console_path("sessions", sid), console_path("sessions", sid, "revoke")):
+                r = await alice.http.request("POST" if path.endswith("/revoke") else "GET", base + path)
+                assert r.status_code == 400, (sid, path, r.status_code, r.text[:300])
+
+
+async def test_an_encoded_slash_in_an_id_never_reaches_another_page(sentinel):
+    """Routed on the path as sent: ``/console/agent/audit%2Fx`` is the run ``audit/x`` (no run has that id,
+    and a run id holds no slash: refused), never the audit row ``x``; the gateway decoded the path first and
+    sent it to the audit-row page."""
+    base = sentinel
+    async with signed_in(base, ALICE) as alice:
+        page = await alice.page("/console/inbox")
+        for method, path in [
+            ("GET", "/console/agent/audit%2Fx"),
+            ("GET", "/console/agent/audit%2fx"),
+            ("GET", "/console/builds/t%2Ffiles%2Fy"),
+            ("POST", "/console/inbox/assist%2Fx"),
+            ("POST", "/console/inbox/assist%5Cx"),
+        ]:
+            r = await alice.http.request(method, base + path, data={"csrf": csrf_of(page)},
+                                         headers={"origin": base})
+            assert r.request.url.raw_path.decode() == path  # sent as it is
+            assert r.status_code == 400, (method, path, r.status_code, r.text[:300])
+        # a session id is one segment however its slashes are spelled: its own page, with the exact id
+        for raw, sid in [("alice%2Fx", SIBLING), ("alice%2fx", SIBLING), ("alice%252Fx", "alice%2Fx")]:
+            r = await alice.http.get(f"{base}/console/sessions/{raw}")
+            if sid == SIBLING:
+                assert r.status_code == 200 and heading_sid(r.text) == sid, (raw, r.status_code)
+            else:  # no such session: the session page says so (never another page)
+                assert r.status_code == 404 and "no such session of yours" in r.text, (raw, r.status_code)
+        # a fixed word split by an encoded slash is no route
+        for path in ["/console%2Fsessions/alice%2Fx", "/console/sessions%2Falice%2Fx"]:
+            r = await alice.http.get(base + path)
+            assert r.status_code == 404, (path, r.status_code)

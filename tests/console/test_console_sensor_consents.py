@@ -32,7 +32,7 @@ def sensors_cli(cfg, *args: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def sentinel(tmp_path_factory):
+def sentinel_proc(tmp_path_factory):
     cfg = console_config(tmp_path_factory.mktemp("console-sensor-consents"))
     body = json.loads(cfg.read_text())
     body["sentinel"]["builtins"] = [*body["sentinel"]["builtins"], "sensors"]
@@ -49,8 +49,13 @@ def sentinel(tmp_path_factory):
         db.execute("INSERT INTO sensor_consents VALUES (?, ?, ?, 1.0, NULL, 'x')",
                    ("alice", "compass", "s" * 5000))
     db.close()
-    with http_sentinel(cfg) as (base, _proc):
-        yield base
+    with http_sentinel(cfg) as (base, proc):
+        yield base, proc
+
+
+@pytest.fixture(scope="module")
+def sentinel(sentinel_proc):
+    return sentinel_proc[0]
 
 
 def sensor_rows(page: str) -> set[str]:
@@ -129,3 +134,73 @@ async def test_the_revoke_needs_the_csrf_token(sentinel):
         r = await alice.post("/console/consents/sensors/revoke", {"sensor": "motion"}, csrf=None)
         assert r.status_code in (400, 403)
         assert "motion" in sensor_rows(await alice.page("/console/consents"))
+
+
+def _sensor_db_handles(pid: int) -> set[tuple[str, int]]:
+    """The server process's open files on the sensors' store (its own, not its built-ins' subprocesses):
+    (descriptor, inode) of each."""
+    import os
+
+    found = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.endswith("/sensors/sensors.db"):
+                found.add((fd, os.stat(f"/proc/{pid}/fd/{fd}").st_ino))
+        except OSError:
+            continue  # closed meanwhile
+    return found
+
+
+async def test_the_consents_page_reads_the_sensors_store_the_built_in_holds_open(sentinel_proc):
+    """The page builds its sensors' store per view (``console/sensor_consents.py``), but the storage seam
+    shares one open database a process (``storage.open_database``, counted): the sensors built-in runs in
+    the gateway's process and holds it from the start, so a view opens no connection of its own (one file
+    handle, the same one, before and after any number of views)."""
+    base, proc = sentinel_proc
+    held = _sensor_db_handles(proc.pid)
+    assert len(held) == 1, held  # the built-in's
+    async with signed_in(base, ALICE) as alice:
+        for _ in range(3):
+            await alice.page("/console/consents")
+            assert _sensor_db_handles(proc.pid) == held
+
+
+async def test_a_view_opens_no_connection_beside_the_one_the_built_in_holds(tmp_path, monkeypatch):
+    """In the gateway's process the sensors built-in holds the store open from its start; the consents
+    page's reads and revokes go through that same open database (counted by the storage seam), never a
+    connection of their own. Real SQLite; the connect is watched, not replaced."""
+    from device_tools.sensors.database import SensorDatabase
+    from sentinel_mcp.config import load_config
+    from sentinel_mcp.console import sensor_consents
+    from sentinel_mcp.core.sensor_kinds import SensorKind
+    from sentinel_mcp.storage.sqlite import SQLiteDatabase
+
+    cfg = console_config(tmp_path)
+    body = json.loads(cfg.read_text())
+    body["sentinel"]["builtins"] = [*body["sentinel"]["builtins"], "sensors"]
+    cfg.write_text(json.dumps(body))
+    sensors_cli(cfg, "grant", "location", "--requester", "alice")
+    sensors_cli(cfg, "grant", "motion", "--requester", "alice")
+    config = load_config(cfg)
+    held = SensorDatabase(config.data_dir / "sensors", config.store_url)  # as the built-in holds it
+    connects: list[object] = []
+    real = SQLiteDatabase._connect
+
+    def watched(self: SQLiteDatabase) -> None:
+        connects.append(self.path)
+        real(self)
+
+    monkeypatch.setattr(SQLiteDatabase, "_connect", watched)
+    try:
+        for _ in range(3):
+            found = await sensor_consents.listed(config, "alice")
+            assert {c.sensor.value for c in found} >= {"location", "motion"}
+        assert await sensor_consents.revoke(config, "alice", SensorKind("motion")) == 1
+        assert {c.sensor.value for c in await sensor_consents.listed(config, "alice")} == {"location"}
+        assert connects == []
+        assert held.query("SELECT sensor FROM sensor_consents WHERE requester = 'alice'") == [
+            {"sensor": "location"}
+        ]
+    finally:
+        held.close()
