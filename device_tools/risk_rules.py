@@ -27,6 +27,7 @@ from sentinel_mcp.core.display_text import is_hidden
 
 from .actions import ProposedAction, Risk
 from .label_fold import mixes_scripts
+from .label_window import flag_unread, readable, unread, window
 from .firewall import (
     KEYWORDS,
     PERMISSION_PACKAGES,
@@ -229,7 +230,7 @@ def _norm(text: str) -> str:
 def says_little(label: str) -> bool:
     """A label that says nothing of what the tap commits: none ("✓", an icon) or only commit words ("OK",
     "Continue", "Yes, I'm sure"): what it commits is what the screen around it says."""
-    words = set(_norm(label).split()) - {"i'm", "im", "sure", "i", "am", "it", "do"}
+    words = set(_norm(window(label)).split()) - {"i'm", "im", "sure", "i", "am", "it", "do"}
     return not words or words <= COMMIT
 
 
@@ -240,6 +241,14 @@ class RiskRules:
     def assess(self, action: ProposedAction) -> Assessment:
         if action.kind in MOVING:
             return Assessment(reasons=[] if action.kind != "open_app" else ["opening an app changes nothing"])
+        # a field too long to read whole is read as its window, and asked whatever the window says: no rule
+        # below lowers that (label_window.py)
+        long = unread(action)
+        a = self._assess(readable(action) if long else action)
+        flag_unread(a, long)
+        return a
+
+    def _assess(self, action: ProposedAction) -> Assessment:
         base = self.firewall.assess(action)
         t = action.target
         if t is not None and (
