@@ -35,11 +35,12 @@ def window(text: str) -> str:
     return text if len(text) <= READ_LIMIT else text[:_EDGE] + " " + text[-_EDGE:]
 
 
-def unread(action: ProposedAction) -> dict[str, int]:
-    """The fields of ``action`` too long to read whole, with their lengths."""
+def unread(action: ProposedAction, *, around: bool = False) -> dict[str, int]:
+    """The fields of ``action`` too long to read whole, with their lengths; ``around``: the text around the
+    target too (only where it is read: a label that says little of what it commits)."""
     t = action.target
-    out = {f: len(getattr(t, f)) for f in (*OWN_FIELDS, *AROUND_FIELDS)
-           if t and len(getattr(t, f)) > READ_LIMIT}
+    fields = (*OWN_FIELDS, *AROUND_FIELDS) if around else OWN_FIELDS
+    out = {f: len(getattr(t, f)) for f in fields if t and len(getattr(t, f)) > READ_LIMIT}
     if action.package and len(action.package) > READ_LIMIT:
         out["app"] = len(action.package)
     return out

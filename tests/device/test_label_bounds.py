@@ -198,3 +198,49 @@ async def test_a_tap_on_a_megabyte_label_asks_once_and_only_the_persons_yes_taps
     assert "too long to read whole" in question and len(question) < 1000, question[:300]
     assert r.structured_content["decision"]["assessment"]["floor"] in ("high", "critical")
     assert (taps(phone) != []) == (answer == "yes"), r.content[0].text[:300]
+
+
+async def test_the_model_is_shown_the_window_of_a_megabyte_label_and_cannot_lower_it():
+    asked: list[dict] = []
+
+    async def call_tool(tool, arguments):
+        asked.append(arguments)
+        return SimpleNamespace(is_error=False, structured_content={
+            "risk": "low", "reasons": [], "requires_confirmation": False})
+
+    a = await ActionRiskClassifier(call_tool, model_role="flagged").assess(click_on(huge("lorem ", "Pay")))
+    assert_asked_unlowerably(a)
+    shown = asked[0]["action"]["target"]["text"]
+    assert len(shown) <= READ_LIMIT + 1 and shown.endswith("Pay"), len(shown)
+
+
+@pytest.mark.parametrize("said", ["Pay now", "Delete account", "Ｐａｙ"])
+@pytest.mark.parametrize("before", [60, 200, 5000])
+async def test_a_row_is_rated_on_the_whole_labels_inside_it(tmp_path, said, before):
+    """An unlabeled row is rated by the labels inside it (its ``hint``): each was cut at 60 characters, so
+    a row saying "… (60 characters) Pay now" was rated on the filler and tapped without a question."""
+    from tests.device.test_tap_integrity import GAME, TEXT, new_screen, node, phone_of, taps
+
+    server = sim_server(tmp_path)
+    phone = phone_of(server)
+    words = node(text="x " * (before // 2) + said, cls=TEXT, pkg=GAME, clickable="false",
+                 bounds="[90,2100][990,2200]")
+    row = node(rid=f"{GAME}:id/row", cls="android.widget.LinearLayout", pkg=GAME,
+               bounds="[90,2100][990,2200]", children=(words,))
+    new_screen(phone, "row", GAME, [row], f"{GAME}:id/none")
+    answers = Answers("no")
+    async with connect(server, "legacy", answers) as client:
+        screen = await client.call_tool("screen_read", {})
+        target = element(screen, resource_id="id/row")
+        r = await client.call_tool("click", {"element_id": target["id"], "snapshot_id": snapshot_id(screen)})
+    assert len(answers.questions) == 1, r.content[0].text[:300]
+    assert taps(phone) == []
+
+
+def test_a_label_that_says_what_it_does_is_not_asked_for_a_long_screen_around_it():
+    """The text around a target is read only for a label that says little ("OK"): a long page around an
+    "Open" is not a reason to ask."""
+    target = Target(id="e-1", text="Open", package="com.example.notes", context="Note " * READ_LIMIT,
+                    screen="Note " * READ_LIMIT)
+    a = RiskRules().assess(ProposedAction(kind="click", tool="click", target=target))
+    assert not a.requires_confirmation, a.public()
