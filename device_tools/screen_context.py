@@ -19,7 +19,7 @@ from .label_window import READ_LIMIT
 # label_window.py), so neither the join nor the rules walk a hostile screen's 100k labels to their end
 CONTEXT_LIMIT = READ_LIMIT
 SCREEN_LIMIT = READ_LIMIT  # the rest of the screen, for a tap whose label says nothing (strong words only)
-ROW_LIMIT = 200
+ROW_LIMIT = READ_LIMIT  # a switch's row names it and says what it does: read as far as a label is
 
 
 def ancestors(snapshot: Snapshot, e: Element) -> list[Element]:

@@ -244,3 +244,23 @@ def test_a_label_that_says_what_it_does_is_not_asked_for_a_long_screen_around_it
                     screen="Note " * READ_LIMIT)
     a = RiskRules().assess(ProposedAction(kind="click", tool="click", target=target))
     assert not a.requires_confirmation, a.public()
+
+
+def test_a_switch_is_rated_on_its_whole_row():
+    """A switch without a label is named and rated by its row: a row cut at 200 characters hid "USB
+    debugging" after filler, and turning it off was a plain tap."""
+    from dataclasses import replace
+
+    from device_tools.screen_context import row_of
+
+    filler = node_at(2, 2, "x " * 150)
+    words = node_at(3, 2, "USB debugging")
+    switch = replace(node_at(4, 2), checkable=True, checked=True, clickable=True,
+                     cls="android.widget.Switch")
+    snapshot = Snapshot("s-1", [node_at(0, 0), node_at(1, 1), filler, words, switch], "com.example.tools")
+    row = row_of(snapshot, switch)
+    assert "USB debugging" in row
+    target = Target(id=switch.id, package="com.example.tools", checkable=True, checked=True, row=row,
+                    cls="android.widget.Switch")
+    a = RiskRules().assess(ProposedAction(kind="click", tool="click", target=target))
+    assert a.risk == "critical" and "turns a security feature off" in a.reasons, a.public()
