@@ -8,7 +8,6 @@ like ``adb exec-out``, so no file is written on the device and no sync protocol 
 from __future__ import annotations
 
 import re
-import shlex
 import socket
 import time
 from collections.abc import Sequence
@@ -20,7 +19,8 @@ from .adb_deadline import Deadline, client_class
 from .commands import DUMP, MODEL
 from .device_words import quoted
 from .element_registry import MAX_DUMP_BYTES
-from .errors import CommandTooLong, DeviceUnavailable
+from . import adb_request
+from .errors import DeviceUnavailable
 
 # What one command may print before the device is taken for hostile or broken: a UI dump of a busy screen is
 # ~1 MB, a PNG screenshot of a large screen ~10 MB; a shell command's text (dumpsys, content query) far less.
@@ -30,9 +30,6 @@ EXEC_MAX_BYTES = 32_000_000  # a screenshot: a 1440x3200 PNG of a busy screen is
 # would only hold a worker thread and memory for output that is thrown away (slack: uiautomator's own line)
 UI_DUMP_MAX_BYTES = MAX_DUMP_BYTES + 4096
 GETEVENT_LINE_MAX = 4096  # one `getevent -l` line is ~80 bytes
-# a request's length goes on the wire as four hex digits: a longer one would be read as a shorter request and
-# garbage after it (adbutils writes five digits without complaint)
-MAX_REQUEST_BYTES = 0xFFFF
 HANDSHAKE_SLACK = 2.0  # seconds past a command's own deadline before its connections are shut
 PROP_VALUE_MAX = 92  # Android's limit for a system property's value
 # what adb serials are spelled with: USB (0123456789ABCDEF), emulator-5554, 192.168.1.20:5555,
@@ -133,23 +130,22 @@ class AdbBackend:
             raise DeviceUnavailable(f"lost the connection to device {self.serial or '?'}: {exc}") from None
 
     def check_sendable(self, argv: Sequence[str]) -> None:
-        _fits("shell:" + shlex.join(str(a) for a in argv))  # "shell:" is the longer of the two services
+        adb_request.check_sendable(argv)  # adb_request.py: a request's length is four hex digits on the wire
 
     async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
-        command = shlex.join(str(a) for a in argv)
-        out = await self._read_service("shell:" + command, timeout, SHELL_MAX_BYTES)
+        out = await self._read_service(adb_request.service("shell", argv), timeout, SHELL_MAX_BYTES)
         return out.decode("utf-8", errors="replace").rstrip()  # what adbutils' shell() returns
 
     async def exec_out(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:
         limit = UI_DUMP_MAX_BYTES if [str(a) for a in argv] == DUMP else EXEC_MAX_BYTES
-        return await self._read_service("exec:" + shlex.join(str(a) for a in argv), timeout, limit)
+        return await self._read_service(adb_request.service("exec", argv), timeout, limit)
 
     async def _read_service(self, service: str, timeout: float, limit: int) -> bytes:
         """A device service's whole output, within ``timeout`` in all and ``limit`` bytes: adbutils' own reads
         time out per ``recv`` only and keep whatever arrives, so a device trickling or flooding output would
         hold a worker thread and memory without end."""
         command = service.split(":", 1)[1]
-        _fits(service)
+        adb_request.check_fits(service)
 
         def run(d) -> bytes:
             conn = d.open_transport(timeout=timeout)
@@ -227,12 +223,3 @@ def _read_until_close(sock: socket.socket, deadline: float, limit: int, command:
             raise DeviceUnavailable(f"the device's output of {command!r} passed {limit:,} bytes; refused")
         chunks.append(chunk)
 
-
-def _fits(service: str) -> None:
-    """An adb request's length is four hex digits on the wire: a longer one cannot be sent."""
-    size = len(service.encode())
-    if size > MAX_REQUEST_BYTES:
-        raise CommandTooLong(
-            f"the command is too long for adb ({size:,} bytes, at most {MAX_REQUEST_BYTES:,}): "
-            "nothing was sent"
-        )

@@ -59,8 +59,11 @@ def shown(text: str, limit: int = LABEL_LIMIT) -> str:
     """Screen text made safe to show a person: one line, invisible/bidi characters visible (as ``⟨U+XXXX⟩``,
     the
     gateway's notation, which ``safe_question`` then leaves alone), bounded."""
+    # only the start is ever shown: a bounded prefix is read (a megabyte-long label is not walked to be cut;
+    # why it was too long to read whole is the question's own reason, label_window.py)
+    head = text[: 4 * limit]
     out: list[str] = []
-    for ch in text:
+    for ch in head:
         if ch in "\n\r\t":
             out.append(" ")
         elif is_hidden(ch):
@@ -68,7 +71,7 @@ def shown(text: str, limit: int = LABEL_LIMIT) -> str:
         else:
             out.append(ch)
     flat = re.sub(r"\s+", " ", "".join(out)).strip()
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return flat if len(flat) <= limit and len(head) == len(text) else flat[: limit - 1] + "…"
 
 
 def quoted(text: str, limit: int = LABEL_LIMIT) -> str:

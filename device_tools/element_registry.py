@@ -313,7 +313,9 @@ def _descendant_labels(node: ET.Element, limit: int = 3) -> tuple[list[str], tup
             continue
         label = d.get("text", "") or d.get("content-desc", "")
         if label and label not in labels:
-            labels.append(label[:60])
+            # whole: the rules read the row by these (one cut at 60 hid a "Pay now" after filler); what is
+            # shown is cut where it is shown, and a label too long to read whole is asked (label_window)
+            labels.append(label)
             apps.add(d.get("package", ""))
             if len(labels) >= limit:
                 break

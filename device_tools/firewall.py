@@ -15,6 +15,7 @@ from sentinel_mcp.core.display_text import is_hidden
 
 from .actions import RISK_ORDER, ProposedAction, Risk, max_risk
 from .label_fold import fold, mixes_scripts
+from .label_window import flag_unread, readable, unread
 
 KEYWORDS: dict[str, tuple[Risk, str]] = {
     # word: (risk, category)
@@ -160,9 +161,16 @@ def is_payment_app(package: str) -> bool:
 
 class ActionFirewall:
     def assess(self, action: ProposedAction) -> Assessment:
-        a = Assessment()
         if action.kind in SAFE_KINDS:
-            return a
+            return Assessment()
+        # a label too long to read whole: its window is read, and the action is asked (label_window.py)
+        long = unread(action)
+        a = self._assess(readable(action) if long else action)
+        flag_unread(a, long)
+        return a
+
+    def _assess(self, action: ProposedAction) -> Assessment:
+        a = Assessment()
         t = action.target
         label_texts = [t.text, t.desc, t.hint, t.resource_id.rsplit("/", 1)[-1]] if t else []
         if t is not None and t.editable:

@@ -38,22 +38,41 @@ _LOOK_ALIKES = str.maketrans({
 # any other letter next to Latin ones in one word (Cyrillic, Greek, Armenian, Cherokee, Lisu, ...) is how a
 # look-alike is spelled, so the allow list is what is known to be fine, not a list of the bad scripts
 _SCRIPTS_MIXED_HONESTLY = frozenset({"LATIN", "CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL"})
-CACHED_LENGTH = 200  # labels are short; a hostile screen's long text is folded each time, never kept
+CACHED_LENGTH = 200  # labels are short: thousands of them are kept folded
+# the window of a label too long to read whole (label_window.py, at most 4,097 characters) is folded several
+# times in one rating (firewall, rules, question): a few are kept; anything longer is folded each time
+WINDOW_LENGTH = 8192
+
+
+class FoldWork:
+    """How many characters were handed to ``fold`` and ``mixes_scripts``: the work tests bound (a rating
+    must not grow with a hostile label's length), instead of a clock."""
+
+    characters = 0
+
+
+work = FoldWork()
 
 
 def fold(text: str) -> str:
     """``text`` lower-cased, without invisible characters or marks, with look-alike letters made Latin."""
+    work.characters += len(text)
     if text.isascii() and text.isprintable():
         return text.lower()
-    return _fold_label(text) if len(text) <= CACHED_LENGTH else _fold(text)
+    if len(text) <= CACHED_LENGTH:
+        return _fold_label(text)
+    return _fold_window(text) if len(text) <= WINDOW_LENGTH else _fold(text)
 
 
 def mixes_scripts(text: str) -> bool:
     """Whether one word of ``text`` has Latin letters and letters of a script that may imitate Latin (any
     script but the few known not to: ``_SCRIPTS_MIXED_HONESTLY``)."""
+    work.characters += len(text)
     if text.isascii():
         return False
-    return _mixes_label(text) if len(text) <= CACHED_LENGTH else _mixes(text)
+    if len(text) <= CACHED_LENGTH:
+        return _mixes_label(text)
+    return _mixes_window(text) if len(text) <= WINDOW_LENGTH else _mixes(text)
 
 
 def _fold(text: str) -> str:
@@ -96,3 +115,5 @@ def _mixes(text: str) -> bool:
 
 _fold_label = functools.lru_cache(maxsize=4096)(_fold)
 _mixes_label = functools.lru_cache(maxsize=4096)(_mixes)
+_fold_window = functools.lru_cache(maxsize=32)(_fold)
+_mixes_window = functools.lru_cache(maxsize=32)(_mixes)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from .actions import ProposedAction, max_risk
 from .firewall import ActionFirewall, Assessment
+from .label_window import readable
 from .risk_rules import RiskRules
 from sentinel_mcp.core.tool_ref import ToolRef
 
@@ -56,7 +57,7 @@ class ActionRiskClassifier:
         key = action.digest
         if key in self._cache:  # an elicitation retry re-runs the tool; ask the model once
             return self._cache[key]
-        answer = await self._ask(action, context)
+        answer = await self._ask(readable(action), context)  # a label past the bound: its window only
         if answer is None:
             heuristic.source = "heuristic (llm unavailable)"
             return heuristic

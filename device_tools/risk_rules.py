@@ -25,8 +25,9 @@ import re
 
 from sentinel_mcp.core.display_text import is_hidden
 
-from .actions import ProposedAction, Risk
+from .actions import ProposedAction, Risk, Target
 from .label_fold import mixes_scripts
+from .label_window import flag_unread, readable, unread, window
 from .firewall import (
     KEYWORDS,
     PERMISSION_PACKAGES,
@@ -229,8 +230,15 @@ def _norm(text: str) -> str:
 def says_little(label: str) -> bool:
     """A label that says nothing of what the tap commits: none ("✓", an icon) or only commit words ("OK",
     "Continue", "Yes, I'm sure"): what it commits is what the screen around it says."""
-    words = set(_norm(label).split()) - {"i'm", "im", "sure", "i", "am", "it", "do"}
+    words = set(_norm(window(label)).split()) - {"i'm", "im", "sure", "i", "am", "it", "do"}
     return not words or words <= COMMIT
+
+
+def _own(t: Target) -> list[str]:
+    """What a target says of itself: its label, else the first label inside it, its row's, its id."""
+    if t.text or t.desc:
+        return [t.text, t.desc]
+    return [t.hint.split(" | ")[0], t.row.split(" | ")[0], t.resource_id.rsplit("/", 1)[-1]]
 
 
 class RiskRules:
@@ -240,6 +248,16 @@ class RiskRules:
     def assess(self, action: ProposedAction) -> Assessment:
         if action.kind in MOVING:
             return Assessment(reasons=[] if action.kind != "open_app" else ["opening an app changes nothing"])
+        # a field too long to read whole is read as its window, and asked whatever the window says: no rule
+        # below lowers that (label_window.py); the text around the target counts where it is read
+        t = action.target
+        around = t is not None and action.kind in ("click", "long_click") and says_little(" ".join(_own(t)))
+        long = unread(action, around=around)
+        a = self._assess(readable(action) if long else action)
+        flag_unread(a, long)
+        return a
+
+    def _assess(self, action: ProposedAction) -> Assessment:
         base = self.firewall.assess(action)
         t = action.target
         if t is not None and (
@@ -253,11 +271,7 @@ class RiskRules:
                 action, base
             )  # typed text, SMS, terminal, modules: the firewall's checks decide
         rid = t.resource_id.rsplit("/", 1)[-1]
-        own = (
-            [t.text, t.desc]
-            if (t.text or t.desc)
-            else [t.hint.split(" | ")[0], t.row.split(" | ")[0], rid]
-        )
+        own = _own(t)
         generic = says_little(" ".join(x for x in own if x))
         if generic and (t.text or t.desc):
             own.append(rid)  # "OK" whose id is delete_account_button: the id says what the label does not

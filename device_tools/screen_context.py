@@ -8,11 +8,18 @@ every string here is screen text (hostile) and is only ever rated and shown esca
 
 from __future__ import annotations
 
-from .element_registry import Element, Snapshot
+import itertools
+from collections.abc import Iterable, Iterator
 
-CONTEXT_LIMIT = 2000  # characters of surrounding text kept for a tap (rated whole, shown cut; never run)
-SCREEN_LIMIT = 4000  # the rest of the screen, for a tap whose label says nothing (its strong words only)
-ROW_LIMIT = 200
+from .element_registry import Element, Snapshot
+from .label_window import READ_LIMIT
+
+# characters of surrounding text kept for a tap (rated, shown cut; never run): as much as the rules read
+# whole, and one more when there was more (a text cut there is too long to read whole: the tap is asked,
+# label_window.py), so neither the join nor the rules walk a hostile screen's 100k labels to their end
+CONTEXT_LIMIT = READ_LIMIT
+SCREEN_LIMIT = READ_LIMIT  # the rest of the screen, for a tap whose label says nothing (strong words only)
+ROW_LIMIT = READ_LIMIT  # a switch's row names it and says what it does: read as far as a label is
 
 
 def ancestors(snapshot: Snapshot, e: Element) -> list[Element]:
@@ -29,24 +36,40 @@ def ancestors(snapshot: Snapshot, e: Element) -> list[Element]:
     return out
 
 
-def subtree(snapshot: Snapshot, a: Element) -> list[Element]:
-    """The listed elements inside ``a``."""
-    out: list[Element] = []
+def subtree(snapshot: Snapshot, a: Element) -> Iterator[Element]:
+    """The listed elements inside ``a``, in order (read only as far as they are used)."""
     for k in range(a.index, len(snapshot.elements)):
         d = snapshot.elements[k]
         if d.depth <= a.depth:
-            break
-        out.append(d)
-    return out
+            return
+        yield d
 
 
 def _words_of(e: Element) -> str:
     return (e.text or e.desc).strip()
 
 
-def _joined(texts: list[str], limit: int) -> str:
-    out = " | ".join(dict.fromkeys(t for t in texts if t))
-    return out if len(out) <= limit else out[: limit - 1] + "…"
+def _joined(texts: Iterable[str], limit: int) -> str:
+    """The distinct ``texts`` joined, read no further than ``limit`` characters: past it, the first ``limit``
+    and "…" (``limit + 1`` characters: more than was read whole)."""
+    seen: set[str] = set()
+    parts: list[str] = []
+    size = 0
+    for t in texts:
+        if not t or t in seen:
+            continue
+        seen.add(t)
+        parts.append(t)
+        size += len(t) + 3
+        if size > limit + 3:
+            break
+    out = " | ".join(parts)
+    return out if len(out) <= limit else out[:limit] + "…"
+
+
+def _others(snapshot: Snapshot, a: Element, e: Element) -> Iterator[str]:
+    """The labels of ``a`` and the elements inside it, but ``e``'s."""
+    return (_words_of(x) for x in itertools.chain((a,), subtree(snapshot, a)) if x is not e)
 
 
 def surrounding_text(snapshot: Snapshot, e: Element) -> str:
@@ -54,16 +77,15 @@ def surrounding_text(snapshot: Snapshot, e: Element) -> str:
     or not the screen marks them clickable) in its nearest enclosing container that has any other, else on
     the whole screen."""
     for a in ancestors(snapshot, e):
-        texts = [_words_of(x) for x in [a, *subtree(snapshot, a)] if x is not e]
-        if any(texts):
-            return _joined(texts, CONTEXT_LIMIT)
-    return _joined([_words_of(x) for x in snapshot.elements if x is not e], CONTEXT_LIMIT)
+        if any(_others(snapshot, a, e)):
+            return _joined(_others(snapshot, a, e), CONTEXT_LIMIT)
+    return _joined((_words_of(x) for x in snapshot.elements if x is not e), CONTEXT_LIMIT)
 
 
 def screen_text(snapshot: Snapshot, e: Element) -> str:
     """Every other label on the screen: where a hostile screen may put what a bare "OK" commits (beyond the
     button bar it sits in, after a page of filler), for the strong words only (risk_rules ``_commits``)."""
-    return _joined([_words_of(x) for x in snapshot.elements if x is not e], SCREEN_LIMIT)
+    return _joined((_words_of(x) for x in snapshot.elements if x is not e), SCREEN_LIMIT)
 
 
 def row_of(snapshot: Snapshot, e: Element) -> str:
@@ -71,9 +93,8 @@ def row_of(snapshot: Snapshot, e: Element) -> str:
     if e.text or e.desc:
         return ""
     for a in ancestors(snapshot, e):
-        texts = [_words_of(x) for x in [a, *subtree(snapshot, a)] if x is not e]
-        if any(texts):
-            return _joined(texts, ROW_LIMIT)
+        if any(_others(snapshot, a, e)):
+            return _joined(_others(snapshot, a, e), ROW_LIMIT)
     return ""
 
 

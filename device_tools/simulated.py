@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from . import content_rows
+from . import adb_request, content_rows
 from .android_time import epoch_ms
 from .element_registry import handles_touch, parse_bounds
 from .simulated_programs import alarm_dump_text, shell_program
@@ -100,12 +100,19 @@ class SimulatedDevice:
         return {"backend": "simulated", "serial": "simulated-1", "screen": self.state.screen}
 
     def check_sendable(self, argv: Sequence[str]) -> None:
-        """Any argv reaches the simulated phone (it has no request size to exceed)."""
+        """What adb could not send is refused here too, with adb's error (``adb_request``): a test on the
+        simulated phone meets the limit a phone has."""
+        adb_request.check_sendable(argv)
 
     async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
-        return (await self.exec_out(argv, timeout=timeout)).decode("utf-8", errors="replace")
+        adb_request.check_fits(adb_request.service("shell", argv))
+        return (await self._exec(argv)).decode("utf-8", errors="replace")
 
     async def exec_out(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:
+        adb_request.check_fits(adb_request.service("exec", argv))
+        return await self._exec(argv)
+
+    async def _exec(self, argv: Sequence[str]) -> bytes:
         argv = [str(a) for a in argv]
         if not self.connected:
             from .errors import DeviceUnavailable
