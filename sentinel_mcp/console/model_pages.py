@@ -23,7 +23,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         if cortex is not None:
             from sentinel_mcp.llm.status import model_status  # the llm built-in is optional
 
-            status = model_status(cortex.engine)
+            status = model_status(cortex.engine, viewer.principal.name)  # the shared facts and its own figures
         return console.render(request, viewer, "model.html", model=status)
 
     return [("/model", model, ["GET"], False)]

@@ -167,16 +167,14 @@ async def test_llm_status_shows_a_caller_only_its_own_figures(data_dir: Path, ti
                 f"llm__{tool}", arguments, session_id=f"{who}/s{i}", client="red-team", principal=who
             )
 
-        for i in range(2):  # alice twice: a snapshot of her preamble, then a hit on it
-            out = await call("alice", "llm_generate", {"prompt": f"Balance {i}?", "system": SYSTEM,
-                                                       "max_tokens": 3}, i)
-            assert not out.result.is_error, out
+        out = await call("alice", "llm_generate", {"prompt": "Balance?", "system": SYSTEM, "max_tokens": 3})
+        assert not out.result.is_error, out
         alice = _status(await call("alice", "llm_status", {}))
-        assert alice["prompt_cache"]["snapshots"] == 1 and alice["prompt_cache"]["hits"] == 1
-        assert alice["prompt_cache"]["bytes"] > 0 and alice["generations"] == 2
-        assert alice["kv_tokens"] > 0 and alice["last_generation"]["completion_tokens"] >= 1
+        assert alice["prompt_cache"]["snapshots"] == 1 and alice["prompt_cache"]["bytes"] > 0
+        assert alice["generations"] == 1 and alice["kv_tokens"] > 0
+        assert alice["last_generation"]["completion_tokens"] >= 1
         bob = _status(await call("bob", "llm_status", {}))
-        # none of alice's: no snapshot, hit, context length or generation of hers
+        # none of alice's: no snapshot, context length or generation of hers
         assert bob["prompt_cache"]["snapshots"] == 0 and bob["prompt_cache"]["hits"] == 0
         assert bob["prompt_cache"]["bytes"] == 0 and bob["generations"] == 0
         assert bob["kv_tokens"] in (None, 0) and bob["last_generation"] is None
@@ -184,9 +182,12 @@ async def test_llm_status_shows_a_caller_only_its_own_figures(data_dir: Path, ti
         assert bob["model"] == alice["model"] == tiny_chat_model.name and bob["context_tokens"] == 2048
         assert bob["prompt_cache"]["limit_bytes"] == alice["prompt_cache"]["limit_bytes"] > 0
         # bob's own call with alice's system prompt: his own snapshot, no hit from hers
-        await call("bob", "llm_generate", {"prompt": "Balance?", "system": SYSTEM, "max_tokens": 3}, 5)
+        await call("bob", "llm_generate", {"prompt": "Balance?", "system": SYSTEM, "max_tokens": 3}, 1)
+        await call("alice", "llm_generate", {"prompt": "Pay Carol.", "system": SYSTEM, "max_tokens": 3}, 2)
+        alice = _status(await call("alice", "llm_status", {}))
+        assert alice["prompt_cache"]["snapshots"] == 1 and alice["prompt_cache"]["hits"] == 1  # her own
+        assert alice["generations"] == 2 and alice["kv_tokens"] > 0
         bob = _status(await call("bob", "llm_status", {}))
         assert bob["prompt_cache"]["snapshots"] == 1 and bob["prompt_cache"]["hits"] == 0
-        assert bob["generations"] == 1
-        alice_after = _status(await call("alice", "llm_status", {}))
-        assert alice_after["prompt_cache"] == alice["prompt_cache"] and alice_after["kv_tokens"] in (None, 0)
+        assert bob["generations"] == 1 and bob["kv_tokens"] in (None, 0)  # the context holds alice's now
+        assert bob["last_generation"]["completion_tokens"] >= 1
