@@ -101,7 +101,9 @@ class PrefixCache:
     def figures(self, party: str | None) -> dict[str, int]:
         """``party``'s snapshots, bytes and hits and its limit; the whole cache's for None (the operator)."""
         if party is None:
-            return {"snapshots": len(self), "bytes": self.bytes, "hits": self.hits, "limit_bytes": self.max_bytes}
+            return {
+                "snapshots": len(self), "bytes": self.bytes, "hits": self.hits, "limit_bytes": self.max_bytes
+            }
         return {
             "snapshots": self.held(party),
             "bytes": self.party_bytes(party),

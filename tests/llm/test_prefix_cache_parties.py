@@ -134,7 +134,7 @@ def test_fallback_log_dedup_is_a_bounded_lru(tiny_settings: LlmSettings, caplog:
         engine.close()
 
 
-# --- llm_status through the gateway --------------------------------------------------------------------------
+# --- llm_status through the gateway ---------------------------------------------------------------------
 
 
 def _status(out) -> dict:
