@@ -434,9 +434,9 @@ def build_http_app(
             code = 503
         cortex = rt.services.cortex  # the llm built-in, when mounted: is the model loaded, which one
         if cortex is not None:
-            from sentinel_mcp.llm.status import model_status
+            from sentinel_mcp.llm.status import operator_status
 
-            body["model"] = model_status(cortex.engine)
+            body["model"] = operator_status(cortex.engine)  # shown below to the operator only
         try:
             who = auth.authenticate(Credentials.from_scope(request.scope))
         except AuthFailed:

@@ -23,7 +23,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         if cortex is not None:
             from sentinel_mcp.llm.status import model_status  # the llm built-in is optional
 
-            status = model_status(cortex.engine)
+            # the shared facts and the viewer's own figures, as its llm_status call would show them
+            status = model_status(cortex.engine, viewer.principal.name)
         return console.render(request, viewer, "model.html", model=status)
 
     return [("/model", model, ["GET"], False)]

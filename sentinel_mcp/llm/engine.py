@@ -8,8 +8,8 @@ stopped at the next token (a flag read once per token on both decoding paths).
 Grammar-constrained output goes through llguidance's token masks (``masked_decoding``) unless the
 settings ask for llama.cpp's own grammar sampler or llguidance cannot take the grammar; then the
 old sampler runs and the reason is logged. Compiled grammars are kept per party (``grammar_cache``), never
-shared by content between callers. Prompt preambles are restored from KV snapshots
-(``prefix_cache``).
+shared by content between callers. Prompt preambles are restored from KV snapshots, each party's own,
+and the context is reused only by the party that filled it (``prefix_cache``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import os
 import secrets
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +37,7 @@ from sentinel_mcp.llm.masked_decoding import MaskedSampler, MaskError, SamplingP
 from sentinel_mcp.llm.model_source import check_gguf_header, resolve_model_path
 from sentinel_mcp.llm.model_turns import ENGINE_PARTY, ModelTurns, _Job
 from sentinel_mcp.core.closed_at_exit import forget, remember
+from sentinel_mcp.llm import prefix_cache
 from sentinel_mcp.llm.prefix_cache import PrefixCache
 from sentinel_mcp.llm.control_tokens import ControlTexts
 from sentinel_mcp.llm import grammar_cache
@@ -50,7 +51,7 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int], Awaitable[None]]  # (completion tokens so far, max tokens)
 PROGRESS_EVERY_SECONDS = 0.5
 FIRST_PROGRESS_POLL_SECONDS = 0.02
-MAX_LOGGED_FALLBACKS = 64
+MAX_LOGGED_FALLBACKS = 64  # (label, reason) pairs remembered, least recently seen out
 IN_PROCESS_PARTY = "sentinel:in-process"  # whom a generation is for when its in-process caller does not say
 
 
@@ -81,7 +82,8 @@ class Generation:
     first_token_seconds: float | None
     sampler: str = "none"  # "llguidance" | "llama_cpp" (grammar samplers) | "none" (free text)
     fallback_reason: str | None = None  # why a grammar did not use llguidance, when it did not
-    cached_prompt_tokens: int = 0  # prompt tokens not evaluated (KV snapshot or still in the context)
+    # prompt tokens not evaluated (the party's own KV snapshot, or its own tokens still in the context)
+    cached_prompt_tokens: int = 0
 
 
 @dataclass
@@ -102,6 +104,8 @@ class LlamaEngine(ModelTurns):
         *,
         grammars_per_party: int = grammar_cache.PER_PARTY,
         grammar_parties: int = grammar_cache.PARTIES,
+        prefix_per_party: int = prefix_cache.PER_PARTY,
+        prefix_parties: int = prefix_cache.PARTIES,
     ) -> None:
         settings = settings or LlmSettings()
         super().__init__(settings.max_queued_per_party, settings.max_queued)
@@ -110,9 +114,14 @@ class LlamaEngine(ModelTurns):
         self._path: Path | None = None
         # llama.cpp's and llguidance's compiled grammars, each party's own
         self.grammar_cache = GrammarCache(grammars_per_party, grammar_parties)
-        self._fallbacks_logged: set[tuple[str, str]] = set()
+        # fallbacks already logged, so a repeated one is not logged on every call; an LRU, so that past the
+        # bound the newest are still remembered (a full set stopped remembering and logged every call)
+        self._fallbacks_logged: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._control_texts: tuple[Any, ControlTexts] | None = None  # (the model it was read from, its texts)
-        self.prefix_cache = PrefixCache(self.settings.prefix_cache_mb * 1024 * 1024)
+        # KV snapshots of preambles, each party's own
+        self.prefix_cache = PrefixCache(
+            self.settings.prefix_cache_mb * 1024 * 1024, prefix_per_party, prefix_parties
+        )
         self.n_ctx: int | None = None  # the context window in use (after the model's own cap)
         self.history: deque[GenerationRecord] = deque(maxlen=256)
         self.load_seconds: float | None = None
@@ -205,9 +214,12 @@ class LlamaEngine(ModelTurns):
         except UnsupportedGrammar as exc:
             reason = str(exc)
             key = (request.grammar_label, reason)
-            if key not in self._fallbacks_logged:
-                if len(self._fallbacks_logged) < MAX_LOGGED_FALLBACKS:
-                    self._fallbacks_logged.add(key)
+            if key in self._fallbacks_logged:
+                self._fallbacks_logged.move_to_end(key)
+            else:
+                self._fallbacks_logged[key] = None
+                while len(self._fallbacks_logged) > MAX_LOGGED_FALLBACKS:
+                    self._fallbacks_logged.popitem(last=False)
                 log.warning(
                     "%s: llguidance cannot take it (%s); using llama.cpp's grammar sampler",
                     request.grammar_label,
@@ -242,8 +254,9 @@ class LlamaEngine(ModelTurns):
 
         return self._holding_turn(which, job, turn)
 
-    def status(self) -> dict[str, Any]:
-        """What the engine runs on and what its caches hold (for health pages and benchmarks)."""
+    def status(self, party: str | None = None) -> dict[str, Any]:
+        """What the engine runs on and what its caches hold: ``party``'s own prompt cache figures, or the
+        whole cache's for None (the operator's health page, benchmarks)."""
         if self.settings.grammar_sampler == "llama_cpp":
             sampler = "llama_cpp (configured)"
         elif self.grammar_cache.masks_unavailable:
@@ -257,12 +270,7 @@ class LlamaEngine(ModelTurns):
             "load_seconds": self.load_seconds,
             "tokenizer_seconds": self.grammar_cache.tokenizer_seconds,
             "grammar_sampler": sampler,
-            "prefix_cache": {
-                "snapshots": len(self.prefix_cache),
-                "bytes": self.prefix_cache.bytes,
-                "hits": self.prefix_cache.hits,
-                "limit_bytes": self.prefix_cache.max_bytes,
-            },
+            "prefix_cache": self.prefix_cache.figures(party),
         }
 
     async def load(self) -> None:
@@ -372,7 +380,7 @@ class LlamaEngine(ModelTurns):
             if matcher is not None:
                 try:
                     result = self._decode_with_masks(
-                        llm, tokens, boundary, matcher, params, max_tokens, prompt, job
+                        llm, party, tokens, boundary, matcher, params, max_tokens, prompt, job
                     )
                 except MaskError as exc:
                     reason = f"llguidance failed after {job.tokens} tokens ({exc})"
@@ -384,7 +392,7 @@ class LlamaEngine(ModelTurns):
                     job.tokens, job.first_token_at = 0, None
             if result is None:
                 result = self._decode_with_llama(
-                    llm, tokens, boundary, grammar, reason, params, max_tokens, prompt, job
+                    llm, party, tokens, boundary, grammar, reason, params, max_tokens, prompt, job
                 )
             return result
         finally:
@@ -406,6 +414,7 @@ class LlamaEngine(ModelTurns):
     def _decode_with_masks(
         self,
         llm: Any,
+        party: str,
         tokens: list[int],
         boundary: int | None,
         matcher: Any,
@@ -414,7 +423,7 @@ class LlamaEngine(ModelTurns):
         prompt: Any,
         job: _Job,
     ) -> Generation:
-        loaded = self.prefix_cache.load(llm, tokens, boundary, evaluate_all=True)
+        loaded = self.prefix_cache.load(llm, party, tokens, boundary, evaluate_all=True)
         assert self.grammar_cache.masks is not None
         sampler = MaskedSampler(llm, matcher, params, self.grammar_cache.masks.vocab_size)
         try:
@@ -431,6 +440,7 @@ class LlamaEngine(ModelTurns):
     def _decode_with_llama(
         self,
         llm: Any,
+        party: str,
         tokens: list[int],
         boundary: int | None,
         grammar: Any,
@@ -442,7 +452,8 @@ class LlamaEngine(ModelTurns):
     ) -> Generation:
         from llama_cpp import StoppingCriteriaList
 
-        loaded = self.prefix_cache.load(llm, tokens, boundary, evaluate_all=False)
+        # the context now holds only the party's own tokens: llama-cpp-python's reuse of it is the party's
+        loaded = self.prefix_cache.load(llm, party, tokens, boundary, evaluate_all=False)
         out = llm.create_completion(
             tokens,
             max_tokens=max_tokens,

@@ -188,20 +188,21 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
         annotations=READ_ONLY,
         description=(
             "The local model's status: loaded or not, which model file, context window (tokens), threads, "
-            "busy."
+            "busy; the prompt cache and generations figures are the caller's own."
         ),
     )
-    async def llm_status() -> dict[str, Any]:
-        return model_status(cortex.engine)
+    async def llm_status(ctx: Context) -> dict[str, Any]:
+        return model_status(cortex.engine, party_of(ctx))
 
     @server.resource(
         "llm://status",
         name="model status",
         mime_type="application/json",
-        description="The local model's status (the same as llm_status)",
+        description="The local model's status (as llm_status, without any party's own figures)",
     )
     def status_resource() -> str:
-        return json.dumps(model_status(cortex.engine))
+        # a static resource is read without its reader's identity: the shared facts only
+        return json.dumps(model_status(cortex.engine, None))
 
     # none of these asks its caller (progress only): the gateway calls them in-task
     # (gateway/builtin_direct.py)

@@ -2,6 +2,12 @@
 grammar engine, the prompt (KV) cache, the last generation's latency and speed. One source for the
 ``llm_status`` tool, the ``llm://status`` resource, ``/healthz`` and the console's Model page.
 
+A caller sees the shared facts (the model, its settings, whether it is busy, how many calls wait) and only
+its own party's figures: its prompt cache snapshots and hits, the context's length when the context holds its
+tokens, its own generations. Another party's would tell it what that party sent (a hit on a preamble, the
+length of a prompt) and when. Only the operator (``/healthz`` for a person who may reach everything) sees the
+whole engine's (``operator_status``).
+
 Read from the engine's public state only and never loads anything, so ``/healthz`` can show it cheaply.
 """
 
@@ -11,8 +17,21 @@ import os
 from pathlib import Path
 from typing import Any
 
+_EVERYONE = object()  # the operator's view: the whole engine's figures
 
-def model_status(engine: Any) -> dict[str, Any]:
+
+def model_status(engine: Any, party: str | None) -> dict[str, Any]:
+    """The status as ``party`` may see it: the shared facts and its own figures (none for None: a reader
+    the server cannot name, such as the ``llm://status`` resource)."""
+    return _status(engine, party)
+
+
+def operator_status(engine: Any) -> dict[str, Any]:
+    """Every party's figures together: for an operator who may see everything, never for a caller."""
+    return _status(engine, _EVERYONE)
+
+
+def _status(engine: Any, viewer: object) -> dict[str, Any]:
     settings = getattr(engine, "settings", None)
     loaded = bool(getattr(engine, "loaded", False))
     in_flight = getattr(engine, "tokens_in_flight", None)
@@ -25,6 +44,8 @@ def model_status(engine: Any) -> dict[str, Any]:
         if (loaded and llm is not None and hasattr(llm, "n_ctx"))
         else getattr(settings, "n_ctx", None)
     )
+    holder = getattr(getattr(engine, "turns", None), "holder", None)
+    history = [r for r in list(getattr(engine, "history", ()) or ()) if _sees(viewer, r.party)]
     return {
         "loaded": loaded,
         "model": getattr(engine, "model_name", None) if loaded else None,
@@ -36,16 +57,21 @@ def model_status(engine: Any) -> dict[str, Any]:
         "max_tokens": getattr(settings, "max_tokens", None),
         "load_seconds": round(engine.load_seconds, 2) if getattr(engine, "load_seconds", None) else None,
         "busy": in_flight is not None,
-        "tokens_in_flight": in_flight,
+        # how far the running generation is: the viewer's own only
+        "tokens_in_flight": in_flight if _sees(viewer, getattr(holder, "party", None)) else None,
         # calls waiting for the model, all parties together (counts only: who waits is nobody else's business)
         "waiting": getattr(getattr(engine, "turns", None), "waiting_count", 0),
-        "generations": len(getattr(engine, "history", ()) or ()),
-        **_caches_and_speed(engine, llm if loaded else None),
+        "generations": len(history) if viewer is not None else None,  # the viewer's, of those kept
+        **_caches_and_speed(engine, llm if loaded else None, viewer, history),
     }
 
 
-def _caches_and_speed(engine: Any, llm: Any) -> dict[str, Any]:
-    """The grammar engine, the prompt/KV cache, the last generation's speed, GPU layers (when known)."""
+def _sees(viewer: object, party: object) -> bool:
+    return viewer is _EVERYONE or (viewer is not None and party == viewer)
+
+
+def _caches_and_speed(engine: Any, llm: Any, viewer: object, history: list[Any]) -> dict[str, Any]:
+    """The grammar engine, the viewer's prompt/KV cache figures, its last generation's speed, GPU layers."""
     out: dict[str, Any] = {
         "grammar_engine": None,
         "prompt_cache": None,
@@ -55,19 +81,24 @@ def _caches_and_speed(engine: Any, llm: Any) -> dict[str, Any]:
     status = getattr(engine, "status", None)
     if callable(status):
         try:
-            details = status()
+            details = status(viewer if isinstance(viewer, str) else None)
         except Exception:  # noqa: BLE001 - a status page never fails because a detail could not be read
             details = {}
         out["grammar_engine"] = details.get("grammar_sampler")
-        out["prompt_cache"] = details.get("prefix_cache")
+        if viewer is not None:
+            out["prompt_cache"] = details.get("prefix_cache")
     if llm is not None:
         n_tokens = getattr(llm, "n_tokens", None)
-        out["kv_tokens"] = n_tokens if isinstance(n_tokens, int) else None  # tokens held in the context now
+        cache = getattr(engine, "prefix_cache", None)
+        # tokens held in the context now: the length of the last prompt and answer, the viewer's own only
+        mine = viewer is _EVERYONE or (
+            isinstance(viewer, str) and cache is not None and cache.holds_context_of(viewer)
+        )
+        out["kv_tokens"] = n_tokens if isinstance(n_tokens, int) and mine else None
         params = getattr(llm, "model_params", None)
         layers = getattr(params, "n_gpu_layers", None)
         if isinstance(layers, int):  # what llama.cpp reports once loaded; else the setting stays
             out["gpu_layers"] = layers
-    history = list(getattr(engine, "history", ()) or ())
     if history:
         last = history[-1]
         seconds = max(0.0, float(last.finished) - float(last.started))

@@ -68,10 +68,10 @@ async def test_snapshots_are_bounded_by_bytes(tiny_settings: LlmSettings):
         await engine.generate(GenerationRequest(_messages("Preamble zero. " * 10, "x"), max_tokens=2))
         one = engine.prefix_cache.bytes
         assert one > 0
-        engine.prefix_cache.max_bytes = int(one * 2.5)  # room for two snapshots of this size
+        engine.prefix_cache.max_party_bytes = int(one * 2.5)  # room for two snapshots of this size a party
         for i in range(1, 6):
             await engine.generate(GenerationRequest(_messages(f"Preamble {i}. " * 10, "x"), max_tokens=2))
-            assert engine.prefix_cache.bytes <= engine.prefix_cache.max_bytes
+            assert engine.prefix_cache.bytes <= engine.prefix_cache.max_party_bytes
         assert len(engine.prefix_cache) == 2  # least recently used first out
     finally:
         engine.close()

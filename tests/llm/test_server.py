@@ -79,7 +79,7 @@ def test_gpu_layers_setting_is_checked_and_reported(mode):
     class Engine:
         settings = LlmSettings.from_section({"gpu_layers": 12})
 
-    status = model_status(Engine())
+    status = model_status(Engine(), "local")
     assert status["gpu_layers"] == 12
     # this machine's llama.cpp has no GPU support: the status says the layers stay on the CPU
     assert status["gpu_offload"].startswith(("unavailable", "12 layers"))
