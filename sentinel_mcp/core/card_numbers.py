@@ -7,6 +7,9 @@ never spans more than 19 digits. Used by the device firewall (typed text, SMS) a
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
+
 def _runs(text: str) -> list[tuple[int, int]]:
     """(start, end) of every run of decimal digits (any script's: int() reads them all)."""
     out, i, n = [], 0, len(text)
@@ -55,21 +58,40 @@ def card_spans(text: str) -> list[tuple[int, int]]:
 
 def _in_group(text: str, group: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Every window of whole runs holding 13-19 digits that passes Luhn, overlapping ones merged (a false
-    window beside a true card must not leave part of the card out)."""
+    window beside a true card must not leave part of the card out). Each window's Luhn sum is read off
+    prefix sums (digits in place and doubled, by parity), so a text of many one-digit runs ("1 1 1 ...")
+    costs a few steps a window, not a pass over its digits."""
+    digits = [int(ch) for a, b in group for ch in text[a:b]]
+    ends, at = [], 0  # where each run ends among ``digits``
+    for a, b in group:
+        at += b - a
+        ends.append(at)
+    # plain[p][k] / doubled[p][k]: over digits[:k] at positions of parity p, each as it is / doubled as Luhn
+    dbl = [d * 2 - 9 if d > 4 else d * 2 for d in digits]
+    plain, doubled = _by_parity(digits), _by_parity(dbl)
     found: list[tuple[int, int]] = []
     for i in range(len(group)):
-        digits = ""
-        for j in range(i, len(group)):
-            digits += text[group[j][0] : group[j][1]]
-            if len(digits) > 19:
-                break
-            if len(digits) >= 13 and luhn(digits):
+        s = ends[i - 1] if i else 0
+        # the windows from run i holding 13 to 19 digits: runs j whose end is in [s + 13, s + 19]
+        for j in range(bisect_left(ends, s + 13, i), bisect_right(ends, s + 19, i)):
+            e = ends[j]
+            q = (e - 1) % 2  # the last digit is in place, every second one before it doubled
+            total = plain[q][e] - plain[q][s] + doubled[1 - q][e] - doubled[1 - q][s]
+            if total % 10 == 0:
                 a, b = group[i][0], group[j][1]
                 if found and a <= found[-1][1]:
                     found[-1] = (found[-1][0], max(found[-1][1], b))
                 else:
                     found.append((a, b))
     return found
+
+
+def _by_parity(values: list[int]) -> tuple[list[int], list[int]]:
+    """Prefix sums of ``values`` at even positions and at odd ones (each list one longer than ``values``)."""
+    return (
+        list(accumulate((v if i % 2 == 0 else 0 for i, v in enumerate(values)), initial=0)),
+        list(accumulate((v if i % 2 == 1 else 0 for i, v in enumerate(values)), initial=0)),
+    )
 
 
 def holds_card_number(text: str) -> bool:
