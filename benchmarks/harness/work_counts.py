@@ -264,6 +264,11 @@ def main() -> None:
           + " ".join(f"{sum(calls[n].values()):12.0f}" for n in names))
     print(f"{'stdio tools/call (2026-07-28), no-op of a stdio upstream: Python function calls per call':72s} "
           + " ".join(f"{sum(stdio[n].values()):12.0f}" for n in names))
+    # the totals move by ~100 with where a call's two audit rows were committed: on the loop (4 SQLite
+    # ``execute`` a row) when it was idle, else by the writer's thread; compare runs of the same figure here
+    execute = "~:<method 'execute' of 'sqlite3.Connection' objects>"
+    print(f"{'  SQLite execute on the loop per call, HTTP / stdio (8: both rows inline)':72s} "
+          + " ".join(f"{calls[n].get(execute, 0.0):5.1f} /{stdio[n].get(execute, 0.0):5.1f}" for n in names))
     if len(names) == 2:
         _changed(calls[names[0]], calls[names[1]], "HTTP", args.top)
         _changed(stdio[names[0]], stdio[names[1]], "stdio", args.top)
