@@ -159,7 +159,10 @@ def _per_call(tree: Path, out: Path, calls: int) -> dict[str, float]:
 def stdio_call_counts(tree: Path, calls: int) -> dict[str, float]:
     """Function calls per 2026-07-28 ``tools/call`` on the stdio front's event-loop thread, forwarded to the
     test toolbox's no-op over stdio: {function: calls per request}."""
-    tmp = Path(tempfile.mkdtemp(prefix="work-counts-stdio-"))
+    # the data directory on tmpfs where there is one: a commit over 20 ms on a busy disk turns inline commits
+    # off for 30 s (``sqlite.INLINE_SLOW_S``), which moves the count by ~100 midway through a run
+    shm = Path("/dev/shm")
+    tmp = Path(tempfile.mkdtemp(prefix="work-counts-stdio-", dir=shm if shm.is_dir() else None))
     cfg = tmp / "c.json"
     toolbox = str(ROOT / "tests" / "gateway" / "toolbox_server.py")
     cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [toolbox]}},
