@@ -8,11 +8,15 @@ work does not. For each tree, in processes of its own (its sources first on the 
 - Python function calls (cProfile's count, C functions included) per 2026-07-28 ``tools/call`` of the
   in-process no-op built-in on the HTTP front (guard and durable audit on), on the gateway's event-loop
   thread, over ``--calls`` sequential calls after a warm-up; and the functions whose calls per request
-  changed most.
+  changed most;
+- the same count per 2026-07-28 ``tools/call`` over the stdio front of the test toolbox's no-op, a stdio
+  upstream (front read, route, validate, guard, two durable audit rows, the forward and its answer, the
+  write to the client: the sequential call of the added-latency goal), from a client writing JSON lines.
 
 The 2026-11-29 hunt that found ``shown_digest/2`` hashing every confirmation again (561 -> 804 inferences per
 decision) was these counts.
 Usage: python benchmarks/harness/work_counts.py [--base TREE] [--calls 500] [--era 2025-11-25]
+       [--skip guard,http,stdio]
 Each tree runs with its own ``.venv`` when it has one (else this interpreter).
 """
 
@@ -96,8 +100,6 @@ def _python(tree: Path) -> str:
 def call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[str, float]:
     """Function calls per request on the gateway's event-loop thread: {function: calls per request}. ``era``
     2025-11-25: the calls are posted on one handshake-era session (opened first)."""
-    import pstats
-
     # here, not at the top: a child of another tree must not get this tree's sources first on its path
     sys.path[:0] = [str(ROOT), str(HERE.parent)]
     from load import MODERN, TOKEN, call_body, call_headers, handshake, numbered, post
@@ -109,8 +111,7 @@ def call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[str, fl
         "data_dir": str(tmp / "data"), "builtins": ["bench"],
         "rulebases": [str(tree / "rulebases" / "default.pl")], "http": {"token": TOKEN}}}))
     out, port = tmp / "main.prof", free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "benchmarks" / "harness")]),
-           "WORK_COUNTS_OUT": str(out), "PYTHONWARNINGS": "ignore"}
+    env = _profiled(tree, out)
     proc = subprocess.Popen(
         [_python(tree), str(HERE), "--serve", str(tree), "-c", str(cfg), "serve", "--http",
          f"127.0.0.1:{port}"],
@@ -136,12 +137,83 @@ def call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[str, fl
         time.sleep(0.5)  # the dump finishing
     finally:
         stop_process(proc)
+    return _per_call(tree, out, calls)
+
+
+def _profiled(tree: Path, out: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "benchmarks" / "harness")]),
+            "WORK_COUNTS_OUT": str(out), "PYTHONWARNINGS": "ignore"}
+
+
+def _per_call(tree: Path, out: Path, calls: int) -> dict[str, float]:
+    import pstats
+
     counts: dict[str, float] = {}
     for (file, _, name), (_, ncalls, *_rest) in pstats.Stats(str(out)).stats.items():  # type: ignore[attr-defined]
         where = re.sub(r".*site-packages/", "", file.replace(str(tree) + "/", ""))
         key = re.sub(r" at 0x[0-9a-f]+", "", f"{where}:{name}")  # one builtin's address differs by process
         counts[key] = counts.get(key, 0.0) + ncalls / calls
     return counts
+
+
+def stdio_call_counts(tree: Path, calls: int) -> dict[str, float]:
+    """Function calls per 2026-07-28 ``tools/call`` on the stdio front's event-loop thread, forwarded to the
+    test toolbox's no-op over stdio: {function: calls per request}."""
+    # the data directory on tmpfs where there is one: a commit over 20 ms on a busy disk turns inline commits
+    # off for 30 s (``sqlite.INLINE_SLOW_S``), which moves the count by ~100 midway through a run
+    shm = Path("/dev/shm")
+    tmp = Path(tempfile.mkdtemp(prefix="work-counts-stdio-", dir=shm if shm.is_dir() else None))
+    cfg = tmp / "c.json"
+    toolbox = str(ROOT / "tests" / "gateway" / "toolbox_server.py")
+    cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [toolbox]}},
+                               "sentinel": {"data_dir": str(tmp / "data"), "builtins": []}}))
+    out = tmp / "main.prof"
+    proc = subprocess.Popen([_python(tree), str(HERE), "--serve", str(tree), "-c", str(cfg), "serve"],
+                            env=_profiled(tree, out), cwd=tree, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "work-counts", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    assert proc.stdin and proc.stdout
+
+    def call(n: int) -> None:
+        line = json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                           "params": {"name": "tb__noop", "arguments": {}, "_meta": meta}})
+        proc.stdin.write(line.encode() + b"\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        answer = proc.stdout.readline()  # type: ignore[union-attr]
+        if f'"id":{n},'.encode() not in answer or b'"isError":true' in answer:
+            raise RuntimeError(f"{tree}: the stdio no-op call failed: {answer[:300]!r}")
+
+    try:
+        for n in range(200):  # warm-up: caches filled, first-use imports done
+            call(n + 2)
+        os.kill(proc.pid, signal.SIGUSR1)
+        time.sleep(0.3)
+        for n in range(calls):
+            call(n + 1000)
+        os.kill(proc.pid, signal.SIGUSR2)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not out.exists():
+            time.sleep(0.1)
+        time.sleep(0.5)  # the dump finishing
+    finally:
+        proc.stdin.close()  # the gateway ends at the end of its input, and its upstream with it
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+    return _per_call(tree, out, calls)
+
+
+def _changed(a: dict[str, float], b: dict[str, float], title: str, top: int) -> None:
+    changed = sorted(((b.get(k, 0.0) - a.get(k, 0.0), k) for k in set(a) | set(b)), key=lambda r: -abs(r[0]))
+    print(f"\n{title}: functions whose calls per request changed most (base -> this tree, top {top}):")
+    for delta, key in changed[:top]:
+        if abs(delta) < 0.5:
+            break
+        print(f"  {delta:+7.1f}  {a.get(key, 0.0):7.1f} -> {b.get(key, 0.0):7.1f}  {key[:110]}")
 
 
 def main() -> None:
@@ -152,6 +224,7 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=15, help="functions whose calls per request changed most")
     ap.add_argument("--era", choices=["2026-07-28", "2025-11-25"], default="2026-07-28",
                     help="the HTTP calls' protocol era (2025-11-25: on one session)")
+    ap.add_argument("--skip", default="", help="comma-separated rows left out: guard, http, stdio")
     ap.add_argument("--child-guard", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     args, rest = ap.parse_known_args()
@@ -166,15 +239,23 @@ def main() -> None:
         trees = {"base": Path(args.base).resolve(), **trees}
     guard: dict[str, dict[str, float]] = {}
     calls: dict[str, dict[str, float]] = {}
+    stdio: dict[str, dict[str, float]] = {}
+    skip = set(args.skip.split(","))
+    nan = {"inferences": float("nan"), "engine_cpu_us": float("nan")}
     for name, tree in trees.items():
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "benchmarks")])}
-        p = subprocess.run([_python(tree), str(HERE), "--child-guard", "--decisions", str(args.decisions)],
-                           env=env, cwd=tree, capture_output=True, text=True, timeout=600)
-        lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
-        if not lines:
-            sys.exit(f"{name}: no guard figures\n{p.stderr[-3000:]}")
-        guard[name] = json.loads(lines[-1])
-        calls[name] = call_counts(tree, args.calls, args.era)
+        guard[name], calls[name], stdio[name] = nan, {}, {}
+        if "guard" not in skip:
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "benchmarks")])}
+            argv = [_python(tree), str(HERE), "--child-guard", "--decisions", str(args.decisions)]
+            p = subprocess.run(argv, env=env, cwd=tree, capture_output=True, text=True, timeout=600)
+            lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
+            if not lines:
+                sys.exit(f"{name}: no guard figures\n{p.stderr[-3000:]}")
+            guard[name] = json.loads(lines[-1])
+        if "http" not in skip:
+            calls[name] = call_counts(tree, args.calls, args.era)
+        if "stdio" not in skip:
+            stdio[name] = stdio_call_counts(tree, args.calls)
         print(f"... {name} measured", file=sys.stderr, flush=True)
     names = list(trees)
     print(f"\n{'measure':72s} " + " ".join(f"{n:>12s}" for n in names))
@@ -184,15 +265,16 @@ def main() -> None:
           + " ".join(f"{guard[n]['engine_cpu_us']:12.0f}" for n in names))
     print(f"{f'HTTP tools/call ({args.era}), no-op built-in: Python function calls per call':72s} "
           + " ".join(f"{sum(calls[n].values()):12.0f}" for n in names))
+    print(f"{'stdio tools/call (2026-07-28), no-op of a stdio upstream: Python function calls per call':72s} "
+          + " ".join(f"{sum(stdio[n].values()):12.0f}" for n in names))
+    # the totals move by ~100 with where a call's two audit rows were committed: on the loop (4 SQLite
+    # ``execute`` a row) when it was idle, else by the writer's thread; compare runs of the same figure here
+    execute = "~:<method 'execute' of 'sqlite3.Connection' objects>"
+    print(f"{'  SQLite execute on the loop per call, HTTP / stdio (8: both rows inline)':72s} "
+          + " ".join(f"{calls[n].get(execute, 0.0):5.1f} /{stdio[n].get(execute, 0.0):5.1f}" for n in names))
     if len(names) == 2:
-        a, b = calls[names[0]], calls[names[1]]
-        changed = sorted(((b.get(k, 0.0) - a.get(k, 0.0), k) for k in set(a) | set(b)),
-                         key=lambda r: -abs(r[0]))
-        print(f"\nfunctions whose calls per request changed most (base -> this tree, top {args.top}):")
-        for delta, key in changed[: args.top]:
-            if abs(delta) < 0.5:
-                break
-            print(f"  {delta:+7.1f}  {a.get(key, 0.0):7.1f} -> {b.get(key, 0.0):7.1f}  {key[:110]}")
+        _changed(calls[names[0]], calls[names[1]], "HTTP", args.top)
+        _changed(stdio[names[0]], stdio[names[1]], "stdio", args.top)
 
 
 if __name__ == "__main__":

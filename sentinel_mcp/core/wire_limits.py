@@ -131,32 +131,40 @@ def walk_value(
     floats = nested = False
     while stack:
         v, depth = stack.pop()
-        if isinstance(v, dict):
+        t = type(v)  # a parsed object or array is told by its type (no isinstance a container; issue 21)
+        if t is not dict and t is not list:  # numbers, and subclasses of the containers, as before
+            if isinstance(v, dict):
+                t = dict
+            elif isinstance(v, list):
+                t = list
+            elif isinstance(v, bool):
+                continue
+            elif isinstance(v, int):
+                if v.bit_length() > MAX_INT_DIGITS * 3.33:
+                    return (f"an integer has more than {MAX_INT_DIGITS} digits", floats, nested)
+                continue
+            else:
+                if isinstance(v, float):
+                    floats = True
+                    if not math.isfinite(v):
+                        return ("a number is not finite", floats, nested)
+                continue
+        if t is dict:
             items: Any = v.values()
             if nested_keys and depth > 1 and not nested and len(v) > 1:
                 nested = True
-        elif isinstance(v, list):
-            items = v
-        elif isinstance(v, bool):
-            continue
-        elif isinstance(v, int):
-            if v.bit_length() > MAX_INT_DIGITS * 3.33:
-                return (f"an integer has more than {MAX_INT_DIGITS} digits", floats, nested)
-            continue
         else:
-            if isinstance(v, float):
-                floats = True
-                if not math.isfinite(v):
-                    return ("a number is not finite", floats, nested)
-            continue
+            items = v
         seen += len(v)
         if seen > max_values:
             return (f"holds more than {max_values} values", floats, nested)
         if depth > max_depth:
             return (f"nested deeper than {max_depth} levels", floats, nested)
         for item in items:
-            # text and null, most of the items, have nothing to check (told without isinstance's walk)
-            if type(item) is not str and item is not None and isinstance(item, _WALKED):
+            # text and null, most of the items, have nothing to check; objects and arrays are walked (both
+            # told without isinstance's walk)
+            ti = type(item)
+            if ti is dict or ti is list or (ti is not str and item is not None and isinstance(item, _WALKED)):
                 stack.append((item, depth + 1))
     return (None, floats, nested)
 

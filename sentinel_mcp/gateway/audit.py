@@ -57,16 +57,14 @@ def _json(value: Any, limit: int | None = None) -> str | None:
     return text
 
 
-_TIMING_KEYS = ("ask", "fetch", "forward", "guard")  # CallTimings.as_dict's keys, in sorted order
-
-
 def _timings_text(timings: Any) -> str | None:
     """``_json(timings)`` for a call's timings (four finite floats under fixed names: the usual row) written
     out directly, the same text (sorted keys, ``json``'s separators, ``repr`` of each float); anything else
     through ``_json``."""
     if type(timings) is dict and len(timings) == 4:
-        try:
-            ask, fetch, forward, guard = (timings[k] for k in _TIMING_KEYS)
+        try:  # four look-ups, not a generator over the keys (five resumptions a row; issue 21)
+            ask, fetch = timings["ask"], timings["fetch"]
+            forward, guard = timings["forward"], timings["guard"]
         except KeyError:
             return _json(timings)
         if (type(ask) is float and type(fetch) is float and type(forward) is float and type(guard) is float

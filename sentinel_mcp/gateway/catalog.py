@@ -28,11 +28,13 @@ import hashlib
 import logging
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from mcp.shared.uri_template import UriTemplate
 from mcp.types import Prompt, Resource, ResourceTemplate, Tool
 
+from sentinel_mcp.core.redactor import sensitive_fields_of
 from sentinel_mcp.gateway.template_overlap import overlapping
 from sentinel_mcp.gateway.tool_pins import Held, ToolPins
 from sentinel_mcp.gateway.tool_words import shown_prompt, shown_tool, shown_words
@@ -74,6 +76,12 @@ class ToolRoute:
     @property
     def identity(self) -> str:
         return identity_of(self.upstream, self.tool)
+
+    @cached_property
+    def sensitive(self) -> frozenset[str]:
+        """The argument names the tool declares secret (``sensitive_fields_of``), read from its definition
+        once per route, not on every call (a route holds one definition: a changed tool is a new route)."""
+        return frozenset(sensitive_fields_of(self.exposed))
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,6 @@ from sentinel_mcp.core.port import (
     Refused,
     UpstreamNeedsInput,
 )
-from sentinel_mcp.core.redactor import sensitive_fields_of
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
@@ -202,7 +201,7 @@ class Gateway(DecideStep, CatalogView):
         )
         who = self.principal_for(principal, session_id, origin)
         route = self.manager.catalog.route(name)
-        sensitive = frozenset(sensitive_fields_of(route.exposed)) if route is not None else frozenset()
+        sensitive = route.sensitive if route is not None else frozenset()
         rec = CallRecord(
             self.audit,
             self.guard.version,
@@ -387,7 +386,7 @@ class Gateway(DecideStep, CatalogView):
             )
             return Refused(reason=self._unknown_tool_message(req.name, who), decision_id=rec.decision_id)
         # argument names the tool declares secret: the audit log's redactor masks them in every row
-        rec.base["sensitive"] = frozenset(sensitive_fields_of(route.exposed))
+        rec.base["sensitive"] = route.sensitive
         return route
 
     async def _validate(

@@ -82,11 +82,28 @@ def can_be_asked(ctx: ServerRequestContext) -> bool:
     return can_elicit(ctx) or can_elicit(ctx, "url") or can_sample(ctx) or has_roots(ctx)
 
 
+_NOTHING: frozenset[str] = frozenset()
+
+
 def declared(ctx: ServerRequestContext) -> frozenset[str]:
-    """What the client may be asked, and so answer (``input_rounds.capability_asked``'s names)."""
-    pairs = ((ELICITATION, can_elicit(ctx)), (URL_ELICITATION, can_elicit(ctx, "url")),
-             (SAMPLING, can_sample(ctx)), (ROOTS, has_roots(ctx)))
-    return frozenset(name for name, ok in pairs if ok)
+    """What the client may be asked, and so answer (``input_rounds.capability_asked``'s names): what
+    ``can_elicit`` (form, url), ``can_sample`` and ``has_roots`` say, from one read of the capabilities (four
+    reads and a generator a call before; issue 21)."""
+    caps = client_caps(ctx)
+    if caps is None:
+        return _NOTHING
+    names = []
+    elicitation = caps.elicitation
+    if elicitation is not None:
+        if elicitation.form is not None or elicitation.url is None:  # empty: form mode (2025-06-18)
+            names.append(ELICITATION)
+        if elicitation.url is not None:
+            names.append(URL_ELICITATION)
+    if caps.sampling is not None:
+        names.append(SAMPLING)
+    if caps.roots is not None:
+        names.append(ROOTS)
+    return frozenset(names) if names else _NOTHING
 
 
 def connection_of(ctx: ServerRequestContext) -> Any:

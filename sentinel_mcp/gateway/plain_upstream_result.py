@@ -15,14 +15,51 @@ version.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from mcp.types import CallToolResult, TextContent
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel
 
 _KEYS = frozenset({"content", "structuredContent", "isError", "_meta", "resultType"})
-_construct_block = TextContent.model_construct
-_construct_result = CallToolResult.model_construct
+_SHAREABLE = (type(None), bool, int, float, str)  # immutable: a default shared by every model is safe
+_REQUIRED = object()
+
+
+def constructor(cls: type[BaseModel]) -> Callable[..., Any]:
+    """``cls.model_construct`` for values given by field name, without its walk of every field's aliases and
+    default (some 5 us a model, two models a forwarded call; issue 21): the same ``__dict__`` (field order,
+    the defaults of unset fields), fields set, extra and private. Read from the model once; a model this does
+    not fit (a default factory or a mutable default, extra fields kept, a post-init or private attributes,
+    a root model), or values that name an alias or leave a required field out, take ``model_construct``."""
+    fields = cls.__pydantic_fields__
+    shared_defaults = all(f.default_factory is None and (f.is_required() or type(f.default) in _SHAREABLE)
+                          for f in fields.values())
+    if (not shared_defaults or cls.model_config.get("extra") == "allow" or cls.__pydantic_post_init__
+            or cls.__pydantic_root_model__):
+        return cls.model_construct
+    template = {name: _REQUIRED if f.is_required() else f.default for name, f in fields.items()}
+    names = frozenset(template)
+    required = frozenset(name for name, value in template.items() if value is _REQUIRED)
+    new, set_attr, construct = cls.__new__, object.__setattr__, cls.model_construct
+
+    def build(fields_set: set[str], **values: Any) -> Any:
+        if not names.issuperset(values) or not required.issubset(values):
+            return construct(fields_set, **values)
+        m = new(cls)
+        state = template.copy()
+        state.update(values)  # a key keeps its place: the fields' order, as model_construct builds it
+        set_attr(m, "__dict__", state)
+        set_attr(m, "__pydantic_fields_set__", fields_set)
+        set_attr(m, "__pydantic_extra__", None)
+        set_attr(m, "__pydantic_private__", None)
+        return m
+
+    return build
+
+
+_construct_block = constructor(TextContent)
+_construct_result = constructor(CallToolResult)
 
 
 def _writable(value: Any, depth: int = 0) -> bool:

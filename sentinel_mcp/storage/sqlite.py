@@ -101,6 +101,10 @@ class SQLiteDatabase(JobWriter):
         self.path = Path(path)
         self.name = name
         self.options = options
+        # what every commit's checks read, made once (a path's text and the mode were made per commit)
+        self._file = str(self.path)
+        self._wal_file = f"{self._file}-wal"
+        self._wal_mode = options.journal.upper() == "WAL"
         self.health = StoreHealth(name)
         self._schemas: list[Schema] = []
         self._conn: sqlite3.Connection | None = None
@@ -297,7 +301,7 @@ class SQLiteDatabase(JobWriter):
         """The connection, after checking the file is still the one we opened (reopening it if not)."""
         if self._conn is not None:
             try:
-                st = os.stat(self.path)
+                st = os.stat(self._file)
                 same = (st.st_dev, st.st_ino) == self._identity
             except OSError:
                 same = False
@@ -329,10 +333,10 @@ class SQLiteDatabase(JobWriter):
         """How the write-ahead log is no longer the file we write (removed, replaced, cut), or None. One
         ``lstat`` per commit. The log never shrinks while we hold it (no ``journal_size_limit``: a checkpoint
         rewinds it, never truncates it), so a smaller size is a cut."""
-        if self.options.journal.upper() != "WAL":
+        if not self._wal_mode:
             return None
         try:
-            st = os.lstat(f"{self.path}-wal")
+            st = os.lstat(self._wal_file)
         except FileNotFoundError:
             return "removed" if self._wal is not None else None
         except OSError:

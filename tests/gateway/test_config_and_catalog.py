@@ -186,6 +186,30 @@ def test_names_are_prefixed_limited_and_collisions_deterministic():
     assert exposed_name("srv", "bad name/with:chars") == "srv__bad_name_with_chars"
 
 
+def test_a_route_names_the_arguments_its_tool_declares_secret_each_time_it_is_asked():
+    """What the audit masks for a tool (``sensitive_fields_of``), read from the route, as many times as asked;
+    a changed definition is a new route, with its own names."""
+    from sentinel_mcp.core.redactor import sensitive_fields_of
+
+    up = _Up("srv", [])
+    up.tools["pay"] = Tool(name="pay", input_schema={"type": "object", "properties": {
+        "card": {"type": "string", "writeOnly": True}, "pin": {"type": "string", "format": "password"},
+        "note": {"type": "string"}}}, _meta={"sentinel/sensitive": ["note", "to"]})
+    up.tools["plain"] = Tool(name="plain", input_schema={"type": "object"})
+    for builtin in (False, True):
+        up.builtin = builtin
+        cat = Catalog()
+        cat.rebuild([up])
+        route = cat.tools["srv__pay"]
+        for _ in range(3):
+            assert route.sensitive == {"card", "pin", "note", "to"} == sensitive_fields_of(route.exposed)
+            assert type(route.sensitive) is frozenset
+        assert cat.tools["srv__plain"].sensitive == frozenset()
+    up.tools["pay"] = Tool(name="pay", input_schema={"type": "object"})
+    cat.rebuild([up])
+    assert cat.tools["srv__pay"].sensitive == frozenset()
+
+
 def test_every_server_setting_the_models_take_is_kept_not_dropped_as_unknown():
     """The keys a server entry keeps are the server models' fields: none is dropped as "not a Sentinel
     setting" (a hand-kept list once dropped the documented ``max_call_seconds``), and an unknown one is."""

@@ -139,3 +139,38 @@ def test_deep_nesting_is_read_alike(version: str) -> None:
             except RecursionError:
                 continue  # the upstream's JSON could not have held it either
             assert outcome(version, raw, True) == outcome(version, raw, False), (depth, where)
+
+
+def _state(m: Any) -> Any:
+    return (type(m), list(m.__dict__.items()), m.__pydantic_fields_set__, m.__pydantic_extra__,
+            m.__pydantic_private__, repr(m))
+
+
+def test_the_read_once_constructor_builds_what_model_construct_builds() -> None:
+    """The same ``__dict__`` in the same order, fields set, extra and private as ``model_construct``; values
+    naming an alias or leaving a required field out, and models it does not fit, take ``model_construct``."""
+    from mcp.types import CallToolResult, InputRequiredResult, TextContent
+
+    from sentinel_mcp.gateway.plain_upstream_result import constructor
+
+    block, result = constructor(TextContent), constructor(CallToolResult)
+    cases = [
+        (block, TextContent, {"type", "text"}, {"type": "text", "text": "t"}),
+        (block, TextContent, {"text"}, {"text": "t"}),
+        (block, TextContent, {"type", "text", "meta"}, {"type": "text", "text": "t", "meta": {"a": 1}}),
+        (block, TextContent, {"type"}, {"type": "text"}),  # required text left out
+        (block, TextContent, {"text", "meta"}, {"text": "t", "_meta": {"a": 1}}),  # an alias
+        (result, CallToolResult, {"content"}, {"content": []}),
+        (result, CallToolResult, {"content", "is_error", "result_type"},
+         {"is_error": True, "content": [TextContent(type="text", text="x")], "result_type": "complete"}),
+        (result, CallToolResult, {"content", "meta", "structured_content"},
+         {"meta": None, "structured_content": {"k": [1]}, "content": []}),
+        (result, CallToolResult, set(), {}),
+        (result, CallToolResult, {"content", "isError"}, {"content": [], "isError": True}),
+    ]
+    for build, cls, fields_set, values in cases:
+        built = build(set(fields_set), **values)
+        assert _state(built) == _state(cls.model_construct(set(fields_set), **values))
+    # whichever way another model is read, it builds what model_construct builds
+    other = InputRequiredResult
+    assert _state(constructor(other)(set())) == _state(other.model_construct(set()))

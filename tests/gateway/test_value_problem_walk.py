@@ -50,6 +50,10 @@ class Number(int):
     pass
 
 
+class Items(list):  # type: ignore[type-arg]
+    pass
+
+
 LEAVES: list[Any] = [None, "", "x", Text("t"), True, False, 0, -1, 10**99, 10**100, 10**101, -(10**333),
                      Number(5), 1.5, -0.0, math.inf, -math.inf, math.nan, 1e308]
 
@@ -60,7 +64,7 @@ def _value(rng: random.Random, depth: int) -> Any:
         return rng.choice(LEAVES)
     items = [_value(rng, depth + 1) for _ in range(rng.randrange(5))]
     if roll < 0.7:
-        return items
+        return items if roll < 0.6 else Items(items)
     kind = rng.choice([dict, OrderedDict])
     return kind((f"k{i}", v) for i, v in enumerate(items))
 
