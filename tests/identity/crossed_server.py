@@ -1,11 +1,12 @@
 """A handshake-era stdio upstream that pushes things in the middle of its calls, for several callers at once.
 
-``work{tag, together}`` waits until ``together`` work calls are in flight (no clock: a barrier, its wait only a
-safety net), then reports progress naming ``tag`` under the token its request carried, logs a line naming
-``tag``, asks a form question naming ``tag``, reports progress again, and (misbehaving) reports progress
-under the token of every work call of an earlier ``round`` (answered before this round's calls were made). It answers with the token it saw and what came
-back for its question. ``touch{uri}`` sends ``notifications/resources/updated`` for ``uri``. ``tokens`` lists
-every progress token a work call carried. ``doc://alice`` and ``doc://bob`` may be subscribed to.
+``work{tag, together, round}`` waits until ``together`` work calls are in flight (no clock: a barrier, its
+wait only a safety net), then reports progress naming ``tag`` under the token its request carried, logs a
+line naming ``tag``, asks a form question naming ``tag``, reports progress again, and (misbehaving) reports
+progress under the token of every work call of an earlier ``round`` (all answered before this round's calls
+were made). It answers with the token it saw and what came back for its question. ``touch{uri}`` sends
+``notifications/resources/updated`` for ``uri``. ``tokens`` lists every progress token a work call carried.
+``doc://alice`` and ``doc://bob`` may be subscribed to.
 
 stdio: python crossed_server.py
 """
@@ -85,8 +86,10 @@ def build_server() -> Server:
             while sum(e.is_set() for e in arrived) < together:
                 await asyncio.sleep(0)  # another call's arrival is one turn of the loop away
         related = ctx.request_id
-        await ctx.session.send_progress_notification(token, 1, 2, f"progress-of-{tag}", related_request_id=related)
-        await ctx.session.send_log_message("info", f"log-of-{tag}", logger="work", related_request_id=related)
+        said = f"progress-of-{tag}"
+        await ctx.session.send_progress_notification(token, 1, 2, said, related_request_id=related)
+        await ctx.session.send_log_message("info", f"log-of-{tag}", logger="work",
+                                           related_request_id=related)
         try:
             r = await ctx.session.elicit_form(
                 f"question-of-{tag}",
@@ -99,7 +102,7 @@ def build_server() -> Server:
         # the tokens of earlier rounds' calls, all answered before this round began: they name no call now
         for stale in [t for r, ts in list(rounds.items()) if r < round_ for t in ts]:
             await ctx.session.send_progress_notification(stale, 9, 9, f"stale-from-{tag}")
-        await ctx.session.send_progress_notification(token, 2, 2, f"progress-of-{tag}", related_request_id=related)
+        await ctx.session.send_progress_notification(token, 2, 2, said, related_request_id=related)
         arrived.remove(here)
         return _text(json.dumps({"tag": tag, "token": token, "asked": asked}))
 
@@ -109,8 +112,8 @@ def build_server() -> Server:
     async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
         args = params.arguments or {}
         if params.name == "work":
-            tag, together, round_ = str(args.get("tag", "")), int(args.get("together", 1)), int(args.get("round", 0))
-            return await work(ctx, tag, together, round_)
+            together, round_ = int(args.get("together", 1)), int(args.get("round", 0))
+            return await work(ctx, str(args.get("tag", "")), together, round_)
         if params.name == "touch":
             await ctx.session.send_resource_updated(str(args.get("uri", "")))
             return _text("touched")
@@ -123,7 +126,9 @@ def build_server() -> Server:
     ) -> ListResourcesResult:
         return ListResourcesResult(resources=[Resource(uri=u, name=u.split("/")[-1]) for u in DOCS])
 
-    async def read_resource(ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
+    async def read_resource(
+        ctx: ServerRequestContext, params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
         return ReadResourceResult(contents=[TextResourceContents(uri=params.uri, text="doc")])
 
     async def subscribe(ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:

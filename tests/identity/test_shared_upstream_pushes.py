@@ -175,7 +175,7 @@ async def test_a_resource_update_reaches_no_listen_stream_that_did_not_name_it(t
     """Bob on 2026-07-28, listening for his own document, while alice (handshake era) subscribes to hers:
     updates of one upstream arrive in order, so one of alice's would come before bob's own."""
     with http_sentinel(_config(tmp_path)) as (base, _proc):
-        alice_seen, bob_seen = Seen("alice"), Seen("bob")
+        alice_seen = Seen("alice")
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {BOB}"}, timeout=60)
         async with (
             _client(base, ALICE, alice_seen) as alice,
