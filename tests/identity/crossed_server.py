@@ -8,13 +8,14 @@ were made). It answers with the token it saw and what came back for its question
 ``notifications/resources/updated`` for ``uri``. ``tokens`` lists every progress token a work call carried.
 ``doc://alice`` and ``doc://bob`` may be subscribed to.
 
-stdio: python crossed_server.py
+stdio: python crossed_server.py    streamable HTTP: python crossed_server.py --http PORT
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import warnings
 from typing import Any
 
@@ -101,7 +102,9 @@ def build_server() -> Server:
             asked = f"refused:{e.message}"
         # the tokens of earlier rounds' calls, all answered before this round began: they name no call now
         for stale in [t for r, ts in list(rounds.items()) if r < round_ for t in ts]:
-            await ctx.session.send_progress_notification(stale, 9, 9, f"stale-from-{tag}")
+            # on this call's own stream (streamable HTTP), where only this call's progress is looked for
+            await ctx.session.send_progress_notification(stale, 9, 9, f"stale-from-{tag}",
+                                                         related_request_id=related)
         await ctx.session.send_progress_notification(token, 2, 2, said, related_request_id=related)
         arrived.remove(here)
         return _text(json.dumps({"tag": tag, "token": token, "asked": asked}))
@@ -149,7 +152,12 @@ def build_server() -> Server:
     )
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:2] == ["--http"]:
+    import uvicorn
+
+    uvicorn.run(build_server().streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]),
+                log_level="warning")
+elif __name__ == "__main__":
     from mcp.server.stdio import stdio_server
 
     async def main() -> None:

@@ -14,10 +14,12 @@ A real Sentinel over HTTP, the crossed upstream over stdio behind it, two real M
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import anyio
 import httpx2
@@ -26,7 +28,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult, ResourceUpdatedNotification
 
-from .identity_rig import ALICE, BOB, http_sentinel, text
+from .identity_rig import ALICE, BOB, free_port, http_sentinel, stop_process, text, wait_http
 
 pytestmark = pytest.mark.timeout(180)
 CROSSED = Path(__file__).with_name("crossed_server.py")
@@ -34,10 +36,11 @@ CROSSED = Path(__file__).with_name("crossed_server.py")
 
 def _config(tmp: Path, **server: Any) -> Path:
     cfg = tmp / "sentinel.json"
+    where = {} if "url" in server else {"command": sys.executable, "args": [str(CROSSED)]}
     cfg.write_text(
         json.dumps(
             {
-                "mcpServers": {"cx": {"command": sys.executable, "args": [str(CROSSED)], **server}},
+                "mcpServers": {"cx": {**where, **server}},
                 "sentinel": {
                     "data_dir": str(tmp / "state"),
                     "builtins": [],
@@ -110,7 +113,25 @@ WAYS = {
     "overlapping": ({"concurrent": True}, "on"),
     "overlapping, the SDK's path": ({"concurrent": True}, "off"),  # no lean calls: the SDK mints the tokens
     "2026-07-28": ({"protocol": "modern"}, "on"),  # never taking turns
+    # each push on the stream of the call it belongs to: attributed exactly, never taking turns
+    "streamable HTTP": ({"url": "", "protocol": "legacy"}, "on"),
 }
+
+
+@contextlib.contextmanager
+def _upstream(server: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The crossed upstream over streamable HTTP when ``server`` names a url (a process of its own)."""
+    if "url" not in server:
+        yield server
+        return
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(CROSSED), "--http", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/mcp", proc=proc)
+        yield {**server, "url": f"http://127.0.0.1:{port}/mcp"}
+    finally:
+        stop_process(proc)
 
 
 @pytest.mark.parametrize("way", list(WAYS))
@@ -118,7 +139,7 @@ async def test_progress_logs_and_questions_reach_only_their_own_principal(tmp_pa
     server, lean = WAYS[way]
     monkeypatch.setenv("SENTINEL_LEAN_UPSTREAM", lean)
     together = 1 if way == "taking turns" else 2  # overlapping calls meet in the upstream; else each alone
-    with http_sentinel(_config(tmp_path, **server)) as (base, _proc):
+    with _upstream(server) as server, http_sentinel(_config(tmp_path, **server)) as (base, _proc):
         alice_seen, bob_seen = Seen("alice"), Seen("bob")
         async with _client(base, ALICE, alice_seen) as alice, _client(base, BOB, bob_seen) as bob:
             answers: list[dict[str, Any]] = []
