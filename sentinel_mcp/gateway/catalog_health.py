@@ -31,6 +31,7 @@ class UpstreamHealth:
     notices_dropped: int = 0  # log lines and progress dropped at the notice queue's bounds, since the start
     pushes_refused: int = 0  # its requests refused at once past ``MAX_PUSHES_WAITING``, since the start
     updates_unsubscribed: int = 0  # its "updated" notices for URIs nobody subscribed to here, since the start
+    pushes_unrouted: int = 0  # its log lines, requests and progress attributed to no call, since the start
 
 
 class CatalogHealth:
@@ -55,6 +56,7 @@ class CatalogHealth:
                 notices_dropped=up.notices.dropped,
                 pushes_refused=up.pushes_refused,
                 updates_unsubscribed=up.updates_unsubscribed,
+                pushes_unrouted=up.pushes_unrouted,
             )
             for name, up in self._manager.upstreams.items()
         ]

@@ -131,6 +131,9 @@ class ConnectionLevels:
         return min(levels, key=LEVELS.index) if levels else None
 
 
+_SHARED_ID = object()  # an elicitation id given to more than one connection
+
+
 class UrlElicitations:
     """Which downstream connection got which URL elicitation, so its completion notice reaches it (bounded).
     """
@@ -141,12 +144,20 @@ class UrlElicitations:
         self._by_id: dict[tuple[str, str], Any] = {}
 
     def remember(self, upstream: str, elicitation_id: str, session: Any) -> None:
-        self._by_id[(upstream, elicitation_id)] = session
+        """The upstream chose the id: one it gave two connections names neither (its notice reaches no one),
+        never the one asked last."""
+        key = (upstream, elicitation_id)
+        known = self._by_id.get(key, session)
+        self._by_id[key] = session if known is session else _SHARED_ID
+        if known is not session and known is not _SHARED_ID:
+            log.info("upstream %s gave URL elicitation id %.100r to two connections: its completion notice "
+                     "will reach neither", upstream, elicitation_id)
         while len(self._by_id) > self.LIMIT:
             self._by_id.pop(next(iter(self._by_id)))
 
     def pop(self, upstream: str, elicitation_id: str) -> Any:
-        return self._by_id.pop((upstream, elicitation_id), None)
+        session = self._by_id.pop((upstream, elicitation_id), None)
+        return None if session is _SHARED_ID else session
 
 
 class FrontLink(CallerLink):

@@ -270,6 +270,8 @@ class LeanCaller:
     async def _notification(self, msg: dict[str, Any], rid: int, on_log: LogSink, on_progress: ProgressSink,
                             on_notice: NoticeSink) -> None:
         method = msg.get("method")
+        if method == "notifications/progress" and await _progress(msg.get("params"), rid, on_progress):
+            return  # this call's own
         if method == "notifications/message":
             try:
                 params = LoggingMessageNotificationParams.model_validate(msg.get("params"))
@@ -277,8 +279,6 @@ class LeanCaller:
                 log.info("lean upstream call: malformed log line dropped")
                 return
             await on_log(params)
-        elif method == "notifications/progress":
-            await _progress(msg.get("params"), rid, on_progress)
         elif isinstance(method, str) and method != "notifications/cancelled":
             raw = msg.get("params")
             try:
@@ -499,11 +499,14 @@ def _raise_error(error: dict[str, Any]) -> None:
     raise MCPError(code, message[:2000], error.get("data"))
 
 
-async def _progress(params: Any, rid: int, on_progress: ProgressSink) -> None:
+async def _progress(params: Any, rid: int, on_progress: ProgressSink) -> bool:
+    """Whether it is the call's own (under its token): then reported. Any other token's goes on as the SDK
+    parses it (the upstream counts what names no call in flight)."""
     token = params.get("progressToken") if isinstance(params, dict) else None
     if type(token) is not int or token != rid:
-        return  # another call's, or malformed: as the SDK, dropped
+        return False
     await progress_to(params, on_progress)
+    return True
 
 
 async def progress_to(params: dict[str, Any], on_progress: ProgressSink) -> None:

@@ -158,6 +158,9 @@ class Metrics:
             ("updates_unsubscribed_total", "counter",
              "The upstream's resources/updated for URIs no client subscribed to through it, dropped.",
              lambda u: u.updates_unsubscribed),
+            ("pushes_unrouted_total", "counter",
+             "The upstream's log lines, requests and progress attributed to no call, so shown to no client.",
+             lambda u: u.pushes_unrouted),
         ):
             out += [f"# HELP sentinel_upstream_{name} {what}", f"# TYPE sentinel_upstream_{name} {kind}"]
             out += [f"sentinel_upstream_{name}{_labels([('upstream', u.name)])} {value(u)}" for u in ups]

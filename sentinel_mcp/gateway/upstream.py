@@ -26,6 +26,7 @@ from mcp.types import (
     DiscoverResult,
     ElicitCompleteNotification,
     Prompt,
+    ProgressNotification,
     PromptListChangedNotification,
     Resource,
     ResourceListChangedNotification,
@@ -382,6 +383,9 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
             return
         if isinstance(message, ResourceUpdatedNotification):
             self.updated(message.params.uri)
+            return
+        if isinstance(message, ProgressNotification):  # the SDK has routed it, if any call of its was due it
+            self.stray_progress(message.params.progress_token)
             return
         if isinstance(message, ElicitCompleteNotification) and self.hooks.elicit_complete is not None:
             await self.hooks.elicit_complete(self, message.params.elicitation_id)

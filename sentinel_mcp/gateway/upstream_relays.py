@@ -27,6 +27,7 @@ from mcp.types import (
 from sentinel_mcp.core.asking import marked
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
 from sentinel_mcp.core.log_cadence import worth_saying
+from sentinel_mcp.gateway.lean_upstream import HANDSHAKE_IDS
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
@@ -58,6 +59,9 @@ class PushRelays:
     notices: NoticeQueue
     _pushes_waiting = 0  # pushed requests relayed and not yet answered (``MAX_PUSHES_WAITING``)
     pushes_refused = 0  # refused at that bound, since the start
+    # pushes attributed to no call, so shown to no client (log lines dropped, requests refused, progress under
+    # a token Sentinel minted for a call that has ended), since the start
+    pushes_unrouted = 0
 
     @property
     def modern(self) -> bool:  # Upstream's: the era its connection speaks
@@ -113,7 +117,9 @@ class PushRelays:
         upstream's pushes wait for their answers; past that the push is refused at once."""
         link = self._caller_for_push()
         if link is None:
-            return self._unrouted(what)
+            refused = self._unrouted(what)
+            self._unattributed(what, refused.message)
+            return refused
         if self._pushes_waiting >= MAX_PUSHES_WAITING:
             self.pushes_refused += 1
             log.info("upstream %s: %s refused, %d of its requests are waiting already", self.name, what,
@@ -149,11 +155,27 @@ class PushRelays:
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         target = self._push_target()
         if target is None:
-            log.info("upstream %s log [%s]: %.2000s", self.name, params.level, params.data)
+            self._unattributed("a log line", f"[{params.level}] {str(params.data)[:200]}")
             return
         flight, link = target
         kept = _bounded_log(params)
         self.notices.put(flight, "log", lambda: link.log(kept))
+
+    def stray_progress(self, token: object) -> None:
+        """Progress under a token in the lean calls' range that no lean call waits for (the tap hands those
+        to the SDK, which matches none): its call has ended, or it never was one of ours."""
+        if type(token) is int and token > HANDSHAKE_IDS:
+            self._unattributed("a progress report", f"token {token} names no call in flight")
+
+    def _unattributed(self, what: str, detail: str) -> None:
+        """A push shown to no one: counted, and said in Sentinel's own log at a cadence (a flood of them is
+        not a flood of lines)."""
+        self.pushes_unrouted += 1
+        if worth_saying(self.pushes_unrouted - 1, self.pushes_unrouted):
+            log.info("upstream %s: %s reached no client (%s; %d so far)", self.name, what, detail,
+                     self.pushes_unrouted)
+        else:
+            log.debug("upstream %s: %s reached no client (%s)", self.name, what, detail)
 
     async def _apply_log_level(self) -> None:
         client = self.client
