@@ -35,8 +35,11 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
     raw = {"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": ["sensors"],
                                           "principals": [{"name": "rover", "token": ROVER},
                                                          {"name": "drone", "token": DRONE}],
+                                          # peer_networks []: it fetches no announced card, so another
+                                          # test's Sentinel on loopback (another worker) is never its peer
+                                          # and its card says "degraded" (no orchestrator, no peers)
                                           "a2a": {"name": name, "advertise": True, "interfaces": LOOPBACK,
-                                                  "allow_loopback_plaintext": True}}}
+                                                  "allow_loopback_plaintext": True, "peer_networks": []}}}
     cfg_file = tmp_path / "sentinel.json"
     cfg_file.write_text(json.dumps(raw))
     async with gateway_with_a2a(raw, tmp_path, source=str(cfg_file)) as gw:
