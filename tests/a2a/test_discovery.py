@@ -28,6 +28,16 @@ from sentinel_mcp.core.builtin import BuiltinContext
 pytestmark = pytest.mark.timeout(60)
 
 
+def _degraded_unless_a_peer_is_listed(service, peers) -> None:
+    """The card says "degraded" exactly while no peer is listed (its own server never is). Another worker's
+    Sentinel on loopback may be listed meanwhile, so the status is judged against the peers around it."""
+    before = bool(peers.verified())
+    degraded = service.status()["degraded"]
+    after = bool(peers.verified())
+    if before == after:
+        assert degraded is (not before)
+
+
 async def _wait_for(cond, timeout: float = 15.0) -> bool:  # type: ignore[no-untyped-def]
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
@@ -245,7 +255,7 @@ async def test_an_agent_squatting_sentinels_name_does_not_make_sentinel_its_own_
                 found = (await tools.call_tool("a2a_discover", {"timeout": 3})).structured_content
                 assert all(p["rpc_url"] != srv.rpc_url for p in found["peers"]), found
                 assert all(p.rpc_url != srv.rpc_url for p in peers.verified())
-                assert srv.service.status()["degraded"] is True
+                _degraded_unless_a_peer_is_listed(srv.service, peers)
                 sent = await tools.call_tool("a2a_send", {"peer": name, "text": "hello, me"})
                 assert sent.is_error and "unknown or unverified peer" in sent.content[0].text
     finally:
@@ -286,7 +296,7 @@ async def test_an_announcement_of_sentinels_own_address_under_another_name_is_no
                 found = (await tools.call_tool("a2a_discover", {"timeout": 3})).structured_content
             assert all(p["rpc_url"] != srv.rpc_url for p in found["peers"]), found
             assert all(p.rpc_url != srv.rpc_url for p in peers.verified())
-            assert srv.service.status()["degraded"] is True
+            _degraded_unless_a_peer_is_listed(srv.service, peers)
         finally:
             await announcer.async_unregister_service(lure)
             await announcer.async_close()
