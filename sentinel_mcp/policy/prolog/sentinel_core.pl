@@ -135,19 +135,25 @@ mark_denied :- native_event, ( denied -> true ; assertz(cur(denied, true)) ).
 
 %  A stored fact first; an unsure one (fact_terms.pl) only after it, and its polarity asked only when there is
 %  one: most sessions hold none, and asking on every look-up was ~2 inferences of ~40 look-ups a decision. In a
-%  session without one (U off, begin_query/4) they are not looked up at all (~10 inferences a decision).
+%  session without one (U off, begin_query/4) they are not looked up at all (~10 inferences a decision), and
+%  the look-up is no disjunction: SWI-Prolog counts a call when it backtracks into a disjunction's second
+%  branch, so a failing look-up cost one more even when that branch only found U off (10 a cancel decision).
 valid_fact(G, P) :-
     nb_getval(sn_query, q(_, S, Now, _, U)),
-    (   stored_fact(S, G, Exp, P), Exp > Now
-    ;   U \== off, S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
+    (   U == off
+    ->  stored_fact(S, G, Exp, P), Exp > Now
+    ;   stored_fact(S, G, Exp, P), Exp > Now
+    ;   S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
     ).
 
 %  valid_fact_of(+N, +G, -P): valid_fact/2 for G, a compound of predicate name N (its stored_fact/4 key known:
 %  the compiled base goals, the fetch markers; about 40 look-ups an allowed call).
 valid_fact_of(N, G, P) :-
     nb_getval(sn_query, q(_, S, Now, _, U)), arg(1, G, K),
-    (   S:'$fact'(N, K, G, Exp, P), Exp > Now
-    ;   U \== off, S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
+    (   U == off
+    ->  S:'$fact'(N, K, G, Exp, P), Exp > Now
+    ;   S:'$fact'(N, K, G, Exp, P), Exp > Now
+    ;   S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
     ).
 
 % natively callable (sentinel_rt re-exports them to rulebases)
