@@ -90,7 +90,7 @@ begin_query(RB, Session, Now, Call) :-
     %  polarity is not followed at all (off): nothing it would decide is there. The query term holds it too
     %  (U), so that a look-up skips the unsure facts without a call when it is off.
     ( Session:'$fact'('$unsure', _, _, _, _) -> U = false ; U = off ),
-    nb_setval(sn_negated, U),
+    nb_linkval(sn_negated, U),  % an atom: nothing to copy (call_decisions.pl's sn_decide_capped/10)
     nb_setval(sn_query, q(RB, Session, Now, Call, U)).
 
 query_rb(RB) :- nb_getval(sn_query, q(RB, _, _, _, _)).
