@@ -146,7 +146,7 @@ negated_code(Code, ( ( nb_current(sn_negated, off) -> true ; sentinel_core:negat
 base_code(RB, G, P, Code) :-
     functor(G, N, A),
     (   RB:'$askable'(N, A, _, _, _, _)
-    ->  Code = sentinel_core:base_solve(RB, G, P)
+    ->  Code = sentinel_core:indexed_base_solve(RB, N, A, G, P)
     ;   RB:'$binding'(N, A, _, _, _)
     ->  fact_code(N, A, G, P, Found), fetched_code(RB, N, A, G, Fetched),
         Code = ( Fetched -> Found ; sentinel_core:assume(G), P = assumed )
