@@ -3,7 +3,12 @@
     tainted, so that no question is asked about it in the same pass.
 */
 
-base_native(G) :- query_rb(RB), base_solve(RB, G, _).
+%  base_native(+N, +A, ?G): a base goal of predicate N/A called natively (the wrapper rulebase_loading.pl's
+%  install_base_wrappers/1 gives each base predicate), looked up as base_solve/3 does; once the query's rulebase
+%  is indexed (its '$binding'/5 and '$askable'/6 are made together), by the indexes at once.
+base_native(N, A, G) :-
+    query_rb(RB),
+    ( current_predicate(RB:'$binding'/5) -> indexed_base_solve(RB, N, A, G, _) ; base_solve(RB, G, _) ).
 
 %  base_solve(+RB, ?G, -Prov): a valid stored fact, else record what would establish it and fail.
 base_solve(RB, G, P) :-
