@@ -9,7 +9,7 @@
       - control constructs (',' ';' '->' '*->' \+ once ignore true) become the same native construct
         building the same tree node, setting the polarity an unsure fact is seen under as prove/2 does
         (fact_terms.pl);
-      - a base predicate calls base_solve/3 (the same needs, assumptions and provenance as prove/2);
+      - a base predicate calls base_solve/3 or its indexed form (the same needs, assumptions and provenance as prove/2);
       - a rule calls its compiled twin; a predicate with a cut, a declaration or an allowed builtin is
         called natively, as prove/2 calls them;
       - anything else - the policy constructs (require, confirmed, ...: every goal prove/2 has a clause of
