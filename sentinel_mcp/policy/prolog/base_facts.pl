@@ -3,13 +3,31 @@
     tainted, so that no question is asked about it in the same pass.
 */
 
-base_native(G) :- query_rb(RB), base_solve(RB, G, _).
+%  base_native(+N, +A, ?G): a base goal of predicate N/A called natively (the wrapper rulebase_loading.pl's
+%  install_base_wrappers/1 gives each base predicate), looked up as base_solve/3 does; once the query's rulebase
+%  is indexed (its '$binding'/5 and '$askable'/6 are made together), by the indexes at once.
+base_native(N, A, G) :-
+    query_rb(RB),
+    ( current_predicate(RB:'$binding'/5) -> indexed_base_solve(RB, N, A, G, _) ; base_solve(RB, G, _) ).
 
 %  base_solve(+RB, ?G, -Prov): a valid stored fact, else record what would establish it and fail.
 base_solve(RB, G, P) :-
     (   ensure_fetched(RB, G)
     ->  (   askable_of(RB, G, Q)
         ->  askable_solve(RB, G, Q, P)
+        ;   valid_fact(G, P)
+        )
+    ;   assume(G), P = assumed
+    ).
+
+%  indexed_base_solve(+RB, +N, +A, ?G, -Prov): base_solve/3 for G of predicate N/A in a rulebase whose bindings
+%  and askables are indexed (the compiled rules: rule_compiler.pl's base_code/4, after index_bindings/1): the
+%  same look-ups, without asking again on every goal whether the indexes exist and what G's functor is
+%  (6 inferences of each of a cancel decision's 8 base goals with an askable).
+indexed_base_solve(RB, N, A, G, P) :-
+    (   fetched(RB, N, A, G)
+    ->  (   RB:'$askable'(N, A, H, Q, Ty, O), subsumes_term(H, G)  % the first that covers G (askable_of/3)
+        ->  askable_solve(RB, G, a(H, Q, Ty, O), P)
         ;   valid_fact(G, P)
         )
     ;   assume(G), P = assumed

@@ -63,12 +63,14 @@ shown_text(T, A) :-
     atom_length(A0, L),
     (   L < 512 -> A = A0
     ;   ( nb_current(sn_shown_room, R0) -> true ; max_answer_chars(R0) ), R is R0 - L,
-        ( R >= 0 -> nb_setval(sn_shown_room, R), A = A0 ; too_large_shown(A) )
+        ( R >= 0 -> nb_linkval(sn_shown_room, R), A = A0 ; too_large_shown(A) )
     ).
 
 %  new_shown_room: a new answer's room for long texts, and a new pass's room for the atoms its rules make.
-new_shown_room :- nb_setval(sn_shown_room, 8000000), nb_setval(sn_made_room, 8000000).  % max_answer_chars/1,
-                                                                                        % max_made_chars/1
+%  The rooms are small integers (at most 8,000,000, less the lengths taken), which SWI-Prolog keeps in the
+%  cell itself: nb_linkval/2 stores one as nb_setval/2 does, without its copy (two inferences each).
+new_shown_room :- nb_linkval(sn_shown_room, 8000000), nb_linkval(sn_made_room, 8000000).  % max_answer_chars/1,
+                                                                                          % max_made_chars/1
 
 %  fresh(+Args, -Fresh): the arguments that are unbound before a builtin runs: after it, what it made.
 fresh([], []).
@@ -88,7 +90,7 @@ made(Vs) :-
 made_one(V) :- ( atom(V), atom_length(V, L), L >= 64 -> take_made(L) ; true ).
 
 take_made(N) :-
-    ( nb_current(sn_made_room, R0) -> true ; max_made_chars(R0) ), R is R0 - N, nb_setval(sn_made_room, R),
+    ( nb_current(sn_made_room, R0) -> true ; max_made_chars(R0) ), R is R0 - N, nb_linkval(sn_made_room, R),
     ( R >= 0 -> true ; throw(error(resource_error(text_size), context(sentinel_bounded_text, 'more text than a rulebase may make in one decision'))) ).
 
 %  sink_made(+Sink): format/3's text, when it made an atom.

@@ -88,27 +88,29 @@ full_pass(RB, Tool, CallArgs, Limit, Out0) :-
 %  caller that runs it on its own thread (engine.py): a pass that needs more answers {"status": "over_limit"}
 %  instead of deciding, and is decided again on the engine's thread with the whole limit; so does a pass
 %  that erred (the caller asks again), as an error may be one the cap caused.
+%  (The flags of a decision are atoms, set by nb_linkval/2: nb_setval/2 copies its value first, two inferences
+%  more each, and an atom has nothing to copy; sentinel_core.pl's begin_query/4, native_guards.pl likewise.)
 sn_decide_capped(Compact, RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out) :-
-    setup_call_cleanup(nb_setval(sn_capped, true),
+    setup_call_cleanup(nb_linkval(sn_capped, true),
                        (   Compact == true
                        ->  sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out)
                        ;   sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out)
                        ),
-                       nb_setval(sn_capped, false)).
+                       nb_linkval(sn_capped, false)).
 
 %  sn_decide_inline(+RB, +Session, +Now, +Tool, +ArgsJson, +Digest, +Version, +Cap, -Out): sn_decide_capped/10
 %  with Compact true (a decision on the caller's thread, engine.py), its two flags set at once.
 sn_decide_inline(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out) :-
-    setup_call_cleanup(( nb_setval(sn_capped, true), nb_setval(sn_compact, true) ),
+    setup_call_cleanup(( nb_linkval(sn_capped, true), nb_linkval(sn_compact, true) ),
                        sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out),
-                       ( nb_setval(sn_compact, false), nb_setval(sn_capped, false) )).
+                       ( nb_linkval(sn_compact, false), nb_linkval(sn_capped, false) )).
 
 %  sn_decide_compact(...): sn_decide/9 (the fast path), but a proved call's tree is kept, not written: its
 %  JSON is {"kept": Id}, and sn_render_kept_proof/2 writes it when it is asked for.
 sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
-    setup_call_cleanup(nb_setval(sn_compact, true),
+    setup_call_cleanup(nb_linkval(sn_compact, true),
                        sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out),
-                       nb_setval(sn_compact, false)).
+                       nb_linkval(sn_compact, false)).
 
 %  sn_render_kept_proof(+Id, -Out): {"tree": ...} of a kept proof, which is then forgotten (an error if it
 %  is not kept: already rendered, or dropped).

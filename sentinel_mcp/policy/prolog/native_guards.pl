@@ -55,10 +55,10 @@ native_decision(RB, Tool, CallArgs, Limit, json([status=proved, tree=TJ])) :-
     \+ nb_current(sn_interpreted, true),
     catch(RB:'$native_guards'(true), _, fail),
     native_guards_of(RB, Tool, Is), Is \== [],
-    (   setup_call_cleanup(nb_setval(sn_native, true),
+    (   setup_call_cleanup(nb_linkval(sn_native, true),  % an atom: nothing to copy (call_decisions.pl)
                            catch(call_with_inference_limit(prove_native(Is, RB, CallArgs, Trees), Limit, R),
                                  E, ( E == time_limit_exceeded -> throw(E) ; fail )),  % (sn_decide/9's budget)
-                           nb_setval(sn_native, false)),
+                           nb_linkval(sn_native, false)),
         R \== inference_limit_exceeded
     ->  proved_tree(and_all(Trees), TJ)
     ;   reset_query, fail

@@ -9,7 +9,7 @@
       - control constructs (',' ';' '->' '*->' \+ once ignore true) become the same native construct
         building the same tree node, setting the polarity an unsure fact is seen under as prove/2 does
         (fact_terms.pl);
-      - a base predicate calls base_solve/3 (the same needs, assumptions and provenance as prove/2);
+      - a base predicate calls base_solve/3 or its indexed form (the same needs, assumptions and provenance as prove/2);
       - a rule calls its compiled twin; a predicate with a cut, a declaration or an allowed builtin is
         called natively, as prove/2 calls them;
       - anything else - the policy constructs (require, confirmed, ...: every goal prove/2 has a clause of
@@ -146,7 +146,7 @@ negated_code(Code, ( ( nb_current(sn_negated, off) -> true ; sentinel_core:negat
 base_code(RB, G, P, Code) :-
     functor(G, N, A),
     (   RB:'$askable'(N, A, _, _, _, _)
-    ->  Code = sentinel_core:base_solve(RB, G, P)
+    ->  Code = sentinel_core:indexed_base_solve(RB, N, A, G, P)
     ;   RB:'$binding'(N, A, _, _, _)
     ->  fact_code(N, A, G, P, Found), fetched_code(RB, N, A, G, Fetched),
         Code = ( Fetched -> Found ; sentinel_core:assume(G), P = assumed )

@@ -446,7 +446,7 @@ sentinel_rt_export(PI) :- module_property(sentinel_rt, exports(L)), memberchk(PI
 % Make base predicates callable natively (inside findall/forall/...): each looks itself up in the store.
 install_base_wrappers(RB) :-
     forall(( base_indicator(RB, N/A), \+ wrapped(RB, N/A) ),
-           ( functor(H, N, A), assertz(RB:(H :- sentinel_core:base_native(H))), assertz(RB:'$wrapped'(N/A)) )).
+           ( functor(H, N, A), assertz(RB:(H :- sentinel_core:base_native(N, A, H))), assertz(RB:'$wrapped'(N/A)) )).
 wrapped(RB, PI) :- catch(RB:'$wrapped'(PI), _, fail).
 
 sn_finish_load(RB) :- dynamic(RB:'$wrapped'/1), install_base_wrappers(RB), mark_cuts(RB), compile_rulebase(RB),

@@ -90,7 +90,7 @@ begin_query(RB, Session, Now, Call) :-
     %  polarity is not followed at all (off): nothing it would decide is there. The query term holds it too
     %  (U), so that a look-up skips the unsure facts without a call when it is off.
     ( Session:'$fact'('$unsure', _, _, _, _) -> U = false ; U = off ),
-    nb_setval(sn_negated, U),
+    nb_linkval(sn_negated, U),  % an atom: nothing to copy (call_decisions.pl's sn_decide_capped/10)
     nb_setval(sn_query, q(RB, Session, Now, Call, U)).
 
 query_rb(RB) :- nb_getval(sn_query, q(RB, _, _, _, _)).
@@ -135,19 +135,31 @@ mark_denied :- native_event, ( denied -> true ; assertz(cur(denied, true)) ).
 
 %  A stored fact first; an unsure one (fact_terms.pl) only after it, and its polarity asked only when there is
 %  one: most sessions hold none, and asking on every look-up was ~2 inferences of ~40 look-ups a decision. In a
-%  session without one (U off, begin_query/4) they are not looked up at all (~10 inferences a decision).
+%  session without one (U off, begin_query/4) they are not looked up at all (~10 inferences a decision), and
+%  the look-up is no disjunction: SWI-Prolog counts a call when it backtracks into a disjunction's second
+%  branch, so a failing look-up cost one more even when that branch only found U off (10 a cancel decision).
+%  (stored_fact/4's key, fact_terms.pl's fact_key/3, is made here in line: two calls fewer a look-up, ~12 a
+%  decision.)
 valid_fact(G, P) :-
     nb_getval(sn_query, q(_, S, Now, _, U)),
-    (   stored_fact(S, G, Exp, P), Exp > Now
-    ;   U \== off, S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
+    (   compound(G) -> compound_name_arity(G, N, _), arg(1, G, K)
+    ;   var(G) -> true
+    ;   N = G, K = []
+    ),
+    (   U == off
+    ->  S:'$fact'(N, K, G, Exp, P), Exp > Now
+    ;   S:'$fact'(N, K, G, Exp, P), Exp > Now
+    ;   S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
     ).
 
 %  valid_fact_of(+N, +G, -P): valid_fact/2 for G, a compound of predicate name N (its stored_fact/4 key known:
 %  the compiled base goals, the fetch markers; about 40 look-ups an allowed call).
 valid_fact_of(N, G, P) :-
     nb_getval(sn_query, q(_, S, Now, _, U)), arg(1, G, K),
-    (   S:'$fact'(N, K, G, Exp, P), Exp > Now
-    ;   U \== off, S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
+    (   U == off
+    ->  S:'$fact'(N, K, G, Exp, P), Exp > Now
+    ;   S:'$fact'(N, K, G, Exp, P), Exp > Now
+    ;   S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, negated
     ).
 
 % natively callable (sentinel_rt re-exports them to rulebases)
