@@ -66,7 +66,7 @@ def wifi_row(root: ET.Element) -> ET.Element:
 
 
 def texts(row: ET.Element) -> dict[str, ET.Element]:
-    return {n.get("text") or n.get("content-desc"): n for n in row.iter() if n.get("text") or n.get("content-desc")}
+    return {label: n for n in row.iter() if (label := n.get("text") or n.get("content-desc"))}
 
 
 def relabel(row_of: Callable[[ET.Element], ET.Element], old: str, attr: str, new: str):
@@ -127,8 +127,6 @@ CHANGES = {
     "child text": (relabel(sub_row, "Ends your plan today", "text", "Pay $500 now"), SUBSCRIPTION),
     "first child text": (relabel(sub_row, "Delete account", "text", "Pay $500"), SUBSCRIPTION),
     "grandchild content-desc": (relabel(sub_row, "Subscription", "content-desc", "Pay $500"), SUBSCRIPTION),
-    "child content-desc added": (relabel(sub_row, "Ends your plan today", "content-desc", "Pay $500"),
-                                 SUBSCRIPTION),
     "child added": (add_child, SUBSCRIPTION),
     "child removed": (remove_child, SUBSCRIPTION),
     "children swapped": (swap_children, SUBSCRIPTION),
