@@ -158,3 +158,30 @@ async def test_the_confirmed_tap_goes_through_when_what_was_asked_about_is_uncha
     r, phone = await confirmed_tap(tmp_path, change, pick)
     assert not r.is_error, r.content[0].text
     assert len(taps(phone)) == 1
+
+
+async def read_then_tap(tmp_path, change: Callable[[ET.Element], None]):
+    """Read the screen, ``change`` it, then tap the subscription row named in the first read."""
+    server = sim_server(tmp_path)
+    phone = server.runtime.backend
+    root = screen(phone)
+    async with connect(server, "legacy", Answers("yes")) as client:
+        shown = await client.call_tool("screen_read", {})
+        target = pick_from(shown, SUBSCRIPTION)
+        change(root)
+        r = await client.call_tool("click", {"element_id": target["id"], "snapshot_id": snapshot_id(shown)})
+    return r, phone
+
+
+@pytest.mark.parametrize("name", [n for n, (_, pick) in CHANGES.items() if pick is SUBSCRIPTION])
+async def test_a_row_changed_inside_since_the_caller_read_it_is_stale(tmp_path, name):
+    """As a leaf whose label changed: the row the caller chose is not the row on the screen now."""
+    r, phone = await read_then_tap(tmp_path, CHANGES[name][0])
+    assert r.is_error and r.structured_content["status"] == "stale", r.content[0].text
+    assert taps(phone) == []
+
+
+async def test_a_row_unchanged_inside_is_not_stale_when_the_screen_changed_elsewhere(tmp_path):
+    r, phone = await read_then_tap(tmp_path, clock)
+    assert not r.is_error, r.content[0].text
+    assert len(taps(phone)) == 1
