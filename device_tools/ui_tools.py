@@ -355,6 +355,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         action = await riskiest_of(options)
         ids = sorted(e.id for e in pressed)
         named = {e.id: e for e in (*pressed, *([subject] if subject else []))}
+        read = reading(screen, list(named))  # what the person is asked about (rated_reading)
         element = named[action.target.id] if action.target and action.target.id in named else None
 
         async def run(approval: Approval) -> dict[str, Any]:
@@ -364,7 +365,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                     await act.recheck(subject)
                 fresh = await act.observe()
                 now = drag_receivers(fresh, points)
-                if isinstance(now, str) or sorted(e.id for e in now) != ids:
+                if (isinstance(now, str) or sorted(e.id for e in now) != ids
+                        or reading(fresh, list(named)) != read):
                     raise StaleElement("while waiting for confirmation, what lies under the swipe changed",
                                        fresh)
                 moved = await act.covered_at(app, points, "a point the swipe presses or lifts at")

@@ -185,3 +185,30 @@ async def test_a_row_unchanged_inside_is_not_stale_when_the_screen_changed_elsew
     r, phone = await read_then_tap(tmp_path, clock)
     assert not r.is_error, r.content[0].text
     assert len(taps(phone)) == 1
+
+
+@pytest.mark.parametrize("change,stale", [
+    (relabel(wifi_row, "Wi-Fi", "text", "USB debugging"), True),
+    (relabel(wifi_row, "Connected", "text", "Installs apps over USB"), True),
+    (nothing, False),
+], ids=["switch row title", "switch row summary", "unchanged"])
+async def test_a_confirmed_swipe_over_a_switch_whose_row_changed_is_refused(tmp_path, change, stale):
+    """A swipe is rated as pressing the controls under it: the same holds for what they mean."""
+    server = sim_server(tmp_path)
+    phone = server.runtime.backend
+    root = screen(phone)
+    answers = Answers("yes")
+
+    async def answer(context, params):
+        change(root)
+        return await answers(context, params)
+
+    async with connect(server, "legacy", answer) as client:
+        r = await client.call_tool("swipe", {"x1": 970, "y1": 700, "x2": 970, "y2": 1500})
+    swipes = [c for c in phone.commands if c[:2] == ["input", "swipe"]]
+    assert len(answers.questions) == 1, (answers.questions, r.content[0].text)
+    if stale:
+        assert r.is_error and r.structured_content["status"] == "stale", r.content[0].text
+        assert "what lies under the swipe changed" in r.content[0].text and swipes == []
+    else:
+        assert not r.is_error and len(swipes) == 1, r.content[0].text
