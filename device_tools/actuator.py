@@ -179,10 +179,14 @@ class Actuator:
         switch's row: what the person was asked about, not only the element's own attributes)."""
         fresh = await self.observe()
         now = fresh.by_id.get(element.id)
-        if now is None or now.fingerprint != element.fingerprint or (
-                rated is not None and rated[1](fresh) != rated[0]):
+        if now is None or now.fingerprint != element.fingerprint:
             raise StaleElement(
                 f"element {element.id} ({element.shown}) changed while waiting for confirmation", fresh
+            )
+        if rated is not None and rated[1](fresh) != rated[0]:
+            raise StaleElement(
+                f"what the screen says in or around element {element.id} ({element.shown}) (the labels its "
+                "question was built from) changed while waiting for confirmation", fresh
             )
         if tapped is not None:
             over = await self.covered(now)

@@ -141,6 +141,8 @@ async def test_a_change_inside_what_was_asked_about_refuses_the_confirmed_tap(tm
     r, phone = await confirmed_tap(tmp_path, change, pick)
     assert r.is_error and r.structured_content["status"] == "stale", r.content[0].text
     assert "changed while waiting for confirmation" in r.content[0].text
+    if pick is SWITCH:  # the switch itself is as it was: its row, which its question named, is not
+        assert "what the screen says in or around element" in r.content[0].text
     assert taps(phone) == []
 
 
