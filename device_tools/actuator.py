@@ -171,14 +171,22 @@ class Actuator:
                 "no key was sent (the tap was)"
             )
 
-    async def recheck(self, element: Element, *, tapped: str | None = None) -> Element:
+    async def recheck(self, element: Element, *, tapped: str | None = None,
+                      rated: tuple[str, Callable[[Snapshot], str]] | None = None) -> Element:
         """The element as it is now, unchanged since it was rated; ``tapped``: and a tap at its centre still
-        reaches that element id (nothing was put over it meanwhile)."""
+        reaches that element id (nothing was put over it meanwhile); ``rated``: (what the rating read, the
+        function that read it), and that function reads the same of the screen now (a row's inner labels, a
+        switch's row: what the person was asked about, not only the element's own attributes)."""
         fresh = await self.observe()
         now = fresh.by_id.get(element.id)
         if now is None or now.fingerprint != element.fingerprint:
             raise StaleElement(
                 f"element {element.id} ({element.shown}) changed while waiting for confirmation", fresh
+            )
+        if rated is not None and rated[1](fresh) != rated[0]:
+            raise StaleElement(
+                f"what the screen says in or around element {element.id} ({element.shown}) (the labels its "
+                "question was built from) changed while waiting for confirmation", fresh
             )
         if tapped is not None:
             over = await self.covered(now)

@@ -10,7 +10,9 @@ Which fields make an id (and why):
 - for an unlabeled container (a list row), the first label among its descendants.
 - an ordinal only when two nodes still collide, in document order.
 Bounds, checked, focused and selected are state, not identity: they go into the element's
-*fingerprint*, which the actuator compares to refuse actions on a changed element.
+*fingerprint*, which the actuator compares to refuse actions on a changed element. So do the labels and
+switch states of every node inside it (``_inner_digests``): a row means what its labels say, and a row whose
+inside changed is not the row the caller chose.
 """
 
 from __future__ import annotations
@@ -322,6 +324,22 @@ def _descendant_labels(node: ET.Element, limit: int = 3) -> tuple[list[str], tup
     return labels, tuple(sorted(apps))
 
 
+def _inner_digests(root: ET.Element) -> dict[int, str]:
+    """For each node (by ``id``), a digest of what every node inside it says, in order: its text (an editable
+    field's left out, as in its id: what the user typed), content-desc and checked state, and the same of
+    theirs. Built from the leaves up, each node's from its children's, so each label is hashed once: linear
+    in the dump (itself bounded), whatever the nesting, and no character of it is left out."""
+    out: dict[int, str] = {}
+    for node in reversed(list(root.iter())):  # pre-order reversed: every child before its parent
+        h = hashlib.sha1()
+        for child in node:
+            text = "" if _is_editable(child) else child.get("text", "")
+            for part in (text, child.get("content-desc", ""), child.get("checked", ""), out[id(child)]):
+                h.update(f"{len(part)}:".encode() + part.encode("utf-8", "surrogatepass"))
+        out[id(node)] = h.hexdigest()[:16]
+    return out
+
+
 def _read_tree(text: str) -> ET.Element:
     """The dump's tree, built no further than the walk reads it: the root and its first ``MAX_NODES + 1``
     nodes (one past the cap marks the screen as not read whole). A 4 MB dump can hold half a million bare
@@ -351,6 +369,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
     if len(dump) > MAX_DUMP_BYTES:
         raise DumpFailed(f"the UI dump is {len(dump):,} bytes, more than {MAX_DUMP_BYTES:,}: refused")
     root = _read_tree(extract_xml(dump))
+    inside = _inner_digests(root)
     kept: list[tuple[str, dict]] = []
     truncated = truncated_nodes = False
     unlisted: list[tuple[int, tuple[int, int, int, int]]] = []
@@ -393,7 +412,8 @@ def parse_dump(dump: str | bytes) -> Snapshot:
         # An unlabeled container (a list row) is told apart by its first labelled descendant.
         inner, inner_apps = ([], ()) if (text or desc) else _descendant_labels(node)
         key = (rid, cls, desc, "" if editable else text, inner[0] if inner else "", path)
-        state = (bounds, "" if editable else text, desc, node.get("checked"), node.get("enabled"), cls)
+        state = (bounds, "" if editable else text, desc, node.get("checked"), node.get("enabled"), cls,
+                 inside[id(node)])
         kept.append(
             (
                 _digest(*key),

@@ -14,7 +14,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from sentinel_mcp.core.builtin import SELF_CONFIRMS
 
 from . import commands as C
-from .actions import RISK_ORDER, ProposedAction, Target
+from .actions import RISK_ORDER, ProposedAction
 from .device_words import quoted
 from .actuator import UNTRUSTED_KEY, ActionOutcome, StaleElement
 from .element_registry import Element, Snapshot
@@ -23,8 +23,7 @@ from .gate import Approval
 from .hit_test import drag_receivers, tap_receivers
 from .results import DEVICE_OUTPUT, SCREEN, error_result, outcome_result, read_result
 from .runtime import DeviceRuntime
-from .risk_rules import says_little
-from .screen_context import row_of, screen_text, surrounding_text, toggles
+from .rated_reading import read_target, reading
 from .screenshot import to_image_content
 from .text_input import check_typeable, input_text_chunks
 
@@ -103,11 +102,13 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         # a label and the row it is in, each as its own app says and as the screen's app: the riskiest
         action = await riskiest(kind, tool, receivers, _fresh, text)
         tapped = receivers[-1].id if kind in TAPPING else None
+        ids = [r.id for r in receivers]
+        rated = (reading(_fresh, ids), lambda now: reading(now, ids))  # what the person is asked about
 
         async def run(approval: Approval) -> dict[str, Any]:
             if approval.decided_by.startswith("user"):
                 # the screen may have changed while the user decided (the element, or what lies over it)
-                await act.recheck(element, tapped=tapped)
+                await act.recheck(element, tapped=tapped, rated=rated)
             for i, argv in enumerate(patterns):
                 await rt.gate.run(argv, approval)
                 if i == 0 and kind in KEYED:  # the keys after this tap go to the focus: the field's only
@@ -126,22 +127,13 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         harmless app or none), and with what the screen says around it: the riskiest."""
         options = []
         for e in elements:
-            read = around(screen, e)  # once per element: the screen says the same whichever app rates it
+            read = read_target(screen, e)  # once per element: the screen says the same whichever app rates it
             options += [
                 ProposedAction(kind=kind, tool=tool, text=text, package=app,
-                               target=Target.of(e).model_copy(update={"package": app, **read}))
+                               target=read.model_copy(update={"package": app}))
                 for app in dict.fromkeys(p for p in (e.package, e.window, screen.package) if p) or [""]
             ]
         return await riskiest_of(options)
-
-    def around(screen: Snapshot, e: Element) -> dict[str, Any]:
-        """What the screen says around ``e`` (screen_context.py); the whole screen's words only for a label
-        that says nothing of what it commits."""
-        out: dict[str, Any] = {"context": surrounding_text(screen, e), "row": row_of(screen, e),
-                               "toggles": toggles(screen, e)}
-        if says_little(e.text or e.desc or e.hint.split(" | ")[0]):
-            out["screen"] = screen_text(screen, e)
-        return out
 
     async def riskiest_of(options: list[ProposedAction]) -> ProposedAction:
         if len(options) == 1:
@@ -363,6 +355,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         action = await riskiest_of(options)
         ids = sorted(e.id for e in pressed)
         named = {e.id: e for e in (*pressed, *([subject] if subject else []))}
+        read = reading(screen, list(named))  # what the person is asked about (rated_reading)
         element = named[action.target.id] if action.target and action.target.id in named else None
 
         async def run(approval: Approval) -> dict[str, Any]:
@@ -372,7 +365,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                     await act.recheck(subject)
                 fresh = await act.observe()
                 now = drag_receivers(fresh, points)
-                if isinstance(now, str) or sorted(e.id for e in now) != ids:
+                if (isinstance(now, str) or sorted(e.id for e in now) != ids
+                        or reading(fresh, list(named)) != read):
                     raise StaleElement("while waiting for confirmation, what lies under the swipe changed",
                                        fresh)
                 moved = await act.covered_at(app, points, "a point the swipe presses or lifts at")

@@ -250,3 +250,29 @@ def test_bounds_at_a_rects_limits_are_read():
         node("Wide", cls="android.widget.Button", clickable="true", bounds=f"[-{big + 1},0][{big},5]")
     )
     assert parse_dump(dump).elements[0].bounds == (-(big + 1), 0, big, 5)
+
+
+def _row_fingerprint(*inside: str) -> str:
+    dump = hierarchy(node("", rid="a:id/row", cls="android.widget.LinearLayout", clickable="true",
+                          bounds="[0,0][1080,200]", children="".join(inside)))
+    return next(e for e in parse_dump(dump).elements if e.resource_id == "a:id/row").fingerprint
+
+
+def test_a_rows_fingerprint_covers_every_label_inside_it_but_not_typed_text():
+    title = node("Delete account", bounds="[0,0][500,100]")
+    field = node("", cls="android.widget.EditText", bounds="[0,100][500,200]")
+    deep = node("", cls="android.widget.FrameLayout", bounds="[500,0][1080,200]",
+                children=node("Ends today", bounds="[500,0][1080,200]"))
+    base = _row_fingerprint(title, field, deep)
+    typed = field.replace('text=""', 'text="hello"', 1)
+    assert _row_fingerprint(title, typed, deep) == base  # typed text: the field's state
+    changed = [
+        (title.replace("Delete account", "Pay $500"), field, deep),  # a child's text
+        (title, field, deep.replace("Ends today", "Pay $500 now")),  # a grandchild's
+        (title, field, deep.replace('checked="false"', 'checked="true"', 1)),  # a switch state inside
+        (deep, field, title),  # the same labels in another order
+        (title, field),  # one removed
+        (title, field, deep, node("Pay $500", bounds="[0,0][10,10]")),  # one added
+        (title, field, deep.replace('content-desc=""', 'content-desc="Pay"', 1)),  # a content-desc
+    ]
+    assert all(_row_fingerprint(*inside) != base for inside in changed)
