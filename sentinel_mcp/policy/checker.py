@@ -209,9 +209,9 @@ def _unfinished_warnings(walk: GuardWalk, question: str) -> list[Problem]:
     for row in walk.unfinished:
         why = row.get("unfinished")
         if why == "budget":
-            where, hint = "within the check's budget", (
-                "a goal this costly to walk (rules that call many rules, deeply) is hard to read for a person too"
-            )
+            where = "within the check's budget"
+            hint = ("a goal this costly to walk (rules that call many rules, deeply) is hard to read for a "
+                    "person too")
         else:
             kind = why if why in _ERROR_KINDS else "an error" if why == "error" else None
             where = (

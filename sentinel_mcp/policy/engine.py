@@ -72,7 +72,9 @@ class GuardWalk:
     unfinished: list[dict[str, Any]]
 
 
-GUARD_WALKS = ("sn_tautological_guards", "sn_negated_arguments", "sn_absent_negations", "sn_unsure_blind_reads")
+GUARD_WALKS = (
+    "sn_tautological_guards", "sn_negated_arguments", "sn_absent_negations", "sn_unsure_blind_reads"
+)
 
 
 @dataclass(frozen=True)

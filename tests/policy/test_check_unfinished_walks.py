@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sentinel_mcp.policy.checker import check_files
-from sentinel_mcp.policy.engine import shared_engine
+from sentinel_mcp.policy.checker import _unfinished_warnings, check_files
+from sentinel_mcp.policy.draft_check import draft_problems
+from sentinel_mcp.policy.engine import GuardWalk, shared_engine
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -107,3 +108,32 @@ async def test_the_shared_walk_outcome_names_the_reason_bounded(goal: str, reaso
         "to_json_atom(json([reason=R]), Out))"
     )
     assert answer == {"reason": reason}, json.dumps(answer)[:300]
+
+
+@pytest.mark.parametrize(
+    ("reason", "said"),
+    [
+        ("budget", "within the check's budget"),
+        ("type_error", "(its walk stopped on type_error)"),
+        ("error", "(its walk stopped on an error)"),
+        ("failed", "(its walk stopped at a goal it could not read)"),
+        ("exception", "(its walk stopped on an exception)"),
+        ("x" * 100_000, "(its walk stopped on an exception)"),  # a reason not of the list is not echoed
+    ],
+)
+def test_the_reason_is_said_in_words_of_a_fixed_list(reason: str, said: str) -> None:
+    row = {"tool": "shop__modify", "file": "rb.pl", "line": 3, "unfinished": reason}
+    [p] = _unfinished_warnings(GuardWalk(found=[], unfinished=[row]), "it tests something")
+    assert p.severity == "warning" and (p.file, p.line, p.tool) == ("rb.pl", 3, "shop__modify")
+    assert p.message.startswith(f"{UNFINISHED} {said}: whether it tests something is not known"), p.message
+    assert len(p.message) < 300
+
+
+async def test_a_draft_with_a_guard_no_walk_could_finish_is_warned_not_refused() -> None:
+    schema = {"type": "object", "properties": {"order": {"type": "string"}}}
+    tools = [{"name": "modify", "inputSchema": schema,
+              "annotations": {"readOnlyHint": False, "destructiveHint": False}}]
+    problems = await draft_problems("shop", tools, HEAD + _explosion(LEAF))
+    unfinished = [p for p in problems if UNFINISHED in p.message]
+    assert len(unfinished) == len(WALKS), problems
+    assert {p.severity for p in unfinished} == {"warning"}, unfinished
