@@ -69,6 +69,20 @@ async def test_a_huge_disjunction_is_out_of_budget_not_silence(tmp_path: Path, w
     assert len(warned) == 1 and "within the check's budget" in warned[0], warned
 
 
+@pytest.mark.parametrize(
+    ("walk", "text"),
+    [
+        # a clause head that takes the call only as a cyclic term (O = f(O)): the walk follows it for ever
+        ("negated arguments",
+         "guard('shop__modify', [order = O, user = U], q(O, O, U)).\nq(f(Y), Y, U) :- \\+ U == Y.\n"),
+        ("tautology", "guard('shop__modify', [order = O], (X = f(X), \\+ blocked(X), \\+ member(O, X))).\n"),
+    ],
+)
+async def test_a_cyclic_term_is_out_of_budget_not_silence(tmp_path: Path, walk: str, text: str) -> None:
+    warned = [w for w in await _unfinished(tmp_path, text) if WALKS[walk] in w]
+    assert len(warned) == 1 and "within the check's budget" in warned[0], warned
+
+
 async def test_a_walk_that_stops_on_a_term_it_cannot_read_says_so(tmp_path: Path) -> None:
     # an argument named '' cannot name the variable in the negation's text: the walk of negated arguments
     # stopped there, and the guard was left as if checked and found fine
