@@ -19,7 +19,7 @@ from typing import Any
 
 from mcp.types import Tool
 
-from sentinel_mcp.policy.engine import PrologEngine
+from sentinel_mcp.policy.engine import GuardWalk, PrologEngine
 from sentinel_mcp.policy.policy_documents import PolicyDocuments
 from sentinel_mcp.policy.rulebase_characters import hidden_character_problems
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
@@ -194,31 +194,54 @@ async def _unconditional(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
 
 HOLDS_FOR_EVERY_CALL = "holds for every call"
 UNFINISHED = "could not finish checking"
+# the reasons unfinished_walks.pl gives (a word of a fixed list: never the text an error carried)
+_ERROR_KINDS = frozenset({
+    "type_error", "domain_error", "instantiation_error", "uninstantiation_error", "existence_error",
+    "permission_error", "representation_error", "evaluation_error", "syntax_error",
+})
+
+
+def _unfinished_warnings(walk: GuardWalk, question: str) -> list[Problem]:
+    """A warning for each guard a walk could not finish (out of its budget, or stopped by an error or a goal
+    it could not read): its silence would read as "checked, and found fine". Not a finding about the guard:
+    what the walk would have told is not known. ``question``: what the walk tells, as "whether ..."."""
+    out = []
+    for row in walk.unfinished:
+        why = row.get("unfinished")
+        if why == "budget":
+            where = "within the check's budget"
+            hint = ("a goal this costly to walk (rules that call many rules, deeply) is hard to read for a "
+                    "person too")
+        else:
+            kind = why if why in _ERROR_KINDS else "an error" if why == "error" else None
+            where = (
+                f"(its walk stopped on {kind})" if kind
+                else "(its walk stopped at a goal it could not read)" if why == "failed"
+                else "(its walk stopped on an exception)"
+            )
+            hint = "read it yourself, or write it in plainer steps"
+        message = f"{UNFINISHED} this guard of {row['tool']} {where}: whether {question} is not known; {hint}"
+        out.append(_guard_warning(row, message))
+    return out
 
 
 async def _tautological(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
     """A warning for each guard that reads as a condition but holds whatever the facts, answers, contexts and
     arguments are (``\\+ fail``, ``(X = X)``, ``(blocked(x) ; true)``, ``U == U`` of an argument): it lets
     every call through while it looks like it tests something. ``true`` as the whole goal says that openly,
-    and is not told. A guard whose walk ran out of its budget is told too: its silence would read as "tests
+    and is not told. A guard whose walk could not finish is told too: its silence would read as "tests
     something"."""
+    walk = await engine.guard_walk("sn_tautological_guards", rb.module)
     out = []
-    for g in await engine.tautological_guards(rb.module):
-        if g["finished"]:
-            message = (
-                f"this guard of {g['tool']} {HOLDS_FOR_EVERY_CALL}: its goal is proved whatever the facts, "
-                "answers, contexts and arguments are, so it tests nothing; require what the policy requires, "
-                "or write the goal as true if the tool is meant to be open (and cite the sentence that says "
-                "so: require(true, Reason, policy_ref(Document, Anchor)))"
-            )
-        else:
-            message = (
-                f"{UNFINISHED} this guard of {g['tool']} within the check's budget: whether its goal is "
-                "proved whatever the call is (and so tests nothing) is not known; a goal this costly to walk "
-                "(rules that call many rules, deeply) is hard to read for a person too"
-            )
+    for g in walk.found:
+        message = (
+            f"this guard of {g['tool']} {HOLDS_FOR_EVERY_CALL}: its goal is proved whatever the facts, "
+            "answers, contexts and arguments are, so it tests nothing; require what the policy requires, "
+            "or write the goal as true if the tool is meant to be open (and cite the sentence that says "
+            "so: require(true, Reason, policy_ref(Document, Anchor)))"
+        )
         out.append(_guard_warning(g, message))
-    return out
+    return out + _unfinished_warnings(walk, "its goal is proved whatever the call is (and so tests nothing)")
 
 
 def _guard_warning(row: dict[str, Any], message: str) -> Problem:
@@ -230,48 +253,40 @@ async def _negated_arguments(engine: PrologEngine, rb: Rulebase) -> list[Problem
     """A warning for each argument of a guard that a negation tests (``\\+ frozen_account(A)``, ``\\+
     member(A, Blocked)``, ``A \\== admin``): the client spells the same value another way the upstream reads
     as equal and the negation holds. A few per guard (negated_arguments.pl), and one for a guard whose walk
-    ran out of its budget (it cannot be called free of such a test)."""
+    could not finish (it cannot be called free of such a test)."""
+    walk = await engine.guard_walk("sn_negated_arguments", rb.module)
     out = []
-    for n in await engine.negated_arguments(rb.module):
-        if not n["goal"]:
-            message = (
-                f"this guard of {n['tool']} could not be walked within the check's budget: it cannot tell "
-                "whether the guard's decision rests on a negation over the caller's arguments"
-            )
-        else:
-            message = (
-                f"this guard of {n['tool']} decides on a negation over the argument {n['argument']}: "
-                f"{n['goal']} is a deny list, and the client can spell the same value another way the "
-                "upstream reads as equal (case, padding, a Unicode form) so that the negation holds; "
-                "require a positive fact about the argument instead (an allow list, or a status the "
-                "policy reads: account_status(A, active)), or first require(...) a fact the policy fetches "
-                "that pins the argument to the id the upstream writes (reservation_id_of(R, R))"
-            )
+    for n in walk.found:
+        message = (
+            f"this guard of {n['tool']} decides on a negation over the argument {n['argument']}: "
+            f"{n['goal']} is a deny list, and the client can spell the same value another way the "
+            "upstream reads as equal (case, padding, a Unicode form) so that the negation holds; "
+            "require a positive fact about the argument instead (an allow list, or a status the "
+            "policy reads: account_status(A, active)), or first require(...) a fact the policy fetches "
+            "that pins the argument to the id the upstream writes (reservation_id_of(R, R))"
+        )
         out.append(_guard_warning(n, message))
-    return out
+    return out + _unfinished_warnings(
+        walk, "its decision rests on a negation over the caller's arguments (a deny list)"
+    )
 
 
 async def _absent_negations(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
     """A warning for each fact read ``absent_on_error`` that a guard's proof negates (``\\+ user_by_email(E,
     _)``): the upstream's error reads as "nothing there", so the negation holds on any error it sends. The
     guard of a look-up a binding reads is not walked: there the negation chooses the next source."""
+    walk = await engine.guard_walk("sn_absent_negations", rb.module)
     out = []
-    for n in await engine.absent_negations(rb.module):
-        if not n["goal"]:
-            message = (
-                f"this guard of {n['tool']} could not be walked within the check's budget: it cannot tell "
-                "whether the guard negates a fact read absent_on_error"
-            )
-        else:
-            message = (
-                f"this guard of {n['tool']} negates {n['predicate']}, a fact read absent_on_error: "
-                f"{n['goal']} holds on any error the upstream sends (its error reads as \"nothing there\"), "
-                "so the permission is granted by a failing or hostile upstream; require a positive fact "
-                "instead (a status the upstream writes), or let the absence lead only to another source or a "
-                "denial"
-            )
+    for n in walk.found:
+        message = (
+            f"this guard of {n['tool']} negates {n['predicate']}, a fact read absent_on_error: "
+            f"{n['goal']} holds on any error the upstream sends (its error reads as \"nothing there\"), "
+            "so the permission is granted by a failing or hostile upstream; require a positive fact "
+            "instead (a status the upstream writes), or let the absence lead only to another source or a "
+            "denial"
+        )
         out.append(_guard_warning(n, message))
-    return out
+    return out + _unfinished_warnings(walk, "the guard negates a fact read absent_on_error")
 
 
 UNSURE_UNSEEN = "which an effect establishes"
@@ -280,8 +295,9 @@ UNSURE_UNSEEN = "which an effect establishes"
 async def _unsure_blind_reads(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
     """A warning for each fact an effect establishes that a guard reads where an unsure one (a write whose
     outcome is unknown) is not seen: a "not yet" written there lets a second write through."""
+    walk = await engine.guard_walk("sn_unsure_blind_reads", rb.module)
     out = []
-    for n in await engine.unsure_blind_reads(rb.module):
+    for n in walk.found:
         message = (
             f"this guard of {n['tool']} reads {n['predicate']}, {UNSURE_UNSEEN}, in "
             f"{n['where']}, where a write whose outcome is unknown is not seen; if this tests that the write "
@@ -289,7 +305,9 @@ async def _unsure_blind_reads(engine: PrologEngine, rb: Rulebase) -> list[Proble
             "G, 0)), where an unknown outcome counts as a possible one"
         )
         out.append(_guard_warning(n, message))
-    return out
+    return out + _unfinished_warnings(
+        walk, "it reads a fact an effect establishes where a write whose outcome is unknown is not seen"
+    )
 
 
 async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool] | None,

@@ -65,6 +65,19 @@ INLINE_INFERENCES = 20_000
 
 
 @dataclass(frozen=True)
+class GuardWalk:
+    """What one of the checker's walks found in each guard, and the guards it could not finish."""
+
+    found: list[dict[str, Any]]
+    unfinished: list[dict[str, Any]]
+
+
+GUARD_WALKS = (
+    "sn_tautological_guards", "sn_negated_arguments", "sn_absent_negations", "sn_unsure_blind_reads"
+)
+
+
+@dataclass(frozen=True)
 class KeptProof:
     """A proved call's proof tree, kept in the engine until it is rendered (``PrologEngine.render_kept``)."""
 
@@ -162,36 +175,17 @@ class PrologEngine(EngineThread):
             ["guards"]
         )
 
-    async def tautological_guards(self, module: str) -> list[dict[str, Any]]:
-        """Tool, file and line of each guard whose goal holds for every call (whatever the facts, answers,
-        contexts and arguments; tautological_guards.pl) but is not written ``true`` nor cites the policy."""
-        return list(
-            (await self.json_query(f"sentinel_core:sn_tautological_guards({quote_atom(module)}, Out)"))
-            ["guards"]
-        )
-
-    async def negated_arguments(self, module: str) -> list[dict[str, Any]]:
-        """For each guard, the call's arguments whose identity a negation tests (a deny list over the client's
-        text; negated_arguments.pl): tool, file, line, argument, goal ("" when the walk ran out of budget)."""
-        return list(
-            (await self.json_query(f"sentinel_core:sn_negated_arguments({quote_atom(module)}, Out)"))
-            ["negations"]
-        )
-
-    async def absent_negations(self, module: str) -> list[dict[str, Any]]:
-        """For each guard (but a look-up's own), the facts read ``absent_on_error`` its proof negates (such a
-        negation holds on any upstream error; absent_negations.pl): tool, file, line, predicate, goal ("" when
-        the walk ran out of budget)."""
-        return list(
-            (await self.json_query(f"sentinel_core:sn_absent_negations({quote_atom(module)}, Out)"))
-            ["negations"]
-        )
-
-    async def unsure_blind_reads(self, module: str) -> list[dict[str, Any]]:
-        """For each guard, the facts an effect establishes that it reads where an unsure one is not seen
-        (unsure_blind_reads.pl): tool, file, line, predicate, where."""
-        q = f"sentinel_core:sn_unsure_blind_reads({quote_atom(module)}, Out)"
-        return list((await self.json_query(q))["reads"])
+    async def guard_walk(self, predicate: str, module: str) -> GuardWalk:
+        """One of the checker's walks over every guard (``sn_tautological_guards``: goals that hold for every
+        call; ``sn_negated_arguments``: a negation over the caller's text; ``sn_absent_negations``: a negated
+        fact read absent_on_error; ``sn_unsure_blind_reads``: an established fact read where an unsure one
+        is not seen): its findings (tool, file, line and the walk's own fields) and the guards it could not
+        finish (tool, file, line, unfinished: the reason; unfinished_walks.pl)."""
+        if predicate not in GUARD_WALKS:
+            raise ValueError(f"no such walk: {predicate}")
+        answer = await self.json_query(f"sentinel_core:{predicate}({quote_atom(module)}, Out)")
+        found = next(v for k, v in answer.items() if k != "unfinished")
+        return GuardWalk(found=list(found), unfinished=list(answer["unfinished"]))
 
     async def tool_sites(self, module: str) -> list[dict[str, Any]]:
         return list(

@@ -18,25 +18,19 @@
 */
 
 %  sn_absent_negations(+RB, -Out): for each guard, the facts read absent_on_error its proof negates, with the
-%  negated goal; a guard the walk cannot finish within its budget is listed with goal "" (it cannot be
-%  called free of such a negation).
+%  negated goal; a guard the walk cannot finish is listed apart, with the reason (unfinished_walks.pl).
 sn_absent_negations(RB, Out) :-
-    findall(json([tool=T, file=F, line=L, predicate=PA, goal=GA]),
-            ( RB:'$src'(decl, guard(T, _, G), F, L), atom(T), \+ source_lookup(RB, T),
-              guard_absent_negations(RB, G, Fs), member(f(PA, GA), Fs) ),
-            Found),
-    to_json_atom(json([negations=Found]), Out).
+    findall(I, ( RB:'$src'(decl, guard(T, _, G), F, L), atom(T), \+ source_lookup(RB, T),
+                 guard_absent_negations(RB, G, Res), walk_item(Res, T, F, L, predicate-goal, I) ),
+            Is),
+    walk_report(negations, Is, Out).
 
 %  a tool some binding reads (a look-up the policy fetches facts with)
 source_lookup(RB, T) :- RB:'$src'(decl, binding(_, tool(T0, _), _, _), _, _), T0 == T, !.
 
-guard_absent_negations(RB, G, Fs) :-
+guard_absent_negations(RB, G, Res) :-
     copy_term(G, G1),
-    catch(call_with_inference_limit(absent_walk(RB, G1, pos, d(6, []), [], Fs0), 200000, R), _, R = error),
-    (   ( R == inference_limit_exceeded ; R == error ) -> Fs = [f('', '')]
-    ;   list_to_set(Fs0, Fs1), first_n(Fs1, 5, Fs)     % a few per guard (negated_arguments.pl's first_n/3)
-    ),
-    Fs \== [].
+    guard_walk(absent_walk(RB, G1, pos, d(6, []), [], Fs0), Fs0, Res).
 
 %  absent_walk(+RB, +G, +Mode, +Depth, +F0, -F): Mode is pos, or neg(Top) under the negation Top (flip/3 of
 %  negated_arguments.pl); F accumulates f(PredicateText, NegationText).

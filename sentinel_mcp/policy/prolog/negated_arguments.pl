@@ -28,26 +28,17 @@
 */
 
 %  sn_negated_arguments(+RB, -Out): for each guard, the arguments whose identity a negation tests, with the
-%  negated goal (its argument variables named after the arguments); a guard the walk cannot finish within
-%  its budget is listed with goal "" (it cannot be called free of such a test).
+%  negated goal (its argument variables named after the arguments); a guard the walk cannot finish is listed
+%  apart, with the reason (unfinished_walks.pl).
 sn_negated_arguments(RB, Out) :-
-    findall(json([tool=T, file=F, line=L, argument=N, goal=GA]),
-            ( RB:'$src'(decl, guard(T, Pat, G), F, L), atom(T), guard_negations(RB, Pat, G, Fs),
-              member(f(N, GA), Fs) ),
-            Found),
-    to_json_atom(json([negations=Found]), Out).
+    findall(I, ( RB:'$src'(decl, guard(T, Pat, G), F, L), atom(T), guard_negations(RB, Pat, G, Res),
+                 walk_item(Res, T, F, L, argument-goal, I) ),
+            Is),
+    walk_report(negations, Is, Out).
 
-guard_negations(RB, Pat, G, Fs) :-
+guard_negations(RB, Pat, G, Res) :-
     copy_term(Pat-G, P1-G1),
-    pattern_taint(P1, Taint),
-    catch(call_with_inference_limit(neg_walk(RB, G1, pos, d(6, []), st(Taint, []), _, [], Fs0), 200000, R), _,
-          R = error),
-    (   R == inference_limit_exceeded -> Fs = [f('', '')]
-    ;   R == error -> Fs = [f('', '')]
-    ;   list_to_set(Fs0, Fs1), first_n(Fs1, 5, Fs)     % a few per guard: the pattern, not every place
-    ).
-
-first_n(L, N, F) :- length(L, Len), ( Len =< N -> F = L ; length(F, N), append(F, _, L) ).
+    guard_walk(( pattern_taint(P1, Taint), neg_walk(RB, G1, pos, d(6, []), st(Taint, []), _, [], Fs0) ), Fs0, Res).
 
 %  The call's argument variables, each with its argument's name (args(All): "args").
 pattern_taint([], []).
@@ -185,7 +176,7 @@ keys_of([], _, []).
 keys_of([I|Is], G, Ks) :- arg(I, G, V), ( var(V) -> Ks = [V|Ks1] ; Ks = Ks1 ), keys_of(Is, G, Ks1).
 
 %  place(?I, +T, ?A): A is T's I-th argument; a goal of no arguments (an atom: retail.pl's name_zip_asked) has
-%  none (arg/3 of an atom errs, and an error ends the whole walk as if it ran out of its budget).
+%  none (arg/3 of an atom errs, and an error ends the whole walk: the guard unfinished).
 place(I, T, A) :- compound(T), arg(I, T, A).
 
 pin_arg(G, I, S0, S) :- arg(I, G, V), ( var(V) -> pin(V, S0, S) ; S = S0 ).

@@ -37,6 +37,7 @@
 :- include(negated_arguments).
 :- include(absent_negations).
 :- include(unsure_blind_reads).
+:- include(unfinished_walks).
 :- include(proof_interpreter).
 :- include(base_facts).
 :- include(call_decisions).

@@ -17,31 +17,26 @@
     Where it cannot tell the result is u: fewer warnings, never a false one. A walk out of its budget is said.
 */
 
-%  sn_tautological_guards(+RB, -Out): file, line and tool of every guard whose goal holds for every call
-%  (finished=true), or whose walk ran out of its budget before it could tell (finished=false).
+%  sn_tautological_guards(+RB, -Out): file, line and tool of every guard whose goal holds for every call; a
+%  guard whose walk could not finish (its budget, an error) is listed apart, with the reason
+%  (unfinished_walks.pl).
 sn_tautological_guards(RB, Out) :-
-    findall(json([tool=T, file=F, line=L, finished=Fin]),
-            ( RB:'$src'(decl, guard(T, Args, G), F, L), atom(T), G \== true, \+ cites_policy(G),
-              guard_verdict(RB, Args, G, V), verdict_finished(V, Fin) ),
-            Gs),
-    to_json_atom(json([guards=Gs]), Out).
+    findall(I, ( RB:'$src'(decl, guard(T, Args, G), F, L), atom(T), G \== true, \+ cites_policy(G),
+                 guard_verdict(RB, Args, G, V), verdict_item(V, T, F, L, I) ),
+            Is),
+    walk_report(guards, Is, Out).
 
-verdict_finished(holds, @(true)).
-verdict_finished(budget, @(false)).
+verdict_item(holds, T, F, L, found(json([tool=T, file=F, line=L]))).
+verdict_item(unfinished(Why), T, F, L, unfinished(Row)) :- unfinished_row(T, F, L, Why, Row).
 
-%  guard_verdict(+RB, +Args, +G, -V): holds, tells nothing (V = no), or ran out of its budget (V = budget:
-%  its inferences, or the stacks; said, not kept silent). A walk that errs otherwise tells nothing.
+%  guard_verdict(+RB, +Args, +G, -V): holds, tells nothing (V = no), or could not finish (V = unfinished(Why):
+%  its inferences, the stacks, an error; said, not kept silent).
 guard_verdict(RB, Args, G, V) :-
     new_shown_room,  % the room the texts its builtins make count against, as a decision's pass has
-    (   catch(call_with_inference_limit(
-                  \+ \+ ( random_between(1, 4611686018427387904, K), b_setval(sn_unknown_key, K),
-                          unknowns(Args), tv(RB, G, 6, R), R = t(_) ), 200000, Done), E, true)
-    ->  (   nonvar(E) -> ( E = error(resource_error(_), _) -> V = budget ; V = no )
-        ;   Done == inference_limit_exceeded -> V = budget
-        ;   V = holds
-        )
-    ;   V = no
-    ).
+    walk_outcome(( \+ \+ ( random_between(1, 4611686018427387904, K), b_setval(sn_unknown_key, K),
+                           unknowns(Args), tv(RB, G, 6, R), R = t(_) )
+                 -> V0 = holds ; V0 = no ), 200000, O),
+    ( O = unfinished(Why) -> V = unfinished(Why) ; V = V0 ).
 
 %  unknowns(+T): every variable of T becomes a value of its own that nothing known equals. Each walk's
 %  unknowns carry a key of its own: a rulebase that spells one cannot pass for unknown what it knows.

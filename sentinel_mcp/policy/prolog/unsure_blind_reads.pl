@@ -13,20 +13,17 @@
 */
 
 %  sn_unsure_blind_reads(+RB, -Out): for each guard, the established facts it reads in a mixed position,
-%  with what made it mixed; a guard the walk cannot finish within its budget is not listed.
+%  with what made it mixed; a guard the walk cannot finish is listed apart, with the reason
+%  (unfinished_walks.pl).
 sn_unsure_blind_reads(RB, Out) :-
-    findall(json([tool=T, file=F, line=L, predicate=PA, where=W]),
-            ( RB:'$src'(decl, guard(T, _, G), F, L), atom(T),
-              blind_reads(RB, G, Fs), member(f(PA, W), Fs) ),
-            Found),
-    to_json_atom(json([reads=Found]), Out).
+    findall(I, ( RB:'$src'(decl, guard(T, _, G), F, L), atom(T), blind_reads(RB, G, Res),
+                 walk_item(Res, T, F, L, predicate-where, I) ),
+            Is),
+    walk_report(reads, Is, Out).
 
-blind_reads(RB, G, Fs) :-
+blind_reads(RB, G, Res) :-
     copy_term(G, G1),
-    catch(call_with_inference_limit(blind_walk(RB, G1, pos, d(6, []), [], Fs0), 200000, R), _, R = error),
-    R \== inference_limit_exceeded, R \== error,
-    list_to_set(Fs0, Fs1), first_n(Fs1, 5, Fs),   % a few per guard (negated_arguments.pl's first_n/3)
-    Fs \== [].
+    guard_walk(blind_walk(RB, G1, pos, d(6, []), [], Fs0), Fs0, Res).
 
 %  blind_walk(+RB, +G, +Mode, +Depth, +F0, -F): Mode is pos, neg or mixed(Why); F accumulates
 %  f(PredicateText, Why). The polarity rules are proof_interpreter.pl's.
