@@ -107,7 +107,8 @@ async def check_files(
                     if t is None:
                         problems.append(
                             Problem(
-                                severity="error", message=f"binding to {tool}, which no upstream has", **where
+                                severity="error", message=f"binding to {tool}, which no upstream has",
+                                code="binding_unknown_tool", **where
                             )
                         )
                     elif not ((t.annotations and t.annotations.read_only_hint) or tool in declared_ro):
@@ -116,6 +117,7 @@ async def check_files(
                                 severity="error",
                                 message=f"binding to {tool}, which is not read-only "
                                 "(no readOnlyHint annotation and no read_only/1 declaration)",
+                                code="binding_to_write",
                                 **where,
                             )
                         )
@@ -124,6 +126,7 @@ async def check_files(
                             Problem(
                                 severity="warning",
                                 message=f"{tool} is declared read_only but its upstream marks it destructive",
+                                code="read_only_destructive",
                                 **where,
                             )
                         )
@@ -134,6 +137,7 @@ async def check_files(
                         Problem(
                             severity="error",
                             message=f"{site['kind']} for {tool}, which no upstream has",
+                            code="unknown_tool",
                             **where,
                         )
                     )
@@ -158,7 +162,7 @@ def _read_only_problems(tool: Tool | None, rb: Rulebase, where: dict[str, Any]) 
         f"{tool.name} {READ_ONLY_UNASKED} and no guard governs it, so every call of it is allowed with no "
         f"question, but its upstream {marked}: declare only tools that change nothing, or guard it"
     )
-    return [Problem(severity="warning", message=message, **where)]
+    return [Problem(severity="warning", message=message, code="read_only_unasked", **where)]
 
 
 def _destructive(tool: Tool) -> bool:
@@ -183,6 +187,7 @@ async def _unconditional(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
                     file=g["file"],
                     line=g["line"],
                     tool=tool.name,
+                    code="unconditional_guard",
                     message=f"this guard lets {tool.name} through on nothing (no fact, answer or "
                     "confirmation; the caller's arguments alone meet it), though the tool changes data and "
                     "the default would ask the user: require what the policy requires, or cite the sentence "
@@ -221,7 +226,7 @@ def _unfinished_warnings(walk: GuardWalk, question: str) -> list[Problem]:
             )
             hint = "read it yourself, or write it in plainer steps"
         message = f"{UNFINISHED} this guard of {row['tool']} {where}: whether {question} is not known; {hint}"
-        out.append(_guard_warning(row, message))
+        out.append(_guard_warning(row, message, "unfinished_walk"))
     return out
 
 
@@ -240,13 +245,14 @@ async def _tautological(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
             "or write the goal as true if the tool is meant to be open (and cite the sentence that says "
             "so: require(true, Reason, policy_ref(Document, Anchor)))"
         )
-        out.append(_guard_warning(g, message))
+        out.append(_guard_warning(g, message, "tautological_guard"))
     return out + _unfinished_warnings(walk, "its goal is proved whatever the call is (and so tests nothing)")
 
 
-def _guard_warning(row: dict[str, Any], message: str) -> Problem:
+def _guard_warning(row: dict[str, Any], message: str, code: str) -> Problem:
     """A warning at the guard a Prolog walk's row names (its file, line and tool)."""
-    return Problem(severity="warning", message=message, file=row["file"], line=row["line"], tool=row["tool"])
+    return Problem(severity="warning", message=message, file=row["file"], line=row["line"], tool=row["tool"],
+                   code=code)
 
 
 async def _negated_arguments(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
@@ -265,7 +271,7 @@ async def _negated_arguments(engine: PrologEngine, rb: Rulebase) -> list[Problem
             "policy reads: account_status(A, active)), or first require(...) a fact the policy fetches "
             "that pins the argument to the id the upstream writes (reservation_id_of(R, R))"
         )
-        out.append(_guard_warning(n, message))
+        out.append(_guard_warning(n, message, "negated_argument"))
     return out + _unfinished_warnings(
         walk, "its decision rests on a negation over the caller's arguments (a deny list)"
     )
@@ -285,7 +291,7 @@ async def _absent_negations(engine: PrologEngine, rb: Rulebase) -> list[Problem]
             "instead (a status the upstream writes), or let the absence lead only to another source or a "
             "denial"
         )
-        out.append(_guard_warning(n, message))
+        out.append(_guard_warning(n, message, "absent_negation"))
     return out + _unfinished_warnings(walk, "the guard negates a fact read absent_on_error")
 
 
@@ -304,7 +310,7 @@ async def _unsure_blind_reads(engine: PrologEngine, rb: Rulebase) -> list[Proble
             "has not happened yet, write it as \\+ G (or forall/2, findall(_, G, []), aggregate_all(count, "
             "G, 0)), where an unknown outcome counts as a possible one"
         )
-        out.append(_guard_warning(n, message))
+        out.append(_guard_warning(n, message, "unsure_blind_read"))
     return out + _unfinished_warnings(
         walk, "it reads a fact an effect establishes where a write whose outcome is unknown is not seen"
     )
@@ -327,6 +333,7 @@ async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
                     severity="error",
                     message=f"a citation names the policy document {c['document']!r}, "
                     "which no policy_document/2 declares",
+                    code="undeclared_document",
                     **where,
                 )
             )
@@ -336,6 +343,7 @@ async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
                     severity="error",
                     message=f"the anchor {c['anchor']!r} is in no sentence of "
                     f"{c['document']} ({docs.paths[c['document']]})",
+                    code="anchor_not_found",
                     **where,
                 )
             )
@@ -346,6 +354,7 @@ async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
                     message=f"the anchor {c['anchor']!r} names no one sentence of {c['document']}: it is not "
                     "whole words, or occurs more than once (a denial would quote the first sentence holding "
                     "it); quote more of the sentence, or name its section ('Section \u203a fragment')",
+                    code="anchor_ambiguous",
                     **where,
                 )
             )
@@ -359,6 +368,7 @@ async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
                     line=u["line"],
                     message=f"requirement without a citation: {u['reason']!r} (give it "
                     "policy_ref(Document, Anchor) as its third argument)",
+                    code="uncited_requirement",
                 )
             )
     tools = {t.name: t for t in catalog} if catalog is not None else {}
@@ -377,6 +387,7 @@ async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
                     severity="warning",
                     message=f"the confirmation of {c['tool']} does not show what "
                     f"{', '.join(unshown)} will do (show each argument, or a value computed from it)",
+                    code="confirmation_unshown",
                     **where,
                 )
             )
@@ -391,6 +402,7 @@ async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
                         severity="warning",
                         message=f"the confirmation of {c['tool']} shows {a} as it is "
                         f"({what}); show a text a person reads (a label, or a sentence computed from it)",
+                        code="confirmation_raw",
                         **where,
                     )
                 )

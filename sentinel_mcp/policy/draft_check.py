@@ -15,8 +15,15 @@ from typing import Any
 from mcp.types import Tool
 from pydantic import ValidationError
 
-from sentinel_mcp.policy.checker import HOLDS_FOR_EVERY_CALL, READ_ONLY_UNASKED, UNSURE_UNSEEN
 from sentinel_mcp.policy.rulebase import Problem
+
+# the drafter writes no read_only/1 (it reads the tools' hints), no guard that only looks like a condition and
+# no effect that establishes a fact (nor a "not yet" blind to it): a finding of these kinds came from its
+# hostile inputs, and a draft is not offered with it. Told by the problem's code: a message holds the tool's
+# and the arguments' names, hostile text too.
+REFUSING_CODES = frozenset(
+    {"read_only_unasked", "read_only_destructive", "tautological_guard", "unsure_blind_read"}
+)
 
 
 def catalog_of(server: str, tools: list[dict[str, Any]]) -> list[Tool]:
@@ -40,9 +47,5 @@ async def draft_problems(server: str, tools: list[dict[str, Any]], text: str) ->
         path = Path(tmp) / "draft.pl"
         path.write_text(text, encoding="utf-8")
         problems = await check_paths(shared_engine(), [path], catalog_of(server, tools))
-    # the drafter writes no read_only/1 (it reads the tools' hints), no guard that only looks like a
-    # condition and no effect that establishes a fact (nor a "not yet" blind to it): any came from its
-    # hostile inputs, and a draft is not offered with it
-    refused = (READ_ONLY_UNASKED, HOLDS_FOR_EVERY_CALL, UNSURE_UNSEEN)
-    return [p.model_copy(update={"file": "draft", "severity": "error" if any(r in p.message for r in refused)
+    return [p.model_copy(update={"file": "draft", "severity": "error" if p.code in REFUSING_CODES
                                  else p.severity}) for p in problems]

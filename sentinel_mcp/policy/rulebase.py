@@ -42,6 +42,9 @@ class Problem(BaseModel):
     message: str
     tool: str | None = None  # the tool (or pattern) a problem is about, for telling only those who reach it
     column: int | None = None  # where in the line, as its message says it (a syntax error, a character)
+    # the kind of finding, a fixed identifier (checker.py): what a program decides on, never the message's
+    # words (a tool's or an argument's name is in them); None where nothing decides on the kind
+    code: str | None = None
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.severity}: {self.message}"
