@@ -174,12 +174,23 @@ def _destructive(tool: Tool) -> bool:
 async def _unconditional(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]) -> list[Problem]:
     """A warning for each guard that lets a destructive catalog tool through on nothing: every guard matching
     the tool holds with no fact, answer or confirmation (guards add up: one that asks is enough) and none
-    cites the policy sentence that says so. It turns off the confirmation the fail-safe default would ask."""
-    guards = await engine.guard_needs(rb.module)
+    cites the policy sentence that says so. It turns off the confirmation the fail-safe default would ask.
+    Where a guard's walk could not finish and none that finished asks, that is said (unfinished_walks.pl)."""
+    walk = await engine.guard_walk("sn_unconditional_guards", rb.module)
     out = []
     for tool in (t for t in catalog if _destructive(t)):
-        meeting = [g for g in guards if _matches(str(g["tool"]), [tool.name])]
-        if meeting and all(g["nothing"] for g in meeting):
+        meeting = [g for g in walk.found if _matches(str(g["tool"]), [tool.name])]
+        unfinished = [
+            {**g, "tool": tool.name} for g in walk.unfinished if _matches(str(g["tool"]), [tool.name])
+        ]
+        if not all(g["nothing"] for g in meeting):
+            continue  # guards add up: one that asks is enough
+        if unfinished:
+            out += _unfinished_warnings(
+                GuardWalk(found=[], unfinished=unfinished),
+                "it lets the tool through on nothing (no fact, answer or confirmation)",
+            )
+        elif meeting:
             g = meeting[0]
             out.append(
                 Problem(

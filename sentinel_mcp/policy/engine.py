@@ -73,7 +73,8 @@ class GuardWalk:
 
 
 GUARD_WALKS = (
-    "sn_tautological_guards", "sn_negated_arguments", "sn_absent_negations", "sn_unsure_blind_reads"
+    "sn_tautological_guards", "sn_negated_arguments", "sn_absent_negations", "sn_unsure_blind_reads",
+    "sn_unconditional_guards",
 )
 
 
@@ -167,20 +168,13 @@ class PrologEngine(EngineThread):
         return list((await self.json_query(f"sentinel_core:sn_confirmations({quote_atom(module)}, Out)"))
                     ["confirmations"])
 
-    async def guard_needs(self, module: str) -> list[dict[str, Any]]:
-        """Each guard's tool, file and line, and whether its goal holds on nothing (no fact, answer or
-        confirmation; unconditional_guards.pl) and cites no policy sentence."""
-        return list(
-            (await self.json_query(f"sentinel_core:sn_unconditional_guards({quote_atom(module)}, Out)"))
-            ["guards"]
-        )
-
     async def guard_walk(self, predicate: str, module: str) -> GuardWalk:
         """One of the checker's walks over every guard (``sn_tautological_guards``: goals that hold for every
         call; ``sn_negated_arguments``: a negation over the caller's text; ``sn_absent_negations``: a negated
         fact read absent_on_error; ``sn_unsure_blind_reads``: an established fact read where an unsure one
-        is not seen): its findings (tool, file, line and the walk's own fields) and the guards it could not
-        finish (tool, file, line, unfinished: the reason; unfinished_walks.pl)."""
+        is not seen; ``sn_unconditional_guards``: every guard, whether it holds on nothing): its findings
+        (tool, file, line and the walk's own fields) and the guards it could not finish (tool, file, line,
+        unfinished: the reason; unfinished_walks.pl)."""
         if predicate not in GUARD_WALKS:
             raise ValueError(f"no such walk: {predicate}")
         answer = await self.json_query(f"sentinel_core:{predicate}({quote_atom(module)}, Out)")

@@ -13,22 +13,26 @@
     then do), the rulebase's own rules through each clause (one clause holding is enough), bounded in depth.
     Where it cannot tell, it says "needs something" (fewer warnings, never a false clean bill): a negation
     counts as what it negates, a meta-call as its parts, a Sentinel construct as needing the user or a fact.
+    A walk out of its budget, or stopped by an error, is said as such (unfinished_walks.pl).
 */
 
-%  sn_unconditional_guards(+RB, -Out): file and line of every guard that holds on nothing and cites no
-%  policy sentence, and of every guard (for the checker to tell which guards a tool's calls meet).
+%  sn_unconditional_guards(+RB, -Out): file and line of every guard, and whether it holds on nothing and
+%  cites no policy sentence (for the checker to tell which guards a tool's calls meet); a guard whose walk
+%  could not finish is listed apart, with the reason (unfinished_walks.pl).
 sn_unconditional_guards(RB, Out) :-
-    findall(json([tool=T, file=F, line=L, nothing=N]),
-            ( RB:'$src'(decl, guard(T, _, G), F, L), atom(T),
-              ( \+ cites_policy(G), walk_holds(RB, G) -> N = @(true) ; N = @(false) ) ),
-            Gs),
-    to_json_atom(json([guards=Gs]), Out).
+    findall(I, ( RB:'$src'(decl, guard(T, _, G), F, L), atom(T), needs_item(RB, G, T, F, L, I) ), Is),
+    walk_report(guards, Is, Out).
 
 %  The walk of one guard, in a budget: rules written to branch (each clause calling many goals that each try
 %  the rule again) take exponentially many steps in the depth. A walk that does not finish, or that errs,
-%  cannot call the guard safe: it counts as holding on nothing (warned).
-walk_holds(RB, G) :-
-    catch(call_with_inference_limit(holds_on_nothing(RB, G, 6), 200000, _), _, true).
+%  cannot call the guard safe, nor tell that it holds on nothing: it is said as unfinished.
+needs_item(RB, G, T, F, L, Item) :-
+    (   cites_policy(G) -> O = done, N = @(false)
+    ;   walk_outcome(( holds_on_nothing(RB, G, 6) -> N = @(true) ; N = @(false) ), 200000, O)
+    ),
+    (   O = unfinished(Why) -> unfinished_row(T, F, L, Why, Row), Item = unfinished(Row)
+    ;   Item = found(json([tool=T, file=F, line=L, nothing=N]))
+    ).
 
 %  a citation counts when the guard always proves it: a requirement among its top-level conjuncts (one on a
 %  branch never taken says nothing)
@@ -114,7 +118,7 @@ goal_positions(bagof(_, _, _), [d, g, d]).
 goal_positions(setof(_, _, _), [d, g, d]).
 goal_positions(_ ^ _, [d, g]).
 
-%  An error of a goal tried makes it false; the walk's own budget running out (walk_holds/2) is passed on:
+%  An error of a goal tried makes it false; the walk's own budget running out (needs_item/6) is passed on:
 %  caught here, the walk would go on past it, unbounded.
 not_the_budget(E) :- E == inference_limit_exceeded, !, throw(E).
 not_the_budget(_) :- fail.

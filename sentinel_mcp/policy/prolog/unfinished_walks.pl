@@ -1,7 +1,7 @@
 /*  Part of sentinel_core (included): how the checker's walks of a guard end (for the checker).
 
     A walk of a guard (negated_arguments.pl, absent_negations.pl, unsure_blind_reads.pl,
-    tautological_guards.pl) that runs out of its budget, errs or fails has not checked the guard: kept
+    tautological_guards.pl, unconditional_guards.pl) that runs out of its budget, errs or fails has not checked the guard: kept
     silent, the guard reads as checked and found fine. Every walk runs through walk_outcome/3, and a guard
     whose walk did not finish is listed (unfinished_row/5) with the reason: a word from a fixed list, never
     the text the error carried (a rulebase's own terms may be in it, of any size).
