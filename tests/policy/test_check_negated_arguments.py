@@ -189,3 +189,14 @@ async def test_a_rule_of_no_arguments_is_walked_not_taken_for_a_walk_out_of_budg
     problems = [p.message for p in await check_files(shared_engine(), [f])]
     assert not [m for m in problems if "could not finish checking" in m], problems
     assert any(NEGATION in m and "frozen_account" in m for m in problems) is warned, problems
+
+
+async def test_an_argument_named_the_empty_atom_is_walked_not_left_unfinished(tmp_path: Path) -> None:
+    """An argument named '' has no name to give its variable in the negation's text: the walk stopped there
+    (said as unfinished). The deny list over it is told like any other, its variable shown as _."""
+    f = tmp_path / "rb.pl"
+    f.write_text(HEAD + "guard('bank__pay', ['' = A], \\+ member(A, [admin])).\n")
+    problems = await check_files(shared_engine(), [f])
+    assert not [p for p in problems if "could not finish" in p.message], problems
+    [p] = [p for p in problems if NEGATION in p.message]
+    assert "\\+member(_,[admin])" in p.message, p.message

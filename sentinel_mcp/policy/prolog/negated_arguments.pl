@@ -247,5 +247,7 @@ negation_text(Top, st(T, _), Text) :-
 
 name_var(V-N, K, K) :- ( var(V) -> var_name(N, VN), V = '$VAR'(VN) ; true ).
 
+%  an argument named '' has no letter to capitalize: shown as _ (the walk stopped there, its guard unchecked)
+var_name('', '_') :- !.
 var_name(N, VN) :-
     sub_atom(N, 0, 1, _, C), sub_atom(N, 1, _, 0, Rest), upcase_atom(C, U), atom_concat(U, Rest, VN).
