@@ -107,10 +107,12 @@ $(VENV)/.installed: pyproject.toml setup.py sentinel_mcp/policy/prolog_call_nati
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q -e ".[dev,llm,device]"
 	@touch $@
 
+# a2a-sdk[signing] and PyJWT with its crypto: the SDK's card signature verifier, which the tests run against
+# Sentinel's signed card.
 setup-interop: $(SDK_VENV)/.installed
 $(SDK_VENV)/.installed:
 	@test -x $(SDK_VENV)/bin/python || $(PY) -m venv $(SDK_VENV)
-	$(SDK_VENV)/bin/pip install -q 'a2a-sdk[http-server]>=1.3,<2' httpx uvicorn
+	$(SDK_VENV)/bin/pip install -q 'a2a-sdk[http-server,signing]>=1.3,<2' 'pyjwt[crypto]==2.15.1' httpx uvicorn
 	@touch $@
 
 # The small real model (Gemma 3 270M, ~250 MB from PyPI): run uses it, and test runs the real-model tests with

@@ -4,6 +4,8 @@ its card from a spoofer's: a real Sentinel served on 127.0.0.1, its card fetched
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +14,14 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed25519, rsa
 from tests.a2a.a2a_rig import open_port, serve
+from tests.a2a.test_sdk_interop import sdk_python
 
 from sentinel_mcp.a2a.discovery import PeerRejected, txt_record, verify_peer
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import ConfigError
 
 pytestmark = pytest.mark.timeout(90)
+VERIFY = Path(__file__).parent / "interop" / "sdk_verify_card.py"
 
 
 def write_key(tmp_path: Path, key: Any, name: str = "card.pem") -> str:
@@ -70,3 +74,25 @@ def test_a_signing_key_that_cannot_sign_a_card_is_a_config_error(tmp_path: Path)
     odd = write_key(tmp_path, dsa.generate_private_key(2048), "dsa.pem")
     with pytest.raises(ConfigError, match="card_signing_key"):
         A2ASettings.from_section({"card_signing_key": odd})
+
+
+@pytest.mark.parametrize("key", [ec.generate_private_key(ec.SECP256R1()),
+                                 ed25519.Ed25519PrivateKey.generate(), rsa.generate_private_key(65537, 2048)],
+                         ids=["P-256", "Ed25519", "RSA"])
+async def test_a2a_sdks_own_verifier_accepts_sentinels_signed_card_and_refuses_forgeries(
+        tmp_path: Path, key: Any) -> None:
+    """An a2a-sdk client (its ``A2ACardResolver`` and ``create_signature_verifier``, in the SDK's own venv)
+    fetches Sentinel's card over HTTP and checks it against Sentinel's public key: it verifies; edited in
+    transit, checked against another key, or re-signed ``alg: none``, the SDK refuses it."""
+    settings = A2ASettings(name="signed-sentinel", card_signing_key=write_key(tmp_path, key))
+    (tmp_path / "right.pem").write_text(public_pem(key))
+    (tmp_path / "wrong.pem").write_text(public_pem(ec.generate_private_key(ec.SECP256R1())))
+    async with open_port() as port, serve(port, settings) as served:
+        proc = await asyncio.create_subprocess_exec(
+            sdk_python(), str(VERIFY), served.base_url, str(tmp_path / "right.pem"),
+            str(tmp_path / "wrong.pem"),
+            cwd="/", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await proc.communicate()
+    assert proc.returncode == 0, (out + err).decode()[-3000:]
+    assert json.loads(out) == {"genuine": "verified", "wrong_key": "InvalidSignaturesError",
+                               "tampered": "InvalidSignaturesError", "alg_none": "InvalidSignaturesError"}

@@ -8,7 +8,8 @@ the project venv: it runs in a venv of its own, made by ``make test`` (``.venv-a
 may
 name another interpreter. Without one these tests fail (they must run in CI, not skip)::
 
-    python -m venv .venv-a2a-sdk && .venv-a2a-sdk/bin/pip install 'a2a-sdk[http-server]' httpx uvicorn
+    python -m venv .venv-a2a-sdk && .venv-a2a-sdk/bin/pip install 'a2a-sdk[http-server,signing]' \
+        'pyjwt[crypto]==2.15.1' httpx uvicorn
 """
 
 from __future__ import annotations

@@ -1,30 +1,14 @@
 """Print the bytes a2a-sdk signs for an agent card (run by the a2a-sdk interpreter): reads the card's JSON on
-stdin. a2a-sdk's ``_canonicalize_agent_card`` lives in ``a2a.utils.signing``, which needs PyJWT (absent from
-the interop venv), so its steps are taken here from the SDK's parts: the card as the SDK parses and writes it,
-no ``signatures``, empties left out (its ``_clean_empty``, same rule), then the SDK's RFC 8785
-canonicalizer."""
+stdin and hands the card, as the SDK parses it, to the SDK's own ``_canonicalize_agent_card`` (in
+``a2a.utils.signing``, which needs PyJWT: ``a2a-sdk[signing]``, installed by ``make setup-interop``)."""
 
 import json
 import sys
 
-from google.protobuf.json_format import MessageToDict, ParseDict
+from google.protobuf.json_format import ParseDict
 
 from a2a.types import AgentCard
-from a2a.utils._jcs import canonicalize
+from a2a.utils.signing import _canonicalize_agent_card
 
-
-def clean(d):
-    if isinstance(d, dict):
-        kept = {k: v for k, item in d.items() if (v := clean(item)) is not None}
-        return kept or None
-    if isinstance(d, list):
-        items = [v for item in d if (v := clean(item)) is not None]
-        return items or None
-    if isinstance(d, str) and not d:
-        return None
-    return d
-
-
-card = MessageToDict(ParseDict(json.load(sys.stdin), AgentCard()))
-card.pop("signatures", None)
-sys.stdout.buffer.write(canonicalize(clean(card)).encode("utf-8"))
+card = ParseDict(json.load(sys.stdin), AgentCard())
+sys.stdout.buffer.write(_canonicalize_agent_card(card).encode("utf-8"))
