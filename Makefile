@@ -108,9 +108,10 @@ $(VENV)/.installed: pyproject.toml setup.py sentinel_mcp/policy/prolog_call_nati
 	@touch $@
 
 # a2a-sdk[signing] and PyJWT with its crypto: the SDK's card signature verifier, which the tests run against
-# Sentinel's signed card.
+# Sentinel's signed card. The stamp depends on the Makefile, so a venv made before a line here changed is
+# brought up to it.
 setup-interop: $(SDK_VENV)/.installed
-$(SDK_VENV)/.installed:
+$(SDK_VENV)/.installed: Makefile
 	@test -x $(SDK_VENV)/bin/python || $(PY) -m venv $(SDK_VENV)
 	$(SDK_VENV)/bin/pip install -q 'a2a-sdk[http-server,signing]>=1.3,<2' 'pyjwt[crypto]==2.15.1' httpx uvicorn
 	@touch $@
