@@ -8,7 +8,7 @@ exactly what was checked (the same reading ``rated_reading`` builds for a confir
 tapped and the result says why.
 
 Real parts: adbutils against the fake adb server backed by the simulated phone; its uiautomator XML changes
-right after the read that found the compose screen (as a hostile app or the keyboard would change it)."""
+right after the reads that checked the compose screen (as a hostile app or the keyboard would change it)."""
 
 from __future__ import annotations
 
@@ -69,15 +69,18 @@ CHANGES: dict[str, Callable[[SimulatedDevice], None]] = {
 
 
 def change_after_check(phone: SimulatedDevice, change: Callable[[SimulatedDevice], None]) -> None:
-    """Apply ``change`` right after the first read that shows the compose screen with this message."""
+    """Apply ``change`` right after the tool's checks of the compose screen with this message: its dump,
+    then the window list read for overlays (the last read before the Send tap used to be)."""
     real = phone._run
-    done = []
+    seen: list[str] = []
 
     def run(a: list[str]) -> bytes:
         out = real(a)
-        if not done and a[:2] == ["uiautomator", "dump"] and phone.screen == "compose" \
+        if a[:2] == ["uiautomator", "dump"] and not seen and phone.screen == "compose" \
                 and phone.field_text("compose_message_text") == BODY:
-            done.append(True)
+            seen.append("checked")
+        elif a == ["dumpsys", "window", "windows"] and seen == ["checked"]:
+            seen.append("changed")
             change(phone)
         return out
 
