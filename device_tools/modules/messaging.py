@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
@@ -28,6 +29,8 @@ from ..errors import DeviceError
 from ..gate import Approval
 from ..hit_test import tap_receivers
 from ..errors import CommandRefused
+from ..actuator import StaleElement
+from ..rated_reading import reading
 from ..one_time_codes import carries_code, codes_in, mask_codes, speaks_of_code
 from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
@@ -57,6 +60,7 @@ SMS_APPS = frozenset({
     "com.simplemobiletools.smsmessenger",
 })
 SEND_LABEL = re.compile(r"\bsend\b", re.IGNORECASE)
+NUMBER_ONLY = re.compile(r"[+0-9 ()\-.]+")  # a label that is a phone number and nothing else
 COMPOSE_POLL = 0.3  # seconds between reads of the screen while the compose screen comes up
 
 
@@ -80,35 +84,60 @@ def _shows_number(text: str, number: str) -> bool:
     return len(short) >= 7 and full.endswith(short)
 
 
+@dataclass(frozen=True)
+class Compose:
+    """The compose screen as checked: its Send control, and the ids of every element the check read (the
+    Send control, the field holding the body, the elements showing the recipient)."""
+
+    send: Element
+    parts: tuple[str, ...]
+
+
+def compose_reading(snapshot: Snapshot, parts: tuple[str, ...]) -> str:
+    """What the check read of ``snapshot``: the reading a confirmed tap is held to (``rated_reading``) of
+    each part, the window each is drawn in and the app in front."""
+    windows = "\x1f".join(e.window if (e := snapshot.by_id.get(i)) else "\x00gone" for i in parts)
+    return f"{reading(snapshot, parts)}\x1e{windows}\x1e{snapshot.package}"
+
+
 def find_send_button(
     snapshot: Snapshot, apps: frozenset[str], number: str, names: list[str], body: str
-) -> tuple[Element | None, str]:
+) -> tuple[Compose | None, str]:
     """The Send control of the messaging app's compose screen for this message, or None and why not: the
     screen must be a messaging app's window (``apps``, by the window Android names, not a node's claim), show
-    the recipient (the number in any formatting, or a name of that number's contact) and the body in an
-    editable field, and the control must be in that window, labelled Send, enabled and the element a tap at
-    its centre reaches (nothing drawn over it)."""
+    the recipient (an element that shows only the number, in any formatting, or a name of that number's
+    contact: a number inside other words, in the body or a message, is not the conversation's) and the body in
+    an editable field, and hold exactly one control labelled Send (a second, a payment's "Send $", leaves
+    which one sends unsure), enabled and the element a tap at its centre reaches (nothing drawn over it)."""
     window = [e for e in snapshot.elements if e.window in apps]
     if not window:
         return None, f"the screen shows {snapshot.package or 'an unknown app'}, not a messaging app"
-    if not any(e.editable and _plain(e.text) == _plain(body) for e in window):
+    fields = [e for e in window if e.editable and _plain(e.text) == _plain(body)]
+    if not fields:
         return None, "the messaging app does not show this message's text in its compose field"
     wanted = {_plain(n) for n in names if n.strip()}
-    if not any(_shows_number(e.text, number) or _shows_number(e.desc, number)
-               or _plain(e.text) in wanted or _plain(e.desc) in wanted for e in window):
+    shown = [e for e in window if not e.editable and any(
+        (NUMBER_ONLY.fullmatch(label) and _shows_number(label, number)) or _plain(label) in wanted
+        for label in (e.text.strip(), e.desc.strip()) if label)]
+    if not shown:
         return None, "the messaging app does not show this recipient"
     sends = [
         e for e in window
-        if e.clickable and e.enabled and not e.editable
+        if e.clickable and not e.editable
         and SEND_LABEL.search(f"{e.desc} {e.text} {e.resource_id.rsplit('/', 1)[-1].replace('_', ' ')}")
     ]
     if not sends:
-        return None, "the compose screen has no enabled Send control"
-    for e in reversed(sends):  # the topmost first
-        reached = tap_receivers(snapshot, e)
-        if isinstance(reached, list) and [r.id for r in reached] == [e.id]:
-            return e, ""
-    return None, "something else lies over the Send control (a tap there would reach another element)"
+        return None, "the compose screen has no Send control"
+    if len(sends) > 1:
+        return None, f"the compose screen shows {len(sends)} Send controls: which one sends this message " \
+            "is unsure"
+    send = sends[0]
+    if not send.enabled:
+        return None, "the compose screen's Send control is disabled"
+    reached = tap_receivers(snapshot, send)
+    if not isinstance(reached, list) or [r.id for r in reached] != [send.id]:
+        return None, "something else lies over the Send control (a tap there would reach another element)"
+    return Compose(send, tuple(e.id for e in [send, *fields, *shown])), ""
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
@@ -215,27 +244,53 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             names = [name] if name else await contact_names(number)
             deadline = time.monotonic() + rt.settings.compose_timeout
             while True:
-                compose = await rt.actuator.observe()
-                button, why = find_send_button(compose, apps, number, names, body)
-                if button is not None or time.monotonic() >= deadline:
+                screen = await rt.actuator.observe()
+                compose, why = find_send_button(screen, apps, number, names, body)
+                if compose is not None or time.monotonic() >= deadline:
                     break
                 await anyio.sleep(COMPOSE_POLL)
-            if button is None:
+            if compose is None:
                 raise DeviceError(
                     f"the messaging app's compose screen for this message did not come up within "
                     f"{rt.settings.compose_timeout:g}s ({why}): nothing was tapped and the message was NOT "
                     "sent (its draft may be open on the phone)"
                 )
-            over = await rt.actuator.covered(button)  # another app's window there would take the tap
+            over = await rt.actuator.covered(compose.send)  # another app's window there would take the tap
             if over is not None:
                 raise DeviceError(
                     f"{over.removeprefix('refused: ').removesuffix('. Nothing was sent')}: nothing was "
                     "tapped and the message was NOT sent (its draft may be open on the phone)"
                 )
+            button = await still_shown(compose, compose_reading(screen, compose.parts), apps, names)
             tap = C.tap(*button.center)
             approval.allow(tap)  # exactly this tap, on the Send control checked above: no other
             await rt.gate.run(tap, approval)
             return {"message": f"sent SMS to {name + ' ' if name else ''}{number}", "to": number}
+
+        async def still_shown(
+            compose: Compose, checked: str, apps: frozenset[str], names: list[str]
+        ) -> Element:
+            """The Send control, read again right before the tap, the screen still showing exactly what was
+            checked (the recipient, the text, one Send control a tap reaches, the same app): the one recheck
+            a confirmed tap gets (``Actuator.recheck``). Else refused: the screen is not returned (the
+            conversation is a messages read)."""
+            def now(fresh: Snapshot) -> str:
+                again, _ = find_send_button(fresh, apps, number, names, body)
+                if again is None or again.parts != compose.parts:
+                    return "\x00changed"
+                return compose_reading(fresh, again.parts)
+
+            try:
+                return await rt.actuator.recheck(compose.send, tapped=compose.send.id, rated=(checked, now))
+            except StaleElement as stale:
+                _, why = find_send_button(stale.fresh, apps, number, names, body)
+                raise CommandRefused(
+                    "refused: the compose screen changed after it was checked and before the Send tap ("
+                    + (why or "the recipient, the message text, the Send control or the app in front is not "
+                       "what was checked")
+                    + "): nothing was tapped and the message was NOT sent (its draft may be open on the "
+                      "phone)"
+                ) from None
 
         async def refuse_received_codes() -> None:
             """No SMS carries a one-time code this phone received lately, in any spelling (``carries_code``:
