@@ -44,7 +44,7 @@ def _status(engine: Any, viewer: object) -> dict[str, Any]:
         if (loaded and llm is not None and hasattr(llm, "n_ctx"))
         else getattr(settings, "n_ctx", None)
     )
-    holder = getattr(getattr(engine, "turns", None), "holder", None)
+    in_turn = getattr(getattr(engine, "turns", None), "holder", None)  # the job holding the model's turn
     history = [r for r in list(getattr(engine, "history", ()) or ()) if _sees(viewer, r.party)]
     return {
         "loaded": loaded,
@@ -58,7 +58,7 @@ def _status(engine: Any, viewer: object) -> dict[str, Any]:
         "load_seconds": round(engine.load_seconds, 2) if getattr(engine, "load_seconds", None) else None,
         "busy": in_flight is not None,
         # how far the running generation is: the viewer's own only
-        "tokens_in_flight": in_flight if _sees(viewer, getattr(holder, "party", None)) else None,
+        "tokens_in_flight": in_flight if _sees(viewer, getattr(in_turn, "party", None)) else None,
         # calls waiting for the model, all parties together (counts only: who waits is nobody else's business)
         "waiting": getattr(getattr(engine, "turns", None), "waiting_count", 0),
         "generations": len(history) if viewer is not None else None,  # the viewer's, of those kept

@@ -92,11 +92,24 @@ async def test_a_page_on_another_port_cannot_make_the_person_watching(sentinel, 
                 await page.wait_for_url("**/console/inbox")
                 await page.goto(f"http://127.0.0.1:{port}/")
                 await asyncio.sleep(12)  # past the grace of the console page that closed (10 s)
-                async with mcp_client(base, ALICE) as client:
-                    started = time.monotonic()
-                    result = await asyncio.wait_for(client.call_tool("tb__delete_thing", {"name": "x"}), 20)
-                    assert time.monotonic() - started < 5, "the call was held: the person counted as watching"
-                    assert "waiting for the user" in text(result), text(result)
+                # On a loaded machine the server may see the closed page's event stream end late (the grace
+                # runs from then), so the call is tried a few times; the other port's image reloads every 2 s
+                # throughout, so were it counted as watching, every try would be held.
+                told = None
+                for _ in range(4):
+                    async with mcp_client(base, ALICE) as client:
+                        started = time.monotonic()
+                        try:
+                            result = await asyncio.wait_for(
+                                client.call_tool("tb__delete_thing", {"name": "x"}), 8
+                            )
+                        except TimeoutError:
+                            continue  # held: the person still counted as watching; try again
+                        if time.monotonic() - started < 5:
+                            told = text(result)
+                            break
+                assert told is not None, "every call was held: the person counted as watching"
+                assert "waiting for the user" in told, told
             finally:
                 await browser.close()
     finally:

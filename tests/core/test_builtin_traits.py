@@ -20,6 +20,7 @@ from sentinel_mcp.core.builtin import (
     traits_of,
 )
 from sentinel_mcp.core.errors import SentinelError
+from tests.support.source_ast import parsed
 
 ROOT = Path(sentinel_mcp.__file__).parent.parent
 
@@ -74,7 +75,7 @@ def test_each_built_in_declares_its_traits_explicitly(name):
     """Every create_server (or the server builder it returns from) calls ``declare``: the defaults too."""
     module = BUILTINS[name].partition(":")[0]
     path = ROOT / Path(*module.split(".")).with_suffix(".py")
-    calls = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call)
+    calls = [n for n in ast.walk(parsed(path)) if isinstance(n, ast.Call)
              and getattr(n.func, "id", None) == "declare"]
     assert len(calls) == 1, f"{path}: {len(calls)} declare() calls"
 

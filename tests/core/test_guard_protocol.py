@@ -15,6 +15,7 @@ from sentinel_mcp.core.decision import Guard, ToolCall
 from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.policy.default_guard import DefaultGuard
 from sentinel_mcp.policy.guard import PolicyGuard
+from tests.support.source_ast import parsed
 
 LIFECYCLE = ("start", "close", "observe", "observes", "governed_names", "record_databases")
 
@@ -58,7 +59,7 @@ def test_no_module_probes_the_guard_with_getattr():
     offenders = []
     root = Path(sentinel_mcp.__file__).parent
     for path in [*root.rglob("*.py"), *(root.parent / "device_tools").rglob("*.py")]:
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             if _probes(node):
                 offenders.append(f"{path.relative_to(root.parent)}:{node.lineno}: {ast.unparse(node)}")
     assert offenders == []
@@ -66,7 +67,7 @@ def test_no_module_probes_the_guard_with_getattr():
 
 def test_the_probe_check_sees_a_probe():
     # the check above is only worth something if it finds the spellings it forbids
-    found = [ast.unparse(n.args[0]) for n in ast.walk(ast.parse(
+    found = [ast.unparse(n.args[0]) for n in ast.walk(parsed(
         "getattr(console.runtime.gateway.guard, 'store', None)\nhasattr(guard, 'rulebases')\n"
         "getattr(self.holder.a2a_service, 'inbox')\ngetattr(params, 'message', '')\n"
         "getattr(outcome, 'decision_id', None)\ngetattr(self.port, 'principal_for', None)\n"

@@ -11,6 +11,7 @@ import pytest
 
 from sentinel_mcp.gateway.catalog_health import CatalogHealth, UpstreamHealth
 from tests.engine.test_pipeline_units import gateway
+from tests.support.source_ast import parsed
 
 pytestmark = pytest.mark.timeout(60)
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +44,7 @@ async def test_the_view_reports_the_upstreams_and_routes_and_changes_nothing(tmp
 def _reaches_manager(path: Path) -> list[str]:
     return [
         f"{path.relative_to(ROOT)}:{node.lineno}"
-        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        for node in ast.walk(parsed(path))
         if isinstance(node, ast.Attribute) and node.attr == "manager"
     ]
 

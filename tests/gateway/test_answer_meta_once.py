@@ -12,6 +12,7 @@ from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.gateway import call_record
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 from tests.gateway.helpers import make_config
 from tests.gateway.test_direct_result_once import server_of
@@ -41,6 +42,14 @@ async def test_the_answer_is_copied_once_and_carries_its_meta(data_dir: Any, mon
         return original(self, *a, **kw)
 
     monkeypatch.setattr(CallToolResult, "model_copy", counted)
+    # the stamp's own copy (``call_record.with_meta``: model_copy's result, built directly) counts as one too
+    plain_copy = call_record.with_meta
+
+    def counted_stamp(result: Any, meta: dict[str, Any]) -> Any:
+        copies.append(["meta"])
+        return plain_copy(result, meta)
+
+    monkeypatch.setattr(call_record, "with_meta", counted_stamp)
     results = made()
     async with running_gateway(make_config(data_dir, servers={})) as rt:
         tools = frozenset(results) if direct else frozenset()

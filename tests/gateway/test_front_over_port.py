@@ -41,6 +41,7 @@ from sentinel_mcp.core.port import (
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.front import Front
 from sentinel_mcp.identity.principal import OWNER
+from tests.support.source_ast import parsed
 
 ECHO = Tool(name="tb__echo", description="echo", input_schema={"type": "object"})
 
@@ -191,7 +192,7 @@ async def test_a_forged_answer_state_is_refused_through_the_port() -> None:
 @pytest.mark.parametrize("module", [front_module, utilities_module])
 def test_the_front_imports_no_part_of_the_engine(module: Any) -> None:
     """Direct imports only (the import-linter contract in pyproject.toml follows indirect ones too)."""
-    tree = ast.parse(Path(module.__file__).read_text())
+    tree = parsed(Path(module.__file__))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     engine = {"sentinel_mcp.gateway.core", "sentinel_mcp.gateway.upstream_manager",

@@ -19,6 +19,7 @@ from sentinel_mcp.a2a.assist_inbox import MAX_OPEN, AssistInbox, InboxFull
 from sentinel_mcp.agent.trace_store import TraceStore, TraceStoreError
 from sentinel_mcp.storage import StorageError
 from sentinel_mcp.storage.sqlite import split_statements
+from tests.support.source_ast import parsed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -206,7 +207,7 @@ SEAM = ROOT / "sentinel_mcp" / "storage"
 
 def _opens_sqlite(path: Path) -> list[str]:
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import) and any(a.name == "aiosqlite" for a in node.names):
             found.append(f"{path}:{node.lineno} imports aiosqlite")
         if isinstance(node, ast.ImportFrom) and node.module in ("aiosqlite", "sqlite3") and any(

@@ -17,6 +17,7 @@ from device_tools.gate import CommandGate
 from device_tools.sensors.errors import ReadRefused, SensorError
 from sentinel_mcp.core.sensor_kinds import SensorKind
 from device_tools.sensors.sources.adb import AdbSource
+from tests.support.source_ast import parsed
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -74,7 +75,7 @@ def test_no_sensor_module_talks_to_adb_itself():
     root = Path(device_tools.sensors.__file__).parent
     offenders = []
     for path in root.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parsed(path)):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             if any(n.split(".")[0] in ("adbutils", "ppadb", "subprocess") and "termux" not in path.name
