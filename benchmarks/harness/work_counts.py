@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,22 @@ def _python(tree: Path) -> str:
     return str(own) if own.exists() else sys.executable
 
 
+def _profile_window(proc: subprocess.Popen[Any], out: Path, call: Callable[[int], None], calls: int) -> None:
+    """200 warm-up calls (caches filled, first-use imports done), then ``calls`` calls between the signals
+    that start and stop the child's profile, and wait for its dump to be written."""
+    for n in range(200):
+        call(n + 2)
+    os.kill(proc.pid, signal.SIGUSR1)
+    time.sleep(0.3)
+    for n in range(calls):
+        call(n + 1000)
+    os.kill(proc.pid, signal.SIGUSR2)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not out.exists():
+        time.sleep(0.1)
+    time.sleep(0.5)  # the dump finishing
+
+
 def call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[str, float]:
     """Function calls per request on the gateway's event-loop thread: {function: calls per request}. ``era``
     2025-11-25: the calls are posted on one handshake-era session (opened first)."""
@@ -121,20 +138,14 @@ def call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[str, fl
         url = f"http://127.0.0.1:{port}/mcp"
         sid = handshake(url, TOKEN) if era != MODERN else None
         body, headers = call_body("bench__noop", era), call_headers("bench__noop", era, sid)
-        for n in range(200):  # warm-up: caches filled, first-use imports done
+
+        def call(n: int) -> None:
             # each request its own id (a session refuses or serializes ids in flight; none are here)
-            status, _, text = post(url, numbered(body, n + 2), headers)
+            status, _, text = post(url, numbered(body, n), headers)
             if status != 200 or '"isError":true' in text.replace(" ", ""):
                 raise RuntimeError(f"{tree}: the no-op call failed: {status} {text[:300]}")
-        os.kill(proc.pid, signal.SIGUSR1)
-        time.sleep(0.3)
-        for n in range(calls):
-            post(url, numbered(body, n + 1000), headers)
-        os.kill(proc.pid, signal.SIGUSR2)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not out.exists():
-            time.sleep(0.1)
-        time.sleep(0.5)  # the dump finishing
+
+        _profile_window(proc, out, call, calls)
     finally:
         stop_process(proc)
     return _per_call(tree, out, calls)
@@ -186,17 +197,7 @@ def stdio_call_counts(tree: Path, calls: int) -> dict[str, float]:
             raise RuntimeError(f"{tree}: the stdio no-op call failed: {answer[:300]!r}")
 
     try:
-        for n in range(200):  # warm-up: caches filled, first-use imports done
-            call(n + 2)
-        os.kill(proc.pid, signal.SIGUSR1)
-        time.sleep(0.3)
-        for n in range(calls):
-            call(n + 1000)
-        os.kill(proc.pid, signal.SIGUSR2)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not out.exists():
-            time.sleep(0.1)
-        time.sleep(0.5)  # the dump finishing
+        _profile_window(proc, out, call, calls)
     finally:
         proc.stdin.close()  # the gateway ends at the end of its input, and its upstream with it
         try:
