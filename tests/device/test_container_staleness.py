@@ -94,9 +94,9 @@ def taps(phone) -> list[list[str]]:
     return [c for c in phone.commands if c[:2] == ["input", "tap"]]
 
 
-async def confirmed_tap(tmp_path, change: Callable[[ET.Element], None], pick: dict[str, str]):
-    """Read the screen, tap the element matching ``pick``; while the question is on screen ``change`` the
-    screen, then answer yes."""
+def changed_then_yes(tmp_path, change: Callable[[ET.Element], None]):
+    """A simulated phone showing ``screen``, and a person who, while asked, sees ``change`` made to it and
+    answers yes: (server, phone, the person's answers, the answer callback)."""
     server = sim_server(tmp_path)
     phone = server.runtime.backend
     root = screen(phone)
@@ -106,6 +106,13 @@ async def confirmed_tap(tmp_path, change: Callable[[ET.Element], None], pick: di
         change(root)
         return await answers(context, params)
 
+    return server, phone, answers, answer
+
+
+async def confirmed_tap(tmp_path, change: Callable[[ET.Element], None], pick: dict[str, str]):
+    """Read the screen, tap the element matching ``pick``; while the question is on screen ``change`` the
+    screen, then answer yes."""
+    server, phone, answers, answer = changed_then_yes(tmp_path, change)
     async with connect(server, "legacy", answer) as client:
         shown = await client.call_tool("screen_read", {})
         target = pick_from(shown, pick)
@@ -196,15 +203,7 @@ async def test_a_row_unchanged_inside_is_not_stale_when_the_screen_changed_elsew
 ], ids=["switch row title", "switch row summary", "unchanged"])
 async def test_a_confirmed_swipe_over_a_switch_whose_row_changed_is_refused(tmp_path, change, stale):
     """A swipe is rated as pressing the controls under it: the same holds for what they mean."""
-    server = sim_server(tmp_path)
-    phone = server.runtime.backend
-    root = screen(phone)
-    answers = Answers("yes")
-
-    async def answer(context, params):
-        change(root)
-        return await answers(context, params)
-
+    server, phone, answers, answer = changed_then_yes(tmp_path, change)
     async with connect(server, "legacy", answer) as client:
         r = await client.call_tool("swipe", {"x1": 970, "y1": 700, "x2": 970, "y2": 1500})
     swipes = [c for c in phone.commands if c[:2] == ["input", "swipe"]]
