@@ -179,7 +179,8 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             raise ValueError("request head too large")
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._fields += len(name) + len(value) + 4  # ``_count``, written out: this runs for every header
+        size = len(name)
+        self._fields += size + len(value) + 4  # ``_count``, written out: this runs for every header
         if self._fields > MAX_HEAD_BYTES:
             raise ValueError("request head too large")
         if not self._in_head:
@@ -187,7 +188,8 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             # headers after the caller check had read them, so a second Authorization or Mcp-Session-Id there
             # escaped the check that refuses a header sent twice. Dropped, as h11 drops trailers
             return
-        if name.lower() == b"transfer-encoding" and value.strip().lower() != b"chunked":
+        # lowered only when it may be the one (17 bytes in any case): not once per header of every request
+        if size == 17 and name.lower() == b"transfer-encoding" and value.strip().lower() != b"chunked":
             # h11 refuses any other coding too: a body framed by a coding nobody here decodes ("gzip,
             # chunked") is not a JSON message, and a coding list is where request smuggling hides
             raise ValueError("unsupported Transfer-Encoding")

@@ -76,16 +76,19 @@ def plain_tool_result(result: Any, version: str) -> dict[str, Any] | None:
             return None
         blocks.append({k: b[k] for k in text_keys})
     meta = dumped.get("_meta")
-    if meta is not None and (
-        type(meta) is not dict or SERVER_INFO_META_KEY in meta
-        or any(type(k) is not str or v is None for k, v in meta.items())
-    ):
-        return None
+    if meta is not None:
+        if type(meta) is not dict or SERVER_INFO_META_KEY in meta:
+            return None
+        for k, v in meta.items():  # a loop, not ``any`` over a generator (a resumption a key, every call)
+            if type(k) is not str or v is None:
+                return None
     structured = dumped.get("structuredContent")
-    if structured is not None and (
-        type(structured) is not dict or any(type(k) is not str for k in structured)
-    ):
-        return None
+    if structured is not None:
+        if type(structured) is not dict:
+            return None
+        for k in structured:
+            if type(k) is not str:
+                return None
     if "isError" in dumped and type(dumped["isError"]) is not bool:
         return None
     out: dict[str, Any] = {}

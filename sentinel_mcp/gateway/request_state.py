@@ -17,7 +17,7 @@ from typing import Any
 
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.json_text import compact_encoder
-from sentinel_mcp.core.random_pool import token_urlsafe
+from sentinel_mcp.core.random_pool import token_urlsafe, urlsafe_b64
 from sentinel_mcp.gateway.nonce_book import MemoryNonceBook, NoNonceBook, NonceBook
 
 PREFIX = "sentinel2."
@@ -78,7 +78,7 @@ class RequestStateSeal:
         expires_at = process_clock.now() + self.max_age  # a TTL: the clock that never goes back
         body = _COMPACT({**payload, "nonce": nonce, "exp": expires_at}).encode()
         mac = self._digest(body)
-        return PREFIX + base64.urlsafe_b64encode(mac + body).decode().rstrip("="), nonce, expires_at
+        return PREFIX + urlsafe_b64(mac + body).decode().rstrip("="), nonce, expires_at
 
     def mac(self, message: bytes) -> bytes:
         """The seal key's MAC of ``message`` (a value kept in a state that its reader must not learn: the

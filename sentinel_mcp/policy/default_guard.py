@@ -77,7 +77,10 @@ class DefaultGuard(Guard):
         return f"default:{self.settings.default}"
 
     def _matches(self, patterns: list[str], name: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+        for p in patterns:  # a loop, not ``any`` over a generator: this runs four times a call
+            if fnmatch.fnmatchcase(name, p):
+                return True
+        return False
 
     async def decide(self, call: ToolCall, *, spend: bool = True) -> Decision:
         """``spend`` False: what the call would get, its confirmation left unused (``why_not``)."""
