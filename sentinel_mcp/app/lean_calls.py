@@ -42,6 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.gateway.plain_calls import PlainCalls
+from sentinel_mcp.gateway.quick_event import new_event
 from sentinel_mcp.gateway.unspanned_kernel import serve_call
 
 MODERN = "2026-07-28"
@@ -72,13 +73,16 @@ class LeanCalls:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = scope.get(MESSAGE_KEY)
         target = self.target() if message is not None else None
-        if target is None or message is None or not _lean_request(scope, message):
+        routing = _lean_request(scope, message) if target is not None else None
+        if target is None or routing is None:
             return await self.app(scope, receive, send)
-        headers = Headers(scope=scope)
-        verdict = classify_inbound_request(message, headers=headers)
+        # the ladder reads the routing headers only, each sent at most once here: given them as found (what
+        # ``Headers.get`` would give, without its per-look-up lowering and scan of every header)
+        verdict = classify_inbound_request(message, headers=routing)
         if not isinstance(verdict, InboundModernRoute):
             return await self.app(scope, receive, send)  # the SDK writes the rejection
         server, lifespan_state, schema_of = target
+        headers = Headers(scope=scope)
         rid = message["id"]
         params = message["params"]
         name, arguments = params.get("name"), params.get("arguments")
@@ -91,7 +95,8 @@ class LeanCalls:
         request = Request(scope, receive)
         dctx = _SingleExchangeDispatchContext(
             transport=TransportContext(kind="streamable-http", can_send_request=False, headers=headers),
-            request_id=rid, message_metadata=ServerMessageMetadata(request_context=request))
+            request_id=rid, message_metadata=ServerMessageMetadata(request_context=request),
+            cancel_requested=new_event())
         connection = self.plain.connection(params)  # plain params: a kept envelope, no second check
         checked = connection is not None
         if connection is None:
@@ -107,49 +112,50 @@ class LeanCalls:
         await _respond(send, 200, body)
 
 
-def _lean_request(scope: Scope, message: Any) -> bool:
+def _lean_request(scope: Scope, message: Any) -> dict[str, str] | None:
+    """The routing headers (``ROUTING_HEADERS``, each sent once: its lowercase name, its value as Starlette's
+    ``Headers`` decodes it) when the lean path takes this request; None when it goes to the SDK."""
     if scope.get("path") != "/mcp" or scope.get("method") != "POST" or not isinstance(message, dict):
-        return False
+        return None
     if message.get("method") != "tools/call" or "id" not in message:
-        return False
+        return None
     rid = message["id"]
     if isinstance(rid, bool) or not isinstance(rid, (int, str)):
-        return False
+        return None
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     if not isinstance(meta, dict) or meta.get(PROTOCOL_VERSION_META_KEY) != MODERN:
-        return False
+        return None
     if "progressToken" in meta or LOG_LEVEL_META_KEY in meta:
-        return False  # the SDK would stream notifications (SSE) for these
-    version = content_type = accept = None
-    seen: set[bytes] = set()
+        return None  # the SDK would stream notifications (SSE) for these
+    content_type = accept = None
+    routing: dict[str, str] = {}
     for key, value in scope.get("headers", ()):
         if key in ROUTING_HEADERS:
-            if key in seen:
-                return False
-            seen.add(key)
-            if key == b"mcp-protocol-version":
-                version = value
+            name = key.decode("latin-1")
+            if name in routing:
+                return None
+            routing[name] = value.decode("latin-1")
         elif key == b"mcp-session-id" or key.startswith(b"mcp-param-"):
-            return False
+            return None
         elif key == b"content-type":
             if content_type is not None:
-                return False  # sent twice: the SDK reads the first; let it answer
+                return None  # sent twice: the SDK reads the first; let it answer
             content_type = value
         elif key == b"accept":
             if accept is not None:
-                return False
+                return None
             accept = value
-    if version != MODERN.encode() or content_type is None or accept is None:
-        return False
+    if routing.get("mcp-protocol-version") != MODERN or content_type is None or accept is None:
+        return None
     if not content_type.lower().startswith(b"application/json"):
-        return False
+        return None
     verdict = _ACCEPTS.get(accept)
     if verdict is None:
         verdict = _accepts_json_and_sse(accept.decode("latin-1"))
         if len(accept) <= MAX_KEPT_ACCEPT and len(_ACCEPTS) < MAX_ACCEPTS_KEPT:
             _ACCEPTS[accept] = verdict
-    return verdict
+    return routing if verdict else None
 
 
 def _accepts_json_and_sse(accept: str) -> bool:

@@ -58,6 +58,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.gateway.quick_event import new_event
 from sentinel_mcp.gateway.step_deadline import StepDeadline
 from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, serve_checked_call, span_records_nothing
 
@@ -65,14 +66,7 @@ log = logging.getLogger(__name__)
 
 REQUEST_TIMEOUT = -32001
 _TRANSPORT = TransportContext(kind="in-process", can_send_request=False)
-_EVENT: list[type] = []  # anyio's Event class of the running backend (the gateway runs on asyncio only)
-
-
-def _event() -> anyio.Event:
-    """``anyio.Event()`` without asking which async library runs on every call (its constructor does)."""
-    if not _EVENT:
-        _EVENT.append(type(anyio.Event()))
-    return _EVENT[0]()  # type: ignore[no-any-return]
+_event = new_event  # ``anyio.Event()`` without asking which async library runs, every call
 
 
 class _NotPlain(GatewayError):
