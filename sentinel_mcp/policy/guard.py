@@ -205,7 +205,8 @@ class PolicyGuard(ObserveStep, Guard):
     # ---------------------------------------------------------------- Guard protocol
     @property
     def version(self) -> str:
-        return self.rulebases.current.version if self.rulebases.loaded else "unloaded"
+        rb = self.rulebases.active  # the attribute, not ``loaded`` and ``current``: read three times a call
+        return rb.version if rb is not None else "unloaded"
 
     def governed_names(self) -> set[str]:
         """The tool names the loaded rulebase speaks of (guards, bindings, read-only declarations, effects):
@@ -216,7 +217,8 @@ class PolicyGuard(ObserveStep, Guard):
         return {*info.guards, *info.read_only, *info.effects, *(b.tool for b in info.bindings)}
 
     def changes_facts(self, call: ToolCall) -> bool:
-        return self.rulebases.loaded and self.rulebases.current.info.names_effect(call.identity)
+        rb = self.rulebases.active
+        return rb is not None and rb.info.names_effect(call.identity)
 
     def is_read_only(self, name: str) -> bool:
         if self.rulebases.loaded and name in self.rulebases.current.info.read_only:
@@ -269,7 +271,8 @@ class PolicyGuard(ObserveStep, Guard):
         False only asks what the call would get (``why_not``), leaving everything as it was. ``may_fetch``:
         which tools the solver may fetch from (a principal's ``why_not``: its own reach); None: every
         read-only tool a binding names (the guard's own fetches for a call)."""
-        if not self.rulebases.loaded:  # fail closed: the tools the rulebase would govern are not served
+        rb = self.rulebases.active
+        if rb is None:  # fail closed: the tools the rulebase would govern are not served
             problem = self.problem
             return Deny(
                 reason=f"Sentinel denies every call until its policy loads: {problem}",
@@ -281,7 +284,6 @@ class PolicyGuard(ObserveStep, Guard):
             )
         if self.shared_versions is not None and (behind := self.shared_versions.refusal()) is not None:
             return behind  # behind the cluster's newest version (or unable to tell): every call refused
-        rb = self.rulebases.current
         # rules bind to the tool's identity (server + its own name), never to the name that exposes it
         if not rb.info.guards_tool(call.identity) or _policy_read(call, rb):
             if call.identity in rb.info.read_only:

@@ -46,9 +46,10 @@ class ObserveStep:
     def observes(self, call: ToolCall, result: CallToolResult) -> bool:
         """False when ``observe`` would return at once: no rulebase loaded, or nothing to learn or apply and
         no confirmation that could be held for the call (``_may_hold_confirmation``)."""
-        if not self.rulebases.loaded:
+        rb = self.rulebases.active
+        if rb is None:
             return False
-        return any(self._teaches(call, result, self.rulebases.current)) or self._may_hold_confirmation(call)
+        return any(self._teaches(call, result, rb)) or self._may_hold_confirmation(call)
 
     def _may_hold_confirmation(self, call: ToolCall) -> bool:
         """False when no confirmation this process wrote or read names the tool and the session's mirror or

@@ -297,7 +297,7 @@ class RulebaseHolder:
         self.files = list(files)
         self.poll_interval = poll_interval
         self.load_seconds = LOAD_SECONDS
-        self._current: Rulebase | None = None
+        self.active: Rulebase | None = None
         self._mtimes: tuple[float | None, ...] = ()
         self.last_error: str | None = None
         self._retired: Rulebase | None = None
@@ -311,13 +311,13 @@ class RulebaseHolder:
 
     @property
     def current(self) -> Rulebase:
-        if self._current is None:
+        if self.active is None:
             raise RuntimeError("no rulebase loaded")
-        return self._current
+        return self.active
 
     @property
     def loaded(self) -> bool:
-        return self._current is not None
+        return self.active is not None
 
     async def reload(self, cause: str = "start-up") -> bool:
         """Load the files again; True if a new rulebase is active."""
@@ -355,8 +355,8 @@ class RulebaseHolder:
         except RulebaseError as e:
             self.last_error = str(e)
             await self._tell(version or content_version(files), False, cause, str(e))
-            if self._current is not None:
-                log.error("rulebase reload failed, keeping version %s: %s", self._current.version, e)
+            if self.active is not None:
+                log.error("rulebase reload failed, keeping version %s: %s", self.active.version, e)
                 return False
             raise
         await self._activate(rb, cause)
@@ -373,7 +373,7 @@ class RulebaseHolder:
                                 ) from None
 
     async def _activate(self, rb: Rulebase, cause: str) -> None:
-        old, self._current = self._current, rb
+        old, self.active = self.active, rb
         self.last_error = None
         await self._tell(rb.version, True, cause, None)
         for w in rb.warnings:
@@ -417,10 +417,10 @@ class RulebaseHolder:
     async def unload_all(self) -> None:
         """Free the engine modules of the active and retired rulebases (at shutdown)."""
         await self.stop_watching()
-        for rb in (self._retired, self._current):
+        for rb in (self._retired, self.active):
             if rb is not None:
                 await self.engine.unload(rb.module)
-        self._retired = self._current = None
+        self._retired = self.active = None
 
     async def stop_watching(self) -> None:
         if self._task is not None:
