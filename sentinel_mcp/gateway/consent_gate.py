@@ -110,6 +110,8 @@ def requested_kinds(call: ToolCall, declared: tuple[list[str], str | None] | Non
 
 def personal_kinds(tool: Any, call: ToolCall, configured: dict[str, str]) -> list[tuple[str, bool]]:
     """(kind, this call only) for every kind of personal data this call would read."""
+    if not getattr(tool, "meta", None) and call.identity not in configured:
+        return []  # declares nothing and not configured (most tools): the four readings below all give none
     kind, by_argument = _declared(tool, call.identity, configured)
     out: list[tuple[str, bool]] = [(kind, False)] if kind else []
     for k in requested_kinds(call, screen_kinds(tool)):
