@@ -4,6 +4,7 @@ give, every value fresh, a forked child never repeating its parent's bytes."""
 
 from __future__ import annotations
 
+import base64
 import hmac
 import os
 import re
@@ -19,6 +20,7 @@ from sentinel_mcp.core.random_pool import (
     ordered_token_hex,
     token_hex,
     token_urlsafe,
+    urlsafe_b64,
     uuid7_hex,
 )
 from sentinel_mcp.gateway.request_state import RequestStateSeal, Sha256Mac
@@ -40,6 +42,16 @@ def test_values_have_the_shapes_of_the_standard_ones() -> None:
     for value in ids[:50]:
         parsed = uuid.UUID(hex=value)
         assert parsed.version == 7 and parsed.variant == uuid.RFC_4122 and parsed.hex == value
+
+
+def test_urlsafe_base64_is_the_standard_librarys_byte_for_byte() -> None:
+    # the seals' and tokens' text: every length (padding), every byte value ("+" and "/" made "-" and "_")
+    for n in range(0, 200):
+        data = os.urandom(n)
+        assert urlsafe_b64(data) == base64.urlsafe_b64encode(data)
+    every = bytes(range(256)) * 3
+    assert urlsafe_b64(every) == base64.urlsafe_b64encode(every)
+    assert b"-" in urlsafe_b64(every) and b"_" in urlsafe_b64(every)
 
 
 def test_ordered_ids_sort_by_the_time_they_were_made_and_stay_unguessable() -> None:
