@@ -74,7 +74,7 @@ class LeanCalls:
         message = scope.get(MESSAGE_KEY)
         target = self.target() if message is not None else None
         routing = _lean_request(scope, message) if target is not None else None
-        if target is None or routing is None:
+        if target is None or message is None or routing is None:
             return await self.app(scope, receive, send)
         # the ladder reads the routing headers only, each sent at most once here: given them as found (what
         # ``Headers.get`` would give, without its per-look-up lowering and scan of every header)
