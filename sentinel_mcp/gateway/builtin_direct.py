@@ -66,7 +66,6 @@ log = logging.getLogger(__name__)
 
 REQUEST_TIMEOUT = -32001
 _TRANSPORT = TransportContext(kind="in-process", can_send_request=False)
-_event = new_event  # ``anyio.Event()`` without asking which async library runs, every call
 
 
 class _NotPlain(GatewayError):
@@ -113,7 +112,7 @@ class _CallContext:
     on_log: Callable[[LoggingMessageNotificationParams], Awaitable[None]]
     transport: TransportContext = _TRANSPORT
     message_metadata: None = None
-    cancel_requested: anyio.Event = field(default_factory=_event)
+    cancel_requested: anyio.Event = field(default_factory=new_event)
     can_send_request: bool = False
 
     async def send_raw_request(
