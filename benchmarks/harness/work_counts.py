@@ -16,7 +16,7 @@ work does not. For each tree, in processes of its own (its sources first on the 
 The 2026-11-29 hunt that found ``shown_digest/2`` hashing every confirmation again (561 -> 804 inferences per
 decision) was these counts.
 Usage: python benchmarks/harness/work_counts.py [--base TREE] [--calls 500] [--era 2025-11-25]
-       [--skip guard,http,stdio]
+       [--skip guard,http,stdio] [--inline]
 Each tree runs with its own ``.venv`` when it has one (else this interpreter).
 """
 
@@ -80,6 +80,12 @@ def serve_profiled(tree: str, argv: list[str]) -> None:
     import cProfile
     import runpy
 
+    if os.environ.get("WORK_COUNTS_INLINE"):
+        # ``--inline``: a slow commit (a busy machine) does not move the rows' commits to the writer midway;
+        # sequential calls then commit both rows on the loop in every tree, and their counts compare
+        import sentinel_mcp.storage.sqlite as sqlite_store
+
+        sqlite_store.INLINE_SLOW_S = float("inf")
     prof = cProfile.Profile()
     signal.signal(signal.SIGUSR1, lambda *_: prof.enable())
 
@@ -226,9 +232,14 @@ def main() -> None:
     ap.add_argument("--era", choices=["2026-07-28", "2025-11-25"], default="2026-07-28",
                     help="the HTTP calls' protocol era (2025-11-25: on one session)")
     ap.add_argument("--skip", default="", help="comma-separated rows left out: guard, http, stdio")
+    ap.add_argument("--inline", action="store_true",
+                    help="every row committed on the loop (a slow commit on a busy machine no longer "
+                    "switches to the writer midway: the figure moved by ~100 with that); TMPDIR on tmpfs helps")
     ap.add_argument("--child-guard", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     args, rest = ap.parse_known_args()
+    if args.inline:
+        os.environ["WORK_COUNTS_INLINE"] = "1"  # read by each tree's gateway (``serve_profiled``)
     if args.serve:
         serve_profiled(args.serve, rest)
         return
