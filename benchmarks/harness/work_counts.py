@@ -234,7 +234,7 @@ def main() -> None:
     ap.add_argument("--skip", default="", help="comma-separated rows left out: guard, http, stdio")
     ap.add_argument("--inline", action="store_true",
                     help="every row committed on the loop (a slow commit on a busy machine no longer "
-                    "switches to the writer midway: the figure moved by ~100 with that); TMPDIR on tmpfs helps")
+                    "switches to the writer midway, moving the figure by ~100); TMPDIR on tmpfs helps")
     ap.add_argument("--child-guard", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     args, rest = ap.parse_known_args()
