@@ -136,6 +136,17 @@ TESTS = [
     "abs(U) >= 0",
     "( U > 3 ; U =< 3 )",
     "( number(U) ; U == a )",
+    "( U == \"a\" ; U \\== a )",  # the string "a" is not the atom a
+    "( U = 1 ; U \\= 1.0 )",
+    "( U @< b ; U @>= b ), U == c",
+    "( U == a ; findall(x, U == b, [_]) )",
+    "( U == a ; aggregate_all(count, U == b, 1) )",
+    "( U == a -> true ; U \\== a ), blocked(x)",
+    "( U == '' ; U @> '' )",  # a number is below ''
+    "( U @< 0 ; U @> 0 )",
+    "( U @< 0.0 ; U @> 0 )",  # misses 0.0 and 0 (the float first in the standard order)
+    "( U == a ; X = U, X \\== a )",
+    "( U == a ; U = f(_) ; U \\== a, U \\= f(_), U \\== b )",
 ]
 
 

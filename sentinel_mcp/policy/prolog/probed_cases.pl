@@ -50,6 +50,7 @@ probe_each([U-V|Pairs], Us, Probes) :-
 probe_leaves(_, G, T, T) :- var(G), !.
 probe_leaves(_, G, T, T) :- \+ has_unknown(G), !.
 probe_leaves(_, G, T, T) :- G = _:_, !.                       % unknown whatever it takes
+probe_leaves(_, G, _, _) :- is_unknown(G), !, fail.           % called: the probe would be a goal
 probe_leaves(_, G, _, _) :- collection(G), !, fail.           % its result carries the value out
 probe_leaves(RB, G, T0, T) :- catch(goal_parts(rulebase, G, Parts), refused(_), fail), !,
     foldl(probe_leaves(RB), Parts, T0, T).
