@@ -30,6 +30,7 @@ probe_tv(RB, G, D, R) :-
     Tested \== [],
     pairs_keys(Tested, Us0), sort(Us0, Us), pairs_values(Tested, Cs0), sort(Cs0, Cs),
     length(Us, K), K =< 3, length(Cs, NC), NC =< 12,
+    \+ ( member(C, Cs), float(C), C =\= C ),  % NaN: its place in the standard order is no place
     probes(Cs, Probes),
     length(Probes, NP), NP ** K =< 400,
     findall(R0, ( opened(G, Open, Pairs), probe_each(Pairs, Us, Probes), captured(RB, Open, D, R0, _) ), Rs),
