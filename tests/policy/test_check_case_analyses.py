@@ -60,6 +60,9 @@ COVERING = [
     "( U == a -> X = 1 ; X = 2 ), ( X == 1 ; U \\== a )",
     "compare(O, U, b), ( O == (<) ; O == (=) ; O == (>) )",
     "( U == a ; V == b ; U \\== a )",
+    "( memberchk(U, [a, b]) ; U \\== a, U \\== b )",
+    "( member(U, [x]) -> true ; U \\== x )",
+    "\\+ ( \\+ memberchk(U, [a, 1, \"s\"]), ( U == a ; U == 1 ; U == \"s\" ) )",
 ]
 
 
@@ -147,6 +150,9 @@ TESTS = [
     "( U @< 0.0 ; U @> 0 )",  # misses 0.0 and 0 (the float first in the standard order)
     "( U == a ; X = U, X \\== a )",
     "( U == a ; U = f(_) ; U \\== a, U \\= f(_), U \\== b )",
+    "( memberchk(U, [a, b]) ; U \\== a, U \\== c )",
+    "( memberchk(U, [a, V]) ; U \\== a, U \\== b )",
+    "\\+ memberchk(U, [a, b])",
 ]
 
 

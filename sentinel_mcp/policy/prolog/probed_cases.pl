@@ -4,7 +4,7 @@
     cover every value, and such a guard lets every call through. Decided by probes, not by spellings:
 
     Where every goal that takes an unknown U is a test of U by the standard order (==, \==, =, \=, @<, @>, @=<,
-    @>=, compare/3) against an atomic constant (or U itself), the goal's value for a value of U depends only
+    @>=, compare/3; member/2, memberchk/2 of a list of them) against atomic constants (or U itself), the goal's value for a value of U depends only
     on where that value lies among the constants: unbound, equal to one, or strictly between two (below all,
     above all). The goal is walked once for a probe of each place, with U replaced by it; where every probe
     holds, it holds for every value (and where every probe fails, it fails for every value). A place no probe
@@ -55,21 +55,24 @@ probe_leaves(_, G, _, _) :- is_unknown(G), !, fail.           % called: the prob
 probe_leaves(_, G, _, _) :- collection(G), !, fail.           % its result carries the value out
 probe_leaves(RB, G, T0, T) :- catch(goal_parts(rulebase, G, Parts), refused(_), fail), !,
     foldl(probe_leaves(RB), Parts, T0, T).
-probe_leaves(_, G, T0, T) :- place_test(G, U, C), !, ( var(C) -> T = T0 ; T = [U-C|T0] ).
+probe_leaves(_, G, T0, T) :- place_test(G, U, Cs), !, findall(U-C, member(C, Cs), T1), append(T1, T0, T).
 probe_leaves(RB, G, T, T) :- callable(G), functor(G, N, A), \+ pure_builtin(N, A),
     ( base(RB, G) ; \+ user_pred(RB, G) ), !.                  % reads: unknown whatever it takes
 
 collection(G) :- functor(G, N, A), memberchk(N/A, [findall/3, findall/4, aggregate_all/3, bagof/3, setof/3]).
 
-%  place_test(+G, -U, -C): G tests where the unknown U lies against the atomic constant C (C unbound: U
-%  against itself).
-place_test(G, U, C) :-
+%  place_test(+G, -U, -Cs): G tests where the unknown U lies against the atomic constants Cs ([]: U against
+%  itself); member/2 and memberchk/2 of a list of them test whether it is one of them.
+place_test(G, U, Cs) :-
     (   G = compare(O, A, B) -> ( var(O) -> true ; memberchk(O, [<, =, >]) )
     ;   functor(G, N, 2), memberchk(N, [==, \==, =, \=, @<, @>, @=<, @>=]), G =.. [_, A, B]
+    ;   ( G = member(A, L) ; G = memberchk(A, L) ), is_list(L), L \== [], maplist(atomic, L)
+    ->  is_unknown(A), U = A, Cs = L
     ),
-    (   is_unknown(A), A == B -> U = A
-    ;   is_unknown(A), atomic(B) -> U = A, C = B
-    ;   is_unknown(B), atomic(A) -> U = B, C = A
+    (   nonvar(U) -> true
+    ;   is_unknown(A), A == B -> U = A, Cs = []
+    ;   is_unknown(A), atomic(B) -> U = A, Cs = [B]
+    ;   is_unknown(B), atomic(A) -> U = B, Cs = [A]
     ).
 
 %  probes(+Cs, -Probes): unbound, each constant, and a value strictly between each two (below the first,
