@@ -217,10 +217,17 @@ _ERROR_KINDS = frozenset({
 })
 
 
-def _unfinished_warnings(walk: GuardWalk, question: str) -> list[Problem]:
+# a draft is refused for what these walks find (draft_check.REFUSING_CODES): one that could not finish refuses
+# it too, told by this code (fail closed: its silence would offer the draft as checked)
+UNCHECKED_GUARD = "unchecked_guard"
+UNCHECKED_DRAFT = "a draft is not offered unchecked"
+
+
+def _unfinished_warnings(walk: GuardWalk, question: str, *, refusing: bool = False) -> list[Problem]:
     """A warning for each guard a walk could not finish (out of its budget, or stopped by an error or a goal
     it could not read): its silence would read as "checked, and found fine". Not a finding about the guard:
-    what the walk would have told is not known. ``question``: what the walk tells, as "whether ..."."""
+    what the walk would have told is not known. ``question``: what the walk tells, as "whether ...";
+    ``refusing``: what it finds refuses a draft, and so does its not finishing (code ``unchecked_guard``)."""
     out = []
     for row in walk.unfinished:
         why = row.get("unfinished")
@@ -237,7 +244,9 @@ def _unfinished_warnings(walk: GuardWalk, question: str) -> list[Problem]:
             )
             hint = "read it yourself, or write it in plainer steps"
         message = f"{UNFINISHED} this guard of {row['tool']} {where}: whether {question} is not known; {hint}"
-        out.append(_guard_warning(row, message, "unfinished_walk"))
+        if refusing:
+            message += f" ({UNCHECKED_DRAFT})"
+        out.append(_guard_warning(row, message, UNCHECKED_GUARD if refusing else "unfinished_walk"))
     return out
 
 
@@ -257,7 +266,9 @@ async def _tautological(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
             "so: require(true, Reason, policy_ref(Document, Anchor)))"
         )
         out.append(_guard_warning(g, message, "tautological_guard"))
-    return out + _unfinished_warnings(walk, "its goal is proved whatever the call is (and so tests nothing)")
+    return out + _unfinished_warnings(
+        walk, "its goal is proved whatever the call is (and so tests nothing)", refusing=True
+    )
 
 
 def _guard_warning(row: dict[str, Any], message: str, code: str) -> Problem:
@@ -323,7 +334,8 @@ async def _unsure_blind_reads(engine: PrologEngine, rb: Rulebase) -> list[Proble
         )
         out.append(_guard_warning(n, message, "unsure_blind_read"))
     return out + _unfinished_warnings(
-        walk, "it reads a fact an effect establishes where a write whose outcome is unknown is not seen"
+        walk, "it reads a fact an effect establishes where a write whose outcome is unknown is not seen",
+        refusing=True,
     )
 
 

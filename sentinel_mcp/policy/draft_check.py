@@ -21,9 +21,12 @@ from sentinel_mcp.policy.rulebase import Problem
 # no effect that establishes a fact (nor a "not yet" blind to it): a finding of these kinds came from its
 # hostile inputs, and a draft is not offered with it. Told by the problem's code: a message holds the tool's
 # and the arguments' names, hostile text too.
-REFUSING_CODES = frozenset(
-    {"read_only_unasked", "read_only_destructive", "tautological_guard", "unsure_blind_read"}
-)
+# A guard the checker could not finish checking for one of these kinds (out of its budget, an error) is
+# refused as well: fail closed, a draft is never offered as checked when it was not (unchecked_guard).
+REFUSING_CODES = frozenset({
+    "read_only_unasked", "read_only_destructive", "tautological_guard", "unsure_blind_read",
+    "unchecked_guard",
+})
 
 
 def catalog_of(server: str, tools: list[dict[str, Any]]) -> list[Tool]:

@@ -143,11 +143,47 @@ def test_the_reason_is_said_in_words_of_a_fixed_list(reason: str, said: str) -> 
     assert len(p.message) < 300
 
 
-async def test_a_draft_with_a_guard_no_walk_could_finish_is_warned_not_refused() -> None:
+# the walks whose finding refuses a draft: one that cannot finish refuses it too (fail closed); the others'
+# findings only warn, and so does their unfinished walk
+REFUSING_WALKS = {"tautology", "unsure-blind reads"}
+
+
+async def test_a_draft_with_a_guard_no_walk_could_finish_is_refused() -> None:
     schema = {"type": "object", "properties": {"order": {"type": "string"}}}
     tools = [{"name": "modify", "inputSchema": schema,
               "annotations": {"readOnlyHint": False, "destructiveHint": False}}]
     problems = await draft_problems("shop", tools, HEAD + _explosion(LEAF))
     unfinished = [p for p in problems if UNFINISHED in p.message]
     assert len(unfinished) == len(WALKS), problems
-    assert {p.severity for p in unfinished} == {"warning"}, unfinished
+    for walk, said in WALKS.items():
+        [p] = [p for p in unfinished if said in p.message]
+        assert p.severity == ("error" if walk in REFUSING_WALKS else "warning"), p
+        assert p.tool == "shop__modify" and p.line == LINE, p
+        if walk in REFUSING_WALKS:
+            assert p.code == "unchecked_guard" and "a draft is not offered unchecked" in p.message, p
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _explosion(LEAF),
+        "guard('shop__modify', [order = O], (X = f(X), \\+ blocked(X), \\+ member(O, X))).\n",
+        "guard('shop__modify', [order = O], ( O == a ; p0(O) )).\n"
+        + "".join(f"p{i}(A) :- {', '.join([f'p{i + 1}(A)'] * 200)}.\n" for i in range(6)) + "p6(_).\n",
+    ],
+)
+async def test_a_draft_the_checker_cannot_finish_is_refused_naming_the_guard(text: str) -> None:
+    schema = {"type": "object", "properties": {"order": {"type": "string"}, "email": {"type": "string"}}}
+    tools = [{"name": "modify", "inputSchema": schema,
+              "annotations": {"readOnlyHint": False, "destructiveHint": False}},
+             {"name": "find_by_email", "inputSchema": schema, "annotations": {"readOnlyHint": True}}]
+    problems = await draft_problems("shop", tools, HEAD + text)
+    refused = [p for p in problems if p.severity == "error"]
+    assert refused and all(p.code == "unchecked_guard" for p in refused), problems
+    assert {(p.tool, p.line) for p in refused} == {("shop__modify", LINE)}, refused
+    assert all(UNFINISHED in p.message for p in refused), refused
+
+
+async def test_a_rulebase_the_checker_cannot_finish_is_only_warned_about(tmp_path: Path) -> None:
+    # outside a draft nothing changes: a person reads the warning (_unfinished asserts no error)
+    assert await _unfinished(tmp_path, _explosion(LEAF))

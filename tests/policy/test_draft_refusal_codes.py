@@ -63,6 +63,13 @@ REFUSED = {
         "guard('shop__get', [order = O], ( aggregate_all(count, changed(O), N), N =:= 0 )).\n",
         "UNSURE_UNSEEN",
     ),
+    # a guard the checker could not finish checking for a refusing finding: out of its budget
+    "unchecked_guard": (
+        "fact(blocked/1). guard('shop__modify', [order = O], p0(O)).\n"
+        + "".join(f"p{i}(A) :- {', '.join([f'p{i + 1}(A)'] * 200)}.\n" for i in range(6))
+        + "p6(A) :- blocked(A).\n",
+        "UNCHECKED_DRAFT",
+    ),
 }
 
 

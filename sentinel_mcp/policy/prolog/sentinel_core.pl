@@ -34,6 +34,7 @@
 :- include(unconditional_guards).
 :- include(tautological_guards).
 :- include(unknown_values).
+:- include(probed_cases).
 :- include(negated_arguments).
 :- include(absent_negations).
 :- include(unsure_blind_reads).

@@ -34,7 +34,7 @@ verdict_item(unfinished(Why), T, F, L, unfinished(Row)) :- unfinished_row(T, F, 
 guard_verdict(RB, Args, G, V) :-
     new_shown_room,  % the room the texts its builtins make count against, as a decision's pass has
     walk_outcome(( \+ \+ ( random_between(1, 4611686018427387904, K), b_setval(sn_unknown_key, K),
-                           unknowns(Args), tv(RB, G, 6, R), R = t(_) )
+                           unknowns(Args), probed_tv(RB, G, 6, R), R = t(_) )
                  -> V0 = holds ; V0 = no ), 200000, O),
     ( O = unfinished(Why) -> V = unfinished(Why) ; V = V0 ).
 
@@ -146,7 +146,7 @@ rule_tv(RB, G, D, R) :-
 
 clause_tv(RB, G, Open, H, B, D, V) :-
     (   \+ \+ H = G
-    ->  copy_term((H :- B), (H1 :- B1)), H1 = G, captured(RB, B1, D, V, _)
+    ->  copy_term((H :- B), (H1 :- B1)), H1 = G, probed_tv(RB, B1, D, V)  % probed_cases.pl
     ;   \+ \+ H = Open
     ->  V = u
     ;   V = f

@@ -13,11 +13,14 @@
       terms that do not unify with the unknowns open are identical for no value; otherwise unknown.
     - \=/2 and \==/2: the negations of =/2 and ==/2 (holds exactly where those fail for every value).
     - copy_term/2 into a variable of its own: holds (the copy is then unknown).
+    - the standard order (@=</2, @>=/2, @</2, @>/2, compare/3) of identical terms: equal whatever the unknowns
+      are (U @=< U holds, U @< U fails, compare(O, U, U) makes O =); of other terms, unknown.
 */
 
 %  unknown_value_goal(+G): G is one of the builtins above (told by its name alone: the walk asks of every goal).
 unknown_value_goal(G) :- callable(G), functor(G, N, A), memberchk(N/A, [(=)/2, (\=)/2, (==)/2, (\==)/2,
-                                                                   copy_term/2, member/2, memberchk/2, append/3]).
+                                                                   copy_term/2, member/2, memberchk/2, append/3,
+                                                                   (@<)/2, (@>)/2, (@=<)/2, (@>=)/2, compare/3]).
 
 %  unknown_value_tv(+RB, +G, -R): G's value when it is one of the builtins above over an unknown value.
 %  (a negation binds nothing: the one it negates is decided on copies)
@@ -27,6 +30,11 @@ unknown_value_tv(_, A == B, R) :- !,
     (   A == B -> R = t(true)
     ;   opened(A-B, A1-B1, _), \+ A1 = B1 -> R = f
     ;   R = u
+    ).
+unknown_value_tv(_, G, R) :- standard_order(G, O, A, B), !,
+    (   A == B, ( var(O) ; memberchk(O, [<, =, >]) )
+    ->  ( O = (=) -> R = t(true) ; R = f )
+    ;   R = u, unknowns(G)
     ).
 unknown_value_tv(_, copy_term(A, B), R) :- !,
     (   var(B), term_variables(A, Vs), \+ ( member(V, Vs), V == B ) -> R = t(true) ; R = u ),
@@ -42,6 +50,13 @@ unknown_value_tv(RB, G, R) :-
         ( Done1 == ! -> R = t(true) ; R = t(false) )
     ;   R = u, unknowns(G)
     ).
+
+%  standard_order(+G, -O, -A, -B): G tests that compare(O, A, B) makes O one of its orders.
+standard_order(compare(O, A, B), O, A, B).
+standard_order(A @< B, <, A, B).
+standard_order(A @> B, >, A, B).
+standard_order(A @=< B, O, A, B) :- O = (=).  % identical terms are never <, so = is the one to test
+standard_order(A @>= B, O, A, B) :- O = (=).
 
 unification_builtin(_ = _).
 unification_builtin(member(_, _)).

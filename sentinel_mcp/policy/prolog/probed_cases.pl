@@ -1,0 +1,102 @@
+/*  Part of sentinel_core (included): case analyses over an unknown value, for tautological_guards.pl.
+
+    The walk leaves ( U == a -> true ; U \== a ) unknown: each branch alone tests U. Taken together they
+    cover every value, and such a guard lets every call through. Decided by probes, not by spellings:
+
+    Where every goal that takes an unknown U is a test of U by the standard order (==, \==, =, \=, @<, @>, @=<,
+    @>=, compare/3; member/2, memberchk/2 of a list of them) against atomic constants (or U itself), the goal's value for a value of U depends only
+    on where that value lies among the constants: unbound, equal to one, or strictly between two (below all,
+    above all). The goal is walked once for a probe of each place, with U replaced by it; where every probe
+    holds, it holds for every value (and where every probe fails, it fails for every value). A place no probe
+    can be found for is not assumed empty: the goal is then unknown, as before.
+
+    What makes a probe tell the value for all is that nothing can read the probe but such a test. So a goal
+    is not probed where an unknown reaches anything else: another builtin (atom_length/2, arithmetic, a type
+    test: they tell apart values of one place), a rule of the rulebase, a collection (its result carries the
+    value out), a unification with a variable or a compound (the variable carries it on), a test of two
+    different unknowns. A goal that reads (a fact, an answer, a context) is unknown whatever the probe is.
+    Fewer warnings, never a false one.
+*/
+
+%  probed_tv(+RB, +G, +D, -R): G's value, its bindings undone; one the walk leaves unknown is probed.
+probed_tv(RB, G, D, R) :-
+    captured(RB, G, D, R0, _),
+    (   R0 == u, probe_tv(RB, G, D, R1) -> R = R1 ; R = R0 ).
+
+%  probe_tv(+RB, +G, +D, -R): t(false), f or u from a walk of G for a probe of each place of its unknowns;
+%  fails where G cannot be probed (an unknown reaches more than a test of its place, too many probes).
+probe_tv(RB, G, D, R) :-
+    probe_leaves(RB, G, [], Tested),
+    Tested \== [],
+    pairs_keys(Tested, Us0), sort(Us0, Us), pairs_values(Tested, Cs0), sort(Cs0, Cs),
+    length(Us, K), K =< 3, length(Cs, NC), NC =< 12,
+    \+ ( member(C, Cs), float(C), C =\= C ),  % NaN: its place in the standard order is no place
+    probes(Cs, Probes),
+    length(Probes, NP), NP ** K =< 400,
+    findall(R0, ( opened(G, Open, Pairs), probe_each(Pairs, Us, Probes), captured(RB, Open, D, R0, _) ), Rs),
+    (   forall(member(X, Rs), X = t(_)) -> R = t(false)
+    ;   forall(member(X, Rs), X == f) -> R = f
+    ;   R = u
+    ).
+
+%  probe_each(+Pairs, +Us, +Probes): each probed unknown (Pairs: Unknown-Variable) takes one probe, on
+%  backtracking every combination (the unbound one leaves it a variable); any other is itself again.
+probe_each([], _, _).
+probe_each([U-V|Pairs], Us, Probes) :-
+    (   member(U1, Us), U1 == U -> member(P, Probes), ( P = value(V) -> true ; P == unbound ) ; V = U ),
+    probe_each(Pairs, Us, Probes).
+
+%  probe_leaves(+RB, +G, +Tested0, -Tested): G's goals, through its control constructs, each one that takes
+%  an unknown a test of its place (Tested: Unknown-Constant of each); fails if one is anything else.
+probe_leaves(_, G, T, T) :- var(G), !.
+probe_leaves(_, G, T, T) :- \+ has_unknown(G), !.
+probe_leaves(_, G, T, T) :- G = _:_, !.                       % unknown whatever it takes
+probe_leaves(_, G, _, _) :- is_unknown(G), !, fail.           % called: the probe would be a goal
+probe_leaves(_, G, _, _) :- collection(G), !, fail.           % its result carries the value out
+probe_leaves(RB, G, T0, T) :- catch(goal_parts(rulebase, G, Parts), refused(_), fail), !,
+    foldl(probe_leaves(RB), Parts, T0, T).
+probe_leaves(_, G, T0, T) :- place_test(G, U, Cs), !, findall(U-C, member(C, Cs), T1), append(T1, T0, T).
+probe_leaves(RB, G, T, T) :- callable(G), functor(G, N, A), \+ pure_builtin(N, A),
+    ( base(RB, G) ; \+ user_pred(RB, G) ), !.                  % reads: unknown whatever it takes
+
+collection(G) :- functor(G, N, A), memberchk(N/A, [findall/3, findall/4, aggregate_all/3, bagof/3, setof/3]).
+
+%  place_test(+G, -U, -Cs): G tests where the unknown U lies against the atomic constants Cs ([]: U against
+%  itself); member/2 and memberchk/2 of a list of them test whether it is one of them.
+place_test(G, U, Cs) :-
+    (   G = compare(O, A, B) -> ( var(O) -> true ; memberchk(O, [<, =, >]) )
+    ;   functor(G, N, 2), memberchk(N, [==, \==, =, \=, @<, @>, @=<, @>=]), G =.. [_, A, B]
+    ;   ( G = member(A, L) ; G = memberchk(A, L) ), is_list(L), L \== [], maplist(atomic, L)
+    ->  is_unknown(A), U = A, Cs = L
+    ),
+    (   nonvar(U) -> true
+    ;   is_unknown(A), A == B -> U = A, Cs = []
+    ;   is_unknown(A), atomic(B) -> U = A, Cs = [B]
+    ;   is_unknown(B), atomic(A) -> U = B, Cs = [A]
+    ).
+
+%  probes(+Cs, -Probes): unbound, each constant, and a value strictly between each two (below the first,
+%  above the last); fails if one of those places has none of the values tried (it may not be empty).
+probes(Cs, [unbound|Probes]) :-
+    findall(X, ( member(C, Cs), probe_near(C, X) ), Near),
+    append(Near, [0, -1, 1, 0.5, '', a, z, "", "z", f(x)], Tried),
+    places(Cs, bottom, Tried, Between),
+    findall(value(V), ( member(V, Cs) ; member(V, Between) ), Probes).
+
+places([], Lo, Tried, [X]) :- !, member(X, Tried), above(Lo, X), !.
+places([C|Cs], Lo, Tried, Xs) :-
+    (   member(X, Tried), above(Lo, X), X @< C -> Xs = [X|Xs1]
+    ;   adjacent(Lo, C) -> Xs = Xs1
+    ),
+    places(Cs, C, Tried, Xs1).
+
+above(bottom, X) :- !, nonvar(X).
+above(Lo, X) :- Lo @< X.
+
+%  adjacent(+Lo, +Hi): nothing lies strictly between them: a float and the integer of its value (the standard
+%  order puts the float first), small enough that no other number compares equal to them (and not 0: -0.0).
+adjacent(Lo, Hi) :- float(Lo), integer(Hi), Lo =:= Hi, Hi =\= 0, abs(Hi) < 1 << 50.
+
+probe_near(C, X) :- number(C), member(D, [1, -1, 0.5, -0.5]), X is C + D.
+probe_near(C, X) :- atom(C), member(S, ['\x1\', x]), atom_concat(C, S, X).
+probe_near(C, X) :- string(C), member(S, ["\x1\", "x"]), string_concat(C, S, X).
