@@ -41,6 +41,7 @@ from sentinel_mcp.a2a.card import CARD_PATH, SENTINEL_EXTENSION, SELF_MARK
 from sentinel_mcp.a2a.card_canonical import parse_unique
 from sentinel_mcp.a2a.card_signature import (NO_KEYS, UNSIGNED, CardKeys, CardRefused, CardTrust, check_card,
                                              folded_name)
+from sentinel_mcp.a2a.listed_peers import NO_LISTED, ListedPeers
 from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, allowed
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, AgentCard
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -262,12 +263,14 @@ def _check_name(what: str, name: str) -> None:
 
 async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[str, str],
                       http: httpx2.AsyncClient, *, allow_loopback_plaintext: bool = False,
-                      networks: tuple[IPNetwork, ...] = LOOPBACK, keys: CardKeys = NO_KEYS) -> Peer:
+                      networks: tuple[IPNetwork, ...] = LOOPBACK, keys: CardKeys = NO_KEYS,
+                      listed: ListedPeers = NO_LISTED) -> Peer:
     """Fetch and check the card of an advertised peer; PeerRejected says why it is not trusted.
 
     ``allow_loopback_plaintext``: accept a plaintext peer on loopback (as ``sentinel.a2a`` says).
     ``networks``: the only addresses a card is fetched from (``peer_networks.py``); ``keys``: what its
-    signatures are checked against (``card_signature.py``).
+    signatures are checked against (``card_signature.py``); ``listed``: the peers the config lists by name and
+    URL, whose names no one else's announcement may take (``listed_peers.py``).
     """
     if not addresses or not port or not 0 < port < 65536:
         raise PeerRejected("no address or port advertised")
@@ -338,6 +341,9 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
         raise PeerRejected("card lists no JSONRPC interface at the advertised address")
     if rpc.protocol_version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
         raise PeerRejected(f"peer speaks A2A {rpc.protocol_version}, not {PROTOCOL_VERSION}")
+    impostor = listed.refusal([card.name, instance_label(instance)], rpc.url)
+    if impostor is not None:
+        raise PeerRejected(impostor)
     return Peer(instance=instance, base_url=base_url, card_url=card_url, card=card, rpc_url=rpc.url, txt=txt,
                 trust=trust)
 
@@ -386,10 +392,11 @@ class PeerBrowser:
         allow_loopback_plaintext: bool = False,
         networks: tuple[IPNetwork, ...] = LOOPBACK,
         keys: CardKeys = NO_KEYS,
+        listed: ListedPeers = NO_LISTED,
     ) -> None:
         self.zc = zc
         self.allow_loopback_plaintext = allow_loopback_plaintext
-        self.networks, self.keys = networks, keys
+        self.networks, self.keys, self.listed = networks, keys, listed
         self.registry = registry
         self.exclude = exclude or set()
         self.resolve_timeout_ms = resolve_timeout_ms
@@ -458,7 +465,7 @@ class PeerBrowser:
             peer = await verify_peer(
                 name, addresses, info.port or 0, txt, self._http,
                 allow_loopback_plaintext=self.allow_loopback_plaintext, networks=self.networks,
-                keys=self.keys,
+                keys=self.keys, listed=self.listed,
             )
         except PeerRejected as e:
             self.registry.reject(name, str(e))
@@ -496,12 +503,13 @@ async def discover_peers(
     allow_loopback_plaintext: bool = False,
     networks: tuple[IPNetwork, ...] = LOOPBACK,
     keys: CardKeys = NO_KEYS,
+    listed: ListedPeers = NO_LISTED,
 ) -> PeerRegistry:
     """Browse for ``timeout`` seconds and return the verified (and rejected) peers."""
     registry = PeerRegistry()
     zc = open_zeroconf(interfaces)
     browser = PeerBrowser(zc, registry, exclude, tls=tls, allow_loopback_plaintext=allow_loopback_plaintext,
-                          networks=networks, keys=keys)
+                          networks=networks, keys=keys, listed=listed)
     try:
         await browser.start()
         await asyncio.sleep(timeout)

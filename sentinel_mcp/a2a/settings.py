@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from sentinel_mcp.a2a.card_signature import CardKeys, folded_name, load_key
+from sentinel_mcp.a2a.listed_peers import ListedPeers
 from sentinel_mcp.a2a.peer_networks import IPNetwork, default_networks, parse_networks
 from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, ConfigError
 from sentinel_mcp.core.display_text import safe_text
@@ -209,8 +210,8 @@ class A2ASettings(BaseModel):
                 if folded_name(peer) == folded_name(self.name):
                     problem = f"is the name of the peer {safe_text(peer, 100)!r} in sentinel.a2a.{where}"
                 elif looks_alike(peer, self.name):
-                    problem = (f"reads as the peer {safe_text(peer, 100)!r} in sentinel.a2a.{where} but is not "
-                               "that name (a look-alike)")
+                    problem = (f"reads as the peer {safe_text(peer, 100)!r} in sentinel.a2a.{where} but is "
+                               "not that name (a look-alike)")
                 else:
                     continue
                 raise ValidationError.from_exception_data(type(self).__name__, [InitErrorDetails(
@@ -269,6 +270,11 @@ class A2ASettings(BaseModel):
     def card_keys(self) -> CardKeys:
         """The keys peers' cards are checked against (loaded when asked: the files may have changed)."""
         return CardKeys.load(self.peer_keys, self.trusted_keys)
+
+    @property
+    def listed_peers(self) -> ListedPeers:
+        """The peers listed by name and URL (``bridge_targets``): their names are theirs alone over mDNS."""
+        return ListedPeers(dict(self.bridge_targets))
 
     @property
     def open_per_caller(self) -> int:

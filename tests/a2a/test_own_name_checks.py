@@ -23,7 +23,7 @@ FLAWED = [
     ("Sent\u0456nel", "mixes letters"),  # a Cyrillic і
     ("S\u03bfntinel", "mixes letters"),  # a Greek ο
 ]
-# each reads as a peer's name (own name, peer's name): confusables of one script, other letters that look alike
+# each reads as a peer's name (own name, peer's name): confusables of one script, other look-alike letters
 IMITATIONS = [
     ("\u0412\u041e\u041e\u041a\u0406\u039dG \u0410G\u0415\u039d\u0422", PEER),  # (mixed: refused either way)
     ("B00king Agent", PEER),  # zeros
