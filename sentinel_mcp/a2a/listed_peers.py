@@ -3,8 +3,8 @@ JSON-RPC URL). Such a name is the owner's word, not an announcement's, so it sta
 on the link announces, in whatever order.
 
 An agent announced over mDNS whose card's name or mDNS instance reads as a listed name is refused:
-- when it folds to it (case, compatibility forms: "BOOK", full-width "ｂｏｏｋ":
-  ``card_signature.folded_name``) and its card's JSON-RPC interface is not the listed URL (the listed peer itself announcing is taken);
+- when it folds to it (case, compatibility forms: "BOOK", full-width letters: ``card_signature.folded_name``)
+  and its card's JSON-RPC interface is not the listed URL (the listed peer itself, announced, is taken);
 - when it only reads alike ("ВООК" in Cyrillic capitals, "B00K" with zeros: ``core/look_alike_names.py``),
   always: a look-alike of a listed name is nobody's name.
 Each announcement is held against the config, never against the other announcements, so their order changes
