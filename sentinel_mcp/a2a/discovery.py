@@ -14,7 +14,9 @@ against the pinned and trusted keys (``card_signature.py``): a peer pinned to a 
 with a card it signed. A peer's names (its card's, its mDNS instance's) must read as themselves: one script
 (Common and Inherited characters go with any; Latin with Han and kana or Hangul), no invisible, control or
 direction-changing character (``core/look_alike_names.py``); a name that only reads as a pinned one is
-refused, and one that reads as a listed one makes that name find nobody (``PeerRegistry.find``).
+refused, and so is one that reads as (or is) the name of a peer the config lists by URL elsewhere
+(``listed_peers.py``); between announced names, one that reads as another makes that name find nobody
+(``PeerRegistry.find``).
 """
 
 from __future__ import annotations
