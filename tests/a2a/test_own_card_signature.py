@@ -77,7 +77,8 @@ def test_a_signing_key_that_cannot_sign_a_card_is_a_config_error(tmp_path: Path)
         A2ASettings.from_section({"card_signing_key": odd})
 
 
-@pytest.mark.parametrize("key", [ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP384R1()),
+@pytest.mark.parametrize("key", [ec.generate_private_key(ec.SECP256R1()),
+                                 ec.generate_private_key(ec.SECP384R1()),
                                  ec.generate_private_key(ec.SECP521R1()),
                                  ed25519.Ed25519PrivateKey.generate(), rsa.generate_private_key(65537, 2048)],
                          ids=["P-256", "P-384", "P-521", "Ed25519", "RSA"])
@@ -130,7 +131,8 @@ async def test_a_card_a2a_sdk_signed_is_verified_by_sentinel(tmp_path: Path, alg
 
     def card(port: int) -> dict[str, Any]:
         if port not in signed:  # signed by the SDK once, for the port it is served on
-            done = subprocess.run([sdk_python(), str(SDK_SIGN), key_path, alg], cwd="/", capture_output=True,
+            done = subprocess.run([sdk_python(), str(SDK_SIGN), key_path, alg], cwd="/",
+                                  capture_output=True,
                                   input=json.dumps(with_skill(card_at(port, "sdk-peer"))).encode(), timeout=60)
             assert done.returncode == 0, done.stderr.decode()[-2000:]
             signed[port] = json.loads(done.stdout)
@@ -153,7 +155,8 @@ async def test_a_card_a2a_sdk_signed_is_verified_by_sentinel(tmp_path: Path, alg
             await checked(public_pem(key))
 
 
-async def test_a_card_a2a_sdk_signed_with_an_algorithm_sentinel_lacks_is_refused_clearly(tmp_path: Path) -> None:
+async def test_a_card_a2a_sdk_signed_with_an_algorithm_sentinel_lacks_is_refused_clearly(
+        tmp_path: Path) -> None:
     """ES256K (secp256k1), which PyJWT signs: not among Sentinel's algorithms, so the card is refused with
     the algorithm named, pinned or not (never taken as unsigned)."""
     from tests.a2a.card_server import serving_card
