@@ -132,8 +132,8 @@ async def test_a_card_a2a_sdk_signed_is_verified_by_sentinel(tmp_path: Path, alg
     def card(port: int) -> dict[str, Any]:
         if port not in signed:  # signed by the SDK once, for the port it is served on
             done = subprocess.run([sdk_python(), str(SDK_SIGN), key_path, alg], cwd="/",
-                                  capture_output=True,
-                                  input=json.dumps(with_skill(card_at(port, "sdk-peer"))).encode(), timeout=60)
+                                  capture_output=True, timeout=60,
+                                  input=json.dumps(with_skill(card_at(port, "sdk-peer"))).encode())
             assert done.returncode == 0, done.stderr.decode()[-2000:]
             signed[port] = json.loads(done.stdout)
         return signed[port]
