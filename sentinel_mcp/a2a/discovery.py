@@ -192,10 +192,16 @@ class PeerRegistry:
         return named[0] if len(named) == 1 and folded_name(named[0].card.name) == wanted else None
 
     def _named(self, name: str) -> list[Peer]:
-        """The listed peers whose card carries ``name`` or a name that reads as it."""
+        """The listed peers whose card carries ``name`` or a name that reads as it, one per endpoint: anyone
+        can announce a peer's own address again under other instance names, and the card fetched there is
+        that peer's own (signed, if it is), so those are one agent, not a second one making the name find
+        nobody (the first of them by instance name stands for it)."""
         wanted = folded_name(name)
-        return [p for p in self.peers.values()
-                if folded_name(p.card.name) == wanted or looks_alike(p.card.name, name)]
+        found: dict[str, Peer] = {}
+        for p in sorted(self.peers.values(), key=lambda p: p.instance):
+            if folded_name(p.card.name) == wanted or looks_alike(p.card.name, name):
+                found.setdefault(p.rpc_url, p)
+        return list(found.values())
 
     def look_alikes(self, name: str) -> list[str]:
         """The instances of the listed peers whose card's name reads as ``name`` but is not it."""

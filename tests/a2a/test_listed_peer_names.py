@@ -174,3 +174,24 @@ async def _serving(name: str) -> tuple[int, Any]:
         await holder.__aexit__(None, None, None)
 
     return port, stop
+
+
+@pytest.mark.parametrize("configured", ["listed", "pinned", "neither"])
+async def test_announcing_a_peers_own_address_again_does_not_make_its_name_find_nobody(configured: str) -> None:
+    """Anyone can announce the listed (or pinned) peer's own address and port under other instance names: the
+    card fetched there is the peer's own, so each verifies, but they are one agent, not look-alikes of it."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from tests.a2a.test_card_signatures import pem, sign
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    async with serving_card(lambda port: sign(card_at(port, LISTED), key)) as port:
+        settings = {"listed": listing(port), "neither": A2ASettings(),
+                    "pinned": A2ASettings(peer_keys={LISTED: pem(key)})}[configured]
+        registry = PeerRegistry()
+        for instance in (f"real-{TAG}", f"again-{TAG}", f"a-{TAG}", f"zz-{TAG}"):
+            peer = await _verify(settings, port, instance)
+            registry.peers[peer.instance] = peer
+    for asked in (LISTED, LISTED.upper()):
+        found = registry.find(asked)
+        assert found is not None and found.rpc_url == f"http://127.0.0.1:{port}/a2a", asked
+        assert registry.ambiguous(asked) == [], asked
