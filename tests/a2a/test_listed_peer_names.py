@@ -177,7 +177,8 @@ async def _serving(name: str) -> tuple[int, Any]:
 
 
 @pytest.mark.parametrize("configured", ["listed", "pinned", "neither"])
-async def test_announcing_a_peers_own_address_again_does_not_make_its_name_find_nobody(configured: str) -> None:
+async def test_announcing_a_peers_own_address_again_does_not_make_its_name_find_nobody(
+        configured: str) -> None:
     """Anyone can announce the listed (or pinned) peer's own address and port under other instance names: the
     card fetched there is the peer's own, so each verifies, but they are one agent, not look-alikes of it."""
     from cryptography.hazmat.primitives.asymmetric import ec
