@@ -101,6 +101,16 @@ class Peer:
                           sort_keys=True, ensure_ascii=True, default=str)
         return hashlib.sha256(said.encode()).hexdigest()
 
+    @property
+    def agent(self) -> str:
+        """What makes announcements one agent: where it answers, its card (its signatures aside: an ECDSA
+        signer signs anew each time) and how that was vouched for; the instance name is left out (anyone can
+        announce a peer's address again under another)."""
+        card = self.card.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"signatures"})
+        said = json.dumps([self.rpc_url, self.trust.verified, self.trust.key, card], sort_keys=True,
+                          ensure_ascii=True, default=str)
+        return hashlib.sha256(said.encode()).hexdigest()
+
     def summary(self) -> dict[str, Any]:
         """The peer as shown to a person or a model: every text in it is the peer's own word (its mDNS
         announcement, its card), so each is cut to a bound and its invisible, control and direction-changing
@@ -192,15 +202,16 @@ class PeerRegistry:
         return named[0] if len(named) == 1 and folded_name(named[0].card.name) == wanted else None
 
     def _named(self, name: str) -> list[Peer]:
-        """The listed peers whose card carries ``name`` or a name that reads as it, one per endpoint: anyone
-        can announce a peer's own address again under other instance names, and the card fetched there is
-        that peer's own (signed, if it is), so those are one agent, not a second one making the name find
-        nobody (the first of them by instance name stands for it)."""
+        """The listed peers whose card carries ``name`` or a name that reads as it, one per agent
+        (``Peer.agent``): anyone can announce a peer's own address again under other instance names, and the
+        card fetched there is that peer's own (signed, if it is), so those are one agent, not a second one
+        making the name find nobody (the first of them by instance name stands for it). Another card at the
+        same address is another claim: the name is ambiguous."""
         wanted = folded_name(name)
         found: dict[str, Peer] = {}
         for p in sorted(self.peers.values(), key=lambda p: p.instance):
             if folded_name(p.card.name) == wanted or looks_alike(p.card.name, name):
-                found.setdefault(p.rpc_url, p)
+                found.setdefault(p.agent, p)
         return list(found.values())
 
     def look_alikes(self, name: str) -> list[str]:
