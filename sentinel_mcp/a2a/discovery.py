@@ -208,11 +208,12 @@ class PeerRegistry:
         making the name find nobody (the first of them by instance name stands for it). Another card at the
         same address is another claim: the name is ambiguous."""
         wanted = folded_name(name)
-        found: dict[str, Peer] = {}
+        found: list[Peer] = []
         for p in sorted(self.peers.values(), key=lambda p: p.instance):
             if folded_name(p.card.name) == wanted or looks_alike(p.card.name, name):
-                found.setdefault(p.agent, p)
-        return list(found.values())
+                if not any(q.rpc_url == p.rpc_url and q.agent == p.agent for q in found):
+                    found.append(p)
+        return found
 
     def look_alikes(self, name: str) -> list[str]:
         """The instances of the listed peers whose card's name reads as ``name`` but is not it."""
