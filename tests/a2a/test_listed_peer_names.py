@@ -36,6 +36,7 @@ TAG = str(secrets.randbelow(900_000) + 100_000)  # digits: every spelling below 
 LISTED = f"book-{TAG}"
 # each reads as LISTED to a person (or is it, folded), and answers somewhere else
 SPOOFS = [
+    LISTED,  # the name itself
     f"\u0412\u041e\u041e\u041a-{TAG}",  # Cyrillic В, О, О, К
     f"\u0432\u043e\u043e\u043a-{TAG}",  # Cyrillic lower case
     f"\u0392\u039f\u039f\u039a-{TAG}",  # Greek capitals
