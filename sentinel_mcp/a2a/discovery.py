@@ -205,11 +205,14 @@ class PeerRegistry:
         """The listed peers whose card carries ``name`` or a name that reads as it, one per agent
         (``Peer.agent``): anyone can announce a peer's own address again under other instance names, and the
         card fetched there is that peer's own (signed, if it is), so those are one agent, not a second one
-        making the name find nobody (the first of them by instance name stands for it). Another card at the
-        same address is another claim: the name is ambiguous."""
+        making the name find nobody. The one announced under its card's own name stands for it, else the first
+        by instance name (so a re-announcement cannot put its own instance name before the person asked to
+        send). Another card at the same address is another claim: the name is ambiguous."""
         wanted = folded_name(name)
         found: list[Peer] = []
-        for p in sorted(self.peers.values(), key=lambda p: p.instance):
+        own_first = sorted(self.peers.values(), key=lambda p: (
+            folded_name(instance_label(p.instance)) != folded_name(p.card.name), p.instance))
+        for p in own_first:
             if folded_name(p.card.name) == wanted or looks_alike(p.card.name, name):
                 if not any(q.rpc_url == p.rpc_url and q.agent == p.agent for q in found):
                     found.append(p)

@@ -190,10 +190,12 @@ async def test_announcing_a_peers_own_address_again_does_not_make_its_name_find_
         settings = {"listed": listing(port), "neither": A2ASettings(),
                     "pinned": A2ASettings(peer_keys={LISTED: pem(key)})}[configured]
         registry = PeerRegistry()
-        for instance in (f"real-{TAG}", f"again-{TAG}", f"a-{TAG}", f"zz-{TAG}"):
+        for instance in (LISTED, f"again-{TAG}", f"a-{TAG}", f"zz-{TAG}"):
             peer = await _verify(settings, port, instance)
             registry.peers[peer.instance] = peer
     for asked in (LISTED, LISTED.upper()):
         found = registry.find(asked)
         assert found is not None and found.rpc_url == f"http://127.0.0.1:{port}/a2a", asked
         assert registry.ambiguous(asked) == [], asked
+        # shown (and asked about) as announced under its own name, not as whoever re-announced it
+        assert found.instance == f"{LISTED}.{SERVICE_TYPE}", found.instance
