@@ -199,3 +199,48 @@ async def test_announcing_a_peers_own_address_again_does_not_make_its_name_find_
         assert registry.ambiguous(asked) == [], asked
         # shown (and asked about) as announced under its own name, not as whoever re-announced it
         assert found.instance == f"{LISTED}.{SERVICE_TYPE}", found.instance
+
+
+@pytest.mark.skipif(multicast_problem() is not None, reason=str(multicast_problem()))
+async def test_a_sentinel_listing_another_keeps_its_name_over_mdns(tmp_path: Path) -> None:
+    """Two real Sentinels on 127.0.0.1, each advertising and browsing (``a2a_lifespan``); A lists B in
+    ``bridge_targets``. Spoofers announce B's name in Cyrillic capitals and in another case, at their own
+    addresses: A's own browser refuses both, saying why, and B's name finds B."""
+    from tests.a2a.a2a_rig import open_port, serve
+    from zeroconf.asyncio import AsyncServiceInfo
+
+    from sentinel_mcp.a2a.app import a2a_lifespan
+
+    b_name = f"book-{secrets.randbelow(900_000) + 100_000}"
+    spoof_names = ["\u0412\u041e\u041e\u041a" + b_name[4:], b_name.upper()]
+    b_set = A2ASettings(name=b_name, advertise=True, interfaces=LOOPBACK, allow_loopback_plaintext=True)
+    a_peers = PeerRegistry()
+    spoofer = open_zeroconf(LOOPBACK)
+    infos = []
+    async with serving_card(lambda port: card_at(port, spoof_names[0])) as cyrillic_port, \
+            serving_card(lambda port: card_at(port, spoof_names[1])) as upper_port, \
+            open_port() as port_b, serve(port_b, b_set) as b:
+        a_set = A2ASettings(name=f"a-{b_name}", advertise=True, interfaces=LOOPBACK,
+                            allow_loopback_plaintext=True, bridge_targets={b_name: b.rpc_url})
+        async with open_port() as port_a, serve(port_a, a_set, a_peers) as a, \
+                a2a_lifespan(a_set, a.base_url, a_peers):
+            try:
+                for i, spoof_port in enumerate((cyrillic_port, upper_port)):  # announced before B starts
+                    info = AsyncServiceInfo(SERVICE_TYPE, f"spoof-{i}-{b_name}.{SERVICE_TYPE}",
+                                            addresses=[socket.inet_aton("127.0.0.1")], port=spoof_port,
+                                            properties=txt_record(A2ASettings()),
+                                            server=f"spoof-{i}-{b_name}.local.")
+                    await spoofer.async_register_service(info)
+                    infos.append(info)
+                spoofs = [info.name for info in infos]
+                await _until(lambda: all(s in a_peers.rejected for s in spoofs))
+                async with a2a_lifespan(b_set, b.base_url):
+                    await _until(lambda: any(p.rpc_url == b.rpc_url for p in a_peers.verified()))
+                    assert "look-alike" in a_peers.rejected[spoofs[0]], a_peers.rejected
+                    assert "places elsewhere" in a_peers.rejected[spoofs[1]], a_peers.rejected
+                    found = a_peers.find(b_name)
+                    assert found is not None and found.rpc_url == b.rpc_url, a_peers.ambiguous(b_name)
+            finally:
+                for info in infos:
+                    await spoofer.async_unregister_service(info)
+                await spoofer.async_close()
