@@ -68,7 +68,7 @@ async def a2a_lifespan(settings: A2ASettings, base_url: str,
     browser = PeerBrowser(
         zc, registry, exclude={instance_name(settings.name)}, tls=settings.peer_client_tls,
         allow_loopback_plaintext=settings.allow_loopback_plaintext, networks=settings.card_networks,
-        keys=settings.card_keys,
+        keys=settings.card_keys, listed=settings.listed_peers,
     )
     registered = False
     try:

@@ -53,7 +53,8 @@ def _discover(args: argparse.Namespace) -> int:
     registry = asyncio.run(discover_peers(interfaces, args.timeout, tls=settings.peer_client_tls,
                                           allow_loopback_plaintext=loopback_plaintext,
                                           networks=settings.model_copy(update={"interfaces": interfaces})
-                                          .card_networks, keys=settings.card_keys))
+                                          .card_networks, keys=settings.card_keys,
+                                          listed=settings.listed_peers))
     peers = registry.summaries()
     if args.json:
         print(json.dumps({"peers": peers, "rejected": registry.rejections()}, indent=2))

@@ -14,7 +14,9 @@ against the pinned and trusted keys (``card_signature.py``): a peer pinned to a 
 with a card it signed. A peer's names (its card's, its mDNS instance's) must read as themselves: one script
 (Common and Inherited characters go with any; Latin with Han and kana or Hangul), no invisible, control or
 direction-changing character (``core/look_alike_names.py``); a name that only reads as a pinned one is
-refused, and one that reads as a listed one makes that name find nobody (``PeerRegistry.find``).
+refused, and so is one that reads as (or is) the name of a peer the config lists by URL elsewhere
+(``listed_peers.py``); between announced names, one that reads as another makes that name find nobody
+(``PeerRegistry.find``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from sentinel_mcp.a2a.card import CARD_PATH, SENTINEL_EXTENSION, SELF_MARK
 from sentinel_mcp.a2a.card_canonical import parse_unique
 from sentinel_mcp.a2a.card_signature import (NO_KEYS, UNSIGNED, CardKeys, CardRefused, CardTrust, check_card,
                                              folded_name)
+from sentinel_mcp.a2a.listed_peers import NO_LISTED, ListedPeers
 from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, allowed
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, AgentCard
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -96,6 +99,16 @@ class Peer:
         said = json.dumps([self.instance, self.base_url, self.rpc_url, self.trust.verified, self.trust.key,
                            self.card.model_dump(mode="json", by_alias=True, exclude_none=True)],
                           sort_keys=True, ensure_ascii=True, default=str)
+        return hashlib.sha256(said.encode()).hexdigest()
+
+    @property
+    def agent(self) -> str:
+        """What makes announcements one agent: where it answers, its card (its signatures aside: an ECDSA
+        signer signs anew each time) and how that was vouched for; the instance name is left out (anyone can
+        announce a peer's address again under another)."""
+        card = self.card.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"signatures"})
+        said = json.dumps([self.rpc_url, self.trust.verified, self.trust.key, card], sort_keys=True,
+                          ensure_ascii=True, default=str)
         return hashlib.sha256(said.encode()).hexdigest()
 
     def summary(self) -> dict[str, Any]:
@@ -189,10 +202,21 @@ class PeerRegistry:
         return named[0] if len(named) == 1 and folded_name(named[0].card.name) == wanted else None
 
     def _named(self, name: str) -> list[Peer]:
-        """The listed peers whose card carries ``name`` or a name that reads as it."""
+        """The listed peers whose card carries ``name`` or a name that reads as it, one per agent
+        (``Peer.agent``): anyone can announce a peer's own address again under other instance names, and the
+        card fetched there is that peer's own (signed, if it is), so those are one agent, not a second one
+        making the name find nobody. The one announced under its card's own name stands for it, else the first
+        by instance name (so a re-announcement cannot put its own instance name before the person asked to
+        send). Another card at the same address is another claim: the name is ambiguous."""
         wanted = folded_name(name)
-        return [p for p in self.peers.values()
-                if folded_name(p.card.name) == wanted or looks_alike(p.card.name, name)]
+        found: list[Peer] = []
+        own_first = sorted(self.peers.values(), key=lambda p: (
+            folded_name(instance_label(p.instance)) != folded_name(p.card.name), p.instance))
+        for p in own_first:
+            if folded_name(p.card.name) == wanted or looks_alike(p.card.name, name):
+                if not any(q.rpc_url == p.rpc_url and q.agent == p.agent for q in found):
+                    found.append(p)
+        return found
 
     def look_alikes(self, name: str) -> list[str]:
         """The instances of the listed peers whose card's name reads as ``name`` but is not it."""
@@ -262,12 +286,14 @@ def _check_name(what: str, name: str) -> None:
 
 async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[str, str],
                       http: httpx2.AsyncClient, *, allow_loopback_plaintext: bool = False,
-                      networks: tuple[IPNetwork, ...] = LOOPBACK, keys: CardKeys = NO_KEYS) -> Peer:
+                      networks: tuple[IPNetwork, ...] = LOOPBACK, keys: CardKeys = NO_KEYS,
+                      listed: ListedPeers = NO_LISTED) -> Peer:
     """Fetch and check the card of an advertised peer; PeerRejected says why it is not trusted.
 
     ``allow_loopback_plaintext``: accept a plaintext peer on loopback (as ``sentinel.a2a`` says).
     ``networks``: the only addresses a card is fetched from (``peer_networks.py``); ``keys``: what its
-    signatures are checked against (``card_signature.py``).
+    signatures are checked against (``card_signature.py``); ``listed``: the peers the config lists by name and
+    URL, whose names no one else's announcement may take (``listed_peers.py``).
     """
     if not addresses or not port or not 0 < port < 65536:
         raise PeerRejected("no address or port advertised")
@@ -338,6 +364,9 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
         raise PeerRejected("card lists no JSONRPC interface at the advertised address")
     if rpc.protocol_version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
         raise PeerRejected(f"peer speaks A2A {rpc.protocol_version}, not {PROTOCOL_VERSION}")
+    impostor = listed.refusal([card.name, instance_label(instance)], rpc.url)
+    if impostor is not None:
+        raise PeerRejected(impostor)
     return Peer(instance=instance, base_url=base_url, card_url=card_url, card=card, rpc_url=rpc.url, txt=txt,
                 trust=trust)
 
@@ -386,10 +415,11 @@ class PeerBrowser:
         allow_loopback_plaintext: bool = False,
         networks: tuple[IPNetwork, ...] = LOOPBACK,
         keys: CardKeys = NO_KEYS,
+        listed: ListedPeers = NO_LISTED,
     ) -> None:
         self.zc = zc
         self.allow_loopback_plaintext = allow_loopback_plaintext
-        self.networks, self.keys = networks, keys
+        self.networks, self.keys, self.listed = networks, keys, listed
         self.registry = registry
         self.exclude = exclude or set()
         self.resolve_timeout_ms = resolve_timeout_ms
@@ -458,7 +488,7 @@ class PeerBrowser:
             peer = await verify_peer(
                 name, addresses, info.port or 0, txt, self._http,
                 allow_loopback_plaintext=self.allow_loopback_plaintext, networks=self.networks,
-                keys=self.keys,
+                keys=self.keys, listed=self.listed,
             )
         except PeerRejected as e:
             self.registry.reject(name, str(e))
@@ -496,12 +526,13 @@ async def discover_peers(
     allow_loopback_plaintext: bool = False,
     networks: tuple[IPNetwork, ...] = LOOPBACK,
     keys: CardKeys = NO_KEYS,
+    listed: ListedPeers = NO_LISTED,
 ) -> PeerRegistry:
     """Browse for ``timeout`` seconds and return the verified (and rejected) peers."""
     registry = PeerRegistry()
     zc = open_zeroconf(interfaces)
     browser = PeerBrowser(zc, registry, exclude, tls=tls, allow_loopback_plaintext=allow_loopback_plaintext,
-                          networks=networks, keys=keys)
+                          networks=networks, keys=keys, listed=listed)
     try:
         await browser.start()
         await asyncio.sleep(timeout)

@@ -75,6 +75,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 allow_loopback_plaintext=settings.allow_loopback_plaintext,
                 networks=settings.card_networks,
                 keys=settings.card_keys,
+                listed=settings.listed_peers,
             )
         except TLSSetupError as e:
             raise ToolError(f"sentinel.a2a.peer_tls: {e}") from None

@@ -6,6 +6,7 @@ import ipaddress
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -16,11 +17,12 @@ from pydantic import (
     model_validator,
 )
 
-from sentinel_mcp.a2a.card_signature import CardKeys, load_key
+from sentinel_mcp.a2a.card_signature import CardKeys, folded_name, load_key
+from sentinel_mcp.a2a.listed_peers import ListedPeers
 from sentinel_mcp.a2a.peer_networks import IPNetwork, default_networks, parse_networks
 from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, ConfigError
 from sentinel_mcp.core.display_text import safe_text
-from sentinel_mcp.core.look_alike_names import name_flaw
+from sentinel_mcp.core.look_alike_names import looks_alike, name_flaw
 from sentinel_mcp.tls.settings import ClientTLS
 
 
@@ -134,7 +136,15 @@ class A2ASettings(BaseModel):
             parse_networks(v)
         return v
 
-    @field_validator("peer_keys")
+    @field_validator("name")
+    @classmethod
+    def _own_name(cls, v: str) -> str:
+        flaw = name_flaw(v)
+        if flaw is not None:  # this agent's card and mDNS name must read as themselves, as a peer's must
+            raise ValueError(f"{safe_text(v, 100)!r} cannot be this agent's name: {flaw}")
+        return v
+
+    @field_validator("peer_keys", "bridge_targets")
     @classmethod
     def _pinned_names(cls, v: Any) -> Any:
         for name in v if isinstance(v, dict) else ():
@@ -192,6 +202,25 @@ class A2ASettings(BaseModel):
         return v
 
     @model_validator(mode="after")
+    def _own_name_apart(self) -> A2ASettings:
+        """This agent's name is neither a configured peer's name nor a look-alike of one: a person, or a peer
+        pinning that name, would take this agent for the other (reported at ``name``, the key to change)."""
+        for where, names in (("peer_keys", self.peer_keys), ("bridge_targets", self.bridge_targets)):
+            for peer in names:
+                if folded_name(peer) == folded_name(self.name):
+                    problem = f"is the name of the peer {safe_text(peer, 100)!r} in sentinel.a2a.{where}"
+                elif looks_alike(peer, self.name):
+                    problem = (f"reads as the peer {safe_text(peer, 100)!r} in sentinel.a2a.{where} but is "
+                               "not that name (a look-alike)")
+                else:
+                    continue
+                raise ValidationError.from_exception_data(type(self).__name__, [InitErrorDetails(
+                    type=PydanticCustomError("own_name", "{name} cannot be this agent's name: it {problem}",
+                                             {"name": repr(safe_text(self.name, 100)), "problem": problem}),
+                    loc=("name",), input=self.name)])
+        return self
+
+    @model_validator(mode="after")
     def _tls_pair(self) -> A2ASettings:
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ValueError("tls_cert and tls_key go together")
@@ -241,6 +270,11 @@ class A2ASettings(BaseModel):
     def card_keys(self) -> CardKeys:
         """The keys peers' cards are checked against (loaded when asked: the files may have changed)."""
         return CardKeys.load(self.peer_keys, self.trusted_keys)
+
+    @property
+    def listed_peers(self) -> ListedPeers:
+        """The peers listed by name and URL (``bridge_targets``): their names are theirs alone over mDNS."""
+        return ListedPeers(dict(self.bridge_targets))
 
     @property
     def open_per_caller(self) -> int:

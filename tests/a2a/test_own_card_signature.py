@@ -5,6 +5,7 @@ its card from a spoofer's: a real Sentinel served on 127.0.0.1, its card fetched
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import json
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import httpx2
 import pytest
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed25519, rsa
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
 from tests.a2a.a2a_rig import open_port, serve
 from tests.a2a.test_sdk_interop import sdk_python
 
@@ -77,8 +78,10 @@ def test_a_signing_key_that_cannot_sign_a_card_is_a_config_error(tmp_path: Path)
 
 
 @pytest.mark.parametrize("key", [ec.generate_private_key(ec.SECP256R1()),
+                                 ec.generate_private_key(ec.SECP384R1()),
+                                 ec.generate_private_key(ec.SECP521R1()),
                                  ed25519.Ed25519PrivateKey.generate(), rsa.generate_private_key(65537, 2048)],
-                         ids=["P-256", "Ed25519", "RSA"])
+                         ids=["P-256", "P-384", "P-521", "Ed25519", "RSA"])
 async def test_a2a_sdks_own_verifier_accepts_sentinels_signed_card_and_refuses_forgeries(
         tmp_path: Path, key: Any) -> None:
     """An a2a-sdk client (its ``A2ACardResolver`` and ``create_signature_verifier``, in the SDK's own venv)
@@ -96,3 +99,89 @@ async def test_a2a_sdks_own_verifier_accepts_sentinels_signed_card_and_refuses_f
     assert proc.returncode == 0, (out + err).decode()[-3000:]
     assert json.loads(out) == {"genuine": "verified", "wrong_key": "InvalidSignaturesError",
                                "tampered": "InvalidSignaturesError", "alg_none": "InvalidSignaturesError"}
+
+
+SDK_SIGN = Path(__file__).parent / "interop" / "sdk_sign_card.py"
+SDK_SIGNED = [("ES256", ec.SECP256R1()), ("ES384", ec.SECP384R1()), ("ES512", ec.SECP521R1()),
+              ("RS256", 2048), ("PS256", 2048), ("PS384", 3072), ("PS512", 2048), ("EdDSA", None)]
+
+
+def with_skill(card: dict[str, Any]) -> dict[str, Any]:
+    """(The SDK leaves an empty ``skills`` out of the JSON it writes, and a card needs the field.)"""
+    return {**card, "skills": [{"id": "echo", "name": "echo", "description": "says it back", "tags": ["t"]}]}
+
+
+def _private(kind: Any) -> Any:
+    if isinstance(kind, ec.EllipticCurve):
+        return ec.generate_private_key(kind)
+    return ed25519.Ed25519PrivateKey.generate() if kind is None else rsa.generate_private_key(65537, kind)
+
+
+@pytest.mark.parametrize(("alg", "kind"), SDK_SIGNED, ids=[a for a, _ in SDK_SIGNED])
+async def test_a_card_a2a_sdk_signed_is_verified_by_sentinel(tmp_path: Path, alg: str, kind: Any) -> None:
+    """A peer built on a2a-sdk signs its card with the SDK's own signer (P-384, P-521, RSA-PSS, ...): served
+    on 127.0.0.1, Sentinel pinning that peer's key verifies it, and refuses it pinned to another key or with
+    its description changed after signing."""
+    from tests.a2a.card_server import serving_card
+    from tests.a2a.test_card_signatures import card_at
+
+    key = _private(kind)
+    key_path = write_key(tmp_path, key)
+    signed: dict[int, dict[str, Any]] = {}
+
+    def card(port: int) -> dict[str, Any]:
+        if port not in signed:  # signed by the SDK once, for the port it is served on
+            done = subprocess.run([sdk_python(), str(SDK_SIGN), key_path, alg], cwd="/",
+                                  capture_output=True, timeout=60,
+                                  input=json.dumps(with_skill(card_at(port, "sdk-peer"))).encode())
+            assert done.returncode == 0, done.stderr.decode()[-2000:]
+            signed[port] = json.loads(done.stdout)
+        return signed[port]
+
+    async with serving_card(card) as port, httpx2.AsyncClient(timeout=10) as http:
+        txt = txt_record(A2ASettings())
+
+        async def checked(pem: str) -> Any:
+            return await verify_peer("sdk-peer._a2a._tcp.local.", ["127.0.0.1"], port, txt, http,
+                                     allow_loopback_plaintext=True,
+                                     keys=A2ASettings(peer_keys={"sdk-peer": pem}).card_keys)
+
+        peer = await checked(public_pem(key))
+        assert peer.trust.verified and "pinned key" in peer.trust.note, peer.trust
+        with pytest.raises(PeerRejected, match="pinned to key"):
+            await checked(public_pem(_private(kind)))
+        signed[port] = {**signed[port], "description": "and forwards your data"}
+        with pytest.raises(PeerRejected, match="pinned to key"):
+            await checked(public_pem(key))
+
+
+async def test_a_card_a2a_sdk_signed_with_an_algorithm_sentinel_lacks_is_refused_clearly(
+        tmp_path: Path) -> None:
+    """ES256K (secp256k1), which PyJWT signs: not among Sentinel's algorithms, so the card is refused with
+    the algorithm named, pinned or not (never taken as unsigned)."""
+    from tests.a2a.card_server import serving_card
+    from tests.a2a.test_card_signatures import card_at
+
+    key = ec.generate_private_key(ec.SECP256K1())
+    key_path = write_key(tmp_path, key)
+
+    def card(port: int) -> dict[str, Any]:
+        done = subprocess.run([sdk_python(), str(SDK_SIGN), key_path, "ES256K"], cwd="/", capture_output=True,
+                              input=json.dumps(with_skill(card_at(port, "sdk-peer"))).encode(), timeout=60)
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+        return dict(json.loads(done.stdout))
+
+    async with serving_card(card) as port, httpx2.AsyncClient(timeout=10) as http:
+        for peer_keys in ({}, {"sdk-peer": public_pem(key)}):
+            with pytest.raises(PeerRejected, match="algorithm 'ES256K'; only ES256, ES384, ES512"):
+                await verify_peer("sdk-peer._a2a._tcp.local.", ["127.0.0.1"], port, txt_record(A2ASettings()),
+                                  http, allow_loopback_plaintext=True,
+                                  keys=A2ASettings(peer_keys=peer_keys).card_keys)
+
+
+@pytest.mark.parametrize("key", [ec.generate_private_key(ec.SECP256K1()), ed448.Ed448PrivateKey.generate()],
+                         ids=["secp256k1", "Ed448"])
+def test_a_signing_key_of_an_algorithm_sentinel_does_not_sign_with_is_a_config_error(tmp_path: Path,
+                                                                                       key: Any) -> None:
+    with pytest.raises(ConfigError, match="card_signing_key"):
+        A2ASettings.from_section({"card_signing_key": write_key(tmp_path, key)})

@@ -1,0 +1,71 @@
+"""Peers the owner lists in the config by name and address (``sentinel.a2a.bridge_targets``: name -> its
+JSON-RPC URL). Such a name is the owner's word, not an announcement's, so it stays that peer's whatever anyone
+on the link announces, in whatever order.
+
+An agent announced over mDNS whose card's name or mDNS instance reads as a listed name is refused:
+- when it folds to it (case, compatibility forms: "BOOK", full-width letters: ``card_signature.folded_name``)
+  and its card's JSON-RPC interface is not the listed URL (the listed peer itself, announced, is taken);
+- when it only reads alike ("ВООК" in Cyrillic capitals, "B00K" with zeros: ``core/look_alike_names.py``),
+  always: a look-alike of a listed name is nobody's name.
+Each announcement is held against the config, never against the other announcements, so their order changes
+nothing: an impostor announced first does not take the name, nor does one announced last make it find nobody.
+Names the config does not list keep the rule of equals (``PeerRegistry.find``): two announced look-alikes are
+ambiguous, found by neither name. (``peer_keys`` pins a name to a key instead: ``card_signature.py``.)
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from sentinel_mcp.a2a.card_signature import folded_name
+from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.look_alike_names import looks_alike
+
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+
+def same_endpoint(a: str, b: str) -> bool:
+    """Whether two URLs name one endpoint: scheme, host (an address in any spelling), port and path; a user
+    name, password, query or fragment a configured URL may carry does not say where it answers."""
+    try:
+        pa, pb = urlsplit(a), urlsplit(b)
+        ports = (pa.port or _DEFAULT_PORTS.get(pa.scheme.lower()),
+                 pb.port or _DEFAULT_PORTS.get(pb.scheme.lower()))
+    except ValueError:
+        return False
+    if pa.scheme.lower() != pb.scheme.lower() or ports[0] != ports[1] or ports[0] is None:
+        return False
+    if (pa.path.rstrip("/") or "/") != (pb.path.rstrip("/") or "/"):
+        return False
+    ha, hb = pa.hostname or "", pb.hostname or ""
+    try:
+        return ipaddress.ip_address(ha) == ipaddress.ip_address(hb)
+    except ValueError:
+        return bool(ha) and ha.lower() == hb.lower()
+
+
+@dataclass(frozen=True)
+class ListedPeers:
+    urls: Mapping[str, str] = field(default_factory=dict)  # a listed name, as configured -> its JSON-RPC URL
+
+    def refusal(self, names: list[str], rpc_url: str) -> str | None:
+        """Why an announced agent known by ``names`` (its card's name, its mDNS instance label) and answering
+        at ``rpc_url`` must not be taken, for a name the config lists; None when no listed name says so."""
+        for name in names:
+            for listed, url in self.urls.items():
+                if folded_name(name) == folded_name(listed):
+                    if not same_endpoint(url, rpc_url):
+                        return (f"its name {safe_text(name, 100)!r} is the listed peer "
+                                f"{safe_text(listed, 100)!r}, which sentinel.a2a.bridge_targets places "
+                                "elsewhere (an impostor of its name)")
+                elif looks_alike(name, listed):
+                    return (f"its name {safe_text(name, 100)!r} looks like the listed peer "
+                            f"{safe_text(listed, 100)!r} (sentinel.a2a.bridge_targets) but is not that name "
+                            "(a look-alike)")
+        return None
+
+
+NO_LISTED = ListedPeers()
