@@ -54,13 +54,15 @@ def test_the_module_entry_point_runs_it() -> None:
 
 
 def test_a_spawned_stdio_server_answers_without_importing_rich(tmp_path: Path) -> None:
-    """stderr a pipe (a client spawned it): plain log lines; rich (0.1 s of the start) is never imported."""
+    """stderr a pipe (a client spawned it): plain log lines; rich (0.1 s of the start) is never imported. Its
+    imports ran with the collector paused (what they built frozen); the collector is on while it serves."""
     import json
 
     report = tmp_path / "modules.json"
     code = (
-        "import atexit, json, runpy, sys\n"
-        f"atexit.register(lambda: open({str(report)!r}, 'w').write(json.dumps(sorted(sys.modules))))\n"
+        "import atexit, gc, json, runpy, sys\n"
+        f"atexit.register(lambda: open({str(report)!r}, 'w').write(json.dumps({{"
+        "'modules': sorted(sys.modules), 'frozen': gc.get_freeze_count(), 'collecting': gc.isenabled()})))\n"
         "sys.argv = ['examples.airline']\n"
         "runpy.run_module('examples.airline', run_name='__main__')\n"
     )
@@ -90,6 +92,7 @@ def test_a_spawned_stdio_server_answers_without_importing_rich(tmp_path: Path) -
             if stream:
                 stream.close()
     assert any(t["name"] == "book_reservation" for t in listed["result"]["tools"]), listed
-    modules = json.loads(report.read_text())
-    assert not [m for m in modules if m == "rich" or m.startswith("rich.")], err
+    seen = json.loads(report.read_text())
+    assert not [m for m in seen["modules"] if m == "rich" or m.startswith("rich.")], err
+    assert seen["collecting"] and seen["frozen"] > 10_000, seen["frozen"]
     assert "Traceback" not in err, err
