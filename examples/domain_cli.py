@@ -12,6 +12,7 @@ database that cannot be loaded is said on stderr, prefixed with the domain, with
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -46,6 +47,16 @@ def main(domain: Domain, argv: list[str] | None = None) -> int:
     except domain.load_error as exc:
         print(f"{domain.name}: {exc}", file=sys.stderr, flush=True)
         return 2
+    if args.http is None and not sys.stderr.isatty():
+        # spawned by a client (Sentinel's embedded default among them), stderr a pipe: plain log lines. Left
+        # to itself the SDK imports rich to format them for a terminal (and drops that handler when logging is
+        # set up already): 0.1 s of this server's 0.9 s start, on the path to the gateway's first tools/list
+        # (issue 21). In a terminal the SDK's own set-up runs.
+        from mcp.server.mcpserver import server as sdk_server
+
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                            format="%(levelname)s %(name)s: %(message)s")
+        sdk_server.configure_logging = lambda level="INFO": None  # type: ignore[assignment]
     server = domain.create_server(database, permissive=args.permissive)
     if args.http is None:
         server.run("stdio")

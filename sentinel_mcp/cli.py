@@ -11,10 +11,9 @@ import sys
 from typing import Callable
 
 from sentinel_mcp import __version__
-from sentinel_mcp.config import ConfigError
+from sentinel_mcp.core.import_collector import imports_uncollected
 from sentinel_mcp.core.errors import SentinelError, user_message
 from sentinel_mcp.core.log_window import bound_log
-from sentinel_mcp.storage import StorageError
 
 # modules that add sub-commands; a missing one is skipped so a partial install still runs
 _COMMAND_MODULES = [
@@ -59,7 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    with imports_uncollected(_COMMAND_MODULES[0]):  # the command modules, config and storage: uncollected
+        parser = build_parser()
+        from sentinel_mcp.config import ConfigError
+        from sentinel_mcp.storage import StorageError
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,

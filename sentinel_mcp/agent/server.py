@@ -13,14 +13,13 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from fnmatch import fnmatchcase
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from sentinel_mcp.agent.loop import AgentLoop, RunResult
 from sentinel_mcp.agent.personal_steps import TRACE_KINDS
 from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.settings import AgentSettings, Caps, agent_settings
@@ -40,6 +39,9 @@ from sentinel_mcp.core.redactor import SENSITIVE_META
 from sentinel_mcp.core.untrusted_text import UNTRUSTED_META, marker
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
+
+if TYPE_CHECKING:  # the loop is imported by the first run (agent_run): the built-in starts without it
+    from sentinel_mcp.agent.loop import RunResult
 
 Settings = AgentSettings  # the built-in contract: its typed settings beside create_server
 
@@ -91,7 +93,7 @@ def _result(
     )
 
 
-def _summary(run: RunResult) -> str:
+def _summary(run: "RunResult") -> str:
     lines = [
         (
             f"agent run {run.run_id}: {run.status} after {len(run.steps)} step(s), {run.seconds:.1f} s, "
@@ -203,6 +205,9 @@ def build_server(
 
         async with one_at_a_time:
             try:
+                # imported by the first run, not at start-up (the built-in is built then); once, ~20 ms
+                from sentinel_mcp.agent.loop import AgentLoop
+
                 run = await AgentLoop(port, backend, store, settings).run(
                     goal,
                     session=session_of(ctx),

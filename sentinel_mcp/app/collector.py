@@ -7,6 +7,8 @@ than 700 young objects between them, so the default collected (and promoted, and
 that were still in use, every dozen calls; about a tenth of the event loop's time per call (issue 21,
 benchmarks/README.md). Objects without cycles are freed by reference counting either way; cyclic garbage
 waits for at most ``YOUNG_THRESHOLD`` allocations, a bounded amount (the memory row of ``hot_path.py``).
+
+Before that, start-up imports its modules with the collector paused (``core/import_collector.py``).
 """
 
 from __future__ import annotations

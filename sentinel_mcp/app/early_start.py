@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from sentinel_mcp.core.import_collector import imports_uncollected
 from sentinel_mcp.config import Config, StdioServer
 from sentinel_mcp.gateway import early_spawn
 
@@ -31,7 +32,8 @@ async def serve_stdio_early(config: Config) -> None:
     try:
         await launch_stdio_upstreams(config)
         # imported now, while the upstreams start: the SDK, the engine, the built-ins' registry
-        from sentinel_mcp.app.serve import serve_stdio
+        with imports_uncollected("sentinel_mcp.app.serve"):
+            from sentinel_mcp.app.serve import serve_stdio
 
         await serve_stdio(config)
     finally:
@@ -41,7 +43,8 @@ async def serve_stdio_early(config: Config) -> None:
 async def serve_http_early(config: Config, host: str, port: int, served: list[Any] | None = None) -> None:
     try:
         await launch_stdio_upstreams(config)
-        from sentinel_mcp.app.serve import http_server
+        with imports_uncollected("sentinel_mcp.app.serve"):
+            from sentinel_mcp.app.serve import http_server
 
         server = http_server(config, host, port)  # a refusal to serve (TLS, auth) raises here, no socket yet
         if served is not None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Protocol, T
 from weakref import WeakKeyDictionary
 
 from sentinel_mcp.core.errors import SentinelError
+from sentinel_mcp.core.import_collector import imports_uncollected
 from sentinel_mcp.core.shared_devices import SharedDevices
 
 if TYPE_CHECKING:  # annotations only: the config imports this registry and stays light (no mcp, no port)
@@ -217,7 +218,8 @@ def load_section_model(name: str) -> type[Any] | None:
     """The model of ``sentinel.<name>``; None when its area is not installed (a partial install)."""
     module_name, _, attr = SECTION_MODELS[name].partition(":")
     try:
-        module = importlib.import_module(module_name)
+        with imports_uncollected(module_name):  # the first read of a config (start-up) imports it
+            module = importlib.import_module(module_name)
     except ModuleNotFoundError as e:
         if e.name and module_name.startswith(e.name):
             return None
