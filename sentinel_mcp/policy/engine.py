@@ -286,9 +286,10 @@ class PrologEngine(EngineThread):
         if not ran or text is None:
             return False, None
         m = _KEPT_ANSWER.fullmatch(text)
-        if m is not None:  # the common answer (an allow, its proof kept) read at once: answer_of's, then its id
-            return True, {"status": "proved", "tree": KeptProof(int(m.group(1)), None, small=True), "needs": [],
-                          "unmet": [], "tentative": [], "violations": []}
+        if m is not None:  # the common answer (an allow, its proof kept), read at once: answer_of's
+            kept = KeptProof(int(m.group(1)), None, small=True)
+            return True, {"status": "proved", "tree": kept, "needs": [], "unmet": [], "tentative": [],
+                          "violations": []}
         ran, out = self._read_here(text, int(limit))
         if out is not None:
             kept_id = _kept_id(out)

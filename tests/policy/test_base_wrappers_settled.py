@@ -23,7 +23,8 @@ binding(order(Id, S), tool('shop__get_order', [id = Id]), extract([S = '/status'
 binding(order(Id, S), tool('shop__order_again', [id = Id]), extract([S = '/status']), [ttl(60)]).
 binding(flag, tool('shop__flag', []), extract([]), [ttl(60)]).
 askable(ok_to(U, W), "May ~w do ~w?", yes_no, []).
-guard('shop__x', [user = U], ( findall(S, order(U, S), _), findall(V, plain(U, V), _), \\+ flag, \\+ ok_to(U, w) )).
+guard('shop__x', [user = U],
+      ( findall(S, order(U, S), _), findall(V, plain(U, V), _), \\+ flag, \\+ ok_to(U, w) )).
 """
 
 NOW = time.time()
@@ -32,7 +33,8 @@ FAR, GONE = NOW + 3600, NOW - 10
 FACTS = [
     ("plain(u1, a)", FAR, "observed"), ("plain(u1, b)", FAR, "observed"), ("plain(u1, c)", GONE, "observed"),
     ("plain(u2, a)", FAR, "observed"),
-    ("order(o1, open)", FAR, "observed"), ("order(o1, shut)", FAR, "observed"), ("order(o2, open)", FAR, "observed"),
+    ("order(o1, open)", FAR, "observed"), ("order(o1, shut)", FAR, "observed"),
+    ("order(o2, open)", FAR, "observed"),
     ("'$fetched'(order, 2, 'shop__get_order', json([id=o1]))", FAR, "observed"),
     ("'$fetched'(order, 2, 'shop__order_again', json([id=o1]))", FAR, "observed"),
     ("'$fetched'(order, 2, 'shop__get_order', json([id=o2]))", GONE, "observed"),
