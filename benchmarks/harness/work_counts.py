@@ -4,7 +4,9 @@ A timing here moves by a third from run to run, so a regression of 10-40 % hides
 work does not. For each tree, in processes of its own (its sources first on the path):
 
 - SWI-Prolog inferences per decision of the airline cancel guard (every fact present, 100k other facts:
-  ``hot_path.py``'s guard), the engine's CPU p50 beside it for reference;
+  ``hot_path.py``'s guard), the engine's CPU p50 beside it for reference, and the Python function calls
+  (cProfile's count, C functions included) per ``PolicyGuard.decide`` of that guard (the Python side of a
+  decision: query arguments, the handoff, the answer read, the decision built);
 - Python function calls (cProfile's count, C functions included) per 2026-07-28 ``tools/call`` of the
   in-process no-op built-in on the HTTP front (guard and durable audit on), on the gateway's event-loop
   thread, over ``--calls`` sequential calls after a warm-up; and the functions whose calls per request
@@ -41,7 +43,11 @@ ROOT = HERE.parent.parent.parent
 
 
 async def guard_counts(decisions: int) -> dict[str, float]:
-    """In a child: inferences and engine CPU per decision of this tree's airline cancel guard."""
+    """In a child: inferences, engine CPU and Python function calls per decision of this tree's airline cancel
+    guard."""
+    import cProfile
+    import pstats
+
     import guard_latency as gl
     from answered_guard import answered_cancel_guard
 
@@ -52,6 +58,14 @@ async def guard_counts(decisions: int) -> dict[str, float]:
         async with answered_cancel_guard(gl, Path(d)) as (guard, c):
             for _ in range(20):
                 await guard.decide(c)
+            prof = cProfile.Profile()
+            prof.enable()
+            for _ in range(decisions):
+                await guard.decide(c)
+            prof.disable()
+            stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+            # the profiler's own disable() is the one call not a decision's
+            python_calls = (sum(v[1] for v in stats.values()) - 1) / decisions
             rb = guard.rulebases.current
             mod = await guard.knowledge.ensure(c.session_id, rb)
             goal = (
@@ -71,7 +85,8 @@ async def guard_counts(decisions: int) -> dict[str, float]:
     pairs = [re.match(r"-\((\d+), ([-\d.e+]+)\)", str(x)) for x in rows[0]["Out"]]
     inferences = sorted(int(m.group(1)) for m in pairs if m)
     cpu = sorted(float(m.group(2)) for m in pairs if m)
-    return {"inferences": inferences[len(inferences) // 2], "engine_cpu_us": cpu[len(cpu) // 2]}
+    return {"inferences": inferences[len(inferences) // 2], "engine_cpu_us": cpu[len(cpu) // 2],
+            "python_calls": python_calls}
 
 
 def serve_profiled(tree: str, argv: list[str]) -> None:
@@ -253,7 +268,7 @@ def main() -> None:
     calls: dict[str, dict[str, float]] = {}
     stdio: dict[str, dict[str, float]] = {}
     skip = set(args.skip.split(","))
-    nan = {"inferences": float("nan"), "engine_cpu_us": float("nan")}
+    nan = {"inferences": float("nan"), "engine_cpu_us": float("nan"), "python_calls": float("nan")}
     for name, tree in trees.items():
         guard[name], calls[name], stdio[name] = nan, {}, {}
         if "guard" not in skip:
@@ -275,6 +290,8 @@ def main() -> None:
           + " ".join(f"{guard[n]['inferences']:12.0f}" for n in names))
     print(f"{'guard: engine CPU per decision, p50 (us; a timing, for reference)':72s} "
           + " ".join(f"{guard[n]['engine_cpu_us']:12.0f}" for n in names))
+    print(f"{'guard: Python function calls per PolicyGuard.decide (the same guard)':72s} "
+          + " ".join(f"{guard[n].get('python_calls', float('nan')):12.1f}" for n in names))
     print(f"{f'HTTP tools/call ({args.era}), no-op built-in: Python function calls per call':72s} "
           + " ".join(f"{sum(calls[n].values()):12.0f}" for n in names))
     print(f"{'stdio tools/call (2026-07-28), no-op of a stdio upstream: Python function calls per call':72s} "

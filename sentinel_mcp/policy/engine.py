@@ -236,24 +236,31 @@ class PrologEngine(EngineThread):
         """(ran, answer) of a pass tried on the caller's thread: (False, None) when it did not run there (the
         engine is busy, the thread has no engine, the arguments are large); (True, None) when it ran but must
         be decided again on the engine thread (over the cap, or an error the cap may have caused)."""
+        ran, text = self._text_here(compact, key, limit)
+        if not ran or text is None:
+            return False, None
+        return self._read_here(text, limit)
+
+    def _text_here(self, compact: bool, key: tuple[Any, ...], limit: int) -> tuple[bool, str | None]:
+        """The answer text of a pass tried on the caller's thread, as ``_pass_here``'s (False, None) when it
+        did not run there."""
         if len(key[4]) > INLINE_ARGUMENT_CHARS:
             return False, None
-        cap = min(limit, INLINE_INFERENCES)
+        cap = limit if limit < INLINE_INFERENCES else INLINE_INFERENCES
         if cap < limit:
             call = _SN_DECIDE_INLINE if compact else _sn_decide_capped_written
         else:
             call = _SN_DECIDE_COMPACT if compact else _SN_DECIDE
-
-        def here(_: Any) -> str:
-            return call(*key, cap)
-
         try:
-            ran, text = self.try_now(here)
+            return self.try_call(call, *key, cap)
         except PrologCallError as e:
             raise EngineError(f"prolog error: {e}") from None
-        if not ran or text is None:
-            return False, None
+
+    @staticmethod
+    def _read_here(text: str, limit: int) -> tuple[bool, dict[str, Any] | None]:
+        """``_pass_here``'s answer of a pass that ran on the caller's thread and answered ``text``."""
         out: dict[str, Any] = answer_of(text)
+        cap = limit if limit < INLINE_INFERENCES else INLINE_INFERENCES
         # over the cap, or an error the cap may have caused: decided again on the engine thread
         if cap < limit and out.get("status") in ("over_limit", "error"):
             return True, None
@@ -275,7 +282,15 @@ class PrologEngine(EngineThread):
         caller given (False, None) or (True, None) decides through ``decide_compact`` (with ``here=False``
         after (True, None): the engine thread, with the whole limit)."""
         key = (rb, session, float(now), tool, call_args_text(arguments), digest, version)
-        ran, out = self._pass_here(True, key, int(limit))
+        ran, text = self._text_here(True, key, int(limit))
+        if not ran or text is None:
+            return False, None
+        m = _KEPT_ANSWER.fullmatch(text)
+        if m is not None:  # the common answer (an allow, its proof kept), read at once: answer_of's
+            kept = KeptProof(int(m.group(1)), None, small=True)
+            return True, {"status": "proved", "tree": kept, "needs": [], "unmet": [], "tentative": [],
+                          "violations": []}
+        ran, out = self._read_here(text, int(limit))
         if out is not None:
             kept_id = _kept_id(out)
             if kept_id is not None:
@@ -497,9 +512,12 @@ def call_args_text(arguments: dict[str, Any]) -> str:
     parts = ["\x1e"]
     for k, v in arguments.items():
         t = type(v)
-        if type(k) is not str:
+        # ``in``, not a count of the joined text: no call a key or value (most calls' arguments are few)
+        if type(k) is not str or "\x1e" in k or "\x1f" in k:
             return json_text(arguments)
         if t is str:
+            if "\x1e" in v or "\x1f" in v:
+                return json_text(arguments)
             parts += (k, "s" + v)
         elif t is bool or v is None:
             parts += (k, _TAG[v])
@@ -507,10 +525,7 @@ def call_args_text(arguments: dict[str, Any]) -> str:
             parts += (k, "i" + str(v))
         else:
             return json_text(arguments)
-    text = "\x1f".join(parts)
-    if text.count("\x1f") != 2 * len(arguments) or text.count("\x1e") != 1:
-        return json_text(arguments)
-    return text
+    return "\x1f".join(parts)
 
 
 # the answer of a proved pass whose proof is kept: one fixed text around its id (answer_text/2 in

@@ -122,16 +122,27 @@ class EngineThread:
         """Run ``fn`` (direct calls only: it gets no pyswip handle) on the calling thread's own engine, if the
         thread has one, no job runs and none waits (a job put earlier runs first); (False, None) otherwise,
         and the caller submits a job instead. ``fn``'s exception is raised."""
+        return self.try_call(fn, None)
+
+    def try_call(self, fn: Callable[..., T], *args: Any) -> tuple[bool, T | None]:
+        """``try_now`` of ``fn(*args)`` (a direct call given its arguments: no closure made and called per
+        decision)."""
         if not self._ready.is_set() or self._start_error is not None:
             self.start()
-        if self._waiting or self._stopped or not self._thread_has_engine():
+        if self._waiting or self._stopped:
+            return False, None
+        try:  # the thread's answer once known: an attribute read, not two calls a decision
+            has = self._has_engine.value
+        except AttributeError:
+            has = self._thread_has_engine()
+        if not has:
             return False, None
         if not self._use.acquire(blocking=False):
             return False, None
         try:
             if self._waiting or self._stopped:
                 return False, None
-            return True, fn(None)
+            return True, fn(*args)
         finally:
             self._use.release()
 

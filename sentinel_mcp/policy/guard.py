@@ -334,7 +334,7 @@ class PolicyGuard(ObserveStep, Guard):
         return self.engine.decide_compact_here(
             rb.module,
             mod,
-            process_clock.now(),
+            process_clock.CLOCK.now(),  # process_clock.now()'s reading, one call fewer a decision
             call.identity,
             call.arguments,
             call.digest,

@@ -286,14 +286,15 @@ async def decide_on_engine_thread(engine: PrologEngine, *args: Any, **kw: Any) -
 
 
 class InlineSpy:
-    """Counts the decisions try_now ran on the caller's thread and the jobs put on the engine's."""
+    """Counts the decisions try_now (its ``try_call``, which a decision calls directly) ran on the caller's
+    thread and the jobs put on the engine's."""
 
     def __init__(self, engine: PrologEngine, monkeypatch: pytest.MonkeyPatch) -> None:
         self.here = self.jobs = 0
-        try_now, put = engine.try_now, engine._put
+        try_call, put = engine.try_call, engine._put
 
-        def counted_try_now(fn: Any) -> Any:
-            ran, value = try_now(fn)
+        def counted_try_call(fn: Any, *args: Any) -> Any:
+            ran, value = try_call(fn, *args)
             self.here += ran
             return ran, value
 
@@ -301,7 +302,7 @@ class InlineSpy:
             self.jobs += 1
             put(job)
 
-        monkeypatch.setattr(engine, "try_now", counted_try_now)
+        monkeypatch.setattr(engine, "try_call", counted_try_call)
         monkeypatch.setattr(engine, "_put", counted_put)
 
 
