@@ -157,7 +157,7 @@ def redact_entry(entry: AuditEntry) -> AuditEntry:
     try:
         redacted = redact_record(fields, entry.sensitive)
     except (RecursionError, ValueError):  # nested deeper than it recurses, an integer too long to write: what
-        # lies below the record's depth is cut first (it is not kept anyway: ``record_bounds``), so the rest is redacted and the row written
+        # lies below the record's depth is cut first (not kept anyway: ``record_bounds``), the rest redacted
         fields["arguments"] = shallow(entry.arguments, AUDIT_ARGUMENTS.depth)
         fields["proof"] = shallow(entry.proof, AUDIT_PROOF.depth)
         redacted = redact_record(fields, entry.sensitive)
