@@ -27,8 +27,8 @@ from json import encoder as _encoder
 from typing import Any
 
 __all__ = [
-    "AUDIT_ARGUMENTS", "AUDIT_PROOF", "CUT_KEY", "DEVICE_DECISION", "RecordLimits", "bounded", "bounded_json",
-    "canonical_digest", "cut_text", "shallow", "was_cut",
+    "AUDIT_ARGUMENTS", "AUDIT_PROOF", "CUT_KEY", "DEVICE_DECISION", "FACT_VALUE", "MAX_FACTS_PER_RESULT", "RecordLimits", "bounded", "bounded_json",
+    "canonical_digest", "cut_text", "shallow", "was_cut", "within",
 ]
 
 CUT_KEY = "sentinel_cut"
@@ -51,6 +51,11 @@ AUDIT_ARGUMENTS = RecordLimits(chars=4000, string=1000, items=100, depth=32)
 AUDIT_PROOF = RecordLimits(chars=20000, string=2000, items=500, depth=64)
 # the device firewall's decision record (``device_tools/runtime.py``): one line of decisions.jsonl
 DEVICE_DECISION = RecordLimits(chars=8000, string=1000, items=100, depth=16)
+
+# a fact learned from a tool's result (``policy/fact_store.py``): never cut (a cut value is another fact),
+# a result's facts past these are not learned at all; and how many facts one result may teach
+FACT_VALUE = RecordLimits(chars=4000, string=2000, items=100, depth=16)
+MAX_FACTS_PER_RESULT = 5_000
 
 # the canonical text hashed is built from the value's parts; past this many it is not hashed (a cycle, or
 # a value no wire message can carry: a message holds at most ``wire_limits.MAX_VALUES``)
@@ -202,6 +207,11 @@ def _within(value: Any, limits: RecordLimits) -> str | None:
             elif ch in "]}":
                 level -= 1
     return text
+
+
+def within(value: Any, limits: RecordLimits) -> bool:
+    """Whether ``value`` is within ``limits`` as it is (for a record that is kept whole or not at all)."""
+    return _within(value, limits) is not None
 
 
 def bounded(value: Any, limits: RecordLimits) -> Any:
