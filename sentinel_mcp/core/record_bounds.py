@@ -27,7 +27,8 @@ from json import encoder as _encoder
 from typing import Any
 
 __all__ = [
-    "AUDIT_ARGUMENTS", "AUDIT_PROOF", "CUT_KEY", "DEVICE_DECISION", "FACT_VALUE", "MAX_FACTS_PER_RESULT", "RecordLimits", "bounded", "bounded_json",
+    "AUDIT_ARGUMENTS", "AUDIT_PROOF", "CUT_KEY", "DEVICE_DECISION", "FACT_VALUE", "KEPT_KEY",
+    "MAX_FACTS_PER_RESULT", "RecordLimits", "bounded", "bounded_json",
     "canonical_digest", "cut_text", "shallow", "was_cut", "within",
 ]
 

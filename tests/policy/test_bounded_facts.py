@@ -38,7 +38,9 @@ def _largest_fact(store: Path) -> int:
     ],
     ids=["megabyte cabin", "megabyte passenger name", "fifty thousand legs", "fifty thousand passengers"],
 )
-async def test_a_hostile_results_huge_facts_are_never_stored(tmp_path: Path, hostile: dict, denied: bool) -> None:
+async def test_a_hostile_results_huge_facts_are_never_stored(
+    tmp_path: Path, hostile: dict, denied: bool
+) -> None:
     d = await decide_cancel(tmp_path, {"reservation": ("raw", hostile)})
     if denied:
         assert isinstance(d, Deny) and not reaches_confirmation(d), d
