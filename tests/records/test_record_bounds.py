@@ -65,7 +65,8 @@ def test_the_hash_is_of_the_json_anyone_can_write_of_the_full_value() -> None:
 
 
 def test_a_value_within_the_limits_is_kept_as_it_is() -> None:
-    for value in [{"a": "[[[[[[[[[[[[[[[[[[[[ not nesting ]]]]"}, [1, [2, [3]]], {"k": "\\\"[[[[[[[[[["}, None]:
+    strings = [{"a": "[[[[[[[[[[[[[[[[[[[[ not nesting ]]]]"}, {"k": "\\\"[[[[[[[[[["}]
+    for value in [*strings, [1, [2, [3]]], None]:
         assert within(value, LIMITS) and bounded(value, LIMITS) is value
         assert bounded_json(value, LIMITS) == json.dumps(value, sort_keys=True, ensure_ascii=True)
     assert not within(_deep(9), LIMITS)  # nine levels: one past the limit, however short
