@@ -115,3 +115,20 @@ async def test_a_call_kept_cut_is_not_replayed_as_if_the_cut_copy_were_the_call(
     assert run.returncode == 0, run.stdout + run.stderr
     assert "Replayed 1 recorded call(s)" in run.stdout, run.stdout
     assert "its arguments and proof were kept cut in the record" in run.stdout, run.stdout
+
+
+async def test_the_proof_page_shows_the_kept_tree_and_says_it_was_cut(tmp_path):
+    from sentinel_mcp.console.proof_view import facts_in, proof_nodes
+
+    tree = {"goal": "cancel_ok(r1)", "by": [{"fact": f"leg(r1, f{i})", "provenance": "observed"}
+                                            for i in range(2_000)]}
+    proof = {"tree": tree, "rulebase_version": "v1", "note": "n" * 100_000}
+    log = await AuditLog(tmp_path / "sentinel.db").open()
+    try:
+        await log.write(AuditEntry(session="s", tool="t", decision="allow", outcome="ok", proof=proof))
+        [call] = await log.read(tail=1)
+    finally:
+        await log.close()
+    root, rest = proof_nodes(call["proof"])
+    assert root is not None and "leg(r1, f0)" in facts_in(root)  # the kept part of the tree, as a tree
+    assert rest["cut"]["full_sha256"] == canonical_digest(proof)[0] and rest["rulebase_version"] == "v1"
