@@ -25,7 +25,9 @@ from sentinel_mcp.gateway.audit_batch import RowBatch, batchable
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
 from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
 from sentinel_mcp.core.json_text import compact_encoder
-from sentinel_mcp.core.record_bounds import AUDIT_ARGUMENTS, AUDIT_PROOF, RecordLimits, bounded_json, shallow
+from sentinel_mcp.core.record_bounds import (
+    AUDIT_ARGUMENTS, AUDIT_PROOF, RecordLimits, bounded_json, cut_text, shallow,
+)
 from sentinel_mcp.core.redactor import redact_record, scrub_text
 from sentinel_mcp.storage import Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
@@ -76,14 +78,14 @@ def _timings_text(timings: Any) -> str | None:
 
 
 def _text(value: str | None, limit: int = MAX_TEXT_CHARS) -> str | None:
-    """Text a caller may have shaped (tool names, reasons quoting arguments): cut to ``limit`` characters,
-    lone surrogates and NUL escaped (``\\udc80``, ``\\x00``): every backend can hold what is left
-    (PostgreSQL's ``text`` refuses a NUL, which SQLite keeps), so the same row is stored, and hashed, on
-    both."""
+    """Text a caller may have shaped (tool names, reasons quoting arguments): cut to ``limit`` characters
+    (saying how many more there were), lone surrogates and NUL escaped (``\\udc80``, ``\\x00``): every
+    backend can hold what is left (PostgreSQL's ``text`` refuses a NUL, which SQLite keeps), so the same row
+    is stored, and hashed, on both."""
     if value is None or type(value) is not str:
         return value
     if len(value) > limit:
-        value = value[:limit] + "…"
+        value = cut_text(value, limit)  # says how much it lost (``record_bounds``)
     if not value.isascii():
         try:
             value.encode("utf-8")
