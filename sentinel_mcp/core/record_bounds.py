@@ -55,8 +55,8 @@ DEVICE_DECISION = RecordLimits(chars=8000, string=1000, items=100, depth=16)
 
 # a fact learned from a tool's result (``policy/fact_store.py``): never cut (a cut value is another fact),
 # a result's facts past these are not learned at all; and how many facts one result may teach
-FACT_VALUE = RecordLimits(chars=4000, string=2000, items=100, depth=16)
-MAX_FACTS_PER_RESULT = 5_000
+FACT_VALUE = RecordLimits(chars=16000, string=4000, items=1000, depth=16)
+MAX_FACTS_PER_RESULT = 20_000
 
 # the canonical text hashed is built from the value's parts; past this many it is not hashed (a cycle, or
 # a value no wire message can carry: a message holds at most ``wire_limits.MAX_VALUES``)
