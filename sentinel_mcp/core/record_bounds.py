@@ -38,13 +38,15 @@ KEPT_KEY = "kept"
 
 @dataclass(frozen=True)
 class RecordLimits:
-    """What one record kind keeps of one value (characters of JSON text, counts, levels)."""
+    """What one record kind keeps of one value. A value whose JSON text is at most ``chars`` characters and
+    ``depth`` levels deep is kept whole; the others are cut to a copy whose strings, objects, arrays and
+    integers are at most ``string``, ``items``, ``digits`` long, shortened further until it fits ``chars``."""
 
-    chars: int  # the kept value's JSON text, about (the cut notice adds under 400)
-    string: int  # characters of one string (and of one object key)
-    items: int  # entries of one object or array
+    chars: int  # the kept value's JSON text (the cut notice adds under 400)
+    string: int  # characters of one string (and of one object key) in a cut copy
+    items: int  # entries of one object or array in a cut copy
     depth: int  # levels of nesting
-    digits: int = 100  # digits of one integer (as the wire allows: ``wire_limits.MAX_INT_DIGITS``)
+    digits: int = 100  # digits of one integer in a cut copy (as the wire: ``wire_limits.MAX_INT_DIGITS``)
 
 
 # the audit row's columns (``gateway/audit.py``): a tool's arguments, and a decision's proof
@@ -53,8 +55,9 @@ AUDIT_PROOF = RecordLimits(chars=20000, string=2000, items=500, depth=64)
 # the device firewall's decision record (``device_tools/runtime.py``): one line of decisions.jsonl
 DEVICE_DECISION = RecordLimits(chars=8000, string=1000, items=100, depth=16)
 
-# a fact learned from a tool's result (``policy/fact_store.py``): never cut (a cut value is another fact),
-# a result's facts past these are not learned at all; and how many facts one result may teach
+# a fact learned from a tool's result (``policy/fact_bounds.py``): never cut (a cut value is another fact),
+# so only ``chars`` and ``depth`` count: a binding whose fact is past them is not learned from that result;
+# and how many facts one result may teach
 FACT_VALUE = RecordLimits(chars=16000, string=4000, items=1000, depth=16)
 MAX_FACTS_PER_RESULT = 20_000
 

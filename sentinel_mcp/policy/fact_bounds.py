@@ -23,6 +23,19 @@ def _binding_of(fact: dict[str, Any]) -> tuple[str, int]:
     return str(fact["predicate"]), len(fact["args"])
 
 
+# a fact whose text is this short, with this few brackets, is within the limits: its JSON is at most twelve
+# characters a character of its text (an escaped astral character), and each level of nesting takes a bracket;
+# told without encoding its arguments (the usual fact of every read a rulebase learns from)
+_SHORT = FACT_VALUE.chars // 12
+
+
+def _kept(fact: dict[str, Any]) -> bool:
+    text = fact["fact"]
+    if len(text) <= _SHORT and text.count("[") + text.count("(") + text.count("{") <= FACT_VALUE.depth:
+        return True
+    return len(text) <= 2 * FACT_VALUE.chars and within(fact["args"], FACT_VALUE)
+
+
 def kept_facts(extracted: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """The facts of ``extracted`` that may be kept, and the bindings left unread for a fact past the limits
     (``Name/Arity (why)``, as the engine names an unreadable binding)."""
@@ -30,12 +43,10 @@ def kept_facts(extracted: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], l
         names = sorted({_binding_of(f) for f in extracted})
         why = f"the result holds more than {MAX_FACTS_PER_RESULT} facts"
         return [], [f"{n}/{a} ({why})" for n, a in names if not n.startswith("$")]
-    over = {_binding_of(f) for f in extracted
-            if f["predicate"] != MARKER
-            and (len(f["fact"]) > 2 * FACT_VALUE.chars or not within(f["args"], FACT_VALUE))}
+    over = {_binding_of(f) for f in extracted if f["predicate"] != MARKER and not _kept(f)}
     if not over:
         return extracted, []
     kept = [f for f in extracted if _binding_of(f) not in over]
-    why = (f"a fact is past the limits facts are kept within ({FACT_VALUE.chars} characters, strings of "
-           f"{FACT_VALUE.string}, {FACT_VALUE.items} items, {FACT_VALUE.depth} levels)")
+    why = (f"a fact is past the limits facts are kept within ({FACT_VALUE.chars} characters of JSON, "
+           f"{FACT_VALUE.depth} levels)")
     return kept, [f"{n}/{a} ({why})" for n, a in sorted(over)]

@@ -52,3 +52,18 @@ async def test_a_hostile_results_huge_facts_are_never_stored(
 async def test_a_result_within_the_limits_still_reaches_the_confirmation(tmp_path: Path) -> None:
     d = await decide_cancel(tmp_path, {"reservation": ("raw", {**RESERVATION, "notes": "n" * 5_000})})
     assert reaches_confirmation(d), d
+
+
+def test_a_binding_with_one_fact_too_large_keeps_none_of_its_facts_nor_its_marker() -> None:
+    """Its legs without the one left out would read as "no leg flown": the binding is not read at all."""
+    from sentinel_mcp.policy.fact_bounds import kept_facts
+
+    def fact(pred: str, *args: object) -> dict:
+        return {"predicate": pred, "args": list(args), "fact": f"{pred}({','.join(map(repr, args))})"}
+
+    extracted = [fact("$fetched", "leg", 2, "t", {}), fact("leg", "r1", "f1"),
+                 fact("leg", "r1", "x" * 20_000), fact("$fetched", "cabin", 2, "t", {}),
+                 fact("cabin", "r1", "business")]
+    kept, unread = kept_facts(extracted)
+    assert [(f["predicate"], f["args"][0]) for f in kept] == [("$fetched", "cabin"), ("cabin", "r1")]
+    assert len(unread) == 1 and unread[0].startswith("leg/2 (a fact is past the limits")
