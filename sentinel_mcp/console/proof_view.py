@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sentinel_mcp.core.record_bounds import CUT_KEY, KEPT_KEY, was_cut
+
 MAX_NODES = 2000  # a hostile or huge proof is cut, never rendered without bound
 MAX_DEPTH = 60
 
@@ -91,9 +93,13 @@ def _children(items: list[Any], budget: list[int], depth: int, *, keyed: bool = 
 def proof_nodes(proof: Any) -> tuple[Node | None, dict[str, Any]]:
     """The proof tree's root (None when the record has no tree) and the rest of the proof (rulebase version,
     passes, fetches, questions, unmet) for a plain listing."""
+    notice = None
+    if was_cut(proof):  # kept cut in the record (``core/record_bounds``): the tree of what was kept, and why
+        notice, proof = proof[CUT_KEY], proof[KEPT_KEY]
     if not isinstance(proof, dict):
-        return (None, {"proof": proof}) if proof is not None else (None, {})
-    rest = {k: v for k, v in proof.items() if k != "tree"}
+        rest_only: dict[str, Any] = {"proof": proof} if proof is not None else {}
+        return None, rest_only | ({"cut": notice} if notice is not None else {})
+    rest = {k: v for k, v in proof.items() if k != "tree"} | ({"cut": notice} if notice is not None else {})
     tree = proof.get("tree")
     return (_node(tree, [MAX_NODES], 0) if tree is not None else None), rest
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.core.record_bounds import was_cut
 from sentinel_mcp.console.proof_view import facts_with_provenance, proof_nodes
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, ToolCall
 from sentinel_mcp.gateway.catalog_health import CatalogHealth
@@ -278,6 +279,15 @@ async def replay(
                 if _redacted(row.get("arguments")):
                     report.skipped_other.append(
                         f"{row.get('tool')} (#{row.get('id')}): arguments were redacted"
+                    )
+                    continue
+                # a record kept cut (``core/record_bounds``) does not hold the call, or what it was decided
+                # on: deciding the cut copy would be deciding another call
+                cut = [k for k in ("arguments", "proof") if was_cut(row.get(k))]
+                if cut:
+                    report.skipped_other.append(
+                        f"{row.get('tool')} (#{row.get('id')}): its {' and '.join(cut)} were kept cut in the "
+                        "record (too large to keep whole)"
                     )
                     continue
                 if not base.governs(call.identity) and not cand.governs(call.identity):

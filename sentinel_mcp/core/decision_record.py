@@ -7,7 +7,9 @@ decides inside that call (the firewall's confirmation, the sensors' consent and 
 ``BuiltinRecord`` carrying the same ``decision_id``: a row that points to the log, never a trail of its own.
 Built standalone (no gateway), ``decision_id`` is empty.
 
-Records pass through the one redaction path (``core.redactor``) before they are written, and a record that
+Records pass through the one redaction path (``core.redactor``) before they are written, then the one bound
+(``core.record_bounds``, ``DEVICE_DECISION``): details of megabytes, or nested thousands of levels deep, are
+kept cut, with the notice ``sentinel_cut`` (how much, and the hash of the full details). A record that
 cannot be written raises ``RecordNotWritten``: the caller then refuses (fail closed).
 """
 
@@ -19,6 +21,7 @@ from enum import StrEnum
 from typing import Any
 
 from sentinel_mcp.core.errors import SentinelError
+from sentinel_mcp.core.record_bounds import CUT_KEY, DEVICE_DECISION, KEPT_KEY, bounded, cut_text, shallow
 from sentinel_mcp.core.redactor import redact_record
 
 __all__ = ["BuiltinRecord", "Outcome", "RecordNotWritten"]
@@ -63,7 +66,17 @@ class BuiltinRecord:
     def redacted(self) -> dict[str, Any]:
         """The record as it may be stored, flat: its details scrubbed like the gateway's own audit rows
         (cards, one-time codes, tokens), then the typed fields, which details cannot override."""
-        scrubbed = redact_record({"reason": self.reason, "error": self.details})
-        return dict(scrubbed["error"]) | {"area": self.area, "outcome": self.outcome.value,
-                                          "decision_id": self.decision_id, "reason": scrubbed["reason"],
-                                          "recorded_at": self.at}
+        try:
+            scrubbed = redact_record({"reason": self.reason, "error": self.details})
+        except (RecursionError, ValueError):  # nested deeper than it recurses, an integer too long to write:
+            # what lies below the kept depth is cut first (it would not be kept anyway)
+            scrubbed = redact_record({"reason": self.reason,
+                                      "error": shallow(self.details, DEVICE_DECISION.depth)})
+        details = bounded(scrubbed["error"], DEVICE_DECISION)
+        if CUT_KEY in details and isinstance(details.get(KEPT_KEY), dict):
+            # the kept details stay where readers look for them, beside the notice of the cut
+            details = {**details[KEPT_KEY], CUT_KEY: details[CUT_KEY]}
+        return dict(details) | {"area": self.area, "outcome": self.outcome.value,
+                                "decision_id": self.decision_id,
+                                "reason": cut_text(scrubbed["reason"], DEVICE_DECISION.string),
+                                "recorded_at": self.at}

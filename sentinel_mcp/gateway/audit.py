@@ -25,12 +25,17 @@ from sentinel_mcp.gateway.audit_batch import RowBatch, batchable
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
 from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
 from sentinel_mcp.core.json_text import compact_encoder
+from sentinel_mcp.core.record_bounds import (
+    AUDIT_ARGUMENTS, AUDIT_PROOF, RecordLimits, bounded_json, cut_text, shallow,
+)
 from sentinel_mcp.core.redactor import redact_record, scrub_text
 from sentinel_mcp.storage import Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
 
-MAX_ARGS_CHARS = 4000
-MAX_PROOF_CHARS = 20000
+# a tool's arguments and a decision's proof are kept within their record limits (``core/record_bounds.py``:
+# cut, still JSON, with the full value's hash), whatever a caller, an upstream or a rulebase made of them
+MAX_ARGS_CHARS = AUDIT_ARGUMENTS.chars
+MAX_PROOF_CHARS = AUDIT_PROOF.chars
 # texts a caller shapes, cut as the arguments are: a row is never much larger than what Sentinel itself
 # writes, so a call cannot make the log (and the disk everyone's calls need) grow by megabytes
 MAX_NAME_CHARS = 1000  # the session, the client's name, the tool's name as the caller spelt it
@@ -47,14 +52,13 @@ _STORED = json.JSONEncoder(ensure_ascii=True, default=str, sort_keys=True)
 _CANONICAL = compact_encoder(ensure_ascii=False)  # its C encoder built once too (core/json_text.py)
 
 
-def _json(value: Any, limit: int | None = None) -> str | None:
+def _json(value: Any, limits: RecordLimits | None = None) -> str | None:
     if value is None:
         return None
     # ``{}``: the arguments of most calls to tools without parameters (its text, without the encoder's set-up)
-    text = "{}" if type(value) is dict and not value else _STORED.encode(value)
-    if limit and len(text) > limit:
-        text = text[:limit] + "…"
-    return text
+    if type(value) is dict and not value:
+        return "{}"
+    return _STORED.encode(value) if limits is None else bounded_json(value, limits)
 
 
 def _timings_text(timings: Any) -> str | None:
@@ -74,14 +78,14 @@ def _timings_text(timings: Any) -> str | None:
 
 
 def _text(value: str | None, limit: int = MAX_TEXT_CHARS) -> str | None:
-    """Text a caller may have shaped (tool names, reasons quoting arguments): cut to ``limit`` characters,
-    lone surrogates and NUL escaped (``\\udc80``, ``\\x00``): every backend can hold what is left
-    (PostgreSQL's ``text`` refuses a NUL, which SQLite keeps), so the same row is stored, and hashed, on
-    both."""
+    """Text a caller may have shaped (tool names, reasons quoting arguments): cut to ``limit`` characters
+    (saying how many more there were), lone surrogates and NUL escaped (``\\udc80``, ``\\x00``): every
+    backend can hold what is left (PostgreSQL's ``text`` refuses a NUL, which SQLite keeps), so the same row
+    is stored, and hashed, on both."""
     if value is None or type(value) is not str:
         return value
     if len(value) > limit:
-        value = value[:limit] + "…"
+        value = cut_text(value, limit)  # says how much it lost (``record_bounds``)
     if not value.isascii():
         try:
             value.encode("utf-8")
@@ -152,7 +156,13 @@ def redact_entry(entry: AuditEntry) -> AuditEntry:
         "proof": entry.proof,
         "error": entry.error,
     }
-    redacted = redact_record(fields, entry.sensitive)
+    try:
+        redacted = redact_record(fields, entry.sensitive)
+    except (RecursionError, ValueError):  # nested deeper than it recurses, an integer too long to write: what
+        # lies below the record's depth is cut first (not kept anyway: ``record_bounds``), the rest redacted
+        fields["arguments"] = shallow(entry.arguments, AUDIT_ARGUMENTS.depth)
+        fields["proof"] = shallow(entry.proof, AUDIT_PROOF.depth)
+        redacted = redact_record(fields, entry.sensitive)
     if all(redacted[k] is v or redacted[k] == v for k, v in fields.items()):
         return entry  # nothing was masked (the usual row): the entry as it is, not a copy of every field
     return replace(entry, **redacted)
@@ -221,10 +231,10 @@ class AuditLog:
             self.chain,
             entry.ts,
             *texts[:8],  # decision_id, event, session, client, origin, tool, upstream, arg_digest
-            _json(entry.arguments, MAX_ARGS_CHARS),
+            _json(entry.arguments, AUDIT_ARGUMENTS),
             texts[8],  # decision
             texts[11],  # reason
-            _json(entry.proof, MAX_PROOF_CHARS),
+            _json(entry.proof, AUDIT_PROOF),
             texts[9],  # policy_version
             entry.latency_ms,
             texts[10],  # outcome

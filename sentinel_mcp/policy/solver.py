@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import argument_digest
 from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput
+from sentinel_mcp.policy.fact_bounds import kept_facts
 from sentinel_mcp.policy.fact_store import learned
 from sentinel_mcp.policy.engine_thread import EngineError
 from sentinel_mcp.policy.knowledge import Knowledge
@@ -314,6 +315,8 @@ class Solver:
             extracted = []
             unreadable = [f"{b.predicate}/{b.arity} (the result cannot be read)" for b in rb.info.bindings
                           if b.tool == tool]
+        extracted, over = kept_facts(extracted)  # a binding with a fact too large to keep: not read
+        unreadable = [*unreadable, *over]
         digest = argument_digest(arguments)
         if not extracted:  # what this read said before no longer holds (``Knowledge.unlearn``)
             await self.knowledge.unlearn(session, tool, digest)

@@ -17,6 +17,8 @@ from sentinel_mcp.gateway.audit import MAX_NAME_CHARS, MAX_TEXT_CHARS, AuditLog,
 from .helpers import make_config, toolbox_stdio
 from .test_lean_stdio_front import ENVELOPE, Wire, open_legacy, open_modern
 
+CUT_NOTE = 50  # what a cut text says of itself: "…[cut: N more characters]"
+
 pytestmark = pytest.mark.timeout(90)
 HUGE = 1_000_000
 
@@ -34,9 +36,9 @@ async def test_a_huge_client_name_or_tool_name_is_audited_cut(data_dir, mode):  
     assert rows
     for row in rows:
         for column in ("client", "tool", "session", "reason", "error"):
-            assert len(row.get(column) or "") <= MAX_TEXT_CHARS + 1, (column, len(row[column]))
-        assert len(row.get("client") or "") <= MAX_NAME_CHARS + 1
-        assert len(row.get("tool") or "") <= MAX_NAME_CHARS + 1
+            assert len(row.get(column) or "") <= MAX_TEXT_CHARS + CUT_NOTE, (column, len(row[column]))
+        assert len(row.get("client") or "") <= MAX_NAME_CHARS + CUT_NOTE
+        assert len(row.get("tool") or "") <= MAX_NAME_CHARS + CUT_NOTE
     echo = [r for r in rows if r["tool"] == "tb__echo"]
     assert echo and echo[0]["client"].startswith("nnn") and "/vvv" in echo[0]["client"]
 
@@ -46,7 +48,9 @@ def test_every_text_a_caller_shapes_is_cut_in_the_row(tmp_path) -> None:  # noqa
     entry = AuditEntry(session="s" * HUGE, client="c" * HUGE, tool="t" * HUGE, decision="deny",
                        reason="r" * HUGE, error="e" * HUGE, arguments={"a": "x" * HUGE}, outcome="refused")
     row = log.row(entry)
-    assert max(len(v) for v in row if isinstance(v, str)) <= MAX_TEXT_CHARS + 1
+    assert max(len(v) for v in row if isinstance(v, str)) <= MAX_TEXT_CHARS + CUT_NOTE
+    said = f"…[cut: {HUGE - MAX_TEXT_CHARS:,} more characters]".replace(",", "")  # and says how much it lost
+    assert sum(isinstance(v, str) and v.endswith(said) for v in row) == 2  # the reason and the error
 
 
 # What Sentinel quotes back of a caller's words in an error is cut (core/echoed_text.py,

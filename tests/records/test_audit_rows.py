@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from sentinel_mcp.core.audit_entry import AuditEntry
 from sentinel_mcp.core.decision import argument_digest
 from sentinel_mcp.core.redactor import redact_record, secret_name
+from sentinel_mcp.core.record_bounds import AUDIT_ARGUMENTS, RecordLimits, was_cut
 from sentinel_mcp.gateway.audit import _json, canonical, redact_entry
 
 VALUES = [
@@ -40,11 +41,21 @@ def test_the_stored_and_hashed_texts_are_what_json_dumps_wrote() -> None:
             assert argument_digest(value) == hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def test_a_cut_stored_text_is_cut_as_before() -> None:
+def test_a_value_within_its_limits_is_stored_as_before_and_one_past_them_cut_as_json() -> None:
+    """Within the record's limits (the usual row) the text is what it was; past them it is never a text cut
+    mid-value (``record_bounds``): valid JSON, with the full value's hash."""
     for value in VALUES:
-        for limit in (1, 2, 3):
-            full = json.dumps(value, ensure_ascii=True, default=str, sort_keys=True)
-            assert _json(value, limit) == (full[:limit] + "…" if len(full) > limit else full)
+        full = json.dumps(value, ensure_ascii=True, default=str, sort_keys=True)
+        assert _json(value, AUDIT_ARGUMENTS) == full
+        if type(value) is dict and not value:
+            continue  # ``{}``, the arguments of most calls, written without the encoder: always kept
+        for chars in (1, 2, 3):
+            limits = RecordLimits(chars=chars, string=1, items=1, depth=1)
+            text = _json(value, limits)
+            assert text is not None
+            stored = json.loads(text)
+            assert text == full if len(full) <= chars and full.count("[") + full.count("{") <= 1 else (
+                was_cut(stored) and stored["sentinel_cut"]["full_sha256"] is not None)
 
 
 def _entry(**kw: object) -> AuditEntry:
