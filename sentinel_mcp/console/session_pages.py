@@ -91,6 +91,6 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
 
     return [
         ("/sessions", sessions, ["GET"], False),
-        ("/sessions/{sid:with_slash}/revoke", revoke, ["POST"], True),
-        ("/sessions/{sid:with_slash}", session, ["GET"], False),
+        ("/sessions/{sid:key}/revoke", revoke, ["POST"], True),
+        ("/sessions/{sid:key}", session, ["GET"], False),
     ]

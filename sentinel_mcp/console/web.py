@@ -11,6 +11,7 @@ import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -182,7 +183,8 @@ class Console:
         page = self.templates.get_template(name).render(
             viewer=viewer,
             csrf=self.auth.csrf_token(viewer) if viewer else "",
-            path=request.url.path,
+            # encoded: an id in the path may hold control or direction characters (a session id's)
+            path=quote(request.url.path, safe="/"),
             open_access=self.auth.open_access,
             changes=changes,
             **values,
