@@ -7,6 +7,7 @@ and the Content-Security-Policy allows only the console's own script and style (
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -84,6 +85,21 @@ def shown(value: Any, limit: int = 2000) -> str:
     return safe_text(value, limit)
 
 
+MARK = "⟨"  # what begins a ``⟨U+XXXX⟩`` mark: in an id, itself marked, so no id's text reads as another's mark
+
+
+def shown_id(value: Any, limit: int = 120) -> str:
+    """An id (a session's) as a person tells it from every other: ``shown``, and unambiguous. A ``⟨`` in it
+    is itself marked (``alice/x⟨U+202E⟩`` typed out read exactly as ``alice/x`` and a real U+202E), and an id
+    cut at ``limit`` ends with a digest of the whole (two ids alike up to the cut read alike)."""
+    text = value if isinstance(value, str) else str(value)
+    head = f"{MARK}U+{ord(MARK):04X}⟩".join(safe_text(part, limit) for part in text[:limit].split(MARK))
+    if len(text) <= limit:
+        return head
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{head}…{MARK}{len(text) - limit} more characters, whole id #{digest}⟩"
+
+
 def when(ts: Any) -> str:
     try:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(ts)))
@@ -111,7 +127,7 @@ def _environment() -> "Environment":
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(shown=shown, when=when, remaining=remaining, segment=segment, routable=routable)
+    env.filters.update(shown=shown, shown_id=shown_id, when=when, remaining=remaining, segment=segment, routable=routable)
     env.globals.update(max_arguments=MAX_ARGUMENTS)
     return env
 

@@ -43,13 +43,17 @@ HOSTILE = [
     # invisible and direction-changing characters: a spoof of another session's id is told apart
     "alice/x\u202e", "alice/\u202ex", "alice/x\u200b", "alice/\u2066x\u2069", "alice/x\ufeff",
     "alice/x\u2028", "alice/x\U000e0041",
+    # the marks typed out: they read as the ids above unless the mark's own bracket is marked
+    "alice/x⟨U+202E⟩", "alice/⟨U+202E⟩x", "alice/x⟨U+200B⟩",
 ]
+# alike up to the listing's cut (120 characters): told apart by what follows the cut
+LONG = ["alice/" + "a" * 150 + "1", "alice/" + "a" * 150 + "2", "alice/" + "a" * 114 + "\u202e" + "b" * 40]
 # NUL is no id's in a path (a C reader's end of string; the link of a dot segment): listed, unlinked, refused
 UNLINKABLE = ["alice/nul\x00", "alice/\x00x\u202e"]
 SIBLING = "alice/x"  # what a cut at ``?``, ``#`` or a trailing ``/`` would name instead
 
 
-def _planted(tmp: Path) -> Iterator[str]:
+def _planted(tmp: Path, extra: tuple[str, ...] = ()) -> Iterator[str]:
     """A Sentinel whose fact store holds one fact, ``item(i)``, for each session id (planted before start)."""
     import asyncio
 
@@ -67,7 +71,7 @@ def _planted(tmp: Path) -> Iterator[str]:
         await store.add([
             Fact(session=sid, predicate="item", args=[i], fact=f"item({i})", provenance="observed",
                  source_tool="bk__list_bookings", expires_at=until)
-            for i, sid in enumerate([SIBLING, *HOSTILE, *UNLINKABLE])
+            for i, sid in enumerate([SIBLING, *HOSTILE, *UNLINKABLE, *extra])
         ])
         await store.close()
 
@@ -84,7 +88,7 @@ def sentinel(tmp_path_factory):
 @pytest.fixture(scope="module")
 def untouched(tmp_path_factory):
     """Another, whose sessions no test revokes a fact of (a session without facts is not listed)."""
-    yield from _planted(tmp_path_factory.mktemp("console-links-listed"))
+    yield from _planted(tmp_path_factory.mktemp("console-links-listed"), tuple(LONG))
 
 
 def resolved(base: str, page_url: str, link: str) -> str:
@@ -105,7 +109,7 @@ def shown_sid(sid: str) -> str:
     # the console makes control, invisible and direction-changing characters visible
     from sentinel_mcp.core.display_text import is_hidden
 
-    return "".join(f"⟨U+{ord(c):04X}⟩" if is_hidden(c) else c for c in sid)
+    return "".join(f"⟨U+{ord(c):04X}⟩" if is_hidden(c) or c == "⟨" else c for c in sid)
 
 
 async def test_every_hostile_session_id_links_and_revokes_its_own_session(sentinel):
@@ -179,8 +183,15 @@ async def test_every_session_id_is_listed_visibly_once_and_linked_to_itself(unto
         ]
         listed = re.findall(r'<li><a href="/console/sessions/([^"]+)"><code>(.*?)</code></a>', raw_page)
         by_link = {unquote(html.unescape(link)): html.unescape(text) for link, text in listed}
+        long = {sid: by_link.pop(sid) for sid in LONG}
         assert by_link == {sid: shown_sid(sid) for sid in [SIBLING, *HOSTILE]}, by_link
-        assert len(set(by_link.values())) == len(by_link)  # no two read alike
+        for sid, text in long.items():  # cut where the listing cuts, and told apart after it
+            assert text.startswith(shown_sid(sid)[:100]) and len(text) < len(sid) + 80, text
+        every = [*by_link.values(), *long.values()]
+        assert len(set(every)) == len(every)  # no two read alike
+        for sid in LONG:  # nor on their own pages
+            r = await alice.http.get(base + console_path("sessions", sid))
+            assert r.status_code == 200 and heading_sid(r.text) == long[sid], (sid, r.status_code)
         for sid in HOSTILE:
             r = await alice.http.get(base + console_path("sessions", sid))
             assert r.status_code == 200 and heading_sid(r.text) == shown_sid(sid), (sid, r.status_code)
