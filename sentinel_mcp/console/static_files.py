@@ -4,11 +4,11 @@
 
 Starlette's ``StaticFiles`` decided on the decoded, normalised path: ``/console/static%2Fconsole.css``,
 ``/console/%73tatic/console.css``, ``/console/static/x/../console.css`` were the file too, outside the raw
-routing every other console route has (segment_routes). Here the raw path must be the mount's words, ``static``
-and a shipped name, byte for byte: no decoding, no normalising, so no spelling of anything else (``%2e%2e``,
-``%5c``, overlong UTF-8, NUL, ``;`` parameters, trailing dots, case) is a file; they are the router's 404.
-The files are those in the directory when the console starts, regular files only (a link is never followed),
-read then and served from memory: one added or swapped for a link later is not served.
+routing every other console route has (segment_routes). Here the raw path must be the mount's words,
+``static`` and a shipped name, byte for byte: no decoding, no normalising, so no spelling of anything else
+(``%2e%2e``, ``%5c``, overlong UTF-8, NUL, ``;`` parameters, trailing dots, case) is a file; they are the
+router's 404. The files are those in the directory when the console starts, regular files only (a link is
+never followed), read then and served from memory: one added or swapped for a link later is not served.
 """
 
 from __future__ import annotations

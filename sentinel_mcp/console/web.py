@@ -85,7 +85,7 @@ def shown(value: Any, limit: int = 2000) -> str:
     return safe_text(value, limit)
 
 
-MARK = "⟨"  # what begins a ``⟨U+XXXX⟩`` mark: in an id, itself marked, so no id's text reads as another's mark
+MARK = "⟨"  # what begins a ``⟨U+XXXX⟩`` mark: in an id itself marked, so no id's text reads as another's
 
 
 def shown_id(value: Any, limit: int = 120) -> str:
@@ -127,7 +127,9 @@ def _environment() -> "Environment":
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(shown=shown, shown_id=shown_id, when=when, remaining=remaining, segment=segment, routable=routable)
+    env.filters.update(
+        shown=shown, shown_id=shown_id, when=when, remaining=remaining, segment=segment, routable=routable
+    )
     env.globals.update(max_arguments=MAX_ARGUMENTS)
     return env
 
