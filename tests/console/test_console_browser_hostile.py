@@ -60,8 +60,12 @@ def sentinel(tmp_path_factory):
         path = facts_db_path(load_config(cfg))
         path.parent.mkdir(parents=True, exist_ok=True)
         store = await FactStore(path).open()
-        await store.add([Fact(session=SID, predicate="note", args=[PAYLOAD], fact=FACT, provenance="observed",
-                              source_tool=PAYLOAD[:90], expires_at=time.time() + 3600)])
+        until = time.time() + 3600
+        await store.add([
+            Fact(session=SID, predicate="note", args=[arg], fact=fact, provenance="observed",
+                 source_tool=PAYLOAD[:90], expires_at=until)
+            for fact, arg in ((FACT, PAYLOAD),)
+        ])
         await store.close()
 
     asyncio.run(plant())
@@ -129,3 +133,4 @@ async def test_no_value_from_a_client_a_call_or_the_audit_is_markup_in_a_browser
             assert dialogs == []
         finally:
             await browser.close()
+
