@@ -92,3 +92,20 @@ async def test_anything_else_is_refused_and_says_why(sentinel, who, page, query)
         assert r.status_code == 400, (page, query, r.status_code, r.text[:500])
         assert "refused" in r.text, r.text[:500]
         assert "<script>" not in r.text  # what was sent is never markup on the problem page
+
+
+async def test_a_form_field_given_twice_or_not_utf8_is_refused_and_nothing_is_done(sentinel):
+    """A form's body, read as strictly: a field given twice was its last value (``fact=x&fact=item(1)``
+    revoked ``item(1)``, where a proxy or a log reading the body saw ``x``), and ``%FF`` became U+FFFD."""
+    from tests.console.console_rig import csrf_of
+
+    async with signed_in(sentinel, ALICE) as alice:
+        csrf = csrf_of(await alice.page(SESSION))
+        r = await alice.post(SESSION + "/revoke", {"fact": ["x", "item(1)"]}, csrf=csrf)
+        assert r.status_code == 400 and "refused" in r.text, (r.status_code, r.text[:500])
+        r = await alice.http.post(
+            sentinel + SESSION + "/revoke", content=f"csrf={csrf}&fact=item(1)%FF".encode(),
+            headers={"origin": sentinel, "content-type": "application/x-www-form-urlencoded"},
+        )
+        assert r.status_code == 400 and "refused" in r.text, (r.status_code, r.text[:500])
+        assert "item(1)" in await alice.page(SESSION)  # nothing was revoked
