@@ -20,7 +20,7 @@ from sentinel_mcp.policy.version_readers import row_without_version
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def activity(request: Request, viewer: Viewer) -> Response:
-        f = audit_view.Filters.of(request.query_params)
+        f = audit_view.Filters.of(request)
         found = await audit_view.rows(audit_view.AuditSource.of(console.runtime), viewer.principal, f)
         if not may_read_rulebase(console.runtime.gateway, viewer.principal):
             found = [row_without_version(r) for r in found]

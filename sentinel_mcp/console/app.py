@@ -1,7 +1,7 @@
 """The web console, mounted at /console by ``serve --http``: sign-in, the pages, static files, live updates.
 
     console = build_console(holder, authenticator, config)   # a Starlette app
-    app.router.routes.append(Mount("/console", app=console))
+    app.router.routes.append(SegmentMount("/console", app=console))
     holder.runtime.front.inbox = ...                           # done here, once the runtime runs
 
 Each page is its own module (inbox_pages, activity_pages, session_pages, policy_pages, system_pages); this one
@@ -19,8 +19,6 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
-from starlette.routing import Mount
-from starlette.staticfiles import StaticFiles
 
 from sentinel_mcp.console.form_body import FormRefused, read_form
 from sentinel_mcp.console import (activity_pages, agent_pages, assist_pages, builds_pages, inbox_pages,
@@ -31,6 +29,7 @@ from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
 from sentinel_mcp.console.inbox import CHANGE_KINDS, Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
 from sentinel_mcp.console.segment_routes import SegmentMount, SegmentRoute
+from sentinel_mcp.console.static_files import StaticRoute
 from sentinel_mcp.identity.http_auth import a2a_peer_names
 from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.console.web import HEADERS, HERE, Console, ConsoleHost, WithHeaders, page
@@ -112,7 +111,7 @@ def build_console(
         SegmentRoute(
             "/events", page(console, lambda r, v: _events(console, r, v), navigable=False), methods=["GET"]
         ),
-        Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
+        StaticRoute("static", HERE / "static"),  # by exact name as sent, the files there at start
         *page_routes(console, lambda handler, form: page(console, handler, form=form)),
     ]
     return Starlette(routes=routes, middleware=[Middleware(WithHeaders)]), inbox

@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.console import chain_view
-from sentinel_mcp.console.form_body import bounded
+from sentinel_mcp.console.form_body import FormRefused
+from sentinel_mcp.console.query_params import choice, read_query
 from sentinel_mcp.gateway.audit import AuditLog, read_audit
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
+
     from sentinel_mcp.console.web import ConsoleHost
 
 MAX_FILTER = 200  # characters of a filter's text
@@ -40,12 +43,23 @@ class Filters:
     chain: str = ""  # "verified" | "broken" ("" either)
 
     @classmethod
-    def of(cls, query: Any) -> "Filters":
-        def get(key: str) -> str:
-            return bounded(query.get(key), MAX_FILTER, f"the {key} filter")
-        decision, chain = get("decision"), get("chain")
-        return cls(get("session"), get("tool"), decision if decision in DECISIONS else "", get("since"),
-                   get("until"), get("principal"), chain if chain in CHAIN_STATES else "")
+    def of(cls, request: Request) -> "Filters":
+        """The Activity page's filters from its query (query_params: each at most once, bounded); a choice
+        outside its set or a time that is none is refused, never read as no filter (every row)."""
+        q = read_query(request, {name: MAX_FILTER for name in FILTERS})
+        return cls(q["session"], q["tool"], choice(q["decision"], DECISIONS, "the decision filter"),
+                   valid_instant(q["since"], "since"), valid_instant(q["until"], "until"), q["principal"],
+                   choice(q["chain"], CHAIN_STATES, "the hash chain filter"))
+
+
+FILTERS = ("session", "tool", "decision", "since", "until", "principal", "chain")
+
+
+def valid_instant(text: str, name: str) -> str:
+    """``text`` when it is "" or a date and time (as a datetime-local field sends it); otherwise refused."""
+    if text and _instant(text) is None:
+        raise FormRefused(400, f"refused: {name} is no date and time (YYYY-MM-DDTHH:MM)")
+    return text
 
 
 def _instant(text: str) -> float | None:
@@ -53,7 +67,7 @@ def _instant(text: str) -> float | None:
         return None
     try:
         return datetime.fromisoformat(text).timestamp()
-    except ValueError:
+    except (ValueError, OverflowError, OSError):
         return None
 
 

@@ -38,10 +38,19 @@ async def read_form(request: Request, limit: int, max_fields: int) -> FormData:
         body += chunk
         if len(body) > limit:
             raise FormRefused(413, "the form is too large")
-    try:
-        fields = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=max_fields)
+    try:  # strict: a percent-escape that is not UTF-8 was U+FFFD, another value than the one sent
+        fields = parse_qsl(
+            body.decode("utf-8"), keep_blank_values=True, max_num_fields=max_fields, errors="strict"
+        )
     except (UnicodeDecodeError, ValueError):
-        raise FormRefused(400, "the form could not be read (not UTF-8, or too many fields)") from None
+        raise FormRefused(
+            400, "refused: the form could not be read (not UTF-8, or too many fields)"
+        ) from None
+    names = [k for k, _ in fields]
+    # no console form repeats a field: the last was read, where a proxy or a log sees the first
+    if len(set(names)) != len(names):
+        twice = next(k for k in names if names.count(k) > 1)
+        raise FormRefused(400, f"refused: the form gives {twice[:40]!r} more than once; nothing done")
     return FormData([(k, v) for k, v in fields])
 
 

@@ -18,6 +18,7 @@ from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
+from sentinel_mcp.console.query_params import read_query
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.gateway.tool_pins import FILE_NAME, ToolPins, changed_fields
 
@@ -78,7 +79,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         if (refused := _owner_only(console, request, viewer)) is not None:
             return refused
         pins = await asyncio.to_thread(_pins, console)
-        wanted = bounded(request.query_params.get("tool"), NAME_LIMIT, "the tool name")
+        wanted = read_query(request, {"tool": NAME_LIMIT})["tool"]
         return _show(request, viewer, pins, wanted)
 
     async def accept(request: Request, viewer: Viewer) -> Response:

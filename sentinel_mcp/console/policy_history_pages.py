@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
+from sentinel_mcp.console.query_params import read_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import HEADERS, Console
@@ -100,7 +101,8 @@ def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str]
             return console.problem(request, viewer, 403, OUT_OF_REACH)
         guard = _guard(console)
         loads = await guard.history.loads() if guard is not None else []
-        a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+        q = read_query(request, {"a": 16, "b": 16})  # a version is 16 hex digits (VERSION)
+        a, b = q["a"], q["b"]
         lines: list[tuple[str, str]] | None = None
         problem = None
         if a or b:

@@ -19,11 +19,13 @@ from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.console.proof_view import readable_tree
 from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
+from sentinel_mcp.console.query_params import read_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase, problems_in_reach
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import Console
 
 MAX_CANDIDATE = 200_000  # characters
+FILE_NAME_LIMIT = 255  # characters of a rulebase file's name in the address (a file system's own bound)
 
 
 def _guard(console: Console) -> PolicyGuard | None:
@@ -86,7 +88,9 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         holder = guard.rulebases
         files = list(holder.files)
         texts = _file_texts(files)
-        chosen = request.query_params.get("file") or (files[-1].name if files else "")
+        chosen = read_query(request, {"file": FILE_NAME_LIMIT})["file"] or (files[-1].name if files else "")
+        if chosen and chosen not in {f.name for f in files}:  # read as the last file, it was another's text
+            return console.problem(request, viewer, 400, "refused: no such rulebase file here")
         values = {
             "report": None,
             "chosen": chosen,
@@ -139,7 +143,9 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                 400,
                 f"choose one of the loaded files and give its new text (at most {MAX_CANDIDATE} characters)",
             )
-        f = audit_view.Filters(since=bounded(form.get("since"), 40, "the since date"))
+        f = audit_view.Filters(
+            since=audit_view.valid_instant(bounded(form.get("since"), 40, "the since date"), "since")
+        )
         since = audit_view._instant(f.since)
         who = None if viewer.principal.is_owner else viewer.principal.name
         rows = pick_rows(

@@ -7,16 +7,18 @@ id ``x``, ``/console/inbox/assist%2Fx`` the help-request reply. Here the path is
 ``scope["raw_path"]``: a route's fixed words and its ids are whole segments as sent (``links.segment``
 encodes each value whole, so a link and its route agree), and ``%252F`` is the id ``%2F``, never ``/``.
 
-    SegmentRoute("/sessions/{sid:with_slash}/revoke", endpoint, methods=["POST"])
+    SegmentRoute("/sessions/{sid:key}/revoke", endpoint, methods=["POST"])
     # {name}: an id, one segment; {name:with_slash}: an id that may hold "/", its slashes encoded (a link's
-    # one segment: alice%2Fhttp-1) or not (alice/http-1, each segment checked as an id's), the same id
+    # one segment: alice%2Fhttp-1) or not (alice/http-1, each segment checked as an id's), the same id;
+    # {name:key}: one that may hold "/" and that is only ever looked up, never a path (a session id): it may
+    # also hold control characters
     SegmentMount("/console", app=console)   # the console under the gateway, its word whole as well
 
 An id is refused (400) when it is no id any page has and a reader along the way may take it for a path:
 ``.`` or ``..`` (however its dots were spelled), empty, a lone ``/`` or ``\\``, any control character (NUL,
-newline, C1), or a path that is not UTF-8; a plain id holding ``/`` or ``\\`` at all. An id that may hold
-``/`` sent with its slashes as they are has each of its segments checked so. A server that gives no
-raw path routes nothing (404), rather than falling back on the decoded one.
+newline, C1; in a key, NUL only), or a path that is not UTF-8; a plain id holding ``/`` or ``\\`` at all. An
+id that may hold ``/`` sent with its slashes as they are has each of its segments checked so. A server that
+gives no raw path routes nothing (404), rather than falling back on the decoded one.
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ from starlette.routing import BaseRoute, Match, Mount, NoMatchFound, request_res
 from starlette.types import Receive, Scope, Send
 
 PARAM = re.compile(r"\{(\w+)(?::(\w+))?\}")
-KINDS = ("id", "with_slash")  # with_slash: a session id (``alice/http-…``), a file's path inside a build
+# with_slash: a file's path inside a build; key: a session id (``alice/http-…``), which a store holds as any
+# text and the page only looks up: a control character in it is no path's, so the person's link reaches it
+KINDS = ("id", "with_slash", "key")
+SPREAD = ("with_slash", "key")  # kinds that may take several segments of the path (slashes sent as they are)
 REFUSED = "sentinel.console.refused_id"  # the scope key saying why a matched route's id is refused
 SEPARATORS = ("/", "\\")  # a browser reads ``\`` as ``/``
 
@@ -61,7 +66,9 @@ def refusal(value: str | None, kind: str) -> str | None:
         return "an id in the path is not UTF-8"
     if value in ("", ".", "..", *SEPARATORS):
         return "an id in the path is empty, a dot segment or a lone slash"
-    if any(unicodedata.category(c) == "Cc" for c in value):
+    if "\x00" in value:  # no id of any kind: a C reader's end of string, and the link of a dot segment
+        return "an id in the path holds NUL"
+    if kind != "key" and any(unicodedata.category(c) == "Cc" for c in value):
         return "an id in the path holds a control character"
     if kind == "id" and any(s in value for s in SEPARATORS):
         return "an id in the path holds a slash"
@@ -92,8 +99,8 @@ class SegmentRoute(BaseRoute):
                 assert kind in KINDS, f"no such id kind {kind!r}: {path}"
                 self.parts.append((param.group(1), kind))
         kinds = [p[1] for p in self.parts if not isinstance(p, str)]
-        assert kinds.count("with_slash") <= 1, f"one id of a route may hold slashes: {path}"
-        self.spread = "with_slash" in kinds
+        assert sum(k in SPREAD for k in kinds) <= 1, f"one id of a route may hold slashes: {path}"
+        self.spread = any(k in SPREAD for k in kinds)
         self.app = request_response(endpoint)
         wanted = {m.upper() for m in (methods or ["GET"])}
         self.methods = wanted | ({"HEAD"} if "GET" in wanted else set())
@@ -114,7 +121,7 @@ class SegmentRoute(BaseRoute):
                     return Match.NONE, {}
                 at += 1
                 continue
-            pieces = got[at : at + 1 + (extra if part[1] == "with_slash" else 0)]
+            pieces = got[at : at + 1 + (extra if part[1] in SPREAD else 0)]
             at += len(pieces)
             if "" in pieces:  # no id there ("/console/inbox/", "a//b"): no route, as before
                 return Match.NONE, {}

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
-from sentinel_mcp.console.form_body import bounded
+from sentinel_mcp.console.query_params import read_query
 from sentinel_mcp.console.links import console_path
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.session_facts import SessionFacts
@@ -52,7 +52,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         store = _store(console, viewer.principal)
         if store is None or not owns_session(viewer.principal, sid):
             return console.problem(request, viewer, 404, "no such session of yours")
-        wanted = bounded(request.query_params.get("q"), MAX_QUERY, "the fact filter")
+        wanted = read_query(request, {"q": MAX_QUERY})["q"]
         facts = [f for f in await store.valid(sid) if wanted.lower() in f.fact.lower()]
         shown = [f for f in facts if not f.internal]
         approvals = [f for f in facts if f.internal and f.predicate == "$confirmed"]
@@ -91,6 +91,6 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
 
     return [
         ("/sessions", sessions, ["GET"], False),
-        ("/sessions/{sid:with_slash}/revoke", revoke, ["POST"], True),
-        ("/sessions/{sid:with_slash}", session, ["GET"], False),
+        ("/sessions/{sid:key}/revoke", revoke, ["POST"], True),
+        ("/sessions/{sid:key}", session, ["GET"], False),
     ]

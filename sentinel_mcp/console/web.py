@@ -7,10 +7,12 @@ and the Content-Security-Policy allows only the console's own script and style (
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -74,13 +76,36 @@ class WithHeaders:
         await self.app(scope, receive, sending)
 
 
+MARK = "⟨"  # what begins a ``⟨U+XXXX⟩`` mark: an id's own ``⟨`` is marked too, so no id reads as a mark
+MARKED = f"{MARK}U+{ord(MARK):04X}⟩"
+
+
+def _marked(text: str, limit: int) -> str:
+    """``text`` (already within ``limit``) with hidden characters and ``⟨`` itself as ``⟨U+XXXX⟩``: typed out,
+    ``x⟨U+202E⟩`` read exactly as ``x`` and a real U+202E."""
+    return MARKED.join(safe_text(part, limit) for part in text.split(MARK))
+
+
 def shown(value: Any, limit: int = 2000) -> str:
     """Any value as a person should read it: JSON for structures, control and invisible characters visible."""
     if value is None:
         return ""
     if not isinstance(value, str):
         value = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    # not _marked: many values come already shown by the core (a question's text, a check's warnings), and a
+    # second marking would turn their marks into ⟨U+27E8⟩U+...
     return safe_text(value, limit)
+
+
+def shown_id(value: Any, limit: int = 120) -> str:
+    """An id (a session's) as a person tells it from every other: ``shown``, and an id cut at ``limit`` ends
+    with a digest of the whole (two ids alike up to the cut read alike)."""
+    text = value if isinstance(value, str) else str(value)
+    head = _marked(text[:limit], limit)
+    if len(text) <= limit:
+        return head
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{head}…{MARK}{len(text) - limit} more characters, whole id #{digest}⟩"
 
 
 def when(ts: Any) -> str:
@@ -110,7 +135,9 @@ def _environment() -> "Environment":
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(shown=shown, when=when, remaining=remaining, segment=segment, routable=routable)
+    env.filters.update(
+        shown=shown, shown_id=shown_id, when=when, remaining=remaining, segment=segment, routable=routable
+    )
     env.globals.update(max_arguments=MAX_ARGUMENTS)
     return env
 
@@ -182,7 +209,8 @@ class Console:
         page = self.templates.get_template(name).render(
             viewer=viewer,
             csrf=self.auth.csrf_token(viewer) if viewer else "",
-            path=request.url.path,
+            # encoded: an id in the path may hold control or direction characters (a session id's)
+            path=quote(request.url.path, safe="/"),
             open_access=self.auth.open_access,
             changes=changes,
             **values,

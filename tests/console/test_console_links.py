@@ -10,10 +10,13 @@ from __future__ import annotations
 import html
 import re
 import time
-from urllib.parse import urljoin, urlsplit
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
+from sentinel_mcp.console.links import console_path
 from tests.console.console_rig import ALICE, console_config, csrf_of, http_sentinel, signed_in
 
 pytestmark = pytest.mark.timeout(180)
@@ -34,21 +37,31 @@ HOSTILE = [
     "alice/a b",
     "alice/ünïcödé/文字",
     "alice/x;y=z&q",
+    # control characters: shown visibly, linked to their own page (encoded), never refused
+    "alice/a b\tc", "alice/line\nbreak", "alice/bell\x07", "alice/esc\x1b[31m",
+    "alice/c1\x85", "alice/del\x7f",
+    # invisible and direction-changing characters: a spoof of another session's id is told apart
+    "alice/x\u202e", "alice/\u202ex", "alice/x\u200b", "alice/\u2066x\u2069", "alice/x\ufeff",
+    "alice/x\u2028", "alice/x\U000e0041",
+    # the marks typed out: they read as the ids above unless the mark's own bracket is marked
+    "alice/x⟨U+202E⟩", "alice/⟨U+202E⟩x", "alice/x⟨U+200B⟩",
 ]
+# alike up to the listing's cut (120 characters): told apart by what follows the cut
+LONG = ["alice/" + "a" * 150 + "1", "alice/" + "a" * 150 + "2", "alice/" + "a" * 114 + "\u202e" + "b" * 40]
+# NUL is no id's in a path (a C reader's end of string; the link of a dot segment): listed, unlinked, refused
+UNLINKABLE = ["alice/nul\x00", "alice/\x00x\u202e"]
 SIBLING = "alice/x"  # what a cut at ``?``, ``#`` or a trailing ``/`` would name instead
-# no route takes an id holding a control character (segment_routes): listed without a link, refused if asked
-UNLINKABLE = ["alice/a b\tc", "alice/line\nbreak", "alice/nul\x00"]
 
 
-@pytest.fixture(scope="module")
-def sentinel(tmp_path_factory):
+def _planted(tmp: Path, extra: tuple[str, ...] = ()) -> Iterator[str]:
+    """A Sentinel whose fact store holds one fact, ``item(i)``, for each session id (planted before start)."""
     import asyncio
 
     from sentinel_mcp.config import load_config
     from sentinel_mcp.policy.fact_store import Fact, FactStore
     from sentinel_mcp.policy.guard_of_config import facts_db_path
 
-    cfg = console_config(tmp_path_factory.mktemp("console-links"))
+    cfg = console_config(tmp)
 
     async def plant() -> None:
         path = facts_db_path(load_config(cfg))
@@ -58,13 +71,24 @@ def sentinel(tmp_path_factory):
         await store.add([
             Fact(session=sid, predicate="item", args=[i], fact=f"item({i})", provenance="observed",
                  source_tool="bk__list_bookings", expires_at=until)
-            for i, sid in enumerate([SIBLING, *HOSTILE, *UNLINKABLE])
+            for i, sid in enumerate([SIBLING, *HOSTILE, *UNLINKABLE, *extra])
         ])
         await store.close()
 
     asyncio.run(plant())
     with http_sentinel(cfg) as (base, _proc):
         yield base
+
+
+@pytest.fixture(scope="module")
+def sentinel(tmp_path_factory):
+    yield from _planted(tmp_path_factory.mktemp("console-links"))
+
+
+@pytest.fixture(scope="module")
+def untouched(tmp_path_factory):
+    """Another, whose sessions no test revokes a fact of (a session without facts is not listed)."""
+    yield from _planted(tmp_path_factory.mktemp("console-links-listed"), tuple(LONG))
 
 
 def resolved(base: str, page_url: str, link: str) -> str:
@@ -82,8 +106,10 @@ def heading_sid(page: str) -> str:
 
 
 def shown_sid(sid: str) -> str:
-    # the console makes control characters visible
-    return sid.replace("\t", "⟨U+0009⟩").replace("\n", "⟨U+000A⟩").replace("\x00", "⟨U+0000⟩")
+    # the console makes control, invisible and direction-changing characters visible
+    from sentinel_mcp.core.display_text import is_hidden
+
+    return "".join(f"⟨U+{ord(c):04X}⟩" if is_hidden(c) or c == "⟨" else c for c in sid)
 
 
 async def test_every_hostile_session_id_links_and_revokes_its_own_session(sentinel):
@@ -141,15 +167,39 @@ def test_a_path_segment_is_encoded_whole_and_a_dot_segment_names_nothing():
         assert out.lower().replace("%2e", ".") not in (".", ".."), (value, out)
 
 
-async def test_a_session_id_no_route_takes_is_listed_unlinked_and_refused(sentinel):
-    from sentinel_mcp.console.links import console_path
+async def test_every_session_id_is_listed_visibly_once_and_linked_to_itself(untouched):
+    """A session id holding a control character was listed without a link ("not opened here"): the router
+    refused every control character in an id. A session id is only ever looked up, never a path: each one is
+    linked (encoded whole), its link names that exact id, and what the person reads is the id with every
+    control, invisible or direction-changing character shown as ``⟨U+XXXX⟩`` (an override or zero-width
+    character would make one session's id read as another's)."""
+    from sentinel_mcp.core.display_text import is_hidden
 
-    base = sentinel
+    base = untouched
     async with signed_in(base, ALICE) as alice:
-        listing = html.unescape(await alice.page("/console/sessions"))
+        raw_page = await alice.page("/console/sessions")
+        assert not any(is_hidden(c) for c in raw_page if c not in "\n"), [
+            hex(ord(c)) for c in raw_page if is_hidden(c) and c != "\n"
+        ]
+        listed = re.findall(r'<li><a href="/console/sessions/([^"]+)"><code>(.*?)</code></a>', raw_page)
+        by_link = {unquote(html.unescape(link)): html.unescape(text) for link, text in listed}
+        long = {sid: by_link.pop(sid) for sid in LONG}
+        assert by_link == {sid: shown_sid(sid) for sid in [SIBLING, *HOSTILE]}, by_link
+        for sid, text in long.items():  # cut where the listing cuts, and told apart after it
+            assert text.startswith(shown_sid(sid)[:100]) and len(text) < len(sid) + 80, text
+        every = [*by_link.values(), *long.values()]
+        assert len(set(every)) == len(every)  # no two read alike
+        for sid in LONG:  # nor on their own pages
+            r = await alice.http.get(base + console_path("sessions", sid))
+            assert r.status_code == 200 and heading_sid(r.text) == long[sid], (sid, r.status_code)
+        for sid in HOSTILE:
+            r = await alice.http.get(base + console_path("sessions", sid))
+            assert r.status_code == 200 and heading_sid(r.text) == shown_sid(sid), (sid, r.status_code)
+            assert not any(is_hidden(c) for c in r.text if c != "\n"), sid  # nor raw on its own page
+        listing = html.unescape(raw_page)
         for sid in UNLINKABLE:
             at = listing.index(f"<code>{shown_sid(sid)}</code>")
-            assert "<a " not in listing[at - 60 : at] and "not opened here" in listing[at : at + 200], sid
+            assert "<a " not in listing[at - 60 : at] and "holding NUL" in listing[at : at + 200], sid
             for path in (console_path("sessions", sid), console_path("sessions", sid, "revoke")):
                 r = await alice.http.request("POST" if path.endswith("/revoke") else "GET", base + path)
                 assert r.status_code == 400, (sid, path, r.status_code, r.text[:300])

@@ -46,6 +46,7 @@ ROUTABLE = {"%C3%BC", "it%27s%20%22q%22", "a%E2%88%95b", "%E2%88%95", "a%EF%BC%8
 SLASHED = {"alice%2Fhttp-1", "a%2Fb", "a%2fb", "audit%2Fx", "a%5Cb"}
 # never a segment of the path (it would be read as the end of the path or a query by any client)
 PLAIN = "ok-1"
+SPREAD = ("with_slash", "key")  # the kinds of id that may hold "/"
 
 
 def _decoded(raw: str) -> str | None:
@@ -55,10 +56,11 @@ def _decoded(raw: str) -> str | None:
         return None
 
 
-def _must_refuse(value: str | None) -> bool:
-    if value is None or value in REFUSED_ALONE:
+def _must_refuse(value: str | None, kind: str = "id") -> bool:
+    if value is None or value in REFUSED_ALONE or "\x00" in value:
         return True
-    return any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in value)
+    # a key (a session id) is only looked up, never a path: its other control characters are its own
+    return kind != "key" and any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in value)
 
 
 def _routes() -> list[tuple[str, str, list[str]]]:
@@ -155,12 +157,12 @@ def test_every_route_sees_its_exact_id_or_refuses_it(port):
                     status, said = _send(port, method, "/console" + filled)
                     checked += 1
                     where = (method, path, name, raw, status, said)
-                    if _must_refuse(expected[name]):
+                    if _must_refuse(expected[name], kind):
                         assert status == 400, where
                         continue
-                    if raw in ROUTABLE or (kind == "with_slash" and raw in SLASHED):
+                    if raw in ROUTABLE or (kind in SPREAD and raw in SLASHED) or kind == "key":
                         assert status == 200, where
-                    if kind != "with_slash" and any(c in expected[name] for c in "/\\"):
+                    if kind not in SPREAD and any(c in expected[name] for c in "/\\"):
                         assert status == 400, where  # no plain id holds a slash
                     assert status in (200, 400), where
                     if status == 200:  # its own handler, the exact ids (never another route, never a cut)
@@ -182,8 +184,14 @@ def test_a_link_built_for_an_id_routes_back_to_it(port):
         status, said = _send(port, "GET", console_path("agent", value))
         assert status == 400 or said == {"handler": "sentinel_mcp.console.agent_pages.run",
                                          "params": {"run": value}}, (value, status, said)
-    for value in [".", "..", "a\nb", "a\x00b"]:  # no page takes these ids: the link is refused, never another
+    for value in ["a\nb", "a\x07b", "alice/esc\x1b[0m", "a\x85b"]:  # a session id's control characters
+        status, said = _send(port, "GET", console_path("sessions", value))
+        assert status == 200 and said["params"] == {"sid": value}, (value, status, said)
+    for value in [".", "..", "a\x00b"]:  # no page takes these ids: the link is refused, never another
         status, _said = _send(port, "GET", console_path("sessions", value))
+        assert status == 400, value
+    for value in ["a\nb", "a\x07b"]:  # a run id is no key: refused
+        status, _said = _send(port, "GET", console_path("agent", value))
         assert status == 400, value
 
 
@@ -220,14 +228,17 @@ BUILD_FILE = "sentinel_mcp.console.builds_pages.build_file"
     ("GET", "/console/sessions/alice/%2e%2E/consents", None, None),
     ("POST", "/console/sessions/alice/./revoke", None, None),
     ("GET", "/console/sessions/alice/%5C/x", None, None),
-    ("GET", "/console/sessions/alice/%0A/x", None, None),
+    ("GET", "/console/sessions/alice/%0A/x", SESSION, {"sid": "alice/\n/x"}),
+    ("GET", "/console/sessions/alice/%00/x", None, None),
+    ("GET", "/console/builds/t-1/files/app/%0A/x", None, None),
     ("GET", "/console/builds/t-1/files/app/%00/x", None, None),
     ("GET", "/console/builds/t%2F..%2Fu/files/x", None, None),
 ])
 def test_an_id_that_may_hold_a_slash_is_the_same_id_however_its_slashes_are_sent(port, method, raw, handler,
                                                                                 params):
     """A session id or a build's file path may be sent with its slashes as they are (a hand-typed address):
-    every segment is then checked as an id (no dot segment, no lone slash, no control character)."""
+    every segment is then checked as an id (no dot segment, no lone slash, no control character but a session
+    id's)."""
     status, said = _send(port, method, raw)
     if handler is None:
         assert status == 400, (raw, status, said)
