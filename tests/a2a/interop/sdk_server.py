@@ -3,8 +3,8 @@
 Not a pytest module: ``test_sdk_interop.py`` starts it so that Sentinel's discovery check and peer
 client talk to a reference server. It echoes the data parts it gets as an artifact and completes.
 Usage: python sdk_server.py PORT [CERT.pem KEY.pem [CLIENT_CA.pem]]   (HTTPS; with a CA, client certificates
-required). Environment: ``SDK_AGENT_NAME`` names the agent; ``SDK_BARE_CARD=1`` gives it the least card the SDK
-writes (no skills, modes, description, version or capabilities set: proto3 JSON leaves each out).
+required). Environment: ``SDK_AGENT_NAME`` names the agent; ``SDK_BARE_CARD=1`` gives it the least card the
+SDK writes (no skills, modes, description, version or capabilities set: proto3 JSON leaves each out).
 """
 
 import os
