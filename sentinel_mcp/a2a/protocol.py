@@ -191,8 +191,9 @@ class CancelTaskRequest(Wire):
 # --- Agent card --------------------------------------------------------------------------------
 
 
-class CardWire(Wire):
-    """A part of a peer's card, read as A2A's JSON mapping (ProtoJSON) reads it: a field left out, or null, is
+class PeerWire(Wire):
+    """What a peer wrote (its card; its tasks and messages: ``peer_answer.py``), read as A2A's JSON mapping
+    (ProtoJSON) reads it: a field left out, or null, is
     its default (an empty list or map, false, "", an empty message), since proto3 writers leave defaults out
     (a2a-sdk writes a card with no skills without ``skills``); a field present is of its type, strictly (a
     boolean that is "yes" or 1, a list that is a string, is refused, not read as what it resembles)."""
@@ -207,19 +208,19 @@ class CardWire(Wire):
         return value
 
 
-class AgentInterface(CardWire):
+class AgentInterface(PeerWire):
     url: str = ""
     protocol_binding: str = ""  # JSONRPC | GRPC | HTTP+JSON | a custom binding
     protocol_version: str = PROTOCOL_VERSION
     tenant: str | None = None
 
 
-class AgentProvider(CardWire):
+class AgentProvider(PeerWire):
     url: str = ""
     organization: str = ""
 
 
-class AgentExtension(CardWire):
+class AgentExtension(PeerWire):
     uri: str = ""
     description: str | None = None
     # absent means false: a2a-sdk drops a false one when it re-serializes a card (a proto3 bool), so the form
@@ -228,14 +229,14 @@ class AgentExtension(CardWire):
     params: dict[str, Any] | None = None
 
 
-class AgentCapabilities(CardWire):
+class AgentCapabilities(PeerWire):
     streaming: bool | None = None
     push_notifications: bool | None = None
     extensions: list[AgentExtension] | None = None
     extended_agent_card: bool | None = None
 
 
-class AgentSkill(CardWire):
+class AgentSkill(PeerWire):
     id: str = ""
     name: str = ""
     description: str = ""
@@ -246,7 +247,7 @@ class AgentSkill(CardWire):
     security_requirements: list[dict[str, Any]] | None = None
 
 
-class AgentCard(CardWire):
+class AgentCard(PeerWire):
     # a peer is known by its name: a card without one (or with "") names nobody
     name: str = Field(min_length=1)
     description: str = ""
