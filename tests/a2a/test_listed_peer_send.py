@@ -145,3 +145,30 @@ async def test_a_listed_peers_card_that_changes_between_check_and_send_is_refuse
             assert checked["known"] is True, checked  # type: ignore[index]
             sent = await tools.call_tool("a2a_send", {"peer": LISTED, "text": "my data"})
     assert sent.is_error and "changed after the guard checked" in said(sent), said(sent)
+
+
+async def test_a_second_real_sentinel_listed_and_pinned_is_reached_verified(tmp_path: Path) -> None:
+    """Sentinel to Sentinel: the peer signs its card (``card_signing_key``), the sender lists it by name and URL
+    and pins its key; it never announces itself (no mDNS here), and is reached by its name, verified."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from tests.a2a.served_gateway import gateway_with_a2a
+    from tests.a2a.test_own_card_signature import write_key
+
+    from sentinel_mcp.paths import RULEBASES_DIR
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    (tmp_path / "peer").mkdir()
+    (tmp_path / "sender").mkdir()
+    token = "sender-token-0123456789"
+    raw = {"mcpServers": {}, "sentinel": {
+        "data_dir": str(tmp_path / "peer"), "builtins": ["a2a"],
+        "rulebases": [str(RULEBASES_DIR / "default.pl")],
+        "principals": [{"name": "sender", "token": token}],
+        "a2a": {"name": LISTED, "card_signing_key": write_key(tmp_path / "peer", key)}}}
+    async with gateway_with_a2a(raw, tmp_path / "peer") as gw:
+        async with tools_for(tmp_path / "sender", gw.port, peer_keys={LISTED: pem(key)},
+                             peer_tokens={gw.base: token}) as tools:
+            verdict = (await tools.call_tool("a2a_peer_check", {"peer": LISTED})).structured_content
+            sent = await tools.call_tool("a2a_send", {"peer": LISTED, "text": "hello"})
+    assert verdict["known"] is True and verdict["verified"] is True, verdict  # type: ignore[index]
+    assert not sent.is_error and "task" in sent.structured_content, said(sent)  # type: ignore[operator]
