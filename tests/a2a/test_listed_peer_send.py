@@ -148,8 +148,8 @@ async def test_a_listed_peers_card_that_changes_between_check_and_send_is_refuse
 
 
 async def test_a_second_real_sentinel_listed_and_pinned_is_reached_verified(tmp_path: Path) -> None:
-    """Sentinel to Sentinel: the peer signs its card (``card_signing_key``), the sender lists it by name and URL
-    and pins its key; it never announces itself (no mDNS here), and is reached by its name, verified."""
+    """Sentinel to Sentinel: the peer signs its card (``card_signing_key``), the sender lists it by name and
+    URL and pins its key; it never announces itself (no mDNS here), and is reached by its name, verified."""
     from cryptography.hazmat.primitives.asymmetric import ec
     from tests.a2a.served_gateway import gateway_with_a2a
     from tests.a2a.test_own_card_signature import write_key
