@@ -24,7 +24,8 @@ from sentinel_mcp.a2a.discovery import ITSELF, Peer, PeerRegistry, discover_peer
 from sentinel_mcp.a2a.listed_peer_card import verify_listed
 from sentinel_mcp.a2a.bridge import bridge_rpc, relayed_reply
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
-from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
+from sentinel_mcp.a2a.peer_answer import NotAnAnswer, read_message, read_task
+from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message, shown_url
 from sentinel_mcp.a2a.peer_trust import check, refusal, verdict
 from sentinel_mcp.a2a.relayed_data import shown_value
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -194,6 +195,10 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                                         max_bytes=settings.max_frame_bytes)
         except PeerError as e:
             return peer_failure(str(e))
+        try:  # shown in its own shape, but only as an A2A task or message (ProtoJSON: peer_answer.py)
+            read_task(answer["task"]) if "task" in answer else read_message(answer["message"])
+        except NotAnAnswer as e:
+            return peer_failure(f"{e} (peer at {shown_url(target.rpc_url)})")
         # the peer's words for the model: its task's shape kept, each text visible, the whole bounded (as
         # a2a_relay and an orchestrator's answer are); it came as it was sent, hidden characters and all
         shown: dict[str, Any] = shown_value(answer, max_depth=ANSWER_DEPTH, chars=ANSWER_CHARS)

@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 from tests.a2a.test_peer_cannot_route import recording_agent
 from tests.a2a.test_sdk_interop import start_sdk_server
+from tests.a2a.test_unverified_send import peer as unverified_peer
 
 from sentinel_mcp.a2a.discovery import PeerRegistry
 from sentinel_mcp.a2a.mcp_tools import create_server
@@ -55,10 +56,15 @@ DEFAULTED: list[tuple[dict[str, Any], str]] = [
 ]
 
 
-def tools_for(tmp_path: Path, port: int) -> Client:
+def tools_for(tmp_path: Path, port: int, listed: bool = False) -> Client:
+    """``listed``: the agent stands in the registry as an announced peer (for a2a_send), else it is a bridge
+    target (for a2a_relay)."""
+    registry = PeerRegistry()
+    if listed:  # (the recording agent serves no card to fetch)
+        registry.peers["them._a2a._tcp.local."] = unverified_peer("them", port)
     ctx = BuiltinContext(name="a2a", data_dir=tmp_path,
-                         settings={"bridge_targets": {"them": f"http://127.0.0.1:{port}/a2a"}},
-                         services={"a2a_peers": PeerRegistry()})
+                         settings={} if listed else {"bridge_targets": {"them": f"http://127.0.0.1:{port}/a2a"}},
+                         services={"a2a_peers": registry})
     return Client(create_server(ctx))
 
 
@@ -82,6 +88,17 @@ async def test_a_relayed_answer_of_the_wrong_type_is_invalid(tmp_path: Path, ans
             got = await tools.call_tool("a2a_relay", {"target": "them", "text": "hi", "context_id": "c-1"})
     relayed = got.structured_content
     assert relayed["state"] == "invalid" and relayed["texts"] == [], relayed  # type: ignore[index]
+
+
+@pytest.mark.parametrize("answer", HOSTILE, ids=repr)
+async def test_an_a2a_send_answer_of_the_wrong_type_is_a_failure(tmp_path: Path,
+                                                                 answer: dict[str, Any]) -> None:
+    """a2a_send shows the model the peer's answer in its own shape: only when it is an A2A task or message."""
+    async with recording_agent(lambda _m: answer) as (port, _got):
+        async with tools_for(tmp_path, port, listed=True) as tools:
+            sent = await tools.call_tool("a2a_send", {"peer": "them", "text": "hi"})
+    shown = " ".join(getattr(c, "text", "") for c in sent.content)
+    assert sent.is_error and "not an A2A" in shown, shown
 
 
 @pytest.mark.parametrize("answer, state", DEFAULTED, ids=repr)
