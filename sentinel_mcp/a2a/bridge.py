@@ -17,6 +17,7 @@ from typing import Any
 from typing import get_args
 
 from sentinel_mcp.a2a.messages import HumanAssistRequest
+from sentinel_mcp.a2a.peer_answer import NotAnAnswer, read_message, read_task
 from sentinel_mcp.a2a.protocol import MAX_ID, TaskState
 from sentinel_mcp.core.display_text import is_hidden, safe_text
 
@@ -55,6 +56,11 @@ def relayed_reply(result: Any, max_bytes: int) -> dict[str, Any]:
         }
     task = result.get("task") if isinstance(result, dict) else None
     message = result.get("message") if isinstance(result, dict) else None
+    try:  # typed strictly, defaults spelled out: what follows reads only what an A2A answer holds
+        task = read_task(task) if task is not None else None
+        message = read_message(message) if task is None and message is not None else None
+    except NotAnAnswer as e:
+        return {"state": "invalid", "texts": [], "note": safe_text(str(e), 300)}
     parts: list[Any] = []
     state = "message"
     task_id = None

@@ -29,18 +29,15 @@ import logging
 import re
 import secrets
 import socket
-import ssl
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx2
-from pydantic import ValidationError
 
-from sentinel_mcp.a2a.bounded_body import BodyRefused, exchange
 from sentinel_mcp.a2a.card import CARD_PATH, SENTINEL_EXTENSION, SELF_MARK
-from sentinel_mcp.a2a.card_canonical import parse_unique
+from sentinel_mcp.a2a.card_fetch import PeerRejected, check_name, fetch_card
 from sentinel_mcp.a2a.card_signature import (NO_KEYS, UNSIGNED, CardKeys, CardRefused, CardTrust, check_card,
                                              folded_name)
 from sentinel_mcp.a2a.listed_peers import NO_LISTED, ListedPeers
@@ -50,17 +47,13 @@ from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import loopback_host
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.settings import ClientTLS
-from sentinel_mcp.core import wire_limits
 from sentinel_mcp.core.display_text import safe_text
-from sentinel_mcp.core.errors import A2AError
-from sentinel_mcp.core.look_alike_names import looks_alike, name_flaw
+from sentinel_mcp.core.look_alike_names import looks_alike
 
 log = logging.getLogger(__name__)
 SERVICE_TYPE = "_a2a._tcp.local."
-MAX_CARD_BYTES = 256 * 1024
 # a card path: a plain absolute path, no query, fragment, percent-escape, backslash or dot segment
 _SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")
-CARD_DEADLINE = 10.0  # seconds for the whole card fetch (connect, headers, body)
 
 
 if TYPE_CHECKING:
@@ -75,10 +68,6 @@ def _zeroconf() -> Any:
     import zeroconf.asyncio
 
     return zeroconf
-
-
-class PeerRejected(A2AError):
-    pass
 
 
 @dataclass
@@ -277,13 +266,6 @@ def instance_label(instance: str) -> str:
     return instance.removesuffix("." + SERVICE_TYPE)
 
 
-def _check_name(what: str, name: str) -> None:
-    """A peer's name must read as itself (``look_alike_names.name_flaw``): one script, nothing hidden."""
-    flaw = name_flaw(name)
-    if flaw is not None:
-        raise PeerRejected(f"{what} {safe_text(name, 100)!r} is refused: {flaw}")
-
-
 async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[str, str],
                       http: httpx2.AsyncClient, *, allow_loopback_plaintext: bool = False,
                       networks: tuple[IPNetwork, ...] = LOOPBACK, keys: CardKeys = NO_KEYS,
@@ -297,7 +279,7 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     """
     if not addresses or not port or not 0 < port < 65536:
         raise PeerRejected("no address or port advertised")
-    _check_name("its mDNS instance name", instance_label(instance))
+    check_name("its mDNS instance name", instance_label(instance))
     inside = [a for a in addresses if allowed(a, networks)]
     if not inside:
         shown = ", ".join(safe_text(a, 50) for a in addresses[:4])
@@ -322,25 +304,7 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     base_url = f"{scheme}://{netloc}"
     card_url = base_url + path
-    try:
-        resp = await exchange(
-            http, "GET", card_url, limit=MAX_CARD_BYTES, deadline=CARD_DEADLINE,
-            headers={"Accept": "application/json"},
-        )
-    except BodyRefused as e:
-        raise PeerRejected(f"card fetch refused: {e}"[:300]) from None
-    except (httpx2.HTTPError, ssl.SSLError) as e:  # (a TLS 1.3 refusal arrives as an alert on the read)
-        detail = f" ({e})" if scheme == "https" and str(e) else ""  # e.g. the certificate check that failed
-        raise PeerRejected(f"card fetch failed: {type(e).__name__}{detail}"[:300]) from None
-    if resp.status_code != 200:
-        raise PeerRejected(f"card fetch answered HTTP {resp.status_code}")
-    try:
-        wire_limits.loads(resp.content)  # (its WireError is a ValueError) the bounds, before a second read
-        raw = parse_unique(resp.content.decode("utf-8"))  # (one object, each name once: what is signed)
-        card = AgentCard.model_validate(raw)
-    except (ValueError, ValidationError) as e:
-        raise PeerRejected(f"card is not an A2A AgentCard: {str(e).splitlines()[0][:200]}") from None
-    _check_name("its card's name", card.name)
+    raw, card = await fetch_card(http, card_url)
     try:
         trust = check_card(raw, [card.name, instance_label(instance)], keys)
     except CardRefused as e:

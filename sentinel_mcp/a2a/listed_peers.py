@@ -67,5 +67,15 @@ class ListedPeers:
                             "(a look-alike)")
         return None
 
+    def reads_as(self, name: str) -> str | None:
+        """The listed name ``name`` only reads as (folds to, or looks like) without being it, or None: a send
+        by such a name reaches nobody, rather than the listed peer or a look-alike of it."""
+        if name in self.urls:
+            return None
+        for listed in self.urls:
+            if folded_name(name) == folded_name(listed) or looks_alike(name, listed):
+                return listed
+        return None
+
 
 NO_LISTED = ListedPeers()

@@ -17,15 +17,22 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from sentinel_mcp.a2a.discovery import ITSELF, PeerRegistry, discover_peers, instance_name, shown_name
+import httpx2
+
+from sentinel_mcp.a2a.card_fetch import PeerRejected
+from sentinel_mcp.a2a.discovery import ITSELF, Peer, PeerRegistry, discover_peers, instance_name, shown_name
+from sentinel_mcp.a2a.listed_peer_card import verify_listed
 from sentinel_mcp.a2a.bridge import bridge_rpc, relayed_reply
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
-from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
-from sentinel_mcp.a2a.peer_trust import check, refusal
+from sentinel_mcp.a2a.peer_answer import NotAnAnswer, read_message, read_task
+from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message, shown_url
+from sentinel_mcp.a2a.peer_trust import check, refusal, verdict
 from sentinel_mcp.a2a.relayed_data import shown_value
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import behind_gateway, origin_of, session_of
+from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
 
 Settings = A2ASettings  # the built-in contract: its typed settings beside create_server
@@ -55,6 +62,23 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         # the HTTP host shares the registry its mDNS browser keeps filled (set after this server is made)
         shared = ctx.services.a2a_peers
         return shared if isinstance(shared, PeerRegistry) else own
+
+    async def listed(peer: str) -> Peer:
+        """The peer the config lists as ``peer`` (bridge_targets), its card fetched and checked now."""
+        try:
+            async with httpx2.AsyncClient(timeout=httpx2.Timeout(5.0), follow_redirects=False,
+                                          verify=httpx_verify(settings.peer_client_tls)) as http:
+                return await verify_listed(peer, settings.bridge_targets[peer], http, keys=settings.card_keys,
+                                           allow_loopback_plaintext=settings.allow_loopback_plaintext)
+        except TLSSetupError as e:
+            raise PeerRejected(f"sentinel.a2a.peer_tls: {e}") from None
+
+    def only_reads_as_listed(peer: str) -> str | None:
+        listed_name = settings.listed_peers.reads_as(peer)
+        if listed_name is None:
+            return None
+        return (f"{safe_text(peer, 100)!r} is not the listed peer {safe_text(listed_name, 100)!r} "
+                "(sentinel.a2a.bridge_targets), it only reads as it: nothing was sent")
 
     server = MCPServer("a2a", instructions="Find other A2A agents on the local network and send them tasks.")
 
@@ -100,6 +124,18 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError("peer is at most 1000 characters")
         # only the solver's read, made to decide a send of its session, is what that send was decided on
         guards = origin_of(call) == "solver" or not behind_gateway(call)
+        seen_by = session_of(call) if guards else None
+        if not bridged and peer in settings.bridge_targets:  # the owner's word for where it answers
+            try:
+                found: Peer | None = await listed(peer)
+                why = None
+            except PeerRejected as e:
+                found, why = None, f"the listed peer {safe_text(peer, 100)!r} is refused: {e}"
+            return verdict(registry(), peer, found, refuse_unverified=settings.require_verified_peers,
+                           seen_by=seen_by, why_unknown=why)
+        if not bridged and settings.listed_peers.reads_as(peer) is not None:
+            return verdict(registry(), peer, None, refuse_unverified=settings.require_verified_peers,
+                           seen_by=None, why_unknown=only_reads_as_listed(peer))
         return check(registry(), peer, refuse_unverified=settings.require_verified_peers,
                      seen_by=session_of(call) if guards else None,
                      bridge_targets=settings.bridge_targets if bridged else None)
@@ -122,7 +158,17 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         data is a JSON object such as {"type": "sensor_request", "sensor": "location", "scope": "minimal",
         "policy_tag": "why"}; task_id continues a task of that peer (e.g. answers to its questions).
         Returns the peer's task (or message)."""
-        target = registry().find(peer)
+        if peer in settings.bridge_targets:  # listed by the owner: its card at the listed URL, checked now
+            try:
+                target: Peer | None = await listed(peer)
+            except PeerRejected as e:
+                raise ToolError(f"the listed peer {safe_text(peer, 100)!r} is refused: {e}: nothing was sent"
+                                ) from None
+        else:
+            target = registry().find(peer)
+        look_alike = only_reads_as_listed(peer) if target is None else None
+        if look_alike is not None:
+            raise ToolError(look_alike)
         if target is None:
             twins = registry().ambiguous(peer)
             if twins:
@@ -149,6 +195,10 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                                         max_bytes=settings.max_frame_bytes)
         except PeerError as e:
             return peer_failure(str(e))
+        try:  # shown in its own shape, but only as an A2A task or message (ProtoJSON: peer_answer.py)
+            read_task(answer["task"]) if "task" in answer else read_message(answer["message"])
+        except NotAnAnswer as e:
+            return peer_failure(f"{e} (peer at {shown_url(target.rpc_url)})")
         # the peer's words for the model: its task's shape kept, each text visible, the whole bounded (as
         # a2a_relay and an orchestrator's answer are); it came as it was sent, hidden characters and all
         shown: dict[str, Any] = shown_value(answer, max_depth=ANSWER_DEPTH, chars=ANSWER_CHARS)

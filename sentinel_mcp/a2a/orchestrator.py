@@ -25,6 +25,7 @@ import anyio
 from sentinel_mcp.a2a.actions import AGENT_TOOL, LLM_TOOL, SENSOR_TOOL
 from sentinel_mcp.a2a.bridge import STATES
 from sentinel_mcp.a2a.messages import DeviceCaps, TaskOffer, typed
+from sentinel_mcp.a2a.peer_answer import read_task
 from sentinel_mcp.a2a.relayed_data import relayed_data
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer, shown_url
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -184,12 +185,12 @@ def _task_of(result: Any, max_bytes: int) -> dict[str, Any]:
     if len(json.dumps(result, default=str)) > max_bytes:
         raise ValueError(f"larger than {max_bytes} bytes")
     task = result.get("task") if isinstance(result, dict) else None
-    if not isinstance(task, dict) or not isinstance(task.get("id"), str):
+    if task is None:
         raise ValueError("no task in the answer (a bare message is not a decision)")
-    status = task.get("status")
-    if not isinstance(status, dict) or not isinstance(status.get("state"), str):
-        raise ValueError("the task has no status")
-    return task
+    read = read_task(task)  # (NotAnAnswer is a ValueError) typed strictly, its defaults spelled out
+    if not read["id"]:
+        raise ValueError("the task has no id")
+    return read
 
 
 def _status_text(task: dict[str, Any]) -> str:

@@ -43,10 +43,17 @@ def check(registry: PeerRegistry, peer_name: str, *, refuse_unverified: bool, se
     if bridge_targets is not None and peer_name in bridge_targets:  # configured by the owner: vouched for
         return {"known": True, "verified": True, "refuse_unverified": refuse_unverified,
                 "peer": f"the configured bridge target {safe_text(peer_name, 100)}"}
-    found = registry.find(peer_name)
+    return verdict(registry, peer_name, registry.find(peer_name), refuse_unverified=refuse_unverified,
+                   seen_by=seen_by)
+
+
+def verdict(registry: PeerRegistry, peer_name: str, found: Peer | None, *, refuse_unverified: bool,
+            seen_by: str | None, why_unknown: str | None = None) -> dict[str, Any]:
+    """The verdict on ``found``, the peer ``peer_name`` names now (announced, or listed:
+    ``listed_peer_card``), noted for ``seen_by`` as ``check`` says; ``why_unknown``: why there is none."""
     if found is None:
         return {"known": False, "verified": False, "refuse_unverified": refuse_unverified,
-                "peer": f"no listed peer {safe_text(peer_name, 100)}"}
+                "peer": why_unknown or f"no listed peer {safe_text(peer_name, 100)}"}
     if seen_by is not None:
         registry.checked.pop((seen_by, peer_name), None)
         registry.checked[(seen_by, peer_name)] = found.digest

@@ -191,20 +191,37 @@ class CancelTaskRequest(Wire):
 # --- Agent card --------------------------------------------------------------------------------
 
 
-class AgentInterface(Wire):
-    url: str
-    protocol_binding: str  # JSONRPC | GRPC | HTTP+JSON | a custom binding
+class PeerWire(Wire):
+    """What a peer wrote (its card; its tasks and messages: ``peer_answer.py``), read as A2A's JSON mapping
+    (ProtoJSON) reads it: a field left out, or null, is
+    its default (an empty list or map, false, "", an empty message), since proto3 writers leave defaults out
+    (a2a-sdk writes a card with no skills without ``skills``); a field present is of its type, strictly (a
+    boolean that is "yes" or 1, a list that is a string, is refused, not read as what it resembles)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_default(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: v for k, v in value.items() if v is not None}
+        return value
+
+
+class AgentInterface(PeerWire):
+    url: str = ""
+    protocol_binding: str = ""  # JSONRPC | GRPC | HTTP+JSON | a custom binding
     protocol_version: str = PROTOCOL_VERSION
     tenant: str | None = None
 
 
-class AgentProvider(Wire):
-    url: str
-    organization: str
+class AgentProvider(PeerWire):
+    url: str = ""
+    organization: str = ""
 
 
-class AgentExtension(Wire):
-    uri: str
+class AgentExtension(PeerWire):
+    uri: str = ""
     description: str | None = None
     # absent means false: a2a-sdk drops a false one when it re-serializes a card (a proto3 bool), so the form
     # its verifiers canonicalize would differ from what Sentinel signed
@@ -212,36 +229,38 @@ class AgentExtension(Wire):
     params: dict[str, Any] | None = None
 
 
-class AgentCapabilities(Wire):
+class AgentCapabilities(PeerWire):
     streaming: bool | None = None
     push_notifications: bool | None = None
     extensions: list[AgentExtension] | None = None
     extended_agent_card: bool | None = None
 
 
-class AgentSkill(Wire):
-    id: str
-    name: str
-    description: str
-    tags: list[str]
+class AgentSkill(PeerWire):
+    id: str = ""
+    name: str = ""
+    description: str = ""
+    tags: list[str] = Field(default_factory=list)
     examples: list[str] | None = None
     input_modes: list[str] | None = None
     output_modes: list[str] | None = None
     security_requirements: list[dict[str, Any]] | None = None
 
 
-class AgentCard(Wire):
+class AgentCard(PeerWire):
+    # a peer is known by its name: a card without one (or with "") names nobody
     name: str = Field(min_length=1)
-    description: str
+    description: str = ""
+    # a card with no interface cannot be reached: left out or empty, it is refused
     supported_interfaces: list[AgentInterface] = Field(min_length=1)
     provider: AgentProvider | None = None
-    version: str
+    version: str = ""
     documentation_url: str | None = None
-    capabilities: AgentCapabilities
+    capabilities: AgentCapabilities = Field(default_factory=AgentCapabilities)
     security_schemes: dict[str, dict[str, Any]] | None = None
     security_requirements: list[dict[str, Any]] | None = None
-    default_input_modes: list[str]
-    default_output_modes: list[str]
-    skills: list[AgentSkill]
+    default_input_modes: list[str] = Field(default_factory=list)
+    default_output_modes: list[str] = Field(default_factory=list)
+    skills: list[AgentSkill] = Field(default_factory=list)
     signatures: list[dict[str, Any]] | None = None
     icon_url: str | None = None

@@ -13,7 +13,7 @@ import httpx2
 import pytest
 from tests.a2a.raw_listener import listening
 
-from sentinel_mcp.a2a import discovery
+from sentinel_mcp.a2a import card_fetch
 from sentinel_mcp.a2a.discovery import PeerRejected, verify_peer
 from sentinel_mcp.a2a.peer_client import PeerError, call_peer
 
@@ -101,7 +101,7 @@ async def test_an_oversize_rpc_answer_is_not_read_past_the_limit(peer: HostilePe
 async def test_a_trickling_card_meets_the_whole_exchanges_deadline(
     peer: HostilePeer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(discovery, "CARD_DEADLINE", 0.3)  # the trickle takes 10 s (100 bytes, 0.1 s apart)
+    monkeypatch.setattr(card_fetch, "CARD_DEADLINE", 0.3)  # the trickle takes 10 s (100 bytes, 0.1 s apart)
     async with httpx2.AsyncClient(timeout=5) as http:
         with pytest.raises(PeerRejected, match="within"):
             await verify_peer("slow", ["127.0.0.1"], peer.port, {**TXT_LOOPBACK, "path": "/trickle"}, http,

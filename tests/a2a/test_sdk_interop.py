@@ -89,7 +89,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def start_sdk_server(*args: str) -> tuple[asyncio.subprocess.Process, int]:
+async def start_sdk_server(*args: str, env: dict[str, str] | None = None
+                           ) -> tuple[asyncio.subprocess.Process, int]:
+    """``env``: more environment for the server (``SDK_AGENT_NAME``, ``SDK_BARE_CARD``: ``sdk_server.py``)."""
     port = free_port()
     proc = await asyncio.create_subprocess_exec(
         sdk_python(),
@@ -99,6 +101,7 @@ async def start_sdk_server(*args: str) -> tuple[asyncio.subprocess.Process, int]
         cwd="/",
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **(env or {})},
     )
     for _ in range(300):
         with socket.socket() as s:

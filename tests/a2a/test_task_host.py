@@ -58,14 +58,27 @@ def test_result_text_takes_only_text_content():
     assert result_text(result) == "one\ntwo"
 
 
-@pytest.mark.parametrize("status", [None, "done", ["TASK_STATE_COMPLETED"], 7, {"state": None}])
-def test_a_peers_task_without_a_status_object_reads_as_unknown(status):
+@pytest.mark.parametrize("status", [None, {}, {"state": None}])
+def test_a_peers_task_status_left_out_or_null_reads_as_unspecified(status):
+    """ProtoJSON: a status left out (or null) is the empty message, a state left out is TASK_STATE_UNSPECIFIED
+    (a proto3 writer leaves a default out)."""
     reply = relayed_reply({"task": {"id": "t1", "status": status}}, 10_000)
-    assert reply["state"] == "unknown" and reply["texts"] == [] and reply["task_id"] == "t1"
+    assert reply["state"] == "TASK_STATE_UNSPECIFIED" and reply["texts"] == [] and reply["task_id"] == "t1"
 
 
-@pytest.mark.parametrize("state, task_id", [("\x1b[2J\x1b]0;owned\x07", "t\u202e1"), ("TASK_STATE_DONE", 7),
-                                            (["TASK_STATE_COMPLETED"], "t" * 10_000)])
+@pytest.mark.parametrize("task", [{"id": "t1", "status": "done"},
+                                  {"id": "t1", "status": ["TASK_STATE_COMPLETED"]}, {"id": "t1", "status": 7},
+                                  {"id": "t1", "status": {"state": 7}},
+                                  {"id": 7, "status": {"state": "TASK_STATE_COMPLETED"}},
+                                  {"id": "t1", "status": {"state": ["TASK_STATE_COMPLETED"]}}])
+def test_a_peers_task_of_the_wrong_type_is_invalid(task):
+    """A status, state or id of the wrong type is not an A2A task: refused whole, never read as a state."""
+    reply = relayed_reply({"task": task}, 10_000)
+    assert reply["state"] == "invalid" and reply["texts"] == [] and "not an A2A task" in reply["note"]
+
+
+@pytest.mark.parametrize("state, task_id", [("\x1b[2J\x1b]0;owned\x07", "t\u202e1"),
+                                            ("TASK_STATE_DONE", "t" * 10_000)])
 def test_a_peers_state_and_task_id_are_relayed_only_when_they_are_what_a2a_allows(state, task_id):
     """What the bridged agent says its state and task id are reaches the person's chat: a state outside A2A's
     reads as unknown, and a task id no A2A message could carry back (or a person read) is dropped."""
@@ -74,16 +87,16 @@ def test_a_peers_state_and_task_id_are_relayed_only_when_they_are_what_a2a_allow
 
 
 @pytest.mark.parametrize("bad", [7, "parts", {"parts": 3}, [3, "x", None], True])
-def test_a_peers_malformed_parts_and_artifacts_are_skipped_not_fatal(bad):
-    """Any shape where a list of parts or artifacts belongs loses only that piece, never the answer."""
+def test_a_peers_malformed_parts_and_artifacts_make_the_answer_invalid(bad):
+    """Any shape but a list of parts or artifacts where one belongs is not an A2A answer: refused whole
+    (state "invalid", nothing relayed), not read as a task that completed with fewer parts than it has."""
     ok = {"parts": [{"text": "kept"}]}
     done = "TASK_STATE_COMPLETED"
-    keeping = (
+    for result in (
         {"task": {"id": "t", "status": {"state": done, "message": ok}, "artifacts": bad}},
         {"task": {"id": "t", "status": {"state": done}, "artifacts": [bad, ok]}},
         {"task": {"id": "t", "status": {"state": done, "message": bad}, "artifacts": [ok]}},
-    )
-    for result in keeping:
-        assert relayed_reply(result, 10_000)["texts"] == ["kept"]
-    for result in ({"message": {"parts": bad}}, {"message": bad}, {"task": {"id": "t", "artifacts": bad}}):
-        assert relayed_reply(result, 10_000)["texts"] == []
+        {"message": {"parts": bad}}, {"message": bad}, {"task": {"id": "t", "artifacts": bad}},
+    ):
+        reply = relayed_reply(result, 10_000)
+        assert reply["state"] == "invalid" and reply["texts"] == [], (result, reply)

@@ -201,8 +201,10 @@ async def test_orchestrator_first_then_local_when_alone(tmp_path, openai_env):
             "larger than",
         ),
         ({"message": {"parts": [{"text": "done, trust me"}]}}, "no task"),
-        ({"task": {"id": 7, "status": {"state": "TASK_STATE_COMPLETED"}}}, "no task"),
-        ({"task": {"id": "t", "status": "COMPLETED"}}, "no status"),
+        # (typed strictly, as ProtoJSON: peer_answer.py)
+        ({"task": {"id": 7, "status": {"state": "TASK_STATE_COMPLETED"}}}, "not an A2A task"),
+        ({"task": {"id": "t", "status": "COMPLETED"}}, "not an A2A task"),
+        ({"task": {"status": {"state": "TASK_STATE_COMPLETED"}}}, "no id"),
         (["not", "an", "object"], "no task"),
     ],
 )

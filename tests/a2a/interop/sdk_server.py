@@ -3,9 +3,11 @@
 Not a pytest module: ``test_sdk_interop.py`` starts it so that Sentinel's discovery check and peer
 client talk to a reference server. It echoes the data parts it gets as an artifact and completes.
 Usage: python sdk_server.py PORT [CERT.pem KEY.pem [CLIENT_CA.pem]]   (HTTPS; with a CA, client certificates
-required)
+required). Environment: ``SDK_AGENT_NAME`` names the agent; ``SDK_BARE_CARD=1`` gives it the least card the
+SDK writes (no skills, modes, description, version or capabilities set: proto3 JSON leaves each out).
 """
 
+import os
 import ssl
 import sys
 
@@ -37,18 +39,20 @@ class EchoExecutor(AgentExecutor):
 
 def main(port: int, cert: str | None = None, key: str | None = None, client_ca: str | None = None) -> None:
     url = f"{'https' if cert else 'http'}://127.0.0.1:{port}"
-    card = AgentCard(
-        name="sdk-reference-agent",
+    name = os.environ.get("SDK_AGENT_NAME", "sdk-reference-agent")
+    interface = AgentInterface(url=url + "/a2a", protocol_binding="JSONRPC", protocol_version="1.0")
+    card = AgentCard(name=name, supported_interfaces=[interface])
+    if not os.environ.get("SDK_BARE_CARD"):
+        card = AgentCard(
+        name=name,
         description="a2a-sdk reference agent",
         version="1.0.0",
-        supported_interfaces=[
-            AgentInterface(url=url + "/a2a", protocol_binding="JSONRPC", protocol_version="1.0")
-        ],
+        supported_interfaces=[interface],
         capabilities=AgentCapabilities(streaming=False),
         default_input_modes=["application/json", "text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="echo", description="echoes", tags=["echo"])],
-    )
+        )
     handler = DefaultRequestHandler(
         agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card
     )
