@@ -7,11 +7,11 @@ its storage denies.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from typing import Awaitable, Callable, TypeVar
 
+from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.core.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
 from sentinel_mcp.core.decision import Answer, Ask, Decision, Deny, Question, ToolCall
 from sentinel_mcp.gateway.call_record import storage_refusal
@@ -31,7 +31,7 @@ async def _within(timeout: float, step: Callable[[], Awaitable[T]]) -> T:
     and anyio's cancel scope asks which async library runs on every call (issue 21); armed only if the step
     waits (``step_deadline.py``: a decision made on the caller's thread does not). A cancellation from
     outside (the caller gone, an anyio scope) stays a cancellation, never a deny."""
-    return await StepDeadline(asyncio.get_running_loop().time() + timeout).run(step)
+    return await StepDeadline(running_loop().time() + timeout).run(step)
 
 
 async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, timeout: float,

@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.gateway.audit_batch import RowBatch, batchable
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
 from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
@@ -338,7 +339,7 @@ class AuditLog:
         new = chain_hash(prev, text)
         self._rows += 1
         place = self._rows
-        mine: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        mine: asyncio.Future[Any] = running_loop().create_future()
         batch = self._open
         if batch is None or not batch.add(values, prev, new, mine):
             batch = RowBatch(self.chain)

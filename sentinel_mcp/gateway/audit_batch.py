@@ -25,6 +25,7 @@ import threading
 from functools import lru_cache
 from typing import Any, Iterator
 
+from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.gateway.audit_schema import HASHED
 from sentinel_mcp.storage import Statement
 
@@ -88,7 +89,7 @@ class RowBatch:
 
     def __init__(self, chain: str) -> None:
         self.chain = chain
-        self._loop = asyncio.get_running_loop()  # where it is answered: its callers wait on this loop only
+        self._loop = running_loop()  # where it is answered: its callers wait on this loop only
         self._rows: list[tuple[tuple[Any, ...], str, str]] = []
         self._lock = threading.Lock()
         self._statements: list[Statement] | None = None

@@ -28,7 +28,6 @@ error, never a silent answer.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -57,6 +56,7 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
+from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.quick_event import new_event
 from sentinel_mcp.gateway.step_deadline import StepDeadline
@@ -256,7 +256,7 @@ class DirectDispatcher:
         # asyncio's own timeout (the gateway runs on asyncio only; an anyio scope asks which library runs, per
         # call), armed only if the handler waits (step_deadline.py); none at all without a limit. A
         # cancellation from outside stays a cancellation
-        deadline = None if limit is None else StepDeadline(asyncio.get_running_loop().time() + limit)
+        deadline = None if limit is None else StepDeadline(running_loop().time() + limit)
         try:
             try:
                 if deadline is None:

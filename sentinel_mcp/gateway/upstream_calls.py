@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, CompleteResult, InputRequiredResult, RequestParamsMeta
 from pydantic import ValidationError
 
+from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
 from sentinel_mcp.core.display_text import MESSAGE_LIMIT, safe_text
 from sentinel_mcp.core.errors import GatewayError
@@ -240,7 +241,7 @@ class UpstreamCalls:
         token = CURRENT_LINK.set(link)
         idle = timeout or self.target.timeout
         longest = max(idle, getattr(self.target, "max_call_seconds", idle))
-        loop = asyncio.get_running_loop()
+        loop = running_loop()
         started = loop.time()
         # one deadline for both ends of a call from outside: no answer in time (moved by every progress
         # notification, never past the call's longest run), and ``_on_garbage`` (due at once). Armed only if

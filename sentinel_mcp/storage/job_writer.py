@@ -21,6 +21,7 @@ import queue
 import threading
 from typing import Any, Callable, Iterable, Sequence
 
+from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ class JobWriter:
         event loop's thread): one that answers many callers, each of whom may give up on their own."""
         if self._thread is None:
             raise StorageError(f"{self.name} store is closed")
-        self._put(Job("write", statements, self._answer(asyncio.get_running_loop(), answer)))
+        self._put(Job("write", statements, self._answer(running_loop(), answer)))
 
     async def probe(self) -> bool:
         """Try a tiny durable write; health follows the answer (how a degraded store notices recovery)."""
@@ -132,7 +133,7 @@ class JobWriter:
     def _submit(self, kind: str, payload: Any) -> "asyncio.Future[Any]":
         if self._thread is None:
             raise StorageError(f"{self.name} store is closed")
-        loop = asyncio.get_running_loop()
+        loop = running_loop()
         fut: asyncio.Future[Any] = loop.create_future()
         self._put(Job(kind, payload, self._answer(loop, fut)))
         return fut

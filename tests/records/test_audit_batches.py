@@ -260,3 +260,26 @@ async def test_a_batch_the_store_refused_to_queue_is_not_joined(tmp_path: Path) 
         await log.close()
     assert [s for s, _, _ in stored(tmp_path / "a.db")] == [f"snext{i}" for i in range(10)]
     good(tmp_path / "a.db", 10)
+
+
+async def test_batched_rows_do_not_ask_asyncio_for_the_loop_each(tmp_path: Path) -> None:
+    """CPython 3.11's ``asyncio.get_running_loop`` makes a ``getpid`` system call each time (issue 21: 7.7 per
+    guarded call); a row, its batch and its queued job take the loop kept by ``core/running_loop.py``."""
+    log = await AuditLog(tmp_path / "a.db").open()
+    try:
+        await asyncio.gather(*(log.write(entry(i)) for i in range(4)))  # the loop found once
+        asked = 0
+        real = asyncio.get_running_loop
+
+        def counted() -> asyncio.AbstractEventLoop:
+            nonlocal asked
+            asked += 1
+            return real()
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(asyncio, "get_running_loop", counted)
+            await asyncio.gather(*(log.write(entry(i)) for i in range(4, 100)))
+        assert asked == 0
+    finally:
+        await log.close()
+    good(tmp_path / "a.db", 100)
