@@ -142,6 +142,7 @@ message_to_codes_safe(E, M) :-
     split_string(S, "", " \n", [S1]), atom_string(M, S1).
 message_to_codes_safe(E, M) :- format(atom(M), '~q', [E]).
 
+add_term(_, File, Line, T, Ps) :- reserved_arity_problems(T, File, Line, Ps), Ps \== [], !.  % reserved_heads.pl
 add_term(RB, File, Line, (:- multifile(Spec)), Ps) :- !,
     % a file consents to its predicate taking clauses from other files too (as Prolog's own multifile)
     (   multifile_indicators(Spec, PIs)
@@ -198,8 +199,7 @@ multifile_indicators([], []) :- !.
 multifile_indicators([X|Xs], PIs) :- !, multifile_indicators(X, P1), multifile_indicators(Xs, P2), append(P1, P2, PIs).
 multifile_indicators(N/A, [N/A]) :- atom(N), integer(A), A >= 0.
 
-ok_directive(dynamic(_)).
-ok_directive(discontiguous(_)).
+ok_directive(dynamic(_)). ok_directive(discontiguous(_)).
 
 check_declaration(T, File, Line, Ps) :-
     findall(P, (decl_problem(T, Sev, M), problem(Sev, File, Line, M, P)), Ps).
