@@ -5,7 +5,7 @@
     or guard/2, a predicate of its own that nothing reads: the author believed the tool guarded by what they
     wrote, and the tool had no such guard. So each is an error at load (the rulebase is refused), naming the
     arity meant. Decided by name and arity, whatever the spelling: a fact, a rule, a DCG rule (its head takes
-    two more arguments), or a dynamic, discontiguous or multifile declaration of it.
+    two more arguments), or a dynamic, discontiguous, multifile or public declaration of it.
 */
 
 %  reserved_arity_problems(+Term, +File, +Line, -Problems): the problems of a term as read.
@@ -22,9 +22,9 @@ wrong_head((H :- B), N/A, Hint) :- !, callable(H), H \= _:_, functor(H, N, A), w
     rule_hint(H, B, Hint).
 wrong_head(H, N/A, Hint) :- callable(H), H \= _:_, functor(H, N, A), wrong_arity(N/A), fact_hint(H, Hint).
 
-%  the indicators a dynamic/discontiguous/multifile directive names (Name//Arity a DCG's, module-qualified or
+%  the indicators a dynamic/discontiguous/multifile/public directive names (Name//Arity a DCG's, module-qualified or
 %  not); anything else it holds is not a declaration of a predicate
-declared_indicator(D, PI) :- compound(D), D =.. [K, Spec], memberchk(K, [dynamic, discontiguous, multifile]),
+declared_indicator(D, PI) :- compound(D), D =.. [K, Spec], memberchk(K, [dynamic, discontiguous, multifile, public]),
     spec_indicator(Spec, PI).
 declared_indicator((A, B), PI) :- ( declared_indicator(A, PI) ; declared_indicator(B, PI) ).
 
