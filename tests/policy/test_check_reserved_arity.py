@@ -1,7 +1,8 @@
-"""A clause whose head takes a name the rulebase language reserves (guard, binding, askable, context, ...) at
-an arity the language does not define is an error at load. ``guard(cancel, Args, A, B).`` (a top-level comma
-without brackets) or ``guard(T, Args) :- ...`` loaded as guard/4 or guard/2, a predicate of its own nothing
-reads, and ``check`` said nothing: the author believed the tool guarded when its guard was not what they wrote.
+"""A clause whose head takes a name the rulebase language reserves (guard, binding, askable, context, ...)
+at an arity the language does not define is an error at load. ``guard(cancel, Args, A, B).`` (a top-level
+comma without brackets) or ``guard(T, Args) :- ...`` loaded as guard/4 or guard/2, a predicate of its own
+nothing reads, and ``check`` said nothing: the author believed the tool guarded when its guard was not what
+they wrote.
 """
 
 from __future__ import annotations

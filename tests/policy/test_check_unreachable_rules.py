@@ -29,21 +29,26 @@ async def _problems(tmp_path: Path, *texts: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("text", "name"),
+    ("text", "name", "line"),
     [
-        ("guard('t__a', [id = R], mine(R)).\nowned(R) :- mine(R).\n", "owned/1"),
+        ("guard('t__a', [id = R], mine(R)).\nowned(R) :- mine(R).\n", "owned/1", 4),
         # a helper renamed on one side: the guard calls the other, defined, name
         ("guard('t__a', [id = R], own(R)).\nown(R) :- mine(R).\nown_paid(R) :- own(R), paid(R).\n",
-         "own_paid/1"),
+         "own_paid/1", 5),
         # a cycle nothing enters is still unreached
-        ("guard('t__a', [], true).\nping(X) :- pong(X).\npong(X) :- mine(X), ping(X).\n", "ping/1"),
-        ("guard('t__a', [], true).\nflag.\n", "flag/0"),
+        ("guard('t__a', [], true).\nping(X) :- pong(X).\npong(X) :- mine(X), ping(X).\n", "ping/1", 4),
+        ("guard('t__a', [], true).\nflag.\nflag :- mine(x).\n", "flag/0", 4),  # told at its first clause
     ],
 )
-async def test_an_unreached_predicate_is_warned_about(tmp_path: Path, text: str, name: str) -> None:
-    problems = await _problems(tmp_path, BASE + text)
-    mine = [p for p in problems if UNREACHED in p and f"{name} is defined" in p]
-    assert len(mine) == 1 and ": warning: " in mine[0], problems
+async def test_an_unreached_predicate_is_warned_about(
+    tmp_path: Path, text: str, name: str, line: int
+) -> None:
+    f = tmp_path / "p.pl"
+    f.write_text(BASE + text)
+    problems = await check_paths(shared_engine(), [f])
+    mine = [p for p in problems if p.code == "unreached_predicate" and f"{name} is defined" in p.message]
+    assert len(mine) == 1, problems
+    assert (mine[0].severity, mine[0].line, mine[0].file) == ("warning", line, str(f)), mine
 
 
 @pytest.mark.parametrize(
@@ -65,6 +70,14 @@ async def test_an_unreached_predicate_is_warned_about(tmp_path: Path, text: str,
 async def test_a_reached_predicate_is_no_problem(tmp_path: Path, texts: tuple[str, ...]) -> None:
     problems = await _problems(tmp_path, *texts)
     assert not [p for p in problems if UNREACHED in p or ": error: " in p], problems
+
+
+async def test_a_rulebase_that_does_not_load_is_not_told_unreached_helpers(tmp_path: Path) -> None:
+    # the guard that calls ok/1 is refused (guard/4): the error is the finding, not ok/1 read as unreached
+    text = BASE + "ok(R) :- mine(R).\nguard('t__a', [id = R], ok(R), paid(R)).\n"
+    problems = await _problems(tmp_path, text)
+    assert [p for p in problems if "guard/4 is not a guard" in p], problems
+    assert not [p for p in problems if UNREACHED in p], problems
 
 
 async def test_a_public_declaration_of_a_reserved_name_at_another_arity_is_an_error(tmp_path: Path) -> None:

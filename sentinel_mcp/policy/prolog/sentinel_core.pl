@@ -24,7 +24,7 @@
 
 :- include(rulebase_loading).
 :- include(reserved_heads).
-:- include(unreachable_rules).  % post_load_problem/2 clauses: after rulebase_loading.pl
+:- include(unreachable_rules).
 :- include(fact_terms).
 :- include(readable_terms).
 :- include(goal_check).

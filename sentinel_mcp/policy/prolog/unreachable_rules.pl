@@ -1,25 +1,25 @@
-/*  Part of sentinel_core (included): a warning for each predicate the rulebase defines that no entry point
+/*  Part of sentinel_core (included): each predicate the rulebase defines that no entry point
     reaches. Its clauses decide nothing: a guard meant to call it calls another name (a typo that happens to
     name a defined predicate, a helper renamed on one side), or it is the leftover of a guard written under a
     name the language does not read. The entry points are the goals the language proves: a guard's goal, a
     context/3's goal, an askable's choice_of goal (body_of/3), and a predicate declared `:- public Name/Arity.`
     (Prolog's own word for "called from outside": here, by symbolic queries); whatever they call, through
-    rules and control constructs, is reached. All files of the rulebase are walked together (a rule in one file may serve
-    another's guard). Linear in the rules: each predicate is visited once.
+    rules and control constructs, is reached. All files of the rulebase are walked together (a rule in one
+    file may serve another's guard). Linear in the rules: each predicate is visited once.
 */
 
 :- use_module(library(assoc)).
 
-post_load_problem(RB, P) :-
+%  sn_unreached_rules(+RB, -Out): the first clause of each such predicate, for the checker (checker.py; asked
+%  of a rulebase that loaded: where a clause was refused, the predicates only it called would read unreached).
+sn_unreached_rules(RB, Out) :-
     reached_predicates(RB, Reached),
     findall(N/A-File-Line, ( RB:'$src'(rule, T, File, Line), rule_head(T, H), functor(H, N, A) ), Defs),
     defined_first(Defs, Firsts),
-    member(N/A-File-Line, Firsts), \+ get_assoc(N/A, Reached, _),
-    format(atom(M), '~w/~w is defined here but no guard, context/3 or askable reaches it: its clauses decide \c
-                     nothing (is a guard meant to call it calling another name?); call it, remove it, or \c
-                     declare :- public ~w/~w. if symbolic queries are to call it',
-           [N, A, N, A]),
-    problem(warning, File, Line, M, P).
+    findall(json([predicate=PA, file=File, line=Line]),
+            ( member(N/A-File-Line, Firsts), \+ get_assoc(N/A, Reached, _), format(atom(PA), '~w/~w', [N, A]) ),
+            Rows),
+    to_json_atom(json([unreached=Rows]), Out).
 
 %  the first clause of each predicate (where the warning points), in the order they were read
 defined_first(Defs, Firsts) :- empty_assoc(S), defined_first(Defs, S, Firsts).
