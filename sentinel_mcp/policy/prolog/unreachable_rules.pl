@@ -9,6 +9,7 @@
 */
 
 :- use_module(library(assoc)).
+:- use_module(library(pairs)).  % group_pairs_by_key/2
 
 %  sn_unreached_rules(+RB, -Out): the first clause of each such predicate, for the checker (checker.py; asked
 %  of a rulebase that loaded: where a clause was refused, the predicates only it called would read unreached).
@@ -36,18 +37,19 @@ reached_predicates(RB, Reached) :-
     findall(PI, ( RB:'$src'(decl, D, _, _), body_of(decl, D, B), called_indicator(B, PI) ), Start0),
     findall(PI, RB:'$src'(public, PI, _, _), Public),
     append(Public, Start0, Start),
+    % what each predicate's clauses call, read in one pass (a look-up per predicate would scan every rule)
+    findall(N/A-C, ( RB:'$src'(rule, (H :- B), _, _), functor(H, N, A), called_indicator(B, C) ), Pairs0),
+    keysort(Pairs0, Pairs), group_pairs_by_key(Pairs, Groups), list_to_assoc(Groups, Calls),
     empty_assoc(R0),
-    reach(Start, RB, R0, Reached).
+    reach(Start, Calls, R0, Reached).
 
 reach([], _, R, R).
-reach([PI|PIs], RB, R0, R) :-
+reach([PI|PIs], Calls, R0, R) :-
     (   get_assoc(PI, R0, _)
-    ->  reach(PIs, RB, R0, R)
+    ->  reach(PIs, Calls, R0, R)
     ;   put_assoc(PI, R0, true, R1),
-        PI = N/A, functor(H, N, A),
-        findall(C, ( RB:'$src'(rule, (H :- B), _, _), called_indicator(B, C) ), Next),
-        append(Next, PIs, Todo),
-        reach(Todo, RB, R1, R)
+        ( get_assoc(PI, Calls, Next) -> append(Next, PIs, Todo) ; Todo = PIs ),
+        reach(Todo, Calls, R1, R)
     ).
 
 called_indicator(B, N/A) :- leaf_goal(B, G), callable(G), G \= _:_, functor(G, N, A).
