@@ -82,5 +82,6 @@ binding(swarm_task_state(T, S), tool('swarm__swarm_status', [task_id = T]),
 binding(swarm_task_app(T, N), tool('swarm__swarm_status', [task_id = T]),
         extract([N = '/spec/app_name']), [ttl(600)]).
 
+:- public swarm_task_finished/1.  % no guard calls it: symbolic queries do
 swarm_task_finished(T) :- swarm_task_state(T, 'COMPLETED').
 swarm_task_finished(T) :- swarm_task_state(T, 'FAILED').

@@ -95,6 +95,7 @@ async def check_files(
         problems += await _absent_negations(engine, rb)
         problems += await _unsure_blind_reads(engine, rb)
         problems += await _tautological(engine, rb)
+        problems += await _unreached(engine, rb)
         if catalog is not None:
             tools = {t.name: t for t in catalog}
             names = list(tools)
@@ -269,6 +270,26 @@ async def _tautological(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
     return out + _unfinished_warnings(
         walk, "its goal is proved whatever the call is (and so tests nothing)", refusing=True
     )
+
+
+UNREACHED = "no guard, context/3 or askable reaches it"
+
+
+async def _unreached(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
+    """A warning for each predicate the rulebase defines that no guard, context/3 or askable reaches (nor a
+    ``:- public`` declaration, for one symbolic queries call): its clauses decide nothing, and a guard meant
+    to call it calls another name."""
+    out = []
+    for row in await engine.unreached_rules(rb.module):
+        pi = row["predicate"]
+        message = (
+            f"{pi} is defined here but {UNREACHED}: its clauses decide nothing (is a guard meant to call it "
+            f"calling another name?); call it, remove it, or declare :- public {pi}. if symbolic queries are "
+            "to call it"
+        )
+        out.append(Problem(severity="warning", file=row["file"], line=row["line"], message=message,
+                           code="unreached_predicate"))
+    return out
 
 
 def _guard_warning(row: dict[str, Any], message: str, code: str) -> Problem:

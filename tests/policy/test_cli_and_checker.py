@@ -51,7 +51,7 @@ def test_check_exit_codes_and_one_line_per_problem(tmp_path: Path) -> None:
     clean = cli("check", str(BOOKINGS_PL), cwd=tmp_path)
     assert (clean.returncode, clean.stdout) == (0, "")
     warn = tmp_path / "warn.pl"
-    warn.write_text("ok(1).\n:- initialization(ok(1)).\n")
+    warn.write_text("ok(1). :- public ok/1.\n:- initialization(ok(1)).\n")
     r = cli("check", str(warn), cwd=tmp_path)
     assert r.returncode == 1 and r.stdout.splitlines() == [r.stdout.strip()], (
         r.stdout

@@ -142,18 +142,19 @@ message_to_codes_safe(E, M) :-
     split_string(S, "", " \n", [S1]), atom_string(M, S1).
 message_to_codes_safe(E, M) :- format(atom(M), '~q', [E]).
 
-add_term(RB, File, Line, (:- multifile(Spec)), Ps) :- !,
-    % a file consents to its predicate taking clauses from other files too (as Prolog's own multifile)
+add_term(_, File, Line, T, Ps) :- reserved_arity_problems(T, File, Line, Ps), Ps \== [], !.  % reserved_heads.pl
+add_term(RB, File, Line, (:- D), Ps) :- compound(D), D =.. [K, Spec], memberchk(K, [multifile, public]), !,
+    % multifile: other files may add clauses (as Prolog's own); public: symbolic queries call it (unreachable_rules.pl)
     (   multifile_indicators(Spec, PIs)
-    ->  forall(member(PI, PIs), assertz(RB:'$src'(multifile, PI, File, Line))), Ps = []
-    ;   format(atom(M), 'multifile needs Name/Arity indicators, got ~q', [Spec]),
+    ->  forall(member(PI, PIs), assertz(RB:'$src'(K, PI, File, Line))), Ps = []
+    ;   format(atom(M), '~w needs Name/Arity indicators, got ~q', [K, Spec]),
         problem(error, File, Line, M, P), Ps = [P]
     ).
 add_term(RB, File, Line, (?- D), Ps) :- !,  % consult runs it as :- D: never a clause of ?-/1, silently
     add_term(RB, File, Line, (:- D), Ps).
 add_term(_, File, Line, (:- D), Ps) :- !,
     ( ok_directive(D) -> Ps = []
-    ; format(atom(M), 'directive not executed (only dynamic/discontiguous/multifile are accepted): ~q', [D]),
+    ; format(atom(M), 'directive not executed (only dynamic/discontiguous/multifile/public are accepted): ~q', [D]),
       problem(warning, File, Line, M, P), Ps = [P] ).
 add_term(RB, File, Line, (H --> B), Ps) :- !,
     dcg_translate_rule((H --> B), Clause), add_term(RB, File, Line, Clause, Ps).
@@ -198,8 +199,7 @@ multifile_indicators([], []) :- !.
 multifile_indicators([X|Xs], PIs) :- !, multifile_indicators(X, P1), multifile_indicators(Xs, P2), append(P1, P2, PIs).
 multifile_indicators(N/A, [N/A]) :- atom(N), integer(A), A >= 0.
 
-ok_directive(dynamic(_)).
-ok_directive(discontiguous(_)).
+ok_directive(dynamic(_)). ok_directive(discontiguous(_)).
 
 check_declaration(T, File, Line, Ps) :-
     findall(P, (decl_problem(T, Sev, M), problem(Sev, File, Line, M, P)), Ps).

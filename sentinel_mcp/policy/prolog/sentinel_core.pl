@@ -23,6 +23,8 @@
 :- discontiguous post_load_problem/2.
 
 :- include(rulebase_loading).
+:- include(reserved_heads).
+:- include(unreachable_rules).
 :- include(fact_terms).
 :- include(readable_terms).
 :- include(goal_check).
