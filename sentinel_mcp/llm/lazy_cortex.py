@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 class UnbuiltEngine:
     """Status of the engine not made yet: the same public facts a fresh ``LlamaEngine`` shows (llm/status.py
-    reads settings, loaded, history, turns, prefix_cache, status()); nothing here loads or imports the engine."""
+    reads settings, loaded, history, turns, prefix_cache, status()); nothing here loads or imports the
+    engine."""
 
     loaded = False
     model_name = "(not loaded)"

@@ -95,8 +95,8 @@ def test_the_deferrable_builtins_are_not_imported_to_answer_the_first_tools_list
             "    async with running_gateway(config) as rt:\n"
             "        assert 'device__screen_read' in rt.manager.catalog.tools\n"
             "anyio.run(main)\n"
-            # the llm built-in is mounted at start (its Cortex built by its first call), its injection patterns
-            # compiled by its first check
+            # the llm built-in is mounted at start (its Cortex built by its first call), its injection
+            # patterns compiled by its first check
             "from sentinel_mcp.llm import injection\nassert injection._compiled.cache_info().currsize == 0")
     heavy = ("device_tools.server", "device_tools.sensors.server", "sentinel_mcp.swarm.server",
              "sentinel_mcp.a2a.mcp_tools",
