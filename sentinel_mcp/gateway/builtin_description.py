@@ -21,7 +21,7 @@ from sentinel_mcp.core.builtin import traits_of
 
 FILE = Path(__file__).with_name("builtin_descriptions.json")
 # built-ins whose start-up has no effect on the rest but their own server: deferring them changes nothing
-# else (the llm shares its Cortex, the agent its trace store, with /healthz and the console at start)
+# else (the llm shares its model status, the agent its trace store, with /healthz and the console at start)
 DEFERRABLE = ("sentinel", "device", "sensors", "swarm", "a2a")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -18,11 +18,14 @@ from pydantic import BaseModel, Field
 
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import client_of, origin_of, principal_of
-from sentinel_mcp.llm.cortex import Cortex
 from sentinel_mcp.llm.errors import LlmError, ModelLoadError, ModelUnavailable
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry
+from sentinel_mcp.llm.lazy_cortex import LazyCortex
 from sentinel_mcp.llm.settings import LlmSettings
 from sentinel_mcp.llm.status import model_status
+
+if TYPE_CHECKING:
+    from sentinel_mcp.llm.cortex import Cortex
 
 Settings = LlmSettings  # the built-in contract: its typed settings beside create_server
 log = logging.getLogger("sentinel.llm")
@@ -95,11 +98,13 @@ def party_of(ctx: Context) -> str:
 
 def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPServer:
     settings = LlmSettings.from_section(ctx.settings, f"sentinel.{ctx.name}")
-    # grammars are checked now: a broken file stops start-up with its name and the error
-    cortex = cortex or Cortex(settings, grammars=GrammarRegistry.load())
+    # grammars are checked now: a broken file stops start-up with its name and the error; the Cortex itself
+    # (the engine module) is built by the first call that needs it (lazy_cortex.py)
+    grammars = cortex.grammars if cortex is not None else GrammarRegistry.load()
+    lazy = LazyCortex(settings, grammars, built=cortex)
     if ctx.services.cortex is None:
-        ctx.services.cortex = cortex  # other built-ins may call it in-process
-    names = ", ".join(cortex.grammars.names())
+        ctx.services.cortex = lazy  # other built-ins may call it in-process; status pages read its engine
+    names = ", ".join(lazy.grammars.names())
     server = MCPServer(
         ctx.name,
         version="0.1.0",
@@ -131,7 +136,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
         context: str | None = None,
     ) -> GenerateResult:
         try:
-            r = await cortex.generate(
+            r = await (await lazy.ready()).generate(
                 prompt,
                 system=system,
                 context=context,
@@ -161,7 +166,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
         text: str, json_schema: dict[str, Any], ctx: Context, max_tokens: int = Field(512, ge=1, le=32_768)
     ) -> ExtractResult:
         try:
-            r = await cortex.extract(
+            r = await (await lazy.ready()).extract(
                 text, json_schema, max_tokens=max_tokens, progress=_progress(ctx), party=party_of(ctx)
             )
         except LlmError as exc:
@@ -178,6 +183,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
     )
     async def llm_classify_risk(action: dict[str, Any], ctx: Context, context: str = "") -> RiskResult:
         try:
+            cortex = await lazy.ready()
             return RiskResult.model_validate(
                 await cortex.classify_risk(action, context, progress=_progress(ctx), party=party_of(ctx))
             )
@@ -192,7 +198,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
         ),
     )
     async def llm_status(ctx: Context) -> dict[str, Any]:
-        return model_status(cortex.engine, party_of(ctx))
+        return model_status(lazy.engine, party_of(ctx))  # never builds nor loads
 
     @server.resource(
         "llm://status",
@@ -202,7 +208,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
     )
     def status_resource() -> str:
         # a static resource is read without its reader's identity: the shared facts only
-        return json.dumps(model_status(cortex.engine, None))
+        return json.dumps(model_status(lazy.engine, None))
 
     # none of these asks its caller (progress only): the gateway calls them in-task
     # (gateway/builtin_direct.py)

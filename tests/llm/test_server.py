@@ -15,6 +15,7 @@ from mcp import Client, StdioServerParameters
 
 from sentinel_mcp.core.builtin import BuiltinContext, load_factory
 from sentinel_mcp.llm.cortex import Cortex
+from sentinel_mcp.llm.lazy_cortex import LazyCortex
 from sentinel_mcp.llm.engine import LlamaEngine
 from sentinel_mcp.llm.output_models import GRAMMAR_MODELS
 from sentinel_mcp.llm.server import create_server
@@ -236,10 +237,12 @@ async def test_gateway_factory_and_config_errors(tmp_path, mode, tiny_chat_model
     # of the tiny model's byte vocabulary), so whatever the random weights sample, the JSON completes
     ctx = BuiltinContext("llm", tmp_path, {"model": str(tiny_chat_model), "n_ctx": 4096, "n_threads": 1})
     server = factory(ctx)
-    assert isinstance(ctx.services["cortex"], Cortex)
+    shared = ctx.services["cortex"]
+    assert isinstance(shared, LazyCortex) and not shared.built  # built by the first call (issue 21)
     async with Client(server, mode=mode) as c:
         r = await c.call_tool("llm_generate", {"prompt": "hi", "grammar": "risk", "max_tokens": 4000})
         assert not r.is_error, _text(r)
+    assert shared.built and isinstance(shared.get(), Cortex) and shared.engine is shared.get().engine
 
 
 @pytest.mark.timeout(60)

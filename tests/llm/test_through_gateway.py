@@ -115,6 +115,8 @@ async def test_healthz_shows_the_model_status(data_dir, tiny_chat_model):
 
     from sentinel_mcp.app.http_app import build_http_app
     from sentinel_mcp.identity.http_auth import http_auth_for
+    from sentinel_mcp.llm.engine import LlamaEngine
+    from sentinel_mcp.llm.status import operator_status
 
     # a seed of its own: a fresh engine (engines are shared per process by their settings)
     config = _config(data_dir, tiny_chat_model, seed=4242)
@@ -134,12 +136,21 @@ async def test_healthz_shows_the_model_status(data_dir, tiny_chat_model):
             before = (await http.get("/healthz")).json()["model"]
             assert before["loaded"] is False and before["model"] is None
             assert before["context_tokens"] == 2048 and before["threads"] == 1
+            # the Cortex is not built before its first call (issue 21), and its status is what a fresh
+            # engine's is: the same fields, the same values
+            shared = holder.runtime.services.cortex
+            assert not shared.built
+            fresh = operator_status(LlamaEngine(shared.settings))
+            assert before == fresh
+            status = await holder.runtime.gateway.invoke("llm__llm_status", {}, session_id="s")
+            assert isinstance(status, Completed) and not shared.built  # reading the status builds nothing
             out = await holder.runtime.gateway.invoke(
                 "llm__llm_generate", {"prompt": "hi", "max_tokens": 2}, session_id="s"
             )
             assert isinstance(out, Completed)
             after = (await http.get("/healthz")).json()["model"]
     assert after["loaded"] is True and after["model"] == tiny_chat_model.name and after["generations"] == 1
+    assert set(after) == set(before) and shared.built
 
 
 async def test_one_principal_cannot_starve_another_of_the_model(data_dir, tiny_chat_model):
@@ -164,7 +175,7 @@ async def test_one_principal_cannot_starve_another_of_the_model(data_dir, tiny_c
                 await anyio.sleep(0.005)
 
     async with running_gateway(config) as rt:
-        engine = rt.services.cortex.engine
+        engine = (await rt.services.cortex.ready()).engine  # the Cortex is built by its first call
         outcomes: dict[str, list] = {"dave": [], "erin": [], "builtin:device": []}
 
         async def call(who: str, i: int, max_tokens: int) -> None:
