@@ -29,6 +29,7 @@ from sentinel_mcp.a2a.discovery import (SERVICE_TYPE, PeerBrowser, PeerRegistry,
 from sentinel_mcp.a2a.mcp_tools import create_server
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext
+from tests.support.run_tags import untagged
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -64,7 +65,7 @@ async def _verify(settings: A2ASettings, port: int, instance: str) -> Any:
                                  listed=settings.listed_peers)
 
 
-@pytest.mark.parametrize("spelling", SPOOFS)
+@pytest.mark.parametrize("spelling", SPOOFS, ids=untagged(TAG))
 async def test_a_card_named_like_a_listed_peer_elsewhere_is_refused(spelling: str) -> None:
     async with serving_card(lambda port: card_at(port, LISTED)) as real_port, \
             serving_card(lambda port: card_at(port, spelling)) as spoof_port:
@@ -77,7 +78,7 @@ async def test_a_card_named_like_a_listed_peer_elsewhere_is_refused(spelling: st
 
 
 @pytest.mark.parametrize("spelling", [s for s in SPOOFS if "\u200d" not in s and "\u03bf" not in s
-                                      and "\u043eok" not in s])
+                                      and "\u043eok" not in s], ids=untagged(TAG))
 async def test_an_mdns_instance_named_like_a_listed_peer_elsewhere_is_refused(spelling: str) -> None:
     async with serving_card(lambda port: card_at(port, LISTED)) as real_port, \
             serving_card(lambda port: card_at(port, f"someone-{TAG}")) as spoof_port:

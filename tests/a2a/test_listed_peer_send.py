@@ -26,6 +26,7 @@ from tests.a2a.test_unverified_send import Person, gateway, said
 from sentinel_mcp.a2a.discovery import PeerRegistry
 from sentinel_mcp.a2a.mcp_tools import create_server
 from sentinel_mcp.core.builtin import BuiltinContext
+from tests.support.run_tags import untagged
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -95,7 +96,7 @@ async def test_a_listed_peer_is_sent_to_as_the_guard_and_its_user_decide(tmp_pat
         await proc.wait()
 
 
-@pytest.mark.parametrize("spelling", LOOK_ALIKES)
+@pytest.mark.parametrize("spelling", LOOK_ALIKES, ids=untagged(TAG))
 async def test_a_name_that_only_reads_as_a_listed_one_reaches_nobody(tmp_path: Path, spelling: str) -> None:
     proc, port = await sdk_peer(LISTED)
     try:
@@ -110,7 +111,7 @@ async def test_a_name_that_only_reads_as_a_listed_one_reaches_nobody(tmp_path: P
 
 
 @pytest.mark.parametrize("answering", [f"other-{TAG}", f"B00K-{TAG}", f"\u0412\u041e\u041e\u041a-{TAG}",
-                                       f"bo\u200dok-{TAG}"])
+                                       f"bo\u200dok-{TAG}"], ids=untagged(TAG))
 async def test_a_listed_url_answering_with_another_names_card_is_refused(tmp_path: Path,
                                                                          answering: str) -> None:
     proc, port = await sdk_peer(answering)

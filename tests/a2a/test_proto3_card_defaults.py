@@ -60,7 +60,14 @@ def _card(port: int, **fields: Any) -> dict[str, Any]:
     return card
 
 
-_DROP = object()
+class _Dropped:
+    """A field left out of the card (a stable repr: xdist's workers must collect the same test ids)."""
+
+    def __repr__(self) -> str:
+        return "<left out>"
+
+
+_DROP = _Dropped()
 
 # each left out, or null, reads as its default
 DEFAULTED = [
