@@ -11,21 +11,53 @@ guard('sensors__sensor_read', [args(A)],
         require(Tag \== '', 'a policy_tag saying why the data is needed is required'),
         option_value(A, sensor, '', Sensor),
         option_value(A, scope, minimal, Scope),
+        require(sensor_read(Sensor, Scope),
+                'not a sensor and scope the sensors built-in reads (sensor_list names them, in lower case)'),
         precise_location_confirmed(Sensor, Scope, Tag) )).
+
+% The sensors and scopes exactly as the built-in spells them (sentinel_mcp/core/sensor_kinds.py: an exact
+% enum value, no case folding, no trimming); any other spelling is refused here, before the built-in.
+sensor_read(Sensor, Scope) :- sensor_kind(Sensor), scope_name(Scope).
+
+sensor_kind(location).
+sensor_kind(battery).
+sensor_kind(motion).
+sensor_kind(compass).
+sensor_kind(ambient_light).
+sensor_kind(barometer).
+sensor_kind(nearby_devices).
+sensor_kind(camera).
+sensor_kind(microphone).
+
+scope_name(minimal).
+scope_name(standard).
+scope_name(detailed).
 
 % A read that places the phone precisely: the user confirms this exact call, whatever consent is stored.
 % Detailed location is the GPS fix; detailed nearby devices are the access points' names and hardware
-% addresses, which public Wi-Fi maps turn into a position as precise.
+% addresses, which public Wi-Fi maps turn into a position as precise. Only the reads listed as coarse skip the
+% question (an allow list: a pair not listed is asked about or refused, never let through).
 precise_location_confirmed(Sensor, Scope, _) :-
-    \+ locates_precisely(Sensor, Scope).
+    coarse_read(Sensor, Scope).
 precise_location_confirmed(location, detailed, Tag) :-
     confirmed('Share your precise GPS location (detailed scope) for "~w"?', [Tag]).
 precise_location_confirmed(nearby_devices, detailed, Tag) :-
     confirmed('Share the names and addresses of the Wi-Fi networks around you (they locate you precisely) for "~w"?',
               [Tag]).
 
-locates_precisely(location, detailed).
-locates_precisely(nearby_devices, detailed).
+coarse_read(Sensor, minimal) :- sensor_kind(Sensor).
+coarse_read(Sensor, standard) :- sensor_kind(Sensor).
+coarse_read(Sensor, detailed) :- detail_locates_nothing(Sensor).
+
+% detailed scope adds nothing that places the phone: the battery's health, temperature and voltage; the
+% sensors whose scope changes nothing (sensor_kinds.py SCOPED_SENSORS)
+detail_locates_nothing(battery).
+detail_locates_nothing(motion).
+detail_locates_nothing(compass).
+detail_locates_nothing(ambient_light).
+detail_locates_nothing(barometer).
+detail_locates_nothing(camera).
+detail_locates_nothing(microphone).
 
 % --- sensor_consent ---------------------------------------------------------------------------------
 
