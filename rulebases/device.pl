@@ -8,7 +8,8 @@
 % a risky tap asks once. This rulebase adds what the gateway can decide before a call reaches the phone and
 % what no confirmation may lift (a guard here decides first, and its questions are its own):
 %   * sms_send: a bounded body, and never forwarding a one-time code (the classic account takeover);
-%   * terminal_run: the allow list again (defence in depth) and no reads of private app data;
+%   * terminal_run: the allow list again (defence in depth), no reads of private app data, and ls only with
+%     allow-listed options (never recursive);
 %   * type_text into a password field: the user grants it per app (asked once, valid 10 minutes),
 %     on top of the device's own per-action confirmation, and the agent cannot answer for the user;
 %   * the text typed anywhere is never a one-time code or a payment card number.
@@ -55,22 +56,54 @@ sms_carries_code(Body) :- atom(Body), atom_codes(Body, Cs), length(Cs, N), N >= 
 % --- terminal_run ------------------------------------------------------------------------------------
 
 guard('device__terminal_run', [command = C, args(A)],
-      ( require(terminal_command(C), 'not an allow-listed device command'),
+      ( require(terminal_command(C, Shape), 'not an allow-listed device command'),
         option_value(A, args, [], Args),
+        require(text_list(Args), 'args must be a list of texts'),
         require(\+ ( member(X, Args), private_arg(X) ), 'private app data and databases are off limits'),
-        require(\+ ( C == ls, member(X, Args), recursive_flag(X) ),
-                'a recursive listing walks into private app data; list one directory at a time') )).
+        require(args_shape(Shape, Args),
+                'ls takes option bundles of -1aAcdFhilnprsStu and paths only; a recursive listing walks into private app data: list one directory at a time') )).
 
-% -R in any bundle of short options (-laR), or --recursive (device_paths.py recursive_flag)
-recursive_flag(X) :- string(X), !, atom_string(A, X), recursive_flag(A).
-recursive_flag(X) :- atom(X), sub_atom(X, 0, 2, _, '--'), !,
-    ( X == '--recursive' ; sub_atom(X, 0, _, _, '--recursive=') ), !.
-recursive_flag(X) :- atom(X), sub_atom(X, 0, 1, _, '-'), sub_atom(X, _, 1, _, 'R'), !.
+% The commands (the device's allow list again) and the shape their arguments must have.
+terminal_command(getprop, free).
+terminal_command(date, free).
+terminal_command(uptime, free).
+terminal_command(whoami, free).
+terminal_command(id, free).
+terminal_command(ls, listing).
+terminal_command(df, free).
+terminal_command(ps, free).
+terminal_command('pm list packages', free).
+terminal_command('wm size', free).
+terminal_command('wm density', free).
+terminal_command('settings get', free).
+terminal_command(echo, free).
+terminal_command(cat, free).   % not the battery: the sensors' (consent)
 
-terminal_command(C) :-
-    member(C, [getprop, date, uptime, whoami, id, ls, df, ps, 'pm list packages',
-               'wm size', 'wm density', 'settings get', echo, cat]).  % the battery: the sensors' (consent)
+text_list(Args) :- is_list(Args), forall(member(X, Args), atom(X)).
 
+% ls: an allow list of what each argument may be (device_paths.py listing_arg), not a list of what it may
+% not: a bundle of short options without R (-la, -lh), or a path. No long option (GNU getopt takes any
+% unambiguous prefix: --rec is --recursive), no `--` (nothing a listing needs), and a path starts with an
+% ASCII letter, digit, '/', '.' or '_', so nothing that reads as an option another way (a fullwidth hyphen)
+% passes.
+args_shape(free, _).
+args_shape(listing, Args) :- forall(member(X, Args), listing_arg(X)).
+
+listing_arg(X) :- atom_codes(X, [0'-, L|Ls]), forall(member(O, [L|Ls]), listing_letter(O)).
+listing_arg(X) :- atom_codes(X, [P|_]), path_start(P).
+
+listing_letter(O) :- atom_codes('1aAcdFhilnprsStu', Os), memberchk(O, Os).
+
+path_start(P) :- atom_codes('/._', Ps), memberchk(P, Ps).
+path_start(P) :- P >= 0'a, P =< 0'z.
+path_start(P) :- P >= 0'A, P =< 0'Z.
+path_start(P) :- P >= 0'0, P =< 0'9.
+
+% Privacy stays a classifier on the path's normal forms, not an allow list of paths: every command's arguments
+% are read as paths (getprop's ro.product.model, echo's words, cat /proc/version, any file in shared storage),
+% and what is private inside public storage (Android/data, a .db file anywhere) cannot be listed by what is
+% allowed. The client's spelling is not what is compared: both readings are the phone's own (case folded,
+% '.', '..', '//' and '\\' resolved, the links followed), and a fullwidth or padded spelling names another file.
 % A path is private when either reading of it is (the same rules as device_tools/device_paths.py): the
 % normal form (resolved from / -- the adb shell's working directory --, empty and '.' segments dropped, '..'
 % undoing the segment before it, aliases mapped) and the physical form (a link is followed the moment it is
