@@ -17,7 +17,7 @@ from mcp.types import ToolAnnotations
 
 from ..actions import ProposedAction, Risk
 from ..actuator import UNTRUSTED_KEY
-from ..device_paths import normal_path, path_operands, private_path, recursive_flag
+from ..device_paths import LISTING_LETTERS, listing_arg, normal_path, path_operands, private_path
 from ..errors import DeviceError
 from ..gate import Approval
 from ..results import DEVICE_OUTPUT, error_result
@@ -78,9 +78,11 @@ def build_argv(command: str, args: list[str], allowed: dict[str, Allowed]) -> tu
     for a in args:
         if not isinstance(a, str) or "\x00" in a or len(a) > MAX_ARG:
             raise ValueError(f"bad argument {a!r}: text up to {MAX_ARG} characters, no NUL")
-    if entry.words == ("ls",) and any(recursive_flag(a) for a in args):
-        raise ValueError("a recursive listing is refused: from any directory above it, it walks into private "
-                         "app data (list one directory at a time)")
+    refused = [a for a in args if not listing_arg(a)] if entry.words == ("ls",) else []
+    if refused:
+        raise ValueError(
+            f"ls takes bundles of -{''.join(sorted(LISTING_LETTERS))} and paths only, not {refused[0]!r}: a "
+            "recursive listing walks into private app data from any directory above it (list one at a time)")
     # however the path is spelled (//data, /./data, /sdcard/../data, data/data, /DATA, /proc/self/root/data)
     private = [a for a in path_operands(args) if private_path(a)]
     if private:

@@ -15,10 +15,11 @@ from sentinel_mcp.paths import RULEBASES_DIR
 
 pytestmark = [pytest.mark.timeout(240)]
 
-SENSORS = ["Location", "LOCATION", "location ", " location", "location\u200b", "ｌｏｃａｔｉｏｎ", "location\n",
-           ["location"], 1, {"name": "location"}, "Nearby_Devices", "nearby-devices", "nearby_devices\u00a0"]
-SCOPES = ["Detailed", "DETAILED", "detailed ", "detailed\u200b", "ｄｅｔａｉｌｅｄ", "detailed\t", ["detailed"], 2,
-          "detaile", "precise", None]
+SENSORS = ["Location", "LOCATION", "location ", " location", "location\u200b", "ｌｏｃａｔｉｏｎ",
+           "location\n", ["location"], 1, {"name": "location"}, "Nearby_Devices", "nearby-devices",
+           "nearby_devices\u00a0"]
+SCOPES = ["Detailed", "DETAILED", "detailed ", "detailed\u200b", "ｄｅｔａｉｌｅｄ", "detailed\t",
+          ["detailed"], 2, "detaile", "precise", None]
 GUARD_REFUSAL = "not a sensor and scope the sensors built-in reads"
 SCHEMA_REFUSAL = "invalid arguments for sensors__sensor_read"  # a list or a number: the schema, first
 
@@ -60,15 +61,15 @@ async def test_no_other_spelling_skips_the_confirmation(tmp_path):
                 assert r.is_error and "payload" not in (r.structured_content or {}), (args, text)
                 # refused (the guard's allow list; a list or a number, the tool's schema), or (the exact pair)
                 # confirmed: never let through unasked
-                refused = GUARD_REFUSAL in text or (not isinstance(args["sensor"], str) or
-                                                    not isinstance(args["scope"], str)) and SCHEMA_REFUSAL in text
+                typed = isinstance(args["sensor"], str) and isinstance(args["scope"], str)
+                refused = GUARD_REFUSAL in text or (not typed and SCHEMA_REFUSAL in text)
                 assert refused or len(user.confirmations) == asked + 1, (args, text)
 
 
 async def test_every_coarse_read_the_built_in_knows_needs_no_confirmation(tmp_path):
-    """The allow list keeps every legitimate read working: each sensor at each scope but the two precise pairs
-    reaches the built-in without the guard's question (whatever the built-in then answers), and the two precise
-    pairs are asked about."""
+    """The allow list keeps every legitimate read working: each sensor at each scope but the two precise
+    pairs reaches the built-in without the guard's question (whatever the built-in then answers), and the two
+    precise pairs are asked about."""
     from sentinel_mcp.app.runtime import running_gateway
 
     user = User()
