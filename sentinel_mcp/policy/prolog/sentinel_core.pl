@@ -29,6 +29,7 @@
 :- include(readable_terms).
 :- include(goal_check).
 :- include(rule_compiler).
+:- include(rule_index).
 :- include(json_text).
 :- include(native_guards).
 :- include(strict_arithmetic).
