@@ -42,6 +42,7 @@
 :- include(absent_negations).
 :- include(unsure_blind_reads).
 :- include(unfinished_walks).
+:- include(check_budget).
 :- include(proof_interpreter).
 :- include(base_facts).
 :- include(call_decisions).

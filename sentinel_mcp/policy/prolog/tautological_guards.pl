@@ -95,7 +95,7 @@ run_pure(RB, G, R) :-
     ;   R = f
     ).
 
-erred(E) :- E == inference_limit_exceeded, !, throw(E).  % the walk's own budget: passed on (not_the_budget/1)
+erred(E) :- walk_budget_error(E), !, throw(E).  % the walk's own budget: passed on (unfinished_walks.pl)
 erred(_).
 
 %  A conjunction: the second part under the first's bindings; one that fails after a first part that left

@@ -120,7 +120,7 @@ goal_positions(_ ^ _, [d, g]).
 
 %  An error of a goal tried makes it false; the walk's own budget running out (needs_item/6) is passed on:
 %  caught here, the walk would go on past it, unbounded.
-not_the_budget(E) :- E == inference_limit_exceeded, !, throw(E).
+not_the_budget(E) :- walk_budget_error(E), !, throw(E).
 not_the_budget(_) :- fail.
 
 %  what aggregate_all/3 gives when its goal has no solution (max and min fail)
