@@ -89,10 +89,13 @@ async def test_a_walk_the_budget_cuts_says_so(tmp_path: Path) -> None:
 
 
 async def test_a_draft_the_budget_cuts_is_refused() -> None:
-    """A draft whose guards cannot all be checked within the budget is refused, with the reason."""
-    tools = [{"name": f"t{i}", "inputSchema": {"type": "object", "properties": {"order": {"type": "string"}}}}
-             for i in range(60)]
-    problems = await draft_problems("shop", tools, _costly(60))
+    """A draft whose guards cannot all be checked within the budget is refused, with the reason: the plain
+    guard after the costly ones too (before, it was offered as checked: each guard had a limit of its own)."""
+    tools = [{"name": name, "inputSchema": {"type": "object", "properties": {"order": {"type": "string"}}}}
+             for name in [*(f"t{i}" for i in range(60)), "z"]]
+    text = _costly(60) + "guard('shop__z', [order = O], O == a).\n"
+    problems = await draft_problems("shop", tools, text)
     refused = [p for p in problems if p.code == "unchecked_guard"]
     assert refused and all(p.severity == "error" for p in refused)
     assert all("within the check's budget" in p.message and UNCHECKED_DRAFT in p.message for p in refused)
+    assert any(p.tool == "shop__z" for p in refused)
