@@ -93,7 +93,8 @@ async def check_files(
     try:
         # one budget for every walk of every guard (check_budget.pl): no rulebase, a draft's neither, holds
         # the engine longer; a walk it cuts says so (unfinished), never silence
-        await engine.goal(f"sentinel_core:sn_check_budget({quote_atom(rb.module)}, {CHECK_INFERENCES}, {CHECK_SECONDS})")
+        budget = f"{quote_atom(rb.module)}, {CHECK_INFERENCES}, {CHECK_SECONDS}"
+        await engine.goal(f"sentinel_core:sn_check_budget({budget})")
         problems += await _word_problems(engine, rb, catalog, untrusted)
         problems += await _negated_arguments(engine, rb)
         problems += await _absent_negations(engine, rb)

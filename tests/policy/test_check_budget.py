@@ -62,7 +62,8 @@ async def _inferences(engine: PrologEngine) -> int:
 @pytest.mark.parametrize("shape", list(SHAPES))
 async def test_a_hostile_shape_is_checked_within_the_budget(tmp_path: Path, shape: str) -> None:
     """The whole check (load included) costs the walks' one budget and a load linear in the text: the chain
-    cost ~130 million inferences (n*n), the costly guards ~50 million (each walk of each guard to its limit)."""
+    cost ~130 million inferences (n*n), the costly guards ~50 million (each walk of each guard to its
+    limit)."""
     text = SHAPES[shape]
     f = tmp_path / "rb.pl"
     f.write_text(text)
