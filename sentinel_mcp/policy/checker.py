@@ -20,6 +20,7 @@ from typing import Any
 from mcp.types import Tool
 
 from sentinel_mcp.policy.engine import GuardWalk, PrologEngine
+from sentinel_mcp.policy.prolog_text import quote_atom
 from sentinel_mcp.policy.policy_documents import PolicyDocuments
 from sentinel_mcp.policy.rulebase_characters import hidden_character_problems
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
@@ -90,6 +91,10 @@ async def check_files(
         return sorted(e.problems, key=lambda p: (p.file, p.line))
     problems = list(rb.warnings)
     try:
+        # one budget for every walk of every guard (check_budget.pl): no rulebase, a draft's neither, holds
+        # the engine longer; a walk it cuts says so (unfinished), never silence
+        budget = f"{quote_atom(rb.module)}, {CHECK_INFERENCES}, {CHECK_SECONDS}"
+        await engine.goal(f"sentinel_core:sn_check_budget({budget})")
         problems += await _word_problems(engine, rb, catalog, untrusted)
         problems += await _negated_arguments(engine, rb)
         problems += await _absent_negations(engine, rb)
@@ -208,6 +213,10 @@ async def _unconditional(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
             )
     return out
 
+
+# the budget every walk of one check shares (check_budget.pl): a shipped rulebase spends a small part of it
+CHECK_INFERENCES = 10_000_000
+CHECK_SECONDS = 10
 
 HOLDS_FOR_EVERY_CALL = "holds for every call"
 UNFINISHED = "could not finish checking"

@@ -177,7 +177,7 @@ class PrologEngine(EngineThread):
         unfinished: the reason; unfinished_walks.pl)."""
         if predicate not in GUARD_WALKS:
             raise ValueError(f"no such walk: {predicate}")
-        answer = await self.json_query(f"sentinel_core:{predicate}({quote_atom(module)}, Out)")
+        answer = await self.json_query(f"sentinel_core:sn_check_walk({predicate}, {quote_atom(module)}, Out)")
         found = next(v for k, v in answer.items() if k != "unfinished")
         return GuardWalk(found=list(found), unfinished=list(answer["unfinished"]))
 

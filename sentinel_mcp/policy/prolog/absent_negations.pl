@@ -57,7 +57,7 @@ absent_walk(RB, G, M, D, F0, F) :- catch(goal_parts(rulebase, G, Parts), refused
 absent_walk(RB, G, M, d(K, On), F0, F) :-
     K > 0, callable(G), user_pred(RB, G), functor(G, N, A), \+ memberchk(N/A, On), !,
     K1 is K - 1,
-    findall(Fs, ( RB:'$src'(rule, C, _, _), ( C = (H :- B) -> true ; H = C, B = true ), functor(H, N, A),
+    findall(Fs, ( rule_parts(RB, G, _, B),
                   absent_walk(RB, B, M, d(K1, [N/A|On]), [], Fs) ),
             Fss),
     foldl(append, Fss, F0, F).

@@ -186,7 +186,7 @@ pin_arg(G, I, S0, S) :- arg(I, G, V), ( var(V) -> pin(V, S0, S) ; S = S0 ).
 rule_goal(RB, G, M, d(K, On), S0, S, F0, F) :-
     K1 is K - 1, functor(G, Name, A), D1 = d(K1, [Name/A|On]),
     findall(r(Fs, Is),
-            ( RB:'$src'(rule, C, _, _), ( C = (H :- B) -> true ; H = C, B = true ), functor(H, Name, A),
+            ( rule_parts(RB, G, H, B),
               head_tests(G, H, M, S0, Fh, Ih),
               H = G,
               neg_walk(RB, B, M, D1, S0, S1, Fh, Fs),

@@ -64,7 +64,7 @@ compile_rulebase(RB) :-
 
 compiled_clauses(RB, N/A, Cs) :-
     atom_concat('$r:', N, CN),
-    findall(C, ( RB:'$src'(rule, T, _, _), clause_head(T, H), functor(H, N, A),
+    findall(C, ( rule_clause(RB, N, A, T),
                      ( compile_clause(RB, CN, T, C) -> true ; throw(cannot_compile(T)) ) ), Cs).
 
 clause_head((H :- _), H) :- !.

@@ -51,7 +51,7 @@ load_problems(RB, Files, Errors, Warnings) :-
     add_import_module(RB, sentinel_rt, start),
     strict_arithmetic(RB),  % strict_arithmetic.pl: before any clause, so every call in RB is the strict one
     forall(decl_indicator(N/A), dynamic(RB:N/A)),
-    dynamic(RB:'$src'/4),
+    dynamic([RB:'$src'/4, RB:'$rule_of'/3]),
     findall(E, (member(F, Files), load_file_terms(RB, F, E)), Es0),
     append(Es0, Errors0),
     nb_setval(sn_loading_file, []),  % the checks of every file together
@@ -188,7 +188,7 @@ add_term(RB, File, Line, T, Ps) :-
     ;   declaration(H), T \= (_ :- _)
     ->  check_declaration(T, File, Line, Ps),
         assertz(RB:T), assertz(RB:'$src'(decl, T, File, Line))
-    ;   assertz(RB:T), assertz(RB:'$src'(rule, T, File, Line)), Ps = []
+    ;   store_rule(RB, T, File, Line), Ps = []  % rule_index.pl
     ).
 
 system_pred(N/A) :- functor(H, N, A), predicate_property(system:H, defined), \+ declaration(H).

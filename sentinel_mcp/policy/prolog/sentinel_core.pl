@@ -29,6 +29,7 @@
 :- include(readable_terms).
 :- include(goal_check).
 :- include(rule_compiler).
+:- include(rule_index).
 :- include(json_text).
 :- include(native_guards).
 :- include(strict_arithmetic).
@@ -41,6 +42,7 @@
 :- include(absent_negations).
 :- include(unsure_blind_reads).
 :- include(unfinished_walks).
+:- include(check_budget).
 :- include(proof_interpreter).
 :- include(base_facts).
 :- include(call_decisions).

@@ -95,7 +95,7 @@ run_pure(RB, G, R) :-
     ;   R = f
     ).
 
-erred(E) :- E == inference_limit_exceeded, !, throw(E).  % the walk's own budget: passed on (not_the_budget/1)
+erred(E) :- walk_budget_error(E), !, throw(E).  % the walk's own budget: passed on (unfinished_walks.pl)
 erred(_).
 
 %  A conjunction: the second part under the first's bindings; one that fails after a first part that left
@@ -136,7 +136,7 @@ collects_into(aggregate_all(S, _, R), R) :- nonvar(S), memberchk(S, [count, sum(
 %  unknown: ok(admin) for ok(Arg)) unknown. What it binds is then unknown.
 rule_tv(RB, G, D, R) :-
     copy_term(G, Open0), open_unknowns(Open0, Open),
-    findall(V, ( RB:'$src'(rule, T, _, _), ( T = (H :- B) -> true ; H = T, B = true ),
+    findall(V, ( rule_parts(RB, G, H, B),
                  clause_tv(RB, G, Open, H, B, D, V) ), Vs),
     unknowns(G),
     (   member(t(_), Vs) -> R = t(false)

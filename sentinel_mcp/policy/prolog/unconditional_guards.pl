@@ -66,7 +66,7 @@ holds_on_nothing(RB, G, D) :- catch(goal_parts(rulebase, G, Parts), refused(_), 
 holds_on_nothing(RB, G, _) :- pure_goal(G), !, pure_holds(RB, G).
 holds_on_nothing(RB, G, _) :- agent_answers(RB, G), !.
 holds_on_nothing(RB, G, D) :- D > 0, \+ base(RB, G), user_pred(RB, G), !, D1 is D - 1,
-    \+ \+ ( RB:'$src'(rule, T, _, _), ( T = (H :- B) -> true ; H = T, B = true ),
+    \+ \+ ( rule_parts(RB, G, H, B),
              H = G, holds_on_nothing(RB, B, D1) ).
 
 %  An askable the agent may answer (from([user, agent]), the default): the client meets it with its answer.
@@ -120,7 +120,7 @@ goal_positions(_ ^ _, [d, g]).
 
 %  An error of a goal tried makes it false; the walk's own budget running out (needs_item/6) is passed on:
 %  caught here, the walk would go on past it, unbounded.
-not_the_budget(E) :- E == inference_limit_exceeded, !, throw(E).
+not_the_budget(E) :- walk_budget_error(E), !, throw(E).
 not_the_budget(_) :- fail.
 
 %  what aggregate_all/3 gives when its goal has no solution (max and min fail)

@@ -7,8 +7,15 @@
     the text the error carried (a rulebase's own terms may be in it, of any size).
 */
 
-%  walk_outcome(:Walk, +Limit, -Outcome): done (Walk's bindings kept), or unfinished(Reason).
+%  walk_outcome(:Walk, +Limit, -Outcome): done (Walk's bindings kept), or unfinished(Reason). Within Limit
+%  inferences, and, in a check (sn_check_walk/3), within what is left of the check's budget (check_budget.pl).
 walk_outcome(Walk, Limit, Outcome) :-
+    (   checked_rulebase(RB)
+    ->  budgeted_outcome(RB, Walk, Limit, Outcome)
+    ;   bounded_outcome(Walk, Limit, Outcome)
+    ).
+
+bounded_outcome(Walk, Limit, Outcome) :-
     (   catch(call_with_inference_limit(Walk, Limit, Done), E, true)
     ->  (   nonvar(E) -> walk_error_reason(E, Why), Outcome = unfinished(Why)
         ;   Done == inference_limit_exceeded -> Outcome = unfinished(budget)
@@ -21,6 +28,7 @@ walk_outcome(Walk, Limit, Outcome) :-
 %  one of ISO's (an unknown one is "error"); anything else thrown is "exception".
 walk_error_reason(E, budget) :- E == inference_limit_exceeded, !.
 walk_error_reason(E, budget) :- E == time_limit_exceeded, !.
+walk_error_reason(E, budget) :- subsumes_term(time_limit_exceeded(_), E), !.
 walk_error_reason(E, budget) :- subsumes_term(error(resource_error(_), _), E), !.
 walk_error_reason(E, Kind) :-
     subsumes_term(error(_, _), E), E = error(Formal, _), callable(Formal), functor(Formal, Kind, _),

@@ -56,7 +56,7 @@ blind_walk(RB, G, M, d(K, On), F0, F) :-
     K > 0, callable(G), user_pred(RB, G), functor(G, N, A), \+ memberchk(N/A-M, On), !,
     K1 is K - 1,
     ( catch(RB:'$has_cut'(N/A), _, fail) -> mixed(M, 'a predicate with a cut', M1) ; M1 = M ),
-    findall(Fs, ( RB:'$src'(rule, C, _, _), ( C = (H :- B) -> true ; H = C, B = true ), functor(H, N, A),
+    findall(Fs, ( rule_parts(RB, G, _, B),
                   blind_walk(RB, B, M1, d(K1, [N/A-M|On]), [], Fs) ),
             Fss),
     foldl(append, Fss, F0, F).
