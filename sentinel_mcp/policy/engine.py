@@ -187,7 +187,8 @@ class PrologEngine(EngineThread):
         return list(out["unreached"])
 
     async def tool_sites(self, module: str) -> list[dict[str, Any]]:
-        return list((await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)"))["sites"])
+        out = await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)")
+        return list(out["sites"])
 
     async def decide(
         self,
