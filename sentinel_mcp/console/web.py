@@ -8,7 +8,6 @@ and the Content-Security-Policy allows only the console's own script and style (
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol

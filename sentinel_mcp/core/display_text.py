@@ -8,8 +8,8 @@ value so long that the part that matters scrolls away. Everything shown to a per
 - characters of the Unicode categories Cc (controls, ESC), Cf (format: bidi controls, zero-width, tags),
   Cs (surrogates), Co (private use), Cn (unassigned), Zl and Zp (line and paragraph separators), and the
   other default-ignorable code points (variation selectors, Hangul fillers, ...) are shown as ``⟨U+XXXX⟩``;
-- so is every character that can pass for the marking's own brackets (``LOOK_ALIKE_BRACKETS``: ``⟨`` and ``⟩``
-  themselves, ``〈〉``, ``〈〉``, ``❬❭``, ``＜＞``, ...; only ASCII ``<`` and ``>`` are shown raw): a value that
+- so is every character that can pass for the marking's own brackets (``LOOK_ALIKE_BRACKETS``: ``⟨``
+  and ``⟩`` themselves, ``〈〉``, ``〈〉``, ``❬❭``, ``＜＞``, ...; only ASCII ``<`` and ``>`` are shown raw): a value that
   types out ``⟨U+202E⟩`` reads ``⟨U+27E8⟩U+202E⟨U+27E9⟩``, so every ``⟨U+XXXX⟩`` a person sees is Sentinel's;
 - text already shown here is a ``Marked`` string: shown again, its marks are kept as they are (text is marked
   once, where it enters); ``compose`` joins marked pieces and raw ones into one marked text;
@@ -157,7 +157,8 @@ def safe_question(message: str, values: dict[str, Any] | None = None, *,
             value = _json(value)
         s = shown(value, value_limit)
         if s.cut and len(value) > value_limit:
-            short = Marked(shown(value[:value_limit], value_limit).text + f"…⟨{s.cut} more characters not shown⟩")
+            short = Marked(shown(value[:value_limit], value_limit).text
+                           + f"…⟨{s.cut} more characters not shown⟩")
             pieces = [q for p in pieces for q in _cut_in(p, value, short)]
         if s.changed:
             changed.append((f"value of {safe_text(name, 60)}", s))

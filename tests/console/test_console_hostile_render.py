@@ -278,5 +278,6 @@ async def test_a_typed_out_mark_reads_apart_from_a_real_hidden_character_on_the_
     real_pages = [c for c in shown if "victim⟨U+202E⟩fdp.exe" in c]
     assert real_pages and not any("U+27E8" in c for c in real_pages)  # the real one's marks: once
     assert len(shown) >= len(values), len(shown)
-    assert sum("victim⟨U+202E⟩fdp.exe" in c for c in shown) >= 1 and sum("⟨U+27E8⟩U+202E" in c for c in shown) >= 1
+    assert sum("victim⟨U+202E⟩fdp.exe" in c for c in shown) >= 1
+    assert sum("⟨U+27E8⟩U+202E" in c for c in shown) >= 1
     assert not any("⟨U+200B⟩" in c or "⟨U+27E8⟩U+27E8" in c for c in shown)

@@ -1,6 +1,6 @@
-"""Sentinel's marks (``⟨U+XXXX⟩``, ``…⟨N more characters not shown⟩``) cannot be typed by a value: a value's own
-``⟨`` ``⟩``, and every bracket that can be drawn like them, is itself shown marked, so a typed-out mark never
-reads like a real hidden character, and text already marked is never marked twice."""
+"""Sentinel's marks (``⟨U+XXXX⟩``, ``…⟨N more characters not shown⟩``) cannot be typed by a value: a
+value's own ``⟨`` ``⟩``, and every bracket that can be drawn like them, is itself shown marked, so a typed-out
+mark never reads like a real hidden character, and text already marked is never marked twice."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import unicodedata
 
 import pytest
 
-from sentinel_mcp.core.display_text import LOOK_ALIKE_BRACKETS, Marked, compose, safe_question, safe_text, shown
+from sentinel_mcp.core.display_text import (
+    LOOK_ALIKE_BRACKETS, Marked, compose, safe_question, safe_text, shown,
+)
 
 REAL = "report\u202efdp.exe"
 # a value that types Sentinel's marking out, in many spellings: its brackets, look-alikes, a forged cut mark
@@ -36,7 +38,8 @@ def test_the_look_alike_set_is_the_documented_rule() -> None:
     for cp in range(sys.maxunicode + 1):
         name = unicodedata.name(chr(cp), "")
         if ("ANGLE BRACKET" in name or "ANGLE QUOTATION MARK" in name or name.endswith("LESS-THAN SIGN")
-                or name.endswith("GREATER-THAN SIGN")) and "DOUBLE" not in name and not name.startswith("TAG "):
+                or name.endswith("GREATER-THAN SIGN")) and "DOUBLE" not in name \
+                and not name.startswith("TAG "):
             rule.add(chr(cp))
     assert LOOK_ALIKE_BRACKETS == rule - {"<", ">"}
 

@@ -318,12 +318,13 @@ async def test_a_confirmation_quoting_a_typed_out_mark_reads_apart_from_a_real_h
         return _accept({"answer": True if prop["type"] == "boolean" else (
             "red" if ("enum" in prop or "oneOf" in prop) else 1)})
 
-    values = ["report\u202efdp.exe", "report⟨U+202E⟩fdp.exe", "report〈U+202E〉fdp.exe", "report＜U+202E＞fdp.exe",
-              "report⟩fdp.exe⟨U+200B"]
+    values = ["report\u202efdp.exe", "report⟨U+202E⟩fdp.exe", "report〈U+202E〉fdp.exe",
+              "report＜U+202E＞fdp.exe", "report⟩fdp.exe⟨U+200B"]
     async with running_gateway(config(data_dir)) as rt:
         async with Client(rt.front.server, mode=mode, elicitation_callback=callback) as c:
             for i, value in enumerate(values):
-                r = await c.call_tool("tb__write_marker", {"path": str(data_dir / f"m{i}.txt"), "text": value})
+                args = {"path": str(data_dir / f"m{i}.txt"), "text": value}
+                r = await c.call_tool("tb__write_marker", args)
                 assert not r.is_error, text(r)
     confirms = [q for q in asked if q.startswith("Write ")]
     assert len(confirms) == len(values), asked
