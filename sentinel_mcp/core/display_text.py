@@ -9,8 +9,9 @@ value so long that the part that matters scrolls away. Everything shown to a per
   Cs (surrogates), Co (private use), Cn (unassigned), Zl and Zp (line and paragraph separators), and the
   other default-ignorable code points (variation selectors, Hangul fillers, ...) are shown as ``⟨U+XXXX⟩``;
 - so is every character that can pass for the marking's own brackets (``LOOK_ALIKE_BRACKETS``: ``⟨``
-  and ``⟩`` themselves, ``〈〉``, ``〈〉``, ``❬❭``, ``＜＞``, ...; only ASCII ``<`` and ``>`` are shown raw): a value that
-  types out ``⟨U+202E⟩`` reads ``⟨U+27E8⟩U+202E⟨U+27E9⟩``, so every ``⟨U+XXXX⟩`` a person sees is Sentinel's;
+  and ``⟩`` themselves, ``〈〉``, ``〈〉``, ``❬❭``, ``＜＞``, ...; only ASCII ``<`` and ``>`` are
+  shown raw): a value that types out ``⟨U+202E⟩`` reads ``⟨U+27E8⟩U+202E⟨U+27E9⟩``, so every
+  ``⟨U+XXXX⟩`` a person sees is Sentinel's;
 - text already shown here is a ``Marked`` string: shown again, its marks are kept as they are (text is marked
   once, where it enters); ``compose`` joins marked pieces and raw ones into one marked text;
 - a value longer than its limit is cut, with a visible mark saying how many characters were left out;
