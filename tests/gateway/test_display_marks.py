@@ -106,3 +106,22 @@ def test_the_guards_confirmation_marks_each_value_once() -> None:
     assert real.split(" [")[0] != typed.split(" [")[0]
     named = asked("fs__write⟨U+200B⟩", "x")
     assert "fs__write⟨U+27E8⟩U+200B⟨U+27E9⟩(" in named and "⟨U+27E8⟩U+27E8" not in named
+
+
+def test_the_chat_shows_a_question_of_sentinels_front_with_its_marks_once() -> None:
+    """``sentinel-mcp chat`` hears only Sentinel's front, whose questions are marked there: a real override
+    reads ``⟨U+202E⟩`` (not ``⟨U+27E8⟩U+202E⟨U+27E9⟩``), a typed-out one stays marked, a raw one is marked."""
+    import io
+
+    from sentinel_mcp.app.chat_link import Question
+    from sentinel_mcp.app.chat_terminal import ChatTerminal
+
+    out = io.StringIO()
+    term = ChatTerminal(None, out=out)  # type: ignore[arg-type]  # answering a question needs no link
+    for value in (REAL, "report⟨U+202E⟩fdp.exe"):
+        message, _ = safe_question(f"Delete {value}?", {"path": value})
+        term.answer(Question(message=message, schema={}))
+    term.answer(Question(message="raw x\u202ey?", schema={}))
+    said = out.getvalue()
+    assert "Delete report⟨U+202E⟩fdp.exe?" in said and "Delete report⟨U+27E8⟩U+202E⟨U+27E9⟩fdp.exe?" in said
+    assert "⟨U+27E8⟩U+27E8" not in said and "raw x⟨U+202E⟩y?" in said
