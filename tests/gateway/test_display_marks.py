@@ -120,7 +120,7 @@ def test_the_chat_shows_a_question_of_sentinels_front_with_its_marks_once() -> N
     term = ChatTerminal(None, out=out)  # type: ignore[arg-type]  # answering a question needs no link
     for value in (REAL, "report⟨U+202E⟩fdp.exe"):
         message, _ = safe_question(f"Delete {value}?", {"path": value})
-        term.answer(Question(message=message, schema={}))
+        term.answer(Question(message=str(message), schema={}))  # plain text, as it crosses MCP
     term.answer(Question(message="raw x\u202ey?", schema={}))
     said = out.getvalue()
     assert "Delete report⟨U+202E⟩fdp.exe?" in said and "Delete report⟨U+27E8⟩U+202E⟨U+27E9⟩fdp.exe?" in said
