@@ -45,7 +45,7 @@ def describe_call(call: ToolCall, value_limit: int = VALUE_LIMIT, max_arguments:
         text = shown(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str), value_limit)
         if isinstance(value, str):  # JSON already escaped its control characters: still say they were there
             raw = sum(1 for ch in value[:value_limit] if is_hidden(ch))
-            text = Shown(text.text, max(text.hidden, raw), text.cut)
+            text = Shown(text.text, max(text.hidden, raw), text.cut, text.brackets)
         shown_args.append(f"{name.text}={text.text}")
         changes += [(f"name of argument {name.text}", name), (f"value of {name.text}", text)]
     # every piece was marked here: the whole is marked text (shown again, its marks stay as they are)

@@ -104,6 +104,7 @@ def test_the_guards_confirmation_marks_each_value_once() -> None:
     assert 'path="report⟨U+202E⟩fdp.exe"' in real and "U+27E8" not in real
     assert 'path="report⟨U+27E8⟩U+202E⟨U+27E9⟩fdp.exe"' in typed
     assert real.split(" [")[0] != typed.split(" [")[0]
+    assert "like Sentinel's marks" in typed and "like Sentinel's marks" not in real  # the note says so
     named = asked("fs__write⟨U+200B⟩", "x")
     assert "fs__write⟨U+27E8⟩U+200B⟨U+27E9⟩(" in named and "⟨U+27E8⟩U+27E8" not in named
 
