@@ -14,7 +14,7 @@ from sentinel_mcp.a2a.bounded_body import BodyRefused, exchange
 from sentinel_mcp.a2a.card_canonical import parse_unique
 from sentinel_mcp.a2a.protocol import AgentCard
 from sentinel_mcp.core import wire_limits
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.core.errors import A2AError
 from sentinel_mcp.core.look_alike_names import name_flaw
 
@@ -30,7 +30,8 @@ def check_name(what: str, name: str) -> None:
     """A peer's name must read as itself (``look_alike_names.name_flaw``): one script, nothing hidden."""
     flaw = name_flaw(name)
     if flaw is not None:
-        raise PeerRejected(f"{what} {safe_text(name, 100)!r} is refused: {flaw}")
+        # marked here (a name's own brackets too), kept marked where the rejection is shown
+        raise PeerRejected(compose(f"{what} '", safe_text(name, 100), f"' is refused: {flaw}"))
 
 
 async def fetch_card(http: httpx2.AsyncClient, card_url: str) -> tuple[dict[str, Any], AgentCard]:

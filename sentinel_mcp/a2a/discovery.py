@@ -47,7 +47,7 @@ from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import loopback_host
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.settings import ClientTLS
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.look_alike_names import looks_alike
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,10 @@ class PeerRegistry:
         # (peer_trust.py), by (session, name)
         self.checked: dict[tuple[str, str], str] = {}
 
-    def reject(self, name: str, why: str) -> None:
+    def reject(self, name: str, why: str | PeerRejected) -> None:
+        """``why``: a refusal's text, or the refusal (a reason it marked stays marked: ``Marked``)."""
+        if isinstance(why, PeerRejected):
+            why = why.args[0] if why.args and isinstance(why.args[0], Marked) else str(why)
         self.peers.pop(name, None)
         self.rejected.pop(name, None)  # (re-inserted: the newest last)
         self.rejected[name] = why
@@ -455,7 +458,7 @@ class PeerBrowser:
                 keys=self.keys, listed=self.listed,
             )
         except PeerRejected as e:
-            self.registry.reject(name, str(e))
+            self.registry.reject(name, e)
             log.info("A2A peer %r rejected: %s", name[:100], e)
             return
         except Exception as e:  # noqa: BLE001 - a broken peer must not break discovery

@@ -24,7 +24,7 @@ from mcp.types import CallToolResult, ElicitResult, TextContent
 from sentinel_mcp.a2a.assist_inbox import settled_reason
 from sentinel_mcp.app.chat_link import ChatLink, Notice, Question, Step
 from sentinel_mcp.core.untrusted_text import split_marker
-from sentinel_mcp.core.display_text import safe_question, safe_text
+from sentinel_mcp.core.display_text import Marked, safe_question, safe_text
 from sentinel_mcp.app.terminal_client import _ask
 
 PROMPT = "you> "
@@ -241,7 +241,9 @@ class ChatTerminal:
         self.show(result)
 
     def answer(self, q: Question) -> None:
-        self.say(f"\n[question] {safe_question(q.message)[0]}")
+        # the chat's questions are elicitations of Sentinel's own front, each marked there (its own questions,
+        # an upstream's relayed): their marks are kept, not marked twice (a hidden character is still marked)
+        self.say(f"\n[question] {safe_question(Marked(q.message))[0]}")
         try:
             content = {k: _ask(k, v, False) for k, v in (q.schema.get("properties") or {}).items()}
         except (EOFError, ValueError):

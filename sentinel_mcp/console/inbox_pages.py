@@ -24,7 +24,7 @@ from sentinel_mcp.gateway.person_inbox import UPSTREAM_QUESTION
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.decision import Answer, Question
-from sentinel_mcp.core.display_text import safe_question
+from sentinel_mcp.core.display_text import Marked, safe_question
 from sentinel_mcp.identity.http_auth import a2a_peer_names
 
 log = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ def _shown_questions(questions: list[Question]) -> list[ShownQuestion]:
     return [
         ShownQuestion(
             q.key,
-            safe_question(q.message)[0],
+            safe_question(Marked(q.message))[0],
             fields_of(i, q.requested_schema),
             _rule_of(q.meta),
             _decision_of(q.meta),
@@ -158,8 +158,9 @@ def _a2a_items(console: Console, principal: str, is_owner: bool = False) -> list
                 [
                     ShownQuestion(
                         str(q.get("key")),
-                        # made safe where the task asked it too; the page does not count on that
-                        safe_question(str(q.get("message") or ""))[0],
+                        # marked where the task asked it (a guard's question): its marks are kept, and
+                        # a hidden character that reached it raw is still marked here
+                        safe_question(Marked(str(q.get("message") or "")))[0],
                         fields_of(i, q.get("requested_schema")),
                         "a question of the policy",
                     )
@@ -259,7 +260,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                         request,
                         viewer,
                         status=400,
-                        error=f"\u201c{safe_question(q.message)[0]}\u201d: {problem}",
+                        error=f"\u201c{safe_question(Marked(q.message))[0]}\u201d: {problem}",
                     )
                 answers[q.key] = answer
         if not await console.inbox.give(item, answers):  # counted once, whichever replica it was given on

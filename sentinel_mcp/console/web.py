@@ -8,7 +8,6 @@ and the Content-Security-Policy allows only the console's own script and style (
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
@@ -76,24 +75,12 @@ class WithHeaders:
         await self.app(scope, receive, sending)
 
 
-MARK = "⟨"  # what begins a ``⟨U+XXXX⟩`` mark: an id's own ``⟨`` is marked too, so no id reads as a mark
-MARKED = f"{MARK}U+{ord(MARK):04X}⟩"
-
-
-def _marked(text: str, limit: int) -> str:
-    """``text`` (already within ``limit``) with hidden characters and ``⟨`` itself as ``⟨U+XXXX⟩``: typed out,
-    ``x⟨U+202E⟩`` read exactly as ``x`` and a real U+202E."""
-    return MARKED.join(safe_text(part, limit) for part in text.split(MARK))
-
-
 def shown(value: Any, limit: int = 2000) -> str:
-    """Any value as a person should read it: JSON for structures, control and invisible characters visible."""
+    """Any value as a person should read it: JSON for structures, control, invisible and bracket-like
+    characters marked (``core.display_text``); text the core already marked (a ``Marked`` question or
+    warning) keeps its marks, so nothing is marked twice."""
     if value is None:
         return ""
-    if not isinstance(value, str):
-        value = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    # not _marked: many values come already shown by the core (a question's text, a check's warnings), and a
-    # second marking would turn their marks into ⟨U+27E8⟩U+...
     return safe_text(value, limit)
 
 
@@ -101,11 +88,11 @@ def shown_id(value: Any, limit: int = 120) -> str:
     """An id (a session's) as a person tells it from every other: ``shown``, and an id cut at ``limit`` ends
     with a digest of the whole (two ids alike up to the cut read alike)."""
     text = value if isinstance(value, str) else str(value)
-    head = _marked(text[:limit], limit)
+    head = safe_text(text[:limit], limit)
     if len(text) <= limit:
         return head
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return f"{head}…{MARK}{len(text) - limit} more characters, whole id #{digest}⟩"
+    return f"{head}…⟨{len(text) - limit} more characters, whole id #{digest}⟩"
 
 
 def when(ts: Any) -> str:

@@ -8,6 +8,12 @@ value so long that the part that matters scrolls away. Everything shown to a per
 - characters of the Unicode categories Cc (controls, ESC), Cf (format: bidi controls, zero-width, tags),
   Cs (surrogates), Co (private use), Cn (unassigned), Zl and Zp (line and paragraph separators), and the
   other default-ignorable code points (variation selectors, Hangul fillers, ...) are shown as ``⟨U+XXXX⟩``;
+- so is every character that can pass for the marking's own brackets (``LOOK_ALIKE_BRACKETS``: ``⟨``
+  and ``⟩`` themselves, ``〈〉``, ``〈〉``, ``❬❭``, ``＜＞``, ...; only ASCII ``<`` and ``>`` are
+  shown raw): a value that types out ``⟨U+202E⟩`` reads ``⟨U+27E8⟩U+202E⟨U+27E9⟩``, so every
+  ``⟨U+XXXX⟩`` a person sees is Sentinel's;
+- text already shown here is a ``Marked`` string: shown again, its marks are kept as they are (text is marked
+  once, where it enters); ``compose`` joins marked pieces and raw ones into one marked text;
 - a value longer than its limit is cut, with a visible mark saying how many characters were left out;
 - the caller can say which values were changed (``display_note``), so the person knows.
 
@@ -33,6 +39,21 @@ _DEFAULT_IGNORABLE = (
 )
 
 
+# Every single angle bracket, angle quotation mark and less-/greater-than sign of Unicode (by name) but ASCII
+# ``<`` ``>``: each can be drawn like the marking's ``⟨`` ``⟩`` (double ones, ``«`` ``⟪``, cannot)
+LOOK_ALIKE_BRACKETS = frozenset(
+    "\u2039\u203a\u2329\u232a\u276c\u276d\u276e\u276f\u2770\u2771\u27e8\u27e9\u2991\u2992\u29fc\u29fd"
+    "\u3008\u3009\ufe3f\ufe40\ufe64\ufe65\uff1c\uff1e"
+)
+
+
+class Marked(str):
+    """Text already shown by this module: every ``⟨U+XXXX⟩`` in it is Sentinel's mark, so showing it again
+    keeps its brackets (a plain ``str`` is a raw value, whose brackets are marked)."""
+
+    __slots__ = ()
+
+
 def is_hidden(ch: str) -> bool:
     """True for a character a person cannot see as itself (it is shown as ``⟨U+XXXX⟩``)."""
     if " " <= ch <= "~":
@@ -50,16 +71,20 @@ class Shown:
     text: str
     hidden: int = 0  # characters made visible as ⟨U+XXXX⟩
     cut: int = 0  # characters left out at the end
+    brackets: int = 0  # characters like the marking's brackets, shown as ⟨U+XXXX⟩
 
     @property
     def changed(self) -> bool:
-        return bool(self.hidden or self.cut)
+        return bool(self.hidden or self.cut or self.brackets)
 
     def what_changed(self) -> str:
         parts = []
         if self.hidden:
             parts.append(f"{self.hidden} invisible, control or direction-changing character"
                          f"{'s' if self.hidden != 1 else ''} shown as ⟨U+…⟩")
+        if self.brackets:
+            parts.append(f"{self.brackets} bracket{'s' if self.brackets != 1 else ''} like Sentinel's marks "
+                         "shown as ⟨U+…⟩")
         if self.cut:
             parts.append(f"cut, {self.cut} more character{'s' if self.cut != 1 else ''} not shown")
         return " and ".join(parts)
@@ -69,46 +94,57 @@ def shown(value: Any, limit: int = VALUE_LIMIT, *, keep_newlines: bool = False) 
     """``value`` (a string, or anything as compact JSON) rendered safely for a person.
 
     ``keep_newlines`` keeps line feeds and tabs (multi-line tool results on a terminal); everything else
-    hidden is made visible.
+    hidden is made visible. A ``Marked`` value keeps its brackets (they are Sentinel's marks).
     """
+    raw = not isinstance(value, Marked)
     text = value if isinstance(value, str) else _json(value)
     cut = max(0, len(text) - limit)
     if cut:
         text = text[:limit]
-    if text.isprintable() and not any(is_hidden(ch) for ch in text if ord(ch) >= 0x00AD):
-        hidden = 0  # the common case: nothing to mark (isprintable is false for every hidden category)
-    else:
+    hidden = brackets = 0
+    if not text.isprintable() or any(
+        is_hidden(ch) or (raw and ch in LOOK_ALIKE_BRACKETS) for ch in text if ord(ch) >= 0x00AD
+    ):  # else the common case: nothing to mark (isprintable is false for every hidden category)
         out: list[str] = []
-        hidden = 0
         for ch in text:
             if keep_newlines and ch in "\n\t":
                 out.append(ch)
             elif is_hidden(ch):
                 out.append(f"⟨U+{ord(ch):04X}⟩")
                 hidden += 1
+            elif raw and ch in LOOK_ALIKE_BRACKETS:
+                out.append(f"⟨U+{ord(ch):04X}⟩")
+                brackets += 1
             else:
                 out.append(ch)
         text = "".join(out)
     if cut:
         text += f"…⟨{cut} more characters not shown⟩"
-    return Shown(text, hidden, cut)
+    return Shown(Marked(text), hidden, cut, brackets)
 
 
-def safe_text(value: Any, limit: int = MESSAGE_LIMIT, *, keep_newlines: bool = False) -> str:
+def safe_text(value: Any, limit: int = MESSAGE_LIMIT, *, keep_newlines: bool = False) -> Marked:
     """Just the rendered text (for notices and log-like output where no note is added)."""
-    return shown(value, limit, keep_newlines=keep_newlines).text
+    return Marked(shown(value, limit, keep_newlines=keep_newlines).text)
 
 
-def display_note(changed: Iterable[tuple[str, Shown]]) -> str:
-    """One sentence naming the values changed for display, or "" when none was."""
+def compose(*parts: Any) -> Marked:
+    """One marked text of ``parts``: a ``Marked`` part is kept as it is, any other is shown (a raw value, or
+    Sentinel's own wording, which has nothing to mark). Uncut: the whole is cut where it is shown."""
+    return Marked("".join(p if isinstance(p, Marked) else shown(p, len(p) if isinstance(p, str) else
+                                                                   MESSAGE_LIMIT).text for p in parts))
+
+
+def display_note(changed: Iterable[tuple[str, Shown]]) -> Marked:
+    """One sentence naming the values changed for display, or "" when none was (the names are marked)."""
     items = [f"{name}: {s.what_changed()}" for name, s in changed if s.changed]
     if not items:
-        return ""
-    return "[Shown safely — " + "; ".join(items) + "]"
+        return Marked("")
+    return Marked("[Shown safely — " + "; ".join(items) + "]")
 
 
 def safe_question(message: str, values: dict[str, Any] | None = None, *,
-                  limit: int = MESSAGE_LIMIT, value_limit: int = VALUE_LIMIT) -> tuple[str, list[str]]:
+                  limit: int = MESSAGE_LIMIT, value_limit: int = VALUE_LIMIT) -> tuple[Marked, list[str]]:
     """A question's final text, safe to show, with a note naming what was changed; and those names.
 
     ``values`` are the values the question may quote (a call's arguments). A long string value that
@@ -116,21 +152,37 @@ def safe_question(message: str, values: dict[str, Any] | None = None, *,
     view; values that carry hidden characters are named in the note.
     """
     changed: list[tuple[str, Shown]] = []
+    pieces: list[str] = [message]  # the message's raw pieces and the cut values' marked ones
     for name, value in (values or {}).items():
         if not isinstance(value, str):
             value = _json(value)
         s = shown(value, value_limit)
-        if s.cut and len(value) > value_limit and value in message:
-            message = message.replace(value, value[:value_limit] + f"…⟨{s.cut} more characters not shown⟩")
+        if s.cut and len(value) > value_limit:
+            short = Marked(shown(value[:value_limit], value_limit).text
+                           + f"…⟨{s.cut} more characters not shown⟩")
+            pieces = [q for p in pieces for q in _cut_in(p, value, short)]
         if s.changed:
             changed.append((f"value of {safe_text(name, 60)}", s))
-    whole = shown(message, limit)
+    parts = [shown(p, len(p)) for p in pieces]
+    whole = shown(Marked("".join(p.text for p in parts)), limit)  # each piece marked once, then cut
+    whole = Shown(whole.text, whole.hidden + sum(p.hidden for p in parts), whole.cut,
+                  sum(p.brackets for p in parts))
     if whole.hidden and not any(s.hidden for _, s in changed):
         changed.append(("this question", Shown("", whole.hidden, 0)))
+    if whole.brackets and not any(s.brackets for _, s in changed):
+        changed.append(("this question", Shown("", 0, 0, whole.brackets)))
     if whole.cut:
         changed.append(("this question", Shown("", 0, whole.cut)))
     note = display_note(changed)
-    return (f"{whole.text} {note}" if note else whole.text), [name for name, _ in changed]
+    return Marked(f"{whole.text} {note}" if note else whole.text), [name for name, _ in changed]
+
+
+def _cut_in(piece: str, value: str, short: Marked) -> list[str]:
+    """``piece`` with each whole ``value`` in it replaced by ``short`` (a marked piece is left whole)."""
+    if isinstance(piece, Marked) or value not in piece:
+        return [piece]
+    raw = piece.split(value)
+    return [q for i, r in enumerate(raw) for q in ((short, r) if i else (r,))]
 
 
 def _json(value: Any) -> str:

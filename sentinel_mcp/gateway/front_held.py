@@ -22,7 +22,7 @@ from mcp.types import (
 )
 
 from sentinel_mcp.core.caller_link import shared_note
-from sentinel_mcp.core.display_text import is_hidden, safe_question, safe_text
+from sentinel_mcp.core.display_text import Marked, is_hidden, safe_question, safe_text
 from sentinel_mcp.core.port import FrontPort, NeedsInput
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
@@ -174,7 +174,8 @@ def relayed_question(message: str, source: str | None, of_calls: int = 1) -> str
     Sentinel mounted, whose questions are Sentinel's own (no mark). A question that names no call, asked
     while ``of_calls`` calls of the client were in flight there, says so in the mark: it is shown with one
     of them, and may be about another."""
-    text, _ = safe_question(message)
+    # a built-in's question was marked where it was asked (``AskUser``): its marks are kept, not marked again
+    text, _ = safe_question(Marked(message) if source is None else message)
     marks = [f"asked by {safe_text(source, 80)}, not by Sentinel"] if source else []
     if of_calls > 1:
         marks.append(shared_note(of_calls))

@@ -16,7 +16,9 @@ from sentinel_mcp.config import PolicySettings
 from sentinel_mcp.core.answer_validation import approves
 from sentinel_mcp.core.asking import Asker, AskUser, Provenance
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
-from sentinel_mcp.core.display_text import VALUE_LIMIT, Shown, display_note, is_hidden, safe_text, shown
+from sentinel_mcp.core.display_text import (
+    VALUE_LIMIT, Marked, Shown, compose, display_note, is_hidden, safe_text, shown,
+)
 from sentinel_mcp.policy.confirmation_book import ConfirmationBook, Confirmations
 
 CONFIRM_SCHEMA = {
@@ -43,17 +45,18 @@ def describe_call(call: ToolCall, value_limit: int = VALUE_LIMIT, max_arguments:
         text = shown(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str), value_limit)
         if isinstance(value, str):  # JSON already escaped its control characters: still say they were there
             raw = sum(1 for ch in value[:value_limit] if is_hidden(ch))
-            text = Shown(text.text, max(text.hidden, raw), text.cut)
+            text = Shown(text.text, max(text.hidden, raw), text.cut, text.brackets)
         shown_args.append(f"{name.text}={text.text}")
         changes += [(f"name of argument {name.text}", name), (f"value of {name.text}", text)]
-    return f"{safe_text(call.name, 200)}({', '.join(shown_args)})", display_note(changes)
+    # every piece was marked here: the whole is marked text (shown again, its marks stay as they are)
+    return Marked(f"{safe_text(call.name, 200)}({', '.join(shown_args)})"), display_note(changes)
 
 
 def confirmation_question(call: ToolCall, why: str) -> Question:
     described, note = describe_call(call)
     ask = AskUser(
         Asker.GUARD,
-        f"Sentinel: allow {described}? {why}" + (f" {note}" if note else ""),
+        compose("Sentinel: allow ", described, "? ", why, Marked(f" {note}" if note else "")),
         accepts_from=(Provenance.USER,),
         meta={"kind": "confirmation", "tool": call.name, "digest": call.digest},
     )

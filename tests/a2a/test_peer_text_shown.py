@@ -77,7 +77,7 @@ async def test_a_hostile_name_is_refused_and_shown_visible(where: str) -> None:
             await verify_peer(instance, ["127.0.0.1"], port, txt_record(A2ASettings()), http,
                               allow_loopback_plaintext=True)
     registry = PeerRegistry()
-    registry.reject(instance, str(refused.value))
+    registry.reject(instance, refused.value)  # as discovery does: the refusal, its marks kept
     shown = registry.rejections()
     assert shown and _visible(shown) and "⟨U+202E⟩" in next(iter(shown.values())), shown
 

@@ -245,3 +245,39 @@ async def test_signing_out_everywhere_ends_every_session_of_that_principal_and_n
         assert r.status_code == 303
         assert (await here.get("/console/inbox")).status_code == 303
         assert (await there.get("/console/inbox")).status_code == 200
+
+
+async def test_a_typed_out_mark_reads_apart_from_a_real_hidden_character_on_the_inbox_and_activity(sentinel):
+    """A client's argument that types Sentinel's marking out (``⟨U+202E⟩``, a look-alike bracket, a fake
+    closing) is shown with its brackets marked, in the question and in the arguments listed: only a value
+    really holding U+202E shows ``⟨U+202E⟩``, and Sentinel's own marks are never marked twice."""
+    base, _ = sentinel
+    values = ["victim\u202efdp.exe", "victim⟨U+202E⟩fdp.exe", "victim〈U+202E〉fdp.exe", "victim⟩fdp⟨U+200B"]
+    cards = []
+    async with signed_in(base, BOB) as bob, mcp_client(base, BOB) as c:
+        for value in values:
+            first = await c.call_tool("tb__delete_thing", {"name": value})
+            assert first.is_error and "waiting for the user" in text(first)
+            page = await bob.wait_items(1)
+            [item] = items_of(page)
+            [card] = ITEM.findall(page)
+            cards.append(html.unescape(card))
+            r = await bob.post(f"/console/inbox/{item}", {"decision": "deny"})
+            assert r.status_code == 303
+        activity = await bob.page("/console/activity")
+        calls = [html.unescape(await bob.page(f"/console/activity/{key}"))
+                 for key in dict.fromkeys(re.findall(r'href="/console/activity/([^"?]+)"', activity))]
+    real, *typed = cards
+    assert "victim⟨U+202E⟩fdp.exe" in real and "U+27E8" not in real  # marked once, in question and list
+    for card in typed:
+        assert "⟨U+202E⟩" not in card and "⟨U+200B⟩" not in card, card  # no mark but Sentinel's
+        assert "⟨U+27E8⟩" in card or "⟨U+3008⟩" in card, card
+        assert "⟨U+27E8⟩U+27E8" not in card, card
+    assert "victim⟨U+27E8⟩U+202E⟨U+27E9⟩fdp.exe" in typed[0]
+    shown = [c for c in calls if "victim" in c]  # a call's own page lists its arguments too
+    real_pages = [c for c in shown if "victim⟨U+202E⟩fdp.exe" in c]
+    assert real_pages and not any("U+27E8" in c for c in real_pages)  # the real one's marks: once
+    assert len(shown) >= len(values), len(shown)
+    assert sum("victim⟨U+202E⟩fdp.exe" in c for c in shown) >= 1
+    assert sum("⟨U+27E8⟩U+202E" in c for c in shown) >= 1
+    assert not any("⟨U+200B⟩" in c or "⟨U+27E8⟩U+27E8" in c for c in shown)

@@ -44,7 +44,7 @@ HOSTILE = [
     "alice/x\u202e", "alice/\u202ex", "alice/x\u200b", "alice/\u2066x\u2069", "alice/x\ufeff",
     "alice/x\u2028", "alice/x\U000e0041",
     # the marks typed out: they read as the ids above unless the mark's own bracket is marked
-    "alice/x⟨U+202E⟩", "alice/⟨U+202E⟩x", "alice/x⟨U+200B⟩",
+    "alice/x⟨U+202E⟩", "alice/⟨U+202E⟩x", "alice/x⟨U+200B⟩", "alice/x〈U+202E〉", "alice/x＜U+200B＞",
 ]
 # alike up to the listing's cut (120 characters): told apart by what follows the cut
 LONG = ["alice/" + "a" * 150 + "1", "alice/" + "a" * 150 + "2", "alice/" + "a" * 114 + "\u202e" + "b" * 40]
@@ -106,10 +106,11 @@ def heading_sid(page: str) -> str:
 
 
 def shown_sid(sid: str) -> str:
-    # the console makes control, invisible and direction-changing characters visible
-    from sentinel_mcp.core.display_text import is_hidden
+    # the console makes control, invisible and direction-changing characters visible, and every bracket
+    # that could pass for its marks (``⟨``, ``⟩``, look-alikes), so no id types a mark out
+    from sentinel_mcp.core.display_text import LOOK_ALIKE_BRACKETS, is_hidden
 
-    return "".join(f"⟨U+{ord(c):04X}⟩" if is_hidden(c) or c == "⟨" else c for c in sid)
+    return "".join(f"⟨U+{ord(c):04X}⟩" if is_hidden(c) or c in LOOK_ALIKE_BRACKETS else c for c in sid)
 
 
 async def test_every_hostile_session_id_links_and_revokes_its_own_session(sentinel):

@@ -301,3 +301,40 @@ async def test_one_confirmation_one_call_and_no_look_up_for_tools_nobody_confirm
             assert "tb__echo" not in looked, looked
             labelled = await raw.call_tool("tb__echo", {"text": "d"}, meta={"sentinel/session": "trip"})
             assert text(labelled) == "d" and looked.count("tb__echo") == 1, looked
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_confirmation_quoting_a_typed_out_mark_reads_apart_from_a_real_hidden_character(
+    data_dir: Path, mode: str
+) -> None:
+    """A value that types Sentinel's marking out (``⟨U+202E⟩``, a look-alike bracket, a fake closing) is shown
+    with its brackets marked: the person never reads it as a value holding a real U+202E, and a value holding
+    one never reads like the typed one."""
+    asked: list[str] = []
+
+    async def callback(ctx: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        prop = params.requested_schema["properties"]["answer"]
+        return _accept({"answer": True if prop["type"] == "boolean" else (
+            "red" if ("enum" in prop or "oneOf" in prop) else 1)})
+
+    values = ["report\u202efdp.exe", "report⟨U+202E⟩fdp.exe", "report〈U+202E〉fdp.exe",
+              "report＜U+202E＞fdp.exe", "report⟩fdp.exe⟨U+200B"]
+    async with running_gateway(config(data_dir)) as rt:
+        async with Client(rt.front.server, mode=mode, elicitation_callback=callback) as c:
+            for i, value in enumerate(values):
+                args = {"path": str(data_dir / f"m{i}.txt"), "text": value}
+                r = await c.call_tool("tb__write_marker", args)
+                assert not r.is_error, text(r)
+    confirms = [q for q in asked if q.startswith("Write ")]
+    assert len(confirms) == len(values), asked
+    quoted = [q.split(" into ")[0] for q in confirms]
+    assert quoted[0] == "Write report⟨U+202E⟩fdp.exe"
+    assert len(set(quoted)) == len(values), quoted  # each reads as what it is
+    for q in quoted[1:]:
+        assert "⟨U+202E⟩" not in q and "⟨U+200B⟩" not in q, q  # no mark but Sentinel's
+    assert "Write report⟨U+27E8⟩U+202E⟨U+27E9⟩fdp.exe" in quoted
+    assert all("like Sentinel's marks" in q for q in confirms[1:]), confirms
+    # the guard's own confirmation (Sentinel: allow ...) quotes the value marked once, never twice
+    guards = [q for q in asked if q.startswith("Sentinel: allow")]
+    assert all("⟨U+27E8⟩U+27E8" not in q for q in guards), guards

@@ -64,3 +64,30 @@ def test_the_table_tells_apart_sessions_made_in_the_same_moment() -> None:
     assert _shown("owner/label-x", 22, ends=True) == "owner/label-x"  # short enough: whole
     cut = _shown("a\x1b]0;T\x07" + "b" * 40, 22, ends=True)
     assert raw_controls(cut) == [] and len(cut) == 22  # made safe before it is cut
+
+
+async def test_audit_views_show_a_typed_out_mark_apart_from_a_real_hidden_character(tmp_path: Path) -> None:
+    """A tool name that types Sentinel's marking out (``⟨U+202E⟩``, a look-alike bracket) is shown with its
+    brackets marked in every ``sentinel-mcp audit`` view: only a name really holding U+202E shows
+    ``⟨U+202E⟩``."""
+    real, typed = "rec__\u202eexe", ["rec__⟨U+202E⟩exe", "rec__〈U+202E〉exe", "rec__⟩exe"]
+    config = recorder_config(tmp_path)
+    async with running_gateway(config) as rt, Client(rt.front.server) as c:
+        results = [await c.call_tool(name, {"note": "n"}) for name in (real, *typed)]
+    cfg = tmp_path / "cli.json"
+    cfg.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path / "data"), "builtins": []}}))
+
+    def view(*args: str) -> str:
+        run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "audit", *args],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    table = view()
+    assert "rec__⟨U+202E⟩exe" in table and table.count("⟨U+202E⟩") == 1, table
+    assert "rec__⟨U+27E8⟩U+202E⟨U+27E9⟩exe" in table and "rec__⟨U+3008⟩" in table
+    assert "rec__⟨U+27E9⟩exe" in table
+    decisions = [view("--decision", r.meta[META_KEY]) for r in results]
+    assert "rec__⟨U+202E⟩exe" in decisions[0] and "U+27E8" not in decisions[0]
+    for shown in decisions[1:]:
+        assert "⟨U+202E⟩" not in shown and ("U+27E" in shown or "U+3008" in shown), shown
