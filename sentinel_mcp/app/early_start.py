@@ -35,7 +35,8 @@ async def launch_stdio_upstreams(config: Config) -> None:
 async def rehearse_rulebases_early(config: Config) -> None:
     """The guard's rulebases rehearsed now (``policy/load_rehearsal.begin``): the child SWI-Prolog's load runs
     beside the gateway's imports on the other core, and the guard's start takes its verdict (for the same
-    bytes only) instead of starting one then. Anything amiss is left to the load, which reports it as always."""
+    bytes only) instead of starting one then. Anything amiss is left to the load, which reports it as
+    always."""
     files = config.rulebase_paths() if config.sentinel.rulebases else []
     if not files or not all(f.is_file() for f in files):
         return

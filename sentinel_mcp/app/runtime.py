@@ -403,7 +403,8 @@ async def _assembled(
             await (
                 early_spawn.discard()
             )  # every stdio upstream's first spawn was asked for: the rest are strays
-            await load_rehearsal.discard_early()  # the guard has started: a rehearsal it did not take is a stray
+            # the guard has started: an early rehearsal it did not take is a stray
+            await load_rehearsal.discard_early()
             try:
                 yield runtime
             finally:

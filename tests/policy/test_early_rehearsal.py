@@ -1,5 +1,6 @@
-"""The rulebase rehearsal started at the beginning of ``serve`` (issue 21: beside the gateway's imports), its
-verdict taken by the guard's load for the same bytes only, the same errors, and no child outliving start-up."""
+"""The rulebase rehearsal started at the beginning of ``serve`` (issue 21: beside the gateway's imports),
+its verdict taken by the guard's load for the same bytes only, the same errors, and no child outliving
+start-up."""
 
 from __future__ import annotations
 
@@ -57,8 +58,8 @@ def test_serve_starts_the_rehearsal_before_the_gateway_is_imported(tmp_path):
     cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {"rulebases": [str(rb)], "builtins": []}}))
     env = {**os.environ, "SENTINEL_DATA_DIR": str(tmp_path / "state"), "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-v", "--config", str(cfg), "serve"],
-                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=env, cwd=ROOT)
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=ROOT)
     assert proc.stderr is not None and proc.stdin is not None
     stages = []
     try:
