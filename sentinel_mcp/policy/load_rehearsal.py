@@ -39,6 +39,7 @@ from sentinel_mcp.policy.engine import LOAD_INFERENCE_LIMIT
 SCRIPT = Path(__file__).with_name("prolog") / "load_rehearsal.pl"
 CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
 REHEARSAL_SECONDS = 30.0
+READ_GRACE = 1.0  # seconds to read a verdict past its deadline (the child's own bounds are unchanged)
 MIN_C_STACK = 256 * 1024
 UNLIMITED_STACK = 8 * 1024 * 1024  # what a thread gets when RLIMIT_STACK is unlimited (glibc)
 MEMORY_BYTES = 4 << 30  # the child's address space (a 32 MB file of facts needs a few hundred MB)
@@ -178,10 +179,12 @@ async def _spawn(files: list[Path], seconds: float) -> asyncio.subprocess.Proces
 
 async def _verdict(proc: asyncio.subprocess.Process, seconds: float) -> dict[str, Any]:
     assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
+    # the deadline runs from the spawn; a verdict read late (the event loop held by the imports) still has
+    # READ_GRACE to be read, so a child that ended in time is never taken for one that did not
     left = _deadlines.pop(proc.pid, 0.0) - asyncio.get_running_loop().time()
     try:
         out, err, _ = await asyncio.wait_for(
-            asyncio.gather(proc.stdout.read(), proc.stderr.read(), proc.wait()), max(0.0, left)
+            asyncio.gather(proc.stdout.read(), proc.stderr.read(), proc.wait()), max(READ_GRACE, left)
         )
     except asyncio.TimeoutError:
         raise RehearsalFailed(

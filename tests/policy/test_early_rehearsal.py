@@ -139,6 +139,27 @@ async def test_an_early_rehearsal_read_while_its_file_changes_is_not_taken(tmp_p
     assert await load_rehearsal._early_verdict([f], key) is None
 
 
+def _ended(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:  # reaped already (asyncio's child watcher)
+        return True
+
+
+async def test_a_verdict_read_after_its_deadline_by_a_busy_start_is_still_taken(tmp_path):
+    f = tmp_path / "p.pl"
+    f.write_text("a.\n")
+    key = content_digest([f])
+    await load_rehearsal.begin([f], key, seconds=0.2)
+    pid = load_rehearsal._early[key][1].pid
+    # the event loop held (as by the gateway's imports) until the child has ended and its deadline passed
+    end = time.monotonic() + 60
+    while not _ended(pid) and time.monotonic() < end:
+        time.sleep(0.02)
+    time.sleep(0.3)
+    assert await load_rehearsal.rehearse([f], key=key) == {"errors": [], "warnings": []}
+
+
 def _fifo(tmp_path: Path) -> Path:
     f = tmp_path / "blocks.pl"
     os.mkfifo(f)  # no writer: the child's load waits on it for ever
