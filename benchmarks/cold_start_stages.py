@@ -3,7 +3,7 @@
 Starts ``sentinel-mcp -v serve`` ``--runs`` times and stamps each ``start-up stage:`` debug line (and the
 upstream's ``ready`` line) with the seconds since spawn as this process reads it from stderr, then the first
 ``tools/list`` answer. Stderr is read in a thread, so a stage's stamp is when its line arrived (a few ms after
-it was logged). Usage: ``python benchmarks/cold_start_stages.py [--runs 3]``. No goal, no test.
+it was logged). Usage: ``python benchmarks/cold_start_stages.py [--runs 3] [--config FILE]``. No goal, no test.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ HELLO = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
 MARKS = ("start-up stage: ", "upstream airline ready")
 
 
-def one_start(env: dict[str, str]) -> list[tuple[float, str]]:
+def one_start(env: dict[str, str], config: str | None = None) -> list[tuple[float, str]]:
     stamps: list[tuple[float, str]] = []
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-v", "serve"], stdin=subprocess.PIPE,
+    cmd = [sys.executable, "-m", "sentinel_mcp", "-v", *(["--config", config] if config else []), "serve"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
                             start_new_session=True, cwd=ROOT)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -70,15 +71,16 @@ def one_start(env: dict[str, str]) -> list[tuple[float, str]]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--config", help="a config instead of the embedded default")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "SENTINEL_DATA_DIR": str(Path(tmp) / "d"),
                "PYTHONPYCACHEPREFIX": str(Path(tmp) / "pyc")}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.pop("SENTINEL_CONFIG", None)
-        one_start(env)  # the data dir and the bytecode cache
+        one_start(env, args.config)  # the data dir and the bytecode cache
         for run in range(args.runs):
-            stamps = one_start(env)
+            stamps = one_start(env, args.config)
             print(f"run {run + 1} (load average {os.getloadavg()[0]:.1f}):")
             for at, what in stamps:
                 print(f"  {at:6.3f} s  {what}")
