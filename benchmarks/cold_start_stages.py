@@ -3,7 +3,8 @@
 Starts ``sentinel-mcp -v serve`` ``--runs`` times and stamps each ``start-up stage:`` debug line (and the
 upstream's ``ready`` line) with the seconds since spawn as this process reads it from stderr, then the first
 ``tools/list`` answer. Stderr is read in a thread, so a stage's stamp is when its line arrived (a few ms after
-it was logged). Usage: ``python benchmarks/cold_start_stages.py [--runs 3] [--config FILE]``. No goal, no test.
+it was logged).
+Usage: ``python benchmarks/cold_start_stages.py [--runs 3] [--config FILE]``. No goal, no test.
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ async def begin(files: list[Path], key: str, seconds: float = REHEARSAL_SECONDS)
         proc = await _spawn(files, seconds)
     except RehearsalFailed:
         return
-    _early[key] = (tuple(files), proc, asyncio.ensure_future(_verdict(proc, seconds)))
+    _early[key] = (tuple(files), proc, asyncio.ensure_future(_verdict(proc, seconds, READ_GRACE)))
 
 
 async def _early_verdict(files: list[Path], key: str) -> dict[str, Any] | None:
@@ -177,14 +177,14 @@ async def _spawn(files: list[Path], seconds: float) -> asyncio.subprocess.Proces
     return proc
 
 
-async def _verdict(proc: asyncio.subprocess.Process, seconds: float) -> dict[str, Any]:
+async def _verdict(proc: asyncio.subprocess.Process, seconds: float, grace: float = 0.0) -> dict[str, Any]:
     assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
-    # the deadline runs from the spawn; a verdict read late (the event loop held by the imports) still has
-    # READ_GRACE to be read, so a child that ended in time is never taken for one that did not
+    # the deadline runs from the spawn; an early verdict read late (the event loop held by the imports) still
+    # has ``grace`` to be read, so a child that ended in time is never taken for one that did not
     left = _deadlines.pop(proc.pid, 0.0) - asyncio.get_running_loop().time()
     try:
         out, err, _ = await asyncio.wait_for(
-            asyncio.gather(proc.stdout.read(), proc.stderr.read(), proc.wait()), max(READ_GRACE, left)
+            asyncio.gather(proc.stdout.read(), proc.stderr.read(), proc.wait()), max(grace, left)
         )
     except asyncio.TimeoutError:
         raise RehearsalFailed(
