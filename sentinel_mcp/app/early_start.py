@@ -12,6 +12,8 @@ to the loop that spawned them), as ``await server.serve()``; uvicorn handles SIG
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import signal
 from typing import Any
 
@@ -21,6 +23,8 @@ from sentinel_mcp.core.import_collector import imports_uncollected
 from sentinel_mcp.config import Config, StdioServer
 from sentinel_mcp.gateway import early_spawn
 
+log = logging.getLogger(__name__)
+
 
 async def launch_stdio_upstreams(config: Config) -> None:
     for name, spec in config.mcp_servers.items():
@@ -28,21 +32,51 @@ async def launch_stdio_upstreams(config: Config) -> None:
             await early_spawn.launch(spec.command, spec.args, spec.env or None, spec.cwd, name)
 
 
+async def rehearse_rulebases_early(config: Config) -> None:
+    """The guard's rulebases rehearsed now (``policy/load_rehearsal.begin``): the child SWI-Prolog's load runs
+    beside the gateway's imports on the other core, and the guard's start takes its verdict (for the same
+    bytes only) instead of starting one then. Anything amiss is left to the load, which reports it as
+    always."""
+    files = config.rulebase_paths() if config.sentinel.rulebases else []
+    if not files or not all(f.is_file() for f in files):
+        return
+    from sentinel_mcp.policy import load_rehearsal
+    from sentinel_mcp.policy.rulebase import content_digest
+
+    try:
+        await load_rehearsal.begin(files, content_digest(files))
+    except Exception:  # noqa: BLE001 - a head start only: the load rehearses itself
+        log.debug("early rulebase rehearsal not started", exc_info=True)
+
+
+async def _discard_early() -> None:
+    from sentinel_mcp.policy import load_rehearsal
+
+    with contextlib.suppress(Exception):
+        await load_rehearsal.discard_early()
+    await early_spawn.discard()
+
+
 async def serve_stdio_early(config: Config) -> None:
+    log.debug("start-up stage: config read")
     try:
         await launch_stdio_upstreams(config)
+        log.debug("start-up stage: upstreams launched")
+        await rehearse_rulebases_early(config)
         # imported now, while the upstreams start: the SDK, the engine, the built-ins' registry
         with imports_uncollected("sentinel_mcp.app.serve"):
             from sentinel_mcp.app.serve import serve_stdio
+        log.debug("start-up stage: gateway imported")
 
         await serve_stdio(config)
     finally:
-        await early_spawn.discard()  # start-up failed before the SDK asked for them: nothing is left running
+        await _discard_early()  # start-up failed before the SDK asked for them: nothing is left running
 
 
 async def serve_http_early(config: Config, host: str, port: int, served: list[Any] | None = None) -> None:
     try:
         await launch_stdio_upstreams(config)
+        await rehearse_rulebases_early(config)
         with imports_uncollected("sentinel_mcp.app.serve"):
             from sentinel_mcp.app.serve import http_server
 
@@ -51,7 +85,7 @@ async def serve_http_early(config: Config, host: str, port: int, served: list[An
             served.append(server)
         await server.serve()
     finally:
-        await early_spawn.discard()
+        await _discard_early()
 
 
 def run_stdio(config: Config) -> None:

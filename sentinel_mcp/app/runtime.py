@@ -43,6 +43,7 @@ from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
 from sentinel_mcp.gateway.tool_pins import FILE_NAME as PINS_FILE, ToolPins
 from sentinel_mcp.core.decision import Guard
+from sentinel_mcp.policy import load_rehearsal
 from sentinel_mcp.policy.confirmation_book import SharedConfirmationBook
 from sentinel_mcp.policy.default_guard import DefaultGuard
 from sentinel_mcp.gateway.front import Front
@@ -402,6 +403,8 @@ async def _assembled(
             await (
                 early_spawn.discard()
             )  # every stdio upstream's first spawn was asked for: the rest are strays
+            # the guard has started: an early rehearsal it did not take is a stray
+            await load_rehearsal.discard_early()
             try:
                 yield runtime
             finally:

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import copy
 import json
+import logging
 import resource
 import shutil
 import signal
@@ -38,13 +39,18 @@ from sentinel_mcp.policy.engine import LOAD_INFERENCE_LIMIT
 SCRIPT = Path(__file__).with_name("prolog") / "load_rehearsal.pl"
 CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
 REHEARSAL_SECONDS = 30.0
+READ_GRACE = 1.0  # seconds to read a verdict past its deadline (the child's own bounds are unchanged)
 MIN_C_STACK = 256 * 1024
 UNLIMITED_STACK = 8 * 1024 * 1024  # what a thread gets when RLIMIT_STACK is unlimited (glibc)
 MEMORY_BYTES = 4 << 30  # the child's address space (a 32 MB file of facts needs a few hundred MB)
 OUTPUT_BYTES = 4000  # of the child's stderr, kept for the message
 MAX_CONCURRENT = 2  # children at once (this machine's cores; a load takes ~0.1 s of one)
 MAX_REMEMBERED = 64  # file sets whose rehearsal is remembered, by their names and contents
+log = logging.getLogger(__name__)
 _done: OrderedDict[str, dict[str, Any]] = OrderedDict()
+# rehearsals started by ``begin``, by key: (files, child, its verdict to come); taken once by ``rehearse``
+_early: dict[str, tuple[tuple[Path, ...], asyncio.subprocess.Process, asyncio.Future[dict[str, Any]]]] = {}
+_deadlines: dict[int, float] = {}  # a child's pid -> the loop time its verdict is due by
 _slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
 
@@ -83,17 +89,19 @@ async def rehearse(
     """The load's problems (``errors``, ``warnings``) as a child SWI-Prolog found them loading ``files``;
     raises ``RehearsalFailed`` when it could not load them to the end. ``key``: the files' names and contents
     digested (``rulebase.content_digest``): a set rehearsed once is not rehearsed again (a policy page shown
-    again, a replica adopting a version). At most ``MAX_CONCURRENT`` children run at once, whoever asks (a
-    flood of what-ifs waits its turn)."""
+    again, a replica adopting a version), and a rehearsal ``begin`` started early for the same key is taken.
+    At most ``MAX_CONCURRENT`` children run at once, whoever asks (a flood of what-ifs waits its turn)."""
     known = _done.get(key) if key is not None else None
     if known is not None:
         _done.move_to_end(key)  # type: ignore[arg-type]
         return copy.deepcopy(known)
-    slots = _slots.get(asyncio.get_running_loop())
-    if slots is None:
-        slots = _slots[asyncio.get_running_loop()] = asyncio.Semaphore(MAX_CONCURRENT)
-    async with slots:
-        found = await _run(files, seconds)
+    found = await _early_verdict(files, key) if key is not None else None
+    if found is None:
+        slots = _slots.get(asyncio.get_running_loop())
+        if slots is None:
+            slots = _slots[asyncio.get_running_loop()] = asyncio.Semaphore(MAX_CONCURRENT)
+        async with slots:
+            found = await _verdict(await _spawn(files, seconds), seconds)
     if key is not None:
         _done[key] = copy.deepcopy(found)
         while len(_done) > MAX_REMEMBERED:
@@ -101,19 +109,83 @@ async def rehearse(
     return found
 
 
-async def _run(files: list[Path], seconds: float) -> dict[str, Any]:
+async def begin(files: list[Path], key: str, seconds: float = REHEARSAL_SECONDS) -> None:
+    """Start the rehearsal of ``files`` (digested as ``key`` just before) now, at the start of ``serve``, so
+    that it runs beside the gateway's imports; the first ``rehearse`` of the same key takes its verdict (issue
+    21). Nothing is kept but the verdict: the load digests the files again, and a verdict is taken only if the
+    files still have the same digest once the child has ended (what it read is what the load reads). A child
+    that cannot be started is left to the load's own rehearsal, which reports it."""
+    if key in _early or key in _done:
+        return
+    try:
+        proc = await _spawn(files, seconds)
+    except RehearsalFailed:
+        return
+    _early[key] = (tuple(files), proc, asyncio.ensure_future(_verdict(proc, seconds, READ_GRACE)))
+
+
+async def _early_verdict(files: list[Path], key: str) -> dict[str, Any] | None:
+    early = _early.pop(key, None)
+    if early is None:
+        return None
+    named, proc, verdict = early
+    if named != tuple(files):
+        await _stop(proc, verdict)
+        return None
+    found = await verdict  # its RehearsalFailed is the load's, as a rehearsal started now would raise it
+    from sentinel_mcp.policy.rulebase import content_digest  # rulebase imports this module
+
+    if await asyncio.to_thread(content_digest, files) != key:  # changed while the child read them: again
+        return None
+    return found
+
+
+async def discard_early() -> None:
+    """Kill and reap the early rehearsals no load took (start-up over or aborted: no child outlives it)."""
+    entries = list(_early.values())
+    _early.clear()
+    for _, proc, verdict in entries:
+        await _stop(proc, verdict)
+
+
+async def _stop(proc: asyncio.subprocess.Process, verdict: asyncio.Future[dict[str, Any]]) -> None:
+    verdict.cancel()
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    with contextlib.suppress(Exception):
+        await asyncio.shield(proc.wait())
+    with contextlib.suppress(BaseException):
+        await verdict
+
+
+async def _spawn(files: list[Path], seconds: float) -> asyncio.subprocess.Process:
     swipl = shutil.which("swipl")
     if swipl is None:
         raise RehearsalFailed("SWI-Prolog's swipl command is not on PATH, so the rulebase cannot be checked")
+    # stdin a pipe held open until the verdict is read: the child ends when it reads its end (this process
+    # gone, even by SIGKILL), so no rehearsal outlives the gateway that started it
     proc = await asyncio.create_subprocess_exec(
         swipl, "-f", "none", "-q", "--no-tty", str(SCRIPT), "--", str(CORE), str(child_c_stack()),
         str(LOAD_INFERENCE_LIMIT), *[str(f) for f in files],
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
     )
     _limit(proc.pid, seconds)
+    _deadlines[proc.pid] = asyncio.get_running_loop().time() + seconds  # from the spawn, however late read
+    log.debug("start-up stage: rulebase rehearsal started (pid %d)", proc.pid)
+    return proc
+
+
+async def _verdict(proc: asyncio.subprocess.Process, seconds: float, grace: float = 0.0) -> dict[str, Any]:
+    assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
+    # the deadline runs from the spawn; an early verdict read late (the event loop held by the imports) still
+    # has ``grace`` to be read, so a child that ended in time is never taken for one that did not
+    left = _deadlines.pop(proc.pid, 0.0) - asyncio.get_running_loop().time()
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), seconds)
+        out, err, _ = await asyncio.wait_for(
+            asyncio.gather(proc.stdout.read(), proc.stderr.read(), proc.wait()), max(grace, left)
+        )
     except asyncio.TimeoutError:
         raise RehearsalFailed(
             f"loading it did not finish within {seconds:g} s (a clause that runs without end when loaded?)"
@@ -122,7 +194,9 @@ async def _run(files: list[Path], seconds: float) -> dict[str, Any]:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+        proc.stdin.close()
     code = proc.returncode or 0
+    log.debug("start-up stage: rulebase rehearsal ended (exit %d)", code)
     if code == 0:
         try:
             found = json.loads(out)

@@ -243,7 +243,9 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
         raise RulebaseError(rehearsal)
     version = version or digest[:16]
     module = f"rb_{version}_{next(_counter)}"
+    log.debug("start-up stage: engine load started (%s)", module)
     raw = await engine.load(module, [str(f) for f in files])
+    log.debug("start-up stage: engine load ended (%s)", module)
     errors = [Problem(**p) for p in raw["errors"]]
     warnings = [Problem(**p) for p in raw["warnings"]]
     if errors:

@@ -6,7 +6,8 @@
     Prints the load's problems as the engine's sn_load does (JSON: errors, warnings) and exits 0; a file
     with errors is refused with these (the engine never reads it: SWI-Prolog's own threads know their C
     stack and report a term too deep as an error, the engine's thread, made by Python, may crash instead).
-    Any other exit, or none before the parent's deadline, is the rehearsal failing. */
+    Any other exit, or none before the parent's deadline, is the rehearsal failing; the end of standard
+    input (the parent gone) ends it. */
 :- use_module(library(http/json)).
 :- initialization(main, main).
 
@@ -14,12 +15,19 @@ main :-
     current_prolog_flag(argv, [Core, StackText, LimitText|Files]),
     use_module(Core),
     atom_number(StackText, Stack), atom_number(LimitText, Limit),
+    thread_create(parent_watch, _, [detached(true)]),
     thread_create(rehearse(Files, Limit, _), Id, [c_stack(Stack)]),
     thread_join(Id, Status),
     (   Status == true
     ->  halt(0)
     ;   format(user_error, 'rehearsal: ~q~n', [Status]), halt(3)
     ).
+
+%  Standard input is a pipe the parent holds open until it has the verdict: its end (the parent gone, even
+%  killed) ends this process, so a rehearsal started early never outlives the gateway that started it.
+parent_watch :-
+    catch(get_char(user_input, _), _, true),
+    halt(4).
 
 %  What the engine does with a rulebase (policy/rulebase.py load_rulebase and the calls that describe it).
 %  The load and its finish within the engine's inference limit (sn_load_bounded/4), as the engine does.
