@@ -73,3 +73,22 @@ async def test_the_cli_shows_an_upstreams_hidden_character_marked_once(data_dir,
     out = capsys.readouterr()
     assert code == 0 and "hidden_question:accept" in out.out, (out.out, out.err)
     assert ONCE in out.err and _marked_once(out.err), out.err
+
+
+@pytest.mark.parametrize("schema,content", [
+    ({"type": "object", "properties": {"n": {"type": "number"}}}, {"n": "report\u202efdp.exe"}),
+    ({"type": "object", "properties": {"c": {"enum": ["report\u202efdp.exe", "b"]}}}, {"c": "x"}),
+    ({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False},
+     {"report\u202efdp.exe": 1}),
+    ({"type": "object", "required": ["report\u202efdp.exe"], "properties": {}}, {}),
+    ({"type": "object", "properties": {"report\u202efdp.exe": {"type": "boolean"}}}, {"report\u202efdp.exe": 1}),
+    ({"type": "object"}, "report\u202efdp.exe"),
+])
+def test_why_an_answer_is_refused_shown_again_keeps_its_marks(schema, content) -> None:  # noqa: ANN001
+    """The reason an answer is refused quotes the answer's and the schema's words marked: shown again (with
+    the question it is asked again with, in a result), a real override still reads as one mark."""
+    from sentinel_mcp.core.answer_validation import content_problem
+
+    problem = content_problem(schema, content)
+    assert isinstance(problem, Marked) and "⟨U+202E⟩" in problem, problem
+    assert _marked_once(safe_text(problem)), safe_text(problem)
