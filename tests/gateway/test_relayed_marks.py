@@ -81,7 +81,8 @@ async def test_the_cli_shows_an_upstreams_hidden_character_marked_once(data_dir,
     ({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False},
      {"report\u202efdp.exe": 1}),
     ({"type": "object", "required": ["report\u202efdp.exe"], "properties": {}}, {}),
-    ({"type": "object", "properties": {"report\u202efdp.exe": {"type": "boolean"}}}, {"report\u202efdp.exe": 1}),
+    ({"type": "object", "properties": {"report\u202efdp.exe": {"type": "boolean"}}},
+     {"report\u202efdp.exe": 1}),
     ({"type": "object"}, "report\u202efdp.exe"),
 ])
 def test_why_an_answer_is_refused_shown_again_keeps_its_marks(schema, content) -> None:  # noqa: ANN001
