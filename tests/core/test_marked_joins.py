@@ -44,8 +44,6 @@ UNTRACED: dict[tuple[str, str], int] = {
     ('sentinel_mcp/a2a/settings.py', '_pinned_names'): 1,
     ('sentinel_mcp/console/inbox_pages.py', 'decide'): 1,
     ('sentinel_mcp/gateway/front_listings.py', '_page'): 1,
-    ('sentinel_mcp/gateway/input_rounds.py', '_binding_problem'): 1,
-    ('sentinel_mcp/gateway/input_rounds.py', 'accept'): 2,
     ('sentinel_mcp/gateway/upstream_calls.py', '_call'): 1,
     ('sentinel_mcp/gateway/upstream_client.py', 'describe_error'): 1,
     ('sentinel_mcp/gateway/upstream_stderr.py', '_line'): 1,
