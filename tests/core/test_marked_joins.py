@@ -20,8 +20,10 @@ from tests.support.source_ast import parsed
 ROOT = Path(__file__).resolve().parents[2] / "sentinel_mcp"
 MARKING = {"safe_text", "shown", "display_note", "safe_question"}
 KEEPS = {"Marked", "compose", "print", "write", "input", "SystemExit"}  # last four: a terminal shows it once
-# a module's own straight-to-the-terminal printer (``ChatTerminal.say`` prints its text, nothing more)
-PRINTERS = {"sentinel_mcp/app/chat_terminal.py": {"say"}}
+# a module's own straight-to-the-terminal printer (``ChatTerminal.say`` prints its text, nothing more;
+# ``StderrRelay._write`` writes Sentinel's stderr)
+PRINTERS = {"sentinel_mcp/app/chat_terminal.py": {"say"},
+            "sentinel_mcp/gateway/upstream_stderr.py": {"_write"}}
 
 # (module, function): sites whose built str is not yet shown to be marked or never shown again. Most are
 # exception messages (``str(e)`` drops a str subclass anyway) and CLI/chat lines; each needs tracing.
@@ -43,10 +45,8 @@ UNTRACED: dict[tuple[str, str], int] = {
     ('sentinel_mcp/a2a/settings.py', '_own_name_apart'): 2,
     ('sentinel_mcp/a2a/settings.py', '_pinned_names'): 1,
     ('sentinel_mcp/console/inbox_pages.py', 'decide'): 1,
-    ('sentinel_mcp/gateway/front_listings.py', '_page'): 1,
     ('sentinel_mcp/gateway/upstream_calls.py', '_call'): 1,
     ('sentinel_mcp/gateway/upstream_client.py', 'describe_error'): 1,
-    ('sentinel_mcp/gateway/upstream_stderr.py', '_line'): 1,
 }
 
 
