@@ -26,7 +26,8 @@ PRINTERS = {"sentinel_mcp/app/chat_terminal.py": {"say"},
             "sentinel_mcp/gateway/upstream_stderr.py": {"_write"}}
 
 # (module, function): sites whose built str is not yet shown to be marked or never shown again. Most are
-# exception messages (``str(e)`` drops a str subclass anyway) and CLI/chat lines; each needs tracing.
+# exception messages and A2A verdict texts, which cross a boundary (``str(e)``, a guard's facts, a stored row)
+# where a str subclass is lost anyway: marking them once needs the raw value carried to where it is shown.
 UNTRACED: dict[tuple[str, str], int] = {
     ('sentinel_mcp/a2a/card_signature.py', 'check_card'): 1,
     ('sentinel_mcp/a2a/discovery.py', 'verify_peer'): 1,
