@@ -176,7 +176,7 @@ def relayed_question(message: str, source: str | None, of_calls: int = 1) -> Mar
     of them, and may be about another."""
     # a built-in's question was marked where it was asked (``AskUser``): its marks are kept, not marked again
     text, _ = safe_question(Marked(message) if source is None else message)
-    marks = [compose("asked by ", safe_text(source, 80), ", not by Sentinel")] if source else []
+    marks: list[str] = [compose("asked by ", safe_text(source, 80), ", not by Sentinel")] if source else []
     if of_calls > 1:
         marks.append(shared_note(of_calls))
     # one marked text: shown again (the inbox, the console), the question's own marks are kept, not re-marked
