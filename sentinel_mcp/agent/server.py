@@ -34,7 +34,7 @@ from sentinel_mcp.core.call_meta import (
     session_of,
 )
 from sentinel_mcp.core.decision import Origin
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.core.redactor import SENSITIVE_META
 from sentinel_mcp.core.untrusted_text import UNTRUSTED_META, marker
 from sentinel_mcp.swarm.backends.base import ModelError
@@ -197,7 +197,7 @@ def build_server(
             # a step's line quotes the screen's labels and the model's reasoning: marked as the run's result
             # is (a notification has no _meta the caller reads), one line, hidden characters shown
             if message is not None:
-                message = f"{marker(PHONES_SOURCE)} {safe_text(message, PROGRESS_LIMIT)}"
+                message = compose(marker(PHONES_SOURCE), " ", safe_text(message, PROGRESS_LIMIT))
             try:
                 await ctx.report_progress(step, total, message)
             except Exception:

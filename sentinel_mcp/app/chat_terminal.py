@@ -24,7 +24,7 @@ from mcp.types import CallToolResult, ElicitResult, TextContent
 from sentinel_mcp.a2a.assist_inbox import settled_reason
 from sentinel_mcp.app.chat_link import ChatLink, Notice, Question, Step
 from sentinel_mcp.core.untrusted_text import split_marker
-from sentinel_mcp.core.display_text import Marked, safe_question, safe_text
+from sentinel_mcp.core.display_text import Marked, compose, safe_question, safe_text
 from sentinel_mcp.app.terminal_client import _ask
 
 PROMPT = "you> "
@@ -198,7 +198,8 @@ class ChatTerminal:
             return
         row = self.inbox.get(request_id)  # answered first elsewhere (console, another terminal), or expired
         self.say(
-            settled_reason(row) if row is not None else f"no open help request {safe_text(request_id, 40)}"
+            settled_reason(row) if row is not None
+            else compose("no open help request ", safe_text(request_id, 40))
         )
 
     def goal(self, goal: str) -> None:

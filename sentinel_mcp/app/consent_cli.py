@@ -10,7 +10,7 @@ import time
 
 from sentinel_mcp.config import load_config
 from sentinel_mcp.gateway.consents import ANY_PURPOSE, ConsentBook
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import compose, safe_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -74,7 +74,8 @@ def cmd_revoke(args: argparse.Namespace) -> int:
     if purpose is None:
         # said, not left to be guessed: the console revokes one purpose, this every one of the kind (or all)
         kind = args.kind
-        what = "every kind and purpose" if kind is None else f"every purpose of {safe_text(kind, 200)}"
+        what = "every kind and purpose" if kind is None \
+            else compose("every purpose of ", safe_text(kind, 200))
         print(f"sentinel-mcp consent: no --purpose: revoked {what} ({n})", file=sys.stderr)
     print(json.dumps({"revoked": n, "principal": args.principal, "kind": args.kind, "purpose": purpose,
                       "all_purposes": purpose is None}))

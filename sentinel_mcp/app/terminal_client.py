@@ -17,7 +17,7 @@ from mcp.client import ClientRequestContext
 from mcp.types import ElicitRequestParams, ElicitResult, TextContent
 
 from sentinel_mcp.config import Config
-from sentinel_mcp.core.display_text import safe_question, safe_text
+from sentinel_mcp.core.display_text import Marked, compose, safe_question, safe_text
 
 
 def _ask(prop: str, spec: dict[str, Any], assume_yes: bool) -> Any:
@@ -54,7 +54,9 @@ async def call_once(
     store)."""
 
     async def on_elicit(ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
-        print(f"\n{safe_question(params.message)[0]}", file=sys.stderr)
+        # Sentinel's front marked the question where it was asked (its own, or an upstream's relayed): shown
+        # with those marks kept, as ``chat`` does; a hidden character that still reaches here is marked
+        print(compose("\n", safe_question(Marked(params.message))[0]), file=sys.stderr)
         schema = getattr(params, "requested_schema", {}) or {}
         try:
             content = {k: _ask(k, v, assume_yes) for k, v in (schema.get("properties") or {}).items()}

@@ -17,7 +17,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.core.decision import Answer, Deny, Question
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, compose, safe_text
 from sentinel_mcp.core.errors import GatewayError
 
 from sentinel_mcp.core import outside_schema
@@ -75,7 +75,7 @@ def content_problem(schema: dict[str, Any] | None, content: Any) -> str | None:
     """
     schema = schema if isinstance(schema, dict) else {"type": "object"}
     if not isinstance(content, dict):
-        return f"the answer must be an object with the question's fields, got {_kind(content)}"
+        return compose("the answer must be an object with the question's fields, got ", _kind(content))
     validator = _validator(json.dumps(schema, sort_keys=True, default=str))
     if validator is None:  # too large to check whole: the fields answered are (the asker judges the rest)
         validator = _validator(json.dumps(_answered_part(schema, content), sort_keys=True, default=str))
@@ -149,36 +149,40 @@ def goes_ahead(question: Question, answer: Answer) -> bool:
     return approves(question, answer) if is_approval(question) else answer.action == "accept"
 
 
-def _describe(error: ValidationError, schema: dict[str, Any]) -> str:
+def _describe(error: ValidationError, schema: dict[str, Any]) -> Marked:
+    """One marked text (the schema's words and the answer's values marked, Sentinel's kept): shown again
+    with a question, a real hidden character reads as one ``⟨U+XXXX⟩``, never as a typed-out one."""
     path = list(error.absolute_path)
-    where = f"field {safe_text(str(path[0]), 60)!r}" if path else "the answer"
+    where = compose("field ", Marked(repr(safe_text(str(path[0]), 60)))) if path else Marked("the answer")
     asked = sorted((schema.get("properties") or {}).keys())
     if error.validator == "required":
         missing = [p for p in error.validator_value if p not in (error.instance or {})]
-        return f"field {safe_text(', '.join(missing), 120)!r} is missing (asked: {', '.join(asked)})"
+        return compose("field ", Marked(repr(safe_text(", ".join(missing), 120))), " is missing (asked: ",
+                       ", ".join(asked), ")")
     if error.validator == "additionalProperties" and not path:
         extra = sorted(set(error.instance) - set(asked))
-        return (
-            f"field{'s' if len(extra) != 1 else ''} {safe_text(', '.join(map(str, extra)), 200)} "
-            f"{'were' if len(extra) != 1 else 'was'} not asked for (asked: {', '.join(asked) or 'nothing'})"
+        return compose(
+            f"field{'s' if len(extra) != 1 else ''} ", safe_text(", ".join(map(str, extra)), 200),
+            f" {'were' if len(extra) != 1 else 'was'} not asked for (asked: ", ", ".join(asked) or "nothing",
+            ")",
         )
     if error.validator == "type":
         expected = error.validator_value
         expected = " or ".join(expected) if isinstance(expected, list) else str(expected)
         hint = " (JSON true or false)" if expected == "boolean" else ""
-        return f"{where}: expected a {expected}{hint}, got {_kind(error.instance)}"
+        return compose(where, ": expected a ", expected, hint, ", got ", _kind(error.instance))
     if error.validator == "oneOf" and all(
         isinstance(o, dict) and "const" in o for o in error.validator_value
     ):
         choices = ", ".join(json.dumps(o["const"], ensure_ascii=False) for o in error.validator_value)
-        return f"{where}: expected one of {safe_text(choices, 400)}, got {_kind(error.instance)}"
+        return compose(where, ": expected one of ", safe_text(choices, 400), ", got ", _kind(error.instance))
     if error.validator == "enum":
         choices = ", ".join(json.dumps(c, ensure_ascii=False) for c in error.validator_value)
-        return f"{where}: expected one of {safe_text(choices, 400)}, got {_kind(error.instance)}"
-    return f"{where}: {safe_text(error.message, 300)}"
+        return compose(where, ": expected one of ", safe_text(choices, 400), ", got ", _kind(error.instance))
+    return compose(where, ": ", safe_text(error.message, 300))
 
 
-def _kind(value: Any) -> str:
+def _kind(value: Any) -> Marked:
     names = {
         bool: "boolean",
         int: "number",
@@ -193,4 +197,4 @@ def _kind(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
-    return f"the {kind} {safe_text(text, 60)}"
+    return compose("the ", kind, " ", safe_text(text, 60))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from mcp.types import EmbeddedResource, TextContent, TextResourceContents
 
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, compose, safe_text
 from sentinel_mcp.gateway.catalog import canonical_uri
 
 if TYPE_CHECKING:
@@ -38,10 +38,10 @@ def claimed_by_other(uri: Any, server: str, catalog: "Catalog", *, builtin: bool
     return owner if owner is not None and owner != server else None
 
 
-def _note(server: str, uri: str, other: str) -> str:
+def _note(server: str, uri: str, other: str) -> Marked:
     owner = other if other in ("Sentinel", "several servers") else f"the server {other}"
-    return (f"[Sentinel withheld a resource the server {server} sent as {safe_text(uri, 200)}: that URI is "
-            f"{owner}'s, not {server}'s]")
+    return compose("[Sentinel withheld a resource the server ", server, " sent as ", safe_text(uri, 200),
+                   ": that URI is ", owner, "'s, not ", server, "'s]")
 
 
 def without_foreign_blocks(

@@ -32,7 +32,7 @@ from sentinel_mcp.gateway.one_handshake import one_handshake
 from sentinel_mcp.gateway.conversations import (MODERN_KIND, SESSION_HEADER, Conversation, Conversations,
                                                  SessionRefused)
 from sentinel_mcp.core.decision import Answer, Question
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, compose, safe_text
 from sentinel_mcp.gateway.front_listings import CatalogRequests
 from sentinel_mcp.gateway.front_held import HeldRounds, asker, not_asked, request_schemas, shown_request
 from sentinel_mcp.gateway.front_link import (
@@ -553,14 +553,16 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
             qs.append(entry)
         agent_may = any("answer_with" in e for e in qs)
         user_only = any("answer_with" not in e for e in qs)
-        text = (
-            f"Sentinel is waiting for the user: {safe_text(outcome.reason)}\nAsk the user: "
-            + " | ".join(q.message for q in outcome.questions)
-            + ("\nThen record each answer with the sentinel__sentinel_answer tool (predicate, inputs and the "
+        # one marked text (a question was marked where it was asked): shown again, a mark is never re-marked
+        text = compose(
+            "Sentinel is waiting for the user: ", safe_text(outcome.reason), "\nAsk the user: ",
+            *(p for i, q in enumerate(outcome.questions)
+              for p in ((" | ",) if i else ()) + (Marked(q.message),)),
+            ("\nThen record each answer with the sentinel__sentinel_answer tool (predicate, inputs and the "
                "answer, as each question's answer_with says) and call again" if agent_may else "")
             + ("\nOnly the user can answer " + ("the others" if agent_may else "it")
-               + ": through a client that supports elicitation" if user_only else "")
-            + (f" ({self.inbox.hint})." if self.inbox is not None else ".")
+               + ": through a client that supports elicitation" if user_only else ""),
+            f" ({self.inbox.hint})." if self.inbox is not None else ".",
         )
         return sentinel_result(
             text,

@@ -22,7 +22,7 @@ from mcp.types import (
 )
 
 from sentinel_mcp.core.caller_link import shared_note
-from sentinel_mcp.core.display_text import Marked, is_hidden, safe_question, safe_text
+from sentinel_mcp.core.display_text import Marked, compose, is_hidden, safe_question, safe_text
 from sentinel_mcp.core.port import FrontPort, NeedsInput
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
@@ -168,7 +168,7 @@ def asker(port: FrontPort, tool: str) -> str | None:
     return None if port.mounted_by_sentinel(tool) else (port.upstream_of(tool) or "an upstream server")
 
 
-def relayed_question(message: str, source: str | None, of_calls: int = 1) -> str:
+def relayed_question(message: str, source: str | None, of_calls: int = 1) -> Marked:
     """An upstream's question as the user sees it: made safe, and never passing for Sentinel's own (an
     upstream can copy Sentinel's wording, not this mark, which comes first). ``source`` None: a built-in
     Sentinel mounted, whose questions are Sentinel's own (no mark). A question that names no call, asked
@@ -176,10 +176,12 @@ def relayed_question(message: str, source: str | None, of_calls: int = 1) -> str
     of them, and may be about another."""
     # a built-in's question was marked where it was asked (``AskUser``): its marks are kept, not marked again
     text, _ = safe_question(Marked(message) if source is None else message)
-    marks = [f"asked by {safe_text(source, 80)}, not by Sentinel"] if source else []
+    marks: list[str] = [compose("asked by ", safe_text(source, 80), ", not by Sentinel")] if source else []
     if of_calls > 1:
         marks.append(shared_note(of_calls))
-    return f"[{'; '.join(marks)}] {text}" if marks else text
+    # one marked text: shown again (the inbox, the console), the question's own marks are kept, not re-marked
+    return compose("[", compose(*marks[:1], *(q for m in marks[1:] for q in ("; ", m))), "] ", text) \
+        if marks else text
 
 
 def not_asked(tool: str, source: str | None, needs: dict[str, str], declared: frozenset[str],

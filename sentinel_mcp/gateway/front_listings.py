@@ -22,7 +22,7 @@ from mcp.types import (
     ReadResourceResult,
 )
 
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.echoed_text import echoed
 from sentinel_mcp.core.port import FrontPort, NotInCatalog
 from sentinel_mcp.gateway.front_utilities import resource_not_found
@@ -99,6 +99,6 @@ def _page(params: PaginatedRequestParams | None, items: list[T], size: int) -> t
     elif cursor.isascii() and cursor.isdigit() and len(cursor) <= 9 and int(cursor) <= len(items):
         start = int(cursor)
     else:
-        raise MCPError(code=INVALID_PARAMS, message=f"invalid cursor {safe_text(cursor[:40])!r}")
+        raise MCPError(code=INVALID_PARAMS, message=Marked(f"invalid cursor {safe_text(cursor[:40])!r}"))
     end = min(len(items), start + size)
     return items[start:end], (str(end) if end < len(items) else None)

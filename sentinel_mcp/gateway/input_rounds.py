@@ -30,7 +30,7 @@ from mcp.types import (
 
 from sentinel_mcp.core.answer_validation import BrokenSchema, content_problem
 from sentinel_mcp.core.decision import Answer, argument_digest
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 
 OUR_KEY_PREFIX = "sentinel."
@@ -143,23 +143,23 @@ class InputRounds:
             )
         problem = self._binding_problem(state, principal, session, tool, arguments, version)
         if problem:
-            return RefusedRetry(problem + AGAIN)
+            return RefusedRetry(compose(problem, AGAIN))
         asked = [str(k) for k in state.get("asked") or []]
         unasked = sorted(k for k in responses if k not in asked)
         if unasked:
-            return RefusedRetry(
-                f"answers for questions that were not asked: {safe_text(', '.join(unasked), 300)} "
-                f"(asked: {', '.join(asked)}){AGAIN}"
-            )
+            return RefusedRetry(compose(
+                "answers for questions that were not asked: ", safe_text(", ".join(unasked), 300),
+                " (asked: ", ", ".join(asked), ")", AGAIN,
+            ))
         needs = state.get("needs") if state.get("kind") != "ask" else None
         needs = needs if isinstance(needs, dict) else {}
         lacking = sorted(k for k in responses if needs.get(k, ELICITATION) not in declared)
         if lacking:  # checked before the state is used: another connection's attempt leaves it to its own
             need = needs.get(lacking[0], ELICITATION)
-            return RefusedRetry(
-                f"the answer to {safe_text(lacking[0], 120)} is not accepted from a client that did not "
-                f"declare the {need} capability: such a client is never asked that question{AGAIN}"
-            )
+            return RefusedRetry(compose(
+                "the answer to ", safe_text(lacking[0], 120), " is not accepted from a client that did not "
+                f"declare the {need} capability: such a client is never asked that question", AGAIN,
+            ))
         if not await self.seal.consume_async(state):
             return RefusedRetry("this request state was already used: an answer counts once" + AGAIN)
         kind = state.get("kind")
@@ -174,7 +174,8 @@ class InputRounds:
         for key, value in responses.items():
             problem = relayed_answer_problem(state.get("schemas", {}).get(key), value)
             if problem:
-                return RefusedRetry(f"the answer to {key} does not fit its question: {problem}", state)
+                why = compose("the answer to ", key, " does not fit its question: ", problem)
+                return RefusedRetry(why, state)
         return Retry(str(kind), state, theirs=dict(responses))
 
     def _version_tag(self, version: str, salt: str | None = None) -> str:
@@ -200,7 +201,8 @@ class InputRounds:
         if state.get("session") != session:
             return "the request state belongs to another conversation"
         if state.get("tool") != tool:
-            return f"the request state was issued for another tool ({safe_text(state.get('tool'), 80)})"
+            theirs = safe_text(state.get("tool"), 80)
+            return compose("the request state was issued for another tool (", theirs, ")")
         if state.get("digest") != argument_digest(arguments if isinstance(arguments, dict) else None):
             return "the request state was issued for the same tool with other arguments"
         if not self._version_matches(state.get("version"), version):

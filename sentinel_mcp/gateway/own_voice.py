@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from mcp.types import TextContent
 
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, compose, safe_text
 
 # a line whose first word is the name (whatever punctuation, spaces, numbering or other scripts come before
 # it); i and l are each drawn as the other, or as 1 or |
@@ -53,8 +53,8 @@ def in_sentinels_voice(text: str) -> bool:
     return _IN_VOICE.search(folded) is not None
 
 
-def attribution(server: str) -> str:
-    return f"[The server {safe_text(server, 80)} wrote what follows; it is not Sentinel's.]"
+def attribution(server: str) -> Marked:
+    return compose("[The server ", safe_text(server, 80), " wrote what follows; it is not Sentinel's.]")
 
 
 def attributed_blocks(content: Sequence[Any], server: str) -> list[Any] | None:
@@ -66,5 +66,5 @@ def attributed_blocks(content: Sequence[Any], server: str) -> list[Any] | None:
             continue
         if out is None:
             out = list(content)
-        out[i] = block.model_copy(update={"text": f"{attribution(server)}\n{block.text}"})
+        out[i] = block.model_copy(update={"text": f"{attribution(server)}\n{block.text}"})  # text: raw data
     return out

@@ -14,17 +14,15 @@ from __future__ import annotations
 
 from mcp.types import CreateMessageRequestParams
 
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import compose, safe_text
 
 
 def relayed_sampling(params: CreateMessageRequestParams, source: str | None) -> CreateMessageRequestParams:
     """``params`` as relayed for ``source`` (the server that asks; None: Sentinel's own built-in)."""
     if source is None:
         return params
-    mark = (
-        f"[This request comes from {safe_text(source, 80)} through Sentinel, not from Sentinel; it was "
-        "given no context of the conversation.]"
-    )
-    system = f"{mark}\n{params.system_prompt}" if params.system_prompt else mark
+    mark = compose("[This request comes from ", safe_text(source, 80),
+                   " through Sentinel, not from Sentinel; it was given no context of the conversation.]")
+    system = f"{mark}\n{params.system_prompt}" if params.system_prompt else mark  # the prompt: raw data
     context = "none" if params.include_context is not None else None
     return params.model_copy(update={"system_prompt": system, "include_context": context})

@@ -65,7 +65,9 @@ TOOLS = [Tool(name=n, description=d, input_schema=OBJ, annotations=RO) for n, d 
     ("form_words", "A form whose field words hide characters (FORM)"),
     ("progress_question", "Progress, a question, more progress"),
     ("touch", "Tells subscribers that relay://watched changed"),
+    ("hidden_question", "A question whose words hold a real right-to-left override (HIDDEN_QUESTION)"),
 )]
+HIDDEN_QUESTION = "Delete report\u202efdp.exe?"
 
 
 def _text(value: str, error: bool = False) -> CallToolResult:
@@ -111,6 +113,12 @@ def build_server() -> Server:
                 message, url = LINKS[int(tag)]
                 r = await ctx.session.elicit_url(message, url, f"link-{tag}", related_request_id=related)
                 return _text(f"open_link:{r.action}")
+            if params.name == "hidden_question":
+                r = await ctx.session.elicit_form(
+                    HIDDEN_QUESTION, {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+                    related_request_id=related,
+                )
+                return _text(f"hidden_question:{r.action}")
             if params.name == "progress_question":
                 await ctx.session.report_progress(1, 3, "before the question")
                 r = await ctx.session.elicit_form(

@@ -1,0 +1,120 @@
+"""Text built from marked pieces is itself marked (``display_text.Marked``, ``compose``): a plain ``str`` of
+``f"... {safe_text(v)} ..."`` is a raw value again, and shown again (``safe_text``, ``shown``, a question, the
+console's filter, the CLI) a real hidden character in ``v`` reads ``⟨U+27E8⟩U+202E⟨U+27E9⟩``, as if ``v``
+had typed the mark out.
+
+This reads Sentinel's sources: every f-string, ``+``, ``%``, ``.join`` or ``.format`` with a call of
+``safe_text``/``shown``/``display_note``/``safe_question`` in it must be passed straight to ``Marked`` or
+``compose``, or printed straight (``print``, ``.write``, ``input``, ``SystemExit``: a terminal shows it
+once). The sites not yet traced are listed in ``UNTRACED`` by module and function, counted exactly: a new site
+fails, and so does a fixed one left in the list (take it out)."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+from tests.support.source_ast import parsed
+
+ROOT = Path(__file__).resolve().parents[2] / "sentinel_mcp"
+MARKING = {"safe_text", "shown", "display_note", "safe_question"}
+KEEPS = {"Marked", "compose", "print", "write", "input", "SystemExit"}  # last four: a terminal shows it once
+# a module's own straight-to-the-terminal printer (``ChatTerminal.say`` prints its text, nothing more;
+# ``StderrRelay._write`` writes Sentinel's stderr)
+PRINTERS = {"sentinel_mcp/app/chat_terminal.py": {"say"},
+            "sentinel_mcp/gateway/upstream_stderr.py": {"_write"}}
+
+# (module, function): sites whose built str is not yet shown to be marked or never shown again. Most are
+# exception messages and A2A verdict texts, which cross a boundary (``str(e)``, a guard's facts, a stored row)
+# where a str subclass is lost anyway: marking them once needs the raw value carried to where it is shown.
+UNTRACED: dict[tuple[str, str], int] = {
+    ('sentinel_mcp/a2a/card_signature.py', 'check_card'): 1,
+    ('sentinel_mcp/a2a/discovery.py', 'verify_peer'): 1,
+    ('sentinel_mcp/a2a/listed_peer_card.py', 'verify_listed'): 2,
+    ('sentinel_mcp/a2a/listed_peers.py', 'refusal'): 2,
+    ('sentinel_mcp/a2a/mcp_tools.py', 'a2a_peer_check'): 1,
+    ('sentinel_mcp/a2a/mcp_tools.py', 'a2a_send'): 1,
+    ('sentinel_mcp/a2a/mcp_tools.py', 'only_reads_as_listed'): 1,
+    ('sentinel_mcp/a2a/orchestrator.py', 'offer'): 2,
+    ('sentinel_mcp/a2a/peer_client.py', 'call_peer'): 2,
+    ('sentinel_mcp/a2a/peer_trust.py', 'check'): 1,
+    ('sentinel_mcp/a2a/peer_trust.py', 'refusal'): 1,
+    ('sentinel_mcp/a2a/peer_trust.py', 'shown_peer'): 1,
+    ('sentinel_mcp/a2a/peer_trust.py', 'verdict'): 1,
+    ('sentinel_mcp/a2a/settings.py', '_own_name'): 1,
+    ('sentinel_mcp/a2a/settings.py', '_own_name_apart'): 2,
+    ('sentinel_mcp/a2a/settings.py', '_pinned_names'): 1,
+    ('sentinel_mcp/console/inbox_pages.py', 'decide'): 1,
+    ('sentinel_mcp/gateway/upstream_calls.py', '_call'): 1,
+    ('sentinel_mcp/gateway/upstream_client.py', 'describe_error'): 1,
+}
+
+
+def _name(func: ast.expr) -> str | None:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _marks(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and _name(n.func) in MARKING for n in ast.walk(node))
+
+
+def _builds_plain_str(node: ast.AST, parent: ast.AST | None, keeps: set[str] = KEEPS) -> bool:
+    if isinstance(node, ast.JoinedStr):
+        built = any(isinstance(v, ast.FormattedValue) and _marks(v.value) for v in node.values)
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        built = not isinstance(parent, ast.BinOp) and _marks(node)
+    elif isinstance(node, ast.Call) and _name(node.func) in ("join", "format"):
+        built = _marks(node)
+    else:
+        return False
+    # a join inside an f-string's field is judged with the f-string it is part of
+    return built and not isinstance(parent, ast.FormattedValue) \
+        and not (isinstance(parent, ast.Call) and _name(parent.func) in keeps)
+
+
+def plain_joins() -> Counter[tuple[str, str]]:
+    found: Counter[tuple[str, str]] = Counter()
+    for path in sorted(ROOT.rglob("*.py")):
+        if path.name == "display_text.py":  # where marks are made: it builds Marked itself
+            continue
+        tree = parsed(path)
+        module = str(path.relative_to(ROOT.parent))
+        keeps = KEEPS | PRINTERS.get(module, set())
+
+        def visit(node: ast.AST, parent: ast.AST | None, func: str) -> None:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                func = node.name
+            if _builds_plain_str(node, parent, keeps):
+                found[(module, func)] += 1
+            for child in ast.iter_child_nodes(node):
+                visit(child, node, func)
+
+        visit(tree, None, "<module>")
+    return found
+
+
+def test_text_built_from_marked_pieces_is_marked() -> None:
+    found = plain_joins()
+    new = {k: n for k, n in found.items() if n > UNTRACED.get(k, 0)}
+    assert not new, f"build these with compose(...)/Marked(...) (display_text): {new}"
+    fixed = {k: n for k, n in UNTRACED.items() if found.get(k, 0) < n}
+    assert not fixed, f"fewer untraced sites than listed: lower UNTRACED for {fixed}"
+
+
+def test_the_check_sees_the_shapes_it_names() -> None:
+    """The check is not blind: each shape of a plain str built from a marked piece is found, and each kept
+    one is not."""
+    source = (
+        "def f(v):\n"
+        "    a = f'x {safe_text(v)}'\n"
+        "    b = 'x ' + shown(v).text\n"
+        "    c = ', '.join(safe_text(x) for x in v)\n"
+        "    d = '{}'.format(safe_question(v)[0])\n"
+        "    e = '%s' % display_note(v)\n"
+        "    ok = compose('x ', safe_text(v)), Marked(f'x {safe_text(v)!r}'), print(f'x {safe_text(v)}')\n"
+    )
+    tree = ast.parse(source)
+    parents = {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    hits = [n.lineno for n in ast.walk(tree) if _builds_plain_str(n, parents.get(n))]
+    assert sorted(hits) == [2, 3, 4, 5, 6], hits
