@@ -14,10 +14,11 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from sentinel_mcp.a2a.protocol import PeerWire
+from sentinel_mcp.core.errors import A2AError
 
 
-class NotAnAnswer(ValueError):
-    pass
+class NotAnAnswer(A2AError, ValueError):
+    """A peer's answer that is not an A2A task or message (a ValueError too: read as bad input)."""
 
 
 class PeerPart(PeerWire):

@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass
 from json import encoder as _encoder
 from typing import Any
 
+from sentinel_mcp.core.errors import SentinelError
+
 __all__ = [
     "AUDIT_ARGUMENTS", "AUDIT_PROOF", "CUT_KEY", "DEVICE_DECISION", "FACT_VALUE", "KEPT_KEY",
     "MAX_FACTS_PER_RESULT", "RecordLimits", "bounded", "bounded_json",
@@ -74,8 +76,8 @@ class _Lit(str):
     """Punctuation pushed on the canonical walk's stack, told apart from string values by its type."""
 
 
-class _TooMany(Exception):
-    pass
+class _TooMany(SentinelError):
+    """More items than the walk keeps: it stops there (caught inside this module)."""
 
 
 def _key(k: Any) -> str:
