@@ -25,6 +25,7 @@ import tempfile
 import time
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -55,39 +56,51 @@ def tree_cpu(root: int) -> float:
 CPU: dict[str, list[float]] = {}
 
 
+def answered_tools_list(proc: subprocess.Popen[str]) -> dict[str, Any]:
+    """The handshake, then the first tools/list, over raw JSON-RPC lines on ``proc``'s stdio: its answer."""
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps(HELLO) + "\n")
+    proc.stdin.flush()
+    json.loads(proc.stdout.readline())
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}) + "\n")
+    proc.stdin.flush()
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{proc.args} ended before answering tools/list")
+        msg: dict[str, Any] = json.loads(line)
+        if msg.get("id") == 1:
+            if "tools" not in msg.get("result", {}):
+                raise RuntimeError(f"tools/list failed: {msg}")
+            return msg
+
+
+def ended(proc: subprocess.Popen[str]) -> None:
+    """Its stdin closed (a stdio server's end), waited for; its process group killed after 10 s."""
+    assert proc.stdin is not None
+    proc.stdin.close()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+
+
 def to_first_tools_list(cmd: list[str], env: dict[str, str], cwd: Path = ROOT,
                         cpu_row: str | None = None) -> float:
     """Seconds from spawn to the first tools/list answer, over raw JSON-RPC lines on stdio."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env=env, text=True, start_new_session=True, cwd=cwd)
-    assert proc.stdin is not None and proc.stdout is not None
     try:
-        proc.stdin.write(json.dumps(HELLO) + "\n")
-        proc.stdin.flush()
-        json.loads(proc.stdout.readline())
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}) + "\n")
-        proc.stdin.flush()
-        while True:
-            line = proc.stdout.readline()
-            if not line:
-                raise RuntimeError(f"{cmd} ended before answering tools/list")
-            msg = json.loads(line)
-            if msg.get("id") == 1:
-                if "tools" not in msg.get("result", {}):
-                    raise RuntimeError(f"tools/list failed: {msg}")
-                elapsed = time.perf_counter() - t0
-                if cpu_row is not None:
-                    CPU.setdefault(cpu_row, []).append(tree_cpu(proc.pid))
-                return elapsed
+        answered_tools_list(proc)
+        elapsed = time.perf_counter() - t0
+        if cpu_row is not None:
+            CPU.setdefault(cpu_row, []).append(tree_cpu(proc.pid))
+        return elapsed
     finally:
-        proc.stdin.close()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait()
+        ended(proc)
 
 
 def imports_only(env: dict[str, str], cwd: Path = ROOT) -> float:

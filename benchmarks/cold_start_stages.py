@@ -10,7 +10,6 @@ Usage: ``python benchmarks/cold_start_stages.py [--runs 3] [--config FILE]``. No
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -20,8 +19,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HELLO = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from cold_start import answered_tools_list, ended  # noqa: E402 - the same handshake as the cold-start row
 MARKS = ("start-up stage: ", "upstream airline ready")
 
 
@@ -45,26 +44,10 @@ def one_start(env: dict[str, str], config: str | None = None) -> list[tuple[floa
     reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
     try:
-        proc.stdin.write(json.dumps(HELLO) + "\n")
-        proc.stdin.flush()
-        json.loads(proc.stdout.readline())
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}) + "\n")
-        proc.stdin.flush()
-        while True:
-            line = proc.stdout.readline()
-            if not line:
-                raise RuntimeError("serve ended before answering tools/list")
-            if json.loads(line).get("id") == 1:
-                stamps.append((time.perf_counter() - t0, "tools/list answered"))
-                break
+        answered_tools_list(proc)
+        stamps.append((time.perf_counter() - t0, "tools/list answered"))
     finally:
-        proc.stdin.close()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait()
+        ended(proc)
         reader.join(2)
     return sorted(stamps)
 
