@@ -30,7 +30,7 @@ from sentinel_mcp.a2a.messages import (
 )
 from sentinel_mcp.a2a.protocol import Message, Part
 from sentinel_mcp.core.decision import Question
-from sentinel_mcp.core.display_text import safe_question, safe_text
+from sentinel_mcp.core.display_text import Marked, safe_question, safe_text
 from sentinel_mcp.core.port import GatewayPort
 from sentinel_mcp.core.tool_ref import ToolRef
 
@@ -245,7 +245,8 @@ def result_parts(task_result: TaskResult, result: CallToolResult) -> list[Part]:
 
 
 def question_wire(q: Question) -> dict[str, Any]:
-    return {"key": q.key, "message": safe_question(q.message)[0], "requested_schema": q.requested_schema}
+    message = safe_question(Marked(q.message))[0]  # Sentinel's, shown when the question was made
+    return {"key": q.key, "message": message, "requested_schema": q.requested_schema}
 
 
 def input_request_parts(agent_id: str, context_id: str, reason: str, questions: list[Question]) -> list[Part]:
@@ -253,7 +254,8 @@ def input_request_parts(agent_id: str, context_id: str, reason: str, questions: 
 
     Every text a person may read on the other side is shown safely (``display_text``)."""
     reason = safe_text(reason, MAX_TEXT)
-    messages = [safe_question(q.message)[0] for q in questions]
+    # a Question's message is Sentinel's, shown when it was made (policy, consent, relayed): marked once
+    messages = [safe_question(Marked(q.message))[0] for q in questions]
     har = HumanAssistRequest(
         agent_id=agent_id, reason=reason, context_handle=context_id, suggested_questions=messages
     )

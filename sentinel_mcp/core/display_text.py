@@ -9,9 +9,9 @@ value so long that the part that matters scrolls away. Everything shown to a per
   Cs (surrogates), Co (private use), Cn (unassigned), Zl and Zp (line and paragraph separators), and the
   other default-ignorable code points (variation selectors, Hangul fillers, ...) are shown as ``⟨U+XXXX⟩``;
 - so is every character that can pass for the marking's own brackets (``LOOK_ALIKE_BRACKETS``: ``⟨``
-  and ``⟩`` themselves, ``〈〉``, ``〈〉``, ``❬❭``, ``＜＞``, ...; only ASCII ``<`` and ``>`` are
-  shown raw): a value that types out ``⟨U+202E⟩`` reads ``⟨U+27E8⟩U+202E⟨U+27E9⟩``, so every
-  ``⟨U+XXXX⟩`` a person sees is Sentinel's;
+  and ``⟩`` themselves, ``〈〉``, ``〈〉``, ``❬❭``, ``＜＞``, ...; only ASCII ``<`` and ``>`` and the small
+  single guillemets ``‹`` ``›`` of running text are shown raw): a value that types out ``⟨U+202E⟩`` reads
+  ``⟨U+27E8⟩U+202E⟨U+27E9⟩``, so every ``⟨U+XXXX⟩`` a person sees is Sentinel's;
 - text already shown here is a ``Marked`` string: shown again, its marks are kept as they are (text is marked
   once, where it enters); ``compose`` joins marked pieces and raw ones into one marked text;
 - a value longer than its limit is cut, with a visible mark saying how many characters were left out;
@@ -40,9 +40,11 @@ _DEFAULT_IGNORABLE = (
 
 
 # Every single angle bracket, angle quotation mark and less-/greater-than sign of Unicode (by name) but ASCII
-# ``<`` ``>``: each can be drawn like the marking's ``⟨`` ``⟩`` (double ones, ``«`` ``⟪``, cannot)
+# ``<`` ``>``: each can be drawn like the marking's ``⟨`` ``⟩`` (double ones, ``«`` ``⟪``, cannot). Also raw:
+# the single guillemets ``‹`` ``›`` (U+2039/A): quotation marks of running text, drawn small at x-height,
+# and the separator of Sentinel's own policy section paths ("Book flight › Passengers")
 LOOK_ALIKE_BRACKETS = frozenset(
-    "\u2039\u203a\u2329\u232a\u276c\u276d\u276e\u276f\u2770\u2771\u27e8\u27e9\u2991\u2992\u29fc\u29fd"
+    "\u2329\u232a\u276c\u276d\u276e\u276f\u2770\u2771\u27e8\u27e9\u2991\u2992\u29fc\u29fd"
     "\u3008\u3009\ufe3f\ufe40\ufe64\ufe65\uff1c\uff1e"
 )
 
