@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from sentinel_mcp.console.inbox import Inbox, InboxItem
 from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.core.record_bounds import AUDIT_ARGUMENTS, bounded
 from sentinel_mcp.storage.shared_clock import DB_NOW
 from sentinel_mcp.storage import Schema, StorageError, open_database
 from sentinel_mcp.storage.open import release
@@ -90,7 +91,10 @@ def _body(item: InboxItem) -> str:
             "client": item.client,
             "kind": item.kind,
             "tool": item.tool,
-            "arguments": item.arguments,
+            # as the audit keeps them: a client's 1 MB of arguments would otherwise be a 1 MB row that every
+            # replica reads each tick (up to MAX_ROWS of them); a cut copy says so and carries the full
+            # value's SHA-256, and the answer is bound to the call by ``digest``, never by this copy
+            "arguments": bounded(item.arguments, AUDIT_ARGUMENTS),
             "digest": item.digest,
             "version": item.version,
             "reason": item.reason,

@@ -7,6 +7,7 @@ down B lists nothing of A's and claims nothing (fail closed), and both recover b
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -230,3 +231,39 @@ async def test_a_replica_whose_clock_lags_never_uses_an_expired_answer(
     finally:
         await mirror_a.stop()
         await mirror_b.stop()
+
+
+async def test_a_huge_argument_is_shared_cut_as_the_audit_keeps_it(server: LocalServer) -> None:
+    """A client's megabyte of arguments is not a megabyte row every replica reads each tick: the shared
+    copy is cut as the audit cuts it, says so with the full value's digest, and the answer still reaches the
+    call."""
+    from sentinel_mcp.core.record_bounds import CUT_KEY, KEPT_KEY, canonical_digest
+
+    a, b = Inbox(), Inbox()
+    mirror_a = await ClusterInbox(a, server.url, "replica-a").start()
+    mirror_b = await ClusterInbox(b, server.url, "replica-b").start()
+    try:
+        nested: object = "leaf"
+        for _ in range(200):
+            nested = [nested]
+        huge = {"name": "x" * 1_000_000, "deep": nested}
+        item = a.post(
+            principal="alice", session="s1", client="c", tool="tb__delete_thing", arguments=huge,
+            shown_arguments=huge, version="v1", reason="asks", questions=post(Inbox(), "x", "y").questions,
+            kind="held",
+        )
+        waiting = asyncio.create_task(a.wait(item, 60))
+        await until(lambda: len(b.open_items("alice")) == 1)
+        shown = b.get("alice", item.id)
+        assert shown is not None and isinstance(shown.arguments, dict)
+        notice = shown.arguments[CUT_KEY]
+        assert notice["full_sha256"] == canonical_digest(huge)[0]
+        assert len(json.dumps(shown.arguments[KEPT_KEY])) < 5000
+        rows = await mirror_b.db.query("SELECT body FROM inbox_items WHERE id = ?", (item.id,))
+        assert len(rows) == 1 and len(rows[0][0]) < 10_000
+        assert a.get("alice", item.id) is item and item.arguments is huge  # the holder's own copy is whole
+        assert await b.give(shown, YES)
+        assert (await asyncio.wait_for(waiting, 30)) is not None
+    finally:
+        await mirror_b.stop()
+        await mirror_a.stop()
