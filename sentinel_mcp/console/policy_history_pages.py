@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
-from sentinel_mcp.console.query_params import read_query
+from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase
 from sentinel_mcp.policy.check_process import ChecksBusy, check_isolated, check_slot
 from sentinel_mcp.policy.guard import PolicyGuard
@@ -98,6 +98,7 @@ def _disk_text(files: list[Path], name: str) -> str:
 
 
 def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str], bool]]:
+    @takes_query(a=16, b=16)
     async def history(request: Request, viewer: Viewer) -> Response:
         if not may_read_rulebase(console.runtime.gateway, viewer.principal):
             return console.problem(request, viewer, 403, OUT_OF_REACH)

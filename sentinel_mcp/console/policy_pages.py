@@ -19,7 +19,7 @@ from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.console.proof_view import readable_tree
 from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
-from sentinel_mcp.console.query_params import read_query
+from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase, problems_in_reach
 from sentinel_mcp.policy.check_process import ChecksBusy, check_isolated, check_slot, unfinished
 from sentinel_mcp.policy.guard import PolicyGuard
@@ -49,7 +49,9 @@ async def _check(
     return problems_in_reach(guard, viewer.principal, problems)
 
 
-async def _check_in_force(console: Console, guard: PolicyGuard, files: list[Path], viewer: Viewer) -> list[Any]:
+async def _check_in_force(
+    console: Console, guard: PolicyGuard, files: list[Path], viewer: Viewer
+) -> list[Any]:
     """The rulebase in force's problems for its page; with every check place taken, that it was not checked
     (an error: never read as "no problems")."""
     try:
@@ -70,6 +72,7 @@ def _file_texts(files: list[Path]) -> dict[str, str]:
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
+    @takes_query(file=FILE_NAME_LIMIT)
     async def policy(request: Request, viewer: Viewer, **extra: Any) -> Response:
         guard = _guard(console)
         readable = may_read_rulebase(console.runtime.gateway, viewer.principal)

@@ -22,7 +22,6 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from mcp.types import Tool
 
@@ -75,7 +74,8 @@ def _request(files: list[Path], catalog: list[Tool] | None, untrusted: Untrusted
         "homes": {k: str(v) for k, v in untrusted.homes.items()},
     }
     tools = None if catalog is None else [t.model_dump(mode="json", by_alias=True) for t in catalog]
-    return json.dumps({"files": [str(f) for f in files], "catalog": tools, "untrusted": bounds}).encode() + b"\n"
+    request = {"files": [str(f) for f in files], "catalog": tools, "untrusted": bounds}
+    return json.dumps(request).encode() + b"\n"
 
 
 async def _read_bounded(stream: asyncio.StreamReader) -> bytes:

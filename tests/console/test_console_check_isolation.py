@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.console.console_rig import OWNER_TOKEN, console_config, csrf_of, http_sentinel, mcp_client, signed_in
+from tests.console.console_rig import (
+    OWNER_TOKEN, console_config, csrf_of, http_sentinel, mcp_client, signed_in,
+)
 from tests.identity.identity_rig import BOOKINGS_PL
 
 from sentinel_mcp.policy.check_process import MAX_RUNNING
