@@ -102,11 +102,14 @@ async def check_isolated(
     """``checker.check_paths`` of ``files``, run in a child process. ``about``: the file a check that could
     not finish is told of (the candidate; the first file otherwise). Call within ``check_slot``."""
     blame = about if about is not None else (files[0] if files else "")
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "sentinel_mcp.policy.check_child",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-        start_new_session=True,  # its own group: killed with the swipl its load rehearses in
-    )
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "sentinel_mcp.policy.check_child",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True,  # its own group: killed with the swipl its load rehearses in
+        )
+    except OSError as e:  # no process to be had (a process limit): not checked, and said so
+        return [unfinished(blame, f"the check could not start ({e.strerror or e})")]
     _limit(proc.pid, seconds)
     assert proc.stdin is not None and proc.stdout is not None
     try:
