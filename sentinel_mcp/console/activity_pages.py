@@ -12,6 +12,7 @@ from starlette.responses import Response
 from sentinel_mcp.console import audit_view
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.proof_view import facts_in, proof_nodes
+from sentinel_mcp.console.query_params import takes_query
 from sentinel_mcp.console.rulebase_readers import may_read_rulebase
 from sentinel_mcp.console.session_pages import owns_session
 from sentinel_mcp.console.web import Console
@@ -19,6 +20,7 @@ from sentinel_mcp.policy.version_readers import row_without_version
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
+    @takes_query(**{name: audit_view.MAX_FILTER for name in audit_view.FILTERS})
     async def activity(request: Request, viewer: Viewer) -> Response:
         f = audit_view.Filters.of(request)
         found = await audit_view.rows(audit_view.AuditSource.of(console.runtime), viewer.principal, f)

@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 
 from sentinel_mcp.console.form_body import FormRefused, read_form
+from sentinel_mcp.console.query_params import read_query
 from sentinel_mcp.console import (activity_pages, agent_pages, assist_pages, builds_pages, inbox_pages,
                                   model_pages, pins_pages, policy_pages, session_pages, system_pages)
 from sentinel_mcp.console.asking import InboxAsking
@@ -145,9 +146,20 @@ async def _home(request: Request) -> Response:
     return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
 
 
+def _query_refused(console: Console, request: Request) -> Response | None:
+    """The sign-in page takes no query parameter, as no page that declares none does (query_params)."""
+    try:
+        read_query(request, {})
+    except FormRefused as e:
+        return console.problem(request, None, e.status, e.reason)
+    return None
+
+
 async def _login_form(
     console: Console, request: Request, error: str | None = None, status: int = 200
 ) -> Response:
+    if error is None and (refused := _query_refused(console, request)) is not None:
+        return refused
     if console.auth.open_access or console.auth.viewer(request) is not None:
         return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
     nonce = secrets.token_urlsafe(24)
@@ -162,6 +174,8 @@ async def _login_form(
 async def _login(console: Console, request: Request) -> Response:
     if started_elsewhere(request, navigation=False):
         return console.problem(request, None, 403, "refused: the form was sent from another site")
+    if (refused := _query_refused(console, request)) is not None:
+        return refused
     try:  # before a token is checked: the bound must hold for anyone who can reach the page
         form = await read_form(request, LOGIN_FORM_LIMIT, max_fields=10)
     except FormRefused as e:

@@ -18,7 +18,7 @@ from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
-from sentinel_mcp.console.query_params import read_query
+from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.gateway.tool_pins import FILE_NAME, ToolPins, changed_fields
 
@@ -75,6 +75,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             return console.problem(request, viewer, 404, "no such held tool (accepted, or never held)")
         return console.render(request, viewer, "pin.html", status=status, pin=review, note=note)
 
+    @takes_query(tool=NAME_LIMIT)
     async def one(request: Request, viewer: Viewer) -> Response:
         if (refused := _owner_only(console, request, viewer)) is not None:
             return refused

@@ -21,8 +21,9 @@ from starlette.responses import JSONResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
-from sentinel_mcp.console.query_params import read_query
+from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase
+from sentinel_mcp.policy.check_process import ChecksBusy, check_isolated, check_slot
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.display_text import safe_text
@@ -30,9 +31,10 @@ from sentinel_mcp.policy.version_history import diff
 
 VERSION = re.compile(r"^[0-9a-f]{16}$")
 MAX_CANDIDATE = 200_000  # characters
-# A candidate rulebase is code run in Sentinel's own Prolog engine, the one every principal's decisions wait
-# for: its inference budget bounds its steps, not a builtin's own work (a format/3 repeat count, msort over a
-# long list, counted as one step each), so only the owner, who sets the policy in force anyway, may try one.
+# A candidate rulebase is code: its check runs in a child process (check_process), but its what-if replay runs
+# in Sentinel's own Prolog engine, the one every principal's decisions wait for: its inference budget bounds
+# its steps, not a builtin's own work (a format/3 repeat count, msort over a long list, counted as one step
+# each), so only the owner, who sets the policy in force anyway, may try one.
 OWNER_ONLY = (
     "only the owner may check or replay a changed rulebase: a candidate runs in Sentinel's own policy engine"
 )
@@ -51,7 +53,6 @@ async def check_candidate(
     file
     first; an error elsewhere counts too), or a reason the form is not one to check."""
     from sentinel_mcp.console.replay import candidate_files
-    from sentinel_mcp.policy.checker import check_paths
 
     guard = _guard(console)
     files = list(guard.rulebases.files) if guard is not None else []
@@ -67,7 +68,8 @@ async def check_candidate(
     with tempfile.TemporaryDirectory(prefix="sentinel-check-") as tmp:
         path = Path(tmp) / chosen
         path.write_text(text, encoding="utf-8")
-        problems = await check_paths(guard.engine, candidate_files(files, [path]), tools, untrusted)
+        # off the guard's engine, in a child of its own (check_process): the caller holds a check_slot
+        problems = await check_isolated(candidate_files(files, [path]), tools, untrusted, about=path)
         mine = [p for p in problems if str(p.file).startswith(tmp)]  # its hidden characters among them
         if mine:
             return mine, None
@@ -79,7 +81,7 @@ async def check_candidate(
         path.write_text((in_force or {}).get(chosen) or _disk_text(files, chosen), encoding="utf-8")
         before = {
             (Path(str(p.file)).name, p.line, p.message)
-            for p in await check_paths(guard.engine, candidate_files(files, [path]), tools, untrusted)
+            for p in await check_isolated(candidate_files(files, [path]), tools, untrusted, about=path)
         }
         return [
             p
@@ -96,6 +98,7 @@ def _disk_text(files: list[Path], name: str) -> str:
 
 
 def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str], bool]]:
+    @takes_query(a=16, b=16)
     async def history(request: Request, viewer: Viewer) -> Response:
         if not may_read_rulebase(console.runtime.gateway, viewer.principal):
             return console.problem(request, viewer, 403, OUT_OF_REACH)
@@ -142,10 +145,17 @@ def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str]
             return console.problem(request, viewer, 403, OWNER_ONLY)
         if _guard(console) is None:
             return console.problem(request, viewer, 400, "no rulebase is configured: nothing to check")
-        problems, refused = await check_candidate(
-            console, chosen, text if isinstance(text, str) else "\x00" * (MAX_CANDIDATE + 1), viewer
-        )
-        if request.headers.get("x-console-live") == "check":  # the script's live check: data, never markup
+        live = request.headers.get("x-console-live") == "check"  # the script's live check: data, never markup
+        try:
+            with check_slot():  # a few at once, the excess refused now: never queued
+                problems, refused = await check_candidate(
+                    console, chosen, text if isinstance(text, str) else "\x00" * (MAX_CANDIDATE + 1), viewer
+                )
+        except ChecksBusy as e:
+            if live:
+                return JSONResponse({"error": str(e)}, status_code=429, headers=HEADERS)
+            return console.problem(request, viewer, 429, str(e))
+        if live:
             if refused:
                 return JSONResponse({"error": refused}, status_code=400, headers=HEADERS)
             return JSONResponse(

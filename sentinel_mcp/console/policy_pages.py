@@ -19,8 +19,9 @@ from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.console.proof_view import readable_tree
 from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
-from sentinel_mcp.console.query_params import read_query
+from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase, problems_in_reach
+from sentinel_mcp.policy.check_process import ChecksBusy, check_isolated, check_slot, unfinished
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import Console
 
@@ -35,17 +36,29 @@ def _guard(console: Console) -> PolicyGuard | None:
 
 
 async def _check(
-    console: Console, guard: PolicyGuard, files: list[Path], viewer: Viewer, candidate: bool = False
+    console: Console, guard: PolicyGuard, files: list[Path], viewer: Viewer, candidate: bool = False,
+    about: Path | None = None,
 ) -> list[Any]:
     """The checker's problems, against the tools the viewer may reach (a check names tools, their
     annotations and arguments: never those of tools outside its reach, nor a problem about one); a candidate
-    (a client's text) cites only the documents the rulebase in force does."""
-    from sentinel_mcp.policy.checker import check_paths
-
+    (a client's text) cites only the documents the rulebase in force does. Checked in a child process, off
+    the engine every guard decision waits for (check_process); the caller holds a ``check_slot``."""
     untrusted = guard.untrusted_bounds() if candidate else None
     tools = console.runtime.gateway.catalog_by_identity(viewer.principal)
-    problems = await check_paths(guard.engine, files, tools, untrusted)
+    problems = await check_isolated(files, tools, untrusted, about=about)
     return problems_in_reach(guard, viewer.principal, problems)
+
+
+async def _check_in_force(
+    console: Console, guard: PolicyGuard, files: list[Path], viewer: Viewer
+) -> list[Any]:
+    """The rulebase in force's problems for its page; with every check place taken, that it was not checked
+    (an error: never read as "no problems")."""
+    try:
+        with check_slot():
+            return await _check(console, guard, files, viewer)
+    except ChecksBusy as e:
+        return [unfinished(files[-1] if files else "", str(e))]
 
 
 def _file_texts(files: list[Path]) -> dict[str, str]:
@@ -59,6 +72,7 @@ def _file_texts(files: list[Path]) -> dict[str, str]:
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
+    @takes_query(file=FILE_NAME_LIMIT)
     async def policy(request: Request, viewer: Viewer, **extra: Any) -> Response:
         guard = _guard(console)
         readable = may_read_rulebase(console.runtime.gateway, viewer.principal)
@@ -108,7 +122,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             readable=True,
             files=files,
             texts=texts,
-            problems=await _check(console, guard, files, viewer),  # hidden characters among them
+            problems=await _check_in_force(console, guard, files, viewer),  # hidden characters among them
             current=holder.current if holder.loaded else None,
             last_error=holder.last_error or guard.load_error,
             holder=holder,
@@ -126,6 +140,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         running.add(name)
         try:
             return await _whatif(request, viewer)
+        except ChecksBusy as e:
+            return console.problem(request, viewer, 429, str(e))
         finally:
             running.discard(name)
 
@@ -158,7 +174,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             path = Path(tmp) / chosen
             path.write_text(text.replace("\r\n", "\n"), encoding="utf-8")  # what the loader reads
             candidate = candidate_files(files, [path])
-            problems = await _check(console, guard, candidate, viewer, candidate=True)
+            with check_slot():
+                problems = await _check(console, guard, candidate, viewer, candidate=True, about=path)
             report = await replay(
                 rows,
                 current=files,

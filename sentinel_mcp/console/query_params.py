@@ -3,6 +3,11 @@ bound; anything else is refused (400), never read some other way.
 
     q = read_query(request, {"q": 200})          # {"q": "..."}; an absent parameter is ""
 
+Every console page's query is read so before its handler runs (``web.page``): a handler declares the
+parameters it takes with ``@takes_query(q=200)``; one that declares none takes none, and any query sent to it
+is refused like an unknown parameter elsewhere (a page that ignored it let a link, a log or a person reading
+the address take it for a filter that held).
+
 Starlette's ``request.query_params`` keeps the last of a repeated name (a proxy, a log or the person reading
 the address sees the first), turns bytes that are not UTF-8 into U+FFFD, takes a parameter of any length and
 any name. A page that reads a choice or a time checks it against its own set (``choice``) or parser: a value
@@ -11,13 +16,16 @@ outside it was read as no filter at all, every row shown as if filtered.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 
 from sentinel_mcp.console.form_body import FormRefused
 
+F = TypeVar("F", bound=Callable[..., Any])
+_DECLARED = "_console_query_fields"
 MAX_QUERY_BYTES = 8192  # the whole query string as sent (every page's parameters fit many times over)
 
 
@@ -59,3 +67,18 @@ def choice(value: str, choices: Collection[str], name: str) -> str:
     if value and value not in choices:
         raise FormRefused(400, f"refused: {name} is one of {', '.join(sorted(choices))}")
     return value
+
+
+def takes_query(**fields: int) -> Callable[[F], F]:
+    """Declares the query parameters a page handler takes, each with its bound in characters."""
+
+    def mark(handler: F) -> F:
+        setattr(handler, _DECLARED, dict(fields))
+        return handler
+
+    return mark
+
+
+def declared_query(handler: Callable[..., Any]) -> dict[str, int]:
+    """What ``takes_query`` declared for ``handler``: nothing when it declared nothing."""
+    return dict(getattr(handler, _DECLARED, {}))

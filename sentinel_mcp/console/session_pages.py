@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
-from sentinel_mcp.console.query_params import read_query
+from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.links import console_path
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.session_facts import SessionFacts
@@ -45,6 +45,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         counts = {s: await store.count(s) for s in ids[-MAX_SESSIONS:]} if store is not None else {}
         return console.render(request, viewer, "sessions.html", sessions=counts, policy=store is not None)
 
+    @takes_query(q=MAX_QUERY)
     async def session(
         request: Request, viewer: Viewer, *, error: str | None = None, status: int = 200
     ) -> Response:

@@ -18,6 +18,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.console.form_body import FormRefused, read_form
+from sentinel_mcp.console.query_params import declared_query, read_query
 from sentinel_mcp.config import Config
 from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
 from sentinel_mcp.console.inbox import CHANGE_KINDS
@@ -228,6 +229,10 @@ def page(
             return console.problem(request, None, 401, "sign in first")
         if not console.started:
             return console.problem(request, viewer, 503, "Sentinel is starting; reload in a moment")
+        try:  # the page's own parameters, strictly, before anything else is read (query_params)
+            read_query(request, declared_query(handler))
+        except FormRefused as e:
+            return console.problem(request, viewer, e.status, e.reason)
         if request.method == "POST":
             try:
                 data = await read_form(request, FORM_LIMIT, max_fields=200)

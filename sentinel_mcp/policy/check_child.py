@@ -1,0 +1,66 @@
+"""The child side of ``check_process``: one rulebase check, in a process of its own with its own SWI-Prolog.
+
+Reads one request line on stdin (JSON: the files, the catalog's tools, the bounds of a client's candidate),
+runs ``checker.check_paths`` on this process's own engine and writes the problems as one JSON object on
+stdout. stdin stays open while the parent waits: at its end (the parent gone, even killed) this process ends
+too, whatever the check is doing.
+
+    python -m sentinel_mcp.policy.check_child < request.json
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from mcp.types import Tool
+
+from sentinel_mcp.policy.untrusted_rules import UntrustedRules
+
+
+def _end_with_stdin() -> None:
+    """Ends the process once stdin ends: the parent closed it, or is gone."""
+    try:
+        while sys.stdin.buffer.read(4096):
+            pass
+    finally:
+        os._exit(3)
+
+
+def _untrusted(u: Any) -> UntrustedRules | None:
+    if u is None:
+        return None
+    return UntrustedRules(
+        frozenset(Path(d) for d in u["documents"]), int(u["inference_limit"]),
+        {str(k): Path(v) for k, v in u["homes"].items()},
+    )
+
+
+async def _check(request: dict[str, Any]) -> list[dict[str, Any]]:
+    from sentinel_mcp.policy.checker import check_paths
+    from sentinel_mcp.policy.engine import shared_engine
+
+    catalog = request.get("catalog")
+    tools = None if catalog is None else [Tool.model_validate(t) for t in catalog]
+    problems = await check_paths(
+        shared_engine(), [Path(f) for f in request["files"]], tools, _untrusted(request.get("untrusted"))
+    )
+    return [p.model_dump() for p in problems]
+
+
+def main() -> None:
+    request = json.loads(sys.stdin.buffer.readline())
+    threading.Thread(target=_end_with_stdin, daemon=True).start()
+    out = json.dumps({"problems": asyncio.run(_check(request))})
+    sys.stdout.write(out)
+    sys.stdout.flush()
+    os._exit(0)  # the engine's thread is not waited for
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""A candidate rulebase checked from the console (the script's live check, the form's check) is checked off
+the engine that proves guards: a costly candidate spends its check's whole budget while every client's guarded
+calls are still answered, and checks at once are bounded (the excess is refused at once, 429, never queued
+behind the engine). Real Sentinel over HTTP, real SWI-Prolog; asserted on order, never on the clock."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from tests.console.console_rig import (
+    OWNER_TOKEN, console_config, csrf_of, http_sentinel, mcp_client, signed_in,
+)
+from tests.identity.identity_rig import BOOKINGS_PL
+
+from sentinel_mcp.policy.check_process import MAX_RUNNING
+from sentinel_mcp.policy.checker import UNFINISHED
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def _costly(guards: int = 60, width: int = 40, depth: int = 7) -> str:
+    """Many guards, each calling a rule whose walk branches width**depth ways: the check spends its budget."""
+    out = "".join(f"guard('bk__t{i}', [order = O], p0(O)).\n" for i in range(guards))
+    for level in range(depth):
+        out += f"p{level}(X) :- " + ", ".join([f"p{level + 1}(X)"] * width) + ".\n"
+    return out + f"p{depth}(X) :- X \\== a.\n"
+
+
+CANDIDATE = BOOKINGS_PL.read_text() + _costly()
+
+
+async def _live_check(owner, base: str, csrf: str):
+    return await owner.http.post(
+        f"{base}/console/policy/check",
+        data={"csrf": csrf, "file": "bookings.pl", "candidate": CANDIDATE},
+        headers={"origin": base, "x-console-live": "check"},
+    )
+
+
+async def test_guarded_calls_are_answered_while_a_costly_candidate_is_checked(tmp_path):
+    cfg = console_config(tmp_path)
+    with http_sentinel(cfg) as (base, _):
+        async with (
+            signed_in(base, OWNER_TOKEN) as owner,
+            mcp_client(base, OWNER_TOKEN, mode="auto") as client,
+        ):
+            warm = await client.call_tool("bk__list_bookings", {"user_id": "u_123"})
+            assert not warm.is_error, warm
+            csrf = csrf_of(await owner.page("/console/policy"))
+            order: list[str] = []
+
+            async def check():
+                r = await _live_check(owner, base, csrf)
+                order.append("check")
+                return r
+
+            running = asyncio.create_task(check())
+            await asyncio.sleep(1.5)  # a head start: the check is under way (no assertion on the clock)
+            for _ in range(3):
+                r = await client.call_tool("bk__list_bookings", {"user_id": "u_123"})
+                assert not r.is_error, r
+                order.append("call")
+            r = await running
+            assert r.status_code == 200, r.text[:500]
+            # the candidate is costly: its check ran out of its budget and says so (never "fine")
+            assert any(UNFINISHED in p["message"] for p in r.json()["problems"]), r.json()
+            assert order == ["call", "call", "call", "check"], order
+
+
+async def test_concurrent_live_checks_are_bounded(tmp_path):
+    cfg = console_config(tmp_path)
+    with http_sentinel(cfg) as (base, _):
+        async with signed_in(base, OWNER_TOKEN) as owner:
+            csrf = csrf_of(await owner.page("/console/policy"))
+            answers = await asyncio.gather(*(_live_check(owner, base, csrf) for _ in range(MAX_RUNNING + 4)))
+            statuses = [r.status_code for r in answers]
+            assert statuses.count(200) <= MAX_RUNNING and statuses.count(429) >= 4, statuses
+            assert set(statuses) <= {200, 429}, statuses
+            for r in answers:
+                if r.status_code == 429:
+                    assert "checks are running" in r.json()["error"], r.text[:300]
+            # the form's check (no script) is refused the same way while the slots are taken
+            busy = [asyncio.create_task(_live_check(owner, base, csrf)) for _ in range(MAX_RUNNING)]
+            await asyncio.sleep(1.5)  # the slots are taken (no assertion on the clock)
+            r = await owner.post("/console/policy/check", {"file": "bookings.pl", "candidate": CANDIDATE},
+                                 csrf=csrf)
+            assert r.status_code == 429 and "checks are running" in r.text, r.text[:500]
+            # the policy page's own check of the files in force: not done, and said so (never "no problems")
+            page = await owner.page("/console/policy")
+            assert "could not finish checking" in page and "checks are running" in page, page[-3000:]
+            await asyncio.gather(*busy)
+            # once they are done, a check runs again
+            r = await _live_check(owner, base, csrf)
+            assert r.status_code == 200, r.text[:300]
