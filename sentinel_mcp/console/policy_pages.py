@@ -17,11 +17,13 @@ from starlette.responses import Response
 from sentinel_mcp.console import audit_view, policy_history_pages
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
+from sentinel_mcp.console.in_force_checks import InForceChecks, check_key
 from sentinel_mcp.console.proof_view import readable_tree
 from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
 from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase, problems_in_reach
 from sentinel_mcp.policy.check_process import ChecksBusy, check_isolated, check_slot, unfinished
+from sentinel_mcp.policy.checker import UNCHECKED_GUARD
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import Console
 
@@ -50,15 +52,24 @@ async def _check(
 
 
 async def _check_in_force(
-    console: Console, guard: PolicyGuard, files: list[Path], viewer: Viewer
+    console: Console, guard: PolicyGuard, files: list[Path], viewer: Viewer, remembered: InForceChecks
 ) -> list[Any]:
-    """The rulebase in force's problems for its page; with every check place taken, that it was not checked
-    (an error: never read as "no problems")."""
-    try:
-        with check_slot():
-            return await _check(console, guard, files, viewer)
-    except ChecksBusy as e:
-        return [unfinished(files[-1] if files else "", str(e))]
+    """The rulebase in force's problems for its page (remembered for exactly what was checked:
+    ``in_force_checks``); with every check place taken, that it was not checked (an error: never read as "no
+    problems")."""
+    tools = console.runtime.gateway.catalog_by_identity(viewer.principal)
+    key = check_key(files, tools, guard.untrusted_bounds().documents)
+    problems = remembered.get(key)
+    if problems is None:
+        try:
+            with check_slot():
+                problems = await check_isolated(files, tools, None)
+        except ChecksBusy as e:
+            return [unfinished(files[-1] if files else "", str(e))]
+        # a check that could not finish (killed, timed out) is not remembered: the next view tries again
+        if not any(p.code == UNCHECKED_GUARD for p in problems):
+            remembered.put(key, problems)
+    return problems_in_reach(guard, viewer.principal, problems)
 
 
 def _file_texts(files: list[Path]) -> dict[str, str]:
@@ -72,6 +83,8 @@ def _file_texts(files: list[Path]) -> dict[str, str]:
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
+    remembered = InForceChecks()  # the in-force check of each reach, for the page's views
+
     @takes_query(file=FILE_NAME_LIMIT)
     async def policy(request: Request, viewer: Viewer, **extra: Any) -> Response:
         guard = _guard(console)
@@ -122,7 +135,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             readable=True,
             files=files,
             texts=texts,
-            problems=await _check_in_force(console, guard, files, viewer),  # hidden characters among them
+            # hidden characters among them
+            problems=await _check_in_force(console, guard, files, viewer, remembered),
             current=holder.current if holder.loaded else None,
             last_error=holder.last_error or guard.load_error,
             holder=holder,
