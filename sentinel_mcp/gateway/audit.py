@@ -179,6 +179,10 @@ _INSERT = (
     + ", ".join("?" * len(HASHED))
     + ", ?, h.hash FROM audit_head h WHERE h.chain = ? AND h.hash = ?"
 )
+# SQLite: one statement; the schema's trigger inserts the row only if chained onto the head, and moves the
+# head with it (``audit_schema.py``)
+_INSERT_ON_HEAD = "INSERT INTO audit (" + ", ".join(HASHED) + ", prev_hash, hash) VALUES (" + ", ".join(
+    "?" * (len(HASHED) + 2)) + ")"
 
 
 def chain_hash(prev: str, text: str) -> str:
@@ -196,6 +200,7 @@ class AuditLog:
         self._head: str | None = None  # the chain's hash as of the last write submitted (None: read it)
         self._rechain = asyncio.Lock()
         self._batches = False  # rows written in batches (a SQLite store: ``audit_batch.py``)
+        self._head_by_trigger = False  # the store moves the head with each row it inserts (SQLite)
         self._open: RowBatch | None = None  # the newest batch (it answers its rows' callers)
         self._rows = 0  # the chain's rows as of the last write submitted (with ``_head``)
         self._chained_last: tuple[int, str] = (0, GENESIS)  # the place and hash ``_chained`` gave last
@@ -211,6 +216,7 @@ class AuditLog:
         self.db = open_database(self.path, "audit")
         # PostgreSQL's rows keep the statements of one row each, which its own group commit pipelines
         self._batches = self.db.multi_row_values
+        self._head_by_trigger = getattr(self.db, "backend", None) == "sqlite"
         try:
             await self.db.migrate(SCHEMA)
             self._head = await self._read_head()
@@ -261,6 +267,8 @@ class AuditLog:
         self._head = new
         self._rows += 1
         self._chained_last = (self._rows, new)
+        if self._head_by_trigger:
+            return [Statement(_INSERT_ON_HEAD, (*values, prev, new))]
         return [
             Statement(_ADVANCE, (new, self.chain, prev)),
             Statement(_INSERT, (*values, prev, self.chain, new)),
@@ -295,7 +303,7 @@ class AuditLog:
                 self._head = None  # what we chained onto may not have been committed: read it again
                 raise
             if results is not None:
-                if results[1].rowcount == 1:
+                if results[-1].rowcount == 1:
                     self._committed(*self._chained_last, entry.decision_id)
                     return entry.decision_id
                 self._head = None  # the head moved under us (another writer): chain again, below
@@ -310,7 +318,7 @@ class AuditLog:
             except StorageError:
                 self._head = None  # what we chained onto may not have been committed: read it again
                 raise
-            if results[1].rowcount == 1:
+            if results[-1].rowcount == 1:
                 self._committed(*mine, entry.decision_id)
                 return entry.decision_id
         # no head known, or a write before this one failed: chain onto what is really stored, one at a time
@@ -325,7 +333,7 @@ class AuditLog:
                 except StorageError:
                     self._head = None
                     raise
-                if results[1].rowcount == 1:
+                if results[-1].rowcount == 1:
                     self._committed(*mine, entry.decision_id)
                     return entry.decision_id
         self._head = None
@@ -355,7 +363,7 @@ class AuditLog:
         finally:
             if self._open is batch and batch.answered:
                 self._open = None  # nothing more may join it
-        if results[1].rowcount != batch.size:
+        if results[-1].rowcount != batch.size:
             return False
         self._committed(place, new, values[2])
         return True
