@@ -150,6 +150,7 @@ async def test_a_log_from_before_the_trigger_is_migrated_and_its_chain_goes_on(t
     await log.close()
     c = sqlite3.connect(store)  # as schema version 3 left it: the head moved by its own UPDATE
     c.execute("DROP TRIGGER audit_advance")
+    c.execute("CREATE INDEX audit_ts ON audit(ts)")
     c.execute("UPDATE storage_schema SET version = 3 WHERE store = 'audit'")
     c.commit()
     c.close()
@@ -160,6 +161,36 @@ async def test_a_log_from_before_the_trigger_is_migrated_and_its_chain_goes_on(t
     finally:
         await log.close()
     intact(store, 26)
+    with closing(sqlite3.connect(store)) as c:
+        indexes = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "audit_ts" not in indexes and {"audit_session", "audit_decision"} <= indexes
+
+
+# every read the product makes of a SQLite audit log (``gateway/audit.py``, ``console/chain_view.py``) but the
+# principal's (never indexed): none walks the whole table
+READS = [
+    "SELECT * FROM audit WHERE session = ? ORDER BY id DESC LIMIT ?",
+    "SELECT * FROM audit WHERE session = ? AND principal = ? ORDER BY id DESC LIMIT ?",
+    "SELECT * FROM audit ORDER BY id DESC LIMIT ?",
+    "SELECT hash FROM audit WHERE decision_id = ? AND chain = ?",
+    "SELECT * FROM audit WHERE id > ? ORDER BY id",
+    "SELECT * FROM audit WHERE chain = ? AND id > ? ORDER BY id",
+]
+
+
+async def test_the_logs_reads_keep_their_indexes(tmp_path: Path) -> None:
+    store = tmp_path / "sentinel.db"
+    log = await AuditLog(store).open()
+    await asyncio.gather(*(log.write(entry(i)) for i in range(200)))
+    await log.close()
+    with closing(sqlite3.connect(store)) as c:
+        c.execute("ANALYZE")
+        for sql in READS:
+            plan = " ".join(r[3] for r in c.execute(f"EXPLAIN QUERY PLAN {sql}", (1,) * sql.count("?")))
+            if "LIMIT" in sql and "WHERE" not in sql:
+                assert plan == "SCAN audit", (sql, plan)  # the newest rows, backwards along the row ids
+            else:
+                assert plan.startswith("SEARCH audit USING") and "SCAN" not in plan, (sql, plan)
 
 
 _AUDIT_UNDER_LOAD = """
