@@ -204,8 +204,9 @@ class AuditLog:
         self._open: RowBatch | None = None  # the newest batch (it answers its rows' callers)
         self._rows = 0  # the chain's rows as of the last write submitted (with ``_head``)
         self._chained_last: tuple[int, str] = (0, GENESIS)  # the place and hash ``_chained`` gave last
-        # the newest row this writer knows committed: (its place in the chain, hash, decision id)
-        self._durable: tuple[int, str, str] | None = None
+        # the newest row this writer knows committed: (its place in the chain, hash, decision id, row id:
+        # known on SQLite, where it is looked up by it, which needs no index of its own; None: by decision id)
+        self._durable: tuple[int, str, str, int | None] | None = None
         # rows this writer committed that the store no longer holds (rows, hash of the last), until kept
         self.lost: tuple[int, str] | None = None
         # where such a head is kept (the anchor, ``audit_anchoring.py``): told before any row is chained onto
@@ -304,7 +305,7 @@ class AuditLog:
                 raise
             if results is not None:
                 if results[-1].rowcount == 1:
-                    self._committed(*self._chained_last, entry.decision_id)
+                    self._committed(*self._chained_last, entry.decision_id, self._row_id(results[-1]))
                     return entry.decision_id
                 self._head = None  # the head moved under us (another writer): chain again, below
         if self._head is not None and self._batches and batchable(values, text):
@@ -319,7 +320,7 @@ class AuditLog:
                 self._head = None  # what we chained onto may not have been committed: read it again
                 raise
             if results[-1].rowcount == 1:
-                self._committed(*mine, entry.decision_id)
+                self._committed(*mine, entry.decision_id, self._row_id(results[-1]))
                 return entry.decision_id
         # no head known, or a write before this one failed: chain onto what is really stored, one at a time
         async with self._rechain:
@@ -334,7 +335,7 @@ class AuditLog:
                     self._head = None
                     raise
                 if results[-1].rowcount == 1:
-                    self._committed(*mine, entry.decision_id)
+                    self._committed(*mine, entry.decision_id, self._row_id(results[-1]))
                     return entry.decision_id
         self._head = None
         raise StorageError("audit log: the chain head kept moving under this writer")
@@ -354,6 +355,7 @@ class AuditLog:
             batch.add(values, prev, new, mine)
             self.db.submit_open(batch, batch)  # raises when the store is closed: then nothing may join it
             self._open = batch
+        index = batch.size - 1  # this row's place in its batch
         self._head = new
         try:
             results = await mine
@@ -365,12 +367,17 @@ class AuditLog:
                 self._open = None  # nothing more may join it
         if results[-1].rowcount != batch.size:
             return False
-        self._committed(place, new, values[2])
+        last = self._row_id(results[-1])  # the batch's rows took consecutive ids, in order
+        self._committed(place, new, values[2], None if last is None else last - (batch.size - 1 - index))
         return True
 
-    def _committed(self, place: int, hash_: str, decision_id: str) -> None:
+    def _row_id(self, result: Any) -> int | None:
+        """The id of the last row an ``INSERT`` of the log inserted (SQLite's; None elsewhere)."""
+        return result.lastrowid if self._head_by_trigger and result.lastrowid else None
+
+    def _committed(self, place: int, hash_: str, decision_id: str, row_id: int | None) -> None:
         if self._durable is None or place > self._durable[0]:
-            self._durable = (place, hash_, decision_id)
+            self._durable = (place, hash_, decision_id, row_id)
 
     async def _keep_what_was_lost(self) -> None:
         """Before chaining onto a head read again: are the rows this writer committed still there? Not when
@@ -379,9 +386,12 @@ class AuditLog:
         ``keep_lost`` (the anchor) first, so ``audit verify`` says those rows are missing, however soon after
         its last anchor they were lost. Raises ``StorageError`` (the call is refused) until it is kept."""
         if self._durable is not None:
-            place, hash_, decision_id = self._durable
-            found = await self.db.query(
-                "SELECT hash FROM audit WHERE decision_id = ? AND chain = ?", (decision_id, self.chain))
+            place, hash_, decision_id, row_id = self._durable
+            if row_id is not None:
+                found = await self.db.query("SELECT hash FROM audit WHERE id = ?", (row_id,))
+            else:
+                found = await self.db.query(
+                    "SELECT hash FROM audit WHERE decision_id = ? AND chain = ?", (decision_id, self.chain))
             if all(row[0] != hash_ for row in found):
                 self.lost = (place, hash_)
             self._durable = None  # the rows from here on are what this writer will know committed
