@@ -179,6 +179,10 @@ _INSERT = (
     + ", ".join("?" * len(HASHED))
     + ", ?, h.hash FROM audit_head h WHERE h.chain = ? AND h.hash = ?"
 )
+# SQLite: one statement; the schema's trigger inserts the row only if chained onto the head, and moves the
+# head with it (``audit_schema.py``)
+_INSERT_ON_HEAD = "INSERT INTO audit (" + ", ".join(HASHED) + ", prev_hash, hash) VALUES (" + ", ".join(
+    "?" * (len(HASHED) + 2)) + ")"
 
 
 def chain_hash(prev: str, text: str) -> str:
@@ -196,11 +200,13 @@ class AuditLog:
         self._head: str | None = None  # the chain's hash as of the last write submitted (None: read it)
         self._rechain = asyncio.Lock()
         self._batches = False  # rows written in batches (a SQLite store: ``audit_batch.py``)
+        self._head_by_trigger = False  # the store moves the head with each row it inserts (SQLite)
         self._open: RowBatch | None = None  # the newest batch (it answers its rows' callers)
         self._rows = 0  # the chain's rows as of the last write submitted (with ``_head``)
         self._chained_last: tuple[int, str] = (0, GENESIS)  # the place and hash ``_chained`` gave last
-        # the newest row this writer knows committed: (its place in the chain, hash, decision id)
-        self._durable: tuple[int, str, str] | None = None
+        # the newest row this writer knows committed: (its place in the chain, hash, decision id, row id:
+        # known on SQLite, where it is looked up by it, which needs no index of its own; None: by decision id)
+        self._durable: tuple[int, str, str, int | None] | None = None
         # rows this writer committed that the store no longer holds (rows, hash of the last), until kept
         self.lost: tuple[int, str] | None = None
         # where such a head is kept (the anchor, ``audit_anchoring.py``): told before any row is chained onto
@@ -211,6 +217,7 @@ class AuditLog:
         self.db = open_database(self.path, "audit")
         # PostgreSQL's rows keep the statements of one row each, which its own group commit pipelines
         self._batches = self.db.multi_row_values
+        self._head_by_trigger = getattr(self.db, "backend", None) == "sqlite"
         try:
             await self.db.migrate(SCHEMA)
             self._head = await self._read_head()
@@ -261,6 +268,8 @@ class AuditLog:
         self._head = new
         self._rows += 1
         self._chained_last = (self._rows, new)
+        if self._head_by_trigger:
+            return [Statement(_INSERT_ON_HEAD, (*values, prev, new))]
         return [
             Statement(_ADVANCE, (new, self.chain, prev)),
             Statement(_INSERT, (*values, prev, self.chain, new)),
@@ -295,8 +304,8 @@ class AuditLog:
                 self._head = None  # what we chained onto may not have been committed: read it again
                 raise
             if results is not None:
-                if results[1].rowcount == 1:
-                    self._committed(*self._chained_last, entry.decision_id)
+                if results[-1].rowcount == 1:
+                    self._committed(*self._chained_last, entry.decision_id, self._row_id(results[-1]))
                     return entry.decision_id
                 self._head = None  # the head moved under us (another writer): chain again, below
         if self._head is not None and self._batches and batchable(values, text):
@@ -310,8 +319,8 @@ class AuditLog:
             except StorageError:
                 self._head = None  # what we chained onto may not have been committed: read it again
                 raise
-            if results[1].rowcount == 1:
-                self._committed(*mine, entry.decision_id)
+            if results[-1].rowcount == 1:
+                self._committed(*mine, entry.decision_id, self._row_id(results[-1]))
                 return entry.decision_id
         # no head known, or a write before this one failed: chain onto what is really stored, one at a time
         async with self._rechain:
@@ -325,8 +334,8 @@ class AuditLog:
                 except StorageError:
                     self._head = None
                     raise
-                if results[1].rowcount == 1:
-                    self._committed(*mine, entry.decision_id)
+                if results[-1].rowcount == 1:
+                    self._committed(*mine, entry.decision_id, self._row_id(results[-1]))
                     return entry.decision_id
         self._head = None
         raise StorageError("audit log: the chain head kept moving under this writer")
@@ -346,6 +355,7 @@ class AuditLog:
             batch.add(values, prev, new, mine)
             self.db.submit_open(batch, batch)  # raises when the store is closed: then nothing may join it
             self._open = batch
+        index = batch.size - 1  # this row's place in its batch
         self._head = new
         try:
             results = await mine
@@ -355,14 +365,19 @@ class AuditLog:
         finally:
             if self._open is batch and batch.answered:
                 self._open = None  # nothing more may join it
-        if results[1].rowcount != batch.size:
+        if results[-1].rowcount != batch.size:
             return False
-        self._committed(place, new, values[2])
+        last = self._row_id(results[-1])  # the batch's rows took consecutive ids, in order
+        self._committed(place, new, values[2], None if last is None else last - (batch.size - 1 - index))
         return True
 
-    def _committed(self, place: int, hash_: str, decision_id: str) -> None:
+    def _row_id(self, result: Any) -> int | None:
+        """The id of the last row an ``INSERT`` of the log inserted (SQLite's; None elsewhere)."""
+        return result.lastrowid if self._head_by_trigger and result.lastrowid else None
+
+    def _committed(self, place: int, hash_: str, decision_id: str, row_id: int | None) -> None:
         if self._durable is None or place > self._durable[0]:
-            self._durable = (place, hash_, decision_id)
+            self._durable = (place, hash_, decision_id, row_id)
 
     async def _keep_what_was_lost(self) -> None:
         """Before chaining onto a head read again: are the rows this writer committed still there? Not when
@@ -371,9 +386,12 @@ class AuditLog:
         ``keep_lost`` (the anchor) first, so ``audit verify`` says those rows are missing, however soon after
         its last anchor they were lost. Raises ``StorageError`` (the call is refused) until it is kept."""
         if self._durable is not None:
-            place, hash_, decision_id = self._durable
-            found = await self.db.query(
-                "SELECT hash FROM audit WHERE decision_id = ? AND chain = ?", (decision_id, self.chain))
+            place, hash_, decision_id, row_id = self._durable
+            if row_id is not None:
+                found = await self.db.query("SELECT hash FROM audit WHERE id = ?", (row_id,))
+            else:
+                found = await self.db.query(
+                    "SELECT hash FROM audit WHERE decision_id = ? AND chain = ?", (decision_id, self.chain))
             if all(row[0] != hash_ for row in found):
                 self.lost = (place, hash_)
             self._durable = None  # the rows from here on are what this writer will know committed

@@ -1,20 +1,22 @@
 """Audit rows written together: the rows that arrive while the store's writer is busy go into one open batch,
-which the writer seals when it takes it and writes with two statements (the chain head moved once, every row
-inserted by one multi-row ``INSERT``), whatever the number of rows.
+which the writer seals when it takes it and writes with one statement (every row inserted by one multi-row
+``INSERT``; the schema's trigger moves the chain head with each row, ``audit_schema.py``), whatever the
+number of rows. A batch is a SQLite store's: PostgreSQL keeps a statement per row.
 
 Why: under load each statement the writer thread runs lets go of the interpreter and waits to get it back
 from the busy event loop (measured: ~240 us of wall time for an ``UPDATE`` or ``INSERT`` using ~30-70 us of
 CPU). With two statements per row, a group commit of eight calls' rows took ~7.8 ms, and every call waits
-for two commits, so the writer, not the CPU, bounded the rate of 16 clients. A batch costs the same two
-statements for one row or sixty-four.
+for two commits, so the writer, not the CPU, bounded the rate of 16 clients. A batch costs the same one
+statement for one row or sixty-four, and a commit of it alone no ``BEGIN``/``COMMIT`` either (``sqlite.py``).
 
 The rows are chained on the event loop's thread, in order, as before (``AuditLog._chained``); a batch only
 carries them. It is appended to on that thread until the writer seals it (under a lock: a row added after is
-put in the next batch, never lost or reordered), and its ``INSERT`` lands all its rows or none: only if the
-head moved from the batch's first ``prev_hash`` to its last ``hash``, so a batch chained onto rows that were
-not committed inserts nothing and its writers chain their rows again, one by one. A row that might fail on
-its own (a ``NOT NULL`` column empty, a value SQLite cannot bind or binds as NULL: a NaN, an integer past 64
-bits; text that is not UTF-8) is never batched: it could only fail the other calls' rows with it.
+put in the next batch, never lost or reordered), and its ``INSERT`` lands all its rows or none: each row only
+if the head is at its ``prev_hash`` (the trigger), in order, so a batch chained onto rows that were not
+committed inserts nothing (its first row is not on the head, so neither is any after it) and its writers
+chain their rows again, one by one. A row that might fail on its own (a ``NOT NULL`` column empty, a value
+SQLite cannot bind or binds as NULL: a NaN, an integer past 64 bits; text that is not UTF-8) is never
+batched: it could only fail the other calls' rows with it.
 """
 
 from __future__ import annotations
@@ -35,18 +37,15 @@ MAX_ROWS = 64  # rows per batch: bounds the statement's parameters and the disti
 _REQUIRED = tuple(HASHED.index(c) for c in (
     "chain", "ts", "decision_id", "event", "session", "origin", "tool", "decision", "outcome"))
 
-_ADVANCE_BY = "UPDATE audit_head SET hash = ?, rows = rows + ? WHERE chain = ? AND hash = ?"
-
-
 @lru_cache(maxsize=MAX_ROWS)
 def insert_rows_sql(n: int) -> str:
-    """The ``INSERT`` of ``n`` rows, in order, only if the head is at the last row's hash."""
+    """The ``INSERT`` of ``n`` rows, in order (each inserted only if chained onto the head: the trigger)."""
     width = len(HASHED) + 2  # every hashed column, then prev_hash and hash
     values = ", ".join(f"({i}, " + ", ".join(["?"] * width) + ")" for i in range(n))
     columns = ", ".join(f"column{i}" for i in range(2, width + 2))  # column1 is the row's place
     return (
         f"INSERT INTO audit ({', '.join(HASHED)}, prev_hash, hash) SELECT {columns} FROM (VALUES {values}) "
-        "WHERE EXISTS (SELECT 1 FROM audit_head WHERE chain = ? AND hash = ?) ORDER BY column1"
+        "ORDER BY column1"
     )
 
 
@@ -145,10 +144,4 @@ class RowBatch:
             params.extend(values)
             params.append(prev)
             params.append(new)
-        first, last = rows[0][1], rows[-1][2]
-        params.append(self.chain)
-        params.append(last)
-        return [
-            Statement(_ADVANCE_BY, (last, len(rows), self.chain, first)),
-            Statement(insert_rows_sql(len(rows)), tuple(params)),
-        ]
+        return [Statement(insert_rows_sql(len(rows)), tuple(params))]

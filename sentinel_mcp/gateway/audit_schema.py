@@ -102,6 +102,38 @@ def _add_timings(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE audit ADD COLUMN timings TEXT")
 
 
+# SQLite: the head moves with each row inserted, in the INSERT's own statement (issue 21). A row is inserted
+# only if it is chained onto the head (its ``prev_hash`` is the head's hash), and then moves the head to it;
+# any other row is skipped (RAISE(IGNORE): not inserted, nothing moved, the statement goes on), so a batch
+# chained onto rows that were not committed inserts nothing (its writers count the rows inserted and chain
+# again). Before, an ``UPDATE`` of the head went beside every ``INSERT``: with BEGIN and COMMIT, four
+# statements a commit, each a hand-over of the interpreter between the writer and the busy event loop; now a
+# commit is one statement, in SQLite's own transaction. PostgreSQL keeps the ``UPDATE`` (its statements are
+# pipelined). An old Sentinel refuses the file (its schema version is newer): no writer moves the head twice.
+_HEAD_TRIGGER = """
+CREATE TRIGGER audit_advance BEFORE INSERT ON audit BEGIN
+    SELECT RAISE(IGNORE) WHERE NOT EXISTS (
+        SELECT 1 FROM audit_head WHERE chain = NEW.chain AND hash = NEW.prev_hash);
+    UPDATE audit_head SET hash = NEW.hash, rows = rows + 1 WHERE chain = NEW.chain;
+END
+"""
+
+
+def _head_moves_with_its_rows(conn: sqlite3.Connection) -> None:
+    conn.execute("DROP TRIGGER IF EXISTS audit_advance")
+    conn.execute(_HEAD_TRIGGER)
+
+
+def _no_unread_indexes(conn: sqlite3.Connection) -> None:
+    """No read of a SQLite log looks rows up by time or by decision id (they are read by ``id`` and session:
+    every query plan, ``tests/records/test_one_statement_commits.py``; a writer checks the last row it
+    committed by its id, ``AuditLog._keep_what_was_lost``), yet the indexes on ``ts`` and ``decision_id`` cost
+    each commit ~1.5 and ~2 of its ~11 pages written to the log under load (issue 21). Rows keep both
+    columns; PostgreSQL's stay (its writes were not measured here)."""
+    conn.execute("DROP INDEX IF EXISTS audit_ts")
+    conn.execute("DROP INDEX IF EXISTS audit_decision")
+
+
 # PostgreSQL (several replicas on one database): the same rows, each replica writing its own chain (``chain``
 # is
 # the replica id); ``audit_anchor`` rows commit every chain's head at once (``audit_cluster.py``)
@@ -135,6 +167,8 @@ SCHEMA = Schema(
             cast(Migration, _keep_unchained_rows),
             cast(Migration, _add_principal),
             cast(Migration, _add_timings),
+            cast(Migration, _head_moves_with_its_rows),
+            cast(Migration, _no_unread_indexes),
         ],
         "postgres": [_PG_TABLES],
     },

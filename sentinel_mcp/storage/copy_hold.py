@@ -12,6 +12,16 @@ holds it, that commit does not checkpoint (``wal_autocheckpoint=0``): the log gr
 file moves. A reader is honoured for ``HOLD_MAX_S`` and while the log is under ``HOLD_MAX_WAL`` bytes, so a
 stuck one never makes the log grow without end (the reader then sees the restart, ``wal_generation``, and
 tries again).
+
+The writer looks for readers at most every ``CHECK_EVERY_S`` (issue 21: the lock tried and let go were two
+system calls a commit, each a hand-over of the interpreter to and from the busy event loop), and a reader
+waits ``READER_WAIT_S`` after it took its lock, before copying. Why that is as safe: a commit at time ``c``
+that did not look used what the writer decided at its last look ``L``, with ``c - L < CHECK_EVERY_S``. A
+reader that took its lock at ``t0`` copies from ``t0 + READER_WAIT_S`` on; for any commit from then on,
+``L > c - CHECK_EVERY_S > t0``: that look saw the reader (held until its copy ends) and turned checkpoints
+off, and they stay off until a look finds no reader. Both sides measure on the system's monotonic clock. A
+commit already running when the reader took its lock may still checkpoint, as before: ``wal_generation``
+says the copy was torn and it is taken again (``snapshot.readable_copy``).
 """
 
 from __future__ import annotations
@@ -27,6 +37,8 @@ from typing import Iterator
 HOLD_MAX_S = 120.0  # how long readers may keep a writer from checkpointing
 HOLD_MAX_WAL = 256 << 20  # and how large its log may grow meanwhile (a copy of GBs at full load takes ~1 s)
 WAIT_S = 5.0  # how long a reader waits for a writer's commit to let go of the lock
+CHECK_EVERY_S = 0.05  # how often, at most, a writer looks for readers (at a commit)
+READER_WAIT_S = 2 * CHECK_EVERY_S  # how long a reader waits after taking its lock (more than the above)
 _HEADER = 32  # a write-ahead log's header: its checkpoint sequence and salts change at every restart
 
 
@@ -39,14 +51,19 @@ class CheckpointHold:
         self.every = 0  # the connection's own setting, kept while checkpoints are off
         self.held_since: float | None = None  # when a reader was first seen (None: no reader)
         self._off = False
+        self._looked = -CHECK_EVERY_S - 1.0  # when the writer last looked for readers (monotonic)
 
     def before_commit(self, wal_size: int) -> None:
         """Checkpoints on or off for the commit about to run, as readers are there or not (``wal_size``: the
-        log's size as last seen)."""
+        log's size as last seen). Looks for readers at most every ``CHECK_EVERY_S`` (the module's docstring
+        says why that is safe); between two looks, the last one's decision holds."""
+        now = time.monotonic()
+        if now - self._looked < CHECK_EVERY_S:
+            return
+        self._looked = now
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            now = time.monotonic()
             if self.held_since is None:
                 self.held_since = now
             self._set(off=now - self.held_since < HOLD_MAX_S and wal_size < HOLD_MAX_WAL)
@@ -82,9 +99,11 @@ def copy_hold(path: Path) -> Iterator[None]:
         return
     try:
         deadline = time.monotonic() + WAIT_S
+        held = False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                held = True
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
@@ -92,6 +111,8 @@ def copy_hold(path: Path) -> Iterator[None]:
                 time.sleep(0.001)
             except OSError:  # a file system without flock: the copy goes on, checked as above
                 break
+        if held:
+            time.sleep(READER_WAIT_S)  # every writer's next commit has looked for us (the docstring says why)
         yield
     finally:
         os.close(fd)  # drops the lock

@@ -67,7 +67,8 @@ async def test_verify_finds_the_first_altered_removed_or_truncated_row(tmp_path:
 
     def tamper(sql: str) -> ChainReport:
         conn = sqlite3.connect(store)
-        conn.execute(sql)
+        for one in sql.split("; "):
+            conn.execute(one)
         conn.commit()
         conn.close()
         return verify_file(store)
@@ -83,7 +84,11 @@ async def test_verify_finds_the_first_altered_removed_or_truncated_row(tmp_path:
         "chain, ts, decision_id, event, session, client, origin, tool, upstream, arg_digest, arguments, "
         "decision, reason, proof, policy_version, latency_ms, outcome, error, principal, prev_hash, hash"
     )
-    inserted = tamper(f"INSERT INTO audit (id, {columns}) SELECT 8, {columns} FROM audit WHERE id = 3")
+    forged = f"INSERT INTO audit (id, {columns}) SELECT 8, {columns} FROM audit WHERE id = 3"
+    # a row not chained onto the head is not inserted at all (the schema's trigger: SQLite moves the head with
+    # each row it inserts); one who can write the file can drop the trigger, and verify still finds the row
+    assert tamper(forged).broken_row == 9
+    inserted = tamper(f"DROP TRIGGER audit_advance; {forged}")
     assert inserted.broken_row == 8
     truncated = tamper("DELETE FROM audit WHERE id >= 8")
     assert truncated.broken_row is None and "rows at its end were deleted" in str(truncated.problem)

@@ -88,6 +88,7 @@ async def test_a_reader_holds_checkpoints_off_for_a_bounded_time_and_log_size_on
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: str
 ) -> None:
     path = tmp_path / "audit.db"
+    monkeypatch.setattr(copy_hold, "CHECK_EVERY_S", 0.0)  # every commit looks (the period: its own test)
     log = await _gateway_log(path, 10)
     try:
         with hold_copies(path):  # a reader that holds on (stuck, or a huge copy)
@@ -108,6 +109,34 @@ async def test_a_reader_holds_checkpoints_off_for_a_bounded_time_and_log_size_on
         await log.close()
     report = await asyncio.to_thread(verify_file, path)
     assert report.ok, report.problem
+
+
+async def test_a_writer_that_looks_for_readers_now_and_then_never_checkpoints_under_a_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer looks for readers at most every ``CHECK_EVERY_S`` (here long: 0.5 s), and had just looked
+    (no reader) when the reader took its lock; the burst of commits right after the copy of the file, each a
+    chance to checkpoint, comes within that period. The reader waited ``READER_WAIT_S`` after taking its lock:
+    the writer's first commit after that looked again, saw it, and held its checkpoints off, so the copy is
+    whole. Without that wait the burst's commits would go on deciding as at the last look (no reader) and
+    checkpoint under every copy: torn three times, verify would say so."""
+    monkeypatch.setattr(copy_hold, "CHECK_EVERY_S", 0.5)
+    monkeypatch.setattr(copy_hold, "READER_WAIT_S", 1.0)
+    path = tmp_path / "audit.db"
+    log = await _gateway_log(path, 40)
+    try:
+        await asyncio.sleep(0.6)
+        await log.write(_entry(0), alone=True)  # a look just now: nobody copies
+        bursts = _writes_between_the_copies(monkeypatch, log, asyncio.get_running_loop(), burst=30)
+        report = await asyncio.to_thread(verify_file, path)
+        assert report.ok, report.problem
+        # whole at the first copy, or the second when the last commit before it emptied the log (its restart
+        # then comes with the next commit, whoever reads: as in the test above)
+        assert len(bursts) <= 2, bursts
+    finally:
+        await log.close()
+    report = await asyncio.to_thread(verify_file, path)
+    assert report.ok and report.rows == 41 + 30 * len(bursts), report.problem
 
 
 async def test_a_file_system_without_flock_neither_stops_the_writer_nor_the_reader(
