@@ -61,6 +61,16 @@ def test_the_command_line_is_built_without_the_mcp_sdk() -> None:
     assert _imported("import sentinel_mcp.app.early_start", heavy) == []
 
 
+def test_reading_the_config_does_not_import_the_mcp_sdk() -> None:
+    """The stdio upstreams are launched once the config is read, before the SDK loads: validating a config's
+    built-in sections (the device's personal apps, every built-in's settings) must not import it (the
+    device's settings once imported the SDK through its screen privacy module: ~0.45 s before config read)."""
+    code = ("from sentinel_mcp.config import load_config, parse_config\n"
+            "load_config(None)\n"
+            "parse_config({'sentinel': {'device': {'personal_apps': {'com.example.app': 'messages'}}}})\n")
+    assert _imported(code, ("mcp", "mcp_types", "numpy", "jinja2", "cryptography", "jsonschema")) == []
+
+
 def test_the_config_does_not_load_cryptography() -> None:
     """Only a config naming a certificate subject parses one (tls/settings.py)."""
     assert _imported("import sentinel_mcp.config", ("cryptography",)) == []
