@@ -150,3 +150,10 @@ def test_a_partial_install_still_runs() -> None:
     assert "tls 0" in out.stdout and "usage: sentinel-mcp tls" in out.stdout
     listed = out.stdout.split("help 0")[0].split("usage: sentinel-mcp [-h]")[-1]
     assert "serve" in listed and "swarm" not in listed
+
+
+def test_config_without_what_prints_its_own_help(capsys) -> None:
+    """`sentinel-mcp config` printed the help of `call` (the last parser its module made), not its own."""
+    assert cli.main(["config"]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("usage: sentinel-mcp config") and "claude" in out and "--yes" not in out
