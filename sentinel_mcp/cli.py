@@ -6,7 +6,6 @@ import argparse
 import os
 import importlib
 import logging
-import sqlite3
 import sys
 from typing import Callable, NoReturn
 
@@ -126,11 +125,9 @@ def command_parser(command: str | None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = chosen_command(argv)
-    # the command modules, config and storage: imported uncollected
+    # the command's module (with the config's): imported uncollected
     with imports_uncollected(COMMANDS[command] if command else _COMMAND_MODULES[0]):
         parser = command_parser(command)
-        from sentinel_mcp.config import ConfigError
-        from sentinel_mcp.storage import StorageError
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
@@ -144,20 +141,22 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(func(args) or 0)
-    except ConfigError as e:
-        print(f"sentinel-mcp: {_shown(user_message(e))}", file=sys.stderr)
-        return 2
-    except StorageError as e:  # a store that cannot be read or written (held, read-only, full, ...)
-        print(f"sentinel-mcp: {_shown(user_message(e))}", file=sys.stderr)
-        return 1
-    except SentinelError as e:  # any other deliberate error: its area and its text, no traceback
+    except SentinelError as e:
+        # any deliberate error: its area and its text, no traceback; exit 2 for a config error (the user's to
+        # fix), 1 for a store that cannot be read or written (held, read-only, full, ...) and the rest.
+        # ``exit_code`` says which, so the storage package need not be imported here (issue 21, cold start)
         print(f"sentinel-mcp: {_shown(user_message(e))}", file=sys.stderr)
         return e.exit_code
-    except sqlite3.DatabaseError as e:  # a damaged store met past the readers' own checks: no traceback
-        print(f"sentinel-mcp: a store cannot be read: {_shown(str(e))}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as e:
+        # a damaged store met past the readers' own checks: no traceback. Only once sqlite3 is imported can
+        # one be raised, so it is looked up, not imported for this
+        sqlite3 = sys.modules.get("sqlite3")
+        if sqlite3 is not None and isinstance(e, sqlite3.DatabaseError):
+            print(f"sentinel-mcp: a store cannot be read: {_shown(str(e))}", file=sys.stderr)
+            return 1
+        raise
 
 
 def _shown(message: str) -> str:

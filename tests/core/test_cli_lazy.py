@@ -157,3 +157,35 @@ def test_config_without_what_prints_its_own_help(capsys) -> None:
     assert cli.main(["config"]) == 2
     out = capsys.readouterr().out
     assert out.startswith("usage: sentinel-mcp config") and "claude" in out and "--yes" not in out
+
+
+@pytest.mark.parametrize("raised, code, said", [
+    ("sentinel_mcp.storage.database:StorageError", 1, "sentinel-mcp: the store is read-only"),
+    ("sentinel_mcp.core.errors:ConfigError", 2, "sentinel-mcp: the store is read-only"),
+    ("sqlite3:DatabaseError", 1, "sentinel-mcp: a store cannot be read: the store is read-only"),
+])
+def test_a_commands_error_is_one_line_and_its_exit_code(raised, code, said, capsys, monkeypatch) -> None:
+    """The handler names no storage class (the storage package is not imported to read the config): a store's
+    error, a config error and a damaged SQLite file still end as they did."""
+    module, name = raised.split(":")
+    error = getattr(importlib.import_module(module), name)
+
+    def boom(args: argparse.Namespace) -> int:
+        raise error("the store is read-only")
+
+    parser = cli.build_parser()
+    parser.set_defaults(func=boom)
+    monkeypatch.setattr(cli, "command_parser", lambda command: parser)
+    assert cli.main([]) == code
+    assert capsys.readouterr().err.strip() == said
+
+
+def test_any_other_exception_is_raised(monkeypatch) -> None:
+    def boom(args: argparse.Namespace) -> int:
+        raise ValueError("a bug")
+
+    parser = cli.build_parser()
+    parser.set_defaults(func=boom)
+    monkeypatch.setattr(cli, "command_parser", lambda command: parser)
+    with pytest.raises(ValueError, match="a bug"):
+        cli.main([])

@@ -87,6 +87,15 @@ def test_the_early_rulebase_rehearsal_starts_without_the_engine_and_the_rulebase
     assert _imported(code, heavy, env={"SENTINEL_DATA_DIR": str(tmp_path)}) == []
 
 
+def test_serve_reads_its_config_without_the_storage_package(tmp_path) -> None:
+    """Nothing is stored before the gateway starts: the command line and the config read do not import the
+    storage package (the error handler once imported it for StorageError's class); a config error still
+    ends with its one line and exit 2."""
+    code = ("from sentinel_mcp.cli import main\n"
+            f"assert main(['-c', {str(tmp_path / 'missing.json')!r}, 'serve']) == 2\n")
+    assert _imported(code, ("sentinel_mcp.storage", "sqlite3", "mcp")) == []
+
+
 def test_the_config_does_not_load_cryptography() -> None:
     """Only a config naming a certificate subject parses one (tls/settings.py)."""
     assert _imported("import sentinel_mcp.config", ("cryptography",)) == []
