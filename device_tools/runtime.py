@@ -11,7 +11,8 @@ from typing import Any
 from .actuator import Actuator
 from .backend import DeviceBackend
 from .gate import CommandGate
-from .screen_privacy import ScreenPrivacy, personal_apps
+from .personal_apps import personal_apps
+from .screen_privacy import ScreenPrivacy
 from .settings import DeviceSettings
 from sentinel_mcp.core.decision_record import BuiltinRecord, Outcome, RecordNotWritten
 

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .screen_privacy import KIND, PACKAGE
+from .personal_apps import KIND, PACKAGE
 
 
 class DeviceSettings(BaseModel):
@@ -32,7 +32,7 @@ class DeviceSettings(BaseModel):
     terminal_allow: list[str] | None = (
         None  # replaces the default allow list ("getprop", "pm list packages", ...)
     )
-    # app package -> the consent kind its screens need (added to screen_privacy.DEFAULT_PERSONAL_APPS; ""
+    # app package -> the consent kind its screens need (added to personal_apps.DEFAULT_PERSONAL_APPS; ""
     # takes an app out)
     personal_apps: dict[str, str] = Field(default_factory=dict, max_length=500)
 

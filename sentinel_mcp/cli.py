@@ -6,35 +6,58 @@ import argparse
 import os
 import importlib
 import logging
-import sqlite3
 import sys
-from typing import Callable
+from typing import Callable, NoReturn
 
 from sentinel_mcp import __version__
 from sentinel_mcp.core.import_collector import imports_uncollected
 from sentinel_mcp.core.errors import SentinelError, user_message
 from sentinel_mcp.core.log_window import bound_log
 
-# modules that add sub-commands; a missing one is skipped so a partial install still runs
-_COMMAND_MODULES = [
-    "sentinel_mcp.app.gateway_cli",
-    "sentinel_mcp.app.consent_cli",
-    "sentinel_mcp.app.pins_cli",
-    "sentinel_mcp.app.builtin_cli",
-    "sentinel_mcp.app.policy_cli",
-    "sentinel_mcp.tls.cli",
-    "sentinel_mcp.policy.draft_cli",
-    "sentinel_mcp.swarm.cli",
-    "device_tools.sensors.cli",
-    "sentinel_mcp.a2a.cli",
-    "sentinel_mcp.console.cli",
-    "sentinel_mcp.app.chat_cli",
-]
+# sub-command -> the module that registers it (``register(subparsers)``), in the order ``--help`` lists them.
+# Only the chosen command's module is imported (issue 21: every area's imports cost ~30 ms of `serve`'s cold
+# start); tests/core/test_cli_lazy.py keeps this table equal to what the modules register. A missing module is
+# skipped, so a partial install still runs.
+COMMANDS: dict[str, str] = {
+    "serve": "sentinel_mcp.app.gateway_cli",
+    "config": "sentinel_mcp.app.gateway_cli",
+    "audit": "sentinel_mcp.app.gateway_cli",
+    "call": "sentinel_mcp.app.gateway_cli",
+    "consent": "sentinel_mcp.app.consent_cli",
+    "pins": "sentinel_mcp.app.pins_cli",
+    "builtin": "sentinel_mcp.app.builtin_cli",
+    "check": "sentinel_mcp.app.policy_cli",
+    "query": "sentinel_mcp.app.policy_cli",
+    "facts": "sentinel_mcp.app.policy_cli",
+    "tls": "sentinel_mcp.tls.cli",
+    "draft": "sentinel_mcp.policy.draft_cli",
+    "swarm": "sentinel_mcp.swarm.cli",
+    "sensors": "device_tools.sensors.cli",
+    "a2a": "sentinel_mcp.a2a.cli",
+    "replay": "sentinel_mcp.console.cli",
+    "chat": "sentinel_mcp.app.chat_cli",
+}
+_COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sentinel-mcp", description="Sentinel: a governed MCP gateway.")
-    parser.add_argument("--version", action="version", version=f"sentinel-mcp {__version__}")
+class _Unsure(SentinelError):
+    """The scout could not tell the command: the full parser decides (and reports) as it always did; never
+    leaves ``chosen_command``."""
+
+
+class _Scout(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _Unsure(message)
+
+
+def _global_options(parser: argparse.ArgumentParser, scout: bool = False) -> None:
+    """The options before the command; the scout has the same option strings (so the same abbreviations and
+    clusters) with -h and --version as mere flags: it never prints or exits."""
+    if scout:
+        parser.add_argument("-h", "--help", action="store_true")
+        parser.add_argument("--version", action="store_true")
+    else:
+        parser.add_argument("--version", action="version", version=f"sentinel-mcp {__version__}")
     # SENTINEL_CONFIG: for hosts that pass settings as environment (a container, a desktop bundle); empty =
     # unset
     parser.add_argument(
@@ -44,24 +67,67 @@ def build_parser() -> argparse.ArgumentParser:
         help="config file (JSON; default: $SENTINEL_CONFIG, else the embedded airline demo)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+
+def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    parser = argparse.ArgumentParser(prog="sentinel-mcp", description="Sentinel: a governed MCP gateway.")
+    _global_options(parser)
+    return parser, parser.add_subparsers(dest="command", metavar="COMMAND")
+
+
+def _registered(sub: argparse._SubParsersAction, name: str) -> bool:
+    """``name``'s sub-commands added to ``sub``; False if its area is not installed."""
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name and name.startswith(e.name):
+            return False  # area not present
+        raise
+    register: Callable[[argparse._SubParsersAction], None] = getattr(module, "register")
+    register(sub)
+    return True
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every installed area's sub-commands: for ``--help``, no command, an unknown one."""
+    parser, sub = _top_parser()
     for name in _COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name and name.startswith(e.name):
-                continue  # area not present
-            raise
-        register: Callable[[argparse._SubParsersAction], None] = getattr(module, "register")
-        register(sub)
+        _registered(sub, name)
     return parser
 
 
+def chosen_command(argv: list[str]) -> str | None:
+    """The sub-command ``argv`` names, read as the full parser reads it (the same global options, every
+    command's arguments left to it); None for help, version, no command or anything the scout is unsure of."""
+    scout = _Scout(prog="sentinel-mcp", add_help=False)
+    _global_options(scout, scout=True)
+    sub = scout.add_subparsers(dest="command")
+    for command in COMMANDS:
+        sub.add_parser(command, add_help=False).add_argument("rest", nargs=argparse.REMAINDER)
+    try:
+        args, _ = scout.parse_known_args(argv)
+    except _Unsure:
+        return None
+    if args.help or args.version:
+        return None
+    return args.command if args.command in COMMANDS else None
+
+
+def command_parser(command: str | None) -> argparse.ArgumentParser:
+    """The parser for ``command``: only its module, else (no command, or its area missing) all of them."""
+    if command is not None:
+        parser, sub = _top_parser()
+        if _registered(sub, COMMANDS[command]):
+            return parser
+    return build_parser()
+
+
 def main(argv: list[str] | None = None) -> int:
-    with imports_uncollected(_COMMAND_MODULES[0]):  # the command modules, config and storage: uncollected
-        parser = build_parser()
-        from sentinel_mcp.config import ConfigError
-        from sentinel_mcp.storage import StorageError
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = chosen_command(argv)
+    # the command's module (with the config's): imported uncollected
+    with imports_uncollected(COMMANDS[command] if command else _COMMAND_MODULES[0]):
+        parser = command_parser(command)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
@@ -70,25 +136,27 @@ def main(argv: list[str] | None = None) -> int:
     )
     bound_log()  # what outsiders make Sentinel or the SDK log (an upstream's garbage lines) is bounded
     func = getattr(args, "func", None)
-    if func is None:
-        parser.print_help()
+    if func is None:  # the help of every command, as without a command
+        (build_parser() if command else parser).print_help()
         return 2
     try:
         return int(func(args) or 0)
-    except ConfigError as e:
-        print(f"sentinel-mcp: {_shown(user_message(e))}", file=sys.stderr)
-        return 2
-    except StorageError as e:  # a store that cannot be read or written (held, read-only, full, ...)
-        print(f"sentinel-mcp: {_shown(user_message(e))}", file=sys.stderr)
-        return 1
-    except SentinelError as e:  # any other deliberate error: its area and its text, no traceback
+    except SentinelError as e:
+        # any deliberate error: its area and its text, no traceback; exit 2 for a config error (the user's to
+        # fix), 1 for a store that cannot be read or written (held, read-only, full, ...) and the rest.
+        # ``exit_code`` says which, so the storage package need not be imported here (issue 21, cold start)
         print(f"sentinel-mcp: {_shown(user_message(e))}", file=sys.stderr)
         return e.exit_code
-    except sqlite3.DatabaseError as e:  # a damaged store met past the readers' own checks: no traceback
-        print(f"sentinel-mcp: a store cannot be read: {_shown(str(e))}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as e:
+        # a damaged store met past the readers' own checks: no traceback. Only once sqlite3 is imported can
+        # one be raised, so it is looked up, not imported for this
+        sqlite3 = sys.modules.get("sqlite3")
+        if sqlite3 is not None and isinstance(e, sqlite3.DatabaseError):
+            print(f"sentinel-mcp: a store cannot be read: {_shown(str(e))}", file=sys.stderr)
+            return 1
+        raise
 
 
 def _shown(message: str) -> str:

@@ -41,7 +41,7 @@ async def rehearse_rulebases_early(config: Config) -> None:
     if not files or not all(f.is_file() for f in files):
         return
     from sentinel_mcp.policy import load_rehearsal
-    from sentinel_mcp.policy.rulebase import content_digest
+    from sentinel_mcp.policy.rulebase_digest import content_digest
 
     try:
         await load_rehearsal.begin(files, content_digest(files))

@@ -44,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=cmd_config_show)
     c = csub.add_parser("token", help="the owner's HTTP/A2A bearer token (generated on first use)")
     c.set_defaults(func=cmd_config_token)
-    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+    config_parser = p  # `p` names the next parsers below: the help printed is this one's
+    p.set_defaults(func=lambda args: (config_parser.print_help(), 2)[1])
 
     p = sub.add_parser("audit", help="show the audit log; `audit verify` checks its hash chain")
     p.add_argument(

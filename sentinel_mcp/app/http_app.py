@@ -437,6 +437,12 @@ def build_http_app(
             from sentinel_mcp.llm.status import operator_status
 
             body["model"] = operator_status(cortex.engine)  # shown below to the operator only
+            llm_problem = getattr(cortex, "problem", None)  # its lazy build failed (llm/lazy_cortex.py)
+            if llm_problem:
+                body["model"]["problem"] = llm_problem
+                body["problems"].append(f"llm: {llm_problem}")
+                if body["status"] == "ok":
+                    body["status"] = "degraded"
         try:
             who = auth.authenticate(Credentials.from_scope(request.scope))
         except AuthFailed:

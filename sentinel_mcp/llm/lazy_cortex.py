@@ -22,6 +22,8 @@ from sentinel_mcp.llm.settings import LlmSettings
 if TYPE_CHECKING:
     from sentinel_mcp.llm.cortex import Cortex
 
+_PROBLEM_CHARS = 2000  # an exception's text is unbounded; health shows its start
+
 
 class UnbuiltEngine:
     """Status of the engine not made yet: the same public facts a fresh ``LlamaEngine`` shows (llm/status.py
@@ -67,6 +69,9 @@ class LazyCortex:
         self._cortex = built
         self._lock = threading.Lock()
         self._unbuilt = UnbuiltEngine(settings)
+        # why the last build failed (None: none failed, or one worked since): /healthz says degraded with it
+        # rather than showing the unbuilt engine's status as if nothing were wrong
+        self.problem: str | None = None
 
     @property
     def built(self) -> bool:
@@ -92,7 +97,10 @@ class LazyCortex:
 
                     self._cortex = Cortex(self.settings, grammars=self.grammars)
                 except Exception as exc:  # noqa: BLE001 - any failure to start the engine is the model's
-                    raise ModelLoadError(f"the local model engine could not be started: {exc}") from exc
+                    error = ModelLoadError(f"the local model engine could not be started: {exc}")
+                    self.problem = str(error)[:_PROBLEM_CHARS]
+                    raise error from exc
+                self.problem = None
             return self._cortex
 
     async def ready(self) -> Cortex:

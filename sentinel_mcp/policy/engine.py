@@ -22,6 +22,7 @@ from typing import Any, Iterable, TypeVar
 
 from sentinel_mcp.core.log_cadence import worth_saying
 from sentinel_mcp.policy.engine_thread import EngineError, EngineThread, settle_soon
+from sentinel_mcp.policy.load_limit import LOAD_INFERENCE_LIMIT
 from sentinel_mcp.policy.prolog_call import NOT_NATIVE, PrologCall, PrologCallError
 from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, json_text, quote_atom
 
@@ -31,9 +32,6 @@ __all__ = ["DEFAULT_INFERENCE_LIMIT", "LOAD_INFERENCE_LIMIT", "EngineError", "Ke
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 DEFAULT_INFERENCE_LIMIT = 2_000_000
-# a rulebase's whole load (read, check, compile): the shipped ones take under 100,000; a load that runs on
-# (a check that explodes, a clause the loader would call) ends here, about half a minute of this machine
-LOAD_INFERENCE_LIMIT = 500_000_000
 _SN_DECIDE = PrologCall("sentinel_core", "sn_decide", 9)
 _SN_DECIDE_COMPACT = PrologCall("sentinel_core", "sn_decide_compact", 9)
 _SN_DECIDE_CAPPED = PrologCall("sentinel_core", "sn_decide_capped", 10)

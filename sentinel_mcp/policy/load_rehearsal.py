@@ -13,7 +13,7 @@ and never reaches the engine; a child that dies by a signal, or does not finish 
 ``RehearsalFailed``: ``check`` says so, a gateway starting with it denies every call, and a hot reload
 keeps the policy in force and reports it. A clean rehearsal costs about 0.1 s (one ``swipl`` start and
 load; benchmarks/rulebase_load.py). The child loads within the engine's own inference limit
-(``engine.LOAD_INFERENCE_LIMIT``), and a memory and a CPU bound besides the deadline.
+(``load_limit.LOAD_INFERENCE_LIMIT``), and a memory and a CPU bound besides the deadline.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.core.errors import PolicyError
-from sentinel_mcp.policy.engine import LOAD_INFERENCE_LIMIT
+from sentinel_mcp.policy.load_limit import LOAD_INFERENCE_LIMIT
 
 SCRIPT = Path(__file__).with_name("prolog") / "load_rehearsal.pl"
 CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
@@ -88,8 +88,9 @@ async def rehearse(
 ) -> dict[str, Any]:
     """The load's problems (``errors``, ``warnings``) as a child SWI-Prolog found them loading ``files``;
     raises ``RehearsalFailed`` when it could not load them to the end. ``key``: the files' names and contents
-    digested (``rulebase.content_digest``): a set rehearsed once is not rehearsed again (a policy page shown
-    again, a replica adopting a version), and a rehearsal ``begin`` started early for the same key is taken.
+    digested (``rulebase_digest.content_digest``): a set rehearsed once is not rehearsed again (a policy page
+    shown again, a replica adopting a version), and a rehearsal ``begin`` started early for the same key is
+    taken.
     At most ``MAX_CONCURRENT`` children run at once, whoever asks (a flood of what-ifs waits its turn)."""
     known = _done.get(key) if key is not None else None
     if known is not None:

@@ -9,11 +9,8 @@ end fails like any other and never holds the reloads that follow.
 from __future__ import annotations
 
 import asyncio
-import errno
-import hashlib
 import itertools
 import logging
-import os
 import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -23,15 +20,15 @@ from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy import load_rehearsal
 from sentinel_mcp.policy.clause_bounds import clause_problems
+from sentinel_mcp.policy.rulebase_digest import content_digest
 from sentinel_mcp.policy.load_rehearsal import RehearsalFailed
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.core.errors import PolicyError
-from sentinel_mcp.core.outside_file import CHUNK, open_regular
 
 log = logging.getLogger(__name__)
 _counter = itertools.count(1)
 # a whole load: the rehearsal (load_rehearsal.REHEARSAL_SECONDS, again per file to name the one that fails)
-# and the engine's own (bounded by engine.LOAD_INFERENCE_LIMIT)
+# and the engine's own (bounded by load_limit.LOAD_INFERENCE_LIMIT)
 LOAD_SECONDS = 300.0
 
 
@@ -186,29 +183,6 @@ class Rulebase(BaseModel):
 
 def content_version(files: list[Path]) -> str:
     return content_digest(files)[:16]
-
-
-def content_digest(files: list[Path]) -> str:
-    """sha256 over the files' names and contents (the version is its first 16 digits). Only a regular file
-    is read, in chunks: a FIFO named in a config would wait for a writer forever, /dev/zero never end (the
-    digest of a refused set is taken too, to report it)."""
-    h = hashlib.sha256()
-    for f in files:
-        h.update(str(f).encode() + b"\0")
-        try:
-            fd, _ = open_regular(f)
-        except OSError as e:
-            h.update(b"<not a regular file>" if e.errno == errno.ENXIO else b"<missing>")
-        else:
-            try:
-                while chunk := os.read(fd, CHUNK):
-                    h.update(chunk)
-            except OSError:
-                h.update(b"<unreadable>")
-            finally:
-                os.close(fd)
-        h.update(b"\0")
-    return h.hexdigest()
 
 
 def _mtimes(files: list[Path]) -> tuple[float | None, ...]:

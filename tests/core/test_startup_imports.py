@@ -61,6 +61,41 @@ def test_the_command_line_is_built_without_the_mcp_sdk() -> None:
     assert _imported("import sentinel_mcp.app.early_start", heavy) == []
 
 
+def test_reading_the_config_does_not_import_the_mcp_sdk() -> None:
+    """The stdio upstreams are launched once the config is read, before the SDK loads: validating a config's
+    built-in sections (the device's personal apps, every built-in's settings) must not import it (the
+    device's settings once imported the SDK through its screen privacy module: ~0.45 s before config read)."""
+    code = ("from sentinel_mcp.config import load_config, parse_config\n"
+            "load_config(None)\n"
+            "parse_config({'sentinel': {'device': {'personal_apps': {'com.example.app': 'messages'}}}})\n")
+    assert _imported(code, ("mcp", "mcp_types", "numpy", "jinja2", "cryptography", "jsonschema")) == []
+
+
+def test_the_early_rulebase_rehearsal_starts_without_the_engine_and_the_rulebase_modules(tmp_path) -> None:
+    """`serve` starts the rulebases' rehearsal (a child SWI-Prolog) as soon as the config is read: what it
+    needs first (the files' digest, the inference limit) does not import the Prolog engine (ctypes, the call
+    layer) nor the rulebase holder (its pydantic models); they load beside the child instead."""
+    code = ("import anyio\nfrom sentinel_mcp.config import load_config\n"
+            "from sentinel_mcp.app import early_start\nfrom sentinel_mcp.policy import load_rehearsal\n"
+            "config = load_config(None)\n"
+            "async def main():\n"
+            "    await early_start.rehearse_rulebases_early(config)\n"
+            "    assert load_rehearsal._early, 'no rehearsal started'\n"
+            "    await early_start._discard_early()\n"
+            "anyio.run(main)\n")
+    heavy = ("sentinel_mcp.policy.engine", "sentinel_mcp.policy.rulebase")
+    assert _imported(code, heavy, env={"SENTINEL_DATA_DIR": str(tmp_path)}) == []
+
+
+def test_serve_reads_its_config_without_the_storage_package(tmp_path) -> None:
+    """Nothing is stored before the gateway starts: the command line and the config read do not import the
+    storage package (the error handler once imported it for StorageError's class); a config error still
+    ends with its one line and exit 2."""
+    code = ("from sentinel_mcp.cli import main\n"
+            f"assert main(['-c', {str(tmp_path / 'missing.json')!r}, 'serve']) == 2\n")
+    assert _imported(code, ("sentinel_mcp.storage", "sqlite3", "mcp")) == []
+
+
 def test_the_config_does_not_load_cryptography() -> None:
     """Only a config naming a certificate subject parses one (tls/settings.py)."""
     assert _imported("import sentinel_mcp.config", ("cryptography",)) == []

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from device_tools.element_registry import ElementRegistry, parse_dump
-from device_tools.screen_privacy import ScreenPrivacy, personal_apps
+from device_tools.personal_apps import personal_apps
+from device_tools.screen_privacy import ScreenPrivacy
 
 AUTHENTICATOR = "com.google.android.apps.authenticator2"
 

@@ -15,7 +15,8 @@ import pytest
 from mcp import Client
 from mcp.types import ElicitResult, ImageContent
 
-from device_tools.screen_privacy import DEFAULT_PERSONAL_APPS, ScreenPrivacy, personal_apps
+from device_tools.personal_apps import DEFAULT_PERSONAL_APPS, personal_apps
+from device_tools.screen_privacy import ScreenPrivacy
 from device_tools.element_registry import ElementRegistry
 from device_tools.settings import load_settings
 from sentinel_mcp.app.runtime import running_gateway

@@ -98,6 +98,7 @@ async def test_a_failed_build_is_a_tool_error_and_the_next_call_tries_again(
         r = await c.call_tool("llm_generate", {"prompt": "hi", "max_tokens": 2})
         assert r.is_error and "could not be started: no engine here" in r.content[0].text
         assert not ctx.services["cortex"].built
+        assert "could not be started: no engine here" in ctx.services["cortex"].problem  # for /healthz
         r = await c.call_tool("llm_classify_risk", {"action": {"action": "scroll"}})
         assert not r.is_error, r.content[0].text
-        assert ctx.services["cortex"].built
+        assert ctx.services["cortex"].built and ctx.services["cortex"].problem is None

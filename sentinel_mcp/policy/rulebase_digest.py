@@ -1,0 +1,35 @@
+"""A rulebase set's digest: what its version is made of, and the key of its load rehearsal. Apart from
+``rulebase`` (the holder, its pydantic models and the Prolog engine) so that ``serve`` starts the rehearsal as
+soon as the config is read, before those are imported (issue 21, cold start)."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+from pathlib import Path
+
+from sentinel_mcp.core.outside_file import CHUNK, open_regular
+
+
+def content_digest(files: list[Path]) -> str:
+    """sha256 over the files' names and contents (the version is its first 16 digits). Only a regular file
+    is read, in chunks: a FIFO named in a config would wait for a writer forever, /dev/zero never end (the
+    digest of a refused set is taken too, to report it)."""
+    h = hashlib.sha256()
+    for f in files:
+        h.update(str(f).encode() + b"\0")
+        try:
+            fd, _ = open_regular(f)
+        except OSError as e:
+            h.update(b"<not a regular file>" if e.errno == errno.ENXIO else b"<missing>")
+        else:
+            try:
+                while chunk := os.read(fd, CHUNK):
+                    h.update(chunk)
+            except OSError:
+                h.update(b"<unreadable>")
+            finally:
+                os.close(fd)
+        h.update(b"\0")
+    return h.hexdigest()
