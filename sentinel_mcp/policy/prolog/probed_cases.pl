@@ -16,6 +16,12 @@
     value out), a unification with a variable or a compound (the variable carries it on), a test of two
     different unknowns. A goal that reads (a fact, an answer, a context) is unknown whatever the probe is.
     Fewer warnings, never a false one.
+
+    What such a read binds is an unknown too, and the goals after it are probed over it (and_tv/5, if_tv/6):
+    a fact holds ground terms, each in one of the places probed, so ( booking(B, S) -> ( S == x ; S \== x )
+    ; true ) is told; booking(B, S), ( S == x ; S \== x ) is not (it holds only where the booking is there).
+    And a rule's clauses are probed together where each alone is unknown (clause_set_tv/4): ok(a) and
+    ok(X) :- X \== a cover every value as ( U = a ; U \== a ) does.
 */
 
 %  probed_tv(+RB, +G, +D, -R): G's value, its bindings undone; one the walk leaves unknown is probed.
@@ -23,9 +29,38 @@ probed_tv(RB, G, D, R) :-
     captured(RB, G, D, R0, _),
     (   R0 == u, probe_tv(RB, G, D, R1) -> R = R1 ; R = R0 ).
 
+%  probed_kept_tv(+RB, +G, +D, -R): probed_tv/4 with the walk's bindings kept (a goal of a conjunction: what
+%  it binds, the goals after it read). Probed before they are made: bound, G's unknowns would be other terms.
+probed_kept_tv(RB, G, D, R) :-
+    captured(RB, G, D, R0, Bind),
+    (   R0 == u, probe_tv(RB, G, D, R1) -> R = R1 ; R = R0 ),
+    Bind.
+
+%  clause_set_tv(+RB, +G, +D, -R): the value of G's predicate as a whole, its clauses read as one disjunction
+%  (ok(a). ok(X) :- X \== a. is ( U = a ; U \== a ) for ok(U)), probed as a body is; fails where it cannot
+%  be. A head's variable (its first place) stands for the argument; any other head argument is a test of it
+%  (a constant: of its place; a compound or a repeated variable: not a place test, so not probed). A clause
+%  with a cut is not read so (the probe does not read cuts: ok(a) :- !, fail. is no case of ok(a)).
+clause_set_tv(RB, G, D, R) :-
+    aggregate_all(count, rule_parts(RB, G, _, _), NC), NC =< 12,
+    \+ ( rule_parts(RB, G, _, B), body_has_cut(B) ),
+    findall(R1, ( findall(Case, ( rule_parts(RB, G, H, B), clause_case(G, H, B, Case) ), Cases),
+                  Cases \== [], case_disjunction(Cases, Disj), probe_tv(RB, Disj, D, R1) ), [R]).
+
+clause_case(G, H, B, (Tests, B1)) :-
+    copy_term((H :- B), (H1 :- B1)), G =.. [_|As], H1 =.. [_|HAs],
+    maplist(head_test, As, HAs, Ts), conjunction(Ts, Tests).  % rule_compiler.pl
+
+head_test(A, HA, true) :- var(HA), !, HA = A.
+head_test(A, HA, A = HA).
+
+case_disjunction([C], C) :- !.
+case_disjunction([C|Cs], (C ; D)) :- case_disjunction(Cs, D).
+
 %  probe_tv(+RB, +G, +D, -R): t(false), f or u from a walk of G for a probe of each place of its unknowns;
 %  fails where G cannot be probed (an unknown reaches more than a test of its place, too many probes).
 probe_tv(RB, G, D, R) :-
+    \+ probing,  % a run of a probe probes nothing again: each nesting would multiply the runs
     probe_leaves(RB, G, [], Tested),
     Tested \== [],
     pairs_keys(Tested, Us0), sort(Us0, Us), pairs_values(Tested, Cs0), sort(Cs0, Cs),
@@ -33,11 +68,14 @@ probe_tv(RB, G, D, R) :-
     \+ ( member(C, Cs), float(C), C =\= C ),  % NaN: its place in the standard order is no place
     probes(Cs, Probes),
     length(Probes, NP), NP ** K =< 400,
-    findall(R0, ( opened(G, Open, Pairs), probe_each(Pairs, Us, Probes), captured(RB, Open, D, R0, _) ), Rs),
+    findall(R0, ( opened(G, Open, Pairs), probe_each(Pairs, Us, Probes), b_setval(sn_probing, true),
+                   captured(RB, Open, D, R0, _) ), Rs),
     (   forall(member(X, Rs), X = t(_)) -> R = t(false)
     ;   forall(member(X, Rs), X == f) -> R = f
     ;   R = u
     ).
+
+probing :- nb_current(sn_probing, P), P == true.
 
 %  probe_each(+Pairs, +Us, +Probes): each probed unknown (Pairs: Unknown-Variable) takes one probe, on
 %  backtracking every combination (the unbound one leaves it a variable); any other is itself again.

@@ -101,19 +101,19 @@ erred(_).
 %  A conjunction: the second part under the first's bindings; one that fails after a first part that left
 %  solutions untried may hold on another of them (unknown).
 and_tv(f, _, _, _, f) :- !.
-and_tv(t(D1), RB, B, D, R) :- !, tv(RB, B, D, RB1),
+and_tv(t(D1), RB, B, D, R) :- !, probed_kept_tv(RB, B, D, RB1),
     ( RB1 = t(D2) -> ( D1 == true, D2 == true -> R = t(true) ; R = t(false) )
     ; RB1 == f, D1 == true -> R = f
     ; R = u ).
-and_tv(u, RB, B, D, R) :- tv(RB, B, D, RB1), ( RB1 == f -> R = f ; R = u ).
+and_tv(u, RB, B, D, R) :- probed_kept_tv(RB, B, D, RB1), ( RB1 == f -> R = f ; R = u ).  % probed_cases.pl
 
 %  An if-then-else: a known condition picks its branch; an unknown one holds when both branches do.
 if_tv(RB, C, A, B, D, R) :-
     captured(RB, C, D, RC, Bind),
     (   RC = t(_) -> Bind, tv(RB, A, D, R)
     ;   RC == f -> tv(RB, B, D, R)
-    ;   findall(RA0, ( unknowns(C), tv(RB, A, D, RA0) ), [RA]),  % the branch, whatever C bound
-        captured(RB, B, D, RB1, _), unknowns((C, A ; B)),
+    ;   findall(RA0, ( unknowns(C), probed_tv(RB, A, D, RA0) ), [RA]),  % the branch, whatever C bound
+        probed_tv(RB, B, D, RB1), unknowns((C, A ; B)),
         ( RA = t(_), RB1 = t(_) -> R = t(false) ; RA == f, RB1 == f -> R = f ; R = u )
     ).
 
@@ -138,11 +138,12 @@ rule_tv(RB, G, D, R) :-
     copy_term(G, Open0), open_unknowns(Open0, Open),
     findall(V, ( rule_parts(RB, G, H, B),
                  clause_tv(RB, G, Open, H, B, D, V) ), Vs),
-    unknowns(G),
     (   member(t(_), Vs) -> R = t(false)
     ;   forall(member(V, Vs), V == f) -> R = f
+    ;   clause_set_tv(RB, G, D, R1) -> R = R1  % the clauses together (probed_cases.pl)
     ;   R = u
-    ).
+    ),
+    unknowns(G).
 
 clause_tv(RB, G, Open, H, B, D, V) :-
     (   \+ \+ H = G
