@@ -140,3 +140,23 @@ async def test_a_draft_with_a_split_case_analysis_is_refused() -> None:
     text = "guard('shop__delete', [id = I], ok(I)).\nok(x).\nok(I) :- I \\== x.\n"
     problems = await draft_problems("shop", [{"name": "delete", "inputSchema": {"type": "object"}}], text)
     assert any(p.severity == "error" and ALWAYS in p.message for p in problems), problems
+
+
+CUT_BEFORE = [
+    "ok(a) :- !, fail.\nok(_).\n",
+    "ok(X) :- X == a, !, fail.\nok(_).\n",
+    "ok(a) :- !, blocked(a).\nok(_).\n",
+    "ok(X) :- ( X == a ; X == b ), !, fail.\nok(_) :- \\+ fail.\n",
+]
+
+
+@pytest.mark.parametrize("rules", CUT_BEFORE)
+async def test_a_clause_a_cut_before_may_prune_is_not_taken_to_hold(tmp_path: Path, rules: str) -> None:
+    """ok(a) fails where an earlier clause cuts for it: the later clause ok(_) holds only for the others."""
+    problems = await _problems(tmp_path, _guard("ok(A)") + rules)
+    assert not any(ALWAYS in p for p in problems), problems
+
+
+async def test_a_clause_that_holds_before_any_cut_is_still_told(tmp_path: Path) -> None:
+    problems = await _problems(tmp_path, _guard("ok(A)") + "ok(_).\nok(a) :- !, fail.\n")
+    assert any(p.startswith(f"warning {LINE} ") and ALWAYS in p for p in problems), problems

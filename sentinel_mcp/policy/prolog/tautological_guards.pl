@@ -131,15 +131,16 @@ collects_into(findall(_, _, R), R).
 collects_into(findall(_, _, R, _), R).
 collects_into(aggregate_all(S, _, R), R) :- nonvar(S), memberchk(S, [count, sum(_), bag(_), set(_)]).
 
-%  A rule: holds when a clause whose head takes the goal as it is holds; fails when every clause fails or
+%  A rule: holds when a clause whose head takes the goal as it is holds (and no clause before it that may
+%  take the goal has a cut: ok(a) :- !, fail. ok(_). fails for a); fails when every clause fails or
 %  cannot take it whatever the unknowns are; otherwise (a head that takes it only for some value of an
 %  unknown: ok(admin) for ok(Arg)) unknown. What it binds is then unknown.
 rule_tv(RB, G, D, R) :-
     copy_term(G, Open0), open_unknowns(Open0, Open),
-    findall(V, ( rule_parts(RB, G, H, B),
-                 clause_tv(RB, G, Open, H, B, D, V) ), Vs),
-    (   member(t(_), Vs) -> R = t(false)
-    ;   forall(member(V, Vs), V == f) -> R = f
+    findall(V-Cut, ( rule_parts(RB, G, H, B), clause_tv(RB, G, Open, H, B, D, V),
+                     ( \+ \+ H = Open, body_has_cut(B) -> Cut = cut ; Cut = none ) ), VCs),
+    (   append(Before, [t(_)-_|_], VCs), \+ member(_-cut, Before) -> R = t(false)  % no cut before may prune it
+    ;   forall(member(V-_, VCs), V == f) -> R = f
     ;   clause_set_tv(RB, G, D, R1) -> R = R1  % the clauses together (probed_cases.pl)
     ;   R = u
     ),
