@@ -160,3 +160,36 @@ async def test_a_clause_a_cut_before_may_prune_is_not_taken_to_hold(tmp_path: Pa
 async def test_a_clause_that_holds_before_any_cut_is_still_told(tmp_path: Path) -> None:
     problems = await _problems(tmp_path, _guard("ok(A)") + "ok(_).\nok(a) :- !, fail.\n")
     assert any(p.startswith(f"warning {LINE} ") and ALWAYS in p for p in problems), problems
+
+
+THROUGH_RULES = [
+    ("ok(A)", "ok(a).\nok(X) :- other(X).\nother(X) :- X \\== a.\n"),
+    ("( one(A) ; other(A) )", "one(a).\nother(X) :- X \\== a.\n"),
+    ("( A == a ; other(A) )", "other(X) :- X \\== a.\n"),
+    ("( one(A) -> true ; other(A) )", "one(X) :- X @< m.\nother(X) :- X @>= m.\n"),
+    ("\\+ ( \\+ one(A), \\+ other(A) )", "one(a).\nother(X) :- X \\== a.\n"),
+    ("ok(A)", "ok(X) :- one(X) ; other(X).\none(a).\nother(X) :- two(X).\ntwo(X) :- X \\== a.\n"),
+]
+
+
+@pytest.mark.parametrize(("goal", "rules"), THROUGH_RULES)
+async def test_a_case_analysis_across_rules_is_warned_about(tmp_path: Path, goal: str, rules: str) -> None:
+    problems = await _problems(tmp_path, _guard(goal) + rules)
+    assert any(p.startswith(f"warning {LINE} ") and ALWAYS in p for p in problems), problems
+
+
+THROUGH_RULES_TESTS = [
+    ("( one(A) ; other(A) )", "one(a).\nother(X) :- X \\== b.\n"),
+    ("( one(A) ; other(A) )", "one(a).\nother(X) :- X \\== a, blocked(X).\n"),
+    ("( one(A) ; other(A) )", "one(a) :- !.\nother(X) :- X \\== a, atom_length(X, 2).\n"),
+    ("( A == a ; ok(A) )", "ok(X) :- ok(X).\n"),  # a loop: never proved
+    ("( A == a ; ok(A) )", "ok(X) :- X \\== a, ok(X).\n"),
+    ("( one(A) ; other(A) )", "one(f(_)).\nother(X) :- X \\== a.\n"),
+    ("( A == a ; one(A, A) )", "one(X, Y) :- X \\== Y.\n"),
+]
+
+
+@pytest.mark.parametrize(("goal", "rules"), THROUGH_RULES_TESTS)
+async def test_rules_testing_the_argument_are_not_warned_about(tmp_path: Path, goal: str, rules: str) -> None:
+    problems = await _problems(tmp_path, _guard(goal) + rules)
+    assert not any(ALWAYS in p for p in problems), problems

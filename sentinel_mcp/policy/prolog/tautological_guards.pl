@@ -51,7 +51,7 @@ tv(_, V, _, u) :- var(V), !.
 tv(_, G, _, u) :- G = _:_, !, unknowns(G).
 tv(RB, G, _, R) :- runnable(G), !, run_pure(RB, G, R).
 tv(RB, G, _, R) :- unknown_value_goal(G), has_unknown(G), !, unknown_value_tv(RB, G, R).  % unknown_values.pl
-tv(RB, (A, B), D, R) :- !, tv(RB, A, D, RA), and_tv(RA, RB, B, D, R).
+tv(RB, (A, B), D, R) :- !, flag(sn_unknown, N0, N0), tv(RB, A, D, RA), and_tv(RA, RB, B, D-N0, R).
 tv(RB, (C -> A ; B), D, R) :- !, if_tv(RB, C, A, B, D, R).
 %  *-> tries the condition's other solutions too: the walk, following the first, can tell only that it holds
 tv(RB, (C *-> A ; B), D, R) :- !, if_tv(RB, C, A, B, D, R0), ( R0 = t(_) -> R = t(false) ; R = u ).
@@ -98,14 +98,15 @@ run_pure(RB, G, R) :-
 erred(E) :- walk_budget_error(E), !, throw(E).  % the walk's own budget: passed on (unfinished_walks.pl)
 erred(_).
 
-%  A conjunction: the second part under the first's bindings; one that fails after a first part that left
+%  A conjunction: the second part under the first's bindings (probed over the unknowns the first made: N0,
+%  the count of unknowns before it); one that fails after a first part that left
 %  solutions untried may hold on another of them (unknown).
 and_tv(f, _, _, _, f) :- !.
-and_tv(t(D1), RB, B, D, R) :- !, probed_kept_tv(RB, B, D, RB1),
+and_tv(t(D1), RB, B, D-N0, R) :- !, probed_kept_tv(RB, B, D, N0, RB1),
     ( RB1 = t(D2) -> ( D1 == true, D2 == true -> R = t(true) ; R = t(false) )
     ; RB1 == f, D1 == true -> R = f
     ; R = u ).
-and_tv(u, RB, B, D, R) :- probed_kept_tv(RB, B, D, RB1), ( RB1 == f -> R = f ; R = u ).  % probed_cases.pl
+and_tv(u, RB, B, D-N0, R) :- probed_kept_tv(RB, B, D, N0, RB1), ( RB1 == f -> R = f ; R = u ).  % probed_cases.pl
 
 %  An if-then-else: a known condition picks its branch; an unknown one holds when both branches do.
 if_tv(RB, C, A, B, D, R) :-
