@@ -12,7 +12,8 @@
 
     What makes a probe tell the value for all is that nothing can read the probe but such a test. So a goal
     is not probed where an unknown reaches anything else: another builtin (atom_length/2, arithmetic, a type
-    test: they tell apart values of one place), a rule of the rulebase, a collection (its result carries the
+    test: they tell apart values of one place), a rule of the rulebase whose clauses do (a rule's clauses are
+    read as a disjunction, rule_cases/4), a collection (its result carries the
     value out), a unification with a variable or a compound (the variable carries it on), a test of two
     different unknowns. A goal that reads (a fact, an answer, a context) is unknown whatever the probe is.
     Fewer warnings, never a false one.
