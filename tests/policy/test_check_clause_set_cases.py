@@ -107,6 +107,7 @@ FACT_READ_COVERING = [
     "\\+ ( booking(A, S), \\+ ( S == x ; S \\== x ) )",
     "\\+ ( booking(A, S), S @< m, S @> m )",
     "( booking(A, S) -> ( memberchk(S, [x, y]) ; S \\== x, S \\== y ) ; true )",
+    "( booking(A, S) *-> ( S == x ; S \\== x ) ; true )",
 ]
 
 
@@ -193,3 +194,19 @@ THROUGH_RULES_TESTS = [
 async def test_rules_testing_the_argument_are_not_warned_about(tmp_path: Path, goal: str, rules: str) -> None:
     problems = await _problems(tmp_path, _guard(goal) + rules)
     assert not any(ALWAYS in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    ("goal", "rules"),
+    [
+        ("\\+ ( booking(A, S), \\+ ok(S) )", "ok(x).\nok(X) :- X \\== x.\n"),
+        ("( booking(A, S) -> ok(S) ; true )", "ok(x).\nok(X) :- X \\== x.\n"),
+        ("( context_value(focus, S) -> ( S == x ; S \\== x ) ; true )", "context(focus).\n"),
+    ],
+)
+async def test_a_value_read_then_tested_by_a_split_rule_is_warned_about(
+    tmp_path: Path, goal: str, rules: str
+) -> None:
+    problems = await _problems(tmp_path, _guard(goal) + rules)
+    assert any(p.startswith(f"warning {LINE} ") and ALWAYS in p for p in problems), problems
+
