@@ -282,14 +282,18 @@ async def _tautological(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
 
 
 UNREACHED = "no guard, context/3 or askable reaches it"
+UNDEFINED_PUBLIC = "declared public but"
 
 
 async def _unreached(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
     """A warning for each predicate the rulebase defines that no guard, context/3 or askable reaches (nor a
     ``:- public`` declaration, for one symbolic queries call): its clauses decide nothing, and a guard meant
-    to call it calls another name."""
+    to call it calls another name. And for each ``:- public`` of a predicate it does not define: queries of
+    it find nothing (a typo of the name or the arity). The walk is on the check's budget: one it cuts is said
+    at the rulebase's first file, never an empty list that reads as "every predicate is reached"."""
     out = []
-    for row in await engine.unreached_rules(rb.module):
+    answer = await engine.unreached_rules(rb.module)
+    for row in answer["unreached"]:
         pi = row["predicate"]
         message = (
             f"{pi} is defined here but {UNREACHED}: its clauses decide nothing (is a guard meant to call it "
@@ -298,6 +302,24 @@ async def _unreached(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
         )
         out.append(Problem(severity="warning", file=row["file"], line=row["line"], message=message,
                            code="unreached_predicate"))
+    for row in answer["undefined_public"]:
+        pi = row["predicate"]
+        message = (
+            f"{pi} is {UNDEFINED_PUBLIC} the rulebase defines no such predicate (no rule, fact or "
+            "declaration of that name and arity): a query of it finds nothing; define it, or correct or "
+            "remove the declaration"
+        )
+        out.append(Problem(severity="warning", file=row["file"], line=row["line"], message=message,
+                           code="undefined_public"))
+    why = answer["unfinished"]
+    if why:
+        where = "within the check's budget" if why == "budget" else "(its walk stopped on an error)"
+        message = (
+            f"{UNFINISHED} which predicates no guard, context/3 or askable reaches {where}: a predicate "
+            "that decides nothing, or a :- public of an undefined one, may be here untold"
+        )
+        out.append(Problem(severity="warning", file=rb.files[0] if rb.files else "", line=0, message=message,
+                           code="unfinished_walk"))
     return out
 
 

@@ -179,10 +179,10 @@ class PrologEngine(EngineThread):
         found = next(v for k, v in answer.items() if k != "unfinished")
         return GuardWalk(found=list(found), unfinished=list(answer["unfinished"]))
 
-    async def unreached_rules(self, module: str) -> list[dict[str, Any]]:
-        """The predicates the rulebase defines that no entry point reaches (unreachable_rules.pl)."""
-        out = await self.json_query(f"sentinel_core:sn_unreached_rules({quote_atom(module)}, Out)")
-        return list(out["unreached"])
+    async def unreached_rules(self, module: str) -> dict[str, Any]:
+        """Unreached rules, undefined ``:- public`` names, unfinished ('' or why): unreachable_rules.pl"""
+        return await self.json_query(f"sentinel_core:sn_check_walk(sn_unreached_rules, {quote_atom(module)}, "
+                                     "Out)")
 
     async def tool_sites(self, module: str) -> list[dict[str, Any]]:
         out = await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)")

@@ -99,3 +99,64 @@ TEST_RULEBASES = Path(__file__).parent / "rulebases"
 async def test_shipped_and_test_rulebases_have_no_such_finding(path: Path) -> None:
     problems = await check_paths(shared_engine(), [path])
     assert not [p for p in problems if UNREACHED in p.message or p.code == "reserved_arity"], problems
+
+
+UNDEFINED_PUBLIC = "declared public but"
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "line"),
+    [
+        (":- public nothere/1.\nguard('t__a', [id = R], mine(R)).\n", "nothere/1", 3),
+        (":- public ok/2.\nok(R) :- mine(R).\nguard('t__a', [id = R], ok(R)).\n", "ok/2", 3),  # another arity
+        ("guard('t__a', [id = R], mine(R)).\n:- public((a/0, nothere/0)).\na.\n", "nothere/0", 4),
+        ("guard('t__a', [id = R], mine(R)).\n:- public [oky/1].\nok(R) :- mine(R).\n", "oky/1", 4),  # a typo
+        ("guard('t__a', [id = R], mine(R)).\n?- public(gone/3).\n", "gone/3", 4),
+    ],
+)
+async def test_a_public_declaration_of_an_undefined_predicate_is_warned_about(
+    tmp_path: Path, text: str, name: str, line: int
+) -> None:
+    f = tmp_path / "p.pl"
+    f.write_text(BASE + text)
+    problems = await check_paths(shared_engine(), [f])
+    mine = [p for p in problems
+            if p.code == "undefined_public" and f"{name} is {UNDEFINED_PUBLIC}" in p.message]
+    assert len(mine) == 1, problems
+    assert (mine[0].severity, mine[0].line, mine[0].file) == ("warning", line, str(f)), mine
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        (BASE + ":- public ok/1.\nok(R) :- mine(R).\n",),
+        (BASE + ":- public mine/1.\n",),  # a base fact: a symbolic query reads it
+        (BASE + ":- public ok/1.\n", "ok(R) :- paid(R).\n"),  # defined in another file
+        (BASE + "ok(R) :- mine(R).\n:- public ok/1.\n",),  # declared after its clauses
+    ],
+)
+async def test_a_public_declaration_of_a_defined_predicate_is_no_problem(
+    tmp_path: Path, texts: tuple[str, ...]
+) -> None:
+    problems = await _problems(tmp_path, *texts)
+    assert not [p for p in problems if UNDEFINED_PUBLIC in p], problems
+
+
+async def test_the_walk_of_unreached_predicates_draws_on_the_check_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check whose budget is spent says it could not finish finding unreached predicates (8,000 rules
+    cost ~0.4 s outside the budget); never silence that reads as "every predicate is reached"."""
+    from sentinel_mcp.policy import checker
+
+    f = tmp_path / "p.pl"
+    f.write_text(BASE + "guard('t__a', [id = R], mine(R)).\n"
+                 + "".join(f"p{i}(X) :- p{i + 1}(X).\n" for i in range(1, 8000)) + "p8000(X) :- mine(X).\n")
+    found = [p for p in await check_paths(shared_engine(), [f]) if p.code == "unreached_predicate"]
+    assert len(found) == 8000, found[:3]  # nothing calls p1/1: the chain is unreached
+    monkeypatch.setattr(checker, "CHECK_INFERENCES", 5_000)
+    problems = await check_paths(shared_engine(), [f])
+    assert not [p for p in problems if p.code == "unreached_predicate"], problems
+    cut = [p for p in problems if p.code == "unfinished_walk" and "which predicates no guard" in p.message]
+    assert len(cut) == 1 and checker.UNFINISHED in cut[0].message and "budget" in cut[0].message, problems
+    assert cut[0].severity == "warning" and cut[0].file == str(f), cut

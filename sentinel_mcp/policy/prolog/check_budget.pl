@@ -17,7 +17,7 @@ sn_check_budget(RB, Inferences, Seconds) :-
 %  sn_check_walk(+Walk, +RB, -Out): one of the checker's walks (engine.py GUARD_WALKS) on RB's budget.
 sn_check_walk(Walk, RB, Out) :-
     must_be(oneof([sn_tautological_guards, sn_negated_arguments, sn_absent_negations, sn_unsure_blind_reads,
-                   sn_unconditional_guards]), Walk),
+                   sn_unconditional_guards, sn_unreached_rules]), Walk),
     setup_call_cleanup(nb_setval(sn_checked_rulebase, RB), call(Walk, RB, Out),
                        nb_setval(sn_checked_rulebase, [])).
 

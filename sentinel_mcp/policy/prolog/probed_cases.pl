@@ -12,32 +12,89 @@
 
     What makes a probe tell the value for all is that nothing can read the probe but such a test. So a goal
     is not probed where an unknown reaches anything else: another builtin (atom_length/2, arithmetic, a type
-    test: they tell apart values of one place), a rule of the rulebase, a collection (its result carries the
+    test: they tell apart values of one place), a rule of the rulebase whose clauses do (a rule's clauses are
+    read as a disjunction, rule_cases/4), a collection (its result carries the
     value out), a unification with a variable or a compound (the variable carries it on), a test of two
     different unknowns. A goal that reads (a fact, an answer, a context) is unknown whatever the probe is.
     Fewer warnings, never a false one.
+
+    What such a read binds is an unknown too, and the goals after it are probed over it (and_tv/5, if_tv/6):
+    a fact holds ground terms, each in one of the places probed, so ( booking(B, S) -> ( S == x ; S \== x )
+    ; true ) is told; booking(B, S), ( S == x ; S \== x ) is not (it holds only where the booking is there).
+    And a rule's clauses are probed together where each alone is unknown (clause_set_tv/4): ok(a) and
+    ok(X) :- X \== a cover every value as ( U = a ; U \== a ) does.
 */
 
 %  probed_tv(+RB, +G, +D, -R): G's value, its bindings undone; one the walk leaves unknown is probed.
 probed_tv(RB, G, D, R) :-
     captured(RB, G, D, R0, _),
-    (   R0 == u, probe_tv(RB, G, D, R1) -> R = R1 ; R = R0 ).
+    (   R0 == u, probe_tv(RB, G, D, 3, R1) -> R = R1 ; R = R0 ).
 
-%  probe_tv(+RB, +G, +D, -R): t(false), f or u from a walk of G for a probe of each place of its unknowns;
+%  probed_kept_tv(+RB, +G, +D, +N0, -R): probed_tv/4 with the walk's bindings kept (the second goal of a
+%  conjunction: what it binds, the goals after it read), probed only where it takes an unknown made since
+%  N0 (by the first goal: a value a fact read gave); those before were probed with the goal that holds the
+%  conjunction, and probing each conjunction's rest over them again costs its length squared. Probed before
+%  the bindings are made: bound, G's unknowns would be other terms.
+probed_kept_tv(RB, G, D, N0, R) :-
+    captured(RB, G, D, R0, Bind),
+    (   R0 == u, \+ \+ ( sub_term(S, G), is_unknown(S), arg(2, S, N), N >= N0 ), probe_tv(RB, G, D, 0, R1)
+    ->  R = R1
+    ;   R = R0
+    ),
+    Bind.
+
+%  clause_set_tv(+RB, +G, +D, -R): the value of G's predicate as a whole, its clauses read as one disjunction
+%  (ok(a). ok(X) :- X \== a. is ( U = a ; U \== a ) for ok(U)), probed as a body is; fails where it cannot
+%  be. A head's variable (its first place) stands for the argument; any other head argument is a test of it
+%  (a constant: of its place; a compound or a repeated variable: not a place test, so not probed). A clause
+%  with a cut is not read so (the probe does not read cuts: ok(a) :- !, fail. is no case of ok(a)).
+clause_set_tv(RB, G, D, R) :-
+    findall(R1, ( rule_cases(RB, G, _, Disj), probe_tv(RB, Disj, D, 3, R1) ), [R]).
+
+%  rule_cases(+RB, +G, -NC, -Disj): the NC clauses of G's predicate (up to 12, none with a cut) as one
+%  disjunction
+rule_cases(RB, G, NC, Disj) :-
+    aggregate_all(count, rule_parts(RB, G, _, _), NC), NC =< 12,
+    \+ ( rule_parts(RB, G, _, B), body_has_cut(B) ),
+    findall(Case, ( rule_parts(RB, G, H, B), clause_case(G, H, B, Case) ), Cases),
+    Cases \== [], case_disjunction(Cases, Disj).
+
+clause_case(G, H, B, (Tests, B1)) :-
+    copy_term((H :- B), (H1 :- B1)), G =.. [_|As], H1 =.. [_|HAs],
+    maplist(head_test, As, HAs, Ts), conjunction(Ts, Tests).  % rule_compiler.pl
+
+head_test(A, HA, true) :- var(HA), !, HA = A.
+head_test(A, HA, A = HA).
+
+case_disjunction([C], C) :- !.
+case_disjunction([C|Cs], (C ; D)) :- case_disjunction(Cs, D).
+
+%  probe_tv(+RB, +G, +D, +Deep, -R): t(false), f or u from a walk of G for a probe of each place of its unknowns
+%  (read through rules Deep deep: none for the rest of each conjunction, which a rule's own probe covers);
 %  fails where G cannot be probed (an unknown reaches more than a test of its place, too many probes).
-probe_tv(RB, G, D, R) :-
-    probe_leaves(RB, G, [], Tested),
+probe_tv(RB, G, D, Deep, R) :-
+    \+ probing,  % a run of a probe probes nothing again: each nesting would multiply the runs
+    probe_leaves(RB, Deep, G, [], Tested),
     Tested \== [],
     pairs_keys(Tested, Us0), sort(Us0, Us), pairs_values(Tested, Cs0), sort(Cs0, Cs),
     length(Us, K), K =< 3, length(Cs, NC), NC =< 12,
     \+ ( member(C, Cs), float(C), C =\= C ),  % NaN: its place in the standard order is no place
     probes(Cs, Probes),
     length(Probes, NP), NP ** K =< 400,
-    findall(R0, ( opened(G, Open, Pairs), probe_each(Pairs, Us, Probes), captured(RB, Open, D, R0, _) ), Rs),
-    (   forall(member(X, Rs), X = t(_)) -> R = t(false)
-    ;   forall(member(X, Rs), X == f) -> R = f
+    % the runs stop at the first that is unknown or differs from the ones before: the value is then unknown
+    State = seen(none),
+    (   forall(( opened(G, Open, Pairs), probe_each(Pairs, Us, Probes), b_setval(sn_probing, true),
+                 captured(RB, Open, D, R0, _) ),
+               ( run_value(R0, V), arg(1, State, V0), ( V0 == none -> nb_setarg(1, State, V) ; V0 == V ) ))
+      , arg(1, State, V1), V1 \== none
+    ->  ( V1 == t -> R = t(false) ; R = f )
     ;   R = u
     ).
+
+run_value(t(_), t).
+run_value(f, f).
+
+probing :- nb_current(sn_probing, P), P == true.
 
 %  probe_each(+Pairs, +Us, +Probes): each probed unknown (Pairs: Unknown-Variable) takes one probe, on
 %  backtracking every combination (the unbound one leaves it a variable); any other is itself again.
@@ -46,18 +103,28 @@ probe_each([U-V|Pairs], Us, Probes) :-
     (   member(U1, Us), U1 == U -> member(P, Probes), ( P = value(V) -> true ; P == unbound ) ; V = U ),
     probe_each(Pairs, Us, Probes).
 
-%  probe_leaves(+RB, +G, +Tested0, -Tested): G's goals, through its control constructs, each one that takes
-%  an unknown a test of its place (Tested: Unknown-Constant of each); fails if one is anything else.
-probe_leaves(_, G, T, T) :- var(G), !.
-probe_leaves(_, G, T, T) :- \+ has_unknown(G), !.
-probe_leaves(_, G, T, T) :- G = _:_, !.                       % unknown whatever it takes
-probe_leaves(_, G, _, _) :- is_unknown(G), !, fail.           % called: the probe would be a goal
-probe_leaves(_, G, _, _) :- collection(G), !, fail.           % its result carries the value out
-probe_leaves(RB, G, T0, T) :- catch(goal_parts(rulebase, G, Parts), refused(_), fail), !,
-    foldl(probe_leaves(RB), Parts, T0, T).
-probe_leaves(_, G, T0, T) :- place_test(G, U, Cs), !, findall(U-C, member(C, Cs), T1), append(T1, T0, T).
-probe_leaves(RB, G, T, T) :- callable(G), functor(G, N, A), \+ pure_builtin(N, A),
+%  probe_leaves(+RB, +K, +G, +Tested0, -Tested): G's goals, through its control constructs, each one that takes
+%  an unknown a test of its place (Tested: Unknown-Constant of each); fails if one is anything else. A rule
+%  that takes one is read through its clauses (rule_cases/4; K rules deep at most: a loop is not probed):
+%  ( one(U) ; other(U) ) with one(a) and other(X) :- X \== a covers every value as ( U = a ; U \== a ) does.
+probe_leaves(RB, K, G, T0, T) :- b_setval(sn_probe_room, 12), probe_leaves_(RB, K, G, T0, T).
+
+probe_leaves_(_, _, G, T, T) :- var(G), !.
+probe_leaves_(_, _, G, T, T) :- \+ has_unknown(G), !.
+probe_leaves_(_, _, G, T, T) :- G = _:_, !.                    % unknown whatever it takes
+probe_leaves_(_, _, G, _, _) :- is_unknown(G), !, fail.        % called: the probe would be a goal
+probe_leaves_(_, _, G, _, _) :- collection(G), !, fail.        % its result carries the value out
+probe_leaves_(RB, K, G, T0, T) :- catch(goal_parts(rulebase, G, Parts), refused(_), fail), !,
+    foldl(probe_leaves_(RB, K), Parts, T0, T).
+probe_leaves_(_, _, G, T0, T) :- place_test(G, U, Cs), !, findall(U-C, member(C, Cs), T1), append(T1, T0, T).
+probe_leaves_(RB, _, G, T, T) :- callable(G), functor(G, N, A), \+ pure_builtin(N, A),
     ( base(RB, G) ; \+ user_pred(RB, G) ), !.                  % reads: unknown whatever it takes
+probe_leaves_(RB, K, G, T0, T) :- K > 0, callable(G), user_pred(RB, G), !,
+    K1 is K - 1, rule_cases(RB, G, NC, Disj), room_for_clauses(NC), probe_leaves_(RB, K1, Disj, T0, T).
+
+%  the clauses read through rules for one probe, 12 at most in all (as many as one rule's): a goal that calls
+%  rules of many clauses, as a real guard's helpers are, is a test of its values, and not read on
+room_for_clauses(NC) :- nb_current(sn_probe_room, R0), R is R0 - NC, R >= 0, b_setval(sn_probe_room, R).
 
 collection(G) :- functor(G, N, A), memberchk(N/A, [findall/3, findall/4, aggregate_all/3, bagof/3, setof/3]).
 

@@ -51,7 +51,7 @@ tv(_, V, _, u) :- var(V), !.
 tv(_, G, _, u) :- G = _:_, !, unknowns(G).
 tv(RB, G, _, R) :- runnable(G), !, run_pure(RB, G, R).
 tv(RB, G, _, R) :- unknown_value_goal(G), has_unknown(G), !, unknown_value_tv(RB, G, R).  % unknown_values.pl
-tv(RB, (A, B), D, R) :- !, tv(RB, A, D, RA), and_tv(RA, RB, B, D, R).
+tv(RB, (A, B), D, R) :- !, flag(sn_unknown, N0, N0), tv(RB, A, D, RA), and_tv(RA, RB, B, D-N0, R).
 tv(RB, (C -> A ; B), D, R) :- !, if_tv(RB, C, A, B, D, R).
 %  *-> tries the condition's other solutions too: the walk, following the first, can tell only that it holds
 tv(RB, (C *-> A ; B), D, R) :- !, if_tv(RB, C, A, B, D, R0), ( R0 = t(_) -> R = t(false) ; R = u ).
@@ -98,22 +98,23 @@ run_pure(RB, G, R) :-
 erred(E) :- walk_budget_error(E), !, throw(E).  % the walk's own budget: passed on (unfinished_walks.pl)
 erred(_).
 
-%  A conjunction: the second part under the first's bindings; one that fails after a first part that left
+%  A conjunction: the second part under the first's bindings (probed over the unknowns the first made: N0,
+%  the count of unknowns before it); one that fails after a first part that left
 %  solutions untried may hold on another of them (unknown).
 and_tv(f, _, _, _, f) :- !.
-and_tv(t(D1), RB, B, D, R) :- !, tv(RB, B, D, RB1),
+and_tv(t(D1), RB, B, D-N0, R) :- !, probed_kept_tv(RB, B, D, N0, RB1),
     ( RB1 = t(D2) -> ( D1 == true, D2 == true -> R = t(true) ; R = t(false) )
     ; RB1 == f, D1 == true -> R = f
     ; R = u ).
-and_tv(u, RB, B, D, R) :- tv(RB, B, D, RB1), ( RB1 == f -> R = f ; R = u ).
+and_tv(u, RB, B, D-N0, R) :- probed_kept_tv(RB, B, D, N0, RB1), ( RB1 == f -> R = f ; R = u ).  % probed_cases.pl
 
 %  An if-then-else: a known condition picks its branch; an unknown one holds when both branches do.
 if_tv(RB, C, A, B, D, R) :-
     captured(RB, C, D, RC, Bind),
     (   RC = t(_) -> Bind, tv(RB, A, D, R)
     ;   RC == f -> tv(RB, B, D, R)
-    ;   findall(RA0, ( unknowns(C), tv(RB, A, D, RA0) ), [RA]),  % the branch, whatever C bound
-        captured(RB, B, D, RB1, _), unknowns((C, A ; B)),
+    ;   findall(RA0, ( unknowns(C), probed_tv(RB, A, D, RA0) ), [RA]),  % the branch, whatever C bound
+        probed_tv(RB, B, D, RB1), unknowns((C, A ; B)),
         ( RA = t(_), RB1 = t(_) -> R = t(false) ; RA == f, RB1 == f -> R = f ; R = u )
     ).
 
@@ -131,18 +132,20 @@ collects_into(findall(_, _, R), R).
 collects_into(findall(_, _, R, _), R).
 collects_into(aggregate_all(S, _, R), R) :- nonvar(S), memberchk(S, [count, sum(_), bag(_), set(_)]).
 
-%  A rule: holds when a clause whose head takes the goal as it is holds; fails when every clause fails or
+%  A rule: holds when a clause whose head takes the goal as it is holds (and no clause before it that may
+%  take the goal has a cut: ok(a) :- !, fail. ok(_). fails for a); fails when every clause fails or
 %  cannot take it whatever the unknowns are; otherwise (a head that takes it only for some value of an
 %  unknown: ok(admin) for ok(Arg)) unknown. What it binds is then unknown.
 rule_tv(RB, G, D, R) :-
     copy_term(G, Open0), open_unknowns(Open0, Open),
-    findall(V, ( rule_parts(RB, G, H, B),
-                 clause_tv(RB, G, Open, H, B, D, V) ), Vs),
-    unknowns(G),
-    (   member(t(_), Vs) -> R = t(false)
-    ;   forall(member(V, Vs), V == f) -> R = f
+    findall(V-Cut, ( rule_parts(RB, G, H, B), clause_tv(RB, G, Open, H, B, D, V),
+                     ( \+ \+ H = Open, body_has_cut(B) -> Cut = cut ; Cut = none ) ), VCs),
+    (   append(Before, [t(_)-_|_], VCs), \+ member(_-cut, Before) -> R = t(false)  % no cut before may prune it
+    ;   forall(member(V-_, VCs), V == f) -> R = f
+    ;   clause_set_tv(RB, G, D, R1) -> R = R1  % the clauses together (probed_cases.pl)
     ;   R = u
-    ).
+    ),
+    unknowns(G).
 
 clause_tv(RB, G, Open, H, B, D, V) :-
     (   \+ \+ H = G

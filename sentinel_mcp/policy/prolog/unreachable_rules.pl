@@ -12,15 +12,33 @@
 :- use_module(library(pairs)).  % group_pairs_by_key/2
 
 %  sn_unreached_rules(+RB, -Out): the first clause of each such predicate, for the checker (checker.py; asked
-%  of a rulebase that loaded: where a clause was refused, the predicates only it called would read unreached).
+%  of a rulebase that loaded: where a clause was refused, the predicates only it called would read unreached),
+%  and each `:- public` of a predicate the rulebase does not define (its queries would find nothing: a typo
+%  of the name, or of its arity). In a check (sn_check_walk/3), on the check's one budget (check_budget.pl):
+%  a walk it cuts is said (unfinished: the reason), never an empty list that reads as "all reached".
 sn_unreached_rules(RB, Out) :-
+    walk_outcome(unreached_rows(RB, Rows, Public), 10000000, O),
+    outcome_reason(O, Why),
+    (   O == done
+    ->  to_json_atom(json([unreached=Rows, undefined_public=Public, unfinished=Why]), Out)
+    ;   to_json_atom(json([unreached=[], undefined_public=[], unfinished=Why]), Out)
+    ).
+
+unreached_rows(RB, Rows, Public) :-
     reached_predicates(RB, Reached),
     findall(N/A-File-Line, ( RB:'$src'(rule, T, File, Line), rule_head(T, H), functor(H, N, A) ), Defs),
     defined_first(Defs, Firsts),
     findall(json([predicate=PA, file=File, line=Line]),
             ( member(N/A-File-Line, Firsts), \+ get_assoc(N/A, Reached, _), format(atom(PA), '~w/~w', [N, A]) ),
             Rows),
-    to_json_atom(json([unreached=Rows]), Out).
+    findall(json([predicate=PA, file=File, line=Line]),
+            ( RB:'$src'(public, N/A, File, Line), \+ public_defined(RB, N/A), format(atom(PA), '~w/~w', [N, A]) ),
+            Public).
+
+%  what a public declaration may name: a rule, a base fact (a query reads it) or a declaration's own name
+public_defined(RB, N/A) :- once(rule_clause(RB, N, A, _)).
+public_defined(RB, PI) :- once(base_indicator(RB, PI)).
+public_defined(_, PI) :- decl_indicator(PI).
 
 %  the first clause of each predicate (where the warning points), in the order they were read
 defined_first(Defs, Firsts) :- empty_assoc(S), defined_first(Defs, S, Firsts).
