@@ -130,6 +130,14 @@ def compose(*parts: Any) -> Marked:
                                                                    MESSAGE_LIMIT).text for p in parts))
 
 
+def error_text(error: BaseException, limit: int = MESSAGE_LIMIT) -> Marked:
+    """``error``'s message as shown: one raised as ``Marked`` (Sentinel's words around values it marked) keeps
+    its marks; any other is a raw value, marked here. ``str(error)`` is a plain str, whose marks, shown again,
+    would read as typed out (``⟨U+27E8⟩U+202E⟨U+27E9⟩``): read an error's text through this."""
+    message = error.args[0] if len(error.args) == 1 else None
+    return safe_text(message if isinstance(message, Marked) else str(error), limit)
+
+
 def display_note(changed: Iterable[tuple[str, Shown]]) -> Marked:
     """One sentence naming the values changed for display, or "" when none was (the names are marked)."""
     items = [f"{name}: {s.what_changed()}" for name, s in changed if s.changed]

@@ -18,7 +18,7 @@ from pathlib import Path
 from tests.support.source_ast import parsed
 
 ROOT = Path(__file__).resolve().parents[2] / "sentinel_mcp"
-MARKING = {"safe_text", "shown", "display_note", "safe_question"}
+MARKING = {"safe_text", "shown", "display_note", "safe_question", "error_text"}
 KEEPS = {"Marked", "compose", "print", "write", "input", "SystemExit"}  # last four: a terminal shows it once
 # a module's own straight-to-the-terminal printer (``ChatTerminal.say`` prints its text, nothing more;
 # ``StderrRelay._write`` writes Sentinel's stderr)
@@ -29,15 +29,6 @@ PRINTERS = {"sentinel_mcp/app/chat_terminal.py": {"say"},
 # exception messages and A2A verdict texts, which cross a boundary (``str(e)``, a guard's facts, a stored row)
 # where a str subclass is lost anyway: marking them once needs the raw value carried to where it is shown.
 UNTRACED: dict[tuple[str, str], int] = {
-    ('sentinel_mcp/a2a/card_signature.py', 'check_card'): 1,
-    ('sentinel_mcp/a2a/discovery.py', 'verify_peer'): 1,
-    ('sentinel_mcp/a2a/listed_peer_card.py', 'verify_listed'): 2,
-    ('sentinel_mcp/a2a/listed_peers.py', 'refusal'): 2,
-    ('sentinel_mcp/a2a/mcp_tools.py', 'a2a_peer_check'): 1,
-    ('sentinel_mcp/a2a/mcp_tools.py', 'a2a_send'): 1,
-    ('sentinel_mcp/a2a/mcp_tools.py', 'only_reads_as_listed'): 1,
-    ('sentinel_mcp/a2a/orchestrator.py', 'offer'): 2,
-    ('sentinel_mcp/a2a/peer_client.py', 'call_peer'): 2,
     ('sentinel_mcp/a2a/peer_trust.py', 'check'): 1,
     ('sentinel_mcp/a2a/peer_trust.py', 'refusal'): 1,
     ('sentinel_mcp/a2a/peer_trust.py', 'shown_peer'): 1,
