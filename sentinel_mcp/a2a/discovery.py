@@ -286,8 +286,8 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     inside = [a for a in addresses if allowed(a, networks)]
     if not inside:
         shown = Marked(", ".join(safe_text(a, 50) for a in addresses[:4]))
-        raise PeerRejected(Marked(f"advertises only addresses outside the allowed networks ({shown}): its card "
-                                  "is not fetched (sentinel.a2a.peer_networks)"))
+        raise PeerRejected(Marked(f"advertises only addresses outside the allowed networks ({shown}): its "
+                                  "card is not fetched (sentinel.a2a.peer_networks)"))
     addresses = inside
     path = txt.get("path") or CARD_PATH
     if not plain_path(path):
@@ -330,7 +330,8 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     if rpc is None:
         raise PeerRejected("card lists no JSONRPC interface at the advertised address")
     if rpc.protocol_version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
-        raise PeerRejected(compose("peer speaks A2A ", safe_text(rpc.protocol_version, 20), f", not {PROTOCOL_VERSION}"))
+        raise PeerRejected(compose("peer speaks A2A ", safe_text(rpc.protocol_version, 20),
+                                   f", not {PROTOCOL_VERSION}"))
     impostor = listed.refusal([card.name, instance_label(instance)], rpc.url)
     if impostor is not None:
         raise PeerRejected(impostor)

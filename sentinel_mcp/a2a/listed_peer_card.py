@@ -65,6 +65,7 @@ async def verify_listed(name: str, url: str, http: httpx2.AsyncClient, *, keys: 
     if rpc is None:
         raise PeerRejected("its card lists no JSONRPC interface at its listed URL")
     if rpc.protocol_version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
-        raise PeerRejected(compose("peer speaks A2A ", safe_text(rpc.protocol_version, 20), f", not {PROTOCOL_VERSION}"))
+        raise PeerRejected(compose("peer speaks A2A ", safe_text(rpc.protocol_version, 20),
+                                   f", not {PROTOCOL_VERSION}"))
     return Peer(instance=name, base_url=base_url, card_url=card_url, card=card, rpc_url=rpc.url, txt={},
                 trust=trust)

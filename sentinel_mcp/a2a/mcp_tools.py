@@ -130,7 +130,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 found: Peer | None = await listed(peer)
                 why = None
             except PeerRejected as e:
-                found, why = None, Marked(f"the listed peer {safe_text(peer, 100)!r} is refused: {error_text(e)}")
+                found = None
+                why = Marked(f"the listed peer {safe_text(peer, 100)!r} is refused: {error_text(e)}")
             return verdict(registry(), peer, found, refuse_unverified=settings.require_verified_peers,
                            seen_by=seen_by, why_unknown=why)
         if not bridged and settings.listed_peers.reads_as(peer) is not None:
@@ -162,8 +163,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             try:
                 target: Peer | None = await listed(peer)
             except PeerRejected as e:
-                raise ToolError(Marked(f"the listed peer {safe_text(peer, 100)!r} is refused: {error_text(e)}: "
-                                       "nothing was sent")) from None
+                raise ToolError(Marked(f"the listed peer {safe_text(peer, 100)!r} is refused: "
+                                       f"{error_text(e)}: nothing was sent")) from None
         else:
             target = registry().find(peer)
         look_alike = only_reads_as_listed(peer) if target is None else None

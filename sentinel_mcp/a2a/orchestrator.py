@@ -155,7 +155,8 @@ async def offer(
         out.reason = f"the orchestrator did not finish within {settings.orchestrator_timeout:g} s"
         return out
     except PeerError as e:  # (what went wrong, not where: the reason reaches the peer whose intent it was)
-        out.reason = compose("the orchestrator is unreachable or refused the offer: ", safe_text(e.why, MAX_REASON))
+        out.reason = compose("the orchestrator is unreachable or refused the offer: ",
+                             safe_text(e.why, MAX_REASON))
         return out
     except ValueError as e:
         out.reason = f"the orchestrator's answer is not usable: {e}"

@@ -63,7 +63,8 @@ def test_a_look_alike_of_a_listed_name_reads_its_override_once() -> None:
 async def test_addresses_outside_the_networks_read_their_override_once() -> None:
     async with httpx2.AsyncClient(timeout=5) as http:
         with pytest.raises(PeerRejected) as refused:
-            await verify_peer("x._a2a._tcp.local.", [f"10.0.0.1{OVERRIDE}"], 80, txt_record(A2ASettings()), http)
+            await verify_peer("x._a2a._tcp.local.", [f"10.0.0.1{OVERRIDE}"], 80, txt_record(A2ASettings()),
+                              http)
     shown = rejected_as_listed(refused.value)
     assert f"10.0.0.1{REAL_ONCE}" in shown and "U+27E8" not in shown, shown
 
@@ -97,12 +98,14 @@ async def test_a_peers_error_reads_its_hidden_character_once(answer: str) -> Non
     async def rpc(request: Request) -> Response:
         if answer == "401":
             return Response(status_code=401, headers={"www-authenticate": f"Bearer realm=x{hidden}y"})
-        return JSONResponse({"jsonrpc": "2.0", "id": "1", "error": {"code": -1, "message": f"no{OVERRIDE}way"}})
+        return JSONResponse({"jsonrpc": "2.0", "id": "1",
+                             "error": {"code": -1, "message": f"no{OVERRIDE}way"}})
 
     async with served_app(lambda _: Starlette(routes=[Route("/a2a", rpc, methods=["POST"])]),
                           log_level="warning") as port:
         with pytest.raises(PeerError) as failed:
             await call_peer(f"http://127.0.0.1:{port}/a2a", "SendMessage", {}, timeout=5)
     once = f"⟨U+{ord(hidden):04X}⟩"
-    for shown in (on_the_terminal(failed.value), error_text(failed.value), error_text(PeerError(failed.value.why))):
+    for shown in (on_the_terminal(failed.value), error_text(failed.value),
+                  error_text(PeerError(failed.value.why))):
         assert once in shown and "U+27E8" not in shown, shown

@@ -55,7 +55,8 @@ def test_symbols_that_pass_for_an_angle_bracket_are_marked() -> None:
     ("⟪", "⟫"), ("《", "》"), ("【", "】"), ("〔", "〕"), ("⦅", "⦆"), ("｢", "｣"), ("⸨", "⸩"), ("༼", "༽"),
     ("⁽", "⁾"), ("⌈", "⌉"), ("︽", "︾"), ("˂", "˃"),
 ])
-def test_a_mark_typed_with_any_unlisted_bracket_never_reads_like_a_real_one(opening: str, closing: str) -> None:
+def test_a_mark_typed_with_any_unlisted_bracket_never_reads_like_a_real_one(opening: str,
+                                                                            closing: str) -> None:
     forged = shown(f"report{opening}U+202E{closing}fdp.exe")
     assert forged.text != REAL and forged.brackets == 2
     assert forged.text == f"report⟨U+{ord(opening):04X}⟩U+202E⟨U+{ord(closing):04X}⟩fdp.exe"
