@@ -130,12 +130,17 @@ def compose(*parts: Any) -> Marked:
                                                                    MESSAGE_LIMIT).text for p in parts))
 
 
-def error_text(error: BaseException, limit: int = MESSAGE_LIMIT) -> Marked:
-    """``error``'s message as shown: one raised as ``Marked`` (Sentinel's words around values it marked) keeps
-    its marks; any other is a raw value, marked here. ``str(error)`` is a plain str, whose marks, shown again,
-    would read as typed out (``⟨U+27E8⟩U+202E⟨U+27E9⟩``): read an error's text through this."""
+def said(error: BaseException) -> str:
+    """``error``'s message as raised: ``Marked`` when it was raised so (Sentinel's words around values it
+    marked), else ``str(error)``, a raw value. ``str`` of a ``Marked`` message is a plain str, whose marks,
+    shown again, would read as typed out (``⟨U+27E8⟩U+202E⟨U+27E9⟩``): pass an error's text on by this."""
     message = error.args[0] if len(error.args) == 1 else None
-    return safe_text(message if isinstance(message, Marked) else str(error), limit)
+    return message if isinstance(message, Marked) else str(error)
+
+
+def error_text(error: BaseException, limit: int = MESSAGE_LIMIT) -> Marked:
+    """``error``'s message as shown: one raised as ``Marked`` keeps its marks; any other is marked here."""
+    return safe_text(said(error), limit)
 
 
 def display_note(changed: Iterable[tuple[str, Shown]]) -> Marked:

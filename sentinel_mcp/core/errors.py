@@ -6,7 +6,7 @@ CLI, the start-up report and built-ins use it, so the same problem reads the sam
 
 from __future__ import annotations
 
-from sentinel_mcp.core.display_text import Marked, compose
+from sentinel_mcp.core.display_text import Marked, compose, said
 
 
 class SentinelError(Exception):
@@ -69,11 +69,8 @@ AREA_ROOTS: tuple[type[SentinelError], ...] = (
 
 def user_message(error: BaseException) -> str:
     """What a person reads: the message itself, prefixed by the area when the message does not say it."""
-    message = error.args[0] if len(error.args) == 1 else None
-    if isinstance(message, Marked):  # Sentinel's words around values it marked: kept marked, never re-marked
-        text: str = Marked(message.strip() or type(error).__name__)
-    else:
-        text = str(error).strip() or type(error).__name__
+    message = said(error)  # Sentinel's words around values it marked stay marked, never marked again
+    text: str = (Marked if isinstance(message, Marked) else str)(message.strip() or type(error).__name__)
     if not isinstance(error, SentinelError) or not error.prefixed or error.area == "sentinel" \
             or text.startswith((f"{error.area}:", f"{error.area} ")):
         return text
