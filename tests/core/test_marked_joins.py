@@ -33,7 +33,6 @@ UNTRACED: dict[tuple[str, str], int] = {
     ('sentinel_mcp/a2a/peer_trust.py', 'refusal'): 1,
     ('sentinel_mcp/a2a/peer_trust.py', 'shown_peer'): 1,
     ('sentinel_mcp/a2a/peer_trust.py', 'verdict'): 1,
-    ('sentinel_mcp/console/inbox_pages.py', 'decide'): 1,
     ('sentinel_mcp/gateway/upstream_calls.py', '_call'): 1,
     ('sentinel_mcp/gateway/upstream_client.py', 'describe_error'): 1,
 }
