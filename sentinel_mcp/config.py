@@ -14,6 +14,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, T
 
 from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
 from sentinel_mcp.core.host_names import is_host
+from sentinel_mcp.core.display_text import Marked, compose, said
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_section
 from sentinel_mcp.core.setting_keys import did_you_mean
@@ -455,7 +456,7 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     try:
         return _validated(data, source, base_dir, as_written, warnings)
     except ConfigError as e:  # an error may quote a value a ${VAR} gave: it names the variable instead
-        raise ConfigError(unexpanded(str(e), given)) from None
+        raise ConfigError(unexpanded(said(e), given)) from None
 
 
 def _validated(data: Any, source: str, base_dir: str | Path, as_written: dict[str, str],
@@ -486,7 +487,9 @@ def _check_sections(cfg: Config) -> None:
     """
     known = sorted(set(SECTION_MODELS) | APPLICATION_SECTIONS)
 
-    def fail(problem: str) -> ConfigError:
+    def fail(problem: str) -> ConfigError:  # (a section model's problem is Marked: kept, never re-marked)
+        if isinstance(problem, Marked):
+            return ConfigError(compose("invalid config ", cfg.source, ": ", problem))
         return ConfigError(f"invalid config {cfg.source}: {problem}")
 
     for i, name in enumerate(cfg.sentinel.builtins):
@@ -509,7 +512,7 @@ def _check_sections(cfg: Config) -> None:
             try:
                 validate_section(model, section, f"sentinel.{key}")
             except ConfigError as e:
-                raise fail(str(e)) from None
+                raise fail(said(e)) from None
 
 
 def _did_you_mean(word: str, known: list[str]) -> str:

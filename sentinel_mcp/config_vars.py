@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.config_shapes import input_env_name, workspace_folder
+from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.errors import ConfigError
 
 # ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder},
@@ -57,9 +58,11 @@ _MIN_HIDDEN = 4
 def unexpanded(text: str, given: dict[str, str]) -> str:
     """``text`` with every value a variable gave (longest first) shown as that variable: an error about a
     value never quotes a secret that came from the environment."""
+    marked = isinstance(text, Marked)  # a marked text quotes a value as shown: its shown form is replaced
     for value in sorted((v for v in given if len(v) >= _MIN_HIDDEN), key=len, reverse=True):
-        text = text.replace(value, given[value])
-    return text
+        text = (text.replace(safe_text(value, len(value)), safe_text(given[value], len(given[value])))
+                if marked else text.replace(value, given[value]))
+    return Marked(text) if marked else text
 
 
 def _input_value(input_id: str, where: str, inputs: dict[str, dict[str, Any]]) -> str:

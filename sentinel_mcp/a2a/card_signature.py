@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.a2a.card_canonical import NotCanonical, parse_unique, signed_form
 from sentinel_mcp.a2a.card_jwk import public_key_of
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.errors import A2AError
 from sentinel_mcp.core.look_alike_names import looks_alike
 from sentinel_mcp.tls.settings import normalize_sha256
@@ -233,8 +233,8 @@ def check_card(card: dict[str, Any], names: list[str], keys: CardKeys) -> CardTr
     ``names``: what the peer is known by (its card's name, its mDNS instance label), to find its pins."""
     imitation = keys.imitated(names)
     if imitation is not None:
-        raise CardRefused(f"its name {safe_text(imitation[0], 100)!r} looks like the pinned peer "
-                          f"{safe_text(imitation[1], 100)!r} but is not that name (a look-alike)")
+        raise CardRefused(Marked(f"its name {safe_text(imitation[0], 100)!r} looks like the pinned peer "
+                                 f"{safe_text(imitation[1], 100)!r} but is not that name (a look-alike)"))
     pins = keys.pins_for(names)
     entries = card.get("signatures")
     if entries is None or entries == []:

@@ -47,7 +47,7 @@ from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import loopback_host
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.settings import ClientTLS
-from sentinel_mcp.core.display_text import Marked, safe_text
+from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
 from sentinel_mcp.core.look_alike_names import looks_alike
 
 log = logging.getLogger(__name__)
@@ -152,7 +152,7 @@ class PeerRegistry:
     def reject(self, name: str, why: str | PeerRejected) -> None:
         """``why``: a refusal's text, or the refusal (a reason it marked stays marked: ``Marked``)."""
         if isinstance(why, PeerRejected):
-            why = why.args[0] if why.args and isinstance(why.args[0], Marked) else str(why)
+            why = error_text(why, 300)
         self.peers.pop(name, None)
         self.rejected.pop(name, None)  # (re-inserted: the newest last)
         self.rejected[name] = why
@@ -285,9 +285,9 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     check_name("its mDNS instance name", instance_label(instance))
     inside = [a for a in addresses if allowed(a, networks)]
     if not inside:
-        shown = ", ".join(safe_text(a, 50) for a in addresses[:4])
-        raise PeerRejected(f"advertises only addresses outside the allowed networks ({shown}): its card is "
-                           "not fetched (sentinel.a2a.peer_networks)")
+        shown = Marked(", ".join(safe_text(a, 50) for a in addresses[:4]))
+        raise PeerRejected(Marked(f"advertises only addresses outside the allowed networks ({shown}): its "
+                                  "card is not fetched (sentinel.a2a.peer_networks)"))
     addresses = inside
     path = txt.get("path") or CARD_PATH
     if not plain_path(path):
@@ -311,7 +311,7 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     try:
         trust = check_card(raw, [card.name, instance_label(instance)], keys)
     except CardRefused as e:
-        raise PeerRejected(f"card signature: {e}"[:300]) from None
+        raise PeerRejected(compose("card signature: ", error_text(e, 280))) from None
     same_scheme = {"https": ("https", "wss"), "http": ("http", "ws")}[scheme]
     # the card counts for the address it came from (the one whose certificate was checked), not for every
     # address the announcement lists: another would send later calls to a host nobody checked
@@ -330,7 +330,8 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     if rpc is None:
         raise PeerRejected("card lists no JSONRPC interface at the advertised address")
     if rpc.protocol_version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
-        raise PeerRejected(f"peer speaks A2A {rpc.protocol_version}, not {PROTOCOL_VERSION}")
+        raise PeerRejected(compose("peer speaks A2A ", safe_text(rpc.protocol_version, 20),
+                                   f", not {PROTOCOL_VERSION}"))
     impostor = listed.refusal([card.name, instance_label(instance)], rpc.url)
     if impostor is not None:
         raise PeerRejected(impostor)

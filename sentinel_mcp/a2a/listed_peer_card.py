@@ -24,7 +24,7 @@ from sentinel_mcp.a2a.discovery import Peer
 from sentinel_mcp.a2a.listed_peers import same_endpoint
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION
 from sentinel_mcp.config import loopback_host
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
 
 
 def _origin(url: str) -> str:
@@ -54,17 +54,18 @@ async def verify_listed(name: str, url: str, http: httpx2.AsyncClient, *, keys: 
     card_url = base_url + CARD_PATH
     raw, card = await fetch_card(http, card_url)
     if folded_name(card.name) != folded_name(name):
-        raise PeerRejected(f"the card at its listed URL is named {safe_text(card.name, 100)!r}, not "
-                           f"{safe_text(name, 100)!r}: another agent answers there")
+        raise PeerRejected(Marked(f"the card at its listed URL is named {safe_text(card.name, 100)!r}, not "
+                                  f"{safe_text(name, 100)!r}: another agent answers there"))
     try:
         trust = check_card(raw, [card.name, name], keys)
     except CardRefused as e:
-        raise PeerRejected(f"card signature: {e}"[:300]) from None
+        raise PeerRejected(compose("card signature: ", error_text(e, 280))) from None
     rpc = next((i for i in card.supported_interfaces
                 if i.protocol_binding == "JSONRPC" and same_endpoint(i.url, url)), None)
     if rpc is None:
         raise PeerRejected("its card lists no JSONRPC interface at its listed URL")
     if rpc.protocol_version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
-        raise PeerRejected(f"peer speaks A2A {safe_text(rpc.protocol_version, 20)}, not {PROTOCOL_VERSION}")
+        raise PeerRejected(compose("peer speaks A2A ", safe_text(rpc.protocol_version, 20),
+                                   f", not {PROTOCOL_VERSION}"))
     return Peer(instance=name, base_url=base_url, card_url=card_url, card=card, rpc_url=rpc.url, txt={},
                 trust=trust)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from sentinel_mcp.a2a.card_signature import folded_name
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.look_alike_names import looks_alike
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
@@ -58,13 +58,13 @@ class ListedPeers:
             for listed, url in self.urls.items():
                 if folded_name(name) == folded_name(listed):
                     if not same_endpoint(url, rpc_url):
-                        return (f"its name {safe_text(name, 100)!r} is the listed peer "
-                                f"{safe_text(listed, 100)!r}, which sentinel.a2a.bridge_targets places "
-                                "elsewhere (an impostor of its name)")
+                        return Marked(f"its name {safe_text(name, 100)!r} is the listed peer "
+                                      f"{safe_text(listed, 100)!r}, which sentinel.a2a.bridge_targets places "
+                                      "elsewhere (an impostor of its name)")
                 elif looks_alike(name, listed):
-                    return (f"its name {safe_text(name, 100)!r} looks like the listed peer "
-                            f"{safe_text(listed, 100)!r} (sentinel.a2a.bridge_targets) but is not that name "
-                            "(a look-alike)")
+                    return Marked(f"its name {safe_text(name, 100)!r} looks like the listed peer "
+                                  f"{safe_text(listed, 100)!r} (sentinel.a2a.bridge_targets) but is not that "
+                                  "name (a look-alike)")
         return None
 
     def reads_as(self, name: str) -> str | None:

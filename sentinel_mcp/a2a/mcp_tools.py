@@ -31,7 +31,7 @@ from sentinel_mcp.a2a.relayed_data import shown_value
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import behind_gateway, origin_of, session_of
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, error_text, safe_text
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
 
@@ -77,8 +77,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         listed_name = settings.listed_peers.reads_as(peer)
         if listed_name is None:
             return None
-        return (f"{safe_text(peer, 100)!r} is not the listed peer {safe_text(listed_name, 100)!r} "
-                "(sentinel.a2a.bridge_targets), it only reads as it: nothing was sent")
+        return Marked(f"{safe_text(peer, 100)!r} is not the listed peer {safe_text(listed_name, 100)!r} "
+                      "(sentinel.a2a.bridge_targets), it only reads as it: nothing was sent")
 
     server = MCPServer("a2a", instructions="Find other A2A agents on the local network and send them tasks.")
 
@@ -130,7 +130,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 found: Peer | None = await listed(peer)
                 why = None
             except PeerRejected as e:
-                found, why = None, f"the listed peer {safe_text(peer, 100)!r} is refused: {e}"
+                found = None
+                why = Marked(f"the listed peer {safe_text(peer, 100)!r} is refused: {error_text(e)}")
             return verdict(registry(), peer, found, refuse_unverified=settings.require_verified_peers,
                            seen_by=seen_by, why_unknown=why)
         if not bridged and settings.listed_peers.reads_as(peer) is not None:
@@ -162,8 +163,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             try:
                 target: Peer | None = await listed(peer)
             except PeerRejected as e:
-                raise ToolError(f"the listed peer {safe_text(peer, 100)!r} is refused: {e}: nothing was sent"
-                                ) from None
+                raise ToolError(Marked(f"the listed peer {safe_text(peer, 100)!r} is refused: "
+                                       f"{error_text(e)}: nothing was sent")) from None
         else:
             target = registry().find(peer)
         look_alike = only_reads_as_listed(peer) if target is None else None

@@ -29,7 +29,7 @@ from sentinel_mcp.a2a.peer_answer import read_task
 from sentinel_mcp.a2a.relayed_data import relayed_data
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer, shown_url
 from sentinel_mcp.a2a.settings import A2ASettings
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, compose, safe_text
 from sentinel_mcp.core.tool_ref import FindsTools, ToolRef, exposed_name
 
 log = logging.getLogger(__name__)
@@ -155,7 +155,8 @@ async def offer(
         out.reason = f"the orchestrator did not finish within {settings.orchestrator_timeout:g} s"
         return out
     except PeerError as e:  # (what went wrong, not where: the reason reaches the peer whose intent it was)
-        out.reason = f"the orchestrator is unreachable or refused the offer: {safe_text(e.why, MAX_REASON)}"
+        out.reason = compose("the orchestrator is unreachable or refused the offer: ",
+                             safe_text(e.why, MAX_REASON))
         return out
     except ValueError as e:
         out.reason = f"the orchestrator's answer is not usable: {e}"
@@ -168,9 +169,9 @@ async def offer(
         state = (
             said_state.removeprefix("TASK_STATE_").lower()
             if said_state in STATES
-            else f"{safe_text(said_state, 60)!r}, not a state"
+            else Marked(f"{safe_text(said_state, 60)!r}, not a state")
         )
-        out.reason = f"the orchestrator answered {state}" + (f": {said}" if said else "")
+        out.reason = compose("the orchestrator answered ", state, *((": ", said) if said else ()))
         return out
     out.taken = True
     out.reason = "the orchestrator took the task"

@@ -12,7 +12,7 @@ import httpx2
 from sentinel_mcp.a2a.bounded_body import BodyRefused, exchange
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, Message, Part
 from sentinel_mcp.core import wire_limits
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, compose, safe_text
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
 from sentinel_mcp.tls.settings import ClientTLS
@@ -24,7 +24,9 @@ class PeerError(A2AError):
     URL as ``shown_url`` shows it."""
 
     def __init__(self, why: str, code: int | None = None, at: str = "") -> None:
-        super().__init__(f"{why} (peer at {at})" if at else why)
+        # (a why of Sentinel's words around marked values stays marked: ``display_text.error_text``)
+        super().__init__(compose(why, " (peer at ", at, ")") if at and isinstance(why, Marked) else
+                         f"{why} (peer at {at})" if at else why)
         self.why = why
         self.code = code
 
@@ -88,7 +90,8 @@ async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: st
         raise PeerError(f"peer unreachable: {type(e).__name__}{detail}", at=at) from None
     if resp.status_code == 401:
         raise PeerError(
-            f"peer refused our credentials (401): {safe_text(resp.headers.get('www-authenticate', ''), 200)}",
+            compose("peer refused our credentials (401): ",
+                    safe_text(resp.headers.get("www-authenticate", ""), 200)),
             401,
             at,
         )
@@ -103,7 +106,7 @@ async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: st
         err = reply["error"] if isinstance(reply["error"], dict) else {}
         code = err.get("code")
         code = code if isinstance(code, int) and not isinstance(code, bool) else None
-        raise PeerError(f"peer error {code}: {safe_text(err.get('message'), 500)}", code)
+        raise PeerError(compose(f"peer error {code}: ", safe_text(err.get("message"), 500)), code)
     return reply.get("result")
 
 

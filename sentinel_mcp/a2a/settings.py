@@ -6,7 +6,7 @@ import ipaddress
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_core import InitErrorDetails
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -21,7 +21,7 @@ from sentinel_mcp.a2a.card_signature import CardKeys, folded_name, load_key
 from sentinel_mcp.a2a.listed_peers import ListedPeers
 from sentinel_mcp.a2a.peer_networks import IPNetwork, default_networks, parse_networks
 from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, ConfigError
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.look_alike_names import looks_alike, name_flaw
 from sentinel_mcp.tls.settings import ClientTLS
 
@@ -141,7 +141,7 @@ class A2ASettings(BaseModel):
     def _own_name(cls, v: str) -> str:
         flaw = name_flaw(v)
         if flaw is not None:  # this agent's card and mDNS name must read as themselves, as a peer's must
-            raise ValueError(f"{safe_text(v, 100)!r} cannot be this agent's name: {flaw}")
+            raise ValueError(Marked(f"{safe_text(v, 100)!r} cannot be this agent's name: {safe_text(flaw)}"))
         return v
 
     @field_validator("peer_keys", "bridge_targets")
@@ -150,7 +150,8 @@ class A2ASettings(BaseModel):
         for name in v if isinstance(v, dict) else ():
             flaw = name_flaw(name) if isinstance(name, str) else None
             if flaw is not None:  # such a name is refused as a peer's: its pin could never be used
-                raise ValueError(f"{safe_text(name, 100)!r} is not a name a peer is taken by: {flaw}")
+                raise ValueError(Marked(f"{safe_text(name, 100)!r} is not a name a peer is taken by: "
+                                        f"{safe_text(flaw)}"))
         return v
 
     @field_validator("peer_keys", "trusted_keys")
@@ -208,16 +209,18 @@ class A2ASettings(BaseModel):
         for where, names in (("peer_keys", self.peer_keys), ("bridge_targets", self.bridge_targets)):
             for peer in names:
                 if folded_name(peer) == folded_name(self.name):
-                    problem = f"is the name of the peer {safe_text(peer, 100)!r} in sentinel.a2a.{where}"
+                    problem = Marked(f"is the name of the peer {safe_text(peer, 100)!r} in "
+                                     f"sentinel.a2a.{where}")
                 elif looks_alike(peer, self.name):
-                    problem = (f"reads as the peer {safe_text(peer, 100)!r} in sentinel.a2a.{where} but is "
-                               "not that name (a look-alike)")
+                    problem = Marked(f"reads as the peer {safe_text(peer, 100)!r} in sentinel.a2a.{where} "
+                                     "but is not that name (a look-alike)")
                 else:
                     continue
+                # a value error whose message is Marked (``core.settings.section_problems`` keeps its marks)
+                why = ValueError(Marked(f"{safe_text(self.name, 100)!r} cannot be this agent's name: "
+                                        f"it {problem}"))
                 raise ValidationError.from_exception_data(type(self).__name__, [InitErrorDetails(
-                    type=PydanticCustomError("own_name", "{name} cannot be this agent's name: it {problem}",
-                                             {"name": repr(safe_text(self.name, 100)), "problem": problem}),
-                    loc=("name",), input=self.name)])
+                    type="value_error", loc=("name",), input=self.name, ctx={"error": why})])
         return self
 
     @model_validator(mode="after")

@@ -24,7 +24,7 @@ from sentinel_mcp.gateway.person_inbox import UPSTREAM_QUESTION
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.decision import Answer, Question
-from sentinel_mcp.core.display_text import Marked, safe_question
+from sentinel_mcp.core.display_text import Marked, compose, safe_question
 from sentinel_mcp.identity.http_auth import a2a_peer_names
 
 log = logging.getLogger(__name__)
@@ -260,7 +260,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                         request,
                         viewer,
                         status=400,
-                        error=f"\u201c{safe_question(Marked(q.message))[0]}\u201d: {problem}",
+                        # the question marked when it was asked, the problem (a field's title) marked here
+                        error=compose("\u201c", safe_question(Marked(q.message))[0], "\u201d: ", problem),
                     )
                 answers[q.key] = answer
         if not await console.inbox.give(item, answers):  # counted once, whichever replica it was given on

@@ -8,9 +8,10 @@ value so long that the part that matters scrolls away. Everything shown to a per
 - characters of the Unicode categories Cc (controls, ESC), Cf (format: bidi controls, zero-width, tags),
   Cs (surrogates), Co (private use), Cn (unassigned), Zl and Zp (line and paragraph separators), and the
   other default-ignorable code points (variation selectors, Hangul fillers, ...) are shown as ``⟨U+XXXX⟩``;
-- so is every character that can pass for the marking's own brackets (``LOOK_ALIKE_BRACKETS``: ``⟨``
-  and ``⟩`` themselves, ``〈〉``, ``〈〉``, ``❬❭``, ``＜＞``, ...; only ASCII ``<`` and ``>`` and the small
-  single guillemets ``‹`` ``›`` of running text are shown raw): a value that types out ``⟨U+202E⟩`` reads
+- so is every bracket and quotation mark but a short allow list of ordinary ones, and every other character
+  that can pass for the marking's own brackets (``mark_brackets``: ``⟨`` and ``⟩`` themselves, ``〈〉``,
+  ``❬❭``, ``＜＞``, ``˂˃``, ...; ASCII ``( ) [ ] { } < >``, ``“ ” ‘ ’ « » ‹ ›`` and the like are shown
+  raw): a value that types out ``⟨U+202E⟩`` reads
   ``⟨U+27E8⟩U+202E⟨U+27E9⟩``, so every ``⟨U+XXXX⟩`` a person sees is Sentinel's;
 - text already shown here is a ``Marked`` string: shown again, its marks are kept as they are (text is marked
   once, where it enters); ``compose`` joins marked pieces and raw ones into one marked text;
@@ -27,6 +28,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from sentinel_mcp.core.mark_brackets import passes_for_mark_bracket
+
 VALUE_LIMIT = 300  # characters of one value in a question
 MESSAGE_LIMIT = 2000  # characters of a whole question or notice
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
@@ -36,16 +39,6 @@ _DEFAULT_IGNORABLE = (
     (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
     (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
     (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
-)
-
-
-# Every single angle bracket, angle quotation mark and less-/greater-than sign of Unicode (by name) but ASCII
-# ``<`` ``>``: each can be drawn like the marking's ``⟨`` ``⟩`` (double ones, ``«`` ``⟪``, cannot). Also raw:
-# the single guillemets ``‹`` ``›`` (U+2039/A): quotation marks of running text, drawn small at x-height,
-# and the separator of Sentinel's own policy section paths ("Book flight › Passengers")
-LOOK_ALIKE_BRACKETS = frozenset(
-    "\u2329\u232a\u276c\u276d\u276e\u276f\u2770\u2771\u27e8\u27e9\u2991\u2992\u29fc\u29fd"
-    "\u3008\u3009\ufe3f\ufe40\ufe64\ufe65\uff1c\uff1e"
 )
 
 
@@ -105,7 +98,7 @@ def shown(value: Any, limit: int = VALUE_LIMIT, *, keep_newlines: bool = False) 
         text = text[:limit]
     hidden = brackets = 0
     if not text.isprintable() or any(
-        is_hidden(ch) or (raw and ch in LOOK_ALIKE_BRACKETS) for ch in text if ord(ch) >= 0x00AD
+        is_hidden(ch) or (raw and passes_for_mark_bracket(ch)) for ch in text if ord(ch) >= 0x00AD
     ):  # else the common case: nothing to mark (isprintable is false for every hidden category)
         out: list[str] = []
         for ch in text:
@@ -114,7 +107,7 @@ def shown(value: Any, limit: int = VALUE_LIMIT, *, keep_newlines: bool = False) 
             elif is_hidden(ch):
                 out.append(f"⟨U+{ord(ch):04X}⟩")
                 hidden += 1
-            elif raw and ch in LOOK_ALIKE_BRACKETS:
+            elif raw and passes_for_mark_bracket(ch):
                 out.append(f"⟨U+{ord(ch):04X}⟩")
                 brackets += 1
             else:
@@ -135,6 +128,19 @@ def compose(*parts: Any) -> Marked:
     Sentinel's own wording, which has nothing to mark). Uncut: the whole is cut where it is shown."""
     return Marked("".join(p if isinstance(p, Marked) else shown(p, len(p) if isinstance(p, str) else
                                                                    MESSAGE_LIMIT).text for p in parts))
+
+
+def said(error: BaseException) -> str:
+    """``error``'s message as raised: ``Marked`` when it was raised so (Sentinel's words around values it
+    marked), else ``str(error)``, a raw value. ``str`` of a ``Marked`` message is a plain str, whose marks,
+    shown again, would read as typed out (``⟨U+27E8⟩U+202E⟨U+27E9⟩``): pass an error's text on by this."""
+    message = error.args[0] if len(error.args) == 1 else None
+    return message if isinstance(message, Marked) else str(error)
+
+
+def error_text(error: BaseException, limit: int = MESSAGE_LIMIT) -> Marked:
+    """``error``'s message as shown: one raised as ``Marked`` keeps its marks; any other is marked here."""
+    return safe_text(said(error), limit)
 
 
 def display_note(changed: Iterable[tuple[str, Shown]]) -> Marked:

@@ -6,6 +6,8 @@ CLI, the start-up report and built-ins use it, so the same problem reads the sam
 
 from __future__ import annotations
 
+from sentinel_mcp.core.display_text import Marked, compose, said
+
 
 class SentinelError(Exception):
     """The root: ``except SentinelError`` catches every deliberate error of every area."""
@@ -67,8 +69,9 @@ AREA_ROOTS: tuple[type[SentinelError], ...] = (
 
 def user_message(error: BaseException) -> str:
     """What a person reads: the message itself, prefixed by the area when the message does not say it."""
-    text = str(error).strip() or type(error).__name__
+    message = said(error)  # Sentinel's words around values it marked stay marked, never marked again
+    text: str = (Marked if isinstance(message, Marked) else str)(message.strip() or type(error).__name__)
     if not isinstance(error, SentinelError) or not error.prefixed or error.area == "sentinel" \
             or text.startswith((f"{error.area}:", f"{error.area} ")):
         return text
-    return f"{error.area}: {text}"
+    return compose(f"{error.area}: ", text) if isinstance(text, Marked) else f"{error.area}: {text}"

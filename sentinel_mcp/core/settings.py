@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from sentinel_mcp.core.display_text import Marked, compose, said
 from sentinel_mcp.core.errors import ConfigError
 from sentinel_mcp.core.setting_keys import did_you_mean, keys_at
 
@@ -40,11 +41,15 @@ def section_problems(err: ValidationError, where: str, model: type[BaseModel] | 
     """``where.key: problem`` for each bad key, in order; a union's branches are one key's "or"."""
     by_key: dict[str, list[str]] = {}
     for e in err.errors():
-        msg = e["msg"].removeprefix("Value error, ")
+        raised = (e.get("ctx") or {}).get("error")
+        # a validator's message raised Marked (it quotes a value it marked) keeps its marks
+        msg = said(raised) if isinstance(raised, BaseException) else e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             msg = "unknown key" + (unknown_key_hint(model, e["loc"]) if model is not None else "")
         by_key.setdefault(_key(e["loc"]), []).append(msg)
-    return [f"{where}.{key}: {' or '.join(dict.fromkeys(msgs))}" if key else f"{where}: {' or '.join(msgs)}"
+    # each problem one marked text: a raw message or key is marked here, a marked one kept
+    return [compose(f"{where}.{key}: " if key else f"{where}: ",
+                    *(p for i, m in enumerate(dict.fromkeys(msgs)) for p in ((" or ", m) if i else (m,))))
             for key, msgs in by_key.items()]
 
 
@@ -58,7 +63,7 @@ def validate_section(model: type[M], section: Any, where: str) -> M:
         # strict: a JSON value of the wrong type is an error, never coerced ("no" is not false, true not 1)
         settings = model.model_validate(section, strict=True)
     except ValidationError as err:
-        raise ConfigError("; ".join(section_problems(err, where, model))) from None
+        raise ConfigError(Marked("; ".join(section_problems(err, where, model)))) from None
     bad = non_finite(settings)
     if bad is not None:
         raise ConfigError(f"{where}.{bad}: not a finite number (a time, a size or a count must be one)")

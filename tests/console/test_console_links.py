@@ -108,9 +108,10 @@ def heading_sid(page: str) -> str:
 def shown_sid(sid: str) -> str:
     # the console makes control, invisible and direction-changing characters visible, and every bracket
     # that could pass for its marks (``⟨``, ``⟩``, look-alikes), so no id types a mark out
-    from sentinel_mcp.core.display_text import LOOK_ALIKE_BRACKETS, is_hidden
+    from sentinel_mcp.core.display_text import is_hidden
+    from sentinel_mcp.core.mark_brackets import passes_for_mark_bracket
 
-    return "".join(f"⟨U+{ord(c):04X}⟩" if is_hidden(c) or c in LOOK_ALIKE_BRACKETS else c for c in sid)
+    return "".join(f"⟨U+{ord(c):04X}⟩" if is_hidden(c) or passes_for_mark_bracket(c) else c for c in sid)
 
 
 async def test_every_hostile_session_id_links_and_revokes_its_own_session(sentinel):

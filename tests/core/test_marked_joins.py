@@ -4,10 +4,10 @@ console's filter, the CLI) a real hidden character in ``v`` reads ``⟨U+27E8⟩
 had typed the mark out.
 
 This reads Sentinel's sources: every f-string, ``+``, ``%``, ``.join`` or ``.format`` with a call of
-``safe_text``/``shown``/``display_note``/``safe_question`` in it must be passed straight to ``Marked`` or
-``compose``, or printed straight (``print``, ``.write``, ``input``, ``SystemExit``: a terminal shows it
-once). The sites not yet traced are listed in ``UNTRACED`` by module and function, counted exactly: a new site
-fails, and so does a fixed one left in the list (take it out)."""
+``safe_text``/``shown``/``display_note``/``safe_question``/``error_text`` in it must be passed straight to
+``Marked`` or ``compose``, or printed straight (``print``, ``.write``, ``input``, ``SystemExit``: a terminal
+shows it once). The sites not yet traced are listed in ``UNTRACED`` by module and function, counted exactly: a
+new site fails, and so does a fixed one left in the list (take it out)."""
 
 from __future__ import annotations
 
@@ -18,34 +18,24 @@ from pathlib import Path
 from tests.support.source_ast import parsed
 
 ROOT = Path(__file__).resolve().parents[2] / "sentinel_mcp"
-MARKING = {"safe_text", "shown", "display_note", "safe_question"}
+MARKING = {"safe_text", "shown", "display_note", "safe_question", "error_text"}
 KEEPS = {"Marked", "compose", "print", "write", "input", "SystemExit"}  # last four: a terminal shows it once
 # a module's own straight-to-the-terminal printer (``ChatTerminal.say`` prints its text, nothing more;
 # ``StderrRelay._write`` writes Sentinel's stderr)
 PRINTERS = {"sentinel_mcp/app/chat_terminal.py": {"say"},
             "sentinel_mcp/gateway/upstream_stderr.py": {"_write"}}
 
-# (module, function): sites whose built str is not yet shown to be marked or never shown again. Most are
-# exception messages and A2A verdict texts, which cross a boundary (``str(e)``, a guard's facts, a stored row)
-# where a str subclass is lost anyway: marking them once needs the raw value carried to where it is shown.
+# (module, function): sites whose built str is not yet shown to be marked or never shown again. Each crosses a
+# boundary where a str subclass is lost: peer_trust's verdict text ("peer") is JSON to the a2a guard, whose
+# ``confirmed`` question is marked again (a card named "Book⟨x⟩" would read "Book⟨U+27E8⟩U+27E8⟨U+27E9⟩x...");
+# an upstream's error is stored marked in the audit row (tests/gateway/test_upstream_error_text.py) and
+# ``sentinel-mcp audit`` marks the row again. Marking them once needs the raw value carried to where it is
+# shown. (An exception's Marked message is kept by ``display_text.said``/``error_text`` and ``user_message``.)
 UNTRACED: dict[tuple[str, str], int] = {
-    ('sentinel_mcp/a2a/card_signature.py', 'check_card'): 1,
-    ('sentinel_mcp/a2a/discovery.py', 'verify_peer'): 1,
-    ('sentinel_mcp/a2a/listed_peer_card.py', 'verify_listed'): 2,
-    ('sentinel_mcp/a2a/listed_peers.py', 'refusal'): 2,
-    ('sentinel_mcp/a2a/mcp_tools.py', 'a2a_peer_check'): 1,
-    ('sentinel_mcp/a2a/mcp_tools.py', 'a2a_send'): 1,
-    ('sentinel_mcp/a2a/mcp_tools.py', 'only_reads_as_listed'): 1,
-    ('sentinel_mcp/a2a/orchestrator.py', 'offer'): 2,
-    ('sentinel_mcp/a2a/peer_client.py', 'call_peer'): 2,
     ('sentinel_mcp/a2a/peer_trust.py', 'check'): 1,
     ('sentinel_mcp/a2a/peer_trust.py', 'refusal'): 1,
     ('sentinel_mcp/a2a/peer_trust.py', 'shown_peer'): 1,
     ('sentinel_mcp/a2a/peer_trust.py', 'verdict'): 1,
-    ('sentinel_mcp/a2a/settings.py', '_own_name'): 1,
-    ('sentinel_mcp/a2a/settings.py', '_own_name_apart'): 2,
-    ('sentinel_mcp/a2a/settings.py', '_pinned_names'): 1,
-    ('sentinel_mcp/console/inbox_pages.py', 'decide'): 1,
     ('sentinel_mcp/gateway/upstream_calls.py', '_call'): 1,
     ('sentinel_mcp/gateway/upstream_client.py', 'describe_error'): 1,
 }
