@@ -55,11 +55,12 @@ class EngineThread:
 
     # ---------------------------------------------------------------- thread
     def start(self) -> None:
+        """The engine thread, started once; every caller waits for it to be ready and gets its start error
+        (a caller after a failed start returned at once before, then queued a job no thread would run)."""
         with self._lock:
-            if self._thread is not None:
-                return
-            self._thread = threading.Thread(target=self._run, name="sentinel-prolog", daemon=True)
-            self._thread.start()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="sentinel-prolog", daemon=True)
+                self._thread.start()
         self._ready.wait()
         if self._start_error is not None:
             raise EngineError(f"cannot start SWI-Prolog: {self._start_error}")
