@@ -316,7 +316,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         """Swipe between two screen points (pixels)."""
         # arg_shapes.py, mirrored by device.pl's guard of device__swipe
         if not (all(coordinate(v) for v in (x1, y1, x2, y2)) and in_range(duration_ms, 1, MAX_SWIPE_MS)):
-            return error_result(f"coordinates must be integers in 0..{MAX_COORD_PX} and duration_ms in "
+            return error_result(f"coordinates must be in 0..{MAX_COORD_PX} (integers) and duration_ms in "
                                 f"1..{MAX_SWIPE_MS}")
         if math.hypot(x2 - x1, y2 - y1) < MIN_SWIPE_PX:
             return error_result(

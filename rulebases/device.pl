@@ -30,10 +30,10 @@ askable(password_entry_allowed(Pkg),
 % --- type_text ---------------------------------------------------------------------------------------
 
 guard('device__type_text', [snapshot_id = S, element_id = E, text = T],
-      ( require(( text_arg(T, 2000, line), atom_length(T, N), N > 0 ),
-                'text: 1..2000 characters, no control character (type lines one at a time)'),
-        require(\+ one_time_code_text(T), 'the text looks like a one-time code; codes are typed by the user'),
+      ( require(\+ one_time_code_text(T), 'the text looks like a one-time code; codes are typed by the user'),
         require(\+ card_number_text(T), 'the text contains a payment card number'),
+        require(( text_arg(T, 2000, line), atom_length(T, N), N > 0 ),
+                'text: 1..2000 characters, no control character (type lines one at a time)'),
         password_rule(S, E) )).
 
 password_rule(S, E) :-
@@ -63,7 +63,7 @@ guard('device__open_app', [package = P],
 
 guard('device__swipe', [args(A)],
       ( require(forall(member(K, [x1, y1, x2, y2]), ( option_value(A, K, none, V), in_range(V, 0, 100000) )),
-                'coordinates must be integers in 0..100000'),
+                'coordinates must be in 0..100000 (integers)'),
         option_value(A, duration_ms, 300, D),
         require(in_range(D, 1, 10000), 'duration_ms must be an integer in 1..10000') )).
 
