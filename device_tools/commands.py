@@ -62,8 +62,9 @@ def input_text(argument: str) -> Argv:
 
 def check_package(package: str) -> str:
     if not package_name(package):  # arg_shapes.py, mirrored by device.pl's package_name/1
-        raise ValueError(f"not an Android package name: {package!r} (dot-separated segments of ASCII letters, "
-                         f"digits and _, the first starting with a letter, at most {MAX_PACKAGE} characters)")
+        raise ValueError(f"not an Android package name: {package!r} (dot-separated segments of ASCII "
+                         "letters, digits and _, the first starting with a letter, at most "
+                         f"{MAX_PACKAGE} characters)")
     return package
 
 

@@ -204,8 +204,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         if not text_arg(body, MAX_BODY, lines=True):  # arg_shapes.py, mirrored by device.pl
             return error_result("body: no control character but line breaks and tabs")
         if not label_text(to, MAX_RECIPIENT):
-            return error_result(f"to: a phone number or a contact's name, at most {MAX_RECIPIENT} characters on "
-                                "one line")
+            return error_result(f"to: a phone number or a contact's name, at most {MAX_RECIPIENT} characters "
+                                "on one line")
         if speaks_of_code(body):  # the rulebase's rule too (device.pl), here however it is spelled
             return error_result("forwarding a one-time code by SMS is never allowed: the message speaks of a "
                                 "code and holds one. Nothing was sent")

@@ -61,8 +61,9 @@ DEFAULT_ALLOW: dict[str, Allowed] = {
 def allow_list(custom: list[str] | None) -> dict[str, Allowed]:
     if custom is None:
         return DEFAULT_ALLOW
-    # A configured entry "prog sub" takes texts (the echo shape: up to 20, no control character) at medium risk,
-    # unless it is a default one. device.pl knows only the defaults: a gateway with it refuses the others.
+    # A configured entry "prog sub" takes texts (the echo shape: up to 20, no control character) at medium
+    # risk, unless it is a default one. device.pl knows only the defaults: a gateway with it refuses the
+    # others.
     return {c: DEFAULT_ALLOW.get(c, Allowed(tuple(c.split()), "words", risk="medium")) for c in custom}
 
 

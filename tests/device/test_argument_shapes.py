@@ -17,15 +17,47 @@ from sentinel_mcp.core.decision import Allow, Deny
 pytestmark = pytest.mark.timeout(240)
 
 
-@pytest.mark.parametrize("arg", ["/sdcard", "Download", ".", "_x", "0", "/sdcard/My Photos/a+b,c@d=e:f.jpg",
-                                 "/proc/version", "..."])
+@pytest.mark.parametrize(
+    "arg",
+    ["/sdcard", "Download", ".", "_x", "0", "/sdcard/My Photos/a+b,c@d=e:f.jpg", "/proc/version", "..."],
+)
 def test_path_arg_takes_plain_paths(arg):
     assert S.path_arg(arg)
 
 
-@pytest.mark.parametrize("arg", ["", "-", "--", "-exec", "..", "../x", "/a/../b", "/a/..", "a/*", "a?", "a[1]",
-                                 "a\x00", "a\n", "a\t", "~", "~/x", "$HOME", "a;b", "a|b", "a`b`", "a'b", 'a"b',
-                                 "a\\b", " x", "－x", "/é", "/\u202e", "x" * 257])
+@pytest.mark.parametrize(
+    "arg",
+    [
+        "",
+        "-",
+        "--",
+        "-exec",
+        "..",
+        "../x",
+        "/a/../b",
+        "/a/..",
+        "a/*",
+        "a?",
+        "a[1]",
+        "a\x00",
+        "a\n",
+        "a\t",
+        "~",
+        "~/x",
+        "$HOME",
+        "a;b",
+        "a|b",
+        "a`b`",
+        "a'b",
+        'a"b',
+        "a\\b",
+        " x",
+        "－x",
+        "/é",
+        "/\u202e",
+        "x" * 257,
+    ],
+)
 def test_path_arg_refuses_options_climbs_globs_controls_and_shell_marks(arg):
     assert not S.path_arg(arg)
 
@@ -39,8 +71,23 @@ def test_the_other_shapes():
     assert not any(S.text_arg(a) for a in ["a\nb", "\x00", "\x1b[2J", "\x7f", "\x85", "x" * 257])
     assert S.text_arg("a\nb\tc", lines=True) and not S.text_arg("a\rb", lines=True)
     assert S.package_name("com.android.settings") and S.package_name("a.b_1.C2")
-    assert not any(S.package_name(p) for p in ["com", "1com.x", "_com.x", "com..x", "com.x.", ".com.x",
-                                                "com.x-y", "com.ｘ", "com.x\n", "a." + "b" * 300, 7, None])
+    assert not any(
+        S.package_name(p)
+        for p in [
+            "com",
+            "1com.x",
+            "_com.x",
+            "com..x",
+            "com.x.",
+            ".com.x",
+            "com.x-y",
+            "com.ｘ",
+            "com.x\n",
+            "a." + "b" * 300,
+            7,
+            None,
+        ]
+    )
     assert S.coordinate(0) and S.coordinate(100_000)
     assert not any(S.coordinate(v) for v in [-1, 100_001, True, 1.0, "5", None])
     assert S.day_name("mon") and S.day_name("Friday")
@@ -50,9 +97,46 @@ def test_the_other_shapes():
 
 
 # a corpus of spellings: pieces from each side of every line a shape draws, joined at random (seeded)
-PIECES = ["/", "sdcard", "..", ".", "-", "--", "l", "R", "a", "*", "?", "[", "\x00", "\n", "\t", " ", ";", "$(",
-          "`", "~", "\\", "é", "－", "\u202e", "\x85", "_", "0", "9", "=", ":", "@", "+", ",", "ro.", "secure",
-          "Z", "3", "x" * 120]
+PIECES = [
+    "/",
+    "sdcard",
+    "..",
+    ".",
+    "-",
+    "--",
+    "l",
+    "R",
+    "a",
+    "*",
+    "?",
+    "[",
+    "\x00",
+    "\n",
+    "\t",
+    " ",
+    ";",
+    "$(",
+    "`",
+    "~",
+    "\\",
+    "é",
+    "－",
+    "\u202e",
+    "\x85",
+    "_",
+    "0",
+    "9",
+    "=",
+    ":",
+    "@",
+    "+",
+    ",",
+    "ro.",
+    "secure",
+    "Z",
+    "3",
+    "x" * 120,
+]
 
 
 def corpus(n: int, seed: int) -> list[str]:
@@ -70,7 +154,9 @@ def builtin_takes(command: str, args: list[str]) -> bool:
 
 async def test_the_rule_and_the_builtin_agree_on_every_terminal_argument(tmp_path):
     words = corpus(160, 7)
-    calls = [(c, [w]) for c in ("cat", "ls", "getprop", "echo", "df", "ps", "pm list packages") for w in words]
+    calls = [
+        (c, [w]) for c in ("cat", "ls", "getprop", "echo", "df", "ps", "pm list packages") for w in words
+    ]
     calls += [("settings get", [a, b]) for a, b in zip(["secure", "system", "global", *words[:40]], words)]
     calls += [(a["command"], a["args"]) for _, a in [*TERMINAL_ATTACKS, *TERMINAL_FINE]]
     async with guarded_device(tmp_path) as (_, port, guard):
@@ -87,13 +173,19 @@ async def test_the_rule_and_the_builtin_agree_on_every_terminal_argument(tmp_pat
 
 
 async def test_the_rule_refuses_the_attacks_on_other_tools_and_takes_their_ordinary_uses(tmp_path):
-    typed = [("type_text", {"snapshot_id": "s-1", "element_id": "e-1", "text": t}) for t in
-             ["a\nb", "\x00", "x" * 2001, "", "\x1b[2J"]]
+    typed = [
+        ("type_text", {"snapshot_id": "s-1", "element_id": "e-1", "text": t})
+        for t in ["a\nb", "\x00", "x" * 2001, "", "\x1b[2J"]
+    ]
     strict = [  # the rule is type-strict: a boolean, a text or a float is not an integer
-        ("swipe", {"x1": True, "y1": 0, "x2": 0, "y2": 500}), ("swipe", {"x1": "5", "y1": 0, "x2": 0, "y2": 500}),
-        ("swipe", {"x1": 5.5, "y1": 0, "x2": 0, "y2": 500}), ("alarm_set", {"hour": "7", "minute": 0}),
-        ("timer_set", {"seconds": 60.5}), ("open_app", {"package": 7}), ("alarm_set", {"hour": 7, "minute": 0,
-                                                                                        "days": "mon"})]
+        ("swipe", {"x1": True, "y1": 0, "x2": 0, "y2": 500}),
+        ("swipe", {"x1": "5", "y1": 0, "x2": 0, "y2": 500}),
+        ("swipe", {"x1": 5.5, "y1": 0, "x2": 0, "y2": 500}),
+        ("alarm_set", {"hour": "7", "minute": 0}),
+        ("timer_set", {"seconds": 60.5}),
+        ("open_app", {"package": 7}),
+        ("alarm_set", {"hour": 7, "minute": 0, "days": "mon"}),
+    ]
     async with guarded_device(tmp_path) as (_, port, guard):
         for tool, args in [*OTHER_ATTACKS, *typed, *strict]:
             d = await guard.decide(port.call_of(f"device__{tool}", args))
