@@ -67,6 +67,10 @@ guard('device__swipe', [args(A)],
         option_value(A, duration_ms, 300, D),
         require(in_range(D, 1, 10000), 'duration_ms must be an integer in 1..10000') )).
 
+guard('device__screen_ocr', [args(A)],
+      require(forall(member(K, [x1, y1, x2, y2]), ( option_value(A, K, null, V), ( V == null ; in_range(V, 0, 100000) ) )),
+              'the corners must be in 0..100000 (integers)')).
+
 guard('device__alarm_set', [args(A)],
       ( option_value(A, hour, none, H), option_value(A, minute, none, M),
         require(( in_range(H, 0, 23), in_range(M, 0, 59) ), 'hour must be 0..23 and minute 0..59'),

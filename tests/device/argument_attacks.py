@@ -204,6 +204,8 @@ OTHER_ATTACKS: list[Call] = [
             {"duration_minutes": 0},
         ]
     ],
+    ("screen_ocr", {"x1": -1, "y1": 0, "x2": 100, "y2": 100}),
+    ("screen_ocr", {"x1": 0, "y1": 0, "x2": 10**9, "y2": 100}),
 ]
 OTHER_FINE: list[Call] = [
     ("open_app", {"package": "com.android.settings"}),

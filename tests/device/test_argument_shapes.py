@@ -190,6 +190,10 @@ async def test_the_rule_refuses_the_attacks_on_other_tools_and_takes_their_ordin
         for tool, args in [*OTHER_ATTACKS, *typed, *strict]:
             d = await guard.decide(port.call_of(f"device__{tool}", args))
             assert isinstance(d, Deny), (tool, args, d)
-        for tool, args in OTHER_FINE:
+        for tool, args in [
+            *OTHER_FINE,
+            ("screen_ocr", {"x1": 0, "y1": 0, "x2": 100, "y2": 100}),
+            ("screen_ocr", {}),
+        ]:
             d = await guard.decide(port.call_of(f"device__{tool}", args))
             assert isinstance(d, Allow), (tool, args, d)
