@@ -67,6 +67,13 @@ guard('device__swipe', [args(A)],
         option_value(A, duration_ms, 300, D),
         require(in_range(D, 1, 10000), 'duration_ms must be an integer in 1..10000') )).
 
+% the choices the built-in's schema gives (Literal): the sms box is a content URI's last segment
+guard('device__sms_list', [args(A)],
+      ( option_value(A, box, inbox, B), require(memberchk(B, [inbox, sent]), 'box must be inbox or sent') )).
+
+guard('device__scroll', [direction = D],
+      require(memberchk(D, [up, down, left, right]), 'direction must be up, down, left or right')).
+
 guard('device__screen_ocr', [args(A)],
       require(forall(member(K, [x1, y1, x2, y2]), ( option_value(A, K, null, V), ( V == null ; in_range(V, 0, 100000) ) )),
               'the corners must be in 0..100000 (integers)')).

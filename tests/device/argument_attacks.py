@@ -206,8 +206,14 @@ OTHER_ATTACKS: list[Call] = [
     ],
     ("screen_ocr", {"x1": -1, "y1": 0, "x2": 100, "y2": 100}),
     ("screen_ocr", {"x1": 0, "y1": 0, "x2": 10**9, "y2": 100}),
+    ("sms_list", {"box": "inbox/../x"}),
+    ("sms_list", {"box": "draft"}),
+    ("sms_list", {"box": "Inbox"}),
+    ("scroll", {"direction": "sideways"}),
+    ("scroll", {"direction": "Down"}),
 ]
 OTHER_FINE: list[Call] = [
+    ("scroll", {"direction": "down"}),
     ("open_app", {"package": "com.android.settings"}),
     swipe(),
     swipe(0, 0, 1000, 2000, duration_ms=10_000),

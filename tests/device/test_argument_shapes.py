@@ -194,6 +194,8 @@ async def test_the_rule_refuses_the_attacks_on_other_tools_and_takes_their_ordin
             *OTHER_FINE,
             ("screen_ocr", {"x1": 0, "y1": 0, "x2": 100, "y2": 100}),
             ("screen_ocr", {}),
+            ("sms_list", {"box": "sent"}),
+            ("sms_list", {}),
         ]:
             d = await guard.decide(port.call_of(f"device__{tool}", args))
             assert isinstance(d, Allow), (tool, args, d)
