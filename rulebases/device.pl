@@ -12,7 +12,9 @@
 %     allow-listed options (never recursive);
 %   * type_text into a password field: the user grants it per app (asked once, valid 10 minutes),
 %     on top of the device's own per-action confirmation, and the agent cannot answer for the user;
-%   * the text typed anywhere is never a one-time code or a payment card number.
+%   * the text typed anywhere is never a one-time code or a payment card number;
+%   * every argument that reaches the phone has its allow-listed shape (device_tools/arg_shapes.py, mirrored
+%     here by name): terminal arguments, packages, coordinates, numbers, labels and texts, enum choices.
 
 % --- what the screen says about an element (read-only, no device access) ---------------------------
 
