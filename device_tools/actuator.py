@@ -26,6 +26,7 @@ from .confirmation_text import question_for
 from .device_words import quoted
 from .element_registry import Element, ElementRegistry, Snapshot, named, parse_dump
 from .hit_test import tap_receivers
+from .rated_reading import reading
 from .errors import CommandRefused, DeviceError, DumpFailed, FocusMoved
 from .gate import SENT_KEPT, Approval, CommandGate
 from .risk_classifier import ActionRiskClassifier
@@ -124,6 +125,13 @@ class Actuator:
         if now.fingerprint != wanted.fingerprint:
             raise StaleElement(
                 f"element {wanted.id} ({wanted.shown}) changed since snapshot {snapshot_id}", fresh
+            )
+        # what it means: an "OK" is the same node in every app's dialog; the caller chose it under what the
+        # snapshot said around it (rated_reading: its app, its row, what it stands under), and that must hold
+        if reading(old, [wanted.id]) != reading(fresh, [now.id]):
+            raise StaleElement(
+                f"what the screen says in or around element {wanted.id} ({wanted.shown}) changed since "
+                f"snapshot {snapshot_id}", fresh
             )
         return now, fresh
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from .arg_shapes import MAX_PACKAGE, package_name
+
 Argv = list[str]
 
-PACKAGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
 KEYCODE_RE = re.compile(r"^(KEYCODE_[A-Z0-9_]+|[0-9]{1,3})$")
 
 DUMP: Argv = ["uiautomator", "dump", "/dev/tty"]
@@ -60,8 +61,10 @@ def input_text(argument: str) -> Argv:
 
 
 def check_package(package: str) -> str:
-    if not PACKAGE_RE.fullmatch(package or ""):
-        raise ValueError(f"not an Android package name: {package!r}")
+    if not package_name(package):  # arg_shapes.py, mirrored by device.pl's package_name/1
+        raise ValueError(f"not an Android package name: {package!r} (dot-separated segments of ASCII "
+                         "letters, digits and _, the first starting with a letter, at most "
+                         f"{MAX_PACKAGE} characters)")
     return package
 
 

@@ -110,21 +110,6 @@ def private_path(path: str) -> bool:
     return _private_normal(normal_path(path)) or _private_normal(physical_path(path))
 
 
-# what ``ls`` may be given (an allow list, not a list of what it may not): a bundle of these short options
-# (never R: from any directory above it a recursive listing walks into app data, ``ls -R /sdcard`` lists
-# Android/data), or a path. No long option (GNU getopt takes any unambiguous prefix: ``--rec``), no ``--``.
-LISTING_LETTERS = frozenset("1aAcdFhilnprsStu")
-_PATH_START = frozenset("/._abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-
-
-def listing_arg(arg: str) -> bool:
-    """An option bundle of allow-listed letters (``-la``), or a path starting with an ASCII letter, digit,
-    ``/``, ``.`` or ``_`` (so nothing another reader takes for an option: a fullwidth hyphen)."""
-    if arg.startswith("-"):
-        return len(arg) > 1 and all(c in LISTING_LETTERS for c in arg[1:])
-    return arg[:1] in _PATH_START
-
-
 def path_operands(args: list[str]) -> list[str]:
     """The arguments a command may read as paths: every operand, and the value of ``--opt=value``."""
     out = []

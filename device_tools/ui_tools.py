@@ -15,6 +15,7 @@ from sentinel_mcp.core.builtin import SELF_CONFIRMS
 
 from . import commands as C
 from .actions import RISK_ORDER, ProposedAction
+from .arg_shapes import MAX_COORD_PX, MAX_SWIPE_MS, coordinate, in_range
 from .device_words import quoted
 from .actuator import UNTRUSTED_KEY, ActionOutcome, StaleElement
 from .element_registry import Element, Snapshot
@@ -313,8 +314,10 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     @screen
     async def swipe(x1: int, y1: int, x2: int, y2: int, ctx: Context, duration_ms: int = 300) -> Result:
         """Swipe between two screen points (pixels)."""
-        if not (0 < duration_ms <= 10000) or min(x1, y1, x2, y2) < 0 or max(x1, y1, x2, y2) > MAX_COORD_PX:
-            return error_result(f"coordinates must be in 0..{MAX_COORD_PX} and duration_ms in 1..10000")
+        # arg_shapes.py, mirrored by device.pl's guard of device__swipe
+        if not (all(coordinate(v) for v in (x1, y1, x2, y2)) and in_range(duration_ms, 1, MAX_SWIPE_MS)):
+            return error_result(f"coordinates must be in 0..{MAX_COORD_PX} (integers) and duration_ms in "
+                                f"1..{MAX_SWIPE_MS}")
         if math.hypot(x2 - x1, y2 - y1) < MIN_SWIPE_PX:
             return error_result(
                 f"a swipe that moves less than {MIN_SWIPE_PX} px is a tap or a long press: use click or "
@@ -484,7 +487,6 @@ def window_at(screen: Snapshot, x: int, y: int) -> str:
 
 TAPPING = ("click", "long_click", "type", "clear")  # kinds whose commands tap the target's centre
 KEYED = ("type", "clear")  # kinds whose tap focuses a field, then send keys to the focus
-MAX_COORD_PX = 100_000  # past any screen; a larger int is past a float's range (math.hypot would raise)
 MIN_SCREEN_PX = 120  # the smallest Android screens (watches) are 240 px wide; a scroll over one moves 60 %
 MIN_SWIPE_PX = 48  # Android's touch slop is 8 dp (24 px at 3x): a shorter movement is a tap or a long press
 

@@ -12,7 +12,9 @@
 %     allow-listed options (never recursive);
 %   * type_text into a password field: the user grants it per app (asked once, valid 10 minutes),
 %     on top of the device's own per-action confirmation, and the agent cannot answer for the user;
-%   * the text typed anywhere is never a one-time code or a payment card number.
+%   * the text typed anywhere is never a one-time code or a payment card number;
+%   * every argument that reaches the phone has its allow-listed shape (device_tools/arg_shapes.py, mirrored
+%     here by name): terminal arguments, packages, coordinates, numbers, labels and texts, enum choices.
 
 % --- what the screen says about an element (read-only, no device access) ---------------------------
 
@@ -32,6 +34,8 @@ askable(password_entry_allowed(Pkg),
 guard('device__type_text', [snapshot_id = S, element_id = E, text = T],
       ( require(\+ one_time_code_text(T), 'the text looks like a one-time code; codes are typed by the user'),
         require(\+ card_number_text(T), 'the text contains a payment card number'),
+        require(( text_arg(T, 2000, line), atom_length(T, N), N > 0 ),
+                'text: 1..2000 characters, no control character (type lines one at a time)'),
         password_rule(S, E) )).
 
 password_rule(S, E) :-
@@ -44,7 +48,8 @@ password_rule(S, E) :-
 % --- sms_send ----------------------------------------------------------------------------------------
 
 guard('device__sms_send', [to = To, body = Body],
-      ( require(atom(To), 'to must be a phone number or a contact name'),
+      ( require(text_arg(To, 100, line), 'to must be a phone number or a contact name (at most 100 characters on one line)'),
+        require(text_arg(Body, 1600, lines), 'the message body is at most 1600 characters, no control character but line breaks and tabs'),
         atom_length(Body, N),
         require(N > 0, 'the message body is empty'),
         require(N =< 1600, 'the message body is longer than 1600 characters'),
@@ -53,6 +58,73 @@ guard('device__sms_send', [to = To, body = Body],
 sms_carries_code(Body) :- one_time_code_text(Body).
 sms_carries_code(Body) :- atom(Body), atom_codes(Body, Cs), length(Cs, N), N >= 4, N =< 8, all_digits(Cs).
 
+% --- the other tools' arguments: the shapes of device_tools/arg_shapes.py ------------------------------------
+
+guard('device__open_app', [package = P],
+      require(package_name(P), 'not an Android package name: dot-separated segments of ASCII letters, digits and _, the first starting with a letter, at most 255 characters')).
+
+guard('device__swipe', [args(A)],
+      ( require(forall(member(K, [x1, y1, x2, y2]), ( option_value(A, K, none, V), in_range(V, 0, 100000) )),
+                'coordinates must be in 0..100000 (integers)'),
+        option_value(A, duration_ms, 300, D),
+        require(in_range(D, 1, 10000), 'duration_ms must be an integer in 1..10000') )).
+
+% the choices the built-in's schema gives (Literal): the sms box is a content URI's last segment
+guard('device__sms_list', [args(A)],
+      ( option_value(A, box, inbox, B), require(memberchk(B, [inbox, sent]), 'box must be inbox or sent') )).
+
+guard('device__scroll', [direction = D],
+      require(memberchk(D, [up, down, left, right]), 'direction must be up, down, left or right')).
+
+guard('device__screen_ocr', [args(A)],
+      require(forall(member(K, [x1, y1, x2, y2]), ( option_value(A, K, null, V), ( V == null ; in_range(V, 0, 100000) ) )),
+              'the corners must be in 0..100000 (integers)')).
+
+guard('device__alarm_set', [args(A)],
+      ( option_value(A, hour, none, H), option_value(A, minute, none, M),
+        require(( in_range(H, 0, 23), in_range(M, 0, 59) ), 'hour must be 0..23 and minute 0..59'),
+        option_value(A, label, '', L),
+        require(text_arg(L, 200, line), 'label: at most 200 characters on one line, no control character'),
+        option_value(A, days, [], Ds),
+        require(( Ds == null ; is_list(Ds), forall(member(X, Ds), day_name(X)) ), 'days must be day names (mon, tue, ... or monday, ...)') )).
+
+guard('device__timer_set', [args(A)],
+      ( option_value(A, seconds, none, S),
+        require(in_range(S, 1, 86400), 'seconds must be 1..86400'),
+        option_value(A, label, '', L),
+        require(text_arg(L, 200, line), 'label: at most 200 characters on one line, no control character') )).
+
+guard('device__contact_create', [name = N],
+      require(( text_arg(N, 200, line), atom_length(N, K), K > 0 ), 'name: 1..200 characters on one line, no control character')).
+
+guard('device__calendar_create', [args(A)],
+      ( option_value(A, title, '', T), option_value(A, location, '', L),
+        require(( text_arg(T, 200, line), text_arg(L, 200, line) ), 'title and location: at most 200 characters on one line, no control character'),
+        option_value(A, description, '', D),
+        require(text_arg(D, 30000, lines), 'description: at most 30000 characters, no control character but line breaks and tabs'),
+        option_value(A, calendar_id, 1, C),
+        require(in_range(C, 1, 2147483647), 'calendar_id must be 1..2147483647'),
+        option_value(A, duration_minutes, 60, M),
+        require(in_range(M, 1, 527040), 'duration_minutes must be 1..527040') )).
+
+% an integer (never a boolean, float or text) in Low..High
+in_range(V, Low, High) :- integer(V), V >= Low, V =< High.
+
+day_name(X) :-
+    atom(X), downcase_atom(X, D),
+    memberchk(D, [sun, mon, tue, wed, thu, fri, sat, sunday, monday, tuesday, wednesday, thursday, friday, saturday]).
+
+% dot-separated segments of ASCII letters, digits and _, at least two, the first starting with a letter; at
+% most 255 characters (arg_shapes.package_name)
+package_name(P) :-
+    atom(P), atom_length(P, N), N > 0, N =< 255, atomic_list_concat(Segs, '.', P), Segs = [First, _|_],
+    atom_codes(First, [C0|_]), ascii_letter(C0),
+    forall(member(S, Segs), ( atom_codes(S, Cs), Cs \== [], forall(member(C, Cs), package_char(C)) )).
+package_char(C) :- ascii_alnum(C).
+package_char(0'_).
+ascii_letter(C) :- C >= 0'a, C =< 0'z.
+ascii_letter(C) :- C >= 0'A, C =< 0'Z.
+
 % --- terminal_run ------------------------------------------------------------------------------------
 
 guard('device__terminal_run', [command = C, args(A)],
@@ -60,44 +132,92 @@ guard('device__terminal_run', [command = C, args(A)],
         option_value(A, args, [], Args),
         require(text_list(Args), 'args must be a list of texts'),
         require(\+ ( member(X, Args), private_arg(X) ), 'private app data and databases are off limits'),
-        require(args_shape(Shape, Args),
-                'ls takes option bundles of -1aAcdFhilnprsStu and paths only; a recursive listing walks into private app data: list one directory at a time') )).
+        terminal_shape_reason(Shape, Why),
+        require(args_shape(Shape, Args), Why) )).
 
-% The commands (the device's allow list again) and the shape their arguments must have.
-terminal_command(getprop, free).
-terminal_command(date, free).
-terminal_command(uptime, free).
-terminal_command(whoami, free).
-terminal_command(id, free).
+% The commands (the device's allow list again) and the shape their whole argument list must have: an allow
+% list of what each argument may be, not a list of what it may not (device_tools/arg_shapes.py
+% TERMINAL_SHAPES, the same names, character sets and bounds).
+terminal_command(getprop, prop).
+terminal_command(date, none).
+terminal_command(uptime, none).
+terminal_command(whoami, none).
+terminal_command(id, none).
 terminal_command(ls, listing).
-terminal_command(df, free).
-terminal_command(ps, free).
-terminal_command('pm list packages', free).
-terminal_command('wm size', free).
-terminal_command('wm density', free).
-terminal_command('settings get', free).
-terminal_command(echo, free).
-terminal_command(cat, free).   % not the battery: the sensors' (consent)
+terminal_command(df, disk).
+terminal_command(ps, process).
+terminal_command('pm list packages', packages).
+terminal_command('wm size', none).
+terminal_command('wm density', none).
+terminal_command('settings get', setting).
+terminal_command(echo, words).
+terminal_command(cat, file).   % not the battery: the sensors' (consent)
+
+terminal_shape_reason(none, 'the command takes no argument').
+terminal_shape_reason(listing, 'ls takes at most 4 arguments, bundles of -1aAcdFhilnprsStu and paths only (no `..`, glob or long option); a recursive listing walks into private app data: list one directory at a time').
+terminal_shape_reason(prop, 'getprop takes one property name (letters, digits, . _ : @ -)').
+terminal_shape_reason(disk, 'df takes at most 2 arguments, bundles of -ahHikP and paths (no `..`)').
+terminal_shape_reason(process, 'ps takes at most 3 arguments, bundles of -AadefLlnwZ and process names').
+terminal_shape_reason(packages, 'pm list packages takes at most 2 arguments, one of -3 -d -e -f -i -l -s -u -U each, or a name filter').
+terminal_shape_reason(setting, 'settings get takes a namespace (system, secure or global) and a key').
+terminal_shape_reason(words, 'echo takes at most 20 texts of up to 256 characters, no control character').
+terminal_shape_reason(file, 'cat takes one path (no option, `..`, glob or control character)').
 
 text_list(Args) :- is_list(Args), forall(member(X, Args), atom(X)).
 
-% ls: an allow list of what each argument may be (device_paths.py listing_arg), not a list of what it may
-% not: a bundle of short options without R (-la, -lh), or a path. No long option (GNU getopt takes any
-% unambiguous prefix: --rec is --recursive), no `--` (nothing a listing needs), and a path starts with an
-% ASCII letter, digit, '/', '.' or '_', so nothing that reads as an option another way (a fullwidth hyphen)
-% passes.
-args_shape(free, _).
-args_shape(listing, Args) :- forall(member(X, Args), listing_arg(X)).
+args_shape(none, []).
+args_shape(listing, Args) :- at_most(Args, 4), forall(member(X, Args), listing_arg(X)).
+args_shape(prop, Args) :- at_most(Args, 1), forall(member(X, Args), name_arg(X)).
+args_shape(disk, Args) :- at_most(Args, 2), forall(member(X, Args), ( option_bundle(X, 'ahHikP') ; path_arg(X) )).
+args_shape(process, Args) :-
+    at_most(Args, 3), forall(member(X, Args), ( option_bundle(X, 'AadefLlnwZ') ; name_arg(X) )).
+args_shape(packages, Args) :- at_most(Args, 2), forall(member(X, Args), ( pm_option(X) ; name_arg(X) )).
+args_shape(setting, [Ns, Key]) :- memberchk(Ns, [system, secure, global]), name_arg(Key).
+args_shape(words, Args) :- at_most(Args, 20), forall(member(X, Args), text_arg(X, 256, line)).
+args_shape(file, Args) :- at_most(Args, 1), forall(member(X, Args), path_arg(X)).
 
-listing_arg(X) :- atom_codes(X, [0'-, L|Ls]), forall(member(O, [L|Ls]), listing_letter(O)).
-listing_arg(X) :- atom_codes(X, [P|_]), path_start(P).
+at_most(L, N) :- length(L, K), K =< N.
 
-listing_letter(O) :- atom_codes('1aAcdFhilnprsStu', Os), memberchk(O, Os).
+% an option bundle: '-' and one or more of Letters (-la); never '--' or a long option
+option_bundle(X, Letters) :-
+    atom_codes(X, [0'-, L|Ls]), atom_codes(Letters, Os), forall(member(O, [L|Ls]), memberchk(O, Os)).
+
+% ls: a bundle of short options without R (a recursive listing walks into app data from any directory above
+% it), or a path
+listing_arg(X) :- option_bundle(X, '1aAcdFhilnprsStu').
+listing_arg(X) :- path_arg(X).
+
+% a path: 1..256 of ASCII letters, digits and / . _ - + , @ = : and space, starting with a letter, digit, '/',
+% '.' or '_' (never an option), no '..' segment: no glob, quote, backslash, control or non-ASCII character
+path_arg(X) :-
+    atom(X), atom_length(X, N), N > 0, N =< 256, atom_codes(X, [P|Cs]), path_start(P),
+    forall(member(C, Cs), path_char(C)), atomic_list_concat(Segs, '/', X), \+ memberchk('..', Segs).
 
 path_start(P) :- atom_codes('/._', Ps), memberchk(P, Ps).
-path_start(P) :- P >= 0'a, P =< 0'z.
-path_start(P) :- P >= 0'A, P =< 0'Z.
-path_start(P) :- P >= 0'0, P =< 0'9.
+path_start(P) :- ascii_alnum(P).
+path_char(C) :- path_start(C).
+path_char(C) :- atom_codes('-+,@=: ', Cs), memberchk(C, Cs).
+
+ascii_alnum(P) :- P >= 0'a, P =< 0'z.
+ascii_alnum(P) :- P >= 0'A, P =< 0'Z.
+ascii_alnum(P) :- P >= 0'0, P =< 0'9.
+
+% a property name, setting key, process name or package filter: 1..128 of letters, digits and . _ : @ -,
+% starting with a letter or digit
+name_arg(X) :-
+    atom(X), atom_length(X, N), N > 0, N =< 128, atom_codes(X, [P|Cs]), ascii_alnum(P),
+    forall(member(C, Cs), name_char(C)).
+name_char(C) :- ascii_alnum(C).
+name_char(C) :- atom_codes('._:@-', Cs), memberchk(C, Cs).
+
+pm_option(X) :- atom_codes(X, [0'-, O]), atom_codes('3defilsuU', Os), memberchk(O, Os).
+
+% a text of at most Max characters with no control character (C0, DEL, C1); `lines` lets a line break and a tab
+% through (a message body), `line` does not (arg_shapes.text_arg)
+text_arg(X, Max, Lines) :-
+    atom(X), atom_length(X, N), N =< Max, atom_codes(X, Cs), forall(member(C, Cs), text_char(C, Lines)).
+text_char(C, _) :- C >= 32, \+ ( C >= 127, C =< 159 ).
+text_char(C, lines) :- memberchk(C, [0'\n, 0'\t]).
 
 % Privacy stays a classifier on the path's normal forms, not an allow list of paths: every command's arguments
 % are read as paths (getprop's ro.product.model, echo's words, cat /proc/version, any file in shared storage),

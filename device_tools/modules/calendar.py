@@ -11,6 +11,8 @@ from mcp.types import CallToolResult
 from .. import commands as C
 from ..actions import ProposedAction
 from ..android_time import epoch_ms, iso_minutes
+from ..arg_shapes import (MAX_CALENDAR_ID, MAX_DESCRIPTION, MAX_EVENT_MINUTES, MAX_LABEL, in_range,
+                          label_text, text_arg)
 from ..content_rows import read_rows
 from ..device_words import quoted
 from ..errors import DeviceError
@@ -91,6 +93,17 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         try:
             if not title.strip():
                 raise ValueError("title must not be empty")
+            # arg_shapes.py, mirrored by device.pl's guard of device__calendar_create
+            if not (label_text(title) and label_text(location)):
+                raise ValueError(f"title and location: at most {MAX_LABEL} characters on one line, no "
+                                 "control character")
+            if not text_arg(description, MAX_DESCRIPTION, lines=True):
+                raise ValueError(f"description: at most {MAX_DESCRIPTION} characters, no control character "
+                                 "but line breaks and tabs")
+            if not in_range(calendar_id, 1, MAX_CALENDAR_ID):
+                raise ValueError(f"calendar_id must be 1..{MAX_CALENDAR_ID}")
+            if not in_range(duration_minutes, 1, MAX_EVENT_MINUTES):  # past it, timedelta overflows
+                raise ValueError(f"duration_minutes must be 1..{MAX_EVENT_MINUTES}")
             begin = parse_time(start, "start")
             finish_at = parse_time(end, "end") if end else begin + timedelta(minutes=duration_minutes)
             if finish_at <= begin:

@@ -10,6 +10,7 @@ from mcp.types import CallToolResult
 from .. import commands as C
 from ..actions import ProposedAction
 from ..alarm_dump import parse_alarm_dump
+from ..arg_shapes import MAX_LABEL, MAX_TIMER_S, day_name, in_range, label_text
 from ..device_words import quoted
 from ..errors import DeviceError
 from ..gate import Approval
@@ -43,8 +44,13 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         hour: int, minute: int, ctx: Context, label: str = "", days: list[str] | None = None
     ) -> Result:
         """Set an alarm (24-hour clock). `days` repeats it, e.g. ["mon", "fri"]."""
-        if not (0 <= hour <= 23 and 0 <= minute <= 59):
+        # arg_shapes.py, mirrored by device.pl's guard of device__alarm_set
+        if not (in_range(hour, 0, 23) and in_range(minute, 0, 59)):
             return error_result("hour must be 0..23 and minute 0..59")
+        if not label_text(label):
+            return error_result(f"label: at most {MAX_LABEL} characters on one line, no control character")
+        if days is not None and not all(day_name(d) for d in days):
+            return error_result(f"days must be day names (mon, tue, ... or monday, ...); got {days!r}")
         extras = [
             ("--ei", EXTRA + "HOUR", str(hour)),
             ("--ei", EXTRA + "MINUTES", str(minute)),
@@ -54,7 +60,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             extras.append(("--es", EXTRA + "MESSAGE", label))
         if days:
             try:
-                numbers = [str(DAYS[d.strip().lower()[:3]]) for d in days]
+                numbers = [str(DAYS[d.lower()[:3]]) for d in days]
             except KeyError:
                 return error_result(f"days must be names like mon, tue, ...; got {days}")
             # `am` takes an int array as --eia KEY 1,2,3
@@ -76,8 +82,10 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def timer_set(seconds: int, ctx: Context, label: str = "") -> Result:
         """Start a countdown timer of `seconds` (1..86400)."""
-        if not 1 <= seconds <= 86400:
-            return error_result("seconds must be 1..86400")
+        if not in_range(seconds, 1, MAX_TIMER_S):
+            return error_result(f"seconds must be 1..{MAX_TIMER_S}")
+        if not label_text(label):
+            return error_result(f"label: at most {MAX_LABEL} characters on one line, no control character")
         extras = [("--ei", EXTRA + "LENGTH", str(seconds)), ("--ez", EXTRA + "SKIP_UI", "true")]
         if label:
             extras.append(("--es", EXTRA + "MESSAGE", label))

@@ -10,6 +10,7 @@ from mcp.types import CallToolResult
 
 from .. import commands as C
 from ..actions import ProposedAction
+from ..arg_shapes import MAX_LABEL, label_text
 from ..content_rows import read_rows
 from ..device_words import quoted
 from ..errors import DeviceError
@@ -52,8 +53,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def contact_create(name: str, phone: str, ctx: Context) -> Result:
         """Add a contact. Opens the phone's contact editor with the fields filled in (the INSERT intent)."""
-        if not name.strip():
-            return error_result("name must not be empty")
+        if not name.strip() or not label_text(name):  # arg_shapes.py, mirrored by device.pl
+            return error_result(f"name: 1..{MAX_LABEL} characters on one line, no control character")
         if not is_phone_number(phone):
             return error_result(f"not a phone number: {phone!r}")
         argv = C.am_start(

@@ -22,6 +22,7 @@ from mcp.types import CallToolResult
 from .. import commands as C
 from ..actions import ProposedAction
 from ..android_time import iso_minutes
+from ..arg_shapes import MAX_BODY, MAX_RECIPIENT, label_text, package_name, text_arg
 from ..content_rows import parse_rows, read_rows
 from ..element_registry import Element, Snapshot
 from ..device_words import quoted
@@ -39,7 +40,6 @@ from .contacts import search
 from sentinel_mcp.core.phone_numbers import is_phone_number
 
 PROJECTION = ["_id", "address", "body", "date", "read"]
-MAX_BODY = 1600  # ten SMS segments; longer is almost certainly a mistake
 RECENT_MESSAGES = 50  # the newest inbox messages whose codes an SMS may never carry
 
 
@@ -201,6 +201,11 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return error_result("body must not be empty")
         if len(body) > MAX_BODY:
             return error_result(f"body too long ({len(body)} > {MAX_BODY} characters)")
+        if not text_arg(body, MAX_BODY, lines=True):  # arg_shapes.py, mirrored by device.pl
+            return error_result("body: no control character but line breaks and tabs")
+        if not label_text(to, MAX_RECIPIENT):
+            return error_result(f"to: a phone number or a contact's name, at most {MAX_RECIPIENT} characters "
+                                "on one line")
         if speaks_of_code(body):  # the rulebase's rule too (device.pl), here however it is spelled
             return error_result("forwarding a one-time code by SMS is never allowed: the message speaks of a "
                                 "code and holds one. Nothing was sent")
@@ -318,7 +323,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 named = (await rt.gate.read(C.SMS_DEFAULT_APP)).strip()
             except DeviceError:
                 return frozenset()
-            return frozenset({named}) if C.PACKAGE_RE.fullmatch(named) else frozenset()
+            return frozenset({named}) if package_name(named) else frozenset()
 
         async def contact_names(number: str) -> list[str]:
             """The names of this number's contacts, only to recognise the conversation the messaging app

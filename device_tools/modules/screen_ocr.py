@@ -6,6 +6,7 @@ from __future__ import annotations
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
 
+from ..arg_shapes import MAX_COORD_PX, coordinate
 from .. import commands as C
 from ..errors import DeviceError
 from ..ocr import CONFIDENCE_GATE, OcrError, ocr_region
@@ -52,6 +53,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                     "give all four corners x1, y1, x2, y2 (pixels), or an element, or nothing"
                 )
             assert x1 is not None and y1 is not None and x2 is not None and y2 is not None
+            if not all(coordinate(v) for v in (x1, y1, x2, y2)):  # arg_shapes.py, mirrored by device.pl
+                return error_result(f"the corners must be in 0..{MAX_COORD_PX} (integers)")
             if x2 <= x1 or y2 <= y1:
                 return error_result("the region needs x2 > x1 and y2 > y1")
             region = (x1, y1, x2, y2)

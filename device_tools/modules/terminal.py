@@ -17,7 +17,8 @@ from mcp.types import ToolAnnotations
 
 from ..actions import ProposedAction, Risk
 from ..actuator import UNTRUSTED_KEY
-from ..device_paths import LISTING_LETTERS, listing_arg, normal_path, path_operands, private_path
+from ..arg_shapes import MAX_ARG, terminal_refusal
+from ..device_paths import normal_path, path_operands, private_path
 from ..errors import DeviceError
 from ..gate import Approval
 from ..results import DEVICE_OUTPUT, error_result
@@ -30,40 +31,40 @@ RUN = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hi
 @dataclass(frozen=True)
 class Allowed:
     words: tuple[str, ...]
-    max_args: int
+    shape: str  # arg_shapes.TERMINAL_SHAPES: what the whole argument list may be (its count too)
     risk: Risk = "low"
-    exact_args: bool = False
 
 
 DEFAULT_ALLOW: dict[str, Allowed] = {
     " ".join(a.words): a
     for a in [
-        Allowed(("getprop",), 1),
-        Allowed(("date",), 0),
-        Allowed(("uptime",), 0),
-        Allowed(("whoami",), 0),
-        Allowed(("id",), 0),
-        Allowed(("ls",), 4),
-        Allowed(("df",), 2),
-        Allowed(("ps",), 3),
-        Allowed(("pm", "list", "packages"), 2),
+        Allowed(("getprop",), "prop"),
+        Allowed(("date",), "none"),
+        Allowed(("uptime",), "none"),
+        Allowed(("whoami",), "none"),
+        Allowed(("id",), "none"),
+        Allowed(("ls",), "listing"),
+        Allowed(("df",), "disk"),
+        Allowed(("ps",), "process"),
+        Allowed(("pm", "list", "packages"), "packages"),
         # not "dumpsys battery": the battery is a sensor (health, temperature, voltage), read through the
         # sensors' consent, scope and redaction, never around them
-        Allowed(("wm", "size"), 0),
-        Allowed(("wm", "density"), 0),
-        Allowed(("settings", "get"), 2, exact_args=True),
-        Allowed(("echo",), 20),
-        Allowed(("cat",), 1, risk="medium"),
+        Allowed(("wm", "size"), "none"),
+        Allowed(("wm", "density"), "none"),
+        Allowed(("settings", "get"), "setting"),
+        Allowed(("echo",), "words"),
+        Allowed(("cat",), "file", risk="medium"),
     ]
 }
-MAX_ARG = 256
 
 
 def allow_list(custom: list[str] | None) -> dict[str, Allowed]:
     if custom is None:
         return DEFAULT_ALLOW
-    # A configured entry "prog sub" allows up to 4 arguments at medium risk, unless it is a default one.
-    return {c: DEFAULT_ALLOW.get(c, Allowed(tuple(c.split()), 4, risk="medium")) for c in custom}
+    # A configured entry "prog sub" takes texts (the echo shape: up to 20, no control character) at medium
+    # risk, unless it is a default one. device.pl knows only the defaults: a gateway with it refuses the
+    # others.
+    return {c: DEFAULT_ALLOW.get(c, Allowed(tuple(c.split()), "words", risk="medium")) for c in custom}
 
 
 def build_argv(command: str, args: list[str], allowed: dict[str, Allowed]) -> tuple[list[str], Allowed]:
@@ -71,24 +72,18 @@ def build_argv(command: str, args: list[str], allowed: dict[str, Allowed]) -> tu
     entry = allowed.get(key)
     if entry is None:
         raise ValueError(f"{command!r} is not on the terminal allow list: {', '.join(sorted(allowed))}")
-    if len(args) > entry.max_args or (entry.exact_args and len(args) != entry.max_args):
-        raise ValueError(
-            f"{key} takes {'exactly' if entry.exact_args else 'at most'} {entry.max_args} argument(s)"
-        )
     for a in args:
         if not isinstance(a, str) or "\x00" in a or len(a) > MAX_ARG:
             raise ValueError(f"bad argument {a!r}: text up to {MAX_ARG} characters, no NUL")
-    refused = [a for a in args if not listing_arg(a)] if entry.words == ("ls",) else []
-    if refused:
-        raise ValueError(
-            f"ls takes bundles of -{''.join(sorted(LISTING_LETTERS))} and paths only, not {refused[0]!r}: a "
-            "recursive listing walks into private app data from any directory above it (list one at a time)")
     # however the path is spelled (//data, /./data, /sdcard/../data, data/data, /DATA, /proc/self/root/data)
     private = [a for a in path_operands(args) if private_path(a)]
     if private:
         raise ValueError(
             f"{private[0]!r} is private app data (read as {normal_path(private[0])}); off limits"
         )
+    refusal = terminal_refusal(entry.shape, args)
+    if refusal is not None:
+        raise ValueError(f"{key}: {refusal}; refused: {args!r}")
     return [*entry.words, *args], entry
 
 

@@ -244,15 +244,18 @@ async def test_sms_send_uses_sendto_intent_then_taps_send(fake_adb, tmp_path):
 
 async def test_terminal_arguments_cannot_inject(fake_adb, tmp_path):
     async with connect(adb_server(fake_adb, tmp_path)) as client:
-        ok = await client.call_tool(
+        ok = await client.call_tool("terminal_run", {"command": "echo", "args": ["hi; reboot"]})
+        # a property name has a shape (arg_shapes.name_arg): `;` is no part of one
+        named = await client.call_tool(
             "terminal_run", {"command": "getprop", "args": ["ro.product.model; reboot"]}
         )
         refused = await client.call_tool("terminal_run", {"command": "reboot"})
         too_many = await client.call_tool("terminal_run", {"command": "settings get", "args": ["global"]})
     assert not ok.is_error
-    assert mutating(fake_adb) == ["getprop 'ro.product.model; reboot'"]
+    assert mutating(fake_adb) == ["echo 'hi; reboot'"]
+    assert named.is_error and "one property name" in named.content[0].text
     assert refused.is_error and "not on the terminal allow list" in refused.content[0].text
-    assert too_many.is_error and "exactly 2" in too_many.content[0].text
+    assert too_many.is_error and "a namespace (system, secure or global)" in too_many.content[0].text
 
 
 async def test_calendar_create_sends_content_insert(fake_adb, tmp_path):

@@ -83,7 +83,9 @@ async def test_without_contacts_consent_a_name_reads_nothing_and_tells_nothing(t
                 r = await bob.call_tool("device__sms_send", {"to": to, "body": "hello"})
                 seen = everything(r)
                 assert r.is_error, (to, seen)
-                assert "consent is needed" in seen and "contacts" in seen, (to, seen)
+                # a line break is no name's: device.pl refuses its shape before any consent (reads nothing)
+                refused_shape = "\n" in to and "to must be a phone number or a contact name" in seen
+                assert refused_shape or ("consent is needed" in seen and "contacts" in seen), (to, seen)
                 for number in NUMBERS:
                     assert number in to or number not in seen, (to, number, seen)  # only what it gave
                 assert "match" not in seen, (to, seen)  # nor how many contacts match
