@@ -20,7 +20,7 @@ import re
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, compose, safe_text
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _NUMBER = re.compile(r"(0x[0-9a-f]*|[0-9]+)")
@@ -46,17 +46,18 @@ def canonical_host(host: str) -> str:
     if not host:
         raise NotAnEndpoint("it has no host")
     if not host.isascii():
-        raise NotAnEndpoint(f"its host {safe_text(host, 100)!r} is not ASCII (a look-alike spelling)")
+        raise NotAnEndpoint(compose("its host '", safe_text(host, 100),
+                                    "' is not ASCII (a look-alike spelling)"))
     name = host.lower()
     name = name[:-1] if name.endswith(".") else name
     try:
         address = ipaddress.ip_address(name)
     except ValueError:
         if _NUMBER.fullmatch(name.rsplit(".", 1)[-1]):
-            raise NotAnEndpoint(f"its host {safe_text(host, 100)!r} is a shorthand address, not four "
-                                "decimal numbers: resolvers read it as some address") from None
+            raise NotAnEndpoint(compose("its host '", safe_text(host, 100), "' is a shorthand address, not "
+                                        "four decimal numbers: resolvers read it as some address")) from None
         if not name or ".." in name:
-            raise NotAnEndpoint(f"its host {safe_text(host, 100)!r} is not a host name") from None
+            raise NotAnEndpoint(compose("its host '", safe_text(host, 100), "' is not a host name")) from None
         return name
     return f"[{address.compressed}]" if address.version == 6 else address.compressed
 
@@ -73,25 +74,31 @@ def endpoint(url: str) -> Endpoint:
         raise NotAnEndpoint(f"it does not parse ({e})") from None
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS:
-        raise NotAnEndpoint(f"its scheme {safe_text(scheme, 20)!r} is not http(s) or ws(s)")
+        raise NotAnEndpoint(compose("its scheme '", safe_text(scheme, 20), "' is not http(s) or ws(s)"))
     return Endpoint(scheme, canonical_host(host), port if port is not None else _DEFAULT_PORTS[scheme],
                     parts.path.rstrip("/") or "/")
 
 
-def endpoint_difference(a: str, b: str) -> str | None:
-    """Why ``a`` is not the endpoint ``b`` names (in words for a person), or None when it is."""
+def _why(e: NotAnEndpoint) -> Marked:
+    said = e.args[0] if e.args else ""
+    return said if isinstance(said, Marked) else compose(str(said))
+
+
+def endpoint_difference(a: str, b: str) -> Marked | None:
+    """Why ``a`` is not the endpoint ``b`` names (in words for a person, marked), or None when it is."""
     try:
         ea = endpoint(a)
     except NotAnEndpoint as e:
-        return f"{safe_text(a, 200)} is no endpoint: {e}"
+        return compose(safe_text(a, 200), " is no endpoint: ", _why(e))
     try:
         eb = endpoint(b)
     except NotAnEndpoint as e:
-        return f"{safe_text(b, 200)} is no endpoint: {e}"
+        return compose(safe_text(b, 200), " is no endpoint: ", _why(e))
     for what, x, y in zip(Endpoint._fields, ea, eb):
         if x != y:
             why = " (host names are compared as written, never resolved)" if what == "host" else ""
-            return f"its {what} {safe_text(str(x), 100)!r} is not {safe_text(str(y), 100)!r}{why}"
+            return compose(f"its {what} '", safe_text(str(x), 100), "' is not '", safe_text(str(y), 100),
+                           f"'{why}")
     return None
 
 
