@@ -20,6 +20,7 @@ import re
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
+from sentinel_mcp.core.errors import A2AError
 from sentinel_mcp.core.display_text import Marked, compose, safe_text
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
@@ -27,7 +28,7 @@ _NUMBER = re.compile(r"(0x[0-9a-f]*|[0-9]+)")
 _UNSAFE = re.compile(r"[\x00-\x20\x7f\\]")  # spaces, controls, backslashes: parsers disagree on them
 
 
-class NotAnEndpoint(ValueError):
+class NotAnEndpoint(A2AError, ValueError):
     """A URL that names no endpoint Sentinel can compare (its message says why)."""
 
 
