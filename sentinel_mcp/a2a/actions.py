@@ -257,7 +257,7 @@ def input_request_parts(agent_id: str, context_id: str, reason: str, questions: 
     # a Question's message is Sentinel's, shown when it was made (policy, consent, relayed): marked once
     messages = [safe_question(Marked(q.message))[0] for q in questions]
     har = HumanAssistRequest(
-        agent_id=agent_id, reason=reason, context_handle=context_id, suggested_questions=messages
+        agent_id=agent_id, reason=reason, context_handle=context_id, suggested_questions=list[str](messages)
     )
     lines = [f"Input required: {reason}"] + [f"- {q.key}: {m}" for q, m in zip(questions, messages)]
     lines.append(

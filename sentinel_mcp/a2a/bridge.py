@@ -32,12 +32,13 @@ def _task_id(value: Any) -> str | None:
     return None
 
 
-def bridge_rpc(settings: Any, registry: Any, target: str) -> str | None:
-    """The JSON-RPC endpoint of an agent chats may be bridged to: configured by name, or a verified peer."""
+def bridgeable(settings: Any, registry: Any, target: str) -> bool:
+    """Whether a chat may be bridged to ``target``: a name the config lists, or a peer found. Only a name:
+    each relay reaches it as ``a2a_relay`` checks it then (a listed one's card fetched and checked, as for
+    ``a2a_send``: ``listed_peer_card``), never at an address taken on trust."""
     if target in settings.bridge_targets:
-        return settings.bridge_targets[target]
-    peer = registry.find(target) if registry is not None else None
-    return peer.rpc_url if peer is not None else None
+        return True
+    return registry is not None and registry.find(target) is not None
 
 
 def _parts_of(holder: Any) -> list[Any]:

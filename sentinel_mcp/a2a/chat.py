@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from sentinel_mcp.a2a.assist_inbox import MAX_REPLY
-from sentinel_mcp.a2a.bridge import bridge_rpc
+from sentinel_mcp.a2a.bridge import bridgeable
 from sentinel_mcp.a2a.chat_memory import Transcript
 from sentinel_mcp.a2a.actions import LLM_TOOL, Capabilities, fit_arguments, question_wire, result_text
 from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, RpcError
@@ -110,7 +110,7 @@ class ChatHub:
                 "Invalid params: only a person's chat is bridged to another agent; you sign in as an agent "
                 "(reach it directly; Sentinel does not route)",
             )
-        if bridge_rpc(self.service.settings, self.service.peers, target) is None:
+        if not bridgeable(self.service.settings, self.service.peers, target):
             raise RpcError(
                 INVALID_PARAMS,
                 f"Invalid params: {target[:80]!r} is not an agent chats may be bridged to "

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from sentinel_mcp.a2a.endpoint_url import NotAnEndpoint, canonical_host
 from sentinel_mcp.a2a.card import CARD_PATH, SENTINEL_EXTENSION, SELF_MARK
 from sentinel_mcp.a2a.card_fetch import PeerRejected, check_name, fetch_card
 from sentinel_mcp.a2a.card_signature import (NO_KEYS, UNSIGNED, CardKeys, CardRefused, CardTrust, check_card,
@@ -239,13 +240,12 @@ def _ipv4(host: str | None) -> str | None:
 
 
 def _same_host(named: str | None, host: str) -> bool:
-    """Whether a URL's host is this address (an IPv6 address in any spelling: ``::1`` is ``0:0::1``)."""
-    if not named:
-        return False
+    """Whether a URL's host is this address, compared as ``endpoint_url`` compares hosts (an IPv6 address in
+    any spelling: ``::1`` is ``0:0::1``; a shorthand such as ``127.1`` is no host; nothing resolved)."""
     try:
-        return ipaddress.ip_address(named) == ipaddress.ip_address(host)
-    except ValueError:
-        return named.lower() == host.lower()
+        return bool(named) and canonical_host(named or "") == canonical_host(host)
+    except NotAnEndpoint:
+        return False
 
 
 def instance_name(name: str) -> str:

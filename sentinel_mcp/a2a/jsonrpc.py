@@ -144,7 +144,9 @@ def parse_params(model: type[M], params: Any) -> M:
     if where is not None:  # (the path is made of the caller's keys, which are text: a bad key is named above)
         raise RpcError(INVALID_PARAMS, f"Invalid params: {where} holds a lone surrogate (not valid Unicode)")
     try:
-        return model.model_validate(params)
+        # strictly, whatever the model's own config: a caller's JSON types are what it means (the design
+        # calls and chat methods are read here too)
+        return model.model_validate(params, strict=True)
     except ValidationError as e:
         raise invalid_params_from(e) from None
 

@@ -21,23 +21,23 @@ from sentinel_mcp.a2a.card import CARD_PATH
 from sentinel_mcp.a2a.card_fetch import PeerRejected, fetch_card
 from sentinel_mcp.a2a.card_signature import CardKeys, CardRefused, check_card, folded_name
 from sentinel_mcp.a2a.discovery import Peer
-from sentinel_mcp.a2a.listed_peers import same_endpoint
+from sentinel_mcp.a2a.endpoint_url import NotAnEndpoint, endpoint, endpoint_difference, same_endpoint
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION
 from sentinel_mcp.config import loopback_host
 from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
 
 
 def _origin(url: str) -> str:
-    """Scheme, host and port of the listed URL: never its user name, password or query (a credential)."""
+    """Scheme, host and port of the listed URL (``endpoint_url``: canonical, so what is fetched is what is
+    compared): never its user name, password or query (a credential)."""
     try:
-        parts = urlsplit(url)
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        raise PeerRejected("its listed URL does not parse") from None
-    if parts.scheme not in ("http", "https") or not host:
+        listed = endpoint(url)
+    except NotAnEndpoint as e:
+        raise PeerRejected(f"its listed URL names no endpoint: {e}") from None
+    if listed.scheme not in ("http", "https"):
         raise PeerRejected("its listed URL is not an http(s) URL with a host")
-    host = f"[{host}]" if ":" in host else host
-    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+    default = {"http": 80, "https": 443}[listed.scheme]  # (left out as it mostly is written: peer_tokens)
+    return f"{listed.scheme}://{listed.host}" + (f":{listed.port}" if listed.port != default else "")
 
 
 async def verify_listed(name: str, url: str, http: httpx2.AsyncClient, *, keys: CardKeys,
@@ -45,7 +45,7 @@ async def verify_listed(name: str, url: str, http: httpx2.AsyncClient, *, keys: 
     """The listed peer ``name`` (at ``url``, as listed) with its card checked; PeerRejected says why not."""
     base_url = _origin(url)
     if base_url.startswith("http:"):
-        if not loopback_host(urlsplit(url).hostname or ""):
+        if not loopback_host(urlsplit(base_url).hostname or ""):
             raise PeerRejected("its listed URL is plaintext beyond loopback: a peer counts only if its "
                                "certificate checks out")
         if not allow_loopback_plaintext:
@@ -63,7 +63,9 @@ async def verify_listed(name: str, url: str, http: httpx2.AsyncClient, *, keys: 
     rpc = next((i for i in card.supported_interfaces
                 if i.protocol_binding == "JSONRPC" and same_endpoint(i.url, url)), None)
     if rpc is None:
-        raise PeerRejected("its card lists no JSONRPC interface at its listed URL")
+        offered = [i.url for i in card.supported_interfaces if i.protocol_binding == "JSONRPC"]
+        why = f": {endpoint_difference(offered[0], url)}" if offered else ""
+        raise PeerRejected(f"its card lists no JSONRPC interface at its listed URL{why}"[:300])
     if rpc.protocol_version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
         raise PeerRejected(compose("peer speaks A2A ", safe_text(rpc.protocol_version, 20),
                                    f", not {PROTOCOL_VERSION}"))

@@ -15,36 +15,13 @@ ambiguous, found by neither name. (``peer_keys`` pins a name to a key instead: `
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 from sentinel_mcp.a2a.card_signature import folded_name
+from sentinel_mcp.a2a.endpoint_url import same_endpoint
 from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.look_alike_names import looks_alike
-
-_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
-
-
-def same_endpoint(a: str, b: str) -> bool:
-    """Whether two URLs name one endpoint: scheme, host (an address in any spelling), port and path; a user
-    name, password, query or fragment a configured URL may carry does not say where it answers."""
-    try:
-        pa, pb = urlsplit(a), urlsplit(b)
-        ports = (pa.port or _DEFAULT_PORTS.get(pa.scheme.lower()),
-                 pb.port or _DEFAULT_PORTS.get(pb.scheme.lower()))
-    except ValueError:
-        return False
-    if pa.scheme.lower() != pb.scheme.lower() or ports[0] != ports[1] or ports[0] is None:
-        return False
-    if (pa.path.rstrip("/") or "/") != (pb.path.rstrip("/") or "/"):
-        return False
-    ha, hb = pa.hostname or "", pb.hostname or ""
-    try:
-        return ipaddress.ip_address(ha) == ipaddress.ip_address(hb)
-    except ValueError:
-        return bool(ha) and ha.lower() == hb.lower()
 
 
 @dataclass(frozen=True)

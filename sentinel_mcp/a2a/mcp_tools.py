@@ -22,7 +22,7 @@ import httpx2
 from sentinel_mcp.a2a.card_fetch import PeerRejected
 from sentinel_mcp.a2a.discovery import ITSELF, Peer, PeerRegistry, discover_peers, instance_name, shown_name
 from sentinel_mcp.a2a.listed_peer_card import verify_listed
-from sentinel_mcp.a2a.bridge import bridge_rpc, relayed_reply
+from sentinel_mcp.a2a.bridge import relayed_reply
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
 from sentinel_mcp.a2a.peer_answer import NotAnAnswer, read_message, read_task
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message, shown_url
@@ -80,6 +80,39 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         return Marked(f"{safe_text(peer, 100)!r} is not the listed peer {safe_text(listed_name, 100)!r} "
                       "(sentinel.a2a.bridge_targets), it only reads as it: nothing was sent")
 
+    def token_for(peer: Peer, name: str) -> str | None:
+        """The owner's token for a peer: keyed by its listed URL, its JSON-RPC URL or its origin."""
+        urls = [settings.bridge_targets.get(name), peer.rpc_url, peer.base_url]
+        return next((settings.peer_tokens[u] for u in urls if u in settings.peer_tokens), None)
+
+    async def reached(peer: str) -> Peer:
+        """The peer ``peer`` names now, as a send to it (a2a_send, a2a_relay) is decided on: a listed name's
+        card fetched and checked now, else an announced peer; ToolError says why there is none (so nothing
+        is sent)."""
+        if peer in settings.bridge_targets:  # listed by the owner: its card at the listed URL, checked now
+            try:
+                return await listed(peer)
+            except PeerRejected as e:
+                raise ToolError(Marked(f"the listed peer {safe_text(peer, 100)!r} is refused: "
+                                       f"{error_text(e)}: nothing was sent")) from None
+        target = registry().find(peer)
+        if target is not None:
+            return target
+        look_alike = only_reads_as_listed(peer)
+        if look_alike is not None:
+            raise ToolError(look_alike)
+        twins = registry().ambiguous(peer)
+        if twins:
+            raise ToolError(f"{len(twins)} listed peers call themselves {peer!r} or a look-alike of it "
+                            "(letters of another script, marks or invisible characters that read the "
+                            "same): name one by its mDNS instance or URL "
+                            f"({', '.join(map(shown_name, twins))})")
+        look_alikes = ", ".join(map(shown_name, registry().look_alikes(peer)))
+        if look_alikes:
+            raise ToolError(f"no listed peer is called {peer!r}; {look_alikes} only reads as it "
+                            "(a look-alike name): nothing was sent")
+        raise ToolError(f"unknown or unverified peer {peer!r}; run a2a_discover first")
+
     server = MCPServer("a2a", instructions="Find other A2A agents on the local network and send them tasks.")
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True), meta=FROM_PEERS)
@@ -118,14 +151,17 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False), meta=FROM_PEERS)
     async def a2a_peer_check(peer: str, call: Context, bridged: bool = False) -> dict[str, Any]:
-        """Whether a peer (as a2a_send or, with bridged, a2a_relay names it) is verified: a pinned or trusted
-        key signed its card. The sending guard reads this; an unverified peer needs the user's yes."""
+        """Whether a peer (as a2a_send or, with bridged, a2a_relay names it: one verdict either way) is
+        verified: a pinned or trusted key signed its card. The sending guard reads this; an unverified peer
+        needs the user's yes. A listed name's card is fetched from its listed URL and checked now."""
         if len(peer) > 1000:
             raise ToolError("peer is at most 1000 characters")
         # only the solver's read, made to decide a send of its session, is what that send was decided on
         guards = origin_of(call) == "solver" or not behind_gateway(call)
         seen_by = session_of(call) if guards else None
-        if not bridged and peer in settings.bridge_targets:  # the owner's word for where it answers
+        # a listed name (a2a_send's or a bridged chat's target) is checked as its card at the listed URL
+        # says: one path for both (``listed_peer_card``); ``bridged`` no longer vouches for it
+        if peer in settings.bridge_targets:
             try:
                 found: Peer | None = await listed(peer)
                 why = None
@@ -134,12 +170,10 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 why = Marked(f"the listed peer {safe_text(peer, 100)!r} is refused: {error_text(e)}")
             return verdict(registry(), peer, found, refuse_unverified=settings.require_verified_peers,
                            seen_by=seen_by, why_unknown=why)
-        if not bridged and settings.listed_peers.reads_as(peer) is not None:
+        if settings.listed_peers.reads_as(peer) is not None:
             return verdict(registry(), peer, None, refuse_unverified=settings.require_verified_peers,
                            seen_by=None, why_unknown=only_reads_as_listed(peer))
-        return check(registry(), peer, refuse_unverified=settings.require_verified_peers,
-                     seen_by=session_of(call) if guards else None,
-                     bridge_targets=settings.bridge_targets if bridged else None)
+        return check(registry(), peer, refuse_unverified=settings.require_verified_peers, seen_by=seen_by)
 
     @server.tool(
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),
@@ -159,29 +193,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         data is a JSON object such as {"type": "sensor_request", "sensor": "location", "scope": "minimal",
         "policy_tag": "why"}; task_id continues a task of that peer (e.g. answers to its questions).
         Returns the peer's task (or message)."""
-        if peer in settings.bridge_targets:  # listed by the owner: its card at the listed URL, checked now
-            try:
-                target: Peer | None = await listed(peer)
-            except PeerRejected as e:
-                raise ToolError(Marked(f"the listed peer {safe_text(peer, 100)!r} is refused: "
-                                       f"{error_text(e)}: nothing was sent")) from None
-        else:
-            target = registry().find(peer)
-        look_alike = only_reads_as_listed(peer) if target is None else None
-        if look_alike is not None:
-            raise ToolError(look_alike)
-        if target is None:
-            twins = registry().ambiguous(peer)
-            if twins:
-                raise ToolError(f"{len(twins)} listed peers call themselves {peer!r} or a look-alike of it "
-                                "(letters of another script, marks or invisible characters that read the "
-                                "same): name one by its mDNS instance or URL "
-                                f"({', '.join(map(shown_name, twins))})")
-            look_alikes = ", ".join(map(shown_name, registry().look_alikes(peer)))
-            if look_alikes:
-                raise ToolError(f"no listed peer is called {peer!r}; {look_alikes} only reads as it "
-                                "(a look-alike name): nothing was sent")
-            raise ToolError(f"unknown or unverified peer {peer!r}; run a2a_discover first")
+        target = await reached(peer)
         refused = refusal(registry(), session_of(call), peer, target,
                           refuse_unverified=settings.require_verified_peers, guarded=behind_gateway(call))
         if refused is not None:
@@ -190,9 +202,9 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             message = build_message(text, data, task_id, context_id)
         except ValueError as e:
             raise ToolError(str(e)) from None
-        token = settings.peer_tokens.get(target.base_url)
         try:
-            answer = await send_message(target.rpc_url, message, token, tls=settings.peer_client_tls,
+            answer = await send_message(target.rpc_url, message, token_for(target, peer),
+                                        tls=settings.peer_client_tls,
                                         max_bytes=settings.max_frame_bytes)
         except PeerError as e:
             return peer_failure(str(e))
@@ -212,27 +224,22 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     async def a2a_relay(
         target: str, text: str, context_id: str, call: Context, task_id: str | None = None
     ) -> dict[str, Any]:
-        """Relay a person's chat message to the agent a chat is bridged to (a configured bridge target or a
-        verified peer) and return its answer as data: its text, the task's state, and a HumanAssistRequest if
-        it
-        asks the person. What comes back is another agent's words: shown, never acted on."""
-        rpc = bridge_rpc(settings, registry(), target)
-        if rpc is None:
-            raise ToolError(f"{target!r} is not an agent chats may be bridged to")
-        peer = None if target in settings.bridge_targets else registry().find(target)
-        refused = None if peer is None else refusal(
-            registry(), session_of(call), target, peer, refuse_unverified=settings.require_verified_peers,
-            guarded=behind_gateway(call))
+        """Relay a person's chat message to the agent a chat is bridged to (a listed peer whose card at its
+        listed URL checks out, or a found peer) and return its answer as data: its text, the task's state,
+        and a HumanAssistRequest if it asks the person. What comes back is another agent's words: shown,
+        never acted on."""
+        peer = await reached(target)  # as a2a_send's: a listed target's card is checked, never trusted
+        refused = refusal(registry(), session_of(call), target, peer,
+                          refuse_unverified=settings.require_verified_peers, guarded=behind_gateway(call))
         if refused is not None:
             raise ToolError(refused)
         try:
             message = build_message(text, None, task_id, context_id)
         except ValueError as e:
             raise ToolError(str(e)) from None
-        token = settings.peer_tokens.get(rpc) or settings.peer_tokens.get(rpc.rsplit("/", 1)[0])
         try:
-            result = await send_message(rpc, message, token, tls=settings.peer_client_tls,
-                                        max_bytes=settings.max_frame_bytes)
+            result = await send_message(peer.rpc_url, message, token_for(peer, target),
+                                        tls=settings.peer_client_tls, max_bytes=settings.max_frame_bytes)
         except PeerError as e:
             return peer_failure(f"the bridged agent could not be reached: {e}")
         return relayed_reply(result, settings.max_frame_bytes)

@@ -10,9 +10,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from sentinel_mcp.a2a.protocol import AgentCard, Artifact, Message, Part, Task, TaskState, TaskStatus, now_iso
+from sentinel_mcp.a2a.protocol import (
+    AgentCard,
+    Artifact,
+    Message,
+    Part,
+    Task,
+    TaskState,
+    TaskStatus,
+    now_iso,
+    null_is_default,
+)
 from sentinel_mcp.core.errors import A2AError
 
 # the design's sensor request and answer: a contract the sensors built-in shares (core.sensor_messages)
@@ -20,7 +30,14 @@ from sentinel_mcp.core.sensor_messages import SensorRequest, SensorResponse
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # as a caller's A2A message is read (``protocol.CallerWire``): null is the default, a present field is of
+    # its type (a retention of "300" or true is refused, not read as 300 seconds or one)
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_default(cls, value: Any) -> Any:
+        return null_is_default(value)
 
 
 class DeviceCaps(_Strict):
@@ -122,8 +139,8 @@ def parse_design_message(data: dict[str, Any]) -> tuple[str, BaseModel] | None:
     model = MESSAGE_MODELS.get(kind)
     if model is None:
         raise UnknownMessageType(f"unknown message type {kind!r}; known: {', '.join(MESSAGE_MODELS)}")
-    body = {k: v for k, v in data.items() if k != "type"}
-    return kind, model.model_validate(body)
+    body = null_is_default({k: v for k, v in data.items() if k != "type"})
+    return kind, model.model_validate(body, strict=True)  # (the sensors' own models too: typed strictly)
 
 
 __all__ = [

@@ -35,14 +35,11 @@ def _signer(note: str) -> str:
     return "its card is not signed by any key Sentinel knows"
 
 
-def check(registry: PeerRegistry, peer_name: str, *, refuse_unverified: bool, seen_by: str | None,
-          bridge_targets: dict[str, str] | None = None) -> dict[str, Any]:
+def check(registry: PeerRegistry, peer_name: str, *, refuse_unverified: bool, seen_by: str | None
+          ) -> dict[str, Any]:
     """The verdict on the peer ``peer_name`` finds now; ``seen_by``: the session whose guard reads it (the
     solver's read, noted as what that session's next send was decided on), None for anyone else's look (a
     client's own call notes nothing: it must not stand in for what the guard saw)."""
-    if bridge_targets is not None and peer_name in bridge_targets:  # configured by the owner: vouched for
-        return {"known": True, "verified": True, "refuse_unverified": refuse_unverified,
-                "peer": f"the configured bridge target {safe_text(peer_name, 100)}"}
     return verdict(registry, peer_name, registry.find(peer_name), refuse_unverified=refuse_unverified,
                    seen_by=seen_by)
 

@@ -52,7 +52,28 @@ class Wire(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-class Part(Wire):
+def null_is_default(value: Any) -> Any:
+    """ProtoJSON: a field that is null is its default, as if left out (a proto3 writer may write either)."""
+    if isinstance(value, dict):
+        return {k: v for k, v in value.items() if v is not None}
+    return value
+
+
+class CallerWire(Wire):
+    """What a caller sends Sentinel (its request's params, its message and parts), read as ``PeerWire`` reads
+    what a peer writes: left out or null is the default; present, a field is of its type, strictly (a flag of
+    "yes" or 1, a number written as text, is refused, not read as what it resembles). Unknown fields are
+    ignored, as the reference SDK does."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_default(cls, value: Any) -> Any:
+        return null_is_default(value)
+
+
+class Part(CallerWire):
     text: str | None = None
     raw: str | None = None  # base64 in JSON
     url: str | None = None
@@ -86,7 +107,7 @@ class Part(Wire):
         return cls(data=data, media_type="application/json")
 
 
-class Message(Wire):
+class Message(CallerWire):
     message_id: Id
     context_id: Id | None = None
     task_id: Id | None = None
@@ -123,11 +144,11 @@ class Task(Wire):
 
 # what a caller sends is typed strictly (a JSON number is a number, true is a boolean): lax parsing read
 # "2" and true as history lengths and "yes" as a flag, so one request meant different things to two readers
-class SendMessageConfiguration(Wire):
+class SendMessageConfiguration(CallerWire):
     # an allow list: a key this agent does not know is refused, never ignored (a v0.3 peer's
     # ``pushNotificationConfig`` or ``blocking`` would otherwise be dropped, the peer waiting for what it
     # asked)
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True)
 
     accepted_output_modes: list[str] | None = None
     task_push_notification_config: dict[str, Any] | None = None
@@ -135,20 +156,20 @@ class SendMessageConfiguration(Wire):
     return_immediately: StrictBool = False
 
 
-class SendMessageRequest(Wire):
+class SendMessageRequest(CallerWire):
     tenant: Id | None = None
     message: Message
     configuration: SendMessageConfiguration | None = None
     metadata: dict[str, Any] | None = None
 
 
-class GetTaskRequest(Wire):
+class GetTaskRequest(CallerWire):
     tenant: Id | None = None
     id: Id
     history_length: StrictInt | None = Field(None, ge=0)
 
 
-class ListTasksRequest(Wire):
+class ListTasksRequest(CallerWire):
     tenant: Id | None = None
     context_id: Id | None = None
     status: TaskState | None = None
@@ -177,12 +198,12 @@ class ListTasksResponse(Wire):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-class SubscribeToTaskRequest(Wire):
+class SubscribeToTaskRequest(CallerWire):
     tenant: Id | None = None
     id: Id
 
 
-class CancelTaskRequest(Wire):
+class CancelTaskRequest(CallerWire):
     tenant: Id | None = None
     id: Id
     metadata: dict[str, Any] | None = None
@@ -203,9 +224,7 @@ class PeerWire(Wire):
     @model_validator(mode="before")
     @classmethod
     def _null_is_default(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: v for k, v in value.items() if v is not None}
-        return value
+        return null_is_default(value)
 
 
 class AgentInterface(PeerWire):

@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from sentinel_mcp.paths import RULEBASES_DIR
 from tests.a2a.a2a_rig import user_message
+from tests.a2a.pinned_card import PinnedCard
 from tests.a2a.served_gateway import gateway_with_a2a
 from tests.a2a.test_ws_binding import Peer, ws_connect
 
@@ -39,9 +40,11 @@ def completes(message: dict[str, Any]) -> dict[str, Any]:
 @contextlib.asynccontextmanager
 async def recording_agent(
     reply: Callable[[dict[str, Any]], dict[str, Any]] = completes,
+    card: Callable[[int], dict[str, Any]] | None = None,
 ) -> AsyncIterator[tuple[int, list[dict[str, Any]]]]:
     """An A2A agent that answers each message with the task ``reply`` makes of it (completed unless told) and
-    keeps what it was sent (with the credentials)."""
+    keeps what it was sent (with the credentials); it serves the agent card ``card(port)`` makes, if told (a
+    listed agent's card is fetched and checked before each send)."""
     got: list[dict[str, Any]] = []
 
     async def answer(request: Request) -> JSONResponse:
@@ -56,7 +59,12 @@ async def recording_agent(
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    app = Starlette(routes=[Route("/a2a", answer, methods=["POST"])])
+    async def card_route(request: Request) -> JSONResponse:
+        assert card is not None
+        return JSONResponse(card(port))
+
+    cards = [Route("/.well-known/agent-card.json", card_route)] if card is not None else []
+    app = Starlette(routes=[Route("/a2a", answer, methods=["POST"]), *cards])
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
@@ -74,7 +82,8 @@ def tool_call(name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_a_peers_tool_call_cannot_drive_the_a2a_client(tmp_path: Path) -> None:
-    async with recording_agent() as (port, got):
+    card = PinnedCard("helper")
+    async with recording_agent(card=card) as (port, got):
         helper = f"http://127.0.0.1:{port}/a2a"
         raw = {
             "mcpServers": {},
@@ -86,7 +95,7 @@ async def test_a_peers_tool_call_cannot_drive_the_a2a_client(tmp_path: Path) -> 
                 "policy": {"allow": ["a2a__a2a_relay", "a2a__a2a_offer", "a2a__a2a_send",
                                      "a2a__a2a_discover"]},
                 "principals": [{"name": "rover", "token": ROVER}],
-                "a2a": {"name": "route-test", "bridge_targets": {"helper": helper},
+                "a2a": {"name": "route-test", **card.settings(helper),
                         "orchestrator_url": helper, "peer_tokens": {helper: SENTINELS_TOKEN}},
             },
         }
@@ -140,7 +149,8 @@ async def test_an_agent_cannot_bridge_a_chat_nor_answer_a_help_request_for_the_p
     target under Sentinel's token, and its next message was taken (and recorded in the assist inbox) as the
     person's answer. Now its chat_open with a target is refused; a person's bridged chat works as before."""
     person, rover_key = "person-token-0123456789", "rover-key-0123456789"
-    async with recording_agent(asks_a_person) as (port, got):
+    card = PinnedCard("helper")
+    async with recording_agent(asks_a_person, card) as (port, got):
         raw = {
             "mcpServers": {},
             "sentinel": {
@@ -150,7 +160,7 @@ async def test_an_agent_cannot_bridge_a_chat_nor_answer_a_help_request_for_the_p
                 "policy": {"allow": ["a2a__a2a_relay"]},  # the owner lets chats be relayed
                 "principals": [{"name": "person", "token": person}],
                 "a2a": {"name": "bridge-test", "api_keys": {"rover": rover_key},
-                        "bridge_targets": {"helper": f"http://127.0.0.1:{port}/a2a"}},
+                        **card.settings(f"http://127.0.0.1:{port}/a2a")},
             },
         }
         async with gateway_with_a2a(raw, tmp_path) as gw:

@@ -133,15 +133,22 @@ async def test_a_peers_error_reaches_the_model_marked_as_its_words(tmp_path):
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     rpc_url = f"http://127.0.0.1:{port}/a2a"
-    server = uvicorn.Server(uvicorn.Config(Starlette(routes=[Route("/a2a", answer, methods=["POST"])]),
-                                           log_level="warning", lifespan="off"))
+    from tests.a2a.pinned_card import PinnedCard
+
+    listed = PinnedCard("helper")  # a bridge target's card is fetched and checked before each relay
+
+    async def card(request: Request) -> JSONResponse:
+        return JSONResponse(listed(port))
+
+    routes = [Route("/a2a", answer, methods=["POST"]), Route("/.well-known/agent-card.json", card)]
+    server = uvicorn.Server(uvicorn.Config(Starlette(routes=routes), log_level="warning", lifespan="off"))
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         raw = {"mcpServers": {}, "sentinel": {
             "data_dir": str(tmp_path), "builtins": ["a2a"],
             "rulebases": [str(RULEBASES_DIR / "default.pl")],
             "policy": {"allow": ["a2a__a2a_relay"]},
-            "a2a": {"name": "marks-test", "bridge_targets": {"helper": rpc_url}}}}
+            "a2a": {"name": "marks-test", **listed.settings(rpc_url)}}}
         async with gateway_with_a2a(raw, tmp_path) as gw:
             out = await gw.holder.runtime.gateway.invoke(
                 "a2a__a2a_relay", {"target": "helper", "text": "hi", "context_id": "c-1"},

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from tests.a2a.test_card_signatures import card_at
 from tests.a2a.test_peer_cannot_route import recording_agent
 from tests.a2a.test_sdk_interop import start_sdk_server
 from tests.a2a.test_unverified_send import peer as unverified_peer
@@ -56,20 +57,25 @@ DEFAULTED: list[tuple[dict[str, Any], str]] = [
 ]
 
 
+def THEM(port: int) -> dict[str, Any]:
+    """The card the agent serves: "them" at its port (unsigned: a direct call, with no guard, relays)."""
+    return card_at(port, "them")
+
+
 def tools_for(tmp_path: Path, port: int, listed: bool = False) -> Client:
     """``listed``: the agent stands in the registry as an announced peer (for a2a_send), else it is a bridge
-    target (for a2a_relay)."""
+    target (for a2a_relay: its agent serves a card named "them", fetched and checked before each relay)."""
     registry = PeerRegistry()
-    if listed:  # (the recording agent serves no card to fetch)
+    if listed:
         registry.peers["them._a2a._tcp.local."] = unverified_peer("them", port)
-    ctx = BuiltinContext(name="a2a", data_dir=tmp_path,
-                         settings={} if listed else {"bridge_targets": {"them": f"http://127.0.0.1:{port}/a2a"}},
+    target = {"bridge_targets": {"them": f"http://127.0.0.1:{port}/a2a"}, "allow_loopback_plaintext": True}
+    ctx = BuiltinContext(name="a2a", data_dir=tmp_path, settings={} if listed else target,
                          services={"a2a_peers": registry})
     return Client(create_server(ctx))
 
 
 async def test_the_sdks_own_answer_is_relayed(tmp_path: Path) -> None:
-    proc, port = await start_sdk_server(env={"SDK_BARE_CARD": "1"})
+    proc, port = await start_sdk_server(env={"SDK_BARE_CARD": "1", "SDK_AGENT_NAME": "them"})
     try:
         async with tools_for(tmp_path, port) as tools:
             got = await tools.call_tool("a2a_relay", {"target": "them", "text": "hi", "context_id": "c-1"})
@@ -83,7 +89,7 @@ async def test_the_sdks_own_answer_is_relayed(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("answer", HOSTILE, ids=repr)
 async def test_a_relayed_answer_of_the_wrong_type_is_invalid(tmp_path: Path, answer: dict[str, Any]) -> None:
-    async with recording_agent(lambda _m: answer) as (port, _got):
+    async with recording_agent(lambda _m: answer, THEM) as (port, _got):
         async with tools_for(tmp_path, port) as tools:
             got = await tools.call_tool("a2a_relay", {"target": "them", "text": "hi", "context_id": "c-1"})
     relayed = got.structured_content
@@ -94,7 +100,7 @@ async def test_a_relayed_answer_of_the_wrong_type_is_invalid(tmp_path: Path, ans
 async def test_an_a2a_send_answer_of_the_wrong_type_is_a_failure(tmp_path: Path,
                                                                  answer: dict[str, Any]) -> None:
     """a2a_send shows the model the peer's answer in its own shape: only when it is an A2A task or message."""
-    async with recording_agent(lambda _m: answer) as (port, _got):
+    async with recording_agent(lambda _m: answer, THEM) as (port, _got):
         async with tools_for(tmp_path, port, listed=True) as tools:
             sent = await tools.call_tool("a2a_send", {"peer": "them", "text": "hi"})
     shown = " ".join(getattr(c, "text", "") for c in sent.content)
@@ -104,7 +110,7 @@ async def test_an_a2a_send_answer_of_the_wrong_type_is_a_failure(tmp_path: Path,
 @pytest.mark.parametrize("answer, state", DEFAULTED, ids=repr)
 async def test_a_relayed_answer_with_defaults_left_out_is_read(tmp_path: Path, answer: dict[str, Any],
                                                                state: str) -> None:
-    async with recording_agent(lambda _m: answer) as (port, _got):
+    async with recording_agent(lambda _m: answer, THEM) as (port, _got):
         async with tools_for(tmp_path, port) as tools:
             got = await tools.call_tool("a2a_relay", {"target": "them", "text": "hi", "context_id": "c-1"})
     assert got.structured_content["state"] == state, got.structured_content  # type: ignore[index]
@@ -112,7 +118,7 @@ async def test_a_relayed_answer_with_defaults_left_out_is_read(tmp_path: Path, a
 
 @pytest.mark.parametrize("answer", HOSTILE, ids=repr)
 async def test_an_orchestrators_answer_of_the_wrong_type_is_a_decline(answer: dict[str, Any]) -> None:
-    async with recording_agent(lambda _m: answer) as (port, _got):
+    async with recording_agent(lambda _m: answer, THEM) as (port, _got):
         rpc = f"http://127.0.0.1:{port}/a2a"
         settings = A2ASettings(orchestrator_url=rpc, orchestrator_timeout=5)
         out = await offer(settings, rpc, "find coffee", "i-1", [])
@@ -122,7 +128,7 @@ async def test_an_orchestrators_answer_of_the_wrong_type_is_a_decline(answer: di
 async def test_an_orchestrators_answer_with_defaults_left_out_is_read() -> None:
     answer = {"status": DONE, "artifacts": [{"artifactId": "a", "parts": [{"text": "done"}]}],
               "history": None}
-    async with recording_agent(lambda _m: answer) as (port, _got):
+    async with recording_agent(lambda _m: answer, THEM) as (port, _got):
         rpc = f"http://127.0.0.1:{port}/a2a"
         settings = A2ASettings(orchestrator_url=rpc, orchestrator_timeout=5)
         out = await offer(settings, rpc, "find coffee", "i-1", [])

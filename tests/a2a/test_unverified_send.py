@@ -22,6 +22,7 @@ from sentinel_mcp.a2a.protocol import AgentCard
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.paths import RULEBASES_DIR
+from tests.a2a.pinned_card import PinnedCard
 from tests.a2a.test_peer_cannot_route import recording_agent
 
 pytestmark = pytest.mark.timeout(120)
@@ -203,14 +204,15 @@ async def test_a_look_alike_name_beside_a_verified_peer_is_nobodys(tmp_path: Pat
 
 
 async def test_a_bridged_chat_to_an_unverified_peer_needs_the_users_yes_too(tmp_path: Path) -> None:
-    """a2a_relay (a chat bridged to another agent) is guarded as a send: a configured bridge target is the
-    owner's word; a listed peer whose card nobody's key verified needs the user's yes."""
-    async with recording_agent() as (port, got):
+    """a2a_relay (a chat bridged to another agent) is guarded as a send: a configured bridge target whose card
+    its pinned key signed is relayed to; a peer whose card nobody's key verified needs the user's yes."""
+    card = PinnedCard("helper")
+    async with recording_agent(card=card) as (port, got):
         registry = PeerRegistry()
         registry.peers["bob._a2a._tcp.local."] = peer("bob", port)
         person = Person(False)
         helper = f"http://127.0.0.1:{port}/a2a"
-        async with gateway(tmp_path, registry, bridge_targets={"helper": helper}) as rt, \
+        async with gateway(tmp_path, registry, **card.settings(helper)) as rt, \
                 Client(rt.front.server, mode="auto", elicitation_callback=person) as c:
             relayed = await c.call_tool("a2a__a2a_relay",
                                         {"target": "helper", "text": "hi", "context_id": "c1"})
@@ -236,21 +238,22 @@ async def test_the_owners_allow_list_does_not_let_an_unverified_send_through_una
 
 
 async def test_a_chat_the_service_bridges_to_an_unverified_peer_is_refused(tmp_path: Path) -> None:
-    """The A2A service relays a bridged chat itself, with nobody to ask: to a configured bridge target it
-    relays; to a listed peer nobody's key verified it does not (whatever the owner's allow of the relay).
-    """
+    """The A2A service relays a bridged chat itself, with nobody to ask: to a configured bridge target whose
+    card its pinned key signed it relays; to a peer nobody's key verified it does not (whatever the owner's
+    allow of the relay)."""
     from tests.a2a.served_gateway import gateway_with_a2a
     from tests.a2a.test_ws_binding import Peer as WsPeer, ws_connect
 
     token = "rover-token-0123456789"
-    async with recording_agent() as (port, got):
+    card = PinnedCard("helper")
+    async with recording_agent(card=card) as (port, got):
         helper = f"http://127.0.0.1:{port}/a2a"
         raw = {"mcpServers": {}, "sentinel": {
             "data_dir": str(tmp_path), "builtins": ["a2a"],
             "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "a2a.pl")],
             "policy": {"allow": ["a2a__a2a_relay"]},
             "principals": [{"name": "rover", "token": token}],
-            "a2a": {"name": "bridge-test", "bridge_targets": {"helper": helper}}}}
+            "a2a": {"name": "bridge-test", **card.settings(helper)}}}
         async with gateway_with_a2a(raw, tmp_path) as gw:
             registry = gw.holder.runtime.services.a2a_peers
             assert isinstance(registry, PeerRegistry)

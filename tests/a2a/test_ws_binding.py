@@ -106,11 +106,12 @@ async def test_design_calls_options_are_typed_as_strictly_as_a_send_message(rig)
     """``tool_call``/``sensor_request`` take ``context_id`` and ``return_immediately`` beside the design
     message: an empty context id was an internal error (-32603; the message it made failed the protocol's id
     check), a context id past the protocol's bound was no error, and ``"yes"``, ``1`` or ``"false"`` were
-    flags (over HTTP the same options are strict). Now each is -32602, and nothing runs for it."""
+    flags (over HTTP the same options are strict). Now each is -32602, and nothing runs for it. A null option
+    is its default (ProtoJSON, as over HTTP: ``protocol.CallerWire``)."""
     call = {"tool_call_id": "c1", "name": "tools__echo", "args": {"text": "x"}}
     reading = {"sensor": "location", "scope": "minimal", "policy_tag": "why"}
     bad = [{"context_id": ""}, {"context_id": "c" * 201}, {"context_id": 7}, {"return_immediately": "yes"},
-           {"return_immediately": 1}, {"return_immediately": "false"}, {"return_immediately": None}]
+           {"return_immediately": 1}, {"return_immediately": "false"}, {"return_immediately": []}]
     async with ws_connect(rig.ws_url) as ws:
         peer = Peer(ws)
         for method, params in (("tool_call", call), ("sensor_request", reading)):
@@ -120,6 +121,8 @@ async def test_design_calls_options_are_typed_as_strictly_as_a_send_message(rig)
         assert rig.port.calls == [] and len(rig.service.store) == 0
         ok = await peer.call("tool_call", {**call, "context_id": "c" * 200, "return_immediately": False})
         assert ok["result"]["task"]["contextId"] == "c" * 200
+        defaults = await peer.call("tool_call", {**call, "context_id": None, "return_immediately": None})
+        assert defaults["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", defaults
 
 
 async def test_version_on_upgrade_request(rig):

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import subprocess
 import uuid
 from pathlib import Path
 
 import httpx2
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
+from tests.a2a.test_card_signatures import pem
+from tests.a2a.test_own_card_signature import write_key
 from tests.agent.audit_rows import audit_rows
 
 from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_path
@@ -35,8 +39,12 @@ async def test_a_bridged_chat_and_help_requests_answered_by_a_person(tmp_path):
     helper_port = free_port()
     hp = helper_port.getsockname()[1]
     helper_port.close()
+    # the listed helper's card is fetched and checked before each relay: named as listed, signed by the
+    # key its listing pins (the service relays with nobody to ask, so only to a verified agent)
+    key = ec.generate_private_key(ec.SECP256R1())
+    env = {**os.environ, "SDK_AGENT_NAME": "helper", "SDK_CARD_KEY": write_key(tmp_path, key)}
     helper = subprocess.Popen([sdk_python(), str(SCRIPT), str(hp)], cwd="/", stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT)
+                              stderr=subprocess.STDOUT, env=env)
     raw = {"mcpServers": {}, "sentinel": {
         "data_dir": str(tmp_path), "builtins": ["device", "agent", "a2a"],
         "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
@@ -44,7 +52,8 @@ async def test_a_bridged_chat_and_help_requests_answered_by_a_person(tmp_path):
         "device": {"backend": "simulated", "risk_classifier": False},
         "principals": [{"name": "person", "token": PERSON}, {"name": "rover", "token": ROVER}],
         "a2a": {"name": f"sentinel-{uuid.uuid4().hex[:8]}", "advertise": False, "interfaces": LOOPBACK,
-                "bridge_targets": {"helper": f"http://127.0.0.1:{hp}/a2a"}}}}
+                "bridge_targets": {"helper": f"http://127.0.0.1:{hp}/a2a"}, "peer_keys": {"helper": pem(key)},
+                "allow_loopback_plaintext": True}}}
     async with gateway_with_a2a(raw, tmp_path) as gw:
         base = gw.base
         inbox = AssistInbox(inbox_path(tmp_path))

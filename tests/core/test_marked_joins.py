@@ -32,7 +32,6 @@ PRINTERS = {"sentinel_mcp/app/chat_terminal.py": {"say"},
 # ``sentinel-mcp audit`` marks the row again. Marking them once needs the raw value carried to where it is
 # shown. (An exception's Marked message is kept by ``display_text.said``/``error_text`` and ``user_message``.)
 UNTRACED: dict[tuple[str, str], int] = {
-    ('sentinel_mcp/a2a/peer_trust.py', 'check'): 1,
     ('sentinel_mcp/a2a/peer_trust.py', 'refusal'): 1,
     ('sentinel_mcp/a2a/peer_trust.py', 'shown_peer'): 1,
     ('sentinel_mcp/a2a/peer_trust.py', 'verdict'): 1,

@@ -6,6 +6,7 @@ Sentinel orders; when the conversation continues, it completes with the person's
 Usage: python sdk_helper_agent.py PORT
 """
 
+import os
 import sys
 
 from a2a.helpers.proto_helpers import (
@@ -62,7 +63,7 @@ def main(port: int) -> None:
     serve_agent(
         Helper(),
         port,
-        name="sdk-helper",
+        name=os.environ.get("SDK_AGENT_NAME", "sdk-helper"),
         description="a2a-sdk agent that asks a person",
         mode="text/plain",
         skill=AgentSkill(id="coffee", name="coffee", description="finds coffee", tags=["maps"]),

@@ -1,0 +1,107 @@
+"""Whether two URLs name one A2A endpoint (a listed URL and a card's interface, an announced address and a
+card's), decided on the URLs as written, never by resolving a name: scheme, host, port and path compared in
+one canonical form.
+
+- scheme lowercased, one of http/https/ws/wss; the port explicit (a default one spelled out: 80/443);
+- host lowercased, one trailing dot dropped (``localhost.`` is ``localhost``), an address in its canonical
+  spelling (``[0:0::1]`` is ``[::1]``); a name stays a name: ``localhost`` is not ``127.0.0.1`` nor ``[::1]``
+  (which one a resolver picks is its word, not the URL's);
+- a host whose last label is a number but that is no four-part decimal address (``127.1``, ``2130706433``,
+  ``0x7f.0.0.1``, ``127.000.000.001``) is refused: resolvers read such shorthands as some address, so it
+  names no host Sentinel can compare;
+- a host that is not ASCII is refused (IDNA would map it to another name: a look-alike spelling);
+- path with a trailing slash dropped; user name, password, query and fragment do not say where it answers.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import NamedTuple
+from urllib.parse import urlsplit
+
+from sentinel_mcp.core.errors import A2AError
+from sentinel_mcp.core.display_text import Marked, compose, safe_text
+
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+_NUMBER = re.compile(r"(0x[0-9a-f]*|[0-9]+)")
+_UNSAFE = re.compile(r"[\x00-\x20\x7f\\]")  # spaces, controls, backslashes: parsers disagree on them
+
+
+class NotAnEndpoint(A2AError, ValueError):
+    """A URL that names no endpoint Sentinel can compare (its message says why)."""
+
+
+class Endpoint(NamedTuple):
+    scheme: str
+    host: str  # canonical: a lowercased name, or an address (IPv6 in brackets)
+    port: int
+    path: str
+
+    def __str__(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}{self.path}"
+
+
+def canonical_host(host: str) -> str:
+    """``host`` (as ``urlsplit().hostname`` gives it) in canonical form; NotAnEndpoint when it has none."""
+    if not host:
+        raise NotAnEndpoint("it has no host")
+    if not host.isascii():
+        raise NotAnEndpoint(compose("its host '", safe_text(host, 100),
+                                    "' is not ASCII (a look-alike spelling)"))
+    name = host.lower()
+    name = name[:-1] if name.endswith(".") else name
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        if _NUMBER.fullmatch(name.rsplit(".", 1)[-1]):
+            raise NotAnEndpoint(compose("its host '", safe_text(host, 100), "' is a shorthand address, not "
+                                        "four decimal numbers: resolvers read it as some address")) from None
+        if not name or ".." in name:
+            raise NotAnEndpoint(compose("its host '", safe_text(host, 100), "' is not a host name")) from None
+        return name
+    return f"[{address.compressed}]" if address.version == 6 else address.compressed
+
+
+def endpoint(url: str) -> Endpoint:
+    """``url`` as an endpoint; NotAnEndpoint says why it is none."""
+    if _UNSAFE.search(url):
+        raise NotAnEndpoint("it holds a space, control character or backslash")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+        host = parts.hostname or ""
+    except ValueError as e:
+        raise NotAnEndpoint(f"it does not parse ({e})") from None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS:
+        raise NotAnEndpoint(compose("its scheme '", safe_text(scheme, 20), "' is not http(s) or ws(s)"))
+    return Endpoint(scheme, canonical_host(host), port if port is not None else _DEFAULT_PORTS[scheme],
+                    parts.path.rstrip("/") or "/")
+
+
+def _why(e: NotAnEndpoint) -> Marked:
+    said = e.args[0] if e.args else ""
+    return said if isinstance(said, Marked) else compose(str(said))
+
+
+def endpoint_difference(a: str, b: str) -> Marked | None:
+    """Why ``a`` is not the endpoint ``b`` names (in words for a person, marked), or None when it is."""
+    try:
+        ea = endpoint(a)
+    except NotAnEndpoint as e:
+        return compose(safe_text(a, 200), " is no endpoint: ", _why(e))
+    try:
+        eb = endpoint(b)
+    except NotAnEndpoint as e:
+        return compose(safe_text(b, 200), " is no endpoint: ", _why(e))
+    for what, x, y in zip(Endpoint._fields, ea, eb):
+        if x != y:
+            why = " (host names are compared as written, never resolved)" if what == "host" else ""
+            return compose(f"its {what} '", safe_text(str(x), 100), "' is not '", safe_text(str(y), 100),
+                           f"'{why}")
+    return None
+
+
+def same_endpoint(a: str, b: str) -> bool:
+    return endpoint_difference(a, b) is None
