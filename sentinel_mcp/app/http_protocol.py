@@ -101,9 +101,10 @@ class HeadHoldingTransport:
 class FrontHTTPProtocol(HttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # uvicorn logs a line per answer when the access logger has a handler anywhere up its tree (the root's,
-        # here), and builds that line's arguments (client address, path) before ``info`` finds the logger
-        # disabled: ~8 calls an answer for nothing. Asked once per connection, as uvicorn asks hasHandlers
+        # uvicorn logs a line per answer when the access logger has a handler anywhere up its tree (the
+        # root's, here), and builds that line's arguments (client address, path) before ``info`` finds the
+        # logger disabled: ~8 calls an answer for nothing. Asked once per connection, as uvicorn asks
+        # hasHandlers
         self.access_log = self.access_log and self.access_logger.isEnabledFor(logging.INFO)
         self._in_head = True  # bytes received now belong to a request head not yet complete
         self._head_bytes = 0

@@ -31,8 +31,8 @@ async def echo_headers(scope: Any, receive: Any, send: Any) -> None:
         more = message.get("more_body", False)
     text = json.dumps({"headers": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in scope["headers"]],
                        "body": body.decode("latin-1")}).encode()
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(text)).encode())]})
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(text)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": text})
 
 
@@ -69,7 +69,7 @@ SPELLINGS = [
 ]
 
 
-def request(port: int, lines: list[bytes], body: bytes) -> bytes:
+def request(lines: list[bytes], body: bytes) -> bytes:
     chunked = any(line.lower().startswith(b"transfer-encoding") for line in lines)
     framing = [] if chunked else [b"Content-Length: %d" % len(body)]
     return b"\r\n".join([b"POST /h HTTP/1.1", b"Host: front.test", *framing, *lines, b"", b""])
@@ -82,7 +82,7 @@ async def answers(protocol: type[HttpToolsProtocol]) -> list[bytes]:
             chunked = any(line.lower().startswith(b"transfer-encoding") for line in lines)
             body = b"5\r\nhello\r\n0\r\n\r\n" if chunked else b"hello"
             expect = any(line.lower().startswith(b"expect: 100-continue") for line in lines)
-            out.append(await raw(port, request(port, lines, body), body, wait_continue=expect))
+            out.append(await raw(port, request(lines, body), body, wait_continue=expect))
     return out
 
 
@@ -120,7 +120,7 @@ async def logged(level: int, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str]
         log.setLevel(level)
         try:
             for n in range(3):
-                await raw(port, request(port, [b"X-N: %d" % n], b"hello"), b"hello")
+                await raw(port, request([b"X-N: %d" % n], b"hello"), b"hello")
         finally:
             log.setLevel(old)
             log.removeHandler(handler)
