@@ -108,6 +108,31 @@ def span_records_nothing(meta: Mapping[str, Any]) -> bool:
     return True
 
 
+def request_meta(params: Mapping[str, Any] | None) -> Any:
+    """``_extract_meta(params)``, the kernel's ``_meta`` as ``RequestParams`` validates it, without the model
+    for the common shape (a built-in's direct call: ``progressToken``, an int or a string, first, then the
+    gateway's keys): the token renamed ``progress_token``, every other value the same object, in order. Any
+    other shape (a token of another type, a ``progress_token`` key, which validation drops, a key not a
+    string, ``_meta`` not a dict) is left to the SDK's own."""
+    meta = params.get("_meta", _MISSING) if type(params) is dict else _MISSING
+    if type(meta) is not dict:
+        return _extract_meta(params) if meta is not None else None
+    token = meta.get("progressToken", _MISSING)
+    kind = type(token)
+    if (kind is not int and kind is not str and token is not _MISSING) or "progress_token" in meta:
+        return _extract_meta(params)
+    out: dict[str, Any] = {} if token is _MISSING else {"progress_token": token}
+    for key, value in meta.items():
+        if type(key) is not str:
+            return _extract_meta(params)
+        if key != "progressToken":
+            out[key] = value
+    return out
+
+
+_MISSING: Any = object()
+
+
 async def serve_checked_call(
     runner: ServerRunner[Any], dctx: Any, params: dict[str, Any], meta: Any = None, *, model: bool = False
 ) -> Any:
@@ -153,7 +178,7 @@ async def serve_checked_call(
         return runner._serialize(method, version, result)
 
     if meta is None:
-        meta = _extract_meta(params)
+        meta = request_meta(params)
     ctx = runner._make_context(dctx, "tools/call", params, meta, version)
     out = await runner._compose_server_middleware(inner)(ctx)
     if kept and kept[1] is out:
