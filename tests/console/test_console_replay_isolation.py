@@ -10,7 +10,9 @@ import asyncio
 import re
 
 import pytest
-from tests.console.console_rig import OWNER_TOKEN, console_config, csrf_of, http_sentinel, mcp_client, signed_in
+from tests.console.console_rig import (
+    OWNER_TOKEN, console_config, csrf_of, http_sentinel, mcp_client, signed_in,
+)
 from tests.identity.identity_rig import BOOKINGS_PL, text
 
 from sentinel_mcp.policy.check_process import MAX_RUNNING
@@ -79,7 +81,6 @@ async def test_guarded_calls_are_answered_while_a_costly_candidate_is_replayed(t
             # replayed whole: each read's proof ran out of the guard's time and denies under the candidate
             assert re.search(r"3 recorded call\(s\) replayed", report), report[:3000]
             assert re.search(r'id="change-count">3<', report), report[:3000]
-            print("ORDER", order)
             assert order == ["call"] * CALLS + ["replay"], order
 
 
@@ -90,11 +91,17 @@ async def test_a_replay_takes_a_check_place(tmp_path):
             signed_in(base, OWNER_TOKEN) as owner,
             mcp_client(base, OWNER_TOKEN, mode="auto") as client,
         ):
-            warm = await client.call_tool("bk__list_bookings", {"user_id": "u_123"})
-            assert not warm.is_error, warm
+            for user in USERS:
+                warm = await client.call_tool("bk__list_bookings", {"user_id": user})
+                assert not warm.is_error, warm
             csrf = csrf_of(await owner.page("/console/policy"))
             replaying = asyncio.create_task(_whatif(owner, base, csrf))
             await asyncio.sleep(3)  # the replay holds its place (no assertion on the clock)
+            # past its candidate's check: its decisions under way (as many calls answered meanwhile as above)
+            for _ in range(CALLS):
+                r = await client.call_tool("bk__cancel_booking", {"booking_id": "b_someone_elses"})
+                assert "not a booking of the current user" in text(r), r
+            assert not replaying.done()
             checks = await asyncio.gather(*(
                 owner.http.post(
                     f"{base}/console/policy/check",
