@@ -112,7 +112,8 @@ def _proof(decision: Decision) -> Any:
 
 
 class Sandbox:
-    """One rulebase over a scratch fact store, sharing the live Prolog engine (one thread owns it)."""
+    """One rulebase over a scratch fact store, on the engine given (the console's replay: its child process's
+    own, ``replay_process``; the command line's: its own process's)."""
 
     def __init__(
         self, files: list[Path], directory: Path, name: str, settings: Any, seeds: dict[str, Any],
