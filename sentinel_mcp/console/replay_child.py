@@ -80,9 +80,15 @@ async def _replay(request: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     request = json.loads(sys.stdin.buffer.readline())
     threading.Thread(target=end_with_stdin, daemon=True).start()
+    # the answer goes out on a copy of stdout; the candidate's rules run with stdout on /dev/null, so nothing
+    # they could write (SWI-Prolog's user_output is fd 1) becomes part of the report read back
+    answer = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
     out = json.dumps(asyncio.run(_replay(request)), default=str)  # a value of a proof JSON has no word for
-    sys.stdout.write(out)
-    sys.stdout.flush()
+    with os.fdopen(answer, "w", encoding="utf-8") as stream:
+        stream.write(out)
+        stream.flush()
     os._exit(0)  # the engine's thread is not waited for
 
 

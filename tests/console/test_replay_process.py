@@ -60,3 +60,4 @@ async def test_a_replay_that_could_not_finish_says_so(tmp_path):
     )
     assert "did not finish within 8 s" in report.unfinished, report.unfinished
     assert report.results == [] and report.examined == 0 and not report.changes
+
