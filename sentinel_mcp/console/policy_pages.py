@@ -19,7 +19,8 @@ from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.console.in_force_checks import InForceChecks, check_key
 from sentinel_mcp.console.proof_view import readable_tree
-from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
+from sentinel_mcp.console.replay import candidate_files, pick_rows
+from sentinel_mcp.console.replay_process import replay_isolated
 from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase, problems_in_reach
 from sentinel_mcp.policy.check_process import ChecksBusy, check_isolated, check_slot, unfinished
@@ -188,19 +189,19 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             path = Path(tmp) / chosen
             path.write_text(text.replace("\r\n", "\n"), encoding="utf-8")  # what the loader reads
             candidate = candidate_files(files, [path])
+            # one place for the candidate's check and its replay, both in a child process, one after another
             with check_slot():
                 problems = await _check(console, guard, candidate, viewer, candidate=True, about=path)
-            report = await replay(
-                rows,
-                current=files,
-                candidate=candidate,
-                live_facts=guard.store,
-                settings=guard.settings,
-                seeds=console.runtime.config.sentinel.seeds,
-                engine=guard.engine,
-                catalog=console.runtime.catalog_health,
-                untrusted=guard.untrusted_bounds(),
-            )
+                report = await replay_isolated(
+                    rows,
+                    current=files,
+                    candidate=candidate,
+                    live_facts=guard.store,
+                    settings=guard.settings,
+                    seeds=console.runtime.config.sentinel.seeds,
+                    catalog=console.runtime.catalog_health,
+                    untrusted=guard.untrusted_bounds(),
+                )
         # each changed call's two proofs, as trees side by side (what the proof page shows for one)
         sides = [
             (r, readable_tree(r.baseline_proof), readable_tree(r.candidate_proof)) for r in report.changes

@@ -68,6 +68,9 @@ class ReplayReport:
     results: list[Replayed] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # the candidate did not load
     limits: str = LIMITS
+    # why the replay could not finish (out of time or memory in its process): then nothing else is shown,
+    # never what was decided so far as if it were the whole
+    unfinished: str = ""
 
     @property
     def changes(self) -> list[Replayed]:
@@ -109,7 +112,8 @@ def _proof(decision: Decision) -> Any:
 
 
 class Sandbox:
-    """One rulebase over a scratch fact store, sharing the live Prolog engine (one thread owns it)."""
+    """One rulebase over a scratch fact store, on the engine given (the console's replay: its child process's
+    own, ``replay_process``; the command line's: its own process's)."""
 
     def __init__(
         self, files: list[Path], directory: Path, name: str, settings: Any, seeds: dict[str, Any],
@@ -191,17 +195,38 @@ class Sandbox:
         await self.guard.close()
 
 
-def _call_of(row: dict[str, Any], catalog: CatalogHealth | None) -> ToolCall | None:
+@dataclass(frozen=True)
+class Route:
+    """What a replay needs of a catalog's route: the upstream's own name of the tool, its annotations."""
+
+    tool: str
+    read_only: bool | None = None
+    destructive: bool | None = None
+
+
+def routes_of(catalog: CatalogHealth | None, rows: list[dict[str, Any]]) -> dict[str, Route]:
+    """The routes of the tools ``rows`` name, as the catalog has them now."""
+    out: dict[str, Route] = {}
+    for name in {str(r.get("tool") or "") for r in rows}:
+        route = catalog.route(name) if catalog is not None else None
+        if route is not None:
+            ann = route.exposed.annotations
+            out[name] = Route(
+                route.tool, ann.read_only_hint if ann else None, ann.destructive_hint if ann else None
+            )
+    return out
+
+
+def _call_of(row: dict[str, Any], routes: dict[str, Route]) -> ToolCall | None:
     name, upstream = str(row.get("tool") or ""), row.get("upstream")
     if not upstream or not isinstance(row.get("arguments"), (dict, type(None))):
         return None
-    route = catalog.route(name) if catalog is not None else None
+    route = routes.get(name)
     tool = (
         route.tool
         if route is not None
         else (name[len(upstream) + 2 :] if name.startswith(f"{upstream}__") else name)
     )
-    ann = route.exposed.annotations if route is not None else None
     return ToolCall(
         name=name,
         server=str(upstream),
@@ -210,8 +235,8 @@ def _call_of(row: dict[str, Any], catalog: CatalogHealth | None) -> ToolCall | N
         session_id=str(row.get("session")),
         principal=row.get("principal"),
         origin="client",
-        read_only=ann.read_only_hint if ann else None,
-        destructive=ann.destructive_hint if ann else None,
+        read_only=route.read_only if route is not None else None,
+        destructive=route.destructive if route is not None else None,
     )
 
 
@@ -252,12 +277,13 @@ async def replay(
     settings: Any,
     seeds: dict[str, Any],
     engine: Any,
-    catalog: CatalogHealth | None = None,
+    routes: dict[str, Route] | None = None,
     untrusted: Any = None,
 ) -> ReplayReport:
     """Decide ``rows`` (audit records, newest first) under both rulebases. ``live_facts``: the live FactStore
-    (read only), or None; ``untrusted``: the bounds a client's candidate is held to (``UntrustedRules``), or
-    None for the owner's own files (the command line)."""
+    (read only), or None; ``routes``: the catalog's routes of the tools named (``routes_of``), or None;
+    ``untrusted``: the bounds a client's candidate is held to (``UntrustedRules``), or None for the owner's
+    own files (the command line)."""
     with tempfile.TemporaryDirectory(prefix="sentinel-replay-") as tmp:
         base = Sandbox(current, Path(tmp), "baseline", settings, seeds, engine)
         cand = Sandbox(candidate, Path(tmp), "candidate", settings, seeds, engine, untrusted)
@@ -272,7 +298,7 @@ async def replay(
                 report.problems.append(f"the current rulebase: {base_problem}")
                 return report
             for row in rows:
-                call = _call_of(row, catalog)
+                call = _call_of(row, routes or {})
                 if call is None:
                     report.skipped_other.append(f"{row.get('tool')}: not a call to an upstream tool")
                     continue

@@ -23,7 +23,7 @@ from mcp.types import Tool
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 
 
-def _end_with_stdin() -> None:
+def end_with_stdin() -> None:
     """Ends the process once stdin ends: the parent closed it, or is gone."""
     try:
         while sys.stdin.buffer.read(4096):
@@ -32,7 +32,7 @@ def _end_with_stdin() -> None:
         os._exit(3)
 
 
-def _untrusted(u: Any) -> UntrustedRules | None:
+def untrusted_of(u: Any) -> UntrustedRules | None:
     if u is None:
         return None
     return UntrustedRules(
@@ -48,14 +48,14 @@ async def _check(request: dict[str, Any]) -> list[dict[str, Any]]:
     catalog = request.get("catalog")
     tools = None if catalog is None else [Tool.model_validate(t) for t in catalog]
     problems = await check_paths(
-        shared_engine(), [Path(f) for f in request["files"]], tools, _untrusted(request.get("untrusted"))
+        shared_engine(), [Path(f) for f in request["files"]], tools, untrusted_of(request.get("untrusted"))
     )
     return [p.model_dump() for p in problems]
 
 
 def main() -> None:
     request = json.loads(sys.stdin.buffer.readline())
-    threading.Thread(target=_end_with_stdin, daemon=True).start()
+    threading.Thread(target=end_with_stdin, daemon=True).start()
     out = json.dumps({"problems": asyncio.run(_check(request))})
     sys.stdout.write(out)
     sys.stdout.flush()

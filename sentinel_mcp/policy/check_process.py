@@ -22,6 +22,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from mcp.types import Tool
 
@@ -68,11 +69,16 @@ def _limit(pid: int, seconds: float) -> None:
         resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
 
 
-def _request(files: list[Path], catalog: list[Tool] | None, untrusted: UntrustedRules | None) -> bytes:
-    bounds = None if untrusted is None else {
+def untrusted_json(untrusted: UntrustedRules | None) -> dict[str, Any] | None:
+    """The bounds of a client's candidate, as a child reads them back (``check_child.untrusted_of``)."""
+    return None if untrusted is None else {
         "documents": [str(d) for d in untrusted.documents], "inference_limit": untrusted.inference_limit,
         "homes": {k: str(v) for k, v in untrusted.homes.items()},
     }
+
+
+def _request(files: list[Path], catalog: list[Tool] | None, untrusted: UntrustedRules | None) -> bytes:
+    bounds = untrusted_json(untrusted)
     tools = None if catalog is None else [t.model_dump(mode="json", by_alias=True) for t in catalog]
     request = {"files": [str(f) for f in files], "catalog": tools, "untrusted": bounds}
     return json.dumps(request).encode() + b"\n"
@@ -95,31 +101,32 @@ def unfinished(about: Path | str, why: str) -> Problem:
     )
 
 
-async def check_isolated(
-    files: list[Path], catalog: list[Tool] | None = None, untrusted: UntrustedRules | None = None, *,
-    about: Path | None = None, seconds: float = WALL_SECONDS,
-) -> list[Problem]:
-    """``checker.check_paths`` of ``files``, run in a child process. ``about``: the file a check that could
-    not finish is told of (the candidate; the first file otherwise). Call within ``check_slot``."""
-    blame = about if about is not None else (files[0] if files else "")
+class ChildUnfinished(Exception):
+    """A bounded child gave no answer: why, as a phrase after its subject ("the check did not finish ...")."""
+
+
+async def run_child(module: str, request: bytes, seconds: float) -> bytes:
+    """Run ``python -m module`` with ``request`` on its stdin, bounded (memory, CPU, ``seconds`` of wall
+    clock, ``MAX_ANSWER_BYTES`` of answer), and return what it wrote; ``ChildUnfinished`` when it did not
+    finish. Its stdin stays open while it runs: at its end the child ends (the gateway gone, even killed)."""
     try:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "sentinel_mcp.policy.check_child",
+            sys.executable, "-m", module,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-            start_new_session=True,  # its own group: killed with the swipl its load rehearses in
+            start_new_session=True,  # its own group: killed with any swipl it starts (a load's rehearsal)
         )
-    except OSError as e:  # no process to be had (a process limit): not checked, and said so
-        return [unfinished(blame, f"the check could not start ({e.strerror or e})")]
+    except OSError as e:  # no process to be had (a process limit)
+        raise ChildUnfinished(f"could not start ({e.strerror or e})") from None
     _limit(proc.pid, seconds)
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        proc.stdin.write(_request(files, catalog, untrusted))
+        proc.stdin.write(request)
         await proc.stdin.drain()
         out, code = await asyncio.wait_for(asyncio.gather(_read_bounded(proc.stdout), proc.wait()), seconds)
     except asyncio.TimeoutError:
-        return [unfinished(blame, f"the check did not finish within {seconds:g} s")]
+        raise ChildUnfinished(f"did not finish within {seconds:g} s") from None
     except (ValueError, OSError):
-        return [unfinished(blame, "the check's answer could not be read")]
+        raise ChildUnfinished("answered what could not be read") from None
     finally:
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
@@ -128,7 +135,21 @@ async def check_isolated(
         proc.stdin.close()  # a swipl its load left reads its own stdin's end (load_rehearsal)
     if code != 0:
         why = f"signal {-code}" if code < 0 else f"exit {code}"
-        return [unfinished(blame, f"the check ended without an answer ({why}: out of memory or CPU?)")]
+        raise ChildUnfinished(f"ended without an answer ({why}: out of memory or CPU?)")
+    return out
+
+
+async def check_isolated(
+    files: list[Path], catalog: list[Tool] | None = None, untrusted: UntrustedRules | None = None, *,
+    about: Path | None = None, seconds: float = WALL_SECONDS,
+) -> list[Problem]:
+    """``checker.check_paths`` of ``files``, run in a child process. ``about``: the file a check that could
+    not finish is told of (the candidate; the first file otherwise). Call within ``check_slot``."""
+    blame = about if about is not None else (files[0] if files else "")
+    try:
+        out = await run_child("sentinel_mcp.policy.check_child", _request(files, catalog, untrusted), seconds)
+    except ChildUnfinished as e:
+        return [unfinished(blame, f"the check {e}")]
     try:
         return [Problem.model_validate(p) for p in json.loads(out)["problems"]]
     except (ValueError, KeyError, TypeError):
