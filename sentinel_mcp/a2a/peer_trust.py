@@ -73,8 +73,8 @@ def refusal(registry: PeerRegistry, session: str, peer_name: str, target: Peer, 
     about the card it was shown; another card under the name (fetched again since) is not what they said yes
     to, nor is a verified verdict on an older card one on this."""
     if refuse_unverified and not target.trust.verified:
-        return compose(shown_peer(target), ": its card is unverified, and sentinel.a2a.require_verified_peers "
-                       "refuses unverified peers")
+        return compose(shown_peer(target), ": its card is unverified, and "
+                       "sentinel.a2a.require_verified_peers refuses unverified peers")
     seen = registry.checked.get((session, peer_name))
     if guarded and seen is None and not target.trust.verified:
         # through the gateway, an unverified peer is sent to only as the guard of sending decided, on its

@@ -150,8 +150,9 @@ _MARK = re.compile(r"⟨U\+([0-9A-F]{4,6})⟩|…⟨(\d+) more characters not sh
 def unmarked(text: str) -> str:
     """The raw text a ``Marked`` text shows (a plain ``str`` is raw already): where marked text crosses into
     data (JSON, a Prolog fact, an audit row) it goes raw, to be marked once where it is shown. Each of
-    Sentinel's marks is its character again; a cut's mark reads "… (N more characters not shown)" (its brackets
-    would be marked as typed out). Only a mark ``shown`` makes is undone: any other text is left as it is."""
+    Sentinel's marks is its character again; a cut's mark reads "… (N more characters not shown)" (its
+    brackets would be marked as typed out). Only a mark ``shown`` makes is undone: any other text is left
+    as it is."""
     if not isinstance(text, Marked):
         return text
 

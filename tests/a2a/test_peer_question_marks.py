@@ -18,7 +18,8 @@ from tests.a2a.test_unverified_send import Person, gateway, peer, said
 
 pytestmark = pytest.mark.timeout(120)
 
-NAMES = ["Book⟨x⟩", "report\u202efdp", "Book⟨U+202E⟩", "zero\u200bwidth〈x〉", "esc\x1b[2J", "L" * 150 + "\u202e"]
+NAMES = ["Book⟨x⟩", "report\u202efdp", "Book⟨U+202E⟩", "zero\u200bwidth〈x〉", "esc\x1b[2J",
+         "L" * 150 + "\u202e"]
 
 
 @pytest.mark.parametrize("name", NAMES)
