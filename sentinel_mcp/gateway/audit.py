@@ -84,8 +84,9 @@ def _text(value: str | None, limit: int = MAX_TEXT_CHARS) -> str | None:
     (saying how many more there were), lone surrogates and NUL escaped (``\\udc80``, ``\\x00``): every
     backend can hold what is left (PostgreSQL's ``text`` refuses a NUL, which SQLite keeps), so the same row
     is stored, and hashed, on both."""
-    if value is None or type(value) is not str:
+    if value is None or not isinstance(value, str):
         return value
+    value = str(value)  # a str subclass too is cut (it passed uncut: 1.8 MB of a Marked reason stored)
     if len(value) > limit:
         value = cut_text(value, limit)  # says how much it lost (``record_bounds``)
     if not value.isascii():
