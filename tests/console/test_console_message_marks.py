@@ -1,8 +1,8 @@
 """A page's message line (``error``, ``problem``, ``note``: why a form was refused) is shown through the
-console's ``shown`` filter on every page, as the inbox's is: today's messages on the sign-in, session, pin
+console's ``shown`` filter on every page, as the inbox's is. Today's messages on the sign-in, session, pin
 and history pages are Sentinel's own words, but one that ever quotes a value (a field, a fact, an
-upstream's words) must not reach the page raw, a right-to-left override reversing the line. Checked in every template, and over
-real HTTP for the sign-in page."""
+upstream's words) must not reach the page raw, a right-to-left override reversing the line. Checked in
+every template, and over real HTTP for the sign-in page."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ async def test_the_sign_in_page_shows_its_refusal_over_http(tmp_path: Path) -> N
     with http_sentinel(console_config(tmp_path)) as (base, _proc):
         async with httpx2.AsyncClient(timeout=60) as http:
             form = await http.get(f"{base}/console/login")
-            r = await http.post(f"{base}/console/login",
-                                data={"csrf": csrf_of(form.text), "token": "no\u202e"}, headers={"origin": base})
+            data = {"csrf": csrf_of(form.text), "token": "no\u202e"}
+            r = await http.post(f"{base}/console/login", data=data, headers={"origin": base})
             assert r.status_code == 401, r.text[:300]
             assert 'role="alert">That token is not one Sentinel accepts.' in r.text
         async with signed_in(base, ALICE) as person:
