@@ -29,7 +29,7 @@ from sentinel_mcp.a2a.peer_answer import read_task
 from sentinel_mcp.a2a.relayed_data import relayed_data
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer, shown_url
 from sentinel_mcp.a2a.settings import A2ASettings
-from sentinel_mcp.core.display_text import Marked, compose, safe_text
+from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
 from sentinel_mcp.core.tool_ref import FindsTools, ToolRef, exposed_name
 
 log = logging.getLogger(__name__)
@@ -159,7 +159,7 @@ async def offer(
                              safe_text(e.why, MAX_REASON))
         return out
     except ValueError as e:
-        out.reason = f"the orchestrator's answer is not usable: {e}"
+        out.reason = compose("the orchestrator's answer is not usable: ", error_text(e, MAX_REASON))
         return out
     said_state = task["status"]["state"]  # the orchestrator's word: kept only when it is an A2A state
     out.task_id = safe_text(str(task.get("id")), 100)

@@ -7,24 +7,28 @@ user's yes, naming it, its address and its card's key, or is refused
 called by the solver), never from the call's arguments. The verdict is of one card: the digest reported is
 noted per name, and a send whose peer's card is not the one last reported (fetched again and changed after the
 guard looked) is refused.
+
+The verdict's "peer" text is data the guard reads (JSON, then a Prolog fact) and quotes in its question, which
+is made safe where it is asked (``safe_question``): it goes raw (``unmarked``), so the question marks each
+character once. The refusals, raised to the caller, are Sentinel's text, marked here.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sentinel_mcp.a2a.discovery import Peer, PeerRegistry, shown_name
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.a2a.discovery import Peer, PeerRegistry
+from sentinel_mcp.core.display_text import Marked, compose, safe_text, unmarked
 
 MAX_CHECKED = 1000  # (session, name) pairs whose last verdict is remembered (the oldest go first)
 
 
-def shown_peer(peer: Peer) -> str:
+def shown_peer(peer: Peer) -> Marked:
     """The peer in plain words for a person: its card's name, its mDNS instance, where it answers, its key."""
     key = (f"its card is signed by key sha256:{peer.trust.key}" if peer.trust.key
            else _signer(peer.trust.note))
-    return (f'"{safe_text(peer.card.name, 100)}" (announced as {shown_name(peer.instance)[:120]}) at '
-            f"{safe_text(peer.rpc_url, 300)}; {key} (card sha256:{peer.digest[:16]})")
+    return compose('"', safe_text(peer.card.name, 100), '" (announced as ', safe_text(peer.instance, 120),
+                   ") at ", safe_text(peer.rpc_url, 300), "; ", key, f" (card sha256:{peer.digest[:16]})")
 
 
 def _signer(note: str) -> str:
@@ -50,31 +54,31 @@ def verdict(registry: PeerRegistry, peer_name: str, found: Peer | None, *, refus
     ``listed_peer_card``), noted for ``seen_by`` as ``check`` says; ``why_unknown``: why there is none."""
     if found is None:
         return {"known": False, "verified": False, "refuse_unverified": refuse_unverified,
-                "peer": why_unknown or f"no listed peer {safe_text(peer_name, 100)}"}
+                "peer": unmarked(why_unknown or compose("no listed peer ", safe_text(peer_name, 100)))}
     if seen_by is not None:
         registry.checked.pop((seen_by, peer_name), None)
         registry.checked[(seen_by, peer_name)] = found.digest
     while len(registry.checked) > MAX_CHECKED:
         del registry.checked[next(iter(registry.checked))]
     return {"known": True, "verified": found.trust.verified, "refuse_unverified": refuse_unverified,
-            "peer": shown_peer(found), "card": found.digest}
+            "peer": unmarked(shown_peer(found)), "card": found.digest}
 
 
 def refusal(registry: PeerRegistry, session: str, peer_name: str, target: Peer, *, refuse_unverified: bool,
-            guarded: bool = True) -> str | None:
+            guarded: bool = True) -> Marked | None:
     """Why a send to ``target`` (what ``peer_name`` finds now) must not go, or None. The guard asked the user
     about the card it was shown; another card under the name (fetched again since) is not what they said yes
     to, nor is a verified verdict on an older card one on this."""
     if refuse_unverified and not target.trust.verified:
-        return (f"{shown_peer(target)}: its card is unverified, and sentinel.a2a.require_verified_peers "
-                "refuses unverified peers")
+        return compose(shown_peer(target), ": its card is unverified, and "
+                       "sentinel.a2a.require_verified_peers refuses unverified peers")
     seen = registry.checked.get((session, peer_name))
     if guarded and seen is None and not target.trust.verified:
         # through the gateway, an unverified peer is sent to only as the guard of sending decided, on its
         # verdict (a config without rulebases/a2a.pl, or an allow list, must not send to it unasked)
-        return (f"{shown_peer(target)}: its card is unverified, and no guard of sending checked it in this "
-                "session (load rulebases/a2a.pl: it asks the user)")
+        return compose(shown_peer(target), ": its card is unverified, and no guard of sending checked it in "
+                       "this session (load rulebases/a2a.pl: it asks the user)")
     if seen is not None and seen != target.digest:
-        return (f"the card of {safe_text(peer_name, 100)!r} changed after the guard checked it: "
-                "nothing was sent; send again to have the new card checked")
+        return Marked(f"the card of {safe_text(peer_name, 100)!r} changed after the guard checked it: "
+                      "nothing was sent; send again to have the new card checked")
     return None

@@ -259,6 +259,8 @@ def _show_decision(config: Any, args: argparse.Namespace, rows: list[Any]) -> in
     for r in mine:
         print(f"gateway  {_shown(r['tool'], 200)}  {_shown(r['decision'], 20)} -> "
               f"{_shown(r['outcome'], 40)}  {_shown(r.get('reason'), 90)}")
+        if r.get("error"):  # what went wrong (an upstream's words, stored raw): shown as any stored value
+            print(f"         error: {_shown(r['error'], 300)}")
     for r in records:
         what = r.get("outcome") or r.get("decision") or ""
         detail = r.get("reason") or r.get("answer") or r.get("sensor") or ""

@@ -24,6 +24,7 @@ Display only: the arguments a tool receives are never changed.
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -141,6 +142,30 @@ def said(error: BaseException) -> str:
 def error_text(error: BaseException, limit: int = MESSAGE_LIMIT) -> Marked:
     """``error``'s message as shown: one raised as ``Marked`` keeps its marks; any other is marked here."""
     return safe_text(said(error), limit)
+
+
+_MARK = re.compile(r"⟨U\+([0-9A-F]{4,6})⟩|…⟨(\d+) more characters not shown⟩")
+
+
+def unmarked(text: str) -> str:
+    """The raw text a ``Marked`` text shows (a plain ``str`` is raw already): where marked text crosses into
+    data (JSON, a Prolog fact, an audit row) it goes raw, to be marked once where it is shown. Each of
+    Sentinel's marks is its character again; a cut's mark reads "… (N more characters not shown)" (its
+    brackets would be marked as typed out). Only a mark ``shown`` makes is undone: any other text is left
+    as it is."""
+    if not isinstance(text, Marked):
+        return text
+
+    def undo(m: re.Match[str]) -> str:
+        if m.group(2) is not None:
+            return f"… ({m.group(2)} more characters not shown)"
+        cp = int(m.group(1), 16)
+        if 0xD800 <= cp <= 0xDFFF:  # a lone surrogate cannot be stored as UTF-8: the replacement character
+            return "\ufffd"
+        ch = chr(cp) if cp <= 0x10FFFF else ""
+        return ch if ch and (is_hidden(ch) or passes_for_mark_bracket(ch)) else m.group(0)
+
+    return str(_MARK.sub(undo, text))
 
 
 def display_note(changed: Iterable[tuple[str, Shown]]) -> Marked:

@@ -25,6 +25,7 @@ from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.gateway.audit_batch import RowBatch, batchable
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
 from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
+from sentinel_mcp.core.display_text import Marked, unmarked
 from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.core.record_bounds import (
     AUDIT_ARGUMENTS, AUDIT_PROOF, RecordLimits, bounded_json, cut_text, shallow,
@@ -83,8 +84,9 @@ def _text(value: str | None, limit: int = MAX_TEXT_CHARS) -> str | None:
     (saying how many more there were), lone surrogates and NUL escaped (``\\udc80``, ``\\x00``): every
     backend can hold what is left (PostgreSQL's ``text`` refuses a NUL, which SQLite keeps), so the same row
     is stored, and hashed, on both."""
-    if value is None or type(value) is not str:
+    if value is None or not isinstance(value, str):
         return value
+    value = str(value)  # a str subclass too is cut (it passed uncut: 1.8 MB of a Marked reason stored)
     if len(value) > limit:
         value = cut_text(value, limit)  # says how much it lost (``record_bounds``)
     if not value.isascii():
@@ -110,6 +112,10 @@ def _texts(values: tuple[Any, ...]) -> tuple[Any, ...]:
     if joined is not None and len(joined) <= MAX_NAME_CHARS and joined.isascii() and "\x00" not in joined:
         return values  # each text is at most as long as all together, under every column's limit
     return tuple(_text(v, limit) for v, limit in zip(values, _TEXT_LIMITS))
+
+
+def _raw(text: str | None) -> str | None:
+    return None if text is None else unmarked(text)
 
 
 def canonical(values: tuple[Any, ...]) -> str:
@@ -231,6 +237,10 @@ class AuditLog:
 
     # ------------------------------------------------------------------ the one place a row is built
     def row(self, entry: AuditEntry) -> tuple[Any, ...]:
+        if isinstance(entry.reason, Marked) or isinstance(entry.error, Marked):
+            # a row holds what was said, raw: every reader marks it once where it is shown (as rows written
+            # before marking existed); a Marked text stored would be marked again by each of them
+            entry = replace(entry, reason=_raw(entry.reason), error=_raw(entry.error))
         entry = self.redactor(entry)
         texts = _texts((entry.decision_id, entry.event, entry.session, entry.client, entry.origin, entry.tool,
                         entry.upstream, entry.arg_digest, entry.decision, entry.policy_version, entry.outcome,

@@ -27,6 +27,7 @@ from sentinel_mcp.config import Config
 from sentinel_mcp.core.answer_validation import AnswerNotAccepted
 from sentinel_mcp.core.call_meta import ALL_KINDS, call_meta
 from sentinel_mcp.core.call_request import CallRequest
+from sentinel_mcp.core.display_text import said
 from sentinel_mcp.core.decision import (
     Allow,
     Answer,
@@ -488,14 +489,14 @@ class Gateway(DecideStep, CatalogView):
                 decision,
                 "upstream_error",
                 error_result(str(e), error="upstream_unavailable", upstream=up.name),
-                error=str(e),
+                error=said(e),
             )
         except UpstreamCallError as e:
             rec.timings.forward_s += upstream_s()
             await self._outcome_unknown(call)
             kind = "timeout" if e.timeout else "upstream_error"
             return await self._done(
-                rec, decision, kind, error_result(str(e), error=kind, upstream=up.name), error=str(e)
+                rec, decision, kind, error_result(str(e), error=kind, upstream=up.name), error=said(e)
             )
         except anyio.get_cancelled_exc_class():
             rec.timings.forward_s += upstream_s()

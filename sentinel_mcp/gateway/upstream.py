@@ -39,6 +39,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp.config import RemoteServer, StdioServer
 from sentinel_mcp.core.caller_link import CallerLink
+from sentinel_mcp.core.display_text import compose, said
 from sentinel_mcp.gateway.builtin_direct import DirectDispatcher, direct_path
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
@@ -237,7 +238,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                 return
             except HandshakeRejected as e:
                 if mode == modes[-1]:
-                    raise RuntimeError(str(e)) from None
+                    raise RuntimeError(said(e)) from None  # its marks kept (describe_error)
                 log.info("upstream %s: %s; trying %s", self.name, e, modes[-1])
             finally:
                 if groups:
@@ -296,11 +297,12 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                         tg.cancel_scope.cancel()
             except BaseExceptionGroup as eg:  # the SDK wraps transport errors in nested groups
                 if self.client is None and _protocol_error(eg):
-                    raise HandshakeRejected(f"{mode} connect refused: {describe_error(eg)}") from None
+                    raise HandshakeRejected(compose(f"{mode} connect refused: ", describe_error(eg))
+                                            ) from None
                 raise RuntimeError(describe_error(eg)) from None
             except MCPError as e:
                 if self.client is None:
-                    raise HandshakeRejected(f"{mode} connect refused: {describe_error(e)}") from None
+                    raise HandshakeRejected(compose(f"{mode} connect refused: ", describe_error(e))) from None
                 raise
         if scope.cancelled_caught and self.client is None:
             raise TimeoutError(f"no answer within {self.target.connect_timeout:.0f}s")

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
-from sentinel_mcp.core.display_text import MESSAGE_LIMIT, safe_text
+from sentinel_mcp.core.display_text import MESSAGE_LIMIT, compose, safe_text
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lean_stdio import StdioCaller
@@ -325,7 +325,8 @@ class UpstreamCalls:
             # was the upstream's whole message, megabytes a call on the SDK's path, terminal escapes and all)
             self.breaker.record_success()
             raise UpstreamCallError(
-                f"upstream {self.name} error {e.code}: {safe_text(e.message, MESSAGE_LIMIT)}", code=e.code
+                compose(f"upstream {self.name} error {e.code}: ", safe_text(e.message, MESSAGE_LIMIT)),
+                code=e.code,
             ) from None
         except ValidationError as e:
             # the SDK's client parses the answer into the era's result types and raises pydantic's error for

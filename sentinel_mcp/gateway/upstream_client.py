@@ -21,7 +21,7 @@ from mcp.types import Implementation
 
 from sentinel_mcp import __version__
 from sentinel_mcp.config import RemoteServer, StdioServer
-from sentinel_mcp.core.display_text import MESSAGE_LIMIT, safe_text
+from sentinel_mcp.core.display_text import MESSAGE_LIMIT, Marked, compose, safe_text, said
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.lean_upstream import HttpSession
 from sentinel_mcp.gateway.upstream_http_bodies import REQUEST_HEADERS, bound_body
@@ -116,13 +116,15 @@ def remote_transport(t: RemoteServer, session: HttpSession | None = None) -> Any
     return streamable_http_client(t.url, http_client=http)
 
 
-def describe_error(e: BaseException) -> str:
-    """Flatten nested ExceptionGroups into one readable line."""
+def describe_error(e: BaseException) -> Marked:
+    """Flatten nested ExceptionGroups into one readable line, marked once (``display_text``): an upstream's
+    words, or a message that quotes them, are shown safely wherever the line is (a log, the console)."""
     if isinstance(e, BaseExceptionGroup):
-        return "; ".join(dict.fromkeys(describe_error(x) for x in e.exceptions))
-    text = str(e) or type(e).__name__
-    if isinstance(e, MCPError):  # an upstream's words, bounded and shown safely wherever they are quoted
-        return f"MCP error {e.code}: {safe_text(e.message, MESSAGE_LIMIT)}"
+        each = list(dict.fromkeys(describe_error(x) for x in e.exceptions))
+        return compose(*(part for i, text in enumerate(each) for part in (("; ", text) if i else (text,))))
+    text = said(e) or type(e).__name__
+    if isinstance(e, MCPError):  # bounded: an upstream's whole message could be megabytes
+        return compose(f"MCP error {e.code}: ", safe_text(e.message, MESSAGE_LIMIT))
     if isinstance(e, FileNotFoundError):
-        return f"command not found: {e.filename or text}"
-    return f"{type(e).__name__}: {text}" if not text.startswith(type(e).__name__) else text
+        return compose("command not found: ", e.filename or text)
+    return compose(f"{type(e).__name__}: ", text) if not text.startswith(type(e).__name__) else compose(text)

@@ -24,6 +24,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import Prompt, Resource, ResourceTemplate, Tool
 
+from sentinel_mcp.core.display_text import compose
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.annotation_trust import trusts_annotations, without_hints
 from sentinel_mcp.gateway.upstream_client import describe_error
@@ -152,7 +153,7 @@ class UpstreamListing:
         try:
             await self.refresh()
         except Exception as e:  # noqa: BLE001
-            self.last_error = f"{REFRESH_FAILED}{describe_error(e)}"
+            self.last_error = compose(REFRESH_FAILED, describe_error(e))  # an upstream's words marked once
             log.warning("upstream %s: %s", self.name, self.last_error)
             return
         if self.last_error is not None and self.last_error.startswith(REFRESH_FAILED):

@@ -26,17 +26,11 @@ PRINTERS = {"sentinel_mcp/app/chat_terminal.py": {"say"},
             "sentinel_mcp/gateway/upstream_stderr.py": {"_write"}}
 
 # (module, function): sites whose built str is not yet shown to be marked or never shown again. Each crosses a
-# boundary where a str subclass is lost: peer_trust's verdict text ("peer") is JSON to the a2a guard, whose
-# ``confirmed`` question is marked again (a card named "Book⟨x⟩" would read "Book⟨U+27E8⟩U+27E8⟨U+27E9⟩x...");
-# an upstream's error is stored marked in the audit row (tests/gateway/test_upstream_error_text.py) and
-# ``sentinel-mcp audit`` marks the row again. Marking them once needs the raw value carried to where it is
-# shown. (An exception's Marked message is kept by ``display_text.said``/``error_text`` and ``user_message``.)
+# boundary where a str subclass is lost (where marked text crosses into data it goes raw, ``unmarked``, as
+# peer_trust's verdict does for the a2a guard's question: tests/a2a/test_peer_question_marks.py, and an audit
+# row does, marked again by each reader: tests/console/test_audit_error_marks.py). (An exception's Marked
+# message is kept by ``display_text.said``/``error_text`` and ``user_message``.)
 UNTRACED: dict[tuple[str, str], int] = {
-    ('sentinel_mcp/a2a/peer_trust.py', 'refusal'): 1,
-    ('sentinel_mcp/a2a/peer_trust.py', 'shown_peer'): 1,
-    ('sentinel_mcp/a2a/peer_trust.py', 'verdict'): 1,
-    ('sentinel_mcp/gateway/upstream_calls.py', '_call'): 1,
-    ('sentinel_mcp/gateway/upstream_client.py', 'describe_error'): 1,
 }
 
 

@@ -13,7 +13,8 @@ from tests.gateway.raw_stdio_server import initialize, send, serve
 SIZE = int(os.environ.get("SIZE", str(1024 * 1024)))
 # what a terminal or a reader takes for something else: bidi overrides, escapes, invisible and line breaks
 SPELLINGS = ["\u202eSentinel refused this call", "\x1b[2K\x1b[1Gallowed", "ok\u200b\u2066\u2069",
-             "\x00nul\x07bell\x08", "line\u2028break\u2029", "\U000e0041tag\ufeff"]
+             "\x00nul\x07bell\x08", "line\u2028break\u2029", "\U000e0041tag\ufeff",
+             "typed ⟨U+202E⟩ and real \u202e"]  # a mark typed out, and a real override
 
 
 def answer(method: str, params: dict, rid: object) -> dict | None:
