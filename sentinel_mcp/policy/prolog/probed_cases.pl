@@ -13,7 +13,7 @@
     What makes a probe tell the value for all is that nothing can read the probe but such a test. So a goal
     is not probed where an unknown reaches anything else: another builtin (atom_length/2, arithmetic, a type
     test: they tell apart values of one place), a rule of the rulebase whose clauses do (a rule's clauses are
-    read as a disjunction, rule_cases/4), a collection (its result carries the
+    read as a disjunction, rule_cases/5), a collection (its result carries the
     value out), a unification with a variable or a compound (the variable carries it on), a test of two
     different unknowns. A goal that reads (a fact, an answer, a context) is unknown whatever the probe is.
     Fewer warnings, never a false one.
@@ -47,17 +47,25 @@ probed_kept_tv(RB, G, D, N0, R) :-
 %  (ok(a). ok(X) :- X \== a. is ( U = a ; U \== a ) for ok(U)), probed as a body is; fails where it cannot
 %  be. A head's variable (its first place) stands for the argument; any other head argument is a test of it
 %  (a constant: of its place; a compound or a repeated variable: not a place test, so not probed). A clause
-%  with a cut is not read so (the probe does not read cuts: ok(a) :- !, fail. is no case of ok(a)).
+%  with a cut is not read so (the probe does not read cuts: ok(a) :- !, fail. is no case of ok(a)), but for
+%  one whose only cut is its last goal (ok(a) :- !.): reached, the clause holds, so the cut changes which
+%  solutions the call has, never whether it holds, and the rule's value alone is what is asked here.
 clause_set_tv(RB, G, D, R) :-
-    findall(R1, ( rule_cases(RB, G, _, Disj), probe_tv(RB, Disj, D, 3, R1) ), [R]).
+    findall(R1, ( rule_cases(RB, value, G, _, Disj), probe_tv(RB, Disj, D, 3, R1) ), [R]).
 
-%  rule_cases(+RB, +G, -NC, -Disj): the NC clauses of G's predicate (up to 12, none with a cut) as one
-%  disjunction
-rule_cases(RB, G, NC, Disj) :-
+%  rule_cases(+RB, +Use, +G, -NC, -Disj): the NC clauses of G's predicate (up to 12, none with a cut) as one
+%  disjunction; Use = value: a clause whose only cut is its last goal read without it (clause_set_tv/4). Not
+%  where the rule is read inside a goal (probe_leaves_/5, Use = inline): a goal after it, failing, would try
+%  the clauses the cut pruned in the disjunction (ok(a) :- !. ok(_). then U = b holds for no U there).
+%  More than 12 clauses are not read (the probes multiply): the rule is then unknown, as each clause is,
+%  and a guard that needs it is not told (docs/rulebases.md says why, and how to write it to be checked).
+rule_cases(RB, Use, G, NC, Disj) :-
     aggregate_all(count, rule_parts(RB, G, _, _), NC), NC =< 12,
-    \+ ( rule_parts(RB, G, _, B), body_has_cut(B) ),
-    findall(Case, ( rule_parts(RB, G, H, B), clause_case(G, H, B, Case) ), Cases),
-    Cases \== [], case_disjunction(Cases, Disj).
+    findall(Case, ( rule_parts(RB, G, H, B), case_body(Use, B, B1), clause_case(G, H, B1, Case) ), Cases),
+    length(Cases, NC), NC > 0, case_disjunction(Cases, Disj).
+
+case_body(_, B, B) :- \+ body_has_cut(B), !.
+case_body(value, B, Pre) :- cut_split(B, Pre, Post), Post == true, \+ body_has_cut(Pre).  % unconditional_guards.pl
 
 clause_case(G, H, B, (Tests, B1)) :-
     copy_term((H :- B), (H1 :- B1)), G =.. [_|As], H1 =.. [_|HAs],
@@ -105,7 +113,7 @@ probe_each([U-V|Pairs], Us, Probes) :-
 
 %  probe_leaves(+RB, +K, +G, +Tested0, -Tested): G's goals, through its control constructs, each one that takes
 %  an unknown a test of its place (Tested: Unknown-Constant of each); fails if one is anything else. A rule
-%  that takes one is read through its clauses (rule_cases/4; K rules deep at most: a loop is not probed):
+%  that takes one is read through its clauses (rule_cases/5; K rules deep at most: a loop is not probed):
 %  ( one(U) ; other(U) ) with one(a) and other(X) :- X \== a covers every value as ( U = a ; U \== a ) does.
 probe_leaves(RB, K, G, T0, T) :- b_setval(sn_probe_room, 12), probe_leaves_(RB, K, G, T0, T).
 
@@ -120,7 +128,7 @@ probe_leaves_(_, _, G, T0, T) :- place_test(G, U, Cs), !, findall(U-C, member(C,
 probe_leaves_(RB, _, G, T, T) :- callable(G), functor(G, N, A), \+ pure_builtin(N, A),
     ( base(RB, G) ; \+ user_pred(RB, G) ), !.                  % reads: unknown whatever it takes
 probe_leaves_(RB, K, G, T0, T) :- K > 0, callable(G), user_pred(RB, G), !,
-    K1 is K - 1, rule_cases(RB, G, NC, Disj), room_for_clauses(NC), probe_leaves_(RB, K1, Disj, T0, T).
+    K1 is K - 1, rule_cases(RB, inline, G, NC, Disj), room_for_clauses(NC), probe_leaves_(RB, K1, Disj, T0, T).
 
 %  the clauses read through rules for one probe, 12 at most in all (as many as one rule's): a goal that calls
 %  rules of many clauses, as a real guard's helpers are, is a test of its values, and not read on
