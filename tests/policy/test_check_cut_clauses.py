@@ -101,3 +101,32 @@ async def test_a_rule_with_cuts_that_tests_its_argument_is_not_warned_about(
 ) -> None:
     problems = await _set_problems(tmp_path, _guard("ok(A)") + rules)
     assert not any(ALWAYS in p for p in problems), problems
+
+
+def _dispatch(n: int) -> str:
+    return "".join(f"ok(tool{i}, X) :- blocked(X).\n" for i in range(n))
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        _dispatch(12) + "ok(refund, a).\nok(refund, X) :- X \\== a.\n",
+        "ok(refund, a).\n" + _dispatch(13) + "ok(refund, X) :- X \\== a, !.\n",
+        _dispatch(20) + "ok(refund, X) :- X @< m.\nok(refund, X) :- X @>= m.\n",
+    ],
+)
+async def test_a_case_analysis_among_many_clauses_for_other_goals_is_warned_about(
+    tmp_path: Path, rules: str
+) -> None:
+    """Only the clauses whose head may take the goal are its cases: a rule of many clauses, one set for each
+    tool, is read as the few that take ok(refund, A)."""
+    problems = await _set_problems(tmp_path, _guard("ok(refund, A)") + rules)
+    assert any(p.startswith(f"warning {LINE} ") and ALWAYS in p for p in problems), problems
+
+
+async def test_many_clauses_that_take_the_goal_are_not_told_as_a_tautology_nor_refused(tmp_path: Path) -> None:
+    """13 clauses that may take the goal are more than the probes read: the guard is not told (a table of
+    allowed values is the common such rule, and never covers every value), and not said unchecked."""
+    rules = "".join(f"ok(v{i}).\n" for i in range(14))
+    problems = await _set_problems(tmp_path, _guard("ok(A)") + rules)
+    assert not any(ALWAYS in p or "could not finish" in p for p in problems), problems

@@ -53,16 +53,22 @@ probed_kept_tv(RB, G, D, N0, R) :-
 clause_set_tv(RB, G, D, R) :-
     findall(R1, ( rule_cases(RB, value, G, _, Disj), probe_tv(RB, Disj, D, 3, R1) ), [R]).
 
-%  rule_cases(+RB, +Use, +G, -NC, -Disj): the NC clauses of G's predicate (up to 12, none with a cut) as one
-%  disjunction; Use = value: a clause whose only cut is its last goal read without it (clause_set_tv/4). Not
+%  rule_cases(+RB, +Use, +G, -NC, -Disj): the NC clauses of G's predicate that may take G (up to 12, none
+%  with a cut) as one disjunction; Use = value: a clause whose only cut is its last goal read without it (clause_set_tv/4). Not
 %  where the rule is read inside a goal (probe_leaves_/5, Use = inline): a goal after it, failing, would try
 %  the clauses the cut pruned in the disjunction (ok(a) :- !. ok(_). then U = b holds for no U there).
-%  More than 12 clauses are not read (the probes multiply): the rule is then unknown, as each clause is,
-%  and a guard that needs it is not told (docs/rulebases.md says why, and how to write it to be checked).
+%  More than 12 that may take G are not read (each probe walks them all): the rule is then unknown, as each
+%  clause is, and not said: the common such rule is a table of allowed values, which covers no value outside
+%  it, and saying "could not check" would refuse every draft with one. The probes' limit of 12 constants is
+%  the same silence (docs/rulebases.md).
 rule_cases(RB, Use, G, NC, Disj) :-
-    aggregate_all(count, rule_parts(RB, G, _, _), NC), NC =< 12,
-    findall(Case, ( rule_parts(RB, G, H, B), case_body(Use, B, B1), clause_case(G, H, B1, Case) ), Cases),
+    open_unknowns(G, Open),  % a clause whose head takes G for no value of its unknowns is no case of it
+    aggregate_all(count, taking_clause(RB, G, Open, _, _), NC), NC =< 12,
+    findall(Case, ( taking_clause(RB, G, Open, H, B), case_body(Use, B, B1), clause_case(G, H, B1, Case) ),
+            Cases),
     length(Cases, NC), NC > 0, case_disjunction(Cases, Disj).
+
+taking_clause(RB, G, Open, H, B) :- rule_parts(RB, G, H, B), \+ \+ H = Open.
 
 case_body(_, B, B) :- \+ body_has_cut(B), !.
 case_body(value, B, Pre) :- cut_split(B, Pre, Post), Post == true, \+ body_has_cut(Pre).  % unconditional_guards.pl
