@@ -21,6 +21,9 @@
     What such a read binds is an unknown too, and the goals after it are probed over it (and_tv/5, if_tv/6):
     a fact holds ground terms, each in one of the places probed, so ( booking(B, S) -> ( S == x ; S \== x )
     ; true ) is told; booking(B, S), ( S == x ; S \== x ) is not (it holds only where the booking is there).
+    Two reads of one fact are not related: ( \+ booking(B, _) ; booking(B, S), ( S == x ; S \== x ) ) is a
+    tautology only if both answer alike, which the walk does not assume (each read is an unknown of its own),
+    and a case split on each read's answer would double the walks per read: not told (docs say why).
     And a rule's clauses are probed together where each alone is unknown (clause_set_tv/4): ok(a) and
     ok(X) :- X \== a cover every value as ( U = a ; U \== a ) does.
 */
