@@ -130,3 +130,38 @@ async def test_many_clauses_that_take_the_goal_are_not_told_as_a_tautology_nor_r
     rules = "".join(f"ok(v{i}).\n" for i in range(14))
     problems = await _set_problems(tmp_path, _guard("ok(A)") + rules)
     assert not any(ALWAYS in p or "could not finish" in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    "goal",
+    [
+        "( true -> blocked(x) ; true )",
+        "( 1 =:= 1 -> fail ; true )",
+        "( atom(x) -> blocked(x) ; true )",
+        "( x == x -> blocked(x) ; \\+ fail )",
+        "( true *-> blocked(x) ; true )",
+        "( fail ; ( true -> blocked(x) ; true ) )",
+    ],
+)
+async def test_an_else_a_condition_that_always_holds_cuts_off_is_not_taken_to_hold(
+    tmp_path: Path, goal: str
+) -> None:
+    """An if-then-else cuts too: where its condition holds whatever the caller chooses, its else is never
+    taken, and the guard needs what its then needs."""
+    problems = await _problems(tmp_path, _delete(goal))
+    assert not any(UNCONDITIONAL in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    ("goal", "args"),
+    [
+        ("( blocked(x) -> fail ; true )", "[]"),
+        ("( U == admin -> blocked(U) ; true )", "[user = U]"),  # the caller chooses another
+        ("( fail -> blocked(x) ; true )", "[]"),
+        ("( 1 =:= 2 -> blocked(x) ; true )", "[]"),
+        ("( true -> true ; blocked(x) )", "[]"),
+    ],
+)
+async def test_an_else_the_condition_may_leave_is_still_told(tmp_path: Path, goal: str, args: str) -> None:
+    problems = await _problems(tmp_path, _delete(goal, args))
+    assert any(UNCONDITIONAL in p for p in problems), problems

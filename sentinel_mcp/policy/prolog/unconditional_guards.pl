@@ -10,8 +10,9 @@
 
     The walk follows the goal's structure, not its spelling: control constructs by their meaning (a
     disjunction holds when either branch does, an if-then-else when its else does or its condition and
-    then do), the rulebase's own rules through each clause (one clause holding is enough, unless a clause
-    before it surely cuts the goal off: clauses_hold/4), bounded in depth.
+    then do, its then alone where its condition surely holds), the rulebase's own rules through each clause
+    (one clause holding is enough, unless a clause before it surely cuts the goal off: clauses_hold/4),
+    bounded in depth.
     Where it cannot tell, it says "needs something" (fewer warnings, never a false clean bill): a negation
     counts as what it negates, a meta-call as its parts, a Sentinel construct as needing the user or a fact.
     A walk out of its budget, or stopped by an error, is said as such (unfinished_walks.pl).
@@ -45,10 +46,8 @@ conjunct(G, C) :- nonvar(G), G = (A, B), ( conjunct(A, C) ; conjunct(B, C) ).
 holds_on_nothing(_, V, _) :- var(V), !, fail.
 holds_on_nothing(_, _:_, _) :- !, fail.
 holds_on_nothing(RB, (A, B), D) :- !, holds_on_nothing(RB, A, D), holds_on_nothing(RB, B, D).
-holds_on_nothing(RB, (C -> A ; B), D) :- !,
-    ( holds_on_nothing(RB, B, D) -> true ; holds_on_nothing(RB, C, D), holds_on_nothing(RB, A, D) ).
-holds_on_nothing(RB, (C *-> A ; B), D) :- !,
-    ( holds_on_nothing(RB, B, D) -> true ; holds_on_nothing(RB, C, D), holds_on_nothing(RB, A, D) ).
+holds_on_nothing(RB, (C -> A ; B), D) :- !, if_holds(RB, C, A, B, D).
+holds_on_nothing(RB, (C *-> A ; B), D) :- !, if_holds(RB, C, A, B, D).
 holds_on_nothing(RB, (A ; B), D) :- !, ( holds_on_nothing(RB, A, D) -> true ; holds_on_nothing(RB, B, D) ).
 holds_on_nothing(_, ignore(_), _) :- !.
 holds_on_nothing(RB, \+ A, D) :- !, ( ground(A), pure_goal(A) -> \+ pure_holds(RB, A) ; holds_on_nothing(RB, A, D) ).
@@ -92,6 +91,15 @@ surely_holds(RB, G, Pre) :-
     \+ ( member(V, PVs), member(W, GVs), V == W ),
     required_goal(Pre, P),
     catch(call_with_inference_limit(once(RB:P), 10000, R), E, not_the_budget(E)), R \== inference_limit_exceeded.
+
+%  An if-then-else cuts too: a condition that holds whatever the caller chooses (ground, pure, proved: no
+%  variable of the caller's or of its own in it) leaves its else never taken ((true -> blocked(x) ; true)
+%  needs the fact).
+if_holds(RB, C, A, B, D) :-
+    (   surely_holds(RB, C, C) -> holds_on_nothing(RB, A, D)
+    ;   holds_on_nothing(RB, B, D) -> true
+    ;   holds_on_nothing(RB, C, D), holds_on_nothing(RB, A, D)
+    ).
 
 %  An askable the agent may answer (from([user, agent]), the default): the client meets it with its answer.
 agent_answers(RB, G) :- callable(G), functor(G, N, A), functor(H, N, A),
