@@ -5,7 +5,8 @@ A clause that holds on nothing made its rule hold on nothing even where an earli
 cuts it off first (``ok(_) :- !, fail. ok(_).`` never holds, and was warned about); an earlier clause whose
 cut is reached only with a fact, or only for arguments the caller need not choose, does not stop it.
 A clause whose only cut is its last goal (``ok(a) :- !.``) changes which solutions a call has, never whether
-it holds: such a rule is probed as the disjunction of its clauses, and a split case analysis with it is told."""
+it holds: such a rule is probed as the disjunction of its clauses, and a split case analysis with it is
+told. An if-then-else cuts too: one whose condition holds whatever the caller chooses never takes its else."""
 
 from __future__ import annotations
 
@@ -124,7 +125,7 @@ async def test_a_case_analysis_among_many_clauses_for_other_goals_is_warned_abou
     assert any(p.startswith(f"warning {LINE} ") and ALWAYS in p for p in problems), problems
 
 
-async def test_many_clauses_that_take_the_goal_are_not_told_as_a_tautology_nor_refused(tmp_path: Path) -> None:
+async def test_many_clauses_taking_the_goal_are_not_told_as_a_tautology_nor_refused(tmp_path: Path) -> None:
     """13 clauses that may take the goal are more than the probes read: the guard is not told (a table of
     allowed values is the common such rule, and never covers every value), and not said unchecked."""
     rules = "".join(f"ok(v{i}).\n" for i in range(14))
