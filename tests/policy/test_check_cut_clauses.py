@@ -166,3 +166,19 @@ async def test_an_else_a_condition_that_always_holds_cuts_off_is_not_taken_to_ho
 async def test_an_else_the_condition_may_leave_is_still_told(tmp_path: Path, goal: str, args: str) -> None:
     problems = await _problems(tmp_path, _delete(goal, args))
     assert any(UNCONDITIONAL in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    "rules", ["ok(_) :- !, fail.\nok(_).\n", "ok(X) :- atom(x), !, blocked(X).\nok(_).\n"]
+)
+async def test_a_cut_every_call_reaches_stops_the_caller_too(tmp_path: Path, rules: str) -> None:
+    """A head that takes every argument and goals before its cut that hold for each: the caller cannot
+    choose an argument that passes it."""
+    problems = await _problems(tmp_path, _delete("ok(U)", "[user = U]") + rules)
+    assert not any(UNCONDITIONAL in p for p in problems), problems
+
+
+async def test_a_last_cut_before_a_clause_that_holds_is_told(tmp_path: Path) -> None:
+    """ok(a) :- !. ok(_). holds for every value: the cut prunes only after ok(a) held."""
+    problems = await _set_problems(tmp_path, _guard("ok(A)") + "ok(a) :- !.\nok(_).\n")
+    assert any(p.startswith(f"warning {LINE} ") and ALWAYS in p for p in problems), problems
