@@ -31,7 +31,7 @@ guard('a2a__a2a_send', [peer = P],
 
 guard('a2a__a2a_relay', [target = T],
       ( a2a_bridge_trust(T, Known, Verified, Refuse, Shown),
-        require(Known == true, 'the target is neither a configured bridge target nor a listed peer'),
+        require(Known == true, 'the target is neither a listed bridge target whose card at its listed URL checks out nor a found peer'),
         send_allowed(Verified, Refuse, Shown) )).
 
 send_allowed(true, _, _).

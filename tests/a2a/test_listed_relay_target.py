@@ -106,3 +106,15 @@ async def test_an_unsigned_listed_target_is_relayed_to_only_with_the_users_yes(t
             assert len(got) == reached, got
             [question] = person.asked
             assert "UNVERIFIED" in question and LISTED in question, question
+
+
+async def test_the_guards_refusal_of_a_listed_target_says_its_card_did_not_check_out(tmp_path: Path) -> None:
+    """rulebases/a2a.pl's relay refusal names what is checked: a listed target's card, not its listing alone
+    (a listed target whose card does not check out is refused though the owner configured it)."""
+    async with listed_agent(lambda port: card_at(port, "mallory")) as (port, got):
+        async with gateway(tmp_path, PeerRegistry(), allow_loopback_plaintext=True,
+                           bridge_targets={LISTED: f"http://127.0.0.1:{port}/a2a"}) as rt, \
+                Client(rt.front.server, mode="auto", elicitation_callback=Person(True)) as c:
+            relayed = await c.call_tool("a2a__a2a_relay", RELAY)
+    assert relayed.is_error and got == [], said(relayed)
+    assert "card" in said(relayed) and "configured bridge target" not in said(relayed), said(relayed)

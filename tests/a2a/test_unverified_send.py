@@ -204,7 +204,7 @@ async def test_a_look_alike_name_beside_a_verified_peer_is_nobodys(tmp_path: Pat
 
 
 async def test_a_bridged_chat_to_an_unverified_peer_needs_the_users_yes_too(tmp_path: Path) -> None:
-    """a2a_relay (a chat bridged to another agent) is guarded as a send: a configured bridge target whose card
+    """a2a_relay (a chat bridged to another agent) is guarded as a send: a listed bridge target whose card
     its pinned key signed is relayed to; a peer whose card nobody's key verified needs the user's yes."""
     card = PinnedCard("helper")
     async with recording_agent(card=card) as (port, got):
@@ -238,7 +238,7 @@ async def test_the_owners_allow_list_does_not_let_an_unverified_send_through_una
 
 
 async def test_a_chat_the_service_bridges_to_an_unverified_peer_is_refused(tmp_path: Path) -> None:
-    """The A2A service relays a bridged chat itself, with nobody to ask: to a configured bridge target whose
+    """The A2A service relays a bridged chat itself, with nobody to ask: to a listed bridge target whose
     card its pinned key signed it relays; to a peer nobody's key verified it does not (whatever the owner's
     allow of the relay)."""
     from tests.a2a.served_gateway import gateway_with_a2a

@@ -13,7 +13,7 @@
     What makes a probe tell the value for all is that nothing can read the probe but such a test. So a goal
     is not probed where an unknown reaches anything else: another builtin (atom_length/2, arithmetic, a type
     test: they tell apart values of one place), a rule of the rulebase whose clauses do (a rule's clauses are
-    read as a disjunction, rule_cases/4), a collection (its result carries the
+    read as a disjunction, rule_cases/5), a collection (its result carries the
     value out), a unification with a variable or a compound (the variable carries it on), a test of two
     different unknowns. A goal that reads (a fact, an answer, a context) is unknown whatever the probe is.
     Fewer warnings, never a false one.
@@ -21,6 +21,9 @@
     What such a read binds is an unknown too, and the goals after it are probed over it (and_tv/5, if_tv/6):
     a fact holds ground terms, each in one of the places probed, so ( booking(B, S) -> ( S == x ; S \== x )
     ; true ) is told; booking(B, S), ( S == x ; S \== x ) is not (it holds only where the booking is there).
+    Two reads of one fact are not related: ( \+ booking(B, _) ; booking(B, S), ( S == x ; S \== x ) ) is a
+    tautology only if both answer alike, which the walk does not assume (each read is an unknown of its own),
+    and a case split on each read's answer would double the walks per read: not told (docs say why).
     And a rule's clauses are probed together where each alone is unknown (clause_set_tv/4): ok(a) and
     ok(X) :- X \== a cover every value as ( U = a ; U \== a ) does.
 */
@@ -47,17 +50,31 @@ probed_kept_tv(RB, G, D, N0, R) :-
 %  (ok(a). ok(X) :- X \== a. is ( U = a ; U \== a ) for ok(U)), probed as a body is; fails where it cannot
 %  be. A head's variable (its first place) stands for the argument; any other head argument is a test of it
 %  (a constant: of its place; a compound or a repeated variable: not a place test, so not probed). A clause
-%  with a cut is not read so (the probe does not read cuts: ok(a) :- !, fail. is no case of ok(a)).
+%  with a cut is not read so (the probe does not read cuts: ok(a) :- !, fail. is no case of ok(a)), but for
+%  one whose only cut is its last goal (ok(a) :- !.): reached, the clause holds, so the cut changes which
+%  solutions the call has, never whether it holds, and the rule's value alone is what is asked here.
 clause_set_tv(RB, G, D, R) :-
-    findall(R1, ( rule_cases(RB, G, _, Disj), probe_tv(RB, Disj, D, 3, R1) ), [R]).
+    findall(R1, ( rule_cases(RB, value, G, _, Disj), probe_tv(RB, Disj, D, 3, R1) ), [R]).
 
-%  rule_cases(+RB, +G, -NC, -Disj): the NC clauses of G's predicate (up to 12, none with a cut) as one
-%  disjunction
-rule_cases(RB, G, NC, Disj) :-
-    aggregate_all(count, rule_parts(RB, G, _, _), NC), NC =< 12,
-    \+ ( rule_parts(RB, G, _, B), body_has_cut(B) ),
-    findall(Case, ( rule_parts(RB, G, H, B), clause_case(G, H, B, Case) ), Cases),
-    Cases \== [], case_disjunction(Cases, Disj).
+%  rule_cases(+RB, +Use, +G, -NC, -Disj): the NC clauses of G's predicate that may take G (up to 12, none
+%  with a cut) as one disjunction; Use = value: a clause whose only cut is its last goal read without it (clause_set_tv/4). Not
+%  where the rule is read inside a goal (probe_leaves_/5, Use = inline): a goal after it, failing, would try
+%  the clauses the cut pruned in the disjunction (ok(a) :- !. ok(_). then U = b holds for no U there).
+%  More than 12 that may take G are not read (each probe walks them all): the rule is then unknown, as each
+%  clause is, and not said: the common such rule is a table of allowed values, which covers no value outside
+%  it, and saying "could not check" would refuse every draft with one. The probes' limit of 12 constants is
+%  the same silence (docs/rulebases.md).
+rule_cases(RB, Use, G, NC, Disj) :-
+    open_unknowns(G, Open),  % a clause whose head takes G for no value of its unknowns is no case of it
+    aggregate_all(count, taking_clause(RB, G, Open, _, _), NC), NC =< 12,
+    findall(Case, ( taking_clause(RB, G, Open, H, B), case_body(Use, B, B1), clause_case(G, H, B1, Case) ),
+            Cases),
+    length(Cases, NC), NC > 0, case_disjunction(Cases, Disj).
+
+taking_clause(RB, G, Open, H, B) :- rule_parts(RB, G, H, B), \+ \+ H = Open.
+
+case_body(_, B, B) :- \+ body_has_cut(B), !.
+case_body(value, B, Pre) :- cut_split(B, Pre, Post), Post == true, \+ body_has_cut(Pre).  % unconditional_guards.pl
 
 clause_case(G, H, B, (Tests, B1)) :-
     copy_term((H :- B), (H1 :- B1)), G =.. [_|As], H1 =.. [_|HAs],
@@ -105,7 +122,7 @@ probe_each([U-V|Pairs], Us, Probes) :-
 
 %  probe_leaves(+RB, +K, +G, +Tested0, -Tested): G's goals, through its control constructs, each one that takes
 %  an unknown a test of its place (Tested: Unknown-Constant of each); fails if one is anything else. A rule
-%  that takes one is read through its clauses (rule_cases/4; K rules deep at most: a loop is not probed):
+%  that takes one is read through its clauses (rule_cases/5; K rules deep at most: a loop is not probed):
 %  ( one(U) ; other(U) ) with one(a) and other(X) :- X \== a covers every value as ( U = a ; U \== a ) does.
 probe_leaves(RB, K, G, T0, T) :- b_setval(sn_probe_room, 12), probe_leaves_(RB, K, G, T0, T).
 
@@ -120,7 +137,7 @@ probe_leaves_(_, _, G, T0, T) :- place_test(G, U, Cs), !, findall(U-C, member(C,
 probe_leaves_(RB, _, G, T, T) :- callable(G), functor(G, N, A), \+ pure_builtin(N, A),
     ( base(RB, G) ; \+ user_pred(RB, G) ), !.                  % reads: unknown whatever it takes
 probe_leaves_(RB, K, G, T0, T) :- K > 0, callable(G), user_pred(RB, G), !,
-    K1 is K - 1, rule_cases(RB, G, NC, Disj), room_for_clauses(NC), probe_leaves_(RB, K1, Disj, T0, T).
+    K1 is K - 1, rule_cases(RB, inline, G, NC, Disj), room_for_clauses(NC), probe_leaves_(RB, K1, Disj, T0, T).
 
 %  the clauses read through rules for one probe, 12 at most in all (as many as one rule's): a goal that calls
 %  rules of many clauses, as a real guard's helpers are, is a test of its values, and not read on

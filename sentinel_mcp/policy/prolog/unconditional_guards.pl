@@ -10,7 +10,9 @@
 
     The walk follows the goal's structure, not its spelling: control constructs by their meaning (a
     disjunction holds when either branch does, an if-then-else when its else does or its condition and
-    then do), the rulebase's own rules through each clause (one clause holding is enough), bounded in depth.
+    then do, its then alone where its condition surely holds), the rulebase's own rules through each clause
+    (one clause holding is enough, unless a clause before it surely cuts the goal off: clauses_hold/4),
+    bounded in depth.
     Where it cannot tell, it says "needs something" (fewer warnings, never a false clean bill): a negation
     counts as what it negates, a meta-call as its parts, a Sentinel construct as needing the user or a fact.
     A walk out of its budget, or stopped by an error, is said as such (unfinished_walks.pl).
@@ -44,10 +46,8 @@ conjunct(G, C) :- nonvar(G), G = (A, B), ( conjunct(A, C) ; conjunct(B, C) ).
 holds_on_nothing(_, V, _) :- var(V), !, fail.
 holds_on_nothing(_, _:_, _) :- !, fail.
 holds_on_nothing(RB, (A, B), D) :- !, holds_on_nothing(RB, A, D), holds_on_nothing(RB, B, D).
-holds_on_nothing(RB, (C -> A ; B), D) :- !,
-    ( holds_on_nothing(RB, B, D) -> true ; holds_on_nothing(RB, C, D), holds_on_nothing(RB, A, D) ).
-holds_on_nothing(RB, (C *-> A ; B), D) :- !,
-    ( holds_on_nothing(RB, B, D) -> true ; holds_on_nothing(RB, C, D), holds_on_nothing(RB, A, D) ).
+holds_on_nothing(RB, (C -> A ; B), D) :- !, if_holds(RB, C, A, B, D).
+holds_on_nothing(RB, (C *-> A ; B), D) :- !, if_holds(RB, C, A, B, D).
 holds_on_nothing(RB, (A ; B), D) :- !, ( holds_on_nothing(RB, A, D) -> true ; holds_on_nothing(RB, B, D) ).
 holds_on_nothing(_, ignore(_), _) :- !.
 holds_on_nothing(RB, \+ A, D) :- !, ( ground(A), pure_goal(A) -> \+ pure_holds(RB, A) ; holds_on_nothing(RB, A, D) ).
@@ -66,8 +66,40 @@ holds_on_nothing(RB, G, D) :- catch(goal_parts(rulebase, G, Parts), refused(_), 
 holds_on_nothing(RB, G, _) :- pure_goal(G), !, pure_holds(RB, G).
 holds_on_nothing(RB, G, _) :- agent_answers(RB, G), !.
 holds_on_nothing(RB, G, D) :- D > 0, \+ base(RB, G), user_pred(RB, G), !, D1 is D - 1,
-    \+ \+ ( rule_parts(RB, G, H, B),
-             H = G, holds_on_nothing(RB, B, D1) ).
+    findall(H-B, rule_parts(RB, G, H, B), Clauses), clauses_hold(Clauses, RB, G, D1).
+
+%  clauses_hold(+Clauses, +RB, +G, +D): a clause that takes G holds on nothing, and no clause before it cuts
+%  G off. One cuts it off when its head takes G whatever the caller chooses and its goals before its cut
+%  hold whatever the caller chooses (pure, none of the caller's values in them: run): the rule is then that
+%  clause's (ok(_) :- !, fail. ok(_). never holds). A cut reached only with a fact (blocked(X), !, fail) or
+%  only for arguments the caller need not choose (X == admin, !, fail) does not stop the clauses after it.
+clauses_hold([H-B|Clauses], RB, G, D) :-
+    (   \+ \+ ( H = G, holds_on_nothing(RB, B, D) ) -> true
+    ;   subsumes_term(H, G), cut_split(B, Pre, _), \+ \+ ( H = G, surely_holds(RB, G, Pre) ) -> fail
+    ;   clauses_hold(Clauses, RB, G, D)
+    ).
+
+%  cut_split(+B, -Pre, -Post): B's goals before and after its first cut among its top-level conjuncts
+cut_split(B, true, true) :- B == !, !.
+cut_split(B, Pre, Post) :- nonvar(B), B = (A, Rest),
+    ( A == ! -> Pre = true, Post = Rest ; cut_split(Rest, Pre1, Post), Pre = (A, Pre1) ).
+
+%  surely_holds(+RB, +G, +Pre): Pre holds for every call of G: pure, none of G's (the caller's) variables in
+%  it, and proved as the guard would prove it
+surely_holds(RB, G, Pre) :-
+    pure_goal(Pre), term_variables(G, GVs), term_variables(Pre, PVs),
+    \+ ( member(V, PVs), member(W, GVs), V == W ),
+    required_goal(Pre, P),
+    catch(call_with_inference_limit(once(RB:P), 10000, R), E, not_the_budget(E)), R \== inference_limit_exceeded.
+
+%  An if-then-else cuts too: a condition that holds whatever the caller chooses (ground, pure, proved: no
+%  variable of the caller's or of its own in it) leaves its else never taken ((true -> blocked(x) ; true)
+%  needs the fact).
+if_holds(RB, C, A, B, D) :-
+    (   surely_holds(RB, C, C) -> holds_on_nothing(RB, A, D)
+    ;   holds_on_nothing(RB, B, D) -> true
+    ;   holds_on_nothing(RB, C, D), holds_on_nothing(RB, A, D)
+    ).
 
 %  An askable the agent may answer (from([user, agent]), the default): the client meets it with its answer.
 agent_answers(RB, G) :- callable(G), functor(G, N, A), functor(H, N, A),
