@@ -26,7 +26,7 @@ read_only('a2a__a2a_peer_check').
 
 guard('a2a__a2a_send', [peer = P],
       ( a2a_peer_trust(P, Known, Verified, Refuse, Shown),
-        require(Known == true, 'no listed peer has that name: run a2a_discover first'),
+        require(Known == true, 'no peer of that name checks out: neither a listed bridge target whose card at its listed URL checks out nor a found peer (run a2a_discover first)'),
         send_allowed(Verified, Refuse, Shown) )).
 
 guard('a2a__a2a_relay', [target = T],
