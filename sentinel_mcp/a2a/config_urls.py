@@ -8,6 +8,7 @@ send. Two listed names for one endpoint are refused too: an agent answering ther
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -17,28 +18,46 @@ from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_tex
 from sentinel_mcp.core.look_alike_names import looks_alike
 
 
-def checked_url(url: str) -> Endpoint:
-    """``url`` as the endpoint a config entry names; ValueError (its message marked) says why it names none."""
+def checked_url(url: str, *, credentials: bool = False) -> Endpoint:
+    """``url`` as the endpoint a config entry names; ValueError (its message marked) says why it names none.
+    ``credentials``: a user name, password or query may be in it (``orchestrator_url``: what it asks for).
+    The URL is quoted without them: an error is printed, and they may be secrets."""
+    shown = safe_text(_without_credentials(url), 200)
     try:
         where = endpoint(url)
     except NotAnEndpoint as e:
-        raise ValueError(compose(safe_text(url, 200), " names no endpoint: ", error_text(e))) from None
+        # (the reason quotes only the host or scheme, never the user name, password or query)
+        raise ValueError(compose(shown, " names no endpoint: ", error_text(e))) from None
     parts = urlsplit(url)  # (it parsed: endpoint() read it)
     if where.scheme not in ("http", "https"):
-        raise ValueError(compose(safe_text(url, 200), " is not an http(s) URL (A2A JSON-RPC is over HTTP)"))
-    if "@" in parts.netloc:
-        raise ValueError(compose(safe_text(url, 200), " carries a user name or password: a credential "
-                                 "goes in sentinel.a2a.peer_tokens, never in a URL"))
-    if parts.query or parts.fragment or url.rstrip().endswith(("?", "#")):
-        raise ValueError(compose(safe_text(url, 200), " has a query or fragment: an endpoint is scheme, "
-                                 "host, port and path"))
+        raise ValueError(compose(shown, " is not an http(s) URL (A2A JSON-RPC is over HTTP)"))
+    if not credentials and "@" in parts.netloc:
+        raise ValueError(compose(shown, " carries a user name or password: a credential goes in "
+                                 "sentinel.a2a.peer_tokens, never in a URL"))
+    if not credentials and (parts.query or parts.fragment or url.endswith(("?", "#"))):
+        raise ValueError(compose(shown, " has a query or fragment: an endpoint is scheme, host, port and "
+                                 "path"))
     if where.port == 0:
-        raise ValueError(compose(safe_text(url, 200), " has port 0, which names no endpoint"))
+        raise ValueError(compose(shown, " has port 0, which names no endpoint"))
     return where
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` as it may be quoted: its user name and password, query and fragment left out."""
+    return _AFTER_PATH.sub("", _USERINFO.sub("//", url, count=1))
+
+
+_USERINFO = re.compile(r"//[^/?#]*@")
+_AFTER_PATH = re.compile(r"[?#].*", re.S)
 
 
 def listed_url(url: str) -> str:
     checked_url(url)
+    return url
+
+
+def orchestrator_url(url: str) -> str:
+    checked_url(url, credentials=True)
     return url
 
 
@@ -78,7 +97,7 @@ def token_spelling_problem(key: str, targets: Mapping[str, str], orchestrator_ur
                 continue
             return compose(f"names the endpoint of sentinel.a2a.{where} spelled otherwise: a token is found "
                            "by the URL exactly as written, so this one would never be sent; write it as '",
-                           safe_text(written, 200), "'")
+                           safe_text(_without_credentials(written), 200), "'")
     return None
 
 

@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from sentinel_mcp.a2a.card_signature import CardKeys, folded_name, load_key
-from sentinel_mcp.a2a.config_urls import listed_name_clash, listed_url, token_spelling_problem
+from sentinel_mcp.a2a.config_urls import listed_name_clash, listed_url, orchestrator_url, token_spelling_problem
 from sentinel_mcp.a2a.listed_peers import ListedPeers
 from sentinel_mcp.a2a.peer_networks import IPNetwork, default_networks, parse_networks
 from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, ConfigError
@@ -41,6 +41,7 @@ def _peer_name(name: str) -> str:
 # checked on its own, so a problem is reported at its own key (``sentinel.a2a.bridge_targets.travel``)
 PeerName = Annotated[str, AfterValidator(_peer_name)]
 EndpointURL = Annotated[str, AfterValidator(listed_url)]
+OrchestratorURL = Annotated[str, AfterValidator(orchestrator_url)]  # (may carry its credentials)
 
 
 def _problem_at(model: str, loc: tuple[str, ...], value: Any, why: str) -> ValidationError:
@@ -89,7 +90,7 @@ class A2ASettings(BaseModel):
     # over mDNS counts only if its certificate checks out (plaintext only on a loopback address).
     peer_tls: ClientTLS | None = None
     public_url: str | None = None  # base URL to put in the card; default: the URL the caller used
-    orchestrator_url: EndpointURL | None = None  # the orchestrator's JSON-RPC endpoint; None: none configured
+    orchestrator_url: OrchestratorURL | None = None  # the orchestrator's JSON-RPC endpoint; None: none configured
     # with no orchestrator_url: take a peer found over mDNS whose verified card declares the role (a skill
     # tagged "orchestrator")
     orchestrator_discover: bool = False

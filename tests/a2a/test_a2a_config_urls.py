@@ -114,9 +114,20 @@ def test_a_token_keyed_so_it_is_never_sent_is_a_config_error(tmp_path: Path, key
     assert "t0ken-for-it" not in text  # the secret is never shown
 
 
-def test_an_orchestrator_url_that_names_no_endpoint_is_a_config_error(tmp_path: Path) -> None:
-    text = refusal(tmp_path, {"orchestrator_url": "http://127.1:9/a2a"})
-    assert "sentinel.a2a.orchestrator_url: " in text and "shorthand" in text, text
+@pytest.mark.parametrize("url, problem", [("http://user:s3cret-pw@127.1:9/a2a?key=s3cret-key", "shorthand"),
+                                          ("ws://127.0.0.1:9/a2a?key=s3cret-key", "http(s)")])
+def test_an_orchestrator_url_that_names_no_endpoint_is_a_config_error(tmp_path: Path, url: str,
+                                                                        problem: str) -> None:
+    text = refusal(tmp_path, {"orchestrator_url": url})
+    assert "sentinel.a2a.orchestrator_url: " in text and problem in text, text
+    assert "s3cret" not in text  # its credentials are never quoted
+
+
+@pytest.mark.parametrize("url", ["http://user:s3cret-pw@book.example/a2a", "http://book.example/a2a?k=s3cret",
+                                 "http://user:s3cret-pw@127.1/a2a"])
+def test_a_refused_listed_url_is_quoted_without_its_credentials(tmp_path: Path, url: str) -> None:
+    text = refusal(tmp_path, {"bridge_targets": {"travel": url}})
+    assert "sentinel.a2a.bridge_targets.travel: " in text and "s3cret" not in text, text
 
 
 @pytest.mark.parametrize("a2a", [
@@ -125,6 +136,7 @@ def test_an_orchestrator_url_that_names_no_endpoint_is_a_config_error(tmp_path: 
                      "https://unlisted.example:8443": "t0ken-three"}},
     {"bridge_targets": {"travel": "http://localhost:8001/a2a", "hotel": PEER}},  # compared as written
     {"orchestrator_url": "http://127.0.0.1:9/a2a", "peer_tokens": {"http://127.0.0.1:9": "t0ken-four"}},
+    {"orchestrator_url": "http://svc:pw@127.0.0.1:9/a2a?key=k"},  # its own credentials: what it asks for
 ])
 def test_sound_listings_still_load(tmp_path: Path, a2a: dict[str, Any]) -> None:
     path = tmp_path / "sentinel.json"
