@@ -80,14 +80,15 @@ def listed_name_clash(targets: Mapping[str, str]) -> tuple[str, Marked] | None:
     return None
 
 
-def token_spelling_problem(key: str, targets: Mapping[str, str], orchestrator_url: str | None) -> Marked | None:
+def token_spelling_problem(key: str, targets: Mapping[str, str],
+                           orchestrator: str | None) -> Marked | None:
     """Why the ``peer_tokens`` key ``key`` would never be sent where it was meant to, or None. A token is
     looked up by the URL exactly as written (a listed URL or its origin: ``mcp_tools.token_for``; the
     orchestrator's URL or that without its last segment: ``orchestrator``): a key naming one of those
     endpoints in another spelling would never be found."""
     entries = [(f"bridge_targets.{n}", [u, _origin_as_sent(endpoint(u))]) for n, u in targets.items()]
-    if orchestrator_url:
-        entries.append(("orchestrator_url", [orchestrator_url, orchestrator_url.rsplit("/", 1)[0]]))
+    if orchestrator:
+        entries.append(("orchestrator_url", [orchestrator, orchestrator.rsplit("/", 1)[0]]))
     if any(key in spellings for _, spellings in entries):
         return None
     here = checked_url(key)

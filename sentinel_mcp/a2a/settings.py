@@ -19,7 +19,8 @@ from pydantic import (
 )
 
 from sentinel_mcp.a2a.card_signature import CardKeys, folded_name, load_key
-from sentinel_mcp.a2a.config_urls import listed_name_clash, listed_url, orchestrator_url, token_spelling_problem
+from sentinel_mcp.a2a.config_urls import (listed_name_clash, listed_url, orchestrator_url,
+                                          token_spelling_problem)
 from sentinel_mcp.a2a.listed_peers import ListedPeers
 from sentinel_mcp.a2a.peer_networks import IPNetwork, default_networks, parse_networks
 from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, ConfigError
@@ -90,7 +91,8 @@ class A2ASettings(BaseModel):
     # over mDNS counts only if its certificate checks out (plaintext only on a loopback address).
     peer_tls: ClientTLS | None = None
     public_url: str | None = None  # base URL to put in the card; default: the URL the caller used
-    orchestrator_url: OrchestratorURL | None = None  # the orchestrator's JSON-RPC endpoint; None: none configured
+    # the orchestrator's JSON-RPC endpoint; None: none configured
+    orchestrator_url: OrchestratorURL | None = None
     # with no orchestrator_url: take a peer found over mDNS whose verified card declares the role (a skill
     # tagged "orchestrator")
     orchestrator_discover: bool = False
@@ -244,9 +246,9 @@ class A2ASettings(BaseModel):
             name, why = clash
             raise _problem_at(type(self).__name__, ("bridge_targets", name), self.bridge_targets[name], why)
         for key in self.peer_tokens:
-            why = token_spelling_problem(key, self.bridge_targets, self.orchestrator_url)
-            if why is not None:
-                raise _problem_at(type(self).__name__, ("peer_tokens", key), key, why)
+            spelling = token_spelling_problem(key, self.bridge_targets, self.orchestrator_url)
+            if spelling is not None:
+                raise _problem_at(type(self).__name__, ("peer_tokens", key), key, spelling)
         return self
 
     @model_validator(mode="after")

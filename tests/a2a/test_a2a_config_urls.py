@@ -58,7 +58,8 @@ def refusal(tmp_path: Path, a2a: dict[str, Any]) -> str:
     ("book.example/a2a", "scheme"),
     ("", "scheme"),
 ])
-def test_a_listed_url_that_names_no_endpoint_is_a_config_error(tmp_path: Path, url: str, problem: str) -> None:
+def test_a_listed_url_that_names_no_endpoint_is_a_config_error(tmp_path: Path, url: str,
+                                                               problem: str) -> None:
     text = refusal(tmp_path, {"bridge_targets": {"travel": url}})
     assert "sentinel.a2a.bridge_targets.travel: " in text and problem in text, text
 
@@ -74,7 +75,8 @@ def test_a_listed_url_that_is_no_string_is_a_config_error(tmp_path: Path, value:
     ("tr\u0430vel", "tr\u0430vel"),  # mixes scripts
     ("", ""),  # (its error: "it is empty")
 ])
-def test_a_listed_name_no_peer_is_taken_by_is_refused_at_its_key(tmp_path: Path, name: str, shown: str) -> None:
+def test_a_listed_name_no_peer_is_taken_by_is_refused_at_its_key(tmp_path: Path, name: str,
+                                                                 shown: str) -> None:
     text = refusal(tmp_path, {"bridge_targets": {name: PEER}})
     assert f"sentinel.a2a.bridge_targets.{shown}" in text and "not a name a peer is taken by" in text, text
 
@@ -132,8 +134,8 @@ def test_a_refused_listed_url_is_quoted_without_its_credentials(tmp_path: Path, 
 
 @pytest.mark.parametrize("a2a", [
     {"bridge_targets": {"travel": PEER, "hotel": "https://hotel.example/a2a"},
-     "peer_tokens": {PEER: "t0ken-one", "http://127.0.0.1:8001": "t0ken-two", "https://hotel.example": "t0ken",
-                     "https://unlisted.example:8443": "t0ken-three"}},
+     "peer_tokens": {PEER: "t0ken-one", "http://127.0.0.1:8001": "t0ken-two",
+                     "https://hotel.example": "t0ken", "https://unlisted.example:8443": "t0ken-three"}},
     {"bridge_targets": {"travel": "http://localhost:8001/a2a", "hotel": PEER}},  # compared as written
     {"orchestrator_url": "http://127.0.0.1:9/a2a", "peer_tokens": {"http://127.0.0.1:9": "t0ken-four"}},
     {"orchestrator_url": "http://svc:pw@127.0.0.1:9/a2a?key=k"},  # its own credentials: what it asks for
