@@ -239,12 +239,20 @@ class A2ASettings(BaseModel):
 
     @model_validator(mode="after")
     def _endpoints_apart(self) -> A2ASettings:
-        """One listed name per endpoint (and per name as read), and each token keyed as it is looked up:
-        reported at the key to change."""
+        """One listed name per endpoint (and per name as read), no pin that only reads as a listed name, and
+        each token keyed as it is looked up: reported at the key to change."""
         clash = listed_name_clash(self.bridge_targets)
         if clash is not None:
             name, why = clash
             raise _problem_at(type(self).__name__, ("bridge_targets", name), self.bridge_targets[name], why)
+        for pinned in self.peer_keys:  # (folded alike is one name: pinned in any case, it pins that peer)
+            listed = next((n for n in self.bridge_targets if folded_name(n) != folded_name(pinned)
+                           and looks_alike(n, pinned)), None)
+            if listed is not None:
+                raise _problem_at(type(self).__name__, ("peer_keys", pinned), pinned, Marked(
+                    f"{safe_text(pinned, 100)!r} reads as the listed peer {safe_text(listed, 100)!r} "
+                    "(sentinel.a2a.bridge_targets) but is not that name: that peer's own card would be "
+                    "refused as imitating this pin; pin it by its listed name"))
         for key in self.peer_tokens:
             spelling = token_spelling_problem(key, self.bridge_targets, self.orchestrator_url)
             if spelling is not None:

@@ -157,3 +157,19 @@ def test_the_cli_exits_2_with_the_key_and_problem(tmp_path: Path, command: list[
     assert str(path) in run.stderr and "sentinel.a2a.bridge_targets.travel" in run.stderr \
         and "shorthand address" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("pinned", ["B00K", "\u0412\u041e\u041e\u041a", "\u0432\u043e\u043e\u043a"])
+def test_a_pin_that_only_reads_as_a_listed_name_is_a_config_error(tmp_path: Path, pinned: str) -> None:
+    """Pinned as a look-alike of the listed name, the listed peer's own card would be refused as imitating
+    the pin (``CardKeys.imitated``): it could never be reached."""
+    text = refusal(tmp_path, {"bridge_targets": {"book": PEER}, "peer_keys": {pinned: "sha256:" + "0" * 64}})
+    assert "sentinel.a2a.peer_keys." in text and "'book'" in text, text
+
+
+@pytest.mark.parametrize("pinned", ["book", "BOOK", "\uff42\uff4f\uff4f\uff4b"])
+def test_a_pin_of_a_listed_name_in_any_folded_spelling_loads(tmp_path: Path, pinned: str) -> None:
+    path = tmp_path / "sentinel.json"
+    path.write_text(json.dumps({"sentinel": {"a2a": {"bridge_targets": {"book": PEER},
+                                                     "peer_keys": {pinned: "sha256:" + "0" * 64}}}}))
+    load_config(path)
