@@ -90,7 +90,7 @@ class A2ASettings(BaseModel):
     # How peers are verified (their CA, pins) and the client certificate Sentinel shows them. A peer found
     # over mDNS counts only if its certificate checks out (plaintext only on a loopback address).
     peer_tls: ClientTLS | None = None
-    public_url: str | None = None  # base URL to put in the card; default: the URL the caller used
+    public_url: EndpointURL | None = None  # base URL to put in the card; default: the URL the caller used
     # the orchestrator's JSON-RPC endpoint; None: none configured
     orchestrator_url: OrchestratorURL | None = None
     # with no orchestrator_url: take a peer found over mDNS whose verified card declares the role (a skill

@@ -125,6 +125,15 @@ def test_an_orchestrator_url_that_names_no_endpoint_is_a_config_error(tmp_path: 
     assert "s3cret" not in text  # its credentials are never quoted
 
 
+@pytest.mark.parametrize("url, problem", [("https://user:s3cret-pw@me.example", "user name or password"),
+                                          ("https://me.example/?k=s3cret", "query"),
+                                          ("https://127.1", "shorthand")])
+def test_a_public_url_the_card_cannot_name_is_a_config_error(tmp_path: Path, url: str, problem: str) -> None:
+    """The card names its interfaces under ``public_url``: never a credential, a query or a shorthand host."""
+    text = refusal(tmp_path, {"public_url": url})
+    assert "sentinel.a2a.public_url: " in text and problem in text and "s3cret" not in text, text
+
+
 @pytest.mark.parametrize("url", ["http://user:s3cret-pw@book.example/a2a", "http://book.example/a2a?k=s3cret",
                                  "http://user:s3cret-pw@127.1/a2a"])
 def test_a_refused_listed_url_is_quoted_without_its_credentials(tmp_path: Path, url: str) -> None:
@@ -139,6 +148,7 @@ def test_a_refused_listed_url_is_quoted_without_its_credentials(tmp_path: Path, 
     {"bridge_targets": {"travel": "http://localhost:8001/a2a", "hotel": PEER}},  # compared as written
     {"orchestrator_url": "http://127.0.0.1:9/a2a", "peer_tokens": {"http://127.0.0.1:9": "t0ken-four"}},
     {"orchestrator_url": "http://svc:pw@127.0.0.1:9/a2a?key=k"},  # its own credentials: what it asks for
+    {"public_url": "https://me.example/sentinel/"},  # behind a proxy, under a path
 ])
 def test_sound_listings_still_load(tmp_path: Path, a2a: dict[str, Any]) -> None:
     path = tmp_path / "sentinel.json"
