@@ -14,7 +14,7 @@ from sentinel_mcp.a2a.bounded_body import BodyRefused, exchange
 from sentinel_mcp.a2a.card_canonical import parse_unique
 from sentinel_mcp.a2a.protocol import AgentCard
 from sentinel_mcp.core import wire_limits
-from sentinel_mcp.core.display_text import compose, safe_text
+from sentinel_mcp.core.display_text import compose, error_text, safe_text
 from sentinel_mcp.core.errors import A2AError
 from sentinel_mcp.core.look_alike_names import name_flaw
 
@@ -43,11 +43,11 @@ async def fetch_card(http: httpx2.AsyncClient, card_url: str) -> tuple[dict[str,
             headers={"Accept": "application/json"},
         )
     except BodyRefused as e:
-        raise PeerRejected(f"card fetch refused: {e}"[:300]) from None
+        raise PeerRejected(compose("card fetch refused: ", error_text(e, 280))) from None
     except (httpx2.HTTPError, ssl.SSLError) as e:  # (a TLS 1.3 refusal arrives as an alert on the read)
         # e.g. the certificate check that failed
-        detail = f" ({e})" if card_url.startswith("https") and str(e) else ""
-        raise PeerRejected(f"card fetch failed: {type(e).__name__}{detail}"[:300]) from None
+        detail = (" (", error_text(e, 260), ")") if card_url.startswith("https") and str(e) else ()
+        raise PeerRejected(compose(f"card fetch failed: {type(e).__name__}", *detail)) from None
     if resp.status_code != 200:
         raise PeerRejected(f"card fetch answered HTTP {resp.status_code}")
     try:

@@ -33,7 +33,7 @@ def _origin(url: str) -> str:
     try:
         listed = endpoint(url)
     except NotAnEndpoint as e:
-        raise PeerRejected(f"its listed URL names no endpoint: {e}") from None
+        raise PeerRejected(compose("its listed URL names no endpoint: ", error_text(e))) from None
     if listed.scheme not in ("http", "https"):
         raise PeerRejected("its listed URL is not an http(s) URL with a host")
     default = {"http": 80, "https": 443}[listed.scheme]  # (left out as it mostly is written: peer_tokens)
@@ -64,8 +64,9 @@ async def verify_listed(name: str, url: str, http: httpx2.AsyncClient, *, keys: 
                 if i.protocol_binding == "JSONRPC" and same_endpoint(i.url, url)), None)
     if rpc is None:
         offered = [i.url for i in card.supported_interfaces if i.protocol_binding == "JSONRPC"]
-        why = f": {endpoint_difference(offered[0], url)}" if offered else ""
-        raise PeerRejected(f"its card lists no JSONRPC interface at its listed URL{why}"[:300])
+        why = endpoint_difference(offered[0], url) if offered else None
+        raise PeerRejected(compose("its card lists no JSONRPC interface at its listed URL",
+                                   *((": ", why) if why is not None else ())))
     if rpc.protocol_version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
         raise PeerRejected(compose("peer speaks A2A ", safe_text(rpc.protocol_version, 20),
                                    f", not {PROTOCOL_VERSION}"))

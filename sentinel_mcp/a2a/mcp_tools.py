@@ -31,7 +31,7 @@ from sentinel_mcp.a2a.relayed_data import shown_value
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import behind_gateway, origin_of, session_of
-from sentinel_mcp.core.display_text import Marked, error_text, safe_text
+from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
 
@@ -71,7 +71,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 return await verify_listed(peer, settings.bridge_targets[peer], http, keys=settings.card_keys,
                                            allow_loopback_plaintext=settings.allow_loopback_plaintext)
         except TLSSetupError as e:
-            raise PeerRejected(f"sentinel.a2a.peer_tls: {e}") from None
+            raise PeerRejected(compose("sentinel.a2a.peer_tls: ", error_text(e))) from None
 
     def only_reads_as_listed(peer: str) -> str | None:
         listed_name = settings.listed_peers.reads_as(peer)

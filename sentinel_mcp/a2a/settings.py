@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic_core import InitErrorDetails
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -18,12 +19,36 @@ from pydantic import (
 )
 
 from sentinel_mcp.a2a.card_signature import CardKeys, folded_name, load_key
+from sentinel_mcp.a2a.config_urls import (listed_name_clash, listed_url, orchestrator_url,
+                                          token_spelling_problem)
 from sentinel_mcp.a2a.listed_peers import ListedPeers
 from sentinel_mcp.a2a.peer_networks import IPNetwork, default_networks, parse_networks
 from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, ConfigError
 from sentinel_mcp.core.display_text import Marked, safe_text
+from sentinel_mcp.core.settings import section_problems
 from sentinel_mcp.core.look_alike_names import looks_alike, name_flaw
 from sentinel_mcp.tls.settings import ClientTLS
+
+
+def _peer_name(name: str) -> str:
+    flaw = name_flaw(name) if name else "it is empty"
+    if flaw is not None:  # such a name is refused as a peer's: its pin or listing could never be used
+        raise ValueError(Marked(f"{safe_text(name, 100)!r} is not a name a peer is taken by: "
+                                f"{safe_text(flaw)}"))
+    return name
+
+
+# a key naming a peer (``peer_keys``, ``bridge_targets``) and a URL naming an endpoint (``config_urls``): each
+# checked on its own, so a problem is reported at its own key (``sentinel.a2a.bridge_targets.travel``)
+PeerName = Annotated[str, AfterValidator(_peer_name)]
+EndpointURL = Annotated[str, AfterValidator(listed_url)]
+OrchestratorURL = Annotated[str, AfterValidator(orchestrator_url)]  # (may carry its credentials)
+
+
+def _problem_at(model: str, loc: tuple[str, ...], value: Any, why: str) -> ValidationError:
+    """A value error at ``loc`` whose message keeps its marks (``core.settings.section_problems``)."""
+    return ValidationError.from_exception_data(model, [InitErrorDetails(
+        type="value_error", loc=loc, input=value, ctx={"error": ValueError(why)})])
 
 
 class A2ASettings(BaseModel):
@@ -53,7 +78,7 @@ class A2ASettings(BaseModel):
     peer_networks: list[str] | None = None
     # agent card signatures (a2a/card_signature.py): a peer's name (card name or mDNS instance) -> the public
     # key (PEM text or file) its card must be signed by; and keys whose signature vouches for any card
-    peer_keys: dict[str, str] = Field(default_factory=dict)
+    peer_keys: dict[PeerName, str] = Field(default_factory=dict)
     trusted_keys: list[str] = Field(default_factory=list)
     # this agent's own card is signed with this private key (PEM file, unencrypted) when set
     # (a2a/card_signer.py)
@@ -65,8 +90,9 @@ class A2ASettings(BaseModel):
     # How peers are verified (their CA, pins) and the client certificate Sentinel shows them. A peer found
     # over mDNS counts only if its certificate checks out (plaintext only on a loopback address).
     peer_tls: ClientTLS | None = None
-    public_url: str | None = None  # base URL to put in the card; default: the URL the caller used
-    orchestrator_url: str | None = None  # the orchestrator's JSON-RPC endpoint; None: none configured
+    public_url: EndpointURL | None = None  # base URL to put in the card; default: the URL the caller used
+    # the orchestrator's JSON-RPC endpoint; None: none configured
+    orchestrator_url: OrchestratorURL | None = None
     # with no orchestrator_url: take a peer found over mDNS whose verified card declares the role (a skill
     # tagged "orchestrator")
     orchestrator_discover: bool = False
@@ -77,7 +103,7 @@ class A2ASettings(BaseModel):
     orchestrator_timeout: float = Field(30.0, gt=0, le=600)  # an offer not settled by then runs locally
     # agents a person's chat (chat_open with a target) may be bridged to: name -> JSON-RPC endpoint; verified
     # mDNS peers count too. Sentinel only hosts the channel: it relays both ways and acts on nothing relayed
-    bridge_targets: dict[str, str] = Field(default_factory=dict)
+    bridge_targets: dict[PeerName, EndpointURL] = Field(default_factory=dict)
     # tasks: kept in memory, and in SQLite when a path is given (relative paths: under the data dir);
     # the gateway's HTTP server defaults it to its instance's own journal
     # (<data_dir>/instances/<id>/a2a-tasks.db,
@@ -108,7 +134,8 @@ class A2ASettings(BaseModel):
     # Who answered a HumanAssistRequest relayed by a peer cannot be checked: "agent" by default, so
     # rules that demand a user's own confirmation are not satisfied by a remote agent.
     answers_provenance: Literal["agent", "user"] = "agent"
-    peer_tokens: dict[str, str] = Field(default_factory=dict)  # peer base URL -> bearer token for a2a_send
+    # peer URL (a listed one, its origin, the orchestrator's) -> bearer token for a2a_send
+    peer_tokens: dict[EndpointURL, str] = Field(default_factory=dict)
     # a2a_send and bridged chats refuse a peer whose card no pinned or trusted key verified (instead of asking
     # the user to confirm sending to it: rulebases/a2a.pl)
     require_verified_peers: bool = False
@@ -142,16 +169,6 @@ class A2ASettings(BaseModel):
         flaw = name_flaw(v)
         if flaw is not None:  # this agent's card and mDNS name must read as themselves, as a peer's must
             raise ValueError(Marked(f"{safe_text(v, 100)!r} cannot be this agent's name: {safe_text(flaw)}"))
-        return v
-
-    @field_validator("peer_keys", "bridge_targets")
-    @classmethod
-    def _pinned_names(cls, v: Any) -> Any:
-        for name in v if isinstance(v, dict) else ():
-            flaw = name_flaw(name) if isinstance(name, str) else None
-            if flaw is not None:  # such a name is refused as a peer's: its pin could never be used
-                raise ValueError(Marked(f"{safe_text(name, 100)!r} is not a name a peer is taken by: "
-                                        f"{safe_text(flaw)}"))
         return v
 
     @field_validator("peer_keys", "trusted_keys")
@@ -216,11 +233,30 @@ class A2ASettings(BaseModel):
                                      "but is not that name (a look-alike)")
                 else:
                     continue
-                # a value error whose message is Marked (``core.settings.section_problems`` keeps its marks)
-                why = ValueError(Marked(f"{safe_text(self.name, 100)!r} cannot be this agent's name: "
-                                        f"it {problem}"))
-                raise ValidationError.from_exception_data(type(self).__name__, [InitErrorDetails(
-                    type="value_error", loc=("name",), input=self.name, ctx={"error": why})])
+                raise _problem_at(type(self).__name__, ("name",), self.name, Marked(
+                    f"{safe_text(self.name, 100)!r} cannot be this agent's name: it {problem}"))
+        return self
+
+    @model_validator(mode="after")
+    def _endpoints_apart(self) -> A2ASettings:
+        """One listed name per endpoint (and per name as read), no pin that only reads as a listed name, and
+        each token keyed as it is looked up: reported at the key to change."""
+        clash = listed_name_clash(self.bridge_targets)
+        if clash is not None:
+            name, why = clash
+            raise _problem_at(type(self).__name__, ("bridge_targets", name), self.bridge_targets[name], why)
+        for pinned in self.peer_keys:  # (folded alike is one name: pinned in any case, it pins that peer)
+            listed = next((n for n in self.bridge_targets if folded_name(n) != folded_name(pinned)
+                           and looks_alike(n, pinned)), None)
+            if listed is not None:
+                raise _problem_at(type(self).__name__, ("peer_keys", pinned), pinned, Marked(
+                    f"{safe_text(pinned, 100)!r} reads as the listed peer {safe_text(listed, 100)!r} "
+                    "(sentinel.a2a.bridge_targets) but is not that name: that peer's own card would be "
+                    "refused as imitating this pin; pin it by its listed name"))
+        for key in self.peer_tokens:
+            spelling = token_spelling_problem(key, self.bridge_targets, self.orchestrator_url)
+            if spelling is not None:
+                raise _problem_at(type(self).__name__, ("peer_tokens", key), key, spelling)
         return self
 
     @model_validator(mode="after")
@@ -298,10 +334,8 @@ class A2ASettings(BaseModel):
         """Validate the config's ``sentinel.a2a`` dict; errors name the key (ConfigError)."""
         try:
             return cls.model_validate(section or {})
-        except ValidationError as e:
-            err = e.errors(include_url=False, include_input=False)[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise ConfigError(f"sentinel.a2a{'.' + where if where else ''}: {err['msg']}") from None
+        except ValidationError as e:  # (the first problem, its marks kept, as the config's load says it)
+            raise ConfigError(Marked(section_problems(e, "sentinel.a2a", cls)[0])) from None
 
 
 def _principal_name(name: str) -> str:

@@ -14,16 +14,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from mcp import Client
 from tests.a2a.card_server import serving_card
 from tests.a2a.test_card_signatures import card_at
 
-from sentinel_mcp.a2a.discovery import PeerRegistry
+from sentinel_mcp.a2a.card_signature import CardKeys
+from sentinel_mcp.a2a.discovery import PeerRegistry, PeerRejected
+from sentinel_mcp.a2a.listed_peer_card import verify_listed
 from sentinel_mcp.a2a.endpoint_url import endpoint_difference
 from sentinel_mcp.a2a.listed_peers import ListedPeers
 from sentinel_mcp.a2a.mcp_tools import create_server
 from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.errors import ConfigError
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -86,9 +90,16 @@ async def test_a_look_alike_interface_url_is_refused_with_its_reason(tmp_path: P
 @pytest.mark.parametrize("listed", ["http://127.1:{port}/a2a", "http://2130706433:{port}/a2a",
                                     "http://0x7f000001:{port}/a2a"], ids=ascii)
 async def test_a_shorthand_listed_url_is_refused_before_any_fetch(tmp_path: Path, listed: str) -> None:
-    """A resolver reads ``127.1`` as 127.0.0.1: the card there must not be fetched as the listed peer's."""
-    verdict = await verdict_on(tmp_path, "http://127.0.0.1:{port}/a2a", listed)
-    assert verdict["known"] is False and "shorthand address" in verdict["peer"], verdict
+    """A resolver reads ``127.1`` as 127.0.0.1: the card there must not be fetched as the listed peer's. The
+    listing is refused with the settings (tests/a2a/test_a2a_config_urls.py: at load, naming the key), and
+    the listed peer's card check refuses it too, before any fetch."""
+    async with serving_card(card_with("http://127.0.0.1:{port}/a2a")) as port:
+        with pytest.raises(ConfigError, match="bridge_targets.book: .*shorthand address"):
+            tools_for(tmp_path, listed.format(port=port))
+        async with httpx2.AsyncClient(timeout=5) as http:
+            with pytest.raises(PeerRejected, match="shorthand address"):
+                await verify_listed(NAME, listed.format(port=port), http, keys=CardKeys.load({}, []),
+                                    allow_loopback_plaintext=True)
 
 
 @pytest.mark.parametrize("listed", ["http://127.0.0.1.:{port}/a2a", "HTTP://127.0.0.1:{port}/a2a/"],

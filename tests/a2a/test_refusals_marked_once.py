@@ -109,3 +109,30 @@ async def test_a_peers_error_reads_its_hidden_character_once(answer: str) -> Non
     for shown in (on_the_terminal(failed.value), error_text(failed.value),
                   error_text(PeerError(failed.value.why))):
         assert once in shown and "U+27E8" not in shown, shown
+
+
+async def test_a_listed_url_naming_no_endpoint_reads_its_override_once() -> None:
+    """The listed URL's host hides a character: the refusal quotes it marked once (the reason, marked, was a
+    plain ``str`` again inside the refusal's f-string)."""
+    async with httpx2.AsyncClient(timeout=5) as http:
+        with pytest.raises(PeerRejected) as refused:
+            await verify_listed("bob", f"http://bo{OVERRIDE}b.example/a2a", http, keys=pinned(name="carol"),
+                                allow_loopback_plaintext=True)
+    for shown in (on_the_terminal(refused.value), rejected_as_listed(refused.value)):
+        assert f"bo{REAL_ONCE}b.example" in shown and "U+27E8" not in shown, shown
+
+
+async def test_a_listed_peers_card_elsewhere_reads_its_override_once() -> None:
+    """The card's JSON-RPC interface is at another path, one that hides a character: why it is not the
+    listed URL quotes that path marked once."""
+    def card(port: int) -> dict:
+        listed = _card("bob")(port)
+        listed["supportedInterfaces"][0]["url"] = f"http://127.0.0.1:{port}/a2a{OVERRIDE}x"
+        return listed
+
+    async with serving_card(card) as port, httpx2.AsyncClient(timeout=5) as http:
+        with pytest.raises(PeerRejected) as refused:
+            await verify_listed("bob", f"http://127.0.0.1:{port}/a2a", http, keys=pinned(name="carol"),
+                                allow_loopback_plaintext=True)
+    shown = on_the_terminal(refused.value)
+    assert f"/a2a{REAL_ONCE}x" in shown and "U+27E8" not in shown, shown
