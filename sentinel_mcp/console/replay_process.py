@@ -19,6 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.core.errors import ConsoleError
 from sentinel_mcp.console.replay import Replayed, ReplayReport, routes_of
 from sentinel_mcp.gateway.catalog_health import CatalogHealth
 from sentinel_mcp.policy.check_process import ChildUnfinished, run_child, untrusted_json
@@ -30,8 +31,8 @@ WALL_SECONDS = 2 * REHEARSAL_SECONDS + DECIDING_SECONDS + 10
 CHILD = "sentinel_mcp.console.replay_child"
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(ConsoleError):
+    """The replay's request is past its bound (it is not sent)."""
 
 
 def _unfinished(why: str) -> ReplayReport:

@@ -101,7 +101,7 @@ def unfinished(about: Path | str, why: str) -> Problem:
     )
 
 
-class ChildUnfinished(Exception):
+class ChildUnfinished(PolicyError):
     """A bounded child gave no answer: why, as a phrase after its subject ("the check did not finish ...")."""
 
 
