@@ -74,6 +74,8 @@ async def test_verify_while_the_gateway_checkpoints_reads_a_whole_copy(
         assert len(bursts) <= 2, bursts
         assert report.rows >= 40
         generation = wal_generation(path)
+        # the writer looks for readers at most every CHECK_EVERY_S: past that, its next commit sees none
+        await asyncio.sleep(copy_hold.CHECK_EVERY_S * 2)
         for n in range(30):  # no reader now: the gateway checkpoints and restarts its log again
             await log.write(_entry(n), alone=True)
         assert wal_generation(path) != generation
