@@ -417,6 +417,20 @@ def _shown(value: Any, width: int, *, ends: bool = False) -> str:
     if len(text) <= width:
         return text
     if not ends:
-        return text[:width]
+        return _head(text, width)
     head = (width - 1) // 2
-    return f"{text[:head]}…{text[len(text) - (width - 1 - head):]}"
+    return f"{_head(text, head)}…{_tail(text, width - 1 - head)}"
+
+
+# In marked text every ⟨ starts one of Sentinel's marks (a value's own is marked itself): a cut never splits
+# one, or "⟨U+20" would be left, a half mark a person reads as something else
+def _head(text: str, n: int) -> str:
+    cut = text[:n]
+    start = cut.rfind("⟨")
+    return cut[:start] if start >= 0 and "⟩" not in cut[start:] else cut
+
+
+def _tail(text: str, n: int) -> str:
+    cut = text[len(text) - n:] if n > 0 else ""
+    end = cut.find("⟩")
+    return cut[end + 1:] if end >= 0 and "⟨" not in cut[:end] else cut

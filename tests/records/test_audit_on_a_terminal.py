@@ -91,3 +91,20 @@ async def test_audit_views_show_a_typed_out_mark_apart_from_a_real_hidden_charac
     assert "rec__⟨U+202E⟩exe" in decisions[0] and "U+27E8" not in decisions[0]
     for shown in decisions[1:]:
         assert "⟨U+202E⟩" not in shown and ("U+27E" in shown or "U+3008" in shown), shown
+
+
+def test_a_cut_never_splits_a_mark() -> None:
+    """The table cuts a value to its column: never inside one of Sentinel's marks (``⟨U+20`` left over reads
+    as something else), at any width, from either end."""
+    import re
+
+    from sentinel_mcp.app.gateway_cli import _shown
+
+    value = "x\u202e" * 3 + "middle" + "\u200by" * 3
+    whole = re.compile(r"⟨U\+[0-9A-F]{4,6}⟩")
+    for width in range(2, 40):
+        for ends in (False, True):
+            cut = _shown(value, width, ends=ends)
+            assert len(cut) <= width, (width, ends, cut)
+            rest = whole.sub("", cut)
+            assert "⟨" not in rest and "⟩" not in rest and "U+" not in rest, (width, ends, cut)
