@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import json
 import os
-import resource
 import signal
 import sys
 from collections.abc import Iterator
@@ -28,7 +27,7 @@ from mcp.types import Tool
 
 from sentinel_mcp.core.errors import PolicyError
 from sentinel_mcp.policy.checker import CHECK_SECONDS, UNCHECKED_GUARD, UNFINISHED
-from sentinel_mcp.policy.load_rehearsal import MEMORY_BYTES, REHEARSAL_SECONDS
+from sentinel_mcp.policy.load_rehearsal import REHEARSAL_SECONDS, limit_child
 from sentinel_mcp.policy.rulebase import Problem
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 
@@ -56,17 +55,6 @@ def check_slot() -> Iterator[None]:
         yield
     finally:
         _running -= 1
-
-
-def _limit(pid: int, seconds: float) -> None:
-    """Memory and CPU bounded from outside (no preexec_fn in a process with threads)."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, ValueError):
-        resource.prlimit(pid, resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
-        cpu = int(seconds) + 5
-        resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu))
-        resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
 
 
 def untrusted_json(untrusted: UntrustedRules | None) -> dict[str, Any] | None:
@@ -117,7 +105,7 @@ async def run_child(module: str, request: bytes, seconds: float) -> bytes:
         )
     except OSError as e:  # no process to be had (a process limit)
         raise ChildUnfinished(f"could not start ({e.strerror or e})") from None
-    _limit(proc.pid, seconds)
+    limit_child(proc.pid, seconds)  # the rehearsal's bounds: memory, CPU, no core
     assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write(request)

@@ -71,7 +71,7 @@ def child_c_stack() -> int:
     return max(MIN_C_STACK, size // 4)
 
 
-def _limit(pid: int, seconds: float) -> None:
+def limit_child(pid: int, seconds: float) -> None:
     """The child's memory and CPU, bounded from outside (no preexec_fn in a process with threads): a file
     that makes the load grow without end costs the child its memory limit, not the machine's."""
     if not sys.platform.startswith("linux"):
@@ -172,7 +172,7 @@ async def _spawn(files: list[Path], seconds: float) -> asyncio.subprocess.Proces
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
     )
-    _limit(proc.pid, seconds)
+    limit_child(proc.pid, seconds)
     _deadlines[proc.pid] = asyncio.get_running_loop().time() + seconds  # from the spawn, however late read
     log.debug("start-up stage: rulebase rehearsal started (pid %d)", proc.pid)
     return proc
