@@ -212,19 +212,13 @@ class CancelTaskRequest(CallerWire):
 # --- Agent card --------------------------------------------------------------------------------
 
 
-class PeerWire(Wire):
+class PeerWire(CallerWire):
     """What a peer wrote (its card; its tasks and messages: ``peer_answer.py``), read as A2A's JSON mapping
     (ProtoJSON) reads it: a field left out, or null, is
     its default (an empty list or map, false, "", an empty message), since proto3 writers leave defaults out
     (a2a-sdk writes a card with no skills without ``skills``); a field present is of its type, strictly (a
-    boolean that is "yes" or 1, a list that is a string, is refused, not read as what it resembles)."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _null_is_default(cls, value: Any) -> Any:
-        return null_is_default(value)
+    boolean that is "yes" or 1, a list that is a string, is refused, not read as what it resembles): the same
+    reading as ``CallerWire``'s."""
 
 
 class AgentInterface(PeerWire):
