@@ -11,18 +11,13 @@ rendered here (the engine that kept them is this one). stdin stays open while th
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.config import PolicySettings
 from sentinel_mcp.console.replay import ReplayReport, Route, replay
 from sentinel_mcp.core.lazy_proof import LazyProof
-from sentinel_mcp.policy.check_child import end_with_stdin, untrusted_of
+from sentinel_mcp.policy.check_child import serve_one, untrusted_of
 from sentinel_mcp.policy.fact_store import Fact
 
 
@@ -78,19 +73,7 @@ async def _replay(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    request = json.loads(sys.stdin.buffer.readline())
-    threading.Thread(target=end_with_stdin, daemon=True).start()
-    # the answer goes out on a copy of stdout; the candidate's rules run with stdout on /dev/null, so nothing
-    # they could write (SWI-Prolog's user_output is fd 1) becomes part of the report read back
-    answer = os.dup(1)
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
-    out = json.dumps(asyncio.run(_replay(request)), default=str)  # a value of a proof JSON has no word for
-    with os.fdopen(answer, "w", encoding="utf-8") as stream:
-        stream.write(out)
-        stream.flush()
-    os._exit(0)  # the engine's thread is not waited for
-
+    serve_one(_replay)
 
 if __name__ == "__main__":
     main()

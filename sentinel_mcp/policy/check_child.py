@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Coroutine, NoReturn
 
 from mcp.types import Tool
 
@@ -53,13 +53,28 @@ async def _check(request: dict[str, Any]) -> list[dict[str, Any]]:
     return [p.model_dump() for p in problems]
 
 
-def main() -> None:
+def serve_one(work: Callable[[dict[str, Any]], Coroutine[Any, Any, Any]]) -> NoReturn:
+    """A bounded child's whole life: one request line from stdin, ``work`` run on it (this process ends when
+    stdin ends), its answer as one JSON text. The answer goes out on a copy of stdout, and the rules run with
+    stdout on /dev/null, so nothing they could write (SWI-Prolog's user_output is fd 1) becomes part of it."""
     request = json.loads(sys.stdin.buffer.readline())
     threading.Thread(target=end_with_stdin, daemon=True).start()
-    out = json.dumps({"problems": asyncio.run(_check(request))})
-    sys.stdout.write(out)
-    sys.stdout.flush()
+    answer = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    out = json.dumps(asyncio.run(work(request)), default=str)  # a value JSON has no word for: its text
+    with os.fdopen(answer, "w", encoding="utf-8") as stream:
+        stream.write(out)
+        stream.flush()
     os._exit(0)  # the engine's thread is not waited for
+
+
+async def _answer(request: dict[str, Any]) -> dict[str, Any]:
+    return {"problems": await _check(request)}
+
+
+def main() -> None:
+    serve_one(_answer)
 
 
 if __name__ == "__main__":
