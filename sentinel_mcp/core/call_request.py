@@ -36,3 +36,7 @@ class CallRequest:
     # what the front puts on the answer's ``_meta`` besides the decision id (its sealed session), asked for
     # when the pipeline stamps its answer, so that the answer is copied once (``CallRecord.stamp``)
     answer_meta: Callable[[], dict[str, Any]] | None = None
+    # the tool (``<server>__<tool>``) an earlier round of this call was asked about or allowed for: answers
+    # and a continuation count for that tool only, so the call reaches it or nothing (never what the same
+    # name routes to after the catalog changed)
+    identity: str | None = None

@@ -45,6 +45,7 @@ class NeedsInput(BaseModel):
     reason: str
     questions: list[Question]
     decision_id: str | None = None  # the audit record of this decision
+    identity: str | None = None  # the tool the questions are about (``<server>__<tool>``): answers are for it
 
 
 class Refused(BaseModel):

@@ -386,6 +386,13 @@ class Gateway(DecideStep, CatalogView):
                 error="unknown tool" if route is None else f"not reachable by {who.name}",
             )
             return Refused(reason=self._unknown_tool_message(req.name, who), decision_id=rec.decision_id)
+        if req.identity is not None and route.identity != req.identity:
+            # the answers (or the continuation) were given for the tool this name routed to when it was asked;
+            # the catalog changed since, and the name routes to another tool now, which nothing decided
+            why = (f"{req.name} names another tool than the one it did when the question was asked (the tool "
+                   "list changed); the answers are not used for it: call again to be asked afresh")
+            await rec.final("deny", "answer_refused", upstream=route.upstream, reason=why)
+            return Refused(reason=why, decision_id=rec.decision_id)
         # argument names the tool declares secret: the audit log's redactor masks them in every row
         rec.base["sensitive"] = route.sensitive
         return route

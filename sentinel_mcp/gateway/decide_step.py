@@ -67,7 +67,8 @@ class DecideStep:
                 proof={"questions": [q.key for q in decision.questions], "unmet": decision.unmet},
             )
             return NeedsInput(
-                reason=decision.reason, questions=decision.questions, decision_id=rec.decision_id
+                reason=decision.reason, questions=decision.questions, decision_id=rec.decision_id,
+                identity=route.identity,
             )
         try:
             await rec.decided(reason=decision.reason, proof=_proof_of(decision))  # on disk before it leaves

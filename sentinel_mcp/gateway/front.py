@@ -289,6 +289,8 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
             )
         allowed = retry.kind == "allowed"
         preapproved = retry.state.get("digest") if allowed else None
+        # answers and a continuation are for the tool they were asked about (a state without one names none)
+        identity = str(retry.state.get("identity") or "") if retry.kind in ("ask", "allowed") else None
         link = self._link(
             ctx, params.name, on_refused=self._answer_refused_reporter(params, session, client, principal),
             person=person, principal=principal.name,
@@ -318,6 +320,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                             preapproved_digest=preapproved,
                             principal=principal,
                             purpose=purpose,
+                            identity=identity,
                         )
                     )
 
@@ -345,6 +348,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                     principal=principal,
                     purpose=purpose,
                     answer_meta=answer_meta,
+                    identity=identity,
                 )
             )
             if isinstance(outcome, NeedsInput) and self.inbox is not None:
@@ -359,7 +363,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                     modern=is_modern(ctx),
                 )
                 if given:  # held open and answered in the console: decide again with the person's answers
-                    answers = {**answers, **given}
+                    answers, identity = {**answers, **given}, outcome.identity or ""
                     continue
             if not isinstance(outcome, NeedsInput) or not elicits or is_modern(ctx):
                 return await self._respond(ctx, params, session, outcome, principal)
@@ -370,7 +374,8 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                 return self._blocked(outcome)
             if isinstance(pushed, LateAnswer):  # as a 2026-era state past its age: nothing is recorded
                 return await self._refuse_answers(params, session, client, principal, pushed.reason)
-            answers = {**answers, **pushed}
+            # the next round decides with the person's answers for the tool they were asked about, or not at all
+            answers, identity = {**answers, **pushed}, outcome.identity or ""
         return sentinel_result(
             f"sentinel: {params.name} is still blocked after the user's answers",
             decision_id=outcome.decision_id if isinstance(outcome, NeedsInput) else None,  # asks go round
@@ -429,6 +434,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                 schemas=request_schemas(requests),
                 needs=needs,
                 upstream=outcome.result.request_state,
+                identity=outcome.call.identity,
             )
             meta = {
                 **(outcome.result.meta or {}),
@@ -456,6 +462,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                 arguments=params.arguments,
                 version=version,
                 asked=keys,
+                identity=outcome.identity,
             ),
             _meta={META_KEY: outcome.decision_id} if outcome.decision_id else None,
         )

@@ -1,5 +1,5 @@
-"""The default guard's confirmations: granted by the user, bound to (session, tool, argument digest, policy
-version), expiring, used by exactly one call.
+"""The default guard's confirmations: granted by the user, bound to (session, tool identity, argument
+digest, policy version), expiring, used by exactly one call.
 
 ``ConfirmationBook`` keeps them in the process (one gateway). ``SharedConfirmationBook`` keeps them in the
 database replicas share, so a confirmation given through one replica is used by the next identical call on
@@ -84,7 +84,9 @@ Key = tuple[str, str, str, str]
 
 
 def _key(call: ToolCall, version: str) -> Key:
-    return (call.session_id, call.name, call.digest, version)
+    # the tool by identity (``<server>__<tool>``), not by the name that exposed it: a name can route to
+    # another server's tool once the catalog changes, and the user confirmed this one
+    return (call.session_id, call.identity, call.digest, version)
 
 
 MAX_HELD = 10_000  # confirmations held in one process at most (each is normally used within its call)
