@@ -462,6 +462,7 @@ class AgentLoop:
 
     async def _invoke(self, name: str, arguments: dict[str, Any], state: RunState) -> Completed | Refused:
         answers: dict[str, Any] = {}
+        identity: str | None = None  # once asked: the tool the answers are for (CallRequest.identity)
         for _ in range(MAX_ASK_ROUNDS):
             if state.past_deadline():  # (again after the person's answers): nothing starts after the cap
                 return Refused(reason=f"{name}: the run's time cap passed before it could start")
@@ -478,6 +479,7 @@ class AgentLoop:
                 answers=answers or None,
                 link=state.relay,
                 principal=state.principal,
+                identity=identity,
             )
             if (
                 state.relay is not None
@@ -500,6 +502,7 @@ class AgentLoop:
                     "answer in time)"
                 )
             answers |= asked
+            identity = outcome.identity or ""
         return Refused(reason=f"{name} is still blocked after the person's answers")
 
     async def _reflect(

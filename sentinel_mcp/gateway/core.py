@@ -24,7 +24,6 @@ from mcp.types import (
 )
 
 from sentinel_mcp.config import Config
-from sentinel_mcp.core.answer_validation import AnswerNotAccepted
 from sentinel_mcp.core.call_meta import ALL_KINDS, call_meta
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.display_text import said
@@ -35,7 +34,7 @@ from sentinel_mcp.core.decision import (
     Guard,
     Origin,
     ToolCall,
-    argument_digest,
+
 )
 from sentinel_mcp.core.port import (
     CallOutcome,
@@ -55,6 +54,7 @@ from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.catalog_view import CatalogView
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
+from sentinel_mcp.gateway.answer_refusals import AnswerRefusals
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
 from sentinel_mcp.gateway.session_writes import SessionWrites
 from sentinel_mcp.gateway.conversations import Conversations
@@ -98,7 +98,7 @@ def error_result(text: str, **info: Any) -> CallToolResult:
 Outcome = CallOutcome  # the name the engine's tests know
 
 
-class Gateway(DecideStep, CatalogView):
+class Gateway(DecideStep, CatalogView, AnswerRefusals):
     """Implements ``GatewayPort`` and ``FrontPort``: the one path every tool call takes."""
 
     def __init__(self, config: Config, audit: AuditLog, manager: UpstreamManager, guard: Guard) -> None:
@@ -158,6 +158,7 @@ class Gateway(DecideStep, CatalogView):
         progress: ProgressFn | None = None,
         principal: Principal | str | None = None,
         link: CallerLink | None = None,
+        identity: str | None = None,
     ) -> InvokeOutcome:
         outcome = await self.execute(
             name,
@@ -170,6 +171,7 @@ class Gateway(DecideStep, CatalogView):
             progress=progress,
             principal=principal,
             link=link,
+            identity=identity,
         )
         if isinstance(outcome, UpstreamNeedsInput):
             asks = [getattr(r.params, "message", "") for r in (outcome.result.input_requests or {}).values()]
@@ -180,55 +182,6 @@ class Gateway(DecideStep, CatalogView):
                 decision_id=outcome.decision_id,
             )
         return outcome
-
-    async def refuse_answers(
-        self,
-        name: str,
-        arguments: Any,
-        *,
-        session_id: str,
-        client: str | None,
-        origin: Origin,
-        reason: str,
-        principal: Principal | str | None = None,
-    ) -> Refused:
-        """Answers that cannot count (no valid state, replayed, not asked, ...): audited before the refusal
-        leaves (redacted, like every row), nothing recorded. If even that cannot be written, the refusal says
-        so."""
-        args = (
-            arguments
-            if isinstance(arguments, dict) and value_problem(arguments, MAX_ARGUMENT_DEPTH) is None
-            else None
-        )
-        who = self.principal_for(principal, session_id, origin)
-        route = self.manager.catalog.route(name)
-        sensitive = route.sensitive if route is not None else frozenset()
-        rec = CallRecord(
-            self.audit,
-            self.guard.version,
-            self.observers,
-            session=session_id,
-            client=client,
-            origin=origin,
-            tool=name,
-            principal=who.name,
-            arg_digest=argument_digest(args),
-            arguments=args,
-            sensitive=sensitive,
-        )
-        unblock = ["call the tool again; the user is asked afresh"]
-        refusal = Refused(
-            reason=f"the answer was not accepted: {reason}",
-            decision_id=rec.decision_id,
-            decision=AnswerNotAccepted(reason=reason, unmet=["answer_refused"], how_to_unblock=unblock),
-        )
-        try:
-            await rec.final("deny", "answer_refused", reason=reason)
-        except StorageError as e:
-            return refusal.model_copy(
-                update={"reason": f"{refusal.reason}; {storage_refusal(e)}", "decision_id": None}
-            )
-        return refusal
 
     # ------------------------------------------------------------------ the pipeline
     async def execute(
@@ -248,6 +201,7 @@ class Gateway(DecideStep, CatalogView):
         preapproved_digest: str | None = None,
         principal: Principal | str | None = None,
         purpose: str | None = None,
+        identity: str | None = None,
     ) -> Outcome:
         return await self.run(
             CallRequest(
@@ -265,6 +219,7 @@ class Gateway(DecideStep, CatalogView):
                 preapproved_digest,
                 principal,
                 purpose,
+                identity=identity,
             )
         )
 

@@ -374,7 +374,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                 return self._blocked(outcome)
             if isinstance(pushed, LateAnswer):  # as a 2026-era state past its age: nothing is recorded
                 return await self._refuse_answers(params, session, client, principal, pushed.reason)
-            # the next round decides with the person's answers for the tool they were asked about, or not at all
+            # the next round decides with the answers for the tool they were asked about, or not at all
             answers, identity = {**answers, **pushed}, outcome.identity or ""
         return sentinel_result(
             f"sentinel: {params.name} is still blocked after the user's answers",

@@ -2,8 +2,8 @@
 already uses: mounted with an empty prefix and sorted first, its new tool takes the plain name from then on
 (catalog.py), so a name that routed to the other server's tool a moment ago now routes to this one.
 
-``grow(name, path)`` adds ``name(item, text, path)``, which appends a line to the ``path`` given to ``grow`` (the side effect a test looks for)
-and announces the change.
+``grow(name, path)`` adds ``name(item, text, path)``, which appends a line to the ``path`` given to
+``grow`` (the side effect a test looks for), and announces the change.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """An answer is for the tool that was asked about, not for whatever the same name routes to later.
 
-Two transparent servers (empty prefix): ``b`` (the toolbox) owns the plain names at first; ``a`` (sorted first)
-adds, mid-conversation, a destructive tool under a name ``b``'s tool had, and takes that plain name from then on
-(catalog.py: the alphabetically first server keeps the plain name). A question asked about ``b``'s tool, answered
-after the shift, must not let the call reach ``a``'s tool: neither the continuation of a call already allowed
-(2026 era: the upstream's own question), nor the user's confirmation of ``b``'s destructive tool (2026 era:
-Sentinel's ``ask`` round; handshake era: the pushed question), nor anything the guard never decided for
-``a``'s tool. Real gateway, real stdio upstreams, the real ``mcp`` client.
+Two transparent servers (empty prefix): ``b`` (the toolbox) owns the plain names at first; ``a`` (sorted
+first) adds, mid-conversation, a destructive tool under a name ``b``'s tool had, and takes that plain name
+from then on (catalog.py: the alphabetically first server keeps the plain name). A question asked about
+``b``'s tool, answered after the shift, must not let the call reach ``a``'s tool: neither the continuation of
+a call already allowed (2026 era: the upstream's own question), nor the user's confirmation of ``b``'s
+destructive tool (2026 era: Sentinel's ``ask`` round; handshake era: the pushed question). Both upstream eras;
+real gateway, real stdio upstreams, the real ``mcp`` client.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from mcp import Client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.core.decision import Answer
+from sentinel_mcp.core.port import NeedsInput, Refused
 from sentinel_mcp.gateway.audit import read_audit
 
 from .helpers import make_config, toolbox_stdio
@@ -71,9 +73,10 @@ async def not_run(rt: Any, r: Any, marker: Path, name: str) -> None:
     assert not reached, reached
 
 
-
 @pytest.mark.parametrize("protocol", ["modern", "legacy"])
-async def test_an_allowed_continuation_reaches_only_the_tool_that_was_allowed(data_dir: Path, protocol: str) -> None:
+async def test_an_allowed_continuation_reaches_only_the_tool_that_was_allowed(
+    data_dir: Path, protocol: str
+) -> None:
     marker = data_dir / "marker.txt"
     async with running_gateway(make_config(data_dir, servers(protocol))) as rt:
         async with Client(rt.front.server, mode="auto", elicitation_callback=always_yes) as c:
@@ -91,13 +94,17 @@ async def test_an_allowed_continuation_reaches_only_the_tool_that_was_allowed(da
                 request_state=first.request_state,
             )
             await not_run(rt, r, marker, "ask_word")
+            # refused (a 2026-era upstream's continuation), or answered by b's own held call (handshake era)
+            assert "names another tool" in text(r) or text(r) == "x=blue", text(r)
             # a fresh call of the name decides a's tool on its own (destructive: confirmed first)
             fresh = await c.session.call_tool("ask_word", args, allow_input_required=True)
             assert is_input_required(fresh) and not marker.exists()
 
 
 @pytest.mark.parametrize("protocol", ["modern", "legacy"])
-async def test_a_confirmation_asked_for_one_tool_confirms_no_other_2026(data_dir: Path, protocol: str) -> None:
+async def test_a_confirmation_asked_for_one_tool_confirms_no_other_2026_client(
+    data_dir: Path, protocol: str
+) -> None:
     marker = data_dir / "marker.txt"
     written = data_dir / "written.txt"
     async with running_gateway(make_config(data_dir, servers(protocol))) as rt:
@@ -115,11 +122,13 @@ async def test_a_confirmation_asked_for_one_tool_confirms_no_other_2026(data_dir
                 request_state=first.request_state,
             )
             await not_run(rt, r, marker, "write_marker")
-            assert not written.exists()
+            assert "names another tool" in text(r) and not written.exists(), text(r)
 
 
 @pytest.mark.parametrize("protocol", ["modern", "legacy"])
-async def test_a_pushed_confirmation_for_one_tool_confirms_no_other_handshake(data_dir: Path, protocol: str) -> None:
+async def test_a_pushed_confirmation_for_one_tool_confirms_no_other_handshake_client(
+    data_dir: Path, protocol: str
+) -> None:
     marker = data_dir / "marker.txt"
     written = data_dir / "written.txt"
     async with running_gateway(make_config(data_dir, servers(protocol))) as rt:
@@ -137,4 +146,22 @@ async def test_a_pushed_confirmation_for_one_tool_confirms_no_other_handshake(da
             r = await c.call_tool("write_marker", {"path": str(written), "text": "hello"})
             assert asked, "no question was pushed"
             await not_run(rt, r, marker, "write_marker")
-            assert not written.exists()
+            assert "names another tool" in text(r) and not written.exists(), text(r)
+
+
+async def test_answers_given_in_process_count_for_the_tool_asked_about(data_dir: Path) -> None:
+    """The port's ``invoke`` (the agent loop's, the CLI's): answers name the tool they were asked for."""
+    marker = data_dir / "marker.txt"
+    written = data_dir / "written.txt"
+    async with running_gateway(make_config(data_dir, servers("modern"))) as rt:
+        args = {"path": str(written), "text": "hello"}
+        asked = await rt.gateway.invoke("write_marker", args, session_id="s1")
+        assert isinstance(asked, NeedsInput) and asked.identity == "b__write_marker", asked
+        answers = {q.key: Answer(action="accept", content={"approve": True}) for q in asked.questions}
+        async with Client(rt.front.server, mode="auto") as c:
+            await shift(rt, c, "write_marker", marker)
+        r = await rt.gateway.invoke(
+            "write_marker", args, session_id="s1", answers=answers, identity=asked.identity
+        )
+        assert isinstance(r, Refused) and "names another tool" in r.reason, r
+        assert not marker.exists() and not written.exists()
