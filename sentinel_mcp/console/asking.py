@@ -36,9 +36,11 @@ class InboxAsking:
         return redact_value(arguments, sensitive, set()) if arguments is not None else None
 
     async def given(
-        self, *, principal: str, session: str, name: str, arguments: Any, retry_kind: str | None
+        self, *, principal: str, session: str, name: str, arguments: Any, retry_kind: str | None,
+        identity: str = "",
     ) -> dict[str, Answer]:
-        """Answers the person gave in the console for this exact call (fresh calls only), once."""
+        """Answers the person gave in the console for this exact call (fresh calls only), once. ``identity``:
+        the tool ``name`` routes to now (the front then lets the call reach that tool only)."""
         if retry_kind == "ask":  # the client answered itself
             self.inbox.settle_elsewhere(principal=principal, session=session, tool=name, arguments=arguments)
             return {}
@@ -50,7 +52,7 @@ class InboxAsking:
                 session=session,
                 tool=name,
                 arguments=arguments,
-                version=self.gateway.guard.version,
+                version=_about(self.gateway.guard.version, identity),
             )
             or {}
         )
@@ -72,7 +74,7 @@ class InboxAsking:
         if client_asks and not modern:
             return None  # pushed to the client's own user
         kind = "retry" if client_asks else ("held" if self.inbox.should_hold(principal) else "blocked")
-        version = self.gateway.guard.version
+        version = _about(self.gateway.guard.version, outcome.identity or "")
         if kind != "held" and await self.inbox.open_elsewhere(
             principal=principal, session=session, tool=name, arguments=arguments, version=version
         ):
@@ -96,3 +98,10 @@ class InboxAsking:
         if given:
             call_timings.waited(call_timings.now() - asked)  # the decision it lets through carries the wait
         return given
+
+
+def _about(version: str, identity: str) -> str:
+    """The version part of an item's call key: the policy version, and the tool (by identity) its questions
+    are about. The person answered about that tool; once the catalog routes the same name to another server's
+    tool, the answer matches no call of it (the console shows the name, the key binds the tool)."""
+    return f"{version}\x1f{identity}"

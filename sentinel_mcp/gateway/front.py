@@ -277,20 +277,23 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                     reason = f"{reason} ({shared_note(shared)})"
             return await self._refuse_answers(params, session, client, principal, reason)
         answers = dict(retry.ours)
-        if self.inbox is not None:  # answers the person gave in the console for exactly this call, once
-            answers.update(
-                await self.inbox.given(
-                    principal=principal.name,
-                    session=session,
-                    name=params.name,
-                    arguments=params.arguments,
-                    retry_kind=retry.kind,
-                )
-            )
-        allowed = retry.kind == "allowed"
-        preapproved = retry.state.get("digest") if allowed else None
         # answers and a continuation are for the tool they were asked about (a state without one names none)
         identity = str(retry.state.get("identity") or "") if retry.kind in ("ask", "allowed") else None
+        if self.inbox is not None:  # answers the person gave in the console for exactly this call, once
+            now = str(self.port.identity_of(params.name) or "")
+            given = await self.inbox.given(
+                principal=principal.name,
+                session=session,
+                name=params.name,
+                arguments=params.arguments,
+                retry_kind=retry.kind,
+                identity=now,
+            )
+            if given:  # given about the tool the name routes to now: the call reaches that tool or none
+                answers.update(given)
+                identity = now
+        allowed = retry.kind == "allowed"
+        preapproved = retry.state.get("digest") if allowed else None
         link = self._link(
             ctx, params.name, on_refused=self._answer_refused_reporter(params, session, client, principal),
             person=person, principal=principal.name,

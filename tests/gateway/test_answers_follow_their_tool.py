@@ -21,6 +21,9 @@ from mcp import Client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.console.asking import InboxAsking
+from sentinel_mcp.core.call_meta import SESSION_KEY as SESSION_META
+from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.core.port import NeedsInput, Refused
 from sentinel_mcp.gateway.audit import read_audit
@@ -165,3 +168,27 @@ async def test_answers_given_in_process_count_for_the_tool_asked_about(data_dir:
         )
         assert isinstance(r, Refused) and "names another tool" in r.reason, r
         assert not marker.exists() and not written.exists()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_consoles_yes_for_one_tool_passes_no_other(data_dir: Path, mode: str) -> None:
+    """A client that cannot be asked: the person's yes in the console waits for the retry, and counts for the
+    tool the question was about only."""
+    marker = data_dir / "marker.txt"
+    written = data_dir / "written.txt"
+    async with running_gateway(make_config(data_dir, servers("modern"))) as rt:
+        inbox = Inbox(hold_seconds=0)  # nobody watching: the client is blocked, the answer waits for a retry
+        rt.front.inbox = InboxAsking(inbox, rt.gateway)
+        async with Client(rt.front.server, mode=mode) as c:  # declares no elicitation
+            args = {"path": str(written), "text": "hello"}
+            first = await c.call_tool("write_marker", args)
+            assert first.is_error and "waiting for the user" in text(first), text(first)
+            [item] = inbox.open_items("owner")
+            assert await inbox.give(
+                item, {q.key: Answer(action="accept", content={"approve": True}) for q in item.questions}
+            )
+            await shift(rt, c, "write_marker", marker)
+            # the same conversation (a 2026-era client carries it back; a handshake connection is one)
+            r = await c.session.call_tool("write_marker", args, meta={SESSION_META: first.meta[SESSION_META]})
+            await not_run(rt, r, marker, "write_marker")
+            assert r.is_error and not written.exists(), text(r)
