@@ -378,7 +378,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
                 task.history, record.pending = before, pending
                 raise
             call = GuardedCall(pending.kind, pending.tool, pending.arguments)
-            self._start(record, call, answers=answers)
+            self._start(record, call, answers=answers, identity=pending.identity)
 
     def waiting_for(self, caller: str) -> list[TaskRecord]:
         """The caller's tasks waiting for input (the web console's inbox shows them to that principal)."""
@@ -413,7 +413,8 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
                 record.pending = pending
                 raise
             given = {k: a.model_copy(update={"provenance": "user"}) for k, a in answers.items()}
-            self._start(record, GuardedCall(pending.kind, pending.tool, pending.arguments), answers=given)
+            call = GuardedCall(pending.kind, pending.tool, pending.arguments)
+            self._start(record, call, answers=given, identity=pending.identity)
 
     def _answers(self, pending: PendingCall, msg: Message) -> dict[str, Answer]:
         raw = actions.answers_in(msg)

@@ -29,13 +29,19 @@ class TaskMoves(TaskHost):
     events: TaskEvents
     _degraded: dict[str, str]  # task id -> why it ran alone (an orchestrator that could not be reached)
 
-    def _start(self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None) -> None:
+    def _start(
+        self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None,
+        identity: str | None = None,
+    ) -> None:
+        """``identity``: with answers, the tool they were asked about (``PendingCall.identity``)."""
         self._set_status(record, "TASK_STATE_WORKING", None)
         record.runner = asyncio.create_task(
-            self._run(record, call, answers), name=f"a2a-task-{record.task.id}"
+            self._run(record, call, answers, identity), name=f"a2a-task-{record.task.id}"
         )
 
-    async def _run(self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None) -> None:
+    async def _run(
+        self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None, identity: str | None
+    ) -> None:
         try:
             outcome = await self.port.invoke(
                 call.tool,
@@ -45,6 +51,7 @@ class TaskMoves(TaskHost):
                 origin="a2a",
                 answers=answers,
                 principal=record.owner,
+                **({"identity": identity} if identity is not None else {}),
             )
             await self._apply(record, call, outcome)
         except asyncio.CancelledError:
@@ -91,7 +98,8 @@ class TaskMoves(TaskHost):
             )
         elif isinstance(outcome, NeedsInput):
             record.pending = PendingCall(
-                call.tool, call.arguments, [q.key for q in outcome.questions], call.kind
+                call.tool, call.arguments, [q.key for q in outcome.questions], call.kind,
+                outcome.identity or "",
             )
             parts = actions.input_request_parts(
                 self.settings.name, task.context_id, outcome.reason, outcome.questions

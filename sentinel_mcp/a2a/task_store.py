@@ -33,6 +33,9 @@ class PendingCall:
     arguments: dict[str, Any]
     question_keys: list[str]
     kind: str  # the design message that started it ("sensor_request", "tool_call", ...)
+    # the tool (``<server>__<tool>``) the questions are about: the answers count for it only, the resumed
+    # call reaches it or nothing (a row kept without one resumes nowhere: the task asks afresh)
+    identity: str = ""
 
 
 @dataclass

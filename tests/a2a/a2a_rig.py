@@ -171,11 +171,14 @@ class ClientPort:
         depth: int = 0,
         progress: Any = None,
         principal: Any = None,
+        identity: str | None = None,
     ) -> InvokeOutcome:
         args = dict(arguments or {})
         self.calls.append(Invocation(name, args, session_id, client, origin, answers))
         if name not in self.tools:
             return Refused(reason=f"unknown tool {name!r}")
+        if identity is not None and identity != name:  # as the gateway: answers are for the tool asked about
+            return Refused(reason=f"{name} names another tool than the one the question was about")
         policy = self.policies.get(name, "allow")
         if policy == "deny":
             return Refused(
@@ -189,6 +192,7 @@ class ClientPort:
             answer = (answers or {}).get(key)
             if answer is None or answer.action == "cancel":
                 return NeedsInput(
+                    identity=name,
                     reason=f"{name} needs confirmation",
                     questions=[
                         Question(
