@@ -26,9 +26,11 @@ class TaskHost(ABC):
 
     @abstractmethod
     async def _run(
-        self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None
+        self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None,
+        identity: str | None = None,
     ) -> None:
-        """Run the guarded call of a task and settle the task with its outcome."""
+        """Run the guarded call of a task and settle the task with its outcome (``identity``: with answers,
+        the tool they were asked about)."""
 
     @abstractmethod
     async def _settle(

@@ -40,7 +40,8 @@ class TaskMoves(TaskHost):
         )
 
     async def _run(
-        self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None, identity: str | None
+        self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None,
+        identity: str | None = None,
     ) -> None:
         try:
             outcome = await self.port.invoke(
@@ -51,7 +52,7 @@ class TaskMoves(TaskHost):
                 origin="a2a",
                 answers=answers,
                 principal=record.owner,
-                **({"identity": identity} if identity is not None else {}),
+                identity=identity,
             )
             await self._apply(record, call, outcome)
         except asyncio.CancelledError:
