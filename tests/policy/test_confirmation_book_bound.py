@@ -73,3 +73,23 @@ async def test_one_principals_grants_never_push_out_anothers_confirmation() -> N
         await book.grant(of("alice", n), "v")
     assert len(book) == 100 and await book.held(of("bob", 100), "v")
     assert sum([await book.held(of("bob", 100 + n), "v") for n in range(50)]) == 50
+
+
+async def test_a_confirmation_is_for_the_tool_not_the_name_that_exposed_it() -> None:
+    """Two transparent servers' tools can be exposed under one name, one after the other (catalog.py): the
+    user's yes to ``b``'s tool is never ``a``'s, whatever name either was called by."""
+    guard = DefaultGuard()
+    args = {"path": "/tmp/x"}
+    theirs = ToolCall(
+        name="delete", server="b", tool="delete", arguments=args, session_id="s", destructive=True
+    )
+    asked = await guard.decide(theirs)
+    assert isinstance(asked, Ask)
+    await guard.record_answer(theirs, asked.questions[0], YES)
+    for name in ("delete", "b__delete", "a__delete"):
+        other = ToolCall(
+            name=name, server="a", tool="delete", arguments=args, session_id="s", destructive=True
+        )
+        assert not await guard.confirmations.held(other, guard.version), name
+        assert isinstance(await guard.decide(other), Ask), name
+    assert isinstance(await guard.decide(theirs), Allow)  # still b's, used once
