@@ -120,7 +120,7 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self._deadline: float | None = None
         self._reading: asyncio.TimerHandle | None = None
         self._deferred: float | None = None  # a bound to start over once no earlier answer is owed
-        self._held: bytes | None = None  # a refusal waiting for the earlier answers (then the connection ends)
+        self._held: bytes | None = None  # a refusal waiting for the earlier answers (then the end)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(HeadHoldingTransport(transport, self.loop))  # type: ignore[arg-type]
@@ -145,8 +145,9 @@ class FrontHTTPProtocol(HttpToolsProtocol):
 
     def _owed_ahead(self) -> bool:
         """An earlier request on this connection is not answered yet: anything written now would be taken
-        for its answer. Reading a head, the last request read is an earlier one; reading a body, the request
-        is earlier's only while it waits in the pipeline (its task starts once those before it are answered)."""
+        for its answer. Reading a head, the last request read is an earlier one; reading a body, one is owed
+        ahead only while this request waits in the pipeline (its task starts once those before it are
+        answered)."""
         if self._in_head:
             return self.cycle is not None and not self.cycle.response_complete
         return bool(self.pipeline)

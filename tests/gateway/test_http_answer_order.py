@@ -90,9 +90,10 @@ def _pipelined(port: int, what: str) -> bytes:
     raise AssertionError(what)
 
 
-@pytest.mark.parametrize("what", ["a head that never ends", "a body that never comes", "a head past the bound",
-                                  "a malformed head", "a target that is not a path"])
-def test_a_refusal_of_the_next_request_never_goes_out_ahead_of_the_answer_owed(hurried: int, what: str) -> None:
+@pytest.mark.parametrize("what", ["a head that never ends", "a body that never comes",
+                                  "a head past the bound", "a malformed head", "a target that is not a path"])
+def test_a_refusal_of_the_next_request_never_goes_out_ahead_of_the_answer_owed(hurried: int,
+                                                                                what: str) -> None:
     got = _after(hurried, slow_call(hurried, 7), _pipelined(hurried, what))
     answers = parse(got)
     assert answers, (what, got[:200])
