@@ -14,6 +14,12 @@ them), never added to the headers the caller check has read. At most ``MAX_PIPEL
 the one being answered. Everything else (keep-alive, flow
 control, upgrades, the 400 on a framing error) is uvicorn's own.
 
+HTTP/1.1 answers go out in the order their requests came, so what is said about a request still being read
+(its 408, 431 or 400) waits for the answers owed to the requests before it on the connection (reading stops
+meanwhile): written at once, the client took it for the earlier request's answer, a tools/call that ran was
+reported "not received in time" (which invites sending it again) and its real answer was lost. A request
+queued behind another is not read until that one is answered: its time bound starts over then.
+
 uvicorn writes a response's head when the app starts the response and its body when the app sends it: two
 system calls for every answer. The connection's transport holds a response head until the next write (the
 body, then one send) or, if none comes, until the loop's next turn (``HeadHoldingTransport``); order and
@@ -27,7 +33,7 @@ import logging
 from typing import Any
 
 from sentinel_mcp.gateway.session_tables import cap
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 MAX_HEAD_BYTES = 16 * 1024  # h11's max_incomplete_event_size, uvicorn's default with h11
 TOO_LARGE = b"Request head too large"
@@ -113,6 +119,8 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         # timer that checks it: moving the deadline costs no timer (a request reads three parts)
         self._deadline: float | None = None
         self._reading: asyncio.TimerHandle | None = None
+        self._deferred: float | None = None  # a bound to start over once no earlier answer is owed
+        self._held: bytes | None = None  # a refusal waiting for the earlier answers (then the end)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(HeadHoldingTransport(transport, self.loop))  # type: ignore[arg-type]
@@ -126,12 +134,57 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def _arm(self, seconds: float) -> None:
+        self._deferred = None
         self._deadline = self.loop.time() + seconds
         if self._reading is None:
             self._reading = self.loop.call_at(self._deadline, self._check)
 
     def _disarm(self) -> None:
+        self._deferred = None
         self._deadline = None  # the timer, when it fires, finds nothing to check and ends
+
+    def _owed_ahead(self) -> bool:
+        """An earlier request on this connection is not answered yet: anything written now would be taken
+        for its answer. Reading a head, the last request read is an earlier one; reading a body, one is owed
+        ahead only while this request waits in the pipeline (its task starts once those before it are
+        answered)."""
+        if self._in_head:
+            return self.cycle is not None and not self.cycle.response_complete
+        return bool(self.pipeline)
+
+    def _refuse(self, answer: bytes) -> None:
+        """``answer`` (a refusal of the request being read), then the end of the connection; after the
+        answers owed ahead of it, if any (nothing more is read meanwhile)."""
+        if self._owed_ahead():
+            self._held = answer
+            self._disarm()
+            self.flow.pause_reading()
+            return
+        self.transport.write(answer)
+        self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn's answer to a request it could not parse (its bytes), in its turn
+        content = [STATUS_LINE[400]]
+        for name, value in self.server_state.default_headers:
+            content.extend([name, b": ", value, b"\r\n"])
+        body = msg.encode("ascii")
+        content.append(b"content-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
+                       b"connection: close\r\n\r\n%s" % (len(body), body))
+        self._refuse(b"".join(content))
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()  # starts the next request queued, if any, and reads again
+        if self.transport.is_closing() or self._owed_ahead():
+            if self._held is not None:
+                self.flow.pause_reading()
+            return
+        held, self._held = self._held, None
+        if held is not None:
+            self.transport.write(held)
+            self.transport.close()
+        elif self._deferred is not None:
+            self._arm(self._deferred)
 
     def _check(self) -> None:
         self._reading = None
@@ -145,21 +198,27 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         transport = self.transport
         if transport is None or transport.is_closing() or transport.get_protocol() is not self:
             return  # gone, or upgraded (a WebSocket is its protocol's own)
+        if self._owed_ahead():  # not read while earlier requests wait for their answers: starts over then
+            self._deferred = HEAD_SECONDS if self._in_head else BODY_SECONDS
+            return
         if self._in_head or self.cycle is None or not self.cycle.response_started:
-            transport.write(
+            self._refuse(
                 b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
                 b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(TOO_SLOW), TOO_SLOW))
+            return
         transport.close()
 
     def data_received(self, data: bytes) -> None:
+        if self._held is not None:
+            return  # refused: the connection ends once the answers owed ahead are out
         if self._in_head:
             self._head_bytes += len(data)
         super().data_received(data)  # the parser's callbacks below move the head state
-        if self._in_head and self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing():
-            self.transport.write(
+        if (self._in_head and self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing()
+                and self._held is None):
+            self._refuse(
                 b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
                 b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(TOO_LARGE), TOO_LARGE))
-            self.transport.close()
 
     def on_message_begin(self) -> None:
         if len(self.pipeline) >= MAX_PIPELINED:  # raised in a callback: uvicorn answers 400 and closes

@@ -7,6 +7,11 @@ id, or the id ``"_GET_stream"`` (the key of the session's standalone GET stream)
 then went to one POST and the older one's end closed the other: a call was left with no answer, or the
 session's standalone stream (its catalog changes, its questions) was cut. Only the caller's own session is
 looked at; anything else goes on unchanged (the owners' check answers a session of someone else).
+
+The session's dispatcher keeps its own table of requests in flight, keyed as it correlates ids
+(``coerce_request_id``: ``5``, ``"05"``, ``"+5"``, ``" 5"`` are one): a second id that is one with a stream's
+there, though not as text, took the first call's entry (a cancellation of the first cancelled the second, and
+the first could no longer be cancelled). So an id clashes with a stream when the two are one either way.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sentinel_mcp.app.lean_calls import MESSAGE_KEY
 from sentinel_mcp.core.wire_limits import INVALID_REQUEST, error_response
+from sentinel_mcp.gateway.in_flight_requests import correlation_key
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 # the session manager and the owner of each session id, while the runtime runs (as LeanSessionCalls gets them)
@@ -47,10 +53,14 @@ class InFlightIds:
         if transport is None or owner_of(sid) != who:
             return await self.app(scope, receive, send)
         if key != GET_STREAM_KEY and key not in transport._request_streams:
-            return await self.app(scope, receive, send)
+            mine = correlation_key(message["id"])
+            if mine is None or all(correlation_key(k) != mine for k in list(transport._request_streams)
+                                   if k != GET_STREAM_KEY):
+                return await self.app(scope, receive, send)
         answer = error_response(message["id"], INVALID_REQUEST,
                                 "Invalid Request: a request with this id is still in flight in this session "
-                                "(ids are told apart as text: 5 and \"5\" are one); use another id")
+                                "(ids are told apart as the dispatcher tells them: 5, \"5\" and \"05\" are "
+                                "one); use another id")
         body = json.dumps(answer).encode()
         await send({"type": "http.response.start", "status": 400,
                     "headers": [(b"content-type", b"application/json"),

@@ -176,7 +176,12 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
         """The session, and whether the request carried it (named it, or continued it in an answer round)."""
         meta = ctx.meta if isinstance(ctx.meta, dict) else {}
         headers = getattr(ctx.request, "headers", None)
-        named = meta.get(SESSION_KEY) or (headers.get(SESSION_HEADER) if headers is not None else None)
+        named = meta.get(SESSION_KEY)
+        if named is not None and type(named) is not str:
+            # read as its text (5 named the label "5") or, falsy, passed over for the header: refused instead
+            raise SessionRefused("a session key is text: a label of letters, digits, '_', '.', '-' (up to "
+                                 "64), or an id Sentinel issued")
+        named = named or (headers.get(SESSION_HEADER) if headers is not None else None)
         if named:
             return await self.conversations.resolve(str(named), principal), True
         if sealed and sealed.get("session") and sealed.get("principal") == principal.name:

@@ -29,7 +29,7 @@ REPEATED = ("Invalid Request: a request with this id is still in flight on this 
             "apart as the dispatcher tells them: 5, \"5\" and \"05\" are one); use another id")
 
 
-def _key(rid: Any) -> int | str | None:
+def correlation_key(rid: Any) -> int | str | None:
     """The id as the dispatcher correlates it; None for what is no request id (the SDK takes a message with
     such an id as a notification, or refuses it)."""
     if isinstance(rid, bool) or not isinstance(rid, (int, str)):
@@ -52,7 +52,7 @@ class InFlightRequests:
         """Whether ``message`` is a request whose id is in flight already (it must be refused)."""
         if not isinstance(message, dict) or "method" not in message:
             return False
-        key = _key(message.get("id"))
+        key = correlation_key(message.get("id"))
         return key is not None and key in self._ids
 
     def handed_on(self, message: Any, *, cancelling: bool = False) -> None:
@@ -65,13 +65,13 @@ class InFlightRequests:
             if cancelling and isinstance(params, dict):
                 self.answered(params.get("requestId"))
             return
-        key = _key(message.get("id"))
+        key = correlation_key(message.get("id"))
         if key is not None:
             self._ids.add(key)
 
     def answered(self, rid: Any) -> None:
         """An answer with id ``rid`` is about to be written, or its request settled without one."""
-        key = _key(rid)
+        key = correlation_key(rid)
         if key is not None:
             self._ids.discard(key)
 

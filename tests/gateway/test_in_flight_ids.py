@@ -44,7 +44,11 @@ async def _session(http: httpx2.AsyncClient, url: str) -> dict[str, str]:
     return session
 
 
-@pytest.mark.parametrize("first,second", [(5, "5"), ("5", 5), (7, 7), ("a", "a")])
+# the dispatcher correlates ids as numbers where a string reads as one (coerce_request_id: "05", "+5", " 5",
+# "5_0" and a digit of another script are ints to it): such a second id took the first call's entry, so a
+# cancellation of the first cancelled the second and the first could no longer be cancelled
+@pytest.mark.parametrize("first,second", [(5, "5"), ("5", 5), (7, 7), ("a", "a"), (5, "05"), ("05", 5),
+                                          (5, "+5"), (5, " 5"), (50, "5_0"), (5, "\u0665"), ("007", "7")])
 async def test_an_id_in_flight_is_refused_and_the_first_call_answered(gateway: int,  # noqa: F811
                                                                       first: Any, second: Any) -> None:
     url = f"http://127.0.0.1:{gateway}/mcp"
