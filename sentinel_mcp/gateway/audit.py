@@ -196,7 +196,7 @@ class AuditLog:
         self.db: Any = None
         self._head: str | None = None  # the chain's hash as of the last write submitted (None: read it)
         self._rechain = asyncio.Lock()
-        self._typed = False  # batches cast their values to their columns' types (PostgreSQL: ``audit_batch.py``)
+        self._typed = False  # batches cast values to their columns' types (PostgreSQL: ``audit_batch.py``)
         self._open: RowBatch | None = None  # the newest batch (it answers its rows' callers)
         self._rows = 0  # the chain's rows as of the last write submitted (with ``_head``)
         self._chained_last: tuple[int, str] = (0, GENESIS)  # the place and hash ``_chained`` gave last

@@ -419,7 +419,9 @@ class PostgresDatabase(JobWriter):
         conn.commit()
         return [(job, out, None)]
 
-    def _one_statement(self, conn: Any, job: Job, st: Statement) -> list[tuple[Job, Any, BaseException | None]]:
+    def _one_statement(
+        self, conn: Any, job: Job, st: Statement
+    ) -> list[tuple[Job, Any, BaseException | None]]:
         """A job of one statement alone: its own transaction (autocommit), one round trip instead of three
         (BEGIN, it, COMMIT; an audit row alone, issue 21). A statement is atomic: it fails whole, and it is
         durable when its answer comes (the server commits before it answers). Sent, it may have committed

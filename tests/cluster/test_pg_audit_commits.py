@@ -1,5 +1,5 @@
-"""An audit commit on PostgreSQL is one statement (issue 21): the schema's trigger (``audit_schema``) moves the
-chain head with each row inserted and skips a row not chained onto it; a row alone is its own transaction
+"""An audit commit on PostgreSQL is one statement (issue 21): the schema's trigger (``audit_schema``) moves
+the chain head with each row inserted and skips a row not chained onto it; a row alone is its own transaction
 (``PostgresDatabase._one_statement``), rows written together one typed multi-row ``INSERT``
 (``audit_batch``). The record is what it was: a stale, replayed or forged row inserts nothing, a statement
 that fails leaves nothing, replicas racing on one chain keep one chain, an older replica's statements change
@@ -104,7 +104,8 @@ async def test_a_row_not_chained_onto_the_head_inserts_nothing(pg_url: str) -> N
                               "FROM audit_head WHERE chain = 'a'")[0]
     other_head = sql(pg_url, "SELECT hash FROM audit_head WHERE chain = 'b'")[0][0]
     columns = "chain, ts, decision_id, event, session, origin, tool, decision, outcome, prev_hash, hash"
-    insert = f"INSERT INTO audit ({columns}) VALUES (%s, 1, 'd', 'decision', 's', 'o', 't', 'allow', 'ok', %s, %s)"
+    insert = (f"INSERT INTO audit ({columns}) VALUES (%s, 1, 'd', 'decision', 's', 'o', 't', 'allow', 'ok', "
+              "%s, %s)")
     # a replayed link, the genesis, junk, nothing, the other chain's head, a chain without a head
     for chain, prev in (("a", first), ("a", GENESIS), ("a", "x"), ("a", None), ("a", other_head),
                         ("c", GENESIS), ("c", None)):
@@ -112,8 +113,9 @@ async def test_a_row_not_chained_onto_the_head_inserts_nothing(pg_url: str) -> N
             assert conn.execute(insert, (chain, prev, "f" * 64)).rowcount == 0
         with psycopg.connect(pg_url) as conn:  # a row after it in the same statement inserts nothing either
             cur = conn.execute(
-                f"INSERT INTO audit ({columns}) SELECT * FROM (VALUES (%s, 1.0, 'd', 'decision', 's', 'o', 't', "
-                "'allow', 'ok', %s, %s), (%s, 2.0, 'd', 'decision', 's', 'o', 't', 'allow', 'ok', %s, %s)) AS v",
+                f"INSERT INTO audit ({columns}) SELECT * FROM (VALUES (%s, 1.0, 'd', 'decision', 's', 'o', "
+                "'t', 'allow', 'ok', %s, %s), (%s, 2.0, 'd', 'decision', 's', 'o', 't', 'allow', 'ok', %s, "
+                "%s)) AS v",
                 (chain, prev, "e" * 64, chain, "e" * 64, "f" * 64))
             assert cur.rowcount == 0
     assert sql(pg_url, "SELECT count(*) FROM audit")[0][0] == 6
@@ -131,8 +133,8 @@ async def test_a_statement_that_fails_leaves_nothing(pg_url: str) -> None:
             await log.write(entry(1, tool=None), alone=True)
         assert await log.committed_head() == head
         # the same among rows written together: the failing one alone is refused, the others are kept
-        results = await asyncio.gather(*(log.write(entry(i, tool=None if i == 5 else "t")) for i in range(2, 9)),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            *(log.write(entry(i, tool=None if i == 5 else "t")) for i in range(2, 9)), return_exceptions=True)
         assert [type(r) for r in results].count(StorageError) == 1, results
         await log.write(entry(9))
     finally:
@@ -142,19 +144,21 @@ async def test_a_statement_that_fails_leaves_nothing(pg_url: str) -> None:
     with psycopg.connect(pg_url) as conn:  # a list whose second row fails: its first row is not kept either
         with pytest.raises(psycopg.errors.NotNullViolation):
             conn.execute(
-                f"INSERT INTO audit ({columns}) SELECT * FROM (VALUES ('a', 1.0, 'd', 'decision', 's', 'o', 't', "
-                "'allow', 'ok', %s, %s), ('a', 2.0, 'd', 'decision', 's', 'o', NULL, 'allow', 'ok', %s, %s)) AS v",
+                f"INSERT INTO audit ({columns}) SELECT * FROM (VALUES ('a', 1.0, 'd', 'decision', 's', 'o', "
+                "'t', 'allow', 'ok', %s, %s), ('a', 2.0, 'd', 'decision', 's', 'o', NULL, 'allow', 'ok', %s, "
+                "%s)) AS v",
                 (head, "e" * 64, "e" * 64, "f" * 64))
     intact(pg_url, {"a": 8})
 
 
 _OLD_ADVANCE = "UPDATE audit_head SET hash = %s, rows = rows + 1 WHERE chain = %s AND hash = %s"
 _OLD_INSERT = (f"INSERT INTO audit ({', '.join(HASHED)}, prev_hash, hash) SELECT "
-               + ", ".join(["%s"] * len(HASHED)) + ", %s, h.hash FROM audit_head h WHERE h.chain = %s AND h.hash = %s")
+               + ", ".join(["%s"] * len(HASHED))
+               + ", %s, h.hash FROM audit_head h WHERE h.chain = %s AND h.hash = %s")
 
 
 def write_the_old_way(url: str, log: AuditLog, e: AuditEntry) -> None:
-    """A row as a Sentinel from before the trigger wrote it: the head moved by its own UPDATE, then the row."""
+    """A row as a Sentinel from before the trigger wrote it: the head moved by its own UPDATE, then it."""
     values = log.row(e)
     with psycopg.connect(url) as conn:
         prev = conn.execute("SELECT hash FROM audit_head WHERE chain = %s", (log.chain,)).fetchone()[0]
@@ -198,7 +202,8 @@ async def test_a_record_from_before_the_trigger_is_migrated_and_its_chain_goes_o
         await log.close()
     intact(pg_url, {"a": 29})
     assert sql(pg_url, "SELECT version FROM storage_schema WHERE store = 'audit'") == [(2,)]
-    assert sql(pg_url, "SELECT tgname FROM pg_trigger WHERE tgrelid = 'audit'::regclass") == [("audit_advance",)]
+    triggers = sql(pg_url, "SELECT tgname FROM pg_trigger WHERE tgrelid = 'audit'::regclass")
+    assert triggers == [("audit_advance",)]
 
 
 _REPLICA = """
@@ -211,8 +216,8 @@ async def main(url, name):
     async def one(i):
         nonlocal done, failed
         try:
-            await log.write(AuditEntry(session=name, tool="t", decision="allow", outcome="ok", arguments={"i": i}),
-                            alone=i % 3 == 0)
+            e = AuditEntry(session=name, tool="t", decision="allow", outcome="ok", arguments={"i": i})
+            await log.write(e, alone=i % 3 == 0)
             done += 1
         except StorageError:
             failed += 1  # refused (the head kept moving under it): the call would fail closed
@@ -226,8 +231,8 @@ asyncio.run(main(sys.argv[1], sys.argv[2]))
 
 def test_replicas_racing_on_one_chain_keep_one_chain(pg_url: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", _REPLICA, pg_url, f"r{n}"], stdout=subprocess.PIPE, text=True,
-                              env=env) for n in range(3)]
+    procs = [subprocess.Popen([sys.executable, "-c", _REPLICA, pg_url, f"r{n}"], stdout=subprocess.PIPE,
+                              text=True, env=env) for n in range(3)]
     done = 0
     for p in procs:
         out, _ = p.communicate(timeout=150)
