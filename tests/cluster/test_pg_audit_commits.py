@@ -244,3 +244,34 @@ def test_replicas_racing_on_one_chain_keep_one_chain(pg_url: str) -> None:
     # every write that returned is in the one chain, and nothing else is
     intact(pg_url, {"shared": done})
     assert sql(pg_url, "SELECT count(*) FROM audit")[0][0] == done
+
+
+@pytest.mark.parametrize("told", [True, False])
+async def test_a_connection_the_server_ended_while_idle_is_not_written_on(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch, told: bool) -> None:
+    """A row alone is sent once and never re-sent (it may have committed): a connection the server ended while
+    it was idle (a restart, a terminated backend) is found before anything is sent on it, so the first row
+    after is written, not refused. Without that look (``told`` False) the row is refused: the look is what
+    keeps it."""
+    import sentinel_mcp.storage.postgres as postgres
+
+    if not told:
+        monkeypatch.setattr(postgres, "_said_goodbye", lambda conn: False)
+    log = await AuditLog(pg_url, chain="a").open()  # type: ignore[arg-type]
+    try:
+        await log.write(entry(0), alone=True)
+        writer = log.db._conn.info.backend_pid
+        assert sql(pg_url, "SELECT pg_terminate_backend(%s)", writer) == [(True,)]
+        for _ in range(100):  # until the backend is gone
+            if not sql(pg_url, "SELECT 1 FROM pg_stat_activity WHERE pid = %s", writer):
+                break
+            await asyncio.sleep(0.05)
+        if told:
+            await log.write(entry(1), alone=True)
+        else:
+            with pytest.raises(StorageError):
+                await log.write(entry(1), alone=True)
+        await log.write(entry(2), alone=True)
+    finally:
+        await log.close()
+    intact(pg_url, {"a": 3 if told else 2})
