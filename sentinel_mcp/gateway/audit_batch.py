@@ -41,6 +41,7 @@ _REQUIRED = tuple(HASHED.index(c) for c in (
 
 # PostgreSQL's type of each column of the list (``audit_schema._PG_TABLES``): every one text but two floats
 _FLOATS = frozenset(("ts", "latency_ms"))
+_FLOAT_AT = tuple(HASHED.index(c) for c in sorted(_FLOATS))
 _TYPED = tuple(
     "?::double precision" if c in _FLOATS else "?::text" for c in (*HASHED, "prev_hash", "hash"))
 
@@ -69,6 +70,9 @@ def batchable(values: tuple[Any, ...], text: str) -> bool:
     its ``canonical`` JSON (made for its hash): when that is ASCII, so is every text in the row."""
     for i in _REQUIRED:
         if values[i] is None:
+            return False
+    for i in _FLOAT_AT:  # PostgreSQL's cast of the list (``typed``) takes a number there, never a text
+        if type(values[i]) not in (float, int, type(None)):
             return False
     kinds = set(map(type, values))
     if not kinds <= _PLAIN:
