@@ -86,8 +86,12 @@ async def count(server: LocalServer, rows: int, writers: int) -> None:
     print(f"verified: {report.ok} ({report.rows} rows)")
 
 
-async def timing(server: LocalServer, rows: int) -> None:
-    url = _database(server, "timed", logged=False)
+async def timing(server: LocalServer, rows: int, writers: int, flush: bool) -> None:
+    name = "timed" if flush else "timed_no_flush"
+    url = _database(server, name, logged=False)
+    if not flush:  # the round trips' share alone: no wait for the WAL's flush (never the product's setting)
+        with __import__("psycopg").connect(server.url, autocommit=True) as conn:
+            conn.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = off')
     log = await AuditLog(url, chain="replica-a").open()  # type: ignore[arg-type]
     try:
         for i in range(20):
@@ -97,11 +101,22 @@ async def timing(server: LocalServer, rows: int) -> None:
             started = time.perf_counter()
             await log.write(entry(i))
             took.append((time.perf_counter() - started) * 1000)
+        took.sort()
+        per = max(1, rows // writers)
+
+        async def writer(w: int) -> None:
+            for i in range(per):
+                await log.write(entry(w * per + i))
+
+        started = time.perf_counter()
+        await asyncio.gather(*(writer(w) for w in range(writers)))
+        rate = per * writers / (time.perf_counter() - started)
     finally:
         await log.close()
-    took.sort()
-    print(f"a row written alone (durable), {rows} rows: median {statistics.median(took):.3f} ms, "
-          f"p90 {took[int(len(took) * 0.9)]:.3f} ms")
+    what = "durable" if flush else "synchronous_commit off"
+    print(f"a row written alone ({what}), {rows} rows: median {statistics.median(took):.3f} ms, "
+          f"p90 {took[int(len(took) * 0.9)]:.3f} ms; {writers} writers one row after another: "
+          f"{rate:.0f} rows/s")
 
 
 def main() -> None:
@@ -114,7 +129,8 @@ def main() -> None:
     try:
         server.init().start()
         asyncio.run(count(server, args.rows, args.writers))
-        asyncio.run(timing(server, args.rows))
+        asyncio.run(timing(server, args.rows, args.writers, flush=True))
+        asyncio.run(timing(server, args.rows, args.writers, flush=False))
     finally:
         server.stop("immediate")
         shutil.rmtree(root, ignore_errors=True)
