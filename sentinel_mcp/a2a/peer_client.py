@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from sentinel_mcp.a2a.bearer_token import token_problem
 from sentinel_mcp.a2a.bounded_body import BodyRefused, exchange
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, Message, Part
 from sentinel_mcp.core import wire_limits
@@ -66,10 +67,15 @@ async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: st
     """``tls``: how the peer is verified (CA, pins) and our client certificate (sentinel.a2a.peer_tls);
     ``timeout``: for the whole exchange; ``max_bytes``: the largest answer read (``PeerError`` beyond it)."""
     headers = {"A2A-Version": PROTOCOL_VERSION, "Content-Type": "application/json"}
-    if token:
+    at = shown_url(rpc_url)
+    if token is not None:
+        # the load's rule again, here where the header is built, whatever gave the token: never a header
+        # injected, nor a request the HTTP library refuses with the header (the secret) in its error
+        problem = token_problem(token)
+        if problem is not None:
+            raise PeerError(f"the token for this peer {problem}: nothing was sent", at=at)
         headers["Authorization"] = f"Bearer {token}"
     body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
-    at = shown_url(rpc_url)
     try:
         verify = httpx_verify(tls)
     except TLSSetupError as e:

@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from sentinel_mcp.a2a.card_signature import CardKeys, folded_name, load_key
+from sentinel_mcp.a2a.bearer_token import token_problem
 from sentinel_mcp.a2a.config_urls import (listed_name_clash, listed_url, orchestrator_url,
                                           token_spelling_problem)
 from sentinel_mcp.a2a.listed_peers import ListedPeers
@@ -257,6 +258,16 @@ class A2ASettings(BaseModel):
             spelling = token_spelling_problem(key, self.bridge_targets, self.orchestrator_url)
             if spelling is not None:
                 raise _problem_at(type(self).__name__, ("peer_tokens", key), key, spelling)
+        return self
+
+    @model_validator(mode="after")
+    def _tokens_sendable(self) -> A2ASettings:
+        """Each token is one a header can carry (``bearer_token``); the error names its key, never the
+        token (nor is it the error's input)."""
+        for key, token in self.peer_tokens.items():
+            problem = token_problem(token)
+            if problem is not None:
+                raise _problem_at(type(self).__name__, ("peer_tokens", key), key, "the token " + problem)
         return self
 
     @model_validator(mode="after")

@@ -175,18 +175,9 @@ def redact_entry(entry: AuditEntry) -> AuditEntry:
     return replace(entry, **redacted)
 
 
-# The head moves only from the hash this row was chained to (optimistic: a write computed on a head that
-# did not get committed changes nothing, and is chained again); the row is inserted only if it moved.
-_ADVANCE = "UPDATE audit_head SET hash = ?, rows = rows + 1 WHERE chain = ? AND hash = ?"
-_INSERT = (
-    "INSERT INTO audit ("
-    + ", ".join(HASHED)
-    + ", prev_hash, hash) SELECT "
-    + ", ".join("?" * len(HASHED))
-    + ", ?, h.hash FROM audit_head h WHERE h.chain = ? AND h.hash = ?"
-)
-# SQLite: one statement; the schema's trigger inserts the row only if chained onto the head, and moves the
-# head with it (``audit_schema.py``)
+# One statement a row, on every backend: the schema's trigger inserts the row only if it is chained onto the
+# head (its ``prev_hash`` is the head's hash) and moves the head with it (``audit_schema.py``); a row chained
+# onto a head that did not get committed inserts nothing (counted 0), and is chained again
 _INSERT_ON_HEAD = "INSERT INTO audit (" + ", ".join(HASHED) + ", prev_hash, hash) VALUES (" + ", ".join(
     "?" * (len(HASHED) + 2)) + ")"
 
@@ -205,8 +196,7 @@ class AuditLog:
         self.db: Any = None
         self._head: str | None = None  # the chain's hash as of the last write submitted (None: read it)
         self._rechain = asyncio.Lock()
-        self._batches = False  # rows written in batches (a SQLite store: ``audit_batch.py``)
-        self._head_by_trigger = False  # the store moves the head with each row it inserts (SQLite)
+        self._typed = False  # batches cast values to their columns' types (PostgreSQL: ``audit_batch.py``)
         self._open: RowBatch | None = None  # the newest batch (it answers its rows' callers)
         self._rows = 0  # the chain's rows as of the last write submitted (with ``_head``)
         self._chained_last: tuple[int, str] = (0, GENESIS)  # the place and hash ``_chained`` gave last
@@ -221,9 +211,8 @@ class AuditLog:
 
     async def open(self) -> "AuditLog":
         self.db = open_database(self.path, "audit")
-        # PostgreSQL's rows keep the statements of one row each, which its own group commit pipelines
-        self._batches = self.db.multi_row_values
-        self._head_by_trigger = getattr(self.db, "backend", None) == "sqlite"
+        # rows in batches on every backend; PostgreSQL's lists say their columns' types (``audit_batch.py``)
+        self._typed = not self.db.multi_row_values
         try:
             await self.db.migrate(SCHEMA)
             self._head = await self._read_head()
@@ -278,12 +267,7 @@ class AuditLog:
         self._head = new
         self._rows += 1
         self._chained_last = (self._rows, new)
-        if self._head_by_trigger:
-            return [Statement(_INSERT_ON_HEAD, (*values, prev, new))]
-        return [
-            Statement(_ADVANCE, (new, self.chain, prev)),
-            Statement(_INSERT, (*values, prev, self.chain, new)),
-        ]
+        return [Statement(_INSERT_ON_HEAD, (*values, prev, new))]
 
     async def write(self, entry: AuditEntry, alone: bool = False) -> str:
         """Append one event durably; its decision id is returned. Raises ``StorageError``, whatever went
@@ -318,7 +302,7 @@ class AuditLog:
                     self._committed(*self._chained_last, entry.decision_id, self._row_id(results[-1]))
                     return entry.decision_id
                 self._head = None  # the head moved under us (another writer): chain again, below
-        if self._head is not None and self._batches and batchable(values, text):
+        if self._head is not None and batchable(values, text):
             if await self._batched(values, text):
                 return entry.decision_id
         elif self._head is not None:
@@ -361,7 +345,7 @@ class AuditLog:
         mine: asyncio.Future[Any] = running_loop().create_future()
         batch = self._open
         if batch is None or not batch.add(values, prev, new, mine):
-            batch = RowBatch(self.chain)
+            batch = RowBatch(self.chain, self._typed)
             batch.add(values, prev, new, mine)
             self.db.submit_open(batch, batch)  # raises when the store is closed: then nothing may join it
             self._open = batch
@@ -383,7 +367,7 @@ class AuditLog:
 
     def _row_id(self, result: Any) -> int | None:
         """The id of the last row an ``INSERT`` of the log inserted (SQLite's; None elsewhere)."""
-        return result.lastrowid if self._head_by_trigger and result.lastrowid else None
+        return result.lastrowid or None
 
     def _committed(self, place: int, hash_: str, decision_id: str, row_id: int | None) -> None:
         if self._durable is None or place > self._durable[0]:

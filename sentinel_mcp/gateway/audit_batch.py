@@ -1,7 +1,9 @@
 """Audit rows written together: the rows that arrive while the store's writer is busy go into one open batch,
 which the writer seals when it takes it and writes with one statement (every row inserted by one multi-row
 ``INSERT``; the schema's trigger moves the chain head with each row, ``audit_schema.py``), whatever the
-number of rows. A batch is a SQLite store's: PostgreSQL keeps a statement per row.
+number of rows, on either backend: PostgreSQL's list says each column's type (``insert_rows_sql(n, typed)``:
+it would type a column of the list on its own, text for a column of NULLs), so a group of rows is one
+statement there too, and alone, one round trip (``PostgresDatabase._one_statement``).
 
 Why: under load each statement the writer thread runs lets go of the interpreter and waits to get it back
 from the busy event loop (measured: ~240 us of wall time for an ``UPDATE`` or ``INSERT`` using ~30-70 us of
@@ -37,15 +39,25 @@ MAX_ROWS = 64  # rows per batch: bounds the statement's parameters and the disti
 _REQUIRED = tuple(HASHED.index(c) for c in (
     "chain", "ts", "decision_id", "event", "session", "origin", "tool", "decision", "outcome"))
 
-@lru_cache(maxsize=MAX_ROWS)
-def insert_rows_sql(n: int) -> str:
-    """The ``INSERT`` of ``n`` rows, in order (each inserted only if chained onto the head: the trigger)."""
+# PostgreSQL's type of each column of the list (``audit_schema._PG_TABLES``): every one text but two floats
+_FLOATS = frozenset(("ts", "latency_ms"))
+_FLOAT_AT = tuple(HASHED.index(c) for c in sorted(_FLOATS))
+_TYPED = tuple(
+    "?::double precision" if c in _FLOATS else "?::text" for c in (*HASHED, "prev_hash", "hash"))
+
+
+@lru_cache(maxsize=2 * MAX_ROWS)
+def insert_rows_sql(n: int, typed: bool = False) -> str:
+    """The ``INSERT`` of ``n`` rows, in order (each inserted only if chained onto the head: the trigger);
+    ``typed``: each value cast to its column's type (PostgreSQL)."""
     width = len(HASHED) + 2  # every hashed column, then prev_hash and hash
-    values = ", ".join(f"({i}, " + ", ".join(["?"] * width) + ")" for i in range(n))
+    row = ", ".join(_TYPED if typed else ["?"] * width)
+    values = ", ".join(f"({i}, {row})" for i in range(n))
     columns = ", ".join(f"column{i}" for i in range(2, width + 2))  # column1 is the row's place
     return (
-        f"INSERT INTO audit ({', '.join(HASHED)}, prev_hash, hash) SELECT {columns} FROM (VALUES {values}) "
-        "ORDER BY column1"
+        f"INSERT INTO audit ({', '.join(HASHED)}, prev_hash, hash) SELECT {columns} FROM (VALUES {values})"
+        + (" AS v" if typed else "")  # PostgreSQL (before 16) names every subquery
+        + " ORDER BY column1"
     )
 
 
@@ -58,6 +70,9 @@ def batchable(values: tuple[Any, ...], text: str) -> bool:
     its ``canonical`` JSON (made for its hash): when that is ASCII, so is every text in the row."""
     for i in _REQUIRED:
         if values[i] is None:
+            return False
+    for i in _FLOAT_AT:  # PostgreSQL's cast of the list (``typed``) takes a number there, never a text
+        if type(values[i]) not in (float, int, type(None)):
             return False
     kinds = set(map(type, values))
     if not kinds <= _PLAIN:
@@ -84,10 +99,11 @@ class RowBatch:
     loop's thread once the batch ran), which answers each row's own future: a caller that gives up cancels
     its own future only, never the batch's commit."""
 
-    __slots__ = ("chain", "_loop", "_rows", "_lock", "_statements", "_waiters", "answered")
+    __slots__ = ("chain", "typed", "_loop", "_rows", "_lock", "_statements", "_waiters", "answered")
 
-    def __init__(self, chain: str) -> None:
+    def __init__(self, chain: str, typed: bool = False) -> None:
         self.chain = chain
+        self.typed = typed  # the list's values cast to their columns' types (PostgreSQL)
         self._loop = running_loop()  # where it is answered: its callers wait on this loop only
         self._rows: list[tuple[tuple[Any, ...], str, str]] = []
         self._lock = threading.Lock()
@@ -144,4 +160,4 @@ class RowBatch:
             params.extend(values)
             params.append(prev)
             params.append(new)
-        return [Statement(insert_rows_sql(len(rows)), tuple(params))]
+        return [Statement(insert_rows_sql(len(rows), self.typed), tuple(params))]

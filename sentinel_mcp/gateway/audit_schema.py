@@ -108,8 +108,8 @@ def _add_timings(conn: sqlite3.Connection) -> None:
 # chained onto rows that were not committed inserts nothing (its writers count the rows inserted and chain
 # again). Before, an ``UPDATE`` of the head went beside every ``INSERT``: with BEGIN and COMMIT, four
 # statements a commit, each a hand-over of the interpreter between the writer and the busy event loop; now a
-# commit is one statement, in SQLite's own transaction. PostgreSQL keeps the ``UPDATE`` (its statements are
-# pipelined). An old Sentinel refuses the file (its schema version is newer): no writer moves the head twice.
+# commit is one statement, in SQLite's own transaction. PostgreSQL does the same (``_PG_HEAD_TRIGGER``). An
+# old Sentinel refuses the file (its schema version is newer): no writer moves the head twice.
 _HEAD_TRIGGER = """
 CREATE TRIGGER audit_advance BEFORE INSERT ON audit BEGIN
     SELECT RAISE(IGNORE) WHERE NOT EXISTS (
@@ -160,6 +160,34 @@ CREATE TABLE audit_anchor (
 CREATE TABLE audit_anchor_head (one INTEGER PRIMARY KEY CHECK (one = 1), hash TEXT NOT NULL, rows BIGINT NOT NULL)
 """  # noqa: E501 (verbatim text)
 
+# PostgreSQL: the same rule as SQLite's trigger (issue 21). Before, a commit of a row alone was four round
+# trips (BEGIN, the head's UPDATE, the INSERT, COMMIT); now the INSERT alone, its own transaction
+# (``postgres.py`` runs a lone statement in autocommit). The UPDATE takes the head's row lock: a replica
+# racing on the same chain waits, then finds the head moved (read committed re-reads the row) and its row is
+# skipped (RETURN NULL: not inserted, counted 0), so its writer chains again; one chain whatever the number
+# of writers. A statement that fails after the trigger (a NOT NULL column) rolls the head's move back with
+# it. A replica of an older Sentinel still running when the trigger is added moves the head to its row's hash
+# before its INSERT: that row finds the head already at its own hash and fails (the error undoes the head's
+# move with it, the old replica refuses its calls until upgraded, and on reconnecting it refuses the newer
+# schema), never a head moved past a row that was skipped.
+_PG_HEAD_TRIGGER = """
+CREATE OR REPLACE FUNCTION audit_advance() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE audit_head SET hash = NEW.hash, rows = rows + 1 WHERE chain = NEW.chain AND hash = NEW.prev_hash;
+    IF FOUND THEN
+        RETURN NEW;
+    END IF;
+    IF EXISTS (SELECT 1 FROM audit_head WHERE chain = NEW.chain AND hash = NEW.hash) THEN
+        RAISE EXCEPTION 'audit: the chain head is already at this row (moved by a writer of an older schema)'
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN NULL;
+END
+$$;
+DROP TRIGGER IF EXISTS audit_advance ON audit;
+CREATE TRIGGER audit_advance BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION audit_advance()
+"""
+
 SCHEMA = Schema(
     "audit",
     {
@@ -170,6 +198,6 @@ SCHEMA = Schema(
             cast(Migration, _head_moves_with_its_rows),
             cast(Migration, _no_unread_indexes),
         ],
-        "postgres": [_PG_TABLES],
+        "postgres": [_PG_TABLES, _PG_HEAD_TRIGGER],
     },
 )

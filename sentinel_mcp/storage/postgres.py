@@ -32,6 +32,7 @@ import asyncio
 import concurrent.futures
 import logging
 import random
+import select
 import time
 import zlib
 from typing import Any, Callable
@@ -294,7 +295,7 @@ class PostgresDatabase(JobWriter):
             self._conn = None
 
     def _connection(self) -> Any:
-        if self._conn is not None and (self._conn.closed or self._conn.broken):
+        if self._conn is not None and (self._conn.closed or self._conn.broken or _said_goodbye(self._conn)):
             self._drop_connection()
         if self._conn is None:
             self._conn = self._connect()
@@ -399,8 +400,11 @@ class PostgresDatabase(JobWriter):
 
     def _alone(self, conn: Any, job: Job) -> list[tuple[Job, Any, BaseException | None]]:
         psycopg = _driver()
+        statements = list(job.payload)
+        if len(statements) == 1 and not statements[0].many:
+            return self._one_statement(conn, job, statements[0])
         try:
-            out = [self._exec(conn, st) for st in job.payload]
+            out = [self._exec(conn, st) for st in statements]
         except psycopg.Error as e:
             if is_fault(e) or isinstance(
                 e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
@@ -413,6 +417,32 @@ class PostgresDatabase(JobWriter):
             return [(job, None, e)]
         self._committing = True
         conn.commit()
+        return [(job, out, None)]
+
+    def _one_statement(
+        self, conn: Any, job: Job, st: Statement
+    ) -> list[tuple[Job, Any, BaseException | None]]:
+        """A job of one statement alone: its own transaction (autocommit), one round trip instead of three
+        (BEGIN, it, COMMIT; an audit row alone, issue 21). A statement is atomic: it fails whole, and it is
+        durable when its answer comes (the server commits before it answers). Sent, it may have committed
+        whatever happens next: a fault is never re-run (``_committing``); a connection the server closed
+        while it was idle is found before (``_said_goodbye``)."""
+        psycopg = _driver()
+        conn.autocommit = True
+        self._committing = True
+        try:
+            out = [self._exec(conn, st)]
+        except psycopg.Error as e:
+            if is_fault(e) or isinstance(
+                e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
+            ):
+                raise
+            return [(job, None, e)]
+        except Exception as e:  # noqa: BLE001 - a job's own error (unencodable value): nothing was sent
+            return [(job, None, e)]
+        finally:
+            if not (conn.closed or conn.broken):
+                conn.autocommit = False
         return [(job, out, None)]
 
     @staticmethod
@@ -444,6 +474,19 @@ def _resolver(
             pass
 
     return done
+
+
+def _said_goodbye(conn: Any) -> bool:
+    """Whether the server wrote to (or closed) this idle connection: it only does when it ends the session
+    (a shutdown, a restart, a terminated backend). Told without a round trip (a poll of the socket), so a
+    write is never sent on a connection that is already gone, where its failure could not say whether it
+    had been run."""
+    try:
+        return bool(select.select([conn.fileno()], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
+    except Exception:  # noqa: BLE001 - the driver's own error for a connection without a socket
+        return True
 
 
 def _bounded(conn: Any) -> None:

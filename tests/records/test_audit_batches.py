@@ -130,7 +130,8 @@ def test_only_rows_that_cannot_fail_alone_are_batched() -> None:
                     {"reason": "a\ud800b"}, {"upstream": "\udfff"}, {"reason": b"bytes"},
                     {"latency_ms": True}, {"proof": ["list"]}, {"error": {"k": 1}}, {"ts": object()},
                     {"ts": float("nan")}, {"latency_ms": float("-inf")}, {"latency_ms": 2**63},
-                    {"latency_ms": -(2**63) - 1}):
+                    {"latency_ms": -(2**63) - 1},
+                    {"ts": "1.5"}, {"latency_ms": "3"}):  # a text where PostgreSQL's list casts to a number
         assert not ok(values(**spoiled)), spoiled
 
 
