@@ -47,10 +47,10 @@ def start(rig: dict[str, Path], **env: str) -> tuple[dict[str, object], int]:
     """One start: what it answered, and how many times it ran ``swipl``."""
     before = len(rig["runs"].read_text().splitlines()) if rig["runs"].exists() else 0
     full = {k: v for k, v in os.environ.items() if k not in ("LIBSWIPL_PATH", "SWI_HOME_DIR")}
-    full.update(PATH=f"{rig['bin']}{os.pathsep}{os.environ.get('PATH', '')}", XDG_CACHE_HOME=str(rig["cache"]),
-                PYTHONPATH=str(ROOT), **env)
-    p = subprocess.run([sys.executable, "-c", CHILD], env=full, cwd=rig["tmp"], capture_output=True, text=True,
-                       timeout=120)
+    full.update(PATH=f"{rig['bin']}{os.pathsep}{os.environ.get('PATH', '')}",
+                XDG_CACHE_HOME=str(rig["cache"]), PYTHONPATH=str(ROOT), **env)
+    p = subprocess.run([sys.executable, "-c", CHILD], env=full, cwd=rig["tmp"], capture_output=True,
+                       text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-3000:]
     after = len(rig["runs"].read_text().splitlines()) if rig["runs"].exists() else 0
     return json.loads(p.stdout.strip().splitlines()[-1]), after - before
@@ -73,9 +73,14 @@ def test_second_start_runs_no_swipl_and_leaves_the_environment_as_it_was(rig: di
     assert second["lib"] is None and second["home"] is None  # put back after the import
 
 
-@pytest.mark.parametrize("tamper", ["group-writable", "other-writable", "dir-writable", "symlink",
-                                    "other-lib", "lib-changed", "relative", "garbage", "oversized", "wrong-types"])
-def test_a_kept_file_that_could_be_planted_or_is_stale_is_not_believed(rig: dict[str, Path], tamper: str) -> None:
+TAMPERS = ["group-writable", "other-writable", "dir-writable", "symlink", "other-lib", "lib-changed",
+           "relative", "garbage", "oversized", "wrong-types"]
+
+
+@pytest.mark.parametrize("tamper", TAMPERS)
+def test_a_kept_file_that_could_be_planted_or_is_stale_is_not_believed(
+    rig: dict[str, Path], tamper: str
+) -> None:
     start(rig)
     kept = kept_file(rig)
     data = json.loads(kept.read_text())
