@@ -269,10 +269,8 @@ class DirectDispatcher:
         # call), armed only if the handler waits (step_deadline.py); none at all without a limit. A
         # cancellation from outside stays a cancellation
         deadline = None
-        if limit is not None:
-            when = running_loop().time() + limit
-            if within is None or not within.bounds(when):
-                deadline = StepDeadline(when)
+        if limit is not None and (within is None or not within.bounds(limit)):
+            deadline = StepDeadline(running_loop().time() + limit)
         try:
             try:
                 if deadline is None:

@@ -23,17 +23,19 @@ class StepDeadline:
     a time it is never moved past (``reschedule`` keeps to it), so a step run under it in the same task needs
     no deadline of its own that is due later (``builtin_direct.py``: one timer for a built-in's call)."""
 
-    __slots__ = ("when", "latest", "expired", "_timeout")
+    __slots__ = ("when", "latest", "since", "expired", "_timeout")
 
-    def __init__(self, when: float, latest: float = math.inf) -> None:
+    def __init__(self, when: float, latest: float = math.inf, since: float = -math.inf) -> None:
         self.latest = latest
-        self.when = min(when, latest)
+        self.since = since  # the loop's time when it was set (``bounds``), when the caller knows it
+        self.when = when if when <= latest else latest  # not min(): a call, on every call's deadline
         self.expired = False
         self._timeout: asyncio.Timeout | None = None  # the timer, once the step waits
 
-    def bounds(self, when: float) -> bool:
-        """Whether this deadline, whatever moves it, always ends a step it runs before ``when``."""
-        return self.latest <= when
+    def bounds(self, limit: float) -> bool:
+        """Whether this deadline, whatever moves it, always ends a step it runs before a limit of ``limit``
+        seconds set now would (now is no earlier than ``since``: no clock read)."""
+        return self.latest <= self.since + limit
 
     def reschedule(self, when: float) -> None:
         """Move the deadline (``asyncio.Timeout.reschedule``), never past ``latest``: before the step waits

@@ -248,7 +248,7 @@ class UpstreamCalls:
         # one deadline for both ends of a call from outside: no answer in time (moved by every progress
         # notification, never past the call's longest run), and ``_on_garbage`` (due at once). Armed only if
         # the call waits (step_deadline.py): an in-process built-in's call mostly never does
-        deadline = StepDeadline(started + idle, latest=started + longest)
+        deadline = StepDeadline(started + idle, latest=started + longest, since=started)
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if flight.garbage is None:  # once ended by garbage, it stays ended
