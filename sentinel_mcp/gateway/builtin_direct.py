@@ -246,8 +246,9 @@ class DirectDispatcher:
         return out
 
     def serves(self, session: Any, tool: str) -> bool:
-        """Whether ``session.call_tool`` of ``tool`` is this dispatcher's direct call."""
-        return session is self._session and tool in self.tools
+        """Whether ``session.call_tool`` of ``tool`` is this dispatcher's direct call (the session's
+        ``call_tool`` still this one's: nothing wrapped it since)."""
+        return session is self._session and tool in self.tools and session.call_tool == self.call_tool
 
     async def _run(
         self, out: dict[str, Any], opts: CallOptions, *, checked: bool, within: StepDeadline | None = None
