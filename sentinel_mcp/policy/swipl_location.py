@@ -106,6 +106,9 @@ def _keep(swipl: list[Any], lib: Any, home: Any) -> None:
         return
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.stat(folder)
+        if not (stat.S_ISDIR(st.st_mode) and _owned(st)):
+            return  # what is written there would not be believed (``_kept``): nothing is left there
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".swipl-location-")
         try:
             with os.fdopen(fd, "wb") as f:

@@ -151,3 +151,15 @@ def test_an_unwritable_cache_still_starts(rig: dict[str, Path]) -> None:
     finally:
         rig["cache"].chmod(0o700)
     assert runs == 1 and answer["row"] == ["42"]
+
+
+def test_nothing_is_kept_in_a_folder_others_may_write(rig: dict[str, Path]) -> None:
+    folder = rig["cache"] / "sentinel-mcp"
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+    try:
+        answer, runs = start(rig)
+        assert runs == 1 and answer["row"] == ["42"]
+        assert list(folder.iterdir()) == []
+    finally:
+        folder.chmod(0o700)
