@@ -23,7 +23,9 @@ queued behind another is not read until that one is answered: its time bound sta
 uvicorn writes a response's head when the app starts the response and its body when the app sends it: two
 system calls for every answer. The connection's transport holds a response head until the next write (the
 body, then one send) or, if none comes, until the loop's next turn (``HeadHoldingTransport``); order and
-bytes are unchanged (issue 21).
+bytes are unchanged (issue 21). A writer that sends the body before it waits (the lean path's answer) says so
+(``body_follows``, the transport found in the scope under ``HEAD_HOLDER_KEY``), and its head is held without
+booking that turn (a ``call_soon`` and its cancellation per answer).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import asyncio
 import logging
 from typing import Any
 
+from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY
 from sentinel_mcp.gateway.session_tables import cap
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
@@ -54,15 +57,18 @@ MAX_PIPELINED = cap("HTTP_PIPELINED", 16)
 class HeadHoldingTransport:
     """A connection's transport that holds a response head (``HTTP/1.1 ...`` ending in a blank line) until the
     next write, which it then joins, or until the loop's next turn; closing writes what it holds first,
-    aborting drops it. Everything else is the transport's own."""
+    aborting drops it. Everything else is the transport's own. ``body_follows``: set by a writer whose next
+    head's body is written before it waits (the write that joins it is certain), so that head books no turn;
+    the writer clears it when done (a head never written leaves nothing behind)."""
 
-    __slots__ = ("_transport", "_loop", "_held", "_flushing")
+    __slots__ = ("_transport", "_loop", "_held", "_flushing", "body_follows")
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport = transport
         self._loop = loop
         self._held: bytes | None = None
         self._flushing: asyncio.Handle | None = None  # the loop's next turn writing what is held
+        self.body_follows = False
 
     def write(self, data: Any) -> None:
         held = self._held
@@ -74,7 +80,10 @@ class HeadHoldingTransport:
             self._transport.write(held + bytes(data))
         elif type(data) is bytes and data.startswith(b"HTTP/1.1 ") and data.endswith(b"\r\n\r\n"):
             self._held = data
-            self._flushing = self._loop.call_soon(self.flush)
+            if self.body_follows:  # its body is written next, before the writer waits: no turn booked
+                self.body_follows = False
+            else:
+                self._flushing = self._loop.call_soon(self.flush)
         else:
             self._transport.write(data)
 
@@ -226,6 +235,7 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self._fields = 0
         self._arm(HEAD_SECONDS)
         super().on_message_begin()
+        self.scope[HEAD_HOLDER_KEY] = self.transport  # type: ignore[literal-required]
 
     def on_url(self, url: bytes) -> None:
         self._count(len(url))

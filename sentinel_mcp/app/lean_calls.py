@@ -27,7 +27,7 @@ past the SDK's 15 s SSE window is still answered as JSON (the Accept allows both
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from mcp.server._streamable_http_modern import _SingleExchangeDispatchContext, _write
 from mcp.server.connection import Connection
@@ -45,8 +45,12 @@ from sentinel_mcp.gateway.plain_calls import PlainCalls
 from sentinel_mcp.gateway.quick_event import new_event
 from sentinel_mcp.gateway.unspanned_kernel import serve_call
 
+if TYPE_CHECKING:
+    from sentinel_mcp.app.http_protocol import HeadHoldingTransport
+
 MODERN = "2026-07-28"
 MESSAGE_KEY = "sentinel.message"  # the parsed JSON-RPC message WireGuard leaves in the scope
+HEAD_HOLDER_KEY = "sentinel.head_holder"  # the connection's HeadHoldingTransport (app/http_protocol.py)
 # headers the SDK checks for duplicates (find_duplicated_routing_header): a repeated one goes to the SDK
 ROUTING_HEADERS = frozenset((b"mcp-protocol-version", b"mcp-method", b"mcp-name"))
 JSON_HEADERS = (b"content-type", b"application/json")
@@ -109,7 +113,7 @@ class LeanCalls:
             error = JSONRPCError(jsonrpc="2.0", id=rid, error=modern_error_data(exc))
             return await _write(error, scope, receive, send)
         body = _COMPACT({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
-        await _respond(send, 200, body)
+        await _respond(send, 200, body, scope.get(HEAD_HOLDER_KEY))
 
 
 def _lean_request(scope: Scope, message: Any) -> dict[str, str] | None:
@@ -167,10 +171,18 @@ def _accepts_json_and_sse(accept: str) -> bool:
     return takes_json and bool(types & {"text/event-stream", "text/*"})
 
 
-async def _respond(send: Send, status: int, body: bytes) -> None:
+async def _respond(send: Send, status: int, body: bytes, holder: HeadHoldingTransport | None = None) -> None:
     # header order as Starlette's Response writes them: both paths answer byte for byte alike
     start: Message = {"type": "http.response.start", "status": status,
                       "headers": [(b"content-length", str(len(body)).encode()), JSON_HEADERS]}
-    await send(start)
-    await send({"type": "http.response.body", "body": body})
+    if holder is None:
+        await send(start)
+        await send({"type": "http.response.body", "body": body})
+        return
+    holder.body_follows = True  # the body is sent right after the head (http_protocol.py)
+    try:
+        await send(start)
+        await send({"type": "http.response.body", "body": body})
+    finally:
+        holder.body_follows = False  # a head not written (a connection gone) leaves nothing behind
 

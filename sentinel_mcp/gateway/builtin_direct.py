@@ -186,8 +186,11 @@ class DirectDispatcher:
         meta: Any = None,
         allow_input_required: bool = False,
         allow_claimed: bool = False,
+        within: StepDeadline | None = None,
     ) -> Any:
-        """``ClientSession.call_tool`` for a declared tool: the same result, or the same exception."""
+        """``ClientSession.call_tool`` for a declared tool: the same result, or the same exception.
+        ``within``: the deadline this task already runs under (``upstream_calls``), which makes the read
+        timeout's own timer needless when it always ends the call first."""
         session = self._session
         params = None
         if name in self.tools and input_responses is None and request_state is None:
@@ -207,7 +210,7 @@ class DirectDispatcher:
             opts["timeout"] = timeout
         if progress_callback is not None:
             opts["on_progress"] = progress_callback
-        raw = await self._run(params, opts, checked=True)
+        raw = await self._run(params, opts, checked=True, within=within)
         if type(raw) is CallToolResult:
             result = raw  # the handler's own, equal to its dump validated (serve_checked_call's ``model``)
         else:
@@ -242,10 +245,20 @@ class DirectDispatcher:
             out["arguments"] = _json_shaped(arguments)
         return out
 
-    async def _run(self, out: dict[str, Any], opts: CallOptions, *, checked: bool) -> Any:
+    def serves(self, session: Any, tool: str) -> bool:
+        """Whether ``session.call_tool`` of ``tool`` is this dispatcher's direct call (the session's
+        ``call_tool`` still this one's: nothing wrapped it since)."""
+        return session is self._session and tool in self.tools and session.call_tool == self.call_tool
+
+    async def _run(
+        self, out: dict[str, Any], opts: CallOptions, *, checked: bool, within: StepDeadline | None = None
+    ) -> Any:
         """The kernel on ``out`` (``checked``: params in the session's own wire shape, built here) in the
         caller's task, under the time limit, errors shaped as the JSON-RPC dispatcher shapes them. The wire
-        dict, or (``checked``) the handler's plain ``CallToolResult`` that the dict would validate back to."""
+        dict, or (``checked``) the handler's plain ``CallToolResult`` that the dict would validate back to.
+        ``within``: an enclosing deadline of this task that always ends the call before the limit would: then
+        the limit arms nothing (the enclosing one's cancellation passes through unchanged, as it did through
+        a limit that had not expired)."""
         request_id = next(self._ids)
         on_progress = opts.get("on_progress")
         if on_progress is not None:  # what the JSON-RPC dispatcher stamps: the server reports against it
@@ -256,7 +269,9 @@ class DirectDispatcher:
         # asyncio's own timeout (the gateway runs on asyncio only; an anyio scope asks which library runs, per
         # call), armed only if the handler waits (step_deadline.py); none at all without a limit. A
         # cancellation from outside stays a cancellation
-        deadline = None if limit is None else StepDeadline(running_loop().time() + limit)
+        deadline = None
+        if limit is not None and (within is None or not within.bounds(limit)):
+            deadline = StepDeadline(running_loop().time() + limit)
         try:
             try:
                 if deadline is None:

@@ -51,18 +51,23 @@ def _order(version: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
 _ORDERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]] | None] = {}  # per version (a handful)
 
 
-def plain_tool_result(result: Any, version: str) -> dict[str, Any] | None:
-    """What ``ServerRunner._serialize("tools/call", version, result)`` gives before the server-info stamp, for
-    a plain result; None for any other (the SDK shapes it)."""
-    if type(result) is not CallToolResult:
-        return None
+def _order_of(version: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     order = _ORDERS.get(version)
     if order is None:
         if version in _ORDERS or len(_ORDERS) > 64:
             return None
         order = _ORDERS[version] = _order(version)
-        if order is None:
-            return None
+    return order
+
+
+def plain_tool_result(result: Any, version: str) -> dict[str, Any] | None:
+    """What ``ServerRunner._serialize("tools/call", version, result)`` gives before the server-info stamp, for
+    a plain result; None for any other (the SDK shapes it)."""
+    if type(result) is not CallToolResult:
+        return None
+    order = _ORDERS.get(version) or _order_of(version)  # the dict's answer first: a call fewer per result
+    if order is None:
+        return None
     keys, text_keys = order
     dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     if not dumped.keys() <= _RESULT_KEYS or dumped.get("resultType") != "complete":
@@ -170,3 +175,52 @@ def same_after_round_trip(result: Any, plain: dict[str, Any]) -> bool:
     if meta is not None and ("_meta" not in plain or not _json_exact(meta)):
         return False
     return structured is None or ("structuredContent" in plain and _json_exact(structured))
+
+
+def hands_on(result: Any, version: str) -> bool:
+    """Whether ``plain_tool_result(result, version)`` is a dict that ``same_after_round_trip`` accepts, told
+    from the model's own fields without dumping it (the built-ins' direct path then hands the model on and
+    never reads the dict; issue 21). True only when sure: a False (any doubt, a field missing from a model
+    built without validation, anything that would raise) sends the caller to those two, as before.
+    ``tests/gateway/test_plain_tool_result.py`` compares it with them over generated results."""
+    try:
+        if type(result) is not CallToolResult:
+            return False
+        order = _ORDERS.get(version) or _order_of(version)
+        if order is None:
+            return False
+        keys = order[0]
+        fields = result.__dict__
+        if fields["result_type"] != "complete":
+            return False
+        flag = fields["is_error"]
+        if type(flag) is not bool or (flag and "isError" not in keys):
+            return False
+        content = fields["content"]
+        if type(content) is not list:
+            return False
+        for b in content:  # dumped as {"type": "text", "text": ...}, nothing else, and validated back equal
+            if type(b) is not TextContent:
+                return False
+            own = b.__dict__
+            text = own["text"]
+            if own["type"] != "text" or own["annotations"] is not None or own["meta"] is not None:
+                return False
+            if type(text) is not str or not (text.isascii() or _unicode(text)):
+                return False
+        meta = fields["meta"]
+        if meta is not None:
+            if "_meta" not in keys or type(meta) is not dict or SERVER_INFO_META_KEY in meta:
+                return False
+            for v in meta.values():  # a null at the top of _meta: the SDK shapes it
+                if v is None:
+                    return False
+            if not _json_exact(meta):
+                return False
+        structured = fields["structured_content"]
+        if structured is not None:
+            if "structuredContent" not in keys or type(structured) is not dict or not _json_exact(structured):
+                return False
+        return True
+    except Exception:  # noqa: BLE001 - whatever it is, the dump's own path says (and raises what it raises)
+        return False

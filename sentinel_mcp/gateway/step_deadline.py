@@ -11,6 +11,7 @@ cancellation are the ones ``async with asyncio.timeout_at(when): await step()`` 
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Any, Awaitable, Callable, Coroutine, Generator, Generic, TypeVar
 
 T = TypeVar("T")
@@ -18,19 +19,30 @@ T = TypeVar("T")
 
 class StepDeadline:
     """``await StepDeadline(when).run(step)``; ``expired`` tells afterwards whether this deadline ended it (as
-    ``asyncio.Timeout.expired()`` does: a ``TimeoutError`` of the step's own leaves it False)."""
+    ``asyncio.Timeout.expired()`` does: a ``TimeoutError`` of the step's own leaves it False). ``latest``:
+    a time it is never moved past (``reschedule`` keeps to it), so a step run under it in the same task needs
+    no deadline of its own that is due later (``builtin_direct.py``: one timer for a built-in's call)."""
 
-    __slots__ = ("when", "expired", "_timeout")
+    __slots__ = ("when", "latest", "since", "expired", "_timeout")
 
-    def __init__(self, when: float) -> None:
-        self.when = when
+    def __init__(self, when: float, latest: float = math.inf, since: float = -math.inf) -> None:
+        self.latest = latest
+        self.since = since  # the loop's time when it was set (``bounds``), when the caller knows it
+        self.when = when if when <= latest else latest  # not min(): a call, on every call's deadline
         self.expired = False
         self._timeout: asyncio.Timeout | None = None  # the timer, once the step waits
 
+    def bounds(self, limit: float) -> bool:
+        """Whether this deadline, whatever moves it, always ends a step it runs before a limit of ``limit``
+        seconds set now would (now is no earlier than ``since``: no clock read)."""
+        return self.latest <= self.since + limit
+
     def reschedule(self, when: float) -> None:
-        """Move the deadline (``asyncio.Timeout.reschedule``): before the step waits only the time changes; a
-        waiting step's timer moves, ``-math.inf`` ending it now. Raises RuntimeError once the timer is done
-        (the step ended or timed out), as asyncio's does."""
+        """Move the deadline (``asyncio.Timeout.reschedule``), never past ``latest``: before the step waits
+        only the time changes; a waiting step's timer moves, ``-math.inf`` ending it now. Raises RuntimeError
+        once the timer is done (the step ended or timed out), as asyncio's does."""
+        if when > self.latest:
+            when = self.latest
         self.when = when
         if self._timeout is not None:
             self._timeout.reschedule(when)

@@ -33,7 +33,7 @@ from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, SERVER_INFO_META_KEY, Er
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import methods as _methods
 
-from sentinel_mcp.gateway.plain_tool_result import plain_tool_result, same_after_round_trip
+from sentinel_mcp.gateway.plain_tool_result import hands_on, plain_tool_result, same_after_round_trip
 from sentinel_mcp.gateway.telemetry import ShownSpanMiddleware, tracing_off
 
 # _meta keys that carry no trace context: the 2026 envelope, the progress token the gateway's client session
@@ -131,6 +131,7 @@ def request_meta(params: Mapping[str, Any] | None) -> Any:
 
 
 _MISSING: Any = object()
+_HANDED: Any = object()  # inner's answer when it hands the handler's model on (no middleware sees it)
 
 
 async def serve_checked_call(
@@ -169,7 +170,11 @@ async def serve_checked_call(
             raise MCPError.from_error_data(result)
         if model and method == "tools/call" and version not in MODERN_PROTOCOL_VERSIONS and isinstance(
                 runner, UnspannedRunner):
-            # unstamped (a handshake-era connection): the plain dict is the wire dict
+            # unstamped (a handshake-era connection): the plain dict is the wire dict. With no middleware to
+            # see it, a model the dict would validate back to is handed on without dumping it at all
+            if bare and hands_on(result, version):
+                kept[:] = (result, _HANDED)
+                return _HANDED
             plain = plain_tool_result(result, version)
             if plain is not None:
                 if same_after_round_trip(result, plain):
@@ -180,7 +185,9 @@ async def serve_checked_call(
     if meta is None:
         meta = request_meta(params)
     ctx = runner._make_context(dctx, "tools/call", params, meta, version)
-    out = await runner._compose_server_middleware(inner)(ctx)
+    chain = runner._compose_server_middleware(inner)
+    bare = chain is inner  # no middleware: what inner returns is ``out``
+    out = await chain(ctx)
     if kept and kept[1] is out:
         return kept[0]
     return _dump_result(out)

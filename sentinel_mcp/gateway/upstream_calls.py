@@ -29,6 +29,7 @@ from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
+from sentinel_mcp.gateway.builtin_direct import DirectDispatcher
 from sentinel_mcp.gateway.step_deadline import StepDeadline
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
@@ -85,6 +86,7 @@ class UpstreamCalls:
     callers: ConnectionCallers
     _next_call: int
     _session: HttpSession | None
+    direct: DirectDispatcher | None  # a built-in's direct calls (upstream.py)
 
     if TYPE_CHECKING:  # the owner's and its other bases' (a stub here would shadow theirs in the MRO)
         @property
@@ -246,7 +248,7 @@ class UpstreamCalls:
         # one deadline for both ends of a call from outside: no answer in time (moved by every progress
         # notification, never past the call's longest run), and ``_on_garbage`` (due at once). Armed only if
         # the call waits (step_deadline.py): an in-process built-in's call mostly never does
-        deadline = StepDeadline(started + idle)
+        deadline = StepDeadline(started + idle, latest=started + longest, since=started)
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if flight.garbage is None:  # once ended by garbage, it stays ended
@@ -267,6 +269,13 @@ class UpstreamCalls:
                 return await lean.call_tool(
                     tool, arguments, meta, self._on_log, on_progress, self._on_message
                 )
+            direct = self.direct
+            if direct is not None and direct.serves(client.session, tool):
+                # a built-in's direct call, in this task: under this deadline (never moved past ``longest``),
+                # so the read timeout below (5 s later still) needs no timer of its own
+                return await direct.call_tool(
+                    tool, arguments, longest + 5, on_progress, input_responses=input_responses,
+                    request_state=request_state, meta=meta, allow_input_required=True, within=deadline)
             return await client.session.call_tool(
                 tool,
                 arguments,

@@ -25,6 +25,7 @@ from sentinel_mcp.policy.engine_thread import EngineError, EngineThread, settle_
 from sentinel_mcp.policy.load_limit import LOAD_INFERENCE_LIMIT
 from sentinel_mcp.policy.prolog_call import NOT_NATIVE, PrologCall, PrologCallError
 from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, json_text, quote_atom
+from sentinel_mcp.policy.swipl_location import import_pyswip_core
 
 __all__ = ["DEFAULT_INFERENCE_LIMIT", "LOAD_INFERENCE_LIMIT", "EngineError", "KeptProof", "PrologEngine",
            "call_args_text", "shared_engine"]
@@ -591,7 +592,8 @@ def shared_engine() -> PrologEngine:
     with _shared_lock:
         if _shared is None:
             _shared = PrologEngine()
-            import pyswip.core  # noqa: F401 - registers pyswip's exit hook first
+            # registers pyswip's exit hook first; SWI-Prolog's location told to it when kept (no subprocess)
+            import_pyswip_core()
 
             # registered after pyswip's own exit hook, so it runs before it
             atexit.register(_shared.stop)

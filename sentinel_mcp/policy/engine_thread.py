@@ -28,6 +28,7 @@ from typing import Any, Callable, TypeVar
 from sentinel_mcp.core.errors import PolicyError
 from sentinel_mcp.policy.prolog_call import thread_has_engine
 from sentinel_mcp.policy.prolog_text import quote_atom
+from sentinel_mcp.policy.swipl_location import import_pyswip_core
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -67,6 +68,7 @@ class EngineThread:
 
     def _run(self) -> None:
         try:
+            import_pyswip_core()  # SWI-Prolog's location, when kept, told to pyswip (swipl_location.py)
             from pyswip import Prolog
 
             prolog = Prolog()

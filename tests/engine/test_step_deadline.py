@@ -177,3 +177,24 @@ async def test_a_waiting_step_moved_to_minus_infinity_ends_now_and_a_done_one_ca
     assert await done.run(waits_once) == "ok"
     with pytest.raises(RuntimeError):
         done.reschedule(soon(10))  # as asyncio's own timeout once exited
+
+
+async def test_a_deadline_is_never_moved_past_its_latest() -> None:
+    """``latest`` bounds every move (so a later deadline under it in the same task is needless:
+    ``bounds``); a waiting step moved past it ends at ``latest``."""
+    start = soon(0)
+    deadline = StepDeadline(start + 0.05, latest=start + 0.1, since=start)
+    assert deadline.bounds(0.1) and deadline.bounds(5) and not deadline.bounds(0.09)
+    deadline.reschedule(start + 60)
+    assert deadline.when == start + 0.1
+
+    async def waits() -> None:
+        deadline.reschedule(soon(60))  # moved while waiting: still ends at latest
+        await asyncio.sleep(30)
+
+    with pytest.raises(TimeoutError):
+        await deadline.run(waits)
+    assert deadline.expired and asyncio.get_running_loop().time() < start + 5
+    assert StepDeadline(start + 9, latest=start + 1).when == start + 1
+    assert StepDeadline(start).bounds(1e9) is False  # no latest: bounds nothing
+    assert StepDeadline(start, latest=start + 1).bounds(1e9) is False  # no since: a limit set when?

@@ -317,3 +317,41 @@ async def test_params_a_middleware_replaced_are_validated_as_the_kernel_does(dat
             assert outs[0] == outs[1]
             assert outs[0]["is_error"] is fails, outs[0]
             assert rt.manager.upstreams["ld"].direct.direct_calls == 1  # type: ignore[union-attr]
+
+
+async def test_a_waiting_direct_call_arms_one_timer(data_dir, monkeypatch):
+    """A built-in's direct call that waits runs under the upstream call's deadline alone: one timer, not two
+    (the read timeout's own, due 5 s after the call's longest run, never ended a call first), and that
+    deadline still ends it; a session caller without one keeps the read timeout's."""
+    import asyncio
+
+    from sentinel_mcp.gateway.upstream_calls import UpstreamCallError
+
+    armed: list[float] = []
+    real = asyncio.timeout_at
+
+    def counting(when: float | None) -> Any:
+        armed.append(when)  # type: ignore[arg-type]
+        return real(when)
+
+    monkeypatch.setattr(asyncio, "timeout_at", counting)
+    async with running_gateway(make_config(data_dir, servers={})) as rt:
+        td = rt.manager.add("td", BuiltinTarget(server=build_twin(), timeout=0.3, max_call_seconds=0.6,
+                                                direct_tools=DIRECT))
+        assert await td.wait_ready(20), td.last_error
+        armed.clear()
+        r = await td.call_tool("sleep", {"seconds": 0.01})
+        assert not r.is_error and len(armed) == 1, armed
+        armed.clear()
+        with pytest.raises(UpstreamCallError) as caught:
+            await td.call_tool("sleep", {"seconds": 30})
+        assert caught.value.timeout and "did not answer within" in str(caught.value)
+        assert len(armed) == 1, armed
+        assert not td._inflight
+        armed.clear()
+        client = td.client
+        assert client is not None
+        with pytest.raises(MCPError) as timed:
+            await client.session.call_tool("sleep", {"seconds": 30}, read_timeout_seconds=0.2)
+        assert timed.value.code == -32001 and len(armed) == 1
+        assert td.direct is not None and td.direct.direct_calls == 3

@@ -95,3 +95,78 @@ async def test_a_joined_heads_turn_is_called_off_and_the_next_head_still_leaves_
     t.write(HEAD)  # a head whose body does not follow in the same turn
     await asyncio.sleep(0)
     assert real.sent[-1] == HEAD and ran == ["flush"]
+
+
+async def test_a_head_whose_body_follows_books_no_turn() -> None:
+    """``body_follows`` (the lean path's answer: its body is sent right after its head): the head is held and
+    joined as before, without a ``call_soon`` and its cancellation; the flag is for that one head."""
+    loop = asyncio.get_running_loop()
+    booked: list[Any] = []
+    real_call_soon = loop.call_soon
+
+    def counting(*a: Any, **k: Any) -> Any:
+        booked.append(a)
+        return real_call_soon(*a, **k)
+
+    real = Recording()
+    t = HeadHoldingTransport(real, loop)  # type: ignore[arg-type]
+    loop.call_soon = counting  # type: ignore[method-assign]
+    try:
+        for _ in range(3):
+            t.body_follows = True
+            t.write(HEAD)
+            assert not t.body_follows and real.sent[-1:] != [HEAD]
+            t.write(b"{}")
+        assert booked == []
+        t.write(HEAD)  # the next head, with nobody saying its body follows: its turn is booked again
+        assert len(booked) == 1
+    finally:
+        del loop.call_soon
+    await asyncio.sleep(0)
+    assert real.sent == [HEAD + b"{}"] * 3 + [HEAD]
+
+
+async def test_a_head_said_to_be_followed_is_still_written_by_close_and_dropped_by_abort() -> None:
+    loop = asyncio.get_running_loop()
+    real = Recording()
+    t = HeadHoldingTransport(real, loop)  # type: ignore[arg-type]
+    t.body_follows = True
+    t.write(HEAD)
+    t.close()
+    assert real.sent == [HEAD] and real.closed
+    other = Recording()
+    t = HeadHoldingTransport(other, loop)  # type: ignore[arg-type]
+    t.body_follows = True
+    t.write(HEAD)
+    t.abort()
+    assert other.sent == [] and other.aborted
+
+
+async def test_the_lean_answer_says_its_body_follows_and_leaves_no_flag_behind() -> None:
+    from sentinel_mcp.app.lean_calls import _respond
+
+    loop = asyncio.get_running_loop()
+    real = Recording()
+    t = HeadHoldingTransport(real, loop)  # type: ignore[arg-type]
+    seen: list[bool] = []
+
+    async def send(message: Any) -> None:  # as uvicorn writes them
+        seen.append(t.body_follows)
+        if message["type"] == "http.response.start":
+            t.write(HEAD)
+        else:
+            t.write(message["body"])
+
+    await _respond(send, 200, b"{}", t)
+    assert seen == [True, False] and real.sent == [HEAD + b"{}"] and t._flushing is None
+
+    async def refusing(message: Any) -> None:  # a connection gone: nothing written, an error
+        raise RuntimeError("gone")
+
+    try:
+        await _respond(refusing, 200, b"{}", t)
+    except RuntimeError:
+        pass
+    assert not t.body_follows  # the next head books its turn as usual
+    t.write(HEAD)
+    assert t._flushing is not None
