@@ -7,8 +7,8 @@ client for the whole budget, a few in a row stalled the gateway. So a check the 
 child (``check_child``) with a memory, CPU and wall-clock bound of its own, killed when it overruns, its stdin
 a pipe held open while its answer is awaited so that it never outlives the gateway (as ``load_rehearsal``).
 A check that could not finish is a problem of its own, an error (``unchecked_guard``: it refuses a draft),
-never a check that found nothing. At most ``MAX_RUNNING`` checks run at once: one more is refused at once
-(``ChecksBusy``), never queued.
+never a check that found nothing. At most ``MAX_RUNNING`` checks run at once, one place a principal
+(``check_places``): one more is refused at once (``ChecksBusy``), never queued.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,30 +30,9 @@ from sentinel_mcp.policy.load_rehearsal import REHEARSAL_SECONDS, limit_child
 from sentinel_mcp.policy.rulebase import Problem
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 
-MAX_RUNNING = 2  # checks at once (this machine's cores): the excess is refused, never queued
 # start-up (an interpreter and SWI-Prolog, ~1 s), the load's own rehearsal and load, then the walks' budget
 WALL_SECONDS = REHEARSAL_SECONDS + CHECK_SECONDS + 10
 MAX_ANSWER_BYTES = 16 << 20
-BUSY = f"{MAX_RUNNING} checks are running already; try again when one has finished"
-_running = 0
-
-
-class ChecksBusy(PolicyError):
-    """As many checks as may run at once are running."""
-
-
-@contextlib.contextmanager
-def check_slot() -> Iterator[None]:
-    """One of the ``MAX_RUNNING`` places of a check (taken for all the checks one request makes); raises
-    ``ChecksBusy`` at once when none is free. The event loop's own: no thread takes one."""
-    global _running
-    if _running >= MAX_RUNNING:
-        raise ChecksBusy(BUSY)
-    _running += 1
-    try:
-        yield
-    finally:
-        _running -= 1
 
 
 def untrusted_json(untrusted: UntrustedRules | None) -> dict[str, Any] | None:

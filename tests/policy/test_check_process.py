@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sentinel_mcp.policy.check_process import ChecksBusy, check_isolated, check_slot, MAX_RUNNING
+from sentinel_mcp.policy.check_places import ChecksBusy, check_slot, MAX_RUNNING
+from sentinel_mcp.policy.check_process import check_isolated
 from sentinel_mcp.policy.checker import UNCHECKED_GUARD, UNFINISHED, check_paths
 from sentinel_mcp.policy.draft_check import REFUSING_CODES
 from sentinel_mcp.policy.engine import shared_engine
@@ -34,7 +35,7 @@ async def test_the_child_finds_what_the_checker_finds(tmp_path: Path) -> None:
     f.write_text(BOOKINGS.read_text() + "guard('bk__x', [], (\\+ fail)).\nunused(1).\nguard(y, (\n")
     missing = tmp_path / "missing.pl"
     here = await check_paths(shared_engine(), [f, missing])
-    with check_slot():
+    with check_slot("owner", owner=True):
         there = await check_isolated([f, missing])
     assert [p.model_dump() for p in there] == [p.model_dump() for p in here]
     assert any(p.severity == "error" for p in there)
@@ -43,7 +44,7 @@ async def test_the_child_finds_what_the_checker_finds(tmp_path: Path) -> None:
 async def test_a_check_that_could_not_finish_is_an_error_that_refuses_a_draft(tmp_path: Path) -> None:
     f = tmp_path / "rb.pl"
     f.write_text(_costly())
-    with check_slot():
+    with check_slot("owner", owner=True):
         [p] = await check_isolated([f], seconds=0.5, about=f)  # killed long before its budget is spent
     assert p.severity == "error" and UNFINISHED in p.message and p.file == str(f)
     assert p.code == UNCHECKED_GUARD and p.code in REFUSING_CODES
@@ -51,11 +52,12 @@ async def test_a_check_that_could_not_finish_is_an_error_that_refuses_a_draft(tm
 
 async def test_only_so_many_checks_hold_a_place_at_once() -> None:
     with contextlib.ExitStack() as held:
-        for _ in range(MAX_RUNNING):
-            held.enter_context(check_slot())
-        with pytest.raises(ChecksBusy), check_slot():
+        held.enter_context(check_slot("owner", owner=True))
+        for i in range(MAX_RUNNING - 1):
+            held.enter_context(check_slot(f"reader{i}", owner=False))
+        with pytest.raises(ChecksBusy), check_slot("owner2", owner=True):
             pass
-    with check_slot():  # given back at the end of each
+    with check_slot("owner2", owner=True):  # given back at the end of each
         pass
 
 
