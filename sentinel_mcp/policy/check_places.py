@@ -1,4 +1,4 @@
-"""The places of the console's bounded children (a rulebase check, a what-if's check and replay), shared fairly.
+"""The places of the console's bounded children (a rulebase check, a what-if's check and replay), fairly held.
 
 Each such child costs a core for up to its wall bound (a replay: minutes), so at most ``MAX_RUNNING`` run at
 once and one more is refused at once (``ChecksBusy``, HTTP 429), never queued. Within that cap no principal
@@ -18,7 +18,7 @@ from sentinel_mcp.core.errors import PolicyError
 MAX_RUNNING = 2  # checks at once (this machine's cores): the excess is refused, never queued
 BUSY = f"{MAX_RUNNING} checks are running already; try again when one has finished"
 OWN_BUSY = "a check or what-if of yours is running already; try again when it has finished"
-KEPT = "the checks that may run now are running (a place is kept for the owner); try again when one has finished"
+KEPT = "the place readers may take is in use (the other is kept for the owner); try again when it is free"
 _held: dict[str, bool] = {}  # a principal's name: whether it is the owner (one place each, while it runs)
 
 

@@ -53,6 +53,6 @@ async def test_a_principal_cannot_take_both_places_and_another_still_checks(tmp_
             r = await first
             assert r.status_code == 200, r.text[:500]
             # its place given back, the owner checks again
-            again = await owner.post("/console/policy/check", {"file": "bookings.pl",
-                                                               "candidate": BOOKINGS_PL.read_text()}, csrf=csrf)
+            ordinary = {"file": "bookings.pl", "candidate": BOOKINGS_PL.read_text()}
+            again = await owner.post("/console/policy/check", ordinary, csrf=csrf)
             assert again.status_code == 200, again.text[:500]

@@ -1,6 +1,7 @@
-"""The console's check places are shared fairly: within the cap (``MAX_RUNNING``) a principal holds at most one
-place (its second check or what-if is refused at once), and the principals who are not the owner together hold
-at most ``MAX_RUNNING - 1``, so readers reloading the policy page never take the owner's place."""
+"""The console's check places are shared fairly: within the cap (``MAX_RUNNING``) a principal holds at most
+one place (its second check or what-if is refused at once), and the principals who are not the owner
+together hold at most ``MAX_RUNNING - 1``, so readers reloading the policy page never take
+the owner's place."""
 
 from __future__ import annotations
 
