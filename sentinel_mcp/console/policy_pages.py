@@ -23,6 +23,7 @@ from sentinel_mcp.console.replay import candidate_files, pick_rows
 from sentinel_mcp.console.replay_process import replay_isolated
 from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase, problems_in_reach
+from sentinel_mcp.policy import spare_child
 from sentinel_mcp.policy.check_places import ChecksBusy, check_slot
 from sentinel_mcp.policy.check_process import check_isolated, unfinished
 from sentinel_mcp.policy.checker import UNCHECKED_GUARD
@@ -129,6 +130,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             "checked": False,
             "sides": [],
         } | extra
+        problems = await _check_in_force(console, guard, files, viewer, remembered)
+        spare_child.prepare()  # a check is likely to follow from this page: its child warm before it comes
         return console.render(
             request,
             viewer,
@@ -138,7 +141,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             files=files,
             texts=texts,
             # hidden characters among them
-            problems=await _check_in_force(console, guard, files, viewer, remembered),
+            problems=problems,
             current=holder.current if holder.loaded else None,
             last_error=holder.last_error or guard.load_error,
             holder=holder,
