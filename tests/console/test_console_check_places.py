@@ -1,11 +1,15 @@
 """Fair check places through the console, over real HTTP on 127.0.0.1 with real SWI-Prolog: one principal can
 never hold both check places (its second check is refused at once, 429, while its first runs), and another
-principal's check still runs meanwhile (a reader's policy page shows its rulebase checked, not "busy").
+principal's check still runs meanwhile (a reader's policy page shows its rulebase checked, not "busy"). The
+warm check child serves one check only and never outlives the gateway.
 Asserted on answers and order, never on the clock."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+from pathlib import Path
 
 import pytest
 from tests.console.console_rig import BOB, OWNER_TOKEN, console_config, csrf_of, http_sentinel, signed_in
@@ -56,3 +60,61 @@ async def test_a_principal_cannot_take_both_places_and_another_still_checks(tmp_
             ordinary = {"file": "bookings.pl", "candidate": BOOKINGS_PL.read_text()}
             again = await owner.post("/console/policy/check", ordinary, csrf=csrf)
             assert again.status_code == 200, again.text[:500]
+
+
+def _spares_of(pid: int) -> set[int]:
+    """The gateway's check children (``python -m sentinel_mcp.policy.check_child``) now."""
+    out = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid and b"sentinel_mcp.policy.check_child" in cmdline:
+            out.add(int(entry.name))
+    return out
+
+
+async def _one_spare(pid: int, not_this: int | None = None) -> int:
+    for _ in range(600):
+        spares = _spares_of(pid) - {not_this}
+        if spares:
+            [spare] = spares  # never more than one waiting
+            return spare
+        await asyncio.sleep(0.05)
+    raise AssertionError("no warm check child was started")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.parametrize("end", [signal.SIGTERM, signal.SIGKILL])
+async def test_the_warm_check_child_serves_one_check_and_ends_with_the_gateway(tmp_path, end):
+    cfg = console_config(tmp_path)
+    with http_sentinel(cfg) as (base, gateway):
+        async with signed_in(base, OWNER_TOKEN) as owner:
+            csrf = csrf_of(await owner.page("/console/policy"))  # the page readies a warm check child
+            spare = await _one_spare(gateway.pid)
+            r = await owner.post("/console/policy/check", {"file": "bookings.pl",
+                                                           "candidate": BOOKINGS_PL.read_text()}, csrf=csrf)
+            assert r.status_code == 200 and "could not finish checking" not in r.text, r.text[-2000:]
+            for _ in range(600):  # it served that check and ended: never a second request
+                if _gone(spare):
+                    break
+                await asyncio.sleep(0.05)
+            assert _gone(spare)
+            fresh = await _one_spare(gateway.pid, not_this=spare)
+            os.kill(gateway.pid, end)  # a gateway stopped, or killed outright
+            gateway.wait(30)
+            for _ in range(600):  # its spare goes with it: killed with its group, or at its stdin's end
+                if _gone(fresh):
+                    break
+                await asyncio.sleep(0.05)
+            assert _gone(fresh)
