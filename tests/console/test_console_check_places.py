@@ -1,21 +1,25 @@
 """Fair check places through the console, over real HTTP on 127.0.0.1 with real SWI-Prolog: one principal can
 never hold both check places (its second check is refused at once, 429, while its first runs), and another
-principal's check still runs meanwhile (a reader's policy page shows its rulebase checked, not "busy"). The
-warm check child serves one check only and never outlives the gateway.
-Asserted on answers and order, never on the clock."""
+principal's check still runs meanwhile (a reader's policy page shows its rulebase checked, not "busy");
+readers together never take the owner's place. The warm check child serves one check only and never
+outlives the gateway. Asserted on answers and order, never on the clock."""
 
 from __future__ import annotations
 
 import asyncio
+import html
+import json
 import os
 import signal
 from pathlib import Path
 
 import pytest
-from tests.console.console_rig import BOB, OWNER_TOKEN, console_config, csrf_of, http_sentinel, signed_in
+from tests.console.console_rig import (
+    ALICE, BOB, OWNER_TOKEN, console_config, csrf_of, http_sentinel, signed_in,
+)
 from tests.identity.identity_rig import BOOKINGS_PL
 
-from sentinel_mcp.policy.check_places import OWN_BUSY
+from sentinel_mcp.policy.check_places import KEPT, OWN_BUSY
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -60,6 +64,33 @@ async def test_a_principal_cannot_take_both_places_and_another_still_checks(tmp_
             ordinary = {"file": "bookings.pl", "candidate": BOOKINGS_PL.read_text()}
             again = await owner.post("/console/policy/check", ordinary, csrf=csrf)
             assert again.status_code == 200, again.text[:500]
+
+
+
+async def test_readers_reloading_the_policy_page_never_take_the_owners_place(tmp_path):
+    """The rulebase in force costly to check: one reader's page holds the readers' place for the check's whole
+    budget; another reader's page is told its rulebase was not checked, and the owner's live check runs."""
+    cfg = console_config(tmp_path)
+    body = json.loads(cfg.read_text())
+    costly = tmp_path / "bookings.pl"
+    costly.write_text(CANDIDATE)
+    body["sentinel"]["rulebases"] = [body["sentinel"]["rulebases"][0], str(costly)]
+    cfg.write_text(json.dumps(body))
+    with http_sentinel(cfg) as (base, _):
+        async with (
+            signed_in(base, OWNER_TOKEN) as owner,
+            signed_in(base, BOB) as bob,
+            signed_in(base, ALICE) as alice,
+        ):
+            csrf = csrf_of(await owner.page("/console/inbox"))  # no policy page yet: nothing remembered
+            first = asyncio.create_task(bob.page("/console/policy"))
+            await asyncio.sleep(1.5)  # a head start: the reader's check of the rules in force holds its place
+            page, mine = await asyncio.gather(alice.page("/console/policy"), _live_check(owner, base, csrf))
+            assert "could not finish checking" in page and html.escape(KEPT) in page, page[-3000:]
+            assert mine.status_code == 200, mine.text[:500]
+            assert "error" not in mine.json(), mine.text[:500]
+            shown = await first  # the first reader's page: its check ran (to its budget's end)
+            assert html.escape(KEPT) not in shown and "running already" not in shown, shown[-3000:]
 
 
 def _spares_of(pid: int) -> set[int]:
