@@ -18,8 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Coroutine, NoReturn
 
-from mcp.types import Tool
-
+from sentinel_mcp.policy.catalog_tool import tool_view
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 
 
@@ -46,7 +45,7 @@ async def _check(request: dict[str, Any]) -> list[dict[str, Any]]:
     from sentinel_mcp.policy.engine import shared_engine
 
     catalog = request.get("catalog")
-    tools = None if catalog is None else [Tool.model_validate(t) for t in catalog]
+    tools = None if catalog is None else [tool_view(t) for t in catalog]  # without the MCP types' import
     problems = await check_paths(
         shared_engine(), [Path(f) for f in request["files"]], tools, untrusted_of(request.get("untrusted"))
     )

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp.types import Tool, ToolAnnotations
 
 from sentinel_mcp.policy.check_places import ChecksBusy, check_slot, MAX_RUNNING
 from sentinel_mcp.policy.check_process import check_isolated
@@ -82,3 +83,49 @@ def test_the_child_ends_when_its_stdin_ends(tmp_path: Path) -> None:
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+def _catalog() -> list[Tool]:
+    props = {"booking_id": {"type": "string"}, "mode": {"enum": ["a", "b"]}}
+    schema = {"type": "object", "properties": props}
+    return [
+        Tool(name="bk__cancel_booking", input_schema=schema),  # destructive as MCP's defaults read
+        Tool(name="bk__list_bookings", input_schema={"type": "object"},
+             annotations=ToolAnnotations(read_only_hint=True)),
+        Tool(name="bk__get_booking", input_schema=schema,
+             annotations=ToolAnnotations(destructive_hint=False)),
+        Tool(name="bk__touch", input_schema=schema, annotations=ToolAnnotations(destructive_hint=True)),
+        Tool(name="bk__unguarded", input_schema={"type": "object"}),
+    ]
+
+
+async def test_the_child_reads_the_catalog_as_the_checker_does(tmp_path: Path) -> None:
+    """Read-only and destructive hints (an absent one, true, false) and the schemas' properties decide what
+    the check finds about a tool: the child, reading the catalog it is sent, finds what the checker finds with
+    the gateway's tools."""
+    f = tmp_path / "rb.pl"
+    f.write_text(
+        "guard('bk__cancel_booking', [booking_id = _], confirmed('Cancel it?', [])).\n"
+        "guard('bk__touch', [], true).\n"
+        "guard('bk__get_booking', [], true).\n"
+        "guard('bk__list_bookings', [mode = M], confirmed('List?', [M])).\n"
+        "guard('bk__gone', [], true).\n"
+    )
+    here = await check_paths(shared_engine(), [f], _catalog())
+    with check_slot("owner", owner=True):
+        there = await check_isolated([f], _catalog())
+    assert [p.model_dump() for p in there] == [p.model_dump() for p in here]
+    codes = {p.code for p in there}
+    assert len(codes) >= 3, there  # the hints and the schemas told: more than one kind of problem
+
+
+def test_the_check_child_starts_without_the_mcp_types() -> None:
+    """The MCP types are half a check child's start-up (benchmarks/check_child_start.py): the child reads the
+    catalog it is sent without them."""
+    probe = (
+        "import sys\nimport sentinel_mcp.policy.check_child as c\nc._warm()\n"
+        "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'mcp_types'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]", out.stdout[:2000]
