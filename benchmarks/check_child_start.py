@@ -1,10 +1,11 @@
 """What a console check waits for before its child does any work, stage by stage, and the whole check with a
 child started for it (cold) against one taken warm (``policy/spare_child.py``), interleaved in one run.
 
-Stages, in a child started as a check child is (``python -m``), stamped by the child itself: the interpreter's
-start (spawn to its first line), the standard library, the MCP types (the checker's ``Tool``), the checker's
-own modules, SWI-Prolog started (the engine and its core library), then the first check of the shipped
-default+airline rulebase (its load, with the load's rehearsal in a swipl of its own, and every walk).
+Stages, in a child started as a check child is (``python -m``), stamped by the child itself: the
+interpreter's start (spawn to its first line), the standard library, the MCP types (imported by the child
+before this branch, shown "with-mcp"; the child reads its catalog without them now, ``catalog_tool.py``),
+the checker's own modules, SWI-Prolog started (the engine and its core library), then the first check of the
+shipped default+airline rulebase (its load, with the load's rehearsal in a swipl of its own, every walk).
 
     .venv/bin/python benchmarks/check_child_start.py [--rounds 5]
 
@@ -33,7 +34,8 @@ import time, sys
 t = [time.time()]
 import asyncio, json, pathlib
 t.append(time.time())
-import mcp.types
+if sys.argv[2] == "with-mcp":
+    import mcp.types
 t.append(time.time())
 import sentinel_mcp.policy.check_child, sentinel_mcp.policy.checker
 from sentinel_mcp.policy.engine import shared_engine
@@ -46,13 +48,13 @@ t.append(time.time())
 print(json.dumps(t), flush=True)
 import os; os._exit(0)
 """
-NAMES = ["interpreter start", "standard library", "mcp.types", "checker modules", "SWI-Prolog start",
+NAMES = ["interpreter start", "standard library", "mcp.types (before)", "checker modules", "SWI-Prolog start",
          "first check (load+walks)"]
 
 
-def stages() -> list[float]:
+def stages(mcp: str) -> list[float]:
     start = time.time()
-    out = subprocess.run([sys.executable, "-c", STAGES, json.dumps([str(f) for f in FILES])],
+    out = subprocess.run([sys.executable, "-c", STAGES, json.dumps([str(f) for f in FILES]), mcp],
                          capture_output=True, text=True, check=True).stdout
     t = [start, *json.loads(out)]
     return [b - a for a, b in zip(t, t[1:])]
@@ -89,11 +91,13 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f}; {args.rounds} rounds; medians")
-    runs = [stages() for _ in range(args.rounds)]
-    for i, name in enumerate(NAMES):
-        print(f"stage  {name:26} {statistics.median(r[i] for r in runs) * 1000:7.0f} ms")
-    before = sum(statistics.median(r[i] for r in runs) for i in range(len(NAMES) - 1))
-    print(f"stage  {'start-up before any work':26} {before * 1000:7.0f} ms")
+    for mcp in ("with-mcp", "without"):  # the child imported the MCP types before; it does not now
+        runs = [stages(mcp) for _ in range(args.rounds)]
+        print(f"-- stages, {mcp}")
+        for i, name in enumerate(NAMES):
+            print(f"stage  {name:26} {statistics.median(r[i] for r in runs) * 1000:7.0f} ms")
+        before = sum(statistics.median(r[i] for r in runs) for i in range(len(NAMES) - 1))
+        print(f"stage  {'start-up before any work':26} {before * 1000:7.0f} ms")
     for name, walls in asyncio.run(checks(args.rounds)).items():
         print(f"check  {name:26} {statistics.median(walls) * 1000:7.0f} ms wall "
               f"(min {min(walls) * 1000:.0f}, max {max(walls) * 1000:.0f})")
