@@ -37,6 +37,7 @@ from sentinel_mcp.console.web import HEADERS, HERE, Console, ConsoleHost, WithHe
 from sentinel_mcp.core.host import HostState
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import Authenticator
+from sentinel_mcp.policy import check_process, spare_child
 
 HEARTBEAT_SECONDS = 15.0
 ASSIST_POLL_SECONDS = 2.0  # how often an open stream looks for new or settled help requests
@@ -289,6 +290,8 @@ def mount_console(
     @contextlib.asynccontextmanager
     async def lifespan(_rt: Any) -> AsyncIterator[None]:
         attach(holder, inbox, settings.ask_seconds)
+        # one warm check child ready while the console runs (spare_child), killed with its group at the end
+        spare_child.enable(check_process.CHILD, check_process.WALL_SECONDS)
         rt = holder.runtime
         shared = None
         if rt is not None and rt.services.store_url and rt.services.replica:  # every replica's questions
@@ -296,6 +299,7 @@ def mount_console(
         try:
             yield
         finally:
+            await spare_child.stop()
             if shared is not None:
                 await shared.stop()
 

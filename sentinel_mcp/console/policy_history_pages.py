@@ -23,7 +23,8 @@ from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase
-from sentinel_mcp.policy.check_process import ChecksBusy, check_isolated, check_slot
+from sentinel_mcp.policy.check_places import ChecksBusy, check_slot
+from sentinel_mcp.policy.check_process import check_isolated
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.display_text import safe_text
@@ -147,7 +148,8 @@ def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str]
             return console.problem(request, viewer, 400, "no rulebase is configured: nothing to check")
         live = request.headers.get("x-console-live") == "check"  # the script's live check: data, never markup
         try:
-            with check_slot():  # a few at once, the excess refused now: never queued
+            # a few at once, one a principal, the excess refused now: never queued (check_places)
+            with check_slot(viewer.principal.name, owner=viewer.principal.is_owner):
                 problems, refused = await check_candidate(
                     console, chosen, text if isinstance(text, str) else "\x00" * (MAX_CANDIDATE + 1), viewer
                 )

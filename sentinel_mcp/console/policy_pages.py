@@ -23,7 +23,9 @@ from sentinel_mcp.console.replay import candidate_files, pick_rows
 from sentinel_mcp.console.replay_process import replay_isolated
 from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase, problems_in_reach
-from sentinel_mcp.policy.check_process import ChecksBusy, check_isolated, check_slot, unfinished
+from sentinel_mcp.policy import spare_child
+from sentinel_mcp.policy.check_places import ChecksBusy, check_slot
+from sentinel_mcp.policy.check_process import check_isolated, unfinished
 from sentinel_mcp.policy.checker import UNCHECKED_GUARD
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import Console
@@ -63,7 +65,7 @@ async def _check_in_force(
     problems = remembered.get(key)
     if problems is None:
         try:
-            with check_slot():
+            with check_slot(viewer.principal.name, owner=viewer.principal.is_owner):
                 problems = await check_isolated(files, tools, None)
         except ChecksBusy as e:
             return [unfinished(files[-1] if files else "", str(e))]
@@ -128,6 +130,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             "checked": False,
             "sides": [],
         } | extra
+        problems = await _check_in_force(console, guard, files, viewer, remembered)
+        spare_child.prepare()  # a check is likely to follow from this page: its child warm before it comes
         return console.render(
             request,
             viewer,
@@ -137,7 +141,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             files=files,
             texts=texts,
             # hidden characters among them
-            problems=await _check_in_force(console, guard, files, viewer, remembered),
+            problems=problems,
             current=holder.current if holder.loaded else None,
             last_error=holder.last_error or guard.load_error,
             holder=holder,
@@ -190,7 +194,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             path.write_text(text.replace("\r\n", "\n"), encoding="utf-8")  # what the loader reads
             candidate = candidate_files(files, [path])
             # one place for the candidate's check and its replay, both in a child process, one after another
-            with check_slot():
+            with check_slot(viewer.principal.name, owner=viewer.principal.is_owner):
                 problems = await _check(console, guard, candidate, viewer, candidate=True, about=path)
                 report = await replay_isolated(
                     rows,

@@ -4,7 +4,7 @@ A replay decides up to ``replay.MAX_CALLS`` recorded calls twice, each decision 
 but a builtin's own work (a sort of a long list, in a loop) is one inference: on the gateway's engine (one
 thread owns it, pyswip is not thread-safe) every such decision was time every client's guard decision waited
 for, long enough for theirs to time out. So the console's replay runs in a child (``replay_child``), spawned
-and bounded as a check is (``check_process.run_child``: memory, CPU, wall clock, its process group killed on
+and bounded as a check is (``bounded_child.run_child``: memory, CPU, wall clock, its process group killed on
 overrun, its stdin a pipe so it never outlives the gateway), and takes one of the check places
 (``check_slot``, taken by the caller). It is sent what it may read as JSON: the recorded rows, the live facts
 of their sessions (the live store is only read), the catalog's routes of their tools, the settings, seeds and
@@ -22,7 +22,8 @@ from typing import Any
 from sentinel_mcp.core.errors import ConsoleError
 from sentinel_mcp.console.replay import Replayed, ReplayReport, routes_of
 from sentinel_mcp.gateway.catalog_health import CatalogHealth
-from sentinel_mcp.policy.check_process import ChildUnfinished, run_child, untrusted_json
+from sentinel_mcp.policy.bounded_child import ChildUnfinished, run_child
+from sentinel_mcp.policy.check_process import untrusted_json
 from sentinel_mcp.policy.load_rehearsal import REHEARSAL_SECONDS
 
 MAX_REQUEST_BYTES = 32 << 20  # what a child is sent: the rows (each kept within the record's bounds), facts

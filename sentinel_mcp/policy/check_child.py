@@ -18,8 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Coroutine, NoReturn
 
-from mcp.types import Tool
-
+from sentinel_mcp.policy.catalog_tool import tool_view
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 
 
@@ -46,22 +45,31 @@ async def _check(request: dict[str, Any]) -> list[dict[str, Any]]:
     from sentinel_mcp.policy.engine import shared_engine
 
     catalog = request.get("catalog")
-    tools = None if catalog is None else [Tool.model_validate(t) for t in catalog]
+    tools = None if catalog is None else [tool_view(t) for t in catalog]  # without the MCP types' import
     problems = await check_paths(
         shared_engine(), [Path(f) for f in request["files"]], tools, untrusted_of(request.get("untrusted"))
     )
     return [p.model_dump() for p in problems]
 
 
-def serve_one(work: Callable[[dict[str, Any]], Coroutine[Any, Any, Any]]) -> NoReturn:
-    """A bounded child's whole life: one request line from stdin, ``work`` run on it (this process ends when
-    stdin ends), its answer as one JSON text. The answer goes out on a copy of stdout, and the rules run with
-    stdout on /dev/null, so nothing they could write (SWI-Prolog's user_output is fd 1) becomes part of it."""
-    request = json.loads(sys.stdin.buffer.readline())
-    threading.Thread(target=end_with_stdin, daemon=True).start()
+def serve_one(
+    work: Callable[[dict[str, Any]], Coroutine[Any, Any, Any]], warm: Callable[[], None] | None = None
+) -> NoReturn:
+    """A bounded child's whole life: ``warm`` (what every request needs, done before one comes: a spare child
+    waits ready), one request line from stdin, ``work`` run on it (this process ends when stdin ends), its
+    answer as one JSON text. The answer goes out on a copy of stdout, and the rules run with stdout on
+    /dev/null (SWI-Prolog's user_output is fd 1, bound when it starts: after the swap), so nothing they could
+    write becomes part of it."""
     answer = os.dup(1)
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
+    if warm is not None:
+        warm()
+    line = sys.stdin.buffer.readline()
+    if not line:  # stdin ended before a request: the parent is gone, or let this spare go unused
+        os._exit(3)
+    request = json.loads(line)
+    threading.Thread(target=end_with_stdin, daemon=True).start()
     out = json.dumps(asyncio.run(work(request)), default=str)  # a value JSON has no word for: its text
     with os.fdopen(answer, "w", encoding="utf-8") as stream:
         stream.write(out)
@@ -69,12 +77,21 @@ def serve_one(work: Callable[[dict[str, Any]], Coroutine[Any, Any, Any]]) -> NoR
     os._exit(0)  # the engine's thread is not waited for
 
 
+def _warm() -> None:
+    """The checker's modules imported and this process's SWI-Prolog started (about half a second and more
+    than a tenth of the child's start-up): a spare check child has this done before its request comes."""
+    from sentinel_mcp.policy import checker  # noqa: F401 - imported now, not when the request has come
+    from sentinel_mcp.policy.engine import shared_engine
+
+    asyncio.run(shared_engine().goal("true"))
+
+
 async def _answer(request: dict[str, Any]) -> dict[str, Any]:
     return {"problems": await _check(request)}
 
 
 def main() -> None:
-    serve_one(_answer)
+    serve_one(_answer, _warm)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,11 @@ the share of each declared document's paragraphs that some rule cites."""
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mcp.types import Tool
-
+from sentinel_mcp.policy.catalog_tool import CatalogTool
 from sentinel_mcp.policy.engine import GuardWalk, PrologEngine
 from sentinel_mcp.policy.prolog_text import quote_atom
 from sentinel_mcp.policy.policy_documents import PolicyDocuments
@@ -60,7 +60,7 @@ def problem_line(p: Problem) -> str:
 
 
 async def check_paths(
-    engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None,
+    engine: PrologEngine, files: list[Path], catalog: Sequence[CatalogTool] | None = None,
     untrusted: UntrustedRules | None = None,
 ) -> list[Problem]:
     """check_files for paths given by a user: missing or unreadable ones are problems of their own, and
@@ -78,7 +78,7 @@ async def check_paths(
 
 
 async def check_files(
-    engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None,
+    engine: PrologEngine, files: list[Path], catalog: Sequence[CatalogTool] | None = None,
     untrusted: UntrustedRules | None = None,
 ) -> list[Problem]:
     """All problems (errors and warnings) of a set of files, in file/line order. ``catalog``: the tools named
@@ -156,7 +156,7 @@ async def check_files(
 READ_ONLY_UNASKED = "is declared read_only"
 
 
-def _read_only_problems(tool: Tool | None, rb: Rulebase, where: dict[str, Any]) -> list[Problem]:
+def _read_only_problems(tool: CatalogTool | None, rb: Rulebase, where: dict[str, Any]) -> list[Problem]:
     """A read_only/1 of a tool no guard governs lets every call of it through, unasked (guard.py): warned when
     it is the declaration alone that does, the upstream not marking the tool read-only (a tool of no upstream
     here, Sentinel's own among them, is not this catalog's to tell)."""
@@ -171,13 +171,13 @@ def _read_only_problems(tool: Tool | None, rb: Rulebase, where: dict[str, Any]) 
     return [Problem(severity="warning", message=message, code="read_only_unasked", **where)]
 
 
-def _destructive(tool: Tool) -> bool:
+def _destructive(tool: CatalogTool) -> bool:
     """As MCP's defaults read: a tool not marked read-only is destructive unless marked otherwise."""
     ann = tool.annotations
     return not (ann and ann.read_only_hint) and not (ann and ann.destructive_hint is False)
 
 
-async def _unconditional(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]) -> list[Problem]:
+async def _unconditional(engine: PrologEngine, rb: Rulebase, catalog: Sequence[CatalogTool]) -> list[Problem]:
     """A warning for each guard that lets a destructive catalog tool through on nothing: every guard matching
     the tool holds with no fact, answer or confirmation (guards add up: one that asks is enough) and none
     cites the policy sentence that says so. It turns off the confirmation the fail-safe default would ask.
@@ -391,7 +391,7 @@ async def _unsure_blind_reads(engine: PrologEngine, rb: Rulebase) -> list[Proble
     )
 
 
-async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool] | None,
+async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: Sequence[CatalogTool] | None,
                          untrusted: UntrustedRules | None = None) -> list[Problem]:
     """Citations, requirements without one, and confirmations that do not inform."""
     out: list[Problem] = []

@@ -15,7 +15,7 @@ from tests.console.console_rig import (
 )
 from tests.identity.identity_rig import BOOKINGS_PL, text
 
-from sentinel_mcp.policy.check_process import MAX_RUNNING
+from sentinel_mcp.policy.check_places import MAX_RUNNING
 
 pytestmark = pytest.mark.timeout(300)
 
