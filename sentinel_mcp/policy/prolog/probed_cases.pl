@@ -46,45 +46,48 @@ probed_kept_tv(RB, G, D, N0, R) :-
     ),
     Bind.
 
-%  clause_set_tv(+RB, +G, +D, -R): the value of G's predicate as a whole, its clauses read as one disjunction
+%  clause_set_tv(+RB, +G, +D, -R): the value of G's predicate as a whole, its clauses read as one goal
 %  (ok(a). ok(X) :- X \== a. is ( U = a ; U \== a ) for ok(U)), probed as a body is; fails where it cannot
 %  be. A head's variable (its first place) stands for the argument; any other head argument is a test of it
-%  (a constant: of its place; a compound or a repeated variable: not a place test, so not probed). A clause
-%  with a cut is not read so (the probe does not read cuts: ok(a) :- !, fail. is no case of ok(a)), but for
-%  one whose only cut is its last goal (ok(a) :- !.): reached, the clause holds, so the cut changes which
-%  solutions the call has, never whether it holds, and the rule's value alone is what is asked here.
+%  (a constant: of its place; a compound or a repeated variable: not a place test, so not probed).
 clause_set_tv(RB, G, D, R) :-
-    findall(R1, ( rule_cases(RB, value, G, _, Disj), probe_tv(RB, Disj, D, 3, R1) ), [R]).
+    findall(R1, ( rule_cases(RB, G, _, Disj), probe_tv(RB, Disj, D, 3, R1) ), [R]).
 
-%  rule_cases(+RB, +Use, +G, -NC, -Disj): the NC clauses of G's predicate that may take G (up to 12, none
-%  with a cut) as one disjunction; Use = value: a clause whose only cut is its last goal read without it (clause_set_tv/4). Not
-%  where the rule is read inside a goal (probe_leaves_/5, Use = inline): a goal after it, failing, would try
-%  the clauses the cut pruned in the disjunction (ok(a) :- !. ok(_). then U = b holds for no U there).
-%  More than 12 that may take G are not read (each probe walks them all): the rule is then unknown, as each
-%  clause is, and not said: the common such rule is a table of allowed values, which covers no value outside
-%  it, and saying "could not check" would refuse every draft with one. The probes' limit of 12 constants is
-%  the same silence (docs/rulebases.md).
-rule_cases(RB, Use, G, NC, Disj) :-
+%  rule_cases(+RB, +G, -NC, -Goal): the NC clauses of G's predicate that may take G as one goal, as Prolog
+%  runs them: a clause without a cut is a disjunct, ( Tests, Body ; Rest ); one whose cut is among its
+%  top-level goals commits to it once its head and the goals before the cut hold, and only where they fail are
+%  the clauses after it tried: ( Tests, Pre -> Post ; Rest ) (a cut after the first is Post's own commit).
+%  The if-then-else prunes Rest as the cut does, so the goal reads right inside a conjunction too (a goal
+%  after it that fails does not bring back the clauses the cut pruned). A cut anywhere else (in a
+%  disjunction: it cuts the clause from inside) is not read: the rule is then not probed. How many clauses
+%  are read is bounded by the probe's work (probe_tv/5), not by their count.
+rule_cases(RB, G, NC, Goal) :-
     open_unknowns(G, Open),  % a clause whose head takes G for no value of its unknowns is no case of it
-    aggregate_all(count, taking_clause(RB, G, Open, _, _), NC), NC =< 12,
-    findall(Case, ( taking_clause(RB, G, Open, H, B), case_body(Use, B, B1), clause_case(G, H, B1, Case) ),
-            Cases),
-    length(Cases, NC), NC > 0, case_disjunction(Cases, Disj).
+    findall(Tests-B1, ( taking_clause(RB, G, Open, H, B), clause_case(G, H, B, Tests, B1) ), Cases),
+    length(Cases, NC), NC > 0, cases_goal(Cases, Goal).
 
 taking_clause(RB, G, Open, H, B) :- rule_parts(RB, G, H, B), \+ \+ H = Open.
 
-case_body(_, B, B) :- \+ body_has_cut(B), !.
-case_body(value, B, Pre) :- cut_split(B, Pre, Post), Post == true, \+ body_has_cut(Pre).  % unconditional_guards.pl
-
-clause_case(G, H, B, (Tests, B1)) :-
+clause_case(G, H, B, Tests, B1) :-
     copy_term((H :- B), (H1 :- B1)), G =.. [_|As], H1 =.. [_|HAs],
     maplist(head_test, As, HAs, Ts), conjunction(Ts, Tests).  % rule_compiler.pl
 
 head_test(A, HA, true) :- var(HA), !, HA = A.
 head_test(A, HA, A = HA).
 
-case_disjunction([C], C) :- !.
-case_disjunction([C|Cs], (C ; D)) :- case_disjunction(Cs, D).
+%  cases_goal(+Cases, -Goal): the clauses (Tests-Body, in order) as one goal; fails on a cut it cannot read.
+cases_goal([], fail).
+cases_goal([Tests-B|Cases], Goal) :-
+    cases_goal(Cases, Rest),
+    (   \+ body_has_cut(B)
+    ->  ( Rest == fail -> Goal = (Tests, B) ; Goal = ((Tests, B) ; Rest) )
+    ;   cut_split(B, Pre, Post), \+ body_has_cut(Pre), committed(Post, Post1)  % unconditional_guards.pl
+    ->  Goal = ((Tests, Pre) -> Post1 ; Rest)
+    ).
+
+%  committed(+Post, -Goal): the goals after a cut, each further top-level cut a commit of those before it
+committed(Post, Post) :- \+ body_has_cut(Post), !.
+committed(Post, (Pre -> Post1 ; fail)) :- cut_split(Post, Pre, Rest), \+ body_has_cut(Pre), committed(Rest, Post1).
 
 %  probe_tv(+RB, +G, +D, +Deep, -R): t(false), f or u from a walk of G for a probe of each place of its unknowns
 %  (read through rules Deep deep: none for the rest of each conjunction, which a rule's own probe covers);
@@ -137,7 +140,7 @@ probe_leaves_(_, _, G, T0, T) :- place_test(G, U, Cs), !, findall(U-C, member(C,
 probe_leaves_(RB, _, G, T, T) :- callable(G), functor(G, N, A), \+ pure_builtin(N, A),
     ( base(RB, G) ; \+ user_pred(RB, G) ), !.                  % reads: unknown whatever it takes
 probe_leaves_(RB, K, G, T0, T) :- K > 0, callable(G), user_pred(RB, G), !,
-    K1 is K - 1, rule_cases(RB, inline, G, NC, Disj), room_for_clauses(NC), probe_leaves_(RB, K1, Disj, T0, T).
+    K1 is K - 1, rule_cases(RB, G, NC, Disj), room_for_clauses(NC), probe_leaves_(RB, K1, Disj, T0, T).
 
 %  the clauses read through rules for one probe, 12 at most in all (as many as one rule's): a goal that calls
 %  rules of many clauses, as a real guard's helpers are, is a test of its values, and not read on

@@ -49,6 +49,8 @@ is_unknown(T) :- compound(T), T = '$sn_unknown'(K0, _), b_getval(sn_unknown_key,
 %  tv(+RB, +Goal, +Depth, -Value): Goal's value; its bindings stay only where the gateway would make them.
 tv(_, V, _, u) :- var(V), !.
 tv(_, G, _, u) :- G = _:_, !, unknowns(G).
+%  a cut, reached, holds: what it prunes is the rule's to read (rule_tv/4, rule_cases/4), not its value
+tv(_, G, _, t(true)) :- G == !, !.
 tv(RB, G, _, R) :- runnable(G), !, run_pure(RB, G, R).
 tv(RB, G, _, R) :- unknown_value_goal(G), has_unknown(G), !, unknown_value_tv(RB, G, R).  % unknown_values.pl
 tv(RB, (A, B), D, R) :- !, flag(sn_unknown, N0, N0), tv(RB, A, D, RA), and_tv(RA, RB, B, D-N0, R).
@@ -139,13 +141,24 @@ collects_into(aggregate_all(S, _, R), R) :- nonvar(S), memberchk(S, [count, sum(
 rule_tv(RB, G, D, R) :-
     copy_term(G, Open0), open_unknowns(Open0, Open),
     findall(V-Cut, ( rule_parts(RB, G, H, B), clause_tv(RB, G, Open, H, B, D, V),
-                     ( \+ \+ H = Open, body_has_cut(B) -> Cut = cut ; Cut = none ) ), VCs),
+                     clause_cut(RB, G, Open, H, B, D, Cut) ), VCs),
     (   append(Before, [t(_)-_|_], VCs), \+ member(_-cut, Before) -> R = t(false)  % no cut before may prune it
     ;   forall(member(V-_, VCs), V == f) -> R = f
     ;   clause_set_tv(RB, G, D, R1) -> R = R1  % the clauses together (probed_cases.pl)
     ;   R = u
     ),
     unknowns(G).
+
+%  clause_cut(+RB, +G, +Open, +H, +B, +D, -Cut): cut where the clause may reach a cut for G; none where its
+%  head cannot take G, or takes it as it is and the goals before its first cut fail for it (ok(X) :- X == a,
+%  !, fail. cuts nothing for ok(b))
+clause_cut(RB, G, Open, H, B, D, Cut) :-
+    (   \+ \+ H = Open, body_has_cut(B),
+        \+ ( \+ \+ H = G, cut_split(B, _, _),
+             copy_term((H :- B), (H1 :- B1)), H1 = G, cut_split(B1, Pre, _), probed_tv(RB, Pre, D, f) )
+    ->  Cut = cut
+    ;   Cut = none
+    ).
 
 clause_tv(RB, G, Open, H, B, D, V) :-
     (   \+ \+ H = G
