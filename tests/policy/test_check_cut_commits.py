@@ -1,8 +1,8 @@
-"""``check`` of a case analysis split across clauses where a clause cuts before its last goal: Prolog runs such
-a clause as an if-then-else (its head and the goals before the cut the condition; the clauses after it tried
-only where that fails), and the checker reads it so (probed_cases.pl, rule_cases/4). ``ok(X) :- X == a, !,
-X == a. ok(X) :- X \\== a.`` holds for every value; ``ok(X) :- X == a, !, fail. ok(_).`` holds for every
-value but ``a``, and is not told."""
+"""``check`` of a case analysis split across clauses where a clause cuts before its last goal: Prolog runs
+such a clause as an if-then-else (its head and the goals before the cut the condition; the clauses after it
+tried only where that fails), and the checker reads it so (probed_cases.pl, rule_cases/4). ``ok(X) :- X ==
+a, !, X == a. ok(X) :- X \\== a.`` holds for every value; ``ok(X) :- X == a, !, fail. ok(_).`` holds for
+every value but ``a``, and is not told."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ COMMITTED_TESTS = [
     ("ok(A)", "ok(X) :- X == a, !, true, !, fail.\nok(_).\n"),
     ("( ok(A) ; A == b )", "ok(X) :- X == a, !, fail.\nok(_).\n"),
     ("( ok(A), A \\== c )", "ok(X) :- X \\== c, !.\nok(_).\n"),  # c: ok(c) holds, the test fails
-    ("ok(A)", "ok(X) :- ( X == a, ! ; true ), fail.\nok(X) :- X \\== a.\n"),  # a cut from inside a disjunction
+    # a cut from inside a disjunction
+    ("ok(A)", "ok(X) :- ( X == a, ! ; true ), fail.\nok(X) :- X \\== a.\n"),
 ]
 
 
