@@ -13,6 +13,8 @@ import pytest
 
 from tests.policy.test_check_clause_set_cases import ALWAYS, LINE, _guard, _problems
 
+from sentinel_mcp.policy.draft_check import draft_problems
+
 pytestmark = pytest.mark.timeout(120)
 
 VACUOUS = "cover every value it reads"
@@ -60,3 +62,12 @@ async def test_reads_that_are_not_one_read_are_not_warned_about(
     args = "[id = A, other = B]" if "B," in goal else "[id = A]"
     problems = await _problems(tmp_path, "fact(booking/3).\n" + _guard(goal, args) + rules)
     assert not any(VACUOUS in p or ALWAYS in p for p in problems), problems
+
+
+async def test_a_draft_with_tests_that_cover_every_value_read_is_refused() -> None:
+    text = (
+        "fact(booking/2).\nguard('shop__delete', [id = I], ok(I)).\n"
+        "ok(B) :- booking(B, S), S == active.\nok(B) :- booking(B, S), S \\== active.\n"
+    )
+    problems = await draft_problems("shop", [{"name": "delete", "inputSchema": {"type": "object"}}], text)
+    assert any(p.severity == "error" and VACUOUS in p.message for p in problems), problems
