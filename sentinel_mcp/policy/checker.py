@@ -220,6 +220,8 @@ CHECK_SECONDS = 10
 
 HOLDS_FOR_EVERY_CALL = "holds for every call"
 UNFINISHED = "could not finish checking"
+TOO_LARGE = "too large to analyse"
+VACUOUS_TESTS = "cover every value it reads"
 # the reasons unfinished_walks.pl gives (a word of a fixed list: never the text an error carried)
 _ERROR_KINDS = frozenset({
     "type_error", "domain_error", "instantiation_error", "uninstantiation_error", "existence_error",
@@ -245,6 +247,9 @@ def _unfinished_warnings(walk: GuardWalk, question: str, *, refusing: bool = Fal
             where = "within the check's budget"
             hint = ("a goal this costly to walk (rules that call many rules, deeply) is hard to read for a "
                     "person too")
+        elif why == "too_large":
+            where = f"(a case analysis in it is {TOO_LARGE} within its budget: not analysed)"
+            hint = "split the rule or the list of values it tests into smaller ones, or read it yourself"
         else:
             kind = why if why in _ERROR_KINDS else "an error" if why == "error" else None
             where = (
@@ -269,6 +274,14 @@ async def _tautological(engine: PrologEngine, rb: Rulebase) -> list[Problem]:
     walk = await engine.guard_walk("sn_tautological_guards", rb.module)
     out = []
     for g in walk.found:
+        if g.get("kind") == "vacuous":
+            out.append(_guard_warning(g, (
+                f"this guard of {g['tool']} tests a value it reads (a fact, an answer, a context) with tests "
+                f"that {VACUOUS_TESTS}, split across clauses or reads of the same fact or not: it holds "
+                "wherever the value is there, whatever it is; test what the policy requires of the value, "
+                "or read it without the tests if only its presence matters"
+            ), "vacuous_case_analysis"))
+            continue
         message = (
             f"this guard of {g['tool']} {HOLDS_FOR_EVERY_CALL}: its goal is proved whatever the facts, "
             "answers, contexts and arguments are, so it tests nothing; require what the policy requires, "

@@ -27,7 +27,7 @@ from sentinel_mcp.policy.rulebase import Problem
 # named here too, so that it refuses whatever its severity (reserved_heads.pl).
 REFUSING_CODES = frozenset({
     "read_only_unasked", "read_only_destructive", "tautological_guard", "unsure_blind_read",
-    "unchecked_guard", "reserved_arity",
+    "unchecked_guard", "reserved_arity", "vacuous_case_analysis",
 })
 
 

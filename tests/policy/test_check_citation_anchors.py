@@ -5,12 +5,11 @@ sentence that says nothing of the rule (a quote the policy does not make)."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
-
-from sentinel_mcp.policy.checker import check_files
-from sentinel_mcp.policy.engine import shared_engine
+from tests.support.checked_rulebase import checked_lines
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -30,15 +29,15 @@ The user must confirm the amount.
 """
 
 
-async def _problems(tmp_path: Path, anchor: str) -> list[str]:
-    (tmp_path / "policy.md").write_text(POLICY)
-    f = tmp_path / "rb.pl"
+def _rulebase(anchor: str) -> str:
     quoted = anchor.replace("\\", "\\\\").replace("'", "\\'")
-    f.write_text(
+    return (
         "policy_document(shop, 'policy.md').\n"
         f"guard('shop__refund', [], require(true, 'refunds', policy_ref(shop, '{quoted}'))).\n"
     )
-    return [f"{p.severity} {p.line} {p.message}" for p in await check_files(shared_engine(), [f])]
+
+
+_problems = partial(checked_lines, policy=POLICY)
 
 
 @pytest.mark.parametrize(
@@ -54,7 +53,7 @@ async def _problems(tmp_path: Path, anchor: str) -> list[str]:
     ],
 )
 async def test_an_anchor_that_names_no_one_sentence_is_warned_about(tmp_path: Path, anchor: str) -> None:
-    problems = await _problems(tmp_path, anchor)
+    problems = await _problems(tmp_path, _rulebase(anchor))
     assert any(p.startswith("warning 2 ") and "names no one sentence" in p for p in problems), problems
 
 
@@ -70,4 +69,4 @@ async def test_an_anchor_that_names_no_one_sentence_is_warned_about(tmp_path: Pa
     ],
 )
 async def test_an_anchor_that_names_one_sentence_is_clean(tmp_path: Path, anchor: str) -> None:
-    assert await _problems(tmp_path, anchor) == []
+    assert await _problems(tmp_path, _rulebase(anchor)) == []

@@ -11,13 +11,13 @@ clause with a cut (the probe does not read cuts), a fact read that the guard nee
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
+from tests.support.checked_rulebase import checked_lines
 
-from sentinel_mcp.policy.checker import check_paths
 from sentinel_mcp.policy.draft_check import draft_problems
-from sentinel_mcp.policy.engine import shared_engine
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -26,10 +26,7 @@ LINE = HEAD.count("\n") + 1
 ALWAYS = "holds for every call"
 
 
-async def _problems(tmp_path: Path, text: str) -> list[str]:
-    f = tmp_path / "rb.pl"
-    f.write_text(HEAD + text)
-    return [f"{p.severity} {p.line} {p.message}" for p in await check_paths(shared_engine(), [f])]
+_problems = partial(checked_lines, head=HEAD)
 
 
 def _guard(goal: str, args: str = "[id = A]") -> str:

@@ -5,12 +5,11 @@ bound, the goal never holds, and the guard quietly denies or the rule is dead) a
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
-
-from sentinel_mcp.policy.checker import check_paths
-from sentinel_mcp.policy.engine import shared_engine
+from tests.support.checked_rulebase import checked_lines
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -20,13 +19,7 @@ DECLARES = (
 )
 
 
-async def _problems(tmp_path: Path, *texts: str) -> list[str]:
-    files = []
-    for n, text in enumerate(texts):
-        f = tmp_path / f"part{n}.pl"
-        f.write_text(text)
-        files.append(f)
-    return [str(p) for p in await check_paths(shared_engine(), files)]
+_problems = partial(checked_lines, shown="full")
 
 
 @pytest.mark.parametrize(

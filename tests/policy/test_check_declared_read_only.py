@@ -7,14 +7,14 @@ read-only pass unasked is warned about, with its file and line."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
+from tests.support.checked_rulebase import checked_lines
 from mcp.types import Tool, ToolAnnotations
 
-from sentinel_mcp.policy.checker import check_files
 from sentinel_mcp.policy.draft_check import draft_problems
-from sentinel_mcp.policy.engine import shared_engine
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -32,13 +32,7 @@ CATALOG = [
 WORDS = "is declared read_only"
 
 
-async def _problems(tmp_path: Path, text: str) -> list[str]:
-    f = tmp_path / "rb.pl"
-    f.write_text("fact(blocked/1).\n" + text)
-    return [
-        f"{p.severity} {p.line} {p.tool} {p.message}"
-        for p in await check_files(shared_engine(), [f], CATALOG)
-    ]
+_problems = partial(checked_lines, head="fact(blocked/1).\n", catalog=CATALOG, shown="with_tool")
 
 
 @pytest.mark.parametrize(

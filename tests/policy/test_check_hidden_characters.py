@@ -6,13 +6,12 @@ file, line, column and Unicode name, whether the file loads or not; letters of o
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
+from tests.support.checked_rulebase import checked_lines
 from tests.policy.test_cli_and_checker import cli
-
-from sentinel_mcp.policy.checker import check_paths
-from sentinel_mcp.policy.engine import shared_engine
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -31,10 +30,7 @@ SPELLINGS = [
 ]
 
 
-async def _problems(tmp_path: Path, text: str) -> list[str]:
-    f = tmp_path / "rb.pl"
-    f.write_text(text, encoding="utf-8")
-    return [str(p) for p in await check_paths(shared_engine(), [f])]
+_problems = partial(checked_lines, shown="full")
 
 
 @pytest.mark.parametrize("line, ch, column, name", SPELLINGS)

@@ -8,18 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
-
-from sentinel_mcp.policy.checker import check_paths
-from sentinel_mcp.policy.engine import shared_engine
-from sentinel_mcp.policy.rulebase import Problem
+from tests.support.checked_rulebase import checked_problems
 
 pytestmark = pytest.mark.timeout(60)
 
 
-async def _problems(tmp_path: Path, text: str) -> list[Problem]:
-    f = tmp_path / "rb.pl"
-    f.write_text(text, encoding="utf-8")
-    return await check_paths(shared_engine(), [f])
+_problems = checked_problems
 
 
 @pytest.mark.parametrize(

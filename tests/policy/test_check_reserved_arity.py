@@ -7,15 +7,16 @@ they wrote.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
+from tests.support.checked_rulebase import checked_problems
 from tests.policy.policy_rig import make_guard
 
 from sentinel_mcp.core.decision import Allow, ToolCall
-from sentinel_mcp.policy.checker import check_paths
 from sentinel_mcp.policy.engine import shared_engine
-from sentinel_mcp.policy.rulebase import Problem, RulebaseError, load_rulebase
+from sentinel_mcp.policy.rulebase import RulebaseError, load_rulebase
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -50,10 +51,7 @@ WRONG = [
 ]
 
 
-async def _problems(tmp_path: Path, text: str) -> list[Problem]:
-    f = tmp_path / "p.pl"
-    f.write_text(BASE + text)
-    return await check_paths(shared_engine(), [f])
+_problems = partial(checked_problems, head=BASE, name="p.pl")
 
 
 @pytest.mark.parametrize(("text", "wrong", "expected"), WRONG)

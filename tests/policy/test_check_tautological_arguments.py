@@ -10,13 +10,13 @@ out of its budget says so rather than nothing."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
+from tests.support.checked_rulebase import checked_lines
 
-from sentinel_mcp.policy.checker import check_paths
 from sentinel_mcp.policy.draft_check import draft_problems
-from sentinel_mcp.policy.engine import shared_engine
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -26,10 +26,7 @@ ALWAYS = "holds for every call"
 UNFINISHED = "could not finish checking"
 
 
-async def _problems(tmp_path: Path, text: str) -> list[str]:
-    f = tmp_path / "rb.pl"
-    f.write_text(HEAD + text)
-    return [f"{p.severity} {p.line} {p.message}" for p in await check_paths(shared_engine(), [f])]
+_problems = partial(checked_lines, head=HEAD)
 
 
 @pytest.mark.parametrize(

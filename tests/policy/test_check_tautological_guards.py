@@ -10,13 +10,13 @@ holds whichever way the unknowns fall), not by a list of spellings; a draft hold
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
+from tests.support.checked_rulebase import checked_lines
 
-from sentinel_mcp.policy.checker import check_paths
 from sentinel_mcp.policy.draft_check import draft_problems
-from sentinel_mcp.policy.engine import shared_engine
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -28,11 +28,7 @@ LINE = HEAD.count("\n") + 1
 ALWAYS = "holds for every call"
 
 
-async def _problems(tmp_path: Path, text: str) -> list[str]:
-    (tmp_path / "policy.md").write_text("# Shop\n\nNever delete a customer's account.\n")
-    f = tmp_path / "rb.pl"
-    f.write_text(HEAD + text)
-    return [f"{p.severity} {p.line} {p.message}" for p in await check_paths(shared_engine(), [f])]
+_problems = partial(checked_lines, head=HEAD, policy="# Shop\n\nNever delete a customer's account.\n")
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,12 @@ turns off the fail-safe default's confirmation for the tool; a hostile or carele
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
+from tests.support.checked_rulebase import checked_lines
 from mcp.types import Tool, ToolAnnotations
-
-from sentinel_mcp.policy.checker import check_files
-from sentinel_mcp.policy.engine import shared_engine
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -40,11 +39,7 @@ HEAD = "policy_document(shop, 'policy.md').\nfact(blocked/1).\n"
 UNCONDITIONAL = "lets shop__delete_account through on nothing"
 
 
-async def _problems(tmp_path: Path, text: str) -> list[str]:
-    (tmp_path / "policy.md").write_text(POLICY)
-    f = tmp_path / "rb.pl"
-    f.write_text(HEAD + text)
-    return [f"{p.severity} {p.line} {p.message}" for p in await check_files(shared_engine(), [f], CATALOG)]
+_problems = partial(checked_lines, head=HEAD, policy=POLICY, catalog=CATALOG)
 
 
 @pytest.mark.parametrize(

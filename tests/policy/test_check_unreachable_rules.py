@@ -5,9 +5,11 @@ defines were an error already (goal_check.pl); the shipped and test rulebases st
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
+from tests.support.checked_rulebase import checked_lines
 
 from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy.checker import check_paths
@@ -19,13 +21,7 @@ BASE = "fact(mine/1).\nfact(paid/1).\n"
 UNREACHED = "no guard, context/3 or askable reaches it"
 
 
-async def _problems(tmp_path: Path, *texts: str) -> list[str]:
-    files = []
-    for n, text in enumerate(texts):
-        f = tmp_path / f"part{n}.pl"
-        f.write_text(text)
-        files.append(f)
-    return [str(p) for p in await check_paths(shared_engine(), files)]
+_problems = partial(checked_lines, shown="full")
 
 
 @pytest.mark.parametrize(

@@ -38,6 +38,7 @@
 :- include(tautological_guards).
 :- include(unknown_values).
 :- include(probed_cases).
+:- include(hoisted_reads).
 :- include(negated_arguments).
 :- include(absent_negations).
 :- include(unsure_blind_reads).

@@ -26,17 +26,26 @@ sn_tautological_guards(RB, Out) :-
             Is),
     walk_report(guards, Is, Out).
 
-verdict_item(holds, T, F, L, found(json([tool=T, file=F, line=L]))).
+verdict_item(holds, T, F, L, found(json([tool=T, file=F, line=L, kind=holds]))).
+verdict_item(vacuous, T, F, L, found(json([tool=T, file=F, line=L, kind=vacuous]))).
 verdict_item(unfinished(Why), T, F, L, unfinished(Row)) :- unfinished_row(T, F, L, Why, Row).
 
 %  guard_verdict(+RB, +Args, +G, -V): holds, tells nothing (V = no), or could not finish (V = unfinished(Why):
-%  its inferences, the stacks, an error; said, not kept silent).
+%  its inferences, the stacks, an error, a case analysis too large for its probe's budget; said, not kept
+%  silent).
 guard_verdict(RB, Args, G, V) :-
     new_shown_room,  % the room the texts its builtins make count against, as a decision's pass has
+    reset_too_large, reset_vacuous_read,
+    Limit = 1000000,  % room for the probes' budget (probe_tv/5)
     walk_outcome(( \+ \+ ( random_between(1, 4611686018427387904, K), b_setval(sn_unknown_key, K),
-                           unknowns(Args), probed_tv(RB, G, 6, R), R = t(_) )
-                 -> V0 = holds ; V0 = no ), 200000, O),
-    ( O = unfinished(Why) -> V = unfinished(Why) ; V = V0 ).
+                           walk_room(RB, Limit), ( hoisted_reads(RB, G, Args, G1) -> true ; G1 = G ),
+                           unknowns(Args), probed_tv(RB, G1, 6, R), R = t(_) )
+                 -> V0 = holds ; V0 = no ), Limit, O),
+    (   O = unfinished(Why) -> V = unfinished(Why)
+    ;   V0 == no, too_large_case -> V = unfinished(too_large)  % a case analysis not read: said (probe_tv/5)
+    ;   V0 == no, vacuous_read -> V = vacuous                   % hoisted_reads.pl
+    ;   V = V0
+    ).
 
 %  unknowns(+T): every variable of T becomes a value of its own that nothing known equals. Each walk's
 %  unknowns carry a key of its own: a rulebase that spells one cannot pass for unknown what it knows.
@@ -49,6 +58,8 @@ is_unknown(T) :- compound(T), T = '$sn_unknown'(K0, _), b_getval(sn_unknown_key,
 %  tv(+RB, +Goal, +Depth, -Value): Goal's value; its bindings stay only where the gateway would make them.
 tv(_, V, _, u) :- var(V), !.
 tv(_, G, _, u) :- G = _:_, !, unknowns(G).
+%  a cut, reached, holds: what it prunes is the rule's to read (rule_tv/4, rule_cases/4), not its value
+tv(_, G, _, t(true)) :- G == !, !.
 tv(RB, G, _, R) :- runnable(G), !, run_pure(RB, G, R).
 tv(RB, G, _, R) :- unknown_value_goal(G), has_unknown(G), !, unknown_value_tv(RB, G, R).  % unknown_values.pl
 tv(RB, (A, B), D, R) :- !, flag(sn_unknown, N0, N0), tv(RB, A, D, RA), and_tv(RA, RB, B, D-N0, R).
@@ -102,11 +113,14 @@ erred(_).
 %  the count of unknowns before it); one that fails after a first part that left
 %  solutions untried may hold on another of them (unknown).
 and_tv(f, _, _, _, f) :- !.
-and_tv(t(D1), RB, B, D-N0, R) :- !, probed_kept_tv(RB, B, D, N0, RB1),
+and_tv(t(D1), RB, B, D-N0, R) :- !, probed_kept_tv(RB, B, D, N0, RB1, _),
     ( RB1 = t(D2) -> ( D1 == true, D2 == true -> R = t(true) ; R = t(false) )
     ; RB1 == f, D1 == true -> R = f
     ; R = u ).
-and_tv(u, RB, B, D-N0, R) :- probed_kept_tv(RB, B, D, N0, RB1), ( RB1 == f -> R = f ; R = u ).  % probed_cases.pl
+%  An unknown first part that made values the second tests with tests that cover every value (probed: t) is
+%  the first part alone: the tests test nothing (said: hoisted_reads.pl).
+and_tv(u, RB, B, D-N0, R) :- probed_kept_tv(RB, B, D, N0, RB1, How),  % probed_cases.pl
+    ( RB1 == f -> R = f ; R = u, ( RB1 = t(_), How == probed -> note_vacuous_read ; true ) ).
 
 %  An if-then-else: a known condition picks its branch; an unknown one holds when both branches do.
 if_tv(RB, C, A, B, D, R) :-
@@ -139,17 +153,30 @@ collects_into(aggregate_all(S, _, R), R) :- nonvar(S), memberchk(S, [count, sum(
 rule_tv(RB, G, D, R) :-
     copy_term(G, Open0), open_unknowns(Open0, Open),
     findall(V-Cut, ( rule_parts(RB, G, H, B), clause_tv(RB, G, Open, H, B, D, V),
-                     ( \+ \+ H = Open, body_has_cut(B) -> Cut = cut ; Cut = none ) ), VCs),
+                     clause_cut(RB, G, Open, H, B, D, Cut) ), VCs),
     (   append(Before, [t(_)-_|_], VCs), \+ member(_-cut, Before) -> R = t(false)  % no cut before may prune it
     ;   forall(member(V-_, VCs), V == f) -> R = f
     ;   clause_set_tv(RB, G, D, R1) -> R = R1  % the clauses together (probed_cases.pl)
+    ;   rule_cases(RB, G, _, Disj), hoisted_reads(RB, Disj, G, Disj1) -> captured(RB, Disj1, D, R, _)
     ;   R = u
     ),
     unknowns(G).
 
+%  clause_cut(+RB, +G, +Open, +H, +B, +D, -Cut): cut where the clause may reach a cut for G; none where its
+%  head cannot take G, or takes it as it is and the goals before its first cut fail for it (ok(X) :- X == a,
+%  !, fail. cuts nothing for ok(b))
+clause_cut(RB, G, Open, H, B, D, Cut) :-
+    (   \+ \+ H = Open, body_has_cut(B),
+        \+ ( \+ \+ H = G, cut_split(B, _, _),
+             copy_term((H :- B), (H1 :- B1)), H1 = G, cut_split(B1, Pre, _), probed_tv(RB, Pre, D, f) )
+    ->  Cut = cut
+    ;   Cut = none
+    ).
+
 clause_tv(RB, G, Open, H, B, D, V) :-
     (   \+ \+ H = G
-    ->  copy_term((H :- B), (H1 :- B1)), H1 = G, probed_tv(RB, B1, D, V)  % probed_cases.pl
+    ->  copy_term((H :- B), (H1 :- B0)), H1 = G, ( hoisted_reads(RB, B0, G, B1) -> true ; B1 = B0 ),
+        probed_tv(RB, B1, D, V)  % probed_cases.pl
     ;   \+ \+ H = Open
     ->  V = u
     ;   V = f
