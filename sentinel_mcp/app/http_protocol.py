@@ -35,7 +35,7 @@ import logging
 from typing import Any
 
 from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY
-from sentinel_mcp.gateway.session_tables import cap
+from sentinel_mcp.core.deployment_caps import cap
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 MAX_HEAD_BYTES = 16 * 1024  # h11's max_incomplete_event_size, uvicorn's default with h11

@@ -60,7 +60,7 @@ from sentinel_mcp.gateway.session_writes import SessionWrites
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.shown_result import shown_result
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
-from sentinel_mcp.gateway.session_tables import cap
+from sentinel_mcp.core.deployment_caps import cap
 from sentinel_mcp.gateway.person_inbox import (
     PERSON_ORIGINS,
     PersonInbox,

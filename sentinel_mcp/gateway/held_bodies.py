@@ -14,7 +14,7 @@ Caps: ``SENTINEL_CAP_REQUEST_BYTES`` (per principal) and ``SENTINEL_CAP_REQUEST_
 from __future__ import annotations
 
 from sentinel_mcp.core.held_bytes import HeldBytes
-from sentinel_mcp.gateway.session_tables import cap
+from sentinel_mcp.core.deployment_caps import cap
 
 PER_PRINCIPAL = 64 * 1024 * 1024  # sixteen messages of the largest size at once
 TOTAL = 512 * 1024 * 1024

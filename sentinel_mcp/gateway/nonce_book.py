@@ -14,7 +14,7 @@ from collections import OrderedDict
 from typing import Callable, Protocol
 
 from sentinel_mcp.core import process_clock
-from sentinel_mcp.gateway.session_tables import cap
+from sentinel_mcp.core.deployment_caps import cap
 
 
 class NonceBook(Protocol):

@@ -13,26 +13,16 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
 from collections import Counter
 from typing import Any, Callable
+
+from sentinel_mcp.core.deployment_caps import cap
 
 log = logging.getLogger(__name__)
 
 _KEY = "sentinel/connection-key"
 _ENDS = "sentinel/connection-ends"
 _numbers = itertools.count(1)
-
-
-def cap(name: str, default: int) -> int:
-    """A bound, lowered (or raised) for a deployment with ``SENTINEL_CAP_<NAME>``; anything but a positive
-    integer there keeps ``default``."""
-    raw = os.environ.get(f"SENTINEL_CAP_{name}")
-    try:
-        value = int(raw) if raw is not None else default
-    except ValueError:
-        value = default
-    return value if value > 0 else default
 
 
 class Shares:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.core.deployment_caps import cap
 from sentinel_mcp.policy.catalog_tool import CatalogTool
 from sentinel_mcp.policy.engine import GuardWalk, PrologEngine
 from sentinel_mcp.policy.prolog_text import quote_atom
@@ -214,8 +215,9 @@ async def _unconditional(engine: PrologEngine, rb: Rulebase, catalog: Sequence[C
     return out
 
 
-# the budget every walk of one check shares (check_budget.pl): a shipped rulebase spends a small part of it
-CHECK_INFERENCES = 10_000_000
+# the budget every walk of one check shares (check_budget.pl): a shipped rulebase spends a small part of it; a
+# deployment whose rulebases are larger raises it (SENTINEL_CAP_CHECK_INFERENCES), its time bound stays
+CHECK_INFERENCES = cap("CHECK_INFERENCES", 10_000_000)
 CHECK_SECONDS = 10
 
 HOLDS_FOR_EVERY_CALL = "holds for every call"

@@ -38,7 +38,9 @@ async def _live_check(owner, base: str, csrf: str):
     )
 
 
-async def test_guarded_calls_are_answered_while_a_costly_candidate_is_checked(tmp_path):
+async def test_guarded_calls_are_answered_while_a_costly_candidate_is_checked(tmp_path, monkeypatch):
+    # the inference budget past what the candidate spends: its check runs to the time bound, not over in ~1 s
+    monkeypatch.setenv("SENTINEL_CAP_CHECK_INFERENCES", "4000000000")
     cfg = console_config(tmp_path)
     with http_sentinel(cfg) as (base, _):
         async with (

@@ -33,6 +33,10 @@ def _costly(guards: int = 60, width: int = 40, depth: int = 7) -> str:
 
 
 CANDIDATE = BOOKINGS_PL.read_text() + _costly()
+# the check's inference budget raised past what the candidate can spend, so its check runs to the time bound
+# (CHECK_SECONDS): at ~1 s a check of the default budget is over before the next request, and the tests
+# below need the first to hold its place (its answer is asserted, never its time)
+COSTLY_BUDGET = ("SENTINEL_CAP_CHECK_INFERENCES", "4000000000")
 
 
 async def _live_check(who, base: str, csrf: str):
@@ -43,7 +47,8 @@ async def _live_check(who, base: str, csrf: str):
     )
 
 
-async def test_a_principal_cannot_take_both_places_and_another_still_checks(tmp_path):
+async def test_a_principal_cannot_take_both_places_and_another_still_checks(tmp_path, monkeypatch):
+    monkeypatch.setenv(*COSTLY_BUDGET)
     cfg = console_config(tmp_path)
     with http_sentinel(cfg) as (base, _):
         async with signed_in(base, OWNER_TOKEN) as owner, signed_in(base, BOB) as bob:
@@ -67,9 +72,10 @@ async def test_a_principal_cannot_take_both_places_and_another_still_checks(tmp_
 
 
 
-async def test_readers_reloading_the_policy_page_never_take_the_owners_place(tmp_path):
+async def test_readers_reloading_the_policy_page_never_take_the_owners_place(tmp_path, monkeypatch):
     """The rulebase in force costly to check: one reader's page holds the readers' place for the check's whole
     budget; another reader's page is told its rulebase was not checked, and the owner's live check runs."""
+    monkeypatch.setenv(*COSTLY_BUDGET)
     cfg = console_config(tmp_path)
     body = json.loads(cfg.read_text())
     costly = tmp_path / "bookings.pl"
