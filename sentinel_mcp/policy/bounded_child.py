@@ -40,6 +40,33 @@ async def spawn(module: str, seconds: float) -> Child:
     return proc
 
 
+def ended(proc: Child) -> bool:
+    """Whether ``proc`` has ended or can no longer be sent its request, asked of the kernel now: the event
+    loop hears of a child's end only on a later turn, and a child killed just before (the OOM killer, a
+    signal) must not be handed a request. ``WNOWAIT``: it is left for the loop's own reaping."""
+    if proc.returncode is not None or proc.stdin is None or proc.stdin.is_closing():
+        return True
+    if proc.stdout is None or proc.stdout.at_eof():
+        return True
+    try:
+        if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            return True
+    except ChildProcessError:  # reaped already
+        return True
+    return _dying(proc.pid)
+
+
+def _dying(pid: int) -> bool:
+    """Its main thread ended (a zombie: killed, its other threads, SWI-Prolog's, still being torn down, which
+    ``waitid`` reports only once they are gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):  # no /proc: what waitid said
+        return False
+    return state in (b"Z", b"X")
+
+
 async def end(proc: Child) -> None:
     """Kill ``proc``'s process group when it still runs, and reap it."""
     if proc.returncode is None:

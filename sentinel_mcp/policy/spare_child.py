@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
-from sentinel_mcp.policy.bounded_child import Child, ChildUnfinished, end, spawn
+from sentinel_mcp.policy.bounded_child import Child, ChildUnfinished, end, ended, spawn
 
 _loop: asyncio.AbstractEventLoop | None = None  # the console's event loop while it runs; None: no spares
 _spare: Child | None = None
@@ -70,13 +70,14 @@ async def _start() -> None:
 
 async def take(module: str, seconds: float) -> Child | None:
     """The spare, for a request of ``module`` within ``seconds`` (the bound it was made for), when there is
-    one still waiting; it is the caller's from now on (never handed out twice)."""
+    one still alive and waiting (``ended``: never a dead one); it is the caller's from now on (never handed
+    out twice)."""
     global _spare
     spare = _spare
     if spare is None or not _here() or (module, seconds) != (_module, _seconds):
         return None
     _spare = None
-    if spare.returncode is not None:  # ended (killed for its CPU, its engine failed): one started afresh
+    if ended(spare):  # killed (its CPU, the OOM killer, a signal), its engine failed: one started afresh
         await end(spare)
         return None
     return spare

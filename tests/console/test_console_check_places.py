@@ -155,3 +155,39 @@ async def test_the_warm_check_child_serves_one_check_and_ends_with_the_gateway(t
                     break
                 await asyncio.sleep(0.05)
             assert _gone(fresh)
+
+
+def _waiting_for_request(pid: int) -> bool:
+    """Warm: blocked reading its stdin (its request), SWI-Prolog's threads started."""
+    try:
+        return "pipe" in Path(f"/proc/{pid}/wchan").read_text() and len(os.listdir(f"/proc/{pid}/task")) > 1
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("when", ["starting", "warm"])
+async def test_a_check_after_the_warm_child_was_killed_runs_in_a_fresh_one(tmp_path, when):
+    """The warm child killed (the OOM killer, a signal) before a check takes it, while it still starts or
+    once it waits for its request: the check runs in a child started for it and answers, never "could not
+    finish"."""
+    cfg = console_config(tmp_path)
+    with http_sentinel(cfg) as (base, gateway):
+        async with signed_in(base, OWNER_TOKEN) as owner:
+            csrf = csrf_of(await owner.page("/console/policy"))  # the page readies a warm check child
+            spare = await _one_spare(gateway.pid)
+            for _ in range(1200 if when == "warm" else 0):
+                if _waiting_for_request(spare):
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                assert when == "starting", "the warm child never came to wait for its request"
+            os.killpg(spare, signal.SIGKILL)
+            for _ in range(600):
+                if _gone(spare):
+                    break
+                await asyncio.sleep(0.01)
+            candidate = BOOKINGS_PL.read_text() + "guard('bk__x', [], (\\+ fail)).\n"
+            r = await owner.post("/console/policy/check", {"file": "bookings.pl", "candidate": candidate},
+                                 csrf=csrf)
+            assert r.status_code == 200 and "could not finish" not in r.text, r.text[-2000:]
+            assert "bk__x" in r.text, r.text[-2000:]  # a real check's finding about the candidate

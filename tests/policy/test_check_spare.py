@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -107,3 +109,34 @@ async def test_the_spare_is_bounded_as_a_check_child_and_stops_with_its_group() 
     spare_child.prepare()  # stopped: none again
     await asyncio.sleep(0)
     assert spare_child.spare_pid() is None
+
+
+def _dead_now(pid: int) -> None:
+    """Until ``pid`` has ended (a zombie not yet reaped), waited for without letting the event loop run: the
+    loop has not yet been told it ended, as when a check comes right after the spare died."""
+    for _ in range(3000):
+        if not _alive(pid):
+            return
+        time.sleep(0.001)
+    raise AssertionError(f"{pid} did not end")
+
+
+@pytest.mark.parametrize("when", ["starting", "warm"])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+async def test_a_spare_that_died_before_it_was_taken_is_never_used(tmp_path: Path, when: str, sig: int):
+    """The spare killed (the OOM killer, a signal) while it starts or once it waits for its request, and a
+    check coming before the event loop heard of it: that check runs in a child started for it and answers."""
+    f = tmp_path / "rb.pl"
+    f.write_text(BOOKINGS.read_text() + "guard('bk__x', [], (\\+ fail)).\nunused(1).\n")
+    here = [p.model_dump() for p in await check_paths(shared_engine(), [f])]
+    spare_child.enable(CHILD, WALL_SECONDS)
+    try:
+        pid = await _ready_spare()
+        if when == "warm":
+            await _waiting_for_request(pid)
+        os.killpg(pid, sig)
+        _dead_now(pid)
+        there = await check_isolated([f])
+        assert [p.model_dump() for p in there] == here
+    finally:
+        await spare_child.stop()
