@@ -29,6 +29,21 @@ def _anchor_text(ts: float, by: str, heads: dict[str, list[Any]]) -> str:
     return json.dumps([ts, by, heads], sort_keys=True, separators=(",", ":"))
 
 
+# One statement, so one round trip in a transaction of its own (no BEGIN, no COMMIT: a statement is atomic,
+# and durable when it answers). The anchors' head moves from ``prev`` to ``new`` (its first row, when there is
+# none yet, starts at ``new`` only when ``prev`` is the genesis; else at the genesis, as a chain's head row
+# starts); ``RETURNING`` says whether it moved (``ON CONFLICT ... WHERE``: the row locked and its hash checked
+# again after a racing writer, as an ``UPDATE``'s is), and the anchor row is inserted only then: never an
+# anchor without its head, nor a head without its anchor.
+_ANCHOR = (
+    "WITH moved AS ("
+    "INSERT INTO audit_anchor_head AS h (one, hash, rows) VALUES (1, ?, ?) "
+    "ON CONFLICT (one) DO UPDATE SET hash = ?, rows = h.rows + 1 WHERE h.hash = ? RETURNING h.hash) "
+    "INSERT INTO audit_anchor (ts, by_chain, heads, prev_hash, hash) SELECT ?, ?, ?, ?, ? "
+    "FROM moved WHERE moved.hash = ?"
+)
+
+
 async def write_anchor(db: Any, by: str) -> str | None:
     """Commit every chain's current head in one anchor row; None when nothing moved since the last anchor.
     Optimistic like the chains: the anchor head moves only from the hash this anchor was chained to."""
@@ -45,25 +60,10 @@ async def write_anchor(db: Any, by: str) -> str | None:
             return None
         ts = time.time()
         new = chain_hash(prev, _anchor_text(ts, by, heads))
-        results = await db.run(
-            [
-                Statement(
-                    "INSERT INTO audit_anchor_head (one, hash, rows) VALUES (1, ?, 0) ON CONFLICT (one) DO "
-                    "NOTHING",
-                    (GENESIS,),
-                ),
-                Statement(
-                    "UPDATE audit_anchor_head SET hash = ?, rows = rows + 1 WHERE one = 1 AND hash = ?",
-                    (new, prev),
-                ),
-                Statement(
-                    "INSERT INTO audit_anchor (ts, by_chain, heads, prev_hash, hash) SELECT ?, ?, ?, ?, ? "
-                    "FROM audit_anchor_head WHERE one = 1 AND hash = ?",
-                    (ts, by, json.dumps(heads, sort_keys=True), prev, new, new),
-                ),
-            ]
-        )
-        if results[2].rowcount == 1:
+        first = (new, 1) if prev == GENESIS else (GENESIS, 0)  # the head's row when there is none yet
+        text = json.dumps(heads, sort_keys=True)
+        results = await db.run([Statement(_ANCHOR, (*first, new, prev, ts, by, text, prev, new, new))])
+        if results[0].rowcount == 1:
             return new
     return None
 
