@@ -93,3 +93,32 @@ async def test_replicas_anchoring_at_once_keep_one_chain_of_anchors(pg_url: str)
     [(count,)] = sql(pg_url, "SELECT count(*) FROM audit_anchor")
     assert count >= 6
     _anchors_intact(pg_url, count)
+
+
+async def test_an_anchor_whose_head_row_went_missing_starts_it_at_the_genesis_only(
+    pg_url: str, monkeypatch
+) -> None:
+    """The anchors' head row deleted between an anchor's reads and its write: that write puts back the
+    genesis head and inserts no anchor (never an anchor chained to what no head says), as before; the next
+    try begins the anchors again from the genesis, which ``audit verify`` reports."""
+    log = await AuditLog(pg_url, chain="replica-a").open()  # type: ignore[arg-type]
+    try:
+        await log.write(entry(0))
+        first = await write_anchor(log.db, "replica-a")
+        await log.write(entry(1))
+        run = log.db.run
+        results = []
+
+        async def deleting(statements):
+            sql(pg_url, "DELETE FROM audit_anchor_head")
+            out = await run(statements)
+            results.append((out[-1].rowcount, sql(pg_url, "SELECT hash, rows FROM audit_anchor_head")))
+            return out
+
+        monkeypatch.setattr(log.db, "run", deleting)
+        again = await write_anchor(log.db, "replica-a")  # its next try: the head from the genesis on
+    finally:
+        await log.close()
+    assert first and again and results[0] == (0, [(GENESIS, 0)])
+    assert sql(pg_url, "SELECT prev_hash FROM audit_anchor WHERE hash = %s", again) == [(GENESIS,)]
+    assert not verify_server(pg_url).ok  # the anchors' chain begun again is told, never silent
