@@ -7,9 +7,15 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import sys
+from pathlib import Path
 
+import pytest
+from mcp import Client
 from mcp.types import Prompt, Tool
 
+from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.catalog import Catalog, identity_of
 
 
@@ -83,3 +89,40 @@ def test_a_suffixed_name_avoids_governed_names_and_other_identities():
     assert taken not in cat.tools and wide not in cat.tools  # never exposed under a name the policy governs
     assert cat.identities["s2__search"].startswith("search_")
     assert {r.identity for r in cat.tools.values()} == {"s1__search", "s2__search", "s3__find"}
+
+
+NAMED = str(Path(__file__).with_name("named_tools_server.py"))
+
+
+def _server(label: str, *names: str) -> dict:
+    return {"command": sys.executable, "args": [NAMED, label, *names], "prefix": ""}
+
+
+@pytest.mark.timeout(120)
+async def test_through_a_gateway_each_name_reaches_its_own_tool_decided_by_its_identity(tmp_path):
+    """Real upstreams, the real client: s2's "search" clashes with s1's; a0 offers a tool literally named as
+    s2's suffixed name (and its longer spelling). The policy allows s1's and a0's tools, not s2's: each
+    exposed name reaches its own tool and is decided by that tool's identity."""
+    literal, wider = _suffixed("s2", "search"), _suffixed("s2", "search", 8)
+    config = parse_config({
+        "mcpServers": {"s1": _server("s1", "search"), "s2": _server("s2", "search", "find"),
+                       "a0": _server("a0", literal, wider, "find")},
+        "sentinel": {"builtins": [], "data_dir": str(tmp_path), "policy": {"allow": ["s1__*", "a0__*"]}},
+    }, base_dir=tmp_path)
+    async with running_gateway(config) as rt:
+        cat = rt.manager.catalog
+        by_identity = {r.identity: n for n, r in cat.tools.items()}
+        assert set(by_identity) == {"s1__search", "s2__search", "s2__find", "a0__" + literal,
+                                    "a0__" + wider, "a0__find"}, cat.conflicts
+        assert by_identity["a0__" + literal] == literal and by_identity["a0__" + wider] == wider
+        async with Client(rt.front.server, mode="legacy") as c:
+            listed = [t.name for t in (await c.list_tools()).tools]
+            assert sorted(listed) == sorted(by_identity.values())  # one name a tool
+            for identity, name in by_identity.items():
+                r = await c.call_tool(name, {})
+                body = "\n".join(getattr(b, "text", "") for b in r.content)
+                server, tool = identity.split("__", 1)
+                if server == "s2":  # the policy's answer for s2's tool: never another tool's result
+                    assert r.is_error and "a0:" not in body and "s1:" not in body, (name, body)
+                else:
+                    assert not r.is_error and body == f"{server}:{tool}", (name, body)
