@@ -179,7 +179,11 @@ class FrontPort(GatewayPort, Protocol):
 
     def list_prompts(self, principal: Any) -> list[Prompt]: ...
 
-    async def read_resource(self, uri: str, principal: Any, client: str | None) -> ReadResourceResult: ...
+    async def read_resource(
+        self, uri: str, principal: Any, client: str | None, *, session: str = ""
+    ) -> ReadResourceResult:
+        """``session``: the caller's conversation (a built-in's resource shows that one's state only)."""
+        ...
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None, principal: Any

@@ -2,7 +2,8 @@
 
 Tools and prompts are exposed as ``<prefix>__<name>`` (prefix defaults to the server name; an empty prefix
 wraps a server transparently). Names keep to MCP's 64-character limit and allowed characters; collisions are
-resolved deterministically (the alphabetically first server keeps the plain name, others get a hash suffix).
+resolved deterministically (the alphabetically first server keeps the plain name, others get a hash suffix,
+lengthened until no other tool has or asks for that name: a suffixed name never hides another tool).
 Resources keep their URIs and are routed to the one server that claims them, by exact URI or URI template
 (scheme and authority compared case-insensitively, as RFC 3986 has them): a URI two servers could claim, and a
 template that could overlap another server's, is withheld from all of them and reported as a conflict, never
@@ -49,18 +50,36 @@ MAX_NAME = 64
 _BAD = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
-def _short_hash(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()[:6]
+def _short_hash(text: str, width: int = 6) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:width]
 
 
-def exposed_name(prefix: str, name: str, salt: str = "") -> str:
-    """``prefix__name``, sanitized and kept within 64 characters (a hash suffix keeps it unique)."""
+def exposed_name(prefix: str, name: str, salt: str = "", width: int = 6) -> str:
+    """``prefix__name``, sanitized and kept within 64 characters; with ``salt``, ending in ``_`` and
+    ``width`` hex digits of its hash (``unique_name`` picks the width that no other name takes)."""
     full = _BAD.sub("_", f"{prefix}{SEP}{name}" if prefix else name)
     if salt:
-        full = f"{full[:MAX_NAME - 7]}~{_short_hash(salt)}".replace("~", "_")
+        full = f"{full[:MAX_NAME - 1 - width]}_{_short_hash(salt, width)}"
     if len(full) > MAX_NAME:
         full = f"{full[:MAX_NAME - 7]}_{_short_hash(prefix + SEP + name)}"
     return full
+
+
+def unique_name(prefix: str, name: str, salt: str, taken: Callable[[str], bool]) -> str:
+    """The name of a tool (or prompt) whose plain name is another's: the first suffixed spelling that
+    ``taken`` says no other tool has, wants or is governed under. The suffix grows (6, 8, ... 40 hex digits
+    of the salt's hash, then of the salt counted on), so the names are unique by construction and the same
+    catalog always gives the same ones: a suffixed name never replaces another tool's route."""
+    for width in range(6, 41, 2):
+        candidate = exposed_name(prefix, name, salt, width)
+        if not taken(candidate):
+            return candidate
+    n = 0
+    while True:  # ends: ``taken`` holds finitely many names, and each count is a new hash
+        n += 1
+        candidate = exposed_name(prefix, name, f"{salt}#{n}", 40)
+        if not taken(candidate):
+            return candidate
 
 
 def identity_of(server: str, tool: str) -> str:
@@ -124,8 +143,12 @@ class Catalog:
         resources: dict[str, tuple[str, Resource]] = {}
         templates: list[tuple[UriTemplate, str, ResourceTemplate]] = []
         offered: dict[str, dict[str, Resource]] = {}  # uri -> server -> its resource
+        # every plain name a tool or prompt asks for: a suffixed name never takes one (a tool literally
+        # named like another's suffixed name keeps its own name, in any order of servers)
+        wanted = {exposed_name(_prefix(up), t) for up in ordered for t in up.tools}
+        wanted_prompts = {exposed_name(_prefix(up), p.name) for up in ordered for p in up.prompts}
         for up in ordered:
-            prefix = up.name if up.prefix is None else up.prefix
+            prefix = _prefix(up)
             for tname in sorted(up.tools):
                 tool = up.tools[tname]
                 name = exposed_name(prefix, tname)
@@ -140,7 +163,12 @@ class Catalog:
                 )
                 if other is None and name in tools:
                     log.warning("tool name collision on %r: %s.%s renamed", name, up.name, tname)
-                    name = exposed_name(prefix, tname, salt=f"{up.name}:{tname}")
+
+                    def taken(n: str, own: str = own) -> bool:
+                        return (n in tools or n in wanted or n in held_names
+                                or (n != own and (n in owners or n in governed)))
+
+                    name = unique_name(prefix, tname, f"{up.name}:{tname}", taken)
                     other = _foreign(name, up.name, spaces, (up.name, up.prefix))
                 if other is not None:
                     conflicts.append(_shadowing("tool", up.name, tname, name, other))
@@ -154,7 +182,11 @@ class Catalog:
                     prompt_owners[name] if name != own and name in prompt_owners else None
                 )
                 if other is None and name in prompts:
-                    name = exposed_name(prefix, prompt.name, salt=f"{up.name}:{prompt.name}")
+
+                    def prompt_taken(n: str, own: str = own) -> bool:
+                        return n in prompts or n in wanted_prompts or (n != own and n in prompt_owners)
+
+                    name = unique_name(prefix, prompt.name, f"{up.name}:{prompt.name}", prompt_taken)
                     other = _foreign(name, up.name, spaces, (up.name, up.prefix))
                 if other is not None:  # a prompt is text the user sends the model: never another's name
                     conflicts.append(_shadowing("prompt", up.name, prompt.name, name, other))
@@ -254,6 +286,11 @@ class Catalog:
 
     def tool_list(self) -> list[Tool]:
         return [r.exposed for r in self.tools.values()]
+
+
+def _prefix(up: "Upstream") -> str:
+    """The namespace a server's tools and prompts are exposed in (its name unless the config gives one)."""
+    return up.name if up.prefix is None else up.prefix
 
 
 def canonical_uri(uri: str) -> str:

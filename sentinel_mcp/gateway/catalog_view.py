@@ -201,11 +201,15 @@ class CatalogView:
             return False
         return True
 
-    async def read_resource(self, uri: str, principal: Principal, client: str | None) -> ReadResourceResult:
+    async def read_resource(
+        self, uri: str, principal: Principal, client: str | None, *, session: str = ""
+    ) -> ReadResourceResult:
         up = self.resource_upstream(uri, principal)
-        # a built-in scopes what it shows to the caller (its builds, its session), as for its tools
+        # a built-in scopes what it shows to the caller (its builds, its conversation), as for its tools; no
+        # session given ("") names none, and a built-in shows no session's state for it
         meta = (
-            call_meta("", client, "client", principal.name) if isinstance(up.target, BuiltinTarget) else None
+            call_meta(session, client, "client", principal.name)
+            if isinstance(up.target, BuiltinTarget) else None
         )
         with self._request_held(principal):
             result: ReadResourceResult = await up.read_resource(uri, meta=meta)

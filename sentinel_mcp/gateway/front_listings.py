@@ -25,6 +25,7 @@ from mcp.types import (
 from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.echoed_text import echoed
 from sentinel_mcp.core.port import FrontPort, NotInCatalog
+from sentinel_mcp.gateway.conversations import Conversation, SessionRefused
 from sentinel_mcp.gateway.front_utilities import resource_not_found
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
 from sentinel_mcp.identity.principal import Principal
@@ -43,6 +44,8 @@ class CatalogRequests:
 
         @staticmethod
         def client_name(ctx: ServerRequestContext) -> str | None: ...
+
+        async def conversation(self, ctx: ServerRequestContext, principal: Principal) -> Conversation: ...
 
     async def list_tools(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
@@ -65,8 +68,15 @@ class CatalogRequests:
     async def read_resource(
         self, ctx: ServerRequestContext, params: ReadResourceRequestParams
     ) -> ReadResourceResult:
+        principal = self.principal(ctx)
         try:
-            return await self.port.read_resource(params.uri, self.principal(ctx), self.client_name(ctx))
+            # the caller's conversation, as its tool calls resolve it: a built-in's resource (the facts
+            # summary) shows that conversation's state and no other's
+            conv = await self.conversation(ctx, principal)
+        except SessionRefused as e:
+            raise MCPError(code=INVALID_PARAMS, message=f"sentinel: {e}") from None
+        try:
+            return await self.port.read_resource(params.uri, principal, self.client_name(ctx), session=conv.id)
         except NotInCatalog:
             raise resource_not_found(
                 params.uri

@@ -3,7 +3,7 @@
 Tools: ``sentinel_query``, ``sentinel_facts``, ``sentinel_bind``, ``sentinel_answer``, ``sentinel_why_not``,
 ``sentinel_policy_search`` (cited passages of the rulebase's policy documents), and the caller's memory:
 ``memory_store``, ``memory_search``, ``memory_recent`` (per principal, with a lifetime; see ``search/``).
-Resources: ``sentinel://facts`` (the summary of the default session) and ``sentinel://rulebase``.
+Resources: ``sentinel://facts`` (the summary of the caller's own conversation) and ``sentinel://rulebase``.
 The policy guard comes from ``ctx.services["guard"]``; the caller's session and principal from the call's
 ``_meta`` (set by the gateway only).
 """
@@ -18,9 +18,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
-from sentinel_mcp.core.call_meta import principal_of, session_of
+from sentinel_mcp.core.call_meta import behind_gateway, principal_of, session_of
 from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.policy.version_readers import RULEBASE_URI
+from sentinel_mcp.policy.caller_resources import CallerResourceServer
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.policy_service import PolicyService
 from sentinel_mcp.policy.questions import AnswerRefused
@@ -55,7 +56,7 @@ def _error(msg: str) -> CallToolResult:
 
 
 def create_server(ctx: BuiltinContext) -> MCPServer:
-    mcp = MCPServer(
+    mcp = CallerResourceServer(
         "sentinel",
         version="1.0",
         instructions="Sentinel's policy tools: symbolic queries over established facts and contexts.",
@@ -178,12 +179,21 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             return _error(str(e))
         return _result({"memories": hits})
 
-    @mcp.resource("sentinel://facts", name="facts", mime_type="text/plain")
-    async def facts_resource() -> str:
-        """The facts summary of the default session."""
+    @mcp.caller_resource(
+        "sentinel://facts",
+        name="facts",
+        mime_type="text/plain",
+        description="The facts summary of the caller's own conversation (as sentinel_facts gives it).",
+    )
+    async def facts_resource(ctx_: Context) -> str:
+        # through the gateway, the conversation it resolved for the caller and the caller's principal, both
+        # from the gateway's ``_meta``: no request names another principal's session here. A read for which
+        # the gateway named none shows none (never a shared one such as the CLI's ``default``)
+        session = session_of(ctx_, default="") if behind_gateway(ctx_) else session_of(ctx_)
+        if not session:
+            return "no conversation: the facts summary is of the caller's own conversation"
         try:
-            # no caller is known here: personal data no one consented to, and what any tool read, stay out
-            return await PolicyService(service().guard, "").summary("default")
+            return await service(ctx_).summary(session)
         except RuntimeError as e:
             return str(e)
 

@@ -95,7 +95,9 @@ class PortDouble:
     def list_prompts(self, principal: Any) -> list[Prompt]:
         return []
 
-    async def read_resource(self, uri: str, principal: Any, client: str | None) -> ReadResourceResult:
+    async def read_resource(
+        self, uri: str, principal: Any, client: str | None, *, session: str = ""
+    ) -> ReadResourceResult:
         raise NotInCatalog(uri)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None,
