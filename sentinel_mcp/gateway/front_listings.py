@@ -76,7 +76,9 @@ class CatalogRequests:
         except SessionRefused as e:
             raise MCPError(code=INVALID_PARAMS, message=f"sentinel: {e}") from None
         try:
-            return await self.port.read_resource(params.uri, principal, self.client_name(ctx), session=conv.id)
+            return await self.port.read_resource(
+                params.uri, principal, self.client_name(ctx), session=conv.id
+            )
         except NotInCatalog:
             raise resource_not_found(
                 params.uri

@@ -13,7 +13,6 @@ from tests.identity.identity_rig import (
     http_client,
     http_sentinel,
     session_line,
-    text,
     write_config,
 )
 
