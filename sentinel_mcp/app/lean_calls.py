@@ -9,7 +9,8 @@ JSON object in, one JSON object out. This layer sits inside ``CallerGuard`` (Hos
 exact common case and hands everything else to the SDK unchanged (its body replayed):
 
 - POST /mcp, ``MCP-Protocol-Version: 2026-07-28``, no ``Mcp-Session-Id``, ``Content-Type:
-  application/json`` (the only media type WireGuard lets by, written so: ``gateway/media_type.py``), an Accept that takes JSON and SSE, no ``Mcp-Param-*`` header, no routing header,
+  application/json`` (the only media type WireGuard lets by, written so: ``gateway/media_type.py``), an
+  Accept that takes JSON and SSE, no ``Mcp-Param-*`` header, no routing header,
   Content-Type or Accept sent twice;
 - a request object with an id, ``method: tools/call``, ``params._meta`` without a progress token or a log
   level (those make the SDK stream notifications as SSE);

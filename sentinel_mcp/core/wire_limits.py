@@ -224,8 +224,9 @@ def check_envelope(message: Any) -> None:
 
 def check_progress_token(params: Any, mid: Any) -> None:
     """A request's ``_meta.progressToken``, when sent, is a string or an integer (the spec's ProgressToken).
-    The SDK passed over any other value (``true``, ``1.5``, ``{}``, null) and ran the request without progress,
-    while the lean paths handed it on as if it were one: refused before anything runs, on every front."""
+    The SDK passed over any other value (``true``, ``1.5``, ``{}``, null) and ran the request without
+    progress, while the lean paths handed it on as if it were one: refused before anything runs, on every
+    front."""
     meta = params.get("_meta") if isinstance(params, dict) else None
     if not isinstance(meta, dict) or "progressToken" not in meta:
         return

@@ -1,7 +1,8 @@
-"""The conversation a request names itself: ``_meta["sentinel/session"]`` and the ``X-Sentinel-Session`` header.
+"""The conversation a request names itself: ``_meta["sentinel/session"]`` and the ``X-Sentinel-Session``
+header.
 
-A key is text (a label or an id Sentinel sealed); any other JSON value in ``_meta`` is refused rather than read
-as its Python text or, falsy, passed over for the header. When both are sent they must name the same
+A key is text (a label or an id Sentinel sealed); any other JSON value in ``_meta`` is refused rather than
+read as its Python text or, falsy, passed over for the header. When both are sent they must name the same
 conversation: the ``_meta`` key won silently, so a client (or a proxy adding the header for it) believed
 its calls ran in the header's conversation, with its facts and confirmations, while they ran in another.
 Both are resolved (a sealed id and the label it was issued for name one conversation) and a disagreement, or

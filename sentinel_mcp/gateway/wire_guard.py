@@ -149,8 +149,8 @@ def sdk_accepts(message: dict[str, Any], raw: bytes) -> bool:
 
 
 def _declares_json(scope: Scope) -> bool:
-    """The request's Content-Type declares JSON in UTF-8; when spelled otherwise than ``CANONICAL``, the scope's
-    header is rewritten to it (the SDK's check behind is a case-sensitive one of its own)."""
+    """The request's Content-Type declares JSON in UTF-8; when spelled otherwise than ``CANONICAL``, the
+    scope's header is rewritten to it (the SDK's check behind is a case-sensitive one of its own)."""
     headers = scope.get("headers") or []
     values = [v for k, v in headers if k == b"content-type"]
     if not json_in_utf8(values):

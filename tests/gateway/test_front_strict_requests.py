@@ -27,7 +27,8 @@ pytestmark = pytest.mark.timeout(180)
 
 LEGACY = "2025-06-18"
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "strict", "version": "1"}}}
+        "params": {"protocolVersion": LEGACY, "capabilities": {},
+                   "clientInfo": {"name": "strict", "version": "1"}}}
 PATHS = ("lean", "sdk", "session-lean", "session-sdk")
 
 
@@ -102,10 +103,12 @@ def audit_count() -> int:
 
 REFUSED_TYPES = [
     None, "", "application/json-patch+json", "application/jsonx", "application/json5", "application/json+x",
-    "application/json; charset=utf-16", "application/json;charset=UTF-16LE", 'application/json; charset="utf-16"',
-    "application/json; charset=latin1", "application/json; charset=us-ascii", "application/json; charset=utf8",
-    "application/json; charset=", "application/json; charset", "application/json; charset=utf-8; charset=utf-16",
-    "application/json; foo=bar", "application/json; charset=utf-8; boundary=x", "application/json, text/plain",
+    "application/json; charset=utf-16", "application/json;charset=UTF-16LE",
+    'application/json; charset="utf-16"', "application/json; charset=latin1",
+    "application/json; charset=us-ascii", "application/json; charset=utf8", "application/json; charset=",
+    "application/json; charset",
+    "application/json; charset=utf-8; charset=utf-16", "application/json; foo=bar",
+    "application/json; charset=utf-8; boundary=x", "application/json, text/plain",
     "text/plain, application/json", "text/json", "application/x-json", "application/*", "*/*", "application",
     "application/", "/json", "application /json", "application/ json", "application/json charset=utf-8",
     'application/json; charset="utf-8', "application/json; charset=utf-8,",
@@ -120,7 +123,8 @@ ACCEPTED_TYPES = [
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("content_type", REFUSED_TYPES)
-def test_a_body_not_declared_json_in_utf8_is_refused(gateway: int, path: str, content_type: str | None) -> None:  # noqa: F811
+def test_a_body_not_declared_json_in_utf8_is_refused(
+        gateway: int, path: str, content_type: str | None) -> None:  # noqa: F811
     before = audit_count()
     status, head, answer = request(gateway, path, "must-not-run", content_type)
     assert status == 415, (content_type, status, answer)
@@ -154,7 +158,8 @@ def test_a_utf16_body_is_not_read(gateway: int) -> None:  # noqa: F811
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("token", [True, False, 1.5, 1.0, 1e3, None, {}, {"a": 1}, [], ["p"], [1]])
-def test_a_progress_token_not_a_string_or_integer_is_refused(gateway: int, path: str, token: Any) -> None:  # noqa: F811
+def test_a_progress_token_not_a_string_or_integer_is_refused(
+        gateway: int, path: str, token: Any) -> None:  # noqa: F811
     before = audit_count()
     status, _, answer = request(gateway, path, "must-not-run", meta={"progressToken": token})
     assert status == 400, (token, status, answer)
@@ -178,9 +183,9 @@ def _sealed(port: int, path: str, label: str) -> str:
 
 
 @pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("meta_key,header", [("work", "home"), ("home", "work"), ("work", "work2"),
-                                             ("work", "Work"), ("sealed:home", "work"), ("work", "sealed:home"),
-                                             ("sealed:home", "sealed:work"), ("work", "bad key!")])
+@pytest.mark.parametrize("meta_key,header", [
+    ("work", "home"), ("home", "work"), ("work", "work2"), ("work", "Work"), ("sealed:home", "work"),
+    ("work", "sealed:home"), ("sealed:home", "sealed:work"), ("work", "bad key!")])
 def test_meta_and_header_naming_different_conversations_are_refused(
         gateway: int, path: str, meta_key: str, header: str) -> None:  # noqa: F811
     def key(k: str) -> str:
@@ -208,3 +213,33 @@ def test_meta_and_header_naming_the_same_conversation_go_on(
     status, _, answer = request(gateway, path, "ran", meta={SESSION_KEY: key(meta_key)},
                                 **{"X-Sentinel-Session": key(header)})
     assert status == 200 and ran(answer, "ran"), answer
+
+
+BAD_TOKENS = [True, False, 1.5, 1.0, None, {}, {"a": 1}, [], ["p"]]
+
+
+def test_stdio_refuses_a_progress_token_not_a_string_or_integer(tmp_path: Any) -> None:
+    """The same rule over stdio (the stdio transport parses with the same ``wire_limits``)."""
+    from tests.gateway.test_lean_stdio_front import Wire, open_modern
+    from tests.gateway.test_lean_stdio_front import call as stdio_call
+
+    wire = Wire(tmp_path)
+    try:
+        open_modern(wire)
+        before = len(audit_rows(wire.store))
+        for i, token in enumerate(BAD_TOKENS):
+            wire.send(stdio_call(f"bad{i}", "tb__echo", {"text": "must-not-run"}, token=token)
+                      if token is not None else _with_null_token(f"bad{i}", stdio_call))
+            answer = wire.answer(f"bad{i}")
+            assert answer.get("error", {}).get("code") == -32602, (token, answer)
+        assert len(audit_rows(wire.store)) == before  # nothing was decided, nothing ran
+        wire.send(stdio_call("good", "tb__echo", {"text": "ran"}, token=7))
+        assert ran(wire.answer("good"), "ran")
+    finally:
+        wire.close()
+
+
+def _with_null_token(rid: str, stdio_call: Any) -> dict[str, Any]:
+    message: dict[str, Any] = stdio_call(rid, "tb__echo", {"text": "must-not-run"})
+    message["params"]["_meta"]["progressToken"] = None
+    return message
