@@ -11,14 +11,14 @@ either key being refused, refuses the call.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, Conversations, SessionRefused
 from sentinel_mcp.identity.principal import Principal
 
 
-async def named_conversation(conversations: Conversations, meta: dict[str, Any], headers: Any,
+async def named_conversation(conversations: Conversations, meta: Mapping[str, object], headers: Any,
                              principal: Principal) -> Conversation | None:
     """The conversation the request names (None: it names none); raises ``SessionRefused``."""
     named = meta.get(SESSION_KEY)
