@@ -243,3 +243,41 @@ def _with_null_token(rid: str, stdio_call: Any) -> dict[str, Any]:
     message: dict[str, Any] = stdio_call(rid, "tb__echo", {"text": "must-not-run"})
     message["params"]["_meta"]["progressToken"] = None
     return message
+
+
+async def test_the_legacy_sse_front_takes_json_in_utf8_only(tmp_path: Any) -> None:
+    """``/messages/`` (the handshake-era SSE transport): the same rule there (its own check took a prefix, with
+    a 400)."""
+    import asyncio
+
+    from tests.identity.identity_rig import ALICE, http_sentinel, write_config
+
+    with http_sentinel(write_config(tmp_path)) as (base, _proc):
+        port = int(base.rsplit(":", 1)[1])
+        stream, stream_writer = await asyncio.open_connection("127.0.0.1", port)
+        stream_writer.write(f"GET /sse HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                            f"Authorization: Bearer {ALICE}\r\n\r\n".encode())
+        seen = b""
+        while b"session_id=" not in seen or not seen.split(b"session_id=")[1].count(b"\r\n"):
+            seen += await asyncio.wait_for(stream.read(512), 20)
+        sid = seen.split(b"session_id=")[1].split(b"\r\n")[0].decode()
+
+        async def post(content_type: str | None) -> tuple[int, bytes]:
+            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+            typed = f"Content-Type: {content_type}\r\n" if content_type is not None else ""
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write((f"POST /messages/?session_id={sid} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                          f"Authorization: Bearer {ALICE}\r\n{typed}Content-Length: {len(body)}\r\n"
+                          "Connection: close\r\n\r\n").encode() + body)
+            answer = await asyncio.wait_for(reader.read(), 20)
+            writer.close()
+            head, _, rest = answer.partition(b"\r\n\r\n")
+            return int(head.split()[1]), rest
+
+        for content_type in REFUSED_TYPES:
+            status, rest = await post(content_type)
+            assert status == 415 and json.loads(rest)["error"]["code"] == -32600, (content_type, status, rest)
+        for content_type in ACCEPTED_TYPES:
+            status, rest = await post(content_type)
+            assert status == 202, (content_type, status, rest)
+        stream_writer.close()
