@@ -246,8 +246,8 @@ def _with_null_token(rid: str, stdio_call: Any) -> dict[str, Any]:
 
 
 async def test_the_legacy_sse_front_takes_json_in_utf8_only(tmp_path: Any) -> None:
-    """``/messages/`` (the handshake-era SSE transport): the same rule there (its own check took a prefix, with
-    a 400)."""
+    """``/messages/`` (the handshake-era SSE transport): the same rule there (its own check took a prefix,
+    with a 400)."""
     import asyncio
 
     from tests.identity.identity_rig import ALICE, http_sentinel, write_config
