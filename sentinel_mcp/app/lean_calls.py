@@ -9,7 +9,8 @@ JSON object in, one JSON object out. This layer sits inside ``CallerGuard`` (Hos
 exact common case and hands everything else to the SDK unchanged (its body replayed):
 
 - POST /mcp, ``MCP-Protocol-Version: 2026-07-28``, no ``Mcp-Session-Id``, ``Content-Type:
-  application/json``, an Accept that takes JSON and SSE, no ``Mcp-Param-*`` header, no routing header,
+  application/json`` (the only media type WireGuard lets by, written so: ``gateway/media_type.py``), an
+  Accept that takes JSON and SSE, no ``Mcp-Param-*`` header, no routing header,
   Content-Type or Accept sent twice;
 - a request object with an id, ``method: tools/call``, ``params._meta`` without a progress token or a log
   level (those make the SDK stream notifications as SSE);
@@ -41,6 +42,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.core.json_text import compact_encoder
+from sentinel_mcp.gateway.media_type import CANONICAL
 from sentinel_mcp.gateway.plain_calls import PlainCalls
 from sentinel_mcp.gateway.quick_event import new_event
 from sentinel_mcp.gateway.unspanned_kernel import serve_call
@@ -152,7 +154,7 @@ def _lean_request(scope: Scope, message: Any) -> dict[str, str] | None:
             accept = value
     if routing.get("mcp-protocol-version") != MODERN or content_type is None or accept is None:
         return None
-    if not content_type.lower().startswith(b"application/json"):
+    if content_type != CANONICAL:  # the one media type taken (WireGuard refused any other, wrote this one so)
         return None
     verdict = _ACCEPTS.get(accept)
     if verdict is None:

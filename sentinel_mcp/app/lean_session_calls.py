@@ -157,10 +157,8 @@ def _lean_request(scope: Scope, message: Any) -> tuple[str, str] | None:
         return None
     if version is not None and version not in _VERSIONS:
         return None  # the SDK routes it to the 2026 entry (or rejects it)
-    # the SDK's Content-Type checks (transport security, then the transport's own) and its Accept rule
-    if not content_type.lower().startswith("application/json"):
-        return None
-    if "application/json" not in (p.strip() for p in content_type.split(";")[0].split(",")):
+    # the one media type taken (WireGuard refused any other and wrote this one as CANONICAL), its Accept rule
+    if content_type != "application/json":
         return None
     if not _accepts_json_and_sse(accept):
         return None

@@ -28,6 +28,7 @@ _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
 
 
 class WireError(GatewayError, ValueError):
@@ -215,8 +216,25 @@ def check_envelope(message: Any) -> None:
         params = message.get("params")
         if params is not None and not isinstance(params, (dict, list)):
             raise WireError(INVALID_REQUEST, "Invalid Request: params must be an object", valid_id(mid))
+        if "id" in message:
+            check_progress_token(params, mid)
     elif "result" not in message and "error" not in message:
         raise WireError(INVALID_REQUEST, "Invalid Request: neither a request nor a response", valid_id(mid))
+
+
+def check_progress_token(params: Any, mid: Any) -> None:
+    """A request's ``_meta.progressToken``, when sent, is a string or an integer (the spec's ProgressToken).
+    The SDK passed over any other value (``true``, ``1.5``, ``{}``, null) and ran the request without
+    progress, while the lean paths handed it on as if it were one: refused before anything runs, on every
+    front."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict) or "progressToken" not in meta:
+        return
+    token = meta["progressToken"]
+    if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
+        return
+    raise WireError(INVALID_PARAMS, "Invalid params: _meta.progressToken must be a string or an integer",
+                    valid_id(mid))
 
 
 def parse_message(raw: bytes | str) -> dict[str, Any]:

@@ -29,8 +29,7 @@ from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.core.caller_link import shared_note
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.one_handshake import one_handshake
-from sentinel_mcp.gateway.conversations import (MODERN_KIND, SESSION_HEADER, Conversation, Conversations,
-                                                 SessionRefused)
+from sentinel_mcp.gateway.conversations import MODERN_KIND, Conversation, Conversations, SessionRefused
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.display_text import Marked, compose, safe_text
 from sentinel_mcp.gateway.front_listings import CatalogRequests
@@ -59,6 +58,7 @@ from sentinel_mcp.core.port import (
     UpstreamNeedsInput,
 )
 from sentinel_mcp.gateway.request_state import RequestStateSeal
+from sentinel_mcp.gateway.session_key import named_conversation
 from sentinel_mcp.gateway.session_tables import Shares
 from sentinel_mcp.gateway.telemetry import shown_spans, traced
 from sentinel_mcp.gateway.front_utilities import FrontUtilities
@@ -176,14 +176,9 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
         """The session, and whether the request carried it (named it, or continued it in an answer round)."""
         meta = ctx.meta if isinstance(ctx.meta, dict) else {}
         headers = getattr(ctx.request, "headers", None)
-        named = meta.get(SESSION_KEY)
-        if named is not None and type(named) is not str:
-            # read as its text (5 named the label "5") or, falsy, passed over for the header: refused instead
-            raise SessionRefused("a session key is text: a label of letters, digits, '_', '.', '-' (up to "
-                                 "64), or an id Sentinel issued")
-        named = named or (headers.get(SESSION_HEADER) if headers is not None else None)
-        if named:
-            return await self.conversations.resolve(str(named), principal), True
+        named = await named_conversation(self.conversations, meta, headers, principal)  # session_key.py
+        if named is not None:
+            return named, True
         if sealed and sealed.get("session") and sealed.get("principal") == principal.name:
             # a 2026-era answer round trip continues the conversation that asked
             return self.conversations.named(str(sealed["session"]), principal), True

@@ -1,4 +1,5 @@
-"""ASGI middleware: every JSON-RPC message POSTed to /mcp or /messages/ meets ``wire_limits`` first.
+"""ASGI middleware: every JSON-RPC message POSTed to /mcp or /messages/ meets ``wire_limits`` first, and
+declares JSON in UTF-8 (``media_type.py``; 415 otherwise, the body unread).
 
 The SDK's HTTP transports drop some malformed messages without an answer (an id that is an object, NaN
 or 1e400) or answer in plain text. Here such a message gets a JSON-RPC error (HTTP 400) before the SDK
@@ -15,6 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.core.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
 from sentinel_mcp.gateway.held_bodies import HeldBodies
+from sentinel_mcp.gateway.media_type import CANONICAL, REFUSAL, json_in_utf8
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 
@@ -26,6 +28,8 @@ class WireGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST" or not _guarded(scope.get("path", "")):
             return await self.app(scope, receive, send)
+        if not _declares_json(scope):
+            return await _answer(send, WireError(INVALID_REQUEST, REFUSAL), 415)
         who = str(getattr(scope.get(SCOPE_KEY), "name", ""))
         held = 0  # bytes counted for this request, given back when it ends
         try:
@@ -142,6 +146,18 @@ def sdk_accepts(message: dict[str, Any], raw: bytes) -> bool:
     numbers past the wire limits were refused already. Anything else (a response, params of another type, any
     escape) is still put to the SDK's parser (``tests/gateway/test_wire_parse_once.py``)."""
     return "method" in message and type(message.get("params", {})) is dict and b"\\u" not in raw
+
+
+def _declares_json(scope: Scope) -> bool:
+    """The request's Content-Type declares JSON in UTF-8; when spelled otherwise than ``CANONICAL``, the
+    scope's header is rewritten to it (the SDK's check behind is a case-sensitive one of its own)."""
+    headers = scope.get("headers") or []
+    values = [v for k, v in headers if k == b"content-type"]
+    if not json_in_utf8(values):
+        return False
+    if values[0] != CANONICAL:
+        scope["headers"] = [(k, CANONICAL if k == b"content-type" else v) for k, v in headers]
+    return True
 
 
 def _guarded(path: str) -> bool:

@@ -496,7 +496,7 @@ def test_another_principals_session_is_not_found(gateway: Gateway) -> None:
 UNUSUAL = [
     ("accept JSON only", [("Accept", "application/json")], 406),
     ("accept SSE only", [("Accept", "text/event-stream")], 406),
-    ("text content type", [("Content-Type", "text/plain")], 400),
+    ("text content type", [("Content-Type", "text/plain")], 415),  # WireGuard's media type rule
     ("version of the other era", [("MCP-Protocol-Version", "2026-07-28")], None),
     ("unknown version", [("MCP-Protocol-Version", "1999-01-01")], None),
     ("resuming", [("Last-Event-ID", "abc")], None),
