@@ -24,7 +24,9 @@ ITEM = re.compile(r'<li class="card item.*?</li>\n', re.S)
 
 @pytest.fixture(scope="module")
 def sentinel(tmp_path_factory):
-    cfg = console_config(tmp_path_factory.mktemp("console-hostile-render"))
+    # a call is held while the principal's console is open (the browser test's page), then answered "waiting
+    # for the user": rendered the same after 2 s as after the rig's 30 (each of its calls waited that long)
+    cfg = console_config(tmp_path_factory.mktemp("console-hostile-render"), hold_seconds=2)
     with http_sentinel(cfg) as (base, proc):
         yield base, proc
 

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from tests.identity.identity_rig import (
@@ -32,6 +33,15 @@ pytestmark = pytest.mark.timeout(240)
 TOOLBOX = Path(__file__).resolve().parent.parent / "gateway" / "toolbox_server.py"
 BIND = {"context": "booking_of_interest", "value": "BK-789"}
 BOUND = 'booking_of_interest = "BK-789"'  # the summary line of a bound context
+
+
+@pytest.fixture(scope="module")
+def shared_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One Sentinel for the tests that only open sessions and make calls nobody answers (no consent given, no
+    fact bound): what one leaves, another's assertions do not read. A test that binds, consents or restarts
+    starts its own."""
+    with http_sentinel(write_config(tmp_path_factory.mktemp("two-principals"))) as (base, _):
+        yield base
 
 
 def facts(result: CallToolResult) -> str:
@@ -130,50 +140,48 @@ async def test_facts_sessions_consents_and_answers_stay_with_their_principal(tmp
     assert all(r["session"].startswith("bob/") for r in rows if r["origin"] == "client")
 
 
-async def test_a_request_state_is_no_use_to_another_principal(tmp_path):
-    cfg = write_config(tmp_path)
-    with http_sentinel(cfg) as (base, _):
-        async with http_client(base, ALICE, "auto") as alice, http_client(base, BOB, "auto") as bob:
-            asked = await alice.client.session.call_tool(
-                "bk__get_booking", {"booking_id": "BK-789"}, allow_input_required=True
-            )
-            assert asked.input_requests, asked  # alice is asked for her consent
-            key = next(iter(asked.input_requests))
-            yes = {key: {"action": "accept", "content": {"allow": True, "remember": True}}}
-            replay = await bob.client.session.call_tool(
-                "bk__get_booking",
-                {"booking_id": "BK-789"},
-                input_responses=yes,
-                request_state=asked.request_state,
-                allow_input_required=True,
-            )
-            assert getattr(replay, "is_error", False) and "request state" in text(replay)
-            minted = await bob.client.session.call_tool(
-                "bk__get_booking", {"booking_id": "BK-789"}, input_responses=yes, allow_input_required=True
-            )
-            assert getattr(minted, "is_error", False)
-            # and bob's own call still asks him
-            fresh = await bob.client.session.call_tool(
-                "bk__get_booking", {"booking_id": "BK-789"}, allow_input_required=True
-            )
-            assert fresh.input_requests
+async def test_a_request_state_is_no_use_to_another_principal(shared_base):
+    base = shared_base
+    async with http_client(base, ALICE, "auto") as alice, http_client(base, BOB, "auto") as bob:
+        asked = await alice.client.session.call_tool(
+            "bk__get_booking", {"booking_id": "BK-789"}, allow_input_required=True
+        )
+        assert asked.input_requests, asked  # alice is asked for her consent
+        key = next(iter(asked.input_requests))
+        yes = {key: {"action": "accept", "content": {"allow": True, "remember": True}}}
+        replay = await bob.client.session.call_tool(
+            "bk__get_booking",
+            {"booking_id": "BK-789"},
+            input_responses=yes,
+            request_state=asked.request_state,
+            allow_input_required=True,
+        )
+        assert getattr(replay, "is_error", False) and "request state" in text(replay)
+        minted = await bob.client.session.call_tool(
+            "bk__get_booking", {"booking_id": "BK-789"}, input_responses=yes, allow_input_required=True
+        )
+        assert getattr(minted, "is_error", False)
+        # and bob's own call still asks him
+        fresh = await bob.client.session.call_tool(
+            "bk__get_booking", {"booking_id": "BK-789"}, allow_input_required=True
+        )
+        assert fresh.input_requests
 
 
-async def test_a_principal_sees_and_calls_only_what_it_may_reach(tmp_path):
-    cfg = write_config(tmp_path)
-    with http_sentinel(cfg) as (base, _):
-        async with http_client(base, CAROL, "auto") as carol, http_client(base, ALICE, "auto") as alice:
-            assert [t.name for t in (await carol.list_tools()).tools] == ["bk__list_bookings"]
-            assert len((await alice.list_tools()).tools) > 1
-            r = await carol.call_tool("bk__list_bookings", {"user_id": "u_123"})
-            assert not r.is_error
-            for name in ("bk__cancel_booking", "sentinel__sentinel_facts", "bk__get_booking"):
-                r = await carol.call_tool(name, {"booking_id": "BK-789"})
-                assert (
-                    r.is_error
-                    and "unknown tool" in text(r)
-                    and "cancel_booking" not in text(r).split("?")[-1]
-                )
+async def test_a_principal_sees_and_calls_only_what_it_may_reach(shared_base):
+    base = shared_base
+    async with http_client(base, CAROL, "auto") as carol, http_client(base, ALICE, "auto") as alice:
+        assert [t.name for t in (await carol.list_tools()).tools] == ["bk__list_bookings"]
+        assert len((await alice.list_tools()).tools) > 1
+        r = await carol.call_tool("bk__list_bookings", {"user_id": "u_123"})
+        assert not r.is_error
+        for name in ("bk__cancel_booking", "sentinel__sentinel_facts", "bk__get_booking"):
+            r = await carol.call_tool(name, {"booking_id": "BK-789"})
+            assert (
+                r.is_error
+                and "unknown tool" in text(r)
+                and "cancel_booking" not in text(r).split("?")[-1]
+            )
 
 
 async def test_a_restart_starts_new_conversations(tmp_path):
@@ -198,34 +206,33 @@ async def test_a_restart_starts_new_conversations(tmp_path):
             assert BOUND not in facts(await alice.call_tool("sentinel__sentinel_facts", {}))
 
 
-async def test_an_mcp_session_id_is_its_principals_only(tmp_path):
+async def test_an_mcp_session_id_is_its_principals_only(shared_base):
     import httpx2
 
-    cfg = write_config(tmp_path)
-    with http_sentinel(cfg) as (base, _):
-        async with httpx2.AsyncClient(timeout=10) as http:
-            init = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "a", "version": "1"},
-                },
-            }
-            accept = {"Accept": "application/json, text/event-stream"}
-            opened = await http.post(
-                f"{base}/mcp", json=init, headers={**accept, "Authorization": f"Bearer {ALICE}"}
-            )
-            sid = opened.headers["mcp-session-id"]
-            # bob presenting alice's session id can neither send on it, listen to it nor end it
-            bob = {**accept, "Authorization": f"Bearer {BOB}", "Mcp-Session-Id": sid}
-            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
-            assert (await http.post(f"{base}/mcp", json=ping, headers=bob)).status_code == 404
-            assert (await http.delete(f"{base}/mcp", headers=bob)).status_code == 404
-            mine = {**accept, "Authorization": f"Bearer {ALICE}", "Mcp-Session-Id": sid}
-            assert (await http.post(f"{base}/mcp", json=ping, headers=mine)).status_code != 404
+    base = shared_base
+    async with httpx2.AsyncClient(timeout=10) as http:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "a", "version": "1"},
+            },
+        }
+        accept = {"Accept": "application/json, text/event-stream"}
+        opened = await http.post(
+            f"{base}/mcp", json=init, headers={**accept, "Authorization": f"Bearer {ALICE}"}
+        )
+        sid = opened.headers["mcp-session-id"]
+        # bob presenting alice's session id can neither send on it, listen to it nor end it
+        bob = {**accept, "Authorization": f"Bearer {BOB}", "Mcp-Session-Id": sid}
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        assert (await http.post(f"{base}/mcp", json=ping, headers=bob)).status_code == 404
+        assert (await http.delete(f"{base}/mcp", headers=bob)).status_code == 404
+        mine = {**accept, "Authorization": f"Bearer {ALICE}", "Mcp-Session-Id": sid}
+        assert (await http.post(f"{base}/mcp", json=ping, headers=mine)).status_code != 404
 
 
 INIT_2025 = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -233,75 +240,73 @@ INIT_2025 = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-async def test_a_header_that_names_one_thing_is_refused_when_sent_twice(tmp_path):
+async def test_a_header_that_names_one_thing_is_refused_when_sent_twice(shared_base):
     """One reader took the first of two ``Mcp-Session-Id`` headers (the SDK's session look-up) and another
     the last (the owner check): bob's id last and alice's first got him into her session. Any such header
     sent twice is refused, whatever the order or the spelling of its name."""
     import httpx2
 
-    cfg = write_config(tmp_path)
-    with http_sentinel(cfg) as (base, _):
-        async with httpx2.AsyncClient(timeout=10) as http:
-            sid = (await http.post(f"{base}/mcp", json=INIT_2025, headers={
-                **ACCEPT, "Authorization": f"Bearer {ALICE}"})).headers["mcp-session-id"]
-            bob_sid = (await http.post(f"{base}/mcp", json=INIT_2025, headers={
-                **ACCEPT, "Authorization": f"Bearer {BOB}"})).headers["mcp-session-id"]
-            ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"})
-            spellings = (("Mcp-Session-Id", "mcp-session-id"), ("MCP-SESSION-ID", "Mcp-Session-Id"))
-            for name_a, name_b in spellings:
-                for first, last in ((sid, bob_sid), (bob_sid, sid)):
-                    headers = [*ACCEPT.items(), ("Authorization", f"Bearer {BOB}"), (name_a, first),
-                               (name_b, last)]
-                    for method in ("POST", "GET", "DELETE"):
-                        body = ping if method == "POST" else None
-                        r = await http.request(method, f"{base}/mcp", content=body, headers=headers)
-                        assert r.status_code == 400 and "more than once" in r.text, (method, r.status_code)
-            twice = [*ACCEPT.items(), ("Authorization", f"Bearer {BOB}"),
-                     ("Authorization", f"Bearer {ALICE}")]
-            assert (await http.post(f"{base}/mcp", content=ping, headers=twice)).status_code == 400
-            versions = [*ACCEPT.items(), ("Authorization", f"Bearer {ALICE}"),
-                        ("MCP-Protocol-Version", "2026-07-28"), ("MCP-Protocol-Version", "2025-11-25")]
-            assert (await http.post(f"{base}/mcp", content=ping, headers=versions)).status_code == 400
-            # alice's session is still hers, and answers her
-            mine = {**ACCEPT, "Authorization": f"Bearer {ALICE}", "Mcp-Session-Id": sid}
-            assert (await http.post(f"{base}/mcp", content=ping, headers=mine)).status_code == 200
+    base = shared_base
+    async with httpx2.AsyncClient(timeout=10) as http:
+        sid = (await http.post(f"{base}/mcp", json=INIT_2025, headers={
+            **ACCEPT, "Authorization": f"Bearer {ALICE}"})).headers["mcp-session-id"]
+        bob_sid = (await http.post(f"{base}/mcp", json=INIT_2025, headers={
+            **ACCEPT, "Authorization": f"Bearer {BOB}"})).headers["mcp-session-id"]
+        ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        spellings = (("Mcp-Session-Id", "mcp-session-id"), ("MCP-SESSION-ID", "Mcp-Session-Id"))
+        for name_a, name_b in spellings:
+            for first, last in ((sid, bob_sid), (bob_sid, sid)):
+                headers = [*ACCEPT.items(), ("Authorization", f"Bearer {BOB}"), (name_a, first),
+                           (name_b, last)]
+                for method in ("POST", "GET", "DELETE"):
+                    body = ping if method == "POST" else None
+                    r = await http.request(method, f"{base}/mcp", content=body, headers=headers)
+                    assert r.status_code == 400 and "more than once" in r.text, (method, r.status_code)
+        twice = [*ACCEPT.items(), ("Authorization", f"Bearer {BOB}"),
+                 ("Authorization", f"Bearer {ALICE}")]
+        assert (await http.post(f"{base}/mcp", content=ping, headers=twice)).status_code == 400
+        versions = [*ACCEPT.items(), ("Authorization", f"Bearer {ALICE}"),
+                    ("MCP-Protocol-Version", "2026-07-28"), ("MCP-Protocol-Version", "2025-11-25")]
+        assert (await http.post(f"{base}/mcp", content=ping, headers=versions)).status_code == 400
+        # alice's session is still hers, and answers her
+        mine = {**ACCEPT, "Authorization": f"Bearer {ALICE}", "Mcp-Session-Id": sid}
+        assert (await http.post(f"{base}/mcp", content=ping, headers=mine)).status_code == 200
 
 
-async def test_a_legacy_sse_session_is_its_openers_only(tmp_path):
+async def test_a_legacy_sse_session_is_its_openers_only(shared_base):
     """``/messages/?session_id=`` of alice's SSE stream, posted by bob (the id in every spelling the SDK reads
     as the same UUID): not found; so is a session nobody opened; alice's own post goes through."""
     import uuid
 
     import httpx2
 
-    cfg = write_config(tmp_path)
-    with http_sentinel(cfg) as (base, _):
-        async with httpx2.AsyncClient(timeout=10) as http:
-            opener = {"Authorization": f"Bearer {ALICE}"}
-            async with http.stream("GET", f"{base}/sse", headers=opener) as stream:
-                lines = stream.aiter_lines()  # kept open: leaving an ``async for`` would close the stream
-                endpoint = None
-                while endpoint is None:
-                    line = await lines.__anext__()
-                    if line.startswith("data: ") and "session_id=" in line:
-                        endpoint = line[len("data: "):]
-                hex_id = endpoint.split("session_id=")[1]
-                u = uuid.UUID(hex=hex_id)
-                init = json.dumps(INIT_2025)
-                bob = {"Authorization": f"Bearer {BOB}", "Content-Type": "application/json"}
-                for spelt in (hex_id, hex_id.upper(), str(u), "{" + str(u) + "}", f"urn:uuid:{u}"):
-                    r = await http.post(f"{base}/messages/?session_id={spelt}", content=init, headers=bob)
-                    assert r.status_code == 404, (spelt, r.status_code, r.text)
-                r = await http.post(f"{base}/messages/?session_id={hex_id}&session_id={uuid.uuid4().hex}",
-                                    content=init, headers=bob)
-                assert r.status_code == 400
-                nobody = await http.post(f"{base}/messages/?session_id={uuid.uuid4().hex}", content=init,
-                                         headers={**bob, "Authorization": f"Bearer {ALICE}"})
-                assert nobody.status_code == 404
-                assert (await http.post(f"{base}/messages/", content=init, headers=bob)).status_code == 400
-                alice = {"Authorization": f"Bearer {ALICE}", "Content-Type": "application/json"}
-                own = await http.post(f"{base}{endpoint}", content=init, headers=alice)
-                assert own.status_code == 202, (endpoint, own.status_code, own.text)
+    base = shared_base
+    async with httpx2.AsyncClient(timeout=10) as http:
+        opener = {"Authorization": f"Bearer {ALICE}"}
+        async with http.stream("GET", f"{base}/sse", headers=opener) as stream:
+            lines = stream.aiter_lines()  # kept open: leaving an ``async for`` would close the stream
+            endpoint = None
+            while endpoint is None:
+                line = await lines.__anext__()
+                if line.startswith("data: ") and "session_id=" in line:
+                    endpoint = line[len("data: "):]
+            hex_id = endpoint.split("session_id=")[1]
+            u = uuid.UUID(hex=hex_id)
+            init = json.dumps(INIT_2025)
+            bob = {"Authorization": f"Bearer {BOB}", "Content-Type": "application/json"}
+            for spelt in (hex_id, hex_id.upper(), str(u), "{" + str(u) + "}", f"urn:uuid:{u}"):
+                r = await http.post(f"{base}/messages/?session_id={spelt}", content=init, headers=bob)
+                assert r.status_code == 404, (spelt, r.status_code, r.text)
+            r = await http.post(f"{base}/messages/?session_id={hex_id}&session_id={uuid.uuid4().hex}",
+                                content=init, headers=bob)
+            assert r.status_code == 400
+            nobody = await http.post(f"{base}/messages/?session_id={uuid.uuid4().hex}", content=init,
+                                     headers={**bob, "Authorization": f"Bearer {ALICE}"})
+            assert nobody.status_code == 404
+            assert (await http.post(f"{base}/messages/", content=init, headers=bob)).status_code == 400
+            alice = {"Authorization": f"Bearer {ALICE}", "Content-Type": "application/json"}
+            own = await http.post(f"{base}{endpoint}", content=init, headers=alice)
+            assert own.status_code == 202, (endpoint, own.status_code, own.text)
 
 
 async def test_the_owner_table_refuses_past_its_shares_and_forgets_ended_sessions():

@@ -29,6 +29,7 @@ from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED
 from sentinel_mcp.paths import default_anchor_dir
 from sentinel_mcp.storage.instances import instance_dirs
 
+from .anchor_templates import Templates
 from .rig import RECORDER, kill_tree, start_http, write_config
 
 
@@ -71,6 +72,11 @@ async def three_instances(tmp: Path) -> Path:
         await run_calls(tmp, data, [f"g{k}-{i}" for i in range(4)])
     assert len(instance_dirs(data)) == 3
     return data
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
+    return Templates(tmp_path_factory.mktemp("three-instances"), three_instances)
 
 
 def sql(db: Path, *statements: Any) -> None:
@@ -152,12 +158,10 @@ ATTACKS: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
 
 @pytest.mark.parametrize("compacted", [False, True], ids=["as-written", "compacted"])
 @pytest.mark.parametrize("attack", list(ATTACKS))
-async def test_an_attack_on_the_data_dir_is_caught_by_the_anchor(
-    tmp_path: Path, attack: str, compacted: bool, monkeypatch: pytest.MonkeyPatch
+def test_an_attack_on_the_data_dir_is_caught_by_the_anchor(
+    tmp_path: Path, attack: str, compacted: bool, templates: Templates
 ) -> None:
-    if compacted:  # every append compacts the anchor first: one carried line per chain is what is left
-        monkeypatch.setattr(anchor_module, "COMPACT_AT", 1)
-    data = await three_instances(tmp_path)
+    data = templates.fresh(compacted)
     if compacted:
         kinds = [json.loads(x)["kind"] for x in _anchor(data).read_text().splitlines()]
         assert kinds.count("genesis") == 1 and "carried" in kinds and len(kinds) < 8, kinds
@@ -188,8 +192,10 @@ async def test_an_older_copy_restored_is_caught(tmp_path: Path) -> None:
     assert verify(tmp_path, data, audit_anchor=False).returncode == 0
 
 
-async def test_an_instance_grafted_from_another_data_dir_is_caught(tmp_path: Path) -> None:
-    data = await three_instances(tmp_path)
+async def test_an_instance_grafted_from_another_data_dir_is_caught(
+    tmp_path: Path, templates: Templates
+) -> None:
+    data = templates.fresh()
     await run_calls(tmp_path, tmp_path / "other", ["foreign"])
     [foreign] = instance_dirs(tmp_path / "other")
     shutil.copytree(foreign, data / "instances" / foreign.name)
@@ -201,8 +207,10 @@ def _anchor(data: Path) -> Path:
     return default_anchor_dir(data) / LOG
 
 
-async def test_an_edited_cut_or_reordered_anchor_is_broken_naming_the_line(tmp_path: Path) -> None:
-    data = await three_instances(tmp_path)
+async def test_an_edited_cut_or_reordered_anchor_is_broken_naming_the_line(
+    tmp_path: Path, templates: Templates
+) -> None:
+    data = templates.fresh()
     path = _anchor(data)
     original = path.read_bytes()
     lines = original.splitlines(keepends=True)
@@ -232,8 +240,10 @@ async def test_an_edited_cut_or_reordered_anchor_is_broken_naming_the_line(tmp_p
     assert verify(tmp_path, data).returncode == 0
 
 
-async def test_a_wrong_key_breaks_the_first_line_and_a_key_others_may_read_is_refused(tmp_path: Path) -> None:
-    data = await three_instances(tmp_path)
+async def test_a_wrong_key_breaks_the_first_line_and_a_key_others_may_read_is_refused(
+    tmp_path: Path, templates: Templates
+) -> None:
+    data = templates.fresh()
     key = default_anchor_dir(data) / KEY
     original = key.read_bytes()
     key.write_text("ab" * 32 + "\n")
@@ -302,8 +312,10 @@ async def test_restarts_many_instances_and_chains_from_before_anchoring_verify(t
     assert broken(verify(tmp_path, data), "were anchored")
 
 
-async def test_an_unanchored_chain_is_never_adopted_by_a_later_start(tmp_path: Path) -> None:
-    data = await three_instances(tmp_path)
+async def test_an_unanchored_chain_is_never_adopted_by_a_later_start(
+    tmp_path: Path, templates: Templates
+) -> None:
+    data = templates.fresh()
     other = tmp_path / "other"
     # copied while it ran: as if it had crashed (its write-ahead log not folded back)
     async with running_gateway(gateway_config(tmp_path, other)) as rt:
