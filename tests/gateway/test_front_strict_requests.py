@@ -262,8 +262,12 @@ async def test_the_legacy_sse_front_takes_json_in_utf8_only(tmp_path: Any) -> No
             seen += await asyncio.wait_for(stream.read(512), 20)
         sid = seen.split(b"session_id=")[1].split(b"\r\n")[0].decode()
 
+        ids = iter(range(1, 10_000))
+
         async def post(content_type: str | None) -> tuple[int, bytes]:
-            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+            # an id of its own each: a ping taken is answered on the stream, and an id still in flight there
+            # is refused (in_flight_ids), whatever the Content-Type
+            body = json.dumps({"jsonrpc": "2.0", "id": next(ids), "method": "ping"}).encode()
             typed = f"Content-Type: {content_type}\r\n" if content_type is not None else ""
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             writer.write((f"POST /messages/?session_id={sid} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
