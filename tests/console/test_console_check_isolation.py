@@ -11,34 +11,13 @@ import pytest
 from tests.console.console_rig import (
     OWNER_TOKEN, console_config, csrf_of, http_sentinel, mcp_client, signed_in,
 )
-from tests.identity.identity_rig import BOOKINGS_PL
 
 from sentinel_mcp.policy.check_places import MAX_RUNNING
 from sentinel_mcp.policy.checker import UNFINISHED
 
+from tests.console.costly_checks import CANDIDATE, COSTLY_BUDGET, live_check
+
 pytestmark = pytest.mark.timeout(240)
-
-
-def _costly(guards: int = 60, width: int = 40, depth: int = 7) -> str:
-    """Many guards, each calling a rule whose walk branches width**depth ways: the check spends its budget."""
-    out = "".join(f"guard('bk__t{i}', [order = O], p0(O)).\n" for i in range(guards))
-    for level in range(depth):
-        out += f"p{level}(X) :- " + ", ".join([f"p{level + 1}(X)"] * width) + ".\n"
-    return out + f"p{depth}(X) :- X \\== a.\n"
-
-
-CANDIDATE = BOOKINGS_PL.read_text() + _costly()
-# the inference budget past what the candidate spends: its check runs to the time bound (CHECK_SECONDS), not
-# over in ~1 s (a warm spare child), so a check started first still runs when the next request comes
-COSTLY_BUDGET = ("SENTINEL_CAP_CHECK_INFERENCES", "4000000000")
-
-
-async def _live_check(owner, base: str, csrf: str):
-    return await owner.http.post(
-        f"{base}/console/policy/check",
-        data={"csrf": csrf, "file": "bookings.pl", "candidate": CANDIDATE},
-        headers={"origin": base, "x-console-live": "check"},
-    )
 
 
 async def test_guarded_calls_are_answered_while_a_costly_candidate_is_checked(tmp_path, monkeypatch):
@@ -55,7 +34,7 @@ async def test_guarded_calls_are_answered_while_a_costly_candidate_is_checked(tm
             order: list[str] = []
 
             async def check():
-                r = await _live_check(owner, base, csrf)
+                r = await live_check(owner, base, csrf)
                 order.append("check")
                 return r
 
@@ -78,7 +57,7 @@ async def test_concurrent_live_checks_are_bounded(tmp_path, monkeypatch):
     with http_sentinel(cfg) as (base, _):
         async with signed_in(base, OWNER_TOKEN) as owner:
             csrf = csrf_of(await owner.page("/console/policy"))
-            answers = await asyncio.gather(*(_live_check(owner, base, csrf) for _ in range(MAX_RUNNING + 4)))
+            answers = await asyncio.gather(*(live_check(owner, base, csrf) for _ in range(MAX_RUNNING + 4)))
             statuses = [r.status_code for r in answers]
             # one principal holds one place at most (check_places): its other checks are refused at once
             assert statuses.count(200) <= 1 and statuses.count(429) >= MAX_RUNNING + 3, statuses
@@ -87,7 +66,7 @@ async def test_concurrent_live_checks_are_bounded(tmp_path, monkeypatch):
                 if r.status_code == 429:
                     assert "running already" in r.json()["error"], r.text[:300]
             # the form's check (no script) is refused the same way while the slots are taken
-            busy = [asyncio.create_task(_live_check(owner, base, csrf)) for _ in range(MAX_RUNNING)]
+            busy = [asyncio.create_task(live_check(owner, base, csrf)) for _ in range(MAX_RUNNING)]
             await asyncio.sleep(1.5)  # the slots are taken (no assertion on the clock)
             r = await owner.post("/console/policy/check", {"file": "bookings.pl", "candidate": CANDIDATE},
                                  csrf=csrf)
@@ -98,5 +77,5 @@ async def test_concurrent_live_checks_are_bounded(tmp_path, monkeypatch):
             assert "could not finish checking" not in page and "running already" not in page, page[-3000:]
             await asyncio.gather(*busy)
             # once they are done, a check runs again
-            r = await _live_check(owner, base, csrf)
+            r = await live_check(owner, base, csrf)
             assert r.status_code == 200, r.text[:300]

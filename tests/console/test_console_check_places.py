@@ -21,30 +21,9 @@ from tests.identity.identity_rig import BOOKINGS_PL
 
 from sentinel_mcp.policy.check_places import KEPT, OWN_BUSY
 
+from tests.console.costly_checks import CANDIDATE, COSTLY_BUDGET, live_check
+
 pytestmark = pytest.mark.timeout(240)
-
-
-def _costly(guards: int = 60, width: int = 40, depth: int = 7) -> str:
-    """Many guards, each calling a rule whose walk branches width**depth ways: the check spends its budget."""
-    out = "".join(f"guard('bk__t{i}', [order = O], p0(O)).\n" for i in range(guards))
-    for level in range(depth):
-        out += f"p{level}(X) :- " + ", ".join([f"p{level + 1}(X)"] * width) + ".\n"
-    return out + f"p{depth}(X) :- X \\== a.\n"
-
-
-CANDIDATE = BOOKINGS_PL.read_text() + _costly()
-# the check's inference budget raised past what the candidate can spend, so its check runs to the time bound
-# (CHECK_SECONDS): at ~1 s a check of the default budget is over before the next request, and the tests
-# below need the first to hold its place (its answer is asserted, never its time)
-COSTLY_BUDGET = ("SENTINEL_CAP_CHECK_INFERENCES", "4000000000")
-
-
-async def _live_check(who, base: str, csrf: str):
-    return await who.http.post(
-        f"{base}/console/policy/check",
-        data={"csrf": csrf, "file": "bookings.pl", "candidate": CANDIDATE},
-        headers={"origin": base, "x-console-live": "check"},
-    )
 
 
 async def test_a_principal_cannot_take_both_places_and_another_still_checks(tmp_path, monkeypatch):
@@ -54,9 +33,9 @@ async def test_a_principal_cannot_take_both_places_and_another_still_checks(tmp_
         async with signed_in(base, OWNER_TOKEN) as owner, signed_in(base, BOB) as bob:
             # the CSRF token from the inbox: no policy page is shown before, nothing of it is remembered
             csrf = csrf_of(await owner.page("/console/inbox"))
-            first = asyncio.create_task(_live_check(owner, base, csrf))
+            first = asyncio.create_task(live_check(owner, base, csrf))
             await asyncio.sleep(1.5)  # a head start: the owner's costly check holds its place
-            second, page = await asyncio.gather(_live_check(owner, base, csrf), bob.page("/console/policy"))
+            second, page = await asyncio.gather(live_check(owner, base, csrf), bob.page("/console/policy"))
             # the owner's second check is refused at once while its first runs: never both places
             assert second.status_code == 429, second.text[:500]
             assert second.json()["error"] == OWN_BUSY, second.text[:500]
@@ -91,7 +70,7 @@ async def test_readers_reloading_the_policy_page_never_take_the_owners_place(tmp
             csrf = csrf_of(await owner.page("/console/inbox"))  # no policy page yet: nothing remembered
             first = asyncio.create_task(bob.page("/console/policy"))
             await asyncio.sleep(1.5)  # a head start: the reader's check of the rules in force holds its place
-            page, mine = await asyncio.gather(alice.page("/console/policy"), _live_check(owner, base, csrf))
+            page, mine = await asyncio.gather(alice.page("/console/policy"), live_check(owner, base, csrf))
             assert "could not finish checking" in page and html.escape(KEPT) in page, page[-3000:]
             assert mine.status_code == 200, mine.text[:500]
             assert "error" not in mine.json(), mine.text[:500]
