@@ -8,42 +8,21 @@ twice), and its real answer is lost with the connection.
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.conftest import free_port, stop_process, wait_http
-from tests.gateway.helpers import TOOLBOX
+from tests.gateway import test_http_framing
 from tests.gateway.test_http_framing import head, parse
-from tests.gateway.test_lean_calls import TOKEN, call
+from tests.gateway.test_lean_calls import call
 
 pytestmark = pytest.mark.timeout(120)
 SLOW = 4.0  # the first call's run: past the 2 s head bound below
 
 
-@pytest.fixture(scope="module")
-def hurried(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """A gateway whose bounds on reading a request are short (2 s for a head, 3 s for a body)."""
-    tmp: Path = tmp_path_factory.mktemp("order")
-    cfg = tmp / "sentinel.json"
-    cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
-                               "sentinel": {"data_dir": str(tmp / "state"), "http": {"token": TOKEN}}}))
-    port = free_port()
-    env = {**os.environ, "SENTINEL_CAP_HTTP_HEAD_SECONDS": "2", "SENTINEL_CAP_HTTP_BODY_SECONDS": "3"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
-    try:
-        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc)
-        yield port
-    finally:
-        stop_process(proc)
+# the gateway with short read bounds (2 s a head, 3 s a body) that test_http_framing.py starts
+hurried = test_http_framing.hurried
 
 
 def slow_call(port: int, rid: int) -> bytes:
