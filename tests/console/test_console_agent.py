@@ -411,7 +411,12 @@ async def test_the_agent_page_follows_a_run_live_in_a_browser_and_runs_no_screen
     from playwright.async_api import async_playwright
 
     model.script("unknown", hostile_bank, hostile_bank, hostile_bank)
-    async with phone_gateway(tmp_path, model) as (base, _owner, holder):
+    # the question waits long enough for a loaded machine's browser steps before the person answers it: with
+    # ASK_SECONDS (8) it could be withdrawn before the inbox was read, and the inbox then never showed it (the
+    # likely cause of a CI run's 180 s timeout in wait_items)
+    async with phone_gateway(tmp_path, model, device={"confirm_timeout": 90}, ask_seconds=90) as (
+        base, _owner, holder
+    ):
         hostile_home_screen(holder)
         async with async_playwright() as pw, signed_in(base, ALICE) as person, mcp_client(base, ALICE) as c:
             browser = await pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
