@@ -13,6 +13,9 @@ in the same rounds.
 ``--airline``: instead, both gateways front the airline example's server over streamable HTTP with the
 shipped airline rulebase and call ``get_reservation_details`` (a read the guard learns ~26 facts from:
 ``pipeline_capacity.airline_read``'s load), with the server's own direct rate in the same rounds.
+``--syscalls``: after the rounds, one more run of each gateway under ``strace -c -f`` prints its system calls
+per call (the five most frequent beside the total); strace slows the server, so that run's rate is not
+comparable, only its counts.
 ``--era 2025-11-25``: the calls are of the handshake era instead, all 16 connections on one session per
 server (opened first), each request with its own id.
 Each tree runs with its own ``.venv`` when it has one (else this interpreter) and its sources first on the
@@ -23,8 +26,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -35,6 +41,27 @@ from load import MODERN, TOKEN, call_body, call_headers, check_call, handshake, 
 from tests.conftest import stop_process  # noqa: E402
 
 
+def syscalls(pid: int, run) -> str:
+    """System calls of ``pid`` (all its threads) per request of ``run()``, from ``strace -c``'s summary."""
+    out = Path(tempfile.mkdtemp(prefix="sentinel-strace-")) / "summary"
+    tracer = subprocess.Popen(["strace", "-c", "-f", "-o", str(out), "-p", str(pid)],
+                              stderr=subprocess.DEVNULL)
+    time.sleep(1.0)  # attached to every thread before the load starts
+    try:
+        r = run()
+    finally:
+        tracer.send_signal(signal.SIGINT)
+        tracer.wait(timeout=30)
+    counts: dict[str, int] = {}
+    for line in out.read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and parts[0][0].isdigit() and parts[-1] != "total":
+            counts[parts[-1]] = int(parts[3])
+    n = max(r.requests, 1)
+    top = sorted(counts.items(), key=lambda kv: -kv[1])[:5]
+    return f"{sum(counts.values()) / n:6.2f}  (" + ", ".join(f"{k} {v / n:.2f}" for k, v in top) + ")"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--base", required=True, help="the other source tree (e.g. main's checkout)")
@@ -43,6 +70,7 @@ def main() -> None:
     ap.add_argument("--upstream", choices=["auto", "legacy", "modern"], default=None)
     ap.add_argument("--airline", action="store_true", help="the airline read the guard learns from")
     ap.add_argument("--base-env", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--syscalls", action="store_true", help="count system calls per call under strace")
     ap.add_argument("--era", choices=[MODERN, "2025-11-25"], default=MODERN, help="the calls' protocol era")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-ab-"))
@@ -94,6 +122,10 @@ def main() -> None:
                 r = wrk(url, *calls[name], seconds=args.seconds, server_pid=proc.pid)
                 results[name].append(r)
                 print(f"{name:9}  {pc.fmt(r)}", flush=True)
+        if args.syscalls:
+            for name, (proc, url) in servers.items():
+                counted = syscalls(proc.pid, lambda: wrk(url, *calls[name], seconds=args.seconds))
+                print(f"{name:9}  system calls per call: {counted}", flush=True)
     finally:
         for proc, _ in servers.values():
             stop_process(proc)

@@ -359,10 +359,11 @@ class AuditLog:
         finally:
             if self._open is batch and batch.answered:
                 self._open = None  # nothing more may join it
-        if results[-1].rowcount != batch.size:
+        size = batch.size  # final: the batch was sealed before it was answered
+        if results[-1].rowcount != size:
             return False
         last = self._row_id(results[-1])  # the batch's rows took consecutive ids, in order
-        self._committed(place, new, values[2], None if last is None else last - (batch.size - 1 - index))
+        self._committed(place, new, values[2], None if last is None else last - (size - 1 - index))
         return True
 
     def _row_id(self, result: Any) -> int | None:

@@ -237,7 +237,9 @@ class DirectDispatcher:
                 raise _NotPlain
             if "progressToken" in meta:
                 raise _NotPlain  # the dispatcher's own; a caller's would be typed by the model
-            out["_meta"] = {k: _json_shaped(v) for k, v in meta.items() if v is not None}
+            # a text is its own wire form (most of a call's meta: ``_json_shaped`` would return it as it is)
+            out["_meta"] = {
+                k: v if type(v) is str else _json_shaped(v) for k, v in meta.items() if v is not None}
         out["name"] = name
         if arguments is not None:
             if type(arguments) is not dict:

@@ -89,13 +89,14 @@ class DefaultGuard(Guard):
         """``spend`` False: what the call would get, its confirmation left unused (``why_not``)."""
         # the deny list matches either name; the allow list only the identity (server + own name), so a
         # server exposing a tool under an allowed name gains nothing
-        if self._matches(self.settings.deny, call.name) or self._matches(self.settings.deny, call.identity):
+        identity = call.identity  # built from two fields on each read: once here
+        if self._matches(self.settings.deny, call.name) or self._matches(self.settings.deny, identity):
             return Deny(
                 reason=f"{call.name} is on the deny list",
                 unmet=["deny_list"],
                 how_to_unblock=["remove it from sentinel.policy.deny in the config"],
             )
-        if self._matches(self.settings.allow, call.identity):
+        if self._matches(self.settings.allow, identity):
             return Allow(reason=f"{call.name} is on the allow list")
         mode = self.settings.default
         if mode == "allow":

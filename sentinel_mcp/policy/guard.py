@@ -284,9 +284,9 @@ class PolicyGuard(ObserveStep, Guard):
             )
         if self.shared_versions is not None and (behind := self.shared_versions.refusal()) is not None:
             return behind  # behind the cluster's newest version (or unable to tell): every call refused
-        # rules bind to the tool's identity (server + its own name), never to the name that exposes it
-        if not rb.info.guards_tool(call.identity) or _policy_read(call, rb):
-            if call.identity in rb.info.read_only:
+        # rules bind to the tool's identity (server + its own name: read once), never to its exposed name
+        if not rb.info.guards_tool(identity := call.identity) or _policy_read(call, rb):
+            if identity in rb.info.read_only:
                 return Allow(reason=f"{call.name} is declared read-only by the rulebase")
             if spend:
                 return await self.default.decide(call)
