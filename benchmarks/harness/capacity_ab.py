@@ -14,8 +14,8 @@ in the same rounds.
 shipped airline rulebase and call ``get_reservation_details`` (a read the guard learns ~26 facts from:
 ``pipeline_capacity.airline_read``'s load), with the server's own direct rate in the same rounds.
 ``--syscalls``: after the rounds, one more run of each gateway under ``strace -c -f`` prints its system calls
-per call (the five most frequent beside the total); strace slows the server, so that run's rate is not
-comparable, only its counts.
+per call (the five most frequent, and the fsyncs, beside the total); strace slows the server, so that run's
+rate is not comparable, only its counts.
 ``--era 2025-11-25``: the calls are of the handshake era instead, all 16 connections on one session per
 server (opened first), each request with its own id.
 Each tree runs with its own ``.venv`` when it has one (else this interpreter) and its sources first on the
@@ -59,6 +59,7 @@ def syscalls(pid: int, run) -> str:
             counts[parts[-1]] = int(parts[3])
     n = max(r.requests, 1)
     top = sorted(counts.items(), key=lambda kv: -kv[1])[:5]
+    top += [(k, counts[k]) for k in ("fsync", "fdatasync") if k in counts and (k, counts[k]) not in top]
     return f"{sum(counts.values()) / n:6.2f}  (" + ", ".join(f"{k} {v / n:.2f}" for k, v in top) + ")"
 
 
