@@ -132,7 +132,10 @@ def test_the_command_loads_no_pydantic_plugin(tmp_path: Path) -> None:
                                                                   "Version: 1.0\n")
     (site / "probe_plugin-1.0.dist-info" / "entry_points.txt").write_text("[pydantic]\nprobe = probe_plugin:p\n")
     marker = tmp_path / "loaded"
-    (site / "probe_plugin.py").write_text(f"open({str(marker)!r}, 'w').close()\np = object()\n")
+    (site / "probe_plugin.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n"
+        "class P:\n    def new_schema_validator(self, *args, **kwargs):\n        return None, None, None\n"
+        "p = P()\n")
     bad = tmp_path / "c.json"
     bad.write_text('{"sentinel": {"no_such_section": {}}}')  # parsed by the models, then refused
     env = {**os.environ, "SENTINEL_DATA_DIR": str(tmp_path / "d"),
