@@ -25,7 +25,7 @@ from sentinel_mcp.config_secrets import exposure_warning
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
 from sentinel_mcp.config_vars import expand_tree, expand_vars, unexpanded
 from sentinel_mcp.paths import (
-    RULEBASES_DIR,
+    RULEBASES_DIR,  # noqa: F401 - re-exported (benchmarks, older callers)
     SHIPPED_PREFIX,
     SHIPPED_ROOT,
     default_anchor_dir,

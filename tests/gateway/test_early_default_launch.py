@@ -127,10 +127,10 @@ def test_the_command_loads_no_pydantic_plugin(tmp_path: Path) -> None:
     """A pydantic plugin installed beside Sentinel would run inside every validation; looking for one reads
     every distribution's entry points at the first model. The command loads none (unless told to)."""
     site = tmp_path / "site"
-    (site / "probe_plugin-1.0.dist-info").mkdir(parents=True)
-    (site / "probe_plugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: probe-plugin\n"
-                                                                  "Version: 1.0\n")
-    (site / "probe_plugin-1.0.dist-info" / "entry_points.txt").write_text("[pydantic]\nprobe = probe_plugin:p\n")
+    info = site / "probe_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: probe-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pydantic]\nprobe = probe_plugin:p\n")
     marker = tmp_path / "loaded"
     (site / "probe_plugin.py").write_text(
         f"open({str(marker)!r}, 'w').close()\n"
