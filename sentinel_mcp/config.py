@@ -25,7 +25,7 @@ from sentinel_mcp.config_secrets import exposure_warning
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
 from sentinel_mcp.config_vars import expand_tree, expand_vars, unexpanded
 from sentinel_mcp.paths import (
-    RULEBASES_DIR,
+    RULEBASES_DIR,  # noqa: F401 - re-exported (benchmarks, older callers)
     SHIPPED_PREFIX,
     SHIPPED_ROOT,
     default_anchor_dir,
@@ -563,26 +563,8 @@ def load_config(path: str | Path | None) -> Config:
 
 
 def embedded_default() -> Config:
-    """No config file: the airline example, the simulated device, the shipped rulebases."""
-    import sys
+    """No config file: the airline example, the simulated device, the shipped rulebases
+    (``config_default.py``)."""
+    from sentinel_mcp.config_default import embedded_default_data
 
-    data = {
-        "mcpServers": {
-            "airline": {"command": sys.executable, "args": ["-m", "examples.airline"], "protocol": "auto"},
-        },
-        "sentinel": {
-            "rulebases": [
-                str(RULEBASES_DIR / n)
-                for n in ("default.pl", "airline.pl", "device.pl", "sensors.pl", "swarm.pl", "a2a.pl")
-                if (RULEBASES_DIR / n).exists()
-            ],
-            "seeds": {"current_user": "mia_li_3668", "today": "2024-05-15"},
-            "builtins": ["sentinel", "device", "sensors", "llm", "swarm", "a2a", "agent"],
-            # RiskRules decide (measured in benchmarks/risk_classifier.py); the shipped 270M model made them
-            # worse
-            # where it was asked, so it is not asked until a better model is configured ("rules+model")
-            "device": {"backend": "simulated", "risk_classifier": "rules"},
-            "sensors": {"source": "simulated"},
-        },
-    }
-    return parse_config(data, source="<embedded default>", base_dir=SHIPPED_ROOT)
+    return parse_config(embedded_default_data(), source="<embedded default>", base_dir=SHIPPED_ROOT)

@@ -15,18 +15,22 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from sentinel_mcp.core.import_collector import imports_uncollected
-from sentinel_mcp.config import Config, StdioServer
 from sentinel_mcp.gateway import early_spawn
+
+if TYPE_CHECKING:
+    from sentinel_mcp.config import Config
 
 log = logging.getLogger(__name__)
 
 
 async def launch_stdio_upstreams(config: Config) -> None:
+    from sentinel_mcp.config import StdioServer
+
     for name, spec in config.mcp_servers.items():
         if isinstance(spec, StdioServer) and not spec.disabled:
             await early_spawn.launch(spec.command, spec.args, spec.env or None, spec.cwd, name)
@@ -49,6 +53,20 @@ async def rehearse_rulebases_early(config: Config) -> None:
         log.debug("early rulebase rehearsal not started", exc_info=True)
 
 
+def start_engine_early(config: Config) -> None:
+    """The process's Prolog engine started now when rulebases are configured (``EngineThread.begin``): its
+    start overlaps the SDK's import instead of following the built-ins' set-up. Not waited for; a start
+    error is the guard's start's, reported there as before."""
+    if not config.sentinel.rulebases:
+        return
+    from sentinel_mcp.policy.engine import shared_engine
+
+    try:
+        shared_engine().begin()
+    except Exception:  # noqa: BLE001 - a head start only: the guard's start starts it and reports
+        log.debug("early engine start not begun", exc_info=True)
+
+
 async def _discard_early() -> None:
     from sentinel_mcp.policy import load_rehearsal
 
@@ -63,6 +81,7 @@ async def serve_stdio_early(config: Config) -> None:
         await launch_stdio_upstreams(config)
         log.debug("start-up stage: upstreams launched")
         await rehearse_rulebases_early(config)
+        start_engine_early(config)
         # imported now, while the upstreams start: the SDK, the engine, the built-ins' registry
         with imports_uncollected("sentinel_mcp.app.serve"):
             from sentinel_mcp.app.serve import serve_stdio
@@ -77,6 +96,7 @@ async def serve_http_early(config: Config, host: str, port: int, served: list[An
     try:
         await launch_stdio_upstreams(config)
         await rehearse_rulebases_early(config)
+        start_engine_early(config)
         with imports_uncollected("sentinel_mcp.app.serve"):
             from sentinel_mcp.app.serve import http_server
 
@@ -88,9 +108,37 @@ async def serve_http_early(config: Config, host: str, port: int, served: list[An
         await _discard_early()
 
 
-def run_stdio(config: Config) -> None:
+async def launch_default_upstreams() -> None:
+    """The embedded default's stdio upstreams launched from its plain data, before the config models load
+    (pydantic, every section's settings: ~0.2 s of CPU the upstream's own start now runs beside). Its parse
+    asks for the same spawn, which adopts it; a launch nothing adopts is discarded, as any other."""
+    from sentinel_mcp.config_default import default_stdio_upstreams
+
+    for name, command, args in default_stdio_upstreams():
+        await early_spawn.launch(command, args, None, None, name)
+    log.debug("start-up stage: default upstreams launched")
+
+
+async def serve_stdio_of(path: str | None) -> None:
+    """``serve`` over stdio of the config file at ``path`` (None: the embedded default), read here: a config
+    that cannot be read or validated is reported as before (its file, key and problem), and an upstream
+    launched before it was read is killed."""
     try:
-        anyio.run(serve_stdio_early, config)
+        if path is None:
+            await launch_default_upstreams()
+        with imports_uncollected("sentinel_mcp.config"):  # its models, and the parse: start-up objects
+            from sentinel_mcp.config import load_config
+
+            config = load_config(path)
+    except BaseException:
+        await _discard_early()
+        raise
+    await serve_stdio_early(config)
+
+
+def run_stdio_of(path: str | None) -> None:
+    try:
+        anyio.run(serve_stdio_of, path)
     except KeyboardInterrupt:
         pass
 

@@ -10,11 +10,22 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sentinel_mcp.config import ConfigError, load_config
 from sentinel_mcp.config_secrets import secret_key
 from sentinel_mcp.core.cli_numbers import count
+from sentinel_mcp.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from sentinel_mcp.config import Config
+
+
+def load_config(path: str | None) -> Config:
+    """``config.load_config``, its models imported on first use: the stdio ``serve`` of the embedded default
+    launches its upstream before they load (``app/early_start.py``)."""
+    from sentinel_mcp.config import load_config as load
+
+    return load(path)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -90,27 +101,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
     if args.tls_local and not args.http:
         raise ConfigError("--tls-local is for the HTTP front: add --http [HOST:]PORT")
-    if args.http:
-        # not app.serve: the stdio upstreams are launched before the SDK and the engine are imported
-        from sentinel_mcp.app.early_start import run_http
-        from sentinel_mcp.app.listen_address import parse_listen
+    if not args.http:
+        # the config is read inside: the embedded default's upstream is launched before its models load
+        from sentinel_mcp.app.early_start import run_stdio_of
 
-        try:
-            host, port = parse_listen(args.http, config.sentinel.http.host)
-        except ValueError as e:
-            raise ConfigError(str(e)) from None
-        if args.tls_local:
-            from sentinel_mcp.tls.front import local_ca_tls
+        run_stdio_of(args.config)
+        return 0
+    config = load_config(args.config)
+    # not app.serve: the stdio upstreams are launched before the SDK and the engine are imported
+    from sentinel_mcp.app.early_start import run_http
+    from sentinel_mcp.app.listen_address import parse_listen
 
-            config.sentinel.http.tls = local_ca_tls(config, args.tls_name)
-        run_http(config, host, port)
-    else:
-        from sentinel_mcp.app.early_start import run_stdio
+    try:
+        host, port = parse_listen(args.http, config.sentinel.http.host)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    if args.tls_local:
+        from sentinel_mcp.tls.front import local_ca_tls
 
-        run_stdio(config)
+        config.sentinel.http.tls = local_ca_tls(config, args.tls_name)
+    run_http(config, host, port)
     return 0
 
 

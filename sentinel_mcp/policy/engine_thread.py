@@ -58,13 +58,19 @@ class EngineThread:
     def start(self) -> None:
         """The engine thread, started once; every caller waits for it to be ready and gets its start error
         (a caller after a failed start returned at once before, then queued a job no thread would run)."""
+        self.begin()
+        self._ready.wait()
+        if self._start_error is not None:
+            raise EngineError(f"cannot start SWI-Prolog: {self._start_error}")
+
+    def begin(self) -> None:
+        """The engine thread started, not waited for: SWI-Prolog's start (its boot file, the core module)
+        runs in foreign code, the interpreter let go, beside what the caller does next (``serve`` imports the
+        SDK meanwhile). ``start`` and the first job wait for it and get its start error, as before."""
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="sentinel-prolog", daemon=True)
                 self._thread.start()
-        self._ready.wait()
-        if self._start_error is not None:
-            raise EngineError(f"cannot start SWI-Prolog: {self._start_error}")
 
     def _run(self) -> None:
         try:

@@ -1,0 +1,151 @@
+"""Cold start (issue 21): the stdio ``serve`` of the embedded default launches its airline upstream from the
+default's plain data before the config models (pydantic) load, exactly as the parsed config will ask for it
+(so the SDK adopts it); a config that cannot be read is still reported at start, and what was launched is
+killed. SWI-Prolog's start begins before the SDK's import and reports its failure to the guard's start."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+# a fresh interpreter: what is imported at the launch is this process's start, not the test session's
+_AT_LAUNCH = textwrap.dedent(
+    """
+    import json, sys, anyio
+    from sentinel_mcp.app import early_start
+    from sentinel_mcp.gateway import early_spawn
+
+    seen = []
+
+    async def noted(command, args, env, cwd, name=None):
+        seen.append({"key": [command, list(args), env, cwd], "name": name,
+                     "loaded": [m for m in ("pydantic", "sentinel_mcp.config", "mcp") if m in sys.modules]})
+        return False  # not launched: nothing to discard
+
+    early_spawn.launch = noted
+
+    class Stop(Exception):
+        pass
+
+    async def stop(config):
+        raise Stop
+
+    early_start.serve_stdio_early = stop
+    try:
+        anyio.run(early_start.serve_stdio_of, None)
+    except Stop:
+        pass
+    from sentinel_mcp.config import embedded_default
+    early = list(seen)
+    seen.clear()
+    anyio.run(early_start.launch_stdio_upstreams, embedded_default())
+    print(json.dumps({"early": early, "parsed": seen}))
+    """
+)
+
+
+def test_the_default_upstream_is_launched_before_the_config_models_as_the_parse_asks(data_dir: Path) -> None:
+    out = subprocess.run([sys.executable, "-c", _AT_LAUNCH], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert [e["name"] for e in got["early"]] == ["airline"]
+    assert got["early"][0]["loaded"] == [], "launched after the config models (or the SDK) loaded"
+    # the same spawn as the parsed default asks for: the SDK adopts it (early_spawn's exact match)
+    assert [e["key"] for e in got["early"]] == [e["key"] for e in got["parsed"]]
+
+
+async def test_a_config_that_cannot_be_read_kills_the_launched_upstream(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sentinel_mcp.config as config_module
+    from sentinel_mcp.app import early_start
+    from sentinel_mcp.core.errors import ConfigError
+    from sentinel_mcp.gateway import early_spawn
+
+    launched: list[int] = []
+
+    def refused(path: object) -> None:
+        launched.extend(early_spawn.launched_pids())
+        raise ConfigError("bad config, line 3: no such key")
+
+    monkeypatch.setattr(config_module, "load_config", refused)
+    with pytest.raises(ConfigError, match="line 3"):
+        await early_start.serve_stdio_of(None)
+    assert len(launched) == 1, "the default upstream was not launched before the config was read"
+    assert early_spawn.pending() == 0
+    with pytest.raises(ProcessLookupError):  # killed and reaped with its process group
+        os.kill(launched[0], 0)
+
+
+def test_serve_still_reports_a_bad_config_file_with_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"mcpServers": {}\n,,}\n')
+    out = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(bad), "serve"], capture_output=True,
+                         text=True, timeout=120, stdin=subprocess.DEVNULL,
+                         env={**os.environ, "SENTINEL_DATA_DIR": str(tmp_path / "d")})
+    assert out.returncode == 2
+    assert str(bad) in out.stderr and "line 2" in out.stderr, out.stderr
+
+
+_BEGUN = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from sentinel_mcp.policy import engine_thread
+    from sentinel_mcp.policy.engine_thread import EngineError, EngineThread
+
+    if sys.argv[1] == "failing":
+        engine_thread.CORE = Path("/nonexistent/sentinel_core.pl")  # its load fails: the start fails
+    thread = EngineThread()
+    thread.begin()  # returns at once; SWI-Prolog starts on the engine thread
+    try:
+        thread.start()
+        print("answered", thread.run_sync(lambda prolog: len(list(prolog.query("X = 1")))))
+    except EngineError as e:
+        print("refused" if "cannot start SWI-Prolog" in str(e) else repr(e))
+    """
+)
+
+
+@pytest.mark.parametrize(("mode", "said"), [("working", "answered 1"), ("failing", "refused")])
+def test_an_engine_begun_early_serves_and_its_failed_start_is_reported_to_its_start(mode: str,
+                                                                                     said: str) -> None:
+    out = subprocess.run([sys.executable, "-c", _BEGUN, mode], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == said, out.stdout + out.stderr[-2000:]
+
+
+def test_the_command_loads_no_pydantic_plugin(tmp_path: Path) -> None:
+    """A pydantic plugin installed beside Sentinel would run inside every validation; looking for one reads
+    every distribution's entry points at the first model. The command loads none (unless told to)."""
+    site = tmp_path / "site"
+    info = site / "probe_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: probe-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pydantic]\nprobe = probe_plugin:p\n")
+    marker = tmp_path / "loaded"
+    (site / "probe_plugin.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n"
+        "class P:\n    def new_schema_validator(self, *args, **kwargs):\n        return None, None, None\n"
+        "p = P()\n")
+    bad = tmp_path / "c.json"
+    bad.write_text('{"sentinel": {"no_such_section": {}}}')  # parsed by the models, then refused
+    env = {**os.environ, "SENTINEL_DATA_DIR": str(tmp_path / "d"),
+           "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    env.pop("PYDANTIC_DISABLE_PLUGINS", None)
+    cmd = [sys.executable, "-m", "sentinel_mcp", "-c", str(bad), "serve"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
+    assert out.returncode == 2 and "no_such_section" in out.stderr, out.stderr[-2000:]
+    assert not marker.exists(), "a pydantic plugin was loaded"
+    # the probe is a real plugin pydantic finds: told to load them, the command does
+    subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                   env={**env, "PYDANTIC_DISABLE_PLUGINS": ""})
+    assert marker.exists()
