@@ -124,10 +124,6 @@ def command_parser(command: str | None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    # no pydantic plugins: one would run inside every validation of what clients and upstreams send, and
-    # finding them reads every installed distribution's entry points at the first model (~30 ms of the cold
-    # start, issue 21). Set PYDANTIC_DISABLE_PLUGINS yourself (empty: load them all) to choose otherwise.
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     command = chosen_command(argv)
     # the command's module (with the config's): imported uncollected
     with imports_uncollected(COMMANDS[command] if command else _COMMAND_MODULES[0]):

@@ -11,7 +11,6 @@ The command line is every domain's (``examples/domain_cli.py``); this names the 
 from __future__ import annotations
 
 import gc
-import os
 import sys
 
 if __name__ == "__main__":
@@ -19,8 +18,6 @@ if __name__ == "__main__":
     # and ~200 collector passes over them, two full, freed next to nothing (issue 21, cold start): paused
     # here, what they built frozen before serving
     gc.disable()
-    # no pydantic plugins (as the gateway): looking for them reads every installed distribution's metadata
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 from examples.domain_cli import Domain  # noqa: E402
 from examples.domain_cli import main as run  # noqa: E402
