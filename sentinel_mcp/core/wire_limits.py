@@ -243,10 +243,10 @@ def check_params(params: Any, mid: Any, request: bool) -> None:
 
 def progress_token_ok(token: Any) -> bool:
     """A progress token the gateway takes: a text it can write back (``valid_id``'s bound, no lone surrogate)
-    or an integer JSON carries exactly to every client (|n| <= 2**53 - 1: a client in JavaScript reads a larger
-    one as another number, so progress would come under a token it never sent). ``true`` is no integer, nor is
-    ``1.0``. The SDK passed over a token of another type (``true``, ``1.5``, ``{}``, null) and ran the request
-    without progress, while the lean paths handed it on as if it were one."""
+    or an integer JSON carries exactly to every client (|n| <= 2**53 - 1: a client in JavaScript reads a
+    larger one as another number, so progress would come under a token it never sent). ``true`` is no
+    integer, nor is ``1.0``. The SDK passed over a token of another type (``true``, ``1.5``, ``{}``, null) and
+    ran the request without progress, while the lean paths handed it on as if it were one."""
     kind = type(token)
     if kind is int:
         return -MAX_SAFE_INTEGER <= token <= MAX_SAFE_INTEGER

@@ -119,7 +119,7 @@ class Conversations:
         """The id of the conversation ``key`` names for ``principal``, checked as ``resolve`` checks it
         (``SessionRefused``) but opening no conversation and writing nothing: two keys of one request are
         compared before either is resolved, so a refused pair leaves nothing behind (``session_key.py``).
-        None: a label that names no conversation yet (with replicas, no row in use), so no other key names it."""
+        None: a label that names no conversation yet (with replicas, no row in use): no other key names it."""
         key = str(key).strip()
         if key.startswith(SEAL_PREFIX):
             payload = self.seal.open(key)

@@ -5,9 +5,9 @@ A key is text (a label or an id Sentinel sealed); any other JSON value in ``_met
 read as its Python text or, falsy, passed over for the header. When both are sent they must name the same
 conversation: the ``_meta`` key won silently, so a client (or a proxy adding the header for it) believed
 its calls ran in the header's conversation, with its facts and confirmations, while they ran in another.
-Both are checked and what they name compared (a sealed id and the label it was issued for name one conversation)
-before the one used is resolved: a disagreement, or either key being refused, refuses the call and leaves
-nothing behind (no conversation opened, no label's row written: ``Conversations.identify``).
+Both are checked and what they name compared (a sealed id and the label it was issued for name one
+conversation) before the one used is resolved: a disagreement, or either key being refused, refuses the call
+and leaves nothing behind (no conversation opened, no label's row written: ``Conversations.identify``).
 """
 
 from __future__ import annotations

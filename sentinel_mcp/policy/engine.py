@@ -506,14 +506,12 @@ def _expiry(exp: float | None) -> str:
 
 
 _TAG = {True: "t", False: "f", None: "n"}
-_LITERAL_TEXTS = frozenset(("true", "false", "null"))  # texts that read as a JSON literal's atom
 
 
 def call_args_text(arguments: dict[str, Any]) -> str:
     """A call's arguments for ``sn_decide``: a flat object of texts, integers, booleans and nulls as its keys
-    and tagged values joined by 0x1F after a 0x1E (split in C; see call_args/2 in call_decisions.pl; a text
-    spelling ``true``, ``false`` or ``null`` tagged ``S``, read as a string), anything
-    else, or a key or value holding one of those two characters, as JSON."""
+    and tagged values joined by 0x1F after a 0x1E (split in C: call_args/2; the text "true" a string, never
+    true), anything else, or a key or value holding one of those two characters, as JSON."""
     parts = ["\x1e"]
     for k, v in arguments.items():
         t = type(v)
@@ -523,9 +521,7 @@ def call_args_text(arguments: dict[str, Any]) -> str:
         if t is str:
             if "\x1e" in v or "\x1f" in v:
                 return json_text(arguments)
-            # a text spelling a JSON literal is tagged apart: it reaches a rule as a string, never as the
-            # literal's atom (call_args/2); a set look-up, no call
-            parts += (k, ("S" if v in _LITERAL_TEXTS else "s") + v)
+            parts += (k, ("S" if v in ("true", "false", "null") else "s") + v)  # S: a string, not a literal
         elif t is bool or v is None:
             parts += (k, _TAG[v])
         elif t is int:

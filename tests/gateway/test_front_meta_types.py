@@ -34,11 +34,11 @@ pytestmark = pytest.mark.timeout(180)
 
 PATHS = ("lean", "sdk", "session-lean", "session-sdk")
 NOT_OBJECTS = [[], ["x"], [ENVELOPE], "x", "", "{}", 5, 0, -1, 1.5, True, False, None]
-BAD_TOKENS = [2**53, -(2**53), 2**60, -(2**63), 10**99, -(10**99), "t" * 1001, "\ud800", "a\udfffb", True, False,
-              1.0, 0.0, 1e300]
+BAD_TOKENS = [2**53, -(2**53), 2**60, -(2**63), 10**99, -(10**99), "t" * 1001, "\ud800", "a\udfffb", True,
+              False, 1.0, 0.0, 1e300]
 GOOD_TOKENS = [2**53 - 1, -(2**53 - 1), 0, "t" * 1000, "p\u00e9\U0001f600"]
-BAD_IDS = [True, False, 1.0, -0.0, 1.5, 1e3, None, [], [1], {}, {"id": 1}, 2**64, -(2**64), 10**99, "i" * 1001,
-           "\ud800"]
+BAD_IDS = [True, False, 1.0, -0.0, 1.5, 1e3, None, [], [1], {}, {"id": 1}, 2**64, -(2**64), 10**99,
+           "i" * 1001, "\ud800"]
 
 
 def _headers(path: str, method: str) -> list[tuple[str, str]]:
@@ -81,8 +81,10 @@ def audit_count() -> int:
 
 
 def refused_params(answer: Any, rid: Any, code: int, word: str) -> bool:
-    return (isinstance(answer, dict) and answer.get("id") == rid and answer.get("error", {}).get("code") == code
-            and word in answer["error"]["message"])
+    if not isinstance(answer, dict) or not isinstance(answer.get("error"), dict):
+        return False
+    error = answer["error"]
+    return answer.get("id") == rid and error.get("code") == code and word in str(error.get("message"))
 
 
 # ---------------------------------------------------------------------------------------------- _meta
@@ -101,7 +103,8 @@ def test_a_call_whose_meta_is_not_an_object_is_invalid_params(gateway: int, path
 @pytest.mark.parametrize("method,params", [
     ("tools/list", {}), ("resources/list", {}), ("resources/read", {"uri": "file:///x"}),
     ("prompts/list", {}), ("prompts/get", {"name": "p"}), ("ping", {}),
-    ("completion/complete", {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}}),
+    ("completion/complete",
+     {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}}),
 ])
 @pytest.mark.parametrize("meta", [[], "x", 5, True, None], ids=repr)
 def test_any_request_whose_meta_is_not_an_object_is_invalid_params(
@@ -119,6 +122,30 @@ def test_an_initialize_whose_meta_is_not_an_object_opens_no_session(gateway: int
     answer = answer_of(text)
     assert status == 400 and refused_params(answer, 0, -32602, "_meta"), (meta, status, answer)
     assert "mcp-session-id" not in head
+
+
+@pytest.mark.parametrize("params", [
+    {"protocolVersion": 5, "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
+    {"protocolVersion": LEGACY, "capabilities": [], "clientInfo": {"name": "x", "version": "1"}},
+    {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": "x"},
+    {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": 5, "version": "1"}},
+    {"protocolVersion": LEGACY}, {}, ...,
+], ids=repr)
+def test_a_refused_initialize_opens_no_session(gateway: int, params: Any) -> None:  # noqa: F811
+    """The SDK's session manager issued an ``Mcp-Session-Id`` (and kept its session until idle) for a
+    handshake its own validation then refused."""
+    message = {"jsonrpc": "2.0", "id": 0, "method": "initialize"}
+    if params is not ...:
+        message["params"] = params
+    status, head, text = exchange(gateway, json.dumps(message).encode(), _headers("session", "initialize"))
+    answer = answer_of(text)
+    assert status == 400 and refused_params(answer, 0, -32602, "initialize"), (params, status, answer)
+    assert "mcp-session-id" not in head
+
+
+def test_a_valid_initialize_still_opens_a_session(gateway: int) -> None:  # noqa: F811
+    status, head, text = exchange(gateway, json.dumps(INIT).encode(), _headers("session", "initialize"))
+    assert status == 200 and head.get("mcp-session-id") and "result" in answer_of(text)
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -210,6 +237,7 @@ def test_an_id_of_thousands_of_digits_is_a_parse_error_with_id_null(gateway: int
 def test_stdio_holds_meta_tokens_and_ids_to_the_same_rules(tmp_path: Path) -> None:
     from tests.gateway.test_lean_stdio_front import Wire, open_modern
 
+    LISTING = {"_meta": ENVELOPE}
     wire = Wire(tmp_path)
     try:
         open_modern(wire)
@@ -231,14 +259,16 @@ def test_stdio_holds_meta_tokens_and_ids_to_the_same_rules(tmp_path: Path) -> No
         for rid in BAD_IDS:
             wire.early = []
             wire.send(echo_call("lean", rid=rid))
-            wire.send({"jsonrpc": "2.0", "id": "marker", "method": "tools/list", "params": {"_meta": ENVELOPE}})
+            wire.send({"jsonrpc": "2.0", "id": "marker", "method": "tools/list", "params": LISTING})
             assert "result" in wire.answer("marker")
-            assert any(f.get("id") is None and f.get("error", {}).get("code") == -32600 for f in wire.early), rid
+            assert any(refused_params(f, None, -32600, "") for f in wire.early), rid
         wire.early = []
-        wire.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "_meta": []}})
-        wire.send({"jsonrpc": "2.0", "id": "marker2", "method": "tools/list", "params": {"_meta": ENVELOPE}})
+        cancelled = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 1, "_meta": []}}
+        wire.send(cancelled)
+        wire.send({"jsonrpc": "2.0", "id": "marker2", "method": "tools/list", "params": LISTING})
         assert "result" in wire.answer("marker2")
-        assert any(f.get("id") is None and f.get("error", {}).get("code") == -32602 for f in wire.early)
+        assert any(refused_params(f, None, -32602, "_meta") for f in wire.early)
         assert len(audit_rows(wire.store)) == before  # nothing was decided, nothing ran
         for token in GOOD_TOKENS:
             message = echo_call("lean", rid="good", token=token)
@@ -273,11 +303,12 @@ async def test_the_legacy_sse_front_holds_meta_and_tokens_to_the_same_rules(gate
 
     try:
         for i, meta in enumerate([[], "x", 5, True, None]):
-            status, rest = await post({"jsonrpc": "2.0", "id": 100 + i, "method": "ping", "params": {"_meta": meta}})
+            status, rest = await post({"jsonrpc": "2.0", "id": 100 + i, "method": "ping",
+                                       "params": {"_meta": meta}})
             assert status == 400 and refused_params(json.loads(rest), 100 + i, -32602, "_meta"), (meta, rest)
         for i, token in enumerate(BAD_TOKENS):
-            message = {"jsonrpc": "2.0", "id": 200 + i, "method": "tools/call",
-                       "params": {"name": "tb__echo", "arguments": {"text": "x"}, "_meta": {"progressToken": token}}}
+            params = {"name": "tb__echo", "arguments": {"text": "x"}, "_meta": {"progressToken": token}}
+            message = {"jsonrpc": "2.0", "id": 200 + i, "method": "tools/call", "params": params}
             status, rest = await post(message)
             assert status == 400 and refused_params(json.loads(rest), 200 + i, -32602, "progressToken"), token
         for rid in BAD_IDS:

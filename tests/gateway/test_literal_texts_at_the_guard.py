@@ -85,8 +85,8 @@ def test_a_text_spelling_a_literal_is_not_the_literal(
     ("fl__reset", {"name": "db", "force": False}, "reset of db"),
     ("fl__reset", {"name": "db", "force": False, "x": {"y": 1.5}}, "reset of db"),
     ("fl__tag", {"name": "a", "label": None}, "tagged a None"),
-    # the guard reads the text (a string, so it passes); the upstream's SDK reads a text argument of an untyped
-    # parameter as JSON when it can (its pre_parse_json): what it calls its tool with is its own reading
+    # the guard reads the text (a string, so it passes); the upstream's SDK reads a text argument of an
+    # untyped parameter as JSON when it can (its pre_parse_json): what it calls its tool with is its own
     ("fl__tag", {"name": "a", "label": "null"}, "tagged a None"),
     ("fl__tag", {"name": "a", "label": "true"}, "tagged a 'true'"),
     ("fl__tag", {"name": "a", "label": "plain"}, "tagged a 'plain'"),

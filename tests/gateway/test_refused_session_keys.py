@@ -20,7 +20,7 @@ from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversations, Se
 from sentinel_mcp.gateway.session_key import named_conversation
 from sentinel_mcp.identity.principal import OWNER, Principal
 from sentinel_mcp.storage import open_database
-from sentinel_mcp.storage.conversation_names import SharedLabels
+from sentinel_mcp.storage.conversation_names import SCHEMA, SharedLabels
 from sentinel_mcp.storage.open import release
 
 ROUNDS = 40
@@ -38,6 +38,11 @@ def refused_pairs(conversations: Conversations, i: int, sealed_work: str, sealed
     ]
 
 
+async def named(conversations: Conversations, meta_key: str, header: str) -> Any:
+    meta, headers = {"sentinel/session": meta_key}, {SESSION_HEADER: header}
+    return await named_conversation(conversations, meta, headers, OWNER)
+
+
 async def _check(conversations: Conversations, rows: Any) -> None:
     work = await conversations.resolve("work", OWNER)
     sealed_work = conversations.sealed(work)
@@ -46,15 +51,14 @@ async def _check(conversations: Conversations, rows: Any) -> None:
     for i in range(ROUNDS):
         for meta_key, header in refused_pairs(conversations, i, sealed_work, sealed_bobs):
             with pytest.raises(SessionRefused):
-                await named_conversation(conversations, {"sentinel/session": meta_key}, {SESSION_HEADER: header},
-                                         OWNER)
+                await named(conversations, meta_key, header)
     assert (len(conversations._by_id), len(conversations._sealed), await rows()) == before
     # the keys that agree still name their one conversation
-    for meta_key, header in [("work", "work"), ("work", " work "), (sealed_work, "work"), ("work", sealed_work)]:
-        got = await named_conversation(conversations, {"sentinel/session": meta_key}, {SESSION_HEADER: header},
-                                       OWNER)
+    agreeing = [("work", "work"), ("work", " work "), (sealed_work, "work"), ("work", sealed_work)]
+    for meta_key, header in agreeing:
+        got = await named(conversations, meta_key, header)
         assert got is not None and got.id == work.id, (meta_key, header)
-    fresh = await named_conversation(conversations, {"sentinel/session": "new"}, {SESSION_HEADER: "new"}, OWNER)
+    fresh = await named(conversations, "new", "new")
     assert fresh is not None and fresh.id != work.id
 
 
@@ -89,13 +93,13 @@ async def test_a_label_whose_shared_row_went_idle_is_another_conversation(tmp_pa
     try:
         conversations = Conversations()
         conversations.labels = SharedLabels(db, conversations.idle, refresh=0)
-        await db.migrate(__import__("sentinel_mcp.storage.conversation_names", fromlist=["SCHEMA"]).SCHEMA)
+        await db.migrate(SCHEMA)
         trip = await conversations.resolve("trip", OWNER)
         sealed = conversations.sealed(trip)
         await db.write("UPDATE conversation_labels SET used_at = used_at - ?", (conversations.idle + 60,))
         before = await db.query("SELECT session, used_at FROM conversation_labels")
         with pytest.raises(SessionRefused):
-            await named_conversation(conversations, {"sentinel/session": sealed}, {SESSION_HEADER: "trip"}, OWNER)
+            await named(conversations, sealed, "trip")
         assert await db.query("SELECT session, used_at FROM conversation_labels") == before
     finally:
         await release(db)

@@ -1,5 +1,5 @@
-"""A test upstream whose flags are not typed in its input schema (any JSON value is valid), and that reads them
-as many servers do: ``purge`` acts for real unless ``dry_run`` is the boolean true (JavaScript's
+"""A test upstream whose flags are not typed in its input schema (any JSON value is valid), and that reads
+them as many servers do: ``purge`` acts for real unless ``dry_run`` is the boolean true (JavaScript's
 ``=== true``), ``reset`` forces whenever ``force`` is truthy (Python's ``if force``; a text is truthy)."""
 
 from __future__ import annotations
