@@ -26,8 +26,8 @@ def initialize_refusal(message: dict[str, Any]) -> WireError | None:
     try:
         InitializeRequestParams.model_validate(message.get("params", {}), by_name=False)
     except ValidationError as e:
-        first = e.errors()[0] if e.error_count() else {}
-        where = ".".join(str(p) for p in first.get("loc", ())) or "params"
-        why = f"Invalid params: initialize {where}: {first.get('msg', 'invalid')}"
+        errors = e.errors()
+        where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
+        why = f"Invalid params: initialize {where or 'params'}: {errors[0]['msg'] if errors else 'invalid'}"
         return WireError(INVALID_PARAMS, why[:300], valid_id(message.get("id")))
     return None
