@@ -106,7 +106,7 @@ def test_a_call_whose_meta_is_not_an_object_is_invalid_params(gateway: int, path
     ("completion/complete",
      {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}}),
 ])
-@pytest.mark.parametrize("meta", [[], "x", 5, True, None], ids=repr)
+@pytest.mark.parametrize("meta", [[], "x", True, None], ids=repr)  # every kind: the call's test above
 def test_any_request_whose_meta_is_not_an_object_is_invalid_params(
         gateway: int, path: str, method: str, params: dict[str, Any], meta: Any) -> None:  # noqa: F811
     message = {"jsonrpc": "2.0", "id": "m", "method": method, "params": {**params, "_meta": meta}}
@@ -151,7 +151,7 @@ def test_a_valid_initialize_still_opens_a_session(gateway: int) -> None:  # noqa
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("method", ["notifications/initialized", "notifications/cancelled",
                                     "notifications/roots/list_changed", "notifications/progress"])
-@pytest.mark.parametrize("meta", [[], "x", 0, True, None], ids=repr)
+@pytest.mark.parametrize("meta", [[], "x", 0, None], ids=repr)
 def test_a_notification_whose_meta_is_not_an_object_is_dropped_with_an_error(
         gateway: int, path: str, method: str, meta: Any) -> None:  # noqa: F811
     params: dict[str, Any] = {"_meta": meta}
