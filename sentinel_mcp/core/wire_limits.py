@@ -20,6 +20,8 @@ MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64  # of a whole message
 MAX_ARGUMENT_DEPTH = 32  # of a tool call's arguments (well below what upstreams' parsers survive)
 MAX_INT_DIGITS = 100
+MAX_SAFE_INTEGER = 2**53 - 1  # JSON's exact integers (IEEE 754 doubles): a progress token's bound
+MAX_ECHOED_CHARS = 1000  # an id or a progress token, written back in an answer
 # JSON values in one message (the items of its objects and arrays, all levels). Parsing and walking cost per
 # value, not per byte: 4 MB of '[],' is 1.4 million arrays, and each message of them held the event loop
 # (every client, the upstreams' pings) for 3 s while it was parsed and checked. Counted before parsing
@@ -181,7 +183,7 @@ def _encodable(s: str) -> bool:
 def valid_id(id: Any) -> Any:
     """The id to answer with: the request's if it is a string or an integer, else null."""
     if isinstance(id, str):
-        return id if _encodable(id) and len(id) <= 1000 else None
+        return id if _encodable(id) and len(id) <= MAX_ECHOED_CHARS else None
     if isinstance(id, int) and not isinstance(id, bool) and id.bit_length() <= 64:
         return id
     return None
@@ -213,28 +215,42 @@ def check_envelope(message: Any) -> None:
     if "method" in message:
         if not isinstance(message["method"], str):
             raise WireError(INVALID_REQUEST, "Invalid Request: method must be a string", valid_id(mid))
-        params = message.get("params")
-        if params is not None and not isinstance(params, (dict, list)):
-            raise WireError(INVALID_REQUEST, "Invalid Request: params must be an object", valid_id(mid))
-        if "id" in message:
-            check_progress_token(params, mid)
+        if "params" in message:
+            check_params(message["params"], mid, "id" in message)
     elif "result" not in message and "error" not in message:
         raise WireError(INVALID_REQUEST, "Invalid Request: neither a request nor a response", valid_id(mid))
 
 
-def check_progress_token(params: Any, mid: Any) -> None:
-    """A request's ``_meta.progressToken``, when sent, is a string or an integer (the spec's ProgressToken).
-    The SDK passed over any other value (``true``, ``1.5``, ``{}``, null) and ran the request without
-    progress, while the lean paths handed it on as if it were one: refused before anything runs, on every
-    front."""
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    if not isinstance(meta, dict) or "progressToken" not in meta:
+def check_params(params: Any, mid: Any, request: bool) -> None:
+    """A request's or notification's ``params``, when sent, is an object (JSON-RPC 2.0's by-name params: MCP
+    has no positional ones, and null is no object), and its ``_meta``, when sent, an object: the SDK's
+    handshake-era reader answered "Invalid request parameters" without saying why, and took ``"_meta": null``
+    as no ``_meta``. A request's ``_meta.progressToken`` is held to ``progress_token_ok``. Refused before
+    anything runs, on every front (a notification is dropped: its error carries id null). One call a message,
+    type tests and a ``get`` inside (the hot path: issue 21)."""
+    if type(params) is not dict:
+        raise WireError(INVALID_REQUEST, "Invalid Request: params must be an object", valid_id(mid))
+    meta = params.get("_meta", params)  # ``params`` itself: no ``_meta`` was sent
+    if meta is params:
         return
-    token = meta["progressToken"]
-    if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
-        return
-    raise WireError(INVALID_PARAMS, "Invalid params: _meta.progressToken must be a string or an integer",
-                    valid_id(mid))
+    if type(meta) is not dict:
+        raise WireError(INVALID_PARAMS, "Invalid params: params._meta must be an object", valid_id(mid))
+    if request and "progressToken" in meta and not progress_token_ok(meta["progressToken"]):
+        raise WireError(INVALID_PARAMS, "Invalid params: _meta.progressToken must be a string of at most "
+                        f"{MAX_ECHOED_CHARS} characters or an integer of at most 2**53 - 1 either way",
+                        valid_id(mid))
+
+
+def progress_token_ok(token: Any) -> bool:
+    """A progress token the gateway takes: a text it can write back (``valid_id``'s bound, no lone surrogate)
+    or an integer JSON carries exactly to every client (|n| <= 2**53 - 1: a client in JavaScript reads a
+    larger one as another number, so progress would come under a token it never sent). ``true`` is no
+    integer, nor is ``1.0``. The SDK passed over a token of another type (``true``, ``1.5``, ``{}``, null) and
+    ran the request without progress, while the lean paths handed it on as if it were one."""
+    kind = type(token)
+    if kind is int:
+        return -MAX_SAFE_INTEGER <= token <= MAX_SAFE_INTEGER
+    return kind is str and len(token) <= MAX_ECHOED_CHARS and (token.isascii() or _encodable(token))
 
 
 def parse_message(raw: bytes | str) -> dict[str, Any]:

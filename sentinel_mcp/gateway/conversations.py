@@ -115,6 +115,32 @@ class Conversations:
             self._remember(conv)
         return self._live(sid, principal, restore=False)
 
+    async def identify(self, key: str, principal: Principal) -> str | None:
+        """The id of the conversation ``key`` names for ``principal``, checked as ``resolve`` checks it
+        (``SessionRefused``) but opening no conversation and writing nothing: two keys of one request are
+        compared before either is resolved, so a refused pair leaves nothing behind (``session_key.py``).
+        None: a label that names no conversation yet (with replicas, no row in use): no other key names it."""
+        key = str(key).strip()
+        if key.startswith(SEAL_PREFIX):
+            payload = self.seal.open(key)
+            if payload is None or payload.get("principal") != principal.name or not payload.get("session"):
+                raise SessionRefused(
+                    "the session key is unknown, expired or not yours; call without it to start a new session"
+                )
+            return str(payload["session"])
+        if "/" in key:
+            return key
+        if _LABEL.fullmatch(key):
+            if self.labels is None:
+                return f"{principal.name}/label-{key}-{self.epoch}"
+            try:
+                return await self.labels.current(principal.name, key)
+            except LabelsUnavailable as e:  # fail closed, as ``resolve``
+                raise SessionRefused(f"{e}; call again later") from None
+        raise SessionRefused(
+            "a session key is a label of letters, digits, '_', '.', '-' (up to 64), or an id Sentinel issued"
+        )
+
     def named(self, key: str, principal: Principal) -> Conversation:
         """The conversation a client-supplied key names: a sealed id Sentinel issued, the id of a live
         session,

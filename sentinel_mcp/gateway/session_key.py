@@ -5,8 +5,9 @@ A key is text (a label or an id Sentinel sealed); any other JSON value in ``_met
 read as its Python text or, falsy, passed over for the header. When both are sent they must name the same
 conversation: the ``_meta`` key won silently, so a client (or a proxy adding the header for it) believed
 its calls ran in the header's conversation, with its facts and confirmations, while they ran in another.
-Both are resolved (a sealed id and the label it was issued for name one conversation) and a disagreement, or
-either key being refused, refuses the call.
+Both are checked and what they name compared (a sealed id and the label it was issued for name one
+conversation) before the one used is resolved: a disagreement, or either key being refused, refuses the call
+and leaves nothing behind (no conversation opened, no label's row written: ``Conversations.identify``).
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ async def named_conversation(conversations: Conversations, meta: Mapping[str, ob
     header = headers.get(SESSION_HEADER) if headers is not None else None
     if not named:
         return await conversations.resolve(str(header), principal) if header else None
-    conv = await conversations.resolve(named, principal)
     if header and header.strip() != named.strip():
-        other = await conversations.resolve(str(header), principal)
-        if other.id != conv.id:
+        # both checked and compared before either is resolved: resolving a label opens its conversation (with
+        # replicas, writes its row), which a refused request must not leave behind
+        mine = await conversations.identify(named, principal)
+        if mine is None or mine != await conversations.identify(str(header), principal):
             raise SessionRefused(f"_meta[{SESSION_KEY!r}] and the X-Sentinel-Session header name different "
                                  "sessions; send one of them, or the same")
-    return conv
+    return await conversations.resolve(named, principal)

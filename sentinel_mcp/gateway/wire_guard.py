@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.core.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
 from sentinel_mcp.gateway.held_bodies import HeldBodies
+from sentinel_mcp.gateway.initialize_params import initialize_refusal
 from sentinel_mcp.gateway.media_type import CANONICAL, REFUSAL, json_in_utf8
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
@@ -68,6 +69,10 @@ class WireGuard:
         except ValueError as e:
             mid = msg.get("id") if "method" in msg else None
             return await _answer(send, WireError(INVALID_REQUEST, f"Invalid Request: {str(e)[:300]}", mid))
+        if msg.get("method") == "initialize":  # refused before the SDK opens a session for it
+            refused = initialize_refusal(msg)
+            if refused is not None:
+                return await _answer(send, refused)
 
         scope["sentinel.message"] = msg  # parsed once: the lean path (app/lean_calls.py) reads it here
         replayed = False

@@ -510,8 +510,8 @@ _TAG = {True: "t", False: "f", None: "n"}
 
 def call_args_text(arguments: dict[str, Any]) -> str:
     """A call's arguments for ``sn_decide``: a flat object of texts, integers, booleans and nulls as its keys
-    and tagged values joined by 0x1F after a 0x1E (split in C; see call_args/2 in call_decisions.pl), anything
-    else, or a key or value holding one of those two characters, as JSON."""
+    and tagged values joined by 0x1F after a 0x1E (split in C: call_args/2; the text "true" a string, never
+    true), anything else, or a key or value holding one of those two characters, as JSON."""
     parts = ["\x1e"]
     for k, v in arguments.items():
         t = type(v)
@@ -521,7 +521,7 @@ def call_args_text(arguments: dict[str, Any]) -> str:
         if t is str:
             if "\x1e" in v or "\x1f" in v:
                 return json_text(arguments)
-            parts += (k, "s" + v)
+            parts += (k, ("S" if v in ("true", "false", "null") else "s") + v)  # S: a string, not a literal
         elif t is bool or v is None:
             parts += (k, _TAG[v])
         elif t is int:

@@ -80,6 +80,26 @@ class SharedLabels:
             log.warning("conversation labels: the shared store is unavailable at start: %s", e)
         return cls(db, idle)
 
+    async def current(self, principal: str, label: str) -> str | None:
+        """The conversation a client's ``label`` names for ``principal`` now, read and never written: None
+        when no row is in use (``session`` would start a new conversation). For comparing two keys of a
+        request before either is resolved (a refused request writes no row)."""
+        known = self._known.get((principal, label))
+        if known is not None and self._monotonic() - known[1] < self.refresh:
+            return known[0]
+        server = on_server_clock(self.db)
+        try:
+            rows = await self.db.query(
+                "SELECT session FROM conversation_labels "
+                "WHERE principal = ? AND label = ? AND used_at >= {now} - ?".format(
+                    now=DB_NOW if server else "?"),
+                (principal, label, *(() if server else (self._clock(),)), self.idle),
+            )
+        except StorageError as e:
+            raise LabelsUnavailable(f"the shared store cannot say which conversation this is: {e}") from None
+        sid = rows[0][0] if rows else None
+        return sid if isinstance(sid, str) and sid.startswith(f"{principal}/label-{label}-") else None
+
     async def session(self, principal: str, label: str, kind: str = "label") -> str:
         """The id of the conversation ``label`` names for ``principal`` (the same on every replica):
         ``<principal>/<kind>-<label>-<random>``. ``kind`` and ``label`` come from Sentinel (a checked label, a

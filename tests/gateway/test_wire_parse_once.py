@@ -75,12 +75,19 @@ def test_a_body_vouched_for_is_one_the_sdk_parses() -> None:
 @pytest.mark.parametrize("raw", [
     b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\\ud800"}}',
     b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\\u00e9"}}',  # any escape: asked
-    b'{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}',
-    b'{"jsonrpc":"2.0","id":1,"method":"ping","params":null}',
     b'{"jsonrpc":"2.0","id":1,"result":{}}',
 ])
 def test_what_is_not_vouched_for_is_put_to_the_sdk(raw: bytes) -> None:
     assert not sdk_accepts(parse_message(raw), raw)
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}',
+    b'{"jsonrpc":"2.0","id":1,"method":"ping","params":null}',
+])
+def test_params_not_an_object_never_reach_the_sdk(raw: bytes) -> None:
+    with pytest.raises(WireError, match="params must be an object"):
+        parse_message(raw)
 
 
 def test_the_parser_built_once_reads_as_json_loads_did() -> None:

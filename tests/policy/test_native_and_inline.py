@@ -471,11 +471,13 @@ async def test_big_arguments_and_hostile_text_are_decided_as_on_the_reference_pa
 
 async def test_call_arguments_split_in_c_are_the_terms_the_json_reader_gives() -> None:
     """The flat form of a call's arguments (engine.call_args_text) reads back as exactly the terms of their
-    JSON: texts (hostile ones too), integers of any size and sign, booleans, nulls, empty texts and objects;
+    JSON as a call's arguments are read (``from_call_json``): texts (hostile ones too, and those spelling a
+    literal, which are strings), integers of any size and sign, booleans, nulls, empty texts and objects;
     anything else, or the form's own separators in a key or value, goes as JSON."""
     engine = engine_module.shared_engine()
     rng = random.Random(2117)
-    texts = [*HOSTILE[:40], "", "\x1e", "\x1f", "a\x1fb", "s", "i5", "t", "\x1e\x1f", "k=v", "[]", "json([])"]
+    texts = [*HOSTILE[:40], "", "\x1e", "\x1f", "a\x1fb", "s", "i5", "t", "\x1e\x1f", "k=v", "[]", "json([])",
+             "true", "false", "null", "True", "S", "Strue"]
     values: list[Any] = [*texts, 0, -1, 7, 2**70, -(2**65), True, False, None, 1.5, [1, "a"], {"x": 1}]
     seen = {"flat": 0, "json": 0}
     for i in range(300):
@@ -486,10 +488,14 @@ async def test_call_arguments_split_in_c_are_the_terms_the_json_reader_gives() -
         pc = engine_module.PrologCall("user", "sn_test_args", 3)
         await engine.goal(
             "( current_predicate(user:sn_test_args/3) -> true ; assertz((user:sn_test_args(A, B, Out) :- "
-            "sentinel_core:call_args(A, PA), sentinel_core:from_json_atom(B, json(PB)), "
+            "sentinel_core:call_args(A, PA), sentinel_core:from_call_json(B, json(PB)), "
             "( PA == PB -> Out = same ; format(atom(Out), '~q ~q', [PA, PB]) ))) )")
         same = await engine.run(lambda _: pc(flat, engine_module.json_text(args)))
         assert same == "same", (args, same)
+    literal = await engine.run(lambda _: pc(engine_module.call_args_text({"a": "true", "b": True}),
+                                            engine_module.json_text({"a": "true", "b": True})))
+    assert literal == "same"
+    assert engine_module.call_args_text({"a": "true"}) != engine_module.call_args_text({"a": True})
     assert seen["flat"] >= 50 and seen["json"] >= 50, seen
 
 

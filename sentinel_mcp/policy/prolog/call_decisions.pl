@@ -43,12 +43,12 @@ decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
 
 %  call_args(+Text, -Pairs): a call's arguments, from their JSON (an object), or from the form engine.py gives a
 %  flat object of texts, integers, booleans and nulls: 0x1E, then each key and its tagged value (s Text,
-%  i Integer, t, f, n) after a 0x1F, in the object's order (the characters 0x1E and 0x1F never in a key or value).
-%  The same terms the JSON reader gives (texts are atoms), split in C instead of parsed.
+%  i Integer, t, f, n; S Text for a text spelling a literal) after a 0x1F, in the object's order (the characters
+%  0x1E and 0x1F never in a key or value). The same terms from_call_json/2 gives, split in C instead of parsed.
 call_args(Text, Pairs) :-
     (   sub_atom(Text, 0, 1, _, '\x1e\')
     ->  atomic_list_concat(['\x1e\'|Parts], '\x1f\', Text), tagged_pairs(Parts, Pairs)
-    ;   from_json_atom(Text, json(Pairs))
+    ;   from_call_json(Text, json(Pairs))
     ).
 
 tagged_pairs([], []).
@@ -57,6 +57,7 @@ tagged_pairs([K, TV|Parts], [K=V|Pairs]) :-
     tagged_pairs(Parts, Pairs).
 
 tagged_value(s, T, T).
+tagged_value('S', T, V) :- atom_string(T, V).  % "true", "false", "null": not the literals
 tagged_value(i, T, V) :- atom_number(T, V), integer(V).
 tagged_value(t, '', true).
 tagged_value(f, '', false).

@@ -76,7 +76,7 @@ sn_extract(RB, Tool, ArgsJson, ResultJson, Out) :-
 %  unreadable (its facts stay unknown, the fetch fails) and Term says too_large=Limit. The engine thread reads
 %  for every session; an answer of any size must not hold the guard's decisions up for seconds.
 sn_extract_term(RB, Tool, ArgsJson, Result, Term) :-
-    from_json_atom(ArgsJson, json(CallArgs)),
+    from_call_json(ArgsJson, json(CallArgs)),
     extract_limit(RB, Limit),
     call_with_inference_limit(
         findall(I, ( RB:binding(H, tool(Tool, BArgs), extract(Ex), O), same_args(BArgs, CallArgs),
@@ -100,7 +100,7 @@ sn_extract_term(RB, Tool, ArgsJson, Result, Term) :-
 %  found), so a proof goes on to its next source. The error's text is never read (a hostile upstream's error
 %  establishes no fact); the other bindings of Tool get nothing (their facts stay unknown: a failed look-up).
 sn_absent(RB, Tool, ArgsJson, Out) :-
-    from_json_atom(ArgsJson, json(CallArgs)),
+    from_call_json(ArgsJson, json(CallArgs)),
     findall(I, ( RB:binding(H, tool(Tool, BArgs), _, O), memberchk(absent_on_error, O), same_args(BArgs, CallArgs),
                  fetched_marker(H, Tool, BArgs, M), ground(M), ttl_opt(O, TTL), fact_item(TTL, M, I) ), Items),
     findall(J, member(fact(J), Items), Facts0), list_to_set(Facts0, Facts),
@@ -199,7 +199,7 @@ child(L, S, V) :- is_list(L), atom_number(S, I), integer(I), nth0(I, L, V).
 
 %  sn_effects(+RB, +Tool, +ArgsJson, -Out): patterns (as text) to invalidate after a completed call.
 sn_effects(RB, Tool, ArgsJson, Out) :-
-    from_json_atom(ArgsJson, json(CallArgs)),
+    from_call_json(ArgsJson, json(CallArgs)),
     findall(PA, ( RB:effect(T, Pat, Acts), tool_matches(T, Tool), match_args_quiet(Pat, CallArgs),
                   member(invalidate(P), Acts), format(atom(PA), '~q', [P]) ), L),
     to_json_atom(json([invalidate=L]), Out).
@@ -209,7 +209,7 @@ sn_effects(RB, Tool, ArgsJson, Out) :-
 %  establish(Head, Cond) stores Head for each way the conjunction Cond of base facts holds in the session
 %  *before* this call's invalidations (so a write can record what it is about to replace).
 sn_effect_actions(RB, Session, Tool, ArgsJson, Now, Out) :-
-    ensure_session(Session), from_json_atom(ArgsJson, json(CallArgs)),
+    ensure_session(Session), from_call_json(ArgsJson, json(CallArgs)),
     findall(Acts, ( RB:effect(T, Pat, Acts), tool_matches(T, Tool), match_args_quiet(Pat, CallArgs) ), ActLists),
     append(ActLists, All),
     findall(PA, ( member(invalidate(P), All), format(atom(PA), '~q', [P]) ), Inv),

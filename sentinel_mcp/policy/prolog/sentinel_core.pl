@@ -76,6 +76,27 @@ json_opts([true(true), false(false), null(null)]).
 to_json_atom(Term, Atom) :- json_text(Term, Atom).  % json_text.pl
 from_json_atom(Atom, Term) :- json_opts(O), atom_json_term(Atom, Term, O).
 
+%  from_call_json(+Atom, -Term): a call's arguments, as a guard reads them: from_json_atom/2's terms (texts are
+%  atoms, true/false/null the atoms true/false/null), except that a text spelling a literal ("true", "false",
+%  "null") is a string. Read as atoms, the text "false" and the boolean false were one term: a guard as strict
+%  as F == false let the text through to an upstream that reads any text as truthy. Keys stay atoms.
+from_call_json(Atom, Term) :-
+    atom_json_term(Atom, T0, [true(@(true)), false(@(false)), null(@(null))]),
+    literal_texts(T0, Term).
+
+literal_texts(@(L), L) :- !.
+literal_texts(json(Ps0), json(Ps)) :- !, literal_pairs(Ps0, Ps).
+literal_texts([H0|T0], [H|T]) :- !, literal_texts(H0, H), literal_texts(T0, T).
+literal_texts(A, S) :- literal_text(A), !, atom_string(A, S).
+literal_texts(X, X).
+
+literal_pairs([], []).
+literal_pairs([K=V0|Ps0], [K=V|Ps]) :- literal_texts(V0, V), literal_pairs(Ps0, Ps).
+
+literal_text(true).
+literal_text(false).
+literal_text(null).
+
 % ---------------------------------------------------------------- per-query state
 
 %  The query's rulebase, session, time and call (c(Tool, Digest, Version), or none outside a decision) are one
