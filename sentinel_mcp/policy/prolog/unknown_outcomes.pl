@@ -44,10 +44,16 @@ tool_blind_reads(RB, Tool, Reads) :-
     ).
 
 guard_blind_reads(_, _, unfinished, unfinished) :- !.
+%  (The decision's wall-clock limit is let through: the call is decided again, and nothing is kept of a walk
+%  it cut short. What the rulebase itself makes of the walk - its budget, an error, the depth - is kept.)
 guard_blind_reads(RB, G, R0, R) :-
     copy_term(G, G1),
-    bounded_outcome(blind_walk(RB, G1, pos, d(8, []), [], Fs), 400000, O),  % unfinished_walks.pl
-    (   O == done, \+ memberchk(f('$depth', _), Fs)
+    (   catch(call_with_inference_limit(blind_walk(RB, G1, pos, d(8, []), [], Fs), 400000, Done), E,
+              ( ( E == time_limit_exceeded ; subsumes_term(time_limit_exceeded(_), E) ) -> throw(E) ; Done = error ))
+    ->  true
+    ;   Done = failed
+    ),
+    (   ( Done == ! ; Done == true ), \+ memberchk(f('$depth', _), Fs)
     ->  findall(N/A, member(f(N/A, _), Fs), PAs), append(PAs, R0, R)
     ;   R = unfinished
     ).
