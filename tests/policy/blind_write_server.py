@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from typing import Awaitable, Callable
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
@@ -18,7 +19,7 @@ WRITES = ["change_once", "change_ite", "change_findall", "change_count", "change
           "change_neg"]
 
 
-def _write(name: str):  # type: ignore[no-untyped-def]
+def _write(name: str) -> Callable[[str], Awaitable[str]]:
     async def write(o: str) -> str:
         with open(os.environ["MARKER"], "a", encoding="utf-8") as f:
             f.write(f"{name} {o}\n")
@@ -28,8 +29,9 @@ def _write(name: str):  # type: ignore[no-untyped-def]
     return write
 
 
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True)
 for _name in WRITES:
-    mcp.tool(name=_name, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))(_write(_name))
+    mcp.tool(name=_name, annotations=WRITE)(_write(_name))
 
 
 @mcp.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))

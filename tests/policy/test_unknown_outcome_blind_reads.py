@@ -88,12 +88,11 @@ async def test_every_decision_path_refuses_a_blind_read_of_an_unsure_fact(tmp_pa
         for tool in BLIND + ["change_neg", "note"]:
             session = f"s-{tool}"
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
-            if state == "unsure":
-                await guard.engine.assert_facts(mod, [(f"'$unsure'({fact_text('changed', ['k'])})", FAR, "observed")])
-            elif state == "unsure_other":
-                await guard.engine.assert_facts(mod, [(f"'$unsure'({fact_text('elsewhere', ['k'])})", FAR, "observed")])
-            elif state == "done":
-                await guard.engine.assert_facts(mod, [(fact_text("changed", ["k"]), FAR, "observed")])
+            fact = {"unsure": f"'$unsure'({fact_text('changed', ['k'])})",
+                    "unsure_other": f"'$unsure'({fact_text('elsewhere', ['k'])})",
+                    "done": fact_text("changed", ["k"])}.get(state)
+            if fact is not None:
+                await guard.engine.assert_facts(mod, [(fact, FAR, "observed")])
             fast, ref = await both(guard, call(f"u__{tool}", {"o": "k"}, session))
             assert fast == ref, (tool, fast, ref)
             expected = tool == "note" or state in ("none", "unsure_other")
