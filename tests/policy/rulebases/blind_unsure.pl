@@ -24,3 +24,16 @@ step(O) :- require(once(\+ changed(O)), 'changed only once').
 guard('u__change_neg', [o = O], ( open(O), \+ changed(O) )).
 % reads open/1 blind, changed/1 not at all: an unsure changed(k) is nothing to it
 guard('u__note', [o = O], once(open(O))).
+% (in-process only: no such upstream tool) "not yet" blind ten rules down: deeper than the walk follows, so
+% what the rest reads is not known, and an unsure fact refuses it all the same (fail closed)
+guard('u__change_deep', [o = O], d1(O)).
+d1(O) :- open(O), d2(O).
+d2(O) :- d3(O).
+d3(O) :- d4(O).
+d4(O) :- d5(O).
+d5(O) :- d6(O).
+d6(O) :- d7(O).
+d7(O) :- d8(O).
+d8(O) :- d9(O).
+d9(O) :- d10(O).
+d10(O) :- once(\+ changed(O)).
