@@ -18,11 +18,25 @@ def _missing_text(m: dict[str, Any]) -> str:
     )
 
 
+UNKNOWN_OUTCOME = "unknown_outcome"
+# What clears an unsure fact today: nothing in the session (no expiry; neither a read nor an invalidation nor
+# a later write removes it), so the hint says what is true: find out what happened, go on in a new session.
+UNKNOWN_OUTCOME_TIP = (
+    "an earlier call's outcome is unknown (its answer never came) and this guard cannot tell whether it "
+    "happened: check with the user or the service whether it ran; it stays unknown for the rest of this "
+    "session (it does not expire, and no read, invalidation or later write clears it), so go on in a new "
+    "session once it is known; the rulebase's author can write this guard's \"not yet\" as \\+ G, which "
+    "counts an unknown outcome as a possible one"
+)
+
+
 def unmet_of(result: SolverResult, violations: list[dict[str, Any]] | None = None) -> list[str]:
     """Every broken rule, most specific first, each with the policy sentence it formalises when it cites one.
     """
     out = [v["text"] for v in violations] if violations else list(result.unmet)
     out = out or list(result.tentative)
+    if any(v.get("kind") == UNKNOWN_OUTCOME for v in violations or []):
+        out.append(UNKNOWN_OUTCOME)  # the code a client or the audit can match (unknown_outcomes.pl)
     out += [_missing_text(m) for m in result.missing]
     if not out and result.questions:
         out += [q.get("question", "") for q in result.questions]
@@ -42,6 +56,8 @@ def how_to_unblock(result: SolverResult, violations: list[dict[str, Any]] | None
             "the user did not know an answer: follow the step above, then call again (the question is "
             "asked again)"
         )
+    if any(v.get("kind") == UNKNOWN_OUTCOME for v in violations or []):
+        tips.append(UNKNOWN_OUTCOME_TIP)
     if result.unmet and not tips:
         tips.append(
             "the call breaks the rules above (each quoted from the policy where it cites one); tell the "

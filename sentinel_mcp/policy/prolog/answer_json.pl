@@ -20,6 +20,8 @@ unmet_text(dont_know(Q, Next), U) :- !,
 unmet_text(no_choices(_, Q), U) :- !, format(atom(U), 'There is nothing to choose from for the question: ~w', [Q]).
 unmet_text(not_a_choice(_, V, Q), U) :- !,
     readable(V, VT), format(atom(U), '~w is not one of the choices for: ~w', [VT, Q]).
+unmet_text(unknown_outcome(G), U) :- !,  % unknown_outcomes.pl
+    readable(G, GT), format(atom(U), 'the outcome of an earlier call is unknown: ~w may have been written', [GT]).
 unmet_text(W, U) :- ( atom(W) -> U = W ; string(W) -> atom_string(U, W) ; format(atom(U), '~q', [W]) ).
 
 %  A broken rule with its citation (the policy document and the anchor of the sentence it formalises).
@@ -32,6 +34,7 @@ violation_json(U0, json([reason=R, kind=K, policy=PJ])) :-
 unmet_kind(cited(_, _), rule) :- !.
 unmet_kind(dont_know(_, _), dont_know) :- !.
 unmet_kind(declined(_), declined) :- !.
+unmet_kind(unknown_outcome(_), unknown_outcome) :- !.
 unmet_kind(_, condition).
 
 need_json(fetch(T, Args, G), json([kind=fetch, tool=T, arguments=json(JArgs), fact=GA])) :-

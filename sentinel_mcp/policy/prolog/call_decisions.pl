@@ -39,7 +39,8 @@ decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
     ->  true
     ;   full_pass(RB, Tool, CallArgs, Limit, Out0)
     ),
-    answer_text(Out0, Out).
+    unknown_outcome_checked(RB, Tool, Out0, Out1),  % unknown_outcomes.pl: on every path
+    answer_text(Out1, Out).
 
 %  call_args(+Text, -Pairs): a call's arguments, from their JSON (an object), or from the form engine.py gives a
 %  flat object of texts, integers, booleans and nulls: 0x1E, then each key and its tagged value (s Text,

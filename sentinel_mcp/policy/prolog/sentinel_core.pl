@@ -42,6 +42,7 @@
 :- include(negated_arguments).
 :- include(absent_negations).
 :- include(unsure_blind_reads).
+:- include(unknown_outcomes).
 :- include(unfinished_walks).
 :- include(check_budget).
 :- include(proof_interpreter).

@@ -23,10 +23,18 @@ sn_unsure_blind_reads(RB, Out) :-
 
 blind_reads(RB, G, Res) :-
     copy_term(G, G1),
-    guard_walk(blind_walk(RB, G1, pos, d(6, []), [], Fs0), Fs0, Res).
+    guard_walk(( blind_walk(RB, G1, pos, d(6, []), [], All), established_reads(RB, All, Fs0) ), Fs0, Res).
+
+%  The findings of a walk whose predicate some effect establishes, named for the checker's message.
+established_reads(RB, All, Fs) :-
+    findall(f(PA, Why), ( member(f(N/A, Why), All), functor(H, N, A), effect_established(RB, H),
+                          format(atom(PA), '~q/~w', [N, A]) ),
+            Fs).
 
 %  blind_walk(+RB, +G, +Mode, +Depth, +F0, -F): Mode is pos, neg or mixed(Why); F accumulates
-%  f(PredicateText, Why). The polarity rules are proof_interpreter.pl's.
+%  f(Name/Arity, Why) for every base fact read in a mixed position, and f('$depth', Why) for a rule left
+%  unwalked at the depth bound (what it reads is not known: unknown_outcomes.pl then refuses). The polarity
+%  rules are proof_interpreter.pl's.
 blind_walk(_, V, _, _, F, F) :- var(V), !.
 blind_walk(_, _:_, _, _, F, F) :- !.
 blind_walk(RB, (A, B), M, D, F0, F) :- !, blind_walk(RB, A, M, D, F0, F1), blind_walk(RB, B, M, D, F1, F).
@@ -46,8 +54,8 @@ blind_walk(RB, G, M, D, F0, F) :- collection_goal(G, A), !,
 blind_walk(RB, once(A), M, D, F0, F) :- !, mixed(M, 'once/1', M1), blind_walk(RB, A, M1, D, F0, F).
 blind_walk(RB, ignore(A), M, D, F0, F) :- !, mixed(M, 'ignore/1', M1), blind_walk(RB, A, M1, D, F0, F).
 blind_walk(RB, G, M, _, F0, F) :- base(RB, G), !,
-    (   M = mixed(Why), effect_established(RB, G)
-    ->  functor(G, N, A), format(atom(PA), '~q/~w', [N, A]), F = [f(PA, Why)|F0]
+    (   M = mixed(Why)
+    ->  functor(G, N, A), F = [f(N/A, Why)|F0]
     ;   F = F0
     ).
 blind_walk(RB, G, M, D, F0, F) :- catch(goal_parts(rulebase, G, Parts), refused(_), fail), !,
@@ -60,6 +68,8 @@ blind_walk(RB, G, M, d(K, On), F0, F) :-
                   blind_walk(RB, B, M1, d(K1, [N/A-M|On]), [], Fs) ),
             Fss),
     foldl(append, Fss, F0, F).
+blind_walk(RB, G, M, d(0, On), F0, [f('$depth', M)|F0]) :-
+    callable(G), user_pred(RB, G), functor(G, N, A), \+ memberchk(N/A-M, On), !.
 blind_walk(_, _, _, _, F, F).
 
 blind_part(RB, M, D, P, F0, F) :- blind_walk(RB, P, M, D, F0, F).
