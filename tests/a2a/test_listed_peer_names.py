@@ -131,11 +131,13 @@ async def test_look_alikes_announced_before_and_after_a_listed_peer_do_not_take_
                               keys=settings.card_keys, listed=settings.listed_peers)
         await browser.start()
         try:
-            spoofs = await announce_all([(f"spoof-{i}-{TAG}", spoof_ports[s][0]) for i, s in enumerate(before)])
+            spoofs = await announce_all([(f"spoof-{i}-{TAG}", spoof_ports[s][0])
+                                         for i, s in enumerate(before)])
             await _until(lambda: all(s in registry.rejected for s in spoofs))
             real = await announce(f"real-{TAG}", real_port)
             await _until(lambda: real in registry.peers)
-            late = await announce_all([(f"spoof-late-{i}-{TAG}", spoof_ports[s][0]) for i, s in enumerate(after)]
+            late = await announce_all([(f"spoof-late-{i}-{TAG}", spoof_ports[s][0])
+                                       for i, s in enumerate(after)]
                                       + [(f"acme-a-{TAG}", acme_port), (f"acme-b-{TAG}", acme_spoof_port)])
             spoofs += late[:-2]
             pair = late[-2:]

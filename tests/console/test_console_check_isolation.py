@@ -67,7 +67,7 @@ async def test_concurrent_live_checks_are_bounded(tmp_path, monkeypatch):
                     assert "running already" in r.json()["error"], r.text[:300]
             # the form's check (no script) is refused the same way while the slots are taken
             busy = [asyncio.create_task(live_check(owner, base, csrf)) for _ in range(MAX_RUNNING)]
-            # the slots are taken: every one of them but the check holding the owner's place is refused at once
+            # the slots are taken: each of them but the check holding the owner's place is refused at once
             while sum(t.done() for t in busy) < MAX_RUNNING - 1:
                 await asyncio.wait(busy, return_when=asyncio.FIRST_COMPLETED, timeout=0.1)
             assert all(t.result().status_code == 429 for t in busy if t.done()), [t for t in busy if t.done()]

@@ -31,8 +31,9 @@ ELSEWHERE = [
 TOP_LEVEL = {"sec-fetch-mode": "navigate", "sec-fetch-dest": "document"}
 
 
-# how long a closed console page still counts as watching (10 s by default), lowered for the gateway below: the
-# browser test waits it out; the other port's image reloads faster still, so were it counted, every call is held
+# how long a closed console page still counts as watching (10 s by default), lowered for the gateway below:
+# the browser test waits it out; the other port's image reloads faster still (were it counted, every call is
+# held)
 GRACE_SECONDS = 3
 
 

@@ -1,5 +1,5 @@
-"""The time bound of a rulebase check (check_budget.pl's seconds, and the check child's wall bound built on it)
-is a deployment cap, ``SENTINEL_CAP_CHECK_SECONDS``: 10 s unless set (only a positive integer moves a cap,
+"""The time bound of a rulebase check (check_budget.pl's seconds, and the check child's wall bound built on
+it) is a deployment cap, ``SENTINEL_CAP_CHECK_SECONDS``: 10 s unless set (only a positive integer moves a cap,
 tests/core/test_deployment_caps.py). Read as a gateway and its check children read it, at import."""
 
 from __future__ import annotations
