@@ -51,16 +51,6 @@ def _setup(tmp: Path) -> tuple[Path, str, Path]:
     return cfg, secret, rules
 
 
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory):  # type: ignore[no-untyped-def]
-    """One gateway for the module's cases that try candidates over HTTP (each is read-only for what the other
-    asserts: a candidate is checked or replayed, never put in force): its base, config, secret and rules."""
-    tmp = tmp_path_factory.mktemp("candidates")
-    cfg, secret, rules = _setup(tmp)
-    with http_sentinel(cfg) as (base, _):
-        yield base, cfg, secret, rules, tmp
-
-
 def _leaking(path: str) -> str:
     """bookings.pl plus a document at ``path`` and a guard quoting it (its first letter is in any file)."""
     return (
@@ -78,8 +68,8 @@ def _problems(r) -> list[str]:  # type: ignore[no-untyped-def]
     return [p["message"] for p in r.json()["problems"]]
 
 
-async def test_a_candidate_reads_only_the_documents_in_force_and_never_says_which_files_exist(gateway):
-    base, cfg, secret, rules, tmp_path = gateway
+async def test_a_candidate_reads_only_the_documents_in_force_and_never_says_which_files_exist(tmp_path):
+    cfg, secret, rules = _setup(tmp_path)
     spellings = [
         str(tmp_path / "secret.txt"),  # absolute
         str(rules / "innocent.md"),  # a symlink out
@@ -93,85 +83,87 @@ async def test_a_candidate_reads_only_the_documents_in_force_and_never_says_whic
         str(rules / "terms.md") + "/../../secret.txt",
         str(tmp_path / "no-such-file.md"),  # one that does not exist: the same answer
     ]
-    async with (
-        signed_in(base, OWNER_TOKEN) as owner,
-        mcp_client(base, OWNER_TOKEN, mode="auto") as client,
-    ):
-        await client.call_tool(
-            "bk__merge_bookings", {"first": "BK-1", "second": "BK-2"}
-        )  # a record to replay
-        said = []
-        for path in spellings:
+    with http_sentinel(cfg) as (base, _):
+        async with (
+            signed_in(base, OWNER_TOKEN) as owner,
+            mcp_client(base, OWNER_TOKEN, mode="auto") as client,
+        ):
+            await client.call_tool(
+                "bk__merge_bookings", {"first": "BK-1", "second": "BK-2"}
+            )  # a record to replay
+            said = []
+            for path in spellings:
+                r = await owner.post(
+                    "/console/policy/check",
+                    {"file": "bookings.pl", "candidate": _leaking(path)},
+                    headers={"x-console-live": "check"},
+                )
+                messages = _problems(r)
+                assert secret not in r.text
+                refused = [
+                    m for m in messages if "not one of the documents the rulebase in force declares" in m
+                ]
+                assert refused, (path, messages)
+                said.append(refused[0].replace(path, "<path>"))
+                page = await owner.post(
+                    "/console/policy/whatif", {"file": "bookings.pl", "candidate": _leaking(path)}
+                )
+                assert page.status_code == 200 and secret not in page.text, path
+                assert "the key is" not in page.text.lower()
+            assert len(set(said)) == 1, set(said)  # an existing file and a missing one: one answer
+            # the document the rulebase in force cites, in another spelling of its path: it may be cited
             r = await owner.post(
                 "/console/policy/check",
-                {"file": "bookings.pl", "candidate": _leaking(path)},
+                {
+                    "file": "bookings.pl",
+                    "candidate": _leaking(str(rules / "." / "terms.md"))
+                    .replace("leak", "terms")
+                    .replace("policy_document(terms", "policy_document(terms2"),
+                },
                 headers={"x-console-live": "check"},
             )
-            messages = _problems(r)
-            assert secret not in r.text
-            refused = [
-                m for m in messages if "not one of the documents the rulebase in force declares" in m
-            ]
-            assert refused, (path, messages)
-            said.append(refused[0].replace(path, "<path>"))
-            page = await owner.post(
-                "/console/policy/whatif", {"file": "bookings.pl", "candidate": _leaking(path)}
+            assert not [m for m in _problems(r) if "not one of the documents" in m]
+            r = await owner.post(
+                "/console/policy/check",
+                {"file": "words.pl", "candidate": CITES_TERMS},
+                headers={"x-console-live": "check"},
             )
-            assert page.status_code == 200 and secret not in page.text, path
-            assert "the key is" not in page.text.lower()
-        assert len(set(said)) == 1, set(said)  # an existing file and a missing one: one answer
-        # the document the rulebase in force cites, in another spelling of its path: it may be cited
-        r = await owner.post(
-            "/console/policy/check",
-            {
-                "file": "bookings.pl",
-                "candidate": _leaking(str(rules / "." / "terms.md"))
-                .replace("leak", "terms")
-                .replace("policy_document(terms", "policy_document(terms2"),
-            },
-            headers={"x-console-live": "check"},
-        )
-        assert not [m for m in _problems(r) if "not one of the documents" in m]
-        r = await owner.post(
-            "/console/policy/check",
-            {"file": "words.pl", "candidate": CITES_TERMS},
-            headers={"x-console-live": "check"},
-        )
-        assert not [m for m in _problems(r) if "document" in m], r.text
+            assert not [m for m in _problems(r) if "document" in m], r.text
 
 
-async def test_only_the_owner_tries_a_candidate_and_the_policy_page_checks_within_the_viewers_reach(gateway):
+async def test_only_the_owner_tries_a_candidate_and_the_policy_page_checks_within_the_viewers_reach(tmp_path):
     """A candidate is code run in Sentinel's engine, whose budget bounds steps, not a builtin's own work (a
     format/3 repeat count, msort over a long list): a principal other than the owner is refused both forms
     with its own valid token, and its policy page shows no editor; the page's check of the rulebase in force
     names no annotation of a tool outside the viewer's reach (carol reaches bk__list_bookings only)."""
-    base = gateway[0]
+    cfg, _, _ = _setup(tmp_path)
     candidate = (
         BOOKINGS_PL.read_text()
         + "\nbinding(probe(X), tool('bk__cancel_booking', [booking_id = X]), extract([]), []).\n"
     )
-    async with (
-        signed_in(base, CAROL) as carol,
-        signed_in(base, BOB) as bob,
-        signed_in(base, OWNER_TOKEN) as owner,
-    ):
-        # carol may not read sentinel://rulebase: her page shows none of it (test_console_rulebase_reach)
-        for person, note in ((carol, "rulebase-out-of-reach"), (bob, "owner-only")):
-            page = await person.page("/console/policy")
-            assert f'id="{note}"' in page and 'id="candidate-text"' not in page
-            assert "not read-only" not in page
-            for path in ("/console/policy/check", "/console/policy/whatif"):
-                for live in ({}, {"x-console-live": "check"}):
-                    r = await person.post(
-                        path, {"file": "bookings.pl", "candidate": candidate}, headers=live
-                    )
-                    assert r.status_code == 403, (path, live, r.text[:200])
-        r = await owner.post(
-            "/console/policy/check",
-            {"file": "bookings.pl", "candidate": candidate},
-            headers={"x-console-live": "check"},
-        )
-        assert any("bk__cancel_booking" in m and "not read-only" in m for m in _problems(r))
+    with http_sentinel(cfg) as (base, _):
+        async with (
+            signed_in(base, CAROL) as carol,
+            signed_in(base, BOB) as bob,
+            signed_in(base, OWNER_TOKEN) as owner,
+        ):
+            # carol may not read sentinel://rulebase: her page shows none of it (test_console_rulebase_reach)
+            for person, note in ((carol, "rulebase-out-of-reach"), (bob, "owner-only")):
+                page = await person.page("/console/policy")
+                assert f'id="{note}"' in page and 'id="candidate-text"' not in page
+                assert "not read-only" not in page
+                for path in ("/console/policy/check", "/console/policy/whatif"):
+                    for live in ({}, {"x-console-live": "check"}):
+                        r = await person.post(
+                            path, {"file": "bookings.pl", "candidate": candidate}, headers=live
+                        )
+                        assert r.status_code == 403, (path, live, r.text[:200])
+            r = await owner.post(
+                "/console/policy/check",
+                {"file": "bookings.pl", "candidate": candidate},
+                headers={"x-console-live": "check"},
+            )
+            assert any("bk__cancel_booking" in m and "not read-only" in m for m in _problems(r))
 
 
 SPIN = """
