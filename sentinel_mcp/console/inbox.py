@@ -16,6 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
+from sentinel_mcp.core.deployment_caps import cap
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.core.decision import Answer, Question, argument_digest
 
@@ -26,8 +27,9 @@ CHANGE_KINDS = ("agent", "activity")  # what a page shown follows by reloading (
 MAX_STREAMS_PER_PRINCIPAL = 16  # open live-update streams (/console/events) of one principal
 MAX_STREAMS = 512  # of everyone
 # a console page that reloads (after answering: the form's redirect) closes its live stream for a moment; a
-# principal counts as watching for this long after its last page closed
-WATCH_GRACE = 10.0
+# principal counts as watching for this long after its last page closed (whole seconds,
+# SENTINEL_CAP_WATCH_GRACE_SECONDS: a test that waits it out lowers it)
+WATCH_GRACE = float(cap("WATCH_GRACE_SECONDS", 10))
 
 
 @dataclass

@@ -8,12 +8,39 @@ never a crash or a hang, and nothing runs. Real HTTP on 127.0.0.1 (``tests/a2a/a
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx2
 import pytest
-from tests.a2a.a2a_rig import rpc
+import pytest_asyncio
+from tests.a2a.a2a_rig import Served, open_port, rpc, serve
 
-pytestmark = pytest.mark.timeout(120)
+from sentinel_mcp.a2a.settings import A2ASettings
+
+# one event loop for the module: the server the refused cases share lives in it
+pytestmark = [pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared() -> AsyncIterator[Served]:
+    """One server for every case refused before it runs (starting one is most of a case's time): each case
+    asserts that nothing ran or was relayed, so on a shared server that holds for every case before it too."""
+    async with open_port() as port, serve(port, A2ASettings(name="sentinel-test")) as served:
+        yield served
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def rig() -> AsyncIterator[Served]:
+    """A server of the case's own (a case that may run what it asks for)."""
+    async with open_port() as port, serve(port, A2ASettings(name="sentinel-test")) as served:
+        yield served
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def http() -> AsyncIterator[httpx2.AsyncClient]:
+    async with httpx2.AsyncClient(timeout=30, headers={"A2A-Version": "1.0"}) as c:
+        yield c
 
 
 def user_message(*parts: dict[str, Any]) -> dict[str, Any]:
@@ -86,10 +113,10 @@ def shown(value: object) -> str:
 
 
 @pytest.mark.parametrize(("method", "params"), WRONG, ids=shown)
-async def test_a_field_of_the_wrong_type_is_invalid_params(rig, http, method: str, params: Any) -> None:
-    body = await rpc(http, rig.rpc_url, method, params)
+async def test_a_field_of_the_wrong_type_is_invalid_params(shared, http, method: str, params: Any) -> None:
+    body = await rpc(http, shared.rpc_url, method, params)
     assert body.get("error", {}).get("code") == -32602, body
-    assert rig.port.calls == [], rig.port.calls  # nothing ran, nothing was relayed
+    assert shared.port.calls == [], shared.port.calls  # nothing ran, nothing was relayed
 
 
 NULL_IS_DEFAULT: list[tuple[str, Any]] = [
@@ -117,13 +144,13 @@ HUGE = {"deep": '{"a": ' * 5_000 + '"x"' + "}" * 5_000, "deep-list": "[" * 100_0
 
 
 @pytest.mark.parametrize("metadata", list(HUGE.values()), ids=list(HUGE))
-async def test_huge_or_deep_values_are_an_error_not_a_crash(rig, http, metadata: str) -> None:
+async def test_huge_or_deep_values_are_an_error_not_a_crash(shared, http, metadata: str) -> None:
     import json
     head = ('{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": '
             + json.dumps(message()["message"]) + ', "metadata": ')
     raw = head + metadata + "}}"
-    r = await http.post(rig.rpc_url, content=raw.encode(), headers={"content-type": "application/json"})
+    r = await http.post(shared.rpc_url, content=raw.encode(), headers={"content-type": "application/json"})
     assert r.status_code in (200, 413), r.status_code
     if r.status_code == 200:
         assert r.json()["error"]["code"] in (-32700, -32600, -32602), r.text[:300]
-    assert rig.port.calls == [], rig.port.calls
+    assert shared.port.calls == [], shared.port.calls

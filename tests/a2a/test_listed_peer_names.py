@@ -109,10 +109,15 @@ async def test_look_alikes_announced_before_and_after_a_listed_peer_do_not_take_
         instance = f"{label}.{SERVICE_TYPE}"
         info = AsyncServiceInfo(SERVICE_TYPE, instance, addresses=[socket.inet_aton("127.0.0.1")], port=port,
                                 properties=txt_record(A2ASettings()),
-                                server=f"host-{len(infos)}-{TAG}.local.")
+                                server=f"host-{label}.local.")
         await announcer.async_register_service(info)
         infos.append(info)
         return instance
+
+    async def announce_all(labelled: list[tuple[str, int]]) -> list[str]:
+        """Announced at once (each registration probes the link for a second or so); the order that matters,
+        before or after the listed peer, is kept by awaiting each group."""
+        return list(await asyncio.gather(*(announce(label, port) for label, port in labelled)))
 
     async with serving_card(lambda port: card_at(port, LISTED)) as real_port, \
             serving_card(lambda port: card_at(port, f"acme-{TAG}")) as acme_port, \
@@ -126,14 +131,16 @@ async def test_look_alikes_announced_before_and_after_a_listed_peer_do_not_take_
                               keys=settings.card_keys, listed=settings.listed_peers)
         await browser.start()
         try:
-            spoofs = [await announce(f"spoof-{i}-{TAG}", spoof_ports[s][0]) for i, s in enumerate(before)]
+            spoofs = await announce_all([(f"spoof-{i}-{TAG}", spoof_ports[s][0])
+                                         for i, s in enumerate(before)])
             await _until(lambda: all(s in registry.rejected for s in spoofs))
             real = await announce(f"real-{TAG}", real_port)
             await _until(lambda: real in registry.peers)
-            spoofs += [await announce(f"spoof-late-{i}-{TAG}", spoof_ports[s][0])
-                       for i, s in enumerate(after)]
-            pair = [await announce(f"acme-a-{TAG}", acme_port),
-                    await announce(f"acme-b-{TAG}", acme_spoof_port)]
+            late = await announce_all([(f"spoof-late-{i}-{TAG}", spoof_ports[s][0])
+                                       for i, s in enumerate(after)]
+                                      + [(f"acme-a-{TAG}", acme_port), (f"acme-b-{TAG}", acme_spoof_port)])
+            spoofs += late[:-2]
+            pair = late[-2:]
             await _until(lambda: all(s in registry.rejected for s in spoofs) and all(p in registry.peers
                                                                                      for p in pair))
             for spoof in spoofs:
@@ -159,8 +166,7 @@ async def test_look_alikes_announced_before_and_after_a_listed_peer_do_not_take_
                 == [f"http://127.0.0.1:{real_port}/a2a"], listed["peers"]
         finally:
             await browser.stop()
-            for info in infos:
-                await announcer.async_unregister_service(info)
+            await asyncio.gather(*(announcer.async_unregister_service(info) for info in infos))
             await announcer.async_close()
             await browsing.async_close()
             for _, stop in spoof_ports.values():

@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -84,12 +85,20 @@ class Browser:
         )
 
     async def wait_items(self, n: int = 1, timeout: float = 30) -> str:
-        for _ in range(int(timeout * 10)):
+        """The inbox page once it shows at least ``n`` items, looked at every 0.1 s for ``timeout`` seconds of
+        wall clock (a count of looks would stretch with each page's own time on a loaded machine)."""
+        deadline = time.monotonic() + timeout
+        while True:
             page = await self.page("/console/inbox")
-            if len(items_of(page)) >= n:
+            shown = items_of(page)
+            if len(shown) >= n:
                 return page
+            if time.monotonic() >= deadline:
+                raise AssertionError(
+                    f"waited {timeout} s for the inbox to show at least {n} item(s); it shows {len(shown)} "
+                    f"{shown}: the question the test expects was never put to this principal's inbox"
+                )
             await asyncio.sleep(0.1)
-        raise AssertionError(f"fewer than {n} inbox item(s) after {timeout}s")
 
 
 @contextlib.asynccontextmanager

@@ -15,10 +15,20 @@ def _costly(guards: int = 60, width: int = 40, depth: int = 7) -> str:
 
 
 CANDIDATE = BOOKINGS_PL.read_text() + _costly()
-# the check's inference budget raised past what the candidate can spend (set it with monkeypatch.setenv before
-# the gateway starts), so its check runs to the time bound (CHECK_SECONDS): a check of the default budget is
-# over in ~1 s with a warm spare child, before the next request; the tests assert answers, never the time
+# the check's inference budget raised past what the candidate can spend (``costly_bounds`` before the gateway
+# starts), so its check runs to the time bound (CHECK_SECONDS): a check of the default budget is over in ~1 s
+# with a warm spare child, before the next request; the tests assert answers, never the time
 COSTLY_BUDGET = ("SENTINEL_CAP_CHECK_INFERENCES", "4000000000")
+# the time bound those checks run to, lowered from 10 s (a deployment cap the checker reads): still far past
+# the head start and the requests each test makes while one runs, which wait on events, never on its end
+COSTLY_SECONDS = ("SENTINEL_CAP_CHECK_SECONDS", "5")
+
+
+def costly_bounds(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A costly check's bounds for the gateway a test starts next: its budget past the candidate's cost, its
+    time bound lowered."""
+    monkeypatch.setenv(*COSTLY_BUDGET)
+    monkeypatch.setenv(*COSTLY_SECONDS)
 
 
 async def live_check(who, base: str, csrf: str):

@@ -15,13 +15,13 @@ from tests.console.console_rig import (
 from sentinel_mcp.policy.check_places import MAX_RUNNING
 from sentinel_mcp.policy.checker import UNFINISHED
 
-from tests.console.costly_checks import CANDIDATE, COSTLY_BUDGET, live_check
+from tests.console.costly_checks import CANDIDATE, costly_bounds, live_check
 
 pytestmark = pytest.mark.timeout(240)
 
 
 async def test_guarded_calls_are_answered_while_a_costly_candidate_is_checked(tmp_path, monkeypatch):
-    monkeypatch.setenv(*COSTLY_BUDGET)
+    costly_bounds(monkeypatch)
     cfg = console_config(tmp_path)
     with http_sentinel(cfg) as (base, _):
         async with (
@@ -52,7 +52,7 @@ async def test_guarded_calls_are_answered_while_a_costly_candidate_is_checked(tm
 
 
 async def test_concurrent_live_checks_are_bounded(tmp_path, monkeypatch):
-    monkeypatch.setenv(*COSTLY_BUDGET)  # the checks started below still run when the form's check comes
+    costly_bounds(monkeypatch)  # the checks started below still run when the form's check comes
     cfg = console_config(tmp_path)
     with http_sentinel(cfg) as (base, _):
         async with signed_in(base, OWNER_TOKEN) as owner:
@@ -67,7 +67,11 @@ async def test_concurrent_live_checks_are_bounded(tmp_path, monkeypatch):
                     assert "running already" in r.json()["error"], r.text[:300]
             # the form's check (no script) is refused the same way while the slots are taken
             busy = [asyncio.create_task(live_check(owner, base, csrf)) for _ in range(MAX_RUNNING)]
-            await asyncio.sleep(1.5)  # the slots are taken (no assertion on the clock)
+            # the slots are taken: each of them but the check holding the owner's place is refused at once
+            while sum(t.done() for t in busy) < MAX_RUNNING - 1:
+                await asyncio.wait(busy, return_when=asyncio.FIRST_COMPLETED, timeout=0.1)
+            assert all(t.result().status_code == 429 for t in busy if t.done()), [t for t in busy if t.done()]
+            assert not all(t.done() for t in busy)
             r = await owner.post("/console/policy/check", {"file": "bookings.pl", "candidate": CANDIDATE},
                                  csrf=csrf)
             assert r.status_code == 429 and "running already" in r.text, r.text[:500]

@@ -21,13 +21,13 @@ from tests.identity.identity_rig import BOOKINGS_PL
 
 from sentinel_mcp.policy.check_places import KEPT, OWN_BUSY
 
-from tests.console.costly_checks import CANDIDATE, COSTLY_BUDGET, live_check
+from tests.console.costly_checks import CANDIDATE, costly_bounds, live_check
 
 pytestmark = pytest.mark.timeout(240)
 
 
 async def test_a_principal_cannot_take_both_places_and_another_still_checks(tmp_path, monkeypatch):
-    monkeypatch.setenv(*COSTLY_BUDGET)
+    costly_bounds(monkeypatch)
     cfg = console_config(tmp_path)
     with http_sentinel(cfg) as (base, _):
         async with signed_in(base, OWNER_TOKEN) as owner, signed_in(base, BOB) as bob:
@@ -54,7 +54,7 @@ async def test_a_principal_cannot_take_both_places_and_another_still_checks(tmp_
 async def test_readers_reloading_the_policy_page_never_take_the_owners_place(tmp_path, monkeypatch):
     """The rulebase in force costly to check: one reader's page holds the readers' place for the check's whole
     budget; another reader's page is told its rulebase was not checked, and the owner's live check runs."""
-    monkeypatch.setenv(*COSTLY_BUDGET)
+    costly_bounds(monkeypatch)
     cfg = console_config(tmp_path)
     body = json.loads(cfg.read_text())
     costly = tmp_path / "bookings.pl"

@@ -7,6 +7,7 @@ Real Sentinel over HTTP, real SWI-Prolog; asserted on order, never on the clock.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 
 import pytest
@@ -33,6 +34,19 @@ def _costly(rounds: int = 1000000) -> str:
 
 USERS = ("u_123", "u_124", "u_125")
 CALLS = 3 * len(USERS) * 4  # a few calls for each costly decision of the replay
+# the guard's time budget (10 s by default): the replay decides each recorded read under the candidate to its
+# end, so this is what the replay lasts, several times what the calls made meanwhile take
+GUARD_SECONDS = 5
+
+
+def _config(tmp_path):  # type: ignore[no-untyped-def]
+    """The console rig with a guard's time budget of GUARD_SECONDS: each costly decision of the replay runs
+    to it (the rulebase in force decides the calls below in a small part of it)."""
+    cfg = console_config(tmp_path)
+    body = json.loads(cfg.read_text())
+    body["sentinel"]["policy"] = {**body["sentinel"].get("policy", {}), "guard_timeout": GUARD_SECONDS}
+    cfg.write_text(json.dumps(body))
+    return cfg
 
 
 async def _whatif(owner, base: str, csrf: str, rounds: int = 1000000):
@@ -48,7 +62,7 @@ def _report(text: str) -> str:
 
 
 async def test_guarded_calls_are_answered_while_a_costly_candidate_is_replayed(tmp_path):
-    cfg = console_config(tmp_path)
+    cfg = _config(tmp_path)
     with http_sentinel(cfg) as (base, _):
         async with (
             signed_in(base, OWNER_TOKEN) as owner,
@@ -85,7 +99,7 @@ async def test_guarded_calls_are_answered_while_a_costly_candidate_is_replayed(t
 
 
 async def test_a_replay_takes_a_check_place(tmp_path):
-    cfg = console_config(tmp_path)
+    cfg = _config(tmp_path)
     with http_sentinel(cfg) as (base, _):
         async with (
             signed_in(base, OWNER_TOKEN) as owner,

@@ -193,4 +193,7 @@ def hostile(inner: Any) -> Any:
 
 if __name__ == "__main__":
     app = hostile(mcp.streamable_http_app())
-    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+    # stopped (SIGTERM) at a test module's end: a stream a hostile answer left open is cut after 2 s, not
+    # waited for until the test's stop_process kills it (15 s)
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning",
+                timeout_graceful_shutdown=2)

@@ -37,13 +37,18 @@ async def _nothing(*_: Any) -> None:
     return None
 
 
+# a lost connection is made again after at most this long (30 s in a gateway): these tests lose it on purpose,
+# what they assert is the answers either side of it, not the back-off
+RECONNECT_SECONDS = 0.25
+
 async def _with_upstream(cmd: list[str], body: Any, *, protocol: str, lean: bool = True,
                          timeout: float = 60.0) -> Any:
     os.environ["SENTINEL_LEAN_UPSTREAM"] = "on" if lean else "off"  # read when the process is spawned
     try:
         target = StdioServer(command=cmd[0], args=cmd[1:], cwd=str(ROOT), protocol=protocol,  # type: ignore[arg-type]
                              timeout=timeout)
-        up = Upstream("tb", target, UpstreamHooks(catalog_changed=_nothing), health_interval=3600)
+        up = Upstream("tb", target, UpstreamHooks(catalog_changed=_nothing), health_interval=3600,
+                      max_backoff=RECONNECT_SECONDS)
         async with anyio.create_task_group() as tg:
             tg.start_soon(up.run)
             assert await up.wait_ready(30), up.last_error

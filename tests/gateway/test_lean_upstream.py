@@ -70,13 +70,18 @@ async def _nothing(*_: Any) -> None:
     return None
 
 
+# a lost connection is made again after at most this long (30 s in a gateway): these tests lose it on purpose,
+# what they assert is the answers either side of it, not the back-off
+RECONNECT_SECONDS = 0.25
+
 async def _with_upstream(url: str, body: Any, *, protocol: str = "modern", timeout: float = 60.0,
                          lean: bool = True, **extra: Any) -> Any:
     os.environ["SENTINEL_LEAN_UPSTREAM"] = "on" if lean else "off"  # read when the connection is made
     try:
         up = Upstream("tb", RemoteServer(url=url, protocol=protocol, timeout=timeout,  # type: ignore[arg-type]
                                          **extra),
-                      UpstreamHooks(catalog_changed=_nothing), health_interval=3600)
+                      UpstreamHooks(catalog_changed=_nothing), health_interval=3600,
+                      max_backoff=RECONNECT_SECONDS)
         async with anyio.create_task_group() as tg:
             tg.start_soon(up.run)
             assert await up.wait_ready(30), up.last_error
