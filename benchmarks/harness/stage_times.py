@@ -56,6 +56,7 @@ def timed_sync(cls, name):
 
 from sentinel_mcp.gateway.front import Front
 from sentinel_mcp.gateway.core import Gateway
+from sentinel_mcp.gateway.argument_check import ArgumentCheck
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate
 from sentinel_mcp.gateway.upstream import Upstream
 from sentinel_mcp.app.http_app import CallerGuard
@@ -78,7 +79,7 @@ timed(CallRecord, "finished")
 timed(CallRecord, "final")
 timed(Upstream, "call_tool")
 timed(RecordsGate, "problem")
-timed_sync(Gateway, "_check_arguments")
+timed_sync(ArgumentCheck, "check")  # the schema and limits (Gateway._validate)
 timed_sync(Front, "conversation")
 timed(CallerGuard, "__call__")
 timed(WireGuard, "__call__")
