@@ -343,10 +343,10 @@ class PolicyGuard(ObserveStep, Guard):
         )
 
     async def _rendered_kept(self, rb: Rulebase, kept: KeptProof) -> dict[str, Any]:
-        """The proof of an allow decided by its first pass, as ``_rendered`` writes it (one pass, no
-        fetch)."""
-        return await self._rendered(self.documents(rb), rb.version, SolverResult(status="proved", tree=kept,
-                                                                                  passes=1))
+        """The proof of an allow decided by its first pass, as ``_rendered`` writes it of a SolverResult of one
+        pass and no fetch (built directly: a pydantic model validated per allow for two constant fields)."""
+        tree = await self.engine.render_kept(kept)
+        return {"rulebase": rb.version, "tree": self.documents(rb).quote_tree(tree), "passes": 1, "fetches": []}
 
     def _limit(self, rb: Rulebase) -> int:
         """A proof's inference budget: the rulebase's option, never above the rulebase in force's for a
