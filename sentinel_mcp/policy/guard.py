@@ -334,17 +334,19 @@ class PolicyGuard(ObserveStep, Guard):
         if mod is None:
             return None
         # process_clock.now()'s reading, one call fewer a decision
-        key = (rb.module, mod, process_clock.CLOCK.now(), call.identity, call.arguments, call.digest, rb.version)
+        key = (rb.module, mod, process_clock.CLOCK.now(), call.identity, call.arguments, call.digest,
+               rb.version)
         first = self.engine.decide_compact_here(*key, self._limit(rb))
         if first[0]:
             return first
         return True, await self.engine.decide_compact(*key, self._limit(rb), try_here=False)
 
     async def _rendered_kept(self, rb: Rulebase, kept: KeptProof) -> dict[str, Any]:
-        """An allow's proof decided by its first pass, as ``_rendered`` writes a SolverResult of one pass and no
-        fetch (built directly: no pydantic model validated per allow)."""
+        """An allow's proof decided by its first pass, as ``_rendered`` writes a SolverResult of one pass and
+        no fetch (built directly: no pydantic model validated per allow)."""
         tree = await self.engine.render_kept(kept)
-        return {"rulebase": rb.version, "tree": self.documents(rb).quote_tree(tree), "passes": 1, "fetches": []}
+        return {"rulebase": rb.version, "tree": self.documents(rb).quote_tree(tree), "passes": 1,
+                "fetches": []}
 
     def _limit(self, rb: Rulebase) -> int:
         """A proof's inference budget: the rulebase's option, never above the rulebase in force's for a

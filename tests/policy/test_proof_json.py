@@ -28,8 +28,8 @@ pytestmark = pytest.mark.timeout(180)
 # both renderers on the same tree (the case's goal binds Tree; Room: the answer's room before), each inside
 # \+ \+ (a binding either makes is undone before the other runs; the variables keep their names): the text of
 # what each gives, the room it leaves and the tree as it leaves it (writeq/1, variables by their names),
-# compared byte for byte; garbage collection off meanwhile (it moves the variables, and a variable's name is its
-# place). Defined in a module of the test's own (a query's variables are all converted to Python's values).
+# compared byte for byte; garbage collection off meanwhile (it moves the variables, and a variable's name is
+# its place). Defined in a module of the test's own (a query's variables are all converted to Python values).
 SIDE_BY_SIDE = r"""
 :- module(proof_json_test, [side_by_side/4]).
 side_by_side(GoalText, Room, Same, Shown) :-
@@ -113,7 +113,8 @@ async def test_airline_proofs_are_written_as_tree_json_writes_them(tmp_path: Pat
                                                                             prop.get("oneOf") or [])]
                                     if v not in ("i_dont_know", None)]
                             value = True if q.meta["kind"] == "confirm" else rng.choice(enum or ["x"])
-                            await guard.record_answer(c, q, Answer(action="accept", content={"answer": value}))
+                            answer = Answer(action="accept", content={"answer": value})
+                            await guard.record_answer(c, q, answer)
                         d = await guard.decide(c, spend=False)
                     if not isinstance(d, Allow) or not isinstance(d.proof, LazyProof):
                         continue
@@ -132,16 +133,17 @@ async def test_airline_proofs_are_written_as_tree_json_writes_them(tmp_path: Pat
 async def test_every_clause_of_a_shipped_rulebase_is_written_as_tree_json_writes_it(
     tmp_path: Path, name: str
 ) -> None:
-    """Trees of each rule of the rulebase (its head and body, variables unbound: the texts a proof shows of its
-    builtins and negations), one by one and all in one tree (one answer's room)."""
+    """Trees of each rule of the rulebase (its head and body, variables unbound: the texts a proof shows of
+    its builtins and negations), one by one and all in one tree (one answer's room)."""
     guard = PolicyGuard([RULEBASES_DIR / name], None, store_path=tmp_path / "facts.db")
     await guard.start(watch=False)
     await with_side_by_side(guard, tmp_path)
     try:
         assert guard.rulebases.loaded, guard.load_error
         rb = quote_atom(guard.rulebases.current.module)
-        clauses = (f"findall(rule(H, and(builtin(B), not(H))), ( current_predicate({rb}:P/N), functor(H, P, N), "
-                   f"\\+ predicate_property({rb}:H, imported_from(_)), catch(clause({rb}:H, B), _, fail) ), Rs)")
+        clauses = (f"findall(rule(H, and(builtin(B), not(H))), ( current_predicate({rb}:P/N), "
+                   f"functor(H, P, N), \\+ predicate_property({rb}:H, imported_from(_)), "
+                   f"catch(clause({rb}:H, B), _, fail) ), Rs)")
         rows = await guard.engine.run(lambda p: list(p.query(f"{clauses}, length(Rs, Len)", maxresult=1)))
         count = int(rows[0]["Len"])
         assert count > 0
