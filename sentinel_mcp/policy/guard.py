@@ -325,7 +325,7 @@ class PolicyGuard(ObserveStep, Guard):
         the general path (a reference or written proof, a store replicas share, strict symbolic mode, a
         session not loaded yet). The solver starts from it (``prove_call``), so no pass runs twice; a proved
         call is answered without the solver's machinery, from a job too (a thread without an engine of its
-        own, or the engine busy: the solver's pass went the same way, ~100 us later)."""
+        own, or the engine busy: the solver's pass was the same job, 40 Python calls later)."""
         if not (self.fast_path and self.lazy_proofs) or self.write_proofs_behind or rb.info.option(
             "strict_symbolic"
         ):
