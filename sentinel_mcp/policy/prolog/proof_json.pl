@@ -1,21 +1,22 @@
 /*  Part of sentinel_core (included): a proof tree's JSON terms, as tree_json/2 (answer_json.pl) writes them,
-    with the goals that hold variables written in one bounded write instead of one each.
+    with the goals that hold variables written in one write instead of one bounded write each.
 
     A ground goal's text is remembered (q_atom/2's memo); a goal with a variable (a negated goal, a builtin's
     template: 4 of the airline cancel proof's 30) is written on every rendering, each through bounded_text/2,
-    which opens a counting stream and writes the goal twice: half of the tree's cost. Here those goals are
-    written together, one a line, in one bounded_text/2, and the text split at the line breaks (writeq/1
-    escapes a line break in a quoted atom or string, and writes a '$VAR' name raw only when it is a variable's
-    name: a goal's text holds none; the count of lines is checked all the same, the tree written by
-    tree_json/2 when it differs).
+    which opens a counting stream and writes the goal twice: half of the tree's cost. Here each is measured
+    by write_length/3 (C, stopping at 512 characters), then they are written together, one a line, in one
+    with_output_to/2, and the text split at the line breaks (writeq/1 escapes a line break in a quoted atom
+    or string, and writes a '$VAR' name raw only when it is a variable's name: a goal's text holds none; the
+    count of lines is checked all the same, the tree written by tree_json/2 when it differs).
 
     The same texts as tree_json/2: each goal is written at the top level (its own writeq/1, no list's
     priority), of the same term (no copy: the same variables, so the same names); the walk binds nothing
     (checked: a tree the walk would bind, as tree_json/2's clause heads can, is written by tree_json/2, whose
     earlier goals were written before the binding); and only texts under 512 characters are taken from the
-    write, the ones shown_text/2 shows as they are without counting them against the answer's room. Any other
-    case (a cyclic goal, a longer text, the whole over max_text_chars) is written by tree_json/2 from the
-    start, with the answer's room as it was.
+    write, the ones shown_text/2 shows as they are without counting them against the answer's room (and
+    write_length/3's bound keeps the write itself short: a term whose text explodes is never written here).
+    Any other case (a cyclic goal, a longer text) is written by tree_json/2 from the start, with the answer's
+    room as it was.
 */
 
 %  proof_json(+Tree, -Json): tree_json(Tree, Json), with the writes of the goals that hold variables joined.
@@ -61,13 +62,18 @@ goal_part(G, GA, D0, D) :-
     ;   throw(sn_proof_other)
     ).
 
-%  deferred_texts(+Goals): each Goal-Text's Text, from one bounded write of the goals one a line; fails when
-%  that is over max_text_chars, a line break is not one of those written, or a text is 512 characters or more.
+%  deferred_texts(+Goals): each Goal-Text's Text, from one write of the goals one a line; fails when a text is
+%  512 characters or more (write_length/3 stops counting there: the write that follows is at most 512 a goal),
+%  or a line break is not one of those written.
 deferred_texts([]) :- !.
 deferred_texts(Ds) :-
-    catch(bounded_text(goal_lines(Ds), All), error(resource_error(text_size), _), fail),
+    short_goals(Ds),
+    with_output_to(atom(All), goal_lines(Ds)),
     atomic_list_concat(Parts, '\n', All),
     bind_texts(Ds, Parts).
+
+short_goals([]).
+short_goals([G-_|Ds]) :- write_length(G, _, [quoted(true), numbervars(true), max_length(511)]), short_goals(Ds).
 
 goal_lines([]).
 goal_lines([G-_|Ds]) :- writeq(G), nl, goal_lines(Ds).
