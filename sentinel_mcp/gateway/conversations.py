@@ -122,12 +122,7 @@ class Conversations:
         None: a label that names no conversation yet (with replicas, no row in use): no other key names it."""
         key = str(key).strip()
         if key.startswith(SEAL_PREFIX):
-            payload = self.seal.open(key)
-            if payload is None or payload.get("principal") != principal.name or not payload.get("session"):
-                raise SessionRefused(
-                    "the session key is unknown, expired or not yours; call without it to start a new session"
-                )
-            return str(payload["session"])
+            return self._sealed_session(key, principal)
         if "/" in key:
             return key
         if _LABEL.fullmatch(key):
@@ -141,18 +136,22 @@ class Conversations:
             "a session key is a label of letters, digits, '_', '.', '-' (up to 64), or an id Sentinel issued"
         )
 
+    def _sealed_session(self, key: str, principal: Principal) -> str:
+        """The session of a sealed id Sentinel issued to ``principal``, unexpired (else refused)."""
+        payload = self.seal.open(key)
+        if payload is None or payload.get("principal") != principal.name or not payload.get("session"):
+            raise SessionRefused(
+                "the session key is unknown, expired or not yours; call without it to start a new session"
+            )
+        return str(payload["session"])
+
     def named(self, key: str, principal: Principal) -> Conversation:
         """The conversation a client-supplied key names: a sealed id Sentinel issued, the id of a live
         session,
         or a plain label (letters, digits, ``_.-``) naming one of the caller's own conversations."""
         key = str(key).strip()
         if key.startswith(SEAL_PREFIX):
-            payload = self.seal.open(key)
-            if payload is None or payload.get("principal") != principal.name or not payload.get("session"):
-                raise SessionRefused(
-                    "the session key is unknown, expired or not yours; call without it to start a new session"
-                )
-            return self._live(str(payload["session"]), principal, restore=True)
+            return self._live(self._sealed_session(key, principal), principal, restore=True)
         if "/" in key:
             return self._live(key, principal, restore=False)
         if _LABEL.fullmatch(key):
