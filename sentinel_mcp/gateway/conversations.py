@@ -127,7 +127,7 @@ class Conversations:
             return key
         if _LABEL.fullmatch(key):
             if self.labels is None:
-                return f"{principal.name}/label-{key}-{self.epoch}"
+                return self._label_id(principal, key)
             try:
                 return await self.labels.current(principal.name, key)
             except LabelsUnavailable as e:  # fail closed, as ``resolve``
@@ -135,6 +135,10 @@ class Conversations:
         raise SessionRefused(
             "a session key is a label of letters, digits, '_', '.', '-' (up to 64), or an id Sentinel issued"
         )
+
+    def _label_id(self, principal: Principal, label: str) -> str:
+        """The id a label names for ``principal`` on this process (no replicas: labels of this epoch)."""
+        return f"{principal.name}/label-{label}-{self.epoch}"
 
     def _sealed_session(self, key: str, principal: Principal) -> str:
         """The session of a sealed id Sentinel issued to ``principal``, unexpired (else refused)."""
@@ -155,7 +159,7 @@ class Conversations:
         if "/" in key:
             return self._live(key, principal, restore=False)
         if _LABEL.fullmatch(key):
-            sid = f"{principal.name}/label-{key}-{self.epoch}"
+            sid = self._label_id(principal, key)
             conv = self._by_id.get(sid)
             if conv is None:
                 conv = Conversation(sid, principal)
