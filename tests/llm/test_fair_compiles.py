@@ -66,7 +66,9 @@ async def test_one_partys_single_compile_is_served_before_anothers_queued_ones(
         model=str(tiny_chat_model), n_ctx=2048, n_threads=1, seed=7, max_queued_per_party=12
     )
     cortex = Cortex(settings, engine=LlamaEngine(settings))
-    hold = threading.Event()
+    # the model held as a generation holds it: until its job is cancelled (a generation reads the flag per
+    # token), so cancelling the group at the end frees it at once instead of after the engine's cancel grace
+    holder = _Job()
 
     async def ask(party: str, n: int) -> None:
         try:
@@ -78,7 +80,7 @@ async def test_one_partys_single_compile_is_served_before_anothers_queued_ones(
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as tg:
                 # the model is busy, so compiled calls wait for their turn and nothing else needs the worker
-                tg.start_soon(cortex.engine._in_turn, hold.wait, _Job(), "someone")
+                tg.start_soon(cortex.engine._in_turn, holder.cancel.wait, holder, "someone")
                 await until(lambda: cortex.engine.turns.holder is not None)
                 tg.start_soon(ask, "alice", 1)
                 await until(lambda: len(spy.order) == 1)
@@ -94,7 +96,7 @@ async def test_one_partys_single_compile_is_served_before_anothers_queued_ones(
         assert spy.order[:3] == ["alice-1", "bob-1", "alice-2"], spy.order
     finally:
         spy.gate.set()
-        hold.set()
+        holder.cancel.set()
         cortex.engine.close()
 
 
