@@ -26,8 +26,10 @@ from typing import Any
 
 import pytest
 
-from tests.gateway.test_front_strict_requests import INIT, LEGACY, answer_of, exchange, session_id
-from tests.gateway.test_lean_calls import ENVELOPE, STORE, TOKEN, gateway  # noqa: F401 - its fixture
+from tests.gateway.test_front_strict_requests import (
+    INIT, LEGACY, answer_of, audit_before, audit_unchanged, exchange, session_id,
+)
+from tests.gateway.test_lean_calls import ENVELOPE, TOKEN, gateway  # noqa: F401 - its fixture
 from tests.records.rig import audit_rows
 
 pytestmark = pytest.mark.timeout(180)
@@ -76,10 +78,6 @@ def echo_call(path: str, meta: Any = ..., *, rid: Any = 9, token: Any = ...) -> 
     return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
 
 
-def audit_count() -> int:
-    return len(audit_rows(STORE[0]))
-
-
 def refused_params(answer: Any, rid: Any, code: int, word: str) -> bool:
     if not isinstance(answer, dict) or not isinstance(answer.get("error"), dict):
         return False
@@ -92,11 +90,12 @@ def refused_params(answer: Any, rid: Any, code: int, word: str) -> bool:
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("meta", NOT_OBJECTS, ids=repr)
-def test_a_call_whose_meta_is_not_an_object_is_invalid_params(gateway: int, path: str, meta: Any) -> None:  # noqa: F811
-    before = audit_count()
+def test_a_call_whose_meta_is_not_an_object_is_invalid_params(
+        gateway: int, path: str, meta: Any, request: pytest.FixtureRequest) -> None:  # noqa: F811
+    before = audit_before(request)
     status, answer = send(gateway, path, echo_call(path, meta))
     assert status == 400 and refused_params(answer, 9, -32602, "_meta"), (meta, status, answer)
-    assert audit_count() == before
+    audit_unchanged(request, before)  # nothing was decided, nothing ran
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -167,11 +166,11 @@ def test_a_notification_whose_meta_is_not_an_object_is_dropped_with_an_error(
 @pytest.mark.parametrize("params", [[], [1], ["tb__echo", {"text": "x"}], "x", 5, True, None], ids=repr)
 @pytest.mark.parametrize("method", ["tools/call", "tools/list", "ping"])
 def test_params_that_are_not_an_object_are_an_invalid_request(
-        gateway: int, path: str, params: Any, method: str) -> None:  # noqa: F811
-    before = audit_count()
+        gateway: int, path: str, params: Any, method: str, request: pytest.FixtureRequest) -> None:  # noqa: F811
+    before = audit_before(request)
     status, answer = send(gateway, path, {"jsonrpc": "2.0", "id": 4, "method": method, "params": params})
     assert status == 400 and refused_params(answer, 4, -32600, "params must be an object"), (params, answer)
-    assert audit_count() == before
+    audit_unchanged(request, before)  # nothing was decided, nothing ran
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -188,11 +187,11 @@ def test_an_object_meta_still_runs(gateway: int, path: str) -> None:  # noqa: F8
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("token", BAD_TOKENS, ids=lambda t: repr(t)[:40])
 def test_a_progress_token_past_the_json_safe_bounds_is_invalid_params(
-        gateway: int, path: str, token: Any) -> None:  # noqa: F811
-    before = audit_count()
+        gateway: int, path: str, token: Any, request: pytest.FixtureRequest) -> None:  # noqa: F811
+    before = audit_before(request)
     status, answer = send(gateway, path, echo_call(path, token=token))
     assert status == 400 and refused_params(answer, 9, -32602, "progressToken"), (token, status, answer)
-    assert audit_count() == before
+    audit_unchanged(request, before)  # nothing was decided, nothing ran
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -217,11 +216,12 @@ def test_a_progress_token_of_thousands_of_digits_is_a_parse_error(gateway: int, 
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("rid", BAD_IDS, ids=lambda r: repr(r)[:40])
-def test_an_invalid_id_is_answered_with_id_null(gateway: int, path: str, rid: Any) -> None:  # noqa: F811
-    before = audit_count()
+def test_an_invalid_id_is_answered_with_id_null(
+        gateway: int, path: str, rid: Any, request: pytest.FixtureRequest) -> None:  # noqa: F811
+    before = audit_before(request)
     status, answer = send(gateway, path, echo_call(path, rid=rid))
     assert status == 400 and answer["id"] is None and answer["error"]["code"] == -32600, (rid, status, answer)
-    assert audit_count() == before
+    audit_unchanged(request, before)  # nothing was decided, nothing ran
 
 
 @pytest.mark.parametrize("path", PATHS)
