@@ -4,15 +4,18 @@ request in flight still gets its own answer; the standalone stream stays open. B
 (which keys streams by ``str(id)``) gave the newer request the older one's stream: one of them never got an
 answer, or the GET stream was cut.
 
-Real gateway (the lean tests' fixture, the toolbox upstream's ``slow`` tool), raw HTTP on 127.0.0.1.
+Real gateway (the lean tests' fixture, the toolbox upstream's ``held`` tool, in flight until the test lets
+it answer), raw HTTP on 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 
@@ -30,6 +33,18 @@ INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
 def _slow(rid: Any, seconds: float = 2.0) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
             "params": {"name": "tb__slow", "arguments": {"seconds": seconds}}}
+
+
+def _held(rid: Any, path: Path) -> dict[str, Any]:
+    """The toolbox's ``held``: in flight until the test creates ``path`` + ".go"."""
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+            "params": {"name": "tb__held", "arguments": {"path": str(path)}}}
+
+
+async def _started(path: Path) -> None:
+    with anyio.fail_after(30):  # a guard against a hang, not a measurement
+        while not path.exists():
+            await anyio.sleep(0.01)
 
 
 def _events(text: str) -> list[dict[str, Any]]:
@@ -50,18 +65,24 @@ async def _session(http: httpx2.AsyncClient, url: str) -> dict[str, str]:
 @pytest.mark.parametrize("first,second", [(5, "5"), ("5", 5), (7, 7), ("a", "a"), (5, "05"), ("05", 5),
                                           (5, "+5"), (5, " 5"), (50, "5_0"), (5, "\u0665"), ("007", "7")])
 async def test_an_id_in_flight_is_refused_and_the_first_call_answered(gateway: int,  # noqa: F811
-                                                                      first: Any, second: Any) -> None:
+                                                                      first: Any, second: Any,
+                                                                      tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{gateway}/mcp"
+    held = tmp_path / "held"
     async with httpx2.AsyncClient(timeout=30) as http:
         session = await _session(http, url)
-        running = asyncio.create_task(http.post(url, json=_slow(first), headers=session))
-        await asyncio.sleep(0.7)  # the first call is in flight
-        again = await http.post(url, json=_slow(second, 0.1), headers=session)
+        running = asyncio.create_task(http.post(url, json=_held(first, held), headers=session))
+        await _started(held)  # the first call is in flight: the upstream runs it
+        try:
+            again = await http.post(url, json=_slow(second, 0.1), headers=session)
+        finally:
+            held.with_name("held.go").touch()  # the first call answers now
         assert again.status_code == 400, again.text
         assert again.json()["id"] == second and "still in flight" in again.json()["error"]["message"]
         done = await running
         answers = [e for e in _events(done.text) if "result" in e or "error" in e]
         assert [a["id"] for a in answers] == [first] and "result" in answers[0], done.text
+        assert answers[0]["result"]["content"][0]["text"] == "released", done.text
         later = await http.post(url, json=_slow(second, 0.1), headers=session)  # free again once answered
         assert [e["id"] for e in _events(later.text) if "result" in e] == [second], later.text
 

@@ -4,13 +4,14 @@ and the call in flight still gets its own answer, once. Before, the dispatcher's
 older call could no longer be cancelled) and both calls were served, both answers under one id: the client
 took the newer call's answer for the older one's. On both eras, on the lean path and the SDK's.
 
-A real ``serve`` over stdio (the lean stdio tests' ``Wire``, the toolbox upstream's ``slow`` tool). The
-second request is written right after the first: the transport reads lines in order, so the first is in flight
-when the second is read (no wait involved)."""
+A real ``serve`` over stdio (the lean stdio tests' ``Wire``, the toolbox upstream's ``held`` tool, which
+answers once the test lets it). The second request is written right after the first: the transport reads
+lines in order, so the first is in flight when the second is read (no wait involved)."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,16 +39,18 @@ def _settle(wire: Wire, marker: str, modern: bool) -> None:
     wire.answer(marker)  # (the 2026 era has no ping: an error answers it, as well)
 
 
-def _collide(wire: Wire, first: Any, second: Any, *, modern: bool, token: Any) -> None:
+def _collide(wire: Wire, first: Any, second: Any, *, modern: bool, token: Any, tmp: Path) -> None:
     tag = f"{first!r}-{second!r}-{token}-{modern}"
     wire.early = []
-    wire.send(call(first, "tb__slow", {"seconds": 2}, token=token, modern=modern))
+    held = tmp / "held"  # the first call answers once the test has read the second's answer (held + ".go")
+    wire.send(call(first, "tb__held", {"path": str(held)}, token=token, modern=modern))
     wire.send(call(second, "tb__echo", {"text": "second"}, token=token, modern=modern))
     refused = wire.answer(second)
+    (tmp / "held.go").touch()
     assert "error" in refused, f"the repeated id was served: {refused}"
     assert refused["error"]["code"] == -32600 and "still in flight" in refused["error"]["message"]
     done = wire.answer(first)
-    assert "result" in done and "second" not in done["result"]["content"][0]["text"], done
+    assert "result" in done and done["result"]["content"][0]["text"] == "released", done
     _settle(wire, f"settled-{tag}", modern)
     stray = [f for f in wire.early if isinstance(f, dict) and f.get("id") in (first, second)
              and ("result" in f or "error" in f)]
@@ -61,20 +64,24 @@ SPELLINGS = [(7, 7), (5, "5"), ("5", 5), (5, "05"), ("a", "a")]
 
 
 @pytest.mark.parametrize("first,second", SPELLINGS)
-def test_a_repeated_id_is_refused_on_a_modern_connection(modern: Wire, first: Any, second: Any) -> None:
-    _collide(modern, first, second, modern=True, token=None)
+def test_a_repeated_id_is_refused_on_a_modern_connection(
+        modern: Wire, first: Any, second: Any, tmp_path: Path) -> None:
+    _collide(modern, first, second, modern=True, token=None, tmp=tmp_path)
 
 
 @pytest.mark.parametrize("first,second", SPELLINGS)
-def test_a_repeated_id_is_refused_on_a_handshake_connection(legacy: Wire, first: Any, second: Any) -> None:
-    _collide(legacy, first, second, modern=False, token=None)
+def test_a_repeated_id_is_refused_on_a_handshake_connection(
+        legacy: Wire, first: Any, second: Any, tmp_path: Path) -> None:
+    _collide(legacy, first, second, modern=False, token=None, tmp=tmp_path)
 
 
 @pytest.mark.parametrize("era", ["modern", "legacy"])
-def test_a_repeated_id_is_refused_on_the_sdks_path(modern: Wire, legacy: Wire, era: str) -> None:
+def test_a_repeated_id_is_refused_on_the_sdks_path(
+        modern: Wire, legacy: Wire, era: str, tmp_path: Path) -> None:
     """With a progress token the call is the SDK's dispatcher's, not the lean path's."""
     wire = modern if era == "modern" else legacy
-    _collide(wire, f"sdk-{era}", f"sdk-{era}", modern=era == "modern", token=f"p-{era}")
+    _collide(wire, f"sdk-{era}", f"sdk-{era}", modern=era == "modern", token=f"p-{era}",
+             tmp=tmp_path)
 
 
 def test_a_repeated_id_of_another_method_is_refused(legacy: Wire) -> None:

@@ -66,6 +66,19 @@ async def slow(seconds: float, ctx: Context) -> str:
 
 
 @mcp.tool(annotations=RO)
+async def held(path: str) -> str:
+    """Appends "started" to the file ``path``, then answers "released" once ``path`` + ".go" exists (within
+    60 s, else "never released"): a call kept in flight as long as a test needs, not for a guessed time."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("started\n")
+    with anyio.move_on_after(60):
+        while not os.path.exists(path + ".go"):
+            await anyio.sleep(0.01)
+        return "released"
+    return "never released"
+
+
+@mcp.tool(annotations=RO)
 async def chatty(ctx: Context) -> str:
     """Logs two lines while it works."""
     await ctx.info("chatty: first line")
