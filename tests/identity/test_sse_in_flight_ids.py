@@ -4,13 +4,15 @@ under its id), and the call in flight still gets its own answer on the stream, o
 taken (202), the dispatcher overwrote the older call's entry and both answers went out on the stream under
 one id.
 
-A real gateway over HTTP (the lean tests' fixture, the toolbox upstream's ``slow`` tool), raw HTTP on
-127.0.0.1: the event stream read by a task, posts sent one after another (each taken before the next)."""
+A real gateway over HTTP (the lean tests' fixture, the toolbox upstream's ``held`` tool, in flight until the
+test lets it answer, and ``slow``), raw HTTP on 127.0.0.1: the event stream read by a task, posts sent one
+after another (each taken before the next)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any, AsyncIterator
 
 import httpx2
@@ -82,14 +84,18 @@ def _call(rid: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("first,second", [(7, 7), (5, "5"), ("5", 5), (5, "05"), ("a", "a")])
 async def test_a_repeated_id_is_refused_and_the_first_call_answered(session: Session, first: Any,
-                                                                   second: Any) -> None:
-    assert (await session.post(_call(first, "tb__slow", {"seconds": 2}))).status_code == 202
-    again = await session.post(_call(second, "tb__echo", {"text": "second"}))
+                                                                   second: Any, tmp_path: Path) -> None:
+    held = tmp_path / "held"  # the first call answers once the second post has its answer (held + ".go")
+    assert (await session.post(_call(first, "tb__held", {"path": str(held)}))).status_code == 202
+    try:
+        again = await session.post(_call(second, "tb__echo", {"text": "second"}))
+    finally:
+        (tmp_path / "held.go").touch()
     assert again.status_code == 400, again.text
     assert again.json()["id"] == second and again.json()["error"]["code"] == -32600
     assert "still in flight" in again.json()["error"]["message"]
     done = await session.answer(first)
-    assert "result" in done and "second" not in done["result"]["content"][0]["text"], done
+    assert "result" in done and done["result"]["content"][0]["text"] == "released", done
     assert (await session.post({"jsonrpc": "2.0", "id": "marker", "method": "ping"})).status_code == 202
     await session.answer("marker")
     stray = [f for f in session.early if f.get("id") in (first, second) and ("result" in f or "error" in f)]
