@@ -233,15 +233,32 @@ def test_log_lines_of_a_lean_call_come_before_its_answer(legacy: Wire) -> None:
         assert logs == ["chatty: first line", "chatty: second line"], frames
 
 
+def _running(held: Path) -> None:
+    """The toolbox's ``held`` call has reached the upstream (it wrote its marker), bounded."""
+    for _ in range(3000):
+        if held.exists():
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"the held call never reached the upstream ({held})")
+
+
+# how long a cancelled call is watched for an answer after its upstream call was let go (held + ".go"): an
+# answer it should not get would follow at once
+AFTER_RELEASE = 1.5
+
+
 @pytest.mark.parametrize("token", [None, "via-sdk"], ids=["lean", "sdk"])
-def test_a_cancelled_call_on_a_handshake_connection_is_never_answered(legacy: Wire, token: Any) -> None:
-    legacy.send(call(f"cancel-{token}", "tb__slow", {"seconds": 3}, token=token, modern=False))
-    time.sleep(0.5)
+def test_a_cancelled_call_on_a_handshake_connection_is_never_answered(
+        legacy: Wire, token: Any, tmp_path: Path) -> None:
+    held = tmp_path / "held"
+    legacy.send(call(f"cancel-{token}", "tb__held", {"path": str(held)}, token=token, modern=False))
+    _running(held)
     legacy.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
                  "params": {"requestId": f"cancel-{token}"}})
     legacy.send(call(f"after-{token}", "tb__echo", {"text": "on"}, modern=False))
     assert legacy.answer(f"after-{token}")["result"]["content"][0]["text"] == "on"
-    assert legacy.frames_for(f"cancel-{token}", 4.0) == []
+    (tmp_path / "held.go").touch()  # the upstream's call ends now (answered, if it was not cancelled there)
+    assert legacy.frames_for(f"cancel-{token}", AFTER_RELEASE) == []
 
 
 def test_numeric_and_odd_ids_are_answered_under_the_same_id(wire: Wire) -> None:
@@ -278,8 +295,9 @@ def test_a_call_running_when_the_client_leaves_is_answered_connection_closed(
     w = Wire(tmp_path)
     try:
         open_modern(w)
-        w.send(call("running", "tb__slow", {"seconds": 20}, token=token))
-        time.sleep(1.0)
+        held = tmp_path / "held"  # never let go: the call runs until the client leaves
+        w.send(call("running", "tb__held", {"path": str(held)}, token=token))
+        _running(held)
         assert w.proc.stdin is not None
         w.proc.stdin.close()
         answer = w.answer("running", timeout=30)
