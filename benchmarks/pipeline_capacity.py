@@ -196,11 +196,26 @@ def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
     rows.append(
         (
             '  through Sentinel, "protocol": "modern"',
-            upstream_fmt(m) + f"  ratio {m[0].rate / max(direct, 1e-9):.2f} of the mean direct",
+            upstream_fmt(m) + f"  ratio {m[0].rate / max(direct, 1e-9):.2f} of the mean direct"
+            f" (2 idle cores, from CPU per call: {two_cores(m, d, d2):.2f})",
             ">= 0.9x direct",
             m[0].rate >= 0.9 * direct,
         )
     )
+
+
+def two_cores(through: tuple[LoadResult, float], *direct: tuple[LoadResult, float]) -> float:
+    """The ratio the CPU per call of each process says two idle cores would give (the neighbours' share left
+    out, not their effect on the CPU per call): direct, the upstream's one event loop on a core of its own
+    (1 / u); through Sentinel, both processes and wrk on the two cores, neither past a core (Sentinel's
+    whole CPU per call s bounds its loop from below)."""
+    r, upstream = through
+    if not r.rate or not upstream:
+        return float("nan")
+    s, u, c = r.server_cpu / r.rate, upstream / r.rate, r.client_cpu / r.rate
+    u_direct = statistics.mean(d.server_cpu / d.rate for d, _ in direct if d.rate)
+    rate = min(1 / s, 1 / u, 2 / (s + u + c))
+    return rate * u_direct
 
 
 def upstream_load(url: str, tool: str, seconds: float, pid: int, upstream_pid: int | None,
