@@ -38,7 +38,6 @@ MAX_BUFFERED = 256 * 1024  # received and not yet consumed: reading pauses past 
 IDLE_SECONDS = 4.0  # a kept-alive connection idle longer is closed, not reused (servers close at ~5 s)
 MAX_CONNECTIONS = 64
 MAX_IDLE_CONNECTIONS = 32
-MAX_KEPT_LINES = 256  # request header lines kept encoded (a few per tool name)
 DRAIN_SECONDS = 1.0  # the rest of an answer read after the caller has what it needs...
 DRAIN_BYTES = 64 * 1024  # ...and how much of it, before the connection is closed instead of reused
 # set per request; a configured header of the same name would duplicate or contradict them
@@ -219,29 +218,6 @@ class _Connection(asyncio.Protocol):
                 raise self.fault
             await self._wait()
 
-    async def read(self, limit: int) -> bytes | None:
-        """The whole body, or None once more than ``limit`` bytes arrived (then nothing more is read). A
-        coroutine, not ``body()``'s async generator: asyncio registers and finalizes each of those (issue 21:
-        a dozen Python calls a forwarded call)."""
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            while self.chunks:
-                chunk = self.chunks.popleft()
-                self.buffered -= len(chunk)
-                size += len(chunk)
-                if size > limit:
-                    return None
-                chunks.append(chunk)
-            if self.paused and self.transport is not None:  # all of it consumed: reading goes on
-                self.paused = False
-                self.transport.resume_reading()
-            if self.complete:
-                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-            if self.fault is not None:
-                raise self.fault
-            await self._wait()
-
     def reusable(self) -> bool:
         return self.complete and not self.lost and self.keep_alive and not self.unasked
 
@@ -262,10 +238,6 @@ class HttpAnswer:
     def body(self) -> AsyncGenerator[bytes, None]:
         return self._conn.body()
 
-    async def read(self, limit: int) -> bytes | None:
-        """The whole body; None when it is larger than ``limit`` bytes (the rest is not read)."""
-        return await self._conn.read(limit)
-
 
 class HttpPool:
     """Kept-alive connections to one origin, for POSTs to one URL."""
@@ -284,7 +256,6 @@ class HttpPool:
         fixed += [_checked(k) + b": " + _checked(v) for k, v in headers.items()
                   if k.lower() not in REQUEST_HEADERS]
         self._head = b"\r\n".join(fixed) + b"\r\n"  # after the method
-        self._lines: dict[tuple[str, str], bytes] = {}  # per-request header lines, checked and encoded once
         self._idle: list[_Connection] = []
         self._draining: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(MAX_CONNECTIONS)
@@ -322,8 +293,7 @@ class HttpPool:
             raise HttpFault("the connection pool is closed")
         if method not in ("POST", "GET"):
             raise HttpFault(f"method {method[:20]!r} is not spoken here")
-        lines = self._lines
-        extra = b"".join([lines.get(kv) or self._line(kv) for kv in headers.items()])
+        extra = b"".join(_checked(k) + b": " + _checked(v) + b"\r\n" for k, v in headers.items())
         length = b"content-length: %d\r\n" % len(body) if method == "POST" else b""
         request = method.encode() + self._head + extra + length + b"\r\n" + body
         async with self._slots:
@@ -345,14 +315,6 @@ class HttpPool:
             task.add_done_callback(self._draining.discard)
         else:
             conn.close()
-
-    def _line(self, kv: tuple[str, str]) -> bytes:
-        """A header's line, checked (``_checked``); kept while there are few (the era's stamp repeats the same
-        handful on every call; a value that varies per call does not fill the table past its bound)."""
-        line = _checked(kv[0]) + b": " + _checked(kv[1]) + b"\r\n"
-        if len(self._lines) < MAX_KEPT_LINES:
-            self._lines[kv] = line
-        return line
 
     def _keep(self, conn: _Connection) -> None:
         if self._closed or len(self._idle) >= MAX_IDLE_CONNECTIONS:

@@ -365,10 +365,15 @@ async def _read_bounded(response: HttpAnswer, limit: int) -> bytes:
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes ({declared} declared)")
-    data = await response.read(limit)
-    if data is None:
-        raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes")
-    return data
+    chunks: list[bytes] = []
+    size = 0
+    async with aclosing(response.body()) as body:
+        async for chunk in body:
+            size += len(chunk)
+            if size > limit:
+                raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes")
+            chunks.append(chunk)
+    return b"".join(chunks)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import pytest
 
-from sentinel_mcp.gateway.lean_http import MAX_HEAD_BYTES, MAX_KEPT_LINES, HeaderRefused, HttpFault, HttpPool
+from sentinel_mcp.gateway.lean_http import MAX_HEAD_BYTES, HeaderRefused, HttpFault, HttpPool
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -185,38 +185,3 @@ def test_trailers_never_change_the_answers_headers() -> None:
     status, headers, body = asyncio.run(_with([chunked], lambda pool, _: _post(pool)))
     assert (status, body) == (200, b"{}")
     assert headers == {"content-type": "application/json", "transfer-encoding": "chunked"}, headers
-
-
-def test_kept_header_lines_stay_exact_past_their_bound_and_a_bad_one_is_still_refused() -> None:
-    """Request header lines are checked and encoded once and kept (a bounded table): every request still
-    carries exactly its own values, past the bound too, and a value that could split the request is refused
-    every time, however many good ones were kept before it."""
-    async def body(pool: HttpPool, server: RawServer) -> Any:
-        for n in range(MAX_KEPT_LINES + 20):
-            await _post(pool, {"mcp-name": f"tool-{n}", "mcp-method": "tools/call"})
-        for _ in range(2):
-            with pytest.raises(HeaderRefused):
-                await _post(pool, {"mcp-name": "tool-1\r\nx-injected: 1"})
-        return server.requests
-
-    requests = asyncio.run(_with([OK], body))
-    assert len(requests) == MAX_KEPT_LINES + 20
-    for n, request in enumerate(requests):
-        head = request.split(b"\r\n\r\n")[0].split(b"\r\n")
-        assert head.count(f"mcp-name: tool-{n}".encode()) == 1
-        assert sum(line.startswith(b"mcp-name:") for line in head) == 1
-        assert b"x-injected" not in request
-
-
-@pytest.mark.parametrize("limit, whole", [(11, True), (10, False)])
-def test_a_whole_body_read_is_bounded(limit: int, whole: bool) -> None:
-    """``read(limit)``: the body of a chunked answer whole, or None once more than ``limit`` bytes came."""
-    chunked = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
-               b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
-
-    async def body(pool: HttpPool, server: RawServer) -> Any:
-        async with asyncio.timeout(10):
-            async with pool.request("POST", b"{}", {}) as answer:
-                return await answer.read(limit)
-
-    assert asyncio.run(_with([chunked], body)) == (b"hello world" if whole else None)
