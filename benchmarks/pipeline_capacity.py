@@ -174,8 +174,12 @@ def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
         proc, url = sentinel(tmp, {"tb": {"url": direct_url, "protocol": "modern"}}, [], "upstream-modern")
         try:
             m = upstream_load(url, "tb__noop", seconds, proc.pid, up.pid)
+            # 64 clients: whether 16 leave the path short of calls (each waits for its two durable audit
+            # rows, so fewer are at the upstream at a time than direct) or the two cores are the limit
+            m64 = upstream_load(url, "tb__noop", seconds, proc.pid, up.pid, connections=64)
         finally:
             stop_process(proc)
+        d64 = upstream_load(direct_url, "noop", seconds, up.pid, None, token=None, connections=64)
         d2 = upstream_load(direct_url, "noop", seconds, up.pid, None, token=None)
     finally:
         stop_process(up)
@@ -202,6 +206,9 @@ def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
             m[0].rate >= 0.9 * direct,
         )
     )
+    rows.append(("  64 clients: direct, 2026-07-28", upstream_fmt(d64), "", None))
+    rows.append(('  64 clients: through Sentinel, "protocol": "modern"',
+                 upstream_fmt(m64) + f"  ratio {m64[0].rate / max(d64[0].rate, 1e-9):.2f}", "", None))
 
 
 def two_cores(through: tuple[LoadResult, float], *direct: tuple[LoadResult, float]) -> float:
@@ -219,15 +226,15 @@ def two_cores(through: tuple[LoadResult, float], *direct: tuple[LoadResult, floa
 
 
 def upstream_load(url: str, tool: str, seconds: float, pid: int, upstream_pid: int | None,
-                  **kw: Any) -> tuple[LoadResult, float]:
+                  connections: int = 16, **kw: Any) -> tuple[LoadResult, float]:
     """``load`` and, through Sentinel, the upstream's CPU (cores) over it: (result, upstream cores)."""
     if upstream_pid is None:
-        return load(url, tool, seconds, pid, **kw), 0.0
+        return load(url, tool, seconds, pid, connections=connections, **kw), 0.0
     check_call(url, tool)
     body, headers = call_body(tool), call_headers(tool)
-    wrk(url, body, headers, connections=16, seconds=1, server_pid=pid)  # warm up
+    wrk(url, body, headers, connections=connections, seconds=1, server_pid=pid)  # warm up
     before, t0 = proc_cpu(upstream_pid), time.perf_counter()
-    r = wrk(url, body, headers, connections=16, seconds=seconds, server_pid=pid)
+    r = wrk(url, body, headers, connections=connections, seconds=seconds, server_pid=pid)
     return r, (proc_cpu(upstream_pid) - before) / (time.perf_counter() - t0)
 
 

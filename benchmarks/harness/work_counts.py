@@ -13,12 +13,14 @@ work does not. For each tree, in processes of its own (its sources first on the 
   changed most;
 - the same count per 2026-07-28 ``tools/call`` over the stdio front of the test toolbox's no-op, a stdio
   upstream (front read, route, validate, guard, two durable audit rows, the forward and its answer, the
-  write to the client: the sequential call of the added-latency goal), from a client writing JSON lines.
+  write to the client: the sequential call of the added-latency goal), from a client writing JSON lines;
+- the same count per 2026-07-28 ``tools/call`` on the HTTP front forwarded to the test toolbox's no-op over
+  streamable HTTP (``"protocol": "modern"``: the real-upstream row's lean forward), one toolbox for both.
 
 The 2026-11-29 hunt that found ``shown_digest/2`` hashing every confirmation again (561 -> 804 inferences per
 decision) was these counts.
 Usage: python benchmarks/harness/work_counts.py [--base TREE] [--calls 500] [--era 2025-11-25]
-       [--skip guard,http,stdio] [--inline]
+       [--skip guard,http,stdio,upstream] [--inline]
 Each tree runs with its own ``.venv`` when it has one (else this interpreter).
 """
 
