@@ -128,7 +128,8 @@ def work_rows(calls: int) -> list[Row]:
                        capture_output=True, text=True, timeout=900)
     out: list[Row] = []
     for line in p.stdout.splitlines():
-        for label in ("SWI-Prolog inferences per decision", "Python function calls per call"):
+        for label in ("SWI-Prolog inferences per decision", "Python function calls per call",
+                      "Python function calls per PolicyGuard.decide"):
             if label in line:
                 name, _, value = line.rstrip().rpartition(" ")
                 out.append((f"work: {name.strip()}", value, "", None))
