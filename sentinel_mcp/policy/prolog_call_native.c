@@ -15,8 +15,10 @@
 
     call_json(pred, arity, args, index, answer_json) is call() with JSON terms in and out. args[index] (unless
     index is -1) is any value of parsed JSON, put as the term SWI-Prolog's atom_json_term/3 reads from its
-    text with the options true(true), false(false), null(@(null)): an object json([Key = Value, ...]) in its
-    order, an array a list, a text an atom, true and false atoms, null @(null), numbers as they are. With
+    text with the options true(true), false(false), null(@(null)), then with every text value spelling a
+    literal ("true", "false", "null") a string (from_result_json/2 in sentinel_core.pl): an object
+    json([Key = Value, ...]) in its order, an array a list, a text an atom, true and false atoms, null @(null),
+    numbers as they are. With
     answer_json the answer is a term returned as the value Python's json.loads reads from the text
     json_text.pl writes of it (then from_prolog_json's). A tool's result reached Prolog as JSON text it parsed
     character by character, and its facts came back as JSON text written and parsed again: together about
@@ -30,6 +32,7 @@
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* SWI-Prolog.h (9.x) */
 typedef uintptr_t term_t;
@@ -71,6 +74,7 @@ static atom_t (*new_atom)(const char *);
 static functor_t (*new_functor)(atom_t, size_t);
 static int (*put_term)(term_t, term_t);
 static int (*is_acyclic)(term_t);
+static int (*put_string_nchars)(term_t, size_t, const char *);
 static int (*term_type)(term_t);
 static int (*get_list)(term_t, term_t, term_t);
 static int (*get_functor)(term_t, functor_t *);
@@ -130,8 +134,8 @@ static PyObject *bind(PyObject *self, PyObject *args) {
 }
 
 static PyObject *bind_json(PyObject *self, PyObject *args) {
-    unsigned long long a[16];
-    if (!addresses(args, a, 16))
+    unsigned long long a[17];
+    if (!addresses(args, a, 17))
         return NULL;
     new_term_ref = (term_t(*)(void))(uintptr_t)a[0];
     put_nil = (int (*)(term_t))(uintptr_t)a[1];
@@ -149,6 +153,7 @@ static PyObject *bind_json(PyObject *self, PyObject *args) {
     get_atom = (int (*)(term_t, atom_t *))(uintptr_t)a[13];
     put_term = (int (*)(term_t, term_t))(uintptr_t)a[14];
     is_acyclic = (int (*)(term_t))(uintptr_t)a[15];
+    put_string_nchars = (int (*)(term_t, size_t, const char *))(uintptr_t)a[16];
     json_bound = 1;
     Py_RETURN_NONE;
 }
@@ -208,7 +213,15 @@ static int has_escape(PyObject *v) {
     return 0;
 }
 
-static int put_text(term_t t, PyObject *v) {
+/* a text the reader's literals are spelled as: "true", "false", "null" (the n bytes at s) */
+static int spells_literal(const char *s, Py_ssize_t n) {
+    return (n == 4 && (memcmp(s, "true", 4) == 0 || memcmp(s, "null", 4) == 0)) ||
+           (n == 5 && memcmp(s, "false", 5) == 0);
+}
+
+/* a text into t: an atom; a value (not a key) spelling a literal a string, as from_result_json/2 reads it
+   (the upstream's text "true" is never the boolean to a guard) */
+static int put_text(term_t t, PyObject *v, int value) {
     Py_ssize_t n;
     if (has_escape(v)) /* the text path escapes it */
         return JSON_NOT_HERE;
@@ -219,13 +232,15 @@ static int put_text(term_t t, PyObject *v) {
         PyErr_Clear();
         return JSON_NOT_HERE;
     }
+    if (value && spells_literal(s, n))
+        return put_string_nchars(t, (size_t)n, s) ? JSON_OK : JSON_PROLOG;
     return put_atom_text(t, (size_t)n, s) ? JSON_OK : JSON_PROLOG;
 }
 
 /* v as atom_json_term/3 reads its JSON text, into t */
 static int put_json(term_t t, PyObject *v, int depth) {
     if (PyUnicode_CheckExact(v))
-        return put_text(t, v);
+        return put_text(t, v, 1);
     if (v == Py_True || v == Py_False)
         return put_atom(t, v == Py_True ? atom_true : atom_false) ? JSON_OK : JSON_PROLOG;
     if (v == Py_None) {
@@ -283,7 +298,7 @@ static int put_json(term_t t, PyObject *v, int depth) {
                 r = JSON_NOT_HERE;
                 break;
             }
-            r = put_text(kv, items[2 * i]);
+            r = put_text(kv, items[2 * i], 0);
             if (r == JSON_OK)
                 r = put_json(kv + 1, items[2 * i + 1], depth + 1);
             if (r == JSON_OK && !(cons_functor_v(pair, eq_2, kv) && cons_list(list, pair, list)))

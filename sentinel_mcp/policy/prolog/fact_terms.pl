@@ -64,7 +64,7 @@ unfollowed :- nb_current(sn_negated, off).
 %  be read for. Such a binding gets no fetched marker: its facts stay unknown, never "looked up, nothing
 %  there" (which a negation would turn into a permission), and the fetch counts as failed (solver.py).
 sn_extract(RB, Tool, ArgsJson, ResultJson, Out) :-
-    atom_json_term(ResultJson, Result, [true(true), false(false), null(@(null))]),  % JSON null apart from "null"
+    from_result_json(ResultJson, Result),  % JSON null apart from "null", a text "true" apart from true
     sn_extract_term(RB, Tool, ArgsJson, Result, Term),
     to_json_atom(Term, Out).
 
@@ -157,9 +157,13 @@ bind_args([K = V|T], CallArgs) :- memberchk(K = V, CallArgs), bind_args(T, CallA
 extract_fact(H, Ex, Result, H) :- foldl(extract_one(Result), Ex, [], _), \+ ( arg(_, H, V), V == @(null) ).
 
 extract_one(Result, V = key(Ptr), Env0, Env) :- !,
-    pointer_segments(Ptr, Segs), walk(Segs, [], Result, Env0, Env, _, LastKey), V = LastKey.
+    pointer_segments(Ptr, Segs), walk(Segs, [], Result, Env0, Env, _, LastKey), key_value(LastKey, V).
 extract_one(Result, V = Ptr, Env0, Env) :-
     pointer_segments(Ptr, Segs), walk(Segs, [], Result, Env0, Env, V, _).
+
+%  A member's name is a text the upstream wrote (kept an atom in the term, where pointers find it): one
+%  spelling a literal is a string, as a value spelling it is (from_result_json/2).
+key_value(K, V) :- ( atom(K), literal_text(K) -> atom_string(K, V) ; V = K ).
 
 %  A binding's pointers are a rulebase's few atoms, split on every extraction (a result's ~40 walks): their
 %  segments are kept (keep_memo/2 bounds the memo).
