@@ -1,10 +1,10 @@
 """Facts stored before a text spelling a literal was kept apart from the literal are not trusted.
 
-Before, a tool's text ``"true"`` and the JSON ``true`` were both stored as the atom ``true`` (``flag(d,true)``,
-args ``["d", true]``): a stored literal may have been a hostile upstream's text. Opening such a store (its
-facts schema one step older) drops every fact holding a literal at any depth, with its value rows, so none of
-them grants before it is read again, typed; facts without a literal, and contexts, stay as written. On SQLite
-and PostgreSQL."""
+Before, a tool's text ``"true"`` and the JSON ``true`` were both stored as the atom ``true``
+(``flag(d,true)``, args ``["d", true]``): a stored literal may have been a hostile upstream's text. Opening
+such a store (its facts schema one step older) drops every fact holding a literal at any depth, with its value
+rows, so none of them grants before it is read again, typed; facts without a literal, and contexts, stay as
+written. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ async def test_a_stores_literals_from_before_typed_texts_are_dropped(store_locat
         assert len(await store.valid("s1")) == len(OLD + KEPT)
         # the store as the version before this one left it: its facts schema one step older
         older = STORE_SCHEMA.version("postgres" if store.shared else "sqlite") - 1
-        await store.db.run([Statement("UPDATE storage_schema SET version = ? WHERE store = ?", (older, "facts"))])
+        older_schema = Statement("UPDATE storage_schema SET version = ? WHERE store = ?", (older, "facts"))
+        await store.db.run([older_schema])
     finally:
         await store.close()
     store = await FactStore(store_location).open()

@@ -62,12 +62,14 @@ async def _mirror_holds(engine: PrologEngine, mod: str, goal: str) -> bool:
 async def _check(engine: PrologEngine, knowledge: Knowledge, rb: Any, session: str) -> None:
     mod = await knowledge.ensure(session, rb)
     for pred, test in TYPES.items():
-        assert await _mirror_holds(engine, mod, f"sentinel_core:stored_fact(MOD, {pred}(d, X), _, _), {test}"), pred
+        fact = f"sentinel_core:stored_fact(MOD, {pred}(d, X), _, _)"
+        assert await _mirror_holds(engine, mod, f"{fact}, {test}"), pred
         if pred.endswith("_text"):  # never the literal it spells
-            assert not await _mirror_holds(engine, mod, f"sentinel_core:stored_fact(MOD, {pred}(d, X), _, _), "
-                                                        "( X == true ; X == false ; X == null )"), pred
+            literal = f"{fact}, ( X == true ; X == false ; X == null )"
+            assert not await _mirror_holds(engine, mod, literal), pred
     for pred, test in SEED_TYPES.items():
-        assert await _mirror_holds(engine, mod, f"sentinel_core:stored_fact(MOD, {pred}(X), _, _), {test}"), pred
+        fact = f"sentinel_core:stored_fact(MOD, {pred}(X), _, _)"
+        assert await _mirror_holds(engine, mod, f"{fact}, {test}"), pred
     assert await _mirror_holds(engine, mod, "sentinel_core:stored_fact(MOD, '$context'(doc, X), _, _), "
                                             'X == "true"')
 
