@@ -101,3 +101,23 @@ async def test_facts_sentinel_writes_keep_texts_and_literals_apart_through_a_res
         assert all(stored[p] == args for p, _, _, args in FACTS)
     finally:
         await store.close()
+
+
+async def test_a_fact_rebuilt_from_its_json_args_keeps_the_texts_apart() -> None:
+    engine = PrologEngine()
+    engine.start()
+    goal = ("sentinel_core:sn_fact_from_json(f, '[\"true\",true,\"null\",null,{\"k\":\"false\"}]', A), "
+            "A == 'f(\"true\",true,\"null\",null,json([k=\"false\"]))'")
+    await engine.goal(goal)
+
+
+async def test_a_context_value_is_checked_as_it_is_bound(tmp_path: Path) -> None:
+    """A context's check sees the value with the type it is bound with: the text "true" is no boolean."""
+    rules = tmp_path / "c.pl"
+    rules.write_text("context(flag_of_interest, V, V == true).\nguard('t__go', [], true).\n")
+    engine = PrologEngine()
+    engine.start()
+    rb = await load_rulebase(engine, [rules])
+    ok = await engine.context_check(rb.module, "s_ctx", 1.0, "flag_of_interest", True)
+    text = await engine.context_check(rb.module, "s_ctx", 1.0, "flag_of_interest", "true")
+    assert ok["status"] == "proved" and text["status"] == "failed", (ok, text)

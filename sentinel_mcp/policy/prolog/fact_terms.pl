@@ -285,9 +285,10 @@ sn_fact_json(FactAtom, Out) :-
 sn_purge(Session, Now) :- ensure_session(Session),
     forall(( Session:'$fact'(N, K, F, Exp, P), Exp =< Now ), retract(Session:'$fact'(N, K, F, Exp, P))).
 
-%  sn_fact_from_json(+N, +ArgsJson, -FactAtom): rebuild a fact text from predicate + JSON args.
+%  sn_fact_from_json(+N, +ArgsJson, -FactAtom): rebuild a fact text from predicate + JSON args (a text spelling
+%  a literal a string, as sn_fact_json/2 wrote it).
 sn_fact_from_json(N, ArgsJson, FactAtom) :-
-    from_json_atom(ArgsJson, As), F =.. [N|As], format(atom(FactAtom), '~q', [F]).
+    from_call_json(ArgsJson, As), F =.. [N|As], format(atom(FactAtom), '~q', [F]).
 
 
 %  sn_mirror(+Session, +Text, -Out): sn_assert_lines/2 answering an empty JSON object, for a direct call
