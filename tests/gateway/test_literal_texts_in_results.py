@@ -6,7 +6,8 @@ the boolean to the guard. A guard written as strictly as it can be (``A == true`
 upstream says is approved) let a write through on a document whose upstream answered the text ``"true"``
 (a sloppy serializer, or a hostile server that wants the write). Over real HTTP, through the real gateway,
 a real rulebase and a real upstream subprocess, on both ways a result becomes a term (built in C, or the
-JSON text read by Prolog when a value is outside the C function's common case: an integer past 64 bits).
+JSON text read by Prolog when a value is outside the C function's common case, an integer past 64 bits, or
+when the C function is off).
 
 Now a text of a result spelling ``true``, ``false`` or ``null`` (a value, or a member's name read with
 ``key(...)``) reaches a rule as a string, never as the literal's atom; every other text is an atom as before.
@@ -15,6 +16,7 @@ Now a text of a result spelling ``true``, ``false`` or ``null`` (a value, or a m
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,8 +47,10 @@ guard('dc__clear', [doc_id = D], ( doc_hold(D, H), require(H == null, 'held') ))
 """
 
 
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Any:
+@pytest.fixture(scope="module", params=["native", "ctypes"])
+def gateway(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Any:
+    """The gateway with the C function (the result built as a term in C) and without it (the result's JSON
+    text read by Prolog: ``SENTINEL_PROLOG_CALL=ctypes``)."""
     tmp: Path = tmp_path_factory.mktemp("typed_results")
     rules = tmp / "docs.pl"
     rules.write_text(RULES)
@@ -55,9 +59,10 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Any:
                                "sentinel": {"data_dir": str(tmp / "state"), "http": {"token": TOKEN},
                                             "rulebases": [str(rules)]}}))
     port = free_port()
+    env = {**os.environ, "SENTINEL_PROLOG_CALL": "ctypes" if request.param == "ctypes" else ""}
     proc = subprocess.Popen(
         [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc)
         yield port
