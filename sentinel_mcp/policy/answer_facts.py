@@ -14,6 +14,7 @@ import re
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
+from sentinel_mcp.policy.prolog_text import OptionAtom
 from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value
 from sentinel_mcp.policy.rulebase import Rulebase
 
@@ -64,6 +65,9 @@ async def answer_fact(
             else (NO, [meta["predicate"], list(meta["inputs"])])
         )
         return await knowledge.new_fact(session, pred, args, answer.provenance, ttl=ttl, contexts=contexts)
+    type_ = meta.get("type")
+    if isinstance(value, str) and isinstance(type_, dict) and "choice" in type_:
+        value = OptionAtom(value)  # one of the rulebase's own atoms (validated against them): "true" too
     return await knowledge.new_fact(
         session, meta["predicate"], [*meta["inputs"], value], answer.provenance, ttl=ttl, contexts=contexts
     )

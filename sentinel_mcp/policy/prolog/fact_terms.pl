@@ -64,7 +64,7 @@ unfollowed :- nb_current(sn_negated, off).
 %  be read for. Such a binding gets no fetched marker: its facts stay unknown, never "looked up, nothing
 %  there" (which a negation would turn into a permission), and the fetch counts as failed (solver.py).
 sn_extract(RB, Tool, ArgsJson, ResultJson, Out) :-
-    atom_json_term(ResultJson, Result, [true(true), false(false), null(@(null))]),  % JSON null apart from "null"
+    from_result_json(ResultJson, Result),  % JSON null apart from "null", a text "true" apart from true
     sn_extract_term(RB, Tool, ArgsJson, Result, Term),
     to_json_atom(Term, Out).
 
@@ -157,9 +157,13 @@ bind_args([K = V|T], CallArgs) :- memberchk(K = V, CallArgs), bind_args(T, CallA
 extract_fact(H, Ex, Result, H) :- foldl(extract_one(Result), Ex, [], _), \+ ( arg(_, H, V), V == @(null) ).
 
 extract_one(Result, V = key(Ptr), Env0, Env) :- !,
-    pointer_segments(Ptr, Segs), walk(Segs, [], Result, Env0, Env, _, LastKey), V = LastKey.
+    pointer_segments(Ptr, Segs), walk(Segs, [], Result, Env0, Env, _, LastKey), key_value(LastKey, V).
 extract_one(Result, V = Ptr, Env0, Env) :-
     pointer_segments(Ptr, Segs), walk(Segs, [], Result, Env0, Env, V, _).
+
+%  A member's name is a text the upstream wrote (kept an atom in the term, where pointers find it): one
+%  spelling a literal is a string, as a value spelling it is (from_result_json/2).
+key_value(K, V) :- ( atom(K), literal_text(K) -> atom_string(K, V) ; V = K ).
 
 %  A binding's pointers are a rulebase's few atoms, split on every extraction (a result's ~40 walks): their
 %  segments are kept (keep_memo/2 bounds the memo).
@@ -281,9 +285,10 @@ sn_fact_json(FactAtom, Out) :-
 sn_purge(Session, Now) :- ensure_session(Session),
     forall(( Session:'$fact'(N, K, F, Exp, P), Exp =< Now ), retract(Session:'$fact'(N, K, F, Exp, P))).
 
-%  sn_fact_from_json(+N, +ArgsJson, -FactAtom): rebuild a fact text from predicate + JSON args.
+%  sn_fact_from_json(+N, +ArgsJson, -FactAtom): rebuild a fact text from predicate + JSON args (a text spelling
+%  a literal a string, as sn_fact_json/2 wrote it).
 sn_fact_from_json(N, ArgsJson, FactAtom) :-
-    from_json_atom(ArgsJson, As), F =.. [N|As], format(atom(FactAtom), '~q', [F]).
+    from_call_json(ArgsJson, As), F =.. [N|As], format(atom(FactAtom), '~q', [F]).
 
 
 %  sn_mirror(+Session, +Text, -Out): sn_assert_lines/2 answering an empty JSON object, for a direct call
