@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sentinel_mcp.core.decision import Answer, Deny, Question
 from sentinel_mcp.core.display_text import Marked, compose, safe_text
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.core.given_fact_size import size_problem
 from sentinel_mcp.core.json_numbers import NumberTooLarge, integral_as_int
 
 from sentinel_mcp.core import outside_schema
@@ -103,6 +104,8 @@ def answer_problem(question: Question, answer: Answer) -> str | None:
         )
     if answer.action != "accept":
         return None  # a decline or a cancel needs no content
+    if (too_large := size_problem(answer.content)) is not None:  # before any schema walks it
+        return too_large
     try:
         problem = content_problem(question.requested_schema, answer.content)
     except BrokenSchema as e:  # our questions always have valid schemas: refuse rather than guess
