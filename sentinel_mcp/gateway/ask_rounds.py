@@ -83,8 +83,8 @@ async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, tim
                     await _within(timeout, lambda: record(q, answers[q.key]))
                 except PolicyError as e:  # the policy refused to keep it (too large a fact, another call's)
                     return AnswerNotAccepted(
-                        reason=f"the answer to \u201c{q.message}\u201d was not accepted: {e}. The question counts "
-                        "as not answered, and the call was not made.",
+                        reason=f"the answer to \u201c{q.message}\u201d was not accepted: {e}. The question "
+                        "counts as not answered, and the call was not made.",
                         unmet=[q.key],
                         how_to_unblock=["call the tool again and answer the question as asked"],
                     )

@@ -2,9 +2,11 @@
 the real policy engine, the real client in both eras): ``13``, ``13.0`` and ``1.3e1`` are one JSON number.
 
 The gateway already decides on arguments with every integral number made the integer it equals
-(``core/json_numbers.py``). Answers were kept as sent: ``13.0`` became the fact ``copies(P, 13.0)``, which a
-rule's ``blocked_count(13)`` does not match, so ``\\+ blocked_count(N)`` held and the call the rule forbids
-went through, whether the agent (``sentinel_answer``) or the client's answer to the user's question said so."""
+(``core/json_numbers.py``). The user's answers were kept as sent: ``13.0`` became the fact
+``copies(P, 13.0)``, which a rule's ``blocked_count(13)`` does not match, so ``\\+ blocked_count(N)`` held
+and the call the rule forbids went through (pushed and 2026-era answers alike). The agent's
+``sentinel_answer`` is a tool call, whose arguments were already in one form: kept here as the third way
+in."""
 
 from __future__ import annotations
 
@@ -82,9 +84,9 @@ async def test_a_2026_answers_integral_float_is_the_integer_it_equals(data_dir: 
             r = await c.call_tool("tb__write_marker", args, allow_input_required=True)
             keys = list(r.input_requests)
             assert keys and all(".copies." in k for k in keys), keys
-            r = await c.call_tool("tb__write_marker", args, allow_input_required=True, request_state=r.request_state,
-                                  input_responses={k: ElicitResult(action="accept", content={"answer": value})
-                                                   for k in keys})
+            answers = {k: ElicitResult(action="accept", content={"answer": value}) for k in keys}
+            r = await c.call_tool("tb__write_marker", args, allow_input_required=True,
+                                  request_state=r.request_state, input_responses=answers)
             assert type(r).__name__ == "CallToolResult" and r.is_error, f"{value!r} passed: {r}"
     assert not marker.exists()
 
@@ -99,8 +101,9 @@ async def test_a_fraction_and_an_allowed_count_still_count(data_dir: Path, mode:
             c = Carried(raw)  # one conversation in both eras; the SDK answers with the callback
             r = await c.call_tool("tb__write_marker", {"path": str(data_dir / "a.txt"), "text": "x"})
             assert not r.is_error, _text(r)
-            r = await c.call_tool("sentinel__sentinel_answer",
-                                  {"predicate": "copies", "inputs": [str(data_dir / "b.txt")], "answer": 12.5})
+            b = str(data_dir / "b.txt")
+            fraction = {"predicate": "copies", "inputs": [b], "answer": 12.5}
+            r = await c.call_tool("sentinel__sentinel_answer", fraction)
             assert not r.is_error and "12.5" in _text(r), _text(r)
             r = await c.call_tool("tb__write_marker", {"path": str(data_dir / "b.txt"), "text": "y"})
             assert not r.is_error, _text(r)

@@ -91,7 +91,8 @@ async def test_a_huge_agent_answer_or_focus_is_refused(data_dir: Path, size: int
             assert r.is_error
             # within the limits, all three still count
             ok = "n" * 1000
-            assert not (await c.call_tool("sentinel__sentinel_bind", {"context": "focus", "value": ok})).is_error
+            r = await c.call_tool("sentinel__sentinel_bind", {"context": "focus", "value": ok})
+            assert not r.is_error, _text(r)
             r = await c.call_tool("sentinel__sentinel_answer",
                                   {"predicate": "note", "inputs": [str(marker)], "answer": ok})
             assert not r.is_error, _text(r)[:300]
@@ -111,6 +112,7 @@ async def test_an_answer_about_a_huge_argument_is_refused_saying_why(data_dir: P
     async with running_gateway(_config(data_dir)) as rt:
         async with Client(rt.front.server, mode=mode, elicitation_callback=answer) as raw:
             r = await Carried(raw).call_tool("tb__write_marker", {"path": "p" * 20_000, "text": "x"})
-            assert r.is_error and "not accepted" in _text(r) and "larger than a fact" in _text(r), _text(r)[-400:]
+            said = _text(r)
+            assert r.is_error and "not accepted" in said and "larger than a fact" in said, said[-400:]
         assert await _largest(rt) <= 2 * FACT_VALUE.chars
     assert not marker.exists()

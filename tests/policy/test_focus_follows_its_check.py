@@ -66,6 +66,10 @@ def _config(data_dir: Path, rules: Path, state: Path) -> Any:
     )
 
 
+async def _bind(c: Carried, value: str) -> Any:
+    return await c.call_tool("sentinel__sentinel_bind", {"context": "booking_of_interest", "value": value})
+
+
 def _text(r: Any) -> str:
     return str(r.content[0].text)
 
@@ -97,7 +101,8 @@ TRICKS = {"transfer": (_moved_by_transfer, 120), "world": (_moved_behind_sentine
 
 @pytest.mark.parametrize("trick", sorted(TRICKS))
 @pytest.mark.parametrize("goal", sorted(GOALS))
-async def test_a_focus_whose_check_no_longer_holds_proves_nothing(tmp_path: Path, goal: str, trick: str) -> None:
+async def test_a_focus_whose_check_no_longer_holds_proves_nothing(tmp_path: Path, goal: str, trick: str
+                                                                 ) -> None:
     move, ttl = TRICKS[trick]
     rules, state = tmp_path / "focus.pl", tmp_path / "state.json"
     rules.write_text(_rules(GOALS[goal], ttl=ttl))
@@ -105,10 +110,10 @@ async def test_a_focus_whose_check_no_longer_holds_proves_nothing(tmp_path: Path
     async with running_gateway(_config(tmp_path, rules, state)) as rt:
         async with Client(rt.front.server, mode="legacy") as raw:
             c = Carried(raw)
-            r = await c.call_tool("sentinel__sentinel_bind", {"context": "booking_of_interest", "value": "BK-1"})
+            r = await _bind(c, "BK-1")
             assert not r.is_error, _text(r)
             # another user's booking cannot be focused, and what is not in focus is not cancelled
-            r = await c.call_tool("sentinel__sentinel_bind", {"context": "booking_of_interest", "value": "BK-9"})
+            r = await _bind(c, "BK-9")
             assert r.is_error, _text(r)
             r = await c.call_tool("sentinel__sentinel_why_not",
                                   {"tool": "fs__cancel_booking", "arguments": {"booking_id": "BK-1"}})
@@ -118,9 +123,9 @@ async def test_a_focus_whose_check_no_longer_holds_proves_nothing(tmp_path: Path
             assert r.is_error, f"cancelled a booking whose focus check no longer holds: {_text(r)}"
             assert "cancelled" not in json.loads(state.read_text())
             # focusing it again is refused; a booking that still is the user's can be focused and cancelled
-            r = await c.call_tool("sentinel__sentinel_bind", {"context": "booking_of_interest", "value": "BK-1"})
+            r = await _bind(c, "BK-1")
             assert r.is_error, _text(r)
-            r = await c.call_tool("sentinel__sentinel_bind", {"context": "booking_of_interest", "value": "BK-2"})
+            r = await _bind(c, "BK-2")
             assert not r.is_error, _text(r)
             r = await c.call_tool("fs__cancel_booking", {"booking_id": "BK-2"})
             assert not r.is_error, _text(r)
@@ -134,7 +139,7 @@ async def test_a_stale_focus_moves_nothing_for_a_2026_client(tmp_path: Path) -> 
     async with running_gateway(_config(tmp_path, rules, state)) as rt:
         async with Client(rt.front.server, mode="auto") as raw:
             c = Carried(raw)
-            r = await c.call_tool("sentinel__sentinel_bind", {"context": "booking_of_interest", "value": "BK-1"})
+            r = await _bind(c, "BK-1")
             assert not r.is_error, _text(r)
             await _moved_by_transfer(c, rt, rules, GOALS["rule"])
             r = await c.call_tool("fs__cancel_booking", {"booking_id": "BK-1"})
