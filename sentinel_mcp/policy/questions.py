@@ -153,5 +153,13 @@ def answer_value(question: Question, answer: Answer) -> Any:
     content = answer.content or {}
     if content.get(DONT_KNOW_FIELD) is True:
         return DONT_KNOW
+    choices = choices_of(question.meta.get("type"))
+    if choices is not None and content["answer"] != DONT_KNOW:
+        # a choice is offered as a string constant (``_options``): the answer is the choice it names, as the
+        # rulebase wrote it (its 3, never the text "3", which a rule's blocked(3) does not match)
+        named = [c["value"] for c in choices if str(c["value"]) == content["answer"]]
+        if not named:  # the schema offered only these: an answer naming none is no answer
+            raise AnswerRefused("the answer names none of the question's choices")
+        return named[0]
     # one spelling of each number, as a call's arguments have (json_numbers.py): 13.0 is the 13 a rule names
     return integral_as_int(content["answer"])
