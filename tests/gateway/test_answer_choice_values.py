@@ -1,10 +1,10 @@
 """A choice's answer is the choice as the rulebase wrote it, through the real gateway (a real stdio upstream,
 the real policy engine, the real client in both eras).
 
-An elicitation offers every choice as a string constant (``"3"`` for the rulebase's ``3``). The answer was kept
-as that string: the fact ``level(P, '3')``, which the rule's ``blocked_level(3)`` does not match, so
-``\\+ blocked_level(L)`` held and the call the rule forbids went through; and ``level(P, 1)`` never held for the
-user who chose 1. The chosen constant now names the choice, and the fact holds its value."""
+An elicitation offers every choice as a string constant (``"3"`` for the rulebase's ``3``). The answer was
+kept as that string: the fact ``level(P, '3')``, which the rule's ``blocked_level(3)`` does not match, so
+``\\+ blocked_level(L)`` held and the call the rule forbids went through; and ``level(P, 1)`` never held for
+the user who chose 1. The chosen constant now names the choice, and the fact holds its value."""
 
 from __future__ import annotations
 
