@@ -19,6 +19,7 @@ import pytest
 from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.console.proof_view import proof_nodes
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.paths import RULEBASES_DIR
 from tests.support.carried_session import Carried
@@ -64,6 +65,10 @@ def _config(data_dir: Path, rules: Path, state: Path) -> Any:
         },
         base_dir=str(data_dir),
     )
+
+
+def _walk(node: Any) -> list[Any]:
+    return [node, *(n for child in node.children for n in _walk(child))] if node is not None else []
 
 
 async def _bind(c: Carried, value: str) -> Any:
@@ -141,6 +146,13 @@ async def test_a_stale_focus_moves_nothing_for_a_2026_client(tmp_path: Path) -> 
             c = Carried(raw)
             r = await _bind(c, "BK-1")
             assert not r.is_error, _text(r)
+            r = await c.call_tool("sentinel__sentinel_why_not",
+                                  {"tool": "fs__cancel_booking", "arguments": {"booking_id": "BK-1"}})
+            # the proof shows the check under the context, and the console renders it there
+            root, _ = proof_nodes({"tree": _data(r)["proof"]})
+            contexts = [n for n in _walk(root) if n.kind == "context"]
+            assert contexts and "user_booking" in json.dumps(_data(r)["proof"]), _data(r)
+            assert contexts[0].children and contexts[0].note == "its check holds", contexts
             await _moved_by_transfer(c, rt, rules, GOALS["rule"])
             r = await c.call_tool("fs__cancel_booking", {"booking_id": "BK-1"})
             assert r.is_error, _text(r)
