@@ -20,8 +20,10 @@ from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.console.proof_view import proof_nodes
+from sentinel_mcp.core.decision import Allow, ToolCall
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.paths import RULEBASES_DIR
+from tests.policy.policy_rig import make_guard
 from tests.support.carried_session import Carried
 
 pytestmark = pytest.mark.timeout(120)
@@ -157,3 +159,34 @@ async def test_a_stale_focus_moves_nothing_for_a_2026_client(tmp_path: Path) -> 
             r = await c.call_tool("fs__cancel_booking", {"booking_id": "BK-1"})
             assert r.is_error, _text(r)
     assert "cancelled" not in json.loads(state.read_text())
+
+
+CYCLE = """
+context(a, V, (context_value(a, V) ; V == x)).
+context(b, V, (context_value(c, _), V == y)).
+context(c, V, (context_value(b, _) ; V == z)).
+context(d, V, (context_value(b, _), V == w, fail)).
+guard('t__a', [v = V], context_value(a, V)).
+guard('t__b', [v = V], context_value(b, V)).
+guard('t__d', [v = V], context_value(d, V)).
+"""
+
+
+async def test_a_check_reading_its_own_context_or_a_cycle_reads_it_as_bound(tmp_path: Path) -> None:
+    """A check that reads the context being checked (or contexts whose checks read each other) takes it as
+    bound, as at bind time: proved once, never a proof without end (it denied as a looping rule); a check that
+    does not hold still makes its binding no value."""
+    rules = tmp_path / "cycle.pl"
+    rules.write_text(CYCLE)
+    guard = await make_guard(None, tmp_path / "facts.db", files=[rules])
+    try:
+        await guard.knowledge.ensure("s1", guard.rulebases.current)
+        for name, value in (("a", "x"), ("b", "y"), ("c", "z"), ("d", "w")):
+            await guard.knowledge.bind_context("s1", name, value)
+        for tool, value, allowed in (("a", "x", True), ("b", "y", True), ("d", "w", False)):
+            call = ToolCall(name=f"t__{tool}", server="t", tool=tool, arguments={"v": value}, session_id="s1")
+            decision = await guard.decide(call)
+            assert isinstance(decision, Allow) is allowed, (tool, decision)
+            assert "inference limit" not in str(getattr(decision, "reason", "")), decision
+    finally:
+        await guard.close()

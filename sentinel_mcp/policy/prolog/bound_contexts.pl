@@ -10,15 +10,27 @@
     only) is read as bound.
 */
 
-%  checked_context(+N, -V, -Tree): N is bound to V and every check of N holds for V now.
+%  checked_context(+N, -V, -Tree): N is bound to V and every check of N holds for V now. A check that reads
+%  a context whose checks are being proved (its own, or one of a cycle) reads it as bound: as at bind time,
+%  where the check read the bindings of the moment, and never a proof without end.
 checked_context(N, V, Tree) :-
     context_value(N, V),
     query_rb(RB),
-    findall(N-C, RB:context(N, V, C), Checks),
-    (   Checks == []
+    checking_contexts(Open),
+    (   memberchk(N, Open)
     ->  Tree = context(N, V)
-    ;   context_checks(Checks, Ts), Tree = checked_context(N, V, Ts)
+    ;   findall(N-C, RB:context(N, V, C), Checks),
+        (   Checks == []
+        ->  Tree = context(N, V)
+        ;   b_setval(sn_checking_contexts, [N|Open]),  % undone on backtracking and on an exception
+            context_checks(Checks, Ts),
+            b_setval(sn_checking_contexts, Open),
+            Tree = checked_context(N, V, Ts)
+        )
     ).
+
+checking_contexts(Open) :-
+    (   nb_current(sn_checking_contexts, Open0), is_list(Open0) -> Open = Open0 ; Open = [] ).
 
 context_checks([], []).
 context_checks([_-C|Cs], [T|Ts]) :- once(prove(C, T)), context_checks(Cs, Ts).
