@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.core.given_fact_size import size_problem
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.prolog_text import OptionAtom
@@ -36,6 +37,9 @@ async def answer_fact(
     ``AnswerRefused`` for a confirmation asked under another rulebase version."""
     value = answer_value(question, answer)
     meta = question.meta
+    # the fact whole: its inputs come from the call's arguments, or the agent's sentinel_answer
+    if (too_large := size_problem([meta.get("inputs"), value], "the answer's fact")) is not None:
+        raise AnswerRefused(too_large)
     ttl = _answer_ttl(rb, meta) if meta["kind"] != "confirm" else None  # every kind of answer to it expires
     if value == DONT_KNOW:
         args = [meta["predicate"], list(meta["inputs"])]

@@ -46,6 +46,7 @@
 :- include(unfinished_walks).
 :- include(check_budget).
 :- include(proof_interpreter).
+:- include(bound_contexts).
 :- include(base_facts).
 :- include(call_decisions).
 :- include(answer_json).
