@@ -49,6 +49,7 @@
 :- include(base_facts).
 :- include(call_decisions).
 :- include(answer_json).
+:- include(proof_json).
 :- include(client_queries).
 
 
