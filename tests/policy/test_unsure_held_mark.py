@@ -50,7 +50,8 @@ async def test_the_mark_follows_the_unsure_facts_on_every_path(tmp_path: Path) -
                 await guard.engine.goal(f"sentinel_core:sn_assert({quote_atom(mod)}, {quote_atom(UNSURE)}, "
                                         f"{FAR!r}, observed)")
             else:
-                await guard.engine.assert_facts(mod, [(UNSURE, FAR, "observed"), ("'a\\nb'", FAR, "observed")])
+                two = [(UNSURE, FAR, "observed"), ("'a\\nb'", FAR, "observed")]
+                await guard.engine.assert_facts(mod, two)
             assert await _marked(guard, mod), how
             assert not await _allowed(guard, "s1"), how  # the unsure fact denies where it would
             # another fact's removal leaves the mark (an unsure fact is still there)
@@ -62,7 +63,8 @@ async def test_the_mark_follows_the_unsure_facts_on_every_path(tmp_path: Path) -
             assert await _allowed(guard, "s1"), how
         # two unsure facts: removing one keeps the mark; an observed one's removal; expiry
         other = f"'$unsure'({fact_text('changed', ['j'])})"
-        await guard.engine.assert_facts(mod, [(UNSURE, FAR, "observed"), (other, time.time() + 1, "observed")])
+        soon = time.time() + 1
+        await guard.engine.assert_facts(mod, [(UNSURE, FAR, "observed"), (other, soon, "observed")])
         await guard.engine.retract_observed(mod, [UNSURE])
         assert await _marked(guard, mod)
         await guard.engine.purge(mod, time.time() + 5)
