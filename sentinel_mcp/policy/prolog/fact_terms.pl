@@ -11,8 +11,9 @@
 stored_fact(S, G, Exp, P) :- fact_key(G, N, K), S:'$fact'(N, K, G, Exp, P).
 
 assert_fact(S, F, Exp, P) :-
-    fact_key(F, N, K), assertz(S:'$fact'(N, K, F, Exp, P)),
-    ( N == '$unsure', \+ S:'$unsure_held' -> assertz(S:'$unsure_held') ; true ).
+    fact_key(F, N, K),
+    ( N == '$unsure', \+ S:'$unsure_held' -> assertz(S:'$unsure_held') ; true ),  % the mark first
+    assertz(S:'$fact'(N, K, F, Exp, P)).
 
 retract_facts(S, G) :- fact_key(G, N, K), retractall(S:'$fact'(N, K, G, _, _)), unsure_held_after(S, N).
 
