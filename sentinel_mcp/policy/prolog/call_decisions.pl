@@ -117,14 +117,14 @@ sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out)
 %  sn_render_kept_proof(+Id, -Out): {"tree": ...} of a kept proof, which is then forgotten (an error if it
 %  is not kept: already rendered, or dropped).
 sn_render_kept_proof(Id, Out) :-
-    kept_proof(Id, T, Ref), erase(Ref), new_shown_room, tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out).
+    kept_proof(Id, T, Ref), erase(Ref), new_shown_room, proof_json(T, TJ), to_json_atom(json([tree=TJ]), Out).
 
 %  sn_kept_proof_term(+Id, -Out): the term json([tree=TJ]) of a kept proof, which stays kept: the caller reads
 %  it as Python's value in C (prolog_call_native.c's call_json; no JSON text written and parsed, ~40 % of a
 %  rendering), then forgets it with sn_forget_kept_proof/2, or, when it is not the C reader's common case
 %  (a tree deeper than it reads), renders it with sn_render_kept_proof/2.
 sn_kept_proof_term(Id, json([tree=TJ])) :-
-    kept_proof(Id, T, _), new_shown_room, tree_json(T, TJ).
+    kept_proof(Id, T, _), new_shown_room, proof_json(T, TJ).
 
 %  sn_forget_kept_proof(+Id, -Out): a kept proof read is forgotten, Out = ok (an error if it is not kept).
 sn_forget_kept_proof(Id, ok) :-
@@ -189,7 +189,7 @@ query_outcome(_, _, _, failed, @(null)).
 %  sn_render_kept_proof/2 writes it: an allow does not pay for its proof's text, a third of a decision.
 proved_tree(T, TJ) :-
     (   nb_current(sn_compact, true), catch(keep_proof(T, Id), _, fail) -> TJ = json([kept=Id])
-    ;   tree_json(T, TJ)
+    ;   proof_json(T, TJ)  % proof_json.pl: tree_json/2's terms
     ).
 
 %  At most 1024 proofs are kept (the oldest is dropped: its reader is told it is gone), each recorded under its

@@ -10,9 +10,25 @@
 %  a later lookup by another argument scanned every fact of the predicate.
 stored_fact(S, G, Exp, P) :- fact_key(G, N, K), S:'$fact'(N, K, G, Exp, P).
 
-assert_fact(S, F, Exp, P) :- fact_key(F, N, K), assertz(S:'$fact'(N, K, F, Exp, P)).
+assert_fact(S, F, Exp, P) :-
+    fact_key(F, N, K),
+    ( N == '$unsure', \+ S:'$unsure_held' -> assertz(S:'$unsure_held') ; true ),  % the mark first
+    assertz(S:'$fact'(N, K, F, Exp, P)).
 
-retract_facts(S, G) :- fact_key(G, N, K), retractall(S:'$fact'(N, K, G, _, _)).
+retract_facts(S, G) :- fact_key(G, N, K), retractall(S:'$fact'(N, K, G, _, _)), unsure_held_after(S, N).
+
+%  S:'$unsure_held' is there while the session may hold an unsure fact (set by assert_fact/4, the only way one
+%  is stored; dropped when a removal leaves none): begin_query/4 asks it instead of '$fact'('$unsure', ...),
+%  whose look-up by the first argument alone went through the JIT's few-bucket index of fact names and, when
+%  '$unsure' shared a bucket with a name of 50k facts, walked them all on every decision (71 us against 0.8,
+%  guard_ab.py: which names share a bucket follows the order atoms were made, so any new source file could
+%  flip it). A mark left over only makes a decision look for unsure facts it will not find; a missing one would
+%  hide them, so it is set with the fact and dropped only after a look shows none is left.
+unsure_held_after(S, N) :-
+    (   ( var(N) ; N == '$unsure' ), S:'$unsure_held', \+ S:'$fact'('$unsure', _, _, _, _)
+    ->  retractall(S:'$unsure_held')
+    ;   true
+    ).
 
 fact_key(G, N, K) :-
     (   var(G) -> true
@@ -246,7 +262,8 @@ sn_assert_all(Session, Facts) :-
 sn_retract_observed(Session, FactAtoms) :-
     ensure_session(Session),
     forall(member(FA, FactAtoms),
-           ( term_to_atom(F, FA), fact_key(F, N, K), retractall(Session:'$fact'(N, K, F, _, observed)) )).
+           ( term_to_atom(F, FA), fact_key(F, N, K), retractall(Session:'$fact'(N, K, F, _, observed)),
+             unsure_held_after(Session, N) )).
 
 %  sn_retract(+Session, +PatternAtom, -Out): remove matching facts, return them (as text).
 sn_retract(Session, PatternAtom, Out) :-
@@ -267,7 +284,7 @@ sn_take_confirmation(Session, Tool, Digest, Version, Out) :-
 
 sn_drop_session(Session) :-
     (   current_predicate(Session:'$fact'/5)
-    ->  retractall(Session:'$fact'(_, _, _, _, _)),
+    ->  retractall(Session:'$fact'(_, _, _, _, _)), retractall(Session:'$unsure_held'),
         (   module_property(Session, class(temporary))  % made by new_session_module/1
         ->  flag(sn_sessions_dropped, N, N + 1),  % before it goes: no thread trusts its memory of it after
             '$destroy_module'(Session)
@@ -283,7 +300,8 @@ sn_fact_json(FactAtom, Out) :-
 
 %  sn_purge(+Session, +Now): drop expired facts from the mirror.
 sn_purge(Session, Now) :- ensure_session(Session),
-    forall(( Session:'$fact'(N, K, F, Exp, P), Exp =< Now ), retract(Session:'$fact'(N, K, F, Exp, P))).
+    forall(( Session:'$fact'(N, K, F, Exp, P), Exp =< Now ), retract(Session:'$fact'(N, K, F, Exp, P))),
+    unsure_held_after(Session, _).
 
 %  sn_fact_from_json(+N, +ArgsJson, -FactAtom): rebuild a fact text from predicate + JSON args (a text spelling
 %  a literal a string, as sn_fact_json/2 wrote it).

@@ -50,6 +50,7 @@
 :- include(base_facts).
 :- include(call_decisions).
 :- include(answer_json).
+:- include(proof_json).
 :- include(client_queries).
 
 
@@ -128,8 +129,9 @@ begin_query(RB, Session, Now, Call) :-
     ensure_session(Session),
     %  a proof starts outside any negation (negate/0); in a session that holds no unsure fact (most) the
     %  polarity is not followed at all (off): nothing it would decide is there. The query term holds it too
-    %  (U), so that a look-up skips the unsure facts without a call when it is off.
-    ( Session:'$fact'('$unsure', _, _, _, _) -> U = false ; U = off ),
+    %  (U), so that a look-up skips the unsure facts without a call when it is off. (Its mark, not the facts:
+    %  fact_terms.pl's unsure_held_after/2.)
+    ( Session:'$unsure_held' -> U = false ; U = off ),
     nb_linkval(sn_negated, U),  % an atom: nothing to copy (call_decisions.pl's sn_decide_capped/10)
     nb_setval(sn_query, q(RB, Session, Now, Call, U)).
 
@@ -154,7 +156,7 @@ ensure_session(S) :-
 %  back opens one a call). A module that already holds something (never one of Sentinel's) stays ordinary.
 new_session_module(S) :-
     catch(set_module(S:class(temporary)), error(permission_error(_, _, _), _), true),
-    dynamic(S:'$fact'/5).
+    dynamic(S:'$fact'/5), dynamic(S:'$unsure_held'/0).
 
 record_need(N) :- native_event, ( need(N0), N0 =@= N -> true ; term_fits(N), assertz(need(N)) ).  % bounded_terms.pl
 
