@@ -175,6 +175,9 @@ EDGE_TREES = [
     "Tree = and_all([context(n, v(_)), fact(p(_), observed), native(q(_)), other(_), confirmed(m, user)])",
     "Tree = and_all([builtin(- 1), builtin(- (1)), builtin(a- (-1)), builtin(f(_, -)), builtin((:- _))])",
     "Tree = builtin([a|_])",
+    # a focus read with its checks (bound_contexts.pl), and a node only tree_json/2 knows (written by it)
+    "Tree = checked_context(n, v(_), [fact(p(_, 'BK-1'), observed), and(builtin(f(_)), not(g(_)))])",
+    "Tree = and_all([made_up_node(_, x), builtin(f(_))])",
     "numlist(1, 50000, L), Tree = builtin(f(_, L))",  # a long text written (over 512, under the bound)
     "length(L, 300000), maplist(=(abc), L), Tree = builtin(f(_, L))",  # over max_text_chars: too large
     # a goal of 2**40 leaves, 41 cells shared: its text is never written out (a placeholder), by either

@@ -47,7 +47,11 @@ tree_parts(call_tool(T), json([tool=T]), D, D) :- !.
 tree_parts(rule(G, T), json([goal=GA, by=TJ]), D0, D) :- !, goal_part(G, GA, D0, D1), tree_parts(T, TJ, D1, D).
 tree_parts(builtin(G), json([builtin=GA]), D0, D) :- !, goal_part(G, GA, D0, D).
 tree_parts(native(G), json([goal=GA, by=native]), D0, D) :- !, goal_part(G, GA, D0, D).
-tree_parts(T, json([other=TA]), D0, D) :- goal_part(T, TA, D0, D).
+tree_parts(checked_context(N, V, Ts), json([context=N, value=VA, checked=Js]), D0, D) :- !,
+    goal_part(V, VA, D0, D1), parts_list(Ts, Js, D1, D).
+%  Any other node is tree_json/2's to write (one renderer decides what an unknown node looks like: a node added
+%  there and not here is written right, only slower).
+tree_parts(_, _, _, _) :- throw(sn_proof_other).
 
 %  maplist(tree_json) over a proper list (a partial one would be bound: tree_json/2 writes it).
 parts_list(L, _, _, _) :- var(L), !, throw(sn_proof_other).
