@@ -48,6 +48,7 @@
 :- include(proof_interpreter).
 :- include(base_facts).
 :- include(call_decisions).
+:- include(decision_watch).
 :- include(answer_json).
 :- include(client_queries).
 
