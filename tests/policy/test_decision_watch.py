@@ -39,7 +39,7 @@ async def watcher_asleep(g, seconds: float = 10.0) -> bool:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         try:
-            await g.engine.goal("flag('$sn_watch_awake', 0, 0)")  # fails (an EngineError) unless asleep
+            await g.engine.goal("get_flag('$sn_watch', 0)")  # fails (an EngineError) unless asleep
             return True
         except EngineError:
             await asyncio.sleep(0.2)
@@ -76,9 +76,10 @@ async def test_a_late_signal_stops_nothing(tmp_path: Path):
         assert isinstance(await g.decide(call("t__ok", {"n": 3, "pad": ""})), Allow)
         await g.engine.goal("sentinel_core:sn_decision_overdue")  # no decision running
         # a deadline long past, but of another thread's decision
-        await g.engine.goal("setup_call_cleanup(( flag('$sn_deadline', D, 1.0), flag('$sn_decider', I, -1) ), "
+        await g.engine.goal("setup_call_cleanup(( get_flag('$sn_deadline', D), get_flag('$sn_decider', I), "
+                            "set_flag('$sn_deadline', 1.0), set_flag('$sn_decider', -1) ), "
                             "sentinel_core:sn_decision_overdue, "
-                            "( flag('$sn_deadline', _, D), flag('$sn_decider', _, I) ))")
+                            "( set_flag('$sn_deadline', D), set_flag('$sn_decider', I) ))")
         # this thread's own decision, still within its budget
         await g.engine.goal("sentinel_core:within_budget(30, sentinel_core:sn_decision_overdue)")
         # and past it: the signal stops it

@@ -5,27 +5,33 @@
     scheduler's CPU besides). A decision instead writes its deadline where a watching thread (started on
     first use) reads it every few milliseconds; the watcher raises time_limit_exceeded in the deciding thread
     (thread_signal/2, the mechanism library(time)'s alarms use) once that deadline has passed. A decision costs
-    a few flag/3 writes and no wake-up; the watcher sleeps for good after a second with no decision, and the
+    a few flag writes and no wake-up; the watcher sleeps for good after a second with no decision, and the
     next decision wakes it.
 
     One decision runs at a time in the process (engine_thread.py's lock), so one deadline is kept. The signal's
-    goal checks in the target thread, under its own state, that its decision is the one overdue: a signal that
-    arrives late (the decision over, another begun) does nothing. Where the watcher cannot be started, the
-    decision takes call_with_time_limit/2, as before.
+    goal checks in the target thread that its own decision is the one overdue: a signal that arrives late (the
+    decision over, another begun) does nothing. Where the watcher cannot be started, the decision takes
+    call_with_time_limit/2, as before.
 
-    flag/3 keys (all flags share one lock in SWI-Prolog, so the watcher's and a decider's reads and writes are
-    in one order): '$sn_decision_seq' (decisions begun), '$sn_decider' (the deciding thread's id),
-    '$sn_deadline' (0: no decision running), '$sn_watch_awake' (1 while the watcher polls).
+    Flags (get_flag/2 and set_flag/2: one inference each; flag/3 runs under the '$flag' mutex, four):
+    '$sn_deadline' (0: no decision running), '$sn_decider' (the deciding thread's id), '$sn_watch' (the
+    watcher's state: 0 asleep or not started, 1 awake, 2 awake and a decision began since its last look).
+    The decider's mark and the watcher's going to sleep are both made under the '$flag' mutex, so one of them
+    sees the other: the watcher never sleeps through a decision.
 */
 
 %  within_budget(+Seconds, :Goal): once(Goal), throwing time_limit_exceeded if it runs past Seconds of wall time.
+%  (Its steps written in line: each call is an inference a decision counts, work_counts.py.)
 within_budget(S, Goal) :-
-    flag('$sn_decision_seq', Q, Q + 1),  % before the watcher is looked at (see watch_idle/2)
-    (   watcher_awake
-    ->  get_time(T0), D is T0 + S, thread_no(I),
-        flag('$sn_decider', _, I),
-        setup_call_cleanup(flag('$sn_deadline', _, D), once(Goal), flag('$sn_deadline', _, 0))
-    ;   call_with_time_limit(S, Goal)
+    ( nb_current('$sn_thread_no', I) -> true ; thread_no(I) ),
+    get_time(T0), D is T0 + S,
+    set_flag('$sn_decider', I),
+    set_flag('$sn_deadline', D),  % before the mark: a watcher that sees the mark sees the deadline
+    flag('$sn_watch', W, 2),
+    (   ( W =\= 0 -> true ; watcher_woken )
+    ->  setup_call_cleanup(true, once(Goal), set_flag('$sn_deadline', 0))
+    ;   set_flag('$sn_deadline', 0),
+        call_with_time_limit(S, Goal)
     ).
 
 thread_no(I) :-
@@ -34,63 +40,56 @@ thread_no(I) :-
     ;   thread_self(T), thread_property(T, id(I)), nb_setval('$sn_thread_no', I)
     ).
 
-%  watcher_awake: the watcher polls (woken, or started, when it was not); fails when it cannot be started.
-watcher_awake :-
-    flag('$sn_watch_awake', A, 1),
-    (   A == 1
-    ->  true
-    ;   catch(thread_send_message(sn_decision_watch, wake), _, fail)
+%  watcher_woken: the watcher, asleep (or not started), woken or started; fails, its state 0 again, when it
+%  cannot be started (the decision then takes call_with_time_limit/2).
+watcher_woken :-
+    (   catch(thread_send_message(sn_decision_watch, wake), _, fail)
     ->  true
     ;   catch(thread_create(watch_main, _, [alias(sn_decision_watch), detached(true)]), _, fail)
     ->  true
-    ;   flag('$sn_watch_awake', _, 0), fail
+    ;   set_flag('$sn_watch', 0), fail
     ).
 
 %  sn_decision_overdue: the watcher's signal, run in the deciding thread: time_limit_exceeded when this thread's
 %  decision is running past its deadline; nothing otherwise (a late signal).
 sn_decision_overdue :-
-    (   flag('$sn_deadline', D, D), D > 0, get_time(Now), Now >= D,
-        thread_no(I), flag('$sn_decider', I0, I0), I0 == I
+    (   get_flag('$sn_deadline', D), D > 0, get_time(Now), Now >= D,
+        thread_no(I), get_flag('$sn_decider', I0), I0 == I
     ->  throw(time_limit_exceeded)
     ;   true
     ).
 
 watch_poll(0.02).  % seconds between looks while decisions run: how late past its budget a decision may stop
-watch_idle(1.0).   % seconds with no decision before the watcher sleeps until the next one
+watch_idle(1.0).   % seconds with no decision begun before the watcher sleeps until the next one
 
 watch_main :-
-    catch(( get_time(T0), flag('$sn_decision_seq', Q, Q), watch(Q, T0, none) ), _, true),
-    flag('$sn_watch_awake', _, 0).  % gone (at exit): the next decision starts another
+    catch(( get_time(T0), watch(T0, none) ), _, true),
+    set_flag('$sn_watch', 0).  % gone (at exit): the next decision starts another
 
-%  watch(+Seq, +SeqSince, +Signalled): Seq was the count of decisions begun, unchanged since SeqSince;
-%  Signalled the decision already told it is overdue (told once: the signal waits until it is handled).
-watch(Q0, T0, Sig0) :-
-    flag('$sn_decision_seq', Q1, Q1), flag('$sn_deadline', D, D), flag('$sn_decider', I, I),
-    flag('$sn_decision_seq', Q2, Q2),
+%  watch(+Since, +Signalled): no decision began since Since; Signalled is the deadline-thread pair already
+%  told (told once: the signal waits in that thread until it is handled; told again if the pair changes).
+watch(T0, Sig0) :-
+    flag('$sn_watch', W, 1),
+    get_flag('$sn_deadline', D), get_flag('$sn_decider', I),
     get_time(Now),
-    (   Q1 =:= Q2, D > 0, Now >= D, Sig0 \== Q1  % D is decision Q1's: it is written after Q1 begins
-    ->  catch(thread_signal(I, sentinel_core:sn_decision_overdue), _, true), Sig = Q1
+    (   D > 0, Now >= D, Sig0 \== D-I
+    ->  catch(thread_signal(I, sentinel_core:sn_decision_overdue), _, true), Sig = D-I
     ;   Sig = Sig0
     ),
-    ( Q2 =\= Q0 -> T1 = Now ; T1 = T0 ),
+    ( W =:= 2 -> T1 = Now ; T1 = T0 ),
     watch_idle(Idle),
-    (   D =:= 0, Now - T1 > Idle
-    ->  watch_sleep(Q2),
-        get_time(T2), flag('$sn_decision_seq', Q3, Q3),
-        watch(Q3, T2, Sig)
+    (   Now - T1 > Idle, watch_sleeps
+    ->  thread_get_message(_),
+        get_time(T2),
+        watch(T2, Sig)
     ;   watch_poll(P),
-        ( D > Now -> W is min(P, D - Now + 0.001) ; W = P ),
-        sleep(W),
-        watch(Q2, T1, Sig)
+        ( D > Now -> Wait is min(P, D - Now + 0.001) ; Wait = P ),
+        sleep(Wait),
+        watch(T1, Sig)
     ).
 
-%  watch_sleep(+Seq): marked asleep, then, unless a decision began meanwhile, blocked until one wakes it. A
-%  decider counts its decision before it reads the mark, and the watcher marks before it reads the count, so
-%  one of them sees the other: the watcher never sleeps through a decision.
-watch_sleep(Q) :-
-    flag('$sn_watch_awake', _, 0),
-    flag('$sn_decision_seq', Q1, Q1),
-    (   Q1 =:= Q
-    ->  thread_get_message(_)
-    ;   flag('$sn_watch_awake', _, 1)
-    ).
+%  watch_sleeps: the watcher marked asleep, if no decision began since its last look and none runs (under the
+%  mutex a decider marks under: a decider after this sees 0 and wakes it).
+watch_sleeps :-
+    with_mutex('$flag', ( get_flag('$sn_watch', 1), get_flag('$sn_deadline', D), D =:= 0,
+                          set_flag('$sn_watch', 0) )).
