@@ -1,4 +1,4 @@
-"""A decision's wall-clock budget kept by a watching thread (``decision_watch.pl``), not an alarm per decision.
+"""A decision's wall-clock budget kept by a watching thread (``decision_watch.pl``), no alarm per decision.
 
 The watcher polls while decisions run and sleeps for good after a second without one: a decision that comes
 after that sleep must wake it, or nothing would stop it (one msort/2 of a million is one inference of ~0.1 s,
@@ -35,7 +35,7 @@ def call(name: str, args: dict) -> ToolCall:
 
 
 async def watcher_asleep(g, seconds: float = 10.0) -> bool:
-    """Whether the watcher marked itself asleep within ``seconds`` (it does after a second with no decision)."""
+    """Whether the watcher marked itself asleep within ``seconds`` (it does after a second of no decision)."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         try:
