@@ -8,10 +8,11 @@
 %  list of a million, in a loop), and a decision on the caller's thread holds its event loop. A pass there
 %  (sn_decide_capped/10) has decision_seconds/1's short budget, over which it errs and is decided again on
 %  the engine's thread; there the budget is that of a guard (PolicySettings.guard_timeout's default): the
-%  caller has given up by then, and every other decision waits for the engine.
+%  caller has given up by then, and every other decision waits for the engine. (within_budget/2: a watching
+%  thread keeps the budget, decision_watch.pl; call_with_time_limit/2 cost two thread wake-ups a decision.)
 sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
     decision_seconds(S),
-    catch(call_with_time_limit(S, decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out0)),
+    catch(within_budget(S, decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out0)),
           time_limit_exceeded, timed_out_answer(Out0)),
     Out = Out0.
 

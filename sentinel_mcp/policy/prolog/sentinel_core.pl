@@ -49,6 +49,7 @@
 :- include(bound_contexts).
 :- include(base_facts).
 :- include(call_decisions).
+:- include(decision_watch).
 :- include(answer_json).
 :- include(proof_json).
 :- include(client_queries).
