@@ -49,54 +49,35 @@ def kept_id(d: Any) -> int:
 
 
 async def measure(tmp: Path, n: int) -> None:
-    from mcp import Client
-
-    async with Client(gl.airline_server(), mode="auto") as client:
-        port = gl.DirectPort(client, "airline")
-        await port.refresh()
-        guard = gl.PolicyGuard(
-            [gl.RULEBASES_DIR / "airline.pl"], port, store_path=tmp / "airline.db",
-            settings=gl.PolicySettings(guard_timeout=30), seeds={"current_user": "amelia_davis_8890"},
-        )
-        await guard.start(watch=False)
-        gl.looking(guard)
-        try:
-            c = gl.call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
-            d = await guard.decide(c)
-            while isinstance(d, gl.Ask):
-                for q in d.questions:
-                    value = True if q.meta["kind"] == "confirm" else "change_of_plan"
-                    await guard.record_answer(c, q, gl.Answer(action="accept", content={"answer": value}))
-                d = await guard.decide(c)
-            await guard.knowledge.add(gl.filler("bench", 0, 100_000))
-            guard.fast_path = guard.lazy_proofs = True
-            for _ in range(30):
-                await rendered_proof((await guard.decide(c)).proof)
-            rows = {"decide": await loop(guard, c, n, False)}
-            rows["decide + render"] = await loop(guard, c, n, True)
-            job: list[tuple[float, float]] = []
-            t = threading.Thread(target=lambda: job.append(asyncio.run(loop(guard, c, n, False))))
-            t.start()
-            await asyncio.to_thread(t.join)
-            rows["job (a thread without an engine)"] = job[0]
-            term, forget, quote = [], [], []
-            docs = guard.documents(guard.rulebases.current)
-            for _ in range(n):
-                kid = kept_id(await guard.decide(c))
-                a = time.perf_counter()
-                out = E._SN_KEPT_TERM.json_call(-1, kid)
-                b = time.perf_counter()
-                E._SN_FORGET_KEPT(kid)
-                f = time.perf_counter()
-                docs.quote_tree(out["tree"])
-                term.append(b - a), forget.append(f - b), quote.append(time.perf_counter() - f)
+    async with gl.allowed_airline_guard(tmp, 100_000) as (guard, c):
+        guard.fast_path = guard.lazy_proofs = True
+        for _ in range(30):
+            await rendered_proof((await guard.decide(c)).proof)
+        rows = {"decide": await loop(guard, c, n, False)}
+        rows["decide + render"] = await loop(guard, c, n, True)
+        job: list[tuple[float, float]] = []
+        t = threading.Thread(target=lambda: job.append(asyncio.run(loop(guard, c, n, False))))
+        t.start()
+        await asyncio.to_thread(t.join)
+        rows["job (a thread without an engine)"] = job[0]
+        term, forget, quote = [], [], []
+        docs = guard.documents(guard.rulebases.current)
+        for _ in range(n):
             kid = kept_id(await guard.decide(c))
-            q = (f"statistics(inferences, I0), statistics(cputime, T0), forall(between(1, 2000, _), "
-                 f"sentinel_core:sn_kept_proof_term({kid}, _)), statistics(cputime, T1), "
-                 f"statistics(inferences, I1), X is (T1 - T0) / 2000 * 1e6, I is (I1 - I0) / 2000")
-            r = (await guard.engine.run(lambda p: list(p.query(q, maxresult=1))))[0]
-        finally:
-            await guard.close()
+            a = time.perf_counter()
+            out = E._SN_KEPT_TERM.json_call(-1, kid)
+            b = time.perf_counter()
+            E._SN_FORGET_KEPT(kid)
+            f = time.perf_counter()
+            docs.quote_tree(out["tree"])
+            term.append(b - a)
+            forget.append(f - b)
+            quote.append(time.perf_counter() - f)
+        kid = kept_id(await guard.decide(c))
+        q = (f"statistics(inferences, I0), statistics(cputime, T0), forall(between(1, 2000, _), "
+             f"sentinel_core:sn_kept_proof_term({kid}, _)), statistics(cputime, T1), "
+             f"statistics(inferences, I1), X is (T1 - T0) / 2000 * 1e6, I is (I1 - I0) / 2000")
+        r = (await guard.engine.run(lambda p: list(p.query(q, maxresult=1))))[0]
     print(" | ".join(f"{k} {w:.0f} / {cpu:.0f} us" for k, (w, cpu) in rows.items()) + " (wall p50 / CPU)")
     med = lambda xs: statistics.median(xs) * 1e6  # noqa: E731
     print(f"stages: kept tree as a term in C {med(term):.0f} us | forget {med(forget):.0f} us | quote_tree "
