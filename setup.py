@@ -20,6 +20,8 @@ setup(
         Extension(
             "sentinel_mcp.policy.prolog_call_native",
             ["sentinel_mcp/policy/prolog_call_native.c"],
+            # included by it (one translation unit): a change rebuilds the module, and an sdist carries it
+            depends=["sentinel_mcp/policy/prolog_json_terms.c"],
             optional=True,
         )
     ],

@@ -45,37 +45,15 @@ Row = tuple[str, str, str, "bool | None"]
 
 
 async def guard_rows(tmp: Path, n: int, facts: int) -> list[Row]:
-    from mcp import Client
-
-    async with Client(gl.airline_server(), mode="auto") as client:
-        port = gl.DirectPort(client, "airline")
-        await port.refresh()
-        guard = gl.PolicyGuard(
-            [gl.RULEBASES_DIR / "airline.pl"], port, store_path=tmp / "airline.db",
-            settings=gl.PolicySettings(guard_timeout=30), seeds={"current_user": "amelia_davis_8890"},
-        )
-        await guard.start(watch=False)
-        gl.looking(guard)
-        try:
-            c = gl.call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
-            d = await guard.decide(c)  # fetches the reservation and its flights; asks reason + confirmation
-            while isinstance(d, gl.Ask):
-                for q in d.questions:
-                    value = True if q.meta["kind"] == "confirm" else "change_of_plan"
-                    await guard.record_answer(c, q, gl.Answer(action="accept", content={"answer": value}))
-                d = await guard.decide(c)
-            assert isinstance(d, gl.Allow), d
-            await guard.knowledge.add(gl.filler("bench", 0, facts))
-            guard.fast_path = guard.lazy_proofs = True  # the proof kept, rendered when read
-            at_decide = await gl.timed_decisions(guard, c, n)
-            in_engine = await gl.in_engine(guard, c, n, True, lazy=True)
-            hop = await gl.from_other_thread(guard, c, n)
-            # the gateway's guard: the proof kept, then rendered for the audit row
-            rendered = await gl.timed_decisions(guard, c, n, render=True)
-            guard.lazy_proofs = False  # the reference: the proof written in the pass
-            written = await gl.timed_decisions(guard, c, n)
-        finally:
-            await guard.close()
+    async with gl.allowed_airline_guard(tmp, facts) as (guard, c):
+        guard.fast_path = guard.lazy_proofs = True  # the proof kept, rendered when read
+        at_decide = await gl.timed_decisions(guard, c, n)
+        in_engine = await gl.in_engine(guard, c, n, True, lazy=True)
+        hop = await gl.from_other_thread(guard, c, n)
+        # the gateway's guard: the proof kept, then rendered for the audit row
+        rendered = await gl.timed_decisions(guard, c, n, render=True)
+        guard.lazy_proofs = False  # the reference: the proof written in the pass
+        written = await gl.timed_decisions(guard, c, n)
     out: list[Row] = []
     for label, t in (("PolicyGuard.decide", at_decide), ("inside the engine (its CPU clock)", in_engine)):
         p50, p99 = gl.pct(t, 0.5), gl.pct(t, 0.99)
@@ -128,7 +106,8 @@ def work_rows(calls: int) -> list[Row]:
                        capture_output=True, text=True, timeout=900)
     out: list[Row] = []
     for line in p.stdout.splitlines():
-        for label in ("SWI-Prolog inferences per decision", "Python function calls per call"):
+        for label in ("SWI-Prolog inferences per decision", "Python function calls per call",
+                      "Python function calls per PolicyGuard.decide"):
             if label in line:
                 name, _, value = line.rstrip().rpartition(" ")
                 out.append((f"work: {name.strip()}", value, "", None))

@@ -13,12 +13,14 @@ work does not. For each tree, in processes of its own (its sources first on the 
   changed most;
 - the same count per 2026-07-28 ``tools/call`` over the stdio front of the test toolbox's no-op, a stdio
   upstream (front read, route, validate, guard, two durable audit rows, the forward and its answer, the
-  write to the client: the sequential call of the added-latency goal), from a client writing JSON lines.
+  write to the client: the sequential call of the added-latency goal), from a client writing JSON lines;
+- the same count per 2026-07-28 ``tools/call`` on the HTTP front forwarded to the test toolbox's no-op over
+  streamable HTTP (``"protocol": "modern"``: the real-upstream row's lean forward), one toolbox for both.
 
 The 2026-11-29 hunt that found ``shown_digest/2`` hashing every confirmation again (561 -> 804 inferences per
 decision) was these counts.
 Usage: python benchmarks/harness/work_counts.py [--base TREE] [--calls 500] [--era 2025-11-25]
-       [--skip guard,http,stdio] [--inline]
+       [--skip guard,http,stdio,upstream] [--inline]
 Each tree runs with its own ``.venv`` when it has one (else this interpreter).
 """
 
@@ -135,9 +137,12 @@ def _profile_window(proc: subprocess.Popen[Any], out: Path, call: Callable[[int]
     time.sleep(0.5)  # the dump finishing
 
 
-def call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[str, float]:
+def call_counts(tree: Path, calls: int, era: str = "2026-07-28",
+                upstream: str | None = None) -> dict[str, float]:
     """Function calls per request on the gateway's event-loop thread: {function: calls per request}. ``era``
-    2025-11-25: the calls are posted on one handshake-era session (opened first)."""
+    2025-11-25: the calls are posted on one handshake-era session (opened first). ``upstream``: instead of the
+    in-process no-op, the test toolbox's ``noop`` over streamable HTTP at that URL (``"protocol":
+    "modern"``: the real-upstream row's forward)."""
     # here, not at the top: a child of another tree must not get this tree's sources first on its path
     sys.path[:0] = [str(ROOT), str(HERE.parent)]
     from load import MODERN, TOKEN, call_body, call_headers, handshake, numbered, post
@@ -145,8 +150,10 @@ def call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[str, fl
 
     tmp = Path(tempfile.mkdtemp(prefix="work-counts-"))
     cfg = tmp / "c.json"
-    cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {
-        "data_dir": str(tmp / "data"), "builtins": ["bench"],
+    servers = {"tb": {"url": upstream, "protocol": "modern"}} if upstream else {}
+    tool = "tb__noop" if upstream else "bench__noop"
+    cfg.write_text(json.dumps({"mcpServers": servers, "sentinel": {
+        "data_dir": str(tmp / "data"), "builtins": [] if upstream else ["bench"],
         "rulebases": [str(tree / "rulebases" / "default.pl")], "http": {"token": TOKEN}}}))
     out, port = tmp / "main.prof", free_port()
     env = _profiled(tree, out)
@@ -158,7 +165,7 @@ def call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[str, fl
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=90)
         url = f"http://127.0.0.1:{port}/mcp"
         sid = handshake(url, TOKEN) if era != MODERN else None
-        body, headers = call_body("bench__noop", era), call_headers("bench__noop", era, sid)
+        body, headers = call_body(tool, era), call_headers(tool, era, sid)
 
         def call(n: int) -> None:
             # each request its own id (a session refuses or serializes ids in flight; none are here)
@@ -229,6 +236,20 @@ def stdio_call_counts(tree: Path, calls: int) -> dict[str, float]:
     return _per_call(tree, out, calls)
 
 
+def _toolbox() -> tuple[subprocess.Popen[Any], str]:
+    """The test toolbox over streamable HTTP (the ``upstream`` row's real upstream), shared by the trees."""
+    sys.path[:0] = [str(ROOT), str(HERE.parent)]
+    from tests.conftest import free_port, wait_http
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "gateway" / "toolbox_server.py"), "--http",
+                             str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    wait_http(url, proc=proc, timeout=60)
+    return proc, url
+
+
 def _changed(a: dict[str, float], b: dict[str, float], title: str, top: int) -> None:
     changed = sorted(((b.get(k, 0.0) - a.get(k, 0.0), k) for k in set(a) | set(b)), key=lambda r: -abs(r[0]))
     print(f"\n{title}: functions whose calls per request changed most (base -> this tree, top {top}):")
@@ -246,7 +267,7 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=15, help="functions whose calls per request changed most")
     ap.add_argument("--era", choices=["2026-07-28", "2025-11-25"], default="2026-07-28",
                     help="the HTTP calls' protocol era (2025-11-25: on one session)")
-    ap.add_argument("--skip", default="", help="comma-separated rows left out: guard, http, stdio")
+    ap.add_argument("--skip", default="", help="comma-separated rows left out: guard, http, stdio, upstream")
     ap.add_argument("--inline", action="store_true",
                     help="every row committed on the loop (a slow commit on a busy machine no longer "
                     "switches to the writer midway, moving the figure by ~100); TMPDIR on tmpfs helps")
@@ -267,10 +288,12 @@ def main() -> None:
     guard: dict[str, dict[str, float]] = {}
     calls: dict[str, dict[str, float]] = {}
     stdio: dict[str, dict[str, float]] = {}
+    upstream: dict[str, dict[str, float]] = {}
     skip = set(args.skip.split(","))
+    toolbox, toolbox_url = _toolbox() if "upstream" not in skip else (None, "")
     nan = {"inferences": float("nan"), "engine_cpu_us": float("nan"), "python_calls": float("nan")}
     for name, tree in trees.items():
-        guard[name], calls[name], stdio[name] = nan, {}, {}
+        guard[name], calls[name], stdio[name], upstream[name] = nan, {}, {}, {}
         if "guard" not in skip:
             env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "benchmarks")])}
             argv = [_python(tree), str(HERE), "--child-guard", "--decisions", str(args.decisions)]
@@ -283,7 +306,13 @@ def main() -> None:
             calls[name] = call_counts(tree, args.calls, args.era)
         if "stdio" not in skip:
             stdio[name] = stdio_call_counts(tree, args.calls)
+        if toolbox is not None:
+            upstream[name] = call_counts(tree, args.calls, upstream=toolbox_url)
         print(f"... {name} measured", file=sys.stderr, flush=True)
+    if toolbox is not None:
+        from tests.conftest import stop_process
+
+        stop_process(toolbox)
     names = list(trees)
     print(f"\n{'measure':72s} " + " ".join(f"{n:>12s}" for n in names))
     print(f"{'guard: SWI-Prolog inferences per decision (airline cancel, 100k facts)':72s} "
@@ -296,6 +325,8 @@ def main() -> None:
           + " ".join(f"{sum(calls[n].values()):12.0f}" for n in names))
     print(f"{'stdio tools/call (2026-07-28), no-op of a stdio upstream: Python function calls per call':72s} "
           + " ".join(f"{sum(stdio[n].values()):12.0f}" for n in names))
+    print(f"{'HTTP tools/call (2026-07-28), a real upstream (modern): Python function calls per call':72s} "
+          + " ".join(f"{sum(upstream[n].values()):12.0f}" for n in names))
     # the totals move by ~100 with where a call's two audit rows were committed: on the loop (4 SQLite
     # ``execute`` a row) when it was idle, else by the writer's thread; compare runs of the same figure here
     execute = "~:<method 'execute' of 'sqlite3.Connection' objects>"
@@ -304,6 +335,7 @@ def main() -> None:
     if len(names) == 2:
         _changed(calls[names[0]], calls[names[1]], "HTTP", args.top)
         _changed(stdio[names[0]], stdio[names[1]], "stdio", args.top)
+        _changed(upstream[names[0]], upstream[names[1]], "HTTP, real upstream", args.top)
 
 
 if __name__ == "__main__":

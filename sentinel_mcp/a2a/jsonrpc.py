@@ -191,12 +191,12 @@ def parse_request(body: Any) -> RpcRequest:
     has_id = "id" in body
     rid = body.get("id")
     # every answer echoes the id, a stream in each of its events: held to the MCP front's rule
-    # (wire_limits.valid_id: at most 1,000 characters, an integer of at most 64 bits)
+    # (wire_limits.valid_id: at most 1,000 characters, an integer of at most 2**53 - 1 either way)
     if has_id and rid is not None and wire_limits.valid_id(rid) is None:
         raise RpcError(
             INVALID_REQUEST,
-            "Invalid Request: 'id' must be a string (at most 1000 characters), an integer (at most 64 "
-            "bits) or null",
+            "Invalid Request: 'id' must be a string (at most 1000 characters), an integer (at most 2**53 - 1 "
+            "either way) or null",
         )
     params = body.get("params")
     if params is not None and not isinstance(params, (dict, list)):

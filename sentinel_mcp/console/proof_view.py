@@ -40,8 +40,11 @@ def _node(tree: Any, budget: list[int], depth: int) -> Node:
             )
         if "confirmed" in tree:
             return Node("confirmed", f"confirmed: {tree['confirmed']}", f"by: {tree.get('provenance')}")
-        if "context" in tree:
-            return Node("context", f"context {tree['context']} = {tree.get('value')}")
+        if "context" in tree:  # with the proofs of its checks, proved again when it was read
+            checked = tree.get("checked")
+            checks = _children(checked, budget, depth) if isinstance(checked, list) else []
+            return Node("context", f"context {tree['context']} = {tree.get('value')}",
+                        "its check holds" if checks else "", children=checks)
         if "require" in tree:
             return Node(
                 "require", f"required: {tree['require']}", children=[_node(tree.get("by"), budget, depth + 1)]

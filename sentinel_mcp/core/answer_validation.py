@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from sentinel_mcp.core.decision import Answer, Deny, Question
 from sentinel_mcp.core.display_text import Marked, compose, safe_text
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.core.given_fact_size import size_problem
+from sentinel_mcp.core.json_numbers import NumberTooLarge, integral_as_int
 
 from sentinel_mcp.core import outside_schema
 from sentinel_mcp.core.outside_schema import TooCostly, TooLargeSchema, UnusableSchema
@@ -102,11 +104,23 @@ def answer_problem(question: Question, answer: Answer) -> str | None:
         )
     if answer.action != "accept":
         return None  # a decline or a cancel needs no content
+    if (too_large := size_problem(answer.content)) is not None:  # before any schema walks it
+        return too_large
     try:
         problem = content_problem(question.requested_schema, answer.content)
     except BrokenSchema as e:  # our questions always have valid schemas: refuse rather than guess
         return f"the question's schema is invalid ({e})"
-    return problem or _exactly_one_problem(question, answer.content)
+    return problem or _number_problem(answer.content) or _exactly_one_problem(question, answer.content)
+
+
+def _number_problem(content: Any) -> str | None:
+    """An integral number counts as the integer it equals (``json_numbers``): one whose integer is longer than
+    the wire takes (``1e300``) is no answer, as it is no argument."""
+    try:
+        integral_as_int(content)
+    except NumberTooLarge as e:
+        return str(e)
+    return None
 
 
 def _exactly_one_problem(question: Question, content: Any) -> str | None:

@@ -181,10 +181,15 @@ def _encodable(s: str) -> bool:
 
 
 def valid_id(id: Any) -> Any:
-    """The id to answer with: the request's if it is a string or an integer, else null."""
-    if isinstance(id, str):
-        return id if _encodable(id) and len(id) <= MAX_ECHOED_CHARS else None
-    if isinstance(id, int) and not isinstance(id, bool) and id.bit_length() <= 64:
+    """The id to answer with: the request's if it is a text of at most ``MAX_ECHOED_CHARS`` characters that
+    can be written back, or an integer JSON carries exactly (|n| <= 2**53 - 1, a progress token's bound: a
+    client in JavaScript reads 2**53 + 1 as 2**53, and would match the answer to a request it never sent);
+    else null. Type-strict: ``true`` is no integer (Python's bool is one), nor is ``1.0``; any integer of
+    64 bits was taken before."""
+    kind = type(id)
+    if kind is str:
+        return id if len(id) <= MAX_ECHOED_CHARS and (id.isascii() or _encodable(id)) else None
+    if kind is int and -MAX_SAFE_INTEGER <= id <= MAX_SAFE_INTEGER:
         return id
     return None
 
@@ -210,7 +215,8 @@ def check_envelope(message: Any) -> None:
     if message.get("jsonrpc") != "2.0":
         raise WireError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', valid_id(mid))
     if "id" in message and valid_id(mid) is None:
-        raise WireError(INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+        raise WireError(INVALID_REQUEST, "Invalid Request: id must be a string or an integer (a string of at "
+                        f"most {MAX_ECHOED_CHARS} characters, an integer of at most 2**53 - 1 either way)")
     check_echoed_text(message)
     if "method" in message:
         if not isinstance(message["method"], str):

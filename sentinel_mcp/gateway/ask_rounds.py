@@ -14,6 +14,7 @@ from typing import Awaitable, Callable, TypeVar
 from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.core.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
 from sentinel_mcp.core.decision import Answer, Ask, Decision, Deny, Question, ToolCall
+from sentinel_mcp.core.errors import PolicyError
 from sentinel_mcp.gateway.call_record import storage_refusal
 from sentinel_mcp.gateway.step_deadline import StepDeadline
 from sentinel_mcp.storage import StorageError
@@ -78,7 +79,15 @@ async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, tim
                 )
             for q in fresh:
                 used.add(q.key)
-                await _within(timeout, lambda: record(q, answers[q.key]))
+                try:
+                    await _within(timeout, lambda: record(q, answers[q.key]))
+                except PolicyError as e:  # the policy refused to keep it (too large a fact, another call's)
+                    return AnswerNotAccepted(
+                        reason=f"the answer to \u201c{q.message}\u201d was not accepted: {e}. The question "
+                        "counts as not answered, and the call was not made.",
+                        unmet=[q.key],
+                        how_to_unblock=["call the tool again and answer the question as asked"],
+                    )
         return decision
     except TimeoutError:
         return Deny(

@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 
 from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.core.given_fact_size import size_problem
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
+from sentinel_mcp.policy.prolog_text import OptionAtom
 from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value
 from sentinel_mcp.policy.rulebase import Rulebase
 
@@ -35,6 +37,9 @@ async def answer_fact(
     ``AnswerRefused`` for a confirmation asked under another rulebase version."""
     value = answer_value(question, answer)
     meta = question.meta
+    # the fact whole: its inputs come from the call's arguments, or the agent's sentinel_answer
+    if (too_large := size_problem([meta.get("inputs"), value], "the answer's fact")) is not None:
+        raise AnswerRefused(too_large)
     ttl = _answer_ttl(rb, meta) if meta["kind"] != "confirm" else None  # every kind of answer to it expires
     if value == DONT_KNOW:
         args = [meta["predicate"], list(meta["inputs"])]
@@ -64,6 +69,9 @@ async def answer_fact(
             else (NO, [meta["predicate"], list(meta["inputs"])])
         )
         return await knowledge.new_fact(session, pred, args, answer.provenance, ttl=ttl, contexts=contexts)
+    type_ = meta.get("type")
+    if isinstance(value, str) and isinstance(type_, dict) and "choice" in type_:
+        value = OptionAtom(value)  # one of the rulebase's own atoms (validated against them): "true" too
     return await knowledge.new_fact(
         session, meta["predicate"], [*meta["inputs"], value], answer.provenance, ttl=ttl, contexts=contexts
     )

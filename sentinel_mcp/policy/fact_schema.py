@@ -1,11 +1,12 @@
 """The fact store's schema, per backend (one module, one place to change it)."""
 
 import json
+import sqlite3
 from typing import Any
 
 from sentinel_mcp.storage import Schema
 
-SCHEMA_VERSION = 2  # 2: fact_values, the index strict symbolic mode looks arguments up in
+SCHEMA_VERSION = 2  # 2: fact_values, the index strict symbolic mode looks arguments up in (meta's, SQLite)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -98,4 +99,48 @@ ALTER TABLE fact_sessions ADD COLUMN prev BIGINT NOT NULL DEFAULT 0;
 UPDATE meta SET value = '3' WHERE key = 'schema_version'
 """
 
-STORE_SCHEMA = Schema("facts", {"sqlite": [_create], "postgres": [PG_SCHEMA, PG_COUNTERS]})
+
+
+def holds_literal(value: Any) -> bool:
+    """Whether a fact's JSON arguments hold true, false or null at any depth (a loop: any nesting)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v is True or v is False or v is None:
+            return True
+        if isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return False
+
+
+def _drop_untyped(conn: Any, mark: str, bump: str | None) -> None:
+    """Facts written before texts spelling a literal were kept apart from the literals: a tool's text "true",
+    a text answer "false" or a context's "null" were stored as the atom the JSON literal is, so a stored
+    ``true`` may have been either. Such a fact may now grant what its text never should (A == true): every
+    fact holding a literal goes (a read fetches it again, typed; a seed is seeded again; a question is asked
+    again). Facts without one read back as they were written."""
+    rows = conn.execute("SELECT id, session, fact, args FROM facts").fetchall()
+    doomed = [(i, s, f) for i, s, f, a in rows if holds_literal(json.loads(a))]
+    if not doomed:
+        return
+    cur = conn if isinstance(conn, sqlite3.Connection) else conn.cursor()
+    cur.executemany(f"DELETE FROM fact_values WHERE session = {mark} AND fact = {mark}",
+                    [(s, f) for _, s, f in doomed])
+    cur.executemany(f"DELETE FROM facts WHERE id = {mark}", [(i,) for i, _, _ in doomed])
+    if bump:  # replicas' mirrors of these sessions are stale now: their counters move
+        cur.executemany(bump, [(s,) for s in sorted({s for _, s, _ in doomed})])
+
+
+def _drop_untyped_sqlite(conn: Any) -> None:
+    _drop_untyped(conn, "?", None)
+
+
+def _drop_untyped_postgres(conn: Any) -> None:
+    _drop_untyped(conn, "%s", "UPDATE fact_sessions SET prev = version, "
+                              "version = nextval('fact_session_versions') WHERE session = %s")
+
+
+STORE_SCHEMA = Schema("facts", {"sqlite": [_create, _drop_untyped_sqlite],
+                                "postgres": [PG_SCHEMA, PG_COUNTERS, _drop_untyped_postgres]})

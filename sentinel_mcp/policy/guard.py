@@ -298,7 +298,7 @@ class PolicyGuard(ObserveStep, Guard):
         try:
             await reread_for_write(self.knowledge, call, rb, spend=spend)
             epoch = self.engine.confirmations_taken  # before the proof (see _spent)
-            first = self._first_pass_here(call, rb)
+            first = await self._first_pass(call, rb)
             if first is not None and first[1] is not None and first[1].get("status") == "proved":
                 tree = first[1].get("tree")
                 if isinstance(tree, KeptProof):  # the common case, answered without the solver's machinery
@@ -319,11 +319,13 @@ class PolicyGuard(ObserveStep, Guard):
                 unmet=["guard_error"],
             )
 
-    def _first_pass_here(self, call: ToolCall, rb: Rulebase) -> tuple[bool, dict[str, Any] | None] | None:
-        """The first proof pass of a lazy guard, run at once on the caller's thread when it may: (ran, answer)
-        as ``PrologEngine.decide_compact_here``, or None when this guard or call takes the general path (a
-        reference or written proof, a store replicas share, strict symbolic mode, a session not loaded yet).
-        The solver starts from it (``prove_call``), so no pass runs twice."""
+    async def _first_pass(self, call: ToolCall, rb: Rulebase) -> tuple[bool, dict[str, Any] | None] | None:
+        """The first proof pass of a lazy guard, on the caller's thread when it may, else as one job on the
+        engine's: (ran, answer) as ``PrologEngine.decide_compact_here``, or None when this guard or call takes
+        the general path (a reference or written proof, a store replicas share, strict symbolic mode, a
+        session not loaded yet). The solver starts from it (``prove_call``), so no pass runs twice; a proved
+        call is answered without the solver's machinery, from a job too (a thread without an engine of its
+        own, or the engine busy: the solver's pass was the same job, 40 Python calls later)."""
         if not (self.fast_path and self.lazy_proofs) or self.write_proofs_behind or rb.info.option(
             "strict_symbolic"
         ):
@@ -331,22 +333,20 @@ class PolicyGuard(ObserveStep, Guard):
         mod = self.knowledge.ready(call.session_id, rb)
         if mod is None:
             return None
-        return self.engine.decide_compact_here(
-            rb.module,
-            mod,
-            process_clock.CLOCK.now(),  # process_clock.now()'s reading, one call fewer a decision
-            call.identity,
-            call.arguments,
-            call.digest,
-            rb.version,
-            self._limit(rb),
-        )
+        # process_clock.now()'s reading, one call fewer a decision
+        key = (rb.module, mod, process_clock.CLOCK.now(), call.identity, call.arguments, call.digest,
+               rb.version)
+        first = self.engine.decide_compact_here(*key, self._limit(rb))
+        if first[0]:
+            return first
+        return True, await self.engine.decide_compact(*key, self._limit(rb), try_here=False)
 
     async def _rendered_kept(self, rb: Rulebase, kept: KeptProof) -> dict[str, Any]:
-        """The proof of an allow decided by its first pass, as ``_rendered`` writes it (one pass, no
-        fetch)."""
-        return await self._rendered(self.documents(rb), rb.version, SolverResult(status="proved", tree=kept,
-                                                                                  passes=1))
+        """An allow's proof decided by its first pass, as ``_rendered`` writes a SolverResult of one pass and
+        no fetch (built directly: no pydantic model validated per allow)."""
+        tree = await self.engine.render_kept(kept)
+        return {"rulebase": rb.version, "tree": self.documents(rb).quote_tree(tree), "passes": 1,
+                "fetches": []}
 
     def _limit(self, rb: Rulebase) -> int:
         """A proof's inference budget: the rulebase's option, never above the rulebase in force's for a
@@ -385,7 +385,7 @@ class PolicyGuard(ObserveStep, Guard):
         self, call: ToolCall, rb: Rulebase, first: tuple[bool, dict[str, Any] | None] | None = None, *,
         spend: bool = True, epoch: int | None = None, may_fetch: FetchFilter | None = None,
     ) -> Decision:
-        """``first``: the first pass as ``_first_pass_here`` ran it (the solver starts from its answer);
+        """``first``: the first pass as ``_first_pass`` ran it (the solver starts from its answer);
         ``epoch``: ``confirmations_taken`` before that pass."""
         if epoch is None:
             epoch = self.engine.confirmations_taken
@@ -495,8 +495,8 @@ class PolicyGuard(ObserveStep, Guard):
         may_fetch: FetchFilter | None = None,
     ) -> SolverResult:
         """The solver's passes over the call's guards. ``first``: (ran, answer) of a first pass already
-        tried on the caller's thread (``_first_pass_here``): its answer is the first pass's, or, when it ran
-        over its cap, the first pass runs on the engine thread."""
+        tried by ``_first_pass``: its answer is the first pass's, or, when it ran over its cap, the first pass
+        runs on the engine thread."""
         rb = rb or self.rulebases.current
         mod = await self.knowledge.ensure(call.session_id, rb)
         limit = self._limit(rb)

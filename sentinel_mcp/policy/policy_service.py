@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny
+from sentinel_mcp.core.given_fact_size import size_problem
 from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.policy.caller_reach import withholding_for
 from sentinel_mcp.policy.guard import PolicyGuard
@@ -142,6 +143,8 @@ class PolicyService:
         g = self.guard
         if name not in rb.info.contexts:
             raise ValueError(f"unknown context {name!r}; declared: {', '.join(rb.info.contexts) or 'none'}")
+        if (too_large := size_problem(value, "the value")) is not None:
+            raise ValueError(f"cannot bind {name}: {too_large}")
         mod = await g.knowledge.ensure(session, rb)
 
         async def one_pass() -> dict[str, Any]:

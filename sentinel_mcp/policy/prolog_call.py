@@ -62,7 +62,7 @@ def _load_native(lib: Any) -> ModuleType | None:
     json_names = ("PL_new_term_ref", "PL_put_nil", "PL_cons_list", "PL_cons_functor_v", "PL_put_atom",
                   "PL_new_atom", "PL_new_functor_sz", "PL_term_type", "PL_get_list", "PL_get_functor",
                   "PL_get_arg_sz", "PL_get_float", "PL_get_int64", "PL_get_atom", "PL_put_term",
-                  "PL_is_acyclic")
+                  "PL_is_acyclic", "PL_put_string_nchars")
     try:
         prolog_call_native.bind(*(_address(lib, n) for n in names))
         prolog_call_native.bind_json(*(_address(lib, n) for n in json_names))

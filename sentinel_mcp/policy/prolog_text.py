@@ -120,8 +120,23 @@ def module_name(prefix: str, key: str) -> str:
     return f"{prefix}_{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
 
 
+LITERAL_TEXTS = frozenset(("true", "false", "null"))  # texts that, as atoms, are the JSON literals' atoms
+
+
+class OptionAtom(str):
+    """A text that is a rulebase's own atom (a choice question's option, offered from the rulebase): written
+    as that atom whatever it spells."""
+
+    __slots__ = ()
+
+
 def term_text(value: Any) -> str:
-    """A JSON-like Python value as a Prolog term (the engine's JSON mapping: objects are json([K=V]))."""
+    """A JSON-like Python value as a Prolog term (the engine's JSON mapping: objects are json([K=V])). A text
+    spelling a literal (``"true"``, ``"false"``, ``"null"``) is a string: as an atom it would be the boolean
+    or null the rules test for (a user's or agent's text answer "true", a context bound to the text "null"),
+    as a call's argument and a result's text are (from_call_json/2, from_result_json/2)."""
+    if type(value) is str and value in LITERAL_TEXTS:
+        return f'"{value}"'
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:

@@ -19,6 +19,7 @@ from sentinel_mcp.core.asking import Asker, AskUser
 from sentinel_mcp.core.decision import Answer, Question, ToolCall
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import PolicyError
+from sentinel_mcp.core.json_numbers import integral_as_int
 
 DONT_KNOW = "i_dont_know"  # the value of "I don't know" in every choice (the loader refuses it as a choice)
 DONT_KNOW_TITLE = "I don't know"
@@ -136,8 +137,8 @@ def _shown(need: dict[str, Any], call: ToolCall | None) -> str:
 
 
 def answer_value(question: Question, answer: Answer) -> Any:
-    """The typed answer (``DONT_KNOW`` for "I don't know"); raises AnswerRefused if it does not fit the
-    question (strictly, no coercion)."""
+    """The typed answer (``DONT_KNOW`` for "I don't know"), an integral number as the integer it equals;
+    raises AnswerRefused if it does not fit the question (strictly, no coercion)."""
     if answer.action != "accept":
         raise AnswerRefused("the question was not answered (declined or cancelled)")
     allowed = question.meta.get("from") or ["user"]
@@ -152,4 +153,13 @@ def answer_value(question: Question, answer: Answer) -> Any:
     content = answer.content or {}
     if content.get(DONT_KNOW_FIELD) is True:
         return DONT_KNOW
-    return content["answer"]
+    choices = choices_of(question.meta.get("type"))
+    if choices is not None and content["answer"] != DONT_KNOW:
+        # a choice is offered as a string constant (``_options``): the answer is the choice it names, as the
+        # rulebase wrote it (its 3, never the text "3", which a rule's blocked(3) does not match)
+        named = [c["value"] for c in choices if str(c["value"]) == content["answer"]]
+        if not named:  # the schema offered only these: an answer naming none is no answer
+            raise AnswerRefused("the answer names none of the question's choices")
+        return named[0]
+    # one spelling of each number, as a call's arguments have (json_numbers.py): 13.0 is the 13 a rule names
+    return integral_as_int(content["answer"])

@@ -138,10 +138,11 @@ async def test_ids_a_peer_names_are_bounded_and_never_echoed_whole(rig, http):
 async def test_a_request_id_is_bounded_as_on_the_mcp_front(rig, http):
     """Every answer echoes the request's id, and a stream echoes it in each event: a 900 KB id came back three
     times (2.7 MB) from one streamed tool call. An id is now held to the MCP front's rule (a string of at most
-    1,000 characters, an integer of at most 64 bits): past it the request is -32600 with id null, and nothing
-    runs; on the WebSocket binding alike."""
+    1,000 characters, an integer JSON carries exactly: |n| <= 2**53 - 1; no boolean, float, array or object):
+    past it the request is -32600 with id null, and nothing runs; on the WebSocket binding alike."""
     call = {"data": {"type": "tool_call", "tool_call_id": "c1", "name": "tools__echo", "args": {"text": "x"}}}
-    for rid in ("i" * 1001, "i" * 900_000, 2**64, -(2**64) - 1, 10**99):
+    for rid in ("i" * 1001, "i" * 900_000, 2**53, -(2**53), 2**63 - 1, -(2**63), 2**64, -(2**64) - 1, 10**99,
+                True, 1.0, 1e3, [1], {"id": 1}):
         for method, params in (("SendStreamingMessage", {"message": user_message(call)}),
                                ("SendMessage", {"message": user_message(call)}), ("GetTask", {"id": "x"})):
             sent = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
@@ -150,12 +151,13 @@ async def test_a_request_id_is_bounded_as_on_the_mcp_front(rig, http):
             assert body["error"]["code"] == -32600 and body["id"] is None, (method, body["error"])
             assert len(r.content) < 4096
     async with ws_connect(rig.ws_url) as ws:
-        await ws.send(json.dumps({"jsonrpc": "2.0", "id": "i" * 1001, "method": "tool_call",
-                                  "params": {k: v for k, v in call["data"].items() if k != "type"}}))
-        body = json.loads(await ws.recv())
-        assert body["error"]["code"] == -32600 and body["id"] is None
+        for rid in ("i" * 1001, 2**53, -(2**63), 1.0, True):
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tool_call",
+                                      "params": {k: v for k, v in call["data"].items() if k != "type"}}))
+            body = json.loads(await ws.recv())
+            assert body["error"]["code"] == -32600 and body["id"] is None, rid
     assert rig.port.calls == [] and len(rig.service.store) == 0
-    for rid in ("i" * 1000, 2**63 - 1, -(2**63)):  # within the rule: answered under that id
+    for rid in ("i" * 1000, 2**53 - 1, -(2**53 - 1), 0):  # within the rule: answered under that id
         body = await rpc(http, rig.rpc_url, "GetTask", {"id": "x"}, rid=rid)
         assert body["id"] == rid and body["error"]["code"] == -32001
 

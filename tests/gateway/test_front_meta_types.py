@@ -14,7 +14,10 @@ real HTTP on 127.0.0.1 and a real stdio ``serve``:
   100-digit integer included, is invalid params. Before, every integer up to the wire's 100 digits and a
   text of any length went on;
 - an ``id`` that is not a string or an integer (a boolean, a float, null, an array, an object) or is past the
-  wire's bounds gets an error answer with id null, never a crash, never an answer under a guessed id.
+  wire's bounds gets an error answer with id null, never a crash, never an answer under a guessed id. An
+  integer id is held to the progress token's JSON-safe bound (|n| <= 2**53 - 1): a client in JavaScript
+  reads a larger one as another number, and would match the answer to a request it never sent (any integer
+  of 64 bits was taken before).
 """
 
 from __future__ import annotations
@@ -39,8 +42,10 @@ NOT_OBJECTS = [[], ["x"], [ENVELOPE], "x", "", "{}", 5, 0, -1, 1.5, True, False,
 BAD_TOKENS = [2**53, -(2**53), 2**60, -(2**63), 10**99, -(10**99), "t" * 1001, "\ud800", "a\udfffb", True,
               False, 1.0, 0.0, 1e300]
 GOOD_TOKENS = [2**53 - 1, -(2**53 - 1), 0, "t" * 1000, "p\u00e9\U0001f600"]
-BAD_IDS = [True, False, 1.0, -0.0, 1.5, 1e3, None, [], [1], {}, {"id": 1}, 2**64, -(2**64), 10**99,
+BAD_IDS = [True, False, 1.0, -0.0, 1.5, 1e3, 9007199254740991.0, None, [], [1], {}, {"id": 1},
+           [[{"a": 1}]], 2**53, -(2**53), 2**60, 2**63 - 1, -(2**63), 2**64 - 1, 2**64, -(2**64), 10**99,
            "i" * 1001, "\ud800"]
+GOOD_IDS = [0, -1, 2**53 - 1, -(2**53 - 1), "", "i" * 1000, "9007199254740993", "p\u00e9\U0001f600"]
 
 
 def _headers(path: str, method: str) -> list[tuple[str, str]]:
@@ -225,6 +230,15 @@ def test_an_invalid_id_is_answered_with_id_null(
 
 
 @pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("rid", GOOD_IDS, ids=lambda r: repr(r)[:40])
+def test_an_id_within_the_bounds_is_answered_under_it(gateway: int, path: str, rid: Any) -> None:  # noqa: F811
+    message = echo_call(path, rid=rid)
+    message["params"]["arguments"]["text"] = "ran"
+    status, answer = send(gateway, path, message)
+    assert status == 200 and answer["id"] == rid and answer["result"]["content"][0]["text"] == "ran", answer
+
+
+@pytest.mark.parametrize("path", PATHS)
 def test_an_id_of_thousands_of_digits_is_a_parse_error_with_id_null(gateway: int, path: str) -> None:  # noqa: F811
     raw = json.dumps(echo_call(path, rid=0)).replace('"id": 0', '"id": ' + "7" * 5000)
     status, answer = send(gateway, path, raw.encode())
@@ -270,6 +284,11 @@ def test_stdio_holds_meta_tokens_and_ids_to_the_same_rules(tmp_path: Path) -> No
         assert "result" in wire.answer("marker2")
         assert any(refused_params(f, None, -32602, "_meta") for f in wire.early)
         assert len(audit_rows(wire.store)) == before  # nothing was decided, nothing ran
+        for rid in GOOD_IDS:
+            message = echo_call("lean", rid=rid)
+            message["params"]["arguments"]["text"] = "ran"
+            wire.send(message)
+            assert wire.answer(rid)["result"]["content"][0]["text"] == "ran", rid
         for token in GOOD_TOKENS:
             message = echo_call("lean", rid="good", token=token)
             message["params"]["arguments"]["text"] = "ran"

@@ -345,7 +345,7 @@ def test_a_cancellation_on_another_session_cancels_nothing(gateway: Gateway, tmp
     assert answer.ended and answer.events()[-1]["error"]["code"] == -32800, answer.chunks
 
 
-@pytest.mark.parametrize("rid", ["", "  spaced  ", "ünï-cöde", "x" * 300, -5, 0, 2**53])
+@pytest.mark.parametrize("rid", ["", "  spaced  ", "ünï-cöde", "x" * 300, -5, 0, 2**53 - 1, -(2**53 - 1)])
 def test_any_string_or_integer_id_is_answered_under_itself_directly(gateway: Gateway, rid: Any) -> None:
     sid = open_session(gateway.port)
     before = len(gateway.direct_ids())
@@ -357,7 +357,7 @@ def test_any_string_or_integer_id_is_answered_under_itself_directly(gateway: Gat
     assert len(gateway.direct_ids()) == before + 1  # handed to the session's dispatcher
 
 
-@pytest.mark.parametrize("rid", [1.0, True, None, 2**70, [1], {"a": 1}], ids=repr)
+@pytest.mark.parametrize("rid", [1.0, True, None, 2**53, -(2**53), 2**63 - 1, 2**70, [1], {"a": 1}], ids=repr)
 def test_an_id_of_another_type_is_refused_before_any_path(gateway: Gateway, rid: Any) -> None:
     sid = open_session(gateway.port)
     before = gateway.lean_ids()

@@ -1,4 +1,4 @@
-"""A lazy guard's first pass run at once on the caller's thread (``PolicyGuard._first_pass_here``): an
+"""A lazy guard's first pass run at once on the caller's thread (``PolicyGuard._first_pass``): an
 allow proved by it is answered without the solver, anything else goes on from that very pass. It must decide
 and show exactly what the general path does, and never run a pass twice: the same decisions, proofs and
 questions as the guard without the shortcut and as the reference path, with the same number of passes through
@@ -63,12 +63,16 @@ class PassSpy:
 
 async def without_first_pass(guard: PolicyGuard, c: ToolCall) -> Any:
     """The same guard's decision on the general path (the shortcut off for this one call)."""
-    first = guard._first_pass_here
-    guard._first_pass_here = lambda call, rb: None  # type: ignore[method-assign]
+    first = guard._first_pass
+
+    async def general(call: ToolCall, rb: Any) -> None:
+        return None
+
+    guard._first_pass = general  # type: ignore[method-assign]
     try:
         return await guard.decide(c)
     finally:
-        guard._first_pass_here = first  # type: ignore[method-assign]
+        guard._first_pass = first  # type: ignore[method-assign]
 
 
 async def view(d: Any) -> dict[str, Any]:
@@ -217,6 +221,52 @@ async def test_the_general_path_when_the_first_pass_may_not_run_here(
             assert lazy_view == ref, t[:40]
     finally:
         await guard.close()
+
+
+async def test_a_first_pass_from_a_thread_without_an_engine_is_one_job_and_decides_as_the_general_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From an event loop on a thread without a SWI-Prolog engine of its own (or with the engine busy), the
+    first pass is one job on the engine thread: an allow it proves is answered without the solver (one pass),
+    anything else goes on from that pass; the decisions and proofs are the general path's."""
+    import asyncio
+
+    guard = PolicyGuard([RULEBASES_DIR / "airline.pl"], None, store_path=tmp_path / "facts.db",
+                        seeds={"current_user": "amelia_davis_8890"}, lazy_proofs=True)
+    await guard.start(watch=False)
+    rng = random.Random(2143)
+    kinds: dict[str, int] = {}
+    try:
+        spy = PassSpy(guard.engine, monkeypatch)
+        solved: list[int] = []
+        solve = guard.solver.solve
+
+        async def counted_solve(*args: Any, **kw: Any) -> Any:
+            result = await solve(*args, **kw)
+            solved.append(result.passes)
+            return result
+
+        monkeypatch.setattr(guard.solver, "solve", counted_solve)
+        for i in range(60):
+            session, r, user = f"j{i}", f"R{i:04d}", "amelia_davis_8890"
+            c = airline_call(rng, r, user, session)
+            mod = await guard.knowledge.ensure(session, guard.rulebases.current)
+            await guard.engine.assert_facts(mod, airline_facts(rng, r, user))
+            if rng.random() < 0.6:
+                await plant_confirmation(guard, c, rng.choice(["user", "agent"]))
+            log, solves = len(spy.log), len(solved)
+            d = await asyncio.to_thread(lambda: asyncio.run(guard.decide(c, spend=False)))
+            runs = spy.log[log:]
+            assert runs and all(name == "_SN_DECIDE_COMPACT" for name, _ in runs), runs  # jobs, whole limit
+            if isinstance(d, Allow):  # answered without the solver, from the one job
+                assert isinstance(d.proof, LazyProof) and len(solved) == solves and len(runs) == 1, (d, runs)
+            else:
+                assert len(solved) == solves + 1 and len(runs) == solved[-1], (runs, solved)
+            assert await view(d) == await view(await without_first_pass(guard, c)), c
+            kinds[d.kind] = kinds.get(d.kind, 0) + 1
+    finally:
+        await guard.close()
+    assert {"allow", "deny"} <= set(kinds), kinds
 
 
 def test_a_kept_answer_is_read_as_its_json() -> None:

@@ -267,3 +267,35 @@ async def test_a_rulebase_sets_its_own_bound_of_inferences(
                 assert facts == {} and all("too large to read" in u for u in unreadable) and unreadable
     finally:
         prolog_call.use_native(was)
+
+
+@pytest.mark.parametrize("native", [True, False])
+async def test_a_text_spelling_a_literal_is_a_string_the_literal_an_atom(engine: Any, native: bool) -> None:
+    """An upstream's text ``"true"``, ``"false"`` or ``"null"`` (a value at any depth, or a member's name read
+    with ``key(...)``) is a string in the fact, its text in the fact's arguments; the JSON literals are the
+    atoms ``true``/``false`` (null gives no fact) as before; other spellings (``"TRUE"``) are atoms. Built in
+    C or read from the JSON text by Prolog (the C function off), the same facts."""
+    eng, module = engine
+    result = {"owner": "true", "note": "null", "slots": ["false", True, None, "TRUE"],
+              "legs": [{"flight": "null", "date": "false", "prices": {"true": False, "null": "true"}}]}
+    was = prolog_call.native_in_use()
+    try:
+        prolog_call.use_native(native)
+        facts, unreadable = await eng.extract(module, "t__get", {"id": "R1"}, result)
+    finally:
+        prolog_call.use_native(was)
+    assert unreadable == []
+    got = {f["fact"]: f["args"] for f in facts if not f["fact"].startswith(("'$fetched'", "whole("))}
+    assert got == {
+        'owner(\'R1\',"true")': ["R1", "true"],
+        'note(\'R1\',"null")': ["R1", "null"],
+        'slot(\'R1\',0,"false")': ["R1", 0, "false"],
+        "slot('R1',1,true)": ["R1", 1, True],
+        "slot('R1',3,'TRUE')": ["R1", 3, "TRUE"],
+        'leg(\'R1\',"null","false")': ["R1", "null", "false"],
+        'price("null","true",false)': ["null", "true", False],
+        'price("null","null","true")': ["null", "null", "true"],
+    }
+    whole = next(f for f in facts if f["fact"].startswith("whole("))
+    assert {k: whole["args"][1][k] for k in ("owner", "note", "legs")} == {
+        k: result[k] for k in ("owner", "note", "legs")}

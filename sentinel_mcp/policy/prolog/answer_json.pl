@@ -104,6 +104,8 @@ tree_json(unmet(W, Ref), json([unmet=WA, policy=PJ])) :- !, unmet_text(W, WA), r
 tree_json(confirmed(M, P), json([confirmed=M, provenance=P])) :- !.
 tree_json(fact(G, P), json([fact=GA, provenance=P])) :- !, q_atom(G, GA).
 tree_json(context(N, V), json([context=N, value=VA])) :- !, q_atom(V, VA).
+tree_json(checked_context(N, V, Ts), json([context=N, value=VA, checked=Js])) :- !, q_atom(V, VA),
+    maplist(tree_json, Ts, Js).
 tree_json(call_tool(T), json([tool=T])) :- !.
 tree_json(rule(G, T), json([goal=GA, by=TJ])) :- !, q_atom(G, GA), tree_json(T, TJ).
 tree_json(builtin(G), json([builtin=GA])) :- !, q_atom(G, GA).

@@ -8,10 +8,11 @@
 %  list of a million, in a loop), and a decision on the caller's thread holds its event loop. A pass there
 %  (sn_decide_capped/10) has decision_seconds/1's short budget, over which it errs and is decided again on
 %  the engine's thread; there the budget is that of a guard (PolicySettings.guard_timeout's default): the
-%  caller has given up by then, and every other decision waits for the engine.
+%  caller has given up by then, and every other decision waits for the engine. (within_budget/2: a watching
+%  thread keeps the budget, decision_watch.pl; call_with_time_limit/2 cost two thread wake-ups a decision.)
 sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
     decision_seconds(S),
-    catch(call_with_time_limit(S, decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out0)),
+    catch(within_budget(S, decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out0)),
           time_limit_exceeded, timed_out_answer(Out0)),
     Out = Out0.
 
@@ -117,14 +118,14 @@ sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out)
 %  sn_render_kept_proof(+Id, -Out): {"tree": ...} of a kept proof, which is then forgotten (an error if it
 %  is not kept: already rendered, or dropped).
 sn_render_kept_proof(Id, Out) :-
-    kept_proof(Id, T, Ref), erase(Ref), new_shown_room, tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out).
+    kept_proof(Id, T, Ref), erase(Ref), new_shown_room, proof_json(T, TJ), to_json_atom(json([tree=TJ]), Out).
 
 %  sn_kept_proof_term(+Id, -Out): the term json([tree=TJ]) of a kept proof, which stays kept: the caller reads
 %  it as Python's value in C (prolog_call_native.c's call_json; no JSON text written and parsed, ~40 % of a
 %  rendering), then forgets it with sn_forget_kept_proof/2, or, when it is not the C reader's common case
 %  (a tree deeper than it reads), renders it with sn_render_kept_proof/2.
 sn_kept_proof_term(Id, json([tree=TJ])) :-
-    kept_proof(Id, T, _), new_shown_room, tree_json(T, TJ).
+    kept_proof(Id, T, _), new_shown_room, proof_json(T, TJ).
 
 %  sn_forget_kept_proof(+Id, -Out): a kept proof read is forgotten, Out = ok (an error if it is not kept).
 sn_forget_kept_proof(Id, ok) :-
@@ -189,7 +190,7 @@ query_outcome(_, _, _, failed, @(null)).
 %  sn_render_kept_proof/2 writes it: an allow does not pay for its proof's text, a third of a decision.
 proved_tree(T, TJ) :-
     (   nb_current(sn_compact, true), catch(keep_proof(T, Id), _, fail) -> TJ = json([kept=Id])
-    ;   tree_json(T, TJ)
+    ;   proof_json(T, TJ)  % proof_json.pl: tree_json/2's terms
     ).
 
 %  At most 1024 proofs are kept (the oldest is dropped: its reader is told it is gone), each recorded under its

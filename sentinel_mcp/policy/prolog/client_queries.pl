@@ -94,7 +94,7 @@ sn_context_check(RB, Session, Now, Name, ValueJson, Limit, Out) :-
 
 context_check(RB, Session, Now, Name, ValueJson, Limit, Out) :-
     begin_query(RB, Session, Now),
-    from_json_atom(ValueJson, V),
+    from_call_json(ValueJson, V),  % as the bound '$context' fact holds it: a text "true" is a string
     (   \+ is_context(RB, Name)
     ->  Out0 = json([status=error, message='no such context'])
     ;   findall(C, RB:context(Name, V, C), Checks),

@@ -10,9 +10,25 @@
 %  a later lookup by another argument scanned every fact of the predicate.
 stored_fact(S, G, Exp, P) :- fact_key(G, N, K), S:'$fact'(N, K, G, Exp, P).
 
-assert_fact(S, F, Exp, P) :- fact_key(F, N, K), assertz(S:'$fact'(N, K, F, Exp, P)).
+assert_fact(S, F, Exp, P) :-
+    fact_key(F, N, K),
+    ( N == '$unsure', \+ S:'$unsure_held' -> assertz(S:'$unsure_held') ; true ),  % the mark first
+    assertz(S:'$fact'(N, K, F, Exp, P)).
 
-retract_facts(S, G) :- fact_key(G, N, K), retractall(S:'$fact'(N, K, G, _, _)).
+retract_facts(S, G) :- fact_key(G, N, K), retractall(S:'$fact'(N, K, G, _, _)), unsure_held_after(S, N).
+
+%  S:'$unsure_held' is there while the session may hold an unsure fact (set by assert_fact/4, the only way one
+%  is stored; dropped when a removal leaves none): begin_query/4 asks it instead of '$fact'('$unsure', ...),
+%  whose look-up by the first argument alone went through the JIT's few-bucket index of fact names and, when
+%  '$unsure' shared a bucket with a name of 50k facts, walked them all on every decision (71 us against 0.8,
+%  guard_ab.py: which names share a bucket follows the order atoms were made, so any new source file could
+%  flip it). A mark left over only makes a decision look for unsure facts it will not find; a missing one would
+%  hide them, so it is set with the fact and dropped only after a look shows none is left.
+unsure_held_after(S, N) :-
+    (   ( var(N) ; N == '$unsure' ), S:'$unsure_held', \+ S:'$fact'('$unsure', _, _, _, _)
+    ->  retractall(S:'$unsure_held')
+    ;   true
+    ).
 
 fact_key(G, N, K) :-
     (   var(G) -> true
@@ -64,7 +80,7 @@ unfollowed :- nb_current(sn_negated, off).
 %  be read for. Such a binding gets no fetched marker: its facts stay unknown, never "looked up, nothing
 %  there" (which a negation would turn into a permission), and the fetch counts as failed (solver.py).
 sn_extract(RB, Tool, ArgsJson, ResultJson, Out) :-
-    atom_json_term(ResultJson, Result, [true(true), false(false), null(@(null))]),  % JSON null apart from "null"
+    from_result_json(ResultJson, Result),  % JSON null apart from "null", a text "true" apart from true
     sn_extract_term(RB, Tool, ArgsJson, Result, Term),
     to_json_atom(Term, Out).
 
@@ -157,9 +173,13 @@ bind_args([K = V|T], CallArgs) :- memberchk(K = V, CallArgs), bind_args(T, CallA
 extract_fact(H, Ex, Result, H) :- foldl(extract_one(Result), Ex, [], _), \+ ( arg(_, H, V), V == @(null) ).
 
 extract_one(Result, V = key(Ptr), Env0, Env) :- !,
-    pointer_segments(Ptr, Segs), walk(Segs, [], Result, Env0, Env, _, LastKey), V = LastKey.
+    pointer_segments(Ptr, Segs), walk(Segs, [], Result, Env0, Env, _, LastKey), key_value(LastKey, V).
 extract_one(Result, V = Ptr, Env0, Env) :-
     pointer_segments(Ptr, Segs), walk(Segs, [], Result, Env0, Env, V, _).
+
+%  A member's name is a text the upstream wrote (kept an atom in the term, where pointers find it): one
+%  spelling a literal is a string, as a value spelling it is (from_result_json/2).
+key_value(K, V) :- ( atom(K), literal_text(K) -> atom_string(K, V) ; V = K ).
 
 %  A binding's pointers are a rulebase's few atoms, split on every extraction (a result's ~40 walks): their
 %  segments are kept (keep_memo/2 bounds the memo).
@@ -242,7 +262,8 @@ sn_assert_all(Session, Facts) :-
 sn_retract_observed(Session, FactAtoms) :-
     ensure_session(Session),
     forall(member(FA, FactAtoms),
-           ( term_to_atom(F, FA), fact_key(F, N, K), retractall(Session:'$fact'(N, K, F, _, observed)) )).
+           ( term_to_atom(F, FA), fact_key(F, N, K), retractall(Session:'$fact'(N, K, F, _, observed)),
+             unsure_held_after(Session, N) )).
 
 %  sn_retract(+Session, +PatternAtom, -Out): remove matching facts, return them (as text).
 sn_retract(Session, PatternAtom, Out) :-
@@ -263,7 +284,7 @@ sn_take_confirmation(Session, Tool, Digest, Version, Out) :-
 
 sn_drop_session(Session) :-
     (   current_predicate(Session:'$fact'/5)
-    ->  retractall(Session:'$fact'(_, _, _, _, _)),
+    ->  retractall(Session:'$fact'(_, _, _, _, _)), retractall(Session:'$unsure_held'),
         (   module_property(Session, class(temporary))  % made by new_session_module/1
         ->  flag(sn_sessions_dropped, N, N + 1),  % before it goes: no thread trusts its memory of it after
             '$destroy_module'(Session)
@@ -279,11 +300,13 @@ sn_fact_json(FactAtom, Out) :-
 
 %  sn_purge(+Session, +Now): drop expired facts from the mirror.
 sn_purge(Session, Now) :- ensure_session(Session),
-    forall(( Session:'$fact'(N, K, F, Exp, P), Exp =< Now ), retract(Session:'$fact'(N, K, F, Exp, P))).
+    forall(( Session:'$fact'(N, K, F, Exp, P), Exp =< Now ), retract(Session:'$fact'(N, K, F, Exp, P))),
+    unsure_held_after(Session, _).
 
-%  sn_fact_from_json(+N, +ArgsJson, -FactAtom): rebuild a fact text from predicate + JSON args.
+%  sn_fact_from_json(+N, +ArgsJson, -FactAtom): rebuild a fact text from predicate + JSON args (a text spelling
+%  a literal a string, as sn_fact_json/2 wrote it).
 sn_fact_from_json(N, ArgsJson, FactAtom) :-
-    from_json_atom(ArgsJson, As), F =.. [N|As], format(atom(FactAtom), '~q', [F]).
+    from_call_json(ArgsJson, As), F =.. [N|As], format(atom(FactAtom), '~q', [F]).
 
 
 %  sn_mirror(+Session, +Text, -Out): sn_assert_lines/2 answering an empty JSON object, for a direct call

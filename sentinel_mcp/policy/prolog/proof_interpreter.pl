@@ -65,7 +65,7 @@ prove(confirmed_items(H, Items), T) :- !, prove(confirmed_items(H, Items, [user]
 prove(confirmed_items(H, Items, From), T) :- !,
     items_text(H, Items, Text), prove(confirmed('~w', [Text], From), T).
 prove(fact_provenance(G, P), fact(G, P)) :- !, fact_provenance(G, P).
-prove(context_value(N, V), context(N, V)) :- !, context_value(N, V).
+prove(context_value(N, V), T) :- !, checked_context(N, V, T).  % bound_contexts.pl: while its check holds
 prove(call_tool_name(T), call_tool(T)) :- !, cur(call, T, _, _).
 prove(G, T) :- query_rb(RB), prove_goal(RB, G, T).
 

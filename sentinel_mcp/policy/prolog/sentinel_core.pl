@@ -46,9 +46,12 @@
 :- include(unfinished_walks).
 :- include(check_budget).
 :- include(proof_interpreter).
+:- include(bound_contexts).
 :- include(base_facts).
 :- include(call_decisions).
+:- include(decision_watch).
 :- include(answer_json).
+:- include(proof_json).
 :- include(client_queries).
 
 
@@ -83,16 +86,26 @@ from_json_atom(Atom, Term) :- json_opts(O), atom_json_term(Atom, Term, O).
 %  as F == false let the text through to an upstream that reads any text as truthy. Keys stay atoms.
 from_call_json(Atom, Term) :-
     atom_json_term(Atom, T0, [true(@(true)), false(@(false)), null(@(null))]),
-    literal_texts(T0, Term).
+    literal_texts(null, T0, Term).
 
-literal_texts(@(L), L) :- !.
-literal_texts(json(Ps0), json(Ps)) :- !, literal_pairs(Ps0, Ps).
-literal_texts([H0|T0], [H|T]) :- !, literal_texts(H0, H), literal_texts(T0, T).
-literal_texts(A, S) :- literal_text(A), !, atom_string(A, S).
-literal_texts(X, X).
+%  from_result_json(+Atom, -Term): a tool's result, as a binding reads it: texts are atoms, true and false the
+%  atoms true and false, null @(null) (a field that is null yields no fact), and a text spelling a literal a
+%  string, as in a call's arguments: an upstream's text "true" is never the boolean to a guard (A == true).
+%  prolog_call_native.c builds the same term from the parsed value. Keys stay atoms.
+from_result_json(Atom, Term) :-
+    atom_json_term(Atom, T0, [true(@(true)), false(@(false)), null(@(null))]),
+    literal_texts(@(null), T0, Term).
 
-literal_pairs([], []).
-literal_pairs([K=V0|Ps0], [K=V|Ps]) :- literal_texts(V0, V), literal_pairs(Ps0, Ps).
+%  literal_texts(+Null, +T0, -T): T0 read with every literal as @(L), as T: true and false the atoms, null the
+%  term Null, and a text spelling a literal a string.
+literal_texts(N, @(L), V) :- !, ( L == null -> V = N ; V = L ).
+literal_texts(N, json(Ps0), json(Ps)) :- !, literal_pairs(Ps0, N, Ps).
+literal_texts(N, [H0|T0], [H|T]) :- !, literal_texts(N, H0, H), literal_texts(N, T0, T).
+literal_texts(_, A, S) :- literal_text(A), !, atom_string(A, S).
+literal_texts(_, X, X).
+
+literal_pairs([], _, []).
+literal_pairs([K=V0|Ps0], N, [K=V|Ps]) :- literal_texts(N, V0, V), literal_pairs(Ps0, N, Ps).
 
 literal_text(true).
 literal_text(false).
@@ -117,8 +130,9 @@ begin_query(RB, Session, Now, Call) :-
     ensure_session(Session),
     %  a proof starts outside any negation (negate/0); in a session that holds no unsure fact (most) the
     %  polarity is not followed at all (off): nothing it would decide is there. The query term holds it too
-    %  (U), so that a look-up skips the unsure facts without a call when it is off.
-    ( Session:'$fact'('$unsure', _, _, _, _) -> U = false ; U = off ),
+    %  (U), so that a look-up skips the unsure facts without a call when it is off. (Its mark, not the facts:
+    %  fact_terms.pl's unsure_held_after/2.)
+    ( Session:'$unsure_held' -> U = false ; U = off ),
     nb_linkval(sn_negated, U),  % an atom: nothing to copy (call_decisions.pl's sn_decide_capped/10)
     nb_setval(sn_query, q(RB, Session, Now, Call, U)).
 
@@ -143,7 +157,7 @@ ensure_session(S) :-
 %  back opens one a call). A module that already holds something (never one of Sentinel's) stays ordinary.
 new_session_module(S) :-
     catch(set_module(S:class(temporary)), error(permission_error(_, _, _), _), true),
-    dynamic(S:'$fact'/5).
+    dynamic(S:'$fact'/5), dynamic(S:'$unsure_held'/0).
 
 record_need(N) :- native_event, ( need(N0), N0 =@= N -> true ; term_fits(N), assertz(need(N)) ).  % bounded_terms.pl
 
