@@ -14,6 +14,7 @@ import weakref
 from typing import Any, Awaitable, Callable, Self
 
 from mcp.server import ServerRequestContext
+from mcp.server.connection import NotifyOnlyOutbound
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp.types import (
@@ -160,6 +161,17 @@ class UrlElicitations:
         return None if session is _SHARED_ID else session
 
 
+# A 2026-era duplex stream's one channel. Only the stdio front serves such a stream (``stdio_eras``), and it
+# reaches the client two ways, each with an outbound of its own: the SDK's stream and the lean calls
+# (``stdio_lean_calls``). Both are the one stdio pipe, so both are one party's channel: as two, a call on one
+# path waited at a handshake-era upstream for every call in flight on the other (``party_turns``).
+_STDIO_PIPE = ("stdio", "2026-07-28")
+
+
+def _channel(outbound: object) -> object:
+    return _STDIO_PIPE if isinstance(outbound, NotifyOnlyOutbound) else outbound
+
+
 class FrontLink(CallerLink):
     """A handshake-era downstream client during one of its calls."""
 
@@ -201,7 +213,7 @@ class FrontLink(CallerLink):
         it, or a label of its principal's: ``Front.conversation``), else it is a party of its own."""
         conn = connection_of(self.ctx)
         if conn is not None and getattr(conn, "has_standalone_channel", False):
-            return (conn.outbound, self.principal)
+            return (_channel(conn.outbound), self.principal)
         if self.conversation is not None:
             return (("conversation", self.conversation), self.principal)
         return None if conn is None else (conn, self.principal)

@@ -486,3 +486,36 @@ def test_the_running_set_holds_only_calls_still_running() -> None:
     running, left, ran = asyncio.run(body())
     assert running == 2  # the two waiting; the answered and the failed ones left by themselves
     assert left == 0 and ran.count("answered") == 1 and ran.count("cancelled") == 2
+
+
+@pytest.mark.parametrize("later_token", [False, True], ids=["later-lean", "later-sdk"])
+@pytest.mark.parametrize("first", ["running", "cancelled-early", "cancelled-running"])
+@pytest.mark.parametrize("token", [None, "via-sdk"], ids=["lean", "sdk"])
+def test_a_call_in_flight_on_either_path_holds_up_no_later_call(
+        tmp_path: Path, token: Any, first: str, later_token: bool) -> None:
+    """A 2026-era stdio client's calls take two paths (the lean one; the SDK's, for a call with a progress
+    token): both are the one pipe, one party at a handshake-era upstream (``party_turns``), so its calls
+    overlap whichever path each takes. A call in flight, or cancelled and still running at the upstream for
+    as long as it likes, never holds up the calls after it."""
+    w = Wire(tmp_path)
+    held = tmp_path / "held"
+    try:
+        open_modern(w)
+        w.send(call("first", "tb__held", {"path": str(held)}, token=token))
+        if first != "cancelled-early":
+            _running(held)
+        if first != "running":
+            w.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": "first", "reason": "changed my mind"}})
+        for i in range(3):
+            w.send(call(f"after-{i}", "tb__echo", {"text": f"still here {i}"},
+                        token=f"t{i}" if later_token else None))
+            assert w.answer(f"after-{i}", timeout=20)["result"]["content"][0]["text"] == f"still here {i}"
+        if first == "running":
+            Path(str(held) + ".go").touch()
+            assert w.answer("first", timeout=20)["result"]["content"][0]["text"] == "released"
+        else:
+            assert w.frames_for("first", 0.5) == []
+    finally:
+        Path(str(held) + ".go").touch()
+        w.close()
