@@ -16,30 +16,36 @@ from sentinel_mcp.storage import Statement
 
 
 def _fact(pred: str, args: list, text: str, provenance: str = "observed") -> Fact:  # type: ignore[type-arg]
+    # alive for the test, whenever it runs (a time taken at import ran out before a long suite reached it)
     return Fact(session="s1", predicate=pred, args=args, fact=text, provenance=provenance,  # type: ignore[arg-type]
                 expires_at=time.time() + 600)
 
 
-OLD = [
-    _fact("doc_approved", ["d1", True], "doc_approved(d1,true)"),
-    _fact("doc_locked", ["d1", False], "doc_locked(d1,false)", "user"),
-    _fact("doc_hold", ["d1", None], "doc_hold(d1,null)", "agent"),
-    _fact("whole", ["d1", {"a": [1, {"b": True}]}], "whole(d1,json([a=[1,json([b=true])]]))"),
-    _fact("flag", [True], "flag(true)", "seed"),
-]
-KEPT = [
-    _fact("owns", ["u1", "d1"], "owns(u1,d1)"),
-    _fact("doc_approved", ["d2", "true"], 'doc_approved(d2,"true")'),
-    _fact("price", ["d1", 1.5, [0, "null"]], 'price(d1,1.5,[0,"null"])'),
-]
+def _old() -> list[Fact]:
+    return [
+        _fact("doc_approved", ["d1", True], "doc_approved(d1,true)"),
+        _fact("doc_locked", ["d1", False], "doc_locked(d1,false)", "user"),
+        _fact("doc_hold", ["d1", None], "doc_hold(d1,null)", "agent"),
+        _fact("whole", ["d1", {"a": [1, {"b": True}]}], "whole(d1,json([a=[1,json([b=true])]]))"),
+        _fact("flag", [True], "flag(true)", "seed"),
+    ]
+
+
+def _kept() -> list[Fact]:
+    return [
+        _fact("owns", ["u1", "d1"], "owns(u1,d1)"),
+        _fact("doc_approved", ["d2", "true"], 'doc_approved(d2,"true")'),
+        _fact("price", ["d1", 1.5, [0, "null"]], 'price(d1,1.5,[0,"null"])'),
+    ]
 
 
 async def test_a_stores_literals_from_before_typed_texts_are_dropped(store_location: str) -> None:
+    old, kept = _old(), _kept()
     store = await FactStore(store_location).open()
     try:
-        await store.add(OLD + KEPT)
+        await store.add(old + kept)
         await store.bind_context("s1", "doc", "true")
-        assert len(await store.valid("s1")) == len(OLD + KEPT)
+        assert len(await store.valid("s1")) == len(old + kept)
         # the store as the version before this one left it: its facts schema one step older
         older = STORE_SCHEMA.version("postgres" if store.shared else "sqlite") - 1
         older_schema = Statement("UPDATE storage_schema SET version = ? WHERE store = ?", (older, "facts"))
@@ -48,16 +54,16 @@ async def test_a_stores_literals_from_before_typed_texts_are_dropped(store_locat
         await store.close()
     store = await FactStore(store_location).open()
     try:
-        assert sorted(f.fact for f in await store.valid("s1")) == sorted(f.fact for f in KEPT)
+        assert sorted(f.fact for f in await store.valid("s1")) == sorted(f.fact for f in kept)
         assert await store.known_values("s1", ["d1", "d2", "u1", "true", "null"]) == {
             "d1", "d2", "u1", "true", "null"}
         assert await store.contexts("s1") == {"doc": "true"}
         # once: facts with literals written from now on are typed, and stay
-        await store.add(OLD)
+        await store.add(old)
     finally:
         await store.close()
     store = await FactStore(store_location).open()
     try:
-        assert len(await store.valid("s1")) == len(OLD + KEPT)
+        assert len(await store.valid("s1")) == len(old + kept)
     finally:
         await store.close()
