@@ -86,6 +86,20 @@ async def view(d: Any) -> dict[str, Any]:
                     ]})
 
 
+
+def counted_solves(guard: PolicyGuard, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The passes of each solve of ``guard``, appended as it solves."""
+    solved: list[int] = []
+    solve = guard.solver.solve
+
+    async def counted_solve(*args: Any, **kw: Any) -> Any:
+        result = await solve(*args, **kw)
+        solved.append(result.passes)
+        return result
+
+    monkeypatch.setattr(guard.solver, "solve", counted_solve)
+    return solved
+
 async def test_first_passes_decide_as_the_general_path_with_no_pass_run_twice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -96,15 +110,7 @@ async def test_first_passes_decide_as_the_general_path_with_no_pass_run_twice(
     kinds: dict[str, int] = {}
     try:
         spy = PassSpy(guard.engine, monkeypatch)
-        solved: list[int] = []  # the passes of each solve
-        solve = guard.solver.solve
-
-        async def counted_solve(*args: Any, **kw: Any) -> Any:
-            result = await solve(*args, **kw)
-            solved.append(result.passes)
-            return result
-
-        monkeypatch.setattr(guard.solver, "solve", counted_solve)
+        solved = counted_solves(guard, monkeypatch)  # the passes of each solve
         for i in range(80):
             session, r, user = f"f{i}", f"R{i:04d}", "amelia_davis_8890"
             c = airline_call(rng, r, user, session)
@@ -238,15 +244,7 @@ async def test_a_first_pass_from_a_thread_without_an_engine_is_one_job_and_decid
     kinds: dict[str, int] = {}
     try:
         spy = PassSpy(guard.engine, monkeypatch)
-        solved: list[int] = []
-        solve = guard.solver.solve
-
-        async def counted_solve(*args: Any, **kw: Any) -> Any:
-            result = await solve(*args, **kw)
-            solved.append(result.passes)
-            return result
-
-        monkeypatch.setattr(guard.solver, "solve", counted_solve)
+        solved = counted_solves(guard, monkeypatch)
         for i in range(60):
             session, r, user = f"j{i}", f"R{i:04d}", "amelia_davis_8890"
             c = airline_call(rng, r, user, session)
