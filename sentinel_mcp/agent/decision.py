@@ -114,6 +114,8 @@ def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
             data = json.loads(data)
         except ValueError:
             raise UnusableDecision("the answer is not JSON") from None
+        except RecursionError:  # the model's text is hostile: nested past what the parser recurses
+            raise UnusableDecision("the answer is nested deeper than any decision") from None
     if not isinstance(data, dict):
         raise UnusableDecision("the answer is not a JSON object")
     if "tool" in data:
@@ -166,7 +168,11 @@ def _tool_call(data: dict[str, Any], tools: set[str]) -> Decision:
     arguments = data.get("arguments", {})
     if not isinstance(arguments, dict):
         raise UnusableDecision("arguments must be a JSON object")
-    if len(json.dumps(arguments, default=str)) > MAX_ARGUMENTS_BYTES:
+    try:
+        size = len(json.dumps(arguments, default=str))
+    except (ValueError, RecursionError):  # nested past what can be written, a cycle: no tool's arguments
+        raise UnusableDecision("arguments cannot be written as JSON") from None
+    if size > MAX_ARGUMENTS_BYTES:
         raise UnusableDecision(f"arguments are larger than {MAX_ARGUMENTS_BYTES} bytes")
     return Decision(
         action="tool",

@@ -11,6 +11,7 @@ refusal (the guard denies, the person declines, nobody can be asked), or a cap (
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -47,6 +48,8 @@ from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput, Refused
 from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
 from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelRequest
 from sentinel_mcp.core.errors import AgentError
+
+log = logging.getLogger(__name__)
 
 RESULT_EXCERPT = 600
 MAX_ASK_ROUNDS = 3
@@ -203,6 +206,10 @@ class AgentLoop:
             result.status, result.reason, result.answer = stop.status, stop.reason, stop.answer
         except TraceStoreError as e:
             result.status, result.reason = "failed", str(e)
+        except Exception as e:  # noqa: BLE001 - past every check (a bug): the run still ends, and on disk
+            log.exception("agent run %s stopped on an error", result.run_id)
+            result.status = "failed"
+            result.reason = f"the run stopped on an internal error ({type(e).__name__})"
         except anyio.get_cancelled_exc_class():
             # the caller stopped the run (Ctrl-C in `sentinel-mcp chat`, a cancelled request): say so on disk
             with anyio.CancelScope(shield=True):

@@ -310,6 +310,8 @@ def _parse_and_validate(gen: Generation, model: type[BaseModel] | None, schema: 
         raise OutputInvalid(
             f"the model's output is not valid JSON ({exc.msg} at column {exc.colno})"
         ) from None
+    except RecursionError:  # an open object's grammar is recursive: the output may nest past the parser
+        raise OutputInvalid("the model's output is nested deeper than the JSON parser reads") from None
     if model is not None:
         try:
             return model.model_validate(data).model_dump(mode="json")

@@ -59,8 +59,8 @@ class LlamaDirectBackend:
         if grammar is not None:
             try:
                 data = json.loads(gen.text)
-            except ValueError:
-                data = None  # cut off at max_tokens: the agent's parser reports it
+            except (ValueError, RecursionError):  # cut off at max_tokens, or nested past the parser (an
+                data = None  # open object's grammar is recursive): the agent's parser reports it
         return ModelReply(
             text=gen.text,
             json_data=data,

@@ -102,9 +102,13 @@ class OpenAIBackend:
         try:
             data = json.loads(raw)
             text = data["choices"][0]["message"]["content"] or ""
-        except (ValueError, KeyError, IndexError, TypeError) as e:
+        # RecursionError: nested deeper than the parser recurses; the endpoint's answer is as hostile as text
+        except (ValueError, KeyError, IndexError, TypeError, RecursionError) as e:
             raise ModelError(f"malformed chat-completions response: {type(e).__name__}: {e}") from None
-        usage = data.get("usage") or {}
+        if not isinstance(text, str):  # type-strict: a number, a list or an object is no model's words
+            raise ModelError(f"malformed chat-completions response: content is a {type(text).__name__}")
+        usage = data.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
         return ModelReply(
             text=text,
             # at least what the text estimates: the endpoint's own count (missing, zero, one, negative) is
@@ -120,10 +124,9 @@ class OpenAIBackend:
 
 
 def _count(value: Any) -> int:
-    try:
-        return int(value or 0)
-    except (TypeError, ValueError):
-        return 0
+    """A token count the endpoint claims, or 0: only a JSON integer counts (a float, inf or NaN among them, a
+    string or a bool is not one; the text's estimate stands instead)."""
+    return value if type(value) is int and value > 0 else 0
 
 
 class _TooLarge(ModelError):
