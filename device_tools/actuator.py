@@ -8,6 +8,7 @@ user decided), (5) the gate sends only the commands the approval covers.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -21,7 +22,7 @@ from mcp.types import InputRequiredResult
 
 from . import commands as C
 from .actions import ProposedAction
-from .confirmation import confirm_by_elicitation, confirm_by_volume_up
+from .confirmation import Outcome, confirm_by_elicitation, confirm_by_volume_up
 from .confirmation_text import question_for
 from .device_words import quoted
 from .element_registry import Element, ElementRegistry, Snapshot, named, parse_dump
@@ -222,6 +223,30 @@ class Actuator:
         """``withheld``: apps on the rated screen the caller may not read (its question quotes none of it).
         Validate fully, then ask, then act: a command the backend could never send is refused before anyone
         is asked to confirm it."""
+        # a question on the phone holds its turn until its action has run (``gate.question_turn``)
+        async with contextlib.AsyncExitStack() as turn:
+            return await self._guarded(ctx, action, patterns, run, context, withheld, turn)
+
+    async def _ask_on_phone(self, ctx: Any, question: str, turn: contextlib.AsyncExitStack) -> Outcome:
+        """Volume Up, in the phone's question turn (kept in ``turn``); waiting for the turn counts against the
+        timeout, as waiting behind an earlier question always did."""
+        deadline = anyio.current_time() + self.confirm_timeout
+        with anyio.move_on_after(self.confirm_timeout):
+            await turn.enter_async_context(self.gate.question_turn())
+            return await confirm_by_volume_up(self.gate, ctx, question, deadline - anyio.current_time(),
+                                              in_turn=True)
+        return "timeout"
+
+    async def _guarded(
+        self,
+        ctx: Any,
+        action: ProposedAction,
+        patterns: Sequence[Sequence[str | None]],
+        run: Callable[[Approval], Awaitable[dict[str, Any]]],
+        context: str,
+        withheld: list[str] | None,
+        turn: contextlib.AsyncExitStack,
+    ) -> ActionOutcome | InputRequiredResult:
         try:
             self.gate.check_sendable(patterns)
         except DeviceError as exc:
@@ -244,7 +269,7 @@ class Actuator:
             question = question_for(action, assessment, withheld)
             if self.physical_confirmation:
                 decision["confirmation"] = "volume_up"
-                outcome = await confirm_by_volume_up(self.gate, ctx, question, self.confirm_timeout)
+                outcome = await self._ask_on_phone(ctx, question, turn)
             else:
                 decision["confirmation"] = "elicitation"
                 asked = await confirm_by_elicitation(ctx, question, action.digest, self.confirm_timeout)

@@ -110,7 +110,9 @@ def _state(raw: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-async def confirm_by_volume_up(gate: Any, ctx: Any, message: str, timeout: float) -> Outcome:
+async def confirm_by_volume_up(gate: Any, ctx: Any, message: str, timeout: float, *,
+                               in_turn: bool = False) -> Outcome:
+    """``in_turn``: the caller holds the gate's ``question_turn`` (and keeps it until the action has run)."""
     message = AskUser(Asker.DEVICE, message, channel=Channel.PHONE).shown()
     note = f"{message} — press Volume Up on the phone within {timeout:g}s to allow (no press denies)."
     if ctx is not None:
@@ -119,5 +121,5 @@ async def confirm_by_volume_up(gate: Any, ctx: Any, message: str, timeout: float
             await ctx.info(note)
         except Exception as exc:  # noqa: BLE001 - a notice that cannot be shown must not turn into a yes
             log.info("could not show the Volume Up notice: %s", exc)
-    pressed = await gate.wait_for_key("KEY_VOLUMEUP", timeout=timeout, question=message)
+    pressed = await gate.wait_for_key("KEY_VOLUMEUP", timeout=timeout, question=message, in_turn=in_turn)
     return "confirmed" if pressed else "timeout"

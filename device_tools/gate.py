@@ -13,8 +13,9 @@ same gate from ``shared_adb_gate`` (through the gateway's ``Services.devices``),
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import anyio
@@ -58,6 +59,12 @@ class CommandGate:
         # one question at a time waits for a key on this phone: a press names no action, so two waiting at
         # once would both take the one press the person gave for the question they saw
         self._key_question = anyio.Lock()
+        # while the phone asks the person (a Termux dialog on its screen, the wait for Volume Up) no command
+        # reaches it: a tap is an accessibility click on Termux, and one landing on the dialog's button
+        # answered the question for the user. ``_sending`` is held while a command runs, so a question waits
+        # for the one already on its way, and a command asked for during a question is refused, not queued
+        self._asking = 0
+        self._sending = anyio.Lock()
 
     @property
     def sent(self) -> list[list[str]]:
@@ -101,8 +108,18 @@ class CommandGate:
         argv = [str(a) for a in argv]
         if approval is None or not approval.consume(argv):
             raise CommandRefused(f"not approved, nothing sent: {' '.join(argv)[:200]}")
-        self._record(argv)
-        return await self.backend.shell(argv, timeout=timeout)
+        self._refuse_while_asking(argv)
+        async with self._sending:
+            self._refuse_while_asking(argv)  # a question may have begun while this waited its turn
+            self._record(argv)
+            return await self.backend.shell(argv, timeout=timeout)
+
+    def _refuse_while_asking(self, argv: Sequence[str]) -> None:
+        if self._asking:
+            raise CommandRefused(
+                "the phone is asking the person a question (answered on the phone): no action is sent until "
+                f"it is answered; nothing sent: {' '.join(argv)[:200]}"
+            )
 
     def check_sendable(self, patterns: Sequence[Pattern | Sequence[str | None]]) -> None:
         """Raise ``DeviceError`` if the backend could never send one of these exact commands (a wildcard one
@@ -111,14 +128,31 @@ class CommandGate:
             if None not in pattern:
                 self.backend.check_sendable([str(a) for a in pattern])
 
-    async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
-        """Whether ``key`` went down within ``timeout`` (time spent behind an earlier question counts)."""
+    @contextlib.asynccontextmanager
+    async def question_turn(self) -> AsyncIterator[None]:
+        """This phone's turn for one question and the action it answers: held from before the question until
+        that action's commands are sent, so the next question is not up (refusing them) when they go out."""
+        async with self._key_question:
+            yield
+
+    async def wait_for_key(
+        self, key: str, *, timeout: float, question: str = "", in_turn: bool = False
+    ) -> bool:
+        """Whether ``key`` went down within ``timeout`` (time spent behind an earlier question counts);
+        ``in_turn``: the caller holds ``question_turn`` already."""
         deadline = anyio.current_time() + timeout
         with anyio.move_on_after(timeout):
-            async with self._key_question:
-                left = deadline - anyio.current_time()
-                if left > 0:
-                    return await self.backend.wait_for_key(key, timeout=left, question=question)
+            async with contextlib.AsyncExitStack() as turn:
+                if not in_turn:
+                    await turn.enter_async_context(self.question_turn())
+                self._asking += 1
+                try:
+                    async with self._sending:  # a command on its way lands before the question is up
+                        left = deadline - anyio.current_time()
+                        if left > 0:
+                            return await self.backend.wait_for_key(key, timeout=left, question=question)
+                finally:
+                    self._asking -= 1
         return False
 
     async def describe(self) -> dict[str, str]:
