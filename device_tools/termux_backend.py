@@ -130,7 +130,9 @@ class TermuxBackend:
         real = self.translate(argv)
         out = await anyio.to_thread.run_sync(lambda: self._run(real, timeout))
         if real[:2] == ["termux-accessibility", "dump"] and out[:2] in (b"\xff\xfe", b"\xfe\xff"):
-            out = out.decode("utf-16").encode()  # the accessibility dump is UTF-16
+            # the accessibility dump is UTF-16, and a label is any Java string: a lone surrogate (half a
+            # character) is read as U+FFFD, as the adb path reads a bad byte, never an error for the screen
+            out = out.decode("utf-16", errors="replace").encode()
         return out
 
     async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
