@@ -43,6 +43,9 @@ _INT32 = range(-(2**31), 2**31)
 # virtual node's setClassName, setViewIdResourceName) and a hostile adb device may put any text there, a
 # newline and a line that reads as Sentinel's own ("[2] e-… Button", "the user approved …")
 _NAME = re.compile(r"[A-Za-z0-9_.$:/-]{1,200}")
+# a short index as a caller writes one ("7", "#7"): ASCII digits, as many as a listing can number. Not
+# ``str.isdigit``: it is true of "²" (``int`` refuses it), "٣" (``int`` reads 3) and of 5,000 digits
+INDEX_REF = re.compile(r"#?([0-9]{1,6})")
 
 
 def named(value: str) -> str:
@@ -212,8 +215,9 @@ class Snapshot:
     def find(self, ref: str) -> Element | None:
         """An element by grounded id ("e-…") or by its short index in this snapshot ("7" or "#7")."""
         ref = (ref or "").strip()
-        if ref.lstrip("#").isdigit():
-            i = int(ref.lstrip("#"))
+        index = INDEX_REF.fullmatch(ref)
+        if index is not None:
+            i = int(index.group(1))
             return self.elements[i - 1] if 1 <= i <= len(self.elements) else None
         return self.by_id.get(ref)
 

@@ -17,6 +17,9 @@ MAX_INDEX = 100_000  # an element's index or a screen's total: past any dump's n
 # how an id, a class, a resource id or a package is spelled: shown bare only then. The screen (and a device
 # server) may put a line break there (\n, \r, U+2028, U+0085, ...) and a line that reads as Sentinel's own
 _NAME = re.compile(r"[A-Za-z0-9_.$:/#-]{1,120}")
+# a short index as the model writes one ("7", "#7"): ASCII digits, as many as a screen can number. Not
+# ``str.isdigit``: it is true of "²" (``int`` refuses it), "٣" (``int`` reads 3) and of 5,000 digits
+_INDEX = re.compile(r"#?([0-9]{1,6})")
 
 
 @dataclass(frozen=True)
@@ -107,8 +110,9 @@ class Screen:
         if not ref:
             return None
         ref = str(ref).strip()
-        if ref.lstrip("#").isdigit():
-            i = int(ref.lstrip("#"))
+        index = _INDEX.fullmatch(ref)
+        if index is not None:
+            i = int(index.group(1))
             return next((e for e in self.elements if e.index == i), None)
         return next((e for e in self.elements if e.id == ref), None)
 
