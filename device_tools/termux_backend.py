@@ -148,7 +148,7 @@ class TermuxBackend:
             return False
         try:
             answer = json.loads(out.decode())
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser: not a yes
             return False
         return isinstance(answer, dict) and answer.get("text") == "yes"  # anything else is no
 
