@@ -110,7 +110,7 @@ class ActionRiskClassifier:
             )
             try:
                 data = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past the parser: no answer
                 return None
         try:
             return RiskAnswer.model_validate(data)
