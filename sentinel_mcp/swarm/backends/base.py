@@ -107,6 +107,6 @@ def extract_json(text: str) -> Any:
     for c in candidates:
         try:
             return json.loads(c)
-        except (json.JSONDecodeError, ValueError):
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser: not this candidate
             continue
     raise ValueError("the reply contains no JSON object")

@@ -54,7 +54,7 @@ class LlmToolBackend:
         if not isinstance(data, dict):
             try:
                 data = json.loads(_text_of(result))
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past the parser: the text as it is
                 data = {"text": _text_of(result)}
         text = str(data.get("text") or "")
         counted = data.get("tokens")
