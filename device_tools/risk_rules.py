@@ -257,6 +257,25 @@ class RiskRules:
         flag_unread(a, long)
         return a
 
+    def _named_otherwise(self, action: ProposedAction, label: str, rid: str) -> Assessment | None:
+        """A safe choice's label on a control whose id names something else ("Cancel" whose id is
+        confirm_transfer_button): the label is the app's word to the person, the id the control's own name,
+        so the control is rated by its id too, as an "OK" is, and asked when that says more. An id sharing a
+        word with the label agrees with it ("cancel_payment"), one that names nothing ("button2") adds
+        nothing: None, the safe choice stands."""
+        said = set(_norm(rid).split())
+        if not said or said & set(label.split()) or action.target is None:
+            return None
+        # the id as the control's only label, read in no app: its own words must name the deed (any control in
+        # a bank is asked, and a bank's "Cancel" is still the way out); no id left: the rating ends there
+        as_named = action.target.model_copy(update={"text": _norm(rid), "desc": "", "resource_id": "",
+                                                    "package": ""})
+        a = self._assess(action.model_copy(update={"target": as_named, "package": ""}))
+        if not a.requires_confirmation:
+            return None
+        a.flag(a.risk, "a safe-choice label on a control whose id names another deed", floor="medium")
+        return a
+
     def _assess(self, action: ProposedAction) -> Assessment:
         base = self.firewall.assess(action)
         t = action.target
@@ -282,7 +301,8 @@ class RiskRules:
         payment = is_payment_app(package)
 
         if label in SAFE_CHOICES or _norm(t.desc) in SAFE_CHOICES and not t.text:
-            return Assessment(reasons=["the safe choice (cancel, dismiss, deny, navigate)"])
+            named = self._named_otherwise(action, label if label in SAFE_CHOICES else _norm(t.desc), rid)
+            return named or Assessment(reasons=["the safe choice (cancel, dismiss, deny, navigate)"])
         if package in PERMISSION_PACKAGES:
             return base  # a grant: the firewall's high floor stands
         # a long press opens a menu only where the element handles one; elsewhere the lift is a click ("OK")
