@@ -334,11 +334,12 @@ class Actuator:
                     snapshot=stale.fresh,
                 )
             )
-        except CommandRefused as exc:
-            return self._finish(action, ActionOutcome("denied", str(exc), decision | {"outcome": "refused"}))
-        except DeviceError as exc:
-            return self._finish(action, ActionOutcome("error", str(exc), decision | {"outcome": "error"}))
-        sent = [c for c in self.gate.sent_since(sent_before) if not C.is_read_only(c)]
+        except CommandRefused as exc:  # a later command refused: what went before it is on record too
+            return self._finish(action, ActionOutcome("denied", str(exc), decision | {
+                "outcome": "refused", **self._sent_record(action, sent_before)}))
+        except DeviceError as exc:  # an action stopped half way (the tap went, the text did not)
+            return self._finish(action, ActionOutcome("error", str(exc), decision | {
+                "outcome": "error", **self._sent_record(action, sent_before)}))
         lost = self.gate.lost_since(sent_before)
         if lost:  # the record's bound (gate.SENT_KEPT) was hit during this action: say so, never silently
             log.warning(
@@ -353,12 +354,17 @@ class Actuator:
             "outcome": "allowed",
             "decided_by": decided_by,
             "provenance": "user" if decided_by.startswith("user") else "policy",
-            "commands": [_on_record(c, bool(action.target and action.target.password)) for c in sent],
+            "commands": self._sent_record(action, sent_before)["commands"],
             "elapsed_ms": round((time.monotonic() - started) * 1000, 1),
         }
         untrusted = data.pop(UNTRUSTED_KEY, None)
         return self._finish(action, ActionOutcome("done", data.pop("message", "done"), decision, data,
                                                   untrusted=untrusted))
+
+    def _sent_record(self, action: ProposedAction, mark: int) -> dict[str, list[str]]:
+        """The commands that changed the device since ``mark`` (the gate's count), as records keep them."""
+        sent = [c for c in self.gate.sent_since(mark) if not C.is_read_only(c)]
+        return {"commands": [_on_record(c, bool(action.target and action.target.password)) for c in sent]}
 
     def _finish(self, action: ProposedAction, outcome: ActionOutcome) -> ActionOutcome:
         """Record the outcome (the record keeps the whole action), then what the caller is shown of it: an
