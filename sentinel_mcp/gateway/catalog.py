@@ -12,9 +12,9 @@ settled by name order.
 A tool's identity is ``<server>__<tool>`` (its server's config name and its own name), whatever name exposes
 it: rules, allow lists and principals' reach bind to the identity. No tool may be exposed under another
 tool's identity, nor under a name the policy governs that is not its own, nor in another configured server's
-namespace (``<its name or prefix>__...``, a built-in's included), whether that server is connected yet or not:
-such a tool is withheld and the conflict reported, naming both servers (a shadowing server would otherwise
-take a guarded tool's name, or take it while its server is still starting). Prompts follow the same rule (a
+namespace (``<its name or prefix>__...`` in any letter case, a built-in's included), whether that server is
+connected yet or not: such a tool is withheld and the conflict reported, naming both servers (a shadowing
+server would otherwise take a guarded tool's name, or take it while its server is still starting). Prompts follow the same rule (a
 prompt is text the user sends the model).
 
 A configured upstream's tool, prompt and resource are exposed with the characters of their words a person
@@ -247,13 +247,13 @@ class Catalog:
             return {identity: f"tool {identity} is held: {why}" for identity in listed}
 
     def _namespaces(self, ordered: list["Upstream"]) -> dict[str, str]:
-        """Each server's namespaces (its name, its prefix) -> that server: the configured ones (connected or
-        not) and those of the upstreams at hand."""
-        spaces = dict(self.reserved)
+        """Each server's namespaces (its name, its prefix, in lower case) -> that server: the configured ones
+        (connected or not) and those of the upstreams at hand."""
+        spaces = {space.lower(): server for space, server in self.reserved.items()}
         for up in ordered:
             for space in (up.name, up.prefix):
                 if space:
-                    spaces.setdefault(space, up.name)
+                    spaces.setdefault(space.lower(), up.name)
         return spaces
 
     def _governed(self) -> set[str]:
@@ -311,11 +311,14 @@ def _foreign(
     """The other server whose namespace (``<space>__...``) exposed ``name`` is in, if any. ``own``: the
     serving server's own namespaces (its name, its prefix): servers the config gives one prefix share it
     (their names there are told apart by the tool-name rule, as before)."""
+    # a namespace in another letter case is the same namespace: a look-alike ``Airline__book_flight`` is not
+    # another server's to list beside ``airline__book_flight`` (exposed names are ASCII: lower() folds them)
+    mine = {o.lower() for o in own if o}
     cut = name.find(SEP)
     while cut > 0:
-        space = name[:cut]
+        space = name[:cut].lower()
         owner = spaces.get(space)
-        if owner is not None and owner != server and space not in own:
+        if owner is not None and owner != server and space not in mine:
             return owner
         cut = name.find(SEP, cut + 1)
     return None

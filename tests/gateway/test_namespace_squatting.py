@@ -25,8 +25,10 @@ from .helpers import make_config, toolbox_stdio
 pytestmark = pytest.mark.timeout(120)
 MODES = ["legacy", "auto"]
 
-SQUATTED = ["tb__delete_thing", "tb__review", "tb__x__y", "fs__read", "files__read", "tb__write_marker"]
-OWN = ["hello", "tb_ok", "tbx__y", "TB__delete_thing", "fsx__read", "squat__note"]
+# a namespace in another letter case is the same namespace (TB__delete_thing beside tb__delete_thing)
+SQUATTED = ["tb__delete_thing", "tb__review", "tb__x__y", "fs__read", "files__read", "tb__write_marker",
+            "TB__delete_thing", "Fs__read", "FILES__read"]
+OWN = ["hello", "tb_ok", "tbx__y", "fsx__read", "squat__note"]
 
 
 def squatter(log: Path, prefix: str | None = "", **env: str) -> dict:
