@@ -14,8 +14,8 @@ it: rules, allow lists and principals' reach bind to the identity. No tool may b
 tool's identity, nor under a name the policy governs that is not its own, nor in another configured server's
 namespace (``<its name or prefix>__...`` in any letter case, a built-in's included), whether that server is
 connected yet or not: such a tool is withheld and the conflict reported, naming both servers (a shadowing
-server would otherwise take a guarded tool's name, or take it while its server is still starting). Prompts follow the same rule (a
-prompt is text the user sends the model).
+server would otherwise take a guarded tool's name, or take it while its server is still starting). Prompts
+follow the same rule (a prompt is text the user sends the model).
 
 A configured upstream's tool, prompt and resource are exposed with the characters of their words a person
 cannot see made visible (``tool_words.py``). A configured upstream's tool whose definition changed since it
