@@ -1,8 +1,8 @@
 """The catalog: every upstream's tools, resources and prompts under the names the client sees.
 
 Tools and prompts are exposed as ``<prefix>__<name>`` (prefix defaults to the server name; an empty prefix
-wraps a server transparently). Names keep to MCP's 64-character limit and allowed characters; collisions are
-resolved deterministically (the alphabetically first server keeps the plain name, others get a hash suffix,
+wraps a server transparently). Names keep to MCP's 64-character limit and allowed characters; collisions
+(names equal but for letter case included) are resolved deterministically (the alphabetically first server keeps the plain name, others get a hash suffix,
 lengthened until no other tool has or asks for that name: a suffixed name never hides another tool).
 Resources keep their URIs and are routed to the one server that claims them, by exact URI or URI template
 (scheme and authority compared case-insensitively, as RFC 3986 has them): a URI two servers could claim, and a
@@ -140,6 +140,10 @@ class Catalog:
         held_names: dict[str, str] = {}
         tools: dict[str, ToolRoute] = {}
         prompts: dict[str, PromptRoute] = {}
+        # the names taken, in lower case: two names that differ only by case are one name to a person (and
+        # to a client matching names without case), so the later is renamed as on an exact clash
+        tool_names: set[str] = set()
+        prompt_names: set[str] = set()
         resources: dict[str, tuple[str, Resource]] = {}
         templates: list[tuple[UriTemplate, str, ResourceTemplate]] = []
         offered: dict[str, dict[str, Resource]] = {}  # uri -> server -> its resource
@@ -161,11 +165,11 @@ class Catalog:
                     owners.get(name) or name.split(SEP, 1)[0]
                     if name != own and (name in owners or name in governed) else None
                 )
-                if other is None and name in tools:
+                if other is None and name.lower() in tool_names:
                     log.warning("tool name collision on %r: %s.%s renamed", name, up.name, tname)
 
                     def taken(n: str, own: str = own) -> bool:
-                        return (n in tools or n in wanted or n in held_names
+                        return (n.lower() in tool_names or n in wanted or n in held_names
                                 or (n != own and (n in owners or n in governed)))
 
                     name = unique_name(prefix, tname, f"{up.name}:{tname}", taken)
@@ -175,16 +179,18 @@ class Catalog:
                     continue
                 exposed = tool.model_copy(update={"name": name}) if up.builtin else shown_tool(tool, name)
                 tools[name] = ToolRoute(up.name, tname, exposed)
+                tool_names.add(name.lower())
             for prompt in sorted(up.prompts, key=lambda p: p.name):
                 name = exposed_name(prefix, prompt.name)
                 own = identity_of(up.name, prompt.name)
                 other = _foreign(name, up.name, spaces, (up.name, up.prefix)) or (
                     prompt_owners[name] if name != own and name in prompt_owners else None
                 )
-                if other is None and name in prompts:
+                if other is None and name.lower() in prompt_names:
 
                     def prompt_taken(n: str, own: str = own) -> bool:
-                        return n in prompts or n in wanted_prompts or (n != own and n in prompt_owners)
+                        return (n.lower() in prompt_names or n in wanted_prompts
+                                or (n != own and n in prompt_owners))
 
                     name = unique_name(prefix, prompt.name, f"{up.name}:{prompt.name}", prompt_taken)
                     other = _foreign(name, up.name, spaces, (up.name, up.prefix))
@@ -193,6 +199,7 @@ class Catalog:
                     continue
                 shown = prompt.model_copy(update={"name": name}) if up.builtin else shown_prompt(prompt, name)
                 prompts[name] = PromptRoute(up.name, prompt.name, shown)
+                prompt_names.add(name.lower())
             for res in up.resources:
                 res = res if up.builtin else shown_words(res)
                 offered.setdefault(canonical_uri(res.uri), {}).setdefault(up.name, res)

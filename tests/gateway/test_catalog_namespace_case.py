@@ -1,5 +1,5 @@
-"""A server's namespace is its whatever the case: no other server exposes a tool or prompt under a spelling of
-it that differs only by letter case.
+"""A server's namespace is its own in any letter case: no other server exposes a tool or prompt under a
+spelling of it that differs only by letter case.
 
 A transparent server (prefix "") could expose ``Airline__book_flight`` or ``SENTINEL__sentinel_answer`` next
 to the airline's ``airline__book_flight`` and Sentinel's own tools: the namespace check compared exactly, so
@@ -43,3 +43,18 @@ def test_a_servers_own_namespace_in_another_case_is_its_own() -> None:
     cat = Catalog()
     cat.rebuild([_Up("Airline", ["Airline__x", "airline__y"]), _Up("other", ["z"], prefix="other")])
     assert {"Airline__x", "airline__y", "other__z"} <= set(cat.tools), (sorted(cat.tools), cat.conflicts)
+
+
+def test_two_transparent_servers_tools_one_name_but_for_case_are_told_apart() -> None:
+    """Transparent servers have no namespace: ``Pay`` of one beside ``pay`` of another was two names that
+    differ only by case; the later one (in server order) is renamed as on an exact clash."""
+    cat = Catalog()
+    ups = [_Up("a", ["pay", "read"], prompts=["review"]),
+           _Up("b", ["Pay", "READ", "other"], prompts=["Review"])]
+    cat.rebuild(ups)
+    folded = [n.lower() for n in cat.tools]
+    assert len(folded) == len(set(folded)) == 5, sorted(cat.tools)
+    assert len({n.lower() for n in cat.prompts}) == 2, sorted(cat.prompts)
+    assert cat.prompts["review"].upstream == "a"
+    assert cat.tools["pay"].identity == "a__pay" and cat.tools["read"].identity == "a__read"
+    assert {r.identity for r in cat.tools.values()} == {"a__pay", "a__read", "b__Pay", "b__READ", "b__other"}
