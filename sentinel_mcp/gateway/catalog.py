@@ -2,8 +2,9 @@
 
 Tools and prompts are exposed as ``<prefix>__<name>`` (prefix defaults to the server name; an empty prefix
 wraps a server transparently). Names keep to MCP's 64-character limit and allowed characters; collisions
-(names equal but for letter case included) are resolved deterministically (the alphabetically first server keeps the plain name, others get a hash suffix,
-lengthened until no other tool has or asks for that name: a suffixed name never hides another tool).
+(names equal but for letter case included) are resolved deterministically (the alphabetically first server
+keeps the plain name, others get a hash suffix, lengthened until no other tool has or asks for that name: a
+suffixed name never hides another tool).
 Resources keep their URIs and are routed to the one server that claims them, by exact URI or URI template
 (scheme and authority compared case-insensitively, as RFC 3986 has them): a URI two servers could claim, and a
 template that could overlap another server's, is withheld from all of them and reported as a conflict, never
