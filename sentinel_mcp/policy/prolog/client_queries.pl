@@ -16,13 +16,12 @@ client_query_outcome(RB, GoalText, Max, Limit, Seconds, Out) :-
     catch(term_string(Goal0, GoalText, [variable_names(Vs), syntax_errors(error)]), E, true),
     (   nonvar(E)
     ->  message_to_codes_safe(E, M), Out = json([status=error, message=M])
-    ;   resolve_contexts(RB, Goal0, Goal, Focus),
+    ;   resolve_contexts(RB, Goal0, Goal),
         catch(check_goal(client, RB, Goal), refused(Why), true),
         (   nonvar(Why)
         ->  format(atom(M), 'refused: ~w', [Why]), Out = json([status=refused, message=M])
         ;   call_with_time_limit(Seconds,
-                call_with_inference_limit(
-                    findall(Vs-T, limit(Max, ( focus_holds(Focus), prove(Goal, T) )), Sols), Limit, R)),
+                call_with_inference_limit(findall(Vs-T, limit(Max, prove(Goal, T)), Sols), Limit, R)),
             (   R == inference_limit_exceeded
             ->  Out = json([status=inference_limit, message='the query exceeded its inference budget'])
             ;   maplist(solution_json, Sols, SJ), shown_text(Goal, GA),
@@ -77,25 +76,11 @@ unread_fact(F, Unread) :- format(atom(A), '~q', [F]), ord_memberchk(A, Unread).
 solution_json(Vs-T, json([bindings=json(B), proof=TJ])) :-
     findall(N=J, ( member(N=V, Vs), pl_json(V, J) ), B), tree_json(T, TJ).
 
-%  resolve_contexts(+RB, +Goal0, -Goal, -Focus): every atom that names a bound context replaced by the
-%  context's value; Focus the Name-Value pairs replaced (each once).
-resolve_contexts(RB, T, T2, Focus) :-
-    resolve_contexts(RB, T, T2, F0, []), sort(F0, Focus).
-
-resolve_contexts(RB, T, T2, F, F) :- var(T), !, T2 = T, RB == RB.
-resolve_contexts(RB, A, V, [A-V|F], F) :- atom(A), is_context(RB, A), valid_fact('$context'(A, V0), _), !,
-    V = V0.
-resolve_contexts(_, A, A, F, F) :- atomic(A), !.
-resolve_contexts(RB, T, T2, F0, F) :- T =.. [Fn|As], resolve_args(As, RB, As2, F0, F), T2 =.. [Fn|As2].
-
-resolve_args([], _, [], F, F).
-resolve_args([A|As], RB, [A2|As2], F0, F) :- resolve_contexts(RB, A, A2, F0, F1), resolve_args(As, RB, As2, F1, F).
-
-%  A context named in a query stands for its value only while its checks hold, as it does for a guard
-%  (bound_contexts.pl): a focus bound while the booking was the user's is not "the booking in focus" once it
-%  is not. What the checks need is fetched like any other fact.
-focus_holds([]).
-focus_holds([N-V|Fs]) :- once(checked_context(N, V, _)), focus_holds(Fs).
+%  Replace every atom that names a bound context by the context's value.
+resolve_contexts(RB, T, T2) :- var(T), !, T2 = T, RB == RB.
+resolve_contexts(RB, A, V) :- atom(A), is_context(RB, A), valid_fact('$context'(A, V0), _), !, V = V0.
+resolve_contexts(_, A, A) :- atomic(A), !.
+resolve_contexts(RB, T, T2) :- T =.. [F|As], maplist(resolve_contexts(RB), As, As2), T2 =.. [F|As2].
 
 is_context(RB, A) :- ( RB:context(A) ; RB:context(A, _, _) ), !.
 
