@@ -8,7 +8,6 @@ the query's own limits, in every spelling."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
