@@ -134,7 +134,11 @@ class CallerGuard:
             parts = urlsplit(origin)
         except ValueError:
             return False
-        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path or parts.query:
+        # an origin is ``scheme://host[:port]`` (RFC 6454 6.2): taken in that spelling only ("...#x" and
+        # "...?" parsed to an allowed one)
+        if parts.scheme not in ("http", "https") or origin != f"{parts.scheme}://{parts.netloc}":
+            return False
+        if not parts.netloc:
             return False
         if host and parts.netloc == host.strip().lower():
             return True  # same origin as the Host the request was sent to (already checked)
