@@ -134,7 +134,11 @@ class CallerGuard:
             parts = urlsplit(origin)
         except ValueError:
             return False
-        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path or parts.query:
+        # an origin is ``scheme://host[:port]`` (RFC 6454 6.2): taken in that spelling only ("...#x" and
+        # "...?" parsed to an allowed one)
+        if parts.scheme not in ("http", "https") or origin != f"{parts.scheme}://{parts.netloc}":
+            return False
+        if not parts.netloc:
             return False
         if host and parts.netloc == host.strip().lower():
             return True  # same origin as the Host the request was sent to (already checked)
@@ -255,25 +259,31 @@ class McpSessionOwners:
         if sid is not None and self._owner.get(sid) != who:
             return await _reject(scope, receive, send, 404, "session not found")
         version = headers.get("mcp-protocol-version")
-        if sid is None and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS):
-            # a request the SDK may open a session for (it routes by this header; 2026-era ones open none)
-            refused = self.shares.refusal(who)
-            if refused is not None:  # the caller's own share (or everyone's room) is full: no new session
-                return await _reject(scope, receive, send, 503, refused)
+        if sid is not None or (version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS):
+            return await app(scope, receive, send)  # no session opens (the SDK routes by this header)
+        # a request the SDK may open a session for: its place is taken now, before anything is awaited
+        # (checked here and counted when the answer named the session, requests sent together all passed
+        # the check: 100 sessions for a share of 2), and given back unless the answer names a new session
+        refused = self.shares.take(who)
+        if refused is not None:  # the caller's own share (or everyone's room) is full: no new session
+            return await _reject(scope, receive, send, 503, refused)
+        placed = [False]
 
         async def capture(message: Any) -> None:
-            if message["type"] == "http.response.start" and sid is None:
+            if message["type"] == "http.response.start":
                 for k, v in message.get("headers", []):
                     if k.decode("latin-1").lower() == "mcp-session-id":
                         opened = v.decode("latin-1")
-                        if opened not in self._owner:
-                            # counted even past the share (requests that were in flight together): the
-                            # next opening request of this caller is refused
-                            self.shares.count(who)
+                        if opened not in self._owner and not placed[0]:
+                            placed[0] = True  # the place taken is this session's until it ends
                             self._owner[opened] = who
             await send(message)
 
-        await app(scope, receive, capture)
+        try:
+            await app(scope, receive, capture)
+        finally:
+            if not placed[0]:
+                self.shares.give_back(who)
 
 
 def _ending_sessions(manager: StreamableHTTPSessionManager, owners: McpSessionOwners) -> None:

@@ -52,6 +52,13 @@ TOO_SLOW = b"Request not received in time"
 # requests) until answered. One more is refused (400) and the connection closed; MCP clients never pipeline
 # (SENTINEL_CAP_HTTP_PIPELINED raises it)
 MAX_PIPELINED = cap("HTTP_PIPELINED", 16)
+# a request answered before its body was read whole (refused: no credential, a body past the bound) ends its
+# connection, as h11 ends it: uvicorn read on, throwing each chunk away, until the body's end or BODY_SECONDS
+# (268 MB of chunked body streamed into a refused request in a third of a second). The answer is followed by
+# the end of what is written (the client reads it, then EOF); what still comes is dropped unparsed for at most
+# LINGER_SECONDS, then the connection closes (closed at once with unread bytes it is reset, and a reset can
+# destroy the answer before the client has read it)
+LINGER_SECONDS = 2.0
 
 
 class HeadHoldingTransport:
@@ -130,6 +137,7 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self._reading: asyncio.TimerHandle | None = None
         self._deferred: float | None = None  # a bound to start over once no earlier answer is owed
         self._held: bytes | None = None  # a refusal waiting for the earlier answers (then the end)
+        self._lingering = False  # answered before its body was read whole: nothing more is read
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(HeadHoldingTransport(transport, self.loop))  # type: ignore[arg-type]
@@ -184,6 +192,11 @@ class FrontHTTPProtocol(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # starts the next request queued, if any, and reads again
+        cycle = self.cycle  # the last request read: the one answered, or one queued behind it (not complete)
+        if cycle is not None and cycle.response_complete and cycle.more_body:
+            if not self.transport.is_closing():
+                self._linger()
+            return
         if self.transport.is_closing() or self._owed_ahead():
             if self._held is not None:
                 self.flow.pause_reading()
@@ -194,6 +207,18 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             self.transport.close()
         elif self._deferred is not None:
             self._arm(self._deferred)
+
+    def _linger(self) -> None:
+        """The answer is out before its request's body was read whole: end the connection (LINGER_SECONDS)."""
+        self._lingering = True
+        self._disarm()
+        transport = self.transport
+        if not transport.can_write_eof():  # TLS: no half close
+            transport.close()
+            return
+        transport.flush()  # type: ignore[attr-defined]  # HeadHoldingTransport: what it holds, then EOF
+        transport.write_eof()
+        self.loop.call_later(LINGER_SECONDS, transport.close)
 
     def _check(self) -> None:
         self._reading = None
@@ -218,7 +243,7 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         transport.close()
 
     def data_received(self, data: bytes) -> None:
-        if self._held is not None:
+        if self._held is not None or self._lingering:
             return  # refused: the connection ends once the answers owed ahead are out
         if self._in_head:
             self._head_bytes += len(data)

@@ -16,12 +16,14 @@ client_query_outcome(RB, GoalText, Max, Limit, Seconds, Out) :-
     catch(term_string(Goal0, GoalText, [variable_names(Vs), syntax_errors(error)]), E, true),
     (   nonvar(E)
     ->  message_to_codes_safe(E, M), Out = json([status=error, message=M])
-    ;   resolve_contexts(RB, Goal0, Goal),
+    ;   resolve_contexts(RB, Goal0, Goal, Named),
         catch(check_goal(client, RB, Goal), refused(Why), true),
         (   nonvar(Why)
         ->  format(atom(M), 'refused: ~w', [Why]), Out = json([status=refused, message=M])
         ;   call_with_time_limit(Seconds,
-                call_with_inference_limit(findall(Vs-T, limit(Max, prove(Goal, T)), Sols), Limit, R)),
+                call_with_inference_limit(
+                    findall(Vs-T, limit(Max, ( named_contexts_hold(Named), prove(Goal, T) )), Sols),
+                    Limit, R)),
             (   R == inference_limit_exceeded
             ->  Out = json([status=inference_limit, message='the query exceeded its inference budget'])
             ;   maplist(solution_json, Sols, SJ), shown_text(Goal, GA),
@@ -76,11 +78,23 @@ unread_fact(F, Unread) :- format(atom(A), '~q', [F]), ord_memberchk(A, Unread).
 solution_json(Vs-T, json([bindings=json(B), proof=TJ])) :-
     findall(N=J, ( member(N=V, Vs), pl_json(V, J) ), B), tree_json(T, TJ).
 
-%  Replace every atom that names a bound context by the context's value.
-resolve_contexts(RB, T, T2) :- var(T), !, T2 = T, RB == RB.
-resolve_contexts(RB, A, V) :- atom(A), is_context(RB, A), valid_fact('$context'(A, V0), _), !, V = V0.
-resolve_contexts(_, A, A) :- atomic(A), !.
-resolve_contexts(RB, T, T2) :- T =.. [F|As], maplist(resolve_contexts(RB), As, As2), T2 =.. [F|As2].
+%  resolve_contexts(+RB, +Goal0, -Goal, -Named): replace every atom that names a bound context by the
+%  context's value; Named: the N-V pairs so read. The name a context_value/2 reads stays a name (it is read
+%  there, with its checks). A binding counts only while its checks hold (bound_contexts.pl), so the query
+%  proves them first, within its own limits (named_contexts_hold/1): a stale binding gives the name no value
+%  in every spelling, as it gives a guard none.
+resolve_contexts(RB, T0, T, Named) :- resolve_contexts(RB, T0, T, [], Named0), sort(Named0, Named).
+
+resolve_contexts(_, T, T, N, N) :- var(T), !.
+resolve_contexts(RB, context_value(C, V0), context_value(C, V), N0, N) :- atom(C), !,
+    resolve_contexts(RB, V0, V, N0, N).
+resolve_contexts(RB, A, V, N, [A-V|N]) :- atom(A), is_context(RB, A), valid_fact('$context'(A, V0), _), !,
+    V = V0.
+resolve_contexts(_, A, A, N, N) :- atomic(A), !.
+resolve_contexts(RB, T, T2, N0, N) :- T =.. [F|As], foldl(resolve_contexts(RB), As, As2, N0, N), T2 =.. [F|As2].
+
+named_contexts_hold([]).
+named_contexts_hold([N-V|Ns]) :- once(checked_context(N, V, _)), named_contexts_hold(Ns).
 
 is_context(RB, A) :- ( RB:context(A) ; RB:context(A, _, _) ), !.
 

@@ -7,7 +7,9 @@
 now(T) :- sentinel_core:query_now(T).
 
 fact_provenance(G, P) :- sentinel_core:fact_provenance(G, P).
-context_value(N, V) :- sentinel_core:context_value(N, V).
+%  A binding counts only while its checks hold, also where a rule's goal runs natively (inside findall/3 and
+%  the other collecting builtins, in a rule with a cut): the same read as prove/2's (bound_contexts.pl).
+context_value(N, V) :- sentinel_core:checked_context(N, V, _).
 call_tool_name(T) :- sentinel_core:call_tool_name(T).
 
 %  iso_hours_between(+T1, +T2, -H): hours from T1 to T2 ('2024-05-08T11:25:00', '2024-05-15 15:00:00', '2024-05-15').
