@@ -155,9 +155,14 @@ async def test_a_stale_focus_moves_nothing_for_a_2026_client(tmp_path: Path) -> 
             contexts = [n for n in _walk(root) if n.kind == "context"]
             assert contexts and "user_booking" in json.dumps(_data(r)["proof"]), _data(r)
             assert contexts[0].children and contexts[0].note == "its check holds", contexts
+            r = await c.call_tool("sentinel__sentinel_query", {"goal": "B = booking_of_interest"})
+            assert _data(r)["status"] == "proved", _data(r)
             await _moved_by_transfer(c, rt, rules, GOALS["rule"])
             r = await c.call_tool("fs__cancel_booking", {"booking_id": "BK-1"})
             assert r.is_error, _text(r)
+            # a query names the focus only while its check holds (the check's fact fetched again to know)
+            r = await c.call_tool("sentinel__sentinel_query", {"goal": "B = booking_of_interest"})
+            assert _data(r)["status"] == "failed", _data(r)
     assert "cancelled" not in json.loads(state.read_text())
 
 
