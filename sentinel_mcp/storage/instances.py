@@ -237,8 +237,9 @@ def crashed_instances(root: Path) -> list[Path]:
 def settle(directory: Path) -> list[str]:
     """A dead instance's databases with their WAL replayed into the file (what a restart of the same gateway
     did to its own files); removed if it recorded nothing. Call inside ``claimed_dead``. What could not be
-    settled (a damaged file: kept as it is, for ``audit verify`` to name)."""
+    settled or is found damaged (``damaged``): kept as it is, for ``audit verify`` to name, and said."""
     problems = []
+    unsettled = set()
     for wal in directory.glob("*-wal"):
         db = wal.with_name(wal.name[: -len("-wal")])
         if not db.exists():
@@ -253,11 +254,66 @@ def settle(directory: Path) -> list[str]:
                 conn.close()
         except sqlite3.Error as e:  # left as it is: readers recover the WAL themselves
             log.warning("could not settle %s: %s", db, e)
+            unsettled.add(db)
             problems.append(f"an ended gateway's file {db} could not be settled ({e}); sentinel-mcp audit "
                             "verify says whether its records are whole")
     if recorded_nothing(directory):
         shutil.rmtree(directory, ignore_errors=True)
+        return problems
+    # no WAL (or one settled): a damaged file is found only by reading it, and is said at each start
+    for db in _databases_or_none(directory):
+        damage = damaged(db) if db not in unsettled else None
+        if damage:
+            log.warning("an ended gateway's file %s %s", db, damage)
+            problems.append(f"an ended gateway's file {db} {damage}; sentinel-mcp audit verify says whether "
+                            "its records are whole")
     return problems
+
+
+def _databases_or_none(directory: Path) -> list[Path]:
+    try:
+        return _databases(directory)
+    except OSError:
+        return []
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def damaged(db: Path) -> str | None:
+    """What is wrong with a database nothing writes any more, read in bounded time (its header, its schema,
+    the first and last row of each table: never a scan), or None. A file shorter than its header counts was
+    cut (a tail cut leaves the first pages readable)."""
+    try:
+        size = db.stat().st_size
+        with open(db, "rb") as f:
+            head = f.read(100)
+    except OSError as e:
+        return f"cannot be read ({e})"
+    if size == 0:
+        return "has no bytes (truncated to nothing)"
+    if len(head) < 100 or not head.startswith(SQLITE_MAGIC):
+        return "is not an SQLite database (its header is gone or overwritten)"
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(head[28:32], "big")
+    if head[24:28] == head[92:96] and pages * page > size:  # the header's page count is current
+        return f"is cut short ({size} bytes of the {pages * page} its header counts)"
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True, timeout=0.2)
+        try:
+            tables = conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            ).fetchall()
+            for table, sql in tables:
+                conn.execute(f'SELECT * FROM "{table}" LIMIT 1').fetchall()
+                if "WITHOUT ROWID" not in str(sql).upper():  # its last row: the end of its b-tree
+                    conn.execute(f'SELECT * FROM "{table}" ORDER BY _rowid_ DESC LIMIT 1').fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as e:
+        return f"cannot be read ({e})"
+    return None
 
 
 def settle_dead(root: Path, problems: list[str] | None = None) -> list[Path]:
