@@ -306,9 +306,10 @@ def damaged(db: Path) -> str | None:
                 "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
             ).fetchall()
             for table, sql in tables:
-                conn.execute(f'SELECT * FROM "{table}" LIMIT 1').fetchall()
+                quoted = '"' + str(table).replace('"', '""') + '"'  # a name from the file itself: quoted whole
+                conn.execute(f"SELECT * FROM {quoted} LIMIT 1").fetchall()
                 if "WITHOUT ROWID" not in str(sql).upper():  # its last row: the end of its b-tree
-                    conn.execute(f'SELECT * FROM "{table}" ORDER BY _rowid_ DESC LIMIT 1').fetchall()
+                    conn.execute(f"SELECT * FROM {quoted} ORDER BY _rowid_ DESC LIMIT 1").fetchall()
         finally:
             conn.close()
     except sqlite3.Error as e:
