@@ -177,8 +177,20 @@ def http_server(config: Config, host: str, port: int) -> Any:
             timeout_graceful_shutdown=5,
             # httptools' parser with h11's bound on a request head, under TLS too
             **(security.uvicorn_options(http_base=FrontHTTPProtocol) or {"http": FrontHTTPProtocol}),
+            **_a2a_ws_options(config),
         )
     )
+
+
+def _a2a_ws_options(config: Config) -> dict[str, Any]:
+    """The A2A WebSocket binding's bounds on the server (its message size): without A2A, uvicorn's own."""
+    try:
+        from sentinel_mcp.a2a.settings import A2ASettings  # type: ignore[import-not-found]
+        from sentinel_mcp.a2a.ws_server_options import ws_server_options  # type: ignore[import-not-found]
+    except ImportError:
+        return {}
+    options: dict[str, Any] = ws_server_options(A2ASettings.from_section(config.sentinel.builtin_settings("a2a")))
+    return options
 
 
 def _more_file_descriptors() -> None:
