@@ -1,9 +1,10 @@
 """What the HTTP server must be told for the A2A WebSocket binding (``ws_binding.py``) to hold its bounds.
 
-A WebSocket message is read whole by the server before the application sees it; uvicorn's own bound is 16 MiB
-(and a deflated message inflates to that from a few kilobytes on the wire), on each of a caller's sockets. The
-binding's bound, ``max_frame_bytes``, is the server's: a message past it is not read further, and the socket is
-closed with 1009 (message too big), whether it came as one frame, as fragments, or deflated.
+A WebSocket message is read whole by the server before the application sees it; uvicorn's own bound is
+16 MiB (and a deflated message inflates to that from a few kilobytes on the wire), on each of a caller's
+sockets. The binding's bound, ``max_frame_bytes``, is the server's: a message past it is not read further,
+and the socket is closed with 1009 (message too big), whether it came as one frame, as fragments, or
+deflated.
 """
 
 from __future__ import annotations

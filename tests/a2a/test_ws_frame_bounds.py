@@ -25,7 +25,8 @@ BOUND = 4096
 
 
 def _get_task(pad: int) -> str:
-    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x", "pad": "y" * pad}})
+    params = {"id": "x", "pad": "y" * pad}
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": params})
 
 
 async def _closed_as_too_big(url: str, message: Any, **kw: Any) -> None:
