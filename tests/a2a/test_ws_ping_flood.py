@@ -8,13 +8,15 @@ import asyncio
 import base64
 import os
 import socket
+from typing import Any
 
 import pytest
 from tests.a2a.a2a_rig import open_port, serve
+from tests.conftest import free_port
+from tests.gateway.test_http_front_peer import _innermost_replaced
 
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.app.serve import http_server
-from sentinel_mcp.app.ws_protocol import FrontWebSocketProtocol
 from sentinel_mcp.config import parse_config
 
 pytestmark = pytest.mark.timeout(60)
@@ -64,6 +66,29 @@ async def test_a_peer_that_never_reads_its_pongs_is_not_read_for_ever():
         assert sent < FLOOD, f"the server read {sent} bytes of pings it could not answer"
 
 
-def test_the_gateways_server_runs_the_flow_controlled_protocol(tmp_path):
-    config = parse_config({"mcpServers": {}}, source="<test>", base_dir=tmp_path)
-    assert http_server(config, "127.0.0.1", 0).config.ws is FrontWebSocketProtocol
+
+async def test_the_gateways_own_server_stops_reading_such_a_peer(tmp_path):
+    """The front's protocols as ``app/serve.py`` runs them (its HTTP protocol hands the upgrade over), with
+    Sentinel's app replaced by one that accepts a WebSocket and waits."""
+    config = parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path / "data"), "builtins": [],
+                                                          "http": {"token": "flood-test-token-0123456789"}}})
+    server = http_server(config, "127.0.0.1", free_port())
+    server.config.lifespan = "off"  # nothing of Sentinel's app starts
+    server.config.load()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        assert scope["type"] == "websocket"
+        await receive()
+        await send({"type": "websocket.accept"})
+        while (await receive())["type"] != "websocket.disconnect":
+            pass
+
+    server.config.loaded_app = _innermost_replaced(server.config.loaded_app, app)
+    server.lifespan = server.config.lifespan_class(server.config)
+    await server.startup()
+    try:
+        port = server.servers[0].sockets[0].getsockname()[1]
+        sent = await asyncio.to_thread(_flood, port)
+        assert sent < FLOOD, f"the server read {sent} bytes of pings it could not answer"
+    finally:
+        await server.shutdown()
