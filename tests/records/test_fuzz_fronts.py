@@ -175,7 +175,7 @@ async def _ws(base: str) -> list[str]:
                 await ws.send(text)
             try:
                 frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
-            except ConnectionClosed as e:  # past the frame bound: not read whole, the socket closed as too big
+            except ConnectionClosed as e:  # past the frame bound: not read whole, closed as too big
                 if not (name == "oversized" and e.rcvd is not None and e.rcvd.code == 1009):
                     bad.append(f"{name}: {type(e).__name__}")
                 break
