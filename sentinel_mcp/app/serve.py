@@ -88,6 +88,7 @@ def http_server(config: Config, host: str, port: int) -> Any:
 
     from sentinel_mcp.app.http_app import build_http_app, is_loopback
     from sentinel_mcp.app.http_protocol import FrontHTTPProtocol
+    from sentinel_mcp.app.ws_protocol import FrontWebSocketProtocol
     from sentinel_mcp.app.http_extras import ProtectedResource, metrics_route, oauth_settings
     from sentinel_mcp.identity.http_auth import http_auth_for
     from sentinel_mcp.tls.front import front_security
@@ -176,9 +177,26 @@ def http_server(config: Config, host: str, port: int) -> Any:
             proxy_headers=False,
             timeout_graceful_shutdown=5,
             # httptools' parser with h11's bound on a request head, under TLS too
-            **(security.uvicorn_options(http_base=FrontHTTPProtocol) or {"http": FrontHTTPProtocol}),
+            # (and WebSocket flow control on what the server writes on its own: app/ws_protocol.py)
+            **(
+                security.uvicorn_options(http_base=FrontHTTPProtocol, ws_base=FrontWebSocketProtocol)
+                or {"http": FrontHTTPProtocol, "ws": FrontWebSocketProtocol}
+            ),
+            **_a2a_ws_options(config),
         )
     )
+
+
+def _a2a_ws_options(config: Config) -> dict[str, Any]:
+    """The A2A WebSocket binding's bounds on the server (its message size): without A2A, uvicorn's own."""
+    try:
+        from sentinel_mcp.a2a.settings import A2ASettings  # type: ignore[import-not-found]
+        from sentinel_mcp.a2a.ws_server_options import ws_server_options  # type: ignore[import-not-found]
+    except ImportError:
+        return {}
+    settings = A2ASettings.from_section(config.sentinel.builtin_settings("a2a"))
+    options: dict[str, Any] = ws_server_options(settings)
+    return options
 
 
 def _more_file_descriptors() -> None:

@@ -319,9 +319,10 @@ class TLSAcceptor:
         if self.on_refused is not None:
             self.on_refused(peer, reason)
 
-    def uvicorn_options(self, http_base: type | None = None) -> dict[str, Any]:
+    def uvicorn_options(self, http_base: type | None = None, ws_base: type | None = None) -> dict[str, Any]:
         """``http=``/``ws=`` for ``uvicorn.Config`` (and no ``ssl_*``: TLS is terminated here); ``http_base``:
-        the HTTP protocol run after the handshake (uvicorn's automatic choice by default)."""
+        the HTTP protocol run after the handshake (uvicorn's automatic choice by default); ``ws_base``: the
+        WebSocket protocol, likewise."""
         from uvicorn.protocols.http.auto import AutoHTTPProtocol
         from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
 
@@ -331,8 +332,9 @@ class TLSAcceptor:
             return _Handshake(self, lambda: http_class(**kw))
 
         options: dict[str, Any] = {"http": http_factory}
-        if AutoWebSocketsProtocol is not None:
-            options["ws"] = with_tls_scope(AutoWebSocketsProtocol)  # type: ignore[arg-type]
+        ws_class: Any = ws_base or AutoWebSocketsProtocol  # (uvicorn's is None without a WebSocket library)
+        if ws_class is not None:
+            options["ws"] = with_tls_scope(ws_class)
         return options
 
     async def close(self) -> None:

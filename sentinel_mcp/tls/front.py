@@ -117,8 +117,8 @@ class FrontSecurity:
         if self.refusals is not None:
             self.refusals.audit = audit
 
-    def uvicorn_options(self, http_base: type | None = None) -> dict[str, Any]:
-        return self.acceptor.uvicorn_options(http_base) if self.acceptor else {}
+    def uvicorn_options(self, http_base: type | None = None, ws_base: type | None = None) -> dict[str, Any]:
+        return self.acceptor.uvicorn_options(http_base, ws_base) if self.acceptor else {}
 
     def refused_request(
         self, peer: str | None, reason: str, certificate: dict[str, str], principal: str | None

@@ -29,6 +29,8 @@ from sentinel_mcp.a2a.app import create_a2a_routes
 from sentinel_mcp.a2a.discovery import PeerRegistry
 from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.settings import A2ASettings
+from sentinel_mcp.a2a.ws_server_options import ws_server_options
+from sentinel_mcp.app.ws_protocol import FrontWebSocketProtocol
 from sentinel_mcp.core.decision import Answer, Deny, Question, argument_digest
 from sentinel_mcp.app.http_app import CallerGuard
 from sentinel_mcp.core.port import Completed, InvokeOutcome, NeedsInput, Refused
@@ -312,7 +314,13 @@ async def serve(
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     host_port = sock.getsockname()[1]
-    options = TLSAcceptor(ServerContexts(tls)).uvicorn_options() if tls is not None else {}
+    # the front's protocols' WebSocket part, as the gateway's server runs it (app/serve.py)
+    options = (
+        TLSAcceptor(ServerContexts(tls)).uvicorn_options(ws_base=FrontWebSocketProtocol)
+        if tls is not None
+        else {"ws": FrontWebSocketProtocol}
+    )
+    options |= ws_server_options(settings)  # as the gateway's server is told (app/serve.py)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", **options))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:

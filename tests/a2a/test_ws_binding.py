@@ -94,9 +94,7 @@ async def test_bad_frames_get_error_codes_and_the_socket_survives(rig):
         assert (
             await peer.call("sensor_request", {"sensor": "location", "scope": "galactic", "policy_tag": "x"})
         )["error"]["code"] == -32602
-        huge = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "GetTask", "params": {"id": "x" * (2 << 20)}})
-        big = await peer.raw(huge)
-        assert big["error"]["code"] == -32600 and "larger" in big["error"]["message"]
+        # (a message past the frame bound closes the socket: test_ws_frame_bounds.py)
         # still alive
         assert (await peer.call("GetTask", {"id": "x"}))["error"]["code"] == -32001
     assert rig.port.calls == []
