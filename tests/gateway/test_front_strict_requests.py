@@ -102,7 +102,7 @@ def audit_count() -> int:
 
 
 # the audit's count a refused case read after its request (each read is a consistent copy of the running
-# gateway's store, 0.1 s of waiting at least: snapshot.readable_copy), by the case's node id
+# gateway's store, snapshot.readable_copy: one read saved a case), by the case's node id
 _COUNTED_AFTER: dict[str, int] = {}
 
 

@@ -42,7 +42,7 @@ async def watcher_asleep(g, seconds: float = 10.0) -> bool:
             await g.engine.goal("get_flag('$sn_watch', 0)")  # fails (an EngineError) unless asleep
             return True
         except EngineError:
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(0.05)
     return False
 
 
@@ -51,7 +51,7 @@ async def test_a_decision_after_the_watcher_slept_is_still_bounded_in_time(tmp_p
     rb = tmp_path / "spin.pl"
     rb.write_text(SPIN)
     g = await make_guard(None, tmp_path / "facts.db", files=[rb], seeds={},
-                         settings=PolicySettings(guard_timeout=2.0))
+                         settings=PolicySettings(guard_timeout=1.0))  # each spin waits it out
     try:
         assert g.load_error is None, g.load_error
         for _ in range(3):  # the watcher polls while decisions come, then sleeps

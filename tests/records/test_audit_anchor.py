@@ -29,6 +29,8 @@ from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED
 from sentinel_mcp.paths import default_anchor_dir
 from sentinel_mcp.storage.instances import instance_dirs
 
+from tests.support.cli_in_process import run_main
+
 from .anchor_templates import Templates
 from .rig import RECORDER, kill_tree, start_http, write_config
 
@@ -54,10 +56,9 @@ async def run_calls(tmp: Path, data: Path, marks: list[str], **sentinel: Any) ->
 def verify(tmp: Path, data: Path, *extra: str, **sentinel: Any) -> subprocess.CompletedProcess:
     cfg = tmp / "verify.json"
     cfg.write_text(json.dumps({"sentinel": {"data_dir": str(data), "builtins": [], **sentinel}}))
-    return subprocess.run(
-        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "audit", "verify", *extra],
-        capture_output=True, text=True, timeout=60,
-    )
+    # in this process: the real CLI's main, without a fresh interpreter each time (the kill -9 test below runs
+    # the CLI as its own process)
+    return run_main(["-c", str(cfg), "audit", "verify", *extra])
 
 
 def broken(run: subprocess.CompletedProcess, *words: str) -> bool:
