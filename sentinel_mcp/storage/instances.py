@@ -306,7 +306,7 @@ def damaged(db: Path) -> str | None:
                 "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
             ).fetchall()
             for table, sql in tables:
-                quoted = '"' + str(table).replace('"', '""') + '"'  # a name from the file itself: quoted whole
+                quoted = '"' + str(table).replace('"', '""') + '"'  # a name from the file: quoted whole
                 conn.execute(f"SELECT * FROM {quoted} LIMIT 1").fetchall()
                 if "WITHOUT ROWID" not in str(sql).upper():  # its last row: the end of its b-tree
                     conn.execute(f"SELECT * FROM {quoted} ORDER BY _rowid_ DESC LIMIT 1").fetchall()
