@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY
@@ -68,14 +69,19 @@ class HeadHoldingTransport:
     head's body is written before it waits (the write that joins it is certain), so that head books no turn;
     the writer clears it when done (a head never written leaves nothing behind)."""
 
-    __slots__ = ("_transport", "_loop", "_held", "_flushing", "body_follows")
+    __slots__ = ("_transport", "_loop", "_held", "_flushing", "body_follows", "body_unread")
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop,
+                 body_unread: Callable[[], bool] | None = None) -> None:
         self._transport = transport
         self._loop = loop
         self._held: bytes | None = None
         self._flushing: asyncio.Handle | None = None  # the loop's next turn writing what is held
         self.body_follows = False
+        # whether the request being answered has body still to come: its head then says ``connection: close``
+        # (the connection ends after it, LINGER_SECONDS; a client that took it for kept alive sent its next
+        # request into a closing connection)
+        self.body_unread = body_unread
 
     def write(self, data: Any) -> None:
         held = self._held
@@ -86,6 +92,9 @@ class HeadHoldingTransport:
                 self._flushing = None
             self._transport.write(held + bytes(data))
         elif type(data) is bytes and data.startswith(b"HTTP/1.1 ") and data.endswith(b"\r\n\r\n"):
+            unread = self.body_unread
+            if unread is not None and unread() and b"\r\nconnection: close\r\n" not in data:
+                data = data[:-2] + b"connection: close\r\n\r\n"
             self._held = data
             if self.body_follows:  # its body is written next, before the writer waits: no turn booked
                 self.body_follows = False
@@ -140,7 +149,8 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self._lingering = False  # answered before its body was read whole: nothing more is read
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(HeadHoldingTransport(transport, self.loop))  # type: ignore[arg-type]
+        super().connection_made(  # type: ignore[arg-type]
+            HeadHoldingTransport(transport, self.loop, self._answering_before_body_read))
         self._arm(HEAD_SECONDS)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -207,6 +217,12 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             self.transport.close()
         elif self._deferred is not None:
             self._arm(self._deferred)
+
+    def _answering_before_body_read(self) -> bool:
+        """The request being answered (its head is being written) has body still to come."""
+        cycle = self.cycle  # being answered: an earlier one's body was read whole before this one was read
+        return (cycle is not None and cycle.response_started and not cycle.response_complete
+                and cycle.more_body)
 
     def _linger(self) -> None:
         """The answer is out before its request's body was read whole: end the connection (LINGER_SECONDS)."""

@@ -100,6 +100,8 @@ async def test_a_refused_body_is_not_read_on(framing: str, why: str) -> None:
     assert got.startswith(b"HTTP/1.1 " + status), got[:300]
     if why == "too large":
         assert f"larger than {MAX_MESSAGE_BYTES} bytes".encode() in got
+    # the answer says the connection ends (a client pooling it sent its next request into a closing one)
+    assert b"\r\nconnection: close\r\n" in got.split(b"\r\n\r\n", 1)[0].lower() + b"\r\n", got[:300]
     assert ended, "the front read on after answering"
 
 
