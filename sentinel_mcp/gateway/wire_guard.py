@@ -31,6 +31,9 @@ class WireGuard:
             return await self.app(scope, receive, send)
         if not _declares_json(scope):
             return await _answer(send, WireError(INVALID_REQUEST, REFUSAL), 415)
+        refused_head = _framing_refusal(scope.get("headers") or [])
+        if refused_head is not None:  # told by the head alone: the body is never waited for
+            return await _answer(send, WireError(INVALID_REQUEST, refused_head[1]), refused_head[0])
         who = str(getattr(scope.get(SCOPE_KEY), "name", ""))
         held = 0  # bytes counted for this request, given back when it ends
         try:
@@ -163,6 +166,22 @@ def _declares_json(scope: Scope) -> bool:
     if values[0] != CANONICAL:
         scope["headers"] = [(k, CANONICAL if k == b"content-type" else v) for k, v in headers]
     return True
+
+
+def _framing_refusal(headers: list[tuple[bytes, bytes]]) -> tuple[int, str] | None:
+    """(status, message) when the head alone says the body cannot be taken: a declared length past the
+    message bound (413, at once: the body was awaited to its deadline, to be refused anyway), or a content
+    coding other than ``identity`` (415: an allow list; a gzip-declared body was read as plain JSON, so what
+    ran was not what a reader honouring the header sees). Content-Length's syntax is the HTTP parser's."""
+    codings = [v for k, v in headers if k.lower() == b"content-encoding"]
+    if codings and (len(codings) > 1 or codings[0].strip().lower() != b"identity"):
+        return 415, "Invalid Request: the body must be sent without a content coding (Content-Encoding)"
+    for k, v in headers:
+        digits = v.strip()  # told by its digits' count first: int() of thousands of them is refused
+        if k.lower() == b"content-length" and digits.isdigit() and (
+                len(digits) > len(str(MAX_MESSAGE_BYTES)) or int(digits) > MAX_MESSAGE_BYTES):
+            return 413, f"Invalid Request: message larger than {MAX_MESSAGE_BYTES} bytes"
+    return None
 
 
 def _guarded(path: str) -> bool:
