@@ -149,8 +149,8 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self._lingering = False  # answered before its body was read whole: nothing more is read
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(  # type: ignore[arg-type]
-            HeadHoldingTransport(transport, self.loop, self._answering_before_body_read))
+        held = HeadHoldingTransport(transport, self.loop, self._answering_before_body_read)
+        super().connection_made(held)  # type: ignore[arg-type]
         self._arm(HEAD_SECONDS)
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -168,19 +168,26 @@ def _declares_json(scope: Scope) -> bool:
     return True
 
 
+MAX_LENGTH_DIGITS = len(str(MAX_MESSAGE_BYTES))
+
+
 def _framing_refusal(headers: list[tuple[bytes, bytes]]) -> tuple[int, str] | None:
     """(status, message) when the head alone says the body cannot be taken: a declared length past the
     message bound (413, at once: the body was awaited to its deadline, to be refused anyway), or a content
     coding other than ``identity`` (415: an allow list; a gzip-declared body was read as plain JSON, so what
     ran was not what a reader honouring the header sees). Content-Length's syntax is the HTTP parser's."""
-    codings = [v for k, v in headers if k.lower() == b"content-encoding"]
-    if codings and (len(codings) > 1 or codings[0].strip().lower() != b"identity"):
-        return 415, "Invalid Request: the body must be sent without a content coding (Content-Encoding)"
-    for k, v in headers:
-        digits = v.strip()  # told by its digits' count first: int() of thousands of them is refused
-        if k.lower() == b"content-length" and digits.isdigit() and (
-                len(digits) > len(str(MAX_MESSAGE_BYTES)) or int(digits) > MAX_MESSAGE_BYTES):
-            return 413, f"Invalid Request: message larger than {MAX_MESSAGE_BYTES} bytes"
+    codings = 0
+    for k, v in headers:  # one pass: every POST pays it
+        name = k.lower()
+        if name == b"content-encoding":
+            codings += 1
+            if codings > 1 or v.strip().lower() != b"identity":
+                return 415, ("Invalid Request: the body must be sent without a content coding "
+                             "(Content-Encoding)")
+        elif name == b"content-length":
+            digits = v.strip()  # told by its digits' count first: int() of thousands of them is refused
+            if digits.isdigit() and (len(digits) > MAX_LENGTH_DIGITS or int(digits) > MAX_MESSAGE_BYTES):
+                return 413, f"Invalid Request: message larger than {MAX_MESSAGE_BYTES} bytes"
     return None
 
 
