@@ -96,7 +96,7 @@ async def test_a_refused_body_is_not_read_on(framing: str, why: str) -> None:
     async with front() as port:
         first = head(port, framing, None if why == "no credential" else ALICE)
         got, ended = await answer_then_end(port, first, CHUNKED if chunked else b"a" * CHUNK)
-    # a declared length past the bound is refused from the head alone (413); a chunked one once it is read past
+    # a declared length past the bound is refused from the head alone (413), a chunked one once read past
     status = b"401" if why == "no credential" else b"400" if chunked else b"413"
     assert got.startswith(b"HTTP/1.1 " + status), got[:300]
     if why == "too large":
