@@ -9,18 +9,9 @@ server's tool for the airline's or Sentinel's own."""
 from __future__ import annotations
 
 import pytest
-from mcp.types import Prompt, Tool
 
+from tests.gateway.catalog_upstream import StandInUpstream as _Up
 from sentinel_mcp.gateway.catalog import Catalog
-
-
-class _Up:
-    def __init__(self, name, tools, prefix="", prompts=()):  # noqa: ANN001
-        self.name, self.prefix = name, prefix
-        self.tools = {t: Tool(name=t, input_schema={"type": "object"}) for t in tools}
-        self.prompts = [Prompt(name=p) for p in prompts]
-        self.resources, self.resource_templates = [], []
-        self.builtin = False
 
 
 SPELLINGS = ["Airline__book_flight", "AIRLINE__book_flight", "aIrLiNe__x", "Sentinel__sentinel_answer",

@@ -12,20 +12,11 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
-from mcp.types import Prompt, Tool
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
+from tests.gateway.catalog_upstream import StandInUpstream as _Up
 from sentinel_mcp.gateway.catalog import Catalog, identity_of
-
-
-class _Up:
-    def __init__(self, name, tools, prefix="", prompts=()):  # noqa: ANN001
-        self.name, self.prefix = name, prefix
-        self.tools = {t: Tool(name=t, input_schema={"type": "object"}) for t in tools}
-        self.prompts = [Prompt(name=p) for p in prompts]
-        self.resources, self.resource_templates = [], []
-        self.builtin = False
 
 
 def _suffixed(server: str, tool: str, width: int = 6) -> str:
