@@ -177,8 +177,7 @@ def _framing_refusal(headers: list[tuple[bytes, bytes]]) -> tuple[int, str] | No
     coding other than ``identity`` (415: an allow list; a gzip-declared body was read as plain JSON, so what
     ran was not what a reader honouring the header sees). Content-Length's syntax is the HTTP parser's."""
     codings = 0
-    for k, v in headers:  # one pass: every POST pays it
-        name = k.lower()
+    for name, v in headers:  # one pass, every POST pays it (names come lower-cased, as ASGI has them)
         if name == b"content-encoding":
             codings += 1
             if codings > 1 or v.strip().lower() != b"identity":
