@@ -124,6 +124,7 @@ def test_firewall_lets_ordinary_actions_through(action):
 
 def test_luhn():
     assert luhn_ok("4111111111111111") and not luhn_ok("4111111111111112") and not luhn_ok("1234")
+    assert luhn_ok("4111 1111 1111 1111²") and not luhn_ok("²" * 16)  # only ASCII digits count
 
 
 class RiskResult(BaseModel):  # the shape sentinel_mcp.llm.server returns
