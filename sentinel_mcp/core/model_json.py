@@ -1,0 +1,62 @@
+"""JSON a model wrote, read as the JSON its grammar allows and nothing more: the consumer re-checks the promise.
+
+A grammar-constrained output is a promise, not a proof: a hand-edited grammar, a fallback sampler, a remote
+backend with no grammar or a prompt-injected model can all write text Python's parser reads more loosely
+than JSON. So the parser here refuses ``NaN``, ``Infinity``, numbers past a double (``1e999``) and integers
+longer than the wire takes (Python's own limit raised a bare ValueError past every handler): NaN
+compares false with every ``minimum`` and ``maximum``, so it passed a schema's bounds. And it refuses a key
+given twice in one object: Python keeps the last, a reader of the text (or another parser) the first, so
+which answer counts would depend on who reads. Raw control characters inside strings are still read: the
+schema grammars allow them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from sentinel_mcp.core.wire_limits import MAX_INT_DIGITS
+
+
+class ModelJsonError(ValueError):
+    """Model output that is not strict JSON; the message says where, never echoing more than a short token."""
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ModelJsonError(f"{text[:40]} is not a finite JSON number")
+    return value
+
+
+def _int(text: str) -> int:
+    # Python refuses past 4300 digits with a bare ValueError; the wire refuses past MAX_INT_DIGITS anyway
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ModelJsonError(f"an integer has more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def _constant(name: str) -> Any:
+    raise ModelJsonError(f"{name} is not a finite JSON number")
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ModelJsonError(f"key {key[:60]!r} is given more than once in one object")
+        out[key] = value
+    return out
+
+
+# built once: json.loads with hooks builds a decoder (and its scanner) on every call
+_DECODER = json.JSONDecoder(
+    parse_int=_int, parse_float=_finite, parse_constant=_constant, object_pairs_hook=_unique, strict=False
+)
+
+
+def loads_model_json(text: str) -> Any:
+    """Parse model output strictly. Raises ``ModelJsonError`` (not finite, a key twice),
+    ``json.JSONDecodeError`` (not JSON) or ``RecursionError`` (nested past the parser)."""
+    return _DECODER.decode(text)
