@@ -26,7 +26,8 @@ _LIVE = "(expires_at IS NULL OR expires_at > {now})"
 _GRANT = (
     "INSERT INTO sensor_consents (requester, sensor, scope, granted_at, expires_at, granted_by, purpose, "
     "max_retention) "
-    "SELECT ?, ?, ?, t.now, t.now + ?, ?, ?, ? FROM (SELECT {now} AS now) t WHERE true "  # WHERE: SQLite parses ON
+    # WHERE: so SQLite parses the ON CONFLICT
+    "SELECT ?, ?, ?, t.now, t.now + ?, ?, ?, ? FROM (SELECT {now} AS now) t WHERE true "
     "ON CONFLICT (requester, sensor) DO UPDATE SET scope = excluded.scope, granted_at = excluded.granted_at, "
     "expires_at = excluded.expires_at, granted_by = excluded.granted_by, purpose = excluded.purpose, "
     "max_retention = excluded.max_retention RETURNING granted_at, expires_at"

@@ -113,7 +113,10 @@ ALTER TABLE sensor_consents ADD COLUMN max_retention INTEGER
 """
 STORE_SCHEMA = Schema(
     "sensors",
-    {"sqlite": [SCHEMA, LINK_TO_GATEWAY, SENSOR_NAMES, CONSENT_PURPOSE], "postgres": [_POSTGRES, CONSENT_PURPOSE]},
+    {
+        "sqlite": [SCHEMA, LINK_TO_GATEWAY, SENSOR_NAMES, CONSENT_PURPOSE],
+        "postgres": [_POSTGRES, CONSENT_PURPOSE],
+    },
 )
 
 DB_FILENAME = "sensors.db"

@@ -1,4 +1,4 @@
-"""JSON a model wrote, read as the JSON its grammar allows and nothing more: the consumer re-checks the promise.
+"""JSON a model wrote, read as strict JSON and nothing more: the consumer re-checks the grammar's promise.
 
 A grammar-constrained output is a promise, not a proof: a hand-edited grammar, a fallback sampler, a remote
 backend with no grammar or a prompt-injected model can all write text Python's parser reads more loosely

@@ -81,7 +81,7 @@ def test_a_stored_purpose_of_a_wrong_type_is_no_consent(tmp_path: Path):
         assert registry.current("agent-a", SensorKind.location) is None
         db.execute("UPDATE sensor_consents SET max_retention = -1 WHERE requester = 'agent-a'")
         assert registry.current("agent-a", SensorKind.location) is None
-        db.execute("UPDATE sensor_consents SET max_retention = 0, purpose = x'70' WHERE requester = 'agent-a'")
+        db.execute("UPDATE sensor_consents SET max_retention = 0, purpose = x'70' WHERE requester='agent-a'")
         assert registry.current("agent-a", SensorKind.location) is None
         db.execute("UPDATE sensor_consents SET purpose = '' WHERE requester = 'agent-a'")
         assert registry.current("agent-a", SensorKind.location) is None

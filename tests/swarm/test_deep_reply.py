@@ -35,12 +35,13 @@ async def test_the_llm_tools_text_nested_past_the_parser_is_its_text():
     assert reply.text == DEEP and reply.json_data is None
 
 
-# The reply is re-read as strict JSON, whatever the backend promised: a key given twice lets the last answer win
-# where a reader of the text sees the first (a REJECT that is read as an ACCEPT), and NaN passes a bound
+# The reply is re-read as strict JSON, whatever the backend promised: a key given twice lets the last answer
+# win where a reader of the text sees the first (a REJECT that is read as an ACCEPT), and NaN passes a bound
 # (NaN compares false both ways). Before, both were read as JSON.
 @pytest.mark.parametrize("text", [
     '{"decision": "REJECT", "issues": [], "decision": "ACCEPT"}',
-    'verdict: {"decision": "REJECT", "issues": [{"severity": "BLOCKER", "message": "m"}], "decision": "ACCEPT"}',
+    'verdict: {"decision": "REJECT", "issues": [{"severity": "BLOCKER", "message": "m"}], '
+    '"decision": "ACCEPT"}',
     '```json\n{"warnings": [], "missing_items": [], "quality_score": NaN}\n```',
     '{"warnings": [], "missing_items": [], "quality_score": Infinity}',
 ])
