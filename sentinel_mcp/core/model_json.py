@@ -6,8 +6,8 @@ than JSON. So the parser here refuses ``NaN``, ``Infinity``, numbers past a doub
 longer than the wire takes (Python's own limit raised a bare ValueError past every handler): NaN
 compares false with every ``minimum`` and ``maximum``, so it passed a schema's bounds. And it refuses a key
 given twice in one object: Python keeps the last, a reader of the text (or another parser) the first, so
-which answer counts would depend on who reads. Raw control characters inside strings are still read: the
-schema grammars allow them.
+which answer counts would depend on who reads. And it refuses an output nested deeper than a tool call's
+arguments may be. Raw control characters inside strings are still read: the schema grammars allow them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,11 @@ import json
 import math
 from typing import Any
 
-from sentinel_mcp.core.wire_limits import MAX_INT_DIGITS
+from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, MAX_INT_DIGITS, value_problem
+
+# as deep as a tool call's arguments may be: an open object's grammar is recursive, so only max_tokens bounds
+# an output's depth, and one 600 levels deep passed every check, then no encoder on its way out could write it
+MAX_OUTPUT_DEPTH = MAX_ARGUMENT_DEPTH
 
 
 class ModelJsonError(ValueError):
@@ -57,6 +61,11 @@ _DECODER = json.JSONDecoder(
 
 
 def loads_model_json(text: str) -> Any:
-    """Parse model output strictly. Raises ``ModelJsonError`` (not finite, a key twice),
-    ``json.JSONDecodeError`` (not JSON) or ``RecursionError`` (nested past the parser)."""
-    return _DECODER.decode(text)
+    """Parse model output strictly. Raises ``ModelJsonError`` (not finite, a key twice, nested deeper than
+    ``MAX_OUTPUT_DEPTH``), ``json.JSONDecodeError`` (not JSON) or ``RecursionError`` (nested past the
+    parser)."""
+    value = _DECODER.decode(text)
+    problem = value_problem(value, MAX_OUTPUT_DEPTH)  # iterative: no recursion of its own
+    if problem is not None:
+        raise ModelJsonError(problem)
+    return value

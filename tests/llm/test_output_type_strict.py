@@ -72,3 +72,20 @@ def test_a_grammar_model_coerces_nothing(text, model):
 ], ids=["float", "int", "int-score", "ref", "control-char"])
 def test_what_the_grammar_allows_still_reads(text, model, schema):
     assert _parse_and_validate(generation(text), model, schema) is not None
+
+
+# Nesting is bounded where the output is read, not only where the parser gives up (about 1000 levels): an
+# output 600 levels deep passed the cortex's checks, then no JSON encoder on its way to the caller could write
+# it (pydantic's serializer stops at 512), so the call's answer failed after the check had passed it.
+@pytest.mark.parametrize("depth", [33, 600, 900])
+@pytest.mark.parametrize("schema", [OPEN, {"type": "array"}], ids=["object", "array"])
+def test_an_output_nested_deeper_than_tool_arguments_may_is_invalid(depth, schema):
+    inner = "[" * depth + "]" * depth
+    text = '{"a": ' + inner + "}" if schema is OPEN else "[" + inner + "]"
+    with pytest.raises(OutputInvalid, match="nested deeper than 32"):
+        _parse_and_validate(generation(text), None, schema)
+
+
+def test_an_output_as_deep_as_tool_arguments_may_be_still_reads():
+    text = '{"a": ' + "[" * 30 + "]" * 30 + "}"  # 31 levels with the object
+    assert _parse_and_validate(generation(text), None, OPEN) is not None
