@@ -7,7 +7,9 @@ longer than the wire takes (Python's own limit raised a bare ValueError past eve
 compares false with every ``minimum`` and ``maximum``, so it passed a schema's bounds. And it refuses a key
 given twice in one object: Python keeps the last, a reader of the text (or another parser) the first, so
 which answer counts would depend on who reads. And it refuses an output nested deeper than a tool call's
-arguments may be. Raw control characters inside strings are still read: the schema grammars allow them.
+arguments may be, and text holding half a surrogate pair (a string grammar allows any ``\\uXXXX`` escape):
+both passed every check, then no encoder on the way to the caller could write them. Raw control characters
+inside strings are still read: the schema grammars allow them.
 """
 
 from __future__ import annotations
@@ -45,13 +47,45 @@ def _constant(name: str) -> Any:
     raise ModelJsonError(f"{name} is not a finite JSON number")
 
 
+def _unicode(text: str) -> bool:
+    """Whether ``text`` is Unicode that UTF-8 can write (no half of a surrogate pair, which a ``\\ud800``
+    escape gives)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
             raise ModelJsonError(f"key {key[:60]!r} is given more than once in one object")
+        if not _unicode(key):
+            raise ModelJsonError("a key is not Unicode text (half a surrogate pair)")
+        if type(value) is str and not _unicode(value):
+            raise ModelJsonError("a text is not Unicode (half a surrogate pair)")
         out[key] = value
     return out
+
+
+def _texts_unicode(value: Any) -> bool:
+    """Whether every text of ``value`` (keys are checked as objects are built) is Unicode; iterative, and
+    after the depth check, so it walks at most MAX_OUTPUT_DEPTH levels."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v) is str:
+            if not _unicode(v):
+                return False
+        elif type(v) is list:
+            stack.extend(v)
+        elif type(v) is dict:
+            stack.extend(x for x in v.values() if type(x) is not str)  # direct texts: checked when built
+    return True
 
 
 # built once: json.loads with hooks builds a decoder (and its scanner) on every call
@@ -62,10 +96,12 @@ _DECODER = json.JSONDecoder(
 
 def loads_model_json(text: str) -> Any:
     """Parse model output strictly. Raises ``ModelJsonError`` (not finite, a key twice, nested deeper than
-    ``MAX_OUTPUT_DEPTH``), ``json.JSONDecodeError`` (not JSON) or ``RecursionError`` (nested past the
-    parser)."""
+    ``MAX_OUTPUT_DEPTH``, not Unicode), ``json.JSONDecodeError`` (not JSON) or ``RecursionError`` (nested
+    past the parser)."""
     value = _DECODER.decode(text)
     problem = value_problem(value, MAX_OUTPUT_DEPTH)  # iterative: no recursion of its own
     if problem is not None:
         raise ModelJsonError(problem)
+    if not _texts_unicode(value):
+        raise ModelJsonError("a text is not Unicode (half a surrogate pair)")
     return value

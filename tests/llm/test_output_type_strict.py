@@ -89,3 +89,20 @@ def test_an_output_nested_deeper_than_tool_arguments_may_is_invalid(depth, schem
 def test_an_output_as_deep_as_tool_arguments_may_be_still_reads():
     text = '{"a": ' + "[" * 30 + "]" * 30 + "}"  # 31 levels with the object
     assert _parse_and_validate(generation(text), None, OPEN) is not None
+
+
+# A string grammar allows any \uXXXX escape, so a constrained output can write half a surrogate pair: text
+# that is no Unicode, which passed every check and then no encoder could write to the caller (UTF-8 refuses
+# it).
+@pytest.mark.parametrize("text", [
+    '{"a": "\\ud800"}', '{"a": "x\\udc00y"}', '{"\\udfff": 1}', '{"a": ["ok", {"b": "\\ud83d"}]}',
+    '{"a": "\\ude00\\ud83d"}',  # a pair in the wrong order is two lone halves
+])
+def test_an_output_holding_half_a_surrogate_pair_is_invalid(text):
+    with pytest.raises(OutputInvalid, match="not Unicode"):
+        _parse_and_validate(generation(text), None, OPEN)
+
+
+def test_an_escaped_surrogate_pair_and_plain_unicode_still_read():
+    data = _parse_and_validate(generation('{"a": "\\ud83d\\ude00 caf\\u00e9 \u65e5"}'), None, OPEN)
+    assert data == {"a": "\U0001f600 café \u65e5"}
