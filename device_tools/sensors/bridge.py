@@ -70,7 +70,7 @@ class SensorBridge:
             req, _ = self._validate(request)
         except (ValidationError, ValueError):
             return None  # handle() reports the bad argument; asking the user about it would be pointless
-        if self._covering(requester, req.sensor, req.scope):
+        if self._covering(requester, req.sensor, req.scope, req):
             return None
         scope_text = f" at {req.scope.value} scope" if req.sensor.value in SCOPED_SENSORS else ""
         # what the person agrees to: the purpose the requester states and how long the reading is kept
@@ -79,11 +79,16 @@ class SensorBridge:
                        f"for '{req.policy_tag}' ({kept})?",
                        {"requester": requester, "policy_tag": req.policy_tag}).shown()
 
-    def _covering(self, requester: str, sensor: SensorKind, scope: Scope) -> Consent | None:
-        consent = self.consents.current(requester, sensor)
-        if consent is None:
-            return None
-        return consent if sensor.value not in SCOPED_SENSORS or consent.scope.covers(scope) else None
+    def _covering(self, requester: str, sensor: SensorKind, scope: Scope,
+                  req: SensorRequest | None = None) -> Consent | None:
+        """The consent that covers a read at ``scope`` (and, given ``req``, its purpose and retention). The
+        best live consent that allows the purpose decides the scope: the requester's own before the
+        any-requester one, so an owner's narrower grant to one requester still narrows it."""
+        for consent in self.consents.live(requester, sensor):
+            if req is not None and not consent.allows(req.policy_tag, req.retention):
+                continue  # a yes to another purpose (or a shorter keep) says nothing about this read
+            return consent if sensor.value not in SCOPED_SENSORS or consent.scope.covers(scope) else None
+        return None
 
     def _forget_uncovered(self, requester: str, sensor: SensorKind | None) -> None:
         """After a revoke or a grant: the kept readings no live consent covers any more are deleted, so a
@@ -151,7 +156,7 @@ class SensorBridge:
 
         # consent again, now that the reading is here: a read takes seconds (a GPS fix), and a consent
         # revoked, narrowed or run out meanwhile must not release what it no longer covers
-        stored = self._covering(requester, req.sensor, req.scope) is not None
+        stored = self._covering(requester, req.sensor, req.scope, req) is not None
         if not stored and not one_time:
             ended = ConsentRequired(f"the consent for {requester!r} to read {req.sensor.value} ended during "
                                     "the read; nothing was returned or kept")
@@ -183,20 +188,25 @@ class SensorBridge:
     def _check_consent(self, req: SensorRequest, requester: str, answer: UserConsent | str | None) -> bool:
         """Raise unless consent covers the request; True when it is the user's yes for this request only
         (nothing stored that a revoke could take back), False when a stored consent covers it."""
-        if self._covering(requester, req.sensor, req.scope):
+        if self._covering(requester, req.sensor, req.scope, req):
             return False
         if answer == "declined" or (isinstance(answer, UserConsent) and not answer.allow):
             raise ConsentDeclined(f"the user declined {requester!r} access to {req.sensor.value}")
         if isinstance(answer, UserConsent):
             seconds = REMEMBER_SECONDS[answer.remember]
             if seconds != 0:
-                self.consents.grant(requester, req.sensor, req.scope, seconds, granted_by="elicitation")
+                # remembered for what the question said: this purpose, kept no longer than it said
+                self.consents.grant(requester, req.sensor, req.scope, seconds, granted_by="elicitation",
+                                    purpose=req.policy_tag, max_retention=req.retention)
                 return False
             return True
-        held = self.consents.current(requester, req.sensor)
+        live = self.consents.live(requester, req.sensor)
+        held = next((c for c in live if c.allows(req.policy_tag, req.retention)), None)
         why = (
             f"consent for {req.sensor.value} covers scope {held.scope.value!r} only"
             if held
+            else f"the consent for {req.sensor.value} was given for another purpose or a shorter retention"
+            if live
             else f"no consent for {requester!r} to read {req.sensor.value}"
         )
         raise ConsentRequired(

@@ -24,10 +24,13 @@ ANY_REQUESTER = "*"
 _LIVE = "(expires_at IS NULL OR expires_at > {now})"
 # one reading of the clock for both times (expires_at NULL: until revoked, as NULL + seconds is NULL)
 _GRANT = (
-    "INSERT INTO sensor_consents (requester, sensor, scope, granted_at, expires_at, granted_by) "
-    "SELECT ?, ?, ?, t.now, t.now + ?, ? FROM (SELECT {now} AS now) t WHERE true "  # WHERE: SQLite parses ON
+    "INSERT INTO sensor_consents (requester, sensor, scope, granted_at, expires_at, granted_by, purpose, "
+    "max_retention) "
+    # WHERE: so SQLite parses the ON CONFLICT
+    "SELECT ?, ?, ?, t.now, t.now + ?, ?, ?, ? FROM (SELECT {now} AS now) t WHERE true "
     "ON CONFLICT (requester, sensor) DO UPDATE SET scope = excluded.scope, granted_at = excluded.granted_at, "
-    "expires_at = excluded.expires_at, granted_by = excluded.granted_by RETURNING granted_at, expires_at"
+    "expires_at = excluded.expires_at, granted_by = excluded.granted_by, purpose = excluded.purpose, "
+    "max_retention = excluded.max_retention RETURNING granted_at, expires_at"
 )
 
 
@@ -38,6 +41,16 @@ class Consent(BaseModel):
     granted_at: float
     expires_at: float | None
     granted_by: str
+    # a remembered yes covers what its question said: this purpose (policy_tag), kept at most this long;
+    # None (the owner's grant: CLI, console, the consent tool) covers every purpose and retention
+    purpose: str | None = None
+    max_retention: int | None = None
+
+    def allows(self, purpose: str, retention: int) -> bool:
+        """Whether this consent covers a read for ``purpose`` whose reading is kept ``retention`` seconds."""
+        return (self.purpose is None or self.purpose == purpose) and (
+            self.max_retention is None or retention <= self.max_retention
+        )
 
 
 class ConsentRegistry:
@@ -48,9 +61,17 @@ class ConsentRegistry:
         self._db, self._clock, self._on_narrowed = db, clock, on_narrowed
 
     def grant(self, requester: str, sensor: SensorKind, scope: Scope, expires_in: float | None = None,
-              granted_by: str = "cli") -> Consent:
+              granted_by: str = "cli", *, purpose: str | None = None,
+              max_retention: int | None = None) -> Consent:
+        """``purpose``/``max_retention``: what the person was asked about (a remembered yes); None: any."""
         if not requester or "\x00" in requester or "\x00" in granted_by:
             raise ValueError("requester must not be empty or contain NUL characters")
+        if purpose is not None and (not isinstance(purpose, str) or not purpose or "\x00" in purpose):
+            raise ValueError("purpose must be a non-empty text without NUL characters")
+        if max_retention is not None and (
+            isinstance(max_retention, bool) or not isinstance(max_retention, int) or max_retention < 0
+        ):
+            raise ValueError("max_retention must be a whole number of seconds, 0 or more")
         # NaN passes `<= 0` and SQLite stores it as NULL ("until revoked"); inf never expires either
         if expires_in is not None and (
             isinstance(expires_in, bool) or not isinstance(expires_in, (int, float))
@@ -59,7 +80,8 @@ class ConsentRegistry:
             raise ValueError("expires_in must be a finite positive number of seconds")
         now, at = (DB_NOW, ()) if on_server_clock(self._db) else ("?", (self._clock(),))
         rows = self._db.returning(
-            _GRANT.format(now=now), (requester, sensor.value, scope.value, expires_in, granted_by, *at)
+            _GRANT.format(now=now),
+            (requester, sensor.value, scope.value, expires_in, granted_by, purpose, max_retention, *at),
         )
         granted, expires = rows[0]  # as stored (on the database's clock on a server store)
         self._narrowed(requester, sensor)
@@ -70,6 +92,8 @@ class ConsentRegistry:
             granted_at=float(granted),
             expires_at=None if expires is None else float(expires),
             granted_by=granted_by,
+            purpose=purpose,
+            max_retention=max_retention,
         )
 
     def revoke(self, requester: str, sensor: SensorKind | None = None) -> int:
@@ -90,8 +114,15 @@ class ConsentRegistry:
 
     def current(self, requester: str, sensor: SensorKind) -> Consent | None:
         """The live consent for this requester (or for any requester), None if absent or expired."""
+        live = self.live(requester, sensor)
+        return live[0] if live else None
+
+    def live(self, requester: str, sensor: SensorKind) -> list[Consent]:
+        """The live consents that may cover this requester (its own, the any-requester one), best first: its
+        own before any requester's, the wider scope first. Both are looked at: a purpose-bound yes of its
+        own must not hide the owner's grant to any requester."""
         if "\x00" in requester:
-            return None
+            return []
         rows = self._db.query(
             *clocked(
                 self._db,
@@ -106,8 +137,7 @@ class ConsentRegistry:
             for c in (_checked(r) for r in rows)
             if c is not None and c.requester in (requester, ANY_REQUESTER)
         ]
-        best = sorted(live, key=lambda c: (c.requester == requester, c.scope.level), reverse=True)
-        return best[0] if best else None
+        return sorted(live, key=lambda c: (c.requester == requester, c.scope.level), reverse=True)
 
     def list(self, requester: str | None = None, include_expired: bool = False) -> list[Consent]:
         sql = "SELECT * FROM sensor_consents WHERE 1=1"
@@ -137,7 +167,11 @@ def _checked(r: dict[str, object]) -> Consent | None:
         expires is None or (isinstance(expires, float) and expires >= granted)
     )
     known = r.get("sensor") in _SENSORS and r.get("scope") in _SCOPES
-    if not (texts and times and known):
+    purpose, kept = r.get("purpose"), r.get("max_retention")
+    bound = (purpose is None or (isinstance(purpose, str) and bool(purpose))) and (
+        kept is None or (isinstance(kept, int) and not isinstance(kept, bool) and kept >= 0)
+    )
+    if not (texts and times and known and bound):
         log.warning(
             "sensor consent row refused (malformed): requester=%r sensor=%r",
             str(r.get("requester"))[:80],
@@ -151,6 +185,8 @@ def _checked(r: dict[str, object]) -> Consent | None:
         granted_at=granted,
         expires_at=expires,
         granted_by=r["granted_by"],
+        purpose=purpose,
+        max_retention=kept,
     )  # type: ignore[arg-type]
 
 

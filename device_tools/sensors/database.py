@@ -105,7 +105,19 @@ CREATE TABLE sensor_audit (
     decision_id TEXT NOT NULL DEFAULT ''
 )
 """
-STORE_SCHEMA = Schema("sensors", {"sqlite": [SCHEMA, LINK_TO_GATEWAY, SENSOR_NAMES], "postgres": [_POSTGRES]})
+# 4 (sqlite), 2 (postgres): a remembered yes names what the question said, the purpose and the longest
+# retention; NULL on both (the owner's grant, a row from before) covers every purpose and retention
+CONSENT_PURPOSE = """
+ALTER TABLE sensor_consents ADD COLUMN purpose TEXT;
+ALTER TABLE sensor_consents ADD COLUMN max_retention INTEGER
+"""
+STORE_SCHEMA = Schema(
+    "sensors",
+    {
+        "sqlite": [SCHEMA, LINK_TO_GATEWAY, SENSOR_NAMES, CONSENT_PURPOSE],
+        "postgres": [_POSTGRES, CONSENT_PURPOSE],
+    },
+)
 
 DB_FILENAME = "sensors.db"
 RETRY_SECONDS = 1.0

@@ -16,6 +16,7 @@ from typing import Any
 
 from sentinel_mcp.agent.screen import Screen
 from sentinel_mcp.core.errors import AgentError
+from sentinel_mcp.core.model_json import loads_model_json
 from sentinel_mcp.core.tool_ref import ToolRef
 
 ELEMENT_ACTIONS = ("click", "long_click", "type", "clear")
@@ -111,7 +112,7 @@ def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
     """
     if isinstance(data, str):
         try:
-            data = json.loads(data)
+            data = loads_model_json(data)  # strict: a key twice, NaN or Infinity is no answer
         except ValueError:
             raise UnusableDecision("the answer is not JSON") from None
         except RecursionError:  # the model's text is hostile: nested past what the parser recurses

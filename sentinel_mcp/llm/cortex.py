@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from sentinel_mcp.core.model_json import ModelJsonError, loads_model_json
 from sentinel_mcp.llm.engine import (
     IN_PROCESS_PARTY,
     Generation,
@@ -304,8 +305,11 @@ def _parse_and_validate(gen: Generation, model: type[BaseModel] | None, schema: 
             "was complete; raise max_tokens"
         )
     try:
-        # strict=False: schema grammars allow raw control characters inside strings
-        data = json.loads(gen.text, strict=False)
+        # strict JSON (no NaN, no key twice), re-checked here whatever the grammar promised; raw control
+        # characters inside strings are read: schema grammars allow them
+        data = loads_model_json(gen.text)
+    except ModelJsonError as exc:
+        raise OutputInvalid(f"the model's output is not strict JSON: {exc}") from None
     except json.JSONDecodeError as exc:
         raise OutputInvalid(
             f"the model's output is not valid JSON ({exc.msg} at column {exc.colno})"

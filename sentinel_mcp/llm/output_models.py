@@ -23,7 +23,9 @@ Reason = Annotated[str, StringConstraints(min_length=1, max_length=300)]
 
 
 class _Output(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: JSON types as they are ("0.9" is no score, true no step number, 2.0 no element id); a grammar
+    # never writes those, so an output holding one broke the grammar's promise and is refused, not coerced
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class UiAction(_Output):

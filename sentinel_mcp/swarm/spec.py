@@ -32,7 +32,8 @@ class SpecError(SwarmError, ValueError):
 class TaskSpec(BaseModel):
     """An Android app to generate."""
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    # strict: JSON types as they are ("24" or 24.0 is no SDK level): what was sent is what is validated
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, strict=True)
 
     app_name: str = Field(min_length=1, max_length=50, description="human-readable app name")
     package_name: str = Field(description="Java/Kotlin package, e.g. com.example.notes")

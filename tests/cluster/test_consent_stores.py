@@ -198,7 +198,8 @@ def test_malformed_sensor_consent_rows_are_refused(sensors: SensorDatabase) -> N
         ]
     for row in rows:
         sensors.execute("DELETE FROM sensor_consents")
-        sensors.execute("INSERT INTO sensor_consents VALUES (?,?,?,?,?,?)", row)
+        sensors.execute("INSERT INTO sensor_consents (requester, sensor, scope, granted_at, expires_at, "
+                        "granted_by) VALUES (?,?,?,?,?,?)", row)
         assert registry.current("agent-m", SensorKind.location) is None, row
         assert registry.list(include_expired=True) == [], row
 

@@ -44,9 +44,11 @@ def sentinel_proc(tmp_path_factory):
     # hostile rows written straight into the shared store: never shown as consents, never break the page
     db = sqlite3.connect(cfg.parent / "state" / "sensors" / "sensors.db")
     with db:
-        db.execute("INSERT INTO sensor_consents VALUES (?, ?, ?, 1.0, NULL, 'x')",
+        db.execute("INSERT INTO sensor_consents (requester, sensor, scope, granted_at, expires_at, "
+                   "granted_by) VALUES (?, ?, ?, 1.0, NULL, 'x')",
                    ("alice", "location/../battery", "standard"))
-        db.execute("INSERT INTO sensor_consents VALUES (?, ?, ?, 1.0, NULL, 'x')",
+        db.execute("INSERT INTO sensor_consents (requester, sensor, scope, granted_at, expires_at, "
+                   "granted_by) VALUES (?, ?, ?, 1.0, NULL, 'x')",
                    ("alice", "compass", "s" * 5000))
     db.close()
     with http_sentinel(cfg) as (base, proc):

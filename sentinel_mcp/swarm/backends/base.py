@@ -10,6 +10,7 @@ from xml.sax.saxutils import escape as xml_escape
 
 from pydantic import BaseModel, Field
 from sentinel_mcp.core.errors import SwarmError
+from sentinel_mcp.core.model_json import loads_model_json
 
 Role = Literal["planner", "coder", "critic", "verifier", "agent"]
 Grammar = Literal["plan", "critic", "verifier", "action", "tool_call"]
@@ -98,7 +99,8 @@ _FENCE = re.compile(r"```[A-Za-z0-9_+-]*\n(.*?)```", re.DOTALL)
 
 
 def extract_json(text: str) -> Any:
-    """JSON from a reply: the whole text, a fenced block, or the outermost {...}; ValueError if none."""
+    """Strict JSON from a reply: the whole text, a fenced block, or the outermost {...}; ValueError if none
+    (``core.model_json``: a key twice, NaN or Infinity is not JSON here)."""
     candidates = [text.strip()]
     candidates += [m.strip() for m in _FENCE.findall(text)]
     start, end = text.find("{"), text.rfind("}")
@@ -106,7 +108,8 @@ def extract_json(text: str) -> Any:
         candidates.append(text[start:end + 1])
     for c in candidates:
         try:
-            return json.loads(c)
+            # strict JSON (no NaN, no key twice): a backend's promise is re-checked here
+            return loads_model_json(c)
         except (ValueError, RecursionError):  # not JSON, or nested past the parser: not this candidate
             continue
     raise ValueError("the reply contains no JSON object")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from sentinel_mcp.core.model_json import loads_model_json
 from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, ModelRequest
 
 
@@ -58,8 +58,8 @@ class LlamaDirectBackend:
         data: Any = None
         if grammar is not None:
             try:
-                data = json.loads(gen.text)
-            except (ValueError, RecursionError):  # cut off at max_tokens, or nested past the parser (an
+                data = loads_model_json(gen.text)  # strict: the grammar's promise is re-checked
+            except (ValueError, RecursionError):  # cut off, not strict JSON, or nested past the parser (an
                 data = None  # open object's grammar is recursive): the agent's parser reports it
         return ModelReply(
             text=gen.text,
