@@ -234,6 +234,11 @@ def page(
         except FormRefused as e:
             return console.problem(request, viewer, e.status, e.reason)
         if request.method == "POST":
+            if viewer.by_header:  # a client holds its token: it answers nothing in the person's name
+                return console.problem(
+                    request, viewer, 403, "refused: a form is the person's, sent from a signed-in console "
+                    "(a token in a header reads pages only)"
+                )
             try:
                 data = await read_form(request, FORM_LIMIT, max_fields=200)
             except FormRefused as e:
