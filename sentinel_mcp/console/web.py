@@ -8,6 +8,7 @@ and the Content-Security-Policy allows only the console's own script and style (
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
@@ -96,17 +97,32 @@ def shown_id(value: Any, limit: int = 120) -> str:
     return f"{head}…⟨{len(text) - limit} more characters, whole id #{digest}⟩"
 
 
+def _seconds(value: Any) -> float | None:
+    """A stored time as a finite number of seconds, or None (a page shows it as no time, never fails)."""
+    if isinstance(value, bool):
+        return None
+    try:  # a store's number of any type (a server store's Decimal too), or its text
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
 def when(ts: Any) -> str:
+    seconds = _seconds(ts)
     try:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(ts)))
-    except (TypeError, ValueError):
+        return "" if seconds is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+    except (ValueError, OverflowError, OSError):  # past the platform's clock
         return ""
 
 
 def remaining(expires: Any) -> str:
     if expires is None:
         return "session"
-    left = int(float(expires) - time.time())
+    seconds = _seconds(expires)
+    if seconds is None:
+        return "unknown"
+    left = int(seconds - time.time())
     if left <= 0:
         return "expired"
     return f"{left // 3600}h {left % 3600 // 60}m" if left >= 3600 else f"{left // 60}m {left % 60}s"
