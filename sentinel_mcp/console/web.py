@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
@@ -108,6 +109,17 @@ def _seconds(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+_NOT_CSS_WORD = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def css_word(value: Any, limit: int = 40) -> str:
+    """A value named in a class attribute (a run's status, a decision, a provenance) as one word of letters,
+    digits, ``_`` and ``-``: escaping keeps a space, so a value "x skip" added the class ``skip`` (moved off
+    the page) or ``approve``, and stored text decided how its own row looks."""
+    text = value if isinstance(value, str) else str(value)
+    return _NOT_CSS_WORD.sub("_", text[:limit])
+
+
 def when(ts: Any) -> str:
     seconds = _seconds(ts)
     try:
@@ -140,7 +152,8 @@ def _environment() -> "Environment":
         lstrip_blocks=True,
     )
     env.filters.update(
-        shown=shown, shown_id=shown_id, when=when, remaining=remaining, segment=segment, routable=routable
+        shown=shown, shown_id=shown_id, when=when, remaining=remaining, segment=segment, routable=routable,
+        css_word=css_word,
     )
     env.globals.update(max_arguments=MAX_ARGUMENTS)
     return env
