@@ -6,7 +6,8 @@ key) the HTTP front accepts, resolved by the same ``Authenticator`` to the same 
 browser's client certificate is that principal already (no sign-in), and a session never outlives a change of
 certificate to someone else. Signing in gives an
 opaque, random, server-side session (cookie ``HttpOnly; SameSite=Strict``); the token itself is never stored
-in the browser. Scripts may send their bearer token instead of the cookie.
+in the browser. Scripts may send their bearer token instead of the cookie to read pages, never to send a
+form (``web.page``): a client holds its principal's token, and answered its own call's question so.
 
 The cookies' names follow the request's scheme: over TLS ``__Host-sentinel_console`` (and
 ``__Host-sentinel_console_login``), which a browser takes only from this very origin (Secure, ``Path=/``, no
