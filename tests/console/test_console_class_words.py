@@ -5,8 +5,6 @@ page by the style) and "x approve" dressed it as the Approve button."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
-
 import pytest
 
 from sentinel_mcp.console.web import HERE, css_word
@@ -15,7 +13,10 @@ CLASS_WITH_DATA = re.compile(r'class="([^"]*\{\{[^"]*)"')
 LITERAL_CHOICE = re.compile(r"\{\{ '[a-z]+' if [^}]* else '[a-z]+' \}\}")  # one of two fixed words
 
 
-@pytest.mark.parametrize("value", ["x skip", "x\tapprove", "a\nb", "<b>", "x\u00a0risky", "x\u2028y", "&quot;"])
+SPELLINGS = ["x skip", "x\tapprove", "a\nb", "<b>", "x\u00a0risky", "x\u2028y", "&quot;"]
+
+
+@pytest.mark.parametrize("value", SPELLINGS)
 def test_a_value_is_one_word(value):
     word = css_word(value)
     assert re.fullmatch(r"[A-Za-z0-9_-]+", word), word

@@ -1,5 +1,5 @@
-"""A time on a page is read from a store (audit rows, facts, consents, runs, pins): a value past the platform's
-clock, or no number at all, reads as no time, never as the page's 500."""
+"""A time on a page is read from a store (audit rows, facts, consents, runs, pins): a value past the
+platform's clock, or no number at all, reads as no time, never as the page's 500."""
 
 from __future__ import annotations
 
