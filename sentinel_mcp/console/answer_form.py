@@ -28,11 +28,15 @@ MAX_CHOICES = 100
 # exponent); Python's int() and float() also take "nan", "inf", "1_000", other scripts' digits and spaces
 INTEGER = re.compile(r"-?[0-9]+")
 NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+# a field's name on the page: the property's own when it is such a word, else ``#<position>`` ("#" is never in
+# a word, so the two never meet). A browser sends a name otherwise than the page wrote it (a NUL as U+FFFD, a
+# lone CR or LF as CRLF): a ticked box "keep\nbackups" came back under another name and was read as unticked
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 @dataclass
 class Field:
-    name: str  # the form field: q<index>.<property>
+    name: str  # the form field: q<index>.<property>, or q<index>.#<position> (PLAIN_NAME)
     prop: str
     kind: str  # checkbox | select | text | number
     title: str
@@ -88,7 +92,7 @@ def fields_of(index: int, schema: Any) -> list[Field]:
     approval = approval_property(schema)
     required = set(_names(schema.get("required")))
     out: list[Field] = []
-    for prop, spec in list(props.items())[: MAX_FIELDS + 1]:
+    for position, (prop, spec) in enumerate(list(props.items())[: MAX_FIELDS + 1]):
         if prop == approval:
             continue
         if len(out) >= MAX_FIELDS:
@@ -99,7 +103,7 @@ def fields_of(index: int, schema: Any) -> list[Field]:
                 else "number" if spec.get("type") in ("number", "integer") else "text")
         out.append(
             Field(
-                f"q{index}.{prop}",
+                f"q{index}.{prop if PLAIN_NAME.fullmatch(prop) else f'#{position}'}",
                 str(prop),
                 kind,
                 str(spec.get("title") or spec.get("description") or prop),

@@ -1,0 +1,105 @@
+"""The names of an upstream form's fields on the inbox page: the form is outside input, and its property names
+are any text. A browser does not send a field's name as the page wrote it: it turns a NUL into U+FFFD (the
+HTML parser) and a lone CR or LF into CRLF (the form's encoding), so the console read the person's ticked box
+"keep\\nbackups" as unticked (false, as if the person said no) and a required field as missing. A field is
+named on the page by a plain word: the property's own name when it is one, otherwise its position in the
+form."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from tests.console.console_rig import (ALICE, console_config, http_sentinel, items_of, mcp_client, signed_in,
+                                      text)
+from tests.console.test_console_browser import CHROMIUM
+
+pytestmark = pytest.mark.timeout(240)
+HOSTILE = Path(__file__).resolve().parent / "hostile_form_server.py"
+PLAIN_NAME = re.compile(r"q[0-9]+\.[A-Za-z0-9_.#-]+")
+ODD_NAMES = ["keep\nbackups", "note\r", "x\x00y", "tab\there", "sp ace", "q0.ok", "#0", "é"]
+
+
+@pytest.fixture(scope="module")
+def sentinel(tmp_path_factory):
+    cfg = console_config(tmp_path_factory.mktemp("form-names"))
+    body = json.loads(cfg.read_text())
+    body["mcpServers"]["hx"] = {"command": sys.executable, "args": [str(HOSTILE)]}
+    cfg.write_text(json.dumps(body))
+    with http_sentinel(cfg) as (base, _proc):
+        yield base
+
+
+def _names(page: str, item: str) -> list[str]:
+    start = page.index(f'action="/console/inbox/{html.escape(item, quote=True)}"')
+    form = page[start : page.index("</form>", start)]
+    return [html.unescape(n) for n in re.findall(r'name="(q[^"]*)"', form)]
+
+
+async def test_a_field_named_any_text_reads_back_as_the_person_answered_it(sentinel):
+    base = sentinel
+    props: dict[str, object] = {"ok": {"type": "boolean"}}
+    props.update({name: {"type": "boolean"} for name in ODD_NAMES[:1]})
+    props.update({name: {"type": "string"} for name in ODD_NAMES[1:]})
+    schema = {"type": "object", "properties": props, "required": ["ok", *ODD_NAMES[1:]]}
+    async with signed_in(base, ALICE) as person, mcp_client(base, ALICE) as client:
+        call = asyncio.create_task(
+            client.call_tool("hx__ask_raw", {"schema": json.dumps(schema), "message": "keep the backups?"})
+        )
+        page = await person.wait_items(1)
+        (item,) = items_of(page)
+        names = _names(page, item)
+        assert len(names) == len(ODD_NAMES) and all(PLAIN_NAME.fullmatch(n) for n in names), names
+        # as a browser sends them: a ticked box "on", each text field its own value
+        form = {names[0]: "on", **{n: f"v{i}" for i, n in enumerate(names[1:], 1)}}
+        r = await person.post(f"/console/inbox/{item}", {"decision": "approve", **form})
+        assert r.status_code == 303, r.text[:500]
+        result = text(await asyncio.wait_for(call, 60))
+        content = json.loads(result.split(":", 2)[2])
+        texts = {n: f"v{i}" for i, n in enumerate(ODD_NAMES[1:], 1)}
+        assert content == {"ok": True, ODD_NAMES[0]: True, **texts}, content
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium executable (make test installs Debian's chromium)")
+async def test_in_a_browser_a_ticked_box_of_any_name_is_read_as_ticked(sentinel):
+    """In Chromium: the person ticks "keep\\nbackups" and types into "x\\x00y", then approves. Before, the
+    browser sent the names as "keep\\r\\nbackups" and "x\\ufffdy": the box was read as unticked and the text as
+    not given, and the upstream was told the person said no to keeping the backups."""
+    pytest.importorskip("playwright.async_api", reason="playwright is a dev dependency (make setup)")
+    from playwright.async_api import async_playwright
+
+    base = sentinel
+    schema = {"type": "object", "required": ["ok"], "properties": {
+        "ok": {"type": "boolean"}, "keep\nbackups": {"type": "boolean", "title": "Keep the backups"},
+        "x\x00y": {"type": "string", "title": "Note"}}}
+    async with mcp_client(base, ALICE) as client, async_playwright() as pw:
+        call = asyncio.create_task(
+            client.call_tool("hx__ask_raw", {"schema": json.dumps(schema), "message": "clean up?"})
+        )
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = await (await browser.new_context()).new_page()
+            await page.goto(f"{base}/console/login")
+            await page.fill("#token", ALICE)
+            async with page.expect_navigation():
+                await page.click("button[type=submit]")
+            form = page.locator("form[action^='/console/inbox/']")
+            for _ in range(300):
+                if await form.count():
+                    break
+                await asyncio.sleep(0.1)
+                await page.goto(f"{base}/console/inbox")
+            await form.locator("input[type=checkbox]").check()
+            await form.locator("input[type=text]").fill("v")
+            async with page.expect_navigation():
+                await form.locator("button[value=approve]").click()
+        finally:
+            await browser.close()
+        result = text(await asyncio.wait_for(call, 60))
+        content = json.loads(result.split(":", 2)[2])
+        assert content == {"ok": True, "keep\nbackups": True, "x\x00y": "v"}, content
