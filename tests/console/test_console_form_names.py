@@ -68,8 +68,8 @@ async def test_a_field_named_any_text_reads_back_as_the_person_answered_it(senti
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium executable (make test installs Debian's chromium)")
 async def test_in_a_browser_a_ticked_box_of_any_name_is_read_as_ticked(sentinel):
     """In Chromium: the person ticks "keep\\nbackups" and types into "x\\x00y", then approves. Before, the
-    browser sent the names as "keep\\r\\nbackups" and "x\\ufffdy": the box was read as unticked and the text as
-    not given, and the upstream was told the person said no to keeping the backups."""
+    browser sent the names as "keep\\r\\nbackups" and "x\\ufffdy": the box was read as unticked and the text
+    as not given, and the upstream was told the person said no to keeping the backups."""
     pytest.importorskip("playwright.async_api", reason="playwright is a dev dependency (make setup)")
     from playwright.async_api import async_playwright
 
