@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,17 @@ NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
+def choice_value(position: int, choice: str) -> str:
+    """What a choice's ``<option>`` sends: its own text when a browser sends that back unchanged, else
+    ``#<position>`` (a choice's own text never starts with "#"). A browser sends a value otherwise than the
+    page wrote it (CR and LF as CRLF, NUL as U+FFFD): of the choices "a<CR><LF>b" and "a<LF>b", the person's
+    pick of the second came back as the first."""
+    plain = choice != "" and not choice.startswith("#") and not any(
+        unicodedata.category(c) in ("Cc", "Cs") for c in choice
+    )
+    return choice if plain else f"#{position}"
+
+
 @dataclass
 class Field:
     name: str  # the form field: q<index>.<property>, or q<index>.#<position> (PLAIN_NAME)
@@ -42,6 +54,11 @@ class Field:
     title: str
     choices: list[str]
     required: bool
+
+    @property
+    def options(self) -> list[tuple[str, str]]:
+        """Each choice's (value sent, text shown)."""
+        return [(choice_value(i, c), c) for i, c in enumerate(self.choices)]
 
 
 def _properties(schema: Any) -> dict[str, Any]:
@@ -139,6 +156,8 @@ def read_answer(
             continue
         if len(raw) > MAX_TEXT:  # refused, never cut: a cut answer is one the person did not give
             return None, f"{f.title}: at most {MAX_TEXT} characters"
+        if f.kind == "select":  # the choice the option named (a value no option sends stays as sent)
+            raw = next((c for value, c in f.options if value == raw), raw)
         if f.kind == "number":
             number = _number(raw, integer=spec.get("type") == "integer")
             if number is None:

@@ -67,16 +67,18 @@ async def test_a_field_named_any_text_reads_back_as_the_person_answered_it(senti
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium executable (make test installs Debian's chromium)")
 async def test_in_a_browser_a_ticked_box_of_any_name_is_read_as_ticked(sentinel):
-    """In Chromium: the person ticks "keep\\nbackups" and types into "x\\x00y", then approves. Before, the
-    browser sent the names as "keep\\r\\nbackups" and "x\\ufffdy": the box was read as unticked and the text
-    as not given, and the upstream was told the person said no to keeping the backups."""
+    """In Chromium: the person ticks "keep<LF>backups", types into "x<NUL>y", picks "a<LF>b", then approves.
+    Before, the browser sent the names as "keep<CR><LF>backups" and "x<U+FFFD>y": the box was read as
+    unticked and the text as not given, so the upstream was told the person said no to keeping the backups;
+    and the pick of "a<LF>b" came back as "a<CR><LF>b", the other choice."""
     pytest.importorskip("playwright.async_api", reason="playwright is a dev dependency (make setup)")
     from playwright.async_api import async_playwright
 
     base = sentinel
     schema = {"type": "object", "required": ["ok"], "properties": {
         "ok": {"type": "boolean"}, "keep\nbackups": {"type": "boolean", "title": "Keep the backups"},
-        "x\x00y": {"type": "string", "title": "Note"}}}
+        "x\x00y": {"type": "string", "title": "Note"},
+        "pick": {"type": "string", "enum": ["a\r\nb", "a\nb", "x\x00y", "#1", ""]}}}
     async with mcp_client(base, ALICE) as client, async_playwright() as pw:
         call = asyncio.create_task(
             client.call_tool("hx__ask_raw", {"schema": json.dumps(schema), "message": "clean up?"})
@@ -96,10 +98,16 @@ async def test_in_a_browser_a_ticked_box_of_any_name_is_read_as_ticked(sentinel)
                 await page.goto(f"{base}/console/inbox")
             await form.locator("input[type=checkbox]").check()
             await form.locator("input[type=text]").fill("v")
+            answers = []
+            for index in range(5):  # each choice, as the person picks it (the last pick is the one sent)
+                await form.locator("select").select_option(index=index + 1)  # after the empty "none" option
+                answers.append(await form.locator("select").input_value())
+            await form.locator("select").select_option(index=2)  # "a\nb"
             async with page.expect_navigation():
                 await form.locator("button[value=approve]").click()
         finally:
             await browser.close()
         result = text(await asyncio.wait_for(call, 60))
         content = json.loads(result.split(":", 2)[2])
-        assert content == {"ok": True, "keep\nbackups": True, "x\x00y": "v"}, content
+        assert content == {"ok": True, "keep\nbackups": True, "x\x00y": "v", "pick": "a\nb"}, content
+        assert len(set(answers)) == 5, answers  # five choices, five values the browser sends apart
