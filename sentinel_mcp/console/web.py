@@ -20,6 +20,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.console.form_body import FormRefused, read_form
+from sentinel_mcp.console.form_values import sent_value
 from sentinel_mcp.console.query_params import declared_query, read_query
 from sentinel_mcp.config import Config
 from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
@@ -153,7 +154,7 @@ def _environment() -> "Environment":
     )
     env.filters.update(
         shown=shown, shown_id=shown_id, when=when, remaining=remaining, segment=segment, routable=routable,
-        css_word=css_word,
+        css_word=css_word, sent_value=sent_value,
     )
     env.globals.update(max_arguments=MAX_ARGUMENTS)
     return env
