@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from sentinel_mcp.console import audit_view
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.form_body import FormRefused
 from sentinel_mcp.console.proof_view import facts_in, proof_nodes
 from sentinel_mcp.console.query_params import takes_query
 from sentinel_mcp.console.rulebase_readers import may_read_rulebase
@@ -23,6 +24,9 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     @takes_query(**{name: audit_view.MAX_FILTER for name in audit_view.FILTERS})
     async def activity(request: Request, viewer: Viewer) -> Response:
         f = audit_view.Filters.of(request)
+        if not viewer.principal.is_owner and f.principal not in ("", viewer.principal.name):
+            # another's rows are the owner's to filter by: ignored, the address named them over one's own
+            raise FormRefused(400, "refused: the principal filter is the owner's (your rows are your own)")
         found = await audit_view.rows(audit_view.AuditSource.of(console.runtime), viewer.principal, f)
         if not may_read_rulebase(console.runtime.gateway, viewer.principal):
             found = [row_without_version(r) for r in found]

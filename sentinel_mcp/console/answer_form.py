@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,16 +29,36 @@ MAX_CHOICES = 100
 # exponent); Python's int() and float() also take "nan", "inf", "1_000", other scripts' digits and spaces
 INTEGER = re.compile(r"-?[0-9]+")
 NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+# a field's name on the page: the property's own when it is such a word, else ``#<position>`` ("#" is never in
+# a word, so the two never meet). A browser sends a name otherwise than the page wrote it (a NUL as U+FFFD, a
+# lone CR or LF as CRLF): a ticked box "keep\nbackups" came back under another name and was read as unticked
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def choice_value(position: int, choice: str) -> str:
+    """What a choice's ``<option>`` sends: its own text when a browser sends that back unchanged, else
+    ``#<position>`` (a choice's own text never starts with "#"). A browser sends a value otherwise than the
+    page wrote it (CR and LF as CRLF, NUL as U+FFFD): of the choices "a<CR><LF>b" and "a<LF>b", the person's
+    pick of the second came back as the first."""
+    plain = choice != "" and not choice.startswith("#") and not any(
+        unicodedata.category(c) in ("Cc", "Cs") for c in choice
+    )
+    return choice if plain else f"#{position}"
 
 
 @dataclass
 class Field:
-    name: str  # the form field: q<index>.<property>
+    name: str  # the form field: q<index>.<property>, or q<index>.#<position> (PLAIN_NAME)
     prop: str
     kind: str  # checkbox | select | text | number
     title: str
     choices: list[str]
     required: bool
+
+    @property
+    def options(self) -> list[tuple[str, str]]:
+        """Each choice's (value sent, text shown)."""
+        return [(choice_value(i, c), c) for i, c in enumerate(self.choices)]
 
 
 def _properties(schema: Any) -> dict[str, Any]:
@@ -88,7 +109,7 @@ def fields_of(index: int, schema: Any) -> list[Field]:
     approval = approval_property(schema)
     required = set(_names(schema.get("required")))
     out: list[Field] = []
-    for prop, spec in list(props.items())[: MAX_FIELDS + 1]:
+    for position, (prop, spec) in enumerate(list(props.items())[: MAX_FIELDS + 1]):
         if prop == approval:
             continue
         if len(out) >= MAX_FIELDS:
@@ -99,7 +120,7 @@ def fields_of(index: int, schema: Any) -> list[Field]:
                 else "number" if spec.get("type") in ("number", "integer") else "text")
         out.append(
             Field(
-                f"q{index}.{prop}",
+                f"q{index}.{prop if PLAIN_NAME.fullmatch(prop) else f'#{position}'}",
                 str(prop),
                 kind,
                 str(spec.get("title") or spec.get("description") or prop),
@@ -135,6 +156,8 @@ def read_answer(
             continue
         if len(raw) > MAX_TEXT:  # refused, never cut: a cut answer is one the person did not give
             return None, f"{f.title}: at most {MAX_TEXT} characters"
+        if f.kind == "select":  # the choice the option named (a value no option sends stays as sent)
+            raw = next((c for value, c in f.options if value == raw), raw)
         if f.kind == "number":
             number = _number(raw, integer=spec.get("type") == "integer")
             if number is None:

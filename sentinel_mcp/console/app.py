@@ -103,7 +103,7 @@ def build_console(
     inbox = Inbox(ttl=settings.question_ttl, hold_seconds=settings.hold_seconds, hold_when=settings.hold_when)
     console = Console(holder, ConsoleAuth(authenticator), inbox)
     routes: list[Any] = [
-        SegmentRoute("/", _home, methods=["GET"]),
+        SegmentRoute("/", functools.partial(_home, console), methods=["GET"]),
         SegmentRoute("/login", functools.partial(_login_form, console), methods=["GET"]),
         SegmentRoute("/login", functools.partial(_login, console), methods=["POST"]),
         SegmentRoute(
@@ -143,7 +143,9 @@ def page_routes(console: Console, endpoint: Callable[[Any, bool], Any]) -> list[
     ]
 
 
-async def _home(request: Request) -> Response:
+async def _home(console: Console, request: Request) -> Response:
+    if started_elsewhere(request):  # as every page: no other site's image or fetch (only a link to it)
+        return console.problem(request, None, 403, "refused: this was asked for by another site's page")
     return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
 
 
@@ -159,8 +161,13 @@ def _query_refused(console: Console, request: Request) -> Response | None:
 async def _login_form(
     console: Console, request: Request, error: str | None = None, status: int = 200
 ) -> Response:
-    if error is None and (refused := _query_refused(console, request)) is not None:
-        return refused
+    if error is None:
+        # as every page: another site's image or fetch learnt whether the person is signed in (a redirect or
+        # the form), and replaced the sign-in cookie under a person signing in ("the form expired")
+        if started_elsewhere(request):
+            return console.problem(request, None, 403, "refused: this was asked for by another site's page")
+        if (refused := _query_refused(console, request)) is not None:
+            return refused
     if console.auth.open_access or console.auth.viewer(request) is not None:
         return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
     nonce = secrets.token_urlsafe(24)

@@ -6,7 +6,8 @@ key) the HTTP front accepts, resolved by the same ``Authenticator`` to the same 
 browser's client certificate is that principal already (no sign-in), and a session never outlives a change of
 certificate to someone else. Signing in gives an
 opaque, random, server-side session (cookie ``HttpOnly; SameSite=Strict``); the token itself is never stored
-in the browser. Scripts may send their bearer token instead of the cookie.
+in the browser. Scripts may send their bearer token instead of the cookie to read pages, never to send a
+form (``web.page``): a client holds its principal's token, and answered its own call's question so.
 
 The cookies' names follow the request's scheme: over TLS ``__Host-sentinel_console`` (and
 ``__Host-sentinel_console_login``), which a browser takes only from this very origin (Secure, ``Path=/``, no
@@ -58,6 +59,9 @@ class Viewer:
     principal: Principal
     binding: str  # the console session id, or "bearer:" + the token's digest
     session_id: str | None = None
+    # came by a token in a header (a script's: a client holds its principal's token): it reads pages, and
+    # sends no form (``web.page``), so a client never answers the question its own call waits on
+    by_header: bool = False
 
 
 class ConsoleAuth:
@@ -94,6 +98,10 @@ class ConsoleAuth:
             if found is not None and found[1] > time.time():
                 if by_certificate is not None and by_certificate.name != found[0].name:
                     return None
+                # a header credential beside the session must name the same principal, as a token and a
+                # certificate must: a session with another's token, or one no principal's, is nobody's
+                if _header_credential(request) and self._header_principal(creds) != found[0].name:
+                    return None
                 return Viewer(found[0], "session:" + sid, sid)
             self._sessions.pop(sid, None)
         if creds.presented or self.open_access:
@@ -102,10 +110,21 @@ class ConsoleAuth:
             except AuthFailed:
                 return None
             secret = creds.bearer or creds.api_key or ""
-            return Viewer(principal, "bearer:" + hashlib.sha256(secret.encode()).hexdigest())
+            return Viewer(
+                principal, "bearer:" + hashlib.sha256(secret.encode()).hexdigest(), by_header=creds.presented
+            )
         if by_certificate is not None:
             return Viewer(by_certificate, "certificate:" + hashlib.sha256(str(chain[0]).encode()).hexdigest())
         return None
+
+    def _header_principal(self, creds: Credentials) -> str | None:
+        """The principal a request's header token names (None: no token Sentinel accepts, or none given)."""
+        if not creds.presented:
+            return None
+        try:
+            return self.authenticator.authenticate(creds).name
+        except AuthFailed:
+            return None
 
     # ---------------------------------------------------------------- signing in and out
     def sign_in(self, token: str, presented: Credentials | None = None) -> tuple[str, Principal] | None:
@@ -237,6 +256,12 @@ def started_elsewhere(request: Request, *, navigation: bool = True) -> bool:
         and request.headers.get("sec-fetch-mode", "").lower() == "navigate"
         and request.headers.get("sec-fetch-dest", "").lower() == "document"
     )
+
+
+def _header_credential(request: Request) -> bool:
+    """Whether the request carries a credential header of any scheme (``Basic`` too: one not understood is
+    not one that agrees)."""
+    return "authorization" in request.headers or "x-api-key" in request.headers
 
 
 def _session_cookie(request: Request, name: str) -> tuple[str | None, bool]:

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.form_values import stored_text
 from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.links import console_path
 from sentinel_mcp.console.web import HEADERS, Console
@@ -78,7 +79,10 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             return console.problem(request, viewer, 404, "no such session of yours")
         wanted = request.state.form.get("fact")
         # only a fact the store holds for this session, by its exact text: a form never supplies a pattern
-        fact = next((f for f in await store.valid(sid) if f.fact == wanted), None)
+        valid = await store.valid(sid)
+        if isinstance(wanted, str):  # a text the browser would not send back as it is came as its digest
+            wanted = stored_text(wanted, [f.fact for f in valid])
+        fact = next((f for f in valid if f.fact == wanted), None)
         if fact is None:
             return await session(
                 request,

@@ -13,6 +13,7 @@ from device_tools.sensors.errors import StoreUnavailable
 from sentinel_mcp.console import sensor_consents
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import FormRefused, bounded
+from sentinel_mcp.console.form_values import stored_text
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.sensor_kinds import SensorKind
 from sentinel_mcp.gateway.consents import ConsentBook
@@ -70,6 +71,10 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         kind = _one(request, "kind", MAX_KIND, "the consent kind")
         purpose = _one(request, "purpose", MAX_PURPOSE, "the consent purpose")
         if book is not None:
+            # a text the browser would not send back as it is came as its digest (form_values)
+            listed = book.list(viewer.principal.name)
+            kind = stored_text(kind, [c.kind for c in listed])
+            purpose = stored_text(purpose, [c.purpose for c in listed if c.kind == kind])
             # the row the person pressed, by its exact kind and purpose ("*" is that row, not a pattern); the
             # principal's own only: the principal comes from the sign-in, never from the form
             book.revoke(viewer.principal.name, kind, purpose, by="console")

@@ -8,6 +8,8 @@ and the Content-Security-Policy allows only the console's own script and style (
 from __future__ import annotations
 
 import hashlib
+import math
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
@@ -18,6 +20,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.console.form_body import FormRefused, read_form
+from sentinel_mcp.console.form_values import sent_value
 from sentinel_mcp.console.query_params import declared_query, read_query
 from sentinel_mcp.config import Config
 from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
@@ -96,17 +99,43 @@ def shown_id(value: Any, limit: int = 120) -> str:
     return f"{head}…⟨{len(text) - limit} more characters, whole id #{digest}⟩"
 
 
+def _seconds(value: Any) -> float | None:
+    """A stored time as a finite number of seconds, or None (a page shows it as no time, never fails)."""
+    if isinstance(value, bool):
+        return None
+    try:  # a store's number of any type (a server store's Decimal too), or its text
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+_NOT_CSS_WORD = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def css_word(value: Any, limit: int = 40) -> str:
+    """A value named in a class attribute (a run's status, a decision, a provenance) as one word of letters,
+    digits, ``_`` and ``-``: escaping keeps a space, so a value "x skip" added the class ``skip`` (moved off
+    the page) or ``approve``, and stored text decided how its own row looks."""
+    text = value if isinstance(value, str) else str(value)
+    return _NOT_CSS_WORD.sub("_", text[:limit])
+
+
 def when(ts: Any) -> str:
+    seconds = _seconds(ts)
     try:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(ts)))
-    except (TypeError, ValueError):
+        return "" if seconds is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+    except (ValueError, OverflowError, OSError):  # past the platform's clock
         return ""
 
 
 def remaining(expires: Any) -> str:
     if expires is None:
         return "session"
-    left = int(float(expires) - time.time())
+    seconds = _seconds(expires)
+    if seconds is None:
+        return "unknown"
+    left = int(seconds - time.time())
     if left <= 0:
         return "expired"
     return f"{left // 3600}h {left % 3600 // 60}m" if left >= 3600 else f"{left // 60}m {left % 60}s"
@@ -124,7 +153,8 @@ def _environment() -> "Environment":
         lstrip_blocks=True,
     )
     env.filters.update(
-        shown=shown, shown_id=shown_id, when=when, remaining=remaining, segment=segment, routable=routable
+        shown=shown, shown_id=shown_id, when=when, remaining=remaining, segment=segment, routable=routable,
+        css_word=css_word, sent_value=sent_value,
     )
     env.globals.update(max_arguments=MAX_ARGUMENTS)
     return env
@@ -234,6 +264,11 @@ def page(
         except FormRefused as e:
             return console.problem(request, viewer, e.status, e.reason)
         if request.method == "POST":
+            if viewer.by_header:  # a client holds its token: it answers nothing in the person's name
+                return console.problem(
+                    request, viewer, 403, "refused: a form is the person's, sent from a signed-in console "
+                    "(a token in a header reads pages only)"
+                )
             try:
                 data = await read_form(request, FORM_LIMIT, max_fields=200)
             except FormRefused as e:

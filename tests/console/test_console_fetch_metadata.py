@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import httpx2
 import pytest
 from tests.console.console_rig import (ALICE, console_config, csrf_of, http_sentinel, mcp_client, signed_in,
                                       text)
@@ -70,6 +71,24 @@ async def test_requests_another_origins_page_started_are_refused_but_opening_a_p
             assert r.status_code == 200, (site, r.status_code)
         assert (await alice.get("/console/inbox")).status_code == 200  # no header: not a browser
         assert (await alice.page("/console/inbox")).count('name="csrf"') >= 1  # still signed in
+
+
+async def test_the_sign_in_page_and_the_root_answer_no_other_sites_page_either(sentinel):
+    """Before, /console/login and /console/ answered another port's image or fetch: the sign-in page told it
+    whether the person was signed in (a redirect or the form) and set a new sign-in cookie each time, so a
+    person signing in was told "the sign-in form expired" while the other page kept loading it."""
+    base = sentinel
+    async with signed_in(base, ALICE) as alice:
+        for headers in ELSEWHERE:
+            for path in ("/console/login", "/console/"):
+                r = await alice.get(path, headers=headers)
+                assert r.status_code == 403 and "set-cookie" not in r.headers, (path, headers, r.status_code)
+        for site in ("same-site", "cross-site", "same-origin", "none"):  # a link, or the person's own
+            r = await alice.get("/console/login", headers={"sec-fetch-site": site, **TOP_LEVEL})
+            assert r.status_code == 303 and r.headers["location"] == "/console/inbox", (site, r.status_code)
+    async with httpx2.AsyncClient(timeout=30, follow_redirects=False) as nobody:
+        r = await nobody.get(f"{base}/console/login", headers={"sec-fetch-site": "same-site", **TOP_LEVEL})
+        assert r.status_code == 200 and "set-cookie" in r.headers
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium executable (make test installs Debian's chromium)")

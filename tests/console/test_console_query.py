@@ -25,6 +25,7 @@ FINE = [
     (OWNER_TOKEN, "/console/policy", "file=bookings.pl"),
     (OWNER_TOKEN, "/console/pins/tool", "tool=bk__list_bookings"),
     (OWNER_TOKEN, "/console/policy/history", ""),
+    (ALICE, "/console/activity", "principal=alice"),  # her own rows: what she sees anyway
 ]
 # (who, page, a query no page reads as it was meant): each is refused
 REFUSED = [
@@ -41,6 +42,9 @@ REFUSED = [
     (OWNER_TOKEN, "/console/activity", "tool=" + "x" * 201),
     (OWNER_TOKEN, "/console/activity", "nosuch=1"),
     (OWNER_TOKEN, "/console/activity", "tool"),  # no "=": no value was given
+    # another principal's rows are the owner's to filter by: for anyone else the filter was ignored, and her
+    # own rows were shown under an address that names bob's
+    (ALICE, "/console/activity", "principal=bob"),
     (ALICE, SESSION, "q=a&q=b"),
     (ALICE, SESSION, "q=%FF"),
     (ALICE, SESSION, "q=" + "x" * 201),
