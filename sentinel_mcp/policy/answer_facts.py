@@ -21,6 +21,7 @@ from sentinel_mcp.policy.rulebase import Rulebase
 
 _SHOWN = re.compile("[0-9a-f]{64}")  # proof_interpreter.pl shown_digest/2
 NO = "$answered_no"  # a yes/no question answered no: NO(Predicate, Inputs)
+DONT_KNOW_FACT = "$dont_know"  # any question answered "I don't know": DONT_KNOW_FACT(Predicate, Inputs)
 
 
 async def answer_fact(
@@ -43,7 +44,7 @@ async def answer_fact(
     ttl = _answer_ttl(rb, meta) if meta["kind"] != "confirm" else None  # every kind of answer to it expires
     if value == DONT_KNOW:
         args = [meta["predicate"], list(meta["inputs"])]
-        return await knowledge.new_fact(session, "$dont_know", args, answer.provenance, ttl=ttl,
+        return await knowledge.new_fact(session, DONT_KNOW_FACT, args, answer.provenance, ttl=ttl,
                                         contexts=contexts)
     if meta["kind"] == "confirm":
         if meta.get("version") != rb.version:
@@ -92,22 +93,27 @@ async def earlier_answer(store: FactStore, question: Question, fact: Fact) -> Fa
     """A valid answer already stored for the same question (its predicate and inputs) with another value.
     A question is open only while it has no answer, so a second, different one comes from two calls that
     asked it at once (or a stale form): taking both would leave two users, two emails, in one conversation,
-    and a rule without ``require`` would accept either. A yes/no question too: its yes is the predicate and
-    its no ``'$answered_no'``, and a yes stored beside a no wins (an agent's yes after the user's no let the
-    call the user refused go through)."""
+    and a rule without ``require`` would accept either. Every answer a question can have counts, whatever
+    its shape: a value (or a yes/no question's yes, its predicate), a no (``'$answered_no'``) and an "I don't
+    know" (``'$dont_know'``). A proof takes a stored value over a no or a "don't know" (``base_facts.pl``
+    askable_solve/4): an agent's yes after the user's no, or its value after the user's "I don't know", let a
+    call go ahead on the agent's word against the user's."""
     meta = question.meta
     if meta.get("kind") != "ask":
         return None
-    inputs = list(meta["inputs"])
-    if meta.get("type") == "yes_no":  # the other answer of the two, held for the same inputs
-        if fact.predicate == NO:
-            yes = await store.valid(fact.session, predicate=meta["predicate"])
-            return next((f for f in yes if f.args == inputs), None)
-        no = await store.valid(fact.session, predicate=NO)
-        return next((f for f in no if f.args == [meta["predicate"], inputs]), None)
-    if fact.predicate.startswith("$"):
-        return None
-    for other in await store.valid(fact.session, predicate=fact.predicate):
-        if other.args[:-1] == inputs and other.args[-1] != fact.args[-1]:
-            return other
+    for held in await held_answers(store, fact.session, meta["predicate"], list(meta["inputs"]),
+                                   yes_no=meta.get("type") == "yes_no"):
+        if held.fact != fact.fact:
+            return held
     return None
+
+
+async def held_answers(store: FactStore, session: str, predicate: str, inputs: list[object], *,
+                       yes_no: bool) -> list[Fact]:
+    """The valid answers of every shape stored for one question (a predicate and its inputs)."""
+    marked = [predicate, inputs]  # '$answered_no' and '$dont_know' name the question so
+    held = [f for f in await store.valid(session, predicate=DONT_KNOW_FACT) if f.args == marked]
+    if yes_no:
+        held += [f for f in await store.valid(session, predicate=NO) if f.args == marked]
+    own = await store.valid(session, predicate=predicate)
+    return held + [f for f in own if (f.args if yes_no else f.args[:-1]) == inputs]
