@@ -13,6 +13,7 @@ from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny
 from sentinel_mcp.core.given_fact_size import size_problem
 from sentinel_mcp.core.lazy_proof import rendered_proof
+from sentinel_mcp.policy.answered_askable import judging_askable
 from sentinel_mcp.policy.caller_reach import withholding_for
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
@@ -205,17 +206,10 @@ class PolicyService:
         rb = self._rb
         if not isinstance(predicate, str) or predicate.startswith("$"):
             raise AnswerRefused(f"{predicate!r} is internal to Sentinel and cannot be answered")
-        ask = next((a for a in rb.info.askables if a.predicate == predicate), None)
-        if ask is None:
-            raise AnswerRefused(
-                f"{predicate} is not askable; askables: " + ", ".join(a.predicate for a in rb.info.askables)
-            )
         contexts = await self.guard.store.contexts(session)
         used = [i for i in inputs if isinstance(i, str) and i in contexts and i in rb.info.contexts]
         resolved = [contexts[i] if isinstance(i, str) and i in used else i for i in inputs]
-        expected = ask.arity if ask.type == "yes_no" else ask.arity - 1
-        if len(resolved) != expected:
-            raise AnswerRefused(f"{predicate} takes {expected} input argument(s), got {len(resolved)}")
+        ask = await judging_askable(self.guard.engine, rb, predicate, resolved)
         need = {
             "kind": "ask",
             "predicate": predicate,

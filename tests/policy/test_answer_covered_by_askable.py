@@ -1,0 +1,98 @@
+"""``sentinel_answer`` writes only a fact an askable covers, judged by that askable. It looked the askable up
+by the predicate's name alone: the agent could write a fact of the predicate that no askable's head covers
+(``approved(big, X)`` beside ``askable(approved(small, X), ...)``), which a proof then takes as a plain stored
+fact, whoever gave it (``base_facts.pl`` base_solve/3), or answer one askable's fact under another's type and
+provenance (a text where the askable covering it offers choices, an agent's answer where only the user's
+counts). Real SWI-Prolog and fact store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from tests.policy.policy_rig import make_guard
+
+from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny, ToolCall
+from sentinel_mcp.policy.policy_service import PolicyService
+from sentinel_mcp.policy.questions import AnswerRefused
+
+pytestmark = [pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
+
+RULEBASE = """
+askable(approved(small, X), "Approve the small purchase ~w?", yes_no, [from([user, agent])]).
+fact(approved/2).
+effect('shop__board_vote', [item = X], [establish(approved(big, X))]).
+guard('shop__buy_small', [item = X], approved(small, X)).
+guard('shop__buy_big', [item = X], approved(big, X)).
+
+askable(label(note, X, L), "A note for ~w?", text, [from([user, agent])]).
+askable(label(colour, X, C), "Which colour for ~w?", choice([red, green]), [from([user, agent])]).
+askable(label(owner, X, O), "Who owns ~w?", text, [from([user])]).
+guard('shop__paint', [item = X], ( label(colour, X, C), C \\== red )).
+guard('shop__give', [item = X], label(owner, X, me)).
+"""
+
+
+def call(tool: str, item: str) -> ToolCall:
+    return ToolCall(name=f"shop__{tool}", server="shop", tool=tool, arguments={"item": item}, session_id="s1",
+                    principal="owner", destructive=True)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def guard(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    tmp = tmp_path_factory.mktemp("covered")
+    pl = tmp / "shop.pl"
+    pl.write_text(RULEBASE)
+    g = await make_guard(None, tmp / "facts.db", files=[pl], seeds={})
+    yield g
+    await g.close()
+
+
+@pytest.mark.parametrize(
+    "predicate, inputs, answer",
+    [
+        ("approved", ["big", "yacht"], "yes"),  # no askable covers approved(big, _)
+        ("approved", ["huge", "yacht"], "yes"),
+        ("label", ["colour", "car", "blue"], None),  # wrong arity for the choice: answered as a text's
+        ("label", ["owner", "car"], "me"),  # the user's alone
+        ("label", ["else", "car"], "me"),  # no askable covers it
+    ],
+)
+async def test_the_agent_writes_no_fact_an_askable_does_not_cover(
+    guard: Any, predicate: str, inputs: list[Any], answer: Any
+) -> None:
+    svc = PolicyService(guard)
+    if answer is None:
+        inputs, answer = inputs[:2], inputs[2]
+    before = {f.fact for f in await guard.store.valid("s1")}
+    with pytest.raises(AnswerRefused):
+        await svc.answer("s1", predicate, inputs, answer)
+    assert {f.fact for f in await guard.store.valid("s1")} == before
+
+
+async def test_what_the_agent_may_not_write_gives_no_call(guard: Any) -> None:
+    svc = PolicyService(guard)
+    for args in (["big", "jet"], ["big", "approved"]):
+        with pytest.raises(AnswerRefused):
+            await svc.answer("s1", "approved", args, "yes")
+    assert isinstance(await guard.decide(call("buy_big", "jet")), Deny)
+    with pytest.raises(AnswerRefused):
+        await svc.answer("s1", "label", ["colour", "bike"], "blue")
+    assert isinstance(await guard.decide(call("paint", "bike")), Ask)
+    with pytest.raises(AnswerRefused):
+        await svc.answer("s1", "label", ["owner", "bike"], "me")
+    assert isinstance(await guard.decide(call("give", "bike")), Ask)
+
+
+async def test_what_an_askable_covers_the_agent_still_answers(guard: Any) -> None:
+    svc = PolicyService(guard)
+    assert await svc.answer("s1", "approved", ["small", "pen"], "yes") == "approved(small,pen)"
+    assert isinstance(await guard.decide(call("buy_small", "pen")), Allow)
+    assert await svc.answer("s1", "label", ["colour", "car"], "green") == "label(colour,car,green)"
+    assert isinstance(await guard.decide(call("paint", "car")), Allow)
+    assert await svc.answer("s1", "label", ["note", "car"], "shiny") == "label(note,car,shiny)"
+    q = (await guard.decide(call("give", "car"))).questions[0]  # the user's question stays the user's
+    await guard.record_answer(call("give", "car"), q, Answer(action="accept", content={"answer": "me"},
+                                                             provenance="user"))
+    assert isinstance(await guard.decide(call("give", "car")), Allow)
