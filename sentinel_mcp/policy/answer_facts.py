@@ -13,6 +13,7 @@ import re
 
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.given_fact_size import size_problem
+from sentinel_mcp.policy.answered_askable import judging_askable
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.prolog_text import OptionAtom
@@ -41,7 +42,11 @@ async def answer_fact(
     # the fact whole: its inputs come from the call's arguments, or the agent's sentinel_answer
     if (too_large := size_problem([meta.get("inputs"), value], "the answer's fact")) is not None:
         raise AnswerRefused(too_large)
-    ttl = _answer_ttl(rb, meta) if meta["kind"] != "confirm" else None  # every kind of answer to it expires
+    # every kind of answer expires as the askable a proof asks it by says (its ttl(Seconds); None: the
+    # session's), found by what it covers, not by name and arity (two askables of one name may differ)
+    ttl = None
+    if meta["kind"] != "confirm":
+        ttl = (await judging_askable(knowledge.engine, rb, meta["predicate"], list(meta["inputs"]))).ttl
     if value == DONT_KNOW:
         args = [meta["predicate"], list(meta["inputs"])]
         return await knowledge.new_fact(session, DONT_KNOW_FACT, args, answer.provenance, ttl=ttl,
@@ -76,17 +81,6 @@ async def answer_fact(
     return await knowledge.new_fact(
         session, meta["predicate"], [*meta["inputs"], value], answer.provenance, ttl=ttl, contexts=contexts
     )
-
-
-def _answer_ttl(rb: Rulebase, meta: dict[str, object]) -> float | None:
-    """The askable's ``ttl(Seconds)`` (None: the session's). The askable is the one of the question's
-    predicate and arity (a yes/no question's inputs are all its arguments; the others' answer is the last)."""
-    inputs = meta.get("inputs")
-    n = len(inputs) if isinstance(inputs, list) else -1
-    for a in rb.info.askables:
-        if a.predicate == meta.get("predicate") and a.arity == (n if a.type == "yes_no" else n + 1):
-            return a.ttl
-    return None
 
 
 async def earlier_answer(store: FactStore, question: Question, fact: Fact) -> Fact | None:

@@ -96,3 +96,29 @@ async def test_what_an_askable_covers_the_agent_still_answers(guard: Any) -> Non
     await guard.record_answer(call("give", "car"), q, Answer(action="accept", content={"answer": "me"},
                                                              provenance="user"))
     assert isinstance(await guard.decide(call("give", "car")), Allow)
+
+
+TTLS = """
+askable(pass_for(visitor, X, P), "The visitor pass for ~w?", text, [from([user]), ttl(session)]).
+askable(pass_for(staff, X, P), "The staff pass for ~w?", text, [from([user]), ttl(60)]).
+guard('door__open', [who = X], pass_for(staff, X, _)).
+"""
+
+
+async def test_an_answer_lives_as_long_as_its_own_askable_says(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Two askables of one name and arity, with their own times to live: the answer to the second lived as
+    long as the first said (the session), found by name and arity alone."""
+    tmp = tmp_path_factory.mktemp("ttls")
+    (tmp / "door.pl").write_text(TTLS)
+    g = await make_guard(None, tmp / "facts.db", files=[tmp / "door.pl"], seeds={})
+    try:
+        c = ToolCall(name="door__open", server="door", tool="open", arguments={"who": "ann"}, session_id="s1",
+                     principal="owner", destructive=True)
+        q = (await g.decide(c)).questions[0]
+        await g.record_answer(c, q, Answer(action="accept", content={"answer": "p1"}, provenance="user"))
+        [fact] = [f for f in await g.store.valid("s1") if f.predicate == "pass_for"]
+        assert fact.expires_at is not None and fact.expires_at - fact.established_at == pytest.approx(60)
+    finally:
+        await g.close()
