@@ -453,9 +453,9 @@ class PolicyGuard(ObserveStep, Guard):
                 unmet=[q.meta.get("fact") or q.message for q in questions],
             )
         violations = docs.quote_violations(result.violations)
-        if any(v.get("kind") == "dont_know" for v in violations):
-            # "I don't know" ends this call with its next step; the next call asks again
-            await self.knowledge.invalidate(call.session_id, "'$dont_know'(_, _)")
+        for forget in {v["forget"] for v in violations if v.get("kind") == "dont_know" and "forget" in v}:
+            # "I don't know" ends this call with its next step; the next call asks it again (only it)
+            await self.knowledge.invalidate(call.session_id, forget)
         unmet = unmet_of(result, violations)
         proof["violations"] = violations
         return Deny(

@@ -95,3 +95,40 @@ async def test_a_stale_dont_know_does_not_stand_beside_an_answer(
     with pytest.raises(AnswerRefused, match="already answered"):
         await guard.record_answer(c, q, dont_know(q))
     assert isinstance(await guard.decide(c), Allow)
+
+
+OTHERS = """
+askable(keep_reason(X, W), "Why keep ~w?", choice([gift, spare, other]), [from([user, agent]),
+        unknown(as(other))]).
+askable(owner_id(U), "Your id?", text, [from([user]), unknown('Look your id up, then ask again.')]).
+guard('shop__keep', [item = X], keep_reason(X, gift)).
+guard('shop__whoami', [], owner_id(_)).
+"""
+
+
+async def test_a_dont_know_that_ends_a_call_forgets_only_its_own_question(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A "don't know" that ends its call with a next step is forgotten (the next call asks again): all of the
+    conversation's "don't know" answers were, so the user's "don't know" to another question (which reads as
+    ``other`` and holds) went too, and the agent could then answer that question over it."""
+    tmp = tmp_path_factory.mktemp("others")
+    (tmp / "shop.pl").write_text(OTHERS)
+    g = await make_guard(None, tmp / "facts.db", files=[tmp / "shop.pl"], seeds={})
+    try:
+        keep = call("keep", "vase")
+        q = await asked(g, keep)
+        await g.record_answer(keep, q, dont_know(q))
+        assert isinstance(await g.decide(keep), Deny)  # "don't know" reads as other: held
+        who = ToolCall(name="shop__whoami", server="shop", tool="whoami", arguments={}, session_id="s1",
+                       principal="owner", destructive=True)
+        q2 = await asked(g, who)
+        await g.record_answer(who, q2, dont_know(q2))
+        denied = await g.decide(who)
+        assert isinstance(denied, Deny) and "Look your id up" in denied.reason
+        await asked(g, who)  # the next call asks again
+        with pytest.raises(AnswerRefused, match="already answered"):
+            await PolicyService(g).answer("s1", "keep_reason", ["vase"], "gift")
+        assert isinstance(await g.decide(keep), Deny)
+    finally:
+        await g.close()
