@@ -35,8 +35,8 @@ async def judging_askable(
     n = len(inputs)
     fitting = [(i, a) for i, a in named if a.arity == (n if a.type == "yes_no" else n + 1)]
     if not fitting:
-        a = named[0]
-        expected = a.arity if a.type == "yes_no" else a.arity - 1
+        first = named[0][1]
+        expected = first.arity if first.type == "yes_no" else first.arity - 1
         raise AnswerRefused(f"{predicate} takes {expected} input argument(s), got {n}")
     for i, a in fitting:
         yes_no = a.type == "yes_no"
