@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sentinel_mcp.core.given_fact_size import size_problem
 from sentinel_mcp.policy.engine import EngineError, PrologEngine
 from sentinel_mcp.policy.prolog_call import PrologCall
 from sentinel_mcp.policy.prolog_text import fact_text
@@ -32,6 +33,8 @@ async def judging_askable(
         raise AnswerRefused(
             f"{predicate} is not askable; askables: " + ", ".join(a.predicate for a in rb.info.askables)
         )
+    if (too_large := size_problem(inputs, "the answer's inputs")) is not None:  # before the engine reads them
+        raise AnswerRefused(too_large)
     n = len(inputs)
     fitting = [(i, a) for i, a in named if a.arity == (n if a.type == "yes_no" else n + 1)]
     if not fitting:

@@ -122,3 +122,8 @@ async def test_an_answer_lives_as_long_as_its_own_askable_says(
         assert fact.expires_at is not None and fact.expires_at - fact.established_at == pytest.approx(60)
     finally:
         await g.close()
+
+
+async def test_inputs_too_large_for_a_fact_are_refused(guard: Any) -> None:
+    with pytest.raises(AnswerRefused, match="larger than a fact"):
+        await PolicyService(guard).answer("s1", "approved", ["small", "x" * 2_000_000], "yes")
