@@ -127,3 +127,27 @@ async def test_an_answer_lives_as_long_as_its_own_askable_says(
 async def test_inputs_too_large_for_a_fact_are_refused(guard: Any) -> None:
     with pytest.raises(AnswerRefused, match="larger than a fact"):
         await PolicyService(guard).answer("s1", "approved", ["small", "x" * 2_000_000], "yes")
+
+
+async def test_over_mcp_the_tool_refuses_what_no_askable_covers(guard: Any, tmp_path_factory: Any) -> None:
+    """The same through ``sentinel_answer`` as a real MCP client calls it (both protocol eras)."""
+    from mcp import Client
+
+    from sentinel_mcp.core.builtin import BuiltinContext
+    from sentinel_mcp.core.call_meta import call_meta
+    from sentinel_mcp.policy.own_tools import create_server
+
+    server = create_server(BuiltinContext(name="sentinel", data_dir=tmp_path_factory.mktemp("own"),
+                                          services={"guard": guard}))
+    meta = call_meta("mcp", "test", "client")
+    for mode in ("auto", "legacy"):
+        async with Client(server, mode=mode) as c:
+            args = {"predicate": "approved", "inputs": ["big", f"ship-{mode}"], "answer": "yes"}
+            r = await c.call_tool("sentinel_answer", args, meta=meta)
+            assert r.is_error and "no askable of approved covers" in r.content[0].text, r
+            args = {"predicate": "approved", "inputs": ["small", f"cup-{mode}"], "answer": "yes"}
+            r = await c.call_tool("sentinel_answer", args, meta=meta)
+            assert not r.is_error, r
+    big = ToolCall(name="shop__buy_big", server="shop", tool="buy_big", arguments={"item": "ship-auto"},
+                   session_id="mcp", principal="owner", destructive=True)
+    assert isinstance(await guard.decide(big), Deny)
