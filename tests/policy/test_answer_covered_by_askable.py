@@ -151,3 +151,22 @@ async def test_over_mcp_the_tool_refuses_what_no_askable_covers(guard: Any, tmp_
     big = ToolCall(name="shop__buy_big", server="shop", tool="buy_big", arguments={"item": "ship-auto"},
                    session_id="mcp", principal="owner", destructive=True)
     assert isinstance(await guard.decide(big), Deny)
+
+
+NUMBERS = """
+askable(passes(X, N), "How many passes for ~w?", number, [from([user, agent])]).
+"""
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+async def test_a_number_that_is_no_json_number_is_no_answer(tmp_path_factory: Any, value: float) -> None:
+    tmp = tmp_path_factory.mktemp("numbers")
+    (tmp / "n.pl").write_text(NUMBERS)
+    g = await make_guard(None, tmp / "facts.db", files=[tmp / "n.pl"], seeds={})
+    try:
+        with pytest.raises(AnswerRefused, match="not a JSON number"):
+            await PolicyService(g).answer("s1", "passes", ["x"], value)
+        assert not [f for f in await g.store.valid("s1") if f.predicate == "passes"]
+        assert await PolicyService(g).answer("s1", "passes", ["x"], 3.0) == "passes(x,3)"
+    finally:
+        await g.close()
