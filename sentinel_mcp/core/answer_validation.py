@@ -117,9 +117,9 @@ def answer_problem(question: Question, answer: Answer) -> str | None:
 def _number_problem(content: Any) -> str | None:
     """An integral number counts as the integer it equals (``json_numbers``): one whose integer is longer than
     the wire takes (``1e300``) is no answer, as it is no argument. NaN and the infinities are no JSON
-    number: the wire refuses them, and an answer given in process (an agent's ``sentinel_answer``, whose
-    model's JSON a lax parser read) is refused here, or the schema's ``number`` took them and the fact held
-    the atom ``nan``."""
+    number: the wire refuses them, and an answer that reaches the guard without crossing it (``PolicyService``
+    called in process) is refused here too, or the schema's ``number`` took them and the fact held the atom
+    ``nan``."""
     if isinstance(content, dict):
         for v in content.values():
             if isinstance(v, float) and not math.isfinite(v):
