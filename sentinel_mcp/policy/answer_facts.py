@@ -83,23 +83,41 @@ async def answer_fact(
     )
 
 
-async def earlier_answer(store: FactStore, question: Question, fact: Fact) -> Fact | None:
-    """A valid answer already stored for the same question (its predicate and inputs) with another value.
-    A question is open only while it has no answer, so a second, different one comes from two calls that
-    asked it at once (or a stale form): taking both would leave two users, two emails, in one conversation,
-    and a rule without ``require`` would accept either. Every answer a question can have counts, whatever
-    its shape: a value (or a yes/no question's yes, its predicate), a no (``'$answered_no'``) and an "I don't
-    know" (``'$dont_know'``). A proof takes a stored value over a no or a "don't know" (``base_facts.pl``
-    askable_solve/4): an agent's yes after the user's no, or its value after the user's "I don't know", let a
-    call go ahead on the agent's word against the user's."""
+async def keep_answer(knowledge: Knowledge, question: Question, fact: Fact) -> Fact:
+    """Store an answer's fact, unless its question holds an answer already: then the same answer changes
+    nothing (the one held stays as it was given: who gave it, its time to live, the contexts it was given
+    through) and another one is refused (``AnswerRefused``). Restating the user's "no" through a context
+    made it the agent's, tied to that context: rebinding the context deleted it, and the agent's "yes" then
+    went through."""
+    held = await question_answers(knowledge.store, question, fact)
+    if (other := next((h for h in held if h.fact != fact.fact), None)) is not None:
+        raise AnswerRefused(
+            f"this question was already answered in this conversation ({other.fact}); a second, "
+            "different answer is not taken while that one holds"
+        )
+    accepted = question.meta.get("from") or ["user"]
+    for same in held:  # the same answer, from someone the question takes it from: it stands as given, unless
+        # this is the user's word for another's (the user's own word is what it says)
+        if same.provenance in accepted and (same.provenance == "user" or fact.provenance != "user"):
+            return same
+    await knowledge.add([fact])
+    return fact
+
+
+async def question_answers(store: FactStore, question: Question, fact: Fact) -> list[Fact]:
+    """The valid answers already stored for the same question (its predicate and inputs), whatever their
+    value. A question is open only while it has no answer, so a second, different one comes from two calls
+    that asked it at once (or a stale form): taking both would leave two users, two emails, in one
+    conversation, and a rule without ``require`` would accept either. Every answer a question can have
+    counts, whatever its shape: a value (or a yes/no question's yes, its predicate), a no
+    (``'$answered_no'``) and an "I don't know" (``'$dont_know'``). A proof takes a stored value over a no or a
+    "don't know" (``base_facts.pl`` askable_solve/4): an agent's yes after the user's no, or its value after
+    the user's "I don't know", let a call go ahead on the agent's word against the user's."""
     meta = question.meta
     if meta.get("kind") != "ask":
-        return None
-    for held in await held_answers(store, fact.session, meta["predicate"], list(meta["inputs"]),
-                                   yes_no=meta.get("type") == "yes_no"):
-        if held.fact != fact.fact:
-            return held
-    return None
+        return []
+    return await held_answers(store, fact.session, meta["predicate"], list(meta["inputs"]),
+                              yes_no=meta.get("type") == "yes_no")
 
 
 async def held_answers(store: FactStore, session: str, predicate: str, inputs: list[object], *,

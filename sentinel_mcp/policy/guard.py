@@ -22,7 +22,7 @@ from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.lazy_proof import LazyProof
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.port import GatewayPort
-from sentinel_mcp.policy.answer_facts import answer_fact, earlier_answer
+from sentinel_mcp.policy.answer_facts import answer_fact, keep_answer
 from sentinel_mcp.policy.denial_words import how_to_unblock, unmet_of
 from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, KeptProof, PrologEngine, shared_engine
 from sentinel_mcp.policy.fact_store import FactStore
@@ -571,13 +571,7 @@ class PolicyGuard(ObserveStep, Guard):
             )
             if fact is None:
                 return "nothing stored: the confirmation was not given"
-            if (other := await earlier_answer(self.store, question, fact)) is not None:
-                raise AnswerRefused(
-                    f"this question was already answered in this conversation ({other.fact}); a second, "
-                    "different answer is not taken while that one holds"
-                )
-            await self.knowledge.add([fact])
-        return fact.fact
+            return (await keep_answer(self.knowledge, question, fact)).fact
 
 
 CHANGED_TEXT = (

@@ -132,3 +132,55 @@ async def test_a_dont_know_that_ends_a_call_forgets_only_its_own_question(
         assert isinstance(await g.decide(keep), Deny)
     finally:
         await g.close()
+
+
+FOCUSED = """
+context(focus).
+askable(really_sell(X), "Really sell ~w?", yes_no, [from([user, agent])]).
+guard('shop__sell', [item = X], really_sell(X)).
+"""
+
+
+async def test_the_same_answer_again_leaves_the_first_as_it_was(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Saying again what is held changed nothing but its record: it took the second's provenance, time to
+    live and contexts. The agent restated the user's "no" through a context, rebound the context (which
+    deletes the answers given through it), and the user's "no" was gone: its "yes" then went through."""
+    tmp = tmp_path_factory.mktemp("focused")
+    (tmp / "shop.pl").write_text(FOCUSED)
+    g = await make_guard(None, tmp / "facts.db", files=[tmp / "shop.pl"], seeds={})
+    try:
+        svc = PolicyService(g)
+        sell = call("sell", "piano")
+        q = await asked(g, sell)
+        await g.record_answer(sell, q, Answer(action="accept", content={"answer": "no"}, provenance="user"))
+        await svc.bind("s1", "focus", "piano")
+        await svc.answer("s1", "really_sell", ["focus"], "no")  # the same answer: nothing new
+        [no] = [f for f in await g.store.valid("s1") if f.predicate == "$answered_no"]
+        assert no.provenance == "user" and no.contexts == [], no
+        await svc.bind("s1", "focus", "chair")
+        with pytest.raises(AnswerRefused, match="already answered"):
+            await svc.answer("s1", "really_sell", ["piano"], "yes")
+        assert isinstance(await g.decide(sell), Deny)
+    finally:
+        await g.close()
+
+
+async def test_the_users_same_word_replaces_one_the_question_does_not_take(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A fact of the same text held with a provenance the question does not take (read from a tool, for a
+    question only the user answers) is no answer: the user's same word replaces it, and the call goes on."""
+    tmp = tmp_path_factory.mktemp("observed")
+    (tmp / "shop.pl").write_text(FOCUSED.replace("[from([user, agent])]", "[from([user])]"))
+    g = await make_guard(None, tmp / "facts.db", files=[tmp / "shop.pl"], seeds={})
+    try:
+        await g.knowledge.ensure("s1", g.rulebases.current)
+        await g.knowledge.add([await g.knowledge.new_fact("s1", "really_sell", ["lamp"], "observed")])
+        sell = call("sell", "lamp")
+        q = await asked(g, sell)  # a read's word is not the user's
+        await g.record_answer(sell, q, Answer(action="accept", content={"answer": "yes"}, provenance="user"))
+        assert isinstance(await g.decide(sell), Allow)
+    finally:
+        await g.close()
