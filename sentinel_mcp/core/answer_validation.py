@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.core.decision import Answer, Deny, Question
@@ -115,7 +116,14 @@ def answer_problem(question: Question, answer: Answer) -> str | None:
 
 def _number_problem(content: Any) -> str | None:
     """An integral number counts as the integer it equals (``json_numbers``): one whose integer is longer than
-    the wire takes (``1e300``) is no answer, as it is no argument."""
+    the wire takes (``1e300``) is no answer, as it is no argument. NaN and the infinities are no JSON
+    number: the wire refuses them, and an answer that reaches the guard without crossing it (``PolicyService``
+    called in process) is refused here too, or the schema's ``number`` took them and the fact held the atom
+    ``nan``."""
+    if isinstance(content, dict):
+        for v in content.values():
+            if isinstance(v, float) and not math.isfinite(v):
+                return compose("the number ", repr(v), " is not a JSON number")
     try:
         integral_as_int(content)
     except NumberTooLarge as e:

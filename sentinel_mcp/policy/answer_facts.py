@@ -13,6 +13,7 @@ import re
 
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.given_fact_size import size_problem
+from sentinel_mcp.policy.answered_askable import judging_askable
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.prolog_text import OptionAtom
@@ -21,6 +22,7 @@ from sentinel_mcp.policy.rulebase import Rulebase
 
 _SHOWN = re.compile("[0-9a-f]{64}")  # proof_interpreter.pl shown_digest/2
 NO = "$answered_no"  # a yes/no question answered no: NO(Predicate, Inputs)
+DONT_KNOW_FACT = "$dont_know"  # any question answered "I don't know": DONT_KNOW_FACT(Predicate, Inputs)
 
 
 async def answer_fact(
@@ -40,10 +42,14 @@ async def answer_fact(
     # the fact whole: its inputs come from the call's arguments, or the agent's sentinel_answer
     if (too_large := size_problem([meta.get("inputs"), value], "the answer's fact")) is not None:
         raise AnswerRefused(too_large)
-    ttl = _answer_ttl(rb, meta) if meta["kind"] != "confirm" else None  # every kind of answer to it expires
+    # every kind of answer expires as the askable a proof asks it by says (its ttl(Seconds); None: the
+    # session's), found by what it covers, not by name and arity (two askables of one name may differ)
+    ttl = None
+    if meta["kind"] != "confirm":
+        ttl = (await judging_askable(knowledge.engine, rb, meta["predicate"], list(meta["inputs"]))).ttl
     if value == DONT_KNOW:
         args = [meta["predicate"], list(meta["inputs"])]
-        return await knowledge.new_fact(session, "$dont_know", args, answer.provenance, ttl=ttl,
+        return await knowledge.new_fact(session, DONT_KNOW_FACT, args, answer.provenance, ttl=ttl,
                                         contexts=contexts)
     if meta["kind"] == "confirm":
         if meta.get("version") != rb.version:
@@ -77,37 +83,49 @@ async def answer_fact(
     )
 
 
-def _answer_ttl(rb: Rulebase, meta: dict[str, object]) -> float | None:
-    """The askable's ``ttl(Seconds)`` (None: the session's). The askable is the one of the question's
-    predicate and arity (a yes/no question's inputs are all its arguments; the others' answer is the last)."""
-    inputs = meta.get("inputs")
-    n = len(inputs) if isinstance(inputs, list) else -1
-    for a in rb.info.askables:
-        if a.predicate == meta.get("predicate") and a.arity == (n if a.type == "yes_no" else n + 1):
-            return a.ttl
-    return None
+async def keep_answer(knowledge: Knowledge, question: Question, fact: Fact) -> Fact:
+    """Store an answer's fact, unless its question holds an answer already: then the same answer changes
+    nothing (the one held stays as it was given: who gave it, its time to live, the contexts it was given
+    through) and another one is refused (``AnswerRefused``). Restating the user's "no" through a context
+    made it the agent's, tied to that context: rebinding the context deleted it, and the agent's "yes" then
+    went through."""
+    held = await question_answers(knowledge.store, question, fact)
+    if (other := next((h for h in held if h.fact != fact.fact), None)) is not None:
+        raise AnswerRefused(
+            f"this question was already answered in this conversation ({other.fact}); a second, "
+            "different answer is not taken while that one holds"
+        )
+    accepted = question.meta.get("from") or ["user"]
+    for same in held:  # the same answer, from someone the question takes it from: it stands as given, unless
+        # this is the user's word for another's (the user's own word is what it says)
+        if same.provenance in accepted and (same.provenance == "user" or fact.provenance != "user"):
+            return same
+    await knowledge.add([fact])
+    return fact
 
 
-async def earlier_answer(store: FactStore, question: Question, fact: Fact) -> Fact | None:
-    """A valid answer already stored for the same question (its predicate and inputs) with another value.
-    A question is open only while it has no answer, so a second, different one comes from two calls that
-    asked it at once (or a stale form): taking both would leave two users, two emails, in one conversation,
-    and a rule without ``require`` would accept either. A yes/no question too: its yes is the predicate and
-    its no ``'$answered_no'``, and a yes stored beside a no wins (an agent's yes after the user's no let the
-    call the user refused go through)."""
+async def question_answers(store: FactStore, question: Question, fact: Fact) -> list[Fact]:
+    """The valid answers already stored for the same question (its predicate and inputs), whatever their
+    value. A question is open only while it has no answer, so a second, different one comes from two calls
+    that asked it at once (or a stale form): taking both would leave two users, two emails, in one
+    conversation, and a rule without ``require`` would accept either. Every answer a question can have
+    counts, whatever its shape: a value (or a yes/no question's yes, its predicate), a no
+    (``'$answered_no'``) and an "I don't know" (``'$dont_know'``). A proof takes a stored value over a no or a
+    "don't know" (``base_facts.pl`` askable_solve/4): an agent's yes after the user's no, or its value after
+    the user's "I don't know", let a call go ahead on the agent's word against the user's."""
     meta = question.meta
     if meta.get("kind") != "ask":
-        return None
-    inputs = list(meta["inputs"])
-    if meta.get("type") == "yes_no":  # the other answer of the two, held for the same inputs
-        if fact.predicate == NO:
-            yes = await store.valid(fact.session, predicate=meta["predicate"])
-            return next((f for f in yes if f.args == inputs), None)
-        no = await store.valid(fact.session, predicate=NO)
-        return next((f for f in no if f.args == [meta["predicate"], inputs]), None)
-    if fact.predicate.startswith("$"):
-        return None
-    for other in await store.valid(fact.session, predicate=fact.predicate):
-        if other.args[:-1] == inputs and other.args[-1] != fact.args[-1]:
-            return other
-    return None
+        return []
+    return await held_answers(store, fact.session, meta["predicate"], list(meta["inputs"]),
+                              yes_no=meta.get("type") == "yes_no")
+
+
+async def held_answers(store: FactStore, session: str, predicate: str, inputs: list[object], *,
+                       yes_no: bool) -> list[Fact]:
+    """The valid answers of every shape stored for one question (a predicate and its inputs)."""
+    marked = [predicate, inputs]  # '$answered_no' and '$dont_know' name the question so
+    held = [f for f in await store.valid(session, predicate=DONT_KNOW_FACT) if f.args == marked]
+    if yes_no:
+        held += [f for f in await store.valid(session, predicate=NO) if f.args == marked]
+    own = await store.valid(session, predicate=predicate)
+    return held + [f for f in own if (f.args if yes_no else f.args[:-1]) == inputs]

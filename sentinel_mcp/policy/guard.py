@@ -22,7 +22,7 @@ from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.lazy_proof import LazyProof
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.port import GatewayPort
-from sentinel_mcp.policy.answer_facts import answer_fact, earlier_answer
+from sentinel_mcp.policy.answer_facts import answer_fact, keep_answer
 from sentinel_mcp.policy.denial_words import how_to_unblock, unmet_of
 from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, KeptProof, PrologEngine, shared_engine
 from sentinel_mcp.policy.fact_store import FactStore
@@ -453,9 +453,9 @@ class PolicyGuard(ObserveStep, Guard):
                 unmet=[q.meta.get("fact") or q.message for q in questions],
             )
         violations = docs.quote_violations(result.violations)
-        if any(v.get("kind") == "dont_know" for v in violations):
-            # "I don't know" ends this call with its next step; the next call asks again
-            await self.knowledge.invalidate(call.session_id, "'$dont_know'(_, _)")
+        for forget in {v["forget"] for v in violations if v.get("kind") == "dont_know" and "forget" in v}:
+            # "I don't know" ends this call with its next step; the next call asks it again (only it)
+            await self.knowledge.invalidate(call.session_id, forget)
         unmet = unmet_of(result, violations)
         proof["violations"] = violations
         return Deny(
@@ -571,13 +571,7 @@ class PolicyGuard(ObserveStep, Guard):
             )
             if fact is None:
                 return "nothing stored: the confirmation was not given"
-            if (other := await earlier_answer(self.store, question, fact)) is not None:
-                raise AnswerRefused(
-                    f"this question was already answered in this conversation ({other.fact}); a second, "
-                    "different answer is not taken while that one holds"
-                )
-            await self.knowledge.add([fact])
-        return fact.fact
+            return (await keep_answer(self.knowledge, question, fact)).fact
 
 
 CHANGED_TEXT = (

@@ -13,6 +13,7 @@ from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny
 from sentinel_mcp.core.given_fact_size import size_problem
 from sentinel_mcp.core.lazy_proof import rendered_proof
+from sentinel_mcp.policy.answered_askable import judging_askable
 from sentinel_mcp.policy.caller_reach import withholding_for
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
@@ -133,6 +134,11 @@ class PolicyService:
         ]
         hidden = await self._hidden(session)
         text = await self.guard.store.summary(session, open_q, shows=lambda f: Withholding.shows(f, hidden))
+        if stale := await self._stale_contexts(rb, session, await self.guard.store.contexts(session)):
+            text += (
+                "\nBound, but their check does not hold now (a guard or a query reads them as unbound; "
+                "bind again with sentinel_bind): " + ", ".join(stale)
+            )
         if rb.info.contexts:
             text += "\nDeclared contexts: " + ", ".join(rb.info.contexts)
         return text
@@ -145,16 +151,8 @@ class PolicyService:
             raise ValueError(f"unknown context {name!r}; declared: {', '.join(rb.info.contexts) or 'none'}")
         if (too_large := size_problem(value, "the value")) is not None:
             raise ValueError(f"cannot bind {name}: {too_large}")
-        mod = await g.knowledge.ensure(session, rb)
-
-        async def one_pass() -> dict[str, Any]:
-            return await g.engine.context_check(
-                rb.module, mod, process_clock.now(), name, value, rb.info.inference_limit(g.inference_limit)
-            )
-
-        res = await self._solve(one_pass, rb, session)
-        hidden = await self._hidden(session)
-        if self._may_rest_on_withheld(rb, session, res, hidden):
+        res = await self._context_check(rb, session, name, value)
+        if res is None:
             raise ValueError(
                 f"cannot bind {name} to {value!r}: its check does not hold, or reads facts this caller may "
                 "not see (personal data it has no consent for, or a tool outside its reach)"
@@ -171,6 +169,31 @@ class PolicyService:
             "invalidated": removed,
             "proof": Withholding.proof(res.tree, await self._hidden(session)),
         }
+
+    async def _context_check(self, rb: Any, session: str, name: str, value: Any) -> SolverResult | None:
+        """The proof of ``name``'s check for ``value`` (the solver fetches what it needs); None when its
+        outcome may rest on facts this caller may not see (``_may_rest_on_withheld``)."""
+        g = self.guard
+        mod = await g.knowledge.ensure(session, rb)
+
+        async def one_pass() -> dict[str, Any]:
+            return await g.engine.context_check(
+                rb.module, mod, process_clock.now(), name, value, rb.info.inference_limit(g.inference_limit)
+            )
+
+        res = await self._solve(one_pass, rb, session)
+        return None if self._may_rest_on_withheld(rb, session, res, await self._hidden(session)) else res
+
+    async def _stale_contexts(self, rb: Any, session: str, contexts: dict[str, Any]) -> list[str]:
+        """The bound contexts whose check does not hold now (or may rest on what this caller may not see):
+        as for a guard or a query, such a binding gives its name no value."""
+        stale = []
+        for name, value in contexts.items():
+            if name in rb.info.contexts:
+                res = await self._context_check(rb, session, name, value)
+                if res is None or res.status != "proved":
+                    stale.append(name)
+        return stale
 
     def _may_rest_on_withheld(self, rb: Any, session: str, res: SolverResult, hidden: Hidden) -> bool:
         """Whether a bind's outcome may depend on a fact this caller may not see, so that telling it apart
@@ -205,17 +228,16 @@ class PolicyService:
         rb = self._rb
         if not isinstance(predicate, str) or predicate.startswith("$"):
             raise AnswerRefused(f"{predicate!r} is internal to Sentinel and cannot be answered")
-        ask = next((a for a in rb.info.askables if a.predicate == predicate), None)
-        if ask is None:
-            raise AnswerRefused(
-                f"{predicate} is not askable; askables: " + ", ".join(a.predicate for a in rb.info.askables)
-            )
         contexts = await self.guard.store.contexts(session)
         used = [i for i in inputs if isinstance(i, str) and i in contexts and i in rb.info.contexts]
+        # a context names its value only while its check holds, as in a guard or a query (bound_contexts.pl)
+        if stale := await self._stale_contexts(rb, session, {n: contexts[n] for n in dict.fromkeys(used)}):
+            raise AnswerRefused(
+                f"the context {stale[0]} is bound, but its check does not hold now (or reads facts this "
+                "caller may not see), so it names no value: bind it again with sentinel_bind"
+            )
         resolved = [contexts[i] if isinstance(i, str) and i in used else i for i in inputs]
-        expected = ask.arity if ask.type == "yes_no" else ask.arity - 1
-        if len(resolved) != expected:
-            raise AnswerRefused(f"{predicate} takes {expected} input argument(s), got {len(resolved)}")
+        ask = await judging_askable(self.guard.engine, rb, predicate, resolved)
         need = {
             "kind": "ask",
             "predicate": predicate,

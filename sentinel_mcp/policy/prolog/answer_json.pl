@@ -15,7 +15,7 @@ add_needs(json(L), json(L2)) :-
 
 unmet_text(declined(M), U) :- !, format(atom(U), 'declined: ~w', [M]).
 unmet_text(cited(W, _), U) :- !, unmet_text(W, U).
-unmet_text(dont_know(Q, Next), U) :- !,
+unmet_text(dont_know(Q, Next, _), U) :- !,
     ( Next == '' -> format(atom(U), 'You answered "I don\'t know" to: ~w', [Q]) ; text_to_atom(Next, U) ).
 unmet_text(no_choices(_, Q), U) :- !, format(atom(U), 'There is nothing to choose from for the question: ~w', [Q]).
 unmet_text(not_a_choice(_, V, Q), U) :- !,
@@ -25,14 +25,18 @@ unmet_text(unknown_outcome(G), U) :- !,  % unknown_outcomes.pl
 unmet_text(W, U) :- ( atom(W) -> U = W ; string(W) -> atom_string(U, W) ; format(atom(U), '~q', [W]) ).
 
 %  A broken rule with its citation (the policy document and the anchor of the sentence it formalises).
-violation_json(U0, json([reason=R, kind=K, policy=PJ])) :-
+%  A "don't know" names the answer it forgets (the call ends with its next step; the next call asks again).
+violation_json(U0, json(J)) :-
     unmet_text(U0, R),
     (   U0 = cited(_, policy_ref(Doc, Anchor)) -> text_to_atom(Anchor, AA), PJ = json([document=Doc, anchor=AA])
     ;   PJ = @(null)
     ),
-    unmet_kind(U0, K).
+    unmet_kind(U0, K),
+    (   U0 = dont_know(_, _, F) -> format(atom(FA), '~q', [F]), J = [reason=R, kind=K, policy=PJ, forget=FA]
+    ;   J = [reason=R, kind=K, policy=PJ]
+    ).
 unmet_kind(cited(_, _), rule) :- !.
-unmet_kind(dont_know(_, _), dont_know) :- !.
+unmet_kind(dont_know(_, _, _), dont_know) :- !.
 unmet_kind(declined(_), declined) :- !.
 unmet_kind(unknown_outcome(_), unknown_outcome) :- !.
 unmet_kind(_, condition).

@@ -115,7 +115,8 @@ dont_know(G, a(_, Q, Ty, O), P0, P) :-
     ->  ( Ty == yes_no -> V == yes ; G =.. As, last(As, V) ), P = P0
     ;   ( memberchk(unknown(Next), O), Next \= as(_) -> true ; Next = '' ),
         askable_inputs(G, Ty, G0), G0 =.. [_|As0], ( Ty == yes_no -> Ins = As0 ; append(Ins, [_], As0) ),
-        question_text(Q, Ins, QT), record_unmet(dont_know(QT, Next), 100), fail
+        G =.. [N|_], question_text(Q, Ins, QT),
+        record_unmet(dont_know(QT, Next, '$dont_know'(N, Ins)), 100), fail  % names what the call forgets
     ).
 
 %  A question with its inputs (a question may use fewer of them than it has: the first ones).

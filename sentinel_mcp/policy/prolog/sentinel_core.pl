@@ -48,6 +48,7 @@
 :- include(proof_interpreter).
 :- include(bound_contexts).
 :- include(base_facts).
+:- include(answered_askables).
 :- include(call_decisions).
 :- include(decision_watch).
 :- include(answer_json).
