@@ -359,7 +359,8 @@ async def _assembled(
     gateway.guard = guard
     services.guard = guard
     manager.catalog.governed = guard.governed_names
-    if manager.catalog.governance_moved():  # upstreams listed before the guard was there: not a name it governs
+    # upstreams listed before the guard was there: built without the names it governs
+    if manager.catalog.governance_moved():
         manager.catalog.rebuild(manager.upstreams.values())
     seal, nonce_db = None, None
     if shared is not None:

@@ -283,13 +283,13 @@ class Catalog:
             return set()
         try:
             names = self.governed()
-            if not isinstance(names, (set, frozenset, list, tuple)) or not all(isinstance(n, str) for n in names):
+            if not isinstance(names, (set, frozenset, list, tuple)) or not all(type(n) is str for n in names):
                 raise TypeError(f"governed names of type {type(names).__name__}, not a collection of names")
             return {n for n in names if not n.endswith("*")}
         except Exception:  # noqa: BLE001 - a guard that fails denies: said once per failure, not every check
             if self.governance is not None:
-                log.exception("catalog: the policy cannot say which names it governs: tools are exposed under "
-                              "their own identities only until it can")
+                log.exception("catalog: the policy cannot say which names it governs: tools are exposed "
+                              "under their own identities only until it can")
             return None
 
     def governance_moved(self) -> bool:
@@ -359,7 +359,8 @@ def _foreign(
 
 def _ungoverned(server: str, own: str, name: str) -> str:
     return (
-        f"server {server!r} exposes a tool named {name!r}, not its own identity {identity_of(server, own)!r}, "
+        f"server {server!r} exposes a tool named {name!r}, not its own identity "
+        f"{identity_of(server, own)!r}, "
         "and the policy cannot say which tool names it governs: it is withheld until the policy can"
     )
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 _SIZE = json.JSONEncoder(default=str)
 INLINE_BYTES = 64 * 1024  # structured content up to this long is checked on the event loop (microseconds)
+UNCHECKED = "its result cannot be checked against its output schema"
 Compiled = tuple[Tool, "Validator | None", "str | None"]  # the tool, its validator, why it has none
 
 
@@ -50,11 +51,11 @@ class ResultCheck:
             return "it declares an output schema, and its result has no structured content"
         _, validator, unusable = await self._compiled(tool)
         if validator is None:
-            return f"its result cannot be checked against its output schema ({unusable})"
+            return f"{UNCHECKED} ({unusable})"
         try:
             size = len(_SIZE.encode(structured))
         except (TypeError, ValueError, RecursionError):
-            return "its result cannot be checked against its output schema (its structured content is not JSON)"
+            return f"{UNCHECKED} (its structured content is not JSON)"
         if size <= INLINE_BYTES:
             return _verdict(validator, structured, size)
         return await anyio.to_thread.run_sync(_verdict, validator, structured, size)
@@ -88,7 +89,7 @@ def _verdict(validator: Validator, structured: Any, size: int) -> str | None:
     try:
         found = outside_schema.errors(validator, structured, size)
     except (UnusableSchema, TooCostly) as e:
-        return f"its result cannot be checked against its output schema ({echoed(str(e), MESSAGE_ECHO_LIMIT)})"
+        return f"{UNCHECKED} ({echoed(str(e), MESSAGE_ECHO_LIMIT)})"
     if not found:
         return None
     error = found[0]

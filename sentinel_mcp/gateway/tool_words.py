@@ -61,7 +61,8 @@ _NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions
 
 def _parts(node: dict[Any, Any] | list[Any], named: bool) -> list[tuple[Any, Any, bool]]:
     """The parts of a schema node to walk: (key, value, whether value is a map of names to schemas); a value
-    keyword's contents are data, not words (unless ``named``: then every key is a name, every value a schema)."""
+    keyword's contents are data, not words (unless ``named``: then every key is a name, every value a
+    schema)."""
     if isinstance(node, list):
         return [(i, v, False) for i, v in enumerate(node)]
     return [(k, v, not named and k in _NAME_MAPS) for k, v in node.items()

@@ -52,9 +52,9 @@ class UpstreamManager:
                 log.exception("catalog change hook failed")
 
     async def recheck(self) -> None:
-        """What the catalog was built on and changes without an upstream saying so: the pins (the owner accepted
-        or forgot one with the CLI) and the names the policy governs (a rulebase reloaded, or a policy that
-        could not say can again). On a change the catalog is rebuilt and clients told."""
+        """What the catalog was built on and changes without an upstream saying so: the pins (the owner
+        accepted or forgot one with the CLI) and the names the policy governs (a rulebase reloaded, or a
+        policy that could not say can again). On a change the catalog is rebuilt and clients told."""
         if self._stopping.is_set():
             return
         pins = self.catalog.pins
