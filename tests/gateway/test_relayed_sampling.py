@@ -16,10 +16,12 @@ from mcp import Client
 from mcp.types import CreateMessageResult, TextContent
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.core.display_text import is_hidden, shown
 
 from .helpers import make_config
-from .sampling_upstream import SYSTEM
+from .sampling_upstream import PROMPT, SMUGGLED, SYSTEM
 
+SHOWN_TAIL = shown(SMUGGLED[1:], len(SMUGGLED)).text
 UPSTREAM = str(Path(__file__).with_name("sampling_upstream.py"))
 
 
@@ -45,4 +47,36 @@ async def test_an_upstreams_sampling_gets_no_context_and_is_marked_as_its_own(da
     (params,) = seen
     assert params.include_context == "none"  # asked for "allServers"
     assert params.system_prompt.startswith("[This request comes from the server hs through Sentinel, not")
-    assert params.system_prompt.endswith(SYSTEM)
+    # what the model reads, the person approving the request sees: hidden characters made visible
+    assert params.system_prompt.endswith(SYSTEM + "⟨U+E0061⟩" + SHOWN_TAIL)
+    texts = [params.messages[0].content.text, params.messages[1].content[0].text]
+    assert texts == [PROMPT + "⟨U+E0061⟩" + SHOWN_TAIL, "Sure⟨U+E0061⟩" + SHOWN_TAIL]
+    for text in (params.system_prompt, *texts):
+        assert not any(is_hidden(ch) for ch in text if ch != "\n"), repr(text)
+
+
+def test_the_tools_and_tool_results_a_relayed_request_offers_the_model_are_shown_as_they_read():
+    from mcp.types import (CreateMessageRequestParams, SamplingMessage, Tool, ToolResultContent,
+                           ToolUseContent)
+
+    from sentinel_mcp.gateway.relayed_sampling import relayed_sampling
+
+    params = CreateMessageRequestParams(
+        max_tokens=5,
+        messages=[
+            SamplingMessage(role="assistant", content=[ToolUseContent(type="tool_use", id="1", name="t",
+                                                                      input={"q": SMUGGLED})]),
+            SamplingMessage(role="user", content=ToolResultContent(
+                type="tool_result", tool_use_id="1", content=[TextContent(type="text", text=f"r{SMUGGLED}")])),
+        ],
+        tools=[Tool(name="t", description=f"d{SMUGGLED}", input_schema={
+            "type": "object", "properties": {"q": {"type": "string", "description": f"q{SMUGGLED}"}}})],
+    )
+    seen = relayed_sampling(params, "the server hs")
+    (use,) = seen.messages[0].content
+    assert use.input == {"q": SMUGGLED}  # the model's own call: its values as they were
+    assert seen.messages[1].content.content[0].text == "r⟨U+E0061⟩" + SHOWN_TAIL
+    (tool,) = seen.tools
+    assert tool.name == "t" and tool.description == "d⟨U+E0061⟩" + SHOWN_TAIL
+    assert tool.input_schema["properties"]["q"]["description"] == "q⟨U+E0061⟩" + SHOWN_TAIL
+    assert relayed_sampling(params, None) is params  # Sentinel's own built-in: as it asked
