@@ -67,7 +67,8 @@ def test_the_tools_and_tool_results_a_relayed_request_offers_the_model_are_shown
             SamplingMessage(role="assistant", content=[ToolUseContent(type="tool_use", id="1", name="t",
                                                                       input={"q": SMUGGLED})]),
             SamplingMessage(role="user", content=ToolResultContent(
-                type="tool_result", tool_use_id="1", content=[TextContent(type="text", text=f"r{SMUGGLED}")])),
+                type="tool_result", tool_use_id="1",
+                content=[TextContent(type="text", text=f"r{SMUGGLED}")])),
         ],
         tools=[Tool(name="t", description=f"d{SMUGGLED}", input_schema={
             "type": "object", "properties": {"q": {"type": "string", "description": f"q{SMUGGLED}"}}})],
