@@ -11,8 +11,8 @@ asks as Sentinel (``source`` None): its request is left as it is.
 
 The client shows such a request to its user for approval (MCP's human in the loop), and the model reads it.
 Characters a person cannot see (Unicode tags spelling ASCII, zero-width and bidi characters) let a server
-write instructions the model reads and the approving person never sees, in its messages, its system prompt or the
-tools it offers the model: there they are made visible (``⟨U+E0041⟩``), as in a tool's description
+write instructions the model reads and the approving person never sees, in its messages, its system prompt
+or the tools it offers the model: there they are made visible (``⟨U+E0041⟩``), as in a tool's description
 (``tool_words``), so both read the same. Nothing else of the request changes.
 """
 
