@@ -81,3 +81,44 @@ def test_the_tools_and_tool_results_a_relayed_request_offers_the_model_are_shown
     assert tool.name == "t" and tool.description == "d⟨U+E0061⟩" + SHOWN_TAIL
     assert tool.input_schema["properties"]["q"]["description"] == "q⟨U+E0061⟩" + SHOWN_TAIL
     assert relayed_sampling(params, None) is params  # Sentinel's own built-in: as it asked
+
+
+@pytest.mark.parametrize("era", ["handshake", "2026"])
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_server_not_permitted_to_sample_reaches_no_model_and_the_refusal_is_recorded(data_dir, era,
+                                                                                            mode):
+    """``relays`` lists what a server may ask the client through Sentinel: without "sampling", its sampling
+    request is refused on every path (a push, a 2026-era input request answered by push or returned to a
+    2026-era client), the client's model is never asked, and the refusal is in the audit log."""
+    seen = []
+
+    async def sampling(ctx, params):  # noqa: ANN001
+        seen.append(params)
+        return CreateMessageResult(role="assistant", model="m", content=TextContent(type="text", text="ok"))
+
+    args = [UPSTREAM] if era == "handshake" else [UPSTREAM, "--modern-only"]
+    servers = {"hs": {"command": sys.executable, "args": args, "relays": ["elicitation", "roots"]}}
+    async with running_gateway(make_config(data_dir, servers=servers)) as rt:
+        up = rt.manager.upstreams["hs"]
+        with anyio.fail_after(20):
+            while up.state != "ready":
+                await anyio.sleep(0.05)
+        async with Client(rt.front.server, mode=mode, sampling_callback=sampling) as c:
+            r = await c.call_tool("hs__peek", {})
+        rows = await rt.audit.read(tail=10)
+    assert seen == []
+    assert r.is_error and "may not send sampling requests" in r.content[0].text, r
+    said = " ".join(str(row.get("error") or "") + " " + str(row.get("reason") or "") for row in rows)
+    assert "may not send sampling requests" in said, rows
+
+
+def test_what_a_server_may_ask_through_sentinel_by_default():
+    from sentinel_mcp.config import RemoteServer, StdioServer
+    from sentinel_mcp.gateway.relay_permits import permitted_relays
+
+    everything = {"elicitation", "sampling", "roots"}
+    assert permitted_relays(StdioServer(command="x")) == everything
+    assert permitted_relays(RemoteServer(url="http://127.0.0.1:9/mcp")) == everything
+    assert permitted_relays(RemoteServer(url="https://tools.example.com/mcp")) == {"elicitation"}
+    assert permitted_relays(RemoteServer(url="https://tools.example.com/mcp", relays=["roots"])) == {"roots"}
+    assert permitted_relays(StdioServer(command="x", relays=[])) == set()
