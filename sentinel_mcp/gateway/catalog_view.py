@@ -36,6 +36,7 @@ from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.foreign_resources import without_foreign_contents
 from sentinel_mcp.gateway.shown_result import shown_blocks
+from sentinel_mcp.gateway.tool_words import shown_prompt_result
 from sentinel_mcp.gateway.own_results import without_upstream_stamp
 from sentinel_mcp.gateway.upstream import BuiltinTarget, Upstream
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
@@ -229,6 +230,8 @@ class CatalogView:
         with self._request_held(principal):
             up = self.manager.upstreams[route.upstream]
             result: GetPromptResult = await up.get_prompt(route.prompt, arguments)
+        if not up.builtin:  # the user's words to the model: nothing in them the user cannot see
+            result = shown_prompt_result(result)
         shown = [shown_blocks([m.content], up.name, self.manager.catalog, builtin=up.builtin)
                  for m in result.messages]
         if any(s is not None for s in shown):  # in Sentinel's voice, another's resource, an icon to fetch

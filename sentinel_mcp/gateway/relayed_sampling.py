@@ -22,8 +22,8 @@ from typing import Any
 
 from mcp.types import CreateMessageRequestParams, SamplingMessage, TextContent, ToolResultContent
 
-from sentinel_mcp.core.display_text import compose, safe_text, shown
-from sentinel_mcp.gateway.tool_words import shown_tool
+from sentinel_mcp.core.display_text import compose, safe_text
+from sentinel_mcp.gateway.tool_words import shown_tool, visible
 
 
 def relayed_sampling(params: CreateMessageRequestParams, source: str | None) -> CreateMessageRequestParams:
@@ -33,7 +33,7 @@ def relayed_sampling(params: CreateMessageRequestParams, source: str | None) -> 
     mark = compose("[This request comes from ", safe_text(source, 80),
                    " through Sentinel, not from Sentinel; it was given no context of the conversation.]")
     prompt = params.system_prompt
-    system = f"{mark}\n{_visible(prompt)}" if prompt else mark  # the prompt: its words, after the mark
+    system = f"{mark}\n{visible(prompt)}" if prompt else mark  # the prompt: its words, after the mark
     context = "none" if params.include_context is not None else None
     update: dict[str, Any] = {"system_prompt": system, "include_context": context,
                               "messages": [_shown_message(m) for m in params.messages]}
@@ -42,14 +42,10 @@ def relayed_sampling(params: CreateMessageRequestParams, source: str | None) -> 
     return params.model_copy(update=update)
 
 
-def _visible(text: str) -> str:
-    return text if text.isascii() and text.isprintable() else shown(text, len(text), keep_newlines=True).text
-
-
 def _shown_block(block: Any) -> Any:
     """A message's block with its text made visible (a tool result's blocks too); others as they are."""
     if isinstance(block, TextContent):
-        text = _visible(block.text)
+        text = visible(block.text)
         return block if text == block.text else block.model_copy(update={"text": text})
     if isinstance(block, ToolResultContent):
         return block.model_copy(update={"content": [_shown_block(b) for b in block.content]})

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from mcp.types import Prompt, Resource, ResourceTemplate, Tool
+from mcp.types import GetPromptResult, Prompt, Resource, ResourceTemplate, TextContent, Tool
 
 from sentinel_mcp.core.display_text import shown
 from sentinel_mcp.gateway.upstream_icons import icons_update
 
 
-def _visible(text: Any) -> Any:
+def visible(text: Any) -> Any:
+    """``text`` with every character a person cannot see made visible, nothing cut (not a string: as is)."""
     if not isinstance(text, str) or text.isascii() and text.isprintable():
         return text
     return shown(text, len(text), keep_newlines=True).text
@@ -37,7 +38,7 @@ def _changed_words(item: Any, fields: tuple[str, ...]) -> dict[str, Any]:
     update: dict[str, Any] = {}
     for field in fields:
         value = getattr(item, field)
-        seen = _visible(value)
+        seen = visible(value)
         if seen != value:
             update[field] = seen
     return update
@@ -77,7 +78,7 @@ def _schema_words_hidden(schema: dict[Any, Any]) -> bool:
         node, named = stack.pop()
         for key, value, names in _parts(node, named):
             if isinstance(value, str):
-                if not named and key in _SCHEMA_WORDS and isinstance(node, dict) and _visible(value) != value:
+                if not named and key in _SCHEMA_WORDS and isinstance(node, dict) and visible(value) != value:
                     return True
             elif isinstance(value, (dict, list)):
                 stack.append((value, names))
@@ -95,7 +96,7 @@ def shown_schema_words(schema: Any) -> Any:
         for key, value, names in _parts(node, named):
             if isinstance(value, str):
                 if not named and key in _SCHEMA_WORDS and isinstance(node, dict):
-                    node[key] = _visible(value)
+                    node[key] = visible(value)
             elif isinstance(value, (dict, list)):
                 copy = dict(value) if isinstance(value, dict) else list(value)
                 node[key] = copy
@@ -113,8 +114,8 @@ def shown_tool(tool: Tool, name: str) -> Tool:
         if seen is not schema:
             update[field] = seen
     annotations = tool.annotations
-    if annotations is not None and _visible(annotations.title) != annotations.title:
-        update["annotations"] = annotations.model_copy(update={"title": _visible(annotations.title)})
+    if annotations is not None and visible(annotations.title) != annotations.title:
+        update["annotations"] = annotations.model_copy(update={"title": visible(annotations.title)})
     return tool.model_copy(update=update)
 
 
@@ -122,7 +123,22 @@ def shown_prompt(prompt: Prompt, name: str) -> Prompt:
     """``prompt`` renamed ``name``, its words (and its arguments' descriptions) made visible."""
     update: dict[str, Any] = {"name": name, **_changed_words(prompt, ("description", "title")),
                               **icons_update(prompt)}
-    if prompt.arguments and any(_visible(a.description) != a.description for a in prompt.arguments):
-        update["arguments"] = [a.model_copy(update={"description": _visible(a.description)})
+    if prompt.arguments and any(visible(a.description) != a.description for a in prompt.arguments):
+        update["arguments"] = [a.model_copy(update={"description": visible(a.description)})
                                for a in prompt.arguments]
     return prompt.model_copy(update=update)
+
+
+def shown_prompt_result(result: GetPromptResult) -> GetPromptResult:
+    """A prompt's messages as the client gets them: words the user sends the model as their own, so what a
+    person cannot see in them is made visible (as in its description); other blocks as they are."""
+    messages = []
+    for m in result.messages:
+        content = m.content
+        if isinstance(content, TextContent) and visible(content.text) != content.text:
+            m = m.model_copy(update={"content": content.model_copy(update={"text": visible(content.text)})})
+        messages.append(m)
+    update: dict[str, Any] = {"messages": messages}
+    if visible(result.description) != result.description:
+        update["description"] = visible(result.description)
+    return result.model_copy(update=update)

@@ -133,3 +133,19 @@ def test_schema_words_deeper_than_python_recurses_are_made_visible_too():
     assert node == {"description": "end⟨U+200B⟩"}
     plain = {"type": "object", "properties": {"a": {"type": "string", "description": "plain"}}}
     assert shown_schema_words(plain) is plain  # nothing to show: the same object, no copy
+
+
+async def test_the_words_an_upstreams_prompt_puts_in_the_users_mouth_show_what_the_model_reads(data_dir):
+    """A prompt's messages are sent to the model as the user's own words: hidden characters in them are
+    made visible, as in its description, so the user sees the instruction they would be sending."""
+    from .forging_server import HIDDEN
+
+    servers = {"fx": {"command": sys.executable, "args": [FORGER]}}
+    async with running_gateway(make_config(data_dir, servers=servers)) as rt:
+        assert await rt.manager.upstreams["fx"].wait_ready(20)
+        async with Client(rt.front.server, mode="legacy") as c:
+            got = await c.get_prompt("fx__smuggling_prompt", {"topic": "the\u200bnews"})
+    (message,) = got.messages
+    text = message.content.text
+    assert HIDDEN not in text and not any(is_hidden(ch) for ch in text), repr(text)
+    assert text.startswith("Summarise the⟨U+200B⟩news.⟨U+E0041⟩⟨U+E006C⟩") and text.endswith("⟨U+202E⟩")
