@@ -28,11 +28,12 @@ REFUSED = {
 
 
 @pytest.mark.timeout(120)
-async def test_a_result_that_breaks_its_output_schema_is_answered_by_sentinel(data_dir):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_result_that_breaks_its_output_schema_is_answered_by_sentinel(data_dir, mode):
     servers = {"sc": {"command": sys.executable, "args": [UPSTREAM]}}
     async with running_gateway(make_config(data_dir, servers=servers)) as rt:
         assert await rt.manager.upstreams["sc"].wait_ready(20)
-        async with Client(rt.front.server, mode="legacy") as c:
+        async with Client(rt.front.server, mode=mode) as c:
             fine = await c.call_tool("sc__fine", {})
             assert not fine.is_error and fine.structured_content == {"n": 1}
             assert (await c.call_tool("sc__failed", {})).is_error
