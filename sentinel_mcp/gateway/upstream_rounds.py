@@ -63,6 +63,7 @@ async def call_upstream(
         # a request the server may not send is relayed to no one, on either era's client (relay_permits)
         refused = unpermitted_request(up.name, up.target, result.input_requests)
         if refused is not None:
+            up.pushes_not_permitted += 1
             return Unrelayed(refused)
         if link is None or not getattr(link, "can_push", False):
             break  # a 2026-era client answers it in a later request

@@ -106,6 +106,7 @@ async def test_a_server_not_permitted_to_sample_reaches_no_model_and_the_refusal
         async with Client(rt.front.server, mode=mode, sampling_callback=sampling) as c:
             r = await c.call_tool("hs__peek", {})
         rows = await rt.audit.read(tail=10)
+        assert up.pushes_not_permitted == 1
     assert seen == []
     assert r.is_error and "may not send sampling requests" in r.content[0].text, r
     said = " ".join(str(row.get("error") or "") + " " + str(row.get("reason") or "") for row in rows)
