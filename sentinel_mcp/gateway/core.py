@@ -59,7 +59,7 @@ from sentinel_mcp.gateway.answer_refusals import AnswerRefusals
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
 from sentinel_mcp.gateway.session_writes import SessionWrites
 from sentinel_mcp.gateway.conversations import Conversations
-from sentinel_mcp.gateway.shown_result import shown_result
+from sentinel_mcp.gateway.shown_result import shown_result, too_many_blocks
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
 from sentinel_mcp.core.deployment_caps import cap
 from sentinel_mcp.gateway.person_inbox import (
@@ -473,6 +473,12 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
                     pass
             raise
         rec.timings.forward_s += upstream_s()
+        bomb = (too_many_blocks(len(result.content))
+                if isinstance(result, CallToolResult) and not up.builtin else None)
+        if bomb is not None:  # refused before a block is looked at: showing each one takes care
+            refused = error_result(f"{call.name}: {bomb}", error="result_blocks", upstream=up.name)
+            return await self._done(rec, decision, "tool_error", refused, proof=_proof_of(decision),
+                                    error=bomb)
         result = without_verdict(result)  # upstreams are hostile too: only Sentinel states its decision
         declared = up.target.result_meta if isinstance(up.target, BuiltinTarget) else frozenset()
         result = without_others_claims(result, declared)  # nor is any other upstream the device firewall
