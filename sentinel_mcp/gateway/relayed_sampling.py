@@ -48,11 +48,19 @@ def _shown_block(block: Any) -> Any:
         text = visible(block.text)
         return block if text == block.text else block.model_copy(update={"text": text})
     if isinstance(block, ToolResultContent):
-        return block.model_copy(update={"content": [_shown_block(b) for b in block.content]})
+        inner = [_shown_block(b) for b in block.content]
+        same = all(a is b for a, b in zip(inner, block.content))
+        return block if same else block.model_copy(update={"content": inner})
     return block
 
 
 def _shown_message(message: SamplingMessage) -> SamplingMessage:
+    """``message`` itself when nothing in it changes (the usual case: no copy per message)."""
     content = message.content
-    shown_content = [_shown_block(b) for b in content] if isinstance(content, list) else _shown_block(content)
-    return message.model_copy(update={"content": shown_content})
+    if isinstance(content, list):
+        blocks = [_shown_block(b) for b in content]
+        if all(a is b for a, b in zip(blocks, content)):
+            return message
+        return message.model_copy(update={"content": blocks})
+    block = _shown_block(content)
+    return message if block is content else message.model_copy(update={"content": block})
