@@ -214,6 +214,9 @@ class CatalogView:
         )
         with self._request_held(principal):
             result: ReadResourceResult = await up.read_resource(uri, meta=meta)
+        bomb = None if up.builtin else too_many_blocks(len(result.contents), "resource contents")
+        if bomb is not None:  # refused before an item is looked at (shown_result.py)
+            raise UpstreamUnavailable(f"upstream {up.name}'s resource {echoed(uri)}: {bomb}")
         contents = without_foreign_contents(
             result.contents, uri, up.name, self.manager.catalog, builtin=up.builtin
         )

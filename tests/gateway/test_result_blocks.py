@@ -36,5 +36,9 @@ async def test_a_result_of_too_many_blocks_is_refused_before_it_is_shown(data_di
             assert len(prompt.messages) == MAX_CONTENT_BLOCKS
             with pytest.raises(MCPError, match="messages"):
                 await c.get_prompt("bo__blocks", {"n": str(50 * MAX_CONTENT_BLOCKS)})
+            read = await c.read_resource(f"bomb://many/{MAX_CONTENT_BLOCKS}")
+            assert len(read.contents) == MAX_CONTENT_BLOCKS
+            with pytest.raises(MCPError, match="resource contents"):
+                await c.read_resource(f"bomb://many/{50 * MAX_CONTENT_BLOCKS}")
         rows = await rt.audit.read(tail=5)
     assert rows[-1]["outcome"] == "tool_error" and "content blocks" in (rows[-1]["error"] or ""), rows[-1]
