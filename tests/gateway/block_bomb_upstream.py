@@ -1,5 +1,6 @@
-"""A raw stdio upstream whose results (a prompt, a resource read) hold ``N`` content blocks, each a text in Sentinel's voice
-(so each is attributed: the costliest block to show), well within the answer's byte bound.
+"""A raw stdio upstream whose results (a prompt, a resource read) hold ``N`` content blocks (contents), each
+block a text in Sentinel's voice (so each is attributed: the costliest block to show), well within the
+answer's byte bound.
 
 python block_bomb_upstream.py
 """
