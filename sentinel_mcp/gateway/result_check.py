@@ -82,6 +82,8 @@ def _compile(tool: Tool) -> Compiled:
         return tool, outside_schema.validator(tool.output_schema), None
     except UnusableSchema as e:
         return tool, None, echoed(str(e), MESSAGE_ECHO_LIMIT)
+    except Exception as e:  # noqa: BLE001 - an outside schema's failure is the schema's: nothing is passed on
+        return tool, None, f"compiling it failed: {type(e).__name__}"
 
 
 def _verdict(validator: Validator, structured: Any, size: int) -> str | None:
