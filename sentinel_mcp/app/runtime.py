@@ -359,6 +359,9 @@ async def _assembled(
     gateway.guard = guard
     services.guard = guard
     manager.catalog.governed = guard.governed_names
+    # upstreams listed before the guard was there: built without the names it governs
+    if manager.catalog.governance_moved():
+        manager.catalog.rebuild(manager.upstreams.values())
     seal, nonce_db = None, None
     if shared is not None:
         nonces, nonce_db = await open_nonce_book(shared)

@@ -122,6 +122,8 @@ class Catalog:
         self.contested: set[str] = set()  # resource URIs two servers claim: served by neither
         # names the policy governs (guards, bindings, read-only declarations), set by the guard
         self.governed: Callable[[], set[str]] | None = None
+        # the governed names the catalog was built with (None: the policy could not say, so every name is)
+        self.governance: frozenset[str] | None = frozenset()
         # namespace (a configured server's name or prefix, a built-in's name) -> its server, set by the host
         # from the config: reserved whether that server is connected yet or not
         self.reserved: dict[str, str] = {}
@@ -135,6 +137,9 @@ class Catalog:
         owners = {identity_of(up.name, t): up.name for up in ordered for t in up.tools}
         prompt_owners = {identity_of(up.name, p.name): up.name for up in ordered for p in up.prompts}
         governed = self._governed()
+        # a policy that cannot say which names it governs governs every name (a guard that fails denies): no
+        # tool is exposed under a name that is not its own identity until it can say again
+        governs: Callable[[str], bool] = (lambda _n: True) if governed is None else governed.__contains__
         spaces = self._namespaces(ordered)
         conflicts: list[str] = []
         held = self._held(ordered)
@@ -162,16 +167,22 @@ class Catalog:
                     why = held[own]
                     held_names[name] = why.reason() if isinstance(why, Held) else why
                     continue
+                if governed is None and name != own:
+                    conflicts.append(_ungoverned(up.name, tname, name))
+                    continue
                 other = _foreign(name, up.name, spaces, (up.name, up.prefix)) or (
                     owners.get(name) or name.split(SEP, 1)[0]
-                    if name != own and (name in owners or name in governed) else None
+                    if name != own and (name in owners or governs(name)) else None
                 )
+                if other is None and name.lower() in tool_names and governed is None:
+                    conflicts.append(_ungoverned(up.name, tname, name))  # a new name would not be known free
+                    continue
                 if other is None and name.lower() in tool_names:
                     log.warning("tool name collision on %r: %s.%s renamed", name, up.name, tname)
 
                     def taken(n: str, own: str = own) -> bool:
                         return (n.lower() in tool_names or n in wanted or n in held_names
-                                or (n != own and (n in owners or n in governed)))
+                                or (n != own and (n in owners or governs(n))))
 
                     name = unique_name(prefix, tname, f"{up.name}:{tname}", taken)
                     other = _foreign(name, up.name, spaces, (up.name, up.prefix))
@@ -236,6 +247,7 @@ class Catalog:
             if self.held.get(name) != why:
                 log.error("catalog: %s", why)
         self.held = held_names
+        self.governance = None if governed is None else frozenset(governed)
         self.version += 1
 
     def _held(self, ordered: list["Upstream"]) -> dict[str, Held | str]:
@@ -264,14 +276,27 @@ class Catalog:
                     spaces.setdefault(space.lower(), up.name)
         return spaces
 
-    def _governed(self) -> set[str]:
+    def _governed(self) -> set[str] | None:
+        """The names the policy governs; None when it cannot say (it raised, or answered something that is not
+        a collection of names): then every name counts as governed."""
         if self.governed is None:
             return set()
         try:
-            return {n for n in self.governed() if not n.endswith("*")}
-        except Exception:  # noqa: BLE001 - a policy that cannot say what it governs governs nothing here
-            log.exception("catalog: the policy's governed names are unavailable")
-            return set()
+            names = self.governed()
+            if not isinstance(names, (set, frozenset, list, tuple)) or not all(type(n) is str for n in names):
+                raise TypeError(f"governed names of type {type(names).__name__}, not a collection of names")
+            return {n for n in names if not n.endswith("*")}
+        except Exception:  # noqa: BLE001 - a guard that fails denies: said once per failure, not every check
+            if self.governance is not None:
+                log.exception("catalog: the policy cannot say which names it governs: tools are exposed "
+                              "under their own identities only until it can")
+            return None
+
+    def governance_moved(self) -> bool:
+        """Whether the policy's governed names differ from those the catalog was built with (a rulebase was
+        reloaded, or a policy that could not say can again): the catalog is then to be rebuilt."""
+        governed = self._governed()
+        return (None if governed is None else frozenset(governed)) != self.governance
 
     def route(self, name: str, *, by_identity: bool = False) -> ToolRoute | None:
         """The route of an exposed name, or (``by_identity``: the policy's own calls) of an identity."""
@@ -330,6 +355,14 @@ def _foreign(
             return owner
         cut = name.find(SEP, cut + 1)
     return None
+
+
+def _ungoverned(server: str, own: str, name: str) -> str:
+    return (
+        f"server {server!r} exposes a tool named {name!r}, not its own identity "
+        f"{identity_of(server, own)!r}, "
+        "and the policy cannot say which tool names it governs: it is withheld until the policy can"
+    )
 
 
 def _shadowing(kind: str, server: str, own: str, name: str, other: str) -> str:

@@ -30,6 +30,8 @@ class UpstreamHealth:
     calls_waiting: int = 0  # calls waiting for one of its ``max_in_flight`` slots
     notices_dropped: int = 0  # log lines and progress dropped at the notice queue's bounds, since the start
     pushes_refused: int = 0  # its requests refused at once past ``MAX_PUSHES_WAITING``, since the start
+    # its requests of a kind its ``relays`` does not permit (sampling, roots...), refused, since the start
+    pushes_not_permitted: int = 0
     updates_unsubscribed: int = 0  # its "updated" notices for URIs nobody subscribed to here, since the start
     pushes_unrouted: int = 0  # its log lines, requests and progress attributed to no call, since the start
 
@@ -55,6 +57,7 @@ class CatalogHealth:
                 calls_waiting=up.waiting_for_slot,
                 notices_dropped=up.notices.dropped,
                 pushes_refused=up.pushes_refused,
+                pushes_not_permitted=up.pushes_not_permitted,
                 updates_unsubscribed=up.updates_unsubscribed,
                 pushes_unrouted=up.pushes_unrouted,
             )

@@ -35,7 +35,8 @@ from sentinel_mcp.core.port import NotInCatalog
 from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.foreign_resources import without_foreign_contents
-from sentinel_mcp.gateway.shown_result import shown_blocks
+from sentinel_mcp.gateway.shown_result import shown_blocks, too_many_blocks
+from sentinel_mcp.gateway.tool_words import shown_prompt_result, visible
 from sentinel_mcp.gateway.own_results import without_upstream_stamp
 from sentinel_mcp.gateway.upstream import BuiltinTarget, Upstream
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
@@ -213,6 +214,9 @@ class CatalogView:
         )
         with self._request_held(principal):
             result: ReadResourceResult = await up.read_resource(uri, meta=meta)
+        bomb = None if up.builtin else too_many_blocks(len(result.contents), "resource contents")
+        if bomb is not None:  # refused before an item is looked at (shown_result.py)
+            raise UpstreamUnavailable(f"upstream {up.name}'s resource {echoed(uri)}: {bomb}")
         contents = without_foreign_contents(
             result.contents, uri, up.name, self.manager.catalog, builtin=up.builtin
         )
@@ -229,6 +233,11 @@ class CatalogView:
         with self._request_held(principal):
             up = self.manager.upstreams[route.upstream]
             result: GetPromptResult = await up.get_prompt(route.prompt, arguments)
+        if not up.builtin:  # the user's words to the model: nothing in them the user cannot see
+            bomb = too_many_blocks(len(result.messages), "messages")
+            if bomb is not None:  # refused before a message is looked at (shown_result.py)
+                raise UpstreamUnavailable(f"upstream {up.name}'s prompt {route.prompt[:100]!r}: {bomb}")
+            result = shown_prompt_result(result)
         shown = [shown_blocks([m.content], up.name, self.manager.catalog, builtin=up.builtin)
                  for m in result.messages]
         if any(s is not None for s in shown):  # in Sentinel's voice, another's resource, an icon to fetch
@@ -287,18 +296,25 @@ MAX_COMPLETION_VALUES = 100  # the spec's cap on ``completion.values``
 MAX_COMPLETION_CHARS = 1_000
 
 
+def _offered(value: str) -> bool:
+    """A suggested value a person can pick as they see it: not too long, and every character one they can
+    see (one with a hidden character is left out: shown made visible, it would not be the value the upstream
+    gets; sent as it is, it would carry words the person never saw)."""
+    return len(value) <= MAX_COMPLETION_CHARS and visible(value) == value
+
+
 def _bounded(result: CompleteResult) -> CompleteResult:
-    """At most 100 values, as the spec allows, each at most ``MAX_COMPLETION_CHARS`` long (a longer one is
-    left out: cut, it would suggest a value the upstream never offered); ``total`` never below the values the
-    upstream gave, and ``hasMore`` set when some were left out (an upstream may send any number, or a total
-    that says fewer)."""
+    """At most 100 values, as the spec allows, each one a person can see whole (``_offered``: a longer one,
+    or one with hidden characters, is left out: cut or changed, it would suggest a value the upstream never
+    offered); ``total`` never below the values the upstream gave, and ``hasMore`` set when some were left out
+    (an upstream may send any number, or a total that says fewer)."""
     done = result.completion
     given = len(done.values)
     total = done.total if done.total is None or done.total >= given else given
-    short = all(len(v) <= MAX_COMPLETION_CHARS for v in done.values[:MAX_COMPLETION_VALUES])
-    if given <= MAX_COMPLETION_VALUES and total == done.total and short:
+    offered = all(_offered(v) for v in done.values[:MAX_COMPLETION_VALUES])
+    if given <= MAX_COMPLETION_VALUES and total == done.total and offered:
         return result
-    kept = [v for v in done.values if len(v) <= MAX_COMPLETION_CHARS][:MAX_COMPLETION_VALUES]
+    kept = [v for v in done.values if _offered(v)][:MAX_COMPLETION_VALUES]
     cut = len(kept) < given
     completion = done.model_copy(update={
         "values": kept,

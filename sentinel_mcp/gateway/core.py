@@ -47,6 +47,7 @@ from sentinel_mcp.core.port import (
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
+from sentinel_mcp.gateway.result_check import ResultCheck
 from sentinel_mcp.gateway.argument_form import argument_form
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
@@ -58,7 +59,7 @@ from sentinel_mcp.gateway.answer_refusals import AnswerRefusals
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
 from sentinel_mcp.gateway.session_writes import SessionWrites
 from sentinel_mcp.gateway.conversations import Conversations
-from sentinel_mcp.gateway.shown_result import shown_result
+from sentinel_mcp.gateway.shown_result import shown_result, too_many_blocks
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
 from sentinel_mcp.core.deployment_caps import cap
 from sentinel_mcp.gateway.person_inbox import (
@@ -127,6 +128,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
         # every principal the config names, by name (A2A callers reach the gateway by name)
         self.principals: dict[str, Principal] = {p.name: p for p in (OWNER, ANONYMOUS, INTERNAL)}
         self.arguments = ArgumentCheck()
+        self.results = ResultCheck()  # an outside server's results against their tools' output schemas
         self.observers: list[Callable[[AuditEntry], None]] = []
         # the console's inbox, when it runs: where questions no caller can be asked wait for the person
         self.person_inbox: PersonInbox | None = None
@@ -471,11 +473,23 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
                     pass
             raise
         rec.timings.forward_s += upstream_s()
+        bomb = (too_many_blocks(len(result.content))
+                if isinstance(result, CallToolResult) and not up.builtin else None)
+        if bomb is not None:  # refused before a block is looked at: showing each one takes care
+            refused = error_result(f"{call.name}: {bomb}", error="result_blocks", upstream=up.name)
+            return await self._done(rec, decision, "tool_error", refused, proof=_proof_of(decision),
+                                    error=bomb)
         result = without_verdict(result)  # upstreams are hostile too: only Sentinel states its decision
         declared = up.target.result_meta if isinstance(up.target, BuiltinTarget) else frozenset()
         result = without_others_claims(result, declared)  # nor is any other upstream the device firewall
         if isinstance(result, CallToolResult):  # its blocks: not Sentinel's voice, nor others' resources
             result = shown_result(result, up.name, self.manager.catalog, builtin=up.builtin)
+            broken = None if up.builtin else await self.results.problem(route.exposed, result)
+            if broken is not None:  # structured content its own schema refuses: the client is told by us
+                return await self._done(rec, decision, "tool_error",
+                                        error_result(f"{call.name}: {broken}", error="result_schema",
+                                                     upstream=up.name),
+                                        proof=_proof_of(decision), error=broken)
         if isinstance(result, InputRequiredResult):
             try:
                 await rec.finished("asked", reason="upstream asks for input", proof=_proof_of(decision))

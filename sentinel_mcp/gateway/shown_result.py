@@ -1,6 +1,11 @@
 """An upstream's tool result (or prompt) as the client gets its blocks: its text never in Sentinel's voice
 (``own_voice``), no resource under another's URI (``foreign_resources``), a resource link's icons only the
-safe ones (``upstream_icons``). A built-in's blocks are Sentinel's own: only the resource check applies."""
+safe ones (``upstream_icons``). A built-in's blocks are Sentinel's own: only the resource check applies.
+
+Showing a block takes care (an upstream's text in Sentinel's voice is attributed), so an outside server's
+result or prompt of more blocks than a client shows is refused before any is looked at
+(``too_many_blocks``): 100,000 blocks, 2.7 MB and well within the answer's byte bound, held the event loop
+for 10 s, every other caller and the other upstreams' health checks waiting."""
 
 from __future__ import annotations
 
@@ -14,6 +19,17 @@ from sentinel_mcp.gateway.upstream_icons import blocks_with_safe_icons
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.catalog import Catalog
+
+# content blocks of one result (messages of one prompt) from an outside server: far more than a person reads,
+# few enough that showing them all stays a matter of milliseconds
+MAX_CONTENT_BLOCKS = 1_000
+
+
+def too_many_blocks(count: int, what: str = "content blocks") -> str | None:
+    """Why ``count`` blocks (or messages) are refused, or None."""
+    if count <= MAX_CONTENT_BLOCKS:
+        return None
+    return f"it answered {count:,} {what}, more than the {MAX_CONTENT_BLOCKS:,} Sentinel passes on"
 
 
 def shown_blocks(

@@ -6,20 +6,25 @@ other text Sentinel shows is (``core/display_text.py``), nothing cut, and only i
 A description is read by the model and shown to the person in the client's tool list; characters that draw as
 nothing (Unicode tags U+E0000-E007F spelling ASCII, zero-width characters, bidi overrides) let a server write
 instructions the model reads and the person never sees ("ASCII smuggling"), and a first-seen definition is
-pinned without anyone looking at it. Made visible (``⟨U+E0041⟩``), they read the same to both.
+pinned without anyone looking at it. Made visible (``⟨U+E0041⟩``), they read the same to both. A model
+reads a tool's schemas too (each argument's and each result field's ``description`` and ``title``, at any
+depth): their words are made visible as well, and nothing else of a schema changes (names, types, bounds and
+its values - ``default``, ``enum``, ``const``, ``examples`` - are the server's, and calls are checked against
+them).
 """
 
 from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from mcp.types import Prompt, Resource, ResourceTemplate, Tool
+from mcp.types import GetPromptResult, Prompt, Resource, ResourceTemplate, TextContent, Tool
 
 from sentinel_mcp.core.display_text import shown
 from sentinel_mcp.gateway.upstream_icons import icons_update
 
 
-def _visible(text: Any) -> Any:
+def visible(text: Any) -> Any:
+    """``text`` with every character a person cannot see made visible, nothing cut (not a string: as is)."""
     if not isinstance(text, str) or text.isascii() and text.isprintable():
         return text
     return shown(text, len(text), keep_newlines=True).text
@@ -33,7 +38,7 @@ def _changed_words(item: Any, fields: tuple[str, ...]) -> dict[str, Any]:
     update: dict[str, Any] = {}
     for field in fields:
         value = getattr(item, field)
-        seen = _visible(value)
+        seen = visible(value)
         if seen != value:
             update[field] = seen
     return update
@@ -45,13 +50,72 @@ def shown_words(item: W) -> W:
     return item.model_copy(update=update) if update else item
 
 
+# a schema's words: what a client shows of a field and a model reads of it
+_SCHEMA_WORDS = frozenset({"description", "title"})
+# a schema's values: data the server validates against or offers, never words to change
+_SCHEMA_VALUES = frozenset({"default", "enum", "const", "examples"})
+
+
+# keywords whose object maps names to schemas: a property may be named like a value keyword ("default")
+_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+
+
+def _parts(node: dict[Any, Any] | list[Any], named: bool) -> list[tuple[Any, Any, bool]]:
+    """The parts of a schema node to walk: (key, value, whether value is a map of names to schemas); a value
+    keyword's contents are data, not words (unless ``named``: then every key is a name, every value a
+    schema)."""
+    if isinstance(node, list):
+        return [(i, v, False) for i, v in enumerate(node)]
+    return [(k, v, not named and k in _NAME_MAPS) for k, v in node.items()
+            if named or k not in _SCHEMA_VALUES or isinstance(v, str)]
+
+
+def _schema_words_hidden(schema: dict[Any, Any]) -> bool:
+    """Whether some word of ``schema`` (a ``description`` or ``title`` anywhere, not inside a value) changes
+    when made visible. A walk with its own stack: a listing's schema may nest deeper than Python recurses."""
+    stack: list[tuple[Any, bool]] = [(schema, False)]
+    while stack:
+        node, named = stack.pop()
+        for key, value, names in _parts(node, named):
+            if isinstance(value, str):
+                if not named and key in _SCHEMA_WORDS and isinstance(node, dict) and visible(value) != value:
+                    return True
+            elif isinstance(value, (dict, list)):
+                stack.append((value, names))
+    return False
+
+
+def shown_schema_words(schema: Any) -> Any:
+    """``schema`` with its words made visible (itself when none changes: the usual, ASCII-printable case)."""
+    if not isinstance(schema, dict) or not _schema_words_hidden(schema):
+        return schema
+    out = dict(schema)
+    stack: list[tuple[Any, bool]] = [(out, False)]
+    while stack:
+        node, named = stack.pop()
+        for key, value, names in _parts(node, named):
+            if isinstance(value, str):
+                if not named and key in _SCHEMA_WORDS and isinstance(node, dict):
+                    node[key] = visible(value)
+            elif isinstance(value, (dict, list)):
+                copy = dict(value) if isinstance(value, dict) else list(value)
+                node[key] = copy
+                stack.append((copy, names))
+    return out
+
+
 def shown_tool(tool: Tool, name: str) -> Tool:
-    """``tool`` renamed ``name``, its words made visible."""
+    """``tool`` renamed ``name``, its words (its schemas' included) made visible."""
     update: dict[str, Any] = {"name": name, **_changed_words(tool, ("description", "title")),
                               **icons_update(tool)}
+    for field in ("input_schema", "output_schema"):
+        schema = getattr(tool, field)
+        seen = shown_schema_words(schema)
+        if seen is not schema:
+            update[field] = seen
     annotations = tool.annotations
-    if annotations is not None and _visible(annotations.title) != annotations.title:
-        update["annotations"] = annotations.model_copy(update={"title": _visible(annotations.title)})
+    if annotations is not None and visible(annotations.title) != annotations.title:
+        update["annotations"] = annotations.model_copy(update={"title": visible(annotations.title)})
     return tool.model_copy(update=update)
 
 
@@ -59,7 +123,22 @@ def shown_prompt(prompt: Prompt, name: str) -> Prompt:
     """``prompt`` renamed ``name``, its words (and its arguments' descriptions) made visible."""
     update: dict[str, Any] = {"name": name, **_changed_words(prompt, ("description", "title")),
                               **icons_update(prompt)}
-    if prompt.arguments and any(_visible(a.description) != a.description for a in prompt.arguments):
-        update["arguments"] = [a.model_copy(update={"description": _visible(a.description)})
+    if prompt.arguments and any(visible(a.description) != a.description for a in prompt.arguments):
+        update["arguments"] = [a.model_copy(update={"description": visible(a.description)})
                                for a in prompt.arguments]
     return prompt.model_copy(update=update)
+
+
+def shown_prompt_result(result: GetPromptResult) -> GetPromptResult:
+    """A prompt's messages as the client gets them: words the user sends the model as their own, so what a
+    person cannot see in them is made visible (as in its description); other blocks as they are."""
+    messages = []
+    for m in result.messages:
+        content = m.content
+        if isinstance(content, TextContent) and visible(content.text) != content.text:
+            m = m.model_copy(update={"content": content.model_copy(update={"text": visible(content.text)})})
+        messages.append(m)
+    update: dict[str, Any] = {"messages": messages}
+    if visible(result.description) != result.description:
+        update["description"] = visible(result.description)
+    return result.model_copy(update=update)

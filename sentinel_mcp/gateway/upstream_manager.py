@@ -16,7 +16,8 @@ from sentinel_mcp.gateway.upstream import Target, Upstream, UpstreamHooks
 
 log = logging.getLogger(__name__)
 
-PINS_RECHECK_SECONDS = 2.0  # how soon an owner's `sentinel-mcp pins accept` reaches a running gateway
+# how soon an owner's `sentinel-mcp pins accept`, or a rulebase governing other names, reaches the catalog
+PINS_RECHECK_SECONDS = 2.0
 
 
 class UpstreamManager:
@@ -50,16 +51,22 @@ class UpstreamManager:
             except Exception:  # noqa: BLE001
                 log.exception("catalog change hook failed")
 
-    async def _pins_recheck(self) -> None:
-        """The owner accepted (or forgot) a pin with the CLI: the catalog is rebuilt and clients told."""
-        pins = self.catalog.pins
-        if pins is None or self._stopping.is_set() or not pins.changed_on_disk():
+    async def recheck(self) -> None:
+        """What the catalog was built on and changes without an upstream saying so: the pins (the owner
+        accepted or forgot one with the CLI) and the names the policy governs (a rulebase reloaded, or a
+        policy that could not say can again). On a change the catalog is rebuilt and clients told."""
+        if self._stopping.is_set():
             return
-        try:
-            pins.reload()
+        pins = self.catalog.pins
+        if pins is not None and pins.changed_on_disk():
+            try:
+                pins.reload()
+                await self._catalog_changed(None)
+            except Exception:  # noqa: BLE001 - the next check tries again
+                log.exception("tool pins: reload failed")
+            return
+        if self.catalog.governance_moved():
             await self._catalog_changed(None)
-        except Exception:  # noqa: BLE001 - the next check tries again
-            log.exception("tool pins: reload failed")
 
     async def _resource_updated(self, up: Upstream, uri: str) -> None:
         if self.on_resource_updated is not None:
@@ -106,7 +113,7 @@ class UpstreamManager:
             while not self._stopping.is_set():
                 with anyio.move_on_after(PINS_RECHECK_SECONDS):
                     await self._stopping.wait()
-                await self._pins_recheck()
+                await self.recheck()
         self._tg = None
 
     async def stop(self) -> None:

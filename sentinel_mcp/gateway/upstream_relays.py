@@ -30,6 +30,7 @@ from sentinel_mcp.core.log_cadence import worth_saying
 from sentinel_mcp.gateway.lean_upstream import HANDSHAKE_IDS
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
+from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, not_permitted, permitted_relays
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ class PushRelays:
     """Requests a handshake-era upstream pushes while it works on calls."""
 
     name: str
+    target: Any
     client: Client | None
     log_level: str | None
     _inflight: dict[int, _InFlight]
@@ -59,6 +61,7 @@ class PushRelays:
     notices: NoticeQueue
     _pushes_waiting = 0  # pushed requests relayed and not yet answered (``MAX_PUSHES_WAITING``)
     pushes_refused = 0  # refused at that bound, since the start
+    pushes_not_permitted = 0  # refused as a kind the server may not send (``relay_permits``), since the start
     # pushes attributed to no call, so shown to no client (log lines dropped, requests refused, progress under
     # a token Sentinel minted for a call that has ended), since the start
     pushes_unrouted = 0
@@ -112,14 +115,23 @@ class PushRelays:
             )
         return refusal(what, why)
 
-    async def _relayed(self, what: str, ask: Callable[[CallerLink], Awaitable[Any]]) -> Any:
+    async def _relayed(self, what: str, kind: str, ask: Callable[[CallerLink], Awaitable[Any]]) -> Any:
         """``ask(link)`` of the call the push belongs to, while fewer than ``MAX_PUSHES_WAITING`` of this
-        upstream's pushes wait for their answers; past that the push is refused at once."""
+        upstream's pushes wait for their answers; past that the push is refused at once, as is one of a kind
+        the server may not send (``relay_permits``: recorded with its call)."""
         link = self._caller_for_push()
         if link is None:
             refused = self._unrouted(what)
             self._unattributed(what, refused.message)
             return refused
+        if kind not in permitted_relays(self.target):
+            self.pushes_not_permitted += 1
+            why = not_permitted(self.name, kind)
+            log.info("upstream %s: %s refused: %s", self.name, what, why)
+            report = getattr(link, "on_refused", None)
+            if report is not None:
+                await report(f"sentinel: {what} refused: {why}")  # audited before the upstream hears of it
+            return refusal(what, why)
         if self._pushes_waiting >= MAX_PUSHES_WAITING:
             self.pushes_refused += 1
             log.info("upstream %s: %s refused, %d of its requests are waiting already", self.name, what,
@@ -138,18 +150,18 @@ class PushRelays:
             # the upstream hears who answered from the gateway alone: whatever the answerer wrote is removed
             return marked(await link.elicit(params), link.answers_as)
 
-        return cast("ElicitResult | ErrorData", await self._relayed("an elicitation", ask))
+        return cast("ElicitResult | ErrorData", await self._relayed("an elicitation", ELICITATION, ask))
 
     async def _on_sample(
         self, ctx: ClientRequestContext, params: CreateMessageRequestParams
     ) -> CreateMessageResult | ErrorData:
         return cast(
             "CreateMessageResult | ErrorData",
-            await self._relayed("a sampling request", lambda link: link.sample(params)),
+            await self._relayed("a sampling request", SAMPLING, lambda link: link.sample(params)),
         )
 
     async def _on_roots(self, ctx: ClientRequestContext) -> ListRootsResult | ErrorData:
-        roots = await self._relayed("a roots request", lambda link: link.list_roots())
+        roots = await self._relayed("a roots request", ROOTS, lambda link: link.list_roots())
         return cast("ListRootsResult | ErrorData", roots)
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:

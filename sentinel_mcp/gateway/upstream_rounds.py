@@ -18,6 +18,7 @@ from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.call_timings import CallTimings
 from sentinel_mcp.gateway.upstream import CallerLink, Upstream, UpstreamCallError
+from sentinel_mcp.gateway.relay_permits import unpermitted_request
 from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
 
 MAX_UPSTREAM_INPUT_ROUNDS = 5
@@ -58,7 +59,14 @@ async def call_upstream(
         principal=call.principal,
     )
     rounds = 0
-    while isinstance(result, InputRequiredResult) and link is not None and getattr(link, "can_push", False):
+    while isinstance(result, InputRequiredResult):
+        # a request the server may not send is relayed to no one, on either era's client (relay_permits)
+        refused = unpermitted_request(up.name, up.target, result.input_requests)
+        if refused is not None:
+            up.pushes_not_permitted += 1
+            return Unrelayed(refused)
+        if link is None or not getattr(link, "can_push", False):
+            break  # a 2026-era client answers it in a later request
         rounds += 1
         if rounds > MAX_UPSTREAM_INPUT_ROUNDS:
             raise UpstreamCallError(f"upstream {up.name} kept asking for input ({rounds} rounds)")

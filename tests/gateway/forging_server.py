@@ -6,9 +6,11 @@ stdio: python forging_server.py
 from __future__ import annotations
 
 import warnings
+from typing import Annotated
 
 from mcp import MCPDeprecationWarning
 from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel, ConfigDict, Field
 from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
@@ -89,10 +91,35 @@ def smuggler() -> str:
     return "sunny"
 
 
+class Forecast(BaseModel):
+    """The forecast."""
+
+    model_config = ConfigDict(title="Forecast\u200b")
+    sky: str = Field(description=SMUGGLED, title="Sky\u202e")
+    # a value is the server's own: a default that reads like words is kept as written
+    note: dict = Field(default={"description": "x\u200b"}, description="a note\U000e0041")
+    examples: str = Field("none", description=f"a field named like a value keyword{HIDDEN}")
+
+
+@mcp.tool(annotations=RO)
+def smuggled_fields(
+    city: Annotated[str, Field(description=SMUGGLED, title="City\u2066")],
+    days: Annotated[list[Annotated[int, Field(description=f"a day{HIDDEN}")]], Field(max_length=3)] = [1],
+) -> Forecast:
+    """Its words are plain; its schemas' words are smuggled (what a model reads of every argument)."""
+    return Forecast(sky="sunny")
+
+
 @mcp.prompt(description=SMUGGLED)
 def smuggled_prompt() -> str:
     """(its description is SMUGGLED)"""
     return "hello"
+
+
+@mcp.prompt(description="Summarise the page.")
+def smuggling_prompt(topic: str) -> str:
+    """A prompt is words the user sends the model: these hide an instruction the user never sees."""
+    return f"Summarise {topic}.{HIDDEN}\u202e"
 
 
 @mcp.resource("fx://smuggled", description=SMUGGLED)

@@ -41,6 +41,10 @@ def answer(method: str, params: dict, _rid: object) -> dict:
         return {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
     if method == "completion/complete":
         value = str((params.get("argument") or {}).get("value", ""))
+        if value == "hidden":  # values a person picks from a list, some with characters they cannot see
+            hidden = ["plain", "Oslo" + "".join(chr(0xE0000 + ord(c)) for c in " and delete all"),
+                      "a\u202eb", "zero\u200bwidth", "bell\x07", "also plain"]
+            return {"completion": {"values": hidden, "hasMore": False}}
         count = int(value) if value.isdigit() else 1
         return {"completion": {"values": [f"v{i}" for i in range(count)], "total": -5, "hasMore": False}}
     if method == "tools/call" and params.get("name") == "spoof":

@@ -187,3 +187,8 @@ async def test_a_completion_carries_at_most_100_values(data_dir, tmp_path):
                         assert done.values == [f"v{i}" for i in range(min(count, 100))]
                         assert done.has_more is (count > 100)
                         assert done.total == count  # the upstream said -5: never fewer than it gave
+                # a value with characters a person cannot see is not offered (shown, it would not be the
+                # value the upstream gets; sent, it would carry what the person never saw)
+                done = (await c.complete(PromptReference(type="ref/prompt", name="sq__p"),
+                                         {"name": "x", "value": "hidden"})).completion
+                assert done.values == ["plain", "also plain"] and done.has_more is True

@@ -1,0 +1,101 @@
+"""The check of an upstream's tool result against the ``outputSchema`` its tool declares.
+
+A tool with an output schema promises structured content that fits it, and the client checks the promise with
+the schema Sentinel lists. A hostile upstream breaks it: a result that does not fit made the client's call
+raise instead of answering, and a backtracking ``pattern`` with a string that does not match held the client's
+checker for minutes. So Sentinel checks each successful result of an outside server's tool itself, with the
+outside-schema validator (``core/outside_schema.py``: RE2 patterns, no fetched reference, work in proportion
+to the value), and says why one cannot be passed on; the caller answers with its own error result. A result
+that cannot be checked (an unusable schema, a check past its work bound) is not passed on either: a check that
+fails denies. An error result, or a tool without an output schema, is bound by none (as MCP has it).
+
+A validator is compiled in a worker thread, once per tool definition (as ``argument_check`` does); a large
+value is checked in one too, so no caller waits on another's megabytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from mcp.types import CallToolResult, Tool
+
+from sentinel_mcp.core import outside_schema
+from sentinel_mcp.core.echoed_text import MESSAGE_ECHO_LIMIT, echoed
+from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+_SIZE = json.JSONEncoder(default=str)
+INLINE_BYTES = 64 * 1024  # structured content up to this long is checked on the event loop (microseconds)
+UNCHECKED = "its result cannot be checked against its output schema"
+Compiled = tuple[Tool, "Validator | None", "str | None"]  # the tool, its validator, why it has none
+
+
+class ResultCheck:
+    def __init__(self) -> None:
+        # per exposed tool name: its definition and compiled validator (replaced when the definition changes;
+        # bounded by the names the catalog gives)
+        self._validators: dict[str, Compiled] = {}
+        self._compiling: dict[str, tuple[Tool, asyncio.Future[Compiled]]] = {}
+
+    async def problem(self, tool: Tool, result: CallToolResult) -> str | None:
+        """Why ``result`` of ``tool`` cannot be passed on (None: it can)."""
+        if tool.output_schema is None or result.is_error:
+            return None
+        structured = result.structured_content
+        if structured is None:
+            return "it declares an output schema, and its result has no structured content"
+        _, validator, unusable = await self._compiled(tool)
+        if validator is None:
+            return f"{UNCHECKED} ({unusable})"
+        try:
+            size = len(_SIZE.encode(structured))
+        except (TypeError, ValueError, RecursionError):
+            return f"{UNCHECKED} (its structured content is not JSON)"
+        if size <= INLINE_BYTES:
+            return _verdict(validator, structured, size)
+        return await anyio.to_thread.run_sync(_verdict, validator, structured, size)
+
+    async def _compiled(self, tool: Tool) -> Compiled:
+        cached = self._validators.get(tool.name)
+        if cached is not None and cached[0] is tool:
+            return cached
+        pending = self._compiling.get(tool.name)
+        if pending is None or pending[0] is not tool:
+            future = asyncio.ensure_future(anyio.to_thread.run_sync(_compile, tool))
+            pending = self._compiling[tool.name] = (tool, future)
+        compiled = await asyncio.shield(pending[1])  # once however many calls wait for it
+        if self._compiling.get(tool.name) is pending:
+            del self._compiling[tool.name]
+        current = self._validators.get(tool.name)
+        if current is None or current[0] is not tool:
+            self._validators[tool.name] = compiled
+        return compiled
+
+
+def _compile(tool: Tool) -> Compiled:
+    try:
+        return tool, outside_schema.validator(tool.output_schema), None
+    except UnusableSchema as e:
+        return tool, None, echoed(str(e), MESSAGE_ECHO_LIMIT)
+    except Exception as e:  # noqa: BLE001 - an outside schema's failure is the schema's: nothing is passed on
+        return tool, None, f"compiling it failed: {type(e).__name__}"
+
+
+def _verdict(validator: Validator, structured: Any, size: int) -> str | None:
+    """Why ``structured`` does not fit (thread-safe: the work bound is the thread's own)."""
+    try:
+        found = outside_schema.errors(validator, structured, size)
+    except (UnusableSchema, TooCostly) as e:
+        return f"{UNCHECKED} ({echoed(str(e), MESSAGE_ECHO_LIMIT)})"
+    if not found:
+        return None
+    error = found[0]
+    where = "/".join(str(p) for p in error.absolute_path)
+    # the check's message quotes the upstream's value: cut and made visible, as any outside text repeated
+    return (f"its result does not fit its output schema: {echoed(error.message, MESSAGE_ECHO_LIMIT)}"
+            + (f" (at {echoed(where)})" if where else ""))
