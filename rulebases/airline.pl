@@ -476,6 +476,8 @@ guard('airline__send_certificate', [user_id = U, amount = A],
                 policy_ref(airline, 'Always confirms the facts before offering compensation.')),
         require(compensation_eligible(U, R), 'no compensation: only for silver/gold members, insured reservations, or business cabin',
                 policy_ref(airline, 'Only compensate if the user is a silver/gold member or has travel insurance or flies business.')),
+        require(\+ compensated(R), 'a certificate was already sent for this reservation: a gesture is offered once',
+                policy_ref(airline, 'If the user complains about cancelled flights')),
         compensation_reason(R, W),
         require(compensation_condition(R, W), 'a certificate is offered only for a cancelled flight, or for a delayed one after the reservation was changed or cancelled (in this session)',
                 policy_ref(airline, 'Do not offer compensation for any other reason than the ones listed above.')),
@@ -517,6 +519,10 @@ guard('airline__transfer_to_human_agents', [], true).
 % change also records the delayed flights it replaced, read from the facts as they were before the change.
 fact(reservation_modified/2).
 fact(delayed_leg_before_change/3).
+% the reservation a certificate was sent for (the answer the certificate was decided on): one gesture each.
+% Only this conversation's: the airline keeps no record of what a certificate was for, so another
+% conversation cannot see it (a per-user record of writes would be needed)
+fact(compensated/1).
 
 effect('airline__cancel_reservation', [reservation_id = R],
        [invalidate(reservation_status(R, _)), invalidate(reservation_payment(R, _, _)),
@@ -535,4 +541,5 @@ effect('airline__update_reservation_passengers', [reservation_id = R],
        [invalidate(reservation_passenger(R, _, _, _))]).
 effect('airline__book_reservation', [user_id = U], [invalidate(user_reservation(U, _)), invalidate(user_payment_balance(U, _, _)),
                                                       invalidate(user_payment(U, _, _))]).
-effect('airline__send_certificate', [user_id = U], [invalidate(user_payment(U, _, _)), invalidate(user_payment_balance(U, _, _))]).
+effect('airline__send_certificate', [user_id = U], [invalidate(user_payment(U, _, _)), invalidate(user_payment_balance(U, _, _)),
+                                                      establish(compensated(R), compensation_reservation(U, R))]).

@@ -321,3 +321,17 @@ async def test_bag_updates_that_break_the_policy_are_denied(change: dict[str, An
     )
     d = await air.decide("update_reservation_baggages", args)
     assert isinstance(d, Deny), d
+
+
+async def test_a_cancelled_flight_is_compensated_once(tmp_path: Path) -> None:
+    """'the agent can offer a certificate as a gesture ... with the amount being $100 times the number of
+    passengers': one certificate for the reservation's cancelled flight, not one per time the agent asks.
+    QDGWHB: isabella_anderson_9682 (silver), business, 1 passenger, a flight cancelled. (Only within the
+    conversation: the airline keeps no record of what a certificate was for.)"""
+    user = "isabella_anderson_9682"
+    answers = {"compensation_reservation": "QDGWHB", "compensation_reason": "cancelled_flight"}
+    cert = {"user_id": user, "amount": 100}
+    async with _airline(user)(tmp_path) as air:
+        await air.write("send_certificate", cert, answers)
+        assert denied(await air.decide("send_certificate", cert, answers), "already")
+        assert denied(await air.decide("send_certificate", {"user_id": user, "amount": 100.0}, answers), "already")
