@@ -94,6 +94,9 @@ def _airline(user: str, *, permissive: bool = True):  # type: ignore[no-untyped-
     return run
 
 
+ISABELLA = "isabella_anderson_9682"  # silver; QDGWHB: business, 1 passenger, a flight cancelled
+
+
 # Guards shared by the tests that only decide (each in a conversation of its own): one per user.
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, Airline]]:
@@ -107,7 +110,7 @@ async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict
 
     async def hold() -> None:
         async with contextlib.AsyncExitStack() as stack:
-            for user in (MIA, "mia_li_3668"):
+            for user in (MIA, "mia_li_3668", ISABELLA):
                 rigs[user] = await stack.enter_async_context(_airline(user)(tmp_path_factory.mktemp(user)))
             ready.set()
             await done.wait()
@@ -334,4 +337,57 @@ async def test_a_cancelled_flight_is_compensated_once(tmp_path: Path) -> None:
     async with _airline(user)(tmp_path) as air:
         await air.write("send_certificate", cert, answers)
         assert denied(await air.decide("send_certificate", cert, answers), "already")
-        assert denied(await air.decide("send_certificate", {"user_id": user, "amount": 100.0}, answers), "already")
+        again = await air.decide("send_certificate", {"user_id": user, "amount": 100.0}, answers)
+        assert denied(again, "already"), again
+
+
+# HKEG34 (mia_li_3668): business, DEN-LAS one way on HAT290 2024-05-27, 1 passenger. HAT084 flies DEN-LAS.
+NEW_FLIGHT = {"flight_number": "HAT084", "date": "2024-05-26"}
+CHANGE = {"reservation_id": "HKEG34", "cabin": "business", "flights": [NEW_FLIGHT],
+          "payment_id": "credit_card_4421486"}
+BAD_CHANGES = {
+    "a flight that has landed": {"flights": [{"flight_number": "HAT084", "date": "2024-05-14"}]},
+    "flights as an object": {"flights": NEW_FLIGHT},
+    "the flight twice": {"flights": [NEW_FLIGHT, NEW_FLIGHT]},
+    "a cabin in another case": {"cabin": "Business"},
+    "a cabin of no price": {"cabin": "first"},
+    "a flight number in lower case": {"flights": [{"flight_number": "hat084", "date": "2024-05-26"}]},
+    "a date in another format": {"flights": [{"flight_number": "HAT084", "date": "2024-5-26"}]},
+    "a flight of another route": {"flights": [{"flight_number": "HAT034", "date": "2024-05-26"}]},
+    "a payment not in the profile": {"payment_id": "credit_card_6719194"},
+    "the reservation in lower case": {"reservation_id": "hkeg34"},
+}
+
+
+@pytest.mark.parametrize("change", list(BAD_CHANGES.values()), ids=list(BAD_CHANGES))
+async def test_flight_changes_that_break_the_policy_are_denied(
+    change: dict[str, Any], mia3668: Airline
+) -> None:
+    assert isinstance(await mia3668.decide("update_reservation_flights", CHANGE), Allow)
+    d = await mia3668.decide("update_reservation_flights", CHANGE | change)
+    assert isinstance(d, Deny), d
+
+
+CANCELLED = {"compensation_reservation": "QDGWHB", "compensation_reason": "cancelled_flight"}
+BAD_CERTIFICATES = {
+    "twice the amount": {"amount": 200},
+    "an amount as a string": {"amount": "100"},
+    "a negative amount": {"amount": -100},
+    "an amount as a list": {"amount": [100]},
+    "an amount as a boolean": {"amount": True},
+    "an infinite amount": {"amount": math.inf},
+    "a not-a-number amount": {"amount": math.nan},
+    "another user": {"user_id": MIA},
+    "the user in upper case": {"user_id": ISABELLA.upper()},
+}
+
+
+@pytest.mark.parametrize("change", list(BAD_CERTIFICATES.values()), ids=list(BAD_CERTIFICATES))
+async def test_certificates_beyond_the_policy_are_denied(
+    change: dict[str, Any], shared: dict[str, Airline], request: pytest.FixtureRequest
+) -> None:
+    air = shared[ISABELLA].in_session(request.node.name)
+    cert = {"user_id": ISABELLA, "amount": 100}
+    assert isinstance(await air.decide("send_certificate", cert, CANCELLED), Allow)
+    d = await air.decide("send_certificate", cert | change, CANCELLED)
+    assert isinstance(d, Deny), d

@@ -101,7 +101,7 @@ def counted_solves(guard: PolicyGuard, monkeypatch: pytest.MonkeyPatch) -> list[
     return solved
 
 def airline_on_planted_facts(tmp: Path) -> Path:
-    """airline.pl without ``fresh_for_writes``: these guards have no upstream, so a write's proof must stand on
+    """airline.pl without ``fresh_for_writes``: these guards have no upstream, so a write's proof stands on
     the planted facts rather than drop them to read them again."""
     path = tmp / "airline.pl"
     path.write_text((RULEBASES_DIR / "airline.pl").read_text().replace(", fresh_for_writes]", "]"))

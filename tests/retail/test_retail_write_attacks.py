@@ -7,7 +7,6 @@ Sentinel and the order is as it was. One gateway for the module; each test is a 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any, AsyncIterator
 
 import pytest
