@@ -197,6 +197,8 @@ BAD_PAYMENTS = {
     "an upper-case payment id": [{"payment_id": CARD.upper(), "amount": 104}],
     "a payment id with a space": [{"payment_id": CARD + " ", "amount": 104}],
     "a payment not an object": [CARD],
+    "a huge payment list": [{"payment_id": CARD, "amount": 104}]
+    + [{"payment_id": GIFT, "amount": 0}] * 20000,
 }
 
 
@@ -219,6 +221,7 @@ BAD_BOOKINGS = {
     "the user with a space": {"user_id": " " + MIA},
     "the user as a list": {"user_id": [MIA]},
     "a flight twice": {"flights": [BOOK["flights"][0], BOOK["flights"][0], BOOK["flights"][1]]},
+    "a huge flight list": {"flights": BOOK["flights"] * 10000, "flight_type": "round_trip"},
     "a cabin of another spelling": {"cabin": "Basic_Economy"},
     "insurance as true": {"insurance": True, "payment_methods": [{"payment_id": CARD, "amount": 134}]},
 }

@@ -43,6 +43,10 @@ ATTACKS: dict[str, tuple[str, dict[str, Any]]] = {
     "modify: item ids as numbers": (MODIFY, items(PENDING, [int(WATCH)], [int(WATCH_OTHER)])),
     "modify: more new items than old": (MODIFY, items(PENDING, [WATCH], [WATCH_OTHER, WATCH_DEARER])),
     "modify: no items": (MODIFY, items(PENDING, [], [])),
+    "modify: a huge item list": (MODIFY, items(PENDING, [WATCH] * 20000, [WATCH_OTHER] * 20000)),
+    "return: a huge item list": (
+        "retail__return_delivered_order_items",
+        {"order_id": DELIVERED, "item_ids": [SNEAKERS, ESPRESSO] * 20000, "payment_method_id": PAYPAL}),
     "modify: another user's payment": (MODIFY, items(PENDING, [WATCH], [WATCH_OTHER], "paypal_6151711")),
     "modify: a payment in upper case": (MODIFY, items(PENDING, [WATCH], [WATCH_OTHER], PAYPAL.upper())),
     "modify: a payment as a list": (MODIFY, items(PENDING, [WATCH], [WATCH_OTHER], [PAYPAL])),
