@@ -394,3 +394,18 @@ async def test_certificates_beyond_the_policy_are_denied(
     assert isinstance(await air.decide("send_certificate", cert, CANCELLED), Allow)
     d = await air.decide("send_certificate", cert | change, CANCELLED)
     assert isinstance(d, Deny), d
+
+
+async def test_no_cabin_change_once_a_flight_has_flown(tmp_path: Path) -> None:
+    """'Cabin cannot be changed if any flight in the reservation has already been flown.': I6M8JQ
+    (amelia_davis_8890, economy, both flights landed) on its own flights, in another cabin or spelling."""
+    flights = [{"flight_number": "HAT115", "date": "2024-05-09"},
+               {"flight_number": "HAT192", "date": "2024-05-09"}]
+    async with _airline("amelia_davis_8890")(tmp_path) as air:
+        for cabin in ("business", "basic_economy", "Economy", ["economy"]):
+            args = {"reservation_id": "I6M8JQ", "cabin": cabin, "flights": flights,
+                    "payment_id": "credit_card_4074252"}
+            d = await air.decide("update_reservation_flights", args)
+            assert isinstance(d, Deny), (cabin, d)
+            if cabin == "business":
+                assert denied(d, "cabin cannot be changed once a flight has been flown"), d
