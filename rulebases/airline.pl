@@ -18,19 +18,23 @@ askable(current_user(U), "What is your user id?", text,
          unknown('I need your user id to act on a reservation: it is in your profile and in the e-mail that confirmed your booking. Please look it up, then ask again.')]).
 
 % ---------------------------------------------------------------- bindings (read-only tools)
+% What a write is decided on that a write can change (a payment method and its balance, a reservation's status,
+% flights, passengers, bags and payments, a flight's seats left) is read again before each write is decided
+% (fresh_for_writes): another conversation of the user may have spent the gift card or cancelled the
+% reservation since this one read it, and a booking takes seats that the search read before it still shows.
 % required: a result without the field (missing, renamed, null) leaves the fact unknown and the look-up
 % failed, never "looked up, nothing there" (docs/rulebase-language.md)
 binding(user_membership(U, M), tool('airline__get_user_details', [user_id = U]),
         extract([M = '/membership']), [ttl(300), required]).
 binding(user_payment(U, Id, Source), tool('airline__get_user_details', [user_id = U]),
-        extract([Id = key('/payment_methods/*'), Source = '/payment_methods/*/source']), [ttl(300)]).
+        extract([Id = key('/payment_methods/*'), Source = '/payment_methods/*/source']), [ttl(300), fresh_for_writes]).
 binding(user_payment_balance(U, Id, Amount), tool('airline__get_user_details', [user_id = U]),
-        extract([Id = key('/payment_methods/*'), Amount = '/payment_methods/*/amount']), [ttl(300)]).
+        extract([Id = key('/payment_methods/*'), Amount = '/payment_methods/*/amount']), [ttl(300), fresh_for_writes]).
 binding(user_card(U, Id, Brand, Last4), tool('airline__get_user_details', [user_id = U]),
         extract([Id = key('/payment_methods/*'), Brand = '/payment_methods/*/brand',
                  Last4 = '/payment_methods/*/last_four']), [ttl(300)]).
 binding(user_reservation(U, R), tool('airline__get_user_details', [user_id = U]),
-        extract([R = '/reservations/*']), [ttl(300)]).
+        extract([R = '/reservations/*']), [ttl(300), fresh_for_writes]).
 
 % the id as the airline writes it: the API finds a reservation whatever the case or accents of the id it is
 % given, but facts (and what a write's effects invalidate) are kept per spelling, so writes name it exactly
@@ -39,27 +43,27 @@ binding(reservation_id_of(R, Id), tool('airline__get_reservation_details', [rese
 binding(reservation_user(R, U), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([U = '/user_id']), [ttl(60), required]).
 binding(reservation_cabin(R, C), tool('airline__get_reservation_details', [reservation_id = R]),
-        extract([C = '/cabin']), [ttl(60), required]).
+        extract([C = '/cabin']), [ttl(60), required, fresh_for_writes]).
 binding(reservation_route(R, O, D, T), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([O = '/origin', D = '/destination', T = '/flight_type']), [ttl(60)]).
 binding(reservation_created(R, T), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([T = '/created_at']), [ttl(60), required]).
 binding(reservation_leg(R, F, Date, O, D), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([F = '/flights/*/flight_number', Date = '/flights/*/date',
-                 O = '/flights/*/origin', D = '/flights/*/destination']), [ttl(60)]).
+                 O = '/flights/*/origin', D = '/flights/*/destination']), [ttl(60), fresh_for_writes]).
 binding(reservation_leg_price(R, F, Date, P), tool('airline__get_reservation_details', [reservation_id = R]),
-        extract([F = '/flights/*/flight_number', Date = '/flights/*/date', P = '/flights/*/price']), [ttl(60)]).
+        extract([F = '/flights/*/flight_number', Date = '/flights/*/date', P = '/flights/*/price']), [ttl(60), fresh_for_writes]).
 binding(reservation_passenger(R, First, Last, Dob), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([First = '/passengers/*/first_name', Last = '/passengers/*/last_name', Dob = '/passengers/*/dob']),
-        [ttl(60)]).
+        [ttl(60), fresh_for_writes]).
 binding(reservation_payment(R, Id, Amount), tool('airline__get_reservation_details', [reservation_id = R]),
-        extract([Id = '/payment_history/*/payment_id', Amount = '/payment_history/*/amount']), [ttl(60)]).
+        extract([Id = '/payment_history/*/payment_id', Amount = '/payment_history/*/amount']), [ttl(60), fresh_for_writes]).
 binding(reservation_insurance(R, I), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([I = '/insurance']), [ttl(60), required]).
 binding(reservation_baggage(R, Total, Nonfree), tool('airline__get_reservation_details', [reservation_id = R]),
-        extract([Total = '/total_baggages', Nonfree = '/nonfree_baggages']), [ttl(60)]).
+        extract([Total = '/total_baggages', Nonfree = '/nonfree_baggages']), [ttl(60), fresh_for_writes]).
 binding(reservation_status(R, S), tool('airline__get_reservation_details', [reservation_id = R]),
-        extract([S = '/status']), [ttl(60)]).
+        extract([S = '/status']), [ttl(60), fresh_for_writes]).
 
 binding(airport_city(Code, City), tool('airline__list_all_airports', []),
         extract([Code = '/result/*/iata', City = '/result/*/city']), [ttl(session)]).
@@ -74,7 +78,7 @@ binding(direct_flight_price(O, D, Date, F, Cabin, Price),
 binding(direct_flight_seats(O, D, Date, F, Cabin, Seats),
         tool('airline__search_direct_flight', [origin = O, destination = D, date = Date]),
         extract([F = '/result/*/flight_number', Cabin = key('/result/*/available_seats/*'),
-                 Seats = '/result/*/available_seats/*']), [ttl(60)]).
+                 Seats = '/result/*/available_seats/*']), [ttl(60), fresh_for_writes]).
 binding(onestop_flight(O, D, Date, F1, D1, M, F2, D2),
         tool('airline__search_onestop_flight', [origin = O, destination = D, date = Date]),
         extract([F1 = '/result/*/0/flight_number', D1 = '/result/*/0/date', M = '/result/*/0/destination',
@@ -239,6 +243,17 @@ card_payment(U, P) :- payment_source(U, P, S), memberchk(S, [credit_card, gift_c
 % A gift card pays at most its balance (a credit card has no balance here).
 covers(U, P, Amount) :-
     (   payment_source(U, P, gift_card) -> user_payment_balance(U, P, B), Amount =< B ; true ).
+
+% Every payment an object naming a method once, with a positive amount: a method listed twice would pass each
+% balance check alone and together take more than its balance, and a negative or missing amount makes the rest
+% add up to the price while paying something else (a negative gift card payment would raise its balance).
+payments_well_formed(Payments) :-
+    is_list(Payments), Payments \== [],
+    forall(member(P, Payments), ( P = json(L), memberchk(payment_id = Id, L), atom(Id),
+                                  memberchk(amount = A, L), number(A), A > 0 )),
+    findall(Id, ( member(json(L), Payments), memberchk(payment_id = Id, L) ), Ids),
+    sort(Ids, Distinct), length(Ids, N), length(Distinct, N).
+cites(payments_well_formed/1, policy_ref(airline, 'at most one travel certificate, at most one credit card, and at most three gift cards')).
 
 payments_in_profile(U, Payments) :-
     forall(member(json(P), Payments), ( memberchk(payment_id = Id, P), payment_in_profile(U, Id) )).
@@ -411,6 +426,8 @@ guard('airline__book_reservation',
                 policy_ref(airline, 'Each reservation can have at most five passengers.')),
         require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name and a date of birth',
                 policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
+        require(payments_well_formed(Pay), 'each payment names a different payment method and pays a positive amount',
+                policy_ref(airline, 'All payment methods must already be in user profile for safety reasons.')),
         require(( is_list(Pay), payments_in_profile(U, Pay) ), 'every payment method must already be in the user profile',
                 policy_ref(airline, 'All payment methods must already be in user profile for safety reasons.')),
         require(( is_list(Pay), payment_counts_ok(U, Pay) ),
@@ -459,6 +476,8 @@ guard('airline__send_certificate', [user_id = U, amount = A],
                 policy_ref(airline, 'Always confirms the facts before offering compensation.')),
         require(compensation_eligible(U, R), 'no compensation: only for silver/gold members, insured reservations, or business cabin',
                 policy_ref(airline, 'Only compensate if the user is a silver/gold member or has travel insurance or flies business.')),
+        require(\+ compensated(R), 'a certificate was already sent for this reservation: a gesture is offered once',
+                policy_ref(airline, 'If the user complains about cancelled flights')),
         compensation_reason(R, W),
         require(compensation_condition(R, W), 'a certificate is offered only for a cancelled flight, or for a delayed one after the reservation was changed or cancelled (in this session)',
                 policy_ref(airline, 'Do not offer compensation for any other reason than the ones listed above.')),
@@ -500,6 +519,10 @@ guard('airline__transfer_to_human_agents', [], true).
 % change also records the delayed flights it replaced, read from the facts as they were before the change.
 fact(reservation_modified/2).
 fact(delayed_leg_before_change/3).
+% the reservation a certificate was sent for (the answer the certificate was decided on): one gesture each.
+% Only this conversation's: the airline keeps no record of what a certificate was for, so another
+% conversation cannot see it (a per-user record of writes would be needed)
+fact(compensated/1).
 
 effect('airline__cancel_reservation', [reservation_id = R],
        [invalidate(reservation_status(R, _)), invalidate(reservation_payment(R, _, _)),
@@ -518,4 +541,5 @@ effect('airline__update_reservation_passengers', [reservation_id = R],
        [invalidate(reservation_passenger(R, _, _, _))]).
 effect('airline__book_reservation', [user_id = U], [invalidate(user_reservation(U, _)), invalidate(user_payment_balance(U, _, _)),
                                                       invalidate(user_payment(U, _, _))]).
-effect('airline__send_certificate', [user_id = U], [invalidate(user_payment(U, _, _)), invalidate(user_payment_balance(U, _, _))]).
+effect('airline__send_certificate', [user_id = U], [invalidate(user_payment(U, _, _)), invalidate(user_payment_balance(U, _, _)),
+                                                      establish(compensated(R), compensation_reservation(U, R))]).

@@ -100,10 +100,18 @@ def counted_solves(guard: PolicyGuard, monkeypatch: pytest.MonkeyPatch) -> list[
     monkeypatch.setattr(guard.solver, "solve", counted_solve)
     return solved
 
+def airline_on_planted_facts(tmp: Path) -> Path:
+    """airline.pl without ``fresh_for_writes``: these guards have no upstream, so a write's proof stands on
+    the planted facts rather than drop them to read them again."""
+    path = tmp / "airline.pl"
+    path.write_text((RULEBASES_DIR / "airline.pl").read_text().replace(", fresh_for_writes]", "]"))
+    return path
+
+
 async def test_first_passes_decide_as_the_general_path_with_no_pass_run_twice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    guard = PolicyGuard([RULEBASES_DIR / "airline.pl"], None, store_path=tmp_path / "facts.db",
+    guard = PolicyGuard([airline_on_planted_facts(tmp_path)], None, store_path=tmp_path / "facts.db",
                         seeds={"current_user": "amelia_davis_8890"}, lazy_proofs=True)
     await guard.start(watch=False)
     rng = random.Random(2141)
@@ -237,7 +245,7 @@ async def test_a_first_pass_from_a_thread_without_an_engine_is_one_job_and_decid
     anything else goes on from that pass; the decisions and proofs are the general path's."""
     import asyncio
 
-    guard = PolicyGuard([RULEBASES_DIR / "airline.pl"], None, store_path=tmp_path / "facts.db",
+    guard = PolicyGuard([airline_on_planted_facts(tmp_path)], None, store_path=tmp_path / "facts.db",
                         seeds={"current_user": "amelia_davis_8890"}, lazy_proofs=True)
     await guard.start(watch=False)
     rng = random.Random(2143)
