@@ -1,0 +1,71 @@
+"""Every problem of a rulebase file is named with its file and line, and one bad clause loses no other.
+
+A body that is not a goal (``a :- 1.``), a grammar rule SWI-Prolog cannot translate (``a --> 1.``) or a
+declaration of the wrong shape (``fact(p/(-1))``) stopped the whole load with "loading stopped" at line 0:
+the clause's line was not said, and no later clause was checked. A declaration the loader let through in a
+shape the gateway cannot read (``read_only(f(x))``, ``symbolic_exempt(t, X)``) failed the trial run with a
+raw Prolog exception, or was misread (``symbolic_exempt(t, ab)`` exempted the arguments "a" and "b"), and a
+binding's ``ttl(1.0Inf)`` made the engine write JSON no reader takes (the check raised JSONDecodeError)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sentinel_mcp.policy.checker import check_files
+from sentinel_mcp.policy.engine import shared_engine
+
+pytestmark = pytest.mark.timeout(120)
+
+BAD = [
+    "a1 :- 1.",
+    "a2 :- (true, 1).",
+    "a3 :- \\+ 1.",
+    "a4 :- (1 -> 2 ; 3).",
+    "a5 --> 1.",
+    "a6 --> [x|y].",
+    "a7 --> {1}.",
+    "fact(p/(-1)).",
+    "fact(1/1).",
+    "fact(q/a).",
+    "read_only(1).",
+    "read_only(f(x)).",
+    "effect(f(x), [], []).",
+    "effect(t, x, []).",
+    "symbolic_exempt(t, ab).",
+    "symbolic_exempt(1, [a]).",
+    "symbolic_exempt(t, [1]).",
+    "symbolic_exempt(t, _).",
+    "guard(t1, [a = _, 1], true).",
+    "guard(t2, [1 = _], true).",
+    "binding(p1(X), tool(t, [a = X]), extract([X = a]), [ttl(1.0Inf)]).",
+    "binding(p2(X), tool(t, [1]), extract([X = a]), []).",
+    "binding(p3(X), tool(t, [f(a) = X]), extract([X = a]), []).",
+]
+
+
+async def test_each_bad_clause_is_named_at_its_line_and_the_rest_is_still_checked(tmp_path: Path) -> None:
+    f = tmp_path / "rb.pl"
+    f.write_text("fact(ok/1).\n" + "\n".join(BAD) + "\nlast_one :- shell(x).\n")
+    problems = await check_files(shared_engine(), [f])
+    assert not [p for p in problems if p.line == 0], problems
+    errors = {p.line for p in problems if p.severity == "error"}
+    for i, clause in enumerate(BAD, start=2):
+        assert i in errors, (clause, problems)
+    last = len(BAD) + 2  # nothing after a bad clause is lost: the last clause is checked too
+    assert any(p.line == last and "shell/1" in p.message for p in problems), problems
+
+
+@pytest.mark.parametrize("clause", [
+    "binding(p(X), tool(t, [a = X]), extract([X = a]), [ttl(1.0Inf)]).",
+    "read_only(f(x)).",
+    "effect(f(x), [], []).",
+    "symbolic_exempt(t, _).",
+    "symbolic_exempt(t, ab).",
+])
+async def test_a_declaration_alone_is_an_error_at_its_line(tmp_path: Path, clause: str) -> None:
+    f = tmp_path / "rb.pl"
+    f.write_text("fact(ok/1).\n" + clause + "\n")
+    problems = await check_files(shared_engine(), [f])
+    assert [p.line for p in problems if p.severity == "error"] == [2], problems
