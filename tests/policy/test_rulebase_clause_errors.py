@@ -5,7 +5,8 @@ declaration of the wrong shape (``fact(p/(-1))``) stopped the whole load with "l
 the clause's line was not said, and no later clause was checked. A declaration the loader let through in a
 shape the gateway cannot read (``read_only(f(x))``, ``symbolic_exempt(t, X)``) failed the trial run with a
 raw Prolog exception, or was misread (``symbolic_exempt(t, ab)`` exempted the arguments "a" and "b"), and a
-binding's ``ttl(1.0Inf)`` made the engine write JSON no reader takes (the check raised JSONDecodeError)."""
+binding's ``ttl(1.0Inf)`` or a choice of ``1.0Inf`` made the engine write JSON no reader takes (the check
+raised JSONDecodeError)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,11 @@ BAD = [
     "binding(p1(X), tool(t, [a = X]), extract([X = a]), [ttl(1.0Inf)]).",
     "binding(p2(X), tool(t, [1]), extract([X = a]), []).",
     "binding(p3(X), tool(t, [f(a) = X]), extract([X = a]), []).",
+    'askable(q1(_), "Q?", choice([1.0Inf]), []).',
+    'askable(q2(_), "Q?", choice([a - 1.0Inf]), []).',
+    'askable(q3(_), "Q?", choice([1.5NaN - a]), []).',
+    'askable(q4(_), "Q?", number, [unknown(as(1.0Inf))]).',
+    "seed(s(1.0Inf)).",
 ]
 
 
@@ -63,9 +69,11 @@ async def test_each_bad_clause_is_named_at_its_line_and_the_rest_is_still_checke
     "effect(f(x), [], []).",
     "symbolic_exempt(t, _).",
     "symbolic_exempt(t, ab).",
+    'askable(q(_), "Q?", choice([1.0Inf]), []).',
+    'askable(q(_), "Q?", choice([a - 1.5NaN]), []).',
 ])
 async def test_a_declaration_alone_is_an_error_at_its_line(tmp_path: Path, clause: str) -> None:
     f = tmp_path / "rb.pl"
     f.write_text("fact(ok/1).\n" + clause + "\n")
     problems = await check_files(shared_engine(), [f])
-    assert [p.line for p in problems if p.severity == "error"] == [2], problems
+    assert {p.line for p in problems if p.severity == "error"} == {2}, problems

@@ -31,6 +31,16 @@ shape_problem(fact(PI), M) :- nonvar(PI), PI = _/_, \+ ( PI = N/A, atom(N), inte
     format(atom(M), 'fact declaration must be Name/Arity with an atom Name and an arity of 0 to 1024, got ~q',
            [PI]).
 
+%  A declaration is data the gateway reads as JSON, and JSON has no infinite or NaN number (one was written as
+%  "inf" and the gateway's reader failed on the whole rulebase); a goal inside one may compare with one.
+shape_problem(D, M) :- declaration_data(D, Data), sub_term(X, Data), float(X), \+ ( X =:= X, abs(X) =\= inf ),
+    !, format(atom(M), 'a declaration holds no infinite or NaN number (~q): give a finite one', [X]).
+
+declaration_data(guard(T, P, _), T-P) :- !.
+declaration_data(context(N, V, _), N-V) :- !.
+declaration_data(askable(H, Q, choice_of(V, L, _), O), f(H, Q, V, L, O)) :- !.
+declaration_data(D, D).
+
 %  A guard's or effect's argument pattern: a list of Name = Term (Name an atom) or args(All).
 pattern_problem(P, M) :- \+ is_list(P), !,
     format(atom(M), 'argument pattern must be a list of Name = Term, got ~q', [P]).
