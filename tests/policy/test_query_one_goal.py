@@ -18,8 +18,9 @@ async def _ask(qw: QueryWorker, goal: str) -> dict:
     async def dump() -> str:
         return ""
 
-    return await qw.query(rb_module="rb_one_goal", rb_version="1", rb_files=[str(RULEBASES_DIR / "default.pl")],
-                          session_module="s_one_goal", generation=1, dump_session=dump, goal=goal)
+    files = [str(RULEBASES_DIR / "default.pl")]
+    return await qw.query(rb_module="rb_one_goal", rb_version="1", rb_files=files, session_module="s_one_goal",
+                          generation=1, dump_session=dump, goal=goal)
 
 
 async def test_text_after_the_goal_is_an_error_and_one_goal_is_answered(tmp_path: Path) -> None:
