@@ -19,7 +19,7 @@ async def _ask(qw: QueryWorker, goal: str) -> dict:
         return ""
 
     files = [str(RULEBASES_DIR / "default.pl")]
-    return await qw.query(rb_module="rb_one_goal", rb_version="1", rb_files=files, session_module="s_one_goal",
+    return await qw.query(rb_module="rb_one_goal", rb_version="1", rb_files=files, session_module="s_one",
                           generation=1, dump_session=dump, goal=goal)
 
 
