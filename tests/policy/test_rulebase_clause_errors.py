@@ -77,3 +77,22 @@ async def test_a_declaration_alone_is_an_error_at_its_line(tmp_path: Path, claus
     f.write_text("fact(ok/1).\n" + clause + "\n")
     problems = await check_files(shared_engine(), [f])
     assert {p.line for p in problems if p.severity == "error"} == {2}, problems
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("option(inference_limit(100)).", "option(inference_limit(1000000))."),
+    ('askable(q(X), "First?", yes_no, [ttl(10)]).', 'askable(q(X), "Second?", yes_no, [ttl(1000)]).'),
+])
+async def test_a_setting_declared_twice_is_an_error_naming_the_first(tmp_path: Path, first: str,
+                                                                     second: str) -> None:
+    """The gateway read the first of two silently (another file's, maybe): which was meant is unknowable."""
+    a, b = tmp_path / "a.pl", tmp_path / "b.pl"
+    a.write_text("fact(ok/1).\n" + first + "\n")
+    b.write_text(":- multifile q/1.\n\n" + second + "\n")
+    a2 = tmp_path / "one.pl"
+    a2.write_text(first + "\n" + second + "\n")
+    for files, where in (([a2], (a2, 2, a2, 1)), ([a, b], (b, 3, a, 2))):
+        problems = await check_files(shared_engine(), files)
+        said, line, named, named_line = where
+        assert any(p.file == str(said) and p.line == line and p.severity == "error" and "declared again" in
+                   p.message and f"{named} (line {named_line})" in p.message for p in problems), problems

@@ -55,3 +55,17 @@ multifile_indicators((A, B), PIs) :- !, multifile_indicators(A, P1), multifile_i
 multifile_indicators([], []) :- !.
 multifile_indicators([X|Xs], PIs) :- !, multifile_indicators(X, P1), multifile_indicators(Xs, P2), append(P1, P2, PIs).
 multifile_indicators(N/A, [N/A]) :- atom(N), integer(A), A >= 0.
+
+%  One value per setting: Sentinel reads the first of two option(inference_limit(N)) (another file's, maybe)
+%  and the first of two askables of one predicate (its question, type and time to live), silently; which one
+%  was meant is unknowable, as a JSON key given twice. The second is an error naming the first.
+post_load_problem(RB, P) :-
+    findall(Key-F-L, ( RB:'$src'(decl, D, F, L), one_per(D, Key) ), Read),
+    findall(Key-I-F-L, nth1(I, Read, Key-F-L), Numbered), msort(Numbered, Sorted),  % by key, then as read
+    append(_, [Key-_-F1-L1, Key-_-F2-L2|_], Sorted),
+    format(atom(M), '~w is declared again: ~w (line ~w) declares it already (one value each: which one is \c
+                     meant is unknowable); keep one', [Key, F1, L1]),
+    problem(error, F2, L2, M, P).
+
+one_per(option(O), Key) :- counted_option(O, _), functor(O, N, 1), format(atom(Key), 'the option ~w', [N]).
+one_per(askable(H, _, _, _), Key) :- callable(H), functor(H, N, A), format(atom(Key), 'the askable ~w/~w', [N, A]).
