@@ -1,8 +1,8 @@
-"""A drafted askable's predicate is its own: no other askable's and no binding's. Names were made by lower-casing
-and joining (``pred_name``), so an argument "Amount" beside "amount" gave two askables of one predicate (the
-user's answer to one question held for the other argument), and a read tool's field "a-b" gave a binding of
-the very predicate the write's argument "a_b" asks the user for: a hostile upstream's result answered a
-question only the user may answer."""
+"""A drafted askable's predicate is its own: no other askable's and no binding's. Names were made by
+lower-casing and joining (``pred_name``), so an argument "Amount" beside "amount" gave two askables of one
+predicate (the user's answer to one question held for the other argument), and a read tool's field "a-b"
+gave a binding of the very predicate the write's argument "a_b" asks the user for: a hostile upstream's
+result answered a question only the user may answer."""
 
 from __future__ import annotations
 
