@@ -96,3 +96,18 @@ async def test_a_setting_declared_twice_is_an_error_naming_the_first(tmp_path: P
         said, line, named, named_line = where
         assert any(p.file == str(said) and p.line == line and p.severity == "error" and "declared again" in
                    p.message and f"{named} (line {named_line})" in p.message for p in problems), problems
+
+
+@pytest.mark.parametrize("other", [
+    "binding(p(X), tool(t, []), extract([X = a]), []).",
+    "seed(p(x)).",
+    "fact(p/1).",
+    "effect(w, [a = A], [establish(p(A))]).",
+])
+async def test_an_askable_predicate_has_no_other_source(tmp_path: Path, other: str) -> None:
+    """A tool's result (or a seed, or a write's effect) made facts of a predicate only the user answers."""
+    f = tmp_path / "rb.pl"
+    f.write_text('askable(p(_), "Q?", text, [from([user])]).\n' + other
+                 + "\nguard(w, [a = A], (p(G), require(A == G, x))).\n")
+    problems = await check_files(shared_engine(), [f])
+    assert any(p.line == 2 and p.severity == "error" and "askable" in p.message for p in problems), problems

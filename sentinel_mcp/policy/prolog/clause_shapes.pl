@@ -69,3 +69,20 @@ post_load_problem(RB, P) :-
 
 one_per(option(O), Key) :- counted_option(O, _), functor(O, N, 1), format(atom(Key), 'the option ~w', [N]).
 one_per(askable(H, _, _, _), Key) :- callable(H), functor(H, N, A), format(atom(Key), 'the askable ~w/~w', [N, A]).
+
+%  An askable's facts are its answers, from whom its from/1 names: no binding, seed, fact/1 or effect of the
+%  rulebase may make facts of its predicate (a tool's result, an upstream's, would answer for the user; a
+%  draft once named a read tool's fact and a user's question alike).
+post_load_problem(RB, P) :-
+    RB:'$src'(decl, askable(H, _, _, _), F1, L1), callable(H), functor(H, N, A),
+    other_source(RB, N/A, F2, L2, What),
+    format(atom(M), 'this ~w makes facts of ~w/~w, the askable of ~w (line ~w): an askable''s facts are its \c
+                     answers, never another source''s (they would answer for the one it asks); rename one',
+           [What, N, A, F1, L1]),
+    problem(error, F2, L2, M, P).
+
+other_source(RB, PI, F, L, What) :-
+    RB:'$src'(decl, D, F, L), \+ D = askable(_, _, _, _), base_head(D, PI), functor(D, What, _).
+other_source(RB, N/A, F, L, effect) :-
+    RB:'$src'(decl, effect(_, _, Acts), F, L), is_list(Acts), member(X, Acts),
+    ( X = establish(H) ; X = establish(H, _) ), callable(H), functor(H, N, A).
