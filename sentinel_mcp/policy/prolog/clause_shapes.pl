@@ -74,8 +74,9 @@ one_per(askable(H, _, _, _), Key) :- callable(H), functor(H, N, A), format(atom(
 %  rulebase may make facts of its predicate (a tool's result, an upstream's, would answer for the user; a
 %  draft once named a read tool's fact and a user's question alike).
 post_load_problem(RB, P) :-
-    RB:'$src'(decl, askable(H, _, _, _), F1, L1), callable(H), functor(H, N, A),
-    other_source(RB, N/A, F2, L2, What),
+    findall(N/A-(F-L), ( RB:'$src'(decl, askable(H, _, _, _), F, L), callable(H), functor(H, N, A) ), As0),
+    As0 \== [], sort(1, @<, As0, As), list_to_assoc(As, Asked),  % one pass over the sources, not one each
+    other_source(RB, N/A, F2, L2, What), get_assoc(N/A, Asked, F1-L1),
     format(atom(M), 'this ~w makes facts of ~w/~w, the askable of ~w (line ~w): an askable''s facts are its \c
                      answers, never another source''s (they would answer for the one it asks); rename one',
            [What, N, A, F1, L1]),
