@@ -30,6 +30,7 @@
 :- discontiguous post_load_problem/2.
 
 :- include(rulebase_loading).
+:- include(clause_shapes).
 :- include(reserved_heads).
 :- include(unreachable_rules).
 :- include(fact_terms).
