@@ -79,13 +79,17 @@ async def test_a_declaration_alone_is_an_error_at_its_line(tmp_path: Path, claus
     assert {p.line for p in problems if p.severity == "error"} == {2}, problems
 
 
-@pytest.mark.parametrize(("first", "second"), [
-    ("option(inference_limit(100)).", "option(inference_limit(1000000))."),
-    ('askable(q(X), "First?", yes_no, [ttl(10)]).', 'askable(q(X), "Second?", yes_no, [ttl(1000)]).'),
+@pytest.mark.parametrize(("first", "second", "words"), [
+    ("option(inference_limit(100)).", "option(inference_limit(1000000)).", "declared again"),
+    ('askable(q(X), "First?", yes_no, [ttl(10)]).', 'askable(q(X), "Second?", yes_no, [ttl(1000)]).',
+     "never asks anything"),
+    ('askable(q(X), "First?", yes_no, [ttl(10)]).', 'askable(q(a), "Second?", yes_no, [ttl(1000)]).',
+     "never asks anything"),
 ])
 async def test_a_setting_declared_twice_is_an_error_naming_the_first(tmp_path: Path, first: str,
-                                                                     second: str) -> None:
-    """The gateway read the first of two silently (another file's, maybe): which was meant is unknowable."""
+                                                                     second: str, words: str) -> None:
+    """The gateway read the first of two silently (another file's, maybe): which was meant is unknowable. An
+    askable whose questions an earlier one asks (the same head, or a narrower one) would never ask."""
     a, b = tmp_path / "a.pl", tmp_path / "b.pl"
     a.write_text("fact(ok/1).\n" + first + "\n")
     b.write_text(":- multifile q/1.\n\n" + second + "\n")
@@ -94,8 +98,20 @@ async def test_a_setting_declared_twice_is_an_error_naming_the_first(tmp_path: P
     for files, where in (([a2], (a2, 2, a2, 1)), ([a, b], (b, 3, a, 2))):
         problems = await check_files(shared_engine(), files)
         said, line, named, named_line = where
-        assert any(p.file == str(said) and p.line == line and p.severity == "error" and "declared again" in
+        assert any(p.file == str(said) and p.line == line and p.severity == "error" and words in
                    p.message and f"{named} (line {named_line})" in p.message for p in problems), problems
+
+
+async def test_askables_of_one_predicate_for_different_questions_load(tmp_path: Path) -> None:
+    """Askables whose heads ask different questions of one predicate each ask their own (the first whose
+    head covers a question asks it): not an error, and neither is a general one after specific ones."""
+    f = tmp_path / "rb.pl"
+    f.write_text('askable(label(colour, X, C), "Colour of ~w?", choice([red, green]), [from([user])]).\n'
+                 'askable(label(owner, X, O), "Owner of ~w?", text, [from([user])]).\n'
+                 'askable(label(K, X, V), "~w of ~w?", text, [from([user])]).\n'
+                 "guard(w, [a = A], label(colour, A, red)).\n")
+    problems = await check_files(shared_engine(), [f])
+    assert not [p for p in problems if p.severity == "error"], problems
 
 
 @pytest.mark.parametrize("other", [

@@ -56,9 +56,9 @@ multifile_indicators([], []) :- !.
 multifile_indicators([X|Xs], PIs) :- !, multifile_indicators(X, P1), multifile_indicators(Xs, P2), append(P1, P2, PIs).
 multifile_indicators(N/A, [N/A]) :- atom(N), integer(A), A >= 0.
 
-%  One value per setting: Sentinel reads the first of two option(inference_limit(N)) (another file's, maybe)
-%  and the first of two askables of one predicate (its question, type and time to live), silently; which one
-%  was meant is unknowable, as a JSON key given twice. The second is an error naming the first.
+%  One value per setting: Sentinel reads the first of two option(inference_limit(N)) (another file's, maybe),
+%  silently; which one was meant is unknowable, as a JSON key given twice. The second is an error naming the
+%  first.
 post_load_problem(RB, P) :-
     findall(Key-F-L, ( RB:'$src'(decl, D, F, L), one_per(D, Key) ), Read),
     findall(Key-I-F-L, nth1(I, Read, Key-F-L), Numbered), msort(Numbered, Sorted),  % by key, then as read
@@ -68,7 +68,20 @@ post_load_problem(RB, P) :-
     problem(error, F2, L2, M, P).
 
 one_per(option(O), Key) :- counted_option(O, _), functor(O, N, 1), format(atom(Key), 'the option ~w', [N]).
-one_per(askable(H, _, _, _), Key) :- callable(H), functor(H, N, A), format(atom(Key), 'the askable ~w/~w', [N, A]).
+
+%  A question is asked by the first askable whose head covers it (askables_of/6): askables of one predicate
+%  with heads for different questions (label(colour, X, C), label(owner, X, O)) each ask their own, but one
+%  whose head an earlier one's covers (the same head again, or a narrower one) would never ask anything: its
+%  question, type and time to live silently unused. That one is an error naming the earlier.
+post_load_problem(RB, P) :-
+    findall(N/A-(H-F-L), ( RB:'$src'(decl, askable(H, _, _, _), F, L), callable(H), functor(H, N, A) ), Ps0),
+    keysort(Ps0, Ps), group_pairs_by_key(Ps, Groups),  % stable: each predicate's askables as read
+    member(_-Group, Groups), Group = [_, _|_],
+    append(_, [H1-F1-L1|Later], Group), member(H2-F2-L2, Later),
+    copy_term(H1, C1), copy_term(H2, C2), subsumes_term(C1, C2),
+    format(atom(M), 'this askable never asks anything: the askable of ~w (line ~w) covers every question it \c
+                     would (a question is asked by the first askable whose head covers it); keep one', [F1, L1]),
+    problem(error, F2, L2, M, P).
 
 %  An askable's facts are its answers, from whom its from/1 names: no binding, seed, fact/1 or effect of the
 %  rulebase may make facts of its predicate (a tool's result, an upstream's, would answer for the user; a
