@@ -29,7 +29,7 @@ from typing import Any
 import httpx2
 import pytest
 import uvicorn
-from tests.console.console_rig import ALICE, BOB, items_of, mcp_client, signed_in
+from tests.console.console_rig import ALICE, BOB, console_secret, items_of, mcp_client, signed_in
 
 from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.config import parse_config
@@ -91,8 +91,8 @@ async def phone_gateway(
             | agent,
             "console": {"ask_seconds": ask_seconds, "hold_seconds": 5},
             "principals": [
-                {"name": "alice", "token": ALICE},
-                {"name": "bob", "token": BOB},
+                {"name": "alice", "token": ALICE, "console_secret": console_secret(ALICE)},
+                {"name": "bob", "token": BOB, "console_secret": console_secret(BOB)},
                 {"name": "rover", "token": ROVER},
                 {"name": "carol", "token": CAROL, "tools": ["device__*"]},  # reaches no llm tool
             ],
@@ -109,7 +109,7 @@ async def phone_gateway(
         running_gateway(config), host="127.0.0.1", port=port, auth=auth.authenticator
     )
     mount_a2a(app, holder, config, "127.0.0.1", port, auth.owner_token)
-    mount_console(app, holder, auth.authenticator, config)
+    mount_console(app, holder, auth.authenticator, config, auth.console_secrets)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     try:
@@ -430,7 +430,7 @@ async def test_the_agent_page_follows_a_run_live_in_a_browser_and_runs_no_screen
 
             page = await opened()
             await page.goto(f"{base}/console/login")
-            await page.fill("#token", ALICE)
+            await page.fill("#secret", console_secret(ALICE))
             async with page.expect_navigation():
                 await page.click("button[type=submit]")
             await page.goto(f"{base}/console/agent")

@@ -54,7 +54,7 @@ async def test_policy_editor_history_and_builds_at_360px_by_keyboard(tmp_path, p
             # sign in with the keyboard only
             await page.goto(f"{base}/console/login")
             await page.keyboard.press("Tab")  # skip link, then the token field
-            await page.focus("#token")
+            await page.focus("#secret")
             await page.keyboard.type(ALICE)
             async with page.expect_navigation():
                 await page.keyboard.press("Enter")
@@ -66,7 +66,7 @@ async def test_policy_editor_history_and_builds_at_360px_by_keyboard(tmp_path, p
             alice_page = page
             page = await (await browser.new_context(viewport={"width": 360, "height": 800})).new_page()
             await page.goto(f"{base}/console/login")
-            await page.focus("#token")
+            await page.focus("#secret")
             await page.keyboard.type(OWNER_TOKEN)
             async with page.expect_navigation():
                 await page.keyboard.press("Enter")

@@ -32,7 +32,7 @@ from tests.console.console_rig import (
     text,
 )
 from tests.console.console_rig import OWNER_TOKEN as RIG_OWNER
-from tests.identity.identity_rig import env_for
+from tests.identity.identity_rig import console_secret, env_for
 
 pytestmark = pytest.mark.timeout(180)
 BK_PL_FLIP = ("only confirmed bookings can be cancelled')", "only pending bookings can be cancelled')")
@@ -103,26 +103,29 @@ async def test_no_token_foreign_host_and_origin_are_refused(sentinel):
         r = await http.get(base + "/console/inbox", headers={"host": "evil.example:80"})
         assert r.status_code == 421
         r = await http.post(
-            base + "/console/login", data={"token": ALICE}, headers={"origin": "http://evil.example"}
+            base + "/console/login", data={"secret": console_secret(ALICE)}, headers={"origin": "http://evil.example"}
         )
         assert r.status_code == 403
         # the login form itself: its token is bound to a cookie set with the form (no cookie, no sign-in)
         form = await http.get(base + "/console/login")
         stolen = csrf_of(form.text)
         async with httpx2.AsyncClient(timeout=30) as other:
-            r = await other.post(base + "/console/login", data={"csrf": stolen, "token": ALICE})
+            r = await other.post(base + "/console/login",
+                                 data={"csrf": stolen, "secret": console_secret(ALICE)})
             assert r.status_code == 403 and "console" not in r.cookies
-        r = await http.post(base + "/console/login", data={"csrf": stolen, "token": "wrong-token-0123456789"})
+        r = await http.post(base + "/console/login",
+                            data={"csrf": stolen, "secret": "wrong-secret-0123456789"})
         assert r.status_code == 401 and "sentinel_console" not in r.cookies
         r = await http.post(
             base + "/console/login",
-            data={"csrf": stolen, "token": ALICE},
+            data={"csrf": stolen, "secret": console_secret(ALICE)},
             headers={"sec-fetch-site": "cross-site"},
         )
         assert r.status_code == 403
         # the session cookie is HttpOnly, SameSite=Strict, scoped to the console
         form = await http.get(base + "/console/login")
-        r = await http.post(base + "/console/login", data={"csrf": csrf_of(form.text), "token": ALICE})
+        r = await http.post(base + "/console/login", data={"csrf": csrf_of(form.text),
+                                                           "secret": console_secret(ALICE)})
         cookie = r.headers["set-cookie"].lower()
         assert (
             r.status_code == 303
@@ -130,7 +133,7 @@ async def test_no_token_foreign_host_and_origin_are_refused(sentinel):
             and "samesite=strict" in cookie
             and "path=/console" in cookie
         )
-        assert ALICE not in r.headers["set-cookie"]
+        assert ALICE not in r.headers["set-cookie"] and console_secret(ALICE) not in r.headers["set-cookie"]
         page = await http.get(base + "/console/inbox")
         assert page.status_code == 200 and "alice" in page.text
         assert "script-src 'self'" in page.headers["content-security-policy"]
@@ -427,7 +430,7 @@ def with_peer(tmp_path):
     cfg = console_config(tmp_path)
     body = _json.loads(cfg.read_text())
     body["sentinel"]["a2a"]["api_keys"] = {"rover": ROVER_KEY}
-    body["sentinel"]["http"] = {"token": OWNER_TOKEN}
+    body["sentinel"]["http"] = {"token": OWNER_TOKEN, "console_secret": console_secret(OWNER_TOKEN)}
     cfg.write_text(_json.dumps(body))
     return cfg
 
@@ -533,20 +536,23 @@ async def test_a_peers_own_mcp_calls_ask_the_owner_never_the_peers_client(tmp_pa
             await http.aclose()
 
 
-async def test_a_flood_of_wrong_tokens_never_locks_a_right_one_out(tmp_path):
-    """Wrong tokens (many spellings, one client address) pile up to 429 for that sender's wrong tokens; the
-    people's right tokens still sign in at once, from the same address too (a count that anybody can fill
+async def test_a_flood_of_wrong_secrets_never_locks_a_right_one_out(tmp_path):
+    """Wrong console secrets (many spellings, tokens among them: one client address) pile up to 429 for that
+    sender's wrong ones; the people's right console secrets still sign in at once, from the same address too
+    (a count that anybody can fill
     must not keep the people who answer approvals out)."""
     cfg = with_peer(tmp_path)
-    wrong = ["", " ", "x", OWNER_TOKEN[:-1], OWNER_TOKEN.upper(), OWNER_TOKEN + "x", "Bearer " + OWNER_TOKEN,
-             ALICE[::-1], ROVER_KEY + " x", "\u0430" + ALICE[1:], "%00", "a" * 8000]
+    wrong = ["", " ", "x", OWNER_TOKEN, ALICE, ROVER_KEY, console_secret(OWNER_TOKEN)[:-1],
+             console_secret(OWNER_TOKEN).upper(), console_secret(ALICE) + "x",
+             "Bearer " + console_secret(ALICE),
+             "\u0430" + console_secret(ALICE)[1:], "%00", "a" * 8000]
     with http_sentinel(cfg) as (base, _):
         async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
             statuses = []
             for i in range(30):
                 form = await http.get(f"{base}/console/login")  # each try on a fresh form (single use)
                 r = await http.post(f"{base}/console/login", headers={"origin": base},
-                                    data={"csrf": csrf_of(form.text), "token": wrong[i % len(wrong)]})
+                                    data={"csrf": csrf_of(form.text), "secret": wrong[i % len(wrong)]})
                 statuses.append(r.status_code)
             assert set(statuses[:20]) == {401} and set(statuses[20:]) == {429}, statuses
         for token in (OWNER_TOKEN, ALICE):

@@ -3,9 +3,10 @@
 What broke (red team, console): the form took the same token the MCP and A2A fronts accept. A client holds its
 principal's token (the owner's client the owner's), so it (or the model driving it) could post the form, get a
 real console session and approve the question its own call waits on: it answered for the user. Now every
-principal's token, in any spelling, signs nobody in; a principal without a console secret cannot sign in by the
-form (the page and the refusal say so); and the console secret is no bearer on /mcp, /sse, /a2a or the
-console's own pages. The owner's secret here is the generated one, read from the data dir as the person would.
+principal's token, in any spelling, signs nobody in; a principal without a console secret cannot sign in by
+the form (the page and the refusal say so); and the console secret is no bearer on /mcp, /sse, /a2a or the
+console's own pages. The owner's secret here is the generated one, read from the data dir as the person
+would.
 """
 
 from __future__ import annotations

@@ -33,7 +33,8 @@ def digest(text: str) -> str:
 
 
 def test_the_owners_secret_is_generated_beside_the_token_and_is_no_bearer(tmp_path):
-    auth = http_auth_for(config(tmp_path, [{"name": "alice", "token": ALICE, "console_secret": ALICE_SECRET}]))
+    alice = {"name": "alice", "token": ALICE, "console_secret": ALICE_SECRET}
+    auth = http_auth_for(config(tmp_path, [alice]))
     path = console_secret.secret_path(tmp_path / "data")
     assert auth.console_secret_created and auth.console_secret_file == path
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and path.read_text().strip() == auth.console_secret
