@@ -7,6 +7,7 @@ proofs, facts can be revoked, and the what-if replay (page and command) finds th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import re
 import subprocess
@@ -20,6 +21,7 @@ from tests.console.console_rig import (
     ALICE,
     BOB,
     CAROL,
+    Browser,
     answer_fields,
     answer_rounds,
     console_config,
@@ -423,6 +425,19 @@ async def test_a2a_task_waiting_for_input_is_answered_in_the_console(sentinel):
 OWNER_TOKEN, ROVER_KEY = "owner-token-" + "x" * 20, "rover-key-1234"
 
 
+@contextlib.asynccontextmanager
+async def peer_at_the_console(base: str, key: str):
+    """The A2A peer at the console: its key signs nothing in (a peer has no console secret), so all it has
+    is its key as a header, a script's: it reads pages, it sends no form."""
+    async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
+        form = await http.get(f"{base}/console/login")
+        r = await http.post(f"{base}/console/login", data={"csrf": csrf_of(form.text), "secret": key},
+                            headers={"origin": base})
+        assert r.status_code == 401 and "sentinel_console=" not in r.headers.get("set-cookie", "")
+    async with httpx2.AsyncClient(timeout=60, follow_redirects=False, headers={"x-api-key": key}) as http:
+        yield Browser(base, http)
+
+
 def with_peer(tmp_path):
     """The console rig with an A2A peer "rover" (its key) and the owner's token."""
     import json as _json
@@ -436,10 +451,10 @@ def with_peer(tmp_path):
 
 
 async def test_a_peers_question_is_the_owners_to_answer_not_the_peers(tmp_path):
-    """An A2A peer (a key of ``sentinel.a2a``, not a configured principal) signing in to the console with its
-    own key sees no question and can answer none: not its own task's (that would be the phone's user's "yes"
-    given by the agent), not any other. The owner's inbox lists the peer's task and the owner's answer
-    resumes it."""
+    """An A2A peer (a key of ``sentinel.a2a``, not a configured principal) cannot sign in to the console with
+    its own key, and reading it by its key sees no question and can answer none: not its own task's (that
+    would be the phone's user's "yes" given by the agent), not any other. The owner's inbox lists the peer's
+    task and the owner's answer resumes it."""
     cfg = with_peer(tmp_path)
     call = {"type": "tool_call", "tool_call_id": "t1", "name": "tb__delete_thing",
             "args": {"name": "peer-thing"}}
@@ -452,10 +467,10 @@ async def test_a_peers_question_is_the_owners_to_answer_not_the_peers(tmp_path):
             task = reply.json()["result"]["task"]
             assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", task
             item = "a2a-" + task["id"]
-            async with signed_in(base, ROVER_KEY) as rover, signed_in(base, OWNER_TOKEN) as owner:
+            async with peer_at_the_console(base, ROVER_KEY) as rover, signed_in(base, OWNER_TOKEN) as owner:
                 assert item not in await rover.page("/console/inbox")
                 refused = await rover.post(f"/console/inbox/{item}", {"decision": "approve"})
-                assert refused.status_code == 404
+                assert refused.status_code == 403
                 got = await http.post(f"{base}/a2a", json={"jsonrpc": "2.0", "id": 2, "method": "GetTask",
                                                            "params": {"id": task["id"]}}, headers=peer)
                 assert got.json()["result"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
@@ -487,7 +502,7 @@ async def test_a_peers_own_mcp_calls_ask_the_owner_never_the_peers_client(tmp_pa
     with http_sentinel(cfg) as (base, _):
         says_yes = User(approve=True)
         async with http_client(base, ROVER_KEY, mode, user=says_yes) as peer, \
-                signed_in(base, ROVER_KEY) as rover, signed_in(base, OWNER_TOKEN) as owner:
+                peer_at_the_console(base, ROVER_KEY) as rover, signed_in(base, OWNER_TOKEN) as owner:
             blocked = await peer.call_tool("tb__delete_thing", {"name": "peer-thing"})
             assert blocked.is_error and "deleted" not in text(blocked), text(blocked)
             assert says_yes.asked == []
@@ -495,7 +510,7 @@ async def test_a_peers_own_mcp_calls_ask_the_owner_never_the_peers_client(tmp_pa
             [item] = items_of(page)
             assert "peer-thing" in page
             assert item not in await rover.page("/console/inbox")
-            assert (await rover.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 404
+            assert (await rover.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 403
             assert (await owner.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 303
             done = await peer.call_tool("tb__delete_thing", {"name": "peer-thing"})
             assert not done.is_error and text(done) == "deleted peer-thing", text(done)
