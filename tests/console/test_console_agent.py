@@ -29,7 +29,7 @@ from typing import Any
 import httpx2
 import pytest
 import uvicorn
-from tests.console.console_rig import ALICE, BOB, console_secret, items_of, mcp_client, signed_in
+from tests.console.console_rig import ALICE, BOB, OWNER_TOKEN, console_secret, items_of, mcp_client, signed_in
 
 from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.config import parse_config
@@ -90,10 +90,12 @@ async def phone_gateway(
             }
             | agent,
             "console": {"ask_seconds": ask_seconds, "hold_seconds": 5},
+            "http": {"token": OWNER_TOKEN, "console_secret": console_secret(OWNER_TOKEN)},
             "principals": [
                 {"name": "alice", "token": ALICE, "console_secret": console_secret(ALICE)},
                 {"name": "bob", "token": BOB, "console_secret": console_secret(BOB)},
-                {"name": "rover", "token": ROVER},
+                # a peer given a console secret (as a person might be): even signed in it answers nothing
+                {"name": "rover", "token": ROVER, "console_secret": console_secret(ROVER)},
                 {"name": "carol", "token": CAROL, "tools": ["device__*"]},  # reaches no llm tool
             ],
             "a2a": {
@@ -368,7 +370,8 @@ async def test_a_peers_run_asks_the_owner_and_the_peer_cannot_answer(tmp_path, m
             [item] = items_of(page)
             text = html.unescape(page)
             assert BANK_QUESTION in text and "rover (a2a)" in text
-            # the peer, even signed in to the console with its own token, sees and answers nothing
+            # the peer, even signed in to the console (its token never signs in: here a console secret of
+            # its own), sees and answers nothing
             assert items_of(await rover.page("/console/inbox")) == []
             assert (await rover.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 404
             assert not sent.done() and phone_of(holder).screen == "bank_login"  # the run waits on the owner
