@@ -96,7 +96,8 @@ async def phone_gateway(
                 {"name": "bob", "token": BOB, "console_secret": console_secret(BOB)},
                 # a peer given a console secret (as a person might be): even signed in it answers nothing
                 {"name": "rover", "token": ROVER, "console_secret": console_secret(ROVER)},
-                {"name": "carol", "token": CAROL, "tools": ["device__*"]},  # reaches no llm tool
+                {"name": "carol", "token": CAROL, "console_secret": console_secret(CAROL),
+                 "tools": ["device__*"]},  # reaches no llm tool
             ],
             "a2a": {
                 "name": f"sentinel-agent-{uuid.uuid4().hex[:8]}",
