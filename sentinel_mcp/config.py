@@ -162,6 +162,9 @@ class HttpSettings(_Strict):
     # is set); "none": no authentication at all, loopback only, every caller is the one principal "anonymous"
     auth: Literal["token", "none"] = "token"
     token: str | None = None  # the owner's bearer token (default: generated, kept in <data_dir>/http-token)
+    # what the owner types to sign in to the web console; never a bearer (default: generated, kept in
+    # <data_dir>/console-secret)
+    console_secret: str | None = Field(None, min_length=16)
     allowed_hosts: list[str] = Field(default_factory=list)  # extra Host headers accepted (DNS rebinding)
     allowed_origins: list[str] = Field(default_factory=list)  # extra Origin headers accepted (browsers)
     # TLS on the whole front (MCP, SSE, A2A, WebSocket). Without it Sentinel serves loopback addresses only,
@@ -172,6 +175,11 @@ class HttpSettings(_Strict):
     @classmethod
     def _token(cls, v: str | None) -> str | None:
         return _no_placeholder(v, "the token")
+
+    @field_validator("console_secret")
+    @classmethod
+    def _console_secret(cls, v: str | None) -> str | None:
+        return _no_placeholder(v, "the console secret")
 
     @field_validator("host")
     @classmethod
@@ -190,6 +198,10 @@ class PrincipalSpec(_Strict):
     token: str | None = Field(None, min_length=16)
     token_sha256: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$")  # the token's SHA-256, hex
     certificate: CertificateMatch | None = None  # the client certificates that are this principal
+    # what its person types to sign in to the web console (never its token: the client holds that); without
+    # one it signs in only by a client certificate
+    console_secret: str | None = Field(None, min_length=16)
+    console_secret_sha256: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$")
     # glob patterns over <server>__<tool> (the server's config name and the tool's own name) and server names
     tools: list[str] = Field(default_factory=lambda: ["*"])
     upstreams: list[str] = Field(default_factory=lambda: ["*"])
@@ -203,10 +215,19 @@ class PrincipalSpec(_Strict):
     def _token(cls, v: str | None) -> str | None:
         return _no_placeholder(v, "the token")
 
+    @field_validator("console_secret")
+    @classmethod
+    def _console_secret(cls, v: str | None) -> str | None:
+        return _no_placeholder(v, "the console secret")
+
     @model_validator(mode="after")
     def _one_secret(self) -> "PrincipalSpec":
         if self.token is not None and self.token_sha256 is not None:
             raise ValueError(f"principal {self.name!r}: give exactly one of 'token' and 'token_sha256'")
+        if self.console_secret is not None and self.console_secret_sha256 is not None:
+            raise ValueError(
+                f"principal {self.name!r}: give at most one of 'console_secret' and 'console_secret_sha256'"
+            )
         if self.token is None and self.token_sha256 is None and self.certificate is None:
             raise ValueError(
                 f"principal {self.name!r}: give exactly one of 'token' and 'token_sha256' (or a "

@@ -23,7 +23,7 @@ import pytest
 from tests.console.console_rig import (ALICE, console_config, http_sentinel, items_of, mcp_client, signed_in,
                                       text)
 from tests.console.test_console_browser import CHROMIUM
-from tests.identity.identity_rig import env_for
+from tests.identity.identity_rig import console_secret, env_for
 
 pytestmark = pytest.mark.timeout(240)
 HOSTILE = Path(__file__).resolve().parent / "hostile_form_server.py"
@@ -99,7 +99,7 @@ async def test_in_a_browser_a_ticked_box_of_any_name_is_read_as_ticked(sentinel)
         try:
             page = await (await browser.new_context()).new_page()
             await page.goto(f"{base}/console/login")
-            await page.fill("#token", ALICE)
+            await page.fill("#secret", console_secret(ALICE))
             async with page.expect_navigation():
                 await page.click("button[type=submit]")
             form = page.locator("form[action^='/console/inbox/']")
@@ -141,7 +141,7 @@ async def test_in_a_browser_revoke_ends_the_consent_of_any_purpose_pressed(senti
         try:
             page = await (await browser.new_context()).new_page()
             await page.goto(f"{base}/console/login")
-            await page.fill("#token", ALICE)
+            await page.fill("#secret", console_secret(ALICE))
             async with page.expect_navigation():
                 await page.click("button[type=submit]")
             consents = page.locator("li").filter(has=page.locator("form[action='/console/consents/revoke']"))
