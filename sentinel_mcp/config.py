@@ -18,7 +18,8 @@ from sentinel_mcp.core.display_text import Marked, compose, said
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_section
 from sentinel_mcp.core.setting_keys import did_you_mean
-from sentinel_mcp.config_file import read_config_json
+from sentinel_mcp.config_file import parse_config_json, read_config_text
+from sentinel_mcp.config_lines import Lines, at_line, line_of, value_lines
 from sentinel_mcp.config_raw import no_nul, paths_as_text
 from sentinel_mcp.config_namespaces import check_prefixes
 from sentinel_mcp.config_secrets import exposure_warning
@@ -161,6 +162,9 @@ class HttpSettings(_Strict):
     # is set); "none": no authentication at all, loopback only, every caller is the one principal "anonymous"
     auth: Literal["token", "none"] = "token"
     token: str | None = None  # the owner's bearer token (default: generated, kept in <data_dir>/http-token)
+    # what the owner types to sign in to the web console; never a bearer (default: generated, kept in
+    # <data_dir>/console-secret)
+    console_secret: str | None = Field(None, min_length=16)
     allowed_hosts: list[str] = Field(default_factory=list)  # extra Host headers accepted (DNS rebinding)
     allowed_origins: list[str] = Field(default_factory=list)  # extra Origin headers accepted (browsers)
     # TLS on the whole front (MCP, SSE, A2A, WebSocket). Without it Sentinel serves loopback addresses only,
@@ -171,6 +175,11 @@ class HttpSettings(_Strict):
     @classmethod
     def _token(cls, v: str | None) -> str | None:
         return _no_placeholder(v, "the token")
+
+    @field_validator("console_secret")
+    @classmethod
+    def _console_secret(cls, v: str | None) -> str | None:
+        return _no_placeholder(v, "the console secret")
 
     @field_validator("host")
     @classmethod
@@ -189,6 +198,10 @@ class PrincipalSpec(_Strict):
     token: str | None = Field(None, min_length=16)
     token_sha256: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$")  # the token's SHA-256, hex
     certificate: CertificateMatch | None = None  # the client certificates that are this principal
+    # what its person types to sign in to the web console (never its token: the client holds that); without
+    # one it signs in only by a client certificate
+    console_secret: str | None = Field(None, min_length=16)
+    console_secret_sha256: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$")
     # glob patterns over <server>__<tool> (the server's config name and the tool's own name) and server names
     tools: list[str] = Field(default_factory=lambda: ["*"])
     upstreams: list[str] = Field(default_factory=lambda: ["*"])
@@ -202,10 +215,19 @@ class PrincipalSpec(_Strict):
     def _token(cls, v: str | None) -> str | None:
         return _no_placeholder(v, "the token")
 
+    @field_validator("console_secret")
+    @classmethod
+    def _console_secret(cls, v: str | None) -> str | None:
+        return _no_placeholder(v, "the console secret")
+
     @model_validator(mode="after")
     def _one_secret(self) -> "PrincipalSpec":
         if self.token is not None and self.token_sha256 is not None:
             raise ValueError(f"principal {self.name!r}: give exactly one of 'token' and 'token_sha256'")
+        if self.console_secret is not None and self.console_secret_sha256 is not None:
+            raise ValueError(
+                f"principal {self.name!r}: give at most one of 'console_secret' and 'console_secret_sha256'"
+            )
         if self.token is None and self.token_sha256 is None and self.certificate is None:
             raise ValueError(
                 f"principal {self.name!r}: give exactly one of 'token' and 'token_sha256' (or a "
@@ -237,7 +259,7 @@ class PolicySettings(_Strict):
     calls_per_minute: int | None = Field(None, ge=1, le=1_000_000, strict=True)
     # goals typed by clients (sentinel_query) run in a separate worker process under these budgets
     query_seconds: float = Field(2.0, gt=0, le=60)
-    query_inferences: int = Field(2_000_000, gt=0)
+    query_inferences: int = Field(2_000_000, gt=0, le=2**63 - 1)  # what SWI-Prolog's inference limit holds
     query_memory_mb: int = Field(256, ge=16, le=8192)
     # goals of one principal waiting for the query worker (policy/query_turns.py); more are refused at once.
     # Each waiting goal holds its text and a task: bounded so no principal can queue without limit
@@ -417,7 +439,7 @@ class Config(BaseModel):
         return path if path.is_absolute() else (Path(self.base_dir) / path).resolve()
 
 
-def _format_validation_error(source: str, err: ValidationError) -> str:
+def _format_validation_error(source: str, err: ValidationError, where: Lines | None = None) -> str:
     lines = [f"invalid config {source}:"]
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"] if not str(p).startswith(("function-", "tagged-union")))
@@ -426,7 +448,7 @@ def _format_validation_error(source: str, err: ValidationError) -> str:
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             msg = "unknown key" + unknown_key_hint(Config, e["loc"])
-        lines.append(f"  {loc or '(top level)'}: {msg}")
+        lines.append(at_line(f"  {loc or '(top level)'}: {msg}", line_of(where, e['loc'])))
     return "\n".join(dict.fromkeys(lines))
 
 
@@ -435,7 +457,9 @@ def _format_validation_error(source: str, err: ValidationError) -> str:
 SERVER_KEYS = frozenset(StdioServer.model_fields) | frozenset(RemoteServer.model_fields)
 
 
-def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = ".") -> Config:
+def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = ".",
+                 lines: Lines | None = None) -> Config:
+    """``lines``: where each value of the file's text is (``config_lines``), for the errors to name."""
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {source}: the top level must be a JSON object")
     data = paths_as_text(data)
@@ -459,19 +483,19 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     except ConfigError as e:
         raise ConfigError(unexpanded(f"invalid config {source}: {e}", given)) from None
     try:
-        return _validated(data, source, base_dir, as_written, warnings)
+        return _validated(data, source, base_dir, as_written, warnings, lines)
     except ConfigError as e:  # an error may quote a value a ${VAR} gave: it names the variable instead
         raise ConfigError(unexpanded(said(e), given)) from None
 
 
 def _validated(data: Any, source: str, base_dir: str | Path, as_written: dict[str, str],
-               warnings: list[str]) -> Config:
+               warnings: list[str], lines: Lines | None = None) -> Config:
     try:
         # strict: a JSON value of the wrong type is an error naming its key, never coerced ("port": true is
         # not port 1, "disabled": "no" not a boolean)
         cfg = Config.model_validate(data, strict=True)
     except ValidationError as err:
-        raise ConfigError(_format_validation_error(source, err)) from None
+        raise ConfigError(_format_validation_error(source, err, lines)) from None
     bad = non_finite(cfg)  # "Infinity" as a text reaches a float field too (the JSON reader refuses numbers)
     if bad is not None:
         raise ConfigError(f"invalid config {source}: {bad}: not a finite number (a time, a size or a count "
@@ -479,14 +503,14 @@ def _validated(data: Any, source: str, base_dir: str | Path, as_written: dict[st
     cfg.source = source
     cfg.base_dir = str(base_dir)
     cfg.as_written = as_written
-    _check_sections(cfg)
+    _check_sections(cfg, lines)
     _anchor_tls_paths(cfg)
     _anchor_server_cwd(cfg)
     cfg.warnings = [f"{source}: {w}" for w in warnings]
     return cfg
 
 
-def _check_sections(cfg: Config) -> None:
+def _check_sections(cfg: Config, lines: Lines | None = None) -> None:
     """Every built-in named exists and every ``sentinel.<name>`` section is known and valid, before anything
     starts: a misspelt section or a bad value stops Sentinel here, naming the file, the key and the problem.
     """
@@ -497,25 +521,31 @@ def _check_sections(cfg: Config) -> None:
             return ConfigError(compose("invalid config ", cfg.source, ": ", problem))
         return ConfigError(f"invalid config {cfg.source}: {problem}")
 
+    def at(problem: str, *path: str | int) -> str:  # the problem and the line of sentinel.<path>
+        return at_line(problem, line_of(lines, ("sentinel", *path)))
+
     for i, name in enumerate(cfg.sentinel.builtins):
         if name not in BUILTINS:
-            raise fail(
-                f"sentinel.builtins[{i}]: unknown built-in {name!r}{_did_you_mean(name, sorted(BUILTINS))}"
-            )
+            raise fail(at(f"sentinel.builtins[{i}]: unknown built-in {name!r}"
+                          f"{_did_you_mean(name, sorted(BUILTINS))}", "builtins", i))
     for name in cfg.sentinel.builtin_timeouts:
         if name not in BUILTINS:
-            raise fail(
-                f"sentinel.builtin_timeouts.{name}: unknown built-in{_did_you_mean(name, sorted(BUILTINS))}"
-            )
+            raise fail(at(f"sentinel.builtin_timeouts.{name}: unknown built-in"
+                          f"{_did_you_mean(name, sorted(BUILTINS))}", "builtin_timeouts", name))
     for key, section in (cfg.sentinel.model_extra or {}).items():
         if key not in known:
-            raise fail(f"sentinel.{key}: unknown section{_did_you_mean(key, known)}")
+            raise fail(at(f"sentinel.{key}: unknown section{_did_you_mean(key, known)}", key))
         if not isinstance(section, dict):
-            raise fail(f"sentinel.{key}: must be an object of settings, not {type(section).__name__}")
+            raise fail(at(f"sentinel.{key}: must be an object of settings, not "
+                          f"{type(section).__name__}", key))
         model = load_section_model(key) if key in SECTION_MODELS else None
         if model is not None:
+
+            def line(loc: tuple[Any, ...], key: str = key) -> int | None:
+                return line_of(lines, ("sentinel", key, *loc))
+
             try:
-                validate_section(model, section, f"sentinel.{key}")
+                validate_section(model, section, f"sentinel.{key}", line)
             except ConfigError as e:
                 raise fail(said(e)) from None
 
@@ -559,8 +589,9 @@ def load_config(path: str | Path | None) -> Config:
     if path is None:
         return embedded_default()
     p = Path(path).expanduser()
-    data = read_config_json(p)
-    cfg = parse_config(data, source=str(p), base_dir=p.resolve().parent)
+    text = read_config_text(p)
+    data = parse_config_json(text, p)
+    cfg = parse_config(data, source=str(p), base_dir=p.resolve().parent, lines=value_lines(text))
     exposed = exposure_warning(p, data)  # secrets written in a file other users can read
     if exposed is not None:
         cfg.warnings.append(exposed)

@@ -48,7 +48,11 @@ def read_config_text(p: Path) -> str:
 
 def read_config_json(p: Path) -> Any:
     """The file's JSON, or a ConfigError naming the file, the line and the problem."""
-    text = read_config_text(p)
+    return parse_config_json(read_config_text(p), p)
+
+
+def parse_config_json(text: str, p: Path) -> Any:
+    """``text`` (the file ``p``'s) as JSON, or a ConfigError naming the file, the line and the problem."""
     try:
         return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_float=_finite,
                           parse_constant=_no_constant)

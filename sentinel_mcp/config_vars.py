@@ -35,6 +35,10 @@ def expand_vars(
 
     def _value(m: re.Match[str]) -> str:
         kind, name, default = m.group(1), m.group(2), m.group(3)
+        if default is not None and "${" in default:
+            # ${A:-${B}} read as the default "${B" and a "}" after it: the text "${B}" was the value, silently
+            raise ConfigError(f"{where}: the default of ${{{name}}} holds another variable; a default is "
+                              "plain text (nested variables are not expanded)")
         if kind == "input":
             return _input_value(name, where, inputs or {})
         if kind is None and name == "workspaceFolder" and base_dir is not None:

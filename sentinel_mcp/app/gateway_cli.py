@@ -55,6 +55,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=cmd_config_show)
     c = csub.add_parser("token", help="the owner's HTTP/A2A bearer token (generated on first use)")
     c.set_defaults(func=cmd_config_token)
+    c = csub.add_parser(
+        "console-secret", help="the owner's web console sign-in secret (generated on first use; not a token)"
+    )
+    c.set_defaults(func=cmd_config_console_secret)
     config_parser = p  # `p` names the next parsers below: the help printed is this one's
     p.set_defaults(func=lambda args: (config_parser.print_help(), 2)[1])
 
@@ -191,6 +195,29 @@ def cmd_config_token(args: argparse.Namespace) -> int:
         f"({'generated now, ' if created else ''}kept in {token_path(config.data_dir)}, mode 0600; send it "
         "as "
         "'Authorization: Bearer <token>')",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def cmd_config_console_secret(args: argparse.Namespace) -> int:
+    """The owner's console secret: typed into the console's sign-in form by the person, given to no client."""
+    from sentinel_mcp.identity.console_secret import load_or_create, secret_path
+
+    config = load_config(args.config)
+    http = config.sentinel.http
+    if http.auth == "none":
+        print('sentinel-mcp: this config says "auth": "none": the console needs no sign-in', file=sys.stderr)
+        return 1
+    if http.console_secret is not None:
+        print(http.console_secret)
+        print("(sentinel.http.console_secret from the config)", file=sys.stderr)
+        return 0
+    secret, created = load_or_create(config.data_dir)
+    print(secret)
+    print(
+        f"({'generated now, ' if created else ''}kept in {secret_path(config.data_dir)}, mode 0600; type it "
+        "into the web console's sign-in form; give it to no MCP or A2A client)",
         file=sys.stderr,
     )
     return 0

@@ -136,7 +136,7 @@ def http_server(config: Config, host: str, port: int) -> Any:
         metrics_route(holder)
     )  # behind CallerGuard like /mcp: Host, Origin, token or certificate
     # its cookies' names and flags follow each request's scheme (console/auth.py)
-    _mount_console(app, holder, config, auth.authenticator)
+    _mount_console(app, holder, config, auth)
     tools_hint = f"{security.scheme}://{host}:{port}"
 
     class _Server(uvicorn.Server):
@@ -241,13 +241,13 @@ def _mount_a2a(
     )
 
 
-def _mount_console(app: Any, holder: HostState[Runtime], config: Config, authenticator: Any) -> None:
+def _mount_console(app: Any, holder: HostState[Runtime], config: Config, auth: Any) -> None:
     try:
         from sentinel_mcp.console.app import mount_console
     except ImportError as e:  # jinja2 missing: serve without the console, and say so
         log.warning("web console not available: %s", e)
         return
-    mount_console(app, holder, authenticator, config)
+    mount_console(app, holder, auth.authenticator, config, auth.console_secrets)
 
 
 def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
@@ -291,7 +291,7 @@ def token_lines(auth: Any, base_url: str) -> list[str]:
         return [
             "Authentication: every caller sends 'Authorization: Bearer <token>' (the owner's token is "
             "sentinel.http.token in the config; principals have their own)."
-        ]
+        ] + console_secret_lines(auth, base_url)
     lines = ["Authentication: every caller sends 'Authorization: Bearer <token>'."]
     if auth.token_created:
         lines.append(
@@ -301,6 +301,23 @@ def token_lines(auth: Any, base_url: str) -> list[str]:
     lines.append(
         f"  The owner's token is in {auth.token_file} (mode 0600); `{exe} config token` prints it; "
         f"`{exe} call ... --url {base_url}/mcp` uses it."
+    )
+    return lines + console_secret_lines(auth, base_url)
+
+
+def console_secret_lines(auth: Any, base_url: str) -> list[str]:
+    """How the person signs in to the web console: their console secret, which no client is given."""
+    if auth.console_secrets is None:
+        return []
+    exe = _command_name()
+    lines = [f"Web console sign-in ({base_url}/console): the owner's console secret, never the token."]
+    if auth.console_secret_file is None:
+        return [lines[0] + " It is sentinel.http.console_secret in the config; give it to no client."]
+    if auth.console_secret_created:
+        lines.append(f"  The owner's console secret (generated now, shown this once): {auth.console_secret}")
+    lines.append(
+        f"  It is in {auth.console_secret_file} (mode 0600); `{exe} config console-secret` prints it. "
+        "Give it to no MCP or A2A client."
     )
     return lines
 

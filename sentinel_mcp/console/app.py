@@ -1,6 +1,6 @@
 """The web console, mounted at /console by ``serve --http``: sign-in, the pages, static files, live updates.
 
-    console = build_console(holder, authenticator, config)   # a Starlette app
+    console = build_console(holder, authenticator, settings, console_secrets)   # a Starlette app
     app.router.routes.append(SegmentMount("/console", app=console))
     holder.runtime.front.inbox = ...                           # done here, once the runtime runs
 
@@ -36,12 +36,16 @@ from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.console.web import HEADERS, HERE, Console, ConsoleHost, WithHeaders, page
 from sentinel_mcp.core.host import HostState
 from sentinel_mcp.identity.credentials import Credentials
-from sentinel_mcp.identity.resolver import Authenticator
+from sentinel_mcp.identity.resolver import Authenticator, TokenResolver
 from sentinel_mcp.policy import check_process, spare_child
 
 HEARTBEAT_SECONDS = 15.0
 ASSIST_POLL_SECONDS = 2.0  # how often an open stream looks for new or settled help requests
-LOGIN_FORM_LIMIT = 8192  # bytes of the sign-in form (a token and its CSRF nonce)
+LOGIN_FORM_LIMIT = 8192  # bytes of the sign-in form (a console secret and its CSRF nonce)
+NOT_A_SECRET = (
+    "That is not a console secret. Sign in with your console secret, never a token (a client holds that); "
+    "a principal without a console secret signs in only by a client certificate."
+)
 
 
 class ConsoleSettings:
@@ -99,9 +103,10 @@ def build_console(
     holder: HostState[ConsoleHost],
     authenticator: Authenticator,
     settings: ConsoleSettings,
+    console_secrets: TokenResolver | None = None,
 ) -> tuple[Starlette, Inbox]:
     inbox = Inbox(ttl=settings.question_ttl, hold_seconds=settings.hold_seconds, hold_when=settings.hold_when)
-    console = Console(holder, ConsoleAuth(authenticator), inbox)
+    console = Console(holder, ConsoleAuth(authenticator, console_secrets), inbox)
     routes: list[Any] = [
         SegmentRoute("/", functools.partial(_home, console), methods=["GET"]),
         SegmentRoute("/login", functools.partial(_login_form, console), methods=["GET"]),
@@ -184,20 +189,21 @@ async def _login(console: Console, request: Request) -> Response:
         return console.problem(request, None, 403, "refused: the form was sent from another site")
     if (refused := _query_refused(console, request)) is not None:
         return refused
-    try:  # before a token is checked: the bound must hold for anyone who can reach the page
+    try:  # before a secret is checked: the bound must hold for anyone who can reach the page
         form = await read_form(request, LOGIN_FORM_LIMIT, max_fields=10)
     except FormRefused as e:
         return await _login_form(console, request, e.reason, e.status)
     nonce = request.cookies.get(console.auth.login_cookie(request))
     if not console.auth.login_csrf_ok(nonce, form.get("csrf")):
         return await _login_form(console, request, "The sign-in form expired; try again.", 403)
-    token = form.get("token")
+    secret = form.get("secret")
     presented = Credentials.from_scope(request.scope)
-    signed = console.auth.sign_in(token if isinstance(token, str) else "", presented)
+    signed = console.auth.sign_in(secret if isinstance(secret, str) else "", presented)
     if signed is None:
         if console.auth.flooding(presented.peer):
-            return await _login_form(console, request, "Too many wrong tokens from here; wait a minute.", 429)
-        return await _login_form(console, request, "That token is not one Sentinel accepts.", 401)
+            return await _login_form(console, request, "Too many wrong secrets from here; wait a minute.",
+                                     429)
+        return await _login_form(console, request, NOT_A_SECRET, 401)
     sid, _principal = signed
     response = RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
     args = console.auth.cookie_args(request)
@@ -283,14 +289,17 @@ def mount_console(
     holder: HostState[ConsoleHost],
     authenticator: Authenticator,
     config: Any,
+    console_secrets: TokenResolver | None = None,
 ) -> None:
-    """Mount the console at /console of the gateway's Starlette app; give the front its inbox once it runs."""
+    """Mount the console at /console of the gateway's Starlette app; give the front its inbox once it runs.
+    ``console_secrets``: what the sign-in form accepts (``HttpAuth.console_secrets``; none: only client
+    certificates sign a browser in)."""
     import contextlib
 
     settings = ConsoleSettings(config.sentinel.builtin_settings("console"))
     if not settings.enabled:
         return
-    console, inbox = build_console(holder, authenticator, settings)
+    console, inbox = build_console(holder, authenticator, settings, console_secrets)
     app.router.routes.append(SegmentMount("/console", app=console))
     holder.console_inbox = inbox
 

@@ -1,11 +1,13 @@
 """Who is using the console, and proof that a form was sent by the console's own page.
 
 The HTTP host's ``CallerGuard`` checks Host and Origin on /console like everywhere, and leaves authentication
-to this module: a browser cannot send a bearer header, so the person signs in once with the same token (or API
-key) the HTTP front accepts, resolved by the same ``Authenticator`` to the same principal. With mutual TLS the
-browser's client certificate is that principal already (no sign-in), and a session never outlives a change of
-certificate to someone else. Signing in gives an
-opaque, random, server-side session (cookie ``HttpOnly; SameSite=Strict``); the token itself is never stored
+to this module. A browser cannot send a bearer header, so the person signs in once with their principal's
+*console secret* (``identity/console_secret.py``), never a token: the MCP or A2A client holds its principal's
+token, and a client that could sign in with it would answer the question its own call waits on. A principal
+with no console secret signs in only by a client certificate: with mutual TLS the browser's client
+certificate is that principal already (no sign-in), and a session never outlives a change of certificate to
+someone else. Signing in gives an
+opaque, random, server-side session (cookie ``HttpOnly; SameSite=Strict``); the secret itself is never stored
 in the browser. Scripts may send their bearer token instead of the cookie to read pages, never to send a
 form (``web.page``): a client holds its principal's token, and answered its own call's question so.
 
@@ -35,7 +37,7 @@ from starlette.requests import Request
 
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.principal import Principal
-from sentinel_mcp.identity.resolver import Authenticator, AuthFailed
+from sentinel_mcp.identity.resolver import Authenticator, AuthFailed, TokenResolver
 
 COOKIE = "sentinel_console"
 LOGIN_COOKIE = "sentinel_console_login"
@@ -45,9 +47,9 @@ MAX_SESSIONS = 1000
 # one principal's console sessions: past it that principal's oldest goes, never another's (a principal that
 # signs in a thousand times must not sign the others out)
 MAX_SESSIONS_PER_PRINCIPAL = 20
-# wrong tokens per minute from one client address before its further wrong tokens are answered 429; a right
-# token always signs in (a count others can fill must never lock the people out), and a token is >= 16
-# characters of secret, so the count only slows a flood
+# wrong secrets per minute from one client address before its further wrong ones are answered 429; a right
+# secret always signs in (a count others can fill must never lock the people out), and a console secret is
+# >= 16 characters, so the count only slows a flood
 MAX_FAILED_LOGINS = 20
 MAX_FAILING_ADDRESSES = 4096  # addresses whose failures are remembered (the oldest forgotten first)
 
@@ -65,8 +67,10 @@ class Viewer:
 
 
 class ConsoleAuth:
-    def __init__(self, authenticator: Authenticator) -> None:
+    def __init__(self, authenticator: Authenticator, console_secrets: TokenResolver | None = None) -> None:
         self.authenticator = authenticator
+        # the sign-in form's only credentials (none: nobody signs in by the form, certificates still do)
+        self.console_secrets = console_secrets or TokenResolver()
         self.secret = secrets.token_bytes(32)  # per process: a restart signs everyone out
         self._sessions: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
         self._failures: OrderedDict[str, list[float]] = OrderedDict()  # client address -> failure times
@@ -127,23 +131,21 @@ class ConsoleAuth:
             return None
 
     # ---------------------------------------------------------------- signing in and out
-    def sign_in(self, token: str, presented: Credentials | None = None) -> tuple[str, Principal] | None:
-        """A new console session for the principal this token names (None: not a token Sentinel accepts).
+    def sign_in(self, secret: str, presented: Credentials | None = None) -> tuple[str, Principal] | None:
+        """A new console session for the principal whose console secret this is (None: not one). A token
+        the fronts accept is never one (``http_auth`` refuses a console secret equal to a token at start).
         ``presented``: the sign-in request's own credentials, for its client certificate (a front that
-        requires
-        one, or one that must agree with the token)."""
+        requires one, or one that must agree with the secret)."""
         now = time.time()
-        token = token.strip()
-        creds = Credentials(
-            bearer=token or None,
-            peer=presented.peer if presented else None,
-            tls=presented.tls if presented else None,
+        secret = secret.strip()
+        principal = (
+            self.console_secrets.resolve(Credentials(bearer=secret))
+            if secret and self.authenticator.required
+            else None
         )
-        try:
-            principal = self.authenticator.authenticate(creds) if token else None
-        except AuthFailed:
+        if principal is not None and not self._certificate_agrees(principal, presented):
             principal = None
-        if principal is None or not self.authenticator.required:
+        if principal is None:
             self._failed(presented.peer if presented else None, now)
             return None
         sid = secrets.token_urlsafe(32)
@@ -157,6 +159,20 @@ class ConsoleAuth:
             self._sessions.pop(min(self._sessions, key=lambda k: self._sessions[k][1]))
         return sid, principal
 
+    def _certificate_agrees(self, principal: Principal, presented: Credentials | None) -> bool:
+        """Whether the sign-in request's client certificate (if any) is this same principal, and a front
+        that requires one got one: every resolver asked with the connection's certificate alone (a token
+        resolver answers None to no token; a certificate resolver refuses what it must)."""
+        creds = Credentials(peer=presented.peer, tls=presented.tls) if presented else Credentials()
+        try:
+            for resolver in self.authenticator.resolvers:
+                found = resolver.resolve(creds)
+                if found is not None:
+                    return found.name == principal.name
+        except AuthFailed:
+            return False
+        return True
+
     def _failed(self, address: str | None, now: float) -> None:
         key = address or "?"
         times = [t for t in self._failures.pop(key, []) if t > now - 60][-MAX_FAILED_LOGINS:]
@@ -165,7 +181,7 @@ class ConsoleAuth:
             self._failures.popitem(last=False)
 
     def flooding(self, address: str | None) -> bool:
-        """Whether this address sent more than ``MAX_FAILED_LOGINS`` wrong tokens in the last minute."""
+        """Whether this address sent more than ``MAX_FAILED_LOGINS`` wrong secrets in the last minute."""
         now = time.time()
         return sum(1 for t in self._failures.get(address or "?", ()) if t > now - 60) > MAX_FAILED_LOGINS
 

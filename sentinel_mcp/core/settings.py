@@ -6,7 +6,7 @@ key stops Sentinel with the file, the key and the problem) and again where the b
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
+from typing import Any, Callable, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -37,9 +37,12 @@ def _key(loc: tuple[Any, ...]) -> str:
     return ".".join(parts)
 
 
-def section_problems(err: ValidationError, where: str, model: type[BaseModel] | None = None) -> list[str]:
-    """``where.key: problem`` for each bad key, in order; a union's branches are one key's "or"."""
+def section_problems(err: ValidationError, where: str, model: type[BaseModel] | None = None,
+                     line: Callable[[tuple[Any, ...]], int | None] | None = None) -> list[str]:
+    """``where.key: problem`` for each bad key, in order; a union's branches are one key's "or". ``line``:
+    where a key's location is in the file (``(line N)`` is said after its problem), when it is known."""
     by_key: dict[str, list[str]] = {}
+    at: dict[str, int | None] = {}
     for e in err.errors():
         raised = (e.get("ctx") or {}).get("error")
         # a validator's message raised Marked (it quotes a value it marked) keeps its marks
@@ -47,13 +50,16 @@ def section_problems(err: ValidationError, where: str, model: type[BaseModel] | 
         if e["type"] == "extra_forbidden":
             msg = "unknown key" + (unknown_key_hint(model, e["loc"]) if model is not None else "")
         by_key.setdefault(_key(e["loc"]), []).append(msg)
+        at.setdefault(_key(e["loc"]), line(tuple(e["loc"])) if line is not None else None)
     # each problem one marked text: a raw message or key is marked here, a marked one kept
     return [compose(f"{where}.{key}: " if key else f"{where}: ",
-                    *(p for i, m in enumerate(dict.fromkeys(msgs)) for p in ((" or ", m) if i else (m,))))
+                    *(p for i, m in enumerate(dict.fromkeys(msgs)) for p in ((" or ", m) if i else (m,))),
+                    *((f" (line {at[key]})",) if at[key] is not None else ()))
             for key, msgs in by_key.items()]
 
 
-def validate_section(model: type[M], section: Any, where: str) -> M:
+def validate_section(model: type[M], section: Any, where: str,
+                     line: Callable[[tuple[Any, ...]], int | None] | None = None) -> M:
     """The typed settings of one section (absent: the defaults); a ConfigError naming every bad key."""
     if section is None:
         section = {}
@@ -63,7 +69,7 @@ def validate_section(model: type[M], section: Any, where: str) -> M:
         # strict: a JSON value of the wrong type is an error, never coerced ("no" is not false, true not 1)
         settings = model.model_validate(section, strict=True)
     except ValidationError as err:
-        raise ConfigError(Marked("; ".join(section_problems(err, where, model)))) from None
+        raise ConfigError(Marked("; ".join(section_problems(err, where, model, line)))) from None
     bad = non_finite(settings)
     if bad is not None:
         raise ConfigError(f"{where}.{bad}: not a finite number (a time, a size or a count must be one)")

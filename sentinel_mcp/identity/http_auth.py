@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, Config, ConfigError
-from sentinel_mcp.identity import owner_token
+from sentinel_mcp.identity import console_secret, owner_token
 from sentinel_mcp.identity.certificates import CertificateResolver, RefusedHook
 from sentinel_mcp.identity.principal import OWNER_NAME, Principal
-from sentinel_mcp.identity.resolver import Authenticator, PrincipalResolver, TokenResolver
+from sentinel_mcp.identity.resolver import Authenticator, PrincipalResolver, TokenResolver, token_digest
 from sentinel_mcp.tls.peer_certificate import PeerCertificate
 from sentinel_mcp.tls.settings import CertificateMatch, ServerTLS
 from sentinel_mcp.storage.private_paths import private_dir
@@ -30,6 +30,11 @@ class HttpAuth:
     owner_token: str | None  # None with "auth": "none"
     token_file: Path | None  # where the generated token is kept (None: configured, or no auth)
     token_created: bool = False  # generated on this start: print it once
+    # the console's sign-in secrets (console_secret.py): never in the fronts' chain
+    console_secrets: TokenResolver | None = None
+    console_secret: str | None = None  # the owner's
+    console_secret_file: Path | None = None  # where the owner's generated one is kept
+    console_secret_created: bool = False
 
     @property
     def required(self) -> bool:
@@ -148,4 +153,42 @@ def http_auth_for(
     certificates = certificate_resolver_for(config, tokens, refused, is_revoked, trusted_cas)
     resolvers: list[PrincipalResolver] = [*([certificates] if certificates else []), *(extra or []), tokens]
     also = ", or present a client certificate of this front's CA" if certificates else ""
-    return HttpAuth(Authenticator(resolvers, required=http.auth == "token", also=also), token, file, created)
+    auth = HttpAuth(Authenticator(resolvers, required=http.auth == "token", also=also), token, file, created)
+    if http.auth == "token":
+        auth.console_secrets, auth.console_secret, auth.console_secret_file, auth.console_secret_created = (
+            _console_secrets(config, known, tokens)
+        )
+    return auth
+
+
+def _console_secrets(
+    config: Config, known: dict[str, Principal], tokens: TokenResolver
+) -> tuple[TokenResolver, str, Path | None, bool]:
+    """The console's sign-in secrets: the owner's (configured, or generated beside the token) and each
+    configured principal's. ConfigError when one equals a token, API key or another's console secret: it
+    would be a bearer the fronts accept, and the token a sign-in (a client would answer for the user)."""
+    http = config.sentinel.http
+    secrets_ = TokenResolver()
+    secret, file, created = http.console_secret, None, False
+    if secret is None:
+        file = console_secret.secret_path(config.data_dir)
+        try:
+            secret, created = console_secret.load_or_create(config.data_dir)
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"the owner's console secret ({file}): {e}") from None
+    given: list[tuple[Principal, str | None, str | None]] = [(OWNER_BY_TOKEN, secret, None)]
+    given += [(known[s.name], s.console_secret, s.console_secret_sha256) for s in config.sentinel.principals
+              if s.console_secret is not None or s.console_secret_sha256 is not None]
+    for principal, plain, digest_hex in given:
+        digest = token_digest(plain) if plain is not None else bytes.fromhex(digest_hex or "")
+        holder = tokens.holder_of(digest)
+        if holder is not None:
+            raise ConfigError(
+                f"sentinel: the console secret of principal {principal.name!r} is also the token (or A2A "
+                f"key) of {holder.name!r}: a console secret must be one no client holds; give it its own"
+            )
+        try:
+            secrets_.add(principal, token=plain, sha256_hex=digest_hex)
+        except ValueError as e:
+            raise ConfigError(f"sentinel: console secrets: {e}") from None
+    return secrets_, secret, file, created

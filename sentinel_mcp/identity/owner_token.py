@@ -1,4 +1,5 @@
-"""The owner's HTTP/A2A token: generated on first start, kept in the data dir with mode 0600.
+"""The owner's HTTP/A2A token: generated on first start, kept in the data dir with mode 0600. The owner's
+console secret (``console_secret.py``) is kept the same way, under another name.
 
 The file is trusted only as a regular file of this user's that nobody else can write: a data dir on a shared
 volume or under /tmp may hold a planted symbolic link or file whose text an attacker knows. It appears whole
@@ -35,26 +36,29 @@ def token_path(data_dir: Path) -> Path:
     return Path(data_dir) / TOKEN_FILE
 
 
-def load_or_create(data_dir: Path) -> tuple[str, bool]:
-    """The owner's token and whether it was created just now. TokenFileError (a ValueError) when the file
-    is there but is not a regular file of this user's that only this user can write, or holds no token."""
-    path = token_path(data_dir)
+def load_or_create(
+    data_dir: Path, name: str = TOKEN_FILE, what: str = "the owner's token"
+) -> tuple[str, bool]:
+    """The owner's token (or the secret kept under ``name``) and whether it was created just now.
+    TokenFileError (a ValueError) when the file is there but is not a regular file of this user's that only
+    this user can write, or holds no token."""
+    path = Path(data_dir) / name
     private_dir(path.parent)  # a data dir made here (`config token` before any start) is the owner's only
     try:  # a directory another user owns or may write: they could have chosen (or could replace) the token
         check_private_dir(path.parent)
     except ForeignPath as e:
-        raise TokenFileError(f"the owner's token is not kept there: {e}") from None
+        raise TokenFileError(f"{what} is not kept there: {e}") from None
     try:
-        return read(path), False
+        return read(path, what), False
     except FileNotFoundError:
         pass
     token = secrets.token_urlsafe(32)
     if _publish(path, (token + "\n").encode()):
         return token, True
-    return read(path), False  # another start made it first: its token is everyone's
+    return read(path, what), False  # another start made it first: its token is everyone's
 
 
-def read(path: Path) -> str:
+def read(path: Path, what: str = "the owner's token") -> str:
     """The token kept at ``path`` (FileNotFoundError when there is none). Opened without following a
     symbolic link, then checked on the open descriptor (no race between the check and the read); a file
     others can read is tightened to 0600 and kept (a warning says so)."""
@@ -63,26 +67,26 @@ def read(path: Path) -> str:
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise TokenFileError(
-                f"{path} is a symbolic link; the owner's token must be a regular file of its own (remove the "
-                "link: a token is generated on the next start)"
+                f"{path} is a symbolic link; {what} must be a regular file of its own (remove the "
+                "link: a new one is generated on the next start)"
             ) from None
         raise
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise TokenFileError(
-                f"{path} is not a regular file (remove it: a token is generated on the next start)"
+                f"{path} is not a regular file (remove it: a new one is generated on the next start)"
             )
         if st.st_uid != os.geteuid():
             raise TokenFileError(
                 f"{path} belongs to user id {st.st_uid}, not to this user ({os.geteuid()}): someone else may "
-                "have chosen this token (remove it, and keep the data dir this user's only)"
+                f"have chosen {what} (remove it, and keep the data dir this user's only)"
             )
         mode = stat.S_IMODE(st.st_mode)
         if mode & 0o022:
             raise TokenFileError(
-                f"{path} can be written by others (mode {mode:o}): someone else may have chosen this token "
-                "(remove it: a new token is generated on the next start)"
+                f"{path} can be written by others (mode {mode:o}): someone else may have chosen {what} "
+                "(remove it: a new one is generated on the next start)"
             )
         if mode & 0o077:
             log.warning("%s was readable by others (mode %o); tightened to 0600", path, mode)

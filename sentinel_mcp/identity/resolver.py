@@ -70,7 +70,10 @@ class TokenResolver:
         return found[0] if found else None
 
     def _holder(self, secret: str) -> Principal | None:
-        digest = token_digest(secret)
+        return self.holder_of(token_digest(secret))
+
+    def holder_of(self, digest: bytes) -> Principal | None:
+        """Who holds the secret with this SHA-256 digest (None: nobody)."""
         found = None
         for expected, principal in self._entries:  # every entry compared, in constant time
             if hmac.compare_digest(digest, expected) and found is None:

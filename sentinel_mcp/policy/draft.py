@@ -429,7 +429,13 @@ def draft_rulebase(
             spec = _resolve(spec, t.get("inputSchema") or {})
             if a.endswith("_id") or a.endswith("_ids") or a in returned or _kind(spec) != "scalar":
                 continue
-            pred = pred_name(t["name"], a)
+            # a name of its own: "Amount" and "amount" (or a read tool's fact) made one predicate, and an
+            # answer the user gave for one argument, or an upstream's result, held for another
+            pred = stem = pred_name(t["name"], a)
+            k = 2
+            while pred in produced:
+                pred, k = f"{stem}_{k}", k + 1
+            produced.add(pred)
             typ = (
                 ("choice([" + ", ".join(quote(str(v)) for v in spec["enum"]) + "])")
                 if isinstance(spec.get("enum"), list)

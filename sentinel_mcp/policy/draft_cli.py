@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import errno
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,7 @@ def cmd_draft(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"sentinel-mcp draft: cannot read the policy {e}", file=sys.stderr)
         return 2
-    if args.output and Path(args.output).exists():
+    if args.output and os.path.lexists(args.output):  # a dangling link too: exists() follows it
         print(f"sentinel-mcp draft: {args.output} exists; a draft never replaces a rulebase", file=sys.stderr)
         return 2
     try:
@@ -138,7 +139,12 @@ def cmd_draft(args: argparse.Namespace) -> int:
     for p in problems[:20]:  # warnings: a person finishing the draft reads them
         print(f"  {safe_text(problem_line(p), 500)}", file=sys.stderr)
     if args.output:
-        Path(args.output).write_text(draft.text, encoding="utf-8")
+        try:
+            _write_new(args.output, draft.text)
+        except FileExistsError:  # made while the tools were listed and the draft checked
+            print(f"sentinel-mcp draft: {args.output} exists; a draft never replaces a rulebase",
+                  file=sys.stderr)
+            return 2
     else:
         sys.stdout.write(draft.text)
     print(
@@ -150,9 +156,16 @@ def cmd_draft(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_new(path: str, text: str) -> None:
+    """``text`` into a file made here: O_EXCL refuses any name that exists, a link (even a dangling one) too,
+    in the one call that makes the file (a check before it leaves a moment to put one there)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def _relative(target: Path, base: Path) -> str:
     """The policy's path as the rulebase will find it (relative to the rulebase file when it can be)."""
-    import os
 
     try:
         return os.path.relpath(target.resolve(), base.resolve())

@@ -19,7 +19,7 @@ import pytest
 from examples.cluster.recipe import Cluster
 from tests.cluster.test_replicas import base_config
 from tests.console.console_rig import csrf_of
-from tests.records.rig import AUTH, TOKEN
+from tests.records.rig import AUTH, CONSOLE_SECRET
 
 pytestmark = pytest.mark.timeout(240)
 PAGES = ("/console/inbox", "/console/activity", "/console/policy", "/console/sessions")
@@ -40,7 +40,8 @@ class Browser:
     async def sign_in(self) -> None:
         form = await self.request("GET", "/console/login")
         assert form.status_code == 200, form.status_code
-        r = await self.request("POST", "/console/login", data={"csrf": csrf_of(form.text), "token": TOKEN},
+        r = await self.request("POST", "/console/login",
+                               data={"csrf": csrf_of(form.text), "secret": CONSOLE_SECRET},
                                headers={"origin": self.base})
         assert r.status_code == 303 and r.headers["location"] == "/console/inbox", r.status_code
 

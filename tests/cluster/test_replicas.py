@@ -30,7 +30,7 @@ from examples.cluster.recipe import Cluster, wait_ok
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.paths import RULEBASES_DIR
 from tests.cluster.lease_worker import SPEC
-from tests.records.rig import AUTH, RECORDER, ROOT, TOKEN, executed
+from tests.records.rig import AUTH, CONSOLE_SECRET, RECORDER, ROOT, TOKEN, executed
 
 BUILDER_TOKEN = "builder-token-" + "b" * 32
 BUILDER_AUTH = {"Authorization": f"Bearer {BUILDER_TOKEN}"}
@@ -57,7 +57,7 @@ def base_config(tmp: Path) -> dict[str, Any]:
         },
         "sentinel": {
             "builtins": [],
-            "http": {"token": TOKEN},
+            "http": {"token": TOKEN, "console_secret": CONSOLE_SECRET},
             "rulebases": [str(RULEBASES_DIR / "default.pl")],
         },
     }

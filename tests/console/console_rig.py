@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 import httpx2
-from tests.identity.identity_rig import ALICE, BOB, CAROL, env_for, http_sentinel, text, write_config  # noqa: F401 (re-exported)
+from tests.identity.identity_rig import (  # noqa: F401 (re-exported)
+    ALICE, BOB, CAROL, console_secret, env_for, http_sentinel, text, write_config,
+)
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -35,7 +37,10 @@ def console_config(tmp: Path, **console: Any) -> Path:
     cfg = write_config(tmp, console={"hold_seconds": 30, **console})
     body = json.loads(cfg.read_text())
     body["mcpServers"]["tb"] = {"command": sys.executable, "args": [str(TOOLBOX)]}
-    body["sentinel"]["http"] = {**body["sentinel"].get("http", {}), "token": OWNER_TOKEN}
+    body["sentinel"]["http"] = {
+        **body["sentinel"].get("http", {}), "token": OWNER_TOKEN,
+        "console_secret": console_secret(OWNER_TOKEN),
+    }
     cfg.write_text(json.dumps(body))
     return cfg
 
@@ -103,12 +108,14 @@ class Browser:
 
 @contextlib.asynccontextmanager
 async def signed_in(base: str, token: str) -> AsyncIterator[Browser]:
+    """The person of the principal holding ``token``, signed in with that principal's console secret (the
+    rigs' ``console_secret``; the token itself signs nobody in)."""
     async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
         form = await http.get(f"{base}/console/login")
         assert form.status_code == 200, (form.status_code, form.text[:2000])
         r = await http.post(
             f"{base}/console/login",
-            data={"csrf": csrf_of(form.text), "token": token},
+            data={"csrf": csrf_of(form.text), "secret": console_secret(token)},
             headers={"origin": base},
         )
         assert r.status_code == 303 and r.headers["location"] == "/console/inbox", r.text[:500]

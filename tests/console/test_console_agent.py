@@ -29,7 +29,7 @@ from typing import Any
 import httpx2
 import pytest
 import uvicorn
-from tests.console.console_rig import ALICE, BOB, items_of, mcp_client, signed_in
+from tests.console.console_rig import ALICE, BOB, OWNER_TOKEN, console_secret, items_of, mcp_client, signed_in
 
 from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.config import parse_config
@@ -90,11 +90,14 @@ async def phone_gateway(
             }
             | agent,
             "console": {"ask_seconds": ask_seconds, "hold_seconds": 5},
+            "http": {"token": OWNER_TOKEN, "console_secret": console_secret(OWNER_TOKEN)},
             "principals": [
-                {"name": "alice", "token": ALICE},
-                {"name": "bob", "token": BOB},
-                {"name": "rover", "token": ROVER},
-                {"name": "carol", "token": CAROL, "tools": ["device__*"]},  # reaches no llm tool
+                {"name": "alice", "token": ALICE, "console_secret": console_secret(ALICE)},
+                {"name": "bob", "token": BOB, "console_secret": console_secret(BOB)},
+                # a peer given a console secret (as a person might be): even signed in it answers nothing
+                {"name": "rover", "token": ROVER, "console_secret": console_secret(ROVER)},
+                {"name": "carol", "token": CAROL, "console_secret": console_secret(CAROL),
+                 "tools": ["device__*"]},  # reaches no llm tool
             ],
             "a2a": {
                 "name": f"sentinel-agent-{uuid.uuid4().hex[:8]}",
@@ -109,7 +112,7 @@ async def phone_gateway(
         running_gateway(config), host="127.0.0.1", port=port, auth=auth.authenticator
     )
     mount_a2a(app, holder, config, "127.0.0.1", port, auth.owner_token)
-    mount_console(app, holder, auth.authenticator, config)
+    mount_console(app, holder, auth.authenticator, config, auth.console_secrets)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     try:
@@ -368,7 +371,8 @@ async def test_a_peers_run_asks_the_owner_and_the_peer_cannot_answer(tmp_path, m
             [item] = items_of(page)
             text = html.unescape(page)
             assert BANK_QUESTION in text and "rover (a2a)" in text
-            # the peer, even signed in to the console with its own token, sees and answers nothing
+            # the peer, even signed in to the console (its token never signs in: here a console secret of
+            # its own), sees and answers nothing
             assert items_of(await rover.page("/console/inbox")) == []
             assert (await rover.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 404
             assert not sent.done() and phone_of(holder).screen == "bank_login"  # the run waits on the owner
@@ -430,7 +434,7 @@ async def test_the_agent_page_follows_a_run_live_in_a_browser_and_runs_no_screen
 
             page = await opened()
             await page.goto(f"{base}/console/login")
-            await page.fill("#token", ALICE)
+            await page.fill("#secret", console_secret(ALICE))
             async with page.expect_navigation():
                 await page.click("button[type=submit]")
             await page.goto(f"{base}/console/agent")

@@ -12,7 +12,9 @@ import httpx2
 import pytest
 
 from sentinel_mcp.console import auth, inbox
-from tests.console.console_rig import ALICE, CAROL, console_config, csrf_of, http_sentinel, signed_in
+from tests.console.console_rig import (
+    ALICE, CAROL, console_config, console_secret, csrf_of, http_sentinel, signed_in,
+)
 
 pytestmark = pytest.mark.timeout(180)
 MAX_SESSIONS_PER_PRINCIPAL = getattr(auth, "MAX_SESSIONS_PER_PRINCIPAL", 20)
@@ -84,7 +86,7 @@ async def test_one_principal_signing_in_many_times_signs_nobody_else_out(sentine
             for _ in range(MAX_SESSIONS_PER_PRINCIPAL * 3):
                 form = await http.get(f"{base}/console/login")
                 r = await http.post(f"{base}/console/login", headers={"origin": base},
-                                    data={"csrf": csrf_of(form.text), "token": CAROL})
+                                    data={"csrf": csrf_of(form.text), "secret": console_secret(CAROL)})
                 assert r.status_code == 303
                 http.cookies.clear()
         r = await alice.get("/console/inbox")
@@ -160,15 +162,18 @@ def test_sessions_are_bounded_per_principal_in_the_table_itself():
     from sentinel_mcp.identity.principal import Principal
     from sentinel_mcp.identity.resolver import Authenticator, TokenResolver
 
-    tokens = TokenResolver()
+    tokens, secrets = TokenResolver(), TokenResolver()
     alice, carol = Principal("alice", "token"), Principal("carol", "token")
     tokens.add(alice, token="alice-token-0123456789")
     tokens.add(carol, token="carol-token-0123456789")
-    console = auth.ConsoleAuth(Authenticator([tokens]))
-    signed = console.sign_in("alice-token-0123456789")
+    secrets.add(alice, token="alice-console-0123456789")
+    secrets.add(carol, token="carol-console-0123456789")
+    console = auth.ConsoleAuth(Authenticator([tokens]), secrets)
+    assert console.sign_in("alice-token-0123456789") is None  # a token is never a sign-in
+    signed = console.sign_in("alice-console-0123456789")
     assert signed is not None
     for _ in range(auth.MAX_SESSIONS + 50):
-        assert console.sign_in("carol-token-0123456789") is not None
+        assert console.sign_in("carol-console-0123456789") is not None
     sid, _ = signed
     assert console.still_signed_in(auth.Viewer(alice, "session:" + sid, sid))
     carols = [p for p, _ in console._sessions.values() if p.name == "carol"]

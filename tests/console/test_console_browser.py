@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from tests.console.console_rig import (
+    console_secret,
     ALICE,
     OWNER_TOKEN,
     console_config,
@@ -72,7 +73,7 @@ async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser
             await page.goto(f"{base}/console/")
             assert page.url.endswith("/console/login")
             await shot("login")
-            await page.fill("#token", ALICE)
+            await page.fill("#secret", console_secret(ALICE))
             async with page.expect_navigation():
                 await page.click("button[type=submit]")
             assert page.url.endswith("/console/inbox"), (page.url, await page.content())
@@ -135,7 +136,7 @@ async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser
             assert await page.locator("#owner-only").count() == 1  # alice sees no editor
             page = await (await browser.new_context(viewport={"width": 360, "height": 800})).new_page()
             await page.goto(f"{base}/console/login")
-            await page.fill("#token", OWNER_TOKEN)
+            await page.fill("#secret", console_secret(OWNER_TOKEN))
             async with page.expect_navigation():
                 await page.click("button[type=submit]")
             await goto(page, f"{base}/console/policy?file=bookings.pl")

@@ -16,7 +16,8 @@ from urllib.parse import quote
 import pytest
 
 from sentinel_mcp.console.links import console_path
-from tests.console.console_rig import (ALICE, BOB, OWNER_TOKEN, console_config, http_sentinel, items_of,
+from tests.console.console_rig import (ALICE, BOB, OWNER_TOKEN, console_config, console_secret, http_sentinel,
+                                      items_of,
                                       mcp_client, signed_in, text)
 from tests.console.test_console_browser import CHROMIUM
 
@@ -98,7 +99,7 @@ async def test_no_value_from_a_client_a_call_or_the_audit_is_markup_in_a_browser
                 page = await (await browser.new_context()).new_page()
                 page.on("dialog", lambda d: (dialogs.append(d.message), asyncio.ensure_future(d.dismiss())))
                 await page.goto(f"{base}/console/login")
-                await page.fill("#token", token)
+                await page.fill("#secret", console_secret(token))
                 async with page.expect_navigation():
                     await page.click("button[type=submit]")
                 return page

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.console.console_rig import ALICE, OWNER_TOKEN, console_config, http_sentinel
+from tests.console.console_rig import ALICE, OWNER_TOKEN, console_config, console_secret, http_sentinel
 from tests.console.test_console_browser import CHROMIUM, DOC_SHOTS
 from tests.console.test_console_builds import ALICE_TASK, seed
 
@@ -53,9 +53,9 @@ async def test_policy_editor_history_and_builds_at_360px_by_keyboard(tmp_path, p
 
             # sign in with the keyboard only
             await page.goto(f"{base}/console/login")
-            await page.keyboard.press("Tab")  # skip link, then the token field
-            await page.focus("#token")
-            await page.keyboard.type(ALICE)
+            await page.keyboard.press("Tab")  # skip link, then the secret field
+            await page.focus("#secret")
+            await page.keyboard.type(console_secret(ALICE))
             async with page.expect_navigation():
                 await page.keyboard.press("Enter")
             assert page.url.endswith("/console/inbox")
@@ -66,8 +66,8 @@ async def test_policy_editor_history_and_builds_at_360px_by_keyboard(tmp_path, p
             alice_page = page
             page = await (await browser.new_context(viewport={"width": 360, "height": 800})).new_page()
             await page.goto(f"{base}/console/login")
-            await page.focus("#token")
-            await page.keyboard.type(OWNER_TOKEN)
+            await page.focus("#secret")
+            await page.keyboard.type(console_secret(OWNER_TOKEN))
             async with page.expect_navigation():
                 await page.keyboard.press("Enter")
             # a live check while typing, shown as text

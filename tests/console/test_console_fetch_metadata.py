@@ -14,7 +14,7 @@ import httpx2
 import pytest
 from tests.console.console_rig import (ALICE, console_config, csrf_of, http_sentinel, mcp_client, signed_in,
                                       text)
-from tests.identity.identity_rig import free_port
+from tests.identity.identity_rig import console_secret, free_port
 
 pytestmark = pytest.mark.timeout(180)
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -114,7 +114,7 @@ async def test_a_page_on_another_port_cannot_make_the_person_watching(sentinel, 
             try:
                 page = await browser.new_page()
                 await page.goto(base + "/console/login")
-                await page.fill("input[name=token]", ALICE)
+                await page.fill("input[name=secret]", console_secret(ALICE))
                 await page.click("button[type=submit]")
                 await page.wait_for_url("**/console/inbox")
                 await page.goto(f"http://127.0.0.1:{port}/")

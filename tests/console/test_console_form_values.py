@@ -25,7 +25,7 @@ from tests.console.console_rig import (ALICE, console_config, http_sentinel, ite
                                       text)
 from tests.conftest import stop_process
 from tests.console.test_console_browser import CHROMIUM
-from tests.identity.identity_rig import env_for
+from tests.identity.identity_rig import console_secret, env_for
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.asyncio(loop_scope="module")]
 HOSTILE = Path(__file__).resolve().parent / "hostile_form_server.py"
@@ -126,7 +126,7 @@ async def test_in_a_browser_a_ticked_box_of_any_name_is_read_as_ticked(sentinel,
         try:
             page = await context.new_page()
             await page.goto(f"{base}/console/login")
-            await page.fill("#token", ALICE)
+            await page.fill("#secret", console_secret(ALICE))
             async with page.expect_navigation():
                 await page.click("button[type=submit]")
             form = page.locator("form[action^='/console/inbox/']")
@@ -163,7 +163,7 @@ async def test_in_a_browser_revoke_ends_the_consent_of_any_purpose_pressed(senti
     try:
         page = await context.new_page()
         await page.goto(f"{base}/console/login")
-        await page.fill("#token", ALICE)
+        await page.fill("#secret", console_secret(ALICE))
         async with page.expect_navigation():
             await page.click("button[type=submit]")
         consents = page.locator("li").filter(has=page.locator("form[action='/console/consents/revoke']"))

@@ -16,7 +16,7 @@ import pytest
 from sentinel_mcp.console.proof_view import proof_nodes
 from tests.console.console_rig import (ALICE, BOB, OWNER_TOKEN, console_config, csrf_of, http_sentinel,
                                       items_of, mcp_client, signed_in, text)
-from tests.identity.identity_rig import BOOKINGS_PL
+from tests.identity.identity_rig import BOOKINGS_PL, console_secret
 
 pytestmark = pytest.mark.timeout(240)
 ITEM = re.compile(r'<li class="card item.*?</li>\n', re.S)
@@ -109,7 +109,7 @@ async def test_a_held_calls_hostile_arguments_read_as_they_are_in_a_browser_at_3
             dialogs: list[str] = []
             page.on("dialog", lambda d: dialogs.append(d.message))
             await page.goto(f"{base}/console/login")
-            await page.fill("#token", BOB)
+            await page.fill("#secret", console_secret(BOB))
             async with page.expect_navigation():
                 await page.click("button[type=submit]")
             long_names = ("K" * 200, "/" + "x/" * 150, "\u202e" + "R" * 120)  # unbroken, a path, an override

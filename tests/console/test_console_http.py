@@ -7,6 +7,7 @@ proofs, facts can be revoked, and the what-if replay (page and command) finds th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import re
 import subprocess
@@ -20,6 +21,7 @@ from tests.console.console_rig import (
     ALICE,
     BOB,
     CAROL,
+    Browser,
     answer_fields,
     answer_rounds,
     console_config,
@@ -32,7 +34,7 @@ from tests.console.console_rig import (
     text,
 )
 from tests.console.console_rig import OWNER_TOKEN as RIG_OWNER
-from tests.identity.identity_rig import env_for
+from tests.identity.identity_rig import console_secret, env_for
 
 pytestmark = pytest.mark.timeout(180)
 BK_PL_FLIP = ("only confirmed bookings can be cancelled')", "only pending bookings can be cancelled')")
@@ -103,26 +105,29 @@ async def test_no_token_foreign_host_and_origin_are_refused(sentinel):
         r = await http.get(base + "/console/inbox", headers={"host": "evil.example:80"})
         assert r.status_code == 421
         r = await http.post(
-            base + "/console/login", data={"token": ALICE}, headers={"origin": "http://evil.example"}
+            base + "/console/login", data={"secret": console_secret(ALICE)}, headers={"origin": "http://evil.example"}
         )
         assert r.status_code == 403
         # the login form itself: its token is bound to a cookie set with the form (no cookie, no sign-in)
         form = await http.get(base + "/console/login")
         stolen = csrf_of(form.text)
         async with httpx2.AsyncClient(timeout=30) as other:
-            r = await other.post(base + "/console/login", data={"csrf": stolen, "token": ALICE})
+            r = await other.post(base + "/console/login",
+                                 data={"csrf": stolen, "secret": console_secret(ALICE)})
             assert r.status_code == 403 and "console" not in r.cookies
-        r = await http.post(base + "/console/login", data={"csrf": stolen, "token": "wrong-token-0123456789"})
+        r = await http.post(base + "/console/login",
+                            data={"csrf": stolen, "secret": "wrong-secret-0123456789"})
         assert r.status_code == 401 and "sentinel_console" not in r.cookies
         r = await http.post(
             base + "/console/login",
-            data={"csrf": stolen, "token": ALICE},
+            data={"csrf": stolen, "secret": console_secret(ALICE)},
             headers={"sec-fetch-site": "cross-site"},
         )
         assert r.status_code == 403
         # the session cookie is HttpOnly, SameSite=Strict, scoped to the console
         form = await http.get(base + "/console/login")
-        r = await http.post(base + "/console/login", data={"csrf": csrf_of(form.text), "token": ALICE})
+        r = await http.post(base + "/console/login", data={"csrf": csrf_of(form.text),
+                                                           "secret": console_secret(ALICE)})
         cookie = r.headers["set-cookie"].lower()
         assert (
             r.status_code == 303
@@ -130,7 +135,7 @@ async def test_no_token_foreign_host_and_origin_are_refused(sentinel):
             and "samesite=strict" in cookie
             and "path=/console" in cookie
         )
-        assert ALICE not in r.headers["set-cookie"]
+        assert ALICE not in r.headers["set-cookie"] and console_secret(ALICE) not in r.headers["set-cookie"]
         page = await http.get(base + "/console/inbox")
         assert page.status_code == 200 and "alice" in page.text
         assert "script-src 'self'" in page.headers["content-security-policy"]
@@ -420,6 +425,19 @@ async def test_a2a_task_waiting_for_input_is_answered_in_the_console(sentinel):
 OWNER_TOKEN, ROVER_KEY = "owner-token-" + "x" * 20, "rover-key-1234"
 
 
+@contextlib.asynccontextmanager
+async def peer_at_the_console(base: str, key: str):
+    """The A2A peer at the console: its key signs nothing in (a peer has no console secret), so all it has
+    is its key as a header, a script's: it reads pages, it sends no form."""
+    async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
+        form = await http.get(f"{base}/console/login")
+        r = await http.post(f"{base}/console/login", data={"csrf": csrf_of(form.text), "secret": key},
+                            headers={"origin": base})
+        assert r.status_code == 401 and "sentinel_console=" not in r.headers.get("set-cookie", "")
+    async with httpx2.AsyncClient(timeout=60, follow_redirects=False, headers={"x-api-key": key}) as http:
+        yield Browser(base, http)
+
+
 def with_peer(tmp_path):
     """The console rig with an A2A peer "rover" (its key) and the owner's token."""
     import json as _json
@@ -427,16 +445,16 @@ def with_peer(tmp_path):
     cfg = console_config(tmp_path)
     body = _json.loads(cfg.read_text())
     body["sentinel"]["a2a"]["api_keys"] = {"rover": ROVER_KEY}
-    body["sentinel"]["http"] = {"token": OWNER_TOKEN}
+    body["sentinel"]["http"] = {"token": OWNER_TOKEN, "console_secret": console_secret(OWNER_TOKEN)}
     cfg.write_text(_json.dumps(body))
     return cfg
 
 
 async def test_a_peers_question_is_the_owners_to_answer_not_the_peers(tmp_path):
-    """An A2A peer (a key of ``sentinel.a2a``, not a configured principal) signing in to the console with its
-    own key sees no question and can answer none: not its own task's (that would be the phone's user's "yes"
-    given by the agent), not any other. The owner's inbox lists the peer's task and the owner's answer
-    resumes it."""
+    """An A2A peer (a key of ``sentinel.a2a``, not a configured principal) cannot sign in to the console with
+    its own key, and reading it by its key sees no question and can answer none: not its own task's (that
+    would be the phone's user's "yes" given by the agent), not any other. The owner's inbox lists the peer's
+    task and the owner's answer resumes it."""
     cfg = with_peer(tmp_path)
     call = {"type": "tool_call", "tool_call_id": "t1", "name": "tb__delete_thing",
             "args": {"name": "peer-thing"}}
@@ -449,10 +467,10 @@ async def test_a_peers_question_is_the_owners_to_answer_not_the_peers(tmp_path):
             task = reply.json()["result"]["task"]
             assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", task
             item = "a2a-" + task["id"]
-            async with signed_in(base, ROVER_KEY) as rover, signed_in(base, OWNER_TOKEN) as owner:
+            async with peer_at_the_console(base, ROVER_KEY) as rover, signed_in(base, OWNER_TOKEN) as owner:
                 assert item not in await rover.page("/console/inbox")
                 refused = await rover.post(f"/console/inbox/{item}", {"decision": "approve"})
-                assert refused.status_code == 404
+                assert refused.status_code == 403
                 got = await http.post(f"{base}/a2a", json={"jsonrpc": "2.0", "id": 2, "method": "GetTask",
                                                            "params": {"id": task["id"]}}, headers=peer)
                 assert got.json()["result"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
@@ -484,7 +502,7 @@ async def test_a_peers_own_mcp_calls_ask_the_owner_never_the_peers_client(tmp_pa
     with http_sentinel(cfg) as (base, _):
         says_yes = User(approve=True)
         async with http_client(base, ROVER_KEY, mode, user=says_yes) as peer, \
-                signed_in(base, ROVER_KEY) as rover, signed_in(base, OWNER_TOKEN) as owner:
+                peer_at_the_console(base, ROVER_KEY) as rover, signed_in(base, OWNER_TOKEN) as owner:
             blocked = await peer.call_tool("tb__delete_thing", {"name": "peer-thing"})
             assert blocked.is_error and "deleted" not in text(blocked), text(blocked)
             assert says_yes.asked == []
@@ -492,7 +510,7 @@ async def test_a_peers_own_mcp_calls_ask_the_owner_never_the_peers_client(tmp_pa
             [item] = items_of(page)
             assert "peer-thing" in page
             assert item not in await rover.page("/console/inbox")
-            assert (await rover.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 404
+            assert (await rover.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 403
             assert (await owner.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 303
             done = await peer.call_tool("tb__delete_thing", {"name": "peer-thing"})
             assert not done.is_error and text(done) == "deleted peer-thing", text(done)
@@ -533,20 +551,23 @@ async def test_a_peers_own_mcp_calls_ask_the_owner_never_the_peers_client(tmp_pa
             await http.aclose()
 
 
-async def test_a_flood_of_wrong_tokens_never_locks_a_right_one_out(tmp_path):
-    """Wrong tokens (many spellings, one client address) pile up to 429 for that sender's wrong tokens; the
-    people's right tokens still sign in at once, from the same address too (a count that anybody can fill
+async def test_a_flood_of_wrong_secrets_never_locks_a_right_one_out(tmp_path):
+    """Wrong console secrets (many spellings, tokens among them: one client address) pile up to 429 for that
+    sender's wrong ones; the people's right console secrets still sign in at once, from the same address too
+    (a count that anybody can fill
     must not keep the people who answer approvals out)."""
     cfg = with_peer(tmp_path)
-    wrong = ["", " ", "x", OWNER_TOKEN[:-1], OWNER_TOKEN.upper(), OWNER_TOKEN + "x", "Bearer " + OWNER_TOKEN,
-             ALICE[::-1], ROVER_KEY + " x", "\u0430" + ALICE[1:], "%00", "a" * 8000]
+    wrong = ["", " ", "x", OWNER_TOKEN, ALICE, ROVER_KEY, console_secret(OWNER_TOKEN)[:-1],
+             console_secret(OWNER_TOKEN).upper(), console_secret(ALICE) + "x",
+             "Bearer " + console_secret(ALICE),
+             "\u0430" + console_secret(ALICE)[1:], "%00", "a" * 8000]
     with http_sentinel(cfg) as (base, _):
         async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
             statuses = []
             for i in range(30):
                 form = await http.get(f"{base}/console/login")  # each try on a fresh form (single use)
                 r = await http.post(f"{base}/console/login", headers={"origin": base},
-                                    data={"csrf": csrf_of(form.text), "token": wrong[i % len(wrong)]})
+                                    data={"csrf": csrf_of(form.text), "secret": wrong[i % len(wrong)]})
                 statuses.append(r.status_code)
             assert set(statuses[:20]) == {401} and set(statuses[20:]) == {429}, statuses
         for token in (OWNER_TOKEN, ALICE):

@@ -44,10 +44,10 @@ async def test_the_sign_in_page_shows_its_refusal_over_http(tmp_path: Path) -> N
     with http_sentinel(console_config(tmp_path)) as (base, _proc):
         async with httpx2.AsyncClient(timeout=60) as http:
             form = await http.get(f"{base}/console/login")
-            data = {"csrf": csrf_of(form.text), "token": "no\u202e"}
+            data = {"csrf": csrf_of(form.text), "secret": "no\u202e"}
             r = await http.post(f"{base}/console/login", data=data, headers={"origin": base})
             assert r.status_code == 401, r.text[:300]
-            assert 'role="alert">That token is not one Sentinel accepts.' in r.text
+            assert 'role="alert">That is not a console secret.' in r.text
         async with signed_in(base, ALICE) as person:
             sessions = await person.page("/console/sessions")
             assert "Sessions" in sessions

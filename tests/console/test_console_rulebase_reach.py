@@ -11,7 +11,9 @@ import json
 import re
 
 import pytest
-from tests.console.console_rig import BOB, OWNER_TOKEN, console_config, http_sentinel, mcp_client, signed_in
+from tests.console.console_rig import (
+    BOB, OWNER_TOKEN, console_config, console_secret, http_sentinel, mcp_client, signed_in,
+)
 
 pytestmark = pytest.mark.timeout(180)
 DAVE = "dave-token-0123456789abcdef00"  # may cancel and ask why not; reads no rulebase
@@ -32,8 +34,10 @@ def _config(tmp_path):
     body = json.loads(cfg.read_text())
     body["sentinel"]["rulebases"].append(str(tmp_path / "extra.pl"))
     body["sentinel"]["principals"] += [
-        {"name": "dave", "token": DAVE, "tools": ["bk__cancel_booking", "sentinel__sentinel_why_not"]},
-        {"name": "erin", "token": ERIN, "tools": ["bk__cancel_booking", "bk__merge_bookings", "sentinel__*"]},
+        {"name": "dave", "token": DAVE, "console_secret": console_secret(DAVE),
+         "tools": ["bk__cancel_booking", "sentinel__sentinel_why_not"]},
+        {"name": "erin", "token": ERIN, "console_secret": console_secret(ERIN),
+         "tools": ["bk__cancel_booking", "bk__merge_bookings", "sentinel__*"]},
     ]
     cfg.write_text(json.dumps(body))
     return cfg

@@ -11,7 +11,9 @@ import json
 import re
 
 import pytest
-from tests.console.console_rig import BOB, console_config, http_sentinel, mcp_client, signed_in
+from tests.console.console_rig import (
+    BOB, console_config, console_secret, http_sentinel, mcp_client, signed_in,
+)
 from tests.identity.identity_rig import session_line, text
 
 pytestmark = pytest.mark.timeout(180)
@@ -23,7 +25,8 @@ def _config(tmp_path):
     cfg = console_config(tmp_path)
     body = json.loads(cfg.read_text())
     body["sentinel"]["principals"].append(
-        {"name": "dave", "token": DAVE, "tools": ["bk__cancel_booking", "sentinel__sentinel_facts"]}
+        {"name": "dave", "token": DAVE, "console_secret": console_secret(DAVE),
+         "tools": ["bk__cancel_booking", "sentinel__sentinel_facts"]}
     )
     cfg.write_text(json.dumps(body))
     return cfg

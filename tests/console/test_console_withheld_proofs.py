@@ -16,6 +16,7 @@ from tests.console.console_rig import (
     OWNER_TOKEN,
     answer_rounds,
     console_config,
+    console_secret,
     grant_consent,
     http_sentinel,
     mcp_client,
@@ -33,7 +34,7 @@ def _config(tmp_path):
     cfg = console_config(tmp_path, hold_when="always")
     body = json.loads(cfg.read_text())
     body["sentinel"]["principals"].append(
-        {"name": "dave", "token": DAVE,
+        {"name": "dave", "token": DAVE, "console_secret": console_secret(DAVE),
          "tools": ["bk__merge_bookings", "sentinel__sentinel_why_not"]}
     )
     cfg.write_text(json.dumps(body))

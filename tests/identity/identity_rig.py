@@ -36,6 +36,12 @@ TOKENS = {"alice": ALICE, "bob": BOB, "carol": CAROL}
 SESSION_META = "sentinel/session"
 
 
+def console_secret(token: str) -> str:
+    """The console sign-in secret the rigs give the principal holding ``token``: never the token itself (a
+    client holds that; the console refuses it)."""
+    return "console-secret-of-" + token
+
+
 def write_config(tmp: Path, **sentinel: Any) -> Path:
     cfg = tmp / "sentinel.json"
     body = {
@@ -44,8 +50,10 @@ def write_config(tmp: Path, **sentinel: Any) -> Path:
         "data_dir": str(tmp / "state"),
         "seeds": {"current_user": "u_123", "today": "2025-01-15"},
         "personal": {"bk__get_booking": "bookings"},
-        "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB},
-                       {"name": "carol", "token": CAROL, "tools": ["bk__list_bookings"]}],
+        "principals": [{"name": "alice", "token": ALICE, "console_secret": console_secret(ALICE)},
+                       {"name": "bob", "token": BOB, "console_secret": console_secret(BOB)},
+                       {"name": "carol", "token": CAROL, "console_secret": console_secret(CAROL),
+                        "tools": ["bk__list_bookings"]}],
         "a2a": {"name": "identity-test", "task_db": ""},
         **sentinel,
     }

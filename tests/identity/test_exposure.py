@@ -57,6 +57,15 @@ def test_the_owner_token_is_generated_once_kept_0600_and_shown_by_the_cli(tmp_pa
         timeout=60,
     )
     assert out.returncode == 0 and out.stdout.strip() == first.owner_token
+    # the console secret beside it: shown once too, printed by its own command, never the token
+    secret = first.console_secret
+    assert secret and secret != first.owner_token and first.console_secret_file is not None
+    assert secret in shown_now and secret not in shown_later and str(first.console_secret_file) in shown_later
+    out = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg_file), "config", "console-secret"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert out.returncode == 0 and out.stdout.strip() == secret, out.stderr
     path.write_text("short\n")
     with pytest.raises(ConfigError, match="no usable token"):
         http_auth_for(cfg)

@@ -21,8 +21,6 @@ pytestmark = [pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")
 
 RULEBASE = """
 askable(approved(small, X), "Approve the small purchase ~w?", yes_no, [from([user, agent])]).
-fact(approved/2).
-effect('shop__board_vote', [item = X], [establish(approved(big, X))]).
 guard('shop__buy_small', [item = X], approved(small, X)).
 guard('shop__buy_big', [item = X], approved(big, X)).
 

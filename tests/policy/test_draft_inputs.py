@@ -54,3 +54,17 @@ def test_a_tool_list_nested_too_deep_is_one_line(tmp_path: Path, capsys: pytest.
     err = capsys.readouterr().err
     assert code == 2 and "cannot read the tools" in err and "nested too deeply" in err, err
     assert len(err.strip().splitlines()) == 1, err
+
+
+def test_the_output_is_never_written_through_a_link_or_over_a_file(tmp_path: Path, monkeypatch) -> None:
+    """``-o`` names a new file: a dangling link there (``exists()`` is false for it) was followed, and the
+    draft written where it pointed; a file made while the tools were listed was replaced."""
+    monkeypatch.setenv("SENTINEL_DATA_DIR", str(tmp_path / "state"))
+    policy = tmp_path / "policy.md"
+    policy.write_text("# Policy\n\nCancel only your own bookings.\n")
+    tools = tmp_path / "tools.json"
+    tools.write_text('[{"name": "cancel", "inputSchema": {"type": "object"}}]')
+    target, out = tmp_path / "elsewhere.pl", tmp_path / "out.pl"
+    out.symlink_to(target)
+    code = main(["draft", "--server", "s", "--policy", str(policy), "--tools", str(tools), "-o", str(out)])
+    assert code == 2 and not target.exists() and out.is_symlink()

@@ -20,6 +20,8 @@ RECORDER = str(Path(__file__).with_name("recorder_server.py"))
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "records-owner-token-0123456789"  # the owner's token in these configs (HTTP and A2A ask for it)
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+# the owner's console sign-in secret in these configs (what the console rig's ``console_secret(TOKEN)`` gives)
+CONSOLE_SECRET = "console-secret-of-" + TOKEN
 
 
 def write_config(tmp: Path, *, grandchild: bool = False, builtins: list[str] | None = None,
@@ -34,7 +36,7 @@ def write_config(tmp: Path, *, grandchild: bool = False, builtins: list[str] | N
         "sentinel": {
             "data_dir": str(tmp / "data"),
             "builtins": builtins or [],
-            "http": {"token": TOKEN},
+            "http": {"token": TOKEN, "console_secret": CONSOLE_SECRET},
             "rulebases": rulebases or [],
         },
     }

@@ -8,7 +8,7 @@ import re
 
 import httpx2
 import pytest
-from tests.identity.identity_rig import BOB
+from tests.identity.identity_rig import BOB, console_secret
 from tests.tls.tls_rig import client_context, https_sentinel, subject_of, tls_config
 
 pytestmark = pytest.mark.timeout(240)
@@ -28,7 +28,7 @@ async def test_console_over_mutual_tls(tmp_path, pki):
             assert form.status_code == 200 and "secure" in form.headers["set-cookie"].lower()
             r = await plain.post(
                 f"{base}/console/login",
-                data={"csrf": CSRF.search(form.text)[1], "token": BOB},
+                data={"csrf": CSRF.search(form.text)[1], "secret": console_secret(BOB)},
                 headers={"origin": base},
             )
             assert r.status_code == 303 and r.headers["location"] == "/console/inbox", r.text[:500]
@@ -54,7 +54,7 @@ async def test_console_over_mutual_tls(tmp_path, pki):
             form = await carol.get(f"{base}/console/login")
             r = await carol.post(
                 f"{base}/console/login",
-                data={"csrf": CSRF.search(form.text)[1], "token": BOB},
+                data={"csrf": CSRF.search(form.text)[1], "secret": console_secret(BOB)},
                 headers={"origin": base},
             )
             assert r.status_code == 401 and "sentinel_console=" not in r.headers.get("set-cookie", "")
@@ -103,8 +103,8 @@ async def test_over_tls_console_cookies_are_host_only_and_a_tossed_one_of_anothe
     old ``__Secure-`` name or the plain one neither signs the person in as mallory nor replaces theirs."""
     principals = [
         {"name": "alice", "certificate": subject_of("alice")},
-        {"name": "bob", "token": BOB},
-        {"name": "mallory", "token": MALLORY},
+        {"name": "bob", "token": BOB, "console_secret": console_secret(BOB)},
+        {"name": "mallory", "token": MALLORY, "console_secret": console_secret(MALLORY)},
     ]
     cfg = tls_config(tmp_path, pki, principals=principals)
     with https_sentinel(cfg, pki) as (base, _):
@@ -118,7 +118,7 @@ async def test_over_tls_console_cookies_are_host_only_and_a_tossed_one_of_anothe
                 assert not any(a.startswith("domain") for a in attrs), attrs
                 r = await http.post(
                     f"{base}/console/login",
-                    data={"csrf": CSRF.search(form.text)[1], "token": token},
+                    data={"csrf": CSRF.search(form.text)[1], "secret": console_secret(token)},
                     headers={"origin": base},
                 )
                 assert r.status_code == 303, r.text[:500]

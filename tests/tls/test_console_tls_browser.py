@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from tests.identity.identity_rig import BOB
+from tests.identity.identity_rig import BOB, console_secret
 from tests.tls.tls_rig import https_sentinel, tls_config
 
 pytestmark = pytest.mark.timeout(240)
@@ -29,7 +29,7 @@ async def test_chromium_keeps_the_host_only_session_and_ignores_a_planted_one(tm
             page = await context.new_page()
             await page.goto(f"{base}/console/inbox")
             assert page.url.endswith("/console/login"), page.url
-            await page.fill("#token", BOB)
+            await page.fill("#secret", console_secret(BOB))
             async with page.expect_navigation():
                 await page.click("button[type=submit]")
             assert page.url.endswith("/console/inbox"), (page.url, (await page.content())[:1000])
@@ -60,7 +60,7 @@ async def test_chromium_keeps_the_host_only_session_and_ignores_a_planted_one(tm
             assert page.url.endswith("/console/login"), page.url
 
             # signing in again and out: the cookie is gone from the browser
-            await page.fill("#token", BOB)
+            await page.fill("#secret", console_secret(BOB))
             async with page.expect_navigation():
                 await page.click("button[type=submit]")
             assert page.url.endswith("/console/inbox"), page.url

@@ -17,7 +17,7 @@ from typing import Any, AsyncIterator, Iterator
 
 import httpx2
 from tests.support.carried_session import Carried
-from tests.identity.identity_rig import BOB, User, free_port, stop_process, write_config
+from tests.identity.identity_rig import BOB, User, console_secret, free_port, stop_process, write_config
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -42,7 +42,8 @@ def tls_config(tmp: Path, pki: Any, mode: str = "optional", **sentinel: Any) -> 
     }
     principals = [
         {"name": "alice", "certificate": subject_of("alice")},
-        {"name": "bob", "token": BOB, "certificate": subject_of("bob")},
+        {"name": "bob", "token": BOB, "console_secret": console_secret(BOB),
+         "certificate": subject_of("bob")},
     ]
     return write_config(tmp, **{"http": {"tls": tls}, "principals": principals, **sentinel})
 

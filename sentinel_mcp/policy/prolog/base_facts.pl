@@ -72,7 +72,22 @@ askable_solve(RB, G, a(H, Q, Ty, O), P) :-
     G0 =.. [N|Ins0], ( Ty == yes_no -> Ins = Ins0 ; append(Ins, [_], Ins0) ),
     (   valid_fact(G0, P0), memberchk(P0, [seed|From])
     ->  valid_fact(G, P), memberchk(P, [seed|From]), answer_is_a_choice(G, a(H, Q, Ty, O))
-    ;   Ty == yes_no, valid_fact('$answered_no'(N, Ins), P0), memberchk(P0, From)
+    ;   askable_unanswered(RB, G, G0, N, Ins, From, a(H, Q, Ty, O), P)
+    ).
+
+%  askable_settled(+RB, +N, ?G, ?G0, ?Ins, +SeedFrom, +From, +AQ, -P): askable_solve/4 for a goal of predicate
+%  N/A (A > 0) whose one askable AQ covers any goal of N/A, with what askable_solve/4 works out on every call
+%  (G0, Ins, the answers' sources, [seed|From]) worked out when the rule was compiled (rule_compiler.pl's
+%  base_code/4): the same look-ups in the same order, ~15 inferences fewer a goal.
+askable_settled(RB, N, G, G0, Ins, SF, From, AQ, P) :-
+    (   valid_fact_of(N, G0, P0), memberchk(P0, SF)
+    ->  valid_fact_of(N, G, P), memberchk(P, SF), answer_is_a_choice(G, AQ)
+    ;   askable_unanswered(RB, G, G0, N, Ins, From, AQ, P)
+    ).
+
+%  An askable goal with no answer to use: answered no, not known, asked, or assumed.
+askable_unanswered(RB, G, G0, N, Ins, From, a(H, Q, Ty, O), P) :-
+    (   Ty == yes_no, valid_fact('$answered_no'(N, Ins), P0), memberchk(P0, From)
     ->  fail
     ;   valid_fact('$dont_know'(N, Ins), P0), memberchk(P0, From)
     ->  dont_know(G, a(H, Q, Ty, O), P0, P)

@@ -13,7 +13,7 @@ sn_client_query(RB, Session, Now, GoalText, Max, Limit, Seconds, Out) :-
           ( client_failure(E2, Out2), to_json_atom(Out2, Out) )).
 
 client_query_outcome(RB, GoalText, Max, Limit, Seconds, Out) :-
-    catch(term_string(Goal0, GoalText, [variable_names(Vs), syntax_errors(error)]), E, true),
+    catch(client_goal(GoalText, Goal0, Vs), E, true),
     (   nonvar(E)
     ->  message_to_codes_safe(E, M), Out = json([status=error, message=M])
     ;   resolve_contexts(RB, Goal0, Goal, Named),
@@ -31,6 +31,27 @@ client_query_outcome(RB, GoalText, Max, Limit, Seconds, Out) :-
                 Out = json([status=St, goal=GA, solutions=SJ])
             )
         )
+    ).
+
+%  client_goal(+Text, -Goal, -VariableNames): the one goal Text holds. term_string/3 reads the first term and
+%  drops the rest: "a(X). b(X)" was answered for a(X) alone, "proved" for a goal never proved.
+client_goal(Text, Goal, Vs) :-
+    term_string(Goal, Text, [variable_names(Vs), syntax_errors(error)]),
+    setup_call_cleanup(open_string(Text, S), after_first_term(S, After), close(S)),
+    (   After == none
+    ->  true
+    ;   throw(error(syntax_error('a query is one goal (join goals with ","): text follows the "." that ends it'),
+                    _))
+    ).
+
+%  after_first_term(+Stream, -After): none when only layout and comments follow the first term, else text.
+%  (A stream's reader wants the final "." that term_string/3 does without: a first term it cannot end ran to
+%  the end of the text, which term_string/3 read whole.)
+after_first_term(S, After) :-
+    (   catch(read_term(S, _, []), error(syntax_error(_), _), fail)
+    ->  catch(read_term(S, T, []), error(syntax_error(_), _), T = text),
+        ( T == end_of_file -> After = none ; After = text )
+    ;   After = none
     ).
 
 %  What a client is told when its goal hit a limit or failed: no internal goals, only what happened.

@@ -13,8 +13,20 @@ json_text(Term, Atom) :-
     (   catch(json_pieces(Term, Pieces, [], Texts, []), sn_json_other, fail),
         atomic_list_concat(Texts, All), json_plain(All)
     ->  atomic_list_concat(Pieces, Atom)
-    ;   atom_json_term(Atom, Term, [as(atom), width(0)])
+    ;   finite_json(Term, Term1), atom_json_term(Atom, Term1, [as(atom), width(0)])
     ).
+
+%  An infinite or NaN number is written as its text (pl_json/2 writes a fact's so): the library writes inf or
+%  nan, which no JSON reader takes. (Only on the library's path: the fast one writes the text itself.)
+finite_json(V, V) :- var(V), !.
+finite_json(N, T) :- float(N), \+ ( N =:= N, abs(N) =\= inf ), !, format(atom(T), '~q', [N]).
+finite_json(json(KVs), json(KVs1)) :- is_list(KVs), !, maplist(finite_pair, KVs, KVs1).
+finite_json(L, L1) :- is_list(L), !, maplist(finite_json, L, L1).
+finite_json(X, X).
+
+finite_pair(KV, KV1) :- nonvar(KV), KV = (K = V), !, finite_json(V, V1), KV1 = (K = V1).
+finite_pair(KV, KV1) :- nonvar(KV), KV = (K - V), !, finite_json(V, V1), KV1 = (K - V1).
+finite_pair(KV, KV).
 
 %  json_plain(+Text): no character of Text needs an escape in a JSON string. (split_string/4 reads its
 %  separators as a C string, so the NUL character is looked for on its own: sub_atom_icasechk/3 is a C
@@ -36,7 +48,8 @@ json_pieces(json(KVs), ['{'|P], T, S, ST) :- !,
 json_pieces(L, ['['|P], T, S, ST) :- is_list(L), !, json_items(L, P, [']'|T], S, ST).
 json_pieces(@(X), [X|T], T, S, S) :- !, ( json_constant(X) -> true ; throw(sn_json_other) ).
 json_pieces(N, [N|T], T, S, S) :- integer(N), !.
-json_pieces(N, [N|T], T, S, S) :- float(N), !, ( N =:= N, abs(N) =\= inf -> true ; throw(sn_json_other) ).
+json_pieces(N, P, T, S, S) :- float(N), !,
+    ( N =:= N, abs(N) =\= inf -> P = [N|T] ; format(atom(A), '~q', [N]), P = ['"', A, '"'|T] ).
 json_pieces(A, ['"', A, '"'|T], T, [A|S], S) :- ( atom(A) ; string(A) ), !.
 json_pieces(_, _, _, _, _) :- throw(sn_json_other).
 

@@ -147,12 +147,29 @@ negated_code(Code, ( ( nb_current(sn_negated, off) -> true ; sentinel_core:negat
 base_code(RB, G, P, Code) :-
     functor(G, N, A),
     (   RB:'$askable'(N, A, _, _, _, _)
-    ->  Code = sentinel_core:indexed_base_solve(RB, N, A, G, P)
+    ->  (   settled_askable(RB, N, A, G, P, Ask)
+        ->  fetched_code(RB, N, A, G, Fetched),
+            ( Fetched == true -> Code = Ask ; Code = ( Fetched -> Ask ; sentinel_core:assume(G), P = assumed ) )
+        ;   Code = sentinel_core:indexed_base_solve(RB, N, A, G, P)
+        )
     ;   RB:'$binding'(N, A, _, _, _)
     ->  fact_code(N, A, G, P, Found), fetched_code(RB, N, A, G, Fetched),
         Code = ( Fetched -> Found ; sentinel_core:assume(G), P = assumed )
     ;   fact_code(N, A, G, P, Code)
     ).
+
+%  settled_askable(+RB, +N, +A, ?G, ?P, -Code): indexed_base_solve/5's askable solve for G of N/A (A > 0) when
+%  N/A has one askable and its head's arguments are distinct variables (it covers every goal of N/A, so
+%  indexed_base_solve/5 would find it on every call): askable_settled/9 with G's answer-free form, its inputs
+%  and the answers' sources made here (G0 shares G's variables: the same values at run time).
+settled_askable(RB, N, A, G, P, sentinel_core:askable_settled(RB, N, G, G0, Ins, [seed|From], From,
+                                                               a(H, Q, Ty, O), P)) :-
+    A > 0,
+    findall(a(H0, Q0, Ty0, O0), RB:'$askable'(N, A, H0, Q0, Ty0, O0), [a(H, Q, Ty, O)]),
+    nonvar(Ty), H =.. [_|Hs], maplist(var, Hs), sort(Hs, Distinct), length(Distinct, A),
+    askable_from(O, From),
+    askable_inputs(G, Ty, G0),
+    G0 =.. [_|Ins0], ( Ty == yes_no -> Ins = Ins0 ; append(Ins, [_], Ins0) ).
 
 %  fetched_code(+RB, +N, +A, +G, -Code): sentinel_core:fetched(RB, N, A, G) with the bindings of N/A written
 %  out in their order (each one's look-up done here, once): for each, a binding whose inputs the goal grounds

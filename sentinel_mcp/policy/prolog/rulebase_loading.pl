@@ -95,12 +95,12 @@ read_terms(RB, File, S, Errors) :-
     ;   T == end_of_file
     ->  Errors = []
     ;   stream_position_data(line_count, Pos, Line),
-        (   catch(add_term(RB, File, Line, T, Ps0), error(resource_error(R), C2),
-                  E2 = error(resource_error(R), C2))
+        (   catch(add_term(RB, File, Line, T, Ps0), error(F2, C2), E2 = error(F2, C2))
         ->  (   var(E2)
             ->  Ps = Ps0
-            ;   % out of a resource storing it (a body nested too deep for the C stack): this clause only
-                resource_words(E2, store, M2), problem(error, File, Line, M2, P0), Ps = [P0]
+            ;   % a clause that cannot be stored (a body nested too deep for the C stack, or no goal: a :- 1,
+                % a --> 1): an error at its line, and the file is read on (clause_shapes.pl)
+                clause_words(E2, M2), problem(error, File, Line, M2, P0), Ps = [P0]
             )
         ;   problem(error, File, Line, 'cannot load this clause', P0), Ps = [P0]
         ),
@@ -186,23 +186,19 @@ add_term(RB, File, Line, T, Ps) :-
         format(atom(M), 'the declaration ~w/~w is a fact, not a rule: it cannot have a body', [N, A]),
         problem(error, File, Line, M, P), Ps = [P]
     ;   declaration(H), T \= (_ :- _)
-    ->  check_declaration(T, File, Line, Ps),
-        assertz(RB:T), assertz(RB:'$src'(decl, T, File, Line))
+    ->  check_declaration(T, File, Line, Ps),  % one of a shape no later step reads is not kept
+        ( shape_problem(T, _) -> true ; assertz(RB:T), assertz(RB:'$src'(decl, T, File, Line)) )
     ;   store_rule(RB, T, File, Line), Ps = []  % rule_index.pl
     ).
 
 system_pred(N/A) :- functor(H, N, A), predicate_property(system:H, defined), \+ declaration(H).
 
-multifile_indicators(V, _) :- var(V), !, fail.
-multifile_indicators((A, B), PIs) :- !, multifile_indicators(A, P1), multifile_indicators(B, P2), append(P1, P2, PIs).
-multifile_indicators([], []) :- !.
-multifile_indicators([X|Xs], PIs) :- !, multifile_indicators(X, P1), multifile_indicators(Xs, P2), append(P1, P2, PIs).
-multifile_indicators(N/A, [N/A]) :- atom(N), integer(A), A >= 0.
 
 ok_directive(dynamic(_)). ok_directive(discontiguous(_)).
 
 check_declaration(T, File, Line, Ps) :-
     findall(P, (decl_problem(T, Sev, M), problem(Sev, File, Line, M, P)), Ps).
+decl_problem(D, error, M) :- shape_problem(D, M).  % clause_shapes.pl: the shapes Sentinel reads
 
 decl_problem(binding(H, _, _, _), error, M) :- \+ callable(H), format(atom(M), 'binding head must be a predicate term: ~q', [H]).
 decl_problem(binding(_, Tool, _, _), error, M) :- \+ Tool = tool(_, _),
@@ -586,7 +582,7 @@ sn_tool_sites(RB, Out) :-
     append([Bs, Gs, Es, Rs], All), to_json_atom(json([sites=All]), Out).
 
 binding_option(X) :- var(X), !, fail.
-binding_option(ttl(N)) :- !, ( N == session -> true ; number(N), N > 0 ).  % ttl(X) is no session
+binding_option(ttl(N)) :- !, ( N == session -> true ; number(N), N > 0, N < inf ).  % finite; ttl(X) no session
 binding_option(required).
 binding_option(fresh_for_writes).  % read again before each write is decided (write_rereads.py)
 binding_option(absent_on_error).  % an error answer is "nothing there" (fact_terms.pl, sn_absent/4)

@@ -19,10 +19,18 @@
 :- use_module(library(ordsets)).  % the facts a principal may not read (sn_dump_session/5)
 :- use_module(sentinel_rt, []).
 
+%  The arithmetic of this file's clauses (and of the files it includes) compiled in line: a fact's expiry
+%  compared, a room counted, ~80 calls of a decision, each a call and an inference otherwise (the same
+%  evaluation). The flag holds for this file only (SWI-Prolog restores it after the load), so what is asserted
+%  at run time - a rulebase's compiled rules, its strict twins of the arithmetic builtins (strict_arithmetic.pl)
+%  - is compiled as before.
+:- set_prolog_flag(optimise, true).
+
 :- dynamic cur/2, need/1, unmet/1.
 :- discontiguous post_load_problem/2.
 
 :- include(rulebase_loading).
+:- include(clause_shapes).
 :- include(reserved_heads).
 :- include(unreachable_rules).
 :- include(fact_terms).
@@ -33,6 +41,7 @@
 :- include(json_text).
 :- include(native_guards).
 :- include(strict_arithmetic).
+:- include(plain_formats).
 :- include(bounded_terms).
 :- include(unconditional_guards).
 :- include(tautological_guards).
@@ -146,7 +155,7 @@ query_now(Now) :- nb_getval(sn_query, q(_, _, Now, _, _)).
 %  variables of atomic values, not one pair: a pair is a term nb_setval/2 copies, and keeping it so tripled
 %  the decision, 125 -> 360 us, guard_ab.py.)
 ensure_session(S) :-
-    flag(sn_sessions_dropped, Dropped, Dropped),
+    get_flag(sn_sessions_dropped, Dropped),  % a read: flag/3 runs under a mutex
     (   nb_current(sn_ready_session, S0), S0 == S, nb_current(sn_ready_drops, D0), D0 == Dropped
     ->  true
     ;   ( current_predicate(S:'$fact'/5) -> true ; new_session_module(S) ),

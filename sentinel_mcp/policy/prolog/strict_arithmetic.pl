@@ -57,8 +57,7 @@ strict_builtin(_, between(L, H, X), (sentinel_core:integer_bound(L), sentinel_co
                                      system:between(L, H, X))).
 strict_builtin(RB, aggregate_all(Spec, G, R), (sentinel_core:strict_aggregate(Spec, G, Spec1, G1),
                                             aggregate:aggregate_all(Spec1, RB:G1, R))).
-strict_builtin(_, format(S, F, A), (sentinel_core:formatted_numbers(F, A), sentinel_core:bounded_format(S, F, A),
-                                     sentinel_core:sink_made(S))).  % bounded_terms.pl
+strict_builtin(_, format(S, F, A), sentinel_core:rule_format(S, F, A)).  % plain_formats.pl, bounded_terms.pl
 
 %  evaluable(+Expr): Expr is a number or an arithmetic term over numbers (a variable is left to the
 %  builtin, which raises its instantiation error; a function it does not know, to its type error).

@@ -1,0 +1,35 @@
+"""A drafted askable's predicate is its own: no other askable's and no binding's. Names were made by
+lower-casing and joining (``pred_name``), so an argument "Amount" beside "amount" gave two askables of one
+predicate (the user's answer to one question held for the other argument), and a read tool's field "a-b"
+gave a binding of the very predicate the write's argument "a_b" asks the user for: a hostile upstream's
+result answered a question only the user may answer."""
+
+from __future__ import annotations
+
+import re
+
+from sentinel_mcp.policy.draft import draft_rulebase
+
+
+def _heads(text: str, kind: str) -> list[str]:
+    return re.findall(rf"^{kind}\((\w+)\(", text, re.M)
+
+
+def _wipe(*names: str) -> dict:
+    return {"name": "wipe_thing", "annotations": {"destructiveHint": True},
+            "inputSchema": {"type": "object", "properties": {n: {"type": "string"} for n in names}}}
+
+
+def test_arguments_that_name_alike_get_askables_of_their_own() -> None:
+    text = draft_rulebase("shop", [_wipe("Amount", "amount", "AMOUNT")], "shop", "policy.md", []).text
+    asked = _heads(text, "askable")
+    assert len(asked) == 3 and len(set(asked)) == 3, text
+
+
+def test_an_askable_never_shares_a_predicate_with_a_binding() -> None:
+    read = {"name": "get_wipe_thing", "annotations": {"readOnlyHint": True},
+            "inputSchema": {"type": "object", "properties": {}},
+            "outputSchema": {"type": "object", "properties": {"a-b": {"type": "string"}}}}
+    text = draft_rulebase("shop", [_wipe("a_b"), read], "shop", "policy.md", []).text
+    asked, bound = _heads(text, "askable"), _heads(text, "binding")
+    assert asked and bound and not set(asked) & set(bound), text
