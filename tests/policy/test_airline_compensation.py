@@ -3,7 +3,6 @@ cancelled in the session (policy.md), $50 per passenger, through the real guard 
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +48,7 @@ async def write(
 
 
 async def session(tmp: Path, user: str):  # noqa: ANN201 - (guard, port, client) as an async context
-    client = Client(create_server(AirlineDatabase(copy.deepcopy(AirlineDatabase.load().db))), mode="auto")
+    client = Client(create_server(AirlineDatabase.load()), mode="auto")
     await client.__aenter__()
     port = ClientPort(client, prefix="airline")
     await port.refresh()
