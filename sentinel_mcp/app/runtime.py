@@ -368,7 +368,9 @@ async def _assembled(
         # the default guard's confirmations (also the policy guard's, for tools no rulebase governs): used
         # once in the cluster, in the same database
         fallback.share_confirmations(
-            await SharedConfirmationBook.open(nonce_db, config.sentinel.policy.confirm_ttl)
+            await SharedConfirmationBook.open(
+                nonce_db, config.sentinel.policy.confirm_ttl, key=shared.key("confirmation")
+            )
         )
         seal = RequestStateSeal(
             key=shared.key("request state"), max_age=config.sentinel.policy.confirm_ttl, nonces=nonces
