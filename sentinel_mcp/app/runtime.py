@@ -314,6 +314,7 @@ async def _assembled(
     services = Services(gateway=gateway)
     if shared is not None:  # before the built-ins start: the swarm leases its builds in the shared store
         services.replica, services.store_url = shared.replica, shared.url
+        services.inbox_key = shared.key("inbox")
     problems: list[str] = (
         list(config.warnings) + shared_problems
     )  # keys of a pasted host config Sentinel ignores
