@@ -382,7 +382,8 @@ async def _assembled(
         # a plain label names the same conversation on every replica (its idle time to live shared too)
         gateway.conversations.labels = await SharedLabels.open(nonce_db, gateway.conversations.idle)
         services.replica = shared.replica
-        guard.join_cluster(shared.replica)  # a policy guard's rulebase versions follow the cluster's
+        # a policy guard's rulebase versions follow the cluster's
+        guard.join_cluster(shared.replica, shared.key("rulebase version"))
     front = Front(
         gateway,
         gateway.conversations,
