@@ -10,16 +10,13 @@ cannot be reached grants nothing (the call is asked again, or refused with the c
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import logging
-import os
 import time
 from typing import Any, Callable, Protocol
 
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.storage import Schema, Statement, StorageError
+from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, signed
 from sentinel_mcp.storage.shared_clock import clocked, not_expired, on_server_clock
 
 log = logging.getLogger(__name__)
@@ -99,13 +96,7 @@ def _key(call: ToolCall, version: str) -> Key:
 
 def signed_binding(key: bytes, principal: str, session: str, tool: str, digest: str, version: str) -> str:
     """The MAC a shared confirmation row carries: whose "yes" it is and for exactly which call (lower hex)."""
-    message = json.dumps([principal, session, tool, digest, version], separators=(",", ":")).encode()
-    return hmac.new(key, b"sentinel confirmation\0" + message, hashlib.sha256).hexdigest()
-
-
-# without a cluster seal key each process signs with its own: a "yes" counts on the replica that stored it
-# only (asked again elsewhere), as a sealed state does
-_PROCESS_KEY = os.urandom(32)
+    return sign(key, "confirmation", principal, session, tool, digest, version)
 
 MAX_HELD = 10_000  # confirmations held in one process at most (each is normally used within its call)
 # confirmations one principal holds in the shared table at most (each is normally used within its call)
@@ -180,7 +171,9 @@ class SharedConfirmationBook:
         key: bytes | None = None,
     ) -> None:
         self.db = db
-        self._key = key if key is not None else _PROCESS_KEY  # the cluster's (``SharedStore.key``)
+        # the cluster's (``SharedStore.key``); without a seal key this process's own: a "yes" counts on the
+        # replica that stored it only (asked again elsewhere), as a sealed state does
+        self._key = key if key is not None else PROCESS_KEY
         self.ttl = ttl
         self.per_principal = max(1, per_principal)
         self._clock = clock  # SQLite's (one machine); a server store's is the database's (shared_clock)
@@ -239,8 +232,7 @@ class SharedConfirmationBook:
         someone wrote into the database without the seal key is no "yes")."""
         if not not_expired(rows) or len(rows[0]) < 3:
             return False
-        mac = rows[0][2]
-        if isinstance(mac, str) and hmac.compare_digest(mac, signed_binding(self._key, owner, *key)):
+        if signed(self._key, rows[0][2], "confirmation", owner, *key):
             return True
         log.warning("a confirmation row not signed for its call was refused (session %s)", key[0][:80])
         return False

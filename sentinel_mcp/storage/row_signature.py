@@ -27,4 +27,5 @@ def signed(key: bytes, mac: Any, purpose: str, *fields: Any) -> bool:
     """Whether ``mac`` (as read from the database: any type) signs exactly these fields (all strings)."""
     if not isinstance(mac, str) or not all(isinstance(f, str) for f in fields):
         return False
-    return hmac.compare_digest(mac, sign(key, purpose, *fields))
+    # as bytes: ``compare_digest`` raises on a non-ASCII string (a hostile row would stop the reader)
+    return hmac.compare_digest(mac.encode("utf-8", "replace"), sign(key, purpose, *fields).encode())

@@ -59,6 +59,7 @@ async def test_a_confirmation_made_up_in_sql_grants_nothing(db) -> None:  # type
     forged = [
         ("", ""),  # no signature at all (as a row written before signing, or by hand)
         ("00" * 32, "alice"),
+        ("é" * 64, "alice"),  # not ASCII: compared as bytes, never an error
         (signed_binding(b"x" * 32, "alice", c.session_id, c.identity, c.digest, VERSION), "alice"),  # key
         (signed_binding(KEY, "alice", c.session_id, c.identity, c.digest, VERSION).upper(), "alice"),
         (signed_binding(KEY, "bob", c.session_id, c.identity, c.digest, VERSION), "alice"),
