@@ -314,6 +314,7 @@ async def _assembled(
     services = Services(gateway=gateway)
     if shared is not None:  # before the built-ins start: the swarm leases its builds in the shared store
         services.replica, services.store_url = shared.replica, shared.url
+        services.inbox_key = shared.key("inbox")
     problems: list[str] = (
         list(config.warnings) + shared_problems
     )  # keys of a pasted host config Sentinel ignores
@@ -368,7 +369,9 @@ async def _assembled(
         # the default guard's confirmations (also the policy guard's, for tools no rulebase governs): used
         # once in the cluster, in the same database
         fallback.share_confirmations(
-            await SharedConfirmationBook.open(nonce_db, config.sentinel.policy.confirm_ttl)
+            await SharedConfirmationBook.open(
+                nonce_db, config.sentinel.policy.confirm_ttl, key=shared.key("confirmation")
+            )
         )
         seal = RequestStateSeal(
             key=shared.key("request state"), max_age=config.sentinel.policy.confirm_ttl, nonces=nonces
@@ -379,7 +382,8 @@ async def _assembled(
         # a plain label names the same conversation on every replica (its idle time to live shared too)
         gateway.conversations.labels = await SharedLabels.open(nonce_db, gateway.conversations.idle)
         services.replica = shared.replica
-        guard.join_cluster(shared.replica)  # a policy guard's rulebase versions follow the cluster's
+        # a policy guard's rulebase versions follow the cluster's
+        guard.join_cluster(shared.replica, shared.key("rulebase version"))
     front = Front(
         gateway,
         gateway.conversations,

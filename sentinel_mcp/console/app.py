@@ -311,7 +311,9 @@ def mount_console(
         rt = holder.runtime
         shared = None
         if rt is not None and rt.services.store_url and rt.services.replica:  # every replica's questions
-            shared = await ClusterInbox(inbox, rt.services.store_url, rt.services.replica).start()
+            shared = await ClusterInbox(
+                inbox, rt.services.store_url, rt.services.replica, key=rt.services.inbox_key
+            ).start()
         try:
             yield
         finally:

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from sentinel_mcp.console.inbox import Inbox, InboxItem
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.record_bounds import AUDIT_ARGUMENTS, bounded
+from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, signed
 from sentinel_mcp.storage.shared_clock import DB_NOW
 from sentinel_mcp.storage import Schema, StorageError, open_database
 from sentinel_mcp.storage.open import release
@@ -54,19 +55,31 @@ _RETRY = (
     "ALTER TABLE inbox_items ADD COLUMN used INTEGER NOT NULL DEFAULT 0; "
     "CREATE INDEX inbox_items_call ON inbox_items (principal, call_key)"
 )
+# step 3: the question signed by the replica holding its call, the answer by the replica whose console took it
+# (``storage/row_signature.py``): a row someone wrote in SQL is shown to nobody and answers nothing
+_SIGNED = (
+    "ALTER TABLE inbox_items ADD COLUMN question_mac TEXT NOT NULL DEFAULT ''; "
+    "ALTER TABLE inbox_items ADD COLUMN answer_mac TEXT NOT NULL DEFAULT ''"
+)
 SCHEMA = Schema(
     "inbox_items",
     {
-        "sqlite": [_TABLE.format(real="REAL"), _RETRY.format(real="REAL")],
-        "postgres": [_TABLE.format(real="DOUBLE PRECISION"), _RETRY.format(real="DOUBLE PRECISION")],
+        "sqlite": [_TABLE.format(real="REAL"), _RETRY.format(real="REAL"), _SIGNED],
+        "postgres": [
+            _TABLE.format(real="DOUBLE PRECISION"),
+            _RETRY.format(real="DOUBLE PRECISION"),
+            _SIGNED,
+        ],
     },
 )
+QUESTION, ANSWER = "inbox question", "inbox answer"  # the signatures' purposes
 
 # a row's ``expires`` is on the database's clock (replicas' clocks may disagree: one behind would use an
 # answer expired everywhere else, one ahead would stretch it); each replica shows it on its own clock
 _NOW = DB_NOW
 _CLAIM = (
-    f"UPDATE inbox_items SET answers = ?, delivered = ?, answered_at = ?, expires = {_NOW} + ? WHERE id = ? "
+    "UPDATE inbox_items SET answers = ?, answer_mac = ?, delivered = ?, answered_at = ?, "
+    f"expires = {_NOW} + ? WHERE id = ? "
     f"AND principal = ? AND live = 1 AND answers IS NULL AND used = 0 AND expires > {_NOW} RETURNING replica"
 )
 # the subquery picks one answered row of exactly this call; the outer ``used = 0`` is checked again on the
@@ -75,13 +88,17 @@ _TAKE = (
     "UPDATE inbox_items SET used = 1 WHERE id = (SELECT id FROM inbox_items WHERE principal = ? "
     f"AND call_key = ? AND answers IS NOT NULL AND used = 0 AND expires > {_NOW} ORDER BY answered_at "
     "LIMIT 1) "
-    "AND used = 0 RETURNING id, answers, answered_at, body"
+    "AND used = 0 RETURNING id, answers, answered_at, body, answer_mac"
 )
 _USE = "UPDATE inbox_items SET used = 1 WHERE id = ? AND used = 0 AND answers IS NOT NULL RETURNING id"
 
 
 def call_key(session: str, tool: str, digest: str, version: str) -> str:
     return json.dumps([session, tool, digest, version])
+
+
+def _item_key(item: InboxItem) -> str:
+    return call_key(item.session, item.tool, item.digest, item.version)
 
 
 def _body(item: InboxItem) -> str:
@@ -144,13 +161,15 @@ def _answers(text: str) -> dict[str, Answer] | None:
 class ClusterInbox:
     """The shared side of one replica's ``Inbox`` (``inbox.shared``)."""
 
-    def __init__(self, inbox: Inbox, url: str, replica: str) -> None:
+    def __init__(self, inbox: Inbox, url: str, replica: str, key: bytes | None = None) -> None:
         self.inbox, self.url, self.replica = inbox, url, str(replica)
+        self._key = key if key is not None else PROCESS_KEY  # the cluster's (``SharedStore.key("inbox")``)
         self.db: Any = None
         self._published: dict[str, asyncio.Task[None]] = {}  # local item id -> its INSERT
         self._withdrawn: set[str] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
         self.ok = False
 
     async def start(self) -> "ClusterInbox":
@@ -165,6 +184,10 @@ class ClusterInbox:
 
     async def stop(self) -> None:
         self.inbox.shared = None
+        # Python 3.11's ``wait_for`` loses a cancel that meets a wake-up (the loop's ``wait_for`` returned the
+        # wake and ran on forever, so stopping a replica hung): the loop also ends on this flag
+        self._stopping = True
+        self._wake.set()
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
@@ -188,11 +211,12 @@ class ClusterInbox:
         if publishing is not None:
             await asyncio.gather(publishing, return_exceptions=True)
         text = json.dumps({k: a.model_dump(mode="json") for k, a in answers.items()})
+        mac = sign(self._key, ANSWER, item.id, item.principal, _item_key(item), text)
         now = time.time()
         try:
             rows = await self.db.consume(
                 _CLAIM,
-                (text, int(item.replica is None), now, self.inbox.ttl, item.id, item.principal),
+                (text, mac, int(item.replica is None), now, self.inbox.ttl, item.id, item.principal),
             )
         except StorageError as e:
             log.warning("inbox answer refused, the shared store is unavailable: %s", e)
@@ -204,14 +228,16 @@ class ClusterInbox:
         digest, policy version), consumed once in the cluster: (item id, answers, seconds the person took).
         None: none waits, another replica's retry took it, or the store is unreachable (asked again)."""
         principal, session, tool, digest, version = key
+        ck = call_key(session, tool, digest, version)
         try:
-            rows = await self.db.consume(
-                _TAKE, (principal, call_key(session, tool, digest, version))
-            )
+            rows = await self.db.consume(_TAKE, (principal, ck))
         except StorageError as e:
             log.warning("an answer given in the console is not used, the shared store is unavailable: %s", e)
             return None
-        for item_id, text, answered_at, body in rows:
+        for item_id, text, answered_at, body, mac in rows:
+            if not signed(self._key, mac, ANSWER, item_id, principal, ck, text):
+                log.warning("inbox answer %s is not signed for this call: not used", str(item_id)[:80])
+                return None
             answers = _answers(str(text))
             if answers is None:
                 return None
@@ -250,18 +276,21 @@ class ClusterInbox:
 
     # ---------------------------------------------------------------- the loop
     async def _publish(self, item: InboxItem) -> None:
+        body, ck = _body(item), _item_key(item)
         try:
             await self.db.write(
-                "INSERT INTO inbox_items (id, principal, replica, body, expires, call_key) "
-                f"VALUES (?, ?, ?, ?, {_NOW} + ?, ?) "
-                "ON CONFLICT (id) DO UPDATE SET body = excluded.body, expires = excluded.expires",
+                "INSERT INTO inbox_items (id, principal, replica, body, expires, call_key, question_mac) "
+                f"VALUES (?, ?, ?, ?, {_NOW} + ?, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET body = excluded.body, expires = excluded.expires, "
+                "question_mac = excluded.question_mac",
                 (
                     item.id,
                     item.principal,
                     self.replica,
-                    _body(item),
+                    body,
                     item.expires - time.time(),  # what is left of it, from the database's now
-                    call_key(item.session, item.tool, item.digest, item.version),
+                    ck,
+                    sign(self._key, QUESTION, item.id, item.principal, self.replica, ck, body),
                 ),
             )
         except StorageError as e:
@@ -269,11 +298,13 @@ class ClusterInbox:
 
     async def _loop(self) -> None:
         ticks = 0
-        while True:
+        while not self._stopping:
             try:
                 await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
             except asyncio.TimeoutError:
                 pass
+            if self._stopping:
+                return
             self._wake.clear()
             ticks += 1
             try:
@@ -297,7 +328,8 @@ class ClusterInbox:
         # one read per tick: other replicas' open questions, every replica's answers waiting for a retry, and
         # whether answers wait for questions held here
         rows = await self.db.query(
-            f"SELECT id, principal, replica, body, expires - {_NOW}, answers, delivered FROM inbox_items "
+            f"SELECT id, principal, replica, body, expires - {_NOW}, answers, delivered, call_key, "
+            "question_mac, answer_mac FROM inbox_items "
             f"WHERE (live = 1 AND answers IS NULL AND used = 0 AND expires > {_NOW} AND replica <> ?) "
             "OR (replica = ? AND delivered = 0 AND answers IS NOT NULL) "
             f"OR (answers IS NOT NULL AND used = 0 AND expires > {_NOW}) "
@@ -307,15 +339,22 @@ class ClusterInbox:
         remote: dict[str, InboxItem] = {}
         answered: dict[str, InboxItem] = {}
         to_deliver = False
-        for item_id, principal, replica, body, left, text, delivered in rows:
+        for item_id, principal, replica, body, left, text, delivered, ck, q_mac, a_mac in rows:
+            if replica == self.replica and not delivered and text is not None:
+                to_deliver = True  # checked where it is delivered (``_deliver``)
+            # a question (and an answer) another replica wrote counts only when signed by the cluster's key
+            if not signed(self._key, q_mac, QUESTION, item_id, principal, replica, ck, body):
+                continue
+            if text is not None and not signed(self._key, a_mac, ANSWER, item_id, principal, ck, text):
+                continue
+            if type(left) not in (int, float):  # an odd value from the store is no time to live
+                continue
             expires = now + float(left)  # on this replica's clock, as its own items
             if text is None:
                 item = _remote_item(str(item_id), str(principal), str(replica), str(body), float(expires))
                 if item is not None:
                     remote[item.id] = item
                 continue
-            if replica == self.replica and not delivered:
-                to_deliver = True
             if float(expires) <= now:
                 continue
             item = _remote_item(str(item_id), str(principal), str(replica), str(body), float(expires))
@@ -327,12 +366,12 @@ class ClusterInbox:
         self.inbox.used_elsewhere(waiting_here - set(answered))
         self._show(remote, answered)
         if to_deliver:
-            for item_id, text in await self.db.consume(
+            for item_id, text, mac in await self.db.consume(
                 "UPDATE inbox_items SET delivered = 1 WHERE replica = ? AND delivered = 0 "
-                "AND answers IS NOT NULL RETURNING id, answers",
+                "AND answers IS NOT NULL RETURNING id, answers, answer_mac",
                 (self.replica,),
             ):
-                self._deliver(str(item_id), str(text))
+                self._deliver(str(item_id), text, mac)
 
     async def _withdraw_settled(self) -> None:
         """Local questions no longer open leave the other replicas' consoles; one withdrawn or settled by the
@@ -364,10 +403,16 @@ class ClusterInbox:
         for principal in changed:
             self.inbox.notify(principal, "inbox")
 
-    def _deliver(self, item_id: str, text: str) -> None:
-        """An answer given on another replica, for a question this replica holds."""
+    def _deliver(self, item_id: str, text: Any, mac: Any) -> None:
+        """An answer given on another replica, for a question this replica holds: only one that replica
+        signed for exactly this question (its id, principal and call, as held here) and this text."""
         item = self.inbox.local(item_id)
-        answers = _answers(text)
+        if item is not None and not signed(
+            self._key, mac, ANSWER, item.id, item.principal, _item_key(item), text
+        ):
+            log.warning("an answer to %s is not signed by a replica of this cluster: nothing passes", item_id)
+            return
+        answers = _answers(text) if isinstance(text, str) else None
         if item is None or not item.open or answers is None:
             log.info("an answer from another replica's console came too late for %s: nothing passes", item_id)
             return

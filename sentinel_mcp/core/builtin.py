@@ -70,6 +70,8 @@ class Services:
     # one gate per phone for the device and sensors built-ins (one record, one rule set); one per gateway
     devices: SharedDevices = field(default_factory=SharedDevices)
     store_url: str | None = None  # the postgresql:// URL replicas share (``${VAR}`` unexpanded); None: SQLite
+    # signs the console inbox's shared rows (from ``sentinel.cluster.seal_key``); None: this process's own key
+    inbox_key: bytes | None = None
 
     # the mapping spelling of older callers (``services.get("guard")``); only the names above exist
     def _name(self, key: str) -> str:

@@ -161,9 +161,9 @@ class Guard(Protocol):
     # calls every one of them (no probing for what a guard happens to have).
     problem: str | None = None  # why the guard cannot govern now (every call is then denied), or None
 
-    def join_cluster(self, replica: str) -> None:
+    def join_cluster(self, replica: str, key: bytes | None = None) -> None:
         """This process is replica ``replica`` of a cluster sharing one store (policy versions follow the
-        cluster)."""
+        cluster; ``key`` signs the versions it publishes)."""
         return None
 
     @property

@@ -16,6 +16,7 @@ from typing import Any, Callable, Protocol
 
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.storage import Schema, Statement, StorageError
+from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, signed
 from sentinel_mcp.storage.shared_clock import clocked, not_expired, on_server_clock
 
 log = logging.getLogger(__name__)
@@ -30,11 +31,14 @@ _OWNER = (
     "ALTER TABLE confirmations ADD COLUMN principal TEXT NOT NULL DEFAULT ''; "
     "CREATE INDEX confirmations_principal ON confirmations (principal, expires_at)"
 )
+# the binding signed with the cluster's key (``signed_binding``): a row anyone with write access to the
+# database made up, or moved to another call, grants nothing (rows from before: unsigned, asked again)
+_SIGNED = "ALTER TABLE confirmations ADD COLUMN mac TEXT NOT NULL DEFAULT ''"
 SCHEMA = Schema(
     "confirmations",
     {
-        "sqlite": [_SQL.format(real="REAL"), _OWNER],
-        "postgres": [_SQL.format(real="DOUBLE PRECISION"), _OWNER],
+        "sqlite": [_SQL.format(real="REAL"), _OWNER, _SIGNED],
+        "postgres": [_SQL.format(real="DOUBLE PRECISION"), _OWNER, _SIGNED],
     },
 )
 # one transaction per grant, under the principal's lock on a server store (replicas granting for it at once
@@ -42,10 +46,10 @@ SCHEMA = Schema(
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
 _EXPIRED = "DELETE FROM confirmations WHERE principal = ? AND expires_at < {now}"
 _GRANT = (
-    "INSERT INTO confirmations (session, tool, digest, version, principal, expires_at) "
-    "VALUES (?, ?, ?, ?, ?, {now} + ?) "
+    "INSERT INTO confirmations (session, tool, digest, version, principal, mac, expires_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, {now} + ?) "
     "ON CONFLICT (session, tool, digest, version) DO UPDATE SET expires_at = excluded.expires_at, "
-    "principal = excluded.principal"
+    "principal = excluded.principal, mac = excluded.mac"
 )
 # the grant just written is never among them: the principal keeps its newest ``cap``
 _TRIM = (
@@ -54,13 +58,14 @@ _TRIM = (
     "AND NOT (session = ? AND tool = ? AND digest = ? AND version = ?) "
     "ORDER BY expires_at DESC, session, tool, digest, version LIMIT {all} OFFSET ?)"
 )
+# only the caller's own row (another principal's call never spends it); its signature is checked after
 _TAKE = (
     "DELETE FROM confirmations WHERE session = ? AND tool = ? AND digest = ? AND version = ? "
-    "RETURNING expires_at, {now}"
+    "AND principal = ? RETURNING expires_at, {now}, mac"
 )
 _HELD = (
-    "SELECT expires_at, {now} FROM confirmations WHERE session = ? AND tool = ? AND digest = ? "
-    "AND version = ?"
+    "SELECT expires_at, {now}, mac FROM confirmations WHERE session = ? AND tool = ? AND digest = ? "
+    "AND version = ? AND principal = ?"
 )
 _PURGE = "DELETE FROM confirmations WHERE expires_at < {now}"
 PURGE_EVERY = 200  # grants between sweeps of expired rows (a bounded table without a timer)
@@ -88,6 +93,10 @@ def _key(call: ToolCall, version: str) -> Key:
     # another server's tool once the catalog changes, and the user confirmed this one
     return (call.session_id, call.identity, call.digest, version)
 
+
+def signed_binding(key: bytes, principal: str, session: str, tool: str, digest: str, version: str) -> str:
+    """The MAC a shared confirmation row carries: whose "yes" it is and for exactly which call (lower hex)."""
+    return sign(key, "confirmation", principal, session, tool, digest, version)
 
 MAX_HELD = 10_000  # confirmations held in one process at most (each is normally used within its call)
 # confirmations one principal holds in the shared table at most (each is normally used within its call)
@@ -159,20 +168,24 @@ class SharedConfirmationBook:
         ttl: float,
         clock: Callable[[], float] = time.time,
         per_principal: int = MAX_PER_PRINCIPAL,
+        key: bytes | None = None,
     ) -> None:
         self.db = db
+        # the cluster's (``SharedStore.key``); without a seal key this process's own: a "yes" counts on the
+        # replica that stored it only (asked again elsewhere), as a sealed state does
+        self._key = key if key is not None else PROCESS_KEY
         self.ttl = ttl
         self.per_principal = max(1, per_principal)
         self._clock = clock  # SQLite's (one machine); a server store's is the database's (shared_clock)
         self._grants = 0
 
     @classmethod
-    async def open(cls, db: Any, ttl: float) -> "SharedConfirmationBook":
+    async def open(cls, db: Any, ttl: float, key: bytes | None = None) -> "SharedConfirmationBook":
         try:
             await db.migrate(SCHEMA)
         except StorageError as e:  # degraded: grants fail and nothing is taken until the server is back
             log.warning("confirmations: the shared store is unavailable at start: %s", e)
-        return cls(db, ttl)
+        return cls(db, ttl, key=key)
 
     def _clocked(self, sql: str, params: tuple[Any, ...], at: int) -> tuple[str, tuple[Any, ...]]:
         return clocked(self.db, sql, params, at, self._clock)
@@ -186,10 +199,11 @@ class SharedConfirmationBook:
             except StorageError as e:
                 log.warning("could not sweep expired confirmations: %s", e)
         key, owner = _key(call, version), call.principal or ""
+        mac = signed_binding(self._key, owner, *key)
         every = "ALL" if on_server_clock(self.db) else "-1"  # no upper limit, as each backend spells it
         statements = [
             Statement(*self._clocked(_EXPIRED, (owner,), 1)),
-            Statement(*self._clocked(_GRANT, (*key, owner, self.ttl), 5)),
+            Statement(*self._clocked(_GRANT, (*key, owner, mac, self.ttl), 6)),
             Statement(_TRIM.format(all=every), (owner, owner, *key, self.per_principal - 1)),
         ]
         if on_server_clock(self.db):
@@ -197,17 +211,29 @@ class SharedConfirmationBook:
         await self.db.run(statements)
 
     async def take(self, call: ToolCall, version: str) -> bool:
+        key, owner = _key(call, version), call.principal or ""
         try:
-            rows = await self.db.consume(*self._clocked(_TAKE, _key(call, version), 4))
+            rows = await self.db.consume(*self._clocked(_TAKE, (*key, owner), 5))
         except StorageError as e:  # fail closed: a confirmation that cannot be checked does not count
             log.warning("confirmations unavailable, the call is asked again: %s", e)
             return False
-        return not_expired(rows)
+        return self._good(rows, owner, key)
 
     async def held(self, call: ToolCall, version: str) -> bool:
+        key, owner = _key(call, version), call.principal or ""
         try:
-            rows = await self.db.query(*self._clocked(_HELD, _key(call, version), 0))
+            rows = await self.db.query(*self._clocked(_HELD, (*key, owner), 0))
         except StorageError:
             return False
-        return not_expired(rows)
+        return self._good(rows, owner, key)
+
+    def _good(self, rows: list[tuple[Any, ...]], owner: str, key: Key) -> bool:
+        """Unexpired and signed by this cluster for exactly this principal's call (type-strict: a row
+        someone wrote into the database without the seal key is no "yes")."""
+        if not not_expired(rows) or len(rows[0]) < 3:
+            return False
+        if signed(self._key, rows[0][2], "confirmation", owner, *key):
+            return True
+        log.warning("a confirmation row not signed for its call was refused (session %s)", key[0][:80])
+        return False
 

@@ -123,6 +123,7 @@ class PolicyGuard(ObserveStep, Guard):
         self.local_dir = local_dir or Path(store_path).parent
         self.private = private
         self.replica: str | None = None
+        self.cluster_key: bytes | None = None
         self.shared_versions: SharedRulebases | None = None
 
     # ---------------------------------------------------------------- lifecycle
@@ -148,14 +149,14 @@ class PolicyGuard(ObserveStep, Guard):
             log.error("rulebase not loaded, every call is denied until it is fixed: %s", e)
         if self.replica is not None and self.store.shared and self.store.database is not None:
             self.shared_versions = SharedRulebases(self.store.database, self.rulebases, self.replica,
-                                                   self.local_dir / "cluster-rulebases")
+                                                   self.local_dir / "cluster-rulebases", key=self.cluster_key)
             await self.shared_versions.start()
         if watch:
             self.rulebases.start_watching()
             self._purger = asyncio.create_task(self._purge_loop(), name="fact-purge")
 
-    def join_cluster(self, replica: str) -> None:
-        self.replica = replica
+    def join_cluster(self, replica: str, key: bytes | None = None) -> None:
+        self.replica, self.cluster_key = replica, key  # the key signs the rulebase versions it publishes
 
     @property
     def cluster_problem(self) -> str | None:  # a cluster version not loaded here, or why calls are refused

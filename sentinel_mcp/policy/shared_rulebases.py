@@ -33,6 +33,7 @@ from typing import Any, Callable
 from sentinel_mcp.core.decision import Deny
 from sentinel_mcp.policy.rulebase import Problem, Rulebase, RulebaseError, RulebaseHolder
 from sentinel_mcp.storage import Schema, StorageError
+from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, signed
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +41,17 @@ _SQL = (
     "CREATE TABLE rulebase_versions (id {serial} PRIMARY KEY, version TEXT NOT NULL, replica TEXT NOT NULL, "
     "cause TEXT NOT NULL, body TEXT NOT NULL, at {real} NOT NULL)"
 )
+# a version is signed by the replica that published it (``storage/row_signature.py``, the cluster's seal key):
+# a row someone with write access to the database wrote (an allow-all rulebase) is adopted by no replica
+_SIGNED = "ALTER TABLE rulebase_versions ADD COLUMN mac TEXT NOT NULL DEFAULT ''"
 SCHEMA = Schema(
     "rulebase_versions",
     {
-        "sqlite": [_SQL.format(serial="INTEGER", real="REAL")],
-        "postgres": [_SQL.format(serial="BIGSERIAL", real="DOUBLE PRECISION")],
+        "sqlite": [_SQL.format(serial="INTEGER", real="REAL"), _SIGNED],
+        "postgres": [_SQL.format(serial="BIGSERIAL", real="DOUBLE PRECISION"), _SIGNED],
     },
 )
+PURPOSE = "rulebase version"
 
 MAX_BODY = (
     8 << 20
@@ -127,7 +132,9 @@ class SharedRulebases:
         directory: Path,
         poll_interval: float = 0.5,
         stale_after: float | None = None,
+        key: bytes | None = None,
     ) -> None:
+        self.key = key if key is not None else PROCESS_KEY  # the cluster's (``SharedStore.key``)
         self.db = db  # the shared store's database (the facts'), ``SCHEMA`` migrated by ``start``
         self.holder = holder
         self.replica = replica
@@ -184,9 +191,10 @@ class SharedRulebases:
         body = await asyncio.to_thread(version_body, rb)
         rows = (
             await self.db.write(
-                "INSERT INTO rulebase_versions (version, replica, cause, body, at) VALUES (?, ?, ?, ?, ?) "
-                "RETURNING id",
-                (rb.version, self.replica, cause[:200], body, time.time()),
+                "INSERT INTO rulebase_versions (version, replica, cause, body, at, mac) "
+                "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                (rb.version, self.replica, cause[:200], body, time.time(),
+                 sign(self.key, PURPOSE, rb.version, self.replica, body)),
             )
         ).rows
         row = VersionRow(int(rows[0][0]), rb.version, self.replica)
@@ -298,7 +306,12 @@ class SharedRulebases:
                         )
                     ]
                 )
-            found = await self.db.query("SELECT body FROM rulebase_versions WHERE id = ?", (row.id,))
+            found = await self.db.query("SELECT body, mac FROM rulebase_versions WHERE id = ?", (row.id,))
+            if not found or not signed(self.key, found[0][1], PURPOSE, row.version, row.replica, found[0][0]):
+                unsigned = f"row {row.id} is not signed by a replica of this cluster"
+                raise RulebaseError(
+                    [Problem(severity="error", file="rulebase_versions", line=0, message=unsigned)]
+                )
             directory = self.directory / f"{row.id}-{row.version}"
             files = await asyncio.to_thread(materialize, str(found[0][0]), directory)
             await self.holder.adopt(files, row.version, cause)

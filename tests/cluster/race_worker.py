@@ -8,6 +8,7 @@ import random
 import sys
 
 GRANT_CAP = 40  # confirmations one principal may hold in the "confirmation-grant" race
+SEAL_KEY = b"race-worker seal key, the same in every replica " * 2  # confirmations are signed with it
 
 
 async def spend(url: str, kind: str, keys: list[str], seed: int) -> list[str]:
@@ -32,7 +33,7 @@ async def spend(url: str, kind: str, keys: list[str], seed: int) -> list[str]:
 
         db = open_database(url, "confirmations")
         guard = DefaultGuard()
-        guard.share_confirmations(await SharedConfirmationBook.open(db, 300))
+        guard.share_confirmations(await SharedConfirmationBook.open(db, 300, key=SEAL_KEY))
         calls = [ToolCall(name="srv__pay", server="srv", tool="pay", arguments={"n": 1}, session_id=k)
                  for k in keys]
         results = await asyncio.gather(*(guard.decide(c) for c in calls))
@@ -44,7 +45,7 @@ async def spend(url: str, kind: str, keys: list[str], seed: int) -> list[str]:
 
         db = open_database(url, "confirmations")
         await SharedConfirmationBook.open(db, 300)
-        book = SharedConfirmationBook(db, 300, per_principal=GRANT_CAP)
+        book = SharedConfirmationBook(db, 300, per_principal=GRANT_CAP, key=SEAL_KEY)
         calls = [ToolCall(name="srv__pay", server="srv", tool="pay", arguments={"n": 1},
                           session_id=f"mallory/{k}-{seed}", principal="mallory") for k in keys]
         await asyncio.gather(*(book.grant(c, "default:fail-safe") for c in calls))

@@ -22,6 +22,8 @@ import pytest
 from sentinel_mcp.config import PolicySettings
 from sentinel_mcp.core.decision import Allow, Ask, Deny, ToolCall
 from sentinel_mcp.policy.guard import PolicyGuard
+from sentinel_mcp.policy.shared_rulebases import PURPOSE
+from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -64,11 +66,12 @@ async def replica(tmp: Path, name: str, url: str, text: str = ALLOW) -> PolicyGu
 
 
 def publish(url: str, version: str, body: str) -> None:
+    """As replica-a publishes it (signed: the guards here have no seal key, so with this process's)."""
     with psycopg.connect(url) as conn:
         conn.execute(
-            "INSERT INTO rulebase_versions (version, replica, cause, body, at) "
-            "VALUES (%s, 'replica-a', 'hot reload', %s, 0)",
-            (version, body),
+            "INSERT INTO rulebase_versions (version, replica, cause, body, at, mac) "
+            "VALUES (%s, 'replica-a', 'hot reload', %s, 0, %s)",
+            (version, body, sign(PROCESS_KEY, PURPOSE, version, "replica-a", body)),
         )
 
 
@@ -155,5 +158,41 @@ async def test_a_replica_that_cannot_read_the_cluster_versions_beyond_its_bound_
         await shared.poll_once()  # read again: decided again
         assert isinstance(await b.decide(pay()), Allow)
         assert b.cluster_problem is None
+    finally:
+        await b.close()
+
+
+async def test_a_rulebase_version_written_in_sql_is_adopted_by_no_replica(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """Someone with write access to the database but without the cluster's seal key publishes an allow-all
+    rulebase (unsigned, signed with another key, or a real signature over other texts): no replica adopts
+    it; it keeps its version and, being behind the cluster, refuses until a signed version comes."""
+    b = await replica(tmp_path, "replica-b", pg_url, text=TIGHT)
+    try:
+        old = b.version
+        assert isinstance(await b.decide(pay()), Deny)
+        allow = files(ALLOW)
+        forged = [
+            ("forged0000000001", ""),
+            ("forged0000000002", sign(b"x" * 32, PURPOSE, "forged0000000002", "replica-a", allow)),
+            ("forged0000000003", sign(PROCESS_KEY, PURPOSE, "forged0000000003", "replica-a", files(TIGHT))),
+        ]
+        for version, mac in forged:
+            with psycopg.connect(pg_url) as conn:
+                conn.execute(
+                    "INSERT INTO rulebase_versions (version, replica, cause, body, at, mac) "
+                    "VALUES (%s, 'replica-a', 'hot reload', %s, 0, %s)",
+                    (version, allow, mac),
+                )
+            # acted on: refused (saying why) or adopted (the hole)
+            refused = f"{version} (published by replica-a) does not load"
+            await until(lambda r=refused: r in (b.cluster_problem or "") or b.version != old)
+            assert b.version == old and "not signed" in (b.cluster_problem or ""), b.version
+            d = await b.decide(pay())
+            assert isinstance(d, Deny) and d.unmet == ["rulebase_behind_cluster"], d
+        publish(pg_url, "signed0000000001", allow)  # a real replica's version is adopted
+        await until(lambda: b.version == "signed0000000001")
+        assert isinstance(await b.decide(pay()), Allow)
     finally:
         await b.close()

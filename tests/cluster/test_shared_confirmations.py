@@ -20,6 +20,7 @@ from sentinel_mcp.policy.default_guard import DefaultGuard
 from sentinel_mcp.storage import open_database
 from sentinel_mcp.storage.local_server import LocalServer, free_port
 from sentinel_mcp.storage.open import release
+from tests.cluster.race_worker import SEAL_KEY
 from tests.cluster.test_single_use_across_replicas import ROUNDS, race
 
 VERSION = "default:fail-safe"
@@ -80,7 +81,7 @@ async def test_the_default_guard_asks_uses_and_asks_again_across_replicas(store_
 
 async def test_each_default_confirmation_is_used_by_exactly_one_replica(pg_url: str) -> None:
     db = open_database(pg_url, "confirmations")
-    book = await SharedConfirmationBook.open(db, 300)
+    book = await SharedConfirmationBook.open(db, 300, key=SEAL_KEY)  # the replicas' (signed with it)
     try:
         keys = [f"alice/label-s{i}-1" for i in range(ROUNDS)]
         for k in keys:

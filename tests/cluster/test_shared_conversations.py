@@ -27,7 +27,9 @@ from mcp.types import ElicitResult
 
 from examples.cluster.recipe import Cluster
 from sentinel_mcp.core.decision import ToolCall
+from sentinel_mcp.gateway.replica import SharedStore
 from sentinel_mcp.paths import RULEBASES_DIR
+from sentinel_mcp.policy.confirmation_book import signed_binding
 from tests.identity.identity_rig import session_line, text
 from tests.records.rig import AUTH, TOKEN
 
@@ -183,12 +185,15 @@ async def test_a_confirmation_is_used_once_in_the_cluster(cluster: Cluster) -> N
 
     # one stored confirmation, the same call on A and on B at once: forwarded exactly once, round after round
     sid = await session_of(a, "alice", "race")
+    key = SharedStore(url, "", "", cluster.seal_key.encode()).key("confirmation") or b""
     for n in range(ROUNDS):
         mark = f"r{n}"
         call = ToolCall(name="slow__work", server="slow", tool="work", arguments={"mark": mark})
-        sql(url, "INSERT INTO confirmations (session, tool, digest, version, expires_at) "
-            "VALUES (%s, %s, %s, %s, extract(epoch from now()) + 300)",
-            (sid, "slow__work", call.digest, "default:fail-safe"))
+        # signed as a replica signs it (a row without the cluster key's signature grants nothing)
+        mac = signed_binding(key, "alice", sid, "slow__work", call.digest, "default:fail-safe")
+        sql(url, "INSERT INTO confirmations (session, tool, digest, version, principal, mac, expires_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, extract(epoch from now()) + 300)",
+            (sid, "slow__work", call.digest, "default:fail-safe", "alice", mac))
 
         async def one(port: int) -> Any:
             async with client(port, "alice", mode="legacy") as c:  # declines whatever it is asked

@@ -24,6 +24,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from examples.cluster.recipe import Cluster, wait_ok
 from sentinel_mcp.gateway.call_record import META_KEY
+from sentinel_mcp.gateway.replica import SharedStore
+from sentinel_mcp.policy.shared_rulebases import PURPOSE
+from sentinel_mcp.storage.row_signature import sign
 from tests.cluster.test_replicas import base_config, rows
 from tests.records.rig import AUTH
 
@@ -104,13 +107,18 @@ async def test_a_rulebase_version_reaches_every_replica_and_one_that_cannot_load
         published = rows(pg_url, "SELECT version, replica FROM rulebase_versions ORDER BY id")
         assert published == [(first, "replica-a"), (second, "replica-a")], published
 
+        key = SharedStore(pg_url, "", "", cluster.seal_key.encode()).key("rulebase version") or b""
+
+        def signed_by_cluster(version: str, body: str) -> str:  # as a replica with the seal key signs it
+            return sign(key, PURPOSE, version, "operator", body)
+
         # a version B cannot load: B keeps the one it has, degraded and saying why; it refuses calls meanwhile
         body = json.dumps({"files": [{"name": "gate.pl", "text": "guard('rec__do', [mark = _], (true.\n"}]})
         with psycopg.connect(pg_url) as conn:
             conn.execute(
-                "INSERT INTO rulebase_versions (version, replica, cause, body, at) "
-                "VALUES ('badbadbadbad0001', 'operator', 'test', %s, 0)",
-                (body,),
+                "INSERT INTO rulebase_versions (version, replica, cause, body, at, mac) "
+                "VALUES ('badbadbadbad0001', 'operator', 'test', %s, 0, %s)",
+                (body, signed_by_cluster("badbadbadbad0001", body)),
             )
         # degraded from the moment B reads the row (it is behind while it loads it), the reason once it failed
         hb = await asyncio.to_thread(
@@ -134,9 +142,9 @@ async def test_a_rulebase_version_reaches_every_replica_and_one_that_cannot_load
             body = json.dumps({"files": [{"name": name, "text": ALLOW}]})
             with psycopg.connect(pg_url) as conn:
                 conn.execute(
-                    "INSERT INTO rulebase_versions (version, replica, cause, body, at) "
-                    "VALUES (%s, 'operator', 'test', %s, 0)",
-                    (version, body),
+                    "INSERT INTO rulebase_versions (version, replica, cause, body, at, mac) "
+                    "VALUES (%s, 'operator', 'test', %s, 0, %s)",
+                    (version, body, signed_by_cluster(version, body)),
                 )
             hb = await asyncio.to_thread(
                 wait_for, port_b, lambda h, v=version: v in h.get("policy_problem", "")

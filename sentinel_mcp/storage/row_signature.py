@@ -1,0 +1,31 @@
+"""A MAC over a shared row's fields that another replica acts on (the cluster's seal key, one per purpose).
+
+Anyone who can write the shared database (a replica's credentials, a DBA) but does not hold
+``sentinel.cluster.seal_key`` cannot make a row that a replica then takes for a person's answer or question:
+the row's fields are signed by the replica that wrote them and checked by the one that acts on them. Without
+a seal key each process signs with its own random key (``PROCESS_KEY``): its rows count on that replica only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from typing import Any
+
+PROCESS_KEY = os.urandom(32)
+
+
+def sign(key: bytes, purpose: str, *fields: str) -> str:
+    """Lower hex; the purpose keeps one kind of row's signature from standing for another's."""
+    message = json.dumps([purpose, *fields], separators=(",", ":")).encode()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def signed(key: bytes, mac: Any, purpose: str, *fields: Any) -> bool:
+    """Whether ``mac`` (as read from the database: any type) signs exactly these fields (all strings)."""
+    if not isinstance(mac, str) or not all(isinstance(f, str) for f in fields):
+        return False
+    # as bytes: ``compare_digest`` raises on a non-ASCII string (a hostile row would stop the reader)
+    return hmac.compare_digest(mac.encode("utf-8", "replace"), sign(key, purpose, *fields).encode())
