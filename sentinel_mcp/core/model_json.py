@@ -18,6 +18,7 @@ import json
 import math
 from typing import Any
 
+from sentinel_mcp.core.utf8_text import utf8_writable
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, MAX_INT_DIGITS, value_problem
 
 # as deep as a tool call's arguments may be: an open object's grammar is recursive, so only max_tokens bounds
@@ -47,16 +48,6 @@ def _constant(name: str) -> Any:
     raise ModelJsonError(f"{name} is not a finite JSON number")
 
 
-def _unicode(text: str) -> bool:
-    """Whether ``text`` is Unicode that UTF-8 can write (no half of a surrogate pair, which a ``\\ud800``
-    escape gives)."""
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -64,9 +55,9 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     for key, value in pairs:
         if key in out:
             raise ModelJsonError(f"key {key[:60]!r} is given more than once in one object")
-        if not _unicode(key):
+        if not utf8_writable(key):
             raise ModelJsonError("a key is not Unicode text (half a surrogate pair)")
-        if type(value) is str and not _unicode(value):
+        if type(value) is str and not utf8_writable(value):
             raise ModelJsonError("a text is not Unicode (half a surrogate pair)")
         out[key] = value
     return out
@@ -79,7 +70,7 @@ def _texts_unicode(value: Any) -> bool:
     while stack:
         v = stack.pop()
         if type(v) is str:
-            if not _unicode(v):
+            if not utf8_writable(v):
                 return False
         elif type(v) is list:
             stack.extend(v)

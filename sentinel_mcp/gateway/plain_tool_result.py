@@ -21,6 +21,8 @@ from mcp.types import CallToolResult, TextContent
 from mcp_types import SERVER_INFO_META_KEY
 from mcp_types import methods as _methods
 
+from sentinel_mcp.core.utf8_text import utf8_writable
+
 # the keys the SDK's CallToolResult dumps (by alias); the text block's
 _RESULT_KEYS = frozenset(("_meta", "content", "structuredContent", "isError", "resultType"))
 _TEXT_KEYS = frozenset(("type", "text"))
@@ -113,14 +115,6 @@ _SCALARS = (int, bool)
 _WALK_BOUND = 256  # values of a result's structured content or _meta walked here; a larger one round-trips
 
 
-def _unicode(text: str) -> bool:
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _json_exact(value: Any) -> bool:
@@ -136,13 +130,13 @@ def _json_exact(value: Any) -> bool:
         if t in _SCALARS or v is None:
             continue
         if t is str:
-            if not _unicode(v):
+            if not utf8_writable(v):
                 return False
         elif t is float:
             if v - v != 0.0:  # inf or nan: dumped as null
                 return False
         elif t is dict:
-            if any(type(k) is not str or not _unicode(k) for k in v):
+            if any(type(k) is not str or not utf8_writable(k) for k in v):
                 return False
             stack.extend(v.values())
         elif t is list:
@@ -165,7 +159,7 @@ def same_after_round_trip(result: Any, plain: dict[str, Any]) -> bool:
         if type(b) is not TextContent:  # a dict a model_copy put here is dumped as a text block too
             return False
         text = b.text
-        if type(text) is not str or not (text.isascii() or _unicode(text)):
+        if type(text) is not str or not (text.isascii() or utf8_writable(text)):
             return False
     if result.result_type != "complete" or type(result.is_error) is not bool:
         return False
@@ -206,7 +200,7 @@ def hands_on(result: Any, version: str) -> bool:
             text = own["text"]
             if own["type"] != "text" or own["annotations"] is not None or own["meta"] is not None:
                 return False
-            if type(text) is not str or not (text.isascii() or _unicode(text)):
+            if type(text) is not str or not (text.isascii() or utf8_writable(text)):
                 return False
         meta = fields["meta"]
         if meta is not None:
