@@ -25,6 +25,8 @@ from mcp.types import CallToolResult, Tool
 from sentinel_mcp.core import outside_schema
 from sentinel_mcp.core.echoed_text import MESSAGE_ECHO_LIMIT, echoed
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
+from sentinel_mcp.gateway import flat_output_schema
+from sentinel_mcp.gateway.flat_output_schema import Plan
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -32,7 +34,8 @@ if TYPE_CHECKING:
 _SIZE = json.JSONEncoder(default=str)
 INLINE_BYTES = 64 * 1024  # structured content up to this long is checked on the event loop (microseconds)
 UNCHECKED = "its result cannot be checked against its output schema"
-Compiled = tuple[Tool, "Validator | None", "str | None"]  # the tool, its validator, why it has none
+# the tool, its validator, why it has none, and the plan of a flat schema (``flat_output_schema``)
+Compiled = tuple[Tool, "Validator | None", "str | None", "Plan | None"]
 
 
 class ResultCheck:
@@ -49,9 +52,11 @@ class ResultCheck:
         structured = result.structured_content
         if structured is None:
             return "it declares an output schema, and its result has no structured content"
-        _, validator, unusable = await self._compiled(tool)
+        _, validator, unusable, flat = await self._compiled(tool)
         if validator is None:
             return f"{UNCHECKED} ({unusable})"
+        if flat is not None and flat_output_schema.fits(flat, structured):
+            return None  # the common schema, a fitting value: no walk (one that does not fit is told below)
         try:
             size = len(_SIZE.encode(structured))
         except (TypeError, ValueError, RecursionError):
@@ -79,11 +84,12 @@ class ResultCheck:
 
 def _compile(tool: Tool) -> Compiled:
     try:
-        return tool, outside_schema.validator(tool.output_schema), None
+        schema = tool.output_schema
+        return tool, outside_schema.validator(schema), None, flat_output_schema.plan(schema)
     except UnusableSchema as e:
-        return tool, None, echoed(str(e), MESSAGE_ECHO_LIMIT)
+        return tool, None, echoed(str(e), MESSAGE_ECHO_LIMIT), None
     except Exception as e:  # noqa: BLE001 - an outside schema's failure is the schema's: nothing is passed on
-        return tool, None, f"compiling it failed: {type(e).__name__}"
+        return tool, None, f"compiling it failed: {type(e).__name__}", None
 
 
 def _verdict(validator: Validator, structured: Any, size: int) -> str | None:
