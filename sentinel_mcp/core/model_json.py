@@ -18,6 +18,7 @@ import json
 import math
 from typing import Any
 
+from sentinel_mcp.core.errors import SentinelError
 from sentinel_mcp.core.utf8_text import utf8_writable
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, MAX_INT_DIGITS, value_problem
 
@@ -26,8 +27,10 @@ from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, MAX_INT_DIGITS, va
 MAX_OUTPUT_DEPTH = MAX_ARGUMENT_DEPTH
 
 
-class ModelJsonError(ValueError):
+class ModelJsonError(SentinelError, ValueError):
     """Model output that is not strict JSON; the message says where, never echoing more than a short token."""
+
+    area = "llm"  # model output, whichever part (cortex, swarm, agent) reads it
 
 
 def _finite(text: str) -> float:
