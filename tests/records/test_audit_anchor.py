@@ -7,6 +7,7 @@ says intact: the anchor is what catches it."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import shutil
@@ -444,9 +445,17 @@ def _as_directory(anchor: Path) -> Callable[[], None]:
 
 
 def _foreign_last_line(anchor: Path) -> Callable[[], None]:
-    kept = anchor.read_bytes()
-    with anchor.open("ab") as f:
-        f.write(b'{"seq": 99, "mac": "not this key"}\n')
+    # under the writers' lock, so the line stays the last one: written between a running append's read of the
+    # tail and its write, it ended up before the gateway's own next line, which the next append then read as
+    # a good tail (a full run failed so once; only ``audit verify`` finds a line hidden so)
+    lock = os.open(anchor.parent / anchor_module.LOCK, os.O_RDWR)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        kept = anchor.read_bytes()
+        with anchor.open("ab") as f:
+            f.write(b'{"seq": 99, "mac": "not this key"}\n')
+    finally:
+        os.close(lock)
     return lambda: anchor.write_bytes(kept)
 
 
