@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, Tag, ValidationError,
-                      field_validator, model_validator)
+                      ValidationInfo, field_validator, model_validator)
 
 from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
 from sentinel_mcp.core.host_names import is_host
@@ -34,6 +34,9 @@ from sentinel_mcp.paths import (
     shipped_path,
 )
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
+
+_SECRET_WORDS = {"token": "the token", "console_secret": "the console secret"}
+
 
 def _no_placeholder(value: str | None, what: str) -> str | None:
     # a literal "${...}" left after expansion would be a password anyone can read in the docs
@@ -171,15 +174,10 @@ class HttpSettings(_Strict):
     # unless "off" says plaintext beyond loopback is wanted (then /healthz says so)
     tls: ServerTLS | Literal["off"] | None = None
 
-    @field_validator("token")
+    @field_validator("token", "console_secret")
     @classmethod
-    def _token(cls, v: str | None) -> str | None:
-        return _no_placeholder(v, "the token")
-
-    @field_validator("console_secret")
-    @classmethod
-    def _console_secret(cls, v: str | None) -> str | None:
-        return _no_placeholder(v, "the console secret")
+    def _secret(cls, v: str | None, info: ValidationInfo) -> str | None:
+        return _no_placeholder(v, _SECRET_WORDS[info.field_name or ""])
 
     @field_validator("host")
     @classmethod
@@ -210,15 +208,10 @@ class PrincipalSpec(_Strict):
     calls_per_minute: int | None = Field(None, ge=1, le=1_000_000, strict=True)
     burst: int | None = Field(None, ge=1, le=1_000_000, strict=True)
 
-    @field_validator("token")
+    @field_validator("token", "console_secret")
     @classmethod
-    def _token(cls, v: str | None) -> str | None:
-        return _no_placeholder(v, "the token")
-
-    @field_validator("console_secret")
-    @classmethod
-    def _console_secret(cls, v: str | None) -> str | None:
-        return _no_placeholder(v, "the console secret")
+    def _secret(cls, v: str | None, info: ValidationInfo) -> str | None:
+        return _no_placeholder(v, _SECRET_WORDS[info.field_name or ""])
 
     @model_validator(mode="after")
     def _one_secret(self) -> "PrincipalSpec":
