@@ -445,9 +445,7 @@ def _as_directory(anchor: Path) -> Callable[[], None]:
 
 
 def _foreign_last_line(anchor: Path) -> Callable[[], None]:
-    # under the writers' lock, so the line stays the last one: written between a running append's read of the
-    # tail and its write, it ended up before the gateway's own next line, which the next append then read as
-    # a good tail (a full run failed so once; only ``audit verify`` finds a line hidden so)
+    # under the writers' lock: between an append's tail read and its write, it landed before the gateway's line
     lock = os.open(anchor.parent / anchor_module.LOCK, os.O_RDWR)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
