@@ -445,7 +445,7 @@ def _as_directory(anchor: Path) -> Callable[[], None]:
 
 
 def _foreign_last_line(anchor: Path) -> Callable[[], None]:
-    # under the writers' lock: between an append's tail read and its write, it landed before the gateway's line
+    # under the writers' lock: between an append's tail read and write it landed before the gateway's line
     lock = os.open(anchor.parent / anchor_module.LOCK, os.O_RDWR)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
