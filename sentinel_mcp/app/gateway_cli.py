@@ -10,7 +10,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from sentinel_mcp.config_secrets import secret_key
 from sentinel_mcp.core.cli_numbers import count
@@ -178,48 +178,45 @@ def _masked(value: Any, secret: bool = False) -> Any:
 
 
 def cmd_config_token(args: argparse.Namespace) -> int:
-    from sentinel_mcp.identity.owner_token import load_or_create, token_path
+    from sentinel_mcp.identity import owner_token
 
-    config = load_config(args.config)
-    http = config.sentinel.http
-    if http.auth == "none":
-        print('sentinel-mcp: this config says "auth": "none": HTTP callers need no token', file=sys.stderr)
-        return 1
-    if http.token is not None:
-        print(http.token)
-        print("(sentinel.http.token from the config)", file=sys.stderr)
-        return 0
-    token, created = load_or_create(config.data_dir)
-    print(token)
-    print(
-        f"({'generated now, ' if created else ''}kept in {token_path(config.data_dir)}, mode 0600; send it "
-        "as "
-        "'Authorization: Bearer <token>')",
-        file=sys.stderr,
+    return _print_owner_secret(
+        args, "token", 'HTTP callers need no token', owner_token.load_or_create, owner_token.token_path,
+        "send it as 'Authorization: Bearer <token>'",
     )
-    return 0
 
 
 def cmd_config_console_secret(args: argparse.Namespace) -> int:
     """The owner's console secret: typed into the console's sign-in form by the person, given to no client."""
-    from sentinel_mcp.identity.console_secret import load_or_create, secret_path
+    from sentinel_mcp.identity import console_secret
 
+    return _print_owner_secret(
+        args, "console_secret", "the console needs no sign-in", console_secret.load_or_create,
+        console_secret.secret_path,
+        "type it into the web console's sign-in form; give it to no MCP or A2A client",
+    )
+
+
+def _print_owner_secret(
+    args: argparse.Namespace, key: str, without_auth: str, load_or_create: Callable[[Path], tuple[str, bool]],
+    path_of: Callable[[Path], Path], use: str,
+) -> int:
+    """The owner's secret ``key`` of ``sentinel.http``: the config's, else the one kept in the data dir (made
+    now if there is none), on stdout; where it comes from and how to use it on stderr."""
     config = load_config(args.config)
     http = config.sentinel.http
     if http.auth == "none":
-        print('sentinel-mcp: this config says "auth": "none": the console needs no sign-in', file=sys.stderr)
+        print(f'sentinel-mcp: this config says "auth": "none": {without_auth}', file=sys.stderr)
         return 1
-    if http.console_secret is not None:
-        print(http.console_secret)
-        print("(sentinel.http.console_secret from the config)", file=sys.stderr)
+    configured = getattr(http, key)
+    if configured is not None:
+        print(configured)
+        print(f"(sentinel.http.{key} from the config)", file=sys.stderr)
         return 0
     secret, created = load_or_create(config.data_dir)
     print(secret)
-    print(
-        f"({'generated now, ' if created else ''}kept in {secret_path(config.data_dir)}, mode 0600; type it "
-        "into the web console's sign-in form; give it to no MCP or A2A client)",
-        file=sys.stderr,
-    )
+    print(f"({'generated now, ' if created else ''}kept in {path_of(config.data_dir)}, mode 0600; {use})",
+          file=sys.stderr)
     return 0
 
 
