@@ -36,6 +36,8 @@ from sentinel_mcp.paths import (
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
 
 _SECRET_WORDS = {"token": "the token", "console_secret": "the console secret"}
+# times are bounded: Python's waits and sockets raise OverflowError past ~9.2e9 s, deep inside a call
+_DAY, _WEEK = 86_400.0, 7 * 86_400.0
 
 
 def _no_placeholder(value: str | None, what: str) -> str | None:
@@ -59,11 +61,12 @@ class ServerCommon(_Strict):
     disabled: bool = False
     # a call ends when its upstream has neither answered nor reported progress for ``timeout`` seconds;
     # progress keeps it alive up to ``max_call_seconds`` in all
-    timeout: float = Field(60.0, gt=0, description="seconds a call may go without an answer or progress")
+    timeout: float = Field(60.0, gt=0, le=_DAY,
+                           description="seconds a call may go without an answer or progress")
     max_call_seconds: float = Field(
-        3600.0, gt=0, description="longest a call may run while it reports progress"
+        3600.0, gt=0, le=_WEEK, description="longest a call may run while it reports progress"
     )
-    connect_timeout: float = Field(20.0, gt=0)
+    connect_timeout: float = Field(20.0, gt=0, le=3600)
     # handshake-era upstreams that ignore server/discover would delay each connect by 10 s
     protocol: Literal["auto", "legacy", "modern"] = "auto"
     # a handshake-era upstream's pushed questions over stdio or SSE name no call: its calls take turns by
@@ -235,8 +238,8 @@ class PolicySettings(_Strict):
     default: Literal["fail-safe", "allow", "deny"] = "fail-safe"
     allow: list[str] = Field(default_factory=list)  # glob patterns of catalog names always allowed
     deny: list[str] = Field(default_factory=list)  # glob patterns always denied
-    confirm_ttl: float = Field(300.0, gt=0)  # seconds a confirmation stays valid
-    guard_timeout: float = Field(10.0, gt=0)
+    confirm_ttl: float = Field(300.0, gt=0, le=_WEEK)  # seconds a confirmation stays valid
+    guard_timeout: float = Field(10.0, gt=0, le=3600)
     # look-ups (bound read-only tool calls) one decision may make in all: a call whose arguments name
     # thousands of things cannot turn one decision into thousands of upstream calls (it is denied instead)
     max_fetches: int = Field(128, ge=1, le=100_000)
@@ -262,10 +265,8 @@ class PolicySettings(_Strict):
 class CallTimeouts(_Strict):
     """``sentinel.builtin_timeouts.<name>``: the call timeouts of one built-in (see ``ServerCommon``)."""
 
-    timeout: float = Field(300.0, gt=0)
-    max_call_seconds: float | None = Field(
-        None, gt=0
-    )  # None: the built-in's own default (builtin.CALL_LIMITS)
+    timeout: float = Field(300.0, gt=0, le=_DAY)
+    max_call_seconds: float | None = Field(None, gt=0, le=_WEEK)  # None: the built-in's (builtin.CALL_LIMITS)
 
 
 class ClusterSettings(_Strict):
@@ -303,7 +304,7 @@ class SentinelSettings(BaseModel):
     http: HttpSettings = Field(default_factory=HttpSettings)
     principals: list[PrincipalSpec] = Field(default_factory=list)
     policy: PolicySettings = Field(default_factory=PolicySettings)
-    max_argument_bytes: int = Field(1_000_000, gt=0)
+    max_argument_bytes: int = Field(1_000_000, gt=0, le=1 << 30)
     builtin_timeouts: dict[str, CallTimeouts] = Field(default_factory=dict)
     # tools whose results are personal data (read only with the caller's consent): <server>__<tool> -> kind
     personal: dict[str, str] = Field(default_factory=dict)

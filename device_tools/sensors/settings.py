@@ -19,10 +19,12 @@ class SensorSettings(BaseModel):
     termux_bin_dir: str | None = None  # where termux-* live; None = $PATH
     command_timeout: float = Field(15.0, gt=0, le=300)
     default_retention: int = Field(
-        300, ge=0, description="seconds a reading is kept when a request names none"
+        300, ge=0, le=366 * 86_400, description="seconds a reading is kept when a request names none"
     )
-    max_retention: int = Field(86_400, ge=0, description="longest retention a request may ask for")
-    sweep_interval: float = Field(30.0, gt=0, description="seconds between retention sweeps")
+    max_retention: int = Field(
+        86_400, ge=0, le=366 * 86_400, description="longest retention a request may ask for"
+    )
+    sweep_interval: float = Field(30.0, gt=0, le=86_400, description="seconds between retention sweeps")
     consent_by_elicitation: bool = True  # ask the user when no consent is stored
 
     @model_validator(mode="after")

@@ -116,22 +116,22 @@ class A2ASettings(BaseModel):
     task_lease_seconds: float = Field(30.0, gt=0, le=3600)
     task_lease_renew_seconds: float = Field(10.0, gt=0, le=3600)
     # limits
-    max_tasks: int = Field(1000, ge=1)
+    max_tasks: int = Field(1000, ge=1, le=1_000_000)
     # unfinished tasks one caller may hold at once (its share of max_tasks, so one peer cannot lock the
     # others out); None: max_tasks // 10 (at least 1)
-    max_open_per_caller: int | None = Field(None, ge=1)
+    max_open_per_caller: int | None = Field(None, ge=1, le=1_000_000)
     # a task waiting for input (INPUT_REQUIRED, AUTH_REQUIRED) with no answer after this long ends FAILED
     # ("no answer in time"); as the console's question_ttl by default (600 s)
     input_wait_seconds: float = Field(600.0, gt=0, le=86400)
-    max_frame_bytes: int = Field(1 << 20, ge=1024)
+    max_frame_bytes: int = Field(1 << 20, ge=1024, le=1 << 30)
     # what one caller's tasks (their messages, results) may hold in the task store, in bytes of JSON; past it
     # its own oldest finished tasks make room, and with none finished a new task is refused. None: 16 frames
-    max_task_bytes_per_caller: int | None = Field(None, ge=1)
-    max_concurrent_per_socket: int = Field(8, ge=1)
+    max_task_bytes_per_caller: int | None = Field(None, ge=1, le=1 << 36)
+    max_concurrent_per_socket: int = Field(8, ge=1, le=1024)
     # open streams (SSE responses of SendStreamingMessage/SubscribeToTask, WebSocket connections), counted
     # together: one caller's, so one peer cannot take every connection, and all callers' (a2a/stream_slots.py)
-    max_streams_per_caller: int = Field(32, ge=1)
-    max_streams: int = Field(1000, ge=1)
+    max_streams_per_caller: int = Field(32, ge=1, le=100_000)
+    max_streams: int = Field(1000, ge=1, le=100_000)
     # Who answered a HumanAssistRequest relayed by a peer cannot be checked: "agent" by default, so
     # rules that demand a user's own confirmation are not satisfied by a remote agent.
     answers_provenance: Literal["agent", "user"] = "agent"
@@ -141,10 +141,10 @@ class A2ASettings(BaseModel):
     # the user to confirm sending to it: rulebases/a2a.pl)
     require_verified_peers: bool = False
     discovery_timeout: float = Field(3.0, gt=0, le=60)
-    chat_max_turns: int = Field(20, ge=1)
+    chat_max_turns: int = Field(20, ge=1, le=10_000)
     # the bytes one caller's chat turns may hold over all its channels and connections (oldest go first)
-    chat_bytes_per_caller: int = Field(2 * 1024 * 1024, ge=16 * 1024)
-    chat_bytes_total: int = Field(64 * 1024 * 1024, ge=16 * 1024)  # every caller's together
+    chat_bytes_per_caller: int = Field(2 * 1024 * 1024, ge=16 * 1024, le=1 << 30)
+    chat_bytes_total: int = Field(64 * 1024 * 1024, ge=16 * 1024, le=1 << 36)  # every caller's together
 
     @field_validator("interfaces")
     @classmethod

@@ -24,12 +24,13 @@ class LlmSettings(BaseModel):
     gpu_layers: int = Field(0, ge=-1, le=1024, description="layers offloaded to a GPU; -1: all; 0: CPU only")
     temperature: float = Field(0.2, ge=0.0, le=2.0)
     top_p: float = Field(0.95, gt=0.0, le=1.0)
-    top_k: int = Field(40, ge=0)
+    top_k: int = Field(40, ge=0, le=1_000_000)
     repeat_penalty: float = Field(1.1, ge=0.5, le=2.0)
-    seed: int | None = Field(None, ge=0, description="fixed sampling seed; None: a fresh seed per call")
+    # llama.cpp's seed is 32 bits
+    seed: int | None = Field(None, ge=0, le=2**32 - 1, description="fixed sampling seed, or None")
     max_tokens: int = Field(4096, ge=1, le=32_768, description="cap on max_tokens per call")
-    max_query_chars: int = Field(2048, ge=16)
-    max_context_chars: int = Field(32_000, ge=16)
+    max_query_chars: int = Field(2048, ge=16, le=1_000_000)
+    max_context_chars: int = Field(32_000, ge=16, le=10_000_000)
     detect_injection: bool = True
     # "llguidance": token masks (fast); "llama_cpp": llama.cpp's own grammar sampler (the old path)
     grammar_sampler: Literal["llguidance", "llama_cpp"] = "llguidance"
