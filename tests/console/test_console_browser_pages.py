@@ -14,6 +14,7 @@ import pytest
 from tests.console.console_rig import ALICE, OWNER_TOKEN, console_config, console_secret, http_sentinel
 from tests.console.test_console_browser import CHROMIUM, DOC_SHOTS
 from tests.console.test_console_builds import ALICE_TASK, seed
+from tests.identity.identity_rig import BOOKINGS_PL
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -38,6 +39,11 @@ async def test_policy_editor_history_and_builds_at_360px_by_keyboard(tmp_path, p
     cfg = console_config(tmp_path)
     body = json.loads(cfg.read_text())
     body["sentinel"]["builtins"] = [*body["sentinel"]["builtins"], "swarm"]
+    # a rulebase that starts with blank lines: an HTML parser drops a textarea's first newline
+    shown = tmp_path / "bookings.pl"
+    shown.write_text("\n\n" + BOOKINGS_PL.read_text())
+    rulebases = body["sentinel"]["rulebases"]
+    body["sentinel"]["rulebases"] = [str(shown) if r == str(BOOKINGS_PL) else r for r in rulebases]
     cfg.write_text(json.dumps(body))
     await seed(tmp_path / "state" / "swarm")
     with http_sentinel(cfg) as (base, _):
@@ -72,6 +78,7 @@ async def test_policy_editor_history_and_builds_at_360px_by_keyboard(tmp_path, p
                 await page.keyboard.press("Enter")
             # a live check while typing, shown as text
             await page.goto(f"{base}/console/policy?file=bookings.pl")
+            assert await page.input_value("#candidate-text") == shown.read_text()  # every line, the first too
             await page.focus("#candidate-text")
             await page.keyboard.press("End")
             await page.keyboard.press("Control+End")
