@@ -55,10 +55,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=cmd_config_show)
     c = csub.add_parser("token", help="the owner's HTTP/A2A bearer token (generated on first use)")
     c.set_defaults(func=cmd_config_token)
+    rotate = "replace it with a new one (a running Sentinel takes it within a second; the old one stops)"
+    c.add_argument("--rotate", action="store_true", help=rotate)
     c = csub.add_parser(
         "console-secret", help="the owner's web console sign-in secret (generated on first use; not a token)"
     )
     c.set_defaults(func=cmd_config_console_secret)
+    c.add_argument("--rotate", action="store_true", help=rotate + "; its console sessions end")
     config_parser = p  # `p` names the next parsers below: the help printed is this one's
     p.set_defaults(func=lambda args: (config_parser.print_help(), 2)[1])
 
@@ -182,7 +185,7 @@ def cmd_config_token(args: argparse.Namespace) -> int:
 
     return _print_owner_secret(
         args, "token", 'HTTP callers need no token', owner_token.load_or_create, owner_token.token_path,
-        "send it as 'Authorization: Bearer <token>'",
+        "send it as 'Authorization: Bearer <token>'", owner_token.replace,
     )
 
 
@@ -194,15 +197,17 @@ def cmd_config_console_secret(args: argparse.Namespace) -> int:
         args, "console_secret", "the console needs no sign-in", console_secret.load_or_create,
         console_secret.secret_path,
         "type it into the web console's sign-in form; give it to no MCP or A2A client",
+        console_secret.replace,
     )
 
 
 def _print_owner_secret(
     args: argparse.Namespace, key: str, without_auth: str, load_or_create: Callable[[Path], tuple[str, bool]],
-    path_of: Callable[[Path], Path], use: str,
+    path_of: Callable[[Path], Path], use: str, replace: Callable[[Path], str],
 ) -> int:
     """The owner's secret ``key`` of ``sentinel.http``: the config's, else the one kept in the data dir (made
-    now if there is none), on stdout; where it comes from and how to use it on stderr."""
+    now if there is none; a new one with ``--rotate``), on stdout; where it comes from and how to use it on
+    stderr."""
     config = load_config(args.config)
     http = config.sentinel.http
     if http.auth == "none":
@@ -210,13 +215,20 @@ def _print_owner_secret(
         return 1
     configured = getattr(http, key)
     if configured is not None:
+        if args.rotate:
+            print(f"sentinel-mcp: sentinel.http.{key} is set in the config: change it there and restart",
+                  file=sys.stderr)
+            return 1
         print(configured)
         print(f"(sentinel.http.{key} from the config)", file=sys.stderr)
         return 0
-    secret, created = load_or_create(config.data_dir)
+    if args.rotate:
+        secret, said = replace(config.data_dir), "replaced now (a running Sentinel takes it in a second), "
+    else:
+        secret, created = load_or_create(config.data_dir)
+        said = "generated now, " if created else ""
     print(secret)
-    print(f"({'generated now, ' if created else ''}kept in {path_of(config.data_dir)}, mode 0600; {use})",
-          file=sys.stderr)
+    print(f"({said}kept in {path_of(config.data_dir)}, mode 0600; {use})", file=sys.stderr)
     return 0
 
 

@@ -26,6 +26,7 @@ refused before anything else.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import secrets
@@ -74,6 +75,14 @@ class ConsoleAuth:
         self.secret = secrets.token_bytes(32)  # per process: a restart signs everyone out
         self._sessions: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
         self._failures: OrderedDict[str, list[float]] = OrderedDict()  # client address -> failure times
+        for source, principal in self.console_secrets.followed():
+            # a replaced secret (``config console-secret --rotate``): whoever signed in with the old one
+            # is signed out, a leaked secret's sessions with it
+            source.on_change.append(functools.partial(self._end_sessions_of, principal.name))
+
+    def _end_sessions_of(self, name: str) -> None:
+        for sid in [sid for sid, (p, _) in self._sessions.items() if p.name == name]:
+            del self._sessions[sid]
 
     @property
     def open_access(self) -> bool:
@@ -82,6 +91,7 @@ class ConsoleAuth:
 
     # ---------------------------------------------------------------- who
     def viewer(self, request: Request) -> Viewer | None:
+        self.console_secrets.refresh()  # a replaced secret ends its sessions before any is looked at
         creds = Credentials.from_scope(request.scope)
         chain = (creds.tls or {}).get("client_cert_chain") or []
         try:

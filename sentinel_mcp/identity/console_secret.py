@@ -29,3 +29,8 @@ def load_or_create(data_dir: Path) -> tuple[str, bool]:
 
 def read(path: Path) -> str:
     return owner_token.read(path, WHAT)
+
+
+def replace(data_dir: Path) -> str:
+    """A new console secret for the owner: the old one signs nobody in, and its console sessions end."""
+    return owner_token.replace(data_dir, SECRET_FILE, WHAT)

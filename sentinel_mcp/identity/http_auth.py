@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable
 from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, Config, ConfigError
 from sentinel_mcp.identity import console_secret, owner_token
 from sentinel_mcp.identity.certificates import CertificateResolver, RefusedHook
+from sentinel_mcp.identity.file_secret import FileSecret
 from sentinel_mcp.identity.principal import OWNER_NAME, Principal
 from sentinel_mcp.identity.resolver import Authenticator, PrincipalResolver, TokenResolver, token_digest
 from sentinel_mcp.tls.peer_certificate import PeerCertificate
@@ -140,8 +141,12 @@ def http_auth_for(
         except (OSError, ValueError) as e:
             raise ConfigError(f"the owner's token ({file}): {e}") from None
     known = configured_principals(config)
+    followed = None  # the token file, followed while Sentinel runs (a replaced one takes effect)
     try:  # one secret, one identity: refused at start, whichever way each names it
-        if token is not None:
+        if file is not None and token is not None:
+            followed = FileSecret(file, "the owner's token", token, token_digest)
+            tokens.follow(OWNER_BY_TOKEN, followed)
+        elif token is not None:
             tokens.add(OWNER_BY_TOKEN, token=token)
         for spec in config.sentinel.principals:
             if spec.token is not None or spec.token_sha256 is not None:
@@ -158,7 +163,14 @@ def http_auth_for(
         auth.console_secrets, auth.console_secret, auth.console_secret_file, auth.console_secret_created = (
             _console_secrets(config, known, tokens)
         )
+        if followed is not None:  # a replaced token file that is also a console secret signs nobody in
+            inner, signs_in = followed.held_elsewhere, auth.console_secrets
+            followed.held_elsewhere = lambda d: inner(d) or _name(signs_in.holder_of(d))
     return auth
+
+
+def _name(principal: Principal | None) -> str | None:
+    return principal.name if principal is not None else None
 
 
 def _console_secrets(
@@ -188,7 +200,13 @@ def _console_secrets(
                 f"key) of {holder.name!r}: a console secret must be one no client holds; give it its own"
             )
         try:
-            secrets_.add(principal, token=plain, sha256_hex=digest_hex)
+            if principal is OWNER_BY_TOKEN and file is not None:  # followed while Sentinel runs
+                assert plain is not None
+                source = FileSecret(file, console_secret.WHAT, plain, token_digest)
+                source.held_elsewhere = lambda d: _name(tokens.holder_of(d))
+                secrets_.follow(principal, source)
+            else:
+                secrets_.add(principal, token=plain, sha256_hex=digest_hex)
         except ValueError as e:
             raise ConfigError(f"sentinel: console secrets: {e}") from None
     return secrets_, secret, file, created

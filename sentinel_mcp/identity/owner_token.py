@@ -121,19 +121,49 @@ def _read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _publish(path: Path, data: bytes) -> bool:
-    """Make ``path`` hold ``data`` unless it exists (False then). Written and synced under a temporary name
-    first, then linked into place, so the name never shows an empty or partial file."""
+def replace(data_dir: Path, name: str = TOKEN_FILE, what: str = "the owner's token") -> str:
+    """A new secret in place of the one kept under ``name`` (made if there is none): a running Sentinel
+    takes it within a second (``file_secret.py``) and the old one signs nobody in. Renamed into place, so a
+    reader sees the old file or the new one, whole. TokenFileError for a directory others could change."""
+    path = Path(data_dir) / name
+    private_dir(path.parent)
+    try:
+        check_private_dir(path.parent)
+    except ForeignPath as e:
+        raise TokenFileError(f"{what} is not kept there: {e}") from None
+    token = secrets.token_urlsafe(32)
+    tmp = _written(path, (token + "\n").encode())
+    try:
+        os.replace(tmp, path)  # a link or any file at the name is replaced, never followed
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    _sync_dir(path.parent)
+    return token
+
+
+def _written(path: Path, data: bytes) -> Path:
+    """``data`` written and synced under a new temporary name beside ``path`` (mode 0600); that name."""
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o600)
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def _publish(path: Path, data: bytes) -> bool:
+    """Make ``path`` hold ``data`` unless it exists (False then). Written and synced under a temporary name
+    first, then linked into place, so the name never shows an empty or partial file."""
+    tmp = _written(path, data)
+    try:
         try:
             os.link(tmp, path, follow_symlinks=False)  # fails on any existing name, a dangling link included
         except FileExistsError:

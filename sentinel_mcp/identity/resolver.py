@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from sentinel_mcp.identity.credentials import Credentials
+from sentinel_mcp.identity.file_secret import FileSecret
 from sentinel_mcp.identity.principal import ANONYMOUS, Principal
 from sentinel_mcp.core.errors import IdentityError
 
@@ -40,6 +41,8 @@ class TokenResolver:
     """
 
     _entries: list[tuple[bytes, Principal]] = field(default_factory=list)
+    # secrets kept in files the owner may replace while Sentinel runs (file_secret.py)
+    _followed: list[tuple[FileSecret, Principal]] = field(default_factory=list)
 
     def add(self, principal: Principal, *, token: str | None = None, sha256_hex: str | None = None) -> None:
         """ValueError when the secret is not usable, or when another identity has it already (the first
@@ -47,16 +50,43 @@ class TokenResolver:
         digest = token_digest(token) if token is not None else bytes.fromhex(sha256_hex or "")
         if len(digest) != 32:
             raise ValueError(f"principal {principal.name!r}: no usable token")
-        for held, other in self._entries:
-            if held == digest and other.name != principal.name:
-                raise ValueError(
-                    f"{other.name!r} and {principal.name!r} share a secret (a token, token_sha256 or A2A "
-                    "key): give each its own"
-                )
+        self._unique(digest, principal)
         self._entries.append((digest, principal))
 
+    def follow(self, principal: Principal, source: FileSecret) -> None:
+        """``principal``'s secret, as the file ``source`` keeps it now (ValueError as ``add``). Who else
+        holds a replaced file's secret is asked of this resolver's other entries and of ``source``'s own
+        ``held_elsewhere``, which the caller may widen (to another resolver's)."""
+        current = source.digest()
+        if current is not None:
+            self._unique(current, principal)
+        elsewhere = source.held_elsewhere
+
+        def held_elsewhere(digest: bytes) -> str | None:
+            other = self.holder_of(digest, besides=source)
+            return other.name if other is not None else elsewhere(digest)
+
+        source.held_elsewhere = held_elsewhere
+        self._followed.append((source, principal))
+
+    def _unique(self, digest: bytes, principal: Principal) -> None:
+        other = self.holder_of(digest)
+        if other is not None and other.name != principal.name:
+            raise ValueError(
+                f"{other.name!r} and {principal.name!r} share a secret (a token, token_sha256 or A2A "
+                "key): give each its own"
+            )
+
+    def followed(self) -> list[tuple[FileSecret, Principal]]:
+        return list(self._followed)
+
+    def refresh(self) -> None:
+        """Look at the followed files now (at most once a second each): a replaced one takes effect."""
+        for source, _ in self._followed:
+            source.digest()
+
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._entries) + len(self._followed)
 
     def resolve(self, credentials: Credentials) -> Principal | None:
         """The principal the request's secrets name. A bearer token and an API key sent together must name
@@ -72,11 +102,16 @@ class TokenResolver:
     def _holder(self, secret: str) -> Principal | None:
         return self.holder_of(token_digest(secret))
 
-    def holder_of(self, digest: bytes) -> Principal | None:
-        """Who holds the secret with this SHA-256 digest (None: nobody)."""
+    def holder_of(self, digest: bytes, *, besides: FileSecret | None = None) -> Principal | None:
+        """Who holds the secret with this SHA-256 digest (None: nobody; ``besides``: a followed file not
+        asked)."""
         found = None
         for expected, principal in self._entries:  # every entry compared, in constant time
             if hmac.compare_digest(digest, expected) and found is None:
+                found = principal
+        for source, principal in self._followed:
+            current = source.digest() if source is not besides else None
+            if current is not None and hmac.compare_digest(digest, current) and found is None:
                 found = principal
         return found
 
