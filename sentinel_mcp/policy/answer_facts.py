@@ -23,6 +23,8 @@ from sentinel_mcp.policy.rulebase import Rulebase
 _SHOWN = re.compile("[0-9a-f]{64}")  # proof_interpreter.pl shown_digest/2
 NO = "$answered_no"  # a yes/no question answered no: NO(Predicate, Inputs)
 DONT_KNOW_FACT = "$dont_know"  # any question answered "I don't know": DONT_KNOW_FACT(Predicate, Inputs)
+# the answers the user's answer replaces (a read's fact or a seed is no one's answer: left as it is)
+OUTRANKED_BY_USER = frozenset({"agent"})
 
 
 async def answer_fact(
@@ -87,8 +89,8 @@ async def answer_fact(
 async def keep_answer(knowledge: Knowledge, question: Question, fact: Fact) -> Fact:
     """Store an answer's fact by who gave it, against the answers its question holds already:
 
-    - the user's answer replaces every answer the question holds from another it takes answers from (the
-      agent's value, no or "don't know", given through a context or not): the user's word is what counts;
+    - the user's answer replaces every answer the question holds from the agent (its value, no or "don't
+      know", given through a context or not): the user's word is what counts;
     - an answer never replaces the user's: the same word changes nothing (the user's stays as given, with
       its time to live and contexts), another one is refused (``AnswerRefused``);
     - between two answers of one giver (two forms, two agent calls that raced) the first holds the same way.
@@ -101,8 +103,9 @@ async def keep_answer(knowledge: Knowledge, question: Question, fact: Fact) -> F
     held = await question_answers(knowledge.store, question, fact)
     accepted = question.meta.get("from") or ["user"]
     by_user = fact.provenance == "user"
-    # what this answer replaces: the user's replaces the other givers' answers the question takes
-    replaced = [h for h in held if by_user and h.provenance != "user" and h.provenance in accepted]
+    # what this answer replaces: the user's replaces the agent's (whether the question takes the agent's now
+    # or took it when it was given)
+    replaced = [h for h in held if by_user and h.provenance in OUTRANKED_BY_USER]
     standing = [h for h in held if h not in replaced]
     if (other := next((h for h in standing if h.fact != fact.fact), None)) is not None:
         raise AnswerRefused(

@@ -206,3 +206,35 @@ async def test_the_agent_typing_i_dont_know_gives_a_text(guard: Any) -> None:
     assert await PolicyService(guard).answer("s1", "wipe_note", [item], DONT_KNOW) == \
         f"wipe_note('{item}',i_dont_know)"
     assert isinstance(await guard.decide(call("note", item)), Allow)
+
+
+USER_ONLY = """
+askable(really_sell(X), "Really sell ~w?", yes_no, [from([user])]).
+askable(sell_note(X, N), "A note for ~w?", text, [from([user])]).
+guard('shop__sell', [item = X], ( really_sell(X), sell_note(X, N), N \\== no )).
+"""
+
+
+async def test_the_users_answer_replaces_an_agents_the_question_no_longer_takes(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """An agent's answer held from when the askable took it (the rulebase since says ``from([user])``) is
+    no answer any more, and does not stand in the user's way: the user's different word replaces it. A read's
+    fact is no one's answer, and stays (``test_dont_know_held.py``)."""
+    tmp = tmp_path_factory.mktemp("user_only")
+    (tmp / "shop.pl").write_text(USER_ONLY)
+    g = await make_guard(None, tmp / "facts.db", files=[tmp / "shop.pl"], seeds={})
+    try:
+        await g.knowledge.ensure("s1", g.rulebases.current)
+        k = g.knowledge
+        await k.add([await k.new_fact("s1", "$answered_no", ["really_sell", ["lamp"]], "agent"),
+                     await k.new_fact("s1", "sell_note", ["lamp", "no"], "agent")])
+        sell = call("sell", "lamp")
+        for _ in range(2):
+            q = await asked(g, sell)
+            await g.record_answer(sell, q, user_says(q, "yes"))
+        assert isinstance(await g.decide(sell), Allow)
+        assert sorted((f.fact, f.provenance) for f in await g.store.valid("s1")) == [
+            ("really_sell(lamp)", "user"), ("sell_note(lamp,yes)", "user")]
+    finally:
+        await g.close()
