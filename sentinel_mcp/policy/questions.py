@@ -152,7 +152,7 @@ def _shown(need: dict[str, Any], call: ToolCall | None) -> str:
 
 
 def answer_value(question: Question, answer: Answer) -> Any:
-    """The typed answer (``DONT_KNOW_ANSWER`` for "I don't know"), an integral number as the integer it equals;
+    """The typed answer (``DONT_KNOW_ANSWER`` for "I don't know"), an integral number as the integer it is;
     raises AnswerRefused if it does not fit the question (strictly, no coercion)."""
     if answer.action != "accept":
         raise AnswerRefused("the question was not answered (declined or cancelled)")

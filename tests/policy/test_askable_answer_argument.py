@@ -57,7 +57,7 @@ async def test_an_askable_with_its_answer_free_loads(tmp_path: Path, askable: st
 
 async def test_a_yes_no_question_with_fixed_arguments_takes_its_answer(tmp_path: Path) -> None:
     pl = tmp_path / "shop.pl"
-    pl.write_text('askable(approved(small, yes), "Approve the small purchase?", yes_no, [from([user, agent])]).\n'
+    pl.write_text('askable(approved(small, yes), "Approve the purchase?", yes_no, [from([user, agent])]).\n'
                   "guard('shop__buy', [], approved(small, yes)).\n")
     guard = await make_guard(None, tmp_path / "facts.db", files=[pl], seeds={})
     try:
