@@ -238,3 +238,25 @@ async def test_the_users_answer_replaces_an_agents_the_question_no_longer_takes(
             ("really_sell(lamp)", "user"), ("sell_note(lamp,yes)", "user")]
     finally:
         await g.close()
+
+
+@pytest.mark.parametrize("inputs", [[None], [{"a": 1}], [["x"]], [float("nan")], [float("inf")], ["a\ud800"]])
+async def test_inputs_are_plain_values_in_process_too(guard: Any, inputs: list[Any]) -> None:
+    """``sentinel_answer``'s schema takes strings, numbers and booleans; called in process (past it), an
+    input of another kind was written into the fact (``null``, ``nan``, ``json([a=1])``, a garbled text)."""
+    with pytest.raises(AnswerRefused, match="an input must be"):
+        await PolicyService(guard).answer("s1", "wipe_note", inputs, "fine")
+
+
+@pytest.mark.parametrize("giver", ["user", "agent"])
+async def test_a_text_that_is_no_unicode_is_no_answer(guard: Any, giver: str) -> None:
+    item = f"surrogate-{next(_n)}"
+    c = call("note", item)
+    q = await asked(guard, c)
+    bad = "fine\ud800"
+    with pytest.raises(AnswerRefused, match="not Unicode text"):
+        if giver == "user":
+            await guard.record_answer(c, q, user_says(q, bad))
+        else:
+            await PolicyService(guard).answer("s1", "wipe_note", [item], bad)
+    assert await answers_of(guard, "wipe_note", item) == []
