@@ -75,38 +75,45 @@ guard('tb__write_marker', [path = P, text = T], really_write(P)).
 """
 
 
-@pytest.mark.parametrize("reply", [{"action": "accept", "content": {"answer": "no"}}, {"action": "decline"},
-                                   {"action": "cancel"}])
+REPLIES = [{"action": "accept", "content": {"answer": "no"}}, {"action": "decline"}, {"action": "cancel"}]
+
+
 async def test_the_users_no_counts_over_the_agents_yes_given_while_the_form_was_open_2025(
-    data_dir: Path, reply: dict[str, Any]
+    data_dir: Path,
 ) -> None:
     """The same in the handshake era: while the elicitation is open, the agent says yes; the user says no,
     or declines to answer. The call went ahead on the agent's yes (the retry's decision asked nothing, and
-    the user's reply was dropped)."""
+    the user's reply was dropped). One gateway, a question (a marker) per reply."""
     data_dir.mkdir(parents=True, exist_ok=True)
     (data_dir / "wipe.pl").write_text(WIPE)
     cfg = make_config(data_dir, servers={"tb": toolbox_stdio()}, builtins=["sentinel"],
                       rulebases=[str(RULEBASES_DIR / "default.pl"), str(data_dir / "wipe.pl")])
-    marker = data_dir / "marker.txt"
+    markers = [data_dir / f"marker{i}.txt" for i in range(len(REPLIES))]
     async with running_gateway(cfg) as rt:
         from sentinel_mcp.policy.policy_service import PolicyService
 
         session: list[str] = []
+        turn: list[int] = [0]
 
         async def callback(ctx: Any, params: Any) -> ElicitResult:
             # the agent answers the open question itself, in the same conversation, before the user does
-            await PolicyService(rt.gateway.guard).answer(session[0], "really_write", [str(marker)], "yes")
-            return ElicitResult(**reply)
+            marker = str(markers[turn[0]])
+            await PolicyService(rt.gateway.guard).answer(session[0], "really_write", [marker], "yes")
+            return ElicitResult(**REPLIES[turn[0]])
 
         async with Client(rt.front.server, mode="legacy", elicitation_callback=callback) as c:
             first = await c.call_tool("sentinel__sentinel_facts", {})
             session.append(first.structured_content["summary"].split()[1].rstrip(":"))  # "Session <id>: ..."
-            r = await c.call_tool("tb__write_marker", {"path": str(marker), "text": "x"})
-            assert r.is_error, text(r)
-            held = [(f.predicate, f.provenance) for f in await rt.gateway.guard.store.valid(session[0])]
-            # a no is the user's, in place of the agent's yes; a decline ends this call and records nothing
-            assert held == ([("$answered_no", "user")] if "content" in reply else [("really_write", "agent")])
-    assert not marker.exists()
+            for i, reply in enumerate(REPLIES):
+                turn[0] = i
+                r = await c.call_tool("tb__write_marker", {"path": str(markers[i]), "text": "x"})
+                assert r.is_error, (reply, text(r))
+                held = [(f.predicate, f.provenance) for f in await rt.gateway.guard.store.valid(session[0])
+                        if str(markers[i]) in f.fact]
+                # a no is the user's, in place of the agent's yes; a decline ends this call, records nothing
+                kept = ("$answered_no", "user") if "content" in reply else ("really_write", "agent")
+                assert held == [kept], (reply, held)
+    assert not any(m.exists() for m in markers)
 
 
 def test_one_principals_questions_never_push_anothers_out() -> None:
