@@ -111,7 +111,8 @@ def answer_problem(question: Question, answer: Answer) -> str | None:
         problem = content_problem(question.requested_schema, answer.content)
     except BrokenSchema as e:  # our questions always have valid schemas: refuse rather than guess
         return f"the question's schema is invalid ({e})"
-    return problem or _number_problem(answer.content) or _exactly_one_problem(question, answer.content)
+    return (problem or _number_problem(answer.content) or _text_problem(answer.content)
+            or _exactly_one_problem(question, answer.content))
 
 
 def _number_problem(content: Any) -> str | None:
@@ -128,6 +129,19 @@ def _number_problem(content: Any) -> str | None:
         integral_as_int(content)
     except NumberTooLarge as e:
         return str(e)
+    return None
+
+
+def _text_problem(content: Any) -> str | None:
+    """A text answer is Unicode text: a lone surrogate (possible in process, or from a JSON parser that lets
+    ``\\ud800`` through) is no character, and the fact kept another text than the one given."""
+    if isinstance(content, dict):
+        for v in content.values():
+            if isinstance(v, str):
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    return "the answer is not Unicode text (it holds a lone surrogate)"
     return None
 
 

@@ -37,15 +37,21 @@ async def _within(timeout: float, step: Callable[[], Awaitable[T]]) -> T:
 
 async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, timeout: float,
                               decide_once: Callable[[], Awaitable[Decision]],
-                              record: Callable[[Question, Answer], Awaitable[None]]) -> Decision:
+                              record: Callable[[Question, Answer], Awaitable[None]],
+                              asked_before: Callable[[str], Question | None] = lambda key: None) -> Decision:
+    """``asked_before``: the question of this conversation an answer's key names, when the decision no longer
+    asks it (``asked_questions.py``: the agent answered it while the user's form was open)."""
     used: set[str] = set()
     try:
         for _ in range(MAX_ASK_ROUNDS):
             decision = await _within(timeout, decide_once)
-            if not isinstance(decision, Ask):
-                return decision
-            fresh = [q for q in decision.questions if q.key in answers and q.key not in used]
+            asked = decision.questions if isinstance(decision, Ask) else []
+            fresh = [q for q in asked if q.key in answers and q.key not in used]
+            if not fresh:  # the person's answers to questions no longer asked: the user's word still counts
+                fresh = _answered_before(answers, used, asked, asked_before)
             if not fresh:
+                if not isinstance(decision, Ask):
+                    return decision
                 again = [q for q in decision.questions if q.key in used]
                 if again:
                     # answered (validly) and still asked: the answer did not let the call go ahead. It ends
@@ -104,6 +110,19 @@ async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, tim
             "Sentinel's log); denied",
             unmet=["guard_error"],
         )
+
+
+def _answered_before(answers: dict[str, Answer], used: set[str], asked: list[Question],
+                     asked_before: Callable[[str], Question | None]) -> list[Question]:
+    """The questions asked of this conversation before that the answers answer and the decision no longer
+    asks (each once, whichever spelling of its key the round carried)."""
+    now = {q.key.removeprefix("sentinel.") for q in asked}
+    found: dict[str, Question] = {}
+    for key in answers:
+        q = asked_before(key)
+        if q is not None and q.key not in used and q.key.removeprefix("sentinel.") not in now:
+            found.setdefault(q.key, q)
+    return [q for q in found.values() if q.key in answers]
 
 
 def _stale_confirmation_noted(decision: Ask, answers: dict[str, Answer], used: set[str]) -> Ask:

@@ -49,6 +49,7 @@ from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
 from sentinel_mcp.gateway.result_check import ResultCheck
 from sentinel_mcp.gateway.argument_form import argument_form
+from sentinel_mcp.gateway.asked_questions import AskedQuestions
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
 from sentinel_mcp.gateway.catalog import ToolRoute
@@ -132,6 +133,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
         self.observers: list[Callable[[AuditEntry], None]] = []
         # the console's inbox, when it runs: where questions no caller can be asked wait for the person
         self.person_inbox: PersonInbox | None = None
+        self.asked_questions = AskedQuestions()  # the policy's questions put to callers, for their answers
 
     def _record_stores(self) -> list[Any]:
         """The databases a decision is recorded in: the audit log, and the guard's own (its fact store);

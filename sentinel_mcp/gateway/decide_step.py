@@ -19,6 +19,7 @@ from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.core.port import NeedsInput, Refused
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.ask_rounds import decide_with_answers
+from sentinel_mcp.gateway.asked_questions import AskedQuestions
 from sentinel_mcp.gateway.call_record import CallRecord
 from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.consent_gate import ConsentGate
@@ -34,6 +35,7 @@ class DecideStep:
     guard: Guard
     consent_gate: ConsentGate | None
     person_inbox: PersonInbox | None
+    asked_questions: AskedQuestions
 
     async def _decide(
         self, rec: CallRecord, req: CallRequest, call: ToolCall, route: ToolRoute
@@ -88,6 +90,8 @@ class DecideStep:
     # ------------------------------------------------------------------ the decide step's parts
     async def _decide_once(self, call: ToolCall, tool: Tool) -> Decision:
         decision = await self.guard.decide(call)
+        if isinstance(decision, Ask):  # what this conversation was asked, for the answers that come back
+            self.asked_questions.remember(call.principal or "", call.session_id, decision.questions)
         if self.consent_gate is None:
             return decision
         if isinstance(decision, Ask):  # its consent questions in the same round (ConsentGate.asks)
@@ -102,6 +106,7 @@ class DecideStep:
         return await self.consent_gate.gate(call, tool, decision)
 
     async def _record(self, call: ToolCall, question: Question, answer: Answer) -> None:
+        self.asked_questions.forget(call.principal or "", call.session_id, question.key)  # answered
         if question.meta.get("kind") == "consent":
             if self.consent_gate is not None:
                 self.consent_gate.record(call, question, answer)
@@ -121,6 +126,7 @@ class DecideStep:
             timeout=self.config.sentinel.policy.guard_timeout,
             decide_once=lambda: self._decide_once(call, tool),
             record=lambda q, a: self._record(call, q, a),
+            asked_before=lambda key: self.asked_questions.get(call.principal or "", call.session_id, key),
         )
 
     async def ask_person(self, asked: PersonQuestion) -> dict[str, Answer] | None:

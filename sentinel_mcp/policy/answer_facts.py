@@ -17,12 +17,14 @@ from sentinel_mcp.policy.answered_askable import judging_askable
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.prolog_text import OptionAtom
-from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value
+from sentinel_mcp.policy.questions import DONT_KNOW_ANSWER, AnswerRefused, answer_value
 from sentinel_mcp.policy.rulebase import Rulebase
 
 _SHOWN = re.compile("[0-9a-f]{64}")  # proof_interpreter.pl shown_digest/2
 NO = "$answered_no"  # a yes/no question answered no: NO(Predicate, Inputs)
 DONT_KNOW_FACT = "$dont_know"  # any question answered "I don't know": DONT_KNOW_FACT(Predicate, Inputs)
+# the answers the user's answer replaces (a read's fact or a seed is no one's answer: left as it is)
+OUTRANKED_BY_USER = frozenset({"agent"})
 
 
 async def answer_fact(
@@ -40,14 +42,15 @@ async def answer_fact(
     value = answer_value(question, answer)
     meta = question.meta
     # the fact whole: its inputs come from the call's arguments, or the agent's sentinel_answer
-    if (too_large := size_problem([meta.get("inputs"), value], "the answer's fact")) is not None:
+    kept = None if value is DONT_KNOW_ANSWER else value  # a "don't know" keeps no value
+    if (too_large := size_problem([meta.get("inputs"), kept], "the answer's fact")) is not None:
         raise AnswerRefused(too_large)
     # every kind of answer expires as the askable a proof asks it by says (its ttl(Seconds); None: the
     # session's), found by what it covers, not by name and arity (two askables of one name may differ)
     ttl = None
     if meta["kind"] != "confirm":
         ttl = (await judging_askable(knowledge.engine, rb, meta["predicate"], list(meta["inputs"]))).ttl
-    if value == DONT_KNOW:
+    if value is DONT_KNOW_ANSWER:  # typed: a text reading i_dont_know is a text
         args = [meta["predicate"], list(meta["inputs"])]
         return await knowledge.new_fact(session, DONT_KNOW_FACT, args, answer.provenance, ttl=ttl,
                                         contexts=contexts)
@@ -84,22 +87,39 @@ async def answer_fact(
 
 
 async def keep_answer(knowledge: Knowledge, question: Question, fact: Fact) -> Fact:
-    """Store an answer's fact, unless its question holds an answer already: then the same answer changes
-    nothing (the one held stays as it was given: who gave it, its time to live, the contexts it was given
-    through) and another one is refused (``AnswerRefused``). Restating the user's "no" through a context
-    made it the agent's, tied to that context: rebinding the context deleted it, and the agent's "yes" then
-    went through."""
+    """Store an answer's fact by who gave it, against the answers its question holds already:
+
+    - the user's answer replaces every answer the question holds from the agent (its value, no or "don't
+      know", given through a context or not): the user's word is what counts;
+    - an answer never replaces the user's: the same word changes nothing (the user's stays as given, with
+      its time to live and contexts), another one is refused (``AnswerRefused``);
+    - between two answers of one giver (two forms, two agent calls that raced) the first holds the same way.
+
+    A fact of another provenance the question does not take (a read's) is no answer: the user's same word
+    replaces it, another word is refused as before (the question is not the user's to contradict a read).
+    Restating the user's "no" through a context made it the agent's, tied to that context: rebinding the
+    context deleted it, and the agent's "yes" then went through; the agent's first answer held over the
+    user's later one, so an agent answering while the user's form was open decided for the user."""
     held = await question_answers(knowledge.store, question, fact)
-    if (other := next((h for h in held if h.fact != fact.fact), None)) is not None:
+    accepted = question.meta.get("from") or ["user"]
+    by_user = fact.provenance == "user"
+    # what this answer replaces: the user's replaces the agent's (whether the question takes the agent's now
+    # or took it when it was given)
+    replaced = [h for h in held if by_user and h.provenance in OUTRANKED_BY_USER]
+    standing = [h for h in held if h not in replaced]
+    if (other := next((h for h in standing if h.fact != fact.fact), None)) is not None:
         raise AnswerRefused(
             f"this question was already answered in this conversation ({other.fact}); a second, "
             "different answer is not taken while that one holds"
         )
-    accepted = question.meta.get("from") or ["user"]
-    for same in held:  # the same answer, from someone the question takes it from: it stands as given, unless
-        # this is the user's word for another's (the user's own word is what it says)
-        if same.provenance in accepted and (same.provenance == "user" or fact.provenance != "user"):
+    for same in standing:  # the same answer, from someone the question takes it from: it stands as given
+        if same.provenance in accepted:
             return same
+    if replaced:
+        texts = [h.fact for h in replaced]
+        for text in texts:  # the mirror's copy (a ground text matches only itself), then the store's
+            await knowledge.invalidate(fact.session, text)
+        await knowledge.store.delete(fact.session, texts)
     await knowledge.add([fact])
     return fact
 

@@ -10,6 +10,7 @@ askable a proof asks its question by, or refused.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from sentinel_mcp.core.given_fact_size import size_problem
@@ -35,6 +36,9 @@ async def judging_askable(
         )
     if (too_large := size_problem(inputs, "the answer's inputs")) is not None:  # before the engine reads them
         raise AnswerRefused(too_large)
+    if odd := [i for i in inputs if not _plain_input(i)]:
+        raise AnswerRefused(f"an input must be a string, a number or a boolean, as a call's argument is; got "
+                            f"{type(odd[0]).__name__}")
     n = len(inputs)
     fitting = [(i, a) for i, a in named if a.arity == (n if a.type == "yes_no" else n + 1)]
     if not fitting:
@@ -56,3 +60,22 @@ async def judging_askable(
         f"no askable of {predicate} covers a question with these inputs: only a question the rulebase asks "
         "can be answered"
     )
+
+
+def _plain_input(value: Any) -> bool:
+    """An input as ``sentinel_answer`` declares them (a string, a number, a boolean; a JSON number, a text
+    of Unicode characters): what reaches the engine in process, past the tool's schema, is held to it too
+    (``None`` read as the atom ``null``, ``nan`` as an atom, a lone surrogate garbled in the fact)."""
+    if type(value) in (bool, int):
+        return True
+    if type(value) is float:
+        return math.isfinite(value)
+    return type(value) is str and _unicode(value)
+
+
+def _unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: no character, and the fact would hold another text
+        return False
+    return True

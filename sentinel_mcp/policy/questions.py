@@ -27,6 +27,21 @@ DONT_KNOW_FIELD = "dont_know"  # the checkbox of a text or number question
 YES_NO = [{"const": "yes", "title": "Yes"}, {"const": "no", "title": "No"}]
 
 
+class DontKnow:
+    """The answer "I don't know", as ``answer_value`` gives it: a type of its own, never a text. It comes only
+    from the form's explicit way of saying it (a choice's or a yes/no question's ``DONT_KNOW`` option, a text
+    or number question's ``DONT_KNOW_FIELD`` checkbox): a text or number answer that reads ``i_dont_know`` is
+    that text (a user typing it into a note gave a note)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "DONT_KNOW_ANSWER"
+
+
+DONT_KNOW_ANSWER = DontKnow()
+
+
 class AnswerRefused(PolicyError):
     """An answer that may not be recorded (wrong provenance, wrong type, value not among the choices)."""
 
@@ -137,7 +152,7 @@ def _shown(need: dict[str, Any], call: ToolCall | None) -> str:
 
 
 def answer_value(question: Question, answer: Answer) -> Any:
-    """The typed answer (``DONT_KNOW`` for "I don't know"), an integral number as the integer it equals;
+    """The typed answer (``DONT_KNOW_ANSWER`` for "I don't know"), an integral number as the integer it is;
     raises AnswerRefused if it does not fit the question (strictly, no coercion)."""
     if answer.action != "accept":
         raise AnswerRefused("the question was not answered (declined or cancelled)")
@@ -152,9 +167,12 @@ def answer_value(question: Question, answer: Answer) -> Any:
         raise AnswerRefused(f"the answer was not accepted: {problem}")
     content = answer.content or {}
     if content.get(DONT_KNOW_FIELD) is True:
-        return DONT_KNOW
-    choices = choices_of(question.meta.get("type"))
-    if choices is not None and content["answer"] != DONT_KNOW:
+        return DONT_KNOW_ANSWER
+    type_ = question.meta.get("type")
+    choices = choices_of(type_)
+    if (choices is not None or type_ == "yes_no") and content["answer"] == DONT_KNOW:
+        return DONT_KNOW_ANSWER  # the option the form offers (``_answer_schema``): the only one of this text
+    if choices is not None:
         # a choice is offered as a string constant (``_options``): the answer is the choice it names, as the
         # rulebase wrote it (its 3, never the text "3", which a rule's blocked(3) does not match)
         named = [c["value"] for c in choices if str(c["value"]) == content["answer"]]

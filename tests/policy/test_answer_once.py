@@ -117,12 +117,14 @@ async def test_a_no_is_not_turned_into_a_yes_by_a_second_answer(tmp_path: Path) 
             await PolicyService(guard).answer("s1", "really_wipe", ["disk"], "yes")
         assert isinstance(await guard.decide(wipe), Deny)
         await PolicyService(guard).answer("s1", "really_wipe", ["disk"], "no")  # the same answer: nothing new
-        # another input is its own question, and a first yes stands the same way against a later no
+        # another input is its own question; the agent's yes there does not stand against the user's later
+        # no: the user's word replaces the agent's (test_user_answer_wins.py)
         other = call("wipe", {"item": "tape"})
         q = await asked(guard, other)  # the user's form is open
         await PolicyService(guard).answer("s1", "really_wipe", ["tape"], "yes")
+        await guard.record_answer(other, q, said("no"))
+        assert isinstance(await guard.decide(other), Deny)
         with pytest.raises(AnswerRefused, match="already answered"):
-            await guard.record_answer(other, q, said("no"))
-        assert isinstance(await guard.decide(other), Allow)
+            await PolicyService(guard).answer("s1", "really_wipe", ["tape"], "yes")
     finally:
         await guard.close()

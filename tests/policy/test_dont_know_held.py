@@ -85,16 +85,21 @@ async def test_the_agent_does_not_answer_over_the_users_dont_know(
     [("wipe", "really_wipe", "yes"), ("sell", "wipe_reason", "sold"), ("note", "wipe_note", "fine"),
      ("count", "wipe_count", 3)],
 )
-async def test_a_stale_dont_know_does_not_stand_beside_an_answer(
+async def test_a_dont_know_does_not_stand_beside_an_answer(
     guard: Any, tool: str, predicate: str, agent_says: Any
 ) -> None:
+    """The user's "don't know" after the agent's answer replaces it (the user's word wins,
+    ``test_user_answer_wins.py``): never the two side by side, where the agent's value won in the proof."""
     item = f"tape-{tool}"
     c = call(tool, item)
     q = await asked(guard, c)  # the user's form is open
     await PolicyService(guard).answer("s1", predicate, [item], agent_says)
-    with pytest.raises(AnswerRefused, match="already answered"):
-        await guard.record_answer(c, q, dont_know(q))
     assert isinstance(await guard.decide(c), Allow)
+    await guard.record_answer(c, q, dont_know(q))
+    held = [f for f in await guard.store.valid("s1") if (f.predicate == predicate and f.args[0] == item)
+            or f.args == [predicate, [item]]]
+    assert [(f.predicate, f.provenance) for f in held] == [("$dont_know", "user")], held
+    assert isinstance(await guard.decide(c), Deny)
 
 
 OTHERS = """

@@ -220,6 +220,11 @@ decl_problem(askable(_, _, T, _), error, M) :- \+ valid_type(T),
     format(atom(M), 'askable type must be yes_no, choice([...]), choice_of(Value, Label, Goal), text or number, got ~q', [T]).
 decl_problem(askable(H, _, T, _), error, M) :- T \== yes_no, callable(H), functor(H, _, 0),
     format(atom(M), 'askable ~q of type ~q needs an answer argument (its last argument)', [H, T]).
+%  The answer argument is where the answer goes: a variable of its own. Fixed (approved(small, yes)) or tied to
+%  an input (same(X, X)), no answer fits the head, so the question was asked and every answer refused.
+decl_problem(askable(H, _, T, _), error, M) :- T \== yes_no, callable(H), H =.. [_|As], append(Ins, [A], As),
+    \+ ( var(A), term_variables(Ins, Vs), \+ ( member(V, Vs), V == A ) ),
+    format(atom(M), 'the answer argument (the last) of askable ~q must be a variable that occurs nowhere else in its head (a ~q question\'s answer goes there; for a question whose arguments are all given, use yes_no)', [H, T]).
 decl_problem(askable(_, _, _, O), error, M) :- \+ is_list(O), format(atom(M), 'askable options must be a list, got ~q', [O]).
 decl_problem(askable(_, _, _, O), error, M) :- is_list(O), member(X, O), \+ askable_option(X),
     format(atom(M), 'askable option ~q is not one of from([user]), from([user, agent]), ttl(Seconds), ttl(session), unknown(as(Value)), unknown(Text)', [X]).

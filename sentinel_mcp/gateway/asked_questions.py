@@ -1,0 +1,55 @@
+"""The policy's questions about facts the gateway put to a caller, by conversation and key: the person's
+answer counts when it comes back even if the call's decision no longer asks the question.
+
+A question open to the user and the agent (``from([user, agent])``) can be answered by the agent through
+``sentinel_answer`` while the user's form is open. The retry's decision, made on the agent's answer, then
+asked nothing, and the user's answer was dropped unread: the agent's yes decided the call against the user's
+no. The user's word wins (``answer_facts.keep_answer``), so the answer the user gave to a question asked of
+this conversation, and not recorded yet, is recorded (``ask_rounds.decide_with_answers``), and the call
+decided again. Only the keys the round asked reach here (a 2026-era state names them, sealed; a 2025-era
+push holds them), and only the policy's questions about facts (``kind`` ``ask``): a confirmation answers only
+the text it showed. Bounded per principal, the oldest forgotten first (then the answer is dropped as before).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from sentinel_mcp.core.decision import Question
+
+PER_PRINCIPAL = 256  # questions remembered for one principal (its oldest go first: never another's)
+MAX_PRINCIPALS = 1024  # principals remembered (the config names them; a bound all the same)
+OUR_PREFIX = "sentinel."  # input_rounds.py: a 2026-era round's keys carry it, the questions' own may not
+
+
+class AskedQuestions:
+    """Per principal (the config names them, so their number is bounded): one principal's many conversations
+    never push another's questions out."""
+
+    def __init__(self, per_principal: int = PER_PRINCIPAL) -> None:
+        self.per_principal = per_principal
+        self._asked: dict[str, OrderedDict[tuple[str, str], Question]] = {}
+
+    def remember(self, principal: str, session: str, questions: list[Question]) -> None:
+        for q in questions:
+            if q.meta.get("kind") != "ask":
+                continue
+            held = self._asked.setdefault(principal, OrderedDict())
+            while len(self._asked) > MAX_PRINCIPALS:
+                del self._asked[next(iter(self._asked))]
+            key = (session, q.key.removeprefix(OUR_PREFIX))
+            held[key] = q
+            held.move_to_end(key)
+            while len(held) > self.per_principal:
+                held.popitem(last=False)
+
+    def forget(self, principal: str, session: str, key: str) -> None:
+        """An answer to the question was recorded: a later round carrying it again (a 2025-era call's
+        answers add up round after round) does not record it again."""
+        held = self._asked.get(principal)
+        if held is not None:
+            held.pop((session, key.removeprefix(OUR_PREFIX)), None)
+
+    def get(self, principal: str, session: str, key: str) -> Question | None:
+        held = self._asked.get(principal)
+        return None if held is None else held.get((session, key.removeprefix(OUR_PREFIX)))
