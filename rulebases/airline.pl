@@ -540,9 +540,10 @@ guard('airline__transfer_to_human_agents', [], true).
 fact(reservation_modified/2).
 fact(delayed_leg_before_change/3).
 % the reservation a certificate was sent for (the answer the certificate was decided on): one gesture each.
-% Only this conversation's: the airline keeps no record of what a certificate was for, so another
-% conversation cannot see it (a per-user record of writes would be needed)
+% Kept for every conversation, and across restarts (option kept: docs/rulebase-language.md): the airline keeps
+% no record of what a certificate was for, so a new conversation would otherwise send a second one.
 fact(compensated/1).
+option(kept(compensated/1)).
 
 effect('airline__cancel_reservation', [reservation_id = R],
        [invalidate(reservation_status(R, _)), invalidate(reservation_payment(R, _, _)),

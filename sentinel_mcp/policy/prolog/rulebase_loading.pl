@@ -312,6 +312,12 @@ post_load_problem(RB, P) :-
     ( X = establish(H) ; X = establish(H, _) ), callable(H), \+ base(RB, H), functor(H, N, A),
     format(atom(M), 'an effect establishes ~w/~w, which is not a base predicate (declare it: fact(~w/~w))', [N, A, N, A]),
     problem(error, File, Line, M, P).
+%  option(kept(Name/Arity)): facts an effect establishes kept for every conversation (kept_facts.py); only a
+%  predicate fact/1 declares is written by effects alone (a binding's or askable's facts are a conversation's)
+post_load_problem(RB, P) :-
+    RB:'$src'(decl, option(kept(X)), File, Line), \+ ( X = N/A, atom(N), integer(A), decl(RB, fact(N/A)) ),
+    format(atom(M), 'option kept(~q) must name a predicate declared with fact(Name/Arity)', [X]),
+    problem(error, File, Line, M, P).
 post_load_problem(RB, P) :-
     RB:'$src'(rule, T, File, Line), ( T = (H :- _) -> true ; H = T ), base(RB, H), functor(H, N, A),
     format(atom(M), '~w/~w is a base predicate (binding, askable, seed or fact); it cannot also have clauses', [N, A]),
