@@ -26,7 +26,7 @@ from sentinel_mcp.core.stored_text import restored_opt
 from sentinel_mcp.core.stored_text import stored as _kept
 from sentinel_mcp.core.stored_text import stored_opt as _opt
 from sentinel_mcp.policy.confirmed_tools import CONFIRMED, ConfirmedTools
-from sentinel_mcp.policy.kept_facts import KEPT_SCOPE
+from sentinel_mcp.policy.kept_effects import KEPT_SCOPE
 from sentinel_mcp.policy.learning_buffer import LearningBuffer
 from sentinel_mcp.storage import Statement
 from sentinel_mcp.storage.row_lists import row_lists

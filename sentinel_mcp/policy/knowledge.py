@@ -16,7 +16,7 @@ from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Provenance
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.fact_store import Fact, FactStore, Learned
-from sentinel_mcp.policy.kept_facts import KEPT_SCOPE, kept_predicates
+from sentinel_mcp.policy.kept_effects import KEPT_SCOPE, kept_predicates
 from sentinel_mcp.policy.prolog_text import fact_text, module_name, quote_atom as _atom
 from sentinel_mcp.policy.read_sources import Forgotten, ReadSources
 from sentinel_mcp.policy.rulebase import Rulebase
@@ -120,7 +120,7 @@ class Knowledge:
                 facts = [f for f in facts if (session, f.fact) not in gone or f.provenance != "observed"]
                 await self._drop_forgotten(forgotten)
             ctx = await self.store.contexts(session)
-            if kept_predicates(rb.info.options):  # what writes of any conversation kept (kept_facts.py)
+            if kept_predicates(rb.info.options):  # what writes of any conversation kept (kept_effects.py)
                 facts += await self.store.valid(KEPT_SCOPE, now)
             await self.engine.drop_session(mod)
             rows: list[tuple[str, float | None, str]] = [(f.fact, f.expires_at, f.provenance) for f in facts]
@@ -147,7 +147,7 @@ class Knowledge:
         _trim(self._seen, self.max_counters)  # a session missing here is simply reloaded from the store
 
     async def _follow_kept(self) -> None:
-        """Reload every mirror when another replica kept a fact since this one last looked (kept_facts.py)."""
+        """Reload every mirror when another replica kept a fact since this one looked (kept_effects.py)."""
         now = await self.store.version(KEPT_SCOPE)
         if self._seen.get(KEPT_SCOPE) == now:
             return

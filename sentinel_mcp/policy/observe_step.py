@@ -13,7 +13,7 @@ from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.fact_store import Fact, FactStore
-from sentinel_mcp.policy.kept_facts import KEPT_SCOPE, indicator, kept_predicates
+from sentinel_mcp.policy.kept_effects import KEPT_SCOPE, indicator, kept_predicates
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.prolog_text import quote_atom
 from sentinel_mcp.policy.rulebase import RulebaseHolder
@@ -79,7 +79,7 @@ class ObserveStep:
 
     async def _establish(self, call: ToolCall, texts: list[str], unsure: bool = False) -> None:
         """Record what the write established, as observed facts of this session; a fact of a kept
-        predicate for every session (kept_facts.py). ``unsure``: the write may not have run
+        predicate for every session (kept_effects.py). ``unsure``: the write may not have run
         (``'$unsure'(Fact)``), kept in this session only: an unsure fact denies every call whose guard reads
         its predicate, and nothing clears it, so kept it would stop that tool for every conversation for
         good."""

@@ -16,7 +16,7 @@ from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.policy.answered_askable import judging_askable
 from sentinel_mcp.policy.caller_reach import withholding_for
 from sentinel_mcp.policy.guard import PolicyGuard
-from sentinel_mcp.policy.kept_facts import kept_names
+from sentinel_mcp.policy.kept_effects import kept_names
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
 from sentinel_mcp.policy.read_guards import CallerReads, looked_call
 from sentinel_mcp.policy.solver import FetchFilter, SolverResult
@@ -77,7 +77,7 @@ class PolicyService:
             return NOTHING_HIDDEN
         facts = await self.guard.store.valid(session)
         unread = await reads.hidden(facts) if reads is not None else frozenset()
-        # what writes of every conversation kept (kept_facts.py) decides calls, and is no principal's to see
+        # what writes of every conversation kept (kept_effects.py) decides calls, and is no principal's to see
         kept = kept_names(self._rb.info.options)
         if self.withholding is None:
             return kept, frozenset(), unread
