@@ -234,7 +234,10 @@ added_bags_ok(U, R, Total, Nonfree) :-
 % every passenger with a first name, a last name and a date of birth (YYYY-MM-DD)
 passenger_details_ok(Ps) :-
     forall(member(P, Ps), ( P = json(L), memberchk(first_name = F, L), memberchk(last_name = N, L), memberchk(dob = B, L),
-                            atom(F), F \== '', atom(N), N \== '', birth_date(B) )).
+                            name_text(F), name_text(N), birth_date(B) )).
+
+% a name has a character other than a blank (' ' or a tab was taken as one)
+name_text(X) :- atom(X), atom_codes(X, Cs), member(C, Cs), \+ memberchk(C, [32, 9, 10, 13]), !.
 
 % A date of birth is a calendar day written YYYY-MM-DD in ASCII digits, not after today: ten characters of
 % anything passed before ('1990-02-30', '2099-01-01', full-width digits). Dates of one format compare as
@@ -465,6 +468,8 @@ guard('airline__book_reservation',
                     policy_ref(airline, 'All passengers must fly the same flights in the same cabin.'))
         ;   true
         ),
+        require(memberchk(I, [yes, no]), 'travel insurance is "yes" or "no"',
+                policy_ref(airline, 'The agent should ask if the user wants to buy the travel insurance.')),
         require(booking_bags_ok(U, C, PN, TB, NB),
                 'the paid bags must be exactly the bags beyond the free allowance (by membership and cabin)',
                 policy_ref(airline, 'Each extra baggage is 50 dollars.')),

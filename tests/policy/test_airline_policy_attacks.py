@@ -223,6 +223,15 @@ BAD_BOOKINGS = {
     "a huge flight list": {"flights": BOOK["flights"] * 10000, "flight_type": "round_trip"},
     "a cabin of another spelling": {"cabin": "Basic_Economy"},
     "insurance as true": {"insurance": True, "payment_methods": [{"payment_id": CARD, "amount": 134}]},
+    # insurance is "yes" or "no" (the tool's schema): anything else was taken as no insurance, and allowed
+    "insurance as true, priced without": {"insurance": True},
+    "insurance in another case": {"insurance": "Yes"},
+    "insurance null": {"insurance": None},
+    "insurance of another word": {"insurance": "maybe"},
+    "insurance as a list": {"insurance": ["no"]},
+    # a name of blanks is no name
+    "a first name of blanks": {"passengers": [{"first_name": " ", "last_name": "Li", "dob": "1990-04-05"}]},
+    "a last name of blanks": {"passengers": [{"first_name": "Mia", "last_name": "\t\n ", "dob": "1990-04-05"}]},
 }
 
 
