@@ -231,7 +231,8 @@ BAD_BOOKINGS = {
     "insurance as a list": {"insurance": ["no"]},
     # a name of blanks is no name
     "a first name of blanks": {"passengers": [{"first_name": " ", "last_name": "Li", "dob": "1990-04-05"}]},
-    "a last name of blanks": {"passengers": [{"first_name": "Mia", "last_name": "\t\n ", "dob": "1990-04-05"}]},
+    "a last name of blanks": {"passengers": [{"first_name": "Mia", "last_name": "\t\n ",
+                                              "dob": "1990-04-05"}]},
 }
 
 
