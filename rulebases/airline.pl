@@ -234,7 +234,29 @@ added_bags_ok(U, R, Total, Nonfree) :-
 % every passenger with a first name, a last name and a date of birth (YYYY-MM-DD)
 passenger_details_ok(Ps) :-
     forall(member(P, Ps), ( P = json(L), memberchk(first_name = F, L), memberchk(last_name = N, L), memberchk(dob = B, L),
-                            atom(F), F \== '', atom(N), N \== '', atom(B), atom_length(B, 10) )).
+                            name_text(F), name_text(N), birth_date(B) )).
+
+% a name has a character other than a blank (' ' or a tab was taken as one)
+name_text(X) :- atom(X), atom_codes(X, Cs), member(C, Cs), \+ memberchk(C, [32, 9, 10, 13]), !.
+
+% A date of birth is a calendar day written YYYY-MM-DD in ASCII digits, not after today: ten characters of
+% anything passed before ('1990-02-30', '2099-01-01', full-width digits). Dates of one format compare as
+% atoms in calendar order.
+birth_date(B) :-
+    atom(B), atom_codes(B, [Y1, Y2, Y3, Y4, 0'-, M1, M2, 0'-, D1, D2]),
+    ascii_digits([Y1, Y2, Y3, Y4, M1, M2, D1, D2]),
+    number_codes(Y, [Y1, Y2, Y3, Y4]), number_codes(M, [M1, M2]), number_codes(D, [D1, D2]),
+    Y >= 1, between(1, 12, M), month_days(Y, M, Days), between(1, Days, D),
+    today(T), B @=< T.
+cites(birth_date/1, policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')).
+
+ascii_digits([]).
+ascii_digits([C|Cs]) :- between(0'0, 0'9, C), ascii_digits(Cs).
+
+month_days(Y, 2, D) :- !, ( leap_year(Y) -> D = 29 ; D = 28 ).
+month_days(_, M, 30) :- memberchk(M, [4, 6, 9, 11]), !.
+month_days(_, _, 31).
+leap_year(Y) :- Y mod 4 =:= 0, ( Y mod 100 =\= 0 -> true ; Y mod 400 =:= 0 ).
 
 payment_in_profile(U, P) :- user_payment(U, P, _).
 payment_source(U, P, S) :- user_payment(U, P, S).
@@ -244,13 +266,14 @@ card_payment(U, P) :- payment_source(U, P, S), memberchk(S, [credit_card, gift_c
 covers(U, P, Amount) :-
     (   payment_source(U, P, gift_card) -> user_payment_balance(U, P, B), Amount =< B ; true ).
 
-% Every payment an object naming a method once, with a positive amount: a method listed twice would pass each
+% Every payment an object naming a method once, with a positive amount in whole dollars (the tool's schema says
+% integer: fractions that add up to the price are no payment of it): a method listed twice would pass each
 % balance check alone and together take more than its balance, and a negative or missing amount makes the rest
 % add up to the price while paying something else (a negative gift card payment would raise its balance).
 payments_well_formed(Payments) :-
     is_list(Payments), Payments \== [],
     forall(member(P, Payments), ( P = json(L), memberchk(payment_id = Id, L), atom(Id),
-                                  memberchk(amount = A, L), number(A), A > 0 )),
+                                  memberchk(amount = A, L), integer(A), A > 0 )),
     findall(Id, ( member(json(L), Payments), memberchk(payment_id = Id, L) ), Ids),
     sort(Ids, Distinct), length(Ids, N), length(Distinct, N).
 cites(payments_well_formed/1, policy_ref(airline, 'at most one travel certificate, at most one credit card, and at most three gift cards')).
@@ -411,7 +434,7 @@ guard('airline__update_reservation_passengers', [reservation_id = R, passengers 
                 policy_ref(airline, 'Other reservations can be modified')),
         require(( is_list(Ps), length(Ps, N), passenger_count(R, N) ), 'the number of passengers cannot change',
                 policy_ref(airline, 'The user can modify passengers but cannot modify the number of passengers')),
-        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name and a date of birth',
+        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
                 policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
         reservation_label(R, RL), passengers_text(Ps, PT),
         confirmed_items('Update the passengers of this reservation?', ['Reservation' = RL, 'Passengers' = PT]) )).
@@ -424,7 +447,7 @@ guard('airline__book_reservation',
         ( is_list(Ps) -> length(Ps, PN) ; PN = 0 ),
         require(( PN >= 1, PN =< 5 ), 'a reservation has one to five passengers',
                 policy_ref(airline, 'Each reservation can have at most five passengers.')),
-        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name and a date of birth',
+        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
                 policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
         require(payments_well_formed(Pay), 'each payment names a different payment method and pays a positive amount',
                 policy_ref(airline, 'All payment methods must already be in user profile for safety reasons.')),
@@ -445,6 +468,8 @@ guard('airline__book_reservation',
                     policy_ref(airline, 'All passengers must fly the same flights in the same cabin.'))
         ;   true
         ),
+        require(memberchk(I, [yes, no]), 'travel insurance is "yes" or "no"',
+                policy_ref(airline, 'The agent should ask if the user wants to buy the travel insurance.')),
         require(booking_bags_ok(U, C, PN, TB, NB),
                 'the paid bags must be exactly the bags beyond the free allowance (by membership and cabin)',
                 policy_ref(airline, 'Each extra baggage is 50 dollars.')),
@@ -520,9 +545,10 @@ guard('airline__transfer_to_human_agents', [], true).
 fact(reservation_modified/2).
 fact(delayed_leg_before_change/3).
 % the reservation a certificate was sent for (the answer the certificate was decided on): one gesture each.
-% Only this conversation's: the airline keeps no record of what a certificate was for, so another
-% conversation cannot see it (a per-user record of writes would be needed)
+% Kept for every conversation, and across restarts (option kept: docs/rulebase-language.md): the airline keeps
+% no record of what a certificate was for, so a new conversation would otherwise send a second one.
 fact(compensated/1).
+option(kept(compensated/1)).
 
 effect('airline__cancel_reservation', [reservation_id = R],
        [invalidate(reservation_status(R, _)), invalidate(reservation_payment(R, _, _)),

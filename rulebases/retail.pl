@@ -20,15 +20,17 @@ askable(account_first_name(F), "What is the first name on your account?", text, 
 askable(account_last_name(L), "What is the last name on your account?", text, [from([user])]).
 askable(account_zip(Z), "What is the zip code of your default address?", text, [from([user])]).
 
-% The look-ups answer "not found" with an error (API.md): absent_on_error reads that as no user id for what was
-% looked up (never its text as one), so a user whose email is not found is located by name and zip code, as the
-% API says ("only call this function if the user is not found by email"). An upstream that errors for every
+% The look-ups answer "not found" with an error (API.md): absent_on_error reads that error, and no other, as no
+% user id for what was looked up (never its text as one), so a user whose email is not found is located by name
+% and zip code, as the API says ("only call this function if the user is not found by email"). Any other error
+% (the store busy or failing) says nothing about the email: the look-up failed, and a call that needs the user is
+% denied, saying so (before, it too let the name and zip code be asked). An upstream that errors for every
 % look-up leaves no user id: nothing is authenticated, every call that needs the user is denied.
 binding(user_id_by_email(E, U), tool('retail__find_user_id_by_email', [email = E]),
-        extract([U = '/result']), [ttl(session), absent_on_error]).
+        extract([U = '/result']), [ttl(session), absent_on_error(['Error: User not found'])]).
 binding(user_id_by_name_zip(F, L, Z, U),
         tool('retail__find_user_id_by_name_zip', [first_name = F, last_name = L, zip = Z]),
-        extract([U = '/result']), [ttl(session), absent_on_error]).
+        extract([U = '/result']), [ttl(session), absent_on_error(['Error: User not found'])]).
 
 % (atom(E): an email not yet answered is unknown, and nothing else is asked before it is)
 authenticated_user(U) :-

@@ -58,7 +58,7 @@ from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
 from sentinel_mcp.gateway.answer_refusals import AnswerRefusals
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
-from sentinel_mcp.gateway.session_writes import SessionWrites
+from sentinel_mcp.gateway.session_writes import KEPT_TURN, SessionWrites
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.shown_result import shown_result, too_many_blocks
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
@@ -310,7 +310,15 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
                            "at a time, call again once it has finished")
                     await rec.final("deny", "denied", reason=why)
                     return Refused(reason=why, decision_id=rec.decision_id)
-                return await self._decided_steps(rec, req, call, route)
+                if not self.guard.keeps_facts(call):
+                    return await self._decided_steps(rec, req, call, route)
+                # what it establishes holds for every conversation (kept_effects.py): theirs wait too
+                async with self.session_writes.turn(KEPT_TURN, wait=req.depth == 0) as ours:
+                    if ours:
+                        return await self._decided_steps(rec, req, call, route)
+                    why = f"{call.name}: another such change is in progress; call again once it has finished"
+                    await rec.final("deny", "denied", reason=why)
+                    return Refused(reason=why, decision_id=rec.decision_id)
         return await self._decided_steps(rec, req, call, route)
 
     async def _decided_steps(

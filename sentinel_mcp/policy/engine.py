@@ -44,7 +44,7 @@ _SN_EXTRACT = PrologCall("sentinel_core", "sn_extract", 5)
 _SN_EXTRACT_TERM = PrologCall("sentinel_core", "sn_extract_term", 5)
 _SN_MIRROR = PrologCall("sentinel_core", "sn_mirror", 3)
 _SN_EFFECTS = PrologCall("sentinel_core", "sn_effects", 4)
-_SN_ABSENT = PrologCall("sentinel_core", "sn_absent", 4)
+_SN_ABSENT = PrologCall("sentinel_core", "sn_absent", 5)
 _SN_EFFECT_ACTIONS = PrologCall("sentinel_core", "sn_effect_actions", 6)
 _SN_INVALIDATE = PrologCall("sentinel_core", "sn_invalidate", 4)
 _SN_RETRACT = PrologCall("sentinel_core", "sn_retract", 3)
@@ -430,10 +430,10 @@ class PrologEngine(EngineThread):
             return [], [f"{u} (the result is too large to read)" for u in out.get("unreadable", [])]
         return list(out["facts"]), [str(u) for u in out.get("unreadable", [])]
 
-    async def absent(self, rb: str, tool: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
-        """For a call of ``tool`` answered with an error: the fetched markers, and no fact, of its bindings
-        marked ``absent_on_error`` (``fact_terms.pl``, sn_absent/4); the error's text is never read."""
-        out = await self.direct(_SN_ABSENT, rb, tool, json_text(arguments))
+    async def absent(self, rb: str, tool: str, arguments: dict[str, Any], text: str) -> list[dict[str, Any]]:
+        """For a call of ``tool`` answered with an error of ``text``: the fetched markers, and no fact, of its
+        bindings it means "not found" for (``fact_terms.pl``, sn_absent/5); the text is only compared."""
+        out = await self.direct(_SN_ABSENT, rb, tool, json_text(arguments), text)
         return list(out["facts"])
 
     async def effects(self, rb: str, tool: str, arguments: dict[str, Any]) -> list[str]:

@@ -26,6 +26,7 @@ from sentinel_mcp.core.stored_text import restored_opt
 from sentinel_mcp.core.stored_text import stored as _kept
 from sentinel_mcp.core.stored_text import stored_opt as _opt
 from sentinel_mcp.policy.confirmed_tools import CONFIRMED, ConfirmedTools
+from sentinel_mcp.policy.kept_effects import KEPT_SCOPE
 from sentinel_mcp.policy.learning_buffer import LearningBuffer
 from sentinel_mcp.storage import Statement
 from sentinel_mcp.storage.row_lists import row_lists
@@ -486,7 +487,7 @@ class FactStore(SeamStore):
         rows = await self.db.query(
             "SELECT DISTINCT session FROM facts UNION SELECT DISTINCT session FROM contexts ORDER BY 1"
         )
-        return [_back(r[0]) for r in rows]
+        return [_back(r[0]) for r in rows if r[0] != _kept(KEPT_SCOPE)]  # the kept facts are no conversation
 
     async def count(self, session: str | None = None) -> int:
         await self._learning.settled(session)

@@ -16,6 +16,7 @@ from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Provenance
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.fact_store import Fact, FactStore, Learned
+from sentinel_mcp.policy.kept_effects import KEPT_SCOPE, kept_predicates
 from sentinel_mcp.policy.prolog_text import fact_text, module_name, quote_atom as _atom
 from sentinel_mcp.policy.read_sources import Forgotten, ReadSources
 from sentinel_mcp.policy.rulebase import Rulebase
@@ -89,6 +90,8 @@ class Knowledge:
             self.store.shared
         ):  # replicas share the store: another may have changed this session (read through)
             await self._follow(session)
+            if kept_predicates(rb.info.options):  # or the kept facts every session is loaded with
+                await self._follow_kept()
         if self._loaded.get(session) == rb.version:
             return mod
         async with self._loading:  # two first decisions of a session must not load it twice
@@ -117,6 +120,8 @@ class Knowledge:
                 facts = [f for f in facts if (session, f.fact) not in gone or f.provenance != "observed"]
                 await self._drop_forgotten(forgotten)
             ctx = await self.store.contexts(session)
+            if kept_predicates(rb.info.options):  # what writes of any conversation kept (kept_effects.py)
+                facts += await self.store.valid(KEPT_SCOPE, now)
             await self.engine.drop_session(mod)
             rows: list[tuple[str, float | None, str]] = [(f.fact, f.expires_at, f.provenance) for f in facts]
             rows += [(fact_text("$context", [k, v]), None, "seed") for k, v in ctx.items()]
@@ -140,6 +145,32 @@ class Knowledge:
         self._seen.pop(session, None)
         self._seen[session] = now
         _trim(self._seen, self.max_counters)  # a session missing here is simply reloaded from the store
+
+    async def _follow_kept(self) -> None:
+        """Reload every mirror when another replica kept a fact since this one looked (kept_effects.py)."""
+        now = await self.store.version(KEPT_SCOPE)
+        if self._seen.get(KEPT_SCOPE) == now:
+            return
+        for s in list(self._loaded):
+            del self._loaded[s]
+            self._changed(s)
+        self._seen.pop(KEPT_SCOPE, None)
+        self._seen[KEPT_SCOPE] = now
+
+    async def keep(self, facts: list[Fact]) -> None:
+        """Store facts of kept predicates (in ``KEPT_SCOPE``), and put them in every loaded session's mirror:
+        each conversation sees what a write of any other did, and a session loaded later reads them from the
+        store (``_load``)."""
+        if not facts:
+            return
+        before = {KEPT_SCOPE: self._seen.get(KEPT_SCOPE)}
+        await self.store.add(facts)
+        if self.store.shared:
+            self._note_own({KEPT_SCOPE}, before)
+        rows: list[tuple[str, float | None, str]] = [(f.fact, f.expires_at, f.provenance) for f in facts]
+        for s in list(self._loaded):
+            await self.engine.assert_facts(self.module(s), rows)
+            self._changed(s)
 
     def _note_own(self, sessions: set[str], before: dict[str, int | None]) -> None:
         """After this replica's own change: the mirror is current if nobody else changed the session between

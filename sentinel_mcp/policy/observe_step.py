@@ -12,7 +12,8 @@ from mcp.types import CallToolResult, TextContent
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.policy.engine import PrologEngine
-from sentinel_mcp.policy.fact_store import FactStore
+from sentinel_mcp.policy.fact_store import Fact, FactStore
+from sentinel_mcp.policy.kept_effects import KEPT_SCOPE, indicator, kept_predicates
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.prolog_text import quote_atom
 from sentinel_mcp.policy.rulebase import RulebaseHolder
@@ -74,18 +75,30 @@ class ObserveStep:
             return
         await self.knowledge.ensure(call.session_id, rb)
         actions = await self._invalidated(call, rb)
-        await self._establish(call, [f"'$unsure'({text})" for text in actions["establish"]])
+        await self._establish(call, actions["establish"], unsure=True)
 
-    async def _establish(self, call: ToolCall, texts: list[str]) -> None:
-        """Record what the write established, as observed facts of this session."""
-        await self.knowledge.add(
-            [
-                await self.knowledge.fact_of_text(
-                    call.session_id, text, "observed", source_tool=call.identity, source_digest=call.digest
-                )
-                for text in texts
-            ]
-        )
+    async def _establish(self, call: ToolCall, texts: list[str], unsure: bool = False) -> None:
+        """Record what the write established, as observed facts of this session; a fact of a kept
+        predicate for every session (kept_effects.py). ``unsure``: the write may not have run
+        (``'$unsure'(Fact)``), kept in this session only: an unsure fact denies every call whose guard reads
+        its predicate, and nothing clears it, so kept it would stop that tool for every conversation for
+        good."""
+        kept = frozenset() if unsure else kept_predicates(self.rulebases.current.info.options)
+        own: list[Fact] = []
+        shared: list[Fact] = []
+        for text in texts:
+            scope = call.session_id
+            if kept:
+                plain = await self.knowledge.fact_of_text(scope, text, "observed")
+                if indicator(plain.predicate, plain.args) in kept:
+                    scope = KEPT_SCOPE
+            fact = await self.knowledge.fact_of_text(
+                scope, f"'$unsure'({text})" if unsure else text, "observed",
+                source_tool=call.identity, source_digest=call.digest,
+            )
+            (shared if scope == KEPT_SCOPE else own).append(fact)
+        await self.knowledge.add(own)
+        await self.knowledge.keep(shared)
 
     async def _invalidated(self, call: ToolCall, rb: Any) -> dict[str, list[str]]:
         """The write's effects (their ``invalidate`` actions done, their ``establish`` texts returned)."""

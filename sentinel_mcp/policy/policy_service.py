@@ -16,6 +16,7 @@ from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.policy.answered_askable import judging_askable
 from sentinel_mcp.policy.caller_reach import withholding_for
 from sentinel_mcp.policy.guard import PolicyGuard
+from sentinel_mcp.policy.kept_effects import kept_names
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
 from sentinel_mcp.policy.read_guards import CallerReads, looked_call
 from sentinel_mcp.policy.solver import FetchFilter, SolverResult
@@ -76,9 +77,12 @@ class PolicyService:
             return NOTHING_HIDDEN
         facts = await self.guard.store.valid(session)
         unread = await reads.hidden(facts) if reads is not None else frozenset()
+        # what writes of every conversation kept (kept_effects.py) decides calls, and is no principal's to see
+        kept = kept_names(self._rb.info.options)
         if self.withholding is None:
-            return frozenset(), frozenset(), unread
-        return self.withholding.hidden(facts, unread)
+            return kept, frozenset(), unread
+        preds, tools, unread = self.withholding.hidden(facts, unread)
+        return preds | kept, tools, unread
 
     @property
     def _rb(self):  # noqa: ANN202

@@ -87,6 +87,7 @@ class RulebaseInfo(BaseModel):
     read_only: list[str] = Field(default_factory=list)
     symbolic_exempt: dict[str, list[str]] = Field(default_factory=dict)
     effects: list[str] = Field(default_factory=list)
+    kept_effects: list[str] = Field(default_factory=list)  # the tools whose effects establish a kept fact
     documents: list[DocumentInfo] = Field(default_factory=list)
     # tool -> guards_tool(tool): asked on every call (a scan of every guard pattern); a loaded rulebase's
     # info is not changed afterwards (a new version gets a new RulebaseInfo). Bounded: any name may be asked.
@@ -110,6 +111,7 @@ class RulebaseInfo(BaseModel):
             read_only=raw["read_only"],
             symbolic_exempt=exempt,
             effects=sorted(set(raw["effects"])),
+            kept_effects=raw.get("kept_effects", []),
             documents=[DocumentInfo(**d) for d in raw.get("documents", [])],
         )
 
@@ -149,6 +151,10 @@ class RulebaseInfo(BaseModel):
         patterns are scanned only when the rulebase has one)."""
         _, effects, by_pattern = self._observed_sets()
         return tool in effects or (by_pattern and _named_by(self.effects, tool))
+
+    def keeps(self, tool: str) -> bool:
+        """Whether an effect of ``tool`` (by name or pattern) establishes a kept fact (kept_effects.py)."""
+        return bool(self.kept_effects) and _named_by(self.kept_effects, tool)
 
     def option(self, name: str) -> bool:
         return name in self.options

@@ -37,6 +37,17 @@ PassFn = Callable[[], Awaitable[dict[str, Any]]]
 # (tool, arguments) -> why it may not be fetched now for the caller whose look this is, or None
 FetchFilter = Callable[[str, dict[str, Any]], Awaitable["str | None"]]
 
+# the longest error text a rulebase's absent_on_error([Text, ...]) is compared with (a longer one is no
+# "not found" of any listed text): an upstream's error of megabytes is not made an atom of the engine's
+_ERROR_TEXT_LIMIT = 4096
+
+
+def _error_text(result: CallToolResult) -> str:
+    """An error answer's text, as ``absent_on_error([Text, ...])`` compares it: its text items joined by line
+    ends, surrounding blanks off; '' past ``_ERROR_TEXT_LIMIT`` (no listed text is empty)."""
+    text = "\n".join(c.text for c in result.content if isinstance(c, TextContent)).strip()
+    return text if len(text) <= _ERROR_TEXT_LIMIT else ""
+
 
 class FetchRecord(BaseModel):
     tool: str
@@ -289,7 +300,7 @@ class Solver:
         markers: list[dict[str, Any]] = []
         if not (result.meta or {}).get(SENTINEL_ERROR):
             try:
-                markers = await self.knowledge.engine.absent(rb.module, tool, arguments)
+                markers = await self.knowledge.engine.absent(rb.module, tool, arguments, _error_text(result))
             except (EngineError, ValueError) as e:
                 log.warning("the error answer of %s could not be taken as nothing found: %s", tool, e)
         if not markers:

@@ -87,3 +87,60 @@ async def test_a_misspelt_option_is_an_error_at_load(tmp_path: Path) -> None:
         assert any("absent_on_error" in m and option in m for m in errors), (option, errors)
     rb.write_text(RULES, encoding="utf-8")
     assert [p for p in await check_files(shared_engine(), [rb]) if p.severity == "error"] == []
+
+
+NOT_FOUND_RULES = """
+binding(found(K, V), tool('kv__lookup', [key = K]), extract([V = '/value']),
+        [ttl(60), absent_on_error(['Error: no such key', "Error: key unknown"])]).
+guard('kv__next_source', [key = K], require(\\+ found(K, _), 'found')).
+"""
+
+
+def texts_upstream(text: str) -> MCPServer:
+    server = MCPServer("kv", version="1.0.0")
+
+    @server.tool(annotations=READ, description="Look a key up; errs with the text given.")
+    async def lookup(key: str) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+    async def act(key: str) -> str:
+        return "done"
+    server.tool(name="next_source", description="A write.")(act)
+    return server
+
+
+@pytest.mark.parametrize("text,absent", [
+    ("Error: no such key", True), ("Error: key unknown", True), ("  Error: no such key\n", True),
+    ("Error: no such key!", False), ("error: no such key", False), ("Error: database is locked", False),
+    ("", False), ("Error: no such key" + " " * 5000 + "x", False),
+])
+async def test_an_error_is_nothing_there_only_in_the_texts_listed(
+    tmp_path: Path, text: str, absent: bool
+) -> None:
+    """absent_on_error([Text, ...]): only the upstream's own "not found", word for word (surrounding blanks
+    aside), is "nothing there"; an error of any other text (the store busy, failing) is a failed look-up, and
+    a decision on it is denied, saying so."""
+    rb = tmp_path / "kv.pl"
+    rb.write_text(NOT_FOUND_RULES, encoding="utf-8")
+    async with Client(texts_upstream(text), mode="auto") as client:
+        port = ClientPort(client, prefix="kv")
+        await port.refresh()
+        guard = await make_guard(port, tmp_path / "facts.db", files=[rb], seeds={})
+        try:
+            d = await guard.decide(port.call_of("kv__next_source", {"key": "k1"}, session_id="s1"))
+            if absent:
+                assert isinstance(d, Allow), d
+            else:
+                assert isinstance(d, Deny) and "kv__lookup returned an error" in d.reason, d
+        finally:
+            await guard.close()
+
+
+@pytest.mark.parametrize("option", ["absent_on_error([])", "absent_on_error([''])", "absent_on_error(x)",
+                                    "absent_on_error([a, 1])", "absent_on_error(_)"])
+async def test_a_list_of_not_found_texts_is_checked_at_load(tmp_path: Path, option: str) -> None:
+    rb = tmp_path / "bad.pl"
+    rb.write_text(NOT_FOUND_RULES.replace("absent_on_error(['Error: no such key', \"Error: key unknown\"])",
+                                          option), encoding="utf-8")
+    errors = [p.message for p in await check_files(shared_engine(), [rb]) if p.severity == "error"]
+    assert any("binding option" in m for m in errors), (option, errors)

@@ -187,6 +187,10 @@ BAD_PAYMENTS = {
     "an amount as a list": [{"payment_id": CARD, "amount": 104}, {"payment_id": GIFT, "amount": [37]}],
     "a payment without an amount": [{"payment_id": CARD, "amount": 104}, {"payment_id": GIFT}],
     "an infinite amount": [{"payment_id": CARD, "amount": math.inf}],
+    # the tool's schema takes whole dollars: fractions adding up to the price are no payment of it
+    "amounts with fractions": [{"payment_id": GIFT, "amount": 36.5}, {"payment_id": CARD, "amount": 67.5}],
+    "an amount a hair under": [{"payment_id": GIFT, "amount": 36.99999999999999},
+                               {"payment_id": CARD, "amount": 67.00000000000001}],
     "a payment id as a list": [{"payment_id": [CARD], "amount": 104}],
     "a payment of another user": [{"payment_id": "credit_card_4421486", "amount": 104}],
     "an upper-case payment id": [{"payment_id": CARD.upper(), "amount": 104}],
@@ -219,6 +223,16 @@ BAD_BOOKINGS = {
     "a huge flight list": {"flights": BOOK["flights"] * 10000, "flight_type": "round_trip"},
     "a cabin of another spelling": {"cabin": "Basic_Economy"},
     "insurance as true": {"insurance": True, "payment_methods": [{"payment_id": CARD, "amount": 134}]},
+    # insurance is "yes" or "no" (the tool's schema): anything else was taken as no insurance, and allowed
+    "insurance as true, priced without": {"insurance": True},
+    "insurance in another case": {"insurance": "Yes"},
+    "insurance null": {"insurance": None},
+    "insurance of another word": {"insurance": "maybe"},
+    "insurance as a list": {"insurance": ["no"]},
+    # a name of blanks is no name
+    "a first name of blanks": {"passengers": [{"first_name": " ", "last_name": "Li", "dob": "1990-04-05"}]},
+    "a last name of blanks": {"passengers": [{"first_name": "Mia", "last_name": "\t\n ",
+                                              "dob": "1990-04-05"}]},
 }
 
 
@@ -326,17 +340,36 @@ async def test_bag_updates_that_break_the_policy_are_denied(change: dict[str, An
 
 async def test_a_cancelled_flight_is_compensated_once(tmp_path: Path) -> None:
     """'the agent can offer a certificate as a gesture ... with the amount being $100 times the number of
-    passengers': one certificate for the reservation's cancelled flight, not one per time the agent asks.
-    QDGWHB: isabella_anderson_9682 (silver), business, 1 passenger, a flight cancelled. (Only within the
-    conversation: the airline keeps no record of what a certificate was for.)"""
-    user = "isabella_anderson_9682"
+    passengers': one certificate for the reservation's cancelled flight, not one per time the agent asks, nor
+    one per conversation, nor one per start of Sentinel. QDGWHB: isabella_anderson_9682 (silver), business, 1
+    passenger, a flight cancelled. The airline keeps no record of what a certificate was for, so the policy
+    keeps it (option(kept(compensated/1)): a fact a write establishes for every conversation, on disk)."""
+    user = me = "isabella_anderson_9682"
     answers = {"compensation_reservation": "QDGWHB", "compensation_reason": "cancelled_flight"}
     cert = {"user_id": user, "amount": 100}
-    async with _airline(user)(tmp_path) as air:
-        await air.write("send_certificate", cert, answers)
-        assert denied(await air.decide("send_certificate", cert, answers), "already")
-        again = await air.decide("send_certificate", {"user_id": user, "amount": 100.0}, answers)
-        assert denied(again, "already"), again
+    async with Client(create_server(fresh_db(), permissive=True), mode="auto") as client:
+        port = ClientPort(client, prefix="airline")
+        await port.refresh()
+        guard = await make_guard(port, tmp_path / "facts.db", files=[AIRLINE_PL], seeds={"current_user": me})
+        try:
+            air = Airline(port, guard)
+            # another conversation, already loaded before the write, sees it too
+            assert isinstance(await air.decide("send_certificate", cert, answers, session="s2"), Allow)
+            await air.write("send_certificate", cert, answers)
+            assert denied(await air.decide("send_certificate", cert, answers), "already")
+            again = await air.decide("send_certificate", {"user_id": user, "amount": 100.0}, answers)
+            assert denied(again, "already"), again
+            for session in ("s2", "s3"):
+                d = await air.decide("send_certificate", cert, answers, session=session)
+                assert denied(d, "already"), (session, d)
+        finally:
+            await guard.close()
+        guard = await make_guard(port, tmp_path / "facts.db", files=[AIRLINE_PL], seeds={"current_user": me})
+        try:
+            d = await Airline(port, guard).decide("send_certificate", cert, answers, session="after-restart")
+            assert denied(d, "already"), d
+        finally:
+            await guard.close()
 
 
 # HKEG34 (mia_li_3668): business, DEN-LAS one way on HAT290 2024-05-27, 1 passenger. HAT084 flies DEN-LAS.
@@ -404,3 +437,71 @@ async def test_no_cabin_change_once_a_flight_has_flown(tmp_path: Path) -> None:
             assert isinstance(d, Deny), (cabin, d)
             if cabin == "business":
                 assert denied(d, "cabin cannot be changed once a flight has been flown"), d
+
+
+# 'collect the first name, last name, and date of birth for each passenger': a date of birth is a real
+# calendar day in the policy's format (YYYY-MM-DD), on or before today (2024-05-15); ten characters of
+# anything were accepted before.
+BAD_BIRTH_DATES = ["abcdefghij", "1990-02-30", "1990-13-01", "1990-00-10", "1990-04-00", "1990-04-31",
+                   "2023-02-29", "1900-02-29", "2024-05-16", "2099-01-01", "1990/04/05", "05-04-1990",
+                   "1990-4-5xx", "+990-04-05", "1990-04-5 ", " 1990-04-5", "１９９０-04-05", "1990-04-05T00",
+                   "0000-01-01", "1990-04-\u0665\u0660", 19900405, ["1990-04-05"], None, True]
+GOOD_BIRTH_DATES = ["2000-02-29", "2024-05-15", "1904-02-29", "1990-12-31"]
+
+
+def _book_for(dob: Any) -> dict[str, Any]:
+    return BOOK | {"passengers": [{"first_name": "Mia", "last_name": "Li", "dob": dob}]}
+
+
+def _passengers_for(dob: Any) -> dict[str, Any]:
+    return {"reservation_id": "HKEG34", "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": dob}]}
+
+
+@pytest.mark.parametrize("dob", BAD_BIRTH_DATES, ids=[repr(d) for d in BAD_BIRTH_DATES])
+async def test_a_birth_date_that_is_no_past_calendar_day_is_denied(
+    dob: Any, mia: Airline, mia3668: Airline
+) -> None:
+    assert denied(await mia.decide("book_reservation", _book_for(dob)), "date of birth")
+    d = await mia3668.decide("update_reservation_passengers", _passengers_for(dob))
+    assert denied(d, "date of birth"), d
+
+
+@pytest.mark.parametrize("dob", GOOD_BIRTH_DATES)
+async def test_a_real_past_birth_date_is_allowed(dob: str, mia: Airline, mia3668: Airline) -> None:
+    assert isinstance(await mia.decide("book_reservation", _book_for(dob)), Allow)
+    assert isinstance(await mia3668.decide("update_reservation_passengers", _passengers_for(dob)), Allow)
+
+
+# Bag counts in every spelling. JSON has one number type and the tools' schemas say "integer", which JSON
+# Schema (and the airline's pydantic) meets with any number of zero fraction: the gateway decides on and
+# forwards such a number as the integer it is (core/json_numbers.py, one form for guard and upstream), and the
+# guard's own checks are type-strict over that form (integer/1: no fraction, text, boolean, infinity or number
+# past the wire's bound is a count).
+SAME_AS_THREE = [3.0, float("3e0"), float("30e-1"), float("0.3e1")]
+NOT_A_COUNT = ["3", True, 3.5, 2.9999999999999996, 1e300, float("inf"), -float("inf"), 10**30, [3], {"n": 3},
+               None]
+
+
+@pytest.mark.parametrize("total", SAME_AS_THREE + [-0.0], ids=repr)
+async def test_a_bag_count_of_zero_fraction_is_decided_as_the_integer(total: Any, mia3668: Airline) -> None:
+    args = {"reservation_id": "NO6JO3", "payment_id": "credit_card_4421486", "total_baggages": total,
+            "nonfree_baggages": -0.0}
+    call = mia3668.port.call_of("airline__update_reservation_baggages", args)
+    assert all(type(call.arguments[k]) is int for k in ("total_baggages", "nonfree_baggages")), call.arguments
+    d = await mia3668.decide("update_reservation_baggages", args)
+    # three bags (one more, free for a gold member in business) is allowed; none (below the two held) is not
+    assert isinstance(d, Allow) if total else denied(d, "can be added but not removed"), d
+
+
+@pytest.mark.parametrize("value", NOT_A_COUNT, ids=repr)
+@pytest.mark.parametrize("field", ["total_baggages", "nonfree_baggages"])
+async def test_a_bag_count_that_is_no_integer_is_denied(field: str, value: Any, mia3668: Airline,
+                                                        mia: Airline) -> None:
+    args = {"reservation_id": "NO6JO3", "payment_id": "credit_card_4421486", "total_baggages": 3,
+            "nonfree_baggages": 0}
+    d = await mia3668.decide("update_reservation_baggages", args | {field: value})
+    assert isinstance(d, Deny), d
+    booked = BOOK | {"total_baggages": 1, "nonfree_baggages": 0}
+    assert isinstance(await mia.decide("book_reservation", booked), Allow)
+    d = await mia.decide("book_reservation", booked | {field: value})
+    assert isinstance(d, Deny), d

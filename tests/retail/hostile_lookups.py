@@ -5,7 +5,8 @@ test_retail_lookup_errors.py:
 
 WHICH: ``email`` (only the email look-up errs; by name and zip code the store answers), ``all`` (both err),
 ``crash`` (the email look-up takes the server down: Sentinel's own error, no answer of the upstream's).
-SPELLING: how the error carries another customer's user id (it must never be read as the user's).
+SPELLING: how the error carries another customer's user id (it must never be read as the user's), or what else
+it says (``busy``: a failure of the store's; ``not_found``: the store's own "not found" text).
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ SPELLINGS: dict[str, Callable[[], CallToolResult]] = {
     "structured": lambda: _text(json.dumps({"result": OTHER}), {"result": OTHER}),
     "bare": lambda: _text(OTHER),
     "words": lambda: _text(f"Error: user not found, did you mean user id {OTHER}?"),
+    # no user id at all: a failure of the store (busy, a timeout of its own), which says nothing of the email
+    "busy": lambda: _text("Error: database is locked, try again later"),
+    # the store's own "not found", word for word, with another customer's user id beside it
+    "not_found": lambda: _text("Error: User not found", {"result": OTHER}),
 }
 LOOKUPS = {"email": {"find_user_id_by_email"}, "crash": {"find_user_id_by_email"},
            "all": {"find_user_id_by_email", "find_user_id_by_name_zip"}}

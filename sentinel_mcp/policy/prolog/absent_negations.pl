@@ -72,4 +72,4 @@ collecting(aggregate_all(_, A, _), A).
 
 absent_fed(RB, G) :-
     functor(G, N, A), functor(H, N, A),
-    RB:'$src'(decl, binding(H, _, _, O), _, _), is_list(O), memberchk(absent_on_error, O), !.
+    RB:'$src'(decl, binding(H, _, _, O), _, _), is_list(O), ( memberchk(absent_on_error, O) ; memberchk(absent_on_error(_), O) ), !.

@@ -111,16 +111,23 @@ sn_extract_term(RB, Tool, ArgsJson, Result, Term) :-
         Term = json([facts=[], unreadable=Unreadable, too_large=Limit])
     ).
 
-%  sn_absent(+RB, +Tool, +ArgsJson, -Out): for a call of Tool answered with an error, the fetched markers (and no
-%  fact) of its bindings with the option absent_on_error: for them the error says "nothing there" (a user not
-%  found), so a proof goes on to its next source. The error's text is never read (a hostile upstream's error
-%  establishes no fact); the other bindings of Tool get nothing (their facts stay unknown: a failed look-up).
-sn_absent(RB, Tool, ArgsJson, Out) :-
+%  sn_absent(+RB, +Tool, +ArgsJson, +Text, -Out): for a call of Tool answered with an error whose text is Text,
+%  the fetched markers (and no fact) of its bindings for which that error says "nothing there" (a user not
+%  found), so a proof goes on to its next source: absent_on_error takes any error so, absent_on_error(Texts)
+%  only an error whose text is one of Texts (the upstream's own "not found", as its API writes it; any other
+%  error, the store busy or failing, says nothing about what is there). The error's text is only compared,
+%  never read into a fact (a hostile upstream's error establishes no fact); the other bindings of Tool get
+%  nothing (their facts stay unknown: a failed look-up).
+sn_absent(RB, Tool, ArgsJson, Text, Out) :-
     from_call_json(ArgsJson, json(CallArgs)),
-    findall(I, ( RB:binding(H, tool(Tool, BArgs), _, O), memberchk(absent_on_error, O), same_args(BArgs, CallArgs),
+    findall(I, ( RB:binding(H, tool(Tool, BArgs), _, O), absent_on(O, Text), same_args(BArgs, CallArgs),
                  fetched_marker(H, Tool, BArgs, M), ground(M), ttl_opt(O, TTL), fact_item(TTL, M, I) ), Items),
     findall(J, member(fact(J), Items), Facts0), list_to_set(Facts0, Facts),
     to_json_atom(json([facts=Facts, unreadable=[]]), Out).
+
+absent_on(O, _) :- memberchk(absent_on_error, O), !.
+absent_on(O, Text) :-
+    memberchk(absent_on_error(Ts), O), is_list(Ts), atom_string(Text, S), member(T, Ts), atom_string(T, S), !.
 
 %  extract_limit(+RB, -Limit): the rulebase's option(extract_inference_limit(N)) (for tools whose answers
 %  are long lists: its loader refuses anything but a positive integer), else 1,000,000 inferences.

@@ -212,7 +212,7 @@ decl_problem(binding(H, _, extract(L), _), error, M) :- is_list(L), member(E, L)
     format(atom(M), 'extraction ~q must be Var = Pointer (or key(Pointer)) with Var a variable of the head', [E]).
 decl_problem(binding(_, _, _, O), error, M) :- \+ is_list(O), format(atom(M), 'binding options must be a list, got ~q', [O]).
 decl_problem(binding(_, _, _, O), error, M) :- is_list(O), member(X, O), \+ binding_option(X),
-    format(atom(M), 'binding option ~q is not one of ttl(Seconds), ttl(session), required, fresh_for_writes, absent_on_error', [X]).
+    format(atom(M), 'binding option ~q is not one of ttl(Seconds), ttl(session), required, fresh_for_writes, absent_on_error, absent_on_error([Text, ...])', [X]).
 decl_problem(askable(_, Q, _, _), error, M) :- \+ ( (string(Q) ; atom(Q)), Q \== '', Q \== "" ),
     format(atom(M), 'askable without a question (a non-empty string is needed), got ~q', [Q]).
 decl_problem(askable(_, Q, _, _), error, M) :- ( atom(Q) ; string(Q) ), Q \== '', format_problem(Q, M).
@@ -316,6 +316,12 @@ post_load_problem(RB, P) :-
     RB:'$src'(decl, effect(_, _, Acts), File, Line), is_list(Acts), member(X, Acts),
     ( X = establish(H) ; X = establish(H, _) ), callable(H), \+ base(RB, H), functor(H, N, A),
     format(atom(M), 'an effect establishes ~w/~w, which is not a base predicate (declare it: fact(~w/~w))', [N, A, N, A]),
+    problem(error, File, Line, M, P).
+%  option(kept(Name/Arity)): facts an effect establishes kept for every conversation (kept_effects.py); only a
+%  predicate fact/1 declares is written by effects alone (a binding's or askable's facts are a conversation's)
+post_load_problem(RB, P) :-
+    RB:'$src'(decl, option(kept(X)), File, Line), \+ ( X = N/A, atom(N), integer(A), decl(RB, fact(N/A)) ),
+    format(atom(M), 'option kept(~q) must name a predicate declared with fact(Name/Arity)', [X]),
     problem(error, File, Line, M, P).
 post_load_problem(RB, P) :-
     RB:'$src'(rule, T, File, Line), ( T = (H :- _) -> true ; H = T ), base(RB, H), functor(H, N, A),
@@ -485,11 +491,14 @@ sn_info(RB, Out) :-
     findall(T, decl(RB, read_only(T)), ReadOnly),
     findall(json([tool=T, args=As]), decl(RB, symbolic_exempt(T, As)), Exempt),
     findall(T, decl(RB, effect(T, _, _)), Effects),
+    findall(T, ( decl(RB, effect(T, _, Acts)), is_list(Acts), member(X, Acts), ( X = establish(H) ; X = establish(H, _) ),
+                 callable(H), functor(H, N, A), decl(RB, option(kept(N/A))) ), Kept0),
+    sort(Kept0, KeptEffects),
     findall(json([name=N, path=PA, file=F]), ( RB:'$src'(decl, policy_document(N, P), F, _), text_to_atom(P, PA) ),
             Docs),
     to_json_atom(json([guards=Guards, bindings=Bindings, askables=Askables, contexts=Contexts, seeds=Seeds,
                        options=Options, read_only=ReadOnly, symbolic_exempt=Exempt, effects=Effects,
-                       documents=Docs]), Out).
+                       kept_effects=KeptEffects, documents=Docs]), Out).
 
 %  sn_citations(+RB, -Out): every citation (require/3, cites/2) and every requirement without one, with file
 %  and line (for the checker's coverage report).
@@ -590,7 +599,9 @@ binding_option(X) :- var(X), !, fail.
 binding_option(ttl(N)) :- !, ( N == session -> true ; number(N), N > 0, N < inf ).  % finite; ttl(X) no session
 binding_option(required).
 binding_option(fresh_for_writes).  % read again before each write is decided (write_rereads.py)
-binding_option(absent_on_error).  % an error answer is "nothing there" (fact_terms.pl, sn_absent/4)
+binding_option(absent_on_error).  % an error answer is "nothing there" (fact_terms.pl, sn_absent/5)
+binding_option(absent_on_error(Ts)) :-  % only an error of one of these texts (each given, at most 4,096 long)
+    is_list(Ts), Ts \== [], forall(member(T, Ts), ( ( atom(T) ; string(T) ), T \== '', T \== "" )).
 
 %  askable_option(+X): what an askable's options may say (anything else is an error at load, never ignored:
 %  a misspelt ttl would keep an answer for the whole conversation).
