@@ -56,7 +56,7 @@ from sentinel_mcp.gateway.catalog_health import CatalogHealth
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.http_auth import configured_principals
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
-from sentinel_mcp.gateway.replica import open_nonce_book, shared_store
+from sentinel_mcp.gateway.replica import SharedStore, open_nonce_book, shared_store
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.storage.instances import Instance, crashed_instances, settle_dead
 from sentinel_mcp.storage.open import release
@@ -121,7 +121,7 @@ def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped
 
 
 def _create_guard(
-    config: Config, gateway: Gateway, fallback: DefaultGuard, problems: list[str], *, shared: bool
+    config: Config, gateway: Gateway, fallback: DefaultGuard, problems: list[str], *, shared: SharedStore | None
 ) -> Guard:
     if not config.sentinel.rulebases:
         return fallback
@@ -133,7 +133,8 @@ def _create_guard(
     # facts (the policy guard's observe needs no store look-up for it); replicas share sessions
     private = None if shared else gateway.conversations.minted_here
     return create_guard(
-        config, gateway, withheld=gateway.withheld_personal, default=fallback, private=private
+        config, gateway, withheld=gateway.withheld_personal, default=fallback, private=private,
+        fact_key=shared.key("facts") if shared is not None else None,  # the facts replicas share are signed
     )
 
 
@@ -356,7 +357,7 @@ async def _assembled(
     all_added.set()
     if not audit.health.ok:  # refused calls until it can be written; say why at start-up too
         problems.append(f"audit log not writable, calls are refused until it is: {audit.health.cause}")
-    guard = _create_guard(config, gateway, fallback, problems, shared=shared is not None)
+    guard = _create_guard(config, gateway, fallback, problems, shared=shared)
     gateway.guard = guard
     services.guard = guard
     manager.catalog.governed = guard.governed_names

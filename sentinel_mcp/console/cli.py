@@ -52,6 +52,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 async def _replay(args: argparse.Namespace) -> int:
+    from sentinel_mcp.app.facts_source import fact_key
     from sentinel_mcp.config import load_config
     from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
     from sentinel_mcp.gateway.audit import read_audit
@@ -73,7 +74,7 @@ async def _replay(args: argparse.Namespace) -> int:
     )
     facts_path = facts_db_path(config)  # with a server store, the facts the replicas share
     live = (
-        await FactStore(config.store_url or facts_path).open()
+        await FactStore(config.store_url or facts_path, key=fact_key(config)).open()
         if config.store_url or facts_path.exists()
         else None
     )

@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import json
 import os
-from typing import Any
+from typing import Any, Sequence
 
 PROCESS_KEY = os.urandom(32)
 
@@ -29,3 +29,30 @@ def signed(key: bytes, mac: Any, purpose: str, *fields: Any) -> bool:
         return False
     # as bytes: ``compare_digest`` raises on a non-ASCII string (a hostile row would stop the reader)
     return hmac.compare_digest(mac.encode("utf-8", "replace"), sign(key, purpose, *fields).encode())
+
+
+def _plain(value: Any) -> Any:
+    """A row's value as it is signed: text as stored, any number as a float (a database hands a REAL back as a
+    float whatever was written), None; anything else (a type the row's column never holds) is refused."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise TypeError(type(value).__name__)
+
+
+def sign_row(key: bytes, purpose: str, row: Sequence[Any]) -> str:
+    """``sign`` for a row of text, numbers and NULLs (times, expiries), exactly as the database keeps it."""
+    message = json.dumps([purpose, *(_plain(v) for v in row)], separators=(",", ":")).encode()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def signed_row(key: bytes, mac: Any, purpose: str, row: Sequence[Any]) -> bool:
+    """Whether ``mac`` signs exactly this row (as read: any types; a value no column holds is refused)."""
+    if not isinstance(mac, str):
+        return False
+    try:
+        expected = sign_row(key, purpose, row)
+    except (TypeError, ValueError):
+        return False
+    return hmac.compare_digest(mac.encode("utf-8", "replace"), expected.encode())
