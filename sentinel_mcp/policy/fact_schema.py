@@ -144,8 +144,8 @@ def _drop_untyped_postgres(conn: Any) -> None:
 
 # each shared row signed by the replica that wrote it (``signed_facts.py``); rows from before: unsigned, absent
 PG_SIGNED = """
-ALTER TABLE facts ADD COLUMN mac TEXT NOT NULL DEFAULT '';
-ALTER TABLE contexts ADD COLUMN mac TEXT NOT NULL DEFAULT '';
+ALTER TABLE facts ADD COLUMN IF NOT EXISTS mac TEXT NOT NULL DEFAULT '';
+ALTER TABLE contexts ADD COLUMN IF NOT EXISTS mac TEXT NOT NULL DEFAULT '';
 UPDATE meta SET value = '4' WHERE key = 'schema_version'
 """
 

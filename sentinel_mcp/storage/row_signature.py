@@ -31,11 +31,13 @@ def signed(key: bytes, mac: Any, purpose: str, *fields: Any) -> bool:
     return hmac.compare_digest(mac.encode("utf-8", "replace"), sign(key, purpose, *fields).encode())
 
 
+_encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+_PLAIN = (str, float, type(None))  # what a row's columns hand back: text, REAL (always a float), NULL
+
+
 def _plain(value: Any) -> Any:
-    """A row's value as it is signed: text as stored, any number as a float (a database hands a REAL back as a
-    float whatever was written), None; anything else (a type the row's column never holds) is refused."""
-    if value is None or isinstance(value, str):
-        return value
+    """A value other than text, a float or None as it is signed: any other number as a float (a database hands a
+    REAL back as a float whatever was written); any other type (no column holds it) is refused."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     raise TypeError(type(value).__name__)
@@ -43,8 +45,8 @@ def _plain(value: Any) -> Any:
 
 def sign_row(key: bytes, purpose: str, row: Sequence[Any]) -> str:
     """``sign`` for a row of text, numbers and NULLs (times, expiries), exactly as the database keeps it."""
-    message = json.dumps([purpose, *(_plain(v) for v in row)], separators=(",", ":")).encode()
-    return hmac.new(key, message, hashlib.sha256).hexdigest()
+    values = [purpose, *(v if type(v) in _PLAIN else _plain(v) for v in row)]
+    return hmac.digest(key, _encode(values).encode(), "sha256").hex()
 
 
 def signed_row(key: bytes, mac: Any, purpose: str, row: Sequence[Any]) -> bool:
