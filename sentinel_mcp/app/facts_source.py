@@ -30,16 +30,6 @@ def facts_location(config: Config) -> Iterator[tuple[str | Path, Path]]:
         yield path, path.parent
 
 
-def fact_key(config: Config) -> bytes | None:
-    """What the replicas sign the facts they share with (``SharedStore.key("facts")``): a command reads only
-    the rows a replica of this cluster wrote. None: no server store, or no seal key configured (then no
-    replica's row is readable here: each replica signs with its own key)."""
-    from sentinel_mcp.gateway.replica import shared_store
-
-    shared, _ = shared_store(config)
-    return shared.key("facts") if shared is not None else None
-
-
 def has_facts(config: Config) -> bool:
     from sentinel_mcp.policy.guard_of_config import facts_db_path
 

@@ -129,7 +129,7 @@ async def _query(args: argparse.Namespace) -> int:
 async def _run_query(
     args: argparse.Namespace, config: Any, port: Any, store_path: Any, local_dir: Any
 ) -> int:
-    from sentinel_mcp.app.facts_source import fact_key
+    from sentinel_mcp.gateway.replica import fact_key
     from sentinel_mcp.policy.guard import PolicyGuard
     from sentinel_mcp.policy.policy_service import PolicyService
 
@@ -159,7 +159,8 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 
 async def _facts(args: argparse.Namespace) -> int:
-    from sentinel_mcp.app.facts_source import fact_key, facts_location, has_facts
+    from sentinel_mcp.app.facts_source import facts_location, has_facts
+    from sentinel_mcp.gateway.replica import fact_key
     from sentinel_mcp.policy.fact_store import FactStore
     from sentinel_mcp.policy.guard_of_config import facts_db_path
 

@@ -121,7 +121,8 @@ def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped
 
 
 def _create_guard(
-    config: Config, gateway: Gateway, fallback: DefaultGuard, problems: list[str], *, shared: SharedStore | None
+    config: Config, gateway: Gateway, fallback: DefaultGuard, problems: list[str], *,
+    shared: SharedStore | None,
 ) -> Guard:
     if not config.sentinel.rulebases:
         return fallback

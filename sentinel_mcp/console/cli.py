@@ -52,10 +52,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 async def _replay(args: argparse.Namespace) -> int:
-    from sentinel_mcp.app.facts_source import fact_key
     from sentinel_mcp.config import load_config
     from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
     from sentinel_mcp.gateway.audit import read_audit
+    from sentinel_mcp.gateway.replica import fact_key
     from sentinel_mcp.policy.engine import shared_engine
     from sentinel_mcp.policy.fact_store import FactStore
     from sentinel_mcp.policy.guard_of_config import facts_db_path

@@ -71,6 +71,14 @@ def shared_store(config: Config) -> tuple[SharedStore | None, list[str]]:
     return SharedStore(url, location.redacted, replica, key), problems
 
 
+def fact_key(config: Config) -> bytes | None:
+    """What the replicas sign the facts they share with (``policy/signed_facts.py``), for a command that reads
+    them (``sentinel-mcp facts``, ``query``, ``replay``). None: no server store, or no seal key configured
+    (then each replica signs with its own key and a command reads none of their rows)."""
+    shared, _ = shared_store(config)
+    return shared.key("facts") if shared is not None else None
+
+
 async def open_nonce_book(shared: SharedStore) -> tuple[Any, Any]:
     """The cluster's nonce book and its database (the caller releases the database)."""
     from sentinel_mcp.gateway.stored_nonces import SCHEMA, StoredNonceBook

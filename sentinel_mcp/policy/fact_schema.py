@@ -142,7 +142,7 @@ def _drop_untyped_postgres(conn: Any) -> None:
                               "version = nextval('fact_session_versions') WHERE session = %s")
 
 
-# each shared row signed by the replica that wrote it (``signed_facts.py``); rows from before: unsigned, absent
+# each shared row signed by the replica that wrote it (``signed_facts.py``); older rows: unsigned, absent
 PG_SIGNED = """
 ALTER TABLE facts ADD COLUMN IF NOT EXISTS mac TEXT NOT NULL DEFAULT '';
 ALTER TABLE contexts ADD COLUMN IF NOT EXISTS mac TEXT NOT NULL DEFAULT '';

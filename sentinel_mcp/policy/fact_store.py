@@ -102,8 +102,8 @@ def _fact_rows(facts: list[Fact]) -> list[tuple[Any, ...]]:
 
 
 def _argument_of(row: tuple[Any, ...]) -> bool:
-    """A row of ``fact_values`` joined to its fact (value, the fact's columns): the value is one of the strings
-    in a non-internal fact's arguments (``fact_values`` is an index, unsigned: a row in it claims nothing)."""
+    """A row of ``fact_values`` joined to its fact (value, the fact's columns): the value is one of the
+    strings in a non-internal fact's arguments (``fact_values`` is an unsigned index: it claims nothing)."""
     _, _, predicate, args, *_ = row
     return not _back(predicate).startswith("$") and _back(row[0]) in string_values(json.loads(args))
 
@@ -305,7 +305,7 @@ class FactStore(SeamStore):
         return self.db.submit_write(self._statements(list(newest.values()), list(dict.fromkeys(values))))
 
     def _statements(self, rows: list[tuple[Any, ...]], values: list[tuple[Any, ...]]) -> list[Statement]:
-        if self.shared:  # replicas act on each other's rows: each signed (a server store: a statement per row)
+        if self.shared:  # replicas act on each other's rows: each signed (a server store: a statement a row)
             return [Statement(_ADD_VALUE, values, many=True),
                     Statement(signed_facts.UPSERT, signed_facts.signed(self.key, rows), many=True)]
         if self.db.multi_row_values:  # a few multi-row statements instead of a statement step per row
@@ -354,7 +354,7 @@ class FactStore(SeamStore):
         if not rows:  # nothing was there to take (no bump either)
             return 0, None
         version, prev = rows[0][-2], rows[0][-1]
-        # only a confirmation a replica of this cluster wrote counts (a made-up one is gone, and granted nothing)
+        # only a confirmation a replica of this cluster wrote counts (a made-up one is gone, granted nothing)
         spent = len(self._genuine(session, [r[:-2] for r in rows if r[0] is not None]))
         if version is not None:
             self._note_version(session, int(version), int(prev))
@@ -549,8 +549,8 @@ class FactStore(SeamStore):
                 "SELECT name, value FROM contexts WHERE session = ? ORDER BY name", (_kept(session),)
             )
             return {_back(n): json.loads(v) for n, v in rows}
-        read = await self.db.query("SELECT session, name, value, bound_at, mac FROM contexts WHERE session = ? "
-                                   "ORDER BY name", (_kept(session),))
+        read = await self.db.query("SELECT session, name, value, bound_at, mac FROM contexts "
+                                   "WHERE session = ? ORDER BY name", (_kept(session),))
         kept = [r for r in read if signed_facts.genuine_context(self.key, r)]
         if len(kept) != len(read):
             self.refused += len(read) - len(kept)

@@ -1,7 +1,7 @@
 """The facts and bound contexts replicas share, signed by the replica that wrote them.
 
-A row of ``facts`` decides calls on every replica: a ``user`` answer, a ``$confirmed`` marker (the user's "yes"
-to one call), what a read returned. Anyone who can write the shared database but does not hold
+A row of ``facts`` decides calls on every replica: a ``user`` answer, a ``$confirmed`` marker (the user's
+"yes" to one call), what a read returned. Anyone who can write the shared database but does not hold
 ``sentinel.cluster.seal_key`` (a replica's database credentials, a DBA, an injected statement elsewhere) could
 otherwise write such a row and a guard would allow a call the user never approved. So each row carries a MAC
 (``storage/row_signature.py``, key ``SharedStore.key("facts")``) over every column a reader acts on: session

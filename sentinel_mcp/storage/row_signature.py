@@ -36,8 +36,8 @@ _PLAIN = (str, float, type(None))  # what a row's columns hand back: text, REAL 
 
 
 def _plain(value: Any) -> Any:
-    """A value other than text, a float or None as it is signed: any other number as a float (a database hands a
-    REAL back as a float whatever was written); any other type (no column holds it) is refused."""
+    """A value other than text, a float or None as it is signed: any other number as a float (a database
+    hands a REAL back as a float whatever was written); any other type (no column holds it) is refused."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     raise TypeError(type(value).__name__)

@@ -1,12 +1,13 @@
 """Someone who can write the shared database but does not hold the cluster's seal key writes rows of ``facts``
 and ``contexts``: none of them may decide a call on any replica.
 
-A fact row is a user's answer (provenance ``user``), a ``$confirmed`` marker (the user's "yes" to one call), what
-a read returned, a bound context. Made up in SQL (an answer the user never gave, a "yes" never said), a real
-row copied to another principal's conversation, another call or predicate, its provenance changed, its expiry
-moved or lifted, or signed with another key: absent to every reader (the guard asks again, strict symbolic
-mode does not know the value, nothing is spent), counted and logged, never an error. Real PostgreSQL; two
-replicas played by two stores (or guards) in this process, one database for the module."""
+A fact row is a user's answer (provenance ``user``), a ``$confirmed`` marker (the user's "yes" to one
+call), what a read returned, a bound context. Made up in SQL (an answer the user never gave, a "yes" never
+said), a real row copied to another principal's conversation, another call or predicate, its provenance
+changed, its expiry moved or lifted, or signed with another key: absent to every reader (the guard asks
+again, strict symbolic mode does not know the value, nothing is spent), counted and logged, never an error.
+Real PostgreSQL; two replicas played by two stores (or guards) in this process, one database for the module.
+"""
 
 from __future__ import annotations
 
@@ -146,7 +147,7 @@ async def test_an_agents_answer_raised_to_the_users_is_absent(url: str, replicas
     assert await b.valid("alice/real") == []
 
 
-async def test_a_real_confirmation_moved_to_another_call_or_stretched_grants_nothing(url: str, replicas) -> None:  # type: ignore[no-untyped-def]
+async def test_a_real_confirmation_moved_or_stretched_grants_nothing(url: str, replicas) -> None:  # type: ignore[no-untyped-def]
     a, b = replicas
     text = confirmed("alice/real").fact
     for changed, session, digest in (
