@@ -65,8 +65,9 @@ def shared_store(config: Config) -> tuple[SharedStore | None, list[str]]:
         key = text.encode()
     else:
         problems.append(
-            "sentinel.cluster.seal_key is not set: states this replica seals open on this replica only "
-            "(set the same key on every replica)"
+            "sentinel.cluster.seal_key is not set: states this replica seals open on this replica only, and "
+            "the facts and confirmations it writes count on this replica only (set the same key on every "
+            "replica)"
         )
     return SharedStore(url, location.redacted, replica, key), problems
 
