@@ -311,7 +311,10 @@ async def _assembled(
         gateway.more_records.append(anchoring)
     gateway.principals.update(configured_principals(config))
     # shared by every replica when sentinel.store names PostgreSQL; else next to the facts, as before
-    consents = ConsentBook(shared.url if shared is not None else config.store_path.parent / "consents.db")
+    consents = (  # a server store's consents signed with the cluster's key for them
+        ConsentBook(shared.url, key=shared.key("consent")) if shared is not None
+        else ConsentBook(config.store_path.parent / "consents.db")
+    )
     gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
     services = Services(gateway=gateway)
     if shared is not None:  # before the built-ins start: the swarm leases its builds in the shared store

@@ -72,12 +72,13 @@ def shared_store(config: Config) -> tuple[SharedStore | None, list[str]]:
     return SharedStore(url, location.redacted, replica, key), problems
 
 
-def fact_key(config: Config) -> bytes | None:
-    """What the replicas sign the facts they share with (``policy/signed_facts.py``), for a command that reads
-    them (``sentinel-mcp facts``, ``query``, ``replay``). None: no server store, or no seal key configured
-    (then each replica signs with its own key and a command reads none of their rows)."""
+def row_key(config: Config, purpose: str) -> bytes | None:
+    """What the replicas sign one kind of shared row with (``"facts"``: ``policy/signed_facts.py``;
+    ``"consent"``), for a command that reads or writes them (``sentinel-mcp facts``, ``query``, ``replay``,
+    ``consent``). None: no server store, or no seal key configured (then each replica signs with its own key
+    and a command's rows and theirs count each on its own side only)."""
     shared, _ = shared_store(config)
-    return shared.key("facts") if shared is not None else None
+    return shared.key(purpose) if shared is not None else None
 
 
 async def open_nonce_book(shared: SharedStore) -> tuple[Any, Any]:

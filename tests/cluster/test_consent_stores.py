@@ -21,6 +21,9 @@ from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 from sentinel_mcp.core.sensor_messages import SensorResponse
 from device_tools.sensors.reading_vault import ReadingVault
 from sentinel_mcp.gateway.consents import ANY_PURPOSE, ConsentBook
+from sentinel_mcp.gateway.replica import SharedStore
+
+SEAL_KEY = "consent-test seal key, the same on every replica"  # the rows replicas share are signed with it
 
 # another principal's name, spelled every way that must not reach alice's consent
 NOT_ALICE = ["Alice", "ALICE", "alice ", " alice", "alice\n", "alice\x00", "al%", "%", "_lice", "*", "",
@@ -215,8 +218,9 @@ def test_replicas_on_one_postgresql_share_consents(pg_url: str, tmp_path: Path) 
     """What replica A grants (here: the real CLI, another process) replica B honours on its next check; what A
     revokes B refuses at once. Nothing is cached on B."""
     config = tmp_path / "replica-a.json"
-    config.write_text(json.dumps({"sentinel": {"store": pg_url, "data_dir": str(tmp_path / "a")}}))
-    book = ConsentBook(pg_url)  # replica B
+    config.write_text(json.dumps({"sentinel": {"store": pg_url, "data_dir": str(tmp_path / "a"),
+                                               "cluster": {"seal_key": SEAL_KEY}}}))
+    book = ConsentBook(pg_url, key=SharedStore(pg_url, "", "", SEAL_KEY.encode()).key("consent"))  # replica B
     sensor_db = SensorDatabase(tmp_path / "b" / "sensors", pg_url)
     registry = ConsentRegistry(sensor_db)
     try:
