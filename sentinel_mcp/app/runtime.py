@@ -320,6 +320,7 @@ async def _assembled(
     if shared is not None:  # before the built-ins start: the swarm leases its builds in the shared store
         services.replica, services.store_url = shared.replica, shared.url
         services.inbox_key = shared.key("inbox")
+        services.sensor_consent_key = shared.key("sensor consent")
     problems: list[str] = (
         list(config.warnings) + shared_problems
     )  # keys of a pasted host config Sentinel ignores

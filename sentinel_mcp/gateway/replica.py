@@ -15,8 +15,6 @@ refuses the state and the question is asked again) but a retry must return to th
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import secrets
 import socket
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from typing import Any
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.storage.location import LocationError, expand, server_location
+from sentinel_mcp.storage.row_signature import derived_key
 
 MIN_KEY_CHARS = 32
 
@@ -39,7 +38,7 @@ class SharedStore:
         """A sealing key for one purpose (request states, conversation ids: never interchangeable)."""
         if self.seal_key is None:
             return None
-        return hmac.new(self.seal_key, f"sentinel seal: {purpose}".encode(), hashlib.sha256).digest()
+        return derived_key(self.seal_key, purpose)
 
 
 def shared_store(config: Config) -> tuple[SharedStore | None, list[str]]:

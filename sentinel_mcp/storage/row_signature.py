@@ -58,3 +58,16 @@ def signed_row(key: bytes, mac: Any, purpose: str, row: Sequence[Any]) -> bool:
     except (TypeError, ValueError):
         return False
     return hmac.compare_digest(mac.encode("utf-8", "replace"), expected.encode())
+
+
+def derived_key(seal_key: bytes, purpose: str) -> bytes:
+    """The key for one purpose from the cluster's seal key (never interchangeable between purposes)."""
+    return hmac.new(seal_key, f"sentinel seal: {purpose}".encode(), hashlib.sha256).digest()
+
+
+def configured_key(seal_key: str | None, purpose: str) -> bytes | None:
+    """``derived_key`` from the config's ``sentinel.cluster.seal_key`` as written (``${VAR}`` expanded), for a
+    command without the gateway's wiring (``sentinel-mcp sensors``); None when none is set."""
+    from sentinel_mcp.storage.location import expand
+
+    return derived_key(expand(seal_key).encode(), purpose) if seal_key else None

@@ -4,15 +4,20 @@
 A consent made up in SQL, a real one copied to another principal, kind or purpose (``*``: every purpose), its
 expiry stretched or lifted (until revoked), its grant moved later, or signed with another key: not honoured on
 any replica (not ``current``, not listed), logged, never an error. Real PostgreSQL; two replicas played by two
-books in this process (one key: the cluster's)."""
+books in this process (one key: the cluster's). The sensors' consents the same way (another requester, ``*``
+for every requester, another sensor, a wider scope, a lifted purpose or retention bound, changed times)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Iterator
 
 import psycopg
 import pytest
 
+from device_tools.sensors.consent_registry import ConsentRegistry
+from device_tools.sensors.database import SensorDatabase
+from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 from sentinel_mcp.gateway.consents import ConsentBook
 
 
@@ -110,3 +115,55 @@ def test_another_seal_key_honours_nothing(url: str, replicas) -> None:  # type: 
         assert a.current("alice", "contacts", "x") is None
     finally:
         other.close()
+
+
+# ------------------------------------------------------------------ the sensors' consents
+
+def sensor_rows(url: str) -> list[dict[str, Any]]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        cur = conn.execute("SELECT * FROM sensor_consents")
+        names = [d.name for d in cur.description or ()]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def sensor_insert(url: str, row: dict[str, Any]) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DELETE FROM sensor_consents")
+        have = {d.name for d in conn.execute("SELECT * FROM sensor_consents LIMIT 0").description or ()}
+        cols = [c for c in row if c in have]  # a MAC left out where the table keeps none
+        marks = ", ".join(["%s"] * len(cols))
+        conn.execute(f"INSERT INTO sensor_consents ({', '.join(cols)}) VALUES ({marks})",
+                     tuple(row[c] for c in cols))
+
+
+SENSOR_MOVES = [
+    ("made up", {"mac": ""}, "agent-a", SensorKind.location),
+    ("another requester", {"requester": "agent-m"}, "agent-m", SensorKind.location),
+    ("every requester", {"requester": "*"}, "agent-m", SensorKind.location),
+    ("another sensor", {"sensor": "camera"}, "agent-a", SensorKind.camera),
+    ("scope raised", {"scope": "detailed"}, "agent-a", SensorKind.location),
+    ("expiry stretched", {"expires_at": 4e9}, "agent-a", SensorKind.location),
+    ("expiry lifted", {"expires_at": None}, "agent-a", SensorKind.location),
+    ("any purpose", {"purpose": None}, "agent-a", SensorKind.location),
+    ("any retention", {"max_retention": None}, "agent-a", SensorKind.location),
+]
+
+
+@pytest.mark.parametrize(("what", "changed", "requester", "sensor"), SENSOR_MOVES,
+                         ids=[m[0] for m in SENSOR_MOVES])
+def test_a_sensor_consent_made_up_or_altered_in_sql_is_not_honoured(
+    url: str, tmp_path: Path, what: str, changed: dict[str, Any], requester: str, sensor: SensorKind
+) -> None:
+    a, b = SensorDatabase(tmp_path / "a", url), SensorDatabase(tmp_path / "b", url)  # two replicas, one key
+    try:
+        ConsentRegistry(a).grant("agent-a", SensorKind.location, Scope.standard, expires_in=600,
+                                 granted_by="elicitation", purpose="maps", max_retention=60)
+        replica_b = ConsentRegistry(b)
+        real = [r for r in sensor_rows(url) if r["requester"] == "agent-a"][0]
+        assert replica_b.current("agent-a", SensorKind.location) is not None  # the real one: honoured on B
+        sensor_insert(url, {**real, **changed})
+        assert replica_b.current(requester, sensor) is None, what
+        assert replica_b.list(include_expired=True) == [], what
+    finally:
+        a.close()
+        b.close()
