@@ -167,3 +167,37 @@ def test_a_sensor_consent_made_up_or_altered_in_sql_is_not_honoured(
     finally:
         a.close()
         b.close()
+
+
+def test_the_commands_sign_with_the_clusters_key(pg_url: str, tmp_path: Path) -> None:
+    """``sentinel-mcp consent grant`` and ``sentinel-mcp sensors consent grant`` (real subprocesses) sign
+    with the key the config's seal key gives: a replica with that key honours them, another key does not."""
+    import json
+    import subprocess
+    import sys
+
+    from sentinel_mcp.gateway.replica import SharedStore
+
+    seal = "commands' seal key, the same on every replica"
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"sentinel": {"store": pg_url, "data_dir": str(tmp_path / "data"),
+                                               "builtins": [], "cluster": {"seal_key": seal}}}))
+    cli = [sys.executable, "-m", "sentinel_mcp", "-c", str(config)]
+    sensor = ["sensors", "consent", "grant", "location", "--requester", "agent-a", "--scope", "standard"]
+    for args in (["consent", "grant", "alice", "messages"], sensor):
+        done = subprocess.run([*cli, *args], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+    cluster = SharedStore(pg_url, "", "", seal.encode())
+    book = ConsentBook(pg_url, key=cluster.key("consent"))
+    db = SensorDatabase(tmp_path / "r", pg_url, key=cluster.key("sensor consent"))
+    other_book, other_db = ConsentBook(pg_url), SensorDatabase(tmp_path / "o", pg_url)  # no (another) key
+    try:
+        assert book.current("alice", "messages", "x") is not None
+        assert ConsentRegistry(db).current("agent-a", SensorKind.location) is not None
+        assert other_book.current("alice", "messages", "x") is None
+        assert ConsentRegistry(other_db).current("agent-a", SensorKind.location) is None
+    finally:
+        book.close()
+        other_book.close()
+        db.close()
+        other_db.close()
