@@ -386,7 +386,9 @@ async def _assembled(
             key=shared.key("conversation"), max_age=gateway.conversations.seal.max_age, nonces=NoNonceBook()
         )
         # a plain label names the same conversation on every replica (its idle time to live shared too)
-        gateway.conversations.labels = await SharedLabels.open(nonce_db, gateway.conversations.idle)
+        gateway.conversations.labels = await SharedLabels.open(
+            nonce_db, gateway.conversations.idle, key=shared.key("conversation label")  # its rows signed
+        )
         services.replica = shared.replica
         # a policy guard's rulebase versions follow the cluster's
         guard.join_cluster(shared.replica, shared.key("rulebase version"))

@@ -258,3 +258,36 @@ async def test_a_replica_asks_again_for_an_answer_or_yes_written_in_sql(url: str
     finally:
         await a.close()
         await b.close()
+
+
+# ------------------------------------------------------------------ which conversation a label names
+
+async def test_a_label_pointed_elsewhere_in_sql_is_not_followed(url: str) -> None:
+    """A label's row says which conversation (and so which facts) a principal's calls decide in. Pointed in
+    SQL at another conversation of the same label (an older one, whose answers still live, or one made up),
+    or made up for a label never named: no replica follows it; the label names a conversation of its own."""
+    from sentinel_mcp.storage import open_database
+    from sentinel_mcp.storage.conversation_names import SharedLabels
+    from sentinel_mcp.storage.open import release
+
+    db = open_database(url, "labels")
+    try:
+        a = await SharedLabels.open(db, 3600)
+        b = SharedLabels(db, 3600, refresh=0)  # another replica, remembering nothing
+        sid = await a.session("alice", "trip")
+        assert await b.session("alice", "trip") == sid and await b.current("alice", "trip") == sid
+        elsewhere = "alice/label-trip-" + "0" * 16
+        sql(url, "UPDATE conversation_labels SET session = %s WHERE principal = 'alice' AND label = 'trip'",
+            (elsewhere,))
+        assert await b.current("alice", "trip") != elsewhere
+        now = await b.session("alice", "trip")
+        assert now != elsewhere and now.startswith("alice/label-trip-")
+        assert await b.session("alice", "trip") == now and await b.current("alice", "trip") == now
+        made_up = "alice/label-new-" + "f" * 16
+        sql(url, "INSERT INTO conversation_labels (principal, label, session, used_at) VALUES ('alice', "
+            "'new', %s, EXTRACT(EPOCH FROM clock_timestamp()))", (made_up,))
+        assert await b.current("alice", "new") is None
+        fresh = await b.session("alice", "new")
+        assert fresh != made_up and fresh.startswith("alice/label-new-")
+    finally:
+        await release(db)
