@@ -202,11 +202,13 @@ async def test_a_confirmation_is_used_once_in_the_cluster(cluster: Cluster) -> N
     for n in range(ROUNDS):
         mark = f"r{n}"
         call = ToolCall(name="slow__work", server="slow", tool="work", arguments={"mark": mark})
-        # signed as a replica signs it (a row without the cluster key's signature grants nothing)
-        mac = signed_binding(key, "alice", sid, "slow__work", call.digest, "default:fail-safe")
+        # signed as a replica signs it, its expiry too (a row without the cluster key's signature grants
+        # nothing)
+        expires = sql(url, "SELECT CAST(extract(epoch from now()) AS DOUBLE PRECISION) + 300")[0][0]
+        mac = signed_binding(key, "alice", sid, "slow__work", call.digest, "default:fail-safe", expires)
         sql(url, "INSERT INTO confirmations (session, tool, digest, version, principal, mac, expires_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, extract(epoch from now()) + 300)",
-            (sid, "slow__work", call.digest, "default:fail-safe", "alice", mac))
+            "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            (sid, "slow__work", call.digest, "default:fail-safe", "alice", mac, expires))
 
         async def one(port: int) -> Any:
             async with client(port, "alice", mode="legacy") as c:  # declines whatever it is asked
