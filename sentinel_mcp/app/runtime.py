@@ -321,6 +321,7 @@ async def _assembled(
         services.replica, services.store_url = shared.replica, shared.url
         services.inbox_key = shared.key("inbox")
         services.sensor_consent_key = shared.key("sensor consent")
+        services.label_key = shared.key("conversation label")
     problems: list[str] = (
         list(config.warnings) + shared_problems
     )  # keys of a pasted host config Sentinel ignores
