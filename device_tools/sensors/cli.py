@@ -73,6 +73,15 @@ def _settings_and_dir(args: argparse.Namespace) -> tuple[SensorSettings, Path, s
     return settings, config.data_dir / "sensors", config.store_url  # the replicas' shared database, if any
 
 
+def _key(args: argparse.Namespace) -> bytes | None:
+    """What the replicas sign the shared consents with (from the config's seal key); None: none set."""
+    from sentinel_mcp.config import load_config
+    from sentinel_mcp.storage.row_signature import configured_key
+
+    config = load_config(getattr(args, "config", None))
+    return configured_key(config.sentinel.cluster.seal_key, "sensor consent") if config.store_url else None
+
+
 def _bridge(args: argparse.Namespace) -> SensorBridge:
     # imported here: the bridge loads the MCP SDK; registering the `sensors` sub-command on every start must
     # not (issue 21: `serve` launches its stdio upstreams before the SDK loads)
@@ -83,7 +92,7 @@ def _bridge(args: argparse.Namespace) -> SensorBridge:
     settings, data_dir, store = _settings_and_dir(args)
     return SensorBridge(
         make_source(settings),
-        SensorDatabase(data_dir, store),
+        SensorDatabase(data_dir, store, key=_key(args)),
         default_retention=settings.default_retention,
         max_retention=settings.max_retention,
     )

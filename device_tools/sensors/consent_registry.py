@@ -3,7 +3,10 @@
 On a server store (shared by replicas) a consent's times are set and compared on the database's clock
 (``storage/shared_clock.py``), as the gateway's consents are: a replica whose clock runs ahead cannot
 stretch a consent, nor one whose clock lags use a consent expired everywhere else. A SQLite file uses
-``clock``.
+``clock``. A server store's rows are signed by the replica (or command) that granted them, over every column
+(``storage/row_signature.py``; the database's key for sensor consents): a consent someone with write access
+to the database made up, moved to another requester (``*``: every requester), sensor or scope, whose purpose
+or retention bound was lifted or whose times were changed, is honoured by no replica (logged).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pydantic import BaseModel
 
 from device_tools.sensors.database import SensorDatabase
 from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
+from sentinel_mcp.storage.row_signature import sign_row, signed_row
 from sentinel_mcp.storage.shared_clock import DB_NOW, clocked, on_server_clock
 
 log = logging.getLogger(__name__)
@@ -31,6 +35,17 @@ _GRANT = (
     "ON CONFLICT (requester, sensor) DO UPDATE SET scope = excluded.scope, granted_at = excluded.granted_at, "
     "expires_at = excluded.expires_at, granted_by = excluded.granted_by, purpose = excluded.purpose, "
     "max_retention = excluded.max_retention RETURNING granted_at, expires_at"
+)
+PURPOSE = "sensor consent"  # the row signature's purpose
+COLUMNS = (
+    "requester", "sensor", "scope", "granted_at", "expires_at", "granted_by", "purpose", "max_retention"
+)
+# a server store: the row written whole with its signature (its times read on the database's clock first)
+_GRANT_SIGNED = (
+    f"INSERT INTO sensor_consents ({', '.join(COLUMNS)}, mac) VALUES (?,?,?,?,?,?,?,?,?) "
+    "ON CONFLICT (requester, sensor) DO UPDATE SET scope = excluded.scope, granted_at = excluded.granted_at, "
+    "expires_at = excluded.expires_at, granted_by = excluded.granted_by, purpose = excluded.purpose, "
+    "max_retention = excluded.max_retention, mac = excluded.mac RETURNING granted_at, expires_at"
 )
 
 
@@ -78,11 +93,17 @@ class ConsentRegistry:
             or not math.isfinite(expires_in) or expires_in <= 0
         ):
             raise ValueError("expires_in must be a finite positive number of seconds")
-        now, at = (DB_NOW, ()) if on_server_clock(self._db) else ("?", (self._clock(),))
-        rows = self._db.returning(
-            _GRANT.format(now=now),
-            (requester, sensor.value, scope.value, expires_in, granted_by, purpose, max_retention, *at),
-        )
+        if self._db.shared:  # signed: the clock read first (one reading for both times), then the whole row
+            t = float(self._db.query(f"SELECT {DB_NOW} AS now")[0]["now"])
+            row = (requester, sensor.value, scope.value, t, None if expires_in is None else t + expires_in,
+                   granted_by, purpose, max_retention)
+            rows = self._db.returning(_GRANT_SIGNED, (*row, sign_row(self._db.row_key, PURPOSE, row)))
+        else:
+            now, at = (DB_NOW, ()) if on_server_clock(self._db) else ("?", (self._clock(),))
+            rows = self._db.returning(
+                _GRANT.format(now=now),
+                (requester, sensor.value, scope.value, expires_in, granted_by, purpose, max_retention, *at),
+            )
         granted, expires = rows[0]  # as stored (on the database's clock on a server store)
         self._narrowed(requester, sensor)
         return Consent(
@@ -134,7 +155,7 @@ class ConsentRegistry:
         )
         live = [
             c
-            for c in (_checked(r) for r in rows)
+            for c in (self._checked(r) for r in rows)
             if c is not None and c.requester in (requester, ANY_REQUESTER)
         ]
         return sorted(live, key=lambda c: (c.requester == requester, c.scope.level), reverse=True)
@@ -150,7 +171,17 @@ class ConsentRegistry:
         if not include_expired:
             sql, params = clocked(self._db, sql + f" AND {_LIVE}", params, len(params), self._clock)
         rows = self._db.query(sql + " ORDER BY requester, sensor", params)
-        return [c for c in (_checked(r) for r in rows) if c is not None]
+        return [c for c in (self._checked(r) for r in rows) if c is not None]
+
+    def _checked(self, r: dict[str, object]) -> Consent | None:
+        """``_checked``; on a server store first the row's signature: one no replica of this cluster signed
+        (made up, moved, altered in SQL) is logged and never honoured."""
+        if self._db.shared and not signed_row(self._db.row_key, r.get("mac"), PURPOSE,
+                                              tuple(r.get(c) for c in COLUMNS)):
+            log.warning("sensor consent row refused (not signed in this cluster): requester=%r sensor=%r",
+                        str(r.get("requester"))[:80], str(r.get("sensor"))[:40])
+            return None
+        return _checked(r)
 
 
 def _checked(r: dict[str, object]) -> Consent | None:

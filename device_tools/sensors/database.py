@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from device_tools.sensors.errors import StoreUnavailable
+from sentinel_mcp.storage.row_signature import PROCESS_KEY
 from sentinel_mcp.storage import Schema, StorageError, open_database
 from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release_blocking
@@ -111,11 +112,14 @@ CONSENT_PURPOSE = """
 ALTER TABLE sensor_consents ADD COLUMN purpose TEXT;
 ALTER TABLE sensor_consents ADD COLUMN max_retention INTEGER
 """
+# 3 (postgres): each consent signed by the replica (or command) that granted it (``consent_registry.py``);
+# rows from before are unsigned and not honoured (the person is asked again)
+SIGNED_CONSENTS = "ALTER TABLE sensor_consents ADD COLUMN IF NOT EXISTS mac TEXT NOT NULL DEFAULT ''"
 STORE_SCHEMA = Schema(
     "sensors",
     {
         "sqlite": [SCHEMA, LINK_TO_GATEWAY, SENSOR_NAMES, CONSENT_PURPOSE],
-        "postgres": [_POSTGRES, CONSENT_PURPOSE],
+        "postgres": [_POSTGRES, CONSENT_PURPOSE, SIGNED_CONSENTS],
     },
 )
 
@@ -134,10 +138,11 @@ class SensorDatabase:
     Every change is committed before it returns.
     """
 
-    def __init__(self, data_dir: Path | str, store: str | None = None) -> None:
+    def __init__(self, data_dir: Path | str, store: str | None = None, key: bytes | None = None) -> None:
         """``store``: a ``postgresql://`` URL (``sentinel.store``) to share with the other replicas; None
-        keeps
-        the SQLite file in ``data_dir``."""
+        keeps the SQLite file in ``data_dir``. ``key``: what a server store's consents are signed with (the
+        cluster's, ``SharedStore.key("sensor consent")``; None: this process's own)."""
+        self.row_key = key if key is not None else PROCESS_KEY
         self.path: Path | str = store if store and is_server_url(store) else Path(data_dir) / DB_FILENAME
         self._db = open_database(self.path, "sensors", SHARED)
         # which clock times are set and compared on (storage/shared_clock.py); known while a server is down

@@ -323,7 +323,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     settings = SensorSettings.from_section(ctx.settings, f"sentinel.{ctx.name}")
     bridge = SensorBridge(
         make_source(settings, devices=ctx.services.devices),
-        SensorDatabase(ctx.data_dir, ctx.store),
+        SensorDatabase(ctx.data_dir, ctx.store, key=ctx.services.sensor_consent_key),
         default_retention=settings.default_retention,
         max_retention=settings.max_retention,
     )

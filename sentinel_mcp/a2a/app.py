@@ -203,6 +203,7 @@ def mount_a2a(
             await service.open(
                 shared_url,
                 replica=rt.services.replica or None,
+                label_key=rt.services.label_key,  # contexts name the same conversations labels do
                 lease_seconds=settings.task_lease_seconds,
                 renew_every=min(settings.task_lease_renew_seconds, settings.task_lease_seconds / 3),
             )

@@ -121,12 +121,14 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         adopt: Sequence[Path] = (),
         *,
         replica: str | None = None,
+        label_key: bytes | None = None,
         lease_seconds: float = task_lease.LEASE_SECONDS,
         renew_every: float = task_lease.RENEW_EVERY,
     ) -> None:
         """Persist tasks in SQLite at ``task_db`` (and reload those stored there, with the tasks of the ended
         gateways' journals ``adopt``); or in the ``postgresql://`` store replicas share (``task_db`` the URL,
-        ``replica`` this replica's name): tasks leased there (``task_lease.py``), read from any replica.
+        ``replica`` this replica's name): tasks leased there (``task_lease.py``), read from any replica;
+        ``label_key`` signs the rows naming a context's conversation (the cluster's, ``SharedStore.key``).
         Without it, memory only."""
         if task_db is None:
             return
@@ -135,7 +137,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         self.store.load(await self._journal.open(adopt))
         if self._journal.shared:
             self._leases = asyncio.create_task(self._keep_leases(renew_every), name="a2a-task-leases")
-            self._contexts = await SharedLabels.open(self._journal.db, CONTEXT_IDLE_SECONDS)
+            self._contexts = await SharedLabels.open(self._journal.db, CONTEXT_IDLE_SECONDS, key=label_key)
             self._cancels = asyncio.create_task(
                 self._watch_cancels(min(task_lease.CANCEL_POLL, renew_every)), name="a2a-task-cancels"
             )

@@ -43,7 +43,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _book(args: argparse.Namespace) -> ConsentBook:
     config = load_config(args.config)
-    return ConsentBook(config.store_url or config.store_path.parent / "consents.db")
+    from sentinel_mcp.gateway.replica import row_key
+
+    # a server store's rows signed with the key the replicas use (the config's seal key)
+    return ConsentBook(config.store_url or config.store_path.parent / "consents.db",
+                       key=row_key(config, "consent"))
 
 
 def cmd_grant(args: argparse.Namespace) -> int:

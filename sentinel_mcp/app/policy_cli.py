@@ -129,6 +129,7 @@ async def _query(args: argparse.Namespace) -> int:
 async def _run_query(
     args: argparse.Namespace, config: Any, port: Any, store_path: Any, local_dir: Any
 ) -> int:
+    from sentinel_mcp.gateway.replica import row_key
     from sentinel_mcp.policy.guard import PolicyGuard
     from sentinel_mcp.policy.policy_service import PolicyService
 
@@ -140,6 +141,7 @@ async def _run_query(
         settings=config.sentinel.policy,
         seeds=config.sentinel.seeds,
     )
+    guard.store.key = row_key(config, "facts") or guard.store.key  # a server store: the replicas' key
     await guard.start(watch=False)
     try:
         if not guard.rulebases.loaded:
@@ -158,6 +160,7 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 async def _facts(args: argparse.Namespace) -> int:
     from sentinel_mcp.app.facts_source import facts_location, has_facts
+    from sentinel_mcp.gateway.replica import row_key
     from sentinel_mcp.policy.fact_store import FactStore
     from sentinel_mcp.policy.guard_of_config import facts_db_path
 
@@ -166,7 +169,7 @@ async def _facts(args: argparse.Namespace) -> int:
         print(f"no fact store yet at {facts_db_path(config)}", file=sys.stderr)
         return 0
     with facts_location(config) as (location, _scratch):  # the server store, or the file (or a copy)
-        return await _print_facts(FactStore(location), args)
+        return await _print_facts(FactStore(location, key=row_key(config, "facts")), args)
 
 
 async def _print_facts(store: Any, args: argparse.Namespace) -> int:

@@ -56,7 +56,7 @@ from sentinel_mcp.gateway.catalog_health import CatalogHealth
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.http_auth import configured_principals
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
-from sentinel_mcp.gateway.replica import open_nonce_book, shared_store
+from sentinel_mcp.gateway.replica import SharedStore, open_nonce_book, shared_store
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.storage.instances import Instance, crashed_instances, settle_dead
 from sentinel_mcp.storage.open import release
@@ -121,7 +121,8 @@ def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped
 
 
 def _create_guard(
-    config: Config, gateway: Gateway, fallback: DefaultGuard, problems: list[str], *, shared: bool
+    config: Config, gateway: Gateway, fallback: DefaultGuard, problems: list[str], *,
+    shared: SharedStore | None,
 ) -> Guard:
     if not config.sentinel.rulebases:
         return fallback
@@ -133,7 +134,8 @@ def _create_guard(
     # facts (the policy guard's observe needs no store look-up for it); replicas share sessions
     private = None if shared else gateway.conversations.minted_here
     return create_guard(
-        config, gateway, withheld=gateway.withheld_personal, default=fallback, private=private
+        config, gateway, withheld=gateway.withheld_personal, default=fallback, private=private,
+        fact_key=shared.key("facts") if shared is not None else None,  # the facts replicas share are signed
     )
 
 
@@ -309,12 +311,17 @@ async def _assembled(
         gateway.more_records.append(anchoring)
     gateway.principals.update(configured_principals(config))
     # shared by every replica when sentinel.store names PostgreSQL; else next to the facts, as before
-    consents = ConsentBook(shared.url if shared is not None else config.store_path.parent / "consents.db")
+    consents = (  # a server store's consents signed with the cluster's key for them
+        ConsentBook(shared.url, key=shared.key("consent")) if shared is not None
+        else ConsentBook(config.store_path.parent / "consents.db")
+    )
     gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
     services = Services(gateway=gateway)
     if shared is not None:  # before the built-ins start: the swarm leases its builds in the shared store
         services.replica, services.store_url = shared.replica, shared.url
         services.inbox_key = shared.key("inbox")
+        services.sensor_consent_key = shared.key("sensor consent")
+        services.label_key = shared.key("conversation label")
     problems: list[str] = (
         list(config.warnings) + shared_problems
     )  # keys of a pasted host config Sentinel ignores
@@ -356,7 +363,7 @@ async def _assembled(
     all_added.set()
     if not audit.health.ok:  # refused calls until it can be written; say why at start-up too
         problems.append(f"audit log not writable, calls are refused until it is: {audit.health.cause}")
-    guard = _create_guard(config, gateway, fallback, problems, shared=shared is not None)
+    guard = _create_guard(config, gateway, fallback, problems, shared=shared)
     gateway.guard = guard
     services.guard = guard
     manager.catalog.governed = guard.governed_names
@@ -380,7 +387,9 @@ async def _assembled(
             key=shared.key("conversation"), max_age=gateway.conversations.seal.max_age, nonces=NoNonceBook()
         )
         # a plain label names the same conversation on every replica (its idle time to live shared too)
-        gateway.conversations.labels = await SharedLabels.open(nonce_db, gateway.conversations.idle)
+        gateway.conversations.labels = await SharedLabels.open(
+            nonce_db, gateway.conversations.idle, key=shared.key("conversation label")  # its rows signed
+        )
         services.replica = shared.replica
         # a policy guard's rulebase versions follow the cluster's
         guard.join_cluster(shared.replica, shared.key("rulebase version"))

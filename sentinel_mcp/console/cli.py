@@ -55,6 +55,7 @@ async def _replay(args: argparse.Namespace) -> int:
     from sentinel_mcp.config import load_config
     from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
     from sentinel_mcp.gateway.audit import read_audit
+    from sentinel_mcp.gateway.replica import row_key
     from sentinel_mcp.policy.engine import shared_engine
     from sentinel_mcp.policy.fact_store import FactStore
     from sentinel_mcp.policy.guard_of_config import facts_db_path
@@ -73,7 +74,7 @@ async def _replay(args: argparse.Namespace) -> int:
     )
     facts_path = facts_db_path(config)  # with a server store, the facts the replicas share
     live = (
-        await FactStore(config.store_url or facts_path).open()
+        await FactStore(config.store_url or facts_path, key=row_key(config, "facts")).open()
         if config.store_url or facts_path.exists()
         else None
     )

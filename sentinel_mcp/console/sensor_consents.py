@@ -18,6 +18,7 @@ from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
 from sentinel_mcp.config import Config
 from sentinel_mcp.core.sensor_kinds import SensorKind
+from sentinel_mcp.gateway.replica import row_key
 from sentinel_mcp.storage import StorageError
 
 NAME = "sensors"  # the built-in's name: its data directory and its config section
@@ -33,7 +34,7 @@ def _bridge(config: Config) -> SensorBridge | None:
         return None
     settings = SensorSettings.from_section(config.sentinel.builtin_settings(NAME))
     try:
-        db = SensorDatabase(data_dir, config.store_url)
+        db = SensorDatabase(data_dir, config.store_url, key=row_key(config, "sensor consent"))
     except StorageError as e:  # a local file that cannot be opened: said on the page, never "no consent"
         raise StoreUnavailable(f"the sensors' store is unavailable: {e}") from None
     # the source is never read here: the bridge is what ties a revoke to the readings it covered

@@ -72,6 +72,8 @@ class Services:
     store_url: str | None = None  # the postgresql:// URL replicas share (``${VAR}`` unexpanded); None: SQLite
     # signs the console inbox's shared rows (from ``sentinel.cluster.seal_key``); None: this process's own key
     inbox_key: bytes | None = None
+    sensor_consent_key: bytes | None = None  # signs the sensors' shared consents (the same origin)
+    label_key: bytes | None = None  # signs the conversations labels and A2A contexts name (the same origin)
 
     # the mapping spelling of older callers (``services.get("guard")``); only the names above exist
     def _name(self, key: str) -> str:

@@ -14,6 +14,9 @@ through one replica is honoured by the next call on any other, and a revoke is r
 Rows are checked as they are read (type-strict); a malformed one is never honoured. On a server store a
 consent's times are set and compared on the database's clock (``storage/shared_clock.py``): a replica whose
 clock runs ahead cannot stretch a consent, nor one whose clock lags use a consent expired everywhere else.
+On a server store each row is signed by the replica that granted it (``storage/row_signature.py``, a key from
+``sentinel.cluster.seal_key``) over all its columns: a consent someone with write access to the database made
+up, moved to another principal, kind or purpose, or whose times were changed, is honoured by no replica.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pydantic import BaseModel
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
 from sentinel_mcp.storage.location import is_server_url
+from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign_row, signed_row
 from sentinel_mcp.storage.shared_clock import DB_NOW, on_server_clock
 from sentinel_mcp.storage.open import release_blocking
 from sentinel_mcp.storage.sqlite import SHARED
@@ -76,7 +80,17 @@ CREATE TABLE consent_log (
     by        TEXT NOT NULL
 )
 """
-SCHEMA = Schema("consents", {"sqlite": [_SQL], "postgres": [_POSTGRES]})
+# a server store's rows signed (rows from before: unsigned, not honoured: consent is asked again)
+_SIGNED = "ALTER TABLE consents ADD COLUMN IF NOT EXISTS mac TEXT NOT NULL DEFAULT ''"
+SCHEMA = Schema("consents", {"sqlite": [_SQL], "postgres": [_POSTGRES, _SIGNED]})
+PURPOSE = "consent"  # the row signature's purpose (one per kind of row)
+_COLS = "principal, kind, purpose, granted_at, expires_at, granted_by"
+# a server store: the times read on the database's clock first, then the row written with them and signed
+_GRANT_SIGNED = (
+    f"INSERT INTO consents ({_COLS}, mac) VALUES (?,?,?,?,?,?,?) ON CONFLICT (principal, kind, purpose) DO "
+    "UPDATE SET granted_at = excluded.granted_at, expires_at = excluded.expires_at, "
+    "granted_by = excluded.granted_by, mac = excluded.mac"
+)
 # a live consent: not expired by the process clock (the database's on a server store), which never goes back;
 # and not granted "after now" (before the wall clock was set back and the gateway restarted: how long it has
 # lasted is unknown, so it counts only once the clock reaches its grant again, and lives no longer than asked
@@ -129,10 +143,13 @@ class Consent(BaseModel):
 
 
 class ConsentBook:
-    def __init__(self, path: Path | str) -> None:
-        """``path``: the SQLite file, or the ``postgresql://`` URL every replica shares (``sentinel.store``).
-        """
-        self.path: Path | str = path if is_server_url(path) else Path(path)
+    def __init__(self, path: Path | str, key: bytes | None = None) -> None:
+        """``path``: the SQLite file, or the ``postgresql://`` URL every replica shares (``sentinel.store``);
+        ``key``: what a server store's rows are signed with (``SharedStore.key("consent")``; None: this
+        process's own key, so its grants count here only)."""
+        self.shared = is_server_url(path)
+        self.key = key if key is not None else PROCESS_KEY
+        self.path: Path | str = path if self.shared else Path(path)
         self._db: Any = open_database(self.path, "consents", SHARED)
         try:
             self._db.migrate_blocking(SCHEMA)
@@ -163,9 +180,16 @@ class ConsentBook:
             raise ValueError("expires_in must be a positive finite number of seconds (none: until revoked)")
         # the database's clock on a server store: a replica's own clock neither stretches nor shortens it
         now, at = (DB_NOW, ()) if on_server_clock(self._db) else ("?", (time.time(),))
+        grant = Statement(_GRANT.format(now=now), (principal, kind, purpose, expires_in, by, *at))
+        if self.shared:  # signed: its times read first (one reading), so the row is written whole
+            t = float(self._db.query_blocking(f"SELECT {DB_NOW}")[0][0])
+            row = (principal, kind, purpose, t, None if expires_in is None else t + expires_in, by)
+            grant = Statement(_GRANT_SIGNED + " RETURNING granted_at, expires_at",
+                              (*row, sign_row(self.key, PURPOSE, row)))
+            now, at = "?", (t,)
         results = self._db.run_blocking(
             [  # the consent and its log line in one commit
-                Statement(_GRANT.format(now=now), (principal, kind, purpose, expires_in, by, *at)),
+                grant,
                 Statement(
                     "INSERT INTO consent_log (at, action, principal, kind, purpose, by) "
                     f"VALUES ({now},?,?,?,?,?)",
@@ -215,12 +239,13 @@ class ConsentBook:
             return None
         alive, at = _live(self._db)
         rows = self._db.query_blocking(
-            "SELECT * FROM consents WHERE principal = ? AND kind = ? AND purpose IN (?, ?) "
+            f"SELECT {self._cols} FROM consents WHERE principal = ? AND kind = ? AND purpose IN (?, ?) "
             f"AND {alive} ORDER BY purpose = ? DESC",
             (principal, kind, purpose, ANY_PURPOSE, *at, purpose),
         )
         live = [
-            c for c in map(_checked, rows) if c is not None and c.principal == principal and c.kind == kind
+            c for c in map(self._checked, rows)
+            if c is not None and c.principal == principal and c.kind == kind
         ]
         return live[0] if live else None
 
@@ -230,10 +255,24 @@ class ConsentBook:
         where, params = _whose(principal)
         alive, at = _live(self._db)
         rows = self._db.query_blocking(
-            f"SELECT * FROM consents WHERE {where} AND {alive} ORDER BY principal, kind, purpose",
+            f"SELECT {self._cols} FROM consents WHERE {where} AND {alive} ORDER BY principal, kind, purpose",
             (*params, *at),
         )
-        return [c for c in map(_checked, rows) if c is not None]
+        return [c for c in map(self._checked, rows) if c is not None]
+
+    @property
+    def _cols(self) -> str:
+        return f"{_COLS}, mac" if self.shared else _COLS
+
+    def _checked(self, row: tuple[Any, ...]) -> Consent | None:
+        """``_checked``; on a server store first its signature (its MAC last): a row no replica of this
+        cluster signed is logged and never honoured."""
+        if not self.shared:
+            return _checked(row)
+        if not signed_row(self.key, row[-1], PURPOSE, row[:-1]):
+            log.warning("consent row refused (not signed in this cluster): %r", str(row[:3])[:120])
+            return None
+        return _checked(row[:-1])
 
     def log(self, principal: str | None = None) -> builtins.list[dict[str, Any]]:
         if not _storable(principal):

@@ -15,8 +15,6 @@ refuses the state and the question is asked again) but a retry must return to th
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import secrets
 import socket
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from typing import Any
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.storage.location import LocationError, expand, server_location
+from sentinel_mcp.storage.row_signature import derived_key
 
 MIN_KEY_CHARS = 32
 
@@ -39,7 +38,7 @@ class SharedStore:
         """A sealing key for one purpose (request states, conversation ids: never interchangeable)."""
         if self.seal_key is None:
             return None
-        return hmac.new(self.seal_key, f"sentinel seal: {purpose}".encode(), hashlib.sha256).digest()
+        return derived_key(self.seal_key, purpose)
 
 
 def shared_store(config: Config) -> tuple[SharedStore | None, list[str]]:
@@ -65,10 +64,20 @@ def shared_store(config: Config) -> tuple[SharedStore | None, list[str]]:
         key = text.encode()
     else:
         problems.append(
-            "sentinel.cluster.seal_key is not set: states this replica seals open on this replica only "
-            "(set the same key on every replica)"
+            "sentinel.cluster.seal_key is not set: states this replica seals open on this replica only, and "
+            "the facts and confirmations it writes count on this replica only (set the same key on every "
+            "replica)"
         )
     return SharedStore(url, location.redacted, replica, key), problems
+
+
+def row_key(config: Config, purpose: str) -> bytes | None:
+    """What the replicas sign one kind of shared row with (``"facts"``: ``policy/signed_facts.py``;
+    ``"consent"``), for a command that reads or writes them (``sentinel-mcp facts``, ``query``, ``replay``,
+    ``consent``). None: no server store, or no seal key configured (then each replica signs with its own key
+    and a command's rows and theirs count each on its own side only)."""
+    shared, _ = shared_store(config)
+    return shared.key(purpose) if shared is not None else None
 
 
 async def open_nonce_book(shared: SharedStore) -> tuple[Any, Any]:

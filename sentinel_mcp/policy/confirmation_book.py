@@ -16,8 +16,8 @@ from typing import Any, Callable, Protocol
 
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.storage import Schema, Statement, StorageError
-from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, signed
-from sentinel_mcp.storage.shared_clock import clocked, not_expired, on_server_clock
+from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign_row, signed_row
+from sentinel_mcp.storage.shared_clock import DB_NOW, clocked, not_expired, on_server_clock
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +45,10 @@ SCHEMA = Schema(
 # are ordered): its expired rows go, the grant is written, and its oldest beyond the cap give way
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
 _EXPIRED = "DELETE FROM confirmations WHERE principal = ? AND expires_at < {now}"
+# the expiry written as signed (read on the database's clock first, on a server store)
 _GRANT = (
     "INSERT INTO confirmations (session, tool, digest, version, principal, mac, expires_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, {now} + ?) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (session, tool, digest, version) DO UPDATE SET expires_at = excluded.expires_at, "
     "principal = excluded.principal, mac = excluded.mac"
 )
@@ -94,9 +95,11 @@ def _key(call: ToolCall, version: str) -> Key:
     return (call.session_id, call.identity, call.digest, version)
 
 
-def signed_binding(key: bytes, principal: str, session: str, tool: str, digest: str, version: str) -> str:
-    """The MAC a shared confirmation row carries: whose "yes" it is and for exactly which call (lower hex)."""
-    return sign(key, "confirmation", principal, session, tool, digest, version)
+def signed_binding(key: bytes, principal: str, session: str, tool: str, digest: str, version: str,
+                   expires_at: float) -> str:
+    """The MAC a shared confirmation row carries: whose "yes" it is, for exactly which call, until when
+    (lower hex): a row kept alive past its time in SQL is no "yes" either."""
+    return sign_row(key, "confirmation", (principal, session, tool, digest, version, expires_at))
 
 MAX_HELD = 10_000  # confirmations held in one process at most (each is normally used within its call)
 # confirmations one principal holds in the shared table at most (each is normally used within its call)
@@ -199,11 +202,14 @@ class SharedConfirmationBook:
             except StorageError as e:
                 log.warning("could not sweep expired confirmations: %s", e)
         key, owner = _key(call, version), call.principal or ""
-        mac = signed_binding(self._key, owner, *key)
-        every = "ALL" if on_server_clock(self.db) else "-1"  # no upper limit, as each backend spells it
+        server = on_server_clock(self.db)
+        now = float((await self.db.query(f"SELECT {DB_NOW}"))[0][0]) if server else self._clock()
+        expires = now + self.ttl
+        mac = signed_binding(self._key, owner, *key, expires)
+        every = "ALL" if server else "-1"  # no upper limit, as each backend spells it
         statements = [
             Statement(*self._clocked(_EXPIRED, (owner,), 1)),
-            Statement(*self._clocked(_GRANT, (*key, owner, mac, self.ttl), 6)),
+            Statement(_GRANT, (*key, owner, mac, expires)),
             Statement(_TRIM.format(all=every), (owner, owner, *key, self.per_principal - 1)),
         ]
         if on_server_clock(self.db):
@@ -232,7 +238,7 @@ class SharedConfirmationBook:
         someone wrote into the database without the seal key is no "yes")."""
         if not not_expired(rows) or len(rows[0]) < 3:
             return False
-        if signed(self._key, rows[0][2], "confirmation", owner, *key):
+        if signed_row(self._key, rows[0][2], "confirmation", (owner, *key, rows[0][0])):
             return True
         log.warning("a confirmation row not signed for its call was refused (session %s)", key[0][:80])
         return False

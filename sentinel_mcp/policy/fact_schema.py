@@ -142,5 +142,12 @@ def _drop_untyped_postgres(conn: Any) -> None:
                               "version = nextval('fact_session_versions') WHERE session = %s")
 
 
+# each shared row signed by the replica that wrote it (``signed_facts.py``); older rows: unsigned, absent
+PG_SIGNED = """
+ALTER TABLE facts ADD COLUMN IF NOT EXISTS mac TEXT NOT NULL DEFAULT '';
+ALTER TABLE contexts ADD COLUMN IF NOT EXISTS mac TEXT NOT NULL DEFAULT '';
+UPDATE meta SET value = '4' WHERE key = 'schema_version'
+"""
+
 STORE_SCHEMA = Schema("facts", {"sqlite": [_create, _drop_untyped_sqlite],
-                                "postgres": [PG_SCHEMA, PG_COUNTERS, _drop_untyped_postgres]})
+                                "postgres": [PG_SCHEMA, PG_COUNTERS, _drop_untyped_postgres, PG_SIGNED]})

@@ -25,11 +25,13 @@ from sentinel_mcp.core.stored_text import restored as _back
 from sentinel_mcp.core.stored_text import restored_opt
 from sentinel_mcp.core.stored_text import stored as _kept
 from sentinel_mcp.core.stored_text import stored_opt as _opt
+from sentinel_mcp.policy import signed_facts
 from sentinel_mcp.policy.confirmed_tools import CONFIRMED, ConfirmedTools
 from sentinel_mcp.policy.kept_effects import KEPT_SCOPE
 from sentinel_mcp.policy.learning_buffer import LearningBuffer
 from sentinel_mcp.storage import Statement
 from sentinel_mcp.storage.row_lists import row_lists
+from sentinel_mcp.storage.row_signature import PROCESS_KEY
 from sentinel_mcp.storage.store import SeamStore
 
 
@@ -55,10 +57,7 @@ class Fact(BaseModel):
         return self.predicate.startswith("$")
 
 
-_COLS = (
-    "session, predicate, args, fact, provenance, source_tool, source_digest, contexts, "
-    "established_at, expires_at"
-)
+_COLS = signed_facts.FACT_COLS
 
 
 def string_values(value: Any) -> set[str]:
@@ -101,6 +100,13 @@ def _fact_rows(facts: list[Fact]) -> list[tuple[Any, ...]]:
         )
         for f in facts
     ]
+
+
+def _argument_of(row: tuple[Any, ...]) -> bool:
+    """A row of ``fact_values`` joined to its fact (value, the fact's columns): the value is one of the
+    strings in a non-internal fact's arguments (``fact_values`` is an unsigned index: it claims nothing)."""
+    _, _, predicate, args, *_ = row
+    return not _back(predicate).startswith("$") and _back(row[0]) in string_values(json.loads(args))
 
 
 def _values_of(facts: list[Fact]) -> list[tuple[str, str, str]]:
@@ -219,13 +225,17 @@ class FactStore(SeamStore):
 
     Shared: every gateway on a data dir keeps its sessions' facts here (rollback journal, no -shm); with a
     server store every change bumps its session's counter (``version``), so a replica's engine mirror of a
-    session is reloaded when another replica changed it."""
+    session is reloaded when another replica changed it. A server store's rows are signed with ``key`` (the
+    cluster's ``SharedStore.key("facts")``; None: this process's own) and a row not signed with it is absent
+    to every read (``signed_facts.py``)."""
 
     schema = STORE_SCHEMA
     database_name = "facts"
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, key: bytes | None = None) -> None:
         super().__init__(path)
+        self.key = key if key is not None else PROCESS_KEY
+        self.refused = 0  # rows read that no replica of this cluster signed (made up, moved, altered)
         # session -> (its counter after this store's own last change, the counter that change replaced)
         self.versions: dict[str, tuple[int, int]] = {}
         # the tools named by the confirmations this process wrote or read (confirmed_tools.py)
@@ -296,6 +306,9 @@ class FactStore(SeamStore):
         return self.db.submit_write(self._statements(list(newest.values()), list(dict.fromkeys(values))))
 
     def _statements(self, rows: list[tuple[Any, ...]], values: list[tuple[Any, ...]]) -> list[Statement]:
+        if self.shared:  # replicas act on each other's rows: each signed (a server store: a statement a row)
+            return [Statement(_ADD_VALUE, values, many=True),
+                    Statement(signed_facts.UPSERT, signed_facts.signed(self.key, rows), many=True)]
         if self.db.multi_row_values:  # a few multi-row statements instead of a statement step per row
             return [*row_lists(_INSERT_VALUES, _ON_VALUE, values), *row_lists(_INSERT_FACTS, _ON_FACT, rows)]
         # a statement per row, pipelined (storage.Database.multi_row_values says why)
@@ -332,26 +345,40 @@ class FactStore(SeamStore):
         rows = await self.db.consume(
             "WITH gone AS (DELETE FROM facts WHERE session = ? AND predicate = '$confirmed' AND source_tool "
             "= ? "
-            "AND source_digest = ? RETURNING fact), bump AS (INSERT INTO fact_sessions "
+            f"AND source_digest = ? RETURNING {_COLS}, mac), bump AS (INSERT INTO fact_sessions "
             "(session, version, prev) SELECT ?, nextval('fact_session_versions'), 0 "
             "WHERE EXISTS (SELECT 1 FROM gone)"
             f"{_REPLACE} RETURNING version, prev) "
-            "SELECT (SELECT count(*) FROM gone), (SELECT version FROM bump), (SELECT prev FROM bump)",
+            "SELECT gone.*, bump.version, bump.prev FROM bump LEFT JOIN gone ON true",
             (_kept(session), _opt(tool), _opt(digest), _kept(session)),
         )
-        spent, version, prev = int(rows[0][0]), rows[0][1], rows[0][2]
+        if not rows:  # nothing was there to take (no bump either)
+            return 0, None
+        version, prev = rows[0][-2], rows[0][-1]
+        # only a confirmation a replica of this cluster wrote counts (a made-up one is gone, granted nothing)
+        spent = len(self._genuine(session, [r[:-2] for r in rows if r[0] is not None]))
         if version is not None:
             self._note_version(session, int(version), int(prev))
         return spent, version
 
+    def _genuine(self, session: str, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """Server store: the rows (as read, their MAC last) a replica of this cluster signed, without the
+        MAC; the others are counted, logged and left out (absent: asked or fetched again)."""
+        key = self.key
+        kept = [r[:-1] for r in rows if signed_facts.genuine(key, r)]
+        if len(kept) != len(rows):
+            self.refused += len(rows) - len(kept)
+            signed_facts.note_refused("fact", session, len(rows) - len(kept))
+        return kept
+
     async def has_confirmation(self, session: str, tool: str, digest: str) -> bool:
         """Whether a confirmation of this exact call is stored (valid or not): a read, no write."""
-        rows = await self.db.query(
-            "SELECT 1 FROM facts WHERE session = ? AND predicate = '$confirmed' AND source_tool = ? "
-            "AND source_digest = ? LIMIT 1",
-            (_kept(session), _opt(tool), _opt(digest)),
-        )
-        return bool(rows)
+        where = ("FROM facts WHERE session = ? AND predicate = '$confirmed' AND source_tool = ? "
+                 "AND source_digest = ?")
+        params = (_kept(session), _opt(tool), _opt(digest))
+        if self.shared:
+            return bool(self._genuine(session, await self.db.query(f"SELECT {_COLS}, mac {where}", params)))
+        return bool(await self.db.query(f"SELECT 1 {where} LIMIT 1", params))
 
     async def version(self, session: str) -> int:
         """The session's change counter in the shared store (0: never changed); 0 on a SQLite store."""
@@ -363,13 +390,15 @@ class FactStore(SeamStore):
     async def valid(self, session: str, now: float | None = None, predicate: str | None = None) -> list[Fact]:
         await self._learning.settled(session)
         now = process_clock.now() if now is None else now
-        sql = (f"SELECT {_COLS} FROM facts WHERE session = ? AND (expires_at IS NULL OR expires_at > ?) "
+        mac = ", mac" if self.shared else ""
+        sql = (f"SELECT {_COLS}{mac} FROM facts WHERE session = ? AND (expires_at IS NULL OR expires_at > ?) "
                "AND established_at <= ?")
         params: list[Any] = [_kept(session), now, self._present()]
         if predicate is not None:
             sql += " AND predicate = ?"
             params.append(_kept(predicate))
-        facts = [_row_to_fact(r) for r in await self.db.query(sql + " ORDER BY id", params)]
+        rows = await self.db.query(sql + " ORDER BY id", params)
+        facts = [_row_to_fact(r) for r in (self._genuine(session, rows) if self.shared else rows)]
         self.confirmed_tools.note(facts)  # what an engine mirror of the session may be loaded with
         return facts
 
@@ -382,14 +411,18 @@ class FactStore(SeamStore):
         found: set[str] = set()
         for i in range(0, len(wanted), 500):  # below SQLite's limit of host parameters
             chunk = wanted[i : i + 500]
+            # a server store's values count only through a fact a replica of this cluster signed
+            cols = f"v.value, {signed_facts.KNOWN_COLS}" if self.shared else "DISTINCT v.value"
             sql = (
-                "SELECT DISTINCT v.value FROM fact_values v JOIN facts f ON f.session = v.session AND f.fact "
+                f"SELECT {cols} FROM fact_values v JOIN facts f ON f.session = v.session AND f.fact "
                 "= v.fact "
                 f"WHERE v.session = ? AND v.value IN ({','.join('?' * len(chunk))}) "
                 "AND (f.expires_at IS NULL OR f.expires_at > ?) AND f.established_at <= ?"
             )
-            found.update(_back(r[0]) for r in await self.db.query(sql, [_kept(session), *chunk, now,
-                                                                         self._present()]))
+            rows = await self.db.query(sql, [_kept(session), *chunk, now, self._present()])
+            if self.shared:  # ``fact_values`` is not signed: the value must be an argument of its signed fact
+                rows = [r for r in rows if self._genuine(session, [r[1:]]) and _argument_of(r)]
+            found.update(_back(r[0]) for r in rows)
         return found
 
     async def delete(self, session: str, fact_texts: list[str]) -> None:
@@ -500,23 +533,30 @@ class FactStore(SeamStore):
 
     # ---------------------------------------------------------------- contexts
     async def bind_context(self, session: str, name: str, value: Any) -> None:
-        await self._run(
-            [
-                Statement(
-                    "INSERT INTO contexts (session, name, value, bound_at) VALUES (?,?,?,?) "
-                    "ON CONFLICT (session, name) DO UPDATE SET value=excluded.value, "
-                    "bound_at=excluded.bound_at",
-                    (_kept(session), _kept(name), json.dumps(value), time.time()),
-                )
-            ],
-            [session],
-        )
+        row = (_kept(session), _kept(name), json.dumps(value), time.time())
+        if self.shared:  # signed as a fact is: a bound context is read into the mirror as ``$context``
+            statement = Statement(signed_facts.BIND, (*row, signed_facts.context_mac(self.key, row)))
+        else:
+            statement = Statement(
+                "INSERT INTO contexts (session, name, value, bound_at) VALUES (?,?,?,?) "
+                "ON CONFLICT (session, name) DO UPDATE SET value=excluded.value, bound_at=excluded.bound_at",
+                row,
+            )
+        await self._run([statement], [session])
 
     async def contexts(self, session: str) -> dict[str, Any]:
-        rows = await self.db.query(
-            "SELECT name, value FROM contexts WHERE session = ? ORDER BY name", (_kept(session),)
-        )
-        return {_back(n): json.loads(v) for n, v in rows}
+        if not self.shared:
+            rows = await self.db.query(
+                "SELECT name, value FROM contexts WHERE session = ? ORDER BY name", (_kept(session),)
+            )
+            return {_back(n): json.loads(v) for n, v in rows}
+        read = await self.db.query("SELECT session, name, value, bound_at, mac FROM contexts "
+                                   "WHERE session = ? ORDER BY name", (_kept(session),))
+        kept = [r for r in read if signed_facts.genuine_context(self.key, r)]
+        if len(kept) != len(read):
+            self.refused += len(read) - len(kept)
+            signed_facts.note_refused("context", session, len(read) - len(kept))
+        return {_back(r[1]): json.loads(r[2]) for r in kept}
 
     # ---------------------------------------------------------------- summary
     async def summary(

@@ -20,12 +20,14 @@ def facts_db_path(config: Config) -> Path:
 
 
 def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None = None,
-                 default: Guard | None = None, private: Callable[[str], bool] | None = None) -> PolicyGuard:
+                 default: Guard | None = None, private: Callable[[str], bool] | None = None,
+                 fact_key: bytes | None = None) -> PolicyGuard:
     """The gateway's guard for a config; the caller awaits ``start()`` and, at shutdown, ``close()``.
     ``default``: the gateway's fail-safe guard, which decides the tools no rulebase governs; ``private``:
-    whether a session is one no other process writes facts for (``PolicyGuard.private``)."""
+    whether a session is one no other process writes facts for (``PolicyGuard.private``); ``fact_key``: what
+    a server store's facts are signed with (``SharedStore.key("facts")``; None: this process's own key)."""
     extra = config.sentinel.model_extra or {}
-    return PolicyGuard(
+    guard = PolicyGuard(
         config.rulebase_paths(),
         port,
         store_path=config.store_url or facts_db_path(config),
@@ -41,3 +43,5 @@ def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None 
         # a decision against 0.30 with the proof written in the pass (benchmarks/hot_path.py's guard rows)
         lazy_proofs=True,
     )
+    guard.store.key = fact_key or guard.store.key  # before the store is opened: every row it writes is signed
+    return guard

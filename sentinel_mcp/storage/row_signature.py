@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import json
 import os
-from typing import Any
+from typing import Any, Sequence
 
 PROCESS_KEY = os.urandom(32)
 
@@ -29,3 +29,45 @@ def signed(key: bytes, mac: Any, purpose: str, *fields: Any) -> bool:
         return False
     # as bytes: ``compare_digest`` raises on a non-ASCII string (a hostile row would stop the reader)
     return hmac.compare_digest(mac.encode("utf-8", "replace"), sign(key, purpose, *fields).encode())
+
+
+_encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+_PLAIN = (str, float, type(None))  # what a row's columns hand back: text, REAL (always a float), NULL
+
+
+def _plain(value: Any) -> Any:
+    """A value other than text, a float or None as it is signed: any other number as a float (a database
+    hands a REAL back as a float whatever was written); any other type (no column holds it) is refused."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise TypeError(type(value).__name__)
+
+
+def sign_row(key: bytes, purpose: str, row: Sequence[Any]) -> str:
+    """``sign`` for a row of text, numbers and NULLs (times, expiries), exactly as the database keeps it."""
+    values = [purpose, *(v if type(v) in _PLAIN else _plain(v) for v in row)]
+    return hmac.digest(key, _encode(values).encode(), "sha256").hex()
+
+
+def signed_row(key: bytes, mac: Any, purpose: str, row: Sequence[Any]) -> bool:
+    """Whether ``mac`` signs exactly this row (as read: any types; a value no column holds is refused)."""
+    if not isinstance(mac, str):
+        return False
+    try:
+        expected = sign_row(key, purpose, row)
+    except (TypeError, ValueError):
+        return False
+    return hmac.compare_digest(mac.encode("utf-8", "replace"), expected.encode())
+
+
+def derived_key(seal_key: bytes, purpose: str) -> bytes:
+    """The key for one purpose from the cluster's seal key (never interchangeable between purposes)."""
+    return hmac.new(seal_key, f"sentinel seal: {purpose}".encode(), hashlib.sha256).digest()
+
+
+def configured_key(seal_key: str | None, purpose: str) -> bytes | None:
+    """``derived_key`` from the config's ``sentinel.cluster.seal_key`` as written (``${VAR}`` expanded), for a
+    command without the gateway's wiring (``sentinel-mcp sensors``); None when none is set."""
+    from sentinel_mcp.storage.location import expand
+
+    return derived_key(expand(seal_key).encode(), purpose) if seal_key else None

@@ -52,7 +52,7 @@ async def spend(url: str, kind: str, keys: list[str], seed: int) -> list[str]:
         won = [c.session_id for c in calls]
         await release(db)
     else:  # a confirmation fact of session k
-        store = await FactStore(url).open()
+        store = await FactStore(url, key=SEAL_KEY).open()
         results = await asyncio.gather(*(store.spend_confirmation(k, "srv__pay", "digest-1") for k in keys))
         won = [k for k, (n, _) in zip(keys, results) if n]
         await store.close()

@@ -9,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sentinel_mcp.gateway.replica import SharedStore
 from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from tests.records.rig import ROOT
+
+SEAL_KEY = "cli-test seal key, the same on every replica"
 
 
 def cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -25,7 +28,8 @@ def cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 async def test_facts_and_query_read_the_server_store(tmp_path: Path, pg_url: str) -> None:
-    async with FactStore(pg_url) as store:  # as a replica writes them
+    # as a replica writes them: signed with the key the cluster's seal key gives for facts
+    async with FactStore(pg_url, key=SharedStore(pg_url, "", "", SEAL_KEY.encode()).key("facts")) as store:
         await store.add(
             [
                 Fact(
@@ -48,6 +52,7 @@ async def test_facts_and_query_read_the_server_store(tmp_path: Path, pg_url: str
                 "mcpServers": {},
                 "sentinel": {
                     "store": pg_url,
+                    "cluster": {"seal_key": SEAL_KEY},
                     "data_dir": str(tmp_path / "data"),
                     "builtins": [],
                     "rulebases": [str(RULEBASES_DIR / "default.pl"), str(rules)],

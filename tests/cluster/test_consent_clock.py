@@ -12,7 +12,8 @@ import psycopg
 import pytest
 
 from sentinel_mcp.gateway import consents as consents_module
-from sentinel_mcp.gateway.consents import ConsentBook
+from sentinel_mcp.gateway.consents import PURPOSE, ConsentBook
+from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign_row
 
 HOUR = 3600.0
 
@@ -20,6 +21,14 @@ HOUR = 3600.0
 def db_now(url: str) -> float:
     with psycopg.connect(url) as conn:
         return float(conn.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()[0])  # type: ignore[index]
+
+
+def resign(conn: psycopg.Connection) -> None:  # type: ignore[type-arg]
+    """The rows signed again as this process's books sign them (their times changed by the test)."""
+    cols = "principal, kind, purpose, granted_at, expires_at, granted_by"
+    for row in conn.execute(f"SELECT {cols} FROM consents").fetchall():
+        conn.execute("UPDATE consents SET mac = %s WHERE principal = %s AND kind = %s AND purpose = %s",
+                     (sign_row(PROCESS_KEY, PURPOSE, row), *row[:3]))
 
 
 def stored(url: str) -> tuple[float, float | None]:
@@ -65,6 +74,7 @@ def test_a_replica_whose_clock_lags_cannot_revive_an_expired_consent(
         book.grant("alice", "messages", expires_in=60)
         with psycopg.connect(pg_url) as conn:  # expired ten minutes ago by the cluster's clock
             conn.execute("UPDATE consents SET granted_at = granted_at - 660, expires_at = expires_at - 660")
+            resign(conn)  # as a replica would have signed it then: only the clock decides here
         skew[0] = -behind
         assert book.current("alice", "messages", "inbox") is None
         assert book.list("alice") == [] and book.list() == []

@@ -15,12 +15,18 @@ from typing import Any, Iterator
 import pytest
 
 from device_tools.sensors.audit_log import AuditLog as SensorAudit
-from device_tools.sensors.consent_registry import ConsentRegistry
+from device_tools.sensors.consent_registry import COLUMNS as SENSOR_CONSENT_COLS
+from device_tools.sensors.consent_registry import PURPOSE as SENSOR_CONSENT, ConsentRegistry
 from device_tools.sensors.database import SensorDatabase
 from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 from sentinel_mcp.core.sensor_messages import SensorResponse
 from device_tools.sensors.reading_vault import ReadingVault
 from sentinel_mcp.gateway.consents import ANY_PURPOSE, ConsentBook
+from sentinel_mcp.gateway.replica import SharedStore
+from sentinel_mcp.storage.row_signature import sign_row
+
+SEAL_KEY = "consent-test seal key, the same on every replica"  # the rows replicas share are signed with it
+SENSOR_KEY = SharedStore("", "", "", SEAL_KEY.encode()).key("sensor consent") or b""
 
 # another principal's name, spelled every way that must not reach alice's consent
 NOT_ALICE = ["Alice", "ALICE", "alice ", " alice", "alice\n", "alice\x00", "al%", "%", "_lice", "*", "",
@@ -121,6 +127,11 @@ def _age(sensors: SensorDatabase, table: str, start: str, seconds: float) -> Non
     sensors.execute(
         f"UPDATE {table} SET {start} = {start} - ?, expires_at = expires_at - ?", (seconds, seconds)
     )
+    if table == "sensor_consents" and sensors.shared:  # as a replica signed them then: only the clock decides
+        for row in sensors.query("SELECT * FROM sensor_consents"):
+            values = tuple(row[c] for c in SENSOR_CONSENT_COLS)
+            sensors.execute("UPDATE sensor_consents SET mac = ? WHERE requester = ? AND sensor = ?",
+                            (sign_row(sensors.row_key, SENSOR_CONSENT, values), *values[:2]))
 
 
 def test_sensor_consents_retention_and_audit_on_both_backends(sensors: SensorDatabase) -> None:
@@ -215,9 +226,10 @@ def test_replicas_on_one_postgresql_share_consents(pg_url: str, tmp_path: Path) 
     """What replica A grants (here: the real CLI, another process) replica B honours on its next check; what A
     revokes B refuses at once. Nothing is cached on B."""
     config = tmp_path / "replica-a.json"
-    config.write_text(json.dumps({"sentinel": {"store": pg_url, "data_dir": str(tmp_path / "a")}}))
-    book = ConsentBook(pg_url)  # replica B
-    sensor_db = SensorDatabase(tmp_path / "b" / "sensors", pg_url)
+    config.write_text(json.dumps({"sentinel": {"store": pg_url, "data_dir": str(tmp_path / "a"),
+                                               "cluster": {"seal_key": SEAL_KEY}}}))
+    book = ConsentBook(pg_url, key=SharedStore(pg_url, "", "", SEAL_KEY.encode()).key("consent"))  # replica B
+    sensor_db = SensorDatabase(tmp_path / "b" / "sensors", pg_url, key=SENSOR_KEY)
     registry = ConsentRegistry(sensor_db)
     try:
         assert book.current("alice", "messages", "support") is None
@@ -238,13 +250,14 @@ def test_replicas_on_one_postgresql_share_consents(pg_url: str, tmp_path: Path) 
             "from device_tools.sensors.database import SensorDatabase; "
             "from device_tools.sensors.consent_registry import ConsentRegistry; "
             "from sentinel_mcp.core.sensor_kinds import SensorKind, Scope; "
-            "db = SensorDatabase(Path(sys.argv[2]), sys.argv[1]); r = ConsentRegistry(db); "
+            "db = SensorDatabase(Path(sys.argv[2]), sys.argv[1], key=bytes.fromhex(sys.argv[4])); "
+            "r = ConsentRegistry(db); "
             "r.grant('agent-a', SensorKind.location, Scope.standard) if sys.argv[3] == 'grant' "
             "else r.revoke('agent-a'); db.close()"
         )
-        _other_process(sensor_script, pg_url, str(tmp_path / "a" / "sensors"), "grant")
+        _other_process(sensor_script, pg_url, str(tmp_path / "a" / "sensors"), "grant", SENSOR_KEY.hex())
         assert registry.current("agent-a", SensorKind.location).scope is Scope.standard  # type: ignore[union-attr]
-        _other_process(sensor_script, pg_url, str(tmp_path / "a" / "sensors"), "revoke")
+        _other_process(sensor_script, pg_url, str(tmp_path / "a" / "sensors"), "revoke", SENSOR_KEY.hex())
         assert registry.current("agent-a", SensorKind.location) is None
     finally:
         book.close()
@@ -270,24 +283,26 @@ async def test_the_sensors_builtin_keeps_its_records_in_the_shared_database(
         "import sys; from pathlib import Path; from device_tools.sensors.database import SensorDatabase; "
         "from device_tools.sensors.consent_registry import ConsentRegistry; "
         "from sentinel_mcp.core.sensor_kinds import SensorKind, Scope; "
-        "db = SensorDatabase(Path(sys.argv[2]), sys.argv[1]); r = ConsentRegistry(db); "
+        "db = SensorDatabase(Path(sys.argv[2]), sys.argv[1], key=bytes.fromhex(sys.argv[4])); "
+        "r = ConsentRegistry(db); "
         "r.grant('agent-a', SensorKind.location, Scope.standard) if sys.argv[3] == 'grant' "
         "else r.revoke('agent-a'); db.close()"
     )
-    _other_process(script, pg_url, str(tmp_path / "a" / "sensors"), "grant")
+    _other_process(script, pg_url, str(tmp_path / "a" / "sensors"), "grant", SENSOR_KEY.hex())
     server = create_server(
         BuiltinContext(
             name="sensors",
             data_dir=tmp_path / "b" / "sensors",
             settings={"consent_by_elicitation": False},
             store=pg_url,
+            services={"sensor_consent_key": SENSOR_KEY},  # the cluster's, as the gateway gives it
         )
     )
     async with Client(server) as c:
         allowed = await c.call_tool("sensor_read", read, meta={PRINCIPAL_KEY: "agent-a", DECISION_KEY: "d-1"})
         assert not allowed.is_error, allowed
         other = await c.call_tool("sensor_read", read, meta={PRINCIPAL_KEY: "agent-b", DECISION_KEY: "d-2"})
-        _other_process(script, pg_url, str(tmp_path / "a" / "sensors"), "revoke")
+        _other_process(script, pg_url, str(tmp_path / "a" / "sensors"), "revoke", SENSOR_KEY.hex())
         revoked = await c.call_tool("sensor_read", read, meta={PRINCIPAL_KEY: "agent-a", DECISION_KEY: "d-3"})
     assert other.is_error and revoked.is_error
     assert not (tmp_path / "b" / "sensors" / "sensors.db").exists()  # nothing per replica

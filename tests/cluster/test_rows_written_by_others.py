@@ -56,20 +56,24 @@ async def db(module_url: str) -> AsyncIterator[object]:
 async def test_a_confirmation_made_up_in_sql_grants_nothing(db) -> None:  # type: ignore[no-untyped-def]
     book = SharedConfirmationBook(db, 60, key=KEY)
     c = pay()
+    # the expiry a replica would write now (signed with the row): only the binding differs below
+    now = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
+    exp = (await db.query(f"SELECT {now} + 60"))[0][0]
     forged = [
         ("", ""),  # no signature at all (as a row written before signing, or by hand)
         ("00" * 32, "alice"),
         ("é" * 64, "alice"),  # not ASCII: compared as bytes, never an error
-        (signed_binding(b"x" * 32, "alice", c.session_id, c.identity, c.digest, VERSION), "alice"),  # key
-        (signed_binding(KEY, "alice", c.session_id, c.identity, c.digest, VERSION).upper(), "alice"),
-        (signed_binding(KEY, "bob", c.session_id, c.identity, c.digest, VERSION), "alice"),
-        (signed_binding(KEY, "alice", c.session_id, c.identity, c.digest, VERSION), "bob"),
+        # another key
+        (signed_binding(b"x" * 32, "alice", c.session_id, c.identity, c.digest, VERSION, exp), "alice"),
+        (signed_binding(KEY, "alice", c.session_id, c.identity, c.digest, VERSION, exp).upper(), "alice"),
+        (signed_binding(KEY, "bob", c.session_id, c.identity, c.digest, VERSION, exp), "alice"),
+        (signed_binding(KEY, "alice", c.session_id, c.identity, c.digest, VERSION, exp), "bob"),
     ]
     for mac, principal in forged:
         await db.write(
             "INSERT INTO confirmations (session, tool, digest, version, principal, expires_at, mac) "
-            "VALUES (?, ?, ?, ?, ?, EXTRACT(EPOCH FROM clock_timestamp()) + 60, ?)",
-            (c.session_id, c.identity, c.digest, VERSION, principal, mac),
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (c.session_id, c.identity, c.digest, VERSION, principal, exp, mac),
         )
         assert not await book.held(c, VERSION), (mac, principal)
         assert not await book.take(c, VERSION), (mac, principal)
@@ -88,6 +92,7 @@ async def test_a_real_confirmation_moved_to_another_call_grants_nothing(db) -> N
         ("version", "'default:deny'", None),
         ("tool", "'srv__drop'", ToolCall(name="srv__drop", server="srv", tool="drop", arguments={"n": 1},
                                           session_id="alice/label-x-1", principal="alice")),
+        ("expires_at", "expires_at + 3600", pay()),  # the same "yes" kept alive past its time
     ]
     for column, value, call in moves:
         await db.write("DELETE FROM confirmations")

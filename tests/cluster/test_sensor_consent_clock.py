@@ -16,6 +16,9 @@ import pytest
 from device_tools.sensors.consent_registry import ConsentRegistry
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.reading_vault import ReadingVault
+from device_tools.sensors.consent_registry import COLUMNS as SENSOR_CONSENT_COLS
+from device_tools.sensors.consent_registry import PURPOSE as SENSOR_CONSENT
+from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign_row
 from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 from sentinel_mcp.core.sensor_messages import SensorResponse
 
@@ -40,6 +43,11 @@ def age(url: str, table: str, start: str, seconds: float) -> None:
         conn.execute(
             f"UPDATE {table} SET {start} = {start} - %s, expires_at = expires_at - %s", (seconds, seconds)
         )
+        if table == "sensor_consents":  # signed again as this process's replicas sign: only the clock decides
+            cols = ", ".join(SENSOR_CONSENT_COLS)
+            for row in conn.execute(f"SELECT {cols} FROM sensor_consents").fetchall():
+                conn.execute("UPDATE sensor_consents SET mac = %s WHERE requester = %s AND sensor = %s",
+                             (sign_row(PROCESS_KEY, SENSOR_CONSENT, row), *row[:2]))
 
 
 def off_by(seconds: float) -> Callable[[], float]:

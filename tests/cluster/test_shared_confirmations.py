@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from sentinel_mcp.core.decision import Allow, Answer, Ask, ToolCall
-from sentinel_mcp.storage.conversation_names import LabelsUnavailable, SharedLabels
+from sentinel_mcp.storage.conversation_names import PURPOSE, LabelsUnavailable, SharedLabels
 from sentinel_mcp.gateway.conversations import Conversations, SessionRefused
 from sentinel_mcp.identity.principal import Principal
 from sentinel_mcp.policy.confirmation_book import SharedConfirmationBook
@@ -20,6 +20,7 @@ from sentinel_mcp.policy.default_guard import DefaultGuard
 from sentinel_mcp.storage import open_database
 from sentinel_mcp.storage.local_server import LocalServer, free_port
 from sentinel_mcp.storage.open import release
+from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign
 from tests.cluster.race_worker import SEAL_KEY
 from tests.cluster.test_single_use_across_replicas import ROUNDS, race
 
@@ -113,11 +114,17 @@ async def test_a_label_names_one_conversation_per_principal_for_every_replica(st
         assert fresh != first[0] and fresh.startswith("alice/label-trip-")
         a.refresh = 0
         assert await a.session("alice", "trip") == fresh
-        # a malformed row (another principal's id, not text) is refused, never used
+        # a malformed row (another principal's id, another label's, too long) written in SQL is never used:
+        # unsigned, it gives way to a new conversation of alice's own
         for bad in ("bob/label-trip-1", "alice/label-other-1", "alice/label-trip-" + "x" * 100):
             await db.write("UPDATE conversation_labels SET session = ? WHERE principal = 'alice'", (bad,))
-            with pytest.raises(LabelsUnavailable):
-                await b.session("alice", "trip")
+            now = await b.session("alice", "trip")
+            assert now != bad and now.startswith("alice/label-trip-") and len(now) == len(fresh)
+        # one signed but malformed (as no replica writes it) is refused, never used
+        await db.write("UPDATE conversation_labels SET session = ?, mac = ? WHERE principal = 'alice'",
+                       ("bob/label-trip-1", sign(PROCESS_KEY, PURPOSE, "alice", "trip", "bob/label-trip-1")))
+        with pytest.raises(LabelsUnavailable):
+            await b.session("alice", "trip")
     finally:
         await release(db)
 

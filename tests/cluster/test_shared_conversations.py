@@ -3,7 +3,8 @@
 
 - A plain label (``_meta["sentinel/session"]``, ``X-Sentinel-Session``) names the same conversation of its
   principal on A, on B and through the balancer: a fact answered through A decides on B; another principal's
-  same label is its own conversation; the label's row goes idle after its time to live.
+  same label is its own conversation (alice's answer copied there in SQL, without the seal key, decides
+  nothing; nor one made up in her other conversation); the label's row goes idle after its time to live.
 - The default guard's confirmation (a tool no rulebase governs) is used once in the cluster: given through A
   (a pushed elicitation), the same call on B asks again; one stored confirmation raced by the same call on A
   and B at once is forwarded exactly once (an upstream that writes down every start says so).
@@ -129,7 +130,8 @@ async def test_a_label_names_one_conversation_on_every_replica(cluster: Cluster)
     # another principal's same label, and another label: other conversations
     bob = await session_of(b, "bob", "trip")
     assert bob.startswith("bob/label-trip-") and bob != sid
-    assert await session_of(a, "alice", "other") != sid
+    other = await session_of(a, "alice", "other")
+    assert other != sid
     # naming another's conversation by its id, on either replica, is refused
     for port in (a, b):
         async with client(port, "bob") as c:
@@ -143,6 +145,17 @@ async def test_a_label_names_one_conversation_on_every_replica(cluster: Cluster)
     async with client(b, "alice") as c:
         r = await c.call_tool("asks__work", {"mark": "m1"}, meta={SESSION: "trip"})
         assert not r.is_error and not c.asked, text(r)  # type: ignore[attr-defined]
+    # someone with write access to the database (no seal key): alice's answer copied into bob's conversation,
+    # and one made up (unsigned) in her other one; each replica's next read sees them (counters moved)
+    url = cluster.store_url or ""
+    for target, mac in ((bob, None), (other, "")):
+        sql(url, "INSERT INTO facts (session, predicate, args, fact, provenance, source_tool, source_digest, "
+            "contexts, established_at, expires_at, mac) SELECT %s, predicate, args, fact, provenance, "
+            "source_tool, source_digest, contexts, established_at, expires_at, COALESCE(%s, mac) FROM facts "
+            "WHERE session = %s AND predicate = 'colour'", (target, mac, sid))
+        sql(url, "INSERT INTO fact_sessions (session, version, prev) VALUES (%s, nextval("
+            "'fact_session_versions'), 0) ON CONFLICT (session) DO UPDATE SET version = excluded.version",
+            (target,))
     for who, label in (("bob", "trip"), ("alice", "other")):
         async with client(b, who) as c:
             r = await c.call_tool("asks__work", {"mark": "m1"}, meta={SESSION: label})
@@ -189,11 +202,13 @@ async def test_a_confirmation_is_used_once_in_the_cluster(cluster: Cluster) -> N
     for n in range(ROUNDS):
         mark = f"r{n}"
         call = ToolCall(name="slow__work", server="slow", tool="work", arguments={"mark": mark})
-        # signed as a replica signs it (a row without the cluster key's signature grants nothing)
-        mac = signed_binding(key, "alice", sid, "slow__work", call.digest, "default:fail-safe")
+        # signed as a replica signs it, its expiry too (a row without the cluster key's signature grants
+        # nothing)
+        expires = sql(url, "SELECT CAST(extract(epoch from now()) AS DOUBLE PRECISION) + 300")[0][0]
+        mac = signed_binding(key, "alice", sid, "slow__work", call.digest, "default:fail-safe", expires)
         sql(url, "INSERT INTO confirmations (session, tool, digest, version, principal, mac, expires_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, extract(epoch from now()) + 300)",
-            (sid, "slow__work", call.digest, "default:fail-safe", "alice", mac))
+            "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            (sid, "slow__work", call.digest, "default:fail-safe", "alice", mac, expires))
 
         async def one(port: int) -> Any:
             async with client(port, "alice", mode="legacy") as c:  # declines whatever it is asked

@@ -18,6 +18,7 @@ from sentinel_mcp.gateway.stored_nonces import SCHEMA as NONCES, StoredNonceBook
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.storage import open_database
 from sentinel_mcp.storage.open import release
+from tests.cluster.race_worker import SEAL_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = str(Path(__file__).with_name("race_worker.py"))
@@ -58,7 +59,7 @@ async def test_each_nonce_is_used_by_exactly_one_replica(pg_url: str) -> None:
 
 
 async def test_each_confirmation_is_spent_by_exactly_one_replica(pg_url: str) -> None:
-    store = await FactStore(pg_url).open()
+    store = await FactStore(pg_url, key=SEAL_KEY).open()  # the key every replica signs facts with
     try:
         keys = [f"sess{i}" for i in range(ROUNDS)]
         await store.add([Fact(session=k, predicate="$confirmed", args=["srv__pay", "digest-1", "v1", "yes"],
