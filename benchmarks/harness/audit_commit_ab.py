@@ -6,6 +6,7 @@ writer is idle: ``SQLiteDatabase.write_inline``). Blocks of rows alternate betwe
 machine's load falls on both alike. Per tree: p50 and p90 of a row's write (wall time), the process's CPU per
 row, and what each commit put in the write-ahead log (pages, bytes, by table or index).
 Usage: python benchmarks/harness/audit_commit_ab.py --base /work/main [--rows 2000] [--block 100] [--dir DIR]
+       [--page-size N]   (this tree's log made with another page size)
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import asyncio
 import json
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -50,6 +52,12 @@ async def _child(where: Path) -> None:
     from audit_commit_work import wal_pages_per_commit
 
     path = where / "sentinel.db"
+    page = int(os.environ.get("AUDIT_AB_PAGE_SIZE") or 0)
+    if page:  # a file of that page size, made before the store opens it (its schema is applied after)
+        conn = sqlite3.connect(path)
+        conn.execute(f"PRAGMA page_size={page}")
+        conn.execute("VACUUM")
+        conn.close()
     log = await AuditLog(path).open()
     i = 0
     for line in sys.stdin:
@@ -80,6 +88,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=2000, help="rows per tree (after 200 to warm up)")
     ap.add_argument("--block", type=int, default=100)
     ap.add_argument("--dir", default=tempfile.gettempdir())
+    ap.add_argument("--page-size", type=int, default=0, help="this tree's log made with this page size")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -92,7 +101,8 @@ def main() -> None:
     for name, tree in trees.items():
         where = tmp / name.replace(" ", "-")
         where.mkdir()
-        env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONWARNINGS": "ignore"}
+        env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONWARNINGS": "ignore",
+               "AUDIT_AB_PAGE_SIZE": str(args.page_size if name == "this tree" else 0)}
         procs[name] = subprocess.Popen([sys.executable, __file__, "--child", str(where)], text=True, env=env,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=tree)
     times: dict[str, list[float]] = {n: [] for n in trees}
