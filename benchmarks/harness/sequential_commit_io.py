@@ -1,11 +1,12 @@
 """What ONE sequential call's durable audit commits write and sync (issue 21, added-latency goal): the
-gateway serves a stdio client (the test toolbox's no-op as its stdio upstream) under
-``strace -f -T -e trace=pwrite64,fdatasync,fsync,write``; per call it prints its system calls of those kinds
-by file (the ``-wal`` and the database file, named by the ``openat`` of their descriptor), their bytes, and
-each kind's p50 time in the kernel; then the pages each commit put in the write-ahead log, by table or index
-(the log copied at the end, its frames walked, each page named by SQLite's ``dbstat``). Counts first: strace
-slows the process, so its times are upper bounds.
-Usage: python benchmarks/harness/sequential_commit_io.py [--calls N] [--dir DIR]
+gateway serves a stdio client (the test toolbox's no-op as its stdio upstream) under ``strace -f -T -e
+trace=pwrite64,pread64,fdatasync,fsync,write``; per call it prints its system calls of those kinds by file
+(the ``-wal`` and the database file, named by the ``openat`` of their descriptor), their bytes, and each
+kind's p50 time in the kernel; then the pages each commit put in the write-ahead log, by table or index (the
+log copied at the end, its frames walked, each page named by SQLite's ``dbstat``), and the rows' sizes.
+Counts first: strace slows the process, so its times are upper bounds. A ``pread64`` of the log is a
+checkpoint copying it back into the file.
+Usage: python benchmarks/harness/sequential_commit_io.py [--calls N] [--dir DIR]   (KEEP_TRACE=1 keeps it)
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def main() -> None:
     cfg = tmp / "sentinel.json"
     cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
                                "sentinel": {"data_dir": str(tmp / "state"), "builtins": []}}))
-    traced = "trace=pwrite64,fdatasync,fsync,write,openat,close,clone,clone3,vfork,fork"
+    traced = "trace=pwrite64,pread64,fdatasync,fsync,write,openat,close,clone,clone3,vfork,fork"
     cmd = ["-f", "-T", "-ttt", "-qq", "-s", "512", "-o", str(trace), "-e", traced,
            sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve"]
     try:
