@@ -3,7 +3,8 @@ commit a cheaper one?). A write-ahead log's shape: a file grown once to its size
 each "commit" overwrites the next N bytes in place with ``pwrite`` (frames of a page + 24 bytes, two writes
 a frame as SQLite does) and syncs; the offset wraps at the file's end as a checkpointed log restarts. Sizes
 alternate round by round, so the machine's load falls on every size alike. Prints p50 and p90 of the sync
-alone and of writes + sync, per size.
+alone and of writes + sync, and the thread's CPU a commit (``CLOCK_THREAD_CPUTIME_ID``: almost all of it the
+kernel's, in the writes and the sync), per size.
 Usage: python benchmarks/harness/fdatasync_by_bytes.py [--dir DIR] [--commits N] [--rounds R] [--frames 1,2,4]
        [--pages 1024,4096]
 """
@@ -55,12 +56,15 @@ def main() -> None:
     try:
         os.pwrite(fd, b"\0" * LOG_BYTES, 0)  # the file's blocks exist and are written: no growth below
         os.fsync(fd)
+        system: dict[tuple[int, int], float] = {n: 0.0 for n in sizes}
         sync: dict[tuple[int, int], list[float]] = {n: [] for n in sizes}
         whole: dict[tuple[int, int], list[float]] = {n: [] for n in sizes}
         offset = 32
         for r in range(args.rounds):
             for page, n in sizes if r % 2 == 0 else reversed(sizes):
+                before = time.thread_time()
                 s, w, offset = commit_times(fd, n, page, args.commits, offset)
+                system[page, n] += time.thread_time() - before
                 sync[page, n] += s
                 whole[page, n] += w
     finally:
@@ -68,11 +72,13 @@ def main() -> None:
         path.unlink()
     print(f"fdatasync after N frames of a page + {FRAME_HEADER} bytes, in {args.dir}, "
           f"{args.rounds} alternated rounds x {args.commits} commits, load {os.getloadavg()[0]:.1f}; ms")
-    print(f"{'page':>5} {'frames':>6} {'bytes':>7} {'sync p50':>9} {'sync p90':>9} {'write+sync p50':>15}")
+    print(f"{'page':>5} {'frames':>6} {'bytes':>7} {'sync p50':>9} {'sync p90':>9} {'write+sync p50':>15} "
+          f"{'CPU':>7}")
     for page, n in sizes:
         q = statistics.quantiles(sync[page, n], n=10)
         print(f"{page:5} {n:6} {n * (page + FRAME_HEADER):7} {statistics.median(sync[page, n]):9.3f} "
-              f"{q[8]:9.3f} {statistics.median(whole[page, n]):15.3f}")
+              f"{q[8]:9.3f} {statistics.median(whole[page, n]):15.3f} "
+              f"{system[page, n] * 1000 / len(sync[page, n]):7.3f}")
 
 
 if __name__ == "__main__":
