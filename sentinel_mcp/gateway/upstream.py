@@ -38,7 +38,7 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp.config import RemoteServer, StdioServer
-from sentinel_mcp.core.caller_link import CallerLink
+from sentinel_mcp.core.caller_link import CallerLink, CallOf
 from sentinel_mcp.core.display_text import compose, said
 from sentinel_mcp.gateway.builtin_direct import DirectDispatcher, direct_path
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
@@ -84,6 +84,8 @@ class UpstreamHooks:
     # notifications that belong to whoever subscribed or was asked, not to one call
     resource_updated: Callable[["Upstream", str], Awaitable[None]] | None = None
     elicit_complete: Callable[["Upstream", str], Awaitable[None]] | None = None
+    # a request it pushed during a call, refused (kind, cause, why, the call): the gateway audits it
+    push_refused: Callable[["Upstream", str, str, str, CallOf | None], Awaitable[None]] | None = None
 
 
 @dataclass
