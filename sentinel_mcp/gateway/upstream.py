@@ -43,7 +43,7 @@ from sentinel_mcp.core.display_text import compose, said
 from sentinel_mcp.gateway.builtin_direct import DirectDispatcher, direct_path
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
-from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, lean_caller
+from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, answer_limit, lean_caller
 from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
@@ -232,7 +232,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         for mode in modes:
             self._dead = anyio.Event()
             groups = track_groups(self.launched, self.name)
-            taps = tap_pipes() if stdio_caller(self.target) else None
+            taps = tap_pipes(answer_limit(self.target)) if stdio_caller(self.target) else None
             session = self._session = HttpSession()
             try:
                 await self._serve(make_client(self.target, mode, self._callbacks(), session), mode, session,
