@@ -87,6 +87,10 @@ class ServerCommon(_Strict):
     # three for a process Sentinel starts or a server on loopback; a server beyond loopback (someone else's
     # service) may only ask questions (gateway/relay_permits.py)
     relays: list[Literal["elicitation", "sampling", "roots"]] | None = None
+    # the most bytes one message of this server may be (a tool's result: an stdio line, an HTTP body),
+    # counted on the raw bytes before any is parsed: parsing holds the event loop (16 MiB, ~0.9 s), so a
+    # server that answers small can be held to that. None: 16 MiB (``lean_upstream.MAX_ANSWER_BYTES``)
+    max_result_bytes: int | None = Field(None, ge=1024, le=16 * 1024 * 1024, strict=True)
 
 
 class StdioServer(ServerCommon):

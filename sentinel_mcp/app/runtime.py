@@ -432,6 +432,7 @@ async def _assembled(
                 await guard.close()
             except Exception:  # noqa: BLE001
                 log.exception("guard close failed")
+            await gateway.push_refusals.flush()  # the refused pushes counted and not yet written
             if anchoring is not None:
                 try:
                     await anchoring.stop()

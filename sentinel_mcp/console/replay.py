@@ -254,7 +254,7 @@ def pick_rows(
     for r in reversed(rows):
         if r.get("origin") not in REPLAYED_ORIGINS or r.get("decision") not in ("allow", "deny", "ask"):
             continue
-        if r.get("outcome") in ("unknown_tool", "bad_arguments", "answer_refused"):
+        if r.get("outcome") in ("unknown_tool", "bad_arguments", "answer_refused", "push_refused"):
             continue
         if since is not None and (r.get("ts") or 0) < since:
             continue

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextvars
 import copy
+from dataclasses import dataclass
 from typing import Any, Self
 
 from mcp.types import (
@@ -52,8 +53,23 @@ def refusal(what: str, why: str) -> ErrorData:
     return ErrorData(code=NO_BACK_CHANNEL, message=f"sentinel: {what} cannot be relayed: {why}")
 
 
+@dataclass(frozen=True, slots=True)
+class CallOf:
+    """The call a link stands for, as the gateway decided it (``CallerLink.call_of``): what a refused push
+    is audited with (``gateway/push_refusals.py``)."""
+
+    principal: str | None
+    session: str
+    tool: str
+    origin: str
+    client: str | None
+    decision_id: str
+
+
 class CallerLink:
     """A caller that cannot be asked anything (subclasses relay to a real client)."""
+
+    call_of: CallOf | None = None  # set by the gateway before the upstream runs the call
 
     who = "this caller (not an MCP client)"
     relays_sampling = False  # whether sample() reaches a client that declared sampling

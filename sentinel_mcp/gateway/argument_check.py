@@ -19,6 +19,7 @@ from sentinel_mcp.core import outside_schema
 from sentinel_mcp.core.echoed_text import MESSAGE_ECHO_LIMIT, echoed
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, ValueWalk, walk_value
+from sentinel_mcp.gateway.schema_validators import CompiledSchemas
 
 if TYPE_CHECKING:  # jsonschema is imported by the first call's check, not at start-up (issue 21)
     from jsonschema.protocols import Validator
@@ -37,6 +38,8 @@ class ArgumentCheck:
         self._validators: dict[str, Compiled] = {}
         # per tool name: the tool whose validator a worker thread is compiling, and that compilation
         self._compiling: dict[str, tuple[Tool, asyncio.Future[Compiled]]] = {}
+        # validators by schema: a catalog rebuild's new tool objects compile nothing (``schema_validators``)
+        self._by_schema: CompiledSchemas[Validator | None] = CompiledSchemas()
 
     def ready(self, tool: Tool) -> bool:
         """Whether ``tool``'s validator is compiled (else ``prepare`` it first)."""
@@ -50,7 +53,7 @@ class ArgumentCheck:
             return
         pending = self._compiling.get(tool.name)
         if pending is None or pending[0] is not tool:
-            future = asyncio.ensure_future(anyio.to_thread.run_sync(_compile, tool))
+            future = asyncio.ensure_future(anyio.to_thread.run_sync(_compile, tool, self._by_schema))
             pending = self._compiling[tool.name] = (tool, future)
             mine = pending
 
@@ -99,17 +102,24 @@ class ArgumentCheck:
         cached = self._validators.get(tool.name)
         if cached is not None and cached[0] is tool:
             return cached
-        compiled = self._validators[tool.name] = _compile(tool)  # not prepared: compiled here
+        # not prepared: compiled here
+        compiled = self._validators[tool.name] = _compile(tool, self._by_schema)
         return compiled
 
 
-def _compile(tool: Tool) -> Compiled:
-    """The tool, its validator and the verdict on ``{}`` (thread-safe: a worker thread may run it)."""
-    try:  # the upstream's schema: no reference fetched, no backtracking pattern (core/outside_schema.py)
-        validator: Validator | None = outside_schema.validator(tool.input_schema)
-    except UnusableSchema:
-        validator = None  # a schema we cannot check here: let the upstream judge its own input
+def _compile(tool: Tool, by_schema: CompiledSchemas[Validator | None]) -> Compiled:
+    """The tool, its validator and the verdict on ``{}`` (thread-safe: a worker thread may run it); the
+    validator compiled once per schema (``schema_validators``: a catalog rebuild's new tool objects)."""
+    schema = tool.input_schema
+    validator = by_schema.get(schema, lambda: _compile_schema(schema))
     return (tool, validator, _verdict(tool, validator, {}, _EMPTY_SIZE))
+
+
+def _compile_schema(schema: Any) -> Validator | None:
+    try:  # the upstream's schema: no reference fetched, no backtracking pattern (core/outside_schema.py)
+        return outside_schema.validator(schema)
+    except UnusableSchema:
+        return None  # a schema we cannot check here: let the upstream judge its own input
 
 
 def _verdict(tool: Tool, validator: Validator | None, arguments: dict[str, Any], size: int) -> str | None:

@@ -16,6 +16,13 @@ directory a backup never restores). Rows committed after a chain's last anchor a
 ``ANCHOR_EVERY`` seconds while a gateway runs, and whatever a crashed gateway wrote after its last anchor).
 Several gateways on one data dir append to one file, one at a time (``flock`` of ``anchors.lock``).
 
+A writer that ignores the lock is noticed by the next append of every running gateway: each one remembers
+how far it has checked the file (the end of its own last append, and that line) and, before it appends,
+checks that everything since then follows on, line by line, with this key (a replayed or foreign line, the
+file cut or rewritten under it); and after its write it checks that its lines landed where the file ended
+when it read it (a line slipped in between its read and its write). Any of these refuses the append
+(``ForeignAnchor``) for as long as the file holds it, as a bad last line does.
+
 The file is compacted when an append finds it past ``COMPACT_AT`` bytes (a busy gateway adds ~14 MB a day):
 its records are checked as ``audit verify`` checks them (a file that fails is never compacted: the append is
 refused), then rewritten, under the lock, as a new genesis and one ``carried`` line per chain: the first
@@ -152,6 +159,17 @@ def _sync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _inode(fd: int) -> tuple[int, int]:
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
+
+
+def _last_line(fd: int, size: int) -> bytes:
+    """The file's last line through byte ``size`` (which ends one), with its newline."""
+    chunk = os.pread(fd, min(size, MAX_LINE + 1), size - min(size, MAX_LINE + 1))
+    return chunk[chunk.rfind(b"\n", 0, len(chunk) - 1) + 1:]
+
+
 def record_mac(key: bytes, record: dict[str, Any]) -> str:
     body = {k: v for k, v in record.items() if k != "mac"}
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
@@ -200,6 +218,23 @@ def parse_record(text: str, key: bytes, prev: str, seq: int, path: Path) -> dict
     return rec
 
 
+class ForeignAnchor(AnchorError):
+    """The anchor file holds what no gateway wrote with this key since this one last checked it."""
+
+
+@dataclass(frozen=True)
+class Checked:
+    """How far this writer has checked the anchor file: through byte ``end`` of the file ``inode``, whose
+    last line (``line``, with its newline) is record ``seq`` with MAC ``mac``."""
+
+    inode: tuple[int, int]
+    end: int
+    line: bytes
+    mac: str
+    seq: int
+    head: Head  # the last head it appended (what a compaction of the file keeps, or a higher one)
+
+
 class AnchorLog:
     """The anchor directory of one data dir: append (gateways) and read (``audit verify``)."""
 
@@ -207,6 +242,7 @@ class AnchorLog:
         self.dir = Path(directory)
         self.store_dir = Path(store_dir)
         self.path = self.dir / LOG
+        self.checked: Checked | None = None  # this writer's own view of the file (see the module docstring)
         check_outside(self.dir, self.store_dir)
 
     def data_dir_id(self) -> str:
@@ -237,6 +273,9 @@ class AnchorLog:
                 os.close(old)
                 fd = self._opened()
             prev, seq = self._tail(fd, key)
+            size = os.fstat(fd).st_size
+            self._check_since(fd, key, size)
+            before = prev, seq
             lines: list[str] = []
             now = time.time()
 
@@ -259,9 +298,12 @@ class AnchorLog:
             for kind, head in heads:
                 add(kind, head)
             data = "".join(lines).encode("ascii")
-            while data:
-                data = data[os.write(fd, data):]
+            if self.checked is None:  # a line slipped in under this first write is found by the next append
+                self.checked = Checked(_inode(fd), size, _last_line(fd, size), *before, heads[-1][1])
+            self._write(fd, data, size)
             os.fsync(fd)
+            last = lines[-1].encode("ascii")
+            self.checked = Checked(_inode(fd), size + len(data), last, prev, seq, heads[-1][1])
             return adopted
         except OSError as e:
             raise AnchorError(f"anchor {self.path} cannot be written: {e.strerror or e}") from None
@@ -269,6 +311,63 @@ class AnchorLog:
             if fd >= 0:
                 os.close(fd)
             os.close(lock)  # drops the flock
+
+    def _write(self, fd: int, data: bytes, at: int) -> None:
+        """``data`` appended where the file ended (``at``) when it was read; each write's place is checked
+        (O_APPEND puts it at the end, whoever wrote there since)."""
+        while data:
+            n = os.write(fd, data)
+            end = os.lseek(fd, 0, os.SEEK_CUR)
+            if end - n != at:
+                raise ForeignAnchor(
+                    f"anchor {self.path}: {end - n - at} byte(s) were written to it between this gateway's "
+                    "read and its write, by a writer that does not take its lock; not appending until they "
+                    "are gone (audit verify names the line)"
+                )
+            at, data = end, data[n:]
+
+    def _check_since(self, fd: int, key: bytes, size: int) -> None:
+        """Everything after what this writer last checked follows on from it (``ForeignAnchor`` if not). On
+        this writer's first append the last line's MAC (``_tail``) is all it has."""
+        mark = self.checked
+        if mark is None:
+            return
+        same = mark.inode == _inode(fd) and size >= mark.end
+        if not same or os.pread(fd, len(mark.line), mark.end - len(mark.line)) != mark.line:
+            self._check_whole(fd, key, size, mark)
+            return
+        prev, seq = mark.mac, mark.seq
+        for raw in os.pread(fd, size - mark.end, mark.end).split(b"\n")[:-1]:
+            seq += 1
+            try:
+                if len(raw) > MAX_LINE:
+                    raise BrokenAnchor(self.path, seq, "line too long to be an anchor record")
+                prev = parse_record(raw.decode("ascii", "replace"), key, prev, seq, self.path)["mac"]
+            except BrokenAnchor as e:
+                raise ForeignAnchor(
+                    f"{e}; not what a gateway appended after this one's record {mark.seq}: not appending"
+                ) from None
+
+    def _check_whole(self, fd: int, key: bytes, size: int, mark: Checked) -> None:
+        """The file is not the one this writer last appended to as it was (another gateway compacted it into
+        a new file, or it was cut or rewritten): every line checked, as compaction checks them, and this
+        writer's last head still said (compaction keeps each chain's highest row count)."""
+        try:
+            records = self.parse(os.pread(fd, size, 0), key)
+        except BrokenAnchor as e:
+            raise ForeignAnchor(
+                f"{e}; since this gateway's last append (record {mark.seq}): not appending"
+            ) from None
+        h = mark.head
+        if not any(
+            (r["place"], r["chain"]) == (h.place, h.chain)
+            and (r["rows"] > h.rows or (r["rows"] == h.rows and r["hash"] == h.hash))
+            for r in records
+        ):
+            raise ForeignAnchor(
+                f"anchor {self.path} was cut or rewritten since this gateway's last append (record "
+                f"{mark.seq}, {h.rows} rows of chain {h.chain}, is gone); not appending"
+            )
 
     def _locked(self) -> int:
         """The exclusive lock of the anchor directory's writers (``anchors.lock``: a file that is never

@@ -26,6 +26,7 @@ from mcp.types import (
 from sentinel_mcp.config import Config
 from sentinel_mcp.core.call_meta import ALL_KINDS, call_meta
 from sentinel_mcp.core.call_request import CallRequest
+from sentinel_mcp.core.caller_link import CallOf
 from sentinel_mcp.core.display_text import said
 from sentinel_mcp.core.decision import (
     Allow,
@@ -63,6 +64,7 @@ from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.shown_result import shown_result, too_many_blocks
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
 from sentinel_mcp.core.deployment_caps import cap
+from sentinel_mcp.gateway.push_refusals import PushRefusals
 from sentinel_mcp.gateway.person_inbox import (
     PERSON_ORIGINS,
     PersonInbox,
@@ -134,6 +136,9 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
         # the console's inbox, when it runs: where questions no caller can be asked wait for the person
         self.person_inbox: PersonInbox | None = None
         self.asked_questions = AskedQuestions()  # the policy's questions put to callers, for their answers
+        # requests upstreams push during calls and Sentinel refuses: audited, bounded
+        self.push_refusals = PushRefusals(audit.write)
+        manager.on_push_refused = self.push_refusals.record
 
     def _record_stores(self) -> list[Any]:
         """The databases a decision is recorded in: the audit log, and the guard's own (its fact store);
@@ -445,6 +450,8 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
             link = PersonLink(link, self, who, call)
         if link is not None:
             link.decided(rec.decision_id)
+            b = rec.base  # what a push it refuses during the call is audited with
+            link.call_of = CallOf(who, b["session"], call.name, b["origin"], b["client"], rec.decision_id)
         try:
             result = await call_upstream(up, call, req, link, meta, rec.timings)
             if isinstance(result, Unrelayed):

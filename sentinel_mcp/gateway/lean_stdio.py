@@ -105,9 +105,12 @@ class _SharedStdin(ByteSendStream):
 class _TappedStdout(ByteReceiveStream):
     """The process's stdout as the SDK reads it, without the lines that answer lean calls."""
 
-    def __init__(self, inner: ByteReceiveStream, tap: "StdioTap") -> None:
+    def __init__(self, inner: ByteReceiveStream, tap: "StdioTap", max_line: int = MAX_LINE_BYTES) -> None:
         self.inner = inner
         self.tap = tap
+        # the server's ``max_result_bytes``: a line past it is refused before any of it is parsed (parsing
+        # holds the event loop: ~0.9 s at 16 MiB)
+        self.max_line = max_line
         self.pending = b""  # the start of a line held back while lean calls wait
         self.midline = False  # the SDK was given the start of a line whose end has not come yet
         self.line_bytes = 0  # bytes since the last newline
@@ -125,8 +128,9 @@ class _TappedStdout(ByteReceiveStream):
                 raise
             newline = chunk.rfind(b"\n")
             self.line_bytes = len(chunk) - newline - 1 if newline >= 0 else self.line_bytes + len(chunk)
-            if self.line_bytes > MAX_LINE_BYTES:
-                self.overlong = f"the upstream wrote a line of more than {MAX_LINE_BYTES} bytes"
+            if self.line_bytes > self.max_line:
+                said = ' (its "max_result_bytes")' if self.max_line != MAX_LINE_BYTES else ""
+                self.overlong = f"the upstream wrote a line of more than {self.max_line} bytes{said}"
                 self.pending = b""
                 self.tap.ended(self.overlong)
                 raise anyio.BrokenResourceError(self.overlong)
@@ -158,12 +162,12 @@ class _TappedStdout(ByteReceiveStream):
 class TappedProcess(Process):
     """The SDK's view of an stdio upstream's process: the same process, its pipes shared with lean calls."""
 
-    def __init__(self, inner: Process) -> None:
+    def __init__(self, inner: Process, max_line: int | None = None) -> None:
         self.inner = inner
         self.tap = StdioTap()
         assert inner.stdin is not None and inner.stdout is not None  # spawned with pipes
         self._stdin = _SharedStdin(inner.stdin)
-        self._stdout = _TappedStdout(inner.stdout, self.tap)
+        self._stdout = _TappedStdout(inner.stdout, self.tap, MAX_LINE_BYTES if max_line is None else max_line)
         self.tap.stdin = self._stdin
 
     def __getattr__(self, name: str) -> Any:  # what else the SDK reads of its process (its transport)

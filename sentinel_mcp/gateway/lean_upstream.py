@@ -99,8 +99,10 @@ class LeanCaller:
 
     own_stream = True  # what the upstream asks mid-call comes on the call's own stream: calls may overlap
 
-    def __init__(self, pool: HttpPool, client: Client, session: HttpSession) -> None:
+    def __init__(self, pool: HttpPool, client: Client, session: HttpSession,
+                 max_answer: int = MAX_ANSWER_BYTES) -> None:
         self.pool = pool
+        self.max_answer = max_answer  # the server's ``max_result_bytes`` (``answer_limit``)
         self.client = client
         self.session = session
         self.era = client.protocol_version or ""
@@ -195,7 +197,7 @@ class LeanCaller:
         if status >= 400:
             if ctype.startswith("application/json"):
                 try:
-                    msg = json.loads(await _read_bounded(response, MAX_ANSWER_BYTES))
+                    msg = json.loads(await _read_bounded(response, self.max_answer))
                     if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
                         _raise_error(msg["error"])
                 except (ValueError, UnicodeDecodeError, RecursionError):
@@ -204,7 +206,7 @@ class LeanCaller:
                 raise MCPError(METHOD_NOT_FOUND, "Not Found")
             raise MCPError(INTERNAL_ERROR, "Server returned an error response")
         if ctype.startswith("application/json"):
-            return response_for(_parse(await _read_bounded(response, MAX_ANSWER_BYTES)), rid)
+            return response_for(_parse(await _read_bounded(response, self.max_answer)), rid)
         if ctype.startswith("text/event-stream"):
             return await self._from_event_stream(response, rid, on_log, on_progress, on_notice)
         raise MCPError(INVALID_REQUEST, f"Unexpected content type: {ctype[:80]}")
@@ -245,7 +247,7 @@ class LeanCaller:
                            on_notice: NoticeSink, state: "_Resume") -> dict[str, Any] | None:
         # closed here, not left to the collector: asyncio would finalize a suspended generator through
         # call_soon_threadsafe (a write to its wake-up pipe and one more turn of the loop, every call)
-        async with aclosing(_events(response)) as events:
+        async with aclosing(_events(response, min(self.max_answer, MAX_EVENT_BYTES))) as events:
             async for event in events:
                 if event.id is not None:
                     state.last_id = event.id
@@ -354,11 +356,18 @@ async def lean_caller(target: Any, client: Client, session: HttpSession | None) 
     if pool is None:
         yield None
         return
-    caller = LeanCaller(pool, client, session)
+    caller = LeanCaller(pool, client, session, answer_limit(target))
     try:
         yield caller
     finally:
         await pool.aclose()
+
+
+def answer_limit(target: Any) -> int:
+    """The most bytes one message of ``target`` may be (its ``max_result_bytes``, within the gateway's
+    own)."""
+    said = getattr(target, "max_result_bytes", None)
+    return MAX_ANSWER_BYTES if not isinstance(said, int) else min(said, MAX_ANSWER_BYTES)
 
 
 async def _read_bounded(response: HttpAnswer, limit: int) -> bytes:
@@ -386,9 +395,10 @@ class _Event:
     retry: int | None = None
 
 
-async def _events(response: HttpAnswer) -> AsyncGenerator[_Event, None]:
+async def _events(response: HttpAnswer, limit: int = MAX_EVENT_BYTES) -> AsyncGenerator[_Event, None]:
     """Each event of an event stream (lines end in LF, CRLF or CR; fields as the SSE spec reads them), one
-    event at most ``MAX_EVENT_BYTES``, a line never buffered past that either."""
+    event at most ``limit`` bytes (``MAX_EVENT_BYTES``, or the server's smaller ``max_result_bytes``), a line
+    never buffered past that either."""
     pending = b""
     event, size, seen = _Event(), 0, False
     data: list[str] = []
@@ -398,8 +408,8 @@ async def _events(response: HttpAnswer) -> AsyncGenerator[_Event, None]:
             while True:
                 cut = _line_end(pending)
                 if cut is None:
-                    if len(pending) > MAX_EVENT_BYTES:
-                        raise MCPError(INVALID_REQUEST, f"event larger than {MAX_EVENT_BYTES} bytes")
+                    if len(pending) > limit:
+                        raise MCPError(INVALID_REQUEST, f"event larger than {limit} bytes")
                     break
                 end, skip = cut
                 line = pending[:end].decode("utf-8", "replace")
@@ -417,8 +427,8 @@ async def _events(response: HttpAnswer) -> AsyncGenerator[_Event, None]:
                 seen = True
                 if field == "data":
                     size += len(value) + 1
-                    if size > MAX_EVENT_BYTES:
-                        raise MCPError(INVALID_REQUEST, f"event larger than {MAX_EVENT_BYTES} bytes")
+                    if size > limit:
+                        raise MCPError(INVALID_REQUEST, f"event larger than {limit} bytes")
                     data.append(value)
                 elif field == "event":
                     event.kind = value or "message"

@@ -37,6 +37,10 @@ _current_launched: contextvars.ContextVar[anyio.Event | None] = contextvars.Cont
 _current_taps: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
     "sentinel_taps", default=None
 )
+# the most bytes a line of their stdout may be (``tap_pipes``)
+_current_max_line: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "sentinel_tap_max_line", default=None
+)
 # the upstream spawned from this task, naming its stderr's lines
 _current_name: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "sentinel_spawn_name", default=None
@@ -77,7 +81,7 @@ async def _tracked_spawn(
     if taps is not None:
         from sentinel_mcp.gateway.lean_stdio import TappedProcess
 
-        process = TappedProcess(process)
+        process = TappedProcess(process, _current_max_line.get())
         taps.append(process)
     return process
 
@@ -85,11 +89,13 @@ async def _tracked_spawn(
 sdk_stdio._create_platform_compatible_process = _tracked_spawn
 
 
-def tap_pipes() -> list[Any]:
+def tap_pipes(max_line: int | None = None) -> list[Any]:
     """Hand the processes spawned from this task (and the tasks it starts) to the SDK as
-    ``lean_stdio.TappedProcess``es, recorded in the list returned."""
+    ``lean_stdio.TappedProcess``es, recorded in the list returned; ``max_line``: the most bytes a line of
+    their stdout may be (the server's ``max_result_bytes``; None: ``lean_stdio.MAX_LINE_BYTES``)."""
     taps: list[Any] = []
     _current_taps.set(taps)
+    _current_max_line.set(max_line)
     return taps
 
 

@@ -9,8 +9,9 @@ to the value), and says why one cannot be passed on; the caller answers with its
 that cannot be checked (an unusable schema, a check past its work bound) is not passed on either: a check that
 fails denies. An error result, or a tool without an output schema, is bound by none (as MCP has it).
 
-A validator is compiled in a worker thread, once per tool definition (as ``argument_check`` does); a large
-value is checked in one too, so no caller waits on another's megabytes.
+A validator is compiled in a worker thread, once per schema (``schema_validators``: a catalog rebuild's new
+tool objects with the same schema compile nothing); a large value is checked in one too, so no caller waits on
+another's megabytes.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from sentinel_mcp.core.echoed_text import MESSAGE_ECHO_LIMIT, echoed
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
 from sentinel_mcp.gateway import flat_output_schema
 from sentinel_mcp.gateway.flat_output_schema import Plan
+from sentinel_mcp.gateway.schema_validators import CompiledSchemas
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -36,6 +38,8 @@ INLINE_BYTES = 64 * 1024  # structured content up to this long is checked on the
 UNCHECKED = "its result cannot be checked against its output schema"
 # the tool, its validator, why it has none, and the plan of a flat schema (``flat_output_schema``)
 Compiled = tuple[Tool, "Validator | None", "str | None", "Plan | None"]
+# what depends on the schema alone, shared by every tool object with that schema
+BySchema = CompiledSchemas[tuple["Validator | None", "str | None", "Plan | None"]]
 
 
 class ResultCheck:
@@ -44,6 +48,7 @@ class ResultCheck:
         # bounded by the names the catalog gives)
         self._validators: dict[str, Compiled] = {}
         self._compiling: dict[str, tuple[Tool, asyncio.Future[Compiled]]] = {}
+        self._by_schema: BySchema = CompiledSchemas()  # a rebuild's new tool objects compile nothing
 
     async def problem(self, tool: Tool, result: CallToolResult) -> str | None:
         """Why ``result`` of ``tool`` cannot be passed on (None: it can)."""
@@ -71,7 +76,7 @@ class ResultCheck:
             return cached
         pending = self._compiling.get(tool.name)
         if pending is None or pending[0] is not tool:
-            future = asyncio.ensure_future(anyio.to_thread.run_sync(_compile, tool))
+            future = asyncio.ensure_future(anyio.to_thread.run_sync(_compile, tool, self._by_schema))
             pending = self._compiling[tool.name] = (tool, future)
         compiled = await asyncio.shield(pending[1])  # once however many calls wait for it
         if self._compiling.get(tool.name) is pending:
@@ -82,14 +87,18 @@ class ResultCheck:
         return compiled
 
 
-def _compile(tool: Tool) -> Compiled:
+def _compile(tool: Tool, by_schema: BySchema) -> Compiled:
+    schema = tool.output_schema
+    return (tool, *by_schema.get(schema, lambda: _compile_schema(schema)))
+
+
+def _compile_schema(schema: Any) -> tuple[Validator | None, str | None, Plan | None]:
     try:
-        schema = tool.output_schema
-        return tool, outside_schema.validator(schema), None, flat_output_schema.plan(schema)
+        return outside_schema.validator(schema), None, flat_output_schema.plan(schema)
     except UnusableSchema as e:
-        return tool, None, echoed(str(e), MESSAGE_ECHO_LIMIT), None
+        return None, echoed(str(e), MESSAGE_ECHO_LIMIT), None
     except Exception as e:  # noqa: BLE001 - an outside schema's failure is the schema's: nothing is passed on
-        return tool, None, f"compiling it failed: {type(e).__name__}", None
+        return None, f"compiling it failed: {type(e).__name__}", None
 
 
 def _verdict(validator: Validator, structured: Any, size: int) -> str | None:

@@ -38,12 +38,12 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp.config import RemoteServer, StdioServer
-from sentinel_mcp.core.caller_link import CallerLink
+from sentinel_mcp.core.caller_link import CallerLink, CallOf
 from sentinel_mcp.core.display_text import compose, said
 from sentinel_mcp.gateway.builtin_direct import DirectDispatcher, direct_path
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
-from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, lean_caller
+from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, answer_limit, lean_caller
 from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
@@ -84,6 +84,8 @@ class UpstreamHooks:
     # notifications that belong to whoever subscribed or was asked, not to one call
     resource_updated: Callable[["Upstream", str], Awaitable[None]] | None = None
     elicit_complete: Callable[["Upstream", str], Awaitable[None]] | None = None
+    # a request it pushed during a call, refused (kind, cause, why, the call): the gateway audits it
+    push_refused: Callable[["Upstream", str, str, str, CallOf | None], Awaitable[None]] | None = None
 
 
 @dataclass
@@ -230,7 +232,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         for mode in modes:
             self._dead = anyio.Event()
             groups = track_groups(self.launched, self.name)
-            taps = tap_pipes() if stdio_caller(self.target) else None
+            taps = tap_pipes(answer_limit(self.target)) if stdio_caller(self.target) else None
             session = self._session = HttpSession()
             try:
                 await self._serve(make_client(self.target, mode, self._callbacks(), session), mode, session,

@@ -24,7 +24,8 @@ from sentinel_mcp.config import RemoteServer, StdioServer
 from sentinel_mcp.core.display_text import MESSAGE_LIMIT, Marked, compose, safe_text, said
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.lean_upstream import HttpSession
-from sentinel_mcp.gateway.upstream_http_bodies import REQUEST_HEADERS, bound_body
+from sentinel_mcp.gateway.lean_upstream import answer_limit
+from sentinel_mcp.gateway.upstream_http_bodies import REQUEST_HEADERS, body_bounds
 
 
 class UpstreamUnavailable(GatewayError):
@@ -78,6 +79,7 @@ def remote_transport(t: RemoteServer, session: HttpSession | None = None) -> Any
     headers = {**REQUEST_HEADERS, **(t.headers or {})}
     # https: the server verified (system store or the server's "ca", optional pins), our client certificate
     verify = httpx_verify(t.tls if t.tls != "off" else None)
+    bound_body = body_bounds(answer_limit(t))  # the server's max_result_bytes, on the raw bytes
     if t.kind == "sse":
         from mcp.client.sse import sse_client
 

@@ -14,7 +14,7 @@ A refused body raises ``BodyRefused`` (an ``httpx2.StreamError``): the SDK answe
 
 from __future__ import annotations
 
-from typing import AsyncIterator
+from typing import AsyncIterator, Awaitable, Callable
 
 import httpx2
 
@@ -48,7 +48,16 @@ class _BoundedStream(httpx2.AsyncByteStream):
         await self.inner.aclose()
 
 
-async def bound_body(response: httpx2.Response) -> None:
+def body_bounds(limit: int = MAX_BODY_BYTES) -> Callable[[httpx2.Response], Awaitable[None]]:
+    """``bound_body`` with the server's own limit (``max_result_bytes``: ``lean_upstream.answer_limit``)."""
+
+    async def hook(response: httpx2.Response) -> None:
+        await bound_body(response, limit)
+
+    return hook
+
+
+async def bound_body(response: httpx2.Response, limit: int = MAX_BODY_BYTES) -> None:
     """A response hook: the body of ``response`` read within the bounds above (a hook sees every response,
     whichever transport or proxy carried it, before its body is read)."""
     encoding = response.headers.get("content-encoding", "").strip().lower()
@@ -58,4 +67,4 @@ async def bound_body(response: httpx2.Response) -> None:
     event_stream = response.headers.get("content-type", "").lower().startswith("text/event-stream")
     stream = response.stream
     if isinstance(stream, httpx2.AsyncByteStream):
-        response.stream = _BoundedStream(stream, None if event_stream else MAX_BODY_BYTES, refusal)
+        response.stream = _BoundedStream(stream, None if event_stream else limit, refusal)

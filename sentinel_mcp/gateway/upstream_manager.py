@@ -11,6 +11,7 @@ from typing import Awaitable, Callable
 
 import anyio
 
+from sentinel_mcp.core.caller_link import CallOf
 from sentinel_mcp.gateway.catalog import Catalog
 from sentinel_mcp.gateway.upstream import Target, Upstream, UpstreamHooks
 
@@ -29,6 +30,8 @@ class UpstreamManager:
         # set by the front: notifications that go to the clients that subscribed or were asked
         self.on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None
         self.on_elicit_complete: Callable[[str, str], Awaitable[None]] | None = None
+        # set by the gateway: a request an upstream pushed during a call, refused (``push_refusals.py``)
+        self.on_push_refused: Callable[[str, str, str, str, CallOf | None], Awaitable[None]] | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = anyio.Event()
 
@@ -37,7 +40,8 @@ class UpstreamManager:
             raise ValueError(f"duplicate upstream name {name!r}")
         up = Upstream(name, target, UpstreamHooks(catalog_changed=self._catalog_changed,
                                                   resource_updated=self._resource_updated,
-                                                  elicit_complete=self._elicit_complete))
+                                                  elicit_complete=self._elicit_complete,
+                                                  push_refused=self._push_refused))
         self.upstreams[name] = up
         if self._tg is not None:
             self._tg.start_soon(up.run, name=f"upstream:{name}")
@@ -75,6 +79,10 @@ class UpstreamManager:
     async def _elicit_complete(self, up: Upstream, elicitation_id: str) -> None:
         if self.on_elicit_complete is not None:
             await self.on_elicit_complete(up.name, elicitation_id)
+
+    async def _push_refused(self, up: Upstream, kind: str, cause: str, why: str, call: CallOf | None) -> None:
+        if self.on_push_refused is not None:
+            await self.on_push_refused(up.name, kind, cause, why, call)
 
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
                   startup_wait: float = 15.0, all_added: anyio.Event | None = None) -> None:

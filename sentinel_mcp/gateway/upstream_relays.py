@@ -59,6 +59,7 @@ class PushRelays:
     _inflight: dict[int, _InFlight]
     callers: ConnectionCallers
     notices: NoticeQueue
+    hooks: UpstreamHooks
     _pushes_waiting = 0  # pushed requests relayed and not yet answered (``MAX_PUSHES_WAITING``)
     pushes_refused = 0  # refused at that bound, since the start
     pushes_not_permitted = 0  # refused as a kind the server may not send (``relay_permits``), since the start
@@ -118,7 +119,8 @@ class PushRelays:
     async def _relayed(self, what: str, kind: str, ask: Callable[[CallerLink], Awaitable[Any]]) -> Any:
         """``ask(link)`` of the call the push belongs to, while fewer than ``MAX_PUSHES_WAITING`` of this
         upstream's pushes wait for their answers; past that the push is refused at once, as is one of a kind
-        the server may not send (``relay_permits``: recorded with its call)."""
+        the server may not send (``relay_permits``); each refusal is audited with its call
+        (``push_refusals.py``)."""
         link = self._caller_for_push()
         if link is None:
             refused = self._unrouted(what)
@@ -128,20 +130,27 @@ class PushRelays:
             self.pushes_not_permitted += 1
             why = not_permitted(self.name, kind)
             log.info("upstream %s: %s refused: %s", self.name, what, why)
-            report = getattr(link, "on_refused", None)
-            if report is not None:
-                await report(f"sentinel: {what} refused: {why}")  # audited before the upstream hears of it
+            await self._refused_push(link, kind, "not_permitted", f"sentinel: {what} refused: {why}")
             return refusal(what, why)
         if self._pushes_waiting >= MAX_PUSHES_WAITING:
             self.pushes_refused += 1
-            log.info("upstream %s: %s refused, %d of its requests are waiting already", self.name, what,
-                     self._pushes_waiting)
-            return refusal(what, f"{MAX_PUSHES_WAITING} of this server's requests are waiting already")
+            if worth_saying(self.pushes_refused - 1, self.pushes_refused):  # a flood is not a flood of lines
+                log.info("upstream %s: %s refused, %d of its requests are waiting already (%d so far)",
+                         self.name, what, self._pushes_waiting, self.pushes_refused)
+            why = f"{MAX_PUSHES_WAITING} of this server's requests are waiting already"
+            await self._refused_push(link, kind, "too_many_waiting", f"sentinel: {what} refused: {why}")
+            return refusal(what, why)
         self._pushes_waiting += 1
         try:
             return await ask(link)
         finally:
             self._pushes_waiting -= 1
+
+    async def _refused_push(self, link: CallerLink, kind: str, cause: str, why: str) -> None:
+        """Into the audit log (``push_refusals.py``: bounded) before the upstream hears of it."""
+        hook = self.hooks.push_refused
+        if hook is not None:
+            await hook(cast("Upstream", self), kind, cause, why, link.call_of)
 
     async def _on_elicit(
         self, ctx: ClientRequestContext, params: ElicitRequestParams

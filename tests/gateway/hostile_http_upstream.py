@@ -19,6 +19,7 @@ import uvicorn
 from tests.gateway.toolbox_server import mcp
 
 BIG = 17 * 1024 * 1024  # above the lean client's 16 MiB answer limit
+HUGE = 3 * 1024 * 1024  # an answer above a server's smaller max_result_bytes
 RESULT = {"content": [{"type": "text", "text": "hostile ok"}], "isError": False, "resultType": "complete"}
 
 
@@ -99,6 +100,16 @@ async def attack(name: str, rid: Any, send: Any) -> None:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
         return
+    elif name == "huge_stall":  # HUGE bytes of an answer of many blocks, then a stall before its end
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json")]})
+        head = b'{"jsonrpc": "2.0", "id": ' + json.dumps(rid).encode() + b', "result": {"content": ['
+        block = b'{"type": "text", "text": "x"}, '
+        start = head + block * (HUGE // len(block))
+        await send({"type": "http.response.body", "body": start, "more_body": True})
+        await asyncio.sleep(60)  # bounded: far past the test's wait
+        await send({"type": "http.response.body", "body": block[:-2] + b"]}}", "more_body": False})
+        return
     elif name == "drip":
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json")]})
@@ -143,7 +154,7 @@ async def attack(name: str, rid: Any, send: Any) -> None:
 
 ATTACKS = {"bad_json", "wrong_id", "string_id", "rpc_error", "batch", "not_a_result", "wrong_type",
            "status_500", "oversize_declared", "oversize_chunked", "drip", "sse_answer", "sse_no_answer",
-           "sse_oversize", "sse_odd_events", "sse_resume_refused", *PUSHES}
+           "sse_oversize", "sse_odd_events", "sse_resume_refused", "huge_stall", *PUSHES}
 
 
 def hostile(inner: Any) -> Any:

@@ -30,6 +30,12 @@ def progress_flood() -> str:
     """Listed, as ``push_flood``."""
     return "not reached"
 
+@mcp.tool(annotations=RO)
+def huge_answer() -> str:
+    """Listed, as ``push_flood``."""
+    return "not reached"
+
+
 RESULT = {"content": [{"type": "text", "text": "hostile ok"}], "isError": False, "resultType": "complete"}
 ELICIT = {"message": "hostile asks",
           "requestedSchema": {"type": "object", "properties": {"word": {"type": "string"}}}}
@@ -135,6 +141,12 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
         await wire.line(answer())
     elif name == "die":
         os._exit(3)
+    elif name == "huge_answer":  # HUGE bytes of an answer of many blocks, then a long pause before its end
+        head = '{"jsonrpc": "2.0", "id": %s, "result": {"content": [' % json.dumps(rid)
+        block = '{"type": "text", "text": "x"}, '
+        await wire.write(head + block * (HUGE // len(block)))
+        await anyio.sleep(3600)
+        await wire.line(block[:-2] + "]}}")
     elif name == "endless_line":  # 17 MiB, no newline (one write: nothing comes between), then silence
         await wire.write("x" * (17 * 1024 * 1024))
         await anyio.sleep(3600)
@@ -142,7 +154,8 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
 
 ATTACKS = {"bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
            "progress_then_answer", "push_elicit", "push_flood", "log_flood", "progress_flood",
-           "updated_flood", "stray_updates", "near_updates", "die", "endless_line"}
+           "updated_flood", "stray_updates", "near_updates", "die", "endless_line", "huge_answer"}
+HUGE = 3 * 1024 * 1024
 FLOOD = 2000
 FLOOD_URI = "hostile://flooded"
 # near spellings of a subscribed URI (case, a trailing slash, percent-encoding, spaces, an invisible

@@ -28,7 +28,7 @@ from sentinel_mcp.core.display_text import is_hidden
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 
 from .helpers import make_config, toolbox_stdio
-from .relay_server import FORM, LINKS, build_server, refuse_handshake
+from .relay_server import FORM, LINKS, NAMED_FORM, build_server, refuse_handshake
 
 RELAY = str(Path(__file__).with_name("relay_server.py"))
 MODES = ["legacy", "auto"]  # the client's era: handshake (pushed to) and 2026-07-28 (held calls)
@@ -192,6 +192,37 @@ async def test_the_words_of_an_upstreams_form_are_shown_safely(data_dir, mode):
         assert "⟨U+202E⟩" in props["approve"]["title"]
         assert props["how"]["enum"] == FORM["properties"]["how"]["enum"]  # values as the server wrote them
         assert [c["const"] for c in props["which"]["oneOf"]] == ["x", "y"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_names_of_an_upstreams_form_fields_are_shown_safely(data_dir, mode):
+    """A field without a title is shown by its name: a name with hidden characters (a right-to-left
+    override, a zero-width space, terminal escapes, tag characters) read as written. Each such field now has
+    a title that shows its name marked (beside the title it had, if any); names stay as the server wrote
+    them, so the answer reaches it under the names it asked, and a plain name is left alone."""
+    cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
+    names = list(NAMED_FORM["properties"])
+    async with running_gateway(cfg) as rt:
+        asked: list[Any] = []
+
+        async def on_elicit(ctx, params):  # noqa: ANN001
+            asked.append(params)
+            return ElicitResult(action="accept", content={"ok": True, names[2]: "n"})
+
+        async with Client(rt.front.server, mode=mode, elicitation_callback=on_elicit) as c:
+            r = await c.call_tool("rl__form_names", {"tag": "0"})
+            assert r.content[0].text == f"form_names:accept:{sorted({'ok': True, names[2]: 'n'}.items())}", r
+    props = asked[0].requested_schema["properties"]
+    assert list(props) == names  # the names as written: the answer fits
+    assert props["ok"] == {"type": "boolean"}  # a plain name: nothing added
+    for name in names[1:]:
+        title = props[name].get("title")
+        assert isinstance(title, str) and not any(is_hidden(ch) or not ch.isprintable() for ch in title), (
+            name, title)
+        assert "⟨U+" in title, title  # the name's hidden characters, marked
+    assert props[names[1]]["title"] == "⟨U+202E⟩evorppa" and props[names[2]]["title"] == "note⟨U+200B⟩"
+    assert props[names[4]]["title"].startswith("Amount") and "⟨U+E0041⟩mount" in props[names[4]]["title"]
+    assert props[names[5]]["title"].startswith("⟨U+2066⟩Tag")
 
 
 async def test_progress_reaches_each_round_of_a_held_call(data_dir):
