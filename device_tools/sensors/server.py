@@ -109,6 +109,13 @@ def _manages_consents(ctx: Context) -> bool:
     return principal in (OWNER_NAME, "local")
 
 
+def _may_manage(ctx: Context, requester: str | None) -> bool:
+    """Whether the caller may manage ``requester``'s consents (its own, or anyone's as the owner). Checked
+    by the tool's resolver before any question is put to the user, and again by its body: a caller that may
+    not manage them never makes the owner's client ask anything."""
+    return (requester or principal_of(ctx)) == principal_of(ctx) or _manages_consents(ctx)
+
+
 def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "sensors") -> MCPServer:
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
@@ -202,8 +209,8 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         scope: str = "minimal",
         expires_in: float | None = None,
     ) -> Elicit[GrantConfirmation] | str:
-        if action != "grant" or not _can_elicit(ctx) or sensor is None:
-            return _NOT_ASKED
+        if action != "grant" or not _may_manage(ctx, requester) or not _can_elicit(ctx) or sensor is None:
+            return _NOT_ASKED  # the tool body refuses a caller that may not manage the requester's consent
         try:
             parse_sensor(sensor), parse_scope(scope)
         except ValueError:
@@ -239,7 +246,7 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         (elicitation); requester defaults to the caller; expires_in in seconds (default: until revoked)."""
         caller = principal_of(ctx)
         who = requester or caller
-        if who != caller and not _manages_consents(ctx):
+        if not _may_manage(ctx, requester):
             return _error(
                 "only the device's owner manages other callers' consents; leave requester out", "forbidden"
             )
