@@ -12,7 +12,8 @@ Which fields make an id (and why):
 Bounds, checked, focused and selected are state, not identity: they go into the element's
 *fingerprint*, which the actuator compares to refuse actions on a changed element. So do the labels and
 switch states of every node inside it (``_inner_digests``): a row means what its labels say, and a row whose
-inside changed is not the row the caller chose.
+inside changed is not the row the caller chose. What a tap on an element can activate is rated by every
+label, content-desc and resource id inside it (``_inner_words``, bounded), not by its first label only.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 
 from .device_words import quoted
 from .errors import DumpFailed
-from .screen_label import LABEL_LIMIT, cut, label_repr, was_cut
+from .screen_label import LABEL_LIMIT, READ_LIMIT, cut, label_repr, was_cut
 
 MAX_DEPTH = 50
 MAX_NODES = 5000  # nodes walked per dump: a busy real screen has a few hundred
@@ -89,6 +90,9 @@ class Element:
     window: str = ""
     # the apps whose nodes gave ``hint`` its labels (a node not listed itself, zero-sized or too deep, counts)
     hint_apps: tuple[str, ...] = ()
+    # every label, content-desc and resource id inside it (" | "-joined, READ_LIMIT + 1 characters at most:
+    # longer is too long to read whole, label_window.py): what a tap on it can activate, for the rating only
+    inside: str = ""
 
     @property
     def center(self) -> tuple[int, int]:
@@ -344,6 +348,27 @@ def _inner_digests(root: ET.Element) -> dict[int, str]:
     return out
 
 
+def _inner_words(root: ET.Element) -> dict[int, str]:
+    """For each node (by ``id``), what every node inside it says: text (an editable field's left out: what
+    the user typed), content-desc and resource id (its last part), " | "-joined in document order. Built from
+    the leaves up, each from its children's, and cut one past ``READ_LIMIT``: linear in the dump whatever the
+    nesting, and a row holding more than the rules read is known to be too long to read whole."""
+    out: dict[int, str] = {}
+    for node in reversed(list(root.iter())):  # pre-order reversed: every child before its parent
+        parts: list[str] = []
+        size = 0
+        for child in node:
+            text = "" if _is_editable(child) else child.get("text", "")
+            rid = child.get("resource-id", "").rsplit("/", 1)[-1]
+            for part in (text, child.get("content-desc", ""), rid, out[id(child)]):
+                if part and size <= READ_LIMIT:
+                    parts.append(part)
+                    size += len(part) + 3
+        joined = " | ".join(parts)
+        out[id(node)] = joined if len(joined) <= READ_LIMIT else joined[: READ_LIMIT + 1]
+    return out
+
+
 def _read_tree(text: str) -> ET.Element:
     """The dump's tree, built no further than the walk reads it: the root and its first ``MAX_NODES + 1``
     nodes (one past the cap marks the screen as not read whole). A 4 MB dump can hold half a million bare
@@ -374,6 +399,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
         raise DumpFailed(f"the UI dump is {len(dump):,} bytes, more than {MAX_DUMP_BYTES:,}: refused")
     root = _read_tree(extract_xml(dump))
     inside = _inner_digests(root)
+    words = _inner_words(root)
     kept: list[tuple[str, dict]] = []
     truncated = truncated_nodes = False
     unlisted: list[tuple[int, tuple[int, int, int, int]]] = []
@@ -444,6 +470,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
                     "fingerprint": _digest(*state, n=12),
                     "hint": " | ".join(inner),
                     "hint_apps": inner_apps,
+                    "inside": words[id(node)],
                     "seq": seq,
                     "window": window,
                 },
