@@ -309,7 +309,8 @@ class RiskRules:
         if not b.requires_confirmation:
             return
         for reason in b.reasons:
-            a.flag(b.risk, f"a label inside what the tap reaches: {reason}", floor=b.floor)
+            a.flag(b.risk, reason, floor=b.floor)
+        a.flag(b.risk, "a label inside what the tap reaches says so", floor=b.floor)
 
     def _tap(self, action: ProposedAction) -> Assessment:
         """A click or long press rated by what the target says of itself and where it is."""
