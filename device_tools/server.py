@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
+from pydantic import ConfigDict
 
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 
@@ -73,6 +74,17 @@ def build_runtime(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> 
     return rt
 
 
+def strict_arguments(mcp: MCPServer) -> None:
+    """Every tool's arguments validated strictly: each in its own JSON type. Lax validation read the string
+    "100" and the float 100.0 as a coordinate and ``true`` as the coordinate 1 (a swipe from x=1); the
+    gateway's rulebase refuses them (``device.pl``: integer/1), and the built-in run on its own does too."""
+    for tool in mcp._tool_manager.list_tools():  # noqa: SLF001 - the SDK offers no per-server strict switch
+        loose = tool.fn_metadata.arg_model
+        config = ConfigDict(**{**loose.model_config, "strict": True})  # type: ignore[typeddict-item]
+        tool.fn_metadata.arg_model = type(loose.__name__, (loose,), {"model_config": config,
+                                                                     "__module__": loose.__module__})
+
+
 def create_server(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> MCPServer:
     """The gateway's entry point. ``backend`` lets tests and embedders pass a device object directly."""
     rt = build_runtime(ctx, backend)
@@ -80,6 +92,7 @@ def create_server(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> 
     ui_tools.register(mcp, rt)
     for module in (calendar, clock, contacts, messaging, notes, screen_ocr, terminal):
         module.register(mcp, rt)
+    strict_arguments(mcp)
     mcp.runtime = rt  # type: ignore[attr-defined]  # for tests and the benchmark
     # its results' decision key is its own: the gateway drops it from any other upstream's results
     return declare(mcp, BuiltinTraits(result_meta=frozenset({DECISION_META, PERSONAL_SHOWN})))
