@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
-from pydantic import ConfigDict
 
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 
@@ -19,6 +18,7 @@ from .risk_classifier import ActionRiskClassifier
 from .runtime import DeviceRuntime
 from .screen_privacy import PERSONAL_SHOWN
 from .settings import DeviceSettings, load_settings
+from .strict_arguments import strict_arguments
 
 Settings = DeviceSettings  # the built-in contract: its typed settings beside create_server
 
@@ -72,17 +72,6 @@ def build_runtime(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> 
     )
     actuator.on_decision = rt.record_decision
     return rt
-
-
-def strict_arguments(mcp: MCPServer) -> None:
-    """Every tool's arguments validated strictly: each in its own JSON type. Lax validation read the string
-    "100" and the float 100.0 as a coordinate and ``true`` as the coordinate 1 (a swipe from x=1); the
-    gateway's rulebase refuses them (``device.pl``: integer/1), and the built-in run on its own does too."""
-    for tool in mcp._tool_manager.list_tools():  # noqa: SLF001 - the SDK offers no per-server strict switch
-        loose = tool.fn_metadata.arg_model
-        config = ConfigDict(**{**loose.model_config, "strict": True})  # type: ignore[typeddict-item]
-        tool.fn_metadata.arg_model = type(loose.__name__, (loose,), {"model_config": config,
-                                                                     "__module__": loose.__module__})
 
 
 def create_server(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> MCPServer:

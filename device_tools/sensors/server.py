@@ -27,6 +27,7 @@ from device_tools.sensors.errors import SensorError, StoreUnavailable
 from sentinel_mcp.core.sensor_kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
+from device_tools.strict_arguments import strict_arguments
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import behind_gateway, decision_id_of, principal_of
 from sentinel_mcp.identity.principal import OWNER_NAME
@@ -335,4 +336,6 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         max_retention=settings.max_retention,
     )
     # the defaults: quick calls, either era, no result keys of its own, every call over the MCP pair
-    return declare(build_server(bridge, settings, ctx.name), BuiltinTraits())
+    server = build_server(bridge, settings, ctx.name)
+    strict_arguments(server)  # each argument in its own JSON type (a retention of `true` is not 1 second)
+    return declare(server, BuiltinTraits())
