@@ -34,6 +34,7 @@ class Target(BaseModel):
     editable: bool = False
     password: bool = False
     hint: str = ""  # labels inside an unlabeled container (a settings row, a list item)
+    inside: str = ""  # every label and id inside it: what a tap on it can activate (``Snapshot.inside``)
     # what the screen says around it (screen_context.py): a tap's meaning when its own label says little
     context: str = ""  # the labels it stands under (a dialog's title and message)
     screen: str = ""  # for a label that says nothing ("OK"): every other label on the screen

@@ -13,9 +13,11 @@ import time
 from collections.abc import Sequence
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 
 from .adb_deadline import Deadline, client_class
+from .backend import Listening
 from .commands import DUMP, MODEL
 from .device_words import quoted
 from .element_registry import MAX_DUMP_BYTES
@@ -158,14 +160,19 @@ class AdbBackend:
 
         return await anyio.to_thread.run_sync(lambda: self._call(run, timeout), abandon_on_cancel=True)
 
-    async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
+    async def wait_for_key(self, key: str, *, timeout: float, question: str = "",
+                           listening: Listening | None = None) -> bool:
         """Stream ``getevent -l`` until ``<key> DOWN`` or the deadline (a timeout denies); the phone shows
-        nothing (``question`` is the caller's, shown in its client)."""
+        nothing (``question`` is the caller's, shown in its client). ``listening`` is awaited once the stream
+        is open (getevent reports only what happens after it opens the input devices: a press made before this
+        question's turn, for another question, was never on this stream)."""
 
         def run(d) -> bool:
             deadline = time.monotonic() + timeout
             conn = d.shell("getevent -l", stream=True)
             try:
+                if listening is not None:
+                    anyio.from_thread.run(listening)
                 buffer = b""
                 while (left := deadline - time.monotonic()) > 0:
                     conn.conn.settimeout(min(left, 0.5))

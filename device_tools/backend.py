@@ -7,8 +7,11 @@ are built in ``commands.py`` and pass through ``gate.CommandGate`` first.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+# awaited once the phone listens for a key press: where the prompt for it is shown (``wait_for_key``)
+Listening = Callable[[], Coroutine[Any, Any, None]]
 
 
 @runtime_checkable
@@ -34,9 +37,12 @@ class DeviceBackend(Protocol):
         """Run one command and return its raw bytes (screencap, uiautomator dump to /dev/tty)."""
         ...
 
-    async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
+    async def wait_for_key(self, key: str, *, timeout: float, question: str = "",
+                           listening: Listening | None = None) -> bool:
         """Wait until the physical ``key`` (e.g. ``KEY_VOLUMEUP``) is pressed; False on timeout. ``question``:
-        what the press allows, for a backend that can show it on the phone (Termux's dialog)."""
+        what the press allows, for a backend that can show it on the phone (Termux's dialog). ``listening``
+        is awaited once the phone listens for the press (the prompt goes out then, never earlier: a press the
+        moment it is read is caught, and a press made before this question's turn is not on the stream)."""
         ...
 
     async def describe(self) -> dict[str, str]:

@@ -112,14 +112,24 @@ def _state(raw: str | None) -> dict[str, Any]:
 
 async def confirm_by_volume_up(gate: Any, ctx: Any, message: str, timeout: float, *,
                                in_turn: bool = False) -> Outcome:
-    """``in_turn``: the caller holds the gate's ``question_turn`` (and keeps it until the action has run)."""
+    """``in_turn``: the caller holds the gate's ``question_turn`` (and keeps it until the action has run).
+    The prompt is shown only once this question's turn has come and the phone listens for the press
+    (``listening``): a question queued behind another shows nothing while that one waits for its press, and
+    the person who presses the moment the prompt appears is heard."""
     message = AskUser(Asker.DEVICE, message, channel=Channel.PHONE).shown()
-    note = f"{message} — press Volume Up on the phone within {timeout:g}s to allow (no press denies)."
-    if ctx is not None:
+    deadline = anyio.current_time() + timeout
+
+    async def prompt() -> None:
+        left = max(0.0, deadline - anyio.current_time())
+        note = f"{message} — press Volume Up on the phone within {left:.0f}s to allow (no press denies)."
+        if ctx is None:
+            return
         try:
             await ctx.report_progress(0, 1, note)
             await ctx.info(note)
         except Exception as exc:  # noqa: BLE001 - a notice that cannot be shown must not turn into a yes
             log.info("could not show the Volume Up notice: %s", exc)
-    pressed = await gate.wait_for_key("KEY_VOLUMEUP", timeout=timeout, question=message, in_turn=in_turn)
+
+    pressed = await gate.wait_for_key("KEY_VOLUMEUP", timeout=timeout, question=message, in_turn=in_turn,
+                                      listening=prompt)
     return "confirmed" if pressed else "timeout"

@@ -18,6 +18,7 @@ from .label_fold import fold
 from .risk_rules import says_little
 
 LABEL_LIMIT = 60
+_WORDS = re.compile(r"[a-z0-9]+")
 TEXT_LIMIT = 80
 # package -> what people call the app (the launcher label is not readable over adb without parsing APKs)
 KNOWN_APPS = {
@@ -39,11 +40,11 @@ KNOWN_APPS = {
     "com.google.android.packageinstaller": "the package installer",
     "com.android.systemui": "the notification shade",
 }
-# names a package's own word must not pass for: the known apps' and their last words ("Store", "dialog",
-# "installer", "shade" read as the system's), and Sentinel's
-_RESERVED_NAMES = frozenset(
-    {" ".join(fold(label).split()) for label in KNOWN_APPS.values()}
-    | {fold(label).split()[-1] for label in KNOWN_APPS.values()}
+# words a name made from a package must not hold anywhere, alone or beside others ("Sentinel Verified",
+# "Verified By Sentinel", "System Update", "Messages Backup"): every word of the known apps' names ("Store",
+# "dialog", "installer", "shade" read as the system's), and Sentinel's; the app is then named by its package
+_RESERVED_WORDS = frozenset(
+    {word for label in KNOWN_APPS.values() for word in _WORDS.findall(fold(label))} - {"the", "a"}
     | {"sentinel", "system", "android", "google"}
 )
 _GENERIC = {"com", "org", "net", "io", "de", "uk", "co", "android", "google", "apps", "app", "example",
@@ -93,9 +94,9 @@ def app_name(package: str | None) -> str:
 
 
 def _reserved(name: str) -> bool:
-    """Whether a name made from a package reads as a known app's or Sentinel's (however spelled)."""
-    folded = " ".join(fold(name).split())
-    return folded in _RESERVED_NAMES or folded.removeprefix("the ") in _RESERVED_NAMES
+    """Whether a name made from a package holds a word of a known app's name or Sentinel's (however
+    spelled)."""
+    return not _RESERVED_WORDS.isdisjoint(_WORDS.findall(fold(name)))
 
 
 def concerns(assessment: Assessment) -> list[str]:

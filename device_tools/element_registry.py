@@ -12,7 +12,9 @@ Which fields make an id (and why):
 Bounds, checked, focused and selected are state, not identity: they go into the element's
 *fingerprint*, which the actuator compares to refuse actions on a changed element. So do the labels and
 switch states of every node inside it (``_inner_digests``): a row means what its labels say, and a row whose
-inside changed is not the row the caller chose.
+inside changed is not the row the caller chose. What a tap on an element can activate is rated by every
+label, content-desc and resource id inside it (``Snapshot.inside``, read on demand and bounded), not by its
+first label only.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 
 from .device_words import quoted
 from .errors import DumpFailed
-from .screen_label import LABEL_LIMIT, cut, label_repr, was_cut
+from .screen_label import LABEL_LIMIT, READ_LIMIT, cut, label_repr, was_cut
 
 MAX_DEPTH = 50
 MAX_NODES = 5000  # nodes walked per dump: a busy real screen has a few hundred
@@ -89,6 +91,9 @@ class Element:
     window: str = ""
     # the apps whose nodes gave ``hint`` its labels (a node not listed itself, zero-sized or too deep, counts)
     hint_apps: tuple[str, ...] = ()
+    # where what every node inside it says lies in its snapshot's ``said`` (a [start, end) range: its
+    # descendants, in document order): ``Snapshot.inside`` reads it for the rating
+    inner: tuple[int, int] = (0, 0)
 
     @property
     def center(self) -> tuple[int, int]:
@@ -207,6 +212,8 @@ class Snapshot:
     # touch-handling nodes deeper than MAX_DEPTH (not listed, but drawn): (seq, bounds), for the hit test
     unlisted: list[tuple[int, tuple[int, int, int, int]]] = field(default_factory=list)
     by_id: dict[str, Element] = field(default_factory=dict)
+    # what each node of the dump says of itself (``_said``), in document order: the ranges elements name
+    said: list[str] = field(default_factory=list, repr=False)
     _pages: list[tuple[int, int]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -220,6 +227,23 @@ class Snapshot:
             i = int(index.group(1))
             return self.elements[i - 1] if 1 <= i <= len(self.elements) else None
         return self.by_id.get(ref)
+
+    def inside(self, e: Element) -> str:
+        """Every label, content-desc and resource id inside ``e`` (what a tap on it can activate), joined by
+        " | " in document order, read no further than one character past ``READ_LIMIT`` (longer is too long
+        to read whole: label_window.py). Read on demand from one list per snapshot, so a deep dump's nesting
+        does not multiply what a snapshot keeps."""
+        parts: list[str] = []
+        size = 0
+        for k in range(*e.inner):
+            part = self.said[k]
+            if part:
+                parts.append(part)
+                size += len(part) + 3
+                if size > READ_LIMIT + 3:
+                    break
+        joined = " | ".join(parts)
+        return joined if len(joined) <= READ_LIMIT else joined[: READ_LIMIT + 1]
 
     def pages(self) -> list[tuple[int, int]]:
         """Each page's (start, end) in ``elements``: at most ``PAGE_SIZE`` elements and ``PAGE_BUDGET``
@@ -344,6 +368,25 @@ def _inner_digests(root: ET.Element) -> dict[int, str]:
     return out
 
 
+def _said(root: ET.Element) -> tuple[list[str], dict[int, tuple[int, int]]]:
+    """What each node below ``root`` says of itself, in document order: its text (an editable field's left
+    out: what the user typed), content-desc and resource id (its last part), " | "-joined; and for each node
+    (by ``id``) the [start, end) range of its descendants in that list. Linear in the dump, whatever the
+    nesting: every string is a node's own (nothing is copied per ancestor)."""
+    nodes = list(root.iter())
+    said: list[str] = []
+    for node in nodes:
+        text = "" if _is_editable(node) else node.get("text", "")
+        rid = node.get("resource-id", "").rsplit("/", 1)[-1]
+        said.append(" | ".join(p for p in (text, node.get("content-desc", ""), rid) if p))
+    position = {id(node): k for k, node in enumerate(nodes)}
+    end: dict[int, int] = {}
+    for k in range(len(nodes) - 1, -1, -1):  # pre-order reversed: every child before its parent
+        children = list(nodes[k])
+        end[id(nodes[k])] = end[id(children[-1])] if children else k + 1
+    return said, {key: (k + 1, end[key]) for key, k in position.items()}
+
+
 def _read_tree(text: str) -> ET.Element:
     """The dump's tree, built no further than the walk reads it: the root and its first ``MAX_NODES + 1``
     nodes (one past the cap marks the screen as not read whole). A 4 MB dump can hold half a million bare
@@ -374,6 +417,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
         raise DumpFailed(f"the UI dump is {len(dump):,} bytes, more than {MAX_DUMP_BYTES:,}: refused")
     root = _read_tree(extract_xml(dump))
     inside = _inner_digests(root)
+    said, ranges = _said(root)
     kept: list[tuple[str, dict]] = []
     truncated = truncated_nodes = False
     unlisted: list[tuple[int, tuple[int, int, int, int]]] = []
@@ -444,6 +488,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
                     "fingerprint": _digest(*state, n=12),
                     "hint": " | ".join(inner),
                     "hint_apps": inner_apps,
+                    "inner": ranges[id(node)],
                     "seq": seq,
                     "window": window,
                 },
@@ -459,6 +504,6 @@ def parse_dump(dump: str | bytes) -> Snapshot:
     package = max(packages, key=lambda p: packages[p]) if packages else ""
     snapshot_id = "s-" + _digest(*(f"{e.id}:{e.fingerprint}:{e.text}" for e in elements), n=10)
     snapshot = Snapshot(snapshot_id, elements, package, root.get("rotation", "0"), truncated, truncated_nodes,
-                        unlisted)
+                        unlisted, said=said)
     snapshot.pages()  # here, in the parsing worker thread: for 5,000 long labels it takes a while
     return snapshot

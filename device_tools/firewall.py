@@ -172,13 +172,14 @@ class ActionFirewall:
     def _assess(self, action: ProposedAction) -> Assessment:
         a = Assessment()
         t = action.target
-        label_texts = [t.text, t.desc, t.hint, t.resource_id.rsplit("/", 1)[-1]] if t else []
+        label_texts = [t.text, t.desc, t.hint, t.resource_id.rsplit("/", 1)[-1], t.inside] if t else []
         if t is not None and t.editable:
-            label_texts = [t.desc, t.resource_id.rsplit("/", 1)[-1]]  # a field's own text is user input
+            # a field's own text is user input
+            label_texts = [t.desc, t.resource_id.rsplit("/", 1)[-1], t.inside]
         words = _words(*label_texts)
         # Phrases only on the target's own labels: a row that merely *shows* "one-time code" in a
         # message preview is not a code entry; its words still count as keywords.
-        joined = " ".join(_visible(x).lower() for x in label_texts if not (t and x == t.hint))
+        joined = " ".join(_visible(x).lower() for x in label_texts if not (t and x in (t.hint, t.inside)))
         if any(is_hidden(ch) for x in [*label_texts, action.text or ""] for ch in x):
             # what the person would read is not what is there: never act on it without asking
             a.flag(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from .backend import DeviceBackend
+from .backend import DeviceBackend, Listening
 from .commands import is_read_only
 from .errors import CommandRefused
 from .phone_identity import adb_phone_key
@@ -136,10 +136,12 @@ class CommandGate:
             yield
 
     async def wait_for_key(
-        self, key: str, *, timeout: float, question: str = "", in_turn: bool = False
+        self, key: str, *, timeout: float, question: str = "", in_turn: bool = False,
+        listening: Listening | None = None,
     ) -> bool:
         """Whether ``key`` went down within ``timeout`` (time spent behind an earlier question counts);
-        ``in_turn``: the caller holds ``question_turn`` already."""
+        ``in_turn``: the caller holds ``question_turn`` already; ``listening``: awaited once this question's
+        turn has come and the phone listens for the press (where its prompt is shown, never earlier)."""
         deadline = anyio.current_time() + timeout
         with anyio.move_on_after(timeout):
             async with contextlib.AsyncExitStack() as turn:
@@ -150,7 +152,8 @@ class CommandGate:
                     async with self._sending:  # a command on its way lands before the question is up
                         left = deadline - anyio.current_time()
                         if left > 0:
-                            return await self.backend.wait_for_key(key, timeout=left, question=question)
+                            return await self.backend.wait_for_key(key, timeout=left, question=question,
+                                                                   listening=listening)
                 finally:
                     self._asking -= 1
         return False

@@ -18,14 +18,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .actions import ProposedAction, Target
+from .screen_label import READ_LIMIT
 
 if TYPE_CHECKING:  # the firewall reads labels through this module: no import back at run time
     from .firewall import Assessment
 
-READ_LIMIT = 4096  # characters of one field the rules read: a real label is a few words, a dialog a page
+# READ_LIMIT (screen_label.py): characters of one field the rules read: a real label is a few words, a dialog
+# a page
 _EDGE = READ_LIMIT // 2
 # the target's own words (its label, the labels inside it, its id, class, app): past the bound, asked at high
-OWN_FIELDS = ("text", "desc", "hint", "resource_id", "cls", "package", "row")
+OWN_FIELDS = ("text", "desc", "hint", "inside", "resource_id", "cls", "package", "row")
 # what the screen says around it (read for a label that says little): past the bound, asked at medium
 AROUND_FIELDS = ("context", "screen")
 

@@ -32,7 +32,7 @@ def around(screen: Snapshot, e: Element) -> dict[str, Any]:
 
 def read_target(screen: Snapshot, e: Element) -> Target:
     """``e`` as the rating reads it on ``screen``: its own fields and what the screen says around it."""
-    return Target.of(e).model_copy(update=around(screen, e))
+    return Target.of(e).model_copy(update={**around(screen, e), "inside": screen.inside(e)})
 
 
 def reading(screen: Snapshot, ids: Sequence[str]) -> str:

@@ -280,8 +280,9 @@ class RiskRules:
         base = self.firewall.assess(action)
         t = action.target
         if t is not None and (
-            any(is_hidden(ch) for x in (t.text, t.desc, t.hint, t.resource_id, action.text or "") for ch in x)
-            or any(mixes_scripts(x) for x in (t.text, t.desc, t.hint, t.resource_id))
+            any(is_hidden(ch) for x in (t.text, t.desc, t.hint, t.inside, t.resource_id, action.text or "")
+                for ch in x)
+            or any(mixes_scripts(x) for x in (t.text, t.desc, t.hint, t.inside, t.resource_id))
         ):
             # what the person would read is not what is there: no rule lowers the firewall's floor for it
             return base
@@ -289,6 +290,32 @@ class RiskRules:
             return self._kinds(
                 action, base
             )  # typed text, SMS, terminal, modules: the firewall's checks decide
+        a = self._tap(action)
+        if t.inside:
+            self._inside(action, a)
+        return a
+
+    def _inside(self, action: ProposedAction, a: Assessment) -> None:
+        """A tap activates the element and everything inside it: a row whose first label says "Details" and a
+        later one "Pay now" commits the payment. Its inner labels are rated as its own label would be, spaced
+        and glued (a word split across two nodes, "De" | "lete account", reads whole to a person), upward
+        only: what the element says of itself is rated too (``_tap``)."""
+        t = action.target
+        assert t is not None
+        inner = window(t.inside)
+        said = t.model_copy(update={"text": f"{inner} {inner.replace(' | ', '')}", "desc": "", "hint": "",
+                                    "inside": "", "row": "", "resource_id": ""})
+        b = self._tap(action.model_copy(update={"target": said}))
+        if not b.requires_confirmation:
+            return
+        for reason in b.reasons:
+            a.flag(b.risk, reason, floor=b.floor)
+        a.flag(b.risk, "a label inside what the tap reaches says so", floor=b.floor)
+
+    def _tap(self, action: ProposedAction) -> Assessment:
+        """A click or long press rated by what the target says of itself and where it is."""
+        t = action.target
+        assert t is not None
         rid = t.resource_id.rsplit("/", 1)[-1]
         own = _own(t)
         generic = says_little(" ".join(x for x in own if x))
@@ -304,7 +331,7 @@ class RiskRules:
             named = self._named_otherwise(action, label if label in SAFE_CHOICES else _norm(t.desc), rid)
             return named or Assessment(reasons=["the safe choice (cancel, dismiss, deny, navigate)"])
         if package in PERMISSION_PACKAGES:
-            return base  # a grant: the firewall's high floor stands
+            return self.firewall.assess(action)  # a grant: the firewall's high floor stands
         # a long press opens a menu only where the element handles one; elsewhere the lift is a click ("OK")
         if action.kind == "long_click" and t.long_clickable and not (words & KEYWORDS.keys()):
             return Assessment(reasons=["a long press opens a menu"])

@@ -6,6 +6,7 @@ rules read them whole), only what is shown is cut."""
 from __future__ import annotations
 
 LABEL_LIMIT = 200  # characters of one label shown; a real label is a few words
+READ_LIMIT = 4096  # characters of one field the risk rules read whole (label_window.py)
 
 
 def was_cut(text: str, limit: int = LABEL_LIMIT) -> bool:

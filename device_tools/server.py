@@ -18,6 +18,7 @@ from .risk_classifier import ActionRiskClassifier
 from .runtime import DeviceRuntime
 from .screen_privacy import PERSONAL_SHOWN
 from .settings import DeviceSettings, load_settings
+from .strict_arguments import strict_arguments
 
 Settings = DeviceSettings  # the built-in contract: its typed settings beside create_server
 
@@ -80,6 +81,7 @@ def create_server(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> 
     ui_tools.register(mcp, rt)
     for module in (calendar, clock, contacts, messaging, notes, screen_ocr, terminal):
         module.register(mcp, rt)
+    strict_arguments(mcp)
     mcp.runtime = rt  # type: ignore[attr-defined]  # for tests and the benchmark
     # its results' decision key is its own: the gateway drops it from any other upstream's results
     return declare(mcp, BuiltinTraits(result_meta=frozenset({DECISION_META, PERSONAL_SHOWN})))

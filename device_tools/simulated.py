@@ -24,6 +24,7 @@ import anyio
 
 from . import adb_request, content_rows
 from .android_time import epoch_ms
+from .backend import Listening
 from .element_registry import handles_touch, parse_bounds
 from .simulated_programs import alarm_dump_text, shell_program
 from .text_input import decode_input_text
@@ -121,12 +122,15 @@ class SimulatedDevice:
         self.commands.append(argv)
         return self._run(argv)
 
-    async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
+    async def wait_for_key(self, key: str, *, timeout: float, question: str = "",
+                           listening: Listening | None = None) -> bool:
         self.commands.append(["getevent", "-l"])
         start = self._presses
         deadline = time.monotonic() + timeout
         self.waiting_for_key = True
         try:
+            if listening is not None:
+                await listening()
             while time.monotonic() < deadline:
                 if self._presses > start and key == "KEY_VOLUMEUP":
                     return True

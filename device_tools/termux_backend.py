@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 import anyio.to_thread
 
+from .backend import Listening
 from .element_registry import MAX_DUMP_BYTES
 from .errors import CommandTooLong, DeviceCommandFailed, DeviceUnavailable
 from .text_input import decode_input_text
@@ -138,9 +139,12 @@ class TermuxBackend:
     async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
         return (await self.exec_out(argv, timeout=timeout)).decode("utf-8", errors="replace")
 
-    async def wait_for_key(self, key: str, *, timeout: float, question: str = "") -> bool:
+    async def wait_for_key(self, key: str, *, timeout: float, question: str = "",
+                           listening: Listening | None = None) -> bool:
         # the dialog is all the person sees on the phone: it shows what the yes allows
         argv = ["termux-dialog", "confirm", "-t", "Sentinel", "-i", question or "Allow the pending action?"]
+        if listening is not None:
+            await listening()  # the dialog answers only this question: it goes up right after
         try:
             with anyio.fail_after(timeout):
                 out = await anyio.to_thread.run_sync(lambda: self._run(argv, timeout), abandon_on_cancel=True)

@@ -27,6 +27,7 @@ from device_tools.sensors.errors import SensorError, StoreUnavailable
 from sentinel_mcp.core.sensor_kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
+from device_tools.strict_arguments import strict_arguments
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import behind_gateway, decision_id_of, principal_of
 from sentinel_mcp.identity.principal import OWNER_NAME
@@ -107,6 +108,13 @@ def _manages_consents(ctx: Context) -> bool:
     if behind_gateway(ctx):
         return principal == OWNER_NAME
     return principal in (OWNER_NAME, "local")
+
+
+def _may_manage(ctx: Context, requester: str | None) -> bool:
+    """Whether the caller may manage ``requester``'s consents (its own, or anyone's as the owner). Checked
+    by the tool's resolver before any question is put to the user, and again by its body: a caller that may
+    not manage them never makes the owner's client ask anything."""
+    return (requester or principal_of(ctx)) == principal_of(ctx) or _manages_consents(ctx)
 
 
 def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "sensors") -> MCPServer:
@@ -202,8 +210,8 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         scope: str = "minimal",
         expires_in: float | None = None,
     ) -> Elicit[GrantConfirmation] | str:
-        if action != "grant" or not _can_elicit(ctx) or sensor is None:
-            return _NOT_ASKED
+        if action != "grant" or not _may_manage(ctx, requester) or not _can_elicit(ctx) or sensor is None:
+            return _NOT_ASKED  # the tool body refuses a caller that may not manage the requester's consent
         try:
             parse_sensor(sensor), parse_scope(scope)
         except ValueError:
@@ -239,7 +247,7 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         (elicitation); requester defaults to the caller; expires_in in seconds (default: until revoked)."""
         caller = principal_of(ctx)
         who = requester or caller
-        if who != caller and not _manages_consents(ctx):
+        if not _may_manage(ctx, requester):
             return _error(
                 "only the device's owner manages other callers' consents; leave requester out", "forbidden"
             )
@@ -328,4 +336,6 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         max_retention=settings.max_retention,
     )
     # the defaults: quick calls, either era, no result keys of its own, every call over the MCP pair
-    return declare(build_server(bridge, settings, ctx.name), BuiltinTraits())
+    server = build_server(bridge, settings, ctx.name)
+    strict_arguments(server)  # each argument in its own JSON type (a retention of `true` is not 1 second)
+    return declare(server, BuiltinTraits())

@@ -14,6 +14,9 @@ pytestmark = pytest.mark.timeout(60)
 @pytest.mark.parametrize("package,posing", [
     ("org.evil.messages", "Messages"), ("com.x.settings", "Settings"), ("net.y.phone", "Phone"),
     ("com.z.chrome", "Chrome"),
+    # a reserved word anywhere in the name: Sentinel's own voice, or a known app's, with a word added
+    ("com.x.sentinel_verified", "Sentinel Verified"), ("com.x.verified_by_sentinel", "Verified By Sentinel"),
+    ("org.x.system_update", "System Update"), ("com.x.messages_backup", "Messages Backup"),
 ])
 async def test_a_stranger_is_not_named_as_a_known_app(tmp_path, package, posing):
     server = sim_server(tmp_path)
