@@ -17,7 +17,7 @@ from sentinel_mcp.core.host_names import is_host
 from sentinel_mcp.core.display_text import Marked, compose, said
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_section
-from sentinel_mcp.core.setting_keys import did_you_mean
+from sentinel_mcp.core.setting_keys import meant_or_known as _did_you_mean
 from sentinel_mcp.config_file import parse_config_json, read_config_text
 from sentinel_mcp.config_lines import Lines, at_line, line_of, value_lines
 from sentinel_mcp.config_raw import no_nul, paths_as_text
@@ -87,9 +87,8 @@ class ServerCommon(_Strict):
     # three for a process Sentinel starts or a server on loopback; a server beyond loopback (someone else's
     # service) may only ask questions (gateway/relay_permits.py)
     relays: list[Literal["elicitation", "sampling", "roots"]] | None = None
-    # the most bytes one message of this server may be (a tool's result: an stdio line, an HTTP body),
-    # counted on the raw bytes before any is parsed: parsing holds the event loop (16 MiB, ~0.9 s), so a
-    # server that answers small can be held to that. None: 16 MiB (``lean_upstream.MAX_ANSWER_BYTES``)
+    # the most bytes one message of this server may be (an stdio line, an HTTP body), counted before any is
+    # parsed (parsing 16 MiB holds the loop ~0.9 s). None: 16 MiB (``lean_upstream.MAX_ANSWER_BYTES``)
     max_result_bytes: int | None = Field(None, ge=1024, le=16 * 1024 * 1024, strict=True)
 
 
@@ -546,11 +545,6 @@ def _check_sections(cfg: Config, lines: Lines | None = None) -> None:
                 validate_section(model, section, f"sentinel.{key}", line)
             except ConfigError as e:
                 raise fail(said(e)) from None
-
-
-def _did_you_mean(word: str, known: list[str]) -> str:
-    meant = did_you_mean(word, known)
-    return f" (did you mean {meant!r}?)" if meant else f" (known: {', '.join(known)})"
 
 
 def _anchor_server_cwd(cfg: Config) -> None:

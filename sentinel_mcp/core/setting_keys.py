@@ -17,6 +17,12 @@ def did_you_mean(word: str, known: list[str], cutoff: float = 0.6) -> str | None
     return by_lower[close[0]] if close else None
 
 
+def meant_or_known(word: str, known: list[str]) -> str:
+    """`` (did you mean 'x'?)`` for a close key, else `` (known: a, b, ...)``: said after an unknown name."""
+    meant = did_you_mean(word, known)
+    return f" (did you mean {meant!r}?)" if meant else f" (known: {', '.join(known)})"
+
+
 def _leaves(tp: Any) -> list[Any]:
     """The types a (possibly Optional, Annotated or union) annotation stands for."""
     origin = get_origin(tp)
