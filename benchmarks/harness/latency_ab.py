@@ -44,7 +44,8 @@ from load import TOKEN, proc_cpu  # noqa: E402
 from tests.conftest import free_port, stop_process, wait_http  # noqa: E402
 
 TOOLBOX = str(ROOT / "tests" / "gateway" / "toolbox_server.py")
-ERAS = {"2026-07-28": ("auto", "modern"), "2025-11-25": ("legacy", "legacy")}  # client mode, upstream protocol
+# the client's mode, and the gateways' upstream protocol over HTTP
+ERAS = {"2026-07-28": ("auto", "modern"), "2025-11-25": ("legacy", "legacy")}
 
 
 def _children() -> set[int]:
@@ -84,7 +85,8 @@ def gateway(tree: Path, tmp: Path, name: str, upstream: dict[str, Any]) -> Stdio
                                  env=_env(tree), cwd=str(tree))
 
 
-def http_gateway(tree: Path, tmp: Path, name: str, upstream: dict[str, Any]) -> tuple[subprocess.Popen[Any], str]:
+def http_gateway(tree: Path, tmp: Path, name: str,
+                 upstream: dict[str, Any]) -> tuple[subprocess.Popen[Any], str]:
     cfg, port = _config(tmp, name, upstream), free_port()
     proc = subprocess.Popen([_python(tree), "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
                              f"127.0.0.1:{port}"], env=_env(tree), cwd=tree, stdout=subprocess.DEVNULL,
@@ -157,7 +159,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--base", required=True)
     ap.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    ap.add_argument("--upstream", choices=["stdio", "http"], help="the gateways' upstream (default: --transport)")
+    ap.add_argument("--upstream", choices=["stdio", "http"],
+                    help="the gateways' upstream (default: --transport)")
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--block", type=int, default=25)
     ap.add_argument("--eras", default=",".join(ERAS))
@@ -181,7 +184,8 @@ def main() -> None:
     finally:
         if toolbox is not None:
             stop_process(toolbox)
-    print(f"\nSequential no-op over {args.transport} (client -> sentinel {args.transport} -> toolbox {upstream}), "
+    print(f"\nSequential no-op over {args.transport} (client -> sentinel {args.transport} -> toolbox "
+          f"{upstream}), "
           f"{args.calls} calls each in blocks of {args.block}, interleaved; load average {load:.1f} -> "
           f"{os.getloadavg()[0]:.1f}\n")
     print(f"{'era':12} {'direct p50':>11} {'base p50':>9} {'added':>7} {'this p50':>9} {'added':>7} "

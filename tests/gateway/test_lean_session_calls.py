@@ -268,32 +268,6 @@ def test_lean_and_sdk_streams_are_the_same_bytes(gateway: Gateway, name: str, ar
     assert lean.header("content-type") == expected  # notifications before the answer: a stream
 
 
-def _closed_connections(port: int) -> int:
-    """TCP connections to or from ``port`` in TIME_WAIT (each connection closed in the last minute)."""
-    count = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as f:
-            for line in f.readlines()[1:]:
-                fields = line.split()
-                ends = (int(fields[1].rsplit(":", 1)[1], 16), int(fields[2].rsplit(":", 1)[1], 16))
-                count += fields[3] == "06" and port in ends
-    return count
-
-
-async def test_the_sdk_client_keeps_its_connection_across_lean_calls(gateway: Gateway) -> None:
-    """The SDK's client stops reading an event-stream answer at its answer's event and closes the
-    connection; answered as JSON, its calls share one kept-alive connection."""
-    target = streamable_http_client(f"http://127.0.0.1:{gateway.port}/mcp", http_client=httpx2.AsyncClient(
-        headers={"Authorization": f"Bearer {ALICE}"}, timeout=30))
-    async with Client(target, mode="legacy") as c:
-        await c.call_tool("tb__noop", {})
-        before, lean = _closed_connections(gateway.port), len(gateway.direct_ids())
-        for n in range(5):
-            assert (await c.call_tool("tb__echo", {"text": f"kept {n}"})).content[0].text == f"kept {n}"
-        assert _closed_connections(gateway.port) == before
-        assert len(gateway.direct_ids()) == lean + 5  # each served by the lean path
-
-
 def test_string_ids_and_header_spellings_take_the_lean_path(gateway: Gateway) -> None:
     sid = open_session(gateway.port)
     headers = [("content-type", "application/json; charset=utf-8"), ("accept", "*/*"),
