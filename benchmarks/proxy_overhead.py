@@ -209,10 +209,11 @@ def main() -> None:
             f"{pct(p, 0.99):11.2f}ms {statistics.median(p) / statistics.median(d):9.2f}x {added:8.2f}ms"
             f"  {'met' if added <= 0.5 else 'NOT MET'}"
         )
-    print(
-        f"\n16 concurrent HTTP clients for {args.seconds:.0f}s: direct {d_rps:.0f} calls/s, "
-        f"through Sentinel {p_rps:.0f} calls/s (ratio {p_rps / d_rps:.2f})"
-    )
+    if args.seconds:  # 0: no rate measured
+        print(
+            f"\n16 concurrent HTTP clients for {args.seconds:.0f}s: direct {d_rps:.0f} calls/s, "
+            f"through Sentinel {p_rps:.0f} calls/s (ratio {p_rps / d_rps:.2f})"
+        )
 
 
 if __name__ == "__main__":
