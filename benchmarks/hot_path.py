@@ -4,23 +4,22 @@ Rows: the airline cancel guard at 100k facts (fast path, lazy proof; at ``Policy
 engine; beside them without goals: from a thread without a SWI-Prolog engine of its own, with the kept proof
 rendered as the gateway's guard does for its audit row, and with the proof written in the pass); the added
 latency of one sequential no-op call over stdio and streamable HTTP in both protocol eras
-(``proxy_overhead.py``); capacity with 16 HTTP clients to an in-process no-op built-in with the durable audit
-on, wrk's CPU share beside it; a real Python MCP upstream direct against through Sentinel; the airline
-example's read tool the guard learns facts from, direct against through Sentinel with the airline rulebase
-(both eras); the peers (mcp-proxy, ContextForge's translate) beside direct and Sentinel; one stdio client's 16
-parallel calls of a 50 ms tool, direct and through Sentinel (``parallel_calls.py``); cold start of ``serve``
-on the embedded default to its first ``tools/list``; RSS after 1k calls and after N, of the no-op and of the
-guard's own path (an airline cancel in a conversation of its own: a session loaded, a fetch, facts learned;
-``pipeline_capacity.py``); first, the machine's speed (a Python and a SWI-Prolog loop) and the work per call
-counted (``harness/work_counts.py``: inferences per decision, Python function calls per HTTP call), which a
-slow or busy machine does not move. Each part is bounded (by calls or seconds); the load generator is wrk.
-Usage: python benchmarks/hot_path.py [--quick]
-  [--skip machine,work,guard,latency,capacity,upstream,airline,peers,parallel,cold,memory,memory-guarded]
-  --quick: 100 decisions, 100 sequential calls, 3 s loads, memory 1k -> 10k calls, the guard's path 1k -> 5k
-  (about 5 minutes idle)
-  default: 300 decisions, 300 calls, 8 s loads, memory 1k -> 100k calls, the guard's path 1k -> 20k (about 18
-  minutes idle)
-"""
+(``proxy_overhead.py``: alternated; over HTTP the same toolbox server behind both sides, and the earlier shape
+with a stdio upstream beside it); capacity with 16 HTTP clients to an in-process no-op built-in with the
+durable audit on, wrk's CPU share beside it; a real Python MCP upstream direct against through Sentinel; the
+airline example's read tool the guard learns facts from, direct against through Sentinel with the airline
+rulebase (both eras); the peers (mcp-proxy, ContextForge's translate) beside direct and Sentinel; one stdio
+client's 16 parallel calls of a 50 ms tool, direct and through Sentinel (``parallel_calls.py``); cold start of
+``serve`` on the embedded default to its first ``tools/list``; RSS after 1k calls and after N, of the no-op
+and of the guard's own path (an airline cancel in a conversation of its own: a session loaded, a fetch, facts
+learned; ``pipeline_capacity.py``); first, the machine's speed (a Python and a SWI-Prolog loop) and the work
+per call counted (``harness/work_counts.py``: inferences per decision, Python function calls per HTTP call),
+which a slow or busy machine does not move. Each part is bounded (by calls or seconds); the load generator is
+wrk. Usage: python benchmarks/hot_path.py [--quick] [--skip
+machine,work,guard,latency,capacity,upstream,airline,peers,parallel,cold,memory,memory-guarded] --quick: 100
+decisions, 100 sequential calls, 3 s loads, memory 1k -> 10k calls, the guard's path 1k -> 5k (about 5 minutes
+idle) default: 300 decisions, 300 calls, 8 s loads, memory 1k -> 100k calls, the guard's path 1k -> 20k (about
+18 minutes idle) """
 
 from __future__ import annotations
 

@@ -2,6 +2,14 @@
 
 Prints p50/p99 latency per call (stdio and streamable HTTP, sequential) with the ratio, and calls per second
 with 16 concurrent HTTP clients. Usage: python benchmarks/proxy_overhead.py [--calls N]
+
+Fair by construction (2026-12-04): per era, every target's client is open at once and blocks of
+``BLOCK`` calls alternate between them, so a neighbour's load moves direct and Sentinel alike (the rows were
+measured all-direct, then all-Sentinel); and the HTTP row has the same server behind both sides: Sentinel
+forwards to the very toolbox HTTP server the direct side calls, in the client's era (``"protocol":
+"modern"`` / ``"legacy"``). The row ``..., stdio upstream`` is the earlier shape (Sentinel's HTTP front in
+front of a toolbox process over stdio, whose SDK stdio server hands each message to a reader and a writer
+thread, ~14 voluntary context switches a call against ~3 over HTTP: a cost only Sentinel's side paid).
 """
 
 from __future__ import annotations
@@ -31,6 +39,32 @@ from tests.conftest import free_port, stop_process, wait_http  # noqa: E402
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+BLOCK = 10  # calls per target in turn (alternated)
+
+
+async def alternated(targets: dict, n: int, mode: str) -> dict[str, list[float]]:  # noqa: ANN001
+    """``n`` sequential calls of the no-op per target (a client factory or stdio parameters), in alternating
+    blocks of ``BLOCK``, every client open throughout: {label: ms per call}."""
+    from contextlib import AsyncExitStack
+
+    async with AsyncExitStack() as stack:
+        clients, names = {}, {}
+        for label, target in targets.items():
+            made = target() if callable(target) else target
+            clients[label] = await stack.enter_async_context(Client(made, mode=mode))
+            names[label] = await _noop_name(clients[label])
+            for _ in range(20):  # warm up
+                await clients[label].call_tool(names[label], {})
+        times: dict[str, list[float]] = {label: [] for label in targets}
+        while min(len(t) for t in times.values()) < n:
+            for label, c in clients.items():
+                for _ in range(BLOCK):
+                    t0 = time.perf_counter()
+                    await c.call_tool(names[label], {})
+                    times[label].append((time.perf_counter() - t0) * 1000)
+        return times
 
 
 async def sequential(target, n: int, mode: str = "auto") -> list[float]:  # noqa: ANN001
@@ -78,21 +112,25 @@ async def throughput(url: str, clients: int, seconds: float) -> float:
     return done / (time.perf_counter() - t0)
 
 
+def _sentinel_http(tmp: Path, name: str, upstream: dict, env: dict) -> tuple[subprocess.Popen, int]:
+    cfg = tmp / f"{name}.json"
+    cfg.write_text(json.dumps({"mcpServers": {"tb": upstream}, "sentinel": {
+        "data_dir": str(tmp / "state"), "builtins": [], "http": {"token": TOKEN}}}))
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    return proc, port
+
+
 def measure(calls: int, seconds: float, clients: int = 16) -> tuple[list, float, float]:
-    """Sequential latency direct and through Sentinel per transport and era, then the 16-client rates:
-    ([(label, direct ms list, proxied ms list)], direct calls/s, Sentinel calls/s; rates 0 when seconds is 0).
+    """Sequential latency direct and through Sentinel per transport and era, alternated (module docstring),
+    then the 16-client rates: ([(label, direct ms list, proxied ms list)], direct calls/s, Sentinel calls/s;
+    rates 0 when seconds is 0).
     """
     tmp = Path(tempfile.mkdtemp())
-    cfg = tmp / "sentinel.json"
-    cfg.write_text(
-        json.dumps(
-            {
-                "mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX], **UPSTREAM}},
-                "sentinel": {"data_dir": str(tmp / "state"), "builtins": [], "http": {"token": TOKEN}},
-            }
-        )
-    )
-    up_port, gw_port = free_port(), free_port()
+    up_port = free_port()
+    up_url = f"http://127.0.0.1:{up_port}/mcp"
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     upstream = subprocess.Popen(
         [sys.executable, TOOLBOX, "--http", str(up_port)],
@@ -100,21 +138,21 @@ def measure(calls: int, seconds: float, clients: int = 16) -> tuple[list, float,
         stderr=subprocess.DEVNULL,
         env=env,
     )
-    gateway = subprocess.Popen(
-        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{gw_port}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        start_new_session=True,
-    )
+    # Sentinel's HTTP fronts, one data dir (each writes its own audit log under <data dir>/instances/,
+    # docs/durability.md): before a toolbox process over stdio (the earlier shape), and before the toolbox's
+    # HTTP server the direct side calls, in each era
+    stdio_upstream = {"command": sys.executable, "args": [TOOLBOX], **UPSTREAM}
+    fronts = {"stdio": _sentinel_http(tmp, "sentinel", stdio_upstream, env),
+              "modern": _sentinel_http(tmp, "sentinel-modern", {"url": up_url, "protocol": "modern"}, env),
+              "legacy": _sentinel_http(tmp, "sentinel-legacy", {"url": up_url, "protocol": "legacy"}, env)}
+    gw_port = fronts["stdio"][1]
     d_rps = p_rps = 0.0
     try:
-        wait_http(f"http://127.0.0.1:{up_port}/mcp", proc=upstream)
-        wait_http(f"http://127.0.0.1:{gw_port}/healthz", proc=gateway)
+        wait_http(up_url, proc=upstream)
+        for proc, port in fronts.values():
+            wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=90)
         direct_stdio = StdioServerParameters(command=sys.executable, args=[TOOLBOX], env=env)
-        # the stdio gateway runs beside the HTTP one on the same data dir (as Claude Desktop beside `make
-        # run`):
-        # each writes its own audit log under <data dir>/instances/ (docs/durability.md)
+        # the stdio gateway beside the HTTP ones on the same data dir (as Claude Desktop beside `make run`)
         cfg_stdio = tmp / "sentinel-stdio.json"
         cfg_stdio.write_text(
             json.dumps(
@@ -128,23 +166,23 @@ def measure(calls: int, seconds: float, clients: int = 16) -> tuple[list, float,
             command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(cfg_stdio), "serve"], env=env
         )
         rows = []
-        for era, mode in (("2026-07-28", "auto"), ("2025-11-25", "legacy")):
-            for label, direct, proxied in (
-                ("stdio", direct_stdio, proxied_stdio),
-                (
-                    "streamable HTTP",
-                    http_target(f"http://127.0.0.1:{up_port}/mcp"),
-                    http_target(f"http://127.0.0.1:{gw_port}/mcp"),
-                ),
-            ):
-                d = anyio.run(sequential, direct, calls, mode)
-                p = anyio.run(sequential, proxied, calls, mode)
-                rows.append((f"{label}, {era}", d, p))
+        for era, mode, protocol in (("2026-07-28", "auto", "modern"), ("2025-11-25", "legacy", "legacy")):
+            times = anyio.run(alternated, {
+                "direct stdio": direct_stdio, "sentinel stdio": proxied_stdio,
+                "direct http": lambda: http_target(up_url),
+                "sentinel http": lambda p=protocol: http_target(f"http://127.0.0.1:{fronts[p][1]}/mcp"),
+                "sentinel http, stdio upstream": lambda: http_target(f"http://127.0.0.1:{gw_port}/mcp"),
+            }, calls, mode)
+            rows += [(f"stdio, {era}", times["direct stdio"], times["sentinel stdio"]),
+                     (f"streamable HTTP, {era}", times["direct http"], times["sentinel http"]),
+                     (f"streamable HTTP, {era}, stdio upstream", times["direct http"],
+                      times["sentinel http, stdio upstream"])]
         if seconds:
-            d_rps = anyio.run(throughput, f"http://127.0.0.1:{up_port}/mcp", clients, seconds)
+            d_rps = anyio.run(throughput, up_url, clients, seconds)
             p_rps = anyio.run(throughput, f"http://127.0.0.1:{gw_port}/mcp", clients, seconds)
     finally:
-        stop_process(gateway)
+        for proc, _ in fronts.values():
+            stop_process(proc)
         stop_process(upstream)
     return rows, d_rps, p_rps
 
@@ -160,21 +198,22 @@ def main() -> None:
         f"({os.cpu_count()} cores); added = Sentinel p50 - direct p50, goal <= 0.5 ms\n"
     )
     print(
-        f"{'transport, era':28} {'direct p50':>11} {'direct p99':>11} {'sentinel p50':>13} "
+        f"{'transport, era':40} {'direct p50':>11} {'direct p99':>11} {'sentinel p50':>13} "
         f"{'sentinel p99':>13} "
         f"{'p50 ratio':>10} {'added p50':>10}"
     )
     for label, d, p in rows:
         added = statistics.median(p) - statistics.median(d)
         print(
-            f"{label:28} {statistics.median(d):9.2f}ms {pct(d, 0.99):9.2f}ms {statistics.median(p):11.2f}ms "
+            f"{label:40} {statistics.median(d):9.2f}ms {pct(d, 0.99):9.2f}ms {statistics.median(p):11.2f}ms "
             f"{pct(p, 0.99):11.2f}ms {statistics.median(p) / statistics.median(d):9.2f}x {added:8.2f}ms"
             f"  {'met' if added <= 0.5 else 'NOT MET'}"
         )
-    print(
-        f"\n16 concurrent HTTP clients for {args.seconds:.0f}s: direct {d_rps:.0f} calls/s, "
-        f"through Sentinel {p_rps:.0f} calls/s (ratio {p_rps / d_rps:.2f})"
-    )
+    if args.seconds:  # 0: no rate measured
+        print(
+            f"\n16 concurrent HTTP clients for {args.seconds:.0f}s: direct {d_rps:.0f} calls/s, "
+            f"through Sentinel {p_rps:.0f} calls/s (ratio {p_rps / d_rps:.2f})"
+        )
 
 
 if __name__ == "__main__":

@@ -1,10 +1,21 @@
-"""The added latency of one sequential no-op call over stdio, two source trees interleaved in one run (a busy
-shared machine moves every latency, so only calls taken side by side compare): the real ``mcp`` client
-speaks to each tree's ``sentinel-mcp serve`` over stdio, which forwards to the test toolbox over stdio; the
-toolbox is also called directly. Blocks of calls alternate between direct, the base tree and this tree; per
-era it prints the p50 of each, the added p50 (Sentinel - direct) and the gateway process's CPU per call.
+"""The added latency of one sequential no-op call, two source trees interleaved in one run (a busy shared
+machine moves every latency, so only calls taken side by side compare): the real ``mcp`` client speaks to each
+tree's ``sentinel-mcp serve`` over stdio (``--transport stdio``) or streamable HTTP (``--transport http``),
+which forwards to the test toolbox; the toolbox is also called directly over the same transport. Blocks of
+calls alternate between direct, the base tree and this tree; per era it prints the p50 of each, the added p50
+(Sentinel - direct) and the gateway process's CPU per call.
 
-Usage: python benchmarks/harness/latency_ab.py --base /work/main [--calls 300] [--block 25]
+Which upstream the gateways forward to (``--upstream``): ``stdio``, a toolbox process of their own (the
+stdio row's shape; over HTTP, the shape ``proxy_overhead.py`` measured before 2026-12-04), or ``http``: the
+very toolbox HTTP server the direct side calls, in the era the client speaks (``"protocol": "modern"`` for
+2026-07-28, ``"legacy"`` for 2025-11-25). Only ``--transport http --upstream http`` has the same server
+behind both sides of the HTTP row: over stdio the SDK's stdio server hands each message to a reader and a
+writer thread (~14 voluntary context switches a call against ~3 over HTTP), which a stdio upstream adds to
+Sentinel's side of the HTTP row alone. The default upstream is the transport's own.
+
+Usage: python benchmarks/harness/latency_ab.py --base /work/main [--transport stdio|http]
+       [--upstream stdio|http] [--calls 300] [--block 25] [--eras 2026-07-28,2025-11-25]
+(``TMPDIR=/dev/shm``: the gateways' audit fsyncs on tmpfs, out of the figure.)
 """
 
 from __future__ import annotations
@@ -13,6 +24,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -21,14 +33,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
-from load import proc_cpu  # noqa: E402
+from load import TOKEN, proc_cpu  # noqa: E402
+from tests.conftest import free_port, stop_process, wait_http  # noqa: E402
 
 TOOLBOX = str(ROOT / "tests" / "gateway" / "toolbox_server.py")
+# the client's mode, and the gateways' upstream protocol over HTTP
+ERAS = {"2026-07-28": ("auto", "modern"), "2025-11-25": ("legacy", "legacy")}
 
 
 def _children() -> set[int]:
@@ -45,61 +62,131 @@ def _children() -> set[int]:
     return out
 
 
-def gateway(tree: Path, tmp: Path, name: str) -> StdioServerParameters:
-    cfg = tmp / f"{name}.json"
-    cfg.write_text(json.dumps({
-        "mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
-        "sentinel": {"data_dir": str(tmp / name), "builtins": []},
-    }))
+def _python(tree: Path) -> str:
     python = tree / ".venv" / "bin" / "python"
-    env = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(tree)}
-    return StdioServerParameters(command=str(python if python.exists() else sys.executable),
-                                 args=["-m", "sentinel_mcp", "-c", str(cfg), "serve"], env=env, cwd=str(tree))
+    return str(python if python.exists() else sys.executable)
 
 
-async def run(base: Path, calls: int, block: int, mode: str) -> dict[str, Any]:
+def _env(tree: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(tree)}
+
+
+def _config(tmp: Path, name: str, upstream: dict[str, Any]) -> Path:
+    cfg = tmp / f"{name}.json"
+    cfg.write_text(json.dumps({"mcpServers": {"tb": upstream}, "sentinel": {
+        "data_dir": str(tmp / name), "builtins": [], "http": {"token": TOKEN}}}))
+    cfg.chmod(0o600)
+    return cfg
+
+
+def gateway(tree: Path, tmp: Path, name: str, upstream: dict[str, Any]) -> StdioServerParameters:
+    cfg = _config(tmp, name, upstream)
+    return StdioServerParameters(command=_python(tree), args=["-m", "sentinel_mcp", "-c", str(cfg), "serve"],
+                                 env=_env(tree), cwd=str(tree))
+
+
+def http_gateway(tree: Path, tmp: Path, name: str,
+                 upstream: dict[str, Any]) -> tuple[subprocess.Popen[Any], str]:
+    cfg, port = _config(tmp, name, upstream), free_port()
+    proc = subprocess.Popen([_python(tree), "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
+                             f"127.0.0.1:{port}"], env=_env(tree), cwd=tree, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=90)
+    return proc, f"http://127.0.0.1:{port}/mcp"
+
+
+def http_target(url: str):  # noqa: ANN201
+    # Sentinel's HTTP front wants a token; the toolbox ignores it (both sides send the same headers)
+    return streamable_http_client(url, http_client=httpx2.AsyncClient(
+        timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}))
+
+
+async def run(base: Path, calls: int, block: int, era: str, transport: str, upstream: str,
+              toolbox_url: str | None) -> dict[str, Any]:
+    mode, protocol = ERAS[era]
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-lat-"))
-    targets = {"direct": StdioServerParameters(command=sys.executable, args=[TOOLBOX]),
-               "base": gateway(base, tmp, "base"), "this tree": gateway(ROOT, tmp, "this")}
+    behind = ({"url": toolbox_url, "protocol": protocol} if upstream == "http"
+              else {"command": sys.executable, "args": [TOOLBOX]})
+    trees = {"base": base, "this tree": ROOT}
+    procs: list[subprocess.Popen[Any]] = []
+    targets: dict[str, Any] = {}
+    pids: dict[str, int | None] = {}
+    if transport == "http":
+        assert toolbox_url is not None
+        targets["direct"] = lambda: http_target(toolbox_url)
+        pids["direct"] = None  # the toolbox serves the gateways too when they forward over HTTP
+        for name, tree in trees.items():
+            proc, url = http_gateway(tree, tmp, name.replace(" ", "-"), behind)
+            procs.append(proc)
+            targets[name], pids[name] = (lambda u=url: http_target(u)), proc.pid
+    else:
+        targets["direct"] = StdioServerParameters(command=sys.executable, args=[TOOLBOX])
+        for name, tree in trees.items():
+            targets[name] = gateway(tree, tmp, name.replace(" ", "-"), behind)
     times: dict[str, list[float]] = {name: [] for name in targets}
     cpu: dict[str, float] = {}
-    async with AsyncExitStack() as stack:
-        clients, pids = {}, {}
-        for name, params in targets.items():
-            before = _children()
-            clients[name] = await stack.enter_async_context(Client(params, mode=mode))  # type: ignore[arg-type]
-            pids[name] = next(iter(_children() - before), None)
-            tool = "noop" if name == "direct" else "tb__noop"
-            for _ in range(20):  # warm up
-                await clients[name].call_tool(tool, {})
-        start = {name: proc_cpu(pid) if pid else 0.0 for name, pid in pids.items()}
-        done = 0
-        while done < calls:
-            for name, client in clients.items():
+    try:
+        async with AsyncExitStack() as stack:
+            clients = {}
+            for name, target in targets.items():
+                before = _children()
+                made = target() if callable(target) else target
+                clients[name] = await stack.enter_async_context(Client(made, mode=mode))  # type: ignore[arg-type]
+                if transport == "stdio":
+                    pids[name] = next(iter(_children() - before), None)
                 tool = "noop" if name == "direct" else "tb__noop"
-                for _ in range(block):
-                    t0 = time.perf_counter()
-                    await client.call_tool(tool, {})
-                    times[name].append((time.perf_counter() - t0) * 1000)
-            done += block
-        for name, pid in pids.items():
-            cpu[name] = (proc_cpu(pid) - start[name]) * 1000 / done if pid else float("nan")
+                for _ in range(20):  # warm up
+                    await clients[name].call_tool(tool, {})
+            start = {name: proc_cpu(pid) if pid else 0.0 for name, pid in pids.items()}
+            done = 0
+            while done < calls:
+                for name, client in clients.items():
+                    tool = "noop" if name == "direct" else "tb__noop"
+                    for _ in range(block):
+                        t0 = time.perf_counter()
+                        await client.call_tool(tool, {})
+                        times[name].append((time.perf_counter() - t0) * 1000)
+                done += block
+            for name, pid in pids.items():
+                cpu[name] = (proc_cpu(pid) - start[name]) * 1000 / done if pid else float("nan")
+    finally:
+        for proc in procs:
+            stop_process(proc)
     return {"p50": {n: statistics.median(t) for n, t in times.items()}, "cpu": cpu}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--base", required=True)
+    ap.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    ap.add_argument("--upstream", choices=["stdio", "http"],
+                    help="the gateways' upstream (default: --transport)")
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--block", type=int, default=25)
+    ap.add_argument("--eras", default=",".join(ERAS))
     args = ap.parse_args()
+    upstream = args.upstream or args.transport
     load = os.getloadavg()[0]
+    toolbox: subprocess.Popen[Any] | None = None
+    url = None
+    if args.transport == "http" or upstream == "http":
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/mcp"
+        toolbox = subprocess.Popen([sys.executable, TOOLBOX, "--http", str(port)], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONWARNINGS": "ignore"})
     rows = []
-    for era, mode in (("2026-07-28", "auto"), ("2025-11-25", "legacy")):
-        r = anyio.run(run, Path(args.base).resolve(), args.calls, args.block, mode)
-        rows.append((era, r))
-    print(f"\nSequential no-op over stdio (client -> sentinel stdio -> toolbox stdio), {args.calls} calls "
-          f"each in blocks of {args.block}, interleaved; load average {load:.1f} -> "
+    try:
+        if toolbox is not None:
+            wait_http(url, proc=toolbox)  # type: ignore[arg-type]
+        for era in args.eras.split(","):
+            rows.append((era, anyio.run(run, Path(args.base).resolve(), args.calls, args.block, era,
+                                        args.transport, upstream, url)))
+    finally:
+        if toolbox is not None:
+            stop_process(toolbox)
+    print(f"\nSequential no-op over {args.transport} (client -> sentinel {args.transport} -> toolbox "
+          f"{upstream}), "
+          f"{args.calls} calls each in blocks of {args.block}, interleaved; load average {load:.1f} -> "
           f"{os.getloadavg()[0]:.1f}\n")
     print(f"{'era':12} {'direct p50':>11} {'base p50':>9} {'added':>7} {'this p50':>9} {'added':>7} "
           f"{'base CPU/call':>14} {'this CPU/call':>14}   goal: added <= 0.5 ms")

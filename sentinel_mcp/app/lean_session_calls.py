@@ -14,9 +14,13 @@ bytes it writes are the ``EventSourceResponse``'s: the same head (built by that 
 sse-starlette, the empty last chunk after the answer or when the session ends the queue; a ping comment every
 15 s of a long call; a client that goes away or a server shutting down ends the stream without that chunk
 (all watched by one task, started only for a call still running after ``WATCH_AFTER`` seconds: a short call
-pays for none of it). One difference, in time only: the head waits for the first event (at most
-``WATCH_AFTER``), and the answer's event goes out with the last chunk, so a short call's whole answer is one
-system call where the SDK makes three (and the client wakes once).
+pays for none of it). Differences: the head waits for the first event (at most ``WATCH_AFTER``), and the
+answer's event goes out with the last chunk, so a short call's whole answer is one system call where the SDK
+makes three (and the client wakes once). And an answer that is the first thing to send (nothing streamed
+before it, no head out yet: the common call) is written as one JSON response, as the SDK's JSON-response mode
+writes it (the client's Accept takes both, and the transport may answer a POST either way): the SDK's own
+client closes its connection after every event-stream answer (it stops reading at the answer's event, before
+the last chunk), so an SSE answer cost it and the gateway a TCP connection per call; a JSON one keeps it.
 
 Taken only when every check the SDK would make passes and the session's transport is in the state the SDK
 path assumes (no event store, SSE mode, no Host/Origin settings of its own, not terminated, not expiring, no
@@ -32,7 +36,7 @@ import logging
 import math
 import weakref
 from functools import partial
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import anyio
 import pydantic_core
@@ -55,9 +59,12 @@ from sse_starlette.event import ServerSentEvent, ensure_bytes
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sentinel_mcp.app.lean_calls import MESSAGE_KEY
+from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY, MESSAGE_KEY
 from sentinel_mcp.app.session_dispatch import dispatch, kernel_of
 from sentinel_mcp.identity.resolver import SCOPE_KEY
+
+if TYPE_CHECKING:
+    from sentinel_mcp.app.http_protocol import HeadHoldingTransport
 
 log = logging.getLogger(__name__)
 
@@ -248,7 +255,7 @@ async def _stream(transport: StreamableHTTPServerTransport, message: JSONRPCRequ
     streams = anyio.create_memory_object_stream[EventMessage](REQUEST_STREAM_BUFFER_SIZE)
     transport._request_streams[request_id] = streams
     reader = streams[1]
-    state = _Stream(send, reader, _head(transport))
+    state = _Stream(send, reader, _head(transport), scope.get(HEAD_HOLDER_KEY))
     loop = asyncio.get_running_loop()
     watch = loop.call_later(WATCH_AFTER, state.watch, receive)
     try:
@@ -259,14 +266,11 @@ async def _stream(transport: StreamableHTTPServerTransport, message: JSONRPCRequ
             await writer.send(session_message)
         async with reader:
             async for event in reader:
-                answer = isinstance(event.message, JSONRPCResponse | JSONRPCError)
-                # the answer and the empty last chunk in one body message: uvicorn writes the same bytes in
-                # one system call (the held head joins them) where the SDK's stream makes three
-                body = ensure_bytes(transport._create_event_data(event), SEP)
-                await state.send({"type": "http.response.body", "body": body, "more_body": not answer},
-                                 last=answer)
-                if answer:
+                if isinstance(event.message, JSONRPCResponse | JSONRPCError):
+                    await state.answer(transport, event)
                     break
+                body = ensure_bytes(transport._create_event_data(event), SEP)
+                await state.send({"type": "http.response.body", "body": body, "more_body": True})
     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass  # the session ended (its queues closed), or the watcher ended the stream
     except Exception:  # noqa: BLE001 - as the SDK's stream writer: logged, the stream ended
@@ -284,10 +288,11 @@ class _Stream:
     first), its sends in order, and the watcher a long call gets."""
 
     def __init__(self, send: Send, reader: MemoryObjectReceiveStream[EventMessage],
-                 head: list[tuple[bytes, bytes]]) -> None:
+                 head: list[tuple[bytes, bytes]], holder: HeadHoldingTransport | None = None) -> None:
         self._send = send
         self._reader = reader
         self._head = head
+        self._holder = holder  # the connection's head holder (app/http_protocol.py), when it has one
         self._lock = asyncio.Lock()
         self.started = False
         self.active = True  # the last chunk is not sent yet
@@ -300,6 +305,31 @@ class _Stream:
             if last:
                 self.active = False
             await self._send(message)
+
+    async def answer(self, transport: StreamableHTTPServerTransport, event: EventMessage) -> None:
+        """The call's answer. Nothing sent before it (no notification, no question, no head yet): one JSON
+        response, as the SDK's JSON-response mode writes it (``_create_json_response``: its head, the same
+        JSON as the event's data), which the client's Accept allows; else the stream's last event and its
+        empty last chunk in one body message (one system call, the held head joined, where the SDK's stream
+        makes three)."""
+        async with self._lock:
+            self.active = False
+            if self.started:
+                body = ensure_bytes(transport._create_event_data(event), SEP)
+                await self._send({"type": "http.response.body", "body": body, "more_body": False})
+                return
+            self.started = True
+            response = transport._create_json_response(event.message)
+            holder = self._holder
+            if holder is not None:
+                holder.body_follows = True  # the body is sent right after the head: no turn booked
+            try:
+                await self._send({"type": "http.response.start", "status": response.status_code,
+                                  "headers": response.raw_headers})
+                await self._send({"type": "http.response.body", "body": response.body})
+            finally:
+                if holder is not None:
+                    holder.body_follows = False
 
     async def _start(self) -> None:
         if not self.started:

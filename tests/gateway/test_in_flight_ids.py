@@ -48,6 +48,9 @@ async def _started(path: Path) -> None:
 
 
 def _events(text: str) -> list[dict[str, Any]]:
+    """The messages of an event stream, or the one message of a JSON answer (the server may answer either)."""
+    if text.lstrip().startswith("{"):
+        return [json.loads(text)]
     return [json.loads(line[len("data: "):]) for line in text.splitlines() if line.startswith("data: ")]
 
 

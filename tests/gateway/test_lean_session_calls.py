@@ -91,6 +91,9 @@ class Answer:
         return next((v for k, v in self.head if k.lower() == name), None)
 
     def events(self) -> list[Any]:
+        """The JSON-RPC messages of the answer: its events, or the one message of a JSON answer."""
+        if self.header("content-type") == "application/json":
+            return [json.loads(b"".join(self.chunks))]
         return [json.loads(c.split(b"data: ", 1)[1]) for c in self.chunks if c.startswith(b"event: message")]
 
 
@@ -224,15 +227,45 @@ CASES = [
 ]
 
 
+def json_form(answer: Answer, rid: Any, sid: str) -> Any:
+    """A JSON answer checked to be written as the SDK's JSON-response mode writes it
+    (``_create_json_response``: its head after uvicorn's own, compact JSON), its message masked as
+    ``wire_form`` masks an event's."""
+    body = b"".join(answer.chunks)
+    head = [(k, v) for k, v in answer.head if k.lower() not in ("date", "server")]
+    assert head == [("content-type", "application/json"), ("mcp-session-id", sid),
+                    ("content-length", str(len(body)))], answer.head
+    text = body.decode()
+    data = json.loads(text)
+    assert text == json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    assert data.get("id") == rid
+    data["id"] = "<rid>"
+    return answer.status, masked(data), answer.ended
+
+
+def assert_same_answer(lean: Answer, lean_id: Any, sdk: Answer, sdk_id: Any, sid: str) -> None:
+    """The lean path's answer is the SDK's stream: byte for byte, or, when the answer was the one thing to
+    send (one event on the SDK's stream), its message as one JSON response."""
+    status, head, chunks, ended = wire_form(sdk, sdk_id)
+    if lean.header("content-type") == "application/json":
+        assert len(chunks) == 1 and json_form(lean, lean_id, sid) == (status, chunks[0], ended), sdk.chunks
+    else:
+        assert wire_form(lean, lean_id) == (status, head, chunks, ended)
+
+
 @pytest.mark.parametrize("name,arguments", CASES)
 def test_lean_and_sdk_streams_are_the_same_bytes(gateway: Gateway, name: str, arguments: Any) -> None:
+    """The same messages on both paths; the lean path's answer alone (nothing streamed before it) is one JSON
+    response, everything else the SDK's stream byte for byte."""
     sid = open_session(gateway.port)
     lean = exchange(gateway.port, tool_call(11, name, arguments), base_headers(sid=sid))
     sdk = exchange(gateway.port, tool_call(12, name, arguments, via_sdk=True), base_headers(sid=sid))
     assert "11" in gateway.lean_ids() and "12" not in gateway.lean_ids()
     assert "11" in gateway.direct_ids()
     assert lean.status == 200 and lean.ended and lean.events()[-1]["id"] == 11
-    assert wire_form(lean, 11) == wire_form(sdk, 12)
+    assert_same_answer(lean, 11, sdk, 12, sid)
+    expected = "text/event-stream" if name == "tb__chatty" else "application/json"
+    assert lean.header("content-type") == expected  # notifications before the answer: a stream
 
 
 def test_string_ids_and_header_spellings_take_the_lean_path(gateway: Gateway) -> None:
@@ -301,7 +334,7 @@ def _started(path: Path, count: int) -> None:
 def test_a_cancelled_lean_call_ends_as_the_sdks(gateway: Gateway, tmp_path: Path) -> None:
     sid = open_session(gateway.port)
     marker = tmp_path / "marks"
-    forms = []
+    answers = []
     for n, (rid, via_sdk) in enumerate(((41, False), (42, True))):
         sock = send(gateway.port, tool_call(rid, "tb__hang_marked", {"path": str(marker)}, via_sdk=via_sdk),
                     base_headers(sid=sid))
@@ -314,8 +347,9 @@ def test_a_cancelled_lean_call_ends_as_the_sdks(gateway: Gateway, tmp_path: Path
         finally:
             sock.close()
         assert answer.ended and answer.events()[-1]["error"]["code"] == -32800, answer.chunks
-        forms.append(wire_form(answer, rid))
-    assert forms[0] == forms[1]
+        answers.append(answer)
+    # cancelled before the watcher's start (its head still held): one JSON response; after it, the stream
+    assert_same_answer(answers[0], 41, answers[1], 42, sid)
     assert "41" in gateway.lean_ids() and "42" not in gateway.lean_ids()
     assert "41" in gateway.direct_ids()  # the posted cancellation found the directly dispatched call
     _marked(marker, "cancelled", 2)  # the upstream's call was cancelled too, on both paths

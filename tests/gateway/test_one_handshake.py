@@ -58,10 +58,15 @@ async def test_a_second_initialize_on_an_http_session_is_refused(gateway: int) -
         _refused_again(_first_event(again.text))
         call = _request(2, "tools/call", DESTRUCTIVE)
         async with http.stream("POST", url, json=call, headers=session) as r:
-            async for line in r.aiter_lines():  # the first event only: a push would wait for its answer
-                if line.startswith("data: "):
-                    _blocked(json.loads(line[len("data: "):]))
-                    break
+            if r.headers["content-type"] == "application/json":  # the answer alone: one JSON response
+                _blocked(json.loads(await r.aread()))
+            else:
+                async for line in r.aiter_lines():  # the first event only: a push would wait for its answer
+                    if line.startswith("data: "):
+                        _blocked(json.loads(line[len("data: "):]))
+                        break
+                else:
+                    raise AssertionError("the stream ended without an event")
         # the session still speaks the version first negotiated
         listed = await http.post(url, json=_request(3, "tools/list", {}), headers=session)
         assert "result" in _first_event(listed.text)

@@ -33,6 +33,10 @@ META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 
 
 def _last(text: str) -> dict[str, Any]:
+    """The last message of an event stream, or the one message of a JSON answer (the server may answer
+    either)."""
+    if text.lstrip().startswith("{"):
+        return dict(json.loads(text))
     return dict([json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")][-1])
 
 
