@@ -45,6 +45,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorizat
 from mcp.server.streamable_http import (
     CONTENT_TYPE_SSE,
     MCP_SESSION_ID_HEADER,
+    REQUEST_CANCELLED,
     REQUEST_STREAM_BUFFER_SIZE,
     EventMessage,
     StreamableHTTPServerTransport,
@@ -283,6 +284,11 @@ async def _stream(transport: StreamableHTTPServerTransport, message: JSONRPCRequ
         await state.send({"type": "http.response.body", "body": b"", "more_body": False}, last=True)
 
 
+def _cancelled(event: EventMessage) -> bool:
+    message = event.message
+    return isinstance(message, JSONRPCError) and message.error.code == REQUEST_CANCELLED
+
+
 class _Stream:
     """One POST's event stream: its head (sent with the first event, or when the watcher starts, whichever is
     first), its sends in order, and the watcher a long call gets."""
@@ -314,7 +320,10 @@ class _Stream:
         makes three)."""
         async with self._lock:
             self.active = False
-            if self.started:
+            if self.started or _cancelled(event):
+                # a call the client cancelled: it is likely closing, and the SDK's client reads a late JSON
+                # answer into its closed session and raises from its exit (its event-stream reader does not)
+                await self._start()
                 body = ensure_bytes(transport._create_event_data(event), SEP)
                 await self._send({"type": "http.response.body", "body": body, "more_body": False})
                 return

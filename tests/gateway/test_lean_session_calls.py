@@ -348,7 +348,9 @@ def test_a_cancelled_lean_call_ends_as_the_sdks(gateway: Gateway, tmp_path: Path
             sock.close()
         assert answer.ended and answer.events()[-1]["error"]["code"] == -32800, answer.chunks
         answers.append(answer)
-    # cancelled before the watcher's start (its head still held): one JSON response; after it, the stream
+    # a cancelled call ends as the SDK's stream, never as one JSON response: the SDK's client, closing after
+    # its cancel, reads a late JSON answer into its closed session and raises from its exit
+    assert answers[0].header("content-type") == "text/event-stream"
     assert_same_answer(answers[0], 41, answers[1], 42, sid)
     assert "41" in gateway.lean_ids() and "42" not in gateway.lean_ids()
     assert "41" in gateway.direct_ids()  # the posted cancellation found the directly dispatched call
