@@ -94,6 +94,11 @@ async def test_an_answer_a_held_call_used_is_not_used_by_a_retry_when_reset(modu
         assert (await asyncio.wait_for(waiting, 30)) is not None  # the held call used it
         # as if nobody used it nor handed it to the holder: the holder's next tick reads it again
         await mb.db.write("UPDATE inbox_items SET used = 0, delivered = 0 WHERE id = ?", (item.id,))
+        for _ in range(100):  # until the holder's tick handed it over again, bounded
+            if (await mb.db.query("SELECT delivered FROM inbox_items WHERE id = ?", (item.id,)))[0][0] == 1:
+                break
+            await asyncio.sleep(0.05)
+        assert item.used and a.answered_items("alice") == []  # nothing waits for a retry on the holder
         for inbox in (a, b):
             assert await take(inbox, "held") is None
 
