@@ -87,20 +87,22 @@ async def test_an_answer_a_retry_used_is_not_used_again_when_used_is_reset(modul
 
 async def test_an_answer_a_held_call_used_is_not_used_by_a_retry_when_reset(module_url: str) -> None:
     async with two_replicas(module_url) as (a, b, ma, mb):
-        item = post(a, "held", "held")
-        waiting = asyncio.create_task(a.wait(item, 60))
-        await until(lambda: b.get("alice", item.id) is not None)
-        assert await b.give(b.get("alice", item.id), YES)  # type: ignore[arg-type]
-        assert (await asyncio.wait_for(waiting, 30)) is not None  # the held call used it
-        # as if nobody used it nor handed it to the holder: the holder's next tick reads it again
-        await mb.db.write("UPDATE inbox_items SET used = 0, delivered = 0 WHERE id = ?", (item.id,))
-        for _ in range(100):  # until the holder's tick handed it over again, bounded
-            if (await mb.db.query("SELECT delivered FROM inbox_items WHERE id = ?", (item.id,)))[0][0] == 1:
-                break
-            await asyncio.sleep(0.05)
-        assert item.used and a.answered_items("alice") == []  # nothing waits for a retry on the holder
-        for inbox in (a, b):
-            assert await take(inbox, "held") is None
+        # answered on another replica's console, and on the holder's own
+        for name, console in (("held-answered-on-b", b), ("held-answered-on-a", a)):
+            item = post(a, name, "held")
+            waiting = asyncio.create_task(a.wait(item, 60))
+            await until(lambda: console.get("alice", item.id) is not None)
+            assert await console.give(console.get("alice", item.id), YES)  # type: ignore[arg-type]
+            assert (await asyncio.wait_for(waiting, 30)) is not None  # the held call used it
+            # as if nobody used it nor handed it to the holder: the holder's next tick reads it again
+            await mb.db.write("UPDATE inbox_items SET used = 0, delivered = 0 WHERE id = ?", (item.id,))
+            for _ in range(100):  # until the holder's tick handed it over again, bounded
+                if (await mb.db.query("SELECT delivered FROM inbox_items WHERE id = ?", (item.id,)))[0][0]:
+                    break
+                await asyncio.sleep(0.05)
+            assert item.used and a.answered_items("alice") == []  # nothing waits for a retry on the holder
+            for inbox in (a, b):
+                assert await take(inbox, name) is None
 
 
 async def test_an_answer_is_never_used_past_its_signed_expiry(module_url: str) -> None:
