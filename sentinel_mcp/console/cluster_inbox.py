@@ -12,8 +12,10 @@ The flags are not signed, so a database writer without the seal key can turn the
 ``delivered = 0``, a later ``expires``). The answer's MAC covers its expiry (on the database's clock), and
 whatever uses an answer (a retry, the held call, a withdrawal) wipes its MAC in the same statement that sets
 ``used``, compared against the MAC it checked: a used answer has no signature left to count again, whatever
-its flags say. A row put back whole from a copy taken before the use is refused by the replica that used it
-(``_spent``, until the signed expiry); another replica cannot tell it from the first use within that window.
+its flags say. A question withdrawn or settled by the client loses its MAC too: ``live = 1`` shows it nowhere
+and lets no answer be claimed. A row put back whole from a copy taken before the use is refused by the replica
+that used it (``_spent``, until the signed expiry); another replica cannot tell it from the first use within
+that window.
 
 Propagation is polling with a bound (``POLL_SECONDS``; a local change wakes the loop at once), not
 LISTEN/NOTIFY: the store's connections belong to its writer and reader threads, and one small indexed read per
@@ -88,7 +90,8 @@ _NOW = DB_NOW
 _CLAIM = (
     "UPDATE inbox_items SET answers = ?, answer_mac = ?, delivered = ?, answered_at = ?, expires = ? "
     "WHERE id = ? "
-    f"AND principal = ? AND live = 1 AND answers IS NULL AND used = 0 AND expires > {_NOW} RETURNING replica"
+    f"AND principal = ? AND live = 1 AND answers IS NULL AND used = 0 AND expires > {_NOW} "
+    "AND question_mac <> '' RETURNING replica"
 )
 TAKE_ROWS = 8  # answered rows of one call read at a retry (made-up ones among them are skipped)
 _ANSWERED = (
@@ -439,10 +442,11 @@ class ClusterInbox:
         await self.db.write(
             f"UPDATE inbox_items SET live = 0 WHERE id IN ({', '.join('?' * len(gone))})", gone
         )
-        if ended:  # its answer (if any) is spent: no signature left to count after ``used = 0``
+        if ended:  # spent: no signature left to show the question or count its answer after ``used = 0``
             marks = ", ".join("?" * len(ended))
             await self.db.write(
-                f"UPDATE inbox_items SET used = 1, answer_mac = '' WHERE id IN ({marks})", ended
+                f"UPDATE inbox_items SET used = 1, answer_mac = '', question_mac = '' WHERE id IN ({marks})",
+                ended,
             )
         for item_id in gone:
             self._published.pop(item_id, None)

@@ -132,3 +132,26 @@ async def test_a_row_put_back_from_a_copy_is_not_used_again_by_the_replica_that_
         assert await take(b, "copied") is None
         # open: another replica cannot tell the row put back from the answer before its use (until the
         # signed expiry); see cluster_inbox's docstring
+
+
+async def test_a_question_the_client_settled_is_not_revived_by_its_flags(module_url: str) -> None:
+    """The client answered a blocked call itself: the holder withdraws the question. ``live = 1, used = 0``
+    and a later ``expires`` neither show it on a console again nor let an answer to it be claimed or used."""
+    async with two_replicas(module_url) as (a, b, ma, mb):
+        item = post(a, "settled")
+        await until(lambda: b.get("alice", item.id) is not None)
+        stale = b.get("alice", item.id)  # the copy B's console showed before the withdrawal
+        a.settle_elsewhere(principal="alice", session="s1", tool="tb__delete_thing",
+                           arguments={"name": "settled"})
+        for _ in range(100):  # until the holder's tick withdrew it, bounded
+            if (await mb.db.query("SELECT used FROM inbox_items WHERE id = ?", (item.id,)))[0][0] == 1:
+                break
+            await asyncio.sleep(0.05)
+        await mb.db.write("UPDATE inbox_items SET live = 1, used = 0, expires = expires + 3600 WHERE id = ?",
+                          (item.id,))
+        later = post(a, "later")  # shown once B's mirror has read past the revived row (one read per tick)
+        await until(lambda: b.get("alice", later.id) is not None)
+        assert b.get("alice", item.id) is None
+        assert not await b.give(stale, YES)  # type: ignore[arg-type]
+        for inbox in (a, b):
+            assert await take(inbox, "settled") is None
