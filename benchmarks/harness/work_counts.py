@@ -20,6 +20,7 @@ work does not. For each tree, in processes of its own (its sources first on the 
 The 2026-11-29 hunt that found ``shown_digest/2`` hashing every confirmation again (561 -> 804 inferences per
 decision) was these counts.
 Usage: python benchmarks/harness/work_counts.py [--base TREE] [--calls 500] [--era 2025-11-25]
+       [--upstream-protocol auto]
        [--skip guard,http,stdio,upstream] [--inline]
 Each tree runs with its own ``.venv`` when it has one (else this interpreter).
 """
