@@ -20,6 +20,7 @@ work does not. For each tree, in processes of its own (its sources first on the 
 The 2026-11-29 hunt that found ``shown_digest/2`` hashing every confirmation again (561 -> 804 inferences per
 decision) was these counts.
 Usage: python benchmarks/harness/work_counts.py [--base TREE] [--calls 500] [--era 2025-11-25]
+       [--upstream-protocol auto]
        [--skip guard,http,stdio,upstream] [--inline]
 Each tree runs with its own ``.venv`` when it has one (else this interpreter).
 """
@@ -138,11 +139,11 @@ def _profile_window(proc: subprocess.Popen[Any], out: Path, call: Callable[[int]
 
 
 def call_counts(tree: Path, calls: int, era: str = "2026-07-28",
-                upstream: str | None = None) -> dict[str, float]:
+                upstream: str | None = None, protocol: str = "modern") -> dict[str, float]:
     """Function calls per request on the gateway's event-loop thread: {function: calls per request}. ``era``
     2025-11-25: the calls are posted on one handshake-era session (opened first). ``upstream``: instead of the
-    in-process no-op, the test toolbox's ``noop`` over streamable HTTP at that URL (``"protocol":
-    "modern"``: the real-upstream row's forward)."""
+    in-process no-op, the test toolbox's ``noop`` over streamable HTTP at that URL, configured with
+    ``"protocol": protocol`` (``modern``: the real-upstream row's forward; ``auto``: the default)."""
     # here, not at the top: a child of another tree must not get this tree's sources first on its path
     sys.path[:0] = [str(ROOT), str(HERE.parent)]
     from load import MODERN, TOKEN, call_body, call_headers, handshake, numbered, post
@@ -150,7 +151,7 @@ def call_counts(tree: Path, calls: int, era: str = "2026-07-28",
 
     tmp = Path(tempfile.mkdtemp(prefix="work-counts-"))
     cfg = tmp / "c.json"
-    servers = {"tb": {"url": upstream, "protocol": "modern"}} if upstream else {}
+    servers = {"tb": {"url": upstream, "protocol": protocol}} if upstream else {}
     tool = "tb__noop" if upstream else "bench__noop"
     cfg.write_text(json.dumps({"mcpServers": servers, "sentinel": {
         "data_dir": str(tmp / "data"), "builtins": [] if upstream else ["bench"],
@@ -267,6 +268,8 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=15, help="functions whose calls per request changed most")
     ap.add_argument("--era", choices=["2026-07-28", "2025-11-25"], default="2026-07-28",
                     help="the HTTP calls' protocol era (2025-11-25: on one session)")
+    ap.add_argument("--upstream-protocol", choices=["modern", "auto", "legacy"], default="modern",
+                    help="the real upstream's configured protocol (auto: the default, handshake first)")
     ap.add_argument("--skip", default="", help="comma-separated rows left out: guard, http, stdio, upstream")
     ap.add_argument("--inline", action="store_true",
                     help="every row committed on the loop (a slow commit on a busy machine no longer "
@@ -307,7 +310,8 @@ def main() -> None:
         if "stdio" not in skip:
             stdio[name] = stdio_call_counts(tree, args.calls)
         if toolbox is not None:
-            upstream[name] = call_counts(tree, args.calls, upstream=toolbox_url)
+            upstream[name] = call_counts(tree, args.calls, upstream=toolbox_url,
+                                         protocol=args.upstream_protocol)
         print(f"... {name} measured", file=sys.stderr, flush=True)
     if toolbox is not None:
         from tests.conftest import stop_process
@@ -325,7 +329,9 @@ def main() -> None:
           + " ".join(f"{sum(calls[n].values()):12.0f}" for n in names))
     print(f"{'stdio tools/call (2026-07-28), no-op of a stdio upstream: Python function calls per call':72s} "
           + " ".join(f"{sum(stdio[n].values()):12.0f}" for n in names))
-    print(f"{'HTTP tools/call (2026-07-28), a real upstream (modern): Python function calls per call':72s} "
+    real = (f"HTTP tools/call (2026-07-28), a real upstream ({args.upstream_protocol}): "
+            "Python function calls per call")
+    print(f"{real:72s} "
           + " ".join(f"{sum(upstream[n].values()):12.0f}" for n in names))
     # the totals move by ~100 with where a call's two audit rows were committed: on the loop (4 SQLite
     # ``execute`` a row) when it was idle, else by the writer's thread; compare runs of the same figure here

@@ -25,8 +25,8 @@ import ssl
 import time
 import urllib.request
 from collections import deque
-from contextlib import aclosing, asynccontextmanager
-from typing import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
+from typing import AsyncGenerator, AsyncIterator, Callable
 from urllib.parse import urlsplit
 
 import httptools
@@ -85,6 +85,12 @@ class _Connection(asyncio.Protocol):
         self.lost = False
         self.idle = False  # kept in the pool: the server has nothing to say until the next request
         self.idle_since = 0.0
+        # the rest of an answer its caller left before the end, read and dropped by the callbacks themselves
+        # (no task, no generator: most event-stream answers of the handshake era end so, one per call); told
+        # to ``drained(self)`` when it ends, is too long or too slow, or the connection goes
+        self.drained: Callable[[_Connection], None] | None = None
+        self.drain_left = 0
+        self.drain_timer: asyncio.TimerHandle | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -124,6 +130,9 @@ class _Connection(asyncio.Protocol):
             self._fail(self.refused or f"malformed HTTP answer: {str(e)[:200]}")
         if not self.head_done and self.head_bytes > MAX_HEAD_BYTES and self.fault is None:
             self._fail(f"answer head larger than {MAX_HEAD_BYTES} bytes")
+        if self.drained is not None:
+            self._drain_step()
+            return
         if self.buffered > MAX_BUFFERED and not self.paused and self.transport is not None:
             self.paused = True
             self.transport.pause_reading()
@@ -137,6 +146,8 @@ class _Connection(asyncio.Protocol):
         if not self.complete and self.fault is None:
             why = type(exc).__name__ if exc else "EOF"
             self.fault = HttpFault(f"connection closed before the answer ended ({why})")
+        if self.drained is not None:
+            self._drain_end()
         self._wake()
 
     # ------------------------------------------------------------------ httptools callbacks
@@ -173,6 +184,9 @@ class _Connection(asyncio.Protocol):
         self.head_done = True
 
     def on_body(self, body: bytes) -> None:
+        if self.drained is not None:
+            self.drain_left -= len(body)
+            return
         self.chunks.append(body)
         self.buffered += len(body)
 
@@ -218,6 +232,40 @@ class _Connection(asyncio.Protocol):
                 raise self.fault
             await self._wait()
 
+    def drain(self, drained: Callable[[_Connection], None], limit: int, seconds: float) -> None:
+        """Read the rest of the answer beside the caller, at most ``limit`` bytes (what is buffered counts)
+        for at most ``seconds``; then ``drained(self)`` (``reusable()`` says whether it ended well)."""
+        self.drained = drained
+        self.drain_left = limit - self.buffered
+        self.chunks.clear()
+        self.buffered = 0
+        if self.paused and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+        self.drain_timer = asyncio.get_running_loop().call_later(seconds, self._drain_late)
+        self._drain_step()
+
+    def _drain_step(self) -> None:
+        if self.fault is not None or self.lost or self.unasked or self.drain_left < 0:
+            self.close()
+            self._drain_end()
+        elif self.complete:
+            self._drain_end()
+
+    def _drain_late(self) -> None:
+        self.drain_timer = None
+        if self.drained is not None:
+            self.close()
+            self._drain_end()
+
+    def _drain_end(self) -> None:
+        drained, self.drained = self.drained, None
+        if self.drain_timer is not None:
+            self.drain_timer.cancel()
+            self.drain_timer = None
+        if drained is not None:
+            drained(self)
+
     def reusable(self) -> bool:
         return self.complete and not self.lost and self.keep_alive and not self.unasked
 
@@ -257,7 +305,7 @@ class HttpPool:
                   if k.lower() not in REQUEST_HEADERS]
         self._head = b"\r\n".join(fixed) + b"\r\n"  # after the method
         self._idle: list[_Connection] = []
-        self._draining: set[asyncio.Task[None]] = set()
+        self._draining: set[_Connection] = set()
         self._slots = asyncio.Semaphore(MAX_CONNECTIONS)
         self._closed = False
         self.opened = 0  # connections made so far (a kept-alive pool makes few)
@@ -310,9 +358,8 @@ class HttpPool:
         if conn.reusable():
             self._keep(conn)
         elif conn.fault is None and not conn.lost:
-            task = asyncio.get_running_loop().create_task(self._drain(conn))
-            self._draining.add(task)
-            task.add_done_callback(self._draining.discard)
+            self._draining.add(conn)
+            conn.drain(self._drained, DRAIN_BYTES, DRAIN_SECONDS)
         else:
             conn.close()
 
@@ -324,17 +371,8 @@ class HttpPool:
         conn.idle_since = time.monotonic()
         self._idle.append(conn)
 
-    async def _drain(self, conn: _Connection) -> None:
-        size = 0
-        try:
-            async with asyncio.timeout(DRAIN_SECONDS), aclosing(conn.body()) as body:
-                async for chunk in body:
-                    size += len(chunk)
-                    if size > DRAIN_BYTES:
-                        raise HttpFault("too much left to drain")
-        except (HttpFault, TimeoutError):
-            conn.close()
-            return
+    def _drained(self, conn: _Connection) -> None:
+        self._draining.discard(conn)
         if conn.reusable():
             self._keep(conn)
         else:
@@ -344,8 +382,9 @@ class HttpPool:
         self._closed = True
         while self._idle:
             self._idle.pop().close()
-        for task in list(self._draining):
-            task.cancel()
+        for conn in list(self._draining):
+            conn.close()
+            conn._drain_end()
 
 
 def pool_for(url: str, headers: dict[str, str], ssl_context: ssl.SSLContext | None,

@@ -185,3 +185,88 @@ def test_trailers_never_change_the_answers_headers() -> None:
     status, headers, body = asyncio.run(_with([chunked], lambda pool, _: _post(pool)))
     assert (status, body) == (200, b"{}")
     assert headers == {"content-type": "application/json", "transfer-encoding": "chunked"}, headers
+
+
+STREAM_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+def _stream_rest(rest: bytes | None, sent: asyncio.Event, closed: asyncio.Event | None = None) -> Any:
+    """An event-stream answer whose first chunk comes at once and whose ``rest`` only once the caller left
+    (``sent`` set by the test); None: the rest never comes. ``closed``: set once the client closed the
+    connection (waited for)."""
+
+    async def answer(writer: asyncio.StreamWriter) -> None:
+        writer.write(STREAM_HEAD + b"5\r\nfirst\r\n")
+        await writer.drain()
+        await sent.wait()
+        if rest is not None:
+            writer.write(rest)
+            await writer.drain()
+        if closed is None:
+            return
+        reader = writer._reader  # type: ignore[attr-defined]  # the client's end of the connection
+        while not reader.at_eof():
+            await asyncio.sleep(0.01)
+        closed.set()
+
+    return answer
+
+
+async def _first_chunk_then_leave(pool: HttpPool) -> bytes:
+    async with asyncio.timeout(10), pool.request("POST", b'{"x":1}', {}) as answer:
+        body = answer.body()
+        try:
+            return await anext(body)
+        finally:
+            await body.aclose()
+
+
+async def _until(cond: Callable[[], bool]) -> None:
+    async with asyncio.timeout(10):
+        while not cond():
+            await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("rest, reused", [
+    (b"6\r\n tail.\r\n0\r\n\r\n", True),  # the stream's end, read beside the caller: the connection kept
+    (b"10000\r\n" + b"x" * 0x10000 + b"\r\n" * 2, False),  # more than DRAIN_BYTES left: closed
+    (b"0\r\n\r\nHTTP/1.1 200 OK\r\n", False),  # bytes after the end: an answer nobody asked for
+    (None, False),  # never ends: closed after DRAIN_SECONDS
+])
+def test_the_rest_of_an_answer_left_early_is_drained_within_bounds(
+        rest: bytes | None, reused: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sentinel_mcp.gateway.lean_http as lean_http
+
+    monkeypatch.setattr(lean_http, "DRAIN_SECONDS", 0.2)
+
+    async def body(pool: HttpPool, server: RawServer) -> Any:
+        sent, closed = asyncio.Event(), asyncio.Event()
+        server.answers[0] = _stream_rest(rest, sent, None if reused else closed)
+        first = await _first_chunk_then_leave(pool)
+        sent.set()
+        if reused:
+            await _until(lambda: len(pool._idle) == 1)
+        else:
+            async with asyncio.timeout(10):
+                await closed.wait()
+            assert not pool._idle
+        second = await _post(pool)
+        return first, second[2], server.connections
+
+    first, second, connections = asyncio.run(_with([None, OK], body))
+    assert first == b"first" and second == b"{}"
+    assert connections == (1 if reused else 2)
+
+
+def test_closing_the_pool_ends_a_drain() -> None:
+    async def body(pool: HttpPool, server: RawServer) -> Any:
+        sent, closed = asyncio.Event(), asyncio.Event()
+        server.answers[0] = _stream_rest(None, sent, closed)
+        await _first_chunk_then_leave(pool)
+        sent.set()
+        await pool.aclose()
+        async with asyncio.timeout(10):
+            await closed.wait()
+        return True
+
+    assert asyncio.run(_with([None], body))

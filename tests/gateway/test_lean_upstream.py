@@ -173,6 +173,24 @@ def test_streamable_http_upstreams_get_the_lean_path_in_both_eras(toolbox: str) 
         assert lean and got == version and result["content"][0]["text"] == "ok"
 
 
+def test_auto_keeps_the_handshake_with_a_both_era_upstream_so_its_pushes_work(toolbox: str) -> None:
+    """Why ``auto`` does not move a both-era upstream to 2026-07-28 (upstream_client.py): nothing says
+    before a call whether a tool will ask by push, and on 2026-07-28 a push fails (``NoBackChannelError``).
+    Under ``modern`` the same call is an error: the check below tells the two apart."""
+
+    async def body(up: Upstream) -> Any:
+        try:
+            r = await up.call_tool("confirm_push", {"what": "ship"}, link=Asker())
+        except UpstreamCallError as e:
+            return up.protocol_version, str(e)
+        return up.protocol_version, r.content[0].text
+
+    pushed = anyio.run(lambda: _with_upstream(toolbox, body, protocol="auto"))
+    assert pushed == ("2025-11-25", "ship:accept:True")
+    version, said = anyio.run(lambda: _with_upstream(toolbox, body, protocol="modern"))
+    assert version == "2026-07-28" and "back-channel" in said
+
+
 def test_a_proxy_in_the_environment_keeps_the_sdk_path(toolbox: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The lean client speaks no proxy: where the environment sends an upstream through one (as httpx2 would
     for the SDK's client), it makes no pool and the upstream's calls stay on the SDK's path."""
