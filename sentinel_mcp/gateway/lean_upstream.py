@@ -52,6 +52,7 @@ from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer
 from sentinel_mcp.gateway.plain_upstream_result import plain_call_result
+from sentinel_mcp.gateway.result_shape import check_shape
 from sentinel_mcp.gateway.lean_http import HeaderRefused, HttpAnswer, HttpFault, HttpPool, pool_for
 
 log = logging.getLogger(__name__)
@@ -458,7 +459,8 @@ def _parse(raw: bytes | str) -> Any:
 
 def validated_result(client: Client, era: str, raw: dict[str, Any]) -> CallToolResult | InputRequiredResult:
     """As the SDK's ``send_request`` + ``call_tool`` validate a ``tools/call`` result on ``era`` (a plain one
-    read directly into the same model: plain_upstream_result.py)."""
+    read directly into the same model: plain_upstream_result.py), after its shape bounds (result_shape.py)."""
+    check_shape("tools/call", raw)
     if client.session._call_tool_adapter is _CORE_CALL_TOOL_ADAPTER:
         plain = plain_call_result(era, raw)
         if plain is not None:

@@ -34,13 +34,13 @@ def _nested(depth: int) -> Any:
     return value
 
 
-@mcp.tool(annotations=RO)
+@mcp.tool(annotations=RO, structured_output=False)
 def many_blocks(n: int = 200_000) -> str:
     """Listed, so a gateway in front routes to it; its calls are answered raw (``answer`` below)."""
     return "not reached"
 
 
-@mcp.tool(annotations=RO)
+@mcp.tool(annotations=RO, structured_output=False)
 def shaped(kind: str) -> str:
     """Listed, as ``many_blocks``."""
     return "not reached"
@@ -52,6 +52,7 @@ async def answer(wire: hostile.Wire, name: str, rid: Any, args: Any) -> None:
         result: Any = {"content": [EMPTY] * int(args.get("n", 200_000))}
     else:
         result = SHAPES[str(args.get("kind"))]()
+    result["resultType"] = "complete"  # the 2026-07-28 era's due; the handshake era's results ignore it
     await wire.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}) + "\n")
 
 

@@ -1,0 +1,109 @@
+"""An outside server's result as parsed JSON, held to shapes no client needs before any model of it is built.
+
+The SDK's result validation builds a model of every block: 200,000 empty text blocks (~5 MB, well within
+the answer's byte bound, ``max_result_bytes``) held the event loop for ~2 s, a 16 MiB answer of them ~5.9 s,
+every other client's call waiting; the block count (``shown_result.too_many_blocks``) was looked at only
+afterwards. So each ``tools/call``, ``prompts/get`` and ``resources/read`` result is looked at right after its
+parse, on every path (the lean calls' ``validated_result``, the SDK client's dispatcher: ``ShapedDispatcher``):
+its list of blocks (messages, contents) first, a length read, then one walk of the whole result, stopped at
+the first bound it crosses (nesting, values, one text), so the walk is bounded too. A result past a bound
+raises ``ResultRefused``: the caller gets Sentinel's refusal, the connection stays (the message was read
+whole, and it is the upstream's answer, not a fault of the pipe)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sentinel_mcp.gateway.shown_result import too_many_blocks
+
+# nesting of one result: deeper than any content a client shows; the gateway's later walks of a result
+# (attribution, marking, the guard's facts) recurse
+MAX_DEPTH = 64
+# values (keys, items, scalars) in one result: 1,000 blocks of a few fields each are some 10,000; a big table
+# of structured content fits; past it the models and the walks after them cost seconds
+MAX_VALUES = 200_000
+# one text (or blob) of a result: within the byte bound an upstream may still hand a single string of 16 MiB
+MAX_TEXT_CHARS = 8 * 1024 * 1024
+# the method's list of blocks, and what its refusal calls them
+BLOCK_LISTS = {"tools/call": ("content", "content blocks"), "prompts/get": ("messages", "messages"),
+               "resources/read": ("contents", "resource contents")}
+
+
+class ResultRefused(Exception):
+    """An outside server's result past a shape bound; ``kind`` is the refusal's ``sentinel/error``."""
+
+    def __init__(self, why: str, kind: str) -> None:
+        super().__init__(why)
+        self.why = why
+        self.kind = kind
+
+
+def check_shape(method: str, raw: Any) -> None:
+    """Raises ``ResultRefused`` for a result of ``method`` past a bound; any other shape is the model's to
+    judge (a result that is no object, a list that is no list)."""
+    if not isinstance(raw, dict):
+        return
+    listed = BLOCK_LISTS.get(method)
+    if listed is not None:
+        blocks = raw.get(listed[0])
+        if isinstance(blocks, list):
+            why = too_many_blocks(len(blocks), listed[1])
+            if why is not None:
+                raise ResultRefused(why, "result_blocks")
+    why = _walk(raw)
+    if why is not None:
+        raise ResultRefused(why, "result_shape")
+
+
+def _walk(raw: dict[str, Any]) -> str | None:
+    """Why ``raw`` is past a bound, or None; iterative (its depth is what is checked), at most ``MAX_VALUES``
+    steps."""
+    values = 0
+    stack: list[tuple[Any, int]] = [(raw, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        value, depth = pop()
+        if type(value) is dict:
+            values += 2 * len(value)
+            if values > MAX_VALUES:
+                break
+            if any(len(key) > MAX_TEXT_CHARS for key in value):
+                return f"it answered a key of more than {MAX_TEXT_CHARS:,} characters"
+            items: Any = value.values()
+        else:
+            values += len(value)
+            if values > MAX_VALUES:
+                break
+            items = value
+        for item in items:
+            t = type(item)
+            if t is str:
+                if len(item) > MAX_TEXT_CHARS:
+                    return f"it answered a text of {len(item):,} characters, more than {MAX_TEXT_CHARS:,}"
+            elif t is dict or t is list:
+                if depth >= MAX_DEPTH:
+                    return f"it answered values nested more than {MAX_DEPTH} deep"
+                push((item, depth + 1))
+    else:
+        return None
+    return f"it answered more than {MAX_VALUES:,} values in one result"
+
+
+class ShapedDispatcher:
+    """An outside server's SDK session dispatcher, its results of ``BLOCK_LISTS``' methods held to the shape
+    bounds as they arrive (before the session validates them)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:  # everything else is the session's own dispatcher
+        return getattr(self._inner, name)
+
+    async def send_raw_request(
+        self, method: str, params: Mapping[str, Any] | None, opts: Any = None
+    ) -> dict[str, Any]:
+        raw: dict[str, Any] = await self._inner.send_raw_request(method, params, opts)
+        if method in BLOCK_LISTS:
+            check_shape(method, raw)
+        return raw
