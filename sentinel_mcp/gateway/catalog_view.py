@@ -35,8 +35,8 @@ from sentinel_mcp.core.port import NotInCatalog
 from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.foreign_resources import without_foreign_contents
-from sentinel_mcp.gateway.result_shape import ResultRefused
-from sentinel_mcp.gateway.shown_result import shown_blocks, too_many_blocks
+from sentinel_mcp.gateway.result_shape import ResultRefused, too_many_blocks
+from sentinel_mcp.gateway.shown_result import shown_blocks
 from sentinel_mcp.gateway.tool_words import shown_prompt_result, visible
 from sentinel_mcp.gateway.own_results import without_upstream_stamp
 from sentinel_mcp.gateway.upstream import BuiltinTarget, Upstream
@@ -239,7 +239,8 @@ class CatalogView:
             try:
                 result: GetPromptResult = await up.get_prompt(route.prompt, arguments)
             except ResultRefused as e:  # as it was parsed (result_shape.py)
-                raise UpstreamUnavailable(f"upstream {up.name}'s prompt {route.prompt[:100]!r}: {e.why}") from None
+                why = f"upstream {up.name}'s prompt {route.prompt[:100]!r}: {e.why}"
+                raise UpstreamUnavailable(why) from None
         if not up.builtin:  # the user's words to the model: nothing in them the user cannot see
             bomb = too_many_blocks(len(result.messages), "messages")
             if bomb is not None:  # refused before a message is looked at (shown_result.py)

@@ -47,6 +47,7 @@ from sentinel_mcp.gateway.lean_upstream import (
     response_for,
     validated_result,
 )
+from sentinel_mcp.gateway.result_shape import check_shape
 
 log = logging.getLogger(__name__)
 
@@ -323,7 +324,9 @@ class StdioCaller:
             del self.tap.waiting[rid]
             if not answered and self.tap.gone is None:
                 self._cancel_later(rid)
-        return validated_result(self.client, self.era, response_for(msg, rid))
+        raw = response_for(msg, rid)
+        check_shape("tools/call", raw)  # before any model of it is built (result_shape.py)
+        return validated_result(self.client, self.era, raw)
 
     async def _send(self, line: str) -> None:
         if self.tap.gone is not None or self.tap.stdin is None:

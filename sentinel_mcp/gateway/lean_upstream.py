@@ -157,6 +157,7 @@ class LeanCaller:
         finally:
             if not answered and not self.modern:
                 self._cancel_later(rid)
+        check_shape("tools/call", raw)  # before any model of it is built (result_shape.py)
         return validated_result(self.client, self.era, raw)
 
     def _cancel_later(self, rid: int) -> None:
@@ -459,8 +460,7 @@ def _parse(raw: bytes | str) -> Any:
 
 def validated_result(client: Client, era: str, raw: dict[str, Any]) -> CallToolResult | InputRequiredResult:
     """As the SDK's ``send_request`` + ``call_tool`` validate a ``tools/call`` result on ``era`` (a plain one
-    read directly into the same model: plain_upstream_result.py), after its shape bounds (result_shape.py)."""
-    check_shape("tools/call", raw)
+    read directly into the same model: plain_upstream_result.py)."""
     if client.session._call_tool_adapter is _CORE_CALL_TOOL_ADAPTER:
         plain = plain_call_result(era, raw)
         if plain is not None:

@@ -1,21 +1,19 @@
 """An outside server's result as parsed JSON, held to shapes no client needs before any model of it is built.
 
-The SDK's result validation builds a model of every block: 200,000 empty text blocks (~5 MB, well within
-the answer's byte bound, ``max_result_bytes``) held the event loop for ~2 s, a 16 MiB answer of them ~5.9 s,
-every other client's call waiting; the block count (``shown_result.too_many_blocks``) was looked at only
-afterwards. So each ``tools/call``, ``prompts/get`` and ``resources/read`` result is looked at right after its
-parse, on every path (the lean calls' ``validated_result``, the SDK client's dispatcher: ``ShapedDispatcher``):
-its list of blocks (messages, contents) first, a length read, then one walk of the whole result, stopped at
-the first bound it crosses (nesting, values, one text), so the walk is bounded too. A result past a bound
-raises ``ResultRefused``: the caller gets Sentinel's refusal, the connection stays (the message was read
-whole, and it is the upstream's answer, not a fault of the pipe)."""
+The SDK's result validation builds a model of every block: 200,000 empty text blocks (~5 MB, well within the
+answer's byte bound, ``max_result_bytes``) held the event loop for ~2 s, a 16 MiB answer of them ~5.9 s, every
+other client's call waiting; the block count (``shown_result.too_many_blocks``) was looked at only afterwards.
+So each ``tools/call``, ``prompts/get`` and ``resources/read`` result is looked at right after its parse, on
+every path (the lean calls' ``validated_result``, the SDK client's dispatcher, ``ShapedDispatcher``): its list
+of blocks (messages, contents) first, a length read, then one walk of the whole result, stopped at the first
+bound it crosses (nesting, values, one text), so the walk is bounded too. A result past a bound raises
+``ResultRefused``: the caller gets Sentinel's refusal, the connection stays (the message was read whole, and
+it is the upstream's answer, not a fault of the pipe)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-
-from sentinel_mcp.gateway.shown_result import too_many_blocks
 
 # nesting of one result: deeper than any content a client shows; the gateway's later walks of a result
 # (attribution, marking, the guard's facts) recurse
@@ -25,9 +23,19 @@ MAX_DEPTH = 64
 MAX_VALUES = 200_000
 # one text (or blob) of a result: within the byte bound an upstream may still hand a single string of 16 MiB
 MAX_TEXT_CHARS = 8 * 1024 * 1024
+# content blocks of one result (messages of one prompt) from an outside server: far more than a person reads,
+# few enough that showing them all stays a matter of milliseconds
+MAX_CONTENT_BLOCKS = 1_000
 # the method's list of blocks, and what its refusal calls them
 BLOCK_LISTS = {"tools/call": ("content", "content blocks"), "prompts/get": ("messages", "messages"),
                "resources/read": ("contents", "resource contents")}
+
+
+def too_many_blocks(count: int, what: str = "content blocks") -> str | None:
+    """Why ``count`` blocks (or messages) are refused, or None."""
+    if count <= MAX_CONTENT_BLOCKS:
+        return None
+    return f"it answered {count:,} {what}, more than the {MAX_CONTENT_BLOCKS:,} Sentinel passes on"
 
 
 class ResultRefused(Exception):

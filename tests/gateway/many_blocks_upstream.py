@@ -66,7 +66,8 @@ class Lines(hostile.Lines):
                 msg = json.loads(line)
             except ValueError:
                 return line
-            params = msg.get("params") if isinstance(msg, dict) and msg.get("method") == "tools/call" else None
+            call = isinstance(msg, dict) and msg.get("method") == "tools/call"
+            params = msg.get("params") if call else None
             if isinstance(params, dict) and params.get("name") in ("many_blocks", "shaped"):
                 self.tg.start_soon(answer, self.wire, params["name"], msg.get("id"), params.get("arguments"))
                 continue

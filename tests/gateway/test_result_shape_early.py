@@ -76,7 +76,8 @@ async def test_many_blocks_are_refused_before_any_model_is_built(
                 with anyio.fail_after(120):
                     async with anyio.create_task_group() as tg:
                         tg.start_soon(bomb)
-                        other = await b.call_tool(f"{'m' if era == 'l' else 'l'}__echo", {"text": "still here"})
+                        other_era = "m" if era == "l" else "l"
+                        other = await b.call_tool(f"{other_era}__echo", {"text": "still here"})
                         events.append("other answered")
                 assert not other.is_error and other.content[0].text == "still here", other
                 assert sorted(events) == ["other answered", "refused"], events
