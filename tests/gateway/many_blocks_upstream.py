@@ -46,14 +46,21 @@ def shaped(kind: str) -> str:
     return "not reached"
 
 
-async def answer(wire: hostile.Wire, name: str, rid: Any, args: Any) -> None:
+ANSWERED = ("many_blocks", "shaped")
+
+
+def result_for(name: str, args: Any) -> dict[str, Any]:
     args = args if isinstance(args, dict) else {}
     if name == "many_blocks":
-        result: Any = {"content": [EMPTY] * int(args.get("n", 200_000))}
+        result: dict[str, Any] = {"content": [EMPTY] * int(args.get("n", 200_000))}
     else:
         result = SHAPES[str(args.get("kind"))]()
     result["resultType"] = "complete"  # the 2026-07-28 era's due; the handshake era's results ignore it
-    await wire.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}) + "\n")
+    return result
+
+
+async def answer(wire: hostile.Wire, name: str, rid: Any, args: Any) -> None:
+    await wire.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result_for(name, args)}) + "\n")
 
 
 class Lines(hostile.Lines):
@@ -68,7 +75,7 @@ class Lines(hostile.Lines):
                 return line
             call = isinstance(msg, dict) and msg.get("method") == "tools/call"
             params = msg.get("params") if call else None
-            if isinstance(params, dict) and params.get("name") in ("many_blocks", "shaped"):
+            if isinstance(params, dict) and params.get("name") in ANSWERED:
                 self.tg.start_soon(answer, self.wire, params["name"], msg.get("id"), params.get("arguments"))
                 continue
             return line

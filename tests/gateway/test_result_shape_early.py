@@ -2,9 +2,10 @@
 very many keys, one text past its bound) is refused right after its JSON is parsed, before any model of it
 is built: the SDK's result validation of 200,000 empty text blocks (~5 MB, well within the answer's byte
 bound) held the event loop for seconds (16 MiB: ~5.9 s), every other client's call waiting, and the block
-count was looked at only afterwards. A real stdio upstream in both eras, down the lean path and the SDK
-client's (``SENTINEL_LEAN_UPSTREAM=off``); the validation steps are counted in-process: none ran for a
-refused result. A result at the bound passes as before."""
+count was looked at only afterwards. A real stdio upstream through the real gateway and a real
+streamable-HTTP upstream, both eras, down the lean path and the SDK client's (``SENTINEL_LEAN_UPSTREAM=off``);
+the validation steps are counted in-process: none ran for a refused result. A result at the bound passes as
+before."""
 
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ from mcp_types import methods as sdk_methods
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.gateway import lean_upstream
+from sentinel_mcp.gateway.result_shape import ResultRefused
 from sentinel_mcp.gateway.shown_result import MAX_CONTENT_BLOCKS
 from tests.gateway.helpers import make_config
+from tests.conftest import free_port, stop_process
 from tests.gateway.test_lean_stdio import ROOT
+from tests.gateway.test_lean_upstream import _serve, _with_upstream
 
 pytestmark = pytest.mark.timeout(180)
 UPSTREAM = [sys.executable, "-m", "tests.gateway.many_blocks_upstream"]
@@ -102,3 +106,35 @@ async def test_many_blocks_are_refused_before_any_model_is_built(
         rows = await rt.audit.read(tail=40)
     refusals = [row for row in rows if "content blocks" in (row["error"] or "")]
     assert len(refusals) == 2 and all(row["outcome"] == "tool_error" for row in refusals), refusals
+
+
+@pytest.fixture(scope="module")
+def blocks_http() -> Any:
+    port = free_port()
+    proc = _serve([sys.executable, "-m", "tests.gateway.many_blocks_http_upstream", str(port)], port)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_process(proc)
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+@pytest.mark.parametrize("lean", [True, False])
+def test_an_http_answer_of_many_blocks_is_refused_before_any_model_is_built(
+    blocks_http: str, monkeypatch: pytest.MonkeyPatch, protocol: str, lean: bool
+) -> None:
+    validations = Validations(monkeypatch)
+
+    async def body(up: Any) -> list[str]:
+        said = []
+        for args in ({"n": 200 * MAX_CONTENT_BLOCKS}, {"kind": "deep"}, {"kind": "wide"}):
+            with pytest.raises(ResultRefused) as refused:
+                await up.call_tool("many_blocks" if "n" in args else "shaped", args)
+            said.append(refused.value.kind)
+        assert validations.seen == [], validations.seen
+        ok = await up.call_tool("many_blocks", {"n": MAX_CONTENT_BLOCKS})  # the same connection, at the bound
+        assert len(ok.content) == MAX_CONTENT_BLOCKS and validations.seen == [MAX_CONTENT_BLOCKS]
+        return said
+
+    said = anyio.run(lambda: _with_upstream(blocks_http, body, protocol=protocol, lean=lean))
+    assert said == ["result_blocks", "result_shape", "result_shape"], said
