@@ -7,7 +7,7 @@ era, down the lean path and the SDK client's (``SENTINEL_LEAN_UPSTREAM=off``). W
 sleeps 1 ms at a time; the longest gap between its wake-ups is the longest the loop was held (every other
 client's call waits that long), printed with the call's wall time, in ms, per round and size.
 
-Usage: python benchmarks/harness/result_shape_ab.py --base /path/to/base/tree [--rounds 3]
+Usage: python benchmarks/harness/result_shape_ab.py --base /path/to/base/tree [--base another] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -65,10 +65,12 @@ async def child() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--base", required=True)
+    ap.add_argument("--base", required=True, action="append", help="a base tree (repeat for more)")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    trees = {"base": Path(args.base).resolve(), "tree": TREE}
+    named = [(f"base{i + 1}" if len(args.base) > 1 else "base", b) for i, b in enumerate(args.base)]
+    trees = {name: Path(b).resolve() for name, b in named}
+    trees["tree"] = TREE
     for r in range(args.rounds):
         for lean in ("on", "off"):
             for name, tree in trees.items():
@@ -81,7 +83,7 @@ def main() -> None:
                 res = json.loads(got.stdout.strip().splitlines()[-1])
                 cells = "  ".join(f"{size}: held {v['held_ms'][0]:7.1f} call {v['call_ms'][0]:7.1f}"
                                   for size, v in res.items())
-                print(f"round {r + 1} lean={lean:3} {name:4}  {cells}", flush=True)
+                print(f"round {r + 1} lean={lean:3} {name:5}  {cells}", flush=True)
         print(f"  ({res['1 MiB']['said']})")
 
 
