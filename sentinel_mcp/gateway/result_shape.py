@@ -18,8 +18,8 @@ from typing import Any
 # nesting of one result: deeper than any content a client shows; the gateway's later walks of a result
 # (attribution, marking, the guard's facts) recurse
 MAX_DEPTH = 64
-# values (keys, items, scalars) in one result: 1,000 blocks of a few fields each are some 10,000; a big table
-# of structured content fits; past it the models and the walks after them cost seconds
+# values (an object's entries, a list's items) in one result: 1,000 blocks of a few fields each are some
+# 5,000; a big table of structured content fits; past it the models and the walks after them cost seconds
 MAX_VALUES = 200_000
 # one text (or blob) of a result: within the byte bound an upstream may still hand a single string of 16 MiB
 MAX_TEXT_CHARS = 8 * 1024 * 1024
@@ -65,37 +65,27 @@ def check_shape(method: str, raw: Any) -> None:
 
 
 def _walk(raw: dict[str, Any]) -> str | None:
-    """Why ``raw`` is past a bound, or None; iterative (its depth is what is checked), at most ``MAX_VALUES``
-    steps."""
-    values = 0
-    stack: list[tuple[Any, int]] = [(raw, 1)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        value, depth = pop()
-        if type(value) is dict:
-            values += 2 * len(value)
-            if values > MAX_VALUES:
-                break
-            if any(len(key) > MAX_TEXT_CHARS for key in value):
-                return f"it answered a key of more than {MAX_TEXT_CHARS:,} characters"
-            items: Any = value.values()
-        else:
+    """Why ``raw`` is past a bound, or None: a level of containers at a time (no recursion: its depth is what
+    is checked), stopped at ``MAX_VALUES``. Keys are not looked at: within the byte bound, and never shown."""
+    values, depth = 0, 1
+    level: list[Any] = [raw]
+    while level:
+        below: list[Any] = []
+        for value in level:
             values += len(value)
             if values > MAX_VALUES:
-                break
-            items = value
-        for item in items:
-            t = type(item)
-            if t is str:
-                if len(item) > MAX_TEXT_CHARS:
-                    return f"it answered a text of {len(item):,} characters, more than {MAX_TEXT_CHARS:,}"
-            elif t is dict or t is list:
-                if depth >= MAX_DEPTH:
-                    return f"it answered values nested more than {MAX_DEPTH} deep"
-                push((item, depth + 1))
-    else:
-        return None
-    return f"it answered more than {MAX_VALUES:,} values in one result"
+                return f"it answered more than {MAX_VALUES:,} values in one result"
+            for item in value.values() if type(value) is dict else value:
+                t = type(item)
+                if t is str:
+                    if len(item) > MAX_TEXT_CHARS:
+                        return f"it answered a text of {len(item):,} characters, more than {MAX_TEXT_CHARS:,}"
+                elif t is dict or t is list:
+                    below.append(item)
+        if below and depth >= MAX_DEPTH:
+            return f"it answered values nested more than {MAX_DEPTH} deep"
+        level, depth = below, depth + 1
+    return None
 
 
 class ShapedDispatcher:
