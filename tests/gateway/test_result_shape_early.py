@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 from mcp_types import methods as sdk_methods
 
 from sentinel_mcp.app.runtime import running_gateway
@@ -28,10 +29,12 @@ from tests.gateway.test_lean_upstream import _serve, _with_upstream
 
 pytestmark = pytest.mark.timeout(180)
 UPSTREAM = [sys.executable, "-m", "tests.gateway.many_blocks_upstream"]
+BOMB = [sys.executable, "-m", "tests.gateway.block_bomb_upstream"]
+LISTS = {"tools/call": "content", "prompts/get": "messages", "resources/read": "contents"}
 
 
 class Validations:
-    """How many blocks each model validation of an upstream's ``tools/call`` result was given (the SDK's
+    """How many blocks (messages, contents) each model validation of an upstream's result was given (the SDK's
     surface check, the first of its steps, and the lean path's direct build of a plain result)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,11 +53,12 @@ class Validations:
         monkeypatch.setattr(lean_upstream, "plain_call_result", plain_result)
 
     def note(self, method: str, raw: Any) -> None:
-        if method != "tools/call" or not isinstance(raw, dict) or not isinstance(raw.get("content"), list):
+        listed = LISTS.get(method)
+        if listed is None or not isinstance(raw, dict) or not isinstance(raw.get(listed), list):
             return
         if "sentinel/decision_id" in (raw.get("_meta") or {}):
             return  # the gateway's answer, as the test's own client validates it
-        self.seen.append(len(raw["content"]))
+        self.seen.append(len(raw[listed]))
 
 
 @pytest.mark.parametrize("lean", ["on", "off"])
@@ -138,3 +142,21 @@ def test_an_http_answer_of_many_blocks_is_refused_before_any_model_is_built(
 
     said = anyio.run(lambda: _with_upstream(blocks_http, body, protocol=protocol, lean=lean))
     assert said == ["result_blocks", "result_shape", "result_shape"], said
+
+
+async def test_a_prompt_or_a_read_of_too_many_items_is_refused_before_any_model_is_built(
+    data_dir: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``prompts/get`` and ``resources/read`` always take the SDK client's path."""
+    validations = Validations(monkeypatch)
+    servers = {"bo": {"command": BOMB[0], "args": BOMB[1:], "cwd": str(ROOT)}}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        assert await rt.manager.upstreams["bo"].wait_ready(30)
+        async with Client(rt.front.server, mode="legacy") as c:
+            with pytest.raises(MCPError, match="50,000 messages"):
+                await c.get_prompt("bo__blocks", {"n": str(50 * MAX_CONTENT_BLOCKS)})
+            with pytest.raises(MCPError, match="50,000 resource contents"):
+                await c.read_resource(f"bomb://many/{50 * MAX_CONTENT_BLOCKS}")
+            assert validations.seen == [], validations.seen
+            read = await c.read_resource(f"bomb://many/{MAX_CONTENT_BLOCKS}")
+    assert len(read.contents) == MAX_CONTENT_BLOCKS and MAX_CONTENT_BLOCKS in validations.seen
