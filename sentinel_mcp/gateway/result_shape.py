@@ -1,12 +1,13 @@
 """An outside server's result as parsed JSON, held to shapes no client needs before any model of it is built.
 
-The SDK's result validation builds a model of every block: 200,000 empty text blocks (~5 MB, well within the
-answer's byte bound, ``max_result_bytes``) held the event loop for ~2 s, a 16 MiB answer of them ~5.9 s, every
-other client's call waiting; the block count (``shown_result.too_many_blocks``) was looked at only afterwards.
-So each ``tools/call``, ``prompts/get`` and ``resources/read`` result is looked at right after its parse, on
-every path (the lean calls' ``validated_result``, the SDK client's dispatcher, ``ShapedDispatcher``): its list
-of blocks (messages, contents) first, a length read, then one walk of the whole result, stopped at the first
-bound it crosses (nesting, values, one text), so the walk is bounded too. A result past a bound raises
+The SDK's result validation builds a model of every block: 4 MiB of empty text blocks (~140,000, well within
+the answer's byte bound, ``max_result_bytes``) held the event loop for 1.6-1.8 s down the SDK client's path,
+16 MiB for 6-10 s (load ~5 on 2 cores: benchmarks/README.md), every other client's call waiting; the block
+count (``too_many_blocks``) was looked at only afterwards. So each ``tools/call``, ``prompts/get`` and
+``resources/read`` result is looked at right after its parse, on every path (the lean calls over stdio and
+HTTP, before ``validated_result``; the SDK client's dispatcher, ``ShapedDispatcher``): its list of blocks
+(messages, contents) first, a length read, then one walk of the whole result, stopped at the first bound it
+crosses (nesting, values, one text), so the walk is bounded too. A result past a bound raises
 ``ResultRefused``: the caller gets Sentinel's refusal, the connection stays (the message was read whole, and
 it is the upstream's answer, not a fault of the pipe)."""
 
