@@ -17,10 +17,10 @@ from tests.gateway import hostile_stdio_upstream as hostile
 from tests.gateway.toolbox_server import RO, mcp
 
 EMPTY = {"type": "text", "text": ""}
-# (kind, result): the first block always says which kind it is
+# each kind past one bound of result_shape.py (deep, wide, long_text), or within them all (at_bound, small)
 SHAPES: dict[str, Any] = {
     "deep": lambda: {"content": [EMPTY], "structuredContent": _nested(120)},
-    "wide": lambda: {"content": [EMPTY], "structuredContent": {f"k{i}": i for i in range(300_000)}},
+    "wide": lambda: {"content": [EMPTY], "structuredContent": {f"k{i}": i for i in range(200_001)}},
     "long_text": lambda: {"content": [{"type": "text", "text": "x" * (9 * 1024 * 1024)}]},
     "at_bound": lambda: {"content": [EMPTY] * 1000},
     "small": lambda: {"content": [{"type": "text", "text": "small ok"}, EMPTY]},

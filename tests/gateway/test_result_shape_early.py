@@ -100,7 +100,7 @@ async def test_many_blocks_are_refused_before_any_model_is_built(
                 assert not ok.is_error and len(ok.content) == MAX_CONTENT_BLOCKS, ok.content[:2]
                 assert MAX_CONTENT_BLOCKS in validations.seen[seen:]  # the counter sees what it counts
 
-                for kind in ("deep", "wide", "long_text"):
+                for kind in ("deep", "wide", "long_text") if era == "l" else ():  # one era: the same check
                     seen = len(validations.seen)
                     shaped = await a.call_tool(f"{era}__shaped", {"kind": kind})
                     assert shaped.is_error and shaped.meta["sentinel/error"] == "result_shape", (kind, shaped)
