@@ -35,7 +35,8 @@ from sentinel_mcp.core.port import NotInCatalog
 from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.foreign_resources import without_foreign_contents
-from sentinel_mcp.gateway.shown_result import shown_blocks, too_many_blocks
+from sentinel_mcp.gateway.result_shape import ResultRefused, too_many_blocks
+from sentinel_mcp.gateway.shown_result import shown_blocks
 from sentinel_mcp.gateway.tool_words import shown_prompt_result, visible
 from sentinel_mcp.gateway.own_results import without_upstream_stamp
 from sentinel_mcp.gateway.upstream import BuiltinTarget, Upstream
@@ -213,7 +214,10 @@ class CatalogView:
             if isinstance(up.target, BuiltinTarget) else None
         )
         with self._request_held(principal):
-            result: ReadResourceResult = await up.read_resource(uri, meta=meta)
+            try:
+                result: ReadResourceResult = await up.read_resource(uri, meta=meta)
+            except ResultRefused as e:  # as it was parsed (result_shape.py)
+                raise UpstreamUnavailable(f"upstream {up.name}'s resource {echoed(uri)}: {e.why}") from None
         bomb = None if up.builtin else too_many_blocks(len(result.contents), "resource contents")
         if bomb is not None:  # refused before an item is looked at (shown_result.py)
             raise UpstreamUnavailable(f"upstream {up.name}'s resource {echoed(uri)}: {bomb}")
@@ -232,7 +236,11 @@ class CatalogView:
             raise NotInCatalog(name)
         with self._request_held(principal):
             up = self.manager.upstreams[route.upstream]
-            result: GetPromptResult = await up.get_prompt(route.prompt, arguments)
+            try:
+                result: GetPromptResult = await up.get_prompt(route.prompt, arguments)
+            except ResultRefused as e:  # as it was parsed (result_shape.py)
+                why = f"upstream {up.name}'s prompt {route.prompt[:100]!r}: {e.why}"
+                raise UpstreamUnavailable(why) from None
         if not up.builtin:  # the user's words to the model: nothing in them the user cannot see
             bomb = too_many_blocks(len(result.messages), "messages")
             if bomb is not None:  # refused before a message is looked at (shown_result.py)

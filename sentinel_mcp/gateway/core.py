@@ -61,7 +61,8 @@ from sentinel_mcp.gateway.answer_refusals import AnswerRefusals
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
 from sentinel_mcp.gateway.session_writes import KEPT_TURN, SessionWrites
 from sentinel_mcp.gateway.conversations import Conversations
-from sentinel_mcp.gateway.shown_result import shown_result, too_many_blocks
+from sentinel_mcp.gateway.result_shape import ResultRefused, too_many_blocks
+from sentinel_mcp.gateway.shown_result import shown_result
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
 from sentinel_mcp.core.deployment_caps import cap
 from sentinel_mcp.gateway.push_refusals import PushRefusals
@@ -479,6 +480,11 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
             return await self._done(
                 rec, decision, kind, error_result(str(e), error=kind, upstream=up.name), error=said(e)
             )
+        except ResultRefused as e:  # past a shape bound right after its parse: no model of it was built
+            rec.timings.forward_s += upstream_s()
+            refused = error_result(f"{call.name}: {e.why}", error=e.kind, upstream=up.name)
+            return await self._done(rec, decision, "tool_error", refused, proof=_proof_of(decision),
+                                    error=e.why)
         except anyio.get_cancelled_exc_class():
             rec.timings.forward_s += upstream_s()
             with anyio.CancelScope(shield=True):

@@ -47,6 +47,7 @@ from sentinel_mcp.gateway.lean_upstream import (
     response_for,
     validated_result,
 )
+from sentinel_mcp.gateway.result_shape import check_shape
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,9 @@ class _TappedStdout(ByteReceiveStream):
         # the server's ``max_result_bytes``: a line past it is refused before any of it is parsed (parsing
         # holds the event loop: ~0.9 s at 16 MiB)
         self.max_line = max_line
-        self.pending = b""  # the start of a line held back while lean calls wait
+        # the start of a line held back while lean calls wait, in the pieces it came in: joined once, at the
+        # line's end (joined at each piece, a 16 MiB answer was copied some 4 GiB over, ~2.5 s of the loop)
+        self.pending: list[bytes] = []
         self.midline = False  # the SDK was given the start of a line whose end has not come yet
         self.line_bytes = 0  # bytes since the last newline
         self.overlong: str | None = None
@@ -131,13 +134,16 @@ class _TappedStdout(ByteReceiveStream):
             if self.line_bytes > self.max_line:
                 said = ' (its "max_result_bytes")' if self.max_line != MAX_LINE_BYTES else ""
                 self.overlong = f"the upstream wrote a line of more than {self.max_line} bytes{said}"
-                self.pending = b""
+                self.pending = []
                 self.tap.ended(self.overlong)
                 raise anyio.BrokenResourceError(self.overlong)
             if not self.tap.waiting and not self.pending:
                 self.midline = not chunk.endswith(b"\n")
                 return chunk  # no lean call in flight: the bytes go through as they came
-            data = self.pending + chunk
+            if not self.midline and newline < 0:
+                self.pending.append(chunk)  # still within the held line
+                continue
+            data = b"".join((*self.pending, chunk)) if self.pending else chunk
             head = b""
             if self.midline:  # the rest of a line the SDK has the start of: its own
                 cut = data.find(b"\n") + 1
@@ -145,7 +151,7 @@ class _TappedStdout(ByteReceiveStream):
                     return data
                 head, data, self.midline = data[:cut], data[cut:], False
             cut = data.rfind(b"\n") + 1
-            self.pending = data[cut:]
+            self.pending = [data[cut:]] if cut < len(data) else []
             passed = head + (await self.tap.sift(data[:cut]) if cut else b"")
             if passed:
                 return passed
@@ -323,7 +329,9 @@ class StdioCaller:
             del self.tap.waiting[rid]
             if not answered and self.tap.gone is None:
                 self._cancel_later(rid)
-        return validated_result(self.client, self.era, response_for(msg, rid))
+        raw = response_for(msg, rid)
+        check_shape("tools/call", raw)  # before any model of it is built (result_shape.py)
+        return validated_result(self.client, self.era, raw)
 
     async def _send(self, line: str) -> None:
         if self.tap.gone is not None or self.tap.stdin is None:

@@ -52,6 +52,7 @@ from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer
 from sentinel_mcp.gateway.plain_upstream_result import plain_call_result
+from sentinel_mcp.gateway.result_shape import check_shape
 from sentinel_mcp.gateway.lean_http import HeaderRefused, HttpAnswer, HttpFault, HttpPool, pool_for
 
 log = logging.getLogger(__name__)
@@ -156,6 +157,7 @@ class LeanCaller:
         finally:
             if not answered and not self.modern:
                 self._cancel_later(rid)
+        check_shape("tools/call", raw)  # before any model of it is built (result_shape.py)
         return validated_result(self.client, self.era, raw)
 
     def _cancel_later(self, rid: int) -> None:

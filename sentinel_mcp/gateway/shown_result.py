@@ -3,9 +3,9 @@
 safe ones (``upstream_icons``). A built-in's blocks are Sentinel's own: only the resource check applies.
 
 Showing a block takes care (an upstream's text in Sentinel's voice is attributed), so an outside server's
-result or prompt of more blocks than a client shows is refused before any is looked at
-(``too_many_blocks``): 100,000 blocks, 2.7 MB and well within the answer's byte bound, held the event loop
-for 10 s, every other caller and the other upstreams' health checks waiting."""
+result or prompt of more blocks than a client shows is refused before any is looked at (``too_many_blocks``,
+checked as the result is parsed: result_shape.py): 100,000 blocks, 2.7 MB and well within the answer's byte
+bound, held the event loop for 10 s, every other caller and the other upstreams' health checks waiting."""
 
 from __future__ import annotations
 
@@ -15,21 +15,13 @@ from mcp.types import CallToolResult
 
 from sentinel_mcp.gateway.foreign_resources import without_foreign_blocks
 from sentinel_mcp.gateway.own_voice import attributed_blocks
+from sentinel_mcp.gateway.result_shape import MAX_CONTENT_BLOCKS, too_many_blocks
 from sentinel_mcp.gateway.upstream_icons import blocks_with_safe_icons
+
+__all__ = ["MAX_CONTENT_BLOCKS", "shown_blocks", "shown_result", "too_many_blocks"]
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.catalog import Catalog
-
-# content blocks of one result (messages of one prompt) from an outside server: far more than a person reads,
-# few enough that showing them all stays a matter of milliseconds
-MAX_CONTENT_BLOCKS = 1_000
-
-
-def too_many_blocks(count: int, what: str = "content blocks") -> str | None:
-    """Why ``count`` blocks (or messages) are refused, or None."""
-    if count <= MAX_CONTENT_BLOCKS:
-        return None
-    return f"it answered {count:,} {what}, more than the {MAX_CONTENT_BLOCKS:,} Sentinel passes on"
 
 
 def shown_blocks(

@@ -45,6 +45,7 @@ from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, answer_limit, lean_caller
 from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
+from sentinel_mcp.gateway.result_shape import ShapedDispatcher
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
@@ -255,6 +256,8 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                     scope.deadline = math.inf  # connected: only the connect step is time-limited
                     # relay, don't police: the client would validate upstream output against its schema
                     client.session.validate_tool_result = _no_validation  # type: ignore[method-assign]
+                    if not isinstance(self.target, BuiltinTarget):  # its results' shape, before their models
+                        client.session._dispatcher = ShapedDispatcher(client.session._dispatcher)
                     if (
                         mode == "2026-07-28"
                     ):  # pinned: the upstream's real capabilities, and proof it speaks 2026

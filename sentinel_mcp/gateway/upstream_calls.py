@@ -25,6 +25,7 @@ from sentinel_mcp.core.display_text import MESSAGE_LIMIT, compose, safe_text
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lean_stdio import StdioCaller
+from sentinel_mcp.gateway.result_shape import ResultRefused
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.party_turns import PartyTurns
@@ -346,6 +347,9 @@ class UpstreamCalls:
                 f"result: {str(e)[:300]}",
                 code=PARSE_ERROR,
             ) from None
+        except ResultRefused:  # an answer, read whole: the upstream and its connection are fine
+            self.breaker.record_success()
+            raise
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as e:
             self.breaker.record_failure()
             self._dead.set()
