@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import methods as sdk_methods
 
 from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.gateway import lean_upstream
+from sentinel_mcp.gateway import lean_upstream, result_shape
 from sentinel_mcp.gateway.result_shape import ResultRefused
 from sentinel_mcp.gateway.shown_result import MAX_CONTENT_BLOCKS
 from tests.gateway.helpers import make_config
@@ -66,6 +66,8 @@ async def test_many_blocks_are_refused_before_any_model_is_built(
     data_dir: Any, monkeypatch: pytest.MonkeyPatch, lean: str
 ) -> None:
     monkeypatch.setenv("SENTINEL_LEAN_UPSTREAM", lean)
+    # the text bound lowered under the upstream's 9 MiB text (as shipped it is the largest byte bound)
+    monkeypatch.setattr(result_shape, "MAX_TEXT_CHARS", 8 * 1024 * 1024)
     validations = Validations(monkeypatch)
     servers = {era[0]: {"command": UPSTREAM[0], "args": UPSTREAM[1:], "cwd": str(ROOT), "protocol": era}
                for era in ("legacy", "modern")}
