@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from sentinel_mcp.core.errors import GatewayError
+
 # nesting of one result: deeper than any content a client shows; the gateway's later walks of a result
 # (attribution, marking, the guard's facts) recurse
 MAX_DEPTH = 64
@@ -40,7 +42,7 @@ def too_many_blocks(count: int, what: str = "content blocks") -> str | None:
     return f"it answered {count:,} {what}, more than the {MAX_CONTENT_BLOCKS:,} Sentinel passes on"
 
 
-class ResultRefused(Exception):
+class ResultRefused(GatewayError):
     """An outside server's result past a shape bound; ``kind`` is the refusal's ``sentinel/error``."""
 
     def __init__(self, why: str, kind: str) -> None:
