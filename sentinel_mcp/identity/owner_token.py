@@ -36,18 +36,26 @@ def token_path(data_dir: Path) -> Path:
     return Path(data_dir) / TOKEN_FILE
 
 
+def _kept_at(data_dir: Path, name: str, what: str) -> Path:
+    """Where the secret ``name`` is kept, its directory made the owner's only if made here (`config token`
+    before any start). TokenFileError for a directory another user owns or may write: they could have
+    chosen (or could replace) the secret."""
+    path = Path(data_dir) / name
+    private_dir(path.parent)
+    try:
+        check_private_dir(path.parent)
+    except ForeignPath as e:
+        raise TokenFileError(f"{what} is not kept there: {e}") from None
+    return path
+
+
 def load_or_create(
     data_dir: Path, name: str = TOKEN_FILE, what: str = "the owner's token"
 ) -> tuple[str, bool]:
     """The owner's token (or the secret kept under ``name``) and whether it was created just now.
     TokenFileError (a ValueError) when the file is there but is not a regular file of this user's that only
     this user can write, or holds no token."""
-    path = Path(data_dir) / name
-    private_dir(path.parent)  # a data dir made here (`config token` before any start) is the owner's only
-    try:  # a directory another user owns or may write: they could have chosen (or could replace) the token
-        check_private_dir(path.parent)
-    except ForeignPath as e:
-        raise TokenFileError(f"{what} is not kept there: {e}") from None
+    path = _kept_at(data_dir, name, what)
     try:
         return read(path, what), False
     except FileNotFoundError:
@@ -125,12 +133,7 @@ def replace(data_dir: Path, name: str = TOKEN_FILE, what: str = "the owner's tok
     """A new secret in place of the one kept under ``name`` (made if there is none): a running Sentinel
     takes it within a second (``file_secret.py``) and the old one signs nobody in. Renamed into place, so a
     reader sees the old file or the new one, whole. TokenFileError for a directory others could change."""
-    path = Path(data_dir) / name
-    private_dir(path.parent)
-    try:
-        check_private_dir(path.parent)
-    except ForeignPath as e:
-        raise TokenFileError(f"{what} is not kept there: {e}") from None
+    path = _kept_at(data_dir, name, what)
     token = secrets.token_urlsafe(32)
     tmp = _written(path, (token + "\n").encode())
     try:
