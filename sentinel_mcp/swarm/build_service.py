@@ -285,7 +285,7 @@ class BuildService:
             return await orch.run()
         finally:
             heartbeat.cancel()
-            await self._wind_down(orch, backend)
+            await self._wound_down(orch, backend)
 
     def _if_never_started(self, runner: asyncio.Task[str], orch: Orchestrator, backend: ModelBackend) -> None:
         """A runner cancelled before the loop first ran it never entered ``_run`` (no ``finally`` of its ran):
@@ -301,8 +301,21 @@ class BuildService:
             with contextlib.suppress(Exception):  # a row left unfinished is ended by the sweeps as before
                 await orch._fail("cancelled")
         finally:
-            await self._wind_down(orch, backend)
+            await self._wound_down(orch, backend)
             self._settling.pop(orch.task_id, None)
+
+    async def _wound_down(self, orch: Orchestrator, backend: ModelBackend) -> None:
+        """``_wind_down`` to its end whatever cancels the runner meanwhile (a cancel racing the build's end):
+        cut short, it left this replica's one build slot held for good (every later build refused)."""
+        ending = asyncio.ensure_future(self._wind_down(orch, backend))
+        cancelled = False
+        while not ending.done():
+            try:
+                await asyncio.shield(ending)
+            except asyncio.CancelledError:
+                cancelled = True
+        if cancelled:
+            raise asyncio.CancelledError
 
     async def _wind_down(self, orch: Orchestrator, backend: ModelBackend) -> None:
         """What ends a runner, started or not: its model, the replica's slot, the build's lease."""
@@ -415,13 +428,14 @@ class BuildService:
         task = self._running.get(task_id)
         if task is None:
             return False
-        task.cancel()
+        before = await self.store.get_task(task_id)
+        task.cancel()  # a build that has ended and is winding down stays as it ended (its runner finishes)
         with contextlib.suppress(asyncio.CancelledError):
             await task
         settling = self._settling.get(task_id)
         if settling is not None:  # cancelled before its runner started: ended by the callback, awaited here
             await asyncio.shield(settling)
-        return True
+        return before is None or before["state"] not in TERMINAL_STATES
 
     async def status(self, task_id: str, principal: str | None = None) -> dict[str, Any]:
         await self.owned(task_id, principal)
