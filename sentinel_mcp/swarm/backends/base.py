@@ -95,6 +95,13 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4) if text else 0
 
 
+def counted_tokens(claimed: Any, text: str) -> int:
+    """What a call's ``text`` counts toward the token cap when its backend says ``claimed``: the claim is the
+    endpoint's (or tool's) word, so at least what the text estimates, whatever it says (missing, zero, one,
+    negative); only a JSON whole number counts as a claim (a float, inf, a string, a bool is none)."""
+    return max(claimed if type(claimed) is int and claimed > 0 else 0, estimate_tokens(text))
+
+
 _FENCE = re.compile(r"```[A-Za-z0-9_+-]*\n(.*?)```", re.DOTALL)
 
 

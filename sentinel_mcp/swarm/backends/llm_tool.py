@@ -11,7 +11,7 @@ from typing import Any
 
 from sentinel_mcp.core.builtin import ToolInvoker
 from sentinel_mcp.core.tool_ref import ToolRef
-from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, ModelRequest, estimate_tokens
+from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, ModelRequest, counted_tokens
 
 # how the llm built-in says its injection detector refused an input (sentinel_mcp.llm.injection)
 INJECTION_REFUSAL = "looks like a prompt-injection attempt"
@@ -56,14 +56,18 @@ class LlmToolBackend:
                 data = json.loads(_text_of(result))
             except (ValueError, RecursionError):  # not JSON, or nested past the parser: the text as it is
                 data = {"text": _text_of(result)}
-        text = str(data.get("text") or "")
+        text = data.get("text") or ""
+        if not isinstance(text, str):  # type-strict: a list, an object or a number is no model's words
+            on_error(f"{self.tool_name}: its text is a {type(text).__name__}")
+            raise ModelError(f"{self.tool_name} answered a {type(text).__name__} for its text")
         counted = data.get("tokens")
         tokens: dict[str, Any] = counted if isinstance(counted, dict) else {}
         return ModelReply(
             text=text,
             json_data=data.get("json"),
-            prompt_tokens=int(tokens.get("prompt") or estimate_tokens(request.system + request.full_prompt)),
-            completion_tokens=int(tokens.get("completion") or estimate_tokens(text)),
+            # the tool's counts are its word (any tool may be named here): the token cap holds whatever it says
+            prompt_tokens=counted_tokens(tokens.get("prompt"), request.system + request.full_prompt),
+            completion_tokens=counted_tokens(tokens.get("completion"), text),
             model=str(data.get("model") or "local"),
         )
 
