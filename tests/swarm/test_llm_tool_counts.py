@@ -69,3 +69,15 @@ async def test_a_text_that_is_not_text_is_a_model_error(text: Any) -> None:
             REQUEST, errors.append
         )
     assert errors  # the breaker hears of it as of any model error
+
+
+@pytest.mark.parametrize("said", ["[1, 2]", '"just words"', "12", "null", "true"])
+async def test_a_text_result_that_is_json_but_no_object_is_its_text(said: str) -> None:
+    """No structured content: the text is read as JSON, and JSON that is no object is the model's words (it
+    ended the build as an internal error: a list has no ``get``)."""
+
+    async def call_tool(name: str, arguments: dict[str, Any]):
+        return SimpleNamespace(is_error=False, structured_content=None, content=[SimpleNamespace(text=said)])
+
+    reply = await LlmToolBackend(call_tool).complete(REQUEST, lambda _m: None)
+    assert reply.text == said and reply.json_data is None

@@ -55,6 +55,8 @@ class LlmToolBackend:
             try:
                 data = json.loads(_text_of(result))
             except (ValueError, RecursionError):  # not JSON, or nested past the parser: the text as it is
+                data = None
+            if not isinstance(data, dict):  # JSON that is no object (a list, a number) is words too
                 data = {"text": _text_of(result)}
         text = data.get("text") or ""
         if not isinstance(text, str):  # type-strict: a list, an object or a number is no model's words
