@@ -15,10 +15,12 @@ as "not checked", never as a finding against the file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -257,17 +259,29 @@ class Toolchain:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
+                # its own process group, stopped whole: a launcher that does not exec (a java wrapper script)
+                # leaves the real work as its child, which holds the output pipes the wait below waits for
+                start_new_session=True,
             )
         except OSError as e:
             return None, "", f"{type(e).__name__}: {e}"
         try:
             out, err = await asyncio.wait_for(proc.communicate(), timeout)
         except asyncio.TimeoutError:
-            proc.kill()
+            _stop_group(proc.pid)
             await proc.wait()
             return None, "", f"timed out after {timeout:.0f} s"
         except asyncio.CancelledError:
-            proc.kill()
+            _stop_group(proc.pid)
             await asyncio.shield(proc.wait())
             raise
+        finally:
+            _stop_group(proc.pid)  # what it left running past its end is not the build's to keep either
         return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def _stop_group(pgid: int) -> None:
+    """Kill every process of a tool's group (the group's id is its first process's: start_new_session). The
+    id is not reused while any process of the group lives, so a group that is gone is no one else's."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
