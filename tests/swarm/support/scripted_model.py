@@ -4,8 +4,9 @@ It stands in for a remote model service (which cannot exist here). Replies are s
 (the role is read from the agent's system prompt); when a role's script is empty, a default
 "competent model" answers: the blueprint, for each coder step an answer that fits the JSON Schema
 spelled out in its prompt, ACCEPT, and a verifier report. Scripted
-entries may be a reply text, ``{"status": 429}``-style errors, ``{"delay": s}`` for timeouts, ``{"content":
-..., "usage": {...}}`` for an answer with the usage an endpoint claims,
+entries may be a reply text, ``{"status": 429}``-style errors (with ``"text"``: a plain-text error page),
+``{"delay": s}`` for timeouts, ``{"content": ..., "usage": {...}}`` for an answer with the usage an endpoint
+claims,
 ``{"hold": True}`` to park that one request until ``release`` is set, ``{"drip": s}`` to send the answer a byte
 every ``s`` seconds (a slow endpoint, or a hostile one keeping the call open), or a callable ``(body) ->
 entry``. Every request is recorded for assertions.
@@ -24,7 +25,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, StreamingResponse
+from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 
 ROLES = {"Planner": "planner", "Coder": "coder", "Critic": "critic", "Verifier": "verifier"}
@@ -190,6 +191,8 @@ class ScriptedModelServer:
                 await asyncio.sleep(entry["delay"])
             if entry.get("status"):
                 record["status"] = entry["status"]
+                if "text" in entry:  # an error page as proxies and servers send them: plain text, lines
+                    return PlainTextResponse(entry["text"], status_code=entry["status"])
                 return JSONResponse(
                     {"error": {"message": f"scripted {entry['status']}"}}, status_code=entry["status"]
                 )
