@@ -1,5 +1,5 @@
-"""The ``local`` backend reads a tool's result (``sentinel.swarm.local.tool``, through the gateway: any tool the
-operator names, an upstream's among them), and a tool's result is as hostile as a model's words.
+"""The ``local`` backend reads a tool's result (``sentinel.swarm.local.tool``, through the gateway: any tool
+the operator names, an upstream's among them), and a tool's result is as hostile as a model's words.
 
 Found by red team 'swarm' 4: the token counts the result claimed were taken as they were, so a result of
 3 MB of text that claimed one token (or none, or -5) took one from the build's 200,000-token cap, and a count
@@ -55,9 +55,8 @@ async def test_a_tool_result_counts_at_least_what_its_text_estimates(tokens: Any
 
 
 async def test_a_larger_honest_count_stands() -> None:
-    reply = await LlmToolBackend(_tool({"text": "ok", "tokens": {"prompt": 9000, "completion": 700}})).complete(
-        REQUEST, lambda _m: None
-    )
+    honest = _tool({"text": "ok", "tokens": {"prompt": 9000, "completion": 700}})
+    reply = await LlmToolBackend(honest).complete(REQUEST, lambda _m: None)
     assert (reply.prompt_tokens, reply.completion_tokens) == (9000, 700)
 
 

@@ -35,6 +35,10 @@ def _wrapped_java(tmp_path: Path, tail: str) -> tuple[Path, Path, Path]:
     return java, jar, pids
 
 
+def _tools(java: Path, jar: Path) -> Toolchain:
+    return Toolchain(VerifySettings(kotlin=True, resources=False, java=str(java), ktlint=str(jar), timeout=900))
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -55,7 +59,7 @@ def _alive(pid: int) -> bool:
 )
 async def test_a_tool_past_its_time_is_stopped_with_every_process_it_started(tmp_path, tail) -> None:
     java, jar, pids = _wrapped_java(tmp_path, tail)
-    tools = Toolchain(VerifySettings(kotlin=True, resources=False, java=str(java), ktlint=str(jar), timeout=900))
+    tools = _tools(java, jar)
     started: list[int] = []
     try:
         report = await asyncio.wait_for(tools.check_kotlin(KOTLIN, within=1.0), 30)
@@ -71,7 +75,7 @@ async def test_a_tool_past_its_time_is_stopped_with_every_process_it_started(tmp
 
 async def test_a_build_cancelled_while_its_tool_runs_leaves_no_process(tmp_path) -> None:
     java, jar, pids = _wrapped_java(tmp_path, "wait")
-    tools = Toolchain(VerifySettings(kotlin=True, resources=False, java=str(java), ktlint=str(jar), timeout=900))
+    tools = _tools(java, jar)
     check = asyncio.create_task(tools.check_kotlin(KOTLIN, within=600.0))
     started: list[int] = []
     try:

@@ -67,7 +67,8 @@ class LlmToolBackend:
         return ModelReply(
             text=text,
             json_data=data.get("json"),
-            # the tool's counts are its word (any tool may be named here): the token cap holds whatever it says
+            # the tool's counts are its word (any tool may be named here): the token cap holds whatever
+            # it says
             prompt_tokens=counted_tokens(tokens.get("prompt"), request.system + request.full_prompt),
             completion_tokens=counted_tokens(tokens.get("completion"), text),
             model=str(data.get("model") or "local"),

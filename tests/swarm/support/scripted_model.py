@@ -7,8 +7,8 @@ spelled out in its prompt, ACCEPT, and a verifier report. Scripted
 entries may be a reply text, ``{"status": 429}``-style errors (with ``"text"``: a plain-text error page),
 ``{"delay": s}`` for timeouts, ``{"content": ..., "usage": {...}}`` for an answer with the usage an endpoint
 claims,
-``{"hold": True}`` to park that one request until ``release`` is set, ``{"drip": s}`` to send the answer a byte
-every ``s`` seconds (a slow endpoint, or a hostile one keeping the call open), or a callable ``(body) ->
+``{"hold": True}`` to park that one request until ``release`` is set, ``{"drip": s}`` to send the answer a
+byte every ``s`` seconds (a slow endpoint, or a hostile one keeping the call open), or a callable ``(body) ->
 entry``. Every request is recorded for assertions.
 """
 
