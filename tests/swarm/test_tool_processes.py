@@ -36,7 +36,8 @@ def _wrapped_java(tmp_path: Path, tail: str) -> tuple[Path, Path, Path]:
 
 
 def _tools(java: Path, jar: Path) -> Toolchain:
-    return Toolchain(VerifySettings(kotlin=True, resources=False, java=str(java), ktlint=str(jar), timeout=900))
+    settings = VerifySettings(kotlin=True, resources=False, java=str(java), ktlint=str(jar), timeout=900)
+    return Toolchain(settings)
 
 
 def _alive(pid: int) -> bool:
