@@ -29,6 +29,7 @@ from sentinel_mcp.core.errors import SwarmError
 log = logging.getLogger("sentinel.swarm")
 TASK_ID = re.compile(r"^t\d{8}-\d{6}-[0-9a-f]{6}$")
 BackendFactory = Callable[[], Awaitable[ModelBackend]]
+BACKEND_CLOSE_SECONDS = 10.0  # a build's model backend has this long to close once the build has ended
 
 
 class UnknownTaskError(SwarmError, KeyError):
@@ -319,8 +320,10 @@ class BuildService:
 
     async def _wind_down(self, orch: Orchestrator, backend: ModelBackend) -> None:
         """What ends a runner, started or not: its model, the replica's slot, the build's lease."""
+        # the backend's close is its own (an HTTP client's, a client's session): one that never returns must
+        # not keep the slot; left to finish on its own
         with contextlib.suppress(Exception):
-            await asyncio.shield(backend.aclose())
+            await asyncio.wait_for(asyncio.shield(backend.aclose()), BACKEND_CLOSE_SECONDS)
         self.lock.release()
         if self.store.shared:
             with contextlib.suppress(Exception):  # a lease left behind lapses; the row is already ended

@@ -85,3 +85,23 @@ async def test_a_cancel_after_the_build_completed_leaves_it_completed(
     status = await service.status(task_id)
     assert status["state"] == "COMPLETED" and status["error"] is None, status["error"]
     assert not service.lock.held
+
+
+async def test_a_backend_that_never_closes_does_not_keep_the_slot(
+    service: BuildService, model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backend's close is its own code (an HTTP client's, a client's session): one that never returns held
+    the one build slot for good after its build had ended."""
+    from sentinel_mcp.swarm import build_service
+
+    monkeypatch.setattr(build_service, "BACKEND_CLOSE_SECONDS", 0.2)
+    stuck = _SlowToClose(model_server)
+
+    async def factory() -> OpenAIBackend:
+        return stuck
+
+    task_id = await service.submit(SPEC, factory)
+    assert (await asyncio.wait_for(service.wait(task_id), 30))["state"] == "COMPLETED"
+    assert stuck.closing.is_set() and not service.lock.held and not service.is_running(task_id)
+    stuck.let_close.set()
+    await stuck.aclose()
