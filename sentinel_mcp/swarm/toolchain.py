@@ -34,6 +34,8 @@ FRAMEWORK_RES = Path("/usr/share/android-framework-res/framework-res.apk")
 KTLINT_IN_CHECKOUT = (
     PROJECT_ROOT / ".tools" / "ktlint" / "node_modules" / "@naturalcycles" / "ktlint" / "resources" / "ktlint"
 )
+# of a tool's stdout and of its stderr: a tool's report on a project of at most 25 files of 50 KB is far less
+MAX_TOOL_OUTPUT_BYTES = 8 * 1024 * 1024
 _AAPT_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): error: (?P<msg>.+)$", re.MULTILINE)
 _KTLINT_EDITORCONFIG = (
     "root = true\n[*.{kt,kts}]\nktlint_function_naming_ignore_when_annotated_with = Composable\n"
@@ -266,7 +268,10 @@ class Toolchain:
         except OSError as e:
             return None, "", f"{type(e).__name__}: {e}"
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), timeout)
+            got = await asyncio.wait_for(_outputs(proc), timeout)
+            if got is None:
+                return None, "", f"stopped: its output passed {MAX_TOOL_OUTPUT_BYTES:,} bytes"
+            out, err = got
         except asyncio.TimeoutError:
             _stop_group(proc.pid)
             await proc.wait()
@@ -278,6 +283,39 @@ class Toolchain:
         finally:
             _stop_group(proc.pid)  # what it left running past its end is not the build's to keep either
         return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+class _TooMuchOutput(Exception):
+    pass
+
+
+async def _bounded(stream: asyncio.StreamReader | None) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while stream is not None and (chunk := await stream.read(65536)):
+        size += len(chunk)
+        if size > MAX_TOOL_OUTPUT_BYTES:
+            raise _TooMuchOutput
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _outputs(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes] | None:
+    """The tool's stdout and stderr once it has ended, each read to ``MAX_TOOL_OUTPUT_BYTES``; None when one
+    passed it (the tool is stopped there)."""
+    readers = [asyncio.ensure_future(_bounded(proc.stdout)), asyncio.ensure_future(_bounded(proc.stderr))]
+    try:
+        done, _ = await asyncio.wait(readers, return_when=asyncio.FIRST_EXCEPTION)
+        if any(t.exception() is not None for t in done):
+            _stop_group(proc.pid)
+            await asyncio.gather(*readers, return_exceptions=True)  # to the end of what was written
+            await proc.wait()
+            return None
+        await proc.wait()
+        return readers[0].result(), readers[1].result()
+    finally:
+        for reader in readers:
+            reader.cancel()
 
 
 def _stop_group(pgid: int) -> None:

@@ -91,3 +91,26 @@ async def test_a_build_cancelled_while_its_tool_runs_leaves_no_process(tmp_path)
         for pid in started:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_tools_output_is_read_within_a_bound(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool's output is read to a bound (it was read whole: a tool that printed without end filled the
+    gateway's memory before its timeout); past it the tool is stopped and its file noted as not checked."""
+    from sentinel_mcp.swarm import toolchain
+
+    monkeypatch.setattr(toolchain, "MAX_TOOL_OUTPUT_BYTES", 64 * 1024)
+    pids = tmp_path / "java.pids"
+    java = tmp_path / "java"
+    java.write_text(f"#!/bin/sh\necho $$ >> {pids}\nhead -c 1000000 /dev/zero\nexec sleep 600\n")
+    java.chmod(0o755)
+    (tmp_path / "ktlint").write_text("not a jar\n")
+    try:
+        report = await asyncio.wait_for(_tools(java, tmp_path / "ktlint").check_kotlin(KOTLIN, within=600.0), 30)
+        assert report.issues == [] and any("did not finish" in n and "output" in n for n in report.notes), (
+            report.notes
+        )
+        assert [p for p in map(int, pids.read_text().split()) if _alive(p)] == []
+    finally:
+        for pid in map(int, pids.read_text().split()) if pids.exists() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
