@@ -105,7 +105,8 @@ async def test_a_tools_output_is_read_within_a_bound(tmp_path, monkeypatch: pyte
     java.chmod(0o755)
     (tmp_path / "ktlint").write_text("not a jar\n")
     try:
-        report = await asyncio.wait_for(_tools(java, tmp_path / "ktlint").check_kotlin(KOTLIN, within=600.0), 30)
+        tools = _tools(java, tmp_path / "ktlint")
+        report = await asyncio.wait_for(tools.check_kotlin(KOTLIN, within=600.0), 30)
         assert report.issues == [] and any("did not finish" in n and "output" in n for n in report.notes), (
             report.notes
         )
