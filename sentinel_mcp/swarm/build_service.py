@@ -29,6 +29,7 @@ from sentinel_mcp.core.errors import SwarmError
 log = logging.getLogger("sentinel.swarm")
 TASK_ID = re.compile(r"^t\d{8}-\d{6}-[0-9a-f]{6}$")
 BackendFactory = Callable[[], Awaitable[ModelBackend]]
+LISTENER_SECONDS = 10.0  # a caller has this long to take one progress report of its build
 BACKEND_CLOSE_SECONDS = 10.0  # a build's model backend has this long to close once the build has ended
 
 
@@ -363,9 +364,20 @@ class BuildService:
 
     async def _fan_out(self, event: ProgressEvent) -> None:
         self._last_event[event.task_id] = (time.monotonic(), event)
-        for listener in list(self._listeners.get(event.task_id, [])):
-            with contextlib.suppress(Exception):
-                await listener(event)
+        await self._tell(event.task_id, event)
+
+    async def _tell(self, task_id: str, event: ProgressEvent) -> None:
+        """Each listener hears ``event`` within ``LISTENER_SECONDS``, or is dropped: a listener is a caller's
+        connection (written as the caller reads), and the build waits for it, its caps with it."""
+        for listener in list(self._listeners.get(task_id, [])):
+            try:
+                await asyncio.wait_for(listener(event), LISTENER_SECONDS)
+            except asyncio.TimeoutError:
+                log.warning("task %s: a caller did not take its progress in time; dropped", task_id)
+                with contextlib.suppress(ValueError):
+                    self._listeners.get(task_id, []).remove(listener)
+            except Exception:  # noqa: BLE001 - a listener that fails must not fail the build
+                pass
 
     async def _heartbeat(self, task_id: str) -> None:
         """While one agent works for long (a local model call can take minutes), tell waiting callers the
@@ -387,9 +399,7 @@ class BuildService:
                 event.total,
                 f"still working ({now - at:.0f} s): {event.message}",
             )
-            for listener in list(self._listeners.get(task_id, [])):
-                with contextlib.suppress(Exception):
-                    await listener(beat)
+            await self._tell(task_id, beat)
 
     def add_listener(self, task_id: str, listener: ProgressSink) -> None:
         self._listeners.setdefault(task_id, []).append(listener)

@@ -105,3 +105,27 @@ async def test_a_backend_that_never_closes_does_not_keep_the_slot(
     assert stuck.closing.is_set() and not service.lock.held and not service.is_running(task_id)
     stuck.let_close.set()
     await stuck.aclose()
+
+
+async def test_a_waiting_caller_that_stops_listening_does_not_hold_the_build(
+    service: BuildService, model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A caller's progress is sent to it while the build runs (on its connection, written as it reads): a
+    caller that stops reading held the build at its next progress report, its caps (the wall clock among
+    them) never looked at again and the one build slot held for good. Now a report that is not taken in time
+    is dropped, with the listener."""
+    from tests.swarm.support.swarm_fixtures import openai_factory
+
+    from sentinel_mcp.swarm import build_service
+
+    monkeypatch.setattr(build_service, "LISTENER_SECONDS", 0.2)
+    heard: list[str] = []
+
+    async def deaf(event: ProgressEvent) -> None:
+        heard.append(event.message)
+        await asyncio.Event().wait()  # never returns: the caller reads nothing more
+
+    task_id = await service.submit(SPEC, openai_factory(model_server), listener=deaf)
+    status = await asyncio.wait_for(service.wait(task_id), 30)
+    assert status["state"] == "COMPLETED" and heard == ["planning"]
+    assert not service.lock.held
