@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -17,6 +16,7 @@ from sentinel_mcp.swarm import build_lease
 from sentinel_mcp.swarm.backends.base import ModelBackend
 from sentinel_mcp.swarm.logging_setup import setup_swarm_logging
 from sentinel_mcp.swarm.orchestrator import Orchestrator, ProgressEvent, ProgressSink
+from sentinel_mcp.swarm.retention import TASK_DIR as TASK_ID
 from sentinel_mcp.swarm.retention import SweepReport, sweep
 from sentinel_mcp.swarm.settings import SwarmSettings
 from sentinel_mcp.swarm.spec import parse_spec
@@ -27,7 +27,6 @@ from sentinel_mcp.swarm.workspace import Workspace
 from sentinel_mcp.core.errors import SwarmError
 
 log = logging.getLogger("sentinel.swarm")
-TASK_ID = re.compile(r"^t\d{8}-\d{6}-[0-9a-f]{6}$")
 BackendFactory = Callable[[], Awaitable[ModelBackend]]
 LISTENER_SECONDS = 10.0  # a caller has this long to take one progress report of its build
 BACKEND_CLOSE_SECONDS = 10.0  # a build's model backend has this long to close once the build has ended
