@@ -261,6 +261,7 @@ class Toolchain:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
+                env=_tool_env(),
                 # its own process group, stopped whole: a launcher that does not exec (a java wrapper script)
                 # leaves the real work as its child, which holds the output pipes the wait below waits for
                 start_new_session=True,
@@ -283,6 +284,15 @@ class Toolchain:
         finally:
             _stop_group(proc.pid)  # what it left running past its end is not the build's to keep either
         return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+# what a tool is given of the gateway's environment: what it needs to run (the model endpoint's key and
+# other secrets stay out: a tool parses what the models wrote)
+_TOOL_ENV = re.compile(r"PATH|HOME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|JAVA_HOME")
+
+
+def _tool_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if _TOOL_ENV.fullmatch(k)}
 
 
 class _TooMuchOutput(Exception):

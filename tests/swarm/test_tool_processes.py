@@ -115,3 +115,22 @@ async def test_a_tools_output_is_read_within_a_bound(tmp_path, monkeypatch: pyte
         for pid in map(int, pids.read_text().split()) if pids.exists() else []:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_tool_is_not_given_the_gateways_secrets(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool reads what the models wrote (a parser fed hostile input): it runs with what it needs to run
+    (PATH, HOME, the locale, JAVA_HOME), not the gateway's environment, where the model endpoint's key and
+    other secrets are (it was given all of it)."""
+    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "sk-secret-0123456789")
+    monkeypatch.setenv("SENTINEL_SOME_TOKEN", "tok-secret")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    seen = tmp_path / "env.txt"
+    java = tmp_path / "java"
+    java.write_text(f"#!/bin/sh\nenv > {seen}\necho '[]'\n")
+    java.chmod(0o755)
+    (tmp_path / "ktlint").write_text("not a jar\n")
+    await asyncio.wait_for(_tools(java, tmp_path / "ktlint").check_kotlin(KOTLIN, within=600.0), 30)
+    env = dict(line.split("=", 1) for line in seen.read_text().splitlines() if "=" in line)
+    leaked = sorted({"SWARM_OPENAI_API_KEY", "SENTINEL_SOME_TOKEN"} & set(env))
+    assert leaked == []
+    assert (env.get("PATH") == os.environ["PATH"], env.get("LANG")) == (True, "C.UTF-8")
