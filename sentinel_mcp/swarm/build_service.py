@@ -440,14 +440,16 @@ class BuildService:
         task = self._running.get(task_id)
         if task is None:
             return False
-        before = await self.store.get_task(task_id)
-        task.cancel()  # a build that has ended and is winding down stays as it ended (its runner finishes)
+        # at once (no wait before it: the build goes on meanwhile); a build that has ended and is winding down
+        # stays as it ended (its runner finishes), and this cancel then cancelled nothing
+        task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
         settling = self._settling.get(task_id)
         if settling is not None:  # cancelled before its runner started: ended by the callback, awaited here
             await asyncio.shield(settling)
-        return before is None or before["state"] not in TERMINAL_STATES
+        after = await self.store.get_task(task_id) or {}
+        return after.get("state") == "FAILED" and after.get("error") == "cancelled"
 
     async def status(self, task_id: str, principal: str | None = None) -> dict[str, Any]:
         await self.owned(task_id, principal)
