@@ -254,8 +254,8 @@ class Toolchain:
         timeout = self.settings.timeout if within is None else min(self.settings.timeout, within)
         if timeout <= 0:
             return None, "", "not run: no time left"
-        try:
-            proc = await asyncio.create_subprocess_exec(
+        starting = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 *[str(a) for a in argv],
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
@@ -266,8 +266,19 @@ class Toolchain:
                 # leaves the real work as its child, which holds the output pipes the wait below waits for
                 start_new_session=True,
             )
+        )
+        try:
+            proc = await asyncio.shield(starting)
         except OSError as e:
             return None, "", f"{type(e).__name__}: {e}"
+        except asyncio.CancelledError:
+            # cancelled while it started (it may be running already): asyncio's own clean-up would kill its
+            # first process only and wait, without end, for the output its children hold
+            started = await _settled(starting)
+            if started is not None:
+                _stop_group(started.pid)
+                await asyncio.shield(started.wait())
+            raise
         try:
             got = await asyncio.wait_for(_outputs(proc), timeout)
             if got is None:
@@ -281,8 +292,6 @@ class Toolchain:
             _stop_group(proc.pid)
             await asyncio.shield(proc.wait())
             raise
-        finally:
-            _stop_group(proc.pid)  # what it left running past its end is not the build's to keep either
         return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 
@@ -293,6 +302,16 @@ _TOOL_ENV = re.compile(r"PATH|HOME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|JAVA_HOME")
 
 def _tool_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if _TOOL_ENV.fullmatch(k)}
+
+
+async def _settled(
+    starting: asyncio.Future[asyncio.subprocess.Process],
+) -> asyncio.subprocess.Process | None:
+    """The started process once its start has settled, whatever cancels the wait (None: it did not start)."""
+    while not starting.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(starting)
+    return None if starting.cancelled() or starting.exception() is not None else starting.result()
 
 
 class _TooMuchOutput(Exception):
@@ -329,7 +348,8 @@ async def _outputs(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes] | No
 
 
 def _stop_group(pgid: int) -> None:
-    """Kill every process of a tool's group (the group's id is its first process's: start_new_session). The
-    id is not reused while any process of the group lives, so a group that is gone is no one else's."""
+    """Kill every process of a tool's group (the group's id is its first process's: start_new_session), while
+    one of them still holds its output (a tool that ended and closed it is not looked for again: once its
+    group is empty, the id may be another's)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
