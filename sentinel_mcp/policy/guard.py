@@ -28,6 +28,7 @@ from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, KeptProof, Prolo
 from sentinel_mcp.policy.fact_store import FactStore
 from sentinel_mcp.policy.caller_reach import withholding_for
 from sentinel_mcp.policy.held_facts import HeldFacts
+from sentinel_mcp.policy.kept_turns import KeptTurns
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.observe_step import ObserveStep
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
@@ -56,7 +57,7 @@ def _default_guard(settings: PolicySettings) -> Guard:
     return DefaultGuard(settings)
 
 
-class PolicyGuard(ObserveStep, Guard):
+class PolicyGuard(ObserveStep, KeptTurns, Guard):
     def __init__(self, rulebase_files: list[Path], port: GatewayPort | None, *, store_path: Path | str,
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
@@ -220,10 +221,6 @@ class PolicyGuard(ObserveStep, Guard):
     def changes_facts(self, call: ToolCall) -> bool:
         rb = self.rulebases.active
         return rb is not None and rb.info.names_effect(call.identity)
-
-    def keeps_facts(self, call: ToolCall) -> bool:
-        rb = self.rulebases.active
-        return rb is not None and rb.info.keeps(call.identity)
 
     def is_read_only(self, name: str) -> bool:
         if self.rulebases.loaded and name in self.rulebases.current.info.read_only:
