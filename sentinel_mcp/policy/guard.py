@@ -37,6 +37,7 @@ from sentinel_mcp.policy.policy_documents import PolicyDocuments
 from sentinel_mcp.policy.questions import AnswerRefused, questions_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.shared_rulebases import SharedRulebases
+from sentinel_mcp.policy.store_upkeep import upkeep
 from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.policy.solver import FetchFilter, Solver, SolverResult
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
@@ -154,7 +155,8 @@ class PolicyGuard(ObserveStep, KeptTurns, Guard):
             await self.shared_versions.start()
         if watch:
             self.rulebases.start_watching()
-            self._purger = asyncio.create_task(self._purge_loop(), name="fact-purge")
+            self._purger = asyncio.create_task(upkeep(self.knowledge, self.search, self.purge_interval),
+                                               name="fact-purge")
 
     def join_cluster(self, replica: str, key: bytes | None = None) -> None:
         self.replica, self.cluster_key = replica, key  # the key signs the rulebase versions it publishes
@@ -193,16 +195,6 @@ class PolicyGuard(ObserveStep, KeptTurns, Guard):
         await self.knowledge.forget_sessions()
         await self.rulebases.unload_all()
         await self.store.close()
-
-    async def _purge_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.purge_interval)
-            try:
-                await self.knowledge.purge()
-                if self.search.index is not None:
-                    await self.search.index.purge()  # expired memories
-            except Exception:  # noqa: BLE001
-                log.exception("fact purge")
 
     # ---------------------------------------------------------------- Guard protocol
     @property
