@@ -18,6 +18,7 @@ a pooled connection handed back with its transaction open would keep the lock fo
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ CONNECT_TIMEOUT = 3  # seconds: as the store's own connections (postgres.py)
 # the server's side of the turn's connection: probe an idle peer after 5 s, every 5 s, gone after 3 misses
 _KEEPALIVES = ("SET LOCAL tcp_keepalives_idle = 5", "SET LOCAL tcp_keepalives_interval = 5",
                "SET LOCAL tcp_keepalives_count = 3", "SET LOCAL idle_in_transaction_session_timeout = 0")
+# threads of their own: a taker may wait up to its bound on the server, and must not hold a worker of the
+# loop's default pool (a few on a small machine) that every ``to_thread`` shares
+_THREADS = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="server-turn")
 _TAKE = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
 _TRY = "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))"
 
@@ -97,12 +101,13 @@ def _end(conn: Any) -> None:
 
 def _close_when_taken(fut: "asyncio.Future[Any]") -> None:
     """A taker that gave up (its caller cancelled) while the thread still waited: the turn, if it came, is
-    given back at once."""
+    given back at once (the connection closed: the server rolls back and ends the session; no round trip
+    is waited for on the loop)."""
     if fut.cancelled() or fut.exception() is not None:
         return
     got = fut.result()
     if not isinstance(got, Refusal):
-        _end(got)
+        got.close()
 
 
 @contextlib.asynccontextmanager
@@ -110,7 +115,7 @@ async def server_turn(location: ServerLocation, name: str, *, wait: float) -> As
     """None while the turn named ``name`` is held (given back on leaving); a ``Refusal`` when it was not
     had within ``wait`` seconds (0: tried once) or the server could not give it."""
     loop = asyncio.get_running_loop()
-    taking = loop.run_in_executor(None, _take, location, name, wait)
+    taking = loop.run_in_executor(_THREADS, _take, location, name, wait)
     try:
         got = await asyncio.shield(taking)
     except asyncio.CancelledError:
@@ -123,4 +128,4 @@ async def server_turn(location: ServerLocation, name: str, *, wait: float) -> As
         yield None
     finally:
         # shielded: a cancelled caller leaves, and the thread still gives the turn back
-        await asyncio.shield(loop.run_in_executor(None, _end, got))
+        await asyncio.shield(loop.run_in_executor(_THREADS, _end, got))
