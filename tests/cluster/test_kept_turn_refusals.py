@@ -27,8 +27,9 @@ from tests.gateway.helpers import make_config
 pytestmark = pytest.mark.timeout(120)
 KEY = "cluster-test-seal-key-0123456789abcdef"
 TAKE = "SELECT pg_advisory_xact_lock(hashtextextended('sentinel.kept-facts', 0))"
-HELD = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
-WAITING = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+_HERE = " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+HELD = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted" + _HERE
+WAITING = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted" + _HERE
 
 
 def count(url: str, sql: str) -> int:

@@ -39,7 +39,8 @@ guard('slow__work', [mark = M], require(\\+ worked(M), 'already worked')).
 effect('slow__work', [mark = M], [establish(worked(M))]).
 """
 # a waiter on an advisory lock: the cluster's turn is taken by one replica and awaited by another
-WAITERS = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+WAITERS = ("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+           "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
 
 
 def base_config(tmp: Path) -> dict[str, Any]:
