@@ -32,10 +32,14 @@ class AskedQuestions:
     def __init__(self, per_principal: int = PER_PRINCIPAL) -> None:
         self.per_principal = per_principal
         self._asked: dict[str, OrderedDict[tuple[str, str], Question]] = {}
-        self.shared: SharedAskedQuestions | None = None  # replicas: the cluster's (its faults raise)
+        # replicas: the cluster's, in place of this process's memory (its faults raise: the call is refused)
+        self.shared: SharedAskedQuestions | None = None
 
     async def remember(self, principal: str, session: str, questions: list[Question]) -> None:
         asked = [(q.key.removeprefix(OUR_PREFIX), q) for q in questions if q.meta.get("kind") == "ask"]
+        if self.shared is not None:
+            await self.shared.remember(principal, session, asked)
+            return
         for qkey, q in asked:
             held = self._asked.setdefault(principal, OrderedDict())
             while len(self._asked) > MAX_PRINCIPALS:
@@ -45,23 +49,21 @@ class AskedQuestions:
             held.move_to_end(key)
             while len(held) > self.per_principal:
                 held.popitem(last=False)
-        if self.shared is not None:
-            await self.shared.remember(principal, session, asked)
 
     async def forget(self, principal: str, session: str, key: str) -> None:
         """An answer to the question was recorded: a later round carrying it again (a 2025-era call's
         answers add up round after round) does not record it again."""
-        held = self._asked.get(principal)
         qkey = key.removeprefix(OUR_PREFIX)
-        if held is not None:
-            held.pop((session, qkey), None)
         if self.shared is not None:
             await self.shared.forget(principal, session, qkey)
+            return
+        held = self._asked.get(principal)
+        if held is not None:
+            held.pop((session, qkey), None)
 
     async def get(self, principal: str, session: str, key: str) -> Question | None:
-        held = self._asked.get(principal)
         qkey = key.removeprefix(OUR_PREFIX)
-        q = None if held is None else held.get((session, qkey))
-        if q is None and self.shared is not None:  # asked through another replica
-            q = await self.shared.get(principal, session, qkey)
-        return q
+        if self.shared is not None:  # the cluster's: asked through any replica, answered through any
+            return await self.shared.get(principal, session, qkey)
+        held = self._asked.get(principal)
+        return None if held is None else held.get((session, qkey))

@@ -106,7 +106,8 @@ class DecideStep:
         return await self.consent_gate.gate(call, tool, decision)
 
     async def _record(self, call: ToolCall, question: Question, answer: Answer) -> None:
-        await self.asked_questions.forget(call.principal or "", call.session_id, question.key)  # answered
+        if question.meta.get("kind") == "ask":  # the only ones remembered (asked_questions.py)
+            await self.asked_questions.forget(call.principal or "", call.session_id, question.key)  # answered
         if question.meta.get("kind") == "consent":
             if self.consent_gate is not None:
                 self.consent_gate.record(call, question, answer)
