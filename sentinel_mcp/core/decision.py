@@ -214,7 +214,7 @@ class Guard(Protocol):
         """Whether what the call establishes holds for every conversation: such calls take turns, all."""
         return False
 
-    def kept_turn(self, *, wait: bool) -> AsyncContextManager[str | None]:
+    def kept_turn(self, call: ToolCall, *, wait: bool) -> AsyncContextManager[str | None]:
         """The turn of ``keeps_facts`` calls shared with every other process deciding on the same facts (a
         cluster's replicas), held while one is decided, forwarded and observed: None while held, else why it
         was not had (the call is then denied). ``wait`` False: tried once. Default: this process is alone."""

@@ -78,7 +78,7 @@ async def in_turns(writes: SessionWrites, guard: Guard, call: ToolCall, *, wait:
             if not ours:
                 return await refuse(f"{call.name}: another such change is in progress; call again once it "
                                     "has finished")
-            async with guard.kept_turn(wait=wait) as refused:
+            async with guard.kept_turn(call, wait=wait) as refused:
                 if refused is not None:
                     return await refuse(f"{call.name}: {refused}")
                 return await run()

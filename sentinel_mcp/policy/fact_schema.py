@@ -155,7 +155,12 @@ UPDATE meta SET value = '4' WHERE key = 'schema_version'
 KEPT_CLEARS = """
 CREATE TABLE IF NOT EXISTS kept_clears (
     id {id} PRIMARY KEY, cleared_at {real} NOT NULL, fact TEXT NOT NULL, cleared_by TEXT NOT NULL,
-    established_at {real}, source_tool TEXT, reason TEXT)
+    established_at {real}, source_tool TEXT, reason TEXT);
+-- the kept write a replica holds the cluster's turn for (policy/kept_turns.py), deleted before the turn is
+-- given back: one found by the next holder is a dead holder's, whose outcome is unknown
+CREATE TABLE IF NOT EXISTS kept_pending (
+    id {id} PRIMARY KEY, session TEXT NOT NULL, tool TEXT NOT NULL, arguments TEXT NOT NULL,
+    digest TEXT NOT NULL, started_at {real} NOT NULL)
 """
 
 STORE_SCHEMA = Schema("facts", {

@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.policy.kept_turns import KeptTurns
 from sentinel_mcp.storage.local_server import free_port
 from sentinel_mcp.storage.location import server_location
@@ -72,7 +73,9 @@ async def test_a_kept_write_without_the_clusters_turn_is_denied(tmp_path: Path, 
         # the store closed under the guard: no turn, no call
         database, guard.store._db = guard.store._db, None  # noqa: SLF001 - as a closed store
         try:
-            async with guard.kept_turn(wait=True) as refused:
+            call = ToolCall(name="slow__work", server="slow", tool="work", arguments={"mark": "x"},
+                            session_id="owner/s")
+            async with guard.kept_turn(call, wait=True) as refused:
                 assert refused is not None and "not open" in refused
         finally:
             guard.store._db = database  # noqa: SLF001

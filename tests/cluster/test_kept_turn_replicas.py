@@ -8,13 +8,17 @@ an upstream (two runs: the hole) or waits for the cluster's turn (seen in ``pg_l
 each replica decided on facts that did not yet show the other's write, and the write ran twice.
 
 Then the holder is killed (``kill -9``) while the other replica waits: the server ends the dead replica's
-session and its turn with it, and the waiting call goes on (never a timeout that has to pass first)."""
+session and its turn with it, and the waiting call goes on at once (no timeout has to pass first). What the
+dead replica sent is unknown, so what it would have kept is kept as unsure: the waiting call is refused, as
+every later one, until the operator clears it (``sentinel-mcp kept``)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +31,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from examples.cluster.recipe import Cluster
+from examples.cluster.recipe import ROOT, Cluster
 from tests.records.rig import AUTH, TOKEN
 
 pytestmark = pytest.mark.timeout(300)
@@ -118,18 +122,32 @@ async def test_one_kept_write_in_the_cluster_and_a_dead_holders_turn_is_released
         r = await work(port, "c1")
         assert r.is_error and "already worked" in text(r), text(r)
 
-    # the holder dies: its turn ends with its session, and the replica waiting for it goes on
+    # the holder dies: its turn ends with its session, and the replica waiting for it goes on, at once
     held = asyncio.create_task(work(a, "c2"))
     await until(lambda: starts(tmp, "c2") >= 1, "the holder's call reaching its upstream", held)
     waiting = asyncio.create_task(work(b, "c2"))
     await until(lambda: waiters(url) >= 1, "the other replica waiting for the turn", waiting)
     os.kill(cluster.procs["replica-a"].pid, signal.SIGKILL)
     await asyncio.to_thread(cluster.procs["replica-a"].wait, 30)
-    # what the dead replica sent is unknown (it recorded nothing): the waiting call is decided on what is
-    # recorded, and runs
-    await until(lambda: starts(tmp, "c2") >= 2, "the waiting call reaching its upstream", waiting)
-    (tmp / "work.log.release-c2").write_text("")
-    r = await waiting
-    assert not r.is_error, text(r)
+    # what the dead replica sent is unknown: it is kept as unsure, so the same write is refused (it may have
+    # run), in every conversation, until the operator clears it
+    r = await asyncio.wait_for(waiting, 60)
+    assert r.is_error and "already worked" in text(r), text(r)
+    assert starts(tmp, "c2") == 1
+    (tmp / "work.log.release-c2").write_text("")  # the dead replica's upstream may finish now
     with pytest.raises(BaseException):
-        await held  # its replica is gone
+        await asyncio.wait_for(held, 60)  # its replica is gone
+    listed = kept(cluster, "list", "--json")
+    facts = sorted(f["fact"] for f in json.loads(listed.stdout)["kept"])
+    assert facts == ["'$unsure'(worked(c2))", "worked(c1)"], listed.stdout + listed.stderr
+    cleared = kept(cluster, "clear", "'$unsure'(worked(c2))", "--reason", "checked: it never ran")
+    assert cleared.returncode == 0, cleared.stderr
+    r = await work(b, "c2")
+    assert not r.is_error and starts(tmp, "c2") == 2, text(r)
+
+
+def kept(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    """The operator's ``sentinel-mcp kept`` with a replica's config (its store and seal key)."""
+    return subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cluster.config_path("replica-b")),
+                           "kept", *args], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env=cluster.env)
