@@ -160,7 +160,7 @@ CREATE TABLE IF NOT EXISTS kept_clears (
 -- given back: one found by the next holder is a dead holder's, whose outcome is unknown
 CREATE TABLE IF NOT EXISTS kept_pending (
     id {id} PRIMARY KEY, session TEXT NOT NULL, tool TEXT NOT NULL, arguments TEXT NOT NULL,
-    digest TEXT NOT NULL, started_at {real} NOT NULL)
+    digest TEXT NOT NULL, started_at {real} NOT NULL, mac TEXT NOT NULL)
 """
 
 STORE_SCHEMA = Schema("facts", {

@@ -34,6 +34,7 @@ from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.rulebase import RulebaseHolder
 from sentinel_mcp.storage import Statement
 from sentinel_mcp.storage.location import ServerLocation
+from sentinel_mcp.storage.row_signature import sign, signed
 from sentinel_mcp.storage.server_turn import server_turn
 
 log = logging.getLogger(__name__)
@@ -41,8 +42,9 @@ log = logging.getLogger(__name__)
 KEPT_TURN_SECONDS = 30.0  # how long a kept write waits for another replica's to be recorded, then is denied
 _TURN_NAME = "sentinel.kept-facts"  # one turn per database: every kept write of the cluster
 _NO_TURN = "the cluster's turn for such changes could not be taken: "
-_PENDING = ("INSERT INTO kept_pending (session, tool, arguments, digest, started_at) VALUES (?,?,?,?,?) "
-            "RETURNING id")
+_PENDING = ("INSERT INTO kept_pending (session, tool, arguments, digest, started_at, mac) "
+            "VALUES (?,?,?,?,?,?) RETURNING id")
+_PURPOSE = "kept write pending"  # its row signed with the facts' key: one made up in SQL is dropped, unused
 
 
 class KeptTurns:
@@ -74,9 +76,10 @@ class KeptTurns:
                 return
             try:
                 await self._settle_dead_holders()
+                row = (_kept(call.session_id), _kept(call.identity), json.dumps(call.arguments),
+                       _kept(call.digest))
                 written = await self.store.db.run([Statement(_PENDING, (
-                    _kept(call.session_id), _kept(call.identity), json.dumps(call.arguments),
-                    _kept(call.digest), process_clock.now()))])
+                    *row, process_clock.now(), sign(self.store.key, _PURPOSE, *row)))])
             except Exception as e:  # noqa: BLE001 - nothing was decided: the call is refused, said why
                 log.exception("the cluster's turn for kept writes")
                 yield _NO_TURN + f"its record of writes in progress failed ({type(e).__name__})"
@@ -89,13 +92,16 @@ class KeptTurns:
 
     async def _settle_dead_holders(self) -> None:
         """Record as unsure what each dead holder's call would have kept, then forget the call."""
-        rows = await self.store.db.query("SELECT id, session, tool, arguments, digest FROM kept_pending")
+        rows = await self.store.db.query("SELECT id, session, tool, arguments, digest, mac FROM kept_pending")
         if not rows:
             return
         rb = self.rulebases.current
         kept = kept_predicates(rb.info.options)
         unsure: list[Fact] = []
-        for _, session, tool, arguments, digest in rows:
+        for _, session, tool, arguments, digest, mac in rows:
+            if not signed(self.store.key, mac, _PURPOSE, session, tool, arguments, digest):
+                log.warning("a kept write's pending row not signed by a replica of this cluster: dropped")
+                continue
             session, tool, digest = _back(session), _back(tool), _back(digest)
             log.warning("a replica died holding the turn of %s (conversation %s): what it kept is recorded "
                         "as unsure until the operator clears it (sentinel-mcp kept)", tool[:99], session[:99])

@@ -69,6 +69,14 @@ async def test_a_kept_write_without_the_clusters_turn_is_denied(tmp_path: Path, 
         r = await c.call_tool("slow__work", {"mark": "c1"})
         assert r.is_error and "already worked" in text(r), text(r)
         assert count(pg_url, HELD) == 0  # given back after each call
+        # a dead holder's pending write made up in SQL (no seal key): dropped, nothing kept as unsure from it
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("INSERT INTO kept_pending (session, tool, arguments, digest, started_at, mac) "
+                         "VALUES ('owner/x', 'slow__work', '{\"mark\": \"c3\"}', 'd', 0, 'forged')")
+        r = await c.call_tool("slow__work", {"mark": "c3"})
+        assert not r.is_error and starts(tmp_path, "c3") == 1, text(r)
+        assert sorted(f.fact for f in await guard.store.valid("$kept")) == ["worked(c1)", "worked(c3)"]
+        assert count(pg_url, "SELECT count(*) FROM kept_pending") == 0
 
         # the store closed under the guard: no turn, no call
         database, guard.store._db = guard.store._db, None  # noqa: SLF001 - as a closed store
