@@ -13,7 +13,8 @@ the call holding it. While the conversation's turn is taken, such a call is refu
 A write whose effects establish a fact kept for every conversation (the rulebase's ``option(kept(...))``:
 airline.pl's "a certificate was sent for this reservation") also takes one turn shared by all conversations
 (``KEPT_TURN``), after its own: two conversations sending a certificate at once were each decided before the
-other's was recorded. (Within this process: replicas of a shared store do not share turns.)
+other's was recorded; and, with replicas of a server store, the cluster's turn (the guard's ``kept_turn``),
+taken before the decision and held until the outcome is recorded: a turn not had denies the call.
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from typing import AsyncIterator
+from typing import AsyncIterator, Awaitable, Callable, TypeVar
+
+from sentinel_mcp.core.decision import Guard, ToolCall
+
+_T = TypeVar("_T")
 
 
 # the turn every conversation's kept writes share: no conversation has this id (theirs hold a "/")
@@ -56,3 +61,24 @@ class SessionWrites:
     def taken(self, session: str) -> bool:
         lock = self._locks.get(session)
         return lock is not None and lock.locked()
+
+
+async def in_turns(writes: SessionWrites, guard: Guard, call: ToolCall, *, wait: bool,
+                   run: Callable[[], Awaitable[_T]], refuse: Callable[[str], Awaitable[_T]]) -> _T:
+    """``run()`` holding the turns a write with effects takes (its conversation's; a kept write's also the
+    process's and the cluster's), else ``refuse(why)``. ``wait`` False (a nested call): tried once."""
+    async with writes.turn(call.session_id, wait=wait) as mine:
+        if not mine:
+            return await refuse(f"{call.name}: another change of this conversation is in progress; one "
+                                "change at a time, call again once it has finished")
+        if not guard.keeps_facts(call):
+            return await run()
+        # what it establishes holds for every conversation (kept_effects.py): theirs wait too
+        async with writes.turn(KEPT_TURN, wait=wait) as ours:
+            if not ours:
+                return await refuse(f"{call.name}: another such change is in progress; call again once it "
+                                    "has finished")
+            async with guard.kept_turn(call, wait=wait) as refused:
+                if refused is not None:
+                    return await refuse(f"{call.name}: {refused}")
+                return await run()
