@@ -33,6 +33,7 @@ import concurrent.futures
 import logging
 import random
 import select
+import threading
 import time
 import zlib
 from typing import Any, Callable
@@ -112,6 +113,7 @@ class PostgresDatabase(JobWriter):
         self.commits = 0
         self.committed_jobs = 0
         self._committing = False  # the writer thread's own: whether the group's COMMIT has been sent
+        self._trying = threading.Lock()  # held by the one read trying the server while the store is degraded
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "PostgresDatabase":
@@ -236,6 +238,10 @@ class PostgresDatabase(JobWriter):
             raise StorageError(f"{self.name} store is closed")
         psycopg = _driver()
         started = time.time()
+        if not self.health.ok and not self._pool.get_stats().get("pool_available"):
+            # degraded: the pool backs off its reconnects, and a read waiting for one would wait its whole
+            # timeout on every call's way (past a balancer's patience); one fresh connection decides
+            return self._read_direct(sql, params, dicts, None, started)
         try:
             with self._pool.connection() as conn:
                 return _fetch(conn, sql, params, dicts)
@@ -264,17 +270,27 @@ class PostgresDatabase(JobWriter):
         return self._fault(e)
 
     def _read_direct(
-        self, sql: str, params: Params, dicts: bool, cause: BaseException, started: float
+        self, sql: str, params: Params, dicts: bool, cause: BaseException | None, started: float
     ) -> Any:
+        """A read on a fresh connection. While the store is degraded one at a time tries the server (refused
+        at once when it is down, within ``CONNECT_TIMEOUT`` when it does not answer); the reads meanwhile
+        fail at once with the cause instead of queueing behind it, each for its own timeout."""
         psycopg = _driver()
+        trial = not self.health.ok
+        if trial and not self._trying.acquire(blocking=False):
+            raise StorageError(self.health.cause or f"{self.name} store is unavailable")
         try:
             with psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
                 _bounded(conn)
                 return _fetch(conn, sql, params, dicts)
         except psycopg.Error as e:
             if is_fault(e):
-                raise self._read_fault(e if isinstance(cause, psycopg.Error) else cause, started) from None
+                raise self._read_fault(e if cause is None or isinstance(cause, psycopg.Error) else cause,
+                                       started) from None
             raise
+        finally:
+            if trial:
+                self._trying.release()
 
     # ------------------------------------------------------------------ writes (one thread, group commit)
     def _answer(self, loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]") -> Done:
