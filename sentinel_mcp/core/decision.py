@@ -209,10 +209,6 @@ class Guard(Protocol):
         its tool): the gateway then decides no other such call of the session until this one is observed."""
         return False
 
-    def keeps_facts(self, call: ToolCall) -> bool:
-        """Whether what the call establishes holds for every conversation: such calls take turns, all."""
-        return False
-
     def record_databases(self) -> list[Any]:
         """Databases a decision is recorded in besides the audit log (their health gates calls)."""
         return []

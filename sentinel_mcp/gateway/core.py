@@ -59,7 +59,7 @@ from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
 from sentinel_mcp.gateway.answer_refusals import AnswerRefusals
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
-from sentinel_mcp.gateway.session_writes import KEPT_TURN, SessionWrites
+from sentinel_mcp.gateway.session_writes import SHARED_TURN, SessionWrites
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.result_shape import ResultRefused, too_many_blocks
 from sentinel_mcp.gateway.shown_result import shown_result
@@ -316,10 +316,9 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
                            "at a time, call again once it has finished")
                     await rec.final("deny", "denied", reason=why)
                     return Refused(reason=why, decision_id=rec.decision_id)
-                if not self.guard.keeps_facts(call):
-                    return await self._decided_steps(rec, req, call, route)
-                # what it establishes holds for every conversation (kept_effects.py): theirs wait too
-                async with self.session_writes.turn(KEPT_TURN, wait=req.depth == 0) as ours:
+                # and after every other conversation's: a write is decided on what the store and the facts
+                # say once the others' writes are done (two conversations of one customer, or a kept fact)
+                async with self.session_writes.turn(SHARED_TURN, wait=req.depth == 0) as ours:
                     if ours:
                         return await self._decided_steps(rec, req, call, route)
                     why = f"{call.name}: another such change is in progress; call again once it has finished"

@@ -10,10 +10,13 @@ is decided only once the one before it has been observed (or has ended without a
 A call nested in another (``depth`` > 0: a built-in's own calls) does not wait for a turn: its caller may be
 the call holding it. While the conversation's turn is taken, such a call is refused instead of hanging.
 
-A write whose effects establish a fact kept for every conversation (the rulebase's ``option(kept(...))``:
-airline.pl's "a certificate was sent for this reservation") also takes one turn shared by all conversations
-(``KEPT_TURN``), after its own: two conversations sending a certificate at once were each decided before the
-other's was recorded. (Within this process: replicas of a shared store do not share turns.)
+Every such write then also takes one turn shared by all conversations (``SHARED_TURN``), after its own: what
+one conversation's write changes is what another's is decided on, in the store (two conversations of one
+retail customer cancelling, or modifying the items of, one order at once were each decided on the order as it
+was before the other's write, and both went through) or in a fact kept for every conversation (the rulebase's
+``option(kept(...))``: airline.pl's "a certificate was sent for this reservation"). The turn covers a call's
+last decision, its forwarding and its observation, never a question of Sentinel's (asked between rounds).
+(Within this process: replicas of a shared store do not share turns.)
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from collections import Counter
 from typing import AsyncIterator
 
 
-# the turn every conversation's kept writes share: no conversation has this id (theirs hold a "/")
-KEPT_TURN = "$kept"
+# the turn every conversation's writes with effects share: no conversation has this id (theirs hold a "/")
+SHARED_TURN = "$shared"
 
 
 class SessionWrites:

@@ -221,10 +221,6 @@ class PolicyGuard(ObserveStep, Guard):
         rb = self.rulebases.active
         return rb is not None and rb.info.names_effect(call.identity)
 
-    def keeps_facts(self, call: ToolCall) -> bool:
-        rb = self.rulebases.active
-        return rb is not None and rb.info.keeps(call.identity)
-
     def is_read_only(self, name: str) -> bool:
         if self.rulebases.loaded and name in self.rulebases.current.info.read_only:
             return True

@@ -152,10 +152,6 @@ class RulebaseInfo(BaseModel):
         _, effects, by_pattern = self._observed_sets()
         return tool in effects or (by_pattern and _named_by(self.effects, tool))
 
-    def keeps(self, tool: str) -> bool:
-        """Whether an effect of ``tool`` (by name or pattern) establishes a kept fact (kept_effects.py)."""
-        return bool(self.kept_effects) and _named_by(self.kept_effects, tool)
-
     def option(self, name: str) -> bool:
         return name in self.options
 
