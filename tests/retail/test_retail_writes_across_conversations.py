@@ -10,13 +10,12 @@ is on an order of its own; the user says yes to everything."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, AsyncIterator
 
 import anyio
 import pytest
 import pytest_asyncio
-from tests.retail.retail_rig import OLIVIA, YES, AnsweringUser, conversation, order, retail_runtime, text_of
+from tests.retail.retail_rig import OLIVIA, YES, AnsweringUser, conversation, held_runtime, order, text_of
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.asyncio(loop_scope="module")]
 
@@ -48,23 +47,8 @@ RACES: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
-    # entered and left in one task of its own (anyio's cancel scopes must be), open for the module's tests
-    box: list[Any] = []
-    ready, done = asyncio.Event(), asyncio.Event()
-
-    async def hold() -> None:
-        async with retail_runtime(tmp_path_factory.mktemp("retail")) as rt:
-            box.append(rt)
-            ready.set()
-            await done.wait()
-
-    task = asyncio.create_task(hold())
-    await asyncio.wait([task, asyncio.create_task(ready.wait())], return_when=asyncio.FIRST_COMPLETED)
-    if task.done():
-        task.result()
-    yield box[0]
-    done.set()
-    await task
+    async for rt in held_runtime(tmp_path_factory.mktemp("retail")):
+        yield rt
 
 
 @pytest.mark.parametrize("case", sorted(RACES))
