@@ -30,7 +30,8 @@ def _order_calls(oid: str) -> list[tuple[str, dict[str, Any]]]:
         ("retail__modify_pending_order_address", {"order_id": oid} | ADDRESS),
         ("retail__modify_pending_order_payment", {"order_id": oid, "payment_method_id": "paypal_8049766"}),
         ("retail__modify_pending_order_items", {"order_id": oid, "item_ids": ["1355937109"],
-                                                "new_item_ids": ["2226219750"], "payment_method_id": "paypal_8049766"}),
+                                                "new_item_ids": ["2226219750"],
+                                                "payment_method_id": "paypal_8049766"}),
         ("retail__return_delivered_order_items", {"order_id": oid, "item_ids": ["9727387530"],
                                                   "payment_method_id": "paypal_8049766"}),
     ]
@@ -38,8 +39,8 @@ def _order_calls(oid: str) -> list[tuple[str, dict[str, Any]]]:
 
 CASES = {tool: (tool, (real, made_up), EMMAS_ORDER, NO_ORDER)
          for (tool, real), (_, made_up) in zip(_order_calls(EMMAS_ORDER), _order_calls(NO_ORDER))}
-CASES["retail__modify_user_address"] = ("retail__modify_user_address",
-                                        ({"user_id": EMMA} | ADDRESS, {"user_id": NOBODY} | ADDRESS), EMMA, NOBODY)
+CASES["retail__modify_user_address"] = (
+    "retail__modify_user_address", ({"user_id": EMMA} | ADDRESS, {"user_id": NOBODY} | ADDRESS), EMMA, NOBODY)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -48,7 +49,9 @@ async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any
         yield rt
 
 
-async def _answer(runtime: Any, rules: list[tuple[str, Any]], tool: str, args: dict[str, Any]) -> tuple[str, list[str]]:
+async def _answer(
+    runtime: Any, rules: list[tuple[str, Any]], tool: str, args: dict[str, Any]
+) -> tuple[str, list[str]]:
     user = AnsweringUser(rules)
     async with conversation(runtime, user) as c:
         r = await c.call_tool(tool, args)
