@@ -130,7 +130,9 @@ cites(item_pairs_ok/4, policy_ref(retail, 'Product ID and Item ID have no relati
 cites(cancel_reason/3, policy_ref(retail, 'Other reasons are not acceptable.')).
 
 % ---------------------------------------------------------------- derived rules
-own_order(U, O) :- order_id_of(O, O), order_user(O, U).
+% an order is read only for a known user: before the user is authenticated no order is looked at, so what a call
+% is told (or asked) then is the same for the user's order, another customer's, and an id that names none
+own_order(U, O) :- authenticated_user(U), order_id_of(O, O), order_user(O, U).
 
 % "pending" exactly: an order whose items were modified ("pending (item modified)") cannot be modified or
 % cancelled any more

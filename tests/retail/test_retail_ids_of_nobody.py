@@ -70,3 +70,23 @@ async def test_an_id_of_nobody_reads_as_another_customers(runtime: Any, case: st
     assert "Sentinel refused this call" in made_up_text, made_up_text
     assert made_up_text.replace(made_up_id, real_id) == text
     assert made_up_asked == asked
+
+
+async def _why_not(runtime: Any, known: bool, tool: str, args: dict[str, Any]) -> str:
+    async with conversation(runtime, AnsweringUser([OLIVIA])) as c:
+        if known:  # Olivia authenticated by reading an order of hers
+            r = await c.call_tool("retail__get_order_details", {"order_id": "#W7941031"})
+            assert not r.is_error, text_of(r)
+        return text_of(await c.call_tool("sentinel__sentinel_why_not", {"tool": tool, "arguments": args}))
+
+
+@pytest.mark.parametrize("who", ["before authentication", "the user known"])
+@pytest.mark.parametrize("case", sorted(CASES))
+async def test_why_not_tells_no_more_of_an_id_of_nobody(runtime: Any, case: str, who: str) -> None:
+    """The same through sentinel_why_not, which asks nothing: before, for another customer's order it said,
+    before authentication, that the call rests on facts the caller may not see (the guard had read her order,
+    taking its owner for the user), and for a made-up id that the user's email is needed."""
+    tool, (real, made_up), real_id, made_up_id = CASES[case]
+    known = who == "the user known"
+    text = await _why_not(runtime, known, tool, real)
+    assert (await _why_not(runtime, known, tool, made_up)).replace(made_up_id, real_id) == text
