@@ -143,10 +143,10 @@ def unseen_values(facts: list[Fact], hidden: Hidden, given: Any) -> frozenset[st
 
 def tells_unseen(out: Any, unseen: frozenset[str]) -> bool:
     """Whether ``out`` (what a look would say) holds one of ``unseen`` as a word of its own, in its texts as
-    they read (not JSON-escaped: a value with an accent or a quote was never found in the escaped dump). A value
-    inside a longer word says nothing of it: found so, 'red' in the tool name 'return_delivered_order_items'
-    (or a rulebase's 'ordered by mistake') withheld the answer when another customer's order was red, so the
-    answer told whether it was."""
+    they read (not JSON-escaped: a value with an accent or a quote was never found in the escaped dump). A
+    value inside a longer word says nothing of it: found so, 'red' in the tool name
+    'return_delivered_order_items' (or a rulebase's 'ordered by mistake') withheld the answer when another
+    customer's order was red, so the answer told whether it was."""
     if not unseen:
         return False
     text = "\n".join([*string_values(out), json.dumps(out, ensure_ascii=False, default=str)])
