@@ -1,7 +1,8 @@
 """tells_unseen: what a principal's look would say is withheld when it holds, as a word of its own, a value
 only facts withheld from it hold (policy_service.why_not). Before, a value was looked for inside the
-JSON-escaped dump: 'red' inside the tool name 'return_delivered_order_items' withheld the answer when another customer's
-order was red (the answer told whether it was), and a value with an accent or a quote was never found."""
+JSON-escaped dump: 'red' inside the tool name 'return_delivered_order_items' withheld the answer when
+another customer's order was red (the answer told whether it was), and a value with an accent or a quote
+was never found."""
 
 from __future__ import annotations
 
