@@ -87,7 +87,6 @@ class RulebaseInfo(BaseModel):
     read_only: list[str] = Field(default_factory=list)
     symbolic_exempt: dict[str, list[str]] = Field(default_factory=dict)
     effects: list[str] = Field(default_factory=list)
-    kept_effects: list[str] = Field(default_factory=list)  # the tools whose effects establish a kept fact
     documents: list[DocumentInfo] = Field(default_factory=list)
     # tool -> guards_tool(tool): asked on every call (a scan of every guard pattern); a loaded rulebase's
     # info is not changed afterwards (a new version gets a new RulebaseInfo). Bounded: any name may be asked.
@@ -111,7 +110,6 @@ class RulebaseInfo(BaseModel):
             read_only=raw["read_only"],
             symbolic_exempt=exempt,
             effects=sorted(set(raw["effects"])),
-            kept_effects=raw.get("kept_effects", []),
             documents=[DocumentInfo(**d) for d in raw.get("documents", [])],
         )
 

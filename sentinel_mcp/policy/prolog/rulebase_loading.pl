@@ -491,14 +491,11 @@ sn_info(RB, Out) :-
     findall(T, decl(RB, read_only(T)), ReadOnly),
     findall(json([tool=T, args=As]), decl(RB, symbolic_exempt(T, As)), Exempt),
     findall(T, decl(RB, effect(T, _, _)), Effects),
-    findall(T, ( decl(RB, effect(T, _, Acts)), is_list(Acts), member(X, Acts), ( X = establish(H) ; X = establish(H, _) ),
-                 callable(H), functor(H, N, A), decl(RB, option(kept(N/A))) ), Kept0),
-    sort(Kept0, KeptEffects),
     findall(json([name=N, path=PA, file=F]), ( RB:'$src'(decl, policy_document(N, P), F, _), text_to_atom(P, PA) ),
             Docs),
     to_json_atom(json([guards=Guards, bindings=Bindings, askables=Askables, contexts=Contexts, seeds=Seeds,
                        options=Options, read_only=ReadOnly, symbolic_exempt=Exempt, effects=Effects,
-                       kept_effects=KeptEffects, documents=Docs]), Out).
+                       documents=Docs]), Out).
 
 %  sn_citations(+RB, -Out): every citation (require/3, cites/2) and every requirement without one, with file
 %  and line (for the checker's coverage report).
