@@ -1,7 +1,7 @@
 """The turn of the writes that establish kept facts (``kept_effects.py``), across every process deciding on
 the same facts. A base of ``PolicyGuard``, which sets the attributes named here.
 
-Within a process the gateway's ``session_writes.KEPT_TURN`` already lets one such write be decided, forwarded
+Within a process the gateway's ``session_writes.SHARED_TURN`` already lets one such write be decided, forwarded
 and recorded at a time. Replicas of a server store each have their own: two could each decide a certificate
 for the same cancelled flight before either recorded it, and both were sent. On a server store the turn is
 also the cluster's (``storage/server_turn.py``: an advisory lock the server ends with the holder's session),

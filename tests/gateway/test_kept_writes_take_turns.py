@@ -1,8 +1,9 @@
 """Writes whose effects establish a fact kept for every conversation (``option(kept(...))``) take one turn
-across conversations (gateway/session_writes.py, ``KEPT_TURN``): a second conversation's call waits until the
-first is recorded, then is decided on it. The upstream holds the first redeem until a second one reaches it
-(tests/gateway/held_redeem_server.py); before, the second was decided at once on facts without the first,
-reached the upstream, and the code was redeemed twice. Real gateway, real stdio upstream, real SWI-Prolog."""
+across conversations (gateway/session_writes.py, ``SHARED_TURN``, as every write with effects does): a second
+conversation's call waits until the first is recorded, then is decided on it. The upstream holds the first
+redeem until a second one reaches it (tests/gateway/held_redeem_server.py); before, the second was decided at
+once on facts without the first, reached the upstream, and the code was redeemed twice. Real gateway, real
+stdio upstream, real SWI-Prolog."""
 
 from __future__ import annotations
 
