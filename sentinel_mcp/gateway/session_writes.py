@@ -76,7 +76,7 @@ async def in_turns(writes: SessionWrites, guard: Guard, call: ToolCall, *, wait:
         if not mine:
             return await refuse(f"{call.name}: another change of this conversation is in progress; one "
                                 "change at a time, call again once it has finished")
-        # and after every other conversation's: decided on what the store and the facts say once theirs are done
+        # then after every other conversation's: decided on what the store and facts say once theirs are done
         async with writes.turn(SHARED_TURN, wait=wait) as ours:
             if not ours:
                 return await refuse(f"{call.name}: another such change is in progress; call again once it "

@@ -1,13 +1,13 @@
 """The turn of the writes that establish kept facts (``kept_effects.py``), across every process deciding on
 the same facts. A base of ``PolicyGuard``, which sets the attributes named here.
 
-Within a process the gateway's ``session_writes.SHARED_TURN`` already lets one such write be decided, forwarded
-and recorded at a time. Replicas of a server store each have their own: two could each decide a certificate
-for the same cancelled flight before either recorded it, and both were sent. On a server store the turn is
-also the cluster's (``storage/server_turn.py``: an advisory lock the server ends with the holder's session),
-taken before deciding and held until the write's outcome is recorded. A turn that cannot be had within
-``kept_turn_seconds``, or at all (the server is down), denies the call. A store of this process only (SQLite)
-needs no more than the gateway's own turn.
+Within a process the gateway's ``session_writes.SHARED_TURN`` already lets one such write be decided,
+forwarded and recorded at a time. Replicas of a server store each have their own: two could each decide a
+certificate for the same cancelled flight before either recorded it, and both were sent. On a server store the
+turn is also the cluster's (``storage/server_turn.py``: an advisory lock the server ends with the holder's
+session), taken before deciding and held until the write's outcome is recorded. A turn that cannot be had
+within ``kept_turn_seconds``, or at all (the server is down), denies the call. A store of this process only
+(SQLite) needs no more than the gateway's own turn.
 
 A holder that dies loses its turn with its session, and what it sent is unknown. So the holder writes down
 its call (``kept_pending``) before deciding, and deletes it before giving the turn back: a row the next holder
