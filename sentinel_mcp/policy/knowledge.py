@@ -161,10 +161,14 @@ class Knowledge:
 
     async def follow_clears(self) -> None:
         """A store of this process (SQLite): reload every mirror when the operator cleared a kept fact since
-        this process last looked, and on the first look (kept_clears.py). A server store needs none: the
+        this process last looked (kept_clears.py). A server store needs none: the
         clear moves the kept facts' counter, which every decision follows (``_follow_kept``)."""
         now = await last_clear(self.store)
-        if now == self._cleared:
+        if self._cleared is None or now == self._cleared:
+            # the first look sets the baseline: reloading every mirror then (a second after start) dropped
+            # the facts a decision in flight had just fetched; a clear made before it only left a fact that
+            # denies more, never less, until the next clear or reload
+            self._cleared = now
             return
         for s in list(self._loaded):
             del self._loaded[s]
