@@ -26,11 +26,12 @@ from sentinel_mcp.a2a.bridge import relayed_reply
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
 from sentinel_mcp.a2a.peer_answer import NotAnAnswer, read_message, read_task
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message, shown_url
+from sentinel_mcp.a2a.peer_threads import PeerThreads, UnknownTask
 from sentinel_mcp.a2a.peer_trust import check, refusal, verdict
 from sentinel_mcp.a2a.relayed_data import shown_value
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
-from sentinel_mcp.core.call_meta import behind_gateway, origin_of, session_of
+from sentinel_mcp.core.call_meta import behind_gateway, origin_of, principal_of, session_of
 from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
@@ -84,6 +85,24 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         """The owner's token for a peer: keyed by its listed URL, its JSON-RPC URL or its origin."""
         urls = [settings.bridge_targets.get(name), peer.rpc_url, peer.base_url]
         return next((settings.peer_tokens[u] for u in urls if u in settings.peer_tokens), None)
+
+    threads = PeerThreads()  # whose thread at a peer each message continues (peer_threads.py)
+
+    def thread(call: Context, peer: Peer, task_id: str | None, context_id: str | None) -> str | None:
+        """The context id sent: the caller's own (behind the gateway, where principals share Sentinel's
+        identity at the peer); a task id not answered to the caller is refused (ToolError, nothing sent)."""
+        if not behind_gateway(call):
+            return context_id  # standalone: one user, its ids as given
+        who = principal_of(call)
+        try:
+            threads.check_task(who, peer.rpc_url, task_id)
+        except UnknownTask as e:
+            raise ToolError(str(e)) from None
+        return threads.context(who, context_id, task_id)
+
+    def answered(call: Context, peer: Peer, answer: Any) -> None:
+        if behind_gateway(call):
+            threads.answered(principal_of(call), peer.rpc_url, answer)
 
     async def reached(peer: str) -> Peer:
         """The peer ``peer`` names now, as a send to it (a2a_send, a2a_relay) is decided on: a listed name's
@@ -199,7 +218,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         if refused is not None:
             raise ToolError(refused)
         try:
-            message = build_message(text, data, task_id, context_id)
+            message = build_message(text, data, task_id, thread(call, target, task_id, context_id))
         except ValueError as e:
             raise ToolError(str(e)) from None
         try:
@@ -208,6 +227,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                                         max_bytes=settings.max_frame_bytes)
         except PeerError as e:
             return peer_failure(str(e))
+        answered(call, target, answer)
         try:  # shown in its own shape, but only as an A2A task or message (ProtoJSON: peer_answer.py)
             read_task(answer["task"]) if "task" in answer else read_message(answer["message"])
         except NotAnAnswer as e:
@@ -234,7 +254,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         if refused is not None:
             raise ToolError(refused)
         try:
-            message = build_message(text, None, task_id, context_id)
+            message = build_message(text, None, task_id, thread(call, peer, task_id, context_id))
         except ValueError as e:
             raise ToolError(str(e)) from None
         try:
@@ -242,6 +262,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                                         tls=settings.peer_client_tls, max_bytes=settings.max_frame_bytes)
         except PeerError as e:
             return peer_failure(f"the bridged agent could not be reached: {e}")
+        answered(call, peer, result)
         return relayed_reply(result, settings.max_frame_bytes)
 
     @server.tool(
