@@ -129,7 +129,8 @@ async def test_a_peers_tool_call_cannot_drive_the_a2a_client(tmp_path: Path) -> 
                 said = (await peer.call("chat_message", {"channel_id": channel, "text": "hello"}))["result"]
                 assert said["relayed"] is True and said["state"] == "TASK_STATE_COMPLETED", said
         [relayed] = got
-        assert relayed["body"]["params"]["message"]["contextId"] == channel
+        # the channel, in the form of the principal whose chat it is (``a2a/peer_threads.py``)
+        assert relayed["body"]["params"]["message"]["contextId"] == f"rover:{channel}"
         assert relayed["authorization"] == f"Bearer {SENTINELS_TOKEN}"
 
 
