@@ -11,7 +11,8 @@ name (``sentinel.a2a.bridge_targets``)."""
 from __future__ import annotations
 
 import itertools
-from typing import Any, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,15 +44,10 @@ def _answer(result: Any) -> dict[str, Any]:
     return task
 
 
-@pytest.fixture(scope="module")
-def peer_and_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    yield tmp_path_factory.mktemp("peer-threads")
-
-
-async def test_a_principals_threads_at_a_peer_are_its_own(peer_and_base: Any) -> None:
+async def test_a_principals_threads_at_a_peer_are_its_own(tmp_path: Path) -> None:
     async with recording_agent(reply=_task, card=lambda port: card_at(port, PEER)) as (port, got):
         rulebases = [str(RULEBASES_DIR / "default.pl"), str(BOOKINGS_PL), str(RULEBASES_DIR / "a2a.pl")]
-        cfg = write_config(peer_and_base, builtins=["sentinel", "a2a"], rulebases=rulebases,
+        cfg = write_config(tmp_path, builtins=["sentinel", "a2a"], rulebases=rulebases,
                            a2a={"name": "identity-test", "task_db": "", "allow_loopback_plaintext": True,
                                 "bridge_targets": {PEER: f"http://127.0.0.1:{port}/a2a"}})
         with http_sentinel(cfg) as (base, _proc):
@@ -65,7 +61,8 @@ async def test_a_principals_threads_at_a_peer_are_its_own(peer_and_base: Any) ->
                 assert _sent(got)["contextId"] != alice_context
                 # the context id alice was shown, copied: still not hers
                 assert a["contextId"] == alice_context
-                _answer(await bob.call_tool(send, {"peer": PEER, "text": "bob's", "context_id": alice_context}))
+                copied = {"peer": PEER, "text": "bob's", "context_id": alice_context}
+                _answer(await bob.call_tool(send, copied))
                 assert _sent(got)["contextId"] != alice_context
                 # alice carries her own back (as shown, or as she named it): the same context
                 for named in (alice_context, "trip"):
@@ -75,7 +72,8 @@ async def test_a_principals_threads_at_a_peer_are_its_own(peer_and_base: Any) ->
                 fresh = _answer(await alice.call_tool(send, {"peer": PEER, "text": "new"}))
                 made_up = _sent(got)["contextId"]
                 assert made_up and made_up not in (alice_context, b["contextId"])
-                _answer(await alice.call_tool(send, {"peer": PEER, "text": "on", "context_id": fresh["contextId"]}))
+                carried = {"peer": PEER, "text": "on", "context_id": fresh["contextId"]}
+                _answer(await alice.call_tool(send, carried))
                 assert _sent(got)["contextId"] == made_up
 
                 # a task continues for the principal it was answered to, and for no one else
@@ -85,7 +83,8 @@ async def test_a_principals_threads_at_a_peer_are_its_own(peer_and_base: Any) ->
                                                      "task_id": "peer-task-999999"})
                 assert stolen.is_error and unknown.is_error, text(stolen)
                 assert len(got) == before, "bob's message reached alice's task at the peer"
-                assert text(stolen).replace(a["id"], "<id>") == text(unknown).replace("peer-task-999999", "<id>")
+                shown = text(stolen).replace(a["id"], "<id>")
+                assert shown == text(unknown).replace("peer-task-999999", "<id>")
                 mine = _answer(await alice.call_tool(send, {"peer": PEER, "text": "yes", "task_id": a["id"]}))
                 assert mine["id"] == a["id"] and _sent(got)["taskId"] == a["id"]
                 # the relay (a bridged chat's door) keeps threads apart the same way
