@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import sys
 import uuid
 from pathlib import Path
@@ -29,7 +30,10 @@ from typing import Any, AsyncIterator, Iterator
 import httpx2
 import pytest
 
+from tests.a2a.test_ws_binding import Peer, ws_connect
+
 from .identity_rig import ALICE, BOB, http_sentinel, write_config
+from .test_stdio_and_a2a import tool_call
 
 pytestmark = pytest.mark.timeout(240)
 CROSSED = Path(__file__).with_name("crossed_server.py")
@@ -73,6 +77,11 @@ NOTIFICATIONS_2025: list[tuple[str, dict[str, Any]]] = [
     ("notifications/cancelled", {"requestId": 1, "reason": "sweep"}),
     ("notifications/progress", {"progressToken": 1, "progress": 1}),
     ("notifications/roots/list_changed", {}),
+]
+# what a client sends back to a request of Sentinel's (an elicitation's answer, roots, sampling)
+RESPONSES_2025: list[dict[str, Any]] = [
+    {"jsonrpc": "2.0", "id": 0, "result": {"action": "accept", "content": {"approve": True}}},
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": "declined"}},
 ]
 # the 2026-07-28 era: single requests (no handshake, no subscribe: a listen stream instead)
 REQUESTS_2026: list[tuple[str, dict[str, Any]]] = [
@@ -162,7 +171,9 @@ class SseSession:
 
 
 @contextlib.asynccontextmanager
-async def sse_session(http: httpx2.AsyncClient, base: str, token: str) -> AsyncIterator[SseSession]:
+async def sse_session(http: httpx2.AsyncClient, base: str, token: str, modern: bool = False
+                      ) -> AsyncIterator[SseSession]:
+    """A legacy SSE session, opened with the handshake (or, ``modern``, by its first enveloped request)."""
     async with http.stream("GET", f"{base}/sse", headers={"Authorization": f"Bearer {token}"}) as stream:
         assert stream.status_code == 200
         lines = stream.aiter_lines()
@@ -172,8 +183,10 @@ async def sse_session(http: httpx2.AsyncClient, base: str, token: str) -> AsyncI
             if line.startswith("data:") and "session_id=" in line:
                 endpoint = line[5:].strip()
         s = SseSession(http, base, token, lines, endpoint)
-        await s.ask("initialize", INIT)
-        assert (await s.post({"jsonrpc": "2.0", "method": "notifications/initialized"})).status_code == 202
+        if not modern:
+            await s.ask("initialize", INIT)
+            ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            assert (await s.post(ready)).status_code == 202
         try:
             yield s
         finally:
@@ -221,6 +234,13 @@ async def _alices(base: str) -> dict[str, str]:
         return {"sealed": sealed, "raw": raw, "mcp_session": await _handshake(http, base, ALICE)}
 
 
+def _every_message() -> list[tuple[str, dict[str, Any]]]:
+    """Every message a handshake-era client sends: requests, notifications, responses."""
+    out = [(m, _request(m, p)) for m, p in REQUESTS_2025 + [("initialize", INIT)]]
+    out += [(m, {"jsonrpc": "2.0", "method": m, "params": p}) for m, p in NOTIFICATIONS_2025]
+    return out + [(f"response {r['id']}", r) for r in RESPONSES_2025]
+
+
 def _forged(sealed: str) -> str:
     return sealed[:-6] + ("AAAAAA" if not sealed.endswith("AAAAAA") else "BBBBBB")
 
@@ -233,10 +253,7 @@ async def test_every_method_on_another_principals_mcp_session_is_as_on_none(base
     hers, made_up = alices["mcp_session"], uuid.uuid4().hex
     wrong: list[Any] = []
     async with httpx2.AsyncClient(timeout=30) as http:
-        for method, params in REQUESTS_2025 + NOTIFICATIONS_2025 + [("initialize", INIT)]:
-            body = _request(method, params)
-            if method.startswith("notifications/"):
-                body.pop("id")
+        for method, body in _every_message():
             answers = []
             for sid in (hers, made_up):
                 h = {**ACCEPT, "Authorization": f"Bearer {BOB}", "Mcp-Session-Id": sid,
@@ -256,10 +273,7 @@ async def test_every_method_on_another_principals_sse_session_is_as_on_none(base
     wrong: list[Any] = []
     async with httpx2.AsyncClient(timeout=30) as http, sse_session(http, base, ALICE) as hers:
         made_up = uuid.uuid4().hex
-        for method, params in REQUESTS_2025 + NOTIFICATIONS_2025 + [("initialize", INIT)]:
-            body = _request(method, params)
-            if method.startswith("notifications/"):
-                body.pop("id")
+        for method, body in _every_message():
             answers = []
             for sid in (hers.session_id, made_up):
                 r = await http.post(f"{base}/messages/?session_id={sid}", content=json.dumps(body),
@@ -355,6 +369,27 @@ async def test_every_method_naming_another_principals_conversation_is_as_naming_
                             shown.append(_shown(200, _without_stamps(msg), key))
                         if shown[0] != shown[1] or (method in STATEFUL and "not yours" not in shown[0][1]):
                             wrong.append(("sse", method, how, *shown))
+        # 2026-07-28 over legacy SSE, bob's own session
+        async with sse_session(http, base, BOB, modern=True) as bob:
+            for method, params in REQUESTS_2026:
+                for hers, nobodys in pairs:
+                    for how in ("meta", "header"):
+                        shown = []
+                        for key in (hers, nobodys):
+                            p = json.loads(json.dumps(params))
+                            p["_meta"] = {**META, **p.get("_meta", {})}
+                            extra = {}
+                            if how == "meta":
+                                p["_meta"]["sentinel/session"] = key
+                            else:
+                                extra["X-Sentinel-Session"] = key
+                            msg = await bob.ask(method, p, extra)
+                            if BOUND in json.dumps(msg):
+                                wrong.append(("sse 2026", method, how, "her fact", json.dumps(msg)[:300]))
+                            msg.pop("id", None)
+                            shown.append(_shown(200, _without_stamps(msg), key))
+                        if shown[0] != shown[1] or (method in STATEFUL and "not yours" not in shown[0][1]):
+                            wrong.append(("sse 2026", method, how, *shown))
     assert not wrong, json.dumps(wrong, indent=1)[:6000]
 
 
@@ -412,3 +447,74 @@ async def test_one_principal_over_two_transports_is_one_principal_and_each_conne
             named = await sse.ask("resources/read", {"uri": FACTS_URI},
                                   {"X-Sentinel-Session": alices["sealed"]})
             assert BOUND in json.dumps(named), named
+
+
+async def test_an_a2a_peer_naming_another_peers_task_chat_or_context_is_as_naming_none(base: str) -> None:
+    """A2A over HTTP JSON-RPC and over the WebSocket binding: bob naming alice's task, her chat channel or her
+    context gets the answer a made-up one gets."""
+    def a2a(token: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token}", "A2A-Version": "1.0"}
+
+    async with httpx2.AsyncClient(timeout=60) as http:
+        started = await http.post(f"{base}/a2a", headers=a2a(ALICE), json={
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+            "params": {"message": tool_call("sentinel__sentinel_bind", BIND, context_id="alices-plans")}})
+        task = started.json()["result"]["task"]
+        hers = {"task": task["id"], "context": task["contextId"]}
+        made_up = {"task": str(uuid.uuid4()), "context": "made-up-" + uuid.uuid4().hex[:8]}
+
+        def params_for(method: str, ids: dict[str, str]) -> dict[str, Any]:
+            if method == "SendMessage":
+                return {"message": tool_call("sentinel__sentinel_facts", {}, task_id=ids["task"])}
+            if method == "SendMessage in her context":
+                return {"message": tool_call("sentinel__sentinel_facts", {}, context_id=ids["context"])}
+            if method == "ListTasks":
+                return {"contextId": ids["context"]}
+            return {"id": ids["task"]}
+
+        methods = ["GetTask", "CancelTask", "SubscribeToTask", "SendMessage", "ListTasks"]
+        wrong: list[Any] = []
+
+        def shown(answer: Any, ids: dict[str, str]) -> str:
+            text = json.dumps(answer, sort_keys=True)
+            text = re.sub(r'"(messageId|id|contextId|timestamp)": "[^"]*"', "", text)
+            for i in ids.values():
+                text = text.replace(i, "<id>")
+            return re.sub(r"/a2a-[^\"]*", "", text)
+
+        for method in methods:
+            answers = []
+            for ids in (hers, made_up):
+                r = await http.post(f"{base}/a2a", headers=a2a(BOB), json={
+                    "jsonrpc": "2.0", "id": 2, "method": method, "params": params_for(method, ids)})
+                answers.append((r.status_code, shown(r.text if "stream" in r.headers.get("content-type", "")
+                                                     else r.json(), ids)))
+            if answers[0] != answers[1] or BOUND in answers[0][1]:
+                wrong.append(("http", method, answers))
+        url = base.replace("http", "ws") + "/a2a/ws"
+        async with ws_connect(url, additional_headers=a2a(ALICE)) as ws:
+            channel = (await Peer(ws).call("chat_open", {}))["result"]["channel_id"]
+        async with ws_connect(url, additional_headers=a2a(BOB)) as ws:
+            bob = Peer(ws)
+            for method in methods + ["chat_message", "chat_close"]:
+                answers = []
+                for ids, chan in ((hers, channel), (made_up, str(uuid.uuid4()))):
+                    if method.startswith("chat_"):
+                        params = {"channel_id": chan, **({"text": "hi"} if method == "chat_message" else {})}
+                    else:
+                        params = params_for(method, ids)
+                    got = await bob.call(method, params)
+                    got.pop("id", None)  # the frame's own id, one per request
+                    answers.append(shown(got, {**ids, "channel": chan}))
+                if answers[0] != answers[1] or BOUND in answers[0]:
+                    wrong.append(("ws", method, answers))
+        # her context named by bob is a context of bob's: her fact is not in it
+        mine = await http.post(f"{base}/a2a", headers=a2a(BOB), json={
+            "jsonrpc": "2.0", "id": 3, "method": "SendMessage",
+            "params": params_for("SendMessage in her context", hers)})
+        if BOUND in mine.text:
+            wrong.append(("http", "SendMessage in her context", mine.text[:300]))
+        got = (await http.post(f"{base}/a2a", headers=a2a(ALICE), json={
+            "jsonrpc": "2.0", "id": 4, "method": "GetTask", "params": {"id": hers["task"]}})).json()
+        assert "result" in got, got  # still hers
+    assert not wrong, json.dumps(wrong, indent=1)[:6000]
