@@ -34,7 +34,7 @@ class PeerThreads:
     @staticmethod
     def context(principal: str, given: str | None, task_id: str | None) -> str | None:
         """The context id sent for ``principal``'s message (None: the peer takes it from the task)."""
-        if given is None:
+        if not given:  # (an empty id names no context either)
             return None if task_id is not None else f"{principal}:{uuid.uuid4()}"
         mine = f"{principal}:"
         return given if given.startswith(mine) else mine + given
