@@ -31,6 +31,7 @@ import httpx2
 import pytest
 
 from tests.a2a.test_ws_binding import Peer, ws_connect
+from websockets.exceptions import InvalidStatus
 
 from .identity_rig import ALICE, BOB, http_sentinel, write_config
 from .test_stdio_and_a2a import tool_call
@@ -414,6 +415,18 @@ async def test_no_request_without_credentials_reaches_a_handler(base: str, alice
                     wrong.append(("2026", method, key, r.status_code, r.text[:200]))
         if (await http.get(f"{base}/sse")).status_code != 401:
             wrong.append(("sse", "GET"))
+        for method in ("SendMessage", "GetTask", "CancelTask", "ListTasks", "SubscribeToTask"):
+            r = await http.post(f"{base}/a2a", headers={"A2A-Version": "1.0"}, json={
+                "jsonrpc": "2.0", "id": 1, "method": method, "params": {"id": "x"}})
+            if r.status_code != 401:
+                wrong.append(("a2a", method, r.status_code, r.text[:200]))
+        try:
+            async with ws_connect(base.replace("http", "ws") + "/a2a/ws",
+                                  additional_headers={"A2A-Version": "1.0"}):
+                wrong.append(("a2a/ws", "upgraded without credentials"))
+        except InvalidStatus as e:
+            if e.response.status_code not in (401, 403):  # (a socket refused before it is accepted: 403)
+                wrong.append(("a2a/ws", e.response.status_code))
         async with sse_session(http, base, ALICE) as hers:
             for method, params in REQUESTS_2025 + [("initialize", INIT)]:
                 r = await http.post(f"{base}{hers.endpoint}", content=json.dumps(_request(method, params)),
