@@ -263,6 +263,15 @@ async def test_every_method_on_another_principals_mcp_session_is_as_on_none(base
                 answers.append(_shown(r.status_code, _messages(r), sid))
             if answers[0] != answers[1] or answers[0][0] != 404:
                 wrong.append((method, answers))
+        # her session id under a 2026-era request (which the lean path leaves to the SDK)
+        for method, params in REQUESTS_2026:
+            answers = []
+            for sid in (hers, made_up):
+                h = {**_modern_headers(BOB, method, params), "Mcp-Session-Id": sid}
+                r = await http.post(f"{base}/mcp", json=_request(method, params, modern=True), headers=h)
+                answers.append(_shown(r.status_code, _without_stamps(_messages(r)), sid))
+            if answers[0] != answers[1] or BOUND in answers[0][1]:
+                wrong.append(("2026", method, answers))
         # her session still answers her
         h = {**ACCEPT, "Authorization": f"Bearer {ALICE}", "Mcp-Session-Id": hers,
              "MCP-Protocol-Version": HANDSHAKE}
