@@ -25,8 +25,9 @@ from sentinel_mcp.a2a.listed_peer_card import verify_listed
 from sentinel_mcp.a2a.bridge import relayed_reply
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
 from sentinel_mcp.a2a.peer_answer import NotAnAnswer, read_message, read_task
-from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message, shown_url
-from sentinel_mcp.a2a.peer_threads import PeerThreads, UnknownTask
+from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer, send_message, shown_url
+from sentinel_mcp.a2a import peer_threads
+from sentinel_mcp.a2a.peer_threads import UnknownTask
 from sentinel_mcp.a2a.peer_trust import check, refusal, verdict
 from sentinel_mcp.a2a.relayed_data import shown_value
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -86,23 +87,25 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         urls = [settings.bridge_targets.get(name), peer.rpc_url, peer.base_url]
         return next((settings.peer_tokens[u] for u in urls if u in settings.peer_tokens), None)
 
-    threads = PeerThreads()  # whose thread at a peer each message continues (peer_threads.py)
-
-    def thread(call: Context, peer: Peer, task_id: str | None, context_id: str | None) -> str | None:
-        """The context id sent: the caller's own (behind the gateway, where principals share Sentinel's
-        identity at the peer); a task id not answered to the caller is refused (ToolError, nothing sent)."""
+    async def thread(call: Context, peer: Peer, name: str, task_id: str | None, context_id: str | None
+                     ) -> str | None:
+        """The context id sent: the caller's own, behind the gateway, where principals share Sentinel's
+        identity at the peer (``peer_threads.py``); a task id is first looked up at the peer, and one not in a
+        context of the caller's is refused (ToolError, nothing sent)."""
         if not behind_gateway(call):
             return context_id  # standalone: one user, its ids as given
         who = principal_of(call)
-        try:
-            threads.check_task(who, peer.rpc_url, task_id)
-        except UnknownTask as e:
-            raise ToolError(str(e)) from None
-        return threads.context(who, context_id, task_id)
-
-    def answered(call: Context, peer: Peer, answer: Any) -> None:
-        if behind_gateway(call):
-            threads.answered(principal_of(call), peer.rpc_url, answer)
+        if task_id is not None:
+            try:
+                task = await call_peer(peer.rpc_url, "GetTask", {"id": task_id}, token_for(peer, name),
+                                       tls=settings.peer_client_tls, max_bytes=settings.max_frame_bytes)
+            except PeerError:  # not found there (or no answer): no task of the caller's, as for any other
+                task = None
+            try:
+                peer_threads.check_task(who, task_id, task)
+            except UnknownTask as e:
+                raise ToolError(str(e)) from None
+        return peer_threads.context(who, context_id, task_id)
 
     async def reached(peer: str) -> Peer:
         """The peer ``peer`` names now, as a send to it (a2a_send, a2a_relay) is decided on: a listed name's
@@ -218,7 +221,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         if refused is not None:
             raise ToolError(refused)
         try:
-            message = build_message(text, data, task_id, thread(call, target, task_id, context_id))
+            sent_in = await thread(call, target, peer, task_id, context_id)
+            message = build_message(text, data, task_id, sent_in)
         except ValueError as e:
             raise ToolError(str(e)) from None
         try:
@@ -227,7 +231,6 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                                         max_bytes=settings.max_frame_bytes)
         except PeerError as e:
             return peer_failure(str(e))
-        answered(call, target, answer)
         try:  # shown in its own shape, but only as an A2A task or message (ProtoJSON: peer_answer.py)
             read_task(answer["task"]) if "task" in answer else read_message(answer["message"])
         except NotAnAnswer as e:
@@ -254,7 +257,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         if refused is not None:
             raise ToolError(refused)
         try:
-            message = build_message(text, None, task_id, thread(call, peer, task_id, context_id))
+            sent_in = await thread(call, peer, target, task_id, context_id)
+            message = build_message(text, None, task_id, sent_in)
         except ValueError as e:
             raise ToolError(str(e)) from None
         try:
@@ -262,7 +266,6 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                                         tls=settings.peer_client_tls, max_bytes=settings.max_frame_bytes)
         except PeerError as e:
             return peer_failure(f"the bridged agent could not be reached: {e}")
-        answered(call, peer, result)
         return relayed_reply(result, settings.max_frame_bytes)
 
     @server.tool(
