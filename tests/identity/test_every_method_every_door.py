@@ -311,12 +311,7 @@ async def _modern_answer(http: httpx2.AsyncClient, base: str, token: str, method
 def _without_stamps(answer: Any) -> Any:
     """An answer with what differs call to call taken out (a decision's id, a sealed session handed back)."""
     text = json.dumps(answer, sort_keys=True)
-    for key in ("sentinel/decision_id", "sentinel/session"):
-        while f'"{key}": "' in text:
-            start = text.index(f'"{key}": "')
-            end = text.index('"', start + len(key) + 6)
-            text = text[:start] + f'"{key}": "-' + text[end:]
-    return text
+    return re.sub(r'"(sentinel/decision_id|sentinel/session)": "[^"]*"', r'"\1": "-"', text)
 
 
 async def test_every_method_naming_another_principals_conversation_is_as_naming_none(
@@ -540,3 +535,27 @@ async def test_an_a2a_peer_naming_another_peers_task_chat_or_context_is_as_namin
             "jsonrpc": "2.0", "id": 4, "method": "GetTask", "params": {"id": hers["task"]}})).json()
         assert "result" in got, got  # still hers
     assert not wrong, json.dumps(wrong, indent=1)[:6000]
+
+
+async def test_another_principals_request_state_is_answered_as_one_never_issued(base: str) -> None:
+    """A 2026-era answer round: alice's sealed state (with answers) retried by bob reads exactly as a state
+    Sentinel never issued (her state is not even confirmed live), and her round is still hers to finish."""
+    asks = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
+    params: dict[str, Any] = {"name": "bk__get_booking", "arguments": {"booking_id": "BK-789"}}
+
+    async def call(http: httpx2.AsyncClient, token: str, extra: dict[str, Any]) -> Any:
+        p = {**params, **extra, "_meta": asks}
+        body = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": p}
+        r = await http.post(f"{base}/mcp", json=body, headers=_modern_headers(token, "tools/call", params))
+        return _messages(r)[-1]
+
+    async with httpx2.AsyncClient(timeout=60) as http:
+        asked = (await call(http, ALICE, {}))["result"]
+        state, key = asked["requestState"], next(iter(asked["inputRequests"]))
+        yes = {key: {"action": "accept", "content": {"allow": True, "remember": False}}}
+        hers = await call(http, BOB, {"inputResponses": yes, "requestState": state})
+        never = await call(http, BOB, {"inputResponses": yes, "requestState": _forged(state)})
+        shown = [_shown(200, _without_stamps(m), s) for m, s in ((hers, state), (never, _forged(state)))]
+        assert shown[0] == shown[1] and "request state" in shown[0][1], shown
+        done = (await call(http, ALICE, {"inputResponses": yes, "requestState": state}))["result"]
+        assert not done.get("isError"), done  # still hers, and unused
