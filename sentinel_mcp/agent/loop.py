@@ -551,7 +551,7 @@ class AgentLoop:
         state.failures = 0
         after = fresh or await self._observe(state)
         if decision.tool is not None:
-            state.last_result = f"result of {name}:\n{text[: RESULT_EXCERPT * 3]}"
+            state.result(name, text)
             state.seen(text[: RESULT_EXCERPT * 6])
         state.seen(after.describe())
         changed = "screen changed" if after.snapshot_id != screen.snapshot_id else "screen unchanged"

@@ -16,6 +16,20 @@ from sentinel_mcp.core.decision import Origin
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 MAX_HISTORY_LINES = 12
 MAX_OBSERVED_CHARS = 60_000
+MAX_RESULT_CHARS = 1800
+# a tool result's lines in the model's context start so: the apps' words (an SMS body, a label a device error
+# quotes) never start a line of their own that reads as Sentinel's ("Current screen:", "Steps so far:")
+QUOTE = "| "
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: every line break a reader (or a model's tokenizer) may take as one is a space."""
+    return " ".join(text.splitlines())
+
+
+def quoted(text: str) -> str:
+    """``text`` with each of its lines (by every line break ``str.splitlines`` knows) quoted."""
+    return "\n".join(QUOTE + line for line in text.splitlines())
 
 
 @dataclass
@@ -39,7 +53,11 @@ class RunState:
         return time.monotonic() >= self.deadline
 
     def note(self, line: str) -> None:
-        self.history.append(line[:300])
+        self.history.append(one_line(line)[:300])
+
+    def result(self, name: str, text: str) -> None:
+        """The last tool result, for the next prompt: quoted under its heading."""
+        self.last_result = f"result of {name}:\n{quoted(text[:MAX_RESULT_CHARS])}"
 
     def seen(self, text: str) -> None:
         self.observed.append(normalise_grounds(text))  # normalised once, when seen, not on every step
