@@ -278,7 +278,7 @@ class AgentLoop:
                 )
                 await anyio.sleep(min(wait, max(0.0, deadline - time.monotonic())))
             return screen
-        if types_password(decision, screen) and result.secrets.add(decision.text):
+        if types_password(decision, screen) and result.secrets.add(decision.text, screen.package):
             await self._scrub_kept(result)  # before this step's record, and before the password is typed
         # what the records, progress lines and reasons quote: the model's words without a typed password,
         # taken out before any of them is cut (a cut first left the start of it)
@@ -463,9 +463,9 @@ class AgentLoop:
         result.tokens += reply.prompt_tokens + reply.completion_tokens
         if reply.model:
             result.model = reply.model
-        return parse_decision(
+        return result.secrets.placed(parse_decision(  # and no typed password goes where it does not belong
             reply.json_data if reply.json_data is not None else reply.text, screen, set(tools)
-        )
+        ), screen)
 
     async def _invoke(self, name: str, arguments: dict[str, Any], state: RunState) -> Completed | Refused:
         answers: dict[str, Any] = {}
