@@ -15,7 +15,6 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from fnmatch import fnmatchcase
 from typing import Any
 
 import anyio
@@ -32,7 +31,7 @@ from sentinel_mcp.agent.personal_steps import result_kinds, tool_kinds
 from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.run_state import Progress, RunState
 from sentinel_mcp.agent.screen import Screen, withheld_kinds
-from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps
+from sentinel_mcp.agent.settings import AgentSettings, Caps, allowed_tool
 from sentinel_mcp.agent.step_words import (
     decision_id_of,
     not_acted,
@@ -115,17 +114,6 @@ class _Stop(AgentError):
         self.status, self.reason, self.answer = status, reason, answer
 
 
-def allowed_tool(name: str, ref: ToolRef | None, patterns: list[str]) -> bool:
-    """Whether the catalog tool exposed as ``name`` (``ref``: which tool it is) is the agent's to call. The
-    configured globs name tools by identity (``server__tool``), so a tool keeps its place whatever prefix
-    exposes it; Sentinel's own tools are never the agent's, by identity or by the name exposing them."""
-    if ref is None:
-        return False
-    if any(fnmatchcase(n, p) for n in (ref.identity, name) for p in FORBIDDEN_TOOLS):
-        return False
-    return any(fnmatchcase(ref.identity, p) for p in patterns)
-
-
 class AgentLoop:
     def __init__(
         self, port: GatewayPort, backend: ModelBackend, store: TraceStore, settings: AgentSettings
@@ -162,6 +150,7 @@ class AgentLoop:
         progress: Progress | None = None,
         caps: Caps | None = None,
         origin: Origin = "builtin",
+        purpose: str | None = None,  # the one its caller stated: every step states it (consents are per purpose)
     ) -> RunResult:
         caps = caps or self.settings.caps
         result = RunResult(
@@ -184,6 +173,7 @@ class AgentLoop:
             total=caps.max_steps,
             personal=result.personal,
             deadline=deadline,
+            purpose=purpose,
         )
         if relay is not None:  # a step's question waits no longer than the cap; a later yes is no yes
             relay.deadline = deadline
@@ -487,6 +477,7 @@ class AgentLoop:
                 link=state.relay,
                 principal=state.principal,
                 identity=identity,
+                purpose=state.purpose,
             )
             if (
                 state.relay is not None

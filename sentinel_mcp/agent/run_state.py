@@ -48,6 +48,7 @@ class RunState:
     observed: list[str] = field(default_factory=list)  # every screen and result seen (what grounds a value)
     personal: set[str] = field(default_factory=set)  # the run's ``RunResult.personal``
     deadline: float = math.inf  # (time.monotonic()) the time cap: no step starts acting after it
+    purpose: str | None = None  # the one the run's caller stated: its steps state it
 
     def past_deadline(self) -> bool:
         return time.monotonic() >= self.deadline

@@ -31,6 +31,7 @@ from sentinel_mcp.core.call_meta import (
     consented_of,
     origin_of,
     principal_of,
+    purpose_of,
     session_of,
 )
 from sentinel_mcp.core.decision import Origin
@@ -216,6 +217,7 @@ def build_server(
                     progress=progress,
                     caps=caps,
                     origin=STEP_ORIGINS.get(origin, "builtin"),
+                    purpose=purpose_of(ctx),
                 )
             finally:
                 await backend.aclose()

@@ -18,14 +18,20 @@ DECISION_KEY = "sentinel/decision_id"  # the gateway's audit row for this call: 
 # the kinds of personal data the caller holds consent for (a tool that declares ``sentinel/personal_screen``):
 # a list of kinds, or ALL_KINDS for a call no consent gates (the policy's own fetches, built-ins' own calls)
 CONSENTED_KEY = "sentinel/consented"
+# the purpose the caller stated (consents are per purpose): a built-in whose calls are its caller's (the agent's
+# steps) states it again on each
+PURPOSE_KEY = "sentinel/purpose"
+MAX_PURPOSE = 80  # as the front keeps a client's
 ALL_KINDS = "*"
 
 
 def call_meta(session_id: str, client: str | None, origin: str, principal: str | None = None, *,
               can_sample: bool = False, decision_id: str = "",
-              consented: list[str] | str | None = None) -> dict[str, Any]:
+              consented: list[str] | str | None = None, purpose: str | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {SESSION_KEY: session_id, CLIENT_KEY: client or "", ORIGIN_KEY: origin,
                             PRINCIPAL_KEY: principal or "", DECISION_KEY: decision_id}
+    if purpose is not None:
+        meta[PURPOSE_KEY] = purpose
     if consented is not None:
         meta[CONSENTED_KEY] = consented
     # true when a sampling request the built-in sends during this call reaches the caller's model
@@ -82,6 +88,12 @@ def decision_id_of(ctx: Any) -> str:
     """The gateway's decision id for the call being handled ("" standalone or when malformed)."""
     value = _meta_of(ctx).get(DECISION_KEY)
     return value if isinstance(value, str) and len(value) <= 200 else ""
+
+
+def purpose_of(ctx: Any) -> str | None:
+    """The purpose the caller stated, as the gateway passed it on (None: none, or not text it keeps)."""
+    value = _meta_of(ctx).get(PURPOSE_KEY)
+    return value if isinstance(value, str) and value.strip() and len(value) <= MAX_PURPOSE else None
 
 
 def consented_of(ctx: Any) -> list[str] | None:

@@ -169,6 +169,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
         principal: Principal | str | None = None,
         link: CallerLink | None = None,
         identity: str | None = None,
+        purpose: str | None = None,
     ) -> InvokeOutcome:
         outcome = await self.execute(
             name,
@@ -182,6 +183,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
             principal=principal,
             link=link,
             identity=identity,
+            purpose=purpose,
         )
         if isinstance(outcome, UpstreamNeedsInput):
             asks = [getattr(r.params, "message", "") for r in (outcome.result.input_requests or {}).values()]
@@ -437,6 +439,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
                 # no consent gate: no consents to tell (as for sms_list, nothing is withheld)
                 consented=ALL_KINDS if self.consent_gate is None
                 else self.consent_gate.consented(call, route.exposed, decision),
+                purpose=call.purpose,
             )
             if isinstance(up.target, BuiltinTarget)
             else None
