@@ -150,7 +150,7 @@ class AgentLoop:
         progress: Progress | None = None,
         caps: Caps | None = None,
         origin: Origin = "builtin",
-        purpose: str | None = None,  # the one its caller stated: every step states it (consents are per purpose)
+        purpose: str | None = None,  # its caller stated: every step states it (consents are per purpose)
     ) -> RunResult:
         caps = caps or self.settings.caps
         result = RunResult(

@@ -18,8 +18,8 @@ DECISION_KEY = "sentinel/decision_id"  # the gateway's audit row for this call: 
 # the kinds of personal data the caller holds consent for (a tool that declares ``sentinel/personal_screen``):
 # a list of kinds, or ALL_KINDS for a call no consent gates (the policy's own fetches, built-ins' own calls)
 CONSENTED_KEY = "sentinel/consented"
-# the purpose the caller stated (consents are per purpose): a built-in whose calls are its caller's (the agent's
-# steps) states it again on each
+# the purpose the caller stated (consents are per purpose): a built-in whose calls are its caller's (the
+# agent's steps) states it again on each
 PURPOSE_KEY = "sentinel/purpose"
 MAX_PURPOSE = 80  # as the front keeps a client's
 ALL_KINDS = "*"

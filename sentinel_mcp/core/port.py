@@ -91,8 +91,8 @@ class GatewayPort(Protocol):
         identity: str | None = None,
         purpose: str | None = None,
     ) -> InvokeOutcome:
-        """``purpose``: the one the caller stated (consents are per purpose). ``link`` (a ``CallerLink`` that can push) relays an upstream's questions during the call to a
-        person,
+        """``purpose``: the one the caller stated (consents are per purpose). ``link`` (a ``CallerLink`` that
+        can push) relays an upstream's questions during the call to a person,
         e.g. the agent's own caller; without one they end the call as refused. ``identity``: with the
         answers to an earlier round's questions, that round's ``NeedsInput.identity`` (the answers count for
         that tool only: the call is refused if the name now routes to another)."""

@@ -34,8 +34,8 @@ def nested(depth: int, leaf: object = 1) -> object:
     return value
 
 
-# an answer a backend hands over parsed (the local llm's ``json``), not as text: held to the same strict shape,
-# else a tool's arguments nested 600 deep passed and broke the trace's writers (a RecursionError ended the run)
+# an answer a backend hands over parsed (the local llm's ``json``), not as text: held to the same strict
+# shape, else a tool's arguments nested 600 deep passed and broke the trace's writers (a RecursionError)
 @pytest.mark.parametrize("data", [
     {"tool": "t__x", "arguments": {"q": nested(40)}},
     {"tool": "t__x", "arguments": {"q": nested(700)}},

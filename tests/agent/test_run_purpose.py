@@ -1,7 +1,7 @@
-"""Consents are per purpose, and a run's steps are its caller's calls: they state the purpose the caller stated
-for ``agent_run``. A step stated none, so a client saying "ads" read the Messages screen on the consent the
-person gave for calls stating no purpose (or for another purpose), and its questions named no purpose. Real
-gateway, simulated phone, scripted model behind real HTTP."""
+"""Consents are per purpose, and a run's steps are its caller's calls: they state the purpose the caller
+stated for ``agent_run``. A step stated none, so a client saying "ads" read the Messages screen on the
+consent the person gave for calls stating no purpose (or for another purpose), and its questions named no
+purpose. Real gateway, simulated phone, scripted model behind real HTTP."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """A password the agent typed into a password field goes nowhere else: not into a plain field of the same app
 (where it shows in clear, and a chat app sends it), not into a field of another app, not into a tool's
-arguments (a search the contacts provider logs). The trace redacts it everywhere (test_typed_password_redacted),
-but the phone received it; now such a step is an unusable decision, never acted on. Real gateway, simulated
-phone (its bank's login screen), scripted model behind real HTTP."""
+arguments (a search the contacts provider logs). The trace redacts it everywhere
+(test_typed_password_redacted), but the phone received it; now such a step is an unusable decision, never
+acted on. Real gateway, simulated phone (its bank's login screen), scripted model behind real HTTP."""
 
 from __future__ import annotations
 
