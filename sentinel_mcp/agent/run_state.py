@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from sentinel_mcp.agent.framed_lines import one_line, quoted
 from sentinel_mcp.agent.health import HealthMonitor, HealthSettings, normalise_grounds
 from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.screen import Screen
@@ -17,19 +18,6 @@ Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 MAX_HISTORY_LINES = 12
 MAX_OBSERVED_CHARS = 60_000
 MAX_RESULT_CHARS = 1800
-# a tool result's lines in the model's context start so: the apps' words (an SMS body, a label a device error
-# quotes) never start a line of their own that reads as Sentinel's ("Current screen:", "Steps so far:")
-QUOTE = "| "
-
-
-def one_line(text: str) -> str:
-    """``text`` on one line: every line break a reader (or a model's tokenizer) may take as one is a space."""
-    return " ".join(text.splitlines())
-
-
-def quoted(text: str) -> str:
-    """``text`` with each of its lines (by every line break ``str.splitlines`` knows) quoted."""
-    return "\n".join(QUOTE + line for line in text.splitlines())
 
 
 @dataclass

@@ -20,6 +20,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from sentinel_mcp.agent.framed_lines import one_line, quoted
 from sentinel_mcp.agent.personal_steps import TRACE_KINDS
 from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.settings import AgentSettings, Caps, agent_settings
@@ -95,15 +96,17 @@ def _result(
 
 
 def _summary(run: "RunResult") -> str:
+    """The run in lines of Sentinel's own: the answer, reasons and step summaries (the model's words, from the
+    screens) stay inside theirs (``framed_lines``)."""
     lines = [
         (
             f"agent run {run.run_id}: {run.status} after {len(run.steps)} step(s), {run.seconds:.1f} s, "
-            f"{run.tokens} tokens - {run.reason}"
+            f"{run.tokens} tokens - {one_line(run.reason)}"
         )
     ]
     if run.answer:
-        lines.append(f"answer: {run.answer}")
-    lines += [f"  {s['n']}. {s.get('summary', '')}" for s in run.steps]
+        lines.append(f"answer:\n{quoted(run.answer)}")
+    lines += [f"  {s['n']}. {one_line(str(s.get('summary', '')))}" for s in run.steps]
     return "\n".join(lines)
 
 
