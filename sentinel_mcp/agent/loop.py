@@ -526,7 +526,7 @@ class AgentLoop:
         data = r.structured_content if isinstance(r.structured_content, dict) else {}
         text = result_text(r)
         status = data.get("status")
-        fresh = Screen.from_result(data)
+        fresh = Screen.from_result(data) if decision.tool is None else None  # from screen actions only
         if r.is_error and status == "denied":
             record |= {"outcome": "refused", "detail": text[:RESULT_EXCERPT], "summary": f"{what}: refused"}
             raise _Stop("refused", f"step {n} ({what}) was refused: {text.splitlines()[0][:300]}")
