@@ -34,6 +34,7 @@ from sentinel_mcp.core.call_meta import (
     principal_of,
     purpose_of,
     session_of,
+    standing_of,
 )
 from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.display_text import compose, safe_text
@@ -78,11 +79,12 @@ PROGRESS_LIMIT = 600
 TRACE_CONSENTS = {"sentinel/personal_screen": {"kinds": list(TRACE_KINDS)}}
 
 
-def held_kinds(ctx: Context) -> frozenset[str] | None:
-    """The kinds the caller holds consent for, as the gateway says (None: all, standalone)."""
+def held_kinds(ctx: Context, told: Any = consented_of) -> frozenset[str] | None:
+    """The kinds the caller holds consent for, as the gateway says (``told``: ``consented_of``, for this
+    call's purpose, or ``standing_of``, for any; None: all, standalone)."""
     if not behind_gateway(ctx):
         return None
-    kinds = consented_of(ctx)
+    kinds = told(ctx)
     return None if kinds is None else frozenset(kinds)
 
 
@@ -229,7 +231,8 @@ def build_server(
     @server.tool(annotations=READ, meta=TRACE_CONSENTS)
     async def agent_runs(ctx: Context, limit: Annotated[int, Field(ge=1, le=200)] = 20) -> CallToolResult:
         """Your most recent agent runs (goal, status, steps, tokens), newest first."""
-        runs = await store.runs(principal_of(ctx), limit, held_kinds(ctx))
+        # kept on disk while held for any purpose; shown while held for this call's
+        runs = await store.runs(principal_of(ctx), limit, held_kinds(ctx, standing_of), shown=held_kinds(ctx))
         text = (
             "\n".join(
                 f"{r['run_id']} {r['status']} steps={r['steps']} tokens={r['tokens']}: {r['goal'][:80]}"
@@ -243,7 +246,7 @@ def build_server(
     async def agent_trace(run_id: str, ctx: Context) -> CallToolResult:
         """Every step of one of your runs: the screen it saw, the decision, the guarded call and its outcome.
         """
-        run = await store.run(principal_of(ctx), run_id, held_kinds(ctx))
+        run = await store.run(principal_of(ctx), run_id, held_kinds(ctx, standing_of), shown=held_kinds(ctx))
         if run is None:
             return _result(f"no agent run {run_id!r} of yours", {"status": "error"}, error=True)
         return _result(json.dumps(run, indent=1, default=str)[:20000], run, untrusted=True)

@@ -5,6 +5,8 @@ purpose. Real gateway, simulated phone, scripted model behind real HTTP."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from mcp import Client
 from tests.agent.phone_policies import read_newest_message
@@ -50,3 +52,31 @@ async def test_a_runs_steps_use_the_consent_for_the_stated_purpose(tmp_path, ope
     run = r.structured_content
     assert run["status"] == "completed" and BODY in run["answer"], run
     assert answers.questions == []
+
+
+async def test_a_trace_read_for_another_purpose_hides_it_and_keeps_it(tmp_path, openai_env):
+    """The trace's readers see what a run read of a kind while their caller holds consent for it for the
+    purpose the read states; a read stating another purpose took it out on disk for good, though the person's
+    consent (for the first purpose) still held. Now it is left out of that answer only; a revocation still
+    takes it off the disk (test_trace_consent)."""
+    from tests.agent.test_trace_consent import on_disk
+
+    openai_env.script("unknown", read_newest_message, read_newest_message)
+    mine, ads = {"sentinel/purpose": "reading my messages"}, {"sentinel/purpose": "ads"}
+    async with running_gateway(agent_config(tmp_path)) as rt:
+        book = rt.gateway.consent_gate.book
+        book.grant("owner", "messages", "reading my messages", by="cli")
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=Answers()) as c:
+            r = await c.call_tool("agent__agent_run", {"goal": "read the newest message"}, meta=mine)
+            run_id = r.structured_content["run_id"]
+            other = await c.call_tool("agent__agent_trace", {"run_id": run_id}, meta=ads)
+            listed = await c.call_tool("agent__agent_runs", {}, meta=ads)
+            kept = on_disk(tmp_path)
+            again = await c.call_tool("agent__agent_trace", {"run_id": run_id}, meta=mine)
+            book.revoke("owner", "messages", by="cli")
+            gone = await c.call_tool("agent__agent_trace", {"run_id": run_id}, meta=mine)
+    for hidden in (other, listed):
+        assert BODY not in json.dumps(hidden.structured_content) + hidden.content[0].text
+    assert "withheld" in json.dumps(other.structured_content)
+    assert BODY in kept and BODY in json.dumps(again.structured_content)  # still on disk, still shown
+    assert BODY not in json.dumps(gone.structured_content) and BODY not in on_disk(tmp_path)
