@@ -28,7 +28,7 @@ from sentinel_mcp.agent.decision import (
 )
 from sentinel_mcp.agent.health import HealthMonitor, StepHealth
 from sentinel_mcp.agent.personal_steps import result_kinds, tool_kinds
-from sentinel_mcp.agent.relay import CallerRelay
+from sentinel_mcp.agent.relay import CallerRelay, asker_of
 from sentinel_mcp.agent.run_state import Progress, RunState
 from sentinel_mcp.agent.screen import Screen, withheld_kinds
 from sentinel_mcp.agent.settings import AgentSettings, Caps, allowed_tool
@@ -460,6 +460,8 @@ class AgentLoop:
     async def _invoke(self, name: str, arguments: dict[str, Any], state: RunState) -> Completed | Refused:
         answers: dict[str, Any] = {}
         identity: str | None = None  # once asked: the tool the answers are for (CallRequest.identity)
+        if state.relay is not None:  # what the call's server asks: Sentinel's own from the device only
+            state.relay.asker = asker_of(self.port.identity_of(name), self.settings.device)
         for _ in range(MAX_ASK_ROUNDS):
             if state.past_deadline():  # (again after the person's answers): nothing starts after the cap
                 return Refused(reason=f"{name}: the run's time cap passed before it could start")
