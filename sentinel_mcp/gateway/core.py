@@ -25,7 +25,7 @@ from mcp.types import (
 )
 
 from sentinel_mcp.config import Config
-from sentinel_mcp.core.call_meta import ALL_KINDS, call_meta
+from sentinel_mcp.core.call_meta import call_meta
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.caller_link import CallOf
 from sentinel_mcp.core.display_text import said
@@ -56,7 +56,7 @@ from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
 from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.catalog_view import CatalogView
-from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.consent_gate import ConsentGate, told_consents
 from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
 from sentinel_mcp.gateway.answer_refusals import AnswerRefusals
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
@@ -170,6 +170,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
         principal: Principal | str | None = None,
         link: CallerLink | None = None,
         identity: str | None = None,
+        purpose: str | None = None,
     ) -> InvokeOutcome:
         outcome = await self.execute(
             name,
@@ -183,6 +184,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
             principal=principal,
             link=link,
             identity=identity,
+            purpose=purpose,
         )
         if isinstance(outcome, UpstreamNeedsInput):
             asks = [getattr(r.params, "message", "") for r in (outcome.result.input_requests or {}).values()]
@@ -428,9 +430,8 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
                 who,
                 can_sample=bool(getattr(link, "relays_sampling", False)),
                 decision_id=rec.decision_id,
-                # no consent gate: no consents to tell (as for sms_list, nothing is withheld)
-                consented=ALL_KINDS if self.consent_gate is None
-                else self.consent_gate.consented(call, route.exposed, decision),
+                purpose=call.purpose,
+                **told_consents(self.consent_gate, call, route.exposed, decision),
             )
             if isinstance(up.target, BuiltinTarget)
             else None

@@ -95,6 +95,12 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4) if text else 0
 
 
+def claimed_tokens(value: Any) -> int:
+    """A token count a backend claims, or 0: only a positive JSON integer counts (a float, inf or NaN among
+    them, a string or a bool is not one; the text's estimate stands instead, as the least a call counts)."""
+    return value if type(value) is int and value > 0 else 0
+
+
 _FENCE = re.compile(r"```[A-Za-z0-9_+-]*\n(.*?)```", re.DOTALL)
 
 
