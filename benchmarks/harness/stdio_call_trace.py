@@ -155,8 +155,12 @@ def serve(out: str, argv: list[str]) -> None:
 def threads(pid: int) -> dict[str, tuple[int, int, int, int]]:
     """Per thread (``tid name``): voluntary and involuntary context switches, ns on a CPU and ns waiting
     for one (``schedstat``: runnable, not running)."""
-    out = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
+    out: dict[str, tuple[int, int, int, int, int]] = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:  # the process ended
+        return out
+    for tid in tids:
         try:
             status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
             sched = Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()
@@ -171,17 +175,25 @@ def threads(pid: int) -> dict[str, tuple[int, int, int, int]]:
 
 
 def toolbox_under(pid: int) -> list[int]:
-    """The test toolbox's process (and the reaper it runs under) among ``pid``'s descendants."""
-    found = []
+    """The test toolbox's process among ``pid``'s descendants (it runs under the gateway's reaper)."""
+    parent: dict[int, int] = {}
     for entry in os.listdir("/proc"):
-        if entry.isdigit() and entry != str(pid):
+        if entry.isdigit():
             try:
-                cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
-                sid = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                parent[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError):
+                continue
+    found = []
+    for child in parent:
+        up, hops = child, 0
+        while up in parent and up != pid and hops < 5:
+            up, hops = parent[up], hops + 1
+        if up == pid and child != pid:
+            try:
+                if b"toolbox_server" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.append(child)
             except OSError:
                 continue
-            if b"toolbox_server" in cmd and entry not in (sid[1], ) and sid[1] != "1":
-                found.append(int(entry))
     return found
 
 
