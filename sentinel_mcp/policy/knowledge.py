@@ -110,6 +110,10 @@ class Knowledge:
         seeded = self._loaded.get(session)
         held: set[str] | None = None  # the seeds the store holds, when just read
         if seeded is None:
+            if self._cleared is None and not self.store.shared:
+                # the clears' baseline before the first mirror (follow_clears): reloading every mirror on a
+                # first look instead dropped facts decisions in flight had just fetched
+                self._cleared = await last_clear(self.store)
             await self._evict()
             now = process_clock.now()
             facts = await self.store.valid(session, now)
@@ -165,9 +169,7 @@ class Knowledge:
         clear moves the kept facts' counter, which every decision follows (``_follow_kept``)."""
         now = await last_clear(self.store)
         if self._cleared is None or now == self._cleared:
-            # the first look sets the baseline: reloading every mirror then (a second after start) dropped
-            # the facts a decision in flight had just fetched; a clear made before it only left a fact that
-            # denies more, never less, until the next clear or reload
+            # no mirror loaded yet (``_load`` takes the baseline before the first): nothing to reload
             self._cleared = now
             return
         for s in list(self._loaded):
