@@ -63,13 +63,18 @@ binding(customer_address(U, A1, A2, City, State, Country, Zip), tool('retail__ge
         extract([A1 = '/address/address1', A2 = '/address/address2', City = '/address/city',
                  State = '/address/state', Country = '/address/country', Zip = '/address/zip']), [ttl(300), fresh_for_writes]).
 
+% An order id the store does not know is no order of the user's, as another customer's is not (the store's own
+% "not found", absent_on_error, and no other error: a store that fails is a failed look-up): refused for the same
+% words after the same questions, so a call never tells whether an id names another customer's order or none.
+% (Only the two that decide whose the order is: every other order predicate is read once an order is the user's,
+% never negated on a missing one.)
 % the id as the store writes it: what writes did is kept per spelling of the id (order_changed/2), so an order is
 % acted on only under the very id the store gives it (another spelling an upstream may read as the same order
 % would find no record of an earlier change)
 binding(order_id_of(O, Id), tool('retail__get_order_details', [order_id = O]),
-        extract([Id = '/order_id']), [ttl(60), fresh_for_writes]).
+        extract([Id = '/order_id']), [ttl(60), fresh_for_writes, absent_on_error(['Error: Order not found'])]).
 binding(order_user(O, U), tool('retail__get_order_details', [order_id = O]),
-        extract([U = '/user_id']), [ttl(60), fresh_for_writes]).
+        extract([U = '/user_id']), [ttl(60), fresh_for_writes, absent_on_error(['Error: Order not found'])]).
 binding(order_status(O, S), tool('retail__get_order_details', [order_id = O]),
         extract([S = '/status']), [ttl(60), fresh_for_writes]).
 % one fact per ordered item (K: its position), so an item id ordered twice counts twice
@@ -125,7 +130,9 @@ cites(item_pairs_ok/4, policy_ref(retail, 'Product ID and Item ID have no relati
 cites(cancel_reason/3, policy_ref(retail, 'Other reasons are not acceptable.')).
 
 % ---------------------------------------------------------------- derived rules
-own_order(U, O) :- order_id_of(O, O), order_user(O, U).
+% an order is read only for a known user: before the user is authenticated no order is looked at, so what a call
+% is told (or asked) then is the same for the user's order, another customer's, and an id that names none
+own_order(U, O) :- authenticated_user(U), order_id_of(O, O), order_user(O, U).
 
 % "pending" exactly: an order whose items were modified ("pending (item modified)") cannot be modified or
 % cancelled any more
@@ -424,11 +431,13 @@ guard('retail__modify_user_address',
                 policy_ref(retail, 'you have to authenticate the user identity by locating their user id via email, or via name + zip code')),
         require(V == U, 'only the authenticated user\'s own default address can be changed: one user per conversation',
                 policy_ref(retail, 'must deny any requests for tasks related to any other user')),
-        customer_name(V, F, L), format(atom(Who), '~w ~w (~w)', [F, L, V]),
-        customer_address(U, B1, B2, BC, BS, BCo, BZ), address_text(B1, B2, BC, BS, BCo, BZ, OldT),
-        address_text(A1, A2, City, State, Country, Zip, NewT),
-        confirmed_items('Change your default address?',
-                        ['Account' = Who, 'Default address now' = OldT, 'New default address' = NewT]) )).
+        % another user id is read nothing of (whether it names a customer is not told)
+        ( V == U -> (
+          customer_name(U, F, L), format(atom(Who), '~w ~w (~w)', [F, L, U]),
+          customer_address(U, B1, B2, BC, BS, BCo, BZ), address_text(B1, B2, BC, BS, BCo, BZ, OldT),
+          address_text(A1, A2, City, State, Country, Zip, NewT),
+          confirmed_items('Change your default address?',
+                          ['Account' = Who, 'Default address now' = OldT, 'New default address' = NewT]) ) ; true ) )).
 
 cites(address_text/7, policy_ref(retail, 'modify their default user address')).
 cites(listed_items_text/3, policy_ref(retail, 'you must list the action details and obtain explicit user confirmation (yes) to proceed')).

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "check": "sentinel_mcp.app.policy_cli",
     "query": "sentinel_mcp.app.policy_cli",
     "facts": "sentinel_mcp.app.policy_cli",
+    "kept": "sentinel_mcp.app.kept_cli",
     "tls": "sentinel_mcp.tls.cli",
     "draft": "sentinel_mcp.policy.draft_cli",
     "swarm": "sentinel_mcp.swarm.cli",

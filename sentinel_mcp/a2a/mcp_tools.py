@@ -25,12 +25,14 @@ from sentinel_mcp.a2a.listed_peer_card import verify_listed
 from sentinel_mcp.a2a.bridge import relayed_reply
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
 from sentinel_mcp.a2a.peer_answer import NotAnAnswer, read_message, read_task
-from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message, shown_url
+from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer, send_message, shown_url
+from sentinel_mcp.a2a import peer_threads
+from sentinel_mcp.a2a.peer_threads import UnknownTask
 from sentinel_mcp.a2a.peer_trust import check, refusal, verdict
 from sentinel_mcp.a2a.relayed_data import shown_value
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
-from sentinel_mcp.core.call_meta import behind_gateway, origin_of, session_of
+from sentinel_mcp.core.call_meta import behind_gateway, origin_of, principal_of, session_of
 from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
@@ -84,6 +86,26 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         """The owner's token for a peer: keyed by its listed URL, its JSON-RPC URL or its origin."""
         urls = [settings.bridge_targets.get(name), peer.rpc_url, peer.base_url]
         return next((settings.peer_tokens[u] for u in urls if u in settings.peer_tokens), None)
+
+    async def thread(call: Context, peer: Peer, name: str, task_id: str | None, context_id: str | None
+                     ) -> str | None:
+        """The context id sent: the caller's own, behind the gateway, where principals share Sentinel's
+        identity at the peer (``peer_threads.py``); a task id is first looked up at the peer, and one not in a
+        context of the caller's is refused (ToolError, nothing sent)."""
+        if not behind_gateway(call):
+            return context_id  # standalone: one user, its ids as given
+        who = principal_of(call)
+        if task_id is not None:
+            try:
+                task = await call_peer(peer.rpc_url, "GetTask", {"id": task_id}, token_for(peer, name),
+                                       tls=settings.peer_client_tls, max_bytes=settings.max_frame_bytes)
+            except PeerError:  # not found there (or no answer): no task of the caller's, as for any other
+                task = None
+            try:
+                peer_threads.check_task(who, task_id, task)
+            except UnknownTask as e:
+                raise ToolError(str(e)) from None
+        return peer_threads.context(who, context_id, task_id)
 
     async def reached(peer: str) -> Peer:
         """The peer ``peer`` names now, as a send to it (a2a_send, a2a_relay) is decided on: a listed name's
@@ -199,7 +221,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         if refused is not None:
             raise ToolError(refused)
         try:
-            message = build_message(text, data, task_id, context_id)
+            sent_in = await thread(call, target, peer, task_id, context_id)
+            message = build_message(text, data, task_id, sent_in)
         except ValueError as e:
             raise ToolError(str(e)) from None
         try:
@@ -234,7 +257,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         if refused is not None:
             raise ToolError(refused)
         try:
-            message = build_message(text, None, task_id, context_id)
+            sent_in = await thread(call, peer, target, task_id, context_id)
+            message = build_message(text, None, task_id, sent_in)
         except ValueError as e:
             raise ToolError(str(e)) from None
         try:

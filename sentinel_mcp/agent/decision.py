@@ -16,7 +16,8 @@ from typing import Any
 
 from sentinel_mcp.agent.screen import Screen
 from sentinel_mcp.core.errors import AgentError
-from sentinel_mcp.core.model_json import loads_model_json
+from sentinel_mcp.core.model_json import MAX_OUTPUT_DEPTH, loads_model_json
+from sentinel_mcp.core.wire_limits import value_problem
 from sentinel_mcp.core.tool_ref import ToolRef
 
 ELEMENT_ACTIONS = ("click", "long_click", "type", "clear")
@@ -117,6 +118,9 @@ def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
             raise UnusableDecision("the answer is not JSON") from None
         except RecursionError:  # the model's text is hostile: nested past what the parser recurses
             raise UnusableDecision("the answer is nested deeper than any decision") from None
+    elif (problem := value_problem(data, MAX_OUTPUT_DEPTH)) is not None:
+        # handed over parsed (the local llm's ``json``): held to the shape a text answer is (depth, finite)
+        raise UnusableDecision(f"the answer is not strict JSON ({problem[:120]})")
     if not isinstance(data, dict):
         raise UnusableDecision("the answer is not a JSON object")
     if "tool" in data:

@@ -15,7 +15,6 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from fnmatch import fnmatchcase
 from typing import Any
 
 import anyio
@@ -29,10 +28,10 @@ from sentinel_mcp.agent.decision import (
 )
 from sentinel_mcp.agent.health import HealthMonitor, StepHealth
 from sentinel_mcp.agent.personal_steps import result_kinds, tool_kinds
-from sentinel_mcp.agent.relay import CallerRelay
+from sentinel_mcp.agent.relay import CallerRelay, asker_of
 from sentinel_mcp.agent.run_state import Progress, RunState
 from sentinel_mcp.agent.screen import Screen, withheld_kinds
-from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps
+from sentinel_mcp.agent.settings import AgentSettings, Caps, allowed_tool
 from sentinel_mcp.agent.step_words import (
     decision_id_of,
     not_acted,
@@ -115,17 +114,6 @@ class _Stop(AgentError):
         self.status, self.reason, self.answer = status, reason, answer
 
 
-def allowed_tool(name: str, ref: ToolRef | None, patterns: list[str]) -> bool:
-    """Whether the catalog tool exposed as ``name`` (``ref``: which tool it is) is the agent's to call. The
-    configured globs name tools by identity (``server__tool``), so a tool keeps its place whatever prefix
-    exposes it; Sentinel's own tools are never the agent's, by identity or by the name exposing them."""
-    if ref is None:
-        return False
-    if any(fnmatchcase(n, p) for n in (ref.identity, name) for p in FORBIDDEN_TOOLS):
-        return False
-    return any(fnmatchcase(ref.identity, p) for p in patterns)
-
-
 class AgentLoop:
     def __init__(
         self, port: GatewayPort, backend: ModelBackend, store: TraceStore, settings: AgentSettings
@@ -162,6 +150,7 @@ class AgentLoop:
         progress: Progress | None = None,
         caps: Caps | None = None,
         origin: Origin = "builtin",
+        purpose: str | None = None,  # its caller stated: every step states it (consents are per purpose)
     ) -> RunResult:
         caps = caps or self.settings.caps
         result = RunResult(
@@ -184,6 +173,7 @@ class AgentLoop:
             total=caps.max_steps,
             personal=result.personal,
             deadline=deadline,
+            purpose=purpose,
         )
         if relay is not None:  # a step's question waits no longer than the cap; a later yes is no yes
             relay.deadline = deadline
@@ -278,7 +268,7 @@ class AgentLoop:
                 )
                 await anyio.sleep(min(wait, max(0.0, deadline - time.monotonic())))
             return screen
-        if types_password(decision, screen) and result.secrets.add(decision.text):
+        if types_password(decision, screen) and result.secrets.add(decision.text, screen.package):
             await self._scrub_kept(result)  # before this step's record, and before the password is typed
         # what the records, progress lines and reasons quote: the model's words without a typed password,
         # taken out before any of them is cut (a cut first left the start of it)
@@ -463,13 +453,15 @@ class AgentLoop:
         result.tokens += reply.prompt_tokens + reply.completion_tokens
         if reply.model:
             result.model = reply.model
-        return parse_decision(
+        return result.secrets.placed(parse_decision(  # and no typed password goes where it does not belong
             reply.json_data if reply.json_data is not None else reply.text, screen, set(tools)
-        )
+        ), screen)
 
     async def _invoke(self, name: str, arguments: dict[str, Any], state: RunState) -> Completed | Refused:
         answers: dict[str, Any] = {}
         identity: str | None = None  # once asked: the tool the answers are for (CallRequest.identity)
+        if state.relay is not None:  # what the call's server asks: Sentinel's own from the device only
+            state.relay.asker = asker_of(self.port.identity_of(name), self.settings.device)
         for _ in range(MAX_ASK_ROUNDS):
             if state.past_deadline():  # (again after the person's answers): nothing starts after the cap
                 return Refused(reason=f"{name}: the run's time cap passed before it could start")
@@ -487,6 +479,7 @@ class AgentLoop:
                 link=state.relay,
                 principal=state.principal,
                 identity=identity,
+                purpose=state.purpose,
             )
             if (
                 state.relay is not None
@@ -535,7 +528,7 @@ class AgentLoop:
         data = r.structured_content if isinstance(r.structured_content, dict) else {}
         text = result_text(r)
         status = data.get("status")
-        fresh = Screen.from_result(data)
+        fresh = Screen.from_result(data) if decision.tool is None else None  # from screen actions only
         if r.is_error and status == "denied":
             record |= {"outcome": "refused", "detail": text[:RESULT_EXCERPT], "summary": f"{what}: refused"}
             raise _Stop("refused", f"step {n} ({what}) was refused: {text.splitlines()[0][:300]}")
@@ -551,7 +544,7 @@ class AgentLoop:
         state.failures = 0
         after = fresh or await self._observe(state)
         if decision.tool is not None:
-            state.last_result = f"result of {name}:\n{text[: RESULT_EXCERPT * 3]}"
+            state.result(name, text)
             state.seen(text[: RESULT_EXCERPT * 6])
         state.seen(after.describe())
         changed = "screen changed" if after.snapshot_id != screen.snapshot_id else "screen unchanged"

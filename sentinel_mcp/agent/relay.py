@@ -21,6 +21,8 @@ from sentinel_mcp.core.asking import Provenance, answered_by
 from sentinel_mcp.core.caller_link import CURRENT_LINK
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.caller_link import CallerLink
+from sentinel_mcp.core.display_text import compose, safe_question, safe_text
+from sentinel_mcp.core.tool_ref import ToolRef
 
 log = logging.getLogger(__name__)
 TOO_LATE = "the agent run's time cap passed before the answer came: the step does not act"
@@ -38,6 +40,8 @@ class CallerRelay(CallerLink):
         # else, even from inside a step's own call (whose link is this relay)
         self._own_link = CURRENT_LINK.get()
         self.asked: list[str] = []  # every question shown to the person during the run (for the trace)
+        # who asks what the current step's call pushes (``asker_of``): None, Sentinel (the device built-in)
+        self.asker: str | None = None
         self.refused = 0  # questions that could not be put to the person (nobody said yes)
 
     @property
@@ -53,6 +57,15 @@ class CallerRelay(CallerLink):
         return self.deadline is not None and time.monotonic() >= self.deadline
 
     async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        """What the step's call pushes (its server's question): shown as that server's, as the gateway shows
+        an outside server's question to its own client, unless the server is the device (``asker_of``)."""
+        if self.asker is not None and isinstance(params, ElicitRequestFormParams):
+            message = compose("[asked by ", safe_text(self.asker, 80), ", not by Sentinel] ",
+                              safe_question(params.message)[0])
+            params = params.model_copy(update={"message": str(message)})
+        return await self._push(params)
+
+    async def _push(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
         if not self.can_push or not isinstance(params, ElicitRequestFormParams):
             self.refused += 1
             return ErrorData(code=-32600, message="the agent's caller cannot be asked during the run")
@@ -83,7 +96,7 @@ class CallerRelay(CallerLink):
         """The person's answers to the gateway's own questions (askables, confirmations); None: cannot ask."""
         answers: dict[str, Answer] = {}
         for q in questions:
-            reply = await self.elicit(
+            reply = await self._push(  # the gateway's own questions: Sentinel's
                 ElicitRequestFormParams(message=q.message, requested_schema=q.requested_schema)
             )
             if not isinstance(reply, ElicitResult):
@@ -92,3 +105,11 @@ class CallerRelay(CallerLink):
             who = "user" if answered_by(self.ctx, reply) == Provenance.USER else "agent"
             answers[q.key] = Answer(action=reply.action, content=reply.content, provenance=who)
         return answers
+
+
+def asker_of(ref: ToolRef | None, device: str) -> str | None:
+    """Who asks what a call of the tool ``ref`` pushes to the person: None (Sentinel) for the device's tools
+    (the device built-in, whose questions are Sentinel's own: "Tap 'Send' in Messages?"), else its server."""
+    if ref is not None and ref.server == device:
+        return None
+    return f"the server {ref.server}" if ref is not None else "an upstream server"

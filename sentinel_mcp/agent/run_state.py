@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from sentinel_mcp.agent.framed_lines import one_line, quoted
 from sentinel_mcp.agent.health import HealthMonitor, HealthSettings, normalise_grounds
 from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.screen import Screen
@@ -16,6 +17,7 @@ from sentinel_mcp.core.decision import Origin
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 MAX_HISTORY_LINES = 12
 MAX_OBSERVED_CHARS = 60_000
+MAX_RESULT_CHARS = 1800
 
 
 @dataclass
@@ -34,12 +36,17 @@ class RunState:
     observed: list[str] = field(default_factory=list)  # every screen and result seen (what grounds a value)
     personal: set[str] = field(default_factory=set)  # the run's ``RunResult.personal``
     deadline: float = math.inf  # (time.monotonic()) the time cap: no step starts acting after it
+    purpose: str | None = None  # the one the run's caller stated: its steps state it
 
     def past_deadline(self) -> bool:
         return time.monotonic() >= self.deadline
 
     def note(self, line: str) -> None:
-        self.history.append(line[:300])
+        self.history.append(one_line(line)[:300])
+
+    def result(self, name: str, text: str) -> None:
+        """The last tool result, for the next prompt: quoted under its heading."""
+        self.last_result = f"result of {name}:\n{quoted(text[:MAX_RESULT_CHARS])}"
 
     def seen(self, text: str) -> None:
         self.observed.append(normalise_grounds(text))  # normalised once, when seen, not on every step

@@ -20,6 +20,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from sentinel_mcp.agent.framed_lines import one_line, quoted
 from sentinel_mcp.agent.personal_steps import TRACE_KINDS
 from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.settings import AgentSettings, Caps, agent_settings
@@ -31,7 +32,9 @@ from sentinel_mcp.core.call_meta import (
     consented_of,
     origin_of,
     principal_of,
+    purpose_of,
     session_of,
+    standing_of,
 )
 from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.display_text import compose, safe_text
@@ -76,11 +79,12 @@ PROGRESS_LIMIT = 600
 TRACE_CONSENTS = {"sentinel/personal_screen": {"kinds": list(TRACE_KINDS)}}
 
 
-def held_kinds(ctx: Context) -> frozenset[str] | None:
-    """The kinds the caller holds consent for, as the gateway says (None: all, standalone)."""
+def held_kinds(ctx: Context, told: Any = consented_of) -> frozenset[str] | None:
+    """The kinds the caller holds consent for, as the gateway says (``told``: ``consented_of``, for this
+    call's purpose, or ``standing_of``, for any; None: all, standalone)."""
     if not behind_gateway(ctx):
         return None
-    kinds = consented_of(ctx)
+    kinds = told(ctx)
     return None if kinds is None else frozenset(kinds)
 
 
@@ -94,15 +98,17 @@ def _result(
 
 
 def _summary(run: "RunResult") -> str:
+    """The run in lines of Sentinel's own: the answer, reasons and step summaries (the model's words, from the
+    screens) stay inside theirs (``framed_lines``)."""
     lines = [
         (
             f"agent run {run.run_id}: {run.status} after {len(run.steps)} step(s), {run.seconds:.1f} s, "
-            f"{run.tokens} tokens - {run.reason}"
+            f"{run.tokens} tokens - {one_line(run.reason)}"
         )
     ]
     if run.answer:
-        lines.append(f"answer: {run.answer}")
-    lines += [f"  {s['n']}. {s.get('summary', '')}" for s in run.steps]
+        lines.append(f"answer:\n{quoted(run.answer)}")
+    lines += [f"  {s['n']}. {one_line(str(s.get('summary', '')))}" for s in run.steps]
     return "\n".join(lines)
 
 
@@ -216,6 +222,7 @@ def build_server(
                     progress=progress,
                     caps=caps,
                     origin=STEP_ORIGINS.get(origin, "builtin"),
+                    purpose=purpose_of(ctx),
                 )
             finally:
                 await backend.aclose()
@@ -224,7 +231,8 @@ def build_server(
     @server.tool(annotations=READ, meta=TRACE_CONSENTS)
     async def agent_runs(ctx: Context, limit: Annotated[int, Field(ge=1, le=200)] = 20) -> CallToolResult:
         """Your most recent agent runs (goal, status, steps, tokens), newest first."""
-        runs = await store.runs(principal_of(ctx), limit, held_kinds(ctx))
+        # kept on disk while held for any purpose; shown while held for this call's
+        runs = await store.runs(principal_of(ctx), limit, held_kinds(ctx, standing_of), shown=held_kinds(ctx))
         text = (
             "\n".join(
                 f"{r['run_id']} {r['status']} steps={r['steps']} tokens={r['tokens']}: {r['goal'][:80]}"
@@ -238,7 +246,7 @@ def build_server(
     async def agent_trace(run_id: str, ctx: Context) -> CallToolResult:
         """Every step of one of your runs: the screen it saw, the decision, the guarded call and its outcome.
         """
-        run = await store.run(principal_of(ctx), run_id, held_kinds(ctx))
+        run = await store.run(principal_of(ctx), run_id, held_kinds(ctx, standing_of), shown=held_kinds(ctx))
         if run is None:
             return _result(f"no agent run {run_id!r} of yours", {"status": "error"}, error=True)
         return _result(json.dumps(run, indent=1, default=str)[:20000], run, untrusted=True)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sentinel_mcp.agent.health import HealthSettings
 from sentinel_mcp.config import ConfigError
+from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.swarm.backends.openai_http import OpenAISettings
 from sentinel_mcp.swarm.settings import LocalSettings
 
@@ -60,3 +62,14 @@ def agent_settings(section: dict[str, Any] | None, where: str = "sentinel.agent"
         key = ".".join(str(p) for p in e["loc"]) or "(section)"
         msg = "unknown key" if e["type"] == "extra_forbidden" else e["msg"].removeprefix("Value error, ")
         raise ConfigError(f"{where}.{key}: {msg}") from None
+
+
+def allowed_tool(name: str, ref: ToolRef | None, patterns: list[str]) -> bool:
+    """Whether the catalog tool exposed as ``name`` (``ref``: which tool it is) is the agent's to call. The
+    configured globs name tools by identity (``server__tool``), so a tool keeps its place whatever prefix
+    exposes it; Sentinel's own tools are never the agent's, by identity or by the name exposing them."""
+    if ref is None:
+        return False
+    if any(fnmatchcase(n, p) for n in (ref.identity, name) for p in FORBIDDEN_TOOLS):
+        return False
+    return any(fnmatchcase(ref.identity, p) for p in patterns)

@@ -196,27 +196,36 @@ class TraceStore(SeamStore):
             raise TraceStoreError(f"the agent trace could not be rewritten: {e}") from None
         self._tell(run_id)
 
+    async def _unheld_steps(self, principal: str, held: frozenset[str], run_id: str | None = None
+                            ) -> dict[str, dict[int, dict[str, Any]]]:
+        """The principal's steps (of one run, or all) that read a kind ``held`` does not hold: run_id -> n ->
+        the step without what it read."""
+        one = "" if run_id is None else " AND s.run_id = ?"
+        rows = await self.db.query(
+            "SELECT s.run_id, s.n, s.record FROM agent_steps s JOIN agent_runs r ON r.run_id = s.run_id "
+            f"WHERE r.principal = ? AND s.record LIKE ?{one}",
+            (principal, '%"personal": [%', *(() if run_id is None else (run_id,))),
+        )
+        found: dict[str, dict[int, dict[str, Any]]] = {}
+        for rid, n, raw in rows:
+            record = json.loads(raw)
+            gone = unheld(record.get("personal"), held) if isinstance(record, dict) else ["unknown"]
+            if gone:
+                found.setdefault(rid, {})[n] = withheld_step(record if isinstance(record, dict) else {}, gone)
+        return found
+
     async def withhold(self, principal: str, held: frozenset[str] | None) -> None:
         """Rewrite on disk the principal's steps and runs that read personal data of a kind ``held`` no longer
         holds (``personal_steps``): what they read goes, what ran stays. None holds every kind."""
         if held is None:
             return
-        rows = await self.db.query(
-            "SELECT s.run_id, s.n, s.record FROM agent_steps s JOIN agent_runs r ON r.run_id = s.run_id "
-            "WHERE r.principal = ? AND s.record LIKE ?",
-            (principal, '%"personal": [%'),
-        )
         changed: dict[str, list[str]] = {}
         writes: list[Statement] = []
-        for run_id, n, raw in rows:
-            record = json.loads(raw)
-            gone = unheld(record.get("personal"), held) if isinstance(record, dict) else ["unknown"]
-            if not gone:
-                continue
-            step = withheld_step(record if isinstance(record, dict) else {}, gone)
-            writes.append(Statement("UPDATE agent_steps SET record = ? WHERE run_id = ? AND n = ?",
-                                    (json.dumps(step, ensure_ascii=False), run_id, n)))
-            changed[run_id] = sorted(set(changed.get(run_id, [])) | set(gone))
+        for run_id, steps in (await self._unheld_steps(principal, held)).items():
+            for n, step in steps.items():
+                writes.append(Statement("UPDATE agent_steps SET record = ? WHERE run_id = ? AND n = ?",
+                                        (json.dumps(step, ensure_ascii=False), run_id, n)))
+            changed[run_id] = _gone(steps)
         for run_id, gone in changed.items():
             # the answer and reason were written from what the run read; its reflections quote its calls
             writes.append(Statement("UPDATE agent_runs SET answer = NULL, reason = ? WHERE run_id = ?",
@@ -229,20 +238,28 @@ class TraceStore(SeamStore):
             except Exception as e:  # noqa: BLE001 - a trace that cannot be cleaned is not shown
                 raise TraceStoreError(f"the agent trace could not be rewritten: {e}") from None
 
-    async def runs(self, principal: str, limit: int = 20, held: frozenset[str] | None = None
-                   ) -> list[dict[str, Any]]:
+    async def runs(self, principal: str, limit: int = 20, held: frozenset[str] | None = None, *,
+                   shown: frozenset[str] | None = None) -> list[dict[str, Any]]:
+        """The principal's latest runs (what they read of a kind ``held`` no longer holds taken out, on disk
+        too; of a kind ``shown`` does not hold, left out of this answer only)."""
         await self.withhold(principal, held)
         rows = await self.db.query(
             f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE principal = ? "
             "ORDER BY started DESC LIMIT ?",
             (principal, max(1, min(limit, 200))),
         )
-        return [dict(zip(RUN_FIELDS, row)) for row in rows]
+        runs = [dict(zip(RUN_FIELDS, row)) for row in rows]
+        hidden = {} if shown is None else await self._unheld_steps(principal, shown)
+        for run in runs:
+            if run["run_id"] in hidden:
+                run |= {"answer": None, "reason": withheld_reason(_gone(hidden[run["run_id"]]))}
+        return runs
 
-    async def run(self, principal: str, run_id: str, held: frozenset[str] | None = None
-                  ) -> dict[str, Any] | None:
+    async def run(self, principal: str, run_id: str, held: frozenset[str] | None = None, *,
+                  shown: frozenset[str] | None = None) -> dict[str, Any] | None:
         """One run with its steps, if it belongs to ``principal`` (what it read of a kind ``held`` no longer
-        holds taken out, on disk too)."""
+        holds taken out, on disk too; of a kind ``shown`` does not hold, left out of this answer only: a
+        consent held for another purpose than the reader's stays on disk)."""
         await self.withhold(principal, held)
         rows = await self.db.query(
             f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE run_id = ? AND principal = ?",
@@ -263,4 +280,15 @@ class TraceStore(SeamStore):
             {"n": n, "at": at, "kind": kind, "signs": json.loads(signs), "text": text}
             for n, at, kind, signs, text in reflections
         ]
+        hidden = {} if shown is None else (await self._unheld_steps(principal, shown, run_id)).get(run_id)
+        if hidden:  # as withhold rewrites a run on disk, for this answer only
+            out |= {"answer": None, "reason": withheld_reason(_gone(hidden))}
+            out["trace"] = [{"n": s["n"], "at": s["at"], **hidden[s["n"]]} if s["n"] in hidden else s
+                            for s in out["trace"]]
+            out["reflections"] = [r | {"signs": [], "text": "withheld"} for r in out["reflections"]]
         return out
+
+
+def _gone(steps: dict[int, dict[str, Any]]) -> list[str]:
+    """The kinds the withheld steps of one run read."""
+    return sorted({k for step in steps.values() for k in step["withheld"]["kinds"]})

@@ -1,16 +1,24 @@
-"""Passwords a run typed into password fields, taken out of everything its trace keeps.
+"""Passwords a run typed into password fields: taken out of everything its trace keeps, and kept out of every
+later step but a password field of the app each was typed into.
 
 The typed text itself was never recorded, but the same password in the goal ("sign in with hunter2"), in the
 model's reasoning or answer, in a reflection or a progress line was stored in clear in agent.db and shown
 by agent_trace, agent_runs and the console. Once a run types into a password field, every occurrence of that
 text, in any case, is replaced in whatever the run keeps from then on, and the run's rows already on disk
 are rewritten (``TraceStore.scrub_run``) before the password is typed.
+
+Redacting the trace does not take back what the phone received: a later step typing the password into a
+plain field (where it shows in clear, and a chat app sends it), into another app (a look-alike asking for
+it), or passing it in a tool's arguments is an unusable decision (``placed``), never acted on.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from sentinel_mcp.agent.decision import Decision, UnusableDecision
+from sentinel_mcp.agent.screen import Screen
 
 REDACTED = "<redacted password>"
 MAX_SECRETS = 32  # a run types few passwords; one that types more keeps redacting all it typed before
@@ -19,16 +27,19 @@ MAX_SECRETS = 32  # a run types few passwords; one that types more keeps redacti
 class TypedSecrets:
     def __init__(self) -> None:
         self._secrets: list[str] = []
+        self._apps: dict[str, str] = {}  # a password (lower case) -> the package it was first typed into
         self._pattern: re.Pattern[str] | None = None
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
 
-    def add(self, text: str | None) -> bool:
-        """Remember ``text`` as a typed password; True when it is new (what was kept must be rewritten)."""
+    def add(self, text: str | None, package: str = "") -> bool:
+        """Remember ``text`` as a password typed into ``package``; True when it is new (what was kept must be
+        rewritten)."""
         if not text or any(text.casefold() == s.casefold() for s in self._secrets):
             return False
         self._secrets = [*self._secrets, text][-MAX_SECRETS:]
+        self._apps.setdefault(text.lower(), package)
         # the longest first, so a password holding another is replaced whole
         alternatives = sorted(self._secrets, key=len, reverse=True)
         self._pattern = re.compile("|".join(re.escape(s) for s in alternatives), re.IGNORECASE)
@@ -45,3 +56,32 @@ class TypedSecrets:
         if isinstance(value, (list, tuple)):
             return [self.scrub(v) for v in value]
         return value
+
+    def placed(self, decision: Decision, screen: Screen) -> Decision:
+        """``decision`` when no typed password goes where it does not belong; else UnusableDecision (which
+        does not quote it). A password goes only into a password field of the app it was typed into; the
+        final answer may name it (it is redacted)."""
+        if self._pattern is None or decision.final:
+            return decision
+        found = self._found([decision.text, decision.arguments])
+        if not found:
+            return decision
+        target = screen.element(decision.element_id) if decision.element_id else None
+        into_password = decision.action == "type" and target is not None and target.password
+        # a match no password maps back to (a case IGNORECASE folds differently): not known, so not placed
+        if into_password and all(self._apps.get(m) == screen.package for m in found):
+            return decision
+        raise UnusableDecision(
+            "it holds a password typed earlier into a password field: a password goes only into a password "
+            "field of the app it was typed into; use it nowhere else"
+        )
+
+    def _found(self, value: Any) -> set[str]:
+        """The typed passwords (lower case) in ``value``'s strings, keys included."""
+        if isinstance(value, str):
+            return {m.group(0).lower() for m in self._pattern.finditer(value)} if self._pattern else set()
+        if isinstance(value, dict):
+            return set().union(*(self._found(k) | self._found(v) for k, v in value.items()))
+        if isinstance(value, (list, tuple)):
+            return set().union(*(self._found(v) for v in value))
+        return set()

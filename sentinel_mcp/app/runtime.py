@@ -39,6 +39,7 @@ from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.gateway import early_spawn
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.storage.conversation_names import SharedLabels
+from sentinel_mcp.gateway.shared_asked_questions import SharedAskedQuestions
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
 from sentinel_mcp.gateway.tool_pins import FILE_NAME as PINS_FILE, ToolPins
@@ -390,6 +391,10 @@ async def _assembled(
         gateway.conversations.labels = await SharedLabels.open(
             nonce_db, gateway.conversations.idle, key=shared.key("conversation label")  # its rows signed
         )
+        # what one replica asked a conversation, for the answer that comes back through another
+        gateway.asked_questions.shared = await SharedAskedQuestions.open(
+            nonce_db, config.sentinel.policy.confirm_ttl, gateway.asked_questions.per_principal,
+            key=shared.key("asked question"))
         services.replica = shared.replica
         # a policy guard's rulebase versions follow the cluster's
         guard.join_cluster(shared.replica, shared.key("rulebase version"))

@@ -8,6 +8,15 @@ principal's answer matches no row (the same "no such question" as a made-up id).
 call picks the answer up (``delivered`` flips once, again by ``UPDATE ... RETURNING``) and lets its held call
 go on.
 
+The flags are not signed, so a database writer without the seal key can turn them back (``used = 0``,
+``delivered = 0``, a later ``expires``). The answer's MAC covers its expiry (on the database's clock), and
+whatever uses an answer (a retry, the held call, a withdrawal) wipes its MAC in the same statement that sets
+``used``, compared against the MAC it checked: a used answer has no signature left to count again, whatever
+its flags say. A question withdrawn or settled by the client loses its MAC too: ``live = 1`` shows it nowhere
+and lets no answer be claimed. A row put back whole from a copy taken before the use is refused by the replica
+that used it (``_spent``, until the signed expiry); another replica cannot tell it from the first use within
+that window.
+
 Propagation is polling with a bound (``POLL_SECONDS``; a local change wakes the loop at once), not
 LISTEN/NOTIFY: the store's connections belong to its writer and reader threads, and one small indexed read per
 tick per replica is cheap next to the decisions' own round trips. A pushed elicitation (a handshake-era client
@@ -30,7 +39,7 @@ from pydantic import ValidationError
 from sentinel_mcp.console.inbox import Inbox, InboxItem
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.record_bounds import AUDIT_ARGUMENTS, bounded
-from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, signed
+from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, sign_row, signed, signed_row
 from sentinel_mcp.storage.shared_clock import DB_NOW
 from sentinel_mcp.storage import Schema, StorageError, open_database
 from sentinel_mcp.storage.open import release
@@ -72,25 +81,30 @@ SCHEMA = Schema(
         ],
     },
 )
-QUESTION, ANSWER = "inbox question", "inbox answer"  # the signatures' purposes
+# the signatures' purposes; an answer's covers (id, principal, call key, answers text, expires)
+QUESTION, ANSWER = "inbox question", "inbox answer until"
 
 # a row's ``expires`` is on the database's clock (replicas' clocks may disagree: one behind would use an
 # answer expired everywhere else, one ahead would stretch it); each replica shows it on its own clock
 _NOW = DB_NOW
 _CLAIM = (
-    "UPDATE inbox_items SET answers = ?, answer_mac = ?, delivered = ?, answered_at = ?, "
-    f"expires = {_NOW} + ? WHERE id = ? "
-    f"AND principal = ? AND live = 1 AND answers IS NULL AND used = 0 AND expires > {_NOW} RETURNING replica"
+    "UPDATE inbox_items SET answers = ?, answer_mac = ?, delivered = ?, answered_at = ?, expires = ? "
+    "WHERE id = ? "
+    f"AND principal = ? AND live = 1 AND answers IS NULL AND used = 0 AND expires > {_NOW} "
+    "AND question_mac <> '' RETURNING replica"
 )
-# the subquery picks one answered row of exactly this call; the outer ``used = 0`` is checked again on the
-# locked row, so of two replicas taking at once exactly one gets it (the other finds nothing and asks again)
-_TAKE = (
-    "UPDATE inbox_items SET used = 1 WHERE id = (SELECT id FROM inbox_items WHERE principal = ? "
+TAKE_ROWS = 8  # answered rows of one call read at a retry (made-up ones among them are skipped)
+_ANSWERED = (
+    "SELECT id, answers, answered_at, body, answer_mac, expires FROM inbox_items WHERE principal = ? "
     f"AND call_key = ? AND answers IS NOT NULL AND used = 0 AND expires > {_NOW} ORDER BY answered_at "
-    "LIMIT 1) "
-    "AND used = 0 RETURNING id, answers, answered_at, body, answer_mac"
+    f"LIMIT {TAKE_ROWS}"
 )
-_USE = "UPDATE inbox_items SET used = 1 WHERE id = ? AND used = 0 AND answers IS NOT NULL RETURNING id"
+# the use: only while the row still carries the MAC (and the expiry) checked, wiped in the same statement;
+# the row lock lets exactly one of two replicas using at once match (the other finds nothing, asks again)
+_USE = (
+    "UPDATE inbox_items SET used = 1, answer_mac = '' WHERE id = ? AND used = 0 AND answers IS NOT NULL "
+    f"AND answer_mac = ? AND expires = ? AND expires > {_NOW} RETURNING id"
+)
 
 
 def call_key(session: str, tool: str, digest: str, version: str) -> str:
@@ -147,6 +161,19 @@ def _remote_item(item_id: str, principal: str, replica: str, body: str, expires:
         return None
 
 
+def _answer_mac(key: bytes, item_id: Any, principal: Any, ck: Any, text: Any, expires: Any) -> str:
+    return sign_row(key, ANSWER, [item_id, principal, ck, text, expires])
+
+
+def _answer_signed(
+    key: bytes, mac: Any, item_id: Any, principal: Any, ck: Any, text: Any, expires: Any
+) -> bool:
+    """Type-strict: every field as the database hands it back (text, and a float expiry)."""
+    if not all(isinstance(f, str) for f in (item_id, principal, ck, text)) or type(expires) is not float:
+        return False
+    return signed_row(key, mac, ANSWER, [item_id, principal, ck, text, expires])
+
+
 def _answers(text: str) -> dict[str, Answer] | None:
     try:
         raw = json.loads(text)
@@ -166,6 +193,11 @@ class ClusterInbox:
         self._key = key if key is not None else PROCESS_KEY  # the cluster's (``SharedStore.key("inbox")``)
         self.db: Any = None
         self._published: dict[str, asyncio.Task[None]] = {}  # local item id -> its INSERT
+        # answers to questions held here, as checked (id -> MAC, signed expiry): what the held call's use
+        # must still find in the row
+        self._held_answers: dict[str, tuple[str, float]] = {}
+        # answers used here (id -> signed expiry): a row put back from an earlier copy is not used again here
+        self._spent: dict[str, float] = {}
         self._withdrawn: set[str] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -211,16 +243,20 @@ class ClusterInbox:
         if publishing is not None:
             await asyncio.gather(publishing, return_exceptions=True)
         text = json.dumps({k: a.model_dump(mode="json") for k, a in answers.items()})
-        mac = sign(self._key, ANSWER, item.id, item.principal, _item_key(item), text)
         now = time.time()
         try:
+            # the window the answer waits for a retry, on the database's clock, inside its MAC
+            expires = float((await self.db.query(f"SELECT {_NOW}"))[0][0]) + float(self.inbox.ttl)
+            mac = _answer_mac(self._key, item.id, item.principal, _item_key(item), text, expires)
             rows = await self.db.consume(
                 _CLAIM,
-                (text, mac, int(item.replica is None), now, self.inbox.ttl, item.id, item.principal),
+                (text, mac, int(item.replica is None), now, expires, item.id, item.principal),
             )
         except StorageError as e:
             log.warning("inbox answer refused, the shared store is unavailable: %s", e)
             return False
+        if rows and item.replica is None:  # held here: the held call uses exactly this signed answer
+            self._held_answers[item.id] = (mac, expires)
         return bool(rows)
 
     async def take(self, key: tuple[str, str, str, str, str]) -> tuple[str, dict[str, Answer], float] | None:
@@ -230,17 +266,17 @@ class ClusterInbox:
         principal, session, tool, digest, version = key
         ck = call_key(session, tool, digest, version)
         try:
-            rows = await self.db.consume(_TAKE, (principal, ck))
+            rows = await self.db.query(_ANSWERED, (principal, ck))
         except StorageError as e:
             log.warning("an answer given in the console is not used, the shared store is unavailable: %s", e)
             return None
-        for item_id, text, answered_at, body, mac in rows:
-            if not signed(self._key, mac, ANSWER, item_id, principal, ck, text):
+        for item_id, text, answered_at, body, mac, expires in rows:
+            if not _answer_signed(self._key, mac, item_id, principal, ck, text, expires):
                 log.warning("inbox answer %s is not signed for this call: not used", str(item_id)[:80])
-                return None
+                continue
             answers = _answers(str(text))
-            if answers is None:
-                return None
+            if answers is None or not await self._use(item_id, mac, expires):
+                return None  # malformed, or another replica's retry (or the held call) used it first
             try:
                 created = float(json.loads(str(body))["created"])
             except (ValueError, KeyError, TypeError):
@@ -267,12 +303,30 @@ class ClusterInbox:
 
     async def use(self, item_id: str) -> bool:
         """A held call uses the answer to its question: once in the cluster (False: a retry elsewhere took
-        it first, or the store is unreachable)."""
-        try:
-            return bool(await self.db.consume(_USE, (item_id,)))
-        except StorageError as e:
-            log.warning("an answer held here is not used, the shared store is unavailable: %s", e)
+        it first, the answer was not one this replica checked, or the store is unreachable)."""
+        checked = self._held_answers.pop(item_id, None)
+        return checked is not None and await self._use(item_id, *checked)
+
+    async def _use(self, item_id: str, mac: str, expires: float) -> bool:
+        """The one use of a checked answer: its MAC wiped with ``used`` in one statement."""
+        self._forget_spent()
+        if item_id in self._spent:
+            log.warning("inbox answer %s was used here already: a row put back is not used again", item_id)
             return False
+        try:
+            used = bool(await self.db.consume(_USE, (item_id, mac, expires)))
+        except StorageError as e:
+            log.warning("an answer is not used, the shared store is unavailable: %s", e)
+            return False
+        if used:
+            self._spent[item_id] = expires
+        return used
+
+    def _forget_spent(self) -> None:
+        """Bounded by the answers' windows: past its signed expiry no answer is used anywhere."""
+        if len(self._spent) > MAX_ROWS:
+            now = time.time() - 60  # replicas' clocks may differ from the database's by some seconds
+            self._spent = {i: e for i, e in self._spent.items() if e > now}
 
     # ---------------------------------------------------------------- the loop
     async def _publish(self, item: InboxItem) -> None:
@@ -321,6 +375,10 @@ class ClusterInbox:
     async def _tick(self, sweep: bool) -> None:
         now = time.time()
         await self._withdraw_settled()
+        for item_id in list(self._held_answers):  # the held call is over (or the item gone): nothing to use
+            held = self.inbox.local(item_id)
+            if held is None or held.used:
+                del self._held_answers[item_id]
         if sweep:
             await self.db.write(f"DELETE FROM inbox_items WHERE expires < {_NOW} - 60")
         # answered here before this read: the row says whether a retry (on any replica) used it since
@@ -329,7 +387,7 @@ class ClusterInbox:
         # whether answers wait for questions held here
         rows = await self.db.query(
             f"SELECT id, principal, replica, body, expires - {_NOW}, answers, delivered, call_key, "
-            "question_mac, answer_mac FROM inbox_items "
+            "question_mac, answer_mac, expires FROM inbox_items "
             f"WHERE (live = 1 AND answers IS NULL AND used = 0 AND expires > {_NOW} AND replica <> ?) "
             "OR (replica = ? AND delivered = 0 AND answers IS NOT NULL) "
             f"OR (answers IS NOT NULL AND used = 0 AND expires > {_NOW}) "
@@ -339,13 +397,13 @@ class ClusterInbox:
         remote: dict[str, InboxItem] = {}
         answered: dict[str, InboxItem] = {}
         to_deliver = False
-        for item_id, principal, replica, body, left, text, delivered, ck, q_mac, a_mac in rows:
+        for item_id, principal, replica, body, left, text, delivered, ck, q_mac, a_mac, until in rows:
             if replica == self.replica and not delivered and text is not None:
                 to_deliver = True  # checked where it is delivered (``_deliver``)
             # a question (and an answer) another replica wrote counts only when signed by the cluster's key
             if not signed(self._key, q_mac, QUESTION, item_id, principal, replica, ck, body):
                 continue
-            if text is not None and not signed(self._key, a_mac, ANSWER, item_id, principal, ck, text):
+            if text is not None and not _answer_signed(self._key, a_mac, item_id, principal, ck, text, until):
                 continue
             if type(left) not in (int, float):  # an odd value from the store is no time to live
                 continue
@@ -366,12 +424,12 @@ class ClusterInbox:
         self.inbox.used_elsewhere(waiting_here - set(answered))
         self._show(remote, answered)
         if to_deliver:
-            for item_id, text, mac in await self.db.consume(
+            for item_id, text, mac, expires, used in await self.db.consume(
                 "UPDATE inbox_items SET delivered = 1 WHERE replica = ? AND delivered = 0 "
-                "AND answers IS NOT NULL RETURNING id, answers, answer_mac",
+                "AND answers IS NOT NULL RETURNING id, answers, answer_mac, expires, used",
                 (self.replica,),
             ):
-                self._deliver(str(item_id), text, mac)
+                self._deliver(str(item_id), text, mac, expires, used)
 
     async def _withdraw_settled(self) -> None:
         """Local questions no longer open leave the other replicas' consoles; one withdrawn or settled by the
@@ -384,9 +442,11 @@ class ClusterInbox:
         await self.db.write(
             f"UPDATE inbox_items SET live = 0 WHERE id IN ({', '.join('?' * len(gone))})", gone
         )
-        if ended:
+        if ended:  # spent: no signature left to show the question or count its answer after ``used = 0``
+            marks = ", ".join("?" * len(ended))
             await self.db.write(
-                f"UPDATE inbox_items SET used = 1 WHERE id IN ({', '.join('?' * len(ended))})", ended
+                f"UPDATE inbox_items SET used = 1, answer_mac = '', question_mac = '' WHERE id IN ({marks})",
+                ended,
             )
         for item_id in gone:
             self._published.pop(item_id, None)
@@ -403,12 +463,21 @@ class ClusterInbox:
         for principal in changed:
             self.inbox.notify(principal, "inbox")
 
-    def _deliver(self, item_id: str, text: Any, mac: Any) -> None:
+    def _deliver(self, item_id: str, text: Any, mac: Any, expires: Any, used: Any) -> None:
         """An answer given on another replica, for a question this replica holds: only one that replica
-        signed for exactly this question (its id, principal and call, as held here) and this text."""
+        signed for exactly this question (its id, principal and call, as held here), this text and expiry.
+        One already used (a retry elsewhere won the race: its MAC is wiped) ends the held call with
+        nothing."""
         item = self.inbox.local(item_id)
-        if item is not None and not signed(
-            self._key, mac, ANSWER, item.id, item.principal, _item_key(item), text
+        if item is not None and mac == "" and type(used) is int and used == 1:
+            if item.open:  # told at once that the answer was taken, instead of waiting out its hold
+                log.info("the answer to %s was used by a retry elsewhere: the held call gets none", item_id)
+                item.used = True
+                item.settled.set()
+                self.inbox.notify(item.principal, "inbox")
+            return
+        if item is not None and not _answer_signed(
+            self._key, mac, item.id, item.principal, _item_key(item), text, expires
         ):
             log.warning("an answer to %s is not signed by a replica of this cluster: nothing passes", item_id)
             return
@@ -416,4 +485,5 @@ class ClusterInbox:
         if item is None or not item.open or answers is None:
             log.info("an answer from another replica's console came too late for %s: nothing passes", item_id)
             return
+        self._held_answers[item.id] = (str(mac), float(expires))
         self.inbox.answer(item, answers)

@@ -48,13 +48,14 @@ class RunTraces(Protocol):
 
     listeners: list[Callable[[str, str], None]]
 
-    # ``held``: the kinds of personal data the reader holds consent for (None: all); what a run read of any
-    # other kind is taken out, on disk too
-    async def runs(self, principal: str, limit: int = 20, held: frozenset[str] | None = None
-                   ) -> list[dict[str, Any]]: ...
+    # ``held``: the kinds of personal data the reader holds consent for, for any purpose (None: all); what a
+    # run read of any other kind is taken out, on disk too. ``shown``: the kinds this read may show (None:
+    # those held); what a run read of another kind is left out of the answer only
+    async def runs(self, principal: str, limit: int = 20, held: frozenset[str] | None = None, *,
+                   shown: frozenset[str] | None = None) -> list[dict[str, Any]]: ...
 
-    async def run(self, principal: str, run_id: str, held: frozenset[str] | None = None
-                  ) -> dict[str, Any] | None: ...
+    async def run(self, principal: str, run_id: str, held: frozenset[str] | None = None, *,
+                  shown: frozenset[str] | None = None) -> dict[str, Any] | None: ...
 
 
 @dataclass

@@ -18,14 +18,26 @@ DECISION_KEY = "sentinel/decision_id"  # the gateway's audit row for this call: 
 # the kinds of personal data the caller holds consent for (a tool that declares ``sentinel/personal_screen``):
 # a list of kinds, or ALL_KINDS for a call no consent gates (the policy's own fetches, built-ins' own calls)
 CONSENTED_KEY = "sentinel/consented"
+# the same tool's kinds the caller holds consent for, for any purpose (the consented ones are this call's):
+# what a built-in keeps of another kind may go for good, what is held for another purpose only stays unshown
+STANDING_KEY = "sentinel/standing"
+# the purpose the caller stated (consents are per purpose): a built-in whose calls are its caller's (the
+# agent's steps) states it again on each
+PURPOSE_KEY = "sentinel/purpose"
+MAX_PURPOSE = 80  # as the front keeps a client's
 ALL_KINDS = "*"
 
 
 def call_meta(session_id: str, client: str | None, origin: str, principal: str | None = None, *,
               can_sample: bool = False, decision_id: str = "",
-              consented: list[str] | str | None = None) -> dict[str, Any]:
+              consented: list[str] | str | None = None, purpose: str | None = None,
+              standing: list[str] | str | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {SESSION_KEY: session_id, CLIENT_KEY: client or "", ORIGIN_KEY: origin,
                             PRINCIPAL_KEY: principal or "", DECISION_KEY: decision_id}
+    if purpose is not None:
+        meta[PURPOSE_KEY] = purpose
+    if standing is not None:
+        meta[STANDING_KEY] = standing
     if consented is not None:
         meta[CONSENTED_KEY] = consented
     # true when a sampling request the built-in sends during this call reaches the caller's model
@@ -84,12 +96,25 @@ def decision_id_of(ctx: Any) -> str:
     return value if isinstance(value, str) and len(value) <= 200 else ""
 
 
-def consented_of(ctx: Any) -> list[str] | None:
-    """The kinds the gateway says the caller holds consent for: None for all (``ALL_KINDS``); a call without
-    the key, or with anything but a list of texts, holds none (the built-in shows no personal data)."""
-    value = _meta_of(ctx).get(CONSENTED_KEY)
+def purpose_of(ctx: Any) -> str | None:
+    """The purpose the caller stated, as the gateway passed it on (None: none, or not text it keeps)."""
+    value = _meta_of(ctx).get(PURPOSE_KEY)
+    return value if isinstance(value, str) and value.strip() and len(value) <= MAX_PURPOSE else None
+
+
+def consented_of(ctx: Any, key: str = CONSENTED_KEY) -> list[str] | None:
+    """The kinds the gateway says the caller holds consent for (``key``: for this call's purpose, or
+    ``STANDING_KEY``: for any): None for all (``ALL_KINDS``); a call without the key, or with anything but a
+    list of texts, holds none (the built-in shows no personal data)."""
+    value = _meta_of(ctx).get(key)
     if value == ALL_KINDS:
         return None
     if isinstance(value, list) and all(isinstance(k, str) for k in value):
         return list(value)
     return []
+
+
+def standing_of(ctx: Any) -> list[str] | None:
+    """The kinds the caller holds consent for, for any purpose (``consented_of`` with ``STANDING_KEY``); a
+    call the gateway told no standing kinds: its consented ones (what it may see, it may keep)."""
+    return consented_of(ctx, STANDING_KEY if STANDING_KEY in _meta_of(ctx) else CONSENTED_KEY)

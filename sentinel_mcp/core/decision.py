@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, AsyncContextManager, Literal, Protocol, runtime_checkable
 
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, field_validator
@@ -212,6 +213,12 @@ class Guard(Protocol):
     def keeps_facts(self, call: ToolCall) -> bool:
         """Whether what the call establishes holds for every conversation: such calls take turns, all."""
         return False
+
+    def kept_turn(self, call: ToolCall, *, wait: bool) -> AsyncContextManager[str | None]:
+        """The turn of ``keeps_facts`` calls shared with every other process deciding on the same facts (a
+        cluster's replicas), held while one is decided, forwarded and observed: None while held, else why it
+        was not had (the call is then denied). ``wait`` False: tried once. Default: this process is alone."""
+        return contextlib.nullcontext(None)
 
     def record_databases(self) -> list[Any]:
         """Databases a decision is recorded in besides the audit log (their health gates calls)."""

@@ -89,9 +89,10 @@ class GatewayPort(Protocol):
         principal: Any = None,  # a Principal, or a principal's name (A2A); None: the owner of the session
         link: Any | None = None,
         identity: str | None = None,
+        purpose: str | None = None,
     ) -> InvokeOutcome:
-        """``link`` (a ``CallerLink`` that can push) relays an upstream's questions during the call to a
-        person,
+        """``purpose``: the one the caller stated (consents are per purpose). ``link`` (a ``CallerLink`` that
+        can push) relays an upstream's questions during the call to a person,
         e.g. the agent's own caller; without one they end the call as refused. ``identity``: with the
         answers to an earlier round's questions, that round's ``NeedsInput.identity`` (the answers count for
         that tool only: the call is refused if the name now routes to another)."""

@@ -35,10 +35,14 @@ async def _within(timeout: float, step: Callable[[], Awaitable[T]]) -> T:
     return await StepDeadline(running_loop().time() + timeout).run(step)
 
 
+async def _none(key: str) -> Question | None:
+    return None
+
+
 async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, timeout: float,
                               decide_once: Callable[[], Awaitable[Decision]],
                               record: Callable[[Question, Answer], Awaitable[None]],
-                              asked_before: Callable[[str], Question | None] = lambda key: None) -> Decision:
+                              asked_before: Callable[[str], Awaitable[Question | None]] = _none) -> Decision:
     """``asked_before``: the question of this conversation an answer's key names, when the decision no longer
     asks it (``asked_questions.py``: the agent answered it while the user's form was open)."""
     used: set[str] = set()
@@ -48,7 +52,7 @@ async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, tim
             asked = decision.questions if isinstance(decision, Ask) else []
             fresh = [q for q in asked if q.key in answers and q.key not in used]
             if not fresh:  # the person's answers to questions no longer asked: the user's word still counts
-                fresh = _answered_before(answers, used, asked, asked_before)
+                fresh = await _answered_before(answers, used, asked, asked_before)
             if not fresh:
                 if not isinstance(decision, Ask):
                     return decision
@@ -112,14 +116,14 @@ async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, tim
         )
 
 
-def _answered_before(answers: dict[str, Answer], used: set[str], asked: list[Question],
-                     asked_before: Callable[[str], Question | None]) -> list[Question]:
+async def _answered_before(answers: dict[str, Answer], used: set[str], asked: list[Question],
+                           asked_before: Callable[[str], Awaitable[Question | None]]) -> list[Question]:
     """The questions asked of this conversation before that the answers answer and the decision no longer
     asks (each once, whichever spelling of its key the round carried)."""
     now = {q.key.removeprefix("sentinel.") for q in asked}
     found: dict[str, Question] = {}
     for key in answers:
-        q = asked_before(key)
+        q = await asked_before(key)
         if q is not None and q.key not in used and q.key.removeprefix("sentinel.") not in now:
             found.setdefault(q.key, q)
     return [q for q in found.values() if q.key in answers]

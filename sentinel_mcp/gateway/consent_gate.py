@@ -177,6 +177,19 @@ class ConsentGate:
                 kinds.add(entry["kind"])
         return sorted(kinds)
 
+    def standing(self, call: ToolCall, tool: Any) -> list[str] | str | None:
+        """For a tool that declares ``sentinel/personal_screen``: the kinds its caller holds a live consent
+        for, for any purpose (``ALL_KINDS`` for a call no consent gates; None for any other tool). What a
+        built-in keeps of a kind outside these may go for good; one held for another purpose only is not
+        shown."""
+        declared = screen_kinds(tool)
+        if declared is None:
+            return None
+        if call.origin not in GATED_ORIGINS:
+            return ALL_KINDS
+        live = {c.kind for c in self.book.list(call.principal or "")}
+        return sorted(k for k in declared[0] if k in live)
+
     def _once_key(self, call: ToolCall, kind: str) -> OnceKey:
         # the purpose too: it is the client's word, not in the arguments, and the person allowed the one shown
         return (call.principal or "", call.session_id, call.identity, call.digest, kind, purpose_of(call))
@@ -305,3 +318,12 @@ class ConsentGate:
             self.book.grant(call.principal or "", kind, purpose, by="elicitation")
             return
         self._hold_once(self._once_key(call, kind), time.monotonic() + ONCE_TTL)
+
+
+def told_consents(gate: ConsentGate | None, call: ToolCall, tool: Any, decision: Any) -> dict[str, Any]:
+    """What a built-in's ``call_meta`` says of its caller's consents: the kinds held for this call's purpose
+    (``consented``) and for any (``standing``). No consent gate: every kind (as for sms_list, nothing is
+    withheld)."""
+    if gate is None:
+        return {"consented": ALL_KINDS, "standing": ALL_KINDS}
+    return {"consented": gate.consented(call, tool, decision), "standing": gate.standing(call, tool)}

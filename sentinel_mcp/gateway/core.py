@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from functools import partial
 from collections import Counter
 from typing import Any, Callable
 
@@ -24,7 +25,7 @@ from mcp.types import (
 )
 
 from sentinel_mcp.config import Config
-from sentinel_mcp.core.call_meta import ALL_KINDS, call_meta
+from sentinel_mcp.core.call_meta import call_meta
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.caller_link import CallOf
 from sentinel_mcp.core.display_text import said
@@ -55,11 +56,11 @@ from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
 from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.catalog_view import CatalogView
-from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.consent_gate import ConsentGate, told_consents
 from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
 from sentinel_mcp.gateway.answer_refusals import AnswerRefusals
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
-from sentinel_mcp.gateway.session_writes import KEPT_TURN, SessionWrites
+from sentinel_mcp.gateway.session_writes import SessionWrites, in_turns
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.result_shape import ResultRefused, too_many_blocks
 from sentinel_mcp.gateway.shown_result import shown_result
@@ -169,6 +170,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
         principal: Principal | str | None = None,
         link: CallerLink | None = None,
         identity: str | None = None,
+        purpose: str | None = None,
     ) -> InvokeOutcome:
         outcome = await self.execute(
             name,
@@ -182,6 +184,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
             principal=principal,
             link=link,
             identity=identity,
+            purpose=purpose,
         )
         if isinstance(outcome, UpstreamNeedsInput):
             asks = [getattr(r.params, "message", "") for r in (outcome.result.input_requests or {}).values()]
@@ -310,22 +313,15 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
             return call
         if req.origin != "solver" and self.guard.changes_facts(call):
             # decided on the facts every earlier write of the conversation left (session_writes.py)
-            async with self.session_writes.turn(call.session_id, wait=req.depth == 0) as mine:
-                if not mine:
-                    why = (f"{call.name}: another change of this conversation is in progress; one change "
-                           "at a time, call again once it has finished")
-                    await rec.final("deny", "denied", reason=why)
-                    return Refused(reason=why, decision_id=rec.decision_id)
-                if not self.guard.keeps_facts(call):
-                    return await self._decided_steps(rec, req, call, route)
-                # what it establishes holds for every conversation (kept_effects.py): theirs wait too
-                async with self.session_writes.turn(KEPT_TURN, wait=req.depth == 0) as ours:
-                    if ours:
-                        return await self._decided_steps(rec, req, call, route)
-                    why = f"{call.name}: another such change is in progress; call again once it has finished"
-                    await rec.final("deny", "denied", reason=why)
-                    return Refused(reason=why, decision_id=rec.decision_id)
+            return await in_turns(self.session_writes, self.guard, call, wait=req.depth == 0,
+                                  run=lambda: self._decided_steps(rec, req, call, route),
+                                  refuse=partial(self._turn_refused, rec))
         return await self._decided_steps(rec, req, call, route)
+
+    @staticmethod
+    async def _turn_refused(rec: CallRecord, why: str) -> Outcome:
+        await rec.final("deny", "denied", reason=why)
+        return Refused(reason=why, decision_id=rec.decision_id)
 
     async def _decided_steps(
         self, rec: CallRecord, req: CallRequest, call: ToolCall, route: ToolRoute
@@ -434,9 +430,8 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals):
                 who,
                 can_sample=bool(getattr(link, "relays_sampling", False)),
                 decision_id=rec.decision_id,
-                # no consent gate: no consents to tell (as for sms_list, nothing is withheld)
-                consented=ALL_KINDS if self.consent_gate is None
-                else self.consent_gate.consented(call, route.exposed, decision),
+                purpose=call.purpose,
+                **told_consents(self.consent_gate, call, route.exposed, decision),
             )
             if isinstance(up.target, BuiltinTarget)
             else None

@@ -91,7 +91,7 @@ class DecideStep:
     async def _decide_once(self, call: ToolCall, tool: Tool) -> Decision:
         decision = await self.guard.decide(call)
         if isinstance(decision, Ask):  # what this conversation was asked, for the answers that come back
-            self.asked_questions.remember(call.principal or "", call.session_id, decision.questions)
+            await self.asked_questions.remember(call.principal or "", call.session_id, decision.questions)
         if self.consent_gate is None:
             return decision
         if isinstance(decision, Ask):  # its consent questions in the same round (ConsentGate.asks)
@@ -106,7 +106,8 @@ class DecideStep:
         return await self.consent_gate.gate(call, tool, decision)
 
     async def _record(self, call: ToolCall, question: Question, answer: Answer) -> None:
-        self.asked_questions.forget(call.principal or "", call.session_id, question.key)  # answered
+        if question.meta.get("kind") == "ask":  # the only ones remembered (asked_questions.py)
+            await self.asked_questions.forget(call.principal or "", call.session_id, question.key)  # answered
         if question.meta.get("kind") == "consent":
             if self.consent_gate is not None:
                 self.consent_gate.record(call, question, answer)

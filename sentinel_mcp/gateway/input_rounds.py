@@ -131,6 +131,8 @@ class InputRounds:
                 "(nor sampling or roots): Sentinel never asked it anything"
             )
         state = self.seal.open(request_state)
+        if state is not None and state.get("principal") != principal:
+            state = None  # another caller's reads as one never issued: nobody learns it is genuine and live
         if state is None:
             why = (
                 "without a request state"
@@ -196,8 +198,8 @@ class InputRounds:
     ) -> str | None:
         if state.get("kind") not in ("ask", "allowed", "hold"):
             return "the request state is not one Sentinel issues for answers"
-        if state.get("principal") != principal:
-            return "the request state was issued to another caller"  # never says whose
+        if state.get("principal") != principal:  # (refused as never issued before this is asked)
+            return "the request state was issued to another caller"
         if state.get("session") != session:
             return "the request state belongs to another conversation"
         if state.get("tool") != tool:

@@ -10,10 +10,16 @@ is decided only once the one before it has been observed (or has ended without a
 A call nested in another (``depth`` > 0: a built-in's own calls) does not wait for a turn: its caller may be
 the call holding it. While the conversation's turn is taken, such a call is refused instead of hanging.
 
-A write whose effects establish a fact kept for every conversation (the rulebase's ``option(kept(...))``:
-airline.pl's "a certificate was sent for this reservation") also takes one turn shared by all conversations
-(``KEPT_TURN``), after its own: two conversations sending a certificate at once were each decided before the
-other's was recorded. (Within this process: replicas of a shared store do not share turns.)
+Every such write then also takes one turn shared by all conversations of this process (``SHARED_TURN``),
+after its own: what one conversation's write changes is what another's is decided on, in the store (two
+conversations of one retail customer cancelling, or modifying the items of, one order at once were each
+decided on the order as it was before the other's write, and both went through) or in a fact kept for every
+conversation (the rulebase's ``option(kept(...))``: airline.pl's "a certificate was sent for this
+reservation"). The turn covers a call's last decision, its forwarding and its observation, never a question of
+Sentinel's (asked between rounds). A write that establishes a kept fact also takes, with replicas of a server
+store, the cluster's turn (the guard's ``kept_turn``), taken before the decision and held until the outcome is
+recorded: a turn not had denies the call. (Other writes' turns are this process's: replicas of a shared store
+do not share them.)
 """
 
 from __future__ import annotations
@@ -21,11 +27,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from typing import AsyncIterator
+from typing import AsyncIterator, Awaitable, Callable, TypeVar
+
+from sentinel_mcp.core.decision import Guard, ToolCall
+
+_T = TypeVar("_T")
 
 
-# the turn every conversation's kept writes share: no conversation has this id (theirs hold a "/")
-KEPT_TURN = "$kept"
+# the turn every conversation's writes with effects share: no conversation has this id (theirs hold a "/")
+SHARED_TURN = "$shared"
 
 
 class SessionWrites:
@@ -56,3 +66,24 @@ class SessionWrites:
     def taken(self, session: str) -> bool:
         lock = self._locks.get(session)
         return lock is not None and lock.locked()
+
+
+async def in_turns(writes: SessionWrites, guard: Guard, call: ToolCall, *, wait: bool,
+                   run: Callable[[], Awaitable[_T]], refuse: Callable[[str], Awaitable[_T]]) -> _T:
+    """``run()`` holding the turns a write with effects takes (its conversation's, then the process's; a kept
+    write's also the cluster's), else ``refuse(why)``. ``wait`` False (a nested call): tried once."""
+    async with writes.turn(call.session_id, wait=wait) as mine:
+        if not mine:
+            return await refuse(f"{call.name}: another change of this conversation is in progress; one "
+                                "change at a time, call again once it has finished")
+        # then after every other conversation's: decided on what the store and facts say once theirs are done
+        async with writes.turn(SHARED_TURN, wait=wait) as ours:
+            if not ours:
+                return await refuse(f"{call.name}: another such change is in progress; call again once it "
+                                    "has finished")
+            if not guard.keeps_facts(call):
+                return await run()
+            async with guard.kept_turn(call, wait=wait) as refused:
+                if refused is not None:
+                    return await refuse(f"{call.name}: {refused}")
+                return await run()

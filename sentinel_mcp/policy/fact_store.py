@@ -425,7 +425,8 @@ class FactStore(SeamStore):
             found.update(_back(r[0]) for r in rows)
         return found
 
-    async def delete(self, session: str, fact_texts: list[str]) -> None:
+    async def delete(self, session: str, fact_texts: list[str], also: tuple[Statement, ...] = ()) -> None:
+        """``also``: statements committed in the same transaction (a clear's record: kept_clears.py)."""
         if not fact_texts:
             return
         pairs = [(_kept(session), _kept(t)) for t in fact_texts]
@@ -433,6 +434,7 @@ class FactStore(SeamStore):
             [
                 Statement("DELETE FROM facts WHERE session = ? AND fact = ?", pairs, many=True),
                 Statement("DELETE FROM fact_values WHERE session = ? AND fact = ?", pairs, many=True),
+                *also,
             ],
             [session],
         )

@@ -28,6 +28,7 @@ from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, KeptProof, Prolo
 from sentinel_mcp.policy.fact_store import FactStore
 from sentinel_mcp.policy.caller_reach import withholding_for
 from sentinel_mcp.policy.held_facts import HeldFacts
+from sentinel_mcp.policy.kept_turns import KeptTurns
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.observe_step import ObserveStep
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
@@ -36,6 +37,7 @@ from sentinel_mcp.policy.policy_documents import PolicyDocuments
 from sentinel_mcp.policy.questions import AnswerRefused, questions_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.shared_rulebases import SharedRulebases
+from sentinel_mcp.policy.store_upkeep import upkeep
 from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.policy.solver import FetchFilter, Solver, SolverResult
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
@@ -56,7 +58,7 @@ def _default_guard(settings: PolicySettings) -> Guard:
     return DefaultGuard(settings)
 
 
-class PolicyGuard(ObserveStep, Guard):
+class PolicyGuard(ObserveStep, KeptTurns, Guard):
     def __init__(self, rulebase_files: list[Path], port: GatewayPort | None, *, store_path: Path | str,
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
@@ -153,7 +155,8 @@ class PolicyGuard(ObserveStep, Guard):
             await self.shared_versions.start()
         if watch:
             self.rulebases.start_watching()
-            self._purger = asyncio.create_task(self._purge_loop(), name="fact-purge")
+            self._purger = asyncio.create_task(upkeep(self.knowledge, self.search, self.purge_interval),
+                                               name="fact-purge")
 
     def join_cluster(self, replica: str, key: bytes | None = None) -> None:
         self.replica, self.cluster_key = replica, key  # the key signs the rulebase versions it publishes
@@ -193,16 +196,6 @@ class PolicyGuard(ObserveStep, Guard):
         await self.rulebases.unload_all()
         await self.store.close()
 
-    async def _purge_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.purge_interval)
-            try:
-                await self.knowledge.purge()
-                if self.search.index is not None:
-                    await self.search.index.purge()  # expired memories
-            except Exception:  # noqa: BLE001
-                log.exception("fact purge")
-
     # ---------------------------------------------------------------- Guard protocol
     @property
     def version(self) -> str:
@@ -220,10 +213,6 @@ class PolicyGuard(ObserveStep, Guard):
     def changes_facts(self, call: ToolCall) -> bool:
         rb = self.rulebases.active
         return rb is not None and rb.info.names_effect(call.identity)
-
-    def keeps_facts(self, call: ToolCall) -> bool:
-        rb = self.rulebases.active
-        return rb is not None and rb.info.keeps(call.identity)
 
     def is_read_only(self, name: str) -> bool:
         if self.rulebases.loaded and name in self.rulebases.current.info.read_only:

@@ -16,6 +16,7 @@ from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Provenance
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.fact_store import Fact, FactStore, Learned
+from sentinel_mcp.policy.kept_clears import last_clear
 from sentinel_mcp.policy.kept_effects import KEPT_SCOPE, kept_predicates
 from sentinel_mcp.policy.prolog_text import fact_text, module_name, quote_atom as _atom
 from sentinel_mcp.policy.read_sources import Forgotten, ReadSources
@@ -67,6 +68,7 @@ class Knowledge:
         self.max_counters = max_counters
         self._clock = itertools.count(1)
         self.reads = ReadSources()  # which read last taught each observed fact: a newer answer replaces it
+        self._cleared: int | None = None  # the latest clear of a kept fact this process saw (follow_clears)
 
     def _changed(self, session: str) -> None:
         self.generation.pop(session, None)  # re-inserted last: insertion order = least recently changed first
@@ -108,6 +110,10 @@ class Knowledge:
         seeded = self._loaded.get(session)
         held: set[str] | None = None  # the seeds the store holds, when just read
         if seeded is None:
+            if self._cleared is None and not self.store.shared:
+                # the clears' baseline before the first mirror (follow_clears): reloading every mirror on a
+                # first look instead dropped facts decisions in flight had just fetched
+                self._cleared = await last_clear(self.store)
             await self._evict()
             now = process_clock.now()
             facts = await self.store.valid(session, now)
@@ -156,6 +162,20 @@ class Knowledge:
             self._changed(s)
         self._seen.pop(KEPT_SCOPE, None)
         self._seen[KEPT_SCOPE] = now
+
+    async def follow_clears(self) -> None:
+        """A store of this process (SQLite): reload every mirror when the operator cleared a kept fact since
+        this process last looked (kept_clears.py). A server store needs none: the
+        clear moves the kept facts' counter, which every decision follows (``_follow_kept``)."""
+        now = await last_clear(self.store)
+        if self._cleared is None or now == self._cleared:
+            # no mirror loaded yet (``_load`` takes the baseline before the first): nothing to reload
+            self._cleared = now
+            return
+        for s in list(self._loaded):
+            del self._loaded[s]
+            self._changed(s)
+        self._cleared = now
 
     async def keep(self, facts: list[Fact]) -> None:
         """Store facts of kept predicates (in ``KEPT_SCOPE``), and put them in every loaded session's mirror:

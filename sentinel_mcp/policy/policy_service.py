@@ -26,6 +26,7 @@ from sentinel_mcp.policy.withheld_facts import (
     WITHHELD_WHY,
     Hidden,
     Withholding,
+    tells_unseen,
     unseen_values,
 )
 
@@ -293,7 +294,7 @@ class PolicyService:
         # the decision is made on every fact of the session: what it says may hold a value only facts withheld
         # from this caller hold (an order's owner, read to find it is not the user's); then it says only that
         unseen = unseen_values(await self.guard.store.valid(session), hidden, arguments)
-        if unseen and any(v in json.dumps(out, default=str) for v in unseen):
+        if tells_unseen(out, unseen):
             return {"tool": tool, "decision": d.kind, "reason": WITHHELD_WHY}
         return out
 

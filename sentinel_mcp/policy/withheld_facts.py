@@ -15,6 +15,7 @@ config's (``principals[].tools`` / ``upstreams``). The CLI, run by the device ow
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Callable, Iterable
 
 from sentinel_mcp.policy.fact_store import Fact, string_values
@@ -138,3 +139,16 @@ def unseen_values(facts: list[Fact], hidden: Hidden, given: Any) -> frozenset[st
         else:
             kept |= string_values(f.args)
     return frozenset(v for v in kept - seen if len(v) >= MIN_UNSEEN)
+
+
+def tells_unseen(out: Any, unseen: frozenset[str]) -> bool:
+    """Whether ``out`` (what a look would say) holds one of ``unseen`` as a word of its own, in its texts as
+    they read (not JSON-escaped: a value with an accent or a quote was never found in the escaped dump). A
+    value inside a longer word says nothing of it: found so, 'red' in the tool name
+    'return_delivered_order_items' (or a rulebase's 'ordered by mistake') withheld the answer when another
+    customer's order was red, so the answer told whether it was."""
+    if not unseen:
+        return False
+    text = "\n".join([*string_values(out), json.dumps(out, ensure_ascii=False, default=str)])
+    words = "|".join(re.escape(v) for v in sorted(unseen, key=len, reverse=True))  # one pass of the text
+    return re.search(rf"(?<!\w)(?:{words})(?!\w)", text) is not None

@@ -42,6 +42,7 @@ from sentinel_mcp.storage.health import StoreHealth, register, unregister
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.location import ServerLocation
 from sentinel_mcp.storage.schema import Schema
+from sentinel_mcp.storage.server_trial import ServerTrial
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +113,7 @@ class PostgresDatabase(JobWriter):
         self.commits = 0
         self.committed_jobs = 0
         self._committing = False  # the writer thread's own: whether the group's COMMIT has been sent
+        self._trial = ServerTrial(2 * CONNECT_TIMEOUT)  # degraded: one connection at a time tries the server
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "PostgresDatabase":
@@ -228,6 +230,11 @@ class PostgresDatabase(JobWriter):
 
     # ------------------------------------------------------------------ reads (pool, off the writer)
     async def _read_async(self, sql: str, params: Params, dicts: bool) -> Any:
+        attempt = self._trial.running
+        if attempt is not None:  # degraded, a read is trying the server: its word, awaited off the readers
+            failed = await self._trial.heard(attempt, self._unavailable())
+            if failed is not None:
+                raise StorageError(str(failed))
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._readers, self._read, sql, params, dicts)
 
@@ -236,6 +243,10 @@ class PostgresDatabase(JobWriter):
             raise StorageError(f"{self.name} store is closed")
         psycopg = _driver()
         started = time.time()
+        if not self.health.ok and not self._pool.get_stats().get("pool_available"):
+            # degraded, no idle connection: the pool backs off its reconnects, and a read waiting for one
+            # would wait its whole timeout on every call's way (past a balancer's patience)
+            return self._read_direct(sql, params, dicts, None, started)
         try:
             with self._pool.connection() as conn:
                 return _fetch(conn, sql, params, dicts)
@@ -256,6 +267,9 @@ class PostgresDatabase(JobWriter):
                 return self._read_direct(sql, params, dicts, e, started)
             raise
 
+    def _unavailable(self) -> str:
+        return self.health.cause or f"{self.name} store is unavailable"
+
     def _read_fault(self, e: BaseException, started: float) -> StorageError:
         """A read's fault degrades health, unless the store recovered while the read was failing (a slow read
         begun during an outage must not mark a store that works again as down)."""
@@ -264,16 +278,40 @@ class PostgresDatabase(JobWriter):
         return self._fault(e)
 
     def _read_direct(
-        self, sql: str, params: Params, dicts: bool, cause: BaseException, started: float
+        self, sql: str, params: Params, dicts: bool, cause: BaseException | None, started: float
     ) -> Any:
+        """A read on a fresh connection; while the store is degraded one such connection at a time tries the
+        server and the others share its word (``server_trial.py``)."""
         psycopg = _driver()
+        unavailable = self._unavailable()
+        attempt = None
+        if not self.health.ok:
+            mine, attempt = self._trial.enter()
+            if not mine:
+                failed = self._trial.word(attempt, unavailable)
+                if failed is not None:
+                    raise StorageError(str(failed))
+                attempt = None  # the server took a connection: this read runs on its own
+        failed = StorageError(unavailable)
         try:
-            with psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
+            try:
+                conn = psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+            except psycopg.Error as e:
+                if is_fault(e):
+                    failed = self._read_fault(_reported(e, cause), started)
+                    raise failed from None
+                raise
+            failed = None
+        finally:
+            if attempt is not None:
+                self._trial.settle(attempt, failed)
+        try:
+            with conn:
                 _bounded(conn)
                 return _fetch(conn, sql, params, dicts)
         except psycopg.Error as e:
             if is_fault(e):
-                raise self._read_fault(e if isinstance(cause, psycopg.Error) else cause, started) from None
+                raise self._read_fault(_reported(e, cause), started) from None
             raise
 
     # ------------------------------------------------------------------ writes (one thread, group commit)
@@ -487,6 +525,11 @@ def _said_goodbye(conn: Any) -> bool:
         return True
     except Exception:  # noqa: BLE001 - the driver's own error for a connection without a socket
         return True
+
+
+def _reported(e: BaseException, cause: BaseException | None) -> BaseException:
+    """A direct read's fault, or the pool's timeout that sent it there (what the store was waiting for)."""
+    return cause if cause is not None and not isinstance(cause, _driver().Error) else e
 
 
 def _bounded(conn: Any) -> None:

@@ -46,13 +46,18 @@ async def recording_agent(
     keeps what it was sent (with the credentials); it serves the agent card ``card(port)`` makes, if told (a
     listed agent's card is fetched and checked before each send)."""
     got: list[dict[str, Any]] = []
+    contexts: dict[str, str] = {}  # task id -> the context it was last answered in (what GetTask says)
 
     async def answer(request: Request) -> JSONResponse:
         body = await request.json()
         got.append({"authorization": request.headers.get("authorization"), "body": body})
-        message = body.get("params", {}).get("message", {})
+        params = body.get("params", {})
+        message = params.get("message", {})
+        if body.get("method") == "GetTask":  # the task it answered under that id, in its context
+            message = {"contextId": contexts.get(str(params.get("id"))), "taskId": params.get("id")}
         task = {"id": "remote-task", "contextId": message.get("contextId") or "remote-context",
                 **reply(message)}
+        contexts[task["id"]] = task["contextId"]
         result = task if body.get("method") == "GetTask" else {"task": task}  # (GetTask answers the Task)
         return JSONResponse({"jsonrpc": "2.0", "id": body.get("id"), "result": result})
 
@@ -129,7 +134,8 @@ async def test_a_peers_tool_call_cannot_drive_the_a2a_client(tmp_path: Path) -> 
                 said = (await peer.call("chat_message", {"channel_id": channel, "text": "hello"}))["result"]
                 assert said["relayed"] is True and said["state"] == "TASK_STATE_COMPLETED", said
         [relayed] = got
-        assert relayed["body"]["params"]["message"]["contextId"] == channel
+        # the channel, in the form of the principal whose chat it is (``a2a/peer_threads.py``)
+        assert relayed["body"]["params"]["message"]["contextId"] == f"rover:{channel}"
         assert relayed["authorization"] == f"Bearer {SENTINELS_TOKEN}"
 
 
@@ -182,4 +188,6 @@ async def test_an_agent_cannot_bridge_a_chat_nor_answer_a_help_request_for_the_p
                 assert asked["human_assist_request"]["reason"] == "Need a person to choose", asked
                 done = (await peer.call("chat_message", {"channel_id": channel, "text": "aisle"}))["result"]
                 assert done["state"] == "TASK_STATE_COMPLETED", done
-        assert [g["body"]["params"]["message"]["parts"][0]["text"] for g in got] == ["book it", "aisle"]
+        # (the reply's task is looked up at the agent first: a GetTask)
+        sent = [g["body"] for g in got if g["body"]["method"] == "SendMessage"]
+        assert [b["params"]["message"]["parts"][0]["text"] for b in sent] == ["book it", "aisle"]

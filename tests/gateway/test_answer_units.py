@@ -241,7 +241,8 @@ async def test_a_request_state_is_bound_to_its_principal_too() -> None:
 
     for who in ("bob", "Alice", "alice ", "", "owner"):  # any other caller, even with the same session named
         refused = await accept(who)
-        assert isinstance(refused, RefusedRetry) and "issued to another caller" in refused.reason, who
+        # read as a state never issued: nothing says it is genuine, live, or anyone's
+        assert isinstance(refused, RefusedRetry) and "Sentinel did not issue" in refused.reason, who
         assert "alice" not in refused.reason  # never says whose
     assert isinstance(
         await accept("alice", "alice/conv-2"), RefusedRetry

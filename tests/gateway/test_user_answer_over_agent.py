@@ -116,7 +116,7 @@ async def test_the_users_no_counts_over_the_agents_yes_given_while_the_form_was_
     assert not any(m.exists() for m in markers)
 
 
-def test_one_principals_questions_never_push_anothers_out() -> None:
+async def test_one_principals_questions_never_push_anothers_out() -> None:
     from sentinel_mcp.core.decision import Question
     from sentinel_mcp.gateway.asked_questions import PER_PRINCIPAL, AskedQuestions
 
@@ -125,13 +125,14 @@ def test_one_principals_questions_never_push_anothers_out() -> None:
                         meta={"kind": kind})
 
     book = AskedQuestions()
-    book.remember("alice", "s-a", [q("mine"), q("conf", "confirm")])
+    await book.remember("alice", "s-a", [q("mine"), q("conf", "confirm")])
     for i in range(PER_PRINCIPAL * 3):
-        book.remember("mallory", f"s-{i}", [q(f"k{i}")])
-    assert book.get("alice", "s-a", "sentinel.policy.ask.mine") is not None
-    assert book.get("alice", "s-a", "policy.ask.mine") is not None  # a 2026-era round's other spelling
-    assert book.get("alice", "s-a", "sentinel.policy.confirm.conf") is None  # a confirmation: its own text
-    assert book.get("alice", "s-other", "sentinel.policy.ask.mine") is None  # another conversation's
-    assert book.get("mallory", "s-a", "sentinel.policy.ask.mine") is None  # another principal's
-    assert book.get("mallory", "s-0", "sentinel.policy.ask.k0") is None  # its own oldest went first
-    assert book.get("mallory", f"s-{PER_PRINCIPAL * 3 - 1}", f"sentinel.policy.ask.k{PER_PRINCIPAL * 3 - 1}")
+        await book.remember("mallory", f"s-{i}", [q(f"k{i}")])
+    assert await book.get("alice", "s-a", "sentinel.policy.ask.mine") is not None
+    assert await book.get("alice", "s-a", "policy.ask.mine") is not None  # a 2026-era round's other spelling
+    assert await book.get("alice", "s-a", "sentinel.policy.confirm.conf") is None  # a confirmation: its text
+    assert await book.get("alice", "s-other", "sentinel.policy.ask.mine") is None  # another conversation's
+    assert await book.get("mallory", "s-a", "sentinel.policy.ask.mine") is None  # another principal's
+    assert await book.get("mallory", "s-0", "sentinel.policy.ask.k0") is None  # its own oldest went first
+    last = PER_PRINCIPAL * 3 - 1
+    assert await book.get("mallory", f"s-{last}", f"sentinel.policy.ask.k{last}")

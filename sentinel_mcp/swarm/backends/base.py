@@ -95,11 +95,10 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4) if text else 0
 
 
-def counted_tokens(claimed: Any, text: str) -> int:
-    """What a call's ``text`` counts toward the token cap when its backend says ``claimed``: the claim is the
-    endpoint's (or tool's) word, so at least what the text estimates, whatever it says (missing, zero, one,
-    negative); only a JSON whole number counts as a claim (a float, inf, a string, a bool is none)."""
-    return max(claimed if type(claimed) is int and claimed > 0 else 0, estimate_tokens(text))
+def claimed_tokens(value: Any) -> int:
+    """A token count a backend claims, or 0: only a positive JSON integer counts (a float, inf or NaN among
+    them, a string or a bool is not one; the text's estimate stands instead, as the least a call counts)."""
+    return value if type(value) is int and value > 0 else 0
 
 
 _FENCE = re.compile(r"```[A-Za-z0-9_+-]*\n(.*?)```", re.DOTALL)

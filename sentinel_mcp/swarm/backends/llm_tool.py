@@ -11,7 +11,14 @@ from typing import Any
 
 from sentinel_mcp.core.builtin import ToolInvoker
 from sentinel_mcp.core.tool_ref import ToolRef
-from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, ModelRequest, counted_tokens
+from sentinel_mcp.swarm.backends.base import (
+    ErrorSink,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    claimed_tokens,
+    estimate_tokens,
+)
 
 # how the llm built-in says its injection detector refused an input (sentinel_mcp.llm.injection)
 INJECTION_REFUSAL = "looks like a prompt-injection attempt"
@@ -67,10 +74,10 @@ class LlmToolBackend:
         return ModelReply(
             text=text,
             json_data=data.get("json"),
-            # the tool's counts are its word (any tool may be named here): the token cap holds whatever
-            # it says
-            prompt_tokens=counted_tokens(tokens.get("prompt"), request.system + request.full_prompt),
-            completion_tokens=counted_tokens(tokens.get("completion"), text),
+            # the built-in's word, as an endpoint's: never less than the text's own estimate
+            prompt_tokens=max(claimed_tokens(tokens.get("prompt")),
+                              estimate_tokens(request.system + request.full_prompt)),
+            completion_tokens=max(claimed_tokens(tokens.get("completion")), estimate_tokens(text)),
             model=str(data.get("model") or "local"),
         )
 

@@ -15,7 +15,14 @@ from typing import Any
 import httpx2
 from pydantic import BaseModel, ConfigDict, Field
 
-from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, ModelRequest, counted_tokens
+from sentinel_mcp.swarm.backends.base import (
+    ErrorSink,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    claimed_tokens,
+    estimate_tokens,
+)
 
 # a chat completion of at most 8,000 tokens is tens of KB: anything this large is not an answer
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
@@ -115,8 +122,8 @@ class OpenAIBackend:
             text=text,
             # at least what the text estimates: the endpoint's own count (missing, zero, one, negative) is
             # its word, and the token cap must hold whatever it says
-            prompt_tokens=counted_tokens(usage.get("prompt_tokens"), prompt),
-            completion_tokens=counted_tokens(usage.get("completion_tokens"), text),
+            prompt_tokens=max(claimed_tokens(usage.get("prompt_tokens")), estimate_tokens(prompt)),
+            completion_tokens=max(claimed_tokens(usage.get("completion_tokens")), estimate_tokens(text)),
             model=str(data.get("model") or self.settings.model),
             attempts=attempt,
         )

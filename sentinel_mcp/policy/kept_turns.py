@@ -1,0 +1,118 @@
+"""The turn of the writes that establish kept facts (``kept_effects.py``), across every process deciding on
+the same facts. A base of ``PolicyGuard``, which sets the attributes named here.
+
+Within a process the gateway's ``session_writes.SHARED_TURN`` already lets one such write be decided,
+forwarded and recorded at a time. Replicas of a server store each have their own: two could each decide a
+certificate for the same cancelled flight before either recorded it, and both were sent. On a server store the
+turn is also the cluster's (``storage/server_turn.py``: an advisory lock the server ends with the holder's
+session), taken before deciding and held until the write's outcome is recorded. A turn that cannot be had
+within ``kept_turn_seconds``, or at all (the server is down), denies the call. A store of this process only
+(SQLite) needs no more than the gateway's own turn.
+
+A holder that dies loses its turn with its session, and what it sent is unknown. So the holder writes down
+its call (``kept_pending``) before deciding, and deletes it before giving the turn back: a row the next holder
+finds is a dead holder's. What that call would have kept is recorded as unsure (``'$unsure'(Fact)`` in the
+kept scope: it denies the same write for every conversation, never grants), until the operator, having looked
+at what the upstream did, clears it (``sentinel-mcp kept clear``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from typing import AsyncContextManager, AsyncIterator
+
+from sentinel_mcp.core import process_clock
+from sentinel_mcp.core.decision import ToolCall
+from sentinel_mcp.core.stored_text import restored as _back
+from sentinel_mcp.core.stored_text import stored as _kept
+from sentinel_mcp.policy.engine import PrologEngine
+from sentinel_mcp.policy.fact_store import Fact, FactStore
+from sentinel_mcp.policy.kept_effects import KEPT_SCOPE, indicator, kept_predicates
+from sentinel_mcp.policy.knowledge import Knowledge
+from sentinel_mcp.policy.rulebase import RulebaseHolder
+from sentinel_mcp.storage import Statement
+from sentinel_mcp.storage.location import ServerLocation
+from sentinel_mcp.storage.row_signature import sign, signed
+from sentinel_mcp.storage.server_turn import server_turn
+
+log = logging.getLogger(__name__)
+
+KEPT_TURN_SECONDS = 30.0  # how long a kept write waits for another replica's to be recorded, then is denied
+_TURN_NAME = "sentinel.kept-facts"  # one turn per database: every kept write of the cluster
+_NO_TURN = "the cluster's turn for such changes could not be taken: "
+_PENDING = ("INSERT INTO kept_pending (session, tool, arguments, digest, started_at, mac) "
+            "VALUES (?,?,?,?,?,?) RETURNING id")
+_PURPOSE = "kept write pending"  # its row signed with the facts' key: one made up in SQL is dropped, unused
+
+
+class KeptTurns:
+    rulebases: RulebaseHolder
+    store: FactStore
+    knowledge: Knowledge
+    engine: PrologEngine
+    kept_turn_seconds: float = KEPT_TURN_SECONDS
+
+    def keeps_facts(self, call: ToolCall) -> bool:
+        rb = self.rulebases.active
+        return rb is not None and rb.info.keeps(call.identity)
+
+    def kept_turn(self, call: ToolCall, *, wait: bool) -> AsyncContextManager[str | None]:
+        if not self.store.shared:
+            return contextlib.nullcontext(None)  # one process's store: the gateway's own turn is the turn
+        return self._cluster_turn(call, wait)
+
+    @contextlib.asynccontextmanager
+    async def _cluster_turn(self, call: ToolCall, wait: bool) -> AsyncIterator[str | None]:
+        location = getattr(self.store.database, "location", None)
+        if not isinstance(location, ServerLocation):  # closed, or not a server: no turn, no call
+            yield "the cluster's turn for such changes could not be taken: the fact store is not open"
+            return
+        async with server_turn(location, _TURN_NAME, wait=self.kept_turn_seconds if wait else 0.0) as refused:
+            if refused is not None:
+                yield (f"another such change is in progress on another replica ({refused.why}); call again"
+                       if refused.busy else _NO_TURN + refused.why)
+                return
+            try:
+                await self._settle_dead_holders()
+                row = (_kept(call.session_id), _kept(call.identity), json.dumps(call.arguments),
+                       _kept(call.digest))
+                written = await self.store.db.run([Statement(_PENDING, (
+                    *row, process_clock.now(), sign(self.store.key, _PURPOSE, *row)))])
+            except Exception as e:  # noqa: BLE001 - nothing was decided: the call is refused, said why
+                log.exception("the cluster's turn for kept writes")
+                yield _NO_TURN + f"its record of writes in progress failed ({type(e).__name__})"
+                return
+            try:
+                yield None
+            finally:
+                await self.store.db.run([Statement("DELETE FROM kept_pending WHERE id = ?",
+                                                   (written[0].rows[0][0],))])
+
+    async def _settle_dead_holders(self) -> None:
+        """Record as unsure what each dead holder's call would have kept, then forget the call."""
+        rows = await self.store.db.query("SELECT id, session, tool, arguments, digest, mac FROM kept_pending")
+        if not rows:
+            return
+        rb = self.rulebases.current
+        kept = kept_predicates(rb.info.options)
+        unsure: list[Fact] = []
+        for _, session, tool, arguments, digest, mac in rows:
+            if not signed(self.store.key, mac, _PURPOSE, session, tool, arguments, digest):
+                log.warning("a kept write's pending row not signed by a replica of this cluster: dropped")
+                continue
+            session, tool, digest = _back(session), _back(tool), _back(digest)
+            log.warning("a replica died holding the turn of %s (conversation %s): what it kept is recorded "
+                        "as unsure until the operator clears it (sentinel-mcp kept)", tool[:99], session[:99])
+            await self.knowledge.ensure(session, rb)
+            actions = await self.engine.effect_actions(rb.module, self.knowledge.module(session), tool,
+                                                       json.loads(arguments), process_clock.now())
+            for text in actions["establish"]:
+                plain = await self.knowledge.fact_of_text(KEPT_SCOPE, text, "observed")
+                if indicator(plain.predicate, plain.args) in kept:
+                    unsure.append(await self.knowledge.fact_of_text(
+                        KEPT_SCOPE, f"'$unsure'({text})", "observed", source_tool=tool, source_digest=digest))
+        await self.knowledge.keep(unsure)
+        await self.store.db.run([Statement("DELETE FROM kept_pending WHERE id = ?", [(r[0],) for r in rows],
+                                           many=True)])
