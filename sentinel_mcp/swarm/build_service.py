@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -17,6 +16,7 @@ from sentinel_mcp.swarm import build_lease
 from sentinel_mcp.swarm.backends.base import ModelBackend
 from sentinel_mcp.swarm.logging_setup import setup_swarm_logging
 from sentinel_mcp.swarm.orchestrator import Orchestrator, ProgressEvent, ProgressSink
+from sentinel_mcp.swarm.retention import TASK_DIR as TASK_ID
 from sentinel_mcp.swarm.retention import SweepReport, sweep
 from sentinel_mcp.swarm.settings import SwarmSettings
 from sentinel_mcp.swarm.spec import parse_spec
@@ -27,8 +27,9 @@ from sentinel_mcp.swarm.workspace import Workspace
 from sentinel_mcp.core.errors import SwarmError
 
 log = logging.getLogger("sentinel.swarm")
-TASK_ID = re.compile(r"^t\d{8}-\d{6}-[0-9a-f]{6}$")
 BackendFactory = Callable[[], Awaitable[ModelBackend]]
+LISTENER_SECONDS = 10.0  # a caller has this long to take one progress report of its build
+BACKEND_CLOSE_SECONDS = 10.0  # a build's model backend has this long to close once the build has ended
 
 
 class UnknownTaskError(SwarmError, KeyError):
@@ -285,7 +286,7 @@ class BuildService:
             return await orch.run()
         finally:
             heartbeat.cancel()
-            await self._wind_down(orch, backend)
+            await self._wound_down(orch, backend)
 
     def _if_never_started(self, runner: asyncio.Task[str], orch: Orchestrator, backend: ModelBackend) -> None:
         """A runner cancelled before the loop first ran it never entered ``_run`` (no ``finally`` of its ran):
@@ -301,13 +302,28 @@ class BuildService:
             with contextlib.suppress(Exception):  # a row left unfinished is ended by the sweeps as before
                 await orch._fail("cancelled")
         finally:
-            await self._wind_down(orch, backend)
+            await self._wound_down(orch, backend)
             self._settling.pop(orch.task_id, None)
+
+    async def _wound_down(self, orch: Orchestrator, backend: ModelBackend) -> None:
+        """``_wind_down`` to its end whatever cancels the runner meanwhile (a cancel racing the build's end):
+        cut short, it left this replica's one build slot held for good (every later build refused)."""
+        ending = asyncio.ensure_future(self._wind_down(orch, backend))
+        cancelled = False
+        while not ending.done():
+            try:
+                await asyncio.shield(ending)
+            except asyncio.CancelledError:
+                cancelled = True
+        if cancelled:
+            raise asyncio.CancelledError
 
     async def _wind_down(self, orch: Orchestrator, backend: ModelBackend) -> None:
         """What ends a runner, started or not: its model, the replica's slot, the build's lease."""
+        # the backend's close is its own (an HTTP client's, a client's session): one that never returns must
+        # not keep the slot; left to finish on its own
         with contextlib.suppress(Exception):
-            await asyncio.shield(backend.aclose())
+            await asyncio.wait_for(asyncio.shield(backend.aclose()), BACKEND_CLOSE_SECONDS)
         self.lock.release()
         if self.store.shared:
             with contextlib.suppress(Exception):  # a lease left behind lapses; the row is already ended
@@ -347,9 +363,20 @@ class BuildService:
 
     async def _fan_out(self, event: ProgressEvent) -> None:
         self._last_event[event.task_id] = (time.monotonic(), event)
-        for listener in list(self._listeners.get(event.task_id, [])):
-            with contextlib.suppress(Exception):
-                await listener(event)
+        await self._tell(event.task_id, event)
+
+    async def _tell(self, task_id: str, event: ProgressEvent) -> None:
+        """Each listener hears ``event`` within ``LISTENER_SECONDS``, or is dropped: a listener is a caller's
+        connection (written as the caller reads), and the build waits for it, its caps with it."""
+        for listener in list(self._listeners.get(task_id, [])):
+            try:
+                await asyncio.wait_for(listener(event), LISTENER_SECONDS)
+            except asyncio.TimeoutError:
+                log.warning("task %s: a caller did not take its progress in time; dropped", task_id)
+                with contextlib.suppress(ValueError):
+                    self._listeners.get(task_id, []).remove(listener)
+            except Exception:  # noqa: BLE001 - a listener that fails must not fail the build
+                pass
 
     async def _heartbeat(self, task_id: str) -> None:
         """While one agent works for long (a local model call can take minutes), tell waiting callers the
@@ -371,9 +398,7 @@ class BuildService:
                 event.total,
                 f"still working ({now - at:.0f} s): {event.message}",
             )
-            for listener in list(self._listeners.get(task_id, [])):
-                with contextlib.suppress(Exception):
-                    await listener(beat)
+            await self._tell(task_id, beat)
 
     def add_listener(self, task_id: str, listener: ProgressSink) -> None:
         self._listeners.setdefault(task_id, []).append(listener)
@@ -415,13 +440,16 @@ class BuildService:
         task = self._running.get(task_id)
         if task is None:
             return False
+        # at once (no wait before it: the build goes on meanwhile); a build that has ended and is winding down
+        # stays as it ended (its runner finishes), and this cancel then cancelled nothing
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
         settling = self._settling.get(task_id)
         if settling is not None:  # cancelled before its runner started: ended by the callback, awaited here
             await asyncio.shield(settling)
-        return True
+        after = await self.store.get_task(task_id) or {}
+        return after.get("state") == "FAILED" and after.get("error") == "cancelled"
 
     async def status(self, task_id: str, principal: str | None = None) -> dict[str, Any]:
         await self.owned(task_id, principal)

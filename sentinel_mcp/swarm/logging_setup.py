@@ -7,6 +7,9 @@ import re
 from logging.handlers import TimedRotatingFileHandler
 from pathlib import Path
 
+from sentinel_mcp.core.display_text import safe_text
+
+MAX_RECORD_CHARS = 16_000  # of one record's message (a debug record quotes 2,000 characters of a reply)
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}"), r"\1 [REDACTED]"),
     (re.compile(r"(?i)\b(api[_-]?key|token|secret|password|passwd)(\"?\s*[:=]\s*\"?)[^\s\"',;]{4,}"),
@@ -40,14 +43,16 @@ def redact(text: str) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """Rewrites the formatted message so neither the message nor its arguments leak personal data."""
+    """Rewrites the formatted message so neither the message nor its arguments leak personal data, and so it
+    is one line: a message quotes others (a model's words, an endpoint's error page), whose line breaks and
+    terminal escapes would write lines that read as records of their own (shown as ``⟨U+XXXX⟩`` instead)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a bad format string must not lose the record
             return True
-        record.msg = redact(message)
+        record.msg = safe_text(redact(message), MAX_RECORD_CHARS)
         record.args = None
         if record.exc_info and not record.exc_text:
             record.exc_text = redact(logging.Formatter().formatException(record.exc_info))

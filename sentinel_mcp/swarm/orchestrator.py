@@ -43,7 +43,7 @@ from sentinel_mcp.swarm.path_safety import UnsafePathError
 from sentinel_mcp.swarm.plan import Plan, PlanError, PlanStep
 from sentinel_mcp.swarm.scaffold import scaffold_file
 from sentinel_mcp.swarm.spec import TaskSpec
-from sentinel_mcp.swarm.state import SwarmStore
+from sentinel_mcp.swarm.state import TERMINAL_STATES, SwarmStore
 from sentinel_mcp.swarm.toolchain import Toolchain
 from sentinel_mcp.swarm.workspace import Workspace
 from sentinel_mcp.core.display_text import safe_text
@@ -110,6 +110,8 @@ class Orchestrator:
             await self._set_state("COMPLETED")
             await self._emit(f"completed: {len(self.completed)} files")  # where: the caller's own to say
         except asyncio.CancelledError:
+            if self.state in TERMINAL_STATES:  # cancelled after it ended (reporting it): it stays as it ended
+                raise
             # record the end even if cancelled again meanwhile: whoever awaits this task (close()) then
             # finds the store written, never half-way
             ending = asyncio.ensure_future(self._fail("cancelled"))
@@ -440,7 +442,8 @@ class Orchestrator:
 
     async def _set_state(self, state: str) -> None:
         self.state = state
-        await self.store.set_state(self.task_id, state)
+        # written whole even when a cancel lands meanwhile: the state said here is the one the store holds
+        await asyncio.shield(self.store.set_state(self.task_id, state))
 
     async def _fail(self, reason: str) -> None:
         # a model error quotes the backend (a client's refusal, an endpoint's message): bounded, shown safely

@@ -189,12 +189,11 @@ class SwarmStore(SeamStore):
         assert state in STATES
         now = time.time()
         finished = now if state in TERMINAL_STATES else None
-        # shared store: an ended build stays ended (another replica may have ended it when its lease lapsed;
-        # a late write of its old runner must not bring it back)
-        ended = " AND state NOT IN ('COMPLETED','FAILED')" if self.shared else ""
+        # an ended build stays ended, in every store: another replica may have ended it when its lease lapsed,
+        # and a cancel that lands after it COMPLETED must not rewrite it FAILED (its workspace then swept)
         await self._write(
             "UPDATE tasks SET state=?, error=COALESCE(?, error), updated_at=?, "
-            "finished_at=COALESCE(?, finished_at) WHERE task_id=?" + ended,
+            "finished_at=COALESCE(?, finished_at) WHERE task_id=? AND state NOT IN ('COMPLETED','FAILED')",
             (state, error, now, finished, task_id),
         )
 

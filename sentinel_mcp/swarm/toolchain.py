@@ -15,10 +15,12 @@ as "not checked", never as a finding against the file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +34,8 @@ FRAMEWORK_RES = Path("/usr/share/android-framework-res/framework-res.apk")
 KTLINT_IN_CHECKOUT = (
     PROJECT_ROOT / ".tools" / "ktlint" / "node_modules" / "@naturalcycles" / "ktlint" / "resources" / "ktlint"
 )
+# of a tool's stdout and of its stderr: a tool's report on a project of at most 25 files of 50 KB is far less
+MAX_TOOL_OUTPUT_BYTES = 8 * 1024 * 1024
 _AAPT_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): error: (?P<msg>.+)$", re.MULTILINE)
 _KTLINT_EDITORCONFIG = (
     "root = true\n[*.{kt,kts}]\nktlint_function_naming_ignore_when_annotated_with = Composable\n"
@@ -250,24 +254,102 @@ class Toolchain:
         timeout = self.settings.timeout if within is None else min(self.settings.timeout, within)
         if timeout <= 0:
             return None, "", "not run: no time left"
-        try:
-            proc = await asyncio.create_subprocess_exec(
+        starting = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 *[str(a) for a in argv],
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
+                env=_tool_env(),
+                # its own process group, stopped whole: a launcher that does not exec (a java wrapper script)
+                # leaves the real work as its child, which holds the output pipes the wait below waits for
+                start_new_session=True,
             )
+        )
+        try:
+            proc = await asyncio.shield(starting)
         except OSError as e:
             return None, "", f"{type(e).__name__}: {e}"
+        except asyncio.CancelledError:
+            # cancelled while it started (it may be running already): asyncio's own clean-up would kill its
+            # first process only and wait, without end, for the output its children hold
+            started = await _settled(starting)
+            if started is not None:
+                _stop_group(started.pid)
+                await asyncio.shield(started.wait())
+            raise
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), timeout)
+            got = await asyncio.wait_for(_outputs(proc), timeout)
+            if got is None:
+                return None, "", f"stopped: its output passed {MAX_TOOL_OUTPUT_BYTES:,} bytes"
+            out, err = got
         except asyncio.TimeoutError:
-            proc.kill()
+            _stop_group(proc.pid)
             await proc.wait()
             return None, "", f"timed out after {timeout:.0f} s"
         except asyncio.CancelledError:
-            proc.kill()
+            _stop_group(proc.pid)
             await asyncio.shield(proc.wait())
             raise
         return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+# what a tool is given of the gateway's environment: what it needs to run (the model endpoint's key and
+# other secrets stay out: a tool parses what the models wrote)
+_TOOL_ENV = re.compile(r"PATH|HOME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|JAVA_HOME")
+
+
+def _tool_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if _TOOL_ENV.fullmatch(k)}
+
+
+async def _settled(
+    starting: asyncio.Future[asyncio.subprocess.Process],
+) -> asyncio.subprocess.Process | None:
+    """The started process once its start has settled, whatever cancels the wait (None: it did not start)."""
+    while not starting.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(starting)
+    return None if starting.cancelled() or starting.exception() is not None else starting.result()
+
+
+class _TooMuchOutput(Exception):
+    pass
+
+
+async def _bounded(stream: asyncio.StreamReader | None) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while stream is not None and (chunk := await stream.read(65536)):
+        size += len(chunk)
+        if size > MAX_TOOL_OUTPUT_BYTES:
+            raise _TooMuchOutput
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _outputs(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes] | None:
+    """The tool's stdout and stderr once it has ended, each read to ``MAX_TOOL_OUTPUT_BYTES``; None when one
+    passed it (the tool is stopped there)."""
+    readers = [asyncio.ensure_future(_bounded(proc.stdout)), asyncio.ensure_future(_bounded(proc.stderr))]
+    try:
+        done, _ = await asyncio.wait(readers, return_when=asyncio.FIRST_EXCEPTION)
+        if any(t.exception() is not None for t in done):
+            _stop_group(proc.pid)
+            await asyncio.gather(*readers, return_exceptions=True)  # to the end of what was written
+            await proc.wait()
+            return None
+        await proc.wait()
+        return readers[0].result(), readers[1].result()
+    finally:
+        for reader in readers:
+            reader.cancel()
+
+
+def _stop_group(pgid: int) -> None:
+    """Kill every process of a tool's group (the group's id is its first process's: start_new_session), while
+    one of them still holds its output (a tool that ended and closed it is not looked for again: once its
+    group is empty, the id may be another's)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)

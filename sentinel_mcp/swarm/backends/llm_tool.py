@@ -62,8 +62,13 @@ class LlmToolBackend:
             try:
                 data = json.loads(_text_of(result))
             except (ValueError, RecursionError):  # not JSON, or nested past the parser: the text as it is
+                data = None
+            if not isinstance(data, dict):  # JSON that is no object (a list, a number) is words too
                 data = {"text": _text_of(result)}
-        text = str(data.get("text") or "")
+        text = data.get("text") or ""
+        if not isinstance(text, str):  # type-strict: a list, an object or a number is no model's words
+            on_error(f"{self.tool_name}: its text is a {type(text).__name__}")
+            raise ModelError(f"{self.tool_name} answered a {type(text).__name__} for its text")
         counted = data.get("tokens")
         tokens: dict[str, Any] = counted if isinstance(counted, dict) else {}
         return ModelReply(

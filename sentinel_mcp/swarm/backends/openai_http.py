@@ -80,15 +80,17 @@ class OpenAIBackend:
         for attempt in range(1, self.settings.max_attempts + 1):
             transient = True
             try:
-                # read within a bound, uncompressed: the endpoint's answer is as untrusted as its words
-                async with self._http.stream(
+                # read within a bound, uncompressed: the endpoint's answer is as untrusted as its words; and
+                # within the attempt's time as a whole (the client's timeout bounds each read only: an answer
+                # sent a byte at a time held the attempt as long as the endpoint liked)
+                async with asyncio.timeout(self.settings.timeout), self._http.stream(
                     "POST", url, json=body, headers={"Accept-Encoding": "identity"}
                 ) as resp:
                     raw = await _bounded(resp)
             except _TooLarge as e:
                 on_error(str(e))
                 raise ModelError(f"model endpoint answer refused: {e}") from None
-            except httpx2.TimeoutException:
+            except (httpx2.TimeoutException, TimeoutError):
                 last = f"timeout after {self.settings.timeout:g} s"
             except httpx2.TransportError as e:
                 last = f"connection error: {type(e).__name__}: {e}"

@@ -4,10 +4,12 @@ It stands in for a remote model service (which cannot exist here). Replies are s
 (the role is read from the agent's system prompt); when a role's script is empty, a default
 "competent model" answers: the blueprint, for each coder step an answer that fits the JSON Schema
 spelled out in its prompt, ACCEPT, and a verifier report. Scripted
-entries may be a reply text, ``{"status": 429}``-style errors, ``{"delay": s}`` for timeouts, ``{"content":
-..., "usage": {...}}`` for an answer with the usage an endpoint claims,
-``{"hold": True}`` to park that one request until ``release`` is set, or a callable ``(body) -> entry``. Every
-request is recorded for assertions.
+entries may be a reply text, ``{"status": 429}``-style errors (with ``"text"``: a plain-text error page),
+``{"delay": s}`` for timeouts, ``{"content": ..., "usage": {...}}`` for an answer with the usage an endpoint
+claims,
+``{"hold": True}`` to park that one request until ``release`` is set, ``{"drip": s}`` to send the answer a
+byte every ``s`` seconds (a slow endpoint, or a hostile one keeping the call open), or a callable ``(body) ->
+entry``. Every request is recorded for assertions.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 
 ROLES = {"Planner": "planner", "Coder": "coder", "Critic": "critic", "Verifier": "verifier"}
@@ -167,7 +169,7 @@ class ScriptedModelServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     # -- HTTP ------------------------------------------------------------------------------------------
-    async def _chat(self, request: Request) -> JSONResponse:
+    async def _chat(self, request: Request) -> JSONResponse | StreamingResponse:
         if request.headers.get("authorization") != "Bearer test-key":
             return JSONResponse({"error": {"message": "bad key"}}, status_code=401)
         body = await request.json()
@@ -189,13 +191,15 @@ class ScriptedModelServer:
                 await asyncio.sleep(entry["delay"])
             if entry.get("status"):
                 record["status"] = entry["status"]
+                if "text" in entry:  # an error page as proxies and servers send them: plain text, lines
+                    return PlainTextResponse(entry["text"], status_code=entry["status"])
                 return JSONResponse(
                     {"error": {"message": f"scripted {entry['status']}"}}, status_code=entry["status"]
                 )
             content = entry.get("content", default_entry(role, body))
         self.replies.append(content)
         prompt_text = "".join(m.get("content", "") for m in body.get("messages", []))
-        return JSONResponse(
+        answer = JSONResponse(
             {
                 "id": f"chatcmpl-{len(self.requests)}",
                 "object": "chat.completion",
@@ -216,6 +220,17 @@ class ScriptedModelServer:
                 },
             }
         )
+        if isinstance(entry, dict) and entry.get("drip"):
+            every = float(entry["drip"])
+
+            async def drip():
+                for i in range(len(answer.body)):
+                    yield answer.body[i : i + 1]
+                    await asyncio.sleep(every)
+
+            record["dripped"] = True
+            return StreamingResponse(drip(), media_type="application/json")
+        return answer
 
     def start(self) -> ScriptedModelServer:
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])

@@ -1,0 +1,136 @@
+"""A verification tool is stopped whole: every process it started, not only the one the swarm started.
+
+Found by red team 'swarm' 4: a tool started through a wrapper that does not ``exec`` (a ``java`` launcher
+script, as version managers and distributions ship them) left the real process as the wrapper's child. At the
+build's cap (or the tool's timeout) the wrapper alone was killed, and the swarm then waited for the tool's
+pipes, which the child still held: a build capped at seconds ran on for as long as the child did (here 600 s,
+the one build slot held), and the child outlived the build. Now each tool runs in its own process group,
+killed as a group."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings
+
+pytestmark = pytest.mark.timeout(60)
+
+KOTLIN = {"app/src/main/java/com/example/A.kt": "package com.example\n\nclass A\n"}
+
+
+def _wrapped_java(tmp_path: Path, tail: str) -> tuple[Path, Path, Path]:
+    """A ``java`` wrapper (no exec) whose child is the real, hung work; both record their pids."""
+    pids = tmp_path / "java.pids"
+    java = tmp_path / "java"
+    java.write_text(f"#!/bin/sh\necho $$ >> {pids}\nsleep 600 &\necho $! >> {pids}\n{tail}\n")
+    java.chmod(0o755)
+    jar = tmp_path / "ktlint"
+    jar.write_text("not a jar: never read\n")
+    return java, jar, pids
+
+
+def _tools(java: Path, jar: Path) -> Toolchain:
+    settings = VerifySettings(kotlin=True, resources=False, java=str(java), ktlint=str(jar), timeout=900)
+    return Toolchain(settings)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie (exited, not yet reaped by its parent) is no process left running
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    return False
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "wait",  # the wrapper waits for its hung child
+        "exit 0",  # the wrapper is done at once; its child keeps the output open
+    ],
+)
+async def test_a_tool_past_its_time_is_stopped_with_every_process_it_started(tmp_path, tail) -> None:
+    java, jar, pids = _wrapped_java(tmp_path, tail)
+    tools = _tools(java, jar)
+    started: list[int] = []
+    try:
+        report = await asyncio.wait_for(tools.check_kotlin(KOTLIN, within=1.0), 30)
+        started = [int(p) for p in pids.read_text().split()]
+        assert len(started) == 2
+        assert report.issues == [] and any("did not finish" in n for n in report.notes), report.notes
+        assert [p for p in started if _alive(p)] == []
+    finally:
+        for pid in started or ([int(p) for p in pids.read_text().split()] if pids.exists() else []):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_build_cancelled_while_its_tool_runs_leaves_no_process(tmp_path) -> None:
+    java, jar, pids = _wrapped_java(tmp_path, "wait")
+    tools = _tools(java, jar)
+    check = asyncio.create_task(tools.check_kotlin(KOTLIN, within=600.0))
+    started: list[int] = []
+    try:
+        while len(started) < 2:
+            await asyncio.sleep(0.02)
+            started = [int(p) for p in pids.read_text().split()] if pids.exists() else []
+        check.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(check, 30)
+        assert [p for p in started if _alive(p)] == []
+    finally:
+        for pid in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_tools_output_is_read_within_a_bound(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool's output is read to a bound (it was read whole: a tool that printed without end filled the
+    gateway's memory before its timeout); past it the tool is stopped and its file noted as not checked."""
+    from sentinel_mcp.swarm import toolchain
+
+    monkeypatch.setattr(toolchain, "MAX_TOOL_OUTPUT_BYTES", 64 * 1024)
+    pids = tmp_path / "java.pids"
+    java = tmp_path / "java"
+    java.write_text(f"#!/bin/sh\necho $$ >> {pids}\nhead -c 1000000 /dev/zero\nexec sleep 600\n")
+    java.chmod(0o755)
+    (tmp_path / "ktlint").write_text("not a jar\n")
+    try:
+        tools = _tools(java, tmp_path / "ktlint")
+        report = await asyncio.wait_for(tools.check_kotlin(KOTLIN, within=600.0), 30)
+        assert report.issues == [] and any("did not finish" in n and "output" in n for n in report.notes), (
+            report.notes
+        )
+        assert [p for p in map(int, pids.read_text().split()) if _alive(p)] == []
+    finally:
+        for pid in map(int, pids.read_text().split()) if pids.exists() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_tool_is_not_given_the_gateways_secrets(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool reads what the models wrote (a parser fed hostile input): it runs with what it needs to run
+    (PATH, HOME, the locale, JAVA_HOME), not the gateway's environment, where the model endpoint's key and
+    other secrets are (it was given all of it)."""
+    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "sk-secret-0123456789")
+    monkeypatch.setenv("SENTINEL_SOME_TOKEN", "tok-secret")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    seen = tmp_path / "env.txt"
+    java = tmp_path / "java"
+    java.write_text(f"#!/bin/sh\nenv > {seen}\necho '[]'\n")
+    java.chmod(0o755)
+    (tmp_path / "ktlint").write_text("not a jar\n")
+    await asyncio.wait_for(_tools(java, tmp_path / "ktlint").check_kotlin(KOTLIN, within=600.0), 30)
+    env = dict(line.split("=", 1) for line in seen.read_text().splitlines() if "=" in line)
+    leaked = sorted({"SWARM_OPENAI_API_KEY", "SENTINEL_SOME_TOKEN"} & set(env))
+    assert leaked == []
+    assert (env.get("PATH") == os.environ["PATH"], env.get("LANG")) == (True, "C.UTF-8")
