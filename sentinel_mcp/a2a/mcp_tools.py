@@ -19,6 +19,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 import httpx2
 
+from sentinel_mcp.a2a.announced_peer_card import rechecked
 from sentinel_mcp.a2a.card_fetch import PeerRejected
 from sentinel_mcp.a2a.discovery import ITSELF, Peer, PeerRegistry, discover_peers, instance_name, shown_name
 from sentinel_mcp.a2a.listed_peer_card import verify_listed
@@ -118,8 +119,18 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 raise ToolError(Marked(f"the listed peer {safe_text(peer, 100)!r} is refused: "
                                        f"{error_text(e)}: nothing was sent")) from None
         target = registry().find(peer)
-        if target is not None:
-            return target
+        if target is not None and not target.trust.verified:
+            return target  # a stranger's word already: the guard of sending asks the user, or it is refused
+        if target is not None:  # verified when announced: its card checked again now (announced_peer_card)
+            try:
+                async with httpx2.AsyncClient(timeout=httpx2.Timeout(5.0), follow_redirects=False,
+                                              verify=httpx_verify(settings.peer_client_tls)) as http:
+                    return await rechecked(target, registry(), settings, http)
+            except PeerRejected as e:
+                raise ToolError(Marked(f"the announced peer {shown_name(target.instance)!r} is unreachable "
+                                       f"or refused now: {error_text(e)}: nothing was sent")) from None
+            except TLSSetupError as e:
+                raise ToolError(compose("sentinel.a2a.peer_tls: ", error_text(e))) from None
         look_alike = only_reads_as_listed(peer)
         if look_alike is not None:
             raise ToolError(look_alike)
@@ -280,6 +291,16 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         if not intent.strip() or len(intent) > 8192 or not 0 < len(intent_id) <= 100:
             raise ToolError("intent must be 1..8192 characters and intent_id 1..100")
         rpc = orchestrator_rpc(settings, registry())
+        found = registry().find(rpc) if rpc is not None and not settings.orchestrator_url else None
+        if found is not None:  # found over mDNS: its card checked again now (announced_peer_card.py)
+            try:
+                async with httpx2.AsyncClient(timeout=httpx2.Timeout(5.0), follow_redirects=False,
+                                              verify=httpx_verify(settings.peer_client_tls)) as http:
+                    await rechecked(found, registry(), settings, http)
+            except (PeerRejected, TLSSetupError) as e:
+                return {"taken": False, "orchestrator": None,
+                        "reason": compose("the orchestrator found over mDNS is refused now: ", error_text(e))}
+            rpc = orchestrator_rpc(settings, registry())  # as its card reads now
         if rpc is None:
             return {
                 "taken": False,
