@@ -47,7 +47,7 @@ class TaskMoves(TaskHost):
         try:
             # an orchestrator's sub-task serving a peer's intent is the peer's call, and the orchestrator's
             asking = asking_principal(self.settings.orchestrator_principal, record.owner,
-                                      record.task.context_id)
+                                      record.task.context_id, self.peers.offers if self.peers else None)
             if asking is not None:
                 refused = await self.port.refusal_for(
                     record.owner, call.tool, call.arguments, session_id=record.session_id

@@ -43,15 +43,16 @@ EVERYTHING = ["a2a__a2a_offer", "llm__*", "sensors__*"]
 NO_SENSORS = ["a2a__a2a_offer", "llm__*"]
 
 
-def sub_task_server(sentinel: dict[str, str], got: list[dict[str, Any]]) -> Any:
-    """The orchestrator: each offer is answered by a sub-task to Sentinel in the offer's context (a sensor
-    request for the location), its outcome relayed as the offer's result."""
+def sub_task_server(sentinel: dict[str, str], got: list[dict[str, Any]], context: str | None = None) -> Any:
+    """The orchestrator: each offer is answered by a sub-task to Sentinel in the offer's context (or the one
+    given: a principal's it was not offered), a sensor request for the location, its outcome relayed as the
+    offer's result."""
 
     async def rpc(request: Request) -> JSONResponse:
         body = await request.json()
         offer = (body.get("params") or {}).get("message") or {}
         sub = {"type": "sensor_request", "sensor": "location", "scope": "minimal", "policy_tag": "nearby"}
-        asked = user_message({"data": sub}, context_id=offer.get("contextId"))
+        asked = user_message({"data": sub}, context_id=context or offer.get("contextId"))
         as_orch = {**HEADERS, "Authorization": f"Bearer {ORCH}"}
         async with httpx2.AsyncClient(timeout=60, headers=as_orch) as h:
             said = (await h.post(sentinel["base"] + "/a2a", json={
@@ -77,30 +78,33 @@ def grant_location(data_dir: Path, *principals: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("rover_tools", "orch_tools", "consents", "gate", "refused_with"),
+    ("rover_tools", "orch_tools", "consents", "gate", "context", "refused_with"),
     [
         # both may: the peer reads it (the path works)
-        (EVERYTHING, EVERYTHING, ("rover", "orch"), None, None),
+        (EVERYTHING, EVERYTHING, ("rover", "orch"), None, None, None),
         # the peer has no consent for the location (the sensors' own registry)
-        (EVERYTHING, EVERYTHING, ("orch",), None, "declined 'rover' access to location"),
+        (EVERYTHING, EVERYTHING, ("orch",), None, None, "declined 'rover' access to location"),
         # the peer may not reach the sensors
-        (NO_SENSORS, EVERYTHING, ("rover", "orch"), None, "unknown tool"),
+        (NO_SENSORS, EVERYTHING, ("rover", "orch"), None, None, "unknown tool"),
         # the orchestrator may not reach them
-        (EVERYTHING, ["sensors__nothing"], ("rover", "orch"), None, "not a tool orch may use"),
+        (EVERYTHING, ["sensors__nothing"], ("rover", "orch"), None, None, "not a tool orch may use"),
         # the gateway's consent gate: the peer holds the consent, the orchestrator does not
-        (EVERYTHING, EVERYTHING, ("rover", "orch"), ("rover",), "orch may not make this call itself"),
+        (EVERYTHING, EVERYTHING, ("rover", "orch"), ("rover",), None, "orch may not make this call itself"),
+        # a context named after a principal but no offer of its: the orchestrator's own, on its own grants
+        (EVERYTHING, EVERYTHING, ("rover", "owner"), None, "rover:made-up", "declined 'orch' access"),
+        (EVERYTHING, EVERYTHING, ("rover", "owner"), None, "owner:anything", "declined 'orch' access"),
     ],
     ids=["both-may", "peer-without-consent", "peer-without-reach", "orchestrator-without-reach",
-         "orchestrator-without-gate-consent"],
+         "orchestrator-without-gate-consent", "named-principal-not-offered", "named-owner"],
 )
 async def test_a_sub_task_gets_no_more_than_the_peer_that_asked_may(
     tmp_path: Path, rover_tools: list[str], orch_tools: list[str], consents: tuple[str, ...],
-    gate: tuple[str, ...] | None, refused_with: str | None,
+    gate: tuple[str, ...] | None, context: str | None, refused_with: str | None,
 ) -> None:
     grant_location(tmp_path, *consents)
     sentinel: dict[str, str] = {}
     got: list[dict[str, Any]] = []
-    async with served_app(sub_task_server(sentinel, got), log_level="warning") as port:
+    async with served_app(sub_task_server(sentinel, got, context), log_level="warning") as port:
         llm = {"command": sys.executable, "args": [str(STAND_IN), str(tmp_path / "llm.log")]}
         raw = {"mcpServers": {"llm": llm}, "sentinel": {
             "data_dir": str(tmp_path), "builtins": ["a2a", "sensors"],
@@ -133,18 +137,23 @@ async def test_a_sub_task_gets_no_more_than_the_peer_that_asked_may(
         assert "latitude" not in json.dumps(sub) and "latitude" not in shown, shown
 
 
-def test_only_the_orchestrators_tasks_in_another_principals_context_serve_it() -> None:
+def test_only_the_orchestrators_tasks_in_a_waiting_offers_context_serve_it() -> None:
+    from sentinel_mcp.a2a.offer_contexts import OfferContexts
     from sentinel_mcp.a2a.on_behalf import asking_principal
 
-    assert asking_principal("orch", "orch", "rover:1f0c") == "rover"
-    assert asking_principal("orch", "orch", "urn:uuid:1") == "urn"  # names nobody: reaches nothing
-    for orchestrator, caller, context in (
-        (None, "orch", "rover:1"),  # no orchestrator configured
-        ("orch", "rover", "alice:1"),  # any other caller's context is its own business
-        ("orch", "orch", "orch:1"),  # its own
-        ("orch", "orch", "plain-id"), ("orch", "orch", ":1"), ("orch", "orch", "rover:"),
-    ):
-        assert asking_principal(orchestrator, caller, context) is None, (orchestrator, caller, context)
+    offers = OfferContexts()
+    with offers.opened("rover:1f0c", "rover"), offers.opened("owner:2", "owner"):
+        assert asking_principal("orch", "orch", "rover:1f0c", offers) == "rover"
+        for orchestrator, caller, context in (
+            (None, "orch", "rover:1f0c"),  # no orchestrator configured
+            ("orch", "rover", "rover:1f0c"),  # any other caller's context is its own business
+            ("orch", "orch", "rover:other"),  # named after rover, no offer of rover's
+            ("orch", "orch", "owner:2"),  # the owner's intent: its to give the orchestrator's grants
+            ("orch", "orch", "plain-id"),
+        ):
+            assert asking_principal(orchestrator, caller, context, offers) is None, (caller, context)
+    assert asking_principal("orch", "orch", "rover:1f0c", offers) is None  # the offer has ended
+    assert asking_principal("orch", "orch", "rover:1f0c", None) is None
 
 
 async def test_a_preview_uses_up_no_confirmation() -> None:
