@@ -129,6 +129,14 @@ class LatePort:
             raise LookupError("the gateway is starting; no principal can be resolved yet")
         return gw.principal_for(principal, session_id, origin)
 
+    async def refusal_for(
+        self, principal: str, name: str, arguments: dict[str, Any], *, session_id: str
+    ) -> str | None:
+        gw = self._gateway()
+        if gw is None:
+            return "the gateway is starting; retry shortly"
+        return await gw.refusal_for(principal, name, arguments, session_id=session_id)
+
 
 def task_journal(config: Any, settings: A2ASettings, runtime: RunningHost) -> tuple[Path | None, list[Path]]:
     """Where this gateway keeps its A2A tasks, and the journals of ended gateways it takes over.

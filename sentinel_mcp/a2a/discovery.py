@@ -42,6 +42,7 @@ from sentinel_mcp.a2a.card_fetch import PeerRejected, check_name, fetch_card
 from sentinel_mcp.a2a.card_signature import (NO_KEYS, UNSIGNED, CardKeys, CardRefused, CardTrust, check_card,
                                              folded_name)
 from sentinel_mcp.a2a.listed_peers import NO_LISTED, ListedPeers
+from sentinel_mcp.a2a.offer_contexts import OfferContexts
 from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, allowed
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, AgentCard
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -149,6 +150,9 @@ class PeerRegistry:
         # what a session's sending guard was last told of the peer a name finds: its card's digest
         # (peer_trust.py), by (session, name)
         self.checked: dict[tuple[str, str], str] = {}
+        # the offers to the orchestrator in flight, by context (shared like the peers: the a2a built-in makes
+        # them, the A2A service reads whose an orchestrator's sub-task is: on_behalf.py)
+        self.offers = OfferContexts()
 
     def reject(self, name: str, why: str | PeerRejected) -> None:
         """``why``: a refusal's text, or the refusal (a reason it marked stays marked: ``Marked``)."""

@@ -116,10 +116,13 @@ async def offer(
     intent_id: str,
     tool_names: list[str],
     catalog: FindsTools | None = None,
+    context_id: str | None = None,
 ) -> OfferOutcome:
+    """``intent_id`` and ``context_id`` as they go out: behind the gateway, in the offering principal's form
+    (``peer_threads``), so two principals' intents are two at the orchestrator."""
     hint, caps = device_caps(tool_names, catalog)
     task_offer = TaskOffer(intent_id=intent_id, intent=intent, capabilities_hint=hint, device_caps=caps)
-    message = build_message(data=typed("task_offer", task_offer))
+    message = build_message(data=typed("task_offer", task_offer), context_id=context_id)
     token = settings.peer_tokens.get(rpc_url) or settings.peer_tokens.get(rpc_url.rsplit("/", 1)[0])
     deadline = time.monotonic() + settings.orchestrator_timeout
     out = OfferOutcome(taken=False, reason="", orchestrator=shown_url(rpc_url))

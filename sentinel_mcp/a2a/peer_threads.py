@@ -11,6 +11,8 @@ thread there. So, for each principal:
 - a task id continues only a task in one of the caller's contexts: the peer is asked for the task
   (``GetTask``) before anything is sent, and a task it does not know, or knows in another's context, is
   refused alike. Asked where the task lives, not remembered here: it holds across restarts and replicas.
+- an intent id offered to the orchestrator (``a2a_offer``) goes in the caller's form as a context id does,
+  in a context of the caller's: an orchestrator that keeps offers by their id never joins two principals'.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ def context(principal: str, given: str | None, task_id: str | None) -> str | Non
     """The context id sent for ``principal``'s message (None: the peer takes it from the task)."""
     if not given:  # (an empty id names no context either)
         return None if task_id is not None else f"{principal}:{uuid.uuid4()}"
+    return own_id(principal, given)
+
+
+def own_id(principal: str, given: str) -> str:
+    """An id the caller names for itself at a peer (an offer's ``intent_id``), in the caller's form: as given
+    when it is already, else prefixed (another principal's form included), as a context id is."""
     mine = f"{principal}:"
     return given if given.startswith(mine) else mine + given
 

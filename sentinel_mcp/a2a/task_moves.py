@@ -12,6 +12,7 @@ from typing import Any
 
 from sentinel_mcp.a2a import actions
 from sentinel_mcp.a2a.actions import GuardedCall
+from sentinel_mcp.a2a.on_behalf import asking_principal
 from sentinel_mcp.a2a.protocol import Artifact, Message, Part, Task, TaskStatus, now_iso
 from sentinel_mcp.a2a.task_events import TaskEvents
 from sentinel_mcp.a2a.task_host import TaskHost
@@ -44,6 +45,17 @@ class TaskMoves(TaskHost):
         identity: str | None = None,
     ) -> None:
         try:
+            # an orchestrator's sub-task serving a peer's intent is the peer's call, and the orchestrator's
+            asking = asking_principal(self.settings.orchestrator_principal, record.owner,
+                                      record.task.context_id, self.peers.offers if self.peers else None)
+            if asking is not None:
+                refused = await self.port.refusal_for(
+                    record.owner, call.tool, call.arguments, session_id=record.session_id
+                )
+                if refused is not None:
+                    await self._settle(record, "TASK_STATE_REJECTED",
+                                       f"a sub-task for {safe_text(asking, 100)}'s intent: {refused}")
+                    return
             outcome = await self.port.invoke(
                 call.tool,
                 call.arguments,
@@ -51,7 +63,7 @@ class TaskMoves(TaskHost):
                 client=record.owner,
                 origin="a2a",
                 answers=answers,
-                principal=record.owner,
+                principal=asking or record.owner,
                 identity=identity,
             )
             await self._apply(record, call, outcome)

@@ -153,6 +153,12 @@ class Guard(Protocol):
 
     async def decide(self, call: ToolCall) -> Decision: ...
 
+    async def preview(self, call: ToolCall) -> Decision:
+        """What ``call`` would get, asking nothing and using nothing up (a confirmation stays unused): a
+        principal's side of a call made on its behalf (``gateway/call_preview.py``). A guard that cannot tell
+        without deciding for real denies (fail closed)."""
+        return Deny(reason="this guard cannot decide a call without making it", unmet=["preview"])
+
     async def record_answer(self, call: ToolCall, question: Question, answer: Answer) -> None:
         """Store an answer so that the next decide() of the same call sees it."""
         ...

@@ -120,6 +120,14 @@ class GatewayPort(Protocol):
         of its session."""
         ...
 
+    async def refusal_for(
+        self, principal: str, name: str, arguments: dict[str, Any], *, session_id: str
+    ) -> str | None:
+        """Why ``principal`` could not call ``name`` with ``arguments`` itself now (None: it could), decided
+        as its own A2A call would be, asking nothing and using nothing up: the other side of a call made on
+        its behalf (an orchestrator's sub-task for a peer)."""
+        ...
+
 
 class NotInCatalog(GatewayError, LookupError):
     """No such prompt, resource or template for this caller (missing, or of an upstream it may not use)."""

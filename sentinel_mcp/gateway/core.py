@@ -58,6 +58,7 @@ from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.catalog_view import CatalogView
 from sentinel_mcp.gateway.consent_gate import ConsentGate, told_consents
 from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
+from sentinel_mcp.gateway.call_preview import CallPreview
 from sentinel_mcp.gateway.answer_refusals import AnswerRefusals
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
 from sentinel_mcp.gateway.session_writes import SessionWrites, in_turns
@@ -104,7 +105,7 @@ def error_result(text: str, **info: Any) -> CallToolResult:
 Outcome = CallOutcome  # the name the engine's tests know
 
 
-class Gateway(DecideStep, CatalogView, AnswerRefusals):
+class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview):
     """Implements ``GatewayPort`` and ``FrontPort``: the one path every tool call takes."""
 
     def __init__(self, config: Config, audit: AuditLog, manager: UpstreamManager, guard: Guard) -> None:

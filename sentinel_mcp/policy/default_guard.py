@@ -126,6 +126,9 @@ class DefaultGuard(Guard):
             unmet=["confirmation"],
         )
 
+    async def preview(self, call: ToolCall) -> Decision:
+        return await self.decide(call, spend=False)
+
     async def record_answer(self, call: ToolCall, question: Question, answer: Answer) -> None:
         """Grant the confirmation only for the user's JSON ``true``; a "no" stores nothing (the call ends,
         the next identical call asks again)."""

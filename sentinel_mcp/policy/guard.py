@@ -258,6 +258,9 @@ class PolicyGuard(ObserveStep, KeptTurns, Guard):
         why = self.rulebases.last_error or self.load_error or "not loaded yet"
         return f"the rulebase could not be loaded: {why}"
 
+    async def preview(self, call: ToolCall) -> Decision:
+        return await self.decide(call, spend=False)
+
     async def decide(
         self, call: ToolCall, *, spend: bool = True, may_fetch: FetchFilter | None = None
     ) -> Decision:

@@ -12,17 +12,20 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from mcp import Client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.a2a.card_signature import UNSIGNED, CardTrust
-from sentinel_mcp.a2a.discovery import Peer, PeerRegistry
+from sentinel_mcp.a2a.discovery import Peer, PeerRegistry, txt_record, verify_peer
+from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.a2a.protocol import AgentCard
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.paths import RULEBASES_DIR
 from tests.a2a.pinned_card import PinnedCard
+from tests.a2a.test_card_signatures import ALICE, card_at, pem, sign, trusting
 from tests.a2a.test_peer_cannot_route import recording_agent
 
 pytestmark = pytest.mark.timeout(120)
@@ -39,6 +42,21 @@ def peer(name: str, port: int, trust: CardTrust = UNSIGNED, description: str = "
     return Peer(instance=f"{name}._a2a._tcp.local.", base_url=f"http://127.0.0.1:{port}",
                 card_url=f"http://127.0.0.1:{port}/.well-known/agent-card.json", card=card, rpc_url=rpc,
                 txt={}, trust=trust)
+
+
+# a verified peer is one a configured key verified, checked again before each send
+# (``announced_peer_card``): alice's card is served signed, and the key trusted
+TRUSTING = {"trusted_keys": [pem(ALICE)], "allow_loopback_plaintext": True}
+
+
+def signed_alice(port: int) -> dict[str, Any]:
+    return sign(card_at(port, "alice"), ALICE)
+
+
+async def verified_alice(port: int) -> Peer:
+    async with httpx2.AsyncClient(timeout=5) as http:  # checked as the browser checks an announcement
+        return await verify_peer("alice._a2a._tcp.local.", ["127.0.0.1"], port, txt_record(A2ASettings()),
+                                 http, allow_loopback_plaintext=True, keys=trusting(ALICE))
 
 
 class Person:
@@ -75,11 +93,11 @@ def said(result: Any) -> str:
 
 
 async def test_a_verified_peer_is_sent_to_without_a_question(tmp_path: Path) -> None:
-    async with recording_agent() as (port, got):
+    async with recording_agent(card=signed_alice) as (port, got):
         registry = PeerRegistry()
-        registry.peers["alice._a2a._tcp.local."] = peer("alice", port, VERIFIED)
+        registry.peers["alice._a2a._tcp.local."] = await verified_alice(port)
         person = Person()
-        async with gateway(tmp_path, registry) as rt, \
+        async with gateway(tmp_path, registry, **TRUSTING) as rt, \
                 Client(rt.front.server, mode="auto", elicitation_callback=person) as c:
             # a client's own look is no verdict a send was decided on: it notes nothing
             looked = await c.call_tool("a2a__a2a_peer_check", {"peer": "alice"})
@@ -127,12 +145,12 @@ async def test_a_client_that_cannot_ask_its_user_cannot_answer_for_them(tmp_path
 
 
 async def test_require_verified_peers_refuses_an_unverified_one_without_asking(tmp_path: Path) -> None:
-    async with recording_agent() as (port, got):
+    async with recording_agent(card=signed_alice) as (port, got):
         registry = PeerRegistry()
         registry.peers["bob._a2a._tcp.local."] = peer("bob", port)
-        registry.peers["alice._a2a._tcp.local."] = peer("alice", port, VERIFIED)
+        registry.peers["alice._a2a._tcp.local."] = await verified_alice(port)
         person = Person(True, True)
-        async with gateway(tmp_path, registry, require_verified_peers=True) as rt, \
+        async with gateway(tmp_path, registry, require_verified_peers=True, **TRUSTING) as rt, \
                 Client(rt.front.server, mode="auto", elicitation_callback=person) as c:
             refused = await c.call_tool("a2a__a2a_send", {"peer": "bob", "text": "my data"})
             assert refused.is_error and "require_verified_peers" in said(refused), said(refused)
@@ -276,13 +294,13 @@ async def test_without_the_sending_guard_an_unverified_peer_is_not_sent_to(tmp_p
     """A config that leaves rulebases/a2a.pl out and allows a2a_send (as docs/a2a.md has owners allow the
     a2a tools): no guard read the peer's verdict, so the built-in refuses an unverified peer (a verified one
     is sent to)."""
-    async with recording_agent() as (port, got):
+    async with recording_agent(card=signed_alice) as (port, got):
         registry = PeerRegistry()
         registry.peers["bob._a2a._tcp.local."] = peer("bob", port)
-        registry.peers["alice._a2a._tcp.local."] = peer("alice", port, VERIFIED)
+        registry.peers["alice._a2a._tcp.local."] = await verified_alice(port)
         raw = {"mcpServers": {}, "sentinel": {
             "data_dir": str(tmp_path), "builtins": ["a2a"], "policy": {"allow": ["a2a__a2a_send"]},
-            "rulebases": [str(RULEBASES_DIR / "default.pl")], "a2a": {"name": "sender"}}}
+            "rulebases": [str(RULEBASES_DIR / "default.pl")], "a2a": {"name": "sender", **TRUSTING}}}
         async with running_gateway(parse_config(raw, source="<test>", base_dir=tmp_path)) as rt:
             rt.services.a2a_peers = registry
             async with Client(rt.front.server, mode="auto", elicitation_callback=Person(True)) as c:
