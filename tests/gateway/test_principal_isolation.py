@@ -1,0 +1,135 @@
+"""``isolation: "per_principal"``: each principal's calls reach an upstream session of its own (a process of
+its own over stdio, an MCP session and connection of its own over HTTP), so an upstream that keeps state per
+session (a browser's logged-in cookies) never lets bob act in alice's. The attack: alice logs in, bob asks
+who he is. A session that dies takes no other principal's with it; past ``max_principals`` a new principal
+is refused with the reason, and admitted once one has been closed idle. Real upstreams in subprocesses
+(``stateful_upstream.py``), the real gateway; ``shared`` (the default) is the control that shows the leak."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import anyio
+import pytest
+
+from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.core.call_request import CallRequest
+from sentinel_mcp.identity.principal import Principal
+from tests.gateway.helpers import make_config
+
+from ..conftest import free_port, stop_process, wait_http
+
+pytestmark = pytest.mark.timeout(180)
+STATEFUL = str(Path(__file__).with_name("stateful_upstream.py"))
+
+
+def _stdio(**over: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [STATEFUL], **over}
+
+
+@pytest.fixture
+def http_stateful() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/mcp", proc=proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_process(proc)
+
+
+async def _call(gw: Any, who: str, tool: str, **arguments: Any) -> tuple[bool, str]:
+    """(failed, text) of ``who``'s call to the catalog tool ``tool``."""
+    out = await gw.run(CallRequest(tool, arguments, f"{who}/s", "test", "client",
+                                   principal=Principal(who, "token")))
+    out = getattr(out, "result", None) or out  # a completed call's outcome carries the result
+    content = getattr(out, "content", None)
+    text = content[0].text if content else str(getattr(out, "reason", out))
+    return bool(getattr(out, "is_error", False) or content is None), text
+
+
+async def test_bob_never_sees_alices_login_over_stdio_and_http_in_both_eras(data_dir: Path,
+                                                                          http_stateful: str) -> None:
+    own = {"isolation": "per_principal"}
+    servers = {
+        "sl": _stdio(protocol="legacy", **own),
+        "sm": _stdio(protocol="modern", **own),
+        "hl": {"url": http_stateful, "protocol": "legacy", **own},
+        "shared": _stdio(protocol="legacy"),  # the default: the control, where the login is everyone's
+    }
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        for up in ("sl", "sm", "hl", "shared"):
+            assert rt.manager.upstreams[up].state == "ready", (up, rt.manager.upstreams[up].last_error)
+            assert (await _call(gw, "alice", f"{up}__login", name="alice"))[1] == "logged in as alice"
+        for up in ("sl", "sm", "hl"):
+            assert await _call(gw, "bob", f"{up}__whoami") == (False, "nobody"), up
+            assert await _call(gw, "alice", f"{up}__whoami") == (False, "alice"), up
+            await _call(gw, "bob", f"{up}__login", name="bob")
+            assert await _call(gw, "alice", f"{up}__whoami") == (False, "alice"), up
+            assert await _call(gw, "bob", f"{up}__whoami") == (False, "bob"), up
+        assert await _call(gw, "bob", "shared__whoami") == (False, "alice")  # what per_principal prevents
+        for up in ("sl", "sm"):  # over stdio: a process each, none of them the catalog's
+            pids = {who: (await _call(gw, who, f"{up}__pid"))[1] for who in ("alice", "bob")}
+            assert len(set(pids.values())) == 2, pids
+            assert str(rt.manager.upstreams[up].client) != ""  # the catalog's own session is still there
+        # one catalog: each tool listed once, under the server's name; no session is an upstream of its own
+        names = [t.name for t in gw.list_catalog_tools(Principal("bob", "token"))]
+        assert names.count("sl__whoami") == 1 and names.count("hl__login") == 1
+        assert sorted(rt.manager.upstreams) == ["hl", "shared", "sl", "sm"]
+        assert sorted(rt.manager.upstreams["sl"].principals.open()) == ["alice", "bob"]
+
+
+async def _until(check: Any, seconds: float = 90.0) -> None:
+    with anyio.fail_after(seconds):  # a bound, no timing asserted
+        while not await check():
+            await anyio.sleep(0.05)
+
+
+async def test_one_principals_session_dying_leaves_the_others(data_dir: Path) -> None:
+    servers = {"s": _stdio(protocol="legacy", isolation="per_principal")}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        for who in ("alice", "bob"):
+            await _call(gw, who, "s__login", name=who)
+        bob_pid = (await _call(gw, "bob", "s__pid"))[1]
+        failed, _ = await _call(gw, "alice", "s__die")
+        assert failed
+        # bob's session is untouched: same process, still logged in
+        assert await _call(gw, "bob", "s__whoami") == (False, "bob")
+        assert (await _call(gw, "bob", "s__pid"))[1] == bob_pid
+
+        async def alice_back() -> bool:  # her session reconnects: a new process, logged in as nobody
+            return await _call(gw, "alice", "s__whoami") == (False, "nobody")
+
+        await _until(alice_back)
+        assert rt.manager.upstreams["s"].principals.open()["bob"].reconnects == 0
+
+
+async def test_past_the_bound_a_new_principal_is_refused_clearly_and_admitted_once_one_idles(
+    data_dir: Path,
+) -> None:
+    servers = {"s": _stdio(protocol="legacy", isolation="per_principal", max_principals=2)}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        sessions = rt.manager.upstreams["s"].principals
+        for who in ("alice", "bob"):
+            await _call(gw, who, "s__login", name=who)
+        for _ in range(3):  # refused each time, at once, with the reason; nothing spawned for it
+            failed, text = await _call(gw, "carol", "s__whoami")
+            assert failed and "max_principals" in text and "2 principals" in text, text
+        assert sorted(sessions.open()) == ["alice", "bob"] and sessions.refused == 3
+        assert await _call(gw, "alice", "s__whoami") == (False, "alice")  # the gateway serves on
+        # both go idle past the bound (the clock moved, not slept): closed, their processes ended
+        closing = list(sessions.open().values())
+        await sessions.close_idle(time.monotonic() + 601)
+        assert sessions.open() == {} and all(up._stop.is_set() for up in closing)
+        assert await _call(gw, "carol", "s__whoami") == (False, "nobody")
+        # bob's next call opens a new session: what the closed one held is gone with it
+        assert await _call(gw, "bob", "s__whoami") == (False, "nobody")
+        assert sorted(sessions.open()) == ["bob", "carol"]
