@@ -20,7 +20,7 @@ import logging
 import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar
 
 import anyio
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from sentinel_mcp.gateway.upstream import Upstream
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 STOP_WAIT_SECONDS = 10.0  # at shutdown, how long the sessions' supervisors get to end their processes
 
@@ -43,8 +44,10 @@ class _Own:
 
 
 class PrincipalSessions:
-    def __init__(self, name: str, limit: int, idle: float, spawn: Callable[[str], "Upstream"]) -> None:
+    def __init__(self, name: str, limit: int, idle: float, connect_timeout: float,
+                 spawn: Callable[[str], "Upstream"]) -> None:
         self.name = name
+        self.connect_timeout = connect_timeout
         self.limit = limit
         self.idle = idle
         self._spawn = spawn  # a new, not yet running ``Upstream`` for one principal
@@ -81,6 +84,8 @@ class PrincipalSessions:
         own = self._claim(principal)
         own.busy += 1
         try:
+            if own.up.client is None:  # opened just now (or reconnecting): every method waits as a call does
+                await own.up.wait_ready(self.connect_timeout)
             yield own.up
         finally:
             own.busy -= 1
@@ -130,3 +135,11 @@ class PrincipalSessions:
         while True:
             await anyio.sleep(min(self.idle / 2, 30.0))
             await self.close_idle(time.monotonic())
+
+
+async def on_own_session(up: "Upstream", principal: str | None, use: Callable[["Upstream"], Awaitable[T]]) -> T:
+    """``use`` on ``principal``'s own session of ``up`` when it keeps one per principal, else on ``up``."""
+    if up.principals is None:
+        return await use(up)
+    async with up.principals.session(principal) as own:
+        return await use(own)

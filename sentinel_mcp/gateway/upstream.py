@@ -155,7 +155,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self.principals: PrincipalSessions | None = None
         if principal is None and getattr(target, "isolation", "shared") == "per_principal":
             self.principals = PrincipalSessions(name, target.max_principals, target.principal_idle_seconds,
-                                                self._principal_session)
+                                                target.connect_timeout, self._principal_session)
 
     # ------------------------------------------------------------------ properties
     @property

@@ -40,6 +40,18 @@ def whoami(ctx: Context) -> str:
     return LOGGED_IN.get(_session(ctx), "nobody")
 
 
+@mcp.resource("state://{what}")
+def state_resource(what: str, ctx: Context) -> str:
+    """Who this session is logged in as (``state://whoami``), as a resource."""
+    return LOGGED_IN.get(_session(ctx), "nobody") if what == "whoami" else ""
+
+
+@mcp.prompt()
+def greeting(ctx: Context) -> str:
+    """A greeting to whoever this session is logged in as."""
+    return "hello " + LOGGED_IN.get(_session(ctx), "nobody")
+
+
 @mcp.tool(annotations=RO)
 def pid() -> str:
     """This server's process id."""

@@ -20,6 +20,7 @@ from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.identity.principal import Principal
 from tests.gateway.helpers import make_config
+from tests.gateway.test_push_refusals_audited import _rows
 
 from ..conftest import free_port, stop_process, wait_http
 
@@ -97,6 +98,12 @@ async def test_one_principals_session_dying_leaves_the_others(data_dir: Path) ->
         gw = rt.gateway
         for who in ("alice", "bob"):
             await _call(gw, who, "s__login", name=who)
+        # resources and prompts read in the principal's own session too
+        alice_p, carol_p = Principal("alice", "token"), Principal("carol", "token")
+        assert (await gw.read_resource("state://whoami", alice_p, None)).contents[0].text == "alice"
+        assert (await gw.read_resource("state://whoami", carol_p, None)).contents[0].text == "nobody"
+        assert (await gw.get_prompt("s__greeting", None, alice_p)).messages[0].content.text == "hello alice"
+        assert (await gw.get_prompt("s__greeting", None, carol_p)).messages[0].content.text == "hello nobody"
         bob_pid = (await _call(gw, "bob", "s__pid"))[1]
         failed, _ = await _call(gw, "alice", "s__die")
         assert failed
@@ -115,7 +122,8 @@ async def test_past_the_bound_a_new_principal_is_refused_clearly_and_admitted_on
     data_dir: Path,
 ) -> None:
     servers = {"s": _stdio(protocol="legacy", isolation="per_principal", max_principals=2)}
-    async with running_gateway(make_config(data_dir, servers)) as rt:
+    config = make_config(data_dir, servers)
+    async with running_gateway(config) as rt:
         gw = rt.gateway
         sessions = rt.manager.upstreams["s"].principals
         for who in ("alice", "bob"):
@@ -133,3 +141,8 @@ async def test_past_the_bound_a_new_principal_is_refused_clearly_and_admitted_on
         # bob's next call opens a new session: what the closed one held is gone with it
         assert await _call(gw, "bob", "s__whoami") == (False, "nobody")
         assert sorted(sessions.open()) == ["bob", "carol"]
+    # on disk: the refusals name carol and the upstream; the calls on the sessions name the upstream too
+    rows = [r for r in _rows(config.store_path) if r["tool"] == "s__whoami"]
+    refused = [r for r in rows if r["principal"] == "carol" and r["outcome"] == "upstream_error"]
+    assert len({r["decision_id"] for r in refused}) == 3 and all(r["upstream"] == "s" for r in refused)
+    assert {r["upstream"] for r in rows} == {"s"} and {"alice", "bob", "carol"} <= {r["principal"] for r in rows}
