@@ -216,8 +216,9 @@ class CatalogView:
         )
         with self._request_held(principal):
             try:
-                result: ReadResourceResult = await on_own_session(
-                    up, principal.name, lambda own: own.read_resource(uri, meta=meta))
+                result: ReadResourceResult = await (
+                    up.read_resource(uri, meta=meta) if up.principals is None  # per principal: its own
+                    else on_own_session(up, principal.name, lambda own: own.read_resource(uri, meta=meta)))
             except ResultRefused as e:  # as it was parsed (result_shape.py)
                 raise UpstreamUnavailable(f"upstream {up.name}'s resource {echoed(uri)}: {e.why}") from None
         bomb = None if up.builtin else too_many_blocks(len(result.contents), "resource contents")
@@ -239,8 +240,10 @@ class CatalogView:
         with self._request_held(principal):
             up = self.manager.upstreams[route.upstream]
             try:
-                result: GetPromptResult = await on_own_session(
-                    up, principal.name, lambda own: own.get_prompt(route.prompt, arguments))
+                result: GetPromptResult = await (
+                    up.get_prompt(route.prompt, arguments) if up.principals is None  # per principal: its own
+                    else on_own_session(up, principal.name,
+                                        lambda own: own.get_prompt(route.prompt, arguments)))
             except ResultRefused as e:  # as it was parsed (result_shape.py)
                 why = f"upstream {up.name}'s prompt {route.prompt[:100]!r}: {e.why}"
                 raise UpstreamUnavailable(why) from None

@@ -129,7 +129,7 @@ class PrincipalSessions:
             if own.busy == 0 and now - own.used >= self.idle and self._own.get(who) is own:
                 del self._own[who]
                 await own.up.stop()
-                log.info("upstream %s: closed a principal's idle session (%d open)", self.name, len(self._own))
+                log.info("upstream %s: closed an idle principal session (%d open)", self.name, len(self._own))
 
     async def _idle_loop(self) -> None:
         while True:
@@ -137,7 +137,8 @@ class PrincipalSessions:
             await self.close_idle(time.monotonic())
 
 
-async def on_own_session(up: "Upstream", principal: str | None, use: Callable[["Upstream"], Awaitable[T]]) -> T:
+async def on_own_session(up: "Upstream", principal: str | None,
+                         use: Callable[["Upstream"], Awaitable[T]]) -> T:
     """``use`` on ``principal``'s own session of ``up`` when it keeps one per principal, else on ``up``."""
     if up.principals is None:
         return await use(up)

@@ -153,7 +153,9 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self.log_level: str | None = None
         # isolation "per_principal": each principal's calls go to a session of its own (principal_sessions.py)
         self.principals: PrincipalSessions | None = None
-        if principal is None and getattr(target, "isolation", "shared") == "per_principal":
+        if principal is None and isinstance(target, (StdioServer, RemoteServer)) and (
+            target.isolation == "per_principal"
+        ):
             self.principals = PrincipalSessions(name, target.max_principals, target.principal_idle_seconds,
                                                 target.connect_timeout, self._principal_session)
 
