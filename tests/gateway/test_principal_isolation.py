@@ -19,7 +19,7 @@ import pytest
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.identity.principal import Principal
-from tests.gateway.helpers import make_config
+from tests.gateway.helpers import alive, make_config
 from tests.gateway.test_push_refusals_audited import _rows
 
 from ..conftest import free_port, stop_process, wait_http
@@ -75,15 +75,29 @@ async def test_bob_never_sees_alices_login_over_stdio_and_http_in_both_eras(data
             assert await _call(gw, "alice", f"{up}__whoami") == (False, "alice"), up
             assert await _call(gw, "bob", f"{up}__whoami") == (False, "bob"), up
         assert await _call(gw, "bob", "shared__whoami") == (False, "alice")  # what per_principal prevents
-        for up in ("sl", "sm"):  # over stdio: a process each, none of them the catalog's
-            pids = {who: (await _call(gw, who, f"{up}__pid"))[1] for who in ("alice", "bob")}
-            assert len(set(pids.values())) == 2, pids
-            assert str(rt.manager.upstreams[up].client) != ""  # the catalog's own session is still there
+        pids = set()
+        for up in ("sl", "sm"):  # over stdio: a process each
+            pids |= {(await _call(gw, who, f"{up}__pid"))[1] for who in ("alice", "bob")}
+        assert len(pids) == 4, pids
         # one catalog: each tool listed once, under the server's name; no session is an upstream of its own
         names = [t.name for t in gw.list_catalog_tools(Principal("bob", "token"))]
         assert names.count("sl__whoami") == 1 and names.count("hl__login") == 1
         assert sorted(rt.manager.upstreams) == ["hl", "shared", "sl", "sm"]
         assert sorted(rt.manager.upstreams["sl"].principals.open()) == ["alice", "bob"]
+    assert not [p for p in pids if alive(int(p))]  # the gateway stopped: every principal's process ended
+
+
+async def test_an_idle_session_is_closed_and_its_process_ended(data_dir: Path) -> None:
+    servers = {"s": _stdio(protocol="legacy", isolation="per_principal", principal_idle_seconds=0.5)}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        sessions = rt.manager.upstreams["s"].principals
+        pid = int((await _call(rt.gateway, "alice", "s__pid"))[1])
+
+        async def closed() -> bool:
+            return sessions.open() == {} and not alive(pid)
+
+        await _until(closed)
+        assert rt.manager.upstreams["s"].state == "ready"  # the catalog's session is not a principal's
 
 
 async def _until(check: Any, seconds: float = 90.0) -> None:
