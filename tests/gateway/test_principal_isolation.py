@@ -7,6 +7,7 @@ is refused with the reason, and admitted once one has been closed idle. Real ups
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import time
@@ -155,6 +156,16 @@ async def test_past_the_bound_a_new_principal_is_refused_clearly_and_admitted_on
         # bob's next call opens a new session: what the closed one held is gone with it
         assert await _call(gw, "bob", "s__whoami") == (False, "nobody")
         assert sorted(sessions.open()) == ["bob", "carol"]
+        # first calls arriving together: one session per principal, and the bound counts principals
+        await sessions.close_idle(time.monotonic() + 601)
+        who = ["dave", "erin", "frank"] * 3
+        got = await asyncio.gather(*(_call(gw, w, "s__pid") for w in who))
+        by = {w: {g for x, g in zip(who, got) if x == w} for w in set(who)}
+        admitted = sorted(w for w, g in by.items() if all(not failed for failed, _ in g))
+        assert sorted(sessions.open()) == admitted and len(admitted) == 2, by
+        assert all(len(by[w]) == 1 for w in admitted), by  # one process each, however many calls came
+        (left,) = set(by) - set(admitted)
+        assert all(failed and "max_principals" in t for failed, t in by[left]), by
     # on disk: the refusals name carol and the upstream; the calls on the sessions name the upstream too
     rows = [r for r in _rows(config.store_path) if r["tool"] == "s__whoami"]
     refused = [r for r in rows if r["principal"] == "carol" and r["outcome"] == "upstream_error"]
