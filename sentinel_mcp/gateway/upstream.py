@@ -215,6 +215,12 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         own.log_level = self.log_level
         return own
 
+    async def set_log_level(self, level: str | None) -> None:
+        await super().set_log_level(level)
+        if self.principals is not None:  # each principal's session too (one opened later starts with it)
+            for own in self.principals.open().values():
+                await own.set_log_level(level)
+
     async def run(self) -> None:
         """Supervise the connection until ``stop()``; an upstream kept per principal runs their sessions
         beside its own."""

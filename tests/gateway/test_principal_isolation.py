@@ -130,7 +130,10 @@ async def test_one_principals_session_dying_leaves_the_others(data_dir: Path) ->
             return await _call(gw, "alice", "s__whoami") == (False, "nobody")
 
         await _until(alice_back)
-        assert rt.manager.upstreams["s"].principals.open()["bob"].reconnects == 0
+        sessions = rt.manager.upstreams["s"].principals
+        assert sessions.open()["bob"].reconnects == 0
+        await gw.set_log_level("debug")  # what clients asked reaches every principal's session
+        assert {up.log_level for up in sessions.open().values()} == {"debug"}
 
 
 async def test_past_the_bound_a_new_principal_is_refused_clearly_and_admitted_once_one_idles(
