@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 STOP_WAIT_SECONDS = 10.0  # at shutdown, how long the sessions' supervisors get to end their processes
+# what health and /metrics count per upstream, summed over its principals' sessions (and those closed: a
+# counter never goes back)
+COUNTERS = ("reconnects", "pushes_refused", "pushes_not_permitted", "updates_unsubscribed", "pushes_unrouted")
+GAUGES = ("calls_in_flight", "waiting_for_slot")
 
 
 @dataclass(eq=False)
@@ -54,10 +58,27 @@ class PrincipalSessions:
         self._own: dict[str, _Own] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self.refused = 0  # principals turned away past ``limit``
+        self._retired = dict.fromkeys((*COUNTERS, "notices_dropped"), 0)  # counted by sessions now closed
 
     def open(self) -> dict[str, "Upstream"]:
         """The sessions open now, by principal."""
         return {who: own.up for who, own in self._own.items()}
+
+    def counts(self) -> dict[str, int]:
+        """``COUNTERS`` (with ``notices_dropped``) since the start and ``GAUGES`` now, over every session."""
+        out = dict(self._retired)
+        for what in GAUGES:
+            out[what] = 0
+        for own in self._own.values():
+            for what in (*COUNTERS, *GAUGES):
+                out[what] += getattr(own.up, what)
+            out["notices_dropped"] += own.up.notices.dropped
+        return out
+
+    def _retire(self, own: _Own) -> None:
+        for what in COUNTERS:
+            self._retired[what] += getattr(own.up, what)
+        self._retired["notices_dropped"] += own.up.notices.dropped
 
     async def run(self, supervise: Callable[[], Awaitable[None]]) -> None:
         """Run the catalog's own supervisor (``supervise``) with the principals' sessions beside it; when it
@@ -71,6 +92,8 @@ class PrincipalSessions:
                 self._tg = None
                 closing = list(self._own.values())
                 self._own.clear()
+                for own in closing:
+                    self._retire(own)
                 for own in closing:
                     await own.up.stop()
                 with anyio.CancelScope(shield=True), anyio.move_on_after(STOP_WAIT_SECONDS):
@@ -122,12 +145,14 @@ class PrincipalSessions:
             own.ended.set()
             if self._own.get(principal) is own:  # ended on its own: the next call opens a new one
                 del self._own[principal]
+                self._retire(own)
 
     async def close_idle(self, now: float) -> None:
         """Close every session no call holds that was last used ``idle`` seconds before ``now``."""
         for who, own in list(self._own.items()):
             if own.busy == 0 and now - own.used >= self.idle and self._own.get(who) is own:
                 del self._own[who]
+                self._retire(own)
                 await own.up.stop()
                 log.info("upstream %s: closed an idle principal session (%d open)", self.name, len(self._own))
 

@@ -213,6 +213,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
             elicit_complete=self.hooks.elicit_complete, push_refused=self.hooks.push_refused,
         ), health_interval=self.health_interval, max_backoff=self.max_backoff, principal=principal)
         own.log_level = self.log_level
+        own._slots = self._slots  # ``max_in_flight`` is the server's: shared by every principal's session
         return own
 
     async def set_log_level(self, level: str | None) -> None:

@@ -11,6 +11,8 @@ import os
 import sys
 import warnings
 
+import anyio
+
 from mcp import MCPDeprecationWarning
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
@@ -56,6 +58,14 @@ def greeting(ctx: Context) -> str:
 def pid() -> str:
     """This server's process id."""
     return str(os.getpid())
+
+
+@mcp.tool(annotations=RO)
+async def hold(path: str) -> str:
+    """Answer once ``path`` exists (a test lets it go; no clock)."""
+    while not os.path.exists(path):
+        await anyio.sleep(0.02)
+    return "held"
 
 
 @mcp.tool(annotations=RO)

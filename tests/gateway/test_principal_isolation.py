@@ -132,6 +132,8 @@ async def test_one_principals_session_dying_leaves_the_others(data_dir: Path) ->
         await _until(alice_back)
         sessions = rt.manager.upstreams["s"].principals
         assert sessions.open()["bob"].reconnects == 0
+        health = next(h for h in rt.catalog_health.upstreams() if h.name == "s")
+        assert health.reconnects >= 1 and health.state == "ready"  # alice's session's reconnect counts
         await gw.set_log_level("debug")  # what clients asked reaches every principal's session
         assert {up.log_level for up in sessions.open().values()} == {"debug"}
 
@@ -139,13 +141,31 @@ async def test_one_principals_session_dying_leaves_the_others(data_dir: Path) ->
 async def test_past_the_bound_a_new_principal_is_refused_clearly_and_admitted_once_one_idles(
     data_dir: Path,
 ) -> None:
-    servers = {"s": _stdio(protocol="legacy", isolation="per_principal", max_principals=2)}
+    servers = {"s": _stdio(protocol="legacy", isolation="per_principal", max_principals=2, max_in_flight=1)}
     config = make_config(data_dir, servers)
     async with running_gateway(config) as rt:
         gw = rt.gateway
         sessions = rt.manager.upstreams["s"].principals
         for who in ("alice", "bob"):
             await _call(gw, who, "s__login", name=who)
+        # max_in_flight is the server's, not each session's: bob's call waits for alice's to end
+        go = data_dir / "go"
+        held = asyncio.ensure_future(_call(gw, "alice", "s__hold", path=str(go)))
+
+        def health() -> Any:
+            return next(h for h in rt.catalog_health.upstreams() if h.name == "s")
+
+        async def alice_in() -> bool:
+            return health().calls_in_flight == 1
+
+        async def bob_waits() -> bool:
+            return health().calls_waiting == 1
+
+        await _until(alice_in)
+        waiting = asyncio.ensure_future(_call(gw, "bob", "s__whoami"))
+        await _until(bob_waits)
+        go.touch()
+        assert await held == (False, "held") and await waiting == (False, "bob")
         for _ in range(3):  # refused each time, at once, with the reason; nothing spawned for it
             failed, text = await _call(gw, "carol", "s__whoami")
             assert failed and "max_principals" in text and "2 principals" in text, text
