@@ -286,7 +286,11 @@ class CatalogView:
         if not up.offers("completions"):
             return CompleteResult(completion=Completion(values=[], has_more=False))  # nothing to suggest
         with self._request_held(principal):
-            return _bounded(without_upstream_stamp(await up.complete(upstream_ref, argument, context)))
+            done = await (  # per principal: on its own session
+                up.complete(upstream_ref, argument, context) if up.principals is None
+                else on_own_session(up, principal.name,
+                                    lambda own: own.complete(upstream_ref, argument, context)))
+            return _bounded(without_upstream_stamp(done))
 
     async def set_log_level(self, level: str | None) -> None:
         for up in list(self.manager.upstreams.values()):

@@ -10,8 +10,8 @@ one more principal is refused with the reason, never queued. One unused for ``pr
 closed (its process ended); that principal's next call opens a new one, with none of the old state.
 
 The configured ``Upstream`` keeps its own session for the catalog (tools, resources, prompts are listed
-once, from it) and carries no principal's call. Only ``tools/call``, ``resources/read`` and ``prompts/get``
-take the principal's session; subscriptions and completions stay on the catalog's session.
+once, from it) and carries no principal's call. ``tools/call``, ``resources/read``, ``prompts/get`` and
+``completion/complete`` take the principal's session; subscriptions stay on the catalog's session.
 """
 
 from __future__ import annotations

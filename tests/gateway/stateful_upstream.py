@@ -15,7 +15,7 @@ import anyio
 
 from mcp import MCPDeprecationWarning
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ToolAnnotations
+from mcp.types import Completion, ToolAnnotations
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 RO = ToolAnnotations(read_only_hint=True)  # let through unasked: the tests are about sessions, not asking
@@ -52,6 +52,12 @@ def state_resource(what: str, ctx: Context) -> str:
 def greeting(ctx: Context) -> str:
     """A greeting to whoever this session is logged in as."""
     return "hello " + LOGGED_IN.get(_session(ctx), "nobody")
+
+
+@mcp.completion()
+async def complete(ref: object, argument: object, context: object) -> Completion:
+    """Suggests whom this process is logged in as (over stdio the process is the session)."""
+    return Completion(values=[LOGGED_IN.get("this process", "nobody")])
 
 
 @mcp.tool(annotations=RO)

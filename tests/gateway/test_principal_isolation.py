@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 import anyio
 import pytest
+from mcp.types import PromptReference
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.call_request import CallRequest
@@ -119,6 +120,10 @@ async def test_one_principals_session_dying_leaves_the_others(data_dir: Path) ->
         assert (await gw.read_resource("state://whoami", carol_p, None)).contents[0].text == "nobody"
         assert (await gw.get_prompt("s__greeting", None, alice_p)).messages[0].content.text == "hello alice"
         assert (await gw.get_prompt("s__greeting", None, carol_p)).messages[0].content.text == "hello nobody"
+        for who, name in ((alice_p, "alice"), (carol_p, "nobody")):  # and completions
+            ref = PromptReference(name="s__greeting")
+            done = await gw.complete(ref, {"name": "to", "value": ""}, None, who)
+            assert done.completion.values == [name]
         bob_pid = (await _call(gw, "bob", "s__pid"))[1]
         failed, _ = await _call(gw, "alice", "s__die")
         assert failed
