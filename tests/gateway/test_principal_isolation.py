@@ -19,6 +19,7 @@ import pytest
 from mcp.types import PromptReference
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.config import ConfigError, load_config
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.identity.principal import Principal
 from tests.gateway.helpers import alive, make_config
@@ -200,3 +201,25 @@ async def test_past_the_bound_a_new_principal_is_refused_clearly_and_admitted_on
     assert len({r["decision_id"] for r in refused}) == 3 and all(r["upstream"] == "s" for r in refused)
     assert {r["upstream"] for r in rows} == {"s"}
     assert {"alice", "bob", "carol"} <= {r["principal"] for r in rows}
+
+
+@pytest.mark.parametrize("key,value", [
+    ("isolation", '"per-principal"'), ("isolation", '"PER_PRINCIPAL"'), ("isolation", "true"),
+    ("isolation", '["per_principal"]'), ("max_principals", "0"), ("max_principals", "1025"),
+    ("max_principals", "true"), ("max_principals", '"4"'), ("max_principals", "4.0"),
+    ("principal_idle_seconds", "0"), ("principal_idle_seconds", "-1"), ("principal_idle_seconds", "1e12"),
+    ("principal_idle_seconds", "NaN"),
+])
+def test_an_isolation_setting_out_of_its_shape_is_refused_with_its_line(tmp_path: Path, key: str,
+                                                                      value: str) -> None:
+    bad = tmp_path / "sentinel.json"
+    bad.write_text('{"mcpServers": {"a": {"command": "x",\n  "' + key + '": ' + value + "}}}")
+    # named with its key, or (a number no JSON should hold) refused as it is read, with its line
+    refused = rf"sentinel.json(:\n  mcpServers.a.{key}: .*\(line 2\)|, line 2: )"
+    with pytest.raises(ConfigError, match=refused):
+        load_config(bad)
+    bad.write_text('{"mcpServers": {"a": {"command": "x", "isolation": "per_principal", "max_principals": 1024,'
+                   ' "principal_idle_seconds": 86400}}}')
+    server = load_config(bad).mcp_servers["a"]
+    assert (server.isolation, server.max_principals, server.principal_idle_seconds) == (
+        "per_principal", 1024, 86400)
