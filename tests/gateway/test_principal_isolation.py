@@ -218,8 +218,8 @@ def test_an_isolation_setting_out_of_its_shape_is_refused_with_its_line(tmp_path
     refused = rf"sentinel.json(:\n  mcpServers.a.{key}: .*\(line 2\)|, line 2: )"
     with pytest.raises(ConfigError, match=refused):
         load_config(bad)
-    bad.write_text('{"mcpServers": {"a": {"command": "x", "isolation": "per_principal", "max_principals": 1024,'
-                   ' "principal_idle_seconds": 86400}}}')
+    bad.write_text('{"mcpServers": {"a": {"command": "x", "isolation": "per_principal",'
+                   ' "max_principals": 1024, "principal_idle_seconds": 86400}}}')
     server = load_config(bad).mcp_servers["a"]
     assert (server.isolation, server.max_principals, server.principal_idle_seconds) == (
         "per_principal", 1024, 86400)
