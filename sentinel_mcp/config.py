@@ -19,6 +19,7 @@ from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigEr
 from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_section
 from sentinel_mcp.core.setting_keys import meant_or_known as _did_you_mean
 from sentinel_mcp.config_file import parse_config_json, read_config_text
+from sentinel_mcp.config_isolation import SessionIsolation
 from sentinel_mcp.config_lines import Lines, at_line, line_of, value_lines
 from sentinel_mcp.config_raw import no_nul, paths_as_text
 from sentinel_mcp.config_namespaces import check_prefixes
@@ -55,7 +56,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ServerCommon(_Strict):
+class ServerCommon(_Strict, SessionIsolation):  # isolation: config_isolation.py
     # "" wraps a server transparently (tools keep their own names); None means "<server>__"
     prefix: str | None = None
     disabled: bool = False

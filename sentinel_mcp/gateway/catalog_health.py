@@ -9,9 +9,10 @@ application floor and the console do not reach it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sentinel_mcp.gateway.catalog import ToolRoute
+from sentinel_mcp.gateway.upstream import Upstream
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 
 
@@ -42,7 +43,7 @@ class CatalogHealth:
 
     def upstreams(self) -> list[UpstreamHealth]:
         """Every upstream as it is now, in the order they were added."""
-        return [
+        return [self._with_sessions(up, health) for up, health in zip(self._manager.upstreams.values(), [
             UpstreamHealth(
                 name=name,
                 state=up.state,
@@ -62,7 +63,24 @@ class CatalogHealth:
                 pushes_unrouted=up.pushes_unrouted,
             )
             for name, up in self._manager.upstreams.items()
-        ]
+        ])]
+
+    @staticmethod
+    def _with_sessions(up: Upstream, health: UpstreamHealth) -> UpstreamHealth:
+        """An upstream kept per principal: its counts include its principals' sessions'."""
+        if up.principals is None:
+            return health
+        c = up.principals.counts()
+        return replace(
+            health, reconnects=health.reconnects + c["reconnects"],
+            calls_in_flight=health.calls_in_flight + c["calls_in_flight"],
+            calls_waiting=health.calls_waiting + c["waiting_for_slot"],
+            notices_dropped=health.notices_dropped + c["notices_dropped"],
+            pushes_refused=health.pushes_refused + c["pushes_refused"],
+            pushes_not_permitted=health.pushes_not_permitted + c["pushes_not_permitted"],
+            updates_unsubscribed=health.updates_unsubscribed + c["updates_unsubscribed"],
+            pushes_unrouted=health.pushes_unrouted + c["pushes_unrouted"],
+        )
 
     @property
     def conflicts(self) -> list[str]:

@@ -35,6 +35,7 @@ from sentinel_mcp.core.port import NotInCatalog
 from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.foreign_resources import without_foreign_contents
+from sentinel_mcp.gateway.principal_sessions import on_own_session
 from sentinel_mcp.gateway.result_shape import ResultRefused, too_many_blocks
 from sentinel_mcp.gateway.shown_result import shown_blocks
 from sentinel_mcp.gateway.tool_words import shown_prompt_result, visible
@@ -215,7 +216,9 @@ class CatalogView:
         )
         with self._request_held(principal):
             try:
-                result: ReadResourceResult = await up.read_resource(uri, meta=meta)
+                result: ReadResourceResult = await (
+                    up.read_resource(uri, meta=meta) if up.principals is None  # per principal: its own
+                    else on_own_session(up, principal.name, lambda own: own.read_resource(uri, meta=meta)))
             except ResultRefused as e:  # as it was parsed (result_shape.py)
                 raise UpstreamUnavailable(f"upstream {up.name}'s resource {echoed(uri)}: {e.why}") from None
         bomb = None if up.builtin else too_many_blocks(len(result.contents), "resource contents")
@@ -237,7 +240,10 @@ class CatalogView:
         with self._request_held(principal):
             up = self.manager.upstreams[route.upstream]
             try:
-                result: GetPromptResult = await up.get_prompt(route.prompt, arguments)
+                result: GetPromptResult = await (
+                    up.get_prompt(route.prompt, arguments) if up.principals is None  # per principal: its own
+                    else on_own_session(up, principal.name,
+                                        lambda own: own.get_prompt(route.prompt, arguments)))
             except ResultRefused as e:  # as it was parsed (result_shape.py)
                 why = f"upstream {up.name}'s prompt {route.prompt[:100]!r}: {e.why}"
                 raise UpstreamUnavailable(why) from None
@@ -280,7 +286,11 @@ class CatalogView:
         if not up.offers("completions"):
             return CompleteResult(completion=Completion(values=[], has_more=False))  # nothing to suggest
         with self._request_held(principal):
-            return _bounded(without_upstream_stamp(await up.complete(upstream_ref, argument, context)))
+            done = await (  # per principal: on its own session
+                up.complete(upstream_ref, argument, context) if up.principals is None
+                else on_own_session(up, principal.name,
+                                    lambda own: own.complete(upstream_ref, argument, context)))
+            return _bounded(without_upstream_stamp(done))
 
     async def set_log_level(self, level: str | None) -> None:
         for up in list(self.manager.upstreams.values()):

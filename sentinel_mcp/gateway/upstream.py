@@ -47,6 +47,7 @@ from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, answer_l
 from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
 from sentinel_mcp.gateway.result_shape import ShapedDispatcher
 from sentinel_mcp.gateway.party_turns import PartyTurns
+from sentinel_mcp.gateway.principal_sessions import PrincipalSessions
 from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.upstream_client import (
@@ -103,7 +104,9 @@ class UpstreamStatus:
 
 class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
     def __init__(self, name: str, target: Target, hooks: UpstreamHooks, *, health_interval: float = 5.0,
-                 breaker: CircuitBreaker | None = None, max_backoff: float = 30.0) -> None:
+                 breaker: CircuitBreaker | None = None, max_backoff: float = 30.0,
+                 principal: str | None = None) -> None:
+        """``principal``: this is that principal's own session of an upstream configured per principal."""
         self.name = name
         self.target = target
         self.hooks = hooks
@@ -148,6 +151,13 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self.subscribed: set[str] = set()  # resource URIs some client subscribed to through us
         self._watchers: dict[str, anyio.CancelScope] = {}  # 2026 upstreams: one listen stream per URI
         self.log_level: str | None = None
+        # isolation "per_principal": each principal's calls go to a session of its own (principal_sessions.py)
+        self.principals: PrincipalSessions | None = None
+        if principal is None and isinstance(target, (StdioServer, RemoteServer)) and (
+            target.isolation == "per_principal"
+        ):
+            self.principals = PrincipalSessions(name, target.max_principals, target.principal_idle_seconds,
+                                                target.connect_timeout, self._principal_session)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -195,8 +205,33 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
             message_handler=self._on_message,
         )
 
+    def _principal_session(self, principal: str) -> "Upstream":
+        """A new session of this upstream for ``principal``: the catalog is this one's, not its (its list
+        changes reach no one); what it pushes reaches the gateway as this upstream's."""
+        own = Upstream(self.name, self.target, UpstreamHooks(
+            catalog_changed=_no_catalog, resource_updated=self.hooks.resource_updated,
+            elicit_complete=self.hooks.elicit_complete, push_refused=self.hooks.push_refused,
+        ), health_interval=self.health_interval, max_backoff=self.max_backoff, principal=principal)
+        own.log_level = self.log_level
+        own._slots = self._slots  # ``max_in_flight`` is the server's: shared by every principal's session
+        return own
+
+    async def set_log_level(self, level: str | None) -> None:
+        await super().set_log_level(level)
+        if self.principals is not None:  # each principal's session too (one opened later starts with it)
+            for own in self.principals.open().values():
+                await own.set_log_level(level)
+
     async def run(self) -> None:
-        """Supervise the connection until ``stop()``: connect, serve, detect death, back off, reconnect."""
+        """Supervise the connection until ``stop()``; an upstream kept per principal runs their sessions
+        beside its own."""
+        if self.principals is not None:
+            await self.principals.run(self._supervise)
+        else:
+            await self._supervise()
+
+    async def _supervise(self) -> None:
+        """Connect, serve, detect death, back off, reconnect; until ``stop()``."""
         if self._described is not None and not await self._until_first_use():
             self.state = "stopped"
             return
@@ -409,6 +444,10 @@ def _protocol_error(e: BaseException) -> bool:
     if isinstance(e, BaseExceptionGroup):
         return any(_protocol_error(x) for x in e.exceptions)
     return isinstance(e, MCPError) and e.code != CONNECTION_CLOSED
+
+
+async def _no_catalog(_up: Upstream) -> None:
+    return None
 
 
 async def _no_validation(name: str, result: CallToolResult) -> None:

@@ -46,6 +46,9 @@ async def call_upstream(
 ) -> CallToolResult | InputRequiredResult | Unrelayed:
     """The upstream's result, or its question for a 2026-era client to answer in a later request. Raises what
     ``Upstream.call_tool`` raises, and ``UpstreamCallError`` for an upstream that keeps asking."""
+    if up.principals is not None:  # the call goes to its principal's own session (principal_sessions.py)
+        async with up.principals.session(call.principal) as own:
+            return await call_upstream(own, call, req, link, meta, timings)
     # a 2026-era client's answers to the upstream's questions, marked with who gave them (never as the client
     # says); the upstream's questions asked meanwhile are marked the same way below
     result = await up.call_tool(

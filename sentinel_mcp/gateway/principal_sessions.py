@@ -1,0 +1,171 @@
+"""An upstream configured ``isolation: "per_principal"``: each principal's calls reach a session of its own.
+
+An upstream that keeps state per MCP session or per client (a browser's logged-in cookies, a shell's working
+directory, a "current user") would otherwise share it among every principal: bob's call could act in
+alice's logged-in browser. Here each principal gets its own ``Upstream`` on the same target (over stdio its
+own process, over HTTP its own MCP session on its own connection), opened lazily on its first call and
+supervised like any upstream (reconnect on death, its own breaker, timeouts and result bounds, its pushes
+reaching its own callers, audited under the server's name). At most ``max_principals`` are open at once:
+one more principal is refused with the reason, never queued. One unused for ``principal_idle_seconds`` is
+closed (its process ended); that principal's next call opens a new one, with none of the old state.
+
+The configured ``Upstream`` keeps its own session for the catalog (tools, resources, prompts are listed
+once, from it) and carries no principal's call. ``tools/call``, ``resources/read``, ``prompts/get`` and
+``completion/complete`` take the principal's session; subscriptions stay on the catalog's session.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar
+
+import anyio
+
+from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
+
+if TYPE_CHECKING:
+    from sentinel_mcp.gateway.upstream import Upstream
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+STOP_WAIT_SECONDS = 10.0  # at shutdown, how long the sessions' supervisors get to end their processes
+# what health and /metrics count per upstream, summed over its principals' sessions (and those closed: a
+# counter never goes back)
+COUNTERS = ("reconnects", "pushes_refused", "pushes_not_permitted", "updates_unsubscribed", "pushes_unrouted")
+GAUGES = ("calls_in_flight", "waiting_for_slot")
+
+
+@dataclass(eq=False)
+class _Own:
+    up: "Upstream"
+    used: float  # monotonic time of the last call's end (or start)
+    busy: int = 0  # calls running on it: never closed under them
+    ended: anyio.Event = field(default_factory=anyio.Event)  # its supervisor returned
+
+
+class PrincipalSessions:
+    def __init__(self, name: str, limit: int, idle: float, connect_timeout: float,
+                 spawn: Callable[[str], "Upstream"]) -> None:
+        self.name = name
+        self.connect_timeout = connect_timeout
+        self.limit = limit
+        self.idle = idle
+        self._spawn = spawn  # a new, not yet running ``Upstream`` for one principal
+        self._own: dict[str, _Own] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+        self.refused = 0  # principals turned away past ``limit``
+        self._retired = dict.fromkeys((*COUNTERS, "notices_dropped"), 0)  # counted by sessions now closed
+
+    def open(self) -> dict[str, "Upstream"]:
+        """The sessions open now, by principal."""
+        return {who: own.up for who, own in self._own.items()}
+
+    def counts(self) -> dict[str, int]:
+        """``COUNTERS`` (with ``notices_dropped``) since the start and ``GAUGES`` now, over every session."""
+        out = dict(self._retired)
+        for what in GAUGES:
+            out[what] = 0
+        for own in self._own.values():
+            for what in (*COUNTERS, *GAUGES):
+                out[what] += getattr(own.up, what)
+            out["notices_dropped"] += own.up.notices.dropped
+        return out
+
+    def _retire(self, own: _Own) -> None:
+        for what in COUNTERS:
+            self._retired[what] += getattr(own.up, what)
+        self._retired["notices_dropped"] += own.up.notices.dropped
+
+    async def run(self, supervise: Callable[[], Awaitable[None]]) -> None:
+        """Run the catalog's own supervisor (``supervise``) with the principals' sessions beside it; when it
+        ends (the upstream stopped), stop them all and let them end their processes."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._idle_loop)
+            try:
+                await supervise()
+            finally:
+                self._tg = None
+                closing = list(self._own.values())
+                self._own.clear()
+                for own in closing:
+                    self._retire(own)
+                for own in closing:
+                    await own.up.stop()
+                with anyio.CancelScope(shield=True), anyio.move_on_after(STOP_WAIT_SECONDS):
+                    for own in closing:
+                        await own.ended.wait()
+                tg.cancel_scope.cancel()
+
+    @asynccontextmanager
+    async def session(self, principal: str | None) -> AsyncIterator["Upstream"]:
+        """``principal``'s own session, opened on its first call; never closed while this holds it."""
+        own = self._claim(principal)
+        own.busy += 1
+        try:
+            if own.up.client is None:  # opened just now (or reconnecting): every method waits as a call does
+                await own.up.wait_ready(self.connect_timeout)
+            yield own.up
+        finally:
+            own.busy -= 1
+            own.used = time.monotonic()
+
+    def _claim(self, principal: str | None) -> _Own:
+        if not principal:  # whose session it would be is unknown: no one's is lent
+            raise UpstreamUnavailable(
+                f"upstream {self.name} keeps a session per principal; a call naming no principal is refused"
+            )
+        own = self._own.get(principal)
+        if own is not None:
+            own.used = time.monotonic()
+            return own
+        tg = self._tg
+        if tg is None:
+            raise UpstreamUnavailable(f"upstream {self.name} is stopped")
+        if len(self._own) >= self.limit:
+            self.refused += 1
+            raise UpstreamUnavailable(
+                f"upstream {self.name} already holds sessions for {self.limit} principals (its "
+                f"max_principals), each its own; a new principal is admitted once one of them has been idle "
+                f"for {self.idle:g}s"
+            )
+        own = self._own[principal] = _Own(self._spawn(principal), time.monotonic())
+        tg.start_soon(self._supervise, principal, own, name=f"upstream:{self.name}:principal")
+        log.info("upstream %s: opened a session for a principal (%d open)", self.name, len(self._own))
+        return own
+
+    async def _supervise(self, principal: str, own: _Own) -> None:
+        try:
+            await own.up.run()
+        finally:
+            own.ended.set()
+            if self._own.get(principal) is own:  # ended on its own: the next call opens a new one
+                del self._own[principal]
+                self._retire(own)
+
+    async def close_idle(self, now: float) -> None:
+        """Close every session no call holds that was last used ``idle`` seconds before ``now``."""
+        for who, own in list(self._own.items()):
+            if own.busy == 0 and now - own.used >= self.idle and self._own.get(who) is own:
+                del self._own[who]
+                self._retire(own)
+                await own.up.stop()
+                log.info("upstream %s: closed an idle principal session (%d open)", self.name, len(self._own))
+
+    async def _idle_loop(self) -> None:
+        while True:
+            await anyio.sleep(min(self.idle / 2, 30.0))
+            await self.close_idle(time.monotonic())
+
+
+async def on_own_session(up: "Upstream", principal: str | None,
+                         use: Callable[["Upstream"], Awaitable[T]]) -> T:
+    """``use`` on ``principal``'s own session of ``up`` when it keeps one per principal, else on ``up``."""
+    if up.principals is None:
+        return await use(up)
+    async with up.principals.session(principal) as own:
+        return await use(own)

@@ -1,0 +1,225 @@
+"""``isolation: "per_principal"``: each principal's calls reach an upstream session of its own (a process of
+its own over stdio, an MCP session and connection of its own over HTTP), so an upstream that keeps state per
+session (a browser's logged-in cookies) never lets bob act in alice's. The attack: alice logs in, bob asks
+who he is. A session that dies takes no other principal's with it; past ``max_principals`` a new principal
+is refused with the reason, and admitted once one has been closed idle. Real upstreams in subprocesses
+(``stateful_upstream.py``), the real gateway; ``shared`` (the default) is the control that shows the leak."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import anyio
+import pytest
+from mcp.types import PromptReference
+
+from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.config import ConfigError, load_config
+from sentinel_mcp.core.call_request import CallRequest
+from sentinel_mcp.identity.principal import Principal
+from tests.gateway.helpers import alive, make_config
+from tests.gateway.test_push_refusals_audited import _rows
+
+from ..conftest import free_port, stop_process, wait_http
+
+pytestmark = pytest.mark.timeout(180)
+STATEFUL = str(Path(__file__).with_name("stateful_upstream.py"))
+
+
+def _stdio(**over: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [STATEFUL], **over}
+
+
+@pytest.fixture
+def http_stateful() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/mcp", proc=proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_process(proc)
+
+
+async def _call(gw: Any, who: str, tool: str, **arguments: Any) -> tuple[bool, str]:
+    """(failed, text) of ``who``'s call to the catalog tool ``tool``."""
+    out = await gw.run(CallRequest(tool, arguments, f"{who}/s", "test", "client",
+                                   principal=Principal(who, "token")))
+    out = getattr(out, "result", None) or out  # a completed call's outcome carries the result
+    content = getattr(out, "content", None)
+    text = content[0].text if content else str(getattr(out, "reason", out))
+    return bool(getattr(out, "is_error", False) or content is None), text
+
+
+async def test_bob_never_sees_alices_login_over_stdio_and_http_in_both_eras(data_dir: Path,
+                                                                          http_stateful: str) -> None:
+    own = {"isolation": "per_principal"}
+    servers = {
+        "sl": _stdio(protocol="legacy", **own),
+        "sm": _stdio(protocol="modern", **own),
+        "hl": {"url": http_stateful, "protocol": "legacy", **own},
+        "shared": _stdio(protocol="legacy"),  # the default: the control, where the login is everyone's
+    }
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        for up in ("sl", "sm", "hl", "shared"):
+            assert rt.manager.upstreams[up].state == "ready", (up, rt.manager.upstreams[up].last_error)
+            assert (await _call(gw, "alice", f"{up}__login", name="alice"))[1] == "logged in as alice"
+        for up in ("sl", "sm", "hl"):
+            assert await _call(gw, "bob", f"{up}__whoami") == (False, "nobody"), up
+            assert await _call(gw, "alice", f"{up}__whoami") == (False, "alice"), up
+            await _call(gw, "bob", f"{up}__login", name="bob")
+            assert await _call(gw, "alice", f"{up}__whoami") == (False, "alice"), up
+            assert await _call(gw, "bob", f"{up}__whoami") == (False, "bob"), up
+        assert await _call(gw, "bob", "shared__whoami") == (False, "alice")  # what per_principal prevents
+        pids = set()
+        for up in ("sl", "sm"):  # over stdio: a process each
+            pids |= {(await _call(gw, who, f"{up}__pid"))[1] for who in ("alice", "bob")}
+        assert len(pids) == 4, pids
+        # one catalog: each tool listed once, under the server's name; no session is an upstream of its own
+        names = [t.name for t in gw.list_catalog_tools(Principal("bob", "token"))]
+        assert names.count("sl__whoami") == 1 and names.count("hl__login") == 1
+        assert sorted(rt.manager.upstreams) == ["hl", "shared", "sl", "sm"]
+        assert sorted(rt.manager.upstreams["sl"].principals.open()) == ["alice", "bob"]
+    assert not [p for p in pids if alive(int(p))]  # the gateway stopped: every principal's process ended
+
+
+async def test_an_idle_session_is_closed_and_its_process_ended(data_dir: Path) -> None:
+    servers = {"s": _stdio(protocol="legacy", isolation="per_principal", principal_idle_seconds=0.5)}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        sessions = rt.manager.upstreams["s"].principals
+        pid = int((await _call(rt.gateway, "alice", "s__pid"))[1])
+
+        async def closed() -> bool:
+            return sessions.open() == {} and not alive(pid)
+
+        await _until(closed)
+        assert rt.manager.upstreams["s"].state == "ready"  # the catalog's session is not a principal's
+
+
+async def _until(check: Any, seconds: float = 90.0) -> None:
+    with anyio.fail_after(seconds):  # a bound, no timing asserted
+        while not await check():
+            await anyio.sleep(0.05)
+
+
+async def test_one_principals_session_dying_leaves_the_others(data_dir: Path) -> None:
+    servers = {"s": _stdio(protocol="legacy", isolation="per_principal")}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        for who in ("alice", "bob"):
+            await _call(gw, who, "s__login", name=who)
+        # resources and prompts read in the principal's own session too
+        alice_p, carol_p = Principal("alice", "token"), Principal("carol", "token")
+        assert (await gw.read_resource("state://whoami", alice_p, None)).contents[0].text == "alice"
+        assert (await gw.read_resource("state://whoami", carol_p, None)).contents[0].text == "nobody"
+        assert (await gw.get_prompt("s__greeting", None, alice_p)).messages[0].content.text == "hello alice"
+        assert (await gw.get_prompt("s__greeting", None, carol_p)).messages[0].content.text == "hello nobody"
+        for who, name in ((alice_p, "alice"), (carol_p, "nobody")):  # and completions
+            ref = PromptReference(name="s__greeting")
+            done = await gw.complete(ref, {"name": "to", "value": ""}, None, who)
+            assert done.completion.values == [name]
+        bob_pid = (await _call(gw, "bob", "s__pid"))[1]
+        failed, _ = await _call(gw, "alice", "s__die")
+        assert failed
+        # bob's session is untouched: same process, still logged in
+        assert await _call(gw, "bob", "s__whoami") == (False, "bob")
+        assert (await _call(gw, "bob", "s__pid"))[1] == bob_pid
+
+        async def alice_back() -> bool:  # her session reconnects: a new process, logged in as nobody
+            return await _call(gw, "alice", "s__whoami") == (False, "nobody")
+
+        await _until(alice_back)
+        sessions = rt.manager.upstreams["s"].principals
+        assert sessions.open()["bob"].reconnects == 0
+        health = next(h for h in rt.catalog_health.upstreams() if h.name == "s")
+        assert health.reconnects >= 1 and health.state == "ready"  # alice's session's reconnect counts
+        await gw.set_log_level("debug")  # what clients asked reaches every principal's session
+        assert {up.log_level for up in sessions.open().values()} == {"debug"}
+
+
+async def test_past_the_bound_a_new_principal_is_refused_clearly_and_admitted_once_one_idles(
+    data_dir: Path,
+) -> None:
+    servers = {"s": _stdio(protocol="legacy", isolation="per_principal", max_principals=2, max_in_flight=1)}
+    config = make_config(data_dir, servers)
+    async with running_gateway(config) as rt:
+        gw = rt.gateway
+        sessions = rt.manager.upstreams["s"].principals
+        for who in ("alice", "bob"):
+            await _call(gw, who, "s__login", name=who)
+        # max_in_flight is the server's, not each session's: bob's call waits for alice's to end
+        go = data_dir / "go"
+        held = asyncio.ensure_future(_call(gw, "alice", "s__hold", path=str(go)))
+
+        def health() -> Any:
+            return next(h for h in rt.catalog_health.upstreams() if h.name == "s")
+
+        async def alice_in() -> bool:
+            return health().calls_in_flight == 1
+
+        async def bob_waits() -> bool:
+            return health().calls_waiting == 1
+
+        await _until(alice_in)
+        waiting = asyncio.ensure_future(_call(gw, "bob", "s__whoami"))
+        await _until(bob_waits)
+        go.touch()
+        assert await held == (False, "held") and await waiting == (False, "bob")
+        for _ in range(3):  # refused each time, at once, with the reason; nothing spawned for it
+            failed, text = await _call(gw, "carol", "s__whoami")
+            assert failed and "max_principals" in text and "2 principals" in text, text
+        assert sorted(sessions.open()) == ["alice", "bob"] and sessions.refused == 3
+        assert await _call(gw, "alice", "s__whoami") == (False, "alice")  # the gateway serves on
+        # both go idle past the bound (the clock moved, not slept): closed, their processes ended
+        closing = list(sessions.open().values())
+        await sessions.close_idle(time.monotonic() + 601)
+        assert sessions.open() == {} and all(up._stop.is_set() for up in closing)
+        assert await _call(gw, "carol", "s__whoami") == (False, "nobody")
+        # bob's next call opens a new session: what the closed one held is gone with it
+        assert await _call(gw, "bob", "s__whoami") == (False, "nobody")
+        assert sorted(sessions.open()) == ["bob", "carol"]
+        # first calls arriving together: one session per principal, and the bound counts principals
+        await sessions.close_idle(time.monotonic() + 601)
+        who = ["dave", "erin", "frank"] * 3
+        got = await asyncio.gather(*(_call(gw, w, "s__pid") for w in who))
+        by = {w: {g for x, g in zip(who, got) if x == w} for w in set(who)}
+        admitted = sorted(w for w, g in by.items() if all(not failed for failed, _ in g))
+        assert sorted(sessions.open()) == admitted and len(admitted) == 2, by
+        assert all(len(by[w]) == 1 for w in admitted), by  # one process each, however many calls came
+        (left,) = set(by) - set(admitted)
+        assert all(failed and "max_principals" in t for failed, t in by[left]), by
+    # on disk: the refusals name carol and the upstream; the calls on the sessions name the upstream too
+    rows = [r for r in _rows(config.store_path) if r["tool"] == "s__whoami"]
+    refused = [r for r in rows if r["principal"] == "carol" and r["outcome"] == "upstream_error"]
+    assert len({r["decision_id"] for r in refused}) == 3 and all(r["upstream"] == "s" for r in refused)
+    assert {r["upstream"] for r in rows} == {"s"}
+    assert {"alice", "bob", "carol"} <= {r["principal"] for r in rows}
+
+
+@pytest.mark.parametrize("key,value", [
+    ("isolation", '"per-principal"'), ("isolation", '"PER_PRINCIPAL"'), ("isolation", "true"),
+    ("isolation", '["per_principal"]'), ("max_principals", "0"), ("max_principals", "1025"),
+    ("max_principals", "true"), ("max_principals", '"4"'), ("max_principals", "4.0"),
+    ("principal_idle_seconds", "0"), ("principal_idle_seconds", "-1"), ("principal_idle_seconds", "1e12"),
+    ("principal_idle_seconds", "NaN"),
+])
+def test_an_isolation_setting_out_of_its_shape_is_refused_with_its_line(tmp_path: Path, key: str,
+                                                                      value: str) -> None:
+    bad = tmp_path / "sentinel.json"
+    bad.write_text('{"mcpServers": {"a": {"command": "x",\n  "' + key + '": ' + value + "}}}")
+    # named with its key, or (a number no JSON should hold) refused as it is read, with its line
+    refused = rf"sentinel.json(:\n  mcpServers.a.{key}: .*\(line 2\)|, line 2: )"
+    with pytest.raises(ConfigError, match=refused):
+        load_config(bad)
+    bad.write_text('{"mcpServers": {"a": {"command": "x", "isolation": "per_principal",'
+                   ' "max_principals": 1024, "principal_idle_seconds": 86400}}}')
+    server = load_config(bad).mcp_servers["a"]
+    assert (server.isolation, server.max_principals, server.principal_idle_seconds) == (
+        "per_principal", 1024, 86400)

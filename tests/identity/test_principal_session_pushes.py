@@ -1,0 +1,48 @@
+"""``isolation: "per_principal"``: what a stdio upstream pushes while it works (progress, log lines, form
+questions) reaches the principal whose session it came on, and its questions are answered by that principal.
+On a shared session a question names no call once the connection carried both principals' calls, so it is
+refused (``test_shared_upstream_pushes.py``); a session of one's own carries no one else's calls.
+
+A real Sentinel over HTTP, the crossed upstream over stdio behind it, two real MCP clients."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .identity_rig import ALICE, BOB, http_sentinel, text
+from .test_shared_upstream_pushes import Seen, _client, _config, _work
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+async def test_pushes_reach_and_are_answered_by_the_sessions_own_principal(tmp_path: Path,
+                                                                           protocol: str) -> None:
+    cfg = _config(tmp_path, isolation="per_principal", protocol=protocol)
+    with http_sentinel(cfg) as (base, _proc):
+        alice_seen, bob_seen = Seen("alice"), Seen("bob")
+        async with _client(base, ALICE, alice_seen) as alice, _client(base, BOB, bob_seen) as bob:
+            answers: list[dict[str, Any]] = []
+            for round_ in range(2):  # each alone in its own session: together 1
+                answers += await asyncio.gather(_work(alice, alice_seen, f"alice{round_}", 1, round_),
+                                                _work(bob, bob_seen, f"bob{round_}", 1, round_))
+            tokens = {who: json.loads(text(await c.call_tool("cx__tokens", {})))
+                      for who, c in (("alice", alice), ("bob", bob))}
+    assert bob_seen.foreign("alice") == [], bob_seen.got
+    assert alice_seen.foreign("bob") == [], alice_seen.got
+    for seen, who in ((alice_seen, "alice"), (bob_seen, "bob")):
+        for round_ in range(2):
+            assert seen.got.count(f"progress:progress-of-{who}{round_}") == 2, seen.got
+    for answer in answers:
+        mine = "true" if answer["tag"].startswith("alice") else "false"
+        if protocol == "legacy":  # the question came on a session only its principal's calls travel on
+            assert answer["asked"] == f'accept:{{"ok": {mine}}}', answers
+        else:  # 2026-07-28 has no push: the upstream's question fails there, for either
+            assert answer["asked"].startswith("refused:") and "alice" not in answer["asked"], answers
+    # each session saw only its own principal's calls
+    assert len(tokens["alice"]) == 2 and len(tokens["bob"]) == 2, tokens
