@@ -99,7 +99,7 @@ def main() -> None:
     ap.add_argument("--dir", default=tempfile.gettempdir())
     ap.add_argument("--page-size", type=int, default=0, help="this tree's log made with this page size")
     ap.add_argument("--policy", action="store_true",
-                    help="each tree's own rule for when commits leave the caller's thread (default: always inline)")
+                    help="each tree's own rule for leaving the caller's thread (default: always inline)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:

@@ -219,8 +219,8 @@ def main() -> None:
         print(f"{era:12} {p['direct']:11.2f} {p['base']:9.2f} {p['base'] - p['direct']:+7.2f} "
               f"{p['this tree']:9.2f} {p['this tree'] - p['direct']:+7.2f} {c['base']:14.2f} "
               f"{c['this tree']:14.2f}")
-    print(f"\n{'era':12} {'p90 direct':>11} {'base':>7} {'this':>7}   voluntary switches a call, loop thread / "
-          "other threads: base, this")
+    print(f"\n{'era':12} {'p90 direct':>11} {'base':>7} {'this':>7}   voluntary switches a call, "
+          "loop thread / other threads: base, this")
     for era, r in rows:
         q, sw = r["p90"], r["switches"]
         print(f"{era:12} {q['direct']:11.2f} {q['base']:7.2f} {q['this tree']:7.2f}   "

@@ -15,7 +15,8 @@ Why this shape (measured in ``benchmarks/audit_durability.py``):
 - A caller alone may commit on its own thread when the writer is idle (``write_inline``): a call's audit row
   otherwise waits for two thread wake-ups, which cost about as much as the commit (0.1-0.2 ms of a ~0.45 ms
   write, measured with one client). Off while the store is degraded, and for a while when recent commits
-  there were slow (``inline_policy.py``): the caller's thread (the event loop) is held for the commit's length.
+  there were slow (``inline_policy.py``): the caller's thread (the event loop) is held for the commit's
+  length.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ class SQLiteDatabase(JobWriter):
         self.commits = 0  # transactions committed, and the write jobs they carried (group commit at work)
         self.committed_jobs = 0
         self.inline_commits = 0  # of those, committed on the caller's thread (``write_inline``)
-        self.inline_policy = InlinePolicy()  # when commits on the caller's thread are on, from their durations
+        self.inline_policy = InlinePolicy()  # whether the caller's thread may commit, from recent durations
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "SQLiteDatabase":

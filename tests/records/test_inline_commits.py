@@ -149,8 +149,8 @@ async def test_an_inline_job_fails_alone_and_a_fault_degrades_like_the_writers(t
         await release(db)
 
 
-async def test_a_stalled_inline_commit_sends_the_next_ones_to_the_writer(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_stalled_inline_commit_sends_the_next_ones_to_the_writer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(inline_policy, "SLOW_S", 0.05)
     monkeypatch.setattr(inline_policy, "STALL_S", 0.05)  # one commit this slow turns them off at once
     db = shared(tmp_path / "a.db")
