@@ -7,6 +7,7 @@ machine's load falls on both alike. Per tree: p50 and p90 of a row's write (wall
 row, and what each commit put in the write-ahead log (pages, bytes, by table or index).
 Usage: python benchmarks/harness/audit_commit_ab.py --base /work/main [--rows 2000] [--block 100] [--dir DIR]
        [--page-size N]   (this tree's log made with another page size)
+       [--policy]        (each tree's own rule for leaving the caller's thread after slow commits)
 """
 
 from __future__ import annotations
@@ -44,10 +45,18 @@ async def _child(where: Path) -> None:
     from sentinel_mcp.gateway.audit import AuditLog
     from sentinel_mcp.storage import sqlite
 
-    # a commit over 20 ms turns commits on the caller's thread off for 30 s (a slow disk must not hold the
-    # event loop); on a busy shared machine one such commit would move a tree to the writer thread's path
-    # for the rest of the run, so both trees keep the inline path here (their counts are printed)
-    sqlite.INLINE_SLOW_S = float("inf")
+    # slow commits turn commits on the caller's thread off for a while (a slow disk must not hold the event
+    # loop; before branch perf-inline, ONE commit over 20 ms for 30 s); on a busy shared machine that would
+    # move a tree to the writer thread's path for much of the run, so both trees keep the inline path here
+    # (their counts are printed), unless ``--policy``: each tree's own rule, the A/B of the rule itself
+    if not os.environ.get("AUDIT_AB_POLICY"):
+        sqlite.INLINE_SLOW_S = float("inf")  # trees before perf-inline
+        try:
+            from sentinel_mcp.storage import inline_policy
+        except ImportError:
+            pass
+        else:
+            inline_policy.SLOW_S = inline_policy.STALL_S = float("inf")
     sys.path.insert(0, str(HERE))
     from audit_commit_work import wal_pages_per_commit
 
@@ -89,6 +98,8 @@ def main() -> None:
     ap.add_argument("--block", type=int, default=100)
     ap.add_argument("--dir", default=tempfile.gettempdir())
     ap.add_argument("--page-size", type=int, default=0, help="this tree's log made with this page size")
+    ap.add_argument("--policy", action="store_true",
+                    help="each tree's own rule for leaving the caller's thread (default: always inline)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -102,7 +113,8 @@ def main() -> None:
         where = tmp / name.replace(" ", "-")
         where.mkdir()
         env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONWARNINGS": "ignore",
-               "AUDIT_AB_PAGE_SIZE": str(args.page_size if name == "this tree" else 0)}
+               "AUDIT_AB_PAGE_SIZE": str(args.page_size if name == "this tree" else 0),
+               "AUDIT_AB_POLICY": "1" if args.policy else ""}
         procs[name] = subprocess.Popen([sys.executable, __file__, "--child", str(where)], text=True, env=env,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=tree)
     times: dict[str, list[float]] = {n: [] for n in trees}
@@ -133,7 +145,8 @@ def main() -> None:
                 p.kill()
         subprocess.run(["rm", "-rf", str(tmp)], check=False)
     print(f"one audit row committed alone (write_inline), {args.rows} rows per tree in blocks of "
-          f"{args.block}, alternated; in {args.dir}; load {os.getloadavg()[0]:.1f}; ms")
+          f"{args.block}, alternated; in {args.dir}; load {os.getloadavg()[0]:.1f}; ms"
+          f"{'; each tree its own inline rule' if args.policy else ''}")
     print(f"{'tree':10} {'p50':>7} {'p90':>7} {'mean':>7} {'CPU/row':>8} {'inline':>8}")
     for name in trees:
         q = statistics.quantiles(times[name], n=10)

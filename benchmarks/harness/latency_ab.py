@@ -62,6 +62,23 @@ def _children() -> set[int]:
     return out
 
 
+def _switches(pid: int) -> tuple[int, int]:
+    """Voluntary context switches of ``pid``'s main thread (the event loop) and of all its other threads
+    together (the audit writer's hand-offs show there)."""
+    main = others = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            status = (task / "status").read_text()
+        except OSError:
+            continue
+        n = int(status.split("voluntary_ctxt_switches:")[1].split()[0])
+        if task.name == str(pid):
+            main += n
+        else:
+            others += n
+    return main, others
+
+
 def _python(tree: Path) -> str:
     python = tree / ".venv" / "bin" / "python"
     return str(python if python.exists() else sys.executable)
@@ -125,6 +142,7 @@ async def run(base: Path, calls: int, block: int, era: str, transport: str, upst
             targets[name] = gateway(tree, tmp, name.replace(" ", "-"), behind)
     times: dict[str, list[float]] = {name: [] for name in targets}
     cpu: dict[str, float] = {}
+    switches: dict[str, tuple[float, float]] = {}
     try:
         async with AsyncExitStack() as stack:
             clients = {}
@@ -138,6 +156,7 @@ async def run(base: Path, calls: int, block: int, era: str, transport: str, upst
                 for _ in range(20):  # warm up
                     await clients[name].call_tool(tool, {})
             start = {name: proc_cpu(pid) if pid else 0.0 for name, pid in pids.items()}
+            sw0 = {name: _switches(pid) for name, pid in pids.items() if pid}
             done = 0
             while done < calls:
                 for name, client in clients.items():
@@ -149,10 +168,15 @@ async def run(base: Path, calls: int, block: int, era: str, transport: str, upst
                 done += block
             for name, pid in pids.items():
                 cpu[name] = (proc_cpu(pid) - start[name]) * 1000 / done if pid else float("nan")
+                if pid:
+                    now = _switches(pid)
+                    switches[name] = ((now[0] - sw0[name][0]) / done, (now[1] - sw0[name][1]) / done)
     finally:
         for proc in procs:
             stop_process(proc)
-    return {"p50": {n: statistics.median(t) for n, t in times.items()}, "cpu": cpu}
+    return {"p50": {n: statistics.median(t) for n, t in times.items()},
+            "p90": {n: statistics.quantiles(t, n=10)[-1] for n, t in times.items()}, "cpu": cpu,
+            "switches": switches}
 
 
 def main() -> None:
@@ -195,6 +219,13 @@ def main() -> None:
         print(f"{era:12} {p['direct']:11.2f} {p['base']:9.2f} {p['base'] - p['direct']:+7.2f} "
               f"{p['this tree']:9.2f} {p['this tree'] - p['direct']:+7.2f} {c['base']:14.2f} "
               f"{c['this tree']:14.2f}")
+    print(f"\n{'era':12} {'p90 direct':>11} {'base':>7} {'this':>7}   voluntary switches a call, "
+          "loop thread / other threads: base, this")
+    for era, r in rows:
+        q, sw = r["p90"], r["switches"]
+        print(f"{era:12} {q['direct']:11.2f} {q['base']:7.2f} {q['this tree']:7.2f}   "
+              f"{sw.get('base', (0, 0))[0]:.2f} / {sw.get('base', (0, 0))[1]:.2f}, "
+              f"{sw.get('this tree', (0, 0))[0]:.2f} / {sw.get('this tree', (0, 0))[1]:.2f}")
 
 
 if __name__ == "__main__":

@@ -103,7 +103,13 @@ def serve_profiled(tree: str, argv: list[str]) -> None:
         # sequential calls then commit both rows on the loop in every tree, and their counts compare
         import sentinel_mcp.storage.sqlite as sqlite_store
 
-        sqlite_store.INLINE_SLOW_S = float("inf")
+        sqlite_store.INLINE_SLOW_S = float("inf")  # trees before perf-inline
+        try:
+            from sentinel_mcp.storage import inline_policy
+        except ImportError:
+            pass
+        else:
+            inline_policy.SLOW_S = inline_policy.STALL_S = float("inf")
     prof = cProfile.Profile()
     signal.signal(signal.SIGUSR1, lambda *_: prof.enable())
 
@@ -199,8 +205,8 @@ def _per_call(tree: Path, out: Path, calls: int) -> dict[str, float]:
 def stdio_call_counts(tree: Path, calls: int) -> dict[str, float]:
     """Function calls per 2026-07-28 ``tools/call`` on the stdio front's event-loop thread, forwarded to the
     test toolbox's no-op over stdio: {function: calls per request}."""
-    # the data directory on tmpfs where there is one: a commit over 20 ms on a busy disk turns inline commits
-    # off for 30 s (``sqlite.INLINE_SLOW_S``), which moves the count by ~100 midway through a run
+    # the data directory on tmpfs where there is one: slow commits on a busy disk turn inline commits off for
+    # a while (``storage/inline_policy.py``), which moves the count by ~100 midway through a run
     shm = Path("/dev/shm")
     tmp = Path(tempfile.mkdtemp(prefix="work-counts-stdio-", dir=shm if shm.is_dir() else None))
     cfg = tmp / "c.json"

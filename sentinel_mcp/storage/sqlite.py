@@ -14,8 +14,9 @@ Why this shape (measured in ``benchmarks/audit_durability.py``):
   re-created with its schemas on the next attempt, so the gateway recovers by itself.
 - A caller alone may commit on its own thread when the writer is idle (``write_inline``): a call's audit row
   otherwise waits for two thread wake-ups, which cost about as much as the commit (0.1-0.2 ms of a ~0.45 ms
-  write, measured with one client). Off while the store is degraded, and for a while after a slow commit:
-  the caller's thread (the event loop) is held for the commit's length.
+  write, measured with one client). Off while the store is degraded, and for a while when recent commits
+  there were slow (``inline_policy.py``): the caller's thread (the event loop) is held for the commit's
+  length.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any, Callable
 from sentinel_mcp.storage.copy_hold import CheckpointHold
 from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
 from sentinel_mcp.storage.health import StoreHealth, register, unregister
+from sentinel_mcp.storage.inline_policy import InlinePolicy
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.private_paths import private_dir, private_file
 from sentinel_mcp.storage.schema import Schema
@@ -54,10 +56,6 @@ class SQLiteOptions:
 
 EXCLUSIVE = SQLiteOptions()
 SHARED = SQLiteOptions(journal="TRUNCATE", exclusive=False)
-
-INLINE_SLOW_S = 0.02  # a commit on the caller's thread that took longer turns them off for INLINE_OFF_S
-INLINE_OFF_S = 30.0
-
 
 def is_fault(e: BaseException) -> bool:
     name = getattr(e, "sqlite_errorname", "") or ""
@@ -119,7 +117,7 @@ class SQLiteDatabase(JobWriter):
         self.commits = 0  # transactions committed, and the write jobs they carried (group commit at work)
         self.committed_jobs = 0
         self.inline_commits = 0  # of those, committed on the caller's thread (``write_inline``)
-        self._inline_off_until = 0.0
+        self.inline_policy = InlinePolicy()  # whether the caller's thread may commit, from recent durations
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "SQLiteDatabase":
@@ -238,9 +236,10 @@ class SQLiteDatabase(JobWriter):
     def write_inline(self, make: Callable[[], list[Statement]]) -> list[WriteResult] | None:
         """The statements ``make()`` returns, committed on the calling thread now, as ``run`` would commit
         them on the writer's, if the writer is idle: their results, durable; None (``make`` not called) if the
-        writer has work, the store is degraded, or a recent commit here was slow. For a caller with nothing
-        else to do meanwhile (its thread is held for the commit). Raises what ``run`` raises."""
-        if not self.health.ok or time.monotonic() < self._inline_off_until or not self._claim_idle():
+        writer has work, the store is degraded, or recent commits here were slow (``InlinePolicy``). For a
+        caller with nothing else to do meanwhile (its thread is held for the commit). Raises what ``run``
+        raises."""
+        if not self.health.ok or not self.inline_policy.allows(time.monotonic()) or not self._claim_idle():
             return None
         answer: list[tuple[Any, BaseException | None]] = []
         started = time.monotonic()
@@ -248,11 +247,11 @@ class SQLiteDatabase(JobWriter):
             self._commit_group([Job("write", make(), lambda value, error: answer.append((value, error)))])
         finally:
             self._release_idle()
-            took = time.monotonic() - started
-            if took > INLINE_SLOW_S:
-                self._inline_off_until = time.monotonic() + INLINE_OFF_S
+            ended = time.monotonic()
+            off = self.inline_policy.record(ended - started, ended)
+            if off:
                 log.info("%s store: a commit took %.0f ms; commits stay on the writer thread for %.0f s",
-                         self.name, took * 1000, INLINE_OFF_S)
+                         self.name, (ended - started) * 1000, off)
         value, error = answer[0]
         if error is not None:
             raise error

@@ -21,7 +21,7 @@ from sentinel_mcp.gateway.audit_chain import verify_file
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
-from sentinel_mcp.storage import sqlite as sqlite_backend
+from sentinel_mcp.storage import inline_policy
 from sentinel_mcp.storage.open import release
 from sentinel_mcp.storage.sqlite import SHARED
 
@@ -35,7 +35,8 @@ INSERT = "INSERT INTO t (x) VALUES (?)"
 def _no_slow_commits(monkeypatch: pytest.MonkeyPatch) -> None:
     """A loaded machine's slow commit would send the next ones to the writer (their own test sets the bound):
     what these tests count must not depend on how busy the machine is."""
-    monkeypatch.setattr(sqlite_backend, "INLINE_SLOW_S", 3600.0)
+    monkeypatch.setattr(inline_policy, "SLOW_S", 3600.0)
+    monkeypatch.setattr(inline_policy, "STALL_S", 3600.0)
 
 
 def rows_of(path: Path) -> list[str]:
@@ -148,9 +149,10 @@ async def test_an_inline_job_fails_alone_and_a_fault_degrades_like_the_writers(t
         await release(db)
 
 
-async def test_a_slow_inline_commit_sends_the_next_ones_to_the_writer(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sqlite_backend, "INLINE_SLOW_S", 0.05)
+async def test_a_stalled_inline_commit_sends_the_next_ones_to_the_writer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(inline_policy, "SLOW_S", 0.05)
+    monkeypatch.setattr(inline_policy, "STALL_S", 0.05)  # one commit this slow turns them off at once
     db = shared(tmp_path / "a.db")
     try:
         await db.migrate(SCHEMA)
