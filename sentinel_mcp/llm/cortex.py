@@ -26,7 +26,14 @@ from sentinel_mcp.llm.errors import InjectionDetected, InputRejected, OutputInva
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry
 from sentinel_mcp.llm.injection import find_injection, refuse_injection
 from sentinel_mcp.llm.output_models import RiskAssessment
-from sentinel_mcp.llm.sanitizer import cap, sanitize_context, sanitize_query, sanitize_system, wrap_context
+from sentinel_mcp.llm.sanitizer import (
+    cap,
+    sanitize_context,
+    sanitize_query,
+    sanitize_system,
+    unicode_text,
+    wrap_context,
+)
 from sentinel_mcp.llm.admission import caller_work
 from sentinel_mcp.llm.schema_cache import SchemaCache
 from sentinel_mcp.llm.schema_grammar import bounded_schema_text, compile_schema, validate_against_schema
@@ -204,6 +211,7 @@ class Cortex:
                 f"action is {len(action_text)} characters as JSON; the limit is "
                 f"{self.settings.max_query_chars}"
             )
+        unicode_text(action_text, "action")
         cap(context, self.settings.max_context_chars, "context")  # refused before the detector reads it
         with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
             for part, what in ((action_text, "action"), (context, "context")):
