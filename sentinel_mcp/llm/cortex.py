@@ -35,6 +35,7 @@ from sentinel_mcp.llm.sanitizer import (
     wrap_context,
 )
 from sentinel_mcp.llm.admission import caller_work
+from sentinel_mcp.llm.call_parameters import checked_max_tokens, checked_seed, checked_temperature
 from sentinel_mcp.llm.schema_cache import SchemaCache
 from sentinel_mcp.llm.schema_grammar import bounded_schema_text, compile_schema, validate_against_schema
 from sentinel_mcp.llm.settings import LlmSettings
@@ -146,13 +147,8 @@ class Cortex:
     ) -> StructuredResult:
         if grammar and json_schema is not None:
             raise InputRejected("give either grammar or json_schema, not both")
-        if max_tokens < 1:
-            raise InputRejected("max_tokens must be at least 1")
-        if max_tokens > self.settings.max_tokens:
-            raise InputRejected(
-                f"max_tokens={max_tokens} exceeds the configured cap of {self.settings.max_tokens} "
-                "(sentinel.llm.max_tokens)"
-            )
+        max_tokens = checked_max_tokens(max_tokens, self.settings.max_tokens)
+        temperature, seed = checked_temperature(temperature), checked_seed(seed)
         model: type[BaseModel] | None = None
         schema: dict[str, Any] | None = None
         gbnf, label = None, "grammar"
@@ -187,6 +183,7 @@ class Cortex:
         progress: Progress | None = None,
         party: str = IN_PROCESS_PARTY,
     ) -> StructuredResult:
+        checked_max_tokens(max_tokens, self.settings.max_tokens)
         schema_text = bounded_schema_text(json_schema)  # its size refused before anything reads it
         with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
             if self.settings.detect_injection:  # its descriptions reach the prompt

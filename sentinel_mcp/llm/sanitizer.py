@@ -87,13 +87,14 @@ def cap(text: str, limit: int, what: str) -> str:
 
 def unicode_text(text: str, what: str) -> str:
     """``text`` refused when UTF-8 cannot carry it: a lone surrogate (stdlib ``json`` reads ``"\\udc80"`` as
-    one) failed the tokenizer's encoding deep in the model's turn, past every handler of the Cortex's errors."""
+    one) failed the tokenizer's encoding deep in the model's turn, past every handler of the Cortex's
+    errors."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InputRejected(
-            f"{what} holds a lone surrogate (U+{ord(text[exc.start]):04X} at character {exc.start}), which is "
-            "not Unicode text (nothing was sent to the model)"
+            f"{what} holds a lone surrogate (U+{ord(text[exc.start]):04X} at character {exc.start}), which "
+            "is not Unicode text (nothing was sent to the model)"
         ) from None
     return text
 

@@ -1,6 +1,7 @@
-"""A model without a chat template reads turns from ``### Role`` header lines (``prompt_format._render_plain``):
-a caller's line that reads as such a header would forge a system or assistant turn. Seen by the model, on the
-tiny plain model: only the renderer's own headers start a line with ``#``."""
+"""A model without a chat template reads turns from ``### Role`` header lines
+(``prompt_format._render_plain``): a caller's line that reads as such a header would forge a system or
+assistant turn. Seen by the model, on the tiny plain model: only the renderer's own headers start a line
+with ``#``."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def _header_lines(cortex: Cortex, prompt_tokens: int) -> list[str]:
 async def test_a_prompt_line_never_reads_as_a_turn_header(plain_cortex: Cortex, text: str) -> None:
     r = await plain_cortex.generate(text, system="Be safe.", max_tokens=1)
     assert r.generation.prompt_format == "plain"
-    assert _header_lines(plain_cortex, r.generation.prompt_tokens) == ["### System", "### User", "### Assistant"]
+    headers = _header_lines(plain_cortex, r.generation.prompt_tokens)
+    assert headers == ["### System", "### User", "### Assistant"]
 
 
 async def test_context_and_system_lines_never_read_as_turn_headers(plain_cortex: Cortex) -> None:

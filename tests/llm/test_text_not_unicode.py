@@ -1,9 +1,9 @@
-"""Text that is not Unicode text (a lone surrogate: stdlib ``json`` reads ``"\\udc80"`` as one, and the gateway's
-stdio reader is stdlib ``json``) is refused with its reason wherever a caller's text goes: the prompt, the
-context, the system prompt, the text to extract from, the action and its context. It crashed the tool
-(``UnicodeEncodeError`` when the prompt was tokenized: "Error executing tool llm_generate", a traceback in
-the log) and, through the engine's in-process API (the swarm's local backend), raised past every ``LlmError``
-handler."""
+"""Text that is not Unicode text (a lone surrogate: stdlib ``json`` reads ``"\\udc80"`` as one, and the
+gateway's stdio reader is stdlib ``json``) is refused with its reason wherever a caller's text goes: the
+prompt, the context, the system prompt, the text to extract from, the action and its context. It crashed
+the tool (``UnicodeEncodeError`` when the prompt was tokenized: "Error executing tool llm_generate", a
+traceback in the log) and, through the engine's in-process API (the swarm's local backend), raised past
+every ``LlmError`` handler."""
 
 from __future__ import annotations
 
