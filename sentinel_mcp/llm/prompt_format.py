@@ -74,12 +74,14 @@ def _fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:
 
 def _unheaded(content: str) -> str:
     """In the plain format a line reading as a header ("### System") would forge a turn: every line of a
-    message that starts with '#' as the model reads it (after blanks, NFKC-folded: full-width number signs,
-    any role word or none) is indented. Lines are what "\n" ends, as for the model (a pattern's ``\s*`` once
-    ate the newline of a blank line before the header and left it at the line's start)."""
+    message that starts with '#' as the model reads it (after blanks and invisible format characters,
+    NFKC-folded: full-width number signs, any role word or none) is indented. Lines are what a newline ends,
+    as for the model (a pattern's ``\\s*`` once ate the newline of a blank line before the header and left it
+    at the line's start)."""
     lines = content.split("\n")
     for i, line in enumerate(lines):
-        if unicodedata.normalize("NFKC", line).lstrip().startswith("#"):
+        seen = "".join(c for c in unicodedata.normalize("NFKC", line) if unicodedata.category(c) != "Cf")
+        if seen.lstrip().startswith("#"):
             lines[i] = " " + line
     return "\n".join(lines)
 
