@@ -202,7 +202,12 @@ class Cortex:
         party: str = IN_PROCESS_PARTY,
     ) -> dict[str, Any]:
         """A risk level with reasons; injection attempts in the input are themselves rated critical."""
-        action_text = json.dumps(action, ensure_ascii=False, sort_keys=True)
+        try:  # strict JSON: an in-process caller's dict may hold what JSON has not, or nest past the stack
+            action_text = json.dumps(action, ensure_ascii=False, sort_keys=True, allow_nan=False)
+        except (RecursionError, TypeError, ValueError):
+            raise InputRejected(
+                "action is not JSON (nested too deep, or holds values JSON has not)"
+            ) from None
         if len(action_text) > self.settings.max_query_chars:
             raise InputRejected(
                 f"action is {len(action_text)} characters as JSON; the limit is "

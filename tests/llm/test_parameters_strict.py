@@ -71,3 +71,21 @@ async def test_the_cortex_takes_parameters_at_their_bounds(cortex: Cortex) -> No
     for kwargs in bounds:
         r = await cortex.generate("hi", **{"max_tokens": 2, **kwargs})
         assert r.generation.completion_tokens >= 1
+
+
+def _deep(levels: int) -> object:
+    value: object = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "action",
+    [{"a": _deep(100_000)}, {1: 2, "1": 3}, {"a": math.nan}, {"a": {1, 2}}, {"a": b"bytes"}],
+    ids=["nested past the stack", "keys of two types", "NaN", "a set", "bytes"],
+)
+async def test_an_action_that_is_not_json_is_refused(cortex: Cortex, action: dict) -> None:
+    """(an in-process caller's dict: RecursionError and TypeError went past every LlmError handler)"""
+    with pytest.raises(InputRejected, match="action"):
+        await cortex.classify_risk(action)
