@@ -77,6 +77,8 @@ def strip_control(text: str) -> Sanitized:
 
 def cap(text: str, limit: int, what: str) -> str:
     """``text`` refused past ``limit`` characters, or when it is not Unicode text (``unicode_text``)."""
+    if not isinstance(text, str):  # an in-process caller's value: len() or str methods raised past handlers
+        raise InputRejected(f"{what} must be text, not {type(text).__name__}")
     if len(text) > limit:
         raise InputRejected(
             f"{what} is {len(text)} characters; the limit is {limit}. Shorten it "

@@ -89,3 +89,15 @@ async def test_an_action_that_is_not_json_is_refused(cortex: Cortex, action: dic
     """(an in-process caller's dict: RecursionError and TypeError went past every LlmError handler)"""
     with pytest.raises(InputRejected, match="action"):
         await cortex.classify_risk(action)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"prompt": None}, {"prompt": 123}, {"prompt": b"hi"}, {"context": 7}, {"context": ["a"]},
+     {"system": {"a": 1}}, {"system": b"be brief"}],
+)
+async def test_the_cortex_refuses_text_that_is_not_a_string(cortex: Cortex, kwargs: dict) -> None:
+    """(an in-process caller's value: TypeError from len() or str methods went past every LlmError handler)"""
+    args = {"prompt": "hi", "max_tokens": 2, **kwargs}
+    with pytest.raises(InputRejected, match="must be text"):
+        await cortex.generate(args.pop("prompt"), **args)
