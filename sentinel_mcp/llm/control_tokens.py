@@ -6,7 +6,9 @@ forge a turn, and ``</s>`` end the prompt early. The sanitizer strips a list of 
 vocabulary has more (Gemma 3: 6,242 ``<unusedN>`` and seven others). This reads the control (and unknown)
 tokens from the loaded vocabulary itself and, wherever a message spells one, puts a word joiner (U+2060,
 invisible) after its first character: the model reads the characters, never the token. User-defined tokens
-(Gemma's whitespace runs and markup) are ordinary text and are left alone.
+(Gemma's whitespace runs and markup) are ordinary text and are left alone, except those the chat template
+itself writes: a GGUF converted from a model whose added tokens were not marked special has its turn markers
+(``<|im_start|>``) user-defined, and llama.cpp parses those in any text.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-UNKNOWN, CONTROL = 1 << 0, 1 << 3  # llama.cpp's llama_token_attr bits
+UNKNOWN, CONTROL, USER_DEFINED = 1 << 0, 1 << 3, 1 << 4  # llama.cpp's llama_token_attr bits
 BREAK = "\u2060"
+# a conversation of every role, rendered by the chat template to find the tokens it writes
+_SAMPLE = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
+           {"role": "assistant", "content": "a"}, {"role": "user", "content": "u"}]
 
 
 class ControlTexts:
@@ -32,14 +37,17 @@ class ControlTexts:
     def of_model(cls, llm: Any) -> "ControlTexts":
         model = llm._model
         texts: set[str] = set()
+        user_defined: set[int] = set()
         for token in range(llm.n_vocab()):
-            if model.token_get_attr(token) & (CONTROL | UNKNOWN):
-                text = model.token_get_text(token)
-                if isinstance(text, bytes):
-                    text = text.decode("utf-8", errors="replace")
-                if text:
-                    texts.add(text)
-        return cls(texts)
+            attr = model.token_get_attr(token)
+            if attr & (CONTROL | UNKNOWN):
+                texts.add(_text(model, token))
+            elif attr & USER_DEFINED:
+                user_defined.add(token)
+        # a whitespace run (Gemma's "\n\n") forges nothing, and user text is full of them
+        markers = (_text(model, t) for t in _template_tokens(llm) & user_defined)
+        texts.update(m for m in markers if m.replace("\u2581", " ").strip())
+        return cls({t for t in texts if t})
 
     def neutral(self, text: str) -> str:
         """``text`` with a joiner after the first character of every control token it spells (overlapping
@@ -60,3 +68,21 @@ class ControlTexts:
 
     def messages(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
         return [{**m, "content": self.neutral(m.get("content", ""))} for m in messages]
+
+
+def _text(model: Any, token: int) -> str:
+    text = model.token_get_text(token)
+    return text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+
+
+def _template_tokens(llm: Any) -> set[int]:
+    """The tokens the model's chat template writes around messages (none without a template)."""
+    from sentinel_mcp.llm.prompt_format import render_prompt
+
+    try:
+        prompt = render_prompt(llm, _SAMPLE)
+    except Exception:  # noqa: BLE001 - a template that cannot render has no markers to protect
+        return set()
+    if prompt.format != "chat_template":
+        return set()
+    return set(llm.tokenize(prompt.text.encode("utf-8"), add_bos=False, special=True))

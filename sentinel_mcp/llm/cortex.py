@@ -26,8 +26,16 @@ from sentinel_mcp.llm.errors import InjectionDetected, InputRejected, OutputInva
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry
 from sentinel_mcp.llm.injection import find_injection, refuse_injection
 from sentinel_mcp.llm.output_models import RiskAssessment
-from sentinel_mcp.llm.sanitizer import cap, sanitize_context, sanitize_query, sanitize_system, wrap_context
+from sentinel_mcp.llm.sanitizer import (
+    cap,
+    sanitize_context,
+    sanitize_query,
+    sanitize_system,
+    unicode_text,
+    wrap_context,
+)
 from sentinel_mcp.llm.admission import caller_work
+from sentinel_mcp.llm.call_parameters import checked_max_tokens, checked_seed, checked_temperature
 from sentinel_mcp.llm.schema_cache import SchemaCache
 from sentinel_mcp.llm.schema_grammar import bounded_schema_text, compile_schema, validate_against_schema
 from sentinel_mcp.llm.settings import LlmSettings
@@ -139,13 +147,8 @@ class Cortex:
     ) -> StructuredResult:
         if grammar and json_schema is not None:
             raise InputRejected("give either grammar or json_schema, not both")
-        if max_tokens < 1:
-            raise InputRejected("max_tokens must be at least 1")
-        if max_tokens > self.settings.max_tokens:
-            raise InputRejected(
-                f"max_tokens={max_tokens} exceeds the configured cap of {self.settings.max_tokens} "
-                "(sentinel.llm.max_tokens)"
-            )
+        max_tokens = checked_max_tokens(max_tokens, self.settings.max_tokens)
+        temperature, seed = checked_temperature(temperature), checked_seed(seed)
         model: type[BaseModel] | None = None
         schema: dict[str, Any] | None = None
         gbnf, label = None, "grammar"
@@ -180,6 +183,7 @@ class Cortex:
         progress: Progress | None = None,
         party: str = IN_PROCESS_PARTY,
     ) -> StructuredResult:
+        checked_max_tokens(max_tokens, self.settings.max_tokens)
         schema_text = bounded_schema_text(json_schema)  # its size refused before anything reads it
         with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
             if self.settings.detect_injection:  # its descriptions reach the prompt
@@ -198,12 +202,18 @@ class Cortex:
         party: str = IN_PROCESS_PARTY,
     ) -> dict[str, Any]:
         """A risk level with reasons; injection attempts in the input are themselves rated critical."""
-        action_text = json.dumps(action, ensure_ascii=False, sort_keys=True)
+        try:  # strict JSON: an in-process caller's dict may hold what JSON has not, or nest past the stack
+            action_text = json.dumps(action, ensure_ascii=False, sort_keys=True, allow_nan=False)
+        except (RecursionError, TypeError, ValueError):
+            raise InputRejected(
+                "action is not JSON (nested too deep, or holds values JSON has not)"
+            ) from None
         if len(action_text) > self.settings.max_query_chars:
             raise InputRejected(
                 f"action is {len(action_text)} characters as JSON; the limit is "
                 f"{self.settings.max_query_chars}"
             )
+        unicode_text(action_text, "action")
         cap(context, self.settings.max_context_chars, "context")  # refused before the detector reads it
         with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
             for part, what in ((action_text, "action"), (context, "context")):

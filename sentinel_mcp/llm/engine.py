@@ -43,6 +43,7 @@ from sentinel_mcp.llm.control_tokens import ControlTexts
 from sentinel_mcp.llm import grammar_cache
 from sentinel_mcp.llm.grammar_cache import GrammarCache
 from sentinel_mcp.llm.prompt_format import render_preamble, render_prompt
+from sentinel_mcp.llm.sanitizer import unicode_text
 from sentinel_mcp.llm.settings import LlmSettings
 from sentinel_mcp.llm.token_masks import UnsupportedGrammar
 
@@ -353,6 +354,8 @@ class LlamaEngine(ModelTurns):
         grammar = cache.llama_grammar(llm, party, gbnf, request.grammar_label) if gbnf else None
         matcher, reason = self._matcher(llm, gbnf, request) if gbnf else (None, None)
         # special=True: the template's role tokens must be real control tokens; what a message spells never is
+        for m in request.messages:  # an in-process caller's text (the swarm's) is checked here, by the sink
+            unicode_text(m.get("content", ""), f"the {m.get('role', 'message')} message")
         messages = self._controls(llm).messages(request.messages)
         prompt = render_prompt(llm, messages)
         tokens = llm.tokenize(prompt.text.encode("utf-8"), add_bos=not prompt.added_special, special=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -72,14 +72,24 @@ def _fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     return rest
 
 
-# In the plain format a line "### System" inside a message would forge a turn: indent such lines.
-_FORGED_HEADER = re.compile(r"^(\s*#{2,}\s*(?:system|user|assistant)\b)", re.IGNORECASE | re.MULTILINE)
+def _unheaded(content: str) -> str:
+    """In the plain format a line reading as a header ("### System") would forge a turn: every line of a
+    message that starts with '#' as the model reads it (after blanks and invisible format characters,
+    NFKC-folded: full-width number signs, any role word or none) is indented. Lines are what a newline ends,
+    as for the model (a pattern's ``\\s*`` once ate the newline of a blank line before the header and left it
+    at the line's start)."""
+    lines = content.split("\n")
+    for i, line in enumerate(lines):
+        seen = "".join(c for c in unicodedata.normalize("NFKC", line) if unicodedata.category(c) != "Cf")
+        if seen.lstrip().startswith("#"):
+            lines[i] = " " + line
+    return "\n".join(lines)
 
 
 def _render_plain(messages: list[dict[str, str]]) -> RenderedPrompt:
     parts = []
     for m in messages:
-        content = _FORGED_HEADER.sub(r" \1", m["content"])
+        content = _unheaded(m["content"])
         parts.append(f"### {PLAIN_ROLES.get(m['role'], m['role'].title())}\n{content}\n")
     parts.append("### Assistant\n")
     return RenderedPrompt("\n".join(parts), "plain", False, ["\n### User", "\n### System"])

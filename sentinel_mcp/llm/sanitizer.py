@@ -76,11 +76,28 @@ def strip_control(text: str) -> Sanitized:
 
 
 def cap(text: str, limit: int, what: str) -> str:
+    """``text`` refused past ``limit`` characters, or when it is not Unicode text (``unicode_text``)."""
+    if not isinstance(text, str):  # an in-process caller's value: len() or str methods raised past handlers
+        raise InputRejected(f"{what} must be text, not {type(text).__name__}")
     if len(text) > limit:
         raise InputRejected(
             f"{what} is {len(text)} characters; the limit is {limit}. Shorten it "
             "(nothing was sent to the model)"
         )
+    return unicode_text(text, what)
+
+
+def unicode_text(text: str, what: str) -> str:
+    """``text`` refused when UTF-8 cannot carry it: a lone surrogate (stdlib ``json`` reads ``"\\udc80"`` as
+    one) failed the tokenizer's encoding deep in the model's turn, past every handler of the Cortex's
+    errors."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputRejected(
+            f"{what} holds a lone surrogate (U+{ord(text[exc.start]):04X} at character {exc.start}), which "
+            "is not Unicode text (nothing was sent to the model)"
+        ) from None
     return text
 
 

@@ -66,6 +66,7 @@ def compile_schema(schema: Any) -> str:
     except UnusableSchema as exc:
         raise SchemaError(f"json_schema is unusable: {exc}") from None
     _refuse_unconstrainable(schema, "#")
+    _refuse_unwritable_literals(schema, "#")
     try:
         gbnf = _bounded_gbnf(text)
     except SchemaError:  # the grammar bound, met while the converter ran
@@ -198,6 +199,42 @@ def _refuse_unconstrainable(node: Any, where: str) -> None:
     elif isinstance(node, list):
         for i, item in enumerate(node):
             _refuse_unconstrainable(item, f"{where}/{i}")
+
+
+def _refuse_unwritable_literals(node: Any, where: str) -> None:
+    """``enum`` and ``const`` values and property names become grammar literals of their JSON text, which the
+    converter escapes for a double quote but not for the backslash JSON writes before it: ``x" | [a-z]* #``
+    closed the literal and the rest was grammar (llama.cpp compiled it). So no such value may hold a double
+    quote or a backslash (their JSON text holds neither escape then); every other character is a literal."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("enum", "const"):
+                values = value if key == "enum" and isinstance(value, list) else [value]
+                for i, literal in enumerate(values):
+                    _writable(literal, f"{where}/{key}" + (f"/{i}" if key == "enum" else ""))
+            elif key in ("default", "examples"):
+                continue
+            elif key == "properties" and isinstance(value, dict):
+                for name, sub in value.items():
+                    _writable(name, f"{where}/properties")
+                    _refuse_unwritable_literals(sub, f"{where}/properties/{name}")
+            elif key in ("$defs", "definitions") and isinstance(value, dict):
+                for name, sub in value.items():
+                    _refuse_unwritable_literals(sub, f"{where}/{key}/{name}")
+            else:
+                _refuse_unwritable_literals(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            _refuse_unwritable_literals(item, f"{where}/{i}")
+
+
+def _writable(literal: Any, where: str) -> None:
+    text = json.dumps(literal)
+    if '\\"' in text or "\\\\" in text:
+        raise SchemaError(
+            f"json_schema has a value at {where} holding a double quote or backslash, which llama.cpp's "
+            "grammar converter cannot write into a grammar; use other characters there"
+        )
 
 
 def validate_against_schema(data: Any, schema: dict[str, Any]) -> None:

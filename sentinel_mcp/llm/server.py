@@ -129,8 +129,9 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
         prompt: str,
         ctx: Context,
         system: str | None = None,
-        max_tokens: int = Field(256, ge=1, le=32_768),
-        temperature: float = Field(0.2, ge=0.0, le=2.0),
+        # strict: true is no count of tokens, "7" no number (call_parameters.py)
+        max_tokens: int = Field(256, ge=1, le=32_768, strict=True),
+        temperature: float = Field(0.2, ge=0.0, le=2.0, strict=True),
         grammar: str | None = None,
         json_schema: dict[str, Any] | None = None,
         context: str | None = None,
@@ -163,7 +164,10 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
         description="Extract structured data from `text` as JSON matching `json_schema` (validated).",
     )
     async def llm_extract(
-        text: str, json_schema: dict[str, Any], ctx: Context, max_tokens: int = Field(512, ge=1, le=32_768)
+        text: str,
+        json_schema: dict[str, Any],
+        ctx: Context,
+        max_tokens: int = Field(512, ge=1, le=32_768, strict=True),
     ) -> ExtractResult:
         try:
             r = await (await lazy.ready()).extract(

@@ -20,9 +20,16 @@ CHATML_TEMPLATE = (
 
 
 def write_tiny_gguf(
-    path: Path, *, n_ctx: int = 4096, chat_template: str | None = None, seed: int = 0
+    path: Path,
+    *,
+    n_ctx: int = 4096,
+    chat_template: str | None = None,
+    seed: int = 0,
+    user_defined: tuple[str, ...] = (),
 ) -> Path:
-    n_vocab, n_embd, n_layer, n_head, n_ff = 259, 64, 2, 4, 128
+    """``user_defined``: tokens of that type added after the bytes (as a GGUF converted from a model whose
+    added tokens were not marked special has its chat markers)."""
+    n_vocab, n_embd, n_layer, n_head, n_ff = 259 + len(user_defined), 64, 2, 4, 128
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name("tiny-test")
     w.add_context_length(n_ctx)
@@ -35,10 +42,10 @@ def write_tiny_gguf(
     w.add_layer_norm_rms_eps(1e-5)
     w.add_file_type(0)
     # SPM-style vocab: <unk>, <s>, </s>, then the 256 byte tokens <0xNN>
-    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)]
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)] + list(user_defined)
     types = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL] + [
         gguf.TokenType.BYTE
-    ] * 256
+    ] * 256 + [gguf.TokenType.USER_DEFINED] * len(user_defined)
     w.add_tokenizer_model("llama")
     w.add_token_list(tokens)
     w.add_token_scores([0.0] * len(tokens))
