@@ -60,8 +60,8 @@ class KeptTurns:
         return rb is not None and rb.info.keeps(call.identity)
 
     def turn_keys(self, call: ToolCall) -> tuple[str, ...]:
-        """Its upstream's turn, that of each upstream its guard may read from, the kept facts' where it may read
-        or establish one (write_turns.py)."""
+        """Its upstream's turn, that of each upstream its guard may read from, the kept facts' where it
+        may read or establish one (write_turns.py)."""
         rb = self.rulebases.active
         return turn_keys(rb.info if rb is not None else None, call, keeps=self.keeps_facts(call))
 

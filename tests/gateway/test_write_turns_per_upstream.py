@@ -59,11 +59,11 @@ def _release(path: Path) -> None:
 
 async def _arrived(held: Path) -> str:
     """The held upstream's word that the first claim reached it (a thread left behind if the test fails)."""
-    return await _arrived(held)
+    return await anyio.to_thread.run_sync(_fifo_line, held / "arrived", abandon_on_cancel=True)
 
 
 async def _let_go(held: Path) -> None:
-    await _let_go(held)
+    await anyio.to_thread.run_sync(_release, held / "release", abandon_on_cancel=True)
 
 
 @contextlib.asynccontextmanager
