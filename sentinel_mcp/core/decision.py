@@ -220,6 +220,11 @@ class Guard(Protocol):
         """Whether what the call establishes holds for every conversation: such calls take turns, all."""
         return False
 
+    def turn_keys(self, call: ToolCall) -> tuple[str, ...]:
+        """The turns a ``changes_facts`` call takes across conversations, sorted: every write whose outcome
+        could change what this one is decided on takes one of them too. Default: its upstream's alone."""
+        return (f"server:{call.server or call.identity}",)
+
     def kept_turn(self, call: ToolCall, *, wait: bool) -> AsyncContextManager[str | None]:
         """The turn of ``keeps_facts`` calls shared with every other process deciding on the same facts (a
         cluster's replicas), held while one is decided, forwarded and observed: None while held, else why it

@@ -129,7 +129,8 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview):
         )
         self.draining = False  # set when the host stops: new calls are refused
         self.conversations = Conversations()
-        self.session_writes = SessionWrites()  # a conversation's writes with effects take turns
+        # a conversation's writes with effects take turns, and those of others they depend on
+        self.session_writes = SessionWrites(config.sentinel.policy.write_turn_seconds)
         self.consent_gate: ConsentGate | None = None  # personal reads need their principal's consent
         # every principal the config names, by name (A2A callers reach the gateway by name)
         self.principals: dict[str, Principal] = {p.name: p for p in (OWNER, ANONYMOUS, INTERNAL)}

@@ -1,7 +1,7 @@
 """The turn of the writes that establish kept facts (``kept_effects.py``), across every process deciding on
 the same facts. A base of ``PolicyGuard``, which sets the attributes named here.
 
-Within a process the gateway's ``session_writes.SHARED_TURN`` already lets one such write be decided,
+Within a process the gateway's shared turns (``write_turns.KEPT_TURN``) already let one such write be decided,
 forwarded and recorded at a time. Replicas of a server store each have their own: two could each decide a
 certificate for the same cancelled flight before either recorded it, and both were sent. On a server store the
 turn is also the cluster's (``storage/server_turn.py``: an advisory lock the server ends with the holder's
@@ -32,6 +32,7 @@ from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.kept_effects import KEPT_SCOPE, indicator, kept_predicates
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.rulebase import RulebaseHolder
+from sentinel_mcp.policy.write_turns import turn_keys
 from sentinel_mcp.storage import Statement
 from sentinel_mcp.storage.location import ServerLocation
 from sentinel_mcp.storage.row_signature import sign, signed
@@ -57,6 +58,12 @@ class KeptTurns:
     def keeps_facts(self, call: ToolCall) -> bool:
         rb = self.rulebases.active
         return rb is not None and rb.info.keeps(call.identity)
+
+    def turn_keys(self, call: ToolCall) -> tuple[str, ...]:
+        """Its upstream's turn, that of each upstream its guard may read from, the kept facts' where it
+        may read or establish one (write_turns.py)."""
+        rb = self.rulebases.active
+        return turn_keys(rb.info if rb is not None else None, call, keeps=self.keeps_facts(call))
 
     def kept_turn(self, call: ToolCall, *, wait: bool) -> AsyncContextManager[str | None]:
         if not self.store.shared:

@@ -61,6 +61,14 @@ class BindingInfo(BaseModel):
     fresh_for_writes: bool = False  # read again before each write is decided (write_rereads.py)
 
 
+class GuardReads(BaseModel):
+    """What a guard's decision may read that writes of other conversations change (guard_reads.pl)."""
+
+    tool: str  # the guard's tool: a name or a pattern
+    reads: list[str]  # the tools of the bindings it may read
+    kept: bool  # whether it may read a fact kept for every conversation
+
+
 class AskableInfo(BaseModel):
     predicate: str
     arity: int
@@ -89,12 +97,15 @@ class RulebaseInfo(BaseModel):
     effects: list[str] = Field(default_factory=list)
     kept_effects: list[str] = Field(default_factory=list)  # the tools whose effects establish a kept fact
     documents: list[DocumentInfo] = Field(default_factory=list)
+    guard_reads: list[GuardReads] = Field(default_factory=list)
     # tool -> guards_tool(tool): asked on every call (a scan of every guard pattern); a loaded rulebase's
     # info is not changed afterwards (a new version gets a new RulebaseInfo). Bounded: any name may be asked.
     _governs: dict[str, bool] = PrivateAttr(default_factory=dict)
     # what ``PolicyGuard.observe`` asks after every call, as sets made on first use (the same promise: a
     # loaded rulebase's info is not changed): the tools bindings read, the tools effects name, any pattern
     _observed: tuple[frozenset[str], frozenset[str], bool] | None = PrivateAttr(default=None)
+    # tool identity -> the turns its writes take (policy/write_turns.py); bounded as ``_governs``
+    _turn_keys: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
 
     @classmethod
     def from_engine(cls, raw: dict[str, Any]) -> "RulebaseInfo":
@@ -113,6 +124,7 @@ class RulebaseInfo(BaseModel):
             effects=sorted(set(raw["effects"])),
             kept_effects=raw.get("kept_effects", []),
             documents=[DocumentInfo(**d) for d in raw.get("documents", [])],
+            guard_reads=[GuardReads(**g) for g in raw.get("guard_reads", [])],
         )
 
     def guards_tool(self, tool: str) -> bool:
@@ -151,6 +163,14 @@ class RulebaseInfo(BaseModel):
         patterns are scanned only when the rulebase has one)."""
         _, effects, by_pattern = self._observed_sets()
         return tool in effects or (by_pattern and _named_by(self.effects, tool))
+
+    def reads_of_guards(self, tool: str) -> list[GuardReads]:
+        """What the guards of ``tool`` (by name or pattern) may read (guard_reads.pl)."""
+        return [g for g in self.guard_reads if _named_by([g.tool], tool)]
+
+    def turn_keys_known(self) -> dict[str, tuple[str, ...]]:
+        """The turns each tool's writes take, as made (policy/write_turns.py); the private dict itself."""
+        return self.__pydantic_private__["_turn_keys"]  # type: ignore[index,no-any-return]
 
     def keeps(self, tool: str) -> bool:
         """Whether an effect of ``tool`` (by name or pattern) establishes a kept fact (kept_effects.py)."""

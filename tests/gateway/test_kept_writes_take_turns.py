@@ -1,5 +1,5 @@
 """Writes whose effects establish a fact kept for every conversation (``option(kept(...))``) take one turn
-across conversations (gateway/session_writes.py, ``SHARED_TURN``, as every write with effects does): a second
+across conversations (gateway/session_writes.py, ``write_turns.KEPT_TURN``): a second
 conversation's call waits until the first is recorded, then is decided on it. The upstream holds the first
 redeem until a second one reaches it (tests/gateway/held_redeem_server.py); before, the second was decided at
 once on facts without the first, reached the upstream, and the code was redeemed twice. Real gateway, real

@@ -496,9 +496,11 @@ sn_info(RB, Out) :-
     sort(Kept0, KeptEffects),
     findall(json([name=N, path=PA, file=F]), ( RB:'$src'(decl, policy_document(N, P), F, _), text_to_atom(P, PA) ),
             Docs),
+    guard_reads(RB, GuardReads),
     to_json_atom(json([guards=Guards, bindings=Bindings, askables=Askables, contexts=Contexts, seeds=Seeds,
                        options=Options, read_only=ReadOnly, symbolic_exempt=Exempt, effects=Effects,
-                       kept_effects=KeptEffects, documents=Docs]), Out).
+                       kept_effects=KeptEffects, documents=Docs,
+                       guard_reads=GuardReads]), Out).
 
 %  sn_citations(+RB, -Out): every citation (require/3, cites/2) and every requirement without one, with file
 %  and line (for the checker's coverage report).

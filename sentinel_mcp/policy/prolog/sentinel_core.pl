@@ -33,6 +33,7 @@
 :- include(clause_shapes).
 :- include(reserved_heads).
 :- include(unreachable_rules).
+:- include(guard_reads).
 :- include(fact_terms).
 :- include(readable_terms).
 :- include(goal_check).
