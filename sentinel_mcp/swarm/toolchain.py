@@ -338,6 +338,10 @@ async def _outputs(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes] | No
         if any(t.exception() is not None for t in done):
             _stop_group(proc.pid)
             await asyncio.gather(*readers, return_exceptions=True)  # to the end of what was written
+            # and the stream past the bound read to its end, unkept: asyncio's wait() returns only once every
+            # pipe is closed, and a pipe whose reader stopped (its buffer full, reading paused) never sees its
+            # end, so the wait hung (seen under load: the tool's group was dead, the call held)
+            await asyncio.gather(_discarded(proc.stdout), _discarded(proc.stderr))
             await proc.wait()
             return None
         await proc.wait()
@@ -345,6 +349,12 @@ async def _outputs(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes] | No
     finally:
         for reader in readers:
             reader.cancel()
+
+
+async def _discarded(stream: asyncio.StreamReader | None) -> None:
+    """Read ``stream`` to its end, keeping nothing (a stopped tool's output past the bound)."""
+    while stream is not None and await stream.read(65536):
+        pass
 
 
 def _stop_group(pgid: int) -> None:
