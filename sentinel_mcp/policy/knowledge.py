@@ -54,6 +54,9 @@ class Knowledge:
         self.max_sessions = max_sessions
         # session -> rulebase version its seeds came from; insertion order = least recently loaded first
         self._loaded: dict[str, str] = {}
+        # session -> the mark of its mirror's load (a clock value, new on every load): a proof pass that began
+        # on one mark and ended on another (or none) ran on a mirror dropped or reloaded meanwhile (``mirror``)
+        self._marks: dict[str, int] = {}
         self._loading = asyncio.Lock()
         self._modules: dict[str, str] = {}  # session -> its module's name (module())
         # (rulebase version, seed text) -> the engine's canonical form: every new conversation is seeded with
@@ -129,6 +132,7 @@ class Knowledge:
             rows += [(fact_text("$context", [k, v]), None, "seed") for k, v in ctx.items()]
             await self.engine.assert_facts(mod, rows)  # the facts and the bound contexts, in one engine call
             self._loaded[session] = ""  # mirrored from here on (seeding below writes through)
+            self._marks[session] = next(self._clock)
             self._changed(session)
         if seeded != rb.version:
             await self._seed(session, rb, held)
@@ -142,7 +146,7 @@ class Knowledge:
         if self._seen.get(session) == now:
             return
         if session in self._loaded:
-            del self._loaded[session]
+            self._unload(session)
             self._changed(session)
         self._seen.pop(session, None)
         self._seen[session] = now
@@ -154,7 +158,7 @@ class Knowledge:
         if self._seen.get(KEPT_SCOPE) == now:
             return
         for s in list(self._loaded):
-            del self._loaded[s]
+            self._unload(s)
             self._changed(s)
         self._seen.pop(KEPT_SCOPE, None)
         self._seen[KEPT_SCOPE] = now
@@ -171,7 +175,7 @@ class Knowledge:
             self._cleared = now
             return
         for s in list(self._loaded):
-            del self._loaded[s]
+            self._unload(s)
             self._changed(s)
         self._cleared = now
 
@@ -215,7 +219,7 @@ class Knowledge:
             return True
         if await self.store.version(session) == before[session]:
             return True  # nothing changed since the proof: it did not stand on a stored confirmation
-        self._loaded.pop(session, None)
+        self._unload(session)
         self._changed(session)
         return False
 
@@ -236,7 +240,7 @@ class Knowledge:
         evicted session is simply loaded again on its next use."""
         while len(self._loaded) >= self.max_sessions:
             oldest = next(iter(self._loaded))
-            del self._loaded[oldest]
+            self._unload(oldest)
             await self.engine.drop_session(self.module(oldest))
 
     async def _seed(self, session: str, rb: Rulebase, held: set[str] | None = None) -> None:
@@ -381,6 +385,15 @@ class Knowledge:
                 await self.engine.retract(mod, t)
         return doomed
 
+    def _unload(self, session: str) -> None:
+        """The session is no longer mirrored (its next use loads it from the store)."""
+        self._loaded.pop(session, None)
+        self._marks.pop(session, None)
+
+    def mirror(self, session: str) -> int | None:
+        """The mark of the session's mirror as loaded now (None: not mirrored). A reload gives a new one."""
+        return self._marks.get(session) if session in self._loaded else None
+
     def is_loaded(self, session: str) -> bool:
         """Whether the engine mirrors this session now (else its facts are only in the store)."""
         return session in self._loaded
@@ -396,8 +409,8 @@ class Knowledge:
 
     async def forget_sessions(self) -> None:
         for s in list(self._loaded):
+            self._unload(s)
             await self.engine.drop_session(self.module(s))
-        self._loaded.clear()
 
 
 def _trim(counters: dict[str, int], keep: int) -> None:
