@@ -18,9 +18,13 @@ from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.fact_store import Fact, FactStore, Learned
 from sentinel_mcp.policy.kept_clears import last_clear
 from sentinel_mcp.policy.kept_effects import KEPT_SCOPE, kept_predicates
+from sentinel_mcp.policy.mirror_writes import MirrorWrites, writes
 from sentinel_mcp.policy.prolog_text import fact_text, module_name, quote_atom as _atom
 from sentinel_mcp.policy.read_sources import Forgotten, ReadSources
 from sentinel_mcp.policy.rulebase import Rulebase
+
+# loads of a session's mirror raced by a write of it before one is refused (the decision is denied)
+LOAD_TRIES = 8
 
 
 def seed_facts_of(seeds: dict[str, Any]) -> list[tuple[str, list[Any]]]:
@@ -55,7 +59,7 @@ class Knowledge:
         # session -> rulebase version its seeds came from; insertion order = least recently loaded first
         self._loaded: dict[str, str] = {}
         # session -> the mark of its mirror's load (a clock value, new on every load): a proof pass that began
-        # on one mark and ended on another (or none) ran on a mirror dropped or reloaded meanwhile (``mirror``)
+        # on one mark and ended on another (or none) ran on a mirror dropped or reloaded since (``mirror``)
         self._marks: dict[str, int] = {}
         self._loading = asyncio.Lock()
         self._modules: dict[str, str] = {}  # session -> its module's name (module())
@@ -72,6 +76,7 @@ class Knowledge:
         self._clock = itertools.count(1)
         self.reads = ReadSources()  # which read last taught each observed fact: a newer answer replaces it
         self._cleared: int | None = None  # the latest clear of a kept fact this process saw (follow_clears)
+        self.writes = MirrorWrites(max_counters)  # a load raced by a write of its session is done again
 
     def _changed(self, session: str) -> None:
         self.generation.pop(session, None)  # re-inserted last: insertion order = least recently changed first
@@ -114,23 +119,16 @@ class Knowledge:
         held: set[str] | None = None  # the seeds the store holds, when just read
         if seeded is None:
             await self._evict()
-            now = process_clock.now()
-            facts = await self.store.valid(session, now)
-            held = {f.fact for f in facts if f.provenance == "seed"}
-            forgotten = self.reads.note(session, ((f.fact, (f.source_tool, f.source_digest)) for f in facts
-                                                  if f.provenance == "observed" and f.source_tool
-                                                  and f.source_digest))
-            if forgotten:  # past the bounds of what is kept of reads: not mirrored, and gone from the store
-                gone = {(sess, t) for sess, _, texts in forgotten for t in texts}
-                facts = [f for f in facts if (session, f.fact) not in gone or f.provenance != "observed"]
-                await self._drop_forgotten(forgotten)
-            ctx = await self.store.contexts(session)
-            if kept_predicates(rb.info.options):  # what writes of any conversation kept (kept_effects.py)
-                facts += await self.store.valid(KEPT_SCOPE, now)
-            await self.engine.drop_session(mod)
-            rows: list[tuple[str, float | None, str]] = [(f.fact, f.expires_at, f.provenance) for f in facts]
-            rows += [(fact_text("$context", [k, v]), None, "seed") for k, v in ctx.items()]
-            await self.engine.assert_facts(mod, rows)  # the facts and the bound contexts, in one engine call
+            scopes = [session, KEPT_SCOPE] if kept_predicates(rb.info.options) else [session]
+            for _ in range(LOAD_TRIES):
+                await self.writes.idle(scopes)  # the writes begun before the read land in it
+                mark = self.writes.mark(scopes)
+                held = await self._read_into(session, rb, mod)
+                if mark is not None and self.writes.mark(scopes) == mark:
+                    break  # no write of the session began or ended since the store was read
+            else:  # fail closed: a mirror that may miss a fact the store holds, or keep one it does not
+                await self.engine.drop_session(mod)
+                raise RuntimeError(f"the facts of a conversation changed during each of {LOAD_TRIES} loads")
             self._loaded[session] = ""  # mirrored from here on (seeding below writes through)
             self._marks[session] = next(self._clock)
             self._changed(session)
@@ -138,6 +136,27 @@ class Knowledge:
             await self._seed(session, rb, held)
             self._loaded[session] = rb.version
         return mod
+
+    async def _read_into(self, session: str, rb: Rulebase, mod: str) -> set[str]:
+        """Replace the session's module with what the store holds of it now; the seeds it holds."""
+        now = process_clock.now()
+        facts = await self.store.valid(session, now)
+        held = {f.fact for f in facts if f.provenance == "seed"}
+        forgotten = self.reads.note(session, ((f.fact, (f.source_tool, f.source_digest)) for f in facts
+                                              if f.provenance == "observed" and f.source_tool
+                                              and f.source_digest))
+        if forgotten:  # past the bounds of what is kept of reads: not mirrored, and gone from the store
+            gone = {(sess, t) for sess, _, texts in forgotten for t in texts}
+            facts = [f for f in facts if (session, f.fact) not in gone or f.provenance != "observed"]
+            await self._forget_reads(forgotten)  # its own: not a write racing it
+        ctx = await self.store.contexts(session)
+        if kept_predicates(rb.info.options):  # what writes of any conversation kept (kept_effects.py)
+            facts += await self.store.valid(KEPT_SCOPE, now)
+        await self.engine.drop_session(mod)
+        rows: list[tuple[str, float | None, str]] = [(f.fact, f.expires_at, f.provenance) for f in facts]
+        rows += [(fact_text("$context", [k, v]), None, "seed") for k, v in ctx.items()]
+        await self.engine.assert_facts(mod, rows)  # the facts and the bound contexts, in one engine call
+        return held
 
     async def _follow(self, session: str) -> None:
         """Drop the session's mirror when its counter in the shared store is not the one this replica last saw
@@ -165,20 +184,19 @@ class Knowledge:
 
     async def follow_clears(self) -> None:
         """A store of this process (SQLite): reload every mirror when the operator cleared a kept fact since
-        this process last looked (kept_clears.py). A server store needs none: the
-        clear moves the kept facts' counter, which every decision follows (``_follow_kept``)."""
+        this process last looked, and on the first look: a clear made before it (a second after start) was
+        never seen (kept_clears.py). A server store needs none: the clear moves the kept facts' counter, which
+        every decision follows (``_follow_kept``). A decision in flight loses nothing by it
+        (``Solver._pass``)."""
         now = await last_clear(self.store)
-        if self._cleared is None or now == self._cleared:
-            # the first look sets the baseline: reloading every mirror then (a second after start) dropped
-            # the facts a decision in flight had just fetched; a clear made before it only left a fact that
-            # denies more, never less, until the next clear or reload
-            self._cleared = now
+        if now == self._cleared:
             return
         for s in list(self._loaded):
             self._unload(s)
             self._changed(s)
         self._cleared = now
 
+    @writes(lambda facts: (KEPT_SCOPE,))
     async def keep(self, facts: list[Fact]) -> None:
         """Store facts of kept predicates (in ``KEPT_SCOPE``), and put them in every loaded session's mirror:
         each conversation sees what a write of any other did, and a session loaded later reads them from the
@@ -202,6 +220,7 @@ class Knowledge:
             if mine is not None and old is not None and mine[1] == old:  # ours replaced the one we had seen
                 self._seen[s] = mine[0]
 
+    @writes(lambda session, *_: (session,))
     async def spend_confirmation(self, session: str, tool: str, digest: str) -> bool:
         """Shared store, before a call a confirmation allowed goes on: use it up across the cluster. False
         when
@@ -228,6 +247,10 @@ class Knowledge:
         very call (one confirmation, one call), from the engine (atomically) and then the store, whose delete
         is committed before this returns (a reload never brings it back). False when there is none."""
         mod = await self.ensure(session, rb)  # a session evicted since its proof is loaded again first
+        return await self._take(session, mod, rb, tool, digest)
+
+    @writes(lambda session, *_: (session,))
+    async def _take(self, session: str, mod: str, rb: Rulebase, tool: str, digest: str) -> bool:
         taken = await self.engine.take_confirmation(mod, tool, digest, rb.version)
         if not taken:
             return False
@@ -267,6 +290,7 @@ class Knowledge:
                 )
         await self.add(new)
 
+    @writes(lambda facts: {f.session for f in facts})
     async def add(self, facts: list[Fact]) -> None:
         """Write facts to the store, then to the mirrors of their sessions that are loaded."""
         if not facts:
@@ -285,6 +309,7 @@ class Knowledge:
         for s, rows in by_session.items():
             await self.engine.assert_facts(self.module(s), rows)
 
+    @writes(lambda facts: (facts.session,))
     async def learn(self, facts: Learned) -> None:
         """Write what one tool's result taught (``fact_store.learned``) behind the call (``FactStore.learn``:
         not waited for), and to the session's mirror if it is loaded (at once)."""
@@ -304,6 +329,7 @@ class Knowledge:
         if session in self._loaded:
             await self.engine.assert_facts(self.module(session), facts.mirror)
 
+    @writes(lambda session, *_: (session,))
     async def unlearn(self, session: str, tool: str, digest: str) -> None:
         """A read answered nothing its bindings can be read from (an error, no fact, too large to read): what
         its earlier answers taught is no longer known to hold, and goes from the store and the mirror (a
@@ -318,7 +344,11 @@ class Knowledge:
             self._changed(session)
         await self._drop_forgotten(forgotten)
 
+    @writes(lambda forgotten: {session for session, _, _ in forgotten})
     async def _drop_forgotten(self, forgotten: Forgotten) -> None:
+        await self._forget_reads(forgotten)
+
+    async def _forget_reads(self, forgotten: Forgotten) -> None:
         """Delete the facts of reads ``ReadSources`` forgot to keep within its bounds, from the store and the
         mirror (a guard that needs one fetches it again)."""
         for session, (tool, digest), texts in forgotten:
@@ -356,6 +386,7 @@ class Knowledge:
         j = await self.engine.fact_json(text)
         return _fact(session, j, provenance, source_tool, source_digest, [], None)
 
+    @writes(lambda session, *_, **__: (session,))
     async def invalidate(self, session: str, pattern: str, rb: Rulebase | None = None) -> list[str]:
         """Remove the facts unifying with a Prolog pattern (text) from the mirror and the store; with a
         rulebase, also the fetch markers of the bindings that establish them."""
@@ -371,6 +402,7 @@ class Knowledge:
         self._changed(session)
         return removed
 
+    @writes(lambda session, *_: (session,))
     async def bind_context(self, session: str, name: str, value: Any) -> list[str]:
         """Bind a context; the answers given through it are deleted (they were about the old value)."""
         await self.store.bind_context(session, name, value)

@@ -212,9 +212,9 @@ class Solver:
         """One pass on the session's mirror as it is in the store now. The mirror is dropped and loaded again
         from the store at any moment (another conversation pushes it out, a clear of a kept fact, a replica's
         change): a pass after look-ups on a dropped mirror proved without what they had just taught (denied:
-        "... did not tell (not fetched)"). So every pass after the first loads it if needed, and a pass during
-        which it was dropped or reloaded does not count (``RELOADED``): its answer may stand on facts the store
-        no longer holds, or miss some it does."""
+        "... did not tell (not fetched)"). So every pass after the first loads it if needed, and a pass
+        during which it was dropped or reloaded does not count (``RELOADED``): its answer may stand on facts
+        the store no longer holds, or miss some it does."""
         k = self.knowledge
         if n > 1 or not k.is_loaded(session):
             await k.ensure(session, rb)

@@ -16,8 +16,9 @@ from typing import Any, Awaitable, Callable
 import pytest
 from tests.policy.policy_rig import rig
 
-from sentinel_mcp.core.decision import Ask, Deny
-from sentinel_mcp.policy.fact_store import Fact
+from sentinel_mcp.core.decision import Ask, Deny, argument_digest
+from sentinel_mcp.core import process_clock
+from sentinel_mcp.policy.fact_store import Fact, learned
 from sentinel_mcp.policy.kept_clears import clear
 from sentinel_mcp.policy.kept_effects import KEPT_SCOPE
 
@@ -47,7 +48,7 @@ async def test_a_clear_between_the_fetch_and_the_next_pass(tmp_path: Path) -> No
         text = "certificate_sent(fl_1)"
         await r.guard.store.add([Fact(session=KEPT_SCOPE, predicate="certificate_sent", args=["fl_1"],
                                       fact=text, provenance="observed")])
-        await k.follow_clears()  # the baseline
+        await k.follow_clears()  # the first look (reloads every mirror)
 
         async def cleared(tool: str) -> None:  # the operator's clear, seen by the store's upkeep
             if tool == "get_booking":
@@ -91,3 +92,57 @@ async def test_a_reload_never_allows_more(tmp_path: Path) -> None:
         _hooked(r.port, other)
         d = await r.guard.decide(r.port.call_of(*CALL))
         assert isinstance(d, Deny) and "only confirmed bookings can be cancelled" in d.unmet, d
+
+
+async def test_a_write_of_the_session_during_its_load(tmp_path: Path) -> None:
+    """The store read by a load, then a write of the session (a read of the booking answered with an error:
+    what it said before is deleted), then the load's mirror: it kept the status the store no longer held, and
+    a cancellation the upstream no longer allows was asked for (allowed more). Loaded again, the status is
+    fetched again and the call denied."""
+    async with rig(tmp_path / "facts.db") as r:
+        k, rb = r.guard.knowledge, r.guard.rulebases.active
+        assert isinstance(await r.guard.decide(r.port.call_of(*CALL)), Ask)
+        k.max_sessions = 1
+        await k.ensure("other", rb)  # "s1" is pushed out
+        r.state["bookings"]["BK-789"]["status"] = "pending"
+        store, plain = r.guard.store, r.guard.store.contexts
+        raced: list[str] = []
+        digest = argument_digest({"booking_id": "BK-789"})
+
+        async def contexts(session: str) -> Any:  # the store has been read: a write lands here
+            out = await plain(session)
+            if session == "s1" and not raced:
+                raced.extend(await store.taught_by("s1", "bk__get_booking", digest))
+                await k.unlearn("s1", "bk__get_booking", digest)
+            return out
+
+        store.contexts = contexts  # type: ignore[method-assign]
+        d = await r.guard.decide(r.port.call_of(*CALL))
+        assert raced and r.state["calls"]["get_booking"] == 2  # fetched again
+        assert isinstance(d, Deny) and "only confirmed bookings can be cancelled" in d.unmet, d
+
+
+async def test_facts_learned_during_a_load_are_in_its_mirror(tmp_path: Path) -> None:
+    """A look-up's facts learned after a load read the store and before it replaced the mirror: the mirror
+    missed them (the store held them), so a pass after that look-up was denied "(not fetched)"."""
+    async with rig(tmp_path / "facts.db") as r:
+        k, rb = r.guard.knowledge, r.guard.rulebases.active
+        store, plain = r.guard.store, r.guard.store.contexts
+        text = "booking_status('BK-456',confirmed)"
+        raced: list[str] = []
+
+        async def contexts(session: str) -> Any:
+            out = await plain(session)
+            if session == "s1" and not raced:
+                raced.append(session)
+                facts = learned("s1", "bk__get_booking", argument_digest({"booking_id": "BK-456"}),
+                                [{"predicate": "booking_status", "args": ["BK-456", "confirmed"],
+                                  "fact": text, "ttl": 60}], process_clock.now())
+                await k.learn(facts)
+            return out
+
+        store.contexts = contexts  # type: ignore[method-assign]
+        mod = await k.ensure("s1", rb)
+        assert raced
+        assert [f.fact for f in await store.valid("s1", predicate="booking_status")] == [text]
+        assert await k.engine.retract(mod, "booking_status('BK-456', _)") == [text]  # in the mirror
