@@ -403,6 +403,15 @@ class Knowledge:
         return removed
 
     @writes(lambda session, *_: (session,))
+    async def delete(self, session: str, texts: list[str]) -> None:
+        """Delete these facts (exact texts) from the mirror and the store, as one write (a load of the
+        session meanwhile is done again: it kept the one it had read)."""
+        for text in texts:  # the mirror's copy (a ground text matches only itself), then the store's
+            await self.invalidate(session, text)
+        await self.store.delete(session, texts)
+        self._changed(session)
+
+    @writes(lambda session, *_: (session,))
     async def bind_context(self, session: str, name: str, value: Any) -> list[str]:
         """Bind a context; the answers given through it are deleted (they were about the old value)."""
         await self.store.bind_context(session, name, value)
