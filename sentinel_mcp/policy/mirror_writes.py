@@ -21,7 +21,7 @@ T = TypeVar("T")
 class MirrorWrites:
     def __init__(self, max_sessions: int = 20_000) -> None:
         self._busy: dict[str, int] = {}  # session -> its writes in flight
-        # session -> a clock value taken when a write of it last began or ended (the most recent last;
+        # session -> a clock value taken when a write of it last ended (the most recently ended last;
         # bounded like Knowledge.generation: a session dropped reads 0, and no later value is 0)
         self._touched: dict[str, int] = {}
         self._clock = itertools.count(1)
@@ -34,14 +34,16 @@ class MirrorWrites:
         while len(self._touched) > self.max_sessions:
             del self._touched[next(iter(self._touched))]
 
-    def begin(self, sessions: Iterable[str]) -> list[str]:
-        held = list(set(sessions))
+    def begin(self, sessions: Iterable[str]) -> Iterable[str]:
+        # no touch here: a write begun during a load is in flight at its check (``mark``), or touched at
+        # its end
+        busy = self._busy
+        held = sessions if isinstance(sessions, tuple) and len(sessions) == 1 else tuple(set(sessions))
         for s in held:
-            self._busy[s] = self._busy.get(s, 0) + 1
-            self._touch(s)
+            busy[s] = busy.get(s, 0) + 1
         return held
 
-    def end(self, held: list[str]) -> None:
+    def end(self, held: Iterable[str]) -> None:
         for s in held:
             n = self._busy.get(s, 0) - 1
             if n > 0:

@@ -10,6 +10,7 @@ The reload is forced here by a hook on the look-up itself, after the upstream an
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -21,6 +22,7 @@ from sentinel_mcp.core import process_clock
 from sentinel_mcp.policy.fact_store import Fact, learned
 from sentinel_mcp.policy.kept_clears import clear
 from sentinel_mcp.policy.kept_effects import KEPT_SCOPE
+from sentinel_mcp.policy.mirror_writes import MirrorWrites
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -146,3 +148,19 @@ async def test_facts_learned_during_a_load_are_in_its_mirror(tmp_path: Path) -> 
         assert raced
         assert [f.fact for f in await store.valid("s1", predicate="booking_status")] == [text]
         assert await k.engine.retract(mod, "booking_status('BK-456', _)") == [text]  # in the mirror
+
+
+async def test_what_a_load_sees_of_the_writes_of_its_session() -> None:
+    w = MirrorWrites(max_sessions=4)
+    before = w.mark(["s", KEPT_SCOPE])
+    held = w.begin(("s",))
+    assert w.mark(["s"]) is None and w.mark(["t"]) is not None  # in flight: no load is taken as whole
+    waited = asyncio.ensure_future(w.idle(["t", "s"]))
+    await asyncio.sleep(0)
+    assert not waited.done()
+    w.end(held)
+    await asyncio.wait_for(waited, 5)
+    assert w.mark(["s", KEPT_SCOPE]) != before  # ended since: a load across it is done again
+    for i in range(8):  # bounded: the least recently written go, and read as never written
+        w.end(w.begin({f"x{i}", f"y{i}"}))
+    assert len(w._touched) == 4 and not w._busy and not w._idle
