@@ -118,6 +118,10 @@ class Knowledge:
         seeded = self._loaded.get(session)
         held: set[str] | None = None  # the seeds the store holds, when just read
         if seeded is None:
+            if self._cleared is None and not self.store.shared:
+                # the clears' baseline before the first mirror (follow_clears): a first look reloading every
+                # mirror would only cost their reloads
+                self._cleared = await last_clear(self.store)
             await self._evict()
             scopes = [session, KEPT_SCOPE] if kept_predicates(rb.info.options) else [session]
             for _ in range(LOAD_TRIES):
@@ -184,12 +188,13 @@ class Knowledge:
 
     async def follow_clears(self) -> None:
         """A store of this process (SQLite): reload every mirror when the operator cleared a kept fact since
-        this process last looked, and on the first look: a clear made before it (a second after start) was
-        never seen (kept_clears.py). A server store needs none: the clear moves the kept facts' counter, which
-        every decision follows (``_follow_kept``). A decision in flight loses nothing by it
-        (``Solver._pass``)."""
+        this process last looked (kept_clears.py). A server store needs none: the clear moves the kept facts'
+        counter, which every decision follows (``_follow_kept``). A decision in flight loses nothing by a
+        reload (``Solver._pass``)."""
         now = await last_clear(self.store)
-        if now == self._cleared:
+        if self._cleared is None or now == self._cleared:
+            # no mirror loaded yet (``_load`` takes the baseline before the first): nothing to reload
+            self._cleared = now
             return
         for s in list(self._loaded):
             self._unload(s)

@@ -50,7 +50,7 @@ async def test_a_clear_between_the_fetch_and_the_next_pass(tmp_path: Path) -> No
         text = "certificate_sent(fl_1)"
         await r.guard.store.add([Fact(session=KEPT_SCOPE, predicate="certificate_sent", args=["fl_1"],
                                       fact=text, provenance="observed")])
-        await k.follow_clears()  # the first look (reloads every mirror)
+        await k.follow_clears()  # the first look: the baseline
 
         async def cleared(tool: str) -> None:  # the operator's clear, seen by the store's upkeep
             if tool == "get_booking":
