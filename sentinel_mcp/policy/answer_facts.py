@@ -116,10 +116,7 @@ async def keep_answer(knowledge: Knowledge, question: Question, fact: Fact) -> F
         if same.provenance in accepted:
             return same
     if replaced:
-        texts = [h.fact for h in replaced]
-        for text in texts:  # the mirror's copy (a ground text matches only itself), then the store's
-            await knowledge.invalidate(fact.session, text)
-        await knowledge.store.delete(fact.session, texts)
+        await knowledge.delete(fact.session, [h.fact for h in replaced])
     await knowledge.add([fact])
     return fact
 

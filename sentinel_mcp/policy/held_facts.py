@@ -65,8 +65,7 @@ class HeldFacts:
         # a pattern, and a pattern ("seen(_)") must not retract more from the engine than the store forgets
         if fact not in {f.fact for f in await self.valid(session)}:
             return False
-        await self.knowledge.invalidate(session, fact)  # the engine's mirror, when the session is loaded
-        await self.store.delete(session, [fact])
+        await self.knowledge.delete(session, [fact])  # the engine's mirror (when loaded) and the store
         return True
 
     async def shown_proof(self, session: str, proof: Any) -> Any:

@@ -18,9 +18,13 @@ from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.fact_store import Fact, FactStore, Learned
 from sentinel_mcp.policy.kept_clears import last_clear
 from sentinel_mcp.policy.kept_effects import KEPT_SCOPE, kept_predicates
+from sentinel_mcp.policy.mirror_writes import MirrorWrites, writes
 from sentinel_mcp.policy.prolog_text import fact_text, module_name, quote_atom as _atom
 from sentinel_mcp.policy.read_sources import Forgotten, ReadSources
 from sentinel_mcp.policy.rulebase import Rulebase
+
+# loads of a session's mirror raced by a write of it before one is refused (the decision is denied)
+LOAD_TRIES = 8
 
 
 def seed_facts_of(seeds: dict[str, Any]) -> list[tuple[str, list[Any]]]:
@@ -54,6 +58,9 @@ class Knowledge:
         self.max_sessions = max_sessions
         # session -> rulebase version its seeds came from; insertion order = least recently loaded first
         self._loaded: dict[str, str] = {}
+        # session -> the mark of its mirror's load (a clock value, new on every load): a proof pass that began
+        # on one mark and ended on another (or none) ran on a mirror dropped or reloaded since (``mirror``)
+        self._marks: dict[str, int] = {}
         self._loading = asyncio.Lock()
         self._modules: dict[str, str] = {}  # session -> its module's name (module())
         # (rulebase version, seed text) -> the engine's canonical form: every new conversation is seeded with
@@ -69,6 +76,7 @@ class Knowledge:
         self._clock = itertools.count(1)
         self.reads = ReadSources()  # which read last taught each observed fact: a newer answer replaces it
         self._cleared: int | None = None  # the latest clear of a kept fact this process saw (follow_clears)
+        self.writes = MirrorWrites(max_counters)  # a load raced by a write of its session is done again
 
     def _changed(self, session: str) -> None:
         self.generation.pop(session, None)  # re-inserted last: insertion order = least recently changed first
@@ -111,33 +119,48 @@ class Knowledge:
         held: set[str] | None = None  # the seeds the store holds, when just read
         if seeded is None:
             if self._cleared is None and not self.store.shared:
-                # the clears' baseline before the first mirror (follow_clears): reloading every mirror on a
-                # first look instead dropped facts decisions in flight had just fetched
+                # the clears' baseline before the first mirror (follow_clears): a first look reloading every
+                # mirror would only cost their reloads
                 self._cleared = await last_clear(self.store)
             await self._evict()
-            now = process_clock.now()
-            facts = await self.store.valid(session, now)
-            held = {f.fact for f in facts if f.provenance == "seed"}
-            forgotten = self.reads.note(session, ((f.fact, (f.source_tool, f.source_digest)) for f in facts
-                                                  if f.provenance == "observed" and f.source_tool
-                                                  and f.source_digest))
-            if forgotten:  # past the bounds of what is kept of reads: not mirrored, and gone from the store
-                gone = {(sess, t) for sess, _, texts in forgotten for t in texts}
-                facts = [f for f in facts if (session, f.fact) not in gone or f.provenance != "observed"]
-                await self._drop_forgotten(forgotten)
-            ctx = await self.store.contexts(session)
-            if kept_predicates(rb.info.options):  # what writes of any conversation kept (kept_effects.py)
-                facts += await self.store.valid(KEPT_SCOPE, now)
-            await self.engine.drop_session(mod)
-            rows: list[tuple[str, float | None, str]] = [(f.fact, f.expires_at, f.provenance) for f in facts]
-            rows += [(fact_text("$context", [k, v]), None, "seed") for k, v in ctx.items()]
-            await self.engine.assert_facts(mod, rows)  # the facts and the bound contexts, in one engine call
+            scopes = [session, KEPT_SCOPE] if kept_predicates(rb.info.options) else [session]
+            for _ in range(LOAD_TRIES):
+                await self.writes.idle(scopes)  # the writes begun before the read land in it
+                mark = self.writes.mark(scopes)
+                held = await self._read_into(session, rb, mod)
+                if mark is not None and self.writes.mark(scopes) == mark:
+                    break  # no write of the session began or ended since the store was read
+            else:  # fail closed: a mirror that may miss a fact the store holds, or keep one it does not
+                await self.engine.drop_session(mod)
+                raise RuntimeError(f"the facts of a conversation changed during each of {LOAD_TRIES} loads")
             self._loaded[session] = ""  # mirrored from here on (seeding below writes through)
+            self._marks[session] = next(self._clock)
             self._changed(session)
         if seeded != rb.version:
             await self._seed(session, rb, held)
             self._loaded[session] = rb.version
         return mod
+
+    async def _read_into(self, session: str, rb: Rulebase, mod: str) -> set[str]:
+        """Replace the session's module with what the store holds of it now; the seeds it holds."""
+        now = process_clock.now()
+        facts = await self.store.valid(session, now)
+        held = {f.fact for f in facts if f.provenance == "seed"}
+        forgotten = self.reads.note(session, ((f.fact, (f.source_tool, f.source_digest)) for f in facts
+                                              if f.provenance == "observed" and f.source_tool
+                                              and f.source_digest))
+        if forgotten:  # past the bounds of what is kept of reads: not mirrored, and gone from the store
+            gone = {(sess, t) for sess, _, texts in forgotten for t in texts}
+            facts = [f for f in facts if (session, f.fact) not in gone or f.provenance != "observed"]
+            await self._forget_reads(forgotten)  # its own: not a write racing it
+        ctx = await self.store.contexts(session)
+        if kept_predicates(rb.info.options):  # what writes of any conversation kept (kept_effects.py)
+            facts += await self.store.valid(KEPT_SCOPE, now)
+        await self.engine.drop_session(mod)
+        rows: list[tuple[str, float | None, str]] = [(f.fact, f.expires_at, f.provenance) for f in facts]
+        rows += [(fact_text("$context", [k, v]), None, "seed") for k, v in ctx.items()]
+        await self.engine.assert_facts(mod, rows)  # the facts and the bound contexts, in one engine call
+        return held
 
     async def _follow(self, session: str) -> None:
         """Drop the session's mirror when its counter in the shared store is not the one this replica last saw
@@ -146,7 +169,7 @@ class Knowledge:
         if self._seen.get(session) == now:
             return
         if session in self._loaded:
-            del self._loaded[session]
+            self._unload(session)
             self._changed(session)
         self._seen.pop(session, None)
         self._seen[session] = now
@@ -158,25 +181,27 @@ class Knowledge:
         if self._seen.get(KEPT_SCOPE) == now:
             return
         for s in list(self._loaded):
-            del self._loaded[s]
+            self._unload(s)
             self._changed(s)
         self._seen.pop(KEPT_SCOPE, None)
         self._seen[KEPT_SCOPE] = now
 
     async def follow_clears(self) -> None:
         """A store of this process (SQLite): reload every mirror when the operator cleared a kept fact since
-        this process last looked (kept_clears.py). A server store needs none: the
-        clear moves the kept facts' counter, which every decision follows (``_follow_kept``)."""
+        this process last looked (kept_clears.py). A server store needs none: the clear moves the kept facts'
+        counter, which every decision follows (``_follow_kept``). A decision in flight loses nothing by a
+        reload (``Solver._pass``)."""
         now = await last_clear(self.store)
         if self._cleared is None or now == self._cleared:
             # no mirror loaded yet (``_load`` takes the baseline before the first): nothing to reload
             self._cleared = now
             return
         for s in list(self._loaded):
-            del self._loaded[s]
+            self._unload(s)
             self._changed(s)
         self._cleared = now
 
+    @writes(lambda facts: (KEPT_SCOPE,))
     async def keep(self, facts: list[Fact]) -> None:
         """Store facts of kept predicates (in ``KEPT_SCOPE``), and put them in every loaded session's mirror:
         each conversation sees what a write of any other did, and a session loaded later reads them from the
@@ -200,6 +225,7 @@ class Knowledge:
             if mine is not None and old is not None and mine[1] == old:  # ours replaced the one we had seen
                 self._seen[s] = mine[0]
 
+    @writes(lambda session, *_: (session,))
     async def spend_confirmation(self, session: str, tool: str, digest: str) -> bool:
         """Shared store, before a call a confirmation allowed goes on: use it up across the cluster. False
         when
@@ -217,7 +243,7 @@ class Knowledge:
             return True
         if await self.store.version(session) == before[session]:
             return True  # nothing changed since the proof: it did not stand on a stored confirmation
-        self._loaded.pop(session, None)
+        self._unload(session)
         self._changed(session)
         return False
 
@@ -226,6 +252,10 @@ class Knowledge:
         very call (one confirmation, one call), from the engine (atomically) and then the store, whose delete
         is committed before this returns (a reload never brings it back). False when there is none."""
         mod = await self.ensure(session, rb)  # a session evicted since its proof is loaded again first
+        return await self._take(session, mod, rb, tool, digest)
+
+    @writes(lambda session, *_: (session,))
+    async def _take(self, session: str, mod: str, rb: Rulebase, tool: str, digest: str) -> bool:
         taken = await self.engine.take_confirmation(mod, tool, digest, rb.version)
         if not taken:
             return False
@@ -238,7 +268,7 @@ class Knowledge:
         evicted session is simply loaded again on its next use."""
         while len(self._loaded) >= self.max_sessions:
             oldest = next(iter(self._loaded))
-            del self._loaded[oldest]
+            self._unload(oldest)
             await self.engine.drop_session(self.module(oldest))
 
     async def _seed(self, session: str, rb: Rulebase, held: set[str] | None = None) -> None:
@@ -265,6 +295,7 @@ class Knowledge:
                 )
         await self.add(new)
 
+    @writes(lambda facts: {f.session for f in facts})
     async def add(self, facts: list[Fact]) -> None:
         """Write facts to the store, then to the mirrors of their sessions that are loaded."""
         if not facts:
@@ -283,6 +314,7 @@ class Knowledge:
         for s, rows in by_session.items():
             await self.engine.assert_facts(self.module(s), rows)
 
+    @writes(lambda facts: (facts.session,))
     async def learn(self, facts: Learned) -> None:
         """Write what one tool's result taught (``fact_store.learned``) behind the call (``FactStore.learn``:
         not waited for), and to the session's mirror if it is loaded (at once)."""
@@ -302,6 +334,7 @@ class Knowledge:
         if session in self._loaded:
             await self.engine.assert_facts(self.module(session), facts.mirror)
 
+    @writes(lambda session, *_: (session,))
     async def unlearn(self, session: str, tool: str, digest: str) -> None:
         """A read answered nothing its bindings can be read from (an error, no fact, too large to read): what
         its earlier answers taught is no longer known to hold, and goes from the store and the mirror (a
@@ -316,7 +349,11 @@ class Knowledge:
             self._changed(session)
         await self._drop_forgotten(forgotten)
 
+    @writes(lambda forgotten: {session for session, _, _ in forgotten})
     async def _drop_forgotten(self, forgotten: Forgotten) -> None:
+        await self._forget_reads(forgotten)
+
+    async def _forget_reads(self, forgotten: Forgotten) -> None:
         """Delete the facts of reads ``ReadSources`` forgot to keep within its bounds, from the store and the
         mirror (a guard that needs one fetches it again)."""
         for session, (tool, digest), texts in forgotten:
@@ -354,6 +391,7 @@ class Knowledge:
         j = await self.engine.fact_json(text)
         return _fact(session, j, provenance, source_tool, source_digest, [], None)
 
+    @writes(lambda session, *_, **__: (session,))
     async def invalidate(self, session: str, pattern: str, rb: Rulebase | None = None) -> list[str]:
         """Remove the facts unifying with a Prolog pattern (text) from the mirror and the store; with a
         rulebase, also the fetch markers of the bindings that establish them."""
@@ -369,6 +407,16 @@ class Knowledge:
         self._changed(session)
         return removed
 
+    @writes(lambda session, *_: (session,))
+    async def delete(self, session: str, texts: list[str]) -> None:
+        """Delete these facts (exact texts) from the mirror and the store, as one write (a load of the
+        session meanwhile is done again: it kept the one it had read)."""
+        for text in texts:  # the mirror's copy (a ground text matches only itself), then the store's
+            await self.invalidate(session, text)
+        await self.store.delete(session, texts)
+        self._changed(session)
+
+    @writes(lambda session, *_: (session,))
     async def bind_context(self, session: str, name: str, value: Any) -> list[str]:
         """Bind a context; the answers given through it are deleted (they were about the old value)."""
         await self.store.bind_context(session, name, value)
@@ -382,6 +430,15 @@ class Knowledge:
             for t in doomed:
                 await self.engine.retract(mod, t)
         return doomed
+
+    def _unload(self, session: str) -> None:
+        """The session is no longer mirrored (its next use loads it from the store)."""
+        self._loaded.pop(session, None)
+        self._marks.pop(session, None)
+
+    def mirror(self, session: str) -> int | None:
+        """The mark of the session's mirror as loaded now (None: not mirrored). A reload gives a new one."""
+        return self._marks.get(session) if session in self._loaded else None
 
     def is_loaded(self, session: str) -> bool:
         """Whether the engine mirrors this session now (else its facts are only in the store)."""
@@ -398,8 +455,8 @@ class Knowledge:
 
     async def forget_sessions(self) -> None:
         for s in list(self._loaded):
+            self._unload(s)
             await self.engine.drop_session(self.module(s))
-        self._loaded.clear()
 
 
 def _trim(counters: dict[str, int], keep: int) -> None:

@@ -30,6 +30,9 @@ from sentinel_mcp.policy.rulebase import Rulebase
 
 log = logging.getLogger(__name__)
 
+# a pass whose mirror was dropped or reloaded while it ran (``Solver._pass``): its answer is not taken
+RELOADED = "reloaded"
+
 # where Sentinel's own error results name their kind (gateway/own_results.py)
 SENTINEL_ERROR = "sentinel/error"
 
@@ -134,7 +137,7 @@ class Solver:
         passes = 0
         while passes < self.max_passes:
             passes += 1
-            out = await run_pass()
+            out = await self._pass(run_pass, rb, session, passes)
             status = out.get("status")
             if status == "proved":
                 return SolverResult(
@@ -144,6 +147,8 @@ class Solver:
                     fetches=fetches,
                     passes=passes,
                 )
+            if status == RELOADED:
+                continue  # its answer is not taken: the next pass runs on the mirror as loaded now
             if status in ("error", "inference_limit", "refused", "time_limit", "memory_limit"):
                 msg = out.get("message") or (
                     "the proof exceeded its inference limit (a looping rule?)"
@@ -175,6 +180,9 @@ class Solver:
             for key, rec in zip(todo, records):
                 attempted[key] = rec
             fetches.extend(records)
+        if out.get("status") == RELOADED:  # fail closed: no pass ran on a mirror that stayed as it was
+            return SolverResult(status="error", error="the conversation's facts were reloaded during every "
+                                "pass of this decision; call again", fetches=fetches, passes=passes)
         needs = out.get("needs", [])
         missing = [
             n | {"error": attempted[(n["tool"], argument_digest(n["arguments"]))].error}
@@ -199,6 +207,22 @@ class Solver:
             fetches=fetches,
             passes=passes,
         )
+
+    async def _pass(self, run_pass: PassFn, rb: Rulebase, session: str, n: int) -> dict[str, Any]:
+        """One pass on the session's mirror as it is in the store now. The mirror is dropped and loaded again
+        from the store at any moment (another conversation pushes it out, a clear of a kept fact, a replica's
+        change): a pass after look-ups on a dropped mirror proved without what they had just taught (denied:
+        "... did not tell (not fetched)"). So every pass after the first loads it if needed, and a pass
+        during which it was dropped or reloaded does not count (``RELOADED``): its answer may stand on facts
+        the store no longer holds, or miss some it does."""
+        k = self.knowledge
+        if n > 1 or not k.is_loaded(session):
+            await k.ensure(session, rb)
+        mark = k.mirror(session)
+        out = await run_pass()
+        if mark is None or k.mirror(session) != mark:
+            return {"status": RELOADED}
+        return out
 
     async def _fetch_all(
         self,
