@@ -10,8 +10,9 @@ one more principal is refused with the reason, never queued. One unused for ``pr
 closed (its process ended); that principal's next call opens a new one, with none of the old state.
 
 The configured ``Upstream`` keeps its own session for the catalog (tools, resources, prompts are listed
-once, from it) and carries no principal's call. ``tools/call``, ``resources/read``, ``prompts/get`` and
-``completion/complete`` take the principal's session; subscriptions stay on the catalog's session.
+once, from it) and carries no principal's call. ``tools/call``, ``resources/read``, ``prompts/get``,
+``completion/complete`` and ``resources/subscribe`` take the principal's session (its resource updates go to
+that principal's subscribers only: ``front_utilities.py``). A session holding a subscription is not idle.
 """
 
 from __future__ import annotations
@@ -150,7 +151,9 @@ class PrincipalSessions:
     async def close_idle(self, now: float) -> None:
         """Close every session no call holds that was last used ``idle`` seconds before ``now``."""
         for who, own in list(self._own.items()):
-            if own.busy == 0 and now - own.used >= self.idle and self._own.get(who) is own:
+            # one holding a subscription is in use: closed, its principal would silently hear of no update
+            if (own.busy == 0 and not own.up.subscribed and now - own.used >= self.idle
+                    and self._own.get(who) is own):
                 del self._own[who]
                 self._retire(own)
                 await own.up.stop()
