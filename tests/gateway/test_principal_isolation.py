@@ -176,6 +176,11 @@ async def test_past_the_bound_a_new_principal_is_refused_clearly_and_admitted_on
             failed, text = await _call(gw, "carol", "s__whoami")
             assert failed and "max_principals" in text and "2 principals" in text, text
         assert sorted(sessions.open()) == ["alice", "bob"] and sessions.refused == 3
+        # shown as the server's counter, like its other per-upstream ones
+        assert health().principals_refused == 3
+        assert 'sentinel_upstream_principals_refused_total{upstream="s"} 3' in (
+            rt.metrics.render(rt.catalog_health).splitlines()
+        )
         assert await _call(gw, "alice", "s__whoami") == (False, "alice")  # the gateway serves on
         # both go idle past the bound (the clock moved, not slept): closed, their processes ended
         closing = list(sessions.open().values())
