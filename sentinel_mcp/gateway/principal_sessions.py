@@ -8,6 +8,7 @@ supervised like any upstream (reconnect on death, its own breaker, timeouts and 
 reaching its own callers, audited under the server's name). At most ``max_principals`` are open at once:
 one more principal is refused with the reason, never queued. One unused for ``principal_idle_seconds`` is
 closed (its process ended); that principal's next call opens a new one, with none of the old state.
+The principal ``anonymous`` (every caller under ``"auth": "none"``) is refused: its session would be shared.
 
 The configured ``Upstream`` keeps its own session for the catalog (tools, resources, prompts are listed
 once, from it) and carries no principal's call. ``tools/call``, ``resources/read``, ``prompts/get``,
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar
 import anyio
 
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
+from sentinel_mcp.identity.principal import ANONYMOUS_NAME
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.upstream import Upstream
@@ -119,6 +121,14 @@ class PrincipalSessions:
         if not principal:  # whose session it would be is unknown: no one's is lent
             raise UpstreamUnavailable(
                 f"upstream {self.name} keeps a session per principal; a call naming no principal is refused"
+            )
+        # "auth": "none" makes every caller the one principal anonymous (a reserved name no configured
+        # principal takes): its session would be shared by all of them, what per_principal is to prevent
+        if principal == ANONYMOUS_NAME:
+            raise UpstreamUnavailable(
+                f"upstream {self.name} keeps a session per principal; an unauthenticated caller (auth "
+                f'"none": every caller is the one principal {ANONYMOUS_NAME}) would share one with every '
+                f"other, so it is refused"
             )
         own = self._own.get(principal)
         if own is not None:
