@@ -190,6 +190,12 @@ async def test_past_the_bound_a_new_principal_is_refused_clearly_and_admitted_on
             rt.metrics.render(rt.catalog_health).splitlines()
         )
         assert await _call(gw, "alice", "s__whoami") == (False, "alice")  # the gateway serves on
+        # a session holding a resource subscription is in use: not closed as idle (its updates would stop)
+        alice_own = sessions.open()["alice"]
+        alice_own.subscribed.add("state://whoami")
+        await sessions.close_idle(time.monotonic() + 601)
+        assert sorted(sessions.open()) == ["alice"]
+        alice_own.subscribed.clear()
         # both go idle past the bound (the clock moved, not slept): closed, their processes ended
         closing = list(sessions.open().values())
         await sessions.close_idle(time.monotonic() + 601)
