@@ -35,6 +35,8 @@ class UpstreamHealth:
     pushes_not_permitted: int = 0
     updates_unsubscribed: int = 0  # its "updated" notices for URIs nobody subscribed to here, since the start
     pushes_unrouted: int = 0  # its log lines, requests and progress attributed to no call, since the start
+    # "per_principal": principals refused a session of their own past max_principals, since the start
+    principals_refused: int = 0
 
 
 class CatalogHealth:
@@ -80,6 +82,7 @@ class CatalogHealth:
             pushes_not_permitted=health.pushes_not_permitted + c["pushes_not_permitted"],
             updates_unsubscribed=health.updates_unsubscribed + c["updates_unsubscribed"],
             pushes_unrouted=health.pushes_unrouted + c["pushes_unrouted"],
+            principals_refused=up.principals.refused,
         )
 
     @property

@@ -302,7 +302,7 @@ class CatalogView:
 
     def on_upstream_notices(
         self,
-        resource_updated: Callable[[str, str], Awaitable[None]],
+        resource_updated: Callable[[str, str, str | None], Awaitable[None]],
         elicit_complete: Callable[[str, str], Awaitable[None]],
     ) -> None:
         self.manager.on_resource_updated = resource_updated

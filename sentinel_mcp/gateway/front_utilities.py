@@ -8,7 +8,9 @@ handshake
 - ``resources/subscribe`` / ``unsubscribe``: subscribed upstream once per URI, reference-counted over clients;
   ``notifications/resources/updated`` from the upstream that owns the URI (no other) goes to each subscribed
   client (2026-era clients through their ``subscriptions/listen`` stream, whose resource filter subscribes
-  upstream the same way).
+  upstream the same way). On an upstream kept per principal (``isolation: "per_principal"``) the resource is
+  that principal's session's: subscribed there, once per URI and principal, and its updates go to that
+  principal's subscribers only (never on the listen streams' bus, which every principal's streams share).
 - ``notifications/elicitation/complete``: to the client that got the URL elicitation.
 
 Each request reaches only upstreams the caller's principal may read (``Principal.may_read``: it may use the
@@ -45,6 +47,7 @@ from sentinel_mcp.core.port import FrontPort, NotInCatalog
 from sentinel_mcp.gateway.client_notices import tell_each, told
 from sentinel_mcp.gateway.front_link import ConnectionLevels, UrlElicitations, connection_of
 from sentinel_mcp.gateway.listen_streams import ListenStreams
+from sentinel_mcp.gateway.principal_sessions import on_own_session
 from sentinel_mcp.gateway.session_tables import Shares, connection_key, on_end
 from sentinel_mcp.gateway.upstream import Upstream, UpstreamUnavailable
 from sentinel_mcp.identity.principal import OWNER, Principal
@@ -55,6 +58,8 @@ _streams = itertools.count(1)
 RESOURCE_NOT_FOUND = -32002
 MAX_SUBSCRIPTIONS = 10_000  # (connection, URI) pairs held at once, all principals together
 SUBSCRIPTIONS_PER_PRINCIPAL = 1_000
+# what is subscribed upstream: (URI, the principal whose own session holds it; None: the upstream's only one)
+Held = tuple[str, str | None]
 
 
 def resource_not_found(uri: str) -> MCPError:
@@ -76,10 +81,10 @@ class FrontUtilities:
         self.urls = UrlElicitations()
         self._listen = listen
         self._bus = bus
-        # uri -> {connection key: session}; the key numbers the connection (or a listen stream) holding it,
+        # held -> {connection key: session}; the key numbers the connection (or a listen stream) holding it,
         # and the entry goes when that connection ends (session_tables)
-        self._subscribers: dict[str, dict[int, Any]] = {}
-        self._holders: dict[int, tuple[str, set[str]]] = {}  # connection key -> (principal, its URIs)
+        self._subscribers: dict[Held, dict[int, Any]] = {}
+        self._holders: dict[int, tuple[str, set[Held]]] = {}  # connection key -> (principal, what it holds)
         self.shares = Shares(
             "SUBSCRIPTIONS", "resource subscriptions", SUBSCRIPTIONS_PER_PRINCIPAL, MAX_SUBSCRIPTIONS
         )
@@ -138,64 +143,71 @@ class FrontUtilities:
             raise MCPError(
                 code=INVALID_PARAMS, message=f"upstream {up.name} does not offer subscriptions to {uri}"
             )
-        holders = self._subscribers.get(uri)
+        held: Held = (uri, who.name if up.principals is not None else None)
+        holders = self._subscribers.get(held)
         if holders is not None and key in holders:
             return  # already held: no second share
         refused = self.shares.refusal(who.name)
         if refused is not None:
             raise MCPError(code=INVALID_PARAMS, message=refused)
         if holders is None:
-            try:
-                await up.subscribe(uri)
+            try:  # on the principal's own session when it keeps one (opened for it if need be)
+                await on_own_session(up, held[1], lambda own: own.subscribe(uri))
             except UpstreamUnavailable as e:
                 raise MCPError(code=-32603, message=str(e)) from None
-            holders = self._subscribers.setdefault(uri, {})
+            holders = self._subscribers.setdefault(held, {})
         if key in holders:
             return  # a concurrent request of the same connection got there first
         refused = self.shares.take(who.name)
         if refused is not None:  # a concurrent request took the last share while this one subscribed
             if not holders:
-                del self._subscribers[uri]
-                await self._unsubscribe_upstream(uri)
+                del self._subscribers[held]
+                await self._unsubscribe_upstream(held)
             raise MCPError(code=INVALID_PARAMS, message=refused)
         holders[key] = session
-        self._holders.setdefault(key, (who.name, set()))[1].add(uri)
+        self._holders.setdefault(key, (who.name, set()))[1].add(held)
 
-    async def _drop(self, uri: str, key: int) -> None:
-        if self._forget(uri, key):
-            await self._unsubscribe_upstream(uri)
+    async def _drop(self, held: Held, key: int) -> None:
+        if self._forget(held, key):
+            await self._unsubscribe_upstream(held)
 
-    def _forget(self, uri: str, key: int) -> bool:
-        """Drop ``key``'s hold on ``uri`` (no await: a cleanup cut short leaves the tables right); True when
-        nobody holds ``uri`` any more (the upstream is to be unsubscribed)."""
-        holders = self._subscribers.get(uri)
+    def _forget(self, held: Held, key: int) -> bool:
+        """Drop ``key``'s hold on ``held`` (no await: a cleanup cut short leaves the tables right); True when
+        nobody holds it any more (the upstream is to be unsubscribed)."""
+        holders = self._subscribers.get(held)
         if holders is None or key not in holders:
             return False
         del holders[key]
-        held = self._holders.get(key)
-        if held is not None:
-            held[1].discard(uri)
-            if not held[1]:
+        mine = self._holders.get(key)
+        if mine is not None:
+            mine[1].discard(held)
+            if not mine[1]:
                 del self._holders[key]
-            self.shares.give_back(held[0])
+            self.shares.give_back(mine[0])
         if holders:
             return False
-        del self._subscribers[uri]
+        del self._subscribers[held]
         return True
 
-    async def _unsubscribe_upstream(self, uri: str) -> None:
+    async def _unsubscribe_upstream(self, held: Held) -> None:
+        uri, principal = held
         try:
-            await self._owner(uri).subscribe(uri, on=False)
+            up: Upstream | None = self._owner(uri)
+            if principal is not None:  # that principal's own session, if still open (never one opened for it)
+                sessions = up.principals if up is not None else None
+                up = sessions.open().get(principal) if sessions is not None else None
+            if up is not None:
+                await up.subscribe(uri, on=False)
         except (MCPError, UpstreamUnavailable) as e:  # gone upstream already: nothing to undo
             log.debug("unsubscribe %.200r upstream: %.200s", uri, e)
 
     async def _drop_all(self, key: int) -> None:
         """A connection or listen stream ended: its subscriptions go (upstream too, for a URI nobody else
         holds)."""
-        held = self._holders.get(key)
-        unheld = [uri for uri in list(held[1] if held else ()) if self._forget(uri, key)]
-        for uri in unheld:  # after the tables are right: the connection's teardown may be cut short
-            await self._unsubscribe_upstream(uri)
+        mine = self._holders.get(key)
+        unheld = [held for held in list(mine[1] if mine else ()) if self._forget(held, key)]
+        for held in unheld:  # after the tables are right: the connection's teardown may be cut short
+            await self._unsubscribe_upstream(held)
 
     async def subscribe(self, ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
         connection = connection_of(ctx)
@@ -209,7 +221,10 @@ class FrontUtilities:
     async def unsubscribe(self, ctx: ServerRequestContext, params: UnsubscribeRequestParams) -> EmptyResult:
         connection = connection_of(ctx)
         if connection is not None:
-            await self._drop(params.uri, connection_key(connection))
+            key = connection_key(connection)
+            mine = self._holders.get(key)
+            for held in [held for held in (mine[1] if mine else ()) if held[0] == params.uri]:
+                await self._drop(held, key)
         return EmptyResult()
 
     async def listen(
@@ -239,10 +254,12 @@ class FrontUtilities:
         finally:
             await self._drop_all(key)
 
-    async def resource_updated(self, upstream: str, uri: str) -> None:
+    async def resource_updated(self, upstream: str, uri: str, principal: str | None = None) -> None:
         """Relayed only when ``upstream`` owns ``uri`` (it routes there) and it was subscribed to: another
-        upstream's notice for that URI would be a forged "changed" signal to its listeners."""
-        if uri not in self._subscribers or not self._owned_by(uri, upstream):
+        upstream's notice for that URI would be a forged "changed" signal to its listeners. One that came on
+        ``principal``'s own session of it is told to that principal's subscribers only."""
+        held: Held = (uri, principal)
+        if held not in self._subscribers or not self._owned_by(uri, upstream):
             log.info("upstream %s: resources/updated for %.200r dropped (not its subscribed resource)",
                      upstream, uri)
             return
@@ -251,11 +268,12 @@ class FrontUtilities:
             why = await told(lambda: session.send_resource_updated(uri))
             if why is not None:  # gone, or not reading: it holds up none of the next notices
                 log.info("resources/updated for %.200r not taken (%s): subscription dropped", uri, why)
-                await self._drop(uri, key)
+                await self._drop(held, key)
 
-        subscribers = list(self._subscribers.get(uri, {}).items())
+        subscribers = list(self._subscribers.get(held, {}).items())
         await tell_each([(key, session) for key, session in subscribers if session is not None], tell)
-        await self._bus.publish(ResourceUpdated(uri=uri))
+        if principal is None:  # the bus reaches every principal's listen streams naming the URI
+            await self._bus.publish(ResourceUpdated(uri=uri))
 
     # ------------------------------------------------------------------ URL elicitation
     async def elicit_complete(self, upstream: str, elicitation_id: str) -> None:

@@ -164,6 +164,9 @@ class Metrics:
             ("pushes_unrouted_total", "counter",
              "The upstream's log lines, requests and progress attributed to no call, so shown to no client.",
              lambda u: u.pushes_unrouted),
+            ("principals_refused_total", "counter",
+             "Principals refused a session of their own past the upstream's max_principals (per_principal).",
+             lambda u: u.principals_refused),
         ):
             out += [f"# HELP sentinel_upstream_{name} {what}", f"# TYPE sentinel_upstream_{name} {kind}"]
             out += [f"sentinel_upstream_{name}{_labels([('upstream', u.name)])} {value(u)}" for u in ups]

@@ -8,10 +8,12 @@ supervised like any upstream (reconnect on death, its own breaker, timeouts and 
 reaching its own callers, audited under the server's name). At most ``max_principals`` are open at once:
 one more principal is refused with the reason, never queued. One unused for ``principal_idle_seconds`` is
 closed (its process ended); that principal's next call opens a new one, with none of the old state.
+The principal ``anonymous`` (every caller under ``"auth": "none"``) is refused: its session would be shared.
 
 The configured ``Upstream`` keeps its own session for the catalog (tools, resources, prompts are listed
-once, from it) and carries no principal's call. ``tools/call``, ``resources/read``, ``prompts/get`` and
-``completion/complete`` take the principal's session; subscriptions stay on the catalog's session.
+once, from it) and carries no principal's call. ``tools/call``, ``resources/read``, ``prompts/get``,
+``completion/complete`` and ``resources/subscribe`` take the principal's session (its resource updates go to
+that principal's subscribers only: ``front_utilities.py``). A session holding a subscription is not idle.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar
 import anyio
 
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
+from sentinel_mcp.identity.principal import ANONYMOUS_NAME
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.upstream import Upstream
@@ -119,6 +122,14 @@ class PrincipalSessions:
             raise UpstreamUnavailable(
                 f"upstream {self.name} keeps a session per principal; a call naming no principal is refused"
             )
+        # "auth": "none" makes every caller the one principal anonymous (a reserved name no configured
+        # principal takes): its session would be shared by all of them, what per_principal is to prevent
+        if principal == ANONYMOUS_NAME:
+            raise UpstreamUnavailable(
+                f"upstream {self.name} keeps a session per principal; an unauthenticated caller (auth "
+                f'"none": every caller is the one principal {ANONYMOUS_NAME}) would share one with every '
+                f"other, so it is refused"
+            )
         own = self._own.get(principal)
         if own is not None:
             own.used = time.monotonic()
@@ -150,7 +161,9 @@ class PrincipalSessions:
     async def close_idle(self, now: float) -> None:
         """Close every session no call holds that was last used ``idle`` seconds before ``now``."""
         for who, own in list(self._own.items()):
-            if own.busy == 0 and now - own.used >= self.idle and self._own.get(who) is own:
+            # one holding a subscription is in use: closed, its principal would silently hear of no update
+            if (own.busy == 0 and not own.up.subscribed and now - own.used >= self.idle
+                    and self._own.get(who) is own):
                 del self._own[who]
                 self._retire(own)
                 await own.up.stop()

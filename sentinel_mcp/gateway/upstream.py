@@ -108,6 +108,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                  principal: str | None = None) -> None:
         """``principal``: this is that principal's own session of an upstream configured per principal."""
         self.name = name
+        self.principal = principal  # whose own session this is (its resource updates are that principal's)
         self.target = target
         self.hooks = hooks
         self.health_interval = health_interval

@@ -28,7 +28,8 @@ class UpstreamManager:
         # set by the host once the front exists (the front's fan-out of list_changed)
         self.on_catalog_changed = on_catalog_changed
         # set by the front: notifications that go to the clients that subscribed or were asked
-        self.on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None
+        # (upstream, URI, the principal whose own session of it sent it; None: the upstream's one session)
+        self.on_resource_updated: Callable[[str, str, str | None], Awaitable[None]] | None = None
         self.on_elicit_complete: Callable[[str, str], Awaitable[None]] | None = None
         # set by the gateway: a request an upstream pushed during a call, refused (``push_refusals.py``)
         self.on_push_refused: Callable[[str, str, str, str, CallOf | None], Awaitable[None]] | None = None
@@ -74,7 +75,7 @@ class UpstreamManager:
 
     async def _resource_updated(self, up: Upstream, uri: str) -> None:
         if self.on_resource_updated is not None:
-            await self.on_resource_updated(up.name, uri)
+            await self.on_resource_updated(up.name, uri, up.principal)
 
     async def _elicit_complete(self, up: Upstream, elicitation_id: str) -> None:
         if self.on_elicit_complete is not None:

@@ -364,7 +364,8 @@ async def test_the_manager_refuses_a_second_upstream_of_the_same_name_and_relays
             rt.manager.add("un", BuiltinTarget(server=_server()))
         seen: list[tuple[str, str]] = []
 
-        async def updated(up: str, uri: str) -> None:
+        async def updated(up: str, uri: str, principal: str | None) -> None:
+            assert principal is None  # the upstream's one session
             seen.append((up, uri))
 
         async def completed(up: str, eid: str) -> None:

@@ -83,6 +83,7 @@ async def test_metrics_count_what_the_audit_log_records(data_dir):
         'sentinel_upstream_pushes_refused_total{upstream="tb"} 0',
         'sentinel_upstream_pushes_not_permitted_total{upstream="tb"} 0',
         'sentinel_upstream_updates_unsubscribed_total{upstream="tb"} 0',
+        'sentinel_upstream_principals_refused_total{upstream="tb"} 0',  # shared: no principal refused
     } <= lines
 
 

@@ -21,7 +21,7 @@ from mcp.types import PromptReference
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import ConfigError, load_config
 from sentinel_mcp.core.call_request import CallRequest
-from sentinel_mcp.identity.principal import Principal
+from sentinel_mcp.identity.principal import ANONYMOUS, Principal
 from tests.gateway.helpers import alive, make_config
 from tests.gateway.test_push_refusals_audited import _rows
 
@@ -47,10 +47,11 @@ def http_stateful() -> Iterator[str]:
         stop_process(proc)
 
 
-async def _call(gw: Any, who: str, tool: str, **arguments: Any) -> tuple[bool, str]:
+async def _call(gw: Any, who: str | Principal, tool: str, **arguments: Any) -> tuple[bool, str]:
     """(failed, text) of ``who``'s call to the catalog tool ``tool``."""
-    out = await gw.run(CallRequest(tool, arguments, f"{who}/s", "test", "client",
-                                   principal=Principal(who, "token")))
+    principal = who if isinstance(who, Principal) else Principal(who, "token")
+    out = await gw.run(CallRequest(tool, arguments, f"{principal.name}/s", "test", "client",
+                                   principal=principal))
     out = getattr(out, "result", None) or out  # a completed call's outcome carries the result
     content = getattr(out, "content", None)
     text = content[0].text if content else str(getattr(out, "reason", out))
@@ -87,6 +88,13 @@ async def test_bob_never_sees_alices_login_over_stdio_and_http_in_both_eras(data
         assert names.count("sl__whoami") == 1 and names.count("hl__login") == 1
         assert sorted(rt.manager.upstreams) == ["hl", "shared", "sl", "sm"]
         assert sorted(rt.manager.upstreams["sl"].principals.open()) == ["alice", "bob"]
+        # "auth": "none": every caller is the one principal anonymous, so a session of its own would be one
+        # shared by all of them: refused, with the reason, and none opened for it (the shared server serves)
+        for up in ("sl", "hl"):
+            failed, said = await _call(gw, ANONYMOUS, f"{up}__whoami")
+            assert failed and "unauthenticated" in said and "nobody" not in said, said
+        assert sorted(rt.manager.upstreams["sl"].principals.open()) == ["alice", "bob"]
+        assert await _call(gw, ANONYMOUS, "shared__whoami") == (False, "alice")
     assert not [p for p in pids if alive(int(p))]  # the gateway stopped: every principal's process ended
 
 
@@ -176,7 +184,18 @@ async def test_past_the_bound_a_new_principal_is_refused_clearly_and_admitted_on
             failed, text = await _call(gw, "carol", "s__whoami")
             assert failed and "max_principals" in text and "2 principals" in text, text
         assert sorted(sessions.open()) == ["alice", "bob"] and sessions.refused == 3
+        # shown as the server's counter, like its other per-upstream ones
+        assert health().principals_refused == 3
+        assert 'sentinel_upstream_principals_refused_total{upstream="s"} 3' in (
+            rt.metrics.render(rt.catalog_health).splitlines()
+        )
         assert await _call(gw, "alice", "s__whoami") == (False, "alice")  # the gateway serves on
+        # a session holding a resource subscription is in use: not closed as idle (its updates would stop)
+        alice_own = sessions.open()["alice"]
+        alice_own.subscribed.add("state://whoami")
+        await sessions.close_idle(time.monotonic() + 601)
+        assert sorted(sessions.open()) == ["alice"]
+        alice_own.subscribed.clear()
         # both go idle past the bound (the clock moved, not slept): closed, their processes ended
         closing = list(sessions.open().values())
         await sessions.close_idle(time.monotonic() + 601)

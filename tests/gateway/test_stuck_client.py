@@ -85,7 +85,7 @@ async def test_a_subscriber_that_stops_reading_holds_up_no_other(data_dir, monke
                             await anyio.sleep(0.02)
                 assert got == [URI] * 4
                 # the stuck client's subscription is gone; the reader's stays
-                assert len(rt.front.utilities._subscribers[URI]) == 1
+                assert len(rt.front.utilities._subscribers[(URI, None)]) == 1
 
 
 async def test_a_session_that_stops_reading_holds_up_no_catalog_announcement(data_dir, monkeypatch) -> None:  # noqa: ANN001

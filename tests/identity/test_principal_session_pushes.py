@@ -46,3 +46,27 @@ async def test_pushes_reach_and_are_answered_by_the_sessions_own_principal(tmp_p
             assert answer["asked"].startswith("refused:") and "alice" not in answer["asked"], answers
     # each session saw only its own principal's calls
     assert len(tokens["alice"]) == 2 and len(tokens["bob"]) == 2, tokens
+
+
+async def test_a_resource_update_of_a_principals_own_session_reaches_that_principal_only(
+    tmp_path: Path,
+) -> None:
+    """Both subscribe to the same URI; each one's ``touch`` changes it in their own session (a process each),
+    whose ``resources/updated`` is theirs alone. Subscribed on the server's shared session instead, neither
+    session's update would be let through (its own session was never subscribed)."""
+    cfg = _config(tmp_path, isolation="per_principal", protocol="legacy")
+    with http_sentinel(cfg) as (base, _proc):
+        alice_seen, bob_seen = Seen("alice"), Seen("bob")
+        async with _client(base, ALICE, alice_seen) as alice, _client(base, BOB, bob_seen) as bob:
+            await alice.subscribe_resource("doc://alice")
+            await bob.subscribe_resource("doc://alice")
+            for client, seen in ((alice, alice_seen), (bob, bob_seen), (alice, alice_seen)):
+                await client.call_tool("cx__touch", {"uri": "doc://alice"})
+                await asyncio.wait_for(seen.updated.wait(), 30)
+                seen.updated.clear()
+            await bob.unsubscribe_resource("doc://alice")
+            await bob.call_tool("cx__touch", {"uri": "doc://alice"})  # to no one: bob's session unsubscribed
+            await alice.call_tool("cx__touch", {"uri": "doc://alice"})  # behind it: anything left arrives
+            await asyncio.wait_for(alice_seen.updated.wait(), 30)
+    assert alice_seen.got == ["updated:doc://alice"] * 3, alice_seen.got
+    assert bob_seen.got == ["updated:doc://alice"], bob_seen.got
