@@ -244,8 +244,7 @@ class PolicySettings(_Strict):
     deny: list[str] = Field(default_factory=list)  # glob patterns always denied
     confirm_ttl: float = Field(300.0, gt=0, le=_WEEK)  # seconds a confirmation stays valid
     guard_timeout: float = Field(10.0, gt=0, le=3600)
-    # seconds a write with effects waits for the writes of other conversations it depends on (to its upstream,
-    # or to one its guard reads from) before it is denied (gateway/session_writes.py)
+    # seconds a write waits for other conversations' writes it depends on, then denied (session_writes.py)
     write_turn_seconds: float = Field(60.0, gt=0, le=3600)
     # look-ups (bound read-only tool calls) one decision may make in all: a call whose arguments name
     # thousands of things cannot turn one decision into thousands of upstream calls (it is denied instead)
