@@ -17,7 +17,7 @@ from sentinel_mcp.swarm.backends.base import ModelBackend
 from sentinel_mcp.swarm.logging_setup import setup_swarm_logging
 from sentinel_mcp.swarm.orchestrator import Orchestrator, ProgressEvent, ProgressSink
 from sentinel_mcp.swarm.retention import TASK_DIR as TASK_ID
-from sentinel_mcp.swarm.retention import SweepReport, sweep
+from sentinel_mcp.swarm.retention import SweepReport, sweep, trim_kept
 from sentinel_mcp.swarm.settings import SwarmSettings
 from sentinel_mcp.swarm.spec import parse_spec
 from sentinel_mcp.swarm.state import OWNER, TERMINAL_STATES, SwarmStore
@@ -147,11 +147,12 @@ class BuildService:
         report = await sweep(
             self.root, self.store, self.settings, now=now, running=set(self._running), dry_run=dry_run
         )
-        if report.workspaces or report.logs:
+        if report.workspaces or report.trimmed or report.logs:
             log.info(
-                "retention sweep%s: %d workspaces, %d log files",
+                "retention sweep%s: %d failed workspaces, %d kept past their caller's caps, %d log files",
                 " (dry run)" if dry_run else "",
                 len(report.workspaces),
+                len(report.trimmed),
                 len(report.logs),
             )
         return report
@@ -287,6 +288,22 @@ class BuildService:
         finally:
             heartbeat.cancel()
             await self._wound_down(orch, backend)
+            await self._trim_after(orch.task_id)
+
+    async def _trim_after(self, task_id: str) -> None:
+        """A build that completed: its principal's kept builds trimmed to their caps now, not at the next
+        sweep (hours later)."""
+        try:
+            task = await self.store.get_task(task_id)
+            if task is None or task["state"] != "COMPLETED":
+                return
+            report = await trim_kept(
+                self.root, self.store, self.settings, principal=task["principal"], running=set(self._running)
+            )
+            if report.trimmed:
+                log.info("task %s: %d older kept workspaces of its caller removed", task_id, len(report.trimmed))
+        except Exception:  # noqa: BLE001 - the periodic sweep trims what this could not
+            log.exception("task %s: kept workspaces not trimmed", task_id)
 
     def _if_never_started(self, runner: asyncio.Task[str], orch: Orchestrator, backend: ModelBackend) -> None:
         """A runner cancelled before the loop first ran it never entered ``_run`` (no ``finally`` of its ran):
@@ -475,7 +492,7 @@ class BuildService:
         # say
         # which replica holds them rather than show an empty or "removed" workspace
         task["files_on_replica"] = task.get("replica") or self.replica if self.store.shared else None
-        task["workspace_removed"] = task["state"] == "FAILED" and not here and not elsewhere
+        task["workspace_removed"] = task["state"] in TERMINAL_STATES and not here and not elsewhere
         if elsewhere:
             task["files_note"] = (
                 f"the files of this build are on replica {task['replica']}'s disk; ask that "

@@ -26,9 +26,13 @@ class RetentionSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    failed_workspace_days: float = Field(7, gt=0, le=3650)  # a FAILED build's files; COMPLETED ones are kept
+    failed_workspace_days: float = Field(7, gt=0, le=3650)  # a FAILED build's files
     debug_log_days: int = Field(7, ge=1, le=365)  # logs/swarm-debug.log (every model call, every check)
     sweep_hours: float = Field(6, gt=0, le=24 * 7)  # how often a running service sweeps
+    # a principal's COMPLETED workspaces on this disk: at most this many and this much, its oldest removed
+    # first (when a build of its completes, and at each sweep); one principal cannot fill the disk
+    max_kept_workspaces: int = Field(50, ge=1, le=10_000)
+    max_kept_mib: int = Field(2048, ge=1, le=1024 * 1024)
 
 
 class SwarmSettings(BaseModel):
