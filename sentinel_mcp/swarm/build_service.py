@@ -301,7 +301,8 @@ class BuildService:
                 self.root, self.store, self.settings, principal=task["principal"], running=set(self._running)
             )
             if report.trimmed:
-                log.info("task %s: %d older kept workspaces of its caller removed", task_id, len(report.trimmed))
+                log.info("task %s: %d older kept workspaces of its caller removed", task_id,
+                         len(report.trimmed))
         except Exception:  # noqa: BLE001 - the periodic sweep trims what this could not
             log.exception("task %s: kept workspaces not trimmed", task_id)
 

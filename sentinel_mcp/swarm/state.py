@@ -341,8 +341,8 @@ class SwarmStore(SeamStore):
         return [r[0] for r in rows]
 
     async def completed(self, principal: str | None = None) -> list[tuple[str, str]]:
-        """``(task_id, principal)`` of the builds that ended COMPLETED (``principal``'s only, when named), each
-        principal's newest first: the kept workspaces a principal's caps count."""
+        """``(task_id, principal)`` of the builds that ended COMPLETED (``principal``'s only, when named),
+        each principal's newest first: the kept workspaces a principal's caps count."""
         rows = await self.db.query(
             "SELECT task_id, principal FROM tasks WHERE state='COMPLETED' "
             "AND (CAST(? AS TEXT) IS NULL OR principal = ?) "

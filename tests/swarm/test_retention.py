@@ -183,7 +183,9 @@ async def test_debug_log_has_its_own_file(tmp_path, model_server) -> None:
     assert "planner call" not in info and task_id in info
 
 
-async def _completed(root: Path, store: SwarmStore, tid: str, principal: str, finished: float, size: int) -> None:
+async def _completed(
+    root: Path, store: SwarmStore, tid: str, principal: str, finished: float, size: int
+) -> None:
     (root / tid / "app").mkdir(parents=True)
     (root / tid / "app" / "blob").write_bytes(b"x" * size)
     await store.create_task(tid, SPEC, root / tid, principal=principal)
@@ -238,7 +240,8 @@ async def test_a_finished_build_trims_its_principals_kept_builds_at_once(tmp_pat
 
     root = tmp_path / "swarm"
     service = BuildService(
-        root, swarm_settings({"backend": "openai", "verify": NO_TOOLS, "retention": {"max_kept_workspaces": 1}})
+        root,
+        swarm_settings({"backend": "openai", "verify": NO_TOOLS, "retention": {"max_kept_workspaces": 1}}),
     )
     await service.start(sweep=False)
     try:
