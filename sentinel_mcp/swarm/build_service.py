@@ -36,7 +36,11 @@ MAX_WAITERS = 1024  # principals remembered as waiting for the slot (the oldest 
 
 class UnknownTaskError(SwarmError, KeyError):
     def __str__(self) -> str:
-        return f"no such task: {self.args[0]}"
+        # only a well-formed id is named back: any other text is the caller's, of any length and script
+        tid = self.args[0] if self.args else ""
+        if isinstance(tid, str) and TASK_ID.fullmatch(tid):
+            return f"no such task: {tid}"
+        return "no such task: not a build id (t<yyyymmdd>-<hhmmss>-<6 hex digits>)"
 
 
 def new_task_id() -> str:
@@ -285,9 +289,9 @@ class BuildService:
             if now - at > turn + HARD_MAX_WALL_SECONDS:
                 del self._waiting[who]  # asked before any build that could still hold it back
         last = await self.store.list_tasks(1, principal)
-        if not last:
-            return  # no build of its own yet: nothing to wait behind
-        began, ended = float(last[0]["created_at"]), float(last[0]["finished_at"] or now)
+        if not last or last[0]["state"] not in TERMINAL_STATES:
+            return  # no build of its own yet, or one still running (the slot refuses it, naming its build)
+        began, ended = float(last[0]["created_at"]), float(last[0]["finished_at"] or last[0]["updated_at"])
         # others that asked while (or since) this principal's last build ran, their turn not lapsed
         ahead = [max(at, ended) for who, at in self._waiting.items() if who != principal and at >= began]
         ahead = [since for since in ahead if now - since <= turn]

@@ -29,7 +29,9 @@ from sentinel_mcp.swarm.state import SwarmStore
 
 DAY = 86400.0
 # a build id (new_task_id), ASCII only: \d would take every script's digits (Arabic-Indic, fullwidth, ...)
-TASK_DIR = re.compile(r"t[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
+TASK_ID_PATTERN = r"t[0-9]{8}-[0-9]{6}-[0-9a-f]{6}"
+TASK_ID_LENGTH = 23  # every id the pattern takes is this long (a tool's schema bounds task_id by it)
+TASK_DIR = re.compile(TASK_ID_PATTERN)
 _ROTATED = {"swarm.log": re.compile(r"^swarm\.log\.\d{4}-\d{2}-\d{2}(_\d{2}(-\d{2}){0,2})?$"),
             "swarm-debug.log": re.compile(r"^swarm-debug\.log\.\d{4}-\d{2}-\d{2}(_\d{2}(-\d{2}){0,2})?$")}
 
