@@ -16,6 +16,7 @@ of its builds completes (``trim_kept``): 30 builds an hour come between two swee
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -131,12 +132,12 @@ async def trim_kept(
         if not TASK_DIR.fullmatch(task_id) or task_id in running or ws.is_symlink() or not ws.is_dir():
             continue  # an odd id, a symlink or files elsewhere: never removed here, never counted
         count, used = kept.get(owner, (0, 0))
-        size = _size(ws)
+        size = await asyncio.to_thread(_size, ws)  # a walk of many files: off the event loop
         if count == 0 or (count < most and used + size <= most_bytes):
             kept[owner] = (count + 1, used + size)  # its newest is always kept: its files were just made
             continue
         kept[owner] = (count, most_bytes)  # past a cap: every older one goes too (oldest first, never newer)
         if not dry_run:
-            shutil.rmtree(ws)
+            await asyncio.to_thread(shutil.rmtree, ws)
         report.trimmed.append(task_id)
     return report
