@@ -14,7 +14,7 @@ from typing import Any
 
 from sentinel_mcp.swarm import build_lease
 from sentinel_mcp.swarm.backends.base import ModelBackend
-from sentinel_mcp.swarm.limits import HARD_MAX_WALL_SECONDS
+from sentinel_mcp.swarm.build_turns import BuildTurns
 from sentinel_mcp.swarm.logging_setup import setup_swarm_logging
 from sentinel_mcp.swarm.orchestrator import Orchestrator, ProgressEvent, ProgressSink
 from sentinel_mcp.swarm.retention import TASK_DIR as TASK_ID
@@ -31,7 +31,6 @@ log = logging.getLogger("sentinel.swarm")
 BackendFactory = Callable[[], Awaitable[ModelBackend]]
 LISTENER_SECONDS = 10.0  # a caller has this long to take one progress report of its build
 BACKEND_CLOSE_SECONDS = 10.0  # a build's model backend has this long to close once the build has ended
-MAX_WAITERS = 1024  # principals remembered as waiting for the slot (the oldest forgotten first)
 
 
 class UnknownTaskError(SwarmError, KeyError):
@@ -98,8 +97,7 @@ class BuildService:
         self._started = False
         self._sweeper: asyncio.Task[None] | None = None
         self.toolchain = Toolchain(settings.verify)
-        # principal -> when (store clock) it was refused because another principal's build held the slot
-        self._waiting: dict[str, float] = {}
+        self.turns = BuildTurns()  # who was refused for another principal's build, and has the next turn
 
     async def start(self, *, sweep: bool = True) -> None:
         """Open the store; ``sweep``: run the retention sweep now and every ``retention.sweep_hours``."""
@@ -203,7 +201,7 @@ class BuildService:
             own = await self.store.unfinished_of(principal)
         if own is not None:
             raise self._own_busy(own)  # before its model is started; the claim below decides races
-        await self._my_turn(principal)
+        await self.turns.check(self.store, principal, self.settings.fair_turn_seconds)
         backend = await backend_factory()
         task_id = new_task_id()
         try:
@@ -212,7 +210,7 @@ class BuildService:
             await backend.aclose()
             refused = await self._busy_for(principal, busy)
             if refused is not busy:  # another principal's build: this one has a turn once it is free
-                self._wait_in_turn(principal, await self.store.now())
+                self.turns.waits(principal, await self.store.now())
             raise refused from None
         except BaseException:
             await backend.aclose()
@@ -235,7 +233,7 @@ class BuildService:
                 await self._within_quota(principal)
                 raise self._own_busy(await self.store.unfinished_of(principal))
             workspace.create()
-            self._waiting.pop(principal, None)  # its turn taken
+            self.turns.taken(principal)
         except BaseException:
             self.lock.release()
             await backend.aclose()
@@ -269,37 +267,6 @@ class BuildService:
             raise BuildQuotaError(
                 f"you have started {len(started)} builds within the hour, the most one caller may "
                 f"({cap}); nothing was started: ask again in {wait} s"
-            )
-
-    def _wait_in_turn(self, principal: str, at: float) -> None:
-        self._waiting.pop(principal, None)  # re-inserted last: the dict is oldest first
-        self._waiting[principal] = at
-        while len(self._waiting) > MAX_WAITERS:
-            del self._waiting[next(iter(self._waiting))]
-
-    async def _my_turn(self, principal: str) -> None:
-        """Refuse ``principal`` while another principal that asked for the slot during its last build (and
-        was refused) has not had its turn, for ``fair_turn_seconds`` after that build ended; without this one
-        principal could hold the slot with builds back to back and every other one refused."""
-        turn = self.settings.fair_turn_seconds
-        if not self._waiting or turn <= 0:
-            return
-        now = await self.store.now()
-        for who, at in list(self._waiting.items()):
-            if now - at > turn + HARD_MAX_WALL_SECONDS:
-                del self._waiting[who]  # asked before any build that could still hold it back
-        last = await self.store.list_tasks(1, principal)
-        if not last or last[0]["state"] not in TERMINAL_STATES:
-            return  # no build of its own yet, or one still running (the slot refuses it, naming its build)
-        began, ended = float(last[0]["created_at"]), float(last[0]["finished_at"] or last[0]["updated_at"])
-        # others that asked while (or since) this principal's last build ran, their turn not lapsed
-        ahead = [max(at, ended) for who, at in self._waiting.items() if who != principal and at >= began]
-        ahead = [since for since in ahead if now - since <= turn]
-        if ahead:
-            wait = max(1, int(min(ahead) + turn - now))
-            raise BuildBusyError(
-                "another caller is waiting for the build slot and has the next turn (you had the last "
-                f"build); nothing was started: ask again in {wait} s, or when its build has finished"
             )
 
     @staticmethod
