@@ -14,10 +14,11 @@ from typing import Any
 
 from sentinel_mcp.swarm import build_lease
 from sentinel_mcp.swarm.backends.base import ModelBackend
+from sentinel_mcp.swarm.build_turns import BuildTurns
 from sentinel_mcp.swarm.logging_setup import setup_swarm_logging
 from sentinel_mcp.swarm.orchestrator import Orchestrator, ProgressEvent, ProgressSink
 from sentinel_mcp.swarm.retention import TASK_DIR as TASK_ID
-from sentinel_mcp.swarm.retention import SweepReport, sweep
+from sentinel_mcp.swarm.retention import SweepReport, sweep, trim_kept
 from sentinel_mcp.swarm.settings import SwarmSettings
 from sentinel_mcp.swarm.spec import parse_spec
 from sentinel_mcp.swarm.state import OWNER, TERMINAL_STATES, SwarmStore
@@ -34,7 +35,11 @@ BACKEND_CLOSE_SECONDS = 10.0  # a build's model backend has this long to close o
 
 class UnknownTaskError(SwarmError, KeyError):
     def __str__(self) -> str:
-        return f"no such task: {self.args[0]}"
+        # only a well-formed id is named back: any other text is the caller's, of any length and script
+        tid = self.args[0] if self.args else ""
+        if isinstance(tid, str) and TASK_ID.fullmatch(tid):
+            return f"no such task: {tid}"
+        return "no such task: not a build id (t<yyyymmdd>-<hhmmss>-<6 hex digits>)"
 
 
 def new_task_id() -> str:
@@ -92,6 +97,7 @@ class BuildService:
         self._started = False
         self._sweeper: asyncio.Task[None] | None = None
         self.toolchain = Toolchain(settings.verify)
+        self.turns = BuildTurns()  # who was refused for another principal's build, and has the next turn
 
     async def start(self, *, sweep: bool = True) -> None:
         """Open the store; ``sweep``: run the retention sweep now and every ``retention.sweep_hours``."""
@@ -147,11 +153,12 @@ class BuildService:
         report = await sweep(
             self.root, self.store, self.settings, now=now, running=set(self._running), dry_run=dry_run
         )
-        if report.workspaces or report.logs:
+        if report.workspaces or report.trimmed or report.logs:
             log.info(
-                "retention sweep%s: %d workspaces, %d log files",
+                "retention sweep%s: %d failed workspaces, %d kept past their caller's caps, %d log files",
                 " (dry run)" if dry_run else "",
                 len(report.workspaces),
+                len(report.trimmed),
                 len(report.logs),
             )
         return report
@@ -194,13 +201,17 @@ class BuildService:
             own = await self.store.unfinished_of(principal)
         if own is not None:
             raise self._own_busy(own)  # before its model is started; the claim below decides races
+        await self.turns.check(self.store, principal, self.settings.fair_turn_seconds)
         backend = await backend_factory()
         task_id = new_task_id()
         try:
             self.lock.acquire(task_id)
         except BuildBusyError as busy:
             await backend.aclose()
-            raise await self._busy_for(principal, busy) from None
+            refused = await self._busy_for(principal, busy)
+            if refused is not busy:  # another principal's build: this one has a turn once it is free
+                self.turns.waits(principal, await self.store.now())
+            raise refused from None
         except BaseException:
             await backend.aclose()
             raise
@@ -222,6 +233,7 @@ class BuildService:
                 await self._within_quota(principal)
                 raise self._own_busy(await self.store.unfinished_of(principal))
             workspace.create()
+            self.turns.taken(principal)
         except BaseException:
             self.lock.release()
             await backend.aclose()
@@ -287,6 +299,23 @@ class BuildService:
         finally:
             heartbeat.cancel()
             await self._wound_down(orch, backend)
+            await self._trim_after(orch.task_id)
+
+    async def _trim_after(self, task_id: str) -> None:
+        """A build that completed: its principal's kept builds trimmed to their caps now, not at the next
+        sweep (hours later)."""
+        try:
+            task = await self.store.get_task(task_id)
+            if task is None or task["state"] != "COMPLETED":
+                return
+            report = await trim_kept(
+                self.root, self.store, self.settings, principal=task["principal"], running=set(self._running)
+            )
+            if report.trimmed:
+                log.info("task %s: %d older kept workspaces of its caller removed", task_id,
+                         len(report.trimmed))
+        except Exception:  # noqa: BLE001 - the periodic sweep trims what this could not
+            log.exception("task %s: kept workspaces not trimmed", task_id)
 
     def _if_never_started(self, runner: asyncio.Task[str], orch: Orchestrator, backend: ModelBackend) -> None:
         """A runner cancelled before the loop first ran it never entered ``_run`` (no ``finally`` of its ran):
@@ -475,7 +504,7 @@ class BuildService:
         # say
         # which replica holds them rather than show an empty or "removed" workspace
         task["files_on_replica"] = task.get("replica") or self.replica if self.store.shared else None
-        task["workspace_removed"] = task["state"] == "FAILED" and not here and not elsewhere
+        task["workspace_removed"] = task["state"] in TERMINAL_STATES and not here and not elsewhere
         if elsewhere:
             task["files_note"] = (
                 f"the files of this build are on replica {task['replica']}'s disk; ask that "

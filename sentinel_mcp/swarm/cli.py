@@ -182,11 +182,12 @@ def cmd_gc(args: argparse.Namespace) -> int:
         r = settings.retention
         print(
             f"{verb} {len(report.workspaces)} failed workspace(s) older than {r.failed_workspace_days:g} "
-            "days, "
+            f"days, {len(report.trimmed)} completed workspace(s) past their caller's caps "
+            f"({r.max_kept_workspaces} builds, {r.max_kept_mib} MiB), "
             f"{len(report.logs)} log file(s) past retention ({settings.log_retention_days} days, debug "
             f"{r.debug_log_days})"
         )
-        for tid in report.workspaces:
+        for tid in report.workspaces + report.trimmed:
             print(f"  workspace {tid}")
         for name in report.logs:
             print(f"  log {name}")

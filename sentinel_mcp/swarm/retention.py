@@ -1,18 +1,23 @@
 """What a build leaves behind, kept as long as the design says and no longer.
 
-* The workspace of a FAILED build is removed ``retention.failed_workspace_days`` (7) after it failed;
-  a COMPLETED build's files are kept. Database rows are never removed: they are the audit trail.
+* The workspace of a FAILED build is removed ``retention.failed_workspace_days`` (7) after it failed.
+* A COMPLETED build's files are kept, up to ``retention.max_kept_workspaces`` builds and
+  ``retention.max_kept_mib`` per principal (its newest build always): past them that principal's oldest are
+  removed, never another principal's. Database rows are never removed: they are the audit trail.
 * Rotated logs are removed after their own retention: ``swarm.log.*`` after ``log_retention_days`` (30),
   ``swarm-debug.log.*`` after ``retention.debug_log_days`` (7), by the file's age, so a service that was
   not running for weeks still cleans up. The current log files are never removed.
 
 The sweep runs when the service starts, every ``retention.sweep_hours`` while it runs, and on demand
 (``sentinel-mcp swarm gc``). It touches only task directories (by their id pattern) and log files of
-the swarm's own data directory, never through a symlink.
+the swarm's own data directory, never through a symlink. A principal's kept builds are also trimmed when one
+of its builds completes (``trim_kept``): 30 builds an hour come between two sweeps.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 import shutil
 import time
@@ -25,14 +30,17 @@ from sentinel_mcp.swarm.state import SwarmStore
 
 DAY = 86400.0
 # a build id (new_task_id), ASCII only: \d would take every script's digits (Arabic-Indic, fullwidth, ...)
-TASK_DIR = re.compile(r"t[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
+TASK_ID_PATTERN = r"t[0-9]{8}-[0-9]{6}-[0-9a-f]{6}"
+TASK_ID_LENGTH = 23  # every id the pattern takes is this long (a tool's schema bounds task_id by it)
+TASK_DIR = re.compile(TASK_ID_PATTERN)
 _ROTATED = {"swarm.log": re.compile(r"^swarm\.log\.\d{4}-\d{2}-\d{2}(_\d{2}(-\d{2}){0,2})?$"),
             "swarm-debug.log": re.compile(r"^swarm-debug\.log\.\d{4}-\d{2}-\d{2}(_\d{2}(-\d{2}){0,2})?$")}
 
 
 @dataclass
 class SweepReport:
-    workspaces: list[str] = field(default_factory=list)  # task ids whose workspace was removed
+    workspaces: list[str] = field(default_factory=list)  # FAILED builds whose workspace was removed
+    trimmed: list[str] = field(default_factory=list)  # COMPLETED builds removed past their principal's caps
     logs: list[str] = field(default_factory=list)  # log file names removed
     skipped: list[str] = field(default_factory=list)  # what was not removed, and why
     dry_run: bool = False
@@ -40,6 +48,7 @@ class SweepReport:
     def as_dict(self) -> dict[str, object]:
         return {
             "workspaces": self.workspaces,
+            "trimmed": self.trimmed,
             "logs": self.logs,
             "skipped": self.skipped,
             "dry_run": self.dry_run,
@@ -73,6 +82,7 @@ async def sweep(
         if not dry_run:
             shutil.rmtree(ws)  # rmtree never follows a symlink inside the tree
         report.workspaces.append(task_id)
+    await trim_kept(root, store, settings, running=running, dry_run=dry_run, report=report)
     keep = {"swarm.log": settings.log_retention_days, "swarm-debug.log": settings.retention.debug_log_days}
     logs = root / "logs"
     if logs.is_dir() and not logs.is_symlink():
@@ -87,4 +97,47 @@ async def sweep(
                     if not dry_run:
                         f.unlink()
                     report.logs.append(f.name)
+    return report
+
+
+def _size(path: Path) -> int:
+    """Bytes under ``path``, symlinks counted as themselves (never followed)."""
+    total = 0
+    for top, _dirs, files in os.walk(path, followlinks=False):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(top, name)).st_blocks * 512
+            except OSError:
+                continue  # gone meanwhile
+    return total
+
+
+async def trim_kept(
+    root: Path,
+    store: SwarmStore,
+    settings: SwarmSettings,
+    *,
+    principal: str | None = None,
+    running: Collection[str] = (),
+    dry_run: bool = False,
+    report: SweepReport | None = None,
+) -> SweepReport:
+    """Remove the oldest COMPLETED workspaces of each principal (``principal``'s only, when named) past its
+    caps; only workspaces on this disk count (a replica's are on its own)."""
+    report = report if report is not None else SweepReport(dry_run=dry_run)
+    most, most_bytes = settings.retention.max_kept_workspaces, settings.retention.max_kept_mib * 1024 * 1024
+    kept: dict[str, tuple[int, int]] = {}  # principal -> (workspaces kept, their bytes)
+    for task_id, owner in await store.completed(principal):
+        ws = root / task_id
+        if not TASK_DIR.fullmatch(task_id) or task_id in running or ws.is_symlink() or not ws.is_dir():
+            continue  # an odd id, a symlink or files elsewhere: never removed here, never counted
+        count, used = kept.get(owner, (0, 0))
+        size = await asyncio.to_thread(_size, ws)  # a walk of many files: off the event loop
+        if count == 0 or (count < most and used + size <= most_bytes):
+            kept[owner] = (count + 1, used + size)  # its newest is always kept: its files were just made
+            continue
+        kept[owner] = (count, most_bytes)  # past a cap: every older one goes too (oldest first, never newer)
+        if not dry_run:
+            await asyncio.to_thread(shutil.rmtree, ws)
+        report.trimmed.append(task_id)
     return report

@@ -27,6 +27,7 @@ from sentinel_mcp.swarm.backends.factory import make_backend
 from sentinel_mcp.swarm.build_service import BuildService, UnknownTaskError
 from sentinel_mcp.swarm.orchestrator import ProgressEvent
 from sentinel_mcp.swarm.path_safety import UnsafePathError
+from sentinel_mcp.swarm.retention import TASK_DIR, TASK_ID_LENGTH, TASK_ID_PATTERN
 from sentinel_mcp.swarm.settings import swarm_settings
 from sentinel_mcp.swarm.spec import SpecError, parse_spec
 from sentinel_mcp.swarm.state import OWNER
@@ -181,7 +182,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         return _summary(_as_seen(status))
 
     @mcp.tool(annotations=ToolAnnotations(read_only_hint=True))
-    async def swarm_status(task_id: str, ctx_: Context) -> dict[str, Any]:
+    async def swarm_status(task_id: TaskId, ctx_: Context) -> dict[str, Any]:
         """State, plan, steps, counters, warnings and the verifier's report of one build."""
         service = await holder.get()
         try:
@@ -196,7 +197,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         return {"tasks": await service.list(limit, caller(ctx_))}
 
     @mcp.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True))
-    async def swarm_cancel(task_id: str, ctx_: Context) -> dict[str, Any]:
+    async def swarm_cancel(task_id: TaskId, ctx_: Context) -> dict[str, Any]:
         """Cancel a running build; it ends FAILED ("cancelled") and keeps what it made so far."""
         service = await holder.get()
         try:
@@ -222,7 +223,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         try:
             return json.dumps(_as_seen(await service.status(task_id, caller(ctx_))), default=str)
         except UnknownTaskError as e:
-            raise ResourceError(f"swarm://{task_id}: {e}") from None
+            raise ResourceError(f"swarm://{_shown(task_id)}: {e}") from None
 
     @mcp.resource(
         "swarm://{task_id}/{+path}",
@@ -237,15 +238,26 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             elsewhere = await service.files_elsewhere(task_id)
             if elsewhere is not None:  # build files stay on the disk of the replica that made them
                 raise ResourceError(
-                    f"swarm://{task_id}/{path}: the files of this build are on replica "
+                    f"swarm://{_shown(task_id)}/{path}: the files of this build are on replica "
                     f"{elsewhere}'s disk; read them through that replica"
                 )
             return service.workspace_of(task_id).read_file(path)
         except (UnknownTaskError, UnsafePathError, FileNotFoundError, IsADirectoryError) as e:
-            raise ResourceError(f"swarm://{task_id}/{path}: {e}") from None
+            raise ResourceError(f"swarm://{_shown(task_id)}/{path}: {e}") from None
 
     # the defaults: a build reports progress, so the timeout without progress holds (CALL_LIMITS caps it)
     return declare(mcp, BuiltinTraits())
+
+
+# a build id, bounded in the tool's schema (the MCP layer refuses any other before the call) and again in code
+TaskId = Annotated[
+    str, Field(min_length=TASK_ID_LENGTH, max_length=TASK_ID_LENGTH, pattern=f"^{TASK_ID_PATTERN}$")
+]
+
+
+def _shown(task_id: str) -> str:
+    """A task id as an error may name it: a well-formed one, never the caller's other text (any length)."""
+    return task_id if TASK_DIR.fullmatch(task_id) else "<not a build id>"
 
 
 def caller(ctx_: Context) -> str:

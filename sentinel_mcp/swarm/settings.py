@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from sentinel_mcp.config import ConfigError
+from sentinel_mcp.core.settings import validate_section
 from sentinel_mcp.swarm.backends.openai_http import OpenAISettings
 from sentinel_mcp.swarm.breakers import BreakerSettings
 from sentinel_mcp.swarm.limits import Limits
@@ -26,9 +26,13 @@ class RetentionSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    failed_workspace_days: float = Field(7, gt=0, le=3650)  # a FAILED build's files; COMPLETED ones are kept
+    failed_workspace_days: float = Field(7, gt=0, le=3650)  # a FAILED build's files
     debug_log_days: int = Field(7, ge=1, le=365)  # logs/swarm-debug.log (every model call, every check)
     sweep_hours: float = Field(6, gt=0, le=24 * 7)  # how often a running service sweeps
+    # a principal's COMPLETED workspaces on this disk: at most this many and this much, its oldest removed
+    # first (when a build of its completes, and at each sweep); one principal cannot fill the disk
+    max_kept_workspaces: int = Field(50, ge=1, le=10_000)
+    max_kept_mib: int = Field(2048, ge=1, le=1024 * 1024)
 
 
 class SwarmSettings(BaseModel):
@@ -54,18 +58,15 @@ class SwarmSettings(BaseModel):
     # builds one principal may start in any hour: the one build slot and the disk are shared, and a caller
     # whose own model answers at once (sampling) could otherwise start builds back to back without end
     max_builds_per_hour: int = Field(30, ge=1, le=10_000)
+    # the one build slot is shared fairly: a principal refused because another's build held it has the next
+    # turn for this long once the slot is free (the principal whose build just ended waits behind it); 0: off
+    fair_turn_seconds: float = Field(300.0, ge=0, le=3600)
     coder_max_tokens: int = Field(
         512, ge=64, le=8000
     )  # the design's 8,000 is for whole files; answers are short
 
 
 def swarm_settings(section: dict[str, Any] | None, where: str = "sentinel.swarm") -> SwarmSettings:
-    try:
-        return SwarmSettings.model_validate(section or {})
-    except ValidationError as err:
-        e = err.errors()[0]
-        key = ".".join(str(p) for p in e["loc"])
-        msg = e["msg"].removeprefix("Value error, ")
-        if e["type"] == "extra_forbidden":
-            msg = "unknown key"
-        raise ConfigError(f"{where}.{key}: {msg}") from None
+    """Strict, as every config section: a string "3" is no number and "yes" no true (never coerced); the CLI's
+    own overrides are checked here too, after the file's check."""
+    return validate_section(SwarmSettings, section or {}, where)

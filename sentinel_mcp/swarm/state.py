@@ -340,6 +340,17 @@ class SwarmStore(SeamStore):
         )
         return [r[0] for r in rows]
 
+    async def completed(self, principal: str | None = None) -> list[tuple[str, str]]:
+        """``(task_id, principal)`` of the builds that ended COMPLETED (``principal``'s only, when named),
+        each principal's newest first: the kept workspaces a principal's caps count."""
+        rows = await self.db.query(
+            "SELECT task_id, principal FROM tasks WHERE state='COMPLETED' "
+            "AND (CAST(? AS TEXT) IS NULL OR principal = ?) "
+            "ORDER BY principal, COALESCE(finished_at, updated_at) DESC, task_id DESC",
+            (principal, principal),
+        )
+        return [(r[0], r[1]) for r in rows]
+
 
 def _task_dict(row: dict[str, Any]) -> dict[str, Any]:
     d = dict(row)

@@ -148,7 +148,7 @@ async def test_bad_input_gets_clear_errors(tmp_path, openai_env) -> None:
         unknown = await client.call_tool("swarm_status", {"task_id": "t20260101-000000-abcdef"})
         assert unknown.is_error and "no such task" in unknown.content[0].text
         nasty = await client.call_tool("swarm_status", {"task_id": "../../etc"})
-        assert nasty.is_error and "no such task" in nasty.content[0].text
+        assert nasty.is_error and "task_id" in nasty.content[0].text  # the schema's pattern refuses it
         for uri in (
             "swarm://t20260101-000000-abcdef/app/../../../etc/passwd",
             "swarm://t20260101-000000-abcdef/missing.kt",

@@ -149,12 +149,15 @@ def test_gc_command(tmp_path) -> None:
 
     dry = gc("--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert "would remove 1 failed workspace(s) older than 7 days, 2 log file(s)" in dry.stdout
+    assert "would remove 1 failed workspace(s) older than 7 days, 0 completed workspace(s)" in dry.stdout
+    assert "2 log file(s)" in dry.stdout
     assert OLD_FAILED in dry.stdout and (data / "swarm" / OLD_FAILED).exists()
     done = gc("--json")
     assert done.returncode == 0 and json.loads(done.stdout)["workspaces"] == [OLD_FAILED]
     assert not (data / "swarm" / OLD_FAILED).exists() and (data / "swarm" / NEW_FAILED).exists()
-    assert json.loads(gc("--json").stdout) == {"workspaces": [], "logs": [], "skipped": [], "dry_run": False}
+    assert json.loads(gc("--json").stdout) == {
+        "workspaces": [], "trimmed": [], "logs": [], "skipped": [], "dry_run": False
+    }
 
 
 async def test_debug_log_has_its_own_file(tmp_path, model_server) -> None:
@@ -178,3 +181,83 @@ async def test_debug_log_has_its_own_file(tmp_path, model_server) -> None:
     assert f"task {task_id}: planner call" in debug and "coder call (step 7)" in debug
     info = (tmp_path / "swarm" / "logs" / "swarm.log").read_text()
     assert "planner call" not in info and task_id in info
+
+
+async def _completed(
+    root: Path, store: SwarmStore, tid: str, principal: str, finished: float, size: int
+) -> None:
+    (root / tid / "app").mkdir(parents=True)
+    (root / tid / "app" / "blob").write_bytes(b"x" * size)
+    await store.create_task(tid, SPEC, root / tid, principal=principal)
+    await store.set_state(tid, "COMPLETED")
+    await store.db.write("UPDATE tasks SET finished_at=? WHERE task_id=?", (finished, tid))
+
+
+async def test_a_principals_kept_builds_are_capped_oldest_first_never_anothers(tmp_path) -> None:
+    """COMPLETED workspaces were kept forever: one principal starting 30 builds an hour filled the disk. Now
+    each principal keeps at most ``retention.max_kept_workspaces`` and ``retention.max_kept_mib`` of them,
+    its oldest removed first; another principal's builds and what is outside the root are never touched."""
+    root, now = tmp_path / "swarm", time.time()
+    root.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    heavy = [f"t20260101-000000-0000{i:02x}" for i in range(6)]  # mallory's, oldest first
+    alice = ["t20260101-000000-0001a0", "t20260101-000000-0001a1", "t20260101-000000-0001a2"]
+    async with SwarmStore(root / "swarm.db") as store:
+        for i, tid in enumerate(heavy):
+            await _completed(root, store, tid, "mallory", now - (100 - i) * 60, 600 * 1024)
+        for i, tid in enumerate(alice):
+            await _completed(root, store, tid, "alice", now - (200 - i) * 60, 16)
+        # one of mallory's older builds' "workspace" is a symlink out of the root: left alone, never followed
+        link = "t20260101-000000-0002ff"
+        await store.create_task(link, SPEC, root / link, principal="mallory")
+        await store.set_state(link, "COMPLETED")
+        await store.db.write("UPDATE tasks SET finished_at=? WHERE task_id=?", (now - 500 * 60, link))
+        (root / link).symlink_to(outside, target_is_directory=True)
+    settings = swarm_settings(
+        {"verify": NO_TOOLS, "retention": {"max_kept_workspaces": 4, "max_kept_mib": 2}}
+    )
+    service = BuildService(root, settings)
+    await service.start(sweep=False)
+    try:
+        report = await service.gc()
+        # by count mallory keeps its 4 newest; by size (2 MiB, 600 KiB each) only 3 of them
+        assert sorted(report.trimmed) == heavy[:3] and report.workspaces == [], report
+        assert [t for t in heavy if (root / t).exists()] == heavy[3:]
+        assert all((root / t).exists() for t in alice)  # another principal's builds stay
+        assert (outside / "keep.txt").read_text() == "mine" and (root / link).is_symlink()
+        assert (await service.status(heavy[0]))["workspace_removed"] is True  # the row (the audit) stays
+        assert (await service.gc()).trimmed == []
+    finally:
+        await service.close()
+
+
+async def test_a_finished_build_trims_its_principals_kept_builds_at_once(tmp_path, model_server) -> None:
+    """The sweep runs every few hours; 30 builds an hour come between two sweeps. A build that completes
+    trims its own principal's kept builds then and there."""
+    from tests.swarm.support.swarm_fixtures import openai_factory
+
+    root = tmp_path / "swarm"
+    service = BuildService(
+        root,
+        swarm_settings({"backend": "openai", "verify": NO_TOOLS, "retention": {"max_kept_workspaces": 1}}),
+    )
+    await service.start(sweep=False)
+    try:
+        first = await service.submit(SPEC, openai_factory(model_server), principal="p")
+        assert (await service.wait(first))["state"] == "COMPLETED"
+        second = await service.submit(SPEC, openai_factory(model_server), principal="p")
+        assert (await service.wait(second))["state"] == "COMPLETED"
+        assert not (root / first).exists() and (root / second).is_dir()
+    finally:
+        await service.close()
+
+
+@pytest.mark.parametrize("key,value", [("max_kept_workspaces", 0), ("max_kept_workspaces", 10**9),
+                                       ("max_kept_mib", 0), ("max_kept_mib", 10**12)])
+def test_kept_build_caps_are_bounded(key, value) -> None:
+    from sentinel_mcp.config import ConfigError
+
+    with pytest.raises(ConfigError, match=rf"sentinel.swarm.retention.{key}: "):
+        swarm_settings({"retention": {key: value}})
