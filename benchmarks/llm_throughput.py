@@ -245,6 +245,7 @@ async def main() -> None:
             n_threads=args.threads,
             temperature=0.7,
             max_tokens=4096,
+            max_generation_seconds=3600,  # measured to their end: llama.cpp's grammar sampler is slow
             grammar_sampler="llguidance",
         )
         masks = LlamaEngine(settings)

@@ -314,6 +314,11 @@ def _parse_and_validate(gen: Generation, model: type[BaseModel] | None, schema: 
             f"the output was cut off at max_tokens ({gen.completion_tokens} tokens) before the JSON "
             "was complete; raise max_tokens"
         )
+    if gen.finish_reason != "stop":  # cut short (the time limit): a prefix that parses is still no answer
+        why = "the generation's time limit" if gen.finish_reason == "time_limit" else gen.finish_reason
+        raise OutputInvalid(
+            f"the output was cut off at {why} ({gen.completion_tokens} tokens) before the JSON was complete"
+        )
     try:
         # strict JSON (no NaN, no key twice), re-checked here whatever the grammar promised; raw control
         # characters inside strings are read: schema grammars allow them

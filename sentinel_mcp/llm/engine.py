@@ -3,7 +3,9 @@
 llama.cpp's context is not thread-safe, so generations take turns (``model_turns``), shared fairly between
 the parties asking (``fair_turns``: round-robin, bounded waiting); each runs in a worker thread so the event
 loop keeps serving. A generation whose awaiting task is cancelled is
-stopped at the next token (a flag read once per token on both decoding paths).
+stopped at the next token (a flag read once per token on both decoding paths). No generation holds the
+model past ``max_generation_seconds``: the clock is read between prompt batches and once per token, and a
+generation past it ends there (free text marked ``time_limit``, grammar output refused as incomplete).
 
 Grammar-constrained output goes through llguidance's token masks (``masked_decoding``) unless the
 settings ask for llama.cpp's own grammar sampler or llguidance cannot take the grammar; then the
@@ -40,7 +42,7 @@ from sentinel_mcp.core.closed_at_exit import forget, remember
 from sentinel_mcp.llm import prefix_cache
 from sentinel_mcp.llm.prefix_cache import PrefixCache
 from sentinel_mcp.llm.control_tokens import ControlTexts
-from sentinel_mcp.llm import grammar_cache
+from sentinel_mcp.llm import generation_clock, grammar_cache
 from sentinel_mcp.llm.grammar_cache import GrammarCache
 from sentinel_mcp.llm.prompt_format import render_preamble, render_prompt
 from sentinel_mcp.llm.sanitizer import unicode_text
@@ -76,7 +78,9 @@ class Generation:
     text: str
     prompt_tokens: int
     completion_tokens: int
-    finish_reason: str  # "stop" (natural end or grammar complete) | "length" (hit max_tokens)
+    # "stop" (natural end or grammar complete) | "length" (hit max_tokens) | "time_limit" (free text cut at
+    # max_generation_seconds; grammar output cut so is refused, never returned)
+    finish_reason: str
     model: str
     prompt_format: str  # "chat_template" | "plain"
     seconds: float
@@ -342,8 +346,9 @@ class LlamaEngine(ModelTurns):
     def _generate_locked(self, request: GenerationRequest, job: _Job) -> Generation:
         if job.cancel.is_set():
             raise GenerationCancelled("cancelled before the generation started")
-        llm = self._ensure_loaded()
         s = self.settings
+        job.deadline = time.perf_counter() + s.max_generation_seconds  # the turn's clock starts with it
+        llm = self._ensure_loaded()
         gbnf = request.grammar
         if gbnf is None and request.json_schema is not None:
             from sentinel_mcp.llm.schema_grammar import compile_schema
@@ -383,7 +388,8 @@ class LlamaEngine(ModelTurns):
             if matcher is not None:
                 try:
                     result = self._decode_with_masks(
-                        llm, party, tokens, boundary, matcher, params, max_tokens, prompt, job
+                        llm, party, tokens, boundary, matcher, params, max_tokens, prompt, job,
+                        request.grammar_label,
                     )
                 except MaskError as exc:
                     reason = f"llguidance failed after {job.tokens} tokens ({exc})"
@@ -395,7 +401,8 @@ class LlamaEngine(ModelTurns):
                     job.tokens, job.first_token_at = 0, None
             if result is None:
                 result = self._decode_with_llama(
-                    llm, party, tokens, boundary, grammar, reason, params, max_tokens, prompt, job
+                    llm, party, tokens, boundary, grammar, reason, params, max_tokens, prompt, job,
+                    request.grammar_label,
                 )
             return result
         finally:
@@ -403,16 +410,6 @@ class LlamaEngine(ModelTurns):
             record.cancelled = job.cancel.is_set()
             record.completion_tokens = result.completion_tokens if result else job.tokens
             self.history.append(record)
-
-    @staticmethod
-    def _counting(job: _Job) -> Callable[..., bool]:
-        def on_token(*_args: Any) -> bool:
-            job.tokens += 1
-            if job.first_token_at is None:
-                job.first_token_at = time.perf_counter()
-            return job.cancel.is_set()
-
-        return on_token
 
     def _decode_with_masks(
         self,
@@ -425,16 +422,21 @@ class LlamaEngine(ModelTurns):
         max_tokens: int,
         prompt: Any,
         job: _Job,
+        label: str,
     ) -> Generation:
-        loaded = self.prefix_cache.load(llm, party, tokens, boundary, evaluate_all=True)
+        limit = self.settings.max_generation_seconds
+        evaluate = generation_clock.prompt_evaluator(llm, job, len(tokens), limit)
+        loaded = self.prefix_cache.load(llm, party, tokens, boundary, evaluate_all=True, evaluate=evaluate)
         assert self.grammar_cache.masks is not None
         sampler = MaskedSampler(llm, matcher, params, self.grammar_cache.masks.vocab_size)
         try:
-            out, finish, cancelled = decode_masked(llm, sampler, max_tokens, self._counting(job))
+            out, finish, _stopped = decode_masked(llm, sampler, max_tokens, generation_clock.counting(job))
         finally:
             sampler.close()
-        if cancelled:
+        if job.cancel.is_set():
             raise GenerationCancelled(f"generation cancelled after {job.tokens} tokens")
+        if job.timed_out:
+            raise generation_clock.grammar_cut(job, label, limit)
         text = llm.detokenize(out, prev_tokens=tokens).decode("utf-8", errors="ignore")
         return self._result(
             text, len(tokens), len(out), finish, prompt, job, "llguidance", None, loaded.reused
@@ -452,11 +454,17 @@ class LlamaEngine(ModelTurns):
         max_tokens: int,
         prompt: Any,
         job: _Job,
+        label: str,
     ) -> Generation:
         from llama_cpp import StoppingCriteriaList
 
         # the context now holds only the party's own tokens: llama-cpp-python's reuse of it is the party's
-        loaded = self.prefix_cache.load(llm, party, tokens, boundary, evaluate_all=False)
+        limit = self.settings.max_generation_seconds
+        evaluate = generation_clock.prompt_evaluator(llm, job, len(tokens), limit)
+        loaded = self.prefix_cache.load(llm, party, tokens, boundary, evaluate_all=False, evaluate=evaluate)
+        # all but the last prompt token here, batch by batch under the time limit: llama-cpp-python matches
+        # them as its prefix and evaluates only the last (its logits start sampling)
+        evaluate(tokens[llm.n_tokens : len(tokens) - 1])
         out = llm.create_completion(
             tokens,
             max_tokens=max_tokens,
@@ -467,16 +475,18 @@ class LlamaEngine(ModelTurns):
             seed=params.seed,
             grammar=grammar,
             stop=None if grammar else (prompt.stop or None),
-            stopping_criteria=StoppingCriteriaList([self._counting(job)]),
+            stopping_criteria=StoppingCriteriaList([generation_clock.counting(job)]),
         )
         if job.cancel.is_set():
             raise GenerationCancelled(f"generation cancelled after {job.tokens} tokens")
+        if job.timed_out and grammar is not None:
+            raise generation_clock.grammar_cut(job, label, limit)
         choice, usage = out["choices"][0], out["usage"]
         return self._result(
             choice["text"],
             usage["prompt_tokens"],
             usage["completion_tokens"],
-            choice.get("finish_reason") or "stop",
+            "time_limit" if job.timed_out else choice.get("finish_reason") or "stop",
             prompt,
             job,
             "llama_cpp" if grammar is not None else "none",

@@ -48,3 +48,8 @@ class GenerationCancelled(LlmError):
 class ModelBusy(LlmError):
     """The call was refused at once: too many turns of the model are already waiting (the caller's own, or
     everyone's). Nothing was queued; the caller may ask again once some have finished."""
+
+
+class GenerationTimedOut(LlmError):
+    """The generation reached its time limit (``sentinel.llm.max_generation_seconds``) in its prompt's
+    evaluation, or with grammar-constrained output still incomplete; the model was handed on."""

@@ -12,10 +12,13 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.llm.errors import GrammarError
 from sentinel_mcp.llm.gbnf_syntax import GbnfSyntaxError, check_gbnf
 from sentinel_mcp.llm.output_models import GRAMMAR_MODELS
 from sentinel_mcp.paths import GRAMMARS_DIR
+
+NAME_SHOWN = 80  # characters of an unknown grammar's name echoed in the error
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,9 @@ class GrammarRegistry:
         try:
             return self._grammars[name]
         except KeyError:
+            # the name is the caller's: shown cut short, its hidden characters made visible
             raise GrammarError(
-                f"unknown grammar {name!r}; known grammars: {', '.join(self.names())}"
+                f"unknown grammar '{safe_text(name, NAME_SHOWN)}'; known grammars: {', '.join(self.names())}"
             ) from None
 
     def __iter__(self):

@@ -35,6 +35,8 @@ class _Job:
     tokens: int = 0
     started_at: float = 0.0
     first_token_at: float | None = None
+    deadline: float = float("inf")  # perf_counter time the generation's turn ends (max_generation_seconds)
+    timed_out: bool = False  # stopped at its deadline (not cancelled)
     _state: threading.Lock = field(default_factory=threading.Lock)
     _entered: bool = False
     _abandoned: bool = False

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,13 +118,21 @@ class PrefixCache:
             self._holder = None
 
     def load(
-        self, llm: Any, party: str, tokens: list[int], boundary: int | None, evaluate_all: bool
+        self,
+        llm: Any,
+        party: str,
+        tokens: list[int],
+        boundary: int | None,
+        evaluate_all: bool,
+        evaluate: Callable[[list[int]], None] | None = None,
     ) -> PromptLoad:
         """Bring the context to ``tokens`` (all of them, or up to ``boundary`` when not ``evaluate_all``),
-        reusing only what ``party`` itself evaluated.
+        reusing only what ``party`` itself evaluated; ``evaluate`` runs the model on tokens (the engine's
+        stops between batches at the generation's time limit), ``llm.eval`` when None.
 
         At least the last prompt token is always left to evaluate (its logits start sampling).
         """
+        run = evaluate or llm.eval
         if self._holder != party:
             _truncate(llm, 0)  # another party's tokens: neither reused nor left for llama-cpp-python to match
         self._holder = party
@@ -137,10 +146,10 @@ class PrefixCache:
             _truncate(llm, reused)
         if (self.enabled and boundary is not None and MIN_PREFIX_TOKENS <= boundary < len(tokens)
                 and reused <= boundary and not self._has(party, tuple(tokens[:boundary]))):
-            llm.eval(tokens[reused:boundary])
+            run(tokens[reused:boundary])
             self._save(llm, party, tuple(tokens[:boundary]))
         if evaluate_all:
-            llm.eval(tokens[llm.n_tokens:])
+            run(tokens[llm.n_tokens:])
         return PromptLoad(reused, from_snapshot)
 
     def _has(self, party: str, key: tuple[int, ...]) -> bool:
