@@ -24,7 +24,9 @@ async def test_gemma_through_the_mcp_tools(tmp_path: Path, monkeypatch):
     monkeypatch.delenv("SENTINEL_MODEL", raising=False)
     from sentinel_mcp.llm.server import create_server
 
-    ctx = BuiltinContext("llm", tmp_path, {"n_ctx": 2048, "n_threads": 2, "seed": 3, "temperature": 0.3})
+    # a busy machine's generation may pass the default time bound: not this test's matter
+    ctx = BuiltinContext("llm", tmp_path, {"n_ctx": 2048, "n_threads": 2, "seed": 3, "temperature": 0.3,
+                                           "max_generation_seconds": 600})
     server = create_server(ctx)
     async with Client(server, mode="auto") as c:
         r = await c.call_tool("llm_classify_risk", {"action": {"action": "click", "element_id": 7},
@@ -80,7 +82,8 @@ async def test_gemma_every_grammar_and_a_schema_under_token_masks(monkeypatch):
 
     monkeypatch.delenv("SENTINEL_MODEL", raising=False)
     # one thread: on a shared, busy 2-core machine llama.cpp's two threads wait on each other (3x slower)
-    engine = LlamaEngine(LlmSettings(n_ctx=2048, n_threads=1, seed=3, temperature=0.3))
+    engine = LlamaEngine(LlmSettings(n_ctx=2048, n_threads=1, seed=3, temperature=0.3,
+                                     max_generation_seconds=600))
     try:
         cortex = Cortex(engine.settings, engine=engine)
         await engine.load()
