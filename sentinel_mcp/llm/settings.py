@@ -31,9 +31,10 @@ class LlmSettings(BaseModel):
     max_tokens: int = Field(4096, ge=1, le=32_768, description="cap on max_tokens per call")
     # one generation's turn of the model, prompt evaluation included: past it the generation ends (free text
     # marked "time_limit", grammar output refused) and the model goes to the next party. 4,096 tokens of the
-    # 270M model take ~100 s on 2 cores: a turn is bounded well below what max_tokens alone allows
+    # 270M model take ~100 s on 2 cores, a swarm's plan (2,000+ tokens) as long: a turn is bounded, never cut
+    # short of what the built-in callers ask for on a slow machine
     max_generation_seconds: float = Field(
-        60.0, gt=0, le=3600, allow_inf_nan=False, description="wall-clock bound of one generation"
+        300.0, gt=0, le=3600, allow_inf_nan=False, description="wall-clock bound of one generation"
     )
     max_query_chars: int = Field(2048, ge=16, le=1_000_000)
     max_context_chars: int = Field(32_000, ge=16, le=10_000_000)
