@@ -21,7 +21,8 @@ SPEC = {"app_name": "Notes", "package_name": "com.example.notes", "features": ["
 async def build_on_local_model(
     data_dir: Path, *, threads: int | None = 1, seed: int | None = 7
 ) -> dict[str, Any]:
-    llm: dict[str, Any] = {}
+    # one generation's time bound: a busy shared machine's plan may pass the default (not this build's matter)
+    llm: dict[str, Any] = {"max_generation_seconds": 1200}
     if threads:
         llm["n_threads"] = threads  # on a shared 2-core machine one thread measured fastest (less contention)
     if seed is not None:
