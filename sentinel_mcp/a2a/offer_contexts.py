@@ -8,12 +8,13 @@ orchestrator cannot borrow, by naming them, the grants of principals that asked 
 from __future__ import annotations
 
 import contextlib
+from sentinel_mcp.core.errors import A2AError
 from collections.abc import Iterator
 
 MAX_OPEN = 1000  # offers in flight at once (each holds an HTTP exchange with the orchestrator)
 
 
-class TooManyOffers(RuntimeError):
+class TooManyOffers(A2AError):
     pass
 
 

@@ -20,14 +20,15 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import compose, safe_text
+from sentinel_mcp.core.errors import A2AError
 
 
-class UnknownTask(ValueError):
+class UnknownTask(A2AError):
     def __init__(self, task_id: str) -> None:
         super().__init__(
-            f"no task {safe_text(task_id, 100)!r} of yours at this peer (a task continues only in the "
-            "caller's own conversation with it; the peer was asked); nothing was sent"
+            compose("no task '", safe_text(task_id, 100), "' of yours at this peer (a task continues only in "
+                    "the caller's own conversation with it; the peer was asked); nothing was sent")
         )
 
 

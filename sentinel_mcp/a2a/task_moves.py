@@ -19,7 +19,7 @@ from sentinel_mcp.a2a.task_host import TaskHost
 from sentinel_mcp.a2a.task_journal import LeaseLost
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
 from sentinel_mcp.core.decision import Answer
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.core.port import Completed, InvokeOutcome, NeedsInput
 from sentinel_mcp.storage import StorageError
 
@@ -53,8 +53,8 @@ class TaskMoves(TaskHost):
                     record.owner, call.tool, call.arguments, session_id=record.session_id
                 )
                 if refused is not None:
-                    await self._settle(record, "TASK_STATE_REJECTED",
-                                       f"a sub-task for {safe_text(asking, 100)}'s intent: {refused}")
+                    why = compose("a sub-task for ", safe_text(asking, 100), "'s intent: ", refused)
+                    await self._settle(record, "TASK_STATE_REJECTED", why)
                     return
             outcome = await self.port.invoke(
                 call.tool,

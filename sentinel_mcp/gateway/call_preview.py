@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from mcp.types import Tool
 
 from sentinel_mcp.core.decision import Allow, Guard, Origin, ToolCall
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.principal import Principal
@@ -43,7 +43,7 @@ class CallPreview:
         shown = safe_text(principal, 100)
         route = self.manager.catalog.route(name)
         if route is None or not who.may_reach(route.upstream, route.tool):
-            return f"{safe_text(name, 200)} is not a tool {shown} may use"
+            return compose(safe_text(name, 200), " is not a tool ", shown, " may use")
         ann = route.exposed.annotations
         call = ToolCall(
             name=name, server=route.upstream, tool=route.tool, arguments=arguments, session_id=session_id,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.llm.errors import GrammarError
 from sentinel_mcp.llm.gbnf_syntax import GbnfSyntaxError, check_gbnf
 from sentinel_mcp.llm.output_models import GRAMMAR_MODELS
@@ -66,7 +66,8 @@ class GrammarRegistry:
         except KeyError:
             # the name is the caller's: shown cut short, its hidden characters made visible
             raise GrammarError(
-                f"unknown grammar '{safe_text(name, NAME_SHOWN)}'; known grammars: {', '.join(self.names())}"
+                compose("unknown grammar '", safe_text(name, NAME_SHOWN), "'; known grammars: ",
+                        ", ".join(self.names()))
             ) from None
 
     def __iter__(self):

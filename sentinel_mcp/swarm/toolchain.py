@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
+from sentinel_mcp.core.errors import SwarmError
 
 FRAMEWORK_RES = Path("/usr/share/android-framework-res/framework-res.apk")
 KTLINT_IN_CHECKOUT = (
@@ -314,7 +315,7 @@ async def _settled(
     return None if starting.cancelled() or starting.exception() is not None else starting.result()
 
 
-class _TooMuchOutput(Exception):
+class _TooMuchOutput(SwarmError):
     pass
 
 
