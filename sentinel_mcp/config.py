@@ -60,8 +60,7 @@ class ServerCommon(_Strict, SessionIsolation):  # isolation: config_isolation.py
     # "" wraps a server transparently (tools keep their own names); None means "<server>__"
     prefix: str | None = None
     disabled: bool = False
-    # a call ends when its upstream has neither answered nor reported progress for ``timeout`` seconds;
-    # progress keeps it alive up to ``max_call_seconds`` in all
+    # progress keeps a call alive past ``timeout`` up to ``max_call_seconds`` in all
     timeout: float = Field(60.0, gt=0, le=_DAY,
                            description="seconds a call may go without an answer or progress")
     max_call_seconds: float = Field(
