@@ -394,6 +394,7 @@ def main() -> None:
                 p.wait(15)
             except subprocess.TimeoutExpired:
                 p.kill()
+    (data / "calls.json").write_text(json.dumps(calls))  # the client's (write, read) clocks, for re-reading
     traced = per_call(stamps, calls)
     print(f"\nOne sequential streamable-HTTP no-op call ({args.era}, {args.upstream} upstream), {args.calls} "
           f"calls after {WARM}; data in {data}; load average {load0:.1f} -> {os.getloadavg()[0]:.1f}")
