@@ -23,8 +23,10 @@ built) leaves the request to the stream, as before.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,7 +130,7 @@ def dispatch(kernel: SessionKernel, message: JSONRPCRequest, metadata: Any) -> b
     scope = anyio.CancelScope()
     dispatcher._in_flight[coerce_request_id(message.id)] = _InFlight(scope=scope, dctx=dctx)
     dispatcher._spawn(
-        dispatcher._handle_request,
+        _after_a_turn(dispatcher._handle_request),
         message,
         dctx,
         scope,
@@ -136,3 +138,17 @@ def dispatch(kernel: SessionKernel, message: JSONRPCRequest, metadata: Any) -> b
         sender_ctx=contextvars.copy_context(),
     )
     return True
+
+
+def _after_a_turn(handle: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+    """``handle``, started one loop turn later. The caller (the lean path) waits for the answer right after
+    handing the request over, through an anyio receive whose checkpoint queues its task once more; a handler
+    started at once ran the guard and the audit rows with that step still queued, so the loop never looked
+    idle (``gateway/idle_loop.py``) and every call's decision row went to the writer thread (two thread
+    hand-offs and a wait) instead of being committed on the loop. One turn later the caller is asleep."""
+
+    async def handled(*args: Any) -> None:
+        await asyncio.sleep(0)
+        await handle(*args)
+
+    return handled

@@ -7,6 +7,7 @@ test_lean_session_calls.py.)"""
 from __future__ import annotations
 
 from functools import partial
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -19,6 +20,7 @@ from mcp_types import JSONRPCError, JSONRPCRequest
 from sentinel_mcp.app import session_dispatch
 from sentinel_mcp.app.session_dispatch import dispatch, kernel_of
 from sentinel_mcp.gateway import unspanned_kernel
+from sentinel_mcp.gateway.idle_loop import loop_is_idle
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -107,3 +109,38 @@ def test_install_makes_the_manager_serve_with_the_kept_loop() -> None:
     session_dispatch.install()
     session_dispatch.install()  # twice: the same
     assert streamable_http_manager.serve_loop is session_dispatch.serve_loop
+
+
+async def test_the_handler_runs_once_the_handing_task_waits_for_its_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The lean 2025 path hands a call over, then waits on its request's stream (one anyio checkpoint before
+    it blocks). Started at once, the handler ran its guard and its audit rows while that checkpoint's step
+    was still queued on the loop, so the loop never looked idle and the decision row of every such call went
+    to the writer thread instead of being committed on the loop (gateway/idle_loop.py): the handler starts
+    when the handing task is asleep."""
+    monkeypatch.setattr(unspanned_kernel, "tracing_off", lambda: True)
+    server: Any = Server("session-dispatch")
+    read_send, read_recv = create_context_streams[SessionMessage | Exception](0)
+    write_send, write_recv = create_context_streams[SessionMessage](4)
+    idle: list[bool] = []
+
+    async def on_request(dctx: Any, method: str, params: Any) -> dict[str, Any]:
+        idle.append(loop_is_idle())  # what Gateway._alone asks before each audit row
+        return {"content": []}
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(session_dispatch.serve_loop, server, read_recv, write_send, lifespan_state=None,
+                              session_id="s-2"))
+        kernel = await _kept(read_recv)
+        kernel.unspanned = SimpleNamespace(on_request=on_request)  # type: ignore[assignment]
+        for rid in range(10, 15):
+            answers_send, answers = anyio.create_memory_object_stream[int](1)  # the request's own stream
+            assert dispatch(kernel, call(rid), None)
+            async with answers:  # as lean_session_calls._stream waits: its first receive checkpoints
+                with anyio.fail_after(10):
+                    answer = await write_recv.receive()
+            assert answer.message.id == rid
+            await answers_send.aclose()
+        await read_send.aclose()
+    assert idle == [True] * 5
