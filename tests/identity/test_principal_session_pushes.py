@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from .identity_rig import ALICE, BOB, http_sentinel, text
 from .test_shared_upstream_pushes import Seen, _client, _config, _work
@@ -70,3 +75,32 @@ async def test_a_resource_update_of_a_principals_own_session_reaches_that_princi
             await asyncio.wait_for(alice_seen.updated.wait(), 30)
     assert alice_seen.got == ["updated:doc://alice"] * 3, alice_seen.got
     assert bob_seen.got == ["updated:doc://alice"], bob_seen.got
+
+
+async def test_a_listen_stream_hears_its_own_principals_session_only(tmp_path: Path) -> None:
+    """2026-era clients listening on both documents: each ``touch`` is one principal's own session's update,
+    heard on that principal's streams only. A leak would come first: the update told to a stream before the
+    marker its own principal touched next (one publish reaches every stream at once)."""
+    cfg = _config(tmp_path, isolation="per_principal", protocol="legacy")
+    docs = ["doc://alice", "doc://bob"]
+    with http_sentinel(cfg) as (base, _proc):
+        async with AsyncExitStack() as stack:
+            streams = {}
+            for who, token in (("alice", ALICE), ("bob", BOB)):
+                http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+                client = await stack.enter_async_context(
+                    Client(streamable_http_client(f"{base}/mcp", http_client=http), mode="2026-07-28"))
+                sub = await stack.enter_async_context(client.listen(resource_subscriptions=docs))
+                assert sub.honored.resource_subscriptions == docs
+                streams[who] = (client, sub)
+            heard: list[tuple[str, str]] = []
+            for round_ in range(2):  # each touches a document, then the other principal its marker
+                for who, uri in (("alice", docs[0]), ("bob", docs[1]), ("bob", docs[0]), ("alice", docs[1])):
+                    client, sub = streams[who]
+                    await client.call_tool("cx__touch", {"uri": uri})
+                    with anyio.fail_after(30):
+                        async for event in sub:
+                            heard.append((who, getattr(event, "uri", str(event))))
+                            break
+    mine = [("alice", docs[0]), ("bob", docs[1]), ("bob", docs[0]), ("alice", docs[1])]
+    assert heard == mine * 2, heard
