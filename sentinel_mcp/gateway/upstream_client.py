@@ -115,6 +115,8 @@ def remote_transport(t: RemoteServer, session: HttpSession | None = None) -> Any
         headers=headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout), verify=verify,
         event_hooks=hooks,
     )
+    if session is not None:
+        session.cookies = http.cookies  # one jar for the SDK's requests and the lean calls (upstream_cookies)
     return streamable_http_client(t.url, http_client=http)
 
 

@@ -98,6 +98,35 @@ async def test_bob_never_sees_alices_login_over_stdio_and_http_in_both_eras(data
     assert not [p for p in pids if alive(int(p))]  # the gateway stopped: every principal's process ended
 
 
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+async def test_over_http_a_login_kept_by_cookie_or_session_stays_its_principals(data_dir: Path,
+                                                                               http_stateful: str,
+                                                                               protocol: str) -> None:
+    """On 2026-07-28 there is no MCP session: the upstream keeps the login by the cookie it set (on the
+    handshake era by its ``Mcp-Session-Id``). Whichever way a request travels
+    (a tool call, a prompt),
+    it carries its principal's own and nobody else's, and no TCP connection carries two principals."""
+    servers = {"h": {"url": http_stateful, "protocol": protocol, "isolation": "per_principal"},
+               "shared": {"url": http_stateful, "protocol": protocol}}  # the control: one jar for all
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        for up in ("h", "shared"):
+            assert rt.manager.upstreams[up].state == "ready", (up, rt.manager.upstreams[up].last_error)
+            assert await _call(gw, "alice", f"{up}__login", name="alice") == (False, "logged in as alice")
+        assert await _call(gw, "bob", "shared__whoami") == (False, "alice")  # what per_principal prevents
+        assert await _call(gw, "bob", "h__whoami") == (False, "nobody")
+        assert await _call(gw, "alice", "h__whoami") == (False, "alice")
+        await _call(gw, "bob", "h__login", name="bob")
+        for who in ("alice", "bob", "carol"):
+            mine = "nobody" if who == "carol" else who
+            assert await _call(gw, who, "h__whoami") == (False, mine), who
+            got = await gw.get_prompt("h__greeting", None, Principal(who, "token"))
+            assert got.messages[0].content.text == f"hello {mine}", who
+        ports = {who: {(await _call(gw, who, "h__peer"))[1] for _ in range(4)} for who in ("alice", "bob")}
+        assert all(p.isdigit() for p in ports["alice"] | ports["bob"]), ports
+        assert not ports["alice"] & ports["bob"], ports
+
+
 async def test_an_idle_session_is_closed_and_its_process_ended(data_dir: Path) -> None:
     servers = {"s": _stdio(protocol="legacy", isolation="per_principal", principal_idle_seconds=0.5)}
     async with running_gateway(make_config(data_dir, servers)) as rt:
