@@ -251,6 +251,48 @@ async def test_past_the_bound_a_new_principal_is_refused_clearly_and_admitted_on
     assert {"alice", "bob", "carol"} <= {r["principal"] for r in rows}
 
 
+async def test_no_session_is_closed_under_its_call_and_churning_principals_leave_no_process(
+    data_dir: Path,
+) -> None:
+    """The idle sweep meets a session whose call is in flight (however old its last use): it stays, and
+    the call ends on it. Then principals come and go past ``max_principals``, all at once, while the sweep
+    runs: never more sessions than the bound, and every closed session's process ended."""
+    servers = {"s": _stdio(protocol="legacy", isolation="per_principal", max_principals=2)}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        sessions = rt.manager.upstreams["s"].principals
+        await _call(gw, "alice", "s__login", name="alice")
+        go = data_dir / "go"
+        held = asyncio.ensure_future(_call(gw, "alice", "s__hold", path=str(go)))
+
+        async def alice_in() -> bool:
+            return sessions.counts()["calls_in_flight"] == 1
+
+        await _until(alice_in)
+        await sessions.close_idle(time.monotonic() + 601)
+        assert list(sessions.open()) == ["alice"]
+        go.touch()
+        assert await held == (False, "held")
+        assert await _call(gw, "alice", "s__whoami") == (False, "alice")  # the same session, still hers
+        pids: set[int] = set()
+        for round_ in range(3):
+            who = [f"p{round_}-{i}" for i in range(4)] * 2
+            sweep = asyncio.ensure_future(sessions.close_idle(time.monotonic() + 601))
+            got = await asyncio.gather(*(_call(gw, w, "s__pid") for w in who))
+            await sweep
+            assert len(sessions.open()) <= 2, sessions.open()
+            pids |= {int(text) for failed, text in got if not failed}
+            refused = [text for failed, text in got if failed]
+            assert refused and all("max_principals" in text for text in refused), got
+            await sessions.close_idle(time.monotonic() + 601)
+        assert sessions.open() == {} and len(pids) >= 3, pids
+
+        async def all_ended() -> bool:
+            return not [p for p in pids if alive(p)]
+
+        await _until(all_ended)
+
+
 @pytest.mark.parametrize("key,value", [
     ("isolation", '"per-principal"'), ("isolation", '"PER_PRINCIPAL"'), ("isolation", "true"),
     ("isolation", '["per_principal"]'), ("max_principals", "0"), ("max_principals", "1025"),

@@ -20,22 +20,28 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from .identity_rig import ALICE, BOB, http_sentinel, text
-from .test_shared_upstream_pushes import Seen, _client, _config, _work
+from .test_shared_upstream_pushes import Seen, _client, _config, _upstream, _work
 
 pytestmark = pytest.mark.timeout(180)
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])
-async def test_pushes_reach_and_are_answered_by_the_sessions_own_principal(tmp_path: Path,
-                                                                           protocol: str) -> None:
-    cfg = _config(tmp_path, isolation="per_principal", protocol=protocol)
-    with http_sentinel(cfg) as (base, _proc):
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_pushes_reach_and_are_answered_by_the_sessions_own_principal(tmp_path: Path, protocol: str,
+                                                                           transport: str) -> None:
+    """Over stdio each session is a process of its own, each call alone in it; over HTTP the sessions are
+    connections to one process, where alice's and bob's calls are in flight together (its barrier) while
+    each pushes progress, a log line and a question naming its caller."""
+    server = {"url": "", "protocol": protocol} if transport == "http" else {"protocol": protocol}
+    together = 2 if transport == "http" else 1
+    with _upstream(server) as server, http_sentinel(_config(tmp_path, isolation="per_principal",
+                                                            **server)) as (base, _proc):
         alice_seen, bob_seen = Seen("alice"), Seen("bob")
         async with _client(base, ALICE, alice_seen) as alice, _client(base, BOB, bob_seen) as bob:
             answers: list[dict[str, Any]] = []
-            for round_ in range(2):  # each alone in its own session: together 1
-                answers += await asyncio.gather(_work(alice, alice_seen, f"alice{round_}", 1, round_),
-                                                _work(bob, bob_seen, f"bob{round_}", 1, round_))
+            for round_ in range(2):
+                answers += await asyncio.gather(_work(alice, alice_seen, f"alice{round_}", together, round_),
+                                                _work(bob, bob_seen, f"bob{round_}", together, round_))
             tokens = {who: json.loads(text(await c.call_tool("cx__tokens", {})))
                       for who, c in (("alice", alice), ("bob", bob))}
     assert bob_seen.foreign("alice") == [], bob_seen.got
@@ -43,14 +49,16 @@ async def test_pushes_reach_and_are_answered_by_the_sessions_own_principal(tmp_p
     for seen, who in ((alice_seen, "alice"), (bob_seen, "bob")):
         for round_ in range(2):
             assert seen.got.count(f"progress:progress-of-{who}{round_}") == 2, seen.got
+        if protocol == "legacy":  # its log line too (a 2026-era upstream logs only to a request asking)
+            assert seen.got.count(f"log:log-of-{who}0") == 1, seen.got
     for answer in answers:
         mine = "true" if answer["tag"].startswith("alice") else "false"
         if protocol == "legacy":  # the question came on a session only its principal's calls travel on
             assert answer["asked"] == f'accept:{{"ok": {mine}}}', answers
         else:  # 2026-07-28 has no push: the upstream's question fails there, for either
             assert answer["asked"].startswith("refused:") and "alice" not in answer["asked"], answers
-    # each session saw only its own principal's calls
-    assert len(tokens["alice"]) == 2 and len(tokens["bob"]) == 2, tokens
+    if transport == "stdio":  # each session (process) saw only its own principal's calls
+        assert len(tokens["alice"]) == 2 and len(tokens["bob"]) == 2, tokens
 
 
 async def test_a_resource_update_of_a_principals_own_session_reaches_that_principal_only(
