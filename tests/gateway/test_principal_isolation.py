@@ -21,7 +21,7 @@ from mcp.types import PromptReference
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import ConfigError, load_config
 from sentinel_mcp.core.call_request import CallRequest
-from sentinel_mcp.identity.principal import ANONYMOUS, Principal
+from sentinel_mcp.identity.principal import ANONYMOUS, INTERNAL, Principal
 from tests.gateway.helpers import alive, make_config
 from tests.gateway.test_push_refusals_audited import _rows
 
@@ -95,6 +95,14 @@ async def test_bob_never_sees_alices_login_over_stdio_and_http_in_both_eras(data
             assert failed and "unauthenticated" in said and "nobody" not in said, said
         assert sorted(rt.manager.upstreams["sl"].principals.open()) == ["alice", "bob"]
         assert await _call(gw, ANONYMOUS, "shared__whoami") == (False, "alice")
+        # Sentinel's own calls (built-ins, the solver, naming no one) would share one session among all the
+        # principals they run for; a name out of the principal names' shape names no one configured
+        for odd in (INTERNAL, Principal("a2a peer", "token"), Principal("alice\n", "token"),
+                    Principal("x" * 65, "token"), Principal("al/ice", "token"), Principal("älice", "token")):
+            for up in ("sl", "hl"):
+                failed, said = await _call(gw, odd, f"{up}__whoami")
+                assert failed and "nobody" not in said, (odd, said)
+        assert sorted(rt.manager.upstreams["sl"].principals.open()) == ["alice", "bob"]
     assert not [p for p in pids if alive(int(p))]  # the gateway stopped: every principal's process ended
 
 
