@@ -279,8 +279,9 @@ class FrontUtilities:
             await self._bus.publish_to(principal, ResourceUpdated(uri=uri))
 
     # ------------------------------------------------------------------ URL elicitation
-    async def elicit_complete(self, upstream: str, elicitation_id: str) -> None:
-        session = self.urls.pop(upstream, elicitation_id)
+    async def elicit_complete(self, upstream: str, elicitation_id: str, principal: str | None = None) -> None:
+        """``principal``: the notice came on that principal's own session of ``upstream``."""
+        session = self.urls.pop(upstream, elicitation_id, principal)
         if session is None:
             return
         try:

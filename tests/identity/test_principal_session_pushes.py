@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,9 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import ElicitCompleteNotification, ElicitResult
 
+from ..gateway.test_relays import RELAY
 from .identity_rig import ALICE, BOB, http_sentinel, text
 from .test_shared_upstream_pushes import Seen, _client, _config, _upstream, _work
 
@@ -112,3 +115,52 @@ async def test_a_listen_stream_hears_its_own_principals_session_only(tmp_path: P
                             break
     mine = [("alice", docs[0]), ("bob", docs[1]), ("bob", docs[0]), ("alice", docs[1])]
     assert heard == mine * 2, heard
+
+
+async def test_a_url_elicitations_completion_comes_from_its_own_principals_session_only(
+    tmp_path: Path,
+) -> None:
+    """Each principal's session is a process of its own, choosing its URL elicitations' ids: bob's may name
+    the id alice's asked her with (a counter, a guess). Its completion notice is bob's session's: it never
+    tells alice that her sign-in finished; her own session's does."""
+    cfg = _config(tmp_path, isolation="per_principal", protocol="legacy", command=sys.executable,
+                  args=[RELAY])
+    with http_sentinel(cfg) as (base, _proc):
+        completed: dict[str, list[str]] = {"alice": [], "bob": []}
+        asked: dict[str, list[str]] = {"alice": [], "bob": []}
+
+        def handlers(who: str) -> dict[str, Any]:
+            async def on_elicit(ctx: Any, params: Any) -> ElicitResult:
+                asked[who].append(getattr(params, "elicitation_id", ""))
+                return ElicitResult(action="accept")
+
+            async def on_message(message: Any) -> None:
+                if isinstance(message, ElicitCompleteNotification):
+                    completed[who].append(message.params.elicitation_id)
+
+            return {"elicitation_callback": on_elicit, "message_handler": on_message}
+
+        async with AsyncExitStack() as stack:
+            clients = {}
+            for who, token in (("alice", ALICE), ("bob", BOB)):
+                http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+                clients[who] = await stack.enter_async_context(
+                    Client(streamable_http_client(f"{base}/mcp", http_client=http), mode="legacy",
+                           **handlers(who)))
+            alice, bob = clients["alice"], clients["bob"]
+            for tag in ("0", "1"):
+                assert text(await alice.call_tool("cx__open_link", {"tag": tag})) == "open_link:accept"
+            assert asked == {"alice": ["link-0", "link-1"], "bob": []}
+
+            async def alice_told(count: int) -> None:
+                with anyio.fail_after(30):
+                    while len(completed["alice"]) < count:
+                        await anyio.sleep(0.02)
+
+            assert text(await bob.call_tool("cx__complete", {"tag": "link-0"})) == "completed"
+            # then alice's own session completes her other one: anything of bob's would have come first
+            assert text(await alice.call_tool("cx__complete", {"tag": "link-1"})) == "completed"
+            await alice_told(1)
+            assert text(await alice.call_tool("cx__complete", {"tag": "link-0"})) == "completed"
+            await alice_told(2)
+    assert completed == {"alice": ["link-1", "link-0"], "bob": []}, completed
