@@ -8,6 +8,8 @@ is refused with the reason, and admitted once one has been closed idle. Real ups
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import subprocess
 import sys
 import time
@@ -299,6 +301,42 @@ async def test_no_session_is_closed_under_its_call_and_churning_principals_leave
             return not [p for p in pids if alive(p)]
 
         await _until(all_ended)
+
+
+def _connections_to(port: int) -> int:
+    """TCP connections of this process established to 127.0.0.1:``port`` (``/proc``: no library asked)."""
+    mine = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            link = os.readlink(f"/proc/self/fd/{fd}")
+            if link.startswith("socket:["):
+                mine.add(link[8:-1])
+    rows = Path("/proc/self/net/tcp").read_text().splitlines()[1:]
+    return sum(1 for row in map(str.split, rows)
+               if int(row[2].split(":")[1], 16) == port and row[3] == "01" and row[9] in mine)
+
+
+async def test_a_closed_principal_session_leaves_no_connection_open(data_dir: Path,
+                                                                    http_stateful: str) -> None:
+    """Principals come and go on an HTTP upstream: each closed session's connections (the SDK's client's
+    and the lean calls') are closed with it, not left for the garbage collector to find some day."""
+    port = int(http_stateful.rsplit(":", 1)[1].split("/")[0])
+    servers = {"h": {"url": http_stateful, "protocol": "modern", "isolation": "per_principal"}}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        sessions = rt.manager.upstreams["h"].principals
+        base = max(_connections_to(port), 1)  # the catalog's own session (its one kept-alive connection)
+        for round_ in range(3):
+            for who in ("alice", "bob", "carol"):
+                assert await _call(gw, who, "h__whoami") == (False, "nobody")
+                got = await gw.get_prompt("h__greeting", None, Principal(who, "token"))  # the SDK's client
+                assert got.messages[0].content.text == "hello nobody"
+            assert _connections_to(port) > base  # the probe sees them
+            closing = [own.ended for own in sessions._own.values()]
+            await sessions.close_idle(time.monotonic() + 601)
+            for ended in closing:
+                await ended.wait()
+            assert _connections_to(port) <= base, round_
 
 
 @pytest.mark.parametrize("key,value", [
