@@ -19,9 +19,9 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import ElicitCompleteNotification, ElicitResult
+from mcp.types import ElicitCompleteNotification, ElicitResult, ListRootsResult, Root
 
-from ..gateway.test_relays import RELAY
+from ..gateway.test_relays import RELAY, model
 from .identity_rig import ALICE, BOB, http_sentinel, text
 from .test_shared_upstream_pushes import Seen, _client, _config, _upstream, _work
 
@@ -117,10 +117,11 @@ async def test_a_listen_stream_hears_its_own_principals_session_only(tmp_path: P
     assert heard == mine * 2, heard
 
 
-async def test_a_url_elicitations_completion_comes_from_its_own_principals_session_only(
+async def test_sampling_roots_and_url_completions_stay_with_their_own_principal(
     tmp_path: Path,
 ) -> None:
-    """Each principal's session is a process of its own, choosing its URL elicitations' ids: bob's may name
+    """Sampling and roots requests reach the caller whose call asked. Each principal's session is a process
+    of its own, choosing its URL elicitations' ids: bob's may name
     the id alice's asked her with (a counter, a guess). Its completion notice is bob's session's: it never
     tells alice that her sign-in finished; her own session's does."""
     cfg = _config(tmp_path, isolation="per_principal", protocol="legacy", command=sys.executable,
@@ -128,6 +129,7 @@ async def test_a_url_elicitations_completion_comes_from_its_own_principals_sessi
     with http_sentinel(cfg) as (base, _proc):
         completed: dict[str, list[str]] = {"alice": [], "bob": []}
         asked: dict[str, list[str]] = {"alice": [], "bob": []}
+        prompts: dict[str, list[str]] = {"alice": [], "bob": []}
 
         def handlers(who: str) -> dict[str, Any]:
             async def on_elicit(ctx: Any, params: Any) -> ElicitResult:
@@ -138,7 +140,11 @@ async def test_a_url_elicitations_completion_comes_from_its_own_principals_sessi
                 if isinstance(message, ElicitCompleteNotification):
                     completed[who].append(message.params.elicitation_id)
 
-            return {"elicitation_callback": on_elicit, "message_handler": on_message}
+            async def on_roots(ctx: Any) -> ListRootsResult:
+                return ListRootsResult(roots=[Root(uri=f"file:///home/{who}", name=who)])
+
+            return {"elicitation_callback": on_elicit, "message_handler": on_message,
+                    "sampling_callback": model(who, prompts[who]), "list_roots_callback": on_roots}
 
         async with AsyncExitStack() as stack:
             clients = {}
@@ -148,6 +154,12 @@ async def test_a_url_elicitations_completion_comes_from_its_own_principals_sessi
                     Client(streamable_http_client(f"{base}/mcp", http_client=http), mode="legacy",
                            **handlers(who)))
             alice, bob = clients["alice"], clients["bob"]
+            # the sampling and roots requests of calls in flight together: each answered by its own caller
+            sampled = await asyncio.gather(*(clients[w].call_tool("cx__sample", {"tag": w}) for w in clients),
+                                           *(clients[w].call_tool("cx__roots", {}) for w in clients))
+            assert [text(r) for r in sampled] == ["alice<-model alice", "bob<-model bob",
+                                                  "file:///home/alice", "file:///home/bob"]
+            assert prompts == {"alice": ["prompt alice"], "bob": ["prompt bob"]}
             for tag in ("0", "1"):
                 assert text(await alice.call_tool("cx__open_link", {"tag": tag})) == "open_link:accept"
             assert asked == {"alice": ["link-0", "link-1"], "bob": []}
