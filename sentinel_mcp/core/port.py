@@ -215,7 +215,7 @@ class FrontPort(GatewayPort, Protocol):
     def on_upstream_notices(
         self,
         resource_updated: Callable[[str, str, str | None], Awaitable[None]],
-        elicit_complete: Callable[[str, str], Awaitable[None]],
+        elicit_complete: Callable[[str, str, str | None], Awaitable[None]],
     ) -> None:
         """Where upstreams' ``resources/updated`` and ``elicitation/complete`` notices go (the front's
         fan-out)."""

@@ -303,7 +303,7 @@ class CatalogView:
     def on_upstream_notices(
         self,
         resource_updated: Callable[[str, str, str | None], Awaitable[None]],
-        elicit_complete: Callable[[str, str], Awaitable[None]],
+        elicit_complete: Callable[[str, str, str | None], Awaitable[None]],
     ) -> None:
         self.manager.on_resource_updated = resource_updated
         self.manager.on_elicit_complete = elicit_complete

@@ -11,7 +11,6 @@ import time
 from typing import Any, Awaitable, Callable
 
 from mcp.server import NotificationOptions, Server, ServerRequestContext
-from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CallToolRequestParams,
@@ -44,6 +43,7 @@ from sentinel_mcp.gateway.front_link import (
 from sentinel_mcp.gateway.held_calls import HeldCalls
 from sentinel_mcp.gateway.list_changed_fanout import ListChangedFanOut
 from sentinel_mcp.gateway.listen_streams import ListenStreams
+from sentinel_mcp.gateway.principal_bus import PrincipalBus
 from sentinel_mcp.gateway.input_rounds import (AGAIN, ELICITATION, InputRounds, LateAnswer, RefusedRetry,
                                                capability_asked, wire_key)
 from sentinel_mcp.gateway.call_record import META_KEY
@@ -117,7 +117,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
         )
         self.seal = seal or RequestStateSeal(max_age=confirm_ttl)
         self.rounds = InputRounds(self.seal)
-        self.bus = InMemorySubscriptionBus()
+        self.bus = PrincipalBus()
         self.page_size = PAGE_SIZE
         self.held = HeldCalls(timeout=confirm_ttl)
         self.confirm_ttl = confirm_ttl  # also how long a pushed question stays open (as a sealed state does)

@@ -142,22 +142,34 @@ class UrlElicitations:
     LIMIT = 1000
 
     def __init__(self) -> None:
+        # (upstream, id) -> the connection asked, or _SHARED_ID; and whose call asked it
         self._by_id: dict[tuple[str, str], Any] = {}
+        self._whose: dict[tuple[str, str], str | None] = {}
 
-    def remember(self, upstream: str, elicitation_id: str, session: Any) -> None:
+    def remember(self, upstream: str, elicitation_id: str, session: Any,
+                 principal: str | None = None) -> None:
         """The upstream chose the id: one it gave two connections names neither (its notice reaches no one),
-        never the one asked last."""
+        never the one asked last. ``principal``: whose call it asked during."""
         key = (upstream, elicitation_id)
         known = self._by_id.get(key, session)
         self._by_id[key] = session if known is session else _SHARED_ID
+        self._whose[key] = principal
         if known is not session and known is not _SHARED_ID:
             log.info("upstream %s gave URL elicitation id %.100r to two connections: its completion notice "
                      "will reach neither", upstream, elicitation_id)
         while len(self._by_id) > self.LIMIT:
-            self._by_id.pop(next(iter(self._by_id)))
+            self._whose.pop(oldest := next(iter(self._by_id)), None)
+            self._by_id.pop(oldest)
 
-    def pop(self, upstream: str, elicitation_id: str) -> Any:
-        session = self._by_id.pop((upstream, elicitation_id), None)
+    def pop(self, upstream: str, elicitation_id: str, principal: str | None = None) -> Any:
+        """The connection to tell of the completion; ``principal``: the notice came on that principal's
+        own session of the upstream (``isolation: "per_principal"``), whose ids are its own: another
+        principal's elicitation of the same id is not its to complete (it stays, for its own notice)."""
+        key = (upstream, elicitation_id)
+        if principal is not None and key in self._by_id and self._whose.get(key) != principal:
+            return None
+        self._whose.pop(key, None)
+        session = self._by_id.pop(key, None)
         return None if session is _SHARED_ID else session
 
 
@@ -284,7 +296,7 @@ class FrontLink(CallerLink):
             if isinstance(link, ElicitRequestFormParams) and not can_elicit(self.ctx):
                 return refusal("a URL elicitation", "its link is not one Sentinel shows")
             if self.urls is not None and self.upstream is not None and params.elicitation_id is not None:
-                self.urls.remember(self.upstream, params.elicitation_id, self.ctx.session)
+                self.urls.remember(self.upstream, params.elicitation_id, self.ctx.session, self.principal)
             return await self._ask(ElicitRequest(params=link), ElicitResult)
         if not isinstance(params, ElicitRequestFormParams) or not can_elicit(self.ctx):
             return refusal("an elicitation", f"{self.who} did not declare elicitation")

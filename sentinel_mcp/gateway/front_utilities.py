@@ -10,7 +10,7 @@ handshake
   client (2026-era clients through their ``subscriptions/listen`` stream, whose resource filter subscribes
   upstream the same way). On an upstream kept per principal (``isolation: "per_principal"``) the resource is
   that principal's session's: subscribed there, once per URI and principal, and its updates go to that
-  principal's subscribers only (never on the listen streams' bus, which every principal's streams share).
+  principal's subscribers and listen streams only (``principal_bus``).
 - ``notifications/elicitation/complete``: to the client that got the URL elicitation.
 
 Each request reaches only upstreams the caller's principal may read (``Principal.may_read``: it may use the
@@ -47,6 +47,7 @@ from sentinel_mcp.core.port import FrontPort, NotInCatalog
 from sentinel_mcp.gateway.client_notices import tell_each, told
 from sentinel_mcp.gateway.front_link import ConnectionLevels, UrlElicitations, connection_of
 from sentinel_mcp.gateway.listen_streams import ListenStreams
+from sentinel_mcp.gateway.principal_bus import PrincipalBus
 from sentinel_mcp.gateway.principal_sessions import on_own_session
 from sentinel_mcp.gateway.session_tables import Shares, connection_key, on_end
 from sentinel_mcp.gateway.upstream import Upstream, UpstreamUnavailable
@@ -72,7 +73,7 @@ class FrontUtilities:
         self,
         port: FrontPort,
         listen: ListenStreams,
-        bus: Any,
+        bus: PrincipalBus,
         principal_of: Callable[[ServerRequestContext], Principal] = lambda ctx: OWNER,
     ) -> None:
         self.port = port
@@ -274,10 +275,13 @@ class FrontUtilities:
         await tell_each([(key, session) for key, session in subscribers if session is not None], tell)
         if principal is None:  # the bus reaches every principal's listen streams naming the URI
             await self._bus.publish(ResourceUpdated(uri=uri))
+        else:  # that principal's own streams only
+            await self._bus.publish_to(principal, ResourceUpdated(uri=uri))
 
     # ------------------------------------------------------------------ URL elicitation
-    async def elicit_complete(self, upstream: str, elicitation_id: str) -> None:
-        session = self.urls.pop(upstream, elicitation_id)
+    async def elicit_complete(self, upstream: str, elicitation_id: str, principal: str | None = None) -> None:
+        """``principal``: the notice came on that principal's own session of ``upstream``."""
+        session = self.urls.pop(upstream, elicitation_id, principal)
         if session is None:
             return
         try:

@@ -96,6 +96,7 @@ class _Connection(asyncio.Protocol):
     def _reset(self) -> None:
         self.status = 0
         self.headers: dict[str, str] = {}
+        self.set_cookies: list[str] = []  # each field apart: a comma may sit inside one (an Expires date)
         self.head_bytes = 0  # received while the head is incomplete
         self.head_fields = 0
         self.head_done = False
@@ -171,12 +172,15 @@ class _Connection(asyncio.Protocol):
             self._refuse(f"unsupported Transfer-Encoding {text[:40]!r}")
         if key == "content-encoding" and text.strip().lower() not in ("", "identity"):
             self._refuse(f"unsupported Content-Encoding {text[:40]!r} (none was asked for)")
+        if key == "set-cookie":
+            self.set_cookies.append(text)
         self.headers[key] = f"{self.headers[key]}, {text}" if key in self.headers else text
 
     def on_headers_complete(self) -> None:
         status = self.parser.get_status_code()
         if 100 <= status < 200:  # an interim answer: the real one follows on the same connection
             self.headers = {}
+            self.set_cookies = []
             self.head_fields = 0
             return
         self.status = status
@@ -282,6 +286,7 @@ class HttpAnswer:
         self._conn = conn
         self.status = conn.status
         self.headers = conn.headers  # names in lower case
+        self.set_cookies = conn.set_cookies
 
     def body(self) -> AsyncGenerator[bytes, None]:
         return self._conn.body()

@@ -54,6 +54,7 @@ from sentinel_mcp.config import RemoteServer
 from sentinel_mcp.gateway.plain_upstream_result import plain_call_result
 from sentinel_mcp.gateway.result_shape import check_shape
 from sentinel_mcp.gateway.lean_http import HeaderRefused, HttpAnswer, HttpFault, HttpPool, pool_for
+from sentinel_mcp.gateway.upstream_cookies import cookie_header, keep_cookies, lean_jar
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,7 @@ class HttpSession:
 
     session_id: str | None = None
     gone: bool = False
+    cookies: Any = None  # the SDK client's jar (``httpx2.Cookies``), shared by the lean calls
 
 
 @dataclass
@@ -110,6 +112,8 @@ class LeanCaller:
         self.modern = self.era in MODERN_PROTOCOL_VERSIONS
         self._next_id = 0 if self.modern else HANDSHAKE_IDS
         self._cancels: set[asyncio.Task[None]] = set()
+        self.url = ""  # where the pool posts, and the connection's cookie jar (both set by lean_caller)
+        self.jar: Any = None
 
     def usable(self, client: Client | None) -> bool:
         """Still the connection this was made for, still on its era."""
@@ -121,7 +125,15 @@ class LeanCaller:
         sid = self.session.session_id
         if not self.modern and sid:
             headers["mcp-session-id"] = sid
+        cookie = cookie_header(self.jar, self.url)
+        if cookie:
+            headers["cookie"] = cookie
         return headers
+
+    def _kept(self, response: HttpAnswer) -> HttpAnswer:
+        """``response``, its cookies stored in the connection's jar first (as the SDK's client does)."""
+        keep_cookies(self.jar, self.url, response.set_cookies)
+        return response
 
     async def call_tool(
         self,
@@ -147,7 +159,7 @@ class LeanCaller:
         answered = False
         try:
             async with self.pool.request("POST", body.encode(), self._headers(opts)) as response:
-                raw = await self._answer(response, rid, on_log, on_progress, on_notice)
+                raw = await self._answer(self._kept(response), rid, on_log, on_progress, on_notice)
                 answered = True
         except HeaderRefused as e:
             answered = True  # nothing was sent: nothing to cancel
@@ -180,6 +192,7 @@ class LeanCaller:
             async with asyncio.timeout(CANCEL_SECONDS):
                 body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
                 async with self.pool.request("POST", body, self._headers(opts)) as response:
+                    self._kept(response)
                     async for _ in response.body():
                         pass
         except (HttpFault, TimeoutError) as e:
@@ -233,8 +246,12 @@ class LeanCaller:
                        MCP_PROTOCOL_VERSION_HEADER: self.era}
             if self.session.session_id:
                 headers["mcp-session-id"] = self.session.session_id
+            cookie = cookie_header(self.jar, self.url)
+            if cookie:
+                headers["cookie"] = cookie
             try:
                 async with self.pool.request("GET", b"", headers) as resumed:
+                    self._kept(resumed)
                     ctype = resumed.headers.get("content-type", "").lower()
                     if resumed.status != 200 or not ctype.startswith("text/event-stream"):
                         failures += 1
@@ -359,6 +376,7 @@ async def lean_caller(target: Any, client: Client, session: HttpSession | None) 
         yield None
         return
     caller = LeanCaller(pool, client, session, answer_limit(target))
+    caller.url, caller.jar = target.url, lean_jar(session.cookies, target.headers or {})
     try:
         yield caller
     finally:

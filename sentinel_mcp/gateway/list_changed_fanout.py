@@ -10,7 +10,6 @@ from typing import Any, Callable
 
 from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import (
-    InMemorySubscriptionBus,
     PromptsListChanged,
     ResourcesListChanged,
     ToolsListChanged,
@@ -19,6 +18,7 @@ from mcp.types import NotificationParams
 
 from sentinel_mcp.gateway.client_notices import tell_each, told
 from sentinel_mcp.gateway.front_link import connection_of
+from sentinel_mcp.gateway.principal_bus import PrincipalBus
 from sentinel_mcp.gateway.session_tables import Shares, connection_key, on_end
 from sentinel_mcp.identity.principal import Principal
 
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 class ListChangedFanOut:
     """Mixed into the front, which sets ``bus`` and ``principal``."""
 
-    bus: InMemorySubscriptionBus
+    bus: PrincipalBus
     principal: Callable[[ServerRequestContext], Principal]
 
     def _init_fanout(self) -> None:

@@ -8,7 +8,9 @@ supervised like any upstream (reconnect on death, its own breaker, timeouts and 
 reaching its own callers, audited under the server's name). At most ``max_principals`` are open at once:
 one more principal is refused with the reason, never queued. One unused for ``principal_idle_seconds`` is
 closed (its process ended); that principal's next call opens a new one, with none of the old state.
-The principal ``anonymous`` (every caller under ``"auth": "none"``) is refused: its session would be shared.
+The principal ``anonymous`` (every caller under ``"auth": "none"``) and Sentinel's own calls (``sentinel``)
+are refused: each one's session would be shared by many callers; so is a name out of ``PRINCIPAL_NAME``'s
+shape.
 
 The configured ``Upstream`` keeps its own session for the catalog (tools, resources, prompts are listed
 once, from it) and carries no principal's call. ``tools/call``, ``resources/read``, ``prompts/get``,
@@ -19,6 +21,7 @@ that principal's subscribers only: ``front_utilities.py``). A session holding a 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -26,8 +29,9 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar
 
 import anyio
 
+from sentinel_mcp.config import PRINCIPAL_NAME
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
-from sentinel_mcp.identity.principal import ANONYMOUS_NAME
+from sentinel_mcp.identity.principal import ANONYMOUS_NAME, INTERNAL_NAME
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.upstream import Upstream
@@ -129,6 +133,14 @@ class PrincipalSessions:
                 f"upstream {self.name} keeps a session per principal; an unauthenticated caller (auth "
                 f'"none": every caller is the one principal {ANONYMOUS_NAME}) would share one with every '
                 f"other, so it is refused"
+            )
+        # Sentinel itself (a built-in's or the solver's call naming no one) runs for every principal in turn:
+        # one session of its own would carry each one's state to the next. Any other name must be one a
+        # configured principal could have (``PRINCIPAL_NAME``): one out of that shape is no one's
+        if principal == INTERNAL_NAME or not re.fullmatch(PRINCIPAL_NAME, principal):
+            raise UpstreamUnavailable(
+                f"upstream {self.name} keeps a session per principal; a call that is no configured "
+                f"principal's own (Sentinel's, or of an unknown caller) is refused"
             )
         own = self._own.get(principal)
         if own is not None:

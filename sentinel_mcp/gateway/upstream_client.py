@@ -12,7 +12,8 @@ remembered for reconnects. ``legacy`` and ``modern`` pin the era.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Literal
 
 from mcp.shared.exceptions import MCPError
 
@@ -115,7 +116,18 @@ def remote_transport(t: RemoteServer, session: HttpSession | None = None) -> Any
         headers=headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout), verify=verify,
         event_hooks=hooks,
     )
-    return streamable_http_client(t.url, http_client=http)
+    if session is not None:
+        session.cookies = http.cookies  # one jar for the SDK's requests and the lean calls (upstream_cookies)
+    return _closing(http, streamable_http_client(t.url, http_client=http))
+
+
+@asynccontextmanager
+async def _closing(http: Any, transport: Any) -> AsyncIterator[Any]:
+    """``transport``, and ``http`` closed when it ends: the SDK leaves a client it was given open, and its
+    kept-alive connections waited for the garbage collector (one more socket per reconnect, or per
+    principal's session closed)."""
+    async with http, transport as streams:
+        yield streams
 
 
 def describe_error(e: BaseException) -> Marked:

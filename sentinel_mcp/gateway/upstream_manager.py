@@ -30,7 +30,7 @@ class UpstreamManager:
         # set by the front: notifications that go to the clients that subscribed or were asked
         # (upstream, URI, the principal whose own session of it sent it; None: the upstream's one session)
         self.on_resource_updated: Callable[[str, str, str | None], Awaitable[None]] | None = None
-        self.on_elicit_complete: Callable[[str, str], Awaitable[None]] | None = None
+        self.on_elicit_complete: Callable[[str, str, str | None], Awaitable[None]] | None = None
         # set by the gateway: a request an upstream pushed during a call, refused (``push_refusals.py``)
         self.on_push_refused: Callable[[str, str, str, str, CallOf | None], Awaitable[None]] | None = None
         self._tg: anyio.abc.TaskGroup | None = None
@@ -79,7 +79,7 @@ class UpstreamManager:
 
     async def _elicit_complete(self, up: Upstream, elicitation_id: str) -> None:
         if self.on_elicit_complete is not None:
-            await self.on_elicit_complete(up.name, elicitation_id)
+            await self.on_elicit_complete(up.name, elicitation_id, up.principal)
 
     async def _push_refused(self, up: Upstream, kind: str, cause: str, why: str, call: CallOf | None) -> None:
         if self.on_push_refused is not None:

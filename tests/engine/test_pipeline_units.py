@@ -368,7 +368,8 @@ async def test_the_manager_refuses_a_second_upstream_of_the_same_name_and_relays
             assert principal is None  # the upstream's one session
             seen.append((up, uri))
 
-        async def completed(up: str, eid: str) -> None:
+        async def completed(up: str, eid: str, principal: str | None) -> None:
+            assert principal is None
             seen.append((up, eid))
 
         rt.gateway.on_upstream_notices(updated, completed)

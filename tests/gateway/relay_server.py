@@ -76,6 +76,7 @@ TOOLS = [Tool(name=n, description=d, input_schema=OBJ, annotations=RO) for n, d 
     ("progress_question", "Progress, a question, more progress"),
     ("touch", "Tells subscribers that relay://watched changed"),
     ("hidden_question", "A question whose words hold a real right-to-left override (HIDDEN_QUESTION)"),
+    ("complete", "The completion notice of the URL elicitation whose id is tag (asked or not)"),
 )]
 HIDDEN_QUESTION = "Delete report\u202efdp.exe?"
 
@@ -126,6 +127,9 @@ def build_server() -> Server:
                 message, url = LINKS[int(tag)]
                 r = await ctx.session.elicit_url(message, url, f"link-{tag}", related_request_id=related)
                 return _text(f"open_link:{r.action}")
+            if params.name == "complete":
+                await ctx.session.send_elicit_complete(str(tag), related_request_id=related)
+                return _text("completed")
             if params.name == "hidden_question":
                 r = await ctx.session.elicit_form(
                     HIDDEN_QUESTION, {"type": "object", "properties": {"ok": {"type": "boolean"}}},

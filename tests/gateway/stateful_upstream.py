@@ -1,6 +1,8 @@
 """A test upstream that keeps state per MCP session, as a browser keeps its cookies: ``login(name)`` then
 ``whoami()`` answers that name to the same session only (over stdio the process is the session; over HTTP
-its ``Mcp-Session-Id``). ``pid()`` names its process, ``die()`` ends it.
+its ``Mcp-Session-Id``, or on 2026-07-28, which has none, the cookie ``jar`` it sets on a client's first
+request, as a web server keeps a login). ``peer()`` names the TCP connection a request came on, ``pid()``
+its process, ``die()`` ends it.
 
 stdio: python stateful_upstream.py        HTTP: python stateful_upstream.py --http PORT
 """
@@ -9,7 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 import warnings
+from http.cookies import SimpleCookie
+from typing import Any
 
 import anyio
 
@@ -26,7 +31,39 @@ LOGGED_IN: dict[str, str] = {}
 
 def _session(ctx: Context) -> str:
     headers = ctx.headers or {}
-    return str(headers.get("mcp-session-id") or "this process")
+    if headers.get("mcp-session-id"):
+        return str(headers["mcp-session-id"])
+    return "jar:" + str(headers["x-jar"]) if headers.get("x-jar") else "this process"
+
+
+def _with_jar(app: Any) -> Any:
+    """The cookie ``jar`` read (one minted and set when the request brings none) and the TCP peer, both
+    handed to the tools as headers only this wrapper writes."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        heads = [(k, v) for k, v in scope["headers"] if k not in (b"x-jar", b"x-peer")]
+        cookies = SimpleCookie(b"; ".join(v for k, v in heads if k == b"cookie").decode("latin-1"))
+        minted = None if "jar" in cookies else uuid.uuid4().hex
+        jar = minted or cookies["jar"].value
+        heads += [(b"x-jar", jar.encode()), (b"x-peer", str(scope["client"][1]).encode())]
+
+        async def send_cookie(message: Any) -> None:
+            if minted and message["type"] == "http.response.start":
+                cookie = (b"set-cookie", f"jar={minted}; Path=/; HttpOnly".encode())
+                message = {**message, "headers": [*message.get("headers", []), cookie]}
+            await send(message)
+
+        await app({**scope, "headers": heads}, receive, send_cookie)
+
+    return wrapped
+
+
+@mcp.tool(annotations=RO)
+def peer(ctx: Context) -> str:
+    """The client port of the TCP connection this request came on (over HTTP)."""
+    return str((ctx.headers or {}).get("x-peer", ""))
 
 
 @mcp.tool(annotations=RO)
@@ -82,6 +119,9 @@ def die() -> str:
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
-        mcp.run("streamable-http", port=int(sys.argv[2]), host="127.0.0.1")
+        import uvicorn
+
+        app = _with_jar(mcp.streamable_http_app(host="127.0.0.1"))
+        uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
     else:
         mcp.run()

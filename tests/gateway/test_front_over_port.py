@@ -115,7 +115,7 @@ class PortDouble:
         return None
 
     def on_upstream_notices(self, resource_updated: Callable[[str, str, str | None], Awaitable[None]],
-                            elicit_complete: Callable[[str, str], Awaitable[None]]) -> None:
+                            elicit_complete: Callable[[str, str, str | None], Awaitable[None]]) -> None:
         self.notices = (resource_updated, elicit_complete)
 
 

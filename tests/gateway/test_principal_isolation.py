@@ -8,6 +8,8 @@ is refused with the reason, and admitted once one has been closed idle. Real ups
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import subprocess
 import sys
 import time
@@ -21,7 +23,7 @@ from mcp.types import PromptReference
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import ConfigError, load_config
 from sentinel_mcp.core.call_request import CallRequest
-from sentinel_mcp.identity.principal import ANONYMOUS, Principal
+from sentinel_mcp.identity.principal import ANONYMOUS, INTERNAL, Principal
 from tests.gateway.helpers import alive, make_config
 from tests.gateway.test_push_refusals_audited import _rows
 
@@ -95,7 +97,44 @@ async def test_bob_never_sees_alices_login_over_stdio_and_http_in_both_eras(data
             assert failed and "unauthenticated" in said and "nobody" not in said, said
         assert sorted(rt.manager.upstreams["sl"].principals.open()) == ["alice", "bob"]
         assert await _call(gw, ANONYMOUS, "shared__whoami") == (False, "alice")
+        # Sentinel's own calls (built-ins, the solver, naming no one) would share one session among all the
+        # principals they run for; a name out of the principal names' shape names no one configured
+        for odd in (INTERNAL, Principal("a2a peer", "token"), Principal("alice\n", "token"),
+                    Principal("x" * 65, "token"), Principal("al/ice", "token"), Principal("älice", "token")):
+            for up in ("sl", "hl"):
+                failed, said = await _call(gw, odd, f"{up}__whoami")
+                assert failed and "nobody" not in said, (odd, said)
+        assert sorted(rt.manager.upstreams["sl"].principals.open()) == ["alice", "bob"]
     assert not [p for p in pids if alive(int(p))]  # the gateway stopped: every principal's process ended
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+async def test_over_http_a_login_kept_by_cookie_or_session_stays_its_principals(data_dir: Path,
+                                                                               http_stateful: str,
+                                                                               protocol: str) -> None:
+    """On 2026-07-28 there is no MCP session: the upstream keeps the login by the cookie it set (on the
+    handshake era by its ``Mcp-Session-Id``). Whichever way a request travels
+    (a tool call, a prompt),
+    it carries its principal's own and nobody else's, and no TCP connection carries two principals."""
+    servers = {"h": {"url": http_stateful, "protocol": protocol, "isolation": "per_principal"},
+               "shared": {"url": http_stateful, "protocol": protocol}}  # the control: one jar for all
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        for up in ("h", "shared"):
+            assert rt.manager.upstreams[up].state == "ready", (up, rt.manager.upstreams[up].last_error)
+            assert await _call(gw, "alice", f"{up}__login", name="alice") == (False, "logged in as alice")
+        assert await _call(gw, "bob", "shared__whoami") == (False, "alice")  # what per_principal prevents
+        assert await _call(gw, "bob", "h__whoami") == (False, "nobody")
+        assert await _call(gw, "alice", "h__whoami") == (False, "alice")
+        await _call(gw, "bob", "h__login", name="bob")
+        for who in ("alice", "bob", "carol"):
+            mine = "nobody" if who == "carol" else who
+            assert await _call(gw, who, "h__whoami") == (False, mine), who
+            got = await gw.get_prompt("h__greeting", None, Principal(who, "token"))
+            assert got.messages[0].content.text == f"hello {mine}", who
+        ports = {who: {(await _call(gw, who, "h__peer"))[1] for _ in range(4)} for who in ("alice", "bob")}
+        assert all(p.isdigit() for p in ports["alice"] | ports["bob"]), ports
+        assert not ports["alice"] & ports["bob"], ports
 
 
 async def test_an_idle_session_is_closed_and_its_process_ended(data_dir: Path) -> None:
@@ -220,6 +259,84 @@ async def test_past_the_bound_a_new_principal_is_refused_clearly_and_admitted_on
     assert len({r["decision_id"] for r in refused}) == 3 and all(r["upstream"] == "s" for r in refused)
     assert {r["upstream"] for r in rows} == {"s"}
     assert {"alice", "bob", "carol"} <= {r["principal"] for r in rows}
+
+
+async def test_no_session_is_closed_under_its_call_and_churning_principals_leave_no_process(
+    data_dir: Path,
+) -> None:
+    """The idle sweep meets a session whose call is in flight (however old its last use): it stays, and
+    the call ends on it. Then principals come and go past ``max_principals``, all at once, while the sweep
+    runs: never more sessions than the bound, and every closed session's process ended."""
+    servers = {"s": _stdio(protocol="legacy", isolation="per_principal", max_principals=2)}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        sessions = rt.manager.upstreams["s"].principals
+        await _call(gw, "alice", "s__login", name="alice")
+        go = data_dir / "go"
+        held = asyncio.ensure_future(_call(gw, "alice", "s__hold", path=str(go)))
+
+        async def alice_in() -> bool:
+            return sessions.counts()["calls_in_flight"] == 1
+
+        await _until(alice_in)
+        await sessions.close_idle(time.monotonic() + 601)
+        assert list(sessions.open()) == ["alice"]
+        go.touch()
+        assert await held == (False, "held")
+        assert await _call(gw, "alice", "s__whoami") == (False, "alice")  # the same session, still hers
+        pids: set[int] = set()
+        for round_ in range(3):
+            who = [f"p{round_}-{i}" for i in range(4)] * 2
+            sweep = asyncio.ensure_future(sessions.close_idle(time.monotonic() + 601))
+            got = await asyncio.gather(*(_call(gw, w, "s__pid") for w in who))
+            await sweep
+            assert len(sessions.open()) <= 2, sessions.open()
+            pids |= {int(text) for failed, text in got if not failed}
+            refused = [text for failed, text in got if failed]
+            assert refused and all("max_principals" in text for text in refused), got
+            await sessions.close_idle(time.monotonic() + 601)
+        assert sessions.open() == {} and len(pids) >= 3, pids
+
+        async def all_ended() -> bool:
+            return not [p for p in pids if alive(p)]
+
+        await _until(all_ended)
+
+
+def _connections_to(port: int) -> int:
+    """TCP connections of this process established to 127.0.0.1:``port`` (``/proc``: no library asked)."""
+    mine = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            link = os.readlink(f"/proc/self/fd/{fd}")
+            if link.startswith("socket:["):
+                mine.add(link[8:-1])
+    rows = Path("/proc/self/net/tcp").read_text().splitlines()[1:]
+    return sum(1 for row in map(str.split, rows)
+               if int(row[2].split(":")[1], 16) == port and row[3] == "01" and row[9] in mine)
+
+
+async def test_a_closed_principal_session_leaves_no_connection_open(data_dir: Path,
+                                                                    http_stateful: str) -> None:
+    """Principals come and go on an HTTP upstream: each closed session's connections (the SDK's client's
+    and the lean calls') are closed with it, not left for the garbage collector to find some day."""
+    port = int(http_stateful.rsplit(":", 1)[1].split("/")[0])
+    servers = {"h": {"url": http_stateful, "protocol": "modern", "isolation": "per_principal"}}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        sessions = rt.manager.upstreams["h"].principals
+        base = max(_connections_to(port), 1)  # the catalog's own session (its one kept-alive connection)
+        for round_ in range(3):
+            for who in ("alice", "bob", "carol"):
+                assert await _call(gw, who, "h__whoami") == (False, "nobody")
+                got = await gw.get_prompt("h__greeting", None, Principal(who, "token"))  # the SDK's client
+                assert got.messages[0].content.text == "hello nobody"
+            assert _connections_to(port) > base  # the probe sees them
+            closing = [own.ended for own in sessions._own.values()]
+            await sessions.close_idle(time.monotonic() + 601)
+            for ended in closing:
+                await ended.wait()
+            assert _connections_to(port) <= base, round_
 
 
 @pytest.mark.parametrize("key,value", [

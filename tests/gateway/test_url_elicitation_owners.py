@@ -27,3 +27,17 @@ def test_an_id_one_client_was_given_completes_for_it_once():
     assert urls.pop("up", "a-1") is alice
     assert urls.pop("up", "a-1") is None
     assert urls.pop("other", "a-1") is bob
+
+
+def test_a_principals_own_session_completes_only_that_principals_elicitation():
+    """``isolation: "per_principal"``: each principal's session chooses ids of its own; bob's may name the id
+    alice's asked her with, and its notice is not alice's."""
+    urls = UrlElicitations()
+    alice = object()
+    urls.remember("up", "link-0", alice, "alice")
+    for other in ("bob", "Alice", "alice ", ""):
+        assert urls.pop("up", "link-0", other) is None
+    assert urls.pop("up", "link-0", "alice") is alice  # still there for her own session's notice
+    assert urls.pop("up", "link-0", "alice") is None
+    urls.remember("up", "e", alice, "alice")
+    assert urls.pop("up", "e") is alice  # the upstream's one shared session: its ids are one space
