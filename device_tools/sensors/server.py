@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from device_tools.sensors.bridge import SensorBridge, UserConsent
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import SensorError, StoreUnavailable
+from device_tools.sensors.reading_text import untrusted_meta
 from sentinel_mcp.core.sensor_kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
@@ -86,10 +87,11 @@ def _round_heard(ctx: Context, asker: Asker) -> bool:
     return all(ask.hears(ctx, value) for value in responses.values())
 
 
-def _ok(data: dict[str, Any]) -> CallToolResult:
+def _ok(data: dict[str, Any], meta: dict[str, Any] | None = None) -> CallToolResult:
+    """``meta``: its ``_meta`` (``reading_text.untrusted_meta`` when a reading holds others' text)."""
     # allow_nan=False: the text stays strict JSON (readings are checked finite; this refuses any that is not)
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, allow_nan=False))],
-                          structured_content=data)
+                          structured_content=data, _meta=meta)
 
 
 def _error(err: SensorError | str, code: str = "invalid_request") -> CallToolResult:
@@ -195,7 +197,7 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             response = await bridge.handle(request, principal_of(ctx), answer, decision_id_of(ctx))
         except SensorError as e:
             return _error(e)
-        return _ok(response.model_dump())
+        return _ok(response.model_dump(), untrusted_meta(response.payload))
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
     async def sensor_list() -> CallToolResult:
@@ -306,9 +308,12 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         """Your readings still within their retention period and under a live consent (expired ones, and those
         of a consent revoked, narrowed or expired, are deleted)."""
         try:
-            return _ok({"readings": bridge.retained(principal_of(ctx), task_id or None)})
+            readings = bridge.retained(principal_of(ctx), task_id or None)
         except StoreUnavailable as e:
             return _error(e)
+        # each kept reading's payload, as sensor_read marked it when it was read
+        payloads = [r["response"].get("payload") for r in readings if isinstance(r.get("response"), dict)]
+        return _ok({"readings": readings}, untrusted_meta(*payloads))
 
     return server
 
