@@ -53,8 +53,9 @@ def _location(scope: Scope, v: dict[str, Any],
         lat, lon = cell_of(scope, lat), cell_of(scope, lon)
     else:
         accuracy = v.get("horizontalAccuracy")
-        sure = isinstance(accuracy, (int, float)) and not isinstance(accuracy, bool)
-        lat, lon = cells.shown(scope, lat, lon, float(accuracy) if sure else None)
+        if isinstance(accuracy, bool) or not isinstance(accuracy, (int, float)):
+            accuracy = None  # unknown: the margin is half a cell
+        lat, lon = cells.shown(scope, lat, lon, None if accuracy is None else float(accuracy))
     payload = {"latitude": lat, "longitude": lon}
     # the design lists the altitude removal even when the source had none, so the list is the same per scope
     return payload, [LOCATION_ROUNDING_TEXT[scope], "Removed altitude"]

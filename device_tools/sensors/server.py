@@ -312,7 +312,8 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         except StoreUnavailable as e:
             return _error(e)
         # each kept reading's payload, as sensor_read marked it when it was read
-        payloads = [r["response"].get("payload") for r in readings if isinstance(r.get("response"), dict)]
+        responses = [r.get("response") for r in readings]  # each {task_id, payload, redactions, timestamp}
+        payloads = [p.get("payload") for p in responses if isinstance(p, dict)]
         return _ok({"readings": readings}, untrusted_meta(*payloads))
 
     return server
