@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from tests.sensors.test_termux_source import script
+from tests.support.jpeg_segments import PIXEL_MARKERS, markers
 
 from device_tools.sensors.sources.termux import TermuxSource
 from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
@@ -36,25 +37,6 @@ exif[0x010E] = "{WHERE}"  # ImageDescription
 img.save(sys.argv[1], format="JPEG", exif=exif.tobytes(), comment="{WHERE}".encode(), xmp={XMP!r}.encode(),
          icc_profile=b"{WHERE}" * 8)
 PYEOF"""
-SOS, EOI = 0xDA, 0xD9
-# what a baseline or progressive JPEG of pixels needs: frame, tables, restart interval, JFIF's APP0
-PIXEL_MARKERS = {0xC0, 0xC1, 0xC2, 0xC4, 0xDB, 0xDD, 0xE0}
-
-
-def markers(jpeg: bytes) -> list[int]:
-    """The segment markers before the scan (the metadata all sits there)."""
-    assert jpeg[:2] == b"\xff\xd8"
-    found, pos = [], 2
-    while pos + 4 <= len(jpeg):
-        assert jpeg[pos] == 0xFF, pos
-        marker = jpeg[pos + 1]
-        if marker in (SOS, EOI):
-            break
-        found.append(marker)
-        pos += 2 + int.from_bytes(jpeg[pos + 2 : pos + 4], "big")
-    return found
-
-
 async def test_a_photo_carries_its_pixels_only(tmp_path: Path, make_bridge):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
