@@ -111,6 +111,12 @@ class SensorBridge:
         self._forget_uncovered(requester, None)
         return self.vault.retained(requester, task_id)
 
+    def retained_answer(self, requester: str,
+                        task_id: str | None = None) -> tuple[list[dict[str, object]], int]:
+        """``retained`` as one answer holds it: the newest readings that fit, and how many it left out."""
+        self._forget_uncovered(requester, None)
+        return self.vault.retained_within(requester, task_id)
+
     # --- the pipeline ------------------------------------------------------------------------------
 
     async def handle(self, request: SensorRequest | dict[str, Any], requester: str,

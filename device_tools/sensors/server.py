@@ -306,15 +306,16 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
     async def sensor_retained(ctx: Context, task_id: str = "") -> CallToolResult:
         """Your readings still within their retention period and under a live consent (expired ones, and those
-        of a consent revoked, narrowed or expired, are deleted)."""
+        of a consent revoked, narrowed or expired, are deleted): the newest that fit one answer, oldest first;
+        left_out says how many older ones it did not hold (task_id narrows the answer)."""
         try:
-            readings = bridge.retained(principal_of(ctx), task_id or None)
+            readings, left_out = bridge.retained_answer(principal_of(ctx), task_id or None)
         except StoreUnavailable as e:
             return _error(e)
         # each kept reading's payload, as sensor_read marked it when it was read
         responses = [r.get("response") for r in readings]  # each {task_id, payload, redactions, timestamp}
         payloads = [p.get("payload") for p in responses if isinstance(p, dict)]
-        return _ok({"readings": readings}, untrusted_meta(*payloads))
+        return _ok({"readings": readings, "left_out": left_out}, untrusted_meta(*payloads))
 
     return server
 
