@@ -2,7 +2,8 @@
 chose it), a sensor's, provider's or battery technology's name (the phone's firmware). Such a result is
 marked as data, never instructions (``_meta["sentinel/untrusted"]``, which the gateway turns into its
 marker), as the device tools mark screen text. A reading of numbers only carries nobody's words and stays
-plain JSON."""
+plain JSON. The consents listed to the owner are marked the same way when one holds a purpose: a remembered
+yes keeps the ``policy_tag`` its requester wrote."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from sentinel_mcp.core.untrusted_text import UNTRUSTED_META
 
 SOURCE = "the phone's sensors"
+PURPOSES = "the purposes sensor requesters stated"  # a remembered yes keeps the requester's policy_tag
 
 
 def holds_text(value: Any) -> bool:
@@ -32,6 +34,6 @@ def _own_key(key: Any) -> bool:
     return isinstance(key, str) and key.isascii() and key.replace("_", "").isalnum() and len(key) <= 40
 
 
-def untrusted_meta(*payloads: Any) -> dict[str, Any] | None:
-    """The result's ``_meta`` when any of ``payloads`` holds text, else None."""
-    return {UNTRUSTED_META: SOURCE} if any(holds_text(p) for p in payloads) else None
+def untrusted_meta(*payloads: Any, source: str = SOURCE) -> dict[str, Any] | None:
+    """The result's ``_meta`` when any of ``payloads`` holds text (written by ``source``), else None."""
+    return {UNTRUSTED_META: source} if any(holds_text(p) for p in payloads) else None

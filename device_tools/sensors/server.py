@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from device_tools.sensors.bridge import SensorBridge, UserConsent
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import SensorError, StoreUnavailable
-from device_tools.sensors.reading_text import untrusted_meta
+from device_tools.sensors.reading_text import PURPOSES, untrusted_meta
 from sentinel_mcp.core.sensor_kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
@@ -258,7 +258,9 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
                 listed = bridge.consents.list(requester if _manages_consents(ctx) else caller)
             except StoreUnavailable as e:
                 return _error(e)
-            return _ok({"consents": [c.model_dump(mode="json") for c in listed]})
+            # a remembered yes names the purpose its requester wrote: shown to the owner, marked as theirs
+            return _ok({"consents": [c.model_dump(mode="json") for c in listed]},
+                       untrusted_meta([c.purpose for c in listed if c.purpose], source=PURPOSES))
         if action not in ("grant", "revoke"):
             return _error(f"unknown action {action!r}; use grant, revoke or list")
         try:

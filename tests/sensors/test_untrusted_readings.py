@@ -94,6 +94,12 @@ async def test_readings_with_the_phones_text_are_marked(tmp_path: Path) -> None:
             assert_marked(await c.call_tool("sensors__sensor_read", read(sensor)), shown)
         # kept readings come back through sensor_retained: marked the same way
         assert_marked(await c.call_tool("sensors__sensor_retained", {}), ORDER[:32])
+        # a remembered yes keeps the purpose the requester wrote: listed to the owner, it is marked as theirs
+        purpose = read("motion") | {"policy_tag": ORDER[:120]}
+        assert not (await c.call_tool("sensors__sensor_read", purpose)).is_error
+        listed = await c.call_tool("sensors__sensor_consent", {"action": "list"})
+        assert_marked(listed, ORDER[:120])
+        assert "purpose" in listed.meta[UNTRUSTED_META]["source"]
         # no text in it: nothing anyone wrote reaches the model, and the text block stays plain JSON
         result = await c.call_tool("sensors__sensor_read", read("battery", "minimal"))
         assert not result.is_error, result.content
