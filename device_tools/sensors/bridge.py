@@ -27,6 +27,7 @@ from device_tools.sensors.errors import (
 )
 from sentinel_mcp.core.sensor_kinds import DESCRIPTIONS, MAX_RATE_HZ, SCOPED_SENSORS, Scope, SensorKind
 from sentinel_mcp.core.sensor_messages import SensorRequest, SensorResponse, iso_utc
+from device_tools.sensors.location_cells import LocationCells
 from device_tools.sensors.rate_limiter import RateLimiter
 from device_tools.sensors.reading_check import check_reading
 from device_tools.sensors.reading_vault import ReadingVault
@@ -58,6 +59,7 @@ class SensorBridge:
         self.vault = ReadingVault(db, clock, covered=self._covers)
         self.audit = AuditLog(db, clock)
         self.limiter = RateLimiter(monotonic)
+        self.cells = LocationCells()  # the coarse location each scope showed: steady for a phone that stays
         self.default_retention, self.max_retention = default_retention, max_retention
         self._running: dict[str, int] = {}  # requester -> its reads of the source running now
         self._clock = clock
@@ -109,6 +111,12 @@ class SensorBridge:
         self._forget_uncovered(requester, None)
         return self.vault.retained(requester, task_id)
 
+    def retained_answer(self, requester: str,
+                        task_id: str | None = None) -> tuple[list[dict[str, object]], int]:
+        """``retained`` as one answer holds it: the newest readings that fit, and how many it left out."""
+        self._forget_uncovered(requester, None)
+        return self.vault.retained_within(requester, task_id)
+
     # --- the pipeline ------------------------------------------------------------------------------
 
     async def handle(self, request: SensorRequest | dict[str, Any], requester: str,
@@ -143,7 +151,7 @@ class SensorBridge:
             reading = await self.source.read(req.sensor)
             check_reading(reading.values)
             # 2. scope is enforced by apply_scope: the reading is cut down before it exists outside
-            payload, redactions = apply_scope(req.sensor, req.scope, reading.values)
+            payload, redactions = apply_scope(req.sensor, req.scope, reading.values, self.cells)
         except Exception as e:  # noqa: BLE001 - a source bug must not leak a traceback or crash the server
             # a fixed message per code: the source's own text may quote device output (exact coordinates)
             err = device_failure(e, self.source.name, req.sensor.value)

@@ -23,6 +23,17 @@ from sentinel_mcp.storage.shared_clock import DB_NOW, clocked, on_server_clock
 log = logging.getLogger(__name__)
 
 
+# what one requester keeps, its newest first (a retention is a longest keep, never a promise): at the camera's
+# pace a day's retention was tens of thousands of photos, all read into memory by one sensor_retained
+MAX_KEPT_READINGS = 1000
+MAX_KEPT_CHARS = 8_000_000  # of stored JSON: about 80 photos, or 200 scans of 400 access points
+MAX_ANSWER_CHARS = 1_000_000  # one sensor_retained answer: its newest readings, and how many it left out
+# the requester's readings past either bound, its oldest first (a running count and size, newest first)
+_TRIM = (
+    "DELETE FROM sensor_readings WHERE id IN (SELECT id FROM (SELECT id, COUNT(*) OVER w AS n, "
+    "SUM(LENGTH(response)) OVER w AS size FROM sensor_readings WHERE requester=? "
+    "WINDOW w AS (ORDER BY id DESC)) t WHERE n > ? OR size > ?)"
+)
 Covered = Callable[[str, str, str], bool]  # (requester, sensor, scope) -> a live consent covers it
 # one reading of the clock for both times
 _STORE = (
@@ -48,10 +59,25 @@ class ReadingVault:
         if retention <= 0:
             return None
         now, at = (DB_NOW, ()) if on_server_clock(self._db) else ("?", (self._clock(),))
-        return self._db.insert(
+        stored = self._db.insert(
             _STORE.format(now=now),
             (requester, response.task_id, sensor, scope, response.model_dump_json(), retention, *at),
         )
+        self._db.execute(_TRIM, (requester, MAX_KEPT_READINGS, MAX_KEPT_CHARS))
+        return stored
+
+    def retained_within(self, requester: str,
+                        task_id: str | None = None) -> tuple[list[dict[str, object]], int]:
+        """``requester``'s newest kept readings that fit one answer (``MAX_ANSWER_CHARS`` of JSON), in the
+        order they were read, and how many older ones it left out."""
+        readings = self.retained(requester, task_id)
+        size, first = 2, len(readings)  # "[]"
+        while first > 0:
+            size += len(json.dumps(readings[first - 1])) + 2  # ", " between items
+            if size > MAX_ANSWER_CHARS:
+                break
+            first -= 1
+        return readings[first:], first
 
     def retained(self, requester: str | None = None, task_id: str | None = None) -> list[dict[str, object]]:
         sql, clock_params = clocked(

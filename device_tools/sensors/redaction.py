@@ -9,14 +9,12 @@ battery field the scope allows but the phone did not report is ``null`` and name
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from device_tools.sensors.location_cells import LocationCells, cell_of
 from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 
-# minimal: the whole-degree cell, cut toward zero exactly as the design's example (37.7749, -122.4194 ->
-# 37.0, -122.0; about 111 km, a city or region); standard: 2 decimals ≈ 1.1 km (street level, 37.78, -122.42)
-LOCATION_DECIMALS = {Scope.standard: 2}
+# the cells (minimal ≈ 111 km, standard ≈ 1.1 km) are location_cells'
 LOCATION_ROUNDING_TEXT = {Scope.minimal: "Rounded to city-level precision",
                           Scope.standard: "Rounded to street-level precision"}
 DETAILED_LOCATION_FIELDS = ("latitude", "longitude", "altitude", "horizontalAccuracy", "verticalAccuracy",
@@ -31,10 +29,13 @@ BATTERY_FIELDS = {
 }
 
 
-def apply_scope(sensor: SensorKind, scope: Scope, values: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Return the payload allowed at ``scope`` and the redactions applied, in the design's wording."""
+def apply_scope(sensor: SensorKind, scope: Scope, values: dict[str, Any],
+                cells: LocationCells | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Return the payload allowed at ``scope`` and the redactions applied, in the design's wording.
+    ``cells``: the phone's coarse cells shown so far (a fix near a cell's edge shows the cell shown before);
+    None: each fix its own cell."""
     if sensor is SensorKind.location:
-        return _location(scope, values)
+        return _location(scope, values, cells)
     if sensor is SensorKind.battery:
         return _battery(scope, values)
     if sensor is SensorKind.nearby_devices:
@@ -43,15 +44,19 @@ def apply_scope(sensor: SensorKind, scope: Scope, values: dict[str, Any]) -> tup
     return dict(values), []
 
 
-def _location(scope: Scope, v: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _location(scope: Scope, v: dict[str, Any],
+              cells: LocationCells | None) -> tuple[dict[str, Any], list[str]]:
     if scope is Scope.detailed:
         return {k: v[k] for k in DETAILED_LOCATION_FIELDS if v.get(k) is not None}, []
     lat, lon = float(v["latitude"]), float(v["longitude"])
-    if scope is Scope.minimal:
-        payload = {"latitude": float(math.trunc(lat)), "longitude": float(math.trunc(lon))}
+    if cells is None:
+        lat, lon = cell_of(scope, lat), cell_of(scope, lon)
     else:
-        places = LOCATION_DECIMALS[scope]
-        payload = {"latitude": round(lat, places), "longitude": round(lon, places)}
+        accuracy = v.get("horizontalAccuracy")
+        if isinstance(accuracy, bool) or not isinstance(accuracy, (int, float)):
+            accuracy = None  # unknown: the margin is half a cell
+        lat, lon = cells.shown(scope, lat, lon, None if accuracy is None else float(accuracy))
+    payload = {"latitude": lat, "longitude": lon}
     # the design lists the altitude removal even when the source had none, so the list is the same per scope
     return payload, [LOCATION_ROUNDING_TEXT[scope], "Removed altitude"]
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from device_tools.sensors.bridge import SensorBridge, UserConsent
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import SensorError, StoreUnavailable
+from device_tools.sensors.reading_text import PURPOSES, untrusted_meta
 from sentinel_mcp.core.sensor_kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
@@ -86,10 +87,11 @@ def _round_heard(ctx: Context, asker: Asker) -> bool:
     return all(ask.hears(ctx, value) for value in responses.values())
 
 
-def _ok(data: dict[str, Any]) -> CallToolResult:
+def _ok(data: dict[str, Any], meta: dict[str, Any] | None = None) -> CallToolResult:
+    """``meta``: its ``_meta`` (``reading_text.untrusted_meta`` when a reading holds others' text)."""
     # allow_nan=False: the text stays strict JSON (readings are checked finite; this refuses any that is not)
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, allow_nan=False))],
-                          structured_content=data)
+                          structured_content=data, _meta=meta)
 
 
 def _error(err: SensorError | str, code: str = "invalid_request") -> CallToolResult:
@@ -195,7 +197,7 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             response = await bridge.handle(request, principal_of(ctx), answer, decision_id_of(ctx))
         except SensorError as e:
             return _error(e)
-        return _ok(response.model_dump())
+        return _ok(response.model_dump(), untrusted_meta(response.payload))
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
     async def sensor_list() -> CallToolResult:
@@ -256,7 +258,9 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
                 listed = bridge.consents.list(requester if _manages_consents(ctx) else caller)
             except StoreUnavailable as e:
                 return _error(e)
-            return _ok({"consents": [c.model_dump(mode="json") for c in listed]})
+            # a remembered yes names the purpose its requester wrote: shown to the owner, marked as theirs
+            return _ok({"consents": [c.model_dump(mode="json") for c in listed]},
+                       untrusted_meta([c.purpose for c in listed if c.purpose], source=PURPOSES))
         if action not in ("grant", "revoke"):
             return _error(f"unknown action {action!r}; use grant, revoke or list")
         try:
@@ -304,11 +308,16 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
     async def sensor_retained(ctx: Context, task_id: str = "") -> CallToolResult:
         """Your readings still within their retention period and under a live consent (expired ones, and those
-        of a consent revoked, narrowed or expired, are deleted)."""
+        of a consent revoked, narrowed or expired, are deleted): the newest that fit one answer, oldest first;
+        left_out says how many older ones it did not hold (task_id narrows the answer)."""
         try:
-            return _ok({"readings": bridge.retained(principal_of(ctx), task_id or None)})
+            readings, left_out = bridge.retained_answer(principal_of(ctx), task_id or None)
         except StoreUnavailable as e:
             return _error(e)
+        # each kept reading's payload, as sensor_read marked it when it was read
+        responses = [r.get("response") for r in readings]  # each {task_id, payload, redactions, timestamp}
+        payloads = [p.get("payload") for p in responses if isinstance(p, dict)]
+        return _ok({"readings": readings, "left_out": left_out}, untrusted_meta(*payloads))
 
     return server
 

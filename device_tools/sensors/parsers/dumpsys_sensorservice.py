@@ -80,7 +80,11 @@ def _events_header(line: str) -> str | None:
     tail = _EVENTS_TAIL.search(line)
     if tail is None:
         return None
-    name = line[: tail.start()]
+    return _event_name(line[: tail.start()])
+
+
+def _event_name(name: str) -> str | None:
+    """A sensor's name as its events are headed: without a trailing wake-up word."""
     for word in _WAKE_WORDS:
         before = name[: -len(word)]
         if name.endswith(word) and before != before.rstrip():
@@ -132,12 +136,18 @@ def _values(text: str) -> tuple[float, ...] | None:
 
 
 def latest_event_for(text: str, android_type: str) -> tuple[HardwareSensor, SensorEvent] | None:
-    """The newest event of any sensor of this Android type (e.g. android.sensor.accelerometer)."""
-    sensors = [s for s in parse_sensor_list(text) if s.type == android_type]
+    """The newest event of any sensor of this Android type (e.g. android.sensor.accelerometer). Events are
+    headed by a sensor's name alone: a name that sensors of another type share too (chip-named sensors, an
+    accelerometer and a gyroscope both "lsm6ds3") heads events that may be the other's, so it serves none."""
+    listed = parse_sensor_list(text)
+    types: dict[str | None, set[str]] = {}
+    for s in listed:
+        types.setdefault(_event_name(s.name), set()).add(s.type)
+    sensors = [s for s in listed if s.type == android_type and types[_event_name(s.name)] == {android_type}]
     events = parse_recent_events(text)
     best: tuple[HardwareSensor, SensorEvent] | None = None
     for s in sensors:
-        ev = events.get(s.name)
+        ev = events.get(_event_name(s.name) or "")
         if ev and (best is None or ev.ts > best[1].ts):
             best = (s, ev)
     return best

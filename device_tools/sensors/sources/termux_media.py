@@ -1,9 +1,9 @@
 """Camera and microphone through termux-api (``termux-camera-photo``, ``termux-microphone-record``).
 
 Both only run after the bridge's consent check, like every sensor. A photo is downscaled to at most 640 px and
-re-encoded as JPEG (no EXIF, so no GPS tag leaves the phone); a recording is a few seconds of AAC. Files live
-in
-a private temporary directory that is removed after the read, whatever happens.
+re-encoded as JPEG from its pixels alone (no EXIF, comment, XMP or profile: no GPS tag leaves the phone); a
+recording is a few seconds of AAC. Files live in a private temporary directory that is removed after the read,
+whatever happens.
 """
 
 from __future__ import annotations
@@ -62,8 +62,12 @@ async def take_photo(run: Run, camera: str = "0") -> dict[str, Any]:
                 taken.load()
                 image = taken.convert("RGB")
                 image.thumbnail((PHOTO_MAX_SIDE, PHOTO_MAX_SIDE))
+                # a new image of the pixels alone: Pillow copies what it kept of the original (its comment, a
+                # position a camera or app wrote there) into the saved JPEG; EXIF, XMP, ICC and maker
+                # segments stay behind too, whatever a later Pillow would carry over
+                image = Image.frombytes("RGB", image.size, image.tobytes())
                 buf = io.BytesIO()
-                image.save(buf, format="JPEG", quality=80)  # re-encoded: the original's EXIF stays behind
+                image.save(buf, format="JPEG", quality=80)
         except (UnidentifiedImageError, OSError, Image.DecompressionBombError,
                 Image.DecompressionBombWarning):
             raise MalformedOutput("termux-camera-photo wrote no readable image") from None
