@@ -32,6 +32,8 @@
 :- include(rulebase_loading).
 :- include(clause_shapes).
 :- include(reserved_heads).
+:- include(own_heads).
+:- include(effect_lookups).
 :- include(unreachable_rules).
 :- include(guard_reads).
 :- include(fact_terms).
