@@ -1,9 +1,9 @@
-"""The declarations a rulebase may make of its predicates (``:- dynamic``, ``discontiguous``, ``multifile``,
-``public``) name predicates a rulebase may define, as a clause's head must: Name/Arity, never another module's,
-an internal ('$'), a builtin's or Sentinel's own. ``dynamic`` and ``discontiguous`` took any term at all,
-silently (``:- dynamic(sentinel_core:foo/1)``, ``:- dynamic(_)``, ``:- dynamic foo``), and all four took
-'$fact'/3, member/2 or now/1: the file read as if it declared something of the engine's, and nothing said
-that it did not."""
+"""The declarations a rulebase may make of its predicates (``:- dynamic``, ``discontiguous``,
+``multifile``, ``public``) name predicates a rulebase may define, as a clause's head must: Name/Arity, never
+another module's, an internal ('$'), a builtin's or Sentinel's own. ``dynamic`` and ``discontiguous`` took
+any term at all, silently (``:- dynamic(sentinel_core:foo/1)``, ``:- dynamic(_)``, ``:- dynamic foo``),
+and all four took '$fact'/3, member/2 or now/1: the file read as if it declared something of the engine's,
+and nothing said that it did not."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ BAD = [
 
 
 async def test_a_declaration_names_only_predicates_a_rulebase_may_define(tmp_path: Path) -> None:
-    # one file, one directive a line (one load): each line has its own error, naming its kind and what it named
+    # one file, one directive a line (one load): each line has its own error, naming its kind and name
     lines = [(kind, spec, words) for kind in KINDS for spec, words in BAD]
     f = tmp_path / "declares.pl"
     f.write_text("fact(ok/1).\n" + "".join(f":- {kind}({spec}).\n" for kind, spec, _ in lines)
@@ -57,7 +57,8 @@ async def test_a_declaration_of_the_rulebases_own_predicates_loads(tmp_path: Pat
                  ":- discontiguous((mine/1, other/2)).\n:- multifile mine/1.\n:- public mine/1.\n"
                  ":- dynamic(ok/1).\n"  # a fact's own name: the declaration of what the rulebase owns
                  ":- dynamic(guard/3).\n"
-                 ":- dynamic(wide/100000000).\n"  # read as an indicator, never made a term of that many arguments
+                 # read as an indicator, never made a term of that many arguments
+                 ":- dynamic(wide/100000000).\n"
                  "mine(X) :- ok(X).\nother(X, X).\nguard('t__w', [x = X], mine(X)).\n")
     problems = await check_files(shared_engine(), [f])
     assert [p for p in problems if p.severity == "error"] == [], problems

@@ -47,6 +47,6 @@ async def test_an_effect_looks_up_only_stored_facts(tmp_path: Path) -> None:
 async def test_stored_facts_in_an_effect_load(tmp_path: Path) -> None:
     f = tmp_path / "effects.pl"
     f.write_text(HEAD + "effect('t__w', [x = A], [invalidate(ok(A)), invalidate(st(A, _)),\n"
-                        "                         establish(done(A), ( ok(A), st(A, open) )), establish(ok(A))]).\n")
+                        "    establish(done(A), ( ok(A), st(A, open) )), establish(ok(A))]).\n")
     problems = await check_files(shared_engine(), [f])
     assert [p for p in problems if p.severity == "error"] == [], problems
