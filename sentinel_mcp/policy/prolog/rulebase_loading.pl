@@ -108,6 +108,10 @@ read_terms(RB, File, S, Errors) :-
         read_terms(RB, File, S, Rest)
     ).
 
+syntax_problem(File, error(syntax_error(end_of_file_in_block_comment), stream(_, 0, _, _)), P) :-
+    unclosed_comment_at(File, Line, Col), !,  % syntax_words.pl: SWI-Prolog gives no position for it
+    syntax_words(end_of_file_in_block_comment, W), format(atom(M), 'syntax error: ~w (column ~w)', [W, Col]),
+    problem(error, File, Line, Col, M, P).
 syntax_problem(File, error(syntax_error(What), stream(_, Line, Col, _)), P) :- !,
     syntax_words(What, W), format(atom(M), 'syntax error: ~w (column ~w)', [W, Col]), problem(error, File, Line, Col, M, P).
 syntax_problem(File, error(syntax_error(What), file(_, Line, Col, _)), P) :- !,
@@ -126,15 +130,6 @@ resource_words(E, Doing, M) :-
     ;   format(atom(M), 'cannot load this clause: ~w', [M0])
     ).
 
-% SWI-Prolog's syntax error codes in words a rulebase author reads
-syntax_words(end_of_file, 'unexpected end of file (an unfinished clause: a missing ")", "]" or "."?)') :- !.
-syntax_words(end_of_clause_expected, 'end of clause expected (a missing "," or ".", or an operator?)') :- !.
-syntax_words(operator_expected, 'operator expected (a missing "," between goals or arguments?)') :- !.
-syntax_words(cannot_start_term, 'unexpected token (a term cannot start here)') :- !.
-syntax_words(illegal_number, 'illegal number') :- !.
-syntax_words(quoted_punctuation, 'a "|" or "," where a term was expected (quasi-quotations, {|...|}, are not \c
-                                  read in a rulebase)') :- !.
-syntax_words(W, W).
 
 message_to_codes_safe(E, M) :-
     catch(( '$messages':translate_message(E, Lines, []),

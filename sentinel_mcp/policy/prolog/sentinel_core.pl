@@ -31,6 +31,7 @@
 
 :- include(rulebase_loading).
 :- include(clause_shapes).
+:- include(syntax_words).
 :- include(reserved_heads).
 :- include(own_heads).
 :- include(effect_lookups).
