@@ -130,7 +130,6 @@ resource_words(E, Doing, M) :-
     ;   format(atom(M), 'cannot load this clause: ~w', [M0])
     ).
 
-
 message_to_codes_safe(E, M) :-
     catch(( '$messages':translate_message(E, Lines, []),
             with_output_to(string(S), print_message_lines(current_output, '', Lines)) ), _, fail), !,
@@ -182,8 +181,6 @@ add_term(RB, File, Line, T, Ps) :-
     ).
 
 system_pred(N/A) :- functor(H, N, A), predicate_property(system:H, defined), \+ declaration(H).
-
-
 
 check_declaration(T, File, Line, Ps) :-
     findall(P, (decl_problem(T, Sev, M), problem(Sev, File, Line, M, P)), Ps).
@@ -576,6 +573,7 @@ ttl_opt(O, TTL) :- ( memberchk(ttl(T), O) -> ( T == session -> TTL = @(null) ; T
 askable_from(O, From) :- ( memberchk(from(F), O) -> From = F ; From = [user, agent] ).
 %  an answer's time to live: ttl(Seconds), else the session's (null: no expiry)
 askable_ttl(O, TTL) :- ( memberchk(ttl(T), O), number(T) -> TTL = T ; TTL = @(null) ).
+
 
 %  sn_tool_sites(+RB, -Out): where each binding, guard, effect and read_only/1 names a tool (for catalog checks).
 sn_tool_sites(RB, Out) :-
