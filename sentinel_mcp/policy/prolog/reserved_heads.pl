@@ -24,7 +24,7 @@ wrong_head(H, N/A, Hint) :- callable(H), H \= _:_, functor(H, N, A), wrong_arity
 
 %  the indicators a dynamic/discontiguous/multifile/public directive names (Name//Arity a DCG's, module-qualified or
 %  not); anything else it holds is not a declaration of a predicate
-declared_indicator(D, PI) :- compound(D), D =.. [K, Spec], memberchk(K, [dynamic, discontiguous, multifile, public]),
+declared_indicator(D, PI) :- compound(D), D =.. [K, Spec], declaring(K),
     spec_indicator(Spec, PI).
 declared_indicator((A, B), PI) :- ( declared_indicator(A, PI) ; declared_indicator(B, PI) ).
 

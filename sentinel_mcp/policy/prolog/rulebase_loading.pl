@@ -108,6 +108,10 @@ read_terms(RB, File, S, Errors) :-
         read_terms(RB, File, S, Rest)
     ).
 
+syntax_problem(File, error(syntax_error(end_of_file_in_block_comment), stream(_, 0, _, _)), P) :-
+    unclosed_comment_at(File, Line, Col), !,  % syntax_words.pl: SWI-Prolog gives no position for it
+    syntax_words(end_of_file_in_block_comment, W), format(atom(M), 'syntax error: ~w (column ~w)', [W, Col]),
+    problem(error, File, Line, Col, M, P).
 syntax_problem(File, error(syntax_error(What), stream(_, Line, Col, _)), P) :- !,
     syntax_words(What, W), format(atom(M), 'syntax error: ~w (column ~w)', [W, Col]), problem(error, File, Line, Col, M, P).
 syntax_problem(File, error(syntax_error(What), file(_, Line, Col, _)), P) :- !,
@@ -126,16 +130,6 @@ resource_words(E, Doing, M) :-
     ;   format(atom(M), 'cannot load this clause: ~w', [M0])
     ).
 
-% SWI-Prolog's syntax error codes in words a rulebase author reads
-syntax_words(end_of_file, 'unexpected end of file (an unfinished clause: a missing ")", "]" or "."?)') :- !.
-syntax_words(end_of_clause_expected, 'end of clause expected (a missing "," or ".", or an operator?)') :- !.
-syntax_words(operator_expected, 'operator expected (a missing "," between goals or arguments?)') :- !.
-syntax_words(cannot_start_term, 'unexpected token (a term cannot start here)') :- !.
-syntax_words(illegal_number, 'illegal number') :- !.
-syntax_words(quoted_punctuation, 'a "|" or "," where a term was expected (quasi-quotations, {|...|}, are not \c
-                                  read in a rulebase)') :- !.
-syntax_words(W, W).
-
 message_to_codes_safe(E, M) :-
     catch(( '$messages':translate_message(E, Lines, []),
             with_output_to(string(S), print_message_lines(current_output, '', Lines)) ), _, fail), !,
@@ -143,19 +137,26 @@ message_to_codes_safe(E, M) :-
 message_to_codes_safe(E, M) :- format(atom(M), '~q', [E]).
 
 add_term(_, File, Line, T, Ps) :- reserved_arity_problems(T, File, Line, Ps), Ps \== [], !.  % reserved_heads.pl
-add_term(RB, File, Line, (:- D), Ps) :- compound(D), D =.. [K, Spec], memberchk(K, [multifile, public]), !,
-    % multifile: other files may add clauses (as Prolog's own); public: symbolic queries call it (unreachable_rules.pl)
-    (   multifile_indicators(Spec, PIs)
-    ->  forall(member(PI, PIs), assertz(RB:'$src'(K, PI, File, Line))), Ps = []
-    ;   format(atom(M), '~w needs Name/Arity indicators, got ~q', [K, Spec]),
+add_term(RB, File, Line, (:- D), Ps) :- compound(D), D =.. [K, Spec], declaring(K), !,
+    % multifile: other files may add clauses (as Prolog's own); public: symbolic queries call it
+    % (unreachable_rules.pl); dynamic, discontiguous: nothing to do (no rule asserts, clauses are read as a whole).
+    % Each names predicates a clause of the file could define, by the heads' allow list (head_problem/2)
+    (   \+ multifile_indicators(Spec, _)
+    ->  format(atom(M), '~w needs Name/Arity indicators, got ~q', [K, Spec]),
         problem(error, File, Line, M, P), Ps = [P]
+    ;   multifile_indicators(Spec, PIs),
+        findall(P, ( member(PI, PIs), indicator_problem(PI, M0), format(atom(M), '~w ~q: ~w', [K, PI, M0]),
+                     problem(error, File, Line, M, P) ), Ps),
+        (   Ps == [], memberchk(K, [multifile, public])
+        ->  forall(member(PI, PIs), assertz(RB:'$src'(K, PI, File, Line)))
+        ;   true
+        )
     ).
 add_term(RB, File, Line, (?- D), Ps) :- !,  % consult runs it as :- D: never a clause of ?-/1, silently
     add_term(RB, File, Line, (:- D), Ps).
-add_term(_, File, Line, (:- D), Ps) :- !,
-    ( ok_directive(D) -> Ps = []
-    ; format(atom(M), 'directive not executed (only dynamic/discontiguous/multifile/public are accepted): ~q', [D]),
-      problem(warning, File, Line, M, P), Ps = [P] ).
+add_term(_, File, Line, (:- D), [P]) :- !,
+    format(atom(M), 'directive not executed (only dynamic/discontiguous/multifile/public are accepted): ~q', [D]),
+    problem(warning, File, Line, M, P).
 add_term(RB, File, Line, (H --> B), Ps) :- !,
     dcg_translate_rule((H --> B), Clause), add_term(RB, File, Line, Clause, Ps).
 add_term(RB, File, Line, T, Ps) :-
@@ -165,20 +166,8 @@ add_term(RB, File, Line, T, Ps) :-
     ;   H = Mod:_
     ->  format(atom(M), 'a rulebase defines its own predicates only, not ~q in module ~q', [H, Mod]),
         problem(error, File, Line, M, P), Ps = [P]
-    ;   functor(H, N, _), sub_atom(N, 0, 1, _, '$')
-    ->  format(atom(M), 'predicate names starting with $ are internal to Sentinel: ~q', [N]),
-        problem(error, File, Line, M, P), Ps = [P]
-    ;   functor(H, N, A), system_pred(N/A)
-    ->  format(atom(M), 'cannot redefine the built-in ~w/~w', [N, A]), problem(error, File, Line, M, P), Ps = [P]
-    ;   functor(H, N, A), \+ sentinel_builtin(H), allowed_builtin(rulebase, N/A)
-    ->  % a library predicate a body may call (member/2, append/3, ...): a local clause would replace it
-        % for every file's guards, as a system one would
-        format(atom(M), 'cannot redefine the built-in ~w/~w', [N, A]), problem(error, File, Line, M, P), Ps = [P]
-    ;   ( sentinel_builtin(H) ; special_form(H) )
-    ->  % a local clause would replace Sentinel's own for every file's guards (now/1, require/3, ...)
-        functor(H, N, A),
-        format(atom(M), 'cannot redefine Sentinel''s ~w/~w (its runtime and policy constructs are its own)', [N, A]),
-        problem(error, File, Line, M, P), Ps = [P]
+    ;   head_problem(H, M)
+    ->  problem(error, File, Line, M, P), Ps = [P]
     ;   declaration(H), T = (_ :- _)
     ->  % a declaration is read as data (its '$src' term), never called: a body would be a second meaning
         % nothing checks (or a loop, if anything called it); a guard's condition is its third argument
@@ -192,9 +181,6 @@ add_term(RB, File, Line, T, Ps) :-
     ).
 
 system_pred(N/A) :- functor(H, N, A), predicate_property(system:H, defined), \+ declaration(H).
-
-
-ok_directive(dynamic(_)). ok_directive(discontiguous(_)).
 
 check_declaration(T, File, Line, Ps) :-
     findall(P, (decl_problem(T, Sev, M), problem(Sev, File, Line, M, P)), Ps).

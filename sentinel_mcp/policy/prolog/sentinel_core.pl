@@ -31,7 +31,10 @@
 
 :- include(rulebase_loading).
 :- include(clause_shapes).
+:- include(syntax_words).
 :- include(reserved_heads).
+:- include(own_heads).
+:- include(effect_lookups).
 :- include(unreachable_rules).
 :- include(guard_reads).
 :- include(fact_terms).
