@@ -9,10 +9,13 @@ idle in its transaction, and a server-wide setting must not end its turn under i
 are short, so a holder whose host vanished (no reset ever comes) is found gone within about 20 seconds. A
 replica that hangs but lives keeps its turn: it may still be sending the write the turn is for.
 
-Taking it waits at most ``wait`` seconds (``lock_timeout``, on the server); 0 tries once. A turn that cannot
-be had, because another holds it or the server cannot be reached, is refused (``why`` says which): the caller
-denies the call, never runs it without the turn. The connection is made fresh for each turn and closed after:
-a pooled connection handed back with its transaction open would keep the lock for a stranger.
+Taking it waits at most ``wait`` seconds in all (``lock_timeout``, on the server, the time left for each
+lock), counted from the call (a taker queued for a thread has waited already); 0 tries once. A turn of several
+names takes their locks on its one connection in the order given (every taker sorts them: none holds one
+another waits for). A turn that cannot be had, because another holds it or the server cannot be reached, is
+refused (``why`` says which): the caller denies the call, never runs it without the turn. The connection is
+made fresh for each turn and closed after: a pooled connection handed back with its transaction open would
+keep the lock for a stranger.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
@@ -29,12 +33,14 @@ from sentinel_mcp.storage.location import ServerLocation
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 3  # seconds: as the store's own connections (postgres.py)
-# the server's side of the turn's connection: probe an idle peer after 5 s, every 5 s, gone after 3 misses
-_KEEPALIVES = ("SET LOCAL tcp_keepalives_idle = 5", "SET LOCAL tcp_keepalives_interval = 5",
-               "SET LOCAL tcp_keepalives_count = 3", "SET LOCAL idle_in_transaction_session_timeout = 0")
+# the server's side of the turn's connection: probe an idle peer after 5 s, every 5 s, gone after 3 misses;
+# one round trip (no parameters: one simple query of several statements)
+_KEEPALIVES = ("SET LOCAL tcp_keepalives_idle = 5; SET LOCAL tcp_keepalives_interval = 5; "
+               "SET LOCAL tcp_keepalives_count = 3; SET LOCAL idle_in_transaction_session_timeout = 0")
 # threads of their own: a taker may wait up to its bound on the server, and must not hold a worker of the
-# loop's default pool (a few on a small machine) that every ``to_thread`` shares
-_THREADS = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="server-turn")
+# loop's default pool (a few on a small machine) that every ``to_thread`` shares; writes to different
+# upstreams each wait for their own turn (session_writes.py), so more than a few may wait at once
+_THREADS = concurrent.futures.ThreadPoolExecutor(16, thread_name_prefix="server-turn")
 _TAKE = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
 _TRY = "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))"
 
@@ -47,8 +53,9 @@ class Refusal:
     busy: bool
 
 
-def _take(location: ServerLocation, name: str, wait: float) -> Any:
-    """The connection holding the turn, or a Refusal (blocking: run in a thread)."""
+def _take(location: ServerLocation, names: tuple[str, ...], wait: float, deadline: float) -> Any:
+    """The connection holding every turn of ``names``, or a Refusal (blocking: run in a thread).
+    ``deadline``: ``time.monotonic()`` past which a wait (``wait`` > 0) is refused."""
     import psycopg
 
     try:
@@ -56,18 +63,20 @@ def _take(location: ServerLocation, name: str, wait: float) -> Any:
     except psycopg.Error as e:
         return Refusal(_said(location, e), busy=False)
     try:
-        for setting in _KEEPALIVES:
-            conn.execute(setting)
-        if wait <= 0:
-            got = conn.execute(_TRY, (name,)).fetchone()
-            if not (got and got[0] is True):
-                conn.close()
-                return Refusal("another replica holds the turn", busy=True)
-            return conn
-        ms = max(1, int(wait * 1000))
-        conn.execute(f"SET LOCAL lock_timeout = {ms}")
-        conn.execute(f"SET LOCAL statement_timeout = {ms + 5000}")
-        conn.execute(_TAKE, (name,))
+        conn.execute(_KEEPALIVES)
+        for name in names:
+            if wait <= 0:
+                got = conn.execute(_TRY, (name,)).fetchone()
+                if not (got and got[0] is True):
+                    conn.close()
+                    return Refusal("another replica holds the turn", busy=True)
+                continue
+            ms = int((deadline - time.monotonic()) * 1000)
+            if ms < 1:
+                raise psycopg.errors.LockNotAvailable("no time left")
+            conn.execute(f"SET LOCAL lock_timeout = {ms}")
+            conn.execute(f"SET LOCAL statement_timeout = {ms + 5000}")
+            conn.execute(_TAKE, (name,))
         return conn
     except psycopg.errors.LockNotAvailable:
         conn.close()
@@ -111,11 +120,14 @@ def _close_when_taken(fut: "asyncio.Future[Any]") -> None:
 
 
 @contextlib.asynccontextmanager
-async def server_turn(location: ServerLocation, name: str, *, wait: float) -> AsyncIterator[Refusal | None]:
-    """None while the turn named ``name`` is held (given back on leaving); a ``Refusal`` when it was not
-    had within ``wait`` seconds (0: tried once) or the server could not give it."""
+async def server_turn(location: ServerLocation, name: str | tuple[str, ...], *,
+                      wait: float) -> AsyncIterator[Refusal | None]:
+    """None while the turn named ``name`` (or every one of the names, taken in their order) is held (given
+    back on leaving); a ``Refusal`` when it was not had within ``wait`` seconds (0: tried once) or the server
+    could not give it."""
     loop = asyncio.get_running_loop()
-    taking = loop.run_in_executor(_THREADS, _take, location, name, wait)
+    names = (name,) if isinstance(name, str) else name
+    taking = loop.run_in_executor(_THREADS, _take, location, names, wait, time.monotonic() + wait)
     try:
         got = await asyncio.shield(taking)
     except asyncio.CancelledError:
