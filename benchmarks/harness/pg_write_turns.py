@@ -1,6 +1,7 @@
 """What the cluster's write turns cost (``policy/kept_turns.py``, ``storage/server_turn.py``): a write with
 effects through a real gateway on a PostgreSQL store, one after another, wall time per call (median, p90)
 over ``--rounds``. ``--kept``: the write establishes a kept fact (its kept facts' turn as well).
+``--turn-only``: the cluster's turn alone (``server_turn``: connect, take two locks, give back), this tree.
 
 Run it against each tree (``--tree``, default the tree it sits in), alternated; the upstream is this tree's
 ``tests/cluster/slow_upstream.py`` for both. Starts its own throwaway PostgreSQL (as root the server runs as
@@ -26,6 +27,20 @@ fact(did/1).
 guard('slow__keep', [mark = M], require(\\+ did(M), 'again')).
 effect('slow__keep', [mark = M], [establish(did(M))]).
 """
+
+
+async def turn_only(url: str, rounds: int) -> list[float]:
+    from sentinel_mcp.storage.location import server_location
+    from sentinel_mcp.storage.server_turn import server_turn
+
+    location, walls = server_location(url), []
+    for i in range(20 + rounds):
+        t0 = time.perf_counter()
+        async with server_turn(location, ("sentinel.turn.kept:", "sentinel.turn.server:a"), wait=5) as no:
+            assert no is None, no
+        if i >= 20:
+            walls.append(time.perf_counter() - t0)
+    return walls
 
 
 async def run(url: str, rounds: int, kept: bool, tmp: Path) -> list[float]:
@@ -57,6 +72,7 @@ def main() -> None:
     ap.add_argument("--tree", default=str(HERE))
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--kept", action="store_true")
+    ap.add_argument("--turn-only", action="store_true")
     args = ap.parse_args()
     sys.path.insert(0, args.tree)
     from sentinel_mcp.storage.local_server import LocalServer, free_port
@@ -64,14 +80,15 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-turns-"))
     server = LocalServer(tmp / "pg", free_port()).init().start()
     try:
-        walls = asyncio.run(run(server.url, args.rounds, args.kept, tmp))
+        walls = asyncio.run(turn_only(server.url, args.rounds) if args.turn_only
+                            else run(server.url, args.rounds, args.kept, tmp))
     finally:
         server.stop("immediate")
         shutil.rmtree(tmp, ignore_errors=True)
     walls.sort()
     import sentinel_mcp
     assert sentinel_mcp.__file__.startswith(args.tree), sentinel_mcp.__file__
-    print(f"{args.tree} kept={args.kept}: wall median {statistics.median(walls) * 1e3:.2f} ms, "
+    print(f"{args.tree} kept={args.kept} turn-only={args.turn_only}: wall median {statistics.median(walls) * 1e3:.2f} ms, "
           f"p90 {walls[len(walls) * 9 // 10] * 1e3:.2f} ms over {len(walls)}")
 
 

@@ -233,11 +233,11 @@ class Guard(Protocol):
         once. Default: this process is alone."""
         return contextlib.nullcontext(None)
 
-    def kept_turn(self, call: ToolCall, *, wait: bool, within: float) -> AsyncContextManager[str | None]:
+    def kept_turn(self, call: ToolCall, *, wait: bool) -> AsyncContextManager[str | None]:
         """The turn of ``keeps_facts`` calls shared with every other process deciding on the same facts (a
-        cluster's replicas), held while one is decided, forwarded and observed: None while held, else why it
-        was not had within ``within`` seconds (the call is then denied). ``wait`` False: tried once. Default:
-        this process is alone."""
+        cluster's replicas), entered within its ``cluster_turns`` and held while it is decided, forwarded and
+        observed: None while held, else why it was not had (the call is then denied). ``wait`` False: tried
+        once. Default: this process is alone."""
         return contextlib.nullcontext(None)
 
     async def forwarding(self, call: ToolCall) -> str | None:

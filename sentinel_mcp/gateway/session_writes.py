@@ -132,7 +132,7 @@ async def in_turns(writes: SessionWrites, guard: Guard, call: ToolCall, *, wait:
                     return await refuse(f"{call.name}: {refused}")
                 if not guard.keeps_facts(call):
                     return await run()
-                async with guard.kept_turn(call, wait=wait, within=shared.within) as refused:
+                async with guard.kept_turn(call, wait=wait) as refused:
                     if refused is not None:
                         return await refuse(f"{call.name}: {refused}")
                     return await run()

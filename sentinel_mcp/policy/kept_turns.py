@@ -10,7 +10,9 @@ store the same turns are also the cluster's (``cluster_turns``; ``storage/server
 server ends with the holder's session, taken in the same sorted order on one connection), held until the
 write's outcome is recorded. A store of this process only (SQLite) needs no more than the gateway's own turns.
 
-A write that establishes a kept fact also takes the kept facts' turn (``kept_turn``). A holder that dies loses
+A write that establishes a kept fact also holds the kept facts' turn (``kept_turn``: the cluster's turn of
+``write_turns.KEPT_TURN``, among its keys, taken with the others on their one connection). A holder that dies
+loses
 its turn with its session, and what it sent is unknown. So the holder writes down its call (``kept_pending``)
 right before it is written ahead and forwarded (``forwarding``: never while it is decided or asked about, when
 nothing has left), and deletes it before giving the turn back: a row the next holder finds is a dead holder's.
@@ -18,10 +20,10 @@ What that call would have kept is recorded as unsure (``'$unsure'(Fact)`` in the
 same write for every conversation, never grants), until the operator, having looked at what the upstream did,
 clears it (``sentinel-mcp kept clear``).
 
-Every such turn waits at most ``policy.write_turn_seconds`` (the gateway's ``within``): the kept facts' turn
-is waited for by a write that already holds the cluster's turn of the kept facts (``write_turns.KEPT_TURN``,
-among its keys), and either wait is for the same thing, another write it depends on being recorded. A turn
-not had by then, or at all (the server is down), denies the call.
+Every such turn is waited for at most ``policy.write_turn_seconds`` (the gateway's ``within``), the kept
+facts' as well: it is one of the write's turns, and its wait is for the same thing, another write this one
+depends on being recorded (it had a bound of its own, 30 s, not a setting, waited for after the others). A
+turn not had by then, or at all (the server is down), denies the call.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.kept_effects import KEPT_SCOPE, indicator, kept_predicates
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.rulebase import RulebaseHolder
-from sentinel_mcp.policy.write_turns import turn_keys
+from sentinel_mcp.policy.write_turns import KEPT_TURN, turn_keys
 from sentinel_mcp.storage import Statement
 from sentinel_mcp.storage.location import ServerLocation
 from sentinel_mcp.storage.row_signature import sign, signed
@@ -69,6 +71,8 @@ class _Held:
 
 
 _HELD: ContextVar[_Held | None] = ContextVar("sentinel_kept_turn", default=None)
+# the keys of the cluster's write turns this task holds (``cluster_turns``)
+_WRITES_HELD: ContextVar[frozenset[str]] = ContextVar("sentinel_write_turns", default=frozenset())
 
 
 class KeptTurns:
@@ -99,50 +103,54 @@ class KeptTurns:
         if location is None:  # closed, or not a server: no turn, no call
             yield _NO_TURN + "the fact store is not open"
             return
-        async with server_turn(location, tuple(_WRITE_TURN + k for k in sorted(keys)), wait=wait) as refused:
-            if refused is None:
-                yield None
-            else:
+        names = tuple(sorted(_TURN_NAME if k == KEPT_TURN else _WRITE_TURN + k for k in keys))
+        async with server_turn(location, names, wait=wait) as refused:
+            if refused is not None:
                 yield ("another change this one depends on is in progress on another replica "
                        f"({refused.why}); nothing was done, call again once it has finished"
                        if refused.busy else _NO_TURN + refused.why)
+                return
+            token = _WRITES_HELD.set(frozenset(keys))
+            try:
+                yield None
+            finally:
+                with contextlib.suppress(ValueError):  # left in another context: nothing of ours to undo
+                    _WRITES_HELD.reset(token)
 
-    def kept_turn(self, call: ToolCall, *, wait: bool, within: float) -> AsyncContextManager[str | None]:
+    def kept_turn(self, call: ToolCall, *, wait: bool) -> AsyncContextManager[str | None]:
         if not self.store.shared:
             return contextlib.nullcontext(None)  # one process's store: the gateway's own turn is the turn
-        return self._cluster_turn(call, within if wait else 0.0)
+        return self._kept_turn(call)
 
     def _location(self) -> ServerLocation | None:
         location = getattr(self.store.database, "location", None)
         return location if isinstance(location, ServerLocation) else None
 
     @contextlib.asynccontextmanager
-    async def _cluster_turn(self, call: ToolCall, wait: float) -> AsyncIterator[str | None]:
-        location = self._location()
-        if location is None:  # closed, or not a server: no turn, no call
+    async def _kept_turn(self, call: ToolCall) -> AsyncIterator[str | None]:
+        """The kept facts' bookkeeping, within the cluster's turns of ``call`` (its keys hold ``KEPT_TURN``:
+        the kept facts' lock, already taken with the others on their connection, under their bound)."""
+        if self._location() is None:  # closed, or not a server: no turn, no call
             yield _NO_TURN + "the fact store is not open"
             return
-        async with server_turn(location, _TURN_NAME, wait=wait) as refused:
-            if refused is not None:
-                yield (f"another such change is in progress on another replica ({refused.why}); call again"
-                       if refused.busy else _NO_TURN + refused.why)
-                return
-            try:
-                await self._settle_dead_holders()
-            except Exception as e:  # noqa: BLE001 - nothing was decided: the call is refused, said why
-                log.exception("the cluster's turn for kept writes")
-                yield _NO_TURN + f"its record of writes in progress failed ({type(e).__name__})"
-                return
-            held = _Held(call)
-            token = _HELD.set(held)
-            try:
-                yield None
-            finally:
-                with contextlib.suppress(ValueError):  # left in another context: nothing of ours to undo
-                    _HELD.reset(token)
-                if held.pending is not None:
-                    await self.store.db.run([Statement("DELETE FROM kept_pending WHERE id = ?",
-                                                       (held.pending,))])
+        if KEPT_TURN not in _WRITES_HELD.get():
+            yield _NO_TURN + "it is not held for this call"
+            return
+        try:
+            await self._settle_dead_holders()
+        except Exception as e:  # noqa: BLE001 - nothing was decided: the call is refused, said why
+            log.exception("the cluster's turn for kept writes")
+            yield _NO_TURN + f"its record of writes in progress failed ({type(e).__name__})"
+            return
+        held = _Held(call)
+        token = _HELD.set(held)
+        try:
+            yield None
+        finally:
+            with contextlib.suppress(ValueError):  # left in another context: nothing of ours to undo
+                _HELD.reset(token)
+            if held.pending is not None:
+                await self.store.db.run([Statement("DELETE FROM kept_pending WHERE id = ?", (held.pending,))])
 
     async def forwarding(self, call: ToolCall) -> str | None:
         """A kept write about to be written ahead and forwarded on a server store: its pending row, now that
