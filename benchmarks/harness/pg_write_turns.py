@@ -88,7 +88,8 @@ def main() -> None:
     walls.sort()
     import sentinel_mcp
     assert sentinel_mcp.__file__.startswith(args.tree), sentinel_mcp.__file__
-    print(f"{args.tree} kept={args.kept} turn-only={args.turn_only}: wall median {statistics.median(walls) * 1e3:.2f} ms, "
+    print(f"{args.tree} kept={args.kept} turn-only={args.turn_only}: "
+          f"wall median {statistics.median(walls) * 1e3:.2f} ms, "
           f"p90 {walls[len(walls) * 9 // 10] * 1e3:.2f} ms over {len(walls)}")
 
 

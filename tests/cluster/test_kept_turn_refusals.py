@@ -114,6 +114,12 @@ async def test_no_server_no_turn(pg_url: str) -> None:
             assert count(pg_url, HELD) == 1  # "t", still ours
     async with server_turn(server_location(pg_url), ("s", "t"), wait=0.2) as both:
         assert both is None and count(pg_url, HELD) == 2
+    # the idle connections kept for the next turns ended under them (the server restarted): taken afresh
+    assert count(pg_url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+                         "current_database() AND pid <> pg_backend_pid()") >= 1
+    async with server_turn(server_location(pg_url), ("s", "t"), wait=0) as again:
+        assert again is None and count(pg_url, HELD) == 2
+    assert count(pg_url, HELD) == 0
 
 
 async def test_a_caller_that_gives_up_waiting_leaves_no_turn_held(pg_url: str) -> None:
