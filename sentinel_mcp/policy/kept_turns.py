@@ -154,13 +154,15 @@ class KeptTurns:
 
     async def forwarding(self, call: ToolCall) -> str | None:
         """A kept write about to be written ahead and forwarded on a server store: its pending row, now that
-        it may leave (a dead holder's row found later is a call that may have run). Without the cluster's
-        turn held for this very call, or without its row, it is denied."""
-        if not self.store.shared or not self.keeps_facts(call):
-            return None
+        it may leave (a dead holder's row found later is a call that may have run). A kept write without the
+        cluster's turn held for this very call, or without its row, is denied. (Held for it: the row is
+        written even if a rulebase loaded since keeps nothing of it; the turn was taken for what it may keep.)
+        """
         held = _HELD.get()
         if held is None or held.call is not call:
-            return _NO_TURN + "it is not held for this call"
+            if self.store.shared and self.keeps_facts(call):
+                return _NO_TURN + "it is not held for this call"
+            return None
         if held.pending is not None:
             return None
         row = (_kept(call.session_id), _kept(call.identity), json.dumps(call.arguments), _kept(call.digest))

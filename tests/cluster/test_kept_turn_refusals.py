@@ -95,6 +95,10 @@ async def test_a_kept_write_without_the_clusters_turn_is_denied(tmp_path: Path, 
                 assert refused is not None and "not open" in refused
         finally:
             guard.store._db = database  # noqa: SLF001
+        # a kept write about to leave without the cluster's turn held for it (no gateway path does): denied
+        assert "not held for this call" in (await guard.forwarding(call) or "")
+        async with guard.kept_turn(call, wait=True) as refused:  # nor inside a kept turn alone
+            assert refused is not None and "not held for this call" in refused
 
 
 async def test_no_server_no_turn(pg_url: str) -> None:
