@@ -225,11 +225,25 @@ class Guard(Protocol):
         could change what this one is decided on takes one of them too. Default: its upstream's alone."""
         return (f"server:{call.server or call.identity}",)
 
+    def cluster_turns(self, keys: tuple[str, ...], *, wait: bool,
+                      within: float) -> AsyncContextManager[str | None]:
+        """The ``turn_keys`` of a ``changes_facts`` call as shared with every other process deciding on the
+        same store (a cluster's replicas), held while it is decided, forwarded and observed: None while held,
+        else why they were not had within ``within`` seconds (the call is then denied). ``wait`` False: tried
+        once. Default: this process is alone."""
+        return contextlib.nullcontext(None)
+
     def kept_turn(self, call: ToolCall, *, wait: bool) -> AsyncContextManager[str | None]:
         """The turn of ``keeps_facts`` calls shared with every other process deciding on the same facts (a
-        cluster's replicas), held while one is decided, forwarded and observed: None while held, else why it
-        was not had (the call is then denied). ``wait`` False: tried once. Default: this process is alone."""
+        cluster's replicas), entered within its ``cluster_turns`` and held while it is decided, forwarded and
+        observed: None while held, else why it was not had (the call is then denied). ``wait`` False: tried
+        once. Default: this process is alone."""
         return contextlib.nullcontext(None)
+
+    async def forwarding(self, call: ToolCall) -> str | None:
+        """Said by the gateway right before an allowed call is written ahead and forwarded: None to go on,
+        else why not (the call is denied, never forwarded). Default: nothing to do."""
+        return None
 
     def record_databases(self) -> list[Any]:
         """Databases a decision is recorded in besides the audit log (their health gates calls)."""

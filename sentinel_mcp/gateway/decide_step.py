@@ -72,6 +72,11 @@ class DecideStep:
                 reason=decision.reason, questions=decision.questions, decision_id=rec.decision_id,
                 identity=route.identity,
             )
+        held = await self.guard.forwarding(call)  # the guard's note of a call that may leave (kept_turns.py)
+        if held is not None:
+            why = f"{call.name}: {held}"
+            await rec.final("deny", "denied", reason=why, proof=_proof_of(decision))
+            return Refused(reason=why, decision_id=rec.decision_id)
         try:
             await rec.decided(reason=decision.reason, proof=_proof_of(decision))  # on disk before it leaves
         except anyio.get_cancelled_exc_class():

@@ -22,10 +22,10 @@ They were one turn for every write of the process: one principal's write held by
 timeout: minutes) held every other principal's writes to every other upstream, and refused every nested one.
 Now a write waits only for the writes it depends on, taken in one order (sorted: no two writes each hold one
 the other waits for), and at most ``policy.write_turn_seconds``: a turn not had by then denies the call, which
-is never forwarded without it. A write that establishes a kept fact also takes, with replicas of a server
-store, the cluster's turn (the guard's ``kept_turn``), taken before the decision and held until the outcome is
-recorded: a turn not had denies the call. (Other turns are this process's: replicas of a shared store do not
-share them.)
+is never forwarded without it. With replicas of a server store the same turns are also the cluster's (the
+guard's ``cluster_turns``), and a write that establishes a kept fact also takes the kept facts' turn (the
+guard's ``kept_turn``): taken, within the same bound, before the decision and held until the outcome is
+recorded; a turn not had denies the call.
 """
 
 from __future__ import annotations
@@ -120,14 +120,19 @@ async def in_turns(writes: SessionWrites, guard: Guard, call: ToolCall, *, wait:
             return await refuse(f"{call.name}: another change of this conversation is in progress; one "
                                 "change at a time, call again once it has finished")
         # then after the other conversations' writes it depends on: decided on what they leave
-        async with shared.turns(guard.turn_keys(call), wait=wait) as ours:
+        keys = guard.turn_keys(call)
+        async with shared.turns(keys, wait=wait) as ours:
             if not ours:
                 waited = f" for {shared.within:g} s" if wait else ""
                 return await refuse(f"{call.name}: another change this one depends on has been in progress"
                                     f"{waited}; nothing was done, call again once it has finished")
-            if not guard.keeps_facts(call):
-                return await run()
-            async with guard.kept_turn(call, wait=wait) as refused:
+            # and after those of the other replicas of a server store (this process's first: one waiter each)
+            async with guard.cluster_turns(keys, wait=wait, within=shared.within) as refused:
                 if refused is not None:
                     return await refuse(f"{call.name}: {refused}")
-                return await run()
+                if not guard.keeps_facts(call):
+                    return await run()
+                async with guard.kept_turn(call, wait=wait) as refused:
+                    if refused is not None:
+                        return await refuse(f"{call.name}: {refused}")
+                    return await run()

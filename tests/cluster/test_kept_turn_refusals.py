@@ -56,12 +56,20 @@ async def test_a_kept_write_without_the_clusters_turn_is_denied(tmp_path: Path, 
     async with running_gateway(cfg) as rt, Client(rt.front.server, mode="auto") as c:
         guard = rt.gateway.guard
         assert isinstance(guard, KeptTurns)
-        guard.kept_turn_seconds = 0.3
+        writes = rt.gateway.session_writes.shared
+        assert writes is not None
+        writes.within = 0.3  # policy.write_turn_seconds: every turn's wait
         with psycopg.connect(pg_url) as other:  # another replica, holding the turn
             other.execute(TAKE)
             for _ in range(2):
                 r = await c.call_tool("slow__work", {"mark": "c1"})
                 assert r.is_error and "in progress on another replica" in text(r), text(r)
+            assert starts(tmp_path, "c1") == 0
+            other.rollback()
+            # another replica's write to the same upstream (the cluster's turn of ``slow``): denied as well
+            other.execute(TAKE.replace("sentinel.kept-facts", "sentinel.turn.server:slow"))
+            r = await c.call_tool("slow__work", {"mark": "c1"})
+            assert r.is_error and "depends on is in progress on another replica" in text(r), text(r)
             assert starts(tmp_path, "c1") == 0
             other.rollback()
         r = await c.call_tool("slow__work", {"mark": "c1"})
@@ -87,6 +95,10 @@ async def test_a_kept_write_without_the_clusters_turn_is_denied(tmp_path: Path, 
                 assert refused is not None and "not open" in refused
         finally:
             guard.store._db = database  # noqa: SLF001
+        # a kept write about to leave without the cluster's turn held for it (no gateway path does): denied
+        assert "not held for this call" in (await guard.forwarding(call) or "")
+        async with guard.kept_turn(call, wait=True) as refused:  # nor inside a kept turn alone
+            assert refused is not None and "not held for this call" in refused
 
 
 async def test_no_server_no_turn(pg_url: str) -> None:
@@ -99,6 +111,19 @@ async def test_no_server_no_turn(pg_url: str) -> None:
             assert theirs is not None and theirs.busy
         async with server_turn(server_location(pg_url), "t", wait=0.2) as theirs:  # waited, then refused
             assert theirs is not None and theirs.busy and "more than 0.2 s" in theirs.why
+        # several names: all or none (the ones taken before the busy one are given back with it)
+        for wait in (0, 0.2):
+            async with server_turn(server_location(pg_url), ("s", "t"), wait=wait) as theirs:
+                assert theirs is not None and theirs.busy
+            assert count(pg_url, HELD) == 1  # "t", still ours
+    async with server_turn(server_location(pg_url), ("s", "t"), wait=0.2) as both:
+        assert both is None and count(pg_url, HELD) == 2
+    # the idle connections kept for the next turns ended under them (the server restarted): taken afresh
+    assert count(pg_url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+                         "current_database() AND pid <> pg_backend_pid()") >= 1
+    async with server_turn(server_location(pg_url), ("s", "t"), wait=0) as again:
+        assert again is None and count(pg_url, HELD) == 2
+    assert count(pg_url, HELD) == 0
 
 
 async def test_a_caller_that_gives_up_waiting_leaves_no_turn_held(pg_url: str) -> None:
