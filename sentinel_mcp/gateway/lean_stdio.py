@@ -137,6 +137,33 @@ class _TappedStdout(ByteReceiveStream):
         self.midline = False  # the SDK was given the start of a line whose end has not come yet
         self.line_bytes = 0  # bytes since the last newline
         self.overlong: str | None = None
+        # the asyncio reader under anyio's wrapper, when there is one: a lean call's answer arriving alone is
+        # taken as it is read from the pipe (``at_once``), not by the SDK's reader task woken for it, which
+        # would read it through here only to find nothing for the SDK (a task's turn and four layers of
+        # reads a call; issue 21)
+        stream = getattr(inner, "_stream", None)
+        self._stream = stream if isinstance(stream, asyncio.StreamReader) else None
+        if self._stream is not None:
+            feed = self._stream.feed_data
+
+            def fed(data: bytes) -> None:
+                if not self.at_once(data):
+                    feed(data)
+
+            self._stream.feed_data = fed  # type: ignore[method-assign]
+
+    def at_once(self, data: bytes) -> bool:
+        """Whether ``data``, as the pipe gave it, was taken here whole: exactly one complete line, at a line's
+        start, with nothing unread before it (the asyncio reader's buffer empty, nothing held back), that
+        answers a waiting lean call (``StdioTap.answer``). Anything else (several lines, a part of one, a
+        log line or a progress notice, whose callbacks are awaited, what the SDK reads) goes the way of
+        ``receive``, in order."""
+        stream = self._stream
+        if (not self.tap.waiting or self.pending or self.midline or self.overlong is not None
+                or stream is None or stream._buffer or stream.at_eof()  # type: ignore[attr-defined]
+                or len(data) > CHUNK or len(data) > self.max_line or data.find(b"\n") != len(data) - 1):
+            return False
+        return self.tap.answer(data)
 
     async def receive(self, max_bytes: int = CHUNK) -> bytes:
         while True:
@@ -281,6 +308,22 @@ class StdioTap:
                     await progress_to(params, waiting.on_progress)
                     return True
             return False
+        return self._answered(msg)
+
+    def answer(self, line: bytes) -> bool:
+        """Whether ``line`` (one whole line) answers a waiting lean call, which then has it; as ``_take``
+        tells it (not a request or notification, a JSON-RPC message with the id of a waiting call)."""
+        if b'"id"' not in line:
+            return False
+        try:
+            msg = json.loads(line)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return False
+        if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or "method" in msg:
+            return False
+        return self._answered(msg)
+
+    def _answered(self, msg: dict[str, Any]) -> bool:
         rid = msg.get("id")
         waiting = self.waiting.get(rid) if type(rid) is int else None
         if waiting is None:
