@@ -150,7 +150,7 @@ class _TappedStdout(ByteReceiveStream):
                 if not self.at_once(data):
                     feed(data)
 
-            self._stream.feed_data = fed  # type: ignore[method-assign]
+            self._stream.feed_data = fed  # type: ignore[method-assign, assignment]
 
     def at_once(self, data: bytes) -> bool:
         """Whether ``data``, as the pipe gave it, was taken here whole: exactly one complete line, at a line's
