@@ -106,9 +106,16 @@ def serve(out: str, argv: list[str]) -> None:
     tapped = getattr(lean_stdio, "_TappedStdout", None)
     at_once = getattr(tapped, "at_once", None)
 
+    # the same for the client's lone line (``stdio_transport._FrontTake.at_once``)
+    from sentinel_mcp.gateway import stdio_transport
+
+    front_take = getattr(stdio_transport, "_FrontTake", None)
+    front_at_once = getattr(front_take, "at_once", None)
+
     def traced_feed(self: Any, data: bytes) -> None:
         if self._limit == 4 * 64 * 1024:
-            stamp("front bytes")
+            if front_at_once is None:
+                stamp("front bytes")
         elif at_once is None:
             stamp("upstream bytes")
         feed(self, data)
@@ -120,6 +127,12 @@ def serve(out: str, argv: list[str]) -> None:
             return at_once(self, data)  # type: ignore[no-any-return]
 
         tapped.at_once = traced_at_once  # type: ignore[union-attr]
+    if front_at_once is not None:
+        def traced_front(self: Any, data: bytes) -> bool:
+            stamp("front bytes")
+            return front_at_once(self, data)  # type: ignore[no-any-return]
+
+        front_take.at_once = traced_front  # type: ignore[union-attr]
 
     from sentinel_mcp.gateway.call_record import CallRecord
     from sentinel_mcp.gateway.core import Gateway
