@@ -99,14 +99,41 @@ def serve(out: str, argv: list[str]) -> None:
 
     selectors.EpollSelector.select = traced_select  # type: ignore[method-assign]
     feed = asyncio.StreamReader.feed_data
+    from sentinel_mcp.gateway import lean_stdio
+
+    # a tree that takes a lone answer as the pipe gives it (``_TappedStdout.at_once``): its bytes stamped
+    # there, where every upstream read passes first
+    tapped = getattr(lean_stdio, "_TappedStdout", None)
+    at_once = getattr(tapped, "at_once", None)
+
+    # the same for the client's lone line (``stdio_transport._FrontTake.at_once``)
+    from sentinel_mcp.gateway import stdio_transport
+
+    front_take = getattr(stdio_transport, "_FrontTake", None)
+    front_at_once = getattr(front_take, "at_once", None)
 
     def traced_feed(self: Any, data: bytes) -> None:
-        stamp("front bytes" if self._limit == 4 * 64 * 1024 else "upstream bytes")
+        if self._limit == 4 * 64 * 1024:
+            if front_at_once is None:
+                stamp("front bytes")
+        elif at_once is None:
+            stamp("upstream bytes")
         feed(self, data)
 
     asyncio.StreamReader.feed_data = traced_feed  # type: ignore[method-assign]
+    if at_once is not None:
+        def traced_at_once(self: Any, data: bytes) -> bool:
+            stamp("upstream bytes")
+            return at_once(self, data)  # type: ignore[no-any-return]
 
-    from sentinel_mcp.gateway import lean_stdio
+        tapped.at_once = traced_at_once  # type: ignore[union-attr]
+    if front_at_once is not None:
+        def traced_front(self: Any, data: bytes) -> bool:
+            stamp("front bytes")
+            return front_at_once(self, data)  # type: ignore[no-any-return]
+
+        front_take.at_once = traced_front  # type: ignore[union-attr]
+
     from sentinel_mcp.gateway.call_record import CallRecord
     from sentinel_mcp.gateway.core import Gateway
     from sentinel_mcp.gateway.stdio_lean_calls import StdioLeanCalls

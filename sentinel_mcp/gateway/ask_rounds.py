@@ -51,7 +51,7 @@ async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, tim
             decision = await _within(timeout, decide_once)
             asked = decision.questions if isinstance(decision, Ask) else []
             fresh = [q for q in asked if q.key in answers and q.key not in used]
-            if not fresh:  # the person's answers to questions no longer asked: the user's word still counts
+            if not fresh and answers:  # answers to questions no longer asked: the user's word still counts
                 fresh = await _answered_before(answers, used, asked, asked_before)
             if not fresh:
                 if not isinstance(decision, Ask):

@@ -107,6 +107,14 @@ class RecordsGate:
         self.stores = stores  # the databases this gateway writes its records to
         self._next_probe = 0.0
 
+    def all_healthy(self) -> bool:
+        """Every store writable, as far as it knows (``problem`` then says None, probing nothing): told
+        without a coroutine, on every call."""
+        for db in self.stores():
+            if db is not None and not db.health.ok:
+                return False
+        return True
+
     async def problem(self) -> str | None:
         bad = [db for db in self.stores() if db is not None and not db.health.ok]
         if not bad:

@@ -72,5 +72,5 @@ def take_waited() -> float:
     return seconds
 
 
-def now() -> float:
-    return time.perf_counter()
+# the clock itself, not a function around it (five reads a call; issue 21)
+now = time.perf_counter

@@ -265,9 +265,8 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview):
         rec.answer_meta = req.answer_meta
         if self.draining and req.depth == 0:
             return Refused(reason="Sentinel is shutting down; call again once it is back")
-        problem = (
-            await self.records.problem()
-        )  # a store that cannot be written refuses everything (fail closed)
+        # a store that cannot be written refuses everything (fail closed)
+        problem = None if self.records.all_healthy() else await self.records.problem()
         if problem is not None:
             return Refused(reason=problem)
         top = req.depth == 0

@@ -45,7 +45,7 @@ from sentinel_mcp.gateway.list_changed_fanout import ListChangedFanOut
 from sentinel_mcp.gateway.listen_streams import ListenStreams
 from sentinel_mcp.gateway.principal_bus import PrincipalBus
 from sentinel_mcp.gateway.input_rounds import (AGAIN, ELICITATION, InputRounds, LateAnswer, RefusedRetry,
-                                               capability_asked, wire_key)
+                                               Retry, capability_asked, wire_key)
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.core.port import (
@@ -176,7 +176,9 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
         """The session, and whether the request carried it (named it, or continued it in an answer round)."""
         meta = ctx.meta if isinstance(ctx.meta, dict) else {}
         headers = getattr(ctx.request, "headers", None)
-        named = await named_conversation(self.conversations, meta, headers, principal)  # session_key.py
+        # no key and no header (stdio's usual call) name nothing: told without the coroutine (session_key.py)
+        named = (None if headers is None and meta.get(SESSION_KEY) is None
+                 else await named_conversation(self.conversations, meta, headers, principal))
         if named is not None:
             return named, True
         if sealed and sealed.get("session") and sealed.get("principal") == principal.name:
@@ -257,7 +259,8 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
         may_ask = declared(ctx) if person else frozenset()  # what this client can be asked, and so answer
         # can_elicit(ctx) and can_be_asked(ctx), told from what it declared (the capabilities read once)
         elicits, askable = ELICITATION in may_ask, bool(may_ask)
-        retry = await self.rounds.accept(
+        # a call bringing no answers is decided afresh (``InputRounds.accept``'s first rule, no coroutine)
+        retry = Retry() if not params.input_responses else await self.rounds.accept(
             modern=is_modern(ctx),
             declared=may_ask,
             principal=principal.name,

@@ -28,11 +28,16 @@ from mcp_types import (
     InitializeRequestParams,
 )
 from mcp_types import methods as _methods
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from sentinel_mcp.core.json_text import compact_encoder
 
 MODERN = "2026-07-28"
+# plain params pass every rung of the SDK's inbound ladder (``classify_inbound_request``: ``_meta`` a mapping
+# with both required keys, the version a string it serves), so a caller may skip the ladder for them; an SDK
+# that no longer serves this version makes no params plain
+SERVED = MODERN in MODERN_PROTOCOL_VERSIONS
 PLAIN_KEYS = frozenset(("name", "arguments", "_meta"))
 ENVELOPE_KEYS = frozenset((PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY))
 GATEWAY_PREFIX = "sentinel/"
@@ -51,8 +56,8 @@ class PlainCalls:
         self._kept: OrderedDict[str, Kept | None] = OrderedDict()  # None: the SDK refuses it
 
     def connection(self, params: Mapping[str, Any], outbound: Any = _NO_CHANNEL) -> Connection | None:
-        """A connection for plain ``params`` (a ``tools/call`` of the 2026 era whose envelope the inbound
-        ladder accepted), as ``Connection.from_envelope`` builds it (``outbound``: the same argument); None
+        """A connection for plain ``params`` (a ``tools/call`` of the 2026 era: plain params pass the inbound
+        ladder, ``SERVED``), as ``Connection.from_envelope`` builds it (``outbound``: the same argument); None
         when they are not plain."""
         if not PLAIN_KEYS.issuperset(params) or type(params.get("name")) is not str:
             return None
@@ -63,7 +68,8 @@ class PlainCalls:
         for key, value in meta.items():
             if key not in ENVELOPE_KEYS and not (key.startswith(GATEWAY_PREFIX) and type(value) is str):
                 return None
-        if meta.get(PROTOCOL_VERSION_META_KEY) != MODERN or CLIENT_CAPABILITIES_META_KEY not in meta:
+        if (meta.get(PROTOCOL_VERSION_META_KEY) != MODERN or CLIENT_CAPABILITIES_META_KEY not in meta
+                or not SERVED):
             return None
         info = meta.get(CLIENT_INFO_META_KEY, _ABSENT)
         raw_capabilities = meta[CLIENT_CAPABILITIES_META_KEY]

@@ -49,6 +49,7 @@ from mcp.shared.transport_context import TransportContext
 from mcp_types import CONNECTION_CLOSED, LOG_LEVEL_META_KEY, ErrorData, JSONRPCError, JSONRPCNotification
 
 from sentinel_mcp.gateway.plain_calls import PlainCalls
+from sentinel_mcp.gateway.quick_event import new_event
 from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, serve_call, span_records_nothing
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ class _CallContext:
 
     def __init__(self, request_id: Any, calls: "StdioLeanCalls") -> None:
         self.request_id = request_id
-        self.cancel_requested = anyio.Event()
+        self.cancel_requested = new_event()
         self._calls = calls
         self._closed = False
 
@@ -172,12 +173,14 @@ class StdioLeanCalls:
         target = self.target()
         if target is None:
             return False
-        verdict = classify_inbound_request({"method": "tools/call", "params": params})
-        if not isinstance(verdict, InboundModernRoute):
-            return False  # the SDK answers with the ladder's error
+        # plain params (their envelope a mapping holding both required keys, the version 2026-07-28: a
+        # supported one) pass every rung of the ladder, so it is asked only of the others
         connection = self.plain.connection(params, outbound=self.outbound)
         checked = connection is not None
         if connection is None:
+            verdict = classify_inbound_request({"method": "tools/call", "params": params})
+            if not isinstance(verdict, InboundModernRoute):
+                return False  # the SDK answers with the ladder's error
             connection = Connection.from_envelope(verdict.protocol_version, verdict.client_info,
                                                   verdict.client_capabilities, outbound=self.outbound)
         server, lifespan_state = target
