@@ -4,7 +4,8 @@
 only while the context's check holds (test_query_stale_focus.py). The allow list was run on the goal after
 that reading, and its refusal wrote the goal back: a query refused for its shape (module-qualified, the
 name standing as a goal, a meta-call) told the value of a binding whose check does not hold, the very value
-every other spelling withholds. A refusal now speaks of the client's own text, never of a value read for it."""
+every other spelling withholds. A refusal now speaks of the client's own text, never of a value read
+for it."""
 
 from __future__ import annotations
 
