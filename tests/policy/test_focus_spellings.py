@@ -1,7 +1,7 @@
 """The booking in focus is the one the check names, spelled as the upstream spells it, in this conversation.
 
-``sentinel_bind`` binds ``booking_of_interest`` only when its check proves (the booking is in the current user's
-list, as the bookings tool writes its ids). A value spelled otherwise (case, spaces, invisible or look-alike
+``sentinel_bind`` binds ``booking_of_interest`` only when its check proves (the booking is in the current
+user's list, as the bookings tool writes its ids). A value spelled otherwise (case, spaces, invisible or look-alike
 characters, other digits, a number, a list, an object, the quotes around it, the context's own name) is
 another value, which the check does not prove: the upstream may read it as the user's booking, or as another
 user's, and the guard would act on what it never checked. A focus bound in one conversation names nothing in
@@ -24,7 +24,8 @@ FOCUS_GUARD = """
 guard('bk__merge_bookings', [first = A, second = B], (context_value(booking_of_interest, A), A == B)).
 """
 OTHER_SPELLINGS = [
-    "bk-789", " BK-789", "BK-789 ", "BK-789\n", "BK-789\u200b", "\u200bBK-789", "\uff22\uff2b-789", "BK\u2011789",
+    "bk-789", " BK-789", "BK-789 ", "BK-789\n", "BK-789\u200b", "\u200bBK-789", "\uff22\uff2b-789",
+    "BK\u2011789",
     "BK-\u0667\u0668\u0669", "BK-789\x00", "'BK-789'", '"BK-789"', "BK-111", "booking_of_interest",
     789, ["BK-789"], {"id": "BK-789"}, True,
 ]
