@@ -5,7 +5,8 @@ user's list, as the bookings tool writes its ids). A value spelled otherwise (ca
 look-alike characters, other digits, a number, a list, an object, the quotes around it, the context's own
 name) is another value, which the check does not prove: the upstream may read it as the user's booking, or
 as another user's, and the guard would act on what it never checked. A focus bound in one conversation names
-nothing in another. (These held when written: they guard against a check or a binding that normalises values.)"""
+nothing in another. (These held when written: they guard against a check or a binding that normalises
+values.)"""
 
 from __future__ import annotations
 
