@@ -17,7 +17,7 @@ client_query_outcome(RB, GoalText, Max, Limit, Seconds, Out) :-
     (   nonvar(E)
     ->  message_to_codes_safe(E, M), Out = json([status=error, message=M])
     ;   resolve_contexts(RB, Goal0, Goal, Named),
-        catch(check_goal(client, RB, Goal), refused(Why), true),
+        checked_client_goal(RB, Goal0, Goal, Why),
         (   nonvar(Why)
         ->  format(atom(M), 'refused: ~w', [Why]), Out = json([status=refused, message=M])
         ;   call_with_time_limit(Seconds,
@@ -30,6 +30,22 @@ client_query_outcome(RB, GoalText, Max, Limit, Seconds, Out) :-
                 ( Sols == [] -> St = failed ; cur(assumed, true) -> St = incomplete ; St = proved ),
                 Out = json([status=St, goal=GA, solutions=SJ])
             )
+        )
+    ).
+
+%  checked_client_goal(+RB, +Goal0, +Goal, -Why): Why unbound when Goal (Goal0 with its context names read as
+%  their values) passes the allow list, else why not. A refusal writes the goal back, so it is told of the
+%  client's own text (Goal0): written after the reading, it named a binding's value that the query withholds
+%  (a binding whose check does not hold). Goal is checked too (a value that stands where a goal is called),
+%  and refused in words that name no value.
+checked_client_goal(RB, Goal0, Goal, Why) :-
+    catch(check_goal(client, RB, Goal0), refused(Why), true),
+    (   nonvar(Why)
+    ->  true
+    ;   catch(check_goal(client, RB, Goal), refused(_), Refused = true),
+        (   Refused == true
+        ->  Why = 'a bound context\'s value cannot be called as a goal (read a context with context_value/2)'
+        ;   true
         )
     ).
 
