@@ -20,15 +20,19 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from sentinel_mcp.gateway.call_record import META_KEY
 from tests.conftest import free_port, wait_http
 
 from .fuzz_doors import ENVELOPE, MODERN, a2a_bases, answer_due, leaks, mcp_bases, shape_problem, stream_door
+from .fuzz_http_bytes import FIXED, console_paths, form_bodies, mutated_heads
 from .fuzz_mutator import Mutator
 from .rig import AUTH, ROOT, kill_tree, tree, wait_ready, write_config
 
 pytestmark = pytest.mark.timeout(300)
-SEED = 20261205
-PER_DOOR = 150
+# fixed for CI; a longer hunt sets FUZZ_SEED and FUZZ_CASES (the failures name the case, the seed replays it)
+SEED = int(os.environ.get("FUZZ_SEED", "20261205"))
+PER_DOOR = int(os.environ.get("FUZZ_CASES", "150"))
+HEAD_SECONDS, BODY_SECONDS = 2, 3
 BOTH = "application/json, text/event-stream"
 INIT = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}}
@@ -125,9 +129,11 @@ async def test_stdio_modern_era(tmp_path: Path) -> None:
 
 
 class Gateway:
-    def __init__(self, proc: subprocess.Popen, port: int, stderr: Path) -> None:
-        self.proc, self.port, self.stderr = proc, port, stderr
+    def __init__(self, proc: subprocess.Popen, port: int, stderr: Path, data: Path) -> None:
+        self.proc, self.port, self.stderr, self.data = proc, port, stderr, data
         self.base = f"http://127.0.0.1:{port}"
+        self.decisions: set[str] = set()  # the audit records the answers named
+        self.fds, self.rss = fds(proc.pid), rss_kb(proc.pid)  # once ready, before any fuzzing
 
     async def serves(self) -> None:
         """A normal 2026-07-28 call is still answered, the process alive, nothing leaked to its log."""
@@ -146,15 +152,18 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     tmp = tmp_path_factory.mktemp("fuzz-http")
     port = free_port()
     err = tmp / "stderr.log"
+    # a request's head and body are read in bounded time (http_protocol): bounds short enough to wait out here
+    env = {**os.environ, "SENTINEL_CAP_HTTP_HEAD_SECONDS": str(HEAD_SECONDS),
+           "SENTINEL_CAP_HTTP_BODY_SECONDS": str(BODY_SECONDS)}
     with err.open("wb") as errf:
         proc = subprocess.Popen(
             [sys.executable, "-m", "sentinel_mcp", "-c", str(write_config(tmp, timeout=60)), "serve",
              "--http", str(port)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errf, cwd=ROOT,
-            start_new_session=True)
+            start_new_session=True, env=env)
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
         wait_ready(port)
-        yield Gateway(proc, port, err)
+        yield Gateway(proc, port, err, tmp / "data")
     finally:
         kill_tree(proc)
 
@@ -169,7 +178,7 @@ def _frames(r: httpx2.Response) -> list[Any]:
     return []
 
 
-def _judge(label: str, raw: bytes, r: httpx2.Response) -> list[str]:
+def _judge(label: str, raw: bytes, r: httpx2.Response, gateway: Gateway) -> list[str]:
     """One POST's answer: no 5xx, no traceback, frames of JSON-RPC's shape, an answer when one is due."""
     bad = []
     if r.status_code >= 500 or leaks(r.text):
@@ -180,6 +189,10 @@ def _judge(label: str, raw: bytes, r: httpx2.Response) -> list[str]:
         return [*bad, f"{label}: body not JSON {r.text[:200]!r}"]
     bad += [f"{label}: {p}" for p in map(shape_problem, frames) if p]
     flat = [x for f in frames for x in (f if isinstance(f, list) else [f])]
+    for f in flat:
+        meta = f.get("result", {}).get("_meta") if isinstance(f, dict) and isinstance(f.get("result"), dict) else None
+        if isinstance(meta, dict) and isinstance(meta.get(META_KEY), str):
+            gateway.decisions.add(meta[META_KEY])
     if answer_due(raw) and not any(isinstance(f, dict) and ("result" in f or "error" in f) for f in flat):
         bad.append(f"{label}: unanswered, {r.status_code} {r.text[:120]!r} for {raw[:120]!r}")
     return bad
@@ -194,7 +207,7 @@ async def test_streamable_http_handshake_era(gateway: Gateway) -> None:
         await http.post(f"{gateway.base}/mcp", json=INITIALIZED, headers=head)
         bad = []
         for label, raw in cases(2, mcp_bases(False)):
-            bad += _judge(label, raw, await http.post(f"{gateway.base}/mcp", content=raw, headers=head))
+            bad += _judge(label, raw, await http.post(f"{gateway.base}/mcp", content=raw, headers=head), gateway)
         assert bad == []
         r = await http.post(f"{gateway.base}/mcp", json=echo(9, "session fine"), headers=head)
         assert echoed(_frames(r)[-1]) == "session fine"
@@ -213,7 +226,7 @@ async def test_streamable_http_modern_era(gateway: Gateway) -> None:
                 head["mcp-name"] = str(sent["params"]["name"]).encode("ascii").decode()
             except Exception:  # noqa: BLE001 - the routing headers are sent when the body has them in ASCII
                 pass
-            bad += _judge(label, raw, await http.post(f"{gateway.base}/mcp", content=raw, headers=head))
+            bad += _judge(label, raw, await http.post(f"{gateway.base}/mcp", content=raw, headers=head), gateway)
     assert bad == []
     await gateway.serves()
 
@@ -263,7 +276,7 @@ async def test_a2a_http(gateway: Gateway) -> None:
         for label, raw in cases(5, a2a_bases()):
             r = await http.post(f"{gateway.base}/a2a", content=raw,
                                 headers={"A2A-Version": "1.0", "content-type": "application/json"})
-            bad += _judge(label, raw, r)
+            bad += _judge(label, raw, r, gateway)
     assert bad == []
     await gateway.serves()
 
@@ -295,3 +308,126 @@ async def test_a2a_websocket(gateway: Gateway) -> None:
             bad = [f"the socket was closed: {e}"]
     assert bad == []
     await gateway.serves()
+
+
+# --- HTTP itself: heads and bodies no client library sends ------------------------------------------------
+
+
+async def _exchange(port: int, raw: bytes) -> tuple[bytes, bool]:
+    """Send ``raw`` and read what comes back: (bytes read, whether the server ended the connection). An answer
+    with a length is read to its end; the wait is bounded well past the head and body bounds."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    data = b""
+    try:
+        with contextlib.suppress(ConnectionError):
+            writer.write(raw)
+            await writer.drain()
+        while True:
+            head_end = data.find(b"\r\n\r\n")
+            if head_end >= 0:
+                length = next((int(line.split(b":", 1)[1]) for line in data[:head_end].split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), None)
+                if length is not None and len(data) >= head_end + 4 + length:
+                    return data, False
+            chunk = await asyncio.wait_for(reader.read(65536), HEAD_SECONDS + BODY_SECONDS + 20)
+            if not chunk:
+                return data, True
+            data += chunk
+    except asyncio.TimeoutError:
+        return data, False
+    except ConnectionError:
+        return data, True
+    finally:
+        writer.close()
+
+
+async def test_http_framing(gateway: Gateway) -> None:
+    """Every hostile request is answered (never a 5xx) or its connection ended, held ones within the head and
+    body bounds; sixty connections whose heads never end do not keep a normal call out meanwhile."""
+    cases = [*FIXED, *mutated_heads(SEED + 7, 80), *[("slow loris", b"POST /mcp HTTP/1.1\r\nHost: x\r\n")] * 60]
+    tasks = [asyncio.create_task(_exchange(gateway.port, raw)) for _, raw in cases]
+    await gateway.serves()  # while the stalled ones are held
+    bad = []
+    for (label, raw), (data, ended) in zip(cases, await asyncio.gather(*tasks)):
+        status = data.split(b" ", 2)[1] if data.startswith(b"HTTP/1.") and data.count(b" ") >= 2 else b""
+        if leaks(data.decode("utf-8", "replace")) or status.startswith(b"5"):
+            bad.append(f"{label}: {data[:200]!r}")
+        elif not (status or ended):
+            bad.append(f"{label}: neither answered nor ended ({raw[:80]!r})")
+    assert bad == [], "\n".join(bad)
+    await gateway.serves()
+
+
+# --- the console -------------------------------------------------------------------------------------------
+
+GET_PAGES = ["/", "/login", "/inbox", "/agent", "/agent/{run}", "/agent/audit/{decision}", "/builds",
+             "/builds/{task}", "/builds/{task}/files/{path}", "/pins", "/pins/tool", "/policy", "/sessions",
+             "/sessions/{sid}", "/upstreams", "/consents", "/model", "/static/{name}"]
+POST_FORMS = ["/login", "/logout", "/inbox/{item}", "/inbox/assist/{request}", "/pins/accept", "/policy/whatif",
+              "/sessions/{sid}/revoke", "/consents/revoke", "/consents/sensors/revoke"]
+
+
+async def test_console(gateway: Gateway) -> None:
+    """Signed in and not: hostile ids, queries and form bodies get a page or a refusal, never a 5xx or a
+    traceback; afterwards the inbox still shows."""
+    import re
+
+    from .rig import CONSOLE_SECRET
+
+    bad = []
+    async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
+        form = await http.get(f"{gateway.base}/console/login")
+        csrf = re.search(r'name="csrf" value="([0-9a-f]{64})"', form.text)
+        assert csrf, form.text[:500]
+        r = await http.post(f"{gateway.base}/console/login", data={"csrf": csrf.group(1), "secret": CONSOLE_SECRET},
+                            headers={"origin": gateway.base})
+        assert r.status_code == 303, r.text[:500]
+        session = dict(http.cookies)
+        for signed_in in (True, False):
+            http.cookies.clear()
+            if signed_in:
+                http.cookies.update(session)
+            offset = 10 if signed_in else 20
+            for path in console_paths(SEED + offset, 60, GET_PAGES):
+                r = await http.get(gateway.base + path)
+                if r.status_code >= 500 or leaks(r.text):
+                    bad.append(f"GET {path[:120]}: {r.status_code} {r.text[:200]!r}")
+            posts = console_paths(SEED + offset + 1, 60, POST_FORMS)
+            for path, (kind, body) in zip(posts, form_bodies(SEED + offset + 2, 60, csrf.group(1))):
+                head = {"origin": gateway.base, **({"content-type": kind} if kind else {})}
+                r = await http.post(gateway.base + path, content=body, headers=head)
+                if r.status_code >= 500 or leaks(r.text):
+                    bad.append(f"POST {path[:120]} ({kind}): {r.status_code} {r.text[:200]!r}")
+        http.cookies.clear()
+        http.cookies.update(session)
+        page = await http.get(f"{gateway.base}/console/inbox")
+    assert bad == [], "\n".join(bad)
+    assert page.status_code in (200, 303), page.status_code  # (303: a fuzzed logout may have signed it out)
+    await gateway.serves()
+
+
+# --- afterwards: what was answered is on disk; the process is bounded ------------------------------------
+
+
+async def test_the_gateway_is_bounded_afterwards(gateway: Gateway) -> None:
+    # every connection the fuzz opened is closed by now (the server's own, kept-alive, end within its bounds)
+    for _ in range(300):
+        if fds(gateway.proc.pid) <= gateway.fds + 16:
+            break
+        await asyncio.sleep(0.1)
+    assert fds(gateway.proc.pid) <= gateway.fds + 16, (gateway.fds, fds(gateway.proc.pid))
+    assert rss_kb(gateway.proc.pid) < gateway.rss + 400_000, (gateway.rss, rss_kb(gateway.proc.pid))
+    await gateway.serves()
+
+
+def test_what_was_answered_is_on_disk_after_a_kill(gateway: Gateway) -> None:
+    """Every call the fuzzed doors answered with a decision has its audit record on disk, even with the
+    gateway killed at once afterwards (no clean shutdown to flush anything). Last: it ends the gateway."""
+    import sqlite3
+
+    assert gateway.decisions, "the fuzzed doors answered no call with a decision: this checks nothing"
+    kill_tree(gateway.proc)
+    store = next(gateway.data.glob("instances/*/sentinel.db"))  # this run's instance
+    with contextlib.closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as db:
+        stored = {row[0] for row in db.execute("SELECT DISTINCT decision_id FROM audit")}
+    assert not gateway.decisions - stored, sorted(gateway.decisions - stored)[:5]
