@@ -1,5 +1,5 @@
-"""Seeded hostile HTTP/1.1 for a raw socket (heads and bodies no client library would send) and hostile console
-requests (paths, queries, form bodies). The same seed gives the same requests."""
+"""Seeded hostile HTTP/1.1 for a raw socket (heads and bodies no client library would send) and hostile
+console requests (paths, queries, form bodies). The same seed gives the same requests."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ BODY = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}'
 FIXED = [
     ("many headers", VALID_HEAD + b"".join(b"X-H%d: v\r\n" % i for i in range(3000)) + b"\r\n"),
     ("one long header", VALID_HEAD + b"X-Long: " + b"a" * 200_000 + b"\r\n\r\n"),
+    ("a header past the socket buffers", VALID_HEAD + b"X-Long: " + b"a" * 4_000_000 + b"\r\n\r\n" + BODY),
     ("long request line", b"GET /" + b"a" * 100_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"),
     ("chunked, stops mid-chunk", VALID_HEAD + b"Transfer-Encoding: chunked\r\n\r\n40\r\n{\"jsonrpc\""),
     ("chunked, stops before the last chunk", VALID_HEAD + b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n"
@@ -34,14 +35,14 @@ FIXED = [
      + BODY),
     ("HTTP/0.9", b"GET /healthz\r\n"),
     ("HTTP/1.0 no host", b"GET /healthz HTTP/1.0\r\n\r\n"),
-    ("upgrade to h2c", b"GET /mcp HTTP/1.1\r\nHost: x\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\n"
-     b"HTTP2-Settings: AAA\r\n\r\n"),
-    ("websocket without key", b"GET /a2a/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-     b"Sec-WebSocket-Version: 13\r\n\r\n"),
+    ("upgrade to h2c", b"GET /mcp HTTP/1.1\r\nHost: x\r\nUpgrade: h2c\r\n"
+     b"Connection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAA\r\n\r\n"),
+    ("websocket without key", b"GET /a2a/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+     b"Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n"),
     ("pipelined past the bound", (b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") * 40),
     ("expect 100-continue, no body", VALID_HEAD + b"Expect: 100-continue\r\nContent-Length: 52\r\n\r\n"),
-    ("trailer after chunks", VALID_HEAD + b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\nX-T: %s\r\n\r\n"
-     % (len(BODY), BODY, b"t" * 70_000)),
+    ("trailer after chunks", VALID_HEAD + b"Transfer-Encoding: chunked\r\n\r\n"
+     b"%x\r\n%s\r\n0\r\nX-T: %s\r\n\r\n" % (len(BODY), BODY, b"t" * 70_000)),
 ]
 
 
