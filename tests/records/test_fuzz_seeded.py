@@ -145,7 +145,7 @@ class Gateway:
                 "mcp-method": "tools/call", "mcp-name": "rec__echo"})
         assert r.status_code == 200 and echoed(r.json()) == "fine", r.text[:500]
         log = self.stderr.read_text(errors="replace")
-        assert not leaks(log), log[-3000:]
+        assert not leaks(log), log[log.find("Traceback") - 300:][:4000]
 
 
 @pytest.fixture(scope="module")
