@@ -40,8 +40,19 @@ INIT = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
+# what longer hunts found, kept for every door (each failed before its fix)
+FOUND = [
+    # a value a later duplicate name discards, nested past the bound: the SDK's SSE re-read logged a traceback
+    ("duplicate id nested deep", b'{"jsonrpc": "2.0", "id": ' + b"[" * 500 + b"]" * 500
+     + b', "method": "ping", "params": {}, "id": "found-1"}'),
+    # initialize sent as a notification on an initialized connection: a logged traceback per line
+    ("initialize notification", b'{"jsonrpc": "2.0", "method": "initialize", "params": {"protocolVersion": '
+     b'"2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}'),
+]
+
+
 def cases(seed_offset: int, bases: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
-    return Mutator(SEED + seed_offset, bases).cases(PER_DOOR)
+    return [*FOUND, *Mutator(SEED + seed_offset, bases).cases(PER_DOOR)]
 
 
 def echo(mid: Any, text: str, modern: bool = False) -> dict[str, Any]:
