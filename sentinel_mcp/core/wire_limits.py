@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from itertools import accumulate
+from itertools import accumulate, repeat
 from typing import Any
 from sentinel_mcp.core.errors import GatewayError
 
@@ -28,8 +28,11 @@ MAX_ECHOED_CHARS = 1000  # an id or a progress token, written back in an answer
 # (every client, the upstreams' pings) for 3 s while it was parsed and checked. Counted before parsing
 MAX_VALUES = 100_000
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-_BRACKETS = re.compile(r"[^\[\]{}]+")
-_NESTING = {"[": 1, "{": 1, "]": -1, "}": -1}
+# what of a parsed text bears on its nesting: brackets and the quotes that delimit strings (every other ASCII
+# byte deleted; what is not ASCII lies inside strings in text that parsed)
+_NOT_NESTING = bytes(c for c in range(128) if chr(c) not in '[]{}"')
+_PLAIN_STRING = re.compile(rb'"[^"]*"')  # a string once its escaped backslashes and quotes are gone
+_NESTING = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -114,11 +117,13 @@ def _too_deep(text: str) -> bool:
     """Whether ``text`` nests deeper than ``MAX_DEPTH``, told on the text: a value that a later duplicate name
     discards never reaches the parsed message (and its walk), yet every other parser of the same text meets
     it (the SDK's re-read of a body gave up with a logged traceback). Only a text with more brackets than the
-    bound has its strings taken out and its brackets summed (C speed either way)."""
+    bound has its strings taken out and its brackets summed (C speed either way). Called on text that parsed:
+    escapes are well formed, and outside its strings all is ASCII."""
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return False
-    brackets = _BRACKETS.sub("", _STRING.sub("", text))
-    return max(accumulate(map(_NESTING.__getitem__, brackets)), default=0) > MAX_DEPTH
+    escaped = text.encode("utf-8", "surrogatepass").replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = _PLAIN_STRING.sub(b"", escaped.translate(None, _NOT_NESTING))  # (other escapes: deleted)
+    return max(accumulate(map(_NESTING.get, brackets, repeat(0))), default=0) > MAX_DEPTH
 
 
 _WALKED = (dict, list, int, float)  # the values with something to check (bool is an int: let through below)

@@ -43,3 +43,14 @@ def test_brackets_inside_strings_are_text() -> None:
     text = "[{" * 5000 + '\\"]' + "}]" * 5000
     assert loads(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"t": text}}))[
         "params"]["t"] == json.loads(json.dumps(text))
+
+
+@pytest.mark.parametrize("inside", ['\\\\', '\\"', '\\\\\\"', '\\u005b', "[{", "]}]}", "\u00e9[", "\\\\\\\\"])
+def test_escapes_beside_brackets_in_strings(inside: str) -> None:
+    """However a string spells its escapes, its brackets are text: a nesting within the bound passes, one past
+    it (discarded by a duplicate name) is refused."""
+    within = '{"s": "%s", "a": %s, "t": "%s]]"}' % (inside, _arrays(MAX_DEPTH - 1), inside)
+    assert loads(within)["a"] == json.loads(_arrays(MAX_DEPTH - 1))
+    past = '{"s": "%s", "a": %s, "a": 1, "t": "%s[["}' % (inside, _arrays(MAX_DEPTH), inside)
+    with pytest.raises(WireError):
+        loads(past)
