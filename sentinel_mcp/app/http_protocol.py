@@ -182,13 +182,15 @@ class FrontHTTPProtocol(HttpToolsProtocol):
     def _refuse(self, answer: bytes) -> None:
         """``answer`` (a refusal of the request being read), then the end of the connection; after the
         answers owed ahead of it, if any (nothing more is read meanwhile)."""
+        if self._lingering:  # refused already (in the same read): the first refusal stands
+            return
         if self._owed_ahead():
             self._held = answer
             self._disarm()
             self.flow.pause_reading()
             return
         self.transport.write(answer)
-        self.transport.close()
+        self._end_refused()
 
     def send_400_response(self, msg: str) -> None:
         # uvicorn's answer to a request it could not parse (its bytes), in its turn
@@ -214,9 +216,18 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         held, self._held = self._held, None
         if held is not None:
             self.transport.write(held)
-            self.transport.close()
+            self._end_refused()
         elif self._deferred is not None:
             self._arm(self._deferred)
+
+    def _end_refused(self) -> None:
+        """After a refusal: a request refused in its head (no app runs for it) lingers, as the client may
+        still be sending it (a head past the bound: closed with unread bytes, the connection is reset and the
+        refusal lost unread); one whose app runs is closed (the app's late writes are dropped)."""
+        if self._in_head:
+            self._linger()
+        else:
+            self.transport.close()
 
     def _answering_before_body_read(self) -> bool:
         """The request being answered (its head is being written) has body still to come."""
@@ -225,7 +236,8 @@ class FrontHTTPProtocol(HttpToolsProtocol):
                 and cycle.more_body)
 
     def _linger(self) -> None:
-        """The answer is out before its request's body was read whole: end the connection (LINGER_SECONDS)."""
+        """The answer is out before its request was read whole (its body, or a refused head): end the
+        connection (LINGER_SECONDS)."""
         self._lingering = True
         self._disarm()
         transport = self.transport

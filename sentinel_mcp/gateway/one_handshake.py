@@ -21,6 +21,8 @@ async def one_handshake(ctx: ServerRequestContext[Any, Any], call_next: CallNext
     # a 2026-era connection has no handshake: its ``initialize`` is the SDK's to refuse
     if (ctx.method == "initialize" and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
             and ctx.session.client_params is not None):
+        if ctx.request_id is None:  # a notification: no one to answer, and a raise is a logged traceback
+            return None
         raise MCPError(code=INVALID_REQUEST, message="this connection is already initialized; its "
                        "protocol version, client and capabilities stay as first negotiated")
     return await call_next(ctx)

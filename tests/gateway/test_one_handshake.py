@@ -104,3 +104,22 @@ def _first_frame(wire: Wire, rid: Any, timeout: float = 60.0) -> dict[str, Any]:
         assert frame is not None, "the gateway ended"
         if frame.get("id") == rid or frame.get("method") == "elicitation/create":
             return frame
+
+
+async def test_an_initialize_notification_on_an_initialized_connection_is_dropped_quietly() -> None:
+    """``initialize`` sent without an id has no one to answer: raising the refusal made the SDK log an error
+    with a traceback for every such line (a client could fill the log). It is dropped, and nothing of the
+    connection changes (the chain is not run)."""
+    from types import SimpleNamespace
+
+    from sentinel_mcp.gateway.one_handshake import one_handshake
+
+    ran: list[Any] = []
+
+    async def call_next(ctx: Any) -> Any:
+        ran.append(ctx)
+
+    ctx = SimpleNamespace(method="initialize", protocol_version="2025-06-18", request_id=None,
+                          session=SimpleNamespace(client_params=object()))
+    assert await one_handshake(ctx, call_next) is None  # type: ignore[arg-type]
+    assert ran == []
