@@ -91,7 +91,7 @@ _CLAIM = (
     "UPDATE inbox_items SET answers = ?, answer_mac = ?, delivered = ?, answered_at = ?, expires = ? "
     "WHERE id = ? "
     f"AND principal = ? AND live = 1 AND answers IS NULL AND used = 0 AND expires > {_NOW} "
-    "AND question_mac <> '' RETURNING replica"
+    "AND question_mac <> '' AND (? = 0 OR question_mac = ?) RETURNING replica"
 )
 TAKE_ROWS = 8  # answered rows of one call read at a retry (made-up ones among them are skipped)
 _ANSWERED = (
@@ -136,8 +136,11 @@ def _body(item: InboxItem) -> str:
     )
 
 
-def _remote_item(item_id: str, principal: str, replica: str, body: str, expires: float) -> InboxItem | None:
-    """Another replica's question as this console shows it (a malformed row is skipped, never shown)."""
+def _remote_item(
+    item_id: str, principal: str, replica: str, body: str, expires: float, mac: str = ""
+) -> InboxItem | None:
+    """Another replica's question as this console shows it (a malformed row is skipped, never shown);
+    ``mac``: the row's question signature, what an answer to this copy is bound to (``claim``)."""
     try:
         d = json.loads(body)
         return InboxItem(
@@ -155,6 +158,7 @@ def _remote_item(item_id: str, principal: str, replica: str, body: str, expires:
             created=float(d["created"]),
             expires=float(expires),
             replica=replica,
+            shown_from=mac,
         )
     except (ValueError, KeyError, TypeError, ValidationError) as e:
         log.warning("inbox row %s from replica %s is malformed, not shown: %s", item_id, replica, e)
@@ -248,9 +252,14 @@ class ClusterInbox:
             # the window the answer waits for a retry, on the database's clock, inside its MAC
             expires = float((await self.db.query(f"SELECT {_NOW}"))[0][0]) + float(self.inbox.ttl)
             mac = _answer_mac(self._key, item.id, item.principal, _item_key(item), text, expires)
+            # another replica's question: only while its row still asks what this copy showed (the holder
+            # asked the same call anew, with another text, since this replica's last poll: the row's
+            # signature changed with it); a question held here was checked against itself. A copy that
+            # names no row (made up here) matches none: a row's signature is never empty
             rows = await self.db.consume(
                 _CLAIM,
-                (text, mac, int(item.replica is None), now, expires, item.id, item.principal),
+                (text, mac, int(item.replica is None), now, expires, item.id, item.principal,
+                 int(item.replica is not None), item.shown_from),
             )
         except StorageError as e:
             log.warning("inbox answer refused, the shared store is unavailable: %s", e)
@@ -409,7 +418,9 @@ class ClusterInbox:
                 continue
             expires = now + float(left)  # on this replica's clock, as its own items
             if text is None:
-                item = _remote_item(str(item_id), str(principal), str(replica), str(body), float(expires))
+                item = _remote_item(
+                    str(item_id), str(principal), str(replica), str(body), float(expires), str(q_mac)
+                )
                 if item is not None:
                     remote[item.id] = item
                 continue

@@ -53,6 +53,9 @@ class InboxItem:
     answered_at: float = 0.0
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     replica: str | None = None  # another replica's question (cluster_inbox.py); None: held here
+    # another replica's question: the signature of the shared row this copy was read from (an answer counts
+    # only while the row still asks what this copy showed)
+    shown_from: str = ""
 
     @property
     def open(self) -> bool:
