@@ -303,3 +303,31 @@ async def test_an_answer_to_a_question_asked_anew_since_it_was_shown_counts_for_
     finally:
         await mirror_b.stop()
         await mirror_a.stop()
+
+
+async def test_a_question_asked_anew_while_its_answer_is_being_counted_takes_no_answer(
+    server: LocalServer,
+) -> None:
+    """On the replica holding the call, counting the console's answer waits for the shared store (the
+    question's copy, then the claim). The same call asked anew with another text meanwhile: the answer
+    given to the first text let the call go ahead under the second. It is not taken, the store keeps no
+    answer a retry could use, and the question, as asked now, is still open."""
+    a = Inbox()
+    mirror_a = await ClusterInbox(a, server.url, "replica-a").start()
+    try:
+        item = post(a, "alice", "thing")
+        shown = item.questions  # what the console page showed and checked the form against
+        giving = asyncio.create_task(a.give(item, YES))
+        await asyncio.sleep(0)  # the give waits on the store
+        asked_anew = Question(key="confirm", message="Delete EVERY thing?",
+                              requested_schema=shown[0].requested_schema)
+        a.post(principal="alice", session="s1", client="c", tool="tb__delete_thing",
+               arguments={"name": "thing"}, shown_arguments={"name": "thing"}, version="v1",
+               reason="asks", questions=[asked_anew], kind="held")
+        assert not await giving
+        assert item.open and item.answers is None and item.questions[0].message == "Delete EVERY thing?"
+        await asyncio.gather(mirror_a._published[item.id])  # the refreshed question's copy is written
+        assert await take(a) is None  # no answer waits for a retry either
+        assert await a.give(item, YES)  # the text as asked now: taken
+    finally:
+        await mirror_a.stop()
