@@ -251,7 +251,7 @@ class ClusterInbox:
             await asyncio.gather(publishing, return_exceptions=True)
         if item.replica is None:  # held here: bound to the signed copy of exactly these questions
             written = self._written.get(item.id)
-            if written is None or written[0] is not asked or item.questions is not asked:
+            if written is None or written[0] != asked or item.questions != asked:
                 return False
             shown_from = written[1]
         else:
@@ -347,7 +347,7 @@ class ClusterInbox:
 
     # ---------------------------------------------------------------- the loop
     async def _publish(self, item: InboxItem) -> None:
-        questions, body, ck = item.questions, _body(item), _item_key(item)
+        questions, body, ck = list(item.questions), _body(item), _item_key(item)
         mac = sign(self._key, QUESTION, item.id, item.principal, self.replica, ck, body)
         try:
             # asked anew with other words: an answer not yet delivered was to the old words, and goes
@@ -373,8 +373,8 @@ class ClusterInbox:
         except StorageError as e:
             log.warning("inbox question %s not shared (only this replica shows it): %s", item.id, e)
             return
-        if item.questions is questions:  # not asked anew meanwhile (that copy is on its way)
-            self._written[item.id] = (questions, mac)
+        if item.questions == questions:  # not asked anew meanwhile (that copy is on its way)
+            self._written[item.id] = (list(questions), mac)
 
     async def _loop(self) -> None:
         ticks = 0

@@ -294,7 +294,7 @@ class Inbox:
     async def give(self, item: InboxItem, answers: dict[str, Answer]) -> bool:
         """The person's answer from the console; False when it cannot count (answered already, on this or
         another replica, withdrawn, expired, or the shared store cannot say). Counted once in the cluster."""
-        asked = item.questions  # what the console showed (a question asked anew replaces the list)
+        asked = list(item.questions)  # what the console showed and checked the form against
         if self.shared is not None:
             if not await self.shared.claim(item, answers, asked):
                 if (
@@ -308,7 +308,7 @@ class Inbox:
                 return True
         # asked anew while the store counted the answer: the answer was to the text shown, not to this one
         # (its copy in the store, rewritten with the new text, keeps no answer: ``ClusterInbox._publish``)
-        if not item.open or item.questions is not asked:
+        if not item.open or item.questions != asked:
             return False
         self.answer(item, answers)
         return True
