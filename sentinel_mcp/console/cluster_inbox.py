@@ -350,7 +350,8 @@ class ClusterInbox:
         questions, body, ck = list(item.questions), _body(item), _item_key(item)
         mac = sign(self._key, QUESTION, item.id, item.principal, self.replica, ck, body)
         try:
-            # asked anew with other words: an answer not yet delivered was to the old words, and goes
+            # the row rewritten (the call asked anew, maybe with other words): an answer not yet delivered
+            # was to the row as it was, and goes (the person answers the question as it reads now)
             await self.db.write(
                 "INSERT INTO inbox_items (id, principal, replica, body, expires, call_key, question_mac) "
                 f"VALUES (?, ?, ?, ?, {_NOW} + ?, ?, ?) "
