@@ -91,7 +91,7 @@ _CLAIM = (
     "UPDATE inbox_items SET answers = ?, answer_mac = ?, delivered = ?, answered_at = ?, expires = ? "
     "WHERE id = ? "
     f"AND principal = ? AND live = 1 AND answers IS NULL AND used = 0 AND expires > {_NOW} "
-    "AND question_mac <> '' RETURNING replica"
+    "AND question_mac <> '' AND question_mac = ? RETURNING replica"
 )
 TAKE_ROWS = 8  # answered rows of one call read at a retry (made-up ones among them are skipped)
 _ANSWERED = (
@@ -136,8 +136,11 @@ def _body(item: InboxItem) -> str:
     )
 
 
-def _remote_item(item_id: str, principal: str, replica: str, body: str, expires: float) -> InboxItem | None:
-    """Another replica's question as this console shows it (a malformed row is skipped, never shown)."""
+def _remote_item(
+    item_id: str, principal: str, replica: str, body: str, expires: float, mac: str = ""
+) -> InboxItem | None:
+    """Another replica's question as this console shows it (a malformed row is skipped, never shown);
+    ``mac``: the row's question signature, what an answer to this copy is bound to (``claim``)."""
     try:
         d = json.loads(body)
         return InboxItem(
@@ -155,6 +158,7 @@ def _remote_item(item_id: str, principal: str, replica: str, body: str, expires:
             created=float(d["created"]),
             expires=float(expires),
             replica=replica,
+            shown_from=mac,
         )
     except (ValueError, KeyError, TypeError, ValidationError) as e:
         log.warning("inbox row %s from replica %s is malformed, not shown: %s", item_id, replica, e)
@@ -193,6 +197,8 @@ class ClusterInbox:
         self._key = key if key is not None else PROCESS_KEY  # the cluster's (``SharedStore.key("inbox")``)
         self.db: Any = None
         self._published: dict[str, asyncio.Task[None]] = {}  # local item id -> its INSERT
+        # local item id -> the questions its row holds now, and that row's signature (what a claim binds to)
+        self._written: dict[str, tuple[list[Question], str]] = {}
         # answers to questions held here, as checked (id -> MAC, signed expiry): what the held call's use
         # must still find in the row
         self._held_answers: dict[str, tuple[str, float]] = {}
@@ -236,21 +242,32 @@ class ClusterInbox:
     def changed(self) -> None:
         self._wake.set()
 
-    async def claim(self, item: InboxItem, answers: dict[str, Answer]) -> bool:
-        """The person's answer, counted once in the cluster (False: answered already, expired, withdrawn,
-        another principal's, or the store is unreachable)."""
+    async def claim(self, item: InboxItem, answers: dict[str, Answer], asked: list[Question]) -> bool:
+        """The person's answer to the questions ``asked`` (as the console showed them), counted once in the
+        cluster (False: answered already, expired, withdrawn, another principal's, asked anew since, or the
+        store is unreachable)."""
         publishing = self._published.get(item.id)
         if publishing is not None:
             await asyncio.gather(publishing, return_exceptions=True)
+        if item.replica is None:  # held here: bound to the signed copy of exactly these questions
+            written = self._written.get(item.id)
+            if written is None or written[0] != asked or item.questions != asked:
+                return False
+            shown_from = written[1]
+        else:
+            shown_from = item.shown_from
         text = json.dumps({k: a.model_dump(mode="json") for k, a in answers.items()})
         now = time.time()
         try:
             # the window the answer waits for a retry, on the database's clock, inside its MAC
             expires = float((await self.db.query(f"SELECT {_NOW}"))[0][0]) + float(self.inbox.ttl)
             mac = _answer_mac(self._key, item.id, item.principal, _item_key(item), text, expires)
+            # only while the row still asks what was shown (the holder asked the same call anew, with
+            # another text, since another replica's last poll or during this claim: the row's signature
+            # changed with it). A copy that names no row matches none: a row's signature is never empty
             rows = await self.db.consume(
                 _CLAIM,
-                (text, mac, int(item.replica is None), now, expires, item.id, item.principal),
+                (text, mac, int(item.replica is None), now, expires, item.id, item.principal, shown_from),
             )
         except StorageError as e:
             log.warning("inbox answer refused, the shared store is unavailable: %s", e)
@@ -330,13 +347,20 @@ class ClusterInbox:
 
     # ---------------------------------------------------------------- the loop
     async def _publish(self, item: InboxItem) -> None:
-        body, ck = _body(item), _item_key(item)
+        questions, body, ck = list(item.questions), _body(item), _item_key(item)
+        mac = sign(self._key, QUESTION, item.id, item.principal, self.replica, ck, body)
         try:
+            # the row rewritten (the call asked anew, maybe with other words): an answer not yet delivered
+            # was to the row as it was, and goes (the person answers the question as it reads now)
             await self.db.write(
                 "INSERT INTO inbox_items (id, principal, replica, body, expires, call_key, question_mac) "
                 f"VALUES (?, ?, ?, ?, {_NOW} + ?, ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET body = excluded.body, expires = excluded.expires, "
-                "question_mac = excluded.question_mac",
+                "question_mac = excluded.question_mac, "
+                "answers = CASE WHEN inbox_items.question_mac = excluded.question_mac "
+                "THEN inbox_items.answers END, "
+                "answer_mac = CASE WHEN inbox_items.question_mac = excluded.question_mac "
+                "THEN inbox_items.answer_mac ELSE '' END",
                 (
                     item.id,
                     item.principal,
@@ -344,11 +368,14 @@ class ClusterInbox:
                     body,
                     item.expires - time.time(),  # what is left of it, from the database's now
                     ck,
-                    sign(self._key, QUESTION, item.id, item.principal, self.replica, ck, body),
+                    mac,
                 ),
             )
         except StorageError as e:
             log.warning("inbox question %s not shared (only this replica shows it): %s", item.id, e)
+            return
+        if item.questions == questions:  # not asked anew meanwhile (that copy is on its way)
+            self._written[item.id] = (list(questions), mac)
 
     async def _loop(self) -> None:
         ticks = 0
@@ -375,6 +402,8 @@ class ClusterInbox:
     async def _tick(self, sweep: bool) -> None:
         now = time.time()
         await self._withdraw_settled()
+        for item_id in [i for i in self._written if self.inbox.local(i) is None]:  # bounded by the inbox's
+            del self._written[item_id]
         for item_id in list(self._held_answers):  # the held call is over (or the item gone): nothing to use
             held = self.inbox.local(item_id)
             if held is None or held.used:
@@ -409,7 +438,9 @@ class ClusterInbox:
                 continue
             expires = now + float(left)  # on this replica's clock, as its own items
             if text is None:
-                item = _remote_item(str(item_id), str(principal), str(replica), str(body), float(expires))
+                item = _remote_item(
+                    str(item_id), str(principal), str(replica), str(body), float(expires), str(q_mac)
+                )
                 if item is not None:
                     remote[item.id] = item
                 continue

@@ -53,6 +53,9 @@ class InboxItem:
     answered_at: float = 0.0
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     replica: str | None = None  # another replica's question (cluster_inbox.py); None: held here
+    # another replica's question: the signature of the shared row this copy was read from (an answer counts
+    # only while the row still asks what this copy showed)
+    shown_from: str = ""
 
     @property
     def open(self) -> bool:
@@ -291,8 +294,9 @@ class Inbox:
     async def give(self, item: InboxItem, answers: dict[str, Answer]) -> bool:
         """The person's answer from the console; False when it cannot count (answered already, on this or
         another replica, withdrawn, expired, or the shared store cannot say). Counted once in the cluster."""
+        asked = list(item.questions)  # what the console showed and checked the form against
         if self.shared is not None:
-            if not await self.shared.claim(item, answers):
+            if not await self.shared.claim(item, answers, asked):
                 if (
                     self.remote.pop(item.id, None) is not None
                 ):  # settled elsewhere: not shown until the next poll
@@ -302,7 +306,9 @@ class Inbox:
                 self.remote.pop(item.id, None)
                 self._notify(item.principal, "inbox")
                 return True
-        if not item.open:
+        # asked anew while the store counted the answer: the answer was to the text shown, not to this one
+        # (its copy in the store, rewritten with the new text, keeps no answer: ``ClusterInbox._publish``)
+        if not item.open or item.questions != asked:
             return False
         self.answer(item, answers)
         return True

@@ -267,3 +267,67 @@ async def test_a_huge_argument_is_shared_cut_as_the_audit_keeps_it(server: Local
     finally:
         await mirror_b.stop()
         await mirror_a.stop()
+
+
+async def test_an_answer_to_a_question_asked_anew_since_it_was_shown_counts_for_nothing(
+    server: LocalServer,
+) -> None:
+    """The same call asked again refreshes its item in place, under the same id, with the policy's new text
+    ("Delete thing for 1?" became "... for 2?"). Another replica's copy lags its poll: a person who answered
+    the copy shown let the call go ahead under a question they never read. The answer is bound to the signed
+    question row it was shown from; once that row asks something else, the claim matches nothing."""
+    a, b = Inbox(), Inbox()
+    mirror_a = await ClusterInbox(a, server.url, "replica-a").start()
+    mirror_b = await ClusterInbox(b, server.url, "replica-b").start()
+    try:
+        item = post(a, "alice", "thing")
+        waiting = asyncio.create_task(a.wait(item, 60))
+        await until(lambda: [i.id for i in b.open_items("alice")] == [item.id])
+        stale = b.get("alice", item.id)  # what B's page showed
+        assert stale is not None and stale.questions[0].message == "Delete thing?"
+        asked_anew = Question(key="confirm", message="Delete EVERY thing?",
+                              requested_schema=item.questions[0].requested_schema)
+        again = a.post(principal="alice", session="s1", client="c", tool="tb__delete_thing",
+                       arguments={"name": "thing"}, shown_arguments={"name": "thing"}, version="v1",
+                       reason="asks", questions=[asked_anew], kind="held")
+        assert again.id == item.id  # refreshed in place
+        await until(lambda: [q.message for i in b.open_items("alice") for q in i.questions]
+                    == ["Delete EVERY thing?"])
+        assert not await b.give(stale, YES)  # the answer to the old text
+        assert not waiting.done()
+        await until(lambda: b.get("alice", item.id) is not None)  # listed again at B's next poll
+        fresh = b.get("alice", item.id)
+        assert fresh is not None and fresh.questions[0].message == "Delete EVERY thing?"
+        assert await b.give(fresh, YES)  # the text shown now: taken
+        assert (await asyncio.wait_for(waiting, 30)) is not None
+    finally:
+        await mirror_b.stop()
+        await mirror_a.stop()
+
+
+async def test_a_question_asked_anew_while_its_answer_is_being_counted_takes_no_answer(
+    server: LocalServer,
+) -> None:
+    """On the replica holding the call, counting the console's answer waits for the shared store (the
+    question's copy, then the claim). The same call asked anew with another text meanwhile: the answer
+    given to the first text let the call go ahead under the second. It is not taken, the store keeps no
+    answer a retry could use, and the question, as asked now, is still open."""
+    a = Inbox()
+    mirror_a = await ClusterInbox(a, server.url, "replica-a").start()
+    try:
+        item = post(a, "alice", "thing")
+        shown = item.questions  # what the console page showed and checked the form against
+        giving = asyncio.create_task(a.give(item, YES))
+        await asyncio.sleep(0)  # the give waits on the store
+        asked_anew = Question(key="confirm", message="Delete EVERY thing?",
+                              requested_schema=shown[0].requested_schema)
+        a.post(principal="alice", session="s1", client="c", tool="tb__delete_thing",
+               arguments={"name": "thing"}, shown_arguments={"name": "thing"}, version="v1",
+               reason="asks", questions=[asked_anew], kind="held")
+        assert not await giving
+        assert item.open and item.answers is None and item.questions[0].message == "Delete EVERY thing?"
+        await asyncio.gather(mirror_a._published[item.id])  # the refreshed question's copy is written
+        assert await take(a) is None  # no answer waits for a retry either
+        assert await a.give(item, YES)  # the text as asked now: taken
+    finally:
+        await mirror_a.stop()
