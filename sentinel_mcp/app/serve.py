@@ -157,6 +157,8 @@ def http_server(config: Config, host: str, port: int) -> Any:
                 inbox.end_watchers()
             if security.acceptor is not None:
                 await security.acceptor.close()
+            if security.refusals is not None:  # refusals counted and not yet written, while the audit is open
+                await security.refusals.flush()
             await super().shutdown(sockets)
 
     _more_file_descriptors()
