@@ -15,9 +15,9 @@ import hashlib
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 
-# a CA certificate's SHA-256 -> (the CRL number, or -1 without one; lastUpdate as POSIX seconds) of the
-# newest CRL it signed
-Freshness = dict[str, tuple[int, float]]
+# a CA certificate's SHA-256 -> (the CRL number, or -1 without one; lastUpdate; nextUpdate or None, as POSIX
+# seconds) of the newest CRL it signed
+Freshness = dict[str, tuple[int, float, float | None]]
 
 
 def freshness(crls: list[x509.CertificateRevocationList], cas: list[x509.Certificate]) -> Freshness:
@@ -31,8 +31,9 @@ def freshness(crls: list[x509.CertificateRevocationList], cas: list[x509.Certifi
                 number = crl.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number
             except x509.ExtensionNotFound:
                 number = -1
-            stamp = (number, crl.last_update_utc.timestamp())
-            if stamp > out.get(key, (-2, 0.0)):
+            due = crl.next_update_utc
+            stamp = (number, crl.last_update_utc.timestamp(), due.timestamp() if due is not None else None)
+            if key not in out or stamp[:2] > out[key][:2]:
                 out[key] = stamp
     return out
 
@@ -46,7 +47,14 @@ def rolled_back(in_force: Freshness, changed: Freshness, still_trusted: set[str]
         if new is None:
             return (f"it no longer holds a CRL of the CA {ca[:16]}… (it did): that would lift its "
                     "revocations")
-        if new < stamp:
+        if new[:2] < stamp[:2]:
             return (f"its CRL of the CA {ca[:16]}… is older than the one in force (CRL number {new[0]} "
                     f"against {stamp[0]}): an older CRL lacks the revocations made since")
     return None
+
+
+def expired_at(fresh: Freshness, now: float) -> float | None:
+    """When the first CRL in force (each CA's newest) expired, if one has (POSIX seconds); else None. OpenSSL
+    then refuses every client certificate of that CA in the handshake."""
+    due = [stamp[2] for stamp in fresh.values() if stamp[2] is not None and stamp[2] < now]
+    return min(due) if due else None

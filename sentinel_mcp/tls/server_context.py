@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cryptography import x509
 
-from sentinel_mcp.tls.crl_freshness import Freshness, freshness, rolled_back
+from sentinel_mcp.tls.crl_freshness import Freshness, expired_at, freshness, rolled_back
 from sentinel_mcp.tls.file_modes import readable_by_others, replaceable_by_others
 from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, PeerCertificate
 from sentinel_mcp.tls.pem_blocks import CA_LABELS, CRL_LABELS, foreign_labels, load_trust
@@ -245,6 +245,17 @@ class ServerContexts:
             (ca.certificate.issuer.rfc4514_string(), ca.certificate.serial_number) in revoked
             for ca in cas.issuers_of(cert.der)
         )
+
+    def crl_problem(self) -> str | None:
+        """Why no client certificate can be trusted now (a CRL in force has expired), or None: the handshake
+        refuses them all then, and a connection made before is refused per request as well."""
+        self.current()  # a CRL written since counts
+        expired = expired_at(self._fresh, time.time())
+        if expired is None:
+            return None
+        when = dt.datetime.fromtimestamp(expired, dt.timezone.utc)
+        return (f"the CRL {self.tls.crl} expired at {when:%Y-%m-%d %H:%M} UTC; no client certificate is "
+                "accepted until a new one is written (`sentinel-mcp tls crl`)")
 
     def trusted_cas(self) -> TrustedCAs | None:
         """The CAs of the bundle as it is now (None when no client certificate is asked for)."""
