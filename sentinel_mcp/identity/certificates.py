@@ -3,8 +3,9 @@ token does (same reach, same facts, consents and approvals: they belong to the p
 
 The handshake has already checked the chain to the front's CA, the dates and the CRL. Per request this
 resolver checks the dates and the CRL again (a keep-alive connection can outlive its certificate, its
-revocation or the CRL's validity: an expired CRL admits no certificate, as in the handshake), then maps the certificate through the configured rules (a rule that names an issuer
-matches only a certificate that CA of the bundle signed: ``tls/trusted_cas.py``). A certificate that names
+revocation or the CRL's validity: an expired CRL admits no certificate, as in the handshake), then maps the
+certificate through the configured rules (a rule that names an issuer matches only a certificate that CA of
+the bundle signed: ``tls/trusted_cas.py``). A certificate that names
 no principal, or several, is refused; so is a token that names someone other than the certificate; every
 refusal is audited. In ``required`` mode a request without a certificate is refused even if it brings a token.
 """
