@@ -38,6 +38,16 @@ def freshness(crls: list[x509.CertificateRevocationList], cas: list[x509.Certifi
     return out
 
 
+def newest(*each: Freshness) -> Freshness:
+    """Each CA's newest CRL among several sets (the ``crl`` file's and the ``ca`` bundle's)."""
+    out: Freshness = {}
+    for fresh in each:
+        for ca, stamp in fresh.items():
+            if ca not in out or stamp[:2] > out[ca][:2]:
+                out[ca] = stamp
+    return out
+
+
 def rolled_back(in_force: Freshness, changed: Freshness, still_trusted: set[str]) -> str | None:
     """Why the ``changed`` CRLs would take a CA of the bundle back in time (None: they do not)."""
     for ca, stamp in in_force.items():

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cryptography import x509
 
-from sentinel_mcp.tls.crl_freshness import Freshness, expired_at, freshness, rolled_back
+from sentinel_mcp.tls.crl_freshness import Freshness, expired_at, freshness, newest, rolled_back
 from sentinel_mcp.tls.file_modes import readable_by_others, replaceable_by_others
 from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, PeerCertificate
 from sentinel_mcp.tls.pem_blocks import CA_LABELS, CRL_LABELS, foreign_labels, load_trust
@@ -163,6 +163,14 @@ def build_server_context(
         trust += b"\n" + crl_data
         # every certificate of the chain, not the client's alone: a CA that revoked an intermediate CA
         # (one the client sends along, or one in ``ca``) no longer admits what that intermediate signs
+        ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_CHAIN
+    in_bundle = _CRL_BLOCK.findall(ca_data)
+    if in_bundle:
+        # OpenSSL reads the CRLs of a CA file too, but checks none without the flag: a certificate a CRL of
+        # the bundle revoked was admitted. They count as the crl file's, in the handshake and per request
+        more, also_revoked, also_fresh = check_crl(tls.ca, tls.ca, b"\n".join(in_bundle), ca_data)
+        warnings += more
+        revoked, fresh = revoked | also_revoked, newest(fresh, also_fresh)
         ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_CHAIN
     try:
         load_trust(ctx, trust)  # the bytes checked above, never the files read again
