@@ -228,7 +228,7 @@ class ServerContexts:
                     trusted = {ca.sha256 for ca in cas.cas} if cas is not None else set()
                     why = rolled_back(self._fresh, fresh, trusted)
                     if why is not None:
-                        raise TLSSetupError(f"TLS CRL {self.tls.crl} refused: {why}")
+                        raise TLSSetupError(f"TLS CRLs ({self.tls.crl or self.tls.ca}) refused: {why}")
                     _handshake_bundle(ctx, cas)
                     # all at once: a request is checked against the bundle its handshake could have used
                     self._ctx, self.warnings, self.revoked, self._cas = ctx, warnings, revoked, cas
@@ -262,8 +262,8 @@ class ServerContexts:
         if expired is None:
             return None
         when = dt.datetime.fromtimestamp(expired, dt.timezone.utc)
-        return (f"the CRL {self.tls.crl} expired at {when:%Y-%m-%d %H:%M} UTC; no client certificate is "
-                "accepted until a new one is written (`sentinel-mcp tls crl`)")
+        return (f"a CRL of {self.tls.crl or self.tls.ca} expired at {when:%Y-%m-%d %H:%M} UTC; no client "
+                "certificate is accepted until a new one is written (`sentinel-mcp tls crl`)")
 
     def trusted_cas(self) -> TrustedCAs | None:
         """The CAs of the bundle as it is now (None when no client certificate is asked for)."""
