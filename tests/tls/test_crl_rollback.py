@@ -53,3 +53,36 @@ async def test_an_older_crl_put_back_lifts_no_revocation(pki: Pki) -> None:
             with pytest.raises((httpx2.HTTPError, ssl.SSLError), match="revoked"):
                 await who(revoked)
         assert await who(pki.alice) == "CN=alice,O=Sentinel"
+
+
+def test_what_counts_as_going_back(pki: Pki) -> None:
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from sentinel_mcp.tls.crl_freshness import freshness, rolled_back
+
+    a, b = "a" * 64, "b" * 64
+    both = {a, b}
+    in_force = {a: (5, 100.0, None), b: (-1, 100.0, None)}
+    assert rolled_back(in_force, {a: (6, 50.0, None), b: (-1, 101.0, None)}, both) is None
+    assert "older" in (rolled_back(in_force, {a: (4, 200.0, None), b: (-1, 100.0, None)}, both) or "")
+    assert "no longer holds" in (rolled_back(in_force, {a: (5, 100.0, None)}, both) or "")
+    assert rolled_back(in_force, {a: (5, 100.0, None)}, {a}) is None  # b left the bundle: its CRL may go
+    # a CRL naming the CA but signed by another key counts for nothing, whatever number it claims
+    ca_cert, _ = pki.ca._load()
+    now = dt.datetime.now(dt.timezone.utc)
+    forged = (
+        x509.CertificateRevocationListBuilder()
+        .issuer_name(ca_cert.subject)
+        .last_update(now)
+        .next_update(now + dt.timedelta(days=1))
+        .add_extension(x509.CRLNumber(10**30), critical=False)
+        .sign(ec.generate_private_key(ec.SECP256R1()), hashes.SHA256())
+    )
+    real = x509.load_pem_x509_crl(pki.ca.crl_path.read_bytes())
+    fresh = freshness([forged, real], [ca_cert])
+    number = real.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number
+    assert [stamp[0] for stamp in fresh.values()] == [number]
