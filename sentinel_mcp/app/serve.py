@@ -105,6 +105,7 @@ def http_server(config: Config, host: str, port: int) -> Any:
         refused=security.refused_request,
         is_revoked=security.contexts.is_revoked if security.contexts else None,
         trusted_cas=security.contexts.trusted_cas if security.contexts else None,
+        crl_problem=security.contexts.crl_problem if security.contexts else None,
     )
     extra_routes: list[Any] = []
     a2a_settings = config.sentinel.builtin_settings("a2a")
@@ -157,6 +158,8 @@ def http_server(config: Config, host: str, port: int) -> Any:
                 inbox.end_watchers()
             if security.acceptor is not None:
                 await security.acceptor.close()
+            if security.refusals is not None:  # refusals counted and not yet written, while the audit is open
+                await security.refusals.flush()
             await super().shutdown(sockets)
 
     _more_file_descriptors()

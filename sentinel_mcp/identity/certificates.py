@@ -2,9 +2,10 @@
 token does (same reach, same facts, consents and approvals: they belong to the principal's name).
 
 The handshake has already checked the chain to the front's CA, the dates and the CRL. Per request this
-resolver checks the dates and the CRL again (a keep-alive connection can outlive its certificate or its
-revocation), then maps the certificate through the configured rules (a rule that names an issuer
-matches only a certificate that CA of the bundle signed: ``tls/trusted_cas.py``). A certificate that names
+resolver checks the dates and the CRL again (a keep-alive connection can outlive its certificate, its
+revocation or the CRL's validity: an expired CRL admits no certificate, as in the handshake), then maps the
+certificate through the configured rules (a rule that names an issuer matches only a certificate that CA of
+the bundle signed: ``tls/trusted_cas.py``). A certificate that names
 no principal, or several, is refused; so is a token that names someone other than the certificate; every
 refusal is audited. In ``required`` mode a request without a certificate is refused even if it brings a token.
 """
@@ -41,6 +42,9 @@ class CertificateResolver:
     # issuer matches nothing while the bundle holds several CAs (refused at start; this covers a bundle that
     # grew since)
     trusted_cas: Callable[[], TrustedCAs | None] | None = None
+    # why no certificate can be trusted now, or None (a CRL in force has expired: the handshake refuses
+    # every certificate then, and a connection made before must not outlive that)
+    crl_problem: Callable[[], str | None] | None = None
 
     def resolve(self, credentials: Credentials) -> Principal | None:
         chain = (credentials.tls or {}).get("client_cert_chain") or []
@@ -62,6 +66,11 @@ class CertificateResolver:
             )
         if self.is_revoked is not None and self.is_revoked(cert):
             self._refuse(credentials, cert, f"the client certificate {cert.describe()} has been revoked")
+        why = self.crl_problem() if self.crl_problem is not None else None
+        if why is not None:
+            self._refuse(
+                credentials, cert, f"the client certificate {cert.describe()} cannot be checked: {why}"
+            )
         if cert.is_ca:  # OpenSSL lets a CA certificate be a chain's leaf; a CA is nobody's identity
             self._refuse(
                 credentials,

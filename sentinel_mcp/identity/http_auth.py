@@ -81,11 +81,13 @@ def certificate_resolver_for(
     refused: RefusedHook | None = None,
     is_revoked: Callable[[PeerCertificate], bool] | None = None,
     trusted_cas: Callable[[], TrustedCAs | None] | None = None,
+    crl_problem: Callable[[], str | None] | None = None,
 ) -> CertificateResolver | None:
     """The client-certificate resolver of a front with mutual TLS (None without); ConfigError when a principal
     names a certificate but the front asks for none, or when a rule cannot be trusted with the CA bundle (a
     name without an issuer beside other CAs). ``trusted_cas``: the bundle as it is now (the front's contexts,
-    which re-read it); by default the bundle as read here."""
+    which re-read it); by default the bundle as read here. ``crl_problem``: why no certificate can be trusted
+    now (an expired CRL), checked per request."""
     tls = config.sentinel.http.tls
     mtls = isinstance(tls, ServerTLS) and tls.mode != "off"
     with_cert = [spec for spec in config.sentinel.principals if spec.certificate is not None]
@@ -116,7 +118,13 @@ def certificate_resolver_for(
     except (OSError, ValueError) as e:
         raise ConfigError(f"sentinel.http.tls.ca ({tls.ca}): {e}") from None
     return CertificateResolver(
-        rules, tls.mode, tokens, is_revoked, refused, trusted_cas=trusted_cas or (lambda: at_start)
+        rules,
+        tls.mode,
+        tokens,
+        is_revoked,
+        refused,
+        trusted_cas=trusted_cas or (lambda: at_start),
+        crl_problem=crl_problem,
     )
 
 
@@ -127,6 +135,7 @@ def http_auth_for(
     refused: RefusedHook | None = None,
     is_revoked: Callable[[PeerCertificate], bool] | None = None,
     trusted_cas: Callable[[], TrustedCAs | None] | None = None,
+    crl_problem: Callable[[], str | None] | None = None,
 ) -> HttpAuth:
     """Build the chain; generates the owner's token file when the config needs one and has none. ``refused``
     hears (and audits) every refused client certificate; ``is_revoked`` checks one against the current CRL."""
@@ -155,7 +164,7 @@ def http_auth_for(
             tokens.add(known.get(name) or Principal(name, "token", agent=name != OWNER_NAME), token=key)
     except ValueError as e:
         raise ConfigError(f"sentinel: {e}") from None
-    certificates = certificate_resolver_for(config, tokens, refused, is_revoked, trusted_cas)
+    certificates = certificate_resolver_for(config, tokens, refused, is_revoked, trusted_cas, crl_problem)
     resolvers: list[PrincipalResolver] = [*([certificates] if certificates else []), *(extra or []), tokens]
     also = ", or present a client certificate of this front's CA" if certificates else ""
     auth = HttpAuth(Authenticator(resolvers, required=http.auth == "token", also=also), token, file, created)

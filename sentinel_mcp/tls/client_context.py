@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ssl
+from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.tls.file_modes import replaceable_by_others
 from sentinel_mcp.tls.server_context import TLSSetupError
 from sentinel_mcp.tls.settings import ClientTLS
 from sentinel_mcp.core.errors import TLSError
@@ -45,6 +47,12 @@ def client_context(tls: ClientTLS | None) -> ssl.SSLContext | None:
     Raises TLSSetupError naming the file when a CA, certificate or key cannot be loaded."""
     if tls is None:
         return None
+    # as the front's files (file_modes.py): whoever may change ``ca`` answers for the server (and reads every
+    # call, the headers' tokens too); whoever may change ``cert`` and ``key`` chooses who Sentinel is
+    for what, name in (("CA", tls.ca), ("client certificate", tls.cert), ("client key", tls.key)):
+        why = replaceable_by_others(Path(name)) if name else None
+        if why is not None:
+            raise TLSSetupError(f"{what} file refused: {why}")
     try:
         ctx = ssl.create_default_context(cafile=tls.ca) if tls.ca else ssl.create_default_context()
     except (OSError, ssl.SSLError) as e:

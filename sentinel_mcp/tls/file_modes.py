@@ -1,4 +1,5 @@
-"""Who else on the machine may change or read the front's TLS files.
+"""Who else on the machine may change or read the front's TLS files, and Sentinel's own as a client
+(``client_context.py``: a server's ``ca``, Sentinel's ``cert`` and ``key``).
 
 A CA bundle or CRL another account may write lets that account admit its own client certificates (or
 un-revoke one); a certificate and key it may write let it serve as Sentinel. So such a file, or one in a

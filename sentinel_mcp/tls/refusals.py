@@ -1,6 +1,7 @@
 """Refused certificates go to the audit log (``origin`` "tls"), bounded: a scanner hammering the port cannot
 flood the disk. Within a window at most ``burst`` refusals are written one by one; the rest are counted and
-written as one summary line when the window ends."""
+written as one summary line when the window ends (a timer: a burst followed by silence is counted too) or when
+the gateway stops (``flush``)."""
 
 from __future__ import annotations
 
@@ -27,16 +28,15 @@ class RefusalLog:
         self.suppressed = 0
         self.total = 0
         self._pending: set[asyncio.Task[None]] = set()  # writes under way (kept so they are not collected)
+        self._window_end: asyncio.TimerHandle | None = None  # writes the count when its window ends
 
     def record(self, peer: str | None, reason: str, *, stage: str = HANDSHAKE,
                certificate: dict[str, Any] | None = None, principal: str | None = None) -> None:
         self.total += 1
-        now = time.monotonic()
-        if now - self._window_start >= self.window:
-            self._summarize()
-            self._window_start, self._written = now, 0
+        self._roll(time.monotonic())
         if self._written >= self.burst:
             self.suppressed += 1
+            self._count_at_window_end()
             return
         self._written += 1
         self._write(
@@ -52,6 +52,38 @@ class RefusalLog:
                 outcome="denied",
             )
         )
+
+    def _roll(self, now: float) -> None:
+        """A window that has ended: its count written, a new one begun."""
+        if now - self._window_start >= self.window:
+            self._summarize()
+            self._window_start, self._written = now, 0
+
+    def _count_at_window_end(self) -> None:
+        """The count reaches the audit when this window ends even if nothing more is refused."""
+        if self._window_end is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop to wait on: the next refusal or ``flush`` writes it
+        delay = max(0.0, self._window_start + self.window - time.monotonic())
+        self._window_end = loop.call_later(delay, self._window_ended)
+
+    def _window_ended(self) -> None:
+        self._window_end = None
+        self._roll(time.monotonic())
+        if self.suppressed:  # (the clock read a hair early): wait for the rest of the window
+            self._count_at_window_end()
+
+    async def flush(self) -> None:
+        """The count not yet written, written now, and every write under way awaited (the gateway stops)."""
+        if self._window_end is not None:
+            self._window_end.cancel()
+            self._window_end = None
+        self._summarize()
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
 
     def _summarize(self) -> None:
         if self.suppressed:

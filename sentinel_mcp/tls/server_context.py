@@ -16,6 +16,7 @@ from pathlib import Path
 
 from cryptography import x509
 
+from sentinel_mcp.tls.crl_freshness import Freshness, expired_at, freshness, newest, rolled_back
 from sentinel_mcp.tls.file_modes import readable_by_others, replaceable_by_others
 from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, PeerCertificate
 from sentinel_mcp.tls.pem_blocks import CA_LABELS, CRL_LABELS, foreign_labels, load_trust
@@ -68,12 +69,14 @@ Revoked = frozenset[tuple[str, int]]  # (issuer, serial number)
 _CRL_BLOCK = re.compile(rb"-----BEGIN X509 CRL-----.+?-----END X509 CRL-----", re.DOTALL)
 
 
-def check_crl(crl_path: Path, ca_path: Path, data: bytes, ca_data: bytes) -> tuple[list[str], Revoked]:
+def check_crl(
+    crl_path: Path, ca_path: Path, data: bytes, ca_data: bytes
+) -> tuple[list[str], Revoked, Freshness]:
     """The CRL file (``data``, as read once) must be PEM CRLs only, the first signed by one of the CAs
     (``ca_data``). Returns warnings (an expired CRL makes OpenSSL refuse every client certificate) and the
     revoked certificates of every CRL in the file, for the per-request check (OpenSSL reads them all: a
     certificate revoked by the second CRL was refused in the handshake, yet kept its kept-alive connection
-    when only the first was read here)."""
+    when only the first was read here), and how recent each CA's CRL is (``crl_freshness.py``)."""
     if b"-----BEGIN X509 CRL-----" not in data:
         raise TLSSetupError(
             f"CRL file {crl_path} is not a PEM CRL (convert a DER one with "
@@ -111,12 +114,14 @@ def check_crl(crl_path: Path, ca_path: Path, data: bytes, ca_data: bytes) -> tup
             )
         issuer = crl.issuer.rfc4514_string()
         revoked |= {(issuer, r.serial_number) for r in crl}
-    return warnings, frozenset(revoked)
+    return warnings, frozenset(revoked), freshness(crls, cas)
 
 
-def build_server_context(tls: FrontTLS) -> tuple[ssl.SSLContext, list[str], Revoked, TrustedCAs | None]:
-    """The context, warnings, the revoked certificates and the CA bundle, all from one read of each file: the
-    bundle the rules are checked with is the one OpenSSL verifies with."""
+def build_server_context(
+    tls: FrontTLS,
+) -> tuple[ssl.SSLContext, list[str], Revoked, TrustedCAs | None, Freshness]:
+    """The context, warnings, the revoked certificates, the CA bundle and how recent its CRLs are, all from
+    one read of each file: the bundle the rules are checked with is the one OpenSSL verifies with."""
     _readable(tls.cert, "TLS certificate")
     _readable(tls.key, "TLS key")
     ctx = AlertingContext(ssl.PROTOCOL_TLS_SERVER)
@@ -133,8 +138,9 @@ def build_server_context(tls: FrontTLS) -> tuple[ssl.SSLContext, list[str], Revo
     if readable_by_others(tls.key):
         warnings.append(f"TLS key {tls.key} may be read by every account on this machine; make it chmod 600")
     revoked: Revoked = frozenset()
+    fresh: Freshness = {}
     if tls.mode == "off":
-        return ctx, warnings, revoked, None
+        return ctx, warnings, revoked, None, fresh
     assert tls.ca is not None
     _readable(tls.ca, "TLS client CA")
     ca_data = _read(tls.ca, "TLS client CA")
@@ -152,18 +158,26 @@ def build_server_context(tls: FrontTLS) -> tuple[ssl.SSLContext, list[str], Revo
     if tls.crl is not None:
         _readable(tls.crl, "TLS CRL")
         crl_data = _read(tls.crl, "TLS CRL")
-        more, revoked = check_crl(tls.crl, tls.ca, crl_data, ca_data)
+        more, revoked, fresh = check_crl(tls.crl, tls.ca, crl_data, ca_data)
         warnings += more
         trust += b"\n" + crl_data
         # every certificate of the chain, not the client's alone: a CA that revoked an intermediate CA
         # (one the client sends along, or one in ``ca``) no longer admits what that intermediate signs
+        ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_CHAIN
+    in_bundle = _CRL_BLOCK.findall(ca_data)
+    if in_bundle:
+        # OpenSSL reads the CRLs of a CA file too, but checks none without the flag: a certificate a CRL of
+        # the bundle revoked was admitted. They count as the crl file's, in the handshake and per request
+        more, also_revoked, also_fresh = check_crl(tls.ca, tls.ca, b"\n".join(in_bundle), ca_data)
+        warnings += more
+        revoked, fresh = revoked | also_revoked, newest(fresh, also_fresh)
         ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_CHAIN
     try:
         load_trust(ctx, trust)  # the bytes checked above, never the files read again
     except ssl.SSLError as e:
         raise TLSSetupError(f"TLS client CA {tls.ca}: no PEM certificates ({e.reason or e})") from None
     ctx.verify_mode = ssl.CERT_REQUIRED if tls.mode == "required" else ssl.CERT_OPTIONAL
-    return ctx, warnings, revoked, cas
+    return ctx, warnings, revoked, cas, fresh
 
 
 def _read(path: Path, what: str) -> bytes:
@@ -184,7 +198,7 @@ class ServerContexts:
 
     def __init__(self, tls: FrontTLS) -> None:
         self.tls = tls
-        self._ctx, self.warnings, self.revoked, self._cas = build_server_context(tls)
+        self._ctx, self.warnings, self.revoked, self._cas, self._fresh = build_server_context(tls)
         _handshake_bundle(self._ctx, self._cas)
         self._stamp = self._stamps()
         self._checked = time.monotonic()
@@ -210,10 +224,15 @@ class ServerContexts:
             if stamp != self._stamp:
                 self._stamp = stamp
                 try:
-                    ctx, warnings, revoked, cas = build_server_context(self.tls)
+                    ctx, warnings, revoked, cas, fresh = build_server_context(self.tls)
+                    trusted = {ca.sha256 for ca in cas.cas} if cas is not None else set()
+                    why = rolled_back(self._fresh, fresh, trusted)
+                    if why is not None:
+                        raise TLSSetupError(f"TLS CRLs ({self.tls.crl or self.tls.ca}) refused: {why}")
                     _handshake_bundle(ctx, cas)
                     # all at once: a request is checked against the bundle its handshake could have used
                     self._ctx, self.warnings, self.revoked, self._cas = ctx, warnings, revoked, cas
+                    self._fresh = fresh
                     log.warning("TLS: certificate, CA or CRL changed; new connections use the new files")
                 except (TLSSetupError, OSError) as e:
                     # keep serving with what was valid; the problem is logged and shown by /healthz
@@ -234,6 +253,17 @@ class ServerContexts:
             (ca.certificate.issuer.rfc4514_string(), ca.certificate.serial_number) in revoked
             for ca in cas.issuers_of(cert.der)
         )
+
+    def crl_problem(self) -> str | None:
+        """Why no client certificate can be trusted now (a CRL in force has expired), or None: the handshake
+        refuses them all then, and a connection made before is refused per request as well."""
+        self.current()  # a CRL written since counts
+        expired = expired_at(self._fresh, time.time())
+        if expired is None:
+            return None
+        when = dt.datetime.fromtimestamp(expired, dt.timezone.utc)
+        return (f"a CRL of {self.tls.crl or self.tls.ca} expired at {when:%Y-%m-%d %H:%M} UTC; no client "
+                "certificate is accepted until a new one is written (`sentinel-mcp tls crl`)")
 
     def trusted_cas(self) -> TrustedCAs | None:
         """The CAs of the bundle as it is now (None when no client certificate is asked for)."""

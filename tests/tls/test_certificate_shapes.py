@@ -6,7 +6,9 @@ What broke: a SAN the ``cryptography`` reader cannot read (x400Address, EDIParty
 OpenSSL accepts hung its connection with no answer; a DNS SAN spelled with the Kelvin sign (U+212A, raw UTF-8
 in the IA5String) was lower-cased to ``kate.lan`` and mapped to kate; a CA certificate (``CA:TRUE``) was taken
 as a person's certificate; a certificate signed by an intermediate CA that is not in ``ca`` mapped by name.
-What held is kept: several CNs, CN against SAN, a NUL in a SAN, a Cyrillic CN, the wrong EKU, dates.
+What held is kept: several CNs, CN against SAN, a NUL in a SAN, a Cyrillic CN, the wrong EKU, dates; and
+(red team "tls2") a wildcard DNS SAN, a name of one SAN kind under another, another case of a CN or an email,
+a NUL after a CN, a chain through a certificate that is no CA, a key usage that cannot sign.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ def _cert(
     raw_sans: bytes | None = None,
     start: dt.datetime | None = None,
     days: float = 30,
+    signs: bool = True,
 ) -> tuple[Any, Any]:
     key = ec.generate_private_key(ec.SECP256R1())
     issuer_name, issuer_key = issuer or (subject, key)
@@ -96,7 +99,15 @@ def _cert(
         .not_valid_before(start)
         .not_valid_after(start + dt.timedelta(days=days))
         .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=ca, crl_sign=ca, **_OFF), True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=signs,
+                key_cert_sign=ca,
+                crl_sign=ca,
+                **{**_OFF, "key_encipherment": not signs},
+            ),
+            True,
+        )
     )
     if eku:
         builder = builder.add_extension(x509.ExtendedKeyUsage(list(eku)), critical=False)
@@ -143,8 +154,9 @@ def shapes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     inter, inter_key = _cert(_name("Team CA"), by_root, ca=True, eku=None)
     later = NOW + dt.timedelta(days=1)
+    alice_cert, alice_key = _cert(_name("alice"), by_root)
     made = {
-        "alice": _cert(_name("alice"), by_root),
+        "alice": (alice_cert, alice_key),
         "bob-by-dns": _cert(_name("x"), by_root, sans=[x509.DNSName("BOB.lan.")]),
         "two-cns": _cert(_name("alice", "bob"), by_root),
         "two-cns-reversed": _cert(_name("bob", "alice"), by_root),
@@ -169,13 +181,22 @@ def shapes(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "server-auth-only": _cert(_name("alice"), by_root, eku=(ExtendedKeyUsageOID.SERVER_AUTH,)),
         "email-protection-only": _cert(_name("alice"), by_root, eku=(ExtendedKeyUsageOID.EMAIL_PROTECTION,)),
         "not-yet-valid": _cert(_name("alice"), by_root, start=later),
+        "wildcard-dns": _cert(_name("x"), by_root, sans=[x509.DNSName("*.lan")]),
+        "email-as-dns": _cert(_name("x"), by_root, sans=[x509.DNSName("bob@x.example")]),
+        "dns-as-uri": _cert(_name("x"), by_root, sans=[x509.UniformResourceIdentifier("bob.lan")]),
+        "email-other-case": _cert(_name("x"), by_root, sans=[x509.RFC822Name("Bob@x.example")]),
+        "upper-cn": _cert(_name("ALICE"), by_root),
+        "nul-cn": _cert(_name("alice\x00"), by_root),
+        "by-non-ca": _cert(_name("alice"), (alice_cert.subject, alice_key)),
+        "no-signing-usage": _cert(_name("alice"), by_root, signs=False),
         "expired": _cert(_name("alice"), by_root, start=NOW - dt.timedelta(days=3), days=2),
     }
     (d / "root.pem").write_bytes(_pem(root))
     (d / "server.pem").write_bytes(_pem(server))
     (d / "server-key.pem").write_bytes(_key_pem(server_key))
     for stem, (cert, key) in made.items():
-        (d / f"{stem}.pem").write_bytes(_pem(cert, inter) if stem == "via-intermediate" else _pem(cert))
+        along = {"via-intermediate": inter, "by-non-ca": alice_cert}.get(stem)  # the chain it sends
+        (d / f"{stem}.pem").write_bytes(_pem(cert, along) if along is not None else _pem(cert))
         (d / f"{stem}-key.pem").write_bytes(_key_pem(key))
     return d
 
@@ -238,12 +259,21 @@ REFUSED = [
     ("ca-true", "is a CA certificate"),
     ("via-intermediate", "no CA of the bundle signed it"),
     ("intermediate-itself", "is a CA certificate"),
+    # red team "tls2": look-alikes of a rule's name, each of another kind or spelling
+    ("wildcard-dns", "names no principal"),
+    ("email-as-dns", "names no principal"),
+    ("dns-as-uri", "names no principal"),
+    ("email-other-case", "names no principal"),
+    ("upper-cn", "names no principal"),
+    ("nul-cn", "names no principal"),
 ]
 HANDSHAKE_REFUSED = [
     ("server-auth-only", "UNSUPPORTED_CERTIFICATE"),
     ("email-protection-only", "UNSUPPORTED_CERTIFICATE"),
     ("not-yet-valid", "BAD_CERTIFICATE"),
     ("expired", "CERTIFICATE_EXPIRED"),
+    ("by-non-ca", "UNKNOWN_CA"),  # alice's own certificate (CA:FALSE) signed it
+    ("no-signing-usage", "UNSUPPORTED_CERTIFICATE"),  # keyUsage keyEncipherment only: it signs nothing
 ]
 
 
