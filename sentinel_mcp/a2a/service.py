@@ -15,7 +15,7 @@ import logging
 import secrets
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from pydantic import ValidationError
 
@@ -393,13 +393,17 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
             and not r.terminal
         ]
 
-    async def answer_as_user(self, task_id: str, caller: str, answers: dict[str, Answer]) -> None:
+    async def answer_as_user(self, task_id: str, caller: str, answers: dict[str, Answer],
+                             still_asks: Callable[[TaskRecord], bool] | None = None) -> None:
         """The principal's own answers, given in Sentinel's console (provenance ``user``): the task resumes.
+        ``still_asks``: whether the task asks, under its lock, what the person was shown (the wait for the
+        record may span a new round whose questions share the shown ones' keys); if not, nothing is taken.
         """
         record = await self.store.held(task_id, caller)
         async with record.lock:
             pending = record.pending
-            if record.terminal or pending is None or record.task.status.state not in INTERRUPTED_STATES:
+            if (record.terminal or pending is None or record.task.status.state not in INTERRUPTED_STATES
+                    or (still_asks is not None and not still_asks(record))):
                 raise RpcError(
                     UNSUPPORTED_OPERATION, f"Task {task_id} takes no input now", {"taskId": task_id}
                 )

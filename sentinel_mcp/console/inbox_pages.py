@@ -127,6 +127,13 @@ def _a2a_questions(record: Any) -> list[dict[str, Any]]:
     return []
 
 
+def a2a_asks(record: Any, shown: str) -> bool:
+    """Whether an A2A task waiting for input asks what a page showed (``asked_digest``): the round shown, not
+    a later one whose questions share its keys."""
+    keys = record.pending.question_keys if record.pending is not None else []
+    return asked_digest([q for q in _a2a_questions(record) if q.get("key") in keys]) == shown
+
+
 def a2a_peers(console: Console) -> frozenset[str]:
     """The A2A peers' names (``identity.http_auth.a2a_peer_names``): their questions are the owner's."""
     rt = console.holder.runtime
@@ -319,8 +326,9 @@ async def _decide_a2a(
         if answer is None:
             return await inbox_page(console, request, viewer, status=400, error=str(problem))
         answers[str(q.get("key"))] = answer
-    try:
-        await service.answer_as_user(task_id, record.owner, answers)  # the task's, answered by this viewer
+    shown = asked_digest(asked)
+    try:  # the task's, answered by this viewer, if it still asks what was shown
+        await service.answer_as_user(task_id, record.owner, answers, lambda now: a2a_asks(now, shown))
     except Exception as e:  # noqa: BLE001 - the task moved on meanwhile (canceled, answered by the peer)
         log.info("A2A answer from the console not taken: %s", e)
         return await inbox_page(console, request, viewer, status=409, error="that task takes no answer now")

@@ -55,8 +55,10 @@ class A2AHostService(Protocol):
         """The caller's tasks waiting for input (``a2a.task_store.TaskRecord``s)."""
         ...
 
-    async def answer_as_user(self, task_id: str, caller: str, answers: dict[str, Answer]) -> None:
-        """The principal's own answers, given in the console: the task resumes."""
+    async def answer_as_user(self, task_id: str, caller: str, answers: dict[str, Answer],
+                             still_asks: Callable[[Any], bool] | None = None) -> None:
+        """The principal's own answers, given in the console: the task resumes, if it ``still_asks`` (given
+        the task's record, under its lock) what the person was shown."""
         ...
 
     @property
