@@ -110,7 +110,7 @@ class SQLiteDatabase(JobWriter):
         self._conn: sqlite3.Connection | None = None
         self._hold: CheckpointHold | None = None  # checkpoints held off while a reader copies the file
         self._identity: tuple[int, int] | None = None
-        # the file's size as last seen (WAL mode): only a checkpoint writes it, only growing it (no VACUUM)
+        # the file's size as last seen: in WAL mode only a checkpoint writes it, only growing it (no VACUUM)
         self._size = 0
         # the write-ahead log as we last saw it (device, inode, size): SQLite keeps writing to the file it
         # holds open, so one removed, replaced or cut under us must be noticed by us (``_wal_moved``)
@@ -309,9 +309,9 @@ class SQLiteDatabase(JobWriter):
                 same = (st.st_dev, st.st_ino) == self._identity
             except OSError:
                 same = False
-            if same and self._wal_mode and st.st_size < self._size:
-                # cut in place: the page cache still held what the file lost, so commits "succeeded" onto a
-                # database no reader could open. Refused; the next write reopens what the file now holds
+            if same and st.st_size < self._size and (self._wal_mode or not st.st_size):
+                # cut in place: the page cache held what the file lost, so commits "succeeded" onto a database
+                # no reader could open (shared, cut to nothing: "no such table"). Refused; reopened next write
                 cut, self._size = st.st_size, 0
                 _close_quietly(self._conn)
                 self._conn, self._wal = None, None

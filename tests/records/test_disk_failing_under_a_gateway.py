@@ -1,8 +1,8 @@
 """The disk under a running gateway fails in ways the other records tests do not make: a real file system
 that fills up (ENOSPC on a small tmpfs, where ``test_disk_full_under_load.py`` uses a file size limit that
 never lifts) and empties again, and the audit file truncated in place (same inode: neither deleted nor
-replaced). Each refuses calls with the cause, runs nothing it did not record, and ``audit verify`` names
-what was lost; a disk with room again is written again by itself."""
+replaced), or a shared store cut to nothing. Each refuses calls with the cause, runs nothing it did not
+record, and ``audit verify`` names what was lost; a disk with room again is written again by itself."""
 
 from __future__ import annotations
 
@@ -153,3 +153,29 @@ async def test_the_audit_file_truncated_in_place_is_refused_named_and_never_take
         assert [m for m in ran if m.startswith("after-")] == [m for m, r in after.items() if not r.is_error]
     else:
         assert str(store) in out, out
+
+
+async def test_a_shared_store_cut_to_nothing_in_place_is_refused_then_made_again_with_its_schema(
+    tmp_path: Path,
+) -> None:
+    """As a store deleted under its writer (``test_storage_seam.py``): the shared fact store (a rollback
+    journal) cut to nothing answered every write "no such table" with its health ok, never re-created."""
+    from sentinel_mcp.storage import Schema, StorageError, open_database
+    from sentinel_mcp.storage.open import release
+    from sentinel_mcp.storage.sqlite import SHARED
+
+    path = tmp_path / "a.db"
+    db = open_database(path, "t", SHARED)
+    try:
+        await db.migrate(Schema("t", {"sqlite": ["CREATE TABLE t (id INTEGER PRIMARY KEY, x TEXT)"]}))
+        for i in range(200):
+            await db.write("INSERT INTO t (x) VALUES (?)", (f"before-{i}",))
+        os.truncate(path, 0)
+        with pytest.raises(StorageError, match="truncated"):
+            await db.write("INSERT INTO t (x) VALUES ('lost')")
+        assert not db.health.ok and "truncated" in db.health.cause
+        await db.write("INSERT INTO t (x) VALUES ('after')")  # made again, its schema applied
+        assert db.health.ok
+        assert await db.query("SELECT x FROM t") == [("after",)]
+    finally:
+        await release(db)
