@@ -21,6 +21,7 @@ Why this shape (measured in ``benchmarks/audit_durability.py``):
 
 from __future__ import annotations
 
+import contextlib
 import asyncio
 import logging
 import os
@@ -109,6 +110,8 @@ class SQLiteDatabase(JobWriter):
         self._conn: sqlite3.Connection | None = None
         self._hold: CheckpointHold | None = None  # checkpoints held off while a reader copies the file
         self._identity: tuple[int, int] | None = None
+        # the file's size as last seen: in WAL mode only a checkpoint writes it, only growing it (no VACUUM)
+        self._size = 0
         # the write-ahead log as we last saw it (device, inode, size): SQLite keeps writing to the file it
         # holds open, so one removed, replaced or cut under us must be noticed by us (``_wal_moved``)
         self._wal: tuple[int, int, int] | None = None
@@ -176,6 +179,7 @@ class SQLiteDatabase(JobWriter):
             raise StorageError(f"{self.name} store {self.path}: {e.strerror or e}") from e
         self._drop_hold()
         self._conn, self._identity, self._wal, self._hold = conn, (st.st_dev, st.st_ino), None, hold
+        self._size = st.st_size
 
     @staticmethod
     def _apply(conn: sqlite3.Connection, schema: Schema) -> None:
@@ -305,6 +309,15 @@ class SQLiteDatabase(JobWriter):
                 same = (st.st_dev, st.st_ino) == self._identity
             except OSError:
                 same = False
+            if same and st.st_size < self._size and (self._wal_mode or not st.st_size):
+                # cut in place: the page cache held what the file lost, so commits "succeeded" onto a database
+                # no reader could open (shared, cut to nothing: "no such table"). Refused; reopened next write
+                cut, self._size = st.st_size, 0
+                _close_quietly(self._conn)
+                self._conn, self._wal = None, None
+                raise StorageError(f"{self.name} store {self.path} was truncated while in use ({cut} bytes "
+                                   "left); reopening what it holds on the next write")
+            self._size = max(self._size, st.st_size) if same else self._size
             if not same:
                 try:
                     self._conn.close()
@@ -328,6 +341,12 @@ class SQLiteDatabase(JobWriter):
             self._connect()
         assert self._conn is not None
         return self._conn
+
+    def _note_size(self) -> None:
+        """After a commit (its checkpoint may have grown the file): the least size the next one expects."""
+        if self._hold is not None:
+            with contextlib.suppress(OSError):
+                self._size = max(self._size, os.fstat(self._hold.fd).st_size)
 
     def _wal_moved(self) -> str | None:
         """How the write-ahead log is no longer the file we write (removed, replaced, cut), or None. One
@@ -413,6 +432,7 @@ class SQLiteDatabase(JobWriter):
                     # no checkpoint under a reader's copy
                     self._hold.before_commit(self._wal[2] if self._wal is not None else 0)
                 conn.execute("COMMIT")
+                self._note_size()
             self.commits += 1
             self.committed_jobs += len(group)
         except sqlite3.Error as e:
@@ -445,6 +465,7 @@ class SQLiteDatabase(JobWriter):
             out = self._exec(conn, st)
             if conn.in_transaction:  # a statement not run to its end (never ours): its transaction ends here
                 conn.execute("COMMIT")
+            self._note_size()
         except StorageError as e:
             job.done(None, self._fault(e))
             return
