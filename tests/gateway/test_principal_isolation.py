@@ -359,3 +359,29 @@ def test_an_isolation_setting_out_of_its_shape_is_refused_with_its_line(tmp_path
     server = load_config(bad).mcp_servers["a"]
     assert (server.isolation, server.max_principals, server.principal_idle_seconds) == (
         "per_principal", 1024, 86400)
+
+
+async def test_a_session_still_stopping_counts_against_the_bound(data_dir: Path) -> None:
+    """A closed session's process ends some time after it is closed: a new principal admitted in between
+    would have its process started beside it, one more than ``max_principals``. Each spawn here looks at
+    the processes still alive: never more than the bound, and the newcomer is admitted once the old one
+    has ended (not refused)."""
+    servers = {"s": _stdio(protocol="legacy", isolation="per_principal", max_principals=1)}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        sessions = rt.manager.upstreams["s"].principals
+        pids: list[int] = []
+        seen: list[int] = []  # at each spawn, how many earlier principal processes were still alive
+        spawn = sessions._spawn
+
+        def counted(principal: str) -> Any:
+            seen.append(sum(1 for p in pids if alive(p)))
+            return spawn(principal)
+
+        sessions._spawn = counted
+        for who in ("alice", "bob", "carol", "alice"):
+            failed, text = await _call(gw, who, "s__pid")
+            assert not failed, text
+            pids.append(int(text))
+            await sessions.close_idle(time.monotonic() + 601)  # closed: its process is still ending
+        assert seen == [0, 0, 0, 0], seen
