@@ -4,7 +4,7 @@ its ``Mcp-Session-Id``, or on 2026-07-28, which has none, the cookie ``jar`` it 
 request, as a web server keeps a login). ``peer()`` names the TCP connection a request came on, ``pid()``
 its process, ``die()`` ends it.
 
-stdio: python stateful_upstream.py        HTTP: python stateful_upstream.py --http PORT
+stdio: python stateful_upstream.py        HTTP: python stateful_upstream.py --http PORT (or --sse PORT)
 """
 
 from __future__ import annotations
@@ -118,10 +118,11 @@ def die() -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[1] == "--http":
+    if len(sys.argv) > 2 and sys.argv[1] in ("--http", "--sse"):
         import uvicorn
 
-        app = _with_jar(mcp.streamable_http_app(host="127.0.0.1"))
+        http = mcp.streamable_http_app if sys.argv[1] == "--http" else mcp.sse_app
+        app = _with_jar(http(host="127.0.0.1"))
         uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
     else:
         mcp.run()

@@ -37,16 +37,24 @@ def _stdio(**over: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [STATEFUL], **over}
 
 
-@pytest.fixture
-def http_stateful() -> Iterator[str]:
+@contextlib.contextmanager
+def _served(how: str) -> Iterator[str]:
+    """``stateful_upstream.py`` over HTTP (``--http``: streamable, ``--sse``): its URL."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)], stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([sys.executable, STATEFUL, how, str(port)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/" + ("mcp" if how == "--http" else "sse")
     try:
-        wait_http(f"http://127.0.0.1:{port}/mcp", proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
+        wait_http(url, proc=proc)
+        yield url
     finally:
         stop_process(proc)
+
+
+@pytest.fixture
+def http_stateful() -> Iterator[str]:
+    with _served("--http") as url:
+        yield url
 
 
 async def _call(gw: Any, who: str | Principal, tool: str, **arguments: Any) -> tuple[bool, str]:
@@ -316,12 +324,20 @@ def _connections_to(port: int) -> int:
                if int(row[2].split(":")[1], 16) == port and row[3] == "01" and row[9] in mine)
 
 
-async def test_a_closed_principal_session_leaves_no_connection_open(data_dir: Path,
-                                                                    http_stateful: str) -> None:
-    """Principals come and go on an HTTP upstream: each closed session's connections (the SDK's client's
-    and the lean calls') are closed with it, not left for the garbage collector to find some day."""
-    port = int(http_stateful.rsplit(":", 1)[1].split("/")[0])
-    servers = {"h": {"url": http_stateful, "protocol": "modern", "isolation": "per_principal"}}
+@pytest.mark.parametrize("how,protocol", [("--http", "modern"), ("--http", "legacy"), ("--sse", "legacy")])
+async def test_a_closed_principal_session_leaves_no_connection_open(data_dir: Path, how: str,
+                                                                    protocol: str) -> None:
+    """Principals come and go on an HTTP upstream (streamable, in both eras, and the old SSE transport,
+    whose clients the SDK builds through Sentinel's factory): each closed session's connections (the SDK's
+    client's and the lean calls') are closed with it, not left for the garbage collector to find some
+    day; and so are a session's when it reconnects."""
+    with _served(how) as url:
+        await _no_connection_left(data_dir, url, protocol)
+
+
+async def _no_connection_left(data_dir: Path, url: str, protocol: str) -> None:
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    servers = {"h": {"url": url, "protocol": protocol, "isolation": "per_principal"}}
     async with running_gateway(make_config(data_dir, servers)) as rt:
         gw = rt.gateway
         sessions = rt.manager.upstreams["h"].principals
@@ -336,6 +352,16 @@ async def test_a_closed_principal_session_leaves_no_connection_open(data_dir: Pa
             await sessions.close_idle(time.monotonic() + 601)
             for ended in closing:
                 await ended.wait()
+            assert _connections_to(port) <= base, round_
+        up = rt.manager.upstreams["h"]
+        for round_ in range(3):  # the catalog's session reconnects: the old connections go with the old client
+            before = up.reconnects
+            up._dead.set()
+
+            async def back() -> bool:
+                return up.reconnects > before and up.state == "ready"
+
+            await _until(back)
             assert _connections_to(port) <= base, round_
 
 
