@@ -411,3 +411,35 @@ async def test_a_session_still_stopping_counts_against_the_bound(data_dir: Path)
             pids.append(int(text))
             await sessions.close_idle(time.monotonic() + 601)  # closed: its process is still ending
         assert seen == [0, 0, 0, 0], seen
+
+
+async def test_a_session_the_upstream_forgot_reopens_only_its_principals(data_dir: Path,
+                                                                        http_stateful: str) -> None:
+    """The upstream forgets alice's Mcp-Session-Id (404, as after a restart) while bob's lives on: alice's
+    call is refused with the reason and not sent again (on the old session or a new one), her session
+    alone reconnects (logged in as nobody), bob's stays his own, and while it happens neither gets the
+    other's answer."""
+    servers = {"h": {"url": http_stateful, "protocol": "legacy", "isolation": "per_principal"}}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        sessions = rt.manager.upstreams["h"].principals
+        for who in ("alice", "bob"):
+            await _call(gw, who, "h__login", name=who)
+        bob_up = sessions.open()["bob"]
+        assert await _call(gw, "alice", "h__forget") == (False, "forgotten")
+        failed, text = await _call(gw, "alice", "h__bump", key="alice")
+        assert failed and "reconnecting" in text, text
+
+        async def alice_back() -> bool:
+            return await _call(gw, "alice", "h__whoami") == (False, "nobody")
+
+        bob_meanwhile = asyncio.ensure_future(
+            asyncio.gather(*(_call(gw, "bob", "h__whoami") for _ in range(5)))
+        )
+        await _until(alice_back)
+        assert await bob_meanwhile == [(False, "bob")] * 5
+        assert await _call(gw, "alice", "h__bump", key="alice") == (False, "1")  # the refused one never ran
+        assert sessions.open()["bob"] is bob_up and bob_up.reconnects == 0
+        assert sessions.open()["alice"].reconnects >= 1
+        assert await _call(gw, "alice", "h__whoami") == (False, "nobody")
+        assert await _call(gw, "bob", "h__whoami") == (False, "bob")
