@@ -4,7 +4,10 @@
 - ``other_id``: answers initialize under another id;
 - ``close_stdout``: serves until its tool ``go`` is called, then closes its stdout and keeps running;
 - ``fork_keep``: starts a child that keeps its stdout open (in its own session when ``--escape``, out of
-  the upstream's process group) and dies when its tool ``go`` is called.
+  the upstream's process group) and dies when its tool ``go`` is called;
+- ``flood``: serves, and after answering ``go`` sends ``FLOOD`` notifications unasked, as fast as it can
+  (list changes, log lines, resource updates, progress for no call), each ``tools/list`` it is asked noted
+  in ``PIDS.lists``.
 
 Every process it starts writes its pid to the file ``PIDS`` (one a line), so a test can see that none is left.
 
@@ -13,6 +16,7 @@ python hostile_life_upstream.py MODE PIDS [--escape]
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -23,6 +27,7 @@ from raw_stdio_server import initialize, send, serve  # noqa: E402
 
 MODE, PIDS = sys.argv[1], sys.argv[2]
 ESCAPE = "--escape" in sys.argv[3:]
+FLOOD = 10_000
 TOOL = {"name": "go", "description": "Ends the upstream's wire, as its mode says.",
         "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
 
@@ -41,6 +46,8 @@ def answer(method: str, params: dict, rid: Any) -> dict | None:
             return None
         return initialize(params, "hostile", {"tools": {}})
     if method == "tools/list":
+        with open(PIDS + ".lists", "a") as f:
+            f.write("list\n")
         return {"tools": [TOOL]}
     if method == "ping":
         return {}
@@ -51,6 +58,20 @@ def answer(method: str, params: dict, rid: Any) -> dict | None:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - what it writes goes nowhere now
             while True:  # keeps running, reading nothing more
                 time.sleep(1)
+        if MODE == "flood":
+            send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "flooding"}]}})
+            kinds = [("notifications/tools/list_changed", None),
+                     ("notifications/message", {"level": "info", "data": "x" * 100}),
+                     ("notifications/resources/updated", {"uri": "file:///nobody/subscribed"}),
+                     ("notifications/progress", {"progressToken": 987654, "progress": 1})]
+            lines = []
+            for i in range(FLOOD):
+                method_, params_ = kinds[i % len(kinds)]
+                lines.append(json.dumps({"jsonrpc": "2.0", "method": method_,
+                                         **({"params": params_} if params_ else {})}))
+            sys.stdout.write("\n".join(lines) + "\n")
+            sys.stdout.flush()
+            return None
         os._exit(3)  # fork_keep: dies, its child still holding the pipe
     return None
 

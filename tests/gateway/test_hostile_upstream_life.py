@@ -64,7 +64,8 @@ async def test_an_upstream_that_never_completes_the_handshake(data_dir: Path, mo
     assert not [p for p in _pids(pids) if alive(p)]
 
 
-@pytest.mark.parametrize("mode,extra", [("close_stdout", ()), ("fork_keep", ()), ("fork_keep", ("--escape",))])
+@pytest.mark.parametrize("mode,extra", [("close_stdout", ()), ("fork_keep", ()),
+                                        ("fork_keep", ("--escape",))])
 async def test_an_upstream_whose_wire_ends_but_not_its_processes(data_dir: Path, mode: str,
                                                                  extra: tuple[str, ...]) -> None:
     pids = data_dir / "pids"
@@ -83,3 +84,23 @@ async def test_an_upstream_whose_wire_ends_but_not_its_processes(data_dir: Path,
         assert not [p for p in first if alive(p)], first  # the old processes ended, children too
 
     assert not [p for p in _pids(pids) if alive(p)]
+
+
+async def test_an_upstream_flooding_notices_unasked(data_dir: Path) -> None:
+    """10,000 notifications at once, outside any call (list changes, log lines, updates of resources no one
+    subscribed to, progress for no call): counted and dropped or coalesced, the listing refreshed at a pace
+    (not once a notice), the connection kept; the upstream and its neighbour answer on."""
+    pids = data_dir / "pids"
+    async with running_gateway(make_config(data_dir, _servers("flood", pids))) as rt:
+        bad = rt.manager.upstreams["bad"]
+        assert await _call(rt.gateway, "bad__go") == (False, "flooding")
+
+        async def taken() -> bool:  # every update read (the last kind but one of each four)
+            return bad.updates_unsubscribed >= 2_500
+
+        await _until(taken)
+        assert await _call(rt.gateway, "ok__echo", text="hi") == (False, "hi")
+        assert await _call(rt.gateway, "bad__go") == (False, "flooding")
+        assert bad.reconnects == 0 and bad.state == "ready"
+        lists = len((data_dir / "pids.lists").read_text().split())
+        assert lists < 100, lists  # 2,500 list changes asked; paced refreshes, far fewer

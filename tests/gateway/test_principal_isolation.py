@@ -354,7 +354,7 @@ async def _no_connection_left(data_dir: Path, url: str, protocol: str) -> None:
                 await ended.wait()
             assert _connections_to(port) <= base, round_
         up = rt.manager.upstreams["h"]
-        for round_ in range(3):  # the catalog's session reconnects: the old connections go with the old client
+        for round_ in range(3):  # the catalog's session reconnects: its connections go with its old client
             before = up.reconnects
             up._dead.set()
 
