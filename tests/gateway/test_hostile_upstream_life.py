@@ -7,6 +7,7 @@ Real gateway, real subprocesses (``hostile_life_upstream.py``)."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,14 @@ from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.identity.principal import Principal
 from tests.gateway.helpers import alive, make_config, toolbox_stdio
+from tests.gateway.hostile_handshake_http import MODES
+from tests.gateway.test_principal_isolation import _connections_to
+
+from ..conftest import free_port, stop_process, wait_http
 
 pytestmark = pytest.mark.timeout(120)
 HOSTILE = str(Path(__file__).with_name("hostile_life_upstream.py"))
+SERVER = str(Path(__file__).with_name("hostile_handshake_http.py"))
 ALICE = Principal("alice", "token")
 
 
@@ -104,3 +110,36 @@ async def test_an_upstream_flooding_notices_unasked(data_dir: Path) -> None:
         assert bad.reconnects == 0 and bad.state == "ready"
         lists = len((data_dir / "pids.lists").read_text().split())
         assert lists < 100, lists  # 2,500 list changes asked; paced refreshes, far fewer
+
+
+async def test_http_upstreams_hostile_at_the_handshake(data_dir: Path) -> None:
+    """Over streamable HTTP, initialize never answered, answered by an endless stream of comments, under
+    another id, cut mid-event, as one event of many small lines past every bound, or by a flood of
+    notifications and never the answer: each upstream bounded by its connect timeout, reported, retried
+    with back-off, and no attempt's connection left open; the well-behaved neighbour serves throughout."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, SERVER, str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/", proc=proc)
+        servers: dict[str, Any] = {"ok": toolbox_stdio()}
+        said = {"mid_event": "ended without a response", "small_events": "1048576 byte limit"}
+        for mode in MODES:  # those that end by themselves are given time to (the machine may be slow)
+            servers[mode] = {"url": f"http://127.0.0.1:{port}/{mode}", "protocol": "legacy",
+                             "connect_timeout": 30 if mode in said else 1, "timeout": 5}
+        async with running_gateway(make_config(data_dir, servers)) as rt:
+            ups = [rt.manager.upstreams[m] for m in MODES]
+
+            async def retried() -> bool:
+                return all(up.reconnects >= 2 for up in ups)
+
+            await _until(retried)
+            for up in ups:
+                assert up.state != "ready", up.name
+                why = str(up.last_error)
+                assert said.get(up.name, "no answer within 1s") in why, (up.name, why)
+            assert await _call(rt.gateway, "ok__echo", text="hi") == (False, "hi")
+            assert _connections_to(port) <= len(MODES)  # at most the attempt under way, each
+        assert _connections_to(port) == 0
+    finally:
+        stop_process(proc)
