@@ -101,6 +101,7 @@ class PrincipalSessions:
                 await supervise()
             finally:
                 self._tg = None
+                self._one_ended.set()  # a newcomer waiting for a session to end hears it is stopped
                 closing = list(self._own.values())
                 self._own.clear()
                 for own in closing:
