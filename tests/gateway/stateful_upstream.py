@@ -132,6 +132,12 @@ def bump(key: str) -> str:
 
 
 @mcp.tool(annotations=RO)
+def blob(size: int) -> str:
+    """A text of ``size`` bytes."""
+    return "x" * size
+
+
+@mcp.tool(annotations=RO)
 def die() -> str:
     """End this server's process."""
     os._exit(3)

@@ -443,3 +443,25 @@ async def test_a_session_the_upstream_forgot_reopens_only_its_principals(data_di
         assert sessions.open()["alice"].reconnects >= 1
         assert await _call(gw, "alice", "h__whoami") == (False, "nobody")
         assert await _call(gw, "bob", "h__whoami") == (False, "bob")
+
+
+@pytest.mark.parametrize("how,protocol", [("--sse", "legacy"), ("--http", "legacy"), ("--http", "modern")])
+async def test_max_result_bytes_holds_on_every_http_transport(data_dir: Path, how: str,
+                                                               protocol: str) -> None:
+    """A server's ``max_result_bytes`` below the transports' own event bound (1 MiB) holds on the old SSE
+    transport too, where every answer is an event on one stream, as on streamable HTTP; for a principal's
+    session as for the shared one. The next call is answered (on the SSE transport, whose one stream the
+    event was cut from, once it has reconnected)."""
+    with _served(how) as url:
+        servers = {"h": {"url": url, "protocol": protocol, "max_result_bytes": 65536},
+                   "p": {"url": url, "protocol": protocol, "max_result_bytes": 65536,
+                         "isolation": "per_principal"}}
+        async with running_gateway(make_config(data_dir, servers)) as rt:
+            for up in ("h", "p"):
+                failed, text = await _call(rt.gateway, "alice", f"{up}__blob", size=300_000)
+                assert failed and "larger than" in text and len(text) < 1000, (up, text[:300])
+
+                async def answered() -> bool:
+                    return await _call(rt.gateway, "alice", f"{up}__blob", size=10) == (False, "x" * 10)
+
+                await _until(answered)
