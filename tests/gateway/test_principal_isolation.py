@@ -324,10 +324,10 @@ def _connections_to(port: int) -> int:
                if int(row[2].split(":")[1], 16) == port and row[3] == "01" and row[9] in mine)
 
 
-@pytest.mark.parametrize("how,protocol", [("--http", "modern"), ("--http", "legacy"), ("--sse", "legacy")])
+@pytest.mark.parametrize("how,protocol", [("--http", "modern"), ("--sse", "legacy")])
 async def test_a_closed_principal_session_leaves_no_connection_open(data_dir: Path, how: str,
                                                                     protocol: str) -> None:
-    """Principals come and go on an HTTP upstream (streamable, in both eras, and the old SSE transport,
+    """Principals come and go on an HTTP upstream (streamable, and the old SSE transport,
     whose clients the SDK builds through Sentinel's factory): each closed session's connections (the SDK's
     client's and the lean calls') are closed with it, not left for the garbage collector to find some
     day; and so are a session's when it reconnects."""
@@ -445,16 +445,14 @@ async def test_a_session_the_upstream_forgot_reopens_only_its_principals(data_di
         assert await _call(gw, "bob", "h__whoami") == (False, "bob")
 
 
-@pytest.mark.parametrize("how,protocol", [("--sse", "legacy"), ("--http", "legacy"), ("--http", "modern")])
-async def test_max_result_bytes_holds_on_every_http_transport(data_dir: Path, how: str,
-                                                               protocol: str) -> None:
+async def test_max_result_bytes_holds_on_the_sse_transport(data_dir: Path) -> None:
     """A server's ``max_result_bytes`` below the transports' own event bound (1 MiB) holds on the old SSE
-    transport too, where every answer is an event on one stream, as on streamable HTTP; for a principal's
-    session as for the shared one. The next call is answered (on the SSE transport, whose one stream the
-    event was cut from, once it has reconnected)."""
-    with _served(how) as url:
-        servers = {"h": {"url": url, "protocol": protocol, "max_result_bytes": 65536},
-                   "p": {"url": url, "protocol": protocol, "max_result_bytes": 65536,
+    transport too, where every answer is an event on one stream (streamable HTTP: test_result_byte_limit.py);
+    for a principal's session as for the shared one. The next call is answered, once the connection (whose
+    one stream the event was cut from) has reconnected."""
+    with _served("--sse") as url:
+        servers = {"h": {"url": url, "protocol": "legacy", "max_result_bytes": 65536},
+                   "p": {"url": url, "protocol": "legacy", "max_result_bytes": 65536,
                          "isolation": "per_principal"}}
         async with running_gateway(make_config(data_dir, servers)) as rt:
             for up in ("h", "p"):
