@@ -8,6 +8,8 @@ supervised like any upstream (reconnect on death, its own breaker, timeouts and 
 reaching its own callers, audited under the server's name). At most ``max_principals`` are open at once:
 one more principal is refused with the reason, never queued. One unused for ``principal_idle_seconds`` is
 closed (its process ended); that principal's next call opens a new one, with none of the old state.
+A session closed but still ending its process counts against the bound: a newcomer waits for it to end (at
+most ``connect_timeout``), so the processes alive never outnumber ``max_principals``.
 The principal ``anonymous`` (every caller under ``"auth": "none"``) and Sentinel's own calls (``sentinel``)
 are refused: each one's session would be shared by many callers; so is a name out of ``PRINCIPAL_NAME``'s
 shape.
@@ -63,6 +65,8 @@ class PrincipalSessions:
         self.idle = idle
         self._spawn = spawn  # a new, not yet running ``Upstream`` for one principal
         self._own: dict[str, _Own] = {}
+        self._ending: set[_Own] = set()  # closed, their supervisors still ending their processes
+        self._one_ended = anyio.Event()  # set (and replaced) each time one of ``_ending`` has ended
         self._tg: anyio.abc.TaskGroup | None = None
         self.refused = 0  # principals turned away past ``limit``
         self._retired = dict.fromkeys((*COUNTERS, "notices_dropped"), 0)  # counted by sessions now closed
@@ -97,6 +101,7 @@ class PrincipalSessions:
                 await supervise()
             finally:
                 self._tg = None
+                self._one_ended.set()  # a newcomer waiting for a session to end hears it is stopped
                 closing = list(self._own.values())
                 self._own.clear()
                 for own in closing:
@@ -111,7 +116,7 @@ class PrincipalSessions:
     @asynccontextmanager
     async def session(self, principal: str | None) -> AsyncIterator["Upstream"]:
         """``principal``'s own session, opened on its first call; never closed while this holds it."""
-        own = self._claim(principal)
+        own = await self._claim(principal)
         own.busy += 1
         try:
             if own.up.client is None:  # opened just now (or reconnecting): every method waits as a call does
@@ -121,7 +126,7 @@ class PrincipalSessions:
             own.busy -= 1
             own.used = time.monotonic()
 
-    def _claim(self, principal: str | None) -> _Own:
+    async def _claim(self, principal: str | None) -> _Own:
         if not principal:  # whose session it would be is unknown: no one's is lent
             raise UpstreamUnavailable(
                 f"upstream {self.name} keeps a session per principal; a call naming no principal is refused"
@@ -142,19 +147,33 @@ class PrincipalSessions:
                 f"upstream {self.name} keeps a session per principal; a call that is no configured "
                 f"principal's own (Sentinel's, or of an unknown caller) is refused"
             )
-        own = self._own.get(principal)
-        if own is not None:
-            own.used = time.monotonic()
-            return own
-        tg = self._tg
-        if tg is None:
-            raise UpstreamUnavailable(f"upstream {self.name} is stopped")
-        if len(self._own) >= self.limit:
+        deadline = anyio.current_time() + self.connect_timeout
+        while True:
+            own = self._own.get(principal)
+            if own is not None:
+                own.used = time.monotonic()
+                return own
+            tg = self._tg
+            if tg is None:
+                raise UpstreamUnavailable(f"upstream {self.name} is stopped")
+            if len(self._own) >= self.limit:
+                self.refused += 1
+                raise UpstreamUnavailable(
+                    f"upstream {self.name} already holds sessions for {self.limit} principals (its "
+                    f"max_principals), each its own; a new principal is admitted once one of them has been "
+                    f"idle for {self.idle:g}s"
+                )
+            if len(self._own) + len(self._ending) < self.limit:
+                break
+            # the bound is reached only by sessions closed and still ending their processes: a new one
+            # started now would run beside them, one more than the bound
+            with anyio.move_on_after(deadline - anyio.current_time()):
+                await self._one_ended.wait()
+                continue
             self.refused += 1
             raise UpstreamUnavailable(
-                f"upstream {self.name} already holds sessions for {self.limit} principals (its "
-                f"max_principals), each its own; a new principal is admitted once one of them has been idle "
-                f"for {self.idle:g}s"
+                f"upstream {self.name} is still ending the processes of principal sessions it closed (its "
+                f"max_principals is {self.limit}); a new principal is admitted once they have ended"
             )
         own = self._own[principal] = _Own(self._spawn(principal), time.monotonic())
         tg.start_soon(self._supervise, principal, own, name=f"upstream:{self.name}:principal")
@@ -166,6 +185,10 @@ class PrincipalSessions:
             await own.up.run()
         finally:
             own.ended.set()
+            if own in self._ending:
+                self._ending.discard(own)
+                self._one_ended.set()
+                self._one_ended = anyio.Event()
             if self._own.get(principal) is own:  # ended on its own: the next call opens a new one
                 del self._own[principal]
                 self._retire(own)
@@ -178,6 +201,7 @@ class PrincipalSessions:
                     and self._own.get(who) is own):
                 del self._own[who]
                 self._retire(own)
+                self._ending.add(own)
                 await own.up.stop()
                 log.info("upstream %s: closed an idle principal session (%d open)", self.name, len(self._own))
 

@@ -6,8 +6,11 @@ a hostile upstream's ``tools/list`` answered with 400 MB of JSON, or a gzip body
 2 GB, took gigabytes of the gateway's memory before any listing bound could look at it. Here each response's
 body is bounded before anything buffers it: a ``Content-Encoding`` other than ``identity`` is refused (it is
 asked for by ``Accept-Encoding: identity``), and a body other than an event stream ends past
-``MAX_BODY_BYTES`` (the lean calls' answer limit). An event stream is bounded per event by the SDK (1 MiB);
-with no compression its events are as large as the bytes that carried them.
+``MAX_BODY_BYTES`` (the lean calls' answer limit). An event stream is bounded per event by the SDK (1 MiB)
+and here by the server's own limit (``max_result_bytes``, which may be smaller): on the old SSE transport
+every answer is an event of one stream, so that bound held nowhere else. An event is counted on the raw bytes
+from the blank line before it (``EVENT_SLACK`` more, for its field names and line ends); with no compression
+its events are as large as the bytes that carried them.
 A refused body raises ``BodyRefused`` (an ``httpx2.StreamError``): the SDK answers that request with an error
 (a listing then fails and is retried with back-off) and the connection goes on.
 """
@@ -22,6 +25,9 @@ from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.lean_upstream import MAX_ANSWER_BYTES
 
 MAX_BODY_BYTES = MAX_ANSWER_BYTES
+EVENT_SLACK = 1024  # an event's raw bytes beyond its data: "event: message", "data: " per line, line ends
+# where an event ends: an empty line, i.e. two line ends in a row (LF, CR or CRLF; CR LF alone is one)
+_EVENT_ENDS = (b"\n\n", b"\r\r", b"\n\r")
 REQUEST_HEADERS = {"Accept-Encoding": "identity"}
 
 
@@ -31,17 +37,25 @@ class BodyRefused(httpx2.StreamError, GatewayError):
 
 
 class _BoundedStream(httpx2.AsyncByteStream):
-    def __init__(self, inner: httpx2.AsyncByteStream, limit: int | None, refusal: str | None) -> None:
-        self.inner, self.limit, self.refusal = inner, limit, refusal
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, refusal: str | None, events: bool) -> None:
+        self.inner, self.limit, self.refusal, self.events = inner, limit, refusal, events
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         if self.refusal is not None:
             raise BodyRefused(self.refusal)
-        size = 0
+        size, tail = 0, b""
         async for chunk in self.inner:
-            size += len(chunk)
-            if self.limit is not None and size > self.limit:
-                raise BodyRefused(f"the upstream's answer is larger than {self.limit:,} bytes")
+            if self.events:  # bytes since the last event's end (found across a chunk's edge too)
+                seen = tail + chunk
+                end = max(seen.rfind(mark) for mark in _EVENT_ENDS)
+                size = len(seen) - end - 2 if end >= 0 else size + len(chunk)
+                tail = chunk[-1:]
+                if size > self.limit + EVENT_SLACK:
+                    raise BodyRefused(f"an event the upstream sent is larger than {self.limit:,} bytes")
+            else:
+                size += len(chunk)
+                if size > self.limit:
+                    raise BodyRefused(f"the upstream's answer is larger than {self.limit:,} bytes")
             yield chunk
 
     async def aclose(self) -> None:
@@ -67,4 +81,4 @@ async def bound_body(response: httpx2.Response, limit: int = MAX_BODY_BYTES) -> 
     event_stream = response.headers.get("content-type", "").lower().startswith("text/event-stream")
     stream = response.stream
     if isinstance(stream, httpx2.AsyncByteStream):
-        response.stream = _BoundedStream(stream, None if event_stream else limit, refusal)
+        response.stream = _BoundedStream(stream, limit, refusal, event_stream)

@@ -2,9 +2,10 @@
 ``whoami()`` answers that name to the same session only (over stdio the process is the session; over HTTP
 its ``Mcp-Session-Id``, or on 2026-07-28, which has none, the cookie ``jar`` it sets on a client's first
 request, as a web server keeps a login). ``peer()`` names the TCP connection a request came on, ``pid()``
-its process, ``die()`` ends it.
+its process, ``die()`` ends it. ``forget()`` makes the server forget its HTTP session (each later request on
+it answered 404, as a server restarted); ``bump(key)`` counts the calls that reached it under ``key``.
 
-stdio: python stateful_upstream.py        HTTP: python stateful_upstream.py --http PORT
+stdio: python stateful_upstream.py        HTTP: python stateful_upstream.py --http PORT (or --sse PORT)
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ RO = ToolAnnotations(read_only_hint=True)  # let through unasked: the tests are 
 
 mcp = MCPServer("stateful", version="1.0")
 LOGGED_IN: dict[str, str] = {}
+FORGOTTEN: set[str] = set()  # Mcp-Session-Ids this server answers 404 to
+BUMPS: dict[str, int] = {}
 
 
 def _session(ctx: Context) -> str:
@@ -43,6 +46,9 @@ def _with_jar(app: Any) -> Any:
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return await app(scope, receive, send)
+        if dict(scope["headers"]).get(b"mcp-session-id", b"").decode("latin-1") in FORGOTTEN:
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            return await send({"type": "http.response.body", "body": b""})
         heads = [(k, v) for k, v in scope["headers"] if k not in (b"x-jar", b"x-peer")]
         cookies = SimpleCookie(b"; ".join(v for k, v in heads if k == b"cookie").decode("latin-1"))
         minted = None if "jar" in cookies else uuid.uuid4().hex
@@ -112,16 +118,37 @@ async def hold(path: str) -> str:
 
 
 @mcp.tool(annotations=RO)
+def forget(ctx: Context) -> str:
+    """Forget this HTTP session: every later request on it is answered 404."""
+    FORGOTTEN.add(str((ctx.headers or {}).get("mcp-session-id", "")))
+    return "forgotten"
+
+
+@mcp.tool(annotations=RO)
+def bump(key: str) -> str:
+    """How many calls reached this server under ``key``, this one counted."""
+    BUMPS[key] = BUMPS.get(key, 0) + 1
+    return str(BUMPS[key])
+
+
+@mcp.tool(annotations=RO)
+def blob(size: int) -> str:
+    """A text of ``size`` bytes."""
+    return "x" * size
+
+
+@mcp.tool(annotations=RO)
 def die() -> str:
     """End this server's process."""
     os._exit(3)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[1] == "--http":
+    if len(sys.argv) > 2 and sys.argv[1] in ("--http", "--sse"):
         import uvicorn
 
-        app = _with_jar(mcp.streamable_http_app(host="127.0.0.1"))
+        http = mcp.streamable_http_app if sys.argv[1] == "--http" else mcp.sse_app
+        app = _with_jar(http(host="127.0.0.1"))
         uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
     else:
         mcp.run()

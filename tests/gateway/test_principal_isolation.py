@@ -37,16 +37,24 @@ def _stdio(**over: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [STATEFUL], **over}
 
 
-@pytest.fixture
-def http_stateful() -> Iterator[str]:
+@contextlib.contextmanager
+def _served(how: str) -> Iterator[str]:
+    """``stateful_upstream.py`` over HTTP (``--http``: streamable, ``--sse``): its URL."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, STATEFUL, "--http", str(port)], stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([sys.executable, STATEFUL, how, str(port)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/" + ("mcp" if how == "--http" else "sse")
     try:
-        wait_http(f"http://127.0.0.1:{port}/mcp", proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
+        wait_http(url, proc=proc)
+        yield url
     finally:
         stop_process(proc)
+
+
+@pytest.fixture
+def http_stateful() -> Iterator[str]:
+    with _served("--http") as url:
+        yield url
 
 
 async def _call(gw: Any, who: str | Principal, tool: str, **arguments: Any) -> tuple[bool, str]:
@@ -316,12 +324,20 @@ def _connections_to(port: int) -> int:
                if int(row[2].split(":")[1], 16) == port and row[3] == "01" and row[9] in mine)
 
 
-async def test_a_closed_principal_session_leaves_no_connection_open(data_dir: Path,
-                                                                    http_stateful: str) -> None:
-    """Principals come and go on an HTTP upstream: each closed session's connections (the SDK's client's
-    and the lean calls') are closed with it, not left for the garbage collector to find some day."""
-    port = int(http_stateful.rsplit(":", 1)[1].split("/")[0])
-    servers = {"h": {"url": http_stateful, "protocol": "modern", "isolation": "per_principal"}}
+@pytest.mark.parametrize("how,protocol", [("--http", "modern"), ("--sse", "legacy")])
+async def test_a_closed_principal_session_leaves_no_connection_open(data_dir: Path, how: str,
+                                                                    protocol: str) -> None:
+    """Principals come and go on an HTTP upstream (streamable, and the old SSE transport,
+    whose clients the SDK builds through Sentinel's factory): each closed session's connections (the SDK's
+    client's and the lean calls') are closed with it, not left for the garbage collector to find some
+    day; and so are a session's when it reconnects."""
+    with _served(how) as url:
+        await _no_connection_left(data_dir, url, protocol)
+
+
+async def _no_connection_left(data_dir: Path, url: str, protocol: str) -> None:
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    servers = {"h": {"url": url, "protocol": protocol, "isolation": "per_principal"}}
     async with running_gateway(make_config(data_dir, servers)) as rt:
         gw = rt.gateway
         sessions = rt.manager.upstreams["h"].principals
@@ -336,6 +352,16 @@ async def test_a_closed_principal_session_leaves_no_connection_open(data_dir: Pa
             await sessions.close_idle(time.monotonic() + 601)
             for ended in closing:
                 await ended.wait()
+            assert _connections_to(port) <= base, round_
+        up = rt.manager.upstreams["h"]
+        for round_ in range(3):  # the catalog's session reconnects: its connections go with its old client
+            before = up.reconnects
+            up._dead.set()
+
+            async def back() -> bool:
+                return up.reconnects > before and up.state == "ready"
+
+            await _until(back)
             assert _connections_to(port) <= base, round_
 
 
@@ -359,3 +385,81 @@ def test_an_isolation_setting_out_of_its_shape_is_refused_with_its_line(tmp_path
     server = load_config(bad).mcp_servers["a"]
     assert (server.isolation, server.max_principals, server.principal_idle_seconds) == (
         "per_principal", 1024, 86400)
+
+
+async def test_a_session_still_stopping_counts_against_the_bound(data_dir: Path) -> None:
+    """A closed session's process ends some time after it is closed: a new principal admitted in between
+    would have its process started beside it, one more than ``max_principals``. Each spawn here looks at
+    the processes still alive: never more than the bound, and the newcomer is admitted once the old one
+    has ended (not refused)."""
+    servers = {"s": _stdio(protocol="legacy", isolation="per_principal", max_principals=1)}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        sessions = rt.manager.upstreams["s"].principals
+        pids: list[int] = []
+        seen: list[int] = []  # at each spawn, how many earlier principal processes were still alive
+        spawn = sessions._spawn
+
+        def counted(principal: str) -> Any:
+            seen.append(sum(1 for p in pids if alive(p)))
+            return spawn(principal)
+
+        sessions._spawn = counted
+        for who in ("alice", "bob"):
+            failed, text = await _call(gw, who, "s__pid")
+            assert not failed, text
+            pids.append(int(text))
+            await sessions.close_idle(time.monotonic() + 601)  # closed: its process is still ending
+        assert seen == [0, 0], seen
+
+
+async def test_a_session_the_upstream_forgot_reopens_only_its_principals(data_dir: Path,
+                                                                        http_stateful: str) -> None:
+    """The upstream forgets alice's Mcp-Session-Id (404, as after a restart) while bob's lives on: alice's
+    call is refused with the reason and not sent again (on the old session or a new one), her session
+    alone reconnects (logged in as nobody), bob's stays his own, and while it happens neither gets the
+    other's answer."""
+    servers = {"h": {"url": http_stateful, "protocol": "legacy", "isolation": "per_principal"}}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        gw = rt.gateway
+        sessions = rt.manager.upstreams["h"].principals
+        for who in ("alice", "bob"):
+            await _call(gw, who, "h__login", name=who)
+        bob_up = sessions.open()["bob"]
+        assert await _call(gw, "alice", "h__forget") == (False, "forgotten")
+        failed, text = await _call(gw, "alice", "h__bump", key="alice")
+        assert failed and "reconnecting" in text, text
+
+        async def alice_back() -> bool:
+            return await _call(gw, "alice", "h__whoami") == (False, "nobody")
+
+        bob_meanwhile = asyncio.ensure_future(
+            asyncio.gather(*(_call(gw, "bob", "h__whoami") for _ in range(5)))
+        )
+        await _until(alice_back)
+        assert await bob_meanwhile == [(False, "bob")] * 5
+        assert await _call(gw, "alice", "h__bump", key="alice") == (False, "1")  # the refused one never ran
+        assert sessions.open()["bob"] is bob_up and bob_up.reconnects == 0
+        assert sessions.open()["alice"].reconnects >= 1
+        assert await _call(gw, "alice", "h__whoami") == (False, "nobody")
+        assert await _call(gw, "bob", "h__whoami") == (False, "bob")
+
+
+async def test_max_result_bytes_holds_on_the_sse_transport(data_dir: Path) -> None:
+    """A server's ``max_result_bytes`` below the transports' own event bound (1 MiB) holds on the old SSE
+    transport too, where every answer is an event on one stream (streamable HTTP: test_result_byte_limit.py);
+    for a principal's session as for the shared one. The next call is answered, once the connection (whose
+    one stream the event was cut from) has reconnected."""
+    with _served("--sse") as url:
+        servers = {"h": {"url": url, "protocol": "legacy", "max_result_bytes": 65536},
+                   "p": {"url": url, "protocol": "legacy", "max_result_bytes": 65536,
+                         "isolation": "per_principal"}}
+        async with running_gateway(make_config(data_dir, servers)) as rt:
+            for up in ("h", "p"):
+                failed, text = await _call(rt.gateway, "alice", f"{up}__blob", size=300_000)
+                assert failed and "larger than" in text and len(text) < 1000, (up, text[:300])
+
+                async def answered() -> bool:
+                    return await _call(rt.gateway, "alice", f"{up}__blob", size=10) == (False, "x" * 10)
+
+                await _until(answered)

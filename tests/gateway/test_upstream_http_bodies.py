@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.gateway.upstream_http_bodies import EVENT_SLACK, BodyRefused, bound_body
 
 from ..conftest import free_port, stop_process, wait_http
 from .helpers import make_config, toolbox_stdio
@@ -71,3 +73,33 @@ async def test_compressed_or_oversized_answers_are_refused_not_read(data_dir, ho
         async with Client(rt.front.server) as c:
             assert (await c.call_tool("tb__echo", {"text": "fine"})).content[0].text == "fine"
             assert not any(t.name.endswith("__big") for t in (await c.list_tools()).tools)
+
+
+class _Chunks(httpx2.AsyncByteStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def __aiter__(self) -> Any:
+        for c in self.chunks:
+            yield c
+
+
+async def _read_events(chunks: list[bytes], limit: int) -> bytes:
+    response = httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=_Chunks(chunks))
+    await bound_body(response, limit)
+    return b"".join([c async for c in response.stream])  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("end", [b"\n\n", b"\r\n\r\n", b"\r\r", b"\r\n\n", b"\n\r\n"])
+async def test_an_event_stream_is_bounded_per_event_on_its_raw_bytes(end: bytes) -> None:
+    """Many small events past the bound in all pass (each is within it), split anywhere, whatever line ends
+    they use; one event of many small data lines past the bound (plus ``EVENT_SLACK``) is refused."""
+    limit = 2048
+    small = b"event: message" + end[: len(end) // 2] + b"data: " + b"x" * 500 + end
+    stream = small * 40  # 20 KB in all
+    cuts = [stream[i:i + 7] for i in range(0, len(stream), 7)]  # every edge, a line end's halves included
+    assert await _read_events(cuts, limit) == stream
+    line_end = end[: len(end) // 2]
+    big = (b"data: " + b"x" * 57 + line_end) * ((limit + EVENT_SLACK) // 60 + 10) + line_end
+    with pytest.raises(BodyRefused, match="larger than 2,048 bytes"):
+        await _read_events([small, *[big[i:i + 7] for i in range(0, len(big), 7)]], limit)
