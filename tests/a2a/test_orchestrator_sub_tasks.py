@@ -137,13 +137,13 @@ async def test_a_sub_task_gets_no_more_than_the_peer_that_asked_may(
         assert "latitude" not in json.dumps(sub) and "latitude" not in shown, shown
 
 
-def test_only_the_orchestrators_tasks_in_a_waiting_offers_context_serve_it() -> None:
+async def test_only_the_orchestrators_tasks_in_a_waiting_offers_context_serve_it() -> None:
     from sentinel_mcp.a2a.offer_contexts import OfferContexts
     from sentinel_mcp.a2a.on_behalf import asking_principal
 
     offers = OfferContexts()
-    with offers.opened("rover:1f0c", "rover"), offers.opened("owner:2", "owner"):
-        assert asking_principal("orch", "orch", "rover:1f0c", offers) == "rover"
+    async with offers.opened("rover:1f0c", "rover"), offers.opened("owner:2", "owner"):
+        assert await asking_principal("orch", "orch", "rover:1f0c", offers) == "rover"
         for orchestrator, caller, context in (
             (None, "orch", "rover:1f0c"),  # no orchestrator configured
             ("orch", "rover", "rover:1f0c"),  # any other caller's context is its own business
@@ -151,9 +151,9 @@ def test_only_the_orchestrators_tasks_in_a_waiting_offers_context_serve_it() -> 
             ("orch", "orch", "owner:2"),  # the owner's intent: its to give the orchestrator's grants
             ("orch", "orch", "plain-id"),
         ):
-            assert asking_principal(orchestrator, caller, context, offers) is None, (caller, context)
-    assert asking_principal("orch", "orch", "rover:1f0c", offers) is None  # the offer has ended
-    assert asking_principal("orch", "orch", "rover:1f0c", None) is None
+            assert await asking_principal(orchestrator, caller, context, offers) is None, (caller, context)
+    assert await asking_principal("orch", "orch", "rover:1f0c", offers) is None  # the offer has ended
+    assert await asking_principal("orch", "orch", "rover:1f0c", None) is None
 
 
 async def test_a_preview_uses_up_no_confirmation() -> None:
