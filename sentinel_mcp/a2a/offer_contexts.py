@@ -12,6 +12,7 @@ place is refused (``OffersUnavailable``): on another replica it would run on the
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from sentinel_mcp.a2a.shared_offers import SharedOffers
 
 MAX_OPEN = 1000  # offers in flight at once (each holds an HTTP exchange with the orchestrator)
+MAX_CONTEXT = 300  # characters of an offer's context id (a principal's name, ":", a UUID)
 
 
 class TooManyOffers(A2AError):
@@ -30,6 +32,19 @@ class TooManyOffers(A2AError):
 
 class OffersUnavailable(A2AError):
     """The shared store cannot record an offer, or say whose a context's offer is."""
+
+
+def offer_shaped(context_id: str) -> bool:
+    """Whether ``context_id`` has the form Sentinel gives an offer's context (``<principal>:<uuid>``,
+    printable): any other is nobody's offer and is never looked up (a store may not even hold its
+    characters), and an offer is never made in one (its sub-tasks would find no offer)."""
+    who, sep, tail = context_id.rpartition(":")
+    if not (who and sep) or len(context_id) > MAX_CONTEXT or not context_id.isprintable():
+        return False
+    try:
+        return str(uuid.UUID(tail)) == tail
+    except ValueError:
+        return False
 
 
 class OfferContexts:
@@ -42,6 +57,8 @@ class OfferContexts:
         """``context_id`` is ``principal``'s offer's while the block runs (for every replica)."""
         if len(self._open) >= MAX_OPEN:
             raise TooManyOffers(f"{MAX_OPEN} offers already wait for the orchestrator")
+        if not offer_shaped(context_id):
+            raise OffersUnavailable("an offer's context is <principal>:<uuid> (printable)")
         shared, mac = self.shared, ""
         if shared is not None:
             try:
@@ -58,7 +75,7 @@ class OfferContexts:
 
     async def principal_of(self, context_id: str) -> str | None:
         local = self._open.get(context_id)
-        if local is not None or self.shared is None:
+        if local is not None or self.shared is None or not offer_shaped(context_id):
             return local
         try:
             return await self.shared.principal_of(context_id)
