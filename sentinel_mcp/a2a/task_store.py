@@ -212,27 +212,30 @@ class TaskStore:
         """``get``; in a shared store, a task of this owner that another replica holds while it waits for
         input
         is taken over (``claim``: nothing runs for it there); one running there is named as such."""
-        try:
-            return self.get(task_id, owner)
-        except RpcError:
+        here = self._tasks.get(task_id)
+        if here is not None and here.owner == owner:
+            found = await self.current(here)  # waiting here, but maybe taken over since (then dropped here)
+            if found is here:
+                return here
+        else:
             found = await self.find(task_id, owner)
-            if found.terminal:
+        if found.terminal:
+            return found
+        if (
+            self.journal is not None
+            and found.pending is not None
+            and found.task.status.state in WAITING_STATES
+        ):
+            try:
+                claimed = await self.journal.claim(found)
+            except StorageError as e:
+                raise _unreadable(e) from None
+            if claimed:
+                found.replica, found.holder = "", ""
+                self._tasks[task_id] = found
                 return found
-            if (
-                self.journal is not None
-                and found.pending is not None
-                and found.task.status.state in ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")
-            ):
-                try:
-                    claimed = await self.journal.claim(found)
-                except StorageError as e:
-                    raise _unreadable(e) from None
-                if claimed:
-                    found.replica, found.holder = "", ""
-                    self._tasks[task_id] = found
-                    return found
-                found = await self.find(task_id, owner)  # another replica continued it meanwhile
-            raise HeldElsewhere(found)
+            found = await self.find(task_id, owner)  # another replica continued it meanwhile
+        raise HeldElsewhere(found)
 
     async def current(self, record: TaskRecord) -> TaskRecord:
         """A task held here, as it is now. In a shared store one that waits for input here may have been

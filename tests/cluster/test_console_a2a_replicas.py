@@ -77,7 +77,7 @@ async def test_an_a2a_task_waiting_on_one_replica_is_answered_in_the_console_of_
             done: dict[str, Any] = {}
             for _ in range(4):  # rounds (a reason, then the confirmation), bounded
                 for _ in range(300):  # bounded
-                    done = await state(base_a, task["id"])
+                    done = await state(base_b, task["id"])
                     if done["status"]["state"] != "TASK_STATE_WORKING":
                         break
                     await asyncio.sleep(0.1)
@@ -87,9 +87,15 @@ async def test_an_a2a_task_waiting_on_one_replica_is_answered_in_the_console_of_
                 r = await alice_b.post(f"/console/inbox/{item}",
                                        {"decision": "approve", **answer_fields(page, item)})
                 assert r.status_code == 303, r.text[:500]
-            assert done["status"]["state"] == "TASK_STATE_COMPLETED", done  # on A: B's round, not its old one
+            assert done["status"]["state"] == "TASK_STATE_COMPLETED", done
+            # acted on and read at A, whose own copy of the task still waits: as stored (finished by B), never
+            # as A's old round (a cancel "took", a read waited for ever)
+            cancel = await rpc(base_a, ALICE, "CancelTask", {"id": task["id"]})
+            assert cancel.get("error", {}).get("code") == -32002, cancel  # not cancelable: it completed
+            assert (await state(base_a, task["id"]))["status"]["state"] == "TASK_STATE_COMPLETED"
             listed = (await rpc(base_a, ALICE, "ListTasks", {}))["result"]["tasks"]
             assert [t["status"]["state"] for t in listed if t["id"] == task["id"]] == ["TASK_STATE_COMPLETED"]
+            assert (await state(base_b, task["id"]))["status"]["state"] == "TASK_STATE_COMPLETED"
             assert name in json.dumps(done.get("artifacts"))
             # the round A showed, answered on A after B answered it: refused, nothing runs again
             r = await alice_a.post(f"/console/inbox/{item}", {"decision": "approve",
