@@ -23,6 +23,7 @@ from sentinel_mcp.a2a.card import CARD_PATH, RPC_PATH, WS_PATH, make_card_endpoi
 from sentinel_mcp.a2a.discovery import Advertiser, PeerBrowser, PeerRegistry, instance_name, open_zeroconf
 from sentinel_mcp.a2a.jsonrpc_http import make_endpoint
 from sentinel_mcp.a2a.service import A2AService
+from sentinel_mcp.a2a.shared_offers import share_offers
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.a2a.ws_binding import make_ws_endpoint
 from sentinel_mcp.config import ConfigError
@@ -30,6 +31,7 @@ from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.host import HostState, RunningHost
 from sentinel_mcp.core.port import GatewayPort, InvokeOutcome, Refused
 from sentinel_mcp.core.tool_ref import ToolRef
+from sentinel_mcp.storage.open import release
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
 
@@ -220,6 +222,12 @@ def mount_a2a(
         # other agents' help requests, for the person (replicas: in the shared store, any console answers)
         inbox = AssistInbox(inbox_location(config.data_dir, shared_url or None))
         service.inbox = inbox
+        offers_db = None
+        if shared_url:  # the orchestrator's sub-tasks may reach any replica: each knows every offer
+            registries = {id(r.offers): r.offers for r in (peers, rt.services.a2a_peers)
+                          if isinstance(r, PeerRegistry)}
+            offers_db = await share_offers(shared_url, rt.services.a2a_offer_key,
+                                           settings.orchestrator_timeout, list(registries.values()))
         try:
             if port == 0:
                 log.warning("A2A: not advertising over mDNS, the HTTP port is not fixed (0)")
@@ -230,5 +238,7 @@ def mount_a2a(
         finally:
             await service.close()
             await asyncio.to_thread(inbox.release)
+            if offers_db is not None:
+                await release(offers_db)
 
     holder.add_lifespan(lifespan)

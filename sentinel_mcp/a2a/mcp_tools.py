@@ -26,7 +26,7 @@ from sentinel_mcp.a2a.card_fetch import PeerRejected
 from sentinel_mcp.a2a.discovery import ITSELF, Peer, PeerRegistry, discover_peers, instance_name, shown_name
 from sentinel_mcp.a2a.listed_peer_card import verify_listed
 from sentinel_mcp.a2a.bridge import relayed_reply
-from sentinel_mcp.a2a.offer_contexts import TooManyOffers
+from sentinel_mcp.a2a.offer_contexts import OffersUnavailable, TooManyOffers
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
 from sentinel_mcp.a2a.peer_answer import NotAnAnswer, read_message, read_task
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer, send_message, shown_url
@@ -311,7 +311,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 "orchestrator": None,
             }
         context_id: str | None = None
-        waiting: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+        waiting: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
         if behind_gateway(call):  # (standalone: one user, its ids as given)
             # the orchestrator sees Sentinel's one identity: the ids say whose the intent is, and the context
             # is known as this principal's offer while it waits (its sub-tasks serve it: on_behalf.py)
@@ -319,14 +319,14 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             intent_id, context_id = peer_threads.own_id(who, intent_id), f"{who}:{uuid.uuid4()}"
             waiting = registry().offers.opened(context_id, who)
         try:
-            with waiting:
+            async with waiting:
                 return (
                     await offer(
                         settings, rpc, intent, intent_id, [t[:200] for t in (tools or [])[:500]],
                         ctx.services.gateway, context_id=context_id,
                     )
                 ).public()
-        except TooManyOffers as e:
+        except (TooManyOffers, OffersUnavailable) as e:
             return {"taken": False, "reason": str(e), "orchestrator": None}
 
     return declare(server, BuiltinTraits())  # the defaults: its calls answer within the peer timeouts

@@ -18,11 +18,12 @@ from sentinel_mcp.a2a.offer_contexts import OfferContexts
 from sentinel_mcp.identity.principal import INTERNAL_NAME, OWNER_NAME
 
 
-def asking_principal(orchestrator: str | None, caller: str, context_id: str, offers: OfferContexts | None
-                     ) -> str | None:
+async def asking_principal(orchestrator: str | None, caller: str, context_id: str,
+                           offers: OfferContexts | None) -> str | None:
     """The principal a task of ``caller`` in ``context_id`` serves: when ``caller`` is the orchestrator and
-    the context is that of an offer in flight (``offers``); None: the caller's own task."""
+    the context is that of an offer in flight (``offers``: any replica's); None: the caller's own task.
+    ``OffersUnavailable``: the shared store cannot say (the task is refused, never run as the caller's)."""
     if orchestrator is None or caller != orchestrator or offers is None:
         return None
-    who = offers.principal_of(context_id)
+    who = await offers.principal_of(context_id)
     return who if who is not None and who not in (caller, OWNER_NAME, INTERNAL_NAME) else None

@@ -382,9 +382,11 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
             call = GuardedCall(pending.kind, pending.tool, pending.arguments)
             self._start(record, call, answers=answers, identity=pending.identity)
 
-    def waiting_for(self, caller: str) -> list[TaskRecord]:
-        """The caller's tasks waiting for input (the web console's inbox shows them to that principal)."""
-        return [
+    async def waiting_for(self, caller: str) -> list[TaskRecord]:
+        """The caller's tasks waiting for input (the web console's inbox shows them to that principal): held
+        here, and (replicas) those other replicas hold; an answer takes over the round it reads then
+        (``answer_as_user``), never a round only shown."""
+        here = [
             r
             for r in self.store.all_records()
             if r.owner == caller
@@ -392,6 +394,21 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
             and r.task.status.state in INTERRUPTED_STATES
             and not r.terminal
         ]
+        if not self.store.shared or self._journal is None:
+            return here
+        limit = self.settings.max_tasks
+        try:  # the store says which wait now, and where: one held here may have been taken over since
+            rows = await self._journal.waiting(caller, limit)
+        except StorageError as e:  # the inbox shows what this replica holds; nothing is answered unread
+            log.warning("A2A: other replicas' tasks waiting for input cannot be read now: %s", e)
+            return here
+        local = {r.task.id: r for r in here}
+        out = [local[r.task.id] if r.task.id in local and not self.store.moved_on(local[r.task.id], r) else r
+               for r in rows]
+        if len(rows) >= limit:  # (rows cut at the limit: the others held here still shown)
+            shown = {r.task.id for r in rows}
+            out += [r for r in here if r.task.id not in shown]
+        return out
 
     async def answer_as_user(self, task_id: str, caller: str, answers: dict[str, Answer],
                              still_asks: Callable[[TaskRecord], bool] | None = None) -> None:

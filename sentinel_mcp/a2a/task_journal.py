@@ -253,6 +253,16 @@ class TaskJournal:
         )
         return [r for r in (_record(row) for row in rows) if r is not None]
 
+    async def waiting(self, owner: str, limit: int) -> list[TaskRecord]:
+        """``owner``'s newest ``limit`` tasks waiting for input in the shared store, whichever replica holds
+        them (what its console inbox shows): one indexed round trip."""
+        rows = await self.db.query(
+            f"SELECT {_READ_COLS} FROM a2a_task WHERE owner = ? AND state IN (?, ?) AND pending IS NOT NULL "
+            "ORDER BY updated DESC, id DESC LIMIT ?",
+            (owner, *_INTERRUPTED, limit),
+        )
+        return [r for r in (_record(row) for row in rows) if r is not None]
+
     def _row(self, record: TaskRecord, task: Task | None = None) -> tuple[Any, ...]:
         task = task or record.task
         pending = json.dumps(record.pending.__dict__) if record.pending else None

@@ -12,6 +12,7 @@ from typing import Any
 
 from sentinel_mcp.a2a import actions
 from sentinel_mcp.a2a.actions import GuardedCall
+from sentinel_mcp.a2a.offer_contexts import OffersUnavailable
 from sentinel_mcp.a2a.on_behalf import asking_principal
 from sentinel_mcp.a2a.protocol import Artifact, Message, Part, Task, TaskStatus, now_iso
 from sentinel_mcp.a2a.task_events import TaskEvents
@@ -46,8 +47,13 @@ class TaskMoves(TaskHost):
     ) -> None:
         try:
             # an orchestrator's sub-task serving a peer's intent is the peer's call, and the orchestrator's
-            asking = asking_principal(self.settings.orchestrator_principal, record.owner,
-                                      record.task.context_id, self.peers.offers if self.peers else None)
+            try:
+                offers = self.peers.offers if self.peers else None
+                asking = await asking_principal(self.settings.orchestrator_principal, record.owner,
+                                                record.task.context_id, offers)
+            except OffersUnavailable as e:  # whose it is unknown: never run on the orchestrator's grants
+                await self._settle(record, "TASK_STATE_REJECTED", compose("a sub-task refused: ", str(e)))
+                return
             if asking is not None:
                 refused = await self.port.refusal_for(
                     record.owner, call.tool, call.arguments, session_id=record.session_id

@@ -70,11 +70,15 @@ class HeldElsewhere(RpcError):
         self.record = record
 
 
+WAITING_STATES = ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")  # a pending call waits for answers
+
+
 class Journal(Protocol):
     def save(self, record: TaskRecord) -> None: ...
     async def commit(self, record: TaskRecord, task: Task | None = None) -> None: ...
     def delete(self, task_id: str) -> None: ...
     shared: bool
+    holder: str  # this process's lease token (shared store): what its rows carry while it holds them
     async def read(self, task_id: str, owner: str) -> TaskRecord | None: ...
     async def owned(self, owner: str, limit: int) -> list[TaskRecord]: ...
     async def claim(self, record: TaskRecord) -> bool: ...
@@ -208,33 +212,57 @@ class TaskStore:
         """``get``; in a shared store, a task of this owner that another replica holds while it waits for
         input
         is taken over (``claim``: nothing runs for it there); one running there is named as such."""
-        try:
-            return self.get(task_id, owner)
-        except RpcError:
+        here = self._tasks.get(task_id)
+        if here is not None and here.owner == owner:
+            found = await self.current(here)  # waiting here, but maybe taken over since (then dropped here)
+            if found is here:
+                return here
+        else:
             found = await self.find(task_id, owner)
-            if found.terminal:
+        if found.terminal:
+            return found
+        if (
+            self.journal is not None
+            and found.pending is not None
+            and found.task.status.state in WAITING_STATES
+        ):
+            try:
+                claimed = await self.journal.claim(found)
+            except StorageError as e:
+                raise _unreadable(e) from None
+            if claimed:
+                found.replica, found.holder = "", ""
+                self._tasks[task_id] = found
                 return found
-            if (
-                self.journal is not None
-                and found.pending is not None
-                and found.task.status.state in ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")
-            ):
-                try:
-                    claimed = await self.journal.claim(found)
-                except StorageError as e:
-                    raise _unreadable(e) from None
-                if claimed:
-                    found.replica, found.holder = "", ""
-                    self._tasks[task_id] = found
-                    return found
-                found = await self.find(task_id, owner)  # another replica continued it meanwhile
-            raise HeldElsewhere(found)
+            found = await self.find(task_id, owner)  # another replica continued it meanwhile
+        raise HeldElsewhere(found)
+
+    async def current(self, record: TaskRecord) -> TaskRecord:
+        """A task held here, as it is now. In a shared store one that waits for input here may have been
+        taken over since by another replica (an answer given there; nothing runs for it here meanwhile): its
+        row is then the task, and it is dropped here (read as held here, it stayed waiting for ever)."""
+        if (self.journal is None or not self.journal.shared or record.pending is None
+                or record.task.status.state not in WAITING_STATES):
+            return record
+        try:
+            row = await self.journal.read(record.task.id, record.owner)
+        except StorageError as e:
+            raise _unreadable(e) from None
+        if row is None or row.holder == self.journal.holder:
+            return record
+        self.drop(record.task.id)
+        return row
+
+    def moved_on(self, here: TaskRecord, row: TaskRecord) -> bool:
+        """Whether ``row`` (read now) shows a task held here as waiting taken over by another replica."""
+        return (self.journal is not None and here.pending is not None
+                and here.task.status.state in WAITING_STATES and row.holder != self.journal.holder)
 
     async def find(self, task_id: str, owner: str) -> TaskRecord:
         """A task to read: held here, or (shared store) any replica's, if it is ``owner``'s."""
         record = self._tasks.get(task_id)
         if record is not None and record.owner == owner:
-            return record
+            return await self.current(record)
         if self.journal is not None and self.journal.shared:
             try:
                 found = await self.journal.read(task_id, owner)
@@ -255,7 +283,8 @@ class TaskStore:
             merged = {r.task.id: r for r in await self.journal.owned(owner, self.max_tasks)}
         except StorageError as e:
             raise _unreadable(e) from None
-        merged |= {tid: r for tid, r in self._tasks.items() if r.owner == owner}
+        merged |= {tid: r for tid, r in self._tasks.items()
+                   if r.owner == owner and not (tid in merged and self.moved_on(r, merged[tid]))}
         return self.list(owner, context_id=context_id, state=state, since=since, among=list(merged.values()))
 
     def list(

@@ -323,6 +323,7 @@ async def _assembled(
         services.inbox_key = shared.key("inbox")
         services.sensor_consent_key = shared.key("sensor consent")
         services.label_key = shared.key("conversation label")
+        services.a2a_offer_key = shared.key("a2a offer")
     problems: list[str] = (
         list(config.warnings) + shared_problems
     )  # keys of a pasted host config Sentinel ignores

@@ -237,7 +237,7 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
     async def stream() -> AsyncIterator[bytes]:
         try:
             assists = await assist_pages.count_for(console, viewer)
-            yield _sse("inbox", _inbox_count(console, name, assists, viewer.principal.is_owner))
+            yield _sse("inbox", await _inbox_count(console, name, assists, viewer.principal.is_owner))
             for kind in CHANGE_KINDS:  # what changed since the page was rendered, before this stream opened
                 yield _sse(kind, str(console.inbox.changes(name, kind)))
             quiet = 0.0
@@ -261,7 +261,7 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
                     return  # the server stops, or this session was signed out: its stream ends too
                 if what == "inbox":
                     assists = await assist_pages.count_for(console, viewer)
-                    yield _sse(what, _inbox_count(console, name, assists, viewer.principal.is_owner))
+                    yield _sse(what, await _inbox_count(console, name, assists, viewer.principal.is_owner))
                 elif what in CHANGE_KINDS:
                     yield _sse(what, str(console.inbox.changes(name, what)))
                 else:
@@ -274,9 +274,9 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
     )
 
 
-def _inbox_count(console: Console, name: str, assists: int, is_owner: bool = False) -> str:
+async def _inbox_count(console: Console, name: str, assists: int, is_owner: bool = False) -> str:
     """``<number waiting> <1 if a risky call is among them>`` (a help request is not a call: never risky)."""
-    items = inbox_pages.items_for(console, name, is_owner)
+    items = await inbox_pages.items_for(console, name, is_owner)
     return f"{len(items) + assists} {int(any(i.risky for i in items))}"
 
 

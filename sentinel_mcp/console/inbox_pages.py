@@ -140,18 +140,18 @@ def a2a_peers(console: Console) -> frozenset[str]:
     return a2a_peer_names(rt.config) if rt is not None else frozenset()
 
 
-def _a2a_waiting(console: Console, viewer_name: str, is_owner: bool) -> list[Any]:
+async def _a2a_waiting(console: Console, viewer_name: str, is_owner: bool) -> list[Any]:
     """The A2A tasks waiting for input this viewer answers: a person's own; the owner's own and every
     peer's (a peer cannot answer for the phone's user, not by signing in here either); a peer's, none."""
     service = console.holder.a2a_service
     if service is None:
         return []
-    return [r for asker in _askers(console, viewer_name, is_owner) for r in service.waiting_for(asker)]
+    return [r for asker in _askers(console, viewer_name, is_owner) for r in await service.waiting_for(asker)]
 
 
-def _a2a_items(console: Console, principal: str, is_owner: bool = False) -> list[ShownItem]:
+async def _a2a_items(console: Console, principal: str, is_owner: bool = False) -> list[ShownItem]:
     out = []
-    for record in _a2a_waiting(console, principal, is_owner):
+    for record in await _a2a_waiting(console, principal, is_owner):
         qs = [q for q in _a2a_questions(record) if q.get("key") in record.pending.question_keys]
         out.append(
             ShownItem(
@@ -191,7 +191,7 @@ def _askers(console: Console, viewer: str, is_owner: bool) -> list[str]:
     return [viewer, *sorted(peers)] if is_owner else [viewer]
 
 
-def items_for(console: Console, principal: str, is_owner: bool = False) -> list[ShownItem]:
+async def items_for(console: Console, principal: str, is_owner: bool = False) -> list[ShownItem]:
     if principal in a2a_peers(console):
         return []  # an agent answers no question in the user's name, its own MCP calls' neither
     items = [
@@ -212,14 +212,14 @@ def items_for(console: Console, principal: str, is_owner: bool = False) -> list[
         for asker in _askers(console, principal, is_owner)
         for i in console.inbox.open_items(asker)
     ]
-    return items + _a2a_items(console, principal, is_owner)
+    return items + await _a2a_items(console, principal, is_owner)
 
 
 async def inbox_page(
     console: Console, request: Request, viewer: Viewer, *, error: str | None = None, status: int = 200
 ) -> Response:
     name = viewer.principal.name
-    waiting = items_for(console, name, viewer.principal.is_owner)
+    waiting = await items_for(console, name, viewer.principal.is_owner)
     answered = [i for asker in _askers(console, name, viewer.principal.is_owner)
                 for i in console.inbox.answered_items(asker)]
     return console.render(
@@ -313,7 +313,7 @@ async def _decide_a2a(
     console: Console, request: Request, viewer: Viewer, task_id: str, approve: bool
 ) -> Response:
     service = console.holder.a2a_service
-    waiting = _a2a_waiting(console, viewer.principal.name, viewer.principal.is_owner)
+    waiting = await _a2a_waiting(console, viewer.principal.name, viewer.principal.is_owner)
     record = next((r for r in waiting if r.task.id == task_id), None)
     if record is None or service is None:
         return await _gone(console, request, viewer)

@@ -75,6 +75,7 @@ class Services:
     inbox_key: bytes | None = None
     sensor_consent_key: bytes | None = None  # signs the sensors' shared consents (the same origin)
     label_key: bytes | None = None  # signs the conversations labels and A2A contexts name (the same origin)
+    a2a_offer_key: bytes | None = None  # signs the A2A offers waiting for the orchestrator (the same origin)
 
     # the mapping spelling of older callers (``services.get("guard")``); only the names above exist
     def _name(self, key: str) -> str:

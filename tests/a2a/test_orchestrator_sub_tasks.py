@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -137,23 +138,24 @@ async def test_a_sub_task_gets_no_more_than_the_peer_that_asked_may(
         assert "latitude" not in json.dumps(sub) and "latitude" not in shown, shown
 
 
-def test_only_the_orchestrators_tasks_in_a_waiting_offers_context_serve_it() -> None:
+async def test_only_the_orchestrators_tasks_in_a_waiting_offers_context_serve_it() -> None:
     from sentinel_mcp.a2a.offer_contexts import OfferContexts
     from sentinel_mcp.a2a.on_behalf import asking_principal
 
     offers = OfferContexts()
-    with offers.opened("rover:1f0c", "rover"), offers.opened("owner:2", "owner"):
-        assert asking_principal("orch", "orch", "rover:1f0c", offers) == "rover"
+    rover, owner = (f"{who}:{uuid.uuid4()}" for who in ("rover", "owner"))
+    async with offers.opened(rover, "rover"), offers.opened(owner, "owner"):
+        assert await asking_principal("orch", "orch", rover, offers) == "rover"
         for orchestrator, caller, context in (
-            (None, "orch", "rover:1f0c"),  # no orchestrator configured
-            ("orch", "rover", "rover:1f0c"),  # any other caller's context is its own business
-            ("orch", "orch", "rover:other"),  # named after rover, no offer of rover's
-            ("orch", "orch", "owner:2"),  # the owner's intent: its to give the orchestrator's grants
+            (None, "orch", rover),  # no orchestrator configured
+            ("orch", "rover", rover),  # any other caller's context is its own business
+            ("orch", "orch", f"rover:{uuid.uuid4()}"),  # named after rover, no offer of rover's
+            ("orch", "orch", owner),  # the owner's intent: its to give the orchestrator's grants
             ("orch", "orch", "plain-id"),
         ):
-            assert asking_principal(orchestrator, caller, context, offers) is None, (caller, context)
-    assert asking_principal("orch", "orch", "rover:1f0c", offers) is None  # the offer has ended
-    assert asking_principal("orch", "orch", "rover:1f0c", None) is None
+            assert await asking_principal(orchestrator, caller, context, offers) is None, (caller, context)
+    assert await asking_principal("orch", "orch", rover, offers) is None  # the offer has ended
+    assert await asking_principal("orch", "orch", rover, None) is None
 
 
 async def test_a_preview_uses_up_no_confirmation() -> None:

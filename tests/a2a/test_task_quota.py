@@ -81,7 +81,7 @@ async def test_a_task_waiting_for_input_ends_failed_when_nobody_answers_in_time(
             for record in (r for r in service.store.all_records() if r.task.id in ids):
                 assert record.task.status.state == "TASK_STATE_FAILED" and record.pending is None
                 assert "no answer in time" in str(record.task.status.message)
-            assert service.waiting_for("rover") == []  # gone from the owner's inbox too
+            assert (await service.waiting_for("rover")) == []  # gone from the owner's inbox too
         finally:
             await service.close()
 
@@ -91,9 +91,9 @@ async def test_a_waiting_task_expires_with_no_new_task_arriving() -> None:
         service = A2AService(port, A2ASettings(input_wait_seconds=0.05))
         try:
             task_id = (await service.send_message(_waiting(1)[0], "rover"))["task"]["id"]
-            assert [r.task.id for r in service.waiting_for("rover")] == [task_id]
+            assert [r.task.id for r in (await service.waiting_for("rover"))] == [task_id]
             for _ in range(400):  # waits for the sweep (bounded); nothing here measures time
-                if not service.waiting_for("rover"):
+                if not (await service.waiting_for("rover")):
                     break
                 await asyncio.sleep(0.05)
             record = next(r for r in service.store.all_records() if r.task.id == task_id)
