@@ -76,6 +76,27 @@ def _checked(text: str) -> bytes:
     return data
 
 
+# header lines already checked (``_checked`` name and value): a request sends the same few on every call. A
+# refused header is never kept (it is refused again each time); the table stops growing at its bound (then a
+# line is checked each time, as before), so values that vary per call (``Mcp-Param-*``) cost at most that.
+_LINES: dict[tuple[str, str], bytes] = {}
+MAX_LINES_KEPT, MAX_KEPT_LINE = 256, 512
+
+
+def header_lines(headers: dict[str, str]) -> bytes:
+    """``name: value\r\n`` for each header, each as ``_checked`` checks it (``HeaderRefused`` the same)."""
+    lines = []
+    for pair in headers.items():
+        line = _LINES.get(pair)
+        if line is None:
+            name, value = pair
+            line = _checked(name) + b": " + _checked(value) + b"\r\n"
+            if len(line) <= MAX_KEPT_LINE and len(_LINES) < MAX_LINES_KEPT:
+                _LINES[pair] = line
+        lines.append(line)
+    return b"".join(lines)
+
+
 class _Connection(asyncio.Protocol):
     """One TCP (or TLS) connection and the answer being read on it."""
 
@@ -346,7 +367,7 @@ class HttpPool:
             raise HttpFault("the connection pool is closed")
         if method not in ("POST", "GET"):
             raise HttpFault(f"method {method[:20]!r} is not spoken here")
-        extra = b"".join(_checked(k) + b": " + _checked(v) + b"\r\n" for k, v in headers.items())
+        extra = header_lines(headers)
         length = b"content-length: %d\r\n" % len(body) if method == "POST" else b""
         request = method.encode() + self._head + extra + length + b"\r\n" + body
         async with self._slots:

@@ -148,11 +148,43 @@ def test_bytes_arriving_on_an_idle_connection_end_it() -> None:
 ])
 def test_a_header_that_could_split_the_request_is_never_sent(headers: dict[str, str]) -> None:
     async def body(pool: HttpPool, server: RawServer) -> Any:
-        with pytest.raises(HeaderRefused, match="line break or NUL|not latin-1"):
-            await _post(pool, headers)
+        for _ in range(2):  # refused again: a refused header line is never kept (lean_http.header_lines)
+            with pytest.raises(HeaderRefused, match="line break or NUL|not latin-1"):
+                await _post(pool, headers)
         return server.requests
 
     assert asyncio.run(_with([OK], body)) == []
+
+
+def test_kept_header_lines_are_the_lines_checked_each_time_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``header_lines`` keeps the lines it checked: the bytes are those ``_checked`` gives, however often a
+    header is sent and in whatever company; what ``_checked`` refuses is refused every time and never kept;
+    the table stops at its bound (lines are then checked each time) and never keeps a long line."""
+    from sentinel_mcp.gateway import lean_http
+
+    monkeypatch.setattr(lean_http, "_LINES", {})
+    monkeypatch.setattr(lean_http, "MAX_LINES_KEPT", 8)
+
+    def checked_each_time(headers: dict[str, str]) -> bytes:
+        return b"".join(lean_http._checked(k) + b": " + lean_http._checked(v) + b"\r\n"
+                        for k, v in headers.items())
+
+    good = [("accept", "application/json, text/event-stream"), ("mcp-name", "t"), ("mcp-name", "t "),
+            ("Mcp-Name", "t"), ("x-\xe9", "caf\xe9"), ("mcp-param-a", ""), ("x-long", "v" * 600)]
+    bad = [("mcp-name", "a\r\nb"), ("x\nb", "v"), ("mcp-name", "\u20ac"), ("x", "a\0b")]
+    for round_ in range(3):
+        for i in range(len(good)):
+            headers = dict(good[i:] + good[:i])
+            assert lean_http.header_lines(headers) == checked_each_time(headers)
+            for name, value in bad:
+                with pytest.raises(HeaderRefused):
+                    lean_http.header_lines({**headers, name: value})
+        for n in range(20):  # values that vary per call: the table fills to its bound, then stays there
+            headers = {"mcp-param-n": str(n * 1000 + round_)}
+            assert lean_http.header_lines(headers) == checked_each_time(headers)
+    assert len(lean_http._LINES) == 8
+    assert all(value == checked_each_time(dict([key])) for key, value in lean_http._LINES.items())
+    assert not any(key in lean_http._LINES for key in bad) and ("x-long", "v" * 600) not in lean_http._LINES
 
 
 def test_a_configured_header_that_names_a_request_header_is_left_out() -> None:
