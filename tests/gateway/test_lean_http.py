@@ -156,7 +156,8 @@ def test_a_header_that_could_split_the_request_is_never_sent(headers: dict[str, 
     assert asyncio.run(_with([OK], body)) == []
 
 
-def test_kept_header_lines_are_the_lines_checked_each_time_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kept_header_lines_are_the_lines_checked_each_time_and_bounded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """``header_lines`` keeps the lines it checked: the bytes are those ``_checked`` gives, however often a
     header is sent and in whatever company; what ``_checked`` refuses is refused every time and never kept;
     the table stops at its bound (lines are then checked each time) and never keeps a long line."""
