@@ -30,7 +30,8 @@ N = %d
 params = {"name": "noop", "arguments": {}, "_meta": {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientInfo": {"name": "mcp-client", "version": "1.2.3"},
-    "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": True}, "elicitation": {"form": {}}},
+    "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": True},
+                                                   "elicitation": {"form": {}}},
     "sentinel/session": "s-0123456789"}}
 headers = {"accept": "application/json, text/event-stream", "content-type": "application/json",
            "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "noop"}
