@@ -257,6 +257,19 @@ class _Connection(asyncio.Protocol):
                 raise self.fault
             await self._wait()
 
+    def whole(self) -> bytes | None:
+        """The body when all of it has arrived (a small answer comes in one read with its head), taken as
+        ``body()`` would yield it to the end (reading resumed, nothing left buffered); else None."""
+        if not self.complete:
+            return None
+        data = b"".join(self.chunks)
+        self.chunks.clear()
+        self.buffered = 0
+        if self.paused and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+        return data
+
     def drain(self, drained: Callable[[_Connection], None], limit: int, seconds: float) -> None:
         """Read the rest of the answer beside the caller, at most ``limit`` bytes (what is buffered counts)
         for at most ``seconds``; then ``drained(self)`` (``reusable()`` says whether it ended well)."""
@@ -311,6 +324,10 @@ class HttpAnswer:
 
     def body(self) -> AsyncGenerator[bytes, None]:
         return self._conn.body()
+
+    def whole(self) -> bytes | None:
+        """The whole body when it has all arrived (nothing to wait for), else None: read ``body()``."""
+        return self._conn.whole()
 
 
 class HttpPool:

@@ -398,6 +398,11 @@ async def _read_bounded(response: HttpAnswer, limit: int) -> bytes:
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes ({declared} declared)")
+    whole = response.whole()  # all of it came with the head: the same bytes and bound, no reader made
+    if whole is not None:
+        if len(whole) > limit:
+            raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes")
+        return whole
     chunks: list[bytes] = []
     size = 0
     async with aclosing(response.body()) as body:

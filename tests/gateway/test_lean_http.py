@@ -303,3 +303,50 @@ def test_closing_the_pool_ends_a_drain() -> None:
         return True
 
     assert asyncio.run(_with([None], body))
+
+
+def test_a_whole_answer_is_taken_at_once_and_a_partial_one_is_read() -> None:
+    """``whole()`` gives the body of an answer that has all arrived, the bytes ``body()`` yields, and leaves
+    the connection as reading it to the end does (reused); an answer still arriving gives None (read it by
+    ``body()``); ``lean_upstream._read_bounded`` bounds both ways alike."""
+    from mcp.shared.exceptions import MCPError
+
+    from sentinel_mcp.gateway.lean_upstream import _read_bounded
+
+    chunked = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+               b"3\r\n{\"a\r\n5\r\n\":12}\r\n0\r\n\r\n")
+    release = asyncio.Event()
+
+    async def slowly(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 8\r\n\r\n{\"a\":")
+        await writer.drain()
+        await release.wait()
+        writer.write(b"12}")
+        await writer.drain()
+
+    async def body(pool: HttpPool, server: RawServer) -> Any:
+        seen = []
+        for _ in range(2):  # a Content-Length answer and a chunked one, each all arrived with its head
+            async with pool.request("POST", b"{}", {}) as answer:
+                await asyncio.sleep(0.05)  # the rest of a whole answer in hand (no harm if it came already)
+                seen.append(answer.whole())
+                assert answer.whole() == b""  # taken: nothing left, as after body()'s end
+        async with pool.request("POST", b"{}", {}) as answer:
+            assert answer.whole() is None  # its body is still coming
+            release.set()
+            seen.append(await _read_bounded(answer, 8))
+        for limit in (7, 8):  # over the bound and at it, whole
+            async with pool.request("POST", b"{}", {}) as answer:
+                await asyncio.sleep(0.05)
+                if limit == 7:
+                    with pytest.raises(MCPError, match="answer larger than 7 bytes"):
+                        await _read_bounded(answer, limit)
+                else:
+                    seen.append(await _read_bounded(answer, limit))
+        return seen, server.connections
+
+    big = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 8\r\n\r\n{\"a\":12}"
+    unsized = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n8\r\n{\"a\":12}\r\n0\r\n\r\n"
+    seen, connections = asyncio.run(_with([big, chunked, slowly, unsized, unsized], body))
+    assert seen == [b'{"a":12}', b'{"a":12}', b'{"a":12}', b'{"a":12}']
+    assert connections <= 2  # reused after whole answers (the over-bound one closed its connection)
