@@ -55,6 +55,7 @@ CHECKED_HEADERS = frozenset((b"host", b"origin", b"authorization", b"x-api-key")
 SINGLE_HEADERS = CHECKED_HEADERS | {b"mcp-session-id", b"mcp-protocol-version", b"last-event-id",
                                     b"x-sentinel-session"}
 WILDCARDS = ("0.0.0.0", "::", "")
+MAX_HOSTS_KEPT, MAX_KEPT_HOST = 64, 256  # Host verdicts kept per guard, and the longest value kept
 
 
 def is_loopback(host: str) -> bool:
@@ -114,8 +115,19 @@ class CallerGuard:
         self.names = {*LOCAL_HOSTS, *(() if self.wildcard else (bind,))}
         self.extra_hosts = {h.lower() for h in extra_hosts or []}
         self.extra_origins = {o.rstrip("/").lower() for o in extra_origins or []}
+        self._hosts: dict[str, bool] = {}  # Host values seen -> verdict (bounded: host_allowed)
 
     def host_allowed(self, value: str | None) -> bool:
+        """The Host check (``_host_verdict``); a client sends the same Host on every request, so the verdicts
+        on the first few short values are kept (the settings they read are fixed for the guard's life)."""
+        verdict = self._hosts.get(value) if value is not None else None
+        if verdict is None:
+            verdict = self._host_verdict(value)
+            if value is not None and len(value) <= MAX_KEPT_HOST and len(self._hosts) < MAX_HOSTS_KEPT:
+                self._hosts[value] = verdict
+        return verdict
+
+    def _host_verdict(self, value: str | None) -> bool:
         if not value:
             return False
         value = value.strip().lower()

@@ -76,6 +76,27 @@ def _checked(text: str) -> bytes:
     return data
 
 
+# header lines already checked (``_checked`` name and value): a request sends the same few on every call. A
+# refused header is never kept (it is refused again each time); the table stops growing at its bound (then a
+# line is checked each time, as before), so values that vary per call (``Mcp-Param-*``) cost at most that.
+_LINES: dict[tuple[str, str], bytes] = {}
+MAX_LINES_KEPT, MAX_KEPT_LINE = 256, 512
+
+
+def header_lines(headers: dict[str, str]) -> bytes:
+    """``name: value\r\n`` for each header, each as ``_checked`` checks it (``HeaderRefused`` the same)."""
+    lines = []
+    for pair in headers.items():
+        line = _LINES.get(pair)
+        if line is None:
+            name, value = pair
+            line = _checked(name) + b": " + _checked(value) + b"\r\n"
+            if len(line) <= MAX_KEPT_LINE and len(_LINES) < MAX_LINES_KEPT:
+                _LINES[pair] = line
+        lines.append(line)
+    return b"".join(lines)
+
+
 class _Connection(asyncio.Protocol):
     """One TCP (or TLS) connection and the answer being read on it."""
 
@@ -236,6 +257,19 @@ class _Connection(asyncio.Protocol):
                 raise self.fault
             await self._wait()
 
+    def whole(self) -> bytes | None:
+        """The body when all of it has arrived (a small answer comes in one read with its head), taken as
+        ``body()`` would yield it to the end (reading resumed, nothing left buffered); else None."""
+        if not self.complete:
+            return None
+        data = b"".join(self.chunks)
+        self.chunks.clear()
+        self.buffered = 0
+        if self.paused and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+        return data
+
     def drain(self, drained: Callable[[_Connection], None], limit: int, seconds: float) -> None:
         """Read the rest of the answer beside the caller, at most ``limit`` bytes (what is buffered counts)
         for at most ``seconds``; then ``drained(self)`` (``reusable()`` says whether it ended well)."""
@@ -290,6 +324,10 @@ class HttpAnswer:
 
     def body(self) -> AsyncGenerator[bytes, None]:
         return self._conn.body()
+
+    def whole(self) -> bytes | None:
+        """The whole body when it has all arrived (nothing to wait for), else None: read ``body()``."""
+        return self._conn.whole()
 
 
 class HttpPool:
@@ -346,7 +384,7 @@ class HttpPool:
             raise HttpFault("the connection pool is closed")
         if method not in ("POST", "GET"):
             raise HttpFault(f"method {method[:20]!r} is not spoken here")
-        extra = b"".join(_checked(k) + b": " + _checked(v) + b"\r\n" for k, v in headers.items())
+        extra = header_lines(headers)
         length = b"content-length: %d\r\n" % len(body) if method == "POST" else b""
         request = method.encode() + self._head + extra + length + b"\r\n" + body
         async with self._slots:

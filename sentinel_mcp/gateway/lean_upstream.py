@@ -51,6 +51,7 @@ from mcp_types import methods as sdk_methods
 from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer
+from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.gateway.plain_upstream_result import plain_call_result
 from sentinel_mcp.gateway.result_shape import check_shape
 from sentinel_mcp.gateway.lean_http import HeaderRefused, HttpAnswer, HttpFault, HttpPool, pool_for
@@ -66,6 +67,9 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INTERNAL_ERROR = -32603
 PARSE_ERROR = -32700
+# json.dumps(..., separators=(",", ":"), ensure_ascii=False), its encoder built once (core/json_text.py): the
+# same text, without a new encoder per request
+_BODY = compact_encoder(ensure_ascii=False)
 # handshake-era lean calls share the upstream's session with the SDK client, whose request ids count from 0:
 # the server keys each request's stream by its id, so ours live far above the SDK's
 HANDSHAKE_IDS = 1 << 40
@@ -155,7 +159,7 @@ class LeanCaller:
         self.client.session._stamp(data, opts)  # type: ignore[arg-type]
         # as the SDK's dispatcher: progress is asked for under the request's own id
         params.setdefault("_meta", {})["progressToken"] = rid
-        body = json.dumps({"jsonrpc": "2.0", "id": rid, **data}, separators=(",", ":"), ensure_ascii=False)
+        body = _BODY({"jsonrpc": "2.0", "id": rid, **data})
         answered = False
         try:
             async with self.pool.request("POST", body.encode(), self._headers(opts)) as response:
@@ -190,7 +194,7 @@ class LeanCaller:
         self.client.session._stamp(data, opts)  # type: ignore[arg-type]
         try:
             async with asyncio.timeout(CANCEL_SECONDS):
-                body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+                body = _BODY(message).encode()
                 async with self.pool.request("POST", body, self._headers(opts)) as response:
                     self._kept(response)
                     async for _ in response.body():
@@ -394,6 +398,11 @@ async def _read_bounded(response: HttpAnswer, limit: int) -> bytes:
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes ({declared} declared)")
+    whole = response.whole()  # all of it came with the head: the same bytes and bound, no reader made
+    if whole is not None:
+        if len(whole) > limit:
+            raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes")
+        return whole
     chunks: list[bytes] = []
     size = 0
     async with aclosing(response.body()) as body:

@@ -7,6 +7,8 @@ Requests on the hot path make one or two (a dispatch context's ``cancel_requeste
 
 from __future__ import annotations
 
+import asyncio
+
 import anyio
 
 _EVENT: list[type] = []  # anyio's Event class of the running backend
@@ -15,5 +17,9 @@ _EVENT: list[type] = []  # anyio's Event class of the running backend
 def new_event() -> anyio.Event:
     """A fresh ``anyio.Event()`` (the same class), on the running event loop's backend."""
     if not _EVENT:
-        _EVENT.append(type(anyio.Event()))
+        event = anyio.Event()
+        if asyncio._get_running_loop() is None:
+            # outside a loop anyio gives an adapter that picks its backend later: not the class to keep
+            return event
+        _EVENT.append(type(event))
     return _EVENT[0]()  # type: ignore[no-any-return]

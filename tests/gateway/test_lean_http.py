@@ -148,11 +148,44 @@ def test_bytes_arriving_on_an_idle_connection_end_it() -> None:
 ])
 def test_a_header_that_could_split_the_request_is_never_sent(headers: dict[str, str]) -> None:
     async def body(pool: HttpPool, server: RawServer) -> Any:
-        with pytest.raises(HeaderRefused, match="line break or NUL|not latin-1"):
-            await _post(pool, headers)
+        for _ in range(2):  # refused again: a refused header line is never kept (lean_http.header_lines)
+            with pytest.raises(HeaderRefused, match="line break or NUL|not latin-1"):
+                await _post(pool, headers)
         return server.requests
 
     assert asyncio.run(_with([OK], body)) == []
+
+
+def test_kept_header_lines_are_the_lines_checked_each_time_and_bounded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``header_lines`` keeps the lines it checked: the bytes are those ``_checked`` gives, however often a
+    header is sent and in whatever company; what ``_checked`` refuses is refused every time and never kept;
+    the table stops at its bound (lines are then checked each time) and never keeps a long line."""
+    from sentinel_mcp.gateway import lean_http
+
+    monkeypatch.setattr(lean_http, "_LINES", {})
+    monkeypatch.setattr(lean_http, "MAX_LINES_KEPT", 8)
+
+    def checked_each_time(headers: dict[str, str]) -> bytes:
+        return b"".join(lean_http._checked(k) + b": " + lean_http._checked(v) + b"\r\n"
+                        for k, v in headers.items())
+
+    good = [("accept", "application/json, text/event-stream"), ("mcp-name", "t"), ("mcp-name", "t "),
+            ("Mcp-Name", "t"), ("x-\xe9", "caf\xe9"), ("mcp-param-a", ""), ("x-long", "v" * 600)]
+    bad = [("mcp-name", "a\r\nb"), ("x\nb", "v"), ("mcp-name", "\u20ac"), ("x", "a\0b")]
+    for round_ in range(3):
+        for i in range(len(good)):
+            headers = dict(good[i:] + good[:i])
+            assert lean_http.header_lines(headers) == checked_each_time(headers)
+            for name, value in bad:
+                with pytest.raises(HeaderRefused):
+                    lean_http.header_lines({**headers, name: value})
+        for n in range(20):  # values that vary per call: the table fills to its bound, then stays there
+            headers = {"mcp-param-n": str(n * 1000 + round_)}
+            assert lean_http.header_lines(headers) == checked_each_time(headers)
+    assert len(lean_http._LINES) == 8
+    assert all(value == checked_each_time(dict([key])) for key, value in lean_http._LINES.items())
+    assert not any(key in lean_http._LINES for key in bad) and ("x-long", "v" * 600) not in lean_http._LINES
 
 
 def test_a_configured_header_that_names_a_request_header_is_left_out() -> None:
@@ -270,3 +303,50 @@ def test_closing_the_pool_ends_a_drain() -> None:
         return True
 
     assert asyncio.run(_with([None], body))
+
+
+def test_a_whole_answer_is_taken_at_once_and_a_partial_one_is_read() -> None:
+    """``whole()`` gives the body of an answer that has all arrived, the bytes ``body()`` yields, and leaves
+    the connection as reading it to the end does (reused); an answer still arriving gives None (read it by
+    ``body()``); ``lean_upstream._read_bounded`` bounds both ways alike."""
+    from mcp.shared.exceptions import MCPError
+
+    from sentinel_mcp.gateway.lean_upstream import _read_bounded
+
+    chunked = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+               b"3\r\n{\"a\r\n5\r\n\":12}\r\n0\r\n\r\n")
+    release = asyncio.Event()
+
+    async def slowly(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 8\r\n\r\n{\"a\":")
+        await writer.drain()
+        await release.wait()
+        writer.write(b"12}")
+        await writer.drain()
+
+    async def body(pool: HttpPool, server: RawServer) -> Any:
+        seen = []
+        for _ in range(2):  # a Content-Length answer and a chunked one, each all arrived with its head
+            async with pool.request("POST", b"{}", {}) as answer:
+                await asyncio.sleep(0.05)  # the rest of a whole answer in hand (no harm if it came already)
+                seen.append(answer.whole())
+                assert answer.whole() == b""  # taken: nothing left, as after body()'s end
+        async with pool.request("POST", b"{}", {}) as answer:
+            assert answer.whole() is None  # its body is still coming
+            release.set()
+            seen.append(await _read_bounded(answer, 8))
+        for limit in (7, 8):  # over the bound and at it, whole
+            async with pool.request("POST", b"{}", {}) as answer:
+                await asyncio.sleep(0.05)
+                if limit == 7:
+                    with pytest.raises(MCPError, match="answer larger than 7 bytes"):
+                        await _read_bounded(answer, limit)
+                else:
+                    seen.append(await _read_bounded(answer, limit))
+        return seen, server.connections
+
+    big = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 8\r\n\r\n{\"a\":12}"
+    unsized = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n8\r\n{\"a\":12}\r\n0\r\n\r\n"
+    seen, connections = asyncio.run(_with([big, chunked, slowly, unsized, unsized], body))
+    assert seen == [b'{"a":12}', b'{"a":12}', b'{"a":12}', b'{"a":12}']
+    assert connections <= 2  # reused after whole answers (the over-bound one closed its connection)

@@ -531,3 +531,27 @@ def test_no_stream_reader_is_left_for_the_collector(toolbox: str, hostile: str) 
         assert anyio.run(lambda: calls(toolbox, ["noop", "echo", "chatty", "noop"], era)) == [], era
         stream = ["sse_answer", "sse_oversize", "oversize_chunked", "bad_json", "sse_answer"]
         assert anyio.run(lambda: calls(hostile, stream, era)) == [], era
+
+
+def test_the_request_body_is_the_text_json_dumps_writes() -> None:
+    """The lean calls' bodies come from an encoder built once (``lean_upstream._BODY``): byte for byte the
+    text ``json.dumps(..., separators=(",", ":"), ensure_ascii=False)`` writes; what it refuses, refused."""
+    from sentinel_mcp.gateway.lean_upstream import _BODY
+
+    def dumps(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+    values: list[Any] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "arguments": {}}},
+        {"a": "caf\u00e9 \u20ac \U0001f600 \ud800 \u2028 \" \\ \n \x00",
+         "b": [1, -0.0, 1e308, 2 ** 80, True, None]},
+        {"n": float("nan"), "i": float("inf")}, {"z": {}, "a": [], "m": {"2": 1, "10": 2, "\u00e9": 3}},
+        {1: "int key", 2.5: "float key", None: "none key"}, {True: "bool key"}, "a string alone", 5, [[[[]]]],
+    ]
+    for value in values:
+        assert _BODY(value) == dumps(value)
+    for bad in ({"x": object()}, {"x": {1, 2}}, {(1, 2): "tuple key"}, {"x": b"bytes"}):
+        with pytest.raises(TypeError):
+            dumps(bad)
+        with pytest.raises(TypeError):
+            _BODY(bad)

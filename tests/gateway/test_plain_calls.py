@@ -79,6 +79,40 @@ def test_plain_params_are_params_the_kernel_accepts() -> None:
     assert taken > 50 and refused > 50
 
 
+def test_a_plain_connection_is_the_one_from_envelope_builds_attribute_by_attribute() -> None:
+    """``PlainCalls`` builds its connections without ``Connection.__init__`` (no ``anyio.Event()`` look-up):
+    on the event loop, as the lean paths run, every attribute ``from_envelope`` sets is there, equal, of the
+    same type, and nothing else; an SDK that adds one fails here. Connections share nothing mutable."""
+    import asyncio
+
+    from mcp.server.connection import _NO_CHANNEL
+
+    async def compare() -> int:
+        plain, seen = PlainCalls(), 0
+        for params in params_corpus():
+            for outbound in (_NO_CHANNEL, object()):
+                ours = plain.connection(params, outbound)
+                if ours is None:
+                    continue
+                seen += 1
+                meta = params["_meta"]
+                theirs = Connection.from_envelope("2026-07-28", meta.get(CI), meta.get(CC), outbound=outbound)
+                mine, sdk = dict(vars(ours)), dict(vars(theirs))
+                assert mine.keys() == sdk.keys(), params
+                for key in ("initialized", "exit_stack"):
+                    assert type(mine.pop(key)) is type(sdk.pop(key))
+                assert mine == sdk, params
+                assert ours.outbound is outbound and ours.client_params == theirs.client_params
+                assert ours.initialized.is_set() and theirs.initialized.is_set()
+                assert not ours.exit_stack._exit_callbacks
+                again = plain.connection(params, outbound)
+                assert again is not None and again.state is not ours.state
+                assert again.initialized is not ours.initialized and again.exit_stack is not ours.exit_stack
+        return seen
+
+    assert asyncio.run(compare()) > 100
+
+
 def test_what_the_kernel_refuses_is_never_plain() -> None:
     plain = PlainCalls()
     for params in params_corpus():

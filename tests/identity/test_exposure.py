@@ -293,6 +293,33 @@ async def test_host_and_origin_are_checked_on_every_binding(bind):
         sock.close()
 
 
+@pytest.mark.parametrize("bind", ["127.0.0.1", "localhost", "::1", "0.0.0.0", "::", "192.0.2.10"])
+def test_a_kept_host_verdict_is_the_verdict_of_the_check_itself(bind):
+    """``CallerGuard.host_allowed`` keeps its verdicts on the Host values seen: asked again, in any order,
+    each is what the check itself says (allowed and refused alike), and the table stays within its bounds."""
+    from sentinel_mcp.app import http_app
+
+    port = 8931
+    guard = CallerGuard(None, bind_host=bind, port=port, auth=Authenticator([TokenResolver()]),
+                        extra_hosts=["sentinel.lan", "[2001:db8::1]"])
+    hosts = ["evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", f"localhost.:{port}", "",
+             f"127.0.0.1:{port + 1}", "sentinel.lan.evil", "LOCALHOST:1", f"sentinel.lan:{port}",
+             f"[::1]:{port}", f"203.0.113.7:{port}", "127.0.0.1", f"127.0.0.1:{port}", f" LocalHost:{port} ",
+             "sentinel.lan", f"192.0.2.10:{port}", f"[2001:db8::1]:{port}", "[2001:db8::1]", "[::1",
+             f"::1:{port}", f"localhost:{port}:{port}", "localhost:", f"localhost:0{port}", "l" * 300,
+             f"127.0.0.1:{port}\x00", None]
+    for round_ in range(3):
+        for host in hosts if round_ != 1 else reversed(hosts):
+            assert guard.host_allowed(host) is guard._host_verdict(host), host
+    assert any(guard.host_allowed(h) for h in hosts) and not all(guard.host_allowed(h) for h in hosts)
+    for n in range(2 * http_app.MAX_HOSTS_KEPT):
+        host = f"h{n}.example:{port}"
+        assert guard.host_allowed(host) is False
+    assert len(guard._hosts) == http_app.MAX_HOSTS_KEPT
+    assert all(len(h) <= http_app.MAX_KEPT_HOST for h in guard._hosts)
+    assert all(guard._hosts[h] is guard._host_verdict(h) for h in guard._hosts)
+
+
 async def test_a_wildcard_binding_with_a_token_serves_and_keeps_every_check(tmp_path):
     cfg = write_config(
         tmp_path, http={"tls": "off"}
