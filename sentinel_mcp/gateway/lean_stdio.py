@@ -38,6 +38,7 @@ from mcp.types import CallToolResult, InputRequiredResult, LoggingMessageNotific
 
 from sentinel_mcp.config import StdioServer
 from sentinel_mcp.core.json_text import compact_encoder
+from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.gateway.lean_upstream import (
     CONNECTION_CLOSED,
     HANDSHAKE_IDS,
@@ -380,7 +381,7 @@ class StdioCaller:
         self.client.session._stamp(data, {})  # type: ignore[arg-type]  # the era's envelope (2026-07-28)
         params.setdefault("_meta", {})["progressToken"] = rid
         line = _LINE({"jsonrpc": "2.0", "id": rid, **data})
-        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[dict[str, Any]] = running_loop().create_future()
         self.tap.waiting[rid] = _Waiting(answer, on_progress, on_log)
         answered = False
         try:

@@ -16,6 +16,7 @@ over ``MAX_KEY_CHARS``) takes the kernel's full way, which answers as before.
 from __future__ import annotations
 
 from collections import OrderedDict
+from contextlib import AsyncExitStack
 from typing import Any, Mapping
 
 from mcp.server.connection import _NO_CHANNEL, Connection
@@ -32,6 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from sentinel_mcp.core.json_text import compact_encoder
+from sentinel_mcp.gateway.quick_event import new_event
 
 MODERN = "2026-07-28"
 # plain params pass every rung of the SDK's inbound ladder (``classify_inbound_request``: ``_meta`` a mapping
@@ -90,10 +92,7 @@ class PlainCalls:
             return None
         client_params: InitializeRequestParams | None = kept[0]
         capabilities: ClientCapabilities | None = kept[1]
-        connection = Connection(outbound, protocol_version=MODERN, client_params=client_params)
-        connection.client_capabilities = capabilities
-        connection.initialized.set()
-        return connection
+        return _ready_connection(outbound, client_params, capabilities)
 
     @staticmethod
     def _judge(meta: Mapping[str, Any]) -> Kept | None:
@@ -111,6 +110,26 @@ class PlainCalls:
             client_params = InitializeRequestParams(
                 protocol_version=MODERN, capabilities=capabilities, client_info=info)
         return client_params, capabilities
+
+
+def _ready_connection(outbound: Any, client_params: InitializeRequestParams | None,
+                      capabilities: ClientCapabilities | None) -> Connection:
+    """``Connection(outbound, protocol_version=MODERN, client_params=client_params)`` with its capabilities
+    set and ``initialized`` set: the same attributes in the same order, its event made without anyio's look-up
+    of the running library (``quick_event.py``: a ``getpid`` a call on 3.11). ``test_plain_calls.py``
+    compares it with the SDK's constructor, attribute by attribute."""
+    connection = Connection.__new__(Connection)
+    connection.outbound = outbound
+    connection.protocol_version = MODERN
+    connection.session_id = None
+    connection.client_capabilities = None
+    connection.client_params = client_params
+    connection.initialized = new_event()
+    connection.state = {}
+    connection.exit_stack = AsyncExitStack()
+    connection.client_capabilities = capabilities
+    connection.initialized.set()
+    return connection
 
 
 def _typed(model: Any, raw: Any) -> Any:
