@@ -66,9 +66,9 @@ def _calls() -> list[str]:
         call(12, "tb__echo", {"text": "é" * 10, "extra": {"k": [1, None, True]}}),
     ]
     lines.append(call(13, "tb__echo", {"text": "lone"}).replace('"lone"', '"\\ud800"'))
+    older = {**META, "io.modelcontextprotocol/protocolVersion": "2025-11-25"}
     lines.append(json.dumps({"jsonrpc": "2.0", "id": 14, "method": "tools/call",
-                             "params": {"name": "tb__noop", "arguments": {},
-                                        "_meta": {**META, "io.modelcontextprotocol/protocolVersion": "2025-11-25"}}}))
+                             "params": {"name": "tb__noop", "arguments": {}, "_meta": older}}))
     return lines
 
 
