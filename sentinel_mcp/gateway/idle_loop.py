@@ -12,11 +12,11 @@ selector loop's internals (``_ready``, ``_selector``); any other loop is never c
 
 from __future__ import annotations
 
-import asyncio
+from sentinel_mcp.core.running_loop import running_loop
 
 
 def loop_is_idle() -> bool:
-    loop = asyncio.get_running_loop()
+    loop = running_loop()  # no getpid a call (core/running_loop.py); asked twice a call
     ready = getattr(loop, "_ready", None)
     selector = getattr(loop, "_selector", None)
     if ready is None or selector is None or ready:

@@ -38,6 +38,7 @@ from mcp.types import CallToolResult, InputRequiredResult, LoggingMessageNotific
 
 from sentinel_mcp.config import StdioServer
 from sentinel_mcp.core.json_text import compact_encoder
+from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.gateway.lean_upstream import (
     CONNECTION_CLOSED,
     HANDSHAKE_IDS,
@@ -95,18 +96,20 @@ class _SharedStdin(ByteSendStream):
             return await self.send(item)
         lock = self.lock
         if not lock.locked():
-            # nobody is part-way through a line: the lock taken without anyio's steps (the current task, a
-            # cancellation check: ~5 % of the forward; issue 21), and ``drain`` skipped when it has nothing to
-            # wait for (the line is all in the pipe and the transport still open: it would return at once)
-            lock.acquire_nowait()
-            try:
-                if writer.is_closing():
-                    raise anyio.BrokenResourceError("the process's stdin is closed")
-                writer.write(item)
-                if writer.transport.get_write_buffer_size() or writer.is_closing():
+            # nobody is part-way through a line: the line handed to the transport at once (whole: lines never
+            # interleave), and ``drain`` skipped when it has nothing to wait for (the line is all in the pipe
+            # and the transport still open: it would return at once). The lock is taken only to wait in
+            # ``drain`` (until then nothing else runs); anyio's acquire and release each ask for the current
+            # task, a getpid on 3.11 (issue 21)
+            if writer.is_closing():
+                raise anyio.BrokenResourceError("the process's stdin is closed")
+            writer.write(item)
+            if writer.transport.get_write_buffer_size() or writer.is_closing():
+                lock.acquire_nowait()  # free: nothing ran since it was seen free
+                try:
                     await writer.drain()
-            finally:
-                lock.release()
+                finally:
+                    lock.release()
             return
         async with lock:
             if writer.is_closing():
@@ -380,7 +383,7 @@ class StdioCaller:
         self.client.session._stamp(data, {})  # type: ignore[arg-type]  # the era's envelope (2026-07-28)
         params.setdefault("_meta", {})["progressToken"] = rid
         line = _LINE({"jsonrpc": "2.0", "id": rid, **data})
-        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[dict[str, Any]] = running_loop().create_future()
         self.tap.waiting[rid] = _Waiting(answer, on_progress, on_log)
         answered = False
         try:

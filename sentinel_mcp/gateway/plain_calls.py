@@ -46,7 +46,6 @@ GATEWAY_PREFIX = "sentinel/"
 MAX_KEY_CHARS = 4096  # an envelope this long is checked by the kernel each time, never kept
 _KEY = compact_encoder(sort_keys=True)  # core/json_text.py
 _ABSENT = object()
-_NEW = object.__new__
 # what a kept envelope holds: the client's params as the kernel would build them, and its capabilities
 Kept = tuple[InitializeRequestParams | None, ClientCapabilities | None]
 
@@ -91,7 +90,9 @@ class PlainCalls:
                 self._kept.popitem(last=False)
         if kept is None:
             return None
-        return _born_ready(outbound, kept)
+        client_params: InitializeRequestParams | None = kept[0]
+        capabilities: ClientCapabilities | None = kept[1]
+        return _ready_connection(outbound, client_params, capabilities)
 
     @staticmethod
     def _judge(meta: Mapping[str, Any]) -> Kept | None:
@@ -111,24 +112,23 @@ class PlainCalls:
         return client_params, capabilities
 
 
-def _born_ready(outbound: Any, kept: Kept) -> Connection:
-    """What ``Connection.from_envelope`` returns for a kept envelope, its attributes set as ``__init__`` and
-    ``from_envelope`` set them, but without ``anyio.Event()``'s look-up of the running library per call
-    (``quick_event.py``): about half the cost of a connection. ``tests/gateway/test_plain_calls.py`` compares
-    the two attribute by attribute, so an SDK that adds one to ``Connection`` fails there, not here."""
-    client_params, capabilities = kept
-    connection = _NEW(Connection)
+def _ready_connection(outbound: Any, client_params: InitializeRequestParams | None,
+                      capabilities: ClientCapabilities | None) -> Connection:
+    """``Connection(outbound, protocol_version=MODERN, client_params=client_params)`` with its capabilities
+    set and ``initialized`` set: the same attributes in the same order, its event made without anyio's look-up
+    of the running library (``quick_event.py``: a ``getpid`` a call on 3.11). ``test_plain_calls.py``
+    compares it with the SDK's constructor, attribute by attribute."""
+    connection = Connection.__new__(Connection)
     connection.outbound = outbound
     connection.protocol_version = MODERN
     connection.session_id = None
-    # the ``client_params`` setter's own order: params, then the capabilities (set alone when no client info)
-    connection._client_params = client_params
-    connection.client_capabilities = capabilities
-    initialized = new_event()
-    initialized.set()
-    connection.initialized = initialized
+    connection.client_capabilities = None
+    connection.client_params = client_params
+    connection.initialized = new_event()
     connection.state = {}
     connection.exit_stack = AsyncExitStack()
+    connection.client_capabilities = capabilities
+    connection.initialized.set()
     return connection
 
 

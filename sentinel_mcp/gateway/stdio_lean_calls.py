@@ -48,8 +48,9 @@ from mcp.shared.jsonrpc_dispatcher import (
 from mcp.shared.transport_context import TransportContext
 from mcp_types import CONNECTION_CLOSED, LOG_LEVEL_META_KEY, ErrorData, JSONRPCError, JSONRPCNotification
 
+from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.gateway.plain_calls import PlainCalls
-from sentinel_mcp.gateway.quick_event import new_event
+from sentinel_mcp.gateway.quick_event import new_cancel_scope, new_event
 from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, serve_call, span_records_nothing
 
 log = logging.getLogger(__name__)
@@ -129,7 +130,7 @@ class StdioLeanCalls:
         self._answered = answered if answered is not None else _nobody
 
     def _spawn(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
-        self._tasks.add(asyncio.get_running_loop().create_task(self._tracked(fn, args)))
+        self._tasks.add(running_loop().create_task(self._tracked(fn, args)))
 
     async def _tracked(self, fn: Callable[..., Coroutine[Any, Any, None]], args: tuple[Any, ...]) -> None:
         """The call, leaving the running set as it ends (a done callback would cost the loop a turn per call;
@@ -137,7 +138,8 @@ class StdioLeanCalls:
         try:
             await fn(*args)
         finally:
-            self._tasks.discard(asyncio.current_task())  # type: ignore[arg-type]
+            # the loop named: ``current_task()`` would ask ``get_running_loop`` (a getpid on 3.11)
+            self._tasks.discard(asyncio.current_task(running_loop()))  # type: ignore[arg-type]
 
     async def close(self) -> None:
         """The connection ends: every call still running is cancelled (each answers "Connection closed" if
@@ -186,7 +188,7 @@ class StdioLeanCalls:
         server, lifespan_state = target
         # in the table before the task starts: a cancellation read right after the call finds it
         dctx = _CallContext(rid, self)
-        scope = anyio.CancelScope()
+        scope = new_cancel_scope()
         self._in_flight[coerce_request_id(rid)] = _InFlight(scope=scope, dctx=dctx)  # type: ignore[arg-type]
         self._spawn(self._serve, server, lifespan_state, rid, params, connection, checked, scope, dctx)
         return True
@@ -209,7 +211,7 @@ class StdioLeanCalls:
         # in the dispatcher's table before the task starts: a cancellation the SDK reads next finds it
         dctx = _JSONRPCDispatchContext(transport=LEGACY_TRANSPORT, _dispatcher=dispatcher, _request_id=rid,
                                        message_metadata=None, _progress_token=None)
-        scope = anyio.CancelScope()
+        scope = new_cancel_scope()
         dispatcher._in_flight[coerce_request_id(rid)] = _InFlight(scope=scope, dctx=dctx)
         self._spawn(self._serve_legacy, dispatcher, UnspannedRunner(server, connection, lifespan_state), rid,
                     params, scope, dctx)

@@ -61,24 +61,24 @@ class WireOut:
         data = (text + "\n").encode("utf-8", "replace")
         lock = self._lock
         if not lock.locked():
-            # nobody is part-way through a line: the lock taken without a step of anyio's (its acquire asks
-            # for the current task and checks for a cancellation, ~5 % of the answer's way out; issue 21), and
-            # the line written at once, as the loop below would; it waits through the loop only if the pipe
-            # is full, the lock still held
-            lock.acquire_nowait()
+            # nobody is part-way through a line: the line written at once, as the loop below would. The lock
+            # is taken only if the pipe is full and the rest must wait through the loop (until then nothing
+            # else runs, so nobody can come between); a whole line written at once never takes it (anyio's
+            # acquire and release each ask for the current task: a getpid on 3.11; issue 21)
             try:
                 try:
                     n = os.write(self.fd, data)
                 except BlockingIOError:
                     n = 0
                 if n < len(data):
+                    lock.acquire_nowait()  # free: nothing ran since it was seen free
                     self.waiting += 1
                     try:
                         await self._rest(memoryview(data)[n:])
                     finally:
                         self.waiting -= 1
+                        lock.release()
             finally:
-                lock.release()
                 self.moved()
             return
         self.waiting += 1

@@ -181,3 +181,44 @@ def json_copy(value: Any) -> Any:
     import json
 
     return json.loads(json.dumps(value))
+
+
+def _sdk_connection(outbound: Any, kept: Connection) -> Connection:
+    """What the plain path built before: the SDK's constructor, then the capabilities and the event set."""
+    connection = Connection(outbound, protocol_version="2026-07-28", client_params=kept.client_params)
+    connection.client_capabilities = kept.client_capabilities
+    connection.initialized.set()
+    return connection
+
+
+def test_the_plain_connection_is_the_sdk_constructors_attribute_for_attribute() -> None:
+    """The connection is built without anyio's look-up of the running library (``quick_event.py``): the same
+    attributes, in the same order, equal values, its own event (set, of anyio's asyncio class), state and
+    exit stack; a change of the SDK's ``Connection.__init__`` fails here."""
+    import asyncio
+
+    async def check() -> int:
+        plain, outbound, seen = PlainCalls(), object(), 0
+        for params in params_corpus():
+            ours = plain.connection(params, outbound=outbound)
+            if ours is None:
+                continue
+            seen += 1
+            theirs = _sdk_connection(outbound, ours)
+            assert list(vars(ours)) == list(vars(theirs)), params
+            for key, value in vars(theirs).items():
+                mine = vars(ours)[key]
+                if key == "initialized":
+                    assert type(mine) is type(value) and mine.is_set() and value.is_set()
+                elif key == "exit_stack":
+                    assert type(mine) is type(value) and not mine._exit_callbacks  # type: ignore[attr-defined]
+                elif key == "state":
+                    assert mine == value == {} and mine is not value
+                else:
+                    assert mine == value and type(mine) is type(value), (key, params)
+            again = plain.connection(params, outbound=outbound)
+            assert again is not None and again.initialized is not ours.initialized
+            assert again.state is not ours.state and again.exit_stack is not ours.exit_stack
+        return seen
+
+    assert asyncio.run(check()) > 50

@@ -188,3 +188,59 @@ def test_results_changed_without_validation_are_shaped_alike() -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # pydantic's serializer warns about the unexpected types
                 assert shaped(ours, version, r) == shaped(sdk, version, r), (version, r)
+
+
+def texts_result(rng: random.Random) -> Any:
+    """The commonest answer (text blocks, a ``_meta`` of text stamps, no structured content), and its near
+    misses: a value or key not text, a null, the server-info key, a block with more set, structured content,
+    models a ``model_copy`` left odd."""
+    fields: dict[str, Any] = {"content": [TextContent(type="text", text=texts(rng))
+                                          for _ in range(rng.randint(0, 3))]}
+    if rng.random() < 0.5:
+        fields["is_error"] = rng.random() < 0.5
+    if rng.random() < 0.8:
+        keys = ["sentinel/decision", "sentinel/session", texts(rng)[:12] or "k"]
+        fields["meta"] = {rng.choice(keys): texts(rng) for _ in range(rng.randint(0, 3))}
+    out = CallToolResult(**fields)
+    odd = rng.random()
+    near: list[Any] = [
+        lambda: out.model_copy(update={"meta": {**(out.meta or {}),
+                                                "n": rng.choice([None, 1, 1.5, True, [], {}])}}),
+        lambda: out.model_copy(update={"meta": {**(out.meta or {}), SERVER_INFO: "x"}}),
+        lambda: out.model_copy(update={"meta": {1: "a"}}),
+        lambda: out.model_copy(update={"meta": {"\ud800": "a"}}),
+        lambda: out.model_copy(update={"meta": {"a": "\udfff"}}),
+        lambda: out.model_copy(update={"structured_content": {"a": "b"}}),
+        lambda: out.model_copy(update={"content": [*out.content,
+                                                   TextContent(type="text", text="t", _meta={"a": 1})]}),
+        lambda: out.model_copy(update={"content": [TextContent(type="text", text="t", annotations=Annotations(
+            priority=0.5))]}),
+        lambda: out.model_copy(update={"content": [{"type": "text", "text": "a dict"}]}),
+        lambda: out.model_copy(update={"content": [TextContent.model_construct(type="text", text=5)]}),
+        lambda: out.model_copy(update={"result_type": rng.choice(["input_required", None, "complete "])}),
+        lambda: out.model_copy(update={"is_error": rng.choice(["yes", 1, None])}),
+        lambda: out.model_copy(update={"content": ("a tuple",)}),
+    ]
+    return rng.choice(near)() if odd < 0.35 else out
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_text_answers_shaped_from_their_fields_are_the_sdks_byte_for_byte(version: str) -> None:
+    """``_texts_only`` (the dump skipped) gives what the SDK's shaping gives, and owns what it returns."""
+    rng = random.Random(f"texts-{version}")
+    ours, sdk = runners(version)
+    taken = 0
+    for i in range(800):
+        r = texts_result(rng)
+        order = ptr._order_of(version)
+        fast = ptr._texts_only(r, *order) if order is not None else None
+        if fast is not None:
+            taken += 1
+            with pytest.MonkeyPatch.context() as mp:  # the dump's way, as before
+                mp.setattr(ptr, "_texts_only", lambda *_: None)
+                dumped = ptr.plain_tool_result(r, version)
+            assert json.dumps(fast) == json.dumps(dumped), (i, r)
+            if fast.get("_meta") is not None:
+                assert fast["_meta"] is not r.meta
+        assert shaped(ours, version, r) == shaped(sdk, version, r), (i, r)
+    assert 300 <= taken <= 700, taken  # both ways taken
