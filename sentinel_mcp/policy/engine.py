@@ -26,6 +26,7 @@ from sentinel_mcp.policy.load_limit import LOAD_INFERENCE_LIMIT
 from sentinel_mcp.policy.prolog_call import NOT_NATIVE, PrologCall, PrologCallError
 from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, json_text, quote_atom
 from sentinel_mcp.policy.swipl_location import import_pyswip_core
+from sentinel_mcp.policy.tagged_arguments import call_args_text
 
 __all__ = ["DEFAULT_INFERENCE_LIMIT", "LOAD_INFERENCE_LIMIT", "EngineError", "KeptProof", "PrologEngine",
            "call_args_text", "shared_engine"]
@@ -365,7 +366,10 @@ class PrologEngine(EngineThread):
                 raise EngineError(f"the proof could not be written: {e}") from None
 
         if kept.small:  # a proof of a bounded size: written on this thread when the engine is free
-            ran, tree = self.try_now(job)
+            try:
+                ran, tree = self.try_now(job)
+            except EngineError:  # more than this thread's stacks (engine_thread.py): the engine thread's
+                ran = False
             if ran:
                 return tree
         return await self.run(job)
@@ -503,32 +507,6 @@ class PrologEngine(EngineThread):
 
 def _expiry(exp: float | None) -> str:
     return float_text(exp if exp is not None else float("inf"))
-
-
-_TAG = {True: "t", False: "f", None: "n"}
-
-
-def call_args_text(arguments: dict[str, Any]) -> str:
-    """A call's arguments for ``sn_decide``: a flat object of texts, integers, booleans and nulls as its keys
-    and tagged values joined by 0x1F after a 0x1E (split in C: call_args/2; the text "true" a string, never
-    true), anything else, or a key or value holding one of those two characters, as JSON."""
-    parts = ["\x1e"]
-    for k, v in arguments.items():
-        t = type(v)
-        # ``in``, not a count of the joined text: no call a key or value (most calls' arguments are few)
-        if type(k) is not str or "\x1e" in k or "\x1f" in k:
-            return json_text(arguments)
-        if t is str:
-            if "\x1e" in v or "\x1f" in v:
-                return json_text(arguments)
-            parts += (k, ("S" if v in ("true", "false", "null") else "s") + v)  # S: a string, not a literal
-        elif t is bool or v is None:
-            parts += (k, _TAG[v])
-        elif t is int:
-            parts += (k, "i" + str(v))
-        else:
-            return json_text(arguments)
-    return "\x1f".join(parts)
 
 
 # the answer of a proved pass whose proof is kept: one fixed text around its id (answer_text/2 in

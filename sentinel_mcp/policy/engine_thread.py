@@ -10,9 +10,10 @@ A small piece of work can also run on the caller's own thread, without the two t
 thread has a SWI-Prolog engine of its own (the thread that imported pyswip initialised Prolog: usually the
 main thread, where the event loop runs), ``try_now`` runs it there, holding the lock jobs hold, so Prolog
 still runs one call at a time, in the order asked (the per-query state and the rulebases are shared by all
-engines). Only direct calls (``PrologCall``) run there, never pyswip. (Lending the engine thread's engine to
-another thread instead, with PL_set_engine, crashes SWI-Prolog 9.0: its C-stack checks keep the stack of the
-thread that created the engine.)
+engines), and under a stack limit of that thread's own (``CALLER_STACK_BYTES``: a call that needs more errs
+there, and is made again on the engine thread). Only direct calls (``PrologCall``) run there, never pyswip.
+(Lending the engine thread's engine to another thread instead, with PL_set_engine, crashes SWI-Prolog 9.0: its
+C-stack checks keep the stack of the thread that created the engine.)
 """
 
 from __future__ import annotations
@@ -26,13 +27,23 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from sentinel_mcp.core.errors import PolicyError
-from sentinel_mcp.policy.prolog_call import thread_has_engine
+from sentinel_mcp.policy.prolog_call import PrologCall, PrologCallError, thread_has_engine
 from sentinel_mcp.policy.prolog_text import quote_atom
 from sentinel_mcp.policy.swipl_location import import_pyswip_core
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
+# A caller's thread (the event loop's) runs Prolog under this stack limit, its own (the flag is per thread): a
+# few inferences may build a term of a gigabyte (length(L, 10000000)), the engine's default bound, and hold
+# the loop meanwhile; a pass over it errs and is decided again on the engine thread, as over the inference cap
+CALLER_STACK_BYTES = 16 * 1024 * 1024
+_SN_THREAD_STACK_LIMIT = PrologCall("sentinel_core", "sn_thread_stack_limit", 2)
+
+
+def thread_stack_limit(limit: int) -> int:
+    """Set the calling thread's SWI-Prolog stack limit (bytes; it must have an engine); the limit it had."""
+    return int(_SN_THREAD_STACK_LIMIT(int(limit)))
 
 
 class EngineError(PolicyError):
@@ -151,16 +162,25 @@ class EngineThread:
         try:
             if self._waiting or self._stopped:
                 return False, None
+            if has is _UNBOUNDED:  # its first call here: bounded first (CALLER_STACK_BYTES), or not run here
+                try:
+                    thread_stack_limit(CALLER_STACK_BYTES)
+                except PrologCallError:
+                    log.exception("cannot bound a caller's Prolog stacks: its calls go to the engine thread")
+                    self._has_engine.value = False
+                    return False, None
+                self._has_engine.value = True
             return True, fn(*args)
         finally:
             self._use.release()
 
-    def _thread_has_engine(self) -> bool:
+    def _thread_has_engine(self) -> Any:
+        """False; for a thread with an engine of its own, _UNBOUNDED until try_call set its stack limit."""
         has = getattr(self._has_engine, "value", None)
         if has is None:
-            has = threading.current_thread() is not self._thread and thread_has_engine()
+            has = threading.current_thread() is not self._thread and thread_has_engine() and _UNBOUNDED
             self._has_engine.value = has
-        return bool(has)
+        return has
 
     @staticmethod
     def _detach() -> None:
@@ -196,6 +216,9 @@ class EngineThread:
 
     def run_sync(self, fn: Callable[[Any], T], timeout: float | None = 60.0) -> T:
         return self.submit(fn).result(timeout)
+
+
+_UNBOUNDED = "unbounded"  # _has_engine's value for a thread with an engine whose stack limit is not set yet
 
 
 def _nothing() -> None:

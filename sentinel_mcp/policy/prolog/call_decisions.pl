@@ -13,8 +13,16 @@
 sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
     decision_seconds(S),
     catch(within_budget(S, decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out0)),
-          time_limit_exceeded, timed_out_answer(Out0)),
+          E, over_budget_answer(E, Out0)),
     Out = Out0.
+
+%  A decision over its time or memory (anywhere: its pass, its proof's text; the stack limit is its thread's,
+%  engine_thread.py) answers so, an error a guard denies on (a capped pass's is decided again on the engine
+%  thread), and the engine goes on: SWI-Prolog has freed the stacks by the time it is caught. Any other error
+%  is raised, as before.
+over_budget_answer(time_limit_exceeded, Out) :- !, timed_out_answer(Out).
+over_budget_answer(error(resource_error(_), _), Out) :- !, out_of_memory_answer(Out).
+over_budget_answer(E, _) :- throw(E).
 
 decision_seconds(S) :-
     guard_seconds(G),
@@ -32,6 +40,7 @@ sn_set_guard_seconds(S) :-
     assertz(sn_guard_seconds(S1)).
 
 timed_out_answer('{"status":"error","message":"the guard ran longer than its time budget","needs":[],"unmet":[],"tentative":[],"violations":[]}').
+out_of_memory_answer('{"status":"error","message":"the guard needed more memory than its budget","needs":[],"unmet":[],"tentative":[],"violations":[]}').
 
 decide_within(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
     begin_query(RB, Session, Now, c(Tool, Digest, Version)),
@@ -116,9 +125,10 @@ sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out)
                        nb_linkval(sn_compact, false)).
 
 %  sn_render_kept_proof(+Id, -Out): {"tree": ...} of a kept proof, which is then forgotten (an error if it
-%  is not kept: already rendered, or dropped).
+%  is not kept: already rendered, or dropped). Forgotten once written: a writing that ran out of a caller's
+%  stacks (engine_thread.py) is done again on the engine thread.
 sn_render_kept_proof(Id, Out) :-
-    kept_proof(Id, T, Ref), erase(Ref), new_shown_room, proof_json(T, TJ), to_json_atom(json([tree=TJ]), Out).
+    kept_proof(Id, T, Ref), new_shown_room, proof_json(T, TJ), to_json_atom(json([tree=TJ]), Out), erase(Ref).
 
 %  sn_kept_proof_term(+Id, -Out): the term json([tree=TJ]) of a kept proof, which stays kept: the caller reads
 %  it as Python's value in C (prolog_call_native.c's call_json; no JSON text written and parsed, ~40 % of a
@@ -208,5 +218,12 @@ keep_proof(T, Id) :-
 %  sn_drop_kept_proofs: forget every kept proof (unread ones: a benchmark's).
 sn_drop_kept_proofs :-
     forall(( current_key(K), integer(K) ), forall(recorded(K, _, R), erase(R))).
+
+%  sn_thread_stack_limit(+Bytes, -Old): the calling thread's stack limit set to Bytes (its own: the flag is per
+%  thread), Old the limit it had, as an atom (engine_thread.py bounds a caller's thread by it).
+sn_thread_stack_limit(Bytes, Old) :-
+    current_prolog_flag(stack_limit, L),
+    set_prolog_flag(stack_limit, Bytes),
+    atom_number(Old, L).
 
 limited(G, Limit, R) :- ( call_with_inference_limit(G, Limit, R) -> true ; R = failed ).
