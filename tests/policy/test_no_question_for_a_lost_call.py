@@ -15,6 +15,7 @@ import pytest_asyncio
 
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny, ToolCall
 from tests.policy.policy_rig import BOOKINGS_PL, Rig, rig
+from tests.policy.test_compiled_rules import both
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
@@ -31,6 +32,8 @@ guard('bk__t_require', [booking_id = B],
       ( cancel_reason(B, _), require(booking_status(B, confirmed), 'only confirmed bookings') )).
 guard('bk__t_one', [booking_id = B], ( cancel_reason(B, W), W == health, really_merge(B, B) )).
 guard('bk__t_confirm', [booking_id = B], ( confirmed('Cancel ~w?', [B]), booking_status(B, confirmed) )).
+guard('bk__t_rule', [booking_id = B], ( cancel_reason(B, _), is_confirmed(B) )).
+is_confirmed(B) :- booking_status(B, S), S == confirmed.
 guard('bk__t_provenance', [booking_id = B],
       ( cancel_reason(B, _), fact_provenance(cancel_reason(B, _), user) )).
 """
@@ -82,6 +85,7 @@ SETTLED = [
     ("t_before", "BK-456", "BK-789"),
     ("t_require", "BK-456", "BK-789"),
     ("t_confirm", "BK-456", "BK-789"),
+    ("t_rule", "BK-456", "BK-789"),
 ]
 
 
@@ -131,3 +135,16 @@ async def test_the_lost_call_looks_up_before_it_is_denied(bk: Rig) -> None:
     d = await decide(bk, "t_before", "BK-456", "looks")
     assert isinstance(d, Deny), d
     assert bk.state["calls"].get("get_booking", 0) == before + 1  # the status was fetched, then it denied
+
+
+async def test_the_compiled_path_decides_as_the_interpreted_one(bk: Rig) -> None:
+    tools = [g.split("'")[1].split("__")[1] for g in GUARDS.split("guard(")[1:]]
+    seen = set()
+    for tool in tools:
+        for booking in ("BK-456", "BK-789", "BK-111"):
+            c = call(tool, booking, f"diff-{tool}-{booking}")
+            await bk.guard.decide(c)  # its look-ups made: the pass after them is compared
+            fast, ref = await both(bk.guard, c)
+            assert fast == ref, (tool, booking)
+            seen.add(ref["status"])
+    assert {"failed", "incomplete"} <= seen, seen

@@ -40,7 +40,7 @@ step(G, T, Rest) :-
         ;   open_vars(Vs)
         )
     ;   arg(1, F, false), cur(assumed, true), \+ ( Clean == true, assume_seq(S0) ),
-        ( \+ speculative(Rest) -> true ; note_open_failure ),
+        ( speculations_left, \+ speculative(Rest) -> true ; note_open_failure ),
         fail
     ).
 
@@ -71,6 +71,12 @@ note_open(T) :-
     term_variables(T, Vs), maplist(open_unbound, Vs).
 
 note_open_failure :- ( cur(open_failure, true) -> true ; assertz(cur(open_failure, true)) ).
+
+%  speculations_left: at most 32 speculations a pass (each tries the rest of the body; a body that enumerates
+%  many solutions before an unknown would try it once for each): past them a failure stays open, as before.
+speculations_left :-
+    ( cur(speculations, N) -> true ; N = 0 ), N < 32,
+    retractall(cur(speculations, _)), N1 is N + 1, assertz(cur(speculations, N1)).
 
 %  speculative(+Rest): Rest may succeed for all the facts say: a clean conjunct as proved, an unclean one
 %  as if it held (outputs open), no question recorded on the way (speculating/0); an error is "may".
