@@ -1,13 +1,12 @@
-"""No question for a call that cannot succeed (guard_steps.pl): a guard that asks, or asks to confirm, and then
-fails on a condition the facts already settle is denied without asking; a failure that an answer may still
-mend (an unknown value compared, a later alternative that holds) keeps the question. Real SWI-Prolog, a real
-MCP server behind the solver's look-ups, a real fact store."""
+"""No question for a call that cannot succeed (guard_steps.pl): a guard that asks, or asks to confirm, and
+then fails on a condition the facts already settle is denied without asking; a failure that an answer may
+still mend (an unknown value compared, a later alternative that holds) keeps the question. Real SWI-Prolog,
+a real MCP server behind the solver's look-ups, a real fact store."""
 
 from __future__ import annotations
 
 import asyncio
 
-from pathlib import Path
 from typing import Any, AsyncIterator
 
 import pytest
@@ -26,8 +25,10 @@ guard('bk__t_owner', [booking_id = B],
       ( require(cancel_reason(B, _), 'a reason'), current_user(U), user_booking(U, B) )).
 guard('bk__t_before', [booking_id = B], ( cancel_reason(B, W), W == health, booking_status(B, confirmed) )).
 guard('bk__t_depends', [booking_id = B],
-      ( cancel_reason(B, W), ( W == health -> S = pending ; S = confirmed ), booking_status(B, S) )).
-guard('bk__t_later', [booking_id = B], ( cancel_reason(B, _), current_user(U), user_booking(U, B2), B2 == B )).
+      ( cancel_reason(B, W), ( W == health -> S = pending ; S = confirmed ),
+        booking_status(B, S) )).
+guard('bk__t_later', [booking_id = B],
+      ( cancel_reason(B, _), current_user(U), user_booking(U, B2), B2 == B )).
 guard('bk__t_require', [booking_id = B],
       ( cancel_reason(B, _), require(booking_status(B, confirmed), 'only confirmed bookings') )).
 guard('bk__t_one', [booking_id = B], ( cancel_reason(B, W), W == health, really_merge(B, B) )).
@@ -121,7 +122,7 @@ async def test_a_later_alternative_that_holds_keeps_the_question(bk: Rig) -> Non
 
 
 async def test_a_goal_past_a_failed_unknown_asks_nothing_of_its_own(bk: Rig) -> None:
-    # W == health is open; what follows it is tried for what the facts say, never asked about in the same round
+    # W == health is open; what follows it is tried for what the facts say, never asked about in this round
     assert questions(await decide(bk, "t_one", "BK-789", "one")) == ["Why do you want to cancel BK-789?"]
 
 
