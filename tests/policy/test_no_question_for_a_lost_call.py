@@ -35,6 +35,9 @@ guard('bk__t_one', [booking_id = B], ( cancel_reason(B, W), W == health, really_
 guard('bk__t_confirm', [booking_id = B], ( confirmed('Cancel ~w?', [B]), booking_status(B, confirmed) )).
 guard('bk__t_rule', [booking_id = B], ( cancel_reason(B, _), is_confirmed(B) )).
 is_confirmed(B) :- booking_status(B, S), S == confirmed.
+guard('bk__t_open_lookup', [booking_id = B],
+      ( cancel_reason(B, W), ( W == health -> X = B ; X = 'BK-NOPE' ), W == health,
+        booking_status(X, confirmed) )).
 guard('bk__t_provenance', [booking_id = B],
       ( cancel_reason(B, _), fact_provenance(cancel_reason(B, _), user) )).
 """
@@ -149,3 +152,15 @@ async def test_the_compiled_path_decides_as_the_interpreted_one(bk: Rig) -> None
             assert fast == ref, (tool, booking)
             seen.add(ref["status"])
     assert {"failed", "incomplete"} <= seen, seen
+
+
+async def test_a_look_up_for_a_value_the_answer_changes_is_not_made_ahead(bk: Rig) -> None:
+    # past W == health, X is BK-NOPE only for want of the answer: it is not looked up (its error would deny a
+    # call that the answer health allows)
+    c = call("t_open_lookup", "BK-789", "open-lookup")
+    d = await bk.guard.decide(c)
+    assert questions(d) == ["Why do you want to cancel BK-789?"]
+    assert not [e for e in bk.port.log if e[2].get("booking_id") == "BK-NOPE"], bk.port.log
+    await bk.guard.record_answer(c, d.questions[0], Answer(action="accept", content={"answer": "health"},
+                                                           provenance="user"))
+    assert isinstance(await bk.guard.decide(c), Allow)

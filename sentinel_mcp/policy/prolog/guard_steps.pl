@@ -14,10 +14,10 @@
     facts say, whatever the answers will be. An unclean conjunct's new bindings are open (its outputs may
     differ once the answers are known). An unclean conjunct with no solution may have some once the answers
     are known: the rest of the body is then tried on (speculative/1, its outputs left open, no question
-    recorded, look-ups recorded: tools before questions), and if every way on fails at a clean conjunct,
-    that failure holds whatever the answers. A pass whose body fails with every failure so settled
-    (no open_failure noted) cannot succeed on any answer: its questions, confirmations and look-ups are
-    dropped (settled_failure/0), and the call is denied as a plain failure is.
+    recorded, the clean conjuncts' look-ups recorded: tools before questions), and if every way on fails at a
+    clean conjunct, that failure holds whatever the answers. A pass whose body fails with every failure so
+    settled (no open_failure noted) cannot succeed on any answer: its questions, confirmations and look-ups
+    are dropped (settled_failure/0), and the call is denied as a plain failure is.
 
     Only the guard's top level is walked (the compiled rules and prove/2 inside it are unchanged, so the
     compiled and interpreted paths agree); a top-level conjunction nested on the left, ((A, B), C), is one
@@ -78,12 +78,17 @@ speculations_left :-
     ( cur(speculations, N) -> true ; N = 0 ), N < 32,
     retractall(cur(speculations, _)), N1 is N + 1, assertz(cur(speculations, N1)).
 
-%  speculative(+Rest): Rest may succeed for all the facts say: a clean conjunct as proved, an unclean one
-%  as if it held (outputs open), no question recorded on the way (speculating/0); an error is "may".
+%  speculative(+Rest): Rest may succeed for all the facts say: a clean conjunct as proved (its look-ups
+%  recorded, as the pass after the answers makes them: its inputs are the same), an unclean one taken as holding,
+%  unproved (its outputs open: a look-up it would make may be for a value the answers change); no question
+%  recorded (speculating/0), and what failed on the way only after an assumption is not kept (tentative); an
+%  error is "may".
 speculative(Rest) :-
+    unmet_seq(U0),
     setup_call_cleanup(nb_linkval(sn_speculating, true),
                        catch(\+ \+ speculate(Rest), E, ( limit_signal(E) -> throw(E) ; true )),
-                       nb_linkval(sn_speculating, false)).
+                       nb_linkval(sn_speculating, false)),
+    forall(( unmet(u(D, S, tentative(W))), S > U0 ), retract(unmet(u(D, S, tentative(W))))).
 
 speculating :- nb_current(sn_speculating, true).
 
@@ -92,9 +97,13 @@ speculate((A, B)) :- !, speculate_step(A), speculate(B).
 speculate(G) :- speculate_step(G).
 
 speculate_step(G) :-
-    assume_seq(S0), clean_term(G, Clean), term_variables(G, Vs), F = found(false),
-    (   prove(G, _), nb_setarg(1, F, true), ( Clean == true, assume_seq(S0) -> true ; open_vars(Vs) )
-    ;   arg(1, F, false), \+ ( Clean == true, assume_seq(S0) ), open_vars(Vs)
+    clean_term(G, Clean), term_variables(G, Vs),
+    (   Clean == true
+    ->  assume_seq(S0), F = found(false),
+        (   prove(G, _), nb_setarg(1, F, true), ( assume_seq(S0) -> true ; open_vars(Vs) )
+        ;   arg(1, F, false), \+ assume_seq(S0), open_vars(Vs)
+        )
+    ;   open_vars(Vs)
     ).
 
 %  settled_failure: the pass failed, assumed something, and no failure on the way may be mended by an answer.
