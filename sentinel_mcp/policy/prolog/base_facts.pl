@@ -36,7 +36,7 @@ indexed_base_solve(RB, N, A, G, P) :-
 %  A fact that is being fetched (or asked) is assumed for the rest of this pass (its unknown arguments
 %  left unbound), so one pass collects the needs of every later goal too and they are fetched together;
 %  a pass that assumed anything never proves.
-assume(G) :- native_event, ( cur(assumed, true) -> true ; assertz(cur(assumed, true)) ), taint_vars(G).
+assume(G) :- native_event, ( cur(assumed, true) -> true ; assertz(cur(assumed, true)) ), bump_assume_seq, taint_vars(G).
 
 %  What an assumed fact leaves unknown must not become the subject of a question in the same pass: its
 %  variables are marked, and a value one of them is later bound to (e.g. by enumerating stored facts) is
@@ -44,6 +44,7 @@ assume(G) :- native_event, ( cur(assumed, true) -> true ; assertz(cur(assumed, t
 taint_vars(G) :- term_variables(G, Vs), maplist(taint_var, Vs).
 taint_var(V) :- ( get_attr(V, sentinel_core, assumed) -> true ; put_attr(V, sentinel_core, assumed) ).
 attr_unify_hook(assumed, Other) :- ( var(Other) -> taint_var(Other) ; note_tainted(Other) ).
+attr_unify_hook(open, Other) :- ( var(Other) -> open_unbound(Other) ; note_open(Other) ).  % guard_steps.pl
 note_tainted(T) :- forall(( sub_term(A, T), atomic(A) ), ( cur(tainted, A) -> true ; assertz(cur(tainted, A)) )).
 tainted(T) :- sub_term(A, T), atomic(A), cur(tainted, A), !.
 
@@ -91,7 +92,7 @@ askable_unanswered(RB, G, G0, N, Ins, From, a(H, Q, Ty, O), P) :-
     ->  fail
     ;   valid_fact('$dont_know'(N, Ins), P0), memberchk(P0, From)
     ->  dont_know(G, a(H, Q, Ty, O), P0, P)
-    ;   ground_inputs(G, Ty), \+ denied, \+ tainted(Ins)
+    ;   ground_inputs(G, Ty), \+ denied, \+ tainted(Ins), \+ speculating  % guard_steps.pl
     ->  ask_need(RB, G0, a(H, Q, Ty, O), From), assume(G), P = assumed
     ;   assume(G), P = assumed
     ).

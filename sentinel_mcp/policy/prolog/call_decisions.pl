@@ -87,6 +87,7 @@ full_pass(RB, Tool, CallArgs, Limit, Out0) :-
     (   Guards == []
     ->  Out0 = json([status=no_guard])
     ;   catch(limited(prove_guards(Guards, CallArgs, Trees), Limit, R), E, true),
+        ( var(E), R == failed, settled_failure -> drop_pending ; denied -> drop_questions ; true ),  % guard_steps.pl
         (   nb_current(sn_capped, true), ( R == inference_limit_exceeded ; E == sn_over_cap )
         ->  Out0 = json([status=over_limit])  % sn_decide_capped/10: decided again with the whole limit
         ;   query_outcome(E, R, Trees, Status, TreeJ),
@@ -168,7 +169,7 @@ tool_matches(P, Tool) :- atom(P), sub_atom(P, B, 1, 0, '*'), sub_atom(P, 0, B, _
 prove_guards([], _, []).
 prove_guards([g(Pat, Goal)|Gs], CallArgs, [T|Ts]) :-
     match_args(Pat, CallArgs),
-    once(prove(Goal, T)),
+    once(guard_body(Goal, T)),  % guard_steps.pl
     prove_guards(Gs, CallArgs, Ts).
 
 match_args([], _).

@@ -59,6 +59,7 @@
 :- include(unfinished_walks).
 :- include(check_budget).
 :- include(proof_interpreter).
+:- include(guard_steps).
 :- include(bound_contexts).
 :- include(base_facts).
 :- include(answered_askables).
@@ -220,6 +221,8 @@ valid_fact_of(N, G, P) :-
     ).
 
 % natively callable (sentinel_rt re-exports them to rulebases)
-fact_provenance(G, P) :- query_rb(RB), ensure_fetched(RB, G), valid_fact(G, P).
+%  (it reads an answer as stored, not as the askable asks it: a conjunct that reads one is never clean,
+%  guard_steps.pl)
+fact_provenance(G, P) :- bump_assume_seq, query_rb(RB), ensure_fetched(RB, G), valid_fact(G, P).
 context_value(N, V) :- valid_fact('$context'(N, V), _).
 call_tool_name(T) :- cur(call, T, _, _).
