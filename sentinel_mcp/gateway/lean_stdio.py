@@ -157,13 +157,16 @@ class _TappedStdout(ByteReceiveStream):
 
     def at_once(self, data: bytes) -> bool:
         """Whether ``data``, as the pipe gave it, was taken here whole: exactly one complete line, at a line's
-        start, with nothing unread before it (the asyncio reader's buffer empty, nothing held back), that
+        start, with nothing unread before it (the asyncio reader's buffer empty, nothing held back) and the
+        SDK's reader task asleep at its read (else it is still handing on lines read before: a notice the
+        upstream wrote before this answer would reach its handler after the call had its answer), that
         answers a waiting lean call (``StdioTap.answer``). Anything else (several lines, a part of one, a
         log line or a progress notice, whose callbacks are awaited, what the SDK reads) goes the way of
         ``receive``, in order."""
         stream = self._stream
         if (not self.tap.waiting or self.pending or self.midline or self.overlong is not None
-                or stream is None or stream._buffer or stream.at_eof()  # type: ignore[attr-defined]
+                or stream is None or stream._waiter is None  # type: ignore[attr-defined]
+                or stream._buffer or stream.at_eof()  # type: ignore[attr-defined]
                 or len(data) > CHUNK or len(data) > self.max_line or data.find(b"\n") != len(data) - 1):
             return False
         return self.tap.answer(data)

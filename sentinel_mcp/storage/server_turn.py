@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
+from sentinel_mcp.storage.database import StorageError
 from sentinel_mcp.storage.location import ServerLocation
 
 log = logging.getLogger(__name__)
@@ -108,8 +109,8 @@ def _take(location: ServerLocation, names: tuple[str, ...], wait: float, deadlin
             raise
 
 
-class _Busy(Exception):
-    """A lock tried once was held by another."""
+class _Busy(StorageError):
+    """A lock tried once was held by another (caught within this module: never a storage fault)."""
 
 
 def _lock(conn: Any, names: tuple[str, ...], wait: float, deadline: float) -> None:

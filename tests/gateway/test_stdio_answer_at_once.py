@@ -39,15 +39,43 @@ def _wait(tap: StdioTap, rid: int, on_log: Any = None) -> asyncio.Future[dict[st
     return answer
 
 
+async def _reading(out: _TappedStdout) -> asyncio.Future[bytes]:
+    """The SDK's reader task asleep at its read, as it is between the upstream's writes."""
+    task = asyncio.ensure_future(out.receive())
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert not task.done()
+    return task
+
+
 def test_a_lone_answer_is_taken_as_it_is_read() -> None:
     async def main() -> None:
         reader, out, tap = _tapped()
+        reading = await _reading(out)
         answer = _wait(tap, 7)
         reader.feed_data(ANSWER)
         assert answer.done() and answer.result()["id"] == 7  # before any task ran
         assert not reader._buffer  # type: ignore[attr-defined]  # the SDK's reader is given nothing of it
         reader.feed_data(SDK_LINE)
-        assert await out.receive() == SDK_LINE
+        assert await reading == SDK_LINE
+
+    asyncio.run(main())
+
+
+def test_an_answer_waits_while_the_sdks_reader_still_hands_on_what_it_read_before() -> None:
+    """The SDK's reader has taken a notice the upstream wrote before the answer and is still handing it on
+    (not at its read): the answer arriving alone is not taken at once, so it cannot overtake that notice
+    (a loaded CI run counted an unsubscribed update after the call it came before had its answer)."""
+    async def main() -> None:
+        reader, out, tap = _tapped()
+        reader.feed_data(SDK_LINE)
+        assert await out.receive() == SDK_LINE  # read, now on its way to its handler: no read is waiting
+        answer = _wait(tap, 7)
+        reader.feed_data(ANSWER)
+        assert not answer.done()
+        reader.feed_data(SDK_LINE)
+        assert await out.receive() == SDK_LINE  # the reader back at its read: the answer in its order
+        assert answer.done() and answer.result()["id"] == 7
 
     asyncio.run(main())
 

@@ -103,11 +103,21 @@ def test_deeply_nested_tokens_are_removed_in_time_linear_in_the_text(left, core,
 
     from sentinel_mcp.llm.injection import find_injection
 
+    def best_of_three(depth: int) -> float:
+        text = left * depth + core + right * depth
+        assert len(text) <= MAX_CONTEXT_CHARS
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            s = sanitize_context(text)
+            assert s.text == "" and len(s.removed_tokens) == depth + 1
+            assert find_injection(text) is not None
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    # linear in the text: four times the depth takes about four times as long (one pass per level took
+    # sixteen times); a ratio of two runs in one process, not a wall-clock bound a loaded machine breaks
     depth = (MAX_CONTEXT_CHARS - len(core)) // (len(left) + len(right))
-    text = left * depth + core + right * depth
-    assert len(text) <= MAX_CONTEXT_CHARS
-    started = time.perf_counter()
-    s = sanitize_context(text)
-    assert s.text == "" and len(s.removed_tokens) == depth + 1
-    assert find_injection(text) is not None
-    assert time.perf_counter() - started < 1.0
+    quarter = best_of_three(depth // 4)
+    whole = best_of_three(depth)
+    assert whole < 10 * max(quarter, 1e-4), (whole, quarter)
