@@ -71,9 +71,6 @@ def plain_tool_result(result: Any, version: str) -> dict[str, Any] | None:
     if order is None:
         return None
     keys, text_keys = order
-    texts = _texts_only(result, keys, text_keys)
-    if texts is not None:
-        return texts
     dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     if not dumped.keys() <= _RESULT_KEYS or dumped.get("resultType") != "complete":
         return None
@@ -109,58 +106,6 @@ def plain_tool_result(result: Any, version: str) -> dict[str, Any] | None:
             out[k] = "complete"
         elif k in dumped:
             out[k] = dumped[k]
-    return out
-
-
-def _texts_only(
-    result: CallToolResult, keys: tuple[str, ...], text_keys: tuple[str, ...]
-) -> dict[str, Any] | None:
-    """``plain_tool_result``'s dict for the commonest result, built from the model's fields without dumping it
-    (a pydantic pass over the answer, its ``_meta`` values typed at run time; issue 21): text blocks of the
-    exact class with nothing but their text set, no structured content, "complete", a boolean ``isError``,
-    and a ``_meta`` (or none) of text keys and text values, all writable as UTF-8 (the gateway's stamps: the
-    record's id, the session). The dump of those is an equal copy of them: the same dict, in the same order,
-    and nothing in it is shared with the model (the blocks and ``_meta`` are new, texts are immutable). None
-    for anything else, or a model a ``model_copy`` left odd (a field missing): the dump decides."""
-    fields = result.__dict__
-    try:
-        flag, meta, content = fields["is_error"], fields["meta"], fields["content"]
-        kind = fields["result_type"]
-        if (kind != "complete" or type(kind) is not str or fields["structured_content"] is not None
-                or type(flag) is not bool or type(content) is not list):
-            return None
-        if meta is not None:
-            if type(meta) is not dict or "_meta" not in keys or SERVER_INFO_META_KEY in meta:
-                return None
-            for k, v in meta.items():  # a loop, not ``all`` over a generator (a resumption a key)
-                if type(k) is not str or type(v) is not str or not (k.isascii() or utf8_writable(k)) or not (
-                        v.isascii() or utf8_writable(v)):
-                    return None
-        blocks = []
-        for b in content:
-            if type(b) is not TextContent or b.__pydantic_extra__:
-                return None
-            own = b.__dict__
-            text = own["text"]
-            if (own["type"] != "text" or type(own["type"]) is not str or own["annotations"] is not None
-                    or own["meta"] is not None or type(text) is not str
-                    or not (text.isascii() or utf8_writable(text))):
-                return None
-            blocks.append({k: "text" if k == "type" else text for k in text_keys})
-    except (KeyError, AttributeError):
-        return None
-    out: dict[str, Any] = {}
-    for k in keys:
-        if k == "content":
-            out[k] = blocks
-        elif k == "resultType":
-            out[k] = "complete"
-        elif k == "isError":
-            out[k] = flag
-        elif k == "_meta":
-            if meta is not None:
-                out[k] = dict(meta)
-        # "structuredContent": None here, which the dump leaves out
     return out
 
 

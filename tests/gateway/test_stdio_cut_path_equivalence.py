@@ -27,9 +27,7 @@ META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 FULL = """
 import sys
 from mcp.server.connection import Connection
-from sentinel_mcp.gateway import plain_calls, plain_tool_result
-
-plain_tool_result._texts_only = lambda *_: None
+from sentinel_mcp.gateway import plain_calls
 
 def sdk_connection(outbound, client_params, capabilities):
     c = Connection(outbound, protocol_version=plain_calls.MODERN, client_params=client_params)
