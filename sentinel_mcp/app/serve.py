@@ -88,6 +88,7 @@ def http_server(config: Config, host: str, port: int) -> Any:
 
     from sentinel_mcp.app.http_app import build_http_app, is_loopback
     from sentinel_mcp.app.http_protocol import FrontHTTPProtocol
+    from sentinel_mcp.app.startup_failure import StartupFailure
     from sentinel_mcp.app.ws_protocol import FrontWebSocketProtocol
     from sentinel_mcp.app.http_extras import ProtectedResource, metrics_route, oauth_settings
     from sentinel_mcp.identity.http_auth import http_auth_for
@@ -142,7 +143,12 @@ def http_server(config: Config, host: str, port: int) -> Any:
 
     class _Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets)
+            try:
+                await super().startup(sockets)
+            except SystemExit:  # uvicorn's exit(3) for a failed start-up: the deliberate error's code instead
+                if failure.error is not None:
+                    raise failure.error from None
+                raise
             rt = holder.runtime
             if rt is None:
                 return
@@ -167,9 +173,10 @@ def http_server(config: Config, host: str, port: int) -> Any:
     oauth = oauth_settings(config)
     if oauth is not None:  # RFC 9728 metadata, and a challenge that names it
         asgi = ProtectedResource(app, oauth, tools_hint)
+    failure = StartupFailure(asgi)
     return _Server(
         uvicorn.Config(
-            asgi,
+            failure,
             host=host,
             port=port,
             log_level="warning",

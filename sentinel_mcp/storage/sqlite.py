@@ -38,6 +38,7 @@ from sentinel_mcp.storage.inline_policy import InlinePolicy
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.private_paths import private_dir, private_file
 from sentinel_mcp.storage.schema import Schema
+from sentinel_mcp.storage.wal_presize import presize_wal
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +160,7 @@ class SQLiteDatabase(JobWriter):
             for schema in self._schemas:
                 self._apply(conn, schema)
             if self.options.journal.upper() == "WAL":
-                _presize_wal(conn, self.path)
+                presize_wal(conn, self.path)
             st = os.stat(self.path)
             hold = CheckpointHold(self.path, conn) if self.options.journal.upper() == "WAL" else None
         except sqlite3.Error as e:
@@ -206,7 +207,8 @@ class SQLiteDatabase(JobWriter):
                 )
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite ends it itself on some errors (a full disk): keep the cause
+                    conn.execute("ROLLBACK")
                 raise
 
     async def migrate(self, schema: Schema) -> None:
@@ -421,7 +423,8 @@ class SQLiteDatabase(JobWriter):
                     if isinstance(e, sqlite3.Error) and is_fault(e):
                         raise
                     if alone:
-                        conn.execute("ROLLBACK")
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
                         rolled_back = True
                     else:
                         conn.execute("ROLLBACK TO job")
@@ -520,39 +523,6 @@ class SQLiteDatabase(JobWriter):
             job.done(None, e)
             return
         job.done(value, None)
-
-
-def _presize_wal(conn: sqlite3.Connection, path: Path) -> None:
-    """Grow a fresh write-ahead log to the size it reaches before its first checkpoint, once at start.
-
-    Why: while the WAL grows, every commit's fsync also has to write the file's new size (a filesystem
-    journal commit): measured here, 0.19-0.35 ms per commit for the first ~500 commits after a start against
-    0.12 ms once the log is reused (a gateway's fdatasync p50 0.29-0.39 ms without, 0.25-0.29 ms with). One
-    rolled-back transaction whose pages spill from a tiny cache writes the log to its full size in ~6 ms; its
-    frames carry no commit mark, so recovery ignores them and the next commits overwrite them; the database
-    file itself is not touched."""
-    try:
-        wal = os.path.getsize(f"{path}-wal")
-    except OSError:
-        wal = 0
-    page = conn.execute("PRAGMA page_size").fetchone()[0]
-    pages = conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
-    if pages <= 0 or wal >= pages * page:
-        return
-    cache = conn.execute("PRAGMA cache_size").fetchone()[0]
-    try:
-        conn.execute("PRAGMA cache_size=16")
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.execute("CREATE TABLE sentinel_wal_presize (b BLOB)")
-            # a little over the checkpoint size: the pages the small cache keeps are never spilled
-            conn.execute("INSERT INTO sentinel_wal_presize VALUES (zeroblob(?))", ((pages + 64) * page,))
-        finally:
-            conn.execute("ROLLBACK")
-    except sqlite3.Error as e:  # only speed is at stake; a real fault shows on the first write
-        log.debug("could not pre-size the write-ahead log of %s: %s", path, e)
-    finally:
-        conn.execute(f"PRAGMA cache_size={int(cache)}")
 
 
 def _resolver(

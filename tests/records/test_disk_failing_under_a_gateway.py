@@ -179,3 +179,86 @@ async def test_a_shared_store_cut_to_nothing_in_place_is_refused_then_made_again
         assert await db.query("SELECT x FROM t") == [("after",)]
     finally:
         await release(db)
+
+
+async def test_a_small_file_system_is_not_filled_ahead_of_time_by_a_stores_write_ahead_log(
+    small_disk: Path,
+) -> None:
+    """A store's write-ahead log is grown to its working size (~4 MB) at start for speed (``wal_presize``);
+    on a 6 MB data dir that took the room the next stores needed, and ``serve --http`` refused to start."""
+    from sentinel_mcp.storage import Schema, open_database
+    from sentinel_mcp.storage.open import release
+    from sentinel_mcp.storage.sqlite import EXCLUSIVE
+
+    def free() -> int:
+        fs = os.statvfs(small_disk)
+        return fs.f_bavail * fs.f_frsize
+
+    before = free()
+    dbs = [open_database(small_disk / f"s{i}.db", f"s{i}", EXCLUSIVE) for i in range(3)]
+    try:
+        for i, db in enumerate(dbs):
+            table = f"CREATE TABLE t{i} (id INTEGER PRIMARY KEY, x TEXT)"
+            await db.migrate(Schema(f"s{i}", {"sqlite": [table]}))
+            await db.write(f"INSERT INTO t{i} (x) VALUES ('kept')")
+        assert before - free() < before // 4, (before, free())  # each took what it holds, not 4 MB ahead
+        assert [await db.query(f"SELECT x FROM t{i}") for i, db in enumerate(dbs)] == [[("kept",)]] * 3
+    finally:
+        for db in dbs:
+            await release(db)
+
+
+async def test_a_schema_step_on_a_full_disk_says_the_disk_is_full(small_disk: Path) -> None:
+    """SQLite ends a transaction itself when the disk fills; the migration's own ``ROLLBACK`` then raised
+    "cannot rollback - no transaction is active" in place of the cause, and start-up died with a traceback."""
+    from sentinel_mcp.storage import Schema, StorageError, open_database
+    from sentinel_mcp.storage.open import release
+    from sentinel_mcp.storage.sqlite import SHARED
+
+    db = open_database(small_disk / "a.db", "t", SHARED)
+    try:
+        await db.migrate(Schema("t", {"sqlite": ["CREATE TABLE t (id INTEGER PRIMARY KEY, x TEXT)"]}))
+        _fill(small_disk / "filler")
+        # each fails on the full disk; the small one at its commit, where SQLite itself ends the transaction
+        for step in ("INSERT INTO t (x) VALUES ('a')", "CREATE TABLE u (id INTEGER PRIMARY KEY, x TEXT)",
+                     "INSERT INTO t (x) SELECT hex(zeroblob(8000)) FROM (SELECT 1 UNION SELECT 2)"):
+            with pytest.raises(StorageError, match="disk is full"):
+                await db.migrate(Schema(f"u{len(step)}", {"sqlite": [step]}))
+    finally:
+        await release(db)
+
+
+def test_serve_http_on_a_full_disk_ends_with_the_cause_in_one_line_and_its_exit_code(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    """The gateway starts inside the ASGI lifespan: a store that cannot be written there was said as ~60 lines
+    of Starlette's traceback and ended ``serve`` with uvicorn's exit code 3."""
+    import socket
+    import sys
+
+    cfg = tmp_path / "small.json"
+    cfg.write_text(json.dumps({"sentinel": {"data_dir": str(small_disk / "data")}}))
+    for secret in ("token", "console-secret"):  # made while there is room: what fails is the gateway's start
+        assert run_main(["-c", str(cfg), "config", secret]).returncode == 0
+    _fill(small_disk / "filler")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    done = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
+                           f"127.0.0.1:{port}"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    err = done.stderr
+    assert done.returncode == 1, (done.returncode, err[-3000:])
+    assert "Traceback" not in err and "File \"" not in err, err[-3000:]
+    said = [line for line in err.splitlines() if line.startswith("sentinel-mcp: ")]
+    assert len(said) == 1 and "disk is full" in said[0], err[-3000:]
+
+
+def _fill(path: Path) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)  # the rest of the disk, another program's
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
