@@ -53,9 +53,13 @@ def _flat_canonical(arguments: dict[str, Any]) -> str | None:
 
 
 def argument_digest(arguments: dict[str, Any] | None) -> str:
-    """A stable digest of tool arguments: canonical JSON, sha256, first 16 hex digits."""
+    """A stable digest of tool arguments: canonical JSON, sha256, all of it. It binds a confirmation, a
+    continuation and an answer round to their call, so it must resist collisions: the caller writes both
+    calls, and no secret is in it. Cut to 16 hex digits (64 bits), two calls of one digest took 2^32 hashes
+    to find, once and for every gateway: a "yes" to the call shown ran the other
+    (``tests/gateway/test_digest_collisions.py``)."""
     canonical = (type(arguments) is dict and _flat_canonical(arguments)) or _CANONICAL.encode(arguments or {})
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 class ToolCall(BaseModel):

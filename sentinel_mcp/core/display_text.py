@@ -68,10 +68,11 @@ class Shown:
     hidden: int = 0  # characters made visible as ⟨U+XXXX⟩
     cut: int = 0  # characters left out at the end
     brackets: int = 0  # characters like the marking's brackets, shown as ⟨U+XXXX⟩
+    mixed: int = 0  # words mixing letters of scripts no honest word mixes (shown as they are, and said)
 
     @property
     def changed(self) -> bool:
-        return bool(self.hidden or self.cut or self.brackets)
+        return bool(self.hidden or self.cut or self.brackets or self.mixed)
 
     def what_changed(self) -> str:
         parts = []
@@ -83,6 +84,9 @@ class Shown:
                          "shown as ⟨U+…⟩")
         if self.cut:
             parts.append(f"cut, {self.cut} more character{'s' if self.cut != 1 else ''} not shown")
+        if self.mixed:
+            parts.append(f"{self.mixed} word{'s' if self.mixed != 1 else ''} mixing the letters of different "
+                         "scripts (look-alike letters: it may not read as what it is)")
         return " and ".join(parts)
 
 
@@ -117,6 +121,19 @@ def shown(value: Any, limit: int = VALUE_LIMIT, *, keep_newlines: bool = False) 
     if cut:
         text += f"…⟨{cut} more characters not shown⟩"
     return Shown(Marked(text), hidden, cut, brackets)
+
+
+def shown_to_approve(value: Any, limit: int = VALUE_LIMIT) -> Shown:
+    """``shown``, for a value a person is asked to approve: its look-alike words counted too ("pаypal.com"
+    with a Cyrillic а reads as the Latin one, and a yes to what it reads as is not a yes to what it is)."""
+    s = shown(value, limit)
+    text = value if isinstance(value, str) else _json(value)
+    if text.isascii():
+        return s
+    from sentinel_mcp.core.look_alike_names import mixed_words  # (it reads this module: imported on use)
+
+    mixed = mixed_words(text[:limit])
+    return Shown(s.text, s.hidden, s.cut, s.brackets, mixed) if mixed else s
 
 
 def safe_text(value: Any, limit: int = MESSAGE_LIMIT, *, keep_newlines: bool = False) -> Marked:
@@ -189,7 +206,7 @@ def safe_question(message: str, values: dict[str, Any] | None = None, *,
     for name, value in (values or {}).items():
         if not isinstance(value, str):
             value = _json(value)
-        s = shown(value, value_limit)
+        s = shown_to_approve(value, value_limit)
         if s.cut and len(value) > value_limit:
             short = Marked(shown(value[:value_limit], value_limit).text
                            + f"…⟨{s.cut} more characters not shown⟩")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import unicodedata
 from importlib import resources
 
@@ -51,9 +52,24 @@ def name_flaw(name: str) -> str | None:
             return (f"it holds an invisible, control or direction-changing character (U+{ord(ch):04X} at "
                     f"character {i + 1})")
     scripts = scripts_of(name)
-    if len(scripts) > 1 and not any(scripts <= mix for mix in _HONEST_MIXES):
+    if _dishonest(scripts):
         return f"it mixes letters of {', '.join(sorted(s.title() for s in scripts))} (look-alike letters)"
     return None
+
+
+def _dishonest(scripts: frozenset[str]) -> bool:
+    return len(scripts) > 1 and not any(scripts <= mix for mix in _HONEST_MIXES)
+
+
+_WORD = re.compile(r"[^\W\d_]+")  # a run of letters (digits, marks and punctuation part words)
+
+
+def mixed_words(text: str) -> int:
+    """How many words of ``text`` mix the letters of scripts no honest word mixes ("pаypal" with a Cyrillic
+    а): a value shown to a person who is to approve it reads as another there. ASCII text has none."""
+    if text.isascii():
+        return 0
+    return sum(1 for word in _WORD.findall(text) if not word.isascii() and _dishonest(scripts_of(word)))
 
 
 def scripts_of(name: str) -> frozenset[str]:

@@ -50,6 +50,9 @@ async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, tim
         for _ in range(MAX_ASK_ROUNDS):
             decision = await _within(timeout, decide_once)
             asked = decision.questions if isinstance(decision, Ask) else []
+            shared = _shared_key(asked)
+            if shared is not None:
+                return shared
             fresh = [q for q in asked if q.key in answers and q.key not in used]
             if not fresh and answers:  # answers to questions no longer asked: the user's word still counts
                 fresh = await _answered_before(answers, used, asked, asked_before)
@@ -127,6 +130,19 @@ async def _answered_before(answers: dict[str, Answer], used: set[str], asked: li
         if q is not None and q.key not in used and q.key.removeprefix("sentinel.") not in now:
             found.setdefault(q.key, q)
     return [q for q in found.values() if q.key in answers]
+
+
+def _shared_key(asked: list[Question]) -> Deny | None:
+    """Two questions of one round under one key are one answer for both, and the client's form shows only one
+    of them (a key names one field): refused, whatever made their keys meet."""
+    seen: dict[str, Question] = {}
+    for q in asked:
+        first = seen.setdefault(q.key, q)
+        if first is not q and (first.message != q.message or first.meta != q.meta):
+            log.warning("two questions of one round share the key %s", q.key)
+            return Deny(reason="two different questions share one key, so one answer would answer both; "
+                        "denied (nothing was asked)", unmet=["question_keys"])
+    return None
 
 
 def _stale_confirmation_noted(decision: Ask, answers: dict[str, Answer], used: set[str]) -> Ask:

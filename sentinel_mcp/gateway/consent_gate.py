@@ -295,7 +295,7 @@ class ConsentGate:
         )
         # keyed by the text too (as a confirmation is): the purpose is the client's word, not an argument, so
         # an answer given to "(purpose: weather)" never answers the question a call stating another asks
-        shown = hashlib.sha256(message.encode()).hexdigest()[:16]
+        shown = hashlib.sha256(message.encode()).hexdigest()  # whole: a cut digest two purposes could share
         return Question(
             key=f"sentinel.consent.{kind}.{call.digest}.{shown}",
             message=message,

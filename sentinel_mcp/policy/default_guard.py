@@ -17,7 +17,7 @@ from sentinel_mcp.core.answer_validation import approves
 from sentinel_mcp.core.asking import Asker, AskUser, Provenance
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.display_text import (
-    VALUE_LIMIT, Marked, Shown, compose, display_note, is_hidden, safe_text, shown,
+    VALUE_LIMIT, Marked, Shown, compose, display_note, is_hidden, safe_text, shown, shown_to_approve,
 )
 from sentinel_mcp.policy.confirmation_book import ConfirmationBook, Confirmations
 
@@ -42,10 +42,11 @@ def describe_call(call: ToolCall, value_limit: int = VALUE_LIMIT, max_arguments:
             shown_args.append(f"…⟨{len(call.arguments) - max_arguments} more arguments not shown⟩")
             break
         name = shown(key, 80)
-        text = shown(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str), value_limit)
+        written = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+        text = shown_to_approve(written, value_limit)
         if isinstance(value, str):  # JSON already escaped its control characters: still say they were there
             raw = sum(1 for ch in value[:value_limit] if is_hidden(ch))
-            text = Shown(text.text, max(text.hidden, raw), text.cut, text.brackets)
+            text = Shown(text.text, max(text.hidden, raw), text.cut, text.brackets, text.mixed)
         shown_args.append(f"{name.text}={text.text}")
         changes += [(f"name of argument {name.text}", name), (f"value of {name.text}", text)]
     # every piece was marked here: the whole is marked text (shown again, its marks stay as they are)

@@ -116,8 +116,9 @@ def float_text(x: float) -> str:
 
 def module_name(prefix: str, key: str) -> str:
     """A safe Prolog module name derived from any key (sessions have arbitrary ids)."""
-    # surrogatepass: any Python string hashes (a lone surrogate too), and distinct strings stay distinct
-    return f"{prefix}_{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
+    # surrogatepass: any Python string hashes (a lone surrogate too), and distinct strings stay distinct; the
+    # whole digest: two ids of one module share their facts, and a client names its conversations (labels)
+    return f"{prefix}_{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
 LITERAL_TEXTS = frozenset(("true", "false", "null"))  # texts that, as atoms, are the JSON literals' atoms

@@ -107,8 +107,9 @@ def question_of(need: dict[str, Any], call: ToolCall | None, version: str) -> Qu
     if kind == "confirm":
         digest = call.digest if call else "none"
         shown = str(need.get("shown") or "")
-        # keyed by the text too: an answer to an earlier text never answers the question as it reads now
-        key = f"sentinel.policy.confirm.{digest}.{shown[:16]}"
+        # keyed by the text too: an answer to an earlier text never answers the question as it reads now (the
+        # whole digest: a key is what an answer is matched by, and a cut one two texts could share)
+        key = f"sentinel.policy.confirm.{digest}.{shown}"
         meta = {
             "kind": "confirm",
             "tool": call.identity if call else None,
@@ -121,7 +122,9 @@ def question_of(need: dict[str, Any], call: ToolCall | None, version: str) -> Qu
             meta["changed"] = True
         schema, _ = _answer_schema("confirm", None)
         return Question(key=key, message=_shown(need, call), requested_schema=schema, meta=meta)
-    h = hashlib.sha256(str(need["fact"]).encode()).hexdigest()[:12]
+    # the whole digest of the fact: cut to 12 hex digits, two facts of one key took 2^24 hashes to find, and
+    # one answer (to the question shown: the form holds one question a key) was recorded for both
+    h = hashlib.sha256(str(need["fact"]).encode()).hexdigest()
     key = f"sentinel.policy.ask.{need['predicate']}.{h}"
     key = "".join(ch if ch.isalnum() or ch in "_.:-" else "_" for ch in key)
     schema, exactly_one = _answer_schema("ask", need["type"])

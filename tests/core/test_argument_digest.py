@@ -33,7 +33,7 @@ class Text(str):
 
 def reference(arguments: Any) -> str:
     """The digest as it was always computed: the encoder's text."""
-    return hashlib.sha256(_CANONICAL.encode(arguments or {}).encode()).hexdigest()[:16]
+    return hashlib.sha256(_CANONICAL.encode(arguments or {}).encode()).hexdigest()
 
 
 def test_flat_objects_are_written_as_the_encoder_writes_them() -> None:

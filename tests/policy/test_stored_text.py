@@ -4,6 +4,8 @@ decisions stay what they are for plain text."""
 
 from __future__ import annotations
 
+import hashlib
+
 import json
 import random
 import time
@@ -70,6 +72,13 @@ def test_stored_text_is_valid_utf8_and_reads_back_exactly_and_distinctly() -> No
 def test_module_names_of_odd_session_ids_are_distinct() -> None:
     names = {module_name("s", t) for t in set(odd_texts())}
     assert len(names) == len(set(odd_texts()))
+
+
+def test_a_module_name_holds_the_whole_digest_of_its_session() -> None:
+    """A session's facts live in the module its id names: two ids of one module share their facts. Cut to 64
+    bits, a client naming its conversations by label found two labels of one module in 2^32 hashes."""
+    sid = "alice/label-main-0a1b2c3d"
+    assert module_name("s", sid) == "s_" + hashlib.sha256(sid.encode()).hexdigest()
 
 
 async def test_fact_store_keeps_odd_sessions_and_arguments(tmp_path: Path) -> None:
