@@ -28,7 +28,8 @@ def phone(tmp_path: Path, fixes: list[tuple[float, float, float]]) -> TermuxSour
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     queue = bin_dir / "fixes"
-    queue.write_text("".join(json.dumps({"latitude": a, "longitude": o, "accuracy": acc, "provider": "gps"})
+    queue.write_text("".join(json.dumps({"latitude": a, "longitude": o, "accuracy": acc, "provider": "gps",
+                                         "elapsedMs": 500})
                              + "\n" for a, o, acc in fixes))
     q = shlex.quote(str(queue))
     path = bin_dir / "termux-location"
