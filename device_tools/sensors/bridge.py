@@ -24,11 +24,13 @@ from device_tools.sensors.errors import (
     SensorError,
     SourceUnavailable,
     StaleReading,
+    StoreUnavailable,
     device_failure,
 )
 from device_tools.sensors.fix_time import DEFAULT_MAX_AGE, fix_time, shown_time
 from sentinel_mcp.core.sensor_kinds import DESCRIPTIONS, MAX_RATE_HZ, SCOPED_SENSORS, Scope, SensorKind
 from sentinel_mcp.core.sensor_messages import SensorRequest, SensorResponse, iso_utc
+from device_tools.sensors.cell_store import CellStore
 from device_tools.sensors.location_cells import LocationCells
 from device_tools.sensors.rate_limiter import RateLimiter
 from device_tools.sensors.reading_check import check_reading
@@ -61,7 +63,9 @@ class SensorBridge:
         self.vault = ReadingVault(db, clock, covered=self._covers)
         self.audit = AuditLog(db, clock)
         self.limiter = RateLimiter(monotonic)
-        self.cells = LocationCells()  # the coarse location each scope showed: steady for a phone that stays
+        # the coarse location each scope showed, kept in the store (every replica's): steady for a phone that
+        # stays, whichever replica is read
+        self.cells = LocationCells(CellStore(db))
         self.default_retention, self.max_retention = default_retention, max_retention
         self._running: dict[str, int] = {}  # requester -> its reads of the source running now
         self._clock = clock
@@ -169,7 +173,8 @@ class SensorBridge:
             raise stale
         try:
             # 2. scope is enforced by apply_scope: the reading is cut down before it exists outside
-            payload, redactions = apply_scope(req.sensor, req.scope, reading.values, self.cells)
+            payload, redactions = apply_scope(req.sensor, req.scope, reading.values, self.cells,
+                                              reading.source)
         except Exception as e:  # noqa: BLE001 - as a read that failed
             raise self._failed(e, raw, requester, req, decision_id) from None
         if req.sensor is SensorKind.location:
@@ -201,7 +206,8 @@ class SensorBridge:
                 decision_id: str) -> SensorError:
         """A failed read, audited: a fixed message per code (the source's own text may quote device output,
         exact coordinates)."""
-        err = device_failure(e, self.source.name, req.sensor.value)
+        # the store's own failure (the cells kept there) is said as such: its text is ours, not the phone's
+        err = e if isinstance(e, StoreUnavailable) else device_failure(e, self.source.name, req.sensor.value)
         self._audit(raw, requester, "failed", f"{err.code}: {err.message}", [], req, decision_id)
         return err
 
