@@ -32,6 +32,7 @@ from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
 from sentinel_mcp.console.inbox import CHANGE_KINDS, Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
 from sentinel_mcp.console.segment_routes import SegmentMount, SegmentRoute
+from sentinel_mcp.console.sign_in_limit import SignInLimit
 from sentinel_mcp.console.static_files import StaticRoute
 from sentinel_mcp.identity.http_auth import a2a_peer_names
 from sentinel_mcp.identity.principal import OWNER_NAME
@@ -107,9 +108,12 @@ def build_console(
     settings: ConsoleSettings,
     console_secrets: TokenResolver | None = None,
     data_dir: Path | None = None,
+    limit: SignInLimit | None = None,
 ) -> tuple[Starlette, Inbox]:
+    """The console's app and inbox. ``data_dir``: where the owner's one-time sign-in links are; ``limit``: the
+    sign-in form's (``sign_in_limit.py``; a test's with its own clock)."""
     inbox = Inbox(ttl=settings.question_ttl, hold_seconds=settings.hold_seconds, hold_when=settings.hold_when)
-    console = Console(holder, ConsoleAuth(authenticator, console_secrets, data_dir), inbox)
+    console = Console(holder, ConsoleAuth(authenticator, console_secrets, data_dir, limit), inbox)
     routes: list[Any] = [
         SegmentRoute("/", functools.partial(_home, console), methods=["GET"]),
         SegmentRoute("/login", functools.partial(_login_form, console), methods=["GET"]),

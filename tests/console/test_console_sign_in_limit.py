@@ -13,6 +13,8 @@ injected clock; the rest on a real Sentinel over HTTP on 127.0.0.1, by counts on
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -170,3 +172,54 @@ def test_the_cli_makes_no_link_under_auth_none(tmp_path):
     out = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "config", "console-link"],
                          capture_output=True, text=True, timeout=60, env=env_for(cfg))
     assert out.returncode == 1 and "needs no sign-in" in out.stderr and not out.stdout
+
+
+@contextlib.asynccontextmanager
+async def console_on_loopback(limit: SignInLimit, secret: str):
+    """The console's own app (``build_console``) served by uvicorn on 127.0.0.1 in this process, with a
+    sign-in limit on the test's clock; alice signs in with ``secret``."""
+    import uvicorn
+    from starlette.applications import Starlette
+
+    from sentinel_mcp.console.app import ConsoleSettings, build_console
+    from sentinel_mcp.console.segment_routes import SegmentMount
+    from sentinel_mcp.core.host import HostState
+    from sentinel_mcp.identity.principal import Principal
+    from sentinel_mcp.identity.resolver import Authenticator, TokenResolver
+
+    tokens, secrets_ = TokenResolver(), TokenResolver()
+    alice = Principal("alice", "token")
+    tokens.add(alice, token="alice-token-0123456789abcdef")
+    secrets_.add(alice, token=secret)
+    console, _inbox = build_console(HostState(), Authenticator([tokens]), ConsoleSettings({}), secrets_,
+                                    None, limit)
+    app = Starlette(routes=[SegmentMount("/console", app=console)])
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def test_over_http_a_block_ends_when_its_time_has_passed_and_the_next_is_twice_as_long():
+    clock = Clock()
+    secret = "alice's console secret, 0123456789"
+    async with console_on_loopback(SignInLimit(clock), secret) as base:
+        for block in (FIRST_BLOCK, 2 * FIRST_BLOCK):
+            async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
+                statuses = [(await sign_in(http, base, f"wrong-{i:03d}-0123456789")).status_code
+                            for i in range(MAX_FAILED_LOGINS + 1)]
+                assert statuses == [401] * MAX_FAILED_LOGINS + [429], statuses
+                clock.now += block - 1  # a second before the block ends: the right secret is refused
+                r = await sign_in(http, base, secret)
+                assert r.status_code == 429 and "sentinel_console=" not in r.headers.get("set-cookie", "")
+                clock.now += 1
+                r = await sign_in(http, base, secret)  # (no gateway runs here: the session cookie tells)
+                assert r.status_code == 303, r.status_code
+                assert "sentinel_console=" in r.headers.get("set-cookie", "")
