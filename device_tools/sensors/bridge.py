@@ -23,10 +23,14 @@ from device_tools.sensors.errors import (
     InvalidRequest,
     SensorError,
     SourceUnavailable,
+    StaleReading,
+    StoreUnavailable,
     device_failure,
 )
+from device_tools.sensors.fix_time import DEFAULT_MAX_AGE, fix_time, shown_time
 from sentinel_mcp.core.sensor_kinds import DESCRIPTIONS, MAX_RATE_HZ, SCOPED_SENSORS, Scope, SensorKind
 from sentinel_mcp.core.sensor_messages import SensorRequest, SensorResponse, iso_utc
+from device_tools.sensors.cell_store import CellStore
 from device_tools.sensors.location_cells import LocationCells
 from device_tools.sensors.rate_limiter import RateLimiter
 from device_tools.sensors.reading_check import check_reading
@@ -59,7 +63,9 @@ class SensorBridge:
         self.vault = ReadingVault(db, clock, covered=self._covers)
         self.audit = AuditLog(db, clock)
         self.limiter = RateLimiter(monotonic)
-        self.cells = LocationCells()  # the coarse location each scope showed: steady for a phone that stays
+        # the coarse location each scope showed, kept in the store (every replica's): steady for a phone that
+        # stays, whichever replica is read
+        self.cells = LocationCells(CellStore(db))
         self.default_retention, self.max_retention = default_retention, max_retention
         self._running: dict[str, int] = {}  # requester -> its reads of the source running now
         self._clock = clock
@@ -150,17 +156,31 @@ class SensorBridge:
         try:
             reading = await self.source.read(req.sensor)
             check_reading(reading.values)
-            # 2. scope is enforced by apply_scope: the reading is cut down before it exists outside
-            payload, redactions = apply_scope(req.sensor, req.scope, reading.values, self.cells)
+            # a location's time is its fix's (fix_time.py): an old last-known fix is never shown as now
+            shown_at = fix_time(reading.values, reading.taken_at) if req.sensor is SensorKind.location \
+                else reading.taken_at
         except Exception as e:  # noqa: BLE001 - a source bug must not leak a traceback or crash the server
-            # a fixed message per code: the source's own text may quote device output (exact coordinates)
-            err = device_failure(e, self.source.name, req.sensor.value)
-            self._audit(raw, requester, "failed", f"{err.code}: {err.message}", [], req, decision_id)
-            raise err from None
+            raise self._failed(e, raw, requester, req, decision_id) from None
         finally:
             self._running[requester] -= 1
             if not self._running[requester]:
                 del self._running[requester]  # an entry per requester only while it reads
+        age = reading.taken_at - shown_at
+        if req.max_age is not None and age > req.max_age:
+            stale = StaleReading(f"the phone's last {req.sensor.value} fix is older than the max_age of "
+                                 f"{req.max_age} s asked for; nothing was returned or kept")
+            self._audit(raw, requester, "failed", f"{stale.code}: {stale.message}", [], req, decision_id)
+            raise stale
+        try:
+            # 2. scope is enforced by apply_scope: the reading is cut down before it exists outside
+            payload, redactions = apply_scope(req.sensor, req.scope, reading.values, self.cells,
+                                              reading.source)
+        except Exception as e:  # noqa: BLE001 - as a read that failed
+            raise self._failed(e, raw, requester, req, decision_id) from None
+        if req.sensor is SensorKind.location:
+            shown_at = shown_time(req.scope, shown_at)
+            if age > DEFAULT_MAX_AGE:
+                payload["stale"] = True  # said to be old: the requester set no max_age
 
         # consent again, now that the reading is here: a read takes seconds (a GPS fix), and a consent
         # revoked, narrowed or run out meanwhile must not release what it no longer covers
@@ -171,7 +191,7 @@ class SensorBridge:
             self._audit(raw, requester, "denied", f"{ended.code}: {ended.message}", [], req, decision_id)
             raise ended
         response = SensorResponse(
-            task_id=req.task_id, payload=payload, redactions=redactions, timestamp=iso_utc(reading.taken_at)
+            task_id=req.task_id, payload=payload, redactions=redactions, timestamp=iso_utc(shown_at)
         )
         # a reading is kept only under a stored consent: one that covers nothing (a yes for this request only)
         # would be deleted unseen by sensor_retained, and meanwhile sit in the store
@@ -181,6 +201,15 @@ class SensorBridge:
                     retention)
         self.vault.store(requester, req.sensor.value, req.scope.value, response, retention)  # 5. retention
         return response
+
+    def _failed(self, e: Exception, raw: dict[str, Any], requester: str, req: SensorRequest,
+                decision_id: str) -> SensorError:
+        """A failed read, audited: a fixed message per code (the source's own text may quote device output,
+        exact coordinates)."""
+        # the store's own failure (the cells kept there) is said as such: its text is ours, not the phone's
+        err = e if isinstance(e, StoreUnavailable) else device_failure(e, self.source.name, req.sensor.value)
+        self._audit(raw, requester, "failed", f"{err.code}: {err.message}", [], req, decision_id)
+        return err
 
     def _validate(self, request: SensorRequest | dict[str, Any]) -> tuple[SensorRequest, float]:
         if isinstance(request, SensorRequest):

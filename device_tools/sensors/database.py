@@ -115,11 +115,23 @@ ALTER TABLE sensor_consents ADD COLUMN max_retention INTEGER
 # 3 (postgres): each consent signed by the replica (or command) that granted it (``consent_registry.py``);
 # rows from before are unsigned and not honoured (the person is asked again)
 SIGNED_CONSENTS = "ALTER TABLE sensor_consents ADD COLUMN IF NOT EXISTS mac TEXT NOT NULL DEFAULT ''"
+# 5 (sqlite), 4 (postgres): the coarse cell each scope showed last, per source (``cell_store.py``): one for
+# every replica and past a restart
+CELLS = """
+CREATE TABLE IF NOT EXISTS sensor_cells (
+    source    TEXT NOT NULL,
+    scope     TEXT NOT NULL,
+    latitude  DOUBLE PRECISION NOT NULL,
+    longitude DOUBLE PRECISION NOT NULL,
+    mac       TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (source, scope)
+)
+"""
 STORE_SCHEMA = Schema(
     "sensors",
     {
-        "sqlite": [SCHEMA, LINK_TO_GATEWAY, SENSOR_NAMES, CONSENT_PURPOSE],
-        "postgres": [_POSTGRES, CONSENT_PURPOSE, SIGNED_CONSENTS],
+        "sqlite": [SCHEMA, LINK_TO_GATEWAY, SENSOR_NAMES, CONSENT_PURPOSE, CELLS],
+        "postgres": [_POSTGRES, CONSENT_PURPOSE, SIGNED_CONSENTS, CELLS],
     },
 )
 

@@ -84,6 +84,12 @@ class NoReading(SensorError):
     code = "no_reading"
 
 
+class StaleReading(SensorError):
+    """The fix read is older than the requester's ``max_age``: nothing is returned (its text is our own)."""
+
+    code = "stale_reading"
+
+
 # What a client and the audits learn of a failed read: a fixed sentence per code. A source's or parser's own
 # text can quote the device's output (a fix's coordinates), and it must not pass the granted scope.
 _FIXED: dict[str, str] = {

@@ -8,13 +8,16 @@ when that is wider (a network fix wanders further than a GPS one). A phone that 
 however often, and by whomever, it is read; one that moves on shows its new cell once it is well inside
 it. The accuracy counted is at most 2 km, so a phone that claims to know nothing cannot hold a cell for good.
 
-The state is this process's (a restart, or another replica, starts from the next fix's own cell).
+The cell shown is kept in the sensors' store when one is given (``cell_store.py``), which replicas share and a
+restart keeps: held in the process, each replica (and each restart) started from the next fix's own cell, one
+fresh rounding per replica for a requester alternating them to average.
 """
 
 from __future__ import annotations
 
 import math
 
+from device_tools.sensors.cell_store import CellStore
 from sentinel_mcp.core.sensor_kinds import Scope
 
 # minimal: the whole-degree cell, cut toward zero exactly as the design's example (37.7749, -122.4194 ->
@@ -51,19 +54,26 @@ def _margin(scope: Scope, accuracy_m: float | None, metres_per_degree: float) ->
 class LocationCells:
     """The (latitude, longitude) each coarse scope showed last, for every requester of this phone."""
 
-    def __init__(self) -> None:
-        self._shown: dict[Scope, tuple[float, float]] = {}
+    def __init__(self, store: CellStore | None = None) -> None:
+        """``store``: where the cells are kept (the sensors' store); None: in this process only."""
+        self._store = store
+        self._shown: dict[tuple[str, Scope], tuple[float, float]] = {}
 
     def shown(self, scope: Scope, latitude: float, longitude: float,
-              accuracy_m: float | None) -> tuple[float, float]:
-        """The cell to show for a fix at ``scope`` (``minimal`` or ``standard``), remembered for the next."""
+              accuracy_m: float | None, source: str = "") -> tuple[float, float]:
+        """The cell to show for a fix of ``source`` at ``scope`` (``minimal`` or ``standard``), remembered
+        for the next. StoreUnavailable when the store cannot be read or written (nothing is shown)."""
         lon_metres = METRES_PER_DEGREE * max(math.cos(math.radians(latitude)), 0.01)  # a degree east
-        before = self._shown.get(scope)
+        before = self._store.get(source, scope.value) if self._store else self._shown.get((source, scope))
         cell = (
             self._steady(scope, latitude, before[0] if before else None, accuracy_m, METRES_PER_DEGREE),
             self._steady(scope, longitude, before[1] if before else None, accuracy_m, lon_metres),
         )
-        self._shown[scope] = cell
+        if self._store is not None:
+            if cell != before:
+                self._store.put(source, scope.value, cell)
+        else:
+            self._shown[(source, scope)] = cell
         return cell
 
     @staticmethod

@@ -30,12 +30,12 @@ BATTERY_FIELDS = {
 
 
 def apply_scope(sensor: SensorKind, scope: Scope, values: dict[str, Any],
-                cells: LocationCells | None = None) -> tuple[dict[str, Any], list[str]]:
+                cells: LocationCells | None = None, source: str = "") -> tuple[dict[str, Any], list[str]]:
     """Return the payload allowed at ``scope`` and the redactions applied, in the design's wording.
     ``cells``: the phone's coarse cells shown so far (a fix near a cell's edge shows the cell shown before);
-    None: each fix its own cell."""
+    None: each fix its own cell. ``source``: whose phone the reading is (its cells are its own)."""
     if sensor is SensorKind.location:
-        return _location(scope, values, cells)
+        return _location(scope, values, cells, source)
     if sensor is SensorKind.battery:
         return _battery(scope, values)
     if sensor is SensorKind.nearby_devices:
@@ -44,8 +44,8 @@ def apply_scope(sensor: SensorKind, scope: Scope, values: dict[str, Any],
     return dict(values), []
 
 
-def _location(scope: Scope, v: dict[str, Any],
-              cells: LocationCells | None) -> tuple[dict[str, Any], list[str]]:
+def _location(scope: Scope, v: dict[str, Any], cells: LocationCells | None,
+              source: str) -> tuple[dict[str, Any], list[str]]:
     if scope is Scope.detailed:
         return {k: v[k] for k in DETAILED_LOCATION_FIELDS if v.get(k) is not None}, []
     lat, lon = float(v["latitude"]), float(v["longitude"])
@@ -55,7 +55,7 @@ def _location(scope: Scope, v: dict[str, Any],
         accuracy = v.get("horizontalAccuracy")
         if isinstance(accuracy, bool) or not isinstance(accuracy, (int, float)):
             accuracy = None  # unknown: the margin is half a cell
-        lat, lon = cells.shown(scope, lat, lon, None if accuracy is None else float(accuracy))
+        lat, lon = cells.shown(scope, lat, lon, None if accuracy is None else float(accuracy), source)
     payload = {"latitude": lat, "longitude": lon}
     # the design lists the altitude removal even when the source had none, so the list is the same per scope
     return payload, [LOCATION_ROUNDING_TEXT[scope], "Removed altitude"]

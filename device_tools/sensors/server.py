@@ -145,8 +145,9 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         rate: float | None,
         task_id: str,
         ctx: Context,
+        max_age: int | None = None,
     ) -> Elicit[UserConsent] | str:
-        request = sensor_request(sensor, scope, policy_tag, retention, rate, task_id)
+        request = sensor_request(sensor, scope, policy_tag, retention, rate, task_id, max_age)
         try:
             question = bridge.consent_question(principal_of(ctx), request)
         except StoreUnavailable:
@@ -176,13 +177,19 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             Field(description="samples per second you intend to read at (at most the sensor's maximum)"),
         ] = None,
         task_id: Annotated[str, Field(description="your task id, echoed in the response")] = "",
+        max_age: Annotated[
+            int | None,
+            Field(description="seconds: the oldest location fix you take (an older one is refused); "
+                  "without it an old fix is served with payload.stale true"),
+        ] = None,
     ) -> CallToolResult:
         """Read one sensor (location, battery, motion, compass, ambient_light, barometer, nearby_devices).
 
         scope: minimal (city) | standard (street) | detailed (GPS) for location; policy_tag: why you need it;
         retention: seconds the reading may be kept (0 = not stored); rate: samples/s you intend to read at.
-        Returns the design's SensorResponse {task_id, payload, redactions, timestamp}; a battery field the
-        phone did not report is null and named in payload.unknown."""
+        Returns the design's SensorResponse {task_id, payload, redactions, timestamp}; a location's timestamp
+        is its fix's own time (cut to the scope); a battery field the phone did not report is null and named
+        in payload.unknown."""
         answer: UserConsent | Literal["declined"] | None = None
         if isinstance(consent, AcceptedElicitation):
             answer = consent.data if isinstance(consent.data, UserConsent) else None
@@ -192,7 +199,7 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             answer = "declined"  # declined or cancelled
         if not _round_heard(ctx, Asker.SENSORS):
             answer = None  # an answer that is not the user's is no answer: stored consent decides alone
-        request = sensor_request(sensor, scope, policy_tag, retention, rate, task_id)
+        request = sensor_request(sensor, scope, policy_tag, retention, rate, task_id, max_age)
         try:
             response = await bridge.handle(request, principal_of(ctx), answer, decision_id_of(ctx))
         except SensorError as e:
@@ -323,7 +330,8 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
 
 
 def sensor_request(
-    sensor: str, scope: str, policy_tag: str, retention: int | None, rate: float | None, task_id: str
+    sensor: str, scope: str, policy_tag: str, retention: int | None, rate: float | None, task_id: str,
+    max_age: int | None = None,
 ) -> dict[str, Any]:
     """A ``sensor_read`` call as the bridge reads it (its consent question is asked of the same request)."""
     return {
@@ -333,6 +341,7 @@ def sensor_request(
         "retention": retention,
         "rate": rate,
         "task_id": task_id,
+        "max_age": max_age,
     }
 
 

@@ -62,6 +62,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     c.set_defaults(func=cmd_config_console_secret)
     c.add_argument("--rotate", action="store_true", help=rotate + "; its console sessions end")
+    c = csub.add_parser(
+        "console-link", help="a one-time web console sign-in link for the owner (good for 10 minutes; taken "
+        "even while the sign-in form is closed to too many wrong secrets)"
+    )
+    c.add_argument("--url", default="http://127.0.0.1:8765",
+                   help="the address the console is served at (default http://127.0.0.1:8765)")
+    c.set_defaults(func=cmd_config_console_link)
     config_parser = p  # `p` names the next parsers below: the help printed is this one's
     p.set_defaults(func=lambda args: (config_parser.print_help(), 2)[1])
 
@@ -199,6 +206,25 @@ def cmd_config_console_secret(args: argparse.Namespace) -> int:
         "type it into the web console's sign-in form; give it to no MCP or A2A client",
         console_secret.replace,
     )
+
+
+def cmd_config_console_link(args: argparse.Namespace) -> int:
+    """A one-time sign-in link for the owner (``identity/console_link.py``): this machine's user only."""
+    from sentinel_mcp.identity import console_link
+
+    config = load_config(args.config)
+    if config.sentinel.http.auth == "none":
+        print('sentinel-mcp: this config says "auth": "none": the console needs no sign-in', file=sys.stderr)
+        return 1
+    try:
+        token = console_link.create(config.data_dir)
+    except OSError as e:
+        print(f"sentinel-mcp: no sign-in link: {e}", file=sys.stderr)
+        return 1
+    print(args.url.rstrip("/") + console_link.LINK_PATH + token)
+    print(f"(one use, within {console_link.LINK_SECONDS / 60:g} minutes, for the owner; open it in the "
+          "browser you sign in with, and give it to no client)", file=sys.stderr)
+    return 0
 
 
 def _print_owner_secret(

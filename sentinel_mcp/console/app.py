@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import math
 import secrets
+from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 from starlette.applications import Starlette
@@ -30,6 +32,7 @@ from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
 from sentinel_mcp.console.inbox import CHANGE_KINDS, Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
 from sentinel_mcp.console.segment_routes import SegmentMount, SegmentRoute
+from sentinel_mcp.console.sign_in_limit import SignInLimit
 from sentinel_mcp.console.static_files import StaticRoute
 from sentinel_mcp.identity.http_auth import a2a_peer_names
 from sentinel_mcp.identity.principal import OWNER_NAME
@@ -104,13 +107,18 @@ def build_console(
     authenticator: Authenticator,
     settings: ConsoleSettings,
     console_secrets: TokenResolver | None = None,
+    data_dir: Path | None = None,
+    limit: SignInLimit | None = None,
 ) -> tuple[Starlette, Inbox]:
+    """The console's app and inbox. ``data_dir``: where the owner's one-time sign-in links are; ``limit``: the
+    sign-in form's (``sign_in_limit.py``; a test's with its own clock)."""
     inbox = Inbox(ttl=settings.question_ttl, hold_seconds=settings.hold_seconds, hold_when=settings.hold_when)
-    console = Console(holder, ConsoleAuth(authenticator, console_secrets), inbox)
+    console = Console(holder, ConsoleAuth(authenticator, console_secrets, data_dir, limit), inbox)
     routes: list[Any] = [
         SegmentRoute("/", functools.partial(_home, console), methods=["GET"]),
         SegmentRoute("/login", functools.partial(_login_form, console), methods=["GET"]),
         SegmentRoute("/login", functools.partial(_login, console), methods=["POST"]),
+        SegmentRoute("/login/once/{token}", functools.partial(_login_once, console), methods=["GET"]),
         SegmentRoute(
             "/logout", page(console, lambda r, v: _logout(console, r, v), form=True), methods=["POST"]
         ),
@@ -198,13 +206,39 @@ async def _login(console: Console, request: Request) -> Response:
         return await _login_form(console, request, "The sign-in form expired; try again.", 403)
     secret = form.get("secret")
     presented = Credentials.from_scope(request.scope)
+    if wait := console.auth.limit.wait(presented.peer):  # every secret refused unchecked, the right one too
+        return await _login_form(console, request, _blocked(wait), 429)
     signed = console.auth.sign_in(secret if isinstance(secret, str) else "", presented)
     if signed is None:
-        if console.auth.flooding(presented.peer):
-            return await _login_form(console, request, "Too many wrong secrets from here; wait a minute.",
-                                     429)
+        if wait := console.auth.limit.wait(presented.peer):
+            return await _login_form(console, request, _blocked(wait), 429)
         return await _login_form(console, request, NOT_A_SECRET, 401)
-    sid, _principal = signed
+    return _signed_in(console, request, signed[0])
+
+
+def _blocked(wait: float) -> str:
+    return (f"Too many wrong secrets: signing in by this form is closed for {math.ceil(wait)} s. On the "
+            "machine Sentinel runs on, `sentinel-mcp config console-link` prints a one-time sign-in link.")
+
+
+async def _login_once(console: Console, request: Request) -> Response:
+    """The owner's one-time sign-in link (``identity/console_link.py``), typed or pasted into the browser."""
+    if started_elsewhere(request):  # only a top-level navigation: no other site's image or fetch
+        return console.problem(request, None, 403, "refused: this was asked for by another site's page")
+    if (refused := _query_refused(console, request)) is not None:
+        return refused
+    if console.auth.open_access:
+        return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
+    presented = Credentials.from_scope(request.scope)
+    signed = console.auth.sign_in_once(request.path_params.get("token"), presented)
+    if signed is None:
+        return await _login_form(
+            console, request, "That sign-in link is used, expired or not one made here: on the machine "
+            "Sentinel runs on, `sentinel-mcp config console-link` prints a new one.", 401)
+    return _signed_in(console, request, signed[0])
+
+
+def _signed_in(console: Console, request: Request, sid: str) -> Response:
     response = RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
     args = console.auth.cookie_args(request)
     response.set_cookie(console.auth.cookie(request), sid, max_age=12 * 3600, **args)  # type: ignore[arg-type]
@@ -299,7 +333,8 @@ def mount_console(
     settings = ConsoleSettings(config.sentinel.builtin_settings("console"))
     if not settings.enabled:
         return
-    console, inbox = build_console(holder, authenticator, settings, console_secrets)
+    data_dir = getattr(config, "data_dir", None)
+    console, inbox = build_console(holder, authenticator, settings, console_secrets, data_dir)
     app.router.routes.append(SegmentMount("/console", app=console))
     holder.console_inbox = inbox
 

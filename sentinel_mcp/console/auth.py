@@ -34,8 +34,12 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from pathlib import Path
+
 from starlette.requests import Request
 
+from sentinel_mcp.console.sign_in_limit import SignInLimit
+from sentinel_mcp.identity import console_link
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.principal import Principal
 from sentinel_mcp.identity.resolver import Authenticator, AuthFailed, TokenResolver
@@ -48,11 +52,6 @@ MAX_SESSIONS = 1000
 # one principal's console sessions: past it that principal's oldest goes, never another's (a principal that
 # signs in a thousand times must not sign the others out)
 MAX_SESSIONS_PER_PRINCIPAL = 20
-# wrong secrets per minute from one client address before its further wrong ones are answered 429; a right
-# secret always signs in (a count others can fill must never lock the people out), and a console secret is
-# >= 16 characters, so the count only slows a flood
-MAX_FAILED_LOGINS = 20
-MAX_FAILING_ADDRESSES = 4096  # addresses whose failures are remembered (the oldest forgotten first)
 
 
 @dataclass
@@ -68,13 +67,17 @@ class Viewer:
 
 
 class ConsoleAuth:
-    def __init__(self, authenticator: Authenticator, console_secrets: TokenResolver | None = None) -> None:
+    def __init__(self, authenticator: Authenticator, console_secrets: TokenResolver | None = None,
+                 data_dir: Path | None = None, limit: SignInLimit | None = None) -> None:
+        """``data_dir``: where the owner's one-time sign-in links are (``identity/console_link.py``; None:
+        no links). ``limit``: how many wrong secrets are taken (``sign_in_limit.py``)."""
         self.authenticator = authenticator
+        self.data_dir = data_dir
+        self.limit = limit or SignInLimit()
         # the sign-in form's only credentials (none: nobody signs in by the form, certificates still do)
         self.console_secrets = console_secrets or TokenResolver()
         self.secret = secrets.token_bytes(32)  # per process: a restart signs everyone out
         self._sessions: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
-        self._failures: OrderedDict[str, list[float]] = OrderedDict()  # client address -> failure times
         for source, principal in self.console_secrets.followed():
             # a replaced secret (``config console-secret --rotate``): whoever signed in with the old one
             # is signed out, a leaked secret's sessions with it
@@ -156,8 +159,30 @@ class ConsoleAuth:
         if principal is not None and not self._certificate_agrees(principal, presented):
             principal = None
         if principal is None:
-            self._failed(presented.peer if presented else None, now)
+            self.limit.failed(presented.peer if presented else None)
             return None
+        return self._open_session(principal, now)
+
+    def sign_in_once(self, token: object, presented: Credentials | None = None
+                     ) -> tuple[str, Principal] | None:
+        """A console session for the owner by a one-time link made on this machine (None: not a link made
+        here, used, expired, or no owner signs in here; counted as a wrong secret). Taken whatever the
+        form's blocks: it is 256 random bits, not a guess."""
+        owner = self._owner() if self.authenticator.required else None
+        if owner is None or not console_link.claim(self.data_dir, token) or not self._certificate_agrees(
+            owner, presented
+        ):
+            self.limit.failed(presented.peer if presented else None)
+            return None
+        return self._open_session(owner, time.time())
+
+    def _owner(self) -> Principal | None:
+        """The owner's principal, if the owner has a console secret here (else nobody signs in by a link)."""
+        return next((p for _, p in self.console_secrets.followed() if p.is_owner), None) or next(
+            (p for p in self.console_secrets.principals() if p.is_owner), None
+        )
+
+    def _open_session(self, principal: Principal, now: float) -> tuple[str, Principal]:
         sid = secrets.token_urlsafe(32)
         mine = [k for k, (p, _) in self._sessions.items() if p.name == principal.name]
         for old in mine[: max(0, len(mine) + 1 - MAX_SESSIONS_PER_PRINCIPAL)]:
@@ -182,18 +207,6 @@ class ConsoleAuth:
         except AuthFailed:
             return False
         return True
-
-    def _failed(self, address: str | None, now: float) -> None:
-        key = address or "?"
-        times = [t for t in self._failures.pop(key, []) if t > now - 60][-MAX_FAILED_LOGINS:]
-        self._failures[key] = [*times, now]
-        while len(self._failures) > MAX_FAILING_ADDRESSES:
-            self._failures.popitem(last=False)
-
-    def flooding(self, address: str | None) -> bool:
-        """Whether this address sent more than ``MAX_FAILED_LOGINS`` wrong secrets in the last minute."""
-        now = time.time()
-        return sum(1 for t in self._failures.get(address or "?", ()) if t > now - 60) > MAX_FAILED_LOGINS
 
     def still_signed_in(self, viewer: Viewer) -> bool:
         """Whether a viewer's console session is still open (a bearer or certificate viewer has none)."""

@@ -253,6 +253,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         item = next((i for i in (console.inbox.get(a, item_id) for a in askers) if i is not None), None)
         if item is None:  # another principal's, settled, expired, made up, or a peer's: the same for all
             return await _gone(console, request, viewer)
+        if _unshown(form):
+            return await _unshown_page(console, request, viewer)
         if approve and _changed(form, item.questions):
             return await _changed_page(console, request, viewer)
         answers: dict[str, Answer] = {}
@@ -291,11 +293,21 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     ]
 
 
+def _unshown(form: Any) -> bool:
+    """Whether the form does not say which questions it was shown with (no ``asked`` field). Such a form was
+    taken as answering whatever the item asked when it arrived: a form filled in for an older question (a
+    script's, a page's without the field) answered a newer one its sender never read."""
+    return not isinstance(form.get("asked"), str)
+
+
 def _changed(form: Any, questions: list[Question] | list[dict[str, Any]]) -> bool:
-    """Whether the form was shown with other questions than the item asks now (a form without the field, a
-    script's, answers what is asked now: its sender asked for nothing else)."""
-    shown = form.get("asked")
-    return shown is not None and shown != asked_digest(questions)
+    """Whether the form was shown with other questions than the item asks now."""
+    return form.get("asked") != asked_digest(questions)
+
+
+async def _unshown_page(console: Console, request: Request, viewer: Viewer) -> Response:
+    error = "the answer does not say which question it answers: answer from the question's own form"
+    return await inbox_page(console, request, viewer, status=400, error=error)
 
 
 async def _changed_page(console: Console, request: Request, viewer: Viewer) -> Response:
@@ -318,6 +330,8 @@ async def _decide_a2a(
     if record is None or service is None:
         return await _gone(console, request, viewer)
     asked = [q for q in _a2a_questions(record) if q.get("key") in record.pending.question_keys]
+    if _unshown(request.state.form):
+        return await _unshown_page(console, request, viewer)
     if approve and _changed(request.state.form, asked):
         return await _changed_page(console, request, viewer)
     answers: dict[str, Answer] = {}

@@ -30,6 +30,9 @@ class SensorRequest(BaseModel):
     retention: int = Field(default=300, ge=0, description="seconds the reading may be kept; 0 = not stored")
     rate: float | None = Field(default=None, gt=0, description="samples per second the requester intends")
     policy_tag: str = Field(min_length=1, max_length=200, description="why the data is needed, for the audit")
+    # a location fix older than this is refused; without it an old fix is served and said to be old
+    max_age: int | None = Field(default=None, ge=0, le=10**9,
+                                description="seconds: the oldest location fix the requester takes")
 
     @field_validator("sensor", mode="before")
     @classmethod

@@ -80,6 +80,10 @@ class TokenResolver:
     def followed(self) -> list[tuple[FileSecret, Principal]]:
         return list(self._followed)
 
+    def principals(self) -> list[Principal]:
+        """Whose fixed secrets (not followed files) this resolver holds."""
+        return [p for _, p in self._entries]
+
     def refresh(self) -> None:
         """Look at the followed files now (at most once a second each): a replaced one takes effect."""
         for source, _ in self._followed:

@@ -62,6 +62,16 @@ def csrf_of(page: str) -> str:
     return found.group(1)
 
 
+def asked_of(page: str, item_id: str) -> str | None:
+    """The ``asked`` digest an item's form carries on ``page`` (None: the item is not on it)."""
+    action = f'action="/console/inbox/{html.escape(item_id, quote=True)}"'
+    if action not in page:
+        return None
+    start = page.index(action)
+    found = re.search(r'name="asked" value="([0-9a-f]+)"', page[start : page.index("</form>", start)])
+    return found.group(1) if found else None
+
+
 def items_of(page: str) -> list[str]:
     return [html.unescape(m) for m in ITEM_FORM.findall(page)]
 
@@ -82,9 +92,19 @@ class Browser:
 
     async def post(self, path: str, data: dict[str, Any], csrf: str | None = "page",
                    headers: dict[str, str] | None = None) -> httpx2.Response:
+        """Send a form as the browser sends the page's: with its CSRF token and, for an inbox item's form, the
+        ``asked`` digest the page shows for that item (``"asked": None`` in ``data`` leaves it out)."""
+        page = None
         if csrf == "page":
-            csrf = csrf_of(await self.page("/console/inbox"))
-        body = {**data, **({"csrf": csrf} if csrf is not None else {})}
+            page = await self.page("/console/inbox")
+            csrf = csrf_of(page)
+        data = dict(data)
+        if path.startswith("/console/inbox/") and "asked" not in data:
+            page = page if page is not None else await self.page("/console/inbox")
+            shown = asked_of(page, path.removeprefix("/console/inbox/"))
+            if shown is not None:
+                data["asked"] = shown
+        body = {k: v for k, v in data.items() if v is not None} | ({"csrf": csrf} if csrf is not None else {})
         return await self.http.post(
             self.base + path, data=body, headers={"origin": self.base, **(headers or {})}
         )

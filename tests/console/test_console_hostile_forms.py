@@ -301,3 +301,34 @@ async def test_the_words_of_an_upstream_forms_approval_field_are_shown_beside_ap
             r = await person.post(f"/console/inbox/{item}", {"decision": "approve"})
             assert r.status_code == 303, r.text[:300]
             assert text(await asyncio.wait_for(call, 60)) == 'ask_raw:accept:{"ok": true}'
+
+
+async def test_a_form_that_does_not_say_what_it_answers_answers_nothing(tmp_path):
+    """Before, a form without its ``asked`` field answered whatever the item asked when it arrived: a form
+    filled in while the question read "Buy lamp for 1?" (a script's, a page's without the field), sent after
+    the retry asked "Buy lamp for 2?", bought the lamp at 2. Now the field is required: without it the form is
+    refused (400) and the item stays open; the form of the question now shown counts."""
+    cfg = console_config(tmp_path, hold_when="never")
+    body = json.loads(cfg.read_text())
+    body["mcpServers"]["hx"] = {"command": sys.executable, "args": [str(HOSTILE)]}
+    (tmp_path / "shop.pl").write_text(SHOP_PL)
+    body["sentinel"]["rulebases"].append(str(tmp_path / "shop.pl"))
+    cfg.write_text(json.dumps(body))
+    with http_sentinel(cfg) as (base, _proc):
+        async with signed_in(base, ALICE) as person, mcp_client(base, ALICE) as client:
+            assert "Buy lamp for 1?" in text(await client.call_tool("hx__buy", {"item": "lamp"}))
+            (item,) = items_of(await person.wait_items(1))
+            await asyncio.sleep(1.5)  # the price read is stale: the retry reads it again, and asks anew
+            assert "Buy lamp for 2?" in text(await client.call_tool("hx__buy", {"item": "lamp"}))
+            for decision in ("approve", "deny"):
+                r = await person.post(f"/console/inbox/{item}", {"decision": decision, "asked": None})
+                assert r.status_code == 400, (decision, r.status_code, r.text[:300])
+            page = await person.page("/console/inbox")
+            assert items_of(page) == [item]  # still open: nothing was answered
+            refused = text(await client.call_tool("hx__buy", {"item": "lamp"}))
+            assert not refused.startswith("bought"), refused  # no approval was taken
+            page = await person.page("/console/inbox")
+            (item,) = items_of(page)
+            r = await person.post(f"/console/inbox/{item}", {"decision": "approve"})  # the page's own form
+            assert r.status_code == 303, r.text[:300]
+            assert text(await client.call_tool("hx__buy", {"item": "lamp"})).startswith("bought lamp")

@@ -23,6 +23,7 @@ from tests.console.console_rig import (
     CAROL,
     OWNER_TOKEN,
     console_config,
+    console_secret,
     csrf_of,
     http_sentinel,
 )
@@ -81,8 +82,7 @@ async def test_no_token_a_client_holds_signs_anyone_in(sentinel):
             for spelling in spellings(token):
                 for fields in ([("secret", spelling)], [("token", spelling)],
                                [("secret", spelling), ("token", spelling)]):
-                    # past 20 failures a minute the answer is 429, but the form is still checked first (a
-                    # right secret still signs in: the last test), so a session here would still show
+                    # past 20 failures a minute the answer is 429 and nothing is checked any more
                     r = await post_sign_in(http, base, fields)
                     await no_session(http, base, r, (token[:6], spelling, fields))
         # the token beside it as a bearer header (a script's own credential) signs nobody in either
@@ -94,6 +94,32 @@ async def test_no_token_a_client_holds_signs_anyone_in(sentinel):
             assert page.status_code == 303 and page.headers["location"] == "/console/login", token[:6]
 
 
+def test_no_token_in_any_spelling_is_a_console_secret(tmp_path, monkeypatch):
+    """The whole matrix above, in the process: over HTTP, past 20 wrong secrets from one address the form is
+    closed and nothing more is checked (test_console_sign_in_limit.py), so every spelling is checked here by
+    the console's own sign-in with the resolvers the running Sentinel builds from the same config."""
+    from sentinel_mcp.config import load_config
+    from sentinel_mcp.console.auth import ConsoleAuth
+    from sentinel_mcp.identity.credentials import Credentials
+    from sentinel_mcp.identity.http_auth import http_auth_for
+
+    cfg = console_config(tmp_path)
+    body = json.loads(cfg.read_text())
+    body["sentinel"]["principals"].append({"name": "dave", "token": DAVE})
+    body["sentinel"]["a2a"]["api_keys"] = {"rover": A2A_KEY}
+    cfg.write_text(json.dumps(body))
+    monkeypatch.setenv("SENTINEL_DATA_DIR", str(tmp_path / "state"))
+    auth = http_auth_for(load_config(cfg))
+    console = ConsoleAuth(auth.authenticator, auth.console_secrets)
+    checked = 0
+    for token in (OWNER_TOKEN, ALICE, BOB, CAROL, DAVE, A2A_KEY):
+        for spelling in spellings(token):
+            assert console.sign_in(spelling, Credentials(peer="127.0.0.1")) is None, (token[:6], spelling)
+            checked += 1
+    assert checked == 6 * len(spellings(OWNER_TOKEN))
+    assert console.sign_in(console_secret(OWNER_TOKEN), Credentials(peer="127.0.0.1")) is not None
+
+
 async def test_the_refusal_and_the_page_say_a_console_secret_is_needed(tmp_path_factory, sentinel):
     base, owner_secret = sentinel
     async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
@@ -103,8 +129,12 @@ async def test_the_refusal_and_the_page_say_a_console_secret_is_needed(tmp_path_
         r = await post_sign_in(http, base, [("secret", DAVE)])
         if r.status_code == 401:  # (429 once the test above filled this address's count)
             assert "not a console secret" in r.text and "never a token" in r.text, r.text[:2000]
-        # the owner's console secret signs the owner in, whatever the failures before it
+        # the owner's console secret signs the owner in, unless the failures before it closed the form to
+        # this address (then every secret is refused unchecked: test_console_sign_in_limit.py)
         r = await post_sign_in(http, base, [("secret", owner_secret)])
+        if r.status_code == 429:
+            assert "console-link" in r.text, r.text[:2000]
+            return
         assert r.status_code == 303 and r.headers["location"] == "/console/inbox", r.status_code
         page = await http.get(f"{base}/console/inbox")
         assert page.status_code == 200

@@ -458,5 +458,6 @@ def test_sensor_request_shape_is_the_designs():
         "retention": 300,
         "rate": 1.0,
         "policy_tag": "location-for-search",
+        "max_age": None,  # beside the design's: the oldest location fix the requester takes (none: any age)
     }
     assert set(SensorResponse.model_fields) == {"task_id", "payload", "redactions", "timestamp"}

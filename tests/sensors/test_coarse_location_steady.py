@@ -28,7 +28,8 @@ def phone(tmp_path: Path, fixes: list[tuple[float, float, float]]) -> TermuxSour
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     queue = bin_dir / "fixes"
-    queue.write_text("".join(json.dumps({"latitude": a, "longitude": o, "accuracy": acc, "provider": "gps"})
+    queue.write_text("".join(json.dumps({"latitude": a, "longitude": o, "accuracy": acc, "provider": "gps",
+                                         "elapsedMs": 500})
                              + "\n" for a, o, acc in fixes))
     q = shlex.quote(str(queue))
     path = bin_dir / "termux-location"
@@ -88,3 +89,21 @@ async def test_each_scope_keeps_its_own_cell(tmp_path, make_bridge, clock):
     cells = await shown(bridge, clock, Scope.minimal, 4) + await shown(bridge, clock, Scope.standard, 4)
     assert set(cells[:4]) == {(38.0, -122.0)}
     assert len(set(cells[4:])) == 1 and cells[4][0] == 38.0 and cells[4][1] in (-122.41, -122.42)
+
+
+async def test_replicas_and_restarts_show_the_cell_shown_before(tmp_path, make_bridge, clock):
+    """The cell shown was held in the process: another replica (or this one after a restart) started from the
+    next fix's own cell, so a requester alternating replicas, or reading after each restart, got one fresh
+    rounding per replica, and the share of each cell among them tells where in between the phone lies (two
+    replicas showing two cells for a phone lying still said it was by their edge). Now the cell is kept in the
+    sensors' store, which replicas share: every bridge here has its own process state and the one store (the
+    same SQLite file; on PostgreSQL, the shared database)."""
+    fixes = [(37.7851, -122.4149, 40), (37.7849, -122.4151, 40)]  # either side of a street-level corner
+    fixes += jitter(37.785, -122.415, 40, 10)
+    source = phone(tmp_path, fixes)
+    cells = []
+    for _ in fixes:
+        bridge = make_bridge(source)  # a replica of its own (or a restart), sharing the store
+        bridge.consents.grant("agent-a", SensorKind.location, Scope.standard)
+        cells += await shown(bridge, clock, Scope.standard, 1)
+    assert len(set(cells)) == 1, cells

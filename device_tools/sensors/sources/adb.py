@@ -105,7 +105,7 @@ class AdbSource:
         try:
             uptime = parse_uptime(await self._run(UPTIME))
         except SensorError:
-            uptime = None  # the fix is still good; only its age is unknown
+            uptime = None  # its age unknown: the bridge serves no such fix (fix_time.py)
         return {
             "latitude": fix.latitude,
             "longitude": fix.longitude,

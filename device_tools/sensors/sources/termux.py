@@ -34,14 +34,8 @@ from device_tools.sensors.read_slots import ReadSlots
 from device_tools.sensors.reading import Reading
 from device_tools.sensors.sources.adb import values_from_event
 from device_tools.sensors.sources.termux_media import record_audio, take_photo
+from device_tools.sensors.termux_names import KIND_WORDS, names_by_kind
 
-# which termux-sensor name serves each kind: (must contain, must not contain)
-_NAME_RULES: dict[SensorKind, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    SensorKind.motion: (("accelerometer", "accel"), ("linear", "uncalibrated")),
-    SensorKind.compass: (("magnetic", "magnetometer", "compass"), ("uncalibrated",)),
-    SensorKind.ambient_light: (("light", "lux"), ()),
-    SensorKind.barometer: (("pressure", "barometer"), ()),
-}
 
 
 STDOUT_MAX_BYTES = 512_000  # the largest JSON a termux-api command prints is a Wi-Fi scan of a few KB
@@ -166,15 +160,9 @@ class TermuxSource:
 
     async def _names(self) -> dict[SensorKind, str]:
         if self._sensor_names is None:
-            names = parse_termux_sensor_list(await self._run("termux-sensor", "-l"))
-            found: dict[SensorKind, str] = {}
-            for kind, (want, avoid) in _NAME_RULES.items():
-                for n in names:
-                    low = n.lower()
-                    if any(w in low for w in want) and not any(a in low for a in avoid):
-                        found[kind] = n
-                        break
-            self._sensor_names = found
+            # one sensor's name per kind, or none (termux_names.py)
+            listed = parse_termux_sensor_list(await self._run("termux-sensor", "-l"))
+            self._sensor_names = names_by_kind(listed)
         return self._sensor_names
 
     async def available(self) -> set[SensorKind]:
@@ -215,7 +203,7 @@ class TermuxSource:
             values = await take_photo(self._run)
         elif sensor is SensorKind.microphone:
             values = await record_audio(self._run, self.record_seconds)
-        elif sensor in _NAME_RULES:
+        elif sensor in KIND_WORDS:
             name = (await self._names()).get(sensor)
             if name is None:
                 raise SensorUnsupported(f"this phone reports no sensor for {sensor.value}")
