@@ -329,6 +329,8 @@ def console_secret_lines(auth: Any, base_url: str) -> list[str]:
         f"  It is in {auth.console_secret_file} (mode 0600); `{exe} config console-secret` prints it. "
         "Give it to no MCP or A2A client."
     )
+    # the way in that needs no secret typed: past 20 wrong secrets a minute the form refuses every secret
+    lines.append(f"  `{exe} config console-link --url {base_url}` prints a one-time sign-in link.")
     return lines
 
 
