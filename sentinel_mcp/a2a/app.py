@@ -214,6 +214,7 @@ def mount_a2a(
                 shared_url,
                 replica=rt.services.replica or None,
                 label_key=rt.services.label_key,  # contexts name the same conversations labels do
+                task_key=rt.services.a2a_task_key,
                 lease_seconds=settings.task_lease_seconds,
                 renew_every=min(settings.task_lease_renew_seconds, settings.task_lease_seconds / 3),
             )
