@@ -221,7 +221,7 @@ def mount_a2a(
         else:
             await service.open(*task_journal(config, settings, rt))
         # other agents' help requests, for the person (replicas: in the shared store, any console answers)
-        inbox = AssistInbox(inbox_location(config.data_dir, shared_url or None))
+        inbox = AssistInbox(inbox_location(config.data_dir, shared_url or None), key=rt.services.assist_key)
         service.inbox = inbox
         offers_db = None
         if shared_url:  # the orchestrator's sub-tasks may reach any replica: each knows every offer

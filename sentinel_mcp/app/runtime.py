@@ -325,6 +325,7 @@ async def _assembled(
         services.label_key = shared.key("conversation label")
         services.a2a_offer_key = shared.key("a2a offer")
         services.a2a_task_key = shared.key("a2a task")
+        services.assist_key = shared.key("assist reply")
     problems: list[str] = (
         list(config.warnings) + shared_problems
     )  # keys of a pasted host config Sentinel ignores
