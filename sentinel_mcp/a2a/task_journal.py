@@ -346,12 +346,14 @@ class TaskJournal:
         signed = (*row, self.replica, self.holder, record.rev + 1)
         return (*signed, task_rows.mac(self.key, signed), task.status.state in _RUNNING, self.lease_seconds)
 
-    def _counted(self, record: TaskRecord, row: tuple[Any, ...]) -> None:
-        """A shared row about to be written: its revision is the record's now (the holder counts them)."""
+    def _counted(self, record: TaskRecord, row: tuple[Any, ...], *, landed: bool) -> None:
+        """A shared row written (``landed``) or queued: its revision is the record's now (the holder counts
+        them). Only one known to be written is the newest this replica has seen (a queued one may fail)."""
         if self.shared:
             record.rev += 1
             record.stored = row[:task_rows.WIDTH + 1]
-            self._revisions.saw(record.task.id, record.rev)
+            if landed:
+                self._revisions.saw(record.task.id, record.rev)
 
     async def commit(self, record: TaskRecord, task: Task | None = None) -> None:
         """Store the task (or the state it is about to take, ``task``) durably; raises ``StorageError``
@@ -362,7 +364,7 @@ class TaskJournal:
         row = self._row(record, task)
         out = await self.db.write(_SAVE_LEASED, row)
         if out.rows:
-            self._counted(record, row)
+            self._counted(record, row, landed=True)
         if not out.rows:
             raise LeaseLost(f"task {record.task.id} was ended by another replica (this one lost its lease)")
 
@@ -371,7 +373,7 @@ class TaskJournal:
         if self._db is None:
             return
         row = self._row(record)
-        self._counted(record, row)  # queued: the next write counts on from it, whether this one lands or not
+        self._counted(record, row, landed=False)  # the next write counts on from it, landed or not
         self._track(self._db.submit_write([Statement(_SAVE_LEASED if self.shared else _SAVE, row)]))
 
     def delete(self, task_id: str) -> None:
