@@ -15,7 +15,10 @@ import pytest
 
 from sentinel_mcp.a2a.shared_offers import SCHEMA as OFFERS, SharedOffers
 from sentinel_mcp.a2a.task_journal import TaskJournal
+from sentinel_mcp.core.decision import ToolCall
+from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.shared_asked_questions import SharedAskedQuestions
+from sentinel_mcp.policy.confirmation_book import SharedConfirmationBook
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
 from sentinel_mcp.storage.conversation_names import SharedLabels
 from sentinel_mcp.storage.database import StatementError
@@ -96,6 +99,8 @@ async def test_stores_fed_unstorable_client_text_refuse_or_find_nothing(pg_url: 
         offers = SharedOffers(db, 60.0, b"k" * 32)
         asked = await SharedAskedQuestions.open(db, 3600.0, 100, key=b"k" * 32)
         labels = await SharedLabels.open(db, 3600.0, key=b"k" * 32)
+        confirmations = await SharedConfirmationBook.open(db, 600.0, key=b"k" * 32)
+        consents = ConsentBook(pg_url, key=b"k" * 32)
         calls = 0
         for bad in _spellings(12):
             for attempt in (
@@ -104,6 +109,12 @@ async def test_stores_fed_unstorable_client_text_refuse_or_find_nothing(pg_url: 
                 offers.principal_of(bad), offers.add(bad, "alice"), offers.add("ctx", bad),
                 asked.get("alice", bad, "q"), asked.get(bad, "s", "q"), asked.forget("alice", "s", bad),
                 labels.current("alice", bad), labels.session(bad, "trip"),
+                *(book(ToolCall(name=f"s__{tool}", server="s", tool=tool, session_id=session, principal=who),
+                       "v1")
+                  for book in (confirmations.take, confirmations.held, confirmations.grant)
+                  for tool, session, who in ((bad, "a/s", "alice"), ("t", bad, "alice"), ("t", "s", bad))),
+                asyncio.to_thread(consents.current, bad, "data", "care"),
+                asyncio.to_thread(consents.list, bad),
             ):
                 calls += 1
                 try:
@@ -111,8 +122,9 @@ async def test_stores_fed_unstorable_client_text_refuse_or_find_nothing(pg_url: 
                 except StorageError:
                     continue
                 assert out in (None, [], False) or isinstance(out, str), (bad, out)
-        assert calls == 12 * 13
+        assert calls == 12 * 24
         assert db.health.ok and journal.db.health.ok
     finally:
+        consents.close()
         await journal.close()
         await release(db)
