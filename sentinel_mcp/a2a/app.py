@@ -214,13 +214,14 @@ def mount_a2a(
                 shared_url,
                 replica=rt.services.replica or None,
                 label_key=rt.services.label_key,  # contexts name the same conversations labels do
+                task_key=rt.services.a2a_task_key,
                 lease_seconds=settings.task_lease_seconds,
                 renew_every=min(settings.task_lease_renew_seconds, settings.task_lease_seconds / 3),
             )
         else:
             await service.open(*task_journal(config, settings, rt))
         # other agents' help requests, for the person (replicas: in the shared store, any console answers)
-        inbox = AssistInbox(inbox_location(config.data_dir, shared_url or None))
+        inbox = AssistInbox(inbox_location(config.data_dir, shared_url or None), key=rt.services.assist_key)
         service.inbox = inbox
         offers_db = None
         if shared_url:  # the orchestrator's sub-tasks may reach any replica: each knows every offer

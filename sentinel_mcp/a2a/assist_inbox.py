@@ -16,6 +16,7 @@ same file. The API is blocking; the async side calls it through a worker thread.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,7 +25,9 @@ from typing import Any
 from sentinel_mcp.core.errors import A2AError
 from sentinel_mcp.core.typed_text import typed_text
 from sentinel_mcp.storage import Schema, open_database
+from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release_blocking
+from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, signed
 from sentinel_mcp.storage.sqlite import SHARED
 
 # version 1 is the file kept before the seam (unchanged tables: an old assist.db gains the version row)
@@ -52,8 +55,12 @@ CREATE TABLE IF NOT EXISTS chat_bridges (
 )
 """
 # replicas on one PostgreSQL keep help requests there: the person answers on any replica's console, and the
-# replica whose task waits for the reply reads it (it polls ``get``); the same tables
-SCHEMA = Schema("assist", {"sqlite": [_SQLITE], "postgres": [_SQLITE]})
+# replica whose task waits for the reply reads it (it polls ``get``); the same tables. There the reply goes
+# to another agent as the person's word: signed by the replica that took it (request, reply, when), checked
+# before it is read as answered, so a reply written in SQL, edited or moved to another request is nobody's
+_MAC = "ALTER TABLE assist_requests ADD COLUMN IF NOT EXISTS mac TEXT"
+SCHEMA = Schema("assist", {"sqlite": [_SQLITE], "postgres": [_SQLITE, _MAC]})
+PURPOSE = "assist reply"
 FIELDS = (
     "id",
     "at",
@@ -105,6 +112,9 @@ _ADD = (
 )
 
 
+log = logging.getLogger(__name__)
+
+
 class InboxFull(A2AError):
     pass
 
@@ -128,9 +138,14 @@ def settled_reason(row: dict[str, Any]) -> str:
 
 
 class AssistInbox:
-    def __init__(self, path: Path | str) -> None:
-        """``path``: the data dir's file (``inbox_path``), or the ``postgresql://`` URL replicas share."""
+    def __init__(self, path: Path | str, key: bytes | None = None) -> None:
+        """``path``: the data dir's file (``inbox_path``), or the ``postgresql://`` URL replicas share;
+        ``key``: what the replies are signed with there (the cluster's; None: this process's own). A file is
+        this machine's: the terminal and the gateway share it unsigned."""
         self.path = path
+        self.shared = is_server_url(path)
+        self.key = key if key is not None else PROCESS_KEY
+        self.refused = 0  # answered rows not signed by a replica of this cluster, seen here
         self._db = open_database(path, "assist", SHARED)
         try:
             self._db.migrate_blocking(SCHEMA)
@@ -206,10 +221,18 @@ class AssistInbox:
         open row.
         """
         reply = typed_text(reply, limit=MAX_REPLY)
+        at = utc_now()
+        if not self.shared:
+            done = self._db.write_blocking(
+                "UPDATE assist_requests SET status = 'answered', reply = ?, replied_at = ? "
+                "WHERE id = ? AND status = 'open'",
+                (reply, at, request_id),
+            )
+            return done.rowcount == 1
         done = self._db.write_blocking(
-            "UPDATE assist_requests SET status = 'answered', reply = ?, replied_at = ? "
+            "UPDATE assist_requests SET status = 'answered', reply = ?, replied_at = ?, mac = ? "
             "WHERE id = ? AND status = 'open'",
-            (reply, utc_now(), request_id),
+            (reply, at, sign(self.key, PURPOSE, request_id, reply, at), request_id),
         )
         return done.rowcount == 1
 
@@ -240,13 +263,21 @@ class AssistInbox:
         return [dict(zip(("channel", "owner", "target", "opened_at", "relayed"), r)) for r in rows]
 
     def _select(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        mac = ", mac" if self.shared else ""
         rows = self._db.query_blocking(
-            f"SELECT {', '.join(FIELDS)} FROM assist_requests WHERE {where}", params
+            f"SELECT {', '.join(FIELDS)}{mac} FROM assist_requests WHERE {where}", params
         )
         out = []
         for row in rows:
             item = dict(zip(FIELDS, row))
             item["questions"] = json.loads(item["questions"])
+            if self.shared and item["status"] == "answered" and not signed(
+                    self.key, row[len(FIELDS)], PURPOSE, item["id"], item["reply"], item["replied_at"]):
+                # nobody's reply: never sent back as the person's (the request takes no other reply either)
+                self.refused += 1
+                log.warning("help request %s: its reply is not signed by a replica of this cluster; not "
+                            "taken", str(item["id"])[:40])
+                item.update(status="refused", reply=None)
             out.append(item)
         return out
 

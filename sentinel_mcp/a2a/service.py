@@ -122,17 +122,19 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         *,
         replica: str | None = None,
         label_key: bytes | None = None,
+        task_key: bytes | None = None,
         lease_seconds: float = task_lease.LEASE_SECONDS,
         renew_every: float = task_lease.RENEW_EVERY,
     ) -> None:
         """Persist tasks in SQLite at ``task_db`` (and reload those stored there, with the tasks of the ended
         gateways' journals ``adopt``); or in the ``postgresql://`` store replicas share (``task_db`` the URL,
         ``replica`` this replica's name): tasks leased there (``task_lease.py``), read from any replica;
-        ``label_key`` signs the rows naming a context's conversation (the cluster's, ``SharedStore.key``).
+        ``label_key`` signs the rows naming a context's conversation (the cluster's, ``SharedStore.key``);
+        ``task_key`` the tasks' rows (``task_rows.py``).
         Without it, memory only."""
         if task_db is None:
             return
-        self._journal = TaskJournal(task_db, replica, lease_seconds)
+        self._journal = TaskJournal(task_db, replica, lease_seconds, key=task_key)
         self.store.journal = self._journal
         self.store.load(await self._journal.open(adopt))
         if self._journal.shared:

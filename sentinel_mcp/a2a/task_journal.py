@@ -16,13 +16,14 @@ import uuid
 from pathlib import Path
 from typing import Any, Sequence
 
-from sentinel_mcp.a2a import task_lease
+from sentinel_mcp.a2a import task_lease, task_rows
 from sentinel_mcp.a2a.protocol import Message, Part, Task, TaskStatus, now_iso
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
 from sentinel_mcp.storage.instances import take_over_rows
 from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release
+from sentinel_mcp.storage.row_signature import PROCESS_KEY
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +66,14 @@ _REV_PG = "ALTER TABLE a2a_task ADD COLUMN IF NOT EXISTS rev BIGINT NOT NULL DEF
 # a cancel asked for on a replica that does not run the task, for the replica that does (``cancel_asked``)
 _CANCEL_SQLITE = "ALTER TABLE a2a_task ADD COLUMN cancel_asked TEXT"
 _CANCEL_PG = "ALTER TABLE a2a_task ADD COLUMN IF NOT EXISTS cancel_asked TEXT"
+# a shared store's rows are signed (``task_rows.py``); rows from before are refused (they end as their
+# leases or waits would, unread)
+_MAC_PG = "ALTER TABLE a2a_task ADD COLUMN IF NOT EXISTS mac TEXT NOT NULL DEFAULT ''"
 SCHEMA = Schema(
     "a2a_tasks",
     {
         "sqlite": [_SCHEMA_SQL, _LEASE_COLS, _REV_SQLITE, _CANCEL_SQLITE],
-        "postgres": [_PG_SQL, _REV_PG, _CANCEL_PG],
+        "postgres": [_PG_SQL, _REV_PG, _CANCEL_PG, _MAC_PG],
     },
 )
 _RUNNING = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
@@ -82,17 +86,33 @@ _SAVE = (
     "pending=excluded.pending"
 )
 # shared store: the row carries this process's lease while the task runs; a process whose lease was ended
-# (another replica ended the task) changes nothing any more (``WHERE`` on the holder: ``RETURNING`` says so)
+# (another replica ended the task) changes nothing any more (``WHERE`` on the holder: ``RETURNING`` says so).
+# Signed (``task_rows.py``), its revision counted here: the holder is its only writer
 _SAVE_LEASED = (
-    "INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending, replica, lease_holder, "
-    f"lease_until) VALUES (?,?,?,?,?,?,?,?,?, CASE WHEN ? THEN {task_lease.NOW} + ? ELSE NULL END) "
-    "ON CONFLICT(id) DO UPDATE SET state=excluded.state, updated=excluded.updated, task=excluded.task, "
-    "pending=excluded.pending, lease_until=excluded.lease_until, rev=a2a_task.rev + 1, "
+    f"INSERT INTO a2a_task ({task_rows.COLUMNS}, lease_until) VALUES (?,?,?,?,?,?,?,?,?,?,?, "
+    f"CASE WHEN ? THEN {task_lease.NOW} + ? ELSE NULL END) "
+    "ON CONFLICT(id) DO UPDATE SET owner=excluded.owner, session_id=excluded.session_id, "
+    "state=excluded.state, updated=excluded.updated, task=excluded.task, replica=excluded.replica, "
+    "pending=excluded.pending, lease_until=excluded.lease_until, rev=excluded.rev, mac=excluded.mac, "
     # a cancel asked by another replica holds only while the task runs: a later round starts without it
     f"cancel_asked=CASE WHEN excluded.state IN {task_lease.RUNNING} THEN a2a_task.cancel_asked ELSE NULL END "
     "WHERE a2a_task.lease_holder = excluded.lease_holder RETURNING id"
 )
-_READ_COLS = "owner, session_id, task, pending, replica, lease_holder, rev"
+_READ_COLS = task_rows.COLUMNS
+_WAITING_ROWS = f"state IN ('{_INTERRUPTED[0]}', '{_INTERRUPTED[1]}') AND pending IS NOT NULL"
+# a take-over: conditional on the exact row verified (its round, its holder, its signature), signed anew
+_CLAIM = (
+    "UPDATE a2a_task SET lease_holder=?, replica=?, rev=?, mac=? WHERE id=? AND owner=? AND lease_holder=? "
+    f"AND rev=? AND mac=? AND {_WAITING_ROWS} RETURNING rev"
+)
+# ending a running task FAILED (``end_lapsed``, ``_end_own_old``): conditional on the row verified, so of
+# replicas sweeping at once each task is ended by exactly one (the others' condition no longer holds)
+_END = (
+    "UPDATE a2a_task SET state='TASK_STATE_FAILED', updated=?, task=?, pending=NULL, lease_holder='', "
+    "lease_until=NULL, cancel_asked=NULL, rev=?, mac=? WHERE id=? AND rev=? AND mac=? "
+    f"AND state IN {task_lease.RUNNING}"
+)
+_SWEEP = 100  # running rows a sweep reads at most
 
 
 class LeaseLost(StorageError):
@@ -101,10 +121,15 @@ class LeaseLost(StorageError):
 
 class TaskJournal:
     def __init__(
-        self, path: Path | str, replica: str | None = None, lease_seconds: float = task_lease.LEASE_SECONDS
+        self, path: Path | str, replica: str | None = None, lease_seconds: float = task_lease.LEASE_SECONDS,
+        key: bytes | None = None,
     ) -> None:
         """``path``: the gateway's SQLite journal, or the ``postgresql://`` URL replicas share (tasks are then
-        leased, ``task_lease.py``, and read through from any replica); ``replica``: this replica's name."""
+        leased, ``task_lease.py``, and read through from any replica); ``replica``: this replica's name;
+        ``key``: what a shared store's rows are signed with (the cluster's; None: this process's own)."""
+        self.key = key if key is not None else PROCESS_KEY
+        self._revisions = task_rows.Revisions()
+        self._refused = task_rows.Refused()
         self.path = path
         self.shared = is_server_url(path)
         self.replica = replica or "replica"
@@ -138,7 +163,7 @@ class TaskJournal:
         records = []
         rows = await self._db.query("SELECT owner, session_id, task, pending FROM a2a_task ORDER BY updated")
         for owner, session_id, task_json, pending_json in rows:
-            record = _record((owner, session_id, task_json, pending_json, "", "", 0))
+            record = _parsed(owner, session_id, task_json, pending_json)
             if record is None:
                 continue
             if record.task.status.state in _RUNNING:
@@ -162,32 +187,77 @@ class TaskJournal:
         if not self.named:
             await self.end_lapsed()
             return []
-        for tid in await task_lease.end_own_old(self.db, self.replica, self.holder):
+        rows = await self.db.query(
+            f"SELECT {_READ_COLS} FROM a2a_task WHERE state IN {task_lease.RUNNING} AND replica = ? "
+            "AND lease_holder <> ? AND id <> ALL(?) ORDER BY id", (self.replica, self.holder, self._skip()))
+        for tid in await self._end(rows, task_lease.RESTARTED, lapsed=False):
             log.warning("A2A task %s: this replica restarted while it ran; ended FAILED (not run again)", tid)
         await self.end_lapsed()
-        taken = await self.db.write(
-            "UPDATE a2a_task SET lease_holder=?, rev=rev + 1 WHERE replica=? AND lease_holder<>? "
-            "AND state IN (?, ?) AND pending IS NOT NULL RETURNING id",
-            (self.holder, self.replica, self.holder, *_INTERRUPTED),
-        )
-        ids = [r[0] for r in taken.rows]
-        if not ids:
-            return []
-        marks = ", ".join("?" for _ in ids)
         rows = await self.db.query(
-            f"SELECT {_READ_COLS} FROM a2a_task WHERE id IN ({marks}) ORDER BY updated", tuple(ids)
-        )
-        return [r for r in (_record(row) for row in rows) if r is not None]
+            f"SELECT {_READ_COLS} FROM a2a_task WHERE replica=? AND lease_holder<>? AND {_WAITING_ROWS} "
+            "ORDER BY updated", (self.replica, self.holder))
+        records = [r for r in (self._record(row) for row in rows) if r is not None]
+        return [r for r in records if await self.claim(r)]  # each taken back as a take-over would be
+
+    def _skip(self) -> list[str]:
+        return list(self._refused.ids)
 
     async def end_lapsed(self) -> list[str]:
-        ended = await task_lease.end_lapsed(self.db)
-        for tid, replica in ended:
-            log.warning(
-                "A2A task %s of replica %s: its lease lapsed; ended FAILED (not run again)",
-                tid,
-                replica or "?",
-            )
-        return [tid for tid, _ in ended]
+        """End running tasks whose lease lapsed, each by exactly one replica of the cluster (their ids)."""
+        rows = await self.db.query(
+            f"SELECT {_READ_COLS} FROM a2a_task WHERE state IN {task_lease.RUNNING} AND lease_until < "
+            f"{task_lease.NOW} AND id <> ALL(?) ORDER BY lease_until LIMIT ?", (self._skip(), _SWEEP))
+        return await self._end(rows, task_lease.LAPSED, lapsed=True)
+
+    async def _end(self, rows: list[tuple[Any, ...]], tail: str, *, lapsed: bool) -> list[str]:
+        """End these running tasks FAILED with the reason, each signed anew from the row verified (a row that
+        is not verified is never ended: nothing of it is signed afresh)."""
+        statements, ended = [], []
+        for record in sorted((r for r in map(self._record, rows) if r is not None), key=lambda r: r.task.id):
+            if record.stored is None or record.task.status.state not in _RUNNING:
+                continue
+            task = task_lease.ended(record, tail)
+            row = (task.id, record.owner, record.session_id, "TASK_STATE_FAILED", task.status.timestamp,
+                   task.model_dump_json(by_alias=True, exclude_none=True), None, record.replica, "",
+                   record.rev + 1)
+            sql = _END + (f" AND lease_until < {task_lease.NOW}" if lapsed else "") + " RETURNING id, replica"
+            statements.append(Statement(sql, (row[4], row[5], row[9], task_rows.mac(self.key, row), task.id,
+                                              record.rev, record.stored[task_rows.WIDTH])))
+        if not statements:
+            return []
+        for out in await self.db.run(statements):
+            for tid, replica in out.rows:
+                ended.append(str(tid))
+                if lapsed:
+                    log.warning("A2A task %s of replica %s: its lease lapsed; ended FAILED (not run again)",
+                                tid, replica or "?")
+        return ended
+
+    @property
+    def refused(self) -> int:
+        """Rows refused here (not signed by a replica of this cluster, or an older version put back)."""
+        return self._refused.count
+
+    def _record(self, row: tuple[Any, ...]) -> TaskRecord | None:
+        """A shared store's row (``_READ_COLS``) as a task, if it is signed by a replica of this cluster and
+        not older than a version seen here; refused (counted, logged once per task) otherwise."""
+        why = None
+        if not task_rows.verified(self.key, row):
+            why = "not signed by a replica of this cluster"
+        elif not self._revisions.fresh(row[0], int(row[9])):
+            why = "an older version than one this replica has seen (put back)"
+        if why is not None:
+            if self._refused.add(row[0] if row else "?"):
+                log.warning("A2A task row %s refused: %s", str(row[0] if row else "?")[:80], why)
+            return None
+        tid, owner, session, state, _, task_json, pending_json, replica, holder, rev = row[:task_rows.WIDTH]
+        record = _parsed(owner, session, task_json, pending_json, replica, holder, int(rev))
+        if record is None or record.task.id != tid or record.task.status.state != state:
+            if self._refused.add(tid):
+                log.warning("A2A task row %s refused: its task does not match its columns", str(tid)[:80])
+            return None
+        record.stored = tuple(row)
+        return record
 
     async def renew(self, task_ids: list[str]) -> set[str]:
         return await task_lease.renew(self.db, task_ids, self.holder, self.lease_seconds)
@@ -197,7 +267,7 @@ class TaskJournal:
         rows = await self.db.query(
             f"SELECT {_READ_COLS} FROM a2a_task WHERE id = ? AND owner = ?", (task_id, owner)
         )
-        return _record(rows[0]) if rows else None
+        return self._record(rows[0]) if rows else None
 
     async def claim(self, record: TaskRecord) -> bool:
         """Take over a task another replica holds while it waits for input (nothing runs for it there): one
@@ -206,21 +276,17 @@ class TaskJournal:
         the exact round ``record`` was read in is taken (its revision): a read that is older than another
         replica's whole round (take-over, run, waiting again) takes nothing, so its pending call, already run,
         never runs again."""
-        out = await self.db.write(
-            "UPDATE a2a_task SET lease_holder=?, replica=?, rev=rev + 1 WHERE id=? AND owner=? AND "
-            "lease_holder=? AND rev=? AND state IN (?, ?) AND pending IS NOT NULL RETURNING rev",
-            (
-                self.holder,
-                self.replica,
-                record.task.id,
-                record.owner,
-                record.holder,
-                record.rev,
-                *_INTERRUPTED,
-            ),
-        )
+        read = record.stored
+        if read is None:  # not read from this store (nothing verified to sign anew)
+            return False
+        row = (*read[:7], self.replica, self.holder, record.rev + 1)
+        mac = task_rows.mac(self.key, row)
+        out = await self.db.write(_CLAIM, (self.holder, self.replica, record.rev + 1, mac, record.task.id,
+                                           record.owner, record.holder, record.rev, read[task_rows.WIDTH]))
         if out.rows:
             record.rev = int(out.rows[0][0])
+            record.stored = (*row, mac)
+            self._revisions.saw(record.task.id, record.rev)
         return bool(out.rows)
 
     async def ask_cancel(self, task_id: str, owner: str) -> str | None:
@@ -251,17 +317,17 @@ class TaskJournal:
             f"SELECT {_READ_COLS} FROM a2a_task WHERE owner = ? ORDER BY updated DESC, id DESC LIMIT ?",
             (owner, limit),
         )
-        return [r for r in (_record(row) for row in rows) if r is not None]
+        return [r for r in (self._record(row) for row in rows) if r is not None]
 
     async def waiting(self, owner: str, limit: int) -> list[TaskRecord]:
         """``owner``'s newest ``limit`` tasks waiting for input in the shared store, whichever replica holds
         them (what its console inbox shows): one indexed round trip."""
         rows = await self.db.query(
-            f"SELECT {_READ_COLS} FROM a2a_task WHERE owner = ? AND state IN (?, ?) AND pending IS NOT NULL "
+            f"SELECT {_READ_COLS} FROM a2a_task WHERE owner = ? AND {_WAITING_ROWS} "
             "ORDER BY updated DESC, id DESC LIMIT ?",
-            (owner, *_INTERRUPTED, limit),
+            (owner, limit),
         )
-        return [r for r in (_record(row) for row in rows) if r is not None]
+        return [r for r in (self._record(row) for row in rows) if r is not None]
 
     def _row(self, record: TaskRecord, task: Task | None = None) -> tuple[Any, ...]:
         task = task or record.task
@@ -277,7 +343,17 @@ class TaskJournal:
         )
         if not self.shared:
             return row
-        return (*row, self.replica, self.holder, task.status.state in _RUNNING, self.lease_seconds)
+        signed = (*row, self.replica, self.holder, record.rev + 1)
+        return (*signed, task_rows.mac(self.key, signed), task.status.state in _RUNNING, self.lease_seconds)
+
+    def _counted(self, record: TaskRecord, row: tuple[Any, ...], *, landed: bool) -> None:
+        """A shared row written (``landed``) or queued: its revision is the record's now (the holder counts
+        them). Only one known to be written is the newest this replica has seen (a queued one may fail)."""
+        if self.shared:
+            record.rev += 1
+            record.stored = row[:task_rows.WIDTH + 1]
+            if landed:
+                self._revisions.saw(record.task.id, record.rev)
 
     async def commit(self, record: TaskRecord, task: Task | None = None) -> None:
         """Store the task (or the state it is about to take, ``task``) durably; raises ``StorageError``
@@ -285,7 +361,10 @@ class TaskJournal:
         if not self.shared:
             await self.db.write(_SAVE, self._row(record, task))
             return
-        out = await self.db.write(_SAVE_LEASED, self._row(record, task))
+        row = self._row(record, task)
+        out = await self.db.write(_SAVE_LEASED, row)
+        if out.rows:
+            self._counted(record, row, landed=True)
         if not out.rows:
             raise LeaseLost(f"task {record.task.id} was ended by another replica (this one lost its lease)")
 
@@ -293,9 +372,9 @@ class TaskJournal:
         """Queue the task's current state (a passing state: WORKING); never blocks, never raises."""
         if self._db is None:
             return
-        self._track(
-            self._db.submit_write([Statement(_SAVE_LEASED if self.shared else _SAVE, self._row(record))])
-        )
+        row = self._row(record)
+        self._counted(record, row, landed=False)  # the next write counts on from it, landed or not
+        self._track(self._db.submit_write([Statement(_SAVE_LEASED if self.shared else _SAVE, row)]))
 
     def delete(self, task_id: str) -> None:
         if self._db is not None:
@@ -319,8 +398,8 @@ class TaskJournal:
             await release(db)
 
 
-def _record(row: tuple[Any, ...]) -> TaskRecord | None:
-    owner, session_id, task_json, pending_json, replica, holder, rev = row
+def _parsed(owner: Any, session_id: Any, task_json: Any, pending_json: Any, replica: Any = "",
+            holder: Any = "", rev: int = 0) -> TaskRecord | None:
     try:
         return TaskRecord(
             task=Task.model_validate_json(task_json),

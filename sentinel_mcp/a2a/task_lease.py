@@ -11,8 +11,10 @@ not resumed: its work is one guarded tool call that may already have been forwar
 died, and its result was never recorded; running it again elsewhere could run it twice. The caller sees the
 reason and may send it again as a new task, knowingly.
 
-Ending is one statement: ``UPDATE ... FROM (SELECT ... FOR UPDATE SKIP LOCKED) ... RETURNING``, so of two
-replicas sweeping at once each task is ended by exactly one. It clears ``lease_holder``: every later write
+Ending is a conditional ``UPDATE`` per task (``task_journal``: on the revision and signature of the row read
+and verified, its lease still lapsed), the new row signed (``task_rows.py``), so of two replicas sweeping at
+once each task is ended by exactly one, and a lease renewed meanwhile keeps its task. It clears
+``lease_holder``: every later write
 of the replica that lost it (``task_journal``'s upserts are guarded by the holder) changes nothing, so a late
 "COMPLETED" never overwrites why the task ended. A replica restarted under the same name ends its own old
 running tasks at start, without waiting for their leases to lapse (``end_own_old``): it knows they are dead.
@@ -21,7 +23,10 @@ running tasks at start, without waiting for their leases to lapse (``end_own_old
 from __future__ import annotations
 
 import secrets
+import uuid
 from typing import Any
+
+from sentinel_mcp.a2a.protocol import Message, Part, Task, TaskStatus, now_iso
 
 LEASE_SECONDS = 30.0  # a running task not renewed for this long is taken for dead
 RENEW_EVERY = 10.0  # how often a replica renews its tasks' leases and sweeps lapsed ones
@@ -31,14 +36,13 @@ CANCEL_WAIT = 10.0  # how long a cancel asked through another replica waits to s
 
 NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
 NOW_TEXT = "CAST(clock_timestamp() AS TEXT)"
-_NOW_ISO = "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 RUNNING = "('TASK_STATE_SUBMITTED','TASK_STATE_WORKING')"
 REASON_PREFIX = "interrupted: replica "
-_LAPSED = (
+LAPSED = (
     " stopped while this task ran (its lease lapsed); it was not run again: its tool call may "
     "already have been forwarded"
 )
-_RESTARTED = (
+RESTARTED = (
     " restarted while this task ran; it was not run again: its tool call may already have been forwarded"
 )
 
@@ -48,29 +52,19 @@ def new_holder(replica: str) -> str:
     return f"{replica}/{secrets.token_hex(6)}"
 
 
-def _end(where: str, tail: str) -> str:
-    """End the chosen running tasks FAILED with the reason (rewriting the stored task's status and history
-    in the same statement, so the row never says two things)."""
-    note = (
-        "jsonb_build_object('messageId', md5(random()::text || c.id), 'contextId', c.t->'contextId', "
-        "'taskId', c.id, 'role', 'ROLE_AGENT', 'parts', jsonb_build_array(jsonb_build_object("
-        f"'text', '{REASON_PREFIX}' || CASE WHEN c.replica = '' THEN '(unknown)' ELSE c.replica END || "
-        f"'{tail}', 'mediaType', 'text/plain')))"
+def ended(record: Any, tail: str) -> Task:
+    """The task of ``record`` (a ``TaskRecord`` read from the store and verified) ended FAILED with the reason
+    naming its replica: the status and the history say the same (the row is written, signed, from this)."""
+    task = record.task
+    note = Message(
+        message_id=str(uuid.uuid4()),
+        context_id=task.context_id,
+        task_id=task.id,
+        role="ROLE_AGENT",
+        parts=[Part.of_text(REASON_PREFIX + (record.replica or "(unknown)") + tail)],
     )
-    return (
-        "UPDATE a2a_task SET state='TASK_STATE_FAILED', lease_holder='', lease_until=NULL, pending=NULL, "
-        f"updated={_NOW_ISO}, task=(c.t || jsonb_build_object("
-        f"'status', jsonb_build_object('state', 'TASK_STATE_FAILED', 'timestamp', {_NOW_ISO}, 'message', "
-        f"{note}),"
-        f" 'history', COALESCE(c.t->'history', '[]'::jsonb) || jsonb_build_array({note})))::text "
-        "FROM (SELECT id, replica, task::jsonb AS t FROM a2a_task "
-        f"WHERE state IN {RUNNING} AND {where} ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) AS c "
-        f"WHERE a2a_task.id = c.id AND a2a_task.state IN {RUNNING} RETURNING a2a_task.id, a2a_task.replica"
-    )
-
-
-_END_LAPSED = _end(f"lease_until < {NOW}", _LAPSED)
-_END_OWN = _end("replica = ? AND lease_holder <> ?", _RESTARTED)
+    status = TaskStatus(state="TASK_STATE_FAILED", message=note, timestamp=now_iso())  # type: ignore[arg-type]
+    return task.model_copy(update={"status": status, "history": [*(task.history or []), note]})
 
 
 async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEASE_SECONDS) -> set[str]:
@@ -91,15 +85,3 @@ async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEAS
         (seconds, holder, list(task_ids)),
     )
     return {r[0] for r in out.rows}
-
-
-async def end_lapsed(db: Any, limit: int = 100) -> list[tuple[str, str]]:
-    """End running tasks whose lease lapsed; each by exactly one caller in the cluster. ``(id, replica)``."""
-    out = await db.write(_END_LAPSED, (limit,))
-    return [(r[0], r[1]) for r in out.rows]
-
-
-async def end_own_old(db: Any, replica: str, holder: str, limit: int = 1000) -> list[str]:
-    """At start: end the running tasks an earlier process of this replica left (another holder, same name)."""
-    out = await db.write(_END_OWN, (replica, holder, limit))
-    return [r[0] for r in out.rows]

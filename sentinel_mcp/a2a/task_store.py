@@ -49,6 +49,8 @@ class TaskRecord:
     replica: str = ""  # read from a shared store: the replica that holds it ("" when held here)
     holder: str = ""  # read from a shared store: that replica process's lease token (what a take-over checks)
     rev: int = 0  # read from a shared store: the row's revision (a take-over takes only the round it read)
+    # read from a shared store: its signed columns and MAC as read (a take-over signs the row it rewrites)
+    stored: tuple[Any, ...] | None = None
 
     @property
     def terminal(self) -> bool:

@@ -34,9 +34,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
         agent=args.agent,
     )
     try:  # other agents' help requests, kept by the A2A service (its data dir, or the replicas' store)
-        from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_location
+        from sentinel_mcp.a2a.assist_inbox import PURPOSE, AssistInbox, inbox_location
+        from sentinel_mcp.gateway.replica import row_key
 
-        inbox = AssistInbox(inbox_location(config.data_dir, config.store_url))
+        # a reply given here goes back to the agent from the replica whose task waits: signed as theirs are
+        inbox = AssistInbox(inbox_location(config.data_dir, config.store_url), key=row_key(config, PURPOSE))
     except Exception:  # noqa: BLE001 - no a2a area, or a data dir it cannot write: the chat works without it
         inbox = None
     return ChatTerminal(link, history=config.data_dir / "chat_history", inbox=inbox).run()

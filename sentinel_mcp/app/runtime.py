@@ -324,6 +324,8 @@ async def _assembled(
         services.sensor_consent_key = shared.key("sensor consent")
         services.label_key = shared.key("conversation label")
         services.a2a_offer_key = shared.key("a2a offer")
+        services.a2a_task_key = shared.key("a2a task")
+        services.assist_key = shared.key("assist reply")
     problems: list[str] = (
         list(config.warnings) + shared_problems
     )  # keys of a pasted host config Sentinel ignores

@@ -76,6 +76,8 @@ class Services:
     sensor_consent_key: bytes | None = None  # signs the sensors' shared consents (the same origin)
     label_key: bytes | None = None  # signs the conversations labels and A2A contexts name (the same origin)
     a2a_offer_key: bytes | None = None  # signs the A2A offers waiting for the orchestrator (the same origin)
+    a2a_task_key: bytes | None = None  # signs the A2A tasks' rows replicas share (a2a/task_rows.py)
+    assist_key: bytes | None = None  # signs the person's replies to other agents' help requests (shared)
 
     # the mapping spelling of older callers (``services.get("guard")``); only the names above exist
     def _name(self, key: str) -> str:

@@ -23,6 +23,12 @@ class StorageError(SentinelError):
     prefixed = False  # its messages say "the store ..." themselves
 
 
+class StatementError(StorageError):
+    """A statement refused for what it carries, not for the store: a value its column cannot hold (a NUL
+    character, a lone surrogate, a number out of range: a client's), a constraint. That job fails (callers
+    fail closed, as on any StorageError); the store stays healthy."""
+
+
 @dataclass(frozen=True, slots=True)
 class Statement:
     sql: str

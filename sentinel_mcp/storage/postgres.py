@@ -37,7 +37,8 @@ import time
 import zlib
 from typing import Any, Callable
 
-from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
+from sentinel_mcp.core.display_text import compose, safe_text
+from sentinel_mcp.storage.database import Params, Statement, StatementError, StorageError, WriteResult
 from sentinel_mcp.storage.health import StoreHealth, register, unregister
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.location import ServerLocation
@@ -54,6 +55,8 @@ CONNECT_TIMEOUT = 3  # seconds: a replica whose server is gone answers "degraded
 # not hold its one writer thread, and every call behind it, for as long as the lock is held
 STATEMENT_TIMEOUT = 15.0
 _RETRIES = 3  # a group chosen as a deadlock victim (replicas locking rows in different orders) is re-run
+# what binding a client's value may raise before anything is sent (a lone surrogate, an int too wide)
+_VALUE_ERRORS = (UnicodeError, ValueError, OverflowError)
 _translated: dict[str, str] = {}
 
 
@@ -153,33 +156,18 @@ class PostgresDatabase(JobWriter):
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         return self.location.scrub(f"{self.name} store {self.location.redacted}: {first}")
 
+    def _refused(self, e: BaseException) -> StorageError:
+        """A statement's own error (a value its column cannot hold, a constraint) as the caller hears it: a
+        StorageError (every caller fails closed on one), never the driver's or the codec's exception. The
+        driver's words may quote the client's value: shown safely."""
+        if isinstance(e, StorageError):
+            return e
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        head = self.location.scrub(f"{self.name} store {self.location.redacted}: the statement was refused: ")
+        return StatementError(compose(head, safe_text(self.location.scrub(first), 300)))
+
     def _apply(self, conn: Any, schema: Schema) -> None:
-        """Migrations of one store, once, whichever replica gets there first (an advisory lock serialises
-        them)."""
-        steps = schema.steps(BACKEND)
-        with conn.transaction():
-            # a migration (an index on a big table) may take long
-            conn.execute("SET LOCAL statement_timeout = 0")
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (zlib.crc32(schema.store.encode()),))
-            row = conn.execute(
-                "SELECT version FROM storage_schema WHERE store = %s", (schema.store,)
-            ).fetchone()
-            have = row[0] if row else 0
-            if have > len(steps):
-                raise StorageError(
-                    f"store {schema.store!r} has schema version {have}, newer than this Sentinel "
-                    f"knows ({len(steps)}); upgrade Sentinel"
-                )
-            for number, step in enumerate(steps[have:], start=have + 1):
-                if isinstance(step, str):
-                    conn.execute(step)  # no parameters: the script's text is sent as it is
-                else:
-                    step(conn)
-                conn.execute(
-                    "INSERT INTO storage_schema (store, version) VALUES (%s, %s) ON CONFLICT (store) "
-                    "DO UPDATE SET version = excluded.version",
-                    (schema.store, number),
-                )
+        apply_schema(conn, schema)
 
     async def migrate(self, schema: Schema) -> None:
         schema.steps(BACKEND)  # a store without a schema for this backend cannot live here: say so now
@@ -239,6 +227,14 @@ class PostgresDatabase(JobWriter):
         return await loop.run_in_executor(self._readers, self._read, sql, params, dicts)
 
     def _read(self, sql: str, params: Params, dicts: bool) -> Any:
+        try:
+            return self._read_pooled(sql, params, dicts)
+        except StorageError:
+            raise
+        except (_driver().Error, *_VALUE_ERRORS) as e:  # faults are StorageErrors by now: the statement's own
+            raise self._refused(e) from None
+
+    def _read_pooled(self, sql: str, params: Params, dicts: bool) -> Any:
         if self._pool is None:
             raise StorageError(f"{self.name} store is closed")
         psycopg = _driver()
@@ -355,7 +351,10 @@ class PostgresDatabase(JobWriter):
         except psycopg.Error as e:
             if is_fault(e):
                 self._drop_connection()
-            job.done(None, self._fault(e) if is_fault(e) else StorageError(self._say(e)))
+            job.done(None, self._fault(e) if is_fault(e) else self._refused(e))
+            return
+        except Exception as e:  # noqa: BLE001 - the job's own error: the caller hears a StorageError
+            job.done(None, self._refused(e))
             return
         except BaseException as e:  # noqa: BLE001
             job.done(None, e)
@@ -427,11 +426,11 @@ class PostgresDatabase(JobWriter):
                     raise
                 conn.execute("ROLLBACK TO SAVEPOINT job")
                 conn.execute("RELEASE SAVEPOINT job")
-                results.append((job, None, e))
+                results.append((job, None, self._refused(e)))
             except Exception as e:  # noqa: BLE001 - a job's own error (unencodable value)
                 conn.execute("ROLLBACK TO SAVEPOINT job")
                 conn.execute("RELEASE SAVEPOINT job")
-                results.append((job, None, e))
+                results.append((job, None, self._refused(e)))
         self._committing = True
         conn.commit()
         return results
@@ -449,10 +448,10 @@ class PostgresDatabase(JobWriter):
             ):
                 raise
             conn.rollback()
-            return [(job, None, e)]
+            return [(job, None, self._refused(e))]
         except Exception as e:  # noqa: BLE001 - a job's own error (unencodable value)
             conn.rollback()
-            return [(job, None, e)]
+            return [(job, None, self._refused(e))]
         self._committing = True
         conn.commit()
         return [(job, out, None)]
@@ -475,9 +474,9 @@ class PostgresDatabase(JobWriter):
                 e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
             ):
                 raise
-            return [(job, None, e)]
+            return [(job, None, self._refused(e))]
         except Exception as e:  # noqa: BLE001 - a job's own error (unencodable value): nothing was sent
-            return [(job, None, e)]
+            return [(job, None, self._refused(e))]
         finally:
             if not (conn.closed or conn.broken):
                 conn.autocommit = False
@@ -495,6 +494,36 @@ class PostgresDatabase(JobWriter):
             cur.execute(sql, tuple(st.params))
             out = cur.fetchall() if cur.description else []
             return WriteResult(cur.rowcount, None, out)
+
+
+
+def apply_schema(conn: Any, schema: Schema) -> None:
+    """Migrations of one store, once, whichever replica gets there first (an advisory lock serialises
+    them). ``conn``: in autocommit (the migration is its own transaction)."""
+    steps = schema.steps(BACKEND)
+    with conn.transaction():
+        # a migration (an index on a big table) may take long
+        conn.execute("SET LOCAL statement_timeout = 0")
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (zlib.crc32(schema.store.encode()),))
+        row = conn.execute(
+            "SELECT version FROM storage_schema WHERE store = %s", (schema.store,)
+        ).fetchone()
+        have = row[0] if row else 0
+        if have > len(steps):
+            raise StorageError(
+                f"store {schema.store!r} has schema version {have}, newer than this Sentinel "
+                f"knows ({len(steps)}); upgrade Sentinel"
+            )
+        for number, step in enumerate(steps[have:], start=have + 1):
+            if isinstance(step, str):
+                conn.execute(step)  # no parameters: the script's text is sent as it is
+            else:
+                step(conn)
+            conn.execute(
+                "INSERT INTO storage_schema (store, version) VALUES (%s, %s) ON CONFLICT (store) "
+                "DO UPDATE SET version = excluded.version",
+                (schema.store, number),
+            )
 
 
 def _resolver(

@@ -9,6 +9,17 @@ idle in its transaction, and a server-wide setting must not end its turn under i
 are short, so a holder whose host vanished (no reset ever comes) is found gone within about 20 seconds. A
 replica that hangs but lives keeps its turn: it may still be sending the write the turn is for.
 
+A turn is exactly its name: each name the cluster has used has a number of its own (``turn_names``: a row per
+name, its number from an identity column, written once the first time any replica takes that turn and never
+changed), and the turn is the advisory lock of that number, in the two-key space (``pg_advisory_xact_lock(int,
+int)``, a class of Sentinel's own and the number), which no lock keyed by one 64-bit value shares. They were
+keyed by a 64-bit hash of the name: two names that collide shared one lock, and two turns of several names
+colliding crosswise took the same locks in opposite orders (a deadlock, one of them killed by the server);
+the hash is not keyed, so names a client can choose could be made to collide. A replica keeps the numbers it
+has read (they never change), so a turn costs its locks only; a name new to this replica costs one committed
+upsert and one read first. The names are the configuration's and the rulebase's (upstreams, the kept facts),
+so the table stays small.
+
 Taking it waits at most ``wait`` seconds in all (``lock_timeout``, on the server, the time left for each
 lock), counted from the call (a taker queued for a thread has waited already); 0 tries once. A turn of several
 names takes their locks on its one connection in the order given (every taker sorts them: none holds one
@@ -30,11 +41,14 @@ import contextlib
 import logging
 import threading
 import time
+import zlib
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
 from sentinel_mcp.storage.database import StorageError
 from sentinel_mcp.storage.location import ServerLocation
+from sentinel_mcp.storage.postgres import apply_schema
+from sentinel_mcp.storage.schema import Schema
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +64,16 @@ _idle_lock = threading.Lock()
 # loop's default pool (a few on a small machine) that every ``to_thread`` shares; writes to different
 # upstreams each wait for their own turn (session_writes.py), so more than a few may wait at once
 _THREADS = concurrent.futures.ThreadPoolExecutor(16, thread_name_prefix="server-turn")
-_TAKE = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
-_TRY = "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))"
+TURN_CLASS = 0x53544E54  # the first key of every turn's lock (the second is the name's number)
+TAKE = f"SELECT pg_advisory_xact_lock({TURN_CLASS}, %s::int)"
+_TRY = f"SELECT pg_try_advisory_xact_lock({TURN_CLASS}, %s::int)"
+SCHEMA = Schema("turn_names", {"postgres": [
+    "CREATE TABLE turn_names (name TEXT PRIMARY KEY, id INTEGER GENERATED ALWAYS AS IDENTITY UNIQUE)"]})
+_REGISTER = "INSERT INTO turn_names (name) SELECT unnest(%s::text[]) ON CONFLICT (name) DO NOTHING"
+_NUMBERS = "SELECT name, id FROM turn_names WHERE name = ANY(%s::text[])"
+_IDS_MAX = 4096  # names whose numbers a process keeps (they never change: a name dropped is read again)
+_ids: dict[tuple[str, str], int] = {}  # (dsn, name) -> its number
+_ready: set[str] = set()  # the dsns whose ``turn_names`` this process has migrated
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +113,8 @@ def _take(location: ServerLocation, names: tuple[str, ...], wait: float, deadlin
         except psycopg.Error as e:
             return Refusal(_said(location, e), busy=False)
         try:
-            _lock(conn, names, wait, deadline)
+            numbers = turn_numbers(conn, location.dsn, names)
+            _lock(conn, numbers, wait, deadline)
             return conn
         except psycopg.errors.LockNotAvailable:
             _give_back(location, conn)
@@ -99,6 +122,9 @@ def _take(location: ServerLocation, names: tuple[str, ...], wait: float, deadlin
         except _Busy:
             _give_back(location, conn)
             return Refusal("another replica holds the turn", busy=True)
+        except StorageError as e:
+            conn.close()
+            return Refusal(_said(location, e), busy=False)
         except psycopg.Error as e:
             conn.close()
             if reused:  # gone stale while idle (the server restarted, the session ended): once more, fresh
@@ -113,11 +139,49 @@ class _Busy(StorageError):
     """A lock tried once was held by another (caught within this module: never a storage fault)."""
 
 
-def _lock(conn: Any, names: tuple[str, ...], wait: float, deadline: float) -> None:
-    """Every lock of ``names`` in order, on ``conn``'s transaction (opened by the first statement)."""
+def turn_numbers(conn: Any, dsn: str, names: tuple[str, ...]) -> list[int]:
+    """Each name's number, in order: kept ones at once; others registered (committed, whichever replica is
+    first: the primary key makes it one row) and read, with no transaction left open."""
+    missing = sorted({n for n in names if (dsn, n) not in _ids})
+    if missing:
+        if dsn not in _ready:
+            # (under the migrations' lock of this store: takers racing to create it would collide)
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (zlib.crc32(SCHEMA.store.encode()),))
+            conn.execute("CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, "
+                         "version INTEGER NOT NULL)")
+            conn.commit()
+            conn.autocommit = True
+            try:
+                apply_schema(conn, SCHEMA)
+            finally:
+                conn.autocommit = False
+            _ready.add(dsn)
+        conn.execute(_REGISTER, (missing,))
+        conn.commit()
+        found = conn.execute(_NUMBERS, (missing,)).fetchall()
+        conn.rollback()
+        out = {str(name): int(number) for name, number in found}
+        if set(out) != set(missing):
+            raise StorageError("the turn of a name could not be numbered")
+        known = {n: _ids.get((dsn, n)) for n in names if n not in out}
+        if None in known.values():  # dropped meanwhile (another thread cleared the kept numbers): read again
+            return turn_numbers(conn, dsn, names)
+        if len(_ids) + len(out) > _IDS_MAX:
+            _ids.clear()
+        _ids.update(((dsn, n), i) for n, i in out.items())
+        return [out[n] if n in out else known[n] for n in names]  # type: ignore[misc]
+    try:
+        return [_ids[(dsn, n)] for n in names]
+    except KeyError:  # dropped meanwhile: read again
+        return turn_numbers(conn, dsn, names)
+
+
+def _lock(conn: Any, numbers: list[int], wait: float, deadline: float) -> None:
+    """Every turn's lock of ``numbers`` in order, on ``conn``'s transaction (opened by the first
+    statement)."""
     import psycopg
 
-    for name in names:
+    for name in numbers:
         if wait <= 0:
             got = conn.execute(_TRY, (name,)).fetchone()
             if not (got and got[0] is True):
@@ -127,7 +191,7 @@ def _lock(conn: Any, names: tuple[str, ...], wait: float, deadline: float) -> No
         if ms < 1:
             raise psycopg.errors.LockNotAvailable("no time left")
         conn.execute(f"SET LOCAL lock_timeout = {ms}; SET LOCAL statement_timeout = {ms + 5000}")
-        conn.execute(_TAKE, (name,))
+        conn.execute(TAKE, (name,))
 
 
 def _give_back(location: ServerLocation, conn: Any) -> None:

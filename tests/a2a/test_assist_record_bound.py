@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from sentinel_mcp.a2a import assist_inbox
+from sentinel_mcp.storage.row_signature import sign
 from sentinel_mcp.a2a.assist_inbox import AssistInbox
 from tests.cluster.conftest import pg_server, pg_url, store_location  # noqa: F401 - the backends' fixtures
 
@@ -27,6 +28,9 @@ def _put(inbox: AssistInbox, rid: str, status: str, at: datetime, replied: datet
         (rid, _stamp(at), "peer", "why", "[]", status, "yes" if replied else None,
          _stamp(replied) if replied else None),
     )
+    if replied and inbox.shared:  # as a replica of the cluster signs a reply it took
+        inbox._db.write_blocking("UPDATE assist_requests SET mac = ? WHERE id = ?", (
+            sign(inbox.key, assist_inbox.PURPOSE, rid, "yes", _stamp(replied)), rid))
 
 
 def _ids(inbox: AssistInbox) -> set[str]:

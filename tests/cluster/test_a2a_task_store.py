@@ -12,7 +12,6 @@ import uuid
 import psycopg
 import pytest
 
-from sentinel_mcp.a2a import task_lease
 from sentinel_mcp.a2a.protocol import Task, TaskStatus, now_iso
 from sentinel_mcp.a2a.task_journal import LeaseLost, TaskJournal
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
@@ -178,7 +177,7 @@ async def test_the_reason_names_the_replica_as_data(pg_url: str, name: str) -> N
     await a.open()
     rec = record()
     await a.commit(rec)
-    assert await task_lease.end_lapsed(a.db) == [(rec.task.id, name)]
+    assert await a.end_lapsed() == [rec.task.id]
     got = await a.read(rec.task.id, "alice")
     assert got is not None
     assert got.task.status.message.parts[0].text.startswith(f"interrupted: replica {name} stopped")  # type: ignore

@@ -21,16 +21,21 @@ from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.policy.kept_turns import KeptTurns
 from sentinel_mcp.storage.local_server import free_port
 from sentinel_mcp.storage.location import server_location
-from sentinel_mcp.storage.server_turn import server_turn
+from sentinel_mcp.storage.server_turn import TAKE, server_turn, turn_numbers
 from tests.cluster.test_kept_turn_replicas import RULES, SLOW, starts, text
 from tests.gateway.helpers import make_config
 
 pytestmark = pytest.mark.timeout(120)
 KEY = "cluster-test-seal-key-0123456789abcdef"
-TAKE = "SELECT pg_advisory_xact_lock(hashtextextended('sentinel.kept-facts', 0))"
 _HERE = " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
 HELD = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted" + _HERE
 WAITING = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted" + _HERE
+
+
+def hold(conn: psycopg.Connection, url: str, name: str) -> None:
+    """Take the cluster's turn ``name`` on ``conn``'s transaction, as another replica would."""
+    (number,) = turn_numbers(conn, server_location(url).dsn, (name,))
+    conn.execute(TAKE, (number,))
 
 
 def count(url: str, sql: str) -> int:
@@ -60,14 +65,14 @@ async def test_a_kept_write_without_the_clusters_turn_is_denied(tmp_path: Path, 
         assert writes is not None
         writes.within = 0.3  # policy.write_turn_seconds: every turn's wait
         with psycopg.connect(pg_url) as other:  # another replica, holding the turn
-            other.execute(TAKE)
+            hold(other, pg_url, "sentinel.kept-facts")
             for _ in range(2):
                 r = await c.call_tool("slow__work", {"mark": "c1"})
                 assert r.is_error and "in progress on another replica" in text(r), text(r)
             assert starts(tmp_path, "c1") == 0
             other.rollback()
             # another replica's write to the same upstream (the cluster's turn of ``slow``): denied as well
-            other.execute(TAKE.replace("sentinel.kept-facts", "sentinel.turn.server:slow"))
+            hold(other, pg_url, "sentinel.turn.server:slow")
             r = await c.call_tool("slow__work", {"mark": "c1"})
             assert r.is_error and "depends on is in progress on another replica" in text(r), text(r)
             assert starts(tmp_path, "c1") == 0
@@ -134,7 +139,7 @@ async def test_a_caller_that_gives_up_waiting_leaves_no_turn_held(pg_url: str) -
             raise AssertionError("the body of a cancelled taker never runs")
 
     with psycopg.connect(pg_url) as holder:
-        holder.execute("SELECT pg_advisory_xact_lock(hashtextextended('t', 0))")
+        hold(holder, pg_url, "t")
         taker = asyncio.create_task(wait_for_it())
         await until(lambda: count(pg_url, WAITING) == 1, "the taker waiting")
         taker.cancel()
