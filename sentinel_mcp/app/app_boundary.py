@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 INTERNAL_ERROR = -32603
 LOGGED_CHARS = 200  # of a failure's text, and of the path, in its one log line
 PLAIN_500 = b"Internal Server Error"
+FAULT = "HTTP app fault:"  # how each line begins (the fuzz hunts look for it: tests/records/fuzz_doors.py)
 
 
 class AppBoundary:
@@ -145,11 +146,11 @@ def _log_failure(scope: Scope, e: Exception) -> None:
     except Exception:  # noqa: BLE001 - an exception whose own text fails: its type is said
         text = ""
     where = ""
-    frames = traceback.extract_tb(leaf.__traceback__)
+    frames = traceback.extract_tb(leaf.__traceback__ or e.__traceback__)
     if frames:
         last = frames[-1]
         where = f" at {os.path.basename(last.filename)}:{last.lineno} in {last.name}"
-    log.error("%s %s failed: %s%s: %s%s", safe_text(str(scope.get("method", "WEBSOCKET")), 16),
+    log.error("%s %s %s: %s%s: %s%s", FAULT, safe_text(str(scope.get("method", "WEBSOCKET")), 16),
               safe_text(str(scope.get("path", "")), LOGGED_CHARS),
               "" if leaf is e else type(e).__name__ + " of ", type(leaf).__name__,
               safe_text(text, LOGGED_CHARS), where)

@@ -16,7 +16,7 @@ import uvicorn
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from sentinel_mcp.app.app_boundary import AppBoundary
+from sentinel_mcp.app.app_boundary import FAULT, AppBoundary
 from sentinel_mcp.app.http_protocol import FrontHTTPProtocol
 from tests.conftest import free_port
 
@@ -100,6 +100,8 @@ async def test_nothing_escapes_to_uvicorn(served: str, caplog: pytest.LogCapture
         line = record.getMessage()
         assert "\n" not in line and len(line) < 700 and "\u202e" not in line, line[:800]
         assert "sk-live-0123456789" in line  # the fault is said (its start), not hidden
+        assert line.startswith(FAULT) and " at test_app_boundary.py:" in line  # and where it was raised
+    assert "ExceptionGroup of ValueError" in "\n".join(r.getMessage() for r in failures)
 
 
 async def test_a_door_answer_in_another_shape_is_json_rpc() -> None:
