@@ -42,15 +42,25 @@ class AppBoundary:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            return await self._http(scope, receive, send)
+            door = json_rpc_door(scope["path"])
+            if door and scope["method"] != "POST":
+                return await self._door(scope, receive, send)
+            # no send of its own (the hot path: a POST's error answers at a door are JSON-RPC where they are
+            # made, WireGuard's included); after a fault, uvicorn's send says whether an answer had begun
+            try:
+                return await self.app(scope, receive, send)
+            except Exception as e:  # noqa: BLE001 - the boundary: whatever it is, the caller is answered
+                _log_failure(scope, e)
+                return await _after_fault(scope, send, door)
         if kind == "websocket":
             return await self._websocket(scope, receive, send)
         await self.app(scope, receive, send)  # the lifespan: its failure is start-up's to report
 
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        door = json_rpc_door(scope.get("path", ""))
+    async def _door(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Another method at a JSON-RPC door (GET, DELETE, one the door does not take): its error answer in
+        another shape (Starlette's 405, the SDK's GET refusals) is rewritten as JSON-RPC."""
         started = complete = False
-        held: Message | None = None  # an error answer's start, held until its body is read (a door's)
+        held: Message | None = None  # an error answer's start, held until its body is read
         body = bytearray()
 
         async def release() -> None:
@@ -79,20 +89,20 @@ class AppBoundary:
                     complete = True
             elif kind == "http.response.start":
                 started = True
-                if door and message.get("status", 200) >= 400:
+                if message.get("status", 200) >= 400:
                     held = message
                     return
             await send(message)
 
         try:
             await self.app(scope, receive, sending)
-        except Exception as e:  # noqa: BLE001 - the boundary: whatever it is, the caller is answered
+        except Exception as e:  # noqa: BLE001 - the boundary
             _log_failure(scope, e)
             with contextlib.suppress(Exception):  # the connection may be gone already
                 if held is not None:
                     await release()
                 elif not started:
-                    await _internal_error(scope, send, door)
+                    await _internal_error(scope, send, True)
                 elif not complete:
                     await _cut(scope)
 
@@ -122,6 +132,16 @@ async def _internal_error(scope: Scope, send: Send, door: bool) -> None:
     await send({"type": "http.response.start", "status": 500, "headers": [
         (b"content-type", kind), (b"content-length", str(len(text)).encode()), (b"connection", b"close")]})
     await send({"type": "http.response.body", "body": text})
+
+
+async def _after_fault(scope: Scope, send: Send, door: bool) -> None:
+    """The internal error when no answer had begun; uvicorn refuses a second start (RuntimeError) when one
+    had: its connection is cut then. (A client gone: uvicorn's send takes anything and drops it.)"""
+    try:
+        await _internal_error(scope, send, door)
+    except Exception:  # noqa: BLE001 - an answer had begun (or ended): what was sent is not taken for whole
+        with contextlib.suppress(Exception):
+            await _cut(scope)
 
 
 async def _cut(scope: Scope) -> None:
