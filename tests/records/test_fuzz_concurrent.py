@@ -1,8 +1,9 @@
 """The seeded fuzzer at the HTTP doors, several clients at once, with connections cut midway (red team
 "rt-wire5"): while fuzzed messages of both MCP eras and A2A arrive together, other clients send half a body
-and go, declare a body and send none, or open an answer (an SSE stream, a long call) and go after its first
-bytes. No fault reaches the log (no traceback, no fault the app's boundary caught), nothing answers 5xx, and
-afterwards the gateway serves a normal call, its connections and memory bounded.
+and go, declare a body and send none, or open an answer (a POST's stream, a long call, the session's GET
+stream, the legacy /sse stream) and go after its first bytes. No fault reaches the log (no traceback, no
+fault the app's boundary caught), nothing answers 5xx, and afterwards the gateway serves a normal call, its
+connections bounded.
 
 ``FUZZ_SEED`` and ``FUZZ_CASES`` (cases per client) run longer hunts, as in ``test_fuzz_seeded.py``."""
 
@@ -91,8 +92,13 @@ async def _client(n: int, port: int, bad: list[str]) -> None:
                 await _cut(port, _request(port, path, raw[: len(raw) // 2], head, len(raw)), False)
             elif action < 0.85:  # a body declared, none sent
                 await _cut(port, _request(port, path, b"", head, max(len(raw), 1)), False)
-            else:  # the whole request, then gone once the answer has begun (a stream, a call)
+            elif action < 0.95:  # the whole request, then gone once the answer has begun (a stream, a call)
                 await _cut(port, _request(port, path, raw, head), True)
+            else:  # a stream opened (the session's GET stream, the legacy /sse one), gone at its first bytes
+                target = "/sse" if a2a or modern or rng.random() < 0.5 else "/mcp"
+                lines = [f"GET {target} HTTP/1.1", f"host: 127.0.0.1:{port}", "accept: text/event-stream",
+                         *(f"{k}: {v}" for k, v in {**AUTH, **head}.items() if k != "content-type")]
+                await _cut(port, ("\r\n".join(lines) + "\r\n\r\n").encode(), True)
 
 
 def _echo(text: str) -> dict[str, Any]:
