@@ -159,9 +159,9 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
             return unauthorized(settings, str(e))
         if not is_json(request.headers.get("content-type")):
             # a browser can POST text/plain (or a form) cross-site without asking first; JSON it cannot
-            return JSONResponse({"error": "unsupported media type",
-                                 "message": "send Content-Type: application/json"},
-                                status_code=415, headers=_HEADERS)
+            err = RpcError(INVALID_REQUEST, "Invalid Request: unsupported media type; send Content-Type: "
+                           "application/json")
+            return JSONResponse(error_frame(None, err), status_code=415, headers=_HEADERS)
         body: Any = None
         raw = b""
         try:

@@ -15,6 +15,7 @@ from typing import Any
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse
 
+from sentinel_mcp.a2a.jsonrpc import INVALID_REQUEST
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 from sentinel_mcp.core.errors import A2AError
@@ -70,7 +71,10 @@ def www_authenticate(settings: A2ASettings, error: str | None = None) -> str:
 
 
 def unauthorized(settings: A2ASettings, error: str) -> JSONResponse:
-    return JSONResponse({"error": "unauthorized", "message": error}, status_code=401,
+    # a JSON-RPC error (id null: the body of a caller not yet known is not read), as every refusal at /a2a
+    frame = {"jsonrpc": "2.0", "id": None,
+             "error": {"code": INVALID_REQUEST, "message": "unauthorized: " + error}}
+    return JSONResponse(frame, status_code=401,
                         headers={"WWW-Authenticate": www_authenticate(settings, error)})
 
 

@@ -25,7 +25,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sentinel_mcp.app.app_boundary import AppBoundary
 from sentinel_mcp.app.in_flight_ids import InFlightIds
+from sentinel_mcp.app.json_rpc_doors import json_rpc_door, refusal_body, request_id
 from sentinel_mcp.app.lean_calls import LeanCalls
 from sentinel_mcp.app.lean_session_calls import LeanSessionCalls
 from sentinel_mcp.app import session_dispatch
@@ -341,7 +343,10 @@ async def _reject(
             }
         )
         return
-    body = json.dumps({"error": message}).encode()
+    # on a JSON-RPC door a JSON-RPC error (its request's id when parsed already: never read before a caller
+    # check), else a plain object
+    door = json_rpc_door(scope.get("path", ""))
+    body = refusal_body(message, request_id(scope)) if door else json.dumps({"error": message}).encode()
     await send(
         {
             "type": "http.response.start",
@@ -519,4 +524,6 @@ def build_http_app(
         extra_hosts=extra_hosts,
         extra_origins=extra_origins,
     )
+    # the outermost: no exception leaves the app, and every error at a JSON-RPC door is JSON-RPC
+    app.add_middleware(AppBoundary)
     return app, holder

@@ -245,7 +245,13 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             transport.close()
             return
         transport.flush()  # type: ignore[attr-defined]  # HeadHoldingTransport: what it holds, then EOF
-        transport.write_eof()
+        try:
+            transport.write_eof()
+        except OSError:
+            # the peer is gone already (its end reached the socket before the loop read it, and the answer was
+            # reset): the half close raised ENOTCONN in the app's ``send`` ("Exception in ASGI application")
+            transport.abort()
+            return
         self.loop.call_later(LINGER_SECONDS, transport.close)
 
     def _check(self) -> None:

@@ -112,7 +112,7 @@ def _json_rpc_errors(send: Send, mid: Any) -> Send:
         body.extend(message.get("body", b""))
         if message.get("more_body", False) and len(body) <= MAX_ERROR_BYTES:
             return
-        text = _as_json_rpc_error(bytes(body), mid, held.get("status", 400))
+        text = as_json_rpc_error(bytes(body), mid, held.get("status", 400))
         headers = [(k, v) for k, v in held.get("headers", [])
                    if k.lower() not in (b"content-type", b"content-length")]
         headers += [(b"content-type", b"application/json"), (b"content-length", str(len(text)).encode())]
@@ -126,7 +126,7 @@ def _json_rpc_errors(send: Send, mid: Any) -> Send:
 MAX_ERROR_BYTES = 64 * 1024  # an error answer longer than this is cut (it is read whole before it is sent)
 
 
-def _as_json_rpc_error(body: bytes, mid: Any, status: int) -> bytes:
+def as_json_rpc_error(body: bytes, mid: Any, status: int) -> bytes:
     try:
         found = json.loads(body) if body else None
     except ValueError:

@@ -5,7 +5,8 @@ but can hand back an older one, still signed and within its nextUpdate, that lac
 Taken, it admits those certificates again. So a changed CRL file is compared, CA by CA, with the one in
 force: a CA still in the bundle whose CRL is older (CRL number, else lastUpdate) or gone is a rollback, and
 the change is refused. Only CRLs that a CA of the bundle signed count (an unsigned one claiming a huge number
-would otherwise make every later real CRL look older). Kept in memory: a restart trusts the file as it is.
+would otherwise make every later real CRL look older). The mark outlives a restart in the data dir
+(``crl_mark.py``).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from sentinel_mcp.config import Config, ConfigError, loopback_host
 from sentinel_mcp.tls.acceptor import TLSAcceptor
 from sentinel_mcp.tls.authority import AuthorityError, LocalCA, machine_addresses, machine_names, tls_dir
+from sentinel_mcp.tls.crl_mark import MARK_FILE, CrlMark
 from sentinel_mcp.tls.refusals import REQUEST, RefusalLog
 from sentinel_mcp.tls.server_context import FrontTLS, ServerContexts, TLSSetupError
 from sentinel_mcp.tls.settings import ServerTLS
@@ -164,7 +165,7 @@ def front_security(config: Config, host: str) -> FrontSecurity:
         off = setting == "off" and not loopback_host(host)
         return FrontSecurity(None, off, notes=[PLAINTEXT_WARNING] if off else [])
     try:
-        contexts = ServerContexts(tls)
+        contexts = ServerContexts(tls, CrlMark(tls_dir(config.data_dir) / MARK_FILE))
     except TLSSetupError as e:
         raise ConfigError(f"sentinel.http.tls: {e}") from None
     refusals = RefusalLog(lambda: None)

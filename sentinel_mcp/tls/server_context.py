@@ -17,6 +17,7 @@ from pathlib import Path
 from cryptography import x509
 
 from sentinel_mcp.tls.crl_freshness import Freshness, expired_at, freshness, newest, rolled_back
+from sentinel_mcp.tls.crl_mark import CrlMark, CrlMarkError
 from sentinel_mcp.tls.file_modes import readable_by_others, replaceable_by_others
 from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, PeerCertificate
 from sentinel_mcp.tls.pem_blocks import CA_LABELS, CRL_LABELS, foreign_labels, load_trust
@@ -194,11 +195,33 @@ def _handshake_bundle(ctx: ssl.SSLContext, cas: TrustedCAs | None) -> None:
 
 
 class ServerContexts:
-    """The current context for each new connection; files re-read when their change time moves."""
+    """The current context for each new connection; files re-read when their change time moves.
 
-    def __init__(self, tls: FrontTLS) -> None:
+    ``mark``: where the CRLs' "never back in time" mark outlives a restart (``crl_mark.py``); without one it
+    is kept in memory only."""
+
+    def __init__(self, tls: FrontTLS, mark: CrlMark | None = None) -> None:
         self.tls = tls
         self._ctx, self.warnings, self.revoked, self._cas, self._fresh = build_server_context(tls)
+        self._mark = mark
+        # each CA's newest CRL ever in force here (the mark's, and the files' since): none is taken back
+        self._high: Freshness = {}
+        if mark is not None and tls.mode != "off":
+            try:
+                held = mark.load()
+            except CrlMarkError as e:  # the start is refused, naming the file
+                raise TLSSetupError(str(e)) from None
+            trusted = {ca.sha256 for ca in self._cas.cas} if self._cas is not None else set()
+            why = rolled_back(held, self._fresh, trusted)
+            if why is not None:
+                raise TLSSetupError(
+                    f"TLS CRLs ({tls.crl or tls.ca}) refused: {why}, as recorded in {mark.path} before this "
+                    "start. Write the current CRL (`sentinel-mcp tls crl`), or remove that file to take the "
+                    "CRL files as they are")
+            self._high = held
+            self._keep_mark()
+        else:
+            self._high = dict(self._fresh)
         _handshake_bundle(self._ctx, self._cas)
         self._stamp = self._stamps()
         self._checked = time.monotonic()
@@ -226,13 +249,14 @@ class ServerContexts:
                 try:
                     ctx, warnings, revoked, cas, fresh = build_server_context(self.tls)
                     trusted = {ca.sha256 for ca in cas.cas} if cas is not None else set()
-                    why = rolled_back(self._fresh, fresh, trusted)
+                    why = rolled_back(self._high, fresh, trusted)
                     if why is not None:
                         raise TLSSetupError(f"TLS CRLs ({self.tls.crl or self.tls.ca}) refused: {why}")
                     _handshake_bundle(ctx, cas)
                     # all at once: a request is checked against the bundle its handshake could have used
                     self._ctx, self.warnings, self.revoked, self._cas = ctx, warnings, revoked, cas
                     self._fresh = fresh
+                    self._keep_mark()
                     log.warning("TLS: certificate, CA or CRL changed; new connections use the new files")
                 except (TLSSetupError, OSError) as e:
                     # keep serving with what was valid; the problem is logged and shown by /healthz
@@ -241,6 +265,21 @@ class ServerContexts:
                     ]
                     log.error(self.warnings[0])
         return self._ctx
+
+    def _keep_mark(self) -> None:
+        """The mark moved forward to the CRLs in force (and written, with a mark file)."""
+        if self._mark is None or self.tls.mode == "off":
+            self._high = newest(self._high, self._fresh)
+            return
+        try:
+            self._high = self._mark.save(self._high, self._fresh)
+        except OSError as e:
+            # the CRL in force is served all the same (the newest seen); only a restart would not know it
+            self._high = newest(self._high, self._fresh)
+            problem = (f"the CRL mark {self._mark.path} cannot be written ({e.strerror or e}): after a "
+                       "restart an older CRL would not be refused")
+            self.warnings = [*self.warnings, problem]
+            log.error("TLS: %s", problem)
 
     def is_revoked(self, cert: PeerCertificate) -> bool:
         """The certificate, or a CA of ``ca`` that signed it, is on a CRL (the chain the handshake verified is

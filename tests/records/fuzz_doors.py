@@ -7,6 +7,8 @@ import asyncio
 import json
 from typing import Any, Awaitable, Callable
 
+from sentinel_mcp.app.app_boundary import FAULT
+
 MODERN = "2026-07-28"
 ENVELOPE = {"io.modelcontextprotocol/protocolVersion": MODERN,
             "io.modelcontextprotocol/clientInfo": {"name": "fuzz", "version": "1"},
@@ -124,7 +126,8 @@ def shape_problem(frame: Any) -> str | None:
 
 
 def leaks(text: str) -> bool:
-    return "Traceback (most recent call last)" in text or 'File "/' in text
+    """A traceback, or a fault the HTTP app's boundary caught (one line, no traceback: still a fault)."""
+    return "Traceback (most recent call last)" in text or 'File "/' in text or FAULT in text
 
 
 async def stream_door(cases: list[tuple[str, bytes]], send: Callable[[bytes], Awaitable[list[Any]]],

@@ -199,9 +199,7 @@ def _judge(label: str, raw: bytes, r: httpx2.Response, gateway: Gateway) -> list
         frames = _frames(r)
     except ValueError:
         return [*bad, f"{label}: body not JSON {r.text[:200]!r}"]
-    if 400 <= r.status_code < 500 and len(frames) == 1 and list(frames[0]) == ["error"] and isinstance(
-            frames[0]["error"], str):
-        return bad  # refused by the caller check before JSON-RPC is read (Host, Origin, token, header twice)
+    # a refusal by the caller check (Host, Origin, token, header twice) is a JSON-RPC error too, id null
     bad += [f"{label}: {p}: {r.status_code} {r.text[:300]!r}" for p in map(shape_problem, frames) if p]
     flat = [x for f in frames for x in (f if isinstance(f, list) else [f])]
     for f in flat:

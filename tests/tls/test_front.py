@@ -103,7 +103,8 @@ async def test_every_front_over_tls_and_certificates_are_principals(tmp_path, pk
             r = await http.post(
                 f"{base}/mcp", json=PING, headers={**ACCEPT, "Authorization": f"Bearer {BOB}"}
             )
-            assert r.status_code == 401 and "names 'alice' but the token does not" in r.json()["error"]
+            said = r.json()["error"]["message"]
+            assert r.status_code == 401 and "names 'alice' but the token does not" in said
 
         # refused certificates: a clear TLS alert for the client, a line in the audit log for the owner
         assert "CERTIFICATE_EXPIRED" in await refused(base, client_context(pki, pki.expired))
@@ -111,7 +112,7 @@ async def test_every_front_over_tls_and_certificates_are_principals(tmp_path, pk
         assert "UNKNOWN_CA" in await refused(base, client_context(pki, pki.stranger))
         async with httpx2.AsyncClient(verify=client_context(pki, pki.carol), timeout=10) as http:
             r = await http.post(f"{base}/mcp", json=PING, headers=ACCEPT)
-            assert r.status_code == 401 and "names no principal" in r.json()["error"]
+            assert r.status_code == 401 and "names no principal" in r.json()["error"]["message"]
         rows = await audit_rows(cfg, at_least=5)
         reasons = [r["reason"] for r in rows]
         assert any("certificate has expired" in x for x in reasons), reasons
@@ -147,7 +148,7 @@ async def test_required_mode_and_a_revocation_while_running(tmp_path, pki):
 
             await asyncio.sleep(1.1)  # the front looks at its files at most once a second
             r = await kept_alive.post(f"{base}/mcp", json=PING, headers=ACCEPT)
-            assert r.status_code == 401 and "revoked" in r.json()["error"]
+            assert r.status_code == 401 and "revoked" in r.json()["error"]["message"]
         assert "CERTIFICATE_REVOKED" in await refused(base, bob_ctx)
         rows = await audit_rows(cfg, at_least=3)
         reasons = [r["reason"] for r in rows]

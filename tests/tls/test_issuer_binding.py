@@ -278,4 +278,4 @@ async def test_over_https_another_cas_owner_is_refused_and_the_real_one_admitted
             if expected is None:
                 assert r.status_code not in (401, 403), (who.name, r.text)
             else:
-                assert r.status_code == 401 and "names no principal" in r.json()["error"], r.text
+                assert r.status_code == 401 and "names no principal" in r.json()["error"]["message"], r.text
