@@ -84,7 +84,14 @@ def _containers(own: list[Any]) -> list[int]:
         seen.add(id(o))
         if isinstance(o, kinds) and len(o) >= 256:
             sizes.append(len(o))
-        todo.extend(r for r in gc.get_referents(o) if gc.is_tracked(r) and id(r) not in seen)
+        for r in gc.get_referents(o):
+            if id(r) in seen:
+                continue
+            if gc.is_tracked(r):
+                todo.append(r)
+            elif isinstance(r, kinds) and len(r) >= 256:  # a map of strings only: untracked, still counted
+                seen.add(id(r))
+                sizes.append(len(r))
     return sorted(sizes, reverse=True)[:200]
 
 
