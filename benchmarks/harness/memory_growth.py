@@ -42,6 +42,15 @@ def probe(pid: int, path: Path) -> dict:
     raise RuntimeError("the probe did not answer")
 
 
+def _native_text(report: dict) -> str:
+    """The probe's memory outside Python objects (SQLite's heap, malloc's mapped and free bytes), in MB."""
+    n = report.get("native", {})
+    mb = {k: (f"{v / 1024:.1f}" if isinstance(v, int) else "?") for k, v in n.items() if k.endswith("_kb")}
+    return (f"SQLite {mb.get('sqlite_kb', '?')} MB  malloc mapped {mb.get('malloc_mapped_kb', '?')} MB, free "
+            f"{mb.get('malloc_free_kb', '?')} MB in {n.get('malloc_arenas', '?')} arenas  Python blocks "
+            f"{n.get('python_blocks', '?')}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--marks", default="1000,20000,100000")
@@ -108,7 +117,7 @@ def main() -> None:
             (tmp / f"probe-{goal}.json").write_text(json.dumps(reports[goal]))
             print(f"{done:7d} calls  RSS {reports[goal]['rss_kb'] / 1024:7.1f} MB  traced "
                   f"{reports[goal]['traced'] / 2**20:6.1f} MB  objects {reports[goal]['objects']:8d}  "
-                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+                  f"({time.perf_counter() - t0:.0f} s)  {_native_text(reports[goal])}", flush=True)
         print(f"RSS now (after the last probe): {rss_mb(proc.pid):.1f} MB")
     finally:
         stop_process(proc)
