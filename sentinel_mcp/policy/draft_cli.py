@@ -126,9 +126,10 @@ def cmd_draft(args: argparse.Namespace) -> int:
     document_path = args.policy if not args.output else _relative(Path(args.policy), Path(args.output).parent)
     paragraphs = split_markdown(policy_text, name)
     draft = draft_rulebase(args.server, tools, name, document_path, paragraphs)
-    # checked as it will be loaded, before it is offered (draft_check.py); the policy's path made absolute
-    checked = draft_rulebase(args.server, tools, name, str(Path(args.policy).resolve()), paragraphs)
-    problems = asyncio.run(draft_problems(args.server, tools, checked.text))
+    # checked as it will be loaded, before it is offered (draft_check.py); the policy beside it
+    policy = Path(args.policy).resolve()
+    checked = draft_rulebase(args.server, tools, name, policy.name, paragraphs)
+    problems = asyncio.run(draft_problems(args.server, tools, checked.text, policy))
     errors = [p for p in problems if p.severity == "error"]
     if errors:
         print("sentinel-mcp draft: the draft fails its check, so it is not offered (its tools or policy hold "
