@@ -38,6 +38,10 @@ CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
 # few inferences may build a term of a gigabyte (length(L, 10000000)), the engine's default bound, and hold
 # the loop meanwhile; a pass over it errs and is decided again on the engine thread, as over the inference cap
 CALLER_STACK_BYTES = 16 * 1024 * 1024
+# The engine thread's own (SWI-Prolog's default is 1 GB, and every decision waits on this thread): a guard
+# that builds more errs with resource_error, its call denied for memory, and the thread goes on; loads,
+# decisions and proofs need a few MB
+ENGINE_STACK_BYTES = 256 * 1024 * 1024
 _SN_THREAD_STACK_LIMIT = PrologCall("sentinel_core", "sn_thread_stack_limit", 2)
 
 
@@ -90,6 +94,7 @@ class EngineThread:
 
             prolog = Prolog()
             list(prolog.query(f"use_module({quote_atom(str(CORE))})"))
+            thread_stack_limit(ENGINE_STACK_BYTES)
         except BaseException as e:  # reported to start()
             self._start_error = e
             self._ready.set()

@@ -31,7 +31,8 @@ guard('bk__n_clauses', [booking_id = B], ( two_ways(B) )).
 two_ways(B) :- cancel_reason(B, _), booking_status(B, confirmed).
 two_ways(B) :- cancel_reason(B, _), booking_status(B, cancelled).
 guard('bk__n_or', [booking_id = B],
-      ( ( cancel_reason(B, _), booking_status(B, confirmed) ; really_merge(B, B), booking_status(B, cancelled) ) )).
+      ( ( cancel_reason(B, _), booking_status(B, confirmed)
+        ; really_merge(B, B), booking_status(B, cancelled) ) )).
 guard('bk__n_ite', [booking_id = B],
       ( ( current_user(U), user_booking(U, B) -> cancel_reason(B, _), booking_status(B, confirmed)
         ; really_merge(B, B), fail ) )).
@@ -100,7 +101,8 @@ async def answered(bk: Rig, tool: str, booking: str, session: str, answers: list
 async def test_a_helper_whose_output_an_answer_sets_keeps_the_question(bk: Rig) -> None:
     # health_reason/2 fails while the reason is unknown; the answer health makes it and the rest hold
     for tool in ("n_out", "n_speculate_out"):
-        assert questions(await decide(bk, tool, "BK-789", f"{tool}-q")) == ["Why do you want to cancel BK-789?"]
+        asked = questions(await decide(bk, tool, "BK-789", f"{tool}-q"))
+        assert asked == ["Why do you want to cancel BK-789?"]
         assert isinstance(await answered(bk, tool, "BK-789", f"{tool}-a", [{"answer": "health"}]), Allow)
 
 
@@ -117,8 +119,9 @@ SETTLED = [
 
 
 @pytest.mark.parametrize(("tool", "lost", "open_"), SETTLED)
-async def test_a_question_below_the_top_level_is_not_asked_for_a_lost_call(bk: Rig, tool: str, lost: list[str],
-                                                                           open_: str) -> None:
+async def test_a_question_below_the_top_level_is_not_asked_for_a_lost_call(
+    bk: Rig, tool: str, lost: list[str], open_: str
+) -> None:
     for booking in lost:
         d = await decide(bk, tool, booking, f"{tool}-lost-{booking}")
         assert isinstance(d, Deny), (booking, d)
