@@ -42,6 +42,9 @@ CALLER_STACK_BYTES = 16 * 1024 * 1024
 # that builds more errs with resource_error, its call denied for memory, and the thread goes on; loads,
 # decisions and proofs need a few MB
 ENGINE_STACK_BYTES = 256 * 1024 * 1024
+# the engine thread's C stack (virtual memory: only the pages a call reaches are used), far past the limit
+# SWI-Prolog checks on it (the process's stack limit, see begin)
+ENGINE_C_STACK_BYTES = 256 * 1024 * 1024
 _SN_THREAD_STACK_LIMIT = PrologCall("sentinel_core", "sn_thread_stack_limit", 2)
 
 
@@ -85,7 +88,16 @@ class EngineThread:
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="sentinel-prolog", daemon=True)
-                self._thread.start()
+                # SWI-Prolog, initialised on this thread, takes it for a process's main thread: it checks its
+                # C stack against the process's stack limit (ulimit -s, 8 MB) from where it starts, while the
+                # thread's own stack is that size from its very top. A term a rule nests deep enough
+                # (f(f(...)) 300,000 levels, in a proof being written) then overran the stack before the check
+                # caught it: the process died (SIGSEGV). With room past the limit it checks, the writer errs.
+                previous = threading.stack_size(ENGINE_C_STACK_BYTES)
+                try:
+                    self._thread.start()
+                finally:
+                    threading.stack_size(previous)
 
     def _run(self) -> None:
         try:

@@ -50,6 +50,9 @@ guard('t__huge', [n = N], ( item(N), \\+ \\+ ( length(L, 1000000), copies({HUGE_
 guard('t__past', [n = N], ( item(N), \\+ \\+ ( length(L, 1000000), copies({PAST_COPIES}, L, Cs),
                                                  Cs \\== [] ) )).
 guard('t__vast', [n = N], ( item(N), length(L, {VAST}), held(L) )).
+deep(0, T, T) :- !.
+deep(K, T0, T) :- K1 is K - 1, deep(K1, f(T0), T).
+guard('t__deep', [n = N], ( item(N), deep(300000, a, T), held(T) )).
 """
 
 
@@ -226,3 +229,25 @@ async def test_a_proof_too_big_to_keep_is_written_at_once_its_big_term_shown_by_
     small = await guard.decide(call("t__kept", {"n": 3}, "s"))  # one that fits is kept as before
     assert isinstance(small, Allow) and await kept_cells(guard) > after
     assert "<a term too large to show>" not in str((await rendered_proof(small.proof))["tree"])
+
+
+async def test_a_term_nested_deep_in_a_proof_is_written_and_the_process_lives(memory_guard: PolicyGuard) -> None:
+    """f(f(...)) 300,000 levels deep, made by a rule, in an allow's proof: writing it recurses in C. The engine
+    thread's C stack was exactly the size SWI-Prolog checks from a point below its top, and the process died
+    (SIGSEGV) writing the kept proof; now the engine thread has room past what SWI-Prolog checks: the writer
+    errs or writes it, and the next decision is decided."""
+    guard = memory_guard
+    for fast in (True, False):
+        guard.fast_path = fast
+        try:
+            d = await guard.decide(call("t__deep", {"n": 3}, "s"))
+            assert isinstance(d, Allow), (fast, d)
+            try:
+                text = str((await rendered_proof(d.proof))["tree"])
+                assert "f(f(f(" in text and len(text) < 4_000_000
+            except Exception as e:  # noqa: BLE001 - a writer's error is an answer; a dead process is not
+                assert "stack" in str(e).lower(), e
+            light = await guard.decide(call("t__light", {"n": 3}, "s"))
+            assert isinstance(light, Allow), (fast, light)
+        finally:
+            guard.fast_path = True
