@@ -235,9 +235,9 @@ async def test_a_term_nested_deep_in_a_proof_is_written_and_the_process_lives(
     memory_guard: PolicyGuard,
 ) -> None:
     """f(f(...)) 300,000 levels deep, made by a rule, in an allow's proof: writing it recurses in C. The
-    engine thread's C stack was exactly the size SWI-Prolog checks from a point below its top, and the process died
-    (SIGSEGV) writing the kept proof; now the engine thread has room past what SWI-Prolog checks: the writer
-    errs or writes it, and the next decision is decided."""
+    engine thread's C stack was exactly the size SWI-Prolog checks from a point below its top, and the
+    process died (SIGSEGV) writing the kept proof; now the engine thread has room past what SWI-Prolog
+    checks: the writer errs or writes it, and the next decision is decided."""
     guard = memory_guard
     for fast in (True, False):
         guard.fast_path = fast
