@@ -6,7 +6,8 @@ gateway reads for whoever sees those: ``policy_document(d, '/etc/passwd')`` woul
 path is taken relative to the declaring file's directory (its home); a ``..`` segment is refused as written
 (whatever it would resolve to), an absolute path must already lie in the home, and the resolved file (every
 symbolic link followed) must still lie in it. Sentinel's shipped rulebases (``rulebases/``) name the shipped
-examples' policies: their home is the tree they ship in. A path is judged on its text and the links on the
+examples' policies: their home is the project (a checkout's top, or where a wheel puts ``sentinel_mcp`` and
+``examples`` side by side). A path is judged on its text and the links on the
 way, not on whether the file exists (a missing one is reported where the documents are read).
 """
 
@@ -15,13 +16,13 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePath
 
-from sentinel_mcp.paths import RULEBASES_DIR, SHIPPED_ROOT
+from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
 
 
 def home_of(declared_in: str) -> Path:
     """The directory a rulebase file's documents must lie in."""
     here = Path(declared_in).resolve().parent
-    return SHIPPED_ROOT.resolve() if here == RULEBASES_DIR.resolve() else here
+    return PROJECT_ROOT.resolve() if here == RULEBASES_DIR.resolve() else here
 
 
 def document_place(path: str, declared_in: str) -> tuple[Path | None, str | None]:
