@@ -46,6 +46,14 @@ guard('bk__n_findall', [booking_id = B],
       ( cancel_reason(B, _), current_user(U), findall(X, user_booking(U, X), Xs), memberchk(B, Xs),
         booking_status(B, confirmed) )).
 guard('bk__n_speculate_out', [booking_id = B], ( health_reason(B, W), W == health )).
+guard('bk__n_second', [booking_id = B], ( first_or_ask(B) )).
+first_or_ask(B) :- booking_status(B, cancelled).
+first_or_ask(B) :- cancel_reason(B, W), W == health.
+guard('bk__n_or_second', [booking_id = B],
+      ( ( booking_status(B, cancelled) ; cancel_reason(B, W), W == health ) )).
+guard('bk__n_recursive', [booking_id = B], ( down(B, 300) )).
+down(B, 0) :- cancel_reason(B, W), W == health.
+down(B, K) :- K > 0, K1 is K - 1, down(B, K1).
 """
 
 
@@ -99,8 +107,11 @@ async def answered(bk: Rig, tool: str, booking: str, session: str, answers: list
 
 
 async def test_a_helper_whose_output_an_answer_sets_keeps_the_question(bk: Rig) -> None:
-    # health_reason/2 fails while the reason is unknown; the answer health makes it and the rest hold
-    for tool in ("n_out", "n_speculate_out"):
+    # health_reason/2 fails while the reason is unknown; the answer health makes it and the rest hold (in
+    # n_second, a rule's first clause fails on the facts, its second holds once the answer is health; in
+    # n_or_second, the second branch; n_recursive reaches the question past the unfoldings a speculation
+    # makes)
+    for tool in ("n_out", "n_speculate_out", "n_second", "n_or_second", "n_recursive"):
         asked = questions(await decide(bk, tool, "BK-789", f"{tool}-q"))
         assert asked == ["Why do you want to cancel BK-789?"]
         assert isinstance(await answered(bk, tool, "BK-789", f"{tool}-a", [{"answer": "health"}]), Allow)

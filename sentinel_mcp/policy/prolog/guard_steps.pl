@@ -83,7 +83,7 @@ speculations_left :-
 %  variable a later W == health fails on, and a question inside a rule it calls, or in one branch of its
 %  disjunction, is seen for what it is). A clean goal is proved (its look-ups recorded, as the pass after the
 %  answers makes them: its inputs are the same); a rule, a conjunction, a disjunction or an if-then-else is
-%  unfolded, each of its goals taken in turn the same way (unfold/2); anything else unclean - a negation, a
+%  unfolded, each of its goals taken in turn the same way (speculate_step/1); anything else unclean - a negation, a
 %  base fact read through an unknown value, a meta-call - is taken as holding, unproved (its outputs open: a
 %  look-up it would make may be for a value the answers change). No question recorded (speculating/0), and
 %  what failed on the way only after an assumption is not kept (tentative); an error is "may".
@@ -101,7 +101,11 @@ speculate((A, B)) :- !, speculate_step(A), speculate(B).
 speculate(G) :- speculate_step(G).
 
 speculate_step(G) :- var(G), !, open_vars([G]).
-speculate_step(G) :- unfold(G, Body), !, speculate_body(Body).
+speculate_step((A, B)) :- !, speculate((A, B)).
+speculate_step((C -> T ; E)) :- \+ fails_branch(T), !, speculate_ite(C, T, E).
+speculate_step((C -> T)) :- !, speculate((C, T)).
+speculate_step((A ; B)) :- \+ A = (_ -> _), \+ A = (_ *-> _), !, ( speculate(A) ; speculate(B) ).
+speculate_step(G) :- unfolded_rule(G, RB), !, clause(RB:G, Body), speculate(Body).  % each clause in turn
 speculate_step(G) :-
     clean_term(G, Clean), term_variables(G, Vs),
     (   Clean == true
@@ -112,11 +116,6 @@ speculate_step(G) :-
     ;   open_vars(Vs)
     ).
 
-%  speculate_body(+Body): an unfolded goal's alternatives, each a conjunction speculated as the body's are.
-speculate_body(or(A, B)) :- !, ( speculate_body(A) ; speculate_body(B) ).
-speculate_body(ite(C, T, E)) :- !, speculate_ite(C, T, E).
-speculate_body(G) :- speculate(G).
-
 %  The condition of ( C -> T ; E ): when it is clean and its proof assumes nothing, its outcome is what the
 %  facts say and only that branch may hold; otherwise either may.
 speculate_ite(C, T, E) :-
@@ -126,24 +125,20 @@ speculate_ite(C, T, E) :-
     ;   speculate((C, T)) ; speculate(E)
     ).
 
-%  unfold(+G, -Body): what proving G proves, as goals to speculate one by one: a conjunction as it is, a
-%  disjunction or an if-then-else as its branches (or/2, ite/3), a rule as one of its clauses' bodies (a rule
-%  that prove/2 interprets by clause/2: no cut, not a base predicate, not a declaration). At most 256 unfoldings
-%  a speculation (a recursive rule unfolds without end, a rule of many clauses multiplies them), and never
-%  a rule called with an unknown value (its clause heads would bind it: noted tainted, it would hold a later
-%  question back); past them the goal is taken as holding. A negation, once/1, a soft cut, a requirement
-%  are not unfolded: taken as what they are (proved when clean, holding when not).
-unfold((A, B), (A, B)).
-unfold((C -> T ; E), Body) :- ( fails_branch(T) -> fail ; Body = ite(C, T, E) ).
-unfold((C -> T), (C, T)).
-unfold((A ; B), or(A, B)) :- \+ A = (_ -> _), \+ A = (_ *-> _).
-unfold(G, Body) :-
+%  Below the top level, what proving a goal proves is speculated goal by goal (speculate_step/1): a
+%  conjunction as it is, a disjunction as either branch, an if-then-else as the branch its condition picks, a
+%  rule as each of its clauses' bodies in turn. unfolded_rule(+G, -RB): G is a rule prove/2 interprets by
+%  clause/2 (no cut, not a base predicate, not a declaration), unfolded at most 256 times a speculation (a
+%  recursive rule unfolds without end, a rule of many clauses multiplies them), and never called with an
+%  unknown value (its clause heads would bind it: noted tainted, it would hold a later question back); past
+%  them the goal is taken as holding. A negation, once/1, a soft cut, a requirement are not unfolded: taken as
+%  what they are (proved when clean, holding when not).
+unfolded_rule(G, RB) :-
     callable(G), \+ control_goal(G),
     query_rb(RB), \+ base(RB, G), functor(G, N, A),
     \+ catch(RB:'$has_cut'(N/A), _, fail), user_pred(RB, G),
     \+ ( term_attvars(G, AVs), member(V, AVs), get_attr(V, sentinel_core, assumed) ),
-    nb_getval(sn_unfolds, K), K < 256, K1 is K + 1, nb_setval(sn_unfolds, K1),
-    clause(RB:G, Body).
+    nb_getval(sn_unfolds, K), K < 256, K1 is K + 1, nb_setval(sn_unfolds, K1).
 
 control_goal(G) :- functor(G, N, A), memberchk(N/A, [(',')/2, (;)/2, (->)/2, (*->)/2, (\+)/1, call/_]).
 
