@@ -87,7 +87,7 @@ async def check_files(
     files are a client's candidate, held to the bounds of the rulebase in force (the documents it may
     cite)."""
     try:
-        rb = await load_rulebase(engine, files)
+        rb = await load_rulebase(engine, files, own_documents=untrusted is None)
     except RulebaseError as e:
         return sorted(e.problems, key=lambda p: (p.file, p.line))
     problems = list(rb.warnings)

@@ -8,6 +8,7 @@ to a write) is an error here, and a draft with an error is not offered."""
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -43,12 +44,16 @@ def catalog_of(server: str, tools: list[dict[str, Any]]) -> list[Tool]:
     return out
 
 
-async def draft_problems(server: str, tools: list[dict[str, Any]], text: str) -> list[Problem]:
-    """The checker's problems of a draft's text (its policy_document path absolute: found from anywhere)."""
+async def draft_problems(server: str, tools: list[dict[str, Any]], text: str,
+                         document: Path | None = None) -> list[Problem]:
+    """The checker's problems of a draft's text. ``document``: the policy it cites, copied beside the draft
+    under its own name (the text names it so: a rulebase's documents lie in its own directory)."""
     from sentinel_mcp.policy.checker import check_paths
     from sentinel_mcp.policy.engine import shared_engine
 
     with tempfile.TemporaryDirectory(prefix="sentinel-draft-") as tmp:
+        if document is not None:
+            shutil.copyfile(document, Path(tmp) / document.name)
         path = Path(tmp) / "draft.pl"
         path.write_text(text, encoding="utf-8")
         problems = await check_paths(shared_engine(), [path], catalog_of(server, tools))

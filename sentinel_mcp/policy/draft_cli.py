@@ -123,12 +123,17 @@ def cmd_draft(args: argparse.Namespace) -> int:
         print(f"sentinel-mcp draft: cannot list the tools of {args.server}: {e}", file=sys.stderr)
         return 1
     name = args.document or args.server
-    document_path = args.policy if not args.output else _relative(Path(args.policy), Path(args.output).parent)
+    # a rulebase's documents lie in its own directory (document_places.py): a policy outside the draft's is
+    # copied beside it, under its own name
+    beside = _relative(Path(args.policy), Path(args.output).parent) if args.output else None
+    copy_to = Path(args.output).parent / Path(args.policy).name if args.output and beside is None else None
+    document_path = args.policy if not args.output else beside or Path(args.policy).name
     paragraphs = split_markdown(policy_text, name)
     draft = draft_rulebase(args.server, tools, name, document_path, paragraphs)
-    # checked as it will be loaded, before it is offered (draft_check.py); the policy's path made absolute
-    checked = draft_rulebase(args.server, tools, name, str(Path(args.policy).resolve()), paragraphs)
-    problems = asyncio.run(draft_problems(args.server, tools, checked.text))
+    # checked as it will be loaded, before it is offered (draft_check.py); the policy beside it
+    policy = Path(args.policy).resolve()
+    checked = draft_rulebase(args.server, tools, name, policy.name, paragraphs)
+    problems = asyncio.run(draft_problems(args.server, tools, checked.text, policy))
     errors = [p for p in problems if p.severity == "error"]
     if errors:
         print("sentinel-mcp draft: the draft fails its check, so it is not offered (its tools or policy hold "
@@ -144,6 +149,10 @@ def cmd_draft(args: argparse.Namespace) -> int:
         except FileExistsError:  # made while the tools were listed and the draft checked
             print(f"sentinel-mcp draft: {args.output} exists; a draft never replaces a rulebase",
                   file=sys.stderr)
+            return 2
+        if copy_to is not None and not _copied(copy_to, policy_text):
+            print(f"sentinel-mcp draft: {copy_to} exists and is not the policy; the draft names its policy "
+                  "beside it: put it there", file=sys.stderr)
             return 2
     else:
         sys.stdout.write(draft.text)
@@ -164,10 +173,24 @@ def _write_new(path: str, text: str) -> None:
         f.write(text)
 
 
-def _relative(target: Path, base: Path) -> str:
-    """The policy's path as the rulebase will find it (relative to the rulebase file when it can be)."""
-
+def _copied(path: Path, text: str) -> bool:
+    """The policy's text beside the draft: written there, or there already; False when another file holds the
+    name."""
     try:
-        return os.path.relpath(target.resolve(), base.resolve())
+        _write_new(str(path), text)
+        return True
+    except FileExistsError:
+        try:
+            return path.read_text(encoding="utf-8") == text
+        except (OSError, UnicodeDecodeError):
+            return False
+
+
+def _relative(target: Path, base: Path) -> str | None:
+    """The policy's path as the rulebase will find it, relative to the rulebase file; None when it is not in
+    the rulebase file's directory (a rulebase may name only documents there)."""
+    try:
+        rel = os.path.relpath(target.resolve(), base.resolve())
     except ValueError:
-        return str(target.resolve())
+        return None
+    return None if rel == ".." or rel.startswith(".." + os.sep) else rel

@@ -38,6 +38,13 @@ CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
 # few inferences may build a term of a gigabyte (length(L, 10000000)), the engine's default bound, and hold
 # the loop meanwhile; a pass over it errs and is decided again on the engine thread, as over the inference cap
 CALLER_STACK_BYTES = 16 * 1024 * 1024
+# The engine thread's own (SWI-Prolog's default is 1 GB, and every decision waits on this thread): a guard
+# that builds more errs with resource_error, its call denied for memory, and the thread goes on; loads,
+# decisions and proofs need a few MB
+ENGINE_STACK_BYTES = 256 * 1024 * 1024
+# the engine thread's C stack (virtual memory: only the pages a call reaches are used), far past the limit
+# SWI-Prolog checks on it (the process's stack limit, see begin)
+ENGINE_C_STACK_BYTES = 256 * 1024 * 1024
 _SN_THREAD_STACK_LIMIT = PrologCall("sentinel_core", "sn_thread_stack_limit", 2)
 
 
@@ -81,7 +88,16 @@ class EngineThread:
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="sentinel-prolog", daemon=True)
-                self._thread.start()
+                # SWI-Prolog, initialised on this thread, takes it for a process's main thread: it checks its
+                # C stack against the process's stack limit (ulimit -s, 8 MB) from where it starts, while the
+                # thread's own stack is that size from its very top. A term a rule nests deep enough
+                # (f(f(...)) 300,000 levels, in a proof being written) then overran the stack before the check
+                # caught it: the process died (SIGSEGV). With room past the limit it checks, the writer errs.
+                previous = threading.stack_size(ENGINE_C_STACK_BYTES)
+                try:
+                    self._thread.start()
+                finally:
+                    threading.stack_size(previous)
 
     def _run(self) -> None:
         try:
@@ -90,6 +106,7 @@ class EngineThread:
 
             prolog = Prolog()
             list(prolog.query(f"use_module({quote_atom(str(CORE))})"))
+            thread_stack_limit(ENGINE_STACK_BYTES)
         except BaseException as e:  # reported to start()
             self._start_error = e
             self._ready.set()

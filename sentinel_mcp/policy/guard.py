@@ -82,6 +82,7 @@ class PolicyGuard(ObserveStep, KeptTurns, Guard):
         self.store = FactStore(store_path)
         self._answering = asyncio.Lock()
         self.rulebases = RulebaseHolder(self.engine, rulebase_files, poll_interval=poll_interval)
+        self.rulebases.own_documents = untrusted is None
         # every version loaded (or refused), with its texts: the console's policy history (the gateway's guard
         # only: a command's or a replay's guard loads nothing into force)
         self.history = PolicyHistory((local_dir or Path(store_path).parent) / "policy_history.db")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sentinel_mcp.paths import PROJECT_ROOT
+from sentinel_mcp.policy.document_places import document_place, home_of
 from sentinel_mcp.policy.rulebase import Rulebase
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 from sentinel_mcp.search.paragraphs import Paragraph, normalize, split_markdown
@@ -39,11 +39,10 @@ class Citation:
 
 
 def resolve_document(path: str, declared_in: str) -> Path | None:
-    """A declared path, relative to the declaring rulebase file, else to the project (the shipped examples),
-    else to the working directory; None when it is in none of them."""
-    p = Path(path).expanduser()
-    candidates = [p] if p.is_absolute() else [Path(declared_in).parent / p, PROJECT_ROOT / p, Path.cwd() / p]
-    return next((c.resolve() for c in candidates if c.is_file()), None)
+    """A declared path, relative to the declaring rulebase file, when it lies in that file's own directory
+    (document_places.py: a rulebase that names another does not load); None otherwise."""
+    found, _ = document_place(path, declared_in)
+    return found if found is not None and found.is_file() else None
 
 
 class PolicyDocuments:
@@ -91,8 +90,8 @@ class PolicyDocuments:
             self.problems.append(
                 (
                     name,
-                    f"policy document {name}: {path} not found (relative paths start at "
-                    f"{Path(declared_in).parent}, then the project, then the working directory)",
+                    f"policy document {name}: {path} not found (a path starts at {home_of(declared_in)}, and "
+                    "may not leave it)",
                 )
             )
             return

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy import load_rehearsal
 from sentinel_mcp.policy.clause_bounds import clause_problems
+from sentinel_mcp.policy.document_places import document_place
 from sentinel_mcp.policy.rulebase_digest import content_digest
 from sentinel_mcp.policy.load_rehearsal import RehearsalFailed
 from sentinel_mcp.policy.engine import PrologEngine
@@ -83,6 +84,7 @@ class DocumentInfo(BaseModel):
     name: str
     path: str  # as declared
     file: str  # the rulebase file that declared it (relative paths start there)
+    line: int = 0  # where it declared it
 
 
 class RulebaseInfo(BaseModel):
@@ -221,9 +223,13 @@ def _mtimes(files: list[Path]) -> tuple[float | None, ...]:
     return tuple(out)
 
 
-async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | None = None) -> Rulebase:
+async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | None = None, *,
+                        own_documents: bool = True) -> Rulebase:
     """Load and validate files into a new module; raise RulebaseError (module unloaded) on errors.
-    ``version``: the name it was published under (a replica adopting another's version keeps that name)."""
+    ``version``: the name it was published under (a replica adopting another's version keeps that name).
+    ``own_documents``: its policy documents must lie in their rulebase files' own directories
+    (document_places.py); False for a client's candidate, which may name only the documents in force
+    (untrusted_rules.py), a check of its own that tells nothing of which files exist."""
     missing = [
         Problem(severity="error", file=str(f), line=0, message=_missing(f)) for f in files if not f.is_file()
     ]
@@ -262,9 +268,23 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
                     message=f"a declaration Sentinel cannot read ({where}: {first['msg']})")
             for f in files
         ]) from None
+    placed = _misplaced_documents(info) if own_documents else []
+    if placed:
+        await engine.unload(module)
+        raise RulebaseError(placed + warnings)
     return Rulebase(
         version=version, module=module, files=[str(f) for f in files], info=info, warnings=warnings
     )
+
+
+def _misplaced_documents(info: RulebaseInfo) -> list[Problem]:
+    out = []
+    for d in info.documents:
+        _, why = document_place(d.path, d.file)
+        if why is not None:
+            out.append(Problem(severity="error", file=d.file, line=d.line,
+                               message=f"policy_document({d.name}, ...): {why}"))
+    return out
 
 
 def _missing(f: Path) -> str:
@@ -299,6 +319,7 @@ class RulebaseHolder:
         self.files = list(files)
         self.poll_interval = poll_interval
         self.load_seconds = LOAD_SECONDS
+        self.own_documents = True  # load_rulebase's: False for a client's candidate (PolicyGuard sets it)
         self.active: Rulebase | None = None
         self._mtimes: tuple[float | None, ...] = ()
         self.last_error: str | None = None
@@ -368,7 +389,8 @@ class RulebaseHolder:
         """``load_rulebase`` within ``load_seconds``: past it, an error naming the files (the lock is let go;
         the engine's part ends by its inference limit)."""
         try:
-            return await asyncio.wait_for(load_rulebase(self.engine, files, version), self.load_seconds)
+            loading = load_rulebase(self.engine, files, version, own_documents=self.own_documents)
+            return await asyncio.wait_for(loading, self.load_seconds)
         except asyncio.TimeoutError:
             why = f"loading did not finish within {self.load_seconds:g} s"
             raise RulebaseError([Problem(severity="error", file=str(f), line=0, message=why) for f in files]

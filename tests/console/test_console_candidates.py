@@ -167,7 +167,7 @@ async def test_only_the_owner_tries_a_candidate_and_the_policy_page_checks_withi
 
 
 SPIN = """
-option(inference_limit(300000000)).
+option(inference_limit(50000000)).
 spin(0) :- !.
 spin(K) :- K1 is K - 1, spin(K1).
 guard('bk__merge_bookings', [first = _], spin(5000000)).
@@ -175,7 +175,7 @@ guard('bk__merge_bookings', [first = _], spin(5000000)).
 
 
 async def test_a_candidates_inference_budget_is_never_above_the_rulebase_in_forces(tmp_path):
-    """The candidate raises its own budget to 300M and loops 5M times: held to the 2M of the rulebase in force
+    """The candidate raises its own budget to 50M and loops 5M times: held to the 2M of the rulebase in force
     it is denied for its inferences (a trusted rulebase with the same option proves it)."""
     rb = tmp_path / "spin.pl"
     rb.write_text(SPIN)

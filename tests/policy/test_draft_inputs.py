@@ -68,3 +68,30 @@ def test_the_output_is_never_written_through_a_link_or_over_a_file(tmp_path: Pat
     out.symlink_to(target)
     code = main(["draft", "--server", "s", "--policy", str(policy), "--tools", str(tools), "-o", str(out)])
     assert code == 2 and not target.exists() and out.is_symlink()
+
+
+def test_a_policy_elsewhere_is_copied_beside_the_draft_never_over_another_file(tmp_path: Path,
+                                                                               monkeypatch) -> None:
+    """A rulebase's documents lie in its own directory (document_places.py): a policy outside the draft's is
+    copied beside it under its own name, and the draft names it there; a different file of that name there is
+    never replaced (exit 2), nor one reached through a link."""
+    monkeypatch.setenv("SENTINEL_DATA_DIR", str(tmp_path / "state"))
+    (tmp_path / "docs").mkdir()
+    policy = tmp_path / "docs" / "policy.md"
+    policy.write_text("# Policy\n\nCancel only your own bookings.\n")
+    tools = tmp_path / "tools.json"
+    tools.write_text('[{"name": "cancel", "inputSchema": {"type": "object"}}]')
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+    argv = ["draft", "--server", "s", "--policy", str(policy), "--tools", str(tools), "-o"]
+    assert main([*argv, str(tmp_path / "a" / "out.pl")]) == 0
+    assert (tmp_path / "a" / "policy.md").read_text() == policy.read_text()
+    assert "policy_document(s, 'policy.md')." in (tmp_path / "a" / "out.pl").read_text()
+    (tmp_path / "b" / "policy.md").write_text("# Other\n\nSomething else.\n")
+    assert main([*argv, str(tmp_path / "b" / "out.pl")]) == 2
+    assert (tmp_path / "b" / "policy.md").read_text() == "# Other\n\nSomething else.\n"
+    secret = tmp_path / "secret.md"
+    secret.write_text("kept")
+    (tmp_path / "c" / "policy.md").symlink_to(secret)
+    assert main([*argv, str(tmp_path / "c" / "out.pl")]) == 2
+    assert secret.read_text() == "kept"

@@ -304,14 +304,14 @@ async def test_kept_proofs_live_under_integer_keys_only_and_are_dropped(tmp_path
         d = await guard.decide(call("t__echo", {"text": "x"}, "s"))
         await guard.decide(call("t__echo", {"text": "y"}, "s"))
         keys = (await guard.engine.json_query(
-            "findall(K, ( current_key(K), recorded(K, kept(_, _)) ), Ks), "
+            "findall(K, ( current_key(K), recorded(K, kept(_, _, _)) ), Ks), "
             "sentinel_core:to_json_atom(json([k=Ks]), Out)"
         ))["k"]
         assert keys and all(isinstance(k, int) for k in keys), keys
         assert "x" in json.dumps(await rendered_proof(d.proof))
         await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
         left = (await guard.engine.json_query(
-            "findall(K, ( current_key(K), recorded(K, kept(_, _)) ), Ks), "
+            "findall(K, ( current_key(K), recorded(K, kept(_, _, _)) ), Ks), "
             "sentinel_core:to_json_atom(json([k=Ks]), Out)"
         ))["k"]
         assert left == []

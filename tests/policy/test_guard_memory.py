@@ -18,7 +18,7 @@ import pytest_asyncio
 
 from sentinel_mcp.core.decision import Allow, Deny
 from sentinel_mcp.core.lazy_proof import rendered_proof
-from sentinel_mcp.policy.engine_thread import CALLER_STACK_BYTES, thread_stack_limit
+from sentinel_mcp.policy.engine_thread import CALLER_STACK_BYTES, ENGINE_STACK_BYTES, thread_stack_limit
 from sentinel_mcp.policy.guard import PolicyGuard
 from tests.policy.test_compiled_rules import FAR, call, unnamed
 from tests.policy.test_native_and_inline import InlineSpy
@@ -32,6 +32,8 @@ KEPT = CALLER_STACK_BYTES // 8 // 24
 WRITTEN = CALLER_STACK_BYTES // 2 // 24  # fits too, but not with its proof's terms as JSON
 ENGINE_TEST_LIMIT = 3 * CALLER_STACK_BYTES  # the engine thread's limit while the last test runs
 HUGE_COPIES = ENGINE_TEST_LIMIT // LIST_BYTES + 2
+PAST_COPIES = ENGINE_STACK_BYTES // LIST_BYTES + 2  # past the engine thread's own bound, under SWI's 1 GB
+VAST = 400_000  # a list of VAST fresh variables is 1.2M cells: more than one kept proof may hold
 
 MEMORY = f"""
 fact(item/1).
@@ -45,6 +47,12 @@ guard('t__kept', [n = N], ( item(N), length(L, {KEPT}), held(L) )).
 guard('t__written', [n = N], ( item(N), length(L, {WRITTEN}), held(L) )).
 guard('t__huge', [n = N], ( item(N), \\+ \\+ ( length(L, 1000000), copies({HUGE_COPIES}, L, Cs),
                                                  Cs \\== [] ) )).
+guard('t__past', [n = N], ( item(N), \\+ \\+ ( length(L, 1000000), copies({PAST_COPIES}, L, Cs),
+                                                 Cs \\== [] ) )).
+guard('t__vast', [n = N], ( item(N), length(L, {VAST}), held(L) )).
+deep(0, T, T) :- !.
+deep(K, T0, T) :- K1 is K - 1, deep(K1, f(T0), T).
+guard('t__deep', [n = N], ( item(N), deep(300000, a, T), held(T) )).
 """
 
 
@@ -176,3 +184,72 @@ async def test_a_decision_out_of_the_engine_threads_memory_denies_and_the_next_i
     finally:
         guard.fast_path = True
         await guard.engine.run(lambda _: thread_stack_limit(old))
+
+
+async def test_the_engine_threads_own_stacks_are_bounded_and_a_guard_past_them_denies(
+    memory_guard: PolicyGuard,
+) -> None:
+    """No limit set by the test: the engine thread's stacks are ENGINE_STACK_BYTES from its start
+    (SWI-Prolog's default is 1 GB), a guard that builds more is denied for memory on both paths, and the
+    next is decided."""
+    guard = memory_guard
+    old = await guard.engine.run(lambda _: thread_stack_limit(ENGINE_STACK_BYTES))
+    assert old == ENGINE_STACK_BYTES < 1024 * 1024 * 1024
+    # the memory bound is what this test is about, not the wall clock of a loaded machine: a long budget
+    await guard.engine.goal("sentinel_core:sn_set_guard_seconds(600.000)")
+    try:
+        for fast in (True, False):
+            guard.fast_path = fast
+            d = await guard.decide(call("t__past", {"n": 3}, "s"))
+            assert isinstance(d, Deny) and "needed more memory than its budget" in d.reason, (fast, d)
+            light = await guard.decide(call("t__light", {"n": 3}, "s"))
+            assert isinstance(light, Allow), (fast, light)
+    finally:
+        guard.fast_path = True
+
+
+async def kept_cells(guard: PolicyGuard) -> int:
+    return int(await guard.engine.run(lambda p: list(p.query("sentinel_core:sn_kept_cells(C)"))[0]["C"]))
+
+
+async def test_a_proof_too_big_to_keep_is_written_at_once_its_big_term_shown_by_a_marker(
+    memory_guard: PolicyGuard,
+) -> None:
+    """A kept proof lives outside every stack limit (SWI-Prolog's recorded database): one holding a list of
+    VAST elements is not kept (the kept proofs' cells do not grow by it), and its proof shows the list by the
+    marker, not whole."""
+    guard = memory_guard
+    before = await kept_cells(guard)
+    d = await guard.decide(call("t__vast", {"n": 3}, "s"))
+    assert isinstance(d, Allow), d
+    after = await kept_cells(guard)
+    assert after - before < VAST, (before, after)
+    text = str((await rendered_proof(d.proof))["tree"])
+    assert "<a term too large to show>" in text and len(text) < VAST, text[:300]
+    small = await guard.decide(call("t__kept", {"n": 3}, "s"))  # one that fits is kept as before
+    assert isinstance(small, Allow) and await kept_cells(guard) > after
+    assert "<a term too large to show>" not in str((await rendered_proof(small.proof))["tree"])
+
+
+async def test_a_term_nested_deep_in_a_proof_is_written_and_the_process_lives(
+    memory_guard: PolicyGuard,
+) -> None:
+    """f(f(...)) 300,000 levels deep, made by a rule, in an allow's proof: writing it recurses in C. The
+    engine thread's C stack was exactly the size SWI-Prolog checks from a point below its top, and the
+    process died (SIGSEGV) writing the kept proof; now the engine thread has room past what SWI-Prolog
+    checks: the writer errs or writes it, and the next decision is decided."""
+    guard = memory_guard
+    for fast in (True, False):
+        guard.fast_path = fast
+        try:
+            d = await guard.decide(call("t__deep", {"n": 3}, "s"))
+            assert isinstance(d, Allow), (fast, d)
+            try:
+                text = str((await rendered_proof(d.proof))["tree"])
+                assert "f(f(f(" in text and len(text) < 4_000_000
+            except Exception as e:  # noqa: BLE001 - a writer's error is an answer; a dead process is not
+                assert "stack" in str(e).lower(), e
+            light = await guard.decide(call("t__light", {"n": 3}, "s"))
+            assert isinstance(light, Allow), (fast, light)
+        finally:
+            guard.fast_path = True

@@ -235,7 +235,7 @@ async def test_an_option_of_the_wrong_kind_is_an_error_at_load(tmp_path: Path, o
 
 @pytest.mark.parametrize("option", ["verbose", "inference_limit(500000)", "extract_inference_limit(5000000)",
                                     "strict_symbolic", "region(eu)", "extract_inference_limit(0x10)",
-                                    "inference_limit(9223372036854775807)"])
+                                    "inference_limit(100000000)"])
 async def test_the_known_options_and_a_rulebases_own_flags_load(tmp_path: Path, option: str) -> None:
     rb = tmp_path / "site.pl"
     rb.write_text(f"fact(colour/2).\noption({option}).\nguard('paint__set', [id = X], colour(X, red)).\n")

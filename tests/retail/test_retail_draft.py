@@ -38,6 +38,10 @@ def test_the_draft_of_the_retail_server_passes_check(
         main(["-c", str(config), "draft", "--policy", str(POLICY), "--server", "retail", "-o", str(out)]) == 0
     )
     text = out.read_text()
+    # the policy lies elsewhere: copied beside the draft, which names it there (a rulebase's documents lie in
+    # its own directory)
+    assert (tmp_path / POLICY.name).read_text() == POLICY.read_text()
+    assert f"policy_document(retail, '{POLICY.name}')." in text
     # bindings from the output schemas, keyed by the read tools' inputs; an optional field gets its own fact
     assert (
         "binding(order_status(OrderId, Status), tool('retail__get_order_details', [order_id = OrderId]),\n"

@@ -129,7 +129,7 @@ sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out)
 %  is not kept: already rendered, or dropped). Forgotten once written: a writing that ran out of a caller's
 %  stacks (engine_thread.py) is done again on the engine thread.
 sn_render_kept_proof(Id, Out) :-
-    kept_proof(Id, T, Ref), new_shown_room, proof_json(T, TJ), to_json_atom(json([tree=TJ]), Out), erase(Ref).
+    kept_proof(Id, T, Ref), new_shown_room, proof_json(T, TJ), to_json_atom(json([tree=TJ]), Out), erase_kept(Ref).
 
 %  sn_kept_proof_term(+Id, -Out): the term json([tree=TJ]) of a kept proof, which stays kept: the caller reads
 %  it as Python's value in C (prolog_call_native.c's call_json; no JSON text written and parsed, ~40 % of a
@@ -140,10 +140,12 @@ sn_kept_proof_term(Id, json([tree=TJ])) :-
 
 %  sn_forget_kept_proof(+Id, -Out): a kept proof read is forgotten, Out = ok (an error if it is not kept).
 sn_forget_kept_proof(Id, ok) :-
-    kept_proof(Id, _, Ref), erase(Ref).
+    kept_proof(Id, _, Ref), erase_kept(Ref).
+
+erase_kept(Ref) :- recorded(_, kept(_, Cells, _), Ref), erase(Ref), flag(sn_kept_cells, C, C - Cells).
 
 kept_proof(Id, T, Ref) :-
-    (   integer(Id), Key is Id mod 1024, recorded(Key, kept(Id, T), Ref)
+    (   integer(Id), Key is Id mod 1024, recorded(Key, kept(Id, _, T), Ref)
     ->  true
     ;   throw(error(existence_error(kept_proof, Id), _))
     ).
@@ -211,14 +213,34 @@ proved_tree(T, TJ) :-
 %  every engine shares (a proof kept by a decision on a caller's thread, engine.py's try_now, is written by
 %  whichever engine reads it), and which garbage collection does not walk. Nothing else in the engine records
 %  under an integer.
+%  The recorded database is outside every stack limit: a proof is kept only while it and all those kept
+%  hold at most max_kept_cells/2 cells (term_size/2: a rule's list of a million elements in a proof would
+%  otherwise sit there, 1024 times over). One that does not fit is written at once (proved_tree/2), its
+%  big terms shown by a marker (shown_text/2), never kept whole.
+max_kept_cells(1048576, 16777216).  % one proof (8 MB), all kept proofs (128 MB)
+
 keep_proof(T, Id) :-
+    max_kept_cells(One, All),
+    term_size(T, Cells), Cells =< One,
+    forget_oldest_kept(Id0),
+    flag(sn_kept_cells, C0, C0), C0 + Cells =< All,
     flag(sn_kept_proof, Id0, Id0 + 1), Id is Id0 + 1, Key is Id mod 1024,
-    forall(recorded(Key, _, R), erase(R)),  % the proof kept 1024 decisions ago, if nobody read it
-    recordz(Key, kept(Id, T)).
+    flag(sn_kept_cells, C1, C1 + Cells),
+    recordz(Key, kept(Id, Cells, T)).
+
+%  forget_oldest_kept(-Id0): the last id given; the proof to be kept next replaces the one kept 1024
+%  decisions ago, if nobody read it.
+forget_oldest_kept(Id0) :-
+    flag(sn_kept_proof, Id0, Id0), Key is (Id0 + 1) mod 1024,
+    forall(recorded(Key, kept(_, _, _), R), erase_kept(R)).
 
 %  sn_drop_kept_proofs: forget every kept proof (unread ones: a benchmark's).
 sn_drop_kept_proofs :-
-    forall(( current_key(K), integer(K) ), forall(recorded(K, _, R), erase(R))).
+    forall(( current_key(K), integer(K) ), forall(recorded(K, _, R), erase(R))),
+    flag(sn_kept_cells, _, 0).
+
+%  sn_kept_cells(-Cells): what the kept proofs hold in all (the tests' view of the bound).
+sn_kept_cells(Cells) :- flag(sn_kept_cells, Cells, Cells).
 
 %  sn_thread_stack_limit(+Bytes, -Old): the calling thread's stack limit set to Bytes (its own: the flag is per
 %  thread), Old the limit it had, as an atom (engine_thread.py bounds a caller's thread by it).

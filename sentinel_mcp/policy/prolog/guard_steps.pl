@@ -40,7 +40,7 @@ step(G, T, Rest) :-
         ;   open_vars(Vs)
         )
     ;   arg(1, F, false), cur(assumed, true), \+ ( Clean == true, assume_seq(S0) ),
-        ( speculations_left, \+ speculative(Rest) -> true ; note_open_failure ),
+        ( speculations_left, \+ speculative((G, Rest)) -> true ; note_open_failure ),
         fail
     ).
 
@@ -78,15 +78,19 @@ speculations_left :-
     ( cur(speculations, N) -> true ; N = 0 ), N < 32,
     retractall(cur(speculations, _)), N1 is N + 1, assertz(cur(speculations, N1)).
 
-%  speculative(+Rest): Rest may succeed for all the facts say: a clean conjunct as proved (its look-ups
-%  recorded, as the pass after the answers makes them: its inputs are the same), an unclean one taken as holding,
-%  unproved (its outputs open: a look-up it would make may be for a value the answers change); no question
-%  recorded (speculating/0), and what failed on the way only after an assumption is not kept (tentative); an
-%  error is "may".
-speculative(Rest) :-
+%  speculative(+Goals): Goals may succeed for all the facts say - the failed conjunct itself, then the rest of
+%  the body (the conjunct is tried again, not taken as holding: what it would bind is then open, never a free
+%  variable a later W == health fails on, and a question inside a rule it calls, or in one branch of its
+%  disjunction, is seen for what it is). A clean goal is proved (its look-ups recorded, as the pass after the
+%  answers makes them: its inputs are the same); a rule, a conjunction, a disjunction or an if-then-else is
+%  unfolded, each of its goals taken in turn the same way (speculate_step/1); anything else unclean - a negation, a
+%  base fact read through an unknown value, a meta-call - is taken as holding, unproved (its outputs open: a
+%  look-up it would make may be for a value the answers change). No question recorded (speculating/0), and
+%  what failed on the way only after an assumption is not kept (tentative); an error is "may".
+speculative(Goals) :-
     unmet_seq(U0),
-    setup_call_cleanup(nb_linkval(sn_speculating, true),
-                       catch(\+ \+ speculate(Rest), E, ( limit_signal(E) -> throw(E) ; true )),
+    setup_call_cleanup(( nb_linkval(sn_speculating, true), nb_setval(sn_unfolds, 0) ),
+                       catch(\+ \+ speculate(Goals), E, ( limit_signal(E) -> throw(E) ; true )),
                        nb_linkval(sn_speculating, false)),
     forall(( unmet(u(D, S, tentative(W))), S > U0 ), retract(unmet(u(D, S, tentative(W))))).
 
@@ -96,6 +100,12 @@ speculate(true) :- !.
 speculate((A, B)) :- !, speculate_step(A), speculate(B).
 speculate(G) :- speculate_step(G).
 
+speculate_step(G) :- var(G), !, open_vars([G]).
+speculate_step((A, B)) :- !, speculate((A, B)).
+speculate_step((C -> T ; E)) :- \+ fails_branch(T), !, speculate_ite(C, T, E).
+speculate_step((C -> T)) :- !, speculate((C, T)).
+speculate_step((A ; B)) :- \+ A = (_ -> _), \+ A = (_ *-> _), !, ( speculate(A) ; speculate(B) ).
+speculate_step(G) :- unfolded_rule(G, RB), !, clause(RB:G, Body), speculate(Body).  % each clause in turn
 speculate_step(G) :-
     clean_term(G, Clean), term_variables(G, Vs),
     (   Clean == true
@@ -105,6 +115,32 @@ speculate_step(G) :-
         )
     ;   open_vars(Vs)
     ).
+
+%  The condition of ( C -> T ; E ): when it is clean and its proof assumes nothing, its outcome is what the
+%  facts say and only that branch may hold; otherwise either may.
+speculate_ite(C, T, E) :-
+    clean_term(C, Clean), assume_seq(S0),
+    (   Clean == true, ( prove(C, _) -> Held = true ; Held = false ), assume_seq(S0)
+    ->  ( Held == true -> speculate(T) ; speculate(E) )
+    ;   speculate((C, T)) ; speculate(E)
+    ).
+
+%  Below the top level, what proving a goal proves is speculated goal by goal (speculate_step/1): a
+%  conjunction as it is, a disjunction as either branch, an if-then-else as the branch its condition picks, a
+%  rule as each of its clauses' bodies in turn. unfolded_rule(+G, -RB): G is a rule prove/2 interprets by
+%  clause/2 (no cut, not a base predicate, not a declaration), unfolded at most 256 times a speculation (a
+%  recursive rule unfolds without end, a rule of many clauses multiplies them), and never called with an
+%  unknown value (its clause heads would bind it: noted tainted, it would hold a later question back); past
+%  them the goal is taken as holding. A negation, once/1, a soft cut, a requirement are not unfolded: taken as
+%  what they are (proved when clean, holding when not).
+unfolded_rule(G, RB) :-
+    callable(G), \+ control_goal(G),
+    query_rb(RB), \+ base(RB, G), functor(G, N, A),
+    \+ catch(RB:'$has_cut'(N/A), _, fail), user_pred(RB, G),
+    \+ ( term_attvars(G, AVs), member(V, AVs), get_attr(V, sentinel_core, assumed) ),
+    nb_getval(sn_unfolds, K), K < 256, K1 is K + 1, nb_setval(sn_unfolds, K1).
+
+control_goal(G) :- functor(G, N, A), memberchk(N/A, [(',')/2, (;)/2, (->)/2, (*->)/2, (\+)/1, call/_]).
 
 %  settled_failure: the pass failed, assumed something, and no failure on the way may be mended by an answer.
 settled_failure :- cur(assumed, true), \+ cur(open_failure, true).

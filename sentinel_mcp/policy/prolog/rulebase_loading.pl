@@ -244,9 +244,13 @@ decl_problem(D, error, M) :- base_head(D, N/A), reserved_base_name(N/A),
 
 decl_problem(option(O), error, M) :- \+ ground(O),
     format(atom(M), 'an option must be ground (a variable in it would turn on every option), got ~q', [O]).
-decl_problem(option(O), error, M) :- ground(O), counted_option(O, N), \+ ( integer(N), N > 0, N =< 0x7fffffffffffffff ),
+%  A budget is the engine's time, which every principal's decisions wait for: at most max_counted_option/1
+%  (a proof of 100,000,000 inferences takes seconds; an option past it held the engine as long as it said).
+decl_problem(option(O), error, M) :- ground(O), counted_option(O, N), max_counted_option(Max),
+    \+ ( integer(N), N > 0, N =< Max ),
     functor(O, Name, _),
-    format(atom(M), 'option ~w(N) needs a positive integer N (at most 2^63-1, what a limit holds), got ~q', [Name, O]).
+    format(atom(M), 'option ~w(N) needs a positive integer N, at most ~d (the engine every decision waits for \c
+                     runs it), got ~q', [Name, Max, O]).
 
 %  the name of the base predicate a declaration makes, and the names no base predicate may take (above)
 base_head(binding(H, _, _, _), N/A) :- callable(H), functor(H, N, A).
@@ -263,6 +267,7 @@ reserved_base_name(N/A) :- functor(H, N, A), catch(goal_parts(rulebase, H, _), _
 
 %  Sentinel's own options that take a count; any other option is a flag of the rulebase's own, which its rules
 %  may read (loud :- option(verbose)).
+max_counted_option(100000000).
 counted_option(inference_limit(N), N).
 counted_option(extract_inference_limit(N), N).
 
@@ -480,7 +485,7 @@ sn_info(RB, Out) :-
     findall(T, ( decl(RB, effect(T, _, Acts)), is_list(Acts), member(X, Acts), ( X = establish(H) ; X = establish(H, _) ),
                  callable(H), functor(H, N, A), decl(RB, option(kept(N/A))) ), Kept0),
     sort(Kept0, KeptEffects),
-    findall(json([name=N, path=PA, file=F]), ( RB:'$src'(decl, policy_document(N, P), F, _), text_to_atom(P, PA) ),
+    findall(json([name=N, path=PA, file=F, line=L]), ( RB:'$src'(decl, policy_document(N, P), F, L), text_to_atom(P, PA) ),
             Docs),
     guard_reads(RB, GuardReads),
     to_json_atom(json([guards=Guards, bindings=Bindings, askables=Askables, contexts=Contexts, seeds=Seeds,
