@@ -77,8 +77,15 @@ def _restore(value: Any) -> Any:
 
 
 def from_prolog_json(text: str) -> Any:
-    """Parse JSON written by the engine, restoring lone surrogates (rare: checked once over the text)."""
-    value = json.loads(text)
+    """Parse JSON written by the engine, restoring lone surrogates (rare: checked once over the text); a text
+    nested past what ``json.loads`` takes is read cut at ``deep_json.DEPTH`` levels."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        from sentinel_mcp.policy.deep_json import cut_deep
+
+        text = cut_deep(text)
+        value = json.loads(text)
     return _restore(value) if not text.isascii() and _ESC in text else value
 
 

@@ -18,6 +18,7 @@ import pytest_asyncio
 
 from sentinel_mcp.core.decision import Allow, Deny
 from sentinel_mcp.core.lazy_proof import rendered_proof
+from sentinel_mcp.policy.deep_json import CUT
 from sentinel_mcp.policy.engine_thread import CALLER_STACK_BYTES, ENGINE_STACK_BYTES, thread_stack_limit
 from sentinel_mcp.policy.guard import PolicyGuard
 from tests.policy.test_compiled_rules import FAR, call, unnamed
@@ -53,6 +54,9 @@ guard('t__vast', [n = N], ( item(N), length(L, {VAST}), held(L) )).
 deep(0, T, T) :- !.
 deep(K, T0, T) :- K1 is K - 1, deep(K1, f(T0), T).
 guard('t__deep', [n = N], ( item(N), deep(300000, a, T), held(T) )).
+walk([]).
+walk([_|T]) :- walk(T).
+guard('t__levels', [n = N, k = K], ( item(N), integer(K), K >= 0, K =< 5000, length(L, K), walk(L) )).
 """
 
 
@@ -249,6 +253,31 @@ async def test_a_term_nested_deep_in_a_proof_is_written_and_the_process_lives(
                 assert "f(f(f(" in text and len(text) < 4_000_000
             except Exception as e:  # noqa: BLE001 - a writer's error is an answer; a dead process is not
                 assert "stack" in str(e).lower(), e
+            light = await guard.decide(call("t__light", {"n": 3}, "s"))
+            assert isinstance(light, Allow), (fast, light)
+        finally:
+            guard.fast_path = True
+
+
+@pytest.mark.parametrize("levels", [300, 1_000, 3_000])
+async def test_a_proof_tree_many_rule_levels_deep_is_allowed_and_recorded_cut(
+    memory_guard: PolicyGuard, levels: int
+) -> None:
+    """A recursive rule walking a list of 1,000 elements proves a tree 1,000 rule levels deep: past the C
+    reader's 256 levels it is written as text, and Python's JSON reader raised RecursionError on it, so an
+    allowed call was denied as an internal error, on both paths. The tree is now read with its deep part
+    marked (``policy/deep_json.py``)."""
+    guard = memory_guard
+    for fast in (True, False):
+        guard.fast_path = fast
+        try:
+            d = await guard.decide(call("t__levels", {"n": 3, "k": levels}, "s"))
+            assert isinstance(d, Allow), (fast, levels, d)
+            tree = (await rendered_proof(d.proof))["tree"]
+            shown = str(tree)
+            assert "walk(" in shown[:100_000], shown[:300]
+            # past what Python's JSON reader takes, its deep part is marked (never a tree silently short)
+            assert (CUT.strip('"') in shown) == (levels > 300), (levels, shown[-300:])
             light = await guard.decide(call("t__light", {"n": 3}, "s"))
             assert isinstance(light, Allow), (fast, light)
         finally:
