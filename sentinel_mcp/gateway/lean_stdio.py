@@ -39,6 +39,7 @@ from mcp.types import CallToolResult, InputRequiredResult, LoggingMessageNotific
 from sentinel_mcp.config import StdioServer
 from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.core.running_loop import running_loop
+from sentinel_mcp.gateway import stdout_feed
 from sentinel_mcp.gateway.lean_upstream import (
     CONNECTION_CLOSED,
     HANDSHAKE_IDS,
@@ -227,6 +228,8 @@ class TappedProcess(Process):
         self._stdin = _SharedStdin(inner.stdin)
         self._stdout = _TappedStdout(inner.stdout, self.tap, MAX_LINE_BYTES if max_line is None else max_line)
         self.tap.stdin = self._stdin
+        # its reads reach the tap as the pipe gives them, not a turn of the loop later (``stdout_feed.py``)
+        stdout_feed.feed_stdout_at_once(inner)
 
     def __getattr__(self, name: str) -> Any:  # what else the SDK reads of its process (its transport)
         return getattr(self.inner, name)

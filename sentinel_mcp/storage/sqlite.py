@@ -15,13 +15,11 @@ Why this shape (measured in ``benchmarks/audit_durability.py``):
 - A caller alone may commit on its own thread when the writer is idle (``write_inline``): a call's audit row
   otherwise waits for two thread wake-ups, which cost about as much as the commit (0.1-0.2 ms of a ~0.45 ms
   write, measured with one client). Off while the store is degraded, and for a while when recent commits
-  there were slow (``inline_policy.py``): the caller's thread (the event loop) is held for the commit's
-  length.
+  there were slow (``inline_policy.py``): the caller's thread (the event loop) is held for the commit.
 """
 
 from __future__ import annotations
 
-import contextlib
 import asyncio
 import logging
 import os
@@ -240,17 +238,21 @@ class SQLiteDatabase(JobWriter):
         return self._submit_blocking("read", (sql, params))
 
     def write_inline(self, make: Callable[[], list[Statement]]) -> list[WriteResult] | None:
-        """The statements ``make()`` returns, committed on the calling thread now, as ``run`` would commit
-        them on the writer's, if the writer is idle: their results, durable; None (``make`` not called) if the
-        writer has work, the store is degraded, or recent commits here were slow (``InlinePolicy``). For a
-        caller with nothing else to do meanwhile (its thread is held for the commit). Raises what ``run``
-        raises."""
+        """``make()``'s statements committed on this thread now, as ``run`` commits them on the writer's, if
+        it is idle: their results, durable; None (``make`` not called) if the writer has work, the store is
+        degraded, or recent commits here were slow (``InlinePolicy``). For a caller with nothing else to do
+        meanwhile (its thread is held for the commit). Raises what ``run`` raises."""
         if not self.health.ok or not self.inline_policy.allows(time.monotonic()) or not self._claim_idle():
             return None
-        answer: list[tuple[Any, BaseException | None]] = []
         started = time.monotonic()
         try:
-            self._commit_group([Job("write", make(), lambda value, error: answer.append((value, error)))])
+            statements = make()
+            if self.options.exclusive and len(statements) == 1 and not statements[0].many:
+                value, error = self._commit_statement(statements[0])  # ``_commit_group``'s way, no job
+            else:
+                answer: list[tuple[Any, BaseException | None]] = []
+                self._commit_group([Job("write", statements, lambda v, e: answer.append((v, e)))])
+                value, error = answer[0]
         finally:
             self._release_idle()
             ended = time.monotonic()
@@ -258,7 +260,6 @@ class SQLiteDatabase(JobWriter):
             if off:
                 log.info("%s store: a commit took %.0f ms; commits stay on the writer thread for %.0f s",
                          self.name, (ended - started) * 1000, off)
-        value, error = answer[0]
         if error is not None:
             raise error
         self.inline_commits += 1
@@ -347,8 +348,10 @@ class SQLiteDatabase(JobWriter):
     def _note_size(self) -> None:
         """After a commit (its checkpoint may have grown the file): the least size the next one expects."""
         if self._hold is not None:
-            with contextlib.suppress(OSError):
+            try:  # not ``contextlib.suppress``: three calls more, twice a call (issue 21)
                 self._size = max(self._size, os.fstat(self._hold.fd).st_size)
+            except OSError:  # as before: the size the last stat saw
+                pass
 
     def _wal_moved(self) -> str | None:
         """How the write-ahead log is no longer the file we write (removed, replaced, cut), or None. One
@@ -394,7 +397,7 @@ class SQLiteDatabase(JobWriter):
         if len(group) == 1 and self.options.exclusive:
             statements = list(group[0].payload)
             if len(statements) == 1 and not statements[0].many:
-                self._commit_statement(group[0], statements[0])
+                group[0].done(*self._commit_statement(statements[0]))
                 return
             group = [Job(group[0].kind, statements, group[0].done)]
         try:
@@ -451,7 +454,7 @@ class SQLiteDatabase(JobWriter):
         for job, out, error in results:
             job.done(out, error)
 
-    def _commit_statement(self, job: Job, st: Statement) -> None:
+    def _commit_statement(self, st: Statement) -> tuple[Any, BaseException | None]:
         """A group of one job of one statement (an audit batch, a row alone): the statement is its own
         transaction, SQLite's autocommit, without ``BEGIN`` and ``COMMIT`` (two statements fewer, each a
         hand-over of the interpreter to and from the busy event loop; issue 21). The same commit: synced as
@@ -470,8 +473,7 @@ class SQLiteDatabase(JobWriter):
                 conn.execute("COMMIT")
             self._note_size()
         except StorageError as e:
-            job.done(None, self._fault(e))
-            return
+            return None, self._fault(e)
         except Exception as e:  # noqa: BLE001 - a job's own error (constraint, unencodable text) or a fault
             if conn is not None and conn.in_transaction:
                 try:
@@ -479,17 +481,15 @@ class SQLiteDatabase(JobWriter):
                 except sqlite3.Error:
                     pass
             if isinstance(e, sqlite3.Error) and is_fault(e):
-                job.done(None, self._fault(e))
-                return
+                return None, self._fault(e)
             self.commits += 1
             self.committed_jobs += 1
             self.health.recover()
-            job.done(None, e)
-            return
+            return None, e
         self.commits += 1
         self.committed_jobs += 1
         self.health.recover()
-        job.done([out], None)
+        return [out], None
 
     @staticmethod
     def _exec(conn: sqlite3.Connection, st: Statement) -> WriteResult:

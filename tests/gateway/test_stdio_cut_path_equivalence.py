@@ -1,9 +1,10 @@
-"""The stdio call's cut path answers and records what the full path does (issue 21, perf-kernel's cuts): the
-same calls (plain and odd: unicode, a NUL, a long text, a lone surrogate escape, structured content, a tool
-error, an unknown tool, bad arguments, a purpose, a progress token, a trace key, a 2025-era ``_meta``) through
-a gateway as it runs now and through one with the cuts taken back (the answer's wire dict dumped by pydantic,
-the plain connection built by the SDK's constructor): byte for byte once the values each call draws afresh
-(record ids, session tokens, times, hashes) are masked, answers and audit rows alike."""
+"""The stdio call's cut path answers and records what the full path does (issue 21, perf-kernel's and
+perf-stdio4's cuts): the same calls (plain and odd: unicode, a NUL, a long text, a lone surrogate escape,
+structured content, a tool error, an unknown tool, bad arguments, a purpose, a progress token, a trace key, a
+2025-era ``_meta``) through a gateway as it runs now and through one with the cuts taken back (the plain
+connection built by the SDK's constructor, the upstream's stdout fed to its reader a loop turn later): byte
+for byte once the values each call draws afresh (record ids, session tokens, times, hashes) are masked,
+answers and audit rows alike."""
 
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ def sdk_connection(outbound, client_params, capabilities):
     return c
 
 plain_calls._ready_connection = sdk_connection
+from sentinel_mcp.gateway import stdout_feed
+
+stdout_feed.feed_stdout_at_once = lambda process: False  # the upstream's reads queued a turn, as asyncio does
 from sentinel_mcp.cli import main
 sys.exit(main())
 """
