@@ -149,7 +149,10 @@ async def test_the_audit_file_truncated_in_place_is_refused_named_and_never_take
     # never 'intact': the rows the gateway committed and lost are said, or the damaged file is named
     assert check.returncode == 1 and "BROKEN" in out and "Traceback" not in out, out
     if cut == "to nothing":
-        assert "were anchored" in out, out
+        # the anchor names the loss: fewer rows than it holds ("were anchored"), or, once the re-created
+        # file's new rows reach an anchored count, a hash that is not the anchored one (when the anchor last
+        # recorded decides which)
+        assert "were anchored" in out or "is not the one anchored" in out, out
         assert [m for m in ran if m.startswith("after-")] == [m for m, r in after.items() if not r.is_error]
     else:
         assert str(store) in out, out
