@@ -307,7 +307,7 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
             f"advertises plaintext (tls=0) at {addresses[0]}: a plaintext peer on loopback counts only with "
             "sentinel.a2a.allow_loopback_plaintext on (anyone on the link can announce a loopback address)"
         )
-    host = addresses[0]
+    host = ipaddress.ip_address(addresses[0]).compressed  # (the URL names the address as parsed)
     netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     base_url = f"{scheme}://{netloc}"
     card_url = base_url + path

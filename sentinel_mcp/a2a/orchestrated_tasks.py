@@ -72,12 +72,15 @@ class OrchestratorFirst(TaskHost):
         intent = str(call.arguments.get("goal") or call.arguments.get("prompt") or "")
         reason = ""
         try:
+            # what Sentinel can do for this peer: the tools its grants reach, not the whole catalog (the
+            # orchestrator planned with tools the peer may not use, and could name to it tools hidden from it)
+            asker = self.port.principal_for(record.owner, record.session_id, "a2a")
             outcome = await self.port.invoke(
                 exposed_name(OFFER_TOOL, self.port) or OFFER_TOOL.identity,
                 {
                     "intent": intent,
                     "intent_id": record.task.id,
-                    "tools": [t.name for t in self.port.list_catalog_tools()],
+                    "tools": [t.name for t in self.port.list_catalog_tools(asker)],
                 },
                 session_id=record.session_id,
                 client=record.owner,

@@ -53,8 +53,13 @@ def default_networks(interfaces: list[str]) -> tuple[IPNetwork, ...]:
 
 
 def allowed(address: str, networks: tuple[IPNetwork, ...]) -> bool:
+    """Whether ``address`` is one address (no zone) inside ``networks``. ``ipaddress`` reads ``::1%<zone>``
+    with any zone text but ``%``, and a zone is no part of the comparison: ``::1%x]@169.254.169.254#`` was
+    loopback here and, put in a URL's brackets, named the metadata service as host."""
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
+        return False
+    if getattr(ip, "scope_id", None) is not None:
         return False
     return any(ip.version == n.version and ip in n for n in networks)

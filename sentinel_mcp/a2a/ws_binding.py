@@ -24,6 +24,7 @@ sockets carry them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from typing import Any
@@ -173,11 +174,19 @@ class Connection:
             return
         count = 0
         fin: dict[str, Any]
+        refused: str | None = None
         try:
             async for event in stream.events():
+                # each event is an answer to the caller: sent while the connection's credentials still name
+                # it (a certificate revoked while the task streamed got the rest, its result included), as
+                # an HTTP stream is checked (app/stream_recheck.py)
+                refused = _no_longer(self.ws, self.caller)
+                if refused is not None:
+                    break
                 await self.send({**result_frame(rid, event), "frame": "ev"})
                 count += 1
-            fin = result_frame(rid, {"events": count})
+            fin = (result_frame(rid, {"events": count}) if refused is None
+                   else error_frame(rid, RpcError(INVALID_REQUEST, refused)))
         except (WebSocketDisconnect, RuntimeError):
             return  # the peer left mid-stream; the task runs on
         except Exception:
@@ -186,6 +195,9 @@ class Connection:
         finally:
             stream.close()
         await self._send_quietly({**fin, "frame": "fin"})
+        if refused is not None:
+            with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+                await self.ws.close(code=1008, reason=refused[:120])
 
     async def _send_quietly(self, frame: dict[str, Any]) -> None:
         try:
