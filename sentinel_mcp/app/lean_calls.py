@@ -156,12 +156,18 @@ def _lean_request(scope: Scope, message: Any) -> dict[str, str] | None:
         return None
     if content_type != CANONICAL:  # the one media type taken (WireGuard refused any other, wrote this one so)
         return None
+    return routing if accepts_json_and_sse(accept) else None
+
+
+def accepts_json_and_sse(accept: bytes) -> bool:
+    """``_accepts_json_and_sse`` of the header's value; the verdicts on the first few short values are kept (a
+    client sends the same Accept on every call). Both lean paths ask here."""
     verdict = _ACCEPTS.get(accept)
     if verdict is None:
         verdict = _accepts_json_and_sse(accept.decode("latin-1"))
         if len(accept) <= MAX_KEPT_ACCEPT and len(_ACCEPTS) < MAX_ACCEPTS_KEPT:
             _ACCEPTS[accept] = verdict
-    return routing if verdict else None
+    return verdict
 
 
 def _accepts_json_and_sse(accept: str) -> bool:
