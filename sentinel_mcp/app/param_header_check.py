@@ -6,14 +6,17 @@ walks the whole schema twice on every call (``find_invalid_x_mcp_header``, ``_an
 us for an ordinary schema of a few properties, on every lean call that has arguments, though almost no schema
 annotates anything. A schema whose walk finds no annotated position, or an invalid annotation (then the SDK
 validates nothing), passes every call whatever its arguments and headers: the SDK's loop has nothing to run.
-That verdict is kept per schema, keyed by the schema's JSON text, and used only when the schema in hand is the
-JSON value that text reads back to (so a tuple for a list, or a schema changed in place, is walked again);
-every other schema is checked by the SDK on every call, as before.
+That verdict is kept per schema object (held, so its id is not reused) with the schema's JSON text, made only
+for a schema that is the JSON value its text reads back to (no tuple for a list, no NaN), and used only while
+the object in hand is that one and still writes the same text (one changed in place to another text is
+walked again). Every other schema is checked by the SDK on every call, as before. The last ``MAX_KEPT``
+schemas are kept (a catalog refreshed makes new ones), none longer than ``MAX_KEPT_CHARS``.
 """
 
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,8 +29,8 @@ from mcp.shared.inbound import (
 
 from sentinel_mcp.core.json_text import compact_encoder
 
-MAX_KEPT = 1024  # schemas whose verdict is kept (past it, each is walked on every call, as before)
-MAX_KEPT_CHARS = 64 * 1024  # a schema longer than this as text is walked on every call
+MAX_KEPT = 256  # schemas whose verdict is kept, the most recently used
+MAX_KEPT_CHARS = 16 * 1024  # a schema longer than this as text is walked on every call
 _TEXT = compact_encoder()  # core/json_text.py: json.dumps(..., separators=(",", ":"))
 
 
@@ -37,20 +40,32 @@ class ParamHeaderCheck:
 
     def __init__(self, capacity: int = MAX_KEPT) -> None:
         self.capacity = capacity
-        self._quiet: dict[str, bool] = {}  # schema text -> the SDK's walk finds nothing to check
+        # id(schema) -> (the schema, its text, the SDK's walk finds nothing to check)
+        self._kept: OrderedDict[int, tuple[Any, str, bool]] = OrderedDict()
 
     def refusal(self, schema: Any, arguments: Mapping[str, Any],
                 headers: Mapping[str, str]) -> InboundLadderRejection | None:
-        text = _text_of(schema)
-        quiet = self._quiet.get(text) if text is not None else None
-        if quiet is None and text is not None and len(text) <= MAX_KEPT_CHARS:
-            if len(self._quiet) < self.capacity and json.loads(text) == schema:
-                quiet = self._quiet[text] = _nothing_to_check(schema)
-        elif quiet is not None and json.loads(text) != schema:  # type: ignore[arg-type]
-            quiet = None  # the same text, another value (a tuple for a list): walked as the SDK walks it
-        if quiet:
+        if self._quiet(schema):
             return None
         return validate_mcp_param_headers(schema, arguments, headers)
+
+    def _quiet(self, schema: Any) -> bool:
+        text = _text_of(schema)
+        if text is None:
+            return False
+        key = id(schema)
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] is schema and kept[1] == text:
+            self._kept.move_to_end(key)
+            return kept[2]
+        if len(text) > MAX_KEPT_CHARS or json.loads(text) != schema:
+            return False  # walked by the SDK each call
+        quiet = _nothing_to_check(schema)
+        self._kept[key] = (schema, text, quiet)
+        self._kept.move_to_end(key)
+        while len(self._kept) > self.capacity:
+            self._kept.popitem(last=False)
+        return quiet
 
 
 def _text_of(schema: Any) -> str | None:

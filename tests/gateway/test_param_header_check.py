@@ -105,5 +105,17 @@ def test_the_kept_verdicts_are_bounded() -> None:
         assert check.refusal(schema, {"a": "x"}, headers) is None
         # past the bound too, an annotated schema is refused as the SDK refuses it
         assert check.refusal({**annotated, "title": f"t{k}"}, {"r": "x"}, headers) is not None
-    assert len(check._quiet) == 3
-    assert all(len(text) <= MAX_KEPT_CHARS for text in check._quiet)
+    assert len(check._kept) == 3
+    assert all(len(text) <= MAX_KEPT_CHARS for _, text, _ in check._kept.values())
+
+
+def test_an_equal_schema_of_another_object_gets_a_verdict_of_its_own() -> None:
+    """A schema with a tuple where JSON has a list writes the same text as its list twin: never kept, walked
+    by the SDK each call, whichever of the two came first."""
+    check = ParamHeaderCheck()
+    headers = _headers([])
+    listed = {"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}}
+    tupled = {"type": "object", "required": ("a",), "properties": {"a": {"type": "string"}}}
+    for schema in (listed, tupled, listed, tupled):
+        assert check.refusal(schema, {"a": "x"}, headers) is None
+    assert [kept[0] for kept in check._kept.values()] == [listed]
