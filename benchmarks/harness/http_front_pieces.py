@@ -2,13 +2,14 @@
 tree and this one alternated (issue 21, added-latency goal): ``PlainCalls.connection`` (a plain 2026-07-28
 call's connection), ``CallerGuard.host_allowed`` (the Host check) and the lean upstream request's header lines
 and body (the ``HttpPool.request`` / ``LeanCaller.call_tool`` code, as main writes them and as this tree
-does); the lean 2026 call's ``Mcp-Param-*`` check on the toolbox's echo schema and on an airline-like one
-(``LeanCalls``: the SDK's ``validate_mcp_param_headers``, or ``ParamHeaderCheck.refusal``), and three pieces
-of a 2025 session's lean call: the surface check of its params (the SDK's, or ``plain_handshake_params`` for
-params it is sure to accept), its JSON answer (a Starlette ``Response``, or ``json_answer``) and the Accept
-rule (asked, or its verdict kept). Each child process runs one tree on a running event loop (as the gateway
-calls them) and prints the best of 7 repeats, us an operation; rounds alternate the trees so a change in the
-machine's load hits both.
+does); the lean 2026 call's tool schema look-up (a catalog listed and searched, or ``catalog_tool``) and its
+``Mcp-Param-*`` check on the toolbox's echo schema and on an airline-like one (``LeanCalls``: the SDK's
+``validate_mcp_param_headers``, or ``ParamHeaderCheck.refusal``), and three pieces of a 2025 session's lean
+call: the surface check of its params (the SDK's, or ``plain_handshake_params`` for params it is sure to
+accept), its JSON answer (a Starlette ``Response``, or ``json_answer``) and the Accept rule (asked, or its
+verdict kept). Each child process runs one tree on a running event loop (as the gateway calls them) and prints
+the best of 7 repeats, us an operation; rounds alternate the trees so a change in the machine's load hits
+both.
 Usage: python benchmarks/harness/http_front_pieces.py --base DIR [--tree DIR] [--rounds 5]
 """
 
@@ -100,6 +101,29 @@ except ImportError:
 
     def accept(value):
         return _accepts_json_and_sse(value.decode("latin-1"))
+from types import SimpleNamespace
+from sentinel_mcp.gateway.catalog import Catalog
+from sentinel_mcp.gateway.catalog_view import CatalogView
+from sentinel_mcp.identity.principal import OWNER, Principal
+from tests.gateway.catalog_upstream import StandInUpstream
+
+catalog = Catalog()  # 10 servers of 10 tools
+catalog.rebuild([StandInUpstream(f"s{i}", [f"tool{j}" for j in range(10)]) for i in range(10)])
+view = CatalogView.__new__(CatalogView)
+view.manager = SimpleNamespace(catalog=catalog)
+limited = Principal("agent", "token", upstreams=("s1", "s9"), tools=("s9__*", "*__tool1"))
+
+
+def schema_of(name, principal):
+    if hasattr(view, "catalog_tool"):
+        tool = view.catalog_tool(name, principal)
+        return tool.inputSchema if tool is not None else None
+    for tool in view.list_catalog_tools(principal):  # main's _schema_lookup
+        if tool.name == name:
+            return tool.inputSchema
+    return None
+
+
 transport = StreamableHTTPServerTransport(mcp_session_id="ab" * 16)
 answer = JSONRPCResponse(jsonrpc="2.0", id=7, result={"content": [{"type": "text", "text": "ok"}],
                          "structuredContent": {"result": "ok"}, "isError": False,
@@ -118,6 +142,8 @@ async def main():
                       lambda: param_check(ECHO, {"text": "hi"}, http_headers)),
                      ("Mcp-Param check, airline schema",
                       lambda: param_check(AIRLINE, {"reservation_id": "8JX2WO"}, http_headers)),
+                     ("schema look-up, 100 tools, owner", lambda: schema_of("s9__tool1", OWNER)),
+                     ("schema look-up, 100 tools, limited", lambda: schema_of("s9__tool1", limited)),
                      ("2025 params' surface check",
                       lambda: surface({"name": "tb__echo", "arguments": {"a": 1}})),
                      ("2025 JSON answer", lambda: json_answer(transport, answer)),
