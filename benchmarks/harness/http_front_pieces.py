@@ -108,7 +108,8 @@ from sentinel_mcp.identity.principal import OWNER, Principal
 from tests.gateway.catalog_upstream import StandInUpstream
 
 catalog = Catalog()  # 10 servers of 10 tools
-catalog.rebuild([StandInUpstream(f"s{i}", [f"tool{j}" for j in range(10)]) for i in range(10)])
+catalog.rebuild([StandInUpstream(f"s{i}", [f"tool{j}" for j in range(10)], prefix=f"s{i}")
+                 for i in range(10)])
 view = CatalogView.__new__(CatalogView)
 view.manager = SimpleNamespace(catalog=catalog)
 limited = Principal("agent", "token", upstreams=("s1", "s9"), tools=("s9__*", "*__tool1"))
@@ -117,10 +118,10 @@ limited = Principal("agent", "token", upstreams=("s1", "s9"), tools=("s9__*", "*
 def schema_of(name, principal):
     if hasattr(view, "catalog_tool"):
         tool = view.catalog_tool(name, principal)
-        return tool.inputSchema if tool is not None else None
+        return tool.input_schema if tool is not None else None
     for tool in view.list_catalog_tools(principal):  # main's _schema_lookup
         if tool.name == name:
-            return tool.inputSchema
+            return tool.input_schema
     return None
 
 
