@@ -19,6 +19,7 @@ row committed -> the front's answer written (``HeadHoldingTransport.write``) -> 
 ``--cprofile N``: instead, cProfile of the loop thread over N calls; ``--pyspy N``: py-spy over N more calls.
 Usage: python benchmarks/harness/http_call_trace.py [--calls 500] [--era modern|legacy]
        [--upstream http|stdio] [--tree DIR] [--cprofile N] [--pyspy N]
+       [--tool echo --arguments '{"text": "hi"}']
 (``TMPDIR=/dev/shm``: the audit's fsyncs on tmpfs.)
 """
 
@@ -184,8 +185,9 @@ class Client:
     """A raw HTTP/1.1 client on one kept-alive connection: a call is one ``sendall`` and reads to the answer's
     end (Content-Length, or chunked: an event stream's last chunk)."""
 
-    def __init__(self, port: int, tool: str, era: str) -> None:
+    def __init__(self, port: int, tool: str, era: str, arguments: dict[str, Any] | None = None) -> None:
         self.port, self.era = port, era
+        self.arguments = arguments or {}
         self.sock = self._connect()
         self.buf = b""
         self.sid: str | None = None
@@ -199,7 +201,7 @@ class Client:
         _, _, text = self.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": self._meta({})},
                                extra={"Mcp-Method": "tools/list"} if era == "modern" else {})
         tools = _json_of(text)["result"]["tools"]
-        self.tool = next(t["name"] for t in tools if t["name"].endswith("noop"))
+        self.tool = next(t["name"] for t in tools if t["name"].endswith(tool))
         self.n = 100
 
     def _connect(self) -> socket.socket:
@@ -278,7 +280,7 @@ class Client:
     def call(self) -> tuple[int, int]:
         self.n += 1
         data = self.request_bytes({"jsonrpc": "2.0", "id": self.n, "method": "tools/call",
-                                   "params": self._meta({"name": self.tool, "arguments": {}})},
+                                   "params": self._meta({"name": self.tool, "arguments": self.arguments})},
                                   {"Mcp-Method": "tools/call", "Mcp-Name": self.tool} if self.era == "modern"
                                   else None)
         t0 = time.perf_counter_ns()
@@ -330,6 +332,8 @@ def main() -> None:
     ap.add_argument("--era", choices=("modern", "legacy"), default="modern")
     ap.add_argument("--upstream", choices=("http", "stdio"), default="http")
     ap.add_argument("--tree", default=str(ROOT), help="the source tree the gateway runs")
+    ap.add_argument("--tool", default="noop", help="the toolbox's tool called (noop; echo with arguments)")
+    ap.add_argument("--arguments", default="{}", help='its arguments, JSON (echo: \'{"text": "hi"}\')')
     ap.add_argument("--cprofile", type=int, default=0, metavar="N",
                     help="instead: cProfile of the loop thread over N calls, the top functions per call")
     ap.add_argument("--pyspy", type=int, default=0, metavar="N",
@@ -358,7 +362,8 @@ def main() -> None:
         _wait_port(up_port, toolbox)
         _wait_port(port, proc)
         time.sleep(1.0)  # the upstream connected behind the listening socket
-        client = Client(port, "tb__noop", args.era)
+        arguments = json.loads(args.arguments)
+        client = Client(port, f"__{args.tool}", args.era, arguments)
         for _ in range(WARM):
             client.call()
         if args.cprofile:
@@ -373,7 +378,7 @@ def main() -> None:
         stamps = json.loads(out.read_text())
         proc.send_signal(signal.SIGUSR2)  # stamps off: the counted run
         time.sleep(0.1)
-        direct = Client(up_port, "noop", args.era)
+        direct = Client(up_port, args.tool, args.era, arguments)
         for _ in range(WARM):
             direct.call()
         plain: list[tuple[int, int]] = []

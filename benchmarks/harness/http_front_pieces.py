@@ -1,9 +1,15 @@
-"""The per-call pieces perf-http3 cut on the streamable-HTTP path, timed in process, a base tree and this one
-alternated (issue 21, added-latency goal): ``PlainCalls.connection`` (a plain 2026-07-28 call's connection),
-``CallerGuard.host_allowed`` (the Host check) and the lean upstream request's header lines and body (the
-``HttpPool.request`` / ``LeanCaller.call_tool`` code, as main writes them and as this tree does). Each
-child process runs one tree on a running event loop (as the gateway calls them) and prints the best of 7
-repeats, us an operation; rounds alternate the trees so a change in the machine's load hits both.
+"""The per-call pieces perf-http3 and perf-http4 cut on the streamable-HTTP path, timed in process, a base
+tree and this one alternated (issue 21, added-latency goal): ``PlainCalls.connection`` (a plain 2026-07-28
+call's connection), ``CallerGuard.host_allowed`` (the Host check) and the lean upstream request's header lines
+and body (the ``HttpPool.request`` / ``LeanCaller.call_tool`` code, as main writes them and as this tree
+does); the lean 2026 call's tool schema look-up (a catalog listed and searched, or ``catalog_tool``) and its
+``Mcp-Param-*`` check on the toolbox's echo schema and on an airline-like one (``LeanCalls``: the SDK's
+``validate_mcp_param_headers``, or ``ParamHeaderCheck.refusal``), and three pieces of a 2025 session's lean
+call: the surface check of its params (the SDK's, or ``plain_handshake_params`` for params it is sure to
+accept), its JSON answer (a Starlette ``Response``, or ``json_answer``) and the Accept rule (asked, or its
+verdict kept). Each child process runs one tree on a running event loop (as the gateway calls them) and prints
+the best of 7 repeats, us an operation; rounds alternate the trees so a change in the machine's load hits
+both.
 Usage: python benchmarks/harness/http_front_pieces.py --base DIR [--tree DIR] [--rounds 5]
 """
 
@@ -52,6 +58,79 @@ except ImportError:
         return json.dumps(m, separators=(",", ":"), ensure_ascii=False)
 
 
+from starlette.datastructures import Headers
+from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp_types import JSONRPCResponse
+from mcp_types import methods as sdk_methods
+
+ECHO = {"type": "object", "properties": {"text": {"title": "Text", "type": "string"}}, "required": ["text"]}
+AIRLINE = {"type": "object", "required": ["reservation_id"], "properties": {
+    "reservation_id": {"type": "string", "description": "The reservation id, such as '8JX2WO'."},
+    "passengers": {"type": "array", "items": {"type": "object", "required": ["first_name"], "properties": {
+        "first_name": {"type": "string"}, "last_name": {"type": "string"}, "dob": {"type": "string"}}}},
+    "payment_id": {"type": "string"}, "cabin": {"type": "string", "enum": ["basic_economy", "economy"]}}}
+http_headers = Headers(scope={"type": "http",
+                              "headers": [(k.encode(), v.encode()) for k, v in headers.items()]})
+try:
+    from sentinel_mcp.app.param_header_check import ParamHeaderCheck
+    param_check = ParamHeaderCheck().refusal
+except ImportError:
+    from mcp.shared.inbound import validate_mcp_param_headers as param_check
+try:
+    from sentinel_mcp.app.lean_session_calls import json_answer
+except ImportError:
+    def json_answer(transport, message):
+        response = transport._create_json_response(message)
+        return response.status_code, response.raw_headers, response.body
+try:
+    from sentinel_mcp.gateway.plain_calls import plain_handshake_params
+
+    def surface(params):
+        if not plain_handshake_params(params, "2025-11-25"):
+            sdk_methods.validate_client_request("tools/call", "2025-11-25", params)
+except ImportError:
+    def surface(params):
+        sdk_methods.validate_client_request("tools/call", "2025-11-25", params)
+try:
+    from sentinel_mcp.app.lean_calls import accepts_json_and_sse
+
+    def accept(value):
+        return accepts_json_and_sse(value)
+except ImportError:
+    from sentinel_mcp.app.lean_session_calls import _accepts_json_and_sse
+
+    def accept(value):
+        return _accepts_json_and_sse(value.decode("latin-1"))
+from types import SimpleNamespace
+from sentinel_mcp.gateway.catalog import Catalog
+from sentinel_mcp.gateway.catalog_view import CatalogView
+from sentinel_mcp.identity.principal import OWNER, Principal
+from tests.gateway.catalog_upstream import StandInUpstream
+
+catalog = Catalog()  # 10 servers of 10 tools
+catalog.rebuild([StandInUpstream(f"s{i}", [f"tool{j}" for j in range(10)], prefix=f"s{i}")
+                 for i in range(10)])
+view = CatalogView.__new__(CatalogView)
+view.manager = SimpleNamespace(catalog=catalog)
+limited = Principal("agent", "token", upstreams=("s1", "s9"), tools=("s9__*", "*__tool1"))
+
+
+def schema_of(name, principal):
+    if hasattr(view, "catalog_tool"):
+        tool = view.catalog_tool(name, principal)
+        return tool.input_schema if tool is not None else None
+    for tool in view.list_catalog_tools(principal):  # main's _schema_lookup
+        if tool.name == name:
+            return tool.input_schema
+    return None
+
+
+transport = StreamableHTTPServerTransport(mcp_session_id="ab" * 16)
+answer = JSONRPCResponse(jsonrpc="2.0", id=7, result={"content": [{"type": "text", "text": "ok"}],
+                         "structuredContent": {"result": "ok"}, "isError": False,
+                         "_meta": {"sentinel/session": "s" * 80}})
+
+
 async def main():
     plain = PlainCalls()
     guard = CallerGuard(None, bind_host="127.0.0.1", port=8931, auth=Authenticator([TokenResolver()]))
@@ -59,7 +138,17 @@ async def main():
     for name, fn in (("PlainCalls.connection", lambda: plain.connection(params)),
                      ("CallerGuard.host_allowed", lambda: guard.host_allowed("127.0.0.1:8931")),
                      ("lean request: header lines", lambda: lines(headers)),
-                     ("lean request: body text", lambda: body(message).encode())):
+                     ("lean request: body text", lambda: body(message).encode()),
+                     ("Mcp-Param check, echo schema",
+                      lambda: param_check(ECHO, {"text": "hi"}, http_headers)),
+                     ("Mcp-Param check, airline schema",
+                      lambda: param_check(AIRLINE, {"reservation_id": "8JX2WO"}, http_headers)),
+                     ("schema look-up, 100 tools, owner", lambda: schema_of("s9__tool1", OWNER)),
+                     ("schema look-up, 100 tools, limited", lambda: schema_of("s9__tool1", limited)),
+                     ("2025 params' surface check",
+                      lambda: surface({"name": "tb__echo", "arguments": {"a": 1}})),
+                     ("2025 JSON answer", lambda: json_answer(transport, answer)),
+                     ("2025 Accept rule", lambda: accept(b"application/json, text/event-stream"))):
         fn()
         out[name] = min(timeit.repeat(fn, number=N, repeat=7)) / N * 1e6
     print(json.dumps(out))

@@ -318,10 +318,8 @@ def _schema_lookup(rt: Runtime) -> Any:
     def schema_of(name: str, scope: Scope) -> Any:
         found = scope.get(SCOPE_KEY)
         principal = found if isinstance(found, Principal) else OWNER  # as the front resolves it
-        for tool in rt.gateway.list_catalog_tools(principal):
-            if tool.name == name:
-                return tool.input_schema
-        return None
+        tool = rt.gateway.catalog_tool(name, principal)  # as its tools/list shows it
+        return tool.input_schema if tool is not None else None
 
     return schema_of
 

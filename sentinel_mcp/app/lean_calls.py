@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from mcp.server._streamable_http_modern import _SingleExchangeDispatchContext, _write
 from mcp.server.connection import Connection
 from mcp.server.runner import modern_error_data
-from mcp.shared.inbound import InboundModernRoute, classify_inbound_request, validate_mcp_param_headers
+from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
 from mcp_types import LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, JSONRPCError
@@ -41,6 +41,7 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sentinel_mcp.app.param_header_check import ParamHeaderCheck
 from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.gateway.media_type import CANONICAL
 from sentinel_mcp.gateway.plain_calls import PlainCalls
@@ -75,6 +76,7 @@ class LeanCalls:
         self.app = app
         self.target = target
         self.plain = PlainCalls()  # the verdicts on the envelopes its clients send
+        self.param_headers = ParamHeaderCheck()  # the SDK's Mcp-Param-* check, its schema walk kept
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = scope.get(MESSAGE_KEY)
@@ -96,7 +98,7 @@ class LeanCalls:
             # a tool may declare arguments mirrored in Mcp-Param-* headers (none were sent): the SDK's check,
             # on the schema the caller's tools/list shows (the SDK lists the whole catalog per call for it)
             schema = schema_of(name, scope)
-            if schema is not None and validate_mcp_param_headers(schema, arguments, headers) is not None:
+            if schema is not None and self.param_headers.refusal(schema, arguments, headers) is not None:
                 return await self.app(scope, receive, send)  # the SDK writes the rejection
         request = Request(scope, receive)
         dctx = _SingleExchangeDispatchContext(
@@ -156,12 +158,18 @@ def _lean_request(scope: Scope, message: Any) -> dict[str, str] | None:
         return None
     if content_type != CANONICAL:  # the one media type taken (WireGuard refused any other, wrote this one so)
         return None
+    return routing if accepts_json_and_sse(accept) else None
+
+
+def accepts_json_and_sse(accept: bytes) -> bool:
+    """``_accepts_json_and_sse`` of the header's value; the verdicts on the first few short values are kept (a
+    client sends the same Accept on every call). Both lean paths ask here."""
     verdict = _ACCEPTS.get(accept)
     if verdict is None:
         verdict = _accepts_json_and_sse(accept.decode("latin-1"))
         if len(accept) <= MAX_KEPT_ACCEPT and len(_ACCEPTS) < MAX_ACCEPTS_KEPT:
             _ACCEPTS[accept] = verdict
-    return routing if verdict else None
+    return verdict
 
 
 def _accepts_json_and_sse(accept: str) -> bool:

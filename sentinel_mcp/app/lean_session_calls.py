@@ -60,7 +60,8 @@ from sse_starlette.event import ServerSentEvent, ensure_bytes
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY, MESSAGE_KEY
+from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY, MESSAGE_KEY, accepts_json_and_sse
+from sentinel_mcp.gateway.media_type import CANONICAL
 from sentinel_mcp.app.session_dispatch import dispatch, kernel_of
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
@@ -148,38 +149,28 @@ def _lean_request(scope: Scope, message: Any) -> tuple[str, str] | None:
             continue
         if key == b"last-event-id":
             return None
-        text = value.decode("latin-1")
         if key == b"mcp-session-id":
-            sid = text
+            sid = value.decode("latin-1")
         elif key == b"mcp-protocol-version":
-            version = text
+            version = value.decode("latin-1")
         elif key == b"content-type":
             if content_type is not None:
                 return None  # sent twice: the SDK reads one of them; let it answer
-            content_type = text
+            content_type = value
         elif accept is not None:
             return None
         else:
-            accept = text
+            accept = value
     if sid is None or content_type is None or accept is None:
         return None
     if version is not None and version not in _VERSIONS:
         return None  # the SDK routes it to the 2026 entry (or rejects it)
     # the one media type taken (WireGuard refused any other and wrote this one as CANONICAL), its Accept rule
-    if content_type != "application/json":
+    if content_type != CANONICAL:
         return None
-    if not _accepts_json_and_sse(accept):
+    if not accepts_json_and_sse(accept):  # the SDK's rule, its verdicts kept per value (lean_calls.py)
         return None
     return sid, version if version is not None else DEFAULT_NEGOTIATED_VERSION
-
-
-def _accepts_json_and_sse(accept: str) -> bool:
-    """``check_accept_headers`` of the SDK, for SSE mode: both JSON and SSE acceptable."""
-    types = [t.strip().split(";")[0].strip().lower() for t in accept.split(",")]
-    if "*/*" in types:
-        return True
-    return any(t in ("application/json", "application/*") for t in types) and any(
-        t in (CONTENT_TYPE_SSE, "text/*") for t in types)
 
 
 async def _body(receive: Receive) -> bytes:
@@ -220,6 +211,34 @@ def _head(transport: StreamableHTTPServerTransport) -> list[tuple[bytes, bytes]]
 
 
 _HEADS: weakref.WeakKeyDictionary[StreamableHTTPServerTransport, tuple[tuple[bytes, bytes], ...]] = (
+    weakref.WeakKeyDictionary())
+
+
+Head = list[tuple[bytes, bytes]]
+
+
+def json_answer(transport: StreamableHTTPServerTransport, message: Any) -> tuple[int, Head, bytes]:
+    """(status, head, body) of ``transport._create_json_response(message)``, the SDK's JSON answer, without a
+    Starlette ``Response`` a call: its head is the same for every answer of a session but for the body's
+    length, so it is taken from the SDK's own answer once per session (the last header that length, as
+    Starlette puts it; anything else: the SDK's answer each time); the body is the same dump the SDK
+    writes."""
+    head = _JSON_HEADS.get(transport)
+    if head is None:
+        empty = transport._create_json_response(None)
+        kept = tuple(empty.raw_headers)
+        shaped = empty.status_code == 200 and kept and kept[-1] == (b"content-length", b"0")
+        head = kept[:-1] if shaped else ()
+        _JSON_HEADS[transport] = head
+    if not head or message is None:
+        response = transport._create_json_response(message)
+        return response.status_code, response.raw_headers, bytes(response.body)
+    body = message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+    return 200, [*head, (b"content-length", str(len(body)).encode("latin-1"))], body
+
+
+# the SDK's JSON answer's head, less its length, per session (empty: not of that shape, built each time)
+_JSON_HEADS: weakref.WeakKeyDictionary[StreamableHTTPServerTransport, tuple[tuple[bytes, bytes], ...]] = (
     weakref.WeakKeyDictionary())
 
 
@@ -328,14 +347,13 @@ class _Stream:
                 await self._send({"type": "http.response.body", "body": body, "more_body": False})
                 return
             self.started = True
-            response = transport._create_json_response(event.message)
+            status, headers, body = json_answer(transport, event.message)
             holder = self._holder
             if holder is not None:
                 holder.body_follows = True  # the body is sent right after the head: no turn booked
             try:
-                await self._send({"type": "http.response.start", "status": response.status_code,
-                                  "headers": response.raw_headers})
-                await self._send({"type": "http.response.body", "body": response.body})
+                await self._send({"type": "http.response.start", "status": status, "headers": headers})
+                await self._send({"type": "http.response.body", "body": body})
             finally:
                 if holder is not None:
                     holder.body_follows = False

@@ -43,7 +43,8 @@ from mcp.shared.jsonrpc_dispatcher import (
 )
 from mcp_types import JSONRPCRequest
 
-from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, span_records_nothing
+from sentinel_mcp.gateway.plain_calls import plain_handshake_params
+from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, serve_checked_call, span_records_nothing
 
 log = logging.getLogger(__name__)
 
@@ -134,10 +135,27 @@ def dispatch(kernel: SessionKernel, message: JSONRPCRequest, metadata: Any) -> b
         message,
         dctx,
         scope,
-        kernel.unspanned.on_request,
+        handler_of(kernel.unspanned, message),
         sender_ctx=contextvars.copy_context(),
     )
     return True
+
+
+def handler_of(runner: UnspannedRunner, message: JSONRPCRequest) -> Callable[..., Awaitable[Any]]:
+    """The runner's ``on_request``; for a ``tools/call`` whose params the kernel's surface check is sure to
+    accept (``plain_calls.plain_handshake_params``), the same kernel without that check
+    (``unspanned_kernel.serve_checked_call``: the same result or the same exception, ~10 us a call less)."""
+    params = message.params
+    if message.method == "tools/call" and plain_handshake_params(params, runner.connection.protocol_version):
+
+        async def checked(dctx: Any, method: str, given: Any) -> Any:
+            # never otherwise: the dispatcher hands on what it was given
+            if method != "tools/call" or given is not params or params is None:
+                return await runner.on_request(dctx, method, given)
+            return await serve_checked_call(runner, dctx, params)
+
+        return checked
+    return runner.on_request
 
 
 def _after_a_turn(handle: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:

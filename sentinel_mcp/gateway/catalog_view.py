@@ -119,6 +119,19 @@ class CatalogView:
             r.exposed for r in self.manager.catalog.tools.values() if principal.may_reach(r.upstream, r.tool)
         ]
 
+    def catalog_tool(self, name: str, principal: Principal | None = None) -> Tool | None:
+        """The first tool named ``name`` in ``list_catalog_tools(principal)`` (None: none), found by its route
+        rather than by listing the catalog (and, for a principal limited to some tools, matching its patterns
+        against every tool): the lean call path asks it on each call with arguments. A route is kept under
+        the name its tool is shown by; should the two ever differ, or no route hold the name, the list is
+        searched as before."""
+        route = self.manager.catalog.tools.get(name)
+        if route is None or route.exposed.name != name:
+            return next((t for t in self.list_catalog_tools(principal) if t.name == name), None)
+        if principal is None or principal.unrestricted or principal.may_reach(route.upstream, route.tool):
+            return route.exposed
+        return None
+
     def catalog_by_identity(self, principal: Principal | None = None) -> list[Tool]:
         """``list_catalog_tools`` named as rules name them, by identity (``<server>__<tool>``): a check of a
         rulebase compares its guards with these (a prefix or a shortened name exposes a tool under another

@@ -29,7 +29,7 @@ from mcp_types import (
     InitializeRequestParams,
 )
 from mcp_types import methods as _methods
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from sentinel_mcp.core.json_text import compact_encoder
@@ -46,6 +46,9 @@ GATEWAY_PREFIX = "sentinel/"
 MAX_KEY_CHARS = 4096  # an envelope this long is checked by the kernel each time, never kept
 _KEY = compact_encoder(sort_keys=True)  # core/json_text.py
 _ABSENT = object()
+# a handshake-era tools/call's params the surface check accepts whatever the values (plain_handshake_params)
+HANDSHAKE_PLAIN_KEYS = frozenset(("name", "arguments"))
+HANDSHAKE_VERSIONS = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
 # what a kept envelope holds: the client's params as the kernel would build them, and its capabilities
 Kept = tuple[InitializeRequestParams | None, ClientCapabilities | None]
 
@@ -138,3 +141,17 @@ def _typed(model: Any, raw: Any) -> Any:
         return model.model_validate(raw, by_name=False)
     except ValidationError:
         return None
+
+
+def plain_handshake_params(params: Any, version: Any) -> bool:
+    """Whether the kernel's surface check of a ``tools/call`` on a handshake-era connection of ``version`` is
+    sure to accept ``params``: a dict holding ``name`` (a string) and ``arguments`` (an object, or absent),
+    nothing else, on a version the SDK serves. ``tests/gateway/test_plain_calls.py`` puts such params (names
+    and argument values of every JSON kind) to the SDK's check for every handshake version; anything else (a
+    ``_meta``, a task, another key, another type) is checked by the kernel as before."""
+    return (type(params) is dict and HANDSHAKE_PLAIN_KEYS.issuperset(params)
+            and type(params.get("name")) is str and type(params.get("arguments", _EMPTY)) is dict
+            and version in HANDSHAKE_VERSIONS)
+
+
+_EMPTY: dict[str, Any] = {}

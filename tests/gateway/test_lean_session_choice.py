@@ -11,7 +11,8 @@ from typing import Any
 import anyio
 import pytest
 
-from sentinel_mcp.app.lean_session_calls import _accepts_json_and_sse, _lean_request
+from sentinel_mcp.app.lean_calls import _accepts_json_and_sse
+from sentinel_mcp.app.lean_session_calls import _lean_request
 from tests.gateway.test_lean_session_calls import ACCEPT, VERSION, tool_call
 
 
@@ -132,3 +133,30 @@ async def test_the_watcher_sends_the_head_then_ends_the_stream_when_the_client_l
     assert state.aborted and state.active
     state.stop()
     writer.close()
+
+
+def test_the_json_answer_is_the_sdks_response_head_and_body() -> None:
+    """``json_answer``: the status, head (in order) and body of the SDK's ``_create_json_response`` for every
+    message, its head kept per session; a session of another id gets its own head."""
+    from mcp.server.streamable_http import StreamableHTTPServerTransport
+    from mcp_types import ErrorData, JSONRPCError, JSONRPCResponse
+
+    from sentinel_mcp.app.lean_session_calls import _JSON_HEADS, json_answer
+
+    results: list[Any] = [
+        {}, {"content": [{"type": "text", "text": "ok"}], "isError": False},
+        {"content": [{"type": "text", "text": "\u00e9\u6f22 \U0001f600 \\ \" </script> \u2028"}],
+         "structuredContent": {"result": [1, 2.5, None, True, -(10 ** 30)]}, "_meta": {"sentinel/s": "x"}},
+        {"content": [{"type": "text", "text": "x" * 70_000}]}, {"nested": {"a": {"b": {"c": []}}}}]
+    messages: list[Any] = [JSONRPCResponse(jsonrpc="2.0", id=rid, result=r)
+                           for rid in (1, 0, -5, "s", "", "\u00e9") for r in results]
+    messages += [JSONRPCError(jsonrpc="2.0", id=7, error=ErrorData(code=-32602, message="bad \u00e9")),
+                 JSONRPCError(jsonrpc="2.0", id="e", error=ErrorData(code=-1, message="m", data={"a": [1]}))]
+    for sid in ("ab" * 16, "0" * 40, None):
+        transport = StreamableHTTPServerTransport(mcp_session_id=sid)
+        for _ in range(2):  # the head made, then kept
+            for message in messages:
+                sdk = transport._create_json_response(message)
+                assert json_answer(transport, message) == (sdk.status_code, sdk.raw_headers, sdk.body)
+        assert transport in _JSON_HEADS
+        assert json_answer(transport, None) == (200, transport._create_json_response(None).raw_headers, b"")

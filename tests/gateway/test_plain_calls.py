@@ -222,3 +222,72 @@ def test_the_plain_connection_is_the_sdk_constructors_attribute_for_attribute() 
         return seen
 
     assert asyncio.run(check()) > 50
+
+
+HANDSHAKE_ARGUMENTS: list[Any] = [
+    "absent", {}, {"a": [1, {"b": None}]}, {"x": 1.5, "y": True, "z": "\u202e\ud800", "": -(10 ** 30)},
+    {"deep": {"a": {"b": {"c": [[[]]]}}}}, None, [], "x", 1, True]
+HANDSHAKE_NAMES: list[Any] = [
+    "t", "", "a" * 5000, "\ud800", "tb__echo", " ", "\x00", 5, None, ["t"], True, 1.5]
+HANDSHAKE_EXTRA: list[dict[str, Any]] = [
+    {}, {"_meta": {}}, {"_meta": {"progressToken": 1}}, {"_meta": {PV: "2026-07-28"}}, {"task": {}},
+    {"task": None}, {"x": 1}, {"_meta": None}, {"inputResponses": {}}]
+
+
+def handshake_corpus() -> list[Any]:
+    out: list[Any] = []
+    for name, arguments, extra in itertools.product(HANDSHAKE_NAMES, HANDSHAKE_ARGUMENTS, HANDSHAKE_EXTRA):
+        p: dict[str, Any] = {"name": name, **extra}
+        if arguments != "absent":
+            p["arguments"] = arguments
+        out.append(p)
+    return [*out, {}, {"arguments": {}}, None, [], "params", {"name": "t", "arguments": {}, 5: 1}]
+
+
+def test_plain_handshake_params_pass_the_sdks_surface_check_on_every_handshake_version() -> None:
+    """Whatever ``plain_handshake_params`` calls plain, the SDK's surface check of a handshake-era tools/call
+    accepts, on every handshake version; the corpus holds params of both kinds, and anything else (a modern
+    version, no version, a version the SDK does not serve) is never plain."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from sentinel_mcp.gateway.plain_calls import plain_handshake_params
+
+    corpus = handshake_corpus()
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        plain = [p for p in corpus if plain_handshake_params(p, version)]
+        assert len(plain) == 7 * 5  # the string names x the object (or absent) arguments, with nothing else
+        for p in plain:
+            methods.validate_client_request("tools/call", version, p)  # raises if the SDK refuses it
+        refused = 0
+        for p in corpus:
+            if not plain_handshake_params(p, version):
+                try:
+                    methods.validate_client_request("tools/call", version, p)
+                except (ValueError, TypeError, KeyError):
+                    refused += 1
+        assert refused > 100  # the corpus holds what the SDK refuses; none of it is plain
+    for version in ("2026-07-28", None, "", "2099-01-01", 5):
+        assert not any(plain_handshake_params(p, version) for p in corpus), version
+
+
+def test_a_plain_handshake_call_runs_the_kernel_without_its_surface_check_and_others_with_it() -> None:
+    """``session_dispatch.handler_of``: the checked kernel for plain params, the runner's own otherwise."""
+    from mcp.server.lowlevel.server import Server
+    from mcp_types import JSONRPCRequest
+
+    from sentinel_mcp.app.session_dispatch import handler_of
+    from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner
+
+    for version, params, checked in (
+        ("2025-11-25", {"name": "t", "arguments": {"a": 1}}, True), ("2025-06-18", {"name": "t"}, True),
+        ("2025-11-25", {"name": "t", "arguments": None}, False),
+        ("2025-11-25", {"name": "t", "arguments": {}, "_meta": {"sentinel/x": "y"}}, False),
+        ("2025-11-25", {"name": 5, "arguments": {}}, False), (None, {"name": "t", "arguments": {}}, False),
+    ):
+        connection = Connection(None, protocol_version=version)
+        runner = UnspannedRunner(Server("plain"), connection, None)
+        request = JSONRPCRequest(jsonrpc="2.0", id=1, method="tools/call", params=params)
+        handler = handler_of(runner, request)
+        assert (handler is not runner.on_request) is checked, (version, params)
+        other = JSONRPCRequest(jsonrpc="2.0", id=1, method="tools/list", params=params)
+        assert handler_of(runner, other) is runner.on_request

@@ -133,7 +133,9 @@ async def test_the_handler_runs_once_the_handing_task_waits_for_its_answer(
         tg.start_soon(partial(session_dispatch.serve_loop, server, read_recv, write_send, lifespan_state=None,
                               session_id="s-2"))
         kernel = await _kept(read_recv)
-        kernel.unspanned = SimpleNamespace(on_request=on_request)  # type: ignore[assignment]
+        # a connection of no version: the runner's own on_request is what runs (session_dispatch.handler_of)
+        kernel.unspanned = SimpleNamespace(  # type: ignore[assignment]
+            on_request=on_request, connection=SimpleNamespace(protocol_version=None))
         for rid in range(10, 15):
             answers_send, answers = anyio.create_memory_object_stream[int](1)  # the request's own stream
             assert dispatch(kernel, call(rid), None)
