@@ -128,3 +128,23 @@ async def test_replicas_of_one_cluster_read_each_others_passages_and_no_other_do
     finally:
         for s in (one, two, stranger):
             await s.close()
+
+
+
+async def test_an_index_from_before_signing_is_indexed_again_and_its_old_rows_unread(pg_url: str) -> None:
+    s = await service(pg_url).open()
+    await s.index_documents({"airline": PARAS}, {"airline": DOC})
+    await s.memory_store("alice", "Mia prefers aisle seats on long flights", now=time.time())
+    await s.close()
+    # the store as the schema's first step left it: no signatures, the documents' digests kept
+    _sql(pg_url, ("ALTER TABLE passages DROP COLUMN mac", ()),
+         ("UPDATE storage_schema SET version = 1 WHERE store = 'passages'", ()))
+    s = await service(pg_url).open()
+    try:
+        assert await s.memory_recent("alice", 5) == []  # unsigned: never read
+        assert await s.policy_search("gold bags", 5) == []
+        # its digest was dropped: indexed again
+        assert await s.index_documents({"airline": PARAS}, {"airline": DOC}) == ["airline"]
+        assert [h["text"] for h in await s.policy_search("gold bags", 5)] == [PARAS[0].text]
+    finally:
+        await s.close()
