@@ -19,7 +19,9 @@ from typing import Any, Sequence
 from sentinel_mcp.a2a import task_lease, task_rows
 from sentinel_mcp.a2a.protocol import Message, Part, Task, TaskStatus, now_iso
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
+from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
+from sentinel_mcp.storage.database import StatementError
 from sentinel_mcp.storage.instances import take_over_rows
 from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release
@@ -332,13 +334,18 @@ class TaskJournal:
     def _row(self, record: TaskRecord, task: Task | None = None) -> tuple[Any, ...]:
         task = task or record.task
         pending = json.dumps(record.pending.__dict__) if record.pending else None
+        try:
+            body = task.model_dump_json(by_alias=True, exclude_none=True)
+        except ValueError as e:  # a lone surrogate in a client's text: no JSON holds it; the write is refused
+            raise StatementError(compose("A2A task journal: task ", safe_text(task.id, 80),
+                                         " cannot be kept: ", safe_text(str(e), 200))) from e
         row = (
             task.id,
             record.owner,
             record.session_id,
             task.status.state,
             task.status.timestamp or now_iso(),
-            task.model_dump_json(by_alias=True, exclude_none=True),
+            body,
             pending,
         )
         if not self.shared:
@@ -372,7 +379,11 @@ class TaskJournal:
         """Queue the task's current state (a passing state: WORKING); never blocks, never raises."""
         if self._db is None:
             return
-        row = self._row(record)
+        try:
+            row = self._row(record)
+        except StorageError as e:
+            log.warning("A2A task journal: write refused: %s", e)
+            return
         self._counted(record, row, landed=False)  # the next write counts on from it, landed or not
         self._track(self._db.submit_write([Statement(_SAVE_LEASED if self.shared else _SAVE, row)]))
 

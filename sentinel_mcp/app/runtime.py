@@ -137,6 +137,7 @@ def _create_guard(
     return create_guard(
         config, gateway, withheld=gateway.withheld_personal, default=fallback, private=private,
         fact_key=shared.key("facts") if shared is not None else None,  # the facts replicas share are signed
+        passage_key=shared.key("passages") if shared is not None else None,  # and the passages
     )
 
 

@@ -21,11 +21,12 @@ def facts_db_path(config: Config) -> Path:
 
 def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None = None,
                  default: Guard | None = None, private: Callable[[str], bool] | None = None,
-                 fact_key: bytes | None = None) -> PolicyGuard:
+                 fact_key: bytes | None = None, passage_key: bytes | None = None) -> PolicyGuard:
     """The gateway's guard for a config; the caller awaits ``start()`` and, at shutdown, ``close()``.
     ``default``: the gateway's fail-safe guard, which decides the tools no rulebase governs; ``private``:
     whether a session is one no other process writes facts for (``PolicyGuard.private``); ``fact_key``: what
-    a server store's facts are signed with (``SharedStore.key("facts")``; None: this process's own key)."""
+    a server store's facts are signed with (``SharedStore.key("facts")``; None: this process's own key);
+    ``passage_key``: its policy passages and memories alike (``SharedStore.key("passages")``)."""
     extra = config.sentinel.model_extra or {}
     guard = PolicyGuard(
         config.rulebase_paths(),
@@ -44,4 +45,5 @@ def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None 
         lazy_proofs=True,
     )
     guard.store.key = fact_key or guard.store.key  # before the store is opened: every row it writes is signed
+    guard.search.key = passage_key  # likewise the passages (None: this process's own key)
     return guard

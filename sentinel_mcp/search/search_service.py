@@ -62,6 +62,9 @@ class SearchService:
         self._embedder = embedder
         self.redact = redact or scrub_text  # the audit's redactor: what a memory may keep
         self.index: PassageIndex | None = None
+        # what a server store's rows are signed with (the cluster's ``SharedStore.key("passages")``; None:
+        # this process's own); set before ``open``
+        self.key: bytes | None = None
         self.problem: str | None = None  # why the configured embedding model is not used
 
     async def open(self) -> "SearchService":
@@ -84,7 +87,7 @@ class SearchService:
             if isinstance(self.path, str):
                 from sentinel_mcp.search.shared_index import SharedPassageIndex
 
-                self.index = await SharedPassageIndex(self.path, embedder).open()
+                self.index = await SharedPassageIndex(self.path, embedder, self.key).open()
             else:
                 self.index = await PassageIndex(self.path, embedder).open()
         return self

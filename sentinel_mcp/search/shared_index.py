@@ -13,13 +13,16 @@ replica searches the same policy documents and each principal's memories whichev
 from __future__ import annotations
 
 import time
+from typing import Iterable
 
 import numpy as np
 
 from sentinel_mcp.core.errors import SearchError
 from sentinel_mcp.search.embedding import Embedder
-from sentinel_mcp.search.passage_index import NewPassage, PassageIndex, query_terms
+from sentinel_mcp.search import passage_rows
+from sentinel_mcp.search.passage_index import Hit, NewPassage, PassageIndex, _hit, query_terms
 from sentinel_mcp.storage import Schema, Statement
+from sentinel_mcp.storage.row_signature import PROCESS_KEY
 
 _PG_SQL = """
 CREATE TABLE IF NOT EXISTS passages (
@@ -48,11 +51,15 @@ CREATE TABLE IF NOT EXISTS passage_sources (
 );
 CREATE TABLE IF NOT EXISTS passage_ns (namespace TEXT PRIMARY KEY, generation BIGINT NOT NULL DEFAULT 0)
 """
-SCHEMA = Schema("passages", {"postgres": [_PG_SQL]})
+# rows signed from here on: one from before has no mac and is never returned; its documents are indexed again
+# (their digests dropped), a memory from before is gone
+_SIGNED = "ALTER TABLE passages ADD COLUMN IF NOT EXISTS mac TEXT; DELETE FROM passage_sources"
+SCHEMA = Schema("passages", {"postgres": [_PG_SQL, _SIGNED]})
+_SIGNED_COLUMNS = passage_rows.COLUMNS
 _LIVE = "namespace = ? AND (expires_at IS NULL OR expires_at > ?)"
 _INSERT = (
     "INSERT INTO passages (namespace, source, heading, text, line_start, line_end, tags, created_at, "
-    "expires_at, embedder, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+    "expires_at, embedder, vector, mac) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _BUMP = (
     "INSERT INTO passage_ns (namespace, generation) VALUES (?, 1) ON CONFLICT (namespace) "
@@ -71,10 +78,18 @@ class SharedPassageIndex(PassageIndex):
 
     schema = SCHEMA
 
-    def __init__(self, url: str, embedder: Embedder) -> None:
+    def __init__(self, url: str, embedder: Embedder, key: bytes | None = None) -> None:
+        """``key``: what rows are signed with (the cluster's ``SharedStore.key("passages")``; None: this
+        process's own, so only its own rows are read)."""
         super().__init__(url, embedder)
         self.url = url
         self._generations: dict[str, int] = {}
+        self._verifier = passage_rows.Verifier(key if key is not None else PROCESS_KEY)
+
+    @property
+    def refused(self) -> int:
+        """Rows read that this cluster did not sign (planted, edited, moved): never returned."""
+        return self._verifier.refused
 
     def _rows(
         self, namespace: str, passages: list[NewPassage], vectors: np.ndarray, now: float
@@ -85,7 +100,8 @@ class SharedPassageIndex(PassageIndex):
                     "a passage's text must not contain the NUL character (U+0000): the "
                     "shared store cannot keep it exactly"
                 )
-        return super()._rows(namespace, passages, vectors, now)
+        key, rows = self._verifier.key, super()._rows(namespace, passages, vectors, now)
+        return [(*row, passage_rows.mac(key, row)) for row in rows]
 
     async def replace_source(
         self, namespace: str, source: str, passages: list[NewPassage], digest: str
@@ -154,13 +170,8 @@ class SharedPassageIndex(PassageIndex):
         held = self._matrices.get(namespace)
         if held is not None and held[2] > now and self._generations.get(namespace) == generation:
             return held[0], held[1]
-        rows = [
-            (i, v)
-            for i, e, v in await self.db.query(
-                f"SELECT id, embedder, vector FROM passages WHERE {_LIVE}", (namespace, now)
-            )
-            if e == self.embedder.name
-        ]
+        live = await self.db.query(f"SELECT {_SIGNED_COLUMNS} FROM passages WHERE {_LIVE}", (namespace, now))
+        rows = [(r[0], r[11]) for r in self._verifier.kept(live) if r[10] == self.embedder.name]
         soonest = (
             await self.db.query(
                 "SELECT MIN(expires_at) FROM passages WHERE namespace = ? AND expires_at > ?",
@@ -187,3 +198,24 @@ class SharedPassageIndex(PassageIndex):
             (" | ".join(terms), namespace, time.time(), n),
         )
         return [int(pid) for (pid,) in rows]
+
+    # reads that hand rows out: only the rows this cluster signed
+    async def recent(self, namespace: str, n: int) -> list[Hit]:
+        rows = await self.db.query(
+            f"SELECT {_SIGNED_COLUMNS} FROM passages WHERE {_LIVE} ORDER BY created_at DESC, id DESC LIMIT ?",
+            (namespace, time.time(), n),
+        )
+        return [_hit(r[:10]) for r in self._verifier.kept(rows)]
+
+    async def count(self, namespace: str) -> int:
+        rows = await self.db.query(f"SELECT {_SIGNED_COLUMNS} FROM passages WHERE {_LIVE}",
+                                   (namespace, time.time()))
+        return len(self._verifier.kept(rows))
+
+    async def _fetch(self, ids: Iterable[int]) -> list[Hit]:
+        wanted = list(ids)
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        rows = await self.db.query(f"SELECT {_SIGNED_COLUMNS} FROM passages WHERE id IN ({marks})", wanted)
+        return [_hit(r[:10]) for r in self._verifier.kept(rows)]

@@ -36,6 +36,7 @@ from sentinel_mcp.storage.inline_policy import InlinePolicy
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.private_paths import private_dir, private_file
 from sentinel_mcp.storage.schema import Schema
+from sentinel_mcp.storage.statement_refusal import refuse_nan, refused
 from sentinel_mcp.storage.wal_presize import presize_wal
 
 log = logging.getLogger(__name__)
@@ -432,7 +433,7 @@ class SQLiteDatabase(JobWriter):
                     else:
                         conn.execute("ROLLBACK TO job")
                         conn.execute("RELEASE job")
-                    results.append((job, None, e))
+                    results.append((job, None, self._refused(e)))
             if not rolled_back:
                 if self._hold is not None:
                     # no checkpoint under a reader's copy
@@ -485,14 +486,18 @@ class SQLiteDatabase(JobWriter):
             self.commits += 1
             self.committed_jobs += 1
             self.health.recover()
-            return None, e
+            return None, self._refused(e)
         self.commits += 1
         self.committed_jobs += 1
         self.health.recover()
         return [out], None
 
+    def _refused(self, e: BaseException) -> BaseException:
+        return refused(self.name, self.path, e)
+
     @staticmethod
     def _exec(conn: sqlite3.Connection, st: Statement) -> WriteResult:
+        refuse_nan(st.params, st.many)
         if st.many:
             cur = conn.executemany(st.sql, st.params)
             return WriteResult(cur.rowcount, None, [])
@@ -505,9 +510,11 @@ class SQLiteDatabase(JobWriter):
             conn = self._ensure_connection()
             if job.kind == "read":
                 sql, params = job.payload
+                refuse_nan(params, False)
                 value: Any = conn.execute(sql, params).fetchall()
             elif job.kind == "read_dicts":
                 sql, params = job.payload
+                refuse_nan(params, False)
                 cur = conn.execute(sql, params)
                 names = [d[0] for d in cur.description or ()]
                 value = [dict(zip(names, row)) for row in cur.fetchall()]
@@ -517,10 +524,10 @@ class SQLiteDatabase(JobWriter):
             job.done(None, self._fault(e))
             return
         except sqlite3.Error as e:
-            job.done(None, self._fault(e) if is_fault(e) else e)
+            job.done(None, self._fault(e) if is_fault(e) else self._refused(e))
             return
         except BaseException as e:  # noqa: BLE001 - handed to the caller, never kills the writer
-            job.done(None, e)
+            job.done(None, self._refused(e))
             return
         job.done(value, None)
 

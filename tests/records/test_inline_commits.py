@@ -23,6 +23,7 @@ from sentinel_mcp.gateway.idle_loop import loop_is_idle
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
 from sentinel_mcp.storage import inline_policy
 from sentinel_mcp.storage.open import release
+from sentinel_mcp.storage.database import StatementError
 from sentinel_mcp.storage.sqlite import SHARED
 
 from .rig import audit_rows, recorder_config
@@ -134,8 +135,10 @@ async def test_an_inline_job_fails_alone_and_a_fault_degrades_like_the_writers(t
     try:
         await db.migrate(SCHEMA)
         assert db.write_inline(lambda: [Statement(INSERT, ("x",))]) is not None
-        with pytest.raises(sqlite3.IntegrityError):  # the statement's own error, its transaction rolled back
+        # the statement's own error (a StatementError carrying SQLite's), its transaction rolled back
+        with pytest.raises(StatementError) as got:
             db.write_inline(lambda: [Statement(INSERT, ("y",)), Statement(INSERT, ("x",))])
+        assert isinstance(got.value.__cause__, sqlite3.IntegrityError)
         assert db.health.ok and rows_of(path) == ["x"]
         os.unlink(path)
         with pytest.raises(StorageError, match="deleted or replaced"):

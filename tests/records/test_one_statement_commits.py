@@ -21,6 +21,7 @@ from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.audit_chain import verify_file
 from sentinel_mcp.storage import Schema, Statement, open_database
 from sentinel_mcp.storage.open import release
+from sentinel_mcp.storage.database import StatementError
 from sentinel_mcp.storage.sqlite import SHARED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,8 +74,9 @@ async def test_a_statement_alone_that_fails_leaves_nothing_and_the_store_goes_on
     try:
         await db.migrate(SCHEMA)
         await db.run([Statement("INSERT INTO t (x) VALUES (?)", ("a",))])
-        with pytest.raises(sqlite3.IntegrityError):  # its second row breaks UNIQUE: none of its rows stays
+        with pytest.raises(StatementError) as got:  # its second row breaks UNIQUE: none of its rows stays
             await db.run([Statement("INSERT INTO t (x) VALUES (?), (?), (?)", ("b", "a", "c"))])
+        assert isinstance(got.value.__cause__, sqlite3.IntegrityError)
         assert db.health.ok
         await db.run([Statement("INSERT INTO t (x) VALUES (?)", ("d",))])
         assert [r[0] for r in await db.query("SELECT x FROM t ORDER BY id")] == ["a", "d"]

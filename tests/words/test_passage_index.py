@@ -15,6 +15,7 @@ import pytest
 
 from sentinel_mcp.search.embedding import HashingEmbedder
 from sentinel_mcp.search.passage_index import CANDIDATES, NewPassage, PassageIndex
+from sentinel_mcp.storage.database import StatementError
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -129,8 +130,9 @@ async def test_a_failed_migration_leaves_version_1_as_it_was(tmp_path: Path) -> 
     # a table in the way: the migration's copy of the vectors fails after it has renamed and dropped things
     _v1_index(tmp_path / "p.db", emb, "CREATE TABLE passage_vectors (unrelated TEXT);")
     before = sqlite3.connect(tmp_path / "p.db").execute("SELECT * FROM passages ORDER BY id").fetchall()
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StatementError) as got:  # SQLite's own error, carried
         await PassageIndex(tmp_path / "p.db", emb).open()
+    assert isinstance(got.value.__cause__, sqlite3.OperationalError)
     db = sqlite3.connect(tmp_path / "p.db")
     assert db.execute("SELECT * FROM passages ORDER BY id").fetchall() == before
     assert db.execute("SELECT rowid FROM passages_fts WHERE passages_fts MATCH 'aisle'").fetchall() == [(1,)]
