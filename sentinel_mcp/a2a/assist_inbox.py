@@ -59,7 +59,11 @@ CREATE TABLE IF NOT EXISTS chat_bridges (
 # to another agent as the person's word: signed by the replica that took it (request, reply, when), checked
 # before it is read as answered, so a reply written in SQL, edited or moved to another request is nobody's
 _MAC = "ALTER TABLE assist_requests ADD COLUMN IF NOT EXISTS mac TEXT"
-SCHEMA = Schema("assist", {"sqlite": [_SQLITE], "postgres": [_SQLITE, _MAC]})
+# the agent id the peer claims, apart from its reason: kept in the reason ("... (says agent_id 'x')"), a peer
+# could write that suffix itself and the person could not tell Sentinel's attribution from the peer's text
+_SAYS = "ALTER TABLE assist_requests ADD COLUMN says_agent TEXT"
+_SAYS_PG = "ALTER TABLE assist_requests ADD COLUMN IF NOT EXISTS says_agent TEXT"
+SCHEMA = Schema("assist", {"sqlite": [_SQLITE, _SAYS], "postgres": [_SQLITE, _MAC, _SAYS_PG]})
 PURPOSE = "assist reply"
 FIELDS = (
     "id",
@@ -73,6 +77,7 @@ FIELDS = (
     "status",
     "reply",
     "replied_at",
+    "says_agent",  # the agent id the peer says it is (its word; ``from_agent`` is who authenticated)
 )
 # beyond them, new requests are refused: one agent cannot flood the person's inbox (MAX_OPEN_PER_AGENT), nor
 # all of them together (MAX_OPEN: room for 25 agents at their cap)
@@ -106,8 +111,9 @@ _PRUNE_SETTLED = (
 # PostgreSQL, whose statements see what was committed when they began, by no more than the inserts in flight
 # at the moment the bound is reached)
 _ADD = (
-    "INSERT INTO assist_requests (id, at, from_agent, reason, questions, context, channel, task_id) "
-    "SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM assist_requests WHERE status = 'open') < ? "
+    "INSERT INTO assist_requests "
+    "(id, at, from_agent, reason, questions, context, channel, task_id, says_agent) "
+    "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM assist_requests WHERE status = 'open') < ? "
     "AND (SELECT count(*) FROM assist_requests WHERE status = 'open' AND from_agent = ?) < ?"
 )
 
@@ -168,7 +174,9 @@ class AssistInbox:
         context: str | None = None,
         channel: str | None = None,
         task_id: str | None = None,
+        says_agent: str | None = None,
     ) -> str:
+        """``reason``: the peer's own text, nothing of Sentinel's in it; ``says_agent``: the id it claims."""
         request_id = f"har-{uuid.uuid4().hex[:10]}"
         row = (
             request_id,
@@ -179,6 +187,7 @@ class AssistInbox:
             (context or "")[:200] or None,
             channel,
             task_id,
+            None if says_agent is None else says_agent[:200],
         )
         if self._db.write_blocking(_ADD, (*row, MAX_OPEN, row[2], MAX_OPEN_PER_AGENT)).rowcount != 1:
             (mine,) = self._db.query_blocking(

@@ -39,7 +39,8 @@ class PersonAssist(TaskHost):
             request_id = await asyncio.to_thread(
                 self.inbox.add,
                 from_agent=caller,
-                reason=f"{har.reason} (says agent_id {har.agent_id!r})",
+                reason=har.reason,  # the peer's text alone: Sentinel's attribution is shown apart from it
+                says_agent=har.agent_id,
                 questions=har.suggested_questions,
                 context=har.context_handle,
                 task_id=record.task.id,

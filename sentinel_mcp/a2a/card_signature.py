@@ -14,6 +14,13 @@ keys that vouch for any card):
 
 The algorithm is the header's, but the key decides which are possible: an EC key verifies only its curve's
 ES algorithm, an RSA key RS/PS, an Ed25519/Ed448 key EdDSA (no algorithm confusion).
+
+Freshness: a signed card verifies for ever, so an old card of a departed peer, served again from its address,
+passes for it. The signature that vouches for the card (pinned or trusted key) may say when it was made
+(``iat``) and until when it holds (``exp``) in its protected header (epoch seconds; RFC 7519's names):
+expired, or made more than ``CLOCK_SKEW`` ahead, it is refused; older than ``CardKeys.max_age``
+(``sentinel.a2a.card_max_age``) too. A time that is not a plain number is refused on any signature. An undated
+signature cannot be bounded: its trust note says "undated".
 """
 
 from __future__ import annotations
@@ -21,7 +28,9 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import math
 import re
+import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +52,8 @@ MAX_SIGNATURE_BYTES = 1024  # RSA-8192 is 1024 bytes
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
 ALGORITHMS = ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA")
 MIN_RSA_BITS = 2048
+CLOCK_SKEW = 300.0  # seconds a signer's clock may run ahead of ours
+LATEST_TIME = 253402300799  # 9999-12-31T23:59:59Z: a time past it is no time
 
 
 class CardRefused(A2AError):
@@ -93,10 +104,13 @@ def load_key(text: str) -> CardKey:
 class CardKeys:
     pinned: dict[str, CardKey]  # a peer's name (card name or mDNS instance label) -> its key
     trusted: tuple[CardKey, ...] = ()
+    max_age: float | None = None  # seconds: a vouching signature dated earlier is refused; None: no bound
 
     @classmethod
-    def load(cls, peer_keys: dict[str, str], trusted_keys: list[str]) -> CardKeys:
-        return cls({name: load_key(k) for name, k in peer_keys.items()}, tuple(map(load_key, trusted_keys)))
+    def load(cls, peer_keys: dict[str, str], trusted_keys: list[str],
+             max_age: float | None = None) -> CardKeys:
+        return cls({name: load_key(k) for name, k in peer_keys.items()}, tuple(map(load_key, trusted_keys)),
+                   max_age)
 
     def pins_for(self, names: list[str]) -> list[CardKey]:
         """The pins of every name that reads as one of ``names`` (case and compatibility forms folded: a
@@ -150,6 +164,8 @@ class _Signature:
     alg: str
     value: bytes
     named: CardKey | None  # the key its protected header names (``jwk``), the signer's word
+    iat: float | None = None  # when it says it was signed (seconds since the epoch)
+    exp: float | None = None  # until when it says it holds
 
 
 def _parse(entry: Any) -> _Signature:
@@ -180,7 +196,32 @@ def _parse(entry: Any) -> _Signature:
         except ValueError as e:
             raise CardRefused(f"a signature's header names no usable key: {e}"[:200]) from None
         named = CardKey(fingerprint_of(key), key)
-    return _Signature(entry["protected"], alg, value, named)
+    return _Signature(entry["protected"], alg, value, named, _time(header, "iat"), _time(header, "exp"))
+
+
+def _time(header: dict[str, Any], claim: str) -> float | None:
+    """A protected header's ``iat`` or ``exp``: a JSON number of seconds since the epoch, or absent. Anything
+    else ("1700000000", true, null, a list, past year 9999, negative) is refused: a time read loosely is a
+    bound a replayer chooses."""
+    if claim not in header:
+        return None
+    value = header[claim]
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+            or not 0 <= value <= LATEST_TIME):
+        raise CardRefused(f"a signature's {claim} is not a time (seconds since the epoch, as a JSON number)")
+    return float(value)
+
+
+def _stale(s: _Signature, max_age: float | None, now: float) -> str | None:
+    """Why the vouching signature ``s`` no longer holds (None: it does)."""
+    if s.exp is not None and now >= s.exp:
+        return f"its signature expired {int(now - s.exp)} s ago"
+    if s.iat is not None and s.iat > now + CLOCK_SKEW:
+        return f"its signature is dated {int(s.iat - now)} s in the future"
+    if s.iat is not None and max_age is not None and now - s.iat > max_age:
+        return (f"its signature was signed {int(now - s.iat)} s ago; cards older than {int(max_age)} s are "
+                "refused (an old card served again: card_max_age)")
+    return None
 
 
 def _verifies(key: PublicKeyTypes, alg: str, data: bytes, sig: bytes) -> bool:
@@ -217,20 +258,32 @@ def _signing_input(s: _Signature, payload: bytes) -> bytes:
     return s.protected.encode() + b"." + base64.urlsafe_b64encode(payload).rstrip(b"=")
 
 
-def _signed_by(key: CardKey, signatures: list[_Signature], payload: bytes) -> bool:
-    """Whether a signature verifies with ``key`` (a key pinned by fingerprint: the one a header names, when
-    its fingerprint is that one)."""
+def _signed_by(key: CardKey, signatures: list[_Signature], payload: bytes) -> _Signature | None:
+    """The signature that verifies with ``key`` (a key pinned by fingerprint: the one a header names, when
+    its fingerprint is that one); None when none does."""
     for s in signatures:
         usable = key.key if key.key is not None else (
             s.named.key if s.named is not None and s.named.fingerprint == key.fingerprint else None)
         if usable is not None and _verifies(usable, s.alg, _signing_input(s, payload), s.value):
-            return True
-    return False
+            return s
+    return None
 
 
-def check_card(card: dict[str, Any], names: list[str], keys: CardKeys) -> CardTrust:
+def _fresh(trust: CardTrust, s: _Signature, keys: CardKeys, now: float) -> CardTrust:
+    """``trust`` if the vouching signature ``s`` still holds (noted "undated" when it has no time)."""
+    why = _stale(s, keys.max_age, now)
+    if why is not None:
+        raise CardRefused(why)
+    if s.iat is None and s.exp is None:
+        return CardTrust(trust.verified, f"{trust.note} (undated: its age cannot be checked)", trust.key)
+    return trust
+
+
+def check_card(card: dict[str, Any], names: list[str], keys: CardKeys, now: float | None = None) -> CardTrust:
     """How far ``card`` (the JSON object as received) is vouched for; CardRefused when it must not count.
-    ``names``: what the peer is known by (its card's name, its mDNS instance label), to find its pins."""
+    ``names``: what the peer is known by (its card's name, its mDNS instance label), to find its pins;
+    ``now``: seconds since the epoch (the clock's when None)."""
+    now = time.time() if now is None else now
     imitation = keys.imitated(names)
     if imitation is not None:
         raise CardRefused(Marked(f"its name {safe_text(imitation[0], 100)!r} looks like the pinned peer "
@@ -253,13 +306,21 @@ def check_card(card: dict[str, Any], names: list[str], keys: CardKeys) -> CardTr
                 s.named.key, s.alg, _signing_input(s, payload), s.value):
             raise CardRefused("a signature does not verify with the key its header names (an altered card)")
     if pins:
+        vouching = []
         for pin in pins:
-            if not _signed_by(pin, signatures, payload):
+            found = _signed_by(pin, signatures, payload)
+            if found is None:
                 raise CardRefused(f"pinned to key {pin.shown}, but no signature on its card verifies with it")
-        return CardTrust(True, f"verified: signed by its pinned key {pins[0].shown}", pins[0].fingerprint)
+            vouching.append(found)
+        trust = CardTrust(True, f"verified: signed by its pinned key {pins[0].shown}", pins[0].fingerprint)
+        for found in vouching:  # each pin's signature must still hold
+            trust = _fresh(trust, found, keys, now)
+        return trust
     for key in keys.trusted:
-        if _signed_by(key, signatures, payload):
-            return CardTrust(True, f"verified: signed by trusted key {key.shown}", key.fingerprint)
+        found = _signed_by(key, signatures, payload)
+        if found is not None:
+            return _fresh(CardTrust(True, f"verified: signed by trusted key {key.shown}", key.fingerprint),
+                          found, keys, now)
     if keys.trusted:
         raise CardRefused("its signature does not verify with any trusted key (altered, or another's key)")
     named = next((s.named for s in signatures if s.named is not None), None)

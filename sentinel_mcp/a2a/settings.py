@@ -81,6 +81,9 @@ class A2ASettings(BaseModel):
     # key (PEM text or file) its card must be signed by; and keys whose signature vouches for any card
     peer_keys: dict[PeerName, str] = Field(default_factory=dict)
     trusted_keys: list[str] = Field(default_factory=list)
+    # seconds: a peer's card whose vouching signature says it was signed (``iat``) longer ago is refused (an
+    # old signed card served again from a departed peer's address); None: no bound (card_signature.py)
+    card_max_age: float | None = Field(None, gt=0, le=10 * 365 * 86400)
     # this agent's own card is signed with this private key (PEM file, unencrypted) when set
     # (a2a/card_signer.py)
     card_signing_key: str | None = None
@@ -319,7 +322,7 @@ class A2ASettings(BaseModel):
     @property
     def card_keys(self) -> CardKeys:
         """The keys peers' cards are checked against (loaded when asked: the files may have changed)."""
-        return CardKeys.load(self.peer_keys, self.trusted_keys)
+        return CardKeys.load(self.peer_keys, self.trusted_keys, self.card_max_age)
 
     @property
     def listed_peers(self) -> ListedPeers:

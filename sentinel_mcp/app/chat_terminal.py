@@ -22,6 +22,7 @@ from typing import Any
 from mcp.types import CallToolResult, ElicitResult, TextContent
 
 from sentinel_mcp.a2a.assist_inbox import settled_reason
+from sentinel_mcp.a2a.assist_shown import assist_lines
 from sentinel_mcp.app.chat_link import ChatLink, Notice, Question, Step
 from sentinel_mcp.core.untrusted_text import split_marker
 from sentinel_mcp.core.display_text import Marked, compose, safe_question, safe_text
@@ -175,12 +176,8 @@ class ChatTerminal:
             self.say("no open help requests")
         for r in fresh:
             self._shown.add(r["id"])
-            self.say(
-                f"[help request {r['id']} from agent {safe_text(r['from_agent'], 80)}] "
-                f"{safe_text(r['reason'], 500)}"
-            )
-            for q in r["questions"]:
-                self.say(f"    - {safe_text(q, 300)}")
+            for line in assist_lines(r):  # Sentinel's attribution on its own line, the peer's words marked
+                self.say(line)
             self.say(f"  (another agent's words, not Sentinel's; answer with /reply {r['id']} TEXT)")
 
     def reply(self, rest: str) -> None:

@@ -53,10 +53,16 @@ def configured_principals(config: Config) -> dict[str, Principal]:
 
 
 def a2a_peer_names(config: Config) -> frozenset[str]:
-    """The names the A2A section's keys and bearer identity sign in as that no configured principal has:
-    agents, not people (their questions are the owner's to answer, never their own)."""
+    """The names the A2A section's keys and bearer identity sign in as that no configured principal has, and
+    the orchestrator's (``orchestrator_principal``, a configured principal or not): agents, not people (their
+    questions are the owner's to answer, never their own: an orchestrator's sub-task that asked was shown to
+    the orchestrator alone, which could answer it as the user)."""
     people = {spec.name for spec in config.sentinel.principals}
-    return frozenset(set(_a2a_keys(config, None)) - people - {OWNER_NAME})
+    orchestrator = config.sentinel.builtin_settings("a2a").get("orchestrator_principal")
+    agents = set(_a2a_keys(config, None)) - people
+    if isinstance(orchestrator, str):
+        agents.add(orchestrator)
+    return frozenset(agents - {OWNER_NAME})
 
 
 def _a2a_keys(config: Config, owner: str | None) -> dict[str, str]:

@@ -168,7 +168,8 @@ async def test_a_bridged_chat_and_help_requests_answered_by_a_person(tmp_path):
                 term = ChatTerminal(link=None, out=out, inbox=inbox)  # type: ignore[arg-type]
                 term.show_new_requests()
                 shown = out.getvalue()
-                assert request["id"] in shown and "from agent rover" in shown and "\u202e" not in shown
+                assert request["id"] in shown and "\u202e" not in shown
+                assert "Sentinel: sent by rover (authenticated)" in shown
                 assert "another agent's words" in shown
                 term.handle(f"/reply {request['id']} aisle, thanks")
                 assert "[sent]" in out.getvalue()

@@ -151,7 +151,7 @@ def test_a_person_reaches_a_goal_answers_a_question_inline_and_cancels_a_step(ch
     )
     mark = len(term.screen())
     term.type("")
-    term.wait_for(f"[help request {request} from agent rover]", after=mark)
+    term.wait_for(f"[help request {request}] Sentinel: sent by rover (authenticated)", after=mark)
     screen = term.wait_for("Window or aisle?", after=mark)  # the request's lines are printed one by one
     assert "\u202e" not in screen  # shown safely, marked as another agent's
     term.type(f"/reply {request} aisle please")
