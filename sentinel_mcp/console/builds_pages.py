@@ -28,12 +28,12 @@ from sentinel_mcp.swarm.build_service import TASK_ID, end_orphans
 from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path, resolve_inside
 from sentinel_mcp.swarm.state import TERMINAL_STATES, SwarmStore
 from sentinel_mcp.swarm.task_lock import TaskLock
-from sentinel_mcp.swarm.workspace import Workspace
+from sentinel_mcp.swarm.workspace import MAX_LISTED_FILES, Workspace
 
 MAX_SHOWN_FILE = 200_000  # characters of one file shown on its page
 # files listed on a build's page: a build's tools may make any number, and 100,000 of them made a 31 MB page
 # whose rendering held the gateway's event loop (every call) for 6 s, again on every 5 s refresh
-MAX_LISTED = 1000
+MAX_LISTED = MAX_LISTED_FILES
 LIST = 100
 
 

@@ -32,6 +32,7 @@ from sentinel_mcp.swarm.settings import swarm_settings
 from sentinel_mcp.swarm.spec import SpecError, parse_spec
 from sentinel_mcp.swarm.state import OWNER
 from sentinel_mcp.swarm.task_lock import BuildBusyError, BuildQuotaError
+from sentinel_mcp.swarm.workspace import NotBuildFileError
 from sentinel_mcp.swarm.settings import SwarmSettings
 
 Settings = SwarmSettings  # the built-in contract: its typed settings beside create_server
@@ -242,7 +243,9 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                     f"{elsewhere}'s disk; read them through that replica"
                 )
             return service.workspace_of(task_id).read_file(path)
-        except (UnknownTaskError, UnsafePathError, FileNotFoundError, IsADirectoryError) as e:
+        except (
+            UnknownTaskError, UnsafePathError, NotBuildFileError, FileNotFoundError, IsADirectoryError
+        ) as e:
             raise ResourceError(f"swarm://{_shown(task_id)}/{path}: {e}") from None
 
     # the defaults: a build reports progress, so the timeout without progress holds (CALL_LIMITS caps it)

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
+from sentinel_mcp.core.errors import SwarmError
+from sentinel_mcp.swarm.limits import HARD_MAX_FILE_BYTES
 from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path, resolve_inside
+
+# files a caller is told of (swarm_status, the console's page): a build writes at most 25, anything else
+# may have put any number there
+MAX_LISTED_FILES = 1000
+
+
+class NotBuildFileError(SwarmError):
+    """A workspace path that holds something other than a file the build wrote (not served)."""
 
 
 class Workspace:
@@ -39,10 +50,33 @@ class Workspace:
         return target
 
     def read_file(self, rel: str) -> str:
+        """A file the build wrote, as text: raise ``NotBuildFileError`` for anything else found at ``rel``."""
         target = resolve_inside(self.root, rel)
-        if not target.is_file():
-            raise FileNotFoundError(rel)
-        return target.read_text(encoding="utf-8")
+        # no link at the end (O_NOFOLLOW), no wait on a pipe (O_NONBLOCK); then judged by what was opened
+        try:
+            fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            raise
+        except OSError:
+            raise NotBuildFileError("not a file this build wrote") from None
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                raise FileNotFoundError(rel)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotBuildFileError("not a regular file")
+            # the build writes each file once, by rename, at most HARD_MAX_FILE_BYTES: a second name means
+            # its data is also another file's (a hard link needs no symlink on the way), and a larger file
+            # came from elsewhere (read only to the bound either way)
+            if st.st_nlink != 1:
+                raise NotBuildFileError("a file with other names (a hard link): not only this build's")
+            data = f.read(HARD_MAX_FILE_BYTES + 1)
+        if len(data) > HARD_MAX_FILE_BYTES:
+            raise NotBuildFileError(f"larger than any file a build writes ({HARD_MAX_FILE_BYTES} bytes)")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise NotBuildFileError("not UTF-8 text") from None
 
     def list_files(self, limit: int | None = None) -> list[str]:
         """Relative paths of the regular files, without following symlinks; temp files excluded; at most
@@ -66,6 +100,6 @@ class Workspace:
             try:
                 check_relative_path(rel)
                 out[rel] = self.read_file(rel)
-            except (UnsafePathError, UnicodeDecodeError, OSError):
+            except (UnsafePathError, NotBuildFileError, OSError):
                 continue
         return out
