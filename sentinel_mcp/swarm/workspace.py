@@ -6,6 +6,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from sentinel_mcp.core.errors import SwarmError
 from sentinel_mcp.swarm.limits import HARD_MAX_FILE_BYTES
@@ -49,8 +50,9 @@ class Workspace:
             raise
         return target
 
-    def read_file(self, rel: str) -> str:
-        """A file the build wrote, as text: raise ``NotBuildFileError`` for anything else found at ``rel``."""
+    def open_file(self, rel: str) -> BinaryIO:
+        """A file the build wrote, opened for reading (binary): ``NotBuildFileError`` for anything else found
+        at ``rel``, ``FileNotFoundError`` for nothing (or a directory)."""
         target = resolve_inside(self.root, rel)
         # no link at the end (O_NOFOLLOW), no wait on a pipe (O_NONBLOCK); then judged by what was opened
         try:
@@ -59,17 +61,26 @@ class Workspace:
             raise
         except OSError:
             raise NotBuildFileError("not a file this build wrote") from None
-        with os.fdopen(fd, "rb") as f:
+        f = os.fdopen(fd, "rb")
+        try:
             st = os.fstat(f.fileno())
             if stat.S_ISDIR(st.st_mode):
                 raise FileNotFoundError(rel)
             if not stat.S_ISREG(st.st_mode):
                 raise NotBuildFileError("not a regular file")
-            # the build writes each file once, by rename, at most HARD_MAX_FILE_BYTES: a second name means
-            # its data is also another file's (a hard link needs no symlink on the way), and a larger file
-            # came from elsewhere (read only to the bound either way)
+            # the build writes each file once, by rename: a second name means its data is also another file's
+            # (a hard link needs no symlink on the way: another build's file, any file of the same disk)
             if st.st_nlink != 1:
                 raise NotBuildFileError("a file with other names (a hard link): not only this build's")
+        except BaseException:
+            f.close()
+            raise
+        return f
+
+    def read_file(self, rel: str) -> str:
+        """A file the build wrote, as text (``open_file``'s checks): at most ``HARD_MAX_FILE_BYTES`` of UTF-8,
+        the most a build writes; a larger file came from elsewhere (and is read only to that bound)."""
+        with self.open_file(rel) as f:
             data = f.read(HARD_MAX_FILE_BYTES + 1)
         if len(data) > HARD_MAX_FILE_BYTES:
             raise NotBuildFileError(f"larger than any file a build writes ({HARD_MAX_FILE_BYTES} bytes)")
