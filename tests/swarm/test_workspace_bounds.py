@@ -131,3 +131,27 @@ async def test_status_lists_a_bounded_number_of_files(tmp_path, openai_env) -> N
         (ws / "app" / "many").rename(tmp_path / "moved")
         status = data(await client.call_tool("swarm_status", {"task_id": task_id}))
         assert status["more_files"] is False and MANIFEST in status["files"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "a%0Ab.kt",  # a line break, percent-encoded (the URI template decodes it)
+        "a%0A[COMPLETED]%20completed",
+        "a%0D%0Aforged",
+        "a%1B[31mred",  # a terminal escape
+        "a\u202egnp.kt",  # a direction override
+        "a%E2%80%AEgnp.kt",
+        "a%00b",
+        "x" * 20000,  # no bound on the path
+        "app/" + "%0A" * 3000,
+    ],
+)
+async def test_a_refused_file_read_never_echoes_the_callers_path_raw(tmp_path, openai_env, path) -> None:
+    async with Client(swarm(tmp_path)) as client:
+        for task_id in ("t20260101-000000-abcdef", await _completed(client)):
+            with pytest.raises(MCPError) as refused:
+                await client.read_resource(f"swarm://{task_id}/{path}")
+            text = str(refused.value)
+            assert not any(c in text for c in "\n\r\x1b\x00\u202e"), (path[:40], text[:300])
+            assert len(text) < 2000, (path[:40], len(text))
