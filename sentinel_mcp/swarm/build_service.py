@@ -302,11 +302,11 @@ class BuildService:
             await self._trim_after(orch.task_id)
 
     async def _trim_after(self, task_id: str) -> None:
-        """A build that completed: its principal's kept builds trimmed to their caps now, not at the next
-        sweep (hours later)."""
+        """A build that ended (COMPLETED or FAILED): its principal's kept builds trimmed to their caps now,
+        not at the next sweep (hours later)."""
         try:
             task = await self.store.get_task(task_id)
-            if task is None or task["state"] != "COMPLETED":
+            if task is None or task["state"] not in TERMINAL_STATES:
                 return
             report = await trim_kept(
                 self.root, self.store, self.settings, principal=task["principal"], running=set(self._running)
