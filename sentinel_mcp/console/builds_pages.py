@@ -25,15 +25,15 @@ from sentinel_mcp.console.web import Console
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.swarm.build_lease import end_lapsed
 from sentinel_mcp.swarm.build_service import TASK_ID, end_orphans
-from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path, resolve_inside
+from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path
 from sentinel_mcp.swarm.state import TERMINAL_STATES, SwarmStore
 from sentinel_mcp.swarm.task_lock import TaskLock
-from sentinel_mcp.swarm.workspace import Workspace
+from sentinel_mcp.swarm.workspace import MAX_LISTED_FILES, NotBuildFileError, Workspace
 
 MAX_SHOWN_FILE = 200_000  # characters of one file shown on its page
 # files listed on a build's page: a build's tools may make any number, and 100,000 of them made a 31 MB page
 # whose rendering held the gateway's event loop (every call) for 6 s, again on every 5 s refresh
-MAX_LISTED = 1000
+MAX_LISTED = MAX_LISTED_FILES
 LIST = 100
 
 
@@ -88,11 +88,8 @@ def _head(workspace: Workspace, rel: str, chars: int) -> tuple[str, bool]:
     whether it is longer. Only what is shown is read: a build's tools may write a file of any size, and
     reading it whole for 200,000 characters of it took 500 MB of the gateway's memory for a 200 MB file, on
     every view."""
-    target = resolve_inside(workspace.root, rel)
-    if not target.is_file():
-        raise FileNotFoundError(rel)
     limit = chars * 4  # bytes of at most ``chars`` UTF-8 characters
-    with target.open("rb") as f:
+    with workspace.open_file(rel) as f:  # a regular file with no other name, no link on the way
         data = f.read(limit + 1)
     longer = len(data) > limit
     # an incremental decoder keeps a character the cut splits back instead of calling it invalid
@@ -186,7 +183,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                 "no such file in this build (only paths inside its "
                 "workspace, without '..' or links, are shown)",
             )
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError, NotBuildFileError):
             return console.problem(request, viewer, 404, "no such text file in this build")
         # generated code is hostile text too: escaped by the template, invisible and direction characters
         # shown

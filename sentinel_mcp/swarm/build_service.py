@@ -24,7 +24,7 @@ from sentinel_mcp.swarm.spec import parse_spec
 from sentinel_mcp.swarm.state import OWNER, TERMINAL_STATES, SwarmStore
 from sentinel_mcp.swarm.task_lock import BuildBusyError, BuildQuotaError, TaskLock
 from sentinel_mcp.swarm.toolchain import Toolchain
-from sentinel_mcp.swarm.workspace import Workspace
+from sentinel_mcp.swarm.workspace import MAX_LISTED_FILES, Workspace
 from sentinel_mcp.core.errors import SwarmError
 
 log = logging.getLogger("sentinel.swarm")
@@ -302,11 +302,11 @@ class BuildService:
             await self._trim_after(orch.task_id)
 
     async def _trim_after(self, task_id: str) -> None:
-        """A build that completed: its principal's kept builds trimmed to their caps now, not at the next
-        sweep (hours later)."""
+        """A build that ended (COMPLETED or FAILED): its principal's kept builds trimmed to their caps now,
+        not at the next sweep (hours later)."""
         try:
             task = await self.store.get_task(task_id)
-            if task is None or task["state"] != "COMPLETED":
+            if task is None or task["state"] not in TERMINAL_STATES:
                 return
             report = await trim_kept(
                 self.root, self.store, self.settings, principal=task["principal"], running=set(self._running)
@@ -497,7 +497,9 @@ class BuildService:
             {k: s[k] for k in ("step_number", "attempt", "file_path", "status", "issues", "warnings")}
             for s in steps
         ]
-        task["files"] = self.workspace_of(task_id).list_files()
+        # bounded, and walked off the event loop: a build writes at most 25 files, anything else any number
+        listed = await asyncio.to_thread(self.workspace_of(task_id).list_files, MAX_LISTED_FILES + 1)
+        task["files"], task["more_files"] = listed[:MAX_LISTED_FILES], len(listed) > MAX_LISTED_FILES
         here = self.workspace_of(task_id).root.exists()
         elsewhere = self.store.shared and not here and task.get("replica", "") not in ("", self.replica)
         # a build's files stay on the disk of the replica that made them (not copied into the shared store):

@@ -232,8 +232,16 @@ class Orchestrator:
         assert self.decisions is not None
         await self._emit(f"step {step.step_number}: {step.file_path} (from the spec)")
         content = scaffold_file(step, self.decisions)
-        findings = await self._findings(step, content, self.decisions)
         size = len(content.encode("utf-8"))
+        if size > self.limits.max_file_bytes:
+            # the cap holds for every file; cut, a file of the project's skeleton (a Gradle file, the
+            # manifest, the string resources) would only be broken, and it has no model to try again
+            await self._record(step, 1, "REJECTED", [], [], size)
+            raise StepFailed(
+                f"step {step.step_number} ({step.file_path}), written from the spec, is {size} bytes: over "
+                f"max_file_bytes ({self.limits.max_file_bytes})"
+            )
+        findings = await self._findings(step, content, self.decisions)
         if any(i.severity == "BLOCKER" for i in findings):
             await self._record(step, 1, "REJECTED", findings, [], size)
             raise StepFailed(

@@ -1,7 +1,7 @@
 """What a build leaves behind, kept as long as the design says and no longer.
 
 * The workspace of a FAILED build is removed ``retention.failed_workspace_days`` (7) after it failed.
-* A COMPLETED build's files are kept, up to ``retention.max_kept_workspaces`` builds and
+* An ended build's files (COMPLETED or FAILED) are kept, up to ``retention.max_kept_workspaces`` builds and
   ``retention.max_kept_mib`` per principal (its newest build always): past them that principal's oldest are
   removed, never another principal's. Database rows are never removed: they are the audit trail.
 * Rotated logs are removed after their own retention: ``swarm.log.*`` after ``log_retention_days`` (30),
@@ -11,7 +11,7 @@
 The sweep runs when the service starts, every ``retention.sweep_hours`` while it runs, and on demand
 (``sentinel-mcp swarm gc``). It touches only task directories (by their id pattern) and log files of
 the swarm's own data directory, never through a symlink. A principal's kept builds are also trimmed when one
-of its builds completes (``trim_kept``): 30 builds an hour come between two sweeps.
+of its builds ends (``trim_kept``): 30 builds an hour come between two sweeps.
 """
 
 from __future__ import annotations
@@ -122,12 +122,13 @@ async def trim_kept(
     dry_run: bool = False,
     report: SweepReport | None = None,
 ) -> SweepReport:
-    """Remove the oldest COMPLETED workspaces of each principal (``principal``'s only, when named) past its
-    caps; only workspaces on this disk count (a replica's are on its own)."""
+    """Remove the oldest workspaces of each principal's ended builds (``principal``'s only, when named) past
+    its caps, COMPLETED and FAILED alike (a FAILED one is otherwise kept its days, whatever their number);
+    only workspaces on this disk count (a replica's are on its own)."""
     report = report if report is not None else SweepReport(dry_run=dry_run)
     most, most_bytes = settings.retention.max_kept_workspaces, settings.retention.max_kept_mib * 1024 * 1024
     kept: dict[str, tuple[int, int]] = {}  # principal -> (workspaces kept, their bytes)
-    for task_id, owner in await store.completed(principal):
+    for task_id, owner in await store.ended(principal):
         ws = root / task_id
         if not TASK_DIR.fullmatch(task_id) or task_id in running or ws.is_symlink() or not ws.is_dir():
             continue  # an odd id, a symlink or files elsewhere: never removed here, never counted

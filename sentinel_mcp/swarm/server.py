@@ -22,16 +22,18 @@ from pydantic import Field
 
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import can_sample_of, principal_of, session_of
+from sentinel_mcp.core.display_text import compose, safe_text, said
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
 from sentinel_mcp.swarm.build_service import BuildService, UnknownTaskError
 from sentinel_mcp.swarm.orchestrator import ProgressEvent
-from sentinel_mcp.swarm.path_safety import UnsafePathError
+from sentinel_mcp.swarm.path_safety import MAX_PATH_CHARS, UnsafePathError
 from sentinel_mcp.swarm.retention import TASK_DIR, TASK_ID_LENGTH, TASK_ID_PATTERN
 from sentinel_mcp.swarm.settings import swarm_settings
 from sentinel_mcp.swarm.spec import SpecError, parse_spec
 from sentinel_mcp.swarm.state import OWNER
 from sentinel_mcp.swarm.task_lock import BuildBusyError, BuildQuotaError
+from sentinel_mcp.swarm.workspace import NotBuildFileError
 from sentinel_mcp.swarm.settings import SwarmSettings
 
 Settings = SwarmSettings  # the built-in contract: its typed settings beside create_server
@@ -233,17 +235,25 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     )
     async def swarm_file(task_id: str, path: str, ctx_: Context) -> str:
         service = await holder.get()
+        # the caller's path, decoded from the URI (line breaks, escapes, any length), is shown marked and cut
+        address = compose("swarm://", _shown(task_id), "/", safe_text(path, MAX_PATH_CHARS))
         try:
             await service.owned(task_id, caller(ctx_))
             elsewhere = await service.files_elsewhere(task_id)
             if elsewhere is not None:  # build files stay on the disk of the replica that made them
                 raise ResourceError(
-                    f"swarm://{_shown(task_id)}/{path}: the files of this build are on replica "
-                    f"{elsewhere}'s disk; read them through that replica"
+                    compose(
+                        address,
+                        ": the files of this build are on replica ",
+                        safe_text(elsewhere, 100),
+                        "'s disk; read them through that replica",
+                    )
                 )
             return service.workspace_of(task_id).read_file(path)
-        except (UnknownTaskError, UnsafePathError, FileNotFoundError, IsADirectoryError) as e:
-            raise ResourceError(f"swarm://{_shown(task_id)}/{path}: {e}") from None
+        except (FileNotFoundError, IsADirectoryError):
+            raise ResourceError(compose(address, ": no such file")) from None
+        except (UnknownTaskError, UnsafePathError, NotBuildFileError) as e:
+            raise ResourceError(compose(address, ": ", safe_text(said(e)))) from None
 
     # the defaults: a build reports progress, so the timeout without progress holds (CALL_LIMITS caps it)
     return declare(mcp, BuiltinTraits())

@@ -340,11 +340,11 @@ class SwarmStore(SeamStore):
         )
         return [r[0] for r in rows]
 
-    async def completed(self, principal: str | None = None) -> list[tuple[str, str]]:
-        """``(task_id, principal)`` of the builds that ended COMPLETED (``principal``'s only, when named),
-        each principal's newest first: the kept workspaces a principal's caps count."""
+    async def ended(self, principal: str | None = None) -> list[tuple[str, str]]:
+        """``(task_id, principal)`` of the builds that ended, COMPLETED or FAILED (``principal``'s only, when
+        named), each principal's newest first: the kept workspaces a principal's caps count."""
         rows = await self.db.query(
-            "SELECT task_id, principal FROM tasks WHERE state='COMPLETED' "
+            "SELECT task_id, principal FROM tasks WHERE state IN ('COMPLETED','FAILED') "
             "AND (CAST(? AS TEXT) IS NULL OR principal = ?) "
             "ORDER BY principal, COALESCE(finished_at, updated_at) DESC, task_id DESC",
             (principal, principal),

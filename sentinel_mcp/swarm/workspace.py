@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
+from sentinel_mcp.core.errors import SwarmError
+from sentinel_mcp.swarm.limits import HARD_MAX_FILE_BYTES
 from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path, resolve_inside
+
+# files a caller is told of (swarm_status, the console's page): a build writes at most 25, anything else
+# may have put any number there
+MAX_LISTED_FILES = 1000
+
+
+class NotBuildFileError(SwarmError):
+    """A workspace path that holds something other than a file the build wrote (not served)."""
 
 
 class Workspace:
@@ -38,11 +50,44 @@ class Workspace:
             raise
         return target
 
-    def read_file(self, rel: str) -> str:
+    def open_file(self, rel: str) -> BinaryIO:
+        """A file the build wrote, opened for reading (binary): ``NotBuildFileError`` for anything else found
+        at ``rel``, ``FileNotFoundError`` for nothing (or a directory)."""
         target = resolve_inside(self.root, rel)
-        if not target.is_file():
-            raise FileNotFoundError(rel)
-        return target.read_text(encoding="utf-8")
+        # no link at the end (O_NOFOLLOW), no wait on a pipe (O_NONBLOCK); then judged by what was opened
+        try:
+            fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            raise
+        except OSError:
+            raise NotBuildFileError("not a file this build wrote") from None
+        f = os.fdopen(fd, "rb")
+        try:
+            st = os.fstat(f.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                raise FileNotFoundError(rel)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotBuildFileError("not a regular file")
+            # the build writes each file once, by rename: a second name means its data is also another file's
+            # (a hard link needs no symlink on the way: another build's file, any file of the same disk)
+            if st.st_nlink != 1:
+                raise NotBuildFileError("a file with other names (a hard link): not only this build's")
+        except BaseException:
+            f.close()
+            raise
+        return f
+
+    def read_file(self, rel: str) -> str:
+        """A file the build wrote, as text (``open_file``'s checks): at most ``HARD_MAX_FILE_BYTES`` of UTF-8,
+        the most a build writes; a larger file came from elsewhere (and is read only to that bound)."""
+        with self.open_file(rel) as f:
+            data = f.read(HARD_MAX_FILE_BYTES + 1)
+        if len(data) > HARD_MAX_FILE_BYTES:
+            raise NotBuildFileError(f"larger than any file a build writes ({HARD_MAX_FILE_BYTES} bytes)")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise NotBuildFileError("not UTF-8 text") from None
 
     def list_files(self, limit: int | None = None) -> list[str]:
         """Relative paths of the regular files, without following symlinks; temp files excluded; at most
@@ -66,6 +111,6 @@ class Workspace:
             try:
                 check_relative_path(rel)
                 out[rel] = self.read_file(rel)
-            except (UnsafePathError, UnicodeDecodeError, OSError):
+            except (UnsafePathError, NotBuildFileError, OSError):
                 continue
         return out

@@ -203,3 +203,27 @@ async def test_a_build_with_very_many_files_lists_a_bounded_number_of_them(tmp_p
             assert 'id="more-files"' in page and "link0" not in files
             few = await alice.page(f"/console/builds/{RUNNING_TASK}")  # an ordinary build: no note
             assert 'id="more-files"' not in few
+
+
+async def test_a_hard_link_in_a_build_is_not_shown(tmp_path):
+    """Red team 'swarm' 5: a file's page refused symlinks on the way, but a hard link needs none: a second
+    name in alice's workspace for bob's file (or any file of the same disk the gateway can read) showed its
+    data. A build writes each file once, by rename: a file with another name is not only the build's."""
+    cfg = _with_swarm(tmp_path)
+    root = tmp_path / "state" / "swarm"
+    await seed(root)
+    workspace = root / ALICE_TASK
+    os.link(root / BOB_TASK / "secret.txt", workspace / "hard.txt")
+    os.link(root / BOB_TASK / "secret.txt", workspace / "app" / "Hard.kt")
+    outside = tmp_path / "account-secret.txt"
+    outside.write_text("the gateway account's secret")
+    os.link(outside, workspace / "outside.txt")
+    os.mkfifo(workspace / "pipe.txt")
+    with http_sentinel(cfg) as (base, _):
+        async with signed_in(base, ALICE) as alice:
+            for name in ("hard.txt", "app/Hard.kt", "outside.txt", "pipe.txt"):
+                r = await alice.get(f"/console/builds/{ALICE_TASK}/files/{name}")
+                assert r.status_code == 404, (name, r.status_code)
+                assert "bob's secret" not in r.text and "account's secret" not in r.text, name
+            r = await alice.get(f"/console/builds/{ALICE_TASK}/files/app/Main.kt")
+            assert r.status_code == 200 and "println" in r.text

@@ -261,3 +261,41 @@ def test_kept_build_caps_are_bounded(key, value) -> None:
 
     with pytest.raises(ConfigError, match=rf"sentinel.swarm.retention.{key}: "):
         swarm_settings({"retention": {key: value}})
+
+
+async def test_a_principals_failed_builds_count_toward_its_kept_caps(tmp_path, model_server) -> None:
+    """Red team 'swarm' 5: only COMPLETED workspaces counted toward a principal's caps; a FAILED build's files
+    stayed 7 days whatever their number: a principal whose builds fail (its own model answering the last
+    step wrong, or cancelling each build once its files were made) kept 30 an hour, 5,040 a week, past
+    ``max_kept_workspaces`` and ``max_kept_mib``. Now every ended build of a principal counts, oldest first,
+    its newest always kept; another principal's never."""
+    from tests.swarm.support.swarm_fixtures import openai_factory
+
+    root, now = tmp_path / "swarm", time.time()
+    root.mkdir()
+    failed = [f"t20260101-000000-0000{i:02x}" for i in range(6)]  # mallory's, oldest first, within 7 days
+    alice = ["t20260101-000000-0001a0", "t20260101-000000-0001a1"]
+    async with SwarmStore(root / "swarm.db") as store:
+        for i, tid in enumerate(failed):
+            await _completed(root, store, tid, "mallory", now - (100 - i) * 60, 600 * 1024)
+            await store.db.write("UPDATE tasks SET state='FAILED', error='step 15' WHERE task_id=?", (tid,))
+        for i, tid in enumerate(alice):
+            await _completed(root, store, tid, "alice", now - (200 - i) * 60, 16)
+            await store.db.write("UPDATE tasks SET state='FAILED' WHERE task_id=?", (tid,))
+    settings = swarm_settings({"backend": "openai", "verify": NO_TOOLS,
+                               "retention": {"max_kept_workspaces": 4, "max_kept_mib": 2}})
+    service = BuildService(root, settings)
+    await service.start(sweep=False)
+    try:
+        # a build that ends FAILED (its model calls capped at the planner's one) trims its principal's kept
+        # builds at once: by count mallory keeps 4 (that build and 3 more); by size (2 MiB) as many
+        task = await service.submit(SPEC, openai_factory(model_server), principal="mallory",
+                                    caps={"max_model_calls": 1})
+        assert (await service.wait(task))["state"] == "FAILED"
+        assert [t for t in [*failed, task] if (root / t).exists()] == [*failed[3:], task]
+        assert all((root / t).exists() for t in alice)  # another principal's builds stay
+        report = await service.gc()
+        assert report.workspaces == [] and report.trimmed == [], report  # none is 7 days old; within caps
+        assert (await service.status(failed[0]))["workspace_removed"] is True  # the row (the audit) stays
+    finally:
+        await service.close()
