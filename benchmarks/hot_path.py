@@ -16,10 +16,10 @@ learned; ``pipeline_capacity.py``); first, the machine's speed (a Python and a S
 per call counted (``harness/work_counts.py``: inferences per decision, Python function calls per HTTP call),
 which a slow or busy machine does not move. Each part is bounded (by calls or seconds); the load generator is
 wrk. Usage: python benchmarks/hot_path.py [--quick] [--skip
-machine,work,guard,latency,capacity,upstream,airline,peers,parallel,cold,memory,memory-guarded] --quick: 100
-decisions, 100 sequential calls, 3 s loads, memory 1k -> 10k calls, the guard's path 1k -> 5k (about 5 minutes
-idle) default: 300 decisions, 300 calls, 8 s loads, memory 1k -> 100k calls, the guard's path 1k -> 20k (about
-18 minutes idle) """
+machine,work,guard,latency,floor,capacity,upstream,airline,peers,parallel,cold,memory,memory-guarded]
+--quick: 100 decisions, 100 sequential calls, 3 s loads, memory 1k -> 10k calls, the guard's path 1k -> 5k
+(about 5 minutes idle) default: 300 decisions, 300 calls, 8 s loads, memory 1k -> 100k calls, the guard's
+path 1k -> 20k (about 18 minutes idle) """
 
 from __future__ import annotations
 
@@ -81,6 +81,32 @@ def latency_rows(calls: int) -> list[Row]:
     return out
 
 
+def floor_rows(tmp: Path, commits: int = 300) -> list[Row]:
+    """What the durable record alone costs a call on the data dir's file system: a call's decision row is
+    synced before it is forwarded and its outcome row before it is answered (docs/durability.md), two
+    commits in series that no CPU cut shortens. Measured as the audit commits (SQLite WAL, synchronous=FULL,
+    one row of ~600 bytes a commit) in a file beside the gateways' data dirs."""
+    import sqlite3
+
+    path = tmp / "floor.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, row TEXT)")
+        times = []
+        for _ in range(commits):
+            t = time.perf_counter()
+            conn.execute("INSERT INTO t (row) VALUES (?)", ("x" * 600,))
+            times.append(time.perf_counter() - t)
+    finally:
+        conn.close()
+    p50 = statistics.median(times) * 1000
+    return [("the durable record's floor: two synced one-row commits a call, in series",
+             f"{2 * p50:.2f} ms (one commit p50 {p50:.3f} ms, p99 {po.pct(times, 0.99) * 1000:.2f} ms, on "
+             f"{tmp}'s file system)", "", None)]
+
+
 def machine_rows() -> list[Row]:
     """How fast this machine runs Python and SWI-Prolog now: some goals were met when a 10M-step Python loop
     (module level, interpreter start included) took about 0.5 s; on a slower or busier machine every timed row
@@ -120,8 +146,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument(
         "--skip", default="",
-        help="comma-separated: machine,work,guard,latency,capacity,upstream,airline,peers,parallel,cold,"
-        "memory,memory-guarded")
+        help="comma-separated: machine,work,guard,latency,floor,capacity,upstream,airline,peers,parallel,"
+        "cold,memory,memory-guarded")
     ap.add_argument("--memory-calls", type=int, default=0, help="default 100k (10k with --quick)")
     args = ap.parse_args()
     if not pc.have_wrk():
@@ -137,6 +163,7 @@ def main() -> None:
         ("work", lambda: rows.extend(work_rows(calls))),
         ("guard", lambda: rows.extend(asyncio.run(guard_rows(tmp, decisions, 100_000)))),
         ("latency", lambda: rows.extend(latency_rows(calls))),
+        ("floor", lambda: rows.extend(floor_rows(tmp))),
         ("cold", lambda: pc.cold_start(tmp, rows, runs=3 if args.quick else 5)),
         ("capacity", lambda: pc.capacity(tmp, seconds, rows)),
         ("upstream", lambda: pc.real_upstream(tmp, seconds, rows)),
