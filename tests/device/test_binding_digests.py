@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from types import SimpleNamespace
 
 from device_tools import element_registry
 from device_tools.actions import ProposedAction, Target
 from device_tools.confirmation_text import question_for
 from device_tools.element_registry import ElementRegistry, parse_dump
 from device_tools.firewall import Assessment
+from device_tools.risk_classifier import ActionRiskClassifier
 
 from .test_element_registry import hierarchy, node
 
@@ -116,3 +118,26 @@ def test_a_mark_the_screen_writes_is_not_shown_as_sentinels() -> None:
     target = Target(id="e-1", text="Pay ⟨U+200B⟩ now", package="com.example.bank")
     q = question_for(ProposedAction(kind="click", tool="device__click", target=target), _assessed())
     assert "⟨U+200B⟩" not in q and "⟨U+27E8⟩" in q, q
+
+
+async def test_a_rating_cached_for_one_window_is_not_the_rating_in_another() -> None:
+    """The model's answer is cached by what it was asked: the action and the screen's window. Keyed by the
+    action alone, a tap rated on another app's window (a node claims any package) kept that rating when the
+    same tap came up in the bank's."""
+    asked: list[str] = []
+
+    async def call_tool(name: str, arguments: dict) -> SimpleNamespace:  # the model: it reads the window
+        asked.append(arguments["context"])
+        risk = "critical" if "com.example.bank" in arguments["context"] else "medium"
+        answer = json.dumps({"risk": risk, "reasons": [], "requires_confirmation": True})
+        return SimpleNamespace(is_error=False, structured_content=None,
+                               content=[SimpleNamespace(type="text", text=answer)])
+
+    classifier = ActionRiskClassifier(call_tool)
+    action = ProposedAction(kind="click", tool="click", target=Target(id="e", text="Delete account",
+                                                                      package="com.example.bank"))
+    first = await classifier.assess(action, "screen of com.evil.app")
+    then = await classifier.assess(action, "screen of com.example.bank")
+    again = await classifier.assess(action, "screen of com.example.bank")
+    assert first.risk != "critical" and then.risk == "critical" and again.risk == "critical"
+    assert asked == ["screen of com.evil.app", "screen of com.example.bank"]  # the same question: cached
