@@ -1,8 +1,9 @@
-"""A call the guard allowed, whose upstream then asks its user, goes on once the user answers: its continuation
-is the call allowed. The call is decided on its arguments' one form (``argument_form``: ``12.0`` is the
-upstream's ``12``); the continuation was matched against the digest of the arguments as the client wrote
-them, so a call written ``12.0`` never matched what had been allowed and the guard asked again (its
-confirmation, a second time, for the same call). Real gateway, real stdio upstream, the real mcp client."""
+"""A call the guard allowed, whose upstream then asks its user, goes on once the user answers: its
+continuation is the call allowed. The call is decided on its arguments' one form (``argument_form``:
+``12.0`` is the upstream's ``12``); the continuation was matched against the digest of the arguments as the
+client wrote them, so a call written ``12.0`` never matched what had been allowed and the guard asked again
+(its confirmation, a second time, for the same call). Real gateway, real stdio upstream, the real mcp
+client."""
 
 from __future__ import annotations
 
