@@ -73,8 +73,11 @@ class ProposedAction(BaseModel):
 
     @property
     def digest(self) -> str:
+        """What a confirmation, its sealed answer round and an approval bind to: the whole sha256. The caller
+        writes the text and details, the screen's app the target's labels; cut to 64 bits, a pair of actions
+        found in 2^32 hashes would share it, and a yes to the one shown would send the other."""
         canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+        return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
     def describe(self) -> str:
         """One line for a confirmation prompt. Typed text is shown, but never a password's."""
@@ -120,7 +123,7 @@ class ProposedAction(BaseModel):
         """The digest of what the caller gave (``for_caller``): the full digest would let a caller test
         guesses of a derived value (a phone number has few digits) against it offline."""
         canonical = json.dumps(self.for_caller(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+        return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
     def derived_values(self) -> list[str]:
         """The derived details' values as text (to be scrubbed from anything else a result says)."""

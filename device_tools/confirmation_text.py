@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from sentinel_mcp.core.display_text import is_hidden
+from sentinel_mcp.core.display_text import Marked, Shown, display_note, is_hidden, shown_to_approve
+from sentinel_mcp.core.mark_brackets import passes_for_mark_bracket
 
 from .actions import ProposedAction
 from .firewall import Assessment
@@ -67,7 +68,7 @@ def shown(text: str, limit: int = LABEL_LIMIT) -> str:
     for ch in head:
         if ch in "\n\r\t":
             out.append(" ")
-        elif is_hidden(ch):
+        elif is_hidden(ch) or passes_for_mark_bracket(ch):  # a "⟨U+…⟩" the screen wrote is not Sentinel's
             out.append(f"⟨U+{ord(ch):04X}⟩")
         else:
             out.append(ch)
@@ -181,6 +182,17 @@ def what_happens(action: ProposedAction) -> str:
 
 
 def question_for(action: ProposedAction, assessment: Assessment, withheld: list[str] | None = None) -> str:
+    """The question, with the gateway's note on what it shows as it is not (``shown_to_approve``): a label
+    or a typed text mixing the letters of scripts ("Send to pаypal" with a Cyrillic а) reads as another, and a
+    yes to what it reads as is not a yes to what it is."""
+    question = _question(action, assessment, withheld)
+    # every quoted piece is already escaped and cut (``shown``): here only its look-alike words are counted
+    mixed = shown_to_approve(Marked(question), len(question)).mixed
+    note = display_note([("this question", Shown("", mixed=mixed))])
+    return f"{question} {note}" if note else question
+
+
+def _question(action: ProposedAction, assessment: Assessment, withheld: list[str] | None) -> str:
     """``withheld``: the apps holding personal data on the screen the action was rated with that the caller
     may not read (``screen_privacy``). The question reaches the caller's client: then it repeats nothing the
     screen says (a label, what it stands under, the words the risk was read from: "places a call"), only the

@@ -57,7 +57,18 @@ def named(value: str) -> str:
 
 
 def _digest(*parts: object, n: int = 8) -> str:
+    """A short id to read and to write back: never trusted alone. Two elements may share it (the app writes
+    the labels it is made of, and 32 bits collide in 2^16 tries): a snapshot numbers them apart, and an
+    action finds its element again only when its whole ``fingerprint`` matches."""
     return hashlib.sha1("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:n]
+
+
+def _whole(*parts: object) -> str:
+    """The whole sha256 of ``parts`` as JSON (no separator a label could hold): what binds. The screen's app
+    writes every label hashed here, so a cut digest would let it make two different elements (or screens)
+    read as one for the price of the hashes."""
+    text = json.dumps(parts, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -359,12 +370,12 @@ def _inner_digests(root: ET.Element) -> dict[int, str]:
     in the dump (itself bounded), whatever the nesting, and no character of it is left out."""
     out: dict[int, str] = {}
     for node in reversed(list(root.iter())):  # pre-order reversed: every child before its parent
-        h = hashlib.sha1()
+        h = hashlib.sha256()  # whole: it stands in a fingerprint for every label inside
         for child in node:
             text = "" if _is_editable(child) else child.get("text", "")
             for part in (text, child.get("content-desc", ""), child.get("checked", ""), out[id(child)]):
                 h.update(f"{len(part)}:".encode() + part.encode("utf-8", "surrogatepass"))
-        out[id(node)] = h.hexdigest()[:16]
+        out[id(node)] = h.hexdigest()
     return out
 
 
@@ -485,7 +496,9 @@ def parse_dump(dump: str | bytes) -> Snapshot:
                     "selected": _truthy(node, "selected"),
                     "depth": depth,
                     "path": path or "/",
-                    "fingerprint": _digest(*state, n=12),
+                    # the id's own fields and where it is drawn too: an id that another element took (a
+                    # short id collides) never passes for the element chosen
+                    "fingerprint": _whole(key, state, window),
                     "hint": " | ".join(inner),
                     "hint_apps": inner_apps,
                     "inner": ranges[id(node)],
@@ -502,7 +515,9 @@ def parse_dump(dump: str | bytes) -> Snapshot:
         eid = f"e-{base}" if n == 0 else f"e-{base}.{n + 1}"
         elements.append(Element(id=eid, index=i, **attrs))
     package = max(packages, key=lambda p: packages[p]) if packages else ""
-    snapshot_id = "s-" + _digest(*(f"{e.id}:{e.fingerprint}:{e.text}" for e in elements), n=10)
+    # whole: a snapshot with the id of one read before replaces it in the registry, and "#7" would then be
+    # found in the other screen (the app writes both, and 40 bits collide in 2^20 tries)
+    snapshot_id = "s-" + _whole([[e.id, e.fingerprint, e.text] for e in elements])
     snapshot = Snapshot(snapshot_id, elements, package, root.get("rotation", "0"), truncated, truncated_nodes,
                         unlisted, said=said)
     snapshot.pages()  # here, in the parsing worker thread: for 5,000 long labels it takes a while

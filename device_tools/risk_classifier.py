@@ -46,7 +46,7 @@ class ActionRiskClassifier:
         self._timeout = timeout
         self._rules = RiskRules(firewall or ActionFirewall())
         self.model_role = model_role
-        self._cache: dict[str, Assessment] = {}
+        self._cache: dict[tuple[str, str], Assessment] = {}
         self._cache_size = cache_size
         self.calls = 0  # how many times the model was asked (tests, audit)
 
@@ -54,7 +54,9 @@ class ActionRiskClassifier:
         heuristic = self._rules.assess(action)
         if self._call_tool is None or not self.wants_model(heuristic):
             return heuristic
-        key = action.digest
+        # the action and the screen it is rated on (its window's app: the action's own package is the node's
+        # word): the model's answer for one window is not its answer for another
+        key = (action.digest, context)
         if key in self._cache:  # an elicitation retry re-runs the tool; ask the model once
             return self._cache[key]
         answer = await self._ask(readable(action), context)  # a label past the bound: its window only

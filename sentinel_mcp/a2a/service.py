@@ -340,7 +340,9 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         # context on every replica (a shared row, idle for 12 hours at most: storage/conversation_names.py)
         if self._contexts is None:
             return TaskRecord(task=task, owner=caller, session_id=f"{caller}/a2a-{self.epoch}-{context_id}")
-        digest = hashlib.sha256(context_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        # whole: the peer names its contexts, and two of one digest would be one conversation (an answer given
+        # in one counting in the other)
+        digest = hashlib.sha256(context_id.encode("utf-8", "surrogatepass")).hexdigest()
         try:
             session = await self._contexts.session(caller, digest, kind="a2a")
         except StorageError as e:  # fail closed: whose facts the task would use is not known

@@ -100,7 +100,7 @@ class Screen:
                 )
             )
         return cls(
-            snapshot_id=sid[:64],
+            snapshot_id=sid[:80],  # the device's: "s-" and a whole sha256 (66), bounded all the same
             package=_text(data.get("package"))[:120],
             elements=parsed,
             total=_count(data.get("total"), MAX_INDEX) or len(parsed),

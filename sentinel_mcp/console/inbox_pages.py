@@ -70,7 +70,8 @@ def asked_digest(questions: list[Question] | list[dict[str, Any]]) -> str:
         else [q.get("key"), q.get("message"), q.get("requested_schema")]
         for q in questions
     ]
-    return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    # whole: the questions' texts quote what the caller wrote, and a yes is bound to them by this alone
+    return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _rule_of(meta: dict[str, Any]) -> str:

@@ -30,7 +30,7 @@ from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.policy.version_history import diff
 
-VERSION = re.compile(r"^[0-9a-f]{16}$")
+VERSION = re.compile(r"^[0-9a-f]{64}$")
 MAX_CANDIDATE = 200_000  # characters
 # A candidate rulebase is code: its check runs in a child process (check_process), but its what-if replay runs
 # in Sentinel's own Prolog engine, the one every principal's decisions wait for: its inference budget bounds
@@ -99,13 +99,13 @@ def _disk_text(files: list[Path], name: str) -> str:
 
 
 def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str], bool]]:
-    @takes_query(a=16, b=16)
+    @takes_query(a=64, b=64)
     async def history(request: Request, viewer: Viewer) -> Response:
         if not may_read_rulebase(console.runtime.gateway, viewer.principal):
             return console.problem(request, viewer, 403, OUT_OF_REACH)
         guard = _guard(console)
         loads = await guard.history.loads() if guard is not None else []
-        q = read_query(request, {"a": 16, "b": 16})  # a version is 16 hex digits (VERSION)
+        q = read_query(request, {"a": 64, "b": 64})  # a version is 64 hex digits (VERSION)
         a, b = q["a"], q["b"]
         lines: list[tuple[str, str]] | None = None
         problem = None

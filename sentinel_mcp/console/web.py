@@ -95,7 +95,9 @@ def shown_id(value: Any, limit: int = 120) -> str:
     head = safe_text(text[:limit], limit)
     if len(text) <= limit:
         return head
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    # whole: the id's writer (an A2A peer names its context) could make two long ids read alike to the cut
+    # and share a 48-bit digest for 2^24 hashes, and a person would take one for the other
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{head}…⟨{len(text) - limit} more characters, whole id #{digest}⟩"
 
 

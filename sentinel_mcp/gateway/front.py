@@ -296,7 +296,9 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                 answers.update(given)
                 identity = now
         allowed = retry.kind == "allowed"
-        preapproved = retry.state.get("digest") if allowed else None
+        # the call as it was decided (its arguments' one form, ``argument_form``: 12.0 is 12), which the
+        # state binds to the arguments as written (``digest``); a state without it: those arguments
+        preapproved = (retry.state.get("decided") or retry.state.get("digest")) if allowed else None
         link = self._link(
             ctx, params.name, on_refused=self._answer_refused_reporter(params, session, client, principal),
             person=person, principal=principal.name,
@@ -441,6 +443,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                 needs=needs,
                 upstream=outcome.result.request_state,
                 identity=outcome.call.identity,
+                decided=outcome.call.digest,
             )
             meta = {
                 **(outcome.result.meta or {}),

@@ -1,6 +1,6 @@
 """Rulebases: load and validate files into a fresh Prolog module, swap atomically, hot-reload on change.
 
-The version of a rulebase is the sha256 of its files' contents (names and bytes), first 16 hex digits.
+The version of a rulebase is the sha256 of its files' contents (names and bytes), all 64 hex digits.
 A reload that fails keeps the previous rulebase active and records why (``last_error``: the log, the policy
 history and ``/healthz``, degraded, say so); a load has ``LOAD_SECONDS`` to finish, so one that does not
 end fails like any other and never holds the reloads that follow.
@@ -210,7 +210,9 @@ class Rulebase(BaseModel):
 
 
 def content_version(files: list[Path]) -> str:
-    return content_digest(files)[:16]
+    """A rulebase's version: the whole digest of its text. A state, an answer and a replica's copy are taken
+    for the rulebase in force by it, and a policy's author writes both texts of a pair cut digests share."""
+    return content_digest(files)
 
 
 def _mtimes(files: list[Path]) -> tuple[float | None, ...]:
@@ -247,7 +249,7 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
     rehearsal = await _rehearsal_problems(files, digest)
     if any(p.severity == "error" for p in rehearsal):
         raise RulebaseError(rehearsal)
-    version = version or digest[:16]
+    version = version or digest  # whole (``content_version``)
     module = f"rb_{version}_{next(_counter)}"
     log.debug("start-up stage: engine load started (%s)", module)
     raw = await engine.load(module, [str(f) for f in files])

@@ -13,7 +13,7 @@ from sentinel_mcp.core.outside_file import CHUNK, open_regular
 
 
 def content_digest(files: list[Path]) -> str:
-    """sha256 over the files' names and contents (the version is its first 16 digits). Only a regular file
+    """sha256 over the files' names and contents (the version is all of it). Only a regular file
     is read, in chunks: a FIFO named in a config would wait for a writer forever, /dev/zero never end (the
     digest of a refused set is taken too, to report it)."""
     h = hashlib.sha256()

@@ -108,7 +108,8 @@ class SearchService:
         idx = await self._idx()
         done = []
         for name, paras in paragraphs.items():
-            digest = hashlib.sha256(texts.get(name, "").encode()).hexdigest()[:16]
+            # whole: a document changed to a text with the old one's digest would keep its old passages
+            digest = hashlib.sha256(texts.get(name, "").encode("utf-8", "surrogatepass")).hexdigest()
             passages = [
                 _passage(
                     text=p.text,

@@ -18,7 +18,7 @@ from tests.identity.identity_rig import BOOKINGS_PL
 
 pytestmark = pytest.mark.timeout(180)
 XSS_RULE = "% <script>alert('rule')</script> </pre><img src=x onerror=alert(1)>\n"
-VERSIONS = re.compile(r"<td><code>([0-9a-f]{16})</code></td>")
+VERSIONS = re.compile(r"<td><code>([0-9a-f]{64})</code></td>")
 
 
 async def wait_versions(person, n: int) -> list[str]:
@@ -67,7 +67,7 @@ async def test_history_diff_hot_reload_and_check(tmp_path):
             assert '<span class="l-add">+% second version</span>' in block
             assert "<script>alert" not in block and "<img src=x" not in block and "&lt;script&gt;" in block
             for a, b, status in (
-                (first, "0" * 16, 404),
+                (first, "0" * 64, 404),
                 ("../../etc", second, 400),
                 ("<b>", "x", 400),
                 (first, "", 400),

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.timeout(180)
 DAVE = "dave-token-0123456789abcdef00"  # may cancel and ask why not; reads no rulebase
 ERIN = "erin-token-0123456789abcdef00"  # may cancel, merge and use every sentinel tool: reads the rulebase
 PROBLEM = re.compile(r'<li class="(?:error|warning)">([^<]*)</li>')
-VERSION = re.compile(r'<option value="([0-9a-f]{16})"')
+VERSION = re.compile(r'<option value="([0-9a-f]{64})"')
 # a problem about a tool erin reaches (a binding to a tool that writes), beside default.pl's about tools no
 # upstream has (llm__*); checked against her tools, bookings.pl's bindings to reads she does not reach
 # (bk__get_booking, bk__list_bookings) would be problems too

@@ -47,7 +47,7 @@ async def test_a_principal_that_may_not_read_the_rulebase_sees_no_version(tmp_pa
             proof = json.loads(shown.content[0].text)
             assert proof["decision"] == "allow", proof
             version = proof["proof"]["rulebase"]
-            assert isinstance(version, str) and len(version) == 16
+            assert isinstance(version, str) and len(version) == 64
         seen: list[str] = []
         async with http_client(base, NON_READER, "auto") as other:
             shown = await other.call_tool("sentinel__sentinel_why_not", why)
