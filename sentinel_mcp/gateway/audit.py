@@ -32,6 +32,7 @@ from sentinel_mcp.core.record_bounds import (
 )
 from sentinel_mcp.core.redactor import redact_record, scrub_text
 from sentinel_mcp.storage import Statement, StorageError, open_database
+from sentinel_mcp.storage.database import StatementError
 from sentinel_mcp.storage.open import release
 
 # a tool's arguments and a decision's proof are kept within their record limits (``core/record_bounds.py``:
@@ -278,6 +279,9 @@ class AuditLog:
         """
         try:
             return await self._write(entry, alone)
+        except StatementError as e:  # the row's own content, refused by the store: as any row it cannot hold
+            self._head = None
+            raise StorageError(f"audit log: this row could not be stored ({e})") from e
         except StorageError:
             raise
         except Exception as e:

@@ -111,14 +111,15 @@ def test_malformed_consent_rows_are_refused(book: ConsentBook) -> None:
         assert book.current(row[0], row[1], "support") is None, row
         assert book.list() == [], row
     if shared:
-        from sentinel_mcp.storage import StorageError
+        from sentinel_mcp.storage.database import StatementError
 
         with pytest.raises(Exception) as info:  # the schema's types refuse text for a time
             book._db.write_blocking(
                 "INSERT INTO consents VALUES (?,?,?,?,?,?)",
                 ("mallory", "messages", "x", "yesterday", None, "cli"),
             )
-        assert not isinstance(info.value, StorageError) and book._db.health.ok  # the row, not the store
+        # the row, not the store: the statement's own refusal (a StatementError), the store healthy
+        assert isinstance(info.value, StatementError) and book._db.health.ok
 
 
 def _age(sensors: SensorDatabase, table: str, start: str, seconds: float) -> None:
