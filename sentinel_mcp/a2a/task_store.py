@@ -163,9 +163,21 @@ class TaskStore:
 
     def grow(self, record: TaskRecord, extra: int) -> None:
         """``record`` (held here) is about to keep ``extra`` more bytes (a continuation message): within its
-        owner's share, or RpcError and nothing changes."""
-        self._make_room(record.owner, extra)
-        self._sizes[record.task.id] = self._size(record) + extra
+        owner's share, or RpcError and nothing changes. Sentinel's own status messages count too: the task is
+        measured again (its size was taken when it was added, and each question round's status went into its
+        history since), and room is kept for the status the round now started will leave there, the size of
+        the one it replaces (a round's question, whose keys are whole digests, passed the share by one)."""
+        measured = self._sizes.get(record.task.id)
+        status = record.task.status.message
+        extra += len(status.model_dump_json(exclude_none=True)) if status is not None else 0
+        self._sizes[record.task.id] = len(record.task.model_dump_json(exclude_none=True))
+        try:
+            self._make_room(record.owner, extra)
+        except RpcError:
+            if measured is not None:
+                self._sizes[record.task.id] = measured
+            raise
+        self._sizes[record.task.id] += extra
 
     def _make_room(self, owner: str, size: int) -> None:
         """An owner past its share of bytes makes room from its own finished tasks, oldest first: one caller's

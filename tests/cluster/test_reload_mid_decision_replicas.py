@@ -36,8 +36,11 @@ async def test_a_fact_kept_by_another_replica_between_the_fetch_and_the_next_pas
                     seen.append(name)
                     await there.knowledge.keep([Fact(session=KEPT_SCOPE, predicate="redeemed", args=["x"],
                                                      fact="redeemed(x)", provenance="observed")])
+                    followed = here.knowledge._seen.get(KEPT_SCOPE)
                     await here.knowledge.ensure("other", here.rulebases.active)  # another decision here
-                    assert not here.knowledge.is_loaded("s1")
+                    # it followed the kept facts: every mirror, s1's too, was dropped (whether s1 is loaded
+                    # again by now depends on the decision's own concurrent work: on a busy machine it was)
+                    assert here.knowledge._seen.get(KEPT_SCOPE) != followed
                 return out
 
             client.call_tool = call_tool  # type: ignore[method-assign]
