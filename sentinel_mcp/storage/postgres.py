@@ -37,11 +37,11 @@ import time
 import zlib
 from typing import Any, Callable
 
-from sentinel_mcp.core.display_text import compose, safe_text
-from sentinel_mcp.storage.database import Params, Statement, StatementError, StorageError, WriteResult
+from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
 from sentinel_mcp.storage.health import StoreHealth, register, unregister
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.location import ServerLocation
+from sentinel_mcp.storage.statement_refusal import refused
 from sentinel_mcp.storage.schema import Schema
 from sentinel_mcp.storage.server_trial import ServerTrial
 
@@ -156,15 +156,11 @@ class PostgresDatabase(JobWriter):
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         return self.location.scrub(f"{self.name} store {self.location.redacted}: {first}")
 
-    def _refused(self, e: BaseException) -> StorageError:
+    def _refused(self, e: BaseException) -> BaseException:
         """A statement's own error (a value its column cannot hold, a constraint) as the caller hears it: a
         StorageError (every caller fails closed on one), never the driver's or the codec's exception. The
         driver's words may quote the client's value: shown safely."""
-        if isinstance(e, StorageError):
-            return e
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        head = self.location.scrub(f"{self.name} store {self.location.redacted}: the statement was refused: ")
-        return StatementError(compose(head, safe_text(self.location.scrub(first), 300)))
+        return refused(self.name, self.location.redacted, e, self.location.scrub)
 
     def _apply(self, conn: Any, schema: Schema) -> None:
         apply_schema(conn, schema)
@@ -494,7 +490,6 @@ class PostgresDatabase(JobWriter):
             cur.execute(sql, tuple(st.params))
             out = cur.fetchall() if cur.description else []
             return WriteResult(cur.rowcount, None, out)
-
 
 
 def apply_schema(conn: Any, schema: Schema) -> None:

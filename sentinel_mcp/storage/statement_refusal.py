@@ -10,7 +10,7 @@ the infinities are kept exactly, as written.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.core.errors import SentinelError
@@ -36,14 +36,16 @@ def refuse_nan(params: Params, many: bool) -> None:
                 raise NotANumber(_NAN_SAID)
 
 
-def refused(name: str, where: Any, e: BaseException) -> BaseException:
+def refused(name: str, where: Any, e: BaseException, scrub: Callable[[str], str] = str) -> BaseException:
     """``e``, a job's own error (a constraint, a value that cannot be bound, SQL the store refused), as the
     caller hears it: a ``StatementError`` that carries ``e`` as its ``__cause__``; the driver's words may
     quote a client's value, so they are shown safely. A ``StorageError`` is left as it is, as is anything
-    that is not an ``Exception`` (a cancellation, an interrupt)."""
+    that is not an ``Exception`` (a cancellation, an interrupt). ``scrub``: what the store's own words must
+    lose (a server store's password in its address)."""
     if isinstance(e, StorageError) or not isinstance(e, Exception):
         return e
     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    err = StatementError(compose(f"{name} store {where}: the statement was refused: ", safe_text(first, 300)))
+    head = scrub(f"{name} store {where}: the statement was refused: ")
+    err = StatementError(compose(head, safe_text(scrub(first), 300)))
     err.__cause__ = e
     return err

@@ -52,7 +52,7 @@ def presize_wal(conn: sqlite3.Connection, path: Path) -> None:
 
 def _free_bytes(path: Path) -> int:
     try:
-        fs = os.statvfs(path.parent if not path.exists() else path)
+        fs = os.statvfs(path)  # (the store's file exists: its connection made it)
     except OSError:
         return 0
     return fs.f_bavail * fs.f_frsize
