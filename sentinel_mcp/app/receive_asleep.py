@@ -9,8 +9,9 @@ to start a turn late (``session_dispatch._after_a_turn``): one loop turn and two
 checkpoint that yields to nothing. Here the item is taken at once if there is one; otherwise the task waits
 exactly as ``receive`` waits after its checkpoint (the same waiter entries, the same item hand-over, the same
 errors: ``EndOfStream`` when the senders are gone, ``ClosedResourceError`` when this end is closed) and is
-cancellable there as in ``receive``. A stream of an anyio whose internals are not the ones this was written
-against is received with ``receive`` itself.
+cancellable there as in ``receive``. The one other difference: a cancellation already pending when an item is
+there is raised at the caller's next wait, not here (the item is returned). A stream of an anyio whose
+internals are not the ones this was written against is received with ``receive`` itself.
 """
 
 from __future__ import annotations
