@@ -5,7 +5,7 @@ Why (issue 21, the lean 2025 path, ``lean_session_calls.py``): the path hands a 
 dispatcher, which spawns the handler, then waits for the answer on the request's stream. ``receive`` begins
 with ``checkpoint()`` (``sleep(0)``): the waiting task's step was queued ahead of the handler's first step, so
 the loop never looked idle while the handler ran its audit rows (``gateway/idle_loop.py``) and the handler had
-to start a turn late (``session_dispatch._after_a_turn``): one loop turn and two task steps a call for a
+to start a turn late (a ``sleep(0)`` first, now gone): one loop turn and two task steps a call for a
 checkpoint that yields to nothing. Here the item is taken at once if there is one; otherwise the task waits
 exactly as ``receive`` waits after its checkpoint (the same waiter entries, the same item hand-over, the same
 errors: ``EndOfStream`` when the senders are gone, ``ClosedResourceError`` when this end is closed) and is
