@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -112,10 +113,11 @@ async def throughput(url: str, clients: int, seconds: float) -> float:
     return done / (time.perf_counter() - t0)
 
 
-def _sentinel_http(tmp: Path, name: str, upstream: dict, env: dict) -> tuple[subprocess.Popen, int]:
+def _sentinel_http(tmp: Path, name: str, upstream: dict, env: dict,
+                   data: Path | None = None) -> tuple[subprocess.Popen, int]:
     cfg = tmp / f"{name}.json"
     cfg.write_text(json.dumps({"mcpServers": {"tb": upstream}, "sentinel": {
-        "data_dir": str(tmp / "state"), "builtins": [], "http": {"token": TOKEN}}}))
+        "data_dir": str(data or tmp / "state"), "builtins": [], "http": {"token": TOKEN}}}))
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
@@ -123,12 +125,16 @@ def _sentinel_http(tmp: Path, name: str, upstream: dict, env: dict) -> tuple[sub
     return proc, port
 
 
-def measure(calls: int, seconds: float, clients: int = 16) -> tuple[list, float, float]:
+def measure(calls: int, seconds: float, clients: int = 16, tmpfs: bool = False) -> tuple[list, float, float]:
     """Sequential latency direct and through Sentinel per transport and era, alternated (module docstring),
     then the 16-client rates: ([(label, direct ms list, proxied ms list)], direct calls/s, Sentinel calls/s;
-    rates 0 when seconds is 0).
+    rates 0 when seconds is 0). ``tmpfs``: beside them, in the same alternation, the stdio and HTTP gateways
+    again with their data dir on ``/dev/shm`` (rows labelled ``..., data dir on tmpfs``): the pipeline's CPU
+    and hops without the disk's syncs (the same commits, the same ``fdatasync`` calls, which tmpfs answers at
+    once).
     """
     tmp = Path(tempfile.mkdtemp())
+    shm = Path(tempfile.mkdtemp(prefix="sentinel-bench-", dir="/dev/shm")) if tmpfs else None
     up_port = free_port()
     up_url = f"http://127.0.0.1:{up_port}/mcp"
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
@@ -145,6 +151,9 @@ def measure(calls: int, seconds: float, clients: int = 16) -> tuple[list, float,
     fronts = {"stdio": _sentinel_http(tmp, "sentinel", stdio_upstream, env),
               "modern": _sentinel_http(tmp, "sentinel-modern", {"url": up_url, "protocol": "modern"}, env),
               "legacy": _sentinel_http(tmp, "sentinel-legacy", {"url": up_url, "protocol": "legacy"}, env)}
+    if shm is not None:
+        fronts |= {f"{p} tmpfs": _sentinel_http(tmp, f"sentinel-{p}-tmpfs", {"url": up_url, "protocol": p},
+                                                env, shm / "state") for p in ("modern", "legacy")}
     gw_port = fronts["stdio"][1]
     d_rps = p_rps = 0.0
     try:
@@ -165,18 +174,35 @@ def measure(calls: int, seconds: float, clients: int = 16) -> tuple[list, float,
         proxied_stdio = StdioServerParameters(
             command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(cfg_stdio), "serve"], env=env
         )
+        targets: dict = {}
+        if shm is not None:  # the same stdio gateway with its data dir on tmpfs
+            cfg_shm = tmp / "sentinel-stdio-tmpfs.json"
+            toolbox = {"command": sys.executable, "args": [TOOLBOX]}
+            cfg_shm.write_text(json.dumps({"mcpServers": {"tb": toolbox},
+                                           "sentinel": {"data_dir": str(shm / "state"), "builtins": []}}))
+            targets["sentinel stdio, tmpfs"] = StdioServerParameters(
+                command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(cfg_shm), "serve"], env=env)
         rows = []
         for era, mode, protocol in (("2026-07-28", "auto", "modern"), ("2025-11-25", "legacy", "legacy")):
+            if shm is not None:
+                targets["sentinel http, tmpfs"] = (
+                    lambda p=protocol: http_target(f"http://127.0.0.1:{fronts[f'{p} tmpfs'][1]}/mcp"))
             times = anyio.run(alternated, {
                 "direct stdio": direct_stdio, "sentinel stdio": proxied_stdio,
                 "direct http": lambda: http_target(up_url),
                 "sentinel http": lambda p=protocol: http_target(f"http://127.0.0.1:{fronts[p][1]}/mcp"),
                 "sentinel http, stdio upstream": lambda: http_target(f"http://127.0.0.1:{gw_port}/mcp"),
+                **targets,
             }, calls, mode)
             rows += [(f"stdio, {era}", times["direct stdio"], times["sentinel stdio"]),
                      (f"streamable HTTP, {era}", times["direct http"], times["sentinel http"]),
                      (f"streamable HTTP, {era}, stdio upstream", times["direct http"],
                       times["sentinel http, stdio upstream"])]
+            if shm is not None:
+                rows += [(f"stdio, {era}, data dir on tmpfs", times["direct stdio"],
+                          times["sentinel stdio, tmpfs"]),
+                         (f"streamable HTTP, {era}, data dir on tmpfs", times["direct http"],
+                          times["sentinel http, tmpfs"])]
         if seconds:
             d_rps = anyio.run(throughput, up_url, clients, seconds)
             p_rps = anyio.run(throughput, f"http://127.0.0.1:{gw_port}/mcp", clients, seconds)
@@ -184,6 +210,8 @@ def measure(calls: int, seconds: float, clients: int = 16) -> tuple[list, float,
         for proc, _ in fronts.values():
             stop_process(proc)
         stop_process(upstream)
+        if shm is not None:
+            shutil.rmtree(shm, ignore_errors=True)
     return rows, d_rps, p_rps
 
 
@@ -191,8 +219,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--tmpfs", action="store_true", help="also the gateways with their data dir on /dev/shm")
     args = ap.parse_args()
-    rows, d_rps, p_rps = measure(args.calls, args.seconds)
+    rows, d_rps, p_rps = measure(args.calls, args.seconds, tmpfs=args.tmpfs)
     print(
         f"\nProxy overhead, no-op tool, {args.calls} sequential calls each, both protocol eras "
         f"({os.cpu_count()} cores); added = Sentinel p50 - direct p50, goal <= 0.5 ms\n"

@@ -61,6 +61,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY, MESSAGE_KEY, accepts_json_and_sse
+from sentinel_mcp.app.receive_asleep import receive_asleep
 from sentinel_mcp.gateway.media_type import CANONICAL
 from sentinel_mcp.app.session_dispatch import dispatch, kernel_of
 from sentinel_mcp.identity.resolver import SCOPE_KEY
@@ -285,12 +286,15 @@ async def _stream(transport: StreamableHTTPServerTransport, message: JSONRPCRequ
         if kernel is None or not dispatch(kernel, message, session_message.metadata):
             await writer.send(session_message)
         async with reader:
-            async for event in reader:
-                if isinstance(event.message, JSONRPCResponse | JSONRPCError):
-                    await state.answer(transport, event)
-                    break
+            # asleep at once: the handler's first step finds the loop idle (``receive_asleep.py``)
+            event = await receive_asleep(reader)
+            while not isinstance(event.message, JSONRPCResponse | JSONRPCError):
                 body = ensure_bytes(transport._create_event_data(event), SEP)
                 await state.send({"type": "http.response.body", "body": body, "more_body": True})
+                event = await reader.receive()
+            await state.answer(transport, event)
+    except anyio.EndOfStream:
+        pass  # the queue ended before an answer, as the SDK's ``async for`` over it ends
     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass  # the session ended (its queues closed), or the watcher ended the stream
     except Exception:  # noqa: BLE001 - as the SDK's stream writer: logged, the stream ended

@@ -23,7 +23,6 @@ built) leaves the request to the stream, as before.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable
@@ -130,8 +129,10 @@ def dispatch(kernel: SessionKernel, message: JSONRPCRequest, metadata: Any) -> b
     )
     scope = anyio.CancelScope()
     dispatcher._in_flight[coerce_request_id(message.id)] = _InFlight(scope=scope, dctx=dctx)
+    # started at once: the caller waits for the answer without a checkpoint first (``receive_asleep.py``),
+    # so the handler's first step runs with nothing else queued and its audit rows find the loop idle
     dispatcher._spawn(
-        _after_a_turn(dispatcher._handle_request),
+        dispatcher._handle_request,
         message,
         dctx,
         scope,
@@ -157,16 +158,3 @@ def handler_of(runner: UnspannedRunner, message: JSONRPCRequest) -> Callable[...
         return checked
     return runner.on_request
 
-
-def _after_a_turn(handle: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
-    """``handle``, started one loop turn later. The caller (the lean path) waits for the answer right after
-    handing the request over, through an anyio receive whose checkpoint queues its task once more; a handler
-    started at once ran the guard and the audit rows with that step still queued, so the loop never looked
-    idle (``gateway/idle_loop.py``) and every call's decision row went to the writer thread (two thread
-    hand-offs and a wait) instead of being committed on the loop. One turn later the caller is asleep."""
-
-    async def handled(*args: Any) -> None:
-        await asyncio.sleep(0)
-        await handle(*args)
-
-    return handled

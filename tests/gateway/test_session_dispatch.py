@@ -6,6 +6,7 @@ test_lean_session_calls.py.)"""
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 from types import SimpleNamespace
 from typing import Any
@@ -18,6 +19,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCError, JSONRPCRequest
 
 from sentinel_mcp.app import session_dispatch
+from sentinel_mcp.app.receive_asleep import receive_asleep
 from sentinel_mcp.app.session_dispatch import dispatch, kernel_of
 from sentinel_mcp.gateway import unspanned_kernel
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
@@ -111,22 +113,35 @@ def test_install_makes_the_manager_serve_with_the_kept_loop() -> None:
     assert streamable_http_manager.serve_loop is session_dispatch.serve_loop
 
 
-async def test_the_handler_runs_once_the_handing_task_waits_for_its_answer(
+async def test_the_handler_runs_in_the_turn_after_the_hand_over_and_finds_the_loop_idle(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The lean 2025 path hands a call over, then waits on its request's stream (one anyio checkpoint before
-    it blocks). Started at once, the handler ran its guard and its audit rows while that checkpoint's step
-    was still queued on the loop, so the loop never looked idle and the decision row of every such call went
-    to the writer thread instead of being committed on the loop (gateway/idle_loop.py): the handler starts
-    when the handing task is asleep."""
+    """The lean 2025 path hands a call over, then waits on its request's stream without a checkpoint first
+    (``receive_asleep``). The handler's first step runs in the loop's very next turn, with nothing else
+    queued, so the loop looks idle to its audit rows (gateway/idle_loop.py: committed on the loop, not
+    handed to the writer thread). It used to start a turn later (a ``sleep(0)`` first), to let the handing
+    task's checkpoint step run ahead of it: one loop turn and two task steps a call."""
     monkeypatch.setattr(unspanned_kernel, "tracing_off", lambda: True)
     server: Any = Server("session-dispatch")
     read_send, read_recv = create_context_streams[SessionMessage | Exception](0)
     write_send, write_recv = create_context_streams[SessionMessage](4)
-    idle: list[bool] = []
+    seen: list[tuple[bool, int]] = []
+    loop = asyncio.get_running_loop()
+    turns = [0]
+    run_once = loop._run_once  # type: ignore[attr-defined]
+
+    def counted() -> None:
+        turns[0] += 1
+        run_once()
+
+    monkeypatch.setattr(loop, "_run_once", counted, raising=False)
+
+    # the request's own stream, which the lean path waits on (a plain anyio memory stream, as there)
+    answers_send, answers = anyio.create_memory_object_stream[Any](1)
 
     async def on_request(dctx: Any, method: str, params: Any) -> dict[str, Any]:
-        idle.append(loop_is_idle())  # what Gateway._alone asks before each audit row
+        seen.append((loop_is_idle(), turns[0]))  # what Gateway._alone asks before each audit row
+        answers_send.send_nowait(dctx.request_id)
         return {"content": []}
 
     async with anyio.create_task_group() as tg:
@@ -136,13 +151,15 @@ async def test_the_handler_runs_once_the_handing_task_waits_for_its_answer(
         # a connection of no version: the runner's own on_request is what runs (session_dispatch.handler_of)
         kernel.unspanned = SimpleNamespace(  # type: ignore[assignment]
             on_request=on_request, connection=SimpleNamespace(protocol_version=None))
+        handed: list[int] = []
         for rid in range(10, 15):
-            answers_send, answers = anyio.create_memory_object_stream[int](1)  # the request's own stream
+            await anyio.sleep(0.01)  # nothing of the last call still queued
+            handed.append(turns[0])
             assert dispatch(kernel, call(rid), None)
-            async with answers:  # as lean_session_calls._stream waits: its first receive checkpoints
-                with anyio.fail_after(10):
-                    answer = await write_recv.receive()
+            with anyio.fail_after(10):  # as lean_session_calls._stream waits for its request's answer
+                assert await receive_asleep(answers) == rid
+                answer = await write_recv.receive()
             assert answer.message.id == rid
-            await answers_send.aclose()
         await read_send.aclose()
-    assert idle == [True] * 5
+    assert [idle for idle, _ in seen] == [True] * 5
+    assert [turn - at for (_, turn), at in zip(seen, handed)] == [1] * 5
