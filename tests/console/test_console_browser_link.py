@@ -1,0 +1,58 @@
+"""The owner's one-time link in a real headless Chromium: opening it shows a page and spends nothing (as a
+link preview or a prefetch would open it); its button signs in. The token is in no Referer the browser sends
+(the style sheet's, the button's POST), and the POST's Origin names the console (the HTTP host refuses
+``Origin: null``, which ``Referrer-Policy: no-referrer`` would make of it)."""
+
+from __future__ import annotations
+
+import shutil
+
+import httpx2
+import pytest
+from tests.console.console_rig import console_config, http_sentinel
+from tests.console.test_console_sign_in_limit import link
+
+pytestmark = pytest.mark.timeout(180)
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+async def test_the_link_signs_in_by_its_button_only_and_leaks_no_token(tmp_path):
+    pytest.importorskip("playwright.async_api", reason="playwright is a dev dependency (make setup)")
+    if CHROMIUM is None:
+        pytest.skip("no chromium executable (make test installs Debian's chromium)")
+    from playwright.async_api import async_playwright
+
+    cfg = console_config(tmp_path)
+    with http_sentinel(cfg) as (base, _):
+        url = link(cfg, base)
+        token = url.rsplit("/", 1)[1]
+        # a link preview first: a plain GET, which must leave the link for the person
+        async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as preview:
+            r = await preview.get(url)
+            assert r.status_code == 200 and "sentinel_console=" not in r.headers.get("set-cookie", "")
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            page = await browser.new_page()
+            sent: list[tuple[str, str, dict[str, str]]] = []
+            page.on("request", lambda req: sent.append((req.method, req.url, req.headers)))
+            await page.goto(url)
+            assert page.url == url  # the page, not signed in yet
+            assert not [c for c in await page.context.cookies() if c["name"] == "sentinel_console"]
+            async with page.expect_navigation():
+                await page.click("button[type=submit]")
+            assert page.url.endswith("/console/inbox"), (page.url, (await page.content())[:1000])
+            assert [c for c in await page.context.cookies() if c["name"] == "sentinel_console"]
+            posts = [h for m, u, h in sent if m == "POST"]
+            assert len(posts) == 1 and posts[0].get("origin") == base, posts
+            for method, where, headers in sent:
+                assert token not in headers.get("referer", ""), (method, where, headers.get("referer"))
+                if method == "POST" or where != url:
+                    assert token not in where, where
+            # the same link in another browser: used
+            other = await browser.new_page()
+            await other.goto(url)
+            async with other.expect_navigation():
+                await other.click("button[type=submit]")
+            assert other.url.endswith("/console/login/once"), other.url
+            assert "used, expired" in await other.inner_text("main")
+            await browser.close()
