@@ -175,7 +175,7 @@ def _query_refused(console: Console, request: Request) -> Response | None:
 
 async def _login_form(
     console: Console, request: Request, error: str | None = None, status: int = 200, *,
-    template: str = "login.html", **values: Any,
+    template: str = "login.html", signed_in_goes_home: bool = True, **values: Any,
 ) -> Response:
     if error is None:
         # as every page: another site's image or fetch learnt whether the person is signed in (a redirect or
@@ -184,7 +184,7 @@ async def _login_form(
             return console.problem(request, None, 403, "refused: this was asked for by another site's page")
         if (refused := _query_refused(console, request)) is not None:
             return refused
-    if console.auth.open_access or console.auth.viewer(request) is not None:
+    if console.auth.open_access or (signed_in_goes_home and console.auth.viewer(request) is not None):
         return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
     nonce = secrets.token_urlsafe(24)
     response = console.render(
@@ -256,8 +256,9 @@ async def _link_page(console: Console, request: Request) -> Response:
     if (refused := _query_refused(console, request)) is not None:
         return refused
     token = request.path_params.get("token")
+    # shown to a browser signed in as another principal too: the owner's link is how the owner gets in there
     response = await _login_form(console, request, None, 200, template="login_once.html",
-                                 token=token if isinstance(token, str) else "")
+                                 signed_in_goes_home=False, token=token if isinstance(token, str) else "")
     response.headers["referrer-policy"] = LINK_REFERRER
     return response
 

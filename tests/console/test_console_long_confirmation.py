@@ -9,7 +9,8 @@ import re
 import shutil
 
 import pytest
-from tests.console.console_rig import BOB, console_config, http_sentinel, items_of, mcp_client, signed_in, text
+from tests.console.console_rig import (BOB, console_config, http_sentinel, items_of, mcp_client, signed_in,
+                                      text)
 
 pytestmark = pytest.mark.timeout(240)
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -171,6 +171,18 @@ async def test_a_hostile_token_in_the_link_is_shown_escaped_and_signs_nobody_in(
                     assert p.status_code == 401 and not session_set(p)
 
 
+async def test_a_browser_signed_in_as_another_principal_gets_the_links_page_and_its_button_signs_in(tmp_path):
+    token = console_link.create(tmp_path)
+    async with console_app(SignInLimit(Clock()), tmp_path) as base:
+        async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
+            assert (await sign_in(http, base, ALICE_SECRET, name="alice")).status_code == 303
+            page = await http.get(f"{base}/console/login/once/{token}")
+            assert page.status_code == 200 and TOKEN_FIELD.search(page.text), page.status_code
+            r = await http.post(f"{base}/console/login/once", headers={"origin": base},
+                                data={"csrf": CSRF.search(page.text)[1], "token": token})
+            assert r.status_code == 303 and session_set(r), r.status_code
+
+
 # ------------------------------------------------------------------ 2. a flood locks out only whom it names
 async def test_a_flood_from_many_addresses_leaves_a_principal_who_names_itself_signing_in():
     clock = Clock()
