@@ -119,6 +119,8 @@ def build_console(
         SegmentRoute("/", functools.partial(_home, console), methods=["GET"]),
         SegmentRoute("/login", functools.partial(_login_form, console), methods=["GET"]),
         SegmentRoute("/login", functools.partial(_login, console), methods=["POST"]),
+        # the link: the page, its token after "#" (console_link.LINK_PATH); in the path, a link made before
+        SegmentRoute("/login/once", functools.partial(_link_page, console), methods=["GET"]),
         SegmentRoute("/login/once/{token}", functools.partial(_link_page, console), methods=["GET"]),
         SegmentRoute("/login/once", functools.partial(_login_once, console), methods=["POST"]),
         SegmentRoute(
@@ -241,8 +243,9 @@ def _blocked(wait: float, name: str | None) -> str:
             "sign-in link for the owner.")
 
 
-# the link's page: its path (the token) never in a Referer, even to the console's own style sheet; not
-# no-referrer, under which a browser sends "Origin: null" with the page's form, which the HTTP host refuses
+# the link's page: its path (a link in the old spelling has the token there) never in a Referer, even to the
+# console's own style sheet; not no-referrer, under which a browser sends "Origin: null" with the page's form,
+# which the HTTP host refuses
 LINK_REFERRER = "strict-origin"
 
 
@@ -250,7 +253,8 @@ async def _link_page(console: Console, request: Request) -> Response:
     """The owner's one-time sign-in link (``identity/console_link.py``), opened: a page whose button signs
     in (a POST). Nothing is claimed by opening it: a link preview, a mail scanner or a browser's prefetch
     fetches the link before the person does, and a GET that signed in spent the link on them (and gave
-    them the session)."""
+    them the session). The token comes after "#", which the browser keeps to itself (``static/link.js``
+    puts it into the form); a link in the old spelling has it in the path, put into the form here."""
     if started_elsewhere(request):  # only a top-level navigation: no other site's image or fetch
         return console.problem(request, None, 403, "refused: this was asked for by another site's page")
     if (refused := _query_refused(console, request)) is not None:

@@ -38,7 +38,7 @@ OWNER_SECRET = "the owner's console secret, 0123456789abcdef"
 ALICE_SECRET = "alice's console secret, 0123456789abcdef"
 BOB_SECRET = "bob's console secret, 0123456789abcdefgh"
 CSRF = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
-TOKEN_FIELD = re.compile(r'name="token" value="([^"]*)"')
+TOKEN_FIELD = re.compile(r'id="link-token" name="token" type="text" value="([^"]*)"')
 
 
 class Clock:
@@ -122,6 +122,23 @@ async def test_opening_the_link_signs_nobody_in_and_spends_nothing_the_pages_but
             fields["csrf"] = CSRF.search(page.text).group(1)
             again = await other.post(f"{base}/console/login/once", data=fields, headers={"origin": base})
             assert again.status_code == 401 and not session_set(again)  # used once
+
+
+async def test_the_link_as_made_keeps_its_token_after_the_hash_and_the_page_asks_for_it(tmp_path):
+    """The token after "#" never reaches the server (a fragment is the browser's own: no access log line, no
+    Referer): the page at the link's path has an empty field its script fills; the POST signs in."""
+    from sentinel_mcp.identity.console_link import LINK_PATH
+
+    assert LINK_PATH == "/console/login/once#"
+    token = console_link.create(tmp_path)
+    async with console_app(SignInLimit(Clock()), tmp_path) as base:
+        async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
+            page = await http.get(f"{base}/console/login/once")
+            assert page.status_code == 200 and TOKEN_FIELD.search(page.text).group(1) == "", page.status_code
+            assert '<script src="/console/static/link.js" defer></script>' in page.text
+            r = await http.post(f"{base}/console/login/once", headers={"origin": base},
+                                data={"csrf": CSRF.search(page.text)[1], "token": token})
+            assert r.status_code == 303 and session_set(r), r.status_code
 
 
 async def test_the_links_post_needs_the_pages_own_form_and_no_other_sites(tmp_path):
