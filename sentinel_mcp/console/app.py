@@ -198,9 +198,9 @@ async def _login_form(
     return response
 
 
-async def _sign_in_form(console: Console, request: Request) -> FormData | Response:
+async def _sign_in_form(console: Console, request: Request, **page: Any) -> FormData | Response:
     """A sign-in form's fields, once it is the console's own (same origin, no query, bounded, the page's
-    double-submit token); else the answer that refuses it."""
+    double-submit token); else the answer that refuses it (the form again, as ``page`` says)."""
     if started_elsewhere(request, navigation=False):
         return console.problem(request, None, 403, "refused: the form was sent from another site")
     if (refused := _query_refused(console, request)) is not None:
@@ -208,10 +208,10 @@ async def _sign_in_form(console: Console, request: Request) -> FormData | Respon
     try:  # before a secret is checked: the bound must hold for anyone who can reach the page
         form = await read_form(request, LOGIN_FORM_LIMIT, max_fields=10)
     except FormRefused as e:
-        return await _login_form(console, request, e.reason, e.status)
+        return await _login_form(console, request, e.reason, e.status, **page)
     nonce = request.cookies.get(console.auth.login_cookie(request))
     if not console.auth.login_csrf_ok(nonce, form.get("csrf")):
-        return await _login_form(console, request, "The sign-in form expired; try again.", 403)
+        return await _login_form(console, request, "The sign-in form expired; try again.", 403, **page)
     return form
 
 
@@ -268,8 +268,11 @@ async def _link_page(console: Console, request: Request) -> Response:
 
 
 async def _login_once(console: Console, request: Request) -> Response:
-    """The link page's button: the token in the form's body, never in a URL."""
-    form = await _sign_in_form(console, request)
+    """The link page's button: the token in the form's body, never in a URL. Refused, the link's page again
+    (at this same address: a next link pasted there differs only after "#", which reloads no page, so the
+    page there must be one whose script takes it)."""
+    page: dict[str, Any] = {"template": "login_once.html", "signed_in_goes_home": False, "token": ""}
+    form = await _sign_in_form(console, request, **page)
     if isinstance(form, Response):
         return form
     if console.auth.open_access:
@@ -279,7 +282,7 @@ async def _login_once(console: Console, request: Request) -> Response:
     if signed is None:
         return await _login_form(
             console, request, "That sign-in link is used, expired or not one made here: on the machine "
-            "Sentinel runs on, `sentinel-mcp config console-link` prints a new one.", 401)
+            "Sentinel runs on, `sentinel-mcp config console-link` prints a new one.", 401, **page)
     return _signed_in(console, request, signed[0])
 
 

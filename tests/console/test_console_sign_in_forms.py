@@ -108,6 +108,8 @@ async def test_opening_the_link_signs_nobody_in_and_spends_nothing_the_pages_but
                 assert r.status_code == 200 and not session_set(r), (r.status_code, r.headers)
                 assert r.headers["referrer-policy"] in ("no-referrer", "strict-origin"), r.headers
                 assert r.headers["cache-control"] == "no-store"
+                assert "frame-ancestors 'none'" in r.headers["content-security-policy"]  # no clickjacking
+                assert r.headers["x-frame-options"] == "DENY"
                 assert '<form method="post" action="/console/login/once"' in r.text, r.text[:2000]
                 assert TOKEN_FIELD.search(r.text).group(1) == token
         async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as person:
