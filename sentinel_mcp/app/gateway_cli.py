@@ -223,7 +223,8 @@ def cmd_config_console_link(args: argparse.Namespace) -> int:
         return 1
     print(args.url.rstrip("/") + console_link.LINK_PATH + token)
     print(f"(one use, within {console_link.LINK_SECONDS / 60:g} minutes, for the owner; open it in the "
-          "browser you sign in with, and give it to no client)", file=sys.stderr)
+          "browser you sign in with and press its button (opening it spends nothing), and give it to no "
+          "client)", file=sys.stderr)
     return 0
 
 

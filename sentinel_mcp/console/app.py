@@ -19,6 +19,7 @@ from typing import Any, AsyncIterator, Callable
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 
@@ -28,7 +29,7 @@ from sentinel_mcp.console import (activity_pages, agent_pages, assist_pages, bui
                                   model_pages, pins_pages, policy_pages, session_pages, system_pages)
 from sentinel_mcp.console.asking import InboxAsking
 from sentinel_mcp.console.cluster_inbox import ClusterInbox
-from sentinel_mcp.console.auth import ConsoleAuth, Viewer, started_elsewhere
+from sentinel_mcp.console.auth import ConsoleAuth, Viewer, sign_in_name, started_elsewhere
 from sentinel_mcp.console.inbox import CHANGE_KINDS, Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
 from sentinel_mcp.console.segment_routes import SegmentMount, SegmentRoute
@@ -118,7 +119,10 @@ def build_console(
         SegmentRoute("/", functools.partial(_home, console), methods=["GET"]),
         SegmentRoute("/login", functools.partial(_login_form, console), methods=["GET"]),
         SegmentRoute("/login", functools.partial(_login, console), methods=["POST"]),
-        SegmentRoute("/login/once/{token}", functools.partial(_login_once, console), methods=["GET"]),
+        # the link: the page, its token after "#" (console_link.LINK_PATH); in the path, a link made before
+        SegmentRoute("/login/once", functools.partial(_link_page, console), methods=["GET"]),
+        SegmentRoute("/login/once/{token}", functools.partial(_link_page, console), methods=["GET"]),
+        SegmentRoute("/login/once", functools.partial(_login_once, console), methods=["POST"]),
         SegmentRoute(
             "/logout", page(console, lambda r, v: _logout(console, r, v), form=True), methods=["POST"]
         ),
@@ -172,7 +176,8 @@ def _query_refused(console: Console, request: Request) -> Response | None:
 
 
 async def _login_form(
-    console: Console, request: Request, error: str | None = None, status: int = 200
+    console: Console, request: Request, error: str | None = None, status: int = 200, *,
+    template: str = "login.html", signed_in_goes_home: bool = True, **values: Any,
 ) -> Response:
     if error is None:
         # as every page: another site's image or fetch learnt whether the person is signed in (a redirect or
@@ -181,18 +186,21 @@ async def _login_form(
             return console.problem(request, None, 403, "refused: this was asked for by another site's page")
         if (refused := _query_refused(console, request)) is not None:
             return refused
-    if console.auth.open_access or console.auth.viewer(request) is not None:
+    if console.auth.open_access or (signed_in_goes_home and console.auth.viewer(request) is not None):
         return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
     nonce = secrets.token_urlsafe(24)
     response = console.render(
-        request, None, "login.html", status=status, login_csrf=console.auth.login_csrf(nonce), error=error
+        request, None, template, status=status, login_csrf=console.auth.login_csrf(nonce), error=error,
+        **values,
     )
     args = console.auth.cookie_args(request)
     response.set_cookie(console.auth.login_cookie(request), nonce, max_age=3600, **args)  # type: ignore[arg-type]
     return response
 
 
-async def _login(console: Console, request: Request) -> Response:
+async def _sign_in_form(console: Console, request: Request, **page: Any) -> FormData | Response:
+    """A sign-in form's fields, once it is the console's own (same origin, no query, bounded, the page's
+    double-submit token); else the answer that refuses it (the form again, as ``page`` says)."""
     if started_elsewhere(request, navigation=False):
         return console.problem(request, None, 403, "refused: the form was sent from another site")
     if (refused := _query_refused(console, request)) is not None:
@@ -200,41 +208,81 @@ async def _login(console: Console, request: Request) -> Response:
     try:  # before a secret is checked: the bound must hold for anyone who can reach the page
         form = await read_form(request, LOGIN_FORM_LIMIT, max_fields=10)
     except FormRefused as e:
-        return await _login_form(console, request, e.reason, e.status)
+        return await _login_form(console, request, e.reason, e.status, **page)
     nonce = request.cookies.get(console.auth.login_cookie(request))
     if not console.auth.login_csrf_ok(nonce, form.get("csrf")):
-        return await _login_form(console, request, "The sign-in form expired; try again.", 403)
+        return await _login_form(console, request, "The sign-in form expired; try again.", 403, **page)
+    return form
+
+
+async def _login(console: Console, request: Request) -> Response:
+    form = await _sign_in_form(console, request)
+    if isinstance(form, Response):
+        return form
     secret = form.get("secret")
+    name = sign_in_name(form.get("name"))  # named: counted and blocked under that name only
     presented = Credentials.from_scope(request.scope)
-    if wait := console.auth.limit.wait(presented.peer):  # every secret refused unchecked, the right one too
-        return await _login_form(console, request, _blocked(wait), 429)
-    signed = console.auth.sign_in(secret if isinstance(secret, str) else "", presented)
+    if wait := console.auth.limit.wait(presented.peer, name):  # every secret refused unchecked, the right too
+        return await _login_form(console, request, _blocked(wait, name), 429)
+    signed = console.auth.sign_in(secret if isinstance(secret, str) else "", presented, name)
     if signed is None:
-        if wait := console.auth.limit.wait(presented.peer):
-            return await _login_form(console, request, _blocked(wait), 429)
+        if wait := console.auth.limit.wait(presented.peer, name):
+            return await _login_form(console, request, _blocked(wait, name), 429)
         return await _login_form(console, request, NOT_A_SECRET, 401)
     return _signed_in(console, request, signed[0])
 
 
-def _blocked(wait: float) -> str:
-    return (f"Too many wrong secrets: signing in by this form is closed for {math.ceil(wait)} s. On the "
-            "machine Sentinel runs on, `sentinel-mcp config console-link` prints a one-time sign-in link.")
+def _blocked(wait: float, name: str | None) -> str:
+    if name is not None:
+        return (f"Too many wrong secrets under this name: signing in as it by this form is closed for "
+                f"{math.ceil(wait)} s. On the machine Sentinel runs on, `sentinel-mcp config console-link` "
+                "prints a one-time sign-in link for the owner.")
+    return (f"Too many wrong secrets: signing in by this form without a name is closed for {math.ceil(wait)} "
+            "s. Type your principal's name beside your secret: a sign-in under your own name is counted "
+            "apart. On the machine Sentinel runs on, `sentinel-mcp config console-link` prints a one-time "
+            "sign-in link for the owner.")
 
 
-async def _login_once(console: Console, request: Request) -> Response:
-    """The owner's one-time sign-in link (``identity/console_link.py``), typed or pasted into the browser."""
+# the link's page: its path (a link in the old spelling has the token there) never in a Referer, even to the
+# console's own style sheet; not no-referrer, under which a browser sends "Origin: null" with the page's form,
+# which the HTTP host refuses
+LINK_REFERRER = "strict-origin"
+
+
+async def _link_page(console: Console, request: Request) -> Response:
+    """The owner's one-time sign-in link (``identity/console_link.py``), opened: a page whose button signs
+    in (a POST). Nothing is claimed by opening it: a link preview, a mail scanner or a browser's prefetch
+    fetches the link before the person does, and a GET that signed in spent the link on them (and gave
+    them the session). The token comes after "#", which the browser keeps to itself (``static/link.js``
+    puts it into the form); a link in the old spelling has it in the path, put into the form here."""
     if started_elsewhere(request):  # only a top-level navigation: no other site's image or fetch
         return console.problem(request, None, 403, "refused: this was asked for by another site's page")
     if (refused := _query_refused(console, request)) is not None:
         return refused
+    token = request.path_params.get("token")
+    # shown to a browser signed in as another principal too: the owner's link is how the owner gets in there
+    response = await _login_form(console, request, None, 200, template="login_once.html",
+                                 signed_in_goes_home=False, token=token if isinstance(token, str) else "")
+    response.headers["referrer-policy"] = LINK_REFERRER
+    return response
+
+
+async def _login_once(console: Console, request: Request) -> Response:
+    """The link page's button: the token in the form's body, never in a URL. Refused, the link's page again
+    (at this same address: a next link pasted there differs only after "#", which reloads no page, so the
+    page there must be one whose script takes it)."""
+    page: dict[str, Any] = {"template": "login_once.html", "signed_in_goes_home": False, "token": ""}
+    form = await _sign_in_form(console, request, **page)
+    if isinstance(form, Response):
+        return form
     if console.auth.open_access:
         return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
     presented = Credentials.from_scope(request.scope)
-    signed = console.auth.sign_in_once(request.path_params.get("token"), presented)
+    signed = console.auth.sign_in_once(form.get("token"), presented)
     if signed is None:
         return await _login_form(
             console, request, "That sign-in link is used, expired or not one made here: on the machine "
-            "Sentinel runs on, `sentinel-mcp config console-link` prints a new one.", 401)
+            "Sentinel runs on, `sentinel-mcp config console-link` prints a new one.", 401, **page)
     return _signed_in(console, request, signed[0])
 
 

@@ -144,11 +144,14 @@ class ConsoleAuth:
             return None
 
     # ---------------------------------------------------------------- signing in and out
-    def sign_in(self, secret: str, presented: Credentials | None = None) -> tuple[str, Principal] | None:
+    def sign_in(self, secret: str, presented: Credentials | None = None, name: str | None = None
+                ) -> tuple[str, Principal] | None:
         """A new console session for the principal whose console secret this is (None: not one). A token
         the fronts accept is never one (``http_auth`` refuses a console secret equal to a token at start).
         ``presented``: the sign-in request's own credentials, for its client certificate (a front that
-        requires one, or one that must agree with the secret)."""
+        requires one, or one that must agree with the secret). ``name`` (``sign_in_name``): the principal
+        the person named, whose secret this must be; a wrong one counts against that name
+        (``sign_in_limit``)."""
         now = time.time()
         secret = secret.strip()
         principal = (
@@ -156,12 +159,20 @@ class ConsoleAuth:
             if secret and self.authenticator.required
             else None
         )
+        if principal is not None and name is not None and principal.name != name:
+            principal = None  # another's secret under this name: a wrong one for this name
         if principal is not None and not self._certificate_agrees(principal, presented):
             principal = None
         if principal is None:
-            self.limit.failed(presented.peer if presented else None)
+            self.limit.failed(presented.peer if presented else None, name, known=name in self._named())
             return None
         return self._open_session(principal, now)
+
+    def _named(self) -> set[str]:
+        """The names of the principals that sign in by the form (a console secret of theirs is here)."""
+        return {p.name for _, p in self.console_secrets.followed()} | {
+            p.name for p in self.console_secrets.principals()
+        }
 
     def sign_in_once(self, token: object, presented: Credentials | None = None
                      ) -> tuple[str, Principal] | None:
@@ -271,6 +282,20 @@ class ConsoleAuth:
                 self.login_csrf(nonce or "").encode(), presented.encode("utf-8", "replace")
             )
         )
+
+
+MAX_NAME = 200  # characters of a principal's name on the sign-in form (a longer one is one no principal has)
+
+
+def sign_in_name(value: object) -> str | None:
+    """The principal a sign-in form names (None: none named, the unnamed form). Spaces around it are the
+    typing's; a name past ``MAX_NAME`` is kept as its digest (remembered in the limit's table, not whole)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    name = value.strip()
+    if len(name) <= MAX_NAME:
+        return name
+    return "#" + hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()
 
 
 def over_tls(request: Request) -> bool:

@@ -24,7 +24,9 @@ from pathlib import Path
 
 LINK_DIR = "console-links"
 LINK_SECONDS = 600.0
-LINK_PATH = "/console/login/once/"
+# the link is the page and the token after "#": a fragment is never sent to the server (no access log line,
+# no proxy's) nor in any Referer; the page's script moves it into the form the button POSTs
+LINK_PATH = "/console/login/once#"
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # token_urlsafe(32)
 _FLAGS = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _MAX_FILE = 1024

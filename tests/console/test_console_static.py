@@ -26,7 +26,8 @@ from tests.console.console_rig import console_config, http_sentinel
 pytestmark = pytest.mark.timeout(180)
 
 STATIC = Path(__file__).resolve().parents[2] / "sentinel_mcp" / "console" / "static"
-TYPES = {"console.css": "text/css; charset=utf-8", "console.js": "text/javascript; charset=utf-8"}
+TYPES = {"console.css": "text/css; charset=utf-8", "console.js": "text/javascript; charset=utf-8",
+         "link.js": "text/javascript; charset=utf-8"}
 # every spelling of a shipped file but its exact one, and of files beside or above it: none is served
 HOSTILE = [
     "/console/static%2Fconsole.css", "/console/static%2fconsole.js", "/console/%73tatic/console.css",
