@@ -180,8 +180,9 @@ class ConsoleAuth:
         here, used, expired, or no owner signs in here; counted as a wrong secret). Taken whatever the
         form's blocks: it is 256 random bits, not a guess."""
         owner = self._owner() if self.authenticator.required else None
-        if owner is None or not console_link.claim(self.data_dir, token) or not self._certificate_agrees(
-            owner, presented
+        # the certificate first: a browser presenting another's must not spend the owner's link
+        if owner is None or not self._certificate_agrees(owner, presented) or not console_link.claim(
+            self.data_dir, token
         ):
             self.limit.failed(presented.peer if presented else None)
             return None

@@ -145,3 +145,33 @@ async def test_over_tls_console_cookies_are_host_only_and_a_tossed_one_of_anothe
                 # planted beside or before the person's own: the person is still themselves
                 assert await viewer(f"{other}={mallory}; __Host-sentinel_console={bob}") == "bob", other
                 assert await viewer(f"__Host-sentinel_console={bob}; {other}={mallory}") == "bob", other
+
+
+TOKEN_FIELD = re.compile(r'name="token" value="([^"]*)"')
+
+
+async def test_a_link_posted_under_another_principals_certificate_is_refused_and_not_spent(tmp_path, pki):
+    """The owner's one-time link (``config console-link``) signs in only a browser whose client certificate
+    (if any) is the owner's. A browser presenting another principal's certificate was refused, but only after
+    the link had been claimed: whoever held the link and a certificate of their own spent the owner's way in.
+    The certificate is now checked first, and the owner's own browser can still use the link."""
+    from sentinel_mcp.identity import console_link
+
+    cfg = tls_config(tmp_path, pki)  # the owner signs in by its generated console secret, or by a link
+    with https_sentinel(cfg, pki) as (base, _):
+        token = console_link.create(cfg.parent / "state")
+
+        async def post_link(who) -> httpx2.Response:
+            async with httpx2.AsyncClient(verify=client_context(pki, who), timeout=30,
+                                          follow_redirects=False) as http:
+                page = await http.get(f"{base}/console/login/once/{token}")
+                assert page.status_code == 200, page.status_code
+                return await http.post(f"{base}/console/login/once", headers={"origin": base},
+                                       data={"csrf": CSRF.search(page.text)[1], "token": token})
+
+        for who in (pki.alice, pki.carol):  # another principal's certificate, and one naming nobody
+            r = await post_link(who)
+            assert r.status_code == 401 and "sentinel_console=" not in r.headers.get("set-cookie", "")
+        r = await post_link(None)  # the owner's own browser (no certificate): the link is still whole
+        assert r.status_code == 303 and r.headers["location"] == "/console/inbox", r.status_code
+        assert r.headers["set-cookie"].startswith("__Host-sentinel_console=")
