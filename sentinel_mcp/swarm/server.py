@@ -316,5 +316,6 @@ def _summary(status: dict[str, Any]) -> dict[str, Any]:
         "prompt_tokens",
         "completion_tokens",
         "report",
+        "caps",
     )
     return {k: status.get(k) for k in keys}
