@@ -248,11 +248,13 @@ class SwarmStore(SeamStore):
         issues: list[dict[str, Any]],
         warnings: list[str],
         size: int,
+        sha256: str | None = None,
     ) -> None:
+        """``sha256``: of the file an ACCEPTED step wrote (what is served later is checked against it)."""
         await self._write(
             "INSERT INTO steps (task_id, step_number, attempt, file_path, status, issues_json, "
-            "warnings_json, bytes,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "warnings_json, bytes, sha256,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 task_id,
                 step_number,
@@ -262,6 +264,7 @@ class SwarmStore(SeamStore):
                 json.dumps(issues),
                 json.dumps(warnings),
                 size,
+                sha256,
                 time.time(),
             ),
         )
@@ -300,6 +303,16 @@ class SwarmStore(SeamStore):
                 time.time(),
             ),
         )
+
+    async def written_sha256(self, task_id: str, file_path: str) -> str | None:
+        """The SHA-256 (hex) of the file at ``file_path`` as ``task_id`` wrote it; None when its build wrote
+        no such file or recorded no digest (a build from before digests were recorded)."""
+        rows = await self.db.query(
+            "SELECT sha256 FROM steps WHERE task_id=? AND file_path=? AND status='ACCEPTED' "
+            "ORDER BY id DESC LIMIT 1",
+            (task_id, file_path),
+        )
+        return str(rows[0][0]) if rows and rows[0][0] else None
 
     async def unfinished(self) -> list[str]:
         """The tasks not ended yet (running, or left mid-run by a process that died)."""
