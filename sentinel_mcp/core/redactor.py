@@ -7,7 +7,8 @@ Secrets never reach the audit log in clear, whether the call was allowed or deni
   ``type_text.text``, which may be typed into a password field) and schema properties marked
   ``writeOnly`` or ``format: password`` are replaced by a mark that keeps only their length;
 * in every string anywhere in the record: payment card numbers (13-19 digits passing the Luhn check), one-time
-  codes (a 4-8 digit run next to "code", "otp", "pin", ...), bearer tokens, JWTs and ``password=...`` pairs;
+  codes (a 4-8 digit run next to "code", "otp", "pin", ...), bearer tokens, JWTs, ``NAME=value`` pairs whose
+  NAME says secret (``DB_PASSWORD=``, ``"password": ...``) and a URL's ``user:password@``, in any script;
 * and every value found secret above is scrubbed from the reason, proof and error too (a proof tree or a
   question repeats the arguments it was proved with).
 
@@ -77,9 +78,17 @@ _CODE_BEFORE = re.compile(
 )
 _BEARER = re.compile(r"(?i)\b(bearer)\s+([A-Za-z0-9._~+/=-]{8,})")
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")
+# ``key=value``, ``key: value`` or ``"key": "value"`` anywhere in a text; the value is masked when the key
+# names a secret (``_secret_key``): DB_PASSWORD=, PGPASSWORD=, GITHUB_TOKEN=, {"password": ...}
 _PAIR = re.compile(
-    r"(?i)\b(password|passwd|pwd|secret|token|api[_-]?key|pin)(\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|\S+)"
+    r"""(?<![A-Za-z0-9_.])(["']?)([A-Za-z][A-Za-z0-9_.-]{0,63})\1(\s*[:=]\s*)"""
+    r"""(?!\[(?:code|card|redacted))("[^"\n]*"|'[^'\n]*'|[^\s"'&,;}\]]+)"""
 )
+# a URL's user:password@
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://[^/\s:@]{1,128}:)([^/\s@]{1,256})(@)")
+# secret words a glued name ends with (PGPASSWORD, MYSECRET, GHTOKEN): ``secret_name`` reads words apart
+_GLUED_ENDS = ("password", "passwd", "passphrase", "passcode", "secret", "token", "apikey", "credential",
+               "credentials")
 
 
 def mask(value: Any) -> str:
@@ -158,7 +167,19 @@ _CODE_WORDS = (
     "mfa",
     "security",
 )
-_PAIR_WORDS = ("password", "passwd", "pwd", "secret", "token", "api_key", "api-key", "apikey", "pin")
+# a text is read for secret pairs only when one of these is in it (lower case, folded)
+_PAIR_WORDS = (
+    "pass", "pwd", "secret", "token", "key", "pin", "otp", "cvv", "cvc", "credential", "auth", "mfa"
+)
+
+
+def _secret_key(key: str) -> bool:
+    """Whether the key of a pair in a text names a secret: as an argument's name would (``secret_name``), or a
+    glued name ending with a secret word (``PGPASSWORD``)."""
+    if secret_name(key):
+        return True
+    glued = key.lower().replace("_", "").replace("-", "").replace(".", "")
+    return glued.endswith(_GLUED_ENDS)
 
 
 def _folded(text: str) -> str:
@@ -191,9 +212,19 @@ _FOLD_KEPT = 20_000
 _FOLD = _Fold()
 
 
-def _masked(text: str, folded: str, pattern: re.Pattern[str], group: int, mark: str) -> tuple[str, str]:
-    """``text`` (and its fold) with ``group`` of each match of ``pattern`` in the fold put as ``mark``."""
-    spans = [m.span(group) for m in pattern.finditer(folded)]
+def _masked(
+    text: str, folded: str, pattern: re.Pattern[str], group: int, mark: str, key: int | None = None
+) -> tuple[str, str]:
+    """``text`` (and its fold) with ``group`` of each match of ``pattern`` in the fold put as ``mark`` (with
+    ``key``: only where that group names a secret, ``_secret_key``; after another key the search goes on
+    inside its value: ``https://x/?token=...`` is a pair "https" whose value holds the secret one)."""
+    spans, pos = [], 0
+    while (m := pattern.search(folded, pos)) is not None:
+        if key is None or _secret_key(m.group(key)):
+            spans.append(m.span(group))
+            pos = m.end()
+        else:
+            pos = m.start(group)
     if not spans:
         return text, folded
     pieces, folds, last = [], [], 0
@@ -225,8 +256,10 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
         text, folded = _masked(text, folded, _BEARER, 2, "[redacted]")
     if "eyj" in low:
         text, folded = _masked(text, folded, _JWT, 0, "[redacted token]")
-    if any(w in low for w in _PAIR_WORDS):
-        text, folded = _masked(text, folded, _PAIR, 3, "[redacted]")
+    if any(w in low for w in _PAIR_WORDS) and (":" in folded or "=" in folded):
+        text, folded = _masked(text, folded, _PAIR, 4, "[redacted]", key=2)
+    if "://" in folded and "@" in folded:
+        text, folded = _masked(text, folded, _USERINFO, 2, "[redacted]")
     return text
 
 
