@@ -56,7 +56,9 @@ guard('device__sms_send', [to = To, body = Body],
         require(\+ sms_carries_code(Body), 'forwarding a one-time code by SMS is never allowed') )).
 
 sms_carries_code(Body) :- one_time_code_text(Body).
-sms_carries_code(Body) :- atom(Body), atom_codes(Body, Cs), length(Cs, N), N >= 4, N =< 8, all_digits(Cs).
+sms_carries_code(Body) :-  % a bare code: 4-8 digits of any script, maybe joined by spaces or hyphens
+    atom(Body), atom_codes(Body, Cs0), code_fold(Cs0, Cs1), without_joiners(Cs1, Cs),
+    length(Cs, N), N >= 4, N =< 8, all_digits(Cs).
 
 % --- the other tools' arguments: the shapes of device_tools/arg_shapes.py ------------------------------------
 
@@ -286,12 +288,58 @@ private_tree('/mnt/androidwritable').
 
 % --- text classifiers --------------------------------------------------------------------------------
 
-% A one-time code: the words code/otp/verification together with a 4-8 digit run. (A bare number is
-% only treated as a code in an SMS body: typed into a field it is usually an amount or a PIN prompt.)
+% A one-time code: the words code/otp/verification together with a 4-8 digit run, or runs joined by one
+% space or hyphen ("730 551", "73-05-51"), read through code_fold/2: "Your code is ٧٣٠٥٥١", "ＣＯＤＥ 730551"
+% and "code 730\u200b551" are codes too (the records' redactor reads them alike: core/redactor.py). (A bare
+% number is only treated as a code in an SMS body: typed into a field it is usually an amount or a PIN prompt.)
 one_time_code_text(T) :-
-    atom(T), downcase_atom(T, L),
+    atom(T), atom_codes(T, Cs0), code_fold(Cs0, Cs), atom_codes(F, Cs), downcase_atom(F, L),
     ( sub_atom(L, _, _, _, code) ; sub_atom(L, _, _, _, otp) ; sub_atom(L, _, _, _, verification) ),
-    digit_run(L, N), N >= 4, N =< 8, !.
+    code_lengths(Cs, Ns), member(N, Ns), N >= 4, N =< 8, !.
+
+%  code_fold(+Codes, -Folded): one code for each: a decimal digit of any script as its ASCII digit, a
+%  fullwidth form as its ASCII character, a mathematical styled letter (bold, italic, script, ...) as its
+%  letter, an invisible character or any space as a space; the rest as it is
+code_fold([], []).
+code_fold([C|Cs], [F|Fs]) :- fold_code(C, F), code_fold(Cs, Fs).
+
+fold_code(C, F) :- decimal_digit(C, D), !, F is 0'0 + D.
+fold_code(C, F) :- C >= 0xFF01, C =< 0xFF5E, !, F is C - 0xFEE0.
+fold_code(C, 0' ) :- invisible_code(C), !.
+fold_code(C, 0' ) :- code_type(C, space), !.
+fold_code(C, F) :- C >= 0x1D400, C =< 0x1D6A3, !,
+    I is (C - 0x1D400) mod 52, ( I < 26 -> F is 0'A + I ; F is 0'a + I - 26 ).
+fold_code(C, C).
+
+invisible_code(C) :- memberchk(C, [0xAD, 0x34F, 0x61C, 0x115F, 0x1160, 0x180E, 0x3164, 0xFEFF, 0xFFA0]), !.
+invisible_code(C) :- C >= 0x200B, C =< 0x200F, !.
+invisible_code(C) :- C >= 0x202A, C =< 0x202E, !.
+invisible_code(C) :- C >= 0x2060, C =< 0x206F, !.
+invisible_code(C) :- C >= 0xFE00, C =< 0xFE0F, !.
+invisible_code(C) :- C >= 0xE0000, C =< 0xE0FFF.
+
+code_joiner(C) :- memberchk(C, [0' , 0'-]).  % not '.': "10.30", "12.50" are times and amounts
+
+without_joiners([], []).
+without_joiners([C|Cs], Ds) :- code_joiner(C), !, without_joiners(Cs, Ds).
+without_joiners([C|Cs], [C|Ds]) :- without_joiners(Cs, Ds).
+
+%  code_lengths(+FoldedCodes, -Lengths): the length of every run of ASCII digits, and the digits of every
+%  chain of runs joined by one space or hyphen
+code_lengths([], []).
+code_lengths([C|Cs], Ns) :-
+    ascii_digit(C), !, digit_chain([C|Cs], Runs, Rest), sum_list(Runs, T),
+    code_lengths(Rest, Ns1), append([T|Runs], Ns1, Ns).
+code_lengths([_|Cs], Ns) :- code_lengths(Cs, Ns).
+
+digit_chain(Cs, [N|Ns], Rest) :-
+    count_digits(Cs, 0, N, R0),
+    ( R0 = [J, D|R1], code_joiner(J), ascii_digit(D) -> digit_chain([D|R1], Ns, Rest) ; Ns = [], Rest = R0 ).
+
+count_digits([C|Cs], N0, N, R) :- ascii_digit(C), !, N1 is N0 + 1, count_digits(Cs, N1, N, R).
+count_digits(R, N, N, R).
+
+ascii_digit(C) :- integer(C), C >= 0'0, C =< 0'9.
 
 % A card number anywhere in the text: 13-19 digits (of any script: "４１１１", "٤١١١") in runs joined by anything
 % but a letter or a digit ("4111 1111", "4111.1111", "4111/1111", "4111_1111", "4111  --  1111", a line break,
@@ -391,15 +439,8 @@ card_window([R|Rs], Acc, N0, Ds) :-
     length(R, L), N is N0 + L, N =< 19, append(Acc, R, Acc1),
     ( N >= 13, Ds = Acc1 ; card_window(Rs, Acc1, N, Ds) ).
 
-digit_run(L, Max) :-
-    atom_codes(L, Cs), runs(Cs, 0, 0, Max).
-runs([], Cur, Best, Max) :- Max is max(Cur, Best).
-runs([C|Cs], Cur, Best, Max) :-
-    ( code_type(C, digit) -> Cur1 is Cur + 1, runs(Cs, Cur1, Best, Max)
-    ; Best1 is max(Cur, Best), runs(Cs, 0, Best1, Max) ).
-
 all_digits([]).
-all_digits([C|Cs]) :- code_type(C, digit), all_digits(Cs).
+all_digits([C|Cs]) :- ascii_digit(C), all_digits(Cs).
 
 luhn(Ds) :-
     reverse(Ds, R), luhn_sum(R, 0, S), S mod 10 =:= 0.

@@ -83,13 +83,14 @@ def _progress(task: dict[str, Any], steps: list[dict[str, Any]]) -> tuple[int, i
     return min(done, total) if total else done, total
 
 
-def _head(workspace: Workspace, rel: str, chars: int) -> tuple[str, bool]:
+def _head(workspace: Workspace, rel: str, chars: int, written: str | None = None) -> tuple[str, bool]:
     """The first ``chars`` characters of a workspace file (through the workspace's own path checks), and
     whether it is longer. Only what is shown is read: a build's tools may write a file of any size, and
     reading it whole for 200,000 characters of it took 500 MB of the gateway's memory for a 200 MB file, on
     every view."""
     limit = chars * 4  # bytes of at most ``chars`` UTF-8 characters
-    with workspace.open_file(rel) as f:  # a regular file with no other name, no link on the way
+    # a regular file, no link on the way, no other name unless it holds what the build wrote (``written``)
+    with workspace.open_file(rel, written) as f:
         data = f.read(limit + 1)
     longer = len(data) > limit
     # an incremental decoder keeps a character the cut splits back instead of calling it invalid
@@ -168,13 +169,14 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             return console.problem(request, viewer, 404, "no such build of yours")
         try:
             task = await _owned(store, task_id, viewer.principal.name)
+            written = await store.written_sha256(task_id, rel) if task is not None else None
         finally:
             await store.close()
         if task is None:
             return console.problem(request, viewer, 404, "no such build of yours")
         workspace = Workspace(_root(console) / task_id)  # type: ignore[operator]
         try:
-            content, cut = await asyncio.to_thread(_head, workspace, rel, MAX_SHOWN_FILE)
+            content, cut = await asyncio.to_thread(_head, workspace, rel, MAX_SHOWN_FILE, written)
         except UnsafePathError:
             return console.problem(
                 request,

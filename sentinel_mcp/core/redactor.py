@@ -7,7 +7,8 @@ Secrets never reach the audit log in clear, whether the call was allowed or deni
   ``type_text.text``, which may be typed into a password field) and schema properties marked
   ``writeOnly`` or ``format: password`` are replaced by a mark that keeps only their length;
 * in every string anywhere in the record: payment card numbers (13-19 digits passing the Luhn check), one-time
-  codes (a 4-8 digit run next to "code", "otp", "pin", ...), bearer tokens, JWTs and ``password=...`` pairs;
+  codes (a 4-8 digit run next to "code", "otp", "pin", ...), bearer tokens, JWTs, ``NAME=value`` pairs whose
+  NAME says secret (``DB_PASSWORD=``, ``"password": ...``) and a URL's ``user:password@``, in any script;
 * and every value found secret above is scrubbed from the reason, proof and error too (a proof tree or a
   question repeats the arguments it was proved with).
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -64,19 +66,29 @@ _SECRET_PAIRS = {
     ("card", "pan"),
 }
 
+# the patterns run on ``_folded`` text (ASCII digits, one character per character); the code may stand on the
+# line after its word ("Your code:\n123456", as most SMS codes do), never further
 _CODE = re.compile(
-    r"(?i)\b(code|otp|pin|passcode|verification|one[- ]time|2fa|mfa|security)\b([^0-9\n]{0,24})"
-    r"([0-9][0-9 -]{2,10}[0-9])(?![0-9])"
+    r"(?i)\b(code|otp|pin|passcode|verification|one[- ]time|2fa|mfa|security)\b"
+    r"([^0-9\n]{0,24}(?:\n[^0-9\n]{0,24})?)([0-9][0-9 -]{2,10}[0-9])(?![0-9])"
 )
 _CODE_BEFORE = re.compile(
-    r"(?i)(?<![0-9])([0-9]{4,8})(?![0-9])(\s{0,3}(?:is|as)\s+(?:your|the)\b[^\n]{0,30}"
+    r"(?i)(?<![0-9])([0-9](?:[ -]?[0-9]){3,7})(?![0-9])(\s{0,3}(?:is|as)\s+(?:your|the)\b[^\n]{0,30}"
     r"\b(?:code|otp|pin|passcode))"
 )
-_BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}")
+_BEARER = re.compile(r"(?i)\b(bearer)\s+([A-Za-z0-9._~+/=-]{8,})")
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")
+# ``key=value``, ``key: value`` or ``"key": "value"`` anywhere in a text; the value is masked when the key
+# names a secret (``_secret_key``): DB_PASSWORD=, PGPASSWORD=, GITHUB_TOKEN=, {"password": ...}
 _PAIR = re.compile(
-    r"(?i)\b(password|passwd|pwd|secret|token|api[_-]?key|pin)(\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|\S+)"
+    r"""(?<![A-Za-z0-9_.])(["']?)([A-Za-z][A-Za-z0-9_.-]{0,63})\1(\s*[:=]\s*)"""
+    r"""(?!\[(?:code|card|redacted))("[^"\n]*"|'[^'\n]*'|[^\s"'&,;}\]]+)"""
 )
+# a URL's user:password@
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://[^/\s:@]{1,128}:)([^/\s@]{1,256})(@)")
+# secret words a glued name ends with (PGPASSWORD, MYSECRET, GHTOKEN): ``secret_name`` reads words apart
+_GLUED_ENDS = ("password", "passwd", "passphrase", "passcode", "secret", "token", "apikey", "credential",
+               "credentials")
 
 
 def mask(value: Any) -> str:
@@ -155,28 +167,99 @@ _CODE_WORDS = (
     "mfa",
     "security",
 )
-_PAIR_WORDS = ("password", "passwd", "pwd", "secret", "token", "api_key", "api-key", "apikey", "pin")
+# a text is read for secret pairs only when one of these is in it (lower case, folded)
+_PAIR_WORDS = (
+    "pass", "pwd", "secret", "token", "key", "pin", "otp", "cvv", "cvc", "credential", "auth", "mfa"
+)
+
+
+def _secret_key(key: str) -> bool:
+    """Whether the key of a pair in a text names a secret: as an argument's name would (``secret_name``), or a
+    glued name ending with a secret word (``PGPASSWORD``)."""
+    if secret_name(key):
+        return True
+    glued = key.lower().replace("_", "").replace("-", "").replace(".", "")
+    return glued.endswith(_GLUED_ENDS)
+
+
+def _folded(text: str) -> str:
+    """``text`` as the patterns read it, one character for each of its own (so a match's span is the same span
+    of the text as written): a decimal digit of any script as its ASCII digit ("١٢٣٤" and "１２３４" are codes
+    as much as "1234"), a character NFKC makes one character as that ("ＯＴＰ：", "𝐜𝐨𝐝𝐞", a no-break space),
+    an invisible format character (a zero-width space, a word joiner) as a space. ASCII text is itself."""
+    return text if text.isascii() else text.translate(_FOLD)
+
+
+class _Fold(dict[int, str]):
+    """``str.translate``'s table for ``_folded``, each character worked out once (at most ``_FOLD_KEPT`` of
+    them kept: a text of every code point does not grow it without end)."""
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
+        if ch.isdecimal():
+            out = chr(48 + unicodedata.decimal(ch))
+        elif unicodedata.category(ch) == "Cf":
+            out = " "
+        else:
+            nf = unicodedata.normalize("NFKC", ch)
+            out = nf if len(nf) == 1 else ch
+        if len(self) < _FOLD_KEPT:
+            self[code] = out
+        return out
+
+
+_FOLD_KEPT = 20_000
+_FOLD = _Fold()
+
+
+def _masked(
+    text: str, folded: str, pattern: re.Pattern[str], group: int, mark: str, key: int | None = None
+) -> tuple[str, str]:
+    """``text`` (and its fold) with ``group`` of each match of ``pattern`` in the fold put as ``mark`` (with
+    ``key``: only where that group names a secret, ``_secret_key``; after another key the search goes on
+    inside its value: ``https://x/?token=...`` is a pair "https" whose value holds the secret one)."""
+    spans, pos = [], 0
+    while (m := pattern.search(folded, pos)) is not None:
+        if key is None or _secret_key(m.group(key)):
+            spans.append(m.span(group))
+            pos = m.end()
+        else:
+            pos = m.start(group)
+    if not spans:
+        return text, folded
+    pieces, folds, last = [], [], 0
+    for a, b in spans:
+        pieces += [text[last:a], mark]
+        folds += [folded[last:a], mark]
+        last = b
+    return "".join(pieces) + text[last:], "".join(folds) + folded[last:]
 
 
 def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with known secret values and recognisable secrets (cards, codes, tokens) masked. Each pattern
-    runs only when the words or digits it needs are there (cheap substring tests keep long texts fast)."""
+    """``text`` with known secret values and recognisable secrets (cards, codes, tokens) masked, whatever
+    script their digits and words are written in (``_folded``). Each pattern runs only when the words or
+    digits it needs are there (cheap substring tests keep long texts fast)."""
     for s in sorted({s for s in secrets if s}, key=len, reverse=True) if secrets else ():
         if len(s) >= 3:  # shorter values would mask unrelated characters everywhere
             text = text.replace(s, mask(s))
     digits = len(text) - len(text.translate(_DIGIT_TABLE))
-    low = text.lower()
-    if digits >= 13 or (not text.isascii() and sum(ch.isdecimal() for ch in text) >= 13):
+    if not text.isascii():
+        digits = sum(ch.isdecimal() for ch in text)
+    if digits >= 13:
         text = _mask_cards(text)
+    folded = _folded(text)
+    low = folded.lower()
     if digits >= 4 and any(w in low for w in _CODE_WORDS):
-        text = _CODE.sub(lambda m: f"{m.group(1)}{m.group(2)}[code]", text)
-        text = _CODE_BEFORE.sub(lambda m: f"[code]{m.group(2)}", text)
+        text, folded = _masked(text, folded, _CODE, 3, "[code]")
+        text, folded = _masked(text, folded, _CODE_BEFORE, 1, "[code]")
     if "bearer" in low:
-        text = _BEARER.sub(lambda m: f"{m.group(1)} [redacted]", text)
+        text, folded = _masked(text, folded, _BEARER, 2, "[redacted]")
     if "eyj" in low:
-        text = _JWT.sub("[redacted token]", text)
-    if any(w in low for w in _PAIR_WORDS):
-        text = _PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted]", text)
+        text, folded = _masked(text, folded, _JWT, 0, "[redacted token]")
+    if any(w in low for w in _PAIR_WORDS) and (":" in folded or "=" in folded):
+        text, folded = _masked(text, folded, _PAIR, 4, "[redacted]", key=2)
+    if "://" in folded and "@" in folded:
+        text, folded = _masked(text, folded, _USERINFO, 2, "[redacted]")
     return text
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from sentinel_mcp.swarm import build_lease
 from sentinel_mcp.swarm.backends.base import ModelBackend
 from sentinel_mcp.swarm.build_turns import BuildTurns
+from sentinel_mcp.swarm.limits import Limits
 from sentinel_mcp.swarm.logging_setup import setup_swarm_logging
 from sentinel_mcp.swarm.orchestrator import Orchestrator, ProgressEvent, ProgressSink
 from sentinel_mcp.swarm.retention import TASK_DIR as TASK_ID
@@ -226,6 +227,7 @@ class BuildService:
                 session=session,
                 backend=backend.name,
                 principal=principal,
+                caps=self._caps_in_force(limits),
                 lease=(self.replica, self.holder, self.lease_seconds) if self.store.shared else None,
                 per_hour=self.settings.max_builds_per_hour,
             )
@@ -256,6 +258,16 @@ class BuildService:
         runner.add_done_callback(lambda t: self._if_never_started(t, orch, backend))
         log.info("task %s started (backend %s, session %s)", task_id, backend.name, session or "-")
         return task_id
+
+    def _caps_in_force(self, limits: Limits) -> dict[str, Any]:
+        """What binds this build, as its row keeps it: its limits (the call's, within policy and the
+        configuration), the breakers and the caller's hourly quota."""
+        return {
+            "limits": limits.model_dump(),
+            "breakers": self.settings.breakers.model_dump(),
+            "max_builds_per_hour": self.settings.max_builds_per_hour,
+            "coder_max_tokens": self.settings.coder_max_tokens,
+        }
 
     async def _within_quota(self, principal: str) -> None:
         """Refuse a build past the caller's ``max_builds_per_hour`` (counted from the store, so a restart or

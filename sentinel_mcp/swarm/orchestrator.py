@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import time
@@ -211,7 +212,8 @@ class Orchestrator:
                 self.decisions = trial
                 self.warnings += step_warnings
                 await self._record(
-                    step, attempt, "ACCEPTED", verdict.issues, step_warnings, len(content.encode("utf-8"))
+                    step, attempt, "ACCEPTED", verdict.issues, step_warnings, len(content.encode("utf-8")),
+                    written=content,
                 )
                 self.step_failures.record_success()
                 self._done += 1
@@ -250,7 +252,7 @@ class Orchestrator:
             )
         self.workspace.write_file(step.file_path, content)
         self.completed[step.file_path] = content
-        await self._record(step, 1, "ACCEPTED", findings, [], size)
+        await self._record(step, 1, "ACCEPTED", findings, [], size, written=content)
         self._done += 1
         await self._emit(f"step {step.step_number} written: {step.file_path}")
 
@@ -426,8 +428,11 @@ class Orchestrator:
         return [p for p in paths if p is not None and p in self.completed]
 
     async def _record(
-        self, step: PlanStep, attempt: int, status: str, issues: list[Issue], warnings: list[str], size: int
+        self, step: PlanStep, attempt: int, status: str, issues: list[Issue], warnings: list[str], size: int,
+        *, written: str | None = None,
     ) -> None:
+        """``written``: the file an ACCEPTED step wrote; its SHA-256 is kept with the step."""
+        digest = hashlib.sha256(written.encode("utf-8")).hexdigest() if written is not None else None
         await self.store.record_step(
             self.task_id,
             step.step_number,
@@ -437,6 +442,7 @@ class Orchestrator:
             [i.model_dump() for i in issues],
             warnings,
             size,
+            digest,
         )
 
     async def _save_counters(self) -> None:

@@ -2,8 +2,9 @@
 
 * The workspace of a FAILED build is removed ``retention.failed_workspace_days`` (7) after it failed.
 * An ended build's files (COMPLETED or FAILED) are kept, up to ``retention.max_kept_workspaces`` builds and
-  ``retention.max_kept_mib`` per principal (its newest build always): past them that principal's oldest are
-  removed, never another principal's. Database rows are never removed: they are the audit trail.
+  ``retention.max_kept_mib`` per principal (its newest build always, then its COMPLETED ones before its FAILED
+  ones): past them that principal's oldest of each kind are removed, never another principal's. Database
+  rows are never removed: they are the audit trail.
 * Rotated logs are removed after their own retention: ``swarm.log.*`` after ``log_retention_days`` (30),
   ``swarm-debug.log.*`` after ``retention.debug_log_days`` (7), by the file's age, so a service that was
   not running for weeks still cleans up. The current log files are never removed.
@@ -124,21 +125,30 @@ async def trim_kept(
 ) -> SweepReport:
     """Remove the oldest workspaces of each principal's ended builds (``principal``'s only, when named) past
     its caps, COMPLETED and FAILED alike (a FAILED one is otherwise kept its days, whatever their number);
-    only workspaces on this disk count (a replica's are on its own)."""
+    only workspaces on this disk count (a replica's are on its own). The room goes to its newest build (its
+    files were just made), then to its COMPLETED builds, newest first, then to its FAILED ones: a run of
+    failures never pushes out the principal's working apps, and within each kind the oldest go first."""
     report = report if report is not None else SweepReport(dry_run=dry_run)
     most, most_bytes = settings.retention.max_kept_workspaces, settings.retention.max_kept_mib * 1024 * 1024
-    kept: dict[str, tuple[int, int]] = {}  # principal -> (workspaces kept, their bytes)
-    for task_id, owner in await store.ended(principal):
+    by_owner: dict[str, list[tuple[str, str]]] = {}  # principal -> its (task_id, state), newest first
+    for task_id, owner, state in await store.ended(principal):
         ws = root / task_id
         if not TASK_DIR.fullmatch(task_id) or task_id in running or ws.is_symlink() or not ws.is_dir():
             continue  # an odd id, a symlink or files elsewhere: never removed here, never counted
-        count, used = kept.get(owner, (0, 0))
-        size = await asyncio.to_thread(_size, ws)  # a walk of many files: off the event loop
-        if count == 0 or (count < most and used + size <= most_bytes):
-            kept[owner] = (count + 1, used + size)  # its newest is always kept: its files were just made
-            continue
-        kept[owner] = (count, most_bytes)  # past a cap: every older one goes too (oldest first, never newer)
-        if not dry_run:
-            await asyncio.to_thread(shutil.rmtree, ws)
-        report.trimmed.append(task_id)
+        by_owner.setdefault(owner, []).append((task_id, state))
+    for builds in by_owner.values():
+        newest, older = builds[0], builds[1:]
+        ranked = [t for t, s in older if s == "COMPLETED"] + [t for t, s in older if s != "COMPLETED"]
+        count, used, full = 1, await asyncio.to_thread(_size, root / newest[0]), False
+        for task_id in ranked:
+            ws = root / task_id
+            size = await asyncio.to_thread(_size, ws)  # a walk of many files: off the event loop
+            if not full and count < most and used + size <= most_bytes:
+                count, used = count + 1, used + size
+                continue
+            # past a cap: every older one of this kind goes too, and every FAILED one after the COMPLETED
+            full = True
+            if not dry_run:
+                await asyncio.to_thread(shutil.rmtree, ws)
+            report.trimmed.append(task_id)
     return report

@@ -249,7 +249,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                         "'s disk; read them through that replica",
                     )
                 )
-            return service.workspace_of(task_id).read_file(path)
+            written = await service.store.written_sha256(task_id, path)  # lets a copy's hard links through
+            return service.workspace_of(task_id).read_file(path, written)
         except (FileNotFoundError, IsADirectoryError):
             raise ResourceError(compose(address, ": no such file")) from None
         except (UnknownTaskError, UnsafePathError, NotBuildFileError) as e:
@@ -316,5 +317,6 @@ def _summary(status: dict[str, Any]) -> dict[str, Any]:
         "prompt_tokens",
         "completion_tokens",
         "report",
+        "caps",
     )
     return {k: status.get(k) for k in keys}

@@ -88,6 +88,15 @@ def _add_principal(conn: sqlite3.Connection) -> None:
         conn.execute(f"ALTER TABLE tasks ADD COLUMN principal TEXT NOT NULL DEFAULT '{OWNER}'")
 
 
+def _add_caps_and_digests(conn: sqlite3.Connection) -> None:
+    """A build's row keeps the caps that bound it; an accepted step, the SHA-256 of the file it wrote (what
+    is served is checked against it). Rows from before say NULL: not recorded, never made up."""
+    if "caps_json" not in {r[1] for r in conn.execute("PRAGMA table_info(tasks)")}:
+        conn.execute("ALTER TABLE tasks ADD COLUMN caps_json TEXT")
+    if "sha256" not in {r[1] for r in conn.execute("PRAGMA table_info(steps)")}:
+        conn.execute("ALTER TABLE steps ADD COLUMN sha256 TEXT")
+
+
 # a server store (several replicas): the same rows, plus the build's lease (``build_lease.py``): the replica
 # running it and until when (the database's clock, seconds since the epoch) it is known to be alive
 _PG_SQL = (
@@ -117,8 +126,16 @@ WHERE state NOT IN ('COMPLETED','FAILED') AND task_id NOT IN (
 CREATE UNIQUE INDEX IF NOT EXISTS tasks_one_unfinished ON tasks(principal)
     WHERE state NOT IN ('COMPLETED','FAILED');"""
 
+_PG_CAPS_AND_DIGESTS = """
+ALTER TABLE tasks ADD COLUMN IF NOT EXISTS caps_json TEXT;
+ALTER TABLE steps ADD COLUMN IF NOT EXISTS sha256 TEXT;"""
+
 SCHEMA = Schema(
-    "swarm", {"sqlite": [_SQL, _add_principal, _ONE_UNFINISHED], "postgres": [_PG_SQL, _ONE_UNFINISHED]}
+    "swarm",
+    {
+        "sqlite": [_SQL, _add_principal, _ONE_UNFINISHED, _add_caps_and_digests],
+        "postgres": [_PG_SQL, _ONE_UNFINISHED, _PG_CAPS_AND_DIGESTS],
+    },
 )
 HOUR = 3600.0
 
@@ -134,7 +151,7 @@ class SwarmStore(SeamStore):
         await self.db.write(sql, params)
 
     async def create_task(self, task_id: str, spec: dict[str, Any], workspace: Path, *, session: str = "",
-                          backend: str = "", principal: str = OWNER,
+                          backend: str = "", principal: str = OWNER, caps: dict[str, Any] | None = None,
                           lease: tuple[str, str, float] | None = None, per_hour: int | None = None) -> bool:
         """Record a new build; False (nothing written) when ``principal`` already has an unfinished build or,
         with ``per_hour``, started that many within the hour. The check and the insert are one transaction
@@ -142,7 +159,9 @@ class SwarmStore(SeamStore):
         the unique index of unfinished builds per principal holds whoever writes. ``lease`` (shared store):
         ``(replica, holder, seconds)``, recorded with the row, so no build is ever in the store unleased (a
         replica dying right after would leave it running forever); its times are the database's clock, so
-        replicas whose clocks disagree count one hour alike."""
+        replicas whose clocks disagree count one hour alike. ``caps``: the caps in force for this build (its
+        limits, breakers, quota), kept in the row with it so the audit trail says what bound the build."""
+        caps_json = json.dumps(caps, sort_keys=True) if caps is not None else None
         cap = per_hour if per_hour is not None else 2**31 - 1
         if lease is not None:
             replica, holder, seconds = lease
@@ -152,22 +171,23 @@ class SwarmStore(SeamStore):
                 ),
                 Statement(
                     "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, "
-                    "created_at, updated_at, replica, lease_holder, lease_until) "
-                    f"SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, {_DB_NOW}, {_DB_NOW}, ?, ?, {_DB_NOW} + ? "
+                    "caps_json, created_at, updated_at, replica, lease_holder, lease_until) "
+                    f"SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, ?, {_DB_NOW}, {_DB_NOW}, ?, ?, {_DB_NOW} + ? "
                     "WHERE (SELECT count(*) FROM tasks WHERE principal = ? AND created_at >= "
                     f"{_DB_NOW} - {HOUR}) < ? ON CONFLICT DO NOTHING RETURNING task_id",
-                    (task_id, json.dumps(spec), session, principal, backend, str(workspace), replica, holder,
-                     seconds, principal, cap),
+                    (task_id, json.dumps(spec), session, principal, backend, str(workspace), caps_json,
+                     replica, holder, seconds, principal, cap),
                 ),
             ])
             return bool(out[1].rows)
         now = time.time()
         out = await self.db.run([Statement(
             "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, "
-            "created_at, updated_at) SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, ?, ? "
+            "caps_json, created_at, updated_at) SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, ?, ?, ? "
             "WHERE (SELECT count(*) FROM tasks WHERE principal = ? AND created_at >= ?) < ? "
             "ON CONFLICT DO NOTHING RETURNING task_id",
-            (task_id, json.dumps(spec), session, principal, backend, str(workspace), now, now, principal,
+            (task_id, json.dumps(spec), session, principal, backend, str(workspace), caps_json, now, now,
+             principal,
              now - HOUR, cap),
         )])
         return bool(out[0].rows)
@@ -228,11 +248,13 @@ class SwarmStore(SeamStore):
         issues: list[dict[str, Any]],
         warnings: list[str],
         size: int,
+        sha256: str | None = None,
     ) -> None:
+        """``sha256``: of the file an ACCEPTED step wrote (what is served later is checked against it)."""
         await self._write(
             "INSERT INTO steps (task_id, step_number, attempt, file_path, status, issues_json, "
-            "warnings_json, bytes,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "warnings_json, bytes, sha256,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 task_id,
                 step_number,
@@ -242,6 +264,7 @@ class SwarmStore(SeamStore):
                 json.dumps(issues),
                 json.dumps(warnings),
                 size,
+                sha256,
                 time.time(),
             ),
         )
@@ -280,6 +303,16 @@ class SwarmStore(SeamStore):
                 time.time(),
             ),
         )
+
+    async def written_sha256(self, task_id: str, file_path: str) -> str | None:
+        """The SHA-256 (hex) of the file at ``file_path`` as ``task_id`` wrote it; None when its build wrote
+        no such file or recorded no digest (a build from before digests were recorded)."""
+        rows = await self.db.query(
+            "SELECT sha256 FROM steps WHERE task_id=? AND file_path=? AND status='ACCEPTED' "
+            "ORDER BY id DESC LIMIT 1",
+            (task_id, file_path),
+        )
+        return str(rows[0][0]) if rows and rows[0][0] else None
 
     async def unfinished(self) -> list[str]:
         """The tasks not ended yet (running, or left mid-run by a process that died)."""
@@ -340,21 +373,21 @@ class SwarmStore(SeamStore):
         )
         return [r[0] for r in rows]
 
-    async def ended(self, principal: str | None = None) -> list[tuple[str, str]]:
-        """``(task_id, principal)`` of the builds that ended, COMPLETED or FAILED (``principal``'s only, when
-        named), each principal's newest first: the kept workspaces a principal's caps count."""
+    async def ended(self, principal: str | None = None) -> list[tuple[str, str, str]]:
+        """``(task_id, principal, state)`` of the builds that ended, COMPLETED or FAILED (``principal``'s
+        only, when named), each principal's newest first: the kept workspaces a principal's caps count."""
         rows = await self.db.query(
-            "SELECT task_id, principal FROM tasks WHERE state IN ('COMPLETED','FAILED') "
+            "SELECT task_id, principal, state FROM tasks WHERE state IN ('COMPLETED','FAILED') "
             "AND (CAST(? AS TEXT) IS NULL OR principal = ?) "
             "ORDER BY principal, COALESCE(finished_at, updated_at) DESC, task_id DESC",
             (principal, principal),
         )
-        return [(r[0], r[1]) for r in rows]
+        return [(r[0], r[1], r[2]) for r in rows]
 
 
 def _task_dict(row: dict[str, Any]) -> dict[str, Any]:
     d = dict(row)
-    for key in ("spec_json", "plan_json", "report_json", "warnings_json"):
+    for key in ("spec_json", "plan_json", "report_json", "warnings_json", "caps_json"):
         raw = d.pop(key)
         d[key.removesuffix("_json")] = json.loads(raw) if raw else None
     return d

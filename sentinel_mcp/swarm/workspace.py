@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import io
 import os
 import stat
 import tempfile
@@ -19,6 +22,26 @@ MAX_LISTED_FILES = 1000
 
 class NotBuildFileError(SwarmError):
     """A workspace path that holds something other than a file the build wrote (not served)."""
+
+
+def _as_written(f: BinaryIO, written: str | None) -> BinaryIO:
+    """A file with other names (``f``, closed here): a copy made with hard links (``cp -al``) shares the
+    build's files, another name anywhere on the disk may hold any file's data or rewrite this one in place.
+    Served only when what is read (at most what a build writes) is what the build recorded writing; the
+    bytes judged are the bytes served, so a rewrite after the check changes nothing."""
+    with f:
+        if written is None:
+            raise NotBuildFileError(
+                "a file with other names (a hard link) and no digest of what its build wrote (a build from "
+                "before they were recorded): not only this build's. A data directory copied with `cp -al` "
+                "shares its files this way; copy it with `cp -a` instead"
+            )
+        data = f.read(HARD_MAX_FILE_BYTES + 1)
+    if len(data) > HARD_MAX_FILE_BYTES or not hmac.compare_digest(hashlib.sha256(data).hexdigest(), written):
+        raise NotBuildFileError(
+            "a file with other names (a hard link) whose content is not what the build wrote"
+        )
+    return io.BytesIO(data)
 
 
 class Workspace:
@@ -50,9 +73,10 @@ class Workspace:
             raise
         return target
 
-    def open_file(self, rel: str) -> BinaryIO:
+    def open_file(self, rel: str, written: str | None = None) -> BinaryIO:
         """A file the build wrote, opened for reading (binary): ``NotBuildFileError`` for anything else found
-        at ``rel``, ``FileNotFoundError`` for nothing (or a directory)."""
+        at ``rel``, ``FileNotFoundError`` for nothing (or a directory). ``written``: the SHA-256 (hex) the
+        build recorded for it, which lets a file with other names through when it holds just that."""
         target = resolve_inside(self.root, rel)
         # no link at the end (O_NOFOLLOW), no wait on a pipe (O_NONBLOCK); then judged by what was opened
         try:
@@ -71,16 +95,16 @@ class Workspace:
             # the build writes each file once, by rename: a second name means its data is also another file's
             # (a hard link needs no symlink on the way: another build's file, any file of the same disk)
             if st.st_nlink != 1:
-                raise NotBuildFileError("a file with other names (a hard link): not only this build's")
+                return _as_written(f, written)
         except BaseException:
             f.close()
             raise
         return f
 
-    def read_file(self, rel: str) -> str:
+    def read_file(self, rel: str, written: str | None = None) -> str:
         """A file the build wrote, as text (``open_file``'s checks): at most ``HARD_MAX_FILE_BYTES`` of UTF-8,
         the most a build writes; a larger file came from elsewhere (and is read only to that bound)."""
-        with self.open_file(rel) as f:
+        with self.open_file(rel, written) as f:
             data = f.read(HARD_MAX_FILE_BYTES + 1)
         if len(data) > HARD_MAX_FILE_BYTES:
             raise NotBuildFileError(f"larger than any file a build writes ({HARD_MAX_FILE_BYTES} bytes)")

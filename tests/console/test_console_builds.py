@@ -227,3 +227,30 @@ async def test_a_hard_link_in_a_build_is_not_shown(tmp_path):
                 assert "bob's secret" not in r.text and "account's secret" not in r.text, name
             r = await alice.get(f"/console/builds/{ALICE_TASK}/files/app/Main.kt")
             assert r.status_code == 200 and "println" in r.text
+
+
+async def test_a_build_file_with_a_second_name_is_shown_while_it_holds_what_the_build_wrote(tmp_path):
+    """Red team 'device' 6.3: a data directory copied with ``cp -al`` gives every build file a second name,
+    and the one-name rule refused them all. A file whose build recorded its SHA-256 is shown while its content
+    is that; rewritten in place through its other name, it is not (nor is any file of no recorded digest)."""
+    import hashlib
+
+    cfg = _with_swarm(tmp_path)
+    root = tmp_path / "state" / "swarm"
+    await seed(root)
+    main = root / ALICE_TASK / "app" / "Main.kt"
+    digest = hashlib.sha256(main.read_bytes()).hexdigest()
+    async with SwarmStore(root / "swarm.db") as store:
+        await store.record_step(ALICE_TASK, 1, 2, "app/Main.kt", "ACCEPTED", [], [], 10, digest)
+    os.link(main, tmp_path / "backup-Main.kt")
+    os.link(root / BOB_TASK / "secret.txt", root / ALICE_TASK / "app" / "Other.kt")  # recorded with no digest
+    with http_sentinel(cfg) as (base, _):
+        async with signed_in(base, ALICE) as alice:
+            r = await alice.get(f"/console/builds/{ALICE_TASK}/files/app/Main.kt")
+            assert r.status_code == 200 and "println" in r.text, r.text[:300]
+            r = await alice.get(f"/console/builds/{ALICE_TASK}/files/app/Other.kt")
+            assert r.status_code == 404 and "bob's secret" not in r.text
+            with open(tmp_path / "backup-Main.kt", "r+b") as f:
+                f.write(b"// the other name's words")
+            r = await alice.get(f"/console/builds/{ALICE_TASK}/files/app/Main.kt")
+            assert r.status_code == 404 and "other name's words" not in r.text

@@ -79,8 +79,10 @@ def _plant(kind: str, ws: Path, outside: Path) -> str:
     if kind == "hard link to a file outside":  # no symlink on the way, its data elsewhere
         os.link(outside, planted / "linked.txt")
         return "app/planted/linked.txt"
-    if kind == "generated file linked from outside":  # one file with a name outside the workspace too
+    if kind == "generated file linked from outside, then rewritten there":  # its data changed by another name
         os.link(ws / MANIFEST, outside.parent / "manifest-copy.xml")
+        with open(outside.parent / "manifest-copy.xml", "r+b") as f:  # in place: the workspace's name sees it
+            f.write(SECRET.encode())
         return MANIFEST
     if kind == "fifo":  # opened for reading, it waits for a writer without end
         os.mkfifo(planted / "pipe.txt")
@@ -97,7 +99,7 @@ def _plant(kind: str, ws: Path, outside: Path) -> str:
         "larger than any file a build writes",
         "8 MiB of Kotlin",
         "hard link to a file outside",
-        "generated file linked from outside",
+        "generated file linked from outside, then rewritten there",
         "fifo",
         "not UTF-8",
     ],
@@ -116,6 +118,42 @@ async def test_a_file_the_build_did_not_write_is_not_served(tmp_path, openai_env
         # what the build wrote alone is still served
         served = await client.read_resource(f"swarm://{task_id}/app/build.gradle.kts")
         assert served.contents[0].text == (ws / "app/build.gradle.kts").read_text()
+
+
+async def test_a_data_dir_copied_with_hard_links_still_serves_what_the_build_wrote(tmp_path, openai_env):
+    """Red team 'device' 6.3: a data directory copied with ``cp -al`` (hard links: a backup, a move to a new
+    disk layout) gives every build file a second name, and the one-name rule refused them all ("a file with
+    other names") with no word of why. A build now records each file's SHA-256 as it writes it, and a file
+    with other names is served when what is read is what the build wrote (its content can then be no other
+    file's); a file whose build recorded no digest (before this) is refused saying why and what to do."""
+    import subprocess
+
+    first = tmp_path / "first"
+    first.mkdir()
+    async with Client(swarm(first)) as client:
+        task_id = await _completed(client)
+    ws = first / "swarm" / task_id
+    wrote = (ws / MANIFEST).read_text()
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-al", str(first), str(copy)], check=True)
+    assert (copy / "swarm" / task_id / MANIFEST).stat().st_nlink == 2
+    async with Client(swarm(copy)) as client:
+        served = await client.read_resource(f"swarm://{task_id}/{MANIFEST}")
+        assert served.contents[0].text == wrote
+        # the other name (the original directory) rewrites the data in place: no longer what the build wrote
+        with open(ws / MANIFEST, "r+b") as f:
+            f.write(SECRET.encode())
+        with pytest.raises(MCPError, match="not what the build wrote") as refused:
+            await client.read_resource(f"swarm://{task_id}/{MANIFEST}")
+        assert SECRET not in str(refused.value)
+        # a build from before digests were recorded: refused, saying why and what to do
+        from sentinel_mcp.swarm.state import SwarmStore
+
+        async with SwarmStore(copy / "swarm" / "swarm.db") as store:
+            await store.db.write("UPDATE steps SET sha256=NULL WHERE task_id=?", (task_id,))
+        with pytest.raises(MCPError, match=r"hard link.*cp -al.*cp -a\b") as refused:
+            await client.read_resource(f"swarm://{task_id}/app/build.gradle.kts")
+        assert SECRET not in str(refused.value)
 
 
 async def test_status_lists_a_bounded_number_of_files(tmp_path, openai_env) -> None:
