@@ -2,8 +2,9 @@
 
 Anyone who can write the shared database (a replica's credentials, a DBA) but does not hold
 ``sentinel.cluster.seal_key`` cannot make a row that a replica then takes for a person's answer or question:
-the row's fields are signed by the replica that wrote them and checked by the one that acts on them. Without
-a seal key each process signs with its own random key (``PROCESS_KEY``): its rows count on that replica only.
+the row's fields are signed by the replica that wrote them and checked by the one that acts on them. A server
+store without a seal key is refused at start (``gateway/replica.py``); ``PROCESS_KEY`` (random, this process's
+own) is what a store built without one signs with (an embedded store, a test): its rows count in this process.
 """
 
 from __future__ import annotations

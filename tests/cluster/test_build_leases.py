@@ -174,7 +174,7 @@ async def test_the_builds_page_of_any_replica_shows_a_dead_replicas_build_ended(
     body = json.loads(cfg.read_text())
     body["sentinel"]["builtins"] = [*body["sentinel"]["builtins"], "swarm"]
     body["sentinel"]["store"] = pg_url
-    body["sentinel"]["cluster"] = {"replica": "replica-b"}
+    body["sentinel"]["cluster"] = {"replica": "replica-b", "seal_key": "k" * 32}
     cfg.write_text(json.dumps(body))
     store = await SwarmStore(pg_url).open()
     tid = "t20261124-090000-a1a1a1"
