@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sentinel_mcp.storage import Schema
+from sentinel_mcp.storage import Schema, principal_lock
 from sentinel_mcp.storage.database import Statement
 from sentinel_mcp.storage.store import SeamStore
 
@@ -117,8 +117,13 @@ WHERE state NOT IN ('COMPLETED','FAILED') AND task_id NOT IN (
 CREATE UNIQUE INDEX IF NOT EXISTS tasks_one_unfinished ON tasks(principal)
     WHERE state NOT IN ('COMPLETED','FAILED');"""
 
+_LOCKS = "swarm_principals"  # a row per principal, locked by each submit (server store)
 SCHEMA = Schema(
-    "swarm", {"sqlite": [_SQL, _add_principal, _ONE_UNFINISHED], "postgres": [_PG_SQL, _ONE_UNFINISHED]}
+    "swarm",
+    {
+        "sqlite": [_SQL, _add_principal, _ONE_UNFINISHED],
+        "postgres": [_PG_SQL, _ONE_UNFINISHED, principal_lock.table_sql(_LOCKS)],
+    },
 )
 HOUR = 3600.0
 
@@ -147,9 +152,7 @@ class SwarmStore(SeamStore):
         if lease is not None:
             replica, holder, seconds = lease
             out = await self.db.run([
-                Statement(
-                    "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("sentinel.swarm/" + principal,)
-                ),
+                principal_lock.lock(_LOCKS, principal),  # exactly this principal's (not a hash of it)
                 Statement(
                     "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, "
                     "created_at, updated_at, replica, lease_holder, lease_until) "
