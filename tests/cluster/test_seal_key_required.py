@@ -60,7 +60,7 @@ def test_a_replica_without_a_seal_key_does_not_start(tmp_path: Path, pg_url: str
 
 def test_commands_on_a_server_store_without_a_seal_key_refuse(tmp_path: Path, pg_url: str) -> None:
     config = _config(tmp_path, pg_url, None)
-    for args in (["facts"], ["consent", "list"]):
+    for args in (["facts"], ["consent", "list"], ["sensors", "consent", "list"], ["kept", "list"]):
         out = _run(config, *args)
         assert out.returncode != 0 and "sentinel.cluster.seal_key" in out.stderr, (args, out.stderr)
         assert "Traceback" not in out.stderr, out.stderr
