@@ -129,12 +129,12 @@ async def test_confirmation_grants_of_principals_whose_lock_names_collide_do_not
 async def test_build_submits_of_principals_whose_lock_names_collide_do_not_wait(
     pg_url: str, tmp_path: Path
 ) -> None:
-    store = await SwarmStore(pg_url).open()
+    store = await SwarmStore(pg_url, key=b"k" * 32).open()
     await store.close()
 
     def submit(principal: str, n: int) -> Callable[[Any], Any]:
         async def go(d: Any) -> None:
-            s = SwarmStore(pg_url)
+            s = SwarmStore(pg_url, key=b"k" * 32)
             s._db = d
             tid = f"t20261205-0600{n:02d}-a1a1a1"
             await s.create_task(tid, {"app_name": "Notes"}, tmp_path / tid, principal=principal,
