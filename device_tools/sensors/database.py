@@ -127,11 +127,14 @@ CREATE TABLE IF NOT EXISTS sensor_cells (
     PRIMARY KEY (source, scope)
 )
 """
+# 5 (postgres): each retained reading signed by the replica that kept it (``reading_rows.py``); rows from
+# before are unsigned and no longer returned
+SIGNED_READINGS = "ALTER TABLE sensor_readings ADD COLUMN IF NOT EXISTS mac TEXT"
 STORE_SCHEMA = Schema(
     "sensors",
     {
         "sqlite": [SCHEMA, LINK_TO_GATEWAY, SENSOR_NAMES, CONSENT_PURPOSE, CELLS],
-        "postgres": [_POSTGRES, CONSENT_PURPOSE, SIGNED_CONSENTS, CELLS],
+        "postgres": [_POSTGRES, CONSENT_PURPOSE, SIGNED_CONSENTS, CELLS, SIGNED_READINGS],
     },
 )
 

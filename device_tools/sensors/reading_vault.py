@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from device_tools.sensors import reading_rows
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import StoreUnavailable
 from sentinel_mcp.core.sensor_messages import SensorResponse
@@ -36,6 +37,11 @@ _TRIM = (
 )
 Covered = Callable[[str, str, str], bool]  # (requester, sensor, scope) -> a live consent covers it
 # one reading of the clock for both times
+# a server store's: the times read on the database's clock first, so that they are signed with the row
+_STORE_SIGNED = (
+    "INSERT INTO sensor_readings (requester, task_id, sensor, scope, response, stored_at, expires_at, mac) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+)
 _STORE = (
     "INSERT INTO sensor_readings (requester, task_id, sensor, scope, response, stored_at, expires_at) "
     "SELECT ?, ?, ?, ?, ?, t.now, t.now + ? FROM (SELECT {now} AS now) t RETURNING id"
@@ -58,11 +64,17 @@ class ReadingVault:
     ) -> int | None:
         if retention <= 0:
             return None
-        now, at = (DB_NOW, ()) if on_server_clock(self._db) else ("?", (self._clock(),))
-        stored = self._db.insert(
-            _STORE.format(now=now),
-            (requester, response.task_id, sensor, scope, response.model_dump_json(), retention, *at),
-        )
+        if on_server_clock(self._db):
+            now = self._db.query(f"SELECT {DB_NOW} AS now")[0]["now"]
+            values = (requester, response.task_id, sensor, scope, response.model_dump_json(), float(now),
+                      float(now) + retention)
+            stored = self._db.insert(_STORE_SIGNED, (*values, reading_rows.mac(self._db.row_key, values)))
+        else:
+            stored = self._db.insert(
+                _STORE.format(now="?"),
+                (requester, response.task_id, sensor, scope, response.model_dump_json(), retention,
+                 self._clock()),
+            )
         self._db.execute(_TRIM, (requester, MAX_KEPT_READINGS, MAX_KEPT_CHARS))
         return stored
 
@@ -91,6 +103,8 @@ class ReadingVault:
             sql += " AND task_id=?"
             params.append(task_id)
         rows = self._db.query(sql + " ORDER BY id", params)
+        if on_server_clock(self._db):  # only what a replica of this cluster kept, as it kept it
+            rows = [r for r in rows if reading_rows.verified(self._db.row_key, r)]
         return [
             {
                 "id": r["id"],

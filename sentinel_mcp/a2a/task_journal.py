@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Sequence
 
-from sentinel_mcp.a2a import task_lease, task_rows
+from sentinel_mcp.a2a import task_lease, task_rows, unsigned_tasks
 from sentinel_mcp.a2a.protocol import Message, Part, Task, TaskStatus, now_iso
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
 from sentinel_mcp.core.display_text import compose, safe_text
@@ -209,7 +209,28 @@ class TaskJournal:
         rows = await self.db.query(
             f"SELECT {_READ_COLS} FROM a2a_task WHERE state IN {task_lease.RUNNING} AND lease_until < "
             f"{task_lease.NOW} AND id <> ALL(?) ORDER BY lease_until LIMIT ?", (self._skip(), _SWEEP))
-        return await self._end(rows, task_lease.LAPSED, lapsed=True)
+        old = [r for r in rows if unsigned_tasks.from_before(r)]
+        ended = await self._end([r for r in rows if not unsigned_tasks.from_before(r)], task_lease.LAPSED,
+                                lapsed=True)
+        return ended + await self._end_from_before(old)
+
+    async def _end_from_before(self, rows: list[tuple[Any, ...]]) -> list[str]:
+        """Lapsed running rows from before signing: ended FAILED, nothing of them kept (unsigned_tasks.py)."""
+        statements = []
+        for row in rows:
+            statement = unsigned_tasks.end(self.key, self.replica, row)
+            if statement is not None:
+                statements.append(statement)
+            elif self._refused.add(row[0] if row else "?"):
+                log.warning("A2A task row %s refused: from before signing and not a task to end",
+                            safe_text(str(row[0] if row else "?"), 80))
+        if not statements:
+            return []
+        ended = [str(tid) for out in await self.db.run(statements) for (tid,) in out.rows]
+        for tid in ended:
+            log.warning("A2A task %s: stored before task rows were signed and its lease lapsed; ended FAILED "
+                        "(nothing of it kept or run)", safe_text(tid, 80))
+        return ended
 
     async def _end(self, rows: list[tuple[Any, ...]], tail: str, *, lapsed: bool) -> list[str]:
         """End these running tasks FAILED with the reason, each signed anew from the row verified (a row that

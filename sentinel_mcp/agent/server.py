@@ -257,7 +257,7 @@ def build_server(
 def create_server(ctx: BuiltinContext) -> MCPServer:
     settings = agent_settings(ctx.settings, f"sentinel.{ctx.name}")
     # replicas on one PostgreSQL keep runs there (any replica's console shows them); else the data dir's file
-    store = TraceStore(ctx.store or ctx.data_dir / "agent.db")
+    store = TraceStore(ctx.store or ctx.data_dir / "agent.db", key=ctx.services.agent_trace_key)
     if ctx.services.agent_traces is None:  # the console's agent page reads (and follows) it
         ctx.services.agent_traces = store
     return build_server(settings, store, port=ctx.services.gateway, call_tool=ctx.call_tool, name=ctx.name)

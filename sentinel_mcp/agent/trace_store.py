@@ -17,9 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable
 
+from sentinel_mcp.agent import trace_rows
 from sentinel_mcp.agent.personal_steps import unheld, withheld_reason, withheld_step
 from sentinel_mcp.core.errors import AgentError
 from sentinel_mcp.storage import Schema, Statement
+from sentinel_mcp.storage.row_signature import PROCESS_KEY
 from sentinel_mcp.storage.store import SeamStore
 
 # version 1 is the file the agent kept before the seam (its tables unchanged, so an old agent.db just
@@ -63,7 +65,11 @@ CREATE INDEX IF NOT EXISTS agent_reflections_by_run ON agent_reflections (run_id
 _POSTGRES = _SQLITE.replace(" REAL", " DOUBLE PRECISION")
 # reflections keep the order they were written in (SQLite's rowid did that; PostgreSQL has none)
 _SEQ = "ALTER TABLE agent_reflections ADD COLUMN seq INTEGER"
-SCHEMA = Schema("agent", {"sqlite": [_SQLITE, _SEQ], "postgres": [_POSTGRES, _SEQ]})
+# each row signed by the replica that wrote it (``trace_rows.py``; checked on a server store only)
+_MAC = ("ALTER TABLE agent_runs ADD COLUMN mac TEXT; ALTER TABLE agent_steps ADD COLUMN mac TEXT; "
+        "ALTER TABLE agent_reflections ADD COLUMN mac TEXT")
+SCHEMA = Schema("agent", {"sqlite": [_SQLITE, _SEQ, _MAC], "postgres": [_POSTGRES, _SEQ, _MAC]})
+_RUN_SIGNED = ", ".join(trace_rows.RUN_SIGNED)
 RUN_FIELDS = (
     "run_id",
     "principal",
@@ -99,9 +105,12 @@ class TraceStore(SeamStore):
     schema = SCHEMA
     database_name = "agent"
 
-    def __init__(self, path: Path | str, keep: int = 500) -> None:
+    def __init__(self, path: Path | str, keep: int = 500, key: bytes | None = None) -> None:
+        """``key``: what the rows are signed with (a server store: the cluster's ``SharedStore.key("agent
+        trace")``; None: this process's own, so only its own runs are shown there)."""
         super().__init__(path)
         self.keep = keep
+        self.key = key if key is not None else PROCESS_KEY
         # told (principal, run_id) after every write: the console's live trace page listens (must not block)
         self.listeners: list[Callable[[str, str], None]] = []
         self._owners: dict[str, str] = {}  # run_id -> principal, of runs still being written
@@ -123,11 +132,26 @@ class TraceStore(SeamStore):
         except Exception as e:  # noqa: BLE001 - a fault, a closed store or a refused row: the run stops
             raise TraceStoreError(f"the agent trace could not be written: {e}") from None
 
+    def _run_ok(self, row: tuple[Any, ...]) -> bool:
+        """Whether a run row read as ``_RUN_SIGNED, mac`` is signed (always, on a SQLite file)."""
+        return not self.shared or trace_rows.run_signed(self.key, row[6], row[:6])
+
+    async def _signed_run(self, run_id: str) -> tuple[Any, ...] | None:
+        """The run's signed columns and mac, if it is signed by this cluster."""
+        rows = await self.db.query(f"SELECT {_RUN_SIGNED}, mac FROM agent_runs WHERE run_id = ?", (run_id,))
+        return rows[0] if rows and self._run_ok(rows[0]) else None
+
+    def _resign(self, run: tuple[Any, ...], reason: Any, answer: Any, goal: Any = None) -> tuple[str, Any]:
+        """The run's new (reason, answer) signature from its verified row; ``goal`` when that changes too."""
+        new = (*run[:3], run[3] if goal is None else goal, reason, answer)
+        return trace_rows.run_mac(self.key, new), run[6]
+
     async def start_run(self, run_id: str, principal: str, session: str, goal: str, model: str) -> None:
+        mac = trace_rows.run_mac(self.key, (run_id, principal, session, goal, "", None))
         await self._write(
-            "INSERT INTO agent_runs (run_id, principal, session, goal, status, started, model) "
-            "VALUES (?, ?, ?, ?, 'running', ?, ?)",
-            (run_id, principal, session, goal, time.time(), model),
+            "INSERT INTO agent_runs (run_id, principal, session, goal, status, started, model, mac) "
+            "VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
+            (run_id, principal, session, goal, time.time(), model, mac),
         )
         self._owners[run_id] = principal
         self._tell(run_id)
@@ -137,10 +161,12 @@ class TraceStore(SeamStore):
             pass
 
     async def record_step(self, run_id: str, n: int, record: dict[str, Any]) -> None:
+        raw = json.dumps(record, default=str, ensure_ascii=False)
         await self._write(
-            "INSERT INTO agent_steps (run_id, n, at, record) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, n) "
-            "DO UPDATE SET at = excluded.at, record = excluded.record",
-            (run_id, n, time.time(), json.dumps(record, default=str, ensure_ascii=False)),
+            "INSERT INTO agent_steps (run_id, n, at, record, mac) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (run_id, n) DO UPDATE SET at = excluded.at, record = excluded.record, "
+            "mac = excluded.mac",
+            (run_id, n, time.time(), raw, trace_rows.step_mac(self.key, run_id, n, raw)),
         )
         self._tell(run_id)
 
@@ -152,20 +178,27 @@ class TraceStore(SeamStore):
         loop goes on; the run record lists them under ``reflections`` (the console's trace shows them)."""
         at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         row = {"n": n, "at": at, "kind": kind, "signs": signs, "text": text}
+        said = json.dumps(signs, ensure_ascii=False)
+        mac = trace_rows.reflection_mac(self.key, run_id, n, at, kind, said, text)
         await self._write(
-            "INSERT INTO agent_reflections (run_id, n, at, kind, signs, text, seq) VALUES (?, ?, ?, ?, ?, ?, "
+            "INSERT INTO agent_reflections (run_id, n, at, kind, signs, text, mac, seq) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, "
             "(SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_reflections WHERE run_id = ?))",
-            (run_id, n, at, kind, json.dumps(signs, ensure_ascii=False), text, run_id),
+            (run_id, n, at, kind, said, text, mac, run_id),
         )
         return row
 
     async def finish_run(
         self, run_id: str, status: str, reason: str, answer: str | None, steps: int, tokens: int
     ) -> None:
+        run = await self._signed_run(run_id)
+        if run is None:  # not this cluster's row (or gone): its end is not written over it
+            raise TraceStoreError("the agent trace could not be written: its run row is not this store's own")
+        mac, was = self._resign(run, reason, answer)
         await self._write(
             "UPDATE agent_runs SET status = ?, reason = ?, answer = ?, finished = ?, steps = ?, "
-            "tokens = ? WHERE run_id = ?",
-            (status, reason, answer, time.time(), steps, tokens, run_id),
+            "tokens = ?, mac = ? WHERE run_id = ? AND mac IS NOT DISTINCT FROM ?",
+            (status, reason, answer, time.time(), steps, tokens, mac, run_id, was),
         )
         self._tell(run_id)
         self._owners.pop(run_id, None)
@@ -174,23 +207,25 @@ class TraceStore(SeamStore):
         """Rewrite what the run has kept so far (goal, reason, answer, steps, reflections) through ``scrub``
         (``typed_secrets``): in one transaction, before the run goes on."""
         try:
-            writes = [
-                Statement("UPDATE agent_runs SET goal = ?, reason = ?, answer = ? WHERE run_id = ?",
-                          (scrub(goal), scrub(reason), scrub(answer), run_id))
-                for goal, reason, answer in await self.db.query(
-                    "SELECT goal, reason, answer FROM agent_runs WHERE run_id = ?", (run_id,))
-            ]
-            steps = await self.db.query("SELECT n, record FROM agent_steps WHERE run_id = ?", (run_id,))
-            for n, raw in steps:
+            writes = []
+            run = await self._signed_run(run_id)
+            if run is not None:  # only this cluster's rows are rewritten (and signed anew)
+                goal, reason, answer = scrub(run[3]), scrub(run[4]), scrub(run[5])
+                mac, was = self._resign(run, reason, answer, goal)
                 writes.append(Statement(
-                    "UPDATE agent_steps SET record = ? WHERE run_id = ? AND n = ?",
-                    (json.dumps(scrub(json.loads(raw)), default=str, ensure_ascii=False), run_id, n)))
-            for seq, signs, text in await self.db.query(
-                "SELECT seq, signs, text FROM agent_reflections WHERE run_id = ?", (run_id,)
-            ):
+                    "UPDATE agent_runs SET goal = ?, reason = ?, answer = ?, mac = ? WHERE run_id = ? "
+                    "AND mac IS NOT DISTINCT FROM ?", (goal, reason, answer, mac, run_id, was)))
+            for n, raw in await self._steps(run_id):
+                new = json.dumps(scrub(json.loads(raw)), default=str, ensure_ascii=False)
                 writes.append(Statement(
-                    "UPDATE agent_reflections SET signs = ?, text = ? WHERE run_id = ? AND seq = ?",
-                    (json.dumps(scrub(json.loads(signs)), ensure_ascii=False), scrub(text), run_id, seq)))
+                    "UPDATE agent_steps SET record = ?, mac = ? WHERE run_id = ? AND n = ?",
+                    (new, trace_rows.step_mac(self.key, run_id, n, new), run_id, n)))
+            for seq, n, at, kind, signs, text in await self._reflections(run_id):
+                said, new = json.dumps(scrub(json.loads(signs)), ensure_ascii=False), scrub(text)
+                writes.append(Statement(
+                    "UPDATE agent_reflections SET signs = ?, text = ?, mac = ? WHERE run_id = ? AND seq = ?",
+                    (said, new, trace_rows.reflection_mac(self.key, run_id, n, at, kind, said, new), run_id,
+                     seq)))
             await self.db.run(writes)
         except Exception as e:  # noqa: BLE001 - a password that cannot be taken out stops the run
             raise TraceStoreError(f"the agent trace could not be rewritten: {e}") from None
@@ -202,12 +237,16 @@ class TraceStore(SeamStore):
         the step without what it read."""
         one = "" if run_id is None else " AND s.run_id = ?"
         rows = await self.db.query(
-            "SELECT s.run_id, s.n, s.record FROM agent_steps s JOIN agent_runs r ON r.run_id = s.run_id "
+            "SELECT s.run_id, s.n, s.record, s.mac, "
+            + ", ".join(f"r.{c}" for c in trace_rows.RUN_SIGNED) + ", r.mac "
+            "FROM agent_steps s JOIN agent_runs r ON r.run_id = s.run_id "
             f"WHERE r.principal = ? AND s.record LIKE ?{one}",
             (principal, '%"personal": [%', *(() if run_id is None else (run_id,))),
         )
         found: dict[str, dict[int, dict[str, Any]]] = {}
-        for rid, n, raw in rows:
+        for rid, n, raw, mac, *run in rows:
+            if not self._run_ok(tuple(run)) or not self._step_ok(mac, rid, n, raw):
+                continue  # not this cluster's: never shown, never rewritten (nor signed anew)
             record = json.loads(raw)
             gone = unheld(record.get("personal"), held) if isinstance(record, dict) else ["unknown"]
             if gone:
@@ -223,15 +262,25 @@ class TraceStore(SeamStore):
         writes: list[Statement] = []
         for run_id, steps in (await self._unheld_steps(principal, held)).items():
             for n, step in steps.items():
-                writes.append(Statement("UPDATE agent_steps SET record = ? WHERE run_id = ? AND n = ?",
-                                        (json.dumps(step, ensure_ascii=False), run_id, n)))
+                raw = json.dumps(step, ensure_ascii=False)
+                writes.append(Statement(
+                    "UPDATE agent_steps SET record = ?, mac = ? WHERE run_id = ? AND n = ?",
+                    (raw, trace_rows.step_mac(self.key, run_id, n, raw), run_id, n)))
             changed[run_id] = _gone(steps)
         for run_id, gone in changed.items():
             # the answer and reason were written from what the run read; its reflections quote its calls
-            writes.append(Statement("UPDATE agent_runs SET answer = NULL, reason = ? WHERE run_id = ?",
-                                    (withheld_reason(gone), run_id)))
-            writes.append(Statement(
-                "UPDATE agent_reflections SET signs = '[]', text = ? WHERE run_id = ?", ("withheld", run_id)))
+            run = await self._signed_run(run_id)
+            if run is not None:
+                mac, was = self._resign(run, withheld_reason(gone), None)
+                writes.append(Statement(
+                    "UPDATE agent_runs SET answer = NULL, reason = ?, mac = ? WHERE run_id = ? "
+                    "AND mac IS NOT DISTINCT FROM ?", (withheld_reason(gone), mac, run_id, was)))
+            for seq, n, at, kind, _, _ in await self._reflections(run_id):
+                writes.append(Statement(
+                    "UPDATE agent_reflections SET signs = '[]', text = ?, mac = ? WHERE run_id = ? "
+                    "AND seq = ?",
+                    ("withheld", trace_rows.reflection_mac(self.key, run_id, n, at, kind, "[]", "withheld"),
+                     run_id, seq)))
         if writes:
             try:
                 await self.db.run(writes)
@@ -244,11 +293,12 @@ class TraceStore(SeamStore):
         too; of a kind ``shown`` does not hold, left out of this answer only)."""
         await self.withhold(principal, held)
         rows = await self.db.query(
-            f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE principal = ? "
+            f"SELECT {', '.join(RUN_FIELDS)}, {_RUN_SIGNED}, mac FROM agent_runs WHERE principal = ? "
             "ORDER BY started DESC LIMIT ?",
             (principal, max(1, min(limit, 200))),
         )
-        runs = [dict(zip(RUN_FIELDS, row)) for row in rows]
+        width = len(RUN_FIELDS)
+        runs = [dict(zip(RUN_FIELDS, row)) for row in rows if self._run_ok(row[width:])]
         hidden = {} if shown is None else await self._unheld_steps(principal, shown)
         for run in runs:
             if run["run_id"] in hidden:
@@ -262,23 +312,21 @@ class TraceStore(SeamStore):
         consent held for another purpose than the reader's stays on disk)."""
         await self.withhold(principal, held)
         rows = await self.db.query(
-            f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE run_id = ? AND principal = ?",
+            f"SELECT {', '.join(RUN_FIELDS)}, {_RUN_SIGNED}, mac FROM agent_runs WHERE run_id = ? "
+            "AND principal = ?",
             (run_id, principal),
         )
-        if not rows:
+        if not rows or not self._run_ok(rows[0][len(RUN_FIELDS):]):
             return None
         out = dict(zip(RUN_FIELDS, rows[0]))
         steps = await self.db.query(
-            "SELECT n, at, record FROM agent_steps WHERE run_id = ? ORDER BY n", (run_id,)
+            "SELECT n, at, record, mac FROM agent_steps WHERE run_id = ? ORDER BY n", (run_id,)
         )
-        out["trace"] = [{"n": n, "at": at, **json.loads(record)} for n, at, record in steps]
-        reflections = await self.db.query(
-            "SELECT n, at, kind, signs, text FROM agent_reflections WHERE run_id = ? ORDER BY seq, n, at",
-            (run_id,),
-        )
+        out["trace"] = [{"n": n, "at": at, **json.loads(record)} for n, at, record, mac in steps
+                        if self._step_ok(mac, run_id, n, record)]
         out["reflections"] = [
             {"n": n, "at": at, "kind": kind, "signs": json.loads(signs), "text": text}
-            for n, at, kind, signs, text in reflections
+            for _, n, at, kind, signs, text in await self._reflections(run_id)
         ]
         hidden = {} if shown is None else (await self._unheld_steps(principal, shown, run_id)).get(run_id)
         if hidden:  # as withhold rewrites a run on disk, for this answer only
@@ -287,6 +335,23 @@ class TraceStore(SeamStore):
                             for s in out["trace"]]
             out["reflections"] = [r | {"signs": [], "text": "withheld"} for r in out["reflections"]]
         return out
+
+
+    def _step_ok(self, mac: Any, run_id: Any, n: Any, record: Any) -> bool:
+        return not self.shared or trace_rows.step_signed(self.key, mac, run_id, n, record)
+
+    async def _steps(self, run_id: str) -> list[tuple[Any, ...]]:
+        """(n, record) of the run's steps this cluster signed."""
+        rows = await self.db.query("SELECT n, record, mac FROM agent_steps WHERE run_id = ?", (run_id,))
+        return [(n, raw) for n, raw, mac in rows if self._step_ok(mac, run_id, n, raw)]
+
+    async def _reflections(self, run_id: str) -> list[tuple[Any, ...]]:
+        """(seq, n, at, kind, signs, text) of the run's reflections this cluster signed, in order."""
+        rows = await self.db.query(
+            "SELECT seq, n, at, kind, signs, text, mac FROM agent_reflections WHERE run_id = ? "
+            "ORDER BY seq, n, at", (run_id,))
+        return [r[:6] for r in rows
+                if not self.shared or trace_rows.reflection_signed(self.key, r[6], run_id, *r[1:6])]
 
 
 def _gone(steps: dict[int, dict[str, Any]]) -> list[str]:

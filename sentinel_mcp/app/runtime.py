@@ -327,6 +327,8 @@ async def _assembled(
         services.a2a_offer_key = shared.key("a2a offer")
         services.a2a_task_key = shared.key("a2a task")
         services.assist_key = shared.key("assist reply")
+        services.swarm_key = shared.key("swarm build")
+        services.agent_trace_key = shared.key("agent trace")
     problems: list[str] = (
         list(config.warnings) + shared_problems
     )  # keys of a pasted host config Sentinel ignores

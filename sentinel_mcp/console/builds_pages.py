@@ -47,7 +47,7 @@ async def _store(console: Console) -> SwarmStore | None:
     root = _root(console)
     url = console.runtime.config.store_url
     if root is not None and url:  # replicas share the builds: any replica's console shows them all
-        store = await SwarmStore(url).open()
+        store = await SwarmStore(url, key=console.runtime.services.swarm_key).open()
         await end_lapsed(
             store.db
         )  # a dead replica's builds read as ended (with why), never "running" forever

@@ -78,6 +78,8 @@ class Services:
     a2a_offer_key: bytes | None = None  # signs the A2A offers waiting for the orchestrator (the same origin)
     a2a_task_key: bytes | None = None  # signs the A2A tasks' rows replicas share (a2a/task_rows.py)
     assist_key: bytes | None = None  # signs the person's replies to other agents' help requests (shared)
+    swarm_key: bytes | None = None  # signs what binds a build to its owner (swarm/build_rows.py; shared)
+    agent_trace_key: bytes | None = None  # signs the agent's run traces (agent/trace_rows.py; shared)
 
     # the mapping spelling of older callers (``services.get("guard")``); only the names above exist
     def _name(self, key: str) -> str:

@@ -9,8 +9,10 @@ history (docs/cluster.md has the table).
 
 The sealing keys derive from ``sentinel.cluster.seal_key``, the same on every replica: a state sealed by one
 (a 2026-07-28 input-required retry, a conversation id) opens on any other, and is still used once (the nonce
-book is shared). Without a configured key each replica seals with its own random key: safe (another replica
-refuses the state and the question is asked again) but a retry must return to the replica that asked.
+book is shared). A server store without one is refused at start, naming the setting: a key of each process's
+own made every row it wrote (tasks, replies, memories, facts, consents) unreadable by the other replicas and
+by itself after a restart, silently (a running task never ended, memories never read again). No key is
+derived from anything the database or its URL holds: whoever can write the database must not hold it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class SharedStore:
     url: str  # as configured (``${VAR}`` expanded when opened); never logged: see ``redacted``
     redacted: str
     replica: str
-    seal_key: bytes | None  # None: not configured (see the module note)
+    seal_key: bytes | None  # always set by ``shared_store``; None only where a test builds one by hand
 
     def key(self, purpose: str) -> bytes | None:
         """A sealing key for one purpose (request states, conversation ids: never interchangeable)."""
@@ -50,32 +52,30 @@ def shared_store(config: Config) -> tuple[SharedStore | None, list[str]]:
     location = server_location(url)  # LocationError (names the variable, never a secret) stops the start
     cluster = config.sentinel.cluster
     replica = cluster.replica or f"{socket.gethostname()[:40]}-{secrets.token_hex(3)}"
-    key: bytes | None = None
-    if cluster.seal_key:
-        try:
-            text = expand(cluster.seal_key)
-        except LocationError as e:
-            raise LocationError(str(e).replace("sentinel.store", "sentinel.cluster.seal_key")) from None
-        if len(text) < MIN_KEY_CHARS:
-            raise LocationError(
-                f"sentinel.cluster.seal_key must be at least {MIN_KEY_CHARS} characters "
-                "(e.g. the output of `openssl rand -hex 32`)"
-            )
-        key = text.encode()
-    else:
-        problems.append(
-            "sentinel.cluster.seal_key is not set: states this replica seals open on this replica only, and "
-            "the facts and confirmations it writes count on this replica only (set the same key on every "
-            "replica)"
+    if not cluster.seal_key:
+        raise LocationError(
+            "sentinel.store names a server store, so sentinel.cluster.seal_key must be set, the same on "
+            f"every replica and every command run with this config (at least {MIN_KEY_CHARS} characters, "
+            "e.g. the output of `openssl rand -hex 32`, as \"${SENTINEL_SEAL_KEY}\"): "
+            "without it what this process writes to the shared store could be read by no other replica, "
+            "nor by this one after a restart"
         )
-    return SharedStore(url, location.redacted, replica, key), problems
+    try:
+        text = expand(cluster.seal_key)
+    except LocationError as e:
+        raise LocationError(str(e).replace("sentinel.store", "sentinel.cluster.seal_key")) from None
+    if len(text) < MIN_KEY_CHARS:
+        raise LocationError(
+            f"sentinel.cluster.seal_key must be at least {MIN_KEY_CHARS} characters "
+            "(e.g. the output of `openssl rand -hex 32`)"
+        )
+    return SharedStore(url, location.redacted, replica, text.encode()), problems
 
 
 def row_key(config: Config, purpose: str) -> bytes | None:
     """What the replicas sign one kind of shared row with (``"facts"``: ``policy/signed_facts.py``;
     ``"consent"``), for a command that reads or writes them (``sentinel-mcp facts``, ``query``, ``replay``,
-    ``consent``). None: no server store, or no seal key configured (then each replica signs with its own key
-    and a command's rows and theirs count each on its own side only)."""
+    ``consent``). None: no server store. A server store without a seal key raises ``LocationError``."""
     shared, _ = shared_store(config)
     return shared.key(purpose) if shared is not None else None
 

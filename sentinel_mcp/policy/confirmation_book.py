@@ -16,6 +16,7 @@ from typing import Any, Callable, Protocol
 
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.storage import Schema, Statement, StorageError
+from sentinel_mcp.storage import principal_lock
 from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign_row, signed_row
 from sentinel_mcp.storage.shared_clock import DB_NOW, clocked, not_expired, on_server_clock
 
@@ -31,6 +32,7 @@ _OWNER = (
     "ALTER TABLE confirmations ADD COLUMN principal TEXT NOT NULL DEFAULT ''; "
     "CREATE INDEX confirmations_principal ON confirmations (principal, expires_at)"
 )
+_LOCKS = "confirmation_principals"  # a row per principal, locked by each grant (server store)
 # the binding signed with the cluster's key (``signed_binding``): a row anyone with write access to the
 # database made up, or moved to another call, grants nothing (rows from before: unsigned, asked again)
 _SIGNED = "ALTER TABLE confirmations ADD COLUMN mac TEXT NOT NULL DEFAULT ''"
@@ -38,12 +40,12 @@ SCHEMA = Schema(
     "confirmations",
     {
         "sqlite": [_SQL.format(real="REAL"), _OWNER, _SIGNED],
-        "postgres": [_SQL.format(real="DOUBLE PRECISION"), _OWNER, _SIGNED],
+        "postgres": [_SQL.format(real="DOUBLE PRECISION"), _OWNER, _SIGNED, principal_lock.table_sql(_LOCKS)],
     },
 )
 # one transaction per grant, under the principal's lock on a server store (replicas granting for it at once
-# are ordered): its expired rows go, the grant is written, and its oldest beyond the cap give way
-_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
+# are ordered, exactly: ``storage/principal_lock.py``): its expired rows go, the grant is written, and its
+# oldest beyond the cap give way
 _EXPIRED = "DELETE FROM confirmations WHERE principal = ? AND expires_at < {now}"
 # the expiry written as signed (read on the database's clock first, on a server store)
 _GRANT = (
@@ -213,7 +215,7 @@ class SharedConfirmationBook:
             Statement(_TRIM.format(all=every), (owner, owner, *key, self.per_principal - 1)),
         ]
         if on_server_clock(self.db):
-            statements.insert(0, Statement(_LOCK, ("sentinel.confirmations/" + owner,)))
+            statements.insert(0, principal_lock.lock(_LOCKS, owner))
         await self.db.run(statements)
 
     async def take(self, call: ToolCall, version: str) -> bool:

@@ -2,10 +2,11 @@
 whoever can write the shared database without the seal key cannot plant a memory or policy text that a
 search hands to a prompt, edit one, extend its life, move it to another principal or swap its vector.
 
-Signed: every column a reader acts on (namespace, source, heading, text, lines, tags, times, embedder) and
-the vector's sha256. Not the id (the database numbers a row as it is inserted): a signed row copied within
-its own namespace is the same passage twice, and one deleted (a memory past ``keep``) can be put back until
-it expires; neither says anything its writer did not.
+Signed: the id (drawn from the table's sequence before the insert, so the writer knows it), every column a
+reader acts on (namespace, source, heading, text, lines, tags, times, embedder) and the vector's sha256. A
+signed row copied to another id (a memory said twice, crowding the others out of ``keep``) or renumbered is
+refused. What a MAC cannot stop: a row deleted (a memory past ``keep``) put back as it was, under its own id,
+until it expires.
 """
 
 from __future__ import annotations
@@ -25,16 +26,21 @@ COLUMNS = ("id, namespace, source, heading, text, line_start, line_end, tags, cr
 _LOGGED_MAX = 10_000  # refused row ids remembered so each is logged once (bounded; then logged again)
 
 
-def _signed_fields(row: Sequence[Any]) -> tuple[Any, ...]:
-    """(namespace .. expires_at, embedder, sha256 of the vector) of an insert row (no id, no mac)."""
-    vector = row[10]
-    digest = hashlib.sha256(bytes(vector)).hexdigest() if isinstance(vector, (bytes, memoryview)) else None
-    return (*row[:10], digest)
+def _signed_fields(row: Sequence[Any]) -> tuple[Any, ...] | None:
+    """(id as text, namespace .. expires_at, embedder, sha256 of the vector) of an insert row (no mac); None
+    when the id is no integer or the vector no bytes (nothing a writer of ours made)."""
+    pid, vector = row[0], row[11]
+    if type(pid) is not int or not isinstance(vector, (bytes, memoryview)):
+        return None
+    return (str(pid), *row[1:11], hashlib.sha256(bytes(vector)).hexdigest())
 
 
 def mac(key: bytes, row: Sequence[Any]) -> str:
-    """The signature of an insert row (the 11 values of ``shared_index._INSERT`` before the mac)."""
-    return sign_row(key, PURPOSE, _signed_fields(row))
+    """The signature of an insert row (the 12 values of ``shared_index._INSERT`` before the mac: id first)."""
+    fields = _signed_fields(row)
+    if fields is None:
+        raise TypeError("a passage row's id is an integer and its vector bytes")
+    return sign_row(key, PURPOSE, fields)
 
 
 class Verifier:
@@ -49,8 +55,8 @@ class Verifier:
         """The rows (``COLUMNS``) whose mac signs them; the others refused."""
         out = []
         for row in rows:
-            fields = _signed_fields(row[1:12])
-            if fields[-1] is not None and signed_row(self.key, row[12], PURPOSE, fields):
+            fields = _signed_fields(row[:12])
+            if fields is not None and signed_row(self.key, row[12], PURPOSE, fields):
                 out.append(row)
                 continue
             self.refused += 1

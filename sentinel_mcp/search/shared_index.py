@@ -54,13 +54,17 @@ CREATE TABLE IF NOT EXISTS passage_ns (namespace TEXT PRIMARY KEY, generation BI
 # rows signed from here on: one from before has no mac and is never returned; its documents are indexed again
 # (their digests dropped), a memory from before is gone
 _SIGNED = "ALTER TABLE passages ADD COLUMN IF NOT EXISTS mac TEXT; DELETE FROM passage_sources"
-SCHEMA = Schema("passages", {"postgres": [_PG_SQL, _SIGNED]})
+# the id signed too (rows signed before without it are refused): the documents are indexed again
+_ID_SIGNED = "DELETE FROM passage_sources"
+SCHEMA = Schema("passages", {"postgres": [_PG_SQL, _SIGNED, _ID_SIGNED]})
 _SIGNED_COLUMNS = passage_rows.COLUMNS
 _LIVE = "namespace = ? AND (expires_at IS NULL OR expires_at > ?)"
 _INSERT = (
-    "INSERT INTO passages (namespace, source, heading, text, line_start, line_end, tags, created_at, "
-    "expires_at, embedder, vector, mac) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+    "INSERT INTO passages (id, namespace, source, heading, text, line_start, line_end, tags, created_at, "
+    "expires_at, embedder, vector, mac) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
+# ids drawn before the insert, so that each row's signature covers its own (a number is never drawn twice)
+_NEW_IDS = "SELECT nextval(pg_get_serial_sequence('passages', 'id')) FROM generate_series(1, ?)"
 _BUMP = (
     "INSERT INTO passage_ns (namespace, generation) VALUES (?, 1) ON CONFLICT (namespace) "
     "DO UPDATE SET generation = passage_ns.generation + 1"
@@ -91,17 +95,22 @@ class SharedPassageIndex(PassageIndex):
         """Rows read that this cluster did not sign (planted, edited, moved): never returned."""
         return self._verifier.refused
 
-    def _rows(
+    async def _signed_rows(
         self, namespace: str, passages: list[NewPassage], vectors: np.ndarray, now: float
     ) -> list[tuple[object, ...]]:
+        """The insert rows, each with its id (drawn now) and its signature."""
         for p in passages:
             if "\x00" in p.text or "\x00" in p.heading or any("\x00" in t for t in p.tags):
                 raise PassageTextRefused(
                     "a passage's text must not contain the NUL character (U+0000): the "
                     "shared store cannot keep it exactly"
                 )
-        key, rows = self._verifier.key, super()._rows(namespace, passages, vectors, now)
-        return [(*row, passage_rows.mac(key, row)) for row in rows]
+        rows = super()._rows(namespace, passages, vectors, now)
+        if not rows:
+            return []
+        ids = [int(i) for (i,) in await self.db.query(_NEW_IDS, (len(rows),))]
+        key = self._verifier.key
+        return [(pid, *row, passage_rows.mac(key, (pid, *row))) for pid, row in zip(ids, rows, strict=True)]
 
     async def replace_source(
         self, namespace: str, source: str, passages: list[NewPassage], digest: str
@@ -113,7 +122,7 @@ class SharedPassageIndex(PassageIndex):
         if row and row[0][0] == digest:
             return False
         vectors = await self._embed([f"{p.heading}\n{p.text}" for p in passages])
-        rows = self._rows(namespace, passages, vectors, time.time())
+        rows = await self._signed_rows(namespace, passages, vectors, time.time())
         # one transaction: no replica ever sees the document half indexed; the namespace's row is bumped
         # first,
         # so its lock orders two replicas indexing at once (the second's DELETE then sees the first's rows)
@@ -134,9 +143,10 @@ class SharedPassageIndex(PassageIndex):
 
     async def add(self, namespace: str, passage: NewPassage, *, keep: int | None = None) -> None:
         vectors = await self._embed([passage.text])
+        rows = await self._signed_rows(namespace, [passage], vectors, time.time())
         steps = [
             Statement(_BUMP, (namespace,)),  # first: orders writers of the namespace (see replace_source)
-            Statement(_INSERT, self._rows(namespace, [passage], vectors, time.time()), many=True),
+            Statement(_INSERT, rows, many=True),
         ]
         if keep is not None:
             steps.append(

@@ -2,8 +2,9 @@
 
 Anyone who can write the shared database (a replica's credentials, a DBA) but does not hold
 ``sentinel.cluster.seal_key`` cannot make a row that a replica then takes for a person's answer or question:
-the row's fields are signed by the replica that wrote them and checked by the one that acts on them. Without
-a seal key each process signs with its own random key (``PROCESS_KEY``): its rows count on that replica only.
+the row's fields are signed by the replica that wrote them and checked by the one that acts on them. A server
+store without a seal key is refused at start (``gateway/replica.py``); ``PROCESS_KEY`` (random, this process's
+own) is what a store built without one signs with (an embedded store, a test): its rows count in this process.
 """
 
 from __future__ import annotations
@@ -65,9 +66,14 @@ def derived_key(seal_key: bytes, purpose: str) -> bytes:
     return hmac.new(seal_key, f"sentinel seal: {purpose}".encode(), hashlib.sha256).digest()
 
 
-def configured_key(seal_key: str | None, purpose: str) -> bytes | None:
+def configured_key(seal_key: str | None, purpose: str) -> bytes:
     """``derived_key`` from the config's ``sentinel.cluster.seal_key`` as written (``${VAR}`` expanded), for a
-    command without the gateway's wiring (``sentinel-mcp sensors``); None when none is set."""
-    from sentinel_mcp.storage.location import expand
+    command on a server store without the gateway's wiring (``sentinel-mcp sensors``); none set raises
+    ``LocationError`` naming the setting (as ``gateway/replica.py`` does: a key of the command's own would
+    sign rows no replica reads)."""
+    from sentinel_mcp.storage.location import LocationError, expand
 
-    return derived_key(expand(seal_key).encode(), purpose) if seal_key else None
+    if not seal_key:
+        raise LocationError("sentinel.store names a server store, so sentinel.cluster.seal_key must be set "
+                            "(the same as the replicas')")
+    return derived_key(expand(seal_key).encode(), purpose)

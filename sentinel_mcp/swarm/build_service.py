@@ -75,15 +75,17 @@ class BuildService:
         *,
         store: str | None = None,
         replica: str | None = None,
+        key: bytes | None = None,
         lease_seconds: float = build_lease.LEASE_SECONDS,
         renew_every: float = build_lease.RENEW_EVERY,
     ) -> None:
         """``store``: the ``postgresql://`` URL replicas share (builds leased, ``build_lease.py``);
         ``replica``:
-        this replica's name. Without them the swarm's own SQLite file (one process: the lock file decides)."""
+        this replica's name; ``key``: what the shared rows are signed with (``SharedStore.key("swarm
+        build")``). Without them the swarm's own SQLite file (one process: the lock file decides)."""
         self.root = Path(root)
         self.settings = settings
-        self.store = SwarmStore(store if store else self.root / "swarm.db")
+        self.store = SwarmStore(store if store else self.root / "swarm.db", key=key)
         self.replica = replica or "replica"
         self._named = bool(replica)  # only a replica that knows its name ends "its own" old builds at start
         self.holder = build_lease.new_holder(self.replica)

@@ -86,6 +86,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             settings,
             store=ctx.services.store_url,
             replica=ctx.services.replica,
+            key=ctx.services.swarm_key,
             lease_seconds=settings.build_lease_seconds,
             renew_every=min(settings.build_lease_renew_seconds, settings.build_lease_seconds / 3),
         )

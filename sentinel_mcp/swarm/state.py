@@ -5,14 +5,19 @@ Every change is committed before it returns, so a state a caller was told about 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
-from sentinel_mcp.storage import Schema
+from sentinel_mcp.storage import Schema, principal_lock
+from sentinel_mcp.storage.row_signature import PROCESS_KEY
+from sentinel_mcp.swarm import build_rows
 from sentinel_mcp.storage.database import Statement
 from sentinel_mcp.storage.store import SeamStore
+
+log = logging.getLogger(__name__)
 
 TERMINAL_STATES = ("COMPLETED", "FAILED")
 OWNER = "owner"  # the device owner's principal (stdio clients, the CLI)
@@ -130,11 +135,16 @@ _PG_CAPS_AND_DIGESTS = """
 ALTER TABLE tasks ADD COLUMN IF NOT EXISTS caps_json TEXT;
 ALTER TABLE steps ADD COLUMN IF NOT EXISTS sha256 TEXT;"""
 
+# a build's binding signed on a server store (``build_rows.py``); rows from before: unsigned, not shown
+_SIGNED = "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS mac TEXT"
+_LOCKS = "swarm_principals"  # a row per principal, locked by each submit (server store)
 SCHEMA = Schema(
     "swarm",
     {
         "sqlite": [_SQL, _add_principal, _ONE_UNFINISHED, _add_caps_and_digests],
-        "postgres": [_PG_SQL, _ONE_UNFINISHED, _PG_CAPS_AND_DIGESTS],
+        "postgres": [
+            _PG_SQL, _ONE_UNFINISHED, _PG_CAPS_AND_DIGESTS, principal_lock.table_sql(_LOCKS), _SIGNED
+        ],
     },
 )
 HOUR = 3600.0
@@ -146,6 +156,22 @@ class SwarmStore(SeamStore):
 
     schema = SCHEMA
     database_name = "swarm"
+
+    def __init__(self, location: str | Path, key: bytes | None = None) -> None:
+        """``key``: what a server store's rows are signed with (the cluster's ``SharedStore.key("swarm
+        build")``; None: this process's own, so only its own builds are read)."""
+        super().__init__(location)
+        self.key = key if key is not None else PROCESS_KEY
+
+    def _mine(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows a replica of this cluster created (a server store; every row of a SQLite file)."""
+        if not self.shared:
+            return rows
+        kept = [r for r in rows if build_rows.verified(self.key, r)]
+        if len(kept) < len(rows):
+            log.warning("swarm: %d build row(s) not signed by this cluster (written, moved or edited outside "
+                        "Sentinel, or from before signing); not shown", len(rows) - len(kept))
+        return kept
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         await self.db.write(sql, params)
@@ -165,18 +191,18 @@ class SwarmStore(SeamStore):
         cap = per_hour if per_hour is not None else 2**31 - 1
         if lease is not None:
             replica, holder, seconds = lease
+            spec_json = json.dumps(spec)
+            mac = build_rows.mac(self.key, task_id, principal, session, backend, spec_json)
             out = await self.db.run([
-                Statement(
-                    "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("sentinel.swarm/" + principal,)
-                ),
+                principal_lock.lock(_LOCKS, principal),  # exactly this principal's (not a hash of it)
                 Statement(
                     "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, "
-                    "caps_json, created_at, updated_at, replica, lease_holder, lease_until) "
-                    f"SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, ?, {_DB_NOW}, {_DB_NOW}, ?, ?, {_DB_NOW} + ? "
+                    "caps_json, created_at, updated_at, replica, lease_holder, lease_until, mac) "
+                    f"SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, ?, {_DB_NOW}, {_DB_NOW}, ?, ?, {_DB_NOW} + ?, ? "
                     "WHERE (SELECT count(*) FROM tasks WHERE principal = ? AND created_at >= "
                     f"{_DB_NOW} - {HOUR}) < ? ON CONFLICT DO NOTHING RETURNING task_id",
-                    (task_id, json.dumps(spec), session, principal, backend, str(workspace), caps_json,
-                     replica, holder, seconds, principal, cap),
+                    (task_id, spec_json, session, principal, backend, str(workspace), caps_json,
+                     replica, holder, seconds, mac, principal, cap),
                 ),
             ])
             return bool(out[1].rows)
@@ -200,9 +226,9 @@ class SwarmStore(SeamStore):
 
     async def unfinished_of(self, principal: str) -> dict[str, Any] | None:
         """``principal``'s unfinished build (there is at most one), if any."""
-        rows = await self.db.query_dicts(
+        rows = self._mine(await self.db.query_dicts(
             "SELECT * FROM tasks WHERE principal = ? AND state NOT IN ('COMPLETED','FAILED')", (principal,)
-        )
+        ))
         return _task_dict(rows[0]) if rows else None
 
     async def set_state(self, task_id: str, state: str, *, error: str | None = None) -> None:
@@ -331,18 +357,18 @@ class SwarmStore(SeamStore):
         return ids
 
     async def get_task(self, task_id: str) -> dict[str, Any] | None:
-        rows = await self.db.query_dicts("SELECT * FROM tasks WHERE task_id=?", (task_id,))
+        rows = self._mine(await self.db.query_dicts("SELECT * FROM tasks WHERE task_id=?", (task_id,)))
         return _task_dict(rows[0]) if rows else None
 
     async def list_tasks(self, limit: int = 20, principal: str | None = None) -> list[dict[str, Any]]:
         """The newest builds (of ``principal`` only, when named)."""
         return [
             _task_dict(r)
-            for r in await self.db.query_dicts(
+            for r in self._mine(await self.db.query_dicts(
                 "SELECT * FROM tasks WHERE (CAST(? AS TEXT) IS NULL OR principal = ?) ORDER BY created_at "
                 "DESC LIMIT ?",
                 (principal, principal, limit),
-            )
+            ))
         ]
 
     async def started_since(self, principal: str, since: float) -> list[float]:
@@ -376,17 +402,19 @@ class SwarmStore(SeamStore):
     async def ended(self, principal: str | None = None) -> list[tuple[str, str, str]]:
         """``(task_id, principal, state)`` of the builds that ended, COMPLETED or FAILED (``principal``'s
         only, when named), each principal's newest first: the kept workspaces a principal's caps count."""
-        rows = await self.db.query(
-            "SELECT task_id, principal, state FROM tasks WHERE state IN ('COMPLETED','FAILED') "
-            "AND (CAST(? AS TEXT) IS NULL OR principal = ?) "
+        signed = ", mac" if self.shared else ""
+        rows = self._mine(await self.db.query_dicts(
+            f"SELECT task_id, principal, state, session, backend, spec_json{signed} FROM tasks "
+            "WHERE state IN ('COMPLETED','FAILED') AND (CAST(? AS TEXT) IS NULL OR principal = ?) "
             "ORDER BY principal, COALESCE(finished_at, updated_at) DESC, task_id DESC",
             (principal, principal),
-        )
-        return [(r[0], r[1], r[2]) for r in rows]
+        ))
+        return [(r["task_id"], r["principal"], r["state"]) for r in rows]
 
 
 def _task_dict(row: dict[str, Any]) -> dict[str, Any]:
     d = dict(row)
+    d.pop("mac", None)
     for key in ("spec_json", "plan_json", "report_json", "warnings_json", "caps_json"):
         raw = d.pop(key)
         d[key.removesuffix("_json")] = json.loads(raw) if raw else None

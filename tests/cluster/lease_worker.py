@@ -14,6 +14,14 @@ from typing import Any
 
 SPEC = {"app_name": "Notes", "package_name": "com.example.notes", "features": ["write a note"]}
 LEASE, RENEW = 3.0, 0.3
+SEAL = "k" * 32  # the cluster's seal key in these tests (replicas started with a config name it too)
+
+
+def swarm_key() -> bytes:
+    """What every replica signs its builds' rows with (``SharedStore.key("swarm build")`` of ``SEAL``)."""
+    from sentinel_mcp.gateway.replica import SharedStore
+
+    return SharedStore("", "", "", SEAL.encode()).key("swarm build") or b""
 
 
 class SilentModel:
@@ -32,7 +40,7 @@ async def sweep(url: str, go: Path) -> list[str]:
     from sentinel_mcp.swarm.build_lease import end_lapsed
     from sentinel_mcp.swarm.state import SwarmStore
 
-    store = await SwarmStore(url).open()
+    store = await SwarmStore(url, key=swarm_key()).open()
     while not go.exists():  # both sweepers start together (bounded by the test's timeout)
         await asyncio.sleep(0.01)
     ended: list[str] = []
@@ -50,7 +58,8 @@ async def build(url: str, root: Path, replica: str) -> None:
     from sentinel_mcp.swarm.settings import SwarmSettings
 
     service = BuildService(
-        root, SwarmSettings(), store=url, replica=replica, lease_seconds=LEASE, renew_every=RENEW
+        root, SwarmSettings(), store=url, replica=replica, lease_seconds=LEASE, renew_every=RENEW,
+        key=swarm_key(),
     )
     await service.start(sweep=False)
 

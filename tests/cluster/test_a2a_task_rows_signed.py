@@ -188,3 +188,38 @@ async def test_the_sweeper_never_ends_a_forged_lapsed_row(pg_url: str) -> None:
     finally:
         await a.close()
         await b.close()
+
+
+async def test_a_running_task_from_before_signing_is_ended_failed_once_its_lease_lapsed(pg_url: str) -> None:
+    """A row written before the upgrade that signed them (``mac`` empty, the column's default) was refused for
+    good: a running task from before stayed WORKING, never ended. Once its lease lapsed, the sweeper ends it
+    FAILED saying why, keeping nothing of what it cannot vouch for (its history, artifacts, question); a row
+    whose lease has not lapsed (an older replica may still run it), or that is not running, is left alone."""
+    a, b, c = await journals(pg_url, "replica-a", "replica-b", "replica-c")
+    try:
+        old, live, asking = waiting(question="Old secret question"), waiting(), waiting()
+        for rec in (old, live):
+            rec.pending = None
+            rec.task.status = TaskStatus(state="TASK_STATE_WORKING", timestamp=now_iso())  # type: ignore
+        for rec in (old, live, asking):
+            await a.commit(rec)
+        # as the store was before signing: no signature (the default), the replica that ran it gone
+        sql(pg_url, "UPDATE a2a_task SET mac = ''")
+        sql(pg_url, "UPDATE a2a_task SET lease_until = 0 WHERE id = %s", (old.task.id,))
+        assert await b.end_lapsed() == [old.task.id]
+        assert await c.end_lapsed() == []  # ended once
+        for j in (b, c, a):
+            ended = await j.read(old.task.id, "alice")
+            assert ended is not None and ended.task.status.state == "TASK_STATE_FAILED"
+            said = " ".join(p.text or "" for p in ended.task.status.message.parts)  # type: ignore[union-attr]
+            assert "before" in said and "signed" in said, said
+            assert "Old secret question" not in ended.task.model_dump_json()  # nothing of it vouched for
+            assert ended.pending is None
+            assert await j.read(old.task.id, "bob") is None
+            assert await j.read(live.task.id, "alice") is None  # still unsigned, not lapsed: left alone
+            assert await j.read(asking.task.id, "alice") is None
+        state = sql(pg_url, "SELECT state FROM a2a_task WHERE id = %s", (live.task.id,))
+        assert state == [("TASK_STATE_WORKING",)]
+    finally:
+        for j in (a, b, c):
+            await j.close()

@@ -17,7 +17,7 @@ from sentinel_mcp.swarm import build_lease
 from sentinel_mcp.swarm.build_service import BuildService
 from sentinel_mcp.swarm.settings import SwarmSettings
 from sentinel_mcp.swarm.state import SwarmStore
-from tests.cluster.lease_worker import LEASE, RENEW, SPEC, SilentModel
+from tests.cluster.lease_worker import LEASE, RENEW, SEAL, SPEC, SilentModel, swarm_key
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = [sys.executable, "-m", "tests.cluster.lease_worker"]
@@ -26,7 +26,8 @@ N = 40
 
 def _service(root: Path, url: str, replica: str) -> BuildService:
     return BuildService(
-        root, SwarmSettings(), store=url, replica=replica, lease_seconds=LEASE, renew_every=RENEW
+        root, SwarmSettings(), store=url, replica=replica, lease_seconds=LEASE, renew_every=RENEW,
+        key=swarm_key(),
     )
 
 
@@ -40,7 +41,7 @@ async def _until_ended(service: BuildService, task_id: str) -> dict:
 
 
 async def test_two_sweepers_end_each_lapsed_build_exactly_once(pg_url: str, tmp_path: Path) -> None:
-    store = await SwarmStore(pg_url).open()
+    store = await SwarmStore(pg_url, key=swarm_key()).open()
     ids = [f"t20261124-0900{i:02d}-{i:06x}" for i in range(N)]
     for i, tid in enumerate(ids):  # a dead replica's builds (one per caller): leases lapsed a second ago
         assert await store.create_task(
@@ -141,7 +142,7 @@ async def test_a_build_that_finished_since_its_id_was_read_is_not_taken_for_lost
     """The lease keeper reads which builds run, then renews them: one may finish in between (its runner still
     winding down, closing its backend). Still this replica's, not lost (its runner was cancelled while it
     wound down); a build another replica ended is lost, whatever state it shows."""
-    store = await SwarmStore(pg_url).open()
+    store = await SwarmStore(pg_url, key=swarm_key()).open()
     holder = "replica-a/k"
     done, ended = "t20261202-070000-0000a1", "t20261202-070000-0000a2"
     for tid in (done, ended):  # two callers' builds (a caller has one unfinished build at a time)
@@ -157,7 +158,7 @@ async def test_a_build_that_finished_since_its_id_was_read_is_not_taken_for_lost
 
 @pytest.mark.parametrize("spelling", ["'; DROP TABLE tasks; --", "replica\nb", "r" * 64])
 async def test_the_reason_names_the_replica_as_data(pg_url: str, tmp_path: Path, spelling: str) -> None:
-    store = await SwarmStore(pg_url).open()
+    store = await SwarmStore(pg_url, key=swarm_key()).open()
     tid = "t20261124-090000-abcdef"
     await store.create_task(tid, SPEC, tmp_path / tid, lease=(spelling, spelling + "/x", -1.0))
     assert await build_lease.end_lapsed(store.db) == [(tid, spelling)]
@@ -174,9 +175,9 @@ async def test_the_builds_page_of_any_replica_shows_a_dead_replicas_build_ended(
     body = json.loads(cfg.read_text())
     body["sentinel"]["builtins"] = [*body["sentinel"]["builtins"], "swarm"]
     body["sentinel"]["store"] = pg_url
-    body["sentinel"]["cluster"] = {"replica": "replica-b"}
+    body["sentinel"]["cluster"] = {"replica": "replica-b", "seal_key": SEAL}
     cfg.write_text(json.dumps(body))
-    store = await SwarmStore(pg_url).open()
+    store = await SwarmStore(pg_url, key=swarm_key()).open()
     tid = "t20261124-090000-a1a1a1"
     await store.create_task(
         tid,
@@ -195,7 +196,7 @@ async def test_the_builds_page_of_any_replica_shows_a_dead_replicas_build_ended(
 async def test_a_restarted_replica_ends_its_own_old_builds_at_once_and_names_where_files_are(
     pg_url: str, tmp_path: Path
 ) -> None:
-    store = await SwarmStore(pg_url).open()
+    store = await SwarmStore(pg_url, key=swarm_key()).open()
     own, other = "t20261124-090000-0a0a0a", "t20261124-090001-0b0b0b"
     # leases far from lapsing: only knowing its own name lets the restarted replica end its old build now
     await store.create_task(own, SPEC, tmp_path / own, lease=("replica-a", "replica-a/old", 600.0))

@@ -13,12 +13,13 @@ from sentinel_mcp.swarm.build_service import BuildService
 from sentinel_mcp.swarm.settings import SwarmSettings
 from sentinel_mcp.swarm.state import SwarmStore
 from sentinel_mcp.swarm.task_lock import BuildBusyError, BuildQuotaError
-from tests.cluster.lease_worker import LEASE, RENEW, SPEC, SilentModel
+from tests.cluster.lease_worker import LEASE, RENEW, SPEC, SilentModel, swarm_key
 
 
 def _service(root: Path, url: str, replica: str, **settings: int) -> BuildService:
     return BuildService(
-        root, SwarmSettings(**settings), store=url, replica=replica, lease_seconds=LEASE, renew_every=RENEW
+        root, SwarmSettings(**settings), store=url, replica=replica, lease_seconds=LEASE, renew_every=RENEW,
+        key=swarm_key(),
     )
 
 
@@ -34,7 +35,7 @@ async def _replicas(tmp_path: Path, url: str, n: int, **settings: int) -> list[B
 
 
 async def _unfinished(url: str, principal: str) -> list[str]:
-    store = await SwarmStore(url).open()
+    store = await SwarmStore(url, key=swarm_key()).open()
     try:
         rows = await store.db.query(
             "SELECT task_id FROM tasks WHERE principal = ? AND state NOT IN ('COMPLETED','FAILED')",
@@ -91,7 +92,7 @@ async def test_the_hourly_quota_holds_when_submits_race_on_replicas(pg_url: str,
         for s in services:  # two builds within the hour: a third is refused on every replica
             with pytest.raises(BuildQuotaError):
                 await s.submit(SPEC, _silent, principal="alice")
-        store = await SwarmStore(pg_url).open()
+        store = await SwarmStore(pg_url, key=swarm_key()).open()
         rows = await store.db.query("SELECT count(*) FROM tasks WHERE principal = 'alice'")
         await store.close()
         assert rows[0][0] == 2
@@ -130,7 +131,7 @@ async def test_a_store_from_before_keeps_one_unfinished_build_per_principal(
 ) -> None:
     """A store written before the limit (a principal held several replicas' slots) is migrated: the newest
     unfinished build of each principal is kept, the others end FAILED with the reason."""
-    store = await SwarmStore(pg_url).open()
+    store = await SwarmStore(pg_url, key=swarm_key()).open()
     await store.db.write("DROP INDEX tasks_one_unfinished")
     ids = ["t20261202-080000-00000a", "t20261202-080001-00000b", "t20261202-080002-00000c"]
     for tid in ids:
@@ -141,12 +142,14 @@ async def test_a_store_from_before_keeps_one_unfinished_build_per_principal(
         )
     await store.db.write("UPDATE storage_schema SET version = 1 WHERE store = 'swarm'")
     await store.close()
-    store = await SwarmStore(pg_url).open()
+    store = await SwarmStore(pg_url, key=swarm_key()).open()
     try:
         assert await _unfinished(pg_url, "alice") == [ids[-1]]
-        for tid in ids[:-1]:
-            task = await store.get_task(tid)
-            assert task["state"] == "FAILED" and "one unfinished build per caller" in task["error"]
+        for tid in ids[:-1]:  # read in SQL: rows from before signing are shown to nobody (build_rows.py)
+            ((state, error),) = await store.db.query("SELECT state, error FROM tasks WHERE task_id = ?",
+                                                     (tid,))
+            assert state == "FAILED" and "one unfinished build per caller" in error
+            assert await store.get_task(tid) is None
         assert not await store.create_task("t20261202-080003-00000d", SPEC, tmp_path / "d", principal="alice",
                                            lease=("r", "r/x", 30.0))
     finally:
@@ -158,7 +161,7 @@ async def test_a_build_of_a_dead_replica_does_not_hold_its_principal_past_its_le
 ) -> None:
     """The replica running alice's build died: once its lease lapsed, her next submit on another replica ends
     it (FAILED, the reason named) and starts hers, without waiting for a sweep."""
-    store = await SwarmStore(pg_url).open()
+    store = await SwarmStore(pg_url, key=swarm_key()).open()
     dead = "t20261202-090000-0000d1"
     assert await store.create_task(dead, SPEC, tmp_path / dead, principal="alice",
                                    lease=("replica-dead", "replica-dead/x", 600.0))

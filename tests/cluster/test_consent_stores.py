@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from device_tools.sensors import reading_rows
 from device_tools.sensors.audit_log import AuditLog as SensorAudit
 from device_tools.sensors.consent_registry import COLUMNS as SENSOR_CONSENT_COLS
 from device_tools.sensors.consent_registry import PURPOSE as SENSOR_CONSENT, ConsentRegistry
@@ -133,6 +134,11 @@ def _age(sensors: SensorDatabase, table: str, start: str, seconds: float) -> Non
             values = tuple(row[c] for c in SENSOR_CONSENT_COLS)
             sensors.execute("UPDATE sensor_consents SET mac = ? WHERE requester = ? AND sensor = ?",
                             (sign_row(sensors.row_key, SENSOR_CONSENT, values), *values[:2]))
+    if table == "sensor_readings" and sensors.shared:  # the same for kept readings (reading_rows.py)
+        for row in sensors.query("SELECT * FROM sensor_readings"):
+            values = tuple(row[c] for c in reading_rows.COLUMNS)
+            sensors.execute("UPDATE sensor_readings SET mac = ? WHERE id = ?",
+                            (reading_rows.mac(sensors.row_key, values), row["id"]))
 
 
 def test_sensor_consents_retention_and_audit_on_both_backends(sensors: SensorDatabase) -> None:
@@ -307,7 +313,7 @@ async def test_the_sensors_builtin_keeps_its_records_in_the_shared_database(
         revoked = await c.call_tool("sensor_read", read, meta={PRINCIPAL_KEY: "agent-a", DECISION_KEY: "d-3"})
     assert other.is_error and revoked.is_error
     assert not (tmp_path / "b" / "sensors" / "sensors.db").exists()  # nothing per replica
-    db = SensorDatabase(tmp_path / "c", pg_url)
+    db = SensorDatabase(tmp_path / "c", pg_url, key=SENSOR_KEY)  # another replica of the cluster
     try:
         assert [(r["decision_id"], r["decision"]) for r in SensorAudit(db).rows()] == [
             ("d-1", "allowed"),

@@ -148,3 +148,41 @@ async def test_an_index_from_before_signing_is_indexed_again_and_its_old_rows_un
         assert [h["text"] for h in await s.policy_search("gold bags", 5)] == [PARAS[0].text]
     finally:
         await s.close()
+
+
+@pytest.mark.parametrize("attack", ["copied", "renumbered", "swapped"])
+async def test_a_signed_row_copied_or_renumbered_within_its_namespace_is_refused(
+    pg_url: str, attack: str
+) -> None:
+    """The id is signed too: a copy of a real row (a memory said twice, one put back past ``keep``) or a row
+    given another id is not the passage its replica wrote."""
+    s = await service(pg_url).open()
+    now = time.time()
+    await s.memory_store("alice", "Mia prefers aisle seats on long flights", now=now)
+    await s.memory_store("alice", "Mia flies gold", now=now + 1)
+    await s.close()
+    cols = ("namespace, source, heading, text, line_start, line_end, tags, created_at, expires_at, embedder, "
+            "vector, mac")
+    if attack == "copied":
+        _sql(pg_url, (f"INSERT INTO passages ({cols}) SELECT {cols} FROM passages "
+                      "WHERE text LIKE 'Mia pref%%'", ()))
+    elif attack == "renumbered":
+        _sql(pg_url, ("UPDATE passages SET id = id + 1000 WHERE text LIKE 'Mia pref%%'", ()))
+    else:  # two rows' ids exchanged: each row whole and signed, under the other's number
+        _sql(pg_url, ("UPDATE passages SET id = -id", ()),
+             ("UPDATE passages SET id = (SELECT -MIN(id) - MAX(id) FROM passages) + id", ()))
+    s = await service(pg_url).open()
+    try:
+        recent = [h["text"] for h in await s.memory_recent("alice", 10)]
+        index = await s._idx()
+        count = await index.count("memory:alice")
+    finally:
+        await s.close()
+    if attack == "copied":
+        assert recent == ["Mia flies gold", "Mia prefers aisle seats on long flights"], recent
+        assert count == 2
+    elif attack == "renumbered":
+        assert recent == ["Mia flies gold"] and count == 1, recent
+    else:
+        assert recent == [] and count == 0, recent
+    assert index.refused >= 1  # type: ignore[attr-defined]

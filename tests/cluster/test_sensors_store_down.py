@@ -65,7 +65,8 @@ async def test_sensors_start_degraded_refuse_and_recover(stopped_server: LocalSe
 
 async def test_gateway_with_sensors_starts_while_postgres_is_down(stopped_server: LocalServer,
                                                                   tmp_path: Path) -> None:
-    cfg = make_config(tmp_path / "gw", servers={}, builtins=["sensors"], store=stopped_server.url)
+    cfg = make_config(tmp_path / "gw", servers={}, builtins=["sensors"], store=stopped_server.url,
+                      cluster={"seal_key": "s" * 32})  # required on a server store
     async with running_gateway(cfg) as rt:
         assert not [p for p in rt.problems if "sensors" in p], rt.problems  # started, not left out
         for _ in range(100):  # the built-in's tools reach the catalog (bounded wait)

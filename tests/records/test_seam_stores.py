@@ -92,7 +92,7 @@ async def test_files_from_before_the_seam_are_taken_over_as_they_were(tmp_path: 
     notes = NoteStore(tmp_path / "notes.sqlite3")
     assert [n["title"] for n in notes.list("owner", None, 10)] == ["groceries"]
     assert notes.add("owner", "call", "", []) == 2
-    assert _versions(tmp_path / "agent.db") == {"agent": 2}  # taken over, then its reflections numbered
+    assert _versions(tmp_path / "agent.db") == {"agent": 3}  # taken over, reflections numbered, rows signed
     assert _versions(tmp_path / "assist.db") == {"assist": 2}  # taken over, then the claimed id its column
     assert _versions(tmp_path / "notes.sqlite3") == {"notes": 3}  # taken over, then its notes given owners
 
