@@ -7,7 +7,9 @@ uvicorn's pure-Python h11 parser was about a sixth of the event loop's time per 
 buffers an unfinished header field itself, so the bound is kept here on the bytes received while a head is
 incomplete: past ``MAX_HEAD_BYTES`` the connection gets a 431 and is closed (memory held: the bound plus one
 read); a head that arrived whole in one read is measured as parsed and refused with a 400. A request is
-read in bounded time (``HEAD_SECONDS``, ``BODY_SECONDS``; 408 past them: slowloris). A
+read in bounded time (``HEAD_SECONDS``, ``BODY_SECONDS``; 408 past them: slowloris). Each of these refusals
+(and the parser's 400) is a JSON-RPC error for a client of a JSON-RPC route, and logged bounded
+(``parse_refusals.py``). A
 ``Transfer-Encoding`` other than ``chunked`` is refused, as h11 refuses it, and so is a request target that is
 not a path (absolute or asterisk form: this front is no proxy). Trailer fields are dropped (as h11 drops
 them), never added to the headers the caller check has read. At most ``MAX_PIPELINED`` requests wait behind
@@ -35,19 +37,29 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import httptools
+
 from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY
+from sentinel_mcp.app.parse_refusals import (
+    BAD_CODING,
+    BUDGET,
+    MALFORMED,
+    NOT_A_PATH,
+    TOO_LARGE,
+    TOO_MANY_PIPELINED,
+    TOO_SLOW,
+    refusal_answer,
+)
 from sentinel_mcp.core.deployment_caps import cap
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MAX_HEAD_BYTES = 16 * 1024  # h11's max_incomplete_event_size, uvicorn's default with h11
-TOO_LARGE = b"Request head too large"
 # a request is read in bounded time: its head within HEAD_SECONDS of its first byte (or of the connection),
 # its body within BODY_SECONDS of its head. uvicorn bounds neither, so a client sending a header line every
 # few seconds held its connection (and a file descriptor) for hours: a thousand and nobody else got in.
 # (a deployment with slow links raises them: SENTINEL_CAP_HTTP_HEAD_SECONDS, SENTINEL_CAP_HTTP_BODY_SECONDS)
 HEAD_SECONDS = float(cap("HTTP_HEAD_SECONDS", 10))
 BODY_SECONDS = float(cap("HTTP_BODY_SECONDS", 30))
-TOO_SLOW = b"Request not received in time"
 # requests a connection may have waiting behind the one being answered. httptools parses a whole read at once
 # and uvicorn queued every request in it: 128 KiB of pipelined 42-byte requests held ~7 MB (3,045 queued
 # requests) until answered. One more is refused (400) and the connection closed; MCP clients never pipeline
@@ -147,6 +159,9 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self._deferred: float | None = None  # a bound to start over once no earlier answer is owed
         self._held: bytes | None = None  # a refusal waiting for the earlier answers (then the end)
         self._lingering = False  # answered before its body was read whole: nothing more is read
+        # the target of the request being read (None: not read whole yet), and why a parser callback refused
+        self._target: bytes | None = None
+        self._why: tuple[int, str] | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         held = HeadHoldingTransport(transport, self.loop, self._answering_before_body_read)
@@ -192,15 +207,21 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self.transport.write(answer)
         self._end_refused()
 
+    def _refuse_as(self, status: int, reason: str) -> None:
+        """The refusal of the request being read, said once in the log (bounded) and answered in its turn:
+        JSON-RPC for a client of a JSON-RPC route (``parse_refusals.py``)."""
+        if self._lingering or self._held is not None:
+            return
+        BUDGET.say(self.client, reason)
+        self._refuse(refusal_answer(status, reason, self._target, self.server_state.default_headers))
+
     def send_400_response(self, msg: str) -> None:
         # uvicorn's answer to a request it could not parse (its bytes), in its turn
-        content = [STATUS_LINE[400]]
-        for name, value in self.server_state.default_headers:
-            content.extend([name, b": ", value, b"\r\n"])
-        body = msg.encode("ascii")
-        content.append(b"content-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
-                       b"connection: close\r\n\r\n%s" % (len(body), body))
-        self._refuse(b"".join(content))
+        self._refuse_as(400, MALFORMED)
+
+    def _unsupported_upgrade_warning(self) -> None:
+        # uvicorn's line for each request asking an upgrade it does not serve (h2c): bounded as refusals are
+        BUDGET.say(self.client, "an upgrade this front does not serve (served as plain HTTP/1.1)")
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # starts the next request queued, if any, and reads again
@@ -270,9 +291,7 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             self._deferred = HEAD_SECONDS if self._in_head else BODY_SECONDS
             return
         if self._in_head or self.cycle is None or not self.cycle.response_started:
-            self._refuse(
-                b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
-                b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(TOO_SLOW), TOO_SLOW))
+            self._refuse_as(408, TOO_SLOW)
             return
         transport.close()
 
@@ -281,17 +300,35 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             return  # refused: the connection ends once the answers owed ahead are out
         if self._in_head:
             self._head_bytes += len(data)
-        super().data_received(data)  # the parser's callbacks below move the head state
+        # uvicorn's ``data_received``, with the refusal's reason and status kept (a parser callback below
+        # says why it raised) and its log line bounded; the callbacks move the head state
+        self._unset_keepalive_if_required()
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
+        except httptools.HttpParserError:
+            why, self._why = self._why, None
+            self._refuse_as(*(why or (400, MALFORMED)))
+            return
         if (self._in_head and self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing()
                 and self._held is None):
-            self._refuse(
-                b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
-                b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(TOO_LARGE), TOO_LARGE))
+            self._refuse_as(431, TOO_LARGE)
+
+    def _refused_in_callback(self, status: int, reason: str) -> ValueError:
+        """Raised in a parser callback, this is a parser error (uvicorn would answer 400 and close): the
+        status and reason to answer are kept for ``data_received``."""
+        self._why = (status, reason)
+        return ValueError(reason)
 
     def on_message_begin(self) -> None:
         if len(self.pipeline) >= MAX_PIPELINED:  # raised in a callback: uvicorn answers 400 and closes
-            raise ValueError("too many pipelined requests")
+            raise self._refused_in_callback(400, TOO_MANY_PIPELINED)
         self._fields = 0
+        self._target = None
         self._arm(HEAD_SECONDS)
         super().on_message_begin()
         self.scope[HEAD_HOLDER_KEY] = self.transport  # type: ignore[literal-required]
@@ -302,7 +339,7 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             # origin form only: this front is no proxy. An absolute-form target names the authority that
             # counts instead of Host (RFC 9112 3.2.2), yet uvicorn keeps its path alone, so the Host check
             # (DNS rebinding) read a header the request itself overrides; "*" names no resource here
-            raise ValueError("the request target is not a path")
+            raise self._refused_in_callback(400, NOT_A_PATH)
         super().on_url(url)
 
     def _count(self, n: int) -> None:
@@ -310,13 +347,15 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         # callback, this is a parser error: uvicorn answers 400 and closes the connection
         self._fields += n
         if self._fields > MAX_HEAD_BYTES:
-            raise ValueError("request head too large")
+            raise self._refused_in_callback(431, TOO_LARGE)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         size = len(name)
         self._fields += size + len(value) + 4  # ``_count``, written out: this runs for every header
         if self._fields > MAX_HEAD_BYTES:
-            raise ValueError("request head too large")
+            raise self._refused_in_callback(431, TOO_LARGE)
+        if self._target is None:
+            self._target = self.url  # read whole: a header follows it
         if not self._in_head:
             # a trailer field (after a chunked body's last chunk): uvicorn appended it to the request's
             # headers after the caller check had read them, so a second Authorization or Mcp-Session-Id there
@@ -326,7 +365,7 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         if size == 17 and name.lower() == b"transfer-encoding" and value.strip().lower() != b"chunked":
             # h11 refuses any other coding too: a body framed by a coding nobody here decodes ("gzip,
             # chunked") is not a JSON message, and a coding list is where request smuggling hides
-            raise ValueError("unsupported Transfer-Encoding")
+            raise self._refused_in_callback(400, BAD_CODING)
         # uvicorn's ``on_header``, written out (a call a header, 11 headers a request): the name lowered, the
         # value's trailing whitespace dropped (RFC 9110 5.5), ``Expect: 100-continue`` noted
         name = name.lower()
@@ -336,6 +375,8 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
+        if self._target is None:
+            self._target = self.url
         self._in_head = False
         self._head_bytes = 0
         self._arm(BODY_SECONDS)
@@ -343,5 +384,6 @@ class FrontHTTPProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         self._disarm()  # read whole: the answer may take as long as it takes (a stream, a slow tool)
+        self._target = None  # what is read next belongs to the next request
         super().on_message_complete()
         self._in_head = True  # what follows on this connection is the next request's head
