@@ -43,6 +43,7 @@ from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY
 from sentinel_mcp.app.parse_refusals import (
     BAD_CODING,
     BUDGET,
+    CUT_SHORT,
     MALFORMED,
     NOT_A_PATH,
     TOO_LARGE,
@@ -162,6 +163,8 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         # the target of the request being read (None: not read whole yet), and why a parser callback refused
         self._target: bytes | None = None
         self._why: tuple[int, str] | None = None
+        self._begun = False  # a request's first byte was read, its last not yet
+        self._peer_done = False  # the client ended its side (a half close): answers owed, then the end
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         held = HeadHoldingTransport(transport, self.loop, self._answering_before_body_read)
@@ -223,7 +226,34 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         # uvicorn's line for each request asking an upgrade it does not serve (h2c): bounded as refusals are
         BUDGET.say(self.client, "an upgrade this front does not serve (served as plain HTTP/1.1)")
 
+    def eof_received(self) -> bool | None:  # type: ignore[override]  # asyncio's own: True keeps it open
+        """The client ended its side. uvicorn closed the connection then, so a client that half-closes after
+        sending its request (``nc -N``, a script's ``shutdown``) never had its answer, though its call ran;
+        and one whose request was cut short by its end had no word of it (h11 answered 400). Now the answers
+        owed go out, a request cut short is refused (400) in its turn, and the connection ends after the last.
+        Under TLS there is no half close (asyncio closes it whatever is returned): as before."""
+        self._peer_done = True
+        transport = self.transport
+        if transport is None or transport.is_closing() or not transport.can_write_eof():
+            return None
+        if self._lingering or self._held is not None:
+            return True  # refused already: that refusal's own end closes it
+        cycle = self.cycle
+        if self._begun and (self._in_head or cycle is None or not cycle.response_started):
+            self._refuse_as(400, CUT_SHORT)
+            return True
+        if self.pipeline or (cycle is not None and not cycle.response_complete):
+            return True  # answers owed: the last one's completion ends the connection
+        return None  # nothing owed: closed, as before
+
     def on_response_complete(self) -> None:
+        self._answered()
+        cycle = self.cycle
+        if (self._peer_done and self._held is None and not self.pipeline and not self.transport.is_closing()
+                and (cycle is None or cycle.response_complete)):
+            self.transport.close()  # the client has ended its side and every answer owed is out
+
+    def _answered(self) -> None:
         super().on_response_complete()  # starts the next request queued, if any, and reads again
         cycle = self.cycle  # the last request read: the one answered, or one queued behind it (not complete)
         if cycle is not None and cycle.response_complete and cycle.more_body:
@@ -329,6 +359,7 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             raise self._refused_in_callback(400, TOO_MANY_PIPELINED)
         self._fields = 0
         self._target = None
+        self._begun = True
         self._arm(HEAD_SECONDS)
         super().on_message_begin()
         self.scope[HEAD_HOLDER_KEY] = self.transport  # type: ignore[literal-required]
@@ -385,5 +416,6 @@ class FrontHTTPProtocol(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         self._disarm()  # read whole: the answer may take as long as it takes (a stream, a slow tool)
         self._target = None  # what is read next belongs to the next request
+        self._begun = False
         super().on_message_complete()
         self._in_head = True  # what follows on this connection is the next request's head

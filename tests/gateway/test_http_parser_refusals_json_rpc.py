@@ -200,3 +200,30 @@ async def test_the_mcp_client_is_told_a_head_was_too_large(front: Any, mode: str
     async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http),
                       mode=mode) as c:
         assert (await c.list_tools()).tools
+
+
+def _call(port: int, rid: int, text: str) -> bytes:
+    from tests.gateway.test_http_framing import echo
+
+    body = echo(text, rid)
+    return head(port, length=len(body)) + body
+
+
+def test_a_client_that_ends_its_side_is_answered(front: Any) -> None:
+    """A half close after the request (``nc -N``, a script's ``shutdown``): uvicorn closed the connection at
+    once, so the call ran and its answer was lost. Now every answer owed goes out, then the end; a request the
+    end cut short is refused (400, JSON-RPC) in its turn."""
+    port, _ = front
+    [(status, answer)] = exchange(port, _call(port, 1, "half one"), half_close=True)
+    assert status == 200 and answer["result"]["content"][0]["text"] == "half one"
+    answers = exchange(port, _call(port, 1, "first") + _call(port, 2, "second"), answers=2, half_close=True)
+    assert [a["result"]["content"][0]["text"] for _, a in answers] == ["first", "second"], answers
+    cut_head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1"
+    for data in (cut_head, _call(port, 3, "cut body")[:-5]):
+        [answer] = exchange(port, data, half_close=True)
+        assert "ended before" in rpc_error(answer, 400)
+    answers = exchange(port, _call(port, 4, "whole") + cut_head, answers=2, half_close=True)
+    assert len(answers) == 2 and answers[0][1]["result"]["content"][0]["text"] == "whole", answers
+    assert "ended before" in rpc_error(answers[1], 400)
+    # nothing sent, then the end: closed, no answer (no request to answer)
+    assert exchange(port, b"", half_close=True) == []
