@@ -6,15 +6,15 @@ uvicorn's pure-Python h11 parser was about a sixth of the event loop's time per 
 (request line and headers) larger than 16 KiB; uvicorn's httptools protocol has no such bound, and httptools
 buffers an unfinished header field itself, so the bound is kept here on the bytes received while a head is
 incomplete: past ``MAX_HEAD_BYTES`` the connection gets a 431 and is closed (memory held: the bound plus one
-read); a head that arrived whole in one read is measured as parsed and refused with a 400. A request is
+read); a head that arrived whole in one read is measured as parsed and refused with a 431 too. A request is
 read in bounded time (``HEAD_SECONDS``, ``BODY_SECONDS``; 408 past them: slowloris). Each of these refusals
 (and the parser's 400) is a JSON-RPC error for a client of a JSON-RPC route, and logged bounded
-(``parse_refusals.py``). A
-``Transfer-Encoding`` other than ``chunked`` is refused, as h11 refuses it, and so is a request target that is
-not a path (absolute or asterisk form: this front is no proxy). Trailer fields are dropped (as h11 drops
-them), never added to the headers the caller check has read. At most ``MAX_PIPELINED`` requests wait behind
-the one being answered. Everything else (keep-alive, flow
-control, upgrades, the 400 on a framing error) is uvicorn's own.
+(``parse_refusals.py``). A client that ends its sending side (a half close) still gets every answer owed,
+and a request that end cut short a 400; the connection ends after the last. A ``Transfer-Encoding``
+other than ``chunked`` is refused, as h11 refuses it, and so is a request target that is not a path
+(absolute or asterisk form: this front is no proxy). Trailer fields are dropped (as h11 drops them), never
+added to the headers the caller check has read. At most ``MAX_PIPELINED`` requests wait behind the one
+being answered. Everything else (keep-alive, flow control, upgrades) is uvicorn's own.
 
 HTTP/1.1 answers go out in the order their requests came, so what is said about a request still being read
 (its 408, 431 or 400) waits for the answers owed to the requests before it on the connection (reading stops
