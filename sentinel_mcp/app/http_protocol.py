@@ -44,6 +44,7 @@ from sentinel_mcp.app.parse_refusals import (
     BAD_CODING,
     BUDGET,
     CUT_SHORT,
+    UPGRADE_WITH_BODY,
     MALFORMED,
     NOT_A_PATH,
     TOO_LARGE,
@@ -54,6 +55,7 @@ from sentinel_mcp.app.parse_refusals import (
 from sentinel_mcp.core.deployment_caps import cap
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+log = logging.getLogger(__name__)
 MAX_HEAD_BYTES = 16 * 1024  # h11's max_incomplete_event_size, uvicorn's default with h11
 # a request is read in bounded time: its head within HEAD_SECONDS of its first byte (or of the connection),
 # its body within BODY_SECONDS of its head. uvicorn bounds neither, so a client sending a header line every
@@ -223,8 +225,9 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self._refuse_as(400, MALFORMED)
 
     def _unsupported_upgrade_warning(self) -> None:
-        # uvicorn's line for each request asking an upgrade it does not serve (h2c): bounded as refusals are
-        BUDGET.say(self.client, "an upgrade this front does not serve (served as plain HTTP/1.1)")
+        # uvicorn's line for each request asking an upgrade it does not serve (h2c): it is served as plain
+        # HTTP/1.1 (RFC 9110 7.8 lets a server ignore Upgrade), nothing to warn about, a line per request
+        log.debug("HTTP: an Upgrade this front does not serve, ignored (%s)", self.client)
 
     def eof_received(self) -> bool | None:  # type: ignore[override]  # asyncio's own: True keeps it open
         """The client ended its side. uvicorn closed the connection then, so a client that half-closes after
@@ -333,17 +336,26 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         # uvicorn's ``data_received``, with the refusal's reason and status kept (a parser callback below
         # says why it raised) and its log line bounded; the callbacks move the head state
         self._unset_keepalive_if_required()
-        try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            if self._should_upgrade():
-                self.handle_websocket_upgrade()
-            else:
+        while True:
+            try:
+                self.parser.feed_data(data)
+            except httptools.HttpParserUpgrade as e:
+                if self._should_upgrade():
+                    self.handle_websocket_upgrade()
+                    break
                 self._unsupported_upgrade_warning()
-        except httptools.HttpParserError:
-            why, self._why = self._why, None
-            self._refuse_as(*(why or (400, MALFORMED)))
-            return
+                # the parser stopped at the end of that head, taking what follows for the new protocol:
+                # uvicorn dropped it, so a request pipelined behind was never answered. It is parsed as
+                # HTTP/1.1 (the upgrade was not made; one with a body is refused in ``on_headers_complete``)
+                offset = e.args[0] if e.args and type(e.args[0]) is int else len(data)
+                data = data[offset:]
+                if data and not (self._lingering or self._held is not None or self.transport.is_closing()):
+                    continue
+            except httptools.HttpParserError:
+                why, self._why = self._why, None
+                self._refuse_as(*(why or (400, MALFORMED)))
+                return
+            break
         if (self._in_head and self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing()
                 and self._held is None):
             self._refuse_as(431, TOO_LARGE)
@@ -406,12 +418,20 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
+        if self.parser.should_upgrade() and not self._should_upgrade() and self._declares_body():
+            # the parser takes the body of a request asking an Upgrade for the new protocol's bytes: the
+            # request ran without its body (a tools/call answered "Parse error") and the body was dropped
+            raise self._refused_in_callback(400, UPGRADE_WITH_BODY)
         if self._target is None:
             self._target = self.url
         self._in_head = False
         self._head_bytes = 0
         self._arm(BODY_SECONDS)
         super().on_headers_complete()
+
+    def _declares_body(self) -> bool:
+        return any(name == b"transfer-encoding" or (name == b"content-length" and value.strip(b" \t0"))
+                   for name, value in self.headers)
 
     def on_message_complete(self) -> None:
         self._disarm()  # read whole: the answer may take as long as it takes (a stream, a slow tool)

@@ -31,6 +31,8 @@ TOO_SLOW = "Request not received in time"
 NOT_A_PATH = "Invalid HTTP request: the request target is not a path (this front is no proxy)"
 BAD_CODING = "Invalid HTTP request: a Transfer-Encoding other than chunked"
 CUT_SHORT = "Invalid HTTP request: the connection's sending side ended before the request did"
+UPGRADE_WITH_BODY = ("Invalid HTTP request: an Upgrade this front does not serve, on a request with a body "
+                     "(send it without the Upgrade)")
 TOO_MANY_PIPELINED = "Invalid HTTP request: too many pipelined requests"
 LOGGED = 20
 WINDOW_SECONDS = 60.0

@@ -227,3 +227,24 @@ def test_a_client_that_ends_its_side_is_answered(front: Any) -> None:
     assert "ended before" in rpc_error(answers[1], 400)
     # nothing sent, then the end: closed, no answer (no request to answer)
     assert exchange(port, b"", half_close=True) == []
+
+
+H2C = "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA"
+
+
+def test_an_upgrade_the_front_does_not_serve_loses_nothing(front: Any) -> None:
+    """``Upgrade: h2c`` (curl's ``--http2`` on http://): the parser takes what follows the head for the new
+    protocol, and uvicorn dropped it. A call with a body ran without it ("Parse error") and a request
+    pipelined behind a bodiless one was never answered. Now the one with a body is refused, saying why
+    (nothing runs), and what follows a bodiless one is read as HTTP/1.1 (the upgrade is ignored, as RFC 9110
+    allows)."""
+    port, err = front
+    upgraded = _call(port, 1, "upgraded").replace(b"\r\n\r\n", f"\r\n{H2C}\r\n\r\n".encode(), 1)
+    [answer] = exchange(port, upgraded)
+    assert "Upgrade" in rpc_error(answer, 400)
+    plain = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode()
+    answers = exchange(port, plain + H2C.encode() + b"\r\n\r\n" + plain + b"\r\n", answers=2)
+    assert [status for status, _ in answers] == [200, 200], answers
+    answers = exchange(port, plain + H2C.encode() + b"\r\n\r\n" + _call(port, 2, "behind"), answers=2)
+    assert answers[1][1]["result"]["content"][0]["text"] == "behind", answers
+    assert "Traceback" not in err.read_text(errors="replace")
