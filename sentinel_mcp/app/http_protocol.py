@@ -233,7 +233,8 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         """The client ended its side. uvicorn closed the connection then, so a client that half-closes after
         sending its request (``nc -N``, a script's ``shutdown``) never had its answer, though its call ran;
         and one whose request was cut short by its end had no word of it (h11 answered 400). Now the answers
-        owed go out, a request cut short is refused (400) in its turn, and the connection ends after the last.
+        owed go out, a request cut short is refused (400) in its turn, and the connection ends after the last;
+        an answer already being written (a stream) ends with the connection, as before.
         Under TLS there is no half close (asyncio closes it whatever is returned): as before."""
         self._peer_done = True
         transport = self.transport
@@ -245,8 +246,12 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         if self._begun and (self._in_head or cycle is None or not cycle.response_started):
             self._refuse_as(400, CUT_SHORT)
             return True
+        if cycle is not None and cycle.response_started and not cycle.response_complete:
+            # an answer under way (an SSE stream, most often): an end is far more often a client gone than
+            # one half closed, and a stream to a client gone held its session's place until a write failed
+            return None
         if self.pipeline or (cycle is not None and not cycle.response_complete):
-            return True  # answers owed: the last one's completion ends the connection
+            return True  # answers owed, not begun: the last one's completion ends the connection
         return None  # nothing owed: closed, as before
 
     def on_response_complete(self) -> None:
