@@ -9,7 +9,8 @@ parsed) when nothing was sent yet; when an answer had begun, its connection is c
 so that what was sent is not taken for a whole answer.
 
 An error answer on a JSON-RPC door that is not JSON-RPC (Starlette's 405 in plain text, a refusal some layer
-spelled its own way) is rewritten as one at the same status, its other headers (``WWW-Authenticate``) kept.
+spelled its own way) is rewritten as one at the same status, its other headers (``WWW-Authenticate``) kept;
+so is one on the legacy ``/sse`` stream, whose client reads JSON-RPC too.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sentinel_mcp.app.json_rpc_doors import json_rpc_door, refusal_body, request_id
+from sentinel_mcp.app.json_rpc_doors import json_rpc_client_route, refusal_body, request_id
 from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.wire_guard import MAX_ERROR_BYTES, as_json_rpc_error
@@ -42,8 +43,8 @@ class AppBoundary:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            door = json_rpc_door(scope["path"])
-            if door and scope["method"] != "POST":
+            door = json_rpc_client_route(scope["path"])
+            if door and (scope["method"] != "POST" or scope["path"] == "/sse"):
                 return await self._door(scope, receive, send)
             # no send of its own (the hot path: a POST's error answers at a door are JSON-RPC where they are
             # made, WireGuard's included); after a fault, uvicorn's send says whether an answer had begun

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sentinel_mcp.app.app_boundary import AppBoundary
 from sentinel_mcp.app.in_flight_ids import InFlightIds
-from sentinel_mcp.app.json_rpc_doors import json_rpc_door, refusal_body, request_id
+from sentinel_mcp.app.json_rpc_doors import json_rpc_client_route, refusal_body, request_id
 from sentinel_mcp.app.lean_calls import LeanCalls
 from sentinel_mcp.app.lean_session_calls import LeanSessionCalls
 from sentinel_mcp.app import session_dispatch
@@ -341,9 +341,9 @@ async def _reject(
             }
         )
         return
-    # on a JSON-RPC door a JSON-RPC error (its request's id when parsed already: never read before a caller
-    # check), else a plain object
-    door = json_rpc_door(scope.get("path", ""))
+    # on a JSON-RPC door (or the legacy /sse stream) a JSON-RPC error (its request's id when parsed already:
+    # never read before a caller check), else a plain object
+    door = json_rpc_client_route(scope.get("path", ""))
     body = refusal_body(message, request_id(scope)) if door else json.dumps({"error": message}).encode()
     await send(
         {

@@ -6,13 +6,15 @@ uvicorn's pure-Python h11 parser was about a sixth of the event loop's time per 
 (request line and headers) larger than 16 KiB; uvicorn's httptools protocol has no such bound, and httptools
 buffers an unfinished header field itself, so the bound is kept here on the bytes received while a head is
 incomplete: past ``MAX_HEAD_BYTES`` the connection gets a 431 and is closed (memory held: the bound plus one
-read); a head that arrived whole in one read is measured as parsed and refused with a 400. A request is
-read in bounded time (``HEAD_SECONDS``, ``BODY_SECONDS``; 408 past them: slowloris). A
-``Transfer-Encoding`` other than ``chunked`` is refused, as h11 refuses it, and so is a request target that is
-not a path (absolute or asterisk form: this front is no proxy). Trailer fields are dropped (as h11 drops
-them), never added to the headers the caller check has read. At most ``MAX_PIPELINED`` requests wait behind
-the one being answered. Everything else (keep-alive, flow
-control, upgrades, the 400 on a framing error) is uvicorn's own.
+read); a head that arrived whole in one read is measured as parsed and refused with a 431 too. A request is
+read in bounded time (``HEAD_SECONDS``, ``BODY_SECONDS``; 408 past them: slowloris). Each of these refusals
+(and the parser's 400) is a JSON-RPC error for a client of a JSON-RPC route, and logged bounded
+(``parse_refusals.py``). A client that ends its sending side (a half close) still gets every answer owed,
+and a request that end cut short a 400; the connection ends after the last. A ``Transfer-Encoding``
+other than ``chunked`` is refused, as h11 refuses it, and so is a request target that is not a path
+(absolute or asterisk form: this front is no proxy). Trailer fields are dropped (as h11 drops them), never
+added to the headers the caller check has read. At most ``MAX_PIPELINED`` requests wait behind the one
+being answered. Everything else (keep-alive, flow control, upgrades) is uvicorn's own.
 
 HTTP/1.1 answers go out in the order their requests came, so what is said about a request still being read
 (its 408, 431 or 400) waits for the answers owed to the requests before it on the connection (reading stops
@@ -35,19 +37,32 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY
-from sentinel_mcp.core.deployment_caps import cap
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+import httptools
 
+from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY
+from sentinel_mcp.app.parse_refusals import (
+    BAD_CODING,
+    BUDGET,
+    CUT_SHORT,
+    UPGRADE_WITH_BODY,
+    MALFORMED,
+    NOT_A_PATH,
+    TOO_LARGE,
+    TOO_MANY_PIPELINED,
+    TOO_SLOW,
+    refusal_answer,
+)
+from sentinel_mcp.core.deployment_caps import cap
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+log = logging.getLogger(__name__)
 MAX_HEAD_BYTES = 16 * 1024  # h11's max_incomplete_event_size, uvicorn's default with h11
-TOO_LARGE = b"Request head too large"
 # a request is read in bounded time: its head within HEAD_SECONDS of its first byte (or of the connection),
 # its body within BODY_SECONDS of its head. uvicorn bounds neither, so a client sending a header line every
 # few seconds held its connection (and a file descriptor) for hours: a thousand and nobody else got in.
 # (a deployment with slow links raises them: SENTINEL_CAP_HTTP_HEAD_SECONDS, SENTINEL_CAP_HTTP_BODY_SECONDS)
 HEAD_SECONDS = float(cap("HTTP_HEAD_SECONDS", 10))
 BODY_SECONDS = float(cap("HTTP_BODY_SECONDS", 30))
-TOO_SLOW = b"Request not received in time"
 # requests a connection may have waiting behind the one being answered. httptools parses a whole read at once
 # and uvicorn queued every request in it: 128 KiB of pipelined 42-byte requests held ~7 MB (3,045 queued
 # requests) until answered. One more is refused (400) and the connection closed; MCP clients never pipeline
@@ -147,6 +162,11 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self._deferred: float | None = None  # a bound to start over once no earlier answer is owed
         self._held: bytes | None = None  # a refusal waiting for the earlier answers (then the end)
         self._lingering = False  # answered before its body was read whole: nothing more is read
+        # the target of the request being read (None: not read whole yet), and why a parser callback refused
+        self._target: bytes | None = None
+        self._why: tuple[int, str] | None = None
+        self._begun = False  # a request's first byte was read, its last not yet
+        self._peer_done = False  # the client ended its side (a half close): answers owed, then the end
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         held = HeadHoldingTransport(transport, self.loop, self._answering_before_body_read)
@@ -192,17 +212,56 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self.transport.write(answer)
         self._end_refused()
 
+    def _refuse_as(self, status: int, reason: str) -> None:
+        """The refusal of the request being read, said once in the log (bounded) and answered in its turn:
+        JSON-RPC for a client of a JSON-RPC route (``parse_refusals.py``)."""
+        if self._lingering or self._held is not None:
+            return
+        BUDGET.say(self.client, reason)
+        self._refuse(refusal_answer(status, reason, self._target, self.server_state.default_headers))
+
     def send_400_response(self, msg: str) -> None:
         # uvicorn's answer to a request it could not parse (its bytes), in its turn
-        content = [STATUS_LINE[400]]
-        for name, value in self.server_state.default_headers:
-            content.extend([name, b": ", value, b"\r\n"])
-        body = msg.encode("ascii")
-        content.append(b"content-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
-                       b"connection: close\r\n\r\n%s" % (len(body), body))
-        self._refuse(b"".join(content))
+        self._refuse_as(400, MALFORMED)
+
+    def _unsupported_upgrade_warning(self) -> None:
+        # uvicorn's line for each request asking an upgrade it does not serve (h2c): it is served as plain
+        # HTTP/1.1 (RFC 9110 7.8 lets a server ignore Upgrade), nothing to warn about, a line per request
+        log.debug("HTTP: an Upgrade this front does not serve, ignored (%s)", self.client)
+
+    def eof_received(self) -> bool | None:  # type: ignore[override]  # asyncio's own: True keeps it open
+        """The client ended its side. uvicorn closed the connection then, so a client that half-closes after
+        sending its request (``nc -N``, a script's ``shutdown``) never had its answer, though its call ran;
+        and one whose request was cut short by its end had no word of it (h11 answered 400). Now the answers
+        owed go out, a request cut short is refused (400) in its turn, and the connection ends after the last;
+        an answer already being written (a stream) ends with the connection, as before.
+        Under TLS there is no half close (asyncio closes it whatever is returned): as before."""
+        self._peer_done = True
+        transport = self.transport
+        if transport is None or transport.is_closing() or not transport.can_write_eof():
+            return None
+        if self._lingering or self._held is not None:
+            return True  # refused already: that refusal's own end closes it
+        cycle = self.cycle
+        if self._begun and (self._in_head or cycle is None or not cycle.response_started):
+            self._refuse_as(400, CUT_SHORT)
+            return True
+        if cycle is not None and cycle.response_started and not cycle.response_complete:
+            # an answer under way (an SSE stream, most often): an end is far more often a client gone than
+            # one half closed, and a stream to a client gone held its session's place until a write failed
+            return None
+        if self.pipeline or (cycle is not None and not cycle.response_complete):
+            return True  # answers owed, not begun: the last one's completion ends the connection
+        return None  # nothing owed: closed, as before
 
     def on_response_complete(self) -> None:
+        self._answered()
+        cycle = self.cycle
+        if (self._peer_done and self._held is None and not self.pipeline and not self.transport.is_closing()
+                and (cycle is None or cycle.response_complete)):
+            self.transport.close()  # the client has ended its side and every answer owed is out
+
+    def _answered(self) -> None:
         super().on_response_complete()  # starts the next request queued, if any, and reads again
         cycle = self.cycle  # the last request read: the one answered, or one queued behind it (not complete)
         if cycle is not None and cycle.response_complete and cycle.more_body:
@@ -270,9 +329,7 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             self._deferred = HEAD_SECONDS if self._in_head else BODY_SECONDS
             return
         if self._in_head or self.cycle is None or not self.cycle.response_started:
-            self._refuse(
-                b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
-                b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(TOO_SLOW), TOO_SLOW))
+            self._refuse_as(408, TOO_SLOW)
             return
         transport.close()
 
@@ -281,17 +338,45 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             return  # refused: the connection ends once the answers owed ahead are out
         if self._in_head:
             self._head_bytes += len(data)
-        super().data_received(data)  # the parser's callbacks below move the head state
+        # uvicorn's ``data_received``, with the refusal's reason and status kept (a parser callback below
+        # says why it raised) and its log line bounded; the callbacks move the head state
+        self._unset_keepalive_if_required()
+        while True:
+            try:
+                self.parser.feed_data(data)
+            except httptools.HttpParserUpgrade as e:
+                if self._should_upgrade():
+                    self.handle_websocket_upgrade()
+                    break
+                self._unsupported_upgrade_warning()
+                # the parser stopped at the end of that head, taking what follows for the new protocol:
+                # uvicorn dropped it, so a request pipelined behind was never answered. It is parsed as
+                # HTTP/1.1 (the upgrade was not made; one with a body is refused in ``on_headers_complete``)
+                offset = e.args[0] if e.args and type(e.args[0]) is int else len(data)
+                data = data[offset:]
+                if data and not (self._lingering or self._held is not None or self.transport.is_closing()):
+                    continue
+            except httptools.HttpParserError:
+                why, self._why = self._why, None
+                self._refuse_as(*(why or (400, MALFORMED)))
+                return
+            break
         if (self._in_head and self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing()
                 and self._held is None):
-            self._refuse(
-                b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
-                b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(TOO_LARGE), TOO_LARGE))
+            self._refuse_as(431, TOO_LARGE)
+
+    def _refused_in_callback(self, status: int, reason: str) -> ValueError:
+        """Raised in a parser callback, this is a parser error (uvicorn would answer 400 and close): the
+        status and reason to answer are kept for ``data_received``."""
+        self._why = (status, reason)
+        return ValueError(reason)
 
     def on_message_begin(self) -> None:
         if len(self.pipeline) >= MAX_PIPELINED:  # raised in a callback: uvicorn answers 400 and closes
-            raise ValueError("too many pipelined requests")
+            raise self._refused_in_callback(400, TOO_MANY_PIPELINED)
         self._fields = 0
+        self._target = None
+        self._begun = True
         self._arm(HEAD_SECONDS)
         super().on_message_begin()
         self.scope[HEAD_HOLDER_KEY] = self.transport  # type: ignore[literal-required]
@@ -302,7 +387,7 @@ class FrontHTTPProtocol(HttpToolsProtocol):
             # origin form only: this front is no proxy. An absolute-form target names the authority that
             # counts instead of Host (RFC 9112 3.2.2), yet uvicorn keeps its path alone, so the Host check
             # (DNS rebinding) read a header the request itself overrides; "*" names no resource here
-            raise ValueError("the request target is not a path")
+            raise self._refused_in_callback(400, NOT_A_PATH)
         super().on_url(url)
 
     def _count(self, n: int) -> None:
@@ -310,13 +395,15 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         # callback, this is a parser error: uvicorn answers 400 and closes the connection
         self._fields += n
         if self._fields > MAX_HEAD_BYTES:
-            raise ValueError("request head too large")
+            raise self._refused_in_callback(431, TOO_LARGE)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         size = len(name)
         self._fields += size + len(value) + 4  # ``_count``, written out: this runs for every header
         if self._fields > MAX_HEAD_BYTES:
-            raise ValueError("request head too large")
+            raise self._refused_in_callback(431, TOO_LARGE)
+        if self._target is None:
+            self._target = self.url  # read whole: a header follows it
         if not self._in_head:
             # a trailer field (after a chunked body's last chunk): uvicorn appended it to the request's
             # headers after the caller check had read them, so a second Authorization or Mcp-Session-Id there
@@ -326,7 +413,7 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         if size == 17 and name.lower() == b"transfer-encoding" and value.strip().lower() != b"chunked":
             # h11 refuses any other coding too: a body framed by a coding nobody here decodes ("gzip,
             # chunked") is not a JSON message, and a coding list is where request smuggling hides
-            raise ValueError("unsupported Transfer-Encoding")
+            raise self._refused_in_callback(400, BAD_CODING)
         # uvicorn's ``on_header``, written out (a call a header, 11 headers a request): the name lowered, the
         # value's trailing whitespace dropped (RFC 9110 5.5), ``Expect: 100-continue`` noted
         name = name.lower()
@@ -336,12 +423,24 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
+        if self.parser.should_upgrade() and not self._should_upgrade() and self._declares_body():
+            # the parser takes the body of a request asking an Upgrade for the new protocol's bytes: the
+            # request ran without its body (a tools/call answered "Parse error") and the body was dropped
+            raise self._refused_in_callback(400, UPGRADE_WITH_BODY)
+        if self._target is None:
+            self._target = self.url
         self._in_head = False
         self._head_bytes = 0
         self._arm(BODY_SECONDS)
         super().on_headers_complete()
 
+    def _declares_body(self) -> bool:
+        return any(name == b"transfer-encoding" or (name == b"content-length" and value.strip(b" \t0"))
+                   for name, value in self.headers)
+
     def on_message_complete(self) -> None:
         self._disarm()  # read whole: the answer may take as long as it takes (a stream, a slow tool)
+        self._target = None  # what is read next belongs to the next request
+        self._begun = False
         super().on_message_complete()
         self._in_head = True  # what follows on this connection is the next request's head

@@ -25,6 +25,12 @@ def json_rpc_door(path: str) -> bool:
     return path == "/mcp" or path == "/a2a" or path.startswith("/messages/") or path == "/messages"
 
 
+def json_rpc_client_route(path: str) -> bool:
+    """``path`` is a route whose clients read a refusal as JSON-RPC: a door, or the legacy SSE stream (its
+    events are JSON-RPC messages; its GET carries none)."""
+    return json_rpc_door(path) or path == "/sse"
+
+
 def request_id(scope: Scope) -> Any:
     """The id of the request being answered, when it was parsed and checked already (else None)."""
     msg = scope.get(MESSAGE_KEY)

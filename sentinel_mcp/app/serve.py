@@ -122,6 +122,9 @@ def http_server(config: Config, host: str, port: int) -> Any:
     )
     # refused client certificates go to the audit log once the gateway runs
     security.audit_to(lambda: holder.runtime.audit if holder.runtime is not None else None)
+    # entered first and left last of what is mounted: refusals held while it started written, the rest before
+    # the audit closes
+    holder.add_lifespan(security.audit_lifespan)
     holder.tls_status = security.health
     if a2a_settings.get("enabled", True):
         _mount_a2a(

@@ -12,16 +12,25 @@ and says so in the log. A file that cannot be read as a mark (corrupt, another's
 start: what it would have refused cannot be told, and the operator is told which file, and that removing it
 takes the CRL files as they are. A mark that cannot be written is logged and shown by /healthz; the CRL in
 force is served all the same (it is newer than any the mark could refuse).
+
+Instances of one data dir share the file. A write merges with what is on disk under a lock
+(``crl-mark.json.lock``, ``flock``): each CA's newest of the file's and the writer's, so that an instance
+that has not seen a newer CRL another one recorded never writes its older stamp back over it (last writer
+won). What the others recorded is adopted by the writer, and read again before a changed CRL file is
+taken. A mark on disk that cannot be read then is never overwritten: the write is refused and said.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import math
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from sentinel_mcp.core.errors import TLSError
@@ -88,6 +97,25 @@ class CrlMark:
     def load(self) -> Freshness:
         """The mark kept (empty when there is none yet, said in the log); CrlMarkError when it cannot be
         trusted or read."""
+        try:
+            return self._read()
+        except FileNotFoundError:
+            log.warning("TLS: no CRL mark at %s (the first start with client certificates, or it was "
+                        "removed): the CRL files are taken as they are, and their freshness kept there from "
+                        "now on", self.path)
+            return {}
+
+    def recorded(self) -> Freshness:
+        """What the file holds now (another instance's writes included); empty when it is missing or cannot
+        be read (a write then says why, and refuses to overwrite it)."""
+        try:
+            return self._read()
+        except (CrlMarkError, FileNotFoundError):
+            return {}
+
+    def _read(self) -> Freshness:
+        """The file's mark; FileNotFoundError when there is none, CrlMarkError when it cannot be trusted or
+        read."""
         path = self.path
         unsafe = replaceable_by_others(path)
         if unsafe is not None:
@@ -96,10 +124,7 @@ class CrlMark:
             with path.open("rb") as f:
                 data = f.read(MAX_MARK_BYTES + 1)
         except FileNotFoundError:
-            log.warning("TLS: no CRL mark at %s (the first start with client certificates, or it was "
-                        "removed): the CRL files are taken as they are, and their freshness kept there from "
-                        "now on", path)
-            return {}
+            raise
         except OSError as e:
             raise _refused(path, f"cannot be read ({e.strerror})") from None
         try:
@@ -107,16 +132,36 @@ class CrlMark:
         except ValueError as e:
             raise _refused(path, f"is not a CRL mark: it {e}") from None
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Writers of this data dir one at a time (the kernel drops the lock when its holder ends)."""
+        directory = self.path.parent
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
     def save(self, held: Freshness, fresh: Freshness) -> Freshness:
-        """``held`` moved forward by ``fresh`` (each CA's newest), written when it changed; returns it.
-        OSError when it cannot be written (the caller logs it and serves on)."""
-        mark = newest(held, fresh)
-        if mark == held and self.path.exists():
-            return mark
+        """``held`` moved forward by ``fresh`` and by what the file holds now (each CA's newest), written when
+        that differs from the file; returns it. OSError when it cannot be written, CrlMarkError when the file
+        on disk cannot be read (it is left as it is): the caller logs either and serves on."""
+        with self._locked():
+            try:
+                recorded: Freshness | None = self._read()
+            except FileNotFoundError:
+                recorded = None
+            mark = newest(recorded or {}, held, fresh)
+            if mark != recorded:
+                self._write(mark)
+        return mark
+
+    def _write(self, mark: Freshness) -> None:
         body = json.dumps({"version": 1, "cas": {ca: list(stamp) for ca, stamp in sorted(mark.items())}},
                           indent=1).encode()
         directory = self.path.parent
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".crl-mark.")  # owner-only (0600)
         try:
             with os.fdopen(fd, "wb") as f:
@@ -135,4 +180,3 @@ class CrlMark:
             os.fsync(dfd)  # the rename itself survives a crash
         finally:
             os.close(dfd)
-        return mark

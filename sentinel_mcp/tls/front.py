@@ -8,8 +8,10 @@ without TLS refuses to start unless the config says ``"tls": "off"``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import warnings
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -117,6 +119,20 @@ class FrontSecurity:
         """``audit()``: the running gateway's AuditLog, or None while it starts."""
         if self.refusals is not None:
             self.refusals.audit = audit
+
+    @contextlib.asynccontextmanager
+    async def audit_lifespan(self, _running: Any) -> AsyncIterator[None]:
+        """Entered once the gateway runs (its audit log open), left before it stops: refusals held while it
+        started are written then, and the count not yet written before the audit closes."""
+        refusals = self.refusals
+        if refusals is not None:
+            await refusals.opened()
+        try:
+            yield
+        finally:
+            if refusals is not None:
+                await refusals.flush()
+                refusals.closed()
 
     def uvicorn_options(self, http_base: type | None = None, ws_base: type | None = None) -> dict[str, Any]:
         return self.acceptor.uvicorn_options(http_base, ws_base) if self.acceptor else {}

@@ -1,7 +1,11 @@
 """Refused certificates go to the audit log (``origin`` "tls"), bounded: a scanner hammering the port cannot
 flood the disk. Within a window at most ``burst`` refusals are written one by one; the rest are counted and
 written as one summary line when the window ends (a timer: a burst followed by silence is counted too) or when
-the gateway stops (``flush``)."""
+the gateway stops (``flush``).
+
+A refusal before the audit log opens (the gateway still starting) is held, in order, and written when it opens
+(``opened``): at most ``burst`` held, the rest counted into one row. One after it closed (``closed``) is said
+in the log, bounded as the audit is, never written into a closed store."""
 
 from __future__ import annotations
 
@@ -29,6 +33,9 @@ class RefusalLog:
         self.total = 0
         self._pending: set[asyncio.Task[None]] = set()  # writes under way (kept so they are not collected)
         self._window_end: asyncio.TimerHandle | None = None  # writes the count when its window ends
+        self._held: list[AuditEntry] = []  # written before the audit opened: written when it does
+        self._held_dropped = 0  # ... past the bound on those: counted
+        self._closed = False
 
     def record(self, peer: str | None, reason: str, *, stage: str = HANDSHAKE,
                certificate: dict[str, Any] | None = None, principal: str | None = None) -> None:
@@ -100,21 +107,53 @@ class RefusalLog:
             )
             self.suppressed = 0
 
+    async def opened(self) -> None:
+        """The audit log is open: what was held while it was not is written now, in order, with the count of
+        this window's refusals so far (and awaited)."""
+        if self.audit() is None or self._closed:
+            return
+        self._release_held()
+        self._summarize()
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+
+    def closed(self) -> None:
+        """The audit log is closing (``flush`` first): later refusals are said in the log only."""
+        self._closed = True
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, []
+        dropped, self._held_dropped = self._held_dropped, 0
+        if dropped:
+            held.append(AuditEntry(
+                session="tls", origin="tls", tool=HANDSHAKE, decision="deny", outcome="denied",
+                reason=f"{dropped} more certificate refusals before the audit log opened (not written one "
+                "by one)"))
+        for entry in held:
+            self._write(entry)
+
     def _write(self, entry: AuditEntry) -> None:
         """Called from the handshake and from resolvers (sync); the audit log writes durably (async), so the
         write is its own task on the running loop. A refusal that cannot be written is logged: the caller is
         refused either way."""
+        if self._closed:
+            log.warning("TLS refusal not audited (the audit log is closed): %s from %s", entry.reason,
+                        entry.client)
+            return
         audit = self.audit()
-        if audit is None:
-            log.warning(
-                "TLS refusal not audited (the gateway is starting): %s from %s", entry.reason, entry.client
-            )
+        if audit is None:  # starting: held for the audit (bounded), written when it opens
+            if len(self._held) < self.burst:
+                self._held.append(entry)
+            else:
+                self._held_dropped += 1
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             log.warning("TLS refusal not audited (no event loop): %s from %s", entry.reason, entry.client)
             return
+        if self._held or self._held_dropped:  # opened since: what was held goes first
+            self._release_held()
         task = loop.create_task(self._persist(audit, entry))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)

@@ -249,6 +249,9 @@ class ServerContexts:
                 try:
                     ctx, warnings, revoked, cas, fresh = build_server_context(self.tls)
                     trusted = {ca.sha256 for ca in cas.cas} if cas is not None else set()
+                    if self._mark is not None and self.tls.mode != "off":
+                        # what other instances of this data dir recorded since counts too
+                        self._high = newest(self._high, self._mark.recorded())
                     why = rolled_back(self._high, fresh, trusted)
                     if why is not None:
                         raise TLSSetupError(f"TLS CRLs ({self.tls.crl or self.tls.ca}) refused: {why}")
@@ -273,11 +276,13 @@ class ServerContexts:
             return
         try:
             self._high = self._mark.save(self._high, self._fresh)
-        except OSError as e:
+        except (OSError, CrlMarkError) as e:
             # the CRL in force is served all the same (the newest seen); only a restart would not know it
             self._high = newest(self._high, self._fresh)
-            problem = (f"the CRL mark {self._mark.path} cannot be written ({e.strerror or e}): after a "
-                       "restart an older CRL would not be refused")
+            why = str(e) if isinstance(e, CrlMarkError) else (
+                f"{self._mark.path} cannot be written ({e.strerror or e})")
+            problem = (f"the CRL mark is not kept: {why}; after a restart an older CRL would not be "
+                       "refused")
             self.warnings = [*self.warnings, problem]
             log.error("TLS: %s", problem)
 
