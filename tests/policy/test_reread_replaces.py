@@ -76,12 +76,15 @@ async def test_a_newer_answer_replaces_the_older(tmp_path: Path, first: str, new
 
 # the newer answer says nothing the bindings can read: an error, a text that is no JSON
 @pytest.mark.parametrize("first", ["guard", "client"])
-@pytest.mark.parametrize("newer", [{"error": "booking service unavailable"}, {"text": "try again later"}],
-                         ids=["error", "text"])
+@pytest.mark.parametrize("newer", [{"error": "booking service unavailable"}, {"text": "try again later"},
+                                   # JSON text past the reader's depth (Python's, ~1,000 levels)
+                                   {"deep": 1_200}, {"deep": 100_000}],
+                         ids=["error", "text", "deep-1200", "deep-100k"])
 async def test_an_answer_that_says_nothing_takes_back_what_the_read_said(
     tmp_path: Path, first: str, newer: dict[str, str]
 ) -> None:
-    """The booking was read as confirmed; read again, the upstream answers an error (or a text): what the
+    """The booking was read as confirmed; read again, the upstream answers an error (or a text, or JSON nested
+    deeper than the guard reads: it raised RecursionError, and the older answer's facts were kept): what the
     older answer said is no longer known, so the guard asks again (and fails closed on the same answer)
     instead of holding on to "confirmed" until its TTL."""
     state = tmp_path / "state.json"
