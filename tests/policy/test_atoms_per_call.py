@@ -48,5 +48,6 @@ async def test_texts_a_client_sends_leave_no_atoms(tmp_path: Path, kind: str) ->
             before = await atoms()
             await calls(1, 300)
             after = await atoms()
-    # a few atoms may come and go with the engine's own work; one a call would be 300
-    assert after - before < 30, (before, after)
+    # some dozens of atoms come and go with the engine's own work (the shared engine, in a run of many tests:
+    # +36 seen); one a call would be 300
+    assert after - before < 100, (before, after)
