@@ -229,3 +229,40 @@ async def test_an_answer_the_engine_cannot_read_takes_back_what_the_read_said(tm
         assert await r.guard.store.valid("s1", predicate="booking_status") == []
         out = await r.guard.engine.dump_session(r.guard.knowledge.module("s1"))
         assert "booking_status" not in out, out
+
+
+async def test_seeds_forgotten_with_nothing_else_held_are_seeded_again(tmp_path: Path) -> None:
+    """A conversation a call (2026-era, no session carried back) left one seed row each for good; the purge
+    forgets the seeds of a conversation holding nothing else (seed_only_sessions.py). Such a conversation
+    used again is seeded again: its guard still knows the current user, mirrored or reloaded."""
+    from sentinel_mcp.policy.seed_only_sessions import forget_seed_only
+
+    state = tmp_path / "state.json"
+    write_state(state, {"BK-1": "confirmed", "BK-2": "confirmed", "BK-3": "confirmed"})
+    async with running_gateway(config(tmp_path)) as rt:
+        store = rt.gateway.guard.store
+        async with Client(rt.front.server, mode="2026-07-28") as c:
+            for _ in range(20):  # a conversation a call
+                assert (await c.call_tool("bk__cancel_booking", {"booking_id": "BK-9"})).is_error
+        await store._learning.settled()
+        assert len(await store.sessions()) == 20
+        await store.purge_expired(now=4e9)  # their reads' facts expired
+        assert await store.count() == 20  # one seed each, for good
+        await rt.gateway.guard.knowledge.purge()
+        assert await store.count() == 0 and await store.sessions() == []
+        async with Client(rt.front.server, mode="legacy") as c:
+            assert not (await c.call_tool("bk__cancel_booking", {"booking_id": "BK-1"})).is_error
+            await store._learning.settled()
+            await store.purge_expired(now=4e9)
+            assert await forget_seed_only(store) == 1  # the live conversation, its seed alone left
+            # mirrored still: its seed is in the mirror
+            assert not (await c.call_tool("bk__cancel_booking", {"booking_id": "BK-2"})).is_error
+            await store._learning.settled()
+            await store.purge_expired(now=4e9)
+            # nothing in the store now: the seed was forgotten, the mirror holding it is not seeded twice
+            assert await store.count() == 0
+            await rt.gateway.guard.knowledge.forget_sessions()  # loaded again from the store: seeded again
+            assert not (await c.call_tool("bk__cancel_booking", {"booking_id": "BK-3"})).is_error
+            refused = await c.call_tool("bk__cancel_booking", {"booking_id": "BK-9"})
+            assert refused.is_error and "not a booking of the current user" in refused.content[0].text
+    assert cancelled(tmp_path) == ["BK-1", "BK-2", "BK-3"]
