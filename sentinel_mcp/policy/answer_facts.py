@@ -13,6 +13,7 @@ import re
 
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.given_fact_size import size_problem
+from sentinel_mcp.policy.agent_answer_bound import MAX_AGENT_ANSWERS, standing_agent_answers
 from sentinel_mcp.policy.answered_askable import judging_askable
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
@@ -86,7 +87,8 @@ async def answer_fact(
     )
 
 
-async def keep_answer(knowledge: Knowledge, question: Question, fact: Fact) -> Fact:
+async def keep_answer(knowledge: Knowledge, question: Question, fact: Fact,
+                      max_agent: int = MAX_AGENT_ANSWERS) -> Fact:
     """Store an answer's fact by who gave it, against the answers its question holds already:
 
     - the user's answer replaces every answer the question holds from the agent (its value, no or "don't
@@ -115,6 +117,13 @@ async def keep_answer(knowledge: Knowledge, question: Question, fact: Fact) -> F
     for same in standing:  # the same answer, from someone the question takes it from: it stands as given
         if same.provenance in accepted:
             return same
+    if fact.provenance == "agent" and await standing_agent_answers(
+        knowledge.store, fact.session, max_agent
+    ) >= max_agent:  # a new fact the agent writes: within the conversation's bound (agent_answer_bound.py)
+        raise AnswerRefused(
+            f"this conversation holds {max_agent} answers the agent gave, as many as it keeps; no further "
+            "one is taken (a new conversation starts afresh, and the user can answer Sentinel's own question)"
+        )
     if replaced:
         await knowledge.delete(fact.session, [h.fact for h in replaced])
     await knowledge.add([fact])

@@ -421,6 +421,8 @@ class PrologEngine(EngineThread):
                     out = from_prolog_json(_SN_EXTRACT(rb, tool, args, json_text(result)))
             except PrologCallError as e:
                 raise EngineError(f"prolog error: {e}") from None
+            except RecursionError:  # nested past the C converter's 256 levels and the text's writer
+                raise EngineError("the result is nested too deep to read") from None
             return out
 
         out = await self.run(job)

@@ -21,6 +21,7 @@ from sentinel_mcp.policy.kept_effects import KEPT_SCOPE, kept_predicates
 from sentinel_mcp.policy.mirror_writes import MirrorWrites, writes
 from sentinel_mcp.policy.prolog_text import fact_text, module_name, quote_atom as _atom
 from sentinel_mcp.policy.read_sources import Forgotten, ReadSources
+from sentinel_mcp.policy.seed_only_sessions import forget_seed_only
 from sentinel_mcp.policy.rulebase import Rulebase
 
 # loads of a session's mirror raced by a write of it before one is refused (the decision is denied)
@@ -447,6 +448,7 @@ class Knowledge:
     async def purge(self) -> int:
         now = process_clock.now()
         n = await self.store.purge_expired(now)
+        await forget_seed_only(self.store)  # conversations left with their seeds alone (a row a call, else)
         # a copy: sessions load while this awaits the engine (iterating the live dict raised, and nothing was
         # purged)
         for s in list(self._loaded):

@@ -86,7 +86,7 @@ def result_json(result: CallToolResult) -> Any:
         if isinstance(c, TextContent):
             try:
                 return json.loads(c.text)
-            except ValueError:
+            except (ValueError, RecursionError):  # no JSON, or nested past the reader's depth: a text
                 return c.text
     return None
 
@@ -342,11 +342,11 @@ class Solver:
             extracted, unreadable = await self.knowledge.engine.extract(
                 rb.module, tool, arguments, result_json(result)
             )
-        except (EngineError, ValueError) as e:
+        except (EngineError, ValueError, RecursionError) as e:
             log.warning("the result of %s could not be read by the engine: %s", tool, e)  # never the client's
             # no reading at all (a number JSON has no value for, NaN or Infinity, which an upstream's JSON may
-            # carry): a read answered with nothing to read, as an error is; raising kept the older answer's
-            # facts
+            # carry; JSON nested past the readers' depth): a read answered with nothing to read, as an error
+            # is; raising kept the older answer's facts
             extracted = []
             unreadable = [f"{b.predicate}/{b.arity} (the result cannot be read)" for b in rb.info.bindings
                           if b.tool == tool]

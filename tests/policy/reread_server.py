@@ -33,12 +33,16 @@ async def list_bookings(user_id: str) -> dict[str, Any]:
 @mcp.tool(annotations=READ)
 async def get_booking(booking_id: str) -> Any:
     """One booking, as the state file says now: ``{"error": text}`` answers an error, ``{"text": text}`` a
-    text that is no JSON to read."""
+    text that is no JSON to read, ``{"deep": n}`` the booking with its status under n levels of arrays (a
+    JSON text, past any reader's depth)."""
     booking = state()["bookings"].get(booking_id, {})
     if "error" in booking:
         raise ValueError(booking["error"])
     if "text" in booking:
         return booking["text"]
+    if "deep" in booking:
+        n = booking["deep"]
+        return '{"id": "%s", "status": "confirmed", "more": %s"x"%s}' % (booking_id, "[" * n, "]" * n)
     return {"id": booking_id, **booking}
 
 

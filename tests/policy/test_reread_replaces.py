@@ -76,12 +76,15 @@ async def test_a_newer_answer_replaces_the_older(tmp_path: Path, first: str, new
 
 # the newer answer says nothing the bindings can read: an error, a text that is no JSON
 @pytest.mark.parametrize("first", ["guard", "client"])
-@pytest.mark.parametrize("newer", [{"error": "booking service unavailable"}, {"text": "try again later"}],
-                         ids=["error", "text"])
+@pytest.mark.parametrize("newer", [{"error": "booking service unavailable"}, {"text": "try again later"},
+                                   # JSON text past the reader's depth (Python's, ~1,000 levels)
+                                   {"deep": 1_200}, {"deep": 100_000}],
+                         ids=["error", "text", "deep-1200", "deep-100k"])
 async def test_an_answer_that_says_nothing_takes_back_what_the_read_said(
     tmp_path: Path, first: str, newer: dict[str, str]
 ) -> None:
-    """The booking was read as confirmed; read again, the upstream answers an error (or a text): what the
+    """The booking was read as confirmed; read again, the upstream answers an error (or a text, or JSON nested
+    deeper than the guard reads: it raised RecursionError, and the older answer's facts were kept): what the
     older answer said is no longer known, so the guard asks again (and fails closed on the same answer)
     instead of holding on to "confirmed" until its TTL."""
     state = tmp_path / "state.json"
@@ -226,3 +229,40 @@ async def test_an_answer_the_engine_cannot_read_takes_back_what_the_read_said(tm
         assert await r.guard.store.valid("s1", predicate="booking_status") == []
         out = await r.guard.engine.dump_session(r.guard.knowledge.module("s1"))
         assert "booking_status" not in out, out
+
+
+async def test_seeds_forgotten_with_nothing_else_held_are_seeded_again(tmp_path: Path) -> None:
+    """A conversation a call (2026-era, no session carried back) left one seed row each for good; the purge
+    forgets the seeds of a conversation holding nothing else (seed_only_sessions.py). Such a conversation
+    used again is seeded again: its guard still knows the current user, mirrored or reloaded."""
+    from sentinel_mcp.policy.seed_only_sessions import forget_seed_only
+
+    state = tmp_path / "state.json"
+    write_state(state, {"BK-1": "confirmed", "BK-2": "confirmed", "BK-3": "confirmed"})
+    async with running_gateway(config(tmp_path)) as rt:
+        store = rt.gateway.guard.store
+        async with Client(rt.front.server, mode="2026-07-28") as c:
+            for _ in range(20):  # a conversation a call
+                assert (await c.call_tool("bk__cancel_booking", {"booking_id": "BK-9"})).is_error
+        await store._learning.settled()
+        assert len(await store.sessions()) == 20
+        await store.purge_expired(now=4e9)  # their reads' facts expired
+        assert await store.count() == 20  # one seed each, for good
+        await rt.gateway.guard.knowledge.purge()
+        assert await store.count() == 0 and await store.sessions() == []
+        async with Client(rt.front.server, mode="legacy") as c:
+            assert not (await c.call_tool("bk__cancel_booking", {"booking_id": "BK-1"})).is_error
+            await store._learning.settled()
+            await store.purge_expired(now=4e9)
+            assert await forget_seed_only(store) == 1  # the live conversation, its seed alone left
+            # mirrored still: its seed is in the mirror
+            assert not (await c.call_tool("bk__cancel_booking", {"booking_id": "BK-2"})).is_error
+            await store._learning.settled()
+            await store.purge_expired(now=4e9)
+            # nothing in the store now: the seed was forgotten, the mirror holding it is not seeded twice
+            assert await store.count() == 0
+            await rt.gateway.guard.knowledge.forget_sessions()  # loaded again from the store: seeded again
+            assert not (await c.call_tool("bk__cancel_booking", {"booking_id": "BK-3"})).is_error
+            refused = await c.call_tool("bk__cancel_booking", {"booking_id": "BK-9"})
+            assert refused.is_error and "not a booking of the current user" in refused.content[0].text
+    assert cancelled(tmp_path) == ["BK-1", "BK-2", "BK-3"]

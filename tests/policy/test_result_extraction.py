@@ -299,3 +299,33 @@ async def test_a_text_spelling_a_literal_is_a_string_the_literal_an_atom(engine:
     whole = next(f for f in facts if f["fact"].startswith("whole("))
     assert {k: whole["args"][1][k] for k in ("owner", "note", "legs")} == {
         k: result[k] for k in ("owner", "note", "legs")}
+
+
+def _nested(depth: int, leaf: Any) -> Any:
+    for i in range(depth):
+        leaf = [leaf] if i % 2 else {"m": leaf}
+    return leaf
+
+
+@pytest.mark.parametrize("depth", [255, 256, 257, 300, 900])
+async def test_a_result_past_the_c_converters_depth_is_read_as_its_text(engine: Any, depth: int) -> None:
+    """Past the C converter's 256 levels the result goes the text path: the same facts."""
+    eng, module = engine
+    facts, unreadable = _facts(await eng.extract(module, "t__get", {"id": "R1"},
+                                                 {"owner": "u1", "note": _nested(depth, "n")}))
+    assert unreadable == [] and facts["owner('R1',u1)"] == 60
+    note = next(f for f in facts if f.startswith("note("))
+    assert note.count("json([m=") == (depth + 1) // 2
+
+
+@pytest.mark.parametrize("depth", [1_100, 5_000, 100_000])
+async def test_a_result_past_every_readers_depth_is_an_engine_error(engine: Any, depth: int) -> None:
+    """Deeper than the text path's writer recurses: an EngineError (the solver takes it as a result that
+    cannot be read), never Python's RecursionError, which nothing above caught: the read's older facts
+    were kept."""
+    eng, module = engine
+    with pytest.raises(EngineError):
+        await eng.extract(module, "t__get", {"id": "R1"}, {"owner": "u1", "note": _nested(depth, "n")})
+    # the engine goes on
+    facts, _ = _facts(await eng.extract(module, "t__get", {"id": "R1"}, {"owner": "u2"}))
+    assert "owner('R1',u2)" in facts
