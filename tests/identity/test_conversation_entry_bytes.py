@@ -44,17 +44,21 @@ def test_an_entry_costs_its_id_and_its_slots_only() -> None:
     assert per_entry <= sys.getsizeof(sid) + SLOT_BYTES, per_entry
 
 
+def _conversation_objects() -> int:
+    gc.collect()
+    return sum(type(o) is Conversation for o in gc.get_objects())
+
+
 def test_no_object_is_kept_per_conversation() -> None:
+    before = _conversation_objects()  # (other tests' registries, if any are still alive)
     conv = Conversations(capacity=5_000)
     _opened(conv, 6_000)
-    gc.collect()
-    assert sum(type(o) is Conversation for o in gc.get_objects()) == 0
+    assert _conversation_objects() == before
     held = [conv.open(OWNER, MODERN_KIND) for _ in range(10)]  # while held, one object each, the same one
     assert all(conv.named(c.id, OWNER) is c for c in held)
-    assert sum(type(o) is Conversation for o in gc.get_objects()) == 10
+    assert _conversation_objects() == before + 10
     del held
-    gc.collect()
-    assert sum(type(o) is Conversation for o in gc.get_objects()) == 0
+    assert _conversation_objects() == before
 
 
 def test_a_conversation_entered_as_its_principal_behaves_as_its_object_did() -> None:
