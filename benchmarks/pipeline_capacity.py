@@ -455,9 +455,15 @@ def _first_tools_list(data: Path, env: dict[str, str]) -> float | None:
     return None
 
 
+# RSS is read at rest, after this long idle at each mark: a quiet gateway gives glibc's free heap pages back
+# (sentinel_mcp/app/idle_trim.py checks every 5 s); both marks alike
+SETTLE_SECONDS = 12.0
+
+
 def rss_marks(url: str, body: str, headers: dict, pid: int, calls: int, *, short: float = 1,
               answers_count: bool = True) -> tuple[dict[int, float], int]:
-    """The server's RSS after 1k calls and after ``calls`` (16 wrk connections), and the calls made.
+    """The server's RSS after 1k calls and after ``calls`` (16 wrk connections), each read after
+    ``SETTLE_SECONDS`` idle, and the calls made.
     ``answers_count``: a bad answer is an error (else only the count of calls matters)."""
     done = 0
     marks: dict[int, float] = {}
@@ -468,6 +474,7 @@ def rss_marks(url: str, body: str, headers: dict, pid: int, calls: int, *, short
             done += r.requests
             if r.errors and answers_count:
                 raise RuntimeError(f"{r.errors} errors during the memory run")
+        time.sleep(SETTLE_SECONDS)
         marks[goal] = rss_mb(pid)
     return marks, done
 

@@ -9,7 +9,7 @@ conversation into the engine, fetches the reservation (tools before questions), 
 (denied: not the current user's). The path the no-op leaves out: session modules, mirrored facts, texts
 passed to SWI-Prolog (2026-12-01: three leaks there, ~8.5 KB a call; benchmarks/README.md).
 Usage: python benchmarks/harness/memory_growth.py [--marks 1000,20000,100000] [--top 25] [--out DIR]
-  [--airline]
+  [--airline] [--trim] [--settle SECONDS]
 """
 
 from __future__ import annotations
@@ -48,7 +48,12 @@ def _native_text(report: dict) -> str:
     mb = {k: (f"{v / 1024:.1f}" if isinstance(v, int) else "?") for k, v in n.items() if k.endswith("_kb")}
     return (f"SQLite {mb.get('sqlite_kb', '?')} MB  malloc mapped {mb.get('malloc_mapped_kb', '?')} MB, free "
             f"{mb.get('malloc_free_kb', '?')} MB in {n.get('malloc_arenas', '?')} arenas  Python blocks "
-            f"{n.get('python_blocks', '?')}")
+            f"{n.get('python_blocks', '?')}  idle trims {n.get('idle_trims', '?')}")
+
+
+def _trimmed(report: dict) -> str:
+    kb = report.get("rss_trimmed_kb")
+    return f"  RSS after malloc_trim {kb / 1024:.1f} MB" if kb else ""
 
 
 def main() -> None:
@@ -57,6 +62,10 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--out", default="")
     ap.add_argument("--no-trace", action="store_true", help="no tracemalloc (full speed; RSS, gc, Prolog)")
+    ap.add_argument("--trim", action="store_true",
+                    help="at each mark, after RSS, malloc_trim(0) and RSS again (what a trim would give)")
+    ap.add_argument("--settle", type=float, default=0.0,
+                    help="seconds idle before each probe (a quiet gateway trims its heaps: idle_trim.py)")
     ap.add_argument("--airline", action="store_true", help="the airline guard's path (see above)")
     args = ap.parse_args()
     marks = [int(m) for m in args.marks.split(",")]
@@ -87,7 +96,8 @@ def main() -> None:
              f"127.0.0.1:{port}"],
             stdout=subprocess.DEVNULL, stderr=open(tmp / "server.log", "w"), start_new_session=True,
             env={**os.environ, "PYTHONWARNINGS": "ignore", "MEMORY_PROBE": str(report),
-                 "MEMORY_PROBE_FRAMES": "0" if args.no_trace else "1"},
+                 "MEMORY_PROBE_FRAMES": "0" if args.no_trace else "1",
+                 "MEMORY_PROBE_TRIM": "1" if args.trim else "0"},
         )
     except BaseException:
         if up is not None:
@@ -112,12 +122,14 @@ def main() -> None:
                 done += r.requests
                 if r.errors and not args.airline:
                     raise RuntimeError(f"{r.errors} errors during the memory run")
+            time.sleep(args.settle)
             reports[goal] = probe(proc.pid, report)
             reports[goal]["calls"] = done
             (tmp / f"probe-{goal}.json").write_text(json.dumps(reports[goal]))
             print(f"{done:7d} calls  RSS {reports[goal]['rss_kb'] / 1024:7.1f} MB  traced "
                   f"{reports[goal]['traced'] / 2**20:6.1f} MB  objects {reports[goal]['objects']:8d}  "
-                  f"({time.perf_counter() - t0:.0f} s)  {_native_text(reports[goal])}", flush=True)
+                  f"({time.perf_counter() - t0:.0f} s)  {_native_text(reports[goal])}"
+                  f"{_trimmed(reports[goal])}", flush=True)
         print(f"RSS now (after the last probe): {rss_mb(proc.pid):.1f} MB")
     finally:
         stop_process(proc)

@@ -23,6 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # MEMORY_PROBE_FRAMES=0: no tracemalloc (it slows the server several times; RSS, gc and Prolog figures only)
 FRAMES = int(os.environ.get("MEMORY_PROBE_FRAMES", "1"))
 CONTAINERS = os.environ.get("MEMORY_PROBE_CONTAINERS") == "1"  # see ``_containers``
+# MEMORY_PROBE_TRIM=1: after reading RSS, glibc's malloc_trim(0) and RSS again (what a trim would return)
+TRIM = os.environ.get("MEMORY_PROBE_TRIM") == "1"
 if FRAMES:
     tracemalloc.start(FRAMES)
 
@@ -132,7 +134,16 @@ def _native() -> dict[str, Any]:
     except (OSError, AttributeError, ValueError) as e:
         out["malloc"] = f"n/a: {e}"
     out["python_blocks"] = sys.getallocatedblocks()
+    idle = sys.modules.get("sentinel_mcp.app.idle_trim")
+    out["idle_trims"] = getattr(idle, "trims", None)  # the gateway's own trims once quiet (idle_trim.py)
     return out
+
+
+def _rss_kb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
 
 
 def _report(*_: Any) -> None:
@@ -145,13 +156,17 @@ def _report(*_: Any) -> None:
     types = collections.Counter(type(o).__name__ for o in objects)
     # what the weak references point at (a weak reference kept a call would name its object's type here)
     types.update(f"weakref to {type(o()).__name__}" for o in objects if type(o) is weakref.ReferenceType)
-    rss = 0
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            rss = int(line.split()[1])
+    rss = _rss_kb()
+    trimmed = None
+    if TRIM:  # what glibc gives back of its free heap memory: malloc_trim(0) now, RSS again
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+        trimmed = _rss_kb()
     cur, peak = tracemalloc.get_traced_memory()
     report = {
         "rss_kb": rss,
+        "rss_trimmed_kb": trimmed,
         "traced": cur,
         "traced_peak": peak,
         "gc_counts": gc.get_count(),

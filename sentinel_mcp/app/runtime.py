@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.app import sdk_logging  # noqa: F401 - the SDK skips building a handler it would drop
 from sentinel_mcp.app.collector import serving_collector
+from sentinel_mcp.app.idle_trim import trim_when_idle
 from sentinel_mcp.config import Config, StdioServer
 from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.gateway.audit_anchor import AnchorLog
@@ -422,6 +423,7 @@ async def _assembled(
     try:
         async with anyio.create_task_group() as tg:
             await guard.start()
+            tg.start_soon(trim_when_idle)  # glibc's free heap pages back once quiet after work (issue 21)
             if shared is not None:  # commit every replica's chain head now and then (audit_cluster.py)
                 tg.start_soon(anchor_loop, audit.db, shared.replica)
             if anchoring is not None:  # this chain's head in the anchor outside the data dir, now and then

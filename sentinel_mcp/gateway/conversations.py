@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sentinel_mcp.core.random_pool import ordered_token_hex
+from sentinel_mcp.core.recent_map import RecentMap
 from sentinel_mcp.storage.conversation_names import LabelsUnavailable, SharedLabels
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
 from sentinel_mcp.gateway.request_state import PREFIX as SEAL_PREFIX
@@ -46,7 +47,7 @@ class SessionRefused(GatewayError):
     """A supplied session key that is not a live session of the caller (the message never says whose)."""
 
 
-@dataclass(slots=True)  # the registry holds up to 20,000 of them: no per-object __dict__
+@dataclass(slots=True, weakref_slot=True)  # no per-object __dict__; held weakly while in use (below)
 class Conversation:
     id: str
     principal: Principal
@@ -62,7 +63,14 @@ class Conversations:
         # reusable: a client carries it back on every call
         self.seal = RequestStateSeal(max_age=idle, nonces=NoNonceBook())
         self.capacity = capacity
-        self._by_id: OrderedDict[str, Conversation] = OrderedDict()
+        # up to 20,000 entries, a 2026-era client calling without its id adding one a call: an entry is its id
+        # and a slot (RecentMap: no node per key). A conversation opened here and not ended is entered as its
+        # principal (shared by all of them), its object made again when asked for; while anyone holds the
+        # object, ``_held`` gives that same one back. Anything else (a label's, a restored one, an ended one)
+        # is entered as its object. 258 -> ~144 bytes an entry
+        # (tests/identity/test_conversation_entry_bytes.py)
+        self._by_id: RecentMap[str, Principal | Conversation] = RecentMap(capacity)
+        self._held: weakref.WeakValueDictionary[str, Conversation] = weakref.WeakValueDictionary()
         self._by_transport: weakref.WeakKeyDictionary[Any, Conversation] = weakref.WeakKeyDictionary()
         # the conversations of open connections, by id, until they end: named by their sealed id even when the
         # registry (which anyone's new conversations push older ones out of) has forgotten them
@@ -109,10 +117,9 @@ class Conversations:
             sid = await self.labels.session(principal.name, key)
         except LabelsUnavailable as e:  # fail closed: whose facts a call uses must be known
             raise SessionRefused(f"{e}; call again later") from None
-        conv = self._by_id.get(sid)
-        if conv is None or conv.principal.name != principal.name:
-            conv = Conversation(sid, principal)
-            self._remember(conv)
+        entry = self._by_id.get(sid)
+        if entry is None or _principal(entry).name != principal.name:
+            self._remember(Conversation(sid, principal))
         return self._live(sid, principal, restore=False)
 
     async def identify(self, key: str, principal: Principal) -> str | None:
@@ -160,17 +167,15 @@ class Conversations:
             return self._live(key, principal, restore=False)
         if _LABEL.fullmatch(key):
             sid = self._label_id(principal, key)
-            conv = self._by_id.get(sid)
-            if conv is None:
-                conv = Conversation(sid, principal)
-                self._remember(conv)
+            if sid not in self._by_id:
+                self._remember(Conversation(sid, principal))
             return self._live(sid, principal, restore=False)
         raise SessionRefused(
             "a session key is a label of letters, digits, '_', '.', '-' (up to 64), or an id Sentinel issued"
         )
 
     def _live(self, sid: str, principal: Principal, *, restore: bool) -> Conversation:
-        conv = self._by_id.get(sid)
+        conv = self._entry(sid)
         if conv is None and restore and sid in self._connected:
             conv = self._connected[sid]  # an open connection's, pushed out of the registry
             self._remember(conv)
@@ -183,13 +188,26 @@ class Conversations:
             raise SessionRefused(
                 "the session key is unknown, ended or not yours; call without it to start a new session"
             )
-        self._by_id.move_to_end(sid)
+        self._by_id.touch(sid)
         return conv
 
     def _remember(self, conv: Conversation) -> None:
-        self._by_id[conv.id] = conv
-        while len(self._by_id) > self.capacity:
-            self._by_id.popitem(last=False)
+        if conv.minted and not conv.ended:
+            self._by_id.put(conv.id, conv.principal)
+            self._held[conv.id] = conv
+        else:
+            self._by_id.put(conv.id, conv)
+
+    def _entry(self, sid: str) -> Conversation | None:
+        """The registry's conversation ``sid``: its object, the one in use if any is, else made again."""
+        entry = self._by_id.get(sid)
+        if entry is None or isinstance(entry, Conversation):
+            return entry
+        conv = self._held.get(sid)
+        if conv is None:
+            conv = Conversation(sid, entry, minted=True)
+            self._held[sid] = conv
+        return conv
 
     # ---------------------------------------------------------------- state
     def sealed(self, conv: Conversation) -> str:
@@ -207,9 +225,12 @@ class Conversations:
         return token
 
     def end(self, sid: str) -> None:
-        conv = self._connected.pop(sid, None) or self._by_id.get(sid)
+        conv = self._connected.pop(sid, None) or self._entry(sid)
         if conv is not None:
             conv.ended = True
+            entry = self._by_id.get(sid)
+            if entry is not None and not isinstance(entry, Conversation):
+                self._by_id.put(sid, conv)  # entered as its principal: now as its object, ended
         self._ended[sid] = None
         while len(self._ended) > 2 * self.capacity:
             self._ended.popitem(last=False)
@@ -217,9 +238,13 @@ class Conversations:
     def minted_here(self, sid: str) -> bool:
         """Whether ``sid`` is a conversation this registry opened (``open``: a fresh random id, which no other
         process's conversations can name) and still holds; False for anything else, evicted ones too."""
-        conv = self._by_id.get(sid)
-        return conv is not None and conv.minted
+        entry = self._by_id.get(sid)
+        return entry is not None and (not isinstance(entry, Conversation) or entry.minted)
 
     def principal_of(self, sid: str) -> Principal | None:
-        conv = self._by_id.get(sid)
-        return conv.principal if conv is not None else None
+        entry = self._by_id.get(sid)
+        return _principal(entry) if entry is not None else None
+
+
+def _principal(entry: Principal | Conversation) -> Principal:
+    return entry.principal if isinstance(entry, Conversation) else entry

@@ -5,9 +5,10 @@ no session (each opens a conversation, as wrk's load does), and the memory probe
 after a warm-up and again after more calls.
 
 What one such call may leave behind is its conversation in the registry (``Conversations``: bounded at its
-capacity, ``tests/identity/test_units.py``) and nothing else: every other type, and every other container's
-length, must stay as it was. A leak of one object, one map entry or one list item a call fails it (by
-hundreds); the RSS row of ``hot_path.py`` would need 100k calls and a quiet machine to see the same.
+capacity, ``tests/identity/test_units.py``; an id and a slot in its map and in its order queue, no object:
+``tests/identity/test_conversation_entry_bytes.py``) and nothing else: every other type, and every other
+container's length, must stay as it was. A leak of one object, one map entry or one list item a call fails
+it (by hundreds); the RSS row of ``hot_path.py`` would need 100k calls and a quiet machine to see the same.
 """
 
 from __future__ import annotations
@@ -101,8 +102,8 @@ def test_a_call_without_a_session_leaves_only_its_conversation_behind(tmp_path: 
     finally:
         stop_process(proc)
     grown = {k: v - first["types"].get(k, 0) for k, v in last["types"].items()}
-    # the registry: one conversation a call (none evicted: it holds 20,000)
-    assert grown.pop("Conversation", 0) == MEASURED
+    # the registry keeps a call's conversation as its id (none evicted: it holds 20,000), not as an object
+    assert grown.pop("Conversation", 0) <= CLIENTS
     # a few objects come and go with the connections and tasks alive at each probe; one a call left behind
     # would be 800, one every ten calls 80
     # asyncio keeps a cancelled timer (a call's deadline) in its heap until it is due, or until more than 100
@@ -116,9 +117,9 @@ def test_a_call_without_a_session_leaves_only_its_conversation_behind(tmp_path: 
     top = sorted(grown.items(), key=lambda kv: -kv[1])[:10]
     assert {k: v for k, v in grown.items() if v >= MEASURED // 10} == {}, top
     assert sum(max(v, 0) for v in grown.values()) < MEASURED // 4, top
-    # the containers: the registry's map grew by a call each, no other one grew (a map of strings kept per
-    # call would, though none of its items is an object the collector counts)
+    # the containers: the registry's map and its order queue grew by a call each, no other one grew (a map of
+    # strings kept per call would, though none of its items is an object the collector counts)
     before, after = first["containers"], last["containers"]
     assert len(before) < 200 and len(after) < 200  # the probe lists them all
-    assert sum(after) - sum(before) <= MEASURED + 256, (before[:10], after[:10])
-    assert max(after) >= MEASURED + WARM_UP  # the registry's map, with every conversation in it
+    assert sum(after) - sum(before) <= 2 * MEASURED + 256, (before[:10], after[:10])
+    assert after[1] >= MEASURED + WARM_UP  # the registry's map and queue, with every conversation in each
