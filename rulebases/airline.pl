@@ -373,7 +373,10 @@ guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, fli
         ->  true
         ;   require(flights_changeable_cabin(R), 'basic economy flights cannot be modified',
                     policy_ref(airline, 'Basic economy flights cannot be modified.')),
-            require(forall(member(S1, Fs), flight_not_flown(S1)), 'a flight that has already been flown cannot be changed',
+            % the flights listed and the flights the reservation holds now: a flight left out of the list is
+            % changed too (a flight in the air dropped for a later one was refunded and rebooked)
+            require(( forall(member(S1, Fs), flight_not_flown(S1)), no_flight_flown(R) ),
+                    'a flight that has already been flown cannot be changed',
                     policy_ref(airline, 'If any portion of the flight has already been flown'))
         ),
         require(( reservation_route(R, O, D, T), route_ok(R, O, D, T, Fs, Legs) ),
