@@ -333,9 +333,14 @@ legs_price(R, C, Legs, Passengers, Total) :-
     is_list(Legs),
     findall(P, ( member(L, Legs), leg_price(R, C, L, P) ), Ps), length(Ps, N), length(Legs, N),
     sum_list(Ps, Sum), Total is Sum * Passengers.
-seats_ok(C, Passengers, Legs) :-
+seats_ok(C, Passengers, Legs) :- seats_ok(none, C, Passengers, Legs).
+% a flight the reservation keeps in its cabin keeps its passengers' seats (the airline checks seats of new flights
+% only): a kept flight full now does not stop changing another one
+seats_ok(R, C, Passengers, Legs) :-
     is_list(Legs),
-    forall(member(leg(F, Date, O, D), Legs), ( direct_flight_seats(O, D, Date, F, C, N), N >= Passengers )).
+    forall(( member(leg(F, Date, O, D), Legs), \+ kept_leg(R, C, F, Date) ),
+           ( direct_flight_seats(O, D, Date, F, C, N), N >= Passengers )).
+kept_leg(R, C, F, Date) :- R \== none, reservation_cabin(R, C), reservation_leg(R, F, Date, _, _).
 
 reservation_paid(R, Total) :- aggregate_all(sum(A), reservation_payment(R, _, A), Total).
 old_flights_price(R, Total) :-
@@ -393,7 +398,7 @@ guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, fli
                 policy_ref(airline, 'If the price after cabin change is higher than the original price')),
         require(covers(U, P, Diff), 'the gift card balance does not cover the price difference',
                 policy_ref(airline, 'the user is required to pay for the difference')),
-        require(seats_ok(C, PN, Legs), 'a new flight has not enough seats left in the cabin for every passenger',
+        require(seats_ok(R, C, PN, Legs), 'a new flight has not enough seats left in the cabin for every passenger',
                 policy_ref(airline, 'available seats and prices are listed')),
         reservation_label(R, RL), flights_text(Fs, FT), cabin_text(C, CT), payment_text(U, P, PT),
         difference_text(Diff, PT, DT),

@@ -66,3 +66,20 @@ async def test_a_flying_flight_is_not_replaced(flights: Any, tmp_path: Path) -> 
                                               {"reservation_id": RESERVATION}))
             assert json.loads(after) == json.loads(before)
 
+
+async def test_a_kept_flight_needs_no_seats_again(tmp_path: Path) -> None:
+    """The allowed path beside the attack: a flight kept in the same cabin keeps its passengers' seats (the
+    airline checks seats only for new flights), so a flight full now does not stop changing the other one.
+    5RJ7UH: omar_rossi_1241, economy, round trip LAX-SFO, two passengers; HAT163 on 2024-05-29 (back) has no
+    economy seat left. Before, the change of the way out was refused ('not enough seats')."""
+    kept = {"flight_number": "HAT163", "date": "2024-05-29"}
+    change = {"reservation_id": "5RJ7UH", "cabin": "economy", "payment_id": "credit_card_6754990",
+              "flights": [{"flight_number": "HAT034", "date": "2024-05-25"}, kept]}
+    async with running_gateway(_config(tmp_path, "omar_rossi_1241")) as rt:
+        async with conversation(rt, AnsweringUser(list(YES))) as c:
+            r = await c.call_tool("airline__update_reservation_flights", change)
+            assert not r.is_error, text_of(r)
+            done = json.loads(text_of(await c.call_tool("airline__get_reservation_details",
+                                                        {"reservation_id": "5RJ7UH"})))
+            assert [(f["flight_number"], f["date"]) for f in done["flights"]] == [
+                ("HAT034", "2024-05-25"), ("HAT163", "2024-05-29")]
