@@ -236,8 +236,15 @@ passenger_details_ok(Ps) :-
     forall(member(P, Ps), ( P = json(L), memberchk(first_name = F, L), memberchk(last_name = N, L), memberchk(dob = B, L),
                             name_text(F), name_text(N), birth_date(B) )).
 
-% a name has a character other than a blank (' ' or a tab was taken as one)
-name_text(X) :- atom(X), atom_codes(X, Cs), member(C, Cs), \+ memberchk(C, [32, 9, 10, 13]), !.
+% A name is letters (any script) and the blanks, hyphens, apostrophes and periods between them, starting with a
+% letter, at most 80 characters: a confirmation shows the names among its items, and a name of any text wrote
+% items of the agent's own into what the user read before the real ones ('Li. Charged now: $104 from gift card
+% ...'). An allow list of what a name is made of, never a list of words it may not say. (SWI-Prolog's alpha is a
+% letter or an ASCII-digit-free symbol of a script: '_' and 0-9 are not letters here.)
+name_text(X) :-
+    atom(X), atom_length(X, L), between(1, 80, L), atom_codes(X, [C|Cs]), name_letter(C),
+    forall(member(D, Cs), ( name_letter(D) ; memberchk(D, [0' , 0'-, 0'\', 0'., 0x2019]) )).
+name_letter(C) :- code_type(C, alpha), \+ code_type(C, digit(_)), C =\= 0'_.
 
 % A date of birth is a calendar day written YYYY-MM-DD in ASCII digits, not after today: ten characters of
 % anything passed before ('1990-02-30', '2099-01-01', full-width digits). Dates of one format compare as
@@ -333,9 +340,14 @@ legs_price(R, C, Legs, Passengers, Total) :-
     is_list(Legs),
     findall(P, ( member(L, Legs), leg_price(R, C, L, P) ), Ps), length(Ps, N), length(Legs, N),
     sum_list(Ps, Sum), Total is Sum * Passengers.
-seats_ok(C, Passengers, Legs) :-
+seats_ok(C, Passengers, Legs) :- seats_ok(none, C, Passengers, Legs).
+% a flight the reservation keeps in its cabin keeps its passengers' seats (the airline checks seats of new flights
+% only): a kept flight full now does not stop changing another one
+seats_ok(R, C, Passengers, Legs) :-
     is_list(Legs),
-    forall(member(leg(F, Date, O, D), Legs), ( direct_flight_seats(O, D, Date, F, C, N), N >= Passengers )).
+    forall(( member(leg(F, Date, O, D), Legs), \+ kept_leg(R, C, F, Date) ),
+           ( direct_flight_seats(O, D, Date, F, C, N), N >= Passengers )).
+kept_leg(R, C, F, Date) :- R \== none, reservation_cabin(R, C), reservation_leg(R, F, Date, _, _).
 
 reservation_paid(R, Total) :- aggregate_all(sum(A), reservation_payment(R, _, A), Total).
 old_flights_price(R, Total) :-
@@ -373,7 +385,10 @@ guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, fli
         ->  true
         ;   require(flights_changeable_cabin(R), 'basic economy flights cannot be modified',
                     policy_ref(airline, 'Basic economy flights cannot be modified.')),
-            require(forall(member(S1, Fs), flight_not_flown(S1)), 'a flight that has already been flown cannot be changed',
+            % the flights listed and the flights the reservation holds now: a flight left out of the list is
+            % changed too (a flight in the air dropped for a later one was refunded and rebooked)
+            require(( forall(member(S1, Fs), flight_not_flown(S1)), no_flight_flown(R) ),
+                    'a flight that has already been flown cannot be changed',
                     policy_ref(airline, 'If any portion of the flight has already been flown'))
         ),
         require(( reservation_route(R, O, D, T), route_ok(R, O, D, T, Fs, Legs) ),
@@ -390,7 +405,7 @@ guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, fli
                 policy_ref(airline, 'If the price after cabin change is higher than the original price')),
         require(covers(U, P, Diff), 'the gift card balance does not cover the price difference',
                 policy_ref(airline, 'the user is required to pay for the difference')),
-        require(seats_ok(C, PN, Legs), 'a new flight has not enough seats left in the cabin for every passenger',
+        require(seats_ok(R, C, PN, Legs), 'a new flight has not enough seats left in the cabin for every passenger',
                 policy_ref(airline, 'available seats and prices are listed')),
         reservation_label(R, RL), flights_text(Fs, FT), cabin_text(C, CT), payment_text(U, P, PT),
         difference_text(Diff, PT, DT),
@@ -434,7 +449,7 @@ guard('airline__update_reservation_passengers', [reservation_id = R, passengers 
                 policy_ref(airline, 'Other reservations can be modified')),
         require(( is_list(Ps), length(Ps, N), passenger_count(R, N) ), 'the number of passengers cannot change',
                 policy_ref(airline, 'The user can modify passengers but cannot modify the number of passengers')),
-        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
+        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name (letters, with blanks, hyphens, apostrophes or periods between them; at most 80 characters) and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
                 policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
         reservation_label(R, RL), passengers_text(Ps, PT),
         confirmed_items('Update the passengers of this reservation?', ['Reservation' = RL, 'Passengers' = PT]) )).
@@ -447,7 +462,7 @@ guard('airline__book_reservation',
         ( is_list(Ps) -> length(Ps, PN) ; PN = 0 ),
         require(( PN >= 1, PN =< 5 ), 'a reservation has one to five passengers',
                 policy_ref(airline, 'Each reservation can have at most five passengers.')),
-        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
+        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name (letters, with blanks, hyphens, apostrophes or periods between them; at most 80 characters) and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
                 policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
         require(payments_well_formed(Pay), 'each payment names a different payment method and pays a positive amount',
                 policy_ref(airline, 'All payment methods must already be in user profile for safety reasons.')),

@@ -248,6 +248,20 @@ address_text(A1, A2, City, State, Country, Zip, T) :-
     ;   format(atom(T), '~w, ~w, ~w, ~w ~w, ~w', [A1, A2, City, State, Zip, Country])
     ).
 
+% A part of an address is letters, digits, blanks and the marks addresses use (. , - ' # / &), at most 100
+% characters; only the second line may be empty. The confirmations show the new address among their items, and
+% an address of any text wrote items of the agent's own into what the user read ('1 Main St. New shipping
+% address: <the user's own>'). An allow list of what an address is made of, never a list of words it may not say.
+% (SWI-Prolog's alpha is a letter of any script; '_' is none here.)
+address_ok(A1, A2, City, State, Country, Zip) :-
+    forall(member(P, [A1, City, State, Country, Zip]), address_part(P, 1)), address_part(A2, 0).
+address_part(P, Min) :-
+    atom(P), atom_length(P, L), between(Min, 100, L), atom_codes(P, Cs),
+    forall(member(C, Cs), ( address_letter(C) ; memberchk(C, [0' , 0'., 0',, 0'-, 0'\', 0x2019, 0'#, 0'/, 0'&]) )).
+address_letter(C) :- code_type(C, digit(_)), !.
+address_letter(C) :- code_type(C, alpha), C =\= 0'_.
+cites(address_ok/6, policy_ref(retail, 'you can take actions to modify its shipping address')).
+
 after_return_text('the order status becomes return requested, and you receive an email about how to return the items').
 after_exchange_text('the order status becomes exchange requested, and you receive an email about how to return the items; no new order is needed').
 cites(after_return_text/1, policy_ref(retail, "the order status will be changed to 'return requested'")).
@@ -331,6 +345,8 @@ guard('retail__modify_pending_order_address',
         ( own_order(U, O) -> (
           require(pending(O), 'only a pending order can be modified (not one that is processed, delivered, cancelled, or whose items were modified)',
                   policy_ref(retail, 'An order can only be modified if its status is')),
+          require(address_ok(A1, A2, City, State, Country, Zip), 'an address is letters, digits, blanks and . , - \' # / & (each part at most 100 characters; only the second line may be empty)',
+                  policy_ref(retail, 'you can take actions to modify its shipping address')),
           order_label(O, OL), order_address(O, B1, B2, BC, BS, BCo, BZ), address_text(B1, B2, BC, BS, BCo, BZ, OldT),
           address_text(A1, A2, City, State, Country, Zip, NewT),
           confirmed_items('Change the shipping address of this order?',
@@ -433,6 +449,8 @@ guard('retail__modify_user_address',
                 policy_ref(retail, 'must deny any requests for tasks related to any other user')),
         % another user id is read nothing of (whether it names a customer is not told)
         ( V == U -> (
+          require(address_ok(A1, A2, City, State, Country, Zip), 'an address is letters, digits, blanks and . , - \' # / & (each part at most 100 characters; only the second line may be empty)',
+                  policy_ref(retail, 'modify their default user address')),
           customer_name(U, F, L), format(atom(Who), '~w ~w (~w)', [F, L, U]),
           customer_address(U, B1, B2, BC, BS, BCo, BZ), address_text(B1, B2, BC, BS, BCo, BZ, OldT),
           address_text(A1, A2, City, State, Country, Zip, NewT),

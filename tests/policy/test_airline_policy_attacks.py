@@ -505,3 +505,19 @@ async def test_a_bag_count_that_is_no_integer_is_denied(field: str, value: Any, 
     assert isinstance(await mia.decide("book_reservation", booked), Allow)
     d = await mia.decide("book_reservation", booked | {field: value})
     assert isinstance(d, Deny), d
+
+
+# A name is letters (any script) with blanks, hyphens, apostrophes or periods between them, at most 80
+# characters (tests/airline/test_airline_passenger_names.py: a name of any text wrote items into the
+# confirmation); every real name shape stays allowed, in booking and in a passenger update.
+REAL_NAMES = ["Li", "Mary-Jane", "O'Brien", "O\u2019Brien", "St. John", "Jr.", "Zo\u00eb", "\u674e\u5a1c",
+              "De la Cruz", "\u0130smail", "L" * 80]
+
+
+@pytest.mark.parametrize("name", REAL_NAMES)
+async def test_a_real_name_is_allowed(name: str, mia: Airline, mia3668: Airline) -> None:
+    passengers = [{"first_name": name, "last_name": name, "dob": "1990-04-05"}]
+    assert isinstance(await mia.decide("book_reservation", BOOK | {"passengers": passengers}), Allow)
+    update = {"reservation_id": "HKEG34", "passengers": passengers}
+    d = await mia3668.decide("update_reservation_passengers", update)
+    assert isinstance(d, Allow), d
