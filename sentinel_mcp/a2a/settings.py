@@ -87,6 +87,9 @@ class A2ASettings(BaseModel):
     # this agent's own card is signed with this private key (PEM file, unencrypted) when set
     # (a2a/card_signer.py)
     card_signing_key: str | None = None
+    # seconds its signature holds (``exp``, beside ``iat``): it is made anew once half of it has passed, so
+    # a peer's card_max_age of at least half of it takes every card served (a2a/card_signer.py)
+    card_signature_lifetime: int = Field(3600, ge=60, le=366 * 86400, strict=True)
     # Deprecated: TLS is sentinel.http.tls now (these still switch the whole front to HTTPS, with a warning)
     tls_cert: str | None = None
     tls_key: str | None = None
