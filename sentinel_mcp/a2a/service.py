@@ -59,6 +59,7 @@ from sentinel_mcp.a2a import task_lease
 from sentinel_mcp.a2a.task_journal import TaskJournal
 from sentinel_mcp.a2a.task_moves import TaskMoves
 from sentinel_mcp.a2a.task_store import (
+    json_bytes,
     store_fault,
     HeldElsewhere,
     PendingCall,
@@ -374,7 +375,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
             answers = self._answers(record.pending, msg)
             kept = msg.model_copy(update={"context_id": task.context_id})
             if self.store.holds(record):  # each continuation is kept in the history: in the caller's share
-                self.store.grow(record, len(kept.model_dump_json(exclude_none=True)))
+                self.store.grow(record, json_bytes(kept))
             before = task.history
             task.history = [*(task.history or []), kept]
             pending, record.pending = record.pending, None
