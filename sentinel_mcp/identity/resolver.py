@@ -129,6 +129,12 @@ class Authenticator:
     required: bool = True
     also: str = ""  # other ways in, named in the refusal (", or a client certificate of this front's CA")
 
+    def may_lapse(self, principal: Principal) -> bool:
+        """Whether ``principal``'s secret may stop signing it in while Sentinel runs (a followed file the
+        owner can replace: ``file_secret.py``), so a stream it holds open is checked again as it streams."""
+        return any(p == principal for r in self.resolvers if isinstance(r, TokenResolver)
+                   for _, p in r.followed())
+
     def authenticate(self, credentials: Credentials) -> Principal:
         for r in self.resolvers:
             principal = r.resolve(credentials)
