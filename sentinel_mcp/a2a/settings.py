@@ -201,6 +201,13 @@ class A2ASettings(BaseModel):
                 raise ValueError(f"not a usable PEM private key: {str(e)[:100]}") from None
         return v
 
+    @field_validator("orchestrator_principal")
+    @classmethod
+    def _orchestrator_principal(cls, v: str | None) -> str | None:
+        # the orchestrator is an agent wherever it signs in (``http_auth.a2a_peer_names``): the owner (or
+        # Sentinel itself, or anonymous) named here would be an orchestrator answering for the user
+        return _principal_name(v) if v is not None else None
+
     @field_validator("api_keys")
     @classmethod
     def _keys(cls, v: dict[str, str]) -> dict[str, str]:
