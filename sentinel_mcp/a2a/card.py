@@ -162,7 +162,8 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
 
 def make_card_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
     key = service.settings.card_signing_key
-    signer = CardSigner(key) if key else None  # (a bad key fails when the app is built, not on a request)
+    # (a bad key fails when the app is built, not on a request)
+    signer = CardSigner(key, service.settings.card_signature_lifetime) if key else None
 
     async def agent_card(request: Request) -> Response:
         mark = service.peers.mark if service.peers is not None else None

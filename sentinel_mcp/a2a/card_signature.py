@@ -212,6 +212,24 @@ def _time(header: dict[str, Any], claim: str) -> float | None:
     return float(value)
 
 
+def signers(entries: Any) -> list[Any]:
+    """What a card's signatures say of who signed, their times and values aside: each one's protected header
+    without ``iat`` and ``exp`` (its algorithm, the key it names), or the entry as it is when it has no
+    readable header. A verdict on a card is on its content and these: a signer that signs anew (a new time,
+    ECDSA's new randomness) has not changed the card; another key's signature has."""
+    out: list[Any] = []
+    for entry in entries if isinstance(entries, list) else []:
+        try:
+            protected = entry["protected"] if isinstance(entry, dict) else None
+            header = parse_unique(_b64url(protected, "protected header", MAX_HEADER_BYTES).decode("utf-8"))
+        except (CardRefused, NotCanonical, UnicodeDecodeError):
+            out.append(entry)
+            continue
+        out.append({k: v for k, v in header.items() if k not in ("iat", "exp")}
+                   if isinstance(header, dict) else entry)
+    return out
+
+
 def _stale(s: _Signature, max_age: float | None, now: float) -> str | None:
     """Why the vouching signature ``s`` no longer holds (None: it does)."""
     if s.exp is not None and now >= s.exp:

@@ -40,7 +40,7 @@ from sentinel_mcp.a2a.endpoint_url import NotAnEndpoint, canonical_host
 from sentinel_mcp.a2a.card import CARD_PATH, SENTINEL_EXTENSION, SELF_MARK
 from sentinel_mcp.a2a.card_fetch import PeerRejected, check_name, fetch_card
 from sentinel_mcp.a2a.card_signature import (NO_KEYS, UNSIGNED, CardKeys, CardRefused, CardTrust, check_card,
-                                             folded_name)
+                                             folded_name, signers)
 from sentinel_mcp.a2a.listed_peers import NO_LISTED, ListedPeers
 from sentinel_mcp.a2a.offer_contexts import OfferContexts
 from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, allowed
@@ -86,9 +86,12 @@ class Peer:
     @property
     def digest(self) -> str:
         """What a verdict on this peer is a verdict on: its card, where it answers and how it was vouched for
-        (a card fetched again, changed, is another peer for every verdict given on the old one)."""
+        (a card fetched again, changed, is another peer for every verdict given on the old one). Its
+        signatures count by who signed them (``card_signature.signers``), not by their times or bytes: a card
+        signed anew (dated signatures are, before they expire) is the card the verdict was on."""
+        card = self.card.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"signatures"})
         said = json.dumps([self.instance, self.base_url, self.rpc_url, self.trust.verified, self.trust.key,
-                           self.card.model_dump(mode="json", by_alias=True, exclude_none=True)],
+                           card, signers(self.card.signatures)],
                           sort_keys=True, ensure_ascii=True, default=str)
         return hashlib.sha256(said.encode()).hexdigest()
 

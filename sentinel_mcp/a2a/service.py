@@ -59,6 +59,7 @@ from sentinel_mcp.a2a import task_lease
 from sentinel_mcp.a2a.task_journal import TaskJournal
 from sentinel_mcp.a2a.task_moves import TaskMoves
 from sentinel_mcp.a2a.task_store import (
+    json_bytes,
     store_fault,
     HeldElsewhere,
     PendingCall,
@@ -374,7 +375,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
             answers = self._answers(record.pending, msg)
             kept = msg.model_copy(update={"context_id": task.context_id})
             if self.store.holds(record):  # each continuation is kept in the history: in the caller's share
-                self.store.grow(record, len(kept.model_dump_json(exclude_none=True)))
+                self.store.grow(record, json_bytes(kept))
             before = task.history
             task.history = [*(task.history or []), kept]
             pending, record.pending = record.pending, None
@@ -386,14 +387,16 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
             call = GuardedCall(pending.kind, pending.tool, pending.arguments)
             self._start(record, call, answers=answers, identity=pending.identity)
 
-    async def waiting_for(self, caller: str) -> list[TaskRecord]:
-        """The caller's tasks waiting for input (the web console's inbox shows them to that principal): held
-        here, and (replicas) those other replicas hold; an answer takes over the round it reads then
-        (``answer_as_user``), never a round only shown."""
+    async def waiting_for(self, callers: str | Sequence[str]) -> list[TaskRecord]:
+        """The callers' tasks waiting for input (the web console's inbox shows them to that principal, the
+        owner's every A2A peer's too): held here, and (replicas) those other replicas hold, read in one query
+        of at most ``max_tasks`` rows; an answer takes over the round it reads then (``answer_as_user``),
+        never a round only shown."""
+        owners = frozenset([callers] if isinstance(callers, str) else callers)
         here = [
             r
             for r in self.store.all_records()
-            if r.owner == caller
+            if r.owner in owners
             and r.pending is not None
             and r.task.status.state in INTERRUPTED_STATES
             and not r.terminal
@@ -402,7 +405,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
             return here
         limit = self.settings.max_tasks
         try:  # the store says which wait now, and where: one held here may have been taken over since
-            rows = await self._journal.waiting(caller, limit)
+            rows = await self._journal.waiting(sorted(owners), limit)
         except StorageError as e:  # the inbox shows what this replica holds; nothing is answered unread
             log.warning("A2A: other replicas' tasks waiting for input cannot be read now: %s", e)
             return here

@@ -87,6 +87,9 @@ class A2ASettings(BaseModel):
     # this agent's own card is signed with this private key (PEM file, unencrypted) when set
     # (a2a/card_signer.py)
     card_signing_key: str | None = None
+    # seconds its signature holds (``exp``, beside ``iat``): it is made anew once half of it has passed, so
+    # a peer's card_max_age of at least half of it takes every card served (a2a/card_signer.py)
+    card_signature_lifetime: int = Field(3600, ge=60, le=366 * 86400, strict=True)
     # Deprecated: TLS is sentinel.http.tls now (these still switch the whole front to HTTPS, with a warning)
     tls_cert: str | None = None
     tls_key: str | None = None
@@ -197,6 +200,13 @@ class A2ASettings(BaseModel):
             except (OSError, ValueError, TypeError) as e:
                 raise ValueError(f"not a usable PEM private key: {str(e)[:100]}") from None
         return v
+
+    @field_validator("orchestrator_principal")
+    @classmethod
+    def _orchestrator_principal(cls, v: str | None) -> str | None:
+        # the orchestrator is an agent wherever it signs in (``http_auth.a2a_peer_names``): the owner (or
+        # Sentinel itself, or anonymous) named here would be an orchestrator answering for the user
+        return _principal_name(v) if v is not None else None
 
     @field_validator("api_keys")
     @classmethod

@@ -342,13 +342,14 @@ class TaskJournal:
         )
         return [r for r in (self._record(row) for row in rows) if r is not None]
 
-    async def waiting(self, owner: str, limit: int) -> list[TaskRecord]:
-        """``owner``'s newest ``limit`` tasks waiting for input in the shared store, whichever replica holds
-        them (what its console inbox shows): one indexed round trip."""
+    async def waiting(self, owners: Sequence[str], limit: int) -> list[TaskRecord]:
+        """The newest ``limit`` tasks of ``owners`` waiting for input in the shared store, whichever replica
+        holds them (what a console inbox shows: the owner's shows every A2A peer's too): one indexed round
+        trip whatever the number of owners (one per owner was N queries of ``limit`` rows each a page)."""
         rows = await self.db.query(
-            f"SELECT {_READ_COLS} FROM a2a_task WHERE owner = ? AND {_WAITING_ROWS} "
+            f"SELECT {_READ_COLS} FROM a2a_task WHERE owner = ANY(?) AND {_WAITING_ROWS} "
             "ORDER BY updated DESC, id DESC LIMIT ?",
-            (owner, limit),
+            (list(owners), limit),
         )
         return [r for r in (self._record(row) for row in rows) if r is not None]
 

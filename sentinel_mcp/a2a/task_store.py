@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from pydantic import BaseModel
+
 from sentinel_mcp.a2a.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -86,6 +88,13 @@ class Journal(Protocol):
     async def claim(self, record: TaskRecord) -> bool: ...
 
 
+def json_bytes(model: BaseModel) -> int:
+    """A model's size as the memory and the journal hold it: its JSON's UTF-8 bytes (``exclude_none``), not
+    its characters (an astral character is one character and four bytes: a share counted in characters held
+    four times its bytes)."""
+    return len(model.__pydantic_serializer__.to_json(model, exclude_none=True))
+
+
 class TaskStore:
     def __init__(
         self,
@@ -99,7 +108,7 @@ class TaskStore:
         self.bytes_per_caller = bytes_per_caller  # what one owner's tasks may hold here (None: no bound)
         self.journal = journal
         self._tasks: OrderedDict[str, TaskRecord] = OrderedDict()
-        self._sizes: dict[str, int] = {}  # task id -> its size as JSON when added (see ``_size``)
+        self._sizes: dict[str, int] = {}  # task id -> its size as JSON when added, in bytes (see ``_size``)
 
     def load(self, records: list[TaskRecord]) -> None:
         """Put back tasks from a journal (oldest first), keeping the newest ``max_tasks``."""
@@ -169,8 +178,8 @@ class TaskStore:
         the one it replaces (a round's question, whose keys are whole digests, passed the share by one)."""
         measured = self._sizes.get(record.task.id)
         status = record.task.status.message
-        extra += len(status.model_dump_json(exclude_none=True)) if status is not None else 0
-        self._sizes[record.task.id] = len(record.task.model_dump_json(exclude_none=True))
+        extra += json_bytes(status) if status is not None else 0
+        self._sizes[record.task.id] = json_bytes(record.task)
         try:
             self._make_room(record.owner, extra)
         except RpcError:
@@ -207,11 +216,11 @@ class TaskStore:
             self.journal.delete(task_id)
 
     def _size(self, record: TaskRecord) -> int:
-        """The task's size as JSON, measured once (when added, or first looked at after a load): its messages
-        are what a caller sends, up to a frame each."""
+        """The task's size as JSON (``json_bytes``), measured once (when added, or first looked at after a
+        load): its messages are what a caller sends, up to a frame each."""
         size = self._sizes.get(record.task.id)
         if size is None:
-            size = len(record.task.model_dump_json(exclude_none=True))
+            size = json_bytes(record.task)
             self._sizes[record.task.id] = size
         return size
 

@@ -202,9 +202,10 @@ class CallerGuard:
                 )
             if scope["type"] == "websocket":  # its messages are requests too: checked again, each
                 scope[RECHECK_KEY] = functools.partial(self.auth.authenticate, credentials)
-            elif (credentials.tls or {}).get("client_cert_chain"):
-                # a certificate can be revoked or expire while an answer streams: checked again as it
-                # streams (stream_recheck.py); tokens hold for the process's life, so theirs cost nothing
+            elif (credentials.tls or {}).get("client_cert_chain") or self.auth.may_lapse(scope[SCOPE_KEY]):
+                # a certificate can be revoked or expire while an answer streams, and a token followed from
+                # its file replaced (the owner's, rotated after a leak): checked again as it streams
+                # (stream_recheck.py); the other tokens hold for the process's life, so theirs cost nothing
                 send = StreamRecheck(send, functools.partial(self.auth.authenticate, credentials), path).send
         await self.app(scope, receive, send)
 

@@ -147,7 +147,8 @@ async def _a2a_waiting(console: Console, viewer_name: str, is_owner: bool) -> li
     service = console.holder.a2a_service
     if service is None:
         return []
-    return [r for asker in _askers(console, viewer_name, is_owner) for r in await service.waiting_for(asker)]
+    askers = _askers(console, viewer_name, is_owner)
+    return list(await service.waiting_for(askers)) if askers else []  # one look for all of them
 
 
 async def _a2a_items(console: Console, principal: str, is_owner: bool = False) -> list[ShownItem]:

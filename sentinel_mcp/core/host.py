@@ -51,8 +51,8 @@ class A2AHostService(Protocol):
         """End open event streams so the server can shut down (the tasks keep their state)."""
         ...
 
-    async def waiting_for(self, caller: str) -> Sequence[Any]:
-        """The caller's tasks waiting for input (``a2a.task_store.TaskRecord``s), any replica's."""
+    async def waiting_for(self, callers: str | Sequence[str]) -> Sequence[Any]:
+        """The callers' tasks waiting for input (``a2a.task_store.TaskRecord``s), any replica's: one look."""
         ...
 
     async def answer_as_user(self, task_id: str, caller: str, answers: dict[str, Answer],

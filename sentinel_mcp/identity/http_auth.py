@@ -43,9 +43,12 @@ class HttpAuth:
 
 
 def configured_principals(config: Config) -> dict[str, Principal]:
-    """Every principal the config names (no secrets): the configured ones and the A2A section's keys."""
+    """Every principal the config names (no secrets): the configured ones and the A2A section's keys. The one
+    an orchestrator acts as is an agent whichever way it signs in (``a2a_peer_names``): over MCP too its
+    client is asked nothing (it would answer for the user); its questions wait in the owner's inbox."""
+    agents = a2a_peer_names(config)
     out = {spec.name: Principal(spec.name, "token" if spec.token or spec.token_sha256 else "certificate",
-                                tuple(spec.tools), tuple(spec.upstreams))
+                                tuple(spec.tools), tuple(spec.upstreams), agent=spec.name in agents)
            for spec in config.sentinel.principals}
     for name in _a2a_keys(config, None):
         out.setdefault(name, Principal(name, "token", agent=name != OWNER_NAME))
@@ -106,12 +109,14 @@ def certificate_resolver_for(
         return None
     assert isinstance(tls, ServerTLS)
     rules: list[tuple[CertificateMatch, Principal]] = []
+    agents = a2a_peer_names(config)  # an orchestrator's certificate signs in an agent, as its token does
     if tls.owner is not None:
         rules.append((tls.owner, Principal(OWNER_NAME, "certificate")))
     for spec in with_cert:
         assert spec.certificate is not None
         rules.append(
-            (spec.certificate, Principal(spec.name, "certificate", tuple(spec.tools), tuple(spec.upstreams)))
+            (spec.certificate, Principal(spec.name, "certificate", tuple(spec.tools), tuple(spec.upstreams),
+                                         agent=spec.name in agents))
         )
     where = ["sentinel.http.tls.owner"] if tls.owner is not None else []
     where += [f"the certificate rule of principal {spec.name!r}" for spec in with_cert]

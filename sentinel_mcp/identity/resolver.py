@@ -128,6 +128,15 @@ class Authenticator:
     resolvers: list[PrincipalResolver]
     required: bool = True
     also: str = ""  # other ways in, named in the refusal (", or a client certificate of this front's CA")
+    _lapsing: dict[str, Principal] | None = field(default=None, init=False, repr=False)
+
+    def may_lapse(self, principal: Principal) -> bool:
+        """Whether ``principal``'s secret may stop signing it in while Sentinel runs (a followed file the
+        owner can replace: ``file_secret.py``), so a stream it holds open is checked again as it streams."""
+        if self._lapsing is None:  # (the followed files are fixed once the chain is built: read once)
+            self._lapsing = {p.name: p for r in self.resolvers if isinstance(r, TokenResolver)
+                             for _, p in r.followed()}
+        return self._lapsing.get(principal.name) == principal  # (a name's look-up first: no hashing)
 
     def authenticate(self, credentials: Credentials) -> Principal:
         for r in self.resolvers:

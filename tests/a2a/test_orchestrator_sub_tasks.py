@@ -184,3 +184,18 @@ async def test_a_preview_uses_up_no_confirmation() -> None:
             return None
 
     assert isinstance(await Unknown().preview(call), Deny)
+
+
+@pytest.mark.parametrize("name", ["owner", "anonymous", "sentinel", "local", "bob\n", "", "a/b", " bob",
+                                  "b" * 65, 5, True, ["bob"]])
+def test_the_orchestrator_acts_as_no_reserved_or_malformed_principal(name: object) -> None:
+    """``orchestrator_principal`` names the agent the orchestrator signs in as: never the owner (an
+    orchestrator holding the owner's token would be a person everywhere, asked and answering for the user;
+    its offers were run as the owner's own), nor Sentinel, anonymous, or a name no principal can have. It was
+    taken as written."""
+    from sentinel_mcp.a2a.settings import A2ASettings
+    from sentinel_mcp.config import ConfigError
+
+    assert A2ASettings(orchestrator_principal="bob").orchestrator_principal == "bob"
+    with pytest.raises((ConfigError, ValueError), match="orchestrator_principal"):
+        A2ASettings.from_section({"orchestrator_principal": name})

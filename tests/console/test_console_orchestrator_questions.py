@@ -58,3 +58,35 @@ async def test_an_orchestrators_sub_task_question_is_the_owners_to_answer(tmp_pa
                     break
                 await asyncio.sleep(0.1)
     assert task["status"]["state"] == "TASK_STATE_COMPLETED", task["status"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_the_orchestrators_own_mcp_client_is_never_asked_for_the_user(tmp_path, mode) -> None:
+    """The principal an orchestrator acts as (``orchestrator_principal``, here the configured principal bob)
+    signed in to the MCP front, its client able to elicit and saying yes to everything: it is asked nothing
+    (its yes would be the user's), in either era. Its call is blocked and its question waits in the owner's
+    inbox, not bob's; after the owner's yes bob's retry runs, still asking bob nothing. Before, a configured
+    principal was a person over MCP whoever it acted as: bob's client was asked, and its yes deleted."""
+    from tests.identity.identity_rig import User, http_client, text
+
+    cfg = console_config(tmp_path)
+    body = json.loads(cfg.read_text())
+    body["sentinel"]["a2a"]["orchestrator_principal"] = "bob"
+    cfg.write_text(json.dumps(body))
+    with http_sentinel(cfg) as (base, _proc):
+        says_yes = User(approve=True)
+        async with http_client(base, BOB, mode, user=says_yes) as orch, \
+                signed_in(base, BOB) as itself, signed_in(base, OWNER_TOKEN) as owner:
+            blocked = await orch.call_tool("tb__delete_thing", {"name": "orch-thing"})
+            assert says_yes.asked == [], says_yes.asked
+            assert blocked.is_error and "deleted" not in text(blocked), text(blocked)
+            page = await owner.wait_items(1)
+            [item] = items_of(page)
+            assert "orch-thing" in page
+            assert item not in items_of(await itself.page("/console/inbox"))
+            r = await itself.post(f"/console/inbox/{item}", {"decision": "approve", "asked": "0" * 64})
+            assert r.status_code in (403, 404), r.text[-800:]
+            assert (await owner.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 303
+            done = await orch.call_tool("tb__delete_thing", {"name": "orch-thing"})
+            assert not done.is_error and text(done) == "deleted orch-thing", text(done)
+            assert says_yes.asked == []

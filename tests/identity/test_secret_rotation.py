@@ -198,3 +198,48 @@ def test_rotate_refuses_a_secret_the_config_sets(tmp_path):
     cfg = write_config(tmp_path, http={"token": "configured-owner-token-0123456789"})
     out = _cli(cfg, "token", "--rotate")
     assert out.returncode == 1 and "change it there and restart" in out.stderr, out.stderr
+
+
+async def test_a_stream_of_the_rotated_token_gets_nothing_more(tmp_path):
+    """The owner rotates a token that leaked while a call it made streams progress over HTTP (a stream, an
+    A2A subscription, stays open for hours): the stream ends at its next chunk past the rotation, the call's
+    result never reaching the old token's holder, as a revoked client certificate's stream ends
+    (``app/stream_recheck.py``). Before, a stream was re-checked only for certificates ("tokens hold for the
+    process's life"), but the owner's token is followed from its file: the old token's stream got it all. A
+    token that stays good gets the whole stream."""
+    import json
+    import sys
+
+    from tests.gateway.helpers import TOOLBOX
+    from tests.tls.test_stream_recheck import HEADERS, _slow_call
+
+    cfg = write_config(tmp_path)
+    body = json.loads(cfg.read_text())
+    body["mcpServers"]["tb"] = {"command": sys.executable, "args": [TOOLBOX]}
+    cfg.write_text(json.dumps(body))
+    token = _cli(cfg, "token").stdout.strip()
+
+    async def streamed(secret: str, rotate: bool) -> list[dict]:
+        got: list[dict] = []
+        async with httpx2.AsyncClient(timeout=60) as http:
+            async with http.stream("POST", f"{base}/mcp", json=_slow_call(4.0),
+                                   headers={**HEADERS, "Authorization": f"Bearer {secret}"}) as r:
+                assert r.status_code == 200, await r.aread()
+                async for line in r.aiter_lines():
+                    if line.startswith("data:"):
+                        got.append(json.loads(line[5:]))
+                        if rotate and len(got) == 1:
+                            assert _cli(cfg, "token", "--rotate").returncode == 0
+        return got
+
+    with http_sentinel(cfg) as (base, _):
+        whole = await streamed(token, rotate=False)
+        assert sum(m.get("method") == "notifications/progress" for m in whole) == 4, whole
+        assert whole[-1].get("id") == 7 and "result" in whole[-1], whole
+        cut = await streamed(token, rotate=True)
+        assert not any(m.get("id") == 7 for m in cut), cut  # the result never reached the old token
+        assert sum(m.get("method") == "notifications/progress" for m in cut) < 4, cut
+        new = _cli(cfg, "token").stdout.strip()
+        assert new != token
+        again = await streamed(new, rotate=False)  # the new token's stream: whole
+        assert again[-1].get("id") == 7 and "result" in again[-1], again

@@ -279,3 +279,25 @@ async def test_over_https_another_cas_owner_is_refused_and_the_real_one_admitted
                 assert r.status_code not in (401, 403), (who.name, r.text)
             else:
                 assert r.status_code == 401 and "names no principal" in r.json()["error"]["message"], r.text
+
+
+@pytest.mark.parametrize("orchestrator", ["bob", None])
+def test_the_orchestrators_certificate_signs_in_an_agent_as_its_token_does(tmp_path: Path, pki: Any,
+                                                                          orchestrator: str | None) -> None:
+    """The principal an orchestrator acts as is an agent whichever way it signs in (its client is asked
+    nothing: it would answer for the user): by its certificate as by its token. Bob is both here; another
+    principal, or bob when no orchestrator acts as him, is a person."""
+    import json
+
+    from tests.tls.tls_rig import BOB, tls_config
+
+    cfg = tls_config(tmp_path, pki)
+    body = json.loads(cfg.read_text())
+    if orchestrator is not None:
+        body["sentinel"]["a2a"]["orchestrator_principal"] = orchestrator
+    config = parse_config(body, source=str(cfg), base_dir=tmp_path)
+    auth = http_auth_for(config).authenticator
+    by_cert, by_token = auth.authenticate(creds(pki.bob)), auth.authenticate(Credentials(bearer=BOB))
+    assert by_cert.name == by_token.name == "bob"
+    assert by_cert.agent is by_token.agent is (orchestrator == "bob")
+    assert auth.authenticate(creds(pki.alice)).agent is False
