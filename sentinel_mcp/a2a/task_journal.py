@@ -346,10 +346,12 @@ class TaskJournal:
         """The newest ``limit`` tasks of ``owners`` waiting for input in the shared store, whichever replica
         holds them (what a console inbox shows: the owner's shows every A2A peer's too): one indexed round
         trip whatever the number of owners (one per owner was N queries of ``limit`` rows each a page)."""
+        # one name is one owner (a str is a Sequence too: list("alice") would be five one-letter owners)
+        names = [owners] if isinstance(owners, str) else list(owners)
         rows = await self.db.query(
             f"SELECT {_READ_COLS} FROM a2a_task WHERE owner = ANY(?) AND {_WAITING_ROWS} "
             "ORDER BY updated DESC, id DESC LIMIT ?",
-            (list(owners), limit),
+            (names, limit),
         )
         return [r for r in (self._record(row) for row in rows) if r is not None]
 

@@ -31,7 +31,7 @@ async def _seen(url: str, principal: str, key: bytes = KEY) -> tuple[bool, list[
         opened = got is not None and got.get("principal") == principal
         listed = [t["task_id"] for t in await store.list_tasks(20, principal)]
         unfinished = await store.unfinished_of(principal)
-        ended = [tid for tid, _ in await store.ended(principal)]
+        ended = [tid for tid, *_ in await store.ended(principal)]
         return opened, listed, unfinished is not None and unfinished["task_id"] == TID, ended
 
 
