@@ -278,10 +278,8 @@ class ClusterSettings(_Strict):
     """``sentinel.cluster``: several replicas on one PostgreSQL store (``sentinel.store = "postgresql://…"``).
 
     ``seal_key`` (``${VAR}`` expanded, at least 32 characters; required with a server store: a replica or
-    command refuses to start without it) is the same on every replica, so a state one
-    replica
-    sealed (a 2026-07-28 retry, a conversation id) opens on any other; ``replica`` names this one's audit
-    chain
+    command refuses to start without it) is the same on every replica, so a state one replica sealed (a
+    2026-07-28 retry, a conversation id) opens on any other; ``replica`` names this one's audit chain
     (default: host name and a random suffix per start)."""
 
     replica: str | None = Field(None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")
