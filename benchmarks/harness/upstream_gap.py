@@ -57,8 +57,17 @@ def threads(pid: int) -> dict[str, list[float]]:
     return {"loop": [loop_user, loop_sys, switches], "other": [user - loop_user, system - loop_sys, 0.0]}
 
 
-def upstream_connections(port: int) -> int:
-    """Established TCP connections to ``port`` on this host (the client ends: the gateway's pool, or wrk)."""
+def upstream_connections(pid: int, port: int) -> int:
+    """Established TCP connections process ``pid`` holds to ``port`` (its sockets' inodes in the kernel's
+    tables): the gateway's pool to the upstream during the load."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
     count = 0
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -67,7 +76,7 @@ def upstream_connections(port: int) -> int:
             continue
         for line in lines:
             cols = line.split()
-            if cols[3] == "01" and int(cols[2].rsplit(":", 1)[1], 16) == port:
+            if cols[3] == "01" and int(cols[2].rsplit(":", 1)[1], 16) == port and cols[9] in inodes:
                 count += 1
     return count
 
@@ -83,7 +92,8 @@ def measure(url: str, tool: str, seconds: float, connections: int, gateway: int 
     pids = {"gw": gateway, "up": upstream}
     before = {k: threads(p) for k, p in pids.items() if p}
     held: list[int] = []
-    probe = threading.Timer(seconds / 2, lambda: held.append(upstream_connections(port)))
+    probe = threading.Timer(seconds / 2, lambda: held.append(upstream_connections(gateway, port)) if gateway
+                            and upstream else None)
     probe.start()
     r = wrk(url, body, headers, connections=connections, seconds=seconds, server_pid=server)
     after = {k: threads(p) for k, p in pids.items() if p}
@@ -120,7 +130,9 @@ def show(name: str, row: dict[str, float]) -> str:
                          f"other {row[f'{who} other']:.3f} ms, loop switches "
                          f"{row[f'{who} loop switches']:.2f}")
     parts.append(f"wrk {row['client']:.3f} ms; neighbours {row['neighbours']:.2f} core; "
-                 f"load {row['load']:.1f}; connections to the upstream {row['connections']:.0f}")
+                 f"load {row['load']:.1f}"
+                 + (f"; the gateway's connections to the upstream {row['connections']:.0f}"
+                    if row["connections"] == row["connections"] else ""))
     return "  ".join(parts)
 
 
