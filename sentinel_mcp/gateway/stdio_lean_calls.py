@@ -49,9 +49,14 @@ from mcp.shared.transport_context import TransportContext
 from mcp_types import CONNECTION_CLOSED, LOG_LEVEL_META_KEY, ErrorData, JSONRPCError, JSONRPCNotification
 
 from sentinel_mcp.core.running_loop import running_loop
-from sentinel_mcp.gateway.plain_calls import PlainCalls
+from sentinel_mcp.gateway.plain_calls import PlainCalls, plain_handshake_params
 from sentinel_mcp.gateway.quick_event import new_cancel_scope, new_event
-from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, serve_call, span_records_nothing
+from sentinel_mcp.gateway.unspanned_kernel import (
+    UnspannedRunner,
+    serve_call,
+    serve_checked_call,
+    span_records_nothing,
+)
 
 log = logging.getLogger(__name__)
 TRANSPORT = TransportContext(kind="jsonrpc", can_send_request=False)
@@ -300,7 +305,13 @@ class StdioLeanCalls:
             with scope:
                 try:
                     try:
-                        line = self._answer(rid, await runner.on_request(dctx, "tools/call", params))
+                        # params the kernel's surface check is sure to accept run the kernel without it
+                        # (the same result or the same exception), as on the 2025 HTTP session path
+                        if plain_handshake_params(params, runner.connection.protocol_version):
+                            result = await serve_checked_call(runner, dctx, params)
+                        else:
+                            result = await runner.on_request(dctx, "tools/call", params)
+                        line = self._answer(rid, result)
                     except Exception as exc:  # noqa: BLE001 - mapped to the wire as the dispatcher maps it
                         error = handler_exception_to_error_data(exc)
                         if error is None:
