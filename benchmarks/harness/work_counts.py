@@ -202,9 +202,10 @@ def _per_call(tree: Path, out: Path, calls: int) -> dict[str, float]:
     return counts
 
 
-def stdio_call_counts(tree: Path, calls: int) -> dict[str, float]:
-    """Function calls per 2026-07-28 ``tools/call`` on the stdio front's event-loop thread, forwarded to the
-    test toolbox's no-op over stdio: {function: calls per request}."""
+def stdio_call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[str, float]:
+    """Function calls per ``tools/call`` on the stdio front's event-loop thread, forwarded to the test
+    toolbox's no-op over stdio: {function: calls per request}. ``era`` 2025-11-25: the client's handshake
+    first, then calls without an envelope."""
     # the data directory on tmpfs where there is one: slow commits on a busy disk turn inline commits off for
     # a while (``storage/inline_policy.py``), which moves the count by ~100 midway through a run
     shm = Path("/dev/shm")
@@ -221,10 +222,21 @@ def stdio_call_counts(tree: Path, calls: int) -> dict[str, float]:
             "io.modelcontextprotocol/clientInfo": {"name": "work-counts", "version": "1"},
             "io.modelcontextprotocol/clientCapabilities": {}}
     assert proc.stdin and proc.stdout
+    params: dict[str, Any] = {"name": "tb__noop", "arguments": {}, "_meta": meta}
+    if era != "2026-07-28":
+        params = {"name": "tb__noop", "arguments": {}}
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": era, "capabilities": {},
+                            "clientInfo": {"name": "work-counts", "version": "1"}}}
+        proc.stdin.write(json.dumps(hello).encode() + b"\n")
+        proc.stdin.flush()
+        if b'"id":1' not in proc.stdout.readline():
+            raise RuntimeError(f"{tree}: the stdio handshake failed")
+        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        proc.stdin.flush()
 
     def call(n: int) -> None:
-        line = json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call",
-                           "params": {"name": "tb__noop", "arguments": {}, "_meta": meta}})
+        line = json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params})
         proc.stdin.write(line.encode() + b"\n")  # type: ignore[union-attr]
         proc.stdin.flush()  # type: ignore[union-attr]
         answer = proc.stdout.readline()  # type: ignore[union-attr]
@@ -274,6 +286,8 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=15, help="functions whose calls per request changed most")
     ap.add_argument("--era", choices=["2026-07-28", "2025-11-25"], default="2026-07-28",
                     help="the HTTP calls' protocol era (2025-11-25: on one session)")
+    ap.add_argument("--stdio-era", choices=["2026-07-28", "2025-11-25"], default="2026-07-28",
+                    help="the stdio calls' protocol era (2025-11-25: after the client's handshake)")
     ap.add_argument("--upstream-protocol", choices=["modern", "auto", "legacy"], default="modern",
                     help="the real upstream's configured protocol (auto: the default, handshake first)")
     ap.add_argument("--skip", default="", help="comma-separated rows left out: guard, http, stdio, upstream")
@@ -314,7 +328,7 @@ def main() -> None:
         if "http" not in skip:
             calls[name] = call_counts(tree, args.calls, args.era)
         if "stdio" not in skip:
-            stdio[name] = stdio_call_counts(tree, args.calls)
+            stdio[name] = stdio_call_counts(tree, args.calls, args.stdio_era)
         if toolbox is not None:
             upstream[name] = call_counts(tree, args.calls, upstream=toolbox_url,
                                          protocol=args.upstream_protocol)
@@ -333,7 +347,8 @@ def main() -> None:
           + " ".join(f"{guard[n].get('python_calls', float('nan')):12.1f}" for n in names))
     print(f"{f'HTTP tools/call ({args.era}), no-op built-in: Python function calls per call':72s} "
           + " ".join(f"{sum(calls[n].values()):12.0f}" for n in names))
-    print(f"{'stdio tools/call (2026-07-28), no-op of a stdio upstream: Python function calls per call':72s} "
+    row = f"stdio tools/call ({args.stdio_era}), no-op of a stdio upstream: Python function calls per call"
+    print(f"{row:72s} "
           + " ".join(f"{sum(stdio[n].values()):12.0f}" for n in names))
     real = (f"HTTP tools/call (2026-07-28), a real upstream ({args.upstream_protocol}): "
             "Python function calls per call")

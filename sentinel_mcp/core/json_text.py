@@ -16,17 +16,19 @@ from typing import Any, Callable
 
 
 def compact_encoder(*, separators: tuple[str, str] = (",", ":"), ensure_ascii: bool = True,
-                    sort_keys: bool = False) -> Callable[[Any], str]:
-    """``json.JSONEncoder(separators=..., ensure_ascii=..., sort_keys=...).encode``, its C encoder built
-    once."""
-    plain = json.JSONEncoder(separators=separators, ensure_ascii=ensure_ascii, sort_keys=sort_keys)
+                    sort_keys: bool = False, allow_nan: bool = True) -> Callable[[Any], str]:
+    """``json.JSONEncoder(separators=..., ensure_ascii=..., sort_keys=..., allow_nan=...).encode``, its C
+    encoder built once (``allow_nan=False``: a NaN or an infinity is a ``ValueError``, as there)."""
+    plain = json.JSONEncoder(separators=separators, ensure_ascii=ensure_ascii, sort_keys=sort_keys,
+                             allow_nan=allow_nan)
     make = getattr(_encoder, "c_make_encoder", None)
     if make is None:
         return plain.encode
     item_separator, key_separator = separators
     strings = _encoder.encode_basestring_ascii if ensure_ascii else _encoder.encode_basestring
     # the arguments JSONEncoder.iterencode passes it, but no dict of the objects in hand (no cycle check)
-    built = make(None, plain.default, strings, None, key_separator, item_separator, sort_keys, False, True)
+    built = make(None, plain.default, strings, None, key_separator, item_separator, sort_keys, False,
+                 allow_nan)
     join = "".join
 
     def encode(value: Any) -> str:

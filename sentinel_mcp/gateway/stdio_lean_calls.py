@@ -29,7 +29,6 @@ it.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any, Awaitable, Callable, Coroutine, Mapping
 
@@ -48,18 +47,25 @@ from mcp.shared.jsonrpc_dispatcher import (
 from mcp.shared.transport_context import TransportContext
 from mcp_types import CONNECTION_CLOSED, LOG_LEVEL_META_KEY, ErrorData, JSONRPCError, JSONRPCNotification
 
+from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.core.running_loop import running_loop
-from sentinel_mcp.gateway.plain_calls import PlainCalls
+from sentinel_mcp.gateway.plain_calls import PlainCalls, plain_handshake_params
 from sentinel_mcp.gateway.quick_event import new_cancel_scope, new_event
-from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, serve_call, span_records_nothing
+from sentinel_mcp.gateway.unspanned_kernel import (
+    UnspannedRunner,
+    serve_call,
+    serve_checked_call,
+    span_records_nothing,
+)
 
 log = logging.getLogger(__name__)
 TRANSPORT = TransportContext(kind="jsonrpc", can_send_request=False)
 LEGACY_TRANSPORT = TransportContext(kind="jsonrpc", can_send_request=True)  # the dispatcher's default
 CLOSING_WRITE_SECONDS = 2.0  # as the dispatcher bounds its shutdown answer
 # compact, and strict: a NaN or infinity a hostile upstream put in a result is not valid JSON; such an answer
-# is written by pydantic instead (they become null, as on the SDK's path)
-_COMPACT = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+# is written by pydantic instead (they become null, as on the SDK's path). Its C encoder built once
+# (core/json_text.py)
+_COMPACT = compact_encoder(allow_nan=False)
 
 SendLine = Callable[[str], Awaitable[None]]
 LineOf = Callable[[Any], str]  # a protocol message as one line, as the transport writes the SDK's
@@ -300,7 +306,13 @@ class StdioLeanCalls:
             with scope:
                 try:
                     try:
-                        line = self._answer(rid, await runner.on_request(dctx, "tools/call", params))
+                        # params the kernel's surface check is sure to accept run the kernel without it
+                        # (the same result or the same exception), as on the 2025 HTTP session path
+                        if plain_handshake_params(params, runner.connection.protocol_version):
+                            result = await serve_checked_call(runner, dctx, params)
+                        else:
+                            result = await runner.on_request(dctx, "tools/call", params)
+                        line = self._answer(rid, result)
                     except Exception as exc:  # noqa: BLE001 - mapped to the wire as the dispatcher maps it
                         error = handler_exception_to_error_data(exc)
                         if error is None:
@@ -323,7 +335,7 @@ class StdioLeanCalls:
 
     def _answer(self, rid: Any, result: dict[str, Any]) -> str:
         try:
-            return _COMPACT.encode({"jsonrpc": "2.0", "id": rid, "result": result})
+            return _COMPACT({"jsonrpc": "2.0", "id": rid, "result": result})
         except (ValueError, TypeError):
             from mcp_types import JSONRPCResponse
 

@@ -16,6 +16,9 @@ from sentinel_mcp.core.json_text import compact_encoder
 OPTIONS = [dict(separators=(",", ":"), ensure_ascii=e, sort_keys=s)
            for e in (True, False) for s in (True, False)]
 OPTIONS.append(dict(separators=(", ", ": "), ensure_ascii=True, sort_keys=False))
+# strict: a NaN or an infinity refused (ValueError), as the stdio lean path's answers are written
+OPTIONS += [dict(separators=(",", ":"), ensure_ascii=e, sort_keys=False, allow_nan=False)
+            for e in (True, False)]
 
 VALUES: list[Any] = [
     "plain", "é \u2028 日本", "\ud800 lone", "", "\x00\x1f\"\\/", 0, -1, 10**40, 1.5, -0.0, 1e-300, 1e308,
@@ -53,7 +56,19 @@ def test_the_text_is_what_the_encoder_writes(options: dict[str, Any]) -> None:
         got = _outcome(encode, value)
         assert got == _outcome(plain.encode, value), value
         outcomes.add(got[0])
-    assert outcomes == ({"text", "refused"} if options["sort_keys"] else {"text"})  # mixed keys: unsortable
+    # mixed keys are unsortable; NaN and the infinities are refused when strict
+    assert outcomes == ({"text", "refused"} if options["sort_keys"] or options.get("allow_nan") is False
+                        else {"text"})
+
+
+def test_a_strict_encoder_refuses_what_json_refuses_and_writes_the_rest() -> None:
+    encode = compact_encoder(allow_nan=False)
+    for value in (float("nan"), [1, float("inf")], {"a": {"b": -float("inf")}}):
+        with pytest.raises(ValueError):
+            encode(value)
+        with pytest.raises(ValueError):
+            json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode(value)
+    assert encode({"a": [1.5, 1e308, -0.0]}) == '{"a":[1.5,1e+308,-0.0]}'
 
 
 @pytest.mark.parametrize("options", OPTIONS)
