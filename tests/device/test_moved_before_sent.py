@@ -100,3 +100,30 @@ async def test_a_tap_nothing_moved_under_is_sent_with_one_read(tmp_path) -> None
             assert phone.screen == "messages_list"
             # the target's read and the fresh screen returned with the result: two, not three
             assert sum(1 for c in phone.commands if "uiautomator" in " ".join(c)) - dumps == 2
+
+
+async def test_a_swipe_rated_while_another_app_came_up_is_refused_as_stale(tmp_path) -> None:
+    """The same for a swipe that starts on a control (rated as pressing it): what lies under the finger is
+    read again once another action went out."""
+    async with running_gateway(device_config(tmp_path)) as rt:
+        runtime = rt.gateway.manager.upstreams["device"].target.server.runtime
+        phone, held = runtime.backend, HeldRating(runtime.actuator.classifier)
+        runtime.actuator.classifier = held
+        async with Client(rt.front.server, elicitation_callback=Answers()) as a, \
+                Client(rt.front.server, elicitation_callback=Answers()) as b:
+            results: list[Any] = []
+
+            async def swipe_from_messages() -> None:  # from the Messages icon upwards
+                swipe = {"x1": 162, "y1": 1630, "x2": 162, "y2": 900}
+                results.append(await a.call_tool("device__swipe", swipe))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(swipe_from_messages)
+                await held.entered.wait()
+                opened = await b.call_tool("device__open_app", {"package": "com.android.settings"})
+                assert not opened.is_error, opened.content[0].text
+                swipes_before = sum(1 for c in phone.commands if c[:2] == ["input", "swipe"])
+                held.go.set()
+            text = results[0].content[0].text
+            assert results[0].is_error and "refused as stale" in text, text
+            assert sum(1 for c in phone.commands if c[:2] == ["input", "swipe"]) == swipes_before
