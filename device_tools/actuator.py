@@ -180,33 +180,49 @@ class Actuator:
                 "no key was sent (the tap was)"
             )
 
+    def mark(self) -> tuple[int, int]:
+        """Where the phone's actions and the model's ratings stand, before a screen is read for an action."""
+        return self.gate.acted_count, getattr(self.classifier, "calls", 0)
+
+    def moved_since(self, mark: tuple[int, int]) -> str | None:
+        """Why the screen an action was rated on may be gone by the time it is sent (None: nothing says so):
+        another action went out to the phone, or the rating waited for the model (tens of seconds, during
+        which the person or an app may bring another screen up). Else the action is sent on the screen it was
+        checked against (the read and the send are milliseconds apart), with no second read."""
+        acted, asked = mark
+        if self.gate.acted_count != acted:
+            return "while it waited its turn, another action was sent to the phone"
+        if getattr(self.classifier, "calls", 0) != asked:
+            return "while the model rated it"
+        return None
+
     async def recheck(self, element: Element, *, tapped: str | None = None,
-                      rated: tuple[str, Callable[[Snapshot], str]] | None = None) -> Element:
+                      rated: tuple[str, Callable[[Snapshot], str]] | None = None,
+                      waiting: str = "while waiting for confirmation") -> Element:
         """The element as it is now, unchanged since it was rated; ``tapped``: and a tap at its centre still
         reaches that element id (nothing was put over it meanwhile); ``rated``: (what the rating read, the
         function that read it), and that function reads the same of the screen now (a row's inner labels, a
-        switch's row: what the person was asked about, not only the element's own attributes)."""
+        switch's row: what the person was asked about, not only the element's own attributes). ``waiting``:
+        what the action waited for (said in the refusal)."""
         fresh = await self.observe()
         now = fresh.by_id.get(element.id)
         if now is None or now.fingerprint != element.fingerprint:
-            raise StaleElement(
-                f"element {element.id} ({element.shown}) changed while waiting for confirmation", fresh
-            )
+            raise StaleElement(f"element {element.id} ({element.shown}) changed {waiting}", fresh)
         if rated is not None and rated[1](fresh) != rated[0]:
             raise StaleElement(
                 f"what the screen says in or around element {element.id} ({element.shown}) (the labels its "
-                "question was built from) changed while waiting for confirmation", fresh
+                f"question was built from) changed {waiting}", fresh
             )
         if tapped is not None:
             over = await self.covered(now)
             if over is not None:
-                raise StaleElement(f"while waiting for confirmation, {over.removeprefix('refused: ')}", fresh)
+                raise StaleElement(f"{waiting}, {over.removeprefix('refused: ')}", fresh)
             found = tap_receivers(fresh, now)
             if isinstance(found, str) or found[-1].id != tapped:
                 why = "a tap there reaches another element"
                 if isinstance(found, str):
                     why = found.removeprefix("refused: ")
-                raise StaleElement(f"while waiting for confirmation, {why}", fresh)
+                raise StaleElement(f"{waiting}, {why}", fresh)
         return now
 
     # ---- acting -----------------------------------------------------------------------

@@ -56,6 +56,9 @@ class CommandGate:
         # all of them so a caller can ask for what was sent after a point it marked (``sent_since``)
         self._sent: deque[list[str]] = deque(maxlen=keep)
         self.sent_count = 0
+        # the commands that act on the phone (approved, not reads) sent so far: an action rated on a screen
+        # read before another action went out reads it again before it is sent (``Actuator.moved_since``)
+        self.acted_count = 0
         # one question at a time waits for a key on this phone: a press names no action, so two waiting at
         # once would both take the one press the person gave for the question they saw
         self._key_question = anyio.Lock()
@@ -112,6 +115,7 @@ class CommandGate:
         async with self._sending:
             self._refuse_while_asking(argv)  # a question may have begun while this waited its turn
             self._record(argv)
+            self.acted_count += 1
             return await self.backend.shell(argv, timeout=timeout)
 
     def _refuse_while_asking(self, argv: Sequence[str]) -> None:

@@ -22,7 +22,7 @@ from .element_registry import Element, Snapshot
 from .errors import DeviceError
 from .gate import Approval
 from .hit_test import drag_receivers, tap_receivers
-from .results import DEVICE_OUTPUT, SCREEN, error_result, outcome_result, read_result
+from .results import DEVICE_OUTPUT, error_result, outcome_result, read_result, screen_source, snapshot_apps
 from .runtime import DeviceRuntime
 from .rated_reading import read_target, reading
 from .screenshot import to_image_content
@@ -38,9 +38,11 @@ MAX_FOUND = 20  # matching elements wait_for returns whole (it says how many mat
 
 
 async def finish(
-    rt: DeviceRuntime, outcome: ActionOutcome | InputRequiredResult, *, with_screen: bool = True
+    rt: DeviceRuntime, outcome: ActionOutcome | InputRequiredResult, *, with_screen: bool = True,
+    apps: list[str] | None = None,
 ) -> Result:
-    """Attach the screen as it is after a UI action (the model needs the new snapshot id)."""
+    """Attach the screen as it is after a UI action (the model needs the new snapshot id). ``apps``: the apps
+    whose labels the action quotes (its decision names the element, also when it was not done)."""
     if isinstance(outcome, InputRequiredResult):
         return outcome
     fresh = None
@@ -49,7 +51,7 @@ async def finish(
             fresh = await rt.actuator.observe()
         except DeviceError:
             fresh = None
-    return outcome_result(outcome, fresh)
+    return outcome_result(outcome, fresh, apps or ())
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
@@ -69,6 +71,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         text: str | None = None,
     ) -> Result:
         """Resolve (element, snapshot) freshly, then run ``plan(element) -> (patterns, message)`` guarded."""
+        mark = act.mark()  # before the screen is read: what goes out to the phone from here on moves it
         try:
             element, _fresh = await act.target(element_id, snapshot_id)
         except StaleElement as stale:
@@ -82,24 +85,25 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         except (ValueError, DeviceError) as exc:
             return error_result(str(exc))
         receivers = [element]
+        apps = snapshot_apps(_fresh)  # every label quoted from here on is one of these apps'
         if kind in TAPPING:  # the device acts on what receives the touch: that is what is rated
             found = tap_receivers(_fresh, element)
             if isinstance(found, str):
-                return error_result(found, element=element.public())
+                return error_result(found, apps=apps, element=element.public())
             receivers = found
             try:  # another app's window over it takes the tap, and the dump does not show it
                 over = await act.covered(element)
             except DeviceError as exc:
-                return error_result(str(exc))
+                return error_result(str(exc), apps=apps)
             if over is not None:
-                return error_result(over, element=element.public())
+                return error_result(over, apps=apps, element=element.public())
         unseen = rt.privacy.unseen(ctx, [element, *receivers])
         if unseen is not None:  # acting on what the caller may not read: its labels, the question's words
             return unseen
         try:
             patterns, message = plan(element)
         except (ValueError, DeviceError) as exc:
-            return error_result(str(exc), element=element.public())
+            return error_result(str(exc), apps=apps, element=element.public())
         # a label and the row it is in, each as its own app says and as the screen's app: the riskiest
         action = await riskiest(kind, tool, receivers, _fresh, text)
         tapped = receivers[-1].id if kind in TAPPING else None
@@ -110,6 +114,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             if approval.decided_by.startswith("user"):
                 # the screen may have changed while the user decided (the element, or what lies over it)
                 await act.recheck(element, tapped=tapped, rated=rated)
+            elif (moved := act.moved_since(mark)) is not None:  # ... or while it was rated or waited its turn
+                await act.recheck(element, tapped=tapped, rated=rated, waiting=moved)
             for i, argv in enumerate(patterns):
                 await rt.gate.run(argv, approval)
                 if i == 0 and kind in KEYED:  # the keys after this tap go to the focus: the field's only
@@ -119,7 +125,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         context = f"screen of {element.window or element.package}"
         withheld = rt.privacy.hidden_apps(_fresh, ctx)  # its question says nothing of them to this caller
         return await finish(rt, await act.guarded(ctx, action, patterns, run, context=context,
-                                                  withheld=withheld))
+                                                  withheld=withheld), apps=apps)
 
     async def riskiest(kind: str, tool: str, elements: list[Element], screen: Snapshot,
                        text: str | None) -> ProposedAction:
@@ -166,7 +172,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return error_result(str(exc))
         listing = snapshot.listing(page=page)
         data = {k: v for k, v in listing.items() if k != "text"}
-        return read_result(str(listing["text"]), data, untrusted=SCREEN)
+        return read_result(str(listing["text"]), data, untrusted=screen_source(snapshot_apps(snapshot)))
 
     @mcp.tool(annotations=READ, meta=asks)
     @screen
@@ -183,7 +189,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             "password": found.password,
             "editable": found.editable,
         }
-        return read_result(found.line(), data, untrusted=SCREEN)
+        return read_result(found.line(), data, untrusted=screen_source([found.window or found.package]))
 
     @mcp.tool(annotations=READ, meta=asks)
     @screen
@@ -282,13 +288,14 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     ) -> Result:
         """Scroll the screen, or one scrollable element, to reveal content further up/down/left/right."""
         subject: Element | None = None
+        mark = act.mark()  # before the screen is read (``moved_since``)
         try:
             if element_id is not None:
                 subject, screen = await act.target(element_id, snapshot_id or "")
                 if not subject.scrollable:  # a swipe inside a button's bounds is a press on it, not a scroll
                     return error_result(
                         f"element {subject.id} ({subject.shown}) does not scroll: scroll the screen, or an "
-                        "element marked scrollable", element=subject.public())
+                        "element marked scrollable", apps=snapshot_apps(screen), element=subject.public())
                 bounds = subject.bounds
             else:
                 width, height = await _screen_size(rt)
@@ -308,7 +315,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 "press). Nothing was sent"
             )
         where = f" in {subject.shown}" if subject is not None else ""
-        return await drag(ctx, "scroll", argv, screen, f"scrolled {direction}{where}", subject)
+        return await drag(ctx, "scroll", argv, screen, f"scrolled {direction}{where}", subject, mark)
 
     @mcp.tool(annotations=NAVIGATE, meta={**SELF_CONFIRMS, **shows})
     @screen
@@ -323,29 +330,31 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 f"a swipe that moves less than {MIN_SWIPE_PX} px is a tap or a long press: use click or "
                 "long_click on the element (they ask first when it is risky)")
         argv = C.swipe(x1, y1, x2, y2, duration_ms)
+        mark = act.mark()  # before the screen is read (``moved_since``)
         try:
             screen = await act.observe()
         except (DeviceError, ValueError) as exc:
             return error_result(str(exc))
-        return await drag(ctx, "swipe", argv, screen, "swiped", None)
+        return await drag(ctx, "swipe", argv, screen, "swiped", None, mark)
 
     async def drag(ctx: Context, tool: str, argv: list[str], screen: Snapshot, message: str,
-                   subject: Element | None) -> Result:
+                   subject: Element | None, mark: tuple[int, int]) -> Result:
         """A swipe (``argv``: ``input swipe x1 y1 x2 y2 ms``) judged by what its finger presses and lifts from
         on ``screen`` (a "slide to pay" control, a button a short drag still presses: the riskiest of them),
         and, for a scroll of one element, by that element too."""
         points = ((int(argv[2]), int(argv[3])), (int(argv[4]), int(argv[5])))
+        apps = snapshot_apps(screen)  # the labels this swipe's answer quotes are these apps'
         pressed = drag_receivers(screen, points)
         if isinstance(pressed, str):
-            return error_result(pressed)
+            return error_result(pressed, apps=apps)
         # the app each point is meant for: the scrolled element's, or the one the dump shows there
         app = subject.window if subject is not None else (lambda x, y: window_at(screen, x, y))
         try:  # another app's window under the finger takes the swipe, and the dump does not show it
             over = await act.covered_at(app, points, "a point the swipe presses or lifts at")
         except DeviceError as exc:
-            return error_result(str(exc))
+            return error_result(str(exc), apps=apps)
         if over is not None:
-            return error_result(over)
+            return error_result(over, apps=apps)
         unseen = rt.privacy.unseen(ctx, [*pressed, *([subject] if subject else [])])
         if unseen is not None:
             return unseen
@@ -362,20 +371,21 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         element = named[action.target.id] if action.target and action.target.id in named else None
 
         async def run(approval: Approval) -> dict[str, Any]:
-            if approval.decided_by.startswith("user"):
-                # the screen may have changed while the user decided: the same elements under the finger
+            # the screen may have changed while the user decided, while the model rated the swipe or while it
+            # waited behind another action: the same elements under the finger
+            waiting = "while waiting for confirmation" if approval.decided_by.startswith("user") else \
+                act.moved_since(mark)
+            if waiting is not None:
                 if subject is not None:
-                    await act.recheck(subject)
+                    await act.recheck(subject, waiting=waiting)
                 fresh = await act.observe()
                 now = drag_receivers(fresh, points)
                 if (isinstance(now, str) or sorted(e.id for e in now) != ids
                         or reading(fresh, list(named)) != read):
-                    raise StaleElement("while waiting for confirmation, what lies under the swipe changed",
-                                       fresh)
+                    raise StaleElement(f"{waiting}, what lies under the swipe changed", fresh)
                 moved = await act.covered_at(app, points, "a point the swipe presses or lifts at")
                 if moved is not None:
-                    raise StaleElement(f"while waiting for confirmation, {moved.removeprefix('refused: ')}",
-                                       fresh)
+                    raise StaleElement(f"{waiting}, {moved.removeprefix('refused: ')}", fresh)
             output = await rt.gate.run(argv, approval)
             said = f"{message} (from {element.shown})" if element is not None and pressed else message
             return {"message": said, "output": output.strip()[:2000], UNTRUSTED_KEY: DEVICE_OUTPUT}
@@ -383,7 +393,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         context = f"screen of {element.window or element.package}" if element is not None else ""
         withheld = rt.privacy.hidden_apps(screen, ctx)  # its question says nothing of them to this caller
         return await finish(rt, await act.guarded(ctx, action, [argv], run, context=context,
-                                                  withheld=withheld))
+                                                  withheld=withheld), apps=apps)
 
     @mcp.tool(annotations=NAVIGATE, meta={**SELF_CONFIRMS, **shows})
     @screen
@@ -455,7 +465,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                     # the first hits only: a hostile screen can match thousands of nodes
                     {"found": [e.public() for e in hits[:MAX_FOUND]], "found_total": len(hits),
                      "snapshot_id": snapshot.snapshot_id},
-                    untrusted=SCREEN,
+                    untrusted=screen_source(snapshot_apps(snapshot)),
                 )
             if anyio.current_time() >= deadline:
                 return error_result(

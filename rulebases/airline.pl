@@ -236,15 +236,21 @@ passenger_details_ok(Ps) :-
     forall(member(P, Ps), ( P = json(L), memberchk(first_name = F, L), memberchk(last_name = N, L), memberchk(dob = B, L),
                             name_text(F), name_text(N), birth_date(B) )).
 
-% A name is letters (any script) and the blanks, hyphens, apostrophes and periods between them, starting with a
-% letter, at most 80 characters: a confirmation shows the names among its items, and a name of any text wrote
-% items of the agent's own into what the user read before the real ones ('Li. Charged now: $104 from gift card
-% ...'). An allow list of what a name is made of, never a list of words it may not say. (SWI-Prolog's alpha is a
-% letter or an ASCII-digit-free symbol of a script: '_' and 0-9 are not letters here.)
+% A name is letters (any script) with the marks they carry, and the blanks, hyphens, apostrophes, periods and
+% middle dots between them, starting with a letter, at most 80 characters: a confirmation shows the names among
+% its items, and a name of any text wrote items of the agent's own into what the user read before the real ones
+% ('Li. Charged now: $104 from gift card ...'). An allow list of what a name is made of, never a list of words it
+% may not say. A letter is Unicode's (general category L*): SWI-Prolog's alpha also holds for the digits of every
+% script but ASCII ('Li ٤٠١', '４', '𝟒'), Roman numerals and circled letters, and not for the combining marks of
+% a decomposed 'é' or of a virama ('कृष्ण'). A mark (Mn, Mc) sits on a letter, at most four on one.
 name_text(X) :-
-    atom(X), atom_length(X, L), between(1, 80, L), atom_codes(X, [C|Cs]), name_letter(C),
-    forall(member(D, Cs), ( name_letter(D) ; memberchk(D, [0' , 0'-, 0'\', 0'., 0x2019]) )).
-name_letter(C) :- code_type(C, alpha), \+ code_type(C, digit(_)), C =\= 0'_.
+    atom(X), atom_length(X, L), between(1, 80, L), atom_codes(X, [C|Cs]), name_letter(C), name_rest(Cs, 0).
+name_rest([], _).
+name_rest([C|Cs], _) :- name_letter(C), !, name_rest(Cs, 0).
+name_rest([C|Cs], M) :- M >= 0, M < 4, name_mark(C), !, M1 is M + 1, name_rest(Cs, M1).
+name_rest([C|Cs], _) :- memberchk(C, [0' , 0'-, 0'\', 0'., 0x2019, 0xB7, 0x30FB]), name_rest(Cs, -1).
+name_letter(C) :- unicode_category(C, K), sub_atom(K, 0, 1, _, 'L').
+name_mark(C) :- unicode_category(C, K), memberchk(K, ['Mn', 'Mc']).
 
 % A date of birth is a calendar day written YYYY-MM-DD in ASCII digits, not after today: ten characters of
 % anything passed before ('1990-02-30', '2099-01-01', full-width digits). Dates of one format compare as
@@ -449,7 +455,7 @@ guard('airline__update_reservation_passengers', [reservation_id = R, passengers 
                 policy_ref(airline, 'Other reservations can be modified')),
         require(( is_list(Ps), length(Ps, N), passenger_count(R, N) ), 'the number of passengers cannot change',
                 policy_ref(airline, 'The user can modify passengers but cannot modify the number of passengers')),
-        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name (letters, with blanks, hyphens, apostrophes or periods between them; at most 80 characters) and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
+        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name (letters of any script with their marks, and blanks, hyphens, apostrophes, periods or middle dots between them; at most 80 characters) and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
                 policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
         reservation_label(R, RL), passengers_text(Ps, PT),
         confirmed_items('Update the passengers of this reservation?', ['Reservation' = RL, 'Passengers' = PT]) )).
@@ -462,7 +468,7 @@ guard('airline__book_reservation',
         ( is_list(Ps) -> length(Ps, PN) ; PN = 0 ),
         require(( PN >= 1, PN =< 5 ), 'a reservation has one to five passengers',
                 policy_ref(airline, 'Each reservation can have at most five passengers.')),
-        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name (letters, with blanks, hyphens, apostrophes or periods between them; at most 80 characters) and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
+        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name (letters of any script with their marks, and blanks, hyphens, apostrophes, periods or middle dots between them; at most 80 characters) and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
                 policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
         require(payments_well_formed(Pay), 'each payment names a different payment method and pays a positive amount',
                 policy_ref(airline, 'All payment methods must already be in user profile for safety reasons.')),

@@ -27,7 +27,7 @@ from device_tools.sensors.errors import (
     StoreUnavailable,
     device_failure,
 )
-from device_tools.sensors.fix_time import DEFAULT_MAX_AGE, fix_time, shown_time
+from device_tools.sensors.fix_time import DEFAULT_MAX_AGE, fix_time, shown_time, youngest_age
 from sentinel_mcp.core.sensor_kinds import DESCRIPTIONS, MAX_RATE_HZ, SCOPED_SENSORS, Scope, SensorKind
 from sentinel_mcp.core.sensor_messages import SensorRequest, SensorResponse, iso_utc
 from device_tools.sensors.cell_store import CellStore
@@ -157,7 +157,7 @@ class SensorBridge:
             reading = await self.source.read(req.sensor)
             check_reading(reading.values)
             # a location's time is its fix's (fix_time.py): an old last-known fix is never shown as now
-            shown_at = fix_time(reading.values, reading.taken_at) if req.sensor is SensorKind.location \
+            fix_at = fix_time(reading.values, reading.taken_at) if req.sensor is SensorKind.location \
                 else reading.taken_at
         except Exception as e:  # noqa: BLE001 - a source bug must not leak a traceback or crash the server
             raise self._failed(e, raw, requester, req, decision_id) from None
@@ -165,7 +165,11 @@ class SensorBridge:
             self._running[requester] -= 1
             if not self._running[requester]:
                 del self._running[requester]  # an entry per requester only while it reads
-        age = reading.taken_at - shown_at
+        # max_age and the stale flag judge the time as the scope shows it (``youngest_age``), never the fix's
+        # exact age: a read per max_age (0, 1, 2, ... s), or a read a second until the flag turned, told the
+        # fix's time to the second that the scope's cut withholds
+        age = youngest_age(req.scope, reading.taken_at, fix_at) if req.sensor is SensorKind.location \
+            else 0.0
         if req.max_age is not None and age > req.max_age:
             stale = StaleReading(f"the phone's last {req.sensor.value} fix is older than the max_age of "
                                  f"{req.max_age} s asked for; nothing was returned or kept")
@@ -177,8 +181,9 @@ class SensorBridge:
                                               reading.source)
         except Exception as e:  # noqa: BLE001 - as a read that failed
             raise self._failed(e, raw, requester, req, decision_id) from None
+        shown_at = fix_at  # as the scope shows it: a location's time cut down to the scope's step
         if req.sensor is SensorKind.location:
-            shown_at = shown_time(req.scope, shown_at)
+            shown_at = shown_time(req.scope, fix_at)
             if age > DEFAULT_MAX_AGE:
                 payload["stale"] = True  # said to be old: the requester set no max_age
 

@@ -36,3 +36,14 @@ def shown_time(scope: Scope, fix_at: float) -> float:
     """The fix's time as ``scope`` shows it: cut down (never up) to the scope's step."""
     step = TIME_CUT[scope]
     return math.floor(fix_at / step) * step
+
+
+
+def youngest_age(scope: Scope, taken_at: float, fix_at: float) -> float:
+    """How old a fix made at ``fix_at`` and read at ``taken_at`` is at least, as far as its time shown at
+    ``scope`` tells (``detailed`` shows it whole: its exact age). A requester's max_age and the stale flag
+    judge this, so they tell nothing finer than the shown time does: a fresh fix is never said to be old, and
+    one older than asked by less than the scope's step may be served, its time shown."""
+    if scope is Scope.detailed:
+        return taken_at - fix_at
+    return taken_at - shown_time(scope, fix_at) - TIME_CUT[scope]

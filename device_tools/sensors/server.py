@@ -179,8 +179,9 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         task_id: Annotated[str, Field(description="your task id, echoed in the response")] = "",
         max_age: Annotated[
             int | None,
-            Field(description="seconds: the oldest location fix you take (an older one is refused); "
-                  "without it an old fix is served with payload.stale true"),
+            Field(description="seconds: the oldest location fix you take (an older one is refused; below "
+                  "detailed, judged by the fix's time as shown, to the minute or ten minutes); without it an "
+                  "old fix is served with payload.stale true"),
         ] = None,
     ) -> CallToolResult:
         """Read one sensor (location, battery, motion, compass, ambient_light, barometer, nearby_devices).

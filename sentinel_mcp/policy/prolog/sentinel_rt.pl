@@ -1,7 +1,9 @@
 /*  Predicates every rulebase can call (imported into each rulebase module). */
 :- module(sentinel_rt, [now/1, iso_hours_between/3, iso_date_before/2, option_value/4, json_get/3,
-                        fact_provenance/2, context_value/2, call_tool_name/1, answer_label/3, humanized/2]).
+                        fact_provenance/2, context_value/2, call_tool_name/1, answer_label/3, humanized/2,
+                        unicode_category/2]).
 :- use_module(library(lists)).
+:- use_module(library(unicode), [unicode_property/2]).  % utf8proc's tables: loaded here, never during a decision
 :- use_module(library(date)).  % parse_time/3: loaded here, never autoloaded during a decision
 
 now(T) :- sentinel_core:query_now(T).
@@ -36,6 +38,13 @@ iso_parse(A, S) :-
     ),
     ( atom_length(A1, 10) -> atom_concat(A1, 'T00:00:00', A2) ; A2 = A1 ),
     parse_time(A2, iso_8601, S).
+
+%  unicode_category(+Code, -Category): Unicode's general category of the character Code ('Lu', 'Nd', 'Mn', ...);
+%  fails for anything but an assigned code point (an unbound Code enumerates nothing). SWI-Prolog's char_type
+%  alpha is no letter test: it holds for the decimal digits of every script but ASCII's ('٤', '４', '𝟒'), Roman
+%  numerals and circled letters, and not for most combining marks (the acute of a decomposed 'é', a virama).
+unicode_category(C, K) :-
+    integer(C), C >= 0, C =< 0x10FFFF, unicode_property(C, category(K0)), K = K0.
 
 option_value(List, Name, Default, V) :- ( memberchk(Name = V0, List) -> V = V0 ; V = Default ).
 

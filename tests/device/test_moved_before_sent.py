@@ -1,0 +1,129 @@
+"""A tap goes where the element is when it is sent, not where it was when it was read. An action that asks
+nothing was checked against the screen once, before its rating; the rating may take long (the model asked,
+`rules+model`: tens of seconds) and the action may wait its turn behind another caller's, and meanwhile
+another action moved the phone (another app brought to the front). Only a confirmed action was checked again,
+so the tap went out at the old element's centre on whatever screen was up then. Now an action whose rating
+asked the model, or after which another action was sent to the phone, reads the screen again inside its turn
+and is refused as stale when its element moved, changed or left. Real gateway, simulated phone, two
+callers; the rating is held (a model that has not answered yet) until the test lets it go: event order,
+no timing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from sentinel_mcp.app.runtime import running_gateway
+from tests.device.device_helpers import Answers, element, snapshot_id
+from tests.device.test_through_gateway import device_config
+
+pytestmark = pytest.mark.timeout(120)
+
+
+class HeldRating:
+    """The device's classifier, its first rating held until ``go`` is set (a model that takes its time)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.entered, self.go = inner, anyio.Event(), anyio.Event()
+        self.calls = 0
+        self.held = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def assess(self, action: Any, context: str = "") -> Any:
+        if not self.held:
+            self.held = True
+            self.calls += 1  # the model was asked
+            self.entered.set()
+            await self.go.wait()
+        return await self.inner.assess(action, context)
+
+
+def _taps(phone: Any) -> list[list[str]]:
+    return [c for c in phone.commands if c[:2] == ["input", "tap"]]
+
+
+@pytest.mark.parametrize("meanwhile", ["another caller's action", "the model's rating only"])
+async def test_a_tap_rated_while_the_phone_moved_is_refused_as_stale(tmp_path, meanwhile) -> None:
+    async with running_gateway(device_config(tmp_path)) as rt:
+        runtime = rt.gateway.manager.upstreams["device"].target.server.runtime
+        phone, held = runtime.backend, HeldRating(runtime.actuator.classifier)
+        runtime.actuator.classifier = held
+        async with Client(rt.front.server, elicitation_callback=Answers()) as a, \
+                Client(rt.front.server, elicitation_callback=Answers()) as b:
+            home = await a.call_tool("device__screen_read", {})
+            messages = element(home, text="Messages")
+            results: list[Any] = []
+
+            async def tap_messages() -> None:
+                results.append(await a.call_tool("device__click", {"element_id": messages["id"],
+                                                                   "snapshot_id": snapshot_id(home)}))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(tap_messages)
+                await held.entered.wait()  # the tap is being rated
+                if meanwhile == "another caller's action":
+                    opened = await b.call_tool("device__open_app", {"package": "com.android.settings"})
+                    assert not opened.is_error, opened.content[0].text
+                else:  # the person opens Settings on the phone themselves: no command of Sentinel's
+                    phone._go("settings")
+                assert phone.screen == "settings"
+                taps_before = len(_taps(phone))
+                held.go.set()
+            r = results[0]
+            text = r.content[0].text
+            assert r.is_error and "refused as stale" in text and "Nothing was sent" in text, text
+            assert len(_taps(phone)) == taps_before and phone.screen == "settings", phone.commands[-3:]
+            # the allowed path beside it: read again, the same tap on what is there now goes out
+            fresh = await a.call_tool("device__screen_read", {})
+            search = element(fresh, desc="Search settings")
+            r = await a.call_tool("device__click",
+                                  {"element_id": search["id"], "snapshot_id": snapshot_id(fresh)})
+            assert not r.is_error, r.content[0].text
+            assert len(_taps(phone)) == taps_before + 1
+
+
+async def test_a_tap_nothing_moved_under_is_sent_with_one_read(tmp_path) -> None:
+    """The common case costs no second read: rules alone, no other action meanwhile."""
+    async with running_gateway(device_config(tmp_path)) as rt:
+        phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
+        async with Client(rt.front.server, elicitation_callback=Answers()) as a:
+            home = await a.call_tool("device__screen_read", {})
+            dumps = sum(1 for c in phone.commands if "uiautomator" in " ".join(c))
+            r = await a.call_tool("device__click", {"element_id": element(home, text="Messages")["id"],
+                                                    "snapshot_id": snapshot_id(home)})
+            assert not r.is_error, r.content[0].text
+            assert phone.screen == "messages_list"
+            # the target's read and the fresh screen returned with the result: two, not three
+            assert sum(1 for c in phone.commands if "uiautomator" in " ".join(c)) - dumps == 2
+
+
+async def test_a_swipe_rated_while_another_app_came_up_is_refused_as_stale(tmp_path) -> None:
+    """The same for a swipe that starts on a control (rated as pressing it): what lies under the finger is
+    read again once another action went out."""
+    async with running_gateway(device_config(tmp_path)) as rt:
+        runtime = rt.gateway.manager.upstreams["device"].target.server.runtime
+        phone, held = runtime.backend, HeldRating(runtime.actuator.classifier)
+        runtime.actuator.classifier = held
+        async with Client(rt.front.server, elicitation_callback=Answers()) as a, \
+                Client(rt.front.server, elicitation_callback=Answers()) as b:
+            results: list[Any] = []
+
+            async def swipe_from_messages() -> None:  # from the Messages icon upwards
+                swipe = {"x1": 162, "y1": 1630, "x2": 162, "y2": 900}
+                results.append(await a.call_tool("device__swipe", swipe))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(swipe_from_messages)
+                await held.entered.wait()
+                opened = await b.call_tool("device__open_app", {"package": "com.android.settings"})
+                assert not opened.is_error, opened.content[0].text
+                swipes_before = sum(1 for c in phone.commands if c[:2] == ["input", "swipe"])
+                held.go.set()
+            text = results[0].content[0].text
+            assert results[0].is_error and "refused as stale" in text, text
+            assert sum(1 for c in phone.commands if c[:2] == ["input", "swipe"]) == swipes_before
