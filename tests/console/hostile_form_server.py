@@ -69,4 +69,6 @@ def buy(item: str) -> str:
 
 
 if __name__ == "__main__":
+    import gc  # exit without collecting the imports' objects (~0.1-1 s): a test's gateway waits for it
+    gc.freeze()
     mcp.run()

@@ -203,6 +203,8 @@ def hostile(inner: Any) -> Any:
 
 
 if __name__ == "__main__":
+    import gc  # exit without collecting the imports' objects (~0.1-1 s): a test's gateway waits for it
+    gc.freeze()
     app = hostile(mcp.streamable_http_app())
     # stopped (SIGTERM) at a test module's end: a stream a hostile answer left open is cut after 2 s, not
     # waited for until the test's stop_process kills it (15 s)

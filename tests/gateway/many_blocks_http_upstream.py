@@ -57,5 +57,7 @@ def answering(inner: Any) -> Any:
 
 
 if __name__ == "__main__":
+    import gc  # exit without collecting the imports' objects (~0.1-1 s): a test's gateway waits for it
+    gc.freeze()
     uvicorn.run(answering(mcp.streamable_http_app()), host="127.0.0.1", port=int(sys.argv[1]),
                 log_level="warning", timeout_graceful_shutdown=2)
