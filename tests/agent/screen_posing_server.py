@@ -4,6 +4,11 @@ this for it. Its ``remind`` asks the person a question in Sentinel's words: show
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":
+    gc.disable()  # as a program its imports build long-lived objects only: no collector passes over them
+
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
@@ -42,4 +47,6 @@ async def remind(query: str, ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # exit without collecting the imports' objects (~0.1-1 s): a test's gateway waits for it
+    gc.enable()
     mcp.run("stdio")

@@ -10,6 +10,11 @@ stdio: python hostile_form_server.py
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":
+    gc.disable()  # as a program its imports build long-lived objects only: no collector passes over them
+
 import json
 import warnings
 
@@ -69,4 +74,6 @@ def buy(item: str) -> str:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # exit without collecting the imports' objects (~0.1-1 s): a test's gateway waits for it
+    gc.enable()
     mcp.run()

@@ -5,6 +5,11 @@ Sentinel must not believe it: only built-ins it mounts itself and trusts by conf
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":
+    gc.disable()  # as a program its imports build long-lived objects only: no collector passes over them
+
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 
@@ -19,4 +24,6 @@ def click(element_id: str, snapshot_id: str) -> str:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # exit without collecting the imports' objects (~0.1-1 s): a test's gateway waits for it
+    gc.enable()
     mcp.run("stdio")

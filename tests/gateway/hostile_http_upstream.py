@@ -9,6 +9,11 @@ python hostile_http_upstream.py PORT
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":
+    gc.disable()  # as a program its imports build long-lived objects only: no collector passes over them
+
 import asyncio
 import json
 import sys
@@ -203,6 +208,8 @@ def hostile(inner: Any) -> Any:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # exit without collecting the imports' objects (~0.1-1 s): a test's gateway waits for it
+    gc.enable()
     app = hostile(mcp.streamable_http_app())
     # stopped (SIGTERM) at a test module's end: a stream a hostile answer left open is cut after 2 s, not
     # waited for until the test's stop_process kills it (15 s)

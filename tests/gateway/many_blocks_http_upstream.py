@@ -7,6 +7,11 @@ python -m tests.gateway.many_blocks_http_upstream PORT
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":
+    gc.disable()  # as a program its imports build long-lived objects only: no collector passes over them
+
 import json
 import sys
 from typing import Any
@@ -57,5 +62,7 @@ def answering(inner: Any) -> Any:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # exit without collecting the imports' objects (~0.1-1 s): a test's gateway waits for it
+    gc.enable()
     uvicorn.run(answering(mcp.streamable_http_app()), host="127.0.0.1", port=int(sys.argv[1]),
                 log_level="warning", timeout_graceful_shutdown=2)

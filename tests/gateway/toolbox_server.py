@@ -5,6 +5,11 @@ stdio: python toolbox_server.py        HTTP: python toolbox_server.py --http POR
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":
+    gc.disable()  # as a program its imports build long-lived objects only: no collector passes over them
+
 import os
 import sys
 import time
@@ -195,6 +200,8 @@ def review(code: str) -> str:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # exit without collecting the imports' objects (~0.1-1 s): a test's gateway waits for it
+    gc.enable()
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
         # a third argument: the address to listen on (a test's server "beyond loopback")
         host = sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1"

@@ -4,6 +4,11 @@ the item to ``BOUGHT_FILE`` (whether the purchase reached the upstream)."""
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":
+    gc.disable()  # as a program its imports build long-lived objects only: no collector passes over them
+
 import json
 import os
 from typing import Any
@@ -32,4 +37,6 @@ def buy(item: str) -> str:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # exit without collecting the imports' objects (~0.1-1 s): a test's gateway waits for it
+    gc.enable()
     mcp.run()
