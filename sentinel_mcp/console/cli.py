@@ -55,8 +55,8 @@ def _joined_hint(current: list[Path], given: list[Path], only: bool) -> None:
         return
     for g in given:
         if g.name not in names:
-            listed = ", ".join(safe_text(n, 200) for n in names)
-            print(f"sentinel-mcp replay: {safe_text(g.name, 200)} names no configured rulebase ({listed}), "
+            print(f"sentinel-mcp replay: {safe_text(g.name, 200)} names no configured rulebase "
+                  f"({', '.join(safe_text(n, 200) for n in names)}), "
                   "so it was loaded beside them, not instead of one: save a changed copy under the name of "
                   "the file it replaces (in another folder), or pass --only with every file of the candidate",
                   file=sys.stderr)
