@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.config_json_mistakes import json_mistake
 from sentinel_mcp.core.errors import ConfigError
 from sentinel_mcp.core.outside_file import NotUtf8, TooLarge, open_regular, read_to, utf8_text
 
@@ -61,7 +62,8 @@ def parse_config_json(text: str, p: Path) -> Any:
         raise ConfigError(f"invalid config {p}, line {line}: {e.literal} is not a finite number (a time, a "
                           "size or a count must be one)") from None
     except json.JSONDecodeError as e:
-        raise ConfigError(f"invalid JSON in {p}, line {e.lineno} column {e.colno}: {e.msg}") from None
+        line, column, problem = json_mistake(text, p, e)
+        raise ConfigError(f"invalid JSON in {p}, line {line} column {column}: {problem}") from None
     except _DuplicateKey as e:
         raise ConfigError(f"invalid config {p}, line {_line_of_second(text, e.key)}: the key {e.key!r} is "
                           "given twice in one object (which one was meant is unknowable; JSON would keep the "

@@ -4,6 +4,7 @@ locally."""
 from __future__ import annotations
 
 import secrets
+import shlex
 import signal
 import sys
 import time
@@ -44,6 +45,10 @@ def main() -> int:
             print(f"  {name}: http://127.0.0.1:{port}/healthz   config {cluster.config_path(name)}")
         print(f"  database: {cluster.store_url}\n  seal key: in {root}/seal-key (the same on every replica)")
         print(f"  token:    {token}  (send 'Authorization: Bearer <token>'; it is in each replica's config)")
+        # a replica's config reads its seal key from the environment: the CLI on it needs the same
+        first = shlex.quote(str(cluster.config_path(next(iter(cluster.ports)))))
+        print(f"  commands: SENTINEL_SEAL_KEY=$(cat {shlex.quote(str(root / 'seal-key'))}) "
+              f"sentinel-mcp -c {first} audit verify   (audit, facts, replay, ... alike)")
         print("stop with Ctrl-C", flush=True)
         while all(p.poll() is None for p in cluster.procs.values()):
             time.sleep(1)

@@ -26,7 +26,7 @@ from sentinel_mcp.a2a.assist_shown import assist_lines
 from sentinel_mcp.app.chat_link import ChatLink, Notice, Question, Step
 from sentinel_mcp.core.untrusted_text import split_marker
 from sentinel_mcp.core.display_text import Marked, compose, safe_question, safe_text
-from sentinel_mcp.app.terminal_client import _ask
+from sentinel_mcp.app.terminal_client import ask_schema
 
 PROMPT = "you> "
 MORE = "...> "
@@ -243,7 +243,7 @@ class ChatTerminal:
         # an upstream's relayed): their marks are kept, not marked twice (a hidden character is still marked)
         self.say(f"\n[question] {safe_question(Marked(q.message))[0]}")
         try:
-            content = {k: _ask(k, v, False) for k, v in (q.schema.get("properties") or {}).items()}
+            content = ask_schema(q.schema, False)
         except (EOFError, ValueError):
             q.reply.set_result(ElicitResult(action="decline"))
             self.say("  (declined)")

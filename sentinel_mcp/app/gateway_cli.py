@@ -144,12 +144,23 @@ def cmd_config_claude(args: argparse.Namespace) -> int:
     exe = shutil.which("sentinel-mcp") or str(Path(sys.executable).with_name("sentinel-mcp"))
     server_args = ["serve"]
     if args.config:
+        # a missing or invalid file is said now, not later as a server that will not start in Claude's log
+        load_config(args.config)
         server_args = ["--config", str(Path(args.config).resolve()), *server_args]
-    snippet = {"mcpServers": {"sentinel": {"command": exe, "args": server_args}}}
-    print(json.dumps(snippet, indent=2))
+    entry: dict[str, object] = {"command": exe, "args": server_args}
+    # Claude Desktop does not pass on this shell's environment: without these, its Sentinel would keep its
+    # state (tokens, consents, the audit log) where this shell's `audit`, `consent`, `config token` do not
+    # look
+    state = {k: str(Path(os.environ[k]).expanduser().resolve())
+             for k in ("SENTINEL_DATA_DIR", "XDG_STATE_HOME") if os.environ.get(k)}
+    same = f"\n(env: {', '.join(state)} as this shell has them, so both keep the same state)" if state else ""
+    if state:
+        entry["env"] = state
+    print(json.dumps({"mcpServers": {"sentinel": entry}}, indent=2))
     print(
         "\nPaste this into claude_desktop_config.json (Claude menu > Settings > Developer > Edit Config),\n"
-        "replacing the servers Sentinel now fronts: list those under mcpServers in Sentinel's own config.",
+        "replacing the servers Sentinel now fronts: list those under mcpServers in Sentinel's own config."
+        + same,
         file=sys.stderr,
     )
     return 0

@@ -29,7 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_check)
 
     q = sub.add_parser("query", help="prove a symbolic goal over a session's facts and contexts")
-    q.add_argument("goal", help="e.g. 'booking_status(booking_of_interest, S)'")
+    q.add_argument(
+        "goal", help="e.g. 'user_membership(mia_li_3668, M)' (the airline example's, with --connect)"
+    )
     q.add_argument("--session", default="default")
     q.add_argument(
         "--connect",

@@ -19,6 +19,7 @@ import anyio
 from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.app import sdk_logging  # noqa: F401 - the SDK skips building a handler it would drop
+from sentinel_mcp.app.missing_extra import install_hint
 from sentinel_mcp.app.collector import serving_collector
 from sentinel_mcp.app.idle_trim import trim_when_idle
 from sentinel_mcp.config import Config, StdioServer
@@ -180,6 +181,11 @@ async def _start_anchoring(
     return anchoring
 
 
+def not_started(name: str, error: BaseException) -> str:
+    """Why a built-in did not start, with the extra to install when an optional module is missing."""
+    return f"built-in {name!r} not started: {type(error).__name__}: {error}{install_hint(error)}"
+
+
 BuildSteps = tuple[Callable[[], Any], Callable[[], Any]]  # a described built-in's (load, build)
 
 
@@ -191,7 +197,7 @@ def _builder(name: str, ctx: BuiltinContext, problems: list[str]) -> BuildSteps:
         try:
             return load_factory(name)
         except Exception as e:
-            problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
+            problems.append(not_started(name, e))
             raise
 
     def build() -> Any:
@@ -202,7 +208,7 @@ def _builder(name: str, ctx: BuiltinContext, problems: list[str]) -> BuildSteps:
             traits_of(server)  # the contract holds on first use too (its recorded description gave them)
             return server
         except Exception as e:
-            problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
+            problems.append(not_started(name, e))
             raise
 
     return load, build
@@ -359,7 +365,7 @@ async def _assembled(
             server = factory(ctx)
             traits = traits_of(server)  # a server that declares nothing breaks the contract: not mounted
         except Exception as e:  # noqa: BLE001 - one broken built-in must not stop the others
-            problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
+            problems.append(not_started(name, e))
             continue
         target = _target(config, name, None, None)
         target.server = server

@@ -155,7 +155,8 @@ def http_server(config: Config, host: str, port: int) -> Any:
             rt = holder.runtime
             if rt is None:
                 return
-            _banner(startup_lines(config, rt, tools_hint) + security.banner() + token_lines(auth, tools_hint))
+            shown = local_url(security.scheme, host, port)  # the commands printed work as pasted
+            _banner(startup_lines(config, rt, shown) + security.banner() + token_lines(auth, shown))
 
         async def shutdown(self, sockets: Any = None) -> None:
             # open A2A event streams would hold uvicorn's shutdown; end them (the tasks themselves stay)
@@ -261,6 +262,15 @@ def _mount_console(app: Any, holder: HostState[Runtime], config: Config, auth: A
         log.warning("web console not available: %s", e)
         return
     mount_console(app, holder, auth.authenticator, config, auth.console_secrets)
+
+
+def local_url(scheme: str, host: str, port: int) -> str:
+    """The base URL a client on this machine reaches a front bound to ``host`` at: a wildcard binding
+    (``0.0.0.0``, ``::``) is no address to connect to, nor one a certificate names, so its loopback; an IPv6
+    address in brackets."""
+    name = host.strip("[]")
+    name = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(name, name)
+    return f"{scheme}://[{name}]:{port}" if ":" in name else f"{scheme}://{name}:{port}"
 
 
 def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:

@@ -20,7 +20,37 @@ from sentinel_mcp.config import Config
 from sentinel_mcp.core.display_text import Marked, compose, safe_question, safe_text
 
 
-def _ask(prop: str, spec: dict[str, Any], assume_yes: bool) -> Any:
+def _options(spec: dict[str, Any]) -> list[tuple[Any, str]] | None:
+    """A choice's (value, label) pairs: JSON Schema's ``oneOf`` of ``const``/``title`` (Sentinel's own
+    questions) or a plain ``enum``; None for a field that is no choice."""
+    one_of = spec.get("oneOf")
+    if isinstance(one_of, list) and one_of and all(isinstance(o, dict) and "const" in o for o in one_of):
+        return [(o["const"], str(o.get("title") or o["const"])) for o in one_of]
+    if isinstance(spec.get("enum"), list) and spec["enum"]:
+        return [(c, str(c)) for c in spec["enum"]]
+    return None
+
+
+def _choose(label: str, options: list[tuple[Any, str]]) -> Any:
+    """One of ``options``, typed as its number, its value or its label exactly; anything else declines."""
+    print(f"  {label}:", file=sys.stderr)
+    for i, (value, title) in enumerate(options, 1):
+        shown = safe_text(title, 200) if title == str(value) else compose(safe_text(title, 200), " (",
+                                                                         safe_text(str(value), 80), ")")
+        print(f"    {i}. {shown}", file=sys.stderr)
+    raw = input(f"  number, 1 to {len(options)}: ").strip()
+    if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= len(options):
+        return options[int(raw) - 1][0]
+    for value, title in options:
+        if raw in (str(value), title):
+            return value
+    raise ValueError("not one of the choices")  # no guessing: an unknown choice declines
+
+
+_UNSAID = object()  # an optional text field left empty: not given at all (an empty string is an answer)
+
+
+def _ask(prop: str, spec: dict[str, Any], assume_yes: bool, required: bool = True) -> Any:
     kind = spec.get("type")
     label = safe_text(spec.get("title") or spec.get("description") or prop, 200)
     if kind == "boolean":
@@ -28,16 +58,29 @@ def _ask(prop: str, spec: dict[str, Any], assume_yes: bool) -> Any:
             print(f"  {label}? [y/N] y (--yes)", file=sys.stderr)
             return True
         return input(f"  {label}? [y/N] ").strip().lower() in ("y", "yes")
-    if "enum" in spec:
-        choices = spec["enum"]
-        raw = input(f"  {label} [{', '.join(safe_text(c, 80) for c in choices)}]: ").strip()
-        if raw not in choices:
-            raise ValueError("not one of the choices")  # no guessing: an unknown choice declines
-        return raw
-    raw = input(f"  {label}: ").strip()
+    options = _options(spec)
+    if options is not None:
+        return _choose(label, options)
+    raw = input(f"  {label}{'' if required else ' (Enter to skip)'}: ").strip()
+    if not raw and not required:
+        return _UNSAID
     if kind in ("number", "integer"):
         return float(raw) if kind == "number" else int(raw)
     return raw
+
+
+def ask_schema(schema: dict[str, Any], assume_yes: bool) -> dict[str, Any]:
+    """The answers to a form's fields, each asked on the terminal; optional ones left empty are left out.
+    Raises ValueError, EOFError or KeyboardInterrupt when the form is not answered (the caller declines)."""
+    required = schema.get("required")
+    # a schema that names no required field (Sentinel's "an answer, or I don't know") makes each optional
+    required = set(required) if isinstance(required, list) else set()
+    content: dict[str, Any] = {}
+    for name, spec in (schema.get("properties") or {}).items():
+        value = _ask(name, spec if isinstance(spec, dict) else {}, assume_yes, name in required)
+        if value is not _UNSAID:
+            content[name] = value
+    return content
 
 
 async def call_once(
@@ -56,10 +99,11 @@ async def call_once(
     async def on_elicit(ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
         # Sentinel's front marked the question where it was asked (its own, or an upstream's relayed): shown
         # with those marks kept, as ``chat`` does; a hidden character that still reaches here is marked
-        print(compose("\n", safe_question(Marked(params.message))[0]), file=sys.stderr)
+        print(file=sys.stderr)  # a blank line before the question (a "\n" composed in would be marked)
+        print(safe_question(Marked(params.message))[0], file=sys.stderr)
         schema = getattr(params, "requested_schema", {}) or {}
         try:
-            content = {k: _ask(k, v, assume_yes) for k, v in (schema.get("properties") or {}).items()}
+            content = ask_schema(schema, assume_yes)
         except (EOFError, KeyboardInterrupt, ValueError):
             return ElicitResult(action="decline")
         return ElicitResult(action="accept", content=content)

@@ -47,6 +47,21 @@ def parse_since(text: str | None) -> float | None:
         )
 
 
+def _joined_hint(current: list[Path], given: list[Path], only: bool) -> None:
+    """Why a changed copy saved under a new name fails with every predicate it shares: it was loaded beside
+    the configured files, not instead of one (only a file of the same name replaces one)."""
+    names = sorted({Path(c).name for c in current})
+    if only or not names:
+        return
+    for g in given:
+        if g.name not in names:
+            print(f"sentinel-mcp replay: {safe_text(g.name, 200)} names no configured rulebase "
+                  f"({', '.join(safe_text(n, 200) for n in names)}), "
+                  "so it was loaded beside them, not instead of one: save a changed copy under the name of "
+                  "the file it replaces (in another folder), or pass --only with every file of the candidate",
+                  file=sys.stderr)
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     return asyncio.run(_replay(args))
 
@@ -94,6 +109,7 @@ async def _replay(args: argparse.Namespace) -> int:
     if report.problems:
         for p in report.problems:
             print(f"sentinel-mcp replay: the candidate does not load: {p}", file=sys.stderr)
+        _joined_hint(current, given, args.only)
         return 2
     print(
         f"Replayed {report.examined} recorded call(s): rulebase {report.current_version} -> candidate "

@@ -72,6 +72,8 @@ def start(root: Path) -> tuple[subprocess.Popen, dict[str, str]]:
             shown["url"] = m.group(1)
         if m := re.search(r"token:\s+(\S+)", line):
             shown["token"] = m.group(1)
+        if m := re.search(r"commands: (.+?)   \(", line):
+            shown["commands"] = m.group(1)
         if "stop with Ctrl-C" in line:
             return proc, shown
     raise AssertionError(f"the cluster did not start (exit {proc.wait()})")
@@ -114,8 +116,14 @@ async def test_make_cluster_serves_through_the_balancer_and_ctrl_c_leaves_nothin
     root = Path(tempfile.mkdtemp(prefix="sentinel-make-cluster-"))
     proc, shown = start(root)
     try:
-        assert shown.keys() == {"url", "token"}, shown
+        assert shown.keys() == {"url", "token", "commands"}, shown
         assert '"status": "cancelled"' in await guarded_call(shown["url"], shown["token"])
+        # the banner's command line for the CLI, pasted into a shell as printed (this checkout's program):
+        # the replica's config needs the seal key from the environment, which the line sets
+        pasted = shown["commands"].replace("sentinel-mcp ", f"{sys.executable} -m sentinel_mcp ", 1)
+        verify = subprocess.run(["bash", "-c", pasted], capture_output=True, text=True, timeout=120,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert verify.returncode == 0 and "intact" in verify.stdout, (verify.stdout, verify.stderr)
         ours = started_by(root, proc.pid)
         assert len(ours) >= 6, ours  # the recipe, PostgreSQL, 2 replicas and their upstreams, haproxy
         out = ctrl_c_twice(proc)

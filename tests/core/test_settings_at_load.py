@@ -62,6 +62,26 @@ def test_a_near_miss_suggests_the_section_meant():
 
 
 @pytest.mark.parametrize(
+    "typo,meant",
+    [("rulebase", "rulebases"), ("rule_bases", "rulebases"), ("seed", "seeds"), ("datadir", "data_dir"),
+     ("principal", "principals"), ("builtin", "builtins"), ("Store", "store"), ("polcy", "policy")],
+)
+def test_a_misspelt_setting_of_sentinel_suggests_the_setting_meant(typo, meant):
+    """A typo of one of ``sentinel``'s own settings (``rulebase`` for ``rulebases``) names the setting meant;
+    before, it was "unknown section" followed by the list of built-in sections, none of which was meant."""
+    text = _problem({typo: ["x.pl"] if "rule" in typo else {}})
+    assert text.startswith(f"invalid config /etc/sentinel.json: sentinel.{typo}: unknown "), text
+    assert f"(did you mean {meant!r}?)" in text, text
+
+
+def test_an_unknown_name_far_from_every_key_lists_settings_and_sections():
+    text = _problem({"zzzzqqq": {}})
+    assert "unknown section or setting" in text, text
+    for name in ("rulebases", "store", "principals", "device", "llm"):
+        assert name in text, text
+
+
+@pytest.mark.parametrize(
     "sentinel,key",
     [
         ({"device": {"backend": "bogus"}}, "sentinel.device.backend"),

@@ -42,12 +42,17 @@ declaration_data(askable(H, Q, choice_of(V, L, _), O), f(H, Q, V, L, O)) :- !.
 declaration_data(D, D).
 
 %  A guard's or effect's argument pattern: a list of Name = Term (Name an atom) or args(All).
+pattern_problem(P, M) :- var(P), !, variable_pattern(M).
 pattern_problem(P, M) :- \+ is_list(P), !,
     format(atom(M), 'argument pattern must be a list of Name = Term, got ~q', [P]).
 pattern_problem(P, M) :- member(X, P), \+ ( named_part(X) ; nonvar(X), X = args(_) ), !,
     format(atom(M), 'argument pattern must be a list of Name = Term (Name an atom) or args(All), got ~q', [X]).
 
 named_part(X) :- nonvar(X), X = (K = _), atom(K).
+
+%  A variable where the pattern goes (guard(T, Args, Goal)) is the first rulebase's usual mistake: say what to
+%  write, not the variable's internal name (_9206).
+variable_pattern('argument pattern is a variable: write a list of Name = Term ([reservation_id = R]), or [args(All)] to take every argument').
 
 %  multifile_indicators(+Spec, -PIs): the Name/Arity indicators of a multifile or public directive.
 multifile_indicators(V, _) :- var(V), !, fail.

@@ -226,7 +226,8 @@ decl_problem(policy_document(N, P), error, M) :- \+ ( atom(N), ( atom(P) ; strin
 decl_problem(cites(PI, Ref), error, M) :- \+ ( PI = N/A, atom(N), integer(A), valid_ref(Ref) ),
     format(atom(M), 'cites(Name/Arity, policy_ref(Document, Anchor)) expected, got ~q', [cites(PI, Ref)]).
 decl_problem(guard(T, _, _), error, M) :- \+ atom(T), format(atom(M), 'guard tool name must be an atom, got ~q', [T]).
-decl_problem(guard(_, A, _), error, M) :- \+ is_list(A), format(atom(M), 'guard argument pattern must be a list of Name = Term, got ~q', [A]).
+decl_problem(guard(_, A, _), error, M) :- var(A), variable_pattern(M0), format(atom(M), 'guard ~w', [M0]).
+decl_problem(guard(_, A, _), error, M) :- nonvar(A), \+ is_list(A), format(atom(M), 'guard argument pattern must be a list of Name = Term, got ~q', [A]).
 decl_problem(seed(F), error, M) :- \+ ( callable(F), ground(F) ), format(atom(M), 'seed must be a ground fact, got ~q', [F]).
 decl_problem(context(N), error, M) :- \+ atom(N), format(atom(M), 'context name must be an atom, got ~q', [N]).
 decl_problem(context(N, _, _), error, M) :- \+ atom(N), format(atom(M), 'context name must be an atom, got ~q', [N]).
