@@ -37,6 +37,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sentinel_mcp.console.inbox import Inbox, InboxItem
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.record_bounds import AUDIT_ARGUMENTS, bounded
 from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, sign_row, signed, signed_row
@@ -366,7 +367,7 @@ class ClusterInbox:
                     item.principal,
                     self.replica,
                     body,
-                    item.expires - time.time(),  # what is left of it, from the database's now
+                    item.expires - process_clock.now(),  # what is left of it, from the database's now
                     ck,
                     mac,
                 ),
@@ -400,7 +401,7 @@ class ClusterInbox:
                 log.exception("shared inbox tick failed")
 
     async def _tick(self, sweep: bool) -> None:
-        now = time.time()
+        now = process_clock.now()  # a remote item's expiry on this replica's clock, as its own items
         await self._withdraw_settled()
         for item_id in [i for i in self._written if self.inbox.local(i) is None]:  # bounded by the inbox's
             del self._written[item_id]

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.deployment_caps import cap
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.core.decision import Answer, Question, argument_digest
@@ -45,7 +46,9 @@ class InboxItem:
     version: str
     reason: str
     questions: list[Question]
-    created: float
+    created: float  # wall time (shown)
+    # when it stops counting, by the process clock (``core/process_clock.py``): a wall clock set back
+    # kept a question open, and an approval waiting for its retry valid, for as long as the step
     expires: float
     answers: dict[str, Answer] | None = None  # set once the person answered (or denied)
     denied: bool = False
@@ -59,11 +62,11 @@ class InboxItem:
 
     @property
     def open(self) -> bool:
-        return self.answers is None and not self.used and time.time() < self.expires
+        return self.answers is None and not self.used and process_clock.now() < self.expires
 
     @property
     def waiting_for_retry(self) -> bool:
-        return self.answers is not None and not self.used and time.time() < self.expires
+        return self.answers is not None and not self.used and process_clock.now() < self.expires
 
     @property
     def call_key(self) -> tuple[str, str, str, str, str]:
@@ -124,7 +127,7 @@ class Inbox:
         for item in self._items.values() if kind != "waiting" else ():
             if item.call_key == key and item.open and item.kind != "waiting":
                 item.kind, item.questions, item.reason = kind, questions, reason
-                item.expires = time.time() + self.ttl
+                item.expires = process_clock.now() + self.ttl
                 self._notify(principal, "inbox")
                 if self.shared is not None:
                     self.shared.posted(item)
@@ -143,7 +146,7 @@ class Inbox:
             reason,
             questions,
             now,
-            now + self.ttl,
+            process_clock.now() + self.ttl,
         )
         self._items[item.id] = item
         self._bound(principal)
@@ -321,7 +324,7 @@ class Inbox:
         item.answers = {k: a.model_copy(update={"provenance": "user"}) for k, a in answers.items()}
         item.denied = any(a.action != "accept" for a in answers.values())
         item.answered_at = time.time()
-        item.expires = time.time() + self.ttl  # the retry has the full time to come back
+        item.expires = process_clock.now() + self.ttl  # the retry has the full time to come back
         item.settled.set()
         self._notify(item.principal, "inbox")
 
@@ -396,7 +399,7 @@ class Inbox:
                 queue.put_nowait(what)
 
     def _bound(self, principal: str) -> None:
-        now = time.time()
+        now = process_clock.now()
         for item_id in [
             i.id for i in self._items.values() if not i.open and not i.waiting_for_retry or i.expires < now
         ]:

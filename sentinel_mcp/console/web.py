@@ -20,6 +20,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.console.form_body import FormRefused, read_form
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.console.form_values import sent_value
 from sentinel_mcp.console.query_params import declared_query, read_query
 from sentinel_mcp.config import Config
@@ -137,7 +138,7 @@ def remaining(expires: Any) -> str:
     seconds = _seconds(expires)
     if seconds is None:
         return "unknown"
-    left = int(seconds - time.time())
+    left = int(seconds - process_clock.now())  # times to live are on the process clock
     if left <= 0:
         return "expired"
     return f"{left // 3600}h {left % 3600 // 60}m" if left >= 3600 else f"{left // 60}m {left % 60}s"

@@ -41,6 +41,7 @@ from sentinel_mcp.core.caller_link import CallerLink, refusal, shared_note
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.front_held import relayed_link, relayed_question
 from sentinel_mcp.gateway.input_rounds import ELICITATION, ROOTS, SAMPLING, URL_ELICITATION
+from sentinel_mcp.gateway.relayed_answer import relayed_answer
 from sentinel_mcp.gateway.relayed_sampling import relayed_sampling
 from sentinel_mcp.gateway.shown_schema import shown_schema
 from sentinel_mcp.gateway.telemetry import traced
@@ -297,12 +298,12 @@ class FrontLink(CallerLink):
                 return refusal("a URL elicitation", "its link is not one Sentinel shows")
             if self.urls is not None and self.upstream is not None and params.elicitation_id is not None:
                 self.urls.remember(self.upstream, params.elicitation_id, self.ctx.session, self.principal)
-            return await self._ask(ElicitRequest(params=link), ElicitResult)
+            return relayed_answer(await self._ask(ElicitRequest(params=link), ElicitResult), link=True)
         if not isinstance(params, ElicitRequestFormParams) or not can_elicit(self.ctx):
             return refusal("an elicitation", f"{self.who} did not declare elicitation")
         shown = params.model_copy(update={"message": relayed_question(params.message, source, self.of_calls),
                                           "requested_schema": shown_schema(params.requested_schema)})
-        result = await self._ask(ElicitRequest(params=shown), ElicitResult)
+        result = relayed_answer(await self._ask(ElicitRequest(params=shown), ElicitResult), link=False)
         if not isinstance(result, ElicitResult) or result.action != "accept":
             return result
         try:

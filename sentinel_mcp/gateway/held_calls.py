@@ -25,6 +25,7 @@ from mcp.types import (
     CreateMessageResultWithTools,
     ElicitRequest,
     ElicitRequestParams,
+    ElicitRequestURLParams,
     ElicitResult,
     ErrorData,
     ListRootsRequest,
@@ -35,6 +36,7 @@ from pydantic import ValidationError
 from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal
 from sentinel_mcp.gateway.input_rounds import ELICITATION, capability_asked
+from sentinel_mcp.gateway.relayed_answer import relayed_answer
 from sentinel_mcp.gateway.telemetry import traced
 
 log = logging.getLogger(__name__)
@@ -224,6 +226,9 @@ class HeldCalls:
         pending = call.pending
         if pending is None or pending.answer.done():
             return False
-        pending.answer.set_result(pending.parse(response))
+        reply = pending.parse(response)
+        if isinstance(pending.request, ElicitRequest):
+            reply = relayed_answer(reply, link=isinstance(pending.request.params, ElicitRequestURLParams))
+        pending.answer.set_result(reply)
         call.pending = None
         return True

@@ -31,6 +31,7 @@ from mcp.types import (
 from sentinel_mcp.core.answer_validation import BrokenSchema, content_problem
 from sentinel_mcp.core.decision import Answer, argument_digest
 from sentinel_mcp.core.display_text import compose, safe_text
+from sentinel_mcp.gateway.relayed_answer import relayed_answer
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 
 OUR_KEY_PREFIX = "sentinel."
@@ -178,7 +179,9 @@ class InputRounds:
             if problem:
                 why = compose("the answer to ", key, " does not fit its question: ", problem)
                 return RefusedRetry(why, state)
-        return Retry(str(kind), state, theirs=dict(responses))
+        # what reaches the upstream: a decline's or a link's answer without the content it cannot carry
+        theirs = {k: relayed_answer(v, link=needs.get(k) == URL_ELICITATION) for k, v in responses.items()}
+        return Retry(str(kind), state, theirs=theirs)
 
     def _version_tag(self, version: str, salt: str | None = None) -> str:
         """The policy version as a state carries it: salted and keyed, so a client (who reads its state: it

@@ -18,6 +18,7 @@ from mcp.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestParams,
+    ElicitRequestURLParams,
     ElicitResult,
     ErrorData,
     ListRootsResult,
@@ -30,6 +31,7 @@ from sentinel_mcp.core.log_cadence import worth_saying
 from sentinel_mcp.gateway.lean_upstream import HANDSHAKE_IDS
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
+from sentinel_mcp.gateway.relayed_answer import relayed_answer
 from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, not_permitted, permitted_relays
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
@@ -157,7 +159,10 @@ class PushRelays:
     ) -> ElicitResult | ErrorData:
         async def ask(link: CallerLink) -> ElicitResult | ErrorData:
             # the upstream hears who answered from the gateway alone: whatever the answerer wrote is removed
-            return marked(await link.elicit(params), link.answers_as)
+            # and carries only what the question can be answered with, whichever link answered it
+            link_asked = isinstance(params, ElicitRequestURLParams)
+            answer = relayed_answer(await link.elicit(params), link=link_asked)
+            return marked(answer, link.answers_as)
 
         return cast("ElicitResult | ErrorData", await self._relayed("an elicitation", ELICITATION, ask))
 

@@ -48,6 +48,7 @@ def build_probe() -> MCPServer:
             raw = await question.push(ctx, SCHEMA)
         seen = {
             "action": raw.action,
+            "content": raw.content,
             "meta": raw.meta or {},
             "answered_by": answered_by(ctx, raw),
             "heard": question.hears(ctx, raw),

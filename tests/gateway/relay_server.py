@@ -82,6 +82,7 @@ TOOLS = [Tool(name=n, description=d, input_schema=OBJ, annotations=RO) for n, d 
     ("touch", "Tells subscribers that relay://watched changed"),
     ("hidden_question", "A question whose words hold a real right-to-left override (HIDDEN_QUESTION)"),
     ("complete", "The completion notice of the URL elicitation whose id is tag (asked or not)"),
+    ("link_echo", "URL-mode elicitation; says the action and the content it was answered with"),
 )]
 HIDDEN_QUESTION = "Delete report\u202efdp.exe?"
 
@@ -132,6 +133,10 @@ def build_server() -> Server:
                 message, url = LINKS[int(tag)]
                 r = await ctx.session.elicit_url(message, url, f"link-{tag}", related_request_id=related)
                 return _text(f"open_link:{r.action}")
+            if params.name == "link_echo":
+                r = await ctx.session.elicit_url("Open", "https://example.com/x", f"echo-{tag}",
+                                                 related_request_id=related)
+                return _text(f"link_echo:{r.action}:{r.content!r}")
             if params.name == "complete":
                 await ctx.session.send_elicit_complete(str(tag), related_request_id=related)
                 return _text("completed")
