@@ -75,6 +75,11 @@ class CheckpointHold:
         self.held_since = None
         self._set(off=False)
 
+    @property
+    def checkpoints_off(self) -> bool:
+        """What the last look decided: a reader copies, no checkpoint now (``idle_checkpoint.py`` too)."""
+        return self._off
+
     def _set(self, off: bool) -> None:
         if off == self._off:
             return

@@ -32,6 +32,7 @@ from typing import Any, Callable
 from sentinel_mcp.storage.copy_hold import CheckpointHold
 from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
 from sentinel_mcp.storage.health import StoreHealth, register, unregister
+from sentinel_mcp.storage.idle_checkpoint import IdleCheckpoint
 from sentinel_mcp.storage.inline_policy import InlinePolicy
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.private_paths import private_dir, private_file
@@ -125,6 +126,8 @@ class SQLiteDatabase(JobWriter):
         self.committed_jobs = 0
         self.inline_commits = 0  # of those, committed on the caller's thread (``write_inline``)
         self.inline_policy = InlinePolicy()  # whether the caller's thread may commit, from recent durations
+        # the log checkpointed by a job of the writer's, not inside a caller's commit (``idle_checkpoint.py``)
+        self.idle_checkpoint = IdleCheckpoint() if self._wal_mode and options.exclusive else None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "SQLiteDatabase":
@@ -447,6 +450,7 @@ class SQLiteDatabase(JobWriter):
                 self._note_size()
             self.commits += 1
             self.committed_jobs += len(group)
+            self._checkpoint_if_due()
         except sqlite3.Error as e:
             try:
                 conn.execute("ROLLBACK")
@@ -495,7 +499,16 @@ class SQLiteDatabase(JobWriter):
         self.commits += 1
         self.committed_jobs += 1
         self.health.recover()
+        self._checkpoint_if_due()
         return [out], None
+
+    def _checkpoint_if_due(self) -> None:
+        if self.idle_checkpoint is not None and self.idle_checkpoint.due():
+            self._put(Job("call", self._checkpoint, _unheard))
+
+    def _checkpoint(self, conn: sqlite3.Connection) -> bool:
+        assert self.idle_checkpoint is not None
+        return self.idle_checkpoint.run(conn, self._hold, self._wal[2] if self._wal is not None else 0)
 
     def _refused(self, e: BaseException) -> BaseException:
         return refused(self.name, self.path, e)
@@ -557,6 +570,10 @@ def _resolver(
         settled.append((loop, lambda: settle(value, error)))
 
     return done
+
+
+def _unheard(value: Any, error: BaseException | None) -> None:
+    """A job nobody waits for (a checkpoint): a fault has degraded the store already (``_run_call``)."""
 
 
 def _settle_all(settles: list[Callable[[], None]]) -> None:
