@@ -10,25 +10,28 @@ import math
 from typing import Any
 
 from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.utf8_text import utf8_prefix, utf8_size
 
 MAX_DEPTH = 8
 MAX_ITEMS = 64  # per object or list
 MAX_KEY = 100
-MAX_STRING = 2000
-MAX_CHARS = 16_384  # every key and string of one part together
+MAX_STRING = 2000  # characters of one string shown (the budget below is what bounds its cost)
+MAX_BYTES = 16_384  # UTF-8 bytes of every key and string of one part together
 CUT = "[cut: more data than Sentinel relays]"
 DEEPER = "[cut: nested deeper than Sentinel relays]"
 
 
 class _Budget:
-    def __init__(self, chars: int) -> None:
-        self.left = chars
+    """What is left of a part's UTF-8 bytes (``utf8_text.py``: a character bound held 4x its bytes)."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
 
     def take(self, text: str) -> str | None:
         if self.left <= 0:
             return None
-        text = text[: self.left]
-        self.left -= max(1, len(text))
+        text = utf8_prefix(text, self.left)
+        self.left -= max(1, utf8_size(text))
         return text
 
 
@@ -37,10 +40,10 @@ def relayed_data(value: Any, from_agent: str) -> dict[str, Any]:
     return {"from_agent": from_agent, "value": shown_value(value)}
 
 
-def shown_value(value: Any, max_depth: int = MAX_DEPTH, chars: int = MAX_CHARS) -> Any:
+def shown_value(value: Any, max_depth: int = MAX_DEPTH, size: int = MAX_BYTES) -> Any:
     """Another agent's JSON in its own shape, bounded (``max_depth`` levels, ``MAX_ITEMS`` per object or list,
-    ``chars`` of keys and strings in all) and with every key and string made safe to show."""
-    return _safe(value, 0, _Budget(chars), max_depth)
+    ``size`` UTF-8 bytes of keys and strings in all) and with every key and string made safe to show."""
+    return _safe(value, 0, _Budget(size), max_depth)
 
 
 def _safe(value: Any, depth: int, budget: _Budget, max_depth: int) -> Any:
