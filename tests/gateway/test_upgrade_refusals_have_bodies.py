@@ -118,3 +118,69 @@ def test_an_http_route_takes_no_upgrade_and_its_app_never_sees_one(port: int) ->
     for path in (*DOORS, "/mcp/", "/healthz"):
         status, body, _ = upgrade(port, path)
         assert status == 404 and "websocket" in body.decode().lower(), (path, status, body)
+
+
+def plain(port: int, method: str, path: str, *extra: str, token: bool = True, host: str | None = None,
+          body: bytes = b"") -> tuple[int, bytes]:
+    """One plain request: its status and, for a refusal, its body (an answer taken is not read on: a GET
+    may open a stream)."""
+    auth = [f"Authorization: Bearer {TOKEN}"] if token else []
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {host or f'127.0.0.1:{port}'}", "Connection: close",
+             "Accept: application/json, text/event-stream", *auth, *extra]
+    if body or method in ("POST", "PUT", "PATCH"):
+        lines.append(f"Content-Length: {len(body)}")
+    sock = socket.create_connection(("127.0.0.1", port), timeout=15)
+    got = b""
+    try:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        while True:
+            head, sep, rest = got.partition(b"\r\n\r\n")
+            if sep:
+                status = int(head.split(b" ", 2)[1])
+                length = [int(v) for k, _, v in (h.partition(b":") for h in head.split(b"\r\n")[1:])
+                          if k.strip().lower() == b"content-length"]
+                if status < 400 or (length and len(rest) >= length[0]):
+                    break
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    except (TimeoutError, ConnectionResetError):
+        pass
+    finally:
+        sock.close()
+    head, _, rest = got.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/1.1 ") else 0
+    return status, rest
+
+
+def test_every_refusal_at_a_door_over_plain_http_has_a_body(port: int) -> None:
+    """The same refusals as plain requests, every method at every door: each a status of 400 or more with a
+    JSON body (a JSON-RPC error object) saying why."""
+    checked = 0
+    bad: list[tuple[str, int, bytes]] = []
+    for path in DOORS:
+        for method in ("GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
+            variants: dict[str, dict[str, Any]] = {
+                "no token": dict(token=False), "other origin": dict(extra=["Origin: http://evil.example"]),
+                "other host": dict(host="evil.example"),
+                "repeated header": dict(extra=["Authorization: Bearer x"]),
+                "broken json": dict(extra=["Content-Type: application/json"],
+                                    body=b'{"jsonrpc": "2.0", "id": 1,'),
+                "not json": dict(extra=["Content-Type: text/plain"], body=b"hello"),
+            }
+            for what, kw in variants.items():
+                status, body = plain(port, method, path, *kw.get("extra", []), token=kw.get("token", True),
+                                     host=kw.get("host"), body=kw.get("body", b""))
+                if status < 400:
+                    continue  # taken (a GET that opens a stream, a DELETE of no session...): not a refusal
+                checked += 1
+                try:
+                    answer = json.loads(body)
+                except ValueError:
+                    answer = None
+                if not (isinstance(answer, dict) and isinstance(answer.get("error"), dict)
+                        and answer["error"].get("message")):
+                    bad.append((f"{method} {path}: {what}", status, body[:200]))
+    assert checked >= 100, checked
+    assert not bad, bad
