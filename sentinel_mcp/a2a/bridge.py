@@ -11,7 +11,6 @@ agent's task: the reply goes back to it. The bridge itself is recorded (``Assist
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from typing import get_args
@@ -20,6 +19,7 @@ from sentinel_mcp.a2a.messages import HumanAssistRequest
 from sentinel_mcp.a2a.peer_answer import NotAnAnswer, read_message, read_task
 from sentinel_mcp.a2a.protocol import MAX_ID, TaskState
 from sentinel_mcp.core.display_text import is_hidden, safe_text
+from sentinel_mcp.core.utf8_text import json_utf8_size
 
 MAX_TEXT = 8192
 STATES = frozenset(get_args(TaskState))  # what a relayed state may be: anything else reads as "unknown"
@@ -49,7 +49,7 @@ def _parts_of(holder: Any) -> list[Any]:
 
 def relayed_reply(result: Any, max_bytes: int) -> dict[str, Any]:
     """The target's answer as data for the person: texts made safe to show, a help request validated."""
-    if len(json.dumps(result, default=str)) > max_bytes:
+    if json_utf8_size(result) > max_bytes:
         return {
             "state": "invalid",
             "texts": [],

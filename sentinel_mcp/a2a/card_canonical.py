@@ -14,6 +14,7 @@ import math
 from decimal import Decimal
 from typing import Any
 
+from sentinel_mcp.core import wire_limits
 from sentinel_mcp.core.errors import A2AError
 
 MAX_DEPTH = 64
@@ -35,8 +36,11 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def parse_unique(text: str) -> Any:
-    """``text`` parsed, refusing an object that holds a name twice (I-JSON, RFC 7493 §2.3)."""
+    """``text`` parsed, refusing an object that holds a name twice (I-JSON, RFC 7493 §2.3), and first one
+    past the wire's bounds (``wire_limits``: depth, values, integer size): 1,000 levels of ``[`` fit in a
+    2 KB signature header, and the parser's ``RecursionError`` got past every caller's ``except``."""
     try:
+        wire_limits.loads(text)  # (its WireError is a ValueError)
         return json.loads(text, object_pairs_hook=_unique)
     except NotCanonical:
         raise

@@ -47,7 +47,7 @@ FROM_PEERS = {"sentinel/untrusted": {"source": "other A2A agents"}}
 # a peer's answer to a2a_send as shown: deep enough for a task's artifact's data part (a sensor reading's
 # fields sit ten levels down), and bounded in the characters of its keys and strings together
 ANSWER_DEPTH = 16
-ANSWER_CHARS = 65_536
+ANSWER_BYTES = 65_536
 
 
 def peer_failure(text: str) -> dict[str, Any]:
@@ -251,7 +251,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             return peer_failure(f"{e} (peer at {shown_url(target.rpc_url)})")
         # the peer's words for the model: its task's shape kept, each text visible, the whole bounded (as
         # a2a_relay and an orchestrator's answer are); it came as it was sent, hidden characters and all
-        shown: dict[str, Any] = shown_value(answer, max_depth=ANSWER_DEPTH, chars=ANSWER_CHARS)
+        shown: dict[str, Any] = shown_value(answer, max_depth=ANSWER_DEPTH, size=ANSWER_BYTES)
         return shown
 
     @server.tool(

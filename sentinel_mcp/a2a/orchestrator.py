@@ -13,7 +13,6 @@ relayed as data, marked as another agent's, never acted on.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -31,6 +30,7 @@ from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer, sh
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
 from sentinel_mcp.core.tool_ref import FindsTools, ToolRef, exposed_name
+from sentinel_mcp.core.utf8_text import json_utf8_size
 
 log = logging.getLogger(__name__)
 ROLE_TAG = "orchestrator"
@@ -186,7 +186,7 @@ async def offer(
 
 def _task_of(result: Any, max_bytes: int) -> dict[str, Any]:
     """The Task in a SendMessage/GetTask result; ValueError when it is missing, malformed or too large."""
-    if len(json.dumps(result, default=str)) > max_bytes:
+    if json_utf8_size(result) > max_bytes:
         raise ValueError(f"larger than {max_bytes} bytes")
     task = result.get("task") if isinstance(result, dict) else None
     if task is None:

@@ -390,9 +390,10 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
     async def waiting_for(self, callers: str | Sequence[str]) -> list[TaskRecord]:
         """The callers' tasks waiting for input (the web console's inbox shows them to that principal, the
         owner's every A2A peer's too): held here, and (replicas) those other replicas hold, read in one query
-        of at most ``max_tasks`` rows; an answer takes over the round it reads then (``answer_as_user``),
-        never a round only shown."""
-        owners = frozenset([callers] if isinstance(callers, str) else callers)
+        of at most ``max_tasks`` rows, the first caller's own first (the viewer's: ``TaskJournal.waiting``);
+        an answer takes over the round it reads then (``answer_as_user``), never a round only shown."""
+        named = [callers] if isinstance(callers, str) else list(dict.fromkeys(callers))
+        owners = frozenset(named)
         here = [
             r
             for r in self.store.all_records()
@@ -405,7 +406,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
             return here
         limit = self.settings.max_tasks
         try:  # the store says which wait now, and where: one held here may have been taken over since
-            rows = await self._journal.waiting(sorted(owners), limit)
+            rows = await self._journal.waiting(named, limit)
         except StorageError as e:  # the inbox shows what this replica holds; nothing is answered unread
             log.warning("A2A: other replicas' tasks waiting for input cannot be read now: %s", e)
             return here

@@ -343,15 +343,24 @@ class TaskJournal:
         return [r for r in (self._record(row) for row in rows) if r is not None]
 
     async def waiting(self, owners: Sequence[str], limit: int) -> list[TaskRecord]:
-        """The newest ``limit`` tasks of ``owners`` waiting for input in the shared store, whichever replica
+        """At most ``limit`` tasks of ``owners`` waiting for input in the shared store, whichever replica
         holds them (what a console inbox shows: the owner's shows every A2A peer's too): one indexed round
-        trip whatever the number of owners (one per owner was N queries of ``limit`` rows each a page)."""
+        trip whatever the number of owners (one per owner was N queries of ``limit`` rows each a page).
+
+        The first owner named (the viewer) has all its own first, up to ``limit``; the others share what is
+        left by turns, each one's newest first (every owner's newest, then every owner's second...). The
+        newest ``limit`` of all together let 10+ peers sending new tasks push the viewer's older waiting
+        ones out of sight, and one peer flooding hide the others'."""
         # one name is one owner (a str is a Sequence too: list("alice") would be five one-letter owners)
-        names = [owners] if isinstance(owners, str) else list(owners)
+        names = [owners] if isinstance(owners, str) else list(dict.fromkeys(owners))
+        if not names:
+            return []
         rows = await self.db.query(
-            f"SELECT {_READ_COLS} FROM a2a_task WHERE owner = ANY(?) AND {_WAITING_ROWS} "
-            "ORDER BY updated DESC, id DESC LIMIT ?",
-            (names, limit),
+            f"SELECT {_READ_COLS} FROM (SELECT {_READ_COLS}, ROW_NUMBER() OVER (PARTITION BY owner "
+            f"ORDER BY updated DESC, id DESC) AS turn FROM a2a_task WHERE owner = ANY(?) AND {_WAITING_ROWS}"
+            ") AS w WHERE turn <= ? "
+            "ORDER BY CASE WHEN owner = ? THEN 0 ELSE 1 END, turn, updated DESC, id DESC LIMIT ?",
+            (names, limit, names[0], limit),
         )
         return [r for r in (self._record(row) for row in rows) if r is not None]
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import traceback
@@ -31,8 +32,10 @@ from sentinel_mcp.gateway.wire_guard import MAX_ERROR_BYTES, as_json_rpc_error
 
 log = logging.getLogger(__name__)
 INTERNAL_ERROR = -32603
+MAX_REFUSAL_CHARS = 500  # of an upgrade refusal's reason
 LOGGED_CHARS = 200  # of a failure's text, and of the path, in its one log line
 PLAIN_500 = b"Internal Server Error"
+NO_SOCKET = "no WebSocket is served at this path"
 FAULT = "HTTP app fault:"  # how each line begins (the fuzz hunts look for it: tests/records/fuzz_doors.py)
 
 
@@ -108,11 +111,20 @@ class AppBoundary:
                     await _cut(scope)
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
-        closed = False
+        closed = accepted = False
 
         async def sending(message: Message) -> None:
-            nonlocal closed
-            if message["type"] in ("websocket.close", "websocket.http.response.start"):
+            nonlocal closed, accepted
+            kind = message["type"]
+            if kind == "websocket.accept":
+                accepted = True
+            elif kind == "websocket.close" and not accepted and not closed:
+                # a refusal before the handshake: uvicorn's bare 403 told the client nothing
+                closed = True
+                code = message.get("code", 1000)
+                status = code - 4000 if 4400 <= code < 4600 else 403
+                return await refuse_upgrade(scope, send, status, str(message.get("reason") or NO_SOCKET))
+            if kind in ("websocket.close", "websocket.http.response.start"):
                 closed = True
             await send(message)
 
@@ -122,7 +134,26 @@ class AppBoundary:
             _log_failure(scope, e)
             if not closed:
                 with contextlib.suppress(Exception):
-                    await send({"type": "websocket.close", "code": 1011, "reason": "internal error"})
+                    if accepted:
+                        await send({"type": "websocket.close", "code": 1011, "reason": "internal error"})
+                    else:
+                        await refuse_upgrade(scope, send, 500, "Internal error")
+
+
+async def refuse_upgrade(scope: Scope, send: Send, status: int, message: str,
+                         extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    """Refuse a WebSocket upgrade with an HTTP answer whose body says why, in the shape of a plain request's
+    refusal at that path (JSON-RPC on a door); a server without the denial extension gets a close."""
+    text = safe_text(message, MAX_REFUSAL_CHARS)
+    if "websocket.http.response" not in scope.get("extensions", {}):
+        await send({"type": "websocket.close", "code": 4000 + status % 1000, "reason": text[:120]})
+        return
+    door = json_rpc_client_route(scope.get("path", ""))
+    body = refusal_body(text) if door else json.dumps({"error": text}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               *(extra or [])]
+    await send({"type": "websocket.http.response.start", "status": status, "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": body})
 
 
 async def _internal_error(scope: Scope, send: Send, door: bool) -> None:

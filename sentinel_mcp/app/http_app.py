@@ -25,7 +25,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from sentinel_mcp.app.app_boundary import AppBoundary
+from sentinel_mcp.a2a.card import WS_PATH
+from sentinel_mcp.app.app_boundary import NO_SOCKET, AppBoundary, refuse_upgrade
 from sentinel_mcp.app.in_flight_ids import InFlightIds
 from sentinel_mcp.app.json_rpc_doors import json_rpc_client_route, refusal_body, request_id
 from sentinel_mcp.app.lean_calls import LeanCalls
@@ -45,6 +46,7 @@ from sentinel_mcp.storage.open import storage_status
 
 log = logging.getLogger(__name__)
 
+SOCKET_PATHS = (WS_PATH,)  # the only routes that take a WebSocket upgrade
 PUBLIC_PATHS = ("/healthz", "/.well-known/agent-card.json")
 # the web console signs people in itself (a browser sends no bearer header), with the same Authenticator;
 # Host and Origin are still checked here
@@ -185,6 +187,8 @@ class CallerGuard:
                 scope, receive, send, 403, "invalid Origin header; add it to sentinel.http.allowed_origins"
             )
         path = scope.get("path", "")
+        if scope["type"] == "websocket" and path not in SOCKET_PATHS:  # an HTTP route's app reads no socket
+            return await _reject(scope, receive, send, 404, NO_SOCKET)
         if not path.startswith(PUBLIC_PATHS) and not (
             path.startswith(SELF_AUTHENTICATED) or path == "/console"
         ):
@@ -334,14 +338,7 @@ async def _reject(
     extra: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
     if scope["type"] == "websocket":
-        await send(
-            {
-                "type": "websocket.close",
-                "code": 4000 + status % 1000 if status < 1000 else 1008,
-                "reason": message,
-            }
-        )
-        return
+        return await refuse_upgrade(scope, send, status, message, extra)
     # on a JSON-RPC door (or the legacy /sse stream) a JSON-RPC error (its request's id when parsed already:
     # never read before a caller check), else a plain object
     door = json_rpc_client_route(scope.get("path", ""))

@@ -222,21 +222,25 @@ async def _login(console: Console, request: Request) -> Response:
     secret = form.get("secret")
     name = sign_in_name(form.get("name"))  # named: counted and blocked under that name only
     presented = Credentials.from_scope(request.scope)
-    if wait := console.auth.limit.wait(presented.peer, name):  # every secret refused unchecked, the right too
+    device = console.auth.device(request, name)  # a browser this name's principal signed in on: its own count
+    if wait := console.auth.limit.wait(presented.peer, name, device):  # refused unchecked, the right one too
         return await _login_form(console, request, _blocked(wait, name), 429)
-    signed = console.auth.sign_in(secret if isinstance(secret, str) else "", presented, name)
+    signed = console.auth.sign_in(secret if isinstance(secret, str) else "", presented, name, device)
     if signed is None:
-        if wait := console.auth.limit.wait(presented.peer, name):
+        if wait := console.auth.limit.wait(presented.peer, name, device):
             return await _login_form(console, request, _blocked(wait, name), 429)
         return await _login_form(console, request, NOT_A_SECRET, 401)
-    return _signed_in(console, request, signed[0])
+    response = _signed_in(console, request, signed[0])
+    console.auth.set_device(response, request, signed[1])
+    return response
 
 
 def _blocked(wait: float, name: str | None) -> str:
     if name is not None:
         return (f"Too many wrong secrets under this name: signing in as it by this form is closed for "
-                f"{math.ceil(wait)} s. On the machine Sentinel runs on, `sentinel-mcp config console-link` "
-                "prints a one-time sign-in link for the owner.")
+                f"{math.ceil(wait)} s, but from a browser its principal signed in on before. On the machine "
+                "Sentinel runs on, `sentinel-mcp config console-link` prints a one-time sign-in link for the "
+                "owner.")
     return (f"Too many wrong secrets: signing in by this form without a name is closed for {math.ceil(wait)} "
             "s. Type your principal's name beside your secret: a sign-in under your own name is counted "
             "apart. On the machine Sentinel runs on, `sentinel-mcp config console-link` prints a one-time "
@@ -283,7 +287,9 @@ async def _login_once(console: Console, request: Request) -> Response:
         return await _login_form(
             console, request, "That sign-in link is used, expired or not one made here: on the machine "
             "Sentinel runs on, `sentinel-mcp config console-link` prints a new one.", 401, **page)
-    return _signed_in(console, request, signed[0])
+    response = _signed_in(console, request, signed[0])
+    console.auth.set_device(response, request, signed[1])
+    return response
 
 
 def _signed_in(console: Console, request: Request, sid: str) -> Response:

@@ -37,7 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from starlette.requests import Request
+from starlette.responses import Response
 
+from sentinel_mcp.console.sign_in_devices import DEVICE_SECONDS, SignInDevices
 from sentinel_mcp.console.sign_in_limit import SignInLimit
 from sentinel_mcp.identity import console_link
 from sentinel_mcp.identity.credentials import Credentials
@@ -46,6 +48,7 @@ from sentinel_mcp.identity.resolver import Authenticator, AuthFailed, TokenResol
 
 COOKIE = "sentinel_console"
 LOGIN_COOKIE = "sentinel_console_login"
+DEVICE_COOKIE = "sentinel_console_device"  # a browser its principal signed in on (``sign_in_devices.py``)
 HOST_PREFIX = "__Host-"
 SESSION_SECONDS = 12 * 3600
 MAX_SESSIONS = 1000
@@ -74,6 +77,7 @@ class ConsoleAuth:
         self.authenticator = authenticator
         self.data_dir = data_dir
         self.limit = limit or SignInLimit()
+        self.devices = SignInDevices(data_dir)
         # the sign-in form's only credentials (none: nobody signs in by the form, certificates still do)
         self.console_secrets = console_secrets or TokenResolver()
         self.secret = secrets.token_bytes(32)  # per process: a restart signs everyone out
@@ -144,14 +148,15 @@ class ConsoleAuth:
             return None
 
     # ---------------------------------------------------------------- signing in and out
-    def sign_in(self, secret: str, presented: Credentials | None = None, name: str | None = None
-                ) -> tuple[str, Principal] | None:
+    def sign_in(self, secret: str, presented: Credentials | None = None, name: str | None = None,
+                device: str | None = None) -> tuple[str, Principal] | None:
         """A new console session for the principal whose console secret this is (None: not one). A token
         the fronts accept is never one (``http_auth`` refuses a console secret equal to a token at start).
         ``presented``: the sign-in request's own credentials, for its client certificate (a front that
         requires one, or one that must agree with the secret). ``name`` (``sign_in_name``): the principal
         the person named, whose secret this must be; a wrong one counts against that name
-        (``sign_in_limit``)."""
+        (``sign_in_limit``); from ``device`` (a browser it signed in on), against that device. The same work
+        whatever the name: whether one is a principal's is never looked at."""
         now = time.time()
         secret = secret.strip()
         principal = (
@@ -164,15 +169,21 @@ class ConsoleAuth:
         if principal is not None and not self._certificate_agrees(principal, presented):
             principal = None
         if principal is None:
-            self.limit.failed(presented.peer if presented else None, name, known=name in self._named())
+            self.limit.failed(presented.peer if presented else None, name, device)
             return None
         return self._open_session(principal, now)
 
-    def _named(self) -> set[str]:
-        """The names of the principals that sign in by the form (a console secret of theirs is here)."""
-        return {p.name for _, p in self.console_secrets.followed()} | {
-            p.name for p in self.console_secrets.principals()
-        }
+    def device(self, request: Request, name: str | None) -> str | None:
+        """The device id of the request's device cookie, when it is one of ``name``'s (None: not)."""
+        return self.devices.device(request.cookies.get(self.device_cookie(request)), name)
+
+    def device_cookie(self, request: Request) -> str:
+        return HOST_PREFIX + DEVICE_COOKIE if over_tls(request) else DEVICE_COOKIE
+
+    def set_device(self, response: Response, request: Request, principal: Principal) -> None:
+        """Mark this browser as one ``principal`` signed in on (a cookie for the form's next sign-ins)."""
+        response.set_cookie(self.device_cookie(request), self.devices.issue(principal.name),
+                            max_age=DEVICE_SECONDS, **self.cookie_args(request))  # type: ignore[arg-type]
 
     def sign_in_once(self, token: object, presented: Credentials | None = None
                      ) -> tuple[str, Principal] | None:

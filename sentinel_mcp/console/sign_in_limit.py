@@ -7,13 +7,22 @@ block in a row is twice the last (1 min, 2, 4, ... up to an hour), and a quiet h
 with many addresses (IPv6 hands out 2^64 to anybody: an address counts by its /64) meets a cap on all wrong
 secrets together, past which the form takes nobody's for a block that doubles alike.
 
-A person may name their principal beside the secret. A named sign-in is counted against that name alone,
-across every address (``MAX_FAILED_PER_NAME`` a window, blocks doubling alike), and only that name's blocks
-refuse it: a secret signs in only under its own principal's name, so that count bounds the guesses at any one
-principal's secret as the cap did, while a flood of unnamed guesses, or of guesses at other names, no longer
-locks out a principal who names itself. Names no principal has are remembered apart, in a bounded table, so
-made-up names never push a real principal's count out. A named wrong secret still counts against its address,
-for the unnamed form.
+A person may name their principal beside the secret. A named sign-in is counted against that name from its
+address (``MAX_FAILED_PER_ADDRESS_AND_NAME`` a window, blocks doubling alike: that address's sign-ins under
+that name refused) and against that name across every address (``MAX_FAILED_PER_NAME``, the bound on guesses
+at any one principal's secret). One address alone never reaches the name's count (its own blocks stop it
+first); many addresses do, and then the name is refused by the form to every browser but those the principal
+signed in on before: a sign-in there carries a device token (``sign_in_devices.py``), unforgeable, bound to
+the name, and is counted against that device alone (``MAX_FAILED_PER_DEVICE``). A flood at a known name thus
+no longer locks its principal out of the browsers they use; a new browser waits for the block, the owner's
+link still signs in.
+
+Whether a name is a principal's cannot be learned: every name is counted alike, in a fixed table of
+``NAME_SLOTS`` counts a name is placed in by a keyed digest (this process's random key). Before, real names
+had a table of their own and made-up ones a bounded table whose oldest were forgotten: after 21 guesses at a
+name and 4,096 made-up ones, the name was still blocked only if it was real. Nothing is forgotten from the
+slots, so no flood of made-up names resets a real one's count; two names in one slot share a count (more
+blocking, never fewer guesses), and nobody can choose which names share one.
 
 A right secret resets nothing (an address that a guesser shares with the person must not have its count
 cleared by the person's sign-in). The owner is never locked out: a one-time sign-in link made on this
@@ -23,12 +32,15 @@ and is taken whatever the blocks.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import math
+import secrets
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 WINDOW = 60.0  # seconds the wrong secrets are counted over
 MAX_FAILED_LOGINS = 20  # wrong secrets one address may send in a window; the next blocks it
@@ -36,8 +48,13 @@ MAX_FAILED_GLOBAL = 100  # wrong secrets all addresses together may send in a wi
 FIRST_BLOCK = 60.0
 MAX_BLOCK = 3600.0
 MAX_FAILING_ADDRESSES = 4096  # addresses remembered (the oldest forgotten first; the global cap holds still)
-MAX_FAILED_PER_NAME = 20  # wrong secrets sent under one principal's name in a window, from all addresses
-MAX_UNKNOWN_NAMES = 4096  # names no principal has, remembered (the oldest forgotten first: none can sign in)
+MAX_FAILED_PER_NAME = 20  # wrong secrets sent under one name in a window, from all addresses
+MAX_FAILED_PER_ADDRESS_AND_NAME = 10  # from one address under one name: below the name's, so one address
+# alone never closes a name to others
+MAX_FAILED_PER_DEVICE = 10  # under a name from a browser its principal signed in on (a stolen token: bounded)
+NAME_SLOTS = 4096  # counts of names, every name in one by a keyed digest (none forgotten, none told apart)
+MAX_FAILING_PAIRS = 4096  # (address, name) counts remembered, the oldest forgotten first (the name's holds)
+MAX_FAILING_DEVICES = 4096  # devices' counts remembered, the oldest forgotten first
 
 
 @dataclass
@@ -83,36 +100,50 @@ class SignInLimit:
         self._clock = clock
         self._addresses: OrderedDict[str, _Record] = OrderedDict()
         self._everyone = _Record()
-        # a principal's name: never forgotten (there are as many as the config has); any other name apart
-        self._names: dict[str, _Record] = {}
-        self._unknown_names: OrderedDict[str, _Record] = OrderedDict()
+        self._slot_key = secrets.token_bytes(16)
+        self._names: dict[int, _Record] = {}  # at most NAME_SLOTS
+        self._pairs: OrderedDict[tuple[str, int], _Record] = OrderedDict()
+        self._devices: OrderedDict[str, _Record] = OrderedDict()
 
-    def wait(self, address: str | None, name: str | None = None) -> float:
+    def _slot(self, name: str) -> int:
+        digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), key=self._slot_key, digest_size=8)
+        return int.from_bytes(digest.digest(), "big") % NAME_SLOTS
+
+    def wait(self, address: str | None, name: str | None = None, device: str | None = None) -> float:
         """Seconds until a sign-in by the form from ``address`` is checked again (0: now); under ``name``
-        (a principal named beside the secret), until one under that name is."""
+        (a principal named beside the secret), until one under that name from there is; with ``device``
+        (a device token valid for ``name``: ``sign_in_devices.py``), until one from that device is."""
         now = self._clock()
-        if name is not None:
-            own = self._names.get(name) or self._unknown_names.get(name)
-            return own.wait(now) if own is not None else 0.0
-        own = self._addresses.get(address_key(address))
-        return max(self._everyone.wait(now), own.wait(now) if own is not None else 0.0)
+        if name is None:
+            own = self._addresses.get(address_key(address))
+            return max(self._everyone.wait(now), own.wait(now) if own is not None else 0.0)
+        if device is not None:
+            mine = self._devices.get(device)
+            return mine.wait(now) if mine is not None else 0.0
+        slot = self._slot(name)
+        named, pair = self._names.get(slot), self._pairs.get((address_key(address), slot))
+        return max(named.wait(now) if named is not None else 0.0, pair.wait(now) if pair is not None else 0.0)
 
-    def failed(self, address: str | None, name: str | None = None, *, known: bool = False) -> None:
-        """A wrong secret (or sign-in link) from ``address``; under ``name`` (``known``: a principal's),
-        counted against that name, not across addresses."""
+    def failed(self, address: str | None, name: str | None = None, device: str | None = None) -> None:
+        """A wrong secret (or sign-in link) from ``address``; under ``name``, counted against that name from
+        that address and from all (with ``device``: against that device alone), not across addresses. Any
+        name counts alike, a principal's or not."""
         now, key = self._clock(), address_key(address)
-        record = self._addresses.pop(key, None) or _Record()
-        record.fail(now, MAX_FAILED_LOGINS)
-        self._addresses[key] = record  # the newest last: the oldest is forgotten first
-        while len(self._addresses) > MAX_FAILING_ADDRESSES:
-            self._addresses.popitem(last=False)
+        _counted(self._addresses, key, now, MAX_FAILED_LOGINS, MAX_FAILING_ADDRESSES)
         if name is None:
             self._everyone.fail(now, MAX_FAILED_GLOBAL)
-        elif known:
-            self._names.setdefault(name, _Record()).fail(now, MAX_FAILED_PER_NAME)
+        elif device is not None:
+            _counted(self._devices, device, now, MAX_FAILED_PER_DEVICE, MAX_FAILING_DEVICES)
         else:
-            other = self._unknown_names.pop(name, None) or _Record()
-            other.fail(now, MAX_FAILED_PER_NAME)
-            self._unknown_names[name] = other
-            while len(self._unknown_names) > MAX_UNKNOWN_NAMES:
-                self._unknown_names.popitem(last=False)
+            slot = self._slot(name)
+            self._names.setdefault(slot, _Record()).fail(now, MAX_FAILED_PER_NAME)
+            _counted(self._pairs, (key, slot), now, MAX_FAILED_PER_ADDRESS_AND_NAME, MAX_FAILING_PAIRS)
+
+
+def _counted(table: OrderedDict[Any, _Record], key: Any, now: float, limit: int, most: int) -> None:
+    """One wrong secret counted against ``key`` in a bounded table (the newest last: the oldest forgotten)."""
+    record = table.pop(key, None) or _Record()
+    record.fail(now, limit)
+    table[key] = record
+    while len(table) > most:
+        table.popitem(last=False)

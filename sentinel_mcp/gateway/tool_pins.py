@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.core.utf8_text import json_utf8_size
 
 if TYPE_CHECKING:  # the CLI's `pins` commands read the file without the SDK (it loads in start-up's time)
     from mcp.types import Tool
@@ -43,9 +44,9 @@ if TYPE_CHECKING:  # the CLI's `pins` commands read the file without the SDK (it
 FILE_NAME = "tool-pins.json"
 FORMAT = 1
 MAX_PINS = 100_000  # identities pinned (50 upstreams of the listing bound's 5,000 tools would be 250,000)
-MAX_KEPT_DEFINITION = 64_000  # characters of a definition kept to show a change (the digest is always kept)
+MAX_KEPT_DEFINITION = 64_000  # UTF-8 bytes of a definition kept to show a change (the digest is always kept)
 MAX_PINS_PER_SERVER = 10_000  # twice the listing bound: room for tools renamed over time
-MAX_KEPT_PER_SERVER = 4_000_000  # characters of one server's definitions kept (past it, digests only)
+MAX_KEPT_PER_SERVER = 4_000_000  # UTF-8 bytes of one server's definitions kept (past it, digests only)
 MAX_FILE_BYTES = 256_000_000
 # what a definition is made of: every field the upstream lists except the name (the identity holds it)
 _NOT_COMPARED = frozenset({"name"})
@@ -349,12 +350,12 @@ def _server_of(identity: str, names: set[str]) -> str | None:
 
 
 def _size(definition: dict[str, Any]) -> int:
-    return len(json.dumps(definition, ensure_ascii=False, separators=(",", ":"), default=str))
+    """What a definition costs in the pins file: its JSON's UTF-8 bytes (``utf8_text.py``)."""
+    return json_utf8_size(definition)
 
 
 def _kept(definition: dict[str, Any]) -> dict[str, Any] | None:
-    text = json.dumps(definition, ensure_ascii=False)
-    return definition if len(text) <= MAX_KEPT_DEFINITION else None
+    return definition if _size(definition) <= MAX_KEPT_DEFINITION else None
 
 
 def _read(path: Path) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:

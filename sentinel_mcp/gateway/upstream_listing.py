@@ -26,6 +26,7 @@ from mcp.types import Prompt, Resource, ResourceTemplate, Tool
 
 from sentinel_mcp.core.display_text import compose
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.core.utf8_text import utf8_size
 from sentinel_mcp.gateway.annotation_trust import trusts_annotations, without_hints
 from sentinel_mcp.gateway.upstream_client import describe_error
 
@@ -195,8 +196,8 @@ async def _all_pages(
         cursor = page.next_cursor
         # the cursors count too, and only their digests are kept: 100 pages of no items, each with a
         # cursor of 3 MB, held 300 MB in ``seen`` (1.6 GB over HTTP) within every other bound
-        size += sum(len(item.model_dump_json(by_alias=True, exclude_none=True)) for item in got)
-        size += len(cursor or "")
+        size += sum(utf8_size(item.model_dump_json(by_alias=True, exclude_none=True)) for item in got)
+        size += utf8_size(cursor or "")
         if size > MAX_LISTING_BYTES:
             raise ListingRefused(f"its {field_name} take more than {MAX_LISTING_BYTES:,} bytes")
         if not cursor:

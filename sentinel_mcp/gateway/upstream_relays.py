@@ -28,6 +28,7 @@ from mcp.types import (
 from sentinel_mcp.core.asking import marked
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
 from sentinel_mcp.core.log_cadence import worth_saying
+from sentinel_mcp.core.utf8_text import utf8_prefix, utf8_size
 from sentinel_mcp.gateway.lean_upstream import HANDSHAKE_IDS
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
@@ -46,9 +47,9 @@ log = logging.getLogger(__name__)
 MAX_PUSHES_WAITING = 64
 # a log line's data kept while it waits for its client (more than a client is shown: front_link.py): a line
 # may be as long as an answer, and ``MAX_NOTICES_WAITING`` of them may wait
-LOG_DATA_CHARS = 16_000
+LOG_DATA_BYTES = 16_000
 # a log line's logger name kept while it waits: a name, never the megabytes a line may hold (256 may wait)
-LOGGER_CHARS = 200
+LOGGER_BYTES = 200
 
 
 class PushRelays:
@@ -221,24 +222,24 @@ class PushRelays:
 
 
 def _bounded_log(params: LoggingMessageNotificationParams) -> LoggingMessageNotificationParams:
-    """At most ``LOG_DATA_CHARS`` of the line's data (structured data that long: its JSON text, cut), at most
-    ``LOGGER_CHARS`` of its logger's name."""
-    if isinstance(params.logger, str) and len(params.logger) > LOGGER_CHARS:
-        params = params.model_copy(update={"logger": params.logger[:LOGGER_CHARS]})
+    """At most ``LOG_DATA_BYTES`` UTF-8 bytes of the line's data (structured data that long: its JSON text,
+    cut), at most ``LOGGER_BYTES`` of its logger's name."""
+    if isinstance(params.logger, str) and utf8_size(params.logger) > LOGGER_BYTES:
+        params = params.model_copy(update={"logger": utf8_prefix(params.logger, LOGGER_BYTES)})
     data = params.data
     if isinstance(data, str):
-        if len(data) <= LOG_DATA_CHARS:
+        if utf8_size(data) <= LOG_DATA_BYTES:
             return params
-        return params.model_copy(update={"data": data[:LOG_DATA_CHARS]})
+        return params.model_copy(update={"data": utf8_prefix(data, LOG_DATA_BYTES)})
     if isinstance(data, (int, float, bool)) or data is None:
         return params
     try:
         text = json.dumps(data, default=str)
     except (ValueError, RecursionError):  # deeper than it can be written: never the reader's fault
         return params.model_copy(update={"data": "[log data not shown: nested too deep]"})
-    if len(text) <= LOG_DATA_CHARS:
+    if len(text) <= LOG_DATA_BYTES:  # ASCII: json.dumps escaped every other character
         return params
-    return params.model_copy(update={"data": text[:LOG_DATA_CHARS]})
+    return params.model_copy(update={"data": text[:LOG_DATA_BYTES]})
 
 
 class ResourceWatch:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from sentinel_mcp.a2a.orchestrator import _relayed
-from sentinel_mcp.a2a.relayed_data import MAX_CHARS, MAX_DEPTH
+from sentinel_mcp.a2a.relayed_data import MAX_BYTES, MAX_DEPTH
 
 
 def data_of(part: object) -> dict:
@@ -47,7 +47,7 @@ def test_a_data_part_is_bounded_in_depth_and_size():
     for part in (deep, wide, many):
         data = data_of(part)
         assert depth(data["value"]) <= MAX_DEPTH + 1
-        assert len(json.dumps(data, allow_nan=False)) < MAX_CHARS * 2, len(json.dumps(data))
+        assert len(json.dumps(data, allow_nan=False)) < MAX_BYTES * 2, len(json.dumps(data))
 
 
 def test_a_data_parts_strings_and_keys_are_made_safe():

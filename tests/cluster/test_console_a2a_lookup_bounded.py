@@ -72,3 +72,36 @@ async def test_the_owners_a2a_look_up_is_one_bounded_query_whatever_the_principa
         finally:
             await a.close()
             await b.close()
+
+
+async def test_peers_flooding_new_tasks_never_hide_the_viewers_own_or_each_others(pg_url: str) -> None:
+    """Red team "rt-limits7": the one look-up took the newest ``max_tasks`` rows of all the principals
+    together, so 10+ peers each sending new tasks pushed the owner's own older waiting tasks out of it (and a
+    peer flooding hid the other peers'). Now the first principal named (the viewer) has its own first, up to
+    the bound, and the others share what is left by turns, each one's newest first: still one query of at
+    most ``max_tasks`` rows."""
+    peers = [f"peer{i:02d}" for i in range(12)]
+    async with open_port(with_sensors=False) as port:
+        a = A2AService(port, A2ASettings(max_tasks=500))  # type: ignore[arg-type]
+        b = A2AService(port, A2ASettings(max_tasks=10))  # type: ignore[arg-type]
+        await a.open(pg_url, replica="replica-a")
+        await b.open(pg_url, replica="replica-b")
+        try:
+            owners_own = [(await a.send_message(_asks(), "owner"))["task"]["id"] for _ in range(3)]
+            flooder = [(await a.send_message(_asks(), peers[0]))["task"]["id"] for _ in range(20)]
+            for name in peers:  # then every peer, newer than all the owner's
+                for _ in range(2):
+                    await a.send_message(_asks(), name)
+            assert b._journal is not None
+            counted = Counted(b._journal.db)
+            b._journal._db = counted
+            seen = await b.waiting_for(["owner", *peers])
+            assert counted.queries == 1 and len(seen) == 10, (counted.queries, len(seen))
+            ids = [r.task.id for r in seen]
+            assert set(owners_own) <= set(ids), ids  # the viewer's own, older than all the rest: all there
+            others = [r.owner for r in seen if r.owner != "owner"]
+            assert len(set(others)) == len(others) == 7, others  # by turns: no peer twice before each once
+            assert not set(flooder[:-2]) & set(ids)  # the flooder's older ones wait their turn
+        finally:
+            await a.close()
+            await b.close()

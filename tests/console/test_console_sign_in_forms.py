@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from sentinel_mcp.console.sign_in_limit import (MAX_FAILED_GLOBAL, MAX_FAILED_LOGINS, MAX_FAILED_PER_NAME,
+from sentinel_mcp.console.sign_in_limit import (MAX_FAILED_GLOBAL, MAX_FAILED_PER_ADDRESS_AND_NAME,
                                                 SignInLimit)
 from sentinel_mcp.identity import console_link
 
@@ -222,9 +222,11 @@ async def test_a_flood_against_one_name_blocks_that_name_only_and_bounds_the_gue
     clock = Clock()
     async with console_app(SignInLimit(clock), None) as base:
         async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as attacker:
+            # one address: stopped under that name by its own count (test_console_sign_in_devices: one address
+            # never closes a name to others; many meet the name's count)
             statuses = [(await sign_in(attacker, base, f"guess-{i:04d}-0123456789", name="alice")).status_code
-                        for i in range(MAX_FAILED_PER_NAME + 1)]
-            assert statuses == [401] * MAX_FAILED_PER_NAME + [429], statuses
+                        for i in range(MAX_FAILED_PER_ADDRESS_AND_NAME + 1)]
+            assert statuses == [401] * MAX_FAILED_PER_ADDRESS_AND_NAME + [429], statuses
             # alice's own secret is refused unchecked now (the guesser learns nothing from a right guess)
             r = await sign_in(attacker, base, ALICE_SECRET, name="alice")
             assert r.status_code == 429 and not session_set(r)
@@ -232,9 +234,6 @@ async def test_a_flood_against_one_name_blocks_that_name_only_and_bounds_the_gue
             for spelling in (" alice", "alice ", "ALICE", "Alice"):
                 r = await sign_in(attacker, base, ALICE_SECRET, name=spelling)
                 assert r.status_code in (401, 429) and not session_set(r), (spelling, r.status_code)
-            # the unnamed form from the attacker's address is closed too (it counted there as well)
-            r = await sign_in(attacker, base, ALICE_SECRET)
-            assert r.status_code == 429 and not session_set(r)
         async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as victim:
             # from the same address (one host here): bob names himself and signs in
             r = await sign_in(victim, base, BOB_SECRET, name="bob")
@@ -255,19 +254,3 @@ async def test_a_secret_signs_in_only_under_its_own_name():
                     http.cookies.clear()
                     continue
                 assert r.status_code in (400, 401) and not session_set(r), (name[:20], r.status_code)
-
-
-def test_unknown_names_never_push_a_principals_count_out():
-    """Names are remembered in a bounded table; a flood of made-up names must not make the table forget the
-    count against a real principal (a fresh count would be a fresh 20 guesses)."""
-    clock = Clock()
-    limit = SignInLimit(clock)
-    for i in range(MAX_FAILED_PER_NAME):
-        limit.failed("203.0.113.7", "alice", known=True)
-    for i in range(20_000):
-        limit.failed(f"10.1.{i // 250 % 250}.{i % 250}", f"made-up-{i}", known=False)
-    assert limit.wait("198.51.100.9", "alice") == 0
-    limit.failed("198.51.100.9", "alice", known=True)
-    assert limit.wait("198.51.100.9", "alice") > 0
-    assert limit.wait("198.51.100.9", "bob") == 0
-    assert MAX_FAILED_LOGINS <= MAX_FAILED_PER_NAME

@@ -288,11 +288,11 @@ def test_a_log_lines_data_is_kept_bounded_while_it_waits() -> None:
     deeper than it can be written is replaced (it must never fault the reader that hands it over)."""
     from mcp.types import LoggingMessageNotificationParams as Line
 
-    from sentinel_mcp.gateway.upstream_relays import LOG_DATA_CHARS, _bounded_log
+    from sentinel_mcp.gateway.upstream_relays import LOG_DATA_BYTES, _bounded_log
 
-    assert _bounded_log(Line(level="info", data="x" * 50_000)).data == "x" * LOG_DATA_CHARS
+    assert _bounded_log(Line(level="info", data="x" * 50_000)).data == "x" * LOG_DATA_BYTES
     cut = _bounded_log(Line(level="info", data={"k": "v" * 50_000})).data
-    assert isinstance(cut, str) and len(cut) == LOG_DATA_CHARS and cut.startswith('{"k": "vvv')
+    assert isinstance(cut, str) and len(cut) == LOG_DATA_BYTES and cut.startswith('{"k": "vvv')
     small = Line(level="info", data={"k": [1, 2]})
     assert _bounded_log(small) is small
     deep: list = []

@@ -1,0 +1,69 @@
+"""Device tokens: what a browser its principal signed in on carries, so that a flood of wrong secrets at the
+principal's name, from many addresses, does not lock the principal out of the form there
+(``sign_in_limit.py``; OWASP's "device cookies").
+
+A sign-in by the form that succeeds sets a long-lived cookie: a random id and a MAC of it with the
+principal's name, under a key kept in the data directory (a restart keeps its devices; without a data
+directory, the process's own). The cookie names nobody (the name is only in the MAC), gives no session and
+signs nobody in: a sign-in presenting one valid for the name it is under is checked, and counted against that
+device alone, whatever the name's block. A stolen one gives its thief that device's few guesses."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+KEY_FILE = "console-device.key"
+KEY_BYTES = 32
+MAX_TOKEN_CHARS = 100  # an id (22) and a MAC (32), a dot between
+DEVICE_SECONDS = 90 * 24 * 3600
+
+
+class SignInDevices:
+    def __init__(self, data_dir: Path | None) -> None:
+        self._key = _key(data_dir)
+
+    def issue(self, name: str) -> str:
+        """A new device token for ``name``'s principal (a browser it just signed in on)."""
+        device = secrets.token_urlsafe(16)
+        return f"{device}.{self._mac(name, device)}"
+
+    def device(self, token: object, name: str | None) -> str | None:
+        """The device id of ``token`` when it is one issued here for ``name`` (None: no name, no token, or
+        not one of ``name``'s)."""
+        if name is None or not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS:
+            return None
+        device, sep, mac = token.partition(".")
+        if not sep or not device or not hmac.compare_digest(mac, self._mac(name, device)):
+            return None
+        return device
+
+    def _mac(self, name: str, device: str) -> str:
+        said = name.encode("utf-8", "surrogatepass") + b"\0" + device.encode("utf-8", "surrogatepass")
+        return hmac.new(self._key, said, hashlib.sha256).hexdigest()[:32]
+
+
+def _key(data_dir: Path | None) -> bytes:
+    """The key in ``data_dir`` (made there at first use, owner-only), or a fresh one for this process when
+    there is none or it cannot be kept (a device then lasts as long as the process)."""
+    if data_dir is None:
+        return secrets.token_bytes(KEY_BYTES)
+    path, no_link = Path(data_dir) / KEY_FILE, getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | no_link, 0o600)
+    except FileExistsError:
+        try:
+            with os.fdopen(os.open(path, os.O_RDONLY | no_link), "rb") as f:
+                kept = f.read(KEY_BYTES + 1)
+        except OSError:
+            return secrets.token_bytes(KEY_BYTES)
+        return kept if len(kept) == KEY_BYTES else secrets.token_bytes(KEY_BYTES)
+    except OSError:
+        return secrets.token_bytes(KEY_BYTES)
+    key = secrets.token_bytes(KEY_BYTES)
+    with os.fdopen(fd, "wb") as f:
+        f.write(key)
+    return key
