@@ -40,4 +40,4 @@ send_allowed(Verified, Refuse, Shown) :-
     require(Refuse \== true,
             'the peer is unverified (no pinned or trusted key signed its card) and sentinel.a2a.require_verified_peers refuses unverified peers'),
     confirmed('Send your message to an UNVERIFIED agent? ~w. No key you configured vouches for its card: it is who it says only by its own word, and anyone on your network can announce a look-alike.',
-              [Shown]).
+              [text(Shown)]).  % Sentinel's description of the peer, its announced values quoted in it

@@ -128,50 +128,50 @@ cites(difference_text/3, policy_ref(airline, 'the user is should be refunded the
 cites(booked_within_24h/1, policy_ref(airline, 'The current time is 2024-05-15 15:00:00 EST.')).
 cites(passenger_details_ok/1, policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')).
 
-cabin_text(basic_economy, 'basic economy').
+cabin_text(basic_economy, text('basic economy')).
 cabin_text(economy, economy).
 cabin_text(business, business).
-trip_text(one_way, 'one way').
-trip_text(round_trip, 'round trip').
+trip_text(one_way, text('one way')).
+trip_text(round_trip, text('round trip')).
 
-airport_text(Code, T) :- ( airport_city(Code, City) -> format(atom(T), '~w (~w)', [City, Code]) ; T = Code ).
+airport_text(Code, T) :- ( airport_city(Code, City) -> T = text('~w (~w)', [City, Code]) ; T = Code ).
 
 % "59XX6W: New York (JFK) to Seattle (SEA), round trip, first flight 2024-05-20"
 reservation_label(R, L) :-
     reservation_route(R, O, D, T), airport_text(O, OT), airport_text(D, DT), trip_text(T, TT),
     findall(Dt, reservation_leg(R, _, Dt, _, _), Dts), msort(Dts, [First|_]),
-    ( reservation_status(R, cancelled) -> Note = ' (cancelled)' ; Note = '' ),
-    format(atom(L), '~w: ~w to ~w, ~w, first flight ~w~w', [R, OT, DT, TT, First, Note]).
+    ( reservation_status(R, cancelled) -> Note = text(' (cancelled)') ; Note = text('') ),
+    L = text('~w: ~w to ~w, ~w, first flight ~w~w', [R, OT, DT, TT, First, Note]).
 
 % "Visa card ending 9909", "gift card 8887175", "travel certificate 7504069"
 payment_text(U, Id, T) :-
-    (   user_card(U, Id, Brand, Last4) -> humanized(Brand, B), format(atom(T), '~w card ending ~w', [B, Last4])
-    ;   user_payment(U, Id, Source) -> source_text(Source, ST), number_of(Id, N), format(atom(T), '~w ~w', [ST, N])
+    (   user_card(U, Id, Brand, Last4) -> humanized(Brand, B), T = text('~w card ending ~w', [B, Last4])
+    ;   user_payment(U, Id, Source) -> source_text(Source, ST), number_of(Id, N), T = text('~w ~w', [ST, N])
     ;   T = Id
     ).
-source_text(gift_card, 'gift card').
-source_text(certificate, 'travel certificate').
-source_text(credit_card, 'credit card').
+source_text(gift_card, text('gift card')).
+source_text(certificate, text('travel certificate')).
+source_text(credit_card, text('credit card')).
 number_of(Id, N) :- atomic_list_concat(Parts, '_', Id), last(Parts, N).
 
 % "$250 from travel certificate 7504069, $280 from Visa card ending 1234"
 payments_text(U, Pay, T) :-
     findall(X, ( member(json(P), Pay), memberchk(payment_id = Id, P), memberchk(amount = A, P),
-                 payment_text(U, Id, PT), format(atom(X), '$~w from ~w', [A, PT]) ), Xs),
-    atomic_list_concat(Xs, ', ', T).
+                 payment_text(U, Id, PT), X = text('$~w from ~w', [A, PT]) ), Xs),
+    T = joined(Xs, ', ').
 
 % "Mia Li (born 1990-04-05), Omar Rossi (born 1985-02-11)"
 passengers_text(Ps, T) :-
     findall(X, ( member(json(P), Ps), memberchk(first_name = F, P), memberchk(last_name = L, P),
-                 ( memberchk(dob = B, P) -> format(atom(X), '~w ~w (born ~w)', [F, L, B])
-                 ; format(atom(X), '~w ~w', [F, L]) ) ), Xs),
-    atomic_list_concat(Xs, ', ', T).
+                 ( memberchk(dob = B, P) -> X = text('~w ~w (born ~w)', [F, L, B])
+                 ; X = text('~w ~w', [F, L]) ) ), Xs),
+    T = joined(Xs, ', ').
 
 % flights given as [json([flight_number = F, date = D]), ...]: "HAT083 on 2024-05-16, HAT221 on 2024-05-16"
 segment(json(L), F, Date) :- memberchk(flight_number = F, L), memberchk(date = Date, L).
 flights_text(Fs, Text) :-
-    findall(X, ( member(S, Fs), segment(S, F, D), format(atom(X), '~w on ~w', [F, D]) ), Xs),
-    atomic_list_concat(Xs, ', ', Text).
+    findall(X, ( member(S, Fs), segment(S, F, D), X = text('~w on ~w', [F, D]) ), Xs),
+    Text = joined(Xs, ', ').
 
 % ---------------------------------------------------------------- derived rules
 own_reservation(R) :- reservation_id_of(R, R), current_user(U), reservation_user(R, U).
@@ -359,7 +359,7 @@ reservation_paid(R, Total) :- aggregate_all(sum(A), reservation_payment(R, _, A)
 old_flights_price(R, Total) :-
     passenger_count(R, PN), aggregate_all(sum(P), reservation_leg_price(R, _, _, P), Sum), Total is Sum * PN.
 
-refund_text(R, T) :- reservation_paid(R, A), format(atom(T), '$~w to the original payment methods within 5 to 7 business days', [A]).
+refund_text(R, T) :- reservation_paid(R, A), T = text('$~w to the original payment methods within 5 to 7 business days', [A]).
 
 % ---------------------------------------------------------------- guards of the write tools
 guard('airline__cancel_reservation', [reservation_id = R],
@@ -374,7 +374,7 @@ guard('airline__cancel_reservation', [reservation_id = R],
         require(cancellable(R, W), 'not eligible for cancellation: only within 24 hours of booking, when the airline cancelled a flight, for business cabin, or with insurance and a health or weather reason',
                 policy_ref(airline, 'flight can be cancelled if any of the following is true')),
         reservation_label(R, L), answer_label(cancel_reason, W, WL), refund_text(R, RT),
-        confirmed_items('Cancel this reservation?', ['Reservation' = L, 'Reason' = WL, 'Refund' = RT]) )).
+        confirmed_items('Cancel this reservation?', ['Reservation' = L, 'Reason' = text(WL), 'Refund' = RT]) )).
 
 guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, flights = Fs, payment_id = P],
       ( current_user(U),
@@ -419,8 +419,8 @@ guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, fli
                         ['Reservation' = RL, 'New flights' = FT, 'Cabin' = CT, 'Price difference' = DT]) )).
 
 difference_text(D, PT, T) :-
-    (   D > 0 -> format(atom(T), '$~w charged now to ~w', [D, PT])
-    ;   D < 0 -> A is -D, format(atom(T), '$~w refunded to ~w', [A, PT])
+    (   D > 0 -> T = text('$~w charged now to ~w', [D, PT])
+    ;   D < 0 -> A is -D, T = text('$~w refunded to ~w', [A, PT])
     ;   T = nothing
     ).
 
@@ -443,7 +443,7 @@ guard('airline__update_reservation_baggages', [reservation_id = R, total_baggage
         require(covers(U, P, Charge), 'the gift card balance does not cover the bags',
                 policy_ref(airline, 'Each extra baggage is 50 dollars.')),
         reservation_label(R, RL), payment_text(U, P, PT), Free is T - N,
-        format(atom(BT), '~w in all (~w free, ~w paid)', [T, Free, N]), difference_text(Charge, PT, CT),
+        BT = text('~w in all (~w free, ~w paid)', [T, Free, N]), difference_text(Charge, PT, CT),
         confirmed_items('Update the checked bags of this reservation?',
                         ['Reservation' = RL, 'Checked bags' = BT, 'Charged now' = CT]) )).
 
@@ -505,11 +505,11 @@ guard('airline__book_reservation',
         Total is FlightsPrice + InsPrice + BagPrice,
         require(( payments_total(Pay, Paid), Paid =:= Total ), 'the payments must add up to the price (flights, insurance and paid bags)',
                 policy_ref(airline, 'The travel insurance is 30 dollars per passenger')),
-        trip_text(T, TT), airport_text(O, OT), airport_text(D, DT), format(atom(Trip), '~w, ~w to ~w', [TT, OT, DT]),
+        trip_text(T, TT), airport_text(O, OT), airport_text(D, DT), Trip = text('~w, ~w to ~w', [TT, OT, DT]),
         flights_text(Fs, FT), cabin_text(C, CT), passengers_text(Ps, PT), payments_text(U, Pay, PayT),
-        Free is TB - NB, format(atom(BagT), '~w (~w free, ~w paid at $~w each: $~w)', [TB, Free, NB, BF, BagPrice]),
-        ( I == yes -> format(atom(InsT), 'yes, $~w per passenger: $~w', [IF, InsPrice]) ; InsT = 'no' ),
-        format(atom(PriceT), '$~w (flights $~w, insurance $~w, bags $~w)', [Total, FlightsPrice, InsPrice, BagPrice]),
+        Free is TB - NB, BagT = text('~w (~w free, ~w paid at $~w each: $~w)', [TB, Free, NB, BF, BagPrice]),
+        ( I == yes -> InsT = text('yes, $~w per passenger: $~w', [IF, InsPrice]) ; InsT = 'no' ),
+        PriceT = text('$~w (flights $~w, insurance $~w, bags $~w)', [Total, FlightsPrice, InsPrice, BagPrice]),
         confirmed_items('Book this reservation?',
                         ['Trip' = Trip, 'Flights' = FT, 'Cabin' = CT, 'Passengers' = PT, 'Checked bags' = BagT,
                          'Travel insurance' = InsT, 'Total price' = PriceT, 'Charged now' = PayT]) )).
@@ -531,7 +531,7 @@ guard('airline__send_certificate', [user_id = U, amount = A],
                 policy_ref(airline, 'with the amount being $100 times the number of passengers')),
         reservation_label(R, RL), answer_label(compensation_reason, W, WL),
         confirmed_items('Send this travel certificate?',
-                        ['Amount' = money(A), 'To' = U, 'Reservation' = RL, 'Because' = WL]) )).
+                        ['Amount' = money(A), 'To' = U, 'Reservation' = RL, 'Because' = text(WL)]) )).
 
 compensation_eligible(U, _) :- user_membership(U, M), memberchk(M, [silver, gold]).
 compensation_eligible(_, R) :- reservation_insurance(R, yes).

@@ -175,46 +175,46 @@ pair_difference(O, Old, New, D) :-
     once(order_item(O, _, Old, P, OldPrice)), product_item(P, New, _, NewPrice), D is NewPrice - OldPrice.
 
 % ---------------------------------------------------------------- how things read for a person
-money_text(X, T) :- format(atom(T), '$~2f', [X]).
+money_text(X, text('$~2f', [X])).
 
 % "Mastercard card ending 9212", "gift card 7091239", "PayPal account 5727330"
 payment_method_text(U, Id, T) :-
-    (   customer_card(U, Id, Brand, Last4) -> humanized(Brand, B), format(atom(T), '~w card ending ~w', [B, Last4])
-    ;   customer_payment(U, Id, gift_card) -> id_number(Id, N), format(atom(T), 'gift card ~w', [N])
-    ;   customer_payment(U, Id, paypal) -> id_number(Id, N), format(atom(T), 'PayPal account ~w', [N])
+    (   customer_card(U, Id, Brand, Last4) -> humanized(Brand, B), T = text('~w card ending ~w', [B, Last4])
+    ;   customer_payment(U, Id, gift_card) -> id_number(Id, N), T = text('gift card ~w', [N])
+    ;   customer_payment(U, Id, paypal) -> id_number(Id, N), T = text('PayPal account ~w', [N])
     ;   T = Id
     ).
 id_number(Id, N) :- atomic_list_concat(Parts, '_', Id), last(Parts, N).
 
-refund_timing(gift_card, 'at once') :- !.
-refund_timing(_, 'within 5 to 7 business days').
+refund_timing(gift_card, text('at once')) :- !.
+refund_timing(_, text('within 5 to 7 business days')).
 refund_text(U, Method, Amount, T) :-
     payment_method_text(U, Method, PT), ( customer_payment(U, Method, S) -> true ; S = unknown ), refund_timing(S, When),
-    money_text(Amount, A), format(atom(T), '~w to ~w, ~w', [A, PT, When]).
+    money_text(Amount, A), T = text('~w to ~w, ~w', [A, PT, When]).
 
 options_text(Pairs, T) :-
-    findall(X, ( member(K-V, Pairs), format(atom(X), '~w ~w', [K, V]) ), Xs), atomic_list_concat(Xs, ', ', T).
+    findall(text('~w ~w', [K, V]), member(K-V, Pairs), Xs), T = joined(Xs, ', ').
 
 % "Water Bottle (capacity 1000ml, material glass, color blue) at $47.84"
 ordered_item_text(O, K, T) :-
     order_item(O, K, _, _, Price), order_item_name(O, K, N),
     findall(Opt-V, order_item_option(O, K, Opt, V), Os), options_text(Os, OT), money_text(Price, PT),
-    format(atom(T), '~w (~w) at ~w', [N, OT, PT]).
+    T = text('~w (~w) at ~w', [N, OT, PT]).
 new_item_text(P, I, T) :-
     product_name(P, N), product_item(P, I, _, Price),
     findall(Opt-V, product_item_option(P, I, Opt, V), Os), options_text(Os, OT), money_text(Price, PT),
-    format(atom(T), '~w (~w) at ~w', [N, OT, PT]).
+    T = text('~w (~w) at ~w', [N, OT, PT]).
 
 order_items_text(O, T) :-
     findall(K, order_item(O, K, _, _, _), Ks0), msort(Ks0, Ks),
-    findall(X, ( member(K, Ks), ordered_item_text(O, K, X) ), Xs), atomic_list_concat(Xs, '; ', T).
+    findall(X, ( member(K, Ks), ordered_item_text(O, K, X) ), Xs), T = joined(Xs, '; ').
 
 % the listed items, each shown once per time it is listed (the first positions of the order holding it)
 listed_items_text(O, Items, T) :-
     msort(Items, Sorted), clumped_counts(Sorted, Counts),
     findall(X, ( member(I-N, Counts), findall(K, order_item(O, K, I, _, _), Ks0), msort(Ks0, Ks),
                  length(Take, N), append(Take, _, Ks), member(K, Take), ordered_item_text(O, K, X) ), Xs),
-    atomic_list_concat(Xs, '; ', T).
+    T = joined(Xs, '; ').
 clumped_counts([], []).
 clumped_counts([X|Xs], [X-N|Rest]) :- take_same(X, Xs, 1, N, Others), clumped_counts(Others, Rest).
 take_same(X, [Y|Ys], N0, N, Others) :- Y == X, !, N1 is N0 + 1, take_same(X, Ys, N1, N, Others).
@@ -228,24 +228,24 @@ items_price(O, Items, Total) :-
 changes_text(O, Olds, News, T) :-
     pairs(Olds, News, Pairs),
     findall(X, ( member(Old-New, Pairs), once(order_item(O, K, Old, P, _)), ordered_item_text(O, K, OT),
-                 new_item_text(P, New, NT), format(atom(X), '~w becomes ~w', [OT, NT]) ), Xs),
-    atomic_list_concat(Xs, '; ', T).
+                 new_item_text(P, New, NT), X = text('~w becomes ~w', [OT, NT]) ), Xs),
+    T = joined(Xs, '; ').
 
 difference_text(U, P, D, T) :-
     payment_method_text(U, P, PT),
-    (   D > 0 -> money_text(D, A), format(atom(T), '~w charged to ~w', [A, PT])
-    ;   D < 0 -> A0 is -D, money_text(A0, A), format(atom(T), '~w refunded to ~w', [A, PT])
-    ;   T = 'none (same price)'
+    (   D > 0 -> money_text(D, A), T = text('~w charged to ~w', [A, PT])
+    ;   D < 0 -> A0 is -D, money_text(A0, A), T = text('~w refunded to ~w', [A, PT])
+    ;   T = text('none (same price)')
     ).
 
 % "#W2611340 (pending): Water Bottle, Office Chair"
 order_label(O, L) :-
     order_status(O, S), findall(K-N, order_item_name(O, K, N), KNs0), msort(KNs0, KNs),
-    findall(N, member(_-N, KNs), Ns), atomic_list_concat(Ns, ', ', NT), format(atom(L), '~w (~w): ~w', [O, S, NT]).
+    findall(N, member(_-N, KNs), Ns), L = text('~w (~w): ~w', [O, S, joined(Ns, ', ')]).
 
 address_text(A1, A2, City, State, Country, Zip, T) :-
-    (   A2 == '' -> format(atom(T), '~w, ~w, ~w ~w, ~w', [A1, City, State, Zip, Country])
-    ;   format(atom(T), '~w, ~w, ~w, ~w ~w, ~w', [A1, A2, City, State, Zip, Country])
+    (   A2 == '' -> T = text('~w, ~w, ~w ~w, ~w', [A1, City, State, Zip, Country])
+    ;   T = text('~w, ~w, ~w, ~w ~w, ~w', [A1, A2, City, State, Zip, Country])
     ).
 
 % A part of an address is letters, digits, blanks and the marks addresses use (. , - ' # / &), at most 100
@@ -262,8 +262,8 @@ address_letter(C) :- code_type(C, digit(_)), !.
 address_letter(C) :- code_type(C, alpha), C =\= 0'_.
 cites(address_ok/6, policy_ref(retail, 'you can take actions to modify its shipping address')).
 
-after_return_text('the order status becomes return requested, and you receive an email about how to return the items').
-after_exchange_text('the order status becomes exchange requested, and you receive an email about how to return the items; no new order is needed').
+after_return_text(text('the order status becomes return requested, and you receive an email about how to return the items')).
+after_exchange_text(text('the order status becomes exchange requested, and you receive an email about how to return the items; no new order is needed')).
 cites(after_return_text/1, policy_ref(retail, "the order status will be changed to 'return requested'")).
 cites(after_exchange_text/1, policy_ref(retail, "the order status will be changed to 'exchange requested'")).
 cites(pending/1, policy_ref(retail, 'you can take actions to modify its shipping address, payment method, or product item options, but nothing else')).
@@ -333,8 +333,8 @@ guard('retail__cancel_pending_order', [order_id = O, reason = R],
           order_label(O, OL), order_items_text(O, IT),
           answer_label(cancel_reason, R, WL),
           findall(RT, ( order_payment(O, _, payment, A, M), refund_text(U, M, A, RT) ), RTs),
-          atomic_list_concat(RTs, '; ', RefundT),
-          confirmed_items('Cancel this order?', ['Order' = OL, 'Items' = IT, 'Reason' = WL, 'Refund' = RefundT]) ) ; true ) )).
+          RefundT = joined(RTs, '; '),
+          confirmed_items('Cancel this order?', ['Order' = OL, 'Items' = IT, 'Reason' = text(WL), 'Refund' = RefundT]) ) ; true ) )).
 
 guard('retail__modify_pending_order_address',
       [order_id = O, address1 = A1, address2 = A2, city = City, state = State, country = Country, zip = Zip],
@@ -368,7 +368,7 @@ guard('retail__modify_pending_order_payment', [order_id = O, payment_method_id =
                   policy_ref(retail, 'different from the original payment method')),
           require(( original_payment(O, _, Amount), gift_card_covers(U, P, Amount) ), 'the gift card balance does not cover the order total',
                   policy_ref(retail, 'it must have enough balance to cover the total amount')),
-          order_label(O, OL), payment_method_text(U, P, PT), money_text(Amount, AT), format(atom(PayT), '~w from ~w', [AT, PT]),
+          order_label(O, OL), payment_method_text(U, P, PT), money_text(Amount, AT), PayT = text('~w from ~w', [AT, PT]),
           refund_text(U, Old, Amount, RefundT),
           confirmed_items('Change the payment method of this order?',
                           ['Order' = OL, 'Paid now' = PayT, 'Refund of the original payment' = RefundT]) ) ; true ) )).
@@ -394,7 +394,7 @@ guard('retail__modify_pending_order_items', [order_id = O, item_ids = Olds, new_
           order_label(O, OL), changes_text(O, Olds, News, CT), difference_text(U, P, Diff, DT),
           confirmed_items('Modify the items of this order?',
                           ['Order' = OL, 'Changes' = CT, 'Price difference' = DT,
-                           'Only once' = 'items can be modified only once: this must be every item you want to change, and the order cannot be modified or cancelled afterwards']) ) ; true ) )).
+                           'Only once' = text('items can be modified only once: this must be every item you want to change, and the order cannot be modified or cancelled afterwards')]) ) ; true ) )).
 
 guard('retail__return_delivered_order_items', [order_id = O, item_ids = Items, payment_method_id = P],
       ( require(authenticated_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
@@ -412,7 +412,7 @@ guard('retail__return_delivered_order_items', [order_id = O, item_ids = Items, p
                   policy_ref(retail, 'The refund must either go to the original payment method, or an existing gift card.')),
           order_label(O, OL), listed_items_text(O, Items, IT), items_price(O, Items, Total), payment_method_text(U, P, PT),
           after_return_text(ThenT),
-          money_text(Total, TT), format(atom(RefundT), '~w to ~w', [TT, PT]),
+          money_text(Total, TT), RefundT = text('~w to ~w', [TT, PT]),
           confirmed_items('Return these items?',
                           ['Order' = OL, 'Items to return' = IT, 'Refund' = RefundT,
                            'Then' = ThenT]) ) ; true ) )).
@@ -438,7 +438,7 @@ guard('retail__exchange_delivered_order_items', [order_id = O, item_ids = Olds, 
           order_label(O, OL), changes_text(O, Olds, News, CT), difference_text(U, P, Diff, DT), after_exchange_text(ThenT),
           confirmed_items('Exchange these items?',
                           ['Order' = OL, 'Exchanges' = CT, 'Price difference' = DT,
-                           'All items' = 'an order is exchanged only once: this must be every item you want to exchange',
+                           'All items' = text('an order is exchanged only once: this must be every item you want to exchange'),
                            'Then' = ThenT]) ) ; true ) )).
 
 guard('retail__modify_user_address',
@@ -451,7 +451,7 @@ guard('retail__modify_user_address',
         ( V == U -> (
           require(address_ok(A1, A2, City, State, Country, Zip), 'an address is letters, digits, blanks and . , - \' # / & (each part at most 100 characters; only the second line may be empty)',
                   policy_ref(retail, 'modify their default user address')),
-          customer_name(U, F, L), format(atom(Who), '~w ~w (~w)', [F, L, U]),
+          customer_name(U, F, L), Who = text('~w ~w (~w)', [F, L, U]),
           customer_address(U, B1, B2, BC, BS, BCo, BZ), address_text(B1, B2, BC, BS, BCo, BZ, OldT),
           address_text(A1, A2, City, State, Country, Zip, NewT),
           confirmed_items('Change your default address?',

@@ -40,9 +40,9 @@ scope_name(detailed).
 precise_location_confirmed(Sensor, Scope, _) :-
     coarse_read(Sensor, Scope).
 precise_location_confirmed(location, detailed, Tag) :-
-    confirmed('Share your precise GPS location (detailed scope) for "~w"?', [Tag]).
+    confirmed('Share your precise GPS location (detailed scope) for ~w?', [Tag]).
 precise_location_confirmed(nearby_devices, detailed, Tag) :-
-    confirmed('Share the names and addresses of the Wi-Fi networks around you (they locate you precisely) for "~w"?',
+    confirmed('Share the names and addresses of the Wi-Fi networks around you (they locate you precisely) for ~w?',
               [Tag]).
 
 coarse_read(Sensor, minimal) :- sensor_kind(Sensor).

@@ -65,7 +65,7 @@ guard('swarm__swarm_build', [spec = Spec, args(A)],
         require(Valid == true, Summary),
         require(json_get(Spec, app_name, Name), 'the spec needs an app_name'),
         require(json_get(Spec, package_name, Package), 'the spec needs a package_name'),
-        confirmed('Build the Android app "~w" (~w)? It may use up to 80 model calls and 200,000 tokens.',
+        confirmed('Build the Android app ~w (~w)? It may use up to 80 model calls and 200,000 tokens.',
                   [Name, Package]) )).
 
 % --- swarm_cancel -----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sentinel_mcp.core.asking import Asker, AskUser
+from sentinel_mcp.core.quoted_values import readable_text
 
 from device_tools.sensors.audit_log import AuditLog
 from device_tools.sensors.consent_registry import ANY_REQUESTER, Consent, ConsentRegistry
@@ -83,8 +84,10 @@ class SensorBridge:
         scope_text = f" at {req.scope.value} scope" if req.sensor.value in SCOPED_SENSORS else ""
         # what the person agrees to: the purpose the requester states and how long the reading is kept
         kept = f"kept for {req.retention} s" if req.retention else "not kept"
-        return AskUser(Asker.SENSORS, f"Allow '{requester}' to read your {req.sensor.value}{scope_text} "
-                       f"for '{req.policy_tag}' ({kept})?",
+        # the requester's name and its stated purpose are theirs: each reads as one quoted value unless it is
+        # one bare word (quoted_values.py), so a purpose cannot close its quote and state another retention
+        return AskUser(Asker.SENSORS, f"Allow {readable_text(requester, 200)} to read your "
+                       f"{req.sensor.value}{scope_text} for {readable_text(req.policy_tag, 300)} ({kept})?",
                        {"requester": requester, "policy_tag": req.policy_tag}).shown()
 
     def _covering(self, requester: str, sensor: SensorKind, scope: Scope,

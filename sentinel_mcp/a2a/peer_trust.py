@@ -8,9 +8,11 @@ called by the solver), never from the call's arguments. The verdict is of one ca
 noted per name, and a send whose peer's card is not the one last reported (fetched again and changed after the
 guard looked) is refused.
 
-The verdict's "peer" text is data the guard reads (JSON, then a Prolog fact) and quotes in its question, which
-is made safe where it is asked (``safe_question``): it goes raw (``unmarked``), so the question marks each
-character once. The refusals, raised to the caller, are Sentinel's text, marked here.
+The verdict's "peer" text is Sentinel's, with what the peer announced in it as quoted values
+(``quoted_values``): data the guard reads (JSON, then a Prolog fact) and shows as it is (``text(Shown)`` in
+``rulebases/a2a.pl``: never quoted again), made safe where it is asked (``safe_question``): it goes raw
+(``unmarked``), so the question marks each character once. The refusals, raised to the caller, are
+Sentinel's text, marked here.
 """
 
 from __future__ import annotations
@@ -19,23 +21,32 @@ from typing import Any
 
 from sentinel_mcp.a2a.discovery import Peer, PeerRegistry
 from sentinel_mcp.core.display_text import Marked, compose, safe_text, unmarked
+from sentinel_mcp.core.quoted_values import readable_text
 
 MAX_CHECKED = 1000  # (session, name) pairs whose last verdict is remembered (the oldest go first)
 
 
 def shown_peer(peer: Peer) -> Marked:
-    """The peer in plain words for a person: its card's name, its mDNS instance, where it answers, its key."""
-    key = (f"its card is signed by key sha256:{peer.trust.key}" if peer.trust.key
+    """The peer in plain words for a person: its card's name, its mDNS instance, where it answers, its key.
+    What the peer announced reads as quoted values (``quoted_values``): a card named ``bob" (announced as
+    bank) at https://bank...`` cannot pass for the words around it, in the question or in a refusal."""
+    key = (f"its card is signed by key sha256:{readable_text(peer.trust.key, 100)}" if peer.trust.key
            else _signer(peer.trust.note))
-    return compose('"', safe_text(peer.card.name, 100), '" (announced as ', safe_text(peer.instance, 120),
-                   ") at ", safe_text(peer.rpc_url, 300), "; ", key, f" (card sha256:{peer.digest[:16]})")
+    return compose(_shown(peer.card.name, 100), " (announced as ", _shown(peer.instance, 120), ") at ",
+                   _shown(peer.rpc_url, 300), "; ", safe_text(key, 400), f" (card sha256:{peer.digest[:16]})")
+
+
+def _shown(value: str, limit: int) -> Marked:
+    # quoted, then marked (never cut here: the limit of readable_text already did, outside the quote)
+    return safe_text(readable_text(value, limit), 3 * limit)
 
 
 def _signer(note: str) -> str:
     """What an unverified card's signature says (its note names the signer's key when the header does)."""
     mark = "signed by key sha256:"
     if mark in note:
-        return "its card is signed by key sha256:" + note.split(mark, 1)[1].split(" ", 1)[0]
+        signer = note.split(mark, 1)[1].split(" ", 1)[0]
+        return "its card is signed by key sha256:" + readable_text(signer, 100)
     return "its card is not signed by any key Sentinel knows"
 
 
@@ -54,7 +65,7 @@ def verdict(registry: PeerRegistry, peer_name: str, found: Peer | None, *, refus
     ``listed_peer_card``), noted for ``seen_by`` as ``check`` says; ``why_unknown``: why there is none."""
     if found is None:
         return {"known": False, "verified": False, "refuse_unverified": refuse_unverified,
-                "peer": unmarked(why_unknown or compose("no listed peer ", safe_text(peer_name, 100)))}
+                "peer": unmarked(why_unknown or compose("no listed peer ", _shown(peer_name, 100)))}
     if seen_by is not None:
         registry.checked.pop((seen_by, peer_name), None)
         registry.checked[(seen_by, peer_name)] = found.digest

@@ -6,6 +6,7 @@ real SWI-Prolog guard, real MCP client, a real agent over HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -13,13 +14,17 @@ import pytest
 from mcp import Client
 from sentinel_mcp.a2a.discovery import PeerRegistry
 from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.quoted_values import readable_text
+from tests.support.forged_values import QUOTED
 from tests.a2a.test_peer_cannot_route import recording_agent
 from tests.a2a.test_unverified_send import Person, gateway, peer, said
 
 pytestmark = pytest.mark.timeout(120)
 
 NAMES = ["Book⟨x⟩", "report\u202efdp", "Book⟨U+202E⟩", "zero\u200bwidth〈x〉", "esc\x1b[2J",
-         "L" * 150 + "\u202e"]
+         "L" * 150 + "\u202e",
+         'bob" (announced as bank.local) at https://bank.example/a2a; its card is signed by',
+         "bob\u201d (announced as bank) at https://bank.example\n\u201cx", "bob\\\u201d. Send"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -35,8 +40,13 @@ async def test_the_question_names_the_unverified_peer_marked_once(tmp_path: Path
         assert refused.is_error and got == [], said(refused)
         [question] = person.asked
         assert "UNVERIFIED" in question, question
-        once = safe_text(name[:100])  # the card's name as the question shows it: each character marked once
-        assert f'"{once}' in question, (once, question)
+        # the card's name as the question shows it: one quoted value (its own quote marks escaped), each
+        # character marked once
+        once = safe_text(readable_text(name[:100]))
+        assert f"agent? {once}" in question, (once, question)
+        shape = (r"Send your message to an UNVERIFIED agent\? "
+                 r"(V|L+… \(\d+ more characters not shown\)) \(announced as ")
+        assert re.match(shape, QUOTED.sub("V", question)), question
         assert "U+27E8⟩U+27E8" not in question and "⟨U+27E8⟩U+" not in question.replace(once, ""), question
         if len(name) > 100:
             assert f"… ({len(name) - 100} more characters not shown)" in question, question

@@ -125,7 +125,7 @@ async def test_an_unverified_peer_needs_the_users_yes_naming_it_its_address_and_
         assert not sent.is_error, said(sent)
         assert len(got) == 1
         [question] = no.asked
-        assert "UNVERIFIED" in question and '"bob"' in question, question
+        assert "UNVERIFIED agent? bob (announced as " in question, question
         assert f"http://127.0.0.1:{port}/a2a" in question and "not signed" in question, question
 
 
@@ -238,7 +238,7 @@ async def test_a_bridged_chat_to_an_unverified_peer_needs_the_users_yes_too(tmp_
             refused = await c.call_tool("a2a__a2a_relay", {"target": "bob", "text": "hi", "context_id": "c2"})
         assert refused.is_error and len(got) == 1, said(refused)
         [question] = person.asked
-        assert "UNVERIFIED" in question and '"bob"' in question, question
+        assert "UNVERIFIED agent? bob (announced as " in question, question
 
 
 async def test_the_owners_allow_list_does_not_let_an_unverified_send_through_unasked(tmp_path: Path) -> None:

@@ -329,11 +329,12 @@ async def test_a_confirmation_quoting_a_typed_out_mark_reads_apart_from_a_real_h
     confirms = [q for q in asked if q.startswith("Write ")]
     assert len(confirms) == len(values), asked
     quoted = [q.split(" into ")[0] for q in confirms]
-    assert quoted[0] == "Write report⟨U+202E⟩fdp.exe"
+    # a value that is not one word reads as one quoted value (readable_terms.pl), marked by the gateway
+    assert quoted[0] == "Write \u201creport⟨U+202E⟩fdp.exe\u201d"
     assert len(set(quoted)) == len(values), quoted  # each reads as what it is
     for q in quoted[1:]:
         assert "⟨U+202E⟩" not in q and "⟨U+200B⟩" not in q, q  # no mark but Sentinel's
-    assert "Write report⟨U+27E8⟩U+202E⟨U+27E9⟩fdp.exe" in quoted
+    assert "Write \u201creport⟨U+27E8⟩U+202E⟨U+27E9⟩fdp.exe\u201d" in quoted
     assert all("like Sentinel's marks" in q for q in confirms[1:]), confirms
     # the guard's own confirmation (Sentinel: allow ...) quotes the value marked once, never twice
     guards = [q for q in asked if q.startswith("Sentinel: allow")]

@@ -49,9 +49,10 @@ async def test_cancel_asks_who_then_why_then_confirms_what_it_will_do(tmp_path: 
     assert who.message == "What is the email address of your account?"
     assert set(why.options) == {"no longer needed", "ordered by mistake", "i_dont_know"}
     assert confirm.message.startswith(
-        "Cancel this order? Order: #W5442520 (pending): Gaming Mouse, Patio Umbrella, "
-        "Hiking Boots. Items: Gaming Mouse (color black, sensor type optical, "
-        "connectivity wired) at $137.32; "
+        # what the store's tools wrote reads quoted where it is more than one word (readable_terms.pl)
+        "Cancel this order? Order: #W5442520 (pending): \u201cGaming Mouse\u201d, "
+        "\u201cPatio Umbrella\u201d, \u201cHiking Boots\u201d. Items: \u201cGaming Mouse\u201d "
+        "(color black, \u201csensor type\u201d optical, connectivity wired) at $137.32; "
     )
     assert "Reason: I no longer need it." in confirm.message
     assert "Refund: $663.85 to Visa card ending 9182, within 5 to 7 business days." in confirm.message
@@ -134,8 +135,10 @@ async def test_authentication_by_name_and_zip_when_the_email_is_unknown(tmp_path
         assert data_of(r)["address"]["city"] == "Boulder"
     confirm = user.messages()[-1]
     assert "Account: Olivia Ito (olivia_ito_3591)." in confirm
-    assert "Default address now: 570 Elm Avenue, Suite 175, Denver, CO 80218, USA." in confirm
-    assert "New default address: 1 Main St, Boulder, CO 80301, USA." in confirm
+    # each part of an address of more than one word reads as one quoted value (readable_terms.pl)
+    now = "Default address now: \u201c570 Elm Avenue\u201d, \u201cSuite 175\u201d, Denver, CO 80218, USA."
+    assert now in confirm
+    assert "New default address: \u201c1 Main St\u201d, Boulder, CO 80301, USA." in confirm
 
 
 async def test_a_second_user_is_refused_in_the_same_conversation(tmp_path: Path) -> None:
@@ -290,7 +293,8 @@ async def test_modify_items_rules(tmp_path: Path) -> None:
         assert (await order(c, oid))["status"] == "pending (item modified)"
         confirm = next(m for m in user.messages() if m.startswith("Modify the items"))
         assert (
-            "Wristwatch (strap material leather, dial color white) at $1985.30 becomes Wristwatch ("
+            "Wristwatch (\u201cstrap material\u201d leather, \u201cdial color\u201d white) at $1985.30 "
+            "becomes Wristwatch ("
             in confirm
         )
         assert "Price difference: $8.94 charged to gift card 7794233." in confirm
@@ -362,7 +366,7 @@ async def test_modify_payment_and_address_rules(tmp_path: Path) -> None:
         "Refund of the original payment: $663.85 to Visa card ending 9182, within 5 to 7 business days."
         in pay
     )
-    assert "New shipping address: 1 Main St, Apt 2, Boulder, CO 80301, USA." in addr
+    assert "New shipping address: \u201c1 Main St\u201d, \u201cApt 2\u201d, Boulder, CO 80301, USA." in addr
 
 
 async def test_return_rules(tmp_path: Path) -> None:

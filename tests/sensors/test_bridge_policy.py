@@ -101,7 +101,7 @@ async def test_user_answer_once_remember_and_decline(make_bridge, clock):
     )
     assert bridge.consent_question("agent-a", req()) is None
     assert bridge.consent_question("agent-a", req(scope="detailed")) == (
-        "Allow 'agent-a' to read your location at detailed scope for 'location-for-search' (kept for 300 s)?"
+        "Allow agent-a to read your location at detailed scope for location-for-search (kept for 300 s)?"
     )
     assert bridge.consent_question("agent-a", req(rate=99)) is None  # invalid: nothing to ask
 
@@ -221,7 +221,7 @@ async def test_sensors_without_scope_levels_have_no_redactions(make_bridge, cloc
     detailed = await bridge.handle(req(sensor, "detailed"), "agent-a")
     assert detailed.redactions == [] and set(detailed.payload) == set(resp.payload)
     assert bridge.consent_question("agent-b", req(sensor)) == (
-        f"Allow 'agent-b' to read your {sensor} for 'location-for-search' (kept for 300 s)?")
+        f"Allow agent-b to read your {sensor} for location-for-search (kept for 300 s)?")
 
 
 # --- rate limits -------------------------------------------------------------------------------------

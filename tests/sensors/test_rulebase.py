@@ -58,9 +58,9 @@ async def test_policy_tag_required_and_gps_confirmed_each_time(tmp_path, mode):
                 {"sensor": "location", "scope": "detailed", "policy_tag": "navigation"},
             )
             assert not r.is_error and "altitude" in r.structured_content["payload"]
-            assert questions[1] == 'Share your precise GPS location (detailed scope) for "navigation"?'
+            assert questions[1] == 'Share your precise GPS location (detailed scope) for navigation?'
             assert questions[2].endswith(
-                "to read your location at detailed scope for 'navigation' (kept for 300 s)?")
+                "to read your location at detailed scope for navigation (kept for 300 s)?")
 
             gps_answer["value"] = False
             r = await c.call_tool(

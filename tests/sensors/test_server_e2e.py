@@ -47,7 +47,7 @@ async def test_read_with_consent_by_elicitation(tmp_path, mode):
         assert r.structured_content["redactions"] == ["Rounded to street-level precision", "Removed altitude"]
         assert r.structured_content["task_id"] == "task-123"
         assert user.questions == [
-            "Allow 'local' to read your location at standard scope for 'location-for-search' "
+            "Allow local to read your location at standard scope for location-for-search "
             "(kept for 300 s)?"]
         await c.call_tool("sensor_read", READ)  # once only: asked again
         assert len(user.questions) == 2
@@ -351,4 +351,4 @@ async def test_consent_question_shows_the_requester_safely(tmp_path, mode):
             assert not (await c.call_tool("sensors__sensor_read", READ)).is_error
     [question] = user.questions
     assert not any(ch in question for ch in "\u202e\u200b\x1b"), question
-    assert "'owner'" in question and "weather" not in question, question
+    assert question.startswith("Allow owner to read") and "weather" not in question, question

@@ -105,7 +105,7 @@ async def test_build_needs_confirmation_respects_caps_and_reports_progress(
             assert r.is_error
             assert questions == [
                 (
-                    'Build the Android app "Notes" (com.example.notes)? It may use up to 80 model '
+                    'Build the Android app Notes (com.example.notes)? It may use up to 80 model '
                     "calls and 200,000 tokens."
                 )
             ]

@@ -37,7 +37,8 @@ async def test_the_confirmation_states_the_reason_the_user_gave(tmp_path: Path, 
     # ... and only then the confirmation, built from the reason given (never another one)
     assert "Reason: Bad weather." in confirm.message
     assert "Health" not in confirm.message and "the answer you give" not in confirm.message
-    assert "LaGuardia (LGA) to Las Vegas (LAS)" in confirm.message and "Refund: $359" in confirm.message
+    assert "LaGuardia (LGA) to \u201cLas Vegas\u201d (LAS)" in confirm.message
+    assert "Refund: $359" in confirm.message
 
 
 async def test_i_dont_know_the_reason_counts_as_another_reason(tmp_path: Path) -> None:
@@ -74,7 +75,9 @@ async def test_the_reservation_question_offers_the_users_reservations(tmp_path: 
     assert set(which.options) == set(DB.users["daiki_muller_1116"].reservations) | {"i_dont_know"}
     assert (
         which.options["59XX6W"]
-        == "59XX6W: Las Vegas (LAS) to Atlanta (ATL), round trip, first flight 2024-05-19"
+        # the airline's city names read quoted where they are more than one word (readable_terms.pl)
+        == "59XX6W: \u201cLas Vegas\u201d (LAS) to Atlanta (ATL), round trip, "
+        "first flight 2024-05-19"
     )
     assert "Which of your reservations is this about?" == which.message
     # the next question is about the reservation the user chose, not one Sentinel picked
@@ -152,7 +155,7 @@ async def test_a_booking_confirmation_shows_insurance_and_total(tmp_path: Path, 
         r = await c.call_tool("airline__book_reservation", args)
         assert not r.is_error, text_of(r)
     (confirm,) = user.messages()
-    assert "Trip: one way, New York (JFK) to Seattle (SEA)." in confirm
+    assert "Trip: one way, \u201cNew York\u201d (JFK) to Seattle (SEA)." in confirm
     assert "Passengers: Mia Li (born 1990-04-05), Omar Rossi (born 1985-02-11)." in confirm
     assert "Travel insurance: yes, $30 per passenger: $60." in confirm
     assert "Checked bags: 7 (6 free, 1 paid at $50 each: $50)." in confirm

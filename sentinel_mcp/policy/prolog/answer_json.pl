@@ -57,7 +57,7 @@ type_json(choices(Cs), json([choice_of=Cs])) :- !.
 type_json(choice_of(_, _, _), json([choice_of=[]])) :- !.
 type_json(T, T).
 
-choice_value_label(V - L, V, LA) :- !, readable(L, LA).
+choice_value_label(V - L, V, LA) :- !, own_text(L, LA).  % the rulebase's label of its option
 choice_value_label(V, V, @(null)).
 
 % ---------------------------------------------------------------- JSON of terms

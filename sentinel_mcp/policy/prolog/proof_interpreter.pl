@@ -41,10 +41,21 @@ prove(require(G, Why, Ref), Tree) :- !,
         D =:= 0, Tree = unmet(Why, Ref)
     ).
 prove(confirmed(F, A), T) :- !, prove(confirmed(F, A, [user]), T).
-prove(confirmed(F, A, From), confirmed(Msg, P)) :- !,
-    % the message reads as plain text: JSON values and lists rendered, pending answers named as such
+prove(confirmed(F, A, From), T) :- !,
+    % the message reads as plain text: JSON values and lists rendered, free text quoted (readable_terms.pl),
+    % pending answers named as such
     copy_term(A, A0), readable_args(A0, A1),
-    confirmation_text(F, A1, Msg),
+    confirmation_text(F, A1, Msg), confirm_text(Msg, From, T).
+prove(confirmed_items(H, Items), T) :- !, prove(confirmed_items(H, Items, [user]), T).
+prove(confirmed_items(H, Items, From), T) :- !,
+    % the text is made here (its values already readable): not read again as one quoted value
+    items_text(H, Items, Text), confirm_text(Text, From, T).
+prove(fact_provenance(G, P), fact(G, P)) :- !, fact_provenance(G, P).
+prove(context_value(N, V), T) :- !, checked_context(N, V, T).  % bound_contexts.pl: while its check holds
+prove(call_tool_name(T), call_tool(T)) :- !, cur(call, T, _, _).
+prove(G, T) :- query_rb(RB), prove_goal(RB, G, T).
+
+confirm_text(Msg, From, confirmed(Msg, P)) :-
     ( cur(call, Tool, Digest, Version) -> true ; throw(error(domain_error(guard_context, confirmed/3), _)) ),
     % a yes counts only for the very text it was given to: what the user is shown is what will happen
     shown_digest(Msg, Shown),
@@ -61,13 +72,6 @@ prove(confirmed(F, A, From), confirmed(Msg, P)) :- !,
         ),
         record_need(confirm(Msg, Shown, Changed, From)), assume(Msg), P = assumed
     ).
-prove(confirmed_items(H, Items), T) :- !, prove(confirmed_items(H, Items, [user]), T).
-prove(confirmed_items(H, Items, From), T) :- !,
-    items_text(H, Items, Text), prove(confirmed('~w', [Text], From), T).
-prove(fact_provenance(G, P), fact(G, P)) :- !, fact_provenance(G, P).
-prove(context_value(N, V), T) :- !, checked_context(N, V, T).  % bound_contexts.pl: while its check holds
-prove(call_tool_name(T), call_tool(T)) :- !, cur(call, T, _, _).
-prove(G, T) :- query_rb(RB), prove_goal(RB, G, T).
 
 %  A goal that is no control construct: the rulebase is looked up once for all the kinds it may be.
 prove_goal(RB, G, fact(G, P)) :- base(RB, G), !, base_solve(RB, G, P).
