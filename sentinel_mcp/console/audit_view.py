@@ -88,10 +88,12 @@ class AuditSource:
 
     store: Path
     shared: AuditLog | None = None  # this replica's log open on the shared PostgreSQL store (None: files)
+    key: bytes | None = None  # the rows' seal (``gateway/audit_seal.py``): an unsigned row is nobody's
 
     @classmethod
     def of(cls, runtime: ConsoleHost) -> "AuditSource":
-        return cls(runtime.config.store_path, runtime.audit if runtime.config.store_url else None)
+        return cls(runtime.config.store_path, runtime.audit if runtime.config.store_url else None,
+                   runtime.audit.key)
 
     async def read(self, tail: int, session: str | None = None,
                    principal: str | None = None) -> list[dict[str, Any]]:
@@ -99,7 +101,7 @@ class AuditSource:
             # a damaged instance's log: the others are shown; its chain's status says it is broken
             unreadable: list[str] = []
             rows = await read_audit(self.store, tail=tail, session=session, principal=principal,
-                                    unreadable=unreadable)
+                                    unreadable=unreadable, key=self.key)
             for problem in unreadable:
                 log.warning("%s", problem)
             return rows
