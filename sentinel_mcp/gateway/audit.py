@@ -24,7 +24,7 @@ from typing import Any, Awaitable, Callable
 from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.gateway.audit_batch import RowBatch, batchable
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
-from sentinel_mcp.gateway.audit_seal import SIGNED, seal, verdict
+from sentinel_mcp.gateway.audit_seal import SIGNED, Sealer, verdict
 from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
 from sentinel_mcp.core.display_text import Marked, unmarked
 from sentinel_mcp.core.json_text import compact_encoder
@@ -193,13 +193,13 @@ def encoded(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _link(key: bytes | None, prev: str, text: str) -> tuple[str, str | None]:
+def _link(sealer: Sealer | None, prev: str, text: str) -> tuple[str, str | None]:
     """The row's hash after ``prev`` (``chain_hash``) and its seal (``audit_seal.py``; None without a key),
     from one encoding of its text."""
-    if key is None:
+    if sealer is None:
         return chain_hash(prev, text), None
     body = encoded(text)
-    return hashlib.sha256(prev.encode("ascii") + body).hexdigest(), seal(key, body)
+    return hashlib.sha256(prev.encode("ascii") + body).hexdigest(), sealer(body)
 
 
 class AuditLog:
@@ -211,6 +211,7 @@ class AuditLog:
         self.chain = chain
         # seals each row and checks rows read (``audit_seal.py``); None: no MAC, rows read as stored
         self.key = key
+        self._sealer = None if key is None else Sealer(key)
         self.redactor = redactor  # applied to every entry, once, before its row is built and hashed
         self.db: Any = None
         self._head: str | None = None  # the chain's hash as of the last write submitted (None: read it)
@@ -283,7 +284,7 @@ class AuditLog:
         (computed here, no await: in order)."""
         assert self._head is not None
         prev = self._head
-        new, mac = _link(self.key, prev, text)
+        new, mac = _link(self._sealer, prev, text)
         self._head = new
         self._rows += 1
         self._chained_last = (self._rows, new)
@@ -362,7 +363,7 @@ class AuditLog:
         False when its batch inserted nothing (chained onto rows that were not committed: chain it again)."""
         assert self._head is not None
         prev = self._head
-        new, mac = _link(self.key, prev, text)
+        new, mac = _link(self._sealer, prev, text)
         self._rows += 1
         place = self._rows
         mine: asyncio.Future[Any] = running_loop().create_future()
