@@ -266,8 +266,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     unreadable: list[str] = []  # logs that could not be read: the others are shown, then these are said
     if args.what == "verify":
-        if config.store_url:  # replicas on one PostgreSQL: every replica's chain and the anchors
-            return _verify_cluster(config.store_url)
+        if config.store_url:  # replicas on one PostgreSQL: every replica's chain, the anchors, the seals
+            return _verify_cluster(config.store_url, audit_key(config))
         return _verify(config.store_path, config.audit_anchor_dir, args.json)
     key = audit_key(config)  # each row's seal checked: one that fails is listed as nobody's
     if config.store_url:  # the cluster's one audit log (every replica's chain)
@@ -364,14 +364,14 @@ async def _read_server_audit(
         await release(db)
 
 
-def _verify_cluster(url: str) -> int:
+def _verify_cluster(url: str, key: bytes | None = None) -> int:
     from sentinel_mcp.gateway.audit_cluster import verify_server
     from sentinel_mcp.storage import StorageError
     from sentinel_mcp.storage.location import server_location
 
     where = server_location(url).redacted
     try:
-        report = verify_server(url)
+        report = verify_server(url, key)
     except StorageError as e:
         print(f"audit log {where}: cannot be read: {e}")
         return 2
@@ -379,6 +379,8 @@ def _verify_cluster(url: str) -> int:
         print(
             f"audit log {where}: {report.rows} rows in {report.chains} replica chain(s), {report.anchored} "
             "anchor(s) intact, chain intact"
+            + (f", every row's seal checked ({report.unsealed} from before the seal)" if key is not None
+               else "")
         )
         return 0
     print(

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog, canonical, chain_hash, read_audit
+from sentinel_mcp.gateway.audit_cluster import verify_server
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED
 from sentinel_mcp.storage.row_signature import derived_key
 
@@ -125,6 +126,11 @@ async def test_a_rechained_edit_is_tampered_never_attributed(store_location: str
     # a MAC wiped reads as a row from before the seal: "unsigned", as unattributed as "tampered"
     assert every[changed[0]]["seal"] == ("unsigned" if "mac = NULL" in edit else "tampered")
     assert every[changed[0]]["principal"] is None
+    if store_location.startswith("postgresql://"):  # the anchors share the database: the seal is what tells
+        assert verify_server(store_location).ok  # the chain walk alone passes the re-chained edit
+        report = verify_server(store_location, KEY)
+        assert not report.ok and report.broken_row == changed[0], report.problem
+        assert "seal (MAC)" in (report.problem or "")
     # the rows re-chained after it keep their own MACs (their place is the chain's and anchor's to vouch for)
     assert [r["seal"] for rid, r in every.items() if rid != changed[0]] == ["signed"] * 3
 
@@ -150,6 +156,17 @@ async def test_rows_sealed_with_another_key_are_not_attributed(store_location: s
     assert await reads(store_location, "alice", KEY) == []
     every = await reads(store_location, None, KEY)
     assert {(r["seal"], r["principal"]) for r in every} == {("tampered", None)}
+
+
+async def test_verify_passes_a_sealed_record_and_counts_rows_from_before(pg_url: str) -> None:
+    await written(pg_url, None)
+    await written(pg_url, KEY)
+    report = verify_server(pg_url, KEY)
+    assert report.ok and report.rows == 8 and report.unsealed == 4, report.problem
+    # a seal wiped after the chain was sealed: removed, not "from before"
+    sql(pg_url, "UPDATE audit SET mac = NULL WHERE id = (SELECT MAX(id) FROM audit)")
+    report = verify_server(pg_url, KEY)
+    assert not report.ok and "was removed" in (report.problem or "")
 
 
 async def test_rows_from_before_the_seal_are_said_unsigned_not_attributed(store_location: str) -> None:

@@ -70,3 +70,7 @@ async def test_a_relabelled_row_is_nobodys_on_the_activity_page_and_the_cli(tmp_
     assert table.returncode == 0, table.stderr
     forged = [line for line in table.stdout.splitlines() if "alice/forged" in line]
     assert forged and all("(tampered)" in line for line in forged), table.stdout
+    verify = audit_cli(cfg, "verify")  # with the config's seal key: the first edited row named
+    first = min(r for (r,) in sql(pg_url, "SELECT id FROM audit WHERE decision_id = ?", (ids["bob"],)))
+    assert verify.returncode == 1 and f"row {first} " in verify.stdout and "seal (MAC)" in verify.stdout, (
+        verify.stdout + verify.stderr)
