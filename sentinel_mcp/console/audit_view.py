@@ -120,12 +120,18 @@ def keyed(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for r in found]
 
 
+def _status(chains: dict[str, chain_view.ChainStatus], row: dict[str, Any]) -> str:
+    """The row's chain's status; "broken" for a row whose seal fails whatever its chain says (re-chained by
+    the store's writer: ``gateway/audit_seal.py``)."""
+    return "broken" if row.get("seal") == "tampered" else chain_view.status_of(chains, row)
+
+
 async def rows(source: AuditSource, viewer: Any, f: Filters, limit: int = PAGE) -> list[dict[str, Any]]:
     """Newest first."""
     who = f.principal or None if viewer.is_owner else viewer.name
     found = keyed(await source.read(SCAN, session=f.session or None, principal=who))
     chains = await source.statuses()
-    found = [r | {"chain_status": chain_view.status_of(chains, r)} for r in found]
+    found = [r | {"chain_status": _status(chains, r)} for r in found]
     since, until = _instant(f.since), _instant(f.until)
     out = [r for r in reversed(found)
            if (not f.chain or (r["chain_status"] == "verified") == (f.chain == "verified"))
@@ -140,5 +146,5 @@ async def row(source: AuditSource, viewer: Any, row_key: str) -> dict[str, Any] 
     who = None if viewer.is_owner else viewer.name
     for r in keyed(await source.read(SCAN, principal=who)):
         if r["key"] == row_key:
-            return r | {"chain_status": chain_view.status_of(await source.statuses(), r)}
+            return r | {"chain_status": _status(await source.statuses(), r)}
     return None

@@ -58,7 +58,9 @@ async def test_a_relabelled_row_is_nobodys_on_the_activity_page_and_the_cli(tmp_
             page = await owner.page("/console/activity")
             assert bob_key in set(ROW_LINK.findall(page))
             start = page.index(f'href="/console/activity/{bob_key}"')
-            assert "tampered: nobody's" in page[start:page.index("</tr>", start)]
+            listed_row = page[start:page.index("</tr>", start)]
+            assert "tampered: nobody's" in listed_row and '<td class="chain bad">broken<' in listed_row
+            assert bob_key not in set(ROW_LINK.findall(await owner.page("/console/activity?chain=verified")))
             proof = await owner.page(f"/console/activity/{bob_key}")
             assert "tampered: nobody's" in proof and "alice/forged" in proof
 
