@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 
 from sentinel_mcp.search.passage_rows import PURPOSE
 from sentinel_mcp.storage.row_signature import derived_key, sign_row
@@ -55,7 +57,8 @@ async def recalled(url: str) -> set[str]:
         await s.close()
 
 
-async def test_only_rows_the_key_vouches_for_are_signed_again(tmp_path: Path, pg_url: str) -> None:
+async def test_only_rows_the_key_vouches_for_are_signed_again(tmp_path: Path, pg_url: str,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
     s = await service(pg_url, KEY).open()
     now = time.time()
     texts = {kind: f"alice {kind} memory" for kind in ("current", "older", "copied", "unsigned", "forged")}
@@ -77,7 +80,12 @@ async def test_only_rows_the_key_vouches_for_are_signed_again(tmp_path: Path, pg
                 "line_start, line_end, tags, created_at, expires_at, embedder, vector, mac FROM passages "
                 "WHERE id = %s",
         (rows[texts["copied"]][0],))
-    assert await recalled(pg_url) == {texts["current"]}  # what a replica reads: the others silently gone
+    with caplog.at_level(logging.WARNING, "sentinel_mcp.search.shared_index"):
+        # what a replica reads: the others gone, said at its start (the unsigned row: the others it cannot
+        # tell from a forgery without reading every row)
+        assert await recalled(pg_url) == {texts["current"]}
+    assert any("1 live row(s) without a signature" in r.getMessage() and "sign-existing" in r.getMessage()
+               for r in caplog.records), caplog.records
 
     macs_before = sql(pg_url, "SELECT id, mac FROM passages ORDER BY id")
     for dry in ([], ["--dry-run"]):
