@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "query": "sentinel_mcp.app.policy_cli",
     "facts": "sentinel_mcp.app.policy_cli",
     "kept": "sentinel_mcp.app.kept_cli",
+    "passages": "sentinel_mcp.search.passages_cli",
     "tls": "sentinel_mcp.tls.cli",
     "draft": "sentinel_mcp.policy.draft_cli",
     "swarm": "sentinel_mcp.swarm.cli",

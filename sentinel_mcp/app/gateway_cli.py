@@ -272,19 +272,21 @@ def _print_owner_secret(
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from sentinel_mcp.gateway.audit import read_audit
+    from sentinel_mcp.gateway.replica import audit_key
 
     config = load_config(args.config)
     unreadable: list[str] = []  # logs that could not be read: the others are shown, then these are said
     if args.what == "verify":
-        if config.store_url:  # replicas on one PostgreSQL: every replica's chain and the anchors
-            return _verify_cluster(config.store_url)
+        if config.store_url:  # replicas on one PostgreSQL: every replica's chain, the anchors, the seals
+            return _verify_cluster(config.store_url, audit_key(config))
         return _verify(config.store_path, config.audit_anchor_dir, args.json)
+    key = audit_key(config)  # each row's seal checked: one that fails is listed as nobody's
     if config.store_url:  # the cluster's one audit log (every replica's chain)
-        rows = asyncio.run(_read_server_audit(config.store_url, args.tail, args.session, args.principal))
+        rows = asyncio.run(_read_server_audit(config.store_url, args.tail, args.session, args.principal, key))
     else:
         rows = asyncio.run(
             read_audit(config.store_path, tail=args.tail, session=args.session, principal=args.principal,
-                       unreadable=unreadable)
+                       unreadable=unreadable, key=key)
         )
     if args.decision is not None:
         return max(_show_decision(config, args, rows), _unreadable_said(unreadable))
@@ -305,11 +307,17 @@ def cmd_audit(args: argparse.Namespace) -> int:
         # every stored value is a client's or an upstream's words: shown, never interpreted by the terminal
         reason = _shown(r.get("reason") or r.get("error"), 70)
         print(
-            f"{ts}  {_shown(r.get('principal'), 10):10} {_shown(r['session'], 22, ends=True):22} "
+            f"{ts}  {_shown(_whose(r), 10):10} {_shown(r['session'], 22, ends=True):22} "
             f"{_shown(r['tool'], 32):32} {_shown(r['decision'], 8):8} {_shown(r['outcome'], 14):14} "
             f"{ms:>7}  {reason}"
         )
     return _unreadable_said(unreadable)
+
+
+def _whose(row: dict[str, Any]) -> str | None:
+    """The row's principal, or what its seal says when it is nobody's (``gateway/audit_seal.py``)."""
+    seal = row.get("seal")
+    return row.get("principal") if seal in (None, "signed") else f"({seal})"
 
 
 def _unreadable_said(unreadable: list[str]) -> int:
@@ -354,25 +362,27 @@ def _show_decision(config: Any, args: argparse.Namespace, rows: list[Any]) -> in
     return 0
 
 
-async def _read_server_audit(url: str, tail: int, session: str | None, principal: str | None) -> list[Any]:
+async def _read_server_audit(
+    url: str, tail: int, session: str | None, principal: str | None, key: bytes | None
+) -> list[Any]:
     from sentinel_mcp.gateway.audit import _read_open
     from sentinel_mcp.storage.open import open_database, release
 
     db = open_database(url, "audit")
     try:
-        return await _read_open(db, tail, session, principal)
+        return await _read_open(db, tail, session, principal, key)
     finally:
         await release(db)
 
 
-def _verify_cluster(url: str) -> int:
+def _verify_cluster(url: str, key: bytes | None = None) -> int:
     from sentinel_mcp.gateway.audit_cluster import verify_server
     from sentinel_mcp.storage import StorageError
     from sentinel_mcp.storage.location import server_location
 
     where = server_location(url).redacted
     try:
-        report = verify_server(url)
+        report = verify_server(url, key)
     except StorageError as e:
         print(f"audit log {where}: cannot be read: {e}")
         return 2
@@ -380,6 +390,8 @@ def _verify_cluster(url: str) -> int:
         print(
             f"audit log {where}: {report.rows} rows in {report.chains} replica chain(s), {report.anchored} "
             "anchor(s) intact, chain intact"
+            + (f", every row's seal checked ({report.unsealed} from before the seal)" if key is not None
+               else "")
         )
         return 0
     print(

@@ -59,7 +59,7 @@ from sentinel_mcp.gateway.catalog_health import CatalogHealth
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.http_auth import configured_principals
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
-from sentinel_mcp.gateway.replica import SharedStore, open_nonce_book, shared_store
+from sentinel_mcp.gateway.replica import SharedStore, audit_key, open_nonce_book, shared_store
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.storage.instances import Instance, crashed_instances, settle_dead
 from sentinel_mcp.storage.open import release
@@ -309,10 +309,12 @@ async def _assembled(
     # ended without a clean stop: their heads are anchored once this gateway's anchor starts (before settling)
     crashed = crashed_instances(config.store_path.parent) if shared is None else []
     instance, audit_path, instance_problems = _claim_instance(config)
+    sealed_with = audit_key(config)  # each row's MAC (gateway/audit_seal.py); None: an embedded store unkeyed
     if shared is not None:  # one audit log for the cluster: this replica's own chain in it
-        audit = await AuditLog(shared.url, chain=shared.replica).open()  # type: ignore[arg-type]
+        audit = await AuditLog(shared.url, chain=shared.replica, key=sealed_with).open()  # type: ignore[arg-type]
     else:
-        audit = await AuditLog(audit_path, chain=instance.id if instance else audit_path.parent.name).open()
+        audit = await AuditLog(audit_path, chain=instance.id if instance else audit_path.parent.name,
+                               key=sealed_with).open()
     anchoring = await _start_anchoring(config, audit, instance, crashed) if shared is None else None
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)

@@ -88,10 +88,12 @@ class AuditSource:
 
     store: Path
     shared: AuditLog | None = None  # this replica's log open on the shared PostgreSQL store (None: files)
+    key: bytes | None = None  # the rows' seal (``gateway/audit_seal.py``): an unsigned row is nobody's
 
     @classmethod
     def of(cls, runtime: ConsoleHost) -> "AuditSource":
-        return cls(runtime.config.store_path, runtime.audit if runtime.config.store_url else None)
+        return cls(runtime.config.store_path, runtime.audit if runtime.config.store_url else None,
+                   runtime.audit.key)
 
     async def read(self, tail: int, session: str | None = None,
                    principal: str | None = None) -> list[dict[str, Any]]:
@@ -99,7 +101,7 @@ class AuditSource:
             # a damaged instance's log: the others are shown; its chain's status says it is broken
             unreadable: list[str] = []
             rows = await read_audit(self.store, tail=tail, session=session, principal=principal,
-                                    unreadable=unreadable)
+                                    unreadable=unreadable, key=self.key)
             for problem in unreadable:
                 log.warning("%s", problem)
             return rows
@@ -118,12 +120,18 @@ def keyed(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for r in found]
 
 
+def _status(chains: dict[str, chain_view.ChainStatus], row: dict[str, Any]) -> str:
+    """The row's chain's status; "broken" for a row whose seal fails whatever its chain says (re-chained by
+    the store's writer: ``gateway/audit_seal.py``)."""
+    return "broken" if row.get("seal") == "tampered" else chain_view.status_of(chains, row)
+
+
 async def rows(source: AuditSource, viewer: Any, f: Filters, limit: int = PAGE) -> list[dict[str, Any]]:
     """Newest first."""
     who = f.principal or None if viewer.is_owner else viewer.name
     found = keyed(await source.read(SCAN, session=f.session or None, principal=who))
     chains = await source.statuses()
-    found = [r | {"chain_status": chain_view.status_of(chains, r)} for r in found]
+    found = [r | {"chain_status": _status(chains, r)} for r in found]
     since, until = _instant(f.since), _instant(f.until)
     out = [r for r in reversed(found)
            if (not f.chain or (r["chain_status"] == "verified") == (f.chain == "verified"))
@@ -138,5 +146,5 @@ async def row(source: AuditSource, viewer: Any, row_key: str) -> dict[str, Any] 
     who = None if viewer.is_owner else viewer.name
     for r in keyed(await source.read(SCAN, principal=who)):
         if r["key"] == row_key:
-            return r | {"chain_status": chain_view.status_of(await source.statuses(), r)}
+            return r | {"chain_status": _status(await source.statuses(), r)}
     return None

@@ -48,9 +48,8 @@ async def _store(console: Console) -> SwarmStore | None:
     url = console.runtime.config.store_url
     if root is not None and url:  # replicas share the builds: any replica's console shows them all
         store = await SwarmStore(url, key=console.runtime.services.swarm_key).open()
-        await end_lapsed(
-            store.db
-        )  # a dead replica's builds read as ended (with why), never "running" forever
+        # a dead replica's builds read as ended (with why, the end signed), never "running" forever
+        await end_lapsed(store.db, key=store.key)
         return store
     if root is None or not (root / "swarm.db").exists():
         return None

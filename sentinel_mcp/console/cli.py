@@ -70,7 +70,7 @@ async def _replay(args: argparse.Namespace) -> int:
     from sentinel_mcp.config import load_config
     from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
     from sentinel_mcp.gateway.audit import read_audit
-    from sentinel_mcp.gateway.replica import row_key
+    from sentinel_mcp.gateway.replica import audit_key, row_key
     from sentinel_mcp.policy.engine import shared_engine
     from sentinel_mcp.policy.fact_store import FactStore
     from sentinel_mcp.policy.guard_of_config import facts_db_path
@@ -84,7 +84,7 @@ async def _replay(args: argparse.Namespace) -> int:
     current = config.rulebase_paths()
     candidate = candidate_files(current, given, args.only)
     rows = pick_rows(
-        await read_audit(config.store_path, tail=5000, principal=args.principal),
+        await read_audit(config.store_path, tail=5000, principal=args.principal, key=audit_key(config)),
         since=parse_since(args.since),
     )
     facts_path = facts_db_path(config)  # with a server store, the facts the replicas share

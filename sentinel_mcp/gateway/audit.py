@@ -24,6 +24,7 @@ from typing import Any, Awaitable, Callable
 from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.gateway.audit_batch import RowBatch, batchable
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
+from sentinel_mcp.gateway.audit_seal import SIGNED, Sealer, verdict
 from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
 from sentinel_mcp.core.display_text import Marked, unmarked
 from sentinel_mcp.core.json_text import compact_encoder
@@ -179,20 +180,38 @@ def redact_entry(entry: AuditEntry) -> AuditEntry:
 # One statement a row, on every backend: the schema's trigger inserts the row only if it is chained onto the
 # head (its ``prev_hash`` is the head's hash) and moves the head with it (``audit_schema.py``); a row chained
 # onto a head that did not get committed inserts nothing (counted 0), and is chained again
-_INSERT_ON_HEAD = "INSERT INTO audit (" + ", ".join(HASHED) + ", prev_hash, hash) VALUES (" + ", ".join(
-    "?" * (len(HASHED) + 2)) + ")"
+_INSERT_ON_HEAD = "INSERT INTO audit (" + ", ".join(HASHED) + ", prev_hash, hash, mac) VALUES (" + ", ".join(
+    "?" * (len(HASHED) + 3)) + ")"
 
 
 def chain_hash(prev: str, text: str) -> str:
     return hashlib.sha256((prev + text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def encoded(text: str) -> bytes:
+    """A row's canonical text as its hash covers it (after the previous hash, which is ASCII)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _link(sealer: Sealer | None, prev: str, text: str) -> tuple[str, str | None]:
+    """The row's hash after ``prev`` (``chain_hash``) and its seal (``audit_seal.py``; None without a key),
+    from one encoding of its text."""
+    if sealer is None:
+        return chain_hash(prev, text), None
+    body = encoded(text)
+    return hashlib.sha256(prev.encode("ascii") + body).hexdigest(), sealer(body)
+
+
 class AuditLog:
     def __init__(
-        self, path: Path, *, chain: str = "main", redactor: Callable[[AuditEntry], AuditEntry] = redact_entry
+        self, path: Path, *, chain: str = "main", redactor: Callable[[AuditEntry], AuditEntry] = redact_entry,
+        key: bytes | None = None,
     ) -> None:
         self.path = path
         self.chain = chain
+        # seals each row and checks rows read (``audit_seal.py``); None: no MAC, rows read as stored
+        self.key = key
+        self._sealer = None if key is None else Sealer(key)
         self.redactor = redactor  # applied to every entry, once, before its row is built and hashed
         self.db: Any = None
         self._head: str | None = None  # the chain's hash as of the last write submitted (None: read it)
@@ -264,11 +283,12 @@ class AuditLog:
         """The statements appending this row (``text``: its ``canonical`` form) after the current head
         (computed here, no await: in order)."""
         assert self._head is not None
-        prev, new = self._head, chain_hash(self._head, text)
+        prev = self._head
+        new, mac = _link(self._sealer, prev, text)
         self._head = new
         self._rows += 1
         self._chained_last = (self._rows, new)
-        return [Statement(_INSERT_ON_HEAD, (*values, prev, new))]
+        return [Statement(_INSERT_ON_HEAD, (*values, prev, new, mac))]
 
     async def write(self, entry: AuditEntry, alone: bool = False) -> str:
         """Append one event durably; its decision id is returned. Raises ``StorageError``, whatever went
@@ -343,14 +363,14 @@ class AuditLog:
         False when its batch inserted nothing (chained onto rows that were not committed: chain it again)."""
         assert self._head is not None
         prev = self._head
-        new = chain_hash(prev, text)
+        new, mac = _link(self._sealer, prev, text)
         self._rows += 1
         place = self._rows
         mine: asyncio.Future[Any] = running_loop().create_future()
         batch = self._open
-        if batch is None or not batch.add(values, prev, new, mine):
+        if batch is None or not batch.add(values, prev, new, mine, mac):
             batch = RowBatch(self.chain, self._typed)
-            batch.add(values, prev, new, mine)
+            batch.add(values, prev, new, mine, mac)
             self.db.submit_open(batch, batch)  # raises when the store is closed: then nothing may join it
             self._open = batch
         index = batch.size - 1  # this row's place in its batch
@@ -412,8 +432,9 @@ class AuditLog:
     async def read(
         self, tail: int = 20, session: str | None = None, principal: str | None = None
     ) -> list[dict[str, Any]]:
-        """The newest ``tail`` calls (decision and outcome merged), oldest first, through the open store."""
-        return await _read_open(self.db, tail, session, principal)
+        """The newest ``tail`` calls (decision and outcome merged), oldest first, through the open store; with
+        a key, each row's seal checked (``merge_calls``)."""
+        return await _read_open(self.db, tail, session, principal, self.key)
 
     @property
     def moved(self) -> str | None:
@@ -432,7 +453,7 @@ class AuditLog:
             self.db = None
 
 
-_COLUMNS = ["id", *HASHED, "prev_hash", "hash"]
+_COLUMNS = ["id", *HASHED, "prev_hash", "hash", "mac"]
 
 
 def _where(session: str | None, principal: str | None) -> tuple[str, list[str]]:
@@ -442,21 +463,34 @@ def _where(session: str | None, principal: str | None) -> tuple[str, list[str]]:
 
 
 async def _read_open(
-    db: Any, tail: int, session: str | None, principal: str | None = None
+    db: Any, tail: int, session: str | None, principal: str | None = None, key: bytes | None = None
 ) -> list[dict[str, Any]]:
     where, params = _where(session, principal)
     rows = await db.query(
         f"SELECT {', '.join(_COLUMNS)} FROM audit {where} ORDER BY id DESC LIMIT ?", [*params, tail * 2]
     )
-    return merge_calls(_COLUMNS, rows, tail)
+    return merge_calls(_COLUMNS, rows, tail, key, principal)
 
 
-def merge_calls(cols: list[str], rows: list[tuple[Any, ...]], tail: int) -> list[dict[str, Any]]:
+def merge_calls(
+    cols: list[str], rows: list[tuple[Any, ...]], tail: int, key: bytes | None = None,
+    principal: str | None = None,
+) -> list[dict[str, Any]]:
     """Newest-first rows -> one dict per call (its latest event wins, the decision row's proof kept), oldest
-    first."""
-    calls: dict[str, dict[str, Any]] = {}
+    first. With ``key`` each row's seal is checked first (``audit_seal.py``, its verdict in ``seal``): a row
+    that is not signed is nobody's (its principal None, never merged with the call it names, and left out of
+    ``principal``'s rows)."""
+    calls: dict[Any, dict[str, Any]] = {}
     for raw in rows:
         r = dict(zip(cols, raw))
+        if key is not None:
+            r["seal"] = verdict(key, r)
+            if r["seal"] != SIGNED:
+                if principal:
+                    continue
+                r["principal"] = None
+                calls[("unvouched", r["id"])] = r  # its own entry: it must not stand for a real call's rows
+                continue
         for k in ("arguments", "proof"):
             if r.get(k):
                 try:
@@ -486,12 +520,13 @@ def audit_files(path: Path) -> list[Path]:
 
 async def read_audit(
     path: Path, tail: int = 20, session: str | None = None, principal: str | None = None,
-    unreadable: list[str] | None = None,
+    unreadable: list[str] | None = None, key: bytes | None = None,
 ) -> list[dict[str, Any]]:
     """The newest ``tail`` calls of every gateway that recorded into the store at ``path`` (all instances,
     merged by time), oldest first (for ``sentinel-mcp audit``; works while gateways run); ``principal``:
     only the calls made for them. A log that cannot be read raises ``StorageError``, or, given
-    ``unreadable``, is said there and the others are read: never a shorter log that looks whole."""
+    ``unreadable``, is said there and the others are read: never a shorter log that looks whole. ``key``:
+    the audit's seal key (``audit_key``), each row's seal checked (``merge_calls``)."""
     from sentinel_mcp.storage.open import find_open
 
     calls: list[tuple[float, int, int, dict[str, Any]]] = []
@@ -499,9 +534,9 @@ async def read_audit(
         db = find_open(file)
         try:
             if db is not None:  # this process holds it: read through the writer, never around it
-                rows = await _read_open(db, tail, session, principal)
+                rows = await _read_open(db, tail, session, principal, key)
             else:
-                rows = await asyncio.to_thread(_read_file, file, tail, session, principal)
+                rows = await asyncio.to_thread(_read_file, file, tail, session, principal, key)
         except StorageError as e:
             if unreadable is None:
                 raise
@@ -513,7 +548,7 @@ async def read_audit(
 
 
 def _read_file(
-    path: Path, tail: int, session: str | None, principal: str | None = None
+    path: Path, tail: int, session: str | None, principal: str | None = None, key: bytes | None = None
 ) -> list[dict[str, Any]]:
     import sqlite3
 
@@ -541,4 +576,4 @@ def _read_file(
     if "decision_id" not in cols:  # an unchained log from an older Sentinel: one row per call
         cols = [*cols, "decision_id"]
         rows = [(*r, f"row{r[0]}") for r in rows]
-    return merge_calls(cols, rows, tail)
+    return merge_calls(cols, rows, tail, key, principal)

@@ -43,19 +43,21 @@ _REQUIRED = tuple(HASHED.index(c) for c in (
 _FLOATS = frozenset(("ts", "latency_ms"))
 _FLOAT_AT = tuple(HASHED.index(c) for c in sorted(_FLOATS))
 _TYPED = tuple(
-    "?::double precision" if c in _FLOATS else "?::text" for c in (*HASHED, "prev_hash", "hash"))
+    "?::double precision" if c in _FLOATS else "?::text"
+    for c in (*HASHED, "prev_hash", "hash", "mac"))
 
 
 @lru_cache(maxsize=2 * MAX_ROWS)
 def insert_rows_sql(n: int, typed: bool = False) -> str:
     """The ``INSERT`` of ``n`` rows, in order (each inserted only if chained onto the head: the trigger);
     ``typed``: each value cast to its column's type (PostgreSQL)."""
-    width = len(HASHED) + 2  # every hashed column, then prev_hash and hash
+    width = len(HASHED) + 3  # every hashed column, then prev_hash, hash and mac (``audit_seal.py``)
     row = ", ".join(_TYPED if typed else ["?"] * width)
     values = ", ".join(f"({i}, {row})" for i in range(n))
     columns = ", ".join(f"column{i}" for i in range(2, width + 2))  # column1 is the row's place
     return (
-        f"INSERT INTO audit ({', '.join(HASHED)}, prev_hash, hash) SELECT {columns} FROM (VALUES {values})"
+        f"INSERT INTO audit ({', '.join(HASHED)}, prev_hash, hash, mac) "
+        f"SELECT {columns} FROM (VALUES {values})"
         + (" AS v" if typed else "")  # PostgreSQL (before 16) names every subquery
         + " ORDER BY column1"
     )
@@ -105,15 +107,17 @@ class RowBatch:
         self.chain = chain
         self.typed = typed  # the list's values cast to their columns' types (PostgreSQL)
         self._loop = running_loop()  # where it is answered: its callers wait on this loop only
-        self._rows: list[tuple[tuple[Any, ...], str, str]] = []
+        self._rows: list[tuple[tuple[Any, ...], str, str, str | None]] = []
         self._lock = threading.Lock()
         self._statements: list[Statement] | None = None
         self._waiters: list[asyncio.Future[Any]] = []  # the rows' callers (only the loop's thread reads them)
         self.answered = False
 
-    def add(self, values: tuple[Any, ...], prev: str, new: str, waiter: asyncio.Future[Any]) -> bool:
-        """Append a row chained from ``prev`` to ``new`` whose caller waits on ``waiter`` (on the event loop's
-        thread); False once sealed, answered or full (the row then starts the next batch)."""
+    def add(self, values: tuple[Any, ...], prev: str, new: str, waiter: asyncio.Future[Any],
+            mac: str | None = None) -> bool:
+        """Append a row chained from ``prev`` to ``new`` (sealed with ``mac``, ``audit_seal.py``) whose caller
+        waits on ``waiter`` (on the event loop's thread); False once sealed, answered or full (the row then
+        starts the next batch)."""
         with self._lock:
             if self._statements is not None or self.answered or len(self._rows) >= MAX_ROWS:
                 return False
@@ -121,7 +125,7 @@ class RowBatch:
                 return False  # a caller on another loop: its future must not be settled from this one
             if self._rows and self._rows[-1][2] != prev:
                 return False  # not the next link of this batch's chain (the head was read again)
-            self._rows.append((values, prev, new))
+            self._rows.append((values, prev, new, mac))
             self._waiters.append(waiter)
             return True
 
@@ -156,8 +160,9 @@ class RowBatch:
     def _build(self) -> list[Statement]:
         rows = self._rows
         params: list[Any] = []
-        for values, prev, new in rows:
+        for values, prev, new, mac in rows:
             params.extend(values)
             params.append(prev)
             params.append(new)
+            params.append(mac)
         return [Statement(insert_rows_sql(len(rows), self.typed), tuple(params))]

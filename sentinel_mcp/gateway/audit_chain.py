@@ -10,6 +10,7 @@ from typing import Any, Iterable
 
 from sentinel_mcp.gateway.audit import canonical
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED
+from sentinel_mcp.gateway.audit_seal import TAMPERED, UNSIGNED, verdict
 
 
 @dataclass
@@ -22,6 +23,7 @@ class ChainReport:
     files: int = 1
     counts: dict[str, int] = field(default_factory=dict)  # chain -> rows found (one file)
     anchored: int = 0  # anchor records checked (``audit_anchor_check.py``), 0 when not anchored
+    unsealed: int = 0  # rows from before the seal (checked with a key: ``audit_seal.py``)
 
     @property
     def ok(self) -> bool:
@@ -36,17 +38,34 @@ Marks = dict[str, dict[int, tuple[str, str]]]  # chain -> rows -> (hash after so
 
 
 def verify_rows(
-    rows: Iterable[tuple[Any, ...]], heads: dict[str, tuple[str, int]], marks: Marks | None = None
+    rows: Iterable[tuple[Any, ...]], heads: dict[str, tuple[str, int]], marks: Marks | None = None,
+    key: bytes | None = None,
 ) -> ChainReport:
-    """``rows``: (id, *HASHED, prev_hash, hash) in id order; ``heads``: chain -> (hash, rows) as stored;
-    ``marks``: what the anchor (kept outside the data dir) says each chain's hash was after so many rows."""
+    """``rows``: (id, *HASHED, prev_hash, hash) in id order, then ``mac`` with ``key``; ``heads``: chain ->
+    (hash, rows) as stored; ``marks``: what the anchor (kept outside the data dir) says each chain's hash was
+    after so many rows. ``key``: each row's seal checked too (``audit_seal.py``): one that fails, or a row
+    without one after a sealed row of its chain, is an edit by someone who could re-chain (the store's
+    writer) but holds no seal key."""
     report = ChainReport()
     marks = marks or {}
     last: dict[str, str] = {}
     counts: dict[str, int] = {}
+    sealed: set[str] = set()  # chains with a sealed row so far
     for row in rows:
+        if key is not None:
+            row, mac = row[:-1], row[-1]
         rid, values, prev_hash, row_hash = row[0], tuple(row[1:1 + len(HASHED)]), row[-2], row[-1]
         chain = values[0]
+        if key is not None:
+            seal = verdict(key, {**dict(zip(HASHED, values)), "mac": mac})
+            if seal == TAMPERED or (seal == UNSIGNED and chain in sealed):
+                return _broken(report, rid, f"row {rid} (chain {chain}): its seal (MAC) "
+                               + ("does not match its content" if seal == TAMPERED else "was removed")
+                               + ": changed by someone who can write the store but holds no seal key")
+            if seal != UNSIGNED:
+                sealed.add(chain)
+            else:
+                report.unsealed += 1
         expected_prev = last.get(chain, GENESIS)
         report.rows += 1
         if prev_hash != expected_prev:

@@ -139,24 +139,27 @@ def _heads(anchored: Any) -> list[tuple[str, str, int]] | None:
     return out
 
 
-def verify_cluster(db: Any) -> ChainReport:
+def verify_cluster(db: Any, key: bytes | None = None) -> ChainReport:
     """Every chain and every anchor in the shared store (blocking; for ``sentinel-mcp audit verify``). Both
-    tables are read a page at a time; what is kept is one hash per chain and one per anchored position."""
+    tables are read a page at a time; what is kept is one hash per chain and one per anchored position.
+    ``key``: the audit's seal key, every row's seal checked (the anchors share the database with the rows,
+    so the seal is what tells a row edited and re-chained, anchors recomputed, by the database's writer)."""
     heads = {c: (h, int(n)) for c, h, n in db.query_blocking("SELECT chain, hash, rows FROM audit_head")}
     marks, anchors, problem = _anchor_marks(db)
     if problem is not None:
         return ChainReport(problem=problem, anchored=anchors)
-    rows = _pages(db, f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit")
-    report = verify_rows(rows, heads, marks)
+    sealed = ", mac" if key is not None else ""
+    rows = _pages(db, f"SELECT id, {', '.join(HASHED)}, prev_hash, hash{sealed} FROM audit")
+    report = verify_rows(rows, heads, marks, key)
     report.anchored = anchors
     return report
 
 
-def verify_server(url: str) -> ChainReport:
+def verify_server(url: str, key: bytes | None = None) -> ChainReport:
     from sentinel_mcp.storage.open import open_database, release_blocking
 
     db = open_database(url, "audit")
     try:
-        return verify_cluster(db)
+        return verify_cluster(db, key)
     finally:
         release_blocking(db)

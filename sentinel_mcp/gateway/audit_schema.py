@@ -126,6 +126,13 @@ END
 """
 
 
+def _add_mac(conn: sqlite3.Connection) -> None:
+    """The rows' seal (``audit_seal.py``): a MAC over the row's hash, outside what the hash covers (rows
+    written before it, or without a key, hold NULL)."""
+    if "mac" not in {r[1] for r in conn.execute("PRAGMA table_info(audit)")}:
+        conn.execute("ALTER TABLE audit ADD COLUMN mac TEXT")
+
+
 def _head_moves_with_its_rows(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TRIGGER IF EXISTS audit_advance")
     conn.execute(_HEAD_TRIGGER)
@@ -204,7 +211,8 @@ SCHEMA = Schema(
             cast(Migration, _add_timings),
             cast(Migration, _head_moves_with_its_rows),
             cast(Migration, _no_unread_indexes),
+            cast(Migration, _add_mac),
         ],
-        "postgres": [_PG_TABLES, _PG_HEAD_TRIGGER],
+        "postgres": [_PG_TABLES, _PG_HEAD_TRIGGER, "ALTER TABLE audit ADD COLUMN IF NOT EXISTS mac TEXT"],
     },
 )

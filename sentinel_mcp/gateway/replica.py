@@ -27,6 +27,7 @@ from sentinel_mcp.storage.location import LocationError, expand, server_location
 from sentinel_mcp.storage.row_signature import derived_key
 
 MIN_KEY_CHARS = 32
+AUDIT = "audit"  # the audit rows' seal (``gateway/audit_seal.py``)
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,29 @@ def row_key(config: Config, purpose: str) -> bytes | None:
     ``consent``). None: no server store. A server store without a seal key raises ``LocationError``."""
     shared, _ = shared_store(config)
     return shared.key(purpose) if shared is not None else None
+
+
+def audit_key(config: Config) -> bytes | None:
+    """What the audit rows are sealed with (``gateway/audit_seal.py``): the cluster's seal key for "audit".
+    A server store without one raises ``LocationError`` (``shared_store``). An embedded store seals its rows
+    only when ``sentinel.cluster.seal_key`` is set (too short raises as a server store's does); without it,
+    None: no MAC, its readers trust the file (docs/durability.md says why there is no local key file)."""
+    shared, _ = shared_store(config)
+    if shared is not None:
+        return shared.key(AUDIT)
+    seal_key = config.sentinel.cluster.seal_key
+    if not seal_key:
+        return None
+    try:
+        text = expand(seal_key)
+    except LocationError as e:
+        raise LocationError(str(e).replace("sentinel.store", "sentinel.cluster.seal_key")) from None
+    if len(text) < MIN_KEY_CHARS:
+        raise LocationError(
+            f"sentinel.cluster.seal_key must be at least {MIN_KEY_CHARS} characters "
+            "(e.g. the output of `openssl rand -hex 32`)"
+        )
+    return derived_key(text.encode(), AUDIT)
 
 
 async def open_nonce_book(shared: SharedStore) -> tuple[Any, Any]:

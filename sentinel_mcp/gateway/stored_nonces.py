@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from sentinel_mcp.storage import Schema, StorageError
 from sentinel_mcp.storage.shared_clock import clocked, not_expired
+from sentinel_mcp.storage.spent_rows import SpentRows
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ class StoredNonceBook:
         self.db = db  # an open ``storage.Database`` with ``SCHEMA`` migrated
         self._clock = clock
         self._issued = 0
+        self._spent = SpentRows(lambda: self._clock())  # used here: a nonce put back grants nothing again
 
     def issue(self, nonce: str, expires_at: float, owner: str = "") -> None:  # bounded by expiry: no owner
         self._issued += 1
@@ -57,7 +59,11 @@ class StoredNonceBook:
         except StorageError as e:  # fail closed: an answer that cannot be checked is not accepted
             log.warning("nonce book unavailable, answer refused: %s", e)
             return False
-        return not_expired(rows)
+        return self._unused(nonce, rows)
+
+    def _unused(self, nonce: str, rows: list[tuple[Any, ...]]) -> bool:
+        """Unexpired, and not used here before (a row put back after its use, ``storage/spent_rows.py``)."""
+        return not_expired(rows) and self._spent.spend(nonce, rows[0][0])
 
     def _issue(self, nonce: str, expires_at: float) -> tuple[str, tuple[Any, ...]]:
         return clocked(self.db, _ISSUE, (nonce, expires_at - self._clock()), 1, self._clock)
@@ -84,4 +90,4 @@ class StoredNonceBook:
         except StorageError as e:  # fail closed: an answer that cannot be checked is not accepted
             log.warning("nonce book unavailable, answer refused: %s", e)
             return False
-        return not_expired(rows)
+        return self._unused(nonce, rows)

@@ -18,6 +18,7 @@ from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.storage import Schema, Statement, StorageError
 from sentinel_mcp.storage import principal_lock
 from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign_row, signed_row
+from sentinel_mcp.storage.spent_rows import SpentRows
 from sentinel_mcp.storage.shared_clock import DB_NOW, clocked, not_expired, on_server_clock
 
 log = logging.getLogger(__name__)
@@ -183,6 +184,10 @@ class SharedConfirmationBook:
         self.per_principal = max(1, per_principal)
         self._clock = clock  # SQLite's (one machine); a server store's is the database's (shared_clock)
         self._grants = 0
+        # the rows this process used (``storage/spent_rows.py``): one put back in SQL is no second "yes";
+        # expiries compared on this process's clock (a server store's are the database's: close enough to
+        # keep a mark at least about as long as its row could be used)
+        self._spent = SpentRows(lambda: self._clock())
 
     @classmethod
     async def open(cls, db: Any, ttl: float, key: bytes | None = None) -> "SharedConfirmationBook":
@@ -225,7 +230,7 @@ class SharedConfirmationBook:
         except StorageError as e:  # fail closed: a confirmation that cannot be checked does not count
             log.warning("confirmations unavailable, the call is asked again: %s", e)
             return False
-        return self._good(rows, owner, key)
+        return self._good(rows, owner, key) and self._spent.spend(rows[0][2], rows[0][0])
 
     async def held(self, call: ToolCall, version: str) -> bool:
         key, owner = _key(call, version), call.principal or ""

@@ -12,6 +12,7 @@ replica searches the same policy documents and each principal's memories whichev
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Iterable
 
@@ -21,8 +22,10 @@ from sentinel_mcp.core.errors import SearchError
 from sentinel_mcp.search.embedding import Embedder
 from sentinel_mcp.search import passage_rows
 from sentinel_mcp.search.passage_index import Hit, NewPassage, PassageIndex, _hit, query_terms
-from sentinel_mcp.storage import Schema, Statement
+from sentinel_mcp.storage import Schema, Statement, StorageError
 from sentinel_mcp.storage.row_signature import PROCESS_KEY
+
+log = logging.getLogger(__name__)
 
 _PG_SQL = """
 CREATE TABLE IF NOT EXISTS passages (
@@ -111,6 +114,22 @@ class SharedPassageIndex(PassageIndex):
         ids = [int(i) for (i,) in await self.db.query(_NEW_IDS, (len(rows),))]
         key = self._verifier.key
         return [(pid, *row, passage_rows.mac(key, (pid, *row))) for pid, row in zip(ids, rows, strict=True)]
+
+    async def open(self) -> "SharedPassageIndex":
+        """Opened; live rows without a signature (from before rows were signed) are said once here, with the
+        command that reports and signs what the cluster's key vouches for: never read, never silently."""
+        await super().open()
+        try:
+            rows = await self.db.query(
+                "SELECT count(*) FROM passages WHERE mac IS NULL AND (expires_at IS NULL OR expires_at > ?)",
+                (time.time(),))
+        except StorageError:
+            return self  # the store is away: its reads refuse as ever
+        if rows and rows[0][0]:
+            log.warning("passage index: %d live row(s) without a signature are never read (memories from "
+                        "before rows were signed, or rows written in SQL); `sentinel-mcp passages "
+                        "sign-existing` reports them and those signed the older way", rows[0][0])
+        return self
 
     async def replace_source(
         self, namespace: str, source: str, passages: list[NewPassage], digest: str

@@ -49,9 +49,24 @@ async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEAS
     return {r[0] for r in out.rows}
 
 
-async def end_lapsed(db: Any, limit: int = 100) -> list[tuple[str, str]]:
+async def _sign_ends(db: Any, key: bytes | None, rows: list[Any]) -> None:
+    """Sign the ends just written (``build_rows.end_mac``; rows: task_id, state, finished_at as returned).
+    One statement after the end: a replica dying between leaves an end unsigned, whose files are then kept
+    (never swept), not a sweep on an end nobody vouched for. No key (a caller without one): unsigned alike."""
+    from sentinel_mcp.storage import Statement
+    from sentinel_mcp.swarm.build_rows import end_mac
+
+    if key is None or not rows:
+        return
+    sql = "UPDATE tasks SET end_mac=? WHERE task_id=? AND state=? AND finished_at=?"
+    await db.run([Statement(sql, (end_mac(key, tid, state, float(at)), tid, state, at))
+                  for tid, state, at, *_ in rows])
+
+
+async def end_lapsed(db: Any, limit: int = 100, key: bytes | None = None) -> list[tuple[str, str]]:
     """End (FAILED, with the reason) builds whose lease lapsed; each is ended by exactly one caller in the
-    cluster. Returns ``(task_id, replica)`` of the builds this call ended."""
+    cluster (its end signed with ``key``, ``build_rows.end_mac``). Returns ``(task_id, replica)`` of the
+    builds this call ended."""
     out = await db.write(
         "UPDATE tasks SET state='FAILED', "
         f"error='{REASON_PREFIX}' || CASE WHEN replica = '' THEN '(unknown)' ELSE replica END || "
@@ -59,13 +74,15 @@ async def end_lapsed(db: Any, limit: int = 100) -> list[tuple[str, str]]:
         f"updated_at={_NOW}, finished_at={_NOW}, lease_until=NULL, lease_holder='' "
         "WHERE task_id IN (SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED') "
         f"AND lease_until < {_NOW} ORDER BY lease_until LIMIT ? FOR UPDATE SKIP LOCKED) "
-        "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id, replica",
+        "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id, state, finished_at, replica",
         (limit,),
     )
-    return [(r[0], r[1]) for r in out.rows]
+    await _sign_ends(db, key, out.rows)
+    return [(r[0], r[3]) for r in out.rows]
 
 
-async def end_own_old(db: Any, replica: str, holder: str, limit: int = 1000) -> list[str]:
+async def end_own_old(db: Any, replica: str, holder: str, limit: int = 1000,
+                      key: bytes | None = None) -> list[str]:
     """At start: end the builds an earlier process of this replica left running (same name, another holder),
     at once, without waiting for their leases to lapse: this process knows their runner is gone."""
     out = await db.write(
@@ -74,9 +91,10 @@ async def end_own_old(db: Any, replica: str, holder: str, limit: int = 1000) -> 
         f"updated_at={_NOW}, finished_at={_NOW}, lease_until=NULL, lease_holder='' "
         "WHERE task_id IN (SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED') "
         "AND replica = ? AND lease_holder <> ? ORDER BY task_id LIMIT ? FOR UPDATE SKIP LOCKED) "
-        "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id",
+        "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id, state, finished_at",
         (replica, holder, limit),
     )
+    await _sign_ends(db, key, out.rows)
     return [r[0] for r in out.rows]
 
 

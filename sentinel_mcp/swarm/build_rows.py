@@ -8,21 +8,28 @@ Signed, written once when the build is created and never changed: the id, princi
 and spec. A row that fails the check is nobody's: not opened, listed, counted among a principal's unfinished
 or kept builds.
 
-Not signed: what changes as the build runs (state, plan, report, counters, error, lease), written by several
-statements of the runner and the sweepers; such a writer can end a build early or mark it FAILED (its
-workspace is then swept once past retention), and a row it plants still counts in SQL against the
-principal's hourly cap and its one unfinished build (the database's own checks). Rows from before this
-change are unsigned: no longer shown (their files stay on disk).
+A build's end is signed too (``end_mac``: id, state, finished_at), by the replica that ended it (its runner,
+or a sweeper ending a lapsed or an old build): what removes files acts only on it (the retention sweep of
+FAILED builds past their days, the trim of a principal's kept builds). A build marked FAILED or COMPLETED in
+SQL, or an end moved back in time, has no valid end: its files are never swept for it (kept, and said).
+
+Not signed: what changes as the build runs (plan, report, counters, error, lease), written by several
+statements of the runner and the sweepers; such a writer can end a build early (its runner stops when its
+lease is gone, the row then reads ended), and a row it plants still counts in SQL against the principal's
+hourly cap and its one unfinished build (the database's own checks). Rows from before this change are
+unsigned: no longer shown (their files stay on disk); builds ended before ``end_mac`` are never swept.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from sentinel_mcp.storage.row_signature import sign, signed
+from sentinel_mcp.storage.row_signature import sign, sign_row, signed, signed_row
 
 PURPOSE = "swarm build"
 COLUMNS = ("task_id", "principal", "session", "backend", "spec_json")
+END = "swarm build end"
+END_COLUMNS = ("task_id", "state", "finished_at")
 
 
 def mac(key: bytes, task_id: str, principal: str, session: str, backend: str, spec_json: str) -> str:
@@ -32,3 +39,14 @@ def mac(key: bytes, task_id: str, principal: str, session: str, backend: str, sp
 def verified(key: bytes, row: Mapping[str, Any]) -> bool:
     """Whether a row read whole (``SELECT *``, as a mapping) carries the signature of its binding."""
     return signed(key, row.get("mac"), PURPOSE, *(row.get(c) for c in COLUMNS))
+
+
+def end_mac(key: bytes, task_id: str, state: str, finished_at: float) -> str:
+    """The signature of a build's end (its state and when, exactly as the row keeps it)."""
+    return sign_row(key, END, (task_id, state, finished_at))
+
+
+def end_verified(key: bytes, row: Mapping[str, Any]) -> bool:
+    """Whether a row read whole carries the signature of its end (an ended state, its time)."""
+    return (row.get("state") in ("COMPLETED", "FAILED") and isinstance(row.get("task_id"), str)
+            and signed_row(key, row.get("end_mac"), END, [row.get(c) for c in END_COLUMNS]))

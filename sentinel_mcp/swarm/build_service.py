@@ -115,7 +115,8 @@ class BuildService:
         await self.store.open()
         if self.store.shared:  # several replicas: builds whose runner is gone end by their lapsed lease
             for tid in (
-                await build_lease.end_own_old(self.store.db, self.replica, self.holder) if self._named else []
+                await build_lease.end_own_old(self.store.db, self.replica, self.holder, key=self.store.key)
+                if self._named else []
             ):
                 log.warning("build %s: this replica restarted while it ran; ended FAILED (not resumed)", tid)
             await self._end_lapsed()
@@ -376,7 +377,7 @@ class BuildService:
         self._last_event.pop(orch.task_id, None)
 
     async def _end_lapsed(self) -> list[str]:
-        ended = await build_lease.end_lapsed(self.store.db)
+        ended = await build_lease.end_lapsed(self.store.db, key=self.store.key)
         for tid, replica in ended:
             log.warning(
                 "build %s of replica %s: its lease lapsed; ended FAILED (not resumed)", tid, replica or "?"

@@ -137,13 +137,16 @@ ALTER TABLE steps ADD COLUMN IF NOT EXISTS sha256 TEXT;"""
 
 # a build's binding signed on a server store (``build_rows.py``); rows from before: unsigned, not shown
 _SIGNED = "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS mac TEXT"
+# a build's end signed (``build_rows.end_mac``): what sweeps files acts only on a signed end
+_END_SIGNED = "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS end_mac TEXT"
 _LOCKS = "swarm_principals"  # a row per principal, locked by each submit (server store)
 SCHEMA = Schema(
     "swarm",
     {
         "sqlite": [_SQL, _add_principal, _ONE_UNFINISHED, _add_caps_and_digests],
         "postgres": [
-            _PG_SQL, _ONE_UNFINISHED, _PG_CAPS_AND_DIGESTS, principal_lock.table_sql(_LOCKS), _SIGNED
+            _PG_SQL, _ONE_UNFINISHED, _PG_CAPS_AND_DIGESTS, principal_lock.table_sql(_LOCKS), _SIGNED,
+            _END_SIGNED,
         ],
     },
 )
@@ -237,6 +240,14 @@ class SwarmStore(SeamStore):
         finished = now if state in TERMINAL_STATES else None
         # an ended build stays ended, in every store: another replica may have ended it when its lease lapsed,
         # and a cancel that lands after it COMPLETED must not rewrite it FAILED (its workspace then swept)
+        if self.shared and finished is not None:  # the end signed with it (``build_rows.end_mac``)
+            await self._write(
+                "UPDATE tasks SET state=?, error=COALESCE(?, error), updated_at=?, finished_at=?, end_mac=? "
+                "WHERE task_id=? AND state NOT IN ('COMPLETED','FAILED')",
+                (state, error, now, finished, build_rows.end_mac(self.key, task_id, state, finished),
+                 task_id),
+            )
+            return
         await self._write(
             "UPDATE tasks SET state=?, error=COALESCE(?, error), updated_at=?, "
             "finished_at=COALESCE(?, finished_at) WHERE task_id=? AND state NOT IN ('COMPLETED','FAILED')",
@@ -391,30 +402,46 @@ class SwarmStore(SeamStore):
 
     # ---- retention (issue 17): read-only; the sweep removes files, never rows (the audit trail stays) ----
     async def failed_before(self, cutoff: float) -> list[str]:
-        """Tasks that ended FAILED before ``cutoff`` (Unix time): their workspaces may be swept."""
-        rows = await self.db.query(
+        """Tasks that ended FAILED before ``cutoff`` (Unix time): their workspaces may be swept. On a server
+        store only builds of this cluster whose end is signed, at its signed time (``build_rows``)."""
+        if self.shared:
+            rows = self._ends_signed(await self.db.query_dicts(
+                "SELECT * FROM tasks WHERE state='FAILED' AND finished_at < ? ORDER BY created_at",
+                (cutoff,)))
+            return [r["task_id"] for r in rows]
+        found = await self.db.query(
             "SELECT task_id FROM tasks WHERE state='FAILED' "
             "AND COALESCE(finished_at, updated_at) < ? ORDER BY created_at",
             (cutoff,),
         )
-        return [r[0] for r in rows]
+        return [r[0] for r in found]
+
+    def _ends_signed(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows of this cluster's builds whose end a replica signed; the others said once a read."""
+        kept = [r for r in self._mine(rows) if build_rows.end_verified(self.key, r)]
+        if len(kept) < len(rows):
+            log.warning("swarm: %d ended build(s) without a signed end (ended in SQL, or before ends were "
+                        "signed): their files are kept", len(rows) - len(kept))
+        return kept
 
     async def ended(self, principal: str | None = None) -> list[tuple[str, str, str]]:
         """``(task_id, principal, state)`` of the builds that ended, COMPLETED or FAILED (``principal``'s
         only, when named), each principal's newest first: the kept workspaces a principal's caps count."""
-        signed = ", mac" if self.shared else ""
-        rows = self._mine(await self.db.query_dicts(
+        signed = ", mac, finished_at, end_mac" if self.shared else ""
+        rows = await self.db.query_dicts(
             f"SELECT task_id, principal, state, session, backend, spec_json{signed} FROM tasks "
             "WHERE state IN ('COMPLETED','FAILED') AND (CAST(? AS TEXT) IS NULL OR principal = ?) "
             "ORDER BY principal, COALESCE(finished_at, updated_at) DESC, task_id DESC",
             (principal, principal),
-        ))
+        )
+        rows = self._ends_signed(rows) if self.shared else rows
         return [(r["task_id"], r["principal"], r["state"]) for r in rows]
 
 
 def _task_dict(row: dict[str, Any]) -> dict[str, Any]:
     d = dict(row)
     d.pop("mac", None)
+    d.pop("end_mac", None)
     for key in ("spec_json", "plan_json", "report_json", "warnings_json", "caps_json"):
         raw = d.pop(key)
         d[key.removesuffix("_json")] = json.loads(raw) if raw else None

@@ -20,7 +20,7 @@ import pytest
 
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog, canonical, chain_hash
 from sentinel_mcp.gateway.audit_cluster import verify_server
-from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED
+from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, SCHEMA
 from sentinel_mcp.storage import StorageError
 from sentinel_mcp.storage.local_server import LocalServer
 
@@ -201,7 +201,9 @@ async def test_a_record_from_before_the_trigger_is_migrated_and_its_chain_goes_o
     finally:
         await log.close()
     intact(pg_url, {"a": 29})
-    assert sql(pg_url, "SELECT version FROM storage_schema WHERE store = 'audit'") == [(2,)]
+    # migrated to the newest version (the trigger, then the rows' seal: ``audit_schema.SCHEMA``)
+    newest = SCHEMA.version("postgres")
+    assert sql(pg_url, "SELECT version FROM storage_schema WHERE store = 'audit'") == [(newest,)]
     triggers = sql(pg_url, "SELECT tgname FROM pg_trigger WHERE tgrelid = 'audit'::regclass")
     assert triggers == [("audit_advance",)]
 

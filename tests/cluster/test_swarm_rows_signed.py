@@ -45,7 +45,8 @@ async def test_a_signed_build_is_its_owners_on_every_replica(pg_url: str, tmp_pa
     await _bobs_build(pg_url, tmp_path)
     assert await _seen(pg_url, "bob") == (True, [TID], True, [])
     assert await _seen(pg_url, "alice") == (False, [], False, [])
-    sql(pg_url, "UPDATE tasks SET state = 'COMPLETED' WHERE task_id = %s", (TID,))  # as its runner ends it
+    async with SwarmStore(pg_url, key=KEY) as store:  # as its runner ends it (the end signed)
+        await store.set_state(TID, "COMPLETED")
     assert await _seen(pg_url, "bob") == (True, [TID], False, [TID])
 
 

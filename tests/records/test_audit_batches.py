@@ -140,7 +140,7 @@ async def test_a_batch_takes_no_row_once_read_answered_full_or_out_of_its_chain(
     row = tuple("x" for _ in HASHED)
     b = RowBatch("main")
     w1, w2 = loop.create_future(), loop.create_future()
-    assert b.add(row, "h0", "h1", w1) and b.add(row, "h1", "h2", w2)
+    assert b.add(row, "h0", "h1", w1, "m1") and b.add(row, "h1", "h2", w2)
     assert not b.add(row, "h9", "h10", loop.create_future())  # not the next link
     other = asyncio.new_event_loop()
     try:  # a caller waiting on another loop: its future is never settled from this one
@@ -151,8 +151,8 @@ async def test_a_batch_takes_no_row_once_read_answered_full_or_out_of_its_chain(
     assert not b.add(row, "h2", "h3", loop.create_future())  # read by the writer: sealed
     assert b.size == 2 and list(b) == statements  # the same statements if read again
     (insert,) = statements  # one statement: the schema's trigger moves the head with each row
-    width = len(HASHED) + 2
-    assert insert.params[width - 2:width] == ("h0", "h1") and insert.params[-2:] == ("h1", "h2")
+    width = len(HASHED) + 3  # then prev_hash, hash and the row's seal (gateway/audit_seal.py)
+    assert insert.params[width - 3:width] == ("h0", "h1", "m1") and insert.params[-3:] == ("h1", "h2", None)
     assert len(insert.params) == 2 * width
     w2.cancel()  # its caller gave up: the others are answered all the same
     b.set_result(["a", "b"])
