@@ -14,6 +14,7 @@ import pytest
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.identity.principal import Principal
+from sentinel_mcp.policy.agent_answer_bound import forget_owners
 from tests.policy.test_goal_containment import airline_config
 
 pytestmark = pytest.mark.timeout(180)
@@ -61,5 +62,8 @@ async def test_a_principal_cannot_spread_agent_answers_over_many_conversations(t
         # answers gone (a conversation's facts deleted) make room again
         gone = [f.fact for f in await guard.store.valid("alice/c0") if f.provenance == "agent"]
         await guard.knowledge.delete("alice/c0", gone)
+        # the purge forgets whose conversation alice/c0 was (it holds no agent answer now), and no other
+        assert await forget_owners(guard.store) == 1
+        assert await forget_owners(guard.store) == 0
         refused, text = await _answer(rt.gateway, "alice", "alice/c9", 99)
         assert not refused, text
