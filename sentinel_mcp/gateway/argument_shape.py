@@ -32,7 +32,7 @@ from sentinel_mcp.core import outside_schema
 from sentinel_mcp.core.echoed_text import echoed
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
-from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH
+from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, ValueWalk, walk_value
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -49,7 +49,7 @@ class Shape:
     of the items of an array value (``items``). Mutable while compiled so that a recursive model's shape can
     refer to itself."""
 
-    __slots__ = ("defaults", "props", "declared", "patterns", "items", "plain", "live")
+    __slots__ = ("defaults", "props", "declared", "patterns", "items", "plain", "live", "filled_form")
 
     def __init__(self) -> None:
         self.defaults: tuple[tuple[str, Any], ...] = ()
@@ -59,6 +59,9 @@ class Shape:
         self.items: Shape | None = None
         self.plain = True  # nothing to fill or refuse here or below (then the walk skips it)
         self.live: tuple[tuple[str, Shape], ...] = ()  # the props that are not plain (set once settled)
+        # whether a default filled here or below may hold a float, an object of two keys or more: what the
+        # argument form's checks look for (``argument_form``'s walk flags), so a fill keeps the call's walk
+        self.filled_form = (False, False)
 
 
 PLAIN = Shape()
@@ -74,7 +77,27 @@ def compile_shape(schema: Any, validator: Validator | None) -> Shape:
     except (_TooMany, UnusableSchema, RecursionError):
         return PLAIN  # the schema is past what is compiled here: the validator's verdict stands alone
     _settle(shape, set())
+    floats = nested = False
+    for node in _all_shapes(shape):
+        for _, default in node.defaults:
+            walked = walk_value(default, MAX_ARGUMENT_DEPTH)
+            floats, nested = floats or walked[1], nested or walked[2] or isinstance(default, dict)
+    shape.filled_form = (floats, nested)
     return shape
+
+
+def _all_shapes(shape: Shape) -> list[Shape]:
+    seen: dict[int, Shape] = {}
+    stack = [shape]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        stack.extend(node.props.values())
+        if node.items is not None:
+            stack.append(node.items)
+    return list(seen.values())
 
 
 class _TooMany(GatewayError):  # noqa: N818 - internal: never leaves this module
@@ -95,11 +118,19 @@ class _Compiler:
     def __init__(self, root: dict[str, Any], validator: Validator | None) -> None:
         self.root, self.validator = root, validator
         self.by_ref: dict[str, Shape] = {}
+        self.by_node: dict[int, Shape] = {}  # by the subschema's id (the schema is held: ids stay its own)
         self.count = 0
 
     def shape(self, node: Any, depth: int) -> Shape:
         if not isinstance(node, dict) or depth > MAX_ARGUMENT_DEPTH:
             return PLAIN
+        kept = self.by_node.get(id(node))  # a subschema reached twice is compiled once (no fan-out)
+        if kept is not None:
+            return kept
+        made = self.by_node[id(node)] = self._made(node, depth)
+        return made
+
+    def _made(self, node: dict[str, Any], depth: int) -> Shape:
         ref = node.get("$ref")
         if isinstance(ref, str) and len(node) == 1:  # a pure reference: its target's shape, shared
             return self._ref(ref, depth)
@@ -223,6 +254,14 @@ def _settle(shape: Shape, seen: set[int]) -> bool:
     shape.plain = plain
     shape.live = tuple((k, v) for k, v in shape.props.items() if not v.plain)
     return plain
+
+
+def walk_after(shape: Shape, walk: ValueWalk | None) -> ValueWalk | None:
+    """The walk of arguments ``shaped`` changed: the call's own, with what the filled defaults may hold."""
+    if walk is None:
+        return None
+    floats, nested = shape.filled_form
+    return (walk[0], walk[1] or floats, walk[2] or nested)
 
 
 def shaped(shape: Shape, arguments: dict[str, Any], undeclared: Undeclared = "refuse"

@@ -51,7 +51,7 @@ from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
 from sentinel_mcp.gateway.result_check import ResultCheck
 from sentinel_mcp.gateway.argument_form import argument_form
-from sentinel_mcp.gateway.argument_shape import Undeclared, shaped
+from sentinel_mcp.gateway.argument_shape import Undeclared, shaped, walk_after
 from sentinel_mcp.gateway.asked_questions import AskedQuestions
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
@@ -391,7 +391,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview):
             target = self.manager.upstreams[route.upstream].target
             undeclared: Undeclared = getattr(target, "undeclared_arguments", "refuse")
             arguments, problem = shaped(given, arguments or {}, undeclared)
-            walk = None if arguments is not req.arguments else walk  # defaults filled: walked anew
+            walk = walk_after(given, walk)  # and what the defaults filled may hold
         if problem is None:
             arguments, problem = argument_form(route.exposed.input_schema, arguments, walk)
         if problem is not None:
