@@ -21,6 +21,7 @@ from sentinel_mcp.core.setting_keys import did_you_mean
 from sentinel_mcp.core.setting_keys import meant_or_known as _did_you_mean
 from sentinel_mcp.config_file import parse_config_json, read_config_text
 from sentinel_mcp.config_isolation import SessionIsolation
+from sentinel_mcp.config_arguments import ArgumentForwarding
 from sentinel_mcp.config_lines import Lines, at_line, line_of, value_lines
 from sentinel_mcp.config_raw import no_nul, paths_as_text
 from sentinel_mcp.config_namespaces import check_prefixes
@@ -57,7 +58,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ServerCommon(_Strict, SessionIsolation):  # isolation: config_isolation.py
+class ServerCommon(_Strict, SessionIsolation, ArgumentForwarding):  # config_isolation.py, config_arguments.py
     # "" wraps a server transparently (tools keep their own names); None means "<server>__"
     prefix: str | None = None
     disabled: bool = False

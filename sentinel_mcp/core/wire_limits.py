@@ -145,11 +145,18 @@ def value_problem(value: Any, max_depth: int, max_values: int = MAX_VALUES) -> s
 
 
 def walk_value(
-    value: Any, max_depth: int, max_values: int = MAX_VALUES, nested_keys: bool = True
+    value: Any, max_depth: int, max_values: int = MAX_VALUES, nested_keys: bool = True,
+    one_reading: bool = False,
 ) -> ValueWalk:
     """``value_problem``'s walk, noting floats and (with ``nested_keys``) nested objects (iterative: no
     recursion; a value past ``max_values`` is not walked further). One walk serves the wire limits and the
-    tool arguments' form; a message's walk does not ask for nested objects (a ``len`` a message)."""
+    tool arguments' form; a message's walk does not ask for nested objects (a ``len`` a message).
+
+    ``one_reading`` (a tool call's arguments): refuses what two readers read as two values, so that the guard
+    and the upstream cannot differ on it: a text or key holding a lone surrogate (no Unicode: one reader
+    replaces it, another drops it, UTF-8 cannot carry it) and an integer an IEEE double cannot hold exactly
+    (``2**53 + 1`` is ``2**53`` to JavaScript's ``JSON.parse``, and to every reader that parses numbers as
+    doubles)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     seen = 0
     floats = nested = False
@@ -166,6 +173,12 @@ def walk_value(
             elif isinstance(v, int):
                 if v.bit_length() > MAX_INT_DIGITS * 3.33:
                     return (f"an integer has more than {MAX_INT_DIGITS} digits", floats, nested)
+                if one_reading and v.bit_length() > _EXACT_BITS and not _exact_double(v):
+                    return (_INEXACT, floats, nested)
+                continue
+            elif one_reading and isinstance(v, str):
+                if not v.isascii() and not _encodable(v):
+                    return (_NOT_UNICODE, floats, nested)
                 continue
             else:
                 if isinstance(v, float):
@@ -177,6 +190,10 @@ def walk_value(
             items: Any = v.values()
             if nested_keys and depth > 1 and not nested and len(v) > 1:
                 nested = True
+            if one_reading:
+                for k in v:
+                    if not k.isascii() and type(k) is str and not _encodable(k):
+                        return (_NOT_UNICODE, floats, nested)
         else:
             items = v
         seen += len(v)
@@ -190,7 +207,24 @@ def walk_value(
             ti = type(item)
             if ti is dict or ti is list or (ti is not str and item is not None and isinstance(item, _WALKED)):
                 stack.append((item, depth + 1))
+            elif one_reading and ti is str and not item.isascii() and not _encodable(item):
+                return (_NOT_UNICODE, floats, nested)
+            elif one_reading and ti is int and item.bit_length() > _EXACT_BITS:
+                stack.append((item, depth + 1))  # told on its own (above): exact as a double, or refused
     return (None, floats, nested)
+
+
+_EXACT_BITS = 53  # every integer of at most 53 bits is exactly a double
+_INEXACT = ("an integer is past what a double holds exactly (2**53); a reader that parses numbers as doubles "
+            "(JavaScript) would act on another number: send it as text")
+_NOT_UNICODE = "a text holds a lone surrogate (\\ud800-\\udfff alone), which is not Unicode"
+
+
+def _exact_double(n: int) -> bool:
+    try:
+        return float(n) == n
+    except OverflowError:
+        return False
 
 
 def _encodable(s: str) -> bool:

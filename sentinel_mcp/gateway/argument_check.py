@@ -19,6 +19,7 @@ from sentinel_mcp.core import outside_schema
 from sentinel_mcp.core.echoed_text import MESSAGE_ECHO_LIMIT, echoed
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, ValueWalk, walk_value
+from sentinel_mcp.gateway.argument_shape import PLAIN, Shape, compile_shape
 from sentinel_mcp.gateway.schema_validators import CompiledSchemas
 
 if TYPE_CHECKING:  # jsonschema is imported by the first call's check, not at start-up (issue 21)
@@ -27,7 +28,8 @@ if TYPE_CHECKING:  # jsonschema is imported by the first call's check, not at st
 # ``json.dumps(arguments, default=str)``'s encoder, built once (dumps with an option builds one per call)
 _SIZE = json.JSONEncoder(default=str)
 _EMPTY_SIZE = 2  # len("{}")
-Compiled = tuple[Tool, "Validator | None", "str | None"]  # the tool, its validator, the verdict on ``{}``
+# the tool, its validator, the verdict on ``{}``, the shape its arguments are given (``argument_shape``)
+Compiled = tuple[Tool, "Validator | None", "str | None", Shape]
 
 
 class ArgumentCheck:
@@ -39,7 +41,7 @@ class ArgumentCheck:
         # per tool name: the tool whose validator a worker thread is compiling, and that compilation
         self._compiling: dict[str, tuple[Tool, asyncio.Future[Compiled]]] = {}
         # validators by schema: a catalog rebuild's new tool objects compile nothing (``schema_validators``)
-        self._by_schema: CompiledSchemas[Validator | None] = CompiledSchemas()
+        self._by_schema: CompiledSchemas[tuple[Validator | None, Shape]] = CompiledSchemas()
 
     def ready(self, tool: Tool) -> bool:
         """Whether ``tool``'s validator is compiled (else ``prepare`` it first)."""
@@ -90,13 +92,19 @@ class ArgumentCheck:
             if _EMPTY_SIZE > max_bytes:
                 return f"arguments for {tool.name} are too large ({_EMPTY_SIZE} bytes > {max_bytes})", None
             return self._compiled(tool)[2], None
-        walk = walk_value(arguments, MAX_ARGUMENT_DEPTH)  # before anything walks them recursively
+        # before anything walks them recursively; one reading of every value for the guard and the upstream
+        walk = walk_value(arguments, MAX_ARGUMENT_DEPTH, one_reading=True)
         if walk[0] is not None:
             return f"invalid arguments for {tool.name}: {walk[0]}", walk
         size = len(_SIZE.encode(arguments))
         if size > max_bytes:
             return f"arguments for {tool.name} are too large ({size} bytes > {max_bytes})", walk
         return _verdict(tool, self._compiled(tool)[1], arguments, size), walk
+
+    def shape(self, tool: Tool) -> Shape:
+        """The shape ``tool``'s arguments are given before the guard (defaults filled, undeclared keys
+        refused: ``argument_shape``); compiled with its validator."""
+        return self._compiled(tool)[3]
 
     def _compiled(self, tool: Tool) -> Compiled:
         cached = self._validators.get(tool.name)
@@ -107,19 +115,20 @@ class ArgumentCheck:
         return compiled
 
 
-def _compile(tool: Tool, by_schema: CompiledSchemas[Validator | None]) -> Compiled:
-    """The tool, its validator and the verdict on ``{}`` (thread-safe: a worker thread may run it); the
-    validator compiled once per schema (``schema_validators``: a catalog rebuild's new tool objects)."""
+def _compile(tool: Tool, by_schema: CompiledSchemas[tuple[Validator | None, Shape]]) -> Compiled:
+    """The tool, its validator, the verdict on ``{}`` and its arguments' shape (thread-safe: a worker thread
+    may run it); compiled once per schema (``schema_validators``: a catalog rebuild's new tool objects)."""
     schema = tool.input_schema
-    validator = by_schema.get(schema, lambda: _compile_schema(schema))
-    return (tool, validator, _verdict(tool, validator, {}, _EMPTY_SIZE))
+    validator, shape = by_schema.get(schema, lambda: _compile_schema(schema))
+    return (tool, validator, _verdict(tool, validator, {}, _EMPTY_SIZE), shape)
 
 
-def _compile_schema(schema: Any) -> Validator | None:
+def _compile_schema(schema: Any) -> tuple[Validator | None, Shape]:
     try:  # the upstream's schema: no reference fetched, no backtracking pattern (core/outside_schema.py)
-        return outside_schema.validator(schema)
+        validator = outside_schema.validator(schema)
     except UnusableSchema:
-        return None  # a schema we cannot check here: let the upstream judge its own input
+        return None, PLAIN  # a schema we cannot check here: let the upstream judge its own input
+    return validator, compile_shape(schema, validator)
 
 
 def _verdict(tool: Tool, validator: Validator | None, arguments: dict[str, Any], size: int) -> str | None:

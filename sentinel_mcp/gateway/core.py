@@ -51,6 +51,7 @@ from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
 from sentinel_mcp.gateway.result_check import ResultCheck
 from sentinel_mcp.gateway.argument_form import argument_form
+from sentinel_mcp.gateway.argument_shape import Undeclared, shaped, walk_after
 from sentinel_mcp.gateway.asked_questions import AskedQuestions
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
@@ -383,8 +384,16 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview):
             kept = arguments if shape is None else None
             await rec.final("error", "bad_arguments", upstream=route.upstream, error=problem, arguments=kept)
             return Refused(reason=problem, decision_id=rec.decision_id)
-        # the guard decides on what the upstream gets: 13.0 is the upstream's 13 (argument_form.py)
-        arguments, problem = argument_form(route.exposed.input_schema, arguments, walk)
+        # the guard decides on what the upstream gets: its schema's defaults filled, no key it does not
+        # declare (argument_shape.py), 13.0 is the upstream's 13 (argument_form.py)
+        given = self.arguments.shape(route.exposed)
+        if not given.plain:
+            target = self.manager.upstreams[route.upstream].target
+            undeclared: Undeclared = getattr(target, "undeclared_arguments", "refuse")
+            arguments, problem = shaped(given, arguments or {}, undeclared)
+            walk = walk_after(given, walk)  # and what the defaults filled may hold
+        if problem is None:
+            arguments, problem = argument_form(route.exposed.input_schema, arguments, walk)
         if problem is not None:
             problem = f"invalid arguments for {name}: {problem}"
             await rec.final(

@@ -13,7 +13,13 @@ import re
 
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.given_fact_size import size_problem
-from sentinel_mcp.policy.agent_answer_bound import MAX_AGENT_ANSWERS, standing_agent_answers
+from sentinel_mcp.policy.agent_answer_bound import (
+    MAX_AGENT_ANSWERS,
+    MAX_PRINCIPAL_AGENT_ANSWERS,
+    own_conversation,
+    principal_agent_answers,
+    standing_agent_answers,
+)
 from sentinel_mcp.policy.answered_askable import judging_askable
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
@@ -88,7 +94,8 @@ async def answer_fact(
 
 
 async def keep_answer(knowledge: Knowledge, question: Question, fact: Fact,
-                      max_agent: int = MAX_AGENT_ANSWERS) -> Fact:
+                      max_agent: int = MAX_AGENT_ANSWERS, principal: str | None = None,
+                      max_principal: int = MAX_PRINCIPAL_AGENT_ANSWERS) -> Fact:
     """Store an answer's fact by who gave it, against the answers its question holds already:
 
     - the user's answer replaces every answer the question holds from the agent (its value, no or "don't
@@ -124,6 +131,13 @@ async def keep_answer(knowledge: Knowledge, question: Question, fact: Fact,
             f"this conversation holds {max_agent} answers the agent gave, as many as it keeps; no further "
             "one is taken (a new conversation starts afresh, and the user can answer Sentinel's own question)"
         )
+    if fact.provenance == "agent" and principal is not None:  # and within the principal's, in all
+        if await principal_agent_answers(knowledge.store, principal, max_principal) >= max_principal:
+            raise AnswerRefused(
+                f"this principal's conversations hold {max_principal} answers the agent gave, as many as are "
+                "kept; no further one is taken until some lapse (the user can answer Sentinel's own question)"
+            )
+        await own_conversation(knowledge.store, fact.session, principal)
     if replaced:
         await knowledge.delete(fact.session, [h.fact for h in replaced])
     await knowledge.add([fact])

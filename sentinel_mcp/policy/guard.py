@@ -22,7 +22,7 @@ from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.lazy_proof import LazyProof
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.port import GatewayPort
-from sentinel_mcp.policy.agent_answer_bound import MAX_AGENT_ANSWERS
+from sentinel_mcp.policy.agent_answer_bound import MAX_AGENT_ANSWERS, MAX_PRINCIPAL_AGENT_ANSWERS
 from sentinel_mcp.policy.answer_facts import answer_fact, keep_answer
 from sentinel_mcp.policy.denial_words import how_to_unblock, unmet_of
 from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, KeptProof, PrologEngine, shared_engine
@@ -83,6 +83,7 @@ class PolicyGuard(ObserveStep, KeptTurns, Guard):
         self.store = FactStore(store_path)
         self._answering = asyncio.Lock()
         self.max_agent_answers = MAX_AGENT_ANSWERS  # standing agent answers a conversation keeps
+        self.max_principal_agent_answers = MAX_PRINCIPAL_AGENT_ANSWERS  # ... and a principal, in all
         self.rulebases = RulebaseHolder(self.engine, rulebase_files, poll_interval=poll_interval)
         self.rulebases.own_documents = untrusted is None
         # every version loaded (or refused), with its texts: the console's policy history (the gateway's guard
@@ -556,11 +557,10 @@ class PolicyGuard(ObserveStep, KeptTurns, Guard):
             question.meta.get("tool") != call.identity or question.meta.get("digest") != call.digest
         ):
             raise AnswerRefused("this confirmation was asked for another call")
-        await self.store_answer(call.session_id, question, answer)
+        await self.store_answer(call.session_id, question, answer, principal=call.principal)
 
-    async def store_answer(
-        self, session: str, question: Question, answer: Answer, contexts: list[str] | None = None
-    ) -> str:
+    async def store_answer(self, session: str, question: Question, answer: Answer,
+                           contexts: list[str] | None = None, principal: str | None = None) -> str:
         """Store an answer as a fact with the answer's provenance; returns the fact text."""
         rb = self.rulebases.current
         await self.knowledge.ensure(session, rb)
@@ -571,7 +571,8 @@ class PolicyGuard(ObserveStep, KeptTurns, Guard):
             )
             if fact is None:
                 return "nothing stored: the confirmation was not given"
-            return (await keep_answer(self.knowledge, question, fact, self.max_agent_answers)).fact
+            return (await keep_answer(self.knowledge, question, fact, self.max_agent_answers, principal,
+                                      self.max_principal_agent_answers)).fact
 
 
 CHANGED_TEXT = (

@@ -109,7 +109,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         """Record the answer to an askable (e.g. predicate `cancel_reason`, inputs `["ABC123"]`, answer
         `health`). The fact has provenance `agent`; questions that only the user may answer refuse it."""
         try:
-            fact = await service(ctx_).answer(session_of(ctx_), predicate, list(inputs), answer)
+            fact = await service(ctx_).answer(session_of(ctx_), predicate, list(inputs), answer,
+                                              principal=principal_of_call(ctx_))
         except (RuntimeError, ValueError, AnswerRefused) as e:
             return _error(str(e))
         return _result({"recorded": fact, "provenance": "agent"})

@@ -224,7 +224,8 @@ class PolicyService:
         return any(hidden)
 
     async def answer(
-        self, session: str, predicate: str, inputs: list[Any], value: Any, provenance: str = "agent"
+        self, session: str, predicate: str, inputs: list[Any], value: Any, provenance: str = "agent",
+        principal: str | None = None,
     ) -> str:
         """Answer an askable (provenance ``agent`` from the LLM); inputs may name bound contexts.
 
@@ -258,6 +259,7 @@ class PolicyService:
             q,
             Answer(action="accept", content={"answer": value}, provenance=provenance),  # type: ignore[arg-type]
             contexts=used,
+            principal=principal,
         )
 
     async def why_not(self, session: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import logging
 import time
 from typing import Any
 
+from sentinel_mcp.policy.agent_answer_bound import forget_owners
 from sentinel_mcp.policy.knowledge import Knowledge
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ async def upkeep(knowledge: Knowledge, search: Any, purge_interval: float) -> No
         next_purge = time.monotonic() + purge_interval
         try:
             await knowledge.purge()
+            await forget_owners(knowledge.store)  # conversations that hold no agent answer any more
             if search.index is not None:
                 await search.index.purge()  # expired memories
         except Exception:  # noqa: BLE001

@@ -116,9 +116,13 @@ async def test_an_unverified_peer_needs_the_users_yes_naming_it_its_address_and_
         no, yes = Person(False), Person(True)
         async with gateway(tmp_path, registry) as rt:
             async with Client(rt.front.server, mode="auto", elicitation_callback=no) as c:
-                # a client's word that the peer is verified is no fact the guard reads
+                # a client's word that the peer is verified is no argument of the tool: refused before the
+                # guard, nobody asked; and no fact the guard reads: without it, the user is asked (no)
                 refused = await c.call_tool("a2a__a2a_send", {"peer": "bob", "text": "my data",
                                                               "verified": True})
+                assert refused.is_error and got == [] and not no.asked, said(refused)
+                assert "not one the tool declares" in said(refused), said(refused)
+                refused = await c.call_tool("a2a__a2a_send", {"peer": "bob", "text": "my data"})
             assert refused.is_error and got == [], said(refused)
             async with Client(rt.front.server, mode="auto", elicitation_callback=yes) as c:
                 sent = await c.call_tool("a2a__a2a_send", {"peer": "bob", "text": "my data"})

@@ -131,8 +131,12 @@ async def test_an_agents_answer_is_never_the_users(data_dir, era, mark):
                 link=AnsweringAgent(meta),
                 principal="owner",
             )
-            seen = outcome.result.structured_content or {}
-            assert outcome.result.is_error or (seen["answered_by"] == "agent" and not seen["heard"]), seen
+            result = getattr(outcome, "result", None)
+            if result is None:  # refused before the guard: the tool declares no such argument
+                assert "not one the tool declares" in outcome.reason, outcome
+                continue
+            seen = result.structured_content or {}
+            assert result.is_error or (seen["answered_by"] == "agent" and not seen["heard"]), seen
 
 
 @pytest.mark.parametrize("era", ERAS)

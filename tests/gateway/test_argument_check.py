@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from mcp.types import Tool
 
-from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
+from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem, walk_value
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
 
 SCHEMAS: list[dict[str, Any]] = [
@@ -61,7 +61,9 @@ def plain(tool: Tool, arguments: Any, max_bytes: int) -> str | None:
         arguments = {}
     if not isinstance(arguments, dict):
         return f"invalid arguments for {tool.name}: expected a JSON object, got {type(arguments).__name__}"
-    shape = value_problem(arguments, MAX_ARGUMENT_DEPTH)
+    # the wire limits, and one reading of every value (a lone surrogate, an inexact integer: refused first)
+    shape = value_problem(arguments, MAX_ARGUMENT_DEPTH) or walk_value(arguments, MAX_ARGUMENT_DEPTH,
+                                                                      one_reading=True)[0]
     if shape is not None:
         return f"invalid arguments for {tool.name}: {shape}"
     size = len(json.dumps(arguments, default=str))

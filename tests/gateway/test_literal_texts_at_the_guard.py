@@ -41,7 +41,10 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Any:
     rules = tmp / "flags.pl"
     rules.write_text(RULES)
     cfg = tmp / "sentinel.json"
-    cfg.write_text(json.dumps({"mcpServers": {"fl": {"command": sys.executable, "args": [FLAGS]}},
+    # ``x`` below is no declared argument: passed on (as a server whose schema is incomplete has it), so a
+    # nested value still sends the arguments as JSON text (the other reading)
+    server = {"command": sys.executable, "args": [FLAGS], "undeclared_arguments": "pass"}
+    cfg.write_text(json.dumps({"mcpServers": {"fl": server},
                                "sentinel": {"data_dir": str(tmp / "state"), "http": {"token": TOKEN},
                                             "rulebases": [str(rules)]}}))
     port = free_port()
