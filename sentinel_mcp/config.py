@@ -17,8 +17,7 @@ from sentinel_mcp.core.host_names import is_host
 from sentinel_mcp.core.display_text import Marked, compose, said
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_section
-from sentinel_mcp.core.setting_keys import did_you_mean
-from sentinel_mcp.core.setting_keys import meant_or_known as _did_you_mean
+from sentinel_mcp.core.setting_keys import meant_or_known as _did_you_mean, unknown_sentinel_key
 from sentinel_mcp.config_file import parse_config_json, read_config_text
 from sentinel_mcp.config_isolation import SessionIsolation
 from sentinel_mcp.config_arguments import ArgumentForwarding
@@ -28,14 +27,9 @@ from sentinel_mcp.config_namespaces import check_prefixes
 from sentinel_mcp.config_secrets import exposure_warning
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
 from sentinel_mcp.config_vars import expand_tree, expand_vars, unexpanded
-from sentinel_mcp.paths import (
-    RULEBASES_DIR,  # noqa: F401 - re-exported (benchmarks, older callers)
-    SHIPPED_PREFIX,
-    SHIPPED_ROOT,
-    default_anchor_dir,
-    default_data_dir,
-    shipped_path,
-)
+from sentinel_mcp.paths import RULEBASES_DIR  # noqa: F401 - re-exported (benchmarks, older callers)
+from sentinel_mcp.paths import SHIPPED_PREFIX, SHIPPED_ROOT, default_anchor_dir, default_data_dir
+from sentinel_mcp.paths import shipped_path
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
 
 _SECRET_WORDS = {"token": "the token", "console_secret": "the console secret"}
@@ -534,7 +528,8 @@ def _check_sections(cfg: Config, lines: Lines | None = None) -> None:
                           f"{_did_you_mean(name, sorted(BUILTINS))}", "builtin_timeouts", name))
     for key, section in (cfg.sentinel.model_extra or {}).items():
         if key not in known:
-            raise fail(at(f"sentinel.{key}: {_unknown_key(key, known)}", key))
+            why = unknown_sentinel_key(key, known, sorted(SentinelSettings.model_fields))
+            raise fail(at(f"sentinel.{key}: {why}", key))
         if not isinstance(section, dict):
             raise fail(at(f"sentinel.{key}: must be an object of settings, not "
                           f"{type(section).__name__}", key))
@@ -548,18 +543,6 @@ def _check_sections(cfg: Config, lines: Lines | None = None) -> None:
                 validate_section(model, section, f"sentinel.{key}", line)
             except ConfigError as e:
                 raise fail(said(e)) from None
-
-
-def _unknown_key(key: str, sections: list[str]) -> str:
-    """Why ``sentinel.<key>`` is refused, with the section or the setting of ``sentinel`` it most likely meant
-    (``rulebase`` is ``rulebases``, not a section: its nearest built-in section would mislead)."""
-    settings = sorted(SentinelSettings.model_fields)
-    meant = did_you_mean(key, sections + settings)
-    if meant in sections:
-        return f"unknown section (did you mean {meant!r}?)"
-    if meant is not None:
-        return f"unknown section or setting (did you mean {meant!r}?)"
-    return (f"unknown section or setting (settings: {', '.join(settings)}; sections: {', '.join(sections)})")
 
 
 def _anchor_server_cwd(cfg: Config) -> None:

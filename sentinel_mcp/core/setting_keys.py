@@ -23,6 +23,17 @@ def meant_or_known(word: str, known: list[str]) -> str:
     return f" (did you mean {meant!r}?)" if meant else f" (known: {', '.join(known)})"
 
 
+def unknown_sentinel_key(key: str, sections: list[str], settings: list[str]) -> str:
+    """Why ``sentinel.<key>`` is refused, with the section or the setting of ``sentinel`` it most likely meant
+    (``rulebase`` is ``rulebases``, not a section: its nearest built-in section would mislead)."""
+    meant = did_you_mean(key, sections + settings)
+    if meant in sections:
+        return f"unknown section (did you mean {meant!r}?)"
+    if meant is not None:
+        return f"unknown section or setting (did you mean {meant!r}?)"
+    return f"unknown section or setting (settings: {', '.join(settings)}; sections: {', '.join(sections)})"
+
+
 def _leaves(tp: Any) -> list[Any]:
     """The types a (possibly Optional, Annotated or union) annotation stands for."""
     origin = get_origin(tp)
