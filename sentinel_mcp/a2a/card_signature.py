@@ -30,7 +30,6 @@ import binascii
 import hashlib
 import math
 import re
-import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.a2a.card_canonical import NotCanonical, parse_unique, signed_form
 from sentinel_mcp.a2a.card_jwk import public_key_of
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.errors import A2AError
 from sentinel_mcp.core.look_alike_names import looks_alike
@@ -301,7 +301,7 @@ def check_card(card: dict[str, Any], names: list[str], keys: CardKeys, now: floa
     """How far ``card`` (the JSON object as received) is vouched for; CardRefused when it must not count.
     ``names``: what the peer is known by (its card's name, its mDNS instance label), to find its pins;
     ``now``: seconds since the epoch (the clock's when None)."""
-    now = time.time() if now is None else now
+    now = process_clock.now() if now is None else now  # never back: a clock set back revives no signature
     imitation = keys.imitated(names)
     if imitation is not None:
         raise CardRefused(Marked(f"its name {safe_text(imitation[0], 100)!r} looks like the pinned peer "

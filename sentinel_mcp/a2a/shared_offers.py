@@ -8,19 +8,21 @@ is a row of the cluster's database (its context, the principal whose intent it c
 signed over all three (``sentinel.cluster.seal_key``): a row made up or altered in SQL names nobody. A row
 is removed when its offer ends, and expires by itself (the orchestrator's timeout and a margin) when its
 replica stopped first; expired rows are swept at each offer, so the table holds at most each replica's
-offers in flight (``offer_contexts.MAX_OPEN``) and those of the last timeout. Expiry is compared on the
-database's clock; the writer's clock sets it (a replica running ahead stretches its rows by the skew).
+offers in flight (``offer_contexts.MAX_OPEN``) and those of the last timeout. Expiry is set and compared
+on the database's clock (PostgreSQL), else on the process clock: set by the writer's wall clock, a clock set
+back kept a crashed replica's offer naming its principal for the step. A row expiring later than ``ttl``
+from the reader's now was stamped by a clock ahead (or before it went back): it names nobody.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.storage import Schema, Statement, StorageError
 from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign_row, signed_row
-from sentinel_mcp.storage.shared_clock import clocked
+from sentinel_mcp.storage.shared_clock import DB_NOW, clocked, on_server_clock
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,7 @@ _SWEEP = "DELETE FROM a2a_offers WHERE expires_at < {now}"
 _OPEN = "INSERT INTO a2a_offers (context_id, principal, expires_at, mac) VALUES (?, ?, ?, ?)"
 _CLOSE = "DELETE FROM a2a_offers WHERE context_id = ? AND mac = ?"
 _READ = "SELECT principal, expires_at, mac, {now} FROM a2a_offers WHERE context_id = ?"
+CLOCK_SKEW = 5.0  # seconds two processes' clocks on one SQLite file may differ by
 
 
 class SharedOffers:
@@ -54,11 +57,18 @@ class SharedOffers:
 
     async def add(self, context_id: str, principal: str) -> str:
         """Record the offer (StorageError: not recorded, so not made); returns what ``remove`` takes."""
-        row = (context_id, principal, time.time() + self.ttl)
+        now = await self._now()
+        row = (context_id, principal, now + self.ttl)
         mac = sign_row(self.key, PURPOSE, row)
-        await self.db.run([Statement(*clocked(self.db, _SWEEP, (), 0, time.time)),
+        await self.db.run([Statement(*clocked(self.db, _SWEEP, (), 0, lambda: now)),
                            Statement(_OPEN, (*row, mac))])
         return mac
+
+    async def _now(self) -> float:
+        """The clock an offer's expiry is set by (``principal_of`` reads the same)."""
+        if on_server_clock(self.db):
+            return float((await self.db.query(f"SELECT {DB_NOW}"))[0][0])
+        return process_clock.now()
 
     async def remove(self, context_id: str, mac: str) -> None:
         try:
@@ -69,15 +79,17 @@ class SharedOffers:
     async def principal_of(self, context_id: str) -> str | None:
         """The principal whose offer waits in ``context_id`` (None: none does, or its row is not one a
         replica of this cluster wrote, or it expired). StorageError: the store cannot say."""
-        rows = await self.db.query(*clocked(self.db, _READ, (context_id,), 0, time.time))
+        rows = await self.db.query(*clocked(self.db, _READ, (context_id,), 0, process_clock.now))
         if not rows or len(rows[0]) != 4:
             return None
         principal, expires_at, mac, now = rows[0]
         if not signed_row(self.key, mac, PURPOSE, (context_id, principal, expires_at)):
             log.warning("an A2A offer's row not signed by a replica of this cluster: ignored")
             return None
-        if not isinstance(now, float) or not isinstance(expires_at, float) or expires_at < now:
-            return None
+        if not isinstance(now, float) or not isinstance(expires_at, float) or not (
+            now <= expires_at <= now + self.ttl + CLOCK_SKEW
+        ):
+            return None  # expired, or stamped in the reader's future (its time left unknown)
         return principal if isinstance(principal, str) else None
 
 

@@ -30,7 +30,6 @@ import functools
 import hashlib
 import hmac
 import secrets
-import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -41,6 +40,7 @@ from starlette.responses import Response
 
 from sentinel_mcp.console.sign_in_devices import DEVICE_SECONDS, SignInDevices
 from sentinel_mcp.console.sign_in_limit import SignInLimit
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.identity import console_link
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.principal import Principal
@@ -81,6 +81,7 @@ class ConsoleAuth:
         # the sign-in form's only credentials (none: nobody signs in by the form, certificates still do)
         self.console_secrets = console_secrets or TokenResolver()
         self.secret = secrets.token_bytes(32)  # per process: a restart signs everyone out
+        # sid -> (principal, until by the process clock: a wall clock set back kept a session for the step)
         self._sessions: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
         for source, principal in self.console_secrets.followed():
             # a replaced secret (``config console-secret --rotate``): whoever signed in with the old one
@@ -116,7 +117,7 @@ class ConsoleAuth:
             return None  # another page of this host (a port shares cookies) set a second one: whose is it?
         if sid:
             found = self._sessions.get(sid)
-            if found is not None and found[1] > time.time():
+            if found is not None and found[1] > process_clock.now():
                 if by_certificate is not None and by_certificate.name != found[0].name:
                     return None
                 # a header credential beside the session must name the same principal, as a token and a
@@ -157,7 +158,7 @@ class ConsoleAuth:
         the person named, whose secret this must be; a wrong one counts against that name
         (``sign_in_limit``); from ``device`` (a browser it signed in on), against that device. The same work
         whatever the name: whether one is a principal's is never looked at."""
-        now = time.time()
+        now = process_clock.now()
         secret = secret.strip()
         principal = (
             self.console_secrets.resolve(Credentials(bearer=secret))
@@ -197,7 +198,7 @@ class ConsoleAuth:
         ):
             self.limit.failed(presented.peer if presented else None)
             return None
-        return self._open_session(owner, time.time())
+        return self._open_session(owner, process_clock.now())
 
     def _owner(self) -> Principal | None:
         """The owner's principal, if the owner has a console secret here (else nobody signs in by a link)."""
@@ -236,7 +237,7 @@ class ConsoleAuth:
         if viewer.session_id is None:
             return True
         found = self._sessions.get(viewer.session_id)
-        return found is not None and found[1] > time.time()
+        return found is not None and found[1] > process_clock.now()
 
     def still_viewing(self, viewer: Viewer, request: Request) -> bool:
         """Whether a long request's credentials still give this same viewer: its session open, and its

@@ -334,7 +334,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
 
                 call = self.held.start(
                     params.name, session, run, relays_sampling=can_sample(ctx), party=link.party,
-                    declared=may_ask,
+                    declared=may_ask, owner=principal.name,
                 )
                 return await self._await_held(ctx, params, session, call, principal)
 

@@ -42,6 +42,9 @@ from sentinel_mcp.gateway.telemetry import traced
 log = logging.getLogger(__name__)
 
 KEY_PREFIX = "upstream.held."
+# finished calls whose outcome one principal's rounds have not collected (a round cancelled or gone): its own
+# oldest go past it. Running calls are bounded by the calls-in-flight cap (``catalog_view``), these were not
+MAX_DONE_PER_PRINCIPAL = 64
 
 
 Request = ElicitRequest | CreateMessageRequest | ListRootsRequest
@@ -92,6 +95,7 @@ class HeldCall:
     questions: asyncio.Queue[PendingQuestion] = field(default_factory=asyncio.Queue)
     pending: PendingQuestion | None = None
     report_progress: Any = None  # the waiting round's ctx.session.report_progress
+    owner: str = ""  # the principal whose call it is (``MAX_DONE_PER_PRINCIPAL``)
 
 
 class HeldLink(CallerLink):
@@ -194,24 +198,35 @@ class HeldCalls:
         relays_sampling: bool = False,
         party: object | None = None,
         declared: frozenset[str] = frozenset({ELICITATION}),
+        owner: str = "",
     ) -> HeldCall:
         call_id = secrets.token_urlsafe(12)
         link = HeldLink(self, call_id, self.timeout, party, declared)
         link.relays_sampling = relays_sampling
         task = asyncio.get_running_loop().create_task(run(link), name=f"held:{name}")
-        call = HeldCall(call_id, name, session, task)
+        call = HeldCall(call_id, name, session, task, owner=owner)
         self.calls[call_id] = call
-        task.add_done_callback(lambda _t: self._expire_later(call_id))
+        task.add_done_callback(lambda _t: self._expire_later(call_id, owner))
         return call
 
-    def _expire_later(self, call_id: str) -> None:
-        # a finished call whose result nobody collects is dropped after the timeout
+    def _expire_later(self, call_id: str, owner: str) -> None:
+        # a finished call whose result nobody collects is dropped after the timeout, or sooner past its
+        # principal's bound (the dict keeps start order: the first found are its oldest)
         asyncio.get_running_loop().call_later(self.timeout, self.calls.pop, call_id, None)
+        done = [k for k, c in self.calls.items() if c.owner == owner and c.task.done()]
+        for old in done[: max(0, len(done) - MAX_DONE_PER_PRINCIPAL)]:
+            del self.calls[old]
 
     async def next_event(self, call: HeldCall) -> PendingQuestion | Any:
         """The call's next question, or its outcome when it finished."""
         getter = asyncio.ensure_future(call.questions.get())
-        done, _ = await asyncio.wait({getter, call.task}, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            done, _ = await asyncio.wait({getter, call.task}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the round ended: its reader must not take the next round's question
+            if getter.done() and not getter.cancelled():
+                call.questions.put_nowait(getter.result())
+            getter.cancel()
+            raise
         if getter in done:
             call.pending = getter.result()
             return call.pending

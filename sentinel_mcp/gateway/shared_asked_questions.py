@@ -8,19 +8,23 @@ answer was dropped, so the agent's word decided the call. Each question asked is
 database, keyed by principal, conversation and question key, and signed (``sentinel.cluster.seal_key``) over
 everything a reader acts on: a row made up or altered in SQL (a question never asked, another principal's or
 conversation's, other choices) is absent, never used. Bounded per principal (its oldest go first, never
-another's) and by age (a question older than a sealed state lives answers nothing). A store that cannot be
-written or read fails the call (the caller refuses it), never drops the user's answer silently.
+another's) and by age (a question older than a sealed state lives answers nothing). Age is by the database's
+clock on PostgreSQL (one clock for every replica), else by the process clock: a wall clock set back kept a
+question answerable for the step, and a row stamped later than the reader's clock has an unknown age (none).
+A store that cannot be written or read fails the call (the caller refuses it), never drops the user's answer
+silently.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
 from typing import Any
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Question
 from sentinel_mcp.storage import Schema, Statement, StorageError
+from sentinel_mcp.storage.shared_clock import DB_NOW, clocked, on_server_clock
 from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, signed
 
 log = logging.getLogger(__name__)
@@ -67,7 +71,7 @@ class SharedAskedQuestions:
         """``asked``: (the key it is remembered by, the question)."""
         if not asked:
             return
-        now = time.time()
+        now = await self._now()
         rows = []
         for qkey, q in asked:
             text = json.dumps(q.model_dump(), ensure_ascii=True)  # ASCII: any text, a lone surrogate too
@@ -75,24 +79,30 @@ class SharedAskedQuestions:
         await self.db.run([Statement(_UPSERT, rows, many=True),
                            Statement(_TRIM, (principal, now - self.max_age, principal, self.per_principal))])
 
+    async def _now(self) -> float:
+        """The clock a question's age is measured by (``get`` reads the same)."""
+        if on_server_clock(self.db):
+            return float((await self.db.query(f"SELECT {DB_NOW}"))[0][0])
+        return process_clock.now()
+
     async def forget(self, principal: str, session: str, qkey: str) -> None:
         await self.db.run([Statement(
             "DELETE FROM asked_questions WHERE principal = ? AND session = ? AND qkey = ?",
             (principal, session, qkey))])
 
     async def get(self, principal: str, session: str, qkey: str) -> Question | None:
-        rows = await self.db.query(
-            "SELECT question, asked_at, mac FROM asked_questions WHERE principal = ? AND session = ? "
-            "AND qkey = ?", (principal, session, qkey))
+        rows = await self.db.query(*clocked(
+            self.db, "SELECT question, asked_at, mac, {now} FROM asked_questions WHERE principal = ? "
+            "AND session = ? AND qkey = ?", (principal, session, qkey), 0, process_clock.now))
         if not rows:
             return None
-        text, asked_at, mac = rows[0]
+        text, asked_at, mac, now = rows[0]
         if not (isinstance(text, str) and isinstance(asked_at, float)
                 and signed(self.key, mac, PURPOSE, principal, session, qkey, text, repr(float(asked_at)))):
             log.warning("an asked question's row not signed by a replica of this cluster: ignored")
             return None
-        if asked_at < time.time() - self.max_age - CLOCK_SKEW:
-            return None
+        if not isinstance(now, float) or not now - self.max_age - CLOCK_SKEW <= asked_at <= now + CLOCK_SKEW:
+            return None  # too old, or stamped in the reader's future (its age unknown: the clock went back)
         try:
             q = Question.model_validate(json.loads(text))
         except ValueError:

@@ -16,6 +16,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, NoReturn
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.principal import Principal
 from sentinel_mcp.identity.resolver import AuthFailed, PrincipalResolver
@@ -36,7 +37,10 @@ class CertificateResolver:
     tokens: PrincipalResolver | None = None  # to check a token sent alongside a certificate
     is_revoked: Callable[[PeerCertificate], bool] | None = None
     on_refused: RefusedHook | None = None
-    now: Callable[[], dt.datetime] = field(default=lambda: dt.datetime.now(dt.timezone.utc))
+    # the process clock: a wall clock set back must not make an expired certificate valid again
+    now: Callable[[], dt.datetime] = field(
+        default=lambda: dt.datetime.fromtimestamp(process_clock.now(), dt.timezone.utc)
+    )
     # the front's CA bundle as it is now (re-read when its file changes). Without it (a caller that built a
     # one-CA front itself) a rule naming an issuer matches nothing; with it, a subject or SAN rule without an
     # issuer matches nothing while the bundle holds several CAs (refused at start; this covers a bundle that

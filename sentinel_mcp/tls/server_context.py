@@ -24,6 +24,7 @@ from sentinel_mcp.tls.pem_blocks import CA_LABELS, CRL_LABELS, foreign_labels, l
 from sentinel_mcp.tls.refusal_reply import AlertingContext
 from sentinel_mcp.tls.settings import ClientCertificates
 from sentinel_mcp.tls.trusted_cas import TrustedCAs
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.errors import TLSError
 
 log = logging.getLogger(__name__)
@@ -302,7 +303,8 @@ class ServerContexts:
         """Why no client certificate can be trusted now (a CRL in force has expired), or None: the handshake
         refuses them all then, and a connection made before is refused per request as well."""
         self.current()  # a CRL written since counts
-        expired = expired_at(self._fresh, time.time())
+        # the process clock: a wall clock set back must not make an expired CRL fresh again
+        expired = expired_at(self._fresh, process_clock.now())
         if expired is None:
             return None
         when = dt.datetime.fromtimestamp(expired, dt.timezone.utc)
