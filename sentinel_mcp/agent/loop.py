@@ -45,6 +45,7 @@ from sentinel_mcp.agent.typed_secrets import TypedSecrets
 from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput, Refused
 from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
+from sentinel_mcp.core.untrusted_text import first_line
 from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelRequest
 from sentinel_mcp.core.errors import AgentError
 
@@ -531,7 +532,7 @@ class AgentLoop:
         fresh = Screen.from_result(data) if decision.tool is None else None  # from screen actions only
         if r.is_error and status == "denied":
             record |= {"outcome": "refused", "detail": text[:RESULT_EXCERPT], "summary": f"{what}: refused"}
-            raise _Stop("refused", f"step {n} ({what}) was refused: {text.splitlines()[0][:300]}")
+            raise _Stop("refused", f"step {n} ({what}) was refused: {first_line(text)[:300]}")
         if r.is_error and status == "stale":
             state.note(f"step {n}: {what} -> refused as stale; the screen had changed")
             record |= {"outcome": "stale", "summary": f"{what}: stale, screen re-read"}

@@ -27,6 +27,12 @@ def sentinel(tmp_path_factory):
     # a call is held while the principal's console is open (the browser test's page), then answered "waiting
     # for the user": rendered the same after 2 s as after the rig's 30 (each of its calls waited that long)
     cfg = console_config(tmp_path_factory.mktemp("console-hostile-render"), hold_seconds=2)
+    # the held calls carry argument names the toolbox does not declare (what the page makes of a client's
+    # hostile names is the question here): its upstream passes them, so they reach the guard and the inbox
+    # instead of the refusal of undeclared arguments (tests/gateway/test_undeclared_arguments.py)
+    body = json.loads(cfg.read_text())
+    body["mcpServers"]["tb"]["undeclared_arguments"] = "pass"
+    cfg.write_text(json.dumps(body))
     with http_sentinel(cfg) as (base, proc):
         yield base, proc
 

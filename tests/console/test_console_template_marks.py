@@ -36,6 +36,8 @@ REVIEWED: dict[tuple[str, str], str] = {
         "'%.1f'|format(r.latency_ms) if r.latency_ms is not none else ''",
         "'%.1f'|format(r.timings.get(s, 0))")},
     ("activity.html", "'ok' if r.chain_status == 'verified' else 'bad'"): "a constant",
+    **{(t, e): "a constant of audit_seal (tampered, unsigned), set by the reader, never from the row"
+       for t, e in (("activity.html", "r.seal"), ("proof.html", "row.seal"))},
     ("activity.html", "s"): "a stage name of audit_view.STAGES",
     **{("activity.html", e): "the viewer's own filter, round-tripped in its input's value"
        for e in ("filters.principal", "filters.session", "filters.since", "filters.tool", "filters.until")},

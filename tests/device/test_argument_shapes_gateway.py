@@ -52,7 +52,9 @@ async def test_attacks_on_the_arguments_send_nothing_and_ordinary_uses_reach_the
                 by_gateway = "Sentinel refused this call" in r.content[0].text
                 named = tool == "sms_send" and args["to"] != "+15550100"
                 enum = tool in ("sms_list", "scroll")
-                assert by_gateway == ("device.pl" in rulebases or named or enum), (
+                # an integer a double cannot hold is refused before any guard (docs/policy-engine.md)
+                huge = any(type(v) is int and abs(v) > 2**53 for v in args.values())
+                assert by_gateway == ("device.pl" in rulebases or named or enum or huge), (
                     tool,
                     args,
                     r.content[0].text,
