@@ -70,8 +70,9 @@ guard('sensors__sensor_consent', [args(A)],
 consent_action_ok(list, _).
 consent_action_ok(revoke, _).
 consent_action_ok(grant, A) :-  % left out or null (the tool's declared default, filled before the guard)
-    option_value(A, sensor, null, Sensor),
-    require(\+ memberchk(Sensor, [null, '']), 'a grant must name the sensor').
+    option_value(A, sensor, '', Given),
+    ( Given == null -> Sensor = '' ; Sensor = Given ),
+    require(Sensor \== '', 'a grant must name the sensor').
 
 % --- sensor_list, sensor_retained -------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ device alone, whatever the name's block. A stolen one gives its thief that devic
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -64,6 +65,10 @@ def _key(data_dir: Path | None) -> bytes:
     except OSError:
         return secrets.token_bytes(KEY_BYTES)
     key = secrets.token_bytes(KEY_BYTES)
-    with os.fdopen(fd, "wb") as f:
-        f.write(key)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(key)
+    except OSError:  # a full disk, say: this process's own key; no cut file left to be read back next time
+        with contextlib.suppress(OSError):
+            path.unlink()
     return key

@@ -8,6 +8,7 @@ anyway: the DOM check is the one that fails if a value ever became markup."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 from typing import Any
@@ -56,6 +57,11 @@ def sentinel(tmp_path_factory):
     from sentinel_mcp.policy.guard_of_config import facts_db_path
 
     cfg = console_config(tmp_path_factory.mktemp("console-browser-hostile"))
+    # the held call carries argument names the toolbox does not declare (how the page shows a client's hostile
+    # names is the question here): its upstream passes them on to the guard and the inbox
+    body = json.loads(cfg.read_text())
+    body["mcpServers"]["tb"]["undeclared_arguments"] = "pass"
+    cfg.write_text(json.dumps(body))
 
     async def plant() -> None:
         path = facts_db_path(load_config(cfg))

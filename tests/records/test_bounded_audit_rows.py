@@ -41,7 +41,8 @@ async def test_a_hostile_clients_arguments_are_stored_cut_verifiable_and_the_cal
             keys = await c.call_tool("rec__echo", many_keys)
             listed = await c.call_tool("rec__echo", long_list)
     assert not echoed.is_error and echoed.content[0].text == BIG  # answered whole: only the record is cut
-    assert not keys.is_error and keys.content[0].text == "x"  # the keys it does not take: ignored, as before
+    # the keys it does not declare: refused before the guard (undeclared_arguments), and still recorded cut
+    assert keys.is_error and "is not one the tool declares" in keys.content[0].text, keys.content[0].text
     assert listed.is_error  # a list for a string: refused, as before
     rows = {r["decision_id"]: [] for r in audit_rows(config.store_path)}
     for r in audit_rows(config.store_path):

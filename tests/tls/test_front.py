@@ -67,7 +67,8 @@ async def test_every_front_over_tls_and_certificates_are_principals(tmp_path, pk
         with pytest.raises(InvalidStatus) as no_one:  # neither a certificate nor a token: refused
             async with connect(urls[1], ssl=client_context(pki), subprotocols=["a2a.v1.json"]):  # type: ignore[list-item]
                 pass
-        assert no_one.value.response.status_code == 403
+        # unauthenticated: 401 with its reason in the body and WWW-Authenticate, as a plain request gets
+        assert no_one.value.response.status_code == 401
 
         # plaintext on the TLS port gets a readable refusal
         async with httpx2.AsyncClient(timeout=10) as plain:
