@@ -119,10 +119,30 @@ def _sentinel_http(tmp: Path, name: str, upstream: dict, env: dict,
     cfg.write_text(json.dumps({"mcpServers": {"tb": upstream}, "sentinel": {
         "data_dir": str(data or tmp / "state"), "builtins": [], "http": {"token": TOKEN}}}))
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    with open(tmp / f"{name}.stderr", "ab") as err:  # read back if it exits before it answers
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL, stderr=err, env=env, start_new_session=True)
     return proc, port
+
+
+def _started(tmp: Path, name: str, front: tuple[subprocess.Popen, int],
+             again) -> tuple[subprocess.Popen, int]:
+    """``front`` once it answers ``/healthz``; a front that exits first has its stderr's tail printed and is
+    started once more on a new port (a port taken between ``free_port()`` and the bind is the usual cause)."""
+    for attempt in (1, 2):
+        proc, port = front
+        try:
+            wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=90)
+            return front
+        except RuntimeError:
+            tail = (tmp / f"{name}.stderr").read_text(errors="replace").strip().splitlines()[-8:]
+            print(f"  gateway {name} exited with {proc.returncode} before it answered; its stderr ends:",
+                  *(f"    {line}" for line in tail), sep="\n", file=sys.stderr)
+            if attempt == 2:
+                raise
+            front = again()
+    raise AssertionError("unreachable")
 
 
 def measure(calls: int, seconds: float, clients: int = 16, tmpfs: bool = False) -> tuple[list, float, float]:
@@ -148,18 +168,20 @@ def measure(calls: int, seconds: float, clients: int = 16, tmpfs: bool = False) 
     # docs/durability.md): before a toolbox process over stdio (the earlier shape), and before the toolbox's
     # HTTP server the direct side calls, in each era
     stdio_upstream = {"command": sys.executable, "args": [TOOLBOX], **UPSTREAM}
-    fronts = {"stdio": _sentinel_http(tmp, "sentinel", stdio_upstream, env),
-              "modern": _sentinel_http(tmp, "sentinel-modern", {"url": up_url, "protocol": "modern"}, env),
-              "legacy": _sentinel_http(tmp, "sentinel-legacy", {"url": up_url, "protocol": "legacy"}, env)}
+    starts = {"stdio": ("sentinel", stdio_upstream, None),
+              "modern": ("sentinel-modern", {"url": up_url, "protocol": "modern"}, None),
+              "legacy": ("sentinel-legacy", {"url": up_url, "protocol": "legacy"}, None)}
     if shm is not None:
-        fronts |= {f"{p} tmpfs": _sentinel_http(tmp, f"sentinel-{p}-tmpfs", {"url": up_url, "protocol": p},
-                                                env, shm / "state") for p in ("modern", "legacy")}
+        starts |= {f"{p} tmpfs": (f"sentinel-{p}-tmpfs", {"url": up_url, "protocol": p}, shm / "state")
+                   for p in ("modern", "legacy")}
+    fronts = {k: _sentinel_http(tmp, name, up, env, data) for k, (name, up, data) in starts.items()}
     gw_port = fronts["stdio"][1]
     d_rps = p_rps = 0.0
     try:
         wait_http(up_url, proc=upstream)
-        for proc, port in fronts.values():
-            wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=90)
+        for k, (name, up, data) in starts.items():
+            fronts[k] = _started(tmp, name, fronts[k],
+                                 lambda name=name, up=up, data=data: _sentinel_http(tmp, name, up, env, data))
         direct_stdio = StdioServerParameters(command=sys.executable, args=[TOOLBOX], env=env)
         # the stdio gateway beside the HTTP ones on the same data dir (as Claude Desktop beside `make run`)
         cfg_stdio = tmp / "sentinel-stdio.json"

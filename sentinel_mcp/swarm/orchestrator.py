@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sentinel_mcp.swarm.agents.coder import answer_data, coder_request, truncate_utf8
+from sentinel_mcp.swarm.agents.coder import answer_data, coder_request
 from sentinel_mcp.swarm.agents.critic import (
     critic_request,
     deterministic_verdict,
@@ -49,6 +49,7 @@ from sentinel_mcp.swarm.toolchain import Toolchain
 from sentinel_mcp.swarm.workspace import Workspace
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import SwarmError
+from sentinel_mcp.core.utf8_text import utf8_prefix
 
 log = logging.getLogger("sentinel.swarm")
 
@@ -200,8 +201,9 @@ class Orchestrator:
             trial = with_answer(self.decisions, step, answer)
             content = render_step(step, trial)
             step_warnings: list[str] = []
-            content, truncated = truncate_utf8(content, self.limits.max_file_bytes)
-            if truncated:
+            whole = content
+            content = utf8_prefix(whole, self.limits.max_file_bytes)
+            if content != whole:
                 step_warnings.append(f"{step.file_path} truncated to {self.limits.max_file_bytes} bytes")
             verdict = await self._critique(step, content, trial)
             if verdict.warning:

@@ -92,10 +92,3 @@ def answer_data(reply: ModelReply) -> Any:
     """The coder's JSON (structured from a constrained backend, else found in the text); ValueError if none.
     """
     return reply.json_data if reply.json_data is not None else extract_json(reply.text)
-
-
-def truncate_utf8(text: str, max_bytes: int) -> tuple[str, bool]:
-    data = text.encode("utf-8")
-    if len(data) <= max_bytes:
-        return text, False
-    return data[:max_bytes].decode("utf-8", errors="ignore"), True

@@ -10,7 +10,7 @@ from xml.sax.saxutils import escape as xml_escape
 
 from pydantic import BaseModel, Field
 from sentinel_mcp.core.errors import SwarmError
-from sentinel_mcp.core.model_json import loads_model_json
+from sentinel_mcp.core.model_json import ModelJsonError, loads_model_json
 
 Role = Literal["planner", "coder", "critic", "verifier", "agent"]
 Grammar = Literal["plan", "critic", "verifier", "action", "tool_call"]
@@ -112,10 +112,15 @@ def extract_json(text: str) -> Any:
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
         candidates.append(text[start:end + 1])
+    refused: ModelJsonError | None = None
     for c in candidates:
         try:
             # strict JSON (no NaN, no key twice): a backend's promise is re-checked here
             return loads_model_json(c)
+        except ModelJsonError as exc:  # JSON, but not what a model may answer: say why, not "no JSON"
+            refused = refused or exc
         except (ValueError, RecursionError):  # not JSON, or nested past the parser: not this candidate
             continue
+    if refused is not None:
+        raise ValueError(f"the reply's JSON is refused: {refused}")
     raise ValueError("the reply contains no JSON object")
