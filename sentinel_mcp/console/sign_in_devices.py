@@ -21,6 +21,7 @@ KEY_FILE = "console-device.key"
 KEY_BYTES = 32
 MAX_TOKEN_CHARS = 100  # an id (22) and a MAC (32), a dot between
 DEVICE_SECONDS = 90 * 24 * 3600
+_NO_LINK = getattr(os, "O_NOFOLLOW", 0)
 
 
 class SignInDevices:
@@ -52,23 +53,48 @@ def _key(data_dir: Path | None) -> bytes:
     there is none or it cannot be kept (a device then lasts as long as the process)."""
     if data_dir is None:
         return secrets.token_bytes(KEY_BYTES)
-    path, no_link = Path(data_dir) / KEY_FILE, getattr(os, "O_NOFOLLOW", 0)
+    path = Path(data_dir) / KEY_FILE
+    kept = _read(path)
+    if kept is not None:
+        return kept
+    # written whole to a file of its own, then linked into place: a link never replaces a file, so two
+    # processes making it at once agree on the first one linked, and no process reads a key half written
+    # (the key file was created empty and written after: a reader between the two signed with its own key)
+    key = secrets.token_bytes(KEY_BYTES)
+    draft = path.with_name(f".{KEY_FILE}.{secrets.token_hex(8)}")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | no_link, 0o600)
-    except FileExistsError:
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_LINK, 0o600)
+    except OSError:
+        return key
+    try:
         try:
-            with os.fdopen(os.open(path, os.O_RDONLY | no_link), "rb") as f:
-                kept = f.read(KEY_BYTES + 1)
-        except OSError:
-            return secrets.token_bytes(KEY_BYTES)
-        return kept if len(kept) == KEY_BYTES else secrets.token_bytes(KEY_BYTES)
+            written = os.write(fd, key)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if written != KEY_BYTES:
+            return key
+        os.link(draft, path)
+    except FileExistsError:  # another process's key went in first: that one is everybody's
+        winner = _read(path)
+        return key if winner is None else winner
+    except OSError:  # a full disk, say: this process's own key; nothing half written left behind
+        return key
+    finally:
+        with contextlib.suppress(OSError):
+            draft.unlink()
+    return key
+
+
+def _read(path: Path) -> bytes | None:
+    """The key kept at ``path``; a fresh one when what is there is not a key (a file cut short by an older
+    build's crash, or not readable); None when there is none yet."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NO_LINK)
+    except FileNotFoundError:
+        return None
     except OSError:
         return secrets.token_bytes(KEY_BYTES)
-    key = secrets.token_bytes(KEY_BYTES)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(key)
-    except OSError:  # a full disk, say: this process's own key; no cut file left to be read back next time
-        with contextlib.suppress(OSError):
-            path.unlink()
-    return key
+    with os.fdopen(fd, "rb") as f:
+        kept = f.read(KEY_BYTES + 1)
+    return kept if len(kept) == KEY_BYTES else secrets.token_bytes(KEY_BYTES)
