@@ -2,7 +2,12 @@
 task would hold its caller's share of the store, and an item in the owner's inbox).
 
 Mixed into ``A2AService`` (uses its ``store``, ``settings`` and ``_settle``): looked over before a new task is
-taken and by a loop started with the first task, at most every tenth of that time (and every 30 s).
+taken and by a loop started with the first task, at most every tenth of that time (and every 30 s), and an
+answer is refused past that time whether or not the sweep has run.
+
+The wait is measured by the process clock (``core/process_clock.py``) from when this process set the status,
+or first saw it (a status another replica or an earlier run set: its wall-clock stamp, never later than
+now). The stamp against the wall clock kept a task answerable as long past its wait as the clock was set back.
 """
 
 from __future__ import annotations
@@ -10,11 +15,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from datetime import UTC, datetime, timedelta
 
 from sentinel_mcp.a2a.protocol import INTERRUPTED_STATES
 from sentinel_mcp.a2a.task_host import TaskHost
 from sentinel_mcp.a2a.task_store import TaskRecord, instant
+from sentinel_mcp.core import process_clock
 
 log = logging.getLogger("sentinel_mcp.a2a.service")
 
@@ -47,24 +52,31 @@ class InputExpiry(TaskHost):
             return
         ttl = self.settings.input_wait_seconds
         self._next_expiry = now + min(ttl / 10, 30.0)
-        cutoff = datetime.now(UTC) - timedelta(seconds=ttl)
         for record in self.store.all_records():
-            if not _waited_out(record, cutoff):
+            if not _waited_out(record, ttl):
                 continue
             async with record.lock:
-                if not _waited_out(record, cutoff) or not self.store.holds(record):
-                    continue
-                record.pending = None
-                await self._settle(
-                    record, "TASK_STATE_FAILED",
-                    f"no answer in time: the task waited for input longer than {ttl:g} s",
-                )
+                await self._expire_if_waited_out(record)
+
+    async def _expire_if_waited_out(self, record: TaskRecord) -> bool:
+        """End FAILED ``record`` (held here, its lock held) if it waited for input past ``input_wait_seconds``
+        (an answer arriving before the sweep is refused so)."""
+        ttl = self.settings.input_wait_seconds
+        if not _waited_out(record, ttl) or not self.store.holds(record):
+            return False
+        record.pending = None
+        await self._settle(
+            record, "TASK_STATE_FAILED",
+            f"no answer in time: the task waited for input longer than {ttl:g} s",
+        )
+        return True
 
 
-def _waited_out(record: TaskRecord, cutoff: datetime) -> bool:
-    return (
-        record.pending is not None
-        and record.task.status.state in INTERRUPTED_STATES
-        and not record.terminal
-        and instant(record.task.status.timestamp) < cutoff
-    )
+def _waited_out(record: TaskRecord, ttl: float) -> bool:
+    if (record.pending is None or record.task.status.state not in INTERRUPTED_STATES or record.terminal):
+        return False
+    now, stamp = process_clock.now(), record.task.status.timestamp
+    mark = record.status_clock
+    if mark is None or mark[0] != stamp:  # set elsewhere: from its stamp, or from now if that is ahead
+        mark = record.status_clock = (stamp, min(instant(stamp).timestamp(), now))
+    return now - mark[1] > ttl

@@ -359,6 +359,9 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
                 f"task {task.id} (contextId {task.context_id})",
             )
         async with record.lock:
+            if await self._expire_if_waited_out(record):  # past its wait: the sweep may not have run yet
+                raise RpcError(UNSUPPORTED_OPERATION,
+                               f"Task {task.id} takes no input now: it waited too long", {"taskId": task.id})
             if record.terminal:
                 raise RpcError(
                     UNSUPPORTED_OPERATION,
@@ -426,6 +429,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         """
         record = await self.store.held(task_id, caller)
         async with record.lock:
+            await self._expire_if_waited_out(record)  # past its wait: FAILED now, and refused below
             pending = record.pending
             if (record.terminal or pending is None or record.task.status.state not in INTERRUPTED_STATES
                     or (still_asks is not None and not still_asks(record))):

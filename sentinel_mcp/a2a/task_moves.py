@@ -19,6 +19,7 @@ from sentinel_mcp.a2a.task_events import TaskEvents
 from sentinel_mcp.a2a.task_host import TaskHost
 from sentinel_mcp.a2a.task_journal import LeaseLost
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.core.port import Completed, InvokeOutcome, NeedsInput
@@ -171,6 +172,7 @@ class TaskMoves(TaskHost):
                 status = TaskStatus(state="TASK_STATE_FAILED", message=fail, timestamp=now_iso())
                 artifact = None
         task.history, task.artifacts, task.status = history, artifacts, status
+        record.status_clock = (status.timestamp, process_clock.now())
         if artifact is not None:
             self.events.publish(
                 task.id,
@@ -194,6 +196,7 @@ class TaskMoves(TaskHost):
         if message is not None:
             task.history = [*(task.history or []), message]
         task.status = TaskStatus(state=state, message=message, timestamp=now_iso())  # type: ignore[arg-type]
+        record.status_clock = (task.status.timestamp, process_clock.now())
         self.store.saved(record)
         self._announce_status(task)
 

@@ -53,6 +53,9 @@ class TaskRecord:
     rev: int = 0  # read from a shared store: the row's revision (a take-over takes only the round it read)
     # read from a shared store: its signed columns and MAC as read (a take-over signs the row it rewrites)
     stored: tuple[Any, ...] | None = None
+    # the status's stamp and the process clock's reading when this process set or first saw it: how long a
+    # task has waited for input is measured by that clock (``input_expiry``), never by the wall-clock stamp
+    status_clock: tuple[str | None, float] | None = None
 
     @property
     def terminal(self) -> bool:

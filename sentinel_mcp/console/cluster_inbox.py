@@ -327,7 +327,7 @@ class ClusterInbox:
 
     async def _use(self, item_id: str, mac: str, expires: float) -> bool:
         """The one use of a checked answer: its MAC wiped with ``used`` in one statement."""
-        self._forget_spent()
+        await self._forget_spent()
         if item_id in self._spent:
             log.warning("inbox answer %s was used here already: a row put back is not used again", item_id)
             return False
@@ -340,10 +340,15 @@ class ClusterInbox:
             self._spent[item_id] = expires
         return used
 
-    def _forget_spent(self) -> None:
-        """Bounded by the answers' windows: past its signed expiry no answer is used anywhere."""
+    async def _forget_spent(self) -> None:
+        """Bounded by the answers' windows: past its signed expiry no answer is used anywhere. The expiry is
+        on the database's clock, and so is this: a replica's own clock running ahead forgot answers the
+        database still took (a row put back was used again here)."""
         if len(self._spent) > MAX_ROWS:
-            now = time.time() - 60  # replicas' clocks may differ from the database's by some seconds
+            try:
+                now = float((await self.db.query(f"SELECT {_NOW}"))[0][0])
+            except StorageError:  # kept (the use itself needs the store too)
+                return
             self._spent = {i: e for i, e in self._spent.items() if e > now}
 
     # ---------------------------------------------------------------- the loop

@@ -178,8 +178,10 @@ class ConsentBook:
         # finite too: an infinite one would be stored as Infinity (not JSON when listed); no expiry is None
         if expires_in is not None and not (expires_in > 0 and math.isfinite(expires_in)):
             raise ValueError("expires_in must be a positive finite number of seconds (none: until revoked)")
-        # the database's clock on a server store: a replica's own clock neither stretches nor shortens it
-        now, at = (DB_NOW, ()) if on_server_clock(self._db) else ("?", (time.time(),))
+        # the database's clock on a server store: a replica's own clock neither stretches nor shortens it; on
+        # SQLite the process clock it is checked by (stamped by the wall clock, a grant after a step back of
+        # the wall clock lost the step from its life, or was expired at once)
+        now, at = (DB_NOW, ()) if on_server_clock(self._db) else ("?", (process_clock.now(),))
         grant = Statement(_GRANT.format(now=now), (principal, kind, purpose, expires_in, by, *at))
         if self.shared:  # signed: its times read first (one reading), so the row is written whole
             t = float(self._db.query_blocking(f"SELECT {DB_NOW}")[0][0])

@@ -35,6 +35,7 @@ from pydantic import ValidationError
 
 from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal
+from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.input_rounds import ELICITATION, capability_asked
 from sentinel_mcp.gateway.relayed_answer import relayed_answer
 from sentinel_mcp.gateway.telemetry import traced
@@ -198,8 +199,12 @@ class HeldCalls:
         relays_sampling: bool = False,
         party: object | None = None,
         declared: frozenset[str] = frozenset({ELICITATION}),
-        owner: str = "",
+        owner: str,
     ) -> HeldCall:
+        # the principal's name, required: a default ("" once) put every caller that forgot it in one bucket,
+        # whose bound on finished outcomes dropped the others' results
+        if not isinstance(owner, str) or not owner:
+            raise GatewayError("a held call needs the name of the principal that owns it")
         call_id = secrets.token_urlsafe(12)
         link = HeldLink(self, call_id, self.timeout, party, declared)
         link.relays_sampling = relays_sampling

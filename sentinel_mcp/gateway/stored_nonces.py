@@ -9,9 +9,9 @@ finds it gone after that commit). A store that cannot be reached grants nothing:
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any, Callable
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.storage import Schema, StorageError
 from sentinel_mcp.storage.shared_clock import clocked, not_expired
 from sentinel_mcp.storage.spent_rows import SpentRows
@@ -38,11 +38,12 @@ _CONSUME = "DELETE FROM nonces WHERE nonce = ? RETURNING expires_at, {now}"
 
 
 class StoredNonceBook:
-    def __init__(self, db: Any, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, db: Any, clock: Callable[[], float] | None = None) -> None:
         self.db = db  # an open ``storage.Database`` with ``SCHEMA`` migrated
-        self._clock = clock
+        # SQLite's (one machine): the process clock, never set back; a server store's is the database's
+        self._clock = clock or process_clock.now
         self._issued = 0
-        self._spent = SpentRows(lambda: self._clock())  # used here: a nonce put back grants nothing again
+        self._spent = SpentRows()  # used here: a nonce put back grants nothing again
 
     def issue(self, nonce: str, expires_at: float, owner: str = "") -> None:  # bounded by expiry: no owner
         self._issued += 1
@@ -63,7 +64,7 @@ class StoredNonceBook:
 
     def _unused(self, nonce: str, rows: list[tuple[Any, ...]]) -> bool:
         """Unexpired, and not used here before (a row put back after its use, ``storage/spent_rows.py``)."""
-        return not_expired(rows) and self._spent.spend(nonce, rows[0][0])
+        return not_expired(rows) and self._spent.spend(nonce, rows[0][0], rows[0][1])
 
     def _issue(self, nonce: str, expires_at: float) -> tuple[str, tuple[Any, ...]]:
         return clocked(self.db, _ISSUE, (nonce, expires_at - self._clock()), 1, self._clock)

@@ -8,6 +8,11 @@ directory of this user's, 0700; each file 0600, created exclusively). The consol
 is renamed away before it is read (two requests, or two processes sharing the directory, cannot both have
 it), and only within ``LINK_SECONDS`` of its making. Whoever can write this user's data dir holds the owner's
 token and console secret already; a file of another user's, a link, or one more open than 0600 is refused.
+
+A link's age is judged by clocks no one sets back: the console's process clock (``core/process_clock.py``)
+against the expiry the file states, and the machine's boot clock (``CLOCK_BOOTTIME``, with the boot's id)
+against the one the file recorded at its making. The wall clock alone, set back by up to the link's own ten
+minutes, kept a link good that much longer, even for a console started after the step.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import stat
 import time
 from pathlib import Path
 
+from sentinel_mcp.core import process_clock
+
 LINK_DIR = "console-links"
 LINK_SECONDS = 600.0
 # the link is the page and the token after "#": a fragment is never sent to the server (no access log line,
@@ -30,6 +37,20 @@ LINK_PATH = "/console/login/once#"
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # token_urlsafe(32)
 _FLAGS = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _MAX_FILE = 1024
+_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+def boot_clock() -> tuple[str, float] | None:
+    """This boot's id and the seconds since it began (suspend counted; no one sets it), or None where the
+    system has no such clock (not Linux): the process clock alone judges there."""
+    clock = getattr(time, "CLOCK_BOOTTIME", None)
+    if clock is None:
+        return None
+    try:
+        boot = _BOOT_ID.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return (boot, time.clock_gettime(clock)) if boot else None
 
 
 def _directory(data_dir: Path, *, create: bool) -> Path | None:
@@ -56,14 +77,19 @@ def create(data_dir: Path, seconds: float = LINK_SECONDS) -> str:
     directory = _directory(data_dir, create=True)
     if directory is None:
         raise PermissionError(f"{Path(data_dir) / LINK_DIR} is not a private directory of this user's")
-    now = time.time()
+    now = process_clock.now()
+    boot = boot_clock()
     for old in directory.iterdir():
         if _expired(old, now):
             old.unlink(missing_ok=True)
     token = secrets.token_urlsafe(32)
     fd = os.open(directory / _name(token), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FLAGS, 0o600)
     try:
-        os.write(fd, json.dumps({"expires": now + min(seconds, LINK_SECONDS)}).encode())
+        life = max(0.0, min(seconds, LINK_SECONDS))
+        record: dict[str, object] = {"expires": now + life}
+        if boot is not None:
+            record["boot"] = {"id": boot[0], "at": boot[1] - (LINK_SECONDS - life)}
+        os.write(fd, json.dumps(record).encode())
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -104,9 +130,26 @@ def claim(data_dir: Path | None, token: object) -> bool:
         os.close(fd)
         taken.unlink(missing_ok=True)
     try:
-        expires = json.loads(data)["expires"] if len(data) <= _MAX_FILE else None
-    except (ValueError, TypeError, KeyError):
+        record = json.loads(data) if len(data) <= _MAX_FILE else None
+    except ValueError:
         return False
-    now = time.time()
-    return (isinstance(expires, float) and math.isfinite(expires)
-            and now < expires <= now + LINK_SECONDS)
+    if not isinstance(record, dict):
+        return False
+    expires = record.get("expires")
+    now = process_clock.now()  # never back while the console lives
+    if not (isinstance(expires, float) and math.isfinite(expires) and now < expires <= now + LINK_SECONDS):
+        return False
+    return _young_by_boot_clock(record.get("boot"))
+
+
+def _young_by_boot_clock(made: object) -> bool:
+    """Whether the boot clock the file recorded is this boot's, at most ``LINK_SECONDS`` ago (a console
+    started after the wall clock was set back cannot tell by its process clock). Without one: only where
+    this system has no boot clock either."""
+    boot = boot_clock()
+    if boot is None:
+        return True
+    if not isinstance(made, dict) or made.get("id") != boot[0]:
+        return False
+    at = made.get("at")
+    return isinstance(at, float) and math.isfinite(at) and 0.0 <= boot[1] - at < LINK_SECONDS

@@ -14,6 +14,7 @@ import logging
 import time
 from typing import Any, Callable, Protocol
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.storage import Schema, Statement, StorageError
 from sentinel_mcp.storage import principal_lock
@@ -172,7 +173,7 @@ class SharedConfirmationBook:
         self,
         db: Any,
         ttl: float,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         per_principal: int = MAX_PER_PRINCIPAL,
         key: bytes | None = None,
     ) -> None:
@@ -182,12 +183,13 @@ class SharedConfirmationBook:
         self._key = key if key is not None else PROCESS_KEY
         self.ttl = ttl
         self.per_principal = max(1, per_principal)
-        self._clock = clock  # SQLite's (one machine); a server store's is the database's (shared_clock)
+        # SQLite's (one machine): the process clock, never set back; a server store's is the database's
+        # (shared_clock). The wall clock here kept a "yes" as long past its ttl as the clock was set back
+        self._clock = clock or process_clock.now
         self._grants = 0
         # the rows this process used (``storage/spent_rows.py``): one put back in SQL is no second "yes";
-        # expiries compared on this process's clock (a server store's are the database's: close enough to
-        # keep a mark at least about as long as its row could be used)
-        self._spent = SpentRows(lambda: self._clock())
+        # each mark kept by the clock its row was judged on (a server store's: the database's)
+        self._spent = SpentRows()
 
     @classmethod
     async def open(cls, db: Any, ttl: float, key: bytes | None = None) -> "SharedConfirmationBook":
@@ -230,7 +232,7 @@ class SharedConfirmationBook:
         except StorageError as e:  # fail closed: a confirmation that cannot be checked does not count
             log.warning("confirmations unavailable, the call is asked again: %s", e)
             return False
-        return self._good(rows, owner, key) and self._spent.spend(rows[0][2], rows[0][0])
+        return self._good(rows, owner, key) and self._spent.spend(rows[0][2], rows[0][0], rows[0][1])
 
     async def held(self, call: ToolCall, version: str) -> bool:
         key, owner = _key(call, version), call.principal or ""

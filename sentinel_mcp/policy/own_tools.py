@@ -11,12 +11,12 @@ The policy guard comes from ``ctx.services["guard"]``; the caller's session and 
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import behind_gateway, principal_of, session_of
 from sentinel_mcp.identity.principal import OWNER_NAME
@@ -156,7 +156,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         30 days). Secrets (cards, codes, tokens) are redacted before it is stored."""
         try:
             out = await guard().search.memory_store(
-                principal_of_call(ctx_), text, tags, ttl_seconds, now=time.time()
+                principal_of_call(ctx_), text, tags, ttl_seconds, now=process_clock.now()
             )
         except (RuntimeError, MemoryRefused) as e:
             return _error(str(e))

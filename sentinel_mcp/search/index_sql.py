@@ -92,15 +92,18 @@ SET_SOURCE_DIGEST = (
     "INSERT INTO sources (namespace, source, digest) VALUES (?,?,?) "
     "ON CONFLICT (namespace, source) DO UPDATE SET digest = excluded.digest"
 )
-_LIVE = "namespace = ? AND (expires_at IS NULL OR expires_at > ?)"
+# a passage with a lifetime is live from its making to its expiry: one made in the reader's future (the wall
+# clock set back before this process started) is not, and is purged (never kept past its life by the step)
+_LIVE = "namespace = ? AND (expires_at IS NULL OR (expires_at > ? AND created_at <= ?))"
 VECTORS = (
     "SELECT p.id, v.embedder, v.vector FROM passages p JOIN passage_vectors v ON v.id = p.id "
-    "WHERE p.namespace = ? AND (p.expires_at IS NULL OR p.expires_at > ?)"
+    "WHERE p.namespace = ? AND (p.expires_at IS NULL OR (p.expires_at > ? AND p.created_at <= ?))"
 )
 SOONEST_EXPIRY = "SELECT MIN(expires_at) FROM passages WHERE namespace = ? AND expires_at > ?"
 WORDS = (
     "SELECT p.id FROM passages_fts JOIN passages p ON p.id = passages_fts.rowid "
-    "WHERE passages_fts MATCH ? AND p.namespace = ? AND (p.expires_at IS NULL OR p.expires_at > ?) "
+    "WHERE passages_fts MATCH ? AND p.namespace = ? "
+    "AND (p.expires_at IS NULL OR (p.expires_at > ? AND p.created_at <= ?)) "
     "ORDER BY bm25(passages_fts) LIMIT ?"
 )
 ROWS = (
@@ -116,4 +119,4 @@ OLDEST_BEYOND = (
     "DELETE FROM passages WHERE id IN (SELECT id FROM passages WHERE namespace = ? "
     "ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)"
 )
-PURGE = "DELETE FROM passages WHERE expires_at IS NOT NULL AND expires_at <= ?"
+PURGE = "DELETE FROM passages WHERE expires_at IS NOT NULL AND (expires_at <= ? OR created_at > ?)"

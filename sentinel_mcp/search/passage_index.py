@@ -22,13 +22,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.search import index_sql as sql
 from sentinel_mcp.search.embedding import STOP_WORDS, Embedder
 from sentinel_mcp.storage import Schema, Statement
@@ -97,6 +97,9 @@ def _version_2(conn: Any) -> None:
 class PassageIndex(SeamStore):
     schema = Schema("passages", {"sqlite": [_version_2]})
     database_name = "passages"
+    # how far a passage's making may be in the reader's future and still be read (one machine: not at all);
+    # times are the process clock's (a note's life is not lengthened by the wall clock set back)
+    MADE_AHEAD = 0.0
 
     def __init__(self, path: str | Path, embedder: Embedder) -> None:
         super().__init__(path)
@@ -141,7 +144,7 @@ class PassageIndex(SeamStore):
         if row and row[0][0] == digest:
             return False
         vectors = await self._embed([f"{p.heading}\n{p.text}" for p in passages])
-        rows = self._rows(namespace, passages, vectors, time.time())
+        rows = self._rows(namespace, passages, vectors, process_clock.now())
         await self.db.run(  # one transaction: no search sees the document half indexed
             [
                 Statement(sql.DELETE_SOURCE, (namespace, source)),
@@ -155,14 +158,16 @@ class PassageIndex(SeamStore):
     async def add(self, namespace: str, passage: NewPassage, *, keep: int | None = None) -> None:
         """Add one passage; with ``keep``, the namespace keeps only its newest ``keep`` passages."""
         vectors = await self._embed([passage.text])
-        steps = [Statement(sql.INSERT, self._rows(namespace, [passage], vectors, time.time()), many=True)]
+        rows = self._rows(namespace, [passage], vectors, process_clock.now())
+        steps = [Statement(sql.INSERT, rows, many=True)]
         if keep is not None:
             steps.append(Statement(sql.OLDEST_BEYOND, (namespace, keep)))
         await self.db.run(steps)
         self._matrices.pop(namespace, None)
 
     async def purge(self, now: float | None = None) -> None:
-        await self.db.write(sql.PURGE, (time.time() if now is None else now,))
+        now = process_clock.now() if now is None else now
+        await self.db.write(sql.PURGE, (now, now + self.MADE_AHEAD))
         self._matrices.clear()
 
     # ---------------------------------------------------------------- reading
@@ -171,7 +176,7 @@ class PassageIndex(SeamStore):
         held = self._matrices.get(namespace)
         if held is not None and held[2] > now:
             return held[0], held[1]
-        live = await self.db.query(sql.VECTORS, (namespace, now))
+        live = await self.db.query(sql.VECTORS, (namespace, now, now + self.MADE_AHEAD))
         rows = [(i, v) for i, e, v in live if e == self.embedder.name]
         soonest = (await self.db.query(sql.SOONEST_EXPIRY, (namespace, now)))[0][0]
         ids = np.array([i for i, _ in rows], dtype=np.int64)
@@ -188,7 +193,8 @@ class PassageIndex(SeamStore):
         q = fts_query(query)
         if q is None:
             return []
-        rows = await self.db.query(sql.WORDS, (q, namespace, time.time(), n))
+        now = process_clock.now()
+        rows = await self.db.query(sql.WORDS, (q, namespace, now, now + self.MADE_AHEAD, n))
         return [pid for (pid,) in rows]
 
     async def _query_vector(self, query: str) -> np.ndarray:
@@ -199,7 +205,7 @@ class PassageIndex(SeamStore):
 
     async def vector_ranked(self, namespace: str, query: str, n: int = CANDIDATES) -> list[int]:
         """Passage ids by cosine similarity to the question (positive ones only), best first."""
-        ids, mat_t = await self._matrix(namespace, time.time())
+        ids, mat_t = await self._matrix(namespace, process_clock.now())
         if not len(ids) or not query.strip():
             return []
         qv = await self._query_vector(query)
@@ -235,10 +241,12 @@ class PassageIndex(SeamStore):
 
     # the same SQL on both backends (``shared_index.py`` inherits these)
     async def recent(self, namespace: str, n: int) -> list[Hit]:
-        return [_hit(r) for r in await self.db.query(sql.RECENT, (namespace, time.time(), n))]
+        now = process_clock.now()
+        return [_hit(r) for r in await self.db.query(sql.RECENT, (namespace, now, now + self.MADE_AHEAD, n))]
 
     async def count(self, namespace: str) -> int:
-        return int((await self.db.query(sql.COUNT, (namespace, time.time())))[0][0])
+        now = process_clock.now()
+        return int((await self.db.query(sql.COUNT, (namespace, now, now + self.MADE_AHEAD)))[0][0])
 
     async def _fetch(self, ids: Iterable[int]) -> list[Hit]:
         wanted = list(ids)

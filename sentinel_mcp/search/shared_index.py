@@ -13,11 +13,11 @@ replica searches the same policy documents and each principal's memories whichev
 from __future__ import annotations
 
 import logging
-import time
 from typing import Iterable
 
 import numpy as np
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.errors import SearchError
 from sentinel_mcp.search.embedding import Embedder
 from sentinel_mcp.search import passage_rows
@@ -61,7 +61,7 @@ _SIGNED = "ALTER TABLE passages ADD COLUMN IF NOT EXISTS mac TEXT; DELETE FROM p
 _ID_SIGNED = "DELETE FROM passage_sources"
 SCHEMA = Schema("passages", {"postgres": [_PG_SQL, _SIGNED, _ID_SIGNED]})
 _SIGNED_COLUMNS = passage_rows.COLUMNS
-_LIVE = "namespace = ? AND (expires_at IS NULL OR expires_at > ?)"
+_LIVE = "namespace = ? AND (expires_at IS NULL OR (expires_at > ? AND created_at <= ?))"  # (index_sql's)
 _INSERT = (
     "INSERT INTO passages (id, namespace, source, heading, text, line_start, line_end, tags, created_at, "
     "expires_at, embedder, vector, mac) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
@@ -84,6 +84,7 @@ class SharedPassageIndex(PassageIndex):
     of a search) are inherited; what differs is here."""
 
     schema = SCHEMA
+    MADE_AHEAD = 5.0  # another replica's clock may lead this one's by a few seconds (fact_store's skew too)
 
     def __init__(self, url: str, embedder: Embedder, key: bytes | None = None) -> None:
         """``key``: what rows are signed with (the cluster's ``SharedStore.key("passages")``; None: this
@@ -122,7 +123,7 @@ class SharedPassageIndex(PassageIndex):
         try:
             rows = await self.db.query(
                 "SELECT count(*) FROM passages WHERE mac IS NULL AND (expires_at IS NULL OR expires_at > ?)",
-                (time.time(),))
+                (process_clock.now(),))
         except StorageError:
             return self  # the store is away: its reads refuse as ever
         if rows and rows[0][0]:
@@ -141,7 +142,7 @@ class SharedPassageIndex(PassageIndex):
         if row and row[0][0] == digest:
             return False
         vectors = await self._embed([f"{p.heading}\n{p.text}" for p in passages])
-        rows = await self._signed_rows(namespace, passages, vectors, time.time())
+        rows = await self._signed_rows(namespace, passages, vectors, process_clock.now())
         # one transaction: no replica ever sees the document half indexed; the namespace's row is bumped
         # first,
         # so its lock orders two replicas indexing at once (the second's DELETE then sees the first's rows)
@@ -162,7 +163,7 @@ class SharedPassageIndex(PassageIndex):
 
     async def add(self, namespace: str, passage: NewPassage, *, keep: int | None = None) -> None:
         vectors = await self._embed([passage.text])
-        rows = await self._signed_rows(namespace, [passage], vectors, time.time())
+        rows = await self._signed_rows(namespace, [passage], vectors, process_clock.now())
         steps = [
             Statement(_BUMP, (namespace,)),  # first: orders writers of the namespace (see replace_source)
             Statement(_INSERT, rows, many=True),
@@ -179,11 +180,13 @@ class SharedPassageIndex(PassageIndex):
         self._matrices.pop(namespace, None)
 
     async def purge(self, now: float | None = None) -> None:
+        now = process_clock.now() if now is None else now
         out = await self.db.run(
             [
                 Statement(
-                    "DELETE FROM passages WHERE expires_at IS NOT NULL AND expires_at <= ?",
-                    (time.time() if now is None else now,),
+                    "DELETE FROM passages WHERE expires_at IS NOT NULL "
+                    "AND (expires_at <= ? OR created_at > ?)",
+                    (now, now + self.MADE_AHEAD),
                 )
             ]
         )
@@ -199,7 +202,8 @@ class SharedPassageIndex(PassageIndex):
         held = self._matrices.get(namespace)
         if held is not None and held[2] > now and self._generations.get(namespace) == generation:
             return held[0], held[1]
-        live = await self.db.query(f"SELECT {_SIGNED_COLUMNS} FROM passages WHERE {_LIVE}", (namespace, now))
+        live = await self.db.query(f"SELECT {_SIGNED_COLUMNS} FROM passages WHERE {_LIVE}",
+                                   (namespace, now, now + self.MADE_AHEAD))
         rows = [(r[0], r[11]) for r in self._verifier.kept(live) if r[10] == self.embedder.name]
         soonest = (
             await self.db.query(
@@ -221,24 +225,27 @@ class SharedPassageIndex(PassageIndex):
         terms = query_terms(query)
         if not terms:
             return []
+        now = process_clock.now()
         rows = await self.db.query(
             f"SELECT id FROM passages, to_tsquery('english', ?) AS q WHERE words @@ q AND {_LIVE} "
             "ORDER BY ts_rank_cd(words, q) DESC, id LIMIT ?",
-            (" | ".join(terms), namespace, time.time(), n),
+            (" | ".join(terms), namespace, now, now + self.MADE_AHEAD, n),
         )
         return [int(pid) for (pid,) in rows]
 
     # reads that hand rows out: only the rows this cluster signed
     async def recent(self, namespace: str, n: int) -> list[Hit]:
+        now = process_clock.now()
         rows = await self.db.query(
             f"SELECT {_SIGNED_COLUMNS} FROM passages WHERE {_LIVE} ORDER BY created_at DESC, id DESC LIMIT ?",
-            (namespace, time.time(), n),
+            (namespace, now, now + self.MADE_AHEAD, n),
         )
         return [_hit(r[:10]) for r in self._verifier.kept(rows)]
 
     async def count(self, namespace: str) -> int:
+        now = process_clock.now()
         rows = await self.db.query(f"SELECT {_SIGNED_COLUMNS} FROM passages WHERE {_LIVE}",
-                                   (namespace, time.time()))
+                                   (namespace, now, now + self.MADE_AHEAD))
         return len(self._verifier.kept(rows))
 
     async def _fetch(self, ids: Iterable[int]) -> list[Hit]:

@@ -30,6 +30,7 @@ import time
 from collections import OrderedDict
 from typing import Any, Callable
 
+from sentinel_mcp.core import process_clock
 from sentinel_mcp.storage import Schema, StorageError
 from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, signed
 from sentinel_mcp.storage.shared_clock import DB_NOW, on_server_clock
@@ -78,14 +79,16 @@ class LabelsUnavailable(StorageError):
 
 class SharedLabels:
     def __init__(self, db: Any, idle: float, *, refresh: float | None = None, capacity: int = 20_000,
-                 clock: Callable[[], float] = time.time, monotonic: Callable[[], float] = time.monotonic,
+                 clock: Callable[[], float] | None = None, monotonic: Callable[[], float] = time.monotonic,
                  key: bytes | None = None) -> None:
         self.db = db
         self.key = key if key is not None else PROCESS_KEY  # the cluster's (``SharedStore.key``)
         self.idle = idle
         self.refresh = min(60.0, idle / 10) if refresh is None else refresh
         self.capacity = capacity
-        self._clock = clock  # wall clock, on SQLite (one machine); a server store's is the database's
+        # on SQLite (one machine) the process clock: the wall clock set back kept a label's conversation past
+        # its idle time to live as long as the step; a server store's is the database's
+        self._clock = clock or process_clock.now
         self._monotonic = monotonic
         self._known: OrderedDict[tuple[str, str], tuple[str, float]] = OrderedDict()
         self._trips = 0

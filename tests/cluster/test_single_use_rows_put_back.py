@@ -66,12 +66,14 @@ async def test_a_nonce_put_back_after_its_use_opens_nothing(store_location: str)
 
 
 def test_spent_marks_are_bounded_and_expire() -> None:
-    now = [100.0]
-    spent = SpentRows(lambda: now[0], most=3)
-    assert spent.spend("a", 110) and not spent.spend("a", 110)
-    assert not spent.spend(7, 110) and not spent.spend("b", True) and not spent.spend("b", "110")
-    now[0] = 111.0  # "a" expired: its row grants nothing anyway, the mark goes
-    assert spent.spend("a", 200)
+    spent = SpentRows(most=3)
+    assert spent.spend("a", 110, 100.0) and not spent.spend("a", 110, 100.0)
+    for bad in ((7, 110, 100.0), ("b", True, 100.0), ("b", "110", 100.0), ("b", 110, None),
+                ("b", 110, True), ("b", 110, "100")):
+        assert not spent.spend(*bad), bad
+    assert not spent.spend("a", 200, 50.0)  # a reading behind one seen forgets nothing
+    # "a" expired by the clock it was judged on: its row grants nothing anyway, the mark goes
+    assert spent.spend("a", 200, 111.0)
     for mark in ("b", "c", "d"):
-        assert spent.spend(mark, 200)
-    assert spent.spend("a", 200)  # the earliest used gave way past the bound (said in the log)
+        assert spent.spend(mark, 200, 111.0)
+    assert spent.spend("a", 200, 111.0)  # the earliest used gave way past the bound (said in the log)

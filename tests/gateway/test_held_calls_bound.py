@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult
 
+from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway import held_calls
 from sentinel_mcp.gateway.held_calls import HeldCalls, PendingQuestion
 
@@ -90,3 +91,29 @@ async def test_a_cancelled_round_leaves_no_reader_that_takes_the_next_question()
     assert held.answer(call, ElicitResult(action="cancel"))
     asked.set()
     assert await held.next_event(call) == "done"
+
+
+def test_a_held_call_has_no_default_owner():
+    """The owner is required, keyword-only: a caller that forgot it shared one bucket ("" owned every such
+    call) with every other caller that forgot it, and their bound dropped each other's outcomes."""
+    import inspect
+
+    owner = inspect.signature(HeldCalls.start).parameters["owner"]
+    assert owner.kind is inspect.Parameter.KEYWORD_ONLY
+    assert owner.default is inspect.Parameter.empty
+
+
+@pytest.mark.parametrize("owner", ["", None, 0, b"alice", ["alice"]])
+async def test_a_held_call_with_no_owner_is_refused(owner):
+    held = HeldCalls(timeout=300)
+    with pytest.raises(GatewayError):
+        held.start("tb__echo", "s", quick, owner=owner)
+    assert not held.calls
+    await asyncio.sleep(0)
+
+
+async def test_forgetting_the_owner_is_a_type_error():
+    held = HeldCalls(timeout=300)
+    with pytest.raises(TypeError):
+        held.start("tb__echo", "s", quick)  # type: ignore[call-arg]
+    assert not held.calls

@@ -89,7 +89,7 @@ async def test_a_question_put_as_its_call_ends_is_still_asked() -> None:
         await release.wait()
         return "done"
 
-    call = held.start("tb__slow", "s1", run, party=("channel", "alice"))
+    call = held.start("tb__slow", "s1", run, party=("channel", "alice"), owner="alice")
     await asyncio.sleep(0)
     [link] = links
     assert link.party == ("channel", "alice") and link.for_one_of(1) is link
@@ -120,7 +120,7 @@ async def test_a_held_question_shared_by_calls_is_shown_as_such() -> None:
         links.append(link)
         return await link.for_one_of(3).elicit(_form("[toolbox] delete it?"))
 
-    call = held.start("tb__ask", "s1", run)
+    call = held.start("tb__ask", "s1", run, owner="alice")
     event = await held.next_event(call)
     assert links[0].party is None  # no party given: alone
     assert isinstance(event, PendingQuestion) and event.of_calls == 3
