@@ -22,7 +22,8 @@ from .element_registry import Element, Snapshot
 from .errors import DeviceError
 from .gate import Approval
 from .hit_test import drag_receivers, tap_receivers
-from .results import DEVICE_OUTPUT, error_result, outcome_result, read_result, screen_source, snapshot_apps
+from .results import (DEVICE_OUTPUT, UNTRUSTED_META, error_result, outcome_result, read_result, screen_source,
+                      snapshot_apps)
 from .runtime import DeviceRuntime
 from .rated_reading import read_target, reading
 from .screenshot import to_image_content
@@ -197,8 +198,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         """A screenshot of the phone, downscaled to at most 1280 px on its longest side (withheld, as
         screen_read, while an app holding personal data is on screen: `personal` asks the user)."""
         try:
-            png, screens = await rt.privacy.captured(ctx, act.observe,
-                                                     lambda: rt.gate.read_bytes(C.SCREENCAP), act.acting)
+            png, screens, apps = await rt.privacy.captured(
+                ctx, act.observe, lambda: rt.gate.read_bytes(C.SCREENCAP), act.acting, act.window_owners)
             image, info = await anyio.to_thread.run_sync(to_image_content, png)  # off the event loop
         except DeviceError as exc:
             return error_result(str(exc))
@@ -206,6 +207,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         return CallToolResult(
             content=[image, TextContent(type="text", text=f"screenshot {info['width']}x{info['height']}")],
             structured_content=shown,
+            _meta={UNTRUSTED_META: screen_source(apps)},  # the pixels are the apps' words, read by a model
         )
 
     @mcp.tool(annotations=ACT, meta={**SELF_CONFIRMS, **shows})
@@ -362,9 +364,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         options = [await riskiest("click", tool, pressed, screen, None)] if pressed else []
         if subject is not None:
             options.append(await riskiest(kind, tool, [subject], screen, None))
-        if not options:
-            return await simple(ctx, tool, kind, argv, message)
-        action = await riskiest_of(options)
+        # a swipe that presses nothing is rated as a bare swipe, and is read again like any other when the
+        # phone moved meanwhile: the same points may lie on a "Pay" button of the screen up by then
+        action = await riskiest_of(options) if options else ProposedAction(kind=kind, tool=tool)
         ids = sorted(e.id for e in pressed)
         named = {e.id: e for e in (*pressed, *([subject] if subject else []))}
         read = reading(screen, list(named))  # what the person is asked about (rated_reading)

@@ -127,3 +127,43 @@ async def test_a_swipe_rated_while_another_app_came_up_is_refused_as_stale(tmp_p
             text = results[0].content[0].text
             assert results[0].is_error and "refused as stale" in text, text
             assert sum(1 for c in phone.commands if c[:2] == ["input", "swipe"]) == swipes_before
+
+
+@pytest.mark.parametrize("meanwhile", ["another caller's action", "the model's rating only"])
+async def test_a_swipe_that_pressed_nothing_is_read_again_when_the_phone_moved(tmp_path, meanwhile) -> None:
+    """A swipe over the home screen's empty middle presses nothing, so it was rated as a bare swipe and sent
+    as rated: by the time it went out, Settings was up and the same points lie on its "Security & privacy"
+    and "Airplane mode" rows (a drag that starts and lifts on a control presses it). It is read again inside
+    its turn like a swipe that pressed something, and refused; with nothing moved meanwhile it goes out."""
+    async with running_gateway(device_config(tmp_path)) as rt:
+        runtime = rt.gateway.manager.upstreams["device"].target.server.runtime
+        phone, held = runtime.backend, HeldRating(runtime.actuator.classifier)
+        runtime.actuator.classifier = held
+        swipe = {"x1": 980, "y1": 1000, "x2": 980, "y2": 600}
+        async with Client(rt.front.server, elicitation_callback=Answers()) as a, \
+                Client(rt.front.server, elicitation_callback=Answers()) as b:
+            results: list[Any] = []
+
+            async def swipe_over_nothing() -> None:
+                results.append(await a.call_tool("device__swipe", swipe))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(swipe_over_nothing)
+                await held.entered.wait()  # the swipe is being rated
+                if meanwhile == "another caller's action":
+                    opened = await b.call_tool("device__open_app", {"package": "com.android.settings"})
+                    assert not opened.is_error, opened.content[0].text
+                else:
+                    phone._go("settings")
+                assert phone.screen == "settings"
+                swipes_before = sum(1 for c in phone.commands if c[:2] == ["input", "swipe"])
+                held.go.set()
+            text = results[0].content[0].text
+            assert results[0].is_error and "refused as stale" in text, text
+            assert "what lies under the swipe changed" in text, text
+            assert sum(1 for c in phone.commands if c[:2] == ["input", "swipe"]) == swipes_before
+            # nothing moved: the same kind of swipe over nothing on the screen now up is sent
+            phone._go("home")
+            r = await a.call_tool("device__swipe", swipe)
+            assert not r.is_error, r.content[0].text
+            assert sum(1 for c in phone.commands if c[:2] == ["input", "swipe"]) == swipes_before + 1
