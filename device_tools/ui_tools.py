@@ -117,6 +117,11 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 await act.recheck(element, tapped=tapped, rated=rated)
             elif (moved := act.moved_since(mark)) is not None:  # ... or while it was rated or waited its turn
                 await act.recheck(element, tapped=tapped, rated=rated, waiting=moved)
+            elif _fresh.snapshot_id != snapshot_id:
+                # the screen changed by itself since the caller read it (nothing of Sentinel's went out): it
+                # may change again before the send, so it is read once more, right before it; a screen that
+                # stood still costs no second read
+                await act.recheck(element, tapped=tapped, rated=rated, waiting=BY_ITSELF)
             for i, argv in enumerate(patterns):
                 await rt.gate.run(argv, approval)
                 if i == 0 and kind in KEYED:  # the keys after this tap go to the focus: the field's only
@@ -497,6 +502,7 @@ def window_at(screen: Snapshot, x: int, y: int) -> str:
     return screen.package
 
 
+BY_ITSELF = "on a screen that changes by itself (it differed from the snapshot named)"
 TAPPING = ("click", "long_click", "type", "clear")  # kinds whose commands tap the target's centre
 KEYED = ("type", "clear")  # kinds whose tap focuses a field, then send keys to the focus
 MIN_SCREEN_PX = 120  # the smallest Android screens (watches) are 240 px wide; a scroll over one moves 60 %

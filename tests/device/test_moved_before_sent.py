@@ -167,3 +167,69 @@ async def test_a_swipe_that_pressed_nothing_is_read_again_when_the_phone_moved(t
             r = await a.call_tool("device__swipe", swipe)
             assert not r.is_error, r.content[0].text
             assert sum(1 for c in phone.commands if c[:2] == ["input", "swipe"]) == swipes_before + 1
+
+
+def _dumps(phone: Any) -> int:
+    return sum(1 for c in phone.commands if c[:2] == ["uiautomator", "dump"])
+
+
+def _after_next_dump(phone: Any, then: Any) -> None:
+    """Run ``then`` once, right after the phone answers its next dump (between a read and what follows)."""
+    run = phone._run
+
+    def hooked(argv: list[str]) -> bytes:
+        out = run(argv)
+        if argv[:2] == ["uiautomator", "dump"]:
+            phone._run = run
+            then()
+        return out
+
+    phone._run = hooked
+
+
+def _swap_icons(phone: Any) -> None:
+    """The launcher rearranges its icons by itself: Bank where Messages was (same app, same window)."""
+    nodes = {n.get("content-desc"): n for n in phone._trees["home"].iter("node")}
+    a, b = nodes["Messages"], nodes["Bank"]
+    ab, bb = a.get("bounds"), b.get("bounds")
+    a.set("bounds", bb)
+    b.set("bounds", ab)
+
+
+def _redraw_search(phone: Any, desc: str) -> None:
+    """The home screen's search box changes by itself (a hint that rotates, a feed: the app redraws)."""
+    node = next(n for n in phone._trees["home"].iter("node")
+                if n.get("content-desc", "").startswith("Search"))
+    node.set("content-desc", desc)
+
+
+async def test_a_screen_seen_changing_by_itself_is_read_again_right_before_the_send(tmp_path) -> None:
+    """The screen differed from the caller's snapshot when the tap was read (its search box redrew): a screen
+    that changes by itself may change again in the milliseconds before the send. It is read once more inside
+    the turn, right before the tap: the launcher put Bank where Messages was after the first read, and the
+    tap (at Messages' old centre: Bank's icon now) is refused. A screen that did not change costs one read
+    (test above); one that did, two."""
+    async with running_gateway(device_config(tmp_path)) as rt:
+        phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
+        async with Client(rt.front.server, elicitation_callback=Answers()) as a:
+            home = await a.call_tool("device__screen_read", {})
+            messages = element(home, text="Messages")
+            _redraw_search(phone, "Search the web")
+            _after_next_dump(phone, lambda: _swap_icons(phone))  # right after the action's read
+            taps, dumps = len(_taps(phone)), _dumps(phone)
+            r = await a.call_tool("device__click", {"element_id": messages["id"],
+                                                    "snapshot_id": snapshot_id(home)})
+            text = r.content[0].text
+            assert r.is_error and "refused as stale" in text and "changes by itself" in text, text
+            assert len(_taps(phone)) == taps and phone.screen == "home"
+            assert _dumps(phone) - dumps == 2  # the action's read, the read before the send
+            # the same on a screen that changed by itself but not under the tap: sent, one read more
+            _swap_icons(phone)
+            home = await a.call_tool("device__screen_read", {})
+            _redraw_search(phone, "Search")
+            dumps = _dumps(phone)
+            r = await a.call_tool("device__click", {"element_id": element(home, text="Messages")["id"],
+                                                    "snapshot_id": snapshot_id(home)})
+            assert not r.is_error, r.content[0].text
+            assert len(_taps(phone)) == taps + 1 and phone.screen == "messages_list"
+            assert _dumps(phone) - dumps == 3  # read, read before the send, the fresh screen returned
