@@ -489,7 +489,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         except DeviceError as exc:
             return error_result(str(exc))
         info = {**info, "physical_confirmation": str(rt.settings.physical_confirmation)}
-        return read_result("\n".join(f"{k}: {v}" for k, v in info.items()), info)
+        # the model's name is the phone's (getprop: a ROM sets it to what it likes), one escaped line
+        return read_result("\n".join(f"{k}: {v}" for k, v in info.items()), info,
+                           untrusted="the phone's system properties")
 
 
 def window_at(screen: Snapshot, x: int, y: int) -> str:
