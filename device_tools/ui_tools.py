@@ -322,7 +322,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 "press). Nothing was sent"
             )
         where = f" in {subject.shown}" if subject is not None else ""
-        return await drag(ctx, "scroll", argv, screen, f"scrolled {direction}{where}", subject, mark)
+        # an element's screen that differs from the caller's snapshot changes by itself: read again before
+        moving = subject is not None and screen.snapshot_id != snapshot_id
+        return await drag(ctx, "scroll", argv, screen, f"scrolled {direction}{where}", subject, mark, moving)
 
     @mcp.tool(annotations=NAVIGATE, meta={**SELF_CONFIRMS, **shows})
     @screen
@@ -345,7 +347,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         return await drag(ctx, "swipe", argv, screen, "swiped", None, mark)
 
     async def drag(ctx: Context, tool: str, argv: list[str], screen: Snapshot, message: str,
-                   subject: Element | None, mark: tuple[int, int]) -> Result:
+                   subject: Element | None, mark: tuple[int, int], moving: bool = False) -> Result:
         """A swipe (``argv``: ``input swipe x1 y1 x2 y2 ms``) judged by what its finger presses and lifts from
         on ``screen`` (a "slide to pay" control, a button a short drag still presses: the riskiest of them),
         and, for a scroll of one element, by that element too."""
@@ -381,11 +383,12 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             # the screen may have changed while the user decided, while the model rated the swipe or while it
             # waited behind another action: the same elements under the finger
             waiting = "while waiting for confirmation" if approval.decided_by.startswith("user") else \
-                act.moved_since(mark)
+                act.moved_since(mark) or (BY_ITSELF if moving else None)
             if waiting is not None:
-                if subject is not None:
-                    await act.recheck(subject, waiting=waiting)
-                fresh = await act.observe()
+                fresh = await act.observe()  # one read: the scrolled element and what lies under the finger
+                kept = fresh.by_id.get(subject.id) if subject is not None else None
+                if subject is not None and (kept is None or kept.fingerprint != subject.fingerprint):
+                    raise StaleElement(f"element {subject.id} ({subject.shown}) changed {waiting}", fresh)
                 now = drag_receivers(fresh, points)
                 if (isinstance(now, str) or sorted(e.id for e in now) != ids
                         or reading(fresh, list(named)) != read):

@@ -233,3 +233,35 @@ async def test_a_screen_seen_changing_by_itself_is_read_again_right_before_the_s
             assert not r.is_error, r.content[0].text
             assert len(_taps(phone)) == taps + 1 and phone.screen == "messages_list"
             assert _dumps(phone) - dumps == 3  # read, read before the send, the fresh screen returned
+
+
+async def test_a_scroll_of_an_element_on_a_screen_changing_by_itself_is_read_again(tmp_path) -> None:
+    """The same for a scroll of one element (a swipe inside it): Settings' title redrew after the caller read
+    it, and after the scroll's own read the list put "Reset options" under the point the finger goes down
+    at. Read again right before the send, the scroll is refused; nothing was swiped."""
+    async with running_gateway(device_config(tmp_path)) as rt:
+        phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
+        async with Client(rt.front.server, elicitation_callback=Answers()) as a:
+            phone._go("settings")
+            nodes = list(phone._trees["settings"].iter("node"))
+            rows = [n for n in nodes
+                    if n.get("clickable") == "true" and n.get("bounds", "").startswith("[0,")]
+            for row in rows:  # a list of rows that take no touch: the scroll presses nothing, asks nothing
+                row.set("clickable", "false")
+            shown = await a.call_tool("device__screen_read", {})
+            listed = next(e for e in shown.structured_content["elements"] if "RecyclerView" in e["class"])
+            next(n for n in nodes if n.get("text") == "Settings").set("text", "Settings ")
+
+            def reset_under_the_finger() -> None:
+                reset = next(r for r in rows if r.get("bounds") == "[0,1140][1080,1320]")
+                reset.set("clickable", "true")
+                reset.set("bounds", "[0,1780][1080,1960]")
+
+            _after_next_dump(phone, reset_under_the_finger)
+            swipes, dumps = sum(1 for c in phone.commands if c[:2] == ["input", "swipe"]), _dumps(phone)
+            r = await a.call_tool("device__scroll", {"direction": "down", "element_id": listed["id"],
+                                                     "snapshot_id": snapshot_id(shown)})
+            text = r.content[0].text
+            assert r.is_error and "refused as stale" in text and "changes by itself" in text, text
+            assert sum(1 for c in phone.commands if c[:2] == ["input", "swipe"]) == swipes
+            assert _dumps(phone) - dumps == 2
