@@ -143,6 +143,19 @@ class Actuator:
         return await self.covered_at(element.window or element.package, [(x, y)],
                                      f"the centre of {element.id} ({element.shown})")
 
+    @property
+    def window_owners(self) -> Callable[[], Awaitable[list[str]]] | None:
+        """Reads the packages of the visible windows, topmost first (``window_list``): whose pixels a
+        screenshot shows, an overlay the dump does not list included; None when the backend cannot list
+        them (termux)."""
+        if not getattr(self.gate.backend, "lists_windows", False):
+            return None
+
+        async def owners() -> list[str]:
+            return [w.package for w in parse_windows(await self.gate.read(C.WINDOWS)) if w.visible]
+
+        return owners
+
     async def covered_at(
         self, app: str | Callable[[int, int], str], points: Sequence[tuple[int, int]], where: str
     ) -> str | None:

@@ -28,7 +28,7 @@ from mcp.types import CallToolResult, TextContent
 from sentinel_mcp.core.call_meta import behind_gateway, consented_of
 
 from .element_registry import ElementRegistry, Snapshot
-from .results import DECISION_META
+from .results import DECISION_META, snapshot_apps
 
 MAX_REQUESTED = 8
 SCREEN_META = "sentinel/personal_screen"  # the tool's declaration the gateway reads (ConsentGate)
@@ -167,21 +167,33 @@ class ScreenPrivacy:
             return result
         return result.model_copy(update={"meta": {**(result.meta or {}), PERSONAL_SHOWN: kinds}})
 
-    async def captured(self, ctx: Any, observe: Callable[[], Awaitable[Any]],
+    async def captured(self, ctx: Any, observe: Callable[[], Awaitable[Snapshot]],
                        capture: Callable[[], Awaitable[bytes]],
-                       still: AbstractAsyncContextManager[Any] | None = None) -> tuple[bytes, list[str]]:
-        """An image of the screen, and (when the caller may not see every kind) the snapshots read just before
-        and after it: the apps the image can show. A screen that cannot be read refuses the image
-        (``DeviceError``): which apps it shows cannot be told. ``still`` (the actuator's action lock) is held
-        across the three: no action (the caller's own, sent concurrently: open Messages, then go Home) changes
-        the screen between the reads and the capture."""
-        if self.allowed(ctx) is None:
-            return await capture(), []
+                       still: AbstractAsyncContextManager[Any] | None = None,
+                       windows: Callable[[], Awaitable[list[str]]] | None = None,
+                       ) -> tuple[bytes, list[str], list[str]]:
+        """An image of the screen; (when the caller may not see every kind) the snapshots read just before
+        and after it: the apps the image can show; and the apps whose windows the image shows, which any text
+        read from it (OCR, a model looking at it) is marked as: the window manager's list before and after
+        the capture (``windows``: another app's overlay is in the pixels, not in the dump), else the windows
+        of the dumps around it. A screen that cannot be read refuses the image (``DeviceError``): which apps
+        it shows cannot be told. ``still`` (the actuator's action lock) is held across the reads: no action
+        (the caller's own, sent concurrently: open Messages, then go Home) changes the screen between the
+        reads and the capture."""
+        private = self.allowed(ctx) is not None
+        dumped = private or windows is None
         async with still or contextlib.nullcontext():
-            before = await observe()
+            before = await observe() if dumped else None
+            shown = await windows() if windows is not None else []
             image = await capture()
-            after = await observe()
-        return image, [before.snapshot_id, after.snapshot_id]
+            shown += await windows() if windows is not None else []
+            after = await observe() if dumped else None
+        # the window list's owners name the image's words, but do not count as shown for consent: the status
+        # bar is a window of com.android.systemui (the notification shade's app) on every screen, and would
+        # withhold every image from a caller without that consent (docs: what is not covered)
+        apps = list(dict.fromkeys([*shown, *(a for s in (before, after) if s for a in snapshot_apps(s))]))
+        ids = [before.snapshot_id, after.snapshot_id] if private and before and after else []
+        return image, ids, apps
 
     def screen_tool(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Wrap a tool taking ``ctx``: its result passes ``shown`` for that call's caller."""

@@ -22,7 +22,8 @@ from .element_registry import Element, Snapshot
 from .errors import DeviceError
 from .gate import Approval
 from .hit_test import drag_receivers, tap_receivers
-from .results import DEVICE_OUTPUT, error_result, outcome_result, read_result, screen_source, snapshot_apps
+from .results import (DEVICE_OUTPUT, UNTRUSTED_META, error_result, outcome_result, read_result, screen_source,
+                      snapshot_apps)
 from .runtime import DeviceRuntime
 from .rated_reading import read_target, reading
 from .screenshot import to_image_content
@@ -116,6 +117,11 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 await act.recheck(element, tapped=tapped, rated=rated)
             elif (moved := act.moved_since(mark)) is not None:  # ... or while it was rated or waited its turn
                 await act.recheck(element, tapped=tapped, rated=rated, waiting=moved)
+            elif _fresh.snapshot_id != snapshot_id:
+                # the screen changed by itself since the caller read it (nothing of Sentinel's went out): it
+                # may change again before the send, so it is read once more, right before it; a screen that
+                # stood still costs no second read
+                await act.recheck(element, tapped=tapped, rated=rated, waiting=BY_ITSELF)
             for i, argv in enumerate(patterns):
                 await rt.gate.run(argv, approval)
                 if i == 0 and kind in KEYED:  # the keys after this tap go to the focus: the field's only
@@ -197,8 +203,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         """A screenshot of the phone, downscaled to at most 1280 px on its longest side (withheld, as
         screen_read, while an app holding personal data is on screen: `personal` asks the user)."""
         try:
-            png, screens = await rt.privacy.captured(ctx, act.observe,
-                                                     lambda: rt.gate.read_bytes(C.SCREENCAP), act.acting)
+            png, screens, apps = await rt.privacy.captured(
+                ctx, act.observe, lambda: rt.gate.read_bytes(C.SCREENCAP), act.acting, act.window_owners)
             image, info = await anyio.to_thread.run_sync(to_image_content, png)  # off the event loop
         except DeviceError as exc:
             return error_result(str(exc))
@@ -206,6 +212,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         return CallToolResult(
             content=[image, TextContent(type="text", text=f"screenshot {info['width']}x{info['height']}")],
             structured_content=shown,
+            _meta={UNTRUSTED_META: screen_source(apps)},  # the pixels are the apps' words, read by a model
         )
 
     @mcp.tool(annotations=ACT, meta={**SELF_CONFIRMS, **shows})
@@ -315,7 +322,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 "press). Nothing was sent"
             )
         where = f" in {subject.shown}" if subject is not None else ""
-        return await drag(ctx, "scroll", argv, screen, f"scrolled {direction}{where}", subject, mark)
+        # an element's screen that differs from the caller's snapshot changes by itself: read again before
+        moving = subject is not None and screen.snapshot_id != snapshot_id
+        return await drag(ctx, "scroll", argv, screen, f"scrolled {direction}{where}", subject, mark, moving)
 
     @mcp.tool(annotations=NAVIGATE, meta={**SELF_CONFIRMS, **shows})
     @screen
@@ -338,7 +347,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         return await drag(ctx, "swipe", argv, screen, "swiped", None, mark)
 
     async def drag(ctx: Context, tool: str, argv: list[str], screen: Snapshot, message: str,
-                   subject: Element | None, mark: tuple[int, int]) -> Result:
+                   subject: Element | None, mark: tuple[int, int], moving: bool = False) -> Result:
         """A swipe (``argv``: ``input swipe x1 y1 x2 y2 ms``) judged by what its finger presses and lifts from
         on ``screen`` (a "slide to pay" control, a button a short drag still presses: the riskiest of them),
         and, for a scroll of one element, by that element too."""
@@ -362,9 +371,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         options = [await riskiest("click", tool, pressed, screen, None)] if pressed else []
         if subject is not None:
             options.append(await riskiest(kind, tool, [subject], screen, None))
-        if not options:
-            return await simple(ctx, tool, kind, argv, message)
-        action = await riskiest_of(options)
+        # a swipe that presses nothing is rated as a bare swipe, and is read again like any other when the
+        # phone moved meanwhile: the same points may lie on a "Pay" button of the screen up by then
+        action = await riskiest_of(options) if options else ProposedAction(kind=kind, tool=tool)
         ids = sorted(e.id for e in pressed)
         named = {e.id: e for e in (*pressed, *([subject] if subject else []))}
         read = reading(screen, list(named))  # what the person is asked about (rated_reading)
@@ -374,11 +383,12 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             # the screen may have changed while the user decided, while the model rated the swipe or while it
             # waited behind another action: the same elements under the finger
             waiting = "while waiting for confirmation" if approval.decided_by.startswith("user") else \
-                act.moved_since(mark)
+                act.moved_since(mark) or (BY_ITSELF if moving else None)
             if waiting is not None:
-                if subject is not None:
-                    await act.recheck(subject, waiting=waiting)
-                fresh = await act.observe()
+                fresh = await act.observe()  # one read: the scrolled element and what lies under the finger
+                kept = fresh.by_id.get(subject.id) if subject is not None else None
+                if subject is not None and (kept is None or kept.fingerprint != subject.fingerprint):
+                    raise StaleElement(f"element {subject.id} ({subject.shown}) changed {waiting}", fresh)
                 now = drag_receivers(fresh, points)
                 if (isinstance(now, str) or sorted(e.id for e in now) != ids
                         or reading(fresh, list(named)) != read):
@@ -482,7 +492,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         except DeviceError as exc:
             return error_result(str(exc))
         info = {**info, "physical_confirmation": str(rt.settings.physical_confirmation)}
-        return read_result("\n".join(f"{k}: {v}" for k, v in info.items()), info)
+        # the model's name is the phone's (getprop: a ROM sets it to what it likes), one escaped line
+        return read_result("\n".join(f"{k}: {v}" for k, v in info.items()), info,
+                           untrusted="the phone's system properties")
 
 
 def window_at(screen: Snapshot, x: int, y: int) -> str:
@@ -495,6 +507,7 @@ def window_at(screen: Snapshot, x: int, y: int) -> str:
     return screen.package
 
 
+BY_ITSELF = "on a screen that changes by itself (it differed from the snapshot named)"
 TAPPING = ("click", "long_click", "type", "clear")  # kinds whose commands tap the target's centre
 KEYED = ("type", "clear")  # kinds whose tap focuses a field, then send keys to the focus
 MIN_SCREEN_PX = 120  # the smallest Android screens (watches) are 240 px wide; a scroll over one moves 60 %

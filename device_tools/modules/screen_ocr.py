@@ -10,7 +10,7 @@ from ..arg_shapes import MAX_COORD_PX, coordinate
 from .. import commands as C
 from ..errors import DeviceError
 from ..ocr import CONFIDENCE_GATE, OcrError, ocr_region
-from ..results import SCREEN, error_result, read_result
+from ..results import error_result, read_result, screen_source
 from ..runtime import DeviceRuntime
 from ..ui_tools import READ
 
@@ -59,9 +59,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 return error_result("the region needs x2 > x1 and y2 > y1")
             region = (x1, y1, x2, y2)
         try:
-            png, screens = await rt.privacy.captured(ctx, rt.actuator.observe,
-                                                     lambda: rt.gate.read_bytes(C.SCREENCAP),
-                                                     rt.actuator.acting)
+            png, screens, apps = await rt.privacy.captured(ctx, rt.actuator.observe,
+                                                           lambda: rt.gate.read_bytes(C.SCREENCAP),
+                                                           rt.actuator.acting, rt.actuator.window_owners)
             result = await ocr_region(png, region, hints)
         except (OcrError, DeviceError) as exc:
             return error_result(str(exc))
@@ -82,4 +82,5 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 f"\n(language packs not installed: {', '.join(result.missing_languages)}; "
                 f"used {'+'.join(result.languages)})"
             )
-        return read_result(text, data, untrusted=SCREEN)  # text on the screen is whatever the apps put there
+        # text on the screen is whatever the apps that draw it put there: named as a listing names them
+        return read_result(text, data, untrusted=screen_source(apps))

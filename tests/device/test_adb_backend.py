@@ -458,6 +458,8 @@ async def test_device_info_says_the_model_in_one_line_of_its_own(fake_adb, tmp_p
     confirmation = [line for line in lines if line.startswith("physical_confirmation")]
     assert confirmation == ["physical_confirmation: False"]
     assert not any(line.startswith("Sentinel") for line in lines)
+    # the model's name is the phone's words (a ROM sets it to what it likes): marked as such
+    assert r.meta["sentinel/untrusted"] == "the phone's system properties"
 
 
 async def test_a_devices_refusal_text_is_quoted_on_one_line_and_bounded(fake_adb, tmp_path):

@@ -3,7 +3,7 @@
                         fact_provenance/2, context_value/2, call_tool_name/1, answer_label/3, humanized/2,
                         unicode_category/2]).
 :- use_module(library(lists)).
-:- use_module(library(unicode), [unicode_property/2]).  % utf8proc's tables: loaded here, never during a decision
+:- use_module(unicode_categories, [uc_category/2]).  % Unicode 14's categories (SWI-Prolog's tables are 5.x)
 :- use_module(library(date)).  % parse_time/3: loaded here, never autoloaded during a decision
 
 now(T) :- sentinel_core:query_now(T).
@@ -43,8 +43,10 @@ iso_parse(A, S) :-
 %  fails for anything but an assigned code point (an unbound Code enumerates nothing). SWI-Prolog's char_type
 %  alpha is no letter test: it holds for the decimal digits of every script but ASCII's ('٤', '４', '𝟒'), Roman
 %  numerals and circled letters, and not for most combining marks (the acute of a decomposed 'é', a virama).
+%  Its unicode_property/2 is Unicode 5.x: Ethiopic Extended-A, Adlam and newer letters were none (the table
+%  is sentinel_mcp/policy/unicode_table.py's).
 unicode_category(C, K) :-
-    integer(C), C >= 0, C =< 0x10FFFF, unicode_property(C, category(K0)), K = K0.
+    integer(C), C >= 0, C =< 0x10FFFF, uc_category(C, K0), K0 \== 'Cn', K = K0.
 
 option_value(List, Name, Default, V) :- ( memberchk(Name = V0, List) -> V = V0 ; V = Default ).
 
