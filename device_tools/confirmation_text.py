@@ -1,17 +1,21 @@
 """The one question a person sees before a risky action: what will happen, where, and why it is risky.
 
-"Risk high: Tap 'Sign in' in Bank? (submits credentials; banking app)" — Sentinel's rating first, written
-for the phone's owner, not for the model: no element ids, no JSON. Every label comes from the screen
-(hostile text), so it is shown escaped (control and direction-changing characters made visible), single-line
-and short.
+"Risk high: Tap “Sign in” in Bank? (submits credentials; banking app)" — Sentinel's rating first, written
+for the phone's owner, not for the model: no element ids, no JSON. Every label comes from the screen, every
+typed text, recipient and event from the agent, every name from the phone (hostile text): each is one value
+as every question shows values (``core/quoted_values.py``, readable_terms.pl's convention): ``“…”`` with its
+own closing marks escaped and line breaks as ``\\n``, bare when made of ``[A-Za-z0-9_.#@+-]`` alone, short.
+The question is then shown once through ``safe_question`` (hidden characters marked, one marking).
 """
 
 from __future__ import annotations
 
 import re
 
-from sentinel_mcp.core.display_text import Marked, Shown, display_note, is_hidden, shown_to_approve
+from sentinel_mcp.core.display_text import (Marked, Shown, display_note, is_hidden, safe_question,
+                                            shown_to_approve)
 from sentinel_mcp.core.mark_brackets import passes_for_mark_bracket
+from sentinel_mcp.core.quoted_values import readable_text
 
 from .actions import ProposedAction
 from .firewall import Assessment
@@ -77,7 +81,14 @@ def shown(text: str, limit: int = LABEL_LIMIT) -> str:
 
 
 def quoted(text: str, limit: int = LABEL_LIMIT) -> str:
+    """Text in an error message: shown (``shown``), between single quotes."""
     return "'" + shown(text, limit).replace("'", "’") + "'"
+
+
+def value(text: str, limit: int = LABEL_LIMIT) -> str:
+    """A value in a question, as every question shows one (``readable_text``): raw, its hidden characters
+    marked once where the question is shown (``question_for``)."""
+    return readable_text(text[: 4 * limit], limit)  # only the start is ever shown: a bounded prefix is read
 
 
 def app_name(package: str | None) -> str:
@@ -146,37 +157,37 @@ def what_happens(action: ProposedAction) -> str:
         typed = (
             f"a password ({len(action.text or '')} characters)"
             if password
-            else quoted(action.text or "", TEXT_LIMIT)
+            else value(action.text or "", TEXT_LIMIT)
         )
-        return f"Type {typed} into {quoted(label)} in {app}"
+        return f"Type {typed} into {value(label)} in {app}"
     if kind in ("click", "long_click", "clear") and action.target is not None:
         t = action.target
         if kind != "clear" and t.context and says_little(label):
             # "OK" says nothing: what it commits is what the screen around it says
-            return f"{VERBS[kind]} {quoted(label)} under {quoted(t.context, TEXT_LIMIT)} in {app}"
+            return f"{VERBS[kind]} {value(label)} under {value(t.context, TEXT_LIMIT)} in {app}"
         if t.toggles and not t.checkable:
-            return f"{VERBS[kind]} {quoted(label)} in {app} (it flips the switch in that row)"
-        return f"{VERBS[kind]} {quoted(label)} in {app}"
+            return f"{VERBS[kind]} {value(label)} in {app} (it flips the switch in that row)"
+        return f"{VERBS[kind]} {value(label)} in {app}"
     if kind == "open_app":
-        return f"Open {app} ({shown(action.package or '', 80)})"
+        return f"Open {app} ({value(action.package or '', 80)})"
     if kind == "sms_send":
-        to = shown(str(d.get("to") or "?"), 40)
+        to = value(str(d.get("to") or "?"), 40)
         if d.get("name"):
-            to = f"{shown(str(d['name']), 40)} ({to})"
-        return f"Send an SMS to {to}: {quoted(action.text or '', TEXT_LIMIT)}"
+            to = f"{value(str(d['name']), 40)} ({to})"
+        return f"Send an SMS to {to}: {value(action.text or '', TEXT_LIMIT)}"
     if kind == "terminal":
         argv = d.get("argv") or d.get("command") or ""
         line = " ".join(map(str, argv)) if isinstance(argv, list) else str(argv)
-        return f"Run {quoted(line, TEXT_LIMIT)} on the phone"
+        return f"Run {value(line, TEXT_LIMIT)} on the phone"
     if kind == "contact_create":
-        return f"Add the contact {quoted(action.text or '')} ({shown(str(d.get('phone', '')), 30)})"
+        return f"Add the contact {value(action.text or '')} ({value(str(d.get('phone', '')), 30)})"
     if kind == "alarm_set":
-        label_part = f" {quoted(str(d['label']))}" if d.get("label") else ""
+        label_part = f" {value(str(d['label']))}" if d.get("label") else ""
         return f"Set an alarm for {int(d.get('hour', 0)):02d}:{int(d.get('minute', 0)):02d}{label_part}"
     if kind == "timer_set":
         return f"Start a timer for {d.get('seconds')} seconds"
     if kind == "calendar_create":
-        return f"Add {quoted(action.text or '')} to the calendar ({shown(str(d.get('start', '')), 40)})"
+        return f"Add {value(action.text or '')} to the calendar ({value(str(d.get('start', '')), 40)})"
     verb = VERBS.get(kind, kind.replace("_", " ").capitalize())
     return f"{verb} in {app}" if kind in ("scroll", "swipe") else verb
 
@@ -186,10 +197,12 @@ def question_for(action: ProposedAction, assessment: Assessment, withheld: list[
     or a typed text mixing the letters of scripts ("Send to pаypal" with a Cyrillic а) reads as another, and a
     yes to what it reads as is not a yes to what it is."""
     question = _question(action, assessment, withheld)
-    # every quoted piece is already escaped and cut (``shown``): here only its look-alike words are counted
-    mixed = shown_to_approve(Marked(question), len(question)).mixed
+    # every value is quoted and cut (``value``): its hidden characters are marked here, once, and its
+    # look-alike words counted
+    mixed = shown_to_approve(question, len(question)).mixed
+    shown_question, _ = safe_question(question, value_limit=TEXT_LIMIT)  # each value's marks counted too
     note = display_note([("this question", Shown("", mixed=mixed))])
-    return f"{question} {note}" if note else question
+    return Marked(f"{shown_question} {note}") if note else shown_question
 
 
 def _question(action: ProposedAction, assessment: Assessment, withheld: list[str] | None) -> str:

@@ -33,6 +33,7 @@ from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import behind_gateway, decision_id_of, principal_of
 from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.core.asking import Asker, AskUser, answered_by
+from sentinel_mcp.core.quoted_values import readable_text
 
 Settings = SensorSettings  # the built-in contract: its typed settings beside create_server
 
@@ -232,7 +233,8 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         until = f" for {expires_in:g} s" if expires_in else " until revoked"
         ask = AskUser(
             Asker.SENSORS,
-            f"Grant '{who}' access to your {sensor} at {scope} scope{until}?",
+            # the requester is the caller's word: one quoted value (quoted_values.py), as every question's
+            f"Grant {readable_text(who, 200)} access to your {sensor} at {scope} scope{until}?",
             {"requester": who},
         )
         if _modern(ctx):

@@ -125,6 +125,13 @@ class LatePort:
         gw = self._gateway()
         return gw.self_confirming(name) if gw is not None else False
 
+    async def judged_arguments(self, name: str, arguments: Any) -> tuple[dict[str, Any], str | None]:
+        gw = self._gateway()
+        if gw is None:
+            given = arguments if isinstance(arguments, dict) else {}
+            return given, "the gateway is starting; retry shortly"
+        return await gw.judged_arguments(name, arguments)
+
     def principal_for(self, principal: Any, session_id: str, origin: Origin) -> Any:
         gw = self._gateway()
         if gw is None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from sentinel_mcp.core.mark_brackets import passes_for_mark_bracket
+from sentinel_mcp.core.quoted_spans import cut_point, quoted_spans
 
 VALUE_LIMIT = 300  # characters of one value in a question
 MESSAGE_LIMIT = 2000  # characters of a whole question or notice
@@ -197,42 +198,110 @@ def safe_question(message: str, values: dict[str, Any] | None = None, *,
                   limit: int = MESSAGE_LIMIT, value_limit: int = VALUE_LIMIT) -> tuple[Marked, list[str]]:
     """A question's final text, safe to show, with a note naming what was changed; and those names.
 
-    ``values`` are the values the question may quote (a call's arguments). A long string value that
-    appears verbatim in the message is cut to ``value_limit`` there, so the rest of the question stays in
-    view; values that carry hidden characters are named in the note.
+    Every word of the question's own is shown: what is cut is values, each inside its quotes (``“…”``,
+    found by its quotes: ``quoted_spans``) or, a long value shown bare, where the call's argument appears
+    verbatim; each cut says how much was left out. A value is cut to ``value_limit``, and all of them
+    further, evenly, when together they would push the question (with its note) past ``limit``. Only a
+    question whose own words alone pass ``limit`` is cut as a whole (and the note says so). ``values`` are
+    the values the question may quote (a call's arguments): those that carry hidden characters, look-alike
+    letters or were cut are named in the note. A ``Marked`` message was made safe where it was made: shown
+    again, it is only kept within ``limit``.
     """
     changed: list[tuple[str, Shown]] = []
-    pieces: list[str] = [message]  # the message's raw pieces and the cut values' marked ones
+    long_values: list[str] = []
     for name, value in (values or {}).items():
         if not isinstance(value, str):
             value = _json(value)
         s = shown_to_approve(value, value_limit)
-        if s.cut and len(value) > value_limit:
-            short = Marked(shown(value[:value_limit], value_limit).text
-                           + f"…⟨{s.cut} more characters not shown⟩")
-            pieces = [q for p in pieces for q in _cut_in(p, value, short)]
+        if s.cut:
+            long_values.append(value)
         if s.changed:
             changed.append((f"value of {safe_text(name, 60)}", s))
-    parts = [shown(p, len(p)) for p in pieces]
-    whole = shown(Marked("".join(p.text for p in parts)), limit)  # each piece marked once, then cut
-    whole = Shown(whole.text, whole.hidden + sum(p.hidden for p in parts), whole.cut,
-                  sum(p.brackets for p in parts))
-    if whole.hidden and not any(s.hidden for _, s in changed):
-        changed.append(("this question", Shown("", whole.hidden, 0)))
-    if whole.brackets and not any(s.brackets for _, s in changed):
-        changed.append(("this question", Shown("", 0, 0, whole.brackets)))
-    if whole.cut:
-        changed.append(("this question", Shown("", 0, whole.cut)))
+    pieces = [(False, message)] if isinstance(message, Marked) else _pieces(message, long_values, value_limit)
+    parts = [(is_value, shown(p, len(p))) for is_value, p in pieces]
+    hidden = sum(s.hidden for _, s in parts)
+    brackets = sum(s.brackets for _, s in parts)
+    if hidden and not any(s.hidden for _, s in changed):
+        changed.append(("this question", Shown("", hidden, 0)))
+    if brackets and not any(s.brackets for _, s in changed):
+        changed.append(("this question", Shown("", 0, 0, brackets)))
     note = display_note(changed)
-    return Marked(f"{whole.text} {note}" if note else whole.text), [name for name, _ in changed]
+    room = limit - (len(note) + 1 if note else 0)
+    cap = _value_cap([len(s.text) for v, s in parts if v], room - sum(len(s.text) for v, s in parts if not v),
+                     value_limit)
+    if cap is not None:
+        body = "".join(_cut_value(p, cap) if v else s.text for (v, p), (_, s) in zip(pieces, parts))
+        return Marked(f"{body} {note}" if note else body), [name for name, _ in changed]
+    # the question's own words pass the bound: cut as a whole (its values only marks), within the bound
+    body = "".join(_cut_value(p, 0) if v else s.text for (v, p), (_, s) in zip(pieces, parts))
+    cut = max(0, len(body) - room)
+    for _ in range(3):  # the note names the count it cuts: settled in a pass or two (its digits)
+        note = display_note([*changed, ("this question", Shown("", 0, max(cut, 1)))])
+        whole = shown(Marked(body), limit - len(note) - 1)
+        if whole.cut == cut:
+            break
+        cut = whole.cut
+    return Marked(f"{whole.text} {note}"), [name for name, _ in changed] + ["this question"]
 
 
-def _cut_in(piece: str, value: str, short: Marked) -> list[str]:
-    """``piece`` with each whole ``value`` in it replaced by ``short`` (a marked piece is left whole)."""
-    if isinstance(piece, Marked) or value not in piece:
-        return [piece]
-    raw = piece.split(value)
-    return [q for i, r in enumerate(raw) for q in ((short, r) if i else (r,))]
+_CUT_MARK = len("…⟨99999 more characters not shown⟩")
+
+
+def _pieces(message: str, long_values: list[str], value_limit: int) -> list[tuple[bool, str]]:
+    """``message`` as (is a value, raw text) pieces: each quote's inside a value, and outside the quotes
+    each long argument that appears verbatim (a long value shown bare)."""
+    out: list[tuple[bool, str]] = []
+    at = 0
+    for start, end in quoted_spans(message):
+        out += _bare_values(message[at:start], long_values)
+        out.append((True, message[start:end]))
+        at = end
+    out += _bare_values(message[at:], long_values)
+    return [(v, p) for v, p in out if p]
+
+
+def _bare_values(text: str, long_values: list[str]) -> list[tuple[bool, str]]:
+    pieces: list[tuple[bool, str]] = [(False, text)]
+    for value in sorted(long_values, key=len, reverse=True):
+        pieces = [q for v, p in pieces for q in ([(v, p)] if v or value not in p else _split(p, value))]
+    return pieces
+
+
+def _split(text: str, value: str) -> list[tuple[bool, str]]:
+    raw = text.split(value)
+    return [q for i, r in enumerate(raw) for q in (((True, value), (False, r)) if i else ((False, r),))]
+
+
+def _value_cap(lengths: list[int], room: int, value_limit: int) -> int | None:
+    """The most characters any one value may show so that all of them (each cut one with its mark) fit
+    ``room``: ``value_limit`` when that fits, else less, down to none (a value's mark alone); None when not
+    even that fits."""
+    def need(cap: int) -> int:
+        return sum(n if n <= cap else cap + _CUT_MARK for n in lengths)
+
+    if need(value_limit) <= room:
+        return value_limit
+    lo, hi = 0, value_limit
+    if need(lo) > room:
+        return None
+    while lo < hi:  # the largest cap that fits (need grows with cap)
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if need(mid) <= room else (lo, mid - 1)
+    return lo
+
+
+def _cut_value(value: str, cap: int) -> str:
+    """``value`` shown in at most ``cap`` characters (its marks counted), cut where it must be with the
+    mark saying how many of its characters were left out (never inside an escape)."""
+    whole = shown(value, len(value)).text
+    if len(whole) <= cap:
+        return whole
+    lo, hi = 0, min(cap, len(value))
+    while lo < hi:  # the longest beginning whose shown text fits cap
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if len(shown(value[:mid], mid).text) <= cap else (lo, mid - 1)
+    n = cut_point(value, lo)
+    return shown(value[:n], n).text + f"…⟨{len(value) - n} more characters not shown⟩"
 
 
 def _json(value: Any) -> str:

@@ -115,6 +115,13 @@ class GatewayPort(Protocol):
         """Whether calls to the catalog tool ``name`` are left to its trusted built-in's own confirmation."""
         ...
 
+    async def judged_arguments(self, name: str, arguments: Any) -> tuple[dict[str, Any], str | None]:
+        """``(the arguments a call of ``name`` is judged on, None)``: the schema's defaults filled, undeclared
+        keys as the upstream is set, the argument form's (what the guard reads on the call path); or the
+        arguments as given and why the call path refuses them. A look at what a call would get judges these.
+        """
+        ...
+
     def principal_for(self, principal: Any, session_id: str, origin: Origin) -> Any:
         """The principal (a Principal) a call runs for: the one given (by name: as configured), else the owner
         of its session."""

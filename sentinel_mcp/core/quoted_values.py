@@ -2,11 +2,11 @@
 ``readable_terms.pl`` (``readable/2`` of a text), for the texts Sentinel makes itself and hands a rulebase
 to show as they are (``text(T)``), such as an unverified peer's description.
 
-A text made of ``[A-Za-z0-9_.#@+-]`` (an identifier, a code, a date, an address) reads bare: it cannot carry
-a sentence. Any other reads ``“…”``, with what could close the quote (``”`` and every double quotation
-mark drawn like it, and the backslash) escaped by a backslash, and line feeds and carriage returns as
-``\\n`` ``\\r``: nothing in it passes for a sentence or a line of the text around it. Hidden characters are
-left as they are, for ``display_text`` to mark where the text is shown (one marking).
+A text of at most 64 characters made of ``[A-Za-z0-9_.#@+-]`` (an identifier, a code, a date, an address)
+reads bare: it cannot carry a sentence. Any other reads ``“…”``, with what could close the quote (``”`` and
+every double quotation mark drawn like it, and the backslash) escaped by a backslash, and line feeds and
+carriage returns as ``\\n`` ``\\r``: nothing in it passes for a sentence or a line of the text around it.
+Hidden characters are left as they are, for ``display_text`` to mark where the text is shown (one marking).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 
 __all__ = ["CLOSING_LIKE", "readable_text"]
 
-_BARE = re.compile(r"[A-Za-z0-9_.#@+\-]+")
+_BARE = re.compile(r"[A-Za-z0-9_.#@+\-]{1,64}")  # as readable_terms.pl: bare only when short
 # the backslash, " « » ʺ ˮ “ ” „ ‟ ″ ‶ 〃 〝 〞 〟 ＂ (readable_terms.pl's closing_like/1: the same list)
 CLOSING_LIKE = frozenset("\\\"\u00ab\u00bb\u02ba\u02ee\u201c\u201d\u201e\u201f\u2033\u2036\u3003\u301d\u301e"
                          "\u301f\uff02")

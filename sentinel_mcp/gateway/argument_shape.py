@@ -6,7 +6,8 @@ Two gaps between the guard and the upstream, both from what a tool's ``inputSche
 - a default: ``transfer(amount, dry_run=false)``'s guard saw ``dry_run`` absent (a rule on ``D \\== false``
   held for a variable) while the upstream ran with ``false``. Sentinel fills each declared default the call
   leaves out, at every level of objects it finds in the arguments (a nested model's defaults too, through
-  ``$ref``/``allOf`` and the one object branch of an ``anyOf``/``oneOf``), and forwards exactly that: the
+  ``$ref``/``allOf`` and the object branch of an ``anyOf``/``oneOf`` the value matches, when it matches
+  exactly one: filled, it must still match that one alone), and forwards exactly that: the
   upstream's own default is never used, so a default the upstream applies differently cannot differ either.
   A default that is not valid against its own property's schema (pydantic's ``x: str = None`` declares
   ``{"type": "string", "default": null}``) is not filled: sent, it would be refused by that upstream; the
@@ -15,8 +16,10 @@ Two gaps between the guard and the upstream, both from what a tool's ``inputSche
   other key, which a guard written against the schema never reads, while the upstream may act on it
   (``**kwargs``, pydantic ``extra="allow"``, a JS server spreading the object). Such a key is refused by
   default, with its path; ``additionalProperties`` true or a schema (or a ``patternProperties`` pattern it
-  matches) declares it. An upstream's ``undeclared_arguments`` setting may instead drop such keys (the guard
-  and the upstream both go without them) or pass them (the guard's ``args(All)`` sees them).
+  matches) declares it. Of several object branches of an ``anyOf``/``oneOf``, a key is declared only by a
+  branch the value matches (``{"kind": "card", "iban": ...}`` matches the card branch alone: the bank
+  branch's ``iban`` is not the card's). An upstream's ``undeclared_arguments`` setting may instead drop such
+  keys (the guard and the upstream both go without them) or pass them (the guard's ``args(All)`` sees them).
 
 An object the schema declares no ``properties`` for (``{"type": "object"}``) is free-form: nothing is filled
 or refused in it. The shape is compiled once per schema (with the validator: ``argument_check``), the walk of
@@ -49,7 +52,8 @@ class Shape:
     of the items of an array value (``items``). Mutable while compiled so that a recursive model's shape can
     refer to itself."""
 
-    __slots__ = ("defaults", "props", "declared", "patterns", "items", "plain", "live", "filled_form")
+    __slots__ = ("defaults", "props", "declared", "patterns", "items", "plain", "live", "filled_form",
+                 "branches")
 
     def __init__(self) -> None:
         self.defaults: tuple[tuple[str, Any], ...] = ()
@@ -58,6 +62,8 @@ class Shape:
         self.patterns: tuple[Any, ...] = ()  # compiled patternProperties (RE2): keys they match are declared
         self.items: Shape | None = None
         self.plain = True  # nothing to fill or refuse here or below (then the walk skips it)
+        # each anyOf/oneOf of several object branches: (whether a value matches it, its shape) per branch
+        self.branches: tuple[tuple[tuple[Any, Shape], ...], ...] = ()
         self.live: tuple[tuple[str, Shape], ...] = ()  # the props that are not plain (set once settled)
         # whether a default filled here or below may hold a float, an object of two keys or more: what the
         # argument form's checks look for (``argument_form``'s walk flags), so a fill keeps the call's walk
@@ -95,6 +101,7 @@ def _all_shapes(shape: Shape) -> list[Shape]:
             continue
         seen[id(node)] = node
         stack.extend(node.props.values())
+        stack.extend(b for group in node.branches for _, b in group)
         if node.items is not None:
             stack.append(node.items)
     return list(seen.values())
@@ -105,13 +112,14 @@ class _TooMany(GatewayError):  # noqa: N818 - internal: never leaves this module
 
 
 class _Gathered:
-    __slots__ = ("properties", "patterns", "closed", "has_properties", "items")
+    __slots__ = ("properties", "patterns", "closed", "has_properties", "items", "groups")
 
     def __init__(self) -> None:
         self.properties: dict[str, Any] = {}
         self.patterns: list[Any] = []
         self.closed, self.has_properties = True, False
         self.items: Any = None
+        self.groups: list[list[Any]] = []  # anyOf/oneOf of several object branches: judged per value
 
 
 class _Compiler:
@@ -146,12 +154,14 @@ class _Compiler:
             if inner is not PLAIN:
                 out.props[key] = inner
         out.defaults = tuple(defaults)
-        if acc.closed and acc.has_properties:
+        out.branches = tuple(tuple((self._matches(b), self.shape(b, depth + 1)) for b in group)
+                             for group in acc.groups)
+        if acc.closed and (acc.has_properties or out.branches):
             out.declared = frozenset(acc.properties)
             out.patterns = tuple(acc.patterns)
         if acc.items is not None:
             out.items = self.shape(acc.items, depth + 1)
-        nothing = not out.defaults and not out.props and out.declared is None
+        nothing = not out.defaults and not out.props and out.declared is None and not out.branches
         return PLAIN if nothing and out.items in (None, PLAIN) else out
 
     def _gather(self, node: Any, depth: int, acc: _Gathered, own: bool) -> None:
@@ -186,7 +196,10 @@ class _Compiler:
         for key in ("anyOf", "oneOf"):
             branches = [self._target(b) for b in node.get(key) or ()]
             objects = [b for b in branches if isinstance(b, dict) and _may_be(b, "object")]
-            for b in objects:  # several: which one the upstream reads is its own, their keys are declared
+            if len(objects) > 1 and own and self.validator is not None:
+                acc.groups.append(objects)  # which of them a value matches says what it declares and fills
+                continue
+            for b in objects:  # not checkable here: the keys of every branch are declared, nothing filled
                 self._gather(b, depth + 1, acc, own and len(objects) == 1)
             arrays = [b for b in branches if isinstance(b, dict) and _may_be(b, "array")]
             if len(arrays) == 1 and acc.items is None and isinstance(arrays[0].get("items"), dict):
@@ -224,6 +237,19 @@ class _Compiler:
                 return node
         return node
 
+    def _matches(self, branch: dict[str, Any]) -> Any:
+        """Whether a value matches ``branch`` (a value the check cannot judge matches nothing)."""
+        assert self.validator is not None  # groups are gathered only with one
+        checker = self.validator.evolve(schema=branch)
+
+        def matches(value: Any) -> bool:
+            try:
+                return not outside_schema.errors(checker, value)
+            except (UnusableSchema, TooCostly):
+                return False
+
+        return matches
+
     def _valid(self, schema: dict[str, Any], default: Any) -> bool:
         if self.validator is None:
             return False
@@ -248,9 +274,12 @@ def _settle(shape: Shape, seen: set[int]) -> bool:
         return shape.plain  # a recursive model: decided on its first visit (a cycle is taken as not plain)
     seen.add(id(shape))
     shape.plain = False  # while its parts are settled (a cycle back to it is not plain)
-    plain = not shape.defaults and shape.declared is None
+    plain = not shape.defaults and shape.declared is None and not shape.branches
     for inner in list(shape.props.values()) + ([shape.items] if shape.items is not None else []):
         plain = _settle(inner, seen) and plain
+    for group in shape.branches:
+        for _, inner in group:
+            _settle(inner, seen)
     shape.plain = plain
     shape.live = tuple((k, v) for k, v in shape.props.items() if not v.plain)
     return plain
@@ -294,16 +323,21 @@ def _object(shape: Shape, value: dict[str, Any], undeclared: Undeclared, filled:
     if depth > MAX_ARGUMENT_DEPTH:
         raise _Refused("the schema's defaults nest deeper than arguments may")
     out: dict[str, Any] | None = None
-    declared = shape.declared
+    declared, patterns, taken = shape.declared, shape.patterns, _taken(shape, value)
+    for branch in taken:
+        if declared is not None:
+            declared = None if branch.declared is None else declared | branch.declared
+            patterns = patterns + branch.patterns
     if declared is not None and undeclared != "pass" and not declared.issuperset(value):
         for key in value:
-            if key in declared or (shape.patterns and any(p.search(key) for p in shape.patterns)):
+            if key in declared or (patterns and any(p.search(key) for p in patterns)):
                 continue
             if undeclared != "drop":
                 raise _Refused("undeclared", key)
             out = out if out is not None else dict(value)
             del out[key]
-    for key, default in shape.defaults:
+    filled_from = [b for b, alone in taken.items() if alone]
+    for key, default in shape.defaults + tuple(d for b in filled_from for d in b.defaults):
         if key not in value:
             filled[0] += 1
             if filled[0] > MAX_FILLED:
@@ -311,7 +345,9 @@ def _object(shape: Shape, value: dict[str, Any], undeclared: Undeclared, filled:
             out = out if out is not None else dict(value)
             out[key] = default if isinstance(default, _SCALARS) else copy.deepcopy(default)
     source = out if out is not None else value
-    for key, inner in shape.live:
+    if filled_from and source is not value and _taken(shape, source) != taken:
+        raise _Refused("the schema's defaults, filled, make the arguments match another of its branches")
+    for key, inner in shape.live + tuple(p for b in filled_from for p in b.live):
         old = source.get(key)
         if old is None:
             continue
@@ -326,6 +362,17 @@ def _object(shape: Shape, value: dict[str, Any], undeclared: Undeclared, filled:
             out[key] = new
             source = out
     return value if out is None else out
+
+
+def _taken(shape: Shape, value: dict[str, Any]) -> dict[Shape, bool]:
+    """The branch shapes ``value`` matches, of each of ``shape``'s anyOf/oneOf groups; True for the one
+    branch it matches alone in its group (whose defaults are filled)."""
+    taken: dict[Shape, bool] = {}
+    for group in shape.branches:
+        matched = [b for matches, b in group if matches(value)]
+        for b in matched:
+            taken[b] = taken.get(b, False) or len(matched) == 1
+    return taken
 
 
 def _value(shape: Shape, value: Any, undeclared: Undeclared, filled: list[int], depth: int) -> Any:

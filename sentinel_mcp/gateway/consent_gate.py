@@ -36,6 +36,7 @@ from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Question, T
 from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.core.display_text import safe_question
 from sentinel_mcp.core.phone_numbers import is_phone_number
+from sentinel_mcp.core.quoted_values import readable_text
 
 PERSONAL_META = "sentinel/personal"
 PERSONAL_ARGUMENTS_META = "sentinel/personal_arguments"
@@ -284,9 +285,11 @@ class ConsentGate:
 
     def _question(self, call: ToolCall, kind: str, once: bool, purpose: str) -> Question:
         # the purpose is the client's text, the principal's name and the kind come from the config or a tool:
-        # every value is shown safely (and the question says which ones were changed for display)
-        who = "your MCP client" if call.principal == "owner" else f"the caller '{call.principal}'"
-        why = "" if purpose == UNSPECIFIED else f" (purpose: {purpose})"
+        # each name and the purpose read as one value, as every question's values do (quoted_values.py), and
+        # are shown safely (the question says which ones were changed for display)
+        who = ("your MCP client" if call.principal == "owner"
+               else f"the caller {readable_text(call.principal or '')}")
+        why = "" if purpose == UNSPECIFIED else f" (purpose: {readable_text(purpose)})"
         tail = " For this call only." if once else " Allow for this call, or remember it until revoked."
         what = kind.replace("_", " ")
         message, _ = safe_question(

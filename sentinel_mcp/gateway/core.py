@@ -50,8 +50,6 @@ from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
 from sentinel_mcp.gateway.result_check import ResultCheck
-from sentinel_mcp.gateway.argument_form import argument_form
-from sentinel_mcp.gateway.argument_shape import Undeclared, shaped, walk_after
 from sentinel_mcp.gateway.asked_questions import AskedQuestions
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
@@ -62,6 +60,7 @@ from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
 from sentinel_mcp.gateway.call_preview import CallPreview
 from sentinel_mcp.gateway.answer_refusals import AnswerRefusals
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
+from sentinel_mcp.gateway.judged_arguments import JudgedArguments
 from sentinel_mcp.gateway.session_writes import SessionWrites, in_turns
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.result_shape import ResultRefused, too_many_blocks
@@ -106,7 +105,7 @@ def error_result(text: str, **info: Any) -> CallToolResult:
 Outcome = CallOutcome  # the name the engine's tests know
 
 
-class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview):
+class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview, JudgedArguments):
     """Implements ``GatewayPort`` and ``FrontPort``: the one path every tool call takes."""
 
     def __init__(self, config: Config, audit: AuditLog, manager: UpstreamManager, guard: Guard) -> None:
@@ -373,11 +372,8 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview):
     ) -> ToolCall | Refused:
         """The arguments against the tool's schema and limits, then the call as the guard sees it."""
         name, arguments = req.name, req.arguments
-        if not self.arguments.ready(route.exposed):  # compiled off the event loop on the tool's first call
-            await self.arguments.prepare(route.exposed)
         # one walk of the arguments for the limits and the form's checks (wire_limits.walk_value)
-        limit = self.config.sentinel.max_argument_bytes
-        problem, walk = self.arguments.check(route.exposed, arguments, limit)
+        problem, walk = await self._checked(route.exposed, arguments)
         if problem is not None:
             # arguments of a shape past the wire limits are not kept (the record says why they were refused)
             shape = walk[0] if walk is not None else value_problem(arguments, MAX_ARGUMENT_DEPTH)
@@ -385,15 +381,8 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview):
             await rec.final("error", "bad_arguments", upstream=route.upstream, error=problem, arguments=kept)
             return Refused(reason=problem, decision_id=rec.decision_id)
         # the guard decides on what the upstream gets: its schema's defaults filled, no key it does not
-        # declare (argument_shape.py), 13.0 is the upstream's 13 (argument_form.py)
-        given = self.arguments.shape(route.exposed)
-        if not given.plain:
-            target = self.manager.upstreams[route.upstream].target
-            undeclared: Undeclared = getattr(target, "undeclared_arguments", "refuse")
-            arguments, problem = shaped(given, arguments or {}, undeclared)
-            walk = walk_after(given, walk)  # and what the defaults filled may hold
-        if problem is None:
-            arguments, problem = argument_form(route.exposed.input_schema, arguments, walk)
+        # declare, 13.0 is the upstream's 13 (judged_arguments.py: a why-not look judges the same)
+        arguments, problem = self._shaped(route, arguments, walk)
         if problem is not None:
             problem = f"invalid arguments for {name}: {problem}"
             await rec.final(

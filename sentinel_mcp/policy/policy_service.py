@@ -270,6 +270,10 @@ class PolicyService:
         port = self.guard.port
         if self.withholding is not None and not self.withholding.reachable(tool):
             raise RuntimeError(f"unknown tool {tool!r}")
+        if port is not None:  # judged on what the call would be judged on: its schema's defaults filled, ...
+            arguments, problem = await port.judged_arguments(tool, arguments)
+            if problem is not None:
+                return {"tool": tool, "decision": "deny", "reason": problem}
         call = looked_call(port, tool, arguments, session, self.principal)
         # asking uses nothing up
         d = await self.guard.decide(call, spend=False, may_fetch=self._may_fetch(session))

@@ -91,7 +91,7 @@ async def test_a_declined_risky_step_stops_the_run_and_nothing_is_sent(tmp_path,
     assert r.is_error and run["status"] == "refused", run
     assert "declined" in run["reason"]
     assert answers.questions == [
-        "Risk high: Tap 'Sign in' in Bank? (submits credentials; banking or payment app)"
+        "Risk high: Tap \u201cSign in\u201d in Bank? (submits credentials; banking or payment app)"
     ]
     assert run["questions_asked"] == answers.questions
     assert [s["outcome"] for s in run["steps"]] == ["done", "refused"]

@@ -137,7 +137,7 @@ def test_a_person_reaches_a_goal_answers_a_question_inline_and_cancels_a_step(ch
     term.type("sign in to my bank")
     # each step shows live: the decision (tool, arguments, why) before its call, then the outcome
     term.wait_for('device__click {"element_id"')
-    screen = term.wait_for("[question] Risk high: Tap 'Sign in' in Bank?")
+    screen = term.wait_for("[question] Risk high: Tap \u201cSign in\u201d in Bank?")
     assert "step 1: click 'Bank' -> device__click" in screen and "open the bank" in screen
     assert "step 1: click 'Bank': done" in screen
     term.type("y")  # typed as the schema says: a yes is JSON true

@@ -14,6 +14,7 @@ from tests.agent.test_agent_loop import agent_config
 from tests.device.device_helpers import Answers
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.core.quoted_values import readable_text
 
 pytestmark = pytest.mark.timeout(120)
 BODY = "See you at 7"  # the newest message, on the Messages screen
@@ -38,7 +39,8 @@ async def test_a_runs_steps_do_not_use_a_consent_for_another_purpose(tmp_path, o
                                   meta={"sentinel/purpose": stated})
     run = r.structured_content
     assert BODY not in model_saw(openai_env) and BODY not in str(run), run
-    assert any(f"(purpose: {stated})" in q for q in declines.questions), declines.questions
+    said = readable_text(stated)  # the client's word, quoted as every question's values are
+    assert any(f"(purpose: {said})" in q for q in declines.questions), declines.questions
 
 
 async def test_a_runs_steps_use_the_consent_for_the_stated_purpose(tmp_path, openai_env):

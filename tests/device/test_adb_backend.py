@@ -268,7 +268,8 @@ async def test_calendar_create_sends_content_insert(fake_adb, tmp_path):
         listed = await client.call_tool("calendar_list", {"start": "2026-11-23T00:00:00Z", "days": 2})
     assert not r.is_error, r.content[0].text
     assert answers.questions == [
-        "Risk medium: Add 'Lunch with Bob' to the calendar (2026-11-23T12:00:00+00:00)? "
+        "Risk medium: Add \u201cLunch with Bob\u201d to the calendar "
+        "(\u201c2026-11-23T12:00:00+00:00\u201d)? "
         "(adds a calendar event)"
     ]
     assert mutating(fake_adb) == [

@@ -125,7 +125,7 @@ def test_the_question_for_a_megabyte_label_is_short_says_why_and_reads_a_bounded
     question = question_for(action, assessment)
     assert len(question) < 600, len(question)
     assert "too long to read whole" in question, question
-    assert question.startswith(("Risk high: Tap '", "Risk critical: Tap '")), question
+    assert question.startswith(("Risk high: Tap \u201c", "Risk critical: Tap \u201c")), question
     assert "…" in question  # the cut is shown
     assert looked <= 16 * confirmation_text.LABEL_LIMIT, looked
     assert label_fold.work.characters <= FOLD_BUDGET, label_fold.work.characters

@@ -123,7 +123,7 @@ async def test_termux_confirmation_dialog_shows_the_question_and_takes_only_a_ye
     """On the phone the dialog is all the person sees: it said "Allow the pending action?" for every action,
     whatever it was; now it shows Sentinel's question. An answer that is not a JSON object is a no (a list
     raised AttributeError out of the wait)."""
-    question = "Risk high: Tap 'Sign in' in Bank? (submits credentials; banking or payment app)"
+    question = "Risk high: Tap \u201cSign in\u201d in Bank? (submits credentials; banking or payment app)"
     for output, expected in [
         (json.dumps({"code": -1, "text": "yes"}).encode(), True),
         (json.dumps(["yes"]).encode(), False),

@@ -116,7 +116,7 @@ async def test_password_field_needs_confirmation_and_is_never_echoed(tmp_path, m
     assert not r.is_error, r.content[0].text
     assert len(answers.questions) == 1
     assert answers.questions[0].startswith(
-        "Risk critical: Type a password (7 characters) into 'password' in Bank? ("
+        "Risk critical: Type a password (7 characters) into password in Bank? ("
     )
     assert not any("hunter2" in q for q in answers.questions)
     assert (

@@ -108,7 +108,8 @@ async def test_after_the_intent_no_other_app_gets_the_tap(fake_adb, tmp_path, sc
     answers = Answers("yes")
     async with connect(adb_server(fake_adb, tmp_path, compose_timeout=0.8), "legacy", answers) as client:
         r = await client.call_tool("sms_send", {"to": "+15550100", "body": BODY})
-    assert answers.questions == ["Risk high: Send an SMS to +15550100: 'running late'? (sends an SMS)"]
+    assert answers.questions == [
+        "Risk high: Send an SMS to +15550100: \u201crunning late\u201d? (sends an SMS)"]
     assert r.is_error and "NOT sent" in text_of(r) and "did not come up" in text_of(r), text_of(r)
     assert acted(fake_adb) == [intent("+15550100")]  # the intent, and no tap anywhere
     assert fake_adb.device.sent_messages == [] and fake_adb.device.transfers == []

@@ -63,7 +63,7 @@ async def test_navigation_asks_nothing_and_a_risky_tap_asks_once_for_a_person(tm
         assert not signed.is_error, signed.content[0].text
         assert phone.screen == "bank_transfer"
     assert answers.questions == [
-        "Risk high: Tap 'Sign in' in Bank? (submits credentials; banking or payment app)"
+        "Risk high: Tap \u201cSign in\u201d in Bank? (submits credentials; banking or payment app)"
     ]
     assert "e-" not in answers.questions[0] and "{" not in answers.questions[0]  # no ids, no JSON
     decision = signed.structured_content["decision"]
@@ -80,7 +80,8 @@ async def test_declining_the_one_question_sends_nothing_and_the_rulebase_still_d
             sent = await c.call_tool("device__sms_send", {"to": "+1 555 0100", "body": "See you at 7"})
             code = await c.call_tool("device__sms_send", {"to": "Alice", "body": "Your code is 482913"})
     assert sent.is_error and "Nothing was sent" in sent.content[0].text
-    assert answers.questions == ["Risk high: Send an SMS to +15550100: 'See you at 7'? (sends an SMS)"]
+    assert answers.questions == [
+        "Risk high: Send an SMS to +15550100: \u201cSee you at 7\u201d? (sends an SMS)"]
     assert code.is_error and "one-time code" in code.content[0].text  # device.pl: denied, nobody asked
     assert len(answers.questions) == 1 and phone.sent_messages == []
 

@@ -21,6 +21,8 @@ guard('pay__ship', [args(A)],
       ( option_value(A, options, json([]), O), ( json_get(O, express, E) -> E \\== true ; true ) )).
 guard('pay__ship', [args(A)],
       ( option_value(A, items, [], Is), \\+ ( member(I, Is), json_get(I, qty, Q), Q > 5 ) )).
+guard('pay__settle', [args(A)],
+      ( option_value(A, method, json([]), M), ( json_get(M, instant, I) -> I \\== true ; true ) )).
 """
 
 

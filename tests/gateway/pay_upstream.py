@@ -41,6 +41,17 @@ SCHEMAS = {
               "additionalProperties": {"type": "string"}},
     "pattern": {"type": "object", "properties": {"name": {"type": "string"}},
                 "patternProperties": {"^x-": {"type": "string"}}},
+    # a card or a bank account, as pydantic writes ``method: Card | Bank`` (its models ignore other keys)
+    "settle": {"type": "object", "properties": {
+        "amount": {"type": "integer"},
+        "method": {"anyOf": [{"$ref": "#/$defs/Card"}, {"$ref": "#/$defs/Bank"}]}},
+        "required": ["amount", "method"],
+        "$defs": {"Card": {"type": "object", "required": ["kind"], "properties": {
+                      "kind": {"const": "card"}, "number": {"type": "string"},
+                      "save": {"type": "boolean", "default": False}}},
+                  "Bank": {"type": "object", "required": ["kind"], "properties": {
+                      "kind": {"const": "bank"}, "iban": {"type": "string"},
+                      "instant": {"type": "boolean", "default": True}}}}},
     "free": {"type": "object"},
     "none": {"type": "object", "properties": {}},
 }

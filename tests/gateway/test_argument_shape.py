@@ -78,3 +78,61 @@ def test_open_schemas_are_plain() -> None:
                    {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}):
         shape = compile_shape(schema, None)
         assert shape is PLAIN or shape.plain or shape.declared is None, schema
+
+
+# a card or a bank account, as pydantic writes a union of two models (no additionalProperties: its models
+# ignore other keys, while a server spreading the object acts on them)
+UNION = {"type": "object", "properties": {"method": {"oneOf": [
+    {"type": "object", "properties": {"kind": {"const": "card"}, "number": {"type": "string"},
+                                      "save": {"type": "boolean", "default": False}}, "required": ["kind"]},
+    {"type": "object", "properties": {"kind": {"const": "bank"}, "iban": {"type": "string"},
+                                      "instant": {"type": "boolean", "default": True}}, "required": ["kind"]},
+]}}}
+
+
+def test_a_key_counts_as_declared_only_by_a_branch_the_value_matches() -> None:
+    shape = _shape(UNION)
+    for both in ({"kind": "card", "number": "4", "iban": "DE1"},
+                 {"kind": "bank", "iban": "DE1", "number": "4"}, {"kind": "card", "instant": False},
+                 {"kind": "bank", "save": True},
+                 {"kind": "card", "iban": "DE1", "instant": True, "save": True}):
+        assert not outside_schema.errors(outside_schema.validator(UNION), {"method": both})  # valid
+        problem = shaped(shape, {"method": both})[1] or ""
+        assert "is not one the tool declares" in problem and "method/" in problem, (both, problem)
+        assert shaped(shape, {"method": both}, "drop")[0]["method"].keys() <= {"kind", "number", "save",
+                                                                               "iban", "instant"}
+    dropped = shaped(shape, {"method": {"kind": "card", "number": "4", "iban": "DE1"}}, "drop")[0]
+    assert dropped == {"method": {"kind": "card", "number": "4", "save": False}}
+    for spelling in ("Iban", "iban ", "i\u200bban", "IBAN", "evil"):
+        problem = shaped(shape, {"method": {"kind": "card", spelling: "x"}})[1] or ""
+        assert "is not one the tool declares" in problem, spelling
+
+
+def test_the_one_branch_a_value_matches_fills_its_defaults() -> None:
+    shape = _shape(UNION)
+    assert shaped(shape, {"method": {"kind": "card", "number": "4"}}) == (
+        {"method": {"kind": "card", "number": "4", "save": False}}, None)
+    assert shaped(shape, {"method": {"kind": "bank", "iban": "DE1"}}) == (
+        {"method": {"kind": "bank", "iban": "DE1", "instant": True}}, None)
+    assert shaped(shape, {"method": {"kind": "bank", "iban": "DE1", "instant": False}}) == (
+        {"method": {"kind": "bank", "iban": "DE1", "instant": False}}, None)
+
+
+def test_a_value_several_branches_match_fills_nothing_and_declares_their_keys() -> None:
+    schema = {"type": "object", "properties": {"p": {"anyOf": [
+        {"type": "object", "properties": {"a": {"type": "string", "default": "x"}}},
+        {"type": "object", "properties": {"b": {"type": "string", "default": "y"}}}]}}}
+    shape = _shape(schema)
+    assert shaped(shape, {"p": {}}) == ({"p": {}}, None)  # both match: which the upstream reads is its own
+    assert shaped(shape, {"p": {"a": "1", "b": "2"}}) == ({"p": {"a": "1", "b": "2"}}, None)
+    assert "p/c" in (shaped(shape, {"p": {"a": "1", "c": "3"}})[1] or "")
+
+
+def test_a_default_that_makes_the_value_match_another_branch_is_refused() -> None:
+    # the first branch alone matches {} (the second needs "t"), and its default adds "t": then both match
+    schema = {"type": "object", "properties": {"p": {"oneOf": [
+        {"type": "object", "properties": {"t": {"type": "string", "default": "x"}}, "maxProperties": 1},
+        {"type": "object", "properties": {"t": {"type": "string"}}, "required": ["t"]}]}}}
+    shape = _shape(schema)
+    problem = shaped(shape, {"p": {}})[1] or ""
+    assert "another of its branches" in problem, problem

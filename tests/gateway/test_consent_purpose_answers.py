@@ -22,6 +22,7 @@ from .helpers import make_config
 
 pytestmark = pytest.mark.timeout(120)
 SHOWN, OTHER = "show the weather", "sell to advertisers"
+SAID = {SHOWN: "\u201cshow the weather\u201d", OTHER: "\u201csell to advertisers\u201d"}  # as quoted
 
 
 def purpose(text: str) -> dict[str, Any]:
@@ -40,7 +41,7 @@ async def test_the_consoles_yes_to_one_purpose_grants_no_other(data_dir: Path) -
             first = await c.call_tool("tb__echo", {"text": "hi"}, meta=purpose(SHOWN))
             assert first.is_error and "waiting for the user" in first.content[0].text
             [item] = inbox.open_items("owner")
-            assert f"(purpose: {SHOWN})" in item.questions[0].message
+            assert f"(purpose: {SAID[SHOWN]})" in item.questions[0].message
             # the person allows it and ticks "remember", in the console, for the purpose shown
             given = {}
             for i, q in enumerate(item.questions):
@@ -50,10 +51,10 @@ async def test_the_consoles_yes_to_one_purpose_grants_no_other(data_dir: Path) -
             assert await inbox.give(item, given)
             # the client calls again, same tool and arguments, stating another purpose
             other = await c.call_tool("tb__echo", {"text": "hi"}, meta=purpose(OTHER))
-            assert other.is_error and f"(purpose: {OTHER})" in other.content[0].text, other.content
+            assert other.is_error and f"(purpose: {SAID[OTHER]})" in other.content[0].text, other.content
             assert granted(rt) == []  # nothing granted for a purpose nobody was shown
             [again] = inbox.open_items("owner")
-            assert f"(purpose: {OTHER})" in again.questions[0].message
+            assert f"(purpose: {SAID[OTHER]})" in again.questions[0].message
             # the purpose the person allowed is still theirs to allow
             remember = FormData([("q0.remember", "on")])
             assert await inbox.give(again, {q.key: read_answer(0, q, remember, True)[0]
@@ -72,7 +73,7 @@ async def test_a_2026_answer_to_one_purpose_grants_no_other(data_dir: Path) -> N
                                               meta=purpose(SHOWN))
             assert type(first).__name__ == "InputRequiredResult", first
             [(key, request)] = first.input_requests.items()
-            assert f"(purpose: {SHOWN})" in request.params.message
+            assert f"(purpose: {SAID[SHOWN]})" in request.params.message
             yes = ElicitResult(action="accept", content={"allow": True, "remember": True})
             swapped = await c.session.call_tool(
                 "tb__echo", {"text": "hi"}, allow_input_required=True, input_responses={key: yes},
@@ -81,7 +82,7 @@ async def test_a_2026_answer_to_one_purpose_grants_no_other(data_dir: Path) -> N
             # asked again, as the question reads now; nothing granted
             assert type(swapped).__name__ == "InputRequiredResult", swapped
             [(_, asked)] = swapped.input_requests.items()
-            assert f"(purpose: {OTHER})" in asked.params.message
+            assert f"(purpose: {SAID[OTHER]})" in asked.params.message
             assert granted(rt) == []
             same = await c.session.call_tool("tb__echo", {"text": "hi"}, allow_input_required=True,
                                              meta=purpose(SHOWN))
@@ -113,5 +114,5 @@ def test_a_one_call_consent_holds_for_the_purpose_it_was_given_for(tmp_path: Pat
     gate.record(call(SHOWN), q, Answer(action="accept", content={"allow": True}, provenance="user"))
     assert gate.asks(call(SHOWN), None) is None  # the call it was given for holds it
     again = gate.asks(call(OTHER), None)  # the same call, stating another purpose, is asked
-    assert isinstance(again, Ask) and f"(purpose: {OTHER})" in again.questions[0].message
+    assert isinstance(again, Ask) and f"(purpose: {SAID[OTHER]})" in again.questions[0].message
     assert isinstance(gate._consented(call(SHOWN), [("messages", False)], Allow()), Allow)

@@ -180,7 +180,8 @@ async def test_the_phones_question_for_a_risky_tap_quotes_nothing_the_caller_may
             # with the consent, the question says what is tapped, as before
             rt.gateway.consent_gate.book.grant("owner", "notifications", by="cli")
             await c.call_tool("device__swipe", {"x1": 700, "y1": 1370, "x2": 900, "y2": 1370})
-            assert "Tap 'OK' under 'Erase all data? | Messages notification" in person.asked[-1], person.asked
+            said = "Tap OK under \u201cErase all data? | Messages notification"
+            assert said in person.asked[-1], person.asked
 
 
 async def test_wait_for_answers_with_the_screen_it_found_not_the_ones_it_polled_before(tmp_path):

@@ -52,6 +52,9 @@ class DirectPort:
     def self_confirming(self, name: str) -> bool:
         return False
 
+    async def judged_arguments(self, name: str, arguments: Any) -> tuple[dict[str, Any], str | None]:
+        return arguments, None  # no gateway between: the upstream gets them as given
+
     async def invoke(self, name: str, arguments: dict[str, Any] | None, **_: Any) -> InvokeOutcome:
         if name not in self.tools:
             return Refused(reason=f"unknown tool {name}")

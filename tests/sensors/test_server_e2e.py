@@ -106,7 +106,7 @@ async def test_grant_by_tool_is_confirmed_by_the_user_and_scoped_to_the_caller(t
             },
         )
         assert not r.is_error and r.structured_content["granted"]["scope"] == "detailed"
-        assert user.questions == ["Grant 'agent-a' access to your location at detailed scope for 600 s?"]
+        assert user.questions == ["Grant agent-a access to your location at detailed scope for 600 s?"]
         meta = {PRINCIPAL_KEY: "agent-a"}  # the gateway forwards the caller's principal like this
         r = await c.call_tool("sensor_read", READ | {"scope": "detailed"}, meta=meta)
         assert not r.is_error and r.structured_content["redactions"] == []

@@ -7,7 +7,8 @@
     A text (an atom or a string) is a value someone supplied: a call's argument, a tool's result, an agent's
     answer. A JSON string arrives as an atom, as the rulebase's own enumerations do, so the type cannot tell
     who wrote it: a text reads bare only when it is made of [A-Za-z0-9_.#@+-] (an identifier, a code, a date,
-    an e-mail address, a number), which cannot carry a sentence. Any other text reads as one quoted value,
+    an e-mail address, a number), which cannot carry a sentence, and is at most 64 characters long (a longer
+    one is quoted, so that it is cut inside its quotes where the question is shown, not its tail). Any other text reads as one quoted value,
     “…”, so nothing inside it passes for a label, a sentence or a line of the question: inside it, a mark
     that could close the quote (” and every double quote mark drawn like it) and the backslash are shown
     escaped (\”, \\), and a line feed or carriage return as \n, \r. Nothing else is changed here: hidden
@@ -81,7 +82,7 @@ item_text(L = V, T) :- nonvar(L), readable(V, VT), VT \== none, own_text(L, LT),
     ( sub_atom(VT, _, 1, 0, '.') -> Sep = '' ; Sep = '.' ),
     atomic_list_concat([LT, ': ', VT, Sep], T).
 
-bare_text(S) :- string_codes(S, Cs), Cs \== [], forall(member(C, Cs), bare_code(C)).
+bare_text(S) :- string_length(S, N), N =< 64, string_codes(S, Cs), Cs \== [], forall(member(C, Cs), bare_code(C)).
 
 bare_code(C) :- C >= 0'a, C =< 0'z, !.
 bare_code(C) :- C >= 0'A, C =< 0'Z, !.
