@@ -1,8 +1,8 @@
 """``audit verify`` on an embedded SQLite store with ``sentinel.cluster.seal_key`` set checks every row's seal
-(MAC), as it does on PostgreSQL (``gateway/audit_chain.verify_rows``). Without it, a row relabelled to another
-principal and re-chained (head too) by someone who can write the data dir, in the window after the chain's last
-anchor or with the anchor off, verified intact while every reader listed the row as tampered. Real SQLite, the
-real CLI; the edits are plain SQL, as that writer would write them."""
+(MAC), as it does on PostgreSQL (``gateway/audit_chain.verify_rows``). Without it, a row relabelled to
+another principal and re-chained (head too) by someone who can write the data dir, in the window after the
+chain's last anchor or with the anchor off, verified intact while every reader listed the row as tampered.
+Real SQLite, the real CLI; the edits are plain SQL, as that writer would write them."""
 
 from __future__ import annotations
 
@@ -49,11 +49,13 @@ def rechain(db: Path, chain: str) -> None:
     sql(db, "UPDATE audit_head SET hash = ?, rows = ? WHERE chain = ?", (prev, len(rows), chain))
 
 
-async def written(db: Path, key: bytes | None, who: tuple[str, ...] = ("alice", "bob", "bob", "alice")) -> None:
+async def written(db: Path, key: bytes | None,
+                  who: tuple[str, ...] = ("alice", "bob", "bob", "alice")) -> None:
     log = await AuditLog(str(db), chain="main", key=key).open()
     try:
         for p in who:
-            await log.write(AuditEntry(session=f"{p}/c", principal=p, tool="t", decision="allow", outcome="ok"))
+            await log.write(AuditEntry(session=f"{p}/c", principal=p, tool="t", decision="allow",
+                                       outcome="ok"))
     finally:
         await log.close()
 
