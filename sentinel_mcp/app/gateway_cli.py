@@ -271,7 +271,7 @@ def _print_owner_secret(
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from sentinel_mcp.gateway.audit import read_audit
+    from sentinel_mcp.gateway.audit_reader import read_record
     from sentinel_mcp.gateway.replica import audit_key
 
     config = load_config(args.config)
@@ -282,13 +282,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         # an embedded store's seals checked when a seal key is set, as a server store's always are
         return _verify(config.store_path, config.audit_anchor_dir, args.json, audit_key(config))
     key = audit_key(config)  # each row's seal checked: one that fails is listed as nobody's
-    if config.store_url:  # the cluster's one audit log (every replica's chain)
-        rows = asyncio.run(_read_server_audit(config.store_url, args.tail, args.session, args.principal, key))
-    else:
-        rows = asyncio.run(
-            read_audit(config.store_path, tail=args.tail, session=args.session, principal=args.principal,
-                       unreadable=unreadable, key=key)
-        )
+    # the cluster's one audit log (every replica's chain) on a server store, else every instance's file
+    rows = asyncio.run(read_record(config.store_url, config.store_path, tail=args.tail, session=args.session,
+                                   principal=args.principal, key=key, unreadable=unreadable))
     if args.decision is not None:
         return max(_show_decision(config, args, rows), _unreadable_said(unreadable))
     if args.json:
@@ -296,7 +292,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
             print(json.dumps(r, ensure_ascii=True, default=str))
         return _unreadable_said(unreadable)
     if not rows:
-        print(f"no audit entries in {config.store_path}" + (" that could be read" if unreadable else ""))
+        where = str(config.store_path)
+        if config.store_url:  # the server store read (its URL redacted), not the data dir's files
+            from sentinel_mcp.storage.location import server_location
+
+            where = server_location(config.store_url).redacted
+        print(f"no audit entries in {where}" + (" that could be read" if unreadable else ""))
         return _unreadable_said(unreadable)
     print(
         f"{'time':19}  {'principal':10} {'session':22} {'tool':32} {'decision':8} {'outcome':14} {'ms':>7}  "
@@ -361,19 +362,6 @@ def _show_decision(config: Any, args: argparse.Namespace, rows: list[Any]) -> in
         detail = r.get("reason") or r.get("answer") or r.get("sensor") or ""
         print(f"{_shown(r['area'], 8):8} {_shown(what, 40)}  {_shown(detail, 100)}")
     return 0
-
-
-async def _read_server_audit(
-    url: str, tail: int, session: str | None, principal: str | None, key: bytes | None
-) -> list[Any]:
-    from sentinel_mcp.gateway.audit import _read_open
-    from sentinel_mcp.storage.open import open_database, release
-
-    db = open_database(url, "audit")
-    try:
-        return await _read_open(db, tail, session, principal, key)
-    finally:
-        await release(db)
 
 
 def _verify_cluster(url: str, key: bytes | None = None) -> int:
