@@ -392,7 +392,8 @@ class BuildService:
             await asyncio.sleep(self.renew_every)
             mine = [t for t in self._running if not self._running[t].done()]
             try:
-                kept = await build_lease.renew(self.store.db, mine, self.holder, self.lease_seconds)
+                kept = await build_lease.renew(self.store.db, mine, self.holder, self.lease_seconds,
+                                                 key=self.store.key, replica=self.replica)
                 renewed_at = time.monotonic()
                 lost = [t for t in mine if t not in kept]
                 await self._end_lapsed()

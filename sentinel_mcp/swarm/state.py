@@ -139,6 +139,8 @@ ALTER TABLE steps ADD COLUMN IF NOT EXISTS sha256 TEXT;"""
 _SIGNED = "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS mac TEXT"
 # a build's end signed (``build_rows.end_mac``): what sweeps files acts only on a signed end
 _END_SIGNED = "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS end_mac TEXT"
+# a build's lease signed (``build_rows.lease_mac``): a sweeper signs the end of a signed lease only
+_LEASE_SIGNED = "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS lease_mac TEXT"
 _LOCKS = "swarm_principals"  # a row per principal, locked by each submit (server store)
 SCHEMA = Schema(
     "swarm",
@@ -146,7 +148,7 @@ SCHEMA = Schema(
         "sqlite": [_SQL, _add_principal, _ONE_UNFINISHED, _add_caps_and_digests],
         "postgres": [
             _PG_SQL, _ONE_UNFINISHED, _PG_CAPS_AND_DIGESTS, principal_lock.table_sql(_LOCKS), _SIGNED,
-            _END_SIGNED,
+            _END_SIGNED, _LEASE_SIGNED,
         ],
     },
 )
@@ -196,16 +198,18 @@ class SwarmStore(SeamStore):
             replica, holder, seconds = lease
             spec_json = json.dumps(spec)
             mac = build_rows.mac(self.key, task_id, principal, session, backend, spec_json)
+            until = await self.now() + seconds  # the database's clock, as every lease is counted
+            signed_lease = build_rows.lease_mac(self.key, task_id, replica, holder, until)
             out = await self.db.run([
                 principal_lock.lock(_LOCKS, principal),  # exactly this principal's (not a hash of it)
                 Statement(
                     "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, "
-                    "caps_json, created_at, updated_at, replica, lease_holder, lease_until, mac) "
-                    f"SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, ?, {_DB_NOW}, {_DB_NOW}, ?, ?, {_DB_NOW} + ?, ? "
+                    "caps_json, created_at, updated_at, replica, lease_holder, lease_until, mac, lease_mac) "
+                    f"SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, ?, {_DB_NOW}, {_DB_NOW}, ?, ?, ?, ?, ? "
                     "WHERE (SELECT count(*) FROM tasks WHERE principal = ? AND created_at >= "
                     f"{_DB_NOW} - {HOUR}) < ? ON CONFLICT DO NOTHING RETURNING task_id",
                     (task_id, spec_json, session, principal, backend, str(workspace), caps_json,
-                     replica, holder, seconds, mac, principal, cap),
+                     replica, holder, until, mac, signed_lease, principal, cap),
                 ),
             ])
             return bool(out[1].rows)
@@ -442,6 +446,7 @@ def _task_dict(row: dict[str, Any]) -> dict[str, Any]:
     d = dict(row)
     d.pop("mac", None)
     d.pop("end_mac", None)
+    d.pop("lease_mac", None)
     for key in ("spec_json", "plan_json", "report_json", "warnings_json", "caps_json"):
         raw = d.pop(key)
         d[key.removesuffix("_json")] = json.loads(raw) if raw else None
