@@ -165,6 +165,8 @@ class BuildService:
                 len(report.trimmed),
                 len(report.logs),
             )
+        if report.unsigned_ends:  # kept, never swept for an end no replica signed: said at every sweep
+            log.warning("retention sweep: %s", report.skipped[-1])
         return report
 
     async def _sweep_periodically(self) -> None:

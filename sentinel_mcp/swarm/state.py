@@ -428,6 +428,32 @@ class SwarmStore(SeamStore):
                         "signed): their files are kept", len(rows) - len(kept))
         return kept
 
+    async def ends_unsigned(self) -> list[dict[str, Any]]:
+        """This cluster's builds (their binding signed) that ended without a signed end: ended before ends
+        were signed, in SQL, or by a replica that died before signing. Their files are never swept; the
+        operator may vouch for them (``sign_end``, ``sentinel-mcp swarm sign-ends``). A SQLite store: none
+        (its ends are not signed, its sweeps act on every ended build)."""
+        if not self.shared:
+            return []
+        rows = await self.db.query_dicts(
+            "SELECT task_id, principal, session, backend, spec_json, mac, state, error, finished_at, end_mac "
+            "FROM tasks WHERE state IN ('COMPLETED','FAILED') ORDER BY finished_at, task_id")
+        return [r for r in self._mine(rows) if not build_rows.end_verified(self.key, r)]
+
+    async def sign_end(self, row: dict[str, Any]) -> bool:
+        """Sign the end of a build as ``ends_unsigned`` listed it (the operator vouches for it), conditional
+        on the row unchanged since (state, time, its unsigned end): False when it changed, or has no time."""
+        at = row.get("finished_at")
+        if not isinstance(at, float) or row.get("state") not in TERMINAL_STATES:
+            return False
+        out = await self.db.write(
+            "UPDATE tasks SET end_mac=? WHERE task_id=? AND state=? AND finished_at=? "
+            "AND end_mac IS NOT DISTINCT FROM ? RETURNING task_id",
+            (build_rows.end_mac(self.key, row["task_id"], row["state"], at), row["task_id"], row["state"], at,
+             row.get("end_mac")),
+        )
+        return bool(out.rows)
+
     async def ended(self, principal: str | None = None) -> list[tuple[str, str, str]]:
         """``(task_id, principal, state)`` of the builds that ended, COMPLETED or FAILED (``principal``'s
         only, when named), each principal's newest first: the kept workspaces a principal's caps count."""
