@@ -13,6 +13,9 @@ or a sweeper ending a lapsed or an old build): what removes files acts only on i
 FAILED builds past their days, the trim of a principal's kept builds). A build marked FAILED or COMPLETED in
 SQL, or an end moved back in time, has no valid end: its files are never swept for it (kept, and said).
 
+A build's accepted step is signed (``step_mac``: id, path, status, the SHA-256 of the file it wrote): that
+digest lets a file with a second name be served, so one edited or planted in SQL vouches for nothing.
+
 A build's lease is signed too (``lease_mac``: id, replica, holder, lease_until), by its runner at the build's
 creation and at every renewal. A sweeper ending a build (its lease lapsed, or its replica restarted) signs the
 end only when the lease it ended was signed: a lease moved to another replica or holder in SQL, or made to
@@ -39,6 +42,7 @@ PURPOSE = "swarm build"
 COLUMNS = ("task_id", "principal", "session", "backend", "spec_json")
 END = "swarm build end"
 END_COLUMNS = ("task_id", "state", "finished_at")
+STEP = "swarm build step"
 LEASE = "swarm build lease"
 LEASE_COLUMNS = ("task_id", "replica", "lease_holder", "lease_until")
 
@@ -73,3 +77,14 @@ def lease_verified(key: bytes, row: Mapping[str, Any]) -> bool:
     carries its holder's signature: only then does a sweeper sign the end it writes."""
     return (isinstance(row.get("task_id"), str) and isinstance(row.get("lease_until"), float)
             and signed_row(key, row.get("lease_mac"), LEASE, [row.get(c) for c in LEASE_COLUMNS]))
+
+
+def step_mac(key: bytes, task_id: str, file_path: str, status: str, sha256: str | None) -> str:
+    """The signature of a build's step as far as what is served relies on it: the digest of the file it
+    wrote, which lets a file with a second name (a hard link) be served (``workspace.open_file``)."""
+    return sign_row(key, STEP, (task_id, file_path, status, sha256))
+
+
+def step_verified(key: bytes, row: Mapping[str, Any]) -> bool:
+    return signed_row(key, row.get("mac"), STEP,
+                      [row.get(c) for c in ("task_id", "file_path", "status", "sha256")])

@@ -141,6 +141,8 @@ _SIGNED = "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS mac TEXT"
 _END_SIGNED = "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS end_mac TEXT"
 # a build's lease signed (``build_rows.lease_mac``): a sweeper signs the end of a signed lease only
 _LEASE_SIGNED = "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS lease_mac TEXT"
+# a build's step signed (``build_rows.step_mac``): the digest that lets a hard-linked file be served
+_STEP_SIGNED = "ALTER TABLE steps ADD COLUMN IF NOT EXISTS mac TEXT"
 _LOCKS = "swarm_principals"  # a row per principal, locked by each submit (server store)
 SCHEMA = Schema(
     "swarm",
@@ -148,7 +150,7 @@ SCHEMA = Schema(
         "sqlite": [_SQL, _add_principal, _ONE_UNFINISHED, _add_caps_and_digests],
         "postgres": [
             _PG_SQL, _ONE_UNFINISHED, _PG_CAPS_AND_DIGESTS, principal_lock.table_sql(_LOCKS), _SIGNED,
-            _END_SIGNED, _LEASE_SIGNED,
+            _END_SIGNED, _LEASE_SIGNED, _STEP_SIGNED,
         ],
     },
 )
@@ -291,7 +293,17 @@ class SwarmStore(SeamStore):
         size: int,
         sha256: str | None = None,
     ) -> None:
-        """``sha256``: of the file an ACCEPTED step wrote (what is served later is checked against it)."""
+        """``sha256``: of the file an ACCEPTED step wrote (what is served later is checked against it); signed
+        on a server store (``build_rows.step_mac``)."""
+        if self.shared:
+            await self._write(
+                "INSERT INTO steps (task_id, step_number, attempt, file_path, status, issues_json, "
+                "warnings_json, bytes, sha256, created_at, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (task_id, step_number, attempt, file_path, status, json.dumps(issues), json.dumps(warnings),
+                 size, sha256, time.time(),
+                 build_rows.step_mac(self.key, task_id, file_path, status, sha256)),
+            )
+            return
         await self._write(
             "INSERT INTO steps (task_id, step_number, attempt, file_path, status, issues_json, "
             "warnings_json, bytes, sha256,"
@@ -347,7 +359,19 @@ class SwarmStore(SeamStore):
 
     async def written_sha256(self, task_id: str, file_path: str) -> str | None:
         """The SHA-256 (hex) of the file at ``file_path`` as ``task_id`` wrote it; None when its build wrote
-        no such file or recorded no digest (a build from before digests were recorded)."""
+        no such file or recorded no digest (a build from before digests were recorded), or, on a server store,
+        when that step is not signed by a replica of this cluster (edited or planted in SQL)."""
+        if self.shared:
+            found = await self.db.query_dicts(
+                "SELECT task_id, file_path, status, sha256, mac FROM steps WHERE task_id=? AND file_path=? "
+                "AND status='ACCEPTED' ORDER BY id DESC LIMIT 1", (task_id, file_path))
+            if not found or not build_rows.step_verified(self.key, found[0]):
+                if found:
+                    log.warning("swarm: build %s's step for a file is not signed by this cluster (edited or "
+                                "planted outside Sentinel): its digest vouches for nothing", task_id)
+                return None
+            digest = found[0]["sha256"]
+            return digest if isinstance(digest, str) and digest else None
         rows = await self.db.query(
             "SELECT sha256 FROM steps WHERE task_id=? AND file_path=? AND status='ACCEPTED' "
             "ORDER BY id DESC LIMIT 1",
