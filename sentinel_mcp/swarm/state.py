@@ -13,7 +13,7 @@ from typing import Any
 
 from sentinel_mcp.storage import Schema, principal_lock
 from sentinel_mcp.storage.row_signature import PROCESS_KEY
-from sentinel_mcp.swarm import build_rows
+from sentinel_mcp.swarm import build_progress, build_rows
 from sentinel_mcp.storage.database import Statement
 from sentinel_mcp.storage.store import SeamStore
 
@@ -150,7 +150,7 @@ SCHEMA = Schema(
         "sqlite": [_SQL, _add_principal, _ONE_UNFINISHED, _add_caps_and_digests],
         "postgres": [
             _PG_SQL, _ONE_UNFINISHED, _PG_CAPS_AND_DIGESTS, principal_lock.table_sql(_LOCKS), _SIGNED,
-            _END_SIGNED, _LEASE_SIGNED, _STEP_SIGNED,
+            _END_SIGNED, _LEASE_SIGNED, _STEP_SIGNED, build_progress.SCHEMA,
         ],
     },
 )
@@ -178,7 +178,8 @@ class SwarmStore(SeamStore):
         if len(kept) < len(rows):
             log.warning("swarm: %d build row(s) not signed by this cluster (written, moved or edited outside "
                         "Sentinel, or from before signing); not shown", len(rows) - len(kept))
-        return kept
+        # a row read whole (``SELECT *``): what its runner wrote as it ran, checked too (``build_progress``)
+        return [build_progress.checked(self.key, r) if "plan_mac" in r else r for r in kept]
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         await self.db.write(sql, params)
@@ -260,25 +261,45 @@ class SwarmStore(SeamStore):
             (state, error, now, finished, task_id),
         )
 
+    def _progress_mac(self, part: str, task_id: str, *values: Any) -> str | None:
+        """A part's signature on a server store (``build_progress.py``); None on a SQLite file."""
+        return build_progress.mac(self.key, part, task_id, values) if self.shared else None
+
     async def set_plan(self, task_id: str, plan: dict[str, Any]) -> None:
-        await self._write(
-            "UPDATE tasks SET plan_json=?, updated_at=? WHERE task_id=?",
-            (json.dumps(plan), time.time(), task_id),
-        )
+        text = json.dumps(plan)
+        if self.shared:
+            await self._write("UPDATE tasks SET plan_json=?, plan_mac=?, updated_at=? WHERE task_id=?",
+                              (text, self._progress_mac("plan", task_id, text), time.time(), task_id))
+            return
+        await self._write("UPDATE tasks SET plan_json=?, updated_at=? WHERE task_id=?",
+                          (text, time.time(), task_id))
 
     async def set_report(self, task_id: str, report: dict[str, Any]) -> None:
-        await self._write(
-            "UPDATE tasks SET report_json=?, updated_at=? WHERE task_id=?",
-            (json.dumps(report), time.time(), task_id),
-        )
+        text = json.dumps(report)
+        if self.shared:
+            await self._write("UPDATE tasks SET report_json=?, report_mac=?, updated_at=? WHERE task_id=?",
+                              (text, self._progress_mac("report", task_id, text), time.time(), task_id))
+            return
+        await self._write("UPDATE tasks SET report_json=?, updated_at=? WHERE task_id=?",
+                          (text, time.time(), task_id))
 
     async def set_counters(
         self, task_id: str, model_calls: int, prompt_tokens: int, completion_tokens: int, warnings: list[str]
     ) -> None:
+        text = json.dumps(warnings)
+        if self.shared:
+            signed = self._progress_mac("counters", task_id, model_calls, prompt_tokens, completion_tokens,
+                                        text)
+            await self._write(
+                "UPDATE tasks SET model_calls=?, prompt_tokens=?, completion_tokens=?, warnings_json=?, "
+                "counters_mac=?, updated_at=? WHERE task_id=?",
+                (model_calls, prompt_tokens, completion_tokens, text, signed, time.time(), task_id),
+            )
+            return
         await self._write(
             "UPDATE tasks SET model_calls=?, prompt_tokens=?, completion_tokens=?, warnings_json=?, "
             "updated_at=? WHERE task_id=?",
-            (model_calls, prompt_tokens, completion_tokens, json.dumps(warnings), time.time(), task_id),
+            (model_calls, prompt_tokens, completion_tokens, text, time.time(), task_id),
         )
 
     async def record_step(
@@ -497,6 +518,8 @@ def _task_dict(row: dict[str, Any]) -> dict[str, Any]:
     d.pop("mac", None)
     d.pop("end_mac", None)
     d.pop("lease_mac", None)
+    for column in ("plan_mac", "report_mac", "counters_mac"):
+        d.pop(column, None)
     for key in ("spec_json", "plan_json", "report_json", "warnings_json", "caps_json"):
         raw = d.pop(key)
         d[key.removesuffix("_json")] = json.loads(raw) if raw else None
