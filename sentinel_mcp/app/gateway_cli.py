@@ -271,7 +271,7 @@ def _print_owner_secret(
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from sentinel_mcp.gateway.audit import read_audit
+    from sentinel_mcp.gateway.audit_reader import read_record
     from sentinel_mcp.gateway.replica import audit_key
 
     config = load_config(args.config)
@@ -279,15 +279,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.what == "verify":
         if config.store_url:  # replicas on one PostgreSQL: every replica's chain, the anchors, the seals
             return _verify_cluster(config.store_url, audit_key(config))
-        return _verify(config.store_path, config.audit_anchor_dir, args.json)
+        # an embedded store's seals checked when a seal key is set, as a server store's always are
+        return _verify(config.store_path, config.audit_anchor_dir, args.json, audit_key(config))
     key = audit_key(config)  # each row's seal checked: one that fails is listed as nobody's
-    if config.store_url:  # the cluster's one audit log (every replica's chain)
-        rows = asyncio.run(_read_server_audit(config.store_url, args.tail, args.session, args.principal, key))
-    else:
-        rows = asyncio.run(
-            read_audit(config.store_path, tail=args.tail, session=args.session, principal=args.principal,
-                       unreadable=unreadable, key=key)
-        )
+    # the cluster's one audit log (every replica's chain) on a server store, else every instance's file
+    rows = asyncio.run(read_record(config.store_url, config.store_path, tail=args.tail, session=args.session,
+                                   principal=args.principal, key=key, unreadable=unreadable))
     if args.decision is not None:
         return max(_show_decision(config, args, rows), _unreadable_said(unreadable))
     if args.json:
@@ -295,7 +292,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
             print(json.dumps(r, ensure_ascii=True, default=str))
         return _unreadable_said(unreadable)
     if not rows:
-        print(f"no audit entries in {config.store_path}" + (" that could be read" if unreadable else ""))
+        where = str(config.store_path)
+        if config.store_url:  # the server store read (its URL redacted), not the data dir's files
+            from sentinel_mcp.storage.location import server_location
+
+            where = server_location(config.store_url).redacted
+        print(f"no audit entries in {where}" + (" that could be read" if unreadable else ""))
         return _unreadable_said(unreadable)
     print(
         f"{'time':19}  {'principal':10} {'session':22} {'tool':32} {'decision':8} {'outcome':14} {'ms':>7}  "
@@ -362,19 +364,6 @@ def _show_decision(config: Any, args: argparse.Namespace, rows: list[Any]) -> in
     return 0
 
 
-async def _read_server_audit(
-    url: str, tail: int, session: str | None, principal: str | None, key: bytes | None
-) -> list[Any]:
-    from sentinel_mcp.gateway.audit import _read_open
-    from sentinel_mcp.storage.open import open_database, release
-
-    db = open_database(url, "audit")
-    try:
-        return await _read_open(db, tail, session, principal, key)
-    finally:
-        await release(db)
-
-
 def _verify_cluster(url: str, key: bytes | None = None) -> int:
     from sentinel_mcp.gateway.audit_cluster import verify_server
     from sentinel_mcp.storage import StorageError
@@ -401,18 +390,20 @@ def _verify_cluster(url: str, key: bytes | None = None) -> int:
     return 1
 
 
-def _verify(path: Path, anchor_dir: Path | None, as_json: bool = False) -> int:
+def _verify(path: Path, anchor_dir: Path | None, as_json: bool = False, key: bytes | None = None) -> int:
     """Every chain of the store at ``path``, and, with an anchor, every chain against it
-    (``gateway/audit_anchor_check.py``). BROKEN with its reason, never a traceback; exit 1 unless intact."""
+    (``gateway/audit_anchor_check.py``); with ``key`` (``sentinel.cluster.seal_key`` set), every row's seal:
+    a row relabelled and re-chained after its chain's last anchor (or with the anchor off) is BROKEN, as on a
+    server store. BROKEN with its reason, never a traceback; exit 1 unless intact."""
     from sentinel_mcp.gateway.audit_anchor import AnchorError, AnchorLog
     from sentinel_mcp.gateway.audit_anchor_check import verify_anchored
     from sentinel_mcp.gateway.audit_chain import ChainReport, verify_store
 
     try:
         if anchor_dir is None:
-            report = verify_store(path)
+            report = verify_store(path, key)
         else:
-            report = verify_anchored(path, AnchorLog(anchor_dir, path.parent))
+            report = verify_anchored(path, AnchorLog(anchor_dir, path.parent), key)
     except AnchorError as e:
         report = ChainReport(problem=str(e), files=0)
     except Exception as e:  # noqa: BLE001 - whatever is on disk, the answer is a reason, not a traceback
@@ -423,6 +414,7 @@ def _verify(path: Path, anchor_dir: Path | None, as_json: bool = False) -> int:
             "files": report.files, "problem": report.problem,
             "file": str(report.file) if report.file else None, "broken_row": report.broken_row,
             "anchor": str(anchor_dir) if anchor_dir else None, "anchor_records": report.anchored,
+            "sealed_checked": key is not None, "unsealed": report.unsealed,
         }, ensure_ascii=True))
         return 0 if report.ok else 1
     if report.ok:
@@ -432,9 +424,13 @@ def _verify(path: Path, anchor_dir: Path | None, as_json: bool = False) -> int:
             if anchor_dir is not None
             else "; not anchored (sentinel.audit_anchor is false): a rewound or removed chain is not detected"
         )
+        seals = (
+            f"; every row's seal checked ({report.unsealed} from before the seal)" if key is not None
+            else "; seals not checked (no sentinel.cluster.seal_key: rows are not sealed)"
+        )
         print(
             f"audit log {path}: {report.rows} rows in {report.chains} chain(s) across {report.files} file(s) "
-            f"(every gateway instance), chain intact{anchored}"
+            f"(every gateway instance), chain intact{anchored}{seals}"
         )
         return 0
     print(

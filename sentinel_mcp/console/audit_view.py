@@ -110,8 +110,8 @@ class AuditSource:
 
     async def statuses(self) -> dict[str, chain_view.ChainStatus]:
         if self.shared is None:
-            return await chain_view.statuses(self.store)
-        return await chain_view.shared_statuses(self.shared.db)
+            return await chain_view.statuses(self.store, self.key)
+        return await chain_view.shared_statuses(self.shared.db, self.key)
 
 
 def keyed(found: list[dict[str, Any]]) -> list[dict[str, Any]]:

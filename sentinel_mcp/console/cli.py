@@ -69,7 +69,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 async def _replay(args: argparse.Namespace) -> int:
     from sentinel_mcp.config import load_config
     from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
-    from sentinel_mcp.gateway.audit import read_audit
+    from sentinel_mcp.gateway.audit_reader import read_record
     from sentinel_mcp.gateway.replica import audit_key, row_key
     from sentinel_mcp.policy.engine import shared_engine
     from sentinel_mcp.policy.fact_store import FactStore
@@ -83,8 +83,10 @@ async def _replay(args: argparse.Namespace) -> int:
         return 2
     current = config.rulebase_paths()
     candidate = candidate_files(current, given, args.only)
+    # the record this config's gateway writes: the cluster's table on a server store, else the files
     rows = pick_rows(
-        await read_audit(config.store_path, tail=5000, principal=args.principal, key=audit_key(config)),
+        await read_record(config.store_url, config.store_path, tail=5000, principal=args.principal,
+                          key=audit_key(config)),
         since=parse_since(args.since),
     )
     facts_path = facts_db_path(config)  # with a server store, the facts the replicas share

@@ -46,8 +46,10 @@ def anchored_marks(records: list[dict[str, Any]]) -> dict[str, Marks]:
     return out
 
 
-def verify_anchored(path: Path, anchor: AnchorLog) -> ChainReport:
-    """Every audit file of the store at ``path`` checked against the anchor (blocking)."""
+def verify_anchored(path: Path, anchor: AnchorLog, seal: bytes | None = None) -> ChainReport:
+    """Every audit file of the store at ``path`` checked against the anchor (blocking); with ``seal`` (the
+    audit's seal key), every row's seal too: rows changed after a chain's last anchor are the anchor's
+    window, not the seal's."""
     from sentinel_mcp.gateway.audit import audit_files
 
     try:
@@ -66,7 +68,7 @@ def verify_anchored(path: Path, anchor: AnchorLog) -> ChainReport:
         place = file.relative_to(store_dir).as_posix()
         seen_places.add(place)
         marks = expected.get(place, {})
-        report = verify_file(file, marks)
+        report = verify_file(file, marks, seal)
         misplaced = _misplaced(file, report.counts)  # the plainer cause, named first
         if misplaced:
             report.problem, report.broken_row = misplaced, None
@@ -77,6 +79,7 @@ def verify_anchored(path: Path, anchor: AnchorLog) -> ChainReport:
             return report
         total.rows += report.rows
         total.chains += report.chains
+        total.unsealed += report.unsealed
     for place, chains in expected.items():
         if place in seen_places:
             continue

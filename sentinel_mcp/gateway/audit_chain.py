@@ -115,7 +115,10 @@ def _broken(report: ChainReport, rid: int, problem: str) -> ChainReport:
     return report
 
 
-def verify_file(path: Path, marks: Marks | None = None) -> ChainReport:
+def verify_file(path: Path, marks: Marks | None = None, key: bytes | None = None) -> ChainReport:
+    """One file's chains (and, with ``key``, every row's seal: an embedded store with
+    ``sentinel.cluster.seal_key`` set is checked as a server store is; a file from before the ``mac`` column
+    reads as unsigned rows)."""
     from sentinel_mcp.storage.snapshot import read_connection
 
     if not path.exists():
@@ -126,16 +129,21 @@ def verify_file(path: Path, marks: Marks | None = None) -> ChainReport:
             if "audit_head" not in tables:
                 return ChainReport(problem=f"{path} has no chained audit log")
             heads = {c: (h, n) for c, h, n in conn.execute("SELECT chain, hash, rows FROM audit_head")}
-            rows = conn.execute(f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit ORDER BY id")
-            return verify_rows(rows, heads, marks)
+            sealed = ""
+            if key is not None:
+                columns = {r[1] for r in conn.execute("PRAGMA table_info(audit)")}
+                sealed = ", mac" if "mac" in columns else ", NULL"
+            rows = conn.execute(
+                f"SELECT id, {', '.join(HASHED)}, prev_hash, hash{sealed} FROM audit ORDER BY id")
+            return verify_rows(rows, heads, marks, key)
     except (sqlite3.Error, TypeError, ValueError, UnicodeError) as e:
         # a damaged file, or a value of a type the log never writes: the log is not intact, say where
         return ChainReport(problem=f"{path} is unreadable as an audit log ({type(e).__name__}: {e})")
 
 
-def verify_store(path: Path) -> ChainReport:
+def verify_store(path: Path, key: bytes | None = None) -> ChainReport:
     """Every file of the store at ``path`` (the file itself and each instance's, ``audit.audit_files``):
-    the totals, or the first file with a problem."""
+    the totals, or the first file with a problem. ``key``: every row's seal checked too."""
     from sentinel_mcp.gateway.audit import audit_files
 
     files = audit_files(path)
@@ -143,10 +151,11 @@ def verify_store(path: Path) -> ChainReport:
         return ChainReport(problem=f"no audit log at {path} (nor in {path.parent / 'instances'})", files=0)
     total = ChainReport(files=len(files))
     for file in files:
-        report = verify_file(file)
+        report = verify_file(file, key=key)
         if not report.ok:
             report.file, report.files = file, len(files)
             return report
         total.rows += report.rows
         total.chains += report.chains
+        total.unsealed += report.unsealed
     return total

@@ -18,8 +18,13 @@ later.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from typing import Any
+
+from sentinel_mcp.core.display_text import safe_text
+
+log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 30.0  # a build not renewed for this long is taken for dead
 RENEW_EVERY = 10.0  # how often a replica renews its builds' leases and sweeps lapsed ones
@@ -33,48 +38,91 @@ def new_holder(replica: str) -> str:
     return f"{replica}/{secrets.token_hex(6)}"
 
 
-async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEASE_SECONDS) -> set[str]:
-    """Extend the leases of this holder's running builds; returns the ids whose lease is still ours (a build
-    missing from it was ended by another replica, which cleared its holder: its runner must stop). A build
-    that finished here since its id was read (its runner still winding down) is still ours, not lost: only
-    a running row's lease is extended."""
+async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEASE_SECONDS, *,
+                key: bytes | None = None, replica: str | None = None) -> set[str]:
+    """Extend the leases of this holder's running builds, each signed anew (``build_rows.lease_mac``; ``key``
+    None: unsigned, a caller without one); returns the ids still ours (a build missing from it was ended by
+    another replica, which cleared its holder: its runner must stop). A build that finished here since its id
+    was read (its runner still winding down) is still ours, not lost: only a running row's lease is extended.
+    A running build found under another holder was not ended by a sweeper (a sweeper ends the build): its
+    lease was moved in SQL, so it is taken back, signed, and said."""
+    from sentinel_mcp.storage import Statement
+    from sentinel_mcp.swarm.build_rows import lease_mac
+
     if not task_ids:
         return set()
+    replica = replica if replica is not None else holder.rpartition("/")[0]
     marks = ", ".join("?" for _ in task_ids)
-    out = await db.write(
-        f"UPDATE tasks SET lease_until=CASE WHEN state NOT IN ('COMPLETED','FAILED') THEN {_NOW} + ? "
-        f"ELSE lease_until END WHERE lease_holder=? AND task_id IN ({marks}) RETURNING task_id",
-        (seconds, holder, *task_ids),
-    )
-    return {r[0] for r in out.rows}
+    found = await db.query(
+        f"SELECT task_id, state, lease_holder, {_NOW} FROM tasks WHERE task_id IN ({marks})", tuple(task_ids))
+    kept: set[str] = set()
+    statements = []
+    for tid, state, held_by, now in found:
+        if state in ("COMPLETED", "FAILED"):
+            if held_by == holder:  # ended here, its runner winding down
+                kept.add(tid)
+            continue  # ended elsewhere: lost
+        if held_by != holder:
+            log.warning("build %s: its lease was moved to %s outside Sentinel (no replica does that); taken "
+                        "back", tid, safe_text(str(held_by), 80))
+        until = float(now) + seconds
+        signed = lease_mac(key, tid, replica, holder, until) if key is not None else None
+        statements.append(Statement(
+            "UPDATE tasks SET replica=?, lease_holder=?, lease_until=?, lease_mac=? WHERE task_id=? "
+            "AND lease_holder=? AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id",
+            (replica, holder, until, signed, tid, held_by)))
+    if statements:
+        for out in await db.run(statements):
+            kept.update(r[0] for r in out.rows)
+    return kept
+
+
+# what an end returns: the row as ended, and its lease as it was (``o``: read under the row's lock)
+_ENDED = ("RETURNING t.task_id, t.state, t.finished_at, t.replica, o.lease_holder, o.lease_until, "
+          "o.lease_mac")
 
 
 async def _sign_ends(db: Any, key: bytes | None, rows: list[Any]) -> None:
-    """Sign the ends just written (``build_rows.end_mac``; rows: task_id, state, finished_at as returned).
-    One statement after the end: a replica dying between leaves an end unsigned, whose files are then kept
-    (never swept), not a sweep on an end nobody vouched for. No key (a caller without one): unsigned alike."""
+    """Sign the ends just written (``build_rows.end_mac``) of the builds whose lease was signed by its holder
+    (``build_rows.lease_verified``; rows as ``_ENDED`` returns them). A lease moved or made to lapse in SQL
+    (or from before leases were signed) ends unsigned: its files are kept, never swept for it, and said.
+    One statement after the end: a replica dying between leaves an end unsigned, whose files are then kept,
+    not a sweep on an end nobody vouched for. No key (a caller without one): unsigned alike."""
     from sentinel_mcp.storage import Statement
-    from sentinel_mcp.swarm.build_rows import end_mac
+    from sentinel_mcp.swarm.build_rows import end_mac, lease_verified
 
     if key is None or not rows:
         return
+    signed: list[tuple[Any, ...]] = []
+    unsigned: list[tuple[Any, ...]] = []
+    for tid, state, at, replica, holder, until, mac in rows:
+        lease = {"task_id": tid, "replica": replica, "lease_holder": holder, "lease_until": until,
+                 "lease_mac": mac}
+        (signed if lease_verified(key, lease) else unsigned).append((tid, state, at))
+    for tid, *_ in unsigned:
+        log.warning("build %s ended without a signed end: its lease was not signed by its holder (moved or "
+                    "set to lapse outside Sentinel, or from before leases were signed); its files are kept",
+                    safe_text(str(tid), 80))
+    if not signed:
+        return
     sql = "UPDATE tasks SET end_mac=? WHERE task_id=? AND state=? AND finished_at=?"
     await db.run([Statement(sql, (end_mac(key, tid, state, float(at)), tid, state, at))
-                  for tid, state, at, *_ in rows])
+                  for tid, state, at in signed])
 
 
 async def end_lapsed(db: Any, limit: int = 100, key: bytes | None = None) -> list[tuple[str, str]]:
     """End (FAILED, with the reason) builds whose lease lapsed; each is ended by exactly one caller in the
-    cluster (its end signed with ``key``, ``build_rows.end_mac``). Returns ``(task_id, replica)`` of the
-    builds this call ended."""
+    cluster (its end signed with ``key`` when its lease was, ``_sign_ends``). Returns ``(task_id, replica)``
+    of the builds this call ended."""
     out = await db.write(
-        "UPDATE tasks SET state='FAILED', "
-        f"error='{REASON_PREFIX}' || CASE WHEN replica = '' THEN '(unknown)' ELSE replica END || "
+        "UPDATE tasks t SET state='FAILED', "
+        f"error='{REASON_PREFIX}' || CASE WHEN t.replica = '' THEN '(unknown)' ELSE t.replica END || "
         "' stopped (its lease lapsed); the build was not resumed', "
         f"updated_at={_NOW}, finished_at={_NOW}, lease_until=NULL, lease_holder='' "
-        "WHERE task_id IN (SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED') "
-        f"AND lease_until < {_NOW} ORDER BY lease_until LIMIT ? FOR UPDATE SKIP LOCKED) "
-        "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id, state, finished_at, replica",
+        "FROM (SELECT task_id, lease_holder, lease_until, lease_mac FROM tasks "
+        f"WHERE state NOT IN ('COMPLETED','FAILED') AND lease_until < {_NOW} ORDER BY lease_until LIMIT ? "
+        "FOR UPDATE SKIP LOCKED) o "
+        f"WHERE t.task_id = o.task_id AND t.state NOT IN ('COMPLETED','FAILED') {_ENDED}",
         (limit,),
     )
     await _sign_ends(db, key, out.rows)
@@ -84,14 +132,17 @@ async def end_lapsed(db: Any, limit: int = 100, key: bytes | None = None) -> lis
 async def end_own_old(db: Any, replica: str, holder: str, limit: int = 1000,
                       key: bytes | None = None) -> list[str]:
     """At start: end the builds an earlier process of this replica left running (same name, another holder),
-    at once, without waiting for their leases to lapse: this process knows their runner is gone."""
+    at once, without waiting for their leases to lapse: this process knows their runner is gone (the end
+    signed when the lease was: a build moved to this replica's name in SQL ends unsigned, its files kept)."""
     out = await db.write(
-        "UPDATE tasks SET state='FAILED', "
-        f"error='{REASON_PREFIX}' || replica || ' restarted while the build ran; the build was not resumed', "
+        "UPDATE tasks t SET state='FAILED', "
+        f"error='{REASON_PREFIX}' || t.replica || "
+        "' restarted while the build ran; the build was not resumed', "
         f"updated_at={_NOW}, finished_at={_NOW}, lease_until=NULL, lease_holder='' "
-        "WHERE task_id IN (SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED') "
-        "AND replica = ? AND lease_holder <> ? ORDER BY task_id LIMIT ? FOR UPDATE SKIP LOCKED) "
-        "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id, state, finished_at",
+        "FROM (SELECT task_id, lease_holder, lease_until, lease_mac FROM tasks "
+        "WHERE state NOT IN ('COMPLETED','FAILED') AND replica = ? AND lease_holder <> ? ORDER BY task_id "
+        "LIMIT ? FOR UPDATE SKIP LOCKED) o "
+        f"WHERE t.task_id = o.task_id AND t.state NOT IN ('COMPLETED','FAILED') {_ENDED}",
         (replica, holder, limit),
     )
     await _sign_ends(db, key, out.rows)

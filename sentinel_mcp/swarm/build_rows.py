@@ -13,11 +13,24 @@ or a sweeper ending a lapsed or an old build): what removes files acts only on i
 FAILED builds past their days, the trim of a principal's kept builds). A build marked FAILED or COMPLETED in
 SQL, or an end moved back in time, has no valid end: its files are never swept for it (kept, and said).
 
-Not signed: what changes as the build runs (plan, report, counters, error, lease), written by several
-statements of the runner and the sweepers; such a writer can end a build early (its runner stops when its
-lease is gone, the row then reads ended), and a row it plants still counts in SQL against the principal's
-hourly cap and its one unfinished build (the database's own checks). Rows from before this change are
-unsigned: no longer shown (their files stay on disk); builds ended before ``end_mac`` are never swept.
+A build's accepted step is signed (``step_mac``: id, path, status, the SHA-256 of the file it wrote): that
+digest lets a file with a second name be served, so one edited or planted in SQL vouches for nothing.
+
+A build's lease is signed too (``lease_mac``: id, replica, holder, lease_until), by its runner at the build's
+creation and at every renewal. A sweeper ending a build (its lease lapsed, or its replica restarted) signs the
+end only when the lease it ended was signed: a lease moved to another replica or holder in SQL, or made to
+lapse (``lease_until`` set back), ends the build (a sweeper cannot tell a forged lapse from a dead replica)
+but without a signed end, so its files are kept and said, never swept for it. A runner whose renewal finds
+its running build's lease under another holder (no sweeper does that: a sweeper ends the build) takes it
+back, signed, and says so; only a build ended elsewhere is lost.
+
+The progress a runner writes as the build runs (plan, report, counters and warnings) is signed part by part
+(``build_progress.py``): shown to the build's principal, never acted on (every cap is counted in the runner's
+memory, ``limits.Budget``). Not signed: ``error``, and the hourly quota counts the rows' ``created_at``, which
+such a writer can also delete. A row planted in SQL
+still counts in SQL against the principal's hourly cap and its one unfinished build (the database's own
+checks). Rows from before this change are unsigned: no longer shown (their files stay on disk); builds ended
+before ``end_mac`` are never swept (``sentinel-mcp swarm gc`` names them).
 """
 
 from __future__ import annotations
@@ -30,6 +43,9 @@ PURPOSE = "swarm build"
 COLUMNS = ("task_id", "principal", "session", "backend", "spec_json")
 END = "swarm build end"
 END_COLUMNS = ("task_id", "state", "finished_at")
+STEP = "swarm build step"
+LEASE = "swarm build lease"
+LEASE_COLUMNS = ("task_id", "replica", "lease_holder", "lease_until")
 
 
 def mac(key: bytes, task_id: str, principal: str, session: str, backend: str, spec_json: str) -> str:
@@ -50,3 +66,26 @@ def end_verified(key: bytes, row: Mapping[str, Any]) -> bool:
     """Whether a row read whole carries the signature of its end (an ended state, its time)."""
     return (row.get("state") in ("COMPLETED", "FAILED") and isinstance(row.get("task_id"), str)
             and signed_row(key, row.get("end_mac"), END, [row.get(c) for c in END_COLUMNS]))
+
+
+def lease_mac(key: bytes, task_id: str, replica: str, holder: str, until: float) -> str:
+    """The signature of a build's lease (who holds it, until when: exactly as the row keeps it)."""
+    return sign_row(key, LEASE, (task_id, replica, holder, until))
+
+
+def lease_verified(key: bytes, row: Mapping[str, Any]) -> bool:
+    """Whether a lease read (``LEASE_COLUMNS`` and ``lease_mac``, as they were before an end cleared them)
+    carries its holder's signature: only then does a sweeper sign the end it writes."""
+    return (isinstance(row.get("task_id"), str) and isinstance(row.get("lease_until"), float)
+            and signed_row(key, row.get("lease_mac"), LEASE, [row.get(c) for c in LEASE_COLUMNS]))
+
+
+def step_mac(key: bytes, task_id: str, file_path: str, status: str, sha256: str | None) -> str:
+    """The signature of a build's step as far as what is served relies on it: the digest of the file it
+    wrote, which lets a file with a second name (a hard link) be served (``workspace.open_file``)."""
+    return sign_row(key, STEP, (task_id, file_path, status, sha256))
+
+
+def step_verified(key: bytes, row: Mapping[str, Any]) -> bool:
+    return signed_row(key, row.get("mac"), STEP,
+                      [row.get(c) for c in ("task_id", "file_path", "status", "sha256")])

@@ -165,6 +165,8 @@ class BuildService:
                 len(report.trimmed),
                 len(report.logs),
             )
+        if report.unsigned_ends:  # kept, never swept for an end no replica signed: said at every sweep
+            log.warning("retention sweep: %s", report.skipped[-1])
         return report
 
     async def _sweep_periodically(self) -> None:
@@ -392,7 +394,8 @@ class BuildService:
             await asyncio.sleep(self.renew_every)
             mine = [t for t in self._running if not self._running[t].done()]
             try:
-                kept = await build_lease.renew(self.store.db, mine, self.holder, self.lease_seconds)
+                kept = await build_lease.renew(self.store.db, mine, self.holder, self.lease_seconds,
+                                                 key=self.store.key, replica=self.replica)
                 renewed_at = time.monotonic()
                 lost = [t for t in mine if t not in kept]
                 await self._end_lapsed()

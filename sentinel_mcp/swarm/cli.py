@@ -7,6 +7,7 @@ import asyncio
 import json
 import signal
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.config import load_config
@@ -53,6 +54,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gc.add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
     gc.add_argument("--json", action="store_true")
     gc.set_defaults(func=cmd_gc)
+
+    se = sub.add_parser(
+        "sign-ends",
+        help="list builds ended without a signed end (a server store), whose files no sweep removes; "
+             "--yes signs the ends you vouch for",
+    )
+    se.add_argument("--yes", action="store_true", help="sign the ends listed (else a dry run)")
+    se.set_defaults(func=cmd_sign_ends)
 
 
 def _service(args: argparse.Namespace) -> tuple[BuildService, SwarmSettings]:
@@ -193,6 +202,50 @@ def cmd_gc(args: argparse.Namespace) -> int:
             print(f"  log {name}")
         for why in report.skipped:
             print(f"  kept: {why}")
+        return 0
+
+    return asyncio.run(run())
+
+
+def cmd_sign_ends(args: argparse.Namespace) -> int:
+    """Builds of this cluster (their binding signed) that ended without a signed end: listed, so the operator
+    can judge each (who, what state, when, why); with ``--yes`` their ends are signed as listed (each only if
+    its row is unchanged since), and the sweeps then act on them (``swarm/build_rows.py``)."""
+    from sentinel_mcp.core.display_text import safe_text
+    from sentinel_mcp.storage.location import LocationError
+    from sentinel_mcp.storage.row_signature import configured_key
+    from sentinel_mcp.swarm.state import SwarmStore
+
+    config = load_config(args.config)
+    if not config.store_url:
+        print("sentinel-mcp swarm sign-ends: builds' ends are signed on a server store only (sentinel.store "
+              "names none): on this embedded store the sweeps act on every ended build", file=sys.stderr)
+        return 2
+    try:
+        key = configured_key(config.sentinel.cluster.seal_key, "swarm build")  # the replicas' own
+    except LocationError as e:
+        print(f"sentinel-mcp swarm sign-ends: {e}", file=sys.stderr)
+        return 2
+
+    async def run() -> int:
+        async with SwarmStore(config.store_url or "", key=key) as store:
+            rows = await store.ends_unsigned()
+            signed = 0
+            for r in rows:
+                at = r.get("finished_at")
+                when = (time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at)) if isinstance(at, float)
+                        else "?")
+                print(f"{safe_text(r['task_id'], 40)}  {safe_text(r['principal'], 40)}  "
+                      f"{safe_text(r['state'], 10)}  {when}  {safe_text(r.get('error') or '', 200)}")
+                if args.yes:
+                    signed += await store.sign_end(r)
+        if args.yes:
+            print(f"signed {signed} of {len(rows)} end(s); a row changed since it was read, or without an "
+                  "end time, was left unsigned")
+        else:
+            print(f"{len(rows)} build(s) ended without a signed end: their files are kept, never swept. "
+                  "Check each (a build marked ended in SQL looks the same), then run again with --yes to "
+                  "sign their ends as listed")
         return 0
 
     return asyncio.run(run())

@@ -44,6 +44,7 @@ class SweepReport:
     trimmed: list[str] = field(default_factory=list)  # COMPLETED builds removed past their principal's caps
     logs: list[str] = field(default_factory=list)  # log file names removed
     skipped: list[str] = field(default_factory=list)  # what was not removed, and why
+    unsigned_ends: list[str] = field(default_factory=list)  # kept: ended without a signed end (server store)
     dry_run: bool = False
 
     def as_dict(self) -> dict[str, object]:
@@ -52,6 +53,7 @@ class SweepReport:
             "trimmed": self.trimmed,
             "logs": self.logs,
             "skipped": self.skipped,
+            "unsigned_ends": self.unsigned_ends,
             "dry_run": self.dry_run,
         }
 
@@ -84,6 +86,15 @@ async def sweep(
             shutil.rmtree(ws)  # rmtree never follows a symlink inside the tree
         report.workspaces.append(task_id)
     await trim_kept(root, store, settings, running=running, dry_run=dry_run, report=report)
+    # a server store's ended builds whose end no replica signed: kept, and said (never silently forever)
+    report.unsigned_ends = [r["task_id"] for r in await store.ends_unsigned()
+                            if TASK_DIR.fullmatch(r["task_id"]) and (root / r["task_id"]).is_dir()]
+    if report.unsigned_ends:
+        report.skipped.append(
+            f"{len(report.unsigned_ends)} workspace(s) of builds ended without a signed end (ended before "
+            "ends were signed, in SQL, or by a replica that died before signing): kept; `sentinel-mcp swarm "
+            "sign-ends` lists them, and signs the ends you vouch for with --yes"
+        )
     keep = {"swarm.log": settings.log_retention_days, "swarm-debug.log": settings.retention.debug_log_days}
     logs = root / "logs"
     if logs.is_dir() and not logs.is_symlink():

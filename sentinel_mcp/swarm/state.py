@@ -13,7 +13,7 @@ from typing import Any
 
 from sentinel_mcp.storage import Schema, principal_lock
 from sentinel_mcp.storage.row_signature import PROCESS_KEY
-from sentinel_mcp.swarm import build_rows
+from sentinel_mcp.swarm import build_progress, build_rows
 from sentinel_mcp.storage.database import Statement
 from sentinel_mcp.storage.store import SeamStore
 
@@ -139,6 +139,10 @@ ALTER TABLE steps ADD COLUMN IF NOT EXISTS sha256 TEXT;"""
 _SIGNED = "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS mac TEXT"
 # a build's end signed (``build_rows.end_mac``): what sweeps files acts only on a signed end
 _END_SIGNED = "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS end_mac TEXT"
+# a build's lease signed (``build_rows.lease_mac``): a sweeper signs the end of a signed lease only
+_LEASE_SIGNED = "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS lease_mac TEXT"
+# a build's step signed (``build_rows.step_mac``): the digest that lets a hard-linked file be served
+_STEP_SIGNED = "ALTER TABLE steps ADD COLUMN IF NOT EXISTS mac TEXT"
 _LOCKS = "swarm_principals"  # a row per principal, locked by each submit (server store)
 SCHEMA = Schema(
     "swarm",
@@ -146,7 +150,7 @@ SCHEMA = Schema(
         "sqlite": [_SQL, _add_principal, _ONE_UNFINISHED, _add_caps_and_digests],
         "postgres": [
             _PG_SQL, _ONE_UNFINISHED, _PG_CAPS_AND_DIGESTS, principal_lock.table_sql(_LOCKS), _SIGNED,
-            _END_SIGNED,
+            _END_SIGNED, _LEASE_SIGNED, _STEP_SIGNED, build_progress.SCHEMA,
         ],
     },
 )
@@ -174,7 +178,8 @@ class SwarmStore(SeamStore):
         if len(kept) < len(rows):
             log.warning("swarm: %d build row(s) not signed by this cluster (written, moved or edited outside "
                         "Sentinel, or from before signing); not shown", len(rows) - len(kept))
-        return kept
+        # a row read whole (``SELECT *``): what its runner wrote as it ran, checked too (``build_progress``)
+        return [build_progress.checked(self.key, r) if "plan_mac" in r else r for r in kept]
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         await self.db.write(sql, params)
@@ -196,16 +201,18 @@ class SwarmStore(SeamStore):
             replica, holder, seconds = lease
             spec_json = json.dumps(spec)
             mac = build_rows.mac(self.key, task_id, principal, session, backend, spec_json)
+            until = await self.now() + seconds  # the database's clock, as every lease is counted
+            signed_lease = build_rows.lease_mac(self.key, task_id, replica, holder, until)
             out = await self.db.run([
                 principal_lock.lock(_LOCKS, principal),  # exactly this principal's (not a hash of it)
                 Statement(
                     "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, "
-                    "caps_json, created_at, updated_at, replica, lease_holder, lease_until, mac) "
-                    f"SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, ?, {_DB_NOW}, {_DB_NOW}, ?, ?, {_DB_NOW} + ?, ? "
+                    "caps_json, created_at, updated_at, replica, lease_holder, lease_until, mac, lease_mac) "
+                    f"SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, ?, {_DB_NOW}, {_DB_NOW}, ?, ?, ?, ?, ? "
                     "WHERE (SELECT count(*) FROM tasks WHERE principal = ? AND created_at >= "
                     f"{_DB_NOW} - {HOUR}) < ? ON CONFLICT DO NOTHING RETURNING task_id",
                     (task_id, spec_json, session, principal, backend, str(workspace), caps_json,
-                     replica, holder, seconds, mac, principal, cap),
+                     replica, holder, until, mac, signed_lease, principal, cap),
                 ),
             ])
             return bool(out[1].rows)
@@ -254,25 +261,45 @@ class SwarmStore(SeamStore):
             (state, error, now, finished, task_id),
         )
 
+    def _progress_mac(self, part: str, task_id: str, *values: Any) -> str | None:
+        """A part's signature on a server store (``build_progress.py``); None on a SQLite file."""
+        return build_progress.mac(self.key, part, task_id, values) if self.shared else None
+
     async def set_plan(self, task_id: str, plan: dict[str, Any]) -> None:
-        await self._write(
-            "UPDATE tasks SET plan_json=?, updated_at=? WHERE task_id=?",
-            (json.dumps(plan), time.time(), task_id),
-        )
+        text = json.dumps(plan)
+        if self.shared:
+            await self._write("UPDATE tasks SET plan_json=?, plan_mac=?, updated_at=? WHERE task_id=?",
+                              (text, self._progress_mac("plan", task_id, text), time.time(), task_id))
+            return
+        await self._write("UPDATE tasks SET plan_json=?, updated_at=? WHERE task_id=?",
+                          (text, time.time(), task_id))
 
     async def set_report(self, task_id: str, report: dict[str, Any]) -> None:
-        await self._write(
-            "UPDATE tasks SET report_json=?, updated_at=? WHERE task_id=?",
-            (json.dumps(report), time.time(), task_id),
-        )
+        text = json.dumps(report)
+        if self.shared:
+            await self._write("UPDATE tasks SET report_json=?, report_mac=?, updated_at=? WHERE task_id=?",
+                              (text, self._progress_mac("report", task_id, text), time.time(), task_id))
+            return
+        await self._write("UPDATE tasks SET report_json=?, updated_at=? WHERE task_id=?",
+                          (text, time.time(), task_id))
 
     async def set_counters(
         self, task_id: str, model_calls: int, prompt_tokens: int, completion_tokens: int, warnings: list[str]
     ) -> None:
+        text = json.dumps(warnings)
+        if self.shared:
+            signed = self._progress_mac("counters", task_id, model_calls, prompt_tokens, completion_tokens,
+                                        text)
+            await self._write(
+                "UPDATE tasks SET model_calls=?, prompt_tokens=?, completion_tokens=?, warnings_json=?, "
+                "counters_mac=?, updated_at=? WHERE task_id=?",
+                (model_calls, prompt_tokens, completion_tokens, text, signed, time.time(), task_id),
+            )
+            return
         await self._write(
             "UPDATE tasks SET model_calls=?, prompt_tokens=?, completion_tokens=?, warnings_json=?, "
             "updated_at=? WHERE task_id=?",
-            (model_calls, prompt_tokens, completion_tokens, json.dumps(warnings), time.time(), task_id),
+            (model_calls, prompt_tokens, completion_tokens, text, time.time(), task_id),
         )
 
     async def record_step(
@@ -287,7 +314,17 @@ class SwarmStore(SeamStore):
         size: int,
         sha256: str | None = None,
     ) -> None:
-        """``sha256``: of the file an ACCEPTED step wrote (what is served later is checked against it)."""
+        """``sha256``: of the file an ACCEPTED step wrote (what is served later is checked against it); signed
+        on a server store (``build_rows.step_mac``)."""
+        if self.shared:
+            await self._write(
+                "INSERT INTO steps (task_id, step_number, attempt, file_path, status, issues_json, "
+                "warnings_json, bytes, sha256, created_at, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (task_id, step_number, attempt, file_path, status, json.dumps(issues), json.dumps(warnings),
+                 size, sha256, time.time(),
+                 build_rows.step_mac(self.key, task_id, file_path, status, sha256)),
+            )
+            return
         await self._write(
             "INSERT INTO steps (task_id, step_number, attempt, file_path, status, issues_json, "
             "warnings_json, bytes, sha256,"
@@ -343,7 +380,19 @@ class SwarmStore(SeamStore):
 
     async def written_sha256(self, task_id: str, file_path: str) -> str | None:
         """The SHA-256 (hex) of the file at ``file_path`` as ``task_id`` wrote it; None when its build wrote
-        no such file or recorded no digest (a build from before digests were recorded)."""
+        no such file or recorded no digest (a build from before digests were recorded), or, on a server store,
+        when that step is not signed by a replica of this cluster (edited or planted in SQL)."""
+        if self.shared:
+            found = await self.db.query_dicts(
+                "SELECT task_id, file_path, status, sha256, mac FROM steps WHERE task_id=? AND file_path=? "
+                "AND status='ACCEPTED' ORDER BY id DESC LIMIT 1", (task_id, file_path))
+            if not found or not build_rows.step_verified(self.key, found[0]):
+                if found:
+                    log.warning("swarm: build %s's step for a file is not signed by this cluster (edited or "
+                                "planted outside Sentinel): its digest vouches for nothing", task_id)
+                return None
+            digest = found[0]["sha256"]
+            return digest if isinstance(digest, str) and digest else None
         rows = await self.db.query(
             "SELECT sha256 FROM steps WHERE task_id=? AND file_path=? AND status='ACCEPTED' "
             "ORDER BY id DESC LIMIT 1",
@@ -424,6 +473,32 @@ class SwarmStore(SeamStore):
                         "signed): their files are kept", len(rows) - len(kept))
         return kept
 
+    async def ends_unsigned(self) -> list[dict[str, Any]]:
+        """This cluster's builds (their binding signed) that ended without a signed end: ended before ends
+        were signed, in SQL, or by a replica that died before signing. Their files are never swept; the
+        operator may vouch for them (``sign_end``, ``sentinel-mcp swarm sign-ends``). A SQLite store: none
+        (its ends are not signed, its sweeps act on every ended build)."""
+        if not self.shared:
+            return []
+        rows = await self.db.query_dicts(
+            "SELECT task_id, principal, session, backend, spec_json, mac, state, error, finished_at, end_mac "
+            "FROM tasks WHERE state IN ('COMPLETED','FAILED') ORDER BY finished_at, task_id")
+        return [r for r in self._mine(rows) if not build_rows.end_verified(self.key, r)]
+
+    async def sign_end(self, row: dict[str, Any]) -> bool:
+        """Sign the end of a build as ``ends_unsigned`` listed it (the operator vouches for it), conditional
+        on the row unchanged since (state, time, its unsigned end): False when it changed, or has no time."""
+        at = row.get("finished_at")
+        if not isinstance(at, float) or row.get("state") not in TERMINAL_STATES:
+            return False
+        out = await self.db.write(
+            "UPDATE tasks SET end_mac=? WHERE task_id=? AND state=? AND finished_at=? "
+            "AND end_mac IS NOT DISTINCT FROM ? RETURNING task_id",
+            (build_rows.end_mac(self.key, row["task_id"], row["state"], at), row["task_id"], row["state"], at,
+             row.get("end_mac")),
+        )
+        return bool(out.rows)
+
     async def ended(self, principal: str | None = None) -> list[tuple[str, str, str]]:
         """``(task_id, principal, state)`` of the builds that ended, COMPLETED or FAILED (``principal``'s
         only, when named), each principal's newest first: the kept workspaces a principal's caps count."""
@@ -442,6 +517,9 @@ def _task_dict(row: dict[str, Any]) -> dict[str, Any]:
     d = dict(row)
     d.pop("mac", None)
     d.pop("end_mac", None)
+    d.pop("lease_mac", None)
+    for column in ("plan_mac", "report_mac", "counters_mac"):
+        d.pop(column, None)
     for key in ("spec_json", "plan_json", "report_json", "warnings_json", "caps_json"):
         raw = d.pop(key)
         d[key.removesuffix("_json")] = json.loads(raw) if raw else None

@@ -156,7 +156,7 @@ def test_gc_command(tmp_path) -> None:
     assert done.returncode == 0 and json.loads(done.stdout)["workspaces"] == [OLD_FAILED]
     assert not (data / "swarm" / OLD_FAILED).exists() and (data / "swarm" / NEW_FAILED).exists()
     assert json.loads(gc("--json").stdout) == {
-        "workspaces": [], "trimmed": [], "logs": [], "skipped": [], "dry_run": False
+        "workspaces": [], "trimmed": [], "logs": [], "skipped": [], "unsigned_ends": [], "dry_run": False
     }
 
 
