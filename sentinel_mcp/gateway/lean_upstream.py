@@ -229,7 +229,8 @@ class LeanCaller:
             raise MCPError(INTERNAL_ERROR, "Server returned an error response")
         if ctype.startswith("application/json"):
             body = await _read_bounded(response, self.max_answer)
-            return response_for(_parse(body), rid), surrogate_free(body)
+            free = surrogate_free(body)
+            return response_for(_parse(body, free), rid), free
         if ctype.startswith("text/event-stream"):
             return await self._from_event_stream(response, rid, on_log, on_progress, on_notice), False
         raise MCPError(INVALID_REQUEST, f"Unexpected content type: {ctype[:80]}")
@@ -482,7 +483,8 @@ def _line_end(buf: bytes) -> tuple[int, int] | None:
     return (cr, 2) if buf[cr + 1:cr + 2] == b"\n" else (cr, 1)
 
 
-def _parse(raw: bytes | str) -> Any:
+def _parse(raw: bytes | str, free: bool | None = None) -> Any:
+    """``raw`` parsed; ``free``: ``surrogate_free(raw)`` when the caller has it already."""
     try:
         msg = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
@@ -490,7 +492,10 @@ def _parse(raw: bytes | str) -> Any:
     # the SDK's client parses a message with pydantic's JSON reader, which refuses a lone surrogate (a
     # ``\ud800`` escape, or its bytes, no UTF-8); ``json.loads`` takes both, and the result's model built from
     # the parsed value (``validated_result``) takes them too: refused here as the SDK refuses them
-    maybe = not surrogate_free(raw) if isinstance(raw, bytes) else "\\u" in raw
+    if isinstance(raw, bytes):
+        maybe = not (surrogate_free(raw) if free is None else free)
+    else:
+        maybe = "\\u" in raw
     if maybe and holds_lone_surrogate(msg):
         raise MCPError(PARSE_ERROR, "Failed to parse JSON response: a lone surrogate in a text")
     return msg
