@@ -15,8 +15,12 @@ sync tool on a worker thread), their context switches, wrk's CPU, and the neighb
 From the CPU a call, the ratio two idle cores would give: through, both processes and wrk on two cores and
 neither event loop past one (min(1/loop, 1/upstream loop, 2/total)); direct, the upstream alone.
 
+``--base TREE``: instead, A/B: rows direct / through the gateway of TREE (e.g. ``/work/main``) / through this
+tree's, both fronting the one toolbox, alternated round by round (the upstream's CPU a call through each
+gateway is the figure a change to how calls reach it moves).
+
 Counts and CPU a call are what a shared machine moves least; the rates are read within a round.
-Usage: python benchmarks/harness/upstream_gap.py [--seconds 5] [--rounds 2] [--no-64]
+Usage: python benchmarks/harness/upstream_gap.py [--seconds 5] [--rounds 2] [--no-64] [--base TREE]
 """
 
 from __future__ import annotations
@@ -136,11 +140,53 @@ def show(name: str, row: dict[str, float]) -> str:
     return "  ".join(parts)
 
 
+Plan = list[tuple[str, str, str, int, int | None, int | None, bool]]
+
+
+def _gap_plan(args: argparse.Namespace, tmp: Path, shm: Path, server: dict, gateways: list, direct: str,
+              up: int) -> Plan:
+    disk, disk_url = pc.sentinel(tmp, server, [], "disk")
+    gateways.append(disk)
+    ram, ram_url = pc.sentinel(shm, server, [], "tmpfs")
+    gateways.append(ram)
+    noop, noop_url = pc.sentinel(tmp, {}, ["bench"], "noop")
+    gateways.append(noop)
+    plan: Plan = [("direct, 16", direct, "noop", 16, None, up, False),
+                  ("through, 16", disk_url, "tb__noop", 16, disk.pid, up, True),
+                  ("through, 16, audit on tmpfs", ram_url, "tb__noop", 16, ram.pid, up, True),
+                  ("in-process no-op, 16", noop_url, "bench__noop", 16, noop.pid, None, True)]
+    if not args.no_64:
+        plan += [("direct, 64", direct, "noop", 64, None, up, False),
+                 ("through, 64", disk_url, "tb__noop", 64, disk.pid, up, True)]
+    return plan
+
+
+def _ab_plan(args: argparse.Namespace, tmp: Path, server: dict, gateways: list, direct: str, up: int) -> Plan:
+    """direct, through the base tree's gateway, through this tree's: each gateway with its own sources first
+    on the path (and its own ``.venv`` when it has one), the same rulebase, audit on the disk."""
+    urls = {}
+    for name, tree in (("base", Path(args.base).resolve()), ("branch", ROOT)):
+        venv_python = tree / ".venv" / "bin" / "python"
+        pc.PY = str(venv_python) if venv_python.exists() else sys.executable
+        pc.HARNESS = tree / "benchmarks" / "harness"
+        pc.ENV = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(tree)}
+        proc, url = pc.sentinel(tmp, server, [], name)
+        gateways.append(proc)
+        urls[name] = (proc.pid, url)
+    plan: Plan = []
+    for conns in (16,) if args.no_64 else (16, 64):
+        plan += [(f"direct, {conns}", direct, "noop", conns, None, up, False)]
+        plan += [(f"through {name}, {conns}", url, "tb__noop", conns, pid, up, True)
+                 for name, (pid, url) in urls.items()]
+    return plan
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--no-64", action="store_true", help="leave out the 64-connection rows")
+    ap.add_argument("--base", help="A/B: the other source tree's gateway beside this tree's")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-gap-"))
     ram_dir = "/dev/shm" if Path("/dev/shm").is_dir() else None
@@ -151,23 +197,15 @@ def main() -> None:
     gateways = []
     try:
         server = {"tb": {"url": direct, "protocol": "modern"}}
-        disk, disk_url = pc.sentinel(tmp, server, [], "disk")
-        gateways.append(disk)
-        ram, ram_url = pc.sentinel(shm, server, [], "tmpfs")
-        gateways.append(ram)
-        noop, noop_url = pc.sentinel(tmp, {}, ["bench"], "noop")
-        gateways.append(noop)
-        plan = [("direct, 16", direct, "noop", 16, None, up.pid, False),
-                ("through, 16", disk_url, "tb__noop", 16, disk.pid, up.pid, True),
-                ("through, 16, audit on tmpfs", ram_url, "tb__noop", 16, ram.pid, up.pid, True),
-                ("in-process no-op, 16", noop_url, "bench__noop", 16, noop.pid, None, True)]
-        if not args.no_64:
-            plan += [("direct, 64", direct, "noop", 64, None, up.pid, False),
-                     ("through, 64", disk_url, "tb__noop", 64, disk.pid, up.pid, True)]
+        if args.base:
+            plan = _ab_plan(args, tmp, server, gateways, direct, up.pid)
+        else:
+            plan = _gap_plan(args, tmp, shm, server, gateways, direct, up.pid)
         rows: dict[str, list[dict[str, float]]] = {name: [] for name, *_ in plan}
         for i in range(args.rounds):
             print(f"round {i + 1}", flush=True)
-            for name, url, tool, conns, gw, upstream, token in plan:
+            # every other round backwards: no row always runs right after the same one
+            for name, url, tool, conns, gw, upstream, token in (plan if i % 2 == 0 else plan[::-1]):
                 rows[name].append(measure(url, tool, args.seconds, conns, gw, upstream, token, port))
                 print("  " + show(name, rows[name][-1]), flush=True)
     finally:

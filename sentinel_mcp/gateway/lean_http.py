@@ -25,8 +25,7 @@ import ssl
 import time
 import urllib.request
 from collections import deque
-from contextlib import asynccontextmanager
-from typing import AsyncGenerator, AsyncIterator, Callable
+from typing import AsyncGenerator, Callable
 from urllib.parse import urlsplit
 
 import httptools
@@ -375,11 +374,15 @@ class HttpPool:
         self.opened += 1
         return protocol
 
-    @asynccontextmanager
-    async def request(self, method: str, body: bytes, headers: dict[str, str]) -> AsyncIterator[HttpAnswer]:
-        """``method`` (POST with ``body``, or GET); yields the answer once its head arrived. Leaving with an
-        error closes the connection; leaving before the answer's end (an event stream whose answer came)
-        drains the rest beside the caller, bounded, before the connection is reused."""
+    def request(self, method: str, body: bytes, headers: dict[str, str]) -> "_Request":
+        """``async with pool.request(...) as answer``: ``method`` (POST with ``body``, or GET); the answer
+        once its head arrived. Leaving with an error closes the connection; leaving before the answer's end
+        (an event stream whose answer came) drains the rest beside the caller, bounded, before the
+        connection is reused."""
+        return _Request(self, method, body, headers)
+
+    async def _open(self, method: str, body: bytes, headers: dict[str, str]) -> _Connection:
+        """A connection of the pool (its slot taken) whose answer's head has arrived to ``method``."""
         if self._closed:
             raise HttpFault("the connection pool is closed")
         if method not in ("POST", "GET"):
@@ -387,17 +390,28 @@ class HttpPool:
         extra = header_lines(headers)
         length = b"content-length: %d\r\n" % len(body) if method == "POST" else b""
         request = method.encode() + self._head + extra + length + b"\r\n" + body
-        async with self._slots:
+        await self._slots.acquire()
+        conn: _Connection | None = None
+        try:
             conn = await self._connection()
-            try:
-                if conn.transport is None or conn.lost:
-                    raise HttpFault("connection closed before the request was sent")
-                conn.transport.write(request)
-                await conn.head()
-                yield HttpAnswer(conn)
-            except BaseException:
+            if conn.transport is None or conn.lost:
+                raise HttpFault("connection closed before the request was sent")
+            conn.transport.write(request)
+            await conn.head()
+        except BaseException:
+            if conn is not None:
                 conn.close()
-                raise
+            self._slots.release()
+            raise
+        return conn
+
+    def _done(self, conn: _Connection, failed: bool) -> None:
+        """The caller left the answer: its slot back; the connection kept, drained or closed."""
+        if failed:
+            conn.close()
+        self._slots.release()
+        if failed:
+            return
         if conn.reusable():
             self._keep(conn)
         elif conn.fault is None and not conn.lost:
@@ -428,6 +442,28 @@ class HttpPool:
         for conn in list(self._draining):
             conn.close()
             conn._drain_end()
+
+
+class _Request:
+    """One request's stay in the pool (``HttpPool.request``): a plain class, not a generator-based context
+    manager, whose per-call objects (an async generator, its finalizer hook, a context manager around the
+    slot) cost some 12 Python calls a request (benchmarks/harness/work_counts.py)."""
+
+    __slots__ = ("_pool", "_args", "_conn")
+
+    def __init__(self, pool: HttpPool, method: str, body: bytes, headers: dict[str, str]) -> None:
+        self._pool = pool
+        self._args = (method, body, headers)
+        self._conn: _Connection | None = None
+
+    async def __aenter__(self) -> HttpAnswer:
+        self._conn = await self._pool._open(*self._args)
+        return HttpAnswer(self._conn)
+
+    async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            self._pool._done(conn, kind is not None)
 
 
 def pool_for(url: str, headers: dict[str, str], ssl_context: ssl.SSLContext | None,

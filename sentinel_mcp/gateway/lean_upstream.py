@@ -52,7 +52,7 @@ from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer
 from sentinel_mcp.core.json_text import compact_encoder
-from sentinel_mcp.gateway.plain_upstream_result import plain_call_result
+from sentinel_mcp.gateway.plain_upstream_result import holds_lone_surrogate, plain_call_result, surrogate_free
 from sentinel_mcp.gateway.result_shape import check_shape
 from sentinel_mcp.gateway.lean_http import HeaderRefused, HttpAnswer, HttpFault, HttpPool, pool_for
 from sentinel_mcp.gateway.upstream_cookies import cookie_header, keep_cookies, lean_jar
@@ -163,7 +163,8 @@ class LeanCaller:
         answered = False
         try:
             async with self.pool.request("POST", body.encode(), self._headers(opts)) as response:
-                raw = await self._answer(self._kept(response), rid, on_log, on_progress, on_notice)
+                raw, utf8_texts = await self._answer(self._kept(response), rid, on_log, on_progress,
+                                                     on_notice)
                 answered = True
         except HeaderRefused as e:
             answered = True  # nothing was sent: nothing to cancel
@@ -174,7 +175,7 @@ class LeanCaller:
             if not answered and not self.modern:
                 self._cancel_later(rid)
         check_shape("tools/call", raw)  # before any model of it is built (result_shape.py)
-        return validated_result(self.client, self.era, raw)
+        return validated_result(self.client, self.era, raw, utf8_texts)
 
     def _cancel_later(self, rid: int) -> None:
         """The handshake era's courtesy cancel, sent beside whatever ends the call (never delaying it)."""
@@ -203,7 +204,9 @@ class LeanCaller:
             log.info("lean upstream call: %s not delivered: %s", what, e)
 
     async def _answer(self, response: HttpAnswer, rid: int, on_log: LogSink, on_progress: ProgressSink,
-                      on_notice: NoticeSink) -> dict[str, Any]:
+                      on_notice: NoticeSink) -> tuple[dict[str, Any], bool]:
+        """The call's result, and whether every text in it is known writable as UTF-8 (a JSON answer's bytes
+        ``surrogate_free``)."""
         status = response.status
         ctype = response.headers.get("content-type", "").lower()
         if status == 202:
@@ -225,9 +228,11 @@ class LeanCaller:
                 raise MCPError(METHOD_NOT_FOUND, "Not Found")
             raise MCPError(INTERNAL_ERROR, "Server returned an error response")
         if ctype.startswith("application/json"):
-            return response_for(_parse(await _read_bounded(response, self.max_answer)), rid)
+            body = await _read_bounded(response, self.max_answer)
+            free = surrogate_free(body)
+            return response_for(_parse(body, free), rid), free
         if ctype.startswith("text/event-stream"):
-            return await self._from_event_stream(response, rid, on_log, on_progress, on_notice)
+            return await self._from_event_stream(response, rid, on_log, on_progress, on_notice), False
         raise MCPError(INVALID_REQUEST, f"Unexpected content type: {ctype[:80]}")
 
     async def _from_event_stream(self, response: HttpAnswer, rid: int, on_log: LogSink,
@@ -478,18 +483,30 @@ def _line_end(buf: bytes) -> tuple[int, int] | None:
     return (cr, 2) if buf[cr + 1:cr + 2] == b"\n" else (cr, 1)
 
 
-def _parse(raw: bytes | str) -> Any:
+def _parse(raw: bytes | str, free: bool | None = None) -> Any:
+    """``raw`` parsed; ``free``: ``surrogate_free(raw)`` when the caller has it already."""
     try:
-        return json.loads(raw)
+        msg = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise MCPError(PARSE_ERROR, f"Failed to parse JSON response: {type(e).__name__}") from None
+    # the SDK's client parses a message with pydantic's JSON reader, which refuses a lone surrogate (a
+    # ``\ud800`` escape, or its bytes, no UTF-8); ``json.loads`` takes both, and the result's model built from
+    # the parsed value (``validated_result``) takes them too: refused here as the SDK refuses them
+    if isinstance(raw, bytes):
+        maybe = not (surrogate_free(raw) if free is None else free)
+    else:
+        maybe = "\\u" in raw
+    if maybe and holds_lone_surrogate(msg):
+        raise MCPError(PARSE_ERROR, "Failed to parse JSON response: a lone surrogate in a text")
+    return msg
 
 
-def validated_result(client: Client, era: str, raw: dict[str, Any]) -> CallToolResult | InputRequiredResult:
+def validated_result(client: Client, era: str, raw: dict[str, Any],
+                     utf8_texts: bool = False) -> CallToolResult | InputRequiredResult:
     """As the SDK's ``send_request`` + ``call_tool`` validate a ``tools/call`` result on ``era`` (a plain one
-    read directly into the same model: plain_upstream_result.py)."""
+    read directly into the same model: plain_upstream_result.py; ``utf8_texts`` as it takes it)."""
     if client.session._call_tool_adapter is _CORE_CALL_TOOL_ADAPTER:
-        plain = plain_call_result(era, raw)
+        plain = plain_call_result(era, raw, utf8_texts)
         if plain is not None:
             return plain
     ttl = raw.get("ttlMs")

@@ -82,9 +82,48 @@ def _writable(value: Any, depth: int = 0) -> bool:
     return True
 
 
-def plain_call_result(era: str, raw: Any) -> CallToolResult | None:
+def surrogate_free(body: bytes) -> bool:
+    """Whether no text ``json.loads(body)`` can give holds a surrogate code point (every text then writable as
+    UTF-8, ``_writable``'s question, answered by a scan of the bytes in C instead of a walk of the parsed
+    value): a body ``json.loads`` reads as UTF-8 (no NUL byte, no UTF-16 or UTF-32 byte order mark: its
+    ``detect_encoding``) with no ``\\u`` escape (the only other way JSON spells a surrogate) and no byte 0xED
+    (the lead byte of an encoded surrogate, which ``json.loads`` lets through: it decodes with
+    ``surrogatepass``; U+D000-U+D7FF start with it too and merely take the walk)."""
+    return (b"\\u" not in body and b"\xed" not in body and b"\x00" not in body
+            and not body.startswith((b"\xfe\xff", b"\xff\xfe")))
+
+
+def holds_lone_surrogate(value: Any) -> bool:
+    """Whether a text (or key) anywhere in parsed JSON ``value`` holds a lone surrogate (no nesting limit:
+    a stack, not recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        t = type(item)
+        if t is str:
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return True
+        elif t is dict:
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif t is list:
+            stack.extend(item)
+    return False
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+def plain_call_result(era: str, raw: Any, utf8_texts: bool = False) -> CallToolResult | None:
     """The model the SDK's validation of ``raw`` (a parsed ``tools/call`` result on ``era``) builds, when
-    ``raw`` is plain; None otherwise."""
+    ``raw`` is plain; None otherwise. ``utf8_texts``: the caller knows every text of ``raw`` is writable
+    (``surrogate_free`` of the bytes it was parsed from, its nesting bounded by ``result_shape.check_shape``
+    within ``_writable``'s limit), so the texts are not walked again."""
+    writable = _always if utf8_texts else _writable
     if type(raw) is not dict or not raw.keys() <= _KEYS:
         return None
     kind = raw.get("resultType")
@@ -101,12 +140,12 @@ def plain_call_result(era: str, raw: Any) -> CallToolResult | None:
         if type(b) is not dict or len(b) != 2 or b.get("type") != "text":
             return None
         text = b.get("text")
-        if type(text) is not str or type(b["type"]) is not str or not _writable(text):
+        if type(text) is not str or type(b["type"]) is not str or not writable(text):
             return None
         blocks.append(_construct_block({"type", "text"}, type="text", text=text))
     fields: dict[str, Any] = {"content": blocks}
     if "structuredContent" in raw:
-        if type(raw["structuredContent"]) is not dict or not _writable(raw["structuredContent"]):
+        if type(raw["structuredContent"]) is not dict or not writable(raw["structuredContent"]):
             return None  # the surfaces type it an object
         fields["structured_content"] = raw["structuredContent"]
     if "isError" in raw:
@@ -115,7 +154,7 @@ def plain_call_result(era: str, raw: Any) -> CallToolResult | None:
         fields["is_error"] = raw["isError"]
     if "_meta" in raw:
         meta = raw["_meta"]
-        if meta is not None and (type(meta) is not dict or not _writable(meta)):
+        if meta is not None and (type(meta) is not dict or not writable(meta)):
             return None
         fields["meta"] = meta
     if era in MODERN_PROTOCOL_VERSIONS:

@@ -87,6 +87,11 @@ async def attack(name: str, rid: Any, send: Any) -> None:
         body = b"[" + _json(rid) + b"]"
     elif name == "not_a_result":
         body = _json(rid, {"content": "not a list"})
+    elif name in TEXTS:  # a result whose texts are, or are not, writable as UTF-8
+        text, structured = TEXTS[name]
+        result = {**RESULT, "content": [{"type": "text", "text": text}], "structuredContent": structured}
+        body = json.dumps({"jsonrpc": "2.0", "id": rid, "result": result},
+                          ensure_ascii=name.endswith("escaped")).encode("utf-8", "surrogatepass")
     elif name == "wrong_type":
         ctype, body = "text/html", b"<html>hello</html>"
     elif name == "status_500":
@@ -157,7 +162,17 @@ async def attack(name: str, rid: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-ATTACKS = {"bad_json", "wrong_id", "string_id", "rpc_error", "batch", "not_a_result", "wrong_type",
+# name -> (text, structured content): lone surrogates escaped (\\ud800) or as encoded bytes (ED A0 80), in a
+# text or a key; and clean texts, one starting with byte 0xED (U+D55C) and one escaped
+TEXTS = {
+    "surrogate_text_escaped": ("a\ud800b", {"k": "v"}),
+    "surrogate_text_bytes": ("a\ud800b", {"k": "v"}),
+    "surrogate_key_bytes": ("ok", {"\udfff": 1}),
+    "surrogate_value_escaped": ("ok", {"k": ["\udc00"]}),
+    "clean_text_bytes": ("caf\u00e9 \U0001f600 \ud55c", {"\ud55c": "\u4e2d"}),
+    "clean_text_escaped": ("caf\u00e9 \U0001f600", {"k": "\u2028"}),
+}
+ATTACKS = {*TEXTS, "bad_json", "wrong_id", "string_id", "rpc_error", "batch", "not_a_result", "wrong_type",
            "status_500", "oversize_declared", "oversize_chunked", "drip", "sse_answer", "sse_no_answer",
            "sse_oversize", "sse_odd_events", "sse_resume_refused", "huge_stall", *PUSHES}
 
