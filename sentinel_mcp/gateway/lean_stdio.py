@@ -43,6 +43,7 @@ from sentinel_mcp.gateway import stdout_feed
 from sentinel_mcp.gateway.lean_upstream import (
     CONNECTION_CLOSED,
     HANDSHAKE_IDS,
+    PARSE_ERROR,
     MAX_ANSWER_BYTES,
     LogSink,
     ProgressSink,
@@ -50,6 +51,7 @@ from sentinel_mcp.gateway.lean_upstream import (
     response_for,
     validated_result,
 )
+from sentinel_mcp.gateway.plain_upstream_result import holds_lone_surrogate, surrogate_free
 from sentinel_mcp.gateway.result_shape import check_shape
 
 log = logging.getLogger(__name__)
@@ -61,6 +63,12 @@ MAX_LINE_BYTES = MAX_ANSWER_BYTES
 # a lean call's line, as ``json.dumps(..., separators=(",", ":"), ensure_ascii=False)`` writes it, its encoder
 # built once (``core/json_text.py``)
 _LINE = compact_encoder(ensure_ascii=False)
+
+
+def _text(line: bytes) -> str:
+    """A line as the SDK's reader decodes it (UTF-8, a byte that is not UTF-8 read as U+FFFD: its
+    ``encoding_error_handler``, upstream_client.py), so both paths read one message alike."""
+    return line.decode("utf-8", "replace")
 
 
 class _Waiting:
@@ -293,8 +301,8 @@ class StdioTap:
         if b'"id"' not in line and b"progressToken" not in line and b"notifications/message" not in line:
             return False  # cannot be ours: not worth parsing
         try:
-            msg = json.loads(line)
-        except (ValueError, UnicodeDecodeError, RecursionError):
+            msg = json.loads(_text(line))
+        except (ValueError, RecursionError):
             return False  # the SDK reports it (and fails the waiting calls)
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
             return False
@@ -317,7 +325,7 @@ class StdioTap:
                     await progress_to(params, waiting.on_progress)
                     return True
             return False
-        return self._answered(msg)
+        return self._answered(msg, line)
 
     def answer(self, line: bytes) -> bool:
         """Whether ``line`` (one whole line) answers a waiting lean call, which then has it; as ``_take``
@@ -325,20 +333,26 @@ class StdioTap:
         if b'"id"' not in line:
             return False
         try:
-            msg = json.loads(line)
-        except (ValueError, UnicodeDecodeError, RecursionError):
+            msg = json.loads(_text(line))
+        except (ValueError, RecursionError):
             return False
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or "method" in msg:
             return False
-        return self._answered(msg)
+        return self._answered(msg, line)
 
-    def _answered(self, msg: dict[str, Any]) -> bool:
+    def _answered(self, msg: dict[str, Any], line: bytes) -> bool:
         rid = msg.get("id")
         waiting = self.waiting.get(rid) if type(rid) is int else None
         if waiting is None:
             return False
         if not waiting.answer.done():
-            waiting.answer.set_result(msg)
+            # the SDK's reader takes no lone surrogate (escaped, or its encoded bytes); ``json.loads`` takes
+            # both: refused here as the SDK refuses it, and as the lean HTTP path does (lean_upstream._parse)
+            if not surrogate_free(line) and holds_lone_surrogate(msg):
+                waiting.answer.set_exception(
+                    MCPError(PARSE_ERROR, "Failed to parse JSON response: a lone surrogate in a text"))
+            else:
+                waiting.answer.set_result(msg)
         return True
 
     def ended(self, why: str) -> None:

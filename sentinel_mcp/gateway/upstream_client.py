@@ -53,8 +53,11 @@ def make_client(
     """``callbacks``: elicitation, sampling, list_roots, logging and message handlers of the upstream;
     ``session``: where a streamable-HTTP upstream's ``Mcp-Session-Id`` is noted (for the lean calls)."""
     if isinstance(target, StdioServer):
+        # bytes that are not UTF-8 are read as U+FFFD: the SDK's default ("strict") ended its reader task on
+        # one such line and left every call waiting out its time limit (a hostile upstream's hang)
         server: Any = StdioServerParameters(
-            command=target.command, args=target.args, env=target.env or None, cwd=target.cwd
+            command=target.command, args=target.args, env=target.env or None, cwd=target.cwd,
+            encoding_error_handler="replace",
         )
     elif isinstance(target, RemoteServer):
         server = remote_transport(target, session)

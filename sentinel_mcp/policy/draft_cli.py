@@ -43,7 +43,8 @@ async def list_tools(spec: StdioServer | RemoteServer) -> list[dict[str, Any]]:
 
     if isinstance(spec, StdioServer):
         params = StdioServerParameters(
-            command=spec.command, args=spec.args, env=spec.env or None, cwd=spec.cwd
+            command=spec.command, args=spec.args, env=spec.env or None, cwd=spec.cwd,
+            encoding_error_handler="replace",  # as the gateway reads an upstream (upstream_client.py)
         )
         # the server's stderr goes to ours (fd 2): the SDK's default is whatever sys.stderr was when it was
         # imported, which under a test's captured output has no file descriptor to give a child

@@ -62,6 +62,13 @@ class Wire:
     async def flush(self) -> None:
         return None
 
+    async def raw(self, data: bytes) -> None:
+        """Bytes as they are (an encoded lone surrogate, which the text layer refuses to write)."""
+        async with self.lock:
+            await self.out.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+
     async def line(self, msg: Any) -> None:
         await self.write((msg if isinstance(msg, str) else json.dumps(msg)) + "\n")
 
@@ -144,6 +151,18 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
             await wire.line({"jsonrpc": "2.0", "method": "notifications/resources/updated",
                              "params": {"uri": uri}})
         await wire.line(answer())
+    elif name in SURROGATES:  # a lone surrogate, escaped or as its encoded bytes (json.loads takes both)
+        text, where = SURROGATES[name]
+        result = ({**RESULT, "content": [{"type": "text", "text": text}]} if where == "text"
+                  else {**RESULT, "structuredContent": {text: 1} if where == "key" else {"v": text}})
+        if name.endswith("_bytes"):
+            line = json.dumps(answer(result), ensure_ascii=False).encode("utf-8", "surrogatepass")
+            await wire.raw(line + b"\n")
+        else:
+            await wire.line(answer(result))
+    elif name == "bad_utf8":  # an answer whose text is bytes UTF-8 never spells (0xFF)
+        line = json.dumps(answer({**RESULT, "content": [{"type": "text", "text": "@"}]})).encode()
+        await wire.raw(line.replace(b"@", b"\xff") + b"\n")
     elif name == "die":
         os._exit(3)
     elif name == "huge_answer":  # HUGE bytes of an answer of many blocks, then a long pause before its end
@@ -157,7 +176,13 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
         await anyio.sleep(3600)
 
 
-ATTACKS = {"bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
+# answers whose text, structured value or key holds a lone surrogate: the SDK's client refuses them (its
+# JSON reader takes no lone surrogate); so must a lean path that reads the line with ``json.loads``
+SURROGATES = {"surrogate_text": ("a\ud800b", "text"), "surrogate_value": ("\udfff", "value"),
+              "surrogate_key": ("k\udc80", "key"), "surrogate_text_bytes": ("a\ud800b", "text"),
+              "surrogate_value_bytes": ("x\udbff", "value")}
+ATTACKS = set(SURROGATES) | {
+    "bad_utf8", "bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
            "progress_then_answer", "push_elicit", "push_flood", "log_flood", "progress_flood",
            "updated_flood", "stray_updates", "near_updates", "die", "endless_line", "huge_answer"}
 HUGE = 3 * 1024 * 1024

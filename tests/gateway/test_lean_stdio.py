@@ -136,6 +136,29 @@ def test_a_hostile_upstream_gets_the_same_outcomes_down_both_paths(era: str) -> 
     assert sdk[ATTACKS.index("progress_then_answer")][2:] == ([], ["working"])
 
 
+ENCODING_ATTACKS = ["surrogate_text", "surrogate_value", "surrogate_key", "surrogate_text_bytes",
+                    "surrogate_value_bytes", "bad_utf8"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_answers_utf8_cannot_carry_get_the_same_outcome_down_both_paths(era: str) -> None:
+    """A lone surrogate escaped in a text, value or key (``\\ud800``): refused down both paths (the SDK's
+    reader takes none; the lean path read the line with ``json.loads``, which does, and passed it on). Bytes
+    that are not UTF-8 (an encoded surrogate, 0xFF): read as U+FFFD down both paths (the SDK's reader ended on
+    them and left every later call waiting out its time limit). The next call works after each."""
+    names = ENCODING_ATTACKS
+    lean = anyio.run(lambda: _with_upstream(HOSTILE, lambda up: _attacks(up, names), protocol=era))
+    sdk = anyio.run(lambda: _with_upstream(HOSTILE, lambda up: _attacks(up, names), protocol=era, lean=False))
+    kinds = {n: o[0] for n, o in zip(names, lean)}
+    assert kinds == {n: o[0] for n, o in zip(names, sdk)}, (lean, sdk)
+    assert kinds == {n: "result" if n.endswith(("_bytes", "_utf8")) else "error" for n in names}, lean
+    for name, got, sdk_got in zip(names, lean, sdk):
+        if got[0] == "result":
+            assert got[1] == sdk_got[1], name
+            assert "\ufffd" in json.dumps(got[1], ensure_ascii=False), got[1]
+            json.dumps(got[1], ensure_ascii=False).encode("utf-8")  # writable: no lone surrogate left
+
+
 def test_a_line_that_never_ends_ends_the_connection_not_the_memory() -> None:
     """An upstream writing megabytes with no newline: the SDK's reader would keep all of it; past
     MAX_LINE_BYTES the lean tap ends the connection, the call fails at once with the reason (not at its time

@@ -45,9 +45,9 @@ class Validations:
             self.note(method, raw)
             return sdk_validate(method, era, raw)
 
-        def plain_result(era: str, raw: Any) -> Any:
+        def plain_result(era: str, raw: Any, utf8_texts: bool = False) -> Any:
             self.note("tools/call", raw)
-            return plain(era, raw)
+            return plain(era, raw, utf8_texts)
 
         monkeypatch.setattr(sdk_methods, "validate_server_result", validate)
         monkeypatch.setattr(lean_upstream, "plain_call_result", plain_result)
