@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
 from anyio._core._eventloop import get_async_backend
 from anyio.abc import Process
 
@@ -46,7 +47,13 @@ async def open_upstream(command: list[str], env: dict[str, str] | None, stderr: 
                         cwd: str | Path | None) -> Process:
     """The upstream's process with its stdin and stdout piped, as the SDK's ``stdio_client`` spawns it except
     for the session (``spawn_options``). anyio's ``open_process`` knows no ``process_group``: its backend's
-    hands every option on to ``subprocess``."""
-    return await get_async_backend().open_process(  # type: ignore[no-any-return]
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=cwd, env=env,
-        **spawn_options())
+    hands every option on to ``subprocess`` (a backend that does not: a session of its own, as before)."""
+    options = spawn_options()
+    if "start_new_session" not in options:
+        try:
+            return await get_async_backend().open_process(  # type: ignore[no-any-return]
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=cwd, env=env,
+                **options)
+        except TypeError:  # the backend's signature, not the spawn: nothing was started
+            pass
+    return await anyio.open_process(command, stderr=stderr, cwd=cwd, env=env, start_new_session=True)

@@ -174,3 +174,29 @@ async def test_an_upstream_the_sdk_spawns_in_process_is_placed_the_same_way(tmp_
     assert probe["pgid"] == probe["ppid"] != os.getpgrp()
     assert probe["tty"] == "ENXIO"
     assert _group_gone(probe["pgid"])
+
+
+async def test_a_backend_that_takes_no_process_group_gets_a_session_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The safe side when anyio's backend will not pass ``process_group`` on: the old spawn, a new session."""
+    from sentinel_mcp.gateway import upstream_session
+
+    class Strict:
+        async def open_process(self, command: Any, *, stdin: Any, stdout: Any, stderr: Any, cwd: Any = None,
+                               env: Any = None, start_new_session: bool = False) -> Any:
+            raise AssertionError("not reached: the signature refuses process_group first")
+
+    monkeypatch.setattr(upstream_session, "get_async_backend", lambda: Strict())
+    monkeypatch.setattr(upstream_session, "spawn_options", lambda: {"process_group": 0})
+    code = "import os; print(os.getsid(0), os.getpgrp(), os.getpid())"
+    argv = [sys.executable, "-c", code]
+    process = await upstream_session.open_upstream(argv, None, subprocess.DEVNULL, None)
+    async with process:
+        assert process.stdout is not None
+        out = b""
+        async for chunk in process.stdout:
+            out += chunk
+        await process.wait()
+    sid, pgid, pid = map(int, out.split())
+    assert sid == pgid == pid != os.getsid(0)
