@@ -2,12 +2,12 @@
 
 The SDK's import is most of the gateway's cold start, and a stdio upstream spends its own start importing it
 too: launching the upstream first lets the two starts run side by side on two cores (issue 21). ``launch``
-spawns the process exactly as the SDK's ``stdio_client`` would (the same command under the reaper, the same
-environment, directory and stderr, a new session); ``adopt``, called from the SDK's spawn hook
-(``process_groups.py``), hands it over only on an exact match of what the SDK asks for, and only once.
-Anything not adopted by the end of start-up is killed with its process group (``discard``): the SDK then
-spawns as it always did, so a mismatch costs only the head start. Standard library and anyio only: this module
-must not load the SDK.
+spawns the process as the SDK's ``stdio_client`` would (the same command under the reaper, the same
+environment, directory and stderr, its own process group: upstream_session.py); ``adopt``, called from the
+SDK's spawn hook (``process_groups.py``), hands it over only on an exact match of what the SDK asks for, and
+only once. Anything not adopted by the end of start-up is killed with its process group (``discard``): the SDK
+then spawns as it always did, so a mismatch costs only the head start. Standard library and anyio only: this
+module must not load the SDK.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any, TextIO
 import anyio
 from anyio.abc import Process
 
+from sentinel_mcp.gateway.upstream_session import open_upstream
 from sentinel_mcp.gateway.upstream_stderr import relayed_stderr
 
 log = logging.getLogger(__name__)
@@ -72,8 +73,7 @@ async def launch(command: str, args: list[str], env: dict[str, str] | None, cwd:
     errlog = sys.stderr
     stderr = relayed_stderr(name or command)  # its stderr bounded, as a spawn of the SDK's is
     try:
-        process = await anyio.open_process([spawn_command, *spawn_args], env=full_env, stderr=stderr, cwd=cwd,
-                                           start_new_session=True)
+        process = await open_upstream([spawn_command, *spawn_args], full_env, stderr, cwd)
     except (OSError, ValueError) as e:
         log.debug("early launch of %s failed (%s); the SDK will spawn it", command, e)
         return False
@@ -115,7 +115,7 @@ async def discard() -> None:
     for process, _ in entries:
         log.debug("upstream process %d discarded (launched early, not adopted)", process.pid)
         try:
-            os.killpg(process.pid, signal.SIGKILL)  # start_new_session: the leader's pid is the group id
+            os.killpg(process.pid, signal.SIGKILL)  # its own group (upstream_session.py): led by it
         except (ProcessLookupError, PermissionError):
             pass
         with anyio.move_on_after(DISCARD_WAIT, shield=True):

@@ -1,6 +1,7 @@
 """Reap every process an stdio upstream started, grandchildren included.
 
-The SDK starts each stdio server in its own session (process group) but only kills the group when the
+The SDK starts each stdio server in its own session (process group; the gateway keeps the group and gives a
+session of its own only when it has a terminal: upstream_session.py) but only kills the group when the
 server does not exit by itself; a server that exits cleanly can leave background children behind. We record
 the group of each process spawned for an upstream and kill what is left of it after the connection closes.
 Each server runs under ``upstream_reaper.py``, which kills its group when the gateway dies without
@@ -23,6 +24,7 @@ import anyio
 import mcp.client.stdio as sdk_stdio
 
 from sentinel_mcp.gateway import early_spawn
+from sentinel_mcp.gateway.upstream_session import open_upstream
 from sentinel_mcp.gateway.upstream_stderr import relayed_stderr
 
 log = logging.getLogger(__name__)
@@ -67,7 +69,10 @@ async def _tracked_spawn(
             command, args = early_spawn.reaped_command(command, args, env)
             stderr = relayed_stderr(name)  # bounded, escapes made visible, named (upstream_stderr.py)
             try:
-                process = await _original_spawn(command, args, env, stderr, cwd)  # type: ignore[arg-type]
+                if sys.platform == "win32":
+                    process = await _original_spawn(command, args, env, stderr, cwd)  # type: ignore[arg-type]
+                else:  # the SDK's spawn but for the session (upstream_session.py)
+                    process = await open_upstream([command, *args], env, stderr, cwd)
             finally:
                 os.close(stderr)
     finally:
@@ -76,7 +81,7 @@ async def _tracked_spawn(
             launched.set()
     groups = _current_groups.get()
     if groups is not None:
-        groups.append(process.pid)  # start_new_session: the leader's pid is the group id
+        groups.append(process.pid)  # its own group (upstream_session.py): led by it
     taps = _current_taps.get()
     if taps is not None:
         from sentinel_mcp.gateway.lean_stdio import TappedProcess
