@@ -75,9 +75,13 @@ class FrontUtilities:
         listen: ListenStreams,
         bus: PrincipalBus,
         principal_of: Callable[[ServerRequestContext], Principal] = lambda ctx: OWNER,
+        listening: Callable[[Principal], None] = lambda who: None,
     ) -> None:
+        """``listening``: told of each principal that opens a listen stream (whose catalog view changes it
+        hears of: ``principal_views``)."""
         self.port = port
         self.principal_of = principal_of
+        self._listening = listening
         self.levels = ConnectionLevels()
         self.urls = UrlElicitations()
         self._listen = listen
@@ -245,6 +249,7 @@ class FrontUtilities:
         if usable != requested:
             notifications = params.notifications.model_copy(update={"resource_subscriptions": usable or None})
             params = params.model_copy(update={"notifications": notifications})
+        self._listening(who)
         try:
             for uri in usable[:100]:
                 try:
