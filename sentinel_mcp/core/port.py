@@ -216,7 +216,7 @@ class FrontPort(GatewayPort, Protocol):
         ...
 
     async def set_log_level(self, level: str | None) -> None:
-        """Relay ``logging/setLevel`` (the lowest any client asked for) to every upstream not at it yet."""
+        """Relay ``logging/setLevel`` (every line, once any client set a level) to each upstream not at it."""
         ...
 
     def on_upstream_notices(

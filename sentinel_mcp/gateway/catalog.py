@@ -130,6 +130,7 @@ class Catalog:
         # the first definitions of configured upstreams' tools (None: not pinned), set by the host
         self.pins: ToolPins | None = None
         self.held: dict[str, str] = {}  # exposed name -> why the tool is held (its definition changed)
+        self.held_tools: dict[str, tuple[str, str]] = {}  # exposed name held -> (its upstream, its tool)
         self.version = 0
 
     def rebuild(self, upstreams: Iterable["Upstream"]) -> None:
@@ -144,6 +145,7 @@ class Catalog:
         conflicts: list[str] = []
         held = self._held(ordered)
         held_names: dict[str, str] = {}
+        held_tools: dict[str, tuple[str, str]] = {}
         tools: dict[str, ToolRoute] = {}
         prompts: dict[str, PromptRoute] = {}
         # the names taken, in lower case: two names that differ only by case are one name to a person (and
@@ -166,6 +168,7 @@ class Catalog:
                 if own in held:
                     why = held[own]
                     held_names[name] = why.reason() if isinstance(why, Held) else why
+                    held_tools[name] = (up.name, tname)
                     continue
                 if governed is None and name != own:
                     conflicts.append(_ungoverned(up.name, tname, name))
@@ -246,7 +249,7 @@ class Catalog:
         for name, why in held_names.items():
             if self.held.get(name) != why:
                 log.error("catalog: %s", why)
-        self.held = held_names
+        self.held, self.held_tools = held_names, held_tools
         self.governance = None if governed is None else frozenset(governed)
         self.version += 1
 

@@ -181,13 +181,18 @@ class CatalogView:
         )
 
     def _unknown_tool_message(self, name: str, principal: Principal) -> str:
-        held = self.manager.catalog.held.get(name)
-        if held is not None:  # its upstream changed it since it was pinned: the caller is told so
-            return held
+        """Why ``name`` is not there, naming only what ``principal`` may use: a held tool or a down upstream
+        of another principal's is as one that does not exist (named, it told of that server and its state)."""
+        catalog = self.manager.catalog
+        held = catalog.held.get(name)
+        owner = catalog.held_tools.get(name)
+        if held is not None and owner is not None and principal.may_reach(*owner):
+            return held  # its upstream changed it since it was pinned: the caller is told so
         names = [t.name for t in self.list_catalog_tools(principal)]
         close = difflib.get_close_matches(name[:ECHO_LIMIT], names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        down = [u.name for u in self.manager.upstreams.values() if u.state != "ready"]
+        down = [u.name for u in self.manager.upstreams.values()
+                if u.state != "ready" and principal.may_reach_some(u.name)]
         if down:
             hint += f" (not connected now: {', '.join(down)})"
         return f"unknown tool {echoed(name)!r}{hint}"

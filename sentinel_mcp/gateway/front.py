@@ -125,7 +125,8 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
         # wait
         self.inbox: Any = None
         self._init_fanout()
-        self.utilities = FrontUtilities(port, ListenStreams(self.bus), self.bus, self.principal)
+        self.utilities = FrontUtilities(port, ListenStreams(self.bus), self.bus, self.principal,
+                                        listening=self.views.note)
         # every per-session table, by name, for /metrics (the HTTP host adds its session owners)
         self.tables: dict[str, Shares] = {
             "list_changed": self.listeners,

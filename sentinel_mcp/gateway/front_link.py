@@ -128,10 +128,6 @@ class ConnectionLevels:
         conn = connection_of(ctx)
         return self._levels.get(conn) if conn is not None else None
 
-    def lowest(self) -> str | None:
-        levels = list(self._levels.values())
-        return min(levels, key=LEVELS.index) if levels else None
-
 
 _SHARED_ID = object()  # an elicitation id given to more than one connection
 

@@ -1,8 +1,9 @@
 """The front's utility requests, relayed to the upstream that owns what they name.
 
-- ``logging/setLevel``: remembered per downstream connection (relayed log lines below it are dropped);
-handshake
-  upstreams are set to the lowest level any client asked for.
+- ``logging/setLevel``: remembered per downstream connection (relayed log lines below it are dropped); once
+  any client sets a level, handshake upstreams are asked for every line (``RELAYED_LEVEL``), never for the
+  level of one client: an upstream is shared, and one client's level set there narrowed what every other
+  connection and 2026-era request got (alice at "emergency" left bob no line at all).
 - ``completion/complete``: routed by the prompt's exposed name or the resource template to its upstream (at
   most 100 values come back, as the spec allows: ``catalog_view``).
 - ``resources/subscribe`` / ``unsubscribe``: subscribed upstream once per URI, reference-counted over clients;
@@ -59,6 +60,9 @@ _streams = itertools.count(1)
 RESOURCE_NOT_FOUND = -32002
 MAX_SUBSCRIPTIONS = 10_000  # (connection, URI) pairs held at once, all principals together
 SUBSCRIPTIONS_PER_PRINCIPAL = 1_000
+# what a shared upstream is asked for once a client sets a level: every line, each client's own level applied
+# by Sentinel to its connection (2026-era requests: to each request, by the SDK)
+RELAYED_LEVEL = "debug"
 # what is subscribed upstream: (URI, the principal whose own session holds it; None: the upstream's only one)
 Held = tuple[str, str | None]
 
@@ -75,9 +79,13 @@ class FrontUtilities:
         listen: ListenStreams,
         bus: PrincipalBus,
         principal_of: Callable[[ServerRequestContext], Principal] = lambda ctx: OWNER,
+        listening: Callable[[Principal], None] = lambda who: None,
     ) -> None:
+        """``listening``: told of each principal that opens a listen stream (whose catalog view changes it
+        hears of: ``principal_views``)."""
         self.port = port
         self.principal_of = principal_of
+        self._listening = listening
         self.levels = ConnectionLevels()
         self.urls = UrlElicitations()
         self._listen = listen
@@ -94,8 +102,8 @@ class FrontUtilities:
 
     # ------------------------------------------------------------------ logging
     async def set_level(self, ctx: ServerRequestContext, params: SetLevelRequestParams) -> EmptyResult:
-        self.levels.set(ctx, params.level)
-        await self.port.set_log_level(self.levels.lowest())  # each upstream's failure is logged, not raised
+        self.levels.set(ctx, params.level)  # this connection's floor (``front_link.CallerLink.log``)
+        await self.port.set_log_level(RELAYED_LEVEL)  # each upstream's failure is logged, not raised
         return EmptyResult()
 
     # ------------------------------------------------------------------ completion
@@ -245,6 +253,7 @@ class FrontUtilities:
         if usable != requested:
             notifications = params.notifications.model_copy(update={"resource_subscriptions": usable or None})
             params = params.model_copy(update={"notifications": notifications})
+        self._listening(who)
         try:
             for uri in usable[:100]:
                 try:

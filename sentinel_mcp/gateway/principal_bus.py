@@ -50,6 +50,16 @@ class PrincipalBus:
         mine = [listener for who, listener in self._listeners.values() if who == principal]
         await self._deliver(event, mine)
 
+    async def publish_among(self, principals: set[str], event: ServerEvent) -> None:
+        """``event`` to the listeners of ``principals`` (a catalog change told to those whose view it
+        changed), and to those whose stream is unknown (they hear what is told to everyone)."""
+        among = [listener for who, listener in self._listeners.values() if who is None or who in principals]
+        await self._deliver(event, among)
+
+    def principals(self) -> set[str]:
+        """The principals with a listener now."""
+        return {who for who, _ in self._listeners.values() if who is not None}
+
     async def _deliver(self, event: ServerEvent, listeners: list[Listener]) -> None:
         for listener in listeners:
             try:

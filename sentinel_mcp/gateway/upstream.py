@@ -42,6 +42,7 @@ from sentinel_mcp.core.caller_link import CallerLink, CallOf
 from sentinel_mcp.core.display_text import compose, said
 from sentinel_mcp.gateway.builtin_direct import DirectDispatcher, direct_path
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
+from sentinel_mcp.gateway.slow_call_breakers import SlowCallBreakers
 from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, answer_limit, lean_caller
 from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
@@ -114,6 +115,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self.health_interval = health_interval
         self.max_backoff = max_backoff
         self.breaker = breaker or CircuitBreaker()
+        self.slow_calls = SlowCallBreakers(self.breaker)  # calls that time out: their principal's own
         self.state: State = "connecting"
         self.last_error: str | None = None
         self.reconnects = 0

@@ -24,6 +24,7 @@ from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
 from sentinel_mcp.core.display_text import MESSAGE_LIMIT, compose, safe_text
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
+from sentinel_mcp.gateway.slow_call_breakers import SlowCallBreakers
 from sentinel_mcp.gateway.lean_stdio import StdioCaller
 from sentinel_mcp.gateway.result_shape import ResultRefused
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller
@@ -76,6 +77,7 @@ class UpstreamCalls:
     target: Any
     client: Client | None
     breaker: CircuitBreaker
+    slow_calls: SlowCallBreakers
     state: str
     last_error: str | None
     lean: LeanCaller | StdioCaller | None
@@ -152,8 +154,16 @@ class UpstreamCalls:
             raise UpstreamUnavailable(
                 f"upstream {self.name} is failing; circuit open, retry in {self.breaker.retry_after():.0f}s"
             )
+        own = self.slow_calls.of(principal)
+        if not own.allow():
+            self.breaker.probe_not_made()
+            raise UpstreamUnavailable(
+                f"upstream {self.name}: your calls to it did not answer in time {own.failures} times in a "
+                f"row; circuit open for your calls, retry in {own.retry_after():.0f}s"
+            )
         if self.client is None and not await self.wait_ready(min(5.0, self.target.connect_timeout)):
             self.breaker.probe_not_made()
+            own.probe_not_made()
             raise UpstreamUnavailable(
                 f"upstream {self.name} is not connected ({self.state}; {self.last_error or 'starting'})"
             )
@@ -171,6 +181,21 @@ class UpstreamCalls:
             tool, arguments, link, progress, input_responses, request_state, meta, timeout,
             principal=principal,
         )
+
+    def _call_timed_out(self, principal: str | None) -> None:
+        """A call that did not answer in time: its principal's breaker counts it (``slow_call_breakers``);
+        the upstream's is left as it was (a probe it let through may be made by another call)."""
+        self.slow_calls.of(principal).record_failure()
+        self.breaker.probe_not_made()
+
+    def _call_failed(self, principal: str | None) -> None:
+        """The connection failed during the call: the upstream's breaker counts it, for everyone."""
+        self.breaker.record_failure()
+        self.slow_calls.of(principal).probe_not_made()
+
+    def _call_answered(self, principal: str | None) -> None:
+        self.breaker.record_success()
+        self.slow_calls.settle(principal)
 
     async def _in_slot(self, *call: Any, principal: str | None) -> CallToolResult | InputRequiredResult:
         """``_call`` within the upstream's ``max_in_flight``: a call past it waits for one to end (in order),
@@ -297,7 +322,7 @@ class UpstreamCalls:
                 if not deadline.expired:
                     raise  # not ours
                 if flight.garbage is None:  # not ended by _on_garbage (below)
-                    self.breaker.record_failure()
+                    self._call_timed_out(principal)
                     ran = loop.time() - started
                     why = (
                         f"did not answer within {idle:.0f}s (and reported no progress)"
@@ -308,19 +333,19 @@ class UpstreamCalls:
                         f"upstream {self.name} {why}", timeout=True, code=REQUEST_TIMEOUT
                     ) from None
             if flight.garbage is not None and result is None:
-                self.breaker.record_failure()
+                self._call_failed(principal)
                 raise UpstreamCallError(
                     f"upstream {self.name} answered with an invalid message ({flight.garbage})"
                 )
         except MCPError as e:
             if e.code == REQUEST_TIMEOUT:
-                self.breaker.record_failure()
+                self._call_timed_out(principal)
                 raise UpstreamCallError(
                     f"upstream {self.name} did not answer within {longest:.0f}s", timeout=True, code=e.code
                 ) from None
             closed = e.code == CONNECTION_CLOSED or "connection closed" in e.message.lower()
             if closed or self._session_gone():
-                self.breaker.record_failure()
+                self._call_failed(principal)
                 self.last_error = "connection closed during a call"
                 self._dead.set()
                 # the reason the lean tap gave, when it ended the connection itself (an overlong line)
@@ -333,7 +358,7 @@ class UpstreamCalls:
             # a JSON-RPC error answer (unknown tool, invalid params...): the upstream itself is healthy. Its
             # message is quoted in Sentinel's own result and in the audit row: bounded and shown safely (it
             # was the upstream's whole message, megabytes a call on the SDK's path, terminal escapes and all)
-            self.breaker.record_success()
+            self._call_answered(principal)
             raise UpstreamCallError(
                 compose(f"upstream {self.name} error {e.code}: ", safe_text(e.message, MESSAGE_LIMIT)),
                 code=e.code,
@@ -341,17 +366,17 @@ class UpstreamCalls:
         except ValidationError as e:
             # the SDK's client parses the answer into the era's result types and raises pydantic's error for
             # one that does not fit: an answer like any other bad answer, said as the lean path says it
-            self.breaker.record_success()
+            self._call_answered(principal)
             raise UpstreamCallError(
                 f"upstream {self.name} error {PARSE_ERROR}: upstream result is not a valid tools/call "
                 f"result: {str(e)[:300]}",
                 code=PARSE_ERROR,
             ) from None
         except ResultRefused:  # an answer, read whole: the upstream and its connection are fine
-            self.breaker.record_success()
+            self._call_answered(principal)
             raise
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as e:
-            self.breaker.record_failure()
+            self._call_failed(principal)
             self._dead.set()
             raise UpstreamCallError(f"upstream {self.name} connection lost: {type(e).__name__}") from None
         finally:
@@ -362,7 +387,7 @@ class UpstreamCalls:
                     self.notices.drop(flight)  # the call is gone: nobody to tell
                 else:  # its log lines and progress before its answer (or its error: they may say why)
                     await self.notices.flush(flight)
-        self.breaker.record_success()
+        self._call_answered(principal)
         if isinstance(result, (CallToolResult, InputRequiredResult)):
             return result
         raise UpstreamCallError(

@@ -216,7 +216,8 @@ class PushRelays:
                 log.info("upstream %s refused logging/setLevel: %s", self.name, e.message)
 
     async def set_log_level(self, level: str | None) -> None:
-        """The lowest level some client asked for; applied now and on every reconnect."""
+        """The level Sentinel asks of this upstream (``front_utilities.RELAYED_LEVEL``); applied now and on
+        every reconnect."""
         self.log_level = level
         await self._apply_log_level()
 

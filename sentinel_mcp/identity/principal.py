@@ -8,6 +8,7 @@ view belong to a principal, and a principal may be limited to some tools and ups
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -58,6 +59,17 @@ class Principal:
         identity = f"{server}__{tool}"
         return (any(fnmatch.fnmatchcase(server, p) for p in self.upstreams)
                 and any(fnmatch.fnmatchcase(identity, p) for p in self.tools))
+
+    def may_reach_some(self, server: str) -> bool:
+        """Whether this principal may use ``server`` and some ``tools`` pattern could name one of its tools
+        (its literal start and ``<server>__`` agree): what may be said of the server when its tools are not
+        known (it is down)."""
+        if self.unrestricted:
+            return True
+        namespace = f"{server}__"
+        starts = (re.split(r"[*?\[]", p, maxsplit=1)[0] for p in self.tools)
+        return self.may_use(server) and any(
+            s.startswith(namespace) or namespace.startswith(s) for s in starts)
 
 
 def _covers_namespace(pattern: str, namespace: str) -> bool:

@@ -276,3 +276,26 @@ def test_a_servers_changed_definitions_are_kept_within_its_share(tmp_path, monke
     data = json.loads((tmp_path / FILE_NAME).read_text())
     assert sum(p["definition"] is not None for p in data["pins"].values()) == 5
     assert sum(c["definition"] is not None for c in data["held"].values()) == 0  # the share is spent
+
+
+async def test_a_held_tool_is_named_only_to_a_principal_that_may_reach_it(data_dir, tmp_path):
+    """The held reason names the tool, its server and what changed: to a principal that may not reach that
+    server it is a tool that does not exist (the answer to a name nobody has)."""
+    from sentinel_mcp.identity.principal import Principal
+
+    async with running_gateway(rug_config(data_dir, tmp_path / "rug-state")) as rt:
+        async with Client(rt.front.server, mode="auto", elicitation_callback=approve()) as c:
+            await c.call_tool("rg__rug", {"kind": "description"})
+
+            async def held() -> bool:
+                return "rg__transfer" not in await names(c)
+
+            await until(held)
+        alice = Principal("alice", "token")
+        for bob in (Principal("bob", "token", upstreams=("other",)),
+                    Principal("bob", "token", tools=("other__*", "rg__balance"))):
+            told = rt.gateway._unknown_tool_message("rg__transfer", bob)
+            assert "held" not in told and "description" not in told, told
+            nobodys = rt.gateway._unknown_tool_message("rg__transfex", bob)
+            assert told == nobodys.replace("transfex", "transfer")
+        assert "is held" in rt.gateway._unknown_tool_message("rg__transfer", alice)
