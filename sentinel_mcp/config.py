@@ -96,14 +96,18 @@ class StdioServer(ServerCommon):
 
 
 def loopback_host(host: str | None) -> bool:
+    """Whether a connection to ``host`` surely stays on this machine: a loopback address literal (no zone) or
+    ``localhost`` (the hosts file's). Not ``localhost.``: an absolute DNS name the hosts file does not answer
+    for, looked up in DNS (the network's resolver says where it is)."""
     if not host:
         return False
-    if host.lower() in ("localhost", "localhost."):
+    if host.lower() == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        ip = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return False
+    return ip.is_loopback and getattr(ip, "scope_id", None) is None
 
 
 class RemoteServer(ServerCommon):

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from sentinel_mcp.a2a.endpoint_url import NotAnEndpoint, canonical_host
+from sentinel_mcp.a2a.endpoint_url import Endpoint, NotAnEndpoint, canonical_host, sent_url
 from sentinel_mcp.a2a.card import CARD_PATH, SENTINEL_EXTENSION, SELF_MARK
 from sentinel_mcp.a2a.card_fetch import PeerRejected, check_name, fetch_card
 from sentinel_mcp.a2a.card_signature import (NO_KEYS, UNSIGNED, CardKeys, CardRefused, CardTrust, check_card,
@@ -342,8 +342,10 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     impostor = listed.refusal([card.name, instance_label(instance)], rpc.url)
     if impostor is not None:
         raise PeerRejected(impostor)
-    return Peer(instance=instance, base_url=base_url, card_url=card_url, card=card, rpc_url=rpc.url, txt=txt,
-                trust=trust)
+    # sent to at the address checked, not at the card's spelling of it (``sent_url``: 127.0.0.1. is a name)
+    at = Endpoint(urlsplit(rpc.url).scheme.lower(), canonical_host(host), port, "/")
+    return Peer(instance=instance, base_url=base_url, card_url=card_url, card=card,
+                rpc_url=sent_url(rpc.url, at), txt=txt, trust=trust)
 
 
 class Advertiser:

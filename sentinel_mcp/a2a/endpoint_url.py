@@ -11,6 +11,8 @@ one canonical form.
   names no host Sentinel can compare;
 - a host that is not ASCII is refused (IDNA would map it to another name: a look-alike spelling);
 - path with a trailing slash dropped; user name, password, query and fragment do not say where it answers.
+
+What is sent to is built from the endpoint that was checked (``sent_url``), never a card's spelling of it.
 """
 
 from __future__ import annotations
@@ -78,6 +80,18 @@ def endpoint(url: str) -> Endpoint:
         raise NotAnEndpoint(compose("its scheme '", safe_text(scheme, 20), "' is not http(s) or ws(s)"))
     return Endpoint(scheme, canonical_host(host), port if port is not None else _DEFAULT_PORTS[scheme],
                     parts.path.rstrip("/") or "/")
+
+
+def sent_url(url: str, at: Endpoint) -> str:
+    """The URL Sentinel sends to for ``url`` (a card's interface) once it was found to name the checked
+    endpoint ``at``: ``at``'s scheme, canonical host and port with ``url``'s path and query. A card's own
+    spelling of the host is never sent to: ``127.0.0.1.`` and ``localhost.`` compare as the address and the
+    name, yet neither is resolved as one (no address literal, no hosts-file entry: the network's resolver
+    says where they are); its user name, password and fragment are its writer's words, not where it answers.
+    """
+    parts = urlsplit(url)
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{at.scheme}://{at.host}:{at.port}{parts.path or '/'}{query}"
 
 
 def _why(e: NotAnEndpoint) -> Marked:

@@ -21,7 +21,8 @@ from sentinel_mcp.a2a.card import CARD_PATH
 from sentinel_mcp.a2a.card_fetch import PeerRejected, fetch_card
 from sentinel_mcp.a2a.card_signature import CardKeys, CardRefused, check_card, folded_name
 from sentinel_mcp.a2a.discovery import Peer
-from sentinel_mcp.a2a.endpoint_url import NotAnEndpoint, endpoint, endpoint_difference, same_endpoint
+from sentinel_mcp.a2a.endpoint_url import (NotAnEndpoint, endpoint, endpoint_difference, same_endpoint,
+                                           sent_url)
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION
 from sentinel_mcp.config import loopback_host
 from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
@@ -70,5 +71,6 @@ async def verify_listed(name: str, url: str, http: httpx2.AsyncClient, *, keys: 
     if rpc.protocol_version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
         raise PeerRejected(compose("peer speaks A2A ", safe_text(rpc.protocol_version, 20),
                                    f", not {PROTOCOL_VERSION}"))
-    return Peer(instance=name, base_url=base_url, card_url=card_url, card=card, rpc_url=rpc.url, txt={},
-                trust=trust)
+    # sent to at the listed endpoint, not at the card's spelling of it (``sent_url``: ``localhost.``)
+    return Peer(instance=name, base_url=base_url, card_url=card_url, card=card,
+                rpc_url=sent_url(rpc.url, endpoint(url)), txt={}, trust=trust)

@@ -3,7 +3,9 @@
 An announcement's addresses and port are whatever its sender says: unbounded, any host on the link could make
 Sentinel send requests to any address it can reach (a cloud metadata service, a router's admin page, another
 network). A card is fetched only from an announced address inside these networks: the configured ones, or by
-default loopback and the subnets of the interfaces Sentinel browses on (the local link).
+default the subnets of the interfaces Sentinel browses on (the local link). Loopback is among them only when a
+browsed interface is loopback (or every interface, ``0.0.0.0``): an announcement heard on a LAN that names
+``127.0.0.1`` would aim the fetch at this machine's own services (a console, PostgreSQL, an adb server).
 """
 
 from __future__ import annotations
@@ -41,14 +43,22 @@ def _link_of(interface: str) -> list[IPNetwork]:
     return found
 
 
+def _browses_loopback(interface: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(interface)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_unspecified
+
+
 def default_networks(interfaces: list[str]) -> tuple[IPNetwork, ...]:
-    """Loopback and the subnets of the browsed interfaces."""
-    networks: list[IPNetwork] = list(LOOPBACK)
+    """The subnets of the browsed interfaces; loopback only when loopback (or ``0.0.0.0``) is browsed."""
+    networks: list[IPNetwork] = list(LOOPBACK) if any(map(_browses_loopback, interfaces)) else []
     for interface in interfaces:
         try:
             networks.extend(n for n in _link_of(interface) if n not in networks)
-        except OSError as e:  # (an interface list the OS will not give: loopback only, said once)
-            log.warning("cannot read the subnet of %s (%s): card fetches stay on loopback", interface, e)
+        except OSError as e:  # (an interface list the OS will not give: no subnet of it, said once)
+            log.warning("cannot read the subnet of %s (%s): no card is fetched on its link", interface, e)
     return tuple(networks)
 
 

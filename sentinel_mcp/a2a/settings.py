@@ -73,8 +73,8 @@ class A2ASettings(BaseModel):
     # Sentinel send GETs to this machine's own local services
     allow_loopback_plaintext: bool = False
     interfaces: list[str] = Field(default_factory=lambda: ["127.0.0.1"])
-    # the networks an mDNS announcement may point a card fetch at (CIDRs); None: loopback and the subnets of
-    # ``interfaces`` (the local link). An announcement's addresses are its sender's word
+    # the networks an mDNS announcement may point a card fetch at (CIDRs); None: the subnets of ``interfaces``
+    # (the local link; loopback only when it is browsed). An announcement's addresses are its sender's word
     # (a2a/peer_networks.py)
     peer_networks: list[str] | None = None
     # agent card signatures (a2a/card_signature.py): a peer's name (card name or mDNS instance) -> the public
