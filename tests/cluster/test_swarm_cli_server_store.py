@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -108,3 +109,42 @@ async def test_a_server_store_without_its_seal_key_is_refused_not_read_locally(
         run = await cli(cfg, *args)
         assert run.returncode == 2 and "seal_key" in run.stderr and "Traceback" not in run.stderr, run.stderr
     assert not (tmp_path / "data" / "swarm" / "swarm.db").exists()
+
+
+async def test_a_build_made_by_the_cli_is_the_clusters(pg_url: str, tmp_path: Path) -> None:
+    """``swarm build`` with a replica's config records its build in the shared store, signed with the
+    cluster's key: the gateway's own service (another replica) lists it."""
+    from tests.swarm.support.scripted_model import SPEC as SCRIPTED_SPEC
+    from tests.swarm.support.scripted_model import ScriptedModelServer
+    from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS
+
+    server = ScriptedModelServer().start()
+    try:
+        cfg = tmp_path / "sentinel.json"
+        cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {
+            "data_dir": str(tmp_path / "data"), "store": pg_url, "builtins": [],
+            "cluster": {"seal_key": SEAL, "replica": "replica-cli"},
+            "swarm": {"backend": "openai", "openai": FAST_OPENAI, "verify": NO_TOOLS}}}))
+        spec = tmp_path / "spec.json"
+        spec.write_text(json.dumps(SCRIPTED_SPEC))
+        env = {"SWARM_OPENAI_BASE_URL": server.url, "SWARM_OPENAI_API_KEY": "test-key"}
+        done = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "swarm", "build", str(spec), "--json"],
+            cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+            env=dict(os.environ) | env,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        tid = json.loads(done.stdout)["task_id"]
+    finally:
+        server.stop()
+    assert not (tmp_path / "data" / "swarm" / "swarm.db").exists()
+    gateway = BuildService(tmp_path / "other", SwarmSettings(), store=pg_url, replica="replica-b",
+                           key=swarm_key())
+    await gateway.start(sweep=False)
+    try:
+        assert [t["task_id"] for t in await gateway.list()] == [tid]
+        shown = await gateway.status(tid)
+        assert shown["state"] == "COMPLETED" and shown["files_on_replica"] == "replica-cli"
+    finally:
+        await gateway.close()
