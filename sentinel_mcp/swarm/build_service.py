@@ -78,16 +78,20 @@ class BuildService:
         key: bytes | None = None,
         lease_seconds: float = build_lease.LEASE_SECONDS,
         renew_every: float = build_lease.RENEW_EVERY,
+        ends_own_old: bool = True,
     ) -> None:
         """``store``: the ``postgresql://`` URL replicas share (builds leased, ``build_lease.py``);
         ``replica``:
         this replica's name; ``key``: what the shared rows are signed with (``SharedStore.key("swarm
-        build")``). Without them the swarm's own SQLite file (one process: the lock file decides)."""
+        build")``). Without them the swarm's own SQLite file (one process: the lock file decides).
+        ``ends_own_old``: False for a command run beside a replica with its config (``sentinel-mcp swarm``),
+        which shares the replica's name but is not its restart: that replica's running builds are its own."""
         self.root = Path(root)
         self.settings = settings
         self.store = SwarmStore(store if store else self.root / "swarm.db", key=key)
         self.replica = replica or "replica"
-        self._named = bool(replica)  # only a replica that knows its name ends "its own" old builds at start
+        # only a replica that knows its name (not a command beside it) ends "its own" old builds at start
+        self._named = bool(replica) and ends_own_old
         self.holder = build_lease.new_holder(self.replica)
         self.lease_seconds, self.renew_every = lease_seconds, renew_every
         self._leases: asyncio.Task[None] | None = None

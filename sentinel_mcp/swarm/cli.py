@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import secrets
 import signal
+import socket
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -77,7 +79,27 @@ def _service(args: argparse.Namespace) -> tuple[BuildService, SwarmSettings]:
     if getattr(args, "model", None):
         section["local"] = dict(section.get("local") or {}, model_path=args.model)
     settings = swarm_settings(section)
-    return BuildService(cfg.data_dir / "swarm", settings), settings
+    root = cfg.data_dir / "swarm"  # the gateway's swarm built-in's own (runtime.py: data_dir / its name)
+    if not cfg.store_url:
+        return BuildService(root, settings), settings
+    # a replica's config: the cluster's builds, where the gateway records them, signed with its key; never a
+    # local file beside it (issue: `swarm list` saw "no builds" and `gc` swept the wrong rows)
+    from sentinel_mcp.storage.location import LocationError
+    from sentinel_mcp.storage.row_signature import configured_key
+
+    try:
+        key = configured_key(cfg.sentinel.cluster.seal_key, "swarm build")  # the replicas' own
+    except LocationError as e:
+        print(f"sentinel-mcp swarm: {e}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE) from None
+    replica = cfg.sentinel.cluster.replica or f"{socket.gethostname()[:40]}-cli-{secrets.token_hex(3)}"
+    service = BuildService(
+        root, settings, store=cfg.store_url, replica=replica, key=key,
+        lease_seconds=settings.build_lease_seconds,
+        renew_every=min(settings.build_lease_renew_seconds, settings.build_lease_seconds / 3),
+        ends_own_old=False,  # beside the replica named so, not its restart: its running builds are its own
+    )
+    return service, settings
 
 
 def _read_spec(path: str) -> str:
