@@ -116,6 +116,36 @@ async def test_a_template_is_filled_with_its_values_read_so(guard: PolicyGuard) 
         assert str(rows[0]["E"]).startswith("domain_error(safe_text_template"), (bad, rows)
 
 
+async def test_a_nul_is_no_bare_character(guard: PolicyGuard) -> None:
+    # split_string/4 takes NUL for one of any set in a one-byte text (C's end of string); read back as codes
+    # (a text with a NUL does not come back whole through the query interface)
+    cases = {"[0'a, 0, 0'b]": [0x201C, 97, 0, 98, 0x201D], "[0]": [0x201C, 0, 0x201D],
+             "[0'a, 0, 0'\\n]": [0x201C, 97, 0, 92, 110, 0x201D], "[0x100, 0]": [0x201C, 0x100, 0, 0x201D]}
+    for codes, wanted in cases.items():
+        goal = f"atom_codes(A, {codes}), sentinel_core:readable(A, T), atom_codes(T, Cs)"
+        rows = await guard.engine.run(lambda p, goal=goal: list(p.query(goal, maxresult=1)))
+        assert list(rows[0]["Cs"]) == wanted, (codes, rows)
+
+
+async def test_every_code_point_alone_and_beside_others(guard: PolicyGuard) -> None:
+    # the one-pass tests (split_string/4 inside SWI-Prolog) against the rule, code point by code point: bare
+    # exactly for the set, and a quoted value exactly as the code-by-code walk quotes it; each code alone,
+    # after a one-byte letter, and after a wide character (SWI-Prolog keeps those texts differently)
+    codes = [*range(0, 0x3100), *range(0xFE00, 0xFF10), 0x1F600, 0x10FFFF]
+    goal = (f"findall(P-C, ( member(C, {codes}), member(P, [[], [0'a], [0x100]]), append(P, [C], Cs), "
+            "atom_codes(A, Cs), sentinel_core:readable(A, T), T == A ), Bare), "
+            f"findall(P-C, ( member(C, {codes}), member(P, [[], [0'a], [0x100]]), append(P, [C], Cs), "
+            "atom_codes(A, Cs), sentinel_core:readable(A, T), T \\== A, "
+            "phrase(sentinel_core:quoted_codes(Cs), Out), atom_codes(Q, Out), "
+            "atomic_list_concat(['\\u201C', Q, '\\u201D'], T2), T \\== T2 ), Wrong)")
+    rows = await guard.engine.run(lambda p: list(p.query(goal, maxresult=1)))
+    bare = {(str(p), int(c)) for p, c in (re.match(r"-\((\[.*?\]), (\d+)\)", str(x)).groups()  # type: ignore[union-attr]
+                                          for x in rows[0]["Bare"])}
+    wanted = {(p, c) for c in codes if BARE.fullmatch(chr(c)) for p in ("[]", "[97]")}
+    assert bare == wanted, sorted(bare ^ wanted)[:10]
+    assert list(rows[0]["Wrong"]) == [], rows[0]["Wrong"][:10]
+
+
 async def _inferences(guard: PolicyGuard, term: str) -> int:
     """SWI-Prolog inferences of readable/2 of the term, the second time (any memo filled by the first)."""
     goal = (f"X = {term}, ( X = text(F, [string(A)]) -> atom_string(A, S), Y = text(F, [S]) ; Y = X ), "

@@ -45,9 +45,13 @@ readable(joined(L, Sep), T) :- is_list(L), atom(Sep), !,
 readable(S, T) :- atom(S), !,
     %  bare: one pass inside SWI-Prolog, whatever the value's length (values of every confirmation come
     %  here): split_string/4 with no separators and the bare set as padding strips the set's characters
-    %  from both ends, so nothing is left exactly when every character is one of them
+    %  from both ends, so nothing is left exactly when every character is one of them; except NUL, which
+    %  split_string/4 takes for one of any set in a text of one-byte characters (C's end of string): refused
+    %  by name, one part when split at it (every other code point checked, alone and beside a one-byte and
+    %  a wide character)
     (   S \== '',
-        split_string(S, "", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.#@+-", [""])
+        split_string(S, "", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.#@+-", [""]),
+        atomic_list_concat([_], '\0\', S)
     ->  T = S
     ;   quoted_text(S, T)
     ).
@@ -101,7 +105,7 @@ own_text(V, T) :- readable(V, T).
 %  labels are the rulebase's words, as written; a value reads as above (a text quoted unless it is bare or
 %  marked text(...), money(N) for an amount); an item whose value is none (an empty list, null) is left out.
 items_text(H, Items, Text) :-
-    own_text(H, HT),
+    ( atom(H) -> HT = H ; own_text(H, HT) ),
     findall(IT, ( member(Item, Items), item_text(Item, IT) ), ITs),
     separated_fit([HT|ITs], ' '), atomic_list_concat([HT|ITs], ' ', Text).
 
@@ -110,7 +114,8 @@ item_text(L = V, T) :- nonvar(L), readable(V, VT), VT \== none, ( atom(L) -> LT 
     atomic_list_concat([LT, ': ', VT, Sep], T).
 
 %  A value with nothing to escape (no closing mark, backslash or line break: one part when split at them, one
-%  pass inside SWI-Prolog) is quoted as it is; any other is walked code by code.
+%  pass inside SWI-Prolog) is quoted as it is; any other is walked code by code (so is one with a NUL, which
+%  split_string/4 splits at too: the same text, the long way).
 quoted_text(S, T) :-
     (   closing_codes(Es), split_string(S, [0'\n, 0'\r|Es], "", [_])
     ->  atomic_list_concat(['\u201C', S, '\u201D'], T)
