@@ -118,7 +118,7 @@ def test_python_quotes_as_the_rulebase_does() -> None:
     from sentinel_mcp.paths import PROJECT_ROOT
 
     source = (PROJECT_ROOT / "sentinel_mcp" / "policy" / "prolog" / "readable_terms.pl").read_text()
-    listed = re.search(r"closing_like\(C\) :- memberchk\(C, \[(.*?)\]\)\.", source, re.S)
+    listed = re.search(r"closing_codes\(\[(.*?)\]\)\.", source, re.S)
     assert listed is not None
     marks = {"0'\\\\": "\\", "0'\"": '"'}
     codes = {marks.get(c.strip()) or chr(int(c.strip(), 16)) for c in listed.group(1).split(",")}
