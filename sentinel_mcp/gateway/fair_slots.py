@@ -19,6 +19,7 @@ class FairSlots:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._held: dict[Any, int] = {}
+        self._taken = 0  # sum of ``_held``
         self._waiting: deque[tuple[Any, asyncio.Future[None]]] = deque()
         # when each present principal was last granted a slot (the round robin); forgotten once it holds and
         # waits for none, so it is bounded by the principals present
@@ -26,18 +27,20 @@ class FairSlots:
         self._grants = 0
 
     def _cap(self) -> int:
+        if not self._waiting and len(self._held) <= 1:
+            return self.limit  # one principal holds, none waits (the common case, cheap)
         present = set(self._held)
         present.update(who for who, granted in self._waiting if not granted.done())
         return self.limit if len(present) <= 1 else max(1, self.limit // len(present))
 
     def _free(self) -> int:
-        return self.limit - sum(self._held.values())
+        return self.limit - self._taken
 
     def try_take(self, who: Any) -> bool:
         """Takes a slot at once if ``who`` may have one and no waiter may (waiters go first)."""
         if self._free() <= 0 or self._held.get(who, 0) >= self._cap():
             return False
-        if self._next_waiter() is not None:
+        if self._waiting and self._next_waiter() is not None:
             return False
         self._hold(who)
         return True
@@ -62,6 +65,7 @@ class FairSlots:
 
     def give_back(self, who: Any) -> None:
         held = self._held.get(who, 0) - 1
+        self._taken -= 1
         if held > 0:
             self._held[who] = held
         else:
@@ -71,6 +75,7 @@ class FairSlots:
 
     def _hold(self, who: Any) -> None:
         self._held[who] = self._held.get(who, 0) + 1
+        self._taken += 1
         self._grants += 1
         self._granted_at[who] = self._grants
 
