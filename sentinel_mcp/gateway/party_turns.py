@@ -9,8 +9,9 @@ the solver fetching facts) runs alone; a 2026-era HTTP request is a party of its
 conversation back (its channel then: ``FrontLink.party``).
 
 Fair: while a call of another party waits, a new call of the running party queues behind it instead of
-joining; when the running calls end, the first waiter's party goes next with every call of that party then
-waiting.
+joining; when the running calls end, the first waiter of another principal than the one that just ran goes
+next (round robin by principal: one principal's queued calls, hanging each up to its timeout, make another
+wait out at most one turn of them), with every call of its party then waiting.
 """
 
 from __future__ import annotations
@@ -25,23 +26,24 @@ from typing import Any
 class PartyTurns:
     def __init__(self) -> None:
         self._party: Any = None  # the running calls' party
+        self._who: Any = None  # the running calls' principal (whose turn it is, for the round robin)
         self._running = 0
-        self._waiting: deque[tuple[Any, asyncio.Future[None]]] = deque()
+        self._waiting: deque[tuple[Any, Any, asyncio.Future[None]]] = deque()
 
     @property
     def running(self) -> int:
         return self._running
 
     @asynccontextmanager
-    async def turn(self, party: Any) -> AsyncIterator[None]:
-        """Runs the body in ``party``'s turn (``None``: alone)."""
+    async def turn(self, party: Any, who: Any = None) -> AsyncIterator[None]:
+        """Runs the body in ``party``'s turn (``None``: alone); ``who``: the call's principal."""
         if self._running == 0 and not self._waiting:
-            self._party, self._running = party, 1
+            self._party, self._who, self._running = party, who, 1
         elif party is not None and party == self._party and not self._waiting:
             self._running += 1
         else:
             granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            entry = (party, granted)
+            entry = (party, who, granted)
             self._waiting.append(entry)
             try:
                 await granted
@@ -65,19 +67,22 @@ class PartyTurns:
             self._next()
 
     def _next(self) -> None:
-        """The first waiter's party goes next, with all of that party's waiting calls (one, if no party).
-        A waiter cancelled and not yet resumed is passed over (it leaves the queue itself)."""
-        while self._waiting and self._waiting[0][1].done():
-            self._waiting.popleft()
-        if not self._waiting:
-            self._party = None
+        """The first waiter of another principal than the one that just ran goes next (else the first
+        waiter), with all of that party's waiting calls (one, if no party). A waiter cancelled and not yet
+        resumed is passed over (it leaves the queue itself)."""
+        live = [e for e in self._waiting if not e[2].done()]
+        self._waiting = deque(live)  # the cancelled ones would leave themselves: gone now
+        if not live:
+            self._party = self._who = None
             return
-        party, granted = self._waiting.popleft()
-        self._party, self._running = party, 1
+        pick = next((e for e in live if e[1] != self._who), live[0])
+        self._waiting.remove(pick)
+        party, who, granted = pick
+        self._party, self._who, self._running = party, who, 1
         granted.set_result(None)
         if party is None:
             return
-        for entry in [e for e in self._waiting if e[0] == party and not e[1].done()]:
+        for entry in [e for e in self._waiting if e[0] == party and not e[2].done()]:
             self._waiting.remove(entry)
             self._running += 1
-            entry[1].set_result(None)
+            entry[2].set_result(None)

@@ -7,7 +7,6 @@ timeout and the circuit breaker, and flags a dead connection so the supervisor r
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import random
@@ -47,6 +46,7 @@ from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, answer_limit, lean_caller
 from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
 from sentinel_mcp.gateway.result_shape import ShapedDispatcher
+from sentinel_mcp.gateway.fair_slots import FairSlots
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.principal_sessions import PrincipalSessions
 from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
@@ -145,7 +145,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         # log lines, progress, resource updates on their way to clients (bounded, never holding a reader up)
         self.notices = NoticeQueue(name)
         limit = getattr(target, "max_in_flight", None)
-        self._slots = asyncio.Semaphore(limit) if limit else None  # calls sent to it at once
+        self._slots = FairSlots(limit) if limit else None  # calls sent to it at once, shared fairly
         self.waiting_for_slot = 0
         self._next_call = 0
         self._mode: Mode | None = None  # the connect mode that worked (reconnects start there)

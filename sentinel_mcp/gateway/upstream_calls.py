@@ -24,6 +24,7 @@ from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
 from sentinel_mcp.core.display_text import MESSAGE_LIMIT, compose, safe_text
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
+from sentinel_mcp.gateway.fair_slots import FairSlots
 from sentinel_mcp.gateway.slow_call_breakers import SlowCallBreakers
 from sentinel_mcp.gateway.lean_stdio import StdioCaller
 from sentinel_mcp.gateway.result_shape import ResultRefused
@@ -72,7 +73,7 @@ class UpstreamCalls:
 
     name: str
     notices: NoticeQueue
-    _slots: asyncio.Semaphore | None  # ``max_in_flight``, when the config sets it
+    _slots: FairSlots | None  # ``max_in_flight``, when the config sets it (shared fairly by principals)
     waiting_for_slot: int
     target: Any
     client: Client | None
@@ -172,7 +173,7 @@ class UpstreamCalls:
             # the config: one call at a time, whoever calls
             strict = getattr(self.target, "concurrent", None) is False
             party = link.party if link is not None and not strict else None
-            async with self._turns.turn(party):
+            async with self._turns.turn(party, principal):
                 return await self._in_slot(
                     tool, arguments, link, progress, input_responses, request_state, meta, timeout,
                     principal=principal,
@@ -198,17 +199,18 @@ class UpstreamCalls:
         self.slow_calls.settle(principal)
 
     async def _in_slot(self, *call: Any, principal: str | None) -> CallToolResult | InputRequiredResult:
-        """``_call`` within the upstream's ``max_in_flight``: a call past it waits for one to end (in order),
-        at most its ``timeout``, and is then refused without reaching the upstream."""
+        """``_call`` within the upstream's ``max_in_flight``: a call past it (or past its principal's share,
+        fair_slots.py) waits for a slot, at most its ``timeout``, and is then refused without reaching the
+        upstream."""
         slots = self._slots
         if slots is None:
             return await self._call(*call, principal=principal)
-        if slots.locked():
+        if not slots.try_take(principal):
             wait = call[-1] or self.target.timeout
             self.waiting_for_slot += 1
             try:
                 with anyio.move_on_after(wait) as scope:
-                    await slots.acquire()
+                    await slots.take(principal)
             finally:
                 self.waiting_for_slot -= 1
             if scope.cancelled_caught:
@@ -217,12 +219,10 @@ class UpstreamCalls:
                     f"upstream {self.name} is busy: {limit} calls to it are running (its max_in_flight) and "
                     f"none ended within {wait:.0f}s"
                 )
-        else:
-            await slots.acquire()  # free: taken at once
         try:
             return await self._call(*call, principal=principal)
         finally:
-            slots.release()
+            slots.give_back(principal)
 
     @property
     def calls_in_flight(self) -> int:
