@@ -4,6 +4,7 @@
                         unicode_category/2]).
 :- use_module(library(lists)).
 :- use_module(unicode_categories, [uc_category/2]).  % Unicode 14's categories (SWI-Prolog's tables are 5.x)
+:- reexport(person_names, [person_name/1]).  % a person's name in any script, nothing hidden (person_names.pl)
 :- use_module(library(date)).  % parse_time/3: loaded here, never autoloaded during a decision
 
 now(T) :- sentinel_core:query_now(T).
