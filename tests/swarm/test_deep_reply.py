@@ -47,7 +47,8 @@ async def test_the_llm_tools_text_nested_past_the_parser_is_its_text():
 ])
 def test_a_reply_that_is_not_strict_json_holds_no_json(text):
     # refused saying why (a key twice, not finite), not "no JSON object": a model's retry is told what to mend
-    with pytest.raises(ValueError, match="the reply.s JSON is refused: .*(more than once|finite|NaN|Infinity)"):
+    refused = "the reply.s JSON is refused: .*(more than once|finite|NaN|Infinity)"
+    with pytest.raises(ValueError, match=refused):
         extract_json(text)
 
 
