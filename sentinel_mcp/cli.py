@@ -32,7 +32,7 @@ COMMANDS: dict[str, str] = {
     "kept": "sentinel_mcp.app.kept_cli",
     "passages": "sentinel_mcp.search.passages_cli",
     "tls": "sentinel_mcp.tls.cli",
-    "draft": "sentinel_mcp.policy.draft_cli",
+    "draft": "sentinel_mcp.app.draft_cli",
     "swarm": "sentinel_mcp.swarm.cli",
     "sensors": "device_tools.sensors.cli",
     "a2a": "sentinel_mcp.a2a.cli",

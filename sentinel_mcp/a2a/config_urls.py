@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from sentinel_mcp.a2a.card_signature import folded_name
 from sentinel_mcp.a2a.endpoint_url import Endpoint, NotAnEndpoint, endpoint
+from sentinel_mcp.config import loopback_host
 from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
 from sentinel_mcp.core.look_alike_names import looks_alike
 
@@ -57,7 +58,15 @@ def listed_url(url: str) -> str:
 
 
 def orchestrator_url(url: str) -> str:
-    checked_url(url, credentials=True)
+    where = checked_url(url, credentials=True)
+    # as an upstream's URL (config.RemoteServer): in plaintext beyond loopback the offers, the token and the
+    # answers travel in the clear and anyone on the path answers as the orchestrator. No "off" here: beyond
+    # loopback a peer counts only over verified TLS (listed_peer_card, discovery)
+    # (the host as written: the canonical one drops a final dot, and "localhost." is looked up in DNS)
+    if where.scheme == "http" and not loopback_host(urlsplit(url).hostname):
+        raise ValueError(compose(safe_text(_without_credentials(url), 200), " is plaintext beyond loopback "
+                                 "(offers, their token and the orchestrator's answers would travel in the "
+                                 "clear): use https://"))
     return url
 
 

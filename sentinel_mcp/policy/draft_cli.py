@@ -10,33 +10,18 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from sentinel_mcp.config import ConfigError, RemoteServer, StdioServer, load_config
 from sentinel_mcp.core.outside_file import NotUtf8, TooLarge, read_regular_text
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("draft", help="draft a rulebase from a server's tool schemas and a policy document")
-    p.add_argument("--policy", required=True, help="the policy document (markdown) the rulebase formalises")
-    p.add_argument(
-        "--server",
-        required=True,
-        help="the server's name in mcpServers (its tools are listed; tool names get its prefix)",
-    )
-    p.add_argument(
-        "--tools", help='a saved tools list (JSON: {"tools": [...]} or [...]) instead of connecting'
-    )
-    p.add_argument(
-        "--document", help="the policy document's name in the rulebase (default: the server's name)"
-    )
-    p.add_argument(
-        "-o", "--output", help="write the draft here (default: stdout); an existing file is not replaced"
-    )
-    p.set_defaults(func=cmd_draft)
+# a remote server's transport as the gateway builds it (its headers, TLS and body bounds): given by the
+# command's wiring (app/draft_cli.py), as this floor may not import the gateway
+RemoteTransport = Callable[[RemoteServer], Any]
 
 
-async def list_tools(spec: StdioServer | RemoteServer) -> list[dict[str, Any]]:
+async def list_tools(spec: StdioServer | RemoteServer, remote: RemoteTransport) -> list[dict[str, Any]]:
     """The server's tools as JSON (its tools/list answer, every page)."""
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -50,9 +35,7 @@ async def list_tools(spec: StdioServer | RemoteServer) -> list[dict[str, Any]]:
         # imported, which under a test's captured output has no file descriptor to give a child
         target: Any = stdio_client(params, errlog=sys.__stderr__ or sys.stderr)
     else:
-        from mcp.client.streamable_http import streamable_http_client
-
-        target = streamable_http_client(spec.url)
+        target = remote(spec)
     async with Client(target) as client:
         tools = (await client.list_tools()).tools
     return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
@@ -89,7 +72,10 @@ def _saved_tools(path: str) -> list[dict[str, Any]]:
     return tools
 
 
-def cmd_draft(args: argparse.Namespace) -> int:
+def cmd_draft(
+    args: argparse.Namespace, remote: RemoteTransport, describe: Callable[[BaseException], str]
+) -> int:
+    """``describe``: an error while listing as one safe line (the gateway's words for an upstream's error)."""
     from sentinel_mcp.core.display_text import safe_text
     from sentinel_mcp.policy.checker import problem_line
     from sentinel_mcp.policy.draft import draft_rulebase
@@ -114,14 +100,14 @@ def cmd_draft(args: argparse.Namespace) -> int:
                 raise ConfigError(
                     f"no server {args.server!r} in mcpServers (have: {', '.join(config.mcp_servers)})"
                 )
-            tools = asyncio.run(list_tools(spec))
+            tools = asyncio.run(list_tools(spec, remote))
     except (OSError, ValueError) as e:
         print(f"sentinel-mcp draft: cannot read the tools: {e}", file=sys.stderr)
         return 2
     except Exception as e:  # noqa: BLE001 - a server that does not start or answer: say so, no traceback
         if isinstance(e, ConfigError):
             raise
-        print(f"sentinel-mcp draft: cannot list the tools of {args.server}: {e}", file=sys.stderr)
+        print(f"sentinel-mcp draft: cannot list the tools of {args.server}: {describe(e)}", file=sys.stderr)
         return 1
     name = args.document or args.server
     # a rulebase's documents lie in its own directory (document_places.py): a policy outside the draft's is

@@ -183,3 +183,28 @@ def test_a_pin_of_a_listed_name_in_any_folded_spelling_loads(tmp_path: Path, pin
     path.write_text(json.dumps({"sentinel": {"a2a": {"bridge_targets": {"book": PEER},
                                                      "peer_keys": {pinned: "sha256:" + "0" * 64}}}}))
     load_config(path)
+
+
+@pytest.mark.parametrize("url", ["http://orch.example/a2a", "http://192.0.2.10:9000/a2a", "http://[2001:db8::1]/a2a",
+                                 "http://localhost./a2a", "http://10.0.0.1/a2a", "HTTP://orch.example/a2a",
+                                 "http://0.0.0.0:9/a2a", "http://[fe80::1%25eth0]:9/a2a",
+                                 "http://user:s3cret-pw@orch.example/a2a?key=s3cret-key"])
+def test_a_plaintext_orchestrator_beyond_loopback_is_a_config_error(tmp_path: Path, url: str) -> None:
+    """Offers, the orchestrator's token and its answers would travel in the clear, and anyone on the path
+    could answer as the orchestrator: refused at load, as a plaintext upstream beyond loopback is (there is
+    no ``"tls": "off"`` for a peer: beyond loopback a peer counts only over verified TLS). It loaded."""
+    text = refusal(tmp_path, {"orchestrator_url": url})
+    assert "sentinel.a2a.orchestrator_url: " in text and "plaintext beyond loopback" in text, text
+    assert "s3cret" not in text  # its credentials are never quoted
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9/a2a", "http://localhost:9/a2a", "http://[::1]:9/a2a",
+                                 "http://127.8.9.1/a2a", "https://orch.example/a2a",
+                                 "https://user:pw@orch.example/a2a?key=k"])
+def test_a_loopback_or_https_orchestrator_loads(tmp_path: Path, url: str) -> None:
+    path = tmp_path / "sentinel.json"
+    path.write_text(json.dumps({"sentinel": {"a2a": {"orchestrator_url": url}}}))
+    from sentinel_mcp.a2a.settings import A2ASettings
+
+    section = load_config(path).sentinel.builtin_settings("a2a")
+    assert A2ASettings.from_section(section).orchestrator_url == url
