@@ -134,14 +134,25 @@ _SHARED_ID = object()  # an elicitation id given to more than one connection
 
 class UrlElicitations:
     """Which downstream connection got which URL elicitation, so its completion notice reaches it (bounded).
+
+    The bound is each principal's own (``PER_PRINCIPAL``, its own oldest dropped first): one principal's
+    calls asking without end must not push out another's pending sign-in. Calls with no principal (the
+    upstream's one shared session) are a bucket of their own; the whole table is bounded too (``LIMIT``),
+    past which the biggest holder loses its oldest, so many principals cannot grow it without end either.
     """
 
-    LIMIT = 1000
+    PER_PRINCIPAL = 64
+    LIMIT = 4096
 
     def __init__(self) -> None:
         # (upstream, id) -> the connection asked, or _SHARED_ID; and whose call asked it
         self._by_id: dict[tuple[str, str], Any] = {}
         self._whose: dict[tuple[str, str], str | None] = {}
+        # principal -> its keys, oldest first (a dict keeps insertion order)
+        self._held: dict[str | None, dict[tuple[str, str], None]] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_id)
 
     def remember(self, upstream: str, elicitation_id: str, session: Any,
                  principal: str | None = None) -> None:
@@ -150,13 +161,19 @@ class UrlElicitations:
         key = (upstream, elicitation_id)
         known = self._by_id.get(key, session)
         self._by_id[key] = session if known is session else _SHARED_ID
+        if key in self._whose and self._whose[key] != principal:
+            self._unheld(key)  # asked again during another principal's call: it counts in that one's bound
         self._whose[key] = principal
+        self._held.setdefault(principal, {})[key] = None
         if known is not session and known is not _SHARED_ID:
             log.info("upstream %s gave URL elicitation id %.100r to two connections: its completion notice "
                      "will reach neither", upstream, elicitation_id)
+        own = self._held[principal]
+        while len(own) > self.PER_PRINCIPAL:
+            self._drop(next(iter(own)))
         while len(self._by_id) > self.LIMIT:
-            self._whose.pop(oldest := next(iter(self._by_id)), None)
-            self._by_id.pop(oldest)
+            biggest = max(self._held.values(), key=len)
+            self._drop(next(iter(biggest)))
 
     def pop(self, upstream: str, elicitation_id: str, principal: str | None = None) -> Any:
         """The connection to tell of the completion; ``principal``: the notice came on that principal's
@@ -165,9 +182,21 @@ class UrlElicitations:
         key = (upstream, elicitation_id)
         if principal is not None and key in self._by_id and self._whose.get(key) != principal:
             return None
-        self._whose.pop(key, None)
-        session = self._by_id.pop(key, None)
+        session = self._drop(key)
         return None if session is _SHARED_ID else session
+
+    def _unheld(self, key: tuple[str, str]) -> None:
+        owner = self._whose.get(key)
+        held = self._held.get(owner)
+        if held is not None:
+            held.pop(key, None)
+            if not held:
+                del self._held[owner]
+
+    def _drop(self, key: tuple[str, str]) -> Any:
+        self._unheld(key)
+        self._whose.pop(key, None)
+        return self._by_id.pop(key, None)
 
 
 # A 2026-era duplex stream's one channel. Only the stdio front serves such a stream (``stdio_eras``), and it

@@ -234,7 +234,7 @@ class PostgresDatabase(JobWriter):
         if self._pool is None:
             raise StorageError(f"{self.name} store is closed")
         psycopg = _driver()
-        started = time.time()
+        started = self.health.reading()
         if not self.health.ok and not self._pool.get_stats().get("pool_available"):
             # degraded, no idle connection: the pool backs off its reconnects, and a read waiting for one
             # would wait its whole timeout on every call's way (past a balancer's patience)
@@ -265,7 +265,7 @@ class PostgresDatabase(JobWriter):
     def _read_fault(self, e: BaseException, started: float) -> StorageError:
         """A read's fault degrades health, unless the store recovered while the read was failing (a slow read
         begun during an outage must not mark a store that works again as down)."""
-        if self.health.ok and self.health.since > started:
+        if self.health.recovered_after(started):
             return StorageError(self._say(e))
         return self._fault(e)
 

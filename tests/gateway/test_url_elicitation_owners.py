@@ -41,3 +41,54 @@ def test_a_principals_own_session_completes_only_that_principals_elicitation():
     assert urls.pop("up", "link-0", "alice") is None
     urls.remember("up", "e", alice, "alice")
     assert urls.pop("up", "e") is alice  # the upstream's one shared session: its ids are one space
+
+
+def test_one_principals_flood_does_not_push_out_anothers_elicitation():
+    """The bound is each principal's own: alice's calls asking URL elicitations without end drop her own
+    oldest, never bob's one pending sign-in, so his completion notice still reaches him."""
+    urls = UrlElicitations()
+    alice, bob = object(), object()
+    urls.remember("up", "bob-1", bob, "bob")
+    urls.remember("up", "alice-0", alice, "alice")
+    for i in range(1, 3 * urls.LIMIT + 1):
+        urls.remember("up", f"alice-{i}", alice, "alice")
+    assert urls.pop("up", "bob-1", "bob") is bob
+    assert urls.pop("up", "alice-0", "alice") is None  # her own oldest went first
+    newest = 3 * urls.LIMIT
+    assert urls.pop("up", f"alice-{newest}", "alice") is alice
+    kept = sum(urls.pop("up", f"alice-{i}", "alice") is alice for i in range(1, newest))
+    assert kept == urls.PER_PRINCIPAL - 1
+
+
+def test_the_shared_session_and_many_principals_stay_bounded():
+    """Calls with no principal (the upstream's one shared session) are a bucket of their own, and the whole
+    table stays bounded however many principals ask: past it, the biggest holder's oldest goes."""
+    urls = UrlElicitations()
+    carol = object()
+    urls.remember("up", "carol-1", carol, "carol")
+    for i in range(2 * urls.PER_PRINCIPAL):
+        urls.remember("up", f"anon-{i}", object())
+    assert urls.pop("up", "carol-1", "carol") is carol
+    assert urls.pop("up", "anon-0") is None
+    assert urls.pop("up", f"anon-{2 * urls.PER_PRINCIPAL - 1}") is not None
+    urls.remember("up", "carol-2", carol, "carol")
+    for p in range(3 * urls.LIMIT // urls.PER_PRINCIPAL):
+        for i in range(urls.PER_PRINCIPAL):
+            urls.remember("up", f"{p}-{i}", object(), f"p{p}")
+    assert len(urls) <= urls.LIMIT
+    assert urls.pop("up", "carol-2", "carol") is carol  # the smallest holder keeps its one
+
+
+def test_an_id_moved_to_another_principal_counts_once():
+    """The shared session's id asked during alice's call, then bob's: it is counted in bob's bound only, and
+    popping it leaves neither bound holding a ghost."""
+    urls = UrlElicitations()
+    s = object()
+    urls.remember("up", "x", s, "alice")
+    urls.remember("up", "x", s, "bob")
+    assert len(urls) == 1
+    assert urls.pop("up", "x") is s
+    assert len(urls) == 0
+    for i in range(urls.PER_PRINCIPAL):
+        urls.remember("up", f"a{i}", s, "alice")
+    assert urls.pop("up", "a0", "alice") is s  # no ghost of "x" took a place in alice's bound
