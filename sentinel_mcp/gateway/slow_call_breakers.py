@@ -20,13 +20,23 @@ class SlowCallBreakers:
         self._upstream = upstream
         self._of: dict[str | None, CircuitBreaker] = {}
 
+    def get(self, principal: str | None) -> CircuitBreaker | None:
+        """``principal``'s breaker if a call of its timed out since its last answer, else None (nothing to
+        check or keep: a call that answers makes none, so the common call allocates nothing)."""
+        breaker = self._of.get(principal)
+        return None if breaker is None else self._set(breaker)
+
     def of(self, principal: str | None) -> CircuitBreaker:
-        """``principal``'s breaker (None: calls that name none, the gateway's own, share one)."""
+        """``principal``'s breaker, made if it has none (None: calls that name none, the gateway's own, share
+        one)."""
         breaker = self._of.get(principal)
         if breaker is None:
             if len(self._of) >= MAX_PRINCIPALS:
                 self._trim()
             breaker = self._of[principal] = CircuitBreaker()
+        return self._set(breaker)
+
+    def _set(self, breaker: CircuitBreaker) -> CircuitBreaker:
         # the upstream's settings, as they are now (the config's, or changed since)
         upstream = self._upstream
         breaker.failure_threshold, breaker.cooldown = upstream.failure_threshold, upstream.cooldown

@@ -155,8 +155,8 @@ class UpstreamCalls:
             raise UpstreamUnavailable(
                 f"upstream {self.name} is failing; circuit open, retry in {self.breaker.retry_after():.0f}s"
             )
-        own = self.slow_calls.of(principal)
-        if not own.allow():
+        own = self.slow_calls.get(principal)
+        if own is not None and not own.allow():
             self.breaker.probe_not_made()
             raise UpstreamUnavailable(
                 f"upstream {self.name}: your calls to it did not answer in time {own.failures} times in a "
@@ -164,7 +164,8 @@ class UpstreamCalls:
             )
         if self.client is None and not await self.wait_ready(min(5.0, self.target.connect_timeout)):
             self.breaker.probe_not_made()
-            own.probe_not_made()
+            if own is not None:
+                own.probe_not_made()
             raise UpstreamUnavailable(
                 f"upstream {self.name} is not connected ({self.state}; {self.last_error or 'starting'})"
             )
@@ -192,7 +193,9 @@ class UpstreamCalls:
     def _call_failed(self, principal: str | None) -> None:
         """The connection failed during the call: the upstream's breaker counts it, for everyone."""
         self.breaker.record_failure()
-        self.slow_calls.of(principal).probe_not_made()
+        own = self.slow_calls.get(principal)
+        if own is not None:
+            own.probe_not_made()
 
     def _call_answered(self, principal: str | None) -> None:
         self.breaker.record_success()
