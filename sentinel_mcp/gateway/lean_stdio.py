@@ -75,7 +75,7 @@ class _Waiting:
     __slots__ = ("answer", "on_progress", "on_log")
 
     def __init__(
-        self, answer: asyncio.Future[tuple[dict[str, Any], bool]], on_progress: ProgressSink, on_log: LogSink
+        self, answer: asyncio.Future[dict[str, Any]], on_progress: ProgressSink, on_log: LogSink
     ) -> None:
         self.answer = answer
         self.on_progress = on_progress
@@ -348,12 +348,11 @@ class StdioTap:
         if not waiting.answer.done():
             # the SDK's reader takes no lone surrogate (escaped, or its encoded bytes); ``json.loads`` takes
             # both: refused here as the SDK refuses it, and as the lean HTTP path does (lean_upstream._parse)
-            free = surrogate_free(line)  # (then every text is UTF-8: not walked again, validated_result)
-            if not free and holds_lone_surrogate(msg):
+            if not surrogate_free(line) and holds_lone_surrogate(msg):
                 waiting.answer.set_exception(
                     MCPError(PARSE_ERROR, "Failed to parse JSON response: a lone surrogate in a text"))
             else:
-                waiting.answer.set_result((msg, free))
+                waiting.answer.set_result(msg)
         return True
 
     def ended(self, why: str) -> None:
@@ -404,12 +403,12 @@ class StdioCaller:
         self.client.session._stamp(data, {})  # type: ignore[arg-type]  # the era's envelope (2026-07-28)
         params.setdefault("_meta", {})["progressToken"] = rid
         line = _LINE({"jsonrpc": "2.0", "id": rid, **data})
-        answer: asyncio.Future[tuple[dict[str, Any], bool]] = running_loop().create_future()
+        answer: asyncio.Future[dict[str, Any]] = running_loop().create_future()
         self.tap.waiting[rid] = _Waiting(answer, on_progress, on_log)
         answered = False
         try:
             await self._send(line)
-            msg, free = await answer
+            msg = await answer
             answered = True
         finally:
             del self.tap.waiting[rid]
@@ -417,7 +416,7 @@ class StdioCaller:
                 self._cancel_later(rid)
         raw = response_for(msg, rid)
         check_shape("tools/call", raw)  # before any model of it is built (result_shape.py)
-        return validated_result(self.client, self.era, raw, utf8_texts=free)
+        return validated_result(self.client, self.era, raw)
 
     async def _send(self, line: str) -> None:
         if self.tap.gone is not None or self.tap.stdin is None:
