@@ -24,7 +24,7 @@ STANDING_KEY = "sentinel/standing"
 # the purpose the caller stated (consents are per purpose): a built-in whose calls are its caller's (the
 # agent's steps) states it again on each
 PURPOSE_KEY = "sentinel/purpose"
-MAX_PURPOSE = 80  # as the front keeps a client's
+MAX_PURPOSE = 80  # the longest purpose the front accepts from a client (a longer one is refused, not cut)
 ALL_KINDS = "*"
 
 

@@ -24,7 +24,7 @@ from mcp.types import (
 from sentinel_mcp import __version__
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.bounded_errors import bounded_errors
-from sentinel_mcp.core.call_meta import SESSION_KEY
+from sentinel_mcp.core.call_meta import MAX_PURPOSE, SESSION_KEY
 from sentinel_mcp.core.caller_link import shared_note
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.one_handshake import one_handshake
@@ -254,6 +254,9 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
         session = conv.id
         client = self.client_name(ctx)
         purpose = _purpose(ctx)
+        if purpose is not None and len(purpose) > MAX_PURPOSE:  # not cut: the person must see all it says
+            return sentinel_result(f"sentinel: the stated purpose has {len(purpose)} characters; at most "
+                                   f"{MAX_PURPOSE} (_meta \"{PURPOSE_META}\")", error="purpose_too_long")
         # another agent's client is asked nothing (it would answer for the user): its calls' questions wait
         # for the owner in the console inbox, as if it could not elicit
         person = not principal.agent
@@ -593,6 +596,5 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
 
 def _purpose(ctx: ServerRequestContext) -> str | None:
     """Why the client makes the call, if it says (``_meta["sentinel/purpose"]``): consents are per purpose."""
-    meta = ctx.meta if isinstance(ctx.meta, dict) else {}
-    value = meta.get(PURPOSE_META)
-    return value[:80] if isinstance(value, str) and value.strip() else None
+    value = (ctx.meta if isinstance(ctx.meta, dict) else {}).get(PURPOSE_META)
+    return value if isinstance(value, str) and value.strip() else None

@@ -40,13 +40,14 @@ async def test_the_stated_purpose_cannot_forge_the_consent_question(data_dir: Pa
             for purpose in FORGED:
                 r = await c.call_tool("tb__echo", {"text": "hi"}, meta={"sentinel/purpose": purpose})
                 assert r.is_error, r
-    assert len(asked) == len(FORGED)
-    for purpose, question in zip(FORGED, asked, strict=True):
+    # a purpose over 80 characters is refused before anything is asked (test_purpose_length.py)
+    kept = [p for p in FORGED if len(p) <= 80]
+    assert len(asked) == len(kept) and len(kept) < len(FORGED)
+    for purpose, question in zip(kept, asked, strict=True):
         body = NOTE.sub("", question)
         assert not any(is_hidden(ch) for ch in body), ascii(question)
         assert SHAPE.fullmatch(outside(body)), ascii(question)
         [value] = QUOTED.findall(body)
-        # the front keeps a purpose's first 80 characters (the consent is for what is kept and shown); one
-        # whose marks pass a value's bound is cut inside its quotes, said so
-        whole, kept = unescaped(CUT.sub("", value)), purpose[:80]
-        assert whole == kept if not CUT.search(value) else kept.startswith(whole), ascii(question)
+        # one whose marks pass a value's bound is cut inside its quotes, said so
+        whole = unescaped(CUT.sub("", value))
+        assert whole == purpose if not CUT.search(value) else purpose.startswith(whole), ascii(question)
