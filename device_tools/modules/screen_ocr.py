@@ -9,12 +9,10 @@ from mcp.types import CallToolResult
 from ..arg_shapes import MAX_COORD_PX, coordinate
 from .. import commands as C
 from ..errors import DeviceError
-from ..ocr import CONFIDENCE_GATE, OcrError, ocr_region
+from ..ocr import CONFIDENCE_GATE, OcrError, language_hints, ocr_region
 from ..results import error_result, read_result, screen_source
 from ..runtime import DeviceRuntime
 from ..ui_tools import READ
-
-MAX_HINTS = 4
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
@@ -35,9 +33,13 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         its
         snapshot_id), or the whole screen. `languages`: hints such as latin, cyrillic, arabic, cjk or
         Tesseract
-        codes (eng, rus, ...). Below the confidence gate (0.6) the text is only a candidate: ask the user.
+        codes (eng, rus, ...), at most 4 (more, or an unknown spelling, is refused). Below the confidence
+        gate (0.6) the text is only a candidate: ask the user.
         An app holding personal data on screen needs the user's consent, as for screen_read (`personal`)."""
-        hints = [str(h)[:20] for h in (languages or [])][:MAX_HINTS]
+        try:
+            hints = language_hints(languages)  # refused whole, never cut
+        except OcrError as exc:
+            return error_result(str(exc))
         region: tuple[int, int, int, int] | None = None
         if element_id is not None:
             snapshot = rt.actuator.registry.get(snapshot_id or "")
@@ -61,7 +63,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         try:
             png, screens, apps = await rt.privacy.captured(ctx, rt.actuator.observe,
                                                            lambda: rt.gate.read_bytes(C.SCREENCAP),
-                                                           rt.actuator.acting, rt.actuator.window_owners)
+                                                           rt.actuator.acting, rt.actuator.visible_windows)
             result = await ocr_region(png, region, hints)
         except (OcrError, DeviceError) as exc:
             return error_result(str(exc))
