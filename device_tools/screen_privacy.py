@@ -28,6 +28,7 @@ from mcp.types import CallToolResult, TextContent
 from sentinel_mcp.core.call_meta import behind_gateway, consented_of
 
 from .element_registry import ElementRegistry, Snapshot
+from .errors import ScreenMoved
 from .notice_windows import SYSTEM_UI, shows_notices
 from .results import DECISION_META, snapshot_apps
 from .window_list import Window
@@ -173,6 +174,7 @@ class ScreenPrivacy:
                        capture: Callable[[], Awaitable[bytes]],
                        still: AbstractAsyncContextManager[Any] | None = None,
                        windows: Callable[[], Awaitable[list[Window]]] | None = None,
+                       check: Callable[[Snapshot], str | None] | None = None,
                        ) -> tuple[bytes, list[str], list[str]]:
         """An image of the screen; (when the caller may not see every kind) the snapshots read just before
         and after it: the apps the image can show; and the apps whose windows the image shows, which any text
@@ -182,9 +184,11 @@ class ScreenPrivacy:
         it shows cannot be told. ``still`` (the actuator's action lock) is held across the reads: no action
         (the caller's own, sent concurrently: open Messages, then go Home) changes the screen between the
         reads and the capture. A notice of the system UI's in either list (a heads-up, the shade:
-        ``notice_windows``) counts as the notifications shown."""
+        ``notice_windows``) counts as the notifications shown. ``check``: why a screen read around the capture
+        is not the one the caller named (None: it is); the screens are then read whatever the caller may see,
+        and a reason refuses the image (``ScreenMoved``)."""
         private = self.allowed(ctx) is not None
-        dumped = private or windows is None
+        dumped = private or windows is None or check is not None
         async with still or contextlib.nullcontext():
             before = await observe() if dumped else None
             shown = await windows() if windows is not None else []
@@ -194,6 +198,11 @@ class ScreenPrivacy:
         # the window list's owners name the image's words, but do not count as shown for consent: the status
         # bar is a window of com.android.systemui (the notification shade's app) on every screen, and would
         # withhold every image from a caller without that consent; its notices do count
+        if check is not None:
+            for screen in (before, after):
+                moved = check(screen) if screen is not None else "the screen was not read"
+                if moved is not None:
+                    raise ScreenMoved(moved)
         seen = _SEEN.get()
         if seen is not None and shows_notices(shown):
             seen.add(SYSTEM_UI)

@@ -153,3 +153,30 @@ async def test_screen_ocr_refuses_bad_hints_before_any_capture(tmp_path):
             assert len(phone.commands) == before  # refused before the screen was read or captured
             r = await c.call_tool("device__screen_ocr", {"languages": ["latin", "eng"]})
             assert not r.is_error, r.content[0].text
+
+
+async def test_ocr_of_an_element_no_longer_where_its_snapshot_had_it_is_refused(tmp_path):
+    """OCR of an element reads the pixels where the snapshot had it: the screen moved on since (another app,
+    the list scrolled), and the text read there was another element's, returned as this one's. The dumps read
+    around the capture must show the element unchanged, where it was; else the read is refused as stale."""
+    config = parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": ["device"],
+                                                          "device": {"backend": "simulated"}}},
+                          source="<test>", base_dir=tmp_path)
+    async with running_gateway(config) as rt:
+        rt.gateway.consent_gate.book.grant("owner", "messages", by="cli")
+        phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
+        async with Client(rt.front.server) as c:
+            home = await c.call_tool("device__screen_read", {})
+            messages = await c.call_tool("device__click", {"element_id": element(home, text="Messages")["id"],
+                                                           "snapshot_id": snapshot_id(home)})
+            snippet = element(messages, text="See you at 7?")
+            phone._go("home")  # the person went home meanwhile
+            r = await c.call_tool("device__screen_ocr", {"element_id": snippet["id"],
+                                                         "snapshot_id": snapshot_id(messages)})
+            text = r.content[0].text
+            assert r.is_error and "refused as stale" in text and "call screen_read" in text, text
+            # back on the screen it was read on: read
+            phone._go("messages_list")
+            r = await c.call_tool("device__screen_ocr", {"element_id": snippet["id"],
+                                                         "snapshot_id": snapshot_id(messages)})
+            assert not r.is_error and r.structured_content["text"] == "See you at 7?", r.content[0].text
