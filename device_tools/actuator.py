@@ -31,7 +31,7 @@ from .rated_reading import reading
 from .errors import CommandRefused, DeviceError, DumpFailed, FocusMoved
 from .gate import SENT_KEPT, Approval, CommandGate
 from .risk_classifier import ActionRiskClassifier
-from .window_list import WindowsUnknown, covering, parse_windows
+from .window_list import Window, WindowsUnknown, covering, parse_windows
 from sentinel_mcp.core.call_meta import decision_id_of
 from sentinel_mcp.core.decision_record import RecordNotWritten
 from sentinel_mcp.core.errors import SentinelError
@@ -144,17 +144,17 @@ class Actuator:
                                      f"the centre of {element.id} ({element.shown})")
 
     @property
-    def window_owners(self) -> Callable[[], Awaitable[list[str]]] | None:
-        """Reads the packages of the visible windows, topmost first (``window_list``): whose pixels a
-        screenshot shows, an overlay the dump does not list included; None when the backend cannot list
-        them (termux)."""
+    def visible_windows(self) -> Callable[[], Awaitable[list[Window]]] | None:
+        """Reads the visible windows, topmost first (``window_list``): whose pixels a screenshot shows, an
+        overlay the dump does not list included, the system UI's notices too; None when the backend cannot
+        list them (termux)."""
         if not getattr(self.gate.backend, "lists_windows", False):
             return None
 
-        async def owners() -> list[str]:
-            return [w.package for w in parse_windows(await self.gate.read(C.WINDOWS)) if w.visible]
+        async def windows() -> list[Window]:
+            return [w for w in parse_windows(await self.gate.read(C.WINDOWS)) if w.visible]
 
-        return owners
+        return windows
 
     async def covered_at(
         self, app: str | Callable[[int, int], str], points: Sequence[tuple[int, int]], where: str

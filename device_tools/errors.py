@@ -33,5 +33,9 @@ class DeviceCommandFailed(DeviceError):
     """The device ran the command but reported a failure."""
 
 
+class ScreenMoved(DeviceError):
+    """The screen read around a capture no longer shows what the caller named (an element's region)."""
+
+
 class CommandTooLong(DeviceError):
     """A command longer than an adb request can carry; nothing was sent."""

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import io
 import os
+import re
 import shutil
 import signal
 import unicodedata
@@ -21,6 +22,8 @@ from typing import Any
 import anyio.to_thread
 from PIL import Image
 from sentinel_mcp.core.errors import SentinelError
+
+from .device_words import quoted
 
 from .screen_image import NotAScreenImage, open_screen_png
 
@@ -36,6 +39,30 @@ SCRIPT_LANGUAGES = {
     "arabic": ["ara"],
     "cjk": ["chi_sim", "chi_tra", "jpn", "kor"],
 }
+
+
+MAX_HINTS = 4  # a screen shows a few scripts; each pack more slows Tesseract down
+# a Tesseract language code: ``eng``, ``chi_sim``, ``chi_sim_vert`` (ASCII letters only: a path or a ``+``
+# would name other packs, or a file beside them)
+_CODE = re.compile(r"[a-z]{3}(?:_[a-z]{3,4}){0,2}")
+
+
+def language_hints(hints: list[str] | None) -> list[str]:
+    """The hints as asked, lower-cased, or ``OcrError`` naming what does not fit: more than ``MAX_HINTS``, or
+    a hint that is neither a script name nor a language code. Nothing is cut or dropped unsaid."""
+    hints = list(hints or [])
+    if len(hints) > MAX_HINTS:
+        raise OcrError(f"languages: at most {MAX_HINTS} hints, {len(hints)} were given")
+    kept = []
+    for hint in hints:
+        h = hint.lower() if isinstance(hint, str) and hint.isascii() else None
+        if h is None or not (h in SCRIPT_LANGUAGES or _CODE.fullmatch(h)):
+            raise OcrError(
+                f"languages: {quoted(hint, 40)} is not a language hint (one of "
+                f"{', '.join(SCRIPT_LANGUAGES)}, or a Tesseract code such as eng, rus, chi_sim)"
+            )
+        kept.append(h)
+    return kept
 
 
 class OcrError(SentinelError):

@@ -28,7 +28,10 @@ from mcp.types import CallToolResult, TextContent
 from sentinel_mcp.core.call_meta import behind_gateway, consented_of
 
 from .element_registry import ElementRegistry, Snapshot
+from .errors import ScreenMoved
+from .notice_windows import SYSTEM_UI, shows_notices
 from .results import DECISION_META, snapshot_apps
+from .window_list import Window
 
 MAX_REQUESTED = 8
 SCREEN_META = "sentinel/personal_screen"  # the tool's declaration the gateway reads (ConsentGate)
@@ -170,7 +173,8 @@ class ScreenPrivacy:
     async def captured(self, ctx: Any, observe: Callable[[], Awaitable[Snapshot]],
                        capture: Callable[[], Awaitable[bytes]],
                        still: AbstractAsyncContextManager[Any] | None = None,
-                       windows: Callable[[], Awaitable[list[str]]] | None = None,
+                       windows: Callable[[], Awaitable[list[Window]]] | None = None,
+                       check: Callable[[Snapshot], str | None] | None = None,
                        ) -> tuple[bytes, list[str], list[str]]:
         """An image of the screen; (when the caller may not see every kind) the snapshots read just before
         and after it: the apps the image can show; and the apps whose windows the image shows, which any text
@@ -179,9 +183,12 @@ class ScreenPrivacy:
         of the dumps around it. A screen that cannot be read refuses the image (``DeviceError``): which apps
         it shows cannot be told. ``still`` (the actuator's action lock) is held across the reads: no action
         (the caller's own, sent concurrently: open Messages, then go Home) changes the screen between the
-        reads and the capture."""
+        reads and the capture. A notice of the system UI's in either list (a heads-up, the shade:
+        ``notice_windows``) counts as the notifications shown. ``check``: why a screen read around the capture
+        is not the one the caller named (None: it is); the screens are then read whatever the caller may see,
+        and a reason refuses the image (``ScreenMoved``)."""
         private = self.allowed(ctx) is not None
-        dumped = private or windows is None
+        dumped = private or windows is None or check is not None
         async with still or contextlib.nullcontext():
             before = await observe() if dumped else None
             shown = await windows() if windows is not None else []
@@ -190,8 +197,17 @@ class ScreenPrivacy:
             after = await observe() if dumped else None
         # the window list's owners name the image's words, but do not count as shown for consent: the status
         # bar is a window of com.android.systemui (the notification shade's app) on every screen, and would
-        # withhold every image from a caller without that consent (docs: what is not covered)
-        apps = list(dict.fromkeys([*shown, *(a for s in (before, after) if s for a in snapshot_apps(s))]))
+        # withhold every image from a caller without that consent; its notices do count
+        if check is not None:
+            for screen in (before, after):
+                moved = check(screen) if screen is not None else "the screen was not read"
+                if moved is not None:
+                    raise ScreenMoved(moved)
+        seen = _SEEN.get()
+        if seen is not None and shows_notices(shown):
+            seen.add(SYSTEM_UI)
+        owners = [w.package for w in shown]
+        apps = list(dict.fromkeys([*owners, *(a for s in (before, after) if s for a in snapshot_apps(s))]))
         ids = [before.snapshot_id, after.snapshot_id] if private and before and after else []
         return image, ids, apps
 

@@ -257,9 +257,10 @@ class SimulatedDevice:
         windows = self._windows()
         for i, w in enumerate(windows):
             x1, y1, x2, y2 = w["bounds"]
+            title = w.get("title", w["package"])  # the owner's name for it (the system UI's: StatusBar, ...)
             flags = "NOT_FOCUSABLE LAYOUT_IN_SCREEN" + ("" if w["touchable"] else " NOT_TOUCHABLE")
             out += [
-                f"  Window #{len(windows) - 1 - i} Window{{{i + 0x4f1c2a0:x} u0 {w['package']}}}:",
+                f"  Window #{len(windows) - 1 - i} Window{{{i + 0x4f1c2a0:x} u0 {title}}}:",
                 f"    mDisplayId=0 rootTaskId=1 mSession=Session{{7c2b3{i} 1234:u0a10123}}",
                 f"    mOwnerUid=10123 showForAllUsers=false package={w['package']} appop=NONE",
                 f"    mAttrs={{(0,0)(fillxfill) sim={{adjust=pan}} ty={w['type']} fmt=TRANSLUCENT",
@@ -269,15 +270,15 @@ class SimulatedDevice:
                 f"{self.size[1]}] frame=[{x1},{y1}][{x2},{y2}] last=[{x1},{y1}][{x2},{y2}] "
                 "insetsChanged=false",
                 "    mViewVisibility=0x0 mHaveFrame=true mObscured=false",
-                "    isOnScreen=true",
-                "    isVisible=true",
+                f"    isOnScreen={str(w.get('visible', True)).lower()}",
+                f"    isVisible={str(w.get('visible', True)).lower()}",
             ]
         return "\n".join(out) + "\n"
 
     def _tap(self, x: int, y: int, *, long: bool) -> None:
         for w in self._windows():  # the topmost window there that takes touches gets it
             x1, y1, x2, y2 = w["bounds"]
-            if w["touchable"] and x1 <= x < x2 and y1 <= y < y2:
+            if w.get("visible", True) and w["touchable"] and x1 <= x < x2 and y1 <= y < y2:
                 if w.get("type") == "APPLICATION_OVERLAY":
                     self.overlay_taps.append((w["package"], x, y))
                     return

@@ -204,7 +204,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         screen_read, while an app holding personal data is on screen: `personal` asks the user)."""
         try:
             png, screens, apps = await rt.privacy.captured(
-                ctx, act.observe, lambda: rt.gate.read_bytes(C.SCREENCAP), act.acting, act.window_owners)
+                ctx, act.observe, lambda: rt.gate.read_bytes(C.SCREENCAP), act.acting, act.visible_windows)
             image, info = await anyio.to_thread.run_sync(to_image_content, png)  # off the event loop
         except DeviceError as exc:
             return error_result(str(exc))
@@ -295,6 +295,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     ) -> Result:
         """Scroll the screen, or one scrollable element, to reveal content further up/down/left/right."""
         subject: Element | None = None
+        seen: Snapshot | None = None
         mark = act.mark()  # before the screen is read (``moved_since``)
         try:
             if element_id is not None:
@@ -306,6 +307,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 bounds = subject.bounds
             else:
                 width, height = await _screen_size(rt)
+                seen = act.registry.latest  # the screen the caller last saw (``differs_from_seen``)
                 screen, bounds = await act.observe(), (0, 0, width, height)
         except StaleElement as stale:
             return outcome_result(ActionOutcome(
@@ -322,8 +324,11 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 "press). Nothing was sent"
             )
         where = f" in {subject.shown}" if subject is not None else ""
-        # an element's screen that differs from the caller's snapshot changes by itself: read again before
-        moving = subject is not None and screen.snapshot_id != snapshot_id
+        # a screen that differs from the one the caller chose on changes by itself: read again before the send
+        if subject is not None:
+            moving = BY_ITSELF if screen.snapshot_id != snapshot_id else None
+        else:
+            moving = differs_from_seen(seen, screen)
         return await drag(ctx, "scroll", argv, screen, f"scrolled {direction}{where}", subject, mark, moving)
 
     @mcp.tool(annotations=NAVIGATE, meta={**SELF_CONFIRMS, **shows})
@@ -340,17 +345,19 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 "long_click on the element (they ask first when it is risky)")
         argv = C.swipe(x1, y1, x2, y2, duration_ms)
         mark = act.mark()  # before the screen is read (``moved_since``)
+        seen = act.registry.latest  # the screen the caller last saw (``differs_from_seen``)
         try:
             screen = await act.observe()
         except (DeviceError, ValueError) as exc:
             return error_result(str(exc))
-        return await drag(ctx, "swipe", argv, screen, "swiped", None, mark)
+        return await drag(ctx, "swipe", argv, screen, "swiped", None, mark, differs_from_seen(seen, screen))
 
     async def drag(ctx: Context, tool: str, argv: list[str], screen: Snapshot, message: str,
-                   subject: Element | None, mark: tuple[int, int], moving: bool = False) -> Result:
+                   subject: Element | None, mark: tuple[int, int], moving: str | None = None) -> Result:
         """A swipe (``argv``: ``input swipe x1 y1 x2 y2 ms``) judged by what its finger presses and lifts from
         on ``screen`` (a "slide to pay" control, a button a short drag still presses: the riskiest of them),
-        and, for a scroll of one element, by that element too."""
+        and, for a scroll of one element, by that element too. ``moving``: why the screen may change by itself
+        before the send (it is read once more right before it)."""
         points = ((int(argv[2]), int(argv[3])), (int(argv[4]), int(argv[5])))
         apps = snapshot_apps(screen)  # the labels this swipe's answer quotes are these apps'
         pressed = drag_receivers(screen, points)
@@ -383,7 +390,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             # the screen may have changed while the user decided, while the model rated the swipe or while it
             # waited behind another action: the same elements under the finger
             waiting = "while waiting for confirmation" if approval.decided_by.startswith("user") else \
-                act.moved_since(mark) or (BY_ITSELF if moving else None)
+                act.moved_since(mark) or moving
             if waiting is not None:
                 fresh = await act.observe()  # one read: the scrolled element and what lies under the finger
                 kept = fresh.by_id.get(subject.id) if subject is not None else None
@@ -507,7 +514,18 @@ def window_at(screen: Snapshot, x: int, y: int) -> str:
     return screen.package
 
 
+def differs_from_seen(seen: Snapshot | None, screen: Snapshot) -> str | None:
+    """Whether a gesture given by screen points (naming no snapshot) falls on a screen that changes by itself:
+    its own read differs from the last screen read before it (what the caller chose its points on), or no
+    screen was read before it. Such a screen may change again before the send, so it is read once more right
+    before it; a screen that stood still costs no second read."""
+    if seen is None:
+        return "on a screen not read before (it may change by itself)"
+    return BY_ITSELF_SEEN if seen.snapshot_id != screen.snapshot_id else None
+
+
 BY_ITSELF = "on a screen that changes by itself (it differed from the snapshot named)"
+BY_ITSELF_SEEN = "on a screen that changes by itself (it differed from the screen last read)"
 TAPPING = ("click", "long_click", "type", "clear")  # kinds whose commands tap the target's centre
 KEYED = ("type", "clear")  # kinds whose tap focuses a field, then send keys to the focus
 MIN_SCREEN_PX = 120  # the smallest Android screens (watches) are 240 px wide; a scroll over one moves 60 %

@@ -29,6 +29,7 @@ class Window:
     frame: tuple[int, int, int, int]
     touchable: bool
     visible: bool
+    title: str = ""  # the owner's name for it (the system UI's: StatusBar, NotificationShade, ...)
 
     def covers(self, x: int, y: int) -> bool:
         x1, y1, x2, y2 = self.frame
@@ -52,7 +53,8 @@ def _window(title: str, block: list[str]) -> Window:
     flags = " ".join(line for line in block if "fl=" in line or "NOT_TOUCHABLE" in line)
     # only a word the manager prints for a hidden window counts as hidden; anything else may be on screen
     hidden = any(line.strip() in ("isVisible=false", "isOnScreen=false") for line in block)
-    return Window(package, frame, touchable="NOT_TOUCHABLE" not in flags, visible=not hidden)  # type: ignore[arg-type]
+    return Window(package, frame, touchable="NOT_TOUCHABLE" not in flags, visible=not hidden,  # type: ignore[arg-type]
+                  title=title[:200])
 
 
 def parse_windows(text: str) -> list[Window]:

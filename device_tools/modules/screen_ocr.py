@@ -3,18 +3,19 @@ Tesseract."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
 
 from ..arg_shapes import MAX_COORD_PX, coordinate
 from .. import commands as C
+from ..element_registry import Element, Snapshot
 from ..errors import DeviceError
-from ..ocr import CONFIDENCE_GATE, OcrError, ocr_region
+from ..ocr import CONFIDENCE_GATE, OcrError, language_hints, ocr_region
 from ..results import error_result, read_result, screen_source
 from ..runtime import DeviceRuntime
 from ..ui_tools import READ
-
-MAX_HINTS = 4
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
@@ -35,10 +36,15 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         its
         snapshot_id), or the whole screen. `languages`: hints such as latin, cyrillic, arabic, cjk or
         Tesseract
-        codes (eng, rus, ...). Below the confidence gate (0.6) the text is only a candidate: ask the user.
+        codes (eng, rus, ...), at most 4 (more, or an unknown spelling, is refused). Below the confidence
+        gate (0.6) the text is only a candidate: ask the user.
         An app holding personal data on screen needs the user's consent, as for screen_read (`personal`)."""
-        hints = [str(h)[:20] for h in (languages or [])][:MAX_HINTS]
+        try:
+            hints = language_hints(languages)  # refused whole, never cut
+        except OcrError as exc:
+            return error_result(str(exc))
         region: tuple[int, int, int, int] | None = None
+        check = None
         if element_id is not None:
             snapshot = rt.actuator.registry.get(snapshot_id or "")
             found = snapshot.find(element_id) if snapshot else None
@@ -47,6 +53,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                     f"no element {element_id!r} in snapshot {snapshot_id!r}; call screen_read"
                 )
             region = found.bounds
+            check = _still(found, snapshot_id or "")
         elif any(v is not None for v in (x1, y1, x2, y2)):
             if None in (x1, y1, x2, y2):
                 return error_result(
@@ -59,9 +66,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 return error_result("the region needs x2 > x1 and y2 > y1")
             region = (x1, y1, x2, y2)
         try:
-            png, screens, apps = await rt.privacy.captured(ctx, rt.actuator.observe,
-                                                           lambda: rt.gate.read_bytes(C.SCREENCAP),
-                                                           rt.actuator.acting, rt.actuator.window_owners)
+            png, screens, apps = await rt.privacy.captured(
+                ctx, rt.actuator.observe, lambda: rt.gate.read_bytes(C.SCREENCAP), rt.actuator.acting,
+                rt.actuator.visible_windows, check)
             result = await ocr_region(png, region, hints)
         except (OcrError, DeviceError) as exc:
             return error_result(str(exc))
@@ -84,3 +91,15 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             )
         # text on the screen is whatever the apps that draw it put there: named as a listing names them
         return read_result(text, data, untrusted=screen_source(apps))
+
+
+def _still(wanted: Element, snapshot_id: str) -> Callable[[Snapshot], str | None]:
+    """Why a screen read around the capture does not show ``wanted`` as ``snapshot_id`` had it (None: it
+    does): its pixels there would be another element's, read as this one's."""
+    def check(screen: Snapshot) -> str | None:
+        now = screen.by_id.get(wanted.id)
+        if now is not None and now.fingerprint == wanted.fingerprint and now.bounds == wanted.bounds:
+            return None
+        return (f"refused as stale: element {wanted.id} ({wanted.shown}) is no longer on the screen as "
+                f"snapshot {snapshot_id} had it. Nothing was read; call screen_read")
+    return check

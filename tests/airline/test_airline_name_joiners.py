@@ -37,6 +37,7 @@ REAL = [
     ("ශ්" + ZWJ + "රී", "පෙරේරා"),               # Sinhala: Sri (virama, ZWJ, ra), Perera
     ("क्" + ZWNJ + "षमा", "शर्मा"),               # Devanagari: a ZWNJ after the virama
     ("র" + ZWJ + "্যাব", "র" + ZWJ + "্যান্ড"),   # Bengali: ra, ZWJ, virama, ya (a joiner before a mark)
+    ("കിരണ്" + ZWJ, "ബഷീര്" + ZWJ),             # Malayalam chillus written the old way (virama, ZWJ), last
     ("𞤀𞤣𞤢𞤥𞤢", "𞤄𞤢𞤪𞤭"),                       # Adlam: Adama Bari
     ("ᲒᲘᲝᲠᲒᲘ", "გიორგი"),                      # Georgian Mtavruli capitals
     ("𠮷田", "太郎"),                            # CJK Extension B (U+20BB7)
@@ -59,6 +60,7 @@ FORGED = [
     "Li\u200bLi", "Li\u2060Li", "Li\ufeff", "Li\u00adLi",           # zero width space, word joiner, BOM, SHY
     "Li\u202eiL", "Li\u2066Li\u2069", "Li\u200fLi", "Li\U000e0041",  # bidi controls, a tag
     "Li\u180eLi", "Li\u061cLi",                                   # Mongolian vowel separator, ALM
+    "കിരണ" + ZWJ, "പ്" + ZWJ,                                      # last, and no chillu there
 ]
 
 

@@ -265,3 +265,40 @@ async def test_a_scroll_of_an_element_on_a_screen_changing_by_itself_is_read_aga
             assert r.is_error and "refused as stale" in text and "changes by itself" in text, text
             assert sum(1 for c in phone.commands if c[:2] == ["input", "swipe"]) == swipes
             assert _dumps(phone) - dumps == 2
+
+
+GESTURES = {  # a gesture given by screen points, naming no snapshot
+    "swipe": ("device__swipe", {"x1": 162, "y1": 1630, "x2": 162, "y2": 900}),  # from Messages' icon up
+    "scroll of the screen": ("device__scroll", {"direction": "down"}),  # the finger goes down on Bank's icon
+}
+
+
+@pytest.mark.parametrize("gesture", list(GESTURES))
+async def test_a_gesture_by_points_on_a_screen_changing_by_itself_is_read_again(tmp_path, gesture) -> None:
+    """A gesture given by screen points names no snapshot, so nothing told that the screen changed by itself
+    since the caller last saw it: it was rated on its own read and sent as rated. The launcher's search box
+    redrew after the caller read the home screen, and right after the gesture's read the launcher swapped
+    Bank and Messages: the finger would press the other icon. The last screen read is what the caller chose
+    its points on: a read of the gesture that differs from it is a screen that changes by itself, read once
+    more right before the send, and the gesture is refused. A screen that stood still costs no second read."""
+    tool, args = GESTURES[gesture]
+    async with running_gateway(device_config(tmp_path)) as rt:
+        phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
+        async with Client(rt.front.server, elicitation_callback=Answers()) as a:
+            await a.call_tool("device__screen_read", {})
+            _redraw_search(phone, "Search the web")
+            _after_next_dump(phone, lambda: _swap_icons(phone))  # right after the gesture's read
+            swipes, dumps = sum(1 for c in phone.commands if c[:2] == ["input", "swipe"]), _dumps(phone)
+            r = await a.call_tool(tool, args)
+            text = r.content[0].text
+            assert r.is_error and "refused as stale" in text and "changes by itself" in text, text
+            assert sum(1 for c in phone.commands if c[:2] == ["input", "swipe"]) == swipes
+            assert _dumps(phone) - dumps == 2  # the gesture's read, the read before the send
+            # a screen that stood still since the caller read it: one read, then the fresh screen returned
+            _swap_icons(phone)
+            await a.call_tool("device__screen_read", {})
+            dumps = _dumps(phone)
+            r = await a.call_tool(tool, args)
+            assert not r.is_error, r.content[0].text
+            assert sum(1 for c in phone.commands if c[:2] == ["input", "swipe"]) == swipes + 1
+            assert _dumps(phone) - dumps == 2

@@ -12,7 +12,8 @@ from tests.device.device_helpers import element, snapshot_id
 from mcp import Client
 from PIL import Image, ImageDraw, ImageFont
 
-from device_tools.ocr import OcrError, choose_languages, crop, ocr_region, parse_tsv, script_of
+from device_tools.ocr import (MAX_HINTS, OcrError, choose_languages, crop, language_hints, ocr_region,
+                              parse_tsv, script_of)
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.app.runtime import running_gateway
 
@@ -113,3 +114,69 @@ def test_a_screen_image_past_a_screens_size_is_refused_before_it_is_decoded():
     Image.new("1", (5000, 4000)).save(buf, format="PNG")  # 2.5 KB declaring 20 million pixels
     with pytest.raises(OcrError, match="5000x4000 image, more than a screen's"):
         crop(buf.getvalue(), None)
+
+
+@pytest.mark.parametrize("hints", [
+    ["latin"] * (MAX_HINTS + 1),  # one more than is read: it was dropped, and nothing said so
+    ["eng", "x" * 21],  # past 20 characters: it was cut to 20, and the cut name looked up
+    ["eng+rus"], ["../../tmp/evil"], ["eng "], [""], ["en"], ["e\u0301ng"], ["ｅｎｇ"], ["eng\n"],
+    ["eng\x00"],
+    ["script/Latin"], ["chi_sim_vert_x"], ["-l"], ["1eng"],
+])
+def test_language_hints_past_the_bounds_are_refused_saying_what(hints):
+    """A hint the tool would cut, drop or cannot read is refused, naming it: no silent change of what was
+    asked."""
+    with pytest.raises(OcrError) as refused:
+        language_hints(hints)
+    said = str(refused.value)
+    assert "languages" in said and ("at most" in said or "not a language" in said), said
+
+
+def test_language_hints_within_the_bounds_are_kept_whole():
+    assert language_hints(None) == []
+    assert language_hints(["latin", "CJK", "eng", "chi_sim"]) == ["latin", "cjk", "eng", "chi_sim"]
+    assert language_hints(["chi_sim_vert"]) == ["chi_sim_vert"]
+
+
+async def test_screen_ocr_refuses_bad_hints_before_any_capture(tmp_path):
+    config = parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": ["device"],
+                                                          "device": {"backend": "simulated"}}},
+                          source="<test>", base_dir=tmp_path)
+    async with running_gateway(config) as rt:
+        phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
+        async with Client(rt.front.server) as c:
+            before = len(phone.commands)
+            r = await c.call_tool("device__screen_ocr", {"languages": ["latin"] * (MAX_HINTS + 1)})
+            assert r.is_error and f"at most {MAX_HINTS}" in r.content[0].text, r.content[0].text
+            r = await c.call_tool("device__screen_ocr", {"languages": ["eng", "x" * 30]})
+            assert r.is_error and "not a language" in r.content[0].text, r.content[0].text
+            assert len(phone.commands) == before  # refused before the screen was read or captured
+            r = await c.call_tool("device__screen_ocr", {"languages": ["latin", "eng"]})
+            assert not r.is_error, r.content[0].text
+
+
+async def test_ocr_of_an_element_no_longer_where_its_snapshot_had_it_is_refused(tmp_path):
+    """OCR of an element reads the pixels where the snapshot had it: the screen moved on since (another app,
+    the list scrolled), and the text read there was another element's, returned as this one's. The dumps read
+    around the capture must show the element unchanged, where it was; else the read is refused as stale."""
+    config = parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": ["device"],
+                                                          "device": {"backend": "simulated"}}},
+                          source="<test>", base_dir=tmp_path)
+    async with running_gateway(config) as rt:
+        rt.gateway.consent_gate.book.grant("owner", "messages", by="cli")
+        phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
+        async with Client(rt.front.server) as c:
+            home = await c.call_tool("device__screen_read", {})
+            messages = await c.call_tool("device__click", {"element_id": element(home, text="Messages")["id"],
+                                                           "snapshot_id": snapshot_id(home)})
+            snippet = element(messages, text="See you at 7?")
+            phone._go("home")  # the person went home meanwhile
+            r = await c.call_tool("device__screen_ocr", {"element_id": snippet["id"],
+                                                         "snapshot_id": snapshot_id(messages)})
+            text = r.content[0].text
+            assert r.is_error and "refused as stale" in text and "call screen_read" in text, text
+            # back on the screen it was read on: read
+            phone._go("messages_list")
+            r = await c.call_tool("device__screen_ocr", {"element_id": snippet["id"],
+                                                         "snapshot_id": snapshot_id(messages)})
+            assert not r.is_error and r.structured_content["text"] == "See you at 7?", r.content[0].text

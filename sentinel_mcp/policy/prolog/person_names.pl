@@ -18,17 +18,26 @@
 % invisible character is part of a name (Unicode's Default_Ignorable_Code_Point: a variation selector or the
 % combining grapheme joiner is a mark, a Hangul filler a letter, and each shows nothing: 'Li' and 'Li<U+034F>'
 % read the same to the user).
+% One joiner may end a word: Malayalam wrote its chillu letters (a consonant without its vowel, 'ൻ' U+0D7B) as
+% the consonant, the virama and a ZWJ ('ന്<U+200D>') before Unicode 5.1 encoded them, and names written then
+% end so ('കിരണ്<U+200D>', 'ബഷീര്<U+200D>'). The ZWJ there is seen (the chillu's form, not the virama's), so it
+% stands at a name's or word's end only right after a Malayalam consonant that has a chillu and its virama.
 person_name(X) :-
     atom(X), atom_length(X, L), between(1, 80, L), atom_codes(X, [C|Cs]), name_letter(C),
     name_rest(Cs, C, 0).
 name_rest([], _, _).
 name_rest([C|Cs], _, _) :- name_letter(C), !, name_rest(Cs, C, 0).
+name_rest([0x0D4D, 0x200D|Cs], P, 0) :- chillu_base(P), word_end(Cs), !, name_rest(Cs, 0x200D, -1).
 name_rest([C|Cs], _, M) :- M >= 0, M < 4, name_mark(C), !, M1 is M + 1, name_rest(Cs, C, M1).
 name_rest([J, C|Cs], P, M) :-
     memberchk(J, [0x200C, 0x200D]), M >= 0, name_joined(P, C),
     ( name_letter(C) -> M1 = 0 ; M < 4, name_mark(C), M1 is M + 1 ), !, name_rest(Cs, C, M1).
-name_rest([C|Cs], _, _) :-
-    memberchk(C, [0' , 0'-, 0'\', 0'., 0x2019, 0xB7, 0x30FB, 0x0F0B, 0x0F0C, 0x1361]), name_rest(Cs, C, -1).
+name_rest([C|Cs], _, _) :- name_separator(C), name_rest(Cs, C, -1).
+name_separator(C) :- memberchk(C, [0' , 0'-, 0'\', 0'., 0x2019, 0xB7, 0x30FB, 0x0F0B, 0x0F0C, 0x1361]).
+word_end([]).
+word_end([C|_]) :- name_separator(C).
+% the Malayalam consonants Unicode encodes a chillu of (U+0D54-0D56, U+0D7A-0D7F): NN, N, RR, L, LL, K, M, Y, LLL
+chillu_base(C) :- memberchk(C, [0x0D23, 0x0D28, 0x0D30, 0x0D32, 0x0D33, 0x0D15, 0x0D2E, 0x0D2F, 0x0D34]).
 name_letter(C) :- uc_category(C, K), sub_atom(K, 0, 1, _, 'L'), \+ ignorable(C).
 name_mark(C) :- uc_category(C, K), memberchk(K, ['Mn', 'Mc']), \+ ignorable(C).
 
