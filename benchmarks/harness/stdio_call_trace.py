@@ -11,7 +11,7 @@ client write -> wake -> front bytes read (``feed_data``) -> line parsed (``take`
 ``Gateway.run`` -> route -> validate -> guard -> decision row committed -> upstream line written -> wake ->
 upstream bytes read -> call resumed -> answer row committed -> answer written -> client read.
 Usage: python benchmarks/harness/stdio_call_trace.py [--calls 500] [--era modern|legacy]
-(``TMPDIR=/dev/shm``: the audit's fsyncs on tmpfs.)
+(``TMPDIR=/dev/shm``: the audit's fsyncs on tmpfs; ``FINE_ROW=1``: the audit row's pieces stamped too.)
 """
 
 from __future__ import annotations
@@ -160,6 +160,8 @@ def serve(out: str, argv: list[str]) -> None:
         return response_for(*a, **k)
 
     lean_stdio.response_for = traced_response
+    if os.environ.get("FINE_ROW") == "1":
+        _fine_row_stamps(around, stamp)
     try:
         from sentinel_mcp.policy.guard import PolicyGuard
 
@@ -177,6 +179,42 @@ def serve(out: str, argv: list[str]) -> None:
     signal.signal(signal.SIGUSR2, toggle)
     sys.argv = ["sentinel_mcp", *argv]
     runpy.run_module("sentinel_mcp", run_name="__main__")
+
+
+def _fine_row_stamps(around: Any, stamp: Any) -> None:
+    """``FINE_ROW=1``: the audit row's pieces stamped too (perf-rows9): the entry, the row's columns, its
+    canonical text, the chain's hash, the store's file checks, the statement (SQLite's part), the size noted
+    after it. Each stamp pair costs ~1 us of the loop's CPU: read the pieces, not the stage's total."""
+    from sentinel_mcp.gateway import audit
+    from sentinel_mcp.gateway.audit import AuditLog
+    from sentinel_mcp.gateway.call_record import CallRecord
+    from sentinel_mcp.storage.sqlite import SQLiteDatabase
+
+    around(CallRecord, "_entry", "entry")
+    around(AuditLog, "row", "columns")
+    around(AuditLog, "_chained", "chain hash")
+    around(SQLiteDatabase, "_ensure_connection", "file checks")
+    around(SQLiteDatabase, "_note_size", "size noted")
+    canonical = audit.canonical
+
+    def traced_canonical(values: Any) -> str:
+        stamp("canonical >")
+        try:
+            return canonical(values)
+        finally:
+            stamp("canonical <")
+
+    audit.canonical = traced_canonical  # type: ignore[assignment]
+    run = SQLiteDatabase._exec
+
+    def traced_exec(conn: Any, st: Any) -> Any:
+        stamp("statement >")
+        try:
+            return run(conn, st)
+        finally:
+            stamp("statement <")
+
+    SQLiteDatabase._exec = staticmethod(traced_exec)  # type: ignore[method-assign]
 
 
 def threads(pid: int) -> dict[str, tuple[int, int, int, int]]:

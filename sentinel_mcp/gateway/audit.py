@@ -125,6 +125,8 @@ def canonical(values: tuple[Any, ...]) -> str:
     added later (``OPTIONAL_TAIL``: principal, timings) are left out from the end while empty, so rows chained
     before they existed still verify; the texts stay distinct (arrays of different lengths, or a null kept in
     the middle), so a value added or removed breaks the hash."""
+    if type(values) is tuple and values and values[-1] is not None:
+        return _CANONICAL(values)  # the usual row (its timings set): nothing left out, no copy
     values = tuple(values)
     for _ in range(OPTIONAL_TAIL):
         if values and values[-1] is None:
@@ -184,8 +186,15 @@ _INSERT_ON_HEAD = "INSERT INTO audit (" + ", ".join(HASHED) + ", prev_hash, hash
     "?" * (len(HASHED) + 3)) + ")"
 
 
+# sha256's state copied a row, not made: ``hashlib.sha256()`` looks its digest up in OpenSSL each time (~1 us
+# of a row's CPU when its caches are cold, as on the call path; ``benchmarks/README.md``, perf-rows9)
+_SHA256 = hashlib.sha256()
+
+
 def chain_hash(prev: str, text: str) -> str:
-    return hashlib.sha256((prev + text).encode("utf-8", "surrogatepass")).hexdigest()
+    h = _SHA256.copy()
+    h.update((prev + text).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
 
 
 def encoded(text: str) -> bytes:
@@ -199,7 +208,9 @@ def _link(sealer: Sealer | None, prev: str, text: str) -> tuple[str, str | None]
     if sealer is None:
         return chain_hash(prev, text), None
     body = encoded(text)
-    return hashlib.sha256(prev.encode("ascii") + body).hexdigest(), sealer(body)
+    h = _SHA256.copy()
+    h.update(prev.encode("ascii") + body)
+    return h.hexdigest(), sealer(body)
 
 
 class AuditLog:
@@ -284,7 +295,12 @@ class AuditLog:
         (computed here, no await: in order)."""
         assert self._head is not None
         prev = self._head
-        new, mac = _link(self._sealer, prev, text)
+        if self._sealer is None:  # ``_link`` without a key, in place (two calls fewer a row; issue 21)
+            h = _SHA256.copy()
+            h.update((prev + text).encode("utf-8", "surrogatepass"))
+            new, mac = h.hexdigest(), None
+        else:
+            new, mac = _link(self._sealer, prev, text)
         self._head = new
         self._rows += 1
         self._chained_last = (self._rows, new)

@@ -100,6 +100,8 @@ def _text(value: str) -> str:
 
 def annotate(entry: "AuditEntry") -> None:
     """An audited decision, on the span of the call it decides (a ``Gateway.observers`` hook)."""
+    if tracing_off():  # no provider: no span records (the context's look-up spared, once a call; issue 21)
+        return
     span = trace.get_current_span()
     if span.is_recording():
         span.set_attributes(
