@@ -208,6 +208,12 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
             message_handler=self._on_message,
         )
 
+    def share_slots(self, others: bool) -> None:
+        """``others``: a principal besides the owner may call this upstream; one alone then leaves a
+        ``max_in_flight`` slot for the next to arrive (fair_slots.py)."""
+        if self._slots is not None:
+            self._slots.shared = others
+
     def _principal_session(self, principal: str) -> "Upstream":
         """A new session of this upstream for ``principal``: the catalog is this one's, not its (its list
         changes reach no one); what it pushes reaches the gateway as this upstream's."""

@@ -231,6 +231,11 @@ class UpstreamCalls:
     def calls_in_flight(self) -> int:
         return len(self._inflight)
 
+    @property
+    def waiting_for_turn(self) -> int:
+        """Calls waiting for their turn (``_serialized``: another party's calls are running)."""
+        return self._turns.waiting
+
     def _session_gone(self) -> bool:
         """A streamable-HTTP upstream answered 404 on this connection's session (it restarted, or ended the
         session): the SDK's client would go on asking on it; a new connection starts a new session."""
