@@ -64,6 +64,7 @@ class _InFlight:
     # the call's deadline once it runs: ``_on_garbage`` ends it from outside (due at once)
     deadline: StepDeadline | None = None
     garbage: str | None = None  # the upstream sent something that is not MCP while this call waited
+    who: str | None = None  # whose call it is: its notices' share of the upstream's (notice_queue.py)
 
 
 
@@ -273,7 +274,7 @@ class UpstreamCalls:
         self.callers.called(principal)  # before it goes out: a push from now on may be this call's
         self._next_call += 1
         call_id = self._next_call
-        flight = self._inflight[call_id] = _InFlight(link := link or CallerLink())
+        flight = self._inflight[call_id] = _InFlight(link := link or CallerLink(), who=principal)
         token = CURRENT_LINK.set(link)
         idle = timeout or self.target.timeout
         longest = max(idle, getattr(self.target, "max_call_seconds", idle))
@@ -293,7 +294,7 @@ class UpstreamCalls:
             if relay is not None:  # in order with the call's log lines, never holding the reader up
                 to = relay
                 said = message[:PROGRESS_MESSAGE_CHARS] if isinstance(message, str) else message
-                self.notices.put(flight, "progress", lambda: to(progress, total, said))
+                self.notices.put(flight, "progress", lambda: to(progress, total, said), who=flight.who)
 
         async def step() -> Any:
             lean = self.lean

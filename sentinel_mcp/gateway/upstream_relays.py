@@ -186,7 +186,7 @@ class PushRelays:
             return
         flight, link = target
         kept = _bounded_log(params)
-        self.notices.put(flight, "log", lambda: link.log(kept))
+        self.notices.put(flight, "log", lambda: link.log(kept), who=flight.who)
 
     def stray_progress(self, token: object) -> None:
         """Progress under a token in the lean calls' range that no lean call waits for (the tap hands those
