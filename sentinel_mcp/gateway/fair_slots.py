@@ -9,14 +9,26 @@ from the config's principals and their reach): the slot held back is there at on
 arrive, whatever the first's calls do (hang, report progress until ``max_call_seconds``); nothing is taken
 back from a call once it runs. With ``limit`` 1, or no other principal, it may use every slot; one that
 arrives while they are all held gets the next slot that frees, before any more of the first's calls.
-``None`` (no principal) counts as one principal.
+``None`` (no principal) counts as one principal; ``share_of`` says whose share a call uses.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any
+from typing import Any, Hashable
+
+from sentinel_mcp.identity.principal import INTERNAL_NAME
+
+
+def share_of(principal: str | None, origin: str, client: str | None) -> Hashable:
+    """The share of an upstream's slots a call uses: its principal's (a client's, an A2A peer's, the owner's;
+    the solver's fetches for a call are that call's conversation owner's). Sentinel's own calls that run for
+    no principal (a built-in's own work, a fetch for a conversation nobody owns) share by the caller Sentinel
+    names (which built-in; the solver): a tuple, which no principal's name (a string) can equal."""
+    if principal == INTERNAL_NAME:
+        return (INTERNAL_NAME, origin, client)
+    return principal
 
 
 class FairSlots:
