@@ -47,6 +47,7 @@ from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, answer_l
 from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
 from sentinel_mcp.gateway.result_shape import ShapedDispatcher
 from sentinel_mcp.gateway.fair_slots import FairSlots
+from sentinel_mcp.gateway.push_shares import PushShares
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.principal_sessions import PrincipalSessions
 from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
@@ -142,6 +143,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self._inflight: dict[int, _InFlight] = {}
         # whose calls the connection carried: a push naming no call reaches no one once they are several
         self.callers = ConnectionCallers()
+        self._waiting_pushes = PushShares()  # pushed requests waiting for answers, by principal
         # log lines, progress, resource updates on their way to clients (bounded, never holding a reader up)
         self.notices = NoticeQueue(name)
         limit = getattr(target, "max_in_flight", None)
