@@ -141,7 +141,7 @@ class PushRelays:
             return refusal(what, why)
         shares = self._waiting_pushes
         if self._pushes_waiting >= MAX_PUSHES_WAITING and shares.make_room(flight.who, MAX_PUSHES_WAITING):
-            self._pushes_waiting -= 1  # another principal's newest gave its place (refused: ``_waited``)
+            self._pushes_waiting -= 1  # another principal's newest gave its place (refused in its own wait)
         if self._pushes_waiting >= MAX_PUSHES_WAITING:
             self.pushes_refused += 1
             if worth_saying(self.pushes_refused - 1, self.pushes_refused):  # a flood is not a flood of lines
