@@ -58,6 +58,7 @@ from sentinel_mcp.gateway.upstream import BuiltinTarget
 from sentinel_mcp.gateway.catalog_health import CatalogHealth
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.http_auth import configured_principals
+from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
 from sentinel_mcp.gateway.replica import SharedStore, audit_key, open_nonce_book, shared_store
 from sentinel_mcp.gateway.request_state import RequestStateSeal
@@ -248,6 +249,9 @@ async def running_gateway(
     rulebases): the two starts overlap. No call is taken before both are done; start-up still waits for every
     upstream (built-ins included) as ``UpstreamManager.run`` says, and failures are reported the same way."""
     manager = UpstreamManager()
+    callers = configured_principals(config)
+    manager.others_may_call = lambda server: any(
+        p.name != OWNER_NAME and p.may_reach_some(server) for p in callers.values())
     manager.catalog.reserved = config.namespaces()  # another server's names, even before it connects
     if config.sentinel.policy.pin_tools:
         manager.catalog.pins = ToolPins(config.data_dir / PINS_FILE)

@@ -59,6 +59,13 @@ class InboxItem:
     # another replica's question: the signature of the shared row this copy was read from (an answer counts
     # only while the row still asks what this copy showed)
     shown_from: str = ""
+    # the principal whose call asked, when not the one whose inbox it is in (an A2A peer's, in the owner's):
+    # its items count against its own bound there (``_bound``)
+    asker: str = ""
+
+    @property
+    def asked_by(self) -> str:
+        return self.asker or self.principal
 
     @property
     def open(self) -> bool:
@@ -116,6 +123,7 @@ class Inbox:
         reason: str,
         questions: list[Question],
         kind: ItemKind,
+        asker: str | None = None,
     ) -> InboxItem:
         """A call's questions, waiting (one open item per exact call: asking again refreshes it). A question
         asked while a call runs (``waiting``) is that running call's own and always gets its own item: two
@@ -148,8 +156,10 @@ class Inbox:
             now,
             process_clock.now() + self.ttl,
         )
+        if asker is not None and asker != principal:
+            item.asker = asker
         self._items[item.id] = item
-        self._bound(principal)
+        self._bound(item.asked_by)
         self._notify(principal, "inbox")
         if self.shared is not None:
             self.shared.posted(item)
@@ -398,23 +408,24 @@ class Inbox:
             if not queue.full():  # a console that does not read misses updates, never blocks the gateway
                 queue.put_nowait(what)
 
-    def _bound(self, principal: str) -> None:
+    def _bound(self, asker: str) -> None:
         now = process_clock.now()
         for item_id in [
             i.id for i in self._items.values() if not i.open and not i.waiting_for_retry or i.expires < now
         ]:
             self._items.pop(item_id, None)
-        # every item of a principal counts against its own bound, open or answered and waiting for the
-        # retry: one principal's flood evicts its own oldest, never another's question or answer
-        mine = [i for i in self._items.values() if i.principal == principal]
+        # every item counts against the bound of the principal whose call asked, open or answered and
+        # waiting for the retry: one principal's flood evicts its own oldest, never another's question or
+        # answer (an A2A peer's questions wait in the owner's inbox: they never push out the owner's own)
+        mine = [i for i in self._items.values() if i.asked_by == asker]
         for item in mine[: max(0, len(mine) - MAX_OPEN_PER_PRINCIPAL)]:
             self._items.pop(item.id, None)
         while len(self._items) > MAX_ITEMS:  # many principals at their bound: the one with the most gives way
             counts: dict[str, int] = {}
             for i in self._items.values():
-                counts[i.principal] = counts.get(i.principal, 0) + 1
+                counts[i.asked_by] = counts.get(i.asked_by, 0) + 1
             most = max(counts, key=lambda name: counts[name])
-            self._items.pop(next(i.id for i in self._items.values() if i.principal == most))
+            self._items.pop(next(i.id for i in self._items.values() if i.asked_by == most))
 
 
 def _itself(principal: str) -> str:

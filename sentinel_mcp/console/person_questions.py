@@ -44,6 +44,7 @@ class PersonQuestions:
             reason=note,
             questions=asked.questions,
             kind="waiting",
+            asker=caller,  # counted against the caller's own bound in the person's inbox
         )
         answers = await self.inbox.wait(item, self.wait_seconds, withdraw=True)
         # provenance user whatever was sent: it was given in the person's own signed-in console

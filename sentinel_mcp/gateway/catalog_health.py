@@ -29,6 +29,7 @@ class UpstreamHealth:
     listing_problem: str | None = None  # its last listing passed a bound (upstream_listing.py)
     calls_in_flight: int = 0  # tool calls sent to it and not yet answered
     calls_waiting: int = 0  # calls waiting for one of its ``max_in_flight`` slots
+    calls_waiting_turn: int = 0  # calls waiting while another caller's take their turn (party_turns.py)
     notices_dropped: int = 0  # log lines and progress dropped at the notice queue's bounds, since the start
     pushes_refused: int = 0  # its requests refused at once past ``MAX_PUSHES_WAITING``, since the start
     # its requests of a kind its ``relays`` does not permit (sampling, roots...), refused, since the start
@@ -58,6 +59,7 @@ class CatalogHealth:
                 listing_problem=up.listing_problem,
                 calls_in_flight=up.calls_in_flight,
                 calls_waiting=up.waiting_for_slot,
+                calls_waiting_turn=up.waiting_for_turn,
                 notices_dropped=up.notices.dropped,
                 pushes_refused=up.pushes_refused,
                 pushes_not_permitted=up.pushes_not_permitted,
@@ -77,6 +79,7 @@ class CatalogHealth:
             health, reconnects=health.reconnects + c["reconnects"],
             calls_in_flight=health.calls_in_flight + c["calls_in_flight"],
             calls_waiting=health.calls_waiting + c["waiting_for_slot"],
+            calls_waiting_turn=health.calls_waiting_turn + c["waiting_for_turn"],
             notices_dropped=health.notices_dropped + c["notices_dropped"],
             pushes_refused=health.pushes_refused + c["pushes_refused"],
             pushes_not_permitted=health.pushes_not_permitted + c["pushes_not_permitted"],

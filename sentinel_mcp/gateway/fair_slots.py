@@ -4,20 +4,37 @@ One principal's calls that hang must not take every slot while another principal
 one principal holds or waits for a slot, each may hold at most ``max(1, limit // principals)``; a slot that
 frees goes to the waiter whose principal holds the fewest, of those the one granted a slot longest ago (round
 robin; the earliest waiter of that principal), never to one at its cap.
-A principal alone may use every slot; one that arrives then gets the next slot that frees, before any more
-of the first's calls. ``None`` (no principal) counts as one principal.
+A principal alone holds at most ``limit - 1`` when another principal may call this upstream (``shared``, set
+from the config's principals and their reach): the slot held back is there at once for the next principal to
+arrive, whatever the first's calls do (hang, report progress until ``max_call_seconds``); nothing is taken
+back from a call once it runs. With ``limit`` 1, or no other principal, it may use every slot; one that
+arrives while they are all held gets the next slot that frees, before any more of the first's calls.
+``None`` (no principal) counts as one principal; ``share_of`` says whose share a call uses.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any
+from typing import Any, Hashable
+
+from sentinel_mcp.identity.principal import INTERNAL_NAME
+
+
+def share_of(principal: str | None, origin: str, client: str | None) -> Hashable:
+    """The share of an upstream's slots a call uses: its principal's (a client's, an A2A peer's, the owner's;
+    the solver's fetches for a call are that call's conversation owner's). Sentinel's own calls that run for
+    no principal (a built-in's own work, a fetch for a conversation nobody owns) share by the caller Sentinel
+    names (which built-in; the solver): a tuple, which no principal's name (a string) can equal."""
+    if principal == INTERNAL_NAME:
+        return (INTERNAL_NAME, origin, client)
+    return principal
 
 
 class FairSlots:
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, shared: bool = False) -> None:
         self.limit = limit
+        self.shared = shared  # another principal may call this upstream: one alone leaves it a slot
         self._held: dict[Any, int] = {}
         self._taken = 0  # sum of ``_held``
         self._waiting: deque[tuple[Any, asyncio.Future[None]]] = deque()
@@ -28,10 +45,14 @@ class FairSlots:
 
     def _cap(self) -> int:
         if not self._waiting and len(self._held) <= 1:
-            return self.limit  # one principal holds, none waits (the common case, cheap)
+            return self._alone()  # one principal holds, none waits (the common case, cheap)
         present = set(self._held)
         present.update(who for who, granted in self._waiting if not granted.done())
-        return self.limit if len(present) <= 1 else max(1, self.limit // len(present))
+        return self._alone() if len(present) <= 1 else max(1, self.limit // len(present))
+
+    def _alone(self) -> int:
+        """What a principal alone may hold: all, but one when another may come (and there are two or more)."""
+        return self.limit - 1 if self.shared and self.limit > 1 else self.limit
 
     def _free(self) -> int:
         return self.limit - self._taken

@@ -34,6 +34,11 @@ class PartyTurns:
     def running(self) -> int:
         return self._running
 
+    @property
+    def waiting(self) -> int:
+        """Calls waiting for their turn (granted ones about to run are running, not waiting)."""
+        return sum(1 for _party, _who, granted in self._waiting if not granted.done())
+
     @asynccontextmanager
     async def turn(self, party: Any, who: Any = None) -> AsyncIterator[None]:
         """Runs the body in ``party``'s turn (``None``: alone); ``who``: the call's principal."""

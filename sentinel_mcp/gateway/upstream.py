@@ -47,6 +47,7 @@ from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, answer_l
 from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
 from sentinel_mcp.gateway.result_shape import ShapedDispatcher
 from sentinel_mcp.gateway.fair_slots import FairSlots
+from sentinel_mcp.gateway.push_shares import PushShares
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.principal_sessions import PrincipalSessions
 from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
@@ -142,6 +143,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self._inflight: dict[int, _InFlight] = {}
         # whose calls the connection carried: a push naming no call reaches no one once they are several
         self.callers = ConnectionCallers()
+        self._waiting_pushes = PushShares()  # pushed requests waiting for answers, by principal
         # log lines, progress, resource updates on their way to clients (bounded, never holding a reader up)
         self.notices = NoticeQueue(name)
         limit = getattr(target, "max_in_flight", None)
@@ -207,6 +209,12 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
             logging_callback=self._on_log,
             message_handler=self._on_message,
         )
+
+    def share_slots(self, others: bool) -> None:
+        """``others``: a principal besides the owner may call this upstream; one alone then leaves a
+        ``max_in_flight`` slot for the next to arrive (fair_slots.py)."""
+        if self._slots is not None:
+            self._slots.shared = others
 
     def _principal_session(self, principal: str) -> "Upstream":
         """A new session of this upstream for ``principal``: the catalog is this one's, not its (its list

@@ -11,7 +11,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, cast
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Hashable, cast
 
 import anyio
 from mcp import Client
@@ -64,6 +64,7 @@ class _InFlight:
     # the call's deadline once it runs: ``_on_garbage`` ends it from outside (due at once)
     deadline: StepDeadline | None = None
     garbage: str | None = None  # the upstream sent something that is not MCP while this call waited
+    who: str | None = None  # whose call it is: its notices' share of the upstream's (notice_queue.py)
 
 
 
@@ -147,8 +148,11 @@ class UpstreamCalls:
         meta: dict[str, Any] | None = None,
         timeout: float | None = None,
         principal: str | None = None,
+        share: Hashable = None,
     ) -> CallToolResult | InputRequiredResult:
-        """``principal``: whose call it is (``callers``: whom the pushes that name no call may reach)."""
+        """``principal``: whose call it is (``callers``: whom the pushes that name no call may reach);
+        ``share``: whose share of the ``max_in_flight`` slots it uses (``fair_slots.share_of``; None: the
+        principal's)."""
         if self._described is not None:
             await self._woken()
         if not self.breaker.allow():
@@ -177,11 +181,11 @@ class UpstreamCalls:
             async with self._turns.turn(party, principal):
                 return await self._in_slot(
                     tool, arguments, link, progress, input_responses, request_state, meta, timeout,
-                    principal=principal,
+                    principal=principal, share=principal if share is None else share,
                 )
         return await self._in_slot(
             tool, arguments, link, progress, input_responses, request_state, meta, timeout,
-            principal=principal,
+            principal=principal, share=principal if share is None else share,
         )
 
     def _call_timed_out(self, principal: str | None) -> None:
@@ -201,19 +205,21 @@ class UpstreamCalls:
         self.breaker.record_success()
         self.slow_calls.settle(principal)
 
-    async def _in_slot(self, *call: Any, principal: str | None) -> CallToolResult | InputRequiredResult:
+    async def _in_slot(
+        self, *call: Any, principal: str | None, share: Hashable
+    ) -> CallToolResult | InputRequiredResult:
         """``_call`` within the upstream's ``max_in_flight``: a call past it (or past its principal's share,
         fair_slots.py) waits for a slot, at most its ``timeout``, and is then refused without reaching the
         upstream."""
         slots = self._slots
         if slots is None:
             return await self._call(*call, principal=principal)
-        if not slots.try_take(principal):
+        if not slots.try_take(share):
             wait = call[-1] or self.target.timeout
             self.waiting_for_slot += 1
             try:
                 with anyio.move_on_after(wait) as scope:
-                    await slots.take(principal)
+                    await slots.take(share)
             finally:
                 self.waiting_for_slot -= 1
             if scope.cancelled_caught:
@@ -225,11 +231,16 @@ class UpstreamCalls:
         try:
             return await self._call(*call, principal=principal)
         finally:
-            slots.give_back(principal)
+            slots.give_back(share)
 
     @property
     def calls_in_flight(self) -> int:
         return len(self._inflight)
+
+    @property
+    def waiting_for_turn(self) -> int:
+        """Calls waiting for their turn (``_serialized``: another party's calls are running)."""
+        return self._turns.waiting
 
     def _session_gone(self) -> bool:
         """A streamable-HTTP upstream answered 404 on this connection's session (it restarted, or ended the
@@ -268,7 +279,7 @@ class UpstreamCalls:
         self.callers.called(principal)  # before it goes out: a push from now on may be this call's
         self._next_call += 1
         call_id = self._next_call
-        flight = self._inflight[call_id] = _InFlight(link := link or CallerLink())
+        flight = self._inflight[call_id] = _InFlight(link := link or CallerLink(), who=principal)
         token = CURRENT_LINK.set(link)
         idle = timeout or self.target.timeout
         longest = max(idle, getattr(self.target, "max_call_seconds", idle))
@@ -288,7 +299,7 @@ class UpstreamCalls:
             if relay is not None:  # in order with the call's log lines, never holding the reader up
                 to = relay
                 said = message[:PROGRESS_MESSAGE_CHARS] if isinstance(message, str) else message
-                self.notices.put(flight, "progress", lambda: to(progress, total, said))
+                self.notices.put(flight, "progress", lambda: to(progress, total, said), who=flight.who)
 
         async def step() -> Any:
             lean = self.lean

@@ -6,8 +6,9 @@ A listing is the upstream's word, so it is bounded: at most ``MAX_PAGES`` pages,
 the upstream's call timeout. Past a bound the listing is refused (at connect the connection fails and is
 retried with back-off; after a change the previous catalog stays) and the reason is the upstream's
 ``last_error`` and its ``listing_problem`` (a problem /healthz reports: degraded, until a listing fits again).
-Change notices never pile up: one refresh runs at a time, and notices that arrive meanwhile ask for one more,
-started at most every ``MIN_RELIST_SECONDS``.
+Change notices never pile up: one refresh runs at a time, notices that arrive meanwhile ask for one more, and
+a refresh starts at least ``MIN_RELIST_SECONDS`` after the one before (a notice that came just after a refresh
+ended waits too: before, it started the next at once).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class UpstreamListing:
     _relisting: asyncio.Task[None] | None = None
     _relist_again = False
     relists_paced = 0  # refreshes that waited for MIN_RELIST_SECONDS after the one before
+    _relisted_at = -math.inf  # when the last refresh after a change started (monotonic)
     _listing_scope: anyio.CancelScope | None = None  # the refresh running now (ended early by garbage)
     _listing_garbage: str | None = None
 
@@ -135,14 +137,15 @@ class UpstreamListing:
 
     async def _relist_while_asked(self) -> None:
         again = True
-        while again:
-            self._relist_again = False
-            started = time.monotonic()
+        while again:  # notices that came during a refresh: one more, not sooner than the pace allows
+            wait = self._relisted_at + MIN_RELIST_SECONDS - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+                self.relists_paced += 1
+            self._relist_again = False  # notices from here on are answered by this refresh or the next
+            self._relisted_at = time.monotonic()
             await self._refresh_and_announce()
             again = self._relist_again
-            if again:  # notices that came meanwhile: one more refresh, not sooner than the pace allows
-                await asyncio.sleep(max(0.0, started + MIN_RELIST_SECONDS - time.monotonic()))
-                self.relists_paced += 1
 
     def stop_relisting(self) -> None:
         """The connection ended: a refresh of it (and any asked for) is moot."""

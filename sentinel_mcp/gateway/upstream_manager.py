@@ -35,6 +35,9 @@ class UpstreamManager:
         self.on_push_refused: Callable[[str, str, str, str, CallOf | None], Awaitable[None]] | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = anyio.Event()
+        # whether a principal other than the owner may call an upstream (by its name): one principal alone
+        # then leaves one of its ``max_in_flight`` slots free for the next (fair_slots.py); set by the host
+        self.others_may_call: Callable[[str], bool] = lambda _name: False
 
     def add(self, name: str, target: Target) -> Upstream:
         if name in self.upstreams:
@@ -43,6 +46,7 @@ class UpstreamManager:
                                                   resource_updated=self._resource_updated,
                                                   elicit_complete=self._elicit_complete,
                                                   push_refused=self._push_refused))
+        up.share_slots(self.others_may_call(name))
         self.upstreams[name] = up
         if self._tg is not None:
             self._tg.start_soon(up.run, name=f"upstream:{name}")

@@ -6,6 +6,7 @@ resource updates go through the upstream's ``NoticeQueue`` (notice_queue.py), as
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, cast
@@ -32,6 +33,7 @@ from sentinel_mcp.core.utf8_text import utf8_prefix, utf8_size
 from sentinel_mcp.gateway.lean_upstream import HANDSHAKE_IDS
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
+from sentinel_mcp.gateway.push_shares import PushShares
 from sentinel_mcp.gateway.relayed_answer import relayed_answer
 from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, not_permitted, permitted_relays
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
@@ -64,6 +66,7 @@ class PushRelays:
     notices: NoticeQueue
     hooks: UpstreamHooks
     _pushes_waiting = 0  # pushed requests relayed and not yet answered (``MAX_PUSHES_WAITING``)
+    _waiting_pushes: PushShares  # those by principal (push_shares.py)
     pushes_refused = 0  # refused at that bound, since the start
     pushes_not_permitted = 0  # refused as a kind the server may not send (``relay_permits``), since the start
     # pushes attributed to no call, so shown to no client (log lines dropped, requests refused, progress under
@@ -124,17 +127,21 @@ class PushRelays:
         upstream's pushes wait for their answers; past that the push is refused at once, as is one of a kind
         the server may not send (``relay_permits``); each refusal is audited with its call
         (``push_refusals.py``)."""
-        link = self._caller_for_push()
-        if link is None:
+        target = self._push_target()
+        if target is None:
             refused = self._unrouted(what)
             self._unattributed(what, refused.message)
             return refused
+        flight, link = target
         if kind not in permitted_relays(self.target):
             self.pushes_not_permitted += 1
             why = not_permitted(self.name, kind)
             log.info("upstream %s: %s refused: %s", self.name, what, why)
             await self._refused_push(link, kind, "not_permitted", f"sentinel: {what} refused: {why}")
             return refusal(what, why)
+        shares = self._waiting_pushes
+        if self._pushes_waiting >= MAX_PUSHES_WAITING and shares.make_room(flight.who, MAX_PUSHES_WAITING):
+            self._pushes_waiting -= 1  # another principal's newest gave its place (refused in its own wait)
         if self._pushes_waiting >= MAX_PUSHES_WAITING:
             self.pushes_refused += 1
             if worth_saying(self.pushes_refused - 1, self.pushes_refused):  # a flood is not a flood of lines
@@ -144,10 +151,24 @@ class PushRelays:
             await self._refused_push(link, kind, "too_many_waiting", f"sentinel: {what} refused: {why}")
             return refusal(what, why)
         self._pushes_waiting += 1
+        asking = asyncio.ensure_future(ask(link))  # a task: cancelled if it gives its place (push_shares)
+        entry = shares.add(flight.who, asking)
         try:
-            return await ask(link)
+            return await asking
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not entry.evicted or (current is not None and current.cancelling()):
+                asking.cancel()
+                raise
+            self.pushes_refused += 1
+            why = (f"{MAX_PUSHES_WAITING} of this server's requests were waiting; it gave its place to a "
+                   "request of another principal's call")
+            await self._refused_push(link, kind, "too_many_waiting", f"sentinel: {what} refused: {why}")
+            return refusal(what, why)
         finally:
-            self._pushes_waiting -= 1
+            if not entry.evicted:  # an evicted one's place was taken over already
+                shares.remove(entry)
+                self._pushes_waiting -= 1
 
     async def _refused_push(self, link: CallerLink, kind: str, cause: str, why: str) -> None:
         """Into the audit log (``push_refusals.py``: bounded) before the upstream hears of it."""
@@ -186,7 +207,7 @@ class PushRelays:
             return
         flight, link = target
         kept = _bounded_log(params)
-        self.notices.put(flight, "log", lambda: link.log(kept))
+        self.notices.put(flight, "log", lambda: link.log(kept), who=flight.who)
 
     def stray_progress(self, token: object) -> None:
         """Progress under a token in the lean calls' range that no lean call waits for (the tap hands those

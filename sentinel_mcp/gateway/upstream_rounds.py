@@ -17,6 +17,7 @@ from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.call_timings import CallTimings
+from sentinel_mcp.gateway.fair_slots import share_of
 from sentinel_mcp.gateway.upstream import CallerLink, Upstream, UpstreamCallError
 from sentinel_mcp.gateway.relay_permits import unpermitted_request
 from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
@@ -60,6 +61,7 @@ async def call_upstream(
         request_state=req.upstream_state,
         meta=meta,
         principal=call.principal,
+        share=share_of(call.principal, call.origin, call.client),
     )
     rounds = 0
     while isinstance(result, InputRequiredResult):
@@ -89,5 +91,6 @@ async def call_upstream(
             request_state=result.request_state,
             meta=meta,
             principal=call.principal,
+            share=share_of(call.principal, call.origin, call.client),
         )
     return result

@@ -243,3 +243,50 @@ async def test_a_session_with_very_many_facts_lists_a_bounded_number_and_finds_t
             assert 'name="fact"' not in gone and "No valid facts containing that text" in gone
             approval = await alice.page(f"/console/sessions/{sid}?q=d00799")
             assert approval.count('name="fact"') == 1
+
+
+async def test_a_peers_questions_in_the_owners_inbox_never_push_out_the_owners_own():
+    """An A2A peer's questions go to the owner's inbox (``person_for``): they counted against the owner's own
+    bound there, so a peer's flood of calls that ask evicted the owner's open questions and the approvals
+    waiting for their retry. Now each item counts against the principal whose call asked."""
+    from sentinel_mcp.console.person_questions import PersonQuestions
+    from sentinel_mcp.core.decision import Answer, Question
+    from sentinel_mcp.gateway.person_inbox import PersonQuestion
+
+    box = inbox.Inbox()
+    q = [Question(key="ok", message="Go?", requested_schema={"type": "object", "properties": {}})]
+    owners = box.post(principal="owner", session="s", client=None, tool="tb__delete_thing",
+                      arguments={"n": 0}, shown_arguments={"n": 0}, version="v", reason="confirm",
+                      questions=q, kind="held")
+    approved = box.post(principal="owner", session="s", client=None, tool="tb__delete_thing",
+                        arguments={"n": 1}, shown_arguments={"n": 1}, version="v", reason="confirm",
+                        questions=q, kind="held")
+    box.answer(approved, {"ok": Answer(action="accept", content={})})
+    assert approved.waiting_for_retry
+
+    class Port:  # what PersonQuestions reads of the gateway: the tool (none: nothing to redact), the version
+        guard = type("G", (), {"version": "v"})()
+
+        def find_tool(self, name: str) -> None:
+            return None
+
+    asking = PersonQuestions(box, Port(), wait_seconds=600)
+    def asked(n: int) -> PersonQuestion:
+        peer = f"peer{n % 3}"
+        return PersonQuestion(caller=peer, origin="a2a", session=f"{peer}/a2a-{n}", client=None,
+                              tool="tb__delete_thing", arguments={"n": n}, questions=q, reason="asks")
+
+    flood = 3 * inbox.MAX_OPEN_PER_PRINCIPAL + 30
+    peers = [asyncio.ensure_future(asking.ask(asked(n))) for n in range(flood)]
+    for _ in range(5):
+        await asyncio.sleep(0)
+    try:
+        assert box.get("owner", owners.id) is not None and owners.open
+        assert approved in box.answered_items("owner") and approved.waiting_for_retry
+        for n in range(3):  # each peer's flood evicted its own oldest
+            assert sum(1 for i in box._items.values() if i.session.startswith(f"peer{n}/")) <= (
+                inbox.MAX_OPEN_PER_PRINCIPAL)
+    finally:
+        for t in peers:
+            t.cancel()
+        await asyncio.gather(*peers, return_exceptions=True)

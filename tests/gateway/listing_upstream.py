@@ -2,7 +2,8 @@
 ``tools/list`` answers: ``endless`` (always one more page, a new cursor each time), ``repeat`` (the same
 cursor again), ``fat_cursor`` (no more items, each next cursor ``CURSOR_BYTES`` long), ``fine``; after a
 call of ``arm`` it answers with ``ARMED`` instead (``endless`` or ``hang``: never) and sends ``NOTICES``
-list_changed notices, and for ``RENOTICE_SECONDS`` a notice again after each listing it answers;
+list_changed notices, and for ``RENOTICE_SECONDS`` (or the next ``RENOTICE_COUNT`` listings) a notice again
+after each listing it answers;
 ``disarm`` goes back to ``fine`` (and says so). Each ``tools/list`` it receives is a
 line in ``LOG``.
 
@@ -39,7 +40,7 @@ def listing(mode: str, cursor: str | None) -> dict | None:
     return {"tools": page, "nextCursor": "again" if mode == "repeat" else str(n + 1)}
 
 
-STATE: dict = {"mode": os.environ.get("LISTING", "fine"), "renotice_until": 0.0}
+STATE: dict = {"mode": os.environ.get("LISTING", "fine"), "renotice_until": 0.0, "renotices": 0}
 
 
 def answer(method: str, params: dict, rid: object) -> dict | None:
@@ -49,7 +50,9 @@ def answer(method: str, params: dict, rid: object) -> dict | None:
         with open(os.environ["LOG"], "a") as log:
             log.write(json.dumps(params.get("cursor") and params["cursor"][:40]) + "\n")
         page = listing(STATE["mode"], params.get("cursor"))
-        if page is not None and time.monotonic() < STATE["renotice_until"]:
+        counted = STATE["renotices"] > 0
+        if page is not None and (counted or time.monotonic() < STATE["renotice_until"]):
+            STATE["renotices"] -= counted
             send({"jsonrpc": "2.0", "id": rid, "result": page})  # and a change again, at once, every time
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
             return None
@@ -62,6 +65,7 @@ def answer(method: str, params: dict, rid: object) -> dict | None:
             STATE["mode"] = os.environ.get("ARMED", "hang") if armed else "fine"
             if armed:
                 STATE["renotice_until"] = time.monotonic() + float(os.environ.get("RENOTICE_SECONDS", "0"))
+                STATE["renotices"] = int(os.environ.get("RENOTICE_COUNT", "0"))
             for _ in range(int(os.environ.get("NOTICES", "1")) if armed else 1):
                 send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
             return None

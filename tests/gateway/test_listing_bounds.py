@@ -66,22 +66,35 @@ async def test_too_many_items_are_refused(data_dir, tmp_path, monkeypatch):
         assert listed(log) <= 3 * (ev.reconnects + 1)
 
 
-async def test_change_notices_after_every_listing_are_paced(data_dir, tmp_path):
-    # a change announced after every listing it answers, for 4 s: before, refresh followed refresh at once
-    # (hundreds); now one a MIN_RELIST_SECONDS, and the last change is still seen
+async def test_change_notices_after_every_listing_are_paced(data_dir, tmp_path, monkeypatch):
+    # a change announced after each of the next 6 listings it answers: before, refresh followed refresh at
+    # once; now each starts at least MIN_RELIST_SECONDS after the one before (the gateway's own clock: load
+    # only lengthens a gap), one refresh per notice (none piled up), and the last change is still seen
+    monkeypatch.setattr(upstream_listing, "MIN_RELIST_SECONDS", 0.5)
     log = tmp_path / "lists.log"
-    async with running_gateway(make_config(data_dir, servers(log, ARMED="fine", RENOTICE_SECONDS="4")),
-                               startup_wait=5.0) as rt:
+    renotices = 6
+    cfg = make_config(data_dir, servers(log, ARMED="fine", RENOTICE_COUNT=str(renotices)))
+    async with running_gateway(cfg, startup_wait=5.0) as rt:
         ev = rt.manager.upstreams["ev"]
         await wait_until(lambda: ev.state == "ready")
+        starts: list[float] = []
+        refresh = ev._refresh_and_announce
+
+        async def noted() -> None:
+            starts.append(time.monotonic())
+            await refresh()
+
+        ev._refresh_and_announce = noted  # type: ignore[method-assign]
         async with Client(rt.front.server) as c:
             before = listed(log)
             assert not (await c.call_tool("ev__arm", {})).is_error
-            await anyio.sleep(5.0)
-            during = listed(log) - before
-            assert 2 <= during <= 4 / upstream_listing.MIN_RELIST_SECONDS + 3, during
+            # the arm's notice, then one after each of the next 6 listings: 7 listings, then quiet
+            await wait_until(lambda: listed(log) - before == renotices + 1 and ev._relisting is not None
+                             and ev._relisting.done(), timeout=60)
             assert (await c.call_tool("tb__echo", {"text": "fine"})).content[0].text == "fine"
-            await wait_until(lambda: ev._relisting is None or ev._relisting.done(), timeout=5.0)
+            assert len(starts) == renotices + 1 == listed(log) - before, (starts, listed(log) - before)
+            gaps = [b - a for a, b in zip(starts, starts[1:])]
+            assert all(gap >= 0.5 - 0.02 for gap in gaps), gaps  # (the event loop may wake a timer early)
             assert sorted(ev.tools) == ["arm", "disarm", "ping"]
 
 

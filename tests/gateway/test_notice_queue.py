@@ -154,3 +154,65 @@ async def test_flush_of_a_flood_keeps_the_lines_and_only_the_latest_progress() -
     await q.flush("call")
     assert c.got == [f"line {i}" for i in range(9)] + [9, "line 9"], c.got
     assert q.held == 0 and q.dropped == 0  # coalesced, not lost: the latest is there
+
+
+@pytest.mark.parametrize("newcomers", [1, 2, 3])
+async def test_one_principals_flood_at_slow_clients_leaves_others_their_share(newcomers: int) -> None:
+    # before: alice's five calls to clients that read nothing held all 256 places of the upstream's notices,
+    # and every line and progress report of bob's calls was dropped until hers ended
+    q = NoticeQueue("up")
+    hers = [Client() for _ in range(5)]  # never let go
+    for n, c in enumerate(hers):
+        for i in range(100):
+            q.put(("alice", n), "log", c.notice(i), who="alice")
+    assert q.held == MAX_NOTICES_WAITING  # alone, she may use every place
+    theirs = [Client(hold=0.001) for _ in range(newcomers)]
+    for k, c in enumerate(theirs):
+        for i in range(40):
+            q.put(("other", k), "log" if i % 2 else "progress", c.notice(i), who=f"p{k}")
+    assert q.held == MAX_NOTICES_WAITING
+    await asyncio.sleep(0)
+    for c in theirs:
+        for _ in range(200):
+            if len(c.got) == 40:
+                break
+            await asyncio.sleep(0.01)
+        assert c.got == list(range(40)), c.got  # each newcomer's, every one, in order
+    assert q.dropped == 5 * 100 - MAX_NOTICES_WAITING + 40 * newcomers  # hers made room for theirs
+    for c in hers:
+        c.go.set()
+    await _settled(q)
+    assert q.held == 0 and not q._held_by
+
+
+async def test_a_principal_at_its_share_takes_no_more_places_from_another() -> None:
+    q = NoticeQueue("up")
+    alice, bob = Client(), Client()
+    for d in range(4):
+        for i in range(MAX_WAITING_FOR_ONE):
+            q.put(("a", d), "log", alice.notice(i), who="alice")
+    assert q.held == MAX_NOTICES_WAITING
+    for d in range(4):
+        for i in range(MAX_WAITING_FOR_ONE):
+            q.put(("b", d), "log", bob.notice(i), who="bob")
+    # each holds half: bob took places up to his share, then his own were dropped, never more of hers
+    assert q._held_by == {"alice": MAX_NOTICES_WAITING // 2, "bob": MAX_NOTICES_WAITING // 2}, q._held_by
+    alice.go.set()
+    bob.go.set()
+    await _settled(q)
+    assert q.held == 0 and q.dropped == 2 * 4 * MAX_WAITING_FOR_ONE - MAX_NOTICES_WAITING
+
+
+async def test_a_delivery_cancelled_before_it_started_gives_its_places_back() -> None:
+    # ``drop`` in the same turn of the loop as the ``put`` (a call cancelled as its progress came): the
+    # delivery task never ran, so nothing it would have done at its end was done: its places stayed held
+    q, c = NoticeQueue("up"), Client()
+    for i in range(MAX_WAITING_FOR_ONE):
+        q.put("call", "log", c.notice(i), who="alice")
+    q.drop("call")
+    await _settled(q)
+    assert q.held == 0 and not q._held_by and q.dropped == MAX_WAITING_FOR_ONE and "call" not in q
+    q.put("call", "log", c.notice("again"), who="alice")  # the destination works again
+    c.go.set()
+    await _settled(q)
+    assert c.got == ["again"] and q.held == 0

@@ -1,16 +1,19 @@
-"""One principal's hanging calls deny no other principal a shared upstream: ``max_in_flight`` slots are shared
-fairly (fair_slots.py: bob gets the next slot that frees, before alice's further calls), and where calls take
-turns (``"concurrent": false``, party_turns.py) bob waits out at most one of alice's turns, not each of her
-queued calls' timeouts.
+"""One principal's long calls deny no other principal a shared upstream: ``max_in_flight`` slots are shared
+fairly (fair_slots.py: alone, alice leaves one slot for whoever comes next while another principal may call
+it; with one slot, bob gets the next that frees, before alice's further calls), and where calls take turns
+(``"concurrent": false``, party_turns.py) bob waits out at most one of alice's turns, not each of her queued
+calls.
 
-A real Sentinel over HTTP, the toolbox upstream over stdio (its ``hang`` never answers; the call's timeout
-is a few seconds), real MCP clients; asserted by answers and the order they came in."""
+A real Sentinel over HTTP, the toolbox upstream over stdio (its ``held`` call runs until the test creates a
+file: as long as the test needs, not a guessed time), real MCP clients; asserted by answers, the order they
+came in, the calls the upstream started and the gateway's own gauges (/metrics) — never by wall time."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from .identity_rig import ALICE, BOB, http_sentinel
+
+OWNER = "owner-token-0123456789abcdef"
 
 pytestmark = pytest.mark.timeout(180)
 TOOLBOX = Path(__file__).resolve().parent.parent / "gateway" / "toolbox_server.py"
@@ -34,13 +39,47 @@ def _text(result: object) -> str:
     return "\n".join(getattr(b, "text", "") for b in getattr(result, "content", []))
 
 
-def _config(tmp_path: Path, **server: Any) -> Path:
+PAIR = [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB}]
+
+
+def _config(tmp_path: Path, principals: list[dict] = PAIR, **server: Any) -> Path:  # noqa: B006
     cfg = tmp_path / "sentinel.json"
     cfg.write_text(json.dumps({
         "mcpServers": {"tb": {"command": sys.executable, "args": [str(TOOLBOX)], **server}},
-        "sentinel": {"data_dir": str(tmp_path / "state"), "builtins": [],
-                     "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB}]}}))
+        "sentinel": {"data_dir": str(tmp_path / "state"), "builtins": [], "http": {"token": OWNER},
+                     "principals": principals}}))
     return cfg
+
+
+def _gauges(base: str) -> dict[str, int]:
+    """tb's calls in flight, waiting for a slot and waiting for a turn, as the gateway counts them."""
+    req = urllib.request.Request(f"{base}/metrics", headers={"Authorization": f"Bearer {OWNER}"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        lines = r.read().decode().splitlines()
+    out = {}
+    for name in ("calls_in_flight", "calls_waiting", "calls_waiting_turn"):
+        prefix = f'sentinel_upstream_{name}{{upstream="tb"}} '
+        out[name] = next(int(float(ln[len(prefix):])) for ln in lines if ln.startswith(prefix))
+    return out
+
+
+async def _until(predicate: Any) -> None:
+    """Polls a condition on events (the test's own timeout bounds it): no sleep stands in for an order."""
+    while not await asyncio.to_thread(predicate):
+        await asyncio.sleep(0.05)
+
+
+def _started(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def _hold(client: Client, path: Path) -> Any:
+    """A call that runs until ``_release(path)`` (the toolbox's ``held``), "started" in ``path``."""
+    return client.call_tool("tb__held", {"path": str(path)})
+
+
+def _release(path: Path) -> None:
+    Path(f"{path}.go").touch()
 
 
 async def _noted(order: list[str], who: str, call: Any) -> str:
@@ -49,46 +88,80 @@ async def _noted(order: list[str], who: str, call: Any) -> str:
     return text
 
 
-async def test_alices_hanging_calls_leave_bob_a_slot(tmp_path: Path) -> None:
-    cfg = _config(tmp_path, timeout=3, concurrent=True, max_in_flight=2)
+async def test_alone_alice_leaves_a_slot_for_bob(tmp_path: Path) -> None:
+    # before: alone, alice's long calls took both slots, and bob waited until one of them ended
+    cfg = _config(tmp_path, timeout=20, concurrent=True, max_in_flight=2)
     with http_sentinel(cfg) as (base, _proc):
         async with _client(base, ALICE) as alice, _client(base, BOB) as bob:
             assert _text(await bob.call_tool("tb__echo", {"text": "before"})) == "before"
             order: list[str] = []
-            first = [asyncio.ensure_future(_noted(order, "alice", alice.call_tool("tb__hang", {})))
-                     for _ in range(2)]  # alone: both slots are hers
-            await asyncio.sleep(0.5)
-            more = [asyncio.ensure_future(_noted(order, "alice-more", alice.call_tool("tb__hang", {})))
-                    for _ in range(2)]  # wait for a slot
-            await asyncio.sleep(0.5)  # hers queued first (else bob is ahead of them anyway)
+            held = [tmp_path / f"a{i}" for i in range(3)]
+            hers = [asyncio.ensure_future(_noted(order, "alice", _hold(alice, p)))
+                    for p in held]
+            await _until(lambda: (g := _gauges(base))["calls_in_flight"] + g["calls_waiting"] == 3)
+            assert _gauges(base) == {"calls_in_flight": 1, "calls_waiting": 2, "calls_waiting_turn": 0}
             mine = await _noted(order, "bob", bob.call_tool("tb__echo", {"text": "mine"}))
-            # the first slot that freed was bob's, not her waiting calls'
-            assert mine == "mine", mine
-            done = await asyncio.gather(*first, *more)
-            assert all("did not answer within 3s" in t for t in done[:2]), done
+            assert mine == "mine" and order == ["bob"], (mine, order)  # while all of hers still run or wait
+            for p in held:
+                _release(p)
+            assert await asyncio.gather(*hers) == ["released"] * 3
 
 
-async def test_alone_a_principal_uses_every_slot(tmp_path: Path) -> None:
-    cfg = _config(tmp_path, timeout=3, concurrent=True, max_in_flight=3)
+@pytest.mark.parametrize("principals", [
+    [],  # the owner alone
+    [{"name": "alice", "token": ALICE, "tools": ["other__*"], "upstreams": ["other"]}],  # tb beyond her reach
+])
+async def test_when_no_other_principal_may_call_it_the_owner_uses_every_slot(tmp_path: Path,
+                                                                              principals: list) -> None:
+    cfg = _config(tmp_path, principals, timeout=20, concurrent=True, max_in_flight=3)
+    marks = tmp_path / "marks"
     with http_sentinel(cfg) as (base, _proc):
-        async with _client(base, ALICE) as alice:
-            texts = await asyncio.gather(*[alice.call_tool("tb__hang", {}) for _ in range(3)])
-            # none refused busy: all three ran at once and timed out
-            assert all("did not answer within 3s" in _text(t) for t in texts), [_text(t) for t in texts]
+        async with _client(base, OWNER) as owner:
+            calls = [asyncio.ensure_future(_hold(owner, marks)) for _ in range(3)]
+            await _until(lambda: _started(marks) == 3)  # all three at once
+            assert _gauges(base)["calls_waiting"] == 0
+            _release(marks)
+            assert [_text(t) for t in await asyncio.gather(*calls)] == ["released"] * 3
+
+
+async def test_with_one_slot_a_freed_slot_goes_to_bob_before_alices_next(tmp_path: Path) -> None:
+    # one slot cannot be held back: bob waits for alice's running call, then goes before her queued one
+    cfg = _config(tmp_path, timeout=20, concurrent=True, max_in_flight=1)
+    first, second = tmp_path / "first", tmp_path / "second"
+    with http_sentinel(cfg) as (base, _proc):
+        async with _client(base, ALICE) as alice, _client(base, BOB) as bob:
+            order: list[str] = []
+            running = asyncio.ensure_future(_noted(order, "alice", _hold(alice, first)))
+            await _until(lambda: _started(first) == 1)
+            queued = asyncio.ensure_future(
+                _noted(order, "alice-next", _hold(alice, second)))
+            await _until(lambda: _gauges(base)["calls_waiting"] == 1)  # hers queued first
+            mine = asyncio.ensure_future(_noted(order, "bob", bob.call_tool("tb__echo", {"text": "mine"})))
+            await _until(lambda: _gauges(base)["calls_waiting"] == 2)
+            _release(first)
+            # answered while her next call, queued first, runs until released: bob's went first
+            assert await mine == "mine"
+            assert "alice-next" not in order and not queued.done(), order
+            _release(second)
+            assert await asyncio.gather(running, queued) == ["released", "released"]
 
 
 async def test_turns_go_round_by_principal(tmp_path: Path) -> None:
-    cfg = _config(tmp_path, timeout=2, concurrent=False)  # one call at a time, whoever calls
+    cfg = _config(tmp_path, timeout=20, concurrent=False)  # one call at a time, whoever calls
+    held = [tmp_path / f"a{i}" for i in range(3)]
     with http_sentinel(cfg) as (base, _proc):
         async with _client(base, ALICE) as alice, _client(base, BOB) as bob:
             assert _text(await bob.call_tool("tb__echo", {"text": "before"})) == "before"
             order: list[str] = []
-            hangs = [asyncio.ensure_future(_noted(order, "alice", alice.call_tool("tb__hang", {})))
-                     for _ in range(3)]
-            await asyncio.sleep(0.5)  # hers queued first: bob's comes after all three
-            mine = await _noted(order, "bob", bob.call_tool("tb__echo", {"text": "mine"}))
-            assert mine == "mine", mine
-            # bob waited out at most the running one of alice's calls, not her queued ones
-            assert order.index("bob") <= 1, order
-            done = await asyncio.gather(*hangs)
-            assert all("did not answer within 2s" in t for t in done), done
+            hers = [asyncio.ensure_future(_noted(order, f"alice{i}", _hold(alice, p)))
+                    for i, p in enumerate(held)]
+            await _until(lambda: sum(map(_started, held)) == 1 and _gauges(base)["calls_waiting_turn"] == 2)
+            mine = asyncio.ensure_future(_noted(order, "bob", bob.call_tool("tb__echo", {"text": "mine"})))
+            await _until(lambda: _gauges(base)["calls_waiting_turn"] == 3)  # hers queued first
+            _release(next(p for p in held if _started(p)))
+            # bob waited out the running one of alice's calls, not her queued ones (each runs until released)
+            assert await mine == "mine"
+            assert sum(t.done() for t in hers) <= 1, order
+            for p in held:
+                _release(p)
+            assert await asyncio.gather(*hers) == ["released"] * 3
