@@ -57,6 +57,7 @@ class Host(NamedTuple):
     address: IPAddress | None
     name: str | None
     absolute: bool = False  # the name was written with a trailing dot (looked up in DNS as it is)
+    mapped: bool = False  # the address was written as IPv4-mapped IPv6 (``address`` is the IPv4 one)
 
     @property
     def kind(self) -> Kind | None:
@@ -123,6 +124,10 @@ def _refused(host: str, why: str) -> AddressRefused:
     return AddressRefused(compose("host '", safe_text(host, 100), f"' {why}"))
 
 
+def _v6(ip: ipaddress.IPv6Address) -> Host:
+    return Host(canonical(ip), None, mapped=ip.ipv4_mapped is not None)
+
+
 def parse_host(text: str) -> Host:
     """``text`` (a URL's host as ``urlsplit().hostname`` or netloc gives it, brackets allowed) read once;
     AddressRefused says why it names nothing checkable."""
@@ -136,14 +141,14 @@ def parse_host(text: str) -> Host:
         if "%" in inner:
             raise _refused(text, "carries a zone (an interface name is no part of an address)")
         try:
-            return Host(canonical(ipaddress.IPv6Address(inner)), None)
+            return _v6(ipaddress.IPv6Address(inner))
         except ValueError:
             raise _refused(text, "is no IPv6 address inside its brackets") from None
     if ":" in host:
         if "%" in host:
             raise _refused(text, "carries a zone (an interface name is no part of an address)")
         try:
-            return Host(canonical(ipaddress.IPv6Address(host)), None)
+            return _v6(ipaddress.IPv6Address(host))
         except ValueError:
             raise _refused(text, "is no IPv6 address (a colon: a port or user info in a host)") from None
     absolute = host.endswith(".")
@@ -177,13 +182,14 @@ def parse_address(text: str) -> IPAddress:
 
 
 def stays_here(text: str | None) -> bool:
-    """Whether a connection to the host ``text`` surely stays on this machine: a loopback or unspecified
-    address in its one spelling, or ``localhost`` (the hosts file's, not the absolute DNS name
-    ``localhost.``)."""
+    """Whether a connection to the host ``text`` surely stays on this machine: a loopback address in its one
+    spelling, or ``localhost`` (the hosts file's, not the absolute DNS name ``localhost.``). Not an
+    IPv4-mapped one: it reaches 127.0.0.1 only where the stack maps it (trust as local takes no such
+    condition)."""
     try:
         host = parse_host(text or "")
     except AddressRefused:
         return False
     if host.address is None:
         return host.name == "localhost" and not host.absolute
-    return host.address.is_loopback
+    return host.address.is_loopback and not host.mapped
