@@ -19,7 +19,6 @@ Sentinel refuse a local peer, never accept a LAN one.
 from __future__ import annotations
 
 import ipaddress
-import socket
 from collections import OrderedDict
 from typing import Any
 
@@ -34,15 +33,9 @@ Key = tuple[Any, ...]
 
 
 def _from_loopback(source: Any) -> bool:
-    try:
-        return ipaddress.ip_address(str(source[0]).split("%", 1)[0]).is_loopback
-    except (TypeError, ValueError, IndexError):
-        return False
-
-
-def _address_text(packed: bytes) -> str | None:
-    family = {4: socket.AF_INET, 16: socket.AF_INET6}.get(len(packed))
-    return ipaddress.ip_address(socket.inet_ntop(family, packed)).compressed if family else None
+    """(The kernel's own spelling of a packet's source: dotted decimal, or ``::1`` with no zone.)"""
+    host = source[0] if isinstance(source, tuple) and source else None
+    return isinstance(host, str) and (host.startswith("127.") or host == "::1")
 
 
 def record_key(record: Any) -> Key | None:
@@ -53,7 +46,7 @@ def record_key(record: Any) -> Key | None:
     if isinstance(record, DNSText):
         return ("txt", name, bytes(record.text))
     if isinstance(record, DNSAddress):
-        return ("addr", name, _address_text(record.address))
+        return ("addr", name, bytes(record.address))  # (packed: compared with the address's own packing)
     return None
 
 
@@ -97,5 +90,5 @@ def heard_on_loopback(zc: Zeroconf, info: AsyncServiceInfo, address: str) -> boo
     name, server = info.name.lower(), info.server.lower()
     wanted = [("srv", name, server, info.port, info.priority, info.weight),
               ("txt", name, bytes(info.text or b"")),
-              ("addr", server, ipaddress.ip_address(address).compressed)]
+              ("addr", server, ipaddress.ip_address(address).packed)]
     return all(key in manager.heard for key in wanted)
