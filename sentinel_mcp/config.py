@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 from pathlib import Path
@@ -14,6 +13,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, T
 
 from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
 from sentinel_mcp.core.host_names import is_host
+from sentinel_mcp.core.untrusted_address import stays_here
 from sentinel_mcp.core.display_text import Marked, compose, said
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_section
@@ -99,15 +99,7 @@ def loopback_host(host: str | None) -> bool:
     """Whether a connection to ``host`` surely stays on this machine: a loopback address literal (no zone) or
     ``localhost`` (the hosts file's). Not ``localhost.``: an absolute DNS name the hosts file does not answer
     for, looked up in DNS (the network's resolver says where it is)."""
-    if not host:
-        return False
-    if host.lower() == "localhost":
-        return True
-    try:
-        ip = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return ip.is_loopback and getattr(ip, "scope_id", None) is None
+    return stays_here(host)  # (core/untrusted_address.py: one reading of every spelling)
 
 
 class RemoteServer(ServerCommon):

@@ -18,13 +18,14 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from sentinel_mcp.a2a.announced_card_client import AnnouncedCardClient
 from sentinel_mcp.a2a.card_fetch import PeerRejected
 from sentinel_mcp.a2a.discovery import ITSELF, Peer, PeerRegistry, verify_peer
 from sentinel_mcp.a2a.settings import A2ASettings
 
 
 async def rechecked(peer: Peer, registry: PeerRegistry, settings: A2ASettings,
-                    http: httpx2.AsyncClient) -> Peer:
+                    http: httpx2.AsyncClient | AnnouncedCardClient) -> Peer:
     """``peer`` (announced, in ``registry``) with its card fetched and checked now, from the address and path
     it was found at; PeerRejected, the peer dropped from ``registry`` with the reason, when it no longer
     checks out."""

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
 from sentinel_mcp.core.errors import A2AError
+
+if TYPE_CHECKING:
+    from sentinel_mcp.a2a.announced_card_client import AnnouncedCardClient
 
 
 class BodyRefused(A2AError):
@@ -26,7 +29,8 @@ class BoundedResponse:
 
 
 async def exchange(
-    http: httpx2.AsyncClient, method: str, url: str, *, limit: int, deadline: float, **request: Any
+    http: httpx2.AsyncClient | AnnouncedCardClient, method: str, url: str, *, limit: int, deadline: float,
+    **request: Any
 ) -> BoundedResponse:
     """Send the request and read the answer within ``limit`` bytes and ``deadline`` seconds in all.
 
@@ -38,7 +42,7 @@ async def exchange(
 
 
 async def _read(
-    http: httpx2.AsyncClient, method: str, url: str, limit: int, request: dict[str, Any]
+    http: httpx2.AsyncClient | AnnouncedCardClient, method: str, url: str, limit: int, request: dict[str, Any]
 ) -> BoundedResponse:
     async with http.stream(method, url, **request) as resp:
         if not 200 <= resp.status_code < 300:  # the status is all a caller uses: the body is not read

@@ -10,6 +10,7 @@ from typing import Any
 import httpx2
 from pydantic import ValidationError
 
+from sentinel_mcp.a2a.announced_card_client import AnnouncedCardClient
 from sentinel_mcp.a2a.bounded_body import BodyRefused, exchange
 from sentinel_mcp.a2a.card_canonical import parse_unique
 from sentinel_mcp.a2a.protocol import AgentCard
@@ -26,6 +27,16 @@ class PeerRejected(A2AError):
     pass
 
 
+class NoCard(PeerRejected):
+    """No card came from the address: no connection, a TLS failure, a timeout, an HTTP status or a body that
+    is no card. Its text says which (for the log and the owner's listed peers); an announced peer's rejection
+    as kept and shown to the model says only ``NO_CARD``: the address and port were the announcer's choice,
+    and "refused" against "answered HTTP 404" would tell it which ports of which hosts are open."""
+
+
+NO_CARD = "no A2A card was fetched at the announced address (why is in Sentinel's log)"
+
+
 def check_name(what: str, name: str) -> None:
     """A peer's name must read as itself (``look_alike_names.name_flaw``): one script, nothing hidden."""
     flaw = name_flaw(name)
@@ -34,7 +45,8 @@ def check_name(what: str, name: str) -> None:
         raise PeerRejected(compose(f"{what} '", safe_text(name, 100), f"' is refused: {flaw}"))
 
 
-async def fetch_card(http: httpx2.AsyncClient, card_url: str) -> tuple[dict[str, Any], AgentCard]:
+async def fetch_card(http: httpx2.AsyncClient | AnnouncedCardClient,
+                     card_url: str) -> tuple[dict[str, Any], AgentCard]:
     """The card at ``card_url`` as sent (the object its signatures are over) and as read; PeerRejected says
     why there is none."""
     try:
@@ -43,18 +55,18 @@ async def fetch_card(http: httpx2.AsyncClient, card_url: str) -> tuple[dict[str,
             headers={"Accept": "application/json"},
         )
     except BodyRefused as e:
-        raise PeerRejected(compose("card fetch refused: ", error_text(e, 280))) from None
+        raise NoCard(compose("card fetch refused: ", error_text(e, 280))) from None
     except (httpx2.HTTPError, ssl.SSLError) as e:  # (a TLS 1.3 refusal arrives as an alert on the read)
         # e.g. the certificate check that failed
         detail = (" (", error_text(e, 260), ")") if card_url.startswith("https") and str(e) else ()
-        raise PeerRejected(compose(f"card fetch failed: {type(e).__name__}", *detail)) from None
+        raise NoCard(compose(f"card fetch failed: {type(e).__name__}", *detail)) from None
     if resp.status_code != 200:
-        raise PeerRejected(f"card fetch answered HTTP {resp.status_code}")
+        raise NoCard(f"card fetch answered HTTP {resp.status_code}")
     try:
         wire_limits.loads(resp.content)  # (its WireError is a ValueError) the bounds, before a second read
         raw = parse_unique(resp.content.decode("utf-8"))  # (one object, each name once: what is signed)
         card = AgentCard.model_validate(raw)
     except (ValueError, ValidationError) as e:
-        raise PeerRejected(f"card is not an A2A AgentCard: {str(e).splitlines()[0][:200]}") from None
+        raise NoCard(f"card is not an A2A AgentCard: {str(e).splitlines()[0][:200]}") from None
     check_name("its card's name", card.name)
     return raw, card

@@ -57,7 +57,7 @@ def _discover(args: argparse.Namespace) -> int:
                                           listed=settings.listed_peers))
     peers = registry.summaries()
     if args.json:
-        print(json.dumps({"peers": peers, "rejected": registry.rejections()}, indent=2))
+        print(json.dumps({"peers": peers, "rejected": registry.rejections(owner=True)}, indent=2))
         return 0
     if not peers:
         print(f"no verified A2A peers on {', '.join(interfaces)} (browsed {args.timeout:g} s)")
@@ -65,7 +65,7 @@ def _discover(args: argparse.Namespace) -> int:
         alike = f"\treads like: {', '.join(p['reads_like'])} (look-alike names)" if p["reads_like"] else ""
         print(f"{p['name']}\t{p['rpc_url']}\tv{p['version']}\tskills: {', '.join(p['skills'])}"
               f"\t{p['card_signature']}{alike}")
-    for name, why in registry.rejections().items():  # (peers' texts are shown safely: summary())
+    for name, why in registry.rejections(owner=True).items():  # (peers' texts are shown safely: summary())
         print(f"rejected {name}: {why}")
     return 0
 

@@ -36,18 +36,18 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from sentinel_mcp.a2a.announced_card_client import AnnouncedCardClient
 from sentinel_mcp.a2a.endpoint_url import Endpoint, NotAnEndpoint, canonical_host, sent_url
 from sentinel_mcp.a2a.card import CARD_PATH, SENTINEL_EXTENSION, SELF_MARK
-from sentinel_mcp.a2a.card_fetch import PeerRejected, check_name, fetch_card
+from sentinel_mcp.a2a.card_fetch import NO_CARD, NoCard, PeerRejected, check_name, fetch_card
 from sentinel_mcp.a2a.card_signature import (NO_KEYS, UNSIGNED, CardKeys, CardRefused, CardTrust, check_card,
                                              folded_name, signers)
 from sentinel_mcp.a2a.listed_peers import NO_LISTED, ListedPeers
 from sentinel_mcp.a2a.offer_contexts import OfferContexts
-from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, allowed
+from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, allowed, names_this_host
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, AgentCard
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import loopback_host
-from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.settings import ClientTLS
 from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
 from sentinel_mcp.core.look_alike_names import looks_alike
@@ -143,6 +143,8 @@ class PeerRegistry:
     def __init__(self) -> None:
         self.peers: dict[str, Peer] = {}
         self.rejected: dict[str, str] = {}  # the newest MAX_REJECTED, oldest first
+        # why no card came (``card_fetch.NoCard``): for the owner's log and terminal, never the model's view
+        self.no_card: dict[str, str] = {}
         self.ignored = 0  # announcements not looked at: too many were waiting
         # the instance names this agent announces itself under: its configured name may be another's already
         # (zeroconf then renames it, "name (2)"), so it is known by the name it holds, never taken as a peer
@@ -158,7 +160,13 @@ class PeerRegistry:
         self.offers = OfferContexts()
 
     def reject(self, name: str, why: str | PeerRejected) -> None:
-        """``why``: a refusal's text, or the refusal (a reason it marked stays marked: ``Marked``)."""
+        """``why``: a refusal's text, or the refusal (a reason it marked stays marked: ``Marked``); a card
+        that could not be fetched is kept as ``NO_CARD``, which way it failed left out
+        (``card_fetch.NoCard``)."""
+        self.no_card.pop(name, None)
+        if isinstance(why, NoCard):
+            self.no_card[name] = error_text(why, 300)
+            why = NO_CARD
         if isinstance(why, PeerRejected):
             why = error_text(why, 300)
         self.peers.pop(name, None)
@@ -166,6 +174,8 @@ class PeerRegistry:
         self.rejected[name] = why
         while len(self.rejected) > MAX_REJECTED:
             del self.rejected[next(iter(self.rejected))]
+        while len(self.no_card) > MAX_REJECTED:  # (its own bound: a name taken later leaves its entry)
+            del self.no_card[next(iter(self.no_card))]
 
     def is_self(self, peer: Peer) -> bool:
         """Whether ``peer``'s card is this agent's own (it carries this registry's mark)."""
@@ -223,9 +233,12 @@ class PeerRegistry:
         wanted = folded_name(name)
         return sorted(p.instance for p in self._named(name) if folded_name(p.card.name) != wanted)
 
-    def rejections(self) -> dict[str, str]:
-        """Why announced agents were not taken, as shown: the names are whatever their senders announced."""
-        return {shown_name(name): safe_text(why, 300) for name, why in list(self.rejected.items())[:100]}
+    def rejections(self, owner: bool = False) -> dict[str, str]:
+        """Why announced agents were not taken, as shown: the names are whatever their senders announced.
+        ``owner``: for the person at the terminal (``a2a discover``), with why no card came (a model is told
+        only that none did: ``card_fetch.NoCard``)."""
+        return {shown_name(name): safe_text(self.no_card.get(name, why) if owner else why, 300)
+                for name, why in list(self.rejected.items())[:100]}
 
     def ambiguous(self, name: str) -> list[str]:
         """The instances of the verified peers whose cards carry ``name`` or a look-alike of it, when more
@@ -277,7 +290,8 @@ def instance_label(instance: str) -> str:
 
 
 async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[str, str],
-                      http: httpx2.AsyncClient, *, allow_loopback_plaintext: bool = False,
+                      http: httpx2.AsyncClient | AnnouncedCardClient, *,
+                      allow_loopback_plaintext: bool = False,
                       networks: tuple[IPNetwork, ...] = LOOPBACK, keys: CardKeys = NO_KEYS,
                       listed: ListedPeers = NO_LISTED) -> Peer:
     """Fetch and check the card of an advertised peer; PeerRejected says why it is not trusted.
@@ -404,9 +418,9 @@ class PeerBrowser:
         self._jobs: set[asyncio.Task[None]] = set()
         self._pending: set[str] = set()  # names whose resolution is queued or under way (one job per name)
         self._slots = asyncio.Semaphore(MAX_RESOLVING)
-        self._http = httpx2.AsyncClient(
-            timeout=httpx2.Timeout(5.0), follow_redirects=False, verify=httpx_verify(tls)
-        )
+        # an announcement chose the address: Sentinel's client certificate goes only to a server that proved
+        # itself first (``announced_card_client.py``)
+        self._http = AnnouncedCardClient(tls)
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -462,6 +476,7 @@ class PeerBrowser:
                 return
             txt = {k: v or "" for k, v in info.decoded_properties.items()}
             addresses = info.parsed_addresses(zeroconf.IPVersion.V4Only) or info.parsed_addresses()
+            addresses = self._said_here(info, addresses)
             peer = await verify_peer(
                 name, addresses, info.port or 0, txt, self._http,
                 allow_loopback_plaintext=self.allow_loopback_plaintext, networks=self.networks,
@@ -472,13 +487,28 @@ class PeerBrowser:
             log.info("A2A peer %r rejected: %s", name[:100], e)
             return
         except Exception as e:  # noqa: BLE001 - a broken peer must not break discovery
-            self.registry.reject(name, f"{type(e).__name__}: {e}")
+            log.info("A2A peer %r rejected: %s: %s", name[:100], type(e).__name__, e)
+            self.registry.reject(name, f"could not be checked ({type(e).__name__})")
             return
         if self.registry.is_self(peer):
             self.registry.reject(name, ITSELF)
             return
         self.registry.rejected.pop(name, None)
         self.registry.peers[name] = peer
+
+    def _said_here(self, info: Any, addresses: list[str]) -> list[str]:
+        """``addresses`` without the ones naming this machine (loopback, 0.0.0.0) that no announcement heard
+        from loopback chose (``heard_on_loopback.py``: a LAN host may announce 127.0.0.1 too); PeerRejected
+        when none is left."""
+        from sentinel_mcp.a2a.heard_on_loopback import heard_on_loopback
+
+        kept = [a for a in addresses
+                if not names_this_host(a) or heard_on_loopback(self.zc.zeroconf, info, a)]
+        if addresses and not kept:
+            raise PeerRejected("names this machine (a loopback address) in an announcement not heard from "
+                               "loopback: any host on the link can announce 127.0.0.1; its card is not "
+                               "fetched")
+        return kept
 
     async def stop(self) -> None:
         if self._browser is not None:
@@ -491,8 +521,10 @@ class PeerBrowser:
 
 
 def open_zeroconf(interfaces: list[str]) -> AsyncZeroconf:
-    zeroconf = _zeroconf()
-    return zeroconf.asyncio.AsyncZeroconf(interfaces=interfaces, ip_version=zeroconf.IPVersion.V4Only)
+    """zeroconf on ``interfaces`` (IPv4), keeping which records loopback announced (``heard_on_loopback``)."""
+    from sentinel_mcp.a2a.heard_on_loopback import open_heard
+
+    return open_heard(interfaces)
 
 
 async def discover_peers(

@@ -24,9 +24,9 @@ from urllib.parse import urlsplit
 
 from sentinel_mcp.core.errors import A2AError
 from sentinel_mcp.core.display_text import Marked, compose, safe_text
+from sentinel_mcp.core.untrusted_address import AddressRefused, parse_host
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
-_NUMBER = re.compile(r"(0x[0-9a-f]*|[0-9]+)")
 _UNSAFE = re.compile(r"[\x00-\x20\x7f\\]")  # spaces, controls, backslashes: parsers disagree on them
 
 
@@ -48,20 +48,16 @@ def canonical_host(host: str) -> str:
     """``host`` (as ``urlsplit().hostname`` gives it) in canonical form; NotAnEndpoint when it has none."""
     if not host:
         raise NotAnEndpoint("it has no host")
-    if not host.isascii():
-        raise NotAnEndpoint(compose("its host '", safe_text(host, 100),
-                                    "' is not ASCII (a look-alike spelling)"))
     name = host.lower()
-    name = name[:-1] if name.endswith(".") else name
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        if _NUMBER.fullmatch(name.rsplit(".", 1)[-1]):
-            raise NotAnEndpoint(compose("its host '", safe_text(host, 100), "' is a shorthand address, not "
-                                        "four decimal numbers: resolvers read it as some address")) from None
-        if not name or ".." in name:
-            raise NotAnEndpoint(compose("its host '", safe_text(host, 100), "' is not a host name")) from None
+    name = name[:-1] if name.endswith(".") else name  # (compared as written: sent to the checked endpoint)
+    try:  # the one reading of a host someone else wrote: shorthand, zone, non-ASCII, not a name (refused)
+        read = parse_host(name if name.isascii() else host)
+    except AddressRefused as e:
+        raise NotAnEndpoint(compose("its ", *e.args[:1])) from None
+    if read.address is None:
         return name
+    # an address as written (an IPv4-mapped one stays IPv6: a card naming it names another endpoint)
+    address = ipaddress.ip_address(name)
     return f"[{address.compressed}]" if address.version == 6 else address.compressed
 
 

@@ -21,6 +21,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 import httpx2
 
+from sentinel_mcp.a2a.announced_card_client import AnnouncedCardClient
 from sentinel_mcp.a2a.announced_peer_card import rechecked
 from sentinel_mcp.a2a.card_fetch import PeerRejected
 from sentinel_mcp.a2a.discovery import ITSELF, Peer, PeerRegistry, discover_peers, instance_name, shown_name
@@ -126,8 +127,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             return target  # a stranger's word already: the guard of sending asks the user, or it is refused
         if target is not None:  # verified when announced: its card checked again now (announced_peer_card)
             try:
-                async with httpx2.AsyncClient(timeout=httpx2.Timeout(5.0), follow_redirects=False,
-                                              verify=httpx_verify(settings.peer_client_tls)) as http:
+                async with AnnouncedCardClient(settings.peer_client_tls) as http:
                     return await rechecked(target, registry(), settings, http)
             except PeerRejected as e:
                 raise ToolError(Marked(f"the announced peer {shown_name(target.instance)!r} is unreachable "
@@ -297,8 +297,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         found = registry().find(rpc) if rpc is not None and not settings.orchestrator_url else None
         if found is not None:  # found over mDNS: its card checked again now (announced_peer_card.py)
             try:
-                async with httpx2.AsyncClient(timeout=httpx2.Timeout(5.0), follow_redirects=False,
-                                              verify=httpx_verify(settings.peer_client_tls)) as http:
+                async with AnnouncedCardClient(settings.peer_client_tls) as http:
                     await rechecked(found, registry(), settings, http)
             except (PeerRejected, TLSSetupError) as e:
                 return {"taken": False, "orchestrator": None,

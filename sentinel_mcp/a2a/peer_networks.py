@@ -13,6 +13,8 @@ from __future__ import annotations
 import ipaddress
 import logging
 
+from sentinel_mcp.core.untrusted_address import AddressRefused, Kind, classify, parse_address
+
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
 log = logging.getLogger(__name__)
@@ -62,14 +64,24 @@ def default_networks(interfaces: list[str]) -> tuple[IPNetwork, ...]:
     return tuple(networks)
 
 
-def allowed(address: str, networks: tuple[IPNetwork, ...]) -> bool:
-    """Whether ``address`` is one address (no zone) inside ``networks``. ``ipaddress`` reads ``::1%<zone>``
-    with any zone text but ``%``, and a zone is no part of the comparison: ``::1%x]@169.254.169.254#`` was
-    loopback here and, put in a URL's brackets, named the metadata service as host."""
+def names_this_host(address: str) -> bool:
+    """Whether a connection to ``address`` reaches this machine whatever its interfaces: loopback, or the
+    unspecified address (a connect to 0.0.0.0 or :: goes to the local host), as ``untrusted_address`` reads
+    and classifies it (an IPv4-mapped IPv6 address as its IPv4 one). One it cannot read counts (refused
+    anyway)."""
     try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    if getattr(ip, "scope_id", None) is not None:
+        return classify(parse_address(address)) is Kind.THIS_HOST
+    except AddressRefused:
+        return True
+
+
+def allowed(address: str, networks: tuple[IPNetwork, ...]) -> bool:
+    """Whether ``address`` is one address inside ``networks``, read by ``untrusted_address`` (one spelling:
+    no zone, no shorthand; an IPv4-mapped IPv6 address as the IPv4 one it reaches). ``ipaddress`` alone read
+    ``::1%<zone>`` with any zone text but ``%``: ``::1%x]@169.254.169.254#`` was loopback here and, put in a
+    URL's brackets, named the metadata service as host."""
+    try:
+        ip = parse_address(address)
+    except AddressRefused:
         return False
     return any(ip.version == n.version and ip in n for n in networks)

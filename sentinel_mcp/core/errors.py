@@ -61,9 +61,15 @@ class ConsoleError(SentinelError):
     area = "console"
 
 
+class AddressError(SentinelError):
+    """A host someone else chose that names nothing Sentinel can check (``core/untrusted_address.py``)."""
+
+    area = "address"
+
+
 AREA_ROOTS: tuple[type[SentinelError], ...] = (
     ConfigError, GatewayError, PolicyError, IdentityError, TLSError, A2AError, AgentError, SwarmError,
-    SearchError, ConsoleError,
+    SearchError, ConsoleError, AddressError,
 )  # and, in their areas: StorageError, LlmError, DeviceError, SensorError (older roots, now SentinelErrors)
 
 

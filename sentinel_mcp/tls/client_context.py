@@ -71,6 +71,16 @@ def client_context(tls: ClientTLS | None) -> ssl.SSLContext | None:
     return ctx
 
 
+def without_identity(tls: ClientTLS | None) -> ClientTLS | None:
+    """``tls`` checking the server as it says, showing no client certificate: for a connection to an address
+    someone else chose (an mDNS announcement's), where a request proves the server, not Sentinel. The
+    certificate is sent in the handshake before a pin is checked (``PinnedSSLObject`` checks a finished one)
+    and, under TLS 1.2, in the clear: every host that asks and whose chain checks out would see it."""
+    if tls is None or not (tls.cert or tls.key):
+        return tls
+    return tls.model_copy(update={"cert": None, "key": None})
+
+
 def httpx_verify(tls: ClientTLS | None) -> Any:
     """``verify=`` for an httpx2 client: the context, or True (the system's store)."""
     ctx = client_context(tls)

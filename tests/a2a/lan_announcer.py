@@ -1,0 +1,100 @@
+"""A simulated mDNS announcer for discovery tests: records handed to the browsing zeroconf's own socket
+listener as a datagram from a chosen source (``HERE``: loopback; ``LAN_HOST``: a host on a LAN interface, as
+the kernel gives the socket a packet heard there), and a real ``PeerBrowser`` behind it."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from tests.a2a.a2a_rig import LOOPBACK, multicast_problem
+
+from sentinel_mcp.a2a.discovery import SERVICE_TYPE, PeerBrowser, PeerRegistry, open_zeroconf, txt_record
+from sentinel_mcp.a2a.peer_networks import parse_networks
+from sentinel_mcp.a2a.settings import A2ASettings
+from sentinel_mcp.tls.settings import ClientTLS
+
+LAN_HOST = ("192.0.2.9", 5353)
+HERE = ("127.0.0.1", 5353)
+# both browsed: loopback and the (simulated) LAN's subnet are allowed networks
+NETWORKS = parse_networks(["127.0.0.0/8", "192.0.2.0/24"])
+
+
+class Counting:
+    def __init__(self) -> None:
+        self.port = 0
+        self.connections = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        writer.close()
+
+
+def announced(port: int, *, address: str = "127.0.0.1", server: str | None = None, txt: Any = None) -> Any:
+    from zeroconf.asyncio import AsyncServiceInfo
+
+    label = f"svc-{uuid.uuid4().hex[:10]}"
+    return AsyncServiceInfo(SERVICE_TYPE, f"{label}.{SERVICE_TYPE}", addresses=[socket.inet_aton(address)],
+                            port=port, properties=txt if txt is not None else txt_record(A2ASettings()),
+                            server=server or f"{label}.local.")
+
+
+def packet(*records: Any) -> bytes:
+    from zeroconf import DNSOutgoing
+    from zeroconf.const import _FLAGS_AA, _FLAGS_QR_RESPONSE
+
+    out = DNSOutgoing(_FLAGS_QR_RESPONSE | _FLAGS_AA)
+    for record in records:
+        out.add_answer_at_time(record, 0)
+    return out.packets()[0]
+
+
+def service(info: Any) -> list[Any]:
+    return [info.dns_pointer(), info.dns_service(), info.dns_text()]
+
+
+class Rig:
+    def __init__(self, zc: Any, registry: PeerRegistry) -> None:
+        self.zc, self.registry = zc, registry
+
+    def hear(self, packet: bytes, source: tuple[str, int]) -> None:
+        """``packet`` taken in by the browsing zeroconf's own socket listener, as from ``source``."""
+        self.zc.zeroconf.engine.protocols[0].datagram_received(packet, source)
+
+    async def verdict(self, name: str) -> str:
+        for _ in range(200):  # (a count, not a time: each turn lets the loop run the browser's jobs)
+            if name in self.registry.rejected or name in self.registry.peers:
+                return self.registry.rejected.get(name, "taken")
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"{name} was neither rejected nor taken")
+
+
+async def lan_rig(tls: ClientTLS | None = None) -> AsyncIterator[Rig]:
+    """A browsing zeroconf on loopback and its ``PeerBrowser`` (for a fixture's ``async for``)."""
+    reason = multicast_problem()
+    if reason:
+        pytest.skip(reason)
+    zc = open_zeroconf(LOOPBACK)
+    await zc.zeroconf.async_wait_for_start()
+    registry = PeerRegistry()
+    browser = PeerBrowser(zc, registry, allow_loopback_plaintext=True, networks=NETWORKS, tls=tls,
+                          resolve_timeout_ms=300)
+    await browser.start()
+    try:
+        yield Rig(zc, registry)
+    finally:
+        await browser.stop()
+        await zc.async_close()
+
+
+
+
+def rig_with(tls: ClientTLS) -> Any:
+    """A rig whose browser checks peers as ``tls`` says (an async context manager)."""
+    import contextlib
+
+    return contextlib.asynccontextmanager(lan_rig)(tls)
