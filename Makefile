@@ -25,7 +25,7 @@ run: setup model swarm-tools bytecode
 # imports (~0.2 s of CPU a gateway start)
 test: setup setup-interop model ts-deps browser swarm-tools lint bytecode
 	@$(BIN)/python -m compileall -q -x '/node_modules/' tests > /dev/null
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(ARGS)
 
 # The floors (import-linter contracts in pyproject.toml, docs/architecture.md), lint, and types (pyproject [tool.mypy])
 lint: setup
