@@ -12,8 +12,10 @@ SDK_VENV := .venv-a2a-sdk
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 ARGS ?=
 # make test runs the suite on this many workers, each test file whole on one (its module's fixtures start once);
-# most tests wait on processes they start, so two workers on two cores take ~20 minutes instead of ~42
-TEST_WORKERS ?= 2
+# most tests wait on processes they start, so two workers on two cores took ~20 minutes instead of ~42. At 11.5k
+# tests two workers kept two cores ~70% busy (0.67 s of CPU, reaped processes only, per second of a test's
+# time); a third fills the rest (ci-time9 in benchmarks/README.md: an estimate, never timed on a quiet machine)
+TEST_WORKERS ?= 3
 
 .PHONY: cluster run test lint setup bytecode setup-interop system venv model bench bench-tools clean ts-deps browser swarm-tools
 
@@ -25,7 +27,7 @@ run: setup model swarm-tools bytecode
 # imports (~0.2 s of CPU a gateway start)
 test: setup setup-interop model ts-deps browser swarm-tools lint bytecode
 	@$(BIN)/python -m compileall -q -x '/node_modules/' tests > /dev/null
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(ARGS)
 
 # The floors (import-linter contracts in pyproject.toml, docs/architecture.md), lint, and types (pyproject [tool.mypy])
 lint: setup

@@ -89,6 +89,17 @@ def _utf8(text: str) -> str:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[Any]) -> None:
+    """Under xdist (a worker: the controller collects nothing), files longest first
+    (``support/file_order.py``), so the run does not end on one long file with the other workers idle;
+    ``make test`` passes ``--no-loadscope-reorder`` so that xdist keeps this order. A run without xdist keeps
+    the files' own order."""
+    if hasattr(config, "workerinput"):
+        from tests.support.file_order import SECONDS, listed_seconds, longest_first
+
+        items[:] = longest_first(items, listed_seconds(SECONDS.read_text()))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: Any, call: Any) -> Any:
     """A report's texts with a lone surrogate in them (many tests here feed them to Sentinel, whose log lines

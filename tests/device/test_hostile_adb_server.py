@@ -6,10 +6,18 @@ import asyncio
 
 import pytest
 
+from device_tools import adb_backend
 from device_tools.adb_backend import AdbBackend
 from device_tools.errors import CommandTooLong, DeviceUnavailable
 
 pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(autouse=True)
+def _little_slack(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trickle never ends: each cut waits out the command's timeout plus the slack past it, 2 s in
+    production (a slow device's handshake); a little here, which cuts at the same point of the code."""
+    monkeypatch.setattr(adb_backend, "HANDSHAKE_SLACK", 0.2)
 
 
 def trickled(head: bytes):
