@@ -470,10 +470,10 @@ def build_http_app(
             who = auth.authenticate(Credentials.from_scope(request.scope))
         except AuthFailed:
             who = None
-        if who is None or not who.unrestricted or who.agent:
-            # public (a probe needs no token): the status word only; upstreams, file paths and causes are
-            # shown to a person who may reach every tool (as /metrics), not to a principal limited to some
-            # upstreams nor to another agent
+        if who is None or not who.is_operator:
+            # public (a probe needs no token): the status word only; upstreams, file paths, causes and every
+            # party's figures of the model are the operator's (as /metrics' whole view), not another
+            # principal's, even one that may reach every tool, nor another agent's
             return JSONResponse({"status": body["status"]}, status_code=code)
         return JSONResponse(body, status_code=code)
 

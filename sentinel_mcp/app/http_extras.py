@@ -1,9 +1,10 @@
 """What the HTTP host serves beside MCP for the ecosystem around it.
 
 - ``/metrics``: Prometheus text (calls, decisions, latencies, upstream health); behind the bearer token like
-MCP,
-  and only for a principal that may reach every tool (the owner, or a principal configured with ``*`` reach):
-  the series name every upstream and tool, which a restricted principal must not learn.
+  MCP. The operator (the owner's credential) reads every principal's calls and the upstreams' figures; any
+  other person reads the series of its own calls only (``Metrics.render(viewer=...)``): another principal's
+  counts, errors and latencies, and the shared figures they move, are not its to read. Another agent (an A2A
+  key) reads nothing.
 - OAuth 2.1 protected-resource metadata (RFC 9728) when ``sentinel.oauth.issuer`` names the authorization
 server
   that mints tokens for Sentinel: ``/.well-known/oauth-protected-resource`` (public, also under the resource's
@@ -160,16 +161,17 @@ def metrics_route(holder: HostState[Runtime]) -> Route:
         principal = request.scope.get(
             SCOPE_KEY
         )  # resolved by CallerGuard (absent only if mounted without it)
-        if principal is None or not principal.unrestricted or principal.agent:  # as /healthz's details
-            return PlainTextResponse(
-                "forbidden: /metrics is for a person's principal that may reach every tool (not another "
-                "agent)\n", status_code=403
-            )
+        if principal is None or principal.agent:
+            return PlainTextResponse("forbidden: /metrics is for a person's principal (not another agent)\n",
+                                     status_code=403)
         rt = holder.runtime
         if rt is None:
             return PlainTextResponse("starting\n", status_code=503)
-        body = (rt.metrics.render(rt.catalog_health) + session_tables_text(rt.front.tables)
-                + gateway_counts_text(rt))
+        if principal.is_operator:
+            body = (rt.metrics.render(rt.catalog_health) + session_tables_text(rt.front.tables)
+                    + gateway_counts_text(rt))
+        else:  # its own calls' series; the rest counts every principal's
+            body = rt.metrics.render(viewer=principal.name)
         return PlainTextResponse(body, media_type="text/plain; version=0.0.4")
 
     return Route("/metrics", metrics, methods=["GET"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -114,24 +115,37 @@ class AuditSource:
         return await chain_view.shared_statuses(self.shared.db, self.key)
 
 
-def keyed(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each row with its ``key``: its gateway's chain and its id there (ids repeat across gateways' logs)."""
-    return [r | {"key": f"{r.get('chain') or 'main'}.{r.get('id')}", "timings": _timings(r.get("timings"))}
-            for r in found]
+DECISION_KEY = re.compile(r"[0-9a-f]{32}")  # a call's decision id (core/audit_entry.new_decision_id)
 
 
-def _status(chains: dict[str, chain_view.ChainStatus], row: dict[str, Any]) -> str:
+def keyed(found: list[dict[str, Any]], viewer: Any = None) -> list[dict[str, Any]]:
+    """Each row with its ``key``. The owner's (``viewer`` None or the owner): its gateway's chain and its id
+    there (ids repeat across gateways' logs). Anyone else's: the call's decision id, random. Row ids are one
+    sequence for every principal: two of bob's would count alice's rows between them."""
+    if viewer is None or viewer.is_owner:
+        return [r | {"key": f"{r.get('chain') or 'main'}.{r.get('id')}",
+                     "timings": _timings(r.get("timings"))} for r in found]
+    # a row of no decision id of that shape (an unchained log's "row<id>") gets none: it is never linked
+    return [r | {"key": str(r.get("decision_id") or ""), "timings": _timings(r.get("timings"))}
+            for r in found if DECISION_KEY.fullmatch(str(r.get("decision_id") or ""))]
+
+
+def _status(chains: dict[str, chain_view.ChainStatus], row: dict[str, Any], viewer: Any) -> str:
     """The row's chain's status; "broken" for a row whose seal fails whatever its chain says (re-chained by
-    the store's writer: ``gateway/audit_seal.py``)."""
-    return "broken" if row.get("seal") == "tampered" else chain_view.status_of(chains, row)
+    the store's writer: ``gateway/audit_seal.py``). Where a chain breaks is the owner's to read: the row
+    number is another sequence of every principal's rows (and the row may be another's)."""
+    status = "broken" if row.get("seal") == "tampered" else chain_view.status_of(chains, row)
+    if viewer is not None and not viewer.is_owner and status != "verified":
+        return "broken"
+    return status
 
 
 async def rows(source: AuditSource, viewer: Any, f: Filters, limit: int = PAGE) -> list[dict[str, Any]]:
     """Newest first."""
     who = f.principal or None if viewer.is_owner else viewer.name
-    found = keyed(await source.read(SCAN, session=f.session or None, principal=who))
+    found = keyed(await source.read(SCAN, session=f.session or None, principal=who), viewer)
     chains = await source.statuses()
-    found = [r | {"chain_status": _status(chains, r)} for r in found]
+    found = [r | {"chain_status": _status(chains, r, viewer)} for r in found]
     since, until = _instant(f.since), _instant(f.until)
     out = [r for r in reversed(found)
            if (not f.chain or (r["chain_status"] == "verified") == (f.chain == "verified"))
@@ -144,7 +158,7 @@ async def rows(source: AuditSource, viewer: Any, f: Filters, limit: int = PAGE) 
 
 async def row(source: AuditSource, viewer: Any, row_key: str) -> dict[str, Any] | None:
     who = None if viewer.is_owner else viewer.name
-    for r in keyed(await source.read(SCAN, principal=who)):
+    for r in keyed(await source.read(SCAN, principal=who), viewer):
         if r["key"] == row_key:
-            return r | {"chain_status": _status(await source.statuses(), r)}
+            return r | {"chain_status": _status(await source.statuses(), r, viewer)}
     return None

@@ -185,7 +185,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         who = None if viewer.principal.is_owner else viewer.principal.name
         rows = pick_rows(
             audit_view.keyed(
-                await audit_view.AuditSource.of(console.runtime).read(audit_view.SCAN, principal=who)
+                await audit_view.AuditSource.of(console.runtime).read(audit_view.SCAN, principal=who),
+                viewer.principal,
             ),
             since=since,
         )

@@ -1,6 +1,6 @@
-"""Upstreams (health, breaker, latency, tools; reconnect is the owner's) and Consents (this principal's
-standing consents to personal data, from the gateway's ``ConsentBook``, and to sensors, from the sensors
-built-in's registry: ``console/sensor_consents.py``; each revocable)."""
+"""Upstreams (health, breaker, latency, tools; reconnects and the last error are the owner's) and Consents
+(this principal's standing consents to personal data, from the gateway's ``ConsentBook``, and to sensors,
+from the sensors built-in's registry: ``console/sensor_consents.py``; each revocable)."""
 
 from __future__ import annotations
 
@@ -42,8 +42,10 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                     "state": up.state,
                     "protocol": up.protocol,
                     "breaker": up.breaker,
-                    "reconnects": up.reconnects,
-                    "last_error": up.last_error,
+                    # they move with every principal's calls (and say what the upstream answered them): the
+                    # owner's, as /metrics' upstream figures are the operator's
+                    "reconnects": up.reconnects if who.is_owner else None,
+                    "last_error": up.last_error if who.is_owner else None,
                     "tools": sorted(t.name for t in tools),
                 }
             )

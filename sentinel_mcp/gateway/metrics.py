@@ -4,6 +4,12 @@ health.
 Fed by every audited decision (``Gateway.observers``), so it counts exactly what the audit log records. Plain
 dicts on the hot path; label sets are bounded: a tool label is a name the catalog routed (every other name a
 caller sends counts as ``tool="unknown"``), and past ``MAX_SERIES`` as ``tool="other"``.
+
+Every series is kept per principal (never shown as a label) and rendered for a viewer: the operator
+(``viewer=None``) sees all principals' calls summed, and the upstreams' figures; any other principal sees
+its own calls only (``viewer=<name>``): the counts, decisions and latencies of alice's calls are not bob's
+to read, nor are the upstreams' shared figures (calls in flight, reconnects), which move with everyone's.
+Past ``MAX_PRINCIPALS`` names, a principal's calls count for the operator alone.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ if TYPE_CHECKING:
 
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 MAX_SERIES = 2000
+MAX_PRINCIPALS = 1024  # names kept apart; past them calls count under None, which only the operator reads
 UNROUTED = "unknown"  # the tool label of every call the catalog did not route
 STATES = ("connecting", "ready", "backoff", "stopped")
 
@@ -44,11 +51,16 @@ class Histogram:
         self.count += 1
 
 
+CallKey = tuple[str, str, str, str, str]  # (tool, upstream, origin, decision, outcome)
+LatencyKey = tuple[str, str]  # (upstream, decision)
+
+
 class Metrics:
     def __init__(self) -> None:
-        # (tool, upstream, origin, decision, outcome) -> count
-        self.calls: dict[tuple[str, str, str, str, str], int] = {}
-        self.latency: dict[tuple[str, str], Histogram] = {}  # (upstream, decision) -> seconds
+        # principal (None: past MAX_PRINCIPALS, or a call with none) -> (tool, ...) -> count
+        self.calls: dict[str | None, dict[CallKey, int]] = {}
+        # principal -> (upstream, decision) -> seconds
+        self.latency: dict[str | None, dict[LatencyKey, Histogram]] = {}
         self._tools: set[str] = set()
 
     def observe(self, entry: "AuditEntry") -> None:
@@ -58,27 +70,62 @@ class Metrics:
         tool = entry.tool if entry.upstream else UNROUTED
         tool = tool if tool in self._tools or len(self._tools) < MAX_SERIES else "other"
         self._tools.add(tool)
+        who = entry.principal
+        calls = self.calls.get(who)
+        if calls is None:
+            if who is not None and len(self.calls) >= MAX_PRINCIPALS:
+                who = None
+            calls = self.calls.setdefault(who, {})
         key = (tool, entry.upstream or "", entry.origin, entry.decision, entry.outcome)
-        self.calls[key] = self.calls.get(key, 0) + 1
+        calls[key] = calls.get(key, 0) + 1
         if entry.latency_ms is not None:
             hkey = (entry.upstream or "", entry.decision)
-            hist = self.latency.get(hkey)
+            hists = self.latency.setdefault(who, {})
+            hist = hists.get(hkey)
             if hist is None:
-                hist = self.latency[hkey] = Histogram()
+                hist = hists[hkey] = Histogram()
             hist.observe(entry.latency_ms / 1000)
 
-    def render(self, catalog: "CatalogHealth | None" = None) -> str:
+    def _calls_of(self, viewer: str | None) -> dict[CallKey, int]:
+        """``viewer``'s own counts, or (None: the operator) every principal's summed."""
+        if viewer is not None:
+            return self.calls.get(viewer, {})
+        whole: dict[CallKey, int] = {}
+        for calls in self.calls.values():
+            for key, n in calls.items():
+                whole[key] = whole.get(key, 0) + n
+        return whole
+
+    def _latency_of(self, viewer: str | None) -> dict[LatencyKey, Histogram]:
+        if viewer is not None:
+            return self.latency.get(viewer, {})
+        whole: dict[LatencyKey, Histogram] = {}
+        for hists in self.latency.values():
+            for key, h in hists.items():
+                sum_ = whole.get(key)
+                if sum_ is None:
+                    sum_ = whole[key] = Histogram()
+                sum_.counts = [a + b for a, b in zip(sum_.counts, h.counts)]
+                sum_.total += h.total
+                sum_.count += h.count
+        return whole
+
+    def render(self, catalog: "CatalogHealth | None" = None, *, viewer: str | None = None) -> str:
+        """The exposition as ``viewer`` may read it: None is the operator (every principal's calls and the
+        upstreams' figures); a principal's name, its own calls only (``catalog`` is not shown to it)."""
         out: list[str] = []
+        own_calls = self._calls_of(viewer)
+        own_latency = self._latency_of(viewer)
         out += [
             "# HELP sentinel_calls_total Tool calls by tool, upstream, origin, decision and outcome.",
             "# TYPE sentinel_calls_total counter",
         ]
-        for (tool, upstream, origin, decision, outcome), n in sorted(self.calls.items()):
+        for (tool, upstream, origin, decision, outcome), n in sorted(own_calls.items()):
             pairs = [("tool", tool), ("upstream", upstream), ("origin", origin)]
             labels = _labels([*pairs, ("decision", decision), ("outcome", outcome)])
             out.append(f"sentinel_calls_total{labels} {n}")
         decisions: dict[str, int] = {}
-        for (_, _, _, decision, _), n in self.calls.items():
+        for (_, _, _, decision, _), n in own_calls.items():
             decisions[decision] = decisions.get(decision, 0) + n
         out += [
             "# HELP sentinel_decisions_total Guard decisions (allow, deny, ask, error).",
@@ -91,7 +138,7 @@ class Metrics:
             "# HELP sentinel_call_duration_seconds Time from a call's arrival to its outcome.",
             "# TYPE sentinel_call_duration_seconds histogram",
         ]
-        for (upstream, decision), h in sorted(self.latency.items()):
+        for (upstream, decision), h in sorted(own_latency.items()):
             base = [("upstream", upstream), ("decision", decision)]
             running = 0
             for bound, count in zip((*BUCKETS, float("inf")), h.counts):
@@ -100,7 +147,7 @@ class Metrics:
                 out.append(f"sentinel_call_duration_seconds_bucket{_labels([*base, ('le', le)])} {running}")
             out.append(f"sentinel_call_duration_seconds_sum{_labels(base)} {h.total:.6f}")
             out.append(f"sentinel_call_duration_seconds_count{_labels(base)} {h.count}")
-        if catalog is not None:
+        if catalog is not None and viewer is None:
             out += self._upstreams(catalog)
         return "\n".join(out) + "\n"
 

@@ -36,6 +36,13 @@ class Principal:
         return self.name == OWNER_NAME and self.kind in ("local", "token", "certificate")
 
     @property
+    def is_operator(self) -> bool:
+        """Who reads every principal's figures (/metrics' series, /healthz's details): the owner, as the
+        console's everyone-views. Reaching every tool is not it: bob with ``*`` reach is still not alice, and
+        her calls' counts, errors and latencies are not his to read."""
+        return self.is_owner and not self.agent
+
+    @property
     def unrestricted(self) -> bool:
         return self.tools == ("*",) and self.upstreams == ("*",)
 

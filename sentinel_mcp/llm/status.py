@@ -2,11 +2,11 @@
 grammar engine, the prompt (KV) cache, the last generation's latency and speed. One source for the
 ``llm_status`` tool, the ``llm://status`` resource, ``/healthz`` and the console's Model page.
 
-A caller sees the shared facts (the model, its settings, whether it is busy, how many calls wait) and only
-its own party's figures: its prompt cache snapshots and hits, the context's length when the context holds its
-tokens, its own generations. Another party's would tell it what that party sent (a hit on a preamble, the
-length of a prompt) and when. Only the operator (``/healthz`` for a person who may reach everything) sees the
-whole engine's (``operator_status``).
+A caller sees the shared facts (the model, its settings, whether it is busy) and only its own party's
+figures: how many of its calls wait, its prompt cache snapshots and hits, the context's length when the
+context holds its tokens, its own generations. Another party's would tell it what that party sent (a hit on a
+preamble, the length of a prompt) and when. Only the operator (``/healthz`` for the owner's credential) sees
+the whole engine's (``operator_status``).
 
 Read from the engine's public state only and never loads anything, so ``/healthz`` can show it cheaply.
 """
@@ -59,11 +59,23 @@ def _status(engine: Any, viewer: object) -> dict[str, Any]:
         "busy": in_flight is not None,
         # how far the running generation is: the viewer's own only
         "tokens_in_flight": in_flight if _sees(viewer, getattr(in_turn, "party", None)) else None,
-        # calls waiting for the model, all parties together (counts only: who waits is nobody else's business)
-        "waiting": getattr(getattr(engine, "turns", None), "waiting_count", 0),
+        # calls waiting for the model: the viewer's own (how many another party queued, and when, is that
+        # party's); every party's together for the operator
+        "waiting": _waiting(getattr(engine, "turns", None), viewer),
         "generations": len(history) if viewer is not None else None,  # the viewer's, of those kept
         **_caches_and_speed(engine, llm if loaded else None, viewer, history),
     }
+
+
+def _waiting(turns: Any, viewer: object) -> int | None:
+    if viewer is None:  # a reader the server cannot name has no calls of its own
+        return None
+    if turns is None:  # an engine not built yet: nothing waits
+        return 0
+    if viewer is _EVERYONE:
+        return int(getattr(turns, "waiting_count", 0))
+    by_party = turns.waiting() if callable(getattr(turns, "waiting", None)) else {}
+    return int(by_party.get(viewer, 0))
 
 
 def _sees(viewer: object, party: object) -> bool:

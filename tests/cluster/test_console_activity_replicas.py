@@ -55,8 +55,10 @@ async def test_activity_lists_every_replicas_rows_of_the_signed_in_principal(tmp
                 assert not result.is_error and word in text(result), text(result)
                 calls[(result.meta or {})[META_KEY]] = who
         rows = {d: row_of(pg_url, d) for d in calls}
-        keys = {who: f"{rows[d][0]}.{rows[d][1]}" for d, who in calls.items()}
         ids = {who: d for d, who in calls.items()}
+        # a principal's rows are keyed by their decision ids (row ids would count others' rows); the
+        # owner's by chain.id
+        keys = dict(ids)
         assert rows[ids["alice@a"]][::2] == ("replica-a", "alice")
         assert rows[ids["alice@b"]][::2] == ("replica-b", "alice")
         assert rows[ids["bob@b"]][::2] == ("replica-b", "bob")

@@ -53,8 +53,10 @@ async def test_a_relabelled_row_is_nobodys_on_the_activity_page_and_the_cli(tmp_
 
         async with signed_in(base, ALICE) as alice, signed_in(base, OWNER_TOKEN) as owner:
             listed = set(ROW_LINK.findall(await alice.page("/console/activity")))
-            assert bob_key not in listed and f"{chain}.{row_of(pg_url, ids['alice'])[1]}" in listed
+            assert bob_key not in listed and ids["alice"] in listed  # her rows by their decision ids
+            assert ids["bob"] not in listed  # relabelled hers, but its seal fails: nobody's
             assert (await alice.get(f"/console/activity/{bob_key}")).status_code == 404
+            assert (await alice.get(f"/console/activity/{ids['bob']}")).status_code == 404
             page = await owner.page("/console/activity")
             assert bob_key in set(ROW_LINK.findall(page))
             start = page.index(f'href="/console/activity/{bob_key}"')

@@ -15,6 +15,7 @@ import pytest
 from tests.console.console_rig import (
     ALICE,
     BOB,
+    OWNER_TOKEN,
     answer_fields,
     console_config,
     grant_consent,
@@ -138,11 +139,14 @@ async def test_a_tampered_audit_log_shows_broken_rows_and_filters_by_chain_statu
     conn.commit()
     conn.close()
     with http_sentinel(cfg) as (base, _):
-        async with signed_in(base, BOB) as bob:
+        async with signed_in(base, BOB) as bob, signed_in(base, OWNER_TOKEN) as owner:
             page = await bob.page("/console/activity")
             statuses = [s for _cell, _ok, s in SPLIT.findall(page)]
-            # the calls before the altered row still verify from the chain's start; from it on, nothing does
-            assert statuses[0] == f"broken at row {victim}" and statuses[-3:] == ["verified"] * 3, statuses
+            # the calls before the altered row still verify from the chain's start; from it on, nothing does;
+            # where it broke (a row number: a sequence of every principal's rows) is the owner's to read
+            assert statuses[0] == "broken" and statuses[-3:] == ["verified"] * 3, statuses
+            owners = [s for _cell, _ok, s in SPLIT.findall(await owner.page("/console/activity"))]
+            assert owners[0] == f"broken at row {victim}" and owners[-3:] == ["verified"] * 3, owners
             broken = [s for _c, _o, s in SPLIT.findall(await bob.page("/console/activity?chain=broken"))]
             assert broken and all(s.startswith("broken") for s in broken)
             fine = [s for _c, _o, s in SPLIT.findall(await bob.page("/console/activity?chain=verified"))]

@@ -96,7 +96,8 @@ def test_metrics_label_sets_stay_bounded():
         m.observe(
             AuditEntry(session="s", tool=f'made"up\n{i}', upstream="up", decision="allow", outcome="ok")
         )
-    assert len(m.calls) == MAX_SERIES + 1 and any(k[0] == "other" for k in m.calls)
+    calls = m.calls[None]  # entries of no principal
+    assert len(calls) == MAX_SERIES + 1 and any(k[0] == "other" for k in calls)
     assert '\\"' in m.render() and "\\n" in m.render()  # label values escaped, one sample per line
 
 
@@ -356,3 +357,38 @@ def test_traced_cuts_every_text_it_is_given(spans):  # noqa: ANN001
     assert span.attributes["n"] == 3
     for text in _span_texts(span):
         assert len(text) <= SPAN_TEXT_BOUND and not any(is_hidden(ch) for ch in text)
+
+
+def test_each_principal_reads_its_own_series_and_the_operator_all_of_them():
+    """alice's calls are counted in series bob never reads; the operator's view sums every principal's, as
+    the one set of series before; past MAX_PRINCIPALS names, calls count for the operator alone (never under
+    another principal's name, nor shown to a newcomer as its own)."""
+    from sentinel_mcp.gateway.audit import AuditEntry
+    from sentinel_mcp.gateway.metrics import MAX_PRINCIPALS, Metrics
+
+    m = Metrics()
+
+    def call(who: str | None, decision: str = "allow") -> None:
+        m.observe(AuditEntry(session=f"{who}/s", tool="tb__echo", upstream="tb", decision=decision,
+                             outcome="ok", latency_ms=3.0, principal=who))
+
+    for _ in range(3):
+        call("alice")
+    call("alice", "deny")
+    call("bob")
+    echo = '{tool="tb__echo",upstream="tb",origin="client",decision="allow",outcome="ok"}'
+    bob = m.render(viewer="bob").splitlines()
+    assert f"sentinel_calls_total{echo} 1" in bob and not any('"deny"' in line for line in bob)
+    assert 'sentinel_call_duration_seconds_count{upstream="tb",decision="allow"} 1' in bob
+    whole = m.render().splitlines()
+    assert f"sentinel_calls_total{echo} 4" in whole and 'sentinel_decisions_total{decision="deny"} 1' in whole
+    assert 'sentinel_call_duration_seconds_count{upstream="tb",decision="allow"} 4' in whole
+    for spelling in ("Alice", "alice ", "\u0430lice", "", "ALICE", "alice\x00"):  # nobody's series but hers
+        assert not any("sentinel_calls_total{" in line for line in m.render(viewer=spelling).splitlines())
+
+    for i in range(MAX_PRINCIPALS):  # names past the bound count for the operator alone
+        call(f"p{i}")
+    assert len(m.calls) == MAX_PRINCIPALS + 1  # and one None: past the bound
+    late = f"p{MAX_PRINCIPALS - 1}"
+    assert not any("sentinel_calls_total{" in line for line in m.render(viewer=late).splitlines())
+    assert f"sentinel_calls_total{echo} {4 + MAX_PRINCIPALS}" in m.render().splitlines()

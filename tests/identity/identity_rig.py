@@ -32,6 +32,7 @@ BOOKINGS_PL = TESTS / "policy" / "rulebases" / "bookings.pl"
 ALICE = "alice-token-0123456789abcdef"
 BOB = "bob-token-0123456789abcdef00"
 CAROL = "carol-token-0123456789abcdef"
+OWNER_TOKEN = "owner-token-0123456789abcdef0"  # sentinel.http.token: the operator (whole /metrics, /healthz)
 TOKENS = {"alice": ALICE, "bob": BOB, "carol": CAROL}
 SESSION_META = "sentinel/session"
 

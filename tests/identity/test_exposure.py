@@ -15,7 +15,7 @@ import sys
 import httpx2
 import pytest
 import uvicorn
-from tests.identity.identity_rig import ALICE, CAROL, free_port, http_sentinel, write_config
+from tests.identity.identity_rig import ALICE, CAROL, OWNER_TOKEN, free_port, http_sentinel, write_config
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -322,7 +322,7 @@ def test_a_kept_host_verdict_is_the_verdict_of_the_check_itself(bind):
 
 async def test_a_wildcard_binding_with_a_token_serves_and_keeps_every_check(tmp_path):
     cfg = write_config(
-        tmp_path, http={"tls": "off"}
+        tmp_path, http={"tls": "off", "token": OWNER_TOKEN}
     )  # plaintext beyond loopback, said explicitly (tests/tls)
     port = free_port()
     proc = subprocess.Popen(
@@ -338,8 +338,8 @@ async def test_a_wildcard_binding_with_a_token_serves_and_keeps_every_check(tmp_
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
         async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
             body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-            ok = {"Authorization": f"Bearer {ALICE}", "Accept": "application/json, text/event-stream"}
-            health = (await http.get("/healthz", headers=ok)).json()  # details for a caller with a credential
+            ok = {"Authorization": f"Bearer {OWNER_TOKEN}", "Accept": "application/json, text/event-stream"}
+            health = (await http.get("/healthz", headers=ok)).json()  # details for the operator
             assert health["tls"] == "off" and any(
                 "plaintext beyond loopback" in p for p in health["problems"]
             )
@@ -433,17 +433,19 @@ def test_one_pass_over_the_head_refuses_the_first_repeat_and_reads_what_the_call
     assert outcomes == {True, False}
 
 
-async def test_health_details_are_for_a_person_who_may_reach_everything(tmp_path):
-    """/healthz names upstreams, file paths and causes: a person who may reach every tool sees them (as
-    /metrics); a principal limited to some upstreams, another agent's key, a wrong or absent credential get
-    the status word only."""
-    cfg = write_config(tmp_path, a2a={"name": "identity-test", "task_db": "",
-                                      "api_keys": {"rover": "rover-key-1234"}})
+async def test_health_details_are_the_operators(tmp_path):
+    """/healthz names upstreams, file paths and causes: the operator (the owner's token) sees them (as
+    /metrics' whole view); a person who may reach every tool, a principal limited to some upstreams, another
+    agent's key, a wrong or absent credential get the status word only."""
+    cfg = write_config(tmp_path, http={"token": OWNER_TOKEN}, a2a={"name": "identity-test", "task_db": "",
+                                                                   "api_keys": {"rover": "rover-key-1234"}})
     with http_sentinel(cfg) as (base, _):
         async with httpx2.AsyncClient(timeout=10) as http:
-            full = (await http.get(f"{base}/healthz", headers={"Authorization": f"Bearer {ALICE}"})).json()
+            owner = {"Authorization": f"Bearer {OWNER_TOKEN}"}
+            full = (await http.get(f"{base}/healthz", headers=owner)).json()
             assert "upstreams" in full and "storage" in full, full
-            for headers in ({"Authorization": f"Bearer {CAROL}"}, {"X-API-Key": CAROL},
+            for headers in ({"Authorization": f"Bearer {ALICE}"}, {"X-API-Key": ALICE},
+                            {"Authorization": f"Bearer {CAROL}"}, {"X-API-Key": CAROL},
                             {"X-API-Key": "rover-key-1234"}, {"Authorization": "Bearer rover-key-1234"},
                             {"Authorization": f"Bearer {ALICE}x"}, {}):
                 r = await http.get(f"{base}/healthz", headers=headers)

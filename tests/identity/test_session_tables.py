@@ -24,6 +24,7 @@ from tests.identity.identity_rig import (
     ALICE,
     BOB,
     CAROL,
+    OWNER_TOKEN,
     free_port,
     http_client,
     http_sentinel,
@@ -51,8 +52,9 @@ def _auth(token: str, sid: str | None = None) -> dict[str, str]:
 
 
 def _entries(base: str) -> dict[str, int]:
-    """``sentinel_session_table_entries`` from /metrics, by table."""
-    request = urllib.request.Request(f"{base}/metrics", headers={"Authorization": f"Bearer {ALICE}"})
+    """``sentinel_session_table_entries`` from /metrics, by table (the operator's view: the tables hold every
+    principal's entries)."""
+    request = urllib.request.Request(f"{base}/metrics", headers={"Authorization": f"Bearer {OWNER_TOKEN}"})
     with urllib.request.urlopen(request, timeout=30) as response:
         body = response.read().decode()
     found = re.finditer(r'sentinel_session_table_entries\{table="(\w+)"\} (\d+)', body)
@@ -90,7 +92,7 @@ async def test_session_churn_and_floods_cost_only_their_principal(tmp_path, monk
     open theirs; at the total everyone is refused a new session, and no live session is pushed out."""
     monkeypatch.setenv("SENTINEL_CAP_MCP_SESSIONS", "3")
     monkeypatch.setenv("SENTINEL_CAP_MCP_SESSIONS_TOTAL", "5")
-    cfg = write_config(tmp_path)
+    cfg = write_config(tmp_path, http={"token": OWNER_TOKEN})
     with http_sentinel(cfg) as (base, _):
         async with httpx2.AsyncClient(timeout=30) as http, _open(http, base, ALICE) as alice:
             for _ in range(12):  # more sessions than the table holds, each ended (DELETE) right away
@@ -152,7 +154,8 @@ async def test_subscriptions_are_shared_per_principal_and_leave_with_their_sessi
     a session that ends gives its subscriptions back (alice then subscribes again)."""
     monkeypatch.setenv("SENTINEL_CAP_SUBSCRIPTIONS", "3")
     monkeypatch.setenv("SENTINEL_CAP_SUBSCRIPTIONS_TOTAL", "5")
-    cfg = _with_upstream(write_config(tmp_path), "cf", {"url": fixture_url, "protocol": "legacy"})
+    cfg = _with_upstream(write_config(tmp_path, http={"token": OWNER_TOKEN}), "cf",
+                         {"url": fixture_url, "protocol": "legacy"})
     uri = "test://template/{}/data".format
     with http_sentinel(cfg) as (base, _):
         async with http_client(base, ALICE, "legacy") as alice:
@@ -184,7 +187,8 @@ async def test_list_changed_reaches_live_sessions_whatever_another_principal_chu
     added (his own loss); alice's live session is told of a catalog change throughout."""
     monkeypatch.setenv("SENTINEL_CAP_LISTENERS", "2")
     monkeypatch.setenv("SENTINEL_CAP_LISTENERS_TOTAL", "4")
-    cfg = _with_upstream(write_config(tmp_path), "tb", {"command": sys.executable, "args": [str(TOOLBOX)]})
+    cfg = _with_upstream(write_config(tmp_path, http={"token": OWNER_TOKEN}), "tb",
+                         {"command": sys.executable, "args": [str(TOOLBOX)]})
     changed = anyio.Event()
     seen: list[Any] = []
 

@@ -28,7 +28,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult, ResourceUpdatedNotification
 
-from .identity_rig import ALICE, BOB, free_port, http_sentinel, stop_process, text, wait_http
+from .identity_rig import ALICE, BOB, OWNER_TOKEN, free_port, http_sentinel, stop_process, text, wait_http
 
 pytestmark = pytest.mark.timeout(180)
 CROSSED = Path(__file__).with_name("crossed_server.py")
@@ -45,6 +45,7 @@ def _config(tmp: Path, **server: Any) -> Path:
                     "data_dir": str(tmp / "state"),
                     "builtins": [],
                     "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB}],
+                    "http": {"token": OWNER_TOKEN},
                 },
             }
         )
@@ -95,7 +96,7 @@ def _client(base: str, token: str, seen: Seen) -> Client:
 
 def _unrouted(base: str) -> int:
     """The upstream's pushes routed to no one, as ``/metrics`` counts them."""
-    got = httpx2.get(f"{base}/metrics", headers={"Authorization": f"Bearer {ALICE}"}, timeout=30)
+    got = httpx2.get(f"{base}/metrics", headers={"Authorization": f"Bearer {OWNER_TOKEN}"}, timeout=30)
     assert got.status_code == 200, got.text
     line = next(x for x in got.text.splitlines() if x.startswith("sentinel_upstream_pushes_unrouted_total{"))
     assert 'upstream="cx"' in line, line

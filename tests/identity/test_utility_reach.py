@@ -148,9 +148,12 @@ async def test_a_principal_reaches_only_the_utilities_of_its_upstreams(tmp_path,
                 async with alice.listen(resource_subscriptions=[WATCHED]) as sub:
                     assert sub.honored.resource_subscriptions == [WATCHED]
 
-        # /metrics names every upstream and tool: behind the token, and only for a principal reaching
-        # everything
+        # /metrics: behind the token; a person reads its own calls' series only (carol's name no cf tool,
+        # nor any upstream's figures), another agent nothing
         assert _get(f"{base}/metrics", None) == 401
-        assert _get(f"{base}/metrics", CAROL) == 403
-        assert _get(f"{base}/metrics", ROVER) == 403  # another agent: the calls of every principal, never
+        assert _get(f"{base}/metrics", ROVER) == 403
         assert _get(f"{base}/metrics", ALICE) == 200
+        request = urllib.request.Request(f"{base}/metrics", headers={"Authorization": f"Bearer {CAROL}"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            carols = response.read().decode()
+        assert "cf__" not in carols and 'upstream="cf"' not in carols and "sentinel_upstream" not in carols

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx2
 import pytest
 from tests.identity.identity_rig import (
-    BOB,
+    OWNER_TOKEN,
     free_port,
     session_line,
     stop_process,
@@ -75,14 +75,14 @@ def test_plaintext_said_explicitly_serves_and_healthz_says_so(tmp_path):
     lan = lan_address()
     if lan is None:
         pytest.skip("this machine has no non-loopback IPv4 address")
-    cfg = write_config(tmp_path, http={"tls": "off"})
+    cfg = write_config(tmp_path, http={"tls": "off", "token": OWNER_TOKEN})
     port = free_port()
     proc = serve(cfg, f"{lan}:{port}")
     try:
         wait_http(f"http://{lan}:{port}/healthz", proc=proc, timeout=60)
-        # a caller with a credential sees the details (an anonymous probe gets the status word only)
+        # the operator sees the details (another principal and an anonymous probe get the status word only)
         health = httpx2.get(
-            f"http://{lan}:{port}/healthz", timeout=10, headers={"Authorization": f"Bearer {BOB}"}
+            f"http://{lan}:{port}/healthz", timeout=10, headers={"Authorization": f"Bearer {OWNER_TOKEN}"}
         ).json()
         assert health["tls"] == "off" and any("plaintext beyond loopback" in p for p in health["problems"])
     finally:

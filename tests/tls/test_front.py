@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import ssl
+from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -40,13 +42,26 @@ async def refused(base: str, ctx: ssl.SSLContext) -> str:
     return chain_text(e.value)
 
 
+def _operator_of(cfg: Path, pki: Any) -> ssl.SSLContext:
+    """``cfg`` with an owner's certificate rule (CN=owner): the operator, who reads /healthz's details; its
+    client's context."""
+    from tests.tls.tls_rig import subject_of
+
+    data = json.loads(cfg.read_text())
+    data["sentinel"]["http"]["tls"]["owner"] = subject_of("owner")
+    cfg.write_text(json.dumps(data))
+    return client_context(pki, pki.ca.issue_client("owner"))
+
+
 async def test_every_front_over_tls_and_certificates_are_principals(tmp_path, pki):
     cfg = tls_config(tmp_path, pki)
+    operator = _operator_of(cfg, pki)
     alice_ctx, bob_ctx = client_context(pki, pki.alice), client_context(pki, pki.bob)
     with https_sentinel(cfg, pki) as (base, _):
-        async with httpx2.AsyncClient(verify=alice_ctx, timeout=20) as http:
+        async with httpx2.AsyncClient(verify=operator, timeout=20) as http:
             health = (await http.get(f"{base}/healthz")).json()
             assert health["tls"]["client_certificates"] == "optional" and health["tls"]["crl"] is True
+        async with httpx2.AsyncClient(verify=alice_ctx, timeout=20) as http:
             card = (await http.get(f"{base}/.well-known/agent-card.json")).json()
             urls = [i["url"] for i in card["supportedInterfaces"]]
             assert urls[0].startswith("https://127.0.0.1:") and urls[1].startswith("wss://127.0.0.1:"), urls
@@ -132,6 +147,7 @@ async def test_every_front_over_tls_and_certificates_are_principals(tmp_path, pk
 
 async def test_required_mode_and_a_revocation_while_running(tmp_path, pki):
     cfg = tls_config(tmp_path, pki, mode="required")
+    operator = _operator_of(cfg, pki)
     bob_ctx = client_context(pki, pki.bob)
     with https_sentinel(cfg, pki) as (base, _):
         # a token is not enough when certificates are required: refused in the handshake
@@ -139,9 +155,9 @@ async def test_required_mode_and_a_revocation_while_running(tmp_path, pki):
         async with httpx2.AsyncClient(verify=bob_ctx, timeout=10) as kept_alive:
             r = await kept_alive.post(f"{base}/mcp", json=PING, headers=ACCEPT)
             assert r.status_code not in (401, 403, 421), r.text
-            assert (await kept_alive.get(f"{base}/healthz")).json()["tls"][
-                "client_certificates"
-            ] == "required"
+            async with httpx2.AsyncClient(verify=operator, timeout=10) as http:
+                health = (await http.get(f"{base}/healthz")).json()
+            assert health["tls"]["client_certificates"] == "required"
             # the owner revokes bob's certificate while Sentinel runs: new connections are refused, and so is
             # the next request on a connection opened before
             pki.ca.revoke(f"{pki.bob.serial:x}")
@@ -160,8 +176,9 @@ async def test_required_mode_and_a_revocation_while_running(tmp_path, pki):
 
 
 async def test_metrics_and_oauth_metadata_over_tls_by_certificate(tmp_path, pki):
-    """main's /metrics (only for a principal that may reach every tool) and OAuth protected-resource metadata
-    served on the TLS front: the principal is the client certificate's; the metadata names https."""
+    """main's /metrics (the whole view for the operator's certificate, its own calls' series for any other
+    person's) and OAuth protected-resource metadata served on the TLS front: the principal is the client
+    certificate's; the metadata names https."""
     from tests.tls.tls_rig import subject_of
 
     principals = [
@@ -173,24 +190,27 @@ async def test_metrics_and_oauth_metadata_over_tls_by_certificate(tmp_path, pki)
         "key": str(pki.server.key),
         "ca": str(pki.ca.ca_cert_path),
         "crl": str(pki.ca.crl_path),
+        "owner": subject_of("owner"),
     }
+    owner = pki.ca.issue_client("owner")
     cfg = tls_config(
         tmp_path, pki, principals=principals, http={"tls": tls}, oauth={"issuer": "https://auth.example"}
     )
     with https_sentinel(cfg, pki) as (base, _):
+        async with httpx2.AsyncClient(verify=client_context(pki, owner), timeout=20) as operator:
+            metrics = await operator.get(f"{base}/metrics")
+            assert metrics.status_code == 200 and "sentinel_upstream_up" in metrics.text  # the operator's
         async with httpx2.AsyncClient(verify=client_context(pki, pki.bob), timeout=20) as bob:
             metrics = await bob.get(f"{base}/metrics")
-            assert (
-                metrics.status_code == 200 and "sentinel_upstream_up" in metrics.text
-            )  # bob may reach everything
+            # bob may reach everything, but the upstreams' figures move with everyone's calls: not his
+            assert metrics.status_code == 200 and "sentinel_upstream" not in metrics.text, metrics.text
             prm = (await bob.get(f"{base}/.well-known/oauth-protected-resource")).json()
             assert prm["authorization_servers"] == ["https://auth.example"] and prm["resource"].startswith(
                 "https://"
             )
         async with httpx2.AsyncClient(verify=client_context(pki, pki.alice), timeout=20) as alice:
-            assert (
-                await alice.get(f"{base}/metrics")
-            ).status_code == 403  # restricted: no catalog through metrics
+            metrics = await alice.get(f"{base}/metrics")  # restricted: her own calls, no catalog
+            assert metrics.status_code == 200 and "sentinel_upstream" not in metrics.text, metrics.text
         async with httpx2.AsyncClient(verify=client_context(pki, pki.carol), timeout=20) as carol:
             unmapped = await carol.get(f"{base}/metrics")  # the CA's certificate, but nobody's
             assert unmapped.status_code == 401 and "names no principal" in unmapped.text
