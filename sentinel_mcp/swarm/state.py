@@ -13,7 +13,7 @@ from typing import Any
 
 from sentinel_mcp.storage import Schema, principal_lock
 from sentinel_mcp.storage.row_signature import PROCESS_KEY
-from sentinel_mcp.swarm import build_progress, build_rows, signed_parts
+from sentinel_mcp.swarm import build_progress, build_quota, build_rows, signed_parts
 from sentinel_mcp.storage.database import Statement
 from sentinel_mcp.storage.store import SeamStore
 
@@ -150,7 +150,7 @@ SCHEMA = Schema(
         "sqlite": [_SQL, _add_principal, _ONE_UNFINISHED, _add_caps_and_digests],
         "postgres": [
             _PG_SQL, _ONE_UNFINISHED, _PG_CAPS_AND_DIGESTS, principal_lock.table_sql(_LOCKS), _SIGNED,
-            _END_SIGNED, _LEASE_SIGNED, _STEP_SIGNED, build_progress.SCHEMA,
+            _END_SIGNED, _LEASE_SIGNED, _STEP_SIGNED, build_progress.SCHEMA, build_quota.SCHEMA,
         ],
     },
 )
@@ -203,7 +203,14 @@ class SwarmStore(SeamStore):
             replica, holder, seconds = lease
             spec_json = json.dumps(spec)
             mac = build_rows.mac(self.key, task_id, principal, session, backend, spec_json)
-            until = await self.now() + seconds  # the database's clock, as every lease is counted
+            now = await self.now()  # the database's clock, as every lease and the quota are counted
+            until = now + seconds
+            # the quota's signed ledger (``build_quota``): unverifiable raises (a cap that cannot be checked
+            # denies); full, nothing is written
+            ledger = await build_quota.read(self.db, self.key, principal)
+            if len(ledger.within(now - HOUR)) >= cap:
+                return False
+            counted, (quota_seq, quota_mac) = build_quota.take(self.key, principal, ledger, task_id, now)
             signed_lease = build_rows.lease_mac(self.key, task_id, replica, holder, until)
             # every part of what its runner writes signed at its first values (none unsigned: a part put back
             # to them in SQL is then not taken for "nothing written yet")
@@ -214,15 +221,17 @@ class SwarmStore(SeamStore):
                 principal_lock.lock(_LOCKS, principal),  # exactly this principal's (not a hash of it)
                 Statement(
                     "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, "
-                    f"caps_json, created_at, updated_at, replica, lease_holder, lease_until, mac, lease_mac"
-                    f"{part_columns}) SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, ?, {_DB_NOW}, {_DB_NOW}, "
-                    f"{', '.join('?' * (5 + len(parts)))} "
+                    f"caps_json, created_at, updated_at, replica, lease_holder, lease_until, mac, lease_mac, "
+                    f"quota_seq, quota_mac{part_columns}) SELECT ?, 'PLANNING', "
+                    f"{', '.join('?' * (15 + len(parts)))} "
                     "WHERE (SELECT count(*) FROM tasks WHERE principal = ? AND created_at >= "
-                    f"{_DB_NOW} - {HOUR}) < ? ON CONFLICT DO NOTHING "
+                    f"{_DB_NOW} - {HOUR}) < ? AND {build_quota.CURRENT} ON CONFLICT DO NOTHING "
                     "RETURNING task_id",
-                    (task_id, spec_json, session, principal, backend, str(workspace), caps_json,
-                     replica, holder, until, mac, signed_lease, *firsts, principal, cap),
+                    (task_id, spec_json, session, principal, backend, str(workspace), caps_json, now, now,
+                     replica, holder, until, mac, signed_lease, quota_seq, quota_mac, *firsts, principal, cap,
+                     principal, ledger.mac),
                 ),
+                *counted,
             ])
             return bool(out[1].rows)
         now = time.time()
@@ -460,12 +469,18 @@ class SwarmStore(SeamStore):
         ]
 
     async def started_since(self, principal: str, since: float) -> list[float]:
-        """When ``principal``'s builds started at or after ``since`` (Unix time), oldest first."""
+        """When ``principal``'s builds started at or after ``since`` (Unix time), oldest first. On a server
+        store the signed ledger's count when it is the larger (rows deleted in SQL), ``BuildQuotaError`` when
+        it cannot be verified (``build_quota``)."""
         rows = await self.db.query(
             "SELECT created_at FROM tasks WHERE principal = ? AND created_at >= ? ORDER BY created_at",
             (principal, since),
         )
-        return [float(r[0]) for r in rows]
+        found = [float(r[0]) for r in rows]
+        if self.shared:
+            counted = (await build_quota.read(self.db, self.key, principal)).within(since)
+            return counted if len(counted) > len(found) else found
+        return found
 
     async def steps_of(self, task_id: str) -> list[dict[str, Any]]:
         """The build's steps; on a server store each that fails its check has what it says withheld and is
