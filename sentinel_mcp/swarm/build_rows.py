@@ -28,8 +28,9 @@ The progress a runner writes as the build runs (plan, report, counters and warni
 model call with a signed count of each) is signed part by part (``build_progress.py``): shown to the build's
 principal, never acted on (every cap is counted in the runner's memory, ``limits.Budget``). The hourly quota
 is counted by a signed ledger per principal (``build_quota.py``), so deleting rows gives no more builds. A row
-planted in SQL still counts in SQL against the principal's one unfinished build (the database's own check). Rows from before this change are unsigned: no longer shown (their files stay on disk); builds ended
-before ``end_mac`` are never swept (``sentinel-mcp swarm gc`` names them).
+planted in SQL still counts in SQL against the principal's one unfinished build (the database's own check).
+Rows from before this change are unsigned: no longer shown (their files stay on disk); builds ended before
+``end_mac`` are never swept (``sentinel-mcp swarm gc`` names them).
 """
 
 from __future__ import annotations

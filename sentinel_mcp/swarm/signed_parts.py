@@ -44,7 +44,8 @@ class Part:
 
 def mac(key: bytes, part: Part, ids: Sequence[Any], values: Sequence[Any]) -> str:
     assert len(ids) == len(part.ids) and len(values) == len(part.columns), part.name
-    return sign_row(key, part.purpose, (*ids, *values))
+    # text as the database hands it back: a str subclass (``Marked``, an error built from outside text) as str
+    return sign_row(key, part.purpose, [str(v) if isinstance(v, str) else v for v in (*ids, *values)])
 
 
 def holds(key: bytes, part: Part, row: Mapping[str, Any]) -> bool:

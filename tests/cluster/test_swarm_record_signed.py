@@ -248,3 +248,20 @@ async def test_the_console_counts_the_signed_calls_and_says_what_is_missing_or_w
     assert "3 call(s)" in page and "2 recorded call row(s) missing" in page, page
     assert "all fine" not in page and "build-unverified" in page
     assert "withheld: this step" in page
+
+
+async def test_an_error_built_from_outside_text_is_signed_as_the_text_it_is(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """A reason composed with outside text (``Marked``, a str subclass) is stored and signed as plain text
+    (it raised TypeError in the signer, and the build's end was never written)."""
+    from sentinel_mcp.core.display_text import compose
+
+    store = await ran(pg_url, tmp_path)
+    try:
+        await store.set_state(TID, "FAILED", error=compose("the model said ", "no\nway"))
+        task = await store.get_task(TID)
+        assert task["state"] == "FAILED" and "unverified" not in task
+        assert task["error"].startswith("the model")
+    finally:
+        await store.close()
