@@ -13,7 +13,8 @@ from typing import Any
 
 from sentinel_mcp.storage import Schema, principal_lock
 from sentinel_mcp.storage.row_signature import PROCESS_KEY
-from sentinel_mcp.swarm import build_progress, build_quota, build_rows, signed_parts
+from sentinel_mcp.core.boot_clock import boot_clock
+from sentinel_mcp.swarm import build_age, build_progress, build_quota, build_rows, signed_parts
 from sentinel_mcp.storage.database import Statement
 from sentinel_mcp.storage.store import SeamStore
 
@@ -102,6 +103,13 @@ def _add_caps_and_digests(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE steps ADD COLUMN sha256 TEXT")
 
 
+def _add_boot_clock(conn: sqlite3.Connection) -> None:
+    """A build's end records the machine's boot clock too (``build_age.py``); rows from before: NULL."""
+    if "ended_boot" not in {r[1] for r in conn.execute("PRAGMA table_info(tasks)")}:
+        conn.execute("ALTER TABLE tasks ADD COLUMN ended_boot TEXT")
+        conn.execute("ALTER TABLE tasks ADD COLUMN ended_uptime REAL")
+
+
 # a server store (several replicas): the same rows, plus the build's lease (``build_lease.py``): the replica
 # running it and until when (the database's clock, seconds since the epoch) it is known to be alive
 _PG_SQL = (
@@ -147,7 +155,7 @@ _LOCKS = "swarm_principals"  # a row per principal, locked by each submit (serve
 SCHEMA = Schema(
     "swarm",
     {
-        "sqlite": [_SQL, _add_principal, _ONE_UNFINISHED, _add_caps_and_digests],
+        "sqlite": [_SQL, _add_principal, _ONE_UNFINISHED, _add_caps_and_digests, _add_boot_clock],
         "postgres": [
             _PG_SQL, _ONE_UNFINISHED, _PG_CAPS_AND_DIGESTS, principal_lock.table_sql(_LOCKS), _SIGNED,
             _END_SIGNED, _LEASE_SIGNED, _STEP_SIGNED, build_progress.SCHEMA, build_quota.SCHEMA,
@@ -261,7 +269,9 @@ class SwarmStore(SeamStore):
 
     async def set_state(self, task_id: str, state: str, *, error: str | None = None) -> None:
         assert state in STATES
-        now = time.time()
+        # a server store's times are the database's clock (``now``): an end is judged by every replica and
+        # every fresh process on it (the retention sweep), whatever this machine's clock says
+        now = await self.now()
         finished = now if state in TERMINAL_STATES else None
         # an ended build stays ended, in every store: another replica may have ended it when its lease lapsed,
         # and a cancel that lands after it COMPLETED must not rewrite it FAILED (its workspace then swept)
@@ -279,10 +289,12 @@ class SwarmStore(SeamStore):
                 (state, *params, now, finished, end, task_id),
             )
             return
+        boot = boot_clock() if finished is not None else None  # what ages the end here (``build_age``)
         await self._write(
-            "UPDATE tasks SET state=?, error=COALESCE(?, error), updated_at=?, "
-            "finished_at=COALESCE(?, finished_at) WHERE task_id=? AND state NOT IN ('COMPLETED','FAILED')",
-            (state, error, now, finished, task_id),
+            "UPDATE tasks SET state=?, error=COALESCE(?, error), updated_at=?, finished_at=COALESCE(?, "
+            "finished_at), ended_boot=COALESCE(?, ended_boot), ended_uptime=COALESCE(?, ended_uptime) "
+            "WHERE task_id=? AND state NOT IN ('COMPLETED','FAILED')",
+            (state, error, now, finished, *(boot or (None, None)), task_id),
         )
 
     def _progress_mac(self, part: signed_parts.Part, task_id: str, *values: Any) -> str | None:
@@ -504,20 +516,20 @@ class SwarmStore(SeamStore):
         return build_progress.rows_checked(self.key, table, rows)
 
     # ---- retention (issue 17): read-only; the sweep removes files, never rows (the audit trail stays) ----
-    async def failed_before(self, cutoff: float) -> list[str]:
-        """Tasks that ended FAILED before ``cutoff`` (Unix time): their workspaces may be swept. On a server
-        store only builds of this cluster whose end is signed, at its signed time (``build_rows``)."""
+    async def failed_before(self, cutoff: float, now: float | None = None, ahead: float = 0.0) -> list[str]:
+        """Tasks that ended FAILED before ``cutoff`` (Unix time; ``now``: the present it was counted back
+        from): their workspaces may be swept. On a server store only builds of this cluster whose end is
+        signed, at its signed time (``build_rows``), on the database's clock; on a SQLite file by the boot
+        clock for an end of this boot (``build_age``; ``ahead``: how far past the present a caller judges)."""
         if self.shared:
             rows = self._ends_signed(await self.db.query_dicts(
                 "SELECT * FROM tasks WHERE state='FAILED' AND finished_at < ? ORDER BY created_at",
                 (cutoff,)))
             return [r["task_id"] for r in rows]
         found = await self.db.query(
-            "SELECT task_id FROM tasks WHERE state='FAILED' "
-            "AND COALESCE(finished_at, updated_at) < ? ORDER BY created_at",
-            (cutoff,),
-        )
-        return [r[0] for r in found]
+            "SELECT task_id, COALESCE(finished_at, updated_at), ended_boot, ended_uptime FROM tasks "
+            "WHERE state='FAILED' ORDER BY created_at")
+        return build_age.ended_before(found, cutoff, time.time() if now is None else now, ahead)
 
     def _ends_signed(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The rows of this cluster's builds whose end a replica signed; the others said once a read."""
