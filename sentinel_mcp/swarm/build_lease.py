@@ -47,20 +47,25 @@ async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEAS
     A running build found under another holder was not ended by a sweeper (a sweeper ends the build): its
     lease was moved in SQL, so it is taken back, signed, and said."""
     from sentinel_mcp.storage import Statement
-    from sentinel_mcp.swarm.build_rows import lease_mac
+    from sentinel_mcp.swarm.build_rows import end_verified, lease_mac
 
     if not task_ids:
         return set()
     replica = replica if replica is not None else holder.rpartition("/")[0]
     marks = ", ".join("?" for _ in task_ids)
     found = await db.query(
-        f"SELECT task_id, state, lease_holder, {_NOW} FROM tasks WHERE task_id IN ({marks})", tuple(task_ids))
+        f"SELECT task_id, state, lease_holder, {_NOW}, finished_at, end_mac FROM tasks WHERE task_id IN "
+        f"({marks})", tuple(task_ids))
     kept: set[str] = set()
     statements = []
-    for tid, state, held_by, now in found:
+    for tid, state, held_by, now, at, end in found:
         if state in ("COMPLETED", "FAILED"):
-            if held_by == holder:  # ended here, its runner winding down
-                kept.add(tid)
+            ended = {"task_id": tid, "state": state, "finished_at": at, "end_mac": end}
+            if held_by == holder and (key is None or end_verified(key, ended)):
+                kept.add(tid)  # ended here (its end signed), its runner winding down
+            elif held_by == holder:  # a runner's own end is signed: this one was written outside Sentinel
+                log.warning("build %s was marked %s outside Sentinel while it ran here (its end not signed): "
+                            "stopped; its files are kept", tid, state)
             continue  # ended elsewhere: lost
         if held_by != holder:
             log.warning("build %s: its lease was moved to %s outside Sentinel (no replica does that); taken "

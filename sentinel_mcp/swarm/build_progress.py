@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from sentinel_mcp.swarm.build_rows import end_verified
 from sentinel_mcp.swarm.signed_parts import Part, checked
 
 log = logging.getLogger(__name__)
@@ -52,8 +53,12 @@ SCHEMA = ";\n".join(
 
 
 def task_checked(key: bytes, row: dict[str, Any]) -> dict[str, Any]:
-    """The build's row with each part that fails its check withheld and named in ``unverified``, and said."""
+    """The build's row with each part that fails its check withheld and named in ``unverified``, and said.
+    An ended build whose end no replica signed (marked FAILED or COMPLETED in SQL) keeps its state shown,
+    ``end`` named in ``unverified``."""
     out = checked(key, TASK_PARTS, row)
+    if row.get("state") in ("COMPLETED", "FAILED") and not end_verified(key, row):
+        out["unverified"] = [*(out.get("unverified") or []), "end"]
     if out.get("unverified"):
         log.warning("swarm: build %s: %s not signed by this cluster (written outside Sentinel, or from "
                     "before it was signed): withheld", row.get("task_id"), ", ".join(out["unverified"]))

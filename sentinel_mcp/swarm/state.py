@@ -188,7 +188,8 @@ class SwarmStore(SeamStore):
         if len(kept) < len(rows):
             log.warning("swarm: %d build row(s) not signed by this cluster (written, moved or edited outside "
                         "Sentinel, or from before signing); not shown", len(rows) - len(kept))
-        # a row read whole (``SELECT *``): what its runner wrote as it ran, checked too (``build_progress``)
+        # a row read whole (``SELECT *``): what its runner wrote as it ran, checked too (``build_progress``),
+        # and an end no replica signed (marked FAILED or COMPLETED in SQL) said as such
         return [build_progress.task_checked(self.key, r) if "plan_mac" in r else r for r in kept]
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> None:
