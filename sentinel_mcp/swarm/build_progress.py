@@ -19,6 +19,7 @@ import logging
 from typing import Any
 
 from sentinel_mcp.swarm.build_rows import end_verified
+from sentinel_mcp.swarm.limits import HARD_MAX_MODEL_CALLS, HARD_MAX_RETRIES, HARD_MAX_STEPS
 from sentinel_mcp.swarm.signed_parts import Part, checked
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,9 @@ CALL = Part("model call", "record_mac", ("task_id", "seq"),
              "completion_tokens", "duration_ms", "error", "created_at"))
 # a child table -> (its part, the task's count part)
 LEDGERS = {"steps": (STEP, STEPS), "api_calls": (CALL, CALLS)}
+# a build writes at most a row per attempt of each step and one per model call (its hard caps); twice that is
+# read of a build, no more (rows planted in SQL past it: not read, said; a page or a status stays bounded)
+MOST_ROWS = {"steps": 2 * HARD_MAX_STEPS * (1 + HARD_MAX_RETRIES), "api_calls": 2 * HARD_MAX_MODEL_CALLS}
 
 SCHEMA = ";\n".join(
     [f"ALTER TABLE tasks ADD COLUMN IF NOT EXISTS {p.mac_column} TEXT" for p in TASK_PARTS]

@@ -265,3 +265,33 @@ async def test_an_error_built_from_outside_text_is_signed_as_the_text_it_is(
         assert task["error"].startswith("the model")
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize("table", ["api_calls", "steps"])
+async def test_rows_planted_past_what_a_build_writes_are_not_all_read(
+    store_location: str, tmp_path: Path, table: str
+) -> None:
+    """A build writes at most a row per model call and per step attempt (its hard caps): 5,000 planted rows
+    were all read for its status and its console page, on every view."""
+    from sentinel_mcp.swarm.build_progress import MOST_ROWS
+
+    store = await SwarmStore(store_location, key=KEY).open()
+    try:
+        lease = ("replica-a", "replica-a/x", 600.0) if store.shared else None
+        assert await store.create_task(TID, {"app_name": "n"}, tmp_path / TID, principal="bob", lease=lease)
+        for n in range(3):
+            await call(store, 100 + n)
+        await store.record_step(TID, 1, 1, "app/src/A.kt", "ACCEPTED", [], [], 12, "ab" * 32)
+        columns = (("role, backend, status, created_at", "'coder', 'b', 'OK', 0") if table == "api_calls"
+                   else ("step_number, attempt, file_path, status, created_at", "1, 1, 'x', 'ACCEPTED', 0"))
+        await store.db.write(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) "
+            f"INSERT INTO {table} (task_id, {columns[0]}) SELECT ?, {columns[1]} FROM n", (TID,))
+        rows = await (store.api_calls_of(TID) if table == "api_calls" else store.steps_of(TID))
+        assert len(rows) == MOST_ROWS[table]
+        if store.shared:  # the build's own rows came first and stand; the planted ones are marked
+            assert missing_rows(await store.get_task(TID), table, rows) == 0
+            assert sum(1 for r in rows if r.get("unverified")) == MOST_ROWS[table] - (
+                3 if table == "api_calls" else 1)
+    finally:
+        await store.close()
