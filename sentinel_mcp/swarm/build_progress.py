@@ -32,7 +32,8 @@ COUNTERS = Part("counters", "counters_mac", _TASK,
 ERROR = Part("error", "error_mac", _TASK, ("error",), (None,))
 STEPS = Part("steps recorded", "steps_mac", _TASK, ("steps_recorded",), (0,))
 CALLS = Part("calls recorded", "calls_mac", _TASK, ("calls_recorded",), (0,))
-TASK_PARTS = (PLAN, REPORT, COUNTERS, ERROR, STEPS, CALLS)
+CAPS = Part("caps", "caps_mac", _TASK, ("caps_json",))  # what bound the build, written once at its start
+TASK_PARTS = (PLAN, REPORT, COUNTERS, ERROR, STEPS, CALLS, CAPS)
 # a row of ``steps`` / ``api_calls``, signed with its build and its number in the build
 STEP = Part("step record", "record_mac", ("task_id", "seq"),
             ("step_number", "attempt", "file_path", "status", "issues_json", "warnings_json", "bytes",

@@ -224,7 +224,8 @@ class SwarmStore(SeamStore):
             # every part of what its runner writes signed at its first values (none unsigned: a part put back
             # to them in SQL is then not taken for "nothing written yet")
             parts = build_progress.TASK_PARTS
-            firsts = [signed_parts.mac(self.key, p, (task_id,), p.defaults or ()) for p in parts]
+            firsts = [signed_parts.mac(self.key, p, (task_id,), (caps_json,) if p is build_progress.CAPS
+                                       else p.defaults or ()) for p in parts]
             part_columns = "".join(f", {p.mac_column}" for p in parts)
             out = await self.db.run([
                 principal_lock.lock(_LOCKS, principal),  # exactly this principal's (not a hash of it)
