@@ -377,18 +377,9 @@ class SwarmStore(SeamStore):
             (model_calls, prompt_tokens, completion_tokens, text, time.time(), task_id),
         )
 
-    async def record_step(
-        self,
-        task_id: str,
-        step_number: int,
-        attempt: int,
-        file_path: str,
-        status: str,
-        issues: list[dict[str, Any]],
-        warnings: list[str],
-        size: int,
-        sha256: str | None = None,
-    ) -> None:
+    async def record_step(self, task_id: str, step_number: int, attempt: int, file_path: str, status: str,
+                          issues: list[dict[str, Any]], warnings: list[str], size: int,
+                          sha256: str | None = None) -> None:
         """``sha256``: of the file an ACCEPTED step wrote (what is served later is checked against it); signed
         on a server store (``build_rows.step_mac``)."""
         row = {"task_id": task_id, "step_number": step_number, "attempt": attempt, "file_path": file_path,
