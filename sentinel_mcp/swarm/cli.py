@@ -275,10 +275,10 @@ def cmd_sign_ends(args: argparse.Namespace) -> int:
 
 def _list_line(t: dict[str, Any]) -> str:
     """A build's line in ``swarm list``: its text shown marked (a store's rows, a caller's spec)."""
-    from sentinel_mcp.core.display_text import safe_text
+    from sentinel_mcp.core.display_text import Marked, safe_text
 
-    return (f"{safe_text(t['task_id'], 40)}  {safe_text(t['state'], 10):<10} "
-            f"{safe_text(t['app_name'] or '', 80):<20} {safe_text(t['error'] or '', 300)}")
+    return Marked(f"{safe_text(t['task_id'], 40)}  {safe_text(t['state'], 10):<10} "
+                  f"{safe_text(t['app_name'] or '', 80):<20} {safe_text(t['error'] or '', 300)}")
 
 
 def _print_status(status: dict[str, Any], as_json: bool) -> None:
@@ -290,8 +290,9 @@ def _print_status(status: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print(json.dumps(status, indent=2, default=str))
         return
+    error = safe_text(status["error"], 500) if status.get("error") else None
     print(f"task {safe_text(status['task_id'], 40)}: {safe_text(status['state'], 10)}"
-          + (f" ({safe_text(status['error'], 500)})" if status.get("error") else ""))
+          f"{f' ({error})' if error else ''}")
     print(f"workspace: {safe_text(status['workspace'], 300)}")
     prompt, completion = status.get("prompt_tokens"), status.get("completion_tokens")
     tokens = prompt + completion if isinstance(prompt, int) and isinstance(completion, int) else "?"
