@@ -24,6 +24,7 @@ from sentinel_mcp.console.segment_routes import routable
 from sentinel_mcp.console.web import Console
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.swarm.build_lease import end_lapsed
+from sentinel_mcp.swarm.build_progress import missing_rows
 from sentinel_mcp.swarm.build_service import TASK_ID, end_orphans
 from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path
 from sentinel_mcp.swarm.state import TERMINAL_STATES, SwarmStore
@@ -157,7 +158,10 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             more_files=len(names) > MAX_LISTED,
             done=done,
             total=total,
-            model_calls=len(calls),
+            # the build's signed count of its calls when it has one (rows deleted in SQL are counted missing)
+            model_calls=task.get("calls_recorded") if store.shared else len(calls),
+            missing_calls=missing_rows(task, "api_calls", calls) if store.shared else 0,
+            missing_steps=missing_rows(task, "steps", steps) if store.shared else 0,
             refresh=task["state"] not in TERMINAL_STATES,
         )
 

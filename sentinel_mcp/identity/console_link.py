@@ -24,10 +24,10 @@ import os
 import re
 import secrets
 import stat
-import time
 from pathlib import Path
 
 from sentinel_mcp.core import process_clock
+from sentinel_mcp.core.boot_clock import boot_clock
 
 LINK_DIR = "console-links"
 LINK_SECONDS = 600.0
@@ -37,20 +37,6 @@ LINK_PATH = "/console/login/once#"
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # token_urlsafe(32)
 _FLAGS = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _MAX_FILE = 1024
-_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
-
-
-def boot_clock() -> tuple[str, float] | None:
-    """This boot's id and the seconds since it began (suspend counted; no one sets it), or None where the
-    system has no such clock (not Linux): the process clock alone judges there."""
-    clock = getattr(time, "CLOCK_BOOTTIME", None)
-    if clock is None:
-        return None
-    try:
-        boot = _BOOT_ID.read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return (boot, time.clock_gettime(clock)) if boot else None
 
 
 def _directory(data_dir: Path, *, create: bool) -> Path | None:

@@ -41,6 +41,9 @@ LOCK = "lock"  # held by the live instance
 ADOPT = "adopt.lock"  # held briefly by whoever settles or takes over a dead instance's files
 OWNER = "owner.json"
 ADOPT_WAIT = 5.0
+# held shared by every gateway from making its hidden directory until it holds its lock, exclusively by the
+# sweep of abandoned ones: what tells a half-made directory's maker alive, not the wall clock
+CLAIMING = ".claiming"
 
 
 def instances_dir(root: Path) -> Path:
@@ -54,6 +57,22 @@ def instance_dirs(root: Path) -> list[Path]:
         return sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
     except FileNotFoundError:
         return []
+
+
+@contextlib.contextmanager
+def claiming(base: Path, *, exclusive: bool) -> Iterator[bool]:
+    """The instances directory's claim lock: shared (waits for a sweep under way), or exclusive without
+    waiting (False: a gateway is making its directory now; sweep another time)."""
+    fd = os.open(base / CLAIMING, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_EX | fcntl.LOCK_NB) if exclusive else fcntl.LOCK_SH)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
 
 
 def _try_lock(path: Path, *, create: bool = False) -> int | None:
@@ -140,8 +159,9 @@ class Instance:
         # container) can never name an earlier instance
         iid = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}-{secrets.token_hex(3)}"
         hidden = base / f".new-{iid}"
-        hidden.mkdir(mode=0o700)
-        fd = _try_lock(hidden / LOCK, create=True)
+        with claiming(base, exclusive=False):  # made and locked while no sweep can take it for abandoned
+            hidden.mkdir(mode=0o700)
+            fd = _try_lock(hidden / LOCK, create=True)
         if fd is None:  # cannot happen for a fresh directory; refuse rather than share
             raise OSError(f"could not lock the new instance directory {hidden}")
         (hidden / OWNER).write_text(
@@ -335,19 +355,18 @@ def settle_dead(root: Path, problems: list[str] | None = None) -> list[Path]:
     return kept
 
 
-def _sweep_unborn(base: Path, age: float = 60.0) -> None:
-    """Hidden directories of processes that died between creating and publishing their instance."""
-    try:
-        hidden = [p for p in base.iterdir() if p.name.startswith(".new-") and p.is_dir()]
-    except FileNotFoundError:
+def _sweep_unborn(base: Path) -> None:
+    """Hidden directories of processes that died between creating and publishing their instance: with the
+    claim held exclusively, an unlocked one has no maker left (``claiming``), whatever the clocks say."""
+    if not base.is_dir():
         return
-    for p in hidden:
-        try:
-            old = time.time() - p.stat().st_mtime > age
-        except FileNotFoundError:
-            continue
-        if old and not is_live(p):
-            shutil.rmtree(p, ignore_errors=True)
+    with claiming(base, exclusive=True) as held:
+        if not held:
+            return  # a gateway is making its directory now: the next start sweeps
+        hidden = [p for p in base.iterdir() if p.name.startswith(".new-") and p.is_dir()]
+        for p in hidden:
+            if not is_live(p):
+                shutil.rmtree(p, ignore_errors=True)
 
 
 def take_over_rows(

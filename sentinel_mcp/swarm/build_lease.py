@@ -47,20 +47,25 @@ async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEAS
     A running build found under another holder was not ended by a sweeper (a sweeper ends the build): its
     lease was moved in SQL, so it is taken back, signed, and said."""
     from sentinel_mcp.storage import Statement
-    from sentinel_mcp.swarm.build_rows import lease_mac
+    from sentinel_mcp.swarm.build_rows import end_verified, lease_mac
 
     if not task_ids:
         return set()
     replica = replica if replica is not None else holder.rpartition("/")[0]
     marks = ", ".join("?" for _ in task_ids)
     found = await db.query(
-        f"SELECT task_id, state, lease_holder, {_NOW} FROM tasks WHERE task_id IN ({marks})", tuple(task_ids))
+        f"SELECT task_id, state, lease_holder, {_NOW}, finished_at, end_mac FROM tasks WHERE task_id IN "
+        f"({marks})", tuple(task_ids))
     kept: set[str] = set()
     statements = []
-    for tid, state, held_by, now in found:
+    for tid, state, held_by, now, at, end in found:
         if state in ("COMPLETED", "FAILED"):
-            if held_by == holder:  # ended here, its runner winding down
-                kept.add(tid)
+            ended = {"task_id": tid, "state": state, "finished_at": at, "end_mac": end}
+            if held_by == holder and (key is None or end_verified(key, ended)):
+                kept.add(tid)  # ended here (its end signed), its runner winding down
+            elif held_by == holder:  # a runner's own end is signed: this one was written outside Sentinel
+                log.warning("build %s was marked %s outside Sentinel while it ran here (its end not signed): "
+                            "stopped; its files are kept", tid, state)
             continue  # ended elsewhere: lost
         if held_by != holder:
             log.warning("build %s: its lease was moved to %s outside Sentinel (no replica does that); taken "
@@ -79,7 +84,7 @@ async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEAS
 
 # what an end returns: the row as ended, and its lease as it was (``o``: read under the row's lock)
 _ENDED = ("RETURNING t.task_id, t.state, t.finished_at, t.replica, o.lease_holder, o.lease_until, "
-          "o.lease_mac")
+          "o.lease_mac, t.error")
 
 
 async def _sign_ends(db: Any, key: bytes | None, rows: list[Any]) -> None:
@@ -89,25 +94,29 @@ async def _sign_ends(db: Any, key: bytes | None, rows: list[Any]) -> None:
     One statement after the end: a replica dying between leaves an end unsigned, whose files are then kept,
     not a sweep on an end nobody vouched for. No key (a caller without one): unsigned alike."""
     from sentinel_mcp.storage import Statement
+    from sentinel_mcp.swarm.build_progress import ERROR
     from sentinel_mcp.swarm.build_rows import end_mac, lease_verified
+    from sentinel_mcp.swarm.signed_parts import mac as part_mac
 
     if key is None or not rows:
         return
     signed: list[tuple[Any, ...]] = []
     unsigned: list[tuple[Any, ...]] = []
-    for tid, state, at, replica, holder, until, mac in rows:
+    for tid, state, at, replica, holder, until, mac, error in rows:
         lease = {"task_id": tid, "replica": replica, "lease_holder": holder, "lease_until": until,
                  "lease_mac": mac}
-        (signed if lease_verified(key, lease) else unsigned).append((tid, state, at))
-    for tid, *_ in unsigned:
+        (signed if lease_verified(key, lease) else unsigned).append((tid, state, at, error))
+    for tid, *_ in unsigned:  # its reason unsigned too: shown as ``unverified``
         log.warning("build %s ended without a signed end: its lease was not signed by its holder (moved or "
                     "set to lapse outside Sentinel, or from before leases were signed); its files are kept",
                     safe_text(str(tid), 80))
     if not signed:
         return
-    sql = "UPDATE tasks SET end_mac=? WHERE task_id=? AND state=? AND finished_at=?"
-    await db.run([Statement(sql, (end_mac(key, tid, state, float(at)), tid, state, at))
-                  for tid, state, at in signed])
+    # the reason it wrote is signed with the end (``build_progress.ERROR``): shown only so
+    sql = "UPDATE tasks SET end_mac=?, error_mac=? WHERE task_id=? AND state=? AND finished_at=? AND error=?"
+    await db.run([Statement(sql, (end_mac(key, tid, state, float(at)), part_mac(key, ERROR, (tid,), (error,)),
+                                  tid, state, at, error))
+                  for tid, state, at, error in signed])
 
 
 async def end_lapsed(db: Any, limit: int = 100, key: bytes | None = None) -> list[tuple[str, str]]:

@@ -24,13 +24,13 @@ but without a signed end, so its files are kept and said, never swept for it. A 
 its running build's lease under another holder (no sweeper does that: a sweeper ends the build) takes it
 back, signed, and says so; only a build ended elsewhere is lost.
 
-The progress a runner writes as the build runs (plan, report, counters and warnings) is signed part by part
-(``build_progress.py``): shown to the build's principal, never acted on (every cap is counted in the runner's
-memory, ``limits.Budget``). Not signed: ``error``, and the hourly quota counts the rows' ``created_at``, which
-such a writer can also delete. A row planted in SQL
-still counts in SQL against the principal's hourly cap and its one unfinished build (the database's own
-checks). Rows from before this change are unsigned: no longer shown (their files stay on disk); builds ended
-before ``end_mac`` are never swept (``sentinel-mcp swarm gc`` names them).
+The progress a runner writes as the build runs (plan, report, counters and warnings, error, each step and
+model call with a signed count of each) is signed part by part (``build_progress.py``): shown to the build's
+principal, never acted on (every cap is counted in the runner's memory, ``limits.Budget``). The hourly quota
+is counted by a signed ledger per principal (``build_quota.py``), so deleting rows gives no more builds. A row
+planted in SQL still counts in SQL against the principal's one unfinished build (the database's own check).
+Rows from before this change are unsigned: no longer shown (their files stay on disk); builds ended before
+``end_mac`` are never swept (``sentinel-mcp swarm gc`` names them).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.swarm import build_lease
+from sentinel_mcp.swarm.build_progress import missing_rows
 from sentinel_mcp.swarm.backends.base import ModelBackend
 from sentinel_mcp.swarm.build_turns import BuildTurns
 from sentinel_mcp.swarm.limits import Limits
@@ -514,9 +515,14 @@ class BuildService:
             await self._end_orphans()
             task = await self.store.get_task(task_id) or task
         steps = await self.store.steps_of(task_id)
+        if self.store.shared:  # rows of the build's signed counts that no signed row answers: deleted in SQL
+            missing = {"steps": missing_rows(task, "steps", steps),
+                       "model_calls": missing_rows(task, "api_calls", await self.store.api_calls_of(task_id))}
+            task["rows_missing"] = {k: v for k, v in missing.items() if v}
         task["running_here"] = self._running_here(task_id, task["state"])
         task["steps"] = [
             {k: s[k] for k in ("step_number", "attempt", "file_path", "status", "issues", "warnings")}
+            | ({"unverified": True} if s.get("unverified") else {})
             for s in steps
         ]
         # bounded, and walked off the event loop: a build writes at most 25 files, anything else any number

@@ -192,7 +192,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(tasks, indent=2))
         for t in [] if args.json else tasks:
-            print(f"{t['task_id']}  {t['state']:<10} {t['app_name'] or '':<20} {t['error'] or ''}")
+            print(_list_line(t))
         return 0
 
     return asyncio.run(run())
@@ -273,23 +273,40 @@ def cmd_sign_ends(args: argparse.Namespace) -> int:
     return asyncio.run(run())
 
 
+def _list_line(t: dict[str, Any]) -> str:
+    """A build's line in ``swarm list``: its text shown marked (a store's rows, a caller's spec)."""
+    from sentinel_mcp.core.display_text import Marked, safe_text
+
+    return Marked(f"{safe_text(t['task_id'], 40)}  {safe_text(t['state'], 10):<10} "
+                  f"{safe_text(t['app_name'] or '', 80):<20} {safe_text(t['error'] or '', 300)}")
+
+
 def _print_status(status: dict[str, Any], as_json: bool) -> None:
+    """Every text of the build shown marked and cut (its rows may be written by anyone who can write the
+    store, its file names by its tools, its warnings quote a model); a part withheld as unsigned reads '?'
+    and is named."""
+    from sentinel_mcp.core.display_text import safe_text
+
     if as_json:
         print(json.dumps(status, indent=2, default=str))
         return
-    print(
-        f"task {status['task_id']}: {status['state']}"
-        + (f" ({status['error']})" if status.get("error") else "")
-    )
-    print(f"workspace: {status['workspace']}")
-    print(
-        f"model calls: {status['model_calls']}, tokens: "
-        f"{status['prompt_tokens'] + status['completion_tokens']}"
-    )
+    error = safe_text(status["error"], 500) if status.get("error") else None
+    print(f"task {safe_text(status['task_id'], 40)}: {safe_text(status['state'], 10)}"
+          f"{f' ({error})' if error else ''}")
+    print(f"workspace: {safe_text(status['workspace'], 300)}")
+    prompt, completion = status.get("prompt_tokens"), status.get("completion_tokens")
+    tokens = prompt + completion if isinstance(prompt, int) and isinstance(completion, int) else "?"
+    calls = status.get("model_calls")
+    print(f"model calls: {calls if isinstance(calls, int) else '?'}, tokens: {tokens}")
+    if status.get("unverified"):
+        print(f"not signed by this cluster (withheld): {safe_text(', '.join(status['unverified']), 300)}")
+    for what, n in (status.get("rows_missing") or {}).items():
+        print(f"{n} recorded {safe_text(what, 20)} row(s) missing from the store (deleted outside Sentinel)")
     for f in status.get("files") or []:
-        print(f"  {f}")
+        print(f"  {safe_text(f, 300)}")
     for w in status.get("warnings") or []:
-        print(f"warning: {w}")
+        print(f"warning: {safe_text(w, 500)}")
     report = status.get("report") or {}
-    if report.get("verifier"):
-        print(f"quality score: {report['verifier']['quality_score']}")
+    verifier = report.get("verifier") if isinstance(report, dict) else None
+    if isinstance(verifier, dict) and "quality_score" in verifier:
+        print(f"quality score: {safe_text(verifier['quality_score'], 20)}")

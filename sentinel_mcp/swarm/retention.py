@@ -67,10 +67,15 @@ async def sweep(
     running: Collection[str] = (),
     dry_run: bool = False,
 ) -> SweepReport:
-    now = time.time() if now is None else now
+    # builds by the store's clock (a server store's: the database's, which its ends are written on; a
+    # replica's own clock set a year forward deleted every FAILED build's files at once; a SQLite file's ends
+    # of this boot by the boot clock, ``build_age``), log files by this machine's
+    files_now = time.time() if now is None else now
+    ahead = 0.0 if now is None else now - time.time()  # a sweep asked to judge a later present
+    now = await store.now() if now is None else now
     report = SweepReport(dry_run=dry_run)
     cutoff = now - settings.retention.failed_workspace_days * DAY
-    for task_id in await store.failed_before(cutoff):
+    for task_id in await store.failed_before(cutoff, now, ahead):
         ws = root / task_id
         if task_id in running or not TASK_DIR.fullmatch(task_id):
             report.skipped.append(
@@ -104,7 +109,7 @@ async def sweep(
                     pattern.match(f.name)
                     and f.is_file()
                     and not f.is_symlink()
-                    and now - f.stat().st_mtime > keep[base] * DAY
+                    and files_now - f.stat().st_mtime > keep[base] * DAY
                 ):
                     if not dry_run:
                         f.unlink()

@@ -13,7 +13,8 @@ from typing import Any
 
 from sentinel_mcp.storage import Schema, principal_lock
 from sentinel_mcp.storage.row_signature import PROCESS_KEY
-from sentinel_mcp.swarm import build_progress, build_rows
+from sentinel_mcp.core.boot_clock import boot_clock
+from sentinel_mcp.swarm import build_age, build_progress, build_quota, build_rows, signed_parts
 from sentinel_mcp.storage.database import Statement
 from sentinel_mcp.storage.store import SeamStore
 
@@ -102,6 +103,13 @@ def _add_caps_and_digests(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE steps ADD COLUMN sha256 TEXT")
 
 
+def _add_boot_clock(conn: sqlite3.Connection) -> None:
+    """A build's end records the machine's boot clock too (``build_age.py``); rows from before: NULL."""
+    if "ended_boot" not in {r[1] for r in conn.execute("PRAGMA table_info(tasks)")}:
+        conn.execute("ALTER TABLE tasks ADD COLUMN ended_boot TEXT")
+        conn.execute("ALTER TABLE tasks ADD COLUMN ended_uptime REAL")
+
+
 # a server store (several replicas): the same rows, plus the build's lease (``build_lease.py``): the replica
 # running it and until when (the database's clock, seconds since the epoch) it is known to be alive
 _PG_SQL = (
@@ -147,14 +155,15 @@ _LOCKS = "swarm_principals"  # a row per principal, locked by each submit (serve
 SCHEMA = Schema(
     "swarm",
     {
-        "sqlite": [_SQL, _add_principal, _ONE_UNFINISHED, _add_caps_and_digests],
+        "sqlite": [_SQL, _add_principal, _ONE_UNFINISHED, _add_caps_and_digests, _add_boot_clock],
         "postgres": [
             _PG_SQL, _ONE_UNFINISHED, _PG_CAPS_AND_DIGESTS, principal_lock.table_sql(_LOCKS), _SIGNED,
-            _END_SIGNED, _LEASE_SIGNED, _STEP_SIGNED, build_progress.SCHEMA,
+            _END_SIGNED, _LEASE_SIGNED, _STEP_SIGNED, build_progress.SCHEMA, build_quota.SCHEMA,
         ],
     },
 )
 HOUR = 3600.0
+_MAX_COUNTED = 1024  # builds whose row numbers one store counts in memory (each process runs a few)
 
 
 class SwarmStore(SeamStore):
@@ -169,6 +178,7 @@ class SwarmStore(SeamStore):
         build")``; None: this process's own, so only its own builds are read)."""
         super().__init__(location)
         self.key = key if key is not None else PROCESS_KEY
+        self._seqs: dict[tuple[str, str], int] = {}  # (table, build) -> its last row's number (server store)
 
     def _mine(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The rows a replica of this cluster created (a server store; every row of a SQLite file)."""
@@ -178,8 +188,9 @@ class SwarmStore(SeamStore):
         if len(kept) < len(rows):
             log.warning("swarm: %d build row(s) not signed by this cluster (written, moved or edited outside "
                         "Sentinel, or from before signing); not shown", len(rows) - len(kept))
-        # a row read whole (``SELECT *``): what its runner wrote as it ran, checked too (``build_progress``)
-        return [build_progress.checked(self.key, r) if "plan_mac" in r else r for r in kept]
+        # a row read whole (``SELECT *``): what its runner wrote as it ran, checked too (``build_progress``),
+        # and an end no replica signed (marked FAILED or COMPLETED in SQL) said as such
+        return [build_progress.task_checked(self.key, r) if "plan_mac" in r else r for r in kept]
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         await self.db.write(sql, params)
@@ -201,19 +212,36 @@ class SwarmStore(SeamStore):
             replica, holder, seconds = lease
             spec_json = json.dumps(spec)
             mac = build_rows.mac(self.key, task_id, principal, session, backend, spec_json)
-            until = await self.now() + seconds  # the database's clock, as every lease is counted
+            now = await self.now()  # the database's clock, as every lease and the quota are counted
+            until = now + seconds
+            # the quota's signed ledger (``build_quota``): unverifiable raises (a cap that cannot be checked
+            # denies); full, nothing is written
+            ledger = await build_quota.read(self.db, self.key, principal)
+            if len(ledger.within(now - HOUR)) >= cap:
+                return False
+            counted, (quota_seq, quota_mac) = build_quota.take(self.key, principal, ledger, task_id, now)
             signed_lease = build_rows.lease_mac(self.key, task_id, replica, holder, until)
+            # every part of what its runner writes signed at its first values (none unsigned: a part put back
+            # to them in SQL is then not taken for "nothing written yet")
+            parts = build_progress.TASK_PARTS
+            firsts = [signed_parts.mac(self.key, p, (task_id,), (caps_json,) if p is build_progress.CAPS
+                                       else p.defaults or ()) for p in parts]
+            part_columns = "".join(f", {p.mac_column}" for p in parts)
             out = await self.db.run([
                 principal_lock.lock(_LOCKS, principal),  # exactly this principal's (not a hash of it)
                 Statement(
                     "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, "
-                    "caps_json, created_at, updated_at, replica, lease_holder, lease_until, mac, lease_mac) "
-                    f"SELECT ?, 'PLANNING', ?, ?, ?, ?, ?, ?, {_DB_NOW}, {_DB_NOW}, ?, ?, ?, ?, ? "
+                    f"caps_json, created_at, updated_at, replica, lease_holder, lease_until, mac, lease_mac, "
+                    f"quota_seq, quota_mac{part_columns}) SELECT ?, 'PLANNING', "
+                    f"{', '.join('?' * (15 + len(parts)))} "
                     "WHERE (SELECT count(*) FROM tasks WHERE principal = ? AND created_at >= "
-                    f"{_DB_NOW} - {HOUR}) < ? ON CONFLICT DO NOTHING RETURNING task_id",
-                    (task_id, spec_json, session, principal, backend, str(workspace), caps_json,
-                     replica, holder, until, mac, signed_lease, principal, cap),
+                    f"{_DB_NOW} - {HOUR}) < ? AND {build_quota.CURRENT} ON CONFLICT DO NOTHING "
+                    "RETURNING task_id",
+                    (task_id, spec_json, session, principal, backend, str(workspace), caps_json, now, now,
+                     replica, holder, until, mac, signed_lease, quota_seq, quota_mac, *firsts, principal, cap,
+                     principal, ledger.mac),
                 ),
+                *counted,
             ])
             return bool(out[1].rows)
         now = time.time()
@@ -243,33 +271,79 @@ class SwarmStore(SeamStore):
 
     async def set_state(self, task_id: str, state: str, *, error: str | None = None) -> None:
         assert state in STATES
-        now = time.time()
+        # a server store's times are the database's clock (``now``): an end is judged by every replica and
+        # every fresh process on it (the retention sweep), whatever this machine's clock says
+        now = await self.now()
         finished = now if state in TERMINAL_STATES else None
         # an ended build stays ended, in every store: another replica may have ended it when its lease lapsed,
         # and a cancel that lands after it COMPLETED must not rewrite it FAILED (its workspace then swept)
-        if self.shared and finished is not None:  # the end signed with it (``build_rows.end_mac``)
+        if finished is not None:  # its runner is done: its rows' numbers are read back if one comes after
+            self._seqs.pop(("steps", task_id), None)
+            self._seqs.pop(("api_calls", task_id), None)
+        if self.shared:  # the end signed with it (``build_rows.end_mac``), an error with its own signature
+            end = build_rows.end_mac(self.key, task_id, state, finished) if finished is not None else None
+            said = ", error=?, error_mac=?" if error is not None else ""
+            signed = self._progress_mac(build_progress.ERROR, task_id, error) if error is not None else None
+            params = () if error is None else (error, signed)
             await self._write(
-                "UPDATE tasks SET state=?, error=COALESCE(?, error), updated_at=?, finished_at=?, end_mac=? "
-                "WHERE task_id=? AND state NOT IN ('COMPLETED','FAILED')",
-                (state, error, now, finished, build_rows.end_mac(self.key, task_id, state, finished),
-                 task_id),
+                f"UPDATE tasks SET state=?{said}, updated_at=?, finished_at=COALESCE(?, finished_at), "
+                "end_mac=COALESCE(?, end_mac) WHERE task_id=? AND state NOT IN ('COMPLETED','FAILED')",
+                (state, *params, now, finished, end, task_id),
             )
             return
+        boot = boot_clock() if finished is not None else None  # what ages the end here (``build_age``)
         await self._write(
-            "UPDATE tasks SET state=?, error=COALESCE(?, error), updated_at=?, "
-            "finished_at=COALESCE(?, finished_at) WHERE task_id=? AND state NOT IN ('COMPLETED','FAILED')",
-            (state, error, now, finished, task_id),
+            "UPDATE tasks SET state=?, error=COALESCE(?, error), updated_at=?, finished_at=COALESCE(?, "
+            "finished_at), ended_boot=COALESCE(?, ended_boot), ended_uptime=COALESCE(?, ended_uptime) "
+            "WHERE task_id=? AND state NOT IN ('COMPLETED','FAILED')",
+            (state, error, now, finished, *(boot or (None, None)), task_id),
         )
 
-    def _progress_mac(self, part: str, task_id: str, *values: Any) -> str | None:
+    def _progress_mac(self, part: signed_parts.Part, task_id: str, *values: Any) -> str | None:
         """A part's signature on a server store (``build_progress.py``); None on a SQLite file."""
-        return build_progress.mac(self.key, part, task_id, values) if self.shared else None
+        return signed_parts.mac(self.key, part, (task_id,), values) if self.shared else None
+
+    async def _next_seq(self, table: str, task_id: str) -> int:
+        """The number of the build's next ``table`` row (server store): counted here while its runner runs,
+        from the build's signed count when this process has not written one yet (or the rows' own highest,
+        when that count is not signed: the record then says so)."""
+        step = (table, task_id)
+        if step not in self._seqs:
+            if len(self._seqs) >= _MAX_COUNTED:  # builds that ended without saying so (bounded)
+                self._seqs.clear()
+            count = build_progress.LEDGERS[table][1]
+            rows = await self.db.query_dicts(
+                f"SELECT task_id, {count.columns[0]}, {count.mac_column} FROM tasks WHERE task_id=?",
+                (task_id,))
+            if rows and signed_parts.holds(self.key, count, rows[0]):
+                self._seqs[step] = int(rows[0][count.columns[0]])
+            else:
+                top = await self.db.query(f"SELECT max(seq) FROM {table} WHERE task_id=?", (task_id,))
+                self._seqs[step] = int(top[0][0] or 0) if top else 0
+        self._seqs[step] += 1
+        return self._seqs[step]
+
+    async def _record_signed(self, table: str, row: dict[str, Any]) -> None:
+        """Insert a build's step or model call (server store), numbered and signed, with the build's signed
+        count of them, in one transaction (``build_progress.LEDGERS``)."""
+        part, count = build_progress.LEDGERS[table]
+        task_id = row["task_id"]
+        seq = await self._next_seq(table, task_id)
+        row = row | {"seq": seq}
+        row["record_mac"] = signed_parts.mac(self.key, part, (task_id, seq), [row[c] for c in part.columns])
+        await self.db.run([
+            Statement(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
+                      tuple(row.values())),
+            Statement(f"UPDATE tasks SET {count.columns[0]}=?, {count.mac_column}=? WHERE task_id=?",
+                      (seq, self._progress_mac(count, task_id, seq), task_id)),
+        ])
 
     async def set_plan(self, task_id: str, plan: dict[str, Any]) -> None:
         text = json.dumps(plan)
         if self.shared:
             await self._write("UPDATE tasks SET plan_json=?, plan_mac=?, updated_at=? WHERE task_id=?",
-                              (text, self._progress_mac("plan", task_id, text), time.time(), task_id))
+                              (text, self._progress_mac(build_progress.PLAN, task_id, text), time.time(),
+                               task_id))
             return
         await self._write("UPDATE tasks SET plan_json=?, updated_at=? WHERE task_id=?",
                           (text, time.time(), task_id))
@@ -278,7 +352,8 @@ class SwarmStore(SeamStore):
         text = json.dumps(report)
         if self.shared:
             await self._write("UPDATE tasks SET report_json=?, report_mac=?, updated_at=? WHERE task_id=?",
-                              (text, self._progress_mac("report", task_id, text), time.time(), task_id))
+                              (text, self._progress_mac(build_progress.REPORT, task_id, text), time.time(),
+                               task_id))
             return
         await self._write("UPDATE tasks SET report_json=?, updated_at=? WHERE task_id=?",
                           (text, time.time(), task_id))
@@ -288,8 +363,8 @@ class SwarmStore(SeamStore):
     ) -> None:
         text = json.dumps(warnings)
         if self.shared:
-            signed = self._progress_mac("counters", task_id, model_calls, prompt_tokens, completion_tokens,
-                                        text)
+            signed = self._progress_mac(build_progress.COUNTERS, task_id, model_calls, prompt_tokens,
+                                        completion_tokens, text)
             await self._write(
                 "UPDATE tasks SET model_calls=?, prompt_tokens=?, completion_tokens=?, warnings_json=?, "
                 "counters_mac=?, updated_at=? WHERE task_id=?",
@@ -302,46 +377,19 @@ class SwarmStore(SeamStore):
             (model_calls, prompt_tokens, completion_tokens, text, time.time(), task_id),
         )
 
-    async def record_step(
-        self,
-        task_id: str,
-        step_number: int,
-        attempt: int,
-        file_path: str,
-        status: str,
-        issues: list[dict[str, Any]],
-        warnings: list[str],
-        size: int,
-        sha256: str | None = None,
-    ) -> None:
+    async def record_step(self, task_id: str, step_number: int, attempt: int, file_path: str, status: str,
+                          issues: list[dict[str, Any]], warnings: list[str], size: int,
+                          sha256: str | None = None) -> None:
         """``sha256``: of the file an ACCEPTED step wrote (what is served later is checked against it); signed
         on a server store (``build_rows.step_mac``)."""
+        row = {"task_id": task_id, "step_number": step_number, "attempt": attempt, "file_path": file_path,
+               "status": status, "issues_json": json.dumps(issues), "warnings_json": json.dumps(warnings),
+               "bytes": size, "sha256": sha256, "created_at": time.time()}
         if self.shared:
-            await self._write(
-                "INSERT INTO steps (task_id, step_number, attempt, file_path, status, issues_json, "
-                "warnings_json, bytes, sha256, created_at, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (task_id, step_number, attempt, file_path, status, json.dumps(issues), json.dumps(warnings),
-                 size, sha256, time.time(),
-                 build_rows.step_mac(self.key, task_id, file_path, status, sha256)),
-            )
+            mac = build_rows.step_mac(self.key, task_id, file_path, status, sha256)
+            await self._record_signed("steps", row | {"mac": mac})
             return
-        await self._write(
-            "INSERT INTO steps (task_id, step_number, attempt, file_path, status, issues_json, "
-            "warnings_json, bytes, sha256,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                task_id,
-                step_number,
-                attempt,
-                file_path,
-                status,
-                json.dumps(issues),
-                json.dumps(warnings),
-                size,
-                sha256,
-                time.time(),
-            ),
-        )
+        await self._insert("steps", row)
 
     async def record_api_call(
         self,
@@ -358,25 +406,19 @@ class SwarmStore(SeamStore):
         duration_ms: int,
         error: str | None,
     ) -> None:
-        await self._write(
-            "INSERT INTO api_calls (task_id, step_number, role, backend, model, status, attempts, "
-            "prompt_tokens,"
-            " completion_tokens, duration_ms, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                task_id,
-                step_number,
-                role,
-                backend,
-                model,
-                status,
-                attempts,
-                prompt_tokens,
-                completion_tokens,
-                duration_ms,
-                error,
-                time.time(),
-            ),
-        )
+        row = {"task_id": task_id, "step_number": step_number, "role": role, "backend": backend,
+               "model": model, "status": status, "attempts": attempts, "prompt_tokens": prompt_tokens,
+               "completion_tokens": completion_tokens, "duration_ms": duration_ms, "error": error,
+               "created_at": time.time()}
+        if self.shared:
+            await self._record_signed("api_calls", row)
+            return
+        await self._insert("api_calls", row)
+
+    async def _insert(self, table: str, row: dict[str, Any]) -> None:
+        """A row of ours (its column names ours, never outside input) into ``table``."""
+        marks = ", ".join("?" for _ in row)
+        await self._write(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", tuple(row.values()))
 
     async def written_sha256(self, task_id: str, file_path: str) -> str | None:
         """The SHA-256 (hex) of the file at ``file_path`` as ``task_id`` wrote it; None when its build wrote
@@ -432,38 +474,61 @@ class SwarmStore(SeamStore):
         ]
 
     async def started_since(self, principal: str, since: float) -> list[float]:
-        """When ``principal``'s builds started at or after ``since`` (Unix time), oldest first."""
+        """When ``principal``'s builds started at or after ``since`` (Unix time), oldest first. On a server
+        store the signed ledger's count when it is the larger (rows deleted in SQL), ``BuildQuotaError`` when
+        it cannot be verified (``build_quota``)."""
         rows = await self.db.query(
             "SELECT created_at FROM tasks WHERE principal = ? AND created_at >= ? ORDER BY created_at",
             (principal, since),
         )
-        return [float(r[0]) for r in rows]
+        found = [float(r[0]) for r in rows]
+        if self.shared:
+            counted = (await build_quota.read(self.db, self.key, principal)).within(since)
+            return counted if len(counted) > len(found) else found
+        return found
 
     async def steps_of(self, task_id: str) -> list[dict[str, Any]]:
-        rows = await self.db.query_dicts("SELECT * FROM steps WHERE task_id=? ORDER BY id", (task_id,))
+        """The build's steps; on a server store each that fails its check has what it says withheld and is
+        marked ``unverified`` (``build_progress.rows_checked``; deleted ones counted by
+        ``build_progress.missing_rows``)."""
+        rows = await self._children("steps", task_id)
         return [
-            dict(r) | {"issues": json.loads(r["issues_json"]), "warnings": json.loads(r["warnings_json"])}
+            r | {"issues": json.loads(r["issues_json"]) if r["issues_json"] is not None else None,
+                 "warnings": json.loads(r["warnings_json"]) if r["warnings_json"] is not None else None}
             for r in rows
         ]
 
     async def api_calls_of(self, task_id: str) -> list[dict[str, Any]]:
-        return await self.db.query_dicts("SELECT * FROM api_calls WHERE task_id=? ORDER BY id", (task_id,))
+        """The build's model calls, checked as ``steps_of``'s steps are."""
+        return await self._children("api_calls", task_id)
+
+    async def _children(self, table: str, task_id: str) -> list[dict[str, Any]]:
+        most = build_progress.MOST_ROWS[table]  # past what any build writes: planted, not all read
+        rows = await self.db.query_dicts(f"SELECT * FROM {table} WHERE task_id=? ORDER BY id LIMIT ?",
+                                         (task_id, most + 1))
+        if len(rows) > most:
+            rows = rows[:most]
+            log.warning("swarm: build %s has more %s rows than any build writes: the first %d read", task_id,
+                        table, most)
+        if not self.shared or not rows:
+            return [dict(r) for r in rows]
+        return build_progress.rows_checked(self.key, table, rows)
 
     # ---- retention (issue 17): read-only; the sweep removes files, never rows (the audit trail stays) ----
-    async def failed_before(self, cutoff: float) -> list[str]:
-        """Tasks that ended FAILED before ``cutoff`` (Unix time): their workspaces may be swept. On a server
-        store only builds of this cluster whose end is signed, at its signed time (``build_rows``)."""
+    async def failed_before(self, cutoff: float, now: float | None = None, ahead: float = 0.0) -> list[str]:
+        """Tasks that ended FAILED before ``cutoff`` (Unix time; ``now``: the present it was counted back
+        from): their workspaces may be swept. On a server store only builds of this cluster whose end is
+        signed, at its signed time (``build_rows``), on the database's clock; on a SQLite file by the boot
+        clock for an end of this boot (``build_age``; ``ahead``: how far past the present a caller judges)."""
         if self.shared:
             rows = self._ends_signed(await self.db.query_dicts(
                 "SELECT * FROM tasks WHERE state='FAILED' AND finished_at < ? ORDER BY created_at",
                 (cutoff,)))
             return [r["task_id"] for r in rows]
         found = await self.db.query(
-            "SELECT task_id FROM tasks WHERE state='FAILED' "
-            "AND COALESCE(finished_at, updated_at) < ? ORDER BY created_at",
-            (cutoff,),
-        )
-        return [r[0] for r in found]
+            "SELECT task_id, COALESCE(finished_at, updated_at), ended_boot, ended_uptime FROM tasks "
+            "WHERE state='FAILED' ORDER BY created_at")
+        return build_age.ended_before(found, cutoff, time.time() if now is None else now, ahead)
 
     def _ends_signed(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The rows of this cluster's builds whose end a replica signed; the others said once a read."""

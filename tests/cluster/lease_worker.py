@@ -50,7 +50,7 @@ async def sweep(url: str, go: Path) -> list[str]:
         await asyncio.sleep(0.01)
     ended: list[str] = []
     for _ in range(1000):
-        batch = await end_lapsed(store.db, limit=3)
+        batch = await end_lapsed(store.db, limit=3, key=store.key)
         if not batch:
             break
         ended += [tid for tid, _ in batch]

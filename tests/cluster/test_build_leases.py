@@ -116,8 +116,8 @@ async def test_a_runner_whose_lease_was_ended_elsewhere_stops_and_stays_ended(
     # should be, and the lapse is written once more; on a busy machine that race was lost once in a run)
     ended: list[str] = []
     for _ in range(50):
-        await a.store.db.write("UPDATE tasks SET lease_until = 0 WHERE task_id = ?", (task_id,))
-        ended = [tid for tid, _ in await build_lease.end_lapsed(b.store.db)]
+        await _lapse(a.store, task_id, "replica-a", a.holder)
+        ended = [tid for tid, _ in await build_lease.end_lapsed(b.store.db, key=b.store.key)]
         if ended:
             break
     assert ended == [task_id]
@@ -149,11 +149,20 @@ async def test_a_build_that_finished_since_its_id_was_read_is_not_taken_for_lost
         lease = ("replica-a", holder, 600.0)
         assert await store.create_task(tid, SPEC, tmp_path / tid, principal=tid, lease=lease)
     await store.set_state(done, "COMPLETED")
-    await store.db.write("UPDATE tasks SET lease_until = 0 WHERE task_id = ?", (ended,))
-    assert [tid for tid, _ in await build_lease.end_lapsed(store.db)] == [ended]
+    await _lapse(store, ended, "replica-a", holder)
+    assert [tid for tid, _ in await build_lease.end_lapsed(store.db, key=store.key)] == [ended]
     assert await build_lease.renew(store.db, [done, ended], holder) == {done}
     assert (await store.get_task(done))["state"] == "COMPLETED"
     await store.close()
+
+
+async def _lapse(store: SwarmStore, task_id: str, replica: str, holder: str) -> None:
+    """Time passing for a lease (its runner could not renew it): set to have lapsed, signed as its holder's
+    renewal signs it (set back in SQL alone, the lapse is forged: the end and its reason go unsigned)."""
+    from sentinel_mcp.swarm.build_rows import lease_mac
+
+    await store.db.write("UPDATE tasks SET lease_until = 0, lease_mac = ? WHERE task_id = ?",
+                         (lease_mac(store.key, task_id, replica, holder, 0.0), task_id))
 
 
 @pytest.mark.parametrize("spelling", ["'; DROP TABLE tasks; --", "replica\nb", "r" * 64])
@@ -161,7 +170,7 @@ async def test_the_reason_names_the_replica_as_data(pg_url: str, tmp_path: Path,
     store = await SwarmStore(pg_url, key=swarm_key()).open()
     tid = "t20261124-090000-abcdef"
     await store.create_task(tid, SPEC, tmp_path / tid, lease=(spelling, spelling + "/x", -1.0))
-    assert await build_lease.end_lapsed(store.db) == [(tid, spelling)]
+    assert await build_lease.end_lapsed(store.db, key=store.key) == [(tid, spelling)]
     assert (await store.get_task(tid))["error"].startswith(f"interrupted: replica {spelling} stopped")
     await store.close()
 

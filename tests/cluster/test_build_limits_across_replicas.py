@@ -170,7 +170,12 @@ async def test_a_build_of_a_dead_replica_does_not_hold_its_principal_past_its_le
     b.renew_every = 3600  # no sweep comes round during the test: the submit itself must see the lapse
     await b.start(sweep=False)
     try:
-        await b.store.db.write("UPDATE tasks SET lease_until = 0 WHERE task_id = ?", (dead,))  # after start
+        # after start, the lease lapses as time passing makes it lapse (signed as its holder signed it; set
+        # back in SQL alone it is a forged lapse, whose end and reason go unsigned)
+        from sentinel_mcp.swarm.build_rows import lease_mac
+
+        await b.store.db.write("UPDATE tasks SET lease_until = 0, lease_mac = ? WHERE task_id = ?",
+                               (lease_mac(b.store.key, dead, "replica-dead", "replica-dead/x", 0.0), dead))
         started = await b.submit(SPEC, _silent, principal="alice")
         assert (await b.status(dead))["error"].startswith("interrupted: replica replica-dead stopped")
         assert await _unfinished(pg_url, "alice") == [started]

@@ -31,7 +31,8 @@ def sql(url: str, text: str, params: tuple = ()) -> None:
 async def ran(location: str, tmp: Path) -> SwarmStore:
     store = await SwarmStore(location, key=KEY).open()
     lease = ("replica-a", "replica-a/x", 600.0) if location.startswith("postgresql://") else None
-    assert await store.create_task(TID, {"app_name": "n"}, tmp / TID, principal="bob", lease=lease)
+    assert await store.create_task(TID, {"app_name": "n"}, tmp / TID, principal="bob", lease=lease,
+                                   caps={"limits": {"max_model_calls": 5}})
     await store.set_plan(TID, PLAN)
     await store.set_counters(TID, 3, 100, 50, ["slow model"])
     await store.set_report(TID, REPORT)
@@ -56,6 +57,7 @@ EDITS = {
     "counters past the caps": ("UPDATE tasks SET model_calls = 100000", "model_calls"),
     "warnings wiped": ("UPDATE tasks SET warnings_json = '[\"all good\"]'", "warnings"),
     "mac moved": ("UPDATE tasks SET report_json = plan_json, report_mac = plan_mac", "report"),
+    "caps raised": ("UPDATE tasks SET caps_json = '{\"limits\": {\"max_model_calls\": 80}}'", "caps"),
 }
 
 

@@ -53,7 +53,11 @@ REVIEWED: dict[tuple[str, str], str] = {
     ("base.html", "kind"): "a live-count kind", ("base.html", "n"): "a count",
     ("base.html", "path"): "a route",
     **{("build.html", e): "a count" for e in ("done", "files|length", "model_calls", "task.completion_tokens",
-                                              "task.prompt_tokens", "total or 1", "total")},
+                                              "task.prompt_tokens", "total or 1", "total", "missing_calls",
+                                              "missing_steps")},
+    # a count, or "?" where it is withheld as unsigned (a server store's row edited in SQL)
+    **{("build.html", f'{e} if {e} is not none else "?"'): "a count or '?'"
+       for e in ("model_calls", "task.completion_tokens", "task.prompt_tokens")},
     ("build_file.html", "content"): "marked in builds_pages (safe_text, its lines kept)",
     **{("builds.html", e): "a count" for e in ("t.done", "t.total or 1", "t.total")},
     ("consents.html", "max_kind"): "a constant", ("consents.html", "max_purpose"): "a constant",

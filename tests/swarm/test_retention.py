@@ -27,6 +27,13 @@ OLD_FAILED, NEW_FAILED, OLD_DONE = (
 )
 
 
+async def ended_ago(store: SwarmStore, tid: str, now: float, days: float) -> None:
+    """The build ended ``days`` days before ``now``, by both clocks its end records (the wall clock's
+    ``finished_at`` and the boot clock's ``ended_uptime``, which ages an end of this boot: ``build_age``)."""
+    await store.db.write("UPDATE tasks SET finished_at=?, ended_uptime=ended_uptime-? WHERE task_id=?",
+                         (now - days * DAY, days * DAY, tid))
+
+
 async def seed(root: Path, now: float) -> None:
     """Three finished builds with files: failed 8 days ago, failed yesterday, completed 30 days ago."""
     async with SwarmStore(root / "swarm.db") as store:
@@ -39,7 +46,7 @@ async def seed(root: Path, now: float) -> None:
             (root / tid / "app" / "x.kt").write_text("package x\n")
             await store.create_task(tid, SPEC, root / tid)
             await store.set_state(tid, state, error="boom" if state == "FAILED" else None)
-            await store.db.write("UPDATE tasks SET finished_at=? WHERE task_id=?", (now - age * DAY, tid))
+            await ended_ago(store, tid, now, age)
     logs = root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     for name, age in (
@@ -67,9 +74,7 @@ async def test_sweep_removes_what_retention_allows_and_keeps_the_rest(tmp_path) 
         async with SwarmStore(root / "swarm.db") as store:
             await store.create_task("t20260101-000000-00000d", SPEC, root / "t20260101-000000-00000d")
             await store.set_state("t20260101-000000-00000d", "FAILED", error="x")
-            await store.db.write(
-                "UPDATE tasks SET finished_at=? WHERE task_id=?", (now - 9 * DAY, "t20260101-000000-00000d")
-            )
+            await ended_ago(store, "t20260101-000000-00000d", now, 9)
         (root / "t20260101-000000-00000d").symlink_to(outside, target_is_directory=True)
 
         dry = await service.gc(dry_run=True)
@@ -108,9 +113,7 @@ async def test_the_service_sweeps_by_itself(tmp_path) -> None:
         async with SwarmStore(
             root / "swarm.db"
         ) as store:  # another build fails long ago: the next sweep takes it
-            await store.db.write(
-                "UPDATE tasks SET finished_at=? WHERE task_id=?", (time.time() - 30 * DAY, NEW_FAILED)
-            )
+            await ended_ago(store, NEW_FAILED, time.time(), 30)
         while (root / NEW_FAILED).exists() and time.monotonic() < deadline:
             await __import__("asyncio").sleep(0.05)
         assert not (root / NEW_FAILED).exists()
