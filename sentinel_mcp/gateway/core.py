@@ -496,12 +496,14 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview, JudgedArgume
             refused = error_result(f"{call.name}: {bomb}", error="result_blocks", upstream=up.name)
             return await self._done(rec, decision, "tool_error", refused, proof=_proof_of(decision),
                                     error=bomb)
-        result = without_verdict(result)  # upstreams are hostile too: only Sentinel states its decision
-        declared = up.target.result_meta if isinstance(up.target, BuiltinTarget) else frozenset()
-        result = without_others_claims(result, declared)  # nor is any other upstream the device firewall
+        if result.meta:  # both give the same object back without ``_meta`` (most answers): not called
+            result = without_verdict(result)  # upstreams are hostile too: only Sentinel states its decision
+            declared = up.target.result_meta if isinstance(up.target, BuiltinTarget) else frozenset()
+            result = without_others_claims(result, declared)  # nor is any other upstream the device firewall
         if isinstance(result, CallToolResult):  # its blocks: not Sentinel's voice, nor others' resources
             result = shown_result(result, up.name, self.manager.catalog, builtin=up.builtin)
-            broken = None if up.builtin else await self.results.problem(route.exposed, result)
+            broken = (None if up.builtin or not ResultCheck.binds(route.exposed, result)
+                      else await self.results.problem(route.exposed, result))
             if broken is not None:  # structured content its own schema refuses: the client is told by us
                 return await self._done(rec, decision, "tool_error",
                                         error_result(f"{call.name}: {broken}", error="result_schema",

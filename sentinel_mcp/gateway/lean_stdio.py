@@ -347,7 +347,8 @@ class StdioTap:
             return False
         if not waiting.answer.done():
             # the SDK's reader takes no lone surrogate (escaped, or its encoded bytes); ``json.loads`` takes
-            # both: refused here as the SDK refuses it, and as the lean HTTP path does (lean_upstream._parse)
+            # both: refused here as the SDK refuses it, and as the lean HTTP path does (lean_upstream._parse);
+            # so every text of an answer passed on encodes as UTF-8 (``StdioCaller.call_tool`` relies on it)
             if not surrogate_free(line) and holds_lone_surrogate(msg):
                 waiting.answer.set_exception(
                     MCPError(PARSE_ERROR, "Failed to parse JSON response: a lone surrogate in a text"))
@@ -416,7 +417,10 @@ class StdioCaller:
                 self._cancel_later(rid)
         raw = response_for(msg, rid)
         check_shape("tools/call", raw)  # before any model of it is built (result_shape.py)
-        return validated_result(self.client, self.era, raw)
+        # every text of an answer the tap passed on is writable as UTF-8 (``StdioTap._answered``: its bytes
+        # ``surrogate_free``, or walked by ``holds_lone_surrogate``, the same ``encode`` question): the model
+        # is read without walking them again
+        return validated_result(self.client, self.era, raw, utf8_texts=True)
 
     async def _send(self, line: str) -> None:
         if self.tap.gone is not None or self.tap.stdin is None:

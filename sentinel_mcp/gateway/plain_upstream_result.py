@@ -114,16 +114,12 @@ def holds_lone_surrogate(value: Any) -> bool:
     return False
 
 
-def _always(value: Any) -> bool:
-    return True
-
-
 def plain_call_result(era: str, raw: Any, utf8_texts: bool = False) -> CallToolResult | None:
     """The model the SDK's validation of ``raw`` (a parsed ``tools/call`` result on ``era``) builds, when
     ``raw`` is plain; None otherwise. ``utf8_texts``: the caller knows every text of ``raw`` is writable
     (``surrogate_free`` of the bytes it was parsed from, its nesting bounded by ``result_shape.check_shape``
     within ``_writable``'s limit), so the texts are not walked again."""
-    writable = _always if utf8_texts else _writable
+    walk = not utf8_texts  # not a no-op function called a text: two calls a call fewer (issue 21)
     if type(raw) is not dict or not raw.keys() <= _KEYS:
         return None
     kind = raw.get("resultType")
@@ -140,12 +136,12 @@ def plain_call_result(era: str, raw: Any, utf8_texts: bool = False) -> CallToolR
         if type(b) is not dict or len(b) != 2 or b.get("type") != "text":
             return None
         text = b.get("text")
-        if type(text) is not str or type(b["type"]) is not str or not writable(text):
+        if type(text) is not str or type(b["type"]) is not str or (walk and not _writable(text)):
             return None
         blocks.append(_construct_block({"type", "text"}, type="text", text=text))
     fields: dict[str, Any] = {"content": blocks}
     if "structuredContent" in raw:
-        if type(raw["structuredContent"]) is not dict or not writable(raw["structuredContent"]):
+        if type(raw["structuredContent"]) is not dict or (walk and not _writable(raw["structuredContent"])):
             return None  # the surfaces type it an object
         fields["structured_content"] = raw["structuredContent"]
     if "isError" in raw:
@@ -154,7 +150,7 @@ def plain_call_result(era: str, raw: Any, utf8_texts: bool = False) -> CallToolR
         fields["is_error"] = raw["isError"]
     if "_meta" in raw:
         meta = raw["_meta"]
-        if meta is not None and (type(meta) is not dict or not writable(meta)):
+        if meta is not None and (type(meta) is not dict or (walk and not _writable(meta))):
             return None
         fields["meta"] = meta
     if era in MODERN_PROTOCOL_VERSIONS:

@@ -50,14 +50,21 @@ class ResultCheck:
         self._compiling: dict[str, tuple[Tool, asyncio.Future[Compiled]]] = {}
         self._by_schema: BySchema = CompiledSchemas()  # a rebuild's new tool objects compile nothing
 
+    @staticmethod
+    def binds(tool: Tool, result: CallToolResult) -> bool:
+        """Whether ``problem`` looks at ``result`` at all (else it says None): asked without a coroutine."""
+        return tool.output_schema is not None and not result.is_error
+
     async def problem(self, tool: Tool, result: CallToolResult) -> str | None:
         """Why ``result`` of ``tool`` cannot be passed on (None: it can)."""
-        if tool.output_schema is None or result.is_error:
+        if tool.output_schema is None or result.is_error:  # ``binds``, not called: a call fewer
             return None
         structured = result.structured_content
         if structured is None:
             return "it declares an output schema, and its result has no structured content"
-        _, validator, unusable, flat = await self._compiled(tool)
+        cached = self._validators.get(tool.name)  # this very tool's, compiled: no coroutine (issue 21)
+        _, validator, unusable, flat = (cached if cached is not None and cached[0] is tool
+                                        else await self._compiled(tool))
         if validator is None:
             return f"{UNCHECKED} ({unusable})"
         if flat is not None and flat_output_schema.fits(flat, structured):
