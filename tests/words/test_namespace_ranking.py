@@ -5,6 +5,7 @@ named by an integer id, never by its text; deletions leave its table; a version 
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 import sqlite3
@@ -179,3 +180,26 @@ async def test_a_namespace_id_without_its_table_reads_nothing_then_is_made(tmp_p
         assert await idx.words_ranked("memory:never", "zebra") == []
     finally:
         await idx.close()
+
+
+async def test_two_indexes_on_one_file_keep_every_table_in_step(tmp_path: Path) -> None:
+    # two gateways on one data dir: their writes interleave; each namespace's table holds its live rows only
+    a = await PassageIndex(tmp_path / "p.db", HashingEmbedder(128)).open()
+    b = await PassageIndex(tmp_path / "p.db", HashingEmbedder(128)).open()
+    try:
+        names = [f"memory:p{i}" for i in range(4)]
+
+        async def writes(idx: PassageIndex, me: int) -> None:
+            for i in range(12):
+                ns = names[(i + me) % len(names)]
+                await idx.add(ns, NewPassage(text=f"gold w{me} n{i}", source="memory"), keep=5)
+
+        await asyncio.gather(writes(a, 0), writes(b, 1), a.replace_source(
+            "policy", "doc", [NewPassage(text=f"gold rule {i}", source="doc") for i in range(7)], "x"))
+        for ns in [*names, "policy"]:
+            live = sorted(h.id for h in await a.recent(ns, 99))
+            assert live and await _table_ids(a, ns, "gold") == live, ns
+            assert await _table_ids(b, ns, "gold") == live, ns
+    finally:
+        await a.close()
+        await b.close()
