@@ -14,7 +14,9 @@ Version 3: one FTS5 table per namespace, ``passages_fts_<n>`` (``n`` an integer 
 the namespace's text), kept in step by the index's own statements in the writing transaction. bm25 takes a
 word's rarity and the mean length from the table it ranks: over one shared table, the order of bob's results
 moved with what alice had stored (a probe of other principals' memories word by word). Each namespace's
-statistics are now its own passages only.
+statistics are now its own passages only. The cost grows with the number of namespaces: each is five schema
+entries, and SQLite's schema load per connection (again after any connection makes a table) was measured at
+1 ms for 100 tables, 36 ms for 1,000 and 1,050 ms for 3,000 (superlinear); about 17 KB of file per table.
 """
 
 SCHEMA_VERSION = 3
