@@ -1,5 +1,9 @@
 """The passage index: words (SQLite FTS5, bm25) and vectors (cosine), fused by reciprocal rank.
 
+Both rank within one namespace from that namespace's passages alone: the words of each namespace are in a
+table of their own (``index_sql``: bm25's statistics are its table's, so what one principal stores never
+moves the order of another's results), the vectors in its own matrix.
+
 Both lists rank the live passages of one namespace; a passage's fused score is the sum of 1 / (60 + rank)
 over the lists it is in (reciprocal rank fusion), so a passage found by both beats one found by either.
 
@@ -90,12 +94,23 @@ def _version_2(conn: Any) -> None:
     version 2 index from before the seam) gets the schema it lacks. In the seam's migration transaction, so
     a migration that fails half way leaves version 1 as it was and the index closed."""
     script = sql.MIGRATE_1_TO_2 if conn.execute(sql.HAS_VECTOR_COLUMN).fetchone() else sql.SCHEMA
-    for statement in split_statements(script + sql.SET_VERSION):
+    for statement in split_statements(script + sql.set_version(2)):
         conn.execute(statement)
 
 
+def _version_3(conn: Any) -> None:
+    """One FTS table per namespace, each filled from its namespace's passages; the shared one dropped."""
+    for statement in split_statements(sql.MIGRATE_2_TO_3 + sql.set_version(3)):
+        conn.execute(statement)
+    for (ns_id,) in conn.execute(sql.FTS_NAMESPACES).fetchall():
+        table = sql.fts_table(ns_id)
+        conn.execute(sql.create_fts(table))
+        (namespace,) = conn.execute("SELECT namespace FROM fts_namespaces WHERE id = ?", (ns_id,)).fetchone()
+        conn.execute(sql.fill_fts(table), (namespace,))
+
+
 class PassageIndex(SeamStore):
-    schema = Schema("passages", {"sqlite": [_version_2]})
+    schema = Schema("passages", {"sqlite": [_version_2, _version_3]})
     database_name = "passages"
     # how far a passage's making may be in the reader's future and still be read (one machine: not at all);
     # times are the process clock's (a note's life is not lengthened by the wall clock set back)
@@ -106,6 +121,37 @@ class PassageIndex(SeamStore):
         self.embedder = embedder
         # ns -> (ids, vectors transposed: dim x n, the soonest expiry among them)
         self._matrices: dict[str, tuple[np.ndarray, np.ndarray, float]] = {}
+        self._fts: dict[str, str] = {}  # namespace -> its FTS table (ids never change once given)
+
+    async def _fts_made(self, namespace: str) -> str:
+        """The namespace's FTS table, given an id and created on first use (idempotent: two gateways on one
+        file may both try; the id is the one the UNIQUE namespace row has)."""
+        if namespace in self._fts:
+            return self._fts[namespace]
+        table = await self._fts_found(namespace, made=False)
+        if table is None:
+            await self.db.write(sql.NEW_FTS_NAMESPACE, (namespace,))
+            row = await self.db.query(sql.FTS_NAMESPACE_ID, (namespace,))
+            table = sql.fts_table(row[0][0])
+        await self.db.write(sql.create_fts(table))
+        self._fts[namespace] = table
+        return table
+
+    async def _fts_found(self, namespace: str, *, made: bool = True) -> str | None:
+        """The namespace's FTS table; None when it has none (nothing was ever stored in it, or, with ``made``,
+        its id given but its table not yet made: a writer stopped between the two)."""
+        table = self._fts.get(namespace)
+        if table is not None:
+            return table
+        row = await self.db.query(sql.FTS_NAMESPACE_ID, (namespace,))
+        if not row:
+            return None
+        table = sql.fts_table(row[0][0])
+        if made:
+            if not await self.db.query(sql.TABLE_EXISTS, (table,)):
+                return None
+            self._fts[namespace] = table
+        return table
 
     def not_open(self) -> Exception:
         return RuntimeError("the passage index is not open")
@@ -145,10 +191,12 @@ class PassageIndex(SeamStore):
             return False
         vectors = await self._embed([f"{p.heading}\n{p.text}" for p in passages])
         rows = self._rows(namespace, passages, vectors, process_clock.now())
+        fts = await self._fts_made(namespace)
         await self.db.run(  # one transaction: no search sees the document half indexed
             [
+                Statement(sql.unindex(fts, sql.SOURCE_ROWS), (namespace, source)),
                 Statement(sql.DELETE_SOURCE, (namespace, source)),
-                *([Statement(sql.INSERT, rows, many=True)] if rows else []),
+                *(_inserted(fts, namespace, rows) if rows else []),
                 Statement(sql.SET_SOURCE_DIGEST, (namespace, source, digest)),
             ]
         )
@@ -159,15 +207,26 @@ class PassageIndex(SeamStore):
         """Add one passage; with ``keep``, the namespace keeps only its newest ``keep`` passages."""
         vectors = await self._embed([passage.text])
         rows = self._rows(namespace, [passage], vectors, process_clock.now())
-        steps = [Statement(sql.INSERT, rows, many=True)]
+        fts = await self._fts_made(namespace)
+        steps = _inserted(fts, namespace, rows)
         if keep is not None:
+            steps.append(Statement(sql.unindex(fts, sql.BEYOND_ROWS), (namespace, keep)))
             steps.append(Statement(sql.OLDEST_BEYOND, (namespace, keep)))
         await self.db.run(steps)
         self._matrices.pop(namespace, None)
 
     async def purge(self, now: float | None = None) -> None:
         now = process_clock.now() if now is None else now
-        await self.db.write(sql.PURGE, (now, now + self.MADE_AHEAD))
+        ahead = now + self.MADE_AHEAD
+        steps: list[Statement] = []
+        # per namespace, its table told first; a namespace whose passages expired after this list was read
+        # keeps them until the next purge (never deleted from passages without leaving its table)
+        for (namespace,) in await self.db.query(sql.EXPIRED_NAMESPACES, (now, ahead)):
+            fts = await self._fts_made(namespace)
+            steps.append(Statement(sql.unindex(fts, sql.EXPIRED_ROWS), (namespace, now, ahead)))
+            steps.append(Statement(sql.PURGE, (namespace, now, ahead)))
+        if steps:
+            await self.db.run(steps)
         self._matrices.clear()
 
     # ---------------------------------------------------------------- reading
@@ -193,8 +252,11 @@ class PassageIndex(SeamStore):
         q = fts_query(query)
         if q is None:
             return []
+        fts = await self._fts_found(namespace)
+        if fts is None:
+            return []
         now = process_clock.now()
-        rows = await self.db.query(sql.WORDS, (q, namespace, now, now + self.MADE_AHEAD, n))
+        rows = await self.db.query(sql.words(fts), (q, namespace, now, now + self.MADE_AHEAD, n))
         return [pid for (pid,) in rows]
 
     async def _query_vector(self, query: str) -> np.ndarray:
@@ -254,6 +316,15 @@ class PassageIndex(SeamStore):
             return []
         marks = ",".join("?" * len(wanted))
         return [_hit(r) for r in await self.db.query(sql.ROWS.format(ids=marks), wanted)]
+
+
+def _inserted(fts: str, namespace: str, rows: list[tuple[object, ...]]) -> list[Statement]:
+    """An insert of a namespace's rows and their words into its table, in the caller's transaction."""
+    return [
+        Statement(sql.MARK_NEW),
+        Statement(sql.INSERT, rows, many=True),
+        Statement(sql.index_new(fts), (namespace,)),
+    ]
 
 
 def _hit(row: tuple[Any, ...]) -> Hit:

@@ -4,7 +4,9 @@ seam.
 The same passages, sources and namespaces as the embedded index (``passage_index.py``, SQLite FTS5), so every
 replica searches the same policy documents and each principal's memories whichever replica stored them:
 - words: a generated ``tsvector`` with a GIN index, ranked by ``ts_rank_cd`` (the embedded index uses bm25;
-  both take the question's content words, quoted by construction: ``[a-z0-9]+`` only, ORed);
+  both take the question's content words, quoted by construction: ``[a-z0-9]+`` only, ORed); ``ts_rank_cd``
+  reads only the row's own vector and the query (no corpus statistics, unlike bm25), so what one principal
+  stores never moves the order of another's results: one table serves every namespace;
 - vectors: held in the row (``BYTEA``, float32) and ranked in memory as there, from a per-namespace matrix;
   ``passage_ns.generation`` is bumped in the same transaction as every write, so a replica rebuilds its matrix
   when another replica changed the namespace (one small read per vector search; no stale memory is served).

@@ -114,7 +114,8 @@ async def test_a_version_1_index_is_migrated_keeping_every_passage(tmp_path: Pat
     db = sqlite3.connect(tmp_path / "p.db")
     cols = {r[1] for r in db.execute("PRAGMA table_info(passages)")}
     assert "vector" not in cols and "embedder" not in cols
-    assert db.execute("SELECT value FROM index_meta WHERE key = 'schema_version'").fetchone() == ("2",)
+    assert db.execute("SELECT value FROM index_meta WHERE key = 'schema_version'").fetchone() == ("3",)
+    assert not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'passages_fts'").fetchall()
     assert db.execute("SELECT COUNT(*) FROM passages").fetchone() == (
         6,
     )  # 4 migrated, 2 added (one per open)
