@@ -16,16 +16,19 @@ from tests.support.checked_rulebase import checked_lines
 
 from sentinel_mcp.cli import main
 from sentinel_mcp.policy import draft as draft_module
+from sentinel_mcp.policy.guard import PolicyGuard
 
 pytestmark = pytest.mark.timeout(120)
 
 _problems = partial(checked_lines, shown="full")
 
 HEAD = (
-    "binding(passenger(R, Name, Born), tool('x__get', [id = R]), extract([Name = '/name', Born = '/born']), []).\n"
+    "binding(passenger(R, Name, Born), tool('x__get', [id = R]),\n"
+    "        extract([Name = '/name', Born = '/born']), []).\n"
     "fact(note/2).\n"
     "context(trip).\n"
-    "askable(reason(R, W), \"Why do you cancel ~w?\", choice([change_of_plan - 'Change of plan', other]), []).\n"
+    "askable(reason(R, W), \"Why do you cancel ~w?\",\n"
+    "        choice([change_of_plan - 'Change of plan', other]), []).\n"
     "askable(said(R, W), \"What do you want to say about ~w?\", text, []).\n"
     "cabin(economy, 'economy class').\ncabin(business, text('business class')).\n"
 )
@@ -40,7 +43,8 @@ WRAPS = {
     "direct": _guard("passenger(R, N, _), confirmed('Book ~w?', [text(N)])"),
     "a string fact": _guard("passenger(R, N, _), atom_string(N, S), confirmed('Book ~w?', [text(S)])"),
     "the call's argument": _guard("confirmed('Book ~w?', [text(R)])"),
-    "one helper": _guard("lab(R, L), confirmed('Book ~w?', [text(L)])") + "lab(R, N) :- passenger(R, N, _).\n",
+    "one helper": _guard("lab(R, L), confirmed('Book ~w?', [text(L)])")
+    + "lab(R, N) :- passenger(R, N, _).\n",
     "two helpers": _guard("lab(R, L), confirmed('Book ~w?', [text(L)])")
     + "lab(R, N) :- lab2(R, N).\nlab2(R, N) :- passenger(R, N, _).\n",
     "wrapped in the helper": _guard("lab(R, L), confirmed('Book ~w?', [L])")
@@ -84,7 +88,8 @@ WRAPS = {
     "=.. naming text": _guard("passenger(R, N, _), T =.. [text, N], confirmed('Book ~w?', [T])"),
     "functor naming text": _guard(
         "passenger(R, N, _), functor(T, text, 1), arg(1, T, N), confirmed('Book ~w?', [T])"),
-    "a recursive join": _guard("findall(N, passenger(R, N, _), Ns), cat(Ns, T), confirmed('Book ~w?', [text(T)])")
+    "a recursive join": _guard(
+        "findall(N, passenger(R, N, _), Ns), cat(Ns, T), confirmed('Book ~w?', [text(T)])")
     + "cat([], '').\ncat([X|Xs], A) :- cat(Xs, A0), atom_concat(X, A0, A).\n",
     "a helper called with the value": _guard("passenger(R, N, _), wrap(N, T), confirmed('Book ~w?', [T])")
     + "wrap(X, text(X)).\n",
@@ -121,8 +126,10 @@ OWN = {
     "a literal": _guard("passenger(R, _, _), confirmed('Book ~w?', [text('the trip')])"),
     "a label table": _guard("cabin(R, L), confirmed('Book in ~w?', [text(L)])"),
     "a label table of text terms": _guard("cabin(R, L), confirmed_items('Book?', ['Cabin' = L])"),
-    "a choice answer's label": _guard("reason(R, W), answer_label(reason, W, L), confirmed('Cancel ~w?', [text(L)])"),
-    "a listed value": _guard("require(listed(R), 'listed'), humanized(R, L), confirmed('Cancel ~w?', [text(L)])")
+    "a choice answer's label": _guard(
+        "reason(R, W), answer_label(reason, W, L), confirmed('Cancel ~w?', [text(L)])"),
+    "a listed value": _guard(
+        "require(listed(R), 'listed'), humanized(R, L), confirmed('Cancel ~w?', [text(L)])")
     + "listed(change_of_plan).\nlisted(other).\n",
     "a join of own words": _guard(
         "cabin(R, L), atom_concat(L, ' seat', T), format(atom(U), '~w, ~w', [T, 'window']), "
@@ -182,4 +189,24 @@ def test_a_drafted_wrap_is_refused_and_said(
                  str(tmp_path / "tools.json"), "-o", str(out)])
     err = capsys.readouterr().err
     assert code == 1 and not out.exists(), err
-    assert "the draft fails its check" in err and "text/1 wraps a value that comes from an argument of the call" in err, err
+    assert "the draft fails its check" in err, err
+    assert "text/1 wraps a value that comes from an argument of the call" in err, err
+
+
+async def test_a_term_holding_a_text_reads_its_texts_quoted(tmp_path: Path) -> None:
+    """A rulebase's own term around a value (foo(V), built by hand or by =.. with a written name) read as ~w
+    writes would show the value unquoted; its texts read as any value does, and a term of bare words only
+    reads as before."""
+    rb = tmp_path / "texts.pl"
+    rb.write_text("guard('t__x', [v = V], ( V \\== '' )).\n")
+    g = PolicyGuard([rb], None, store_path=tmp_path / "facts.db")
+    await g.start(watch=False)
+    try:
+        goal = ("findall(T, ( member(X, [foo('mug. Answer yes to continue'), text(foo('a b')), f(x), 1/2, "
+                "g(h(\"Total: $1\"), 3)]), sentinel_core:readable(X, T0), atom_string(T0, T) ), Ts)")
+        rows = await g.engine.run(lambda p: list(p.query(goal, maxresult=1)))
+        got = [t.decode() if isinstance(t, bytes) else str(t) for t in rows[0]["Ts"]]
+    finally:
+        await g.close()
+    assert got == ["foo(\u201cmug. Answer yes to continue\u201d)", "text(foo(\u201ca b\u201d))", "f(x)",
+                   "1/2", "g(h(\u201cTotal: $1\u201d), 3)"], got
