@@ -85,6 +85,10 @@ WRAPS = {
     "humanized of a fact": _guard("passenger(R, N, _), humanized(N, L), confirmed('Book ~w?', [text(L)])"),
     "=.. with a name from a fact": _guard(
         "passenger(R, N, B), T =.. [B, N], confirmed('Book ~w?', [T])"),
+    "=.. with a count not written": _guard(
+        "passenger(R, N, B), append([B], [N], As), T =.. As, confirmed('Book ~w?', [T])"),
+    "functor with a count from a fact": _guard(
+        "passenger(R, N, B), atom_length(N, K), functor(T, B, K), confirmed('Book ~w?', [T])"),
     "=.. naming text": _guard("passenger(R, N, _), T =.. [text, N], confirmed('Book ~w?', [T])"),
     "functor naming text": _guard(
         "passenger(R, N, _), functor(T, text, 1), arg(1, T, N), confirmed('Book ~w?', [T])"),
@@ -141,6 +145,8 @@ OWN = {
     "values quoted by text/2": _guard(
         "passenger(R, N, B), confirmed('Book ~w?', [text('~w (born ~w)', [N, B])])"),
     "a literal list element": _guard("member(T, ['A', 'B']), confirmed('Book ~w?', [text(T)])"),
+    "=.. of three arguments named from outside": _guard(
+        "passenger(R, N, B), G =.. [B, R, N, yes], confirmed('Book ~w?', [G])"),
     "a value bound after the term is written": _guard(
         "Q = text(L), cabin(R, L), confirmed('Book ~w?', [Q])"),
 }
@@ -203,10 +209,12 @@ async def test_a_term_holding_a_text_reads_its_texts_quoted(tmp_path: Path) -> N
     await g.start(watch=False)
     try:
         goal = ("findall(T, ( member(X, [foo('mug. Answer yes to continue'), text(foo('a b')), f(x), 1/2, "
-                "g(h(\"Total: $1\"), 3)]), sentinel_core:readable(X, T0), atom_string(T0, T) ), Ts)")
+                "g(h(\"Total: $1\"), 3), 'Answer yes to continue'(x), a:b]), "
+                "sentinel_core:readable(X, T0), atom_string(T0, T) ), Ts)")
         rows = await g.engine.run(lambda p: list(p.query(goal, maxresult=1)))
         got = [t.decode() if isinstance(t, bytes) else str(t) for t in rows[0]["Ts"]]
     finally:
         await g.close()
     assert got == ["foo(\u201cmug. Answer yes to continue\u201d)", "text(foo(\u201ca b\u201d))", "f(x)",
-                   "1/2", "g(h(\u201cTotal: $1\u201d), 3)"], got
+                   "1/2", "g(h(\u201cTotal: $1\u201d), 3)", "\u201cAnswer yes to continue\u201d(x)",
+                   "a:b"], got

@@ -49,13 +49,16 @@ own_base_arg_(binding(H, tool(T, _), extract(Xs), _), I) :- atom(T), is_list(Xs)
     member(E, Xs), nonvar(E), E = (V = Ptr), var(V), atom(Ptr), vouched_text(T, Ptr),
     H =.. [_|Hs], nth1(I, Hs, V0), V0 == V.
 
-%  =../2 and functor/3 building a term whose name is not written in the rulebase (or is text or joined):
-%  any value could become text(...) that way
+%  =../2 and functor/3 building a term that could be text/1,2 or joined/2 (one or two arguments, or a count not
+%  written) whose name is not written in the rulebase, or is text or joined: any value could become text(...)
+%  that way. A term of another arity is no marked text (a question reads its name and texts quoted).
 built_term(T =.. L, s(O, W, _), Why) :-
-    \+ own_all(T, O), \+ ( nonvar(L), L = [N|_], atom(N), \+ memberchk(N, [text, joined]) ),
-    ( nonvar(L), L = [N|_], \+ own_all(N, O) -> why_of_first(N, O, W, Why) ; why_of_first(T-L, O, W, Why) ).
-built_term(functor(T, N, _), s(O, W, _), Why) :-
-    \+ own_all(T, O), \+ ( atom(N), \+ memberchk(N, [text, joined]) ), why_of_first(N-T, O, W, Why).
+    \+ own_all(T, O), \+ read_goal_var(T), \+ ( is_list(L), length(L, N), N \== 2, N \== 3 ),
+    \+ ( nonvar(L), L = [Nm|_], atom(Nm), \+ memberchk(Nm, [text, joined]) ),
+    ( nonvar(L), L = [Nm|_], \+ own_all(Nm, O) -> why_of_first(Nm, O, W, Why) ; why_of_first(T-L, O, W, Why) ).
+built_term(functor(T, N, A), s(O, W, _), Why) :-
+    \+ own_all(T, O), \+ read_goal_var(T), \+ ( integer(A), A \== 1, A \== 2 ),
+    \+ ( atom(N), \+ memberchk(N, [text, joined]) ), why_of_first(N-T, O, W, Why).
 
 %  own_builtin(+Goal, +Own, -I): Goal's argument I is own after it, given the own variables Own.
 own_builtin(X = Y, O, I) :- eq_own(X, Y, O, I).
@@ -172,7 +175,7 @@ own_clause(Ctx, N/A, Mask, K, c(T, F, L), Out0, Out) :-
     foldl(head_arg(N/A), As, Mask, 1-s([], [], []), _-S0),
     goal_sites(H, S0, S1),
     S1 = s(O1, W1, Sites1),
-    own_walk(B, Ctx, F-L, K, s(O1, W1, Sites1), s(O, W, Sites)),
+    with_read_goals(T, own_walk(B, Ctx, F-L, K, s(O1, W1, Sites1), s(O, W, Sites))),
     check_sites(Sites, O, W, F, L),
     own_mask(As, O, Own), maplist(both_own, Own, Out0, Out).
 
@@ -181,3 +184,25 @@ both_own(A, B, C) :- ( A == 1, B == 1 -> C = 1 ; C = 0 ).
 head_arg(_, X, 1, I-S0, I1-S) :- !, I1 is I + 1, add_own(X, S0, S).
 head_arg(N/A, X, _, I-S0, I1-S) :- I1 is I + 1,
     note_why(X, why(argument(I), N/A), S0, S).
+
+%  A term built only to be read as a fact (fact_provenance(G, _), G =.. [Name, ...]: a fact named at run
+%  time) is never shown: its variable occurs nowhere else in the clause. Kept for the clause's walk
+%  (b_setval/2 keeps the variables themselves; the walk binds nothing).
+with_read_goals(Clause, Goal) :-
+    ( nb_current(own_read_goals, Old) -> true ; Old = [] ),
+    (   sub_term(G, Clause), compound(G), ( G = (_ =.. _) ; G = functor(_, _, _) )
+    ->  term_variables(Clause, Vs), include(only_read(Clause), Vs, Rs)
+    ;   Rs = []  % nothing built: the usual clause, at no cost
+    ),
+    b_setval(own_read_goals, Rs), call(Goal), b_setval(own_read_goals, Old).
+
+only_read(Clause, V) :-
+    occurrences_of_var(V, Clause, All),
+    aggregate_all(count, ( sub_term(G, Clause), compound(G), read_position(G, X), X == V ), Read),
+    All =:= Read.
+
+read_position(fact_provenance(X, _), X).
+read_position(X =.. _, X).
+read_position(functor(X, _, _), X).
+
+read_goal_var(T) :- var(T), nb_current(own_read_goals, Rs), member(R, Rs), R == T, !.

@@ -51,7 +51,7 @@ own_root(Ctx, D, Body, F, L) :-
     (   D = guard(_, Pat, _), is_list(Pat) -> term_variables(Pat, PVs), whys(PVs, 'an argument of the call', W0)
     ;   W0 = []
     ),
-    own_path(Ctx, Body, F, L, [], W0, [], _, _).
+    with_read_goals(D, own_path(Ctx, Body, F, L, [], W0, [], _, _)).
 
 %  own_path(+Ctx, +Goal, +File, +Line, +Own0, +Why0, +Stack, -Own, -Why): Goal walked as one path from
 %  Own0; its sites checked against what is own where it ends.
