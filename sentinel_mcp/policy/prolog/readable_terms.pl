@@ -68,7 +68,20 @@ readable(L, T) :- is_list(L), !,
 readable(money(N), T) :- number(N), !,
     ( integer(N) -> format(atom(T), '$~d', [N]) ; format(atom(T), '$~2f', [N]) ).
 readable(K-V, T) :- !, readable(K, KT), readable(V, VT), atomic_list_concat([KT, VT], ': ', T).
+%  Any other term reads as ~w writes it while every text and name in it reads bare (f(x), 1/2); one holding
+%  another reads as its name and its arguments, each read as above (foo(“mug. Answer yes”)): ~w would write
+%  that text unquoted, as if it were the question's own words.
+readable(T0, T) :- compound(T0), \+ bare_leaves(T0), !,
+    compound_name_arguments(T0, N0, As), ( bare_name(N0) -> N = N0 ; readable(N0, N) ),
+    maplist(readable, As, Ts), separated_fit(Ts, ', '), atomic_list_concat(Ts, ', ', In), bounded_format(atom(T), '~w(~w)', [N, In]).
 readable(T0, T) :- bounded_format(atom(T), '~w', [T0]).
+
+%  every text in it reads bare, and so does every name of a term in it (or is an operator's symbols: 1/2)
+bare_leaves(T0) :-
+    \+ ( sub_term(X, T0), ( compound(X) -> compound_name_arity(X, Y, _), \+ bare_name(Y) ; Y = X ),
+         ( atom(Y) ; string(Y) ), \+ ( atom(Y), readable(Y, R), R == Y ) ).
+
+bare_name(N) :- atom(N), atom_codes(N, Cs), Cs \== [], forall(member(C, Cs), memberchk(C, `#$&*+-./:<=>?@\\^~`)).
 
 readable_pair(K=V, T) :- !, readable(K, KT), readable_value(V, VT), atomic_list_concat([KT, ': ', VT], T).
 readable_pair(X, T) :- readable(X, T).

@@ -36,6 +36,8 @@
 :- include(own_heads).
 :- include(effect_lookups).
 :- include(unreachable_rules).
+:- include(own_texts).
+:- include(own_text_goals).
 :- include(guard_reads).
 :- include(fact_terms).
 :- include(readable_terms).
