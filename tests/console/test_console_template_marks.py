@@ -106,6 +106,7 @@ REVIEWED: dict[tuple[str, str], str] = {
     ("upstreams.html", "'their definitions' if held != 1 else 'its definition'"): "a constant",
     ("upstreams.html", "held"): "a count", ("upstreams.html", "u.breaker"): "Sentinel's breaker state",
     ("upstreams.html", "u.reconnects"): "a count", ("upstreams.html", "u.state"): "Sentinel's state word",
+    ("upstreams.html", "'—' if u.reconnects is none else u.reconnects"): "a count, or a dash (withheld)",
 }
 
 

@@ -107,12 +107,12 @@ def test_deeply_nested_tokens_are_removed_in_time_linear_in_the_text(left, core,
         text = left * depth + core + right * depth
         assert len(text) <= MAX_CONTEXT_CHARS
         times = []
-        for _ in range(3):
-            started = time.perf_counter()
+        for _ in range(5):  # this thread's CPU, best of five: others' turns on the core not counted
+            started = time.thread_time()
             s = sanitize_context(text)
             assert s.text == "" and len(s.removed_tokens) == depth + 1
             assert find_injection(text) is not None
-            times.append(time.perf_counter() - started)
+            times.append(time.thread_time() - started)
         return min(times)
 
     # linear in the text: four times the depth takes about four times as long (one pass per level took
