@@ -93,19 +93,26 @@ _PRUNE_BRIDGES = (
     "DELETE FROM chat_bridges WHERE opened_at < ? OR channel NOT IN "
     "(SELECT channel FROM chat_bridges ORDER BY opened_at DESC, channel DESC LIMIT ?)"
 )
-# settled requests (answered, expired, canceled) are history too: each new request prunes those settled more
-# than SETTLED_KEEP_DAYS ago and all but the newest MAX_SETTLED, so a peer that asks and cancels in a loop
-# cannot grow the shared store without bound. An open request is never pruned, nor a reply given in the last
-# ANSWERED_GRACE: its requester's task may not have read it yet (it polls ``get``), and another peer's loop
-# must not take it away before it goes back.
+# settled requests (delivered, expired, canceled; a bridged chat's answered: relayed as it was given) are
+# history too: each new request prunes those settled more than SETTLED_KEEP_DAYS ago and all but the newest
+# MAX_SETTLED, so a peer that asks and cancels in a loop cannot grow the shared store without bound. An open
+# request is never pruned, nor a reply its requester's task has not read yet ("answered": the task polls
+# ``get`` and marks it "delivered" once it went back). No clock decides that: a wall clock set a year
+# forward must not delete a reply nobody has read. Unread replies exist only by the person's hand (a task
+# whose process ended before it read one); the newest MAX_UNREAD are kept.
 MAX_SETTLED = 1000
+MAX_UNREAD = 1000
 SETTLED_KEEP_DAYS = 30
-ANSWERED_GRACE = timedelta(hours=1)
+_UNREAD = "status = 'answered' AND coalesce(channel, '') = ''"
 _PRUNE_SETTLED = (
-    "DELETE FROM assist_requests WHERE status <> 'open' AND (coalesce(replied_at, at) < ? OR ("
-    "id NOT IN (SELECT id FROM assist_requests WHERE status <> 'open' "
-    "ORDER BY coalesce(replied_at, at) DESC, id DESC LIMIT ?) "
-    "AND NOT (status = 'answered' AND replied_at >= ?)))"
+    f"DELETE FROM assist_requests WHERE status <> 'open' AND NOT ({_UNREAD}) "
+    "AND (coalesce(replied_at, at) < ? "
+    f"OR id NOT IN (SELECT id FROM assist_requests WHERE status <> 'open' AND NOT ({_UNREAD}) "
+    "ORDER BY coalesce(replied_at, at) DESC, id DESC LIMIT ?))"
+)
+_PRUNE_UNREAD = (
+    f"DELETE FROM assist_requests WHERE {_UNREAD} AND id NOT IN "
+    f"(SELECT id FROM assist_requests WHERE {_UNREAD} ORDER BY replied_at DESC, id DESC LIMIT ?)"
 )
 # one statement: the count and the insert are one atomic step, so concurrent peers cannot pass the bound (on
 # PostgreSQL, whose statements see what was committed when they began, by no more than the inserts in flight
@@ -135,7 +142,7 @@ def _stamp(at: datetime) -> str:
 
 def settled_reason(row: dict[str, Any]) -> str:
     """Why a request takes no reply now: another session or the terminal answered it first, or it expired."""
-    if row["status"] == "answered":
+    if row["status"] in ("answered", "delivered"):
         return (
             f"this help request was already answered (at {row['replied_at']}): your reply was not sent, "
             "the first reply is the one that went back"
@@ -200,9 +207,9 @@ class AssistInbox:
                 )
             (n,) = self._db.query_blocking("SELECT count(*) FROM assist_requests WHERE status = 'open'")[0]
             raise InboxFull(f"the person already has {n} open help requests")
-        now = datetime.now(UTC)
-        oldest = _stamp(now - timedelta(days=SETTLED_KEEP_DAYS))
-        self._db.write_blocking(_PRUNE_SETTLED, (oldest, MAX_SETTLED, _stamp(now - ANSWERED_GRACE)))
+        oldest = _stamp(datetime.now(UTC) - timedelta(days=SETTLED_KEEP_DAYS))
+        self._db.write_blocking(_PRUNE_SETTLED, (oldest, MAX_SETTLED))
+        self._db.write_blocking(_PRUNE_UNREAD, (MAX_UNREAD,))
         return request_id
 
     def open_requests(self, limit: int = 50) -> list[dict[str, Any]]:
@@ -244,6 +251,13 @@ class AssistInbox:
             (reply, at, sign(self.key, PURPOSE, request_id, reply, at), request_id),
         )
         return done.rowcount == 1
+
+    def delivered(self, request_id: str) -> None:
+        """The requester's task has read the reply and sent it back: history now, pruned like any settled."""
+        self._db.write_blocking(
+            "UPDATE assist_requests SET status = 'delivered' WHERE id = ? AND status = 'answered'",
+            (request_id,),
+        )
 
     def close(self, request_id: str, status: str = "expired") -> None:
         self._db.write_blocking(

@@ -83,6 +83,7 @@ class PersonAssist(TaskHost):
                     await self._settle(
                         record, "TASK_STATE_COMPLETED", "the person replied", artifact=artifact
                     )
+                    await asyncio.to_thread(self.inbox.delivered, request_id)
                     return
                 await asyncio.sleep(ASSIST_POLL_SECONDS)
             await asyncio.to_thread(self.inbox.close, request_id)

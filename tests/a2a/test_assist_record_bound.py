@@ -1,8 +1,10 @@
-"""Settled help requests (``assist_requests`` answered, expired or canceled) are bounded: each new request
+"""Settled help requests (``assist_requests`` delivered, expired or canceled) are bounded: each new request
 prunes those settled more than ``SETTLED_KEEP_DAYS`` ago and all but the newest ``MAX_SETTLED``. Before, every
 request ever made stayed, so a peer asking and canceling in a loop grew the (shared) store without bound. An
-open request is never pruned, whatever its age, nor a reply given within ``ANSWERED_GRACE`` (its requester's
-task may not have read it yet). Both backends (a SQLite file, a PostgreSQL database)."""
+open request is never pruned, whatever its age, nor a reply its requester's task has not read yet (status
+``answered`` until the task marks it ``delivered``): no clock decides that, so a wall clock set a year forward
+deletes no unread reply (before, a reply older than an hour by the wall clock could go). Unread replies keep
+the newest ``MAX_UNREAD``. Both backends (a SQLite file, a PostgreSQL database)."""
 
 from __future__ import annotations
 
@@ -21,12 +23,14 @@ def _stamp(at: datetime) -> str:
     return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _put(inbox: AssistInbox, rid: str, status: str, at: datetime, replied: datetime | None = None) -> None:
+def _put(inbox: AssistInbox, rid: str, status: str, at: datetime, replied: datetime | None = None,
+         channel: str | None = None) -> None:
     inbox._db.write_blocking(
-        "INSERT INTO assist_requests (id, at, from_agent, reason, questions, status, reply, replied_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO assist_requests "
+        "(id, at, from_agent, reason, questions, status, reply, replied_at, channel) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (rid, _stamp(at), "peer", "why", "[]", status, "yes" if replied else None,
-         _stamp(replied) if replied else None),
+         _stamp(replied) if replied else None, channel),
     )
     if replied and inbox.shared:  # as a replica of the cluster signs a reply it took
         inbox._db.write_blocking("UPDATE assist_requests SET mac = ? WHERE id = ?", (
@@ -47,9 +51,10 @@ def test_only_the_newest_settled_requests_are_kept(store_location: str,  # noqa:
         for i in range(12):
             _put(inbox, f"s-{i:02d}", "canceled" if i % 2 else "expired", now - timedelta(minutes=i))
         _put(inbox, "open-old", "open", now - timedelta(days=400))  # still waiting: never pruned
-        # answered long after it was asked: one just now (its requester may not have read it), one hours ago
+        # answered long after it was asked: one just now (its requester has not read it), one read hours ago
         _put(inbox, "answered-now", "answered", now - timedelta(days=2), replied=now - timedelta(minutes=30))
-        _put(inbox, "answered-before", "answered", now - timedelta(days=2), replied=now - timedelta(hours=3))
+        _put(inbox, "delivered-before", "delivered", now - timedelta(days=2),
+             replied=now - timedelta(hours=3))
         new = inbox.add(from_agent="peer", reason="again", questions=["?"])
         kept = _ids(inbox)
         assert {new, "open-old", "answered-now"} <= kept, kept
@@ -93,9 +98,70 @@ def test_settled_requests_are_pruned_by_age_and_open_ones_never(store_location: 
         ):
             _put(inbox, rid, status, now - timedelta(days=age))
         asked = now - timedelta(days=days * 2)
-        _put(inbox, "answered-old", "answered", asked, replied=now - timedelta(days=days + 1))
-        _put(inbox, "answered-late", "answered", asked, replied=now - timedelta(days=1))
+        _put(inbox, "delivered-old", "delivered", asked, replied=now - timedelta(days=days + 1))
+        _put(inbox, "delivered-late", "delivered", asked, replied=now - timedelta(days=1))
+        # a bridged chat's reply went out on its chat as it was given: history like any delivered one
+        _put(inbox, "bridged-old", "answered", asked, replied=now - timedelta(days=days + 1), channel="ch-1")
+        # never read (its task's process ended first): no age takes it
+        _put(inbox, "unread-old", "answered", asked, replied=now - timedelta(days=days * 3))
         new = inbox.add(from_agent="peer", reason="again", questions=[])
-        assert _ids(inbox) == {new, "recent", "open-ancient", "answered-late"}
+        assert _ids(inbox) == {new, "recent", "open-ancient", "delivered-late", "unread-old"}
+    finally:
+        inbox.release()
+
+
+class _YearAhead(datetime):
+    """The wall clock set a year forward (an operator's mistake, a bad time server)."""
+
+    @classmethod
+    def now(cls, tz=None):  # type: ignore[override]
+        return datetime.now(tz) + timedelta(days=365)
+
+
+def test_a_wall_clock_set_forward_deletes_no_unread_reply(store_location: str,  # noqa: F811
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    inbox = AssistInbox(store_location)
+    try:
+        asked = inbox.add(from_agent="friend", reason="help", questions=["?"])
+        assert inbox.answer(asked, "here you are")
+        read = inbox.add(from_agent="friend", reason="help", questions=["?"])
+        assert inbox.answer(read, "read already")
+        inbox.delivered(read)
+        inbox.delivered(asked + "-nope")  # an unknown id: nothing
+        monkeypatch.setattr(assist_inbox, "datetime", _YearAhead)
+        inbox.add(from_agent="mallory", reason="noise", questions=[])
+        assert (inbox.get(asked) or {}).get("reply") == "here you are"
+        assert (inbox.get(asked) or {}).get("status") == "answered"
+        assert inbox.get(read) is None  # read and sent back: history, old by the clock now
+    finally:
+        inbox.release()
+
+
+def test_delivered_only_takes_an_answered_request(store_location: str) -> None:  # noqa: F811
+    inbox = AssistInbox(store_location)
+    try:
+        waiting = inbox.add(from_agent="friend", reason="help", questions=["?"])
+        inbox.delivered(waiting)  # no reply yet: still open, still answerable
+        assert (inbox.get(waiting) or {}).get("status") == "open"
+        assert inbox.answer(waiting, "now")
+        inbox.delivered(waiting)
+        row = inbox.get(waiting) or {}
+        assert row.get("status") == "delivered" and row.get("reply") == "now"
+        assert not inbox.answer(waiting, "again")  # a delivered request takes no other reply
+        assert "already answered" in assist_inbox.settled_reason(row)
+    finally:
+        inbox.release()
+
+
+def test_unread_replies_are_bounded_by_count(store_location: str,  # noqa: F811
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    now = datetime.now(UTC)
+    monkeypatch.setattr(assist_inbox, "MAX_UNREAD", 3)
+    inbox = AssistInbox(store_location)
+    try:
+        for i in range(6):
+            _put(inbox, f"u-{i}", "answered", now - timedelta(days=1), replied=now - timedelta(minutes=i))
+        inbox.add(from_agent="peer", reason="again", questions=[])
+        assert {i for i in _ids(inbox) if i.startswith("u-")} == {"u-0", "u-1", "u-2"}
     finally:
         inbox.release()

@@ -172,6 +172,16 @@ async def test_a_peers_help_request_is_answered_by_the_owner_in_the_console(tmp_
             reply = next(p["data"] for a in got["artifacts"] for p in a["parts"] if "data" in p)
             assert reply["type"] == "human_reply" and reply["request_id"] == request_id
             assert reply["reply"] == won
+            # read and sent back: marked so (history now), where before only the wall clock aged it out
+            inbox = AssistInbox(inbox_path(tmp_path))
+            try:
+                for _ in range(50):
+                    if (inbox.get(request_id) or {}).get("status") == "delivered":
+                        break
+                    await asyncio.sleep(0.1)
+                assert (inbox.get(request_id) or {}).get("status") == "delivered"
+            finally:
+                inbox.release()
 
 
 async def test_the_live_count_announces_help_requests(tmp_path, model):
