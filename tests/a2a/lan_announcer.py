@@ -24,15 +24,6 @@ HERE = ("127.0.0.1", 5353)
 NETWORKS = parse_networks(["127.0.0.0/8", "192.0.2.0/24"])
 
 
-class Counting:
-    def __init__(self) -> None:
-        self.port = 0
-        self.connections = 0
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        writer.close()
-
 
 def announced(port: int, *, address: str = "127.0.0.1", server: str | None = None, txt: Any = None) -> Any:
     from zeroconf.asyncio import AsyncServiceInfo

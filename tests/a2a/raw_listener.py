@@ -17,3 +17,16 @@ async def listening(handler: Any) -> AsyncIterator[Any]:
         yield handler
     finally:
         server.close()
+
+
+class Counting:
+    """A local service that counts who connected and answers nothing: what a fetch Sentinel must not make
+    would reach."""
+
+    def __init__(self) -> None:
+        self.port = 0
+        self.connections = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        writer.close()

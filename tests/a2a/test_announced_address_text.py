@@ -7,11 +7,10 @@ refused before anything is fetched; the URL is built from the address as parsed.
 
 from __future__ import annotations
 
-import asyncio
 
 import httpx2
 import pytest
-from tests.a2a.raw_listener import listening
+from tests.a2a.raw_listener import Counting, listening
 
 from sentinel_mcp.a2a.discovery import PeerRejected, verify_peer
 from sentinel_mcp.a2a.peer_networks import LOOPBACK, allowed, parse_networks
@@ -19,15 +18,6 @@ from sentinel_mcp.a2a.peer_networks import LOOPBACK, allowed, parse_networks
 pytestmark = pytest.mark.timeout(60)
 TXT = {"tls": "1", "path": "/.well-known/agent-card.json"}
 
-
-class Counting:
-    def __init__(self) -> None:
-        self.port = 0
-        self.connections = 0
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        writer.close()
 
 
 def smuggling(port: int) -> list[str]:

@@ -6,7 +6,6 @@ announcement."""
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import uuid
 from typing import Any
@@ -14,7 +13,7 @@ from typing import Any
 import httpx2
 import pytest
 from tests.a2a.a2a_rig import LOOPBACK, multicast_problem
-from tests.a2a.raw_listener import listening
+from tests.a2a.raw_listener import Counting, listening
 
 from sentinel_mcp.a2a import discovery
 from sentinel_mcp.a2a.discovery import PeerRejected, discover_peers, open_zeroconf, txt_record, verify_peer
@@ -27,17 +26,6 @@ TLS_TXT = {**txt_record(A2ASettings()), "tls": "1"}
 OUTSIDE = ["169.254.169.254", "10.0.0.1", "192.0.2.7", "8.8.8.8", "100.64.0.1", "0.0.0.0", "224.0.0.251",
            "not-an-address", "::ffff:169.254.169.254"]
 
-
-class Counting:
-    """A TCP listener that counts who connected (and answers nothing)."""
-
-    def __init__(self) -> None:
-        self.port = 0
-        self.connections = 0
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        writer.close()
 
 
 @pytest.mark.parametrize("address", OUTSIDE)

@@ -7,11 +7,10 @@ Real HTTP: a counting TCP listener on 127.0.0.1 stands for the local service."""
 
 from __future__ import annotations
 
-import asyncio
 
 import httpx2
 import pytest
-from tests.a2a.raw_listener import listening
+from tests.a2a.raw_listener import Counting, listening
 
 from sentinel_mcp.a2a.discovery import PeerRejected, txt_record, verify_peer
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -23,15 +22,6 @@ LOOPBACK_SPELLINGS = ["127.0.0.1", "127.0.0.2", "127.255.255.254", "::1", "0:0:0
                       "127.1", "localhost",
                       "localhost.", "fe80::1%lo", "::1%lo"]
 
-
-class Counting:
-    def __init__(self) -> None:
-        self.port = 0
-        self.connections = 0
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        writer.close()
 
 
 def _lan_address() -> str | None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from tests.a2a.lan_announcer import HERE, LAN_HOST, Counting, Rig, announced, lan_rig, packet, service
+from tests.a2a.lan_announcer import HERE, LAN_HOST, Rig, announced, lan_rig, packet, service
+from tests.a2a.raw_listener import Counting
 from tests.a2a.raw_listener import listening
 
 from sentinel_mcp.a2a.card_fetch import NO_CARD
