@@ -5,8 +5,10 @@ and the server's CPU per call is printed beside each rate with wrk's own CPU sha
 
 Usage: python benchmarks/harness/capacity_ab.py --base /work/main [--seconds 5] [--rounds 3]
   [--upstream modern] [--era 2025-11-25] [--base-env NAME=VALUE ...]
-``--base-env``: set in the base's environment only (e.g. ``--base /work/main --base-env
-SENTINEL_PROLOG_CALL=ctypes``: one tree, the guard's C call off in the base).
+  [--this-env NAME=VALUE ...]
+``--base-env`` / ``--this-env``: set in that side's environment only (a ``PYTHONPATH=DIR`` is added after
+the tree). E.g. ``--base /work/main --base-env SENTINEL_PROLOG_CALL=ctypes``: one tree, the guard's C call
+off in the base; ``uvloop_site/sitecustomize.py``: one tree, two event loops.
 ``--upstream ERA``: instead, both gateways front one real Python MCP upstream (the test toolbox over
 streamable HTTP, ``"protocol": ERA``) calling its ``noop``, and the upstream's own direct rate is measured
 in the same rounds.
@@ -71,6 +73,7 @@ def main() -> None:
     ap.add_argument("--upstream", choices=["auto", "legacy", "modern"], default=None)
     ap.add_argument("--airline", action="store_true", help="the airline read the guard learns from")
     ap.add_argument("--base-env", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--this-env", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--syscalls", action="store_true", help="count system calls per call under strace")
     ap.add_argument("--era", choices=[MODERN, "2025-11-25"], default=MODERN, help="the calls' protocol era")
     args = ap.parse_args()
@@ -101,9 +104,13 @@ def main() -> None:
             pc.PY = str(venv_python) if venv_python.exists() else sys.executable
             pc.HARNESS = tree / "benchmarks" / "harness"
             pc.ENV = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(tree)}
-            if name == "base":
-                pc.ENV.update(kv.split("=", 1) for kv in args.base_env)
+            extra = dict(kv.split("=", 1) for kv in (args.base_env if name == "base" else args.this_env))
+            pc.ENV.update(extra)
+            if "PYTHONPATH" in extra:
+                pc.ENV["PYTHONPATH"] = os.pathsep.join((str(tree), extra["PYTHONPATH"]))
             servers[name] = pc.sentinel(tmp, upstreams, builtins, name.replace(" ", "-"), rulebases, seeds)
+            if extra.get("BENCH_LOOP"):  # the loop asked for (uvloop_site/sitecustomize.py) is the loop run
+                assert extra["BENCH_LOOP"] in Path(f"/proc/{servers[name][0].pid}/maps").read_text(), name
         era = args.era
         sessions = {name: handshake(url) if era != MODERN else None for name, (_, url) in servers.items()}
         calls = {name: (call_body(tool, era, arguments), call_headers(tool, era, sessions[name]))
@@ -132,7 +139,8 @@ def main() -> None:
             stop_process(proc)
         if up is not None and "direct" not in servers:
             stop_process(up)
-    print()
+    print(f"\nbase env {args.base_env or '-'}, this env {args.this_env or '-'}; "
+          f"load {os.getloadavg()[0]:.1f}")
     for name, rs in results.items():
         rate = sum(r.rate for r in rs) / len(rs)
         cpu = sum(1000 * r.server_cpu / r.rate for r in rs if r.rate) / len(rs)

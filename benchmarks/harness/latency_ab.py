@@ -15,6 +15,9 @@ Sentinel's side of the HTTP row alone. The default upstream is the transport's o
 
 Usage: python benchmarks/harness/latency_ab.py --base /work/main [--transport stdio|http]
        [--upstream stdio|http] [--calls 300] [--block 25] [--eras 2026-07-28,2025-11-25]
+       [--base-env NAME=VALUE ...] [--this-env NAME=VALUE ...]
+``--base-env`` / ``--this-env``: set in that side's gateway environment only; a ``PYTHONPATH=DIR`` is added
+after the tree (``uvloop_site/sitecustomize.py``: one tree, two event loops).
 (``TMPDIR=/dev/shm``: the gateways' audit fsyncs on tmpfs, out of the figure.)
 """
 
@@ -84,8 +87,13 @@ def _python(tree: Path) -> str:
     return str(python if python.exists() else sys.executable)
 
 
-def _env(tree: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(tree)}
+EXTRA_ENV: dict[str, dict[str, str]] = {"base": {}, "this tree": {}}  # --base-env / --this-env
+
+
+def _env(tree: Path, side: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", **EXTRA_ENV[side]}
+    env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [EXTRA_ENV[side].get("PYTHONPATH")])])
+    return env
 
 
 def _config(tmp: Path, name: str, upstream: dict[str, Any]) -> Path:
@@ -96,17 +104,18 @@ def _config(tmp: Path, name: str, upstream: dict[str, Any]) -> Path:
     return cfg
 
 
-def gateway(tree: Path, tmp: Path, name: str, upstream: dict[str, Any]) -> StdioServerParameters:
+def gateway(tree: Path, tmp: Path, name: str, upstream: dict[str, Any],
+            side: str = "this tree") -> StdioServerParameters:
     cfg = _config(tmp, name, upstream)
     return StdioServerParameters(command=_python(tree), args=["-m", "sentinel_mcp", "-c", str(cfg), "serve"],
-                                 env=_env(tree), cwd=str(tree))
+                                 env=_env(tree, side), cwd=str(tree))
 
 
-def http_gateway(tree: Path, tmp: Path, name: str,
-                 upstream: dict[str, Any]) -> tuple[subprocess.Popen[Any], str]:
+def http_gateway(tree: Path, tmp: Path, name: str, upstream: dict[str, Any],
+                 side: str = "this tree") -> tuple[subprocess.Popen[Any], str]:
     cfg, port = _config(tmp, name, upstream), free_port()
     proc = subprocess.Popen([_python(tree), "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
-                             f"127.0.0.1:{port}"], env=_env(tree), cwd=tree, stdout=subprocess.DEVNULL,
+                             f"127.0.0.1:{port}"], env=_env(tree, side), cwd=tree, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=90)
     return proc, f"http://127.0.0.1:{port}/mcp"
@@ -133,13 +142,13 @@ async def run(base: Path, calls: int, block: int, era: str, transport: str, upst
         targets["direct"] = lambda: http_target(toolbox_url)
         pids["direct"] = None  # the toolbox serves the gateways too when they forward over HTTP
         for name, tree in trees.items():
-            proc, url = http_gateway(tree, tmp, name.replace(" ", "-"), behind)
+            proc, url = http_gateway(tree, tmp, name.replace(" ", "-"), behind, name)
             procs.append(proc)
             targets[name], pids[name] = (lambda u=url: http_target(u)), proc.pid
     else:
         targets["direct"] = StdioServerParameters(command=sys.executable, args=[TOOLBOX])
         for name, tree in trees.items():
-            targets[name] = gateway(tree, tmp, name.replace(" ", "-"), behind)
+            targets[name] = gateway(tree, tmp, name.replace(" ", "-"), behind, name)
     times: dict[str, list[float]] = {name: [] for name in targets}
     cpu: dict[str, float] = {}
     switches: dict[str, tuple[float, float]] = {}
@@ -153,8 +162,12 @@ async def run(base: Path, calls: int, block: int, era: str, transport: str, upst
                 if transport == "stdio":
                     pids[name] = next(iter(_children() - before), None)
                 tool = "noop" if name == "direct" else "tb__noop"
-                for _ in range(20):  # warm up
-                    await clients[name].call_tool(tool, {})
+                for _ in range(20):  # warm up; a refusal is quicker than a call, and no figure
+                    result = await clients[name].call_tool(tool, {})
+                    assert not result.is_error, (name, result)
+            for name, pid in pids.items():  # a loop asked for (uvloop_site/sitecustomize.py) is the loop run
+                if pid and EXTRA_ENV.get(name, {}).get("BENCH_LOOP"):
+                    assert EXTRA_ENV[name]["BENCH_LOOP"] in Path(f"/proc/{pid}/maps").read_text(), name
             start = {name: proc_cpu(pid) if pid else 0.0 for name, pid in pids.items()}
             sw0 = {name: _switches(pid) for name, pid in pids.items() if pid}
             done = 0
@@ -188,7 +201,11 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--block", type=int, default=25)
     ap.add_argument("--eras", default=",".join(ERAS))
+    ap.add_argument("--base-env", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--this-env", action="append", default=[], metavar="NAME=VALUE")
     args = ap.parse_args()
+    EXTRA_ENV["base"].update(kv.split("=", 1) for kv in args.base_env)
+    EXTRA_ENV["this tree"].update(kv.split("=", 1) for kv in args.this_env)
     upstream = args.upstream or args.transport
     load = os.getloadavg()[0]
     toolbox: subprocess.Popen[Any] | None = None
@@ -211,7 +228,7 @@ def main() -> None:
     print(f"\nSequential no-op over {args.transport} (client -> sentinel {args.transport} -> toolbox "
           f"{upstream}), "
           f"{args.calls} calls each in blocks of {args.block}, interleaved; load average {load:.1f} -> "
-          f"{os.getloadavg()[0]:.1f}\n")
+          f"{os.getloadavg()[0]:.1f}; base env {args.base_env or '-'}, this env {args.this_env or '-'}\n")
     print(f"{'era':12} {'direct p50':>11} {'base p50':>9} {'added':>7} {'this p50':>9} {'added':>7} "
           f"{'base CPU/call':>14} {'this CPU/call':>14}   goal: added <= 0.5 ms")
     for era, r in rows:

@@ -70,14 +70,15 @@ def serve(out: str, argv: list[str]) -> None:
     runpy.run_module("sentinel_mcp", run_name="__main__")
 
 
-def measure(calls: int, era: str) -> tuple[dict[str, int], int]:
+def measure(calls: int, era: str, script: str = __file__) -> tuple[dict[str, int], int]:
+    """``script --serve OUT ARGV...`` serves the gateway, counting; its counts after ``calls`` calls."""
     data = Path(tempfile.mkdtemp(prefix="loop-turns-"))
     cfg = data / "sentinel.json"
     cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [str(TOOLBOX)]}},
                                "sentinel": {"data_dir": str(data / "state"), "builtins": []}}))
     out = data / "turns.json"
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve", str(out), "-c", str(cfg), "serve"], cwd=ROOT,
+        [sys.executable, script, "--serve", str(out), "-c", str(cfg), "serve"], cwd=ROOT,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         env={**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(ROOT)})
     assert proc.stdin is not None and proc.stdout is not None
