@@ -269,7 +269,9 @@ class AgentLoop:
                 )
                 await anyio.sleep(min(wait, max(0.0, deadline - time.monotonic())))
             return screen
-        if types_password(decision, screen) and result.secrets.add(decision.text, screen.package):
+        if types_password(decision, screen) and result.secrets.add(
+            decision.text, screen.window_of(decision.element_id)
+        ):
             await self._scrub_kept(result)  # before this step's record, and before the password is typed
         # what the records, progress lines and reasons quote: the model's words without a typed password,
         # taken out before any of them is cut (a cut first left the start of it)

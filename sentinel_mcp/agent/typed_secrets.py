@@ -9,7 +9,8 @@ are rewritten (``TraceStore.scrub_run``) before the password is typed.
 
 Redacting the trace does not take back what the phone received: a later step typing the password into a
 plain field (where it shows in clear, and a chat app sends it), into another app (a look-alike asking for
-it), or passing it in a tool's arguments is an unusable decision (``placed``), never acted on.
+it), or passing it in a tool's arguments is an unusable decision (``placed``), never acted on. Which app a
+field is in is the window it is drawn in, as the device names it, never the package the screen's nodes claim.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ class TypedSecrets:
         return bool(self._secrets)
 
     def add(self, text: str | None, package: str = "") -> bool:
-        """Remember ``text`` as a password typed into ``package``; True when it is new (what was kept must be
-        rewritten)."""
+        """Remember ``text`` as a password typed into a window of ``package`` ("": an app nobody named, so no
+        field is its own); True when it is new (what was kept must be rewritten)."""
         if not text or any(text.casefold() == s.casefold() for s in self._secrets):
             return False
         self._secrets = [*self._secrets, text][-MAX_SECRETS:]
@@ -68,8 +69,11 @@ class TypedSecrets:
             return decision
         target = screen.element(decision.element_id) if decision.element_id else None
         into_password = decision.action == "type" and target is not None and target.password
+        # the app whose window the field is drawn in, as the device names it: not the screen's package (the
+        # package most nodes claim: a look-alike's window over the bank's form reads as the bank's)
+        app = screen.window_of(decision.element_id)
         # a match no password maps back to (a case IGNORECASE folds differently): not known, so not placed
-        if into_password and all(self._apps.get(m) == screen.package for m in found):
+        if into_password and app and all(self._apps.get(m) == app for m in found):
             return decision
         raise UnusableDecision(
             "it holds a password typed earlier into a password field: a password goes only into a password "
