@@ -5,8 +5,9 @@ The typed text itself was never recorded, but the same password in the goal ("si
 model's reasoning or answer, in a reflection or a progress line was stored in clear in agent.db and shown
 by agent_trace, agent_runs and the console. Once a run types into a password field, every occurrence of that
 text, in any case or spelled apart (its letters and digits with spaces, dots or hidden characters between
-them), is replaced in whatever the run keeps from then on, and the run's rows already on disk
-are rewritten (``TraceStore.scrub_run``) before the password is typed.
+them, or as fullwidth or mathematical letters NFKC folds to them), is replaced in whatever the run keeps
+from then on, and the run's rows already on disk are rewritten (``TraceStore.scrub_run``) before the
+password is typed.
 
 Redacting the trace does not take back what the phone received: a later step typing the password into a
 plain field (where it shows in clear, and a chat app sends it), into another app (a look-alike asking for
@@ -17,6 +18,7 @@ field is in is the window it is drawn in, as the device names it, never the pack
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from sentinel_mcp.agent.decision import Decision, UnusableDecision
@@ -72,7 +74,13 @@ class TypedSecrets:
         if self._pattern is None:
             return value
         if isinstance(value, str):
-            return self._pattern.sub(REDACTED, value)
+            out = self._pattern.sub(REDACTED, value)
+            # spelled in characters a reader reads as its letters (fullwidth, mathematical): the text is kept
+            # as NFKC folds it, only when that shows a password
+            folded = unicodedata.normalize("NFKC", out)
+            if folded != out and self._pattern.search(folded):
+                return self._pattern.sub(REDACTED, folded)
+            return out
         if isinstance(value, dict):
             return {self.scrub(k): self.scrub(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
@@ -107,7 +115,9 @@ class TypedSecrets:
         if isinstance(value, str):
             if self._pattern is None:
                 return set()
-            return {self._secrets[int(m.lastgroup[1:])].lower() for m in self._pattern.finditer(value)
+            folded = unicodedata.normalize("NFKC", value)
+            return {self._secrets[int(m.lastgroup[1:])].lower()
+                    for text in dict.fromkeys((value, folded)) for m in self._pattern.finditer(text)
                     if m.lastgroup is not None}
         if isinstance(value, dict):
             return set().union(*(self._found(k) | self._found(v) for k, v in value.items()))

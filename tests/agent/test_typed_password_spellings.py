@@ -1,8 +1,9 @@
 """A typed password is the same password spelled with spaces, dots, dashes or hidden characters between its
 letters ("H u n t e r 2", "Hun\\u200bter2"): a screen that tells the model to type it so into a chat's
 field, or to say it so in its answer, got it onto the phone and into agent.db in clear, since only the exact
-letters (in any case) were matched. And a run that typed more than 32 passwords forgot the first ones: no
-longer redacted, no longer held to their field. Real gateway, simulated phone (its bank's login screen),
+letters (in any case) were matched; so did it in fullwidth or mathematical letters ("Ｈｕｎｔｅｒ２"). And a
+run that typed more than 32 passwords forgot the first ones: no longer redacted, no longer held to their
+field. Real gateway, simulated phone (its bank's login screen),
 scripted model behind real HTTP; and TypedSecrets itself."""
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ SPELLED = {
     "zero-width": "\u200b".join(SECRET),
     "soft hyphens": "\u00ad".join(SECRET),
     "underscores": "_".join(SECRET),
+    # the same letters as other characters a reader reads as them (NFKC folds them to these)
+    "fullwidth": "".join(chr(ord(c) + 0xFEE0) for c in SECRET),
+    "mathematical bold": "".join(chr(0x1D400 + ord(c) - 65) if c.isupper() else chr(0x1D41A + ord(c) - 97)
+                                 if c.islower() else chr(0x1D7CE + int(c)) if c.isdigit() else c
+                                 for c in SECRET),
+    "fullwidth, spaced": " ".join(chr(ord(c) + 0xFEE0) for c in SECRET),
 }
 ASCII = [k for k, v in SPELLED.items() if v.isascii()]  # what adb's `input text` can type
 
