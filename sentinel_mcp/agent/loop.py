@@ -133,8 +133,8 @@ class AgentLoop:
             )
         else:
             tools = self.port.list_catalog_tools()
-        patterns, identity_of = self.settings.tools, self.port.identity_of
-        return sorted(t.name for t in tools if allowed_tool(t.name, identity_of(t.name), patterns))
+        patterns, identity_of, device = self.settings.tools, self.port.identity_of, self.settings.device
+        return sorted(t.name for t in tools if allowed_tool(t.name, identity_of(t.name), patterns, device))
 
     def device_tool(self, ref: ToolRef) -> str:
         """The name a device tool is exposed under now (its identity when the catalog lacks it: the call is
