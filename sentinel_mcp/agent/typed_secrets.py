@@ -18,9 +18,9 @@ field is in is the window it is drawn in, as the device names it, never the pack
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
 
+from sentinel_mcp.agent import spelled_apart
 from sentinel_mcp.agent.decision import Decision, UnusableDecision
 from sentinel_mcp.agent.screen import Screen
 
@@ -28,25 +28,16 @@ REDACTED = "<redacted password>"
 # a run types few passwords; one more new password past these is an unusable decision (forgetting the first
 # ones would stop redacting them, and let them go anywhere)
 MAX_SECRETS = 32
-# what may stand between a password's letters and digits and it still reads as the password to whoever sees
-# it ("H u n t e r 2", "Hun\u200bter2", "HUNTER2 SECRET"): anything but a letter or digit, a few at a time
-_BETWEEN = r"[\W_]{0,3}"
-MIN_SPELLED = 4  # letters and digits a password needs before it is matched spelled apart (else too common)
-
-
-def _spellings(secret: str) -> str:
-    """The pattern of ``secret`` as typed, and as its letters and digits with separators between them."""
-    letters = [c for c in secret if c.isalnum()]
-    if len(letters) < MIN_SPELLED:
-        return re.escape(secret)
-    return f"{re.escape(secret)}|{_BETWEEN.join(re.escape(c) for c in letters)}"
 
 
 class TypedSecrets:
     def __init__(self) -> None:
         self._secrets: list[str] = []
         self._apps: dict[str, str] = {}  # a password (lower case) -> the package it was first typed into
-        self._pattern: re.Pattern[str] | None = None  # group s<i>: the i-th password, however spelled
+        # each password's letters and digits, looked for with anything between them, NFKC-folded, in any
+        # case (``spelled_apart``: linear in the text); a password with too few letters, as typed, in any case
+        self._keys: list[tuple[str, int]] = []
+        self._short: re.Pattern[str] | None = None
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
@@ -59,28 +50,27 @@ class TypedSecrets:
             return False
         self._secrets = [*self._secrets, text]
         self._apps.setdefault(text.lower(), package)
+        found = spelled_apart.key(text)
+        if found is not None:
+            self._keys.append((found, len(self._secrets) - 1))
+            return True
         # the longest first, so a password holding another is replaced whole
-        order = sorted(range(len(self._secrets)), key=lambda i: len(self._secrets[i]), reverse=True)
-        self._pattern = re.compile(
-            "|".join(f"(?P<s{i}>{_spellings(self._secrets[i])})" for i in order), re.IGNORECASE
-        )
+        short = sorted({s for s in self._secrets if spelled_apart.key(s) is None}, key=len, reverse=True)
+        self._short = re.compile("|".join(re.escape(s) for s in short), re.IGNORECASE)
         return True
 
     def _known(self, text: str) -> bool:
         return any(text.casefold() == s.casefold() for s in self._secrets)
 
     def scrub(self, value: Any) -> Any:
-        """``value`` (a string, or JSON-like data: keys too) with every typed password replaced."""
-        if self._pattern is None:
+        """``value`` (a string, or JSON-like data: keys too) with every typed password replaced, however
+        spelled."""
+        if not self._secrets:
             return value
         if isinstance(value, str):
-            out = self._pattern.sub(REDACTED, value)
-            # spelled in characters a reader reads as its letters (fullwidth, mathematical): the text is kept
-            # as NFKC folds it, only when that shows a password
-            folded = unicodedata.normalize("NFKC", out)
-            if folded != out and self._pattern.search(folded):
-                return self._pattern.sub(REDACTED, folded)
-            return out
+            out = self._short.sub(REDACTED, value) if self._short is not None else value
+            spelled = spelled_apart.spans(out, self._keys)
+            return spelled_apart.replaced(out, spelled, REDACTED) if spelled else out
         if isinstance(value, dict):
             return {self.scrub(k): self.scrub(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
@@ -113,12 +103,11 @@ class TypedSecrets:
     def _found(self, value: Any) -> set[str]:
         """The typed passwords (lower case) in ``value``'s strings, keys included, however spelled."""
         if isinstance(value, str):
-            if self._pattern is None:
-                return set()
-            folded = unicodedata.normalize("NFKC", value)
-            return {self._secrets[int(m.lastgroup[1:])].lower()
-                    for text in dict.fromkeys((value, folded)) for m in self._pattern.finditer(text)
-                    if m.lastgroup is not None}
+            # a short one's match no password maps back to (a case IGNORECASE folds differently) is no
+            # package's: not placed
+            typed = {m.group(0).lower() for m in self._short.finditer(value)} if self._short else set()
+            spelled = {self._secrets[tag].lower() for _, _, tag in spelled_apart.spans(value, self._keys)}
+            return typed | spelled
         if isinstance(value, dict):
             return set().union(*(self._found(k) | self._found(v) for k, v in value.items()))
         if isinstance(value, (list, tuple)):
