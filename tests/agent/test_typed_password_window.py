@@ -52,6 +52,7 @@ def line_of(lines: list[str], needle: str) -> str:
 async def test_a_typed_password_is_not_typed_into_another_apps_window(tmp_path, openai_env, node_package):
     typed: list[str] = []
     overlays: list[dict] = []
+    shown: list[str] = []  # the two password fields' lines in the model's listing
 
     def policy(body):
         sid, app, lines = screen_of(body)
@@ -63,6 +64,7 @@ async def test_a_typed_password_is_not_typed_into_another_apps_window(tmp_path, 
                              "dumped": True})
             return act("type", sid, line_of(lines, "res=password"), SECRET, why="the password")
         if len(typed) == 2:  # the look-alike's field asks for it "again"
+            shown.extend(ln for ln in lines if ",password" in ln)
             return act("type", sid, line_of(lines, "res=pin"), SECRET, why="confirm the password")
         return act("done", sid, text="signed in")
 
@@ -78,6 +80,9 @@ async def test_a_typed_password_is_not_typed_into_another_apps_window(tmp_path, 
     run = r.structured_content
     assert [s["outcome"] for s in run["steps"]][:3] == ["done", "done", "unusable"], run["steps"]
     assert "password" in run["steps"][2]["detail"]
+    # the model is told which field is drawn by another app than the screen's
+    assert [("in-app=" + EVIL) in ln for ln in shown] == [False, True], shown
+    assert "res=pin" in shown[1]
     # the phone received it once: typed into the bank's own password field
     assert len([c for c in sent if SECRET.lower() in c.lower()]) == 1, sent
 
