@@ -437,7 +437,7 @@ class AgentLoop:
             role="agent",
             system=SYSTEM,
             prompt=prompt[:1800],
-            context=state.context(screen),
+            context=result.secrets.scrub(state.context(screen)),  # a screen showing a typed password back
             json_schema=decision_schema(screen, tools),
             max_tokens=self.settings.decision_tokens,
         )
