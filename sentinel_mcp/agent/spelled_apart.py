@@ -10,9 +10,11 @@ seconds over a 4,000-character text and 32 long look-alike words (a model choose
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 MIN_LETTERS = 4  # fewer letters and digits than this: too common a sequence to look for spelled out
+_ASCII_OTHER = re.compile(r"[^A-Za-z0-9]+")  # in ASCII text, what ``letters`` leaves out
 
 
 def letters(text: str) -> tuple[str, list[int]]:
@@ -37,6 +39,9 @@ def key(word: str) -> str | None:
 
 def spans(text: str, keys: list[tuple[str, int]]) -> list[tuple[int, int, int]]:
     """Where in ``text`` each ``(key, tag)`` is spelled out: ``(start, end, tag)``, sorted, overlaps kept."""
+    # most text is ASCII and holds no password: its letters without the walk that says where each came from
+    if text.isascii() and not any(needle in _ASCII_OTHER.sub("", text).lower() for needle, _ in keys):
+        return []
     found_letters, where = letters(text)
     out: list[tuple[int, int, int]] = []
     for needle, tag in keys:
