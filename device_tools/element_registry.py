@@ -175,6 +175,8 @@ class Element:
             "center": list(self.center),
             "flags": self.flags(),
             "hint": cut(self.hint),
+            # the app whose window it is drawn in, as Android names it (``package`` is the node's own word)
+            "window": cut(self.window),
         }
         lengths = {k: len(v) for k, v in said.items() if was_cut(v)}
         if lengths:

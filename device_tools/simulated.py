@@ -71,8 +71,9 @@ class SimulatedDevice:
         self.contacts: dict[str, str] = dict(spec.get("contacts", {}))
         self.sent_messages: list[SentMessage] = []
         self.transfers: list[dict[str, str]] = []
-        # other apps' windows: {"package", "bounds": (x1, y1, x2, y2), "touchable", "below"?}, later ones on
-        # top; not in the dump (it reads the active window), in ``dumpsys window windows``, and they take taps
+        # other apps' windows: {"package", "bounds": (x1, y1, x2, y2), "touchable", "below"?, "dumped"?},
+        # later ones on top; in ``dumpsys window windows``, and they take taps; not in the dump (it reads the
+        # active window) unless "dumped" (a test put its nodes in the screen's tree: they take taps and focus)
         self.overlays: list[dict[str, Any]] = []
         self.overlay_taps: list[tuple[str, int, int]] = []  # taps an overlay received instead of the app
         self.alarms: list[dict[str, str]] = [dict(a) for a in spec.get("alarms", [])]
@@ -279,6 +280,8 @@ class SimulatedDevice:
         for w in self._windows():  # the topmost window there that takes touches gets it
             x1, y1, x2, y2 = w["bounds"]
             if w.get("visible", True) and w["touchable"] and x1 <= x < x2 and y1 <= y < y2:
+                if w.get("dumped"):  # a window whose nodes the screen's dump holds: they take the touch
+                    break
                 if w.get("type") == "APPLICATION_OVERLAY":
                     self.overlay_taps.append((w["package"], x, y))
                     return

@@ -24,6 +24,11 @@ ELEMENT_ACTIONS = ("click", "long_click", "type", "clear")
 UI_ACTIONS = (*ELEMENT_ACTIONS, "scroll", "back", "home", "open_app", "wait_for", "done", "fail")
 FINAL_ACTIONS = ("done", "fail")
 DIRECTIONS = ("up", "down", "left", "right")
+# the device's tools the screen actions call (``device_call``) and the loop reads the screen with: reached
+# only as the loop's own steps, never offered as plain tools (that passed by its checks: the snapshot pinned
+# by the schema, a typed password known, redacted and held to its field)
+SCREEN_TOOLS = ("click", "long_click", "type_text", "clear_text", "scroll", "press_back", "press_home",
+                "open_app", "wait_for", "screen_read")
 PACKAGE_PATTERN = (
     "^[A-Za-z][A-Za-z0-9_]*([.][A-Za-z0-9_]+)+$"  # [.]: the grammar converter rejects an escaped dot
 )

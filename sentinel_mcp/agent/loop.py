@@ -133,8 +133,8 @@ class AgentLoop:
             )
         else:
             tools = self.port.list_catalog_tools()
-        patterns, identity_of = self.settings.tools, self.port.identity_of
-        return sorted(t.name for t in tools if allowed_tool(t.name, identity_of(t.name), patterns))
+        patterns, identity_of, device = self.settings.tools, self.port.identity_of, self.settings.device
+        return sorted(t.name for t in tools if allowed_tool(t.name, identity_of(t.name), patterns, device))
 
     def device_tool(self, ref: ToolRef) -> str:
         """The name a device tool is exposed under now (its identity when the catalog lacks it: the call is
@@ -269,7 +269,9 @@ class AgentLoop:
                 )
                 await anyio.sleep(min(wait, max(0.0, deadline - time.monotonic())))
             return screen
-        if types_password(decision, screen) and result.secrets.add(decision.text, screen.package):
+        if types_password(decision, screen) and result.secrets.add(
+            decision.text, screen.window_of(decision.element_id)
+        ):
             await self._scrub_kept(result)  # before this step's record, and before the password is typed
         # what the records, progress lines and reasons quote: the model's words without a typed password,
         # taken out before any of them is cut (a cut first left the start of it)
@@ -435,7 +437,7 @@ class AgentLoop:
             role="agent",
             system=SYSTEM,
             prompt=prompt[:1800],
-            context=state.context(screen),
+            context=result.secrets.scrub(state.context(screen)),  # a screen showing a typed password back
             json_schema=decision_schema(screen, tools),
             max_tokens=self.settings.decision_tokens,
         )

@@ -32,6 +32,9 @@ class ScreenElement:
     resource: str
     flags: tuple[str, ...]
     hint: str = ""
+    # the app whose window it is drawn in, as the device names it ("" when it does not): a node's own
+    # ``package``, and the screen's (the package most nodes claim), are the apps' word
+    window: str = ""
 
     @property
     def label(self) -> str:
@@ -46,7 +49,8 @@ class ScreenElement:
     def password(self) -> bool:
         return "password" in self.flags
 
-    def line(self) -> str:
+    def line(self, app: str = "") -> str:
+        """Its line in the listing; ``app``: the screen's, whose window goes unsaid."""
         parts = [f"{_name(self.id)} {_name(self.cls)}"]
         if self.text:
             parts.append(f"text={_clip(self.text)!r}")
@@ -59,6 +63,8 @@ class ScreenElement:
         shown = [f for f in self.flags if f in ("clickable", "editable", "checked", "scrollable", "password")]
         if shown:
             parts.append(",".join(shown))
+        if self.window and self.window != app:  # another app's window drawn on this screen
+            parts.append(f"in-app={_name(self.window)}")
         return " ".join(parts)
 
 
@@ -97,6 +103,7 @@ class Screen:
                     flags=tuple(f for f in flags if isinstance(f, str))[:12]
                     if isinstance(flags, list) else (),
                     hint=_text(raw.get("hint")),
+                    window=_text(raw.get("window"))[:120],
                 )
             )
         return cls(
@@ -116,6 +123,11 @@ class Screen:
             return next((e for e in self.elements if e.index == i), None)
         return next((e for e in self.elements if e.id == ref), None)
 
+    def window_of(self, ref: str | None) -> str:
+        """The app whose window the element ``ref`` is drawn in, as the device names it; "" when unknown."""
+        found = self.element(ref)
+        return found.window if found is not None else ""
+
     def summary(self, limit: int = 240) -> str:
         """One line for a trace: the app and the first labels on the screen."""
         labels = ", ".join(_clip(e.label) for e in self.elements[:12])
@@ -129,7 +141,7 @@ class Screen:
         lines = [f"screen {_name(self.snapshot_id)} of app {app} ({self.total} elements)"]
         size = len(lines[0])
         for e in self.elements:
-            line = e.line()
+            line = e.line(self.package)
             if size + len(line) + 1 > MAX_CONTEXT_CHARS:
                 lines.append("… (more elements not shown)")
                 break

@@ -240,7 +240,8 @@ def build_server(
             )
             or "no agent runs yet"
         )
-        return _result(text, {"runs": runs})
+        # each run's answer and reason are the model's words, written from the screens: marked as a trace is
+        return _result(text, {"runs": runs}, untrusted=True)
 
     @server.tool(annotations=READ, meta=TRACE_CONSENTS)
     async def agent_trace(run_id: str, ctx: Context) -> CallToolResult:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from sentinel_mcp.agent.decision import SCREEN_TOOLS
 from sentinel_mcp.agent.health import HealthSettings
 from sentinel_mcp.config import ConfigError
 from sentinel_mcp.core.tool_ref import ToolRef
@@ -64,12 +65,15 @@ def agent_settings(section: dict[str, Any] | None, where: str = "sentinel.agent"
         raise ConfigError(f"{where}.{key}: {msg}") from None
 
 
-def allowed_tool(name: str, ref: ToolRef | None, patterns: list[str]) -> bool:
+def allowed_tool(name: str, ref: ToolRef | None, patterns: list[str], device: str | None = None) -> bool:
     """Whether the catalog tool exposed as ``name`` (``ref``: which tool it is) is the agent's to call. The
     configured globs name tools by identity (``server__tool``), so a tool keeps its place whatever prefix
-    exposes it; Sentinel's own tools are never the agent's, by identity or by the name exposing them."""
+    exposes it; Sentinel's own tools are never the agent's, by identity or by the name exposing them, nor
+    are the screen tools of ``device`` (the phone's server): reached as the loop's screen actions only."""
     if ref is None:
         return False
     if any(fnmatchcase(n, p) for n in (ref.identity, name) for p in FORBIDDEN_TOOLS):
+        return False
+    if device is not None and ref.server == device and ref.tool in SCREEN_TOOLS:
         return False
     return any(fnmatchcase(ref.identity, p) for p in patterns)

@@ -4,12 +4,15 @@ later step but a password field of the app each was typed into.
 The typed text itself was never recorded, but the same password in the goal ("sign in with hunter2"), in the
 model's reasoning or answer, in a reflection or a progress line was stored in clear in agent.db and shown
 by agent_trace, agent_runs and the console. Once a run types into a password field, every occurrence of that
-text, in any case, is replaced in whatever the run keeps from then on, and the run's rows already on disk
-are rewritten (``TraceStore.scrub_run``) before the password is typed.
+text, in any case or spelled apart (its letters and digits with spaces, dots or hidden characters between
+them, or as fullwidth or mathematical letters NFKC folds to them), is replaced in whatever the run keeps
+from then on, and the run's rows already on disk are rewritten (``TraceStore.scrub_run``) before the
+password is typed.
 
 Redacting the trace does not take back what the phone received: a later step typing the password into a
 plain field (where it shows in clear, and a chat app sends it), into another app (a look-alike asking for
-it), or passing it in a tool's arguments is an unusable decision (``placed``), never acted on.
+it), or passing it in a tool's arguments is an unusable decision (``placed``), never acted on. Which app a
+field is in is the window it is drawn in, as the device names it, never the package the screen's nodes claim.
 """
 
 from __future__ import annotations
@@ -17,40 +20,57 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from sentinel_mcp.agent import spelled_apart
 from sentinel_mcp.agent.decision import Decision, UnusableDecision
 from sentinel_mcp.agent.screen import Screen
 
 REDACTED = "<redacted password>"
-MAX_SECRETS = 32  # a run types few passwords; one that types more keeps redacting all it typed before
+# a run types few passwords; one more new password past these is an unusable decision (forgetting the first
+# ones would stop redacting them, and let them go anywhere)
+MAX_SECRETS = 32
 
 
 class TypedSecrets:
     def __init__(self) -> None:
         self._secrets: list[str] = []
         self._apps: dict[str, str] = {}  # a password (lower case) -> the package it was first typed into
-        self._pattern: re.Pattern[str] | None = None
+        # each password's letters and digits, looked for with anything between them, NFKC-folded, in any
+        # case (``spelled_apart``: linear in the text); a password with too few letters, as typed, in any case
+        self._keys: list[tuple[str, int]] = []
+        self._short: re.Pattern[str] | None = None
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
 
     def add(self, text: str | None, package: str = "") -> bool:
-        """Remember ``text`` as a password typed into ``package``; True when it is new (what was kept must be
-        rewritten)."""
-        if not text or any(text.casefold() == s.casefold() for s in self._secrets):
+        """Remember ``text`` as a password typed into a window of ``package`` ("": an app nobody named, so no
+        field is its own); True when it is new (what was kept must be rewritten). ``placed`` refuses a new
+        one past ``MAX_SECRETS``: none is ever forgotten."""
+        if not text or self._known(text):
             return False
-        self._secrets = [*self._secrets, text][-MAX_SECRETS:]
+        self._secrets = [*self._secrets, text]
         self._apps.setdefault(text.lower(), package)
+        found = spelled_apart.key(text)
+        if found is not None:
+            self._keys.append((found, len(self._secrets) - 1))
+            return True
         # the longest first, so a password holding another is replaced whole
-        alternatives = sorted(self._secrets, key=len, reverse=True)
-        self._pattern = re.compile("|".join(re.escape(s) for s in alternatives), re.IGNORECASE)
+        short = sorted({s for s in self._secrets if spelled_apart.key(s) is None}, key=len, reverse=True)
+        self._short = re.compile("|".join(re.escape(s) for s in short), re.IGNORECASE)
         return True
 
+    def _known(self, text: str) -> bool:
+        return any(text.casefold() == s.casefold() for s in self._secrets)
+
     def scrub(self, value: Any) -> Any:
-        """``value`` (a string, or JSON-like data: keys too) with every typed password replaced."""
-        if self._pattern is None:
+        """``value`` (a string, or JSON-like data: keys too) with every typed password replaced, however
+        spelled."""
+        if not self._secrets:
             return value
         if isinstance(value, str):
-            return self._pattern.sub(REDACTED, value)
+            out = self._short.sub(REDACTED, value) if self._short is not None else value
+            spelled = spelled_apart.spans(out, self._keys)
+            return spelled_apart.replaced(out, spelled, REDACTED) if spelled else out
         if isinstance(value, dict):
             return {self.scrub(k): self.scrub(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
@@ -61,15 +81,19 @@ class TypedSecrets:
         """``decision`` when no typed password goes where it does not belong; else UnusableDecision (which
         does not quote it). A password goes only into a password field of the app it was typed into; the
         final answer may name it (it is redacted)."""
-        if self._pattern is None or decision.final:
-            return decision
-        found = self._found([decision.text, decision.arguments])
-        if not found:
+        if decision.final:
             return decision
         target = screen.element(decision.element_id) if decision.element_id else None
         into_password = decision.action == "type" and target is not None and target.password
-        # a match no password maps back to (a case IGNORECASE folds differently): not known, so not placed
-        if into_password and all(self._apps.get(m) == screen.package for m in found):
+        if into_password and len(self._secrets) >= MAX_SECRETS and not self._known(decision.text or ""):
+            raise UnusableDecision(f"this run has typed {MAX_SECRETS} passwords already: no new one")
+        found = self._found([decision.text, decision.arguments])
+        if not found:
+            return decision
+        # the app whose window the field is drawn in, as the device names it: not the screen's package (the
+        # package most nodes claim: a look-alike's window over the bank's form reads as the bank's)
+        app = screen.window_of(decision.element_id)
+        if into_password and app and all(self._apps.get(m) == app for m in found):
             return decision
         raise UnusableDecision(
             "it holds a password typed earlier into a password field: a password goes only into a password "
@@ -77,9 +101,13 @@ class TypedSecrets:
         )
 
     def _found(self, value: Any) -> set[str]:
-        """The typed passwords (lower case) in ``value``'s strings, keys included."""
+        """The typed passwords (lower case) in ``value``'s strings, keys included, however spelled."""
         if isinstance(value, str):
-            return {m.group(0).lower() for m in self._pattern.finditer(value)} if self._pattern else set()
+            # a short one's match no password maps back to (a case IGNORECASE folds differently) is no
+            # package's: not placed
+            typed = {m.group(0).lower() for m in self._short.finditer(value)} if self._short else set()
+            spelled = {self._secrets[tag].lower() for _, _, tag in spelled_apart.spans(value, self._keys)}
+            return typed | spelled
         if isinstance(value, dict):
             return set().union(*(self._found(k) | self._found(v) for k, v in value.items()))
         if isinstance(value, (list, tuple)):

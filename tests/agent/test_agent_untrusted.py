@@ -41,3 +41,16 @@ async def test_a_run_that_stops_is_marked_too(tmp_path, openai_env):
     assert r.is_error and r.structured_content["status"] == "failed"
     assert "Messages" in str(r.structured_content["steps"])  # the screen's words are in it
     assert marked(r)
+
+
+async def test_the_runs_listing_is_marked_too(tmp_path, openai_env):
+    """``agent_runs`` lists each run's answer and reason (the model's words, written from the screens) in
+    its structured content: it was handed over unmarked, the app's words as Sentinel's own."""
+    openai_env.script("unknown", read_newest_message, read_newest_message)
+    async with running_gateway(agent_config(tmp_path)) as rt:
+        rt.gateway.consent_gate.book.grant("owner", "messages", by="cli")
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=Answers()) as c:
+            await c.call_tool("agent__agent_run", {"goal": "open Messages and read the newest message"})
+            runs = await c.call_tool("agent__agent_runs", {})
+    assert runs.structured_content["runs"][0]["answer"] == "Alice: See you at 7?"
+    assert marked(runs)

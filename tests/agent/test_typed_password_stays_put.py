@@ -80,9 +80,9 @@ async def test_a_typed_password_is_not_acted_on_anywhere_else(tmp_path, openai_e
 
 
 def screen(package: str) -> Screen:
-    elements = [
-        {"id": "e-pw", "index": 1, "class": "EditText", "flags": ["editable", "password"]},
-        {"id": "e-user", "index": 2, "class": "EditText", "flags": ["editable"]},
+    elements = [  # drawn in the app's own window (test_typed_password_window: another app's)
+        {"id": "e-pw", "index": 1, "class": "EditText", "flags": ["editable", "password"], "window": package},
+        {"id": "e-user", "index": 2, "class": "EditText", "flags": ["editable"], "window": package},
     ]
     found = Screen.from_result({"snapshot_id": "s-1", "package": package, "elements": elements})
     assert found is not None
