@@ -209,8 +209,10 @@ class CallerGuard:
             elif (credentials.tls or {}).get("client_cert_chain") or self.auth.may_lapse(scope[SCOPE_KEY]):
                 # a certificate can be revoked or expire while an answer streams, and a token followed from
                 # its file replaced (the owner's, rotated after a leak): checked again as it streams
-                # (stream_recheck.py); the other tokens hold for the process's life, so theirs cost nothing
-                send = StreamRecheck(send, functools.partial(self.auth.authenticate, credentials), path).send
+                # (stream_recheck.py), and by a call that waited inside Sentinel before it is sent
+                # (gateway/caller_recheck.py); the other tokens hold for the process's life: no cost
+                scope[RECHECK_KEY] = functools.partial(self.auth.authenticate, credentials)
+                send = StreamRecheck(send, scope[RECHECK_KEY], path).send
         await self.app(scope, receive, send)
 
 

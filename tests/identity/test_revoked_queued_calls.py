@@ -1,0 +1,107 @@
+"""A call that waits inside Sentinel (for a slot of its upstream's ``max_in_flight``) when its caller's token
+is revoked (the owner's, rotated after a leak: ``config token --rotate``) never reaches the upstream, and its
+answer says why: the caller is checked again when the call is about to be sent.
+
+What broke (red team "identity10"): the request was authenticated once, when it arrived, and a one-piece
+answer is not re-checked as a stream is (``stream_recheck.py``); so the holder of a leaked token queued calls
+behind a slow one, the owner rotated the token, and every queued call still ran, as the owner, and its whole
+result went back to the old token's holder. A call of a token that still holds runs as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+from pathlib import Path
+
+import httpx2
+import pytest
+from tests.gateway.helpers import TOOLBOX
+from tests.identity.identity_rig import http_sentinel, write_config
+from tests.identity.test_secret_rotation import _cli, _mcp_status
+
+pytestmark = pytest.mark.timeout(180)
+
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def _held(path: Path, rid: int) -> dict:
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+            "params": {"name": "tb__held", "arguments": {"path": str(path)}, "_meta": META}}
+
+
+def _headers(token: str) -> dict[str, str]:
+    return {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "tb__held",
+            "Authorization": f"Bearer {token}"}
+
+
+def _answer(text: str) -> dict:
+    """The JSON-RPC answer of a body sent as JSON or as server-sent events."""
+    if text.lstrip().startswith("{"):
+        return json.loads(text)
+    frames = [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
+    return next(f for f in frames if "result" in f or "error" in f)
+
+
+async def _waiting(http: httpx2.AsyncClient, base: str, token: str) -> int:
+    text = (await http.get(f"{base}/metrics", headers={"Authorization": f"Bearer {token}"})).text
+    # held for the slot, or for its turn (a handshake-era upstream's calls of one party take turns)
+    found = re.findall(r'^sentinel_upstream_calls_waiting(?:_turn)?\{upstream="tb"\} (\d+)', text, re.M)
+    return sum(int(n) for n in found) if len(found) == 2 else -1
+
+
+@pytest.mark.parametrize("rotate", [True, False])
+async def test_a_call_queued_when_its_token_is_revoked_never_runs(tmp_path: Path, rotate: bool) -> None:
+    cfg = write_config(tmp_path, policy={"allow": ["tb__*"]})
+    body = json.loads(cfg.read_text())
+    body["mcpServers"]["tb"] = {"command": sys.executable, "args": [TOOLBOX], "max_in_flight": 1}
+    cfg.write_text(json.dumps(body))
+    token = _cli(cfg, "token").stdout.strip()
+    first, queued = tmp_path / "first", tmp_path / "queued"
+    with http_sentinel(cfg) as (base, _):
+        async with httpx2.AsyncClient(timeout=120) as http:
+            running = asyncio.ensure_future(http.post(f"{base}/mcp", json=_held(first, 1),
+                                                      headers=_headers(token)))
+            for _ in range(1200):  # the first call holds the only slot: its file says it started
+                if first.exists():
+                    break
+                await asyncio.sleep(0.05)
+            assert first.exists()
+            waiting = asyncio.ensure_future(http.post(f"{base}/mcp", json=_held(queued, 2),
+                                                      headers=_headers(token)))
+            for _ in range(600):  # the second waits for the slot (the operator's figure says so)
+                if await _waiting(http, base, token) == 1:
+                    break
+                await asyncio.sleep(0.05)
+            assert await _waiting(http, base, token) == 1
+            now = token
+            if rotate:
+                rotated = _cli(cfg, "token", "--rotate")
+                assert rotated.returncode == 0, rotated.stderr
+                now = rotated.stdout.strip()
+                for _ in range(200):  # the old token is refused within about a second
+                    if await _mcp_status(http, base, token) == 401:
+                        break
+                    await asyncio.sleep(0.05)
+                assert await _mcp_status(http, base, token) == 401
+            Path(str(first) + ".go").touch()
+            Path(str(queued) + ".go").touch()  # released at once, if it ever starts
+            done = await running
+            late = await waiting
+            assert done.status_code == 200, done.text
+            assert await _mcp_status(http, base, now) == 200
+    answer = _answer(late.text)
+    if not rotate:
+        assert answer["result"]["content"][0]["text"] == "released", answer
+        assert queued.read_text() == "started\n"
+        return
+    assert not queued.exists(), "the queued call of the revoked token reached the upstream"
+    shown = json.dumps(answer)
+    assert "released" not in shown, answer
+    assert "credentials" in shown and "no longer" in shown, answer
+    assert token not in late.text
