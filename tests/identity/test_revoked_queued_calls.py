@@ -29,15 +29,29 @@ META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}}
 
 
-def _held(path: Path, rid: int) -> dict:
-    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-            "params": {"name": "tb__held", "arguments": {"path": str(path)}, "_meta": META}}
+def _held(path: Path, rid: int, sid: str | None = None) -> dict:
+    """tb__held as a 2026-era request, or (``sid``) on a 2025-era session."""
+    params = {"name": "tb__held", "arguments": {"path": str(path)}, **({} if sid else {"_meta": META})}
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
 
 
-def _headers(token: str) -> dict[str, str]:
-    return {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "tb__held",
+def _headers(token: str, sid: str | None = None) -> dict[str, str]:
+    era = {"MCP-Protocol-Version": "2025-06-18", "Mcp-Session-Id": sid} if sid else {
+        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "tb__held"}
+    return {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **era,
             "Authorization": f"Bearer {token}"}
+
+
+async def _session(http: httpx2.AsyncClient, base: str, token: str) -> str:
+    """A 2025-era session opened with ``token``: its id."""
+    hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    r = await http.post(f"{base}/mcp", json=hello, headers={k: v for k, v in _headers(token, "-").items()
+                                                            if k != "Mcp-Session-Id"})
+    sid = r.headers["mcp-session-id"]
+    done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await http.post(f"{base}/mcp", json=done, headers=_headers(token, sid))).status_code == 202
+    return sid
 
 
 def _answer(text: str) -> dict:
@@ -55,8 +69,11 @@ async def _waiting(http: httpx2.AsyncClient, base: str, token: str) -> int:
     return sum(int(n) for n in found) if len(found) == 2 else -1
 
 
+@pytest.mark.parametrize("era", ["2026", "2025"])
 @pytest.mark.parametrize("rotate", [True, False])
-async def test_a_call_queued_when_its_token_is_revoked_never_runs(tmp_path: Path, rotate: bool) -> None:
+async def test_a_call_queued_when_its_token_is_revoked_never_runs(
+    tmp_path: Path, rotate: bool, era: str
+) -> None:
     cfg = write_config(tmp_path, policy={"allow": ["tb__*"]})
     body = json.loads(cfg.read_text())
     body["mcpServers"]["tb"] = {"command": sys.executable, "args": [TOOLBOX], "max_in_flight": 1}
@@ -65,15 +82,16 @@ async def test_a_call_queued_when_its_token_is_revoked_never_runs(tmp_path: Path
     first, queued = tmp_path / "first", tmp_path / "queued"
     with http_sentinel(cfg) as (base, _):
         async with httpx2.AsyncClient(timeout=120) as http:
-            running = asyncio.ensure_future(http.post(f"{base}/mcp", json=_held(first, 1),
-                                                      headers=_headers(token)))
+            sid = await _session(http, base, token) if era == "2025" else None
+            running = asyncio.ensure_future(http.post(f"{base}/mcp", json=_held(first, 1, sid),
+                                                      headers=_headers(token, sid)))
             for _ in range(1200):  # the first call holds the only slot: its file says it started
                 if first.exists():
                     break
                 await asyncio.sleep(0.05)
             assert first.exists()
-            waiting = asyncio.ensure_future(http.post(f"{base}/mcp", json=_held(queued, 2),
-                                                      headers=_headers(token)))
+            waiting = asyncio.ensure_future(http.post(f"{base}/mcp", json=_held(queued, 2, sid),
+                                                      headers=_headers(token, sid)))
             for _ in range(600):  # the second waits for the slot (the operator's figure says so)
                 if await _waiting(http, base, token) == 1:
                     break
