@@ -59,6 +59,7 @@ CHECKED_HEADERS = frozenset((b"host", b"origin", b"authorization", b"x-api-key")
 SINGLE_HEADERS = CHECKED_HEADERS | {b"mcp-session-id", b"mcp-protocol-version", b"last-event-id",
                                     b"x-sentinel-session"}
 WILDCARDS = ("0.0.0.0", "::", "")
+CHALLENGE = (b"www-authenticate", b'Bearer realm="sentinel"')  # on every 401
 MAX_HOSTS_KEPT, MAX_KEPT_HOST = 64, 256  # Host verdicts kept per guard, and the longest value kept
 
 
@@ -202,7 +203,7 @@ class CallerGuard:
                     send,
                     401,
                     str(e),
-                    extra=[(b"www-authenticate", b'Bearer realm="sentinel"')],
+                    extra=[CHALLENGE],
                 )
             if scope["type"] == "websocket":  # its messages are requests too: checked again, each
                 scope[RECHECK_KEY] = functools.partial(self.auth.authenticate, credentials)
@@ -212,7 +213,8 @@ class CallerGuard:
                 # (stream_recheck.py), and by a call that waited inside Sentinel before it is sent
                 # (gateway/caller_recheck.py); the other tokens hold for the process's life: no cost
                 scope[RECHECK_KEY] = functools.partial(self.auth.authenticate, credentials)
-                send = StreamRecheck(send, scope[RECHECK_KEY], path).send
+                refuse = functools.partial(_reject, scope, receive, send, 401, extra=[CHALLENGE])
+                send = StreamRecheck(send, scope[RECHECK_KEY], path, refuse).send
         await self.app(scope, receive, send)
 
 

@@ -14,6 +14,7 @@ import asyncio
 import json
 import re
 import sys
+import time
 from pathlib import Path
 
 import httpx2
@@ -21,6 +22,8 @@ import pytest
 from tests.gateway.helpers import TOOLBOX
 from tests.identity.identity_rig import http_sentinel, write_config
 from tests.identity.test_secret_rotation import _cli, _mcp_status
+
+from sentinel_mcp.app.stream_recheck import RECHECK_SECONDS
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -62,6 +65,15 @@ def _answer(text: str) -> dict:
     return next(f for f in frames if "result" in f or "error" in f)
 
 
+def refused(answer: httpx2.Response) -> bool:
+    """Whether a call's answer says its caller's credentials no longer hold: the call's refusal (within a
+    second of the request, ``caller_recheck.py``), the answer's own (a 401, ``stream_recheck.py``), or a
+    stream ended before any answer."""
+    text = answer.text
+    return answer.status_code == 401 or "no longer hold" in text or (
+        answer.status_code == 200 and '"result"' not in text and '"error"' not in text)
+
+
 async def _waiting(http: httpx2.AsyncClient, base: str, token: str) -> int:
     text = (await http.get(f"{base}/metrics", headers={"Authorization": f"Bearer {token}"})).text
     # held for the slot, or for its turn (a handshake-era upstream's calls of one party take turns)
@@ -90,6 +102,7 @@ async def test_a_call_queued_when_its_token_is_revoked_never_runs(
                     break
                 await asyncio.sleep(0.05)
             assert first.exists()
+            arrived = time.monotonic()  # after the front took the request (its answer is checked from then)
             waiting = asyncio.ensure_future(http.post(f"{base}/mcp", json=_held(queued, 2, sid),
                                                       headers=_headers(token, sid)))
             for _ in range(600):  # the second waits for the slot (the operator's figure says so)
@@ -107,19 +120,63 @@ async def test_a_call_queued_when_its_token_is_revoked_never_runs(
                         break
                     await asyncio.sleep(0.05)
                 assert await _mcp_status(http, base, token) == 401
+            # its answer leaves a re-check's interval after the request at least (the front checks an
+            # answer's caller once a second: one ready sooner leaves unchecked, its call refused instead)
+            await asyncio.sleep(max(0.0, arrived + RECHECK_SECONDS - time.monotonic()))
             Path(str(first) + ".go").touch()
             Path(str(queued) + ".go").touch()  # released at once, if it ever starts
             done = await running
             late = await waiting
-            assert done.status_code == 200, done.text
+            # the running call's answer, ready after the rotation, is withheld too (the next test)
+            assert refused(done) if rotate else done.status_code == 200, done.text
             assert await _mcp_status(http, base, now) == 200
-    answer = _answer(late.text)
     if not rotate:
+        answer = _answer(late.text)
         assert answer["result"]["content"][0]["text"] == "released", answer
         assert queued.read_text() == "started\n"
         return
     assert not queued.exists(), "the queued call of the revoked token reached the upstream"
-    shown = json.dumps(answer)
-    assert "released" not in shown, answer
-    assert "credentials" in shown and "no longer" in shown, answer
+    assert "released" not in late.text, late.text
+    assert refused(late), late.text
+    assert token not in late.text
+
+
+@pytest.mark.parametrize("era", ["2026", "2025"])
+async def test_an_answer_ready_after_its_token_is_revoked_is_not_delivered(tmp_path: Path, era: str) -> None:
+    """A call running when its token is rotated: its answer, ready after, never reaches the old token's
+    holder, whether it is sent in one piece (a 2026-era JSON answer) or as the first event of a stream
+    (a 2025-era POST's): the stream re-check looked only at the chunks after a first one, so an answer that
+    was the first went out whole."""
+    cfg = write_config(tmp_path, policy={"allow": ["tb__*"]})
+    body = json.loads(cfg.read_text())
+    body["mcpServers"]["tb"] = {"command": sys.executable, "args": [TOOLBOX]}
+    cfg.write_text(json.dumps(body))
+    token = _cli(cfg, "token").stdout.strip()
+    first = tmp_path / "first"
+    with http_sentinel(cfg) as (base, _):
+        async with httpx2.AsyncClient(timeout=120) as http:
+            sid = await _session(http, base, token) if era == "2025" else None
+            running = asyncio.ensure_future(http.post(f"{base}/mcp", json=_held(first, 1, sid),
+                                                      headers=_headers(token, sid)))
+            for _ in range(1200):  # the call runs: its file says it started
+                if first.exists():
+                    break
+                await asyncio.sleep(0.05)
+            assert first.exists()
+            arrived = time.monotonic()  # after the front took the request (its answer is checked from then)
+            rotated = _cli(cfg, "token", "--rotate")
+            assert rotated.returncode == 0, rotated.stderr
+            for _ in range(200):  # the old token is refused within about a second
+                if await _mcp_status(http, base, token) == 401:
+                    break
+                await asyncio.sleep(0.05)
+            assert await _mcp_status(http, base, token) == 401
+            # its answer leaves a re-check's interval after the request at least (the front checks an
+            # answer's caller once a second: one ready sooner leaves unchecked, its call refused instead)
+            await asyncio.sleep(max(0.0, arrived + RECHECK_SECONDS - time.monotonic()))
+            Path(str(first) + ".go").touch()
+            late = await running
+            assert await _mcp_status(http, base, rotated.stdout.strip()) == 200
+    assert "released" not in late.text, late.text
+    assert refused(late), late.text
     assert token not in late.text
