@@ -15,7 +15,7 @@ import pytest
 from tests.gateway.helpers import TOOLBOX
 from tests.identity.test_revoked_queued_calls import _answer, _held, _headers, _waiting, refused
 from tests.identity.test_secret_rotation import _cli
-from tests.tls.tls_rig import client_context, https_sentinel, tls_config
+from tests.tls.tls_rig import audit_rows, client_context, https_sentinel, tls_config
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -66,3 +66,6 @@ async def test_a_call_queued_when_its_certificate_is_revoked_never_runs(tmp_path
     assert refused(late), late.text
     assert _answer(fine.text)["result"]["content"][0]["text"] == "released"
     assert kept.read_text() == "started\n"
+    rows = await audit_rows(cfg, origin="client", at_least=3)  # the audit says why it was not sent
+    lapsed = [r for r in rows if r.get("outcome") == "credentials_lapsed"]
+    assert [(r.get("principal"), r.get("tool")) for r in lapsed] == [("alice", "tb__held")], rows
