@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse
 
 from sentinel_mcp.a2a.jsonrpc import INVALID_REQUEST
 from sentinel_mcp.a2a.settings import A2ASettings
+from sentinel_mcp.identity.credentials import HTTP_SPACE
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 from sentinel_mcp.core.errors import A2AError
 
@@ -39,7 +40,7 @@ def authenticate(headers: Mapping[str, str], peer_host: str | None, settings: A2
     auth = headers.get("authorization") or ""
     scheme, _, credential = auth.partition(" ")
     if scheme.lower() == "bearer" and credential:
-        credential = credential.strip()
+        credential = credential.strip(HTTP_SPACE)  # SP and HTAB only (credentials.py)
         if settings.token and _same(credential, settings.token):
             return settings.token_identity
         raise AuthError("invalid bearer token")

@@ -59,6 +59,7 @@ CHECKED_HEADERS = frozenset((b"host", b"origin", b"authorization", b"x-api-key")
 SINGLE_HEADERS = CHECKED_HEADERS | {b"mcp-session-id", b"mcp-protocol-version", b"last-event-id",
                                     b"x-sentinel-session"}
 WILDCARDS = ("0.0.0.0", "::", "")
+CHALLENGE = (b"www-authenticate", b'Bearer realm="sentinel"')  # on every 401
 MAX_HOSTS_KEPT, MAX_KEPT_HOST = 64, 256  # Host verdicts kept per guard, and the longest value kept
 
 
@@ -202,15 +203,18 @@ class CallerGuard:
                     send,
                     401,
                     str(e),
-                    extra=[(b"www-authenticate", b'Bearer realm="sentinel"')],
+                    extra=[CHALLENGE],
                 )
             if scope["type"] == "websocket":  # its messages are requests too: checked again, each
                 scope[RECHECK_KEY] = functools.partial(self.auth.authenticate, credentials)
             elif (credentials.tls or {}).get("client_cert_chain") or self.auth.may_lapse(scope[SCOPE_KEY]):
                 # a certificate can be revoked or expire while an answer streams, and a token followed from
                 # its file replaced (the owner's, rotated after a leak): checked again as it streams
-                # (stream_recheck.py); the other tokens hold for the process's life, so theirs cost nothing
-                send = StreamRecheck(send, functools.partial(self.auth.authenticate, credentials), path).send
+                # (stream_recheck.py), and by a call that waited inside Sentinel before it is sent
+                # (gateway/caller_recheck.py); the other tokens hold for the process's life: no cost
+                scope[RECHECK_KEY] = functools.partial(self.auth.authenticate, credentials)
+                refuse = functools.partial(_reject, scope, receive, send, 401, extra=[CHALLENGE])
+                send = StreamRecheck(send, scope[RECHECK_KEY], path, refuse).send
         await self.app(scope, receive, send)
 
 

@@ -1,20 +1,21 @@
-"""A streamed response's caller is checked again while it streams.
+"""An answer's caller is checked again when the answer is sent, and while it streams.
 
-A request is authenticated once, when it arrives; most answers are sent at once. A stream is not: a
-2025-era GET stream, a ``subscriptions/listen`` stream, a legacy ``/sse`` stream and a long call's progress
-stay open for hours, and a client certificate revoked (``sentinel-mcp tls revoke``), expired, or whose CA was
-taken out of ``ca`` while one was open went on receiving notifications as its principal. So before each
-further chunk of a streamed body (at most once a second; a quiet stream is checked at its next chunk, SSE
-pings included) the caller's credentials are checked again as a new request's would be; if they no longer
-hold, the response is ended there (the client sees its stream close; a reconnect is refused as any request
-is) and nothing more is sent. An answer sent in one piece costs nothing here.
+A request is authenticated once, when it arrives; an answer may leave much later. A stream stays open for
+hours (a 2025-era GET stream, a ``subscriptions/listen`` stream, a legacy ``/sse`` stream, a long call's
+progress), and a call's one answer may be ready only after a long run: a client certificate revoked
+(``sentinel-mcp tls revoke``), expired, or whose CA was taken out of ``ca``, or a token followed from its file
+and replaced (the owner's, rotated after a leak) went on receiving as its principal. So before the answer's
+head and each chunk of its body, once a second has passed since the caller was last checked, its credentials
+are checked again as a new request's would be. If they no longer hold, an answer not begun is a 401
+(``refuse``) and a begun one ends there (the client sees its stream close; a reconnect is refused as any
+request is); nothing more is sent. An answer sent at once costs a clock reading per message.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from starlette.types import Message, Send
 
@@ -26,28 +27,34 @@ RECHECK_SECONDS = 1.0  # the front re-reads its TLS files at most once a second 
 
 
 class StreamRecheck:
-    def __init__(self, send: Send, recheck: Callable[[], Any], path: str) -> None:
+    def __init__(self, send: Send, recheck: Callable[[], Any], path: str,
+                 refuse: Callable[[str], Awaitable[None]] | None = None) -> None:
+        """``refuse``: answer the request with a refusal saying why (its head not sent yet); None: the
+        answer's head goes out unchecked, as before."""
         self._send = send
         self._recheck = recheck
         self._path = path
-        self._streaming = False  # a body chunk with more to come was sent
-        self._checked = time.monotonic()
-        self.cut: str | None = None  # why the stream was ended
+        self._refuse = refuse
+        self._checked = time.monotonic()  # the caller was checked as the request arrived
+        self.cut: str | None = None  # why the answer was refused or its stream ended
 
     async def send(self, message: Message) -> None:
         if self.cut is not None:
             return  # the response was ended: the app's late chunks go nowhere
-        if message["type"] == "http.response.body":
-            if self._streaming and time.monotonic() - self._checked >= RECHECK_SECONDS:
-                self._checked = time.monotonic()
-                try:
-                    self._recheck()
-                except AuthFailed as e:
-                    self.cut = str(e)
-                    log.warning("a stream of %s was ended: its caller's credentials no longer hold (%s)",
-                                self._path[:200], self.cut[:500])
+        kind = message["type"]
+        head = kind == "http.response.start" and self._refuse is not None
+        if (head or kind == "http.response.body") and time.monotonic() - self._checked >= RECHECK_SECONDS:
+            self._checked = time.monotonic()
+            try:
+                self._recheck()
+            except AuthFailed as e:
+                self.cut = str(e)
+                log.warning("an answer on %s was withheld: its caller's credentials no longer hold (%s)",
+                            self._path[:200], self.cut[:500])
+                if head:
+                    assert self._refuse is not None
+                    await self._refuse(self.cut)
+                else:
                     await self._send({"type": "http.response.body", "body": b"", "more_body": False})
-                    return
-            if message.get("more_body"):
-                self._streaming = True
+                return
         await self._send(message)

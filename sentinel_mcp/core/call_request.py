@@ -40,3 +40,6 @@ class CallRequest:
     # and a continuation count for that tool only, so the call reaches it or nothing (never what the same
     # name routes to after the catalog changed)
     identity: str | None = None
+    # the caller's credentials checked again (raises AuthFailed when they no longer hold) once the call has
+    # waited, before it is sent upstream (``gateway/caller_recheck.py``); None: they hold for the process
+    recheck: Callable[[], Any] | None = None

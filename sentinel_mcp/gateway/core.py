@@ -53,6 +53,7 @@ from sentinel_mcp.gateway.result_check import ResultCheck
 from sentinel_mcp.gateway.asked_questions import AskedQuestions
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
+from sentinel_mcp.gateway.caller_recheck import OUTCOME as LAPSED, CallerLapsed, recheck_caller
 from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.catalog_view import CatalogView
 from sentinel_mcp.gateway.consent_gate import ConsentGate, told_consents
@@ -448,6 +449,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview, JudgedArgume
             b = rec.base  # what a push it refuses during the call is audited with
             link.call_of = CallOf(who, b["session"], call.name, b["origin"], b["client"], rec.decision_id)
         try:
+            recheck_caller(req.recheck)  # it may have waited (write turns, a person's answer) since it came
             result = await call_upstream(up, call, req, link, meta, rec.timings)
             if isinstance(result, Unrelayed):
                 return await self._done(
@@ -458,6 +460,8 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview, JudgedArgume
                     proof=_proof_of(decision),
                     error=result.why,
                 )
+        except CallerLapsed as e:  # never sent: nothing of it reached the upstream
+            return await self._done(rec, decision, LAPSED, error_result(said(e), error=LAPSED), error=said(e))
         except UpstreamUnavailable as e:
             rec.timings.forward_s += upstream_s()
             return await self._done(

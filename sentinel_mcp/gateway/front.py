@@ -47,6 +47,7 @@ from sentinel_mcp.gateway.principal_bus import PrincipalBus
 from sentinel_mcp.gateway.input_rounds import (AGAIN, ELICITATION, InputRounds, LateAnswer, RefusedRetry,
                                                Retry, capability_asked, wire_key)
 from sentinel_mcp.gateway.call_record import META_KEY
+from sentinel_mcp.gateway.caller_recheck import recheck_of
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.core.port import (
     CallOutcome,
@@ -310,6 +311,8 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
             conversation=session if carried and is_modern(ctx) else None,
         )
 
+        recheck = recheck_of(ctx.request)  # credentials that may lapse: checked again before the call is sent
+
         async def progress(p: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(p, total, safe_text(message, 1000) if message else message)
 
@@ -321,11 +324,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                 async def run(held_link: CallerLink) -> Any:
                     return await self.port.run(
                         CallRequest(
-                            params.name,
-                            params.arguments,
-                            session,
-                            client,
-                            "client",
+                            params.name, params.arguments, session, client, "client",
                             answers=answers,
                             link=held_link,
                             progress=held_link.progress,
@@ -333,6 +332,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                             principal=principal,
                             purpose=purpose,
                             identity=identity,
+                            recheck=recheck,
                         )
                     )
 
@@ -346,11 +346,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
         for _round in range(4):
             outcome = await self.port.run(
                 CallRequest(
-                    params.name,
-                    params.arguments,
-                    session,
-                    client,
-                    "client",
+                    params.name, params.arguments, session, client, "client",
                     answers=answers,
                     progress=progress,
                     link=link,
@@ -361,6 +357,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                     purpose=purpose,
                     answer_meta=answer_meta,
                     identity=identity,
+                    recheck=recheck,
                 )
             )
             if isinstance(outcome, NeedsInput) and self.inbox is not None:

@@ -33,6 +33,7 @@ from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.builtin_direct import DirectDispatcher
+from sentinel_mcp.gateway.caller_recheck import recheck_caller
 from sentinel_mcp.gateway.step_deadline import StepDeadline
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
@@ -149,10 +150,12 @@ class UpstreamCalls:
         timeout: float | None = None,
         principal: str | None = None,
         share: Hashable = None,
+        recheck: Callable[[], Any] | None = None,
     ) -> CallToolResult | InputRequiredResult:
         """``principal``: whose call it is (``callers``: whom the pushes that name no call may reach);
         ``share``: whose share of the ``max_in_flight`` slots it uses (``fair_slots.share_of``; None: the
-        principal's)."""
+        principal's); ``recheck``: the caller's credentials, asked again once the call has had its turn
+        and slot (``caller_recheck.py``: CallerLapsed, the call not sent)."""
         if self._described is not None:
             await self._woken()
         if not self.breaker.allow():
@@ -181,11 +184,11 @@ class UpstreamCalls:
             async with self._turns.turn(party, principal):
                 return await self._in_slot(
                     tool, arguments, link, progress, input_responses, request_state, meta, timeout,
-                    principal=principal, share=principal if share is None else share,
+                    principal=principal, share=principal if share is None else share, recheck=recheck,
                 )
         return await self._in_slot(
             tool, arguments, link, progress, input_responses, request_state, meta, timeout,
-            principal=principal, share=principal if share is None else share,
+            principal=principal, share=principal if share is None else share, recheck=recheck,
         )
 
     def _call_timed_out(self, principal: str | None) -> None:
@@ -206,13 +209,14 @@ class UpstreamCalls:
         self.slow_calls.settle(principal)
 
     async def _in_slot(
-        self, *call: Any, principal: str | None, share: Hashable
+        self, *call: Any, principal: str | None, share: Hashable, recheck: Callable[[], Any] | None
     ) -> CallToolResult | InputRequiredResult:
         """``_call`` within the upstream's ``max_in_flight``: a call past it (or past its principal's share,
         fair_slots.py) waits for a slot, at most its ``timeout``, and is then refused without reaching the
         upstream."""
         slots = self._slots
         if slots is None:
+            recheck_caller(recheck)  # after its party's turn (``call_tool``)
             return await self._call(*call, principal=principal)
         if not slots.try_take(share):
             wait = call[-1] or self.target.timeout
@@ -229,6 +233,7 @@ class UpstreamCalls:
                     f"none ended within {wait:.0f}s"
                 )
         try:
+            recheck_caller(recheck)  # after the wait: a credential revoked meanwhile sends nothing
             return await self._call(*call, principal=principal)
         finally:
             slots.give_back(share)

@@ -62,6 +62,7 @@ async def call_upstream(
         meta=meta,
         principal=call.principal,
         share=share_of(call.principal, call.origin, call.client),
+        recheck=req.recheck,
     )
     rounds = 0
     while isinstance(result, InputRequiredResult):
@@ -92,5 +93,6 @@ async def call_upstream(
             meta=meta,
             principal=call.principal,
             share=share_of(call.principal, call.origin, call.client),
+            recheck=req.recheck,
         )
     return result

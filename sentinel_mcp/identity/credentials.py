@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from collections.abc import Mapping
 from typing import Any
 
+HTTP_SPACE = " \t"  # RFC 9110 OWS: the only whitespace around a header's value or after a scheme
+
 
 @dataclass(frozen=True)
 class Credentials:
@@ -27,7 +29,10 @@ class Credentials:
         if headers is None:
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         scheme, _, value = headers.get("authorization", "").partition(" ")
-        bearer = value.strip() if scheme.lower() == "bearer" and value.strip() else None
+        # only HTTP's whitespace (SP, HTAB) around the token: str.strip() also took a no-break space or
+        # NEL off (Latin-1 header bytes): one token, many spellings (which a proxy's block list misses)
+        value = value.strip(HTTP_SPACE)
+        bearer = value if scheme.lower() == "bearer" and value else None
         client = scope.get("client")
         return cls(
             bearer=bearer,

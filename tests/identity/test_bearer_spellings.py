@@ -129,6 +129,12 @@ REFUSED = [  # (label, status, words of the answer, lines, get() keywords)
     ("folded token", 400, b"", ["Authorization: Bearer", f" {ALICE}"], {}),
     ("space before the colon", 400, b"", [f"Authorization : Bearer {ALICE}"], {}),
     ("a latin-1 byte after the token", 401, b"invalid token", [f"Authorization: Bearer {ALICE}\xe9"], {}),
+    # a no-break space or NEL is no HTTP whitespace (only SP and HTAB are): str.strip() took them off the
+    # bearer token (not the API key), so the token had any number of spellings a proxy's block list misses
+    ("NBSP after the token", 401, b"invalid token", [f"Authorization: Bearer {ALICE}\xa0"], {}),
+    ("NBSP before the token", 401, b"invalid token", [f"Authorization: Bearer \xa0{ALICE}"], {}),
+    ("NEL after the token", 401, b"invalid token", [f"Authorization: Bearer {ALICE}\x85"], {}),
+    ("NBSP after the key", 401, b"invalid token", [f"X-API-Key: {ALICE}\xa0"], {}),
     (
         "HTTP/1.0 without Host",
         421,
@@ -225,3 +231,18 @@ async def test_trailers_never_become_headers() -> None:
             assert answer.startswith(b"HTTP/1.1 200"), (split, answer)
             assert answer.endswith(b'{"principal":"alice","body":"hello"}'), (split, answer)
             assert seen["headers"] == ["authorization: Bearer " + ALICE, "mcp-session-id: alices"], seen
+
+
+def test_the_standalone_a2a_check_takes_the_token_in_one_spelling() -> None:
+    """The A2A app served on its own checks its token itself (``a2a/security.py``): the same spellings as
+    the gateway's front, SP and HTAB around the token only."""
+    from sentinel_mcp.a2a.security import AuthError, authenticate
+    from sentinel_mcp.a2a.settings import A2ASettings
+
+    settings = A2ASettings(token=ALICE, token_identity="alice")
+    for value in (f"Bearer {ALICE}", f"bearer {ALICE} \t", f"BEARER  {ALICE}"):
+        assert authenticate({"authorization": value}, "127.0.0.1", settings) == "alice", value
+    for value in (f"Bearer {ALICE}\xa0", f"Bearer \xa0{ALICE}", f"Bearer {ALICE}\x85",
+                  f"Bearer {ALICE}\u3000"):
+        with pytest.raises(AuthError):
+            authenticate({"authorization": value}, "127.0.0.1", settings)
