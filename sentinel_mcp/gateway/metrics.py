@@ -80,7 +80,9 @@ class Metrics:
         calls[key] = calls.get(key, 0) + 1
         if entry.latency_ms is not None:
             hkey = (entry.upstream or "", entry.decision)
-            hists = self.latency.setdefault(who, {})
+            hists = self.latency.get(who)
+            if hists is None:  # not ``setdefault``: its default dict would be built on every call
+                hists = self.latency[who] = {}
             hist = hists.get(hkey)
             if hist is None:
                 hist = hists[hkey] = Histogram()
