@@ -53,7 +53,6 @@ from pydantic import ValidationError
 from sentinel_mcp.config import RemoteServer
 from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.gateway.plain_upstream_result import (
-    bounded_plain_result,
     holds_lone_surrogate,
     plain_call_result,
     surrogate_free,
@@ -511,7 +510,7 @@ def validated_result(client: Client, era: str, raw: dict[str, Any], utf8_texts: 
     read directly into the same model: plain_upstream_result.py; ``utf8_texts`` as it takes it).
     ``bound``: ``result_shape.check_shape`` first, in the same pass as that read for a plain result."""
     if client.session._call_tool_adapter is _CORE_CALL_TOOL_ADAPTER:
-        plain = (bounded_plain_result if bound else plain_call_result)(era, raw, utf8_texts)
+        plain = plain_call_result(era, raw, utf8_texts, bound)
         if plain is not None:
             return plain
     if bound:

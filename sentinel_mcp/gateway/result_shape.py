@@ -72,8 +72,8 @@ def past_bounds(level: list[Any], values: int = 0, depth: int = 1) -> str | None
     """Why the containers of ``level`` (at nesting ``depth``, ``values`` already counted beside them) are past
     a bound, or None: a level of containers at a time (no recursion: its depth is what is checked), stopped at
     ``MAX_VALUES``. Keys are not looked at: within the byte bound, and never shown. ``check_shape`` walks a
-    whole result from its top; ``plain_upstream_result.bounded_plain_result`` the parts of one it does not
-    read itself."""
+    whole result from its top; ``plain_upstream_result.plain_call_result`` (``bound``) the parts of one it
+    does not read itself."""
     while level:
         below: list[Any] = []
         for value in level:

@@ -1,9 +1,9 @@
 """A lean ``tools/call`` result's shape bounds and its plain read in one pass, not two (issue 21): on main
 the lean paths ran ``result_shape.check_shape`` (a walk of the whole result) and then ``plain_call_result``
 (a loop over the same blocks); now ``validated_result(..., bound=True)`` reads a plain result with
-``bounded_plain_result``, which checks the block count and each text's length in its own loop and walks only
-the structured content and ``_meta`` (``past_bounds``, the walk ``check_shape`` uses, from where they sit);
-anything it declines goes to ``check_shape`` and the SDK's passes as before.
+``plain_call_result(..., bound=True)``, which checks the block count and each text's length in its own loop
+and walks only the structured content and ``_meta`` (``past_bounds``, the walk ``check_shape`` uses, from
+where they sit); anything it declines goes to ``check_shape`` and the SDK's passes as before.
 
 Checked against main's two functions (copies below, as they stood at the fork): over a generated corpus of
 results in every protocol version, plain and nearly plain, with hostile blocks and every bound crossed or just
@@ -28,11 +28,7 @@ from mcp.types import CallToolResult, TextContent
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp.gateway import lean_upstream, result_shape
-from sentinel_mcp.gateway.plain_upstream_result import (
-    _construct_block,
-    _construct_result,
-    bounded_plain_result,
-)
+from sentinel_mcp.gateway.plain_upstream_result import _construct_block, _construct_result, plain_call_result
 from sentinel_mcp.gateway.result_shape import (
     BLOCK_LISTS,
     MAX_CONTENT_BLOCKS,
@@ -222,7 +218,7 @@ def _main_pair(version: str, raw: Any, utf8_texts: bool) -> Any:
 
 def _fused(version: str, raw: Any, utf8_texts: bool) -> Any:
     """The branch's call site: the one pass; what it declines, ``check_shape`` and (for the model) None."""
-    r = bounded_plain_result(version, raw, utf8_texts)
+    r = plain_call_result(version, raw, utf8_texts, bound=True)
     if r is not None:
         return ("read", _model(r))
     try:
