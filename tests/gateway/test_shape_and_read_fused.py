@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from sentinel_mcp.gateway import lean_upstream, result_shape
+from sentinel_mcp.gateway import lean_upstream, plain_upstream_result, result_shape
 from sentinel_mcp.gateway.plain_upstream_result import _construct_block, _construct_result, plain_call_result
 from sentinel_mcp.gateway.result_shape import (
     BLOCK_LISTS,
@@ -237,6 +237,27 @@ def test_one_pass_is_mains_shape_check_then_plain_read(version: str) -> None:
             assert got == want, (i, utf8_texts, str(raw)[:300])
             outcomes.add(want[0] if want[0] == "shape" else ("model" if want[1] else "declined"))
     assert outcomes == {"shape", "model", "declined"}, outcomes  # the corpus reaches every outcome
+
+
+def test_no_model_is_built_for_a_result_past_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As ``check_shape`` first: the one pass builds no block and no result for a result past a bound, even
+    with plain blocks before the text or the structured content that crosses it."""
+    built: list[Any] = []
+    for name in ("_construct_block", "_construct_result"):
+        real = getattr(plain_upstream_result, name)
+        monkeypatch.setattr(plain_upstream_result, name,
+                            lambda *a, _real=real, **kw: (built.append(a), _real(*a, **kw))[1])
+    refused = 0
+    for version in ("2026-07-28", "2025-11-25"):
+        long_last = {"content": _blocks(3) + [{"type": "text", "text": "x" * (MAX_TEXT_CHARS + 1)}]}
+        for raw in [*_at_bounds(version), long_last]:
+            try:
+                _main_check_shape("tools/call", raw)
+            except ResultRefused:
+                refused += 1
+                assert plain_call_result(version, raw, True, bound=True) is None
+                assert built == [], str(raw)[:200]
+    assert refused >= 20
 
 
 def _through(version: str, raw: Any, utf8_texts: bool, fused: bool) -> Any:
