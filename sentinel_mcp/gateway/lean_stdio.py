@@ -52,7 +52,6 @@ from sentinel_mcp.gateway.lean_upstream import (
     validated_result,
 )
 from sentinel_mcp.gateway.plain_upstream_result import holds_lone_surrogate, surrogate_free
-from sentinel_mcp.gateway.result_shape import check_shape
 
 log = logging.getLogger(__name__)
 
@@ -416,11 +415,10 @@ class StdioCaller:
             if not answered and self.tap.gone is None:
                 self._cancel_later(rid)
         raw = response_for(msg, rid)
-        check_shape("tools/call", raw)  # before any model of it is built (result_shape.py)
         # every text of an answer the tap passed on is writable as UTF-8 (``StdioTap._answered``: its bytes
         # ``surrogate_free``, or walked by ``holds_lone_surrogate``, the same ``encode`` question): the model
-        # is read without walking them again
-        return validated_result(self.client, self.era, raw, utf8_texts=True)
+        # is read without walking them again; the shape bounds first (``bound``), in the read's own pass
+        return validated_result(self.client, self.era, raw, utf8_texts=True, bound=True)
 
     async def _send(self, line: str) -> None:
         if self.tap.gone is not None or self.tap.stdin is None:

@@ -52,7 +52,11 @@ from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer
 from sentinel_mcp.core.json_text import compact_encoder
-from sentinel_mcp.gateway.plain_upstream_result import holds_lone_surrogate, plain_call_result, surrogate_free
+from sentinel_mcp.gateway.plain_upstream_result import (
+    holds_lone_surrogate,
+    plain_call_result,
+    surrogate_free,
+)
 from sentinel_mcp.gateway.result_shape import check_shape
 from sentinel_mcp.gateway.lean_http import HeaderRefused, HttpAnswer, HttpFault, HttpPool, pool_for
 from sentinel_mcp.gateway.upstream_cookies import cookie_header, keep_cookies, lean_jar
@@ -174,8 +178,7 @@ class LeanCaller:
         finally:
             if not answered and not self.modern:
                 self._cancel_later(rid)
-        check_shape("tools/call", raw)  # before any model of it is built (result_shape.py)
-        return validated_result(self.client, self.era, raw, utf8_texts)
+        return validated_result(self.client, self.era, raw, utf8_texts, bound=True)  # shape bounds first
 
     def _cancel_later(self, rid: int) -> None:
         """The handshake era's courtesy cancel, sent beside whatever ends the call (never delaying it)."""
@@ -501,14 +504,17 @@ def _parse(raw: bytes | str, free: bool | None = None) -> Any:
     return msg
 
 
-def validated_result(client: Client, era: str, raw: dict[str, Any],
-                     utf8_texts: bool = False) -> CallToolResult | InputRequiredResult:
+def validated_result(client: Client, era: str, raw: dict[str, Any], utf8_texts: bool = False, *,
+                     bound: bool = False) -> CallToolResult | InputRequiredResult:
     """As the SDK's ``send_request`` + ``call_tool`` validate a ``tools/call`` result on ``era`` (a plain one
-    read directly into the same model: plain_upstream_result.py; ``utf8_texts`` as it takes it)."""
+    read directly into the same model: plain_upstream_result.py; ``utf8_texts`` as it takes it).
+    ``bound``: ``result_shape.check_shape`` first, in the same pass as that read for a plain result."""
     if client.session._call_tool_adapter is _CORE_CALL_TOOL_ADAPTER:
-        plain = plain_call_result(era, raw, utf8_texts)
+        plain = plain_call_result(era, raw, utf8_texts, bound)
         if plain is not None:
             return plain
+    if bound:
+        check_shape("tools/call", raw)  # before any model of it is built (result_shape.py)
     ttl = raw.get("ttlMs")
     if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl < 0:
         raw["ttlMs"] = 0

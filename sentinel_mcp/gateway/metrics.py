@@ -68,8 +68,10 @@ class Metrics:
         # routing) is the caller's own text: one label for all of them, so made-up names neither take the
         # bounded series from real tools nor show what one caller typed to every reader of /metrics
         tool = entry.tool if entry.upstream else UNROUTED
-        tool = tool if tool in self._tools or len(self._tools) < MAX_SERIES else "other"
-        self._tools.add(tool)
+        if tool not in self._tools:  # a known tool (nearly every call) adds nothing
+            if len(self._tools) >= MAX_SERIES:
+                tool = "other"
+            self._tools.add(tool)
         who = entry.principal
         calls = self.calls.get(who)
         if calls is None:
@@ -80,7 +82,9 @@ class Metrics:
         calls[key] = calls.get(key, 0) + 1
         if entry.latency_ms is not None:
             hkey = (entry.upstream or "", entry.decision)
-            hists = self.latency.setdefault(who, {})
+            hists = self.latency.get(who)
+            if hists is None:  # not ``setdefault``: its default dict would be built on every call
+                hists = self.latency[who] = {}
             hist = hists.get(hkey)
             if hist is None:
                 hist = hists[hkey] = Histogram()

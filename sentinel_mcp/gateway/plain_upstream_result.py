@@ -21,6 +21,8 @@ from mcp.types import CallToolResult, TextContent
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
+from sentinel_mcp.gateway import result_shape
+
 _KEYS = frozenset({"content", "structuredContent", "isError", "_meta", "resultType"})
 _SHAREABLE = (type(None), bool, int, float, str)  # immutable: a default shared by every model is safe
 _REQUIRED = object()
@@ -114,11 +116,18 @@ def holds_lone_surrogate(value: Any) -> bool:
     return False
 
 
-def plain_call_result(era: str, raw: Any, utf8_texts: bool = False) -> CallToolResult | None:
+def plain_call_result(era: str, raw: Any, utf8_texts: bool = False,
+                      bound: bool = False) -> CallToolResult | None:
     """The model the SDK's validation of ``raw`` (a parsed ``tools/call`` result on ``era``) builds, when
     ``raw`` is plain; None otherwise. ``utf8_texts``: the caller knows every text of ``raw`` is writable
-    (``surrogate_free`` of the bytes it was parsed from, its nesting bounded by ``result_shape.check_shape``
-    within ``_writable``'s limit), so the texts are not walked again."""
+    (``surrogate_free`` of the bytes it was parsed from), so the texts are not walked again.
+
+    ``bound``: only for a result ``result_shape.check_shape("tools/call", raw)`` passes, in the same pass
+    (issue 21: the shape walk and this read each went over every block): the blocks' count and texts are
+    bounded in this loop, only the structured content and ``_meta`` walked (``past_bounds``, the same walk,
+    from where they sit); None as well for a result past a bound: the caller then runs ``check_shape``, which
+    refuses it in its own words. Without ``bound`` the caller has run ``check_shape`` (the UTF-8 walk of the
+    texts, ``_writable``, has no value bound of its own)."""
     walk = not utf8_texts  # not a no-op function called a text: two calls a call fewer (issue 21)
     if type(raw) is not dict or not raw.keys() <= _KEYS:
         return None
@@ -131,28 +140,48 @@ def plain_call_result(era: str, raw: Any, utf8_texts: bool = False) -> CallToolR
     content = raw.get("content")
     if type(content) is not list:
         return None
-    blocks = []
+    # the bounds as ``check_shape`` reads them (its module's, at the call)
+    longest = result_shape.MAX_TEXT_CHARS
+    if bound and len(content) > result_shape.MAX_CONTENT_BLOCKS:
+        return None
+    texts = []
     for b in content:
         if type(b) is not dict or len(b) != 2 or b.get("type") != "text":
             return None
         text = b.get("text")
-        if type(text) is not str or type(b["type"]) is not str or (walk and not _writable(text)):
+        if (type(text) is not str or type(b["type"]) is not str or (bound and len(text) > longest)
+                or (walk and not _writable(text))):
             return None
-        blocks.append(_construct_block({"type", "text"}, type="text", text=text))
-    fields: dict[str, Any] = {"content": blocks}
+        texts.append(text)
+    fields: dict[str, Any] = {}
+    nested = []  # the containers below the result the shape walk must still go through
     if "structuredContent" in raw:
-        if type(raw["structuredContent"]) is not dict or (walk and not _writable(raw["structuredContent"])):
+        structured = raw["structuredContent"]
+        if type(structured) is not dict:
             return None  # the surfaces type it an object
-        fields["structured_content"] = raw["structuredContent"]
+        fields["structured_content"] = structured
+        nested.append(structured)
     if "isError" in raw:
         if type(raw["isError"]) is not bool:
             return None
         fields["is_error"] = raw["isError"]
     if "_meta" in raw:
         meta = raw["_meta"]
-        if meta is not None and (type(meta) is not dict or (walk and not _writable(meta))):
-            return None
+        if meta is not None:
+            if type(meta) is not dict:
+                return None
+            nested.append(meta)
         fields["meta"] = meta
+    # the shape walk's count so far: the result's entries, the list's blocks, each block's two; its other
+    # texts are "complete" and "text"; the blocks sit at depth 3, the structured content and ``_meta`` at 2.
+    # Bounded before the texts below are walked for UTF-8 (that walk has no value bound of its own) and
+    # before any model is built (none is for a result past a bound, as ``check_shape`` first)
+    if bound and nested and result_shape.past_bounds(nested, len(raw) + 3 * len(content), 2) is not None:
+        return None
+    if walk and not all(_writable(value) for value in nested):
+        return None
+    # the models last (``_construct_result`` lays the fields out in the model's order, whatever theirs here)
+    fields["content"] = [_construct_block({"type", "text"}, type="text", text=text) for text in texts]
     if era in MODERN_PROTOCOL_VERSIONS:
         fields["result_type"] = "complete"
     return _construct_result(set(fields), **fields)

@@ -63,16 +63,17 @@ def check_shape(method: str, raw: Any) -> None:
             why = too_many_blocks(len(blocks), listed[1])
             if why is not None:
                 raise ResultRefused(why, "result_blocks")
-    why = _walk(raw)
+    why = past_bounds([raw])
     if why is not None:
         raise ResultRefused(why, "result_shape")
 
 
-def _walk(raw: dict[str, Any]) -> str | None:
-    """Why ``raw`` is past a bound, or None: a level of containers at a time (no recursion: its depth is what
-    is checked), stopped at ``MAX_VALUES``. Keys are not looked at: within the byte bound, and never shown."""
-    values, depth = 0, 1
-    level: list[Any] = [raw]
+def past_bounds(level: list[Any], values: int = 0, depth: int = 1) -> str | None:
+    """Why the containers of ``level`` (at nesting ``depth``, ``values`` already counted beside them) are past
+    a bound, or None: a level of containers at a time (no recursion: its depth is what is checked), stopped at
+    ``MAX_VALUES``. Keys are not looked at: within the byte bound, and never shown. ``check_shape`` walks a
+    whole result from its top; ``plain_upstream_result.plain_call_result`` (``bound``) the parts of one it
+    does not read itself."""
     while level:
         below: list[Any] = []
         for value in level:

@@ -45,9 +45,13 @@ class Validations:
             self.note(method, raw)
             return sdk_validate(method, era, raw)
 
-        def plain_result(era: str, raw: Any, utf8_texts: bool = False) -> Any:
-            self.note("tools/call", raw)
-            return plain(era, raw, utf8_texts)
+        def plain_result(era: str, raw: Any, utf8_texts: bool = False, bound: bool = False) -> Any:
+            # with ``bound`` the read checks the shape bounds first, in its own pass, and builds a model only
+            # for a result within them: counted when it built one (without: as the SDK's first step)
+            out = plain(era, raw, utf8_texts, bound)
+            if out is not None or not bound:
+                self.note("tools/call", raw)
+            return out
 
         monkeypatch.setattr(sdk_methods, "validate_server_result", validate)
         monkeypatch.setattr(lean_upstream, "plain_call_result", plain_result)
