@@ -152,6 +152,19 @@ original_payment(O, Method, Amount) :-
     aggregate_all(min(K), order_payment(O, K, payment, _, _), K0), order_payment(O, K0, payment, Amount, Method).
 payments_of(O, Payments) :- findall(K, order_payment(O, K, _, _, _), Payments).
 
+% What a cancellation gives back to method M: what M paid for the order less what was refunded to it, when more
+% than nothing (methods in the order they first paid). After a payment change the history holds the first
+% payment, the new one and the refund of the first: the total goes back once, to the method that pays now,
+% never again to the one the change already refunded (before, the confirmation promised the total to both).
+net_refund(O, M, Net) :-
+    findall(M0, order_payment(O, _, _, _, M0), Ms0), sort(Ms0, Ms),
+    findall(K0-M1, ( member(M1, Ms), aggregate_all(min(K), order_payment(O, K, _, _, M1), K0) ), KMs0),
+    msort(KMs0, KMs), member(_-M, KMs),
+    aggregate_all(sum(A), ( order_payment(O, _, payment, A, M), number(A) ), Paid),
+    aggregate_all(sum(A), ( order_payment(O, _, refund, A, M), number(A) ), Refunded),
+    Net is round((Paid - Refunded) * 100) / 100, Net > 0.
+cites(net_refund/3, policy_ref(retail, 'Cancel pending order › the total will be refunded via the original payment method immediately if it is gift card')).
+
 % Every listed item is in the order, each as many times as it is listed.
 items_in_order(O, Items) :-
     is_list(Items), Items \== [],
@@ -332,7 +345,7 @@ guard('retail__cancel_pending_order', [order_id = O, reason = R],
                   policy_ref(retail, 'The user needs to confirm the order id and the reason')),
           order_label(O, OL), order_items_text(O, IT),
           answer_label(cancel_reason, R, WL),
-          findall(RT, ( order_payment(O, _, payment, A, M), refund_text(U, M, A, RT) ), RTs),
+          findall(RT, ( net_refund(O, M, A), refund_text(U, M, A, RT) ), RTs),
           RefundT = joined(RTs, '; '),
           confirmed_items('Cancel this order?', ['Order' = OL, 'Items' = IT, 'Reason' = text(WL), 'Refund' = RefundT]) ) ; true ) )).
 

@@ -17,6 +17,22 @@ def money(amount: float) -> float:
     return round(amount, 2)
 
 
+def cancellation_refunds(order: Order) -> list[OrderPayment]:
+    """A refund to each method of what it still has paid for the order (its payments less its refunds), in
+    the order the methods first paid: the total, once. (tau2's API refunds every entry of the history, the
+    refund of a payment change too, so a cancellation after a payment change credited a gift card again: the
+    total out of nothing, policy.md's 'the total will be refunded' broken.)"""
+    held: dict[str, float] = {}
+    for p in order.payment_history:
+        sign = 1 if p.transaction_type == "payment" else -1
+        held[p.payment_method_id] = held.get(p.payment_method_id, 0.0) + sign * p.amount
+    return [
+        OrderPayment(transaction_type="refund", amount=money(amount), payment_method_id=method)
+        for method, amount in held.items()
+        if money(amount) > 0
+    ]
+
+
 class RetailOperations:
     """tau2's retail tools, over a `RetailDatabase`."""
 
@@ -78,10 +94,7 @@ class RetailOperations:
         if reason not in CANCEL_REASONS:
             raise RetailError("Invalid reason")
         user = self.database.user(order.user_id)
-        refunds = [
-            OrderPayment(transaction_type="refund", amount=p.amount, payment_method_id=p.payment_method_id)
-            for p in order.payment_history
-        ]
+        refunds = cancellation_refunds(order)
         for refund in refunds:  # a gift card gets its refund at once
             method = user.payment_methods.get(refund.payment_method_id)
             if isinstance(method, GiftCard):

@@ -10,8 +10,8 @@ there is nothing to write to), and a new item must exist somewhere (its price an
 from __future__ import annotations
 
 from .database import RetailError
-from .models import CANCEL_REASONS, Address, GiftCard, Order, OrderItem, OrderPayment, Variant
-from .operations import RetailOperations, money
+from .models import CANCEL_REASONS, Address, GiftCard, Order, OrderItem, Variant
+from .operations import RetailOperations, cancellation_refunds, money
 
 
 class PermissiveOperations(RetailOperations):
@@ -20,11 +20,7 @@ class PermissiveOperations(RetailOperations):
     def cancel_pending_order(self, order_id: str, reason: str) -> Order:
         order = self.database.order(order_id)
         user = self.database.user(order.user_id)
-        refunds = [
-            OrderPayment(transaction_type="refund", amount=p.amount, payment_method_id=p.payment_method_id)
-            for p in order.payment_history
-            if p.transaction_type == "payment"
-        ]
+        refunds = cancellation_refunds(order)
         for refund in refunds:
             method = user.payment_methods.get(refund.payment_method_id)
             if isinstance(method, GiftCard):

@@ -55,6 +55,8 @@ ATTACKS: dict[str, tuple[str, dict[str, Any]]] = {
     "exchange: to an unavailable item": (EXCHANGE, items(DELIVERED, [SNEAKERS], [SNEAKERS_UNAVAILABLE])),
     "exchange: to another product": (EXCHANGE, items(DELIVERED, [ESPRESSO], [SNEAKERS_OTHER])),
     "exchange: an item not in the order": (EXCHANGE, items(DELIVERED, [WATCH], [WATCH_OTHER])),
+    # tau2's API lets an exchange name the item itself ("of different product option": the policy does not)
+    "exchange: to the same item": (EXCHANGE, items(DELIVERED, [SNEAKERS], [SNEAKERS])),
     "exchange: a pending order": (EXCHANGE, items(PENDING, [WATCH], [WATCH_OTHER])),
     "return: to a card that did not pay": (
         "retail__return_delivered_order_items", {"order_id": DELIVERED, "item_ids": [SNEAKERS],
