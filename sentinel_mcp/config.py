@@ -14,6 +14,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, T
 from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
 from sentinel_mcp.core.host_names import is_host
 from sentinel_mcp.core.untrusted_address import stays_here
+from sentinel_mcp.core.url_credentials import without_credentials
 from sentinel_mcp.core.display_text import Marked, compose, said
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_section
@@ -120,9 +121,9 @@ class RemoteServer(ServerCommon):
     def _no_plaintext_beyond_loopback(self) -> "RemoteServer":
         parts = urlsplit(self.url)
         if parts.scheme == "http" and self.tls != "off" and not loopback_host(parts.hostname):
-            raise ValueError(
-                f"{self.url} is plaintext beyond loopback (headers, tokens and results would travel in "
-                'the clear): use https://, or say "tls": "off" to accept that'
+            raise ValueError(  # (quoted without a user name, password or query: they may be secrets)
+                f"{without_credentials(self.url)} is plaintext beyond loopback (headers, tokens and results "
+                'would travel in the clear): use https://, or say "tls": "off" to accept that'
             )
         if parts.scheme == "http" and isinstance(self.tls, ClientTLS):
             raise ValueError("'tls' settings need an https:// url")

@@ -12,7 +12,8 @@ SECRET = "hunter2 s3cret/value"
 
 
 @pytest.mark.parametrize("data", [
-    {"mcpServers": {"r": {"url": "http://h.example/mcp?key=${LEAKME}"}}},  # plaintext beyond loopback
+    # plaintext beyond loopback (a query is never quoted: test_config_url_credentials.py)
+    {"mcpServers": {"r": {"url": "http://h.example/${LEAKME}/mcp"}}},
     {"sentinel": {"http": {"host": "${LEAKME}"}}},
     {"sentinel": {"rulebases": ["shipped:${LEAKME}/../x.pl"]}},
     {"sentinel": {"builtins": ["${LEAKME}"]}},
