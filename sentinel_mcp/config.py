@@ -22,6 +22,7 @@ from sentinel_mcp.core.setting_keys import meant_or_known as _did_you_mean, unkn
 from sentinel_mcp.config_file import parse_config_json, read_config_text
 from sentinel_mcp.config_isolation import SessionIsolation
 from sentinel_mcp.config_arguments import ArgumentForwarding
+from sentinel_mcp.config_headers import RequestHeaders
 from sentinel_mcp.config_lines import Lines, at_line, line_of, value_lines
 from sentinel_mcp.config_raw import no_nul, paths_as_text
 from sentinel_mcp.config_namespaces import check_prefixes
@@ -103,9 +104,8 @@ def loopback_host(host: str | None) -> bool:
     return stays_here(host)  # (core/untrusted_address.py: one reading of every spelling)
 
 
-class RemoteServer(ServerCommon):
+class RemoteServer(ServerCommon, RequestHeaders):  # headers: config_headers.py
     url: str
-    headers: dict[str, str] = Field(default_factory=dict)
     transport: Literal["streamable-http", "sse"] | None = None  # None: guessed from the URL (/sse -> sse)
     # https: how the server is verified and Sentinel's client certificate; "off": plaintext beyond loopback
     tls: ClientTLS | Literal["off"] | None = None
