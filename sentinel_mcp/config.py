@@ -23,6 +23,7 @@ from sentinel_mcp.config_file import parse_config_json, read_config_text
 from sentinel_mcp.config_isolation import SessionIsolation
 from sentinel_mcp.config_arguments import ArgumentForwarding
 from sentinel_mcp.config_headers import RequestHeaders
+from sentinel_mcp.config_process import ProcessSpec
 from sentinel_mcp.config_lines import Lines, at_line, line_of, value_lines
 from sentinel_mcp.config_raw import no_nul, paths_as_text
 from sentinel_mcp.config_namespaces import check_prefixes
@@ -90,11 +91,8 @@ class ServerCommon(_Strict, SessionIsolation, ArgumentForwarding):  # config_iso
     max_result_bytes: int | None = Field(None, ge=1024, le=16 * 1024 * 1024, strict=True)
 
 
-class StdioServer(ServerCommon):
-    command: str
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
+class StdioServer(ServerCommon, ProcessSpec):  # command, args, env, cwd: config_process.py
+    pass
 
 
 def loopback_host(host: str | None) -> bool:
