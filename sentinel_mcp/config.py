@@ -23,6 +23,7 @@ from sentinel_mcp.config_file import parse_config_json, read_config_text
 from sentinel_mcp.config_isolation import SessionIsolation
 from sentinel_mcp.config_arguments import ArgumentForwarding
 from sentinel_mcp.config_headers import RequestHeaders
+from sentinel_mcp.config_upstream_url import checked_url
 from sentinel_mcp.config_process import ProcessSpec
 from sentinel_mcp.config_lines import Lines, at_line, line_of, value_lines
 from sentinel_mcp.config_raw import no_nul, paths_as_text
@@ -111,9 +112,7 @@ class RemoteServer(ServerCommon, RequestHeaders):  # headers: config_headers.py
     @field_validator("url")
     @classmethod
     def _http_url(cls, v: str) -> str:
-        if not v.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return v
+        return checked_url(v)  # config_upstream_url.py: one place, read one way
 
     @model_validator(mode="after")
     def _no_plaintext_beyond_loopback(self) -> "RemoteServer":
