@@ -14,6 +14,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, T
 from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
 from sentinel_mcp.core.host_names import is_host
 from sentinel_mcp.core.untrusted_address import stays_here
+from sentinel_mcp.core.url_credentials import without_credentials
 from sentinel_mcp.core.display_text import Marked, compose, said
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.core.settings import non_finite, unknown_key_hint, validate_section
@@ -21,9 +22,12 @@ from sentinel_mcp.core.setting_keys import meant_or_known as _did_you_mean, unkn
 from sentinel_mcp.config_file import parse_config_json, read_config_text
 from sentinel_mcp.config_isolation import SessionIsolation
 from sentinel_mcp.config_arguments import ArgumentForwarding
+from sentinel_mcp.config_headers import RequestHeaders
+from sentinel_mcp.config_upstream_url import checked_url
+from sentinel_mcp.config_process import ProcessSpec
 from sentinel_mcp.config_lines import Lines, at_line, line_of, value_lines
 from sentinel_mcp.config_raw import no_nul, paths_as_text
-from sentinel_mcp.config_namespaces import check_prefixes
+from sentinel_mcp.config_namespaces import check_prefixes, check_server_names
 from sentinel_mcp.config_secrets import exposure_warning
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
 from sentinel_mcp.config_vars import expand_tree, expand_vars, unexpanded
@@ -88,11 +92,8 @@ class ServerCommon(_Strict, SessionIsolation, ArgumentForwarding):  # config_iso
     max_result_bytes: int | None = Field(None, ge=1024, le=16 * 1024 * 1024, strict=True)
 
 
-class StdioServer(ServerCommon):
-    command: str
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
+class StdioServer(ServerCommon, ProcessSpec):  # command, args, env, cwd: config_process.py
+    pass
 
 
 def loopback_host(host: str | None) -> bool:
@@ -102,9 +103,8 @@ def loopback_host(host: str | None) -> bool:
     return stays_here(host)  # (core/untrusted_address.py: one reading of every spelling)
 
 
-class RemoteServer(ServerCommon):
+class RemoteServer(ServerCommon, RequestHeaders):  # headers: config_headers.py
     url: str
-    headers: dict[str, str] = Field(default_factory=dict)
     transport: Literal["streamable-http", "sse"] | None = None  # None: guessed from the URL (/sse -> sse)
     # https: how the server is verified and Sentinel's client certificate; "off": plaintext beyond loopback
     tls: ClientTLS | Literal["off"] | None = None
@@ -112,17 +112,15 @@ class RemoteServer(ServerCommon):
     @field_validator("url")
     @classmethod
     def _http_url(cls, v: str) -> str:
-        if not v.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return v
+        return checked_url(v)  # config_upstream_url.py: one place, read one way
 
     @model_validator(mode="after")
     def _no_plaintext_beyond_loopback(self) -> "RemoteServer":
         parts = urlsplit(self.url)
         if parts.scheme == "http" and self.tls != "off" and not loopback_host(parts.hostname):
-            raise ValueError(
-                f"{self.url} is plaintext beyond loopback (headers, tokens and results would travel in "
-                'the clear): use https://, or say "tls": "off" to accept that'
+            raise ValueError(  # (quoted without a user name, password or query: they may be secrets)
+                f"{without_credentials(self.url)} is plaintext beyond loopback (headers, tokens and results "
+                'would travel in the clear): use https://, or say "tls": "off" to accept that'
             )
         if parts.scheme == "http" and isinstance(self.tls, ClientTLS):
             raise ValueError("'tls' settings need an https:// url")
@@ -494,6 +492,7 @@ def _validated(data: Any, source: str, base_dir: str | Path, as_written: dict[st
     cfg.base_dir = str(base_dir)
     cfg.as_written = as_written
     _check_sections(cfg, lines)
+    check_server_names(list(cfg.mcp_servers), source, lines)
     _anchor_tls_paths(cfg)
     _anchor_server_cwd(cfg)
     cfg.warnings = [f"{source}: {w}" for w in warnings]

@@ -42,9 +42,11 @@ def read_config_text(p: Path) -> str:
     finally:
         os.close(fd)
     try:
-        return utf8_text(data)
+        text = utf8_text(data)
     except NotUtf8 as e:
         raise ConfigError(f"invalid config {p}, {e}") from None
+    # a byte order mark, as Windows' editors save UTF-8: JSON lets a reader pass over it (RFC 8259, 8.1)
+    return text.removeprefix("\ufeff")
 
 
 def read_config_json(p: Path) -> Any:

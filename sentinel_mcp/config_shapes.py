@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
+from sentinel_mcp.config_env_file import EnvLineError, env_values
 from sentinel_mcp.core.errors import ConfigError
 from sentinel_mcp.core.outside_file import NotUtf8, TooLarge, read_regular_text
 from sentinel_mcp.core.setting_keys import did_you_mean
@@ -37,7 +38,6 @@ TYPES = {
 # not "transportType" for "transport"
 NEAR_MISS = 0.85
 MAX_ENV_FILE_BYTES = 1024 * 1024  # a dotenv file of a few keys; far above any real one
-ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
 
 class ShapeError(ConfigError, ValueError):  # turned into a ConfigError naming the file by parse_config
@@ -130,8 +130,9 @@ def _not_misspelt(where: str, key: str, known: list[str]) -> None:
 
 
 def read_env_file(where: str, path: str, base_dir: Path, warnings: list[str] | None = None) -> dict[str, str]:
-    """A dotenv file: ``KEY=value`` lines, ``export`` and quotes allowed, ``#`` comments. Read bounded (the
-    path may name /dev/zero or a FIFO); one other users can read is a warning (it holds secrets)."""
+    """A dotenv file: ``KEY=value`` lines, ``export`` and quotes allowed, ``#`` comments (config_env_file.py).
+    Read bounded (the path may name /dev/zero or a FIFO); one other users can read is a warning (it holds
+    secrets)."""
     raw = path.replace("${workspaceFolder}", str(workspace_folder(base_dir)))
     file = Path(os.path.expanduser(raw))
     if not file.is_absolute():
@@ -150,20 +151,10 @@ def read_env_file(where: str, path: str, base_dir: Path, warnings: list[str] | N
     if warnings is not None and mode & (stat.S_IRGRP | stat.S_IROTH):
         warnings.append(f"{where}.envFile: {file} is readable by other users (mode {mode:04o}) and holds "
                         "secrets: chmod 600 it")
-    values: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        m = ENV_LINE.match(line)
-        if m is None:
-            raise ShapeError(f"{where}.envFile: {file} line {number} is not KEY=value")
-        value = m.group(2)
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        values[m.group(1)] = value
-    return values
+    try:
+        return env_values(text)
+    except EnvLineError as e:
+        raise ShapeError(f"{where}.envFile: {file}, line {e.line} {e.problem}") from None
 
 
 def parse_inputs(raw: Any) -> dict[str, dict[str, Any]]:

@@ -32,11 +32,11 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.a2a.card_canonical import NotCanonical, parse_unique, signed_form
 from sentinel_mcp.a2a.card_jwk import public_key_of
+from sentinel_mcp.a2a.key_files import read_key_file
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.errors import A2AError
@@ -95,8 +95,8 @@ def load_key(text: str) -> CardKey:
 
     if text.strip().lower().startswith("sha256:"):
         return CardKey(normalize_sha256(text), None)
-    pem = text if "-----BEGIN" in text else Path(text).expanduser().read_text()
-    key = serialization.load_pem_public_key(pem.encode())
+    pem = text.encode() if "-----BEGIN" in text else read_key_file(text)  # bounded (a FIFO, /dev/zero)
+    key = serialization.load_pem_public_key(pem)
     return CardKey(fingerprint_of(key), key)
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import base64
 import json
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 from sentinel_mcp.a2a.card_canonical import signed_form
 from sentinel_mcp.a2a.card_jwk import jwk_of
+from sentinel_mcp.a2a.key_files import read_key_file
 from sentinel_mcp.a2a.card_signature import MIN_RSA_BITS, CardKey
 
 
@@ -33,7 +33,7 @@ class CardSigner:
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
-        pem = Path(path).expanduser().read_bytes()
+        pem = read_key_file(path)  # bounded: the path may name a FIFO or /dev/zero
         self.key: Any = serialization.load_pem_private_key(pem, password=None)
         if isinstance(self.key, ec.EllipticCurvePrivateKey):
             curves = {"secp256r1": "ES256", "secp384r1": "ES384", "secp521r1": "ES512"}

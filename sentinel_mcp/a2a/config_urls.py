@@ -8,7 +8,6 @@ send. Two listed names for one endpoint are refused too: an agent answering ther
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -17,13 +16,14 @@ from sentinel_mcp.a2a.endpoint_url import Endpoint, NotAnEndpoint, endpoint
 from sentinel_mcp.config import loopback_host
 from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
 from sentinel_mcp.core.look_alike_names import looks_alike
+from sentinel_mcp.core.url_credentials import without_credentials
 
 
 def checked_url(url: str, *, credentials: bool = False) -> Endpoint:
     """``url`` as the endpoint a config entry names; ValueError (its message marked) says why it names none.
     ``credentials``: a user name, password or query may be in it (``orchestrator_url``: what it asks for).
     The URL is quoted without them: an error is printed, and they may be secrets."""
-    shown = safe_text(_without_credentials(url), 200)
+    shown = safe_text(without_credentials(url), 200)
     try:
         where = endpoint(url)
     except NotAnEndpoint as e:
@@ -43,15 +43,6 @@ def checked_url(url: str, *, credentials: bool = False) -> Endpoint:
     return where
 
 
-def _without_credentials(url: str) -> str:
-    """``url`` as it may be quoted: its user name and password, query and fragment left out."""
-    return _AFTER_PATH.sub("", _USERINFO.sub("//", url, count=1))
-
-
-_USERINFO = re.compile(r"//[^/?#]*@")
-_AFTER_PATH = re.compile(r"[?#].*", re.S)
-
-
 def listed_url(url: str) -> str:
     checked_url(url)
     return url
@@ -64,7 +55,7 @@ def orchestrator_url(url: str) -> str:
     # loopback a peer counts only over verified TLS (listed_peer_card, discovery)
     # (the host as written: the canonical one drops a final dot, and "localhost." is looked up in DNS)
     if where.scheme == "http" and not loopback_host(urlsplit(url).hostname):
-        raise ValueError(compose(safe_text(_without_credentials(url), 200), " is plaintext beyond loopback "
+        raise ValueError(compose(safe_text(without_credentials(url), 200), " is plaintext beyond loopback "
                                  "(offers, their token and the orchestrator's answers would travel in the "
                                  "clear): use https://"))
     return url
@@ -107,7 +98,7 @@ def token_spelling_problem(key: str, targets: Mapping[str, str],
                 continue
             return compose(f"names the endpoint of sentinel.a2a.{where} spelled otherwise: a token is found "
                            "by the URL exactly as written, so this one would never be sent; write it as '",
-                           safe_text(_without_credentials(written), 200), "'")
+                           safe_text(without_credentials(written), 200), "'")
     return None
 
 

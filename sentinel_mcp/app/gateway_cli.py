@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from sentinel_mcp.config_secrets import secret_key
 from sentinel_mcp.core.cli_numbers import count
 from sentinel_mcp.core.errors import ConfigError
+from sentinel_mcp.core.url_credentials import masked_credentials
 
 if TYPE_CHECKING:
     from sentinel_mcp.config import Config
@@ -195,7 +196,9 @@ def _masked(value: Any, secret: bool = False) -> Any:
         return {k: _masked(v, secret or secret_key(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [_masked(v, secret) for v in value]
-    return "***" if secret and value not in (None, "") else value
+    if secret and value not in (None, ""):
+        return "***"
+    return masked_credentials(value) if isinstance(value, str) else value  # a URL's password, query values
 
 
 def cmd_config_token(args: argparse.Namespace) -> int:

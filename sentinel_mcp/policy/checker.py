@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.core.deployment_caps import cap
+from sentinel_mcp.core.outside_file import TooLarge, read_regular_bytes
+from sentinel_mcp.policy.clause_bounds import MAX_FILE_BYTES
 from sentinel_mcp.policy.catalog_tool import CatalogTool
 from sentinel_mcp.policy.engine import GuardWalk, PrologEngine
 from sentinel_mcp.policy.prolog_text import quote_atom
@@ -46,7 +48,8 @@ def unreadable_files(files: list[Path]) -> tuple[list[Problem], list[Path]]:
             why = "is not a regular file"
         else:
             try:
-                f.read_bytes()
+                with f.open("rb") as readable:  # a byte shows it can be read (never the whole: any size)
+                    readable.read(1)
                 ok.append(f)
                 continue
             except OSError as e:
@@ -72,9 +75,10 @@ async def check_paths(
         problems += await check_files(engine, ok, catalog, untrusted)
     for f in ok:  # what an editor shows otherwise than Prolog reads it: told whether the files load or not
         try:
-            problems += hidden_character_problems(str(f), f.read_bytes().decode("utf-8", errors="replace"))
-        except OSError:
-            continue  # gone since it was checked: the load's own problem says what it found
+            data = read_regular_bytes(f, MAX_FILE_BYTES)
+        except (OSError, TooLarge):
+            continue  # gone or grown since it was checked, or past the bound: the load's own problem says so
+        problems += hidden_character_problems(str(f), data.decode("utf-8", errors="replace"))
     return sorted(problems, key=lambda p: (p.file, p.line))
 
 

@@ -34,7 +34,7 @@ from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.observe_step import ObserveStep
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
 from sentinel_mcp.policy.read_guards import CallerReads, looked_call
-from sentinel_mcp.policy.policy_documents import PolicyDocuments
+from sentinel_mcp.policy.policy_documents import PolicyDocuments, document_text
 from sentinel_mcp.policy.questions import AnswerRefused, questions_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.shared_rulebases import SharedRulebases
@@ -377,7 +377,7 @@ class PolicyGuard(ObserveStep, KeptTurns, Guard):
         if self.rulebases.loaded and self._indexed != self.rulebases.current.version:
             rb = self.rulebases.current
             docs = self.documents(rb)
-            texts = {name: path.read_text(encoding="utf-8") for name, path in docs.paths.items()}
+            texts = {name: document_text(path) for name, path in docs.paths.items()}  # (bounded)
             await self.search.index_documents(docs.paragraphs, texts)
             self._indexed = rb.version
         return self.search

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.core.outside_file import TooLarge, read_regular_bytes
 from sentinel_mcp.policy.document_places import document_place, home_of
 from sentinel_mcp.policy.rulebase import Rulebase
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
@@ -21,6 +22,9 @@ from sentinel_mcp.search.paragraphs import Paragraph, normalize, split_markdown
 log = logging.getLogger(__name__)
 QUOTE_LIMIT = 400
 SECTION_MARK = "\u203a"  # 'Section › fragment': the fragment as it stands under that section
+# a policy document's bytes, as a rulebase file's are bounded (clause_bounds.MAX_FILE_BYTES): a real policy is
+# tens of KB; a file past this (grown by mistake, a disk image named .md) was read whole at every load
+MAX_DOCUMENT_BYTES = 8_000_000
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,12 @@ class Citation:
     def as_dict(self) -> dict[str, Any]:
         return {"document": self.document, "path": self.path, "heading": self.heading, "quote": self.quote,
                 "lines": [self.line_start, self.line_end]}
+
+
+def document_text(path: Path) -> str:
+    """A policy document's text: a regular file of at most MAX_DOCUMENT_BYTES in UTF-8, else ``TooLarge``,
+    ``OSError`` or ``UnicodeDecodeError``."""
+    return read_regular_bytes(path, MAX_DOCUMENT_BYTES).decode("utf-8")
 
 
 def resolve_document(path: str, declared_in: str) -> Path | None:
@@ -96,7 +106,11 @@ class PolicyDocuments:
             )
             return
         try:
-            text = found.read_text(encoding="utf-8")
+            text = document_text(found)
+        except TooLarge:
+            self.problems.append((name, f"policy document {name}: {found} is larger than "
+                                        f"{MAX_DOCUMENT_BYTES:,} bytes (a policy is tens of KB)"))
+            return
         except (OSError, UnicodeDecodeError) as e:
             self.problems.append((name, f"policy document {name}: {found} cannot be read ({e})"))
             return

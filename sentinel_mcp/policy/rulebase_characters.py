@@ -27,7 +27,9 @@ def _named(ch: str) -> str:
 def hidden_character_problems(file: str, text: str) -> list[Problem]:
     out: list[Problem] = []
     more = 0
-    for number, line in enumerate(text.split("\n"), start=1):
+    # a byte order mark opening the file is passed over by SWI-Prolog and an editor alike (Windows' editors
+    # write one): no character of the first line
+    for number, line in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
         # a tab lays out as what it is; every other control, format or unassigned character does not
         found = {ch: column for column, ch in reversed(list(enumerate(line.rstrip("\r"), start=1)))
                  if ch != "\t" and is_hidden(ch)}  # each character at its first column

@@ -16,7 +16,7 @@ import ssl
 from pathlib import Path
 from typing import Any
 
-from sentinel_mcp.tls.file_modes import replaceable_by_others
+from sentinel_mcp.tls.file_modes import not_a_file, replaceable_by_others
 from sentinel_mcp.tls.server_context import TLSSetupError
 from sentinel_mcp.tls.settings import ClientTLS
 from sentinel_mcp.core.errors import TLSError
@@ -50,7 +50,7 @@ def client_context(tls: ClientTLS | None) -> ssl.SSLContext | None:
     # as the front's files (file_modes.py): whoever may change ``ca`` answers for the server (and reads every
     # call, the headers' tokens too); whoever may change ``cert`` and ``key`` chooses who Sentinel is
     for what, name in (("CA", tls.ca), ("client certificate", tls.cert), ("client key", tls.key)):
-        why = replaceable_by_others(Path(name)) if name else None
+        why = (not_a_file(Path(name)) or replaceable_by_others(Path(name))) if name else None
         if why is not None:
             raise TLSSetupError(f"{what} file refused: {why}")
     try:

@@ -42,6 +42,17 @@ def _ownership_fix() -> str:
     return f"make it owned by root or by the gateway's own account, {_owner(os.geteuid())} (chown)"
 
 
+def not_a_file(path: Path) -> str | None:
+    """Why ``path`` is no file to read a certificate, key or CA from (a FIFO's open waits for a writer for
+    ever, holding the gateway's start or every connect to an upstream; a device is read without end), or
+    None (a missing one: the reader says so). ``stat`` follows links and never waits on a FIFO."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return None if stat.S_ISREG(st.st_mode) else f"{path} is not a regular file (a FIFO, device or directory)"
+
+
 def replaceable_by_others(path: Path) -> str | None:
     """Why another account could change what ``path`` holds, or None."""
     try:

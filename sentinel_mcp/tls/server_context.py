@@ -18,7 +18,7 @@ from cryptography import x509
 
 from sentinel_mcp.tls.crl_freshness import Freshness, expired_at, freshness, newest, rolled_back
 from sentinel_mcp.tls.crl_mark import CrlMark, CrlMarkError
-from sentinel_mcp.tls.file_modes import readable_by_others, replaceable_by_others
+from sentinel_mcp.tls.file_modes import not_a_file, readable_by_others, replaceable_by_others
 from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, PeerCertificate
 from sentinel_mcp.tls.pem_blocks import CA_LABELS, CRL_LABELS, foreign_labels, load_trust
 from sentinel_mcp.tls.refusal_reply import AlertingContext
@@ -50,6 +50,9 @@ class FrontTLS:
 
 
 def _readable(path: Path, what: str) -> None:
+    why = not_a_file(path)  # a FIFO or a device was said to be "not found"
+    if why is not None:
+        raise TLSSetupError(f"{what} file refused: {why}")
     if not path.is_file():
         raise TLSSetupError(
             f"{what} file not found: {path} (`sentinel-mcp tls init` makes a local CA and a server "

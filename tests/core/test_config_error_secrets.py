@@ -12,7 +12,6 @@ SECRET = "hunter2 s3cret/value"
 
 
 @pytest.mark.parametrize("data", [
-    {"mcpServers": {"r": {"url": "http://h.example/mcp?key=${LEAKME}"}}},  # plaintext beyond loopback
     {"sentinel": {"http": {"host": "${LEAKME}"}}},
     {"sentinel": {"rulebases": ["shipped:${LEAKME}/../x.pl"]}},
     {"sentinel": {"builtins": ["${LEAKME}"]}},
@@ -23,3 +22,12 @@ def test_an_error_names_the_variable_not_its_value(monkeypatch, data):
     with pytest.raises(ConfigError) as err:
         parse_config(data, source="cfg.json")
     assert SECRET not in str(err.value) and "${LEAKME}" in str(err.value), str(err.value)
+
+
+def test_an_upstream_url_quoted_in_an_error_names_the_variable(monkeypatch):
+    """Plaintext beyond loopback quotes the URL (its path: a query is never quoted,
+    test_config_url_credentials.py); a URL holding a space is refused without quoting it at all."""
+    monkeypatch.setenv("LEAKME", "hunter2-s3cret")
+    with pytest.raises(ConfigError) as err:
+        parse_config({"mcpServers": {"r": {"url": "http://h.example/${LEAKME}/mcp"}}}, source="cfg.json")
+    assert "hunter2-s3cret" not in str(err.value) and "${LEAKME}" in str(err.value), str(err.value)

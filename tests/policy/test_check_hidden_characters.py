@@ -64,3 +64,18 @@ def test_the_command_line_check_reports_them(tmp_path: Path) -> None:
     assert f"{f}:2: warning:" in r.stdout and "U+200B ZERO WIDTH SPACE" in r.stdout, r.stdout
     assert f"{f}:3: warning:" in r.stdout and "U+202E RIGHT-TO-LEFT OVERRIDE" in r.stdout, r.stdout
     assert "\u200b" not in r.stdout and "\u202e" not in r.stdout
+
+
+def test_a_byte_order_mark_at_the_start_is_no_hidden_character(tmp_path: Path) -> None:
+    """Windows' editors save UTF-8 with a BOM; SWI-Prolog passes over it (the file's first clause is read as
+    written) and so does an editor: the warning said the line read otherwise than it showed. A U+FEFF anywhere
+    else still is one (inside an atom it is a character of the atom), at its column as an editor counts it."""
+    f = tmp_path / "rb.pl"
+    f.write_text("\ufeff" + HEAD + "guard('x__ship', [], role(x, '\ufeffuser')).\n", encoding="utf-8")
+    r = cli("check", str(f), cwd=tmp_path)
+    assert f"{f}:1:" not in r.stdout, r.stdout
+    assert f"{f}:2: warning:" in r.stdout and "U+FEFF" in r.stdout and "column 31" in r.stdout, r.stdout
+    f.write_text("\ufeffrole(a, \u200bb).\n", encoding="utf-8")
+    r = cli("check", str(f), cwd=tmp_path)
+    assert f"{f}:1: warning:" in r.stdout and "U+200B" in r.stdout and "column 9" in r.stdout, r.stdout
+    assert "U+FEFF" not in r.stdout, r.stdout

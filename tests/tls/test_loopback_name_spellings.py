@@ -30,7 +30,14 @@ def test_loopback_addresses_and_localhost_are(host: str) -> None:
     assert loopback_host(host)
 
 
-@pytest.mark.parametrize("url", ["http://localhost.:9/mcp", "http://LOCALHOST.:9/mcp", "http://127.0.0.1.:9/mcp"])
+def test_an_upstream_at_an_address_written_as_an_absolute_name_is_refused_however_sent() -> None:
+    """``127.0.0.1.`` is a name a resolver may look up (config_upstream_url.py reads the host as A2A does)."""
+    for tls in ({}, {"tls": "off"}):
+        with pytest.raises(ConfigError, match="absolute name"):
+            parse_config({"mcpServers": {"x": {"url": "http://127.0.0.1.:9/mcp", **tls}}})
+
+
+@pytest.mark.parametrize("url", ["http://localhost.:9/mcp", "http://LOCALHOST.:9/mcp"])
 def test_an_upstream_at_a_dotted_localhost_is_plaintext_beyond_loopback(url: str) -> None:
     with pytest.raises(ConfigError, match="plaintext beyond loopback"):
         parse_config({"mcpServers": {"x": {"url": url}}})
