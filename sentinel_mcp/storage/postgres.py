@@ -43,6 +43,7 @@ from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.location import ServerLocation
 from sentinel_mcp.storage.statement_refusal import refused
 from sentinel_mcp.storage.schema import Schema
+from sentinel_mcp.storage.search_path import pin
 from sentinel_mcp.storage.server_trial import ServerTrial
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,7 @@ class PostgresDatabase(JobWriter):
             open=True,
             timeout=CONNECT_TIMEOUT,
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
-            configure=_bounded,
+            configure=self._configure,
             name=f"sentinel-{self.name}",
         )
         self._start_writer()
@@ -141,16 +142,28 @@ class PostgresDatabase(JobWriter):
         psycopg = _driver()
         try:
             conn = psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        except psycopg.Error as e:
+            raise StorageError(self._say(e)) from None
+        try:
+            pin(conn, self.location.dsn)  # before any name is resolved on it
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"
             )
             for schema in self._schemas:
                 self._apply(conn, schema)
             _bounded(conn)
-        except psycopg.Error as e:
-            raise StorageError(self._say(e)) from None
+        except BaseException as e:
+            conn.close()
+            if isinstance(e, psycopg.Error):
+                raise StorageError(self._say(e)) from None
+            raise
         conn.autocommit = False
         return conn
+
+    def _configure(self, conn: Any) -> None:
+        """A new reading connection: the checked search path (``search_path.py``), bounded statements."""
+        pin(conn, self.location.dsn)
+        _bounded(conn)
 
     def _say(self, e: BaseException) -> str:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -299,7 +312,7 @@ class PostgresDatabase(JobWriter):
                 self._trial.settle(attempt, failed)
         try:
             with conn:
-                _bounded(conn)
+                self._configure(conn)
                 return _fetch(conn, sql, params, dicts)
         except psycopg.Error as e:
             if is_fault(e):
