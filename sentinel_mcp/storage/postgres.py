@@ -37,6 +37,7 @@ import time
 import zlib
 from typing import Any, Callable
 
+from sentinel_mcp.storage.commit_wait import CommitUnconfirmed, CommitWatch
 from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
 from sentinel_mcp.storage.health import StoreHealth, register, unregister
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
@@ -109,6 +110,7 @@ class PostgresDatabase(JobWriter):
         self.location = location
         self.path = location.redacted  # what callers show; never the DSN
         self.name = name
+        self._commits = CommitWatch(f"{name} store {location.redacted}")  # commit_wait.py
         self.health = StoreHealth(name)
         self._schemas: list[Schema] = []
         self._conn: Any = None
@@ -202,6 +204,7 @@ class PostgresDatabase(JobWriter):
 
     def close_blocking(self) -> None:
         self._stop_writer()
+        self._commits.close()
         self._readers.shutdown(wait=True)
         if self._pool is not None:
             self._pool.close()
@@ -380,6 +383,8 @@ class PostgresDatabase(JobWriter):
                 self._committing = False
                 results = self._transaction(conn, group)
             except StorageError as e:
+                if isinstance(e, CommitUnconfirmed):
+                    self._drop_connection()  # cancelled mid-commit: start clean
                 err = self._fault(e)
                 break
             except psycopg.Error as e:
@@ -441,7 +446,8 @@ class PostgresDatabase(JobWriter):
                 conn.execute("RELEASE SAVEPOINT job")
                 results.append((job, None, self._refused(e)))
         self._committing = True
-        conn.commit()
+        with self._commits.bounded(conn, STATEMENT_TIMEOUT):
+            conn.commit()
         return results
 
     def _alone(self, conn: Any, job: Job) -> list[tuple[Job, Any, BaseException | None]]:
@@ -462,7 +468,8 @@ class PostgresDatabase(JobWriter):
             conn.rollback()
             return [(job, None, self._refused(e))]
         self._committing = True
-        conn.commit()
+        with self._commits.bounded(conn, STATEMENT_TIMEOUT):
+            conn.commit()
         return [(job, out, None)]
 
     def _one_statement(
@@ -477,7 +484,11 @@ class PostgresDatabase(JobWriter):
         conn.autocommit = True
         self._committing = True
         try:
-            out = [self._exec(conn, st)]
+            # the statement's own bound, then its commit's
+            with self._commits.bounded(conn, 2 * STATEMENT_TIMEOUT):
+                out = [self._exec(conn, st)]
+        except CommitUnconfirmed:
+            raise
         except psycopg.Error as e:
             if is_fault(e) or isinstance(
                 e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
