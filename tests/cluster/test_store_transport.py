@@ -148,9 +148,10 @@ def replica_config(tmp: Path, url: str) -> Path:
 
 
 def refused_at_start(cfg: Path) -> str:
+    env = {k: v for k, v in env_for(cfg).items() if not k.startswith("PG")}  # the URL alone decides
     proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
                              "127.0.0.1:0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**env_for(cfg), "PGSSLMODE": ""})
+                            start_new_session=True, env=env)
     try:
         _, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
