@@ -24,6 +24,7 @@ from typing import Any
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.storage.location import LocationError, expand, server_location
+from sentinel_mcp.storage.server_transport import check as check_transport
 from sentinel_mcp.storage.row_signature import derived_key
 
 MIN_KEY_CHARS = 32
@@ -51,6 +52,7 @@ def shared_store(config: Config) -> tuple[SharedStore | None, list[str]]:
         return None, []
     problems: list[str] = []
     location = server_location(url)  # LocationError (names the variable, never a secret) stops the start
+    check_transport(location)  # across the network: verified TLS or nothing (server_transport.py)
     cluster = config.sentinel.cluster
     replica = cluster.replica or f"{socket.gethostname()[:40]}-{secrets.token_hex(3)}"
     if not cluster.seal_key:

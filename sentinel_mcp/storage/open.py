@@ -40,7 +40,11 @@ def open_database(location: str | Path, name: str, options: SQLiteOptions = EXCL
                 PostgresDatabase,
             )  # the driver only when a server is named
 
-            db: Any = PostgresDatabase(server_location(str(location)), name).start()
+            from sentinel_mcp.storage.server_transport import check
+
+            where = server_location(str(location))
+            check(where)  # across the network: a verified TLS connection or none (InsecureTransport)
+            db: Any = PostgresDatabase(where, name).start()
         else:
             db = SQLiteDatabase(Path(location), name, options).start()
         _open[key] = (db, 1)

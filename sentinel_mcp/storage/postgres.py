@@ -37,12 +37,14 @@ import time
 import zlib
 from typing import Any, Callable
 
+from sentinel_mcp.storage.commit_wait import CommitUnconfirmed, CommitWatch
 from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
 from sentinel_mcp.storage.health import StoreHealth, register, unregister
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.location import ServerLocation
 from sentinel_mcp.storage.statement_refusal import refused
 from sentinel_mcp.storage.schema import Schema
+from sentinel_mcp.storage.search_path import pin
 from sentinel_mcp.storage.server_trial import ServerTrial
 
 log = logging.getLogger(__name__)
@@ -108,6 +110,7 @@ class PostgresDatabase(JobWriter):
         self.location = location
         self.path = location.redacted  # what callers show; never the DSN
         self.name = name
+        self._commits = CommitWatch(f"{name} store {location.redacted}")  # commit_wait.py
         self.health = StoreHealth(name)
         self._schemas: list[Schema] = []
         self._conn: Any = None
@@ -130,7 +133,7 @@ class PostgresDatabase(JobWriter):
             open=True,
             timeout=CONNECT_TIMEOUT,
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
-            configure=_bounded,
+            configure=self._configure,
             name=f"sentinel-{self.name}",
         )
         self._start_writer()
@@ -141,16 +144,28 @@ class PostgresDatabase(JobWriter):
         psycopg = _driver()
         try:
             conn = psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        except psycopg.Error as e:
+            raise StorageError(self._say(e)) from None
+        try:
+            pin(conn, self.location.dsn)  # before any name is resolved on it
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"
             )
             for schema in self._schemas:
                 self._apply(conn, schema)
             _bounded(conn)
-        except psycopg.Error as e:
-            raise StorageError(self._say(e)) from None
+        except BaseException as e:
+            conn.close()
+            if isinstance(e, psycopg.Error):
+                raise StorageError(self._say(e)) from None
+            raise
         conn.autocommit = False
         return conn
+
+    def _configure(self, conn: Any) -> None:
+        """A new reading connection: the checked search path (``search_path.py``), bounded statements."""
+        pin(conn, self.location.dsn)
+        _bounded(conn)
 
     def _say(self, e: BaseException) -> str:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -189,6 +204,7 @@ class PostgresDatabase(JobWriter):
 
     def close_blocking(self) -> None:
         self._stop_writer()
+        self._commits.close()
         self._readers.shutdown(wait=True)
         if self._pool is not None:
             self._pool.close()
@@ -299,7 +315,7 @@ class PostgresDatabase(JobWriter):
                 self._trial.settle(attempt, failed)
         try:
             with conn:
-                _bounded(conn)
+                self._configure(conn)
                 return _fetch(conn, sql, params, dicts)
         except psycopg.Error as e:
             if is_fault(e):
@@ -367,6 +383,8 @@ class PostgresDatabase(JobWriter):
                 self._committing = False
                 results = self._transaction(conn, group)
             except StorageError as e:
+                if isinstance(e, CommitUnconfirmed):
+                    self._drop_connection()  # cancelled mid-commit: start clean
                 err = self._fault(e)
                 break
             except psycopg.Error as e:
@@ -428,7 +446,8 @@ class PostgresDatabase(JobWriter):
                 conn.execute("RELEASE SAVEPOINT job")
                 results.append((job, None, self._refused(e)))
         self._committing = True
-        conn.commit()
+        with self._commits.bounded(conn, STATEMENT_TIMEOUT):
+            conn.commit()
         return results
 
     def _alone(self, conn: Any, job: Job) -> list[tuple[Job, Any, BaseException | None]]:
@@ -449,7 +468,8 @@ class PostgresDatabase(JobWriter):
             conn.rollback()
             return [(job, None, self._refused(e))]
         self._committing = True
-        conn.commit()
+        with self._commits.bounded(conn, STATEMENT_TIMEOUT):
+            conn.commit()
         return [(job, out, None)]
 
     def _one_statement(
@@ -464,7 +484,11 @@ class PostgresDatabase(JobWriter):
         conn.autocommit = True
         self._committing = True
         try:
-            out = [self._exec(conn, st)]
+            # the statement's own bound, then its commit's
+            with self._commits.bounded(conn, 2 * STATEMENT_TIMEOUT):
+                out = [self._exec(conn, st)]
+        except CommitUnconfirmed:
+            raise
         except psycopg.Error as e:
             if is_fault(e) or isinstance(
                 e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)

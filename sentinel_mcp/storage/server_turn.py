@@ -49,6 +49,7 @@ from sentinel_mcp.storage.database import StorageError
 from sentinel_mcp.storage.location import ServerLocation
 from sentinel_mcp.storage.postgres import apply_schema
 from sentinel_mcp.storage.schema import Schema
+from sentinel_mcp.storage.search_path import pin
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,7 @@ def _connection(location: ServerLocation) -> tuple[Any, bool]:
                 return _idle.pop(i)[1], True
     conn = psycopg.connect(location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
     try:
+        pin(conn, location.dsn)
         conn.execute(_KEEPALIVES)
         conn.autocommit = False
     except BaseException:
@@ -111,6 +113,8 @@ def _take(location: ServerLocation, names: tuple[str, ...], wait: float, deadlin
         try:
             conn, reused = _connection(location)
         except psycopg.Error as e:
+            return Refusal(_said(location, e), busy=False)
+        except StorageError as e:  # a search path another role controls (search_path.py)
             return Refusal(_said(location, e), busy=False)
         try:
             numbers = turn_numbers(conn, location.dsn, names)
