@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-import re
 import ssl
 import threading
 import time
@@ -20,7 +19,8 @@ from sentinel_mcp.tls.crl_freshness import Freshness, expired_at, freshness, new
 from sentinel_mcp.tls.crl_mark import CrlMark, CrlMarkError
 from sentinel_mcp.tls.file_modes import readable_by_others, replaceable_by_others
 from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, PeerCertificate
-from sentinel_mcp.tls.pem_blocks import CA_LABELS, CRL_LABELS, foreign_labels, load_trust
+from sentinel_mcp.tls.pem_blocks import (
+    CA_LABELS, CRL_LABELS, UnpairedBlock, blocks, foreign_labels, load_trust)
 from sentinel_mcp.tls.refusal_reply import AlertingContext
 from sentinel_mcp.tls.settings import ClientCertificates
 from sentinel_mcp.tls.trusted_cas import TrustedCAs
@@ -29,6 +29,9 @@ from sentinel_mcp.core.errors import TLSError
 
 log = logging.getLogger(__name__)
 RECHECK_SECONDS = 1.0  # how often the files' change times are looked at (at most once per connection)
+# the most a CA bundle or CRL file may hold: read whole and parsed on the event loop when it changes, and a
+# CRL is often fetched over plain HTTP. A CA's CRL of a hundred thousand revocations is about 4 MiB
+MAX_TRUST_FILE_BYTES = 16 * 1024 * 1024
 
 
 class TLSSetupError(TLSError, ValueError):
@@ -68,7 +71,11 @@ def _readable(path: Path, what: str) -> None:
 Revoked = frozenset[tuple[str, int]]  # (issuer, serial number)
 
 
-_CRL_BLOCK = re.compile(rb"-----BEGIN X509 CRL-----.+?-----END X509 CRL-----", re.DOTALL)
+def _crl_blocks(path: Path, data: bytes) -> list[bytes]:
+    try:
+        return blocks(data, "X509 CRL")
+    except UnpairedBlock as e:
+        raise TLSSetupError(f"{path}: {e}; a PEM file holds whole blocks only") from None
 
 
 def check_crl(
@@ -91,7 +98,7 @@ def check_crl(
             f"(a CA belongs in {ca_path})"
         )
     try:
-        crls = [x509.load_pem_x509_crl(block) for block in _CRL_BLOCK.findall(data)]
+        crls = [x509.load_pem_x509_crl(block) for block in _crl_blocks(crl_path, data)]
         cas = x509.load_pem_x509_certificates(ca_data)
     except ValueError as e:
         raise TLSSetupError(f"CRL file {crl_path}: {e}") from None
@@ -166,7 +173,7 @@ def build_server_context(
         # every certificate of the chain, not the client's alone: a CA that revoked an intermediate CA
         # (one the client sends along, or one in ``ca``) no longer admits what that intermediate signs
         ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_CHAIN
-    in_bundle = _CRL_BLOCK.findall(ca_data)
+    in_bundle = _crl_blocks(tls.ca, ca_data)
     if in_bundle:
         # OpenSSL reads the CRLs of a CA file too, but checks none without the flag: a certificate a CRL of
         # the bundle revoked was admitted. They count as the crl file's, in the handshake and per request
@@ -183,10 +190,16 @@ def build_server_context(
 
 
 def _read(path: Path, what: str) -> bytes:
+    """The file's bytes, never more than ``MAX_TRUST_FILE_BYTES`` read."""
     try:
-        return path.read_bytes()
+        with path.open("rb") as f:
+            data = f.read(MAX_TRUST_FILE_BYTES + 1)
     except OSError as e:
         raise TLSSetupError(f"{what} file {path}: {e.strerror}") from None
+    if len(data) > MAX_TRUST_FILE_BYTES:
+        raise TLSSetupError(f"{what} file {path} is larger than {MAX_TRUST_FILE_BYTES} bytes, the most a CA "
+                            "bundle or CRL file may hold here")
+    return data
 
 
 def _handshake_bundle(ctx: ssl.SSLContext, cas: TrustedCAs | None) -> None:
