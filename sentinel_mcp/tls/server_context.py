@@ -220,6 +220,7 @@ class ServerContexts:
 
     def __init__(self, tls: FrontTLS, mark: CrlMark | None = None) -> None:
         self.tls = tls
+        stamp = self._stamps()  # before the files are read: a change while they are is seen at the next check
         self._ctx, self.warnings, self.revoked, self._cas, self._fresh = build_server_context(tls)
         self._mark = mark
         # each CA's newest CRL ever in force here (the mark's, and the files' since): none is taken back
@@ -241,16 +242,19 @@ class ServerContexts:
         else:
             self._high = dict(self._fresh)
         _handshake_bundle(self._ctx, self._cas)
-        self._stamp = self._stamps()
+        self._stamp = stamp
         self._checked = time.monotonic()
         self._lock = threading.Lock()
 
-    def _stamps(self) -> tuple[tuple[int, int], ...]:
-        out = []
+    def _stamps(self) -> tuple[tuple[int, ...], ...]:
+        """What says a file changed: its modification time and size, which a fetching tool may keep the
+        same (``curl -R``, ``rsync -t`` keep the source's time; a reissued CRL may keep its size), so its
+        change time and inode too, which no writer sets back."""
+        out: list[tuple[int, ...]] = []
         for p in self.tls.files:
             try:
                 st = os.stat(p)
-                out.append((st.st_mtime_ns, st.st_size))
+                out.append((st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino, st.st_dev))
             except OSError:
                 out.append((0, 0))
         return tuple(out)
