@@ -24,6 +24,7 @@ from sentinel_mcp.tls.pem_blocks import (
 from sentinel_mcp.tls.refusal_reply import AlertingContext
 from sentinel_mcp.tls.settings import ClientCertificates
 from sentinel_mcp.tls.trusted_cas import TrustedCAs
+from sentinel_mcp.tls.unencrypted_key import EncryptedKey, load_chain
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.errors import TLSError
 
@@ -141,7 +142,9 @@ def build_server_context(
     ctx.set_ciphers(TLS12_SUITES)
     ctx.set_alpn_protocols(["http/1.1"])
     try:
-        ctx.load_cert_chain(str(tls.cert), str(tls.key))
+        load_chain(ctx, str(tls.cert), str(tls.key))
+    except EncryptedKey as e:
+        raise TLSSetupError(f"TLS key refused: {e}") from None
     except ssl.SSLError as e:
         raise TLSSetupError(
             f"TLS certificate {tls.cert} and key {tls.key} do not load together ({e.reason or e}); "
