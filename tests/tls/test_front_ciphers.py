@@ -79,7 +79,8 @@ def _forward_secret_aead(suite: str) -> bool:
 
 
 @pytest.mark.parametrize("key_kind", ["ecdsa", "rsa"])
-async def test_tls12_agrees_to_forward_secret_aead_suites_only(pki: Pki, tmp_path: Path, key_kind: str) -> None:
+async def test_tls12_agrees_to_forward_secret_aead_suites_only(pki: Pki, tmp_path: Path, key_kind: str
+                                                              ) -> None:
     cert, key = (pki.server.cert, pki.server.key) if key_kind == "ecdsa" else _rsa_server(tmp_path)
     async with front_in_process(FrontTLS(cert, key)) as (port, _):
         agreed = {}
