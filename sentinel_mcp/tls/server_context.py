@@ -26,6 +26,7 @@ from sentinel_mcp.tls.settings import ClientCertificates
 from sentinel_mcp.tls.trusted_cas import TrustedCAs
 from sentinel_mcp.tls.unencrypted_key import EncryptedKey, load_chain
 from sentinel_mcp.core import process_clock
+from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.core.errors import TLSError
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ def _crl_blocks(path: Path, data: bytes) -> list[bytes]:
 def check_crl(
     crl_path: Path, ca_path: Path, data: bytes, ca_data: bytes
 ) -> tuple[list[str], Revoked, Freshness]:
-    """The CRL file (``data``, as read once) must be PEM CRLs only, the first signed by one of the CAs
+    """The CRL file (``data``, as read once) must be PEM CRLs only, each signed by one of the CAs
     (``ca_data``). Returns warnings (an expired CRL makes OpenSSL refuse every client certificate) and the
     revoked certificates of every CRL in the file, for the per-request check (OpenSSL reads them all: a
     certificate revoked by the second CRL was refused in the handshake, yet kept its kept-alive connection
@@ -108,12 +109,19 @@ def check_crl(
         raise TLSSetupError(f"CRL file {crl_path}: {e}") from None
     if not crls:
         raise TLSSetupError(f"CRL file {crl_path} is not a PEM CRL")
-    signed = any(
-        ca.subject == crls[0].issuer and crls[0].is_signature_valid(ca.public_key())  # type: ignore[arg-type]
-        for ca in cas
-    )
-    if not signed:
-        raise TLSSetupError(f"CRL file {crl_path} is not signed by a CA of {ca_path}")
+    # every CRL, not the first alone: one signed by anybody under a CA's name revoked what it listed on every
+    # request, and OpenSSL, preferring the latest, failed on its signature and refused every client of that CA
+    for number, crl in enumerate(crls, 1):
+        signed = any(
+            ca.subject == crl.issuer and crl.is_signature_valid(ca.public_key())  # type: ignore[arg-type]
+            for ca in cas
+        )
+        if not signed:
+            # (the issuer is the file's word: marked)
+            which = compose(f"its CRL {number} (issuer ", safe_text(crl.issuer.rfc4514_string(), 200), ")")
+            raise TLSSetupError(compose(
+                f"CRL file {crl_path} refused: ", which if len(crls) > 1 else "it",
+                f" is not signed by a CA of {ca_path}; only a CA of the bundle revokes"))
     warnings = []
     revoked: set[tuple[str, int]] = set()
     soon = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7)
