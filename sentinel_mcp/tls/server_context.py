@@ -86,11 +86,12 @@ def _crl_blocks(path: Path, data: bytes) -> list[bytes]:
 def check_crl(
     crl_path: Path, ca_path: Path, data: bytes, ca_data: bytes
 ) -> tuple[list[str], Revoked, Freshness]:
-    """The CRL file (``data``, as read once) must be PEM CRLs only, each signed by one of the CAs
-    (``ca_data``). Returns warnings (an expired CRL makes OpenSSL refuse every client certificate) and the
-    revoked certificates of every CRL in the file, for the per-request check (OpenSSL reads them all: a
-    certificate revoked by the second CRL was refused in the handshake, yet kept its kept-alive connection
-    when only the first was read here), and how recent each CA's CRL is (``crl_freshness.py``)."""
+    """The CRL file (``data``, as read once) must be PEM CRLs only, the first, and each under a CA's name,
+    signed by one of the CAs (``ca_data``). Returns warnings (an expired CRL makes OpenSSL refuse every
+    client certificate) and the revoked certificates of every CRL in the file, for the per-request check
+    (OpenSSL reads them all: a certificate revoked by the second CRL was refused in the handshake, yet kept
+    its kept-alive connection when only the first was read here), and how recent each CA's CRL is
+    (``crl_freshness.py``)."""
     if b"-----BEGIN X509 CRL-----" not in data:
         raise TLSSetupError(
             f"CRL file {crl_path} is not a PEM CRL (convert a DER one with "
@@ -109,19 +110,20 @@ def check_crl(
         raise TLSSetupError(f"CRL file {crl_path}: {e}") from None
     if not crls:
         raise TLSSetupError(f"CRL file {crl_path} is not a PEM CRL")
-    # every CRL, not the first alone: one signed by anybody under a CA's name revoked what it listed on every
-    # request, and OpenSSL, preferring the latest, failed on its signature and refused every client of that CA
+    # every CRL under the name of a CA of the bundle, not the first alone: one signed by anybody under a CA's
+    # name revoked what it listed on every request, and OpenSSL, preferring the latest, failed on its
+    # signature and refused every client of that CA. A CRL of another issuer (an intermediate CA the clients
+    # send along, whose certificate is not here to check it) can only concern chains through that CA, which
+    # OpenSSL checks it against and the bundle's own checks refuse (``identity/certificates.py``)
     for number, crl in enumerate(crls, 1):
-        signed = any(
-            ca.subject == crl.issuer and crl.is_signature_valid(ca.public_key())  # type: ignore[arg-type]
-            for ca in cas
-        )
-        if not signed:
+        named = [ca for ca in cas if ca.subject == crl.issuer]
+        if not (named or number > 1) or (named and not any(
+                crl.is_signature_valid(ca.public_key()) for ca in named)):  # type: ignore[arg-type]
             # (the issuer is the file's word: marked)
             which = compose(f"its CRL {number} (issuer ", safe_text(crl.issuer.rfc4514_string(), 200), ")")
             raise TLSSetupError(compose(
                 f"CRL file {crl_path} refused: ", which if len(crls) > 1 else "it",
-                f" is not signed by a CA of {ca_path}; only a CA of the bundle revokes"))
+                f" is not signed by a CA of {ca_path}; only a CA of the bundle revokes under its name"))
     warnings = []
     revoked: set[tuple[str, int]] = set()
     soon = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7)
