@@ -153,6 +153,10 @@ def build_server_context(
     # a client's renegotiation is a handshake past the handshake bounds (and may bring another certificate):
     # OpenSSL 3 refuses it by default, 1.1.1 does not
     ctx.options |= ssl.OP_NO_RENEGOTIATION
+    # no sealed session tickets: their key lives as long as this context (until a file changes), and it
+    # opens every TLS 1.2 session of that time. Sessions resume from the context's own cache instead (a
+    # TLS 1.3 ticket then only names one), bounded by OpenSSL's cache size
+    ctx.options |= ssl.OP_NO_TICKET
     ctx.set_alpn_protocols(["http/1.1"])
     try:
         load_chain(ctx, str(tls.cert), str(tls.key))
