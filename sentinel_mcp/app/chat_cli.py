@@ -14,6 +14,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--url", help="a running Sentinel's MCP endpoint (default: start one in this process)")
     p.add_argument("--token", help="bearer token for --url (default: $SENTINEL_TOKEN)")
+    p.add_argument("--plaintext", action="store_true",
+                   help="accept an http:// --url beyond loopback (the token travels in the clear)")
     p.add_argument("--agent", default="agent", help="the agent built-in's catalog prefix (default: agent)")
     p.set_defaults(func=cmd_chat)
 
@@ -25,7 +27,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     from sentinel_mcp.app.endpoint_url import checked_endpoint
 
     if args.url is not None:
-        checked_endpoint(args.url)
+        checked_endpoint(args.url, plaintext=args.plaintext)
     config = load_config(args.config)
     link = ChatLink(
         config=None if args.url else config,

@@ -109,6 +109,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="https: the CA the server's certificate must chain to (default: this data dir's local "
         "CA from `sentinel-mcp tls init` if there is one, else the system's store)",
     )
+    p.add_argument("--plaintext", action="store_true",
+                   help="accept an http:// --url beyond loopback (the token travels in the clear)")
     p.add_argument("--cert", help="https: a client certificate to present (mutual TLS)")
     p.add_argument("--key", help="https: the client certificate's key")
     p.add_argument("--yes", action="store_true", help="answer every confirmation with yes")
@@ -462,7 +464,7 @@ def cmd_call(args: argparse.Namespace) -> int:
     if args.url is not None:
         from sentinel_mcp.app.endpoint_url import checked_endpoint
 
-        checked_endpoint(args.url)
+        checked_endpoint(args.url, plaintext=args.plaintext)
     config = None if args.url else load_config(args.config)
     token = args.token or os.environ.get("SENTINEL_TOKEN")
     if token is None and args.url and not args.cert:  # a client certificate is the caller: no owner's token

@@ -6,10 +6,11 @@ import logging
 import signal
 import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 
-from sentinel_mcp.config import Config, ConfigError
+from sentinel_mcp.config import Config, ConfigError, loopback_host
 from sentinel_mcp.app.runtime import Runtime, running_gateway
 from sentinel_mcp.core.host import HostState
 
@@ -295,6 +296,8 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
         ]
     exe = _command_name()
     url = f" --url {base_url}/mcp" if base_url else ""
+    if base_url and base_url.startswith("http://") and not loopback_host(urlsplit(base_url).hostname):
+        url += " --plaintext"  # ("tls": "off" beyond loopback, said knowingly: the client says it too)
     lines += [
         f"Connect Claude Desktop: `{exe} config claude` prints the snippet for claude_desktop_config.json.",
         f'Try a governed call:    {exe} call airline__cancel_reservation \'{{"reservation_id": '

@@ -19,6 +19,7 @@ from typing import Any
 from sentinel_mcp.tls.file_modes import not_a_file, replaceable_by_others
 from sentinel_mcp.tls.server_context import TLSSetupError
 from sentinel_mcp.tls.settings import ClientTLS
+from sentinel_mcp.tls.unencrypted_key import EncryptedKey, load_chain
 from sentinel_mcp.core.errors import TLSError
 
 
@@ -60,7 +61,9 @@ def client_context(tls: ClientTLS | None) -> ssl.SSLContext | None:
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     if tls.cert:
         try:
-            ctx.load_cert_chain(tls.cert, tls.key)
+            load_chain(ctx, tls.cert, tls.key)
+        except EncryptedKey as e:
+            raise TLSSetupError(f"client key refused: {e}") from None
         except (OSError, ssl.SSLError) as e:
             raise TLSSetupError(
                 f"client certificate {tls.cert} / key {tls.key or '(in the same file)'}: "

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-import re
 import ssl
 import threading
 import time
@@ -20,15 +19,24 @@ from sentinel_mcp.tls.crl_freshness import Freshness, expired_at, freshness, new
 from sentinel_mcp.tls.crl_mark import CrlMark, CrlMarkError
 from sentinel_mcp.tls.file_modes import not_a_file, readable_by_others, replaceable_by_others
 from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, PeerCertificate
-from sentinel_mcp.tls.pem_blocks import CA_LABELS, CRL_LABELS, foreign_labels, load_trust
+from sentinel_mcp.tls.pem_blocks import (
+    CA_LABELS, CRL_LABELS, UnpairedBlock, blocks, foreign_labels, load_trust)
 from sentinel_mcp.tls.refusal_reply import AlertingContext
 from sentinel_mcp.tls.settings import ClientCertificates
 from sentinel_mcp.tls.trusted_cas import TrustedCAs
+from sentinel_mcp.tls.unencrypted_key import EncryptedKey, load_chain
 from sentinel_mcp.core import process_clock
+from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.core.errors import TLSError
 
 log = logging.getLogger(__name__)
 RECHECK_SECONDS = 1.0  # how often the files' change times are looked at (at most once per connection)
+# the most a CA bundle or CRL file may hold: read whole and parsed on the event loop when it changes, and a
+# CRL is often fetched over plain HTTP. A CA's CRL of a hundred thousand revocations is about 4 MiB
+MAX_TRUST_FILE_BYTES = 16 * 1024 * 1024
+# TLS 1.2 suites: forward-secret key exchange with an AEAD cipher only (TLS 1.3's are all such). Python's
+# default list also took the CBC suites with HMAC, whose MAC-then-encrypt records padding oracles live in
+TLS12_SUITES = "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL"
 
 
 class TLSSetupError(TLSError, ValueError):
@@ -71,17 +79,22 @@ def _readable(path: Path, what: str) -> None:
 Revoked = frozenset[tuple[str, int]]  # (issuer, serial number)
 
 
-_CRL_BLOCK = re.compile(rb"-----BEGIN X509 CRL-----.+?-----END X509 CRL-----", re.DOTALL)
+def _crl_blocks(path: Path, data: bytes) -> list[bytes]:
+    try:
+        return blocks(data, "X509 CRL")
+    except UnpairedBlock as e:
+        raise TLSSetupError(f"{path}: {e}; a PEM file holds whole blocks only") from None
 
 
 def check_crl(
     crl_path: Path, ca_path: Path, data: bytes, ca_data: bytes
 ) -> tuple[list[str], Revoked, Freshness]:
-    """The CRL file (``data``, as read once) must be PEM CRLs only, the first signed by one of the CAs
-    (``ca_data``). Returns warnings (an expired CRL makes OpenSSL refuse every client certificate) and the
-    revoked certificates of every CRL in the file, for the per-request check (OpenSSL reads them all: a
-    certificate revoked by the second CRL was refused in the handshake, yet kept its kept-alive connection
-    when only the first was read here), and how recent each CA's CRL is (``crl_freshness.py``)."""
+    """The CRL file (``data``, as read once) must be PEM CRLs only, the first, and each under a CA's name,
+    signed by one of the CAs (``ca_data``). Returns warnings (an expired CRL makes OpenSSL refuse every
+    client certificate) and the revoked certificates of every CRL in the file, for the per-request check
+    (OpenSSL reads them all: a certificate revoked by the second CRL was refused in the handshake, yet kept
+    its kept-alive connection when only the first was read here), and how recent each CA's CRL is
+    (``crl_freshness.py``)."""
     if b"-----BEGIN X509 CRL-----" not in data:
         raise TLSSetupError(
             f"CRL file {crl_path} is not a PEM CRL (convert a DER one with "
@@ -94,18 +107,26 @@ def check_crl(
             f"(a CA belongs in {ca_path})"
         )
     try:
-        crls = [x509.load_pem_x509_crl(block) for block in _CRL_BLOCK.findall(data)]
+        crls = [x509.load_pem_x509_crl(block) for block in _crl_blocks(crl_path, data)]
         cas = x509.load_pem_x509_certificates(ca_data)
     except ValueError as e:
         raise TLSSetupError(f"CRL file {crl_path}: {e}") from None
     if not crls:
         raise TLSSetupError(f"CRL file {crl_path} is not a PEM CRL")
-    signed = any(
-        ca.subject == crls[0].issuer and crls[0].is_signature_valid(ca.public_key())  # type: ignore[arg-type]
-        for ca in cas
-    )
-    if not signed:
-        raise TLSSetupError(f"CRL file {crl_path} is not signed by a CA of {ca_path}")
+    # every CRL under the name of a CA of the bundle, not the first alone: one signed by anybody under a CA's
+    # name revoked what it listed on every request, and OpenSSL, preferring the latest, failed on its
+    # signature and refused every client of that CA. A CRL of another issuer (an intermediate CA the clients
+    # send along, whose certificate is not here to check it) can only concern chains through that CA, which
+    # OpenSSL checks it against and the bundle's own checks refuse (``identity/certificates.py``)
+    for number, crl in enumerate(crls, 1):
+        named = [ca for ca in cas if ca.subject == crl.issuer]
+        if not (named or number > 1) or (named and not any(
+                crl.is_signature_valid(ca.public_key()) for ca in named)):  # type: ignore[arg-type]
+            # (the issuer is the file's word: marked)
+            which = compose(f"its CRL {number} (issuer ", safe_text(crl.issuer.rfc4514_string(), 200), ")")
+            raise TLSSetupError(compose(
+                f"CRL file {crl_path} refused: ", which if len(crls) > 1 else "it",
+                f" is not signed by a CA of {ca_path}; only a CA of the bundle revokes under its name"))
     warnings = []
     revoked: set[tuple[str, int]] = set()
     soon = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7)
@@ -131,9 +152,19 @@ def build_server_context(
     _readable(tls.key, "TLS key")
     ctx = AlertingContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.set_ciphers(TLS12_SUITES)
+    # a client's renegotiation is a handshake past the handshake bounds (and may bring another certificate):
+    # OpenSSL 3 refuses it by default, 1.1.1 does not
+    ctx.options |= ssl.OP_NO_RENEGOTIATION
+    # no sealed session tickets: their key lives as long as this context (until a file changes), and it
+    # opens every TLS 1.2 session of that time. Sessions resume from the context's own cache instead (a
+    # TLS 1.3 ticket then only names one), bounded by OpenSSL's cache size
+    ctx.options |= ssl.OP_NO_TICKET
     ctx.set_alpn_protocols(["http/1.1"])
     try:
-        ctx.load_cert_chain(str(tls.cert), str(tls.key))
+        load_chain(ctx, str(tls.cert), str(tls.key))
+    except EncryptedKey as e:
+        raise TLSSetupError(f"TLS key refused: {e}") from None
     except ssl.SSLError as e:
         raise TLSSetupError(
             f"TLS certificate {tls.cert} and key {tls.key} do not load together ({e.reason or e}); "
@@ -169,7 +200,7 @@ def build_server_context(
         # every certificate of the chain, not the client's alone: a CA that revoked an intermediate CA
         # (one the client sends along, or one in ``ca``) no longer admits what that intermediate signs
         ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_CHAIN
-    in_bundle = _CRL_BLOCK.findall(ca_data)
+    in_bundle = _crl_blocks(tls.ca, ca_data)
     if in_bundle:
         # OpenSSL reads the CRLs of a CA file too, but checks none without the flag: a certificate a CRL of
         # the bundle revoked was admitted. They count as the crl file's, in the handshake and per request
@@ -186,10 +217,16 @@ def build_server_context(
 
 
 def _read(path: Path, what: str) -> bytes:
+    """The file's bytes, never more than ``MAX_TRUST_FILE_BYTES`` read."""
     try:
-        return path.read_bytes()
+        with path.open("rb") as f:
+            data = f.read(MAX_TRUST_FILE_BYTES + 1)
     except OSError as e:
         raise TLSSetupError(f"{what} file {path}: {e.strerror}") from None
+    if len(data) > MAX_TRUST_FILE_BYTES:
+        raise TLSSetupError(f"{what} file {path} is larger than {MAX_TRUST_FILE_BYTES} bytes, the most a CA "
+                            "bundle or CRL file may hold here")
+    return data
 
 
 def _handshake_bundle(ctx: ssl.SSLContext, cas: TrustedCAs | None) -> None:
@@ -206,6 +243,7 @@ class ServerContexts:
 
     def __init__(self, tls: FrontTLS, mark: CrlMark | None = None) -> None:
         self.tls = tls
+        stamp = self._stamps()  # before the files are read: a change while they are is seen at the next check
         self._ctx, self.warnings, self.revoked, self._cas, self._fresh = build_server_context(tls)
         self._mark = mark
         # each CA's newest CRL ever in force here (the mark's, and the files' since): none is taken back
@@ -227,16 +265,19 @@ class ServerContexts:
         else:
             self._high = dict(self._fresh)
         _handshake_bundle(self._ctx, self._cas)
-        self._stamp = self._stamps()
+        self._stamp = stamp
         self._checked = time.monotonic()
         self._lock = threading.Lock()
 
-    def _stamps(self) -> tuple[tuple[int, int], ...]:
-        out = []
+    def _stamps(self) -> tuple[tuple[int, ...], ...]:
+        """What says a file changed: its modification time and size, which a fetching tool may keep the
+        same (``curl -R``, ``rsync -t`` keep the source's time; a reissued CRL may keep its size), so its
+        change time and inode too, which no writer sets back."""
+        out: list[tuple[int, ...]] = []
         for p in self.tls.files:
             try:
                 st = os.stat(p)
-                out.append((st.st_mtime_ns, st.st_size))
+                out.append((st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino, st.st_dev))
             except OSError:
                 out.append((0, 0))
         return tuple(out)

@@ -67,3 +67,39 @@ def test_the_printed_call_command_reaches_the_gateway_over_tls(tmp_path: Path, b
         assert "ConnectError" not in run.stderr and "CERTIFICATE_VERIFY_FAILED" not in run.stderr, run.stderr
     finally:
         stop_process(proc)
+
+
+def test_the_printed_call_command_over_knowing_plaintext_says_so(tmp_path: Path) -> None:
+    """Served beyond loopback with ``"tls": "off"``, the printed command carries ``--plaintext`` (``call``
+    refuses an http:// URL beyond loopback without it: red team "tls10"), and works pasted as it is."""
+    from sentinel_mcp.tls.authority import machine_addresses
+
+    lan = next((a for a in machine_addresses() if "." in a and not a.startswith("127.")), None)
+    if lan is None:
+        pytest.skip("no address beyond loopback on this machine")
+    config = tmp_path / "sentinel.json"
+    config.write_text(json.dumps({
+        "mcpServers": {"airline": {"command": sys.executable, "args": ["-m", "examples.airline"]}},
+        "sentinel": {"rulebases": ["shipped:rulebases/default.pl", "shipped:rulebases/airline.pl"],
+                     "seeds": {"current_user": "mia_li_3668", "today": "2024-05-15"}, "builtins": [],
+                     "http": {"tls": "off"}},
+    }))
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "SENTINEL_DATA_DIR": str(tmp_path / "d"),
+           "PYTHONPATH": str(ROOT)}
+    env.pop("SENTINEL_TOKEN", None)
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "serve", "--http",
+                                 f"{lan}:{port}"], stdout=out, stderr=subprocess.STDOUT, env=env,
+                                cwd=tmp_path, stdin=subprocess.DEVNULL)
+    try:
+        banner = _banner(log, proc)
+        (line,) = [ln for ln in banner.splitlines() if ln.startswith("Try a governed call:")]
+        argv = shlex.split(line.partition(":")[2])
+        assert argv[argv.index("--url") + 1] == f"http://{lan}:{port}/mcp" and "--plaintext" in argv, line
+        run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(config), *argv[1:]], input="",
+                             capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+        assert "Why do you want to cancel reservation NO6JO3?" in run.stderr, (run.stdout, run.stderr)
+    finally:
+        stop_process(proc)
