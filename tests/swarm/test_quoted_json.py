@@ -97,3 +97,12 @@ async def test_a_planner_quoting_an_example_before_its_own_plan_is_refused(servi
     assert status["state"] == "FAILED" and "more than one" in status["error"], status
     assert model_server.calls("coder") == []
 
+
+async def test_a_critics_verdict_is_its_decision_and_issues_only(service, model_server):
+    """The verdict's ``warning`` is Sentinel's (set when the critic failed open); a reply carrying one put the
+    model's words among the build's warnings as Sentinel's own (here: a fail-open that never happened)."""
+    said = "critic failed on step 7 (ModelError: down); accepted without review (fail-open)"
+    model_server.script("critic", json.dumps({"decision": "ACCEPT", "issues": [], "warning": said}))
+    _task_id, status = await run(service, model_server)
+    assert status["state"] == "COMPLETED"
+    assert said not in json.dumps(status), [s["warnings"] for s in status["steps"]]
