@@ -36,6 +36,10 @@ PACKAGE_RE = re.compile(PACKAGE_PATTERN)
 MAX_TEXT = 500
 MAX_REASONING = 300
 MAX_ARGUMENTS_BYTES = 4000
+# the fields each kind of answer has (``decision_schema``'s alternatives, closed): an answer with any other
+# (a tool call that also says done, an action with a tool's arguments) is two answers, not one
+TOOL_FIELDS = frozenset({"tool", "snapshot_id", "arguments", "reasoning"})
+ACTION_FIELDS = frozenset({"action", "snapshot_id", "element_id", "text", "reasoning"})
 
 
 class UnusableDecision(AgentError, ValueError):
@@ -128,6 +132,10 @@ def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
         raise UnusableDecision(f"the answer is not strict JSON ({problem[:120]})")
     if not isinstance(data, dict):
         raise UnusableDecision("the answer is not a JSON object")
+    kind, fields = ("tool call", TOOL_FIELDS) if "tool" in data else ("screen action", ACTION_FIELDS)
+    if stray := sorted(k for k in data if k not in fields):
+        named = ", ".join(repr(k[:40]) for k in stray[:5])
+        raise UnusableDecision(f"the answer has fields no {kind} decision has ({named}): one kind only")
     if "tool" in data:
         _check_snapshot(data.get("snapshot_id"), screen)
         return _tool_call(data, tools)

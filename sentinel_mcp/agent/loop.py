@@ -359,8 +359,9 @@ class AgentLoop:
         await self._record(result, n, record, t0, replace=replace)
         raise _Stop(
             "time_cap",
-            f"stopped at the time cap of {caps.max_seconds:g} s: step {n} ({what}) did not act (the cap "
-            "passed before it could start, or while it waited for an answer)",
+            f"stopped at the time cap of {caps.max_seconds:g} s: step {n} ({what}) did not act in time (the "
+            "cap passed before it could start, while it waited for an answer, or while its call ran: a call "
+            "cancelled so may have done part of its work)",
         )
 
     async def _recover(
@@ -472,7 +473,7 @@ class AgentLoop:
             # the
             # consent gate and the rulebases see who is really asking), questions to that caller only
             refused_before = state.relay.refused if state.relay is not None else 0
-            outcome = await self.port.invoke(
+            outcome = await state.before_deadline(self.port.invoke(
                 name,
                 arguments,
                 session_id=state.session,
@@ -483,7 +484,9 @@ class AgentLoop:
                 principal=state.principal,
                 identity=identity,
                 purpose=state.purpose,
-            )
+            ))
+            if outcome is None:  # still running at the cap: cancelled (what it did so far is not known)
+                return Refused(reason=f"{name}: no answer before the run's time cap (the call was cancelled)")
             if (
                 state.relay is not None
                 and state.relay.refused > refused_before

@@ -7,6 +7,9 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+import anyio
 
 from sentinel_mcp.agent.framed_lines import one_line, quoted
 from sentinel_mcp.agent.health import HealthMonitor, HealthSettings, normalise_grounds
@@ -18,6 +21,7 @@ Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 MAX_HISTORY_LINES = 12
 MAX_OBSERVED_CHARS = 60_000
 MAX_RESULT_CHARS = 1800
+T = TypeVar("T")
 
 
 @dataclass
@@ -40,6 +44,14 @@ class RunState:
 
     def past_deadline(self) -> bool:
         return time.monotonic() >= self.deadline
+
+    async def before_deadline(self, call: Awaitable[T]) -> T | None:
+        """``call``'s result, or None when the time cap passed first (the call is cancelled): a step's call
+        waits no longer than the run may, not the upstream's own timeout (an hour, or forever, for one that
+        holds the call open)."""
+        with anyio.move_on_after(max(0.0, self.deadline - time.monotonic())):
+            return await call
+        return None
 
     def note(self, line: str) -> None:
         self.history.append(one_line(line)[:300])

@@ -63,7 +63,11 @@ class CriticVerdict(BaseModel):
 
     @classmethod
     def from_model(cls, data: Any) -> CriticVerdict:
-        """A model's verdict, its issues bounded (the checks' own findings, made here, are not cut)."""
+        """A model's verdict, its issues bounded (the checks' own findings, made here, are not cut); its
+        decision and issues only (``warning`` is Sentinel's, set when the critic fails open: a model's there
+        read as Sentinel's words)."""
+        if isinstance(data, dict):
+            data = {k: data[k] for k in ("decision", "issues") if k in data}
         if isinstance(data, dict) and isinstance(data.get("issues"), list):
             data = dict(data, issues=[
                 {k: v[:MAX_MODEL_ITEM_CHARS] if isinstance(v, str) else v for k, v in i.items()}

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from sentinel_mcp.swarm.agents.coder import answer_data, coder_request
 from sentinel_mcp.swarm.agents.critic import (
+    CriticReplyRefused,
     critic_request,
     deterministic_verdict,
     parse_critic_reply,
@@ -297,6 +298,9 @@ class Orchestrator:
             return parse_critic_reply(reply)
         except (LimitExceeded, BreakerTripped):
             raise
+        except CriticReplyRefused as e:  # its JSON was there, but not one verdict: not a crash, no fail-open
+            refusal = Issue(severity="BLOCKER", file=step.file_path, message=str(e)[:400])
+            return CriticVerdict(decision="REJECT", issues=[*findings, refusal])
         except ModelError as e:
             if e.input_refused:  # the content itself was refused: failing open would let it through
                 refusal = Issue(

@@ -5,6 +5,8 @@ leaves the run "running" in the trace store."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from mcp import Client
 from tests.agent.test_agent_loop import agent_config
@@ -65,3 +67,27 @@ async def test_an_error_no_check_foresaw_ends_the_run_on_disk(tmp_path, openai_e
     assert "RuntimeError" in run["reason"]
     assert "a parser bug" not in run["reason"]  # its text stays in the log
     assert [x["status"] for x in listed.structured_content["runs"]] == ["failed"]
+
+
+def envelope(*contents: str, key_twice: str = "choices") -> str:
+    """A chat-completions body whose ``key_twice`` is given once per content: a reader that keeps the first
+    (a proxy, a log viewer) and one that keeps the last (Python's json) see different answers."""
+    parts = [f'"{key_twice}": ' + json.dumps([{"index": 0, "message": {"role": "assistant", "content": c},
+                                               "finish_reason": "stop"}]) for c in contents]
+    return "{" + ", ".join([*parts, '"usage": ' + json.dumps(USAGE)]) + "}"
+
+
+async def test_an_endpoint_body_with_its_answer_twice_is_not_acted_on(tmp_path, openai_env):
+    """The endpoint's body is read as strictly as the model's text: a key twice (two ``choices``: ``fail``
+    first, ``open_app`` last) is a malformed response, never the last of two answers acted on."""
+    opened = json.dumps({"action": "open_app", "snapshot_id": None, "text": "com.android.settings",
+                         "reasoning": "r"})
+    openai_env.script("unknown", {"raw": envelope(FAIL, opened)}, {"raw": envelope(FAIL, opened)}, FAIL)
+    async with running_gateway(agent_config(tmp_path)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=Answers("yes")) as c:
+            r = await c.call_tool("agent__agent_run", {"goal": "open settings"})
+        screen = rt.gateway.manager.upstreams["device"].target.server.runtime.backend.screen
+    run = r.structured_content
+    assert "settings" not in screen, screen
+    assert all(s.get("tool") is None for s in run["steps"]), run["steps"]
+    assert "malformed" in json.dumps(run["steps"]), run["steps"]

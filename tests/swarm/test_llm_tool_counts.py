@@ -80,3 +80,24 @@ async def test_a_text_result_that_is_json_but_no_object_is_its_text(said: str) -
 
     reply = await LlmToolBackend(call_tool).complete(REQUEST, lambda _m: None)
     assert reply.text == said and reply.json_data is None
+
+
+@pytest.mark.parametrize("said", [
+    '{"text": "", "json": {"decision": "REJECT", "issues": []}, "json": {"decision": "ACCEPT", "issues": []}'
+    '}',
+    '{"text": "REJECT", "text": "ACCEPT"}',
+    '{"text": "", "json": {"decision": "ACCEPT", "issues": [], "decision": "REJECT"}}',
+    '{"text": "", "json": {"quality_score": NaN}}',
+])
+async def test_a_text_result_read_as_json_is_read_strictly(said: str) -> None:
+    """The result's text is read as strict JSON, as a model's: a key twice (``json`` given twice: Python keeps
+    the last, a reader of the text sees the first), NaN or Infinity is a model error, never the last of two
+    answers taken."""
+    errors: list[str] = []
+
+    async def call_tool(name: str, arguments: dict[str, Any]):
+        return SimpleNamespace(is_error=False, structured_content=None, content=[SimpleNamespace(text=said)])
+
+    with pytest.raises(ModelError, match="not strict JSON"):
+        await LlmToolBackend(call_tool).complete(REQUEST, errors.append)
+    assert errors

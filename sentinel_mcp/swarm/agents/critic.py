@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sentinel_mcp.swarm.backends.base import ModelReply, ModelRequest, extract_json
+from sentinel_mcp.swarm.backends.base import ModelReply, ModelRequest, RefusedAnswer, extract_json
 from sentinel_mcp.swarm.messages import CriticVerdict, Issue
 from sentinel_mcp.swarm.plan import PlanStep
 from sentinel_mcp.swarm.profile import CODING_PROFILE
@@ -31,6 +31,12 @@ VERDICT_SCHEMA: dict[str, Any] = {"anyOf": [
 
 class CriticOutputError(SwarmError, ValueError):
     """The critic's reply could not be read (counts as a critic crash: fail open)."""
+
+
+class CriticReplyRefused(CriticOutputError):
+    """The critic's reply held JSON that cannot be taken as its verdict (two objects, a key twice, ...): the
+    file is rejected, not accepted unreviewed (the reply carries the file's text: a verdict quoted from it
+    must not decide by making the critic fail open)."""
 
 
 def critic_request(spec: TaskSpec, step: PlanStep, content: str, findings: list[Issue],
@@ -67,6 +73,8 @@ def parse_critic_reply(reply: ModelReply) -> CriticVerdict:
         if data is None:
             data = extract_json(reply.text)
         return CriticVerdict.from_model(data)
+    except RefusedAnswer as e:
+        raise CriticReplyRefused(f"refused critic reply: {str(e)[:300]}") from None
     except ValueError as e:
         raise CriticOutputError(f"unreadable critic reply: {str(e)[:300]}") from None
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 from xml.sax.saxutils import escape as xml_escape
@@ -101,26 +100,48 @@ def claimed_tokens(value: Any) -> int:
     return value if type(value) is int and value > 0 else 0
 
 
-_FENCE = re.compile(r"```[A-Za-z0-9_+-]*\n(.*?)```", re.DOTALL)
+# far past any answer a role asks for (a coder's file is at most ~24,000 characters, its JSON a little more):
+# a reply longer than this is refused before it is scanned
+MAX_REPLY_CHARS = 1_000_000
+_SCAN = json.JSONDecoder()  # finds where the one object ends; the strict parser then reads it
+
+
+class RefusedAnswer(SwarmError, ValueError):
+    """A reply whose JSON is there but cannot be taken as the answer: more than one object (which is the
+    answer and which a quote?), a key twice, NaN, too long. Not a crash of the model: a role that fails open
+    on a crash (the critic) must not fail open on this, or a quoted verdict would decide after all."""
 
 
 def extract_json(text: str) -> Any:
-    """Strict JSON from a reply: the whole text, a fenced block, or the outermost {...}; ValueError if none
-    (``core.model_json``: a key twice, NaN or Infinity is not JSON here)."""
-    candidates = [text.strip()]
-    candidates += [m.strip() for m in _FENCE.findall(text)]
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start:end + 1])
-    refused: ModelJsonError | None = None
-    for c in candidates:
-        try:
-            # strict JSON (no NaN, no key twice): a backend's promise is re-checked here
-            return loads_model_json(c)
-        except ModelJsonError as exc:  # JSON, but not what a model may answer: say why, not "no JSON"
-            refused = refused or exc
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser: not this candidate
-            continue
-    if refused is not None:
-        raise ValueError(f"the reply's JSON is refused: {refused}")
-    raise ValueError("the reply contains no JSON object")
+    """The one JSON value a reply is: the whole text, or exactly one ``{...}`` in it (bare or fenced, prose
+    around it). ``RefusedAnswer`` (a ValueError) when the text holds a second object, or any ``{`` outside the
+    one (a quoted file, screen or example: the model's text carries its prompt's, so which object is its
+    answer would be a guess), or JSON ``core.model_json`` refuses (a key twice, NaN, Infinity); ValueError
+    when it holds none."""
+    if len(text) > MAX_REPLY_CHARS:
+        raise RefusedAnswer(f"the reply's JSON is refused: the reply is longer than {MAX_REPLY_CHARS} "
+                            "characters")
+    try:
+        return loads_model_json(text.strip())  # the whole reply is the answer: nothing else is in it
+    except ModelJsonError as exc:
+        raise RefusedAnswer(f"the reply's JSON is refused: {exc}") from None
+    except (ValueError, RecursionError):
+        pass
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("the reply contains no JSON object")
+    try:
+        _, end = _SCAN.raw_decode(text, start)  # C scanner, linear; the strict read follows
+    except (ValueError, RecursionError):  # the first brace opens no JSON (prose, nested past the parser)
+        end = start + 1
+        if text.find("{", end) < 0:
+            raise ValueError("the reply contains no JSON object") from None
+    if text.find("{", end) >= 0:  # (after a brace that opened no JSON: a later one is not the answer either)
+        raise RefusedAnswer("the reply's JSON is refused: the reply holds more than one JSON object (or a "
+                            "brace outside its answer); answer with exactly one JSON object")
+    try:
+        return loads_model_json(text[start:end])
+    except ModelJsonError as exc:
+        raise RefusedAnswer(f"the reply's JSON is refused: {exc}") from None
+    except (ValueError, RecursionError):  # read by the plain scanner, not by the strict one (its int bound)
+        raise ValueError("the reply contains no JSON object") from None

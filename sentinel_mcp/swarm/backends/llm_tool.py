@@ -6,10 +6,10 @@ The tool returns ``{"text", "json", "tokens": {"prompt", "completion"}, "model"}
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from sentinel_mcp.core.builtin import ToolInvoker
+from sentinel_mcp.core.model_json import ModelJsonError, loads_model_json
 from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.swarm.backends.base import (
     ErrorSink,
@@ -59,8 +59,11 @@ class LlmToolBackend:
             raise ModelError(f"{self.tool_name} returned an error: {why}")
         data = getattr(result, "structured_content", None)
         if not isinstance(data, dict):
-            try:
-                data = json.loads(_text_of(result))
+            try:  # strict, as a model's text (any tool may be this one): a key twice is two answers
+                data = loads_model_json(_text_of(result))
+            except ModelJsonError as e:
+                on_error(f"{self.tool_name}: its result is not strict JSON ({e})")
+                raise ModelError(f"{self.tool_name} answered JSON that is not strict JSON: {e}") from None
             except (ValueError, RecursionError):  # not JSON, or nested past the parser: the text as it is
                 data = None
             if not isinstance(data, dict):  # JSON that is no object (a list, a number) is words too

@@ -8,13 +8,13 @@ not retried. Token usage comes from the response's ``usage``. An answer is read 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from typing import Any
 
 import httpx2
 from pydantic import BaseModel, ConfigDict, Field
 
+from sentinel_mcp.core.model_json import loads_model_json
 from sentinel_mcp.swarm.backends.base import (
     ErrorSink,
     ModelError,
@@ -109,7 +109,9 @@ class OpenAIBackend:
 
     def _reply(self, raw: bytes, attempt: int, prompt: str) -> ModelReply:
         try:
-            data = json.loads(raw)
+            # strict, as the model's text is: a key twice (two ``choices``, two ``content``) is two answers,
+            # the first read by one reader (a proxy, a log), the last acted on by Python's json
+            data = loads_model_json(raw.decode("utf-8"))
             text = data["choices"][0]["message"]["content"] or ""
         # RecursionError: nested deeper than the parser recurses; the endpoint's answer is as hostile as text
         except (ValueError, KeyError, IndexError, TypeError, RecursionError) as e:

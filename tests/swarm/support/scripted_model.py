@@ -7,6 +7,7 @@ spelled out in its prompt, ACCEPT, and a verifier report. Scripted
 entries may be a reply text, ``{"status": 429}``-style errors (with ``"text"``: a plain-text error page),
 ``{"delay": s}`` for timeouts, ``{"content": ..., "usage": {...}}`` for an answer with the usage an endpoint
 claims,
+``{"raw": body}`` for a response body exactly as given,
 ``{"hold": True}`` to park that one request until ``release`` is set, ``{"drip": s}`` to send the answer a
 byte every ``s`` seconds (a slow endpoint, or a hostile one keeping the call open), or a callable ``(body) ->
 entry``. Every request is recorded for assertions.
@@ -25,7 +26,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 ROLES = {"Planner": "planner", "Coder": "coder", "Critic": "critic", "Verifier": "verifier"}
@@ -169,7 +170,7 @@ class ScriptedModelServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     # -- HTTP ------------------------------------------------------------------------------------------
-    async def _chat(self, request: Request) -> JSONResponse | StreamingResponse:
+    async def _chat(self, request: Request) -> Response:
         if request.headers.get("authorization") != "Bearer test-key":
             return JSONResponse({"error": {"message": "bad key"}}, status_code=401)
         body = await request.json()
@@ -189,6 +190,8 @@ class ScriptedModelServer:
                     await asyncio.sleep(0.01)
             if entry.get("delay"):
                 await asyncio.sleep(entry["delay"])
+            if "raw" in entry:  # the response body exactly as given (an endpoint's own JSON, however odd)
+                return Response(entry["raw"], media_type="application/json")
             if entry.get("status"):
                 record["status"] = entry["status"]
                 if "text" in entry:  # an error page as proxies and servers send them: plain text, lines
