@@ -285,8 +285,9 @@ cites(order_label/2, policy_ref(retail, 'The status of an order can be')).
 % ---------------------------------------------------------------- guards of the read tools
 % A customer's data (an order's details, a profile) is read for the authenticated user only, and only their own:
 % the agent reads nothing about an order or a user before the user is authenticated, and nothing of another
-% customer after. The catalog (products, items, the product list) stays open; the look-ups that authenticate
-% take only what the user told Sentinel (below).
+% customer after. The catalog (products, items, the product list) is read once the user is authenticated, as
+% the policy says of product information; the look-ups that authenticate take only what the user told Sentinel
+% (below).
 % These guards govern what a caller reads; the facts the policy reads to decide a call (e.g. an order's owner,
 % to find it is not the user's) stay inside Sentinel (docs/rulebase-language.md, "Guards of read tools").
 guard('retail__get_order_details', [order_id = O],
@@ -300,6 +301,17 @@ guard('retail__get_user_details', [user_id = V],
                 policy_ref(retail, 'you have to authenticate the user identity by locating their user id via email, or via name + zip code')),
         require(V == U, 'only the authenticated user\'s own profile can be read: one user per conversation',
                 policy_ref(retail, 'must deny any requests for tasks related to any other user')) )).
+
+% The catalog is no customer's data, but the policy gives product information, like an order's or a profile's,
+% only to an authenticated user (the guard asks who the user is, as the reads above do). The policy's own
+% look-ups of products (a modification's or an exchange's new items) stay inside Sentinel.
+guard('retail__get_product_details', [], catalog_read).
+guard('retail__get_item_details', [], catalog_read).
+guard('retail__list_all_product_types', [], catalog_read).
+
+catalog_read :-
+    require(authenticated_user(_), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
+            policy_ref(retail, 'Once the user has been authenticated, you can provide the user with information about order, product, profile information')).
 
 % The look-ups that locate a user id are the authentication itself: the agent may make them for the user of
 % the conversation only, with what the user told Sentinel (their email; or, when they do not know it, their name

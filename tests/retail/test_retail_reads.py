@@ -317,3 +317,30 @@ async def test_the_consoles_view_of_the_session_leaves_the_other_customers_facts
         assert await view.count(session) == len(await view.valid(session))
         emma_fact = next(f.fact for f in await guard.session_facts(None).valid(session) if "Laptop" in f.fact)
         assert not await view.revoke(session, emma_fact)
+
+
+CATALOG = (
+    ("retail__list_all_product_types", {}),
+    ("retail__get_product_details", {"product_id": "3377618313"}),
+    ("retail__get_item_details", {"item_id": "6700049080"}),
+)
+
+
+async def test_the_catalog_is_read_once_the_user_is_authenticated(tmp_path: Path) -> None:
+    """The policy gives product information, like an order's, only "once the user has been authenticated":
+    before, the catalog answered anyone. Nobody authenticated (every question declined): each catalog read is
+    denied and tells nothing of the catalog; the user who says who they are reads it."""
+    nobody = AnsweringUser([])
+    async with retail_gateway(tmp_path / "nobody", nobody) as c:
+        for tool, args in CATALOG:
+            r = await c.call_tool(tool, args)
+            # the guard asked who the user is; declined, the call is denied before the tool is reached
+            assert r.is_error and (r.meta or {}).get("sentinel/decision") == "deny", (tool, text_of(r))
+            assert "466.75" not in everything(r) and "Action Camera" not in everything(r), text_of(r)
+    assert nobody.messages() and all("email address" in m for m in nobody.messages()), nobody.messages()
+    olivia = AnsweringUser([OLIVIA])
+    async with retail_gateway(tmp_path / "olivia", olivia) as c:
+        told = [await c.call_tool(tool, args) for tool, args in CATALOG]
+        assert not any(r.is_error for r in told), [text_of(r) for r in told]
+        assert data_of(told[2])["price"] == 466.75, text_of(told[2])
+    assert olivia.messages().count("What is the email address of your account?") == 1, olivia.messages()
