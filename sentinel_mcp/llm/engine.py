@@ -39,7 +39,7 @@ from sentinel_mcp.llm.masked_decoding import MaskedSampler, MaskError, SamplingP
 from sentinel_mcp.llm.model_source import check_gguf_header, resolve_model_path
 from sentinel_mcp.llm.model_turns import ENGINE_PARTY, ModelTurns, _Job
 from sentinel_mcp.core.closed_at_exit import forget, remember
-from sentinel_mcp.llm import prefix_cache
+from sentinel_mcp.llm import model_probe, prefix_cache
 from sentinel_mcp.llm.prefix_cache import PrefixCache
 from sentinel_mcp.llm.control_tokens import ControlTexts
 from sentinel_mcp.llm import generation_clock, grammar_cache
@@ -111,7 +111,10 @@ class LlamaEngine(ModelTurns):
         grammar_parties: int = grammar_cache.PARTIES,
         prefix_per_party: int = prefix_cache.PER_PARTY,
         prefix_parties: int = prefix_cache.PARTIES,
+        probe: bool = True,
     ) -> None:
+        """``probe``: use each model file in a child process before loading it here (model_probe); False
+        only in that child."""
         settings = settings or LlmSettings()
         super().__init__(settings.max_queued_per_party, settings.max_queued)
         self.settings = settings
@@ -130,6 +133,7 @@ class LlamaEngine(ModelTurns):
         self.n_ctx: int | None = None  # the context window in use (after the model's own cap)
         self.history: deque[GenerationRecord] = deque(maxlen=256)
         self.load_seconds: float | None = None
+        self._probe = probe
 
     # --- model ------------------------------------------------------------------------------------
     @property
@@ -155,6 +159,9 @@ class LlamaEngine(ModelTurns):
             return self._llm
         path = self.resolve()
         check_gguf_header(path)
+        if self._probe:  # a file that kills llama.cpp kills a child, never the gateway
+            s = self.settings
+            model_probe.ensure_survivable(path, s.grammar_sampler, s.model_probe_seconds)
         try:
             from llama_cpp import Llama
         except ImportError:
