@@ -2,13 +2,13 @@
 
 llama.cpp checks much of a GGUF with ``GGML_ASSERT``, which calls ``abort()``: a file whose metadata says
 ``llama.expert_used_count = 1`` and no experts killed the process that loaded it, the gateway and every
-client's session with it. The file's chat template is Jinja run on every prompt, and the sandbox bounds one
-``range`` but not three nested ones: rendering never ended. So before the gateway loads a file, a child
-process runs the engine's own path on it (load, the control-token scan, the chat template, a grammar's token
-masks, a one-token decode) under a time limit. A child killed by a signal, or past the limit, is a verdict
-on the file (``ModelLoadError``); a Python error in the child is not (the same error meets the gateway's own
-load, which reports it). Verdicts are kept per file identity (device, inode, size, modification time): a file
-replaced at the same path is probed again, an unchanged one never twice.
+client's session with it. So before the gateway loads a file, a child process runs the engine's own path on
+it (load, the control-token scan, the chat template, a grammar's token masks, a one-token decode) under a
+time limit. A child killed by a signal, or past the limit, is a verdict on the file (``ModelLoadError``); a
+Python error in the child is not (the same error meets the gateway's own load, which reports it); a child
+that could not run at all (exit status, no report) loads nothing either. Verdicts are kept per file
+identity (device, inode, size, modification time): a file replaced at the same path is probed again, an
+unchanged one never twice.
 
 What it does not cover: a crash only at a larger context or on a GPU (the child uses a small context on the
 CPU), a file changed between the child's load and the gateway's (the operator's own file), and memory
@@ -113,8 +113,11 @@ def _probe(path: Path, grammar_sampler: str, seconds: float) -> str | None:
             how = f"was killed by {signal.Signals(-done.returncode).name}"
         except ValueError:
             how = f"was killed by signal {-done.returncode}"
-    else:
-        how = f"exited with status {done.returncode}"
+    else:  # our own child failed (an import, the interpreter): no word on the file, and no load without one
+        return (
+            f"the probe process for {path} ended with status {done.returncode} before it could use the file "
+            "(the log has its last words); the model was not loaded into the gateway"
+        )
     return (
         f"llama.cpp cannot use {path}: a probe process using it crashed (it {how}); the file is corrupt or "
         "hostile, and was not loaded into the gateway"
