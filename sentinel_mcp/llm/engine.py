@@ -32,14 +32,16 @@ import anyio
 from sentinel_mcp.llm.errors import (
     ContextOverflow,
     GenerationCancelled,
+    GrammarError,
     ModelLoadError,
     ModelUnavailable,
 )
+from sentinel_mcp.llm.llama_grammar_mask import LlamaGrammarMatcher
 from sentinel_mcp.llm.masked_decoding import MaskedSampler, MaskError, SamplingParams, decode_masked
 from sentinel_mcp.llm.model_source import check_gguf_header, resolve_model_path
 from sentinel_mcp.llm.model_turns import ENGINE_PARTY, ModelTurns, _Job
 from sentinel_mcp.core.closed_at_exit import forget, remember
-from sentinel_mcp.llm import prefix_cache
+from sentinel_mcp.llm import model_probe, prefix_cache
 from sentinel_mcp.llm.prefix_cache import PrefixCache
 from sentinel_mcp.llm.control_tokens import ControlTexts
 from sentinel_mcp.llm import generation_clock, grammar_cache
@@ -111,7 +113,10 @@ class LlamaEngine(ModelTurns):
         grammar_parties: int = grammar_cache.PARTIES,
         prefix_per_party: int = prefix_cache.PER_PARTY,
         prefix_parties: int = prefix_cache.PARTIES,
+        probe: bool = True,
     ) -> None:
+        """``probe``: use each model file in a child process before loading it here (model_probe); False
+        only in that child."""
         settings = settings or LlmSettings()
         super().__init__(settings.max_queued_per_party, settings.max_queued)
         self.settings = settings
@@ -130,6 +135,7 @@ class LlamaEngine(ModelTurns):
         self.n_ctx: int | None = None  # the context window in use (after the model's own cap)
         self.history: deque[GenerationRecord] = deque(maxlen=256)
         self.load_seconds: float | None = None
+        self._probe = probe
 
     # --- model ------------------------------------------------------------------------------------
     @property
@@ -155,6 +161,9 @@ class LlamaEngine(ModelTurns):
             return self._llm
         path = self.resolve()
         check_gguf_header(path)
+        if self._probe:  # a file that kills llama.cpp kills a child, never the gateway
+            s = self.settings
+            model_probe.ensure_survivable(path, s.grammar_sampler, s.model_probe_seconds)
         try:
             from llama_cpp import Llama
         except ImportError:
@@ -356,7 +365,8 @@ class LlamaEngine(ModelTurns):
             gbnf = compile_schema(request.json_schema)
         # llama.cpp compiles every grammar: its parser is the authority, and it is the fallback sampler
         cache, party = self.grammar_cache, request.party
-        grammar = cache.llama_grammar(llm, party, gbnf, request.grammar_label) if gbnf else None
+        if gbnf:
+            cache.llama_grammar(llm, party, gbnf, request.grammar_label)
         matcher, reason = self._matcher(llm, gbnf, request) if gbnf else (None, None)
         # special=True: the template's role tokens must be real control tokens; what a message spells never is
         for m in request.messages:  # an in-process caller's text (the swarm's) is checked here, by the sink
@@ -399,10 +409,14 @@ class LlamaEngine(ModelTurns):
                         reason,
                     )
                     job.tokens, job.first_token_at = 0, None
+            if result is None and gbnf:
+                result = self._decode_with_llama_grammar(
+                    llm, party, tokens, boundary, gbnf, reason, params, max_tokens, prompt, job,
+                    request.grammar_label,
+                )
             if result is None:
                 result = self._decode_with_llama(
-                    llm, party, tokens, boundary, grammar, reason, params, max_tokens, prompt, job,
-                    request.grammar_label,
+                    llm, party, tokens, boundary, params, max_tokens, prompt, job
                 )
             return result
         finally:
@@ -423,12 +437,15 @@ class LlamaEngine(ModelTurns):
         prompt: Any,
         job: _Job,
         label: str,
+        sampler_name: str = "llguidance",
+        reason: str | None = None,
     ) -> Generation:
         limit = self.settings.max_generation_seconds
         evaluate = generation_clock.prompt_evaluator(llm, job, len(tokens), limit)
         loaded = self.prefix_cache.load(llm, party, tokens, boundary, evaluate_all=True, evaluate=evaluate)
-        assert self.grammar_cache.masks is not None
-        sampler = MaskedSampler(llm, matcher, params, self.grammar_cache.masks.vocab_size)
+        masks = self.grammar_cache.masks
+        vocab_size = masks.vocab_size if sampler_name == "llguidance" and masks is not None else llm.n_vocab()
+        sampler = MaskedSampler(llm, matcher, params, vocab_size)
         try:
             out, finish, _stopped = decode_masked(llm, sampler, max_tokens, generation_clock.counting(job))
         finally:
@@ -439,16 +456,16 @@ class LlamaEngine(ModelTurns):
             raise generation_clock.grammar_cut(job, label, limit)
         text = llm.detokenize(out, prev_tokens=tokens).decode("utf-8", errors="ignore")
         return self._result(
-            text, len(tokens), len(out), finish, prompt, job, "llguidance", None, loaded.reused
+            text, len(tokens), len(out), finish, prompt, job, sampler_name, reason, loaded.reused
         )
 
-    def _decode_with_llama(
+    def _decode_with_llama_grammar(
         self,
         llm: Any,
         party: str,
         tokens: list[int],
         boundary: int | None,
-        grammar: Any,
+        gbnf: str,
         reason: str | None,
         params: SamplingParams,
         max_tokens: int,
@@ -456,6 +473,35 @@ class LlamaEngine(ModelTurns):
         job: _Job,
         label: str,
     ) -> Generation:
+        """llama.cpp's grammar sampler as a mask (``llama_grammar_mask``): a grammar that leaves no token of
+        the vocabulary allowed is refused here; in llama-cpp-python's chain it aborted the process."""
+        matcher = LlamaGrammarMatcher(llm, gbnf, label)
+        try:
+            return self._decode_with_masks(
+                llm, party, tokens, boundary, matcher, params, max_tokens, prompt, job, label,
+                "llama_cpp", reason,
+            )
+        except MaskError as exc:
+            raise GrammarError(
+                f"{label}: the model cannot write what the grammar asks for after {job.tokens} tokens "
+                f"({exc}; no token of its vocabulary writes it, a NUL character for one); nothing was "
+                "returned"
+            ) from None
+        finally:
+            matcher.close()
+
+    def _decode_with_llama(
+        self,
+        llm: Any,
+        party: str,
+        tokens: list[int],
+        boundary: int | None,
+        params: SamplingParams,
+        max_tokens: int,
+        prompt: Any,
+        job: _Job,
+    ) -> Generation:
+        """Free text (no grammar): llama-cpp-python's own completion."""
         from llama_cpp import StoppingCriteriaList
 
         # the context now holds only the party's own tokens: llama-cpp-python's reuse of it is the party's
@@ -473,14 +519,11 @@ class LlamaEngine(ModelTurns):
             top_k=params.top_k,
             repeat_penalty=params.repeat_penalty,
             seed=params.seed,
-            grammar=grammar,
-            stop=None if grammar else (prompt.stop or None),
+            stop=prompt.stop or None,
             stopping_criteria=StoppingCriteriaList([generation_clock.counting(job)]),
         )
         if job.cancel.is_set():
             raise GenerationCancelled(f"generation cancelled after {job.tokens} tokens")
-        if job.timed_out and grammar is not None:
-            raise generation_clock.grammar_cut(job, label, limit)
         choice, usage = out["choices"][0], out["usage"]
         return self._result(
             choice["text"],
@@ -489,8 +532,8 @@ class LlamaEngine(ModelTurns):
             "time_limit" if job.timed_out else choice.get("finish_reason") or "stop",
             prompt,
             job,
-            "llama_cpp" if grammar is not None else "none",
-            reason,
+            "none",
+            None,
             loaded.reused,
         )
 

@@ -6,6 +6,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from sentinel_mcp.llm.template_budget import TemplateTooCostly, within_budget
+
 PLAIN_ROLES = {"system": "System", "user": "User", "assistant": "Assistant"}
 _MARK = "\ue000sentinel-preamble-end\ue000"  # stands in for the last user content when splitting
 
@@ -53,8 +55,11 @@ def _render_template(llm: Any, template: str, messages: list[dict[str, str]]) ->
     # Some templates (Gemma, Mistral) refuse a system role: fold it into the first user turn.
     for attempt in (messages, _fold_system(messages)):
         try:
-            # our plain role/content dicts are what llama.cpp's message TypedDicts describe
-            result = formatter(messages=cast("list[Any]", attempt))
+            # our plain role/content dicts are what llama.cpp's message TypedDicts describe; the file's Jinja
+            # is counted in steps (template_budget.py)
+            result = within_budget(lambda: formatter(messages=cast("list[Any]", attempt)))  # noqa: B023
+        except TemplateTooCostly:
+            raise  # no other shape is tried: the template, not the shape, is the trouble
         except Exception:  # noqa: BLE001, S112 - jinja raise_exception / template errors: try the next shape
             continue
         stop = [s for s in ([result.stop] if isinstance(result.stop, str) else (result.stop or [])) if s]

@@ -36,6 +36,11 @@ class LlmSettings(BaseModel):
     max_generation_seconds: float = Field(
         300.0, gt=0, le=3600, allow_inf_nan=False, description="wall-clock bound of one generation"
     )
+    # a model file is first used in a child process (model_probe.py): the bound of that child's load, chat
+    # template and one-token decode; a file it does not finish with is refused
+    model_probe_seconds: float = Field(
+        300.0, gt=0, le=3600, allow_inf_nan=False, description="bound of the model file's probe process"
+    )
     max_query_chars: int = Field(2048, ge=16, le=1_000_000)
     max_context_chars: int = Field(32_000, ge=16, le=10_000_000)
     detect_injection: bool = True

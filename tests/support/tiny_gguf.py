@@ -26,9 +26,11 @@ def write_tiny_gguf(
     chat_template: str | None = None,
     seed: int = 0,
     user_defined: tuple[str, ...] = (),
+    extra_uint32: dict[str, int] | None = None,
 ) -> Path:
     """``user_defined``: tokens of that type added after the bytes (as a GGUF converted from a model whose
-    added tokens were not marked special has its chat markers)."""
+    added tokens were not marked special has its chat markers). ``extra_uint32``: more metadata keys (a
+    hostile file's)."""
     n_vocab, n_embd, n_layer, n_head, n_ff = 259 + len(user_defined), 64, 2, 4, 128
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name("tiny-test")
@@ -41,6 +43,8 @@ def write_tiny_gguf(
     w.add_rope_dimension_count(n_embd // n_head)
     w.add_layer_norm_rms_eps(1e-5)
     w.add_file_type(0)
+    for key, value in (extra_uint32 or {}).items():
+        w.add_uint32(key, value)
     # SPM-style vocab: <unk>, <s>, </s>, then the 256 byte tokens <0xNN>
     tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)] + list(user_defined)
     types = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL] + [
