@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from sentinel_mcp.config_secrets import secret_key
+from sentinel_mcp.config_secrets import ARGUMENTS, masked_arguments, secret_key
 from sentinel_mcp.core.cli_numbers import count
 from sentinel_mcp.core.errors import ConfigError
 from sentinel_mcp.core.url_credentials import masked_credentials
@@ -195,7 +195,8 @@ def _as_written(value: Any, written: dict[str, str], where: str = "") -> Any:
 def _masked(value: Any, secret: bool = False) -> Any:
     """Secrets shown as ``***`` (a config printed to a terminal or a bug report must not leak them)."""
     if isinstance(value, dict):
-        return {k: _masked(v, secret or secret_key(k)) for k, v in value.items()}
+        return {k: _masked(masked_arguments(v) if k == ARGUMENTS and isinstance(v, list) else v,
+                           secret or secret_key(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [_masked(v, secret) for v in value]
     if secret and value not in (None, ""):

@@ -15,15 +15,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.policy.rulebase_file_text import RulebaseFileUnreadable, rulebase_file_bytes
+
 TTL_SECONDS = 60.0
 MAX_ENTRIES = 32  # distinct reaches (principals' catalogs) remembered at once
 
 
 def _file_key(path: Path) -> str:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError as e:  # unreadable now: its own key, so a readable one later is checked afresh
-        return f"unreadable:{e.errno}"
+        return hashlib.sha256(rulebase_file_bytes(path)).hexdigest()
+    # unreadable now (a FIFO, huge): its own key, so a readable one later is checked afresh
+    except RulebaseFileUnreadable as e:
+        return f"unreadable:{e}"
 
 
 def _doc_key(path: Path) -> tuple[str, int, int]:

@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
+from sentinel_mcp.policy.rulebase_file_text import RulebaseFileUnreadable, rulebase_file_text
 from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase
 from sentinel_mcp.policy.check_places import ChecksBusy, check_slot
@@ -93,8 +94,8 @@ async def check_candidate(
 
 def _disk_text(files: list[Path], name: str) -> str:
     try:
-        return next(f for f in files if f.name == name).read_text(encoding="utf-8", errors="replace")
-    except (StopIteration, OSError):
+        return rulebase_file_text(next(f for f in files if f.name == name))
+    except (StopIteration, RulebaseFileUnreadable):
         return ""
 
 

@@ -7,6 +7,7 @@ are never touched from the console (Sentinel reloads them when they change on di
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from sentinel_mcp.policy.check_places import ChecksBusy, check_slot
 from sentinel_mcp.policy.check_process import check_isolated, unfinished
 from sentinel_mcp.policy.checker import UNCHECKED_GUARD
 from sentinel_mcp.policy.guard import PolicyGuard
+from sentinel_mcp.policy.rulebase_file_text import shown_file_text
 from sentinel_mcp.console.web import Console
 
 MAX_CANDIDATE = 200_000  # characters
@@ -76,13 +78,8 @@ async def _check_in_force(
 
 
 def _file_texts(files: list[Path]) -> dict[str, str]:
-    out = {}
-    for f in files:
-        try:
-            out[f.name] = f.read_text(encoding="utf-8", errors="replace")  # a file that failed to load too
-        except OSError as e:
-            out[f.name] = f"% unreadable: {e.strerror}"
-    return out
+    # a file that failed to load too; by the loader's bound (it may be a FIFO or huge now)
+    return {f.name: shown_file_text(f) for f in files}
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
@@ -117,7 +114,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             )
         holder = guard.rulebases
         files = list(holder.files)
-        texts = _file_texts(files)
+        texts = await asyncio.to_thread(_file_texts, files)
         chosen = read_query(request, {"file": FILE_NAME_LIMIT})["file"] or (files[-1].name if files else "")
         if chosen and chosen not in {f.name for f in files}:  # read as the last file, it was another's text
             return console.problem(request, viewer, 400, "refused: no such rulebase file here")

@@ -16,9 +16,11 @@ the last line: ``load_rehearsal.py`` loads the files in a child SWI-Prolog befor
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
-from sentinel_mcp.core.outside_file import NotUtf8, utf8_text
+from sentinel_mcp.core.outside_file import NotUtf8, TooLarge, open_regular, read_to, utf8_text
 
 MAX_FILE_BYTES = 32_000_000
 MAX_CLAUSE_TOKENS = 20_000
@@ -32,15 +34,20 @@ _OPEN, _CLOSE = set("([{"), set(")]}")
 def clause_problems(path: Path) -> list[tuple[int, str]]:
     """(line, problem) for each bound the file breaks (at most a few: the first one per kind stops it)."""
     try:
-        size = path.stat().st_size
-    except OSError:
-        return []  # a missing or unreadable file is reported by the loader
-    if size > MAX_FILE_BYTES:
-        return [(0, f"the file is {size:,} bytes, more than {MAX_FILE_BYTES:,}")]
+        # one open: a name checked by stat and read by another open may be a FIFO or far larger by then
+        fd, size = open_regular(path)
+    except OSError as e:  # a missing or unreadable file is reported by the loader
+        return [(0, "not a regular file (a FIFO, device or directory)")] if e.errno == errno.ENXIO else []
     try:
-        data = path.read_bytes()
+        if size > MAX_FILE_BYTES:
+            return [(0, f"the file is {size:,} bytes, more than {MAX_FILE_BYTES:,}")]
+        data = read_to(lambda n: os.read(fd, n), MAX_FILE_BYTES)
+    except TooLarge:
+        return [(0, f"the file grew past {MAX_FILE_BYTES:,} bytes while it was read")]
     except OSError:
         return []
+    finally:
+        os.close(fd)
     try:
         text = utf8_text(data)
     except NotUtf8 as e:

@@ -22,6 +22,7 @@ from sentinel_mcp.policy import load_rehearsal
 from sentinel_mcp.policy.clause_bounds import clause_problems
 from sentinel_mcp.policy.document_places import document_place
 from sentinel_mcp.policy.rulebase_digest import content_digest
+from sentinel_mcp.policy.rulebase_file_text import RulebaseFileUnreadable, rulebase_file_text
 from sentinel_mcp.policy.load_rehearsal import RehearsalFailed
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.core.errors import PolicyError
@@ -202,10 +203,11 @@ class Rulebase(BaseModel):
         parts = [f"% rulebase version {self.version}"]
         for f in self.files:
             try:
-                # the file as it is now (it may have changed since it loaded, to bytes that are not UTF-8)
-                parts.append(f"% ---- {f}\n{Path(f).read_text(encoding='utf-8', errors='replace')}")
-            except OSError as e:
-                parts.append(f"% ---- {f}: unreadable ({e.strerror})")
+                # the file as it is now: since it loaded it may hold bytes that are not UTF-8, or be a FIFO or
+                # a file of gigabytes (read by the loader's bound: rulebase_file_text.py)
+                parts.append(f"% ---- {f}\n{rulebase_file_text(f)}")
+            except RulebaseFileUnreadable as e:
+                parts.append(f"% ---- {e}")
         return "\n".join(parts)
 
 

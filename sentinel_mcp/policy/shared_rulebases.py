@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sentinel_mcp.core.decision import Deny
+from sentinel_mcp.core.outside_file import TooLarge
+from sentinel_mcp.policy.policy_documents import document_text
+from sentinel_mcp.policy.rulebase_file_text import RulebaseFileUnreadable, rulebase_file_text
 from sentinel_mcp.policy.rulebase import Problem, Rulebase, RulebaseError, RulebaseHolder
 from sentinel_mcp.storage import Schema, StorageError
 from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, signed
@@ -81,13 +84,13 @@ def _safe_relative(path: str) -> Path | None:
 def version_body(rb: Rulebase) -> str:
     """The texts a replica needs to load ``rb``: its files by name, and its documents by their declared path.
     """
-    files = [{"name": Path(f).name, "text": Path(f).read_text(encoding="utf-8")} for f in rb.files]
+    files = [{"name": Path(f).name, "text": rulebase_file_text(f, strict=True)} for f in rb.files]
     docs = []
     for d in rb.info.documents:
         rel = _safe_relative(d.path)
         source = Path(d.file).parent / d.path
         if rel is not None and source.is_file():
-            docs.append({"path": str(rel), "text": source.read_text(encoding="utf-8")})
+            docs.append({"path": str(rel), "text": document_text(source)})
     return json.dumps({"files": files, "documents": docs})
 
 
@@ -212,7 +215,8 @@ class SharedRulebases:
         if ok and cause.startswith("hot reload") and self.holder.loaded:
             try:
                 await self.publish(self.holder.current, cause)
-            except (StorageError, OSError) as e:
+            # a file changed since it loaded: unreadable, huge, a FIFO, not UTF-8 (each names the file)
+            except (StorageError, OSError, RulebaseFileUnreadable, TooLarge, UnicodeDecodeError) as e:
                 self.problem = f"rulebase version {version} is active here but could not be published: {e}"
                 log.error("%s", self.problem)
 
