@@ -8,6 +8,7 @@ every such request into -32009 with no benefit. Replies carry ``A2A-Version: 1.0
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -37,6 +38,7 @@ VERSION_HEADER = "A2A-Version"
 
 Handler = Callable[[Any, str], Awaitable[Any]]
 StreamHandler = Callable[[Any, str], Awaitable[EventStream]]
+Recheck = Callable[[], Any]  # the request's credentials, authenticated again (identity.resolver.RECHECK_KEY)
 
 
 def check_version(value: str | None) -> None:
@@ -49,19 +51,25 @@ def check_version(value: str | None) -> None:
                        {"supportedVersions": PROTOCOL_VERSION})
 
 
-def a2a_methods(service: A2AService) -> dict[str, tuple[type[BaseModel], Handler]]:
+def a2a_methods(
+    service: A2AService, recheck: Recheck | None = None
+) -> dict[str, tuple[type[BaseModel], Handler]]:
+    """``recheck``: the request's credentials checked again (``RECHECK_KEY``): the task it starts keeps it."""
     return {
-        "SendMessage": (SendMessageRequest, service.send_message),
+        "SendMessage": (SendMessageRequest, functools.partial(service.send_message, recheck=recheck)),
         "GetTask": (GetTaskRequest, service.get_task),
         "ListTasks": (ListTasksRequest, service.list_tasks),
         "CancelTask": (CancelTaskRequest, service.cancel_task),
     }
 
 
-def stream_methods(service: A2AService) -> dict[str, tuple[type[BaseModel], StreamHandler]]:
+def stream_methods(
+    service: A2AService, recheck: Recheck | None = None
+) -> dict[str, tuple[type[BaseModel], StreamHandler]]:
     """Methods answered with a stream of StreamResponses (SSE over HTTP, ev/fin frames over WebSocket)."""
     return {
-        "SendStreamingMessage": (SendMessageRequest, service.send_streaming_message),
+        "SendStreamingMessage": (SendMessageRequest,
+                                 functools.partial(service.send_streaming_message, recheck=recheck)),
         "SubscribeToTask": (SubscribeToTaskRequest, service.subscribe_to_task),
     }
 
@@ -69,9 +77,10 @@ def stream_methods(service: A2AService) -> dict[str, tuple[type[BaseModel], Stre
 STREAM_METHODS = frozenset({"SendStreamingMessage", "SubscribeToTask"})
 
 
-async def open_stream(service: A2AService, method: str, params: Any, caller: str) -> EventStream:
+async def open_stream(service: A2AService, method: str, params: Any, caller: str,
+                      recheck: Recheck | None = None) -> EventStream:
     """Validate and start a streaming method; its errors raise here, before any event is sent."""
-    model, handler = stream_methods(service)[method]
+    model, handler = stream_methods(service, recheck)[method]
     return await handler(parse_params(model, params), caller)
 
 
@@ -86,8 +95,9 @@ _NOT_OFFERED: dict[str, RpcError] = {
 
 
 async def dispatch(service: A2AService, method: str, params: Any, caller: str,
-                   extra: dict[str, tuple[type[BaseModel], Handler]] | None = None) -> Any:
-    table = a2a_methods(service) | (extra or {})
+                   extra: dict[str, tuple[type[BaseModel], Handler]] | None = None,
+                   recheck: Recheck | None = None) -> Any:
+    table = a2a_methods(service, recheck) | (extra or {})
     entry = table.get(method)
     if entry is None and method in STREAM_METHODS:  # a caller that cannot take a stream
         raise RpcError(UNSUPPORTED_OPERATION, f"{method} streams its result; this caller takes one reply")

@@ -22,7 +22,14 @@ from starlette.types import Receive, Scope, Send
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from sentinel_mcp.a2a.dispatch import STREAM_METHODS, VERSION_HEADER, check_version, dispatch, open_stream
+from sentinel_mcp.a2a.dispatch import (
+    STREAM_METHODS,
+    VERSION_HEADER,
+    Recheck,
+    check_version,
+    dispatch,
+    open_stream,
+)
 from sentinel_mcp.a2a.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -40,6 +47,7 @@ from sentinel_mcp.a2a.stream_slots import StreamSlot, TooManyStreams
 from sentinel_mcp.a2a.task_events import EventStream
 from sentinel_mcp.core.errors import A2AError
 from sentinel_mcp.core.held_bytes import HeldBytes
+from sentinel_mcp.identity.resolver import RECHECK_KEY
 
 log = logging.getLogger(__name__)
 _HEADERS = {VERSION_HEADER: PROTOCOL_VERSION}
@@ -135,14 +143,14 @@ class SseResponse(StreamingResponse):
 
 
 async def open_sse(service: A2AService, method: str, rpc_id: Any, params: Any, caller: str,
-                   notification: bool) -> Response:
+                   notification: bool, recheck: Recheck | None = None) -> Response:
     """The slot first (TooManyStreams), then the stream: a refused SendStreamingMessage starts no task."""
     if notification:  # nobody to stream to, so no stream to count; the task runs on
-        (await open_stream(service, method, params, caller)).close()
+        (await open_stream(service, method, params, caller, recheck)).close()
         return Response(status_code=204, headers=_HEADERS)
     slot = service.stream_slots.take(caller)
     try:
-        stream = await open_stream(service, method, params, caller)
+        stream = await open_stream(service, method, params, caller, recheck)
     except BaseException:
         slot.release()
         raise
@@ -157,6 +165,9 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
             caller = caller_identity(request, settings)
         except AuthError as e:
             return unauthorized(settings, str(e))
+        # credentials that may lapse (a rotated token, a revoked certificate): a task this request starts
+        # runs on after it, and its guarded calls are sent only while they still hold
+        recheck = request.scope.get(RECHECK_KEY)
         if not is_json(request.headers.get("content-type")):
             # a browser can POST text/plain (or a form) cross-site without asking first; JSON it cannot
             err = RpcError(INVALID_REQUEST, "Invalid Request: unsupported media type; send Content-Type: "
@@ -170,8 +181,9 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
             rpc = parse_request(body)
             check_version(version_of(request.headers, request.query_params))
             if rpc.method in STREAM_METHODS:
-                return await open_sse(service, rpc.method, rpc.id, rpc.params, caller, rpc.is_notification)
-            result = await dispatch(service, rpc.method, rpc.params, caller)
+                return await open_sse(service, rpc.method, rpc.id, rpc.params, caller, rpc.is_notification,
+                                      recheck)
+            result = await dispatch(service, rpc.method, rpc.params, caller, recheck=recheck)
             if rpc.is_notification:
                 return Response(status_code=204, headers=_HEADERS)
             return JSONResponse(result_frame(rpc.id, result), headers=_HEADERS)

@@ -39,8 +39,9 @@ from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import behind_gateway, origin_of, principal_of, session_of
 from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
-from sentinel_mcp.tls.client_context import httpx_verify
+from sentinel_mcp.tls.client_context import httpx_verify, without_identity
 from sentinel_mcp.tls.server_context import TLSSetupError
+from sentinel_mcp.tls.settings import ClientTLS
 
 Settings = A2ASettings  # the built-in contract: its typed settings beside create_server
 # what these tools return is other agents' words (mDNS names, cards, answers): the gateway marks it as data
@@ -92,6 +93,15 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         urls = [settings.bridge_targets.get(name), peer.rpc_url, peer.base_url]
         return next((settings.peer_tokens[u] for u in urls if u in settings.peer_tokens), None)
 
+    def tls_for(peer: Peer, name: str) -> ClientTLS | None:
+        """``peer_tls`` for a send to ``peer``: Sentinel's client certificate only to a peer the owner lists
+        (``bridge_targets``) or whose card a configured key verified. A stranger (sent to once the user said
+        yes) proves nothing: the certificate goes out in the handshake before a pin is checked and, under TLS
+        1.2, in the clear, so it is left out, as for an announced card's fetch (announced_card_client.py)."""
+        if name in settings.bridge_targets or peer.trust.verified:
+            return settings.peer_client_tls
+        return without_identity(settings.peer_client_tls)
+
     async def thread(call: Context, peer: Peer, name: str, task_id: str | None, context_id: str | None
                      ) -> str | None:
         """The context id sent: the caller's own, behind the gateway, where principals share Sentinel's
@@ -103,7 +113,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         if task_id is not None:
             try:
                 task = await call_peer(peer.rpc_url, "GetTask", {"id": task_id}, token_for(peer, name),
-                                       tls=settings.peer_client_tls, max_bytes=settings.max_frame_bytes)
+                                       tls=tls_for(peer, name), max_bytes=settings.max_frame_bytes)
             except PeerError:  # not found there (or no answer): no task of the caller's, as for any other
                 task = None
             try:
@@ -241,7 +251,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError(str(e)) from None
         try:
             answer = await send_message(target.rpc_url, message, token_for(target, peer),
-                                        tls=settings.peer_client_tls,
+                                        tls=tls_for(target, peer),
                                         max_bytes=settings.max_frame_bytes)
         except PeerError as e:
             return peer_failure(str(e))
@@ -277,7 +287,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError(str(e)) from None
         try:
             result = await send_message(peer.rpc_url, message, token_for(peer, target),
-                                        tls=settings.peer_client_tls, max_bytes=settings.max_frame_bytes)
+                                        tls=tls_for(peer, target), max_bytes=settings.max_frame_bytes)
         except PeerError as e:
             return peer_failure(f"the bridged agent could not be reached: {e}")
         return relayed_reply(result, settings.max_frame_bytes)

@@ -86,6 +86,7 @@ class OrchestratorFirst(TaskHost):
                 client=record.owner,
                 origin="a2a",
                 principal=record.owner,
+                recheck=record.recheck,
             )
             if isinstance(outcome, Completed) and not outcome.result.is_error:
                 data = outcome.result.structured_content or {}

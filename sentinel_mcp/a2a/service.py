@@ -190,20 +190,23 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
 
     # --- operations ---------------------------------------------------------------------------
 
-    async def send_message(self, req: SendMessageRequest, caller: str) -> dict[str, Any]:
-        record = await self._accept(req, caller)
+    async def send_message(self, req: SendMessageRequest, caller: str,
+                           recheck: Callable[[], Any] | None = None) -> dict[str, Any]:
+        """``recheck``: the request's credentials checked again (``TaskRecord.recheck``)."""
+        record = await self._accept(req, caller, recheck)
         config = req.configuration
         history_length = config.history_length if config else None
         if not (config and config.return_immediately) and record.runner is not None:
             await asyncio.wait({record.runner})  # never raises, even when the task is canceled meanwhile
         return {"task": self._view(record.task, history_length)}
 
-    async def send_streaming_message(self, req: SendMessageRequest, caller: str) -> EventStream:
+    async def send_streaming_message(self, req: SendMessageRequest, caller: str,
+                                     recheck: Callable[[], Any] | None = None) -> EventStream:
         """Start (or resume) the task like SendMessage; the stream is the task, then its updates.
 
         Errors (bad params, unknown task, a task that takes no input) raise before any event.
         """
-        record = await self._accept(req, caller)
+        record = await self._accept(req, caller, recheck)
         # no await since the task's status last changed, and its runner has not run yet: subscribing
         # now sees every later event and the snapshot everything before
         return self._stream(record, req.configuration.history_length if req.configuration else None)
@@ -227,7 +230,8 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
 
         return EventStream(self.events.subscribe(record.task.id), snapshot)
 
-    async def _accept(self, req: SendMessageRequest, caller: str) -> TaskRecord:
+    async def _accept(self, req: SendMessageRequest, caller: str,
+                      recheck: Callable[[], Any] | None) -> TaskRecord:
         """Create the task and start its work, or hand answers to a task waiting for input."""
         msg = req.message
         if msg.role != "ROLE_USER":
@@ -242,11 +246,12 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
             )
         if msg.task_id:
             record = await self.store.held(msg.task_id, caller)
-            await self._continue(record, msg)
+            await self._continue(record, msg, recheck)
             return record
         self._watch_expiry()
         await self._expire_waiting()
         record = await self._new_task(msg, caller)
+        record.recheck = recheck
         action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
         if self.store.shared and self._journal is not None:  # leased before anything runs (task_lease.py)
             self.store.add(record, save=False)
@@ -268,7 +273,8 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         return record
 
     async def run_design_message(
-        self, data: dict[str, Any], caller: str, context_id: str | None, return_immediately: bool = False
+        self, data: dict[str, Any], caller: str, context_id: str | None, return_immediately: bool = False,
+        recheck: Callable[[], Any] | None = None,
     ) -> dict[str, Any]:
         """The WebSocket binding's ``sensor_request``/``tool_call``: one data part, as a SendMessage."""
         message = Message(
@@ -277,7 +283,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         req = SendMessageRequest(message=message)
         if return_immediately:
             req.configuration = SendMessageConfiguration(return_immediately=True)
-        return await self.send_message(req, caller)
+        return await self.send_message(req, caller, recheck)
 
     async def get_task(self, req: GetTaskRequest, caller: str) -> dict[str, Any]:
         return self._view((await self.store.find(req.id, caller)).task, req.history_length)
@@ -350,7 +356,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
             raise store_fault("the task store cannot be read, nothing was started", e) from None
         return TaskRecord(task=task, owner=caller, session_id=session)
 
-    async def _continue(self, record: TaskRecord, msg: Message) -> None:
+    async def _continue(self, record: TaskRecord, msg: Message, recheck: Callable[[], Any] | None) -> None:
         task = record.task
         if msg.context_id and msg.context_id != task.context_id:
             raise RpcError(
@@ -388,6 +394,8 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
                 task.history, record.pending = before, pending
                 raise
             call = GuardedCall(pending.kind, pending.tool, pending.arguments)
+            # the caller's request now (the same principal, authenticated afresh): its credentials carry on
+            record.recheck = recheck
             self._start(record, call, answers=answers, identity=pending.identity)
 
     async def waiting_for(self, callers: str | Sequence[str]) -> list[TaskRecord]:

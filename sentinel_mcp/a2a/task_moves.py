@@ -72,6 +72,7 @@ class TaskMoves(TaskHost):
                 answers=answers,
                 principal=asking or record.owner,
                 identity=identity,
+                recheck=record.recheck,  # it runs on after its request: sent only while that caller holds
             )
             await self._apply(record, call, outcome)
         except asyncio.CancelledError:

@@ -10,7 +10,7 @@ import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from pydantic import BaseModel
 
@@ -56,6 +56,10 @@ class TaskRecord:
     # the status's stamp and the process clock's reading when this process set or first saw it: how long a
     # task has waited for input is measured by that clock (``input_expiry``), never by the wall-clock stamp
     status_clock: tuple[str | None, float] | None = None
+    # the credentials of the request that created or last continued it, asked again before each guarded call
+    # it makes later (``gateway/caller_recheck.py``: a rotated token, a revoked certificate ends it); None:
+    # they hold for the process's life, or this process never saw that request (not kept in the store)
+    recheck: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def terminal(self) -> bool:

@@ -94,13 +94,15 @@ class Connection:
         stated = p.model_dump(mode="json", exclude=set(_DesignCall.model_fields), exclude_unset=True)
         SensorRequest.model_validate(stated)  # checked here, carried as stated: a default is the sensors' own
         data = {"type": "sensor_request", **stated}
-        return await self.service.run_design_message(data, caller, p.context_id, p.return_immediately)
+        return await self.service.run_design_message(data, caller, p.context_id, p.return_immediately,
+                                                     self.ws.scope.get(RECHECK_KEY))
 
     async def _tool_call(self, p: ToolCallParams, caller: str) -> dict[str, Any]:
         data = typed(
             "tool_call", ToolCall.model_validate(p.model_dump(exclude=set(_DesignCall.model_fields)))
         )
-        return await self.service.run_design_message(data, caller, p.context_id, p.return_immediately)
+        return await self.service.run_design_message(data, caller, p.context_id, p.return_immediately,
+                                                     self.ws.scope.get(RECHECK_KEY))
 
     async def send(self, frame: dict[str, Any]) -> None:
         async with self.send_lock:
@@ -128,7 +130,9 @@ class Connection:
             await self._stream(method, params, rid)
             return
         try:
-            result = await dispatch(self.service, method, params, self.caller, extra=self.extra)
+            # a task started here runs on after the frame: it keeps the connection's credentials' check
+            result = await dispatch(self.service, method, params, self.caller, extra=self.extra,
+                                    recheck=self.ws.scope.get(RECHECK_KEY))
             frame = result_frame(rid, result)
         except RpcError as e:
             frame = error_frame(rid, e)
@@ -164,7 +168,8 @@ class Connection:
 
     async def _stream_events(self, method: str, params: Any, rid: Any) -> None:
         try:
-            stream = await open_stream(self.service, method, params, self.caller)
+            stream = await open_stream(self.service, method, params, self.caller,
+                                       self.ws.scope.get(RECHECK_KEY))
         except RpcError as e:
             await self._send_quietly(error_frame(rid, e))
             return

@@ -90,10 +90,13 @@ class GatewayPort(Protocol):
         link: Any | None = None,
         identity: str | None = None,
         purpose: str | None = None,
+        recheck: Callable[[], Any] | None = None,
     ) -> InvokeOutcome:
-        """``purpose``: the one the caller stated (consents are per purpose). ``link`` (a ``CallerLink`` that
-        can push) relays an upstream's questions during the call to a person,
-        e.g. the agent's own caller; without one they end the call as refused. ``identity``: with the
+        """``recheck``: the caller's credentials, asked again just before the call is sent upstream (a call
+        made later for a request, e.g. an A2A task's: ``gateway/caller_recheck.py``). ``purpose``: the one the
+        caller stated (consents are per purpose). ``link`` (a ``CallerLink`` that can push) relays an
+        upstream's questions during the call to a person, e.g. the agent's own caller; without one they end
+        the call as refused. ``identity``: with the
         answers to an earlier round's questions, that round's ``NeedsInput.identity`` (the answers count for
         that tool only: the call is refused if the name now routes to another)."""
         ...

@@ -174,6 +174,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview, JudgedArgume
         link: CallerLink | None = None,
         identity: str | None = None,
         purpose: str | None = None,
+        recheck: Callable[[], Any] | None = None,
     ) -> InvokeOutcome:
         outcome = await self.execute(
             name,
@@ -188,6 +189,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview, JudgedArgume
             link=link,
             identity=identity,
             purpose=purpose,
+            recheck=recheck,
         )
         if isinstance(outcome, UpstreamNeedsInput):
             asks = [getattr(r.params, "message", "") for r in (outcome.result.input_requests or {}).values()]
@@ -218,6 +220,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview, JudgedArgume
         principal: Principal | str | None = None,
         purpose: str | None = None,
         identity: str | None = None,
+        recheck: Callable[[], Any] | None = None,
     ) -> Outcome:
         return await self.run(
             CallRequest(
@@ -236,6 +239,7 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview, JudgedArgume
                 principal,
                 purpose,
                 identity=identity,
+                recheck=recheck,
             )
         )
 

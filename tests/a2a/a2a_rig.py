@@ -174,6 +174,7 @@ class ClientPort:
         progress: Any = None,
         principal: Any = None,
         identity: str | None = None,
+        recheck: Any = None,
     ) -> InvokeOutcome:
         args = dict(arguments or {})
         self.calls.append(Invocation(name, args, session_id, client, origin, answers))
