@@ -60,7 +60,13 @@ from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.http_auth import configured_principals
 from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
-from sentinel_mcp.gateway.replica import SharedStore, audit_key, open_nonce_book, shared_store
+from sentinel_mcp.gateway.replica import (
+    SharedStore,
+    audit_key,
+    checked_seal_key,
+    open_nonce_book,
+    shared_store,
+)
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.storage.instances import Instance, crashed_instances, settle_dead
 from sentinel_mcp.storage.open import release
@@ -310,6 +316,8 @@ async def _assembled(
     lazy_builtins: bool = True,
 ) -> AsyncIterator[Runtime]:
     shared, shared_problems = shared_store(config)  # several replicas on one PostgreSQL (gateway/replica.py)
+    if shared is not None:  # a seal key not the cluster's refuses the start (before anything is written)
+        shared_problems += await checked_seal_key(shared)
     # ended without a clean stop: their heads are anchored once this gateway's anchor starts (before settling)
     crashed = crashed_instances(config.store_path.parent) if shared is None else []
     instance, audit_path, instance_problems = _claim_instance(config)
