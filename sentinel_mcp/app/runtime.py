@@ -64,6 +64,7 @@ from sentinel_mcp.gateway.replica import (
     SharedStore,
     audit_key,
     checked_seal_key,
+    claimed_name,
     open_nonce_book,
     shared_store,
 )
@@ -318,6 +319,10 @@ async def _assembled(
     shared, shared_problems = shared_store(config)  # several replicas on one PostgreSQL (gateway/replica.py)
     if shared is not None:  # a seal key not the cluster's refuses the start (before anything is written)
         shared_problems += await checked_seal_key(shared)
+    name_lease, lease_db = None, None
+    if shared is not None:  # one live process per replica name (a live other one refuses the start)
+        name_lease, lease_db, lease_problems = await claimed_name(shared)
+        shared_problems += lease_problems
     # ended without a clean stop: their heads are anchored once this gateway's anchor starts (before settling)
     crashed = crashed_instances(config.store_path.parent) if shared is None else []
     instance, audit_path, instance_problems = _claim_instance(config)
@@ -444,6 +449,8 @@ async def _assembled(
         async with anyio.create_task_group() as tg:
             await guard.start()
             tg.start_soon(trim_when_idle)  # glibc's free heap pages back once quiet after work (issue 21)
+            if name_lease is not None:
+                tg.start_soon(name_lease.run)
             if shared is not None:  # commit every replica's chain head now and then (audit_cluster.py)
                 tg.start_soon(anchor_loop, audit.db, shared.replica)
             if anchoring is not None:  # this chain's head in the anchor outside the data dir, now and then
@@ -474,6 +481,9 @@ async def _assembled(
             await audit.close()
             if nonce_db is not None:
                 await release(nonce_db)
+            if name_lease is not None:  # the name free at once for a restart (a crash: once its lease lapses)
+                await name_lease.give_back()
+                await release(lease_db)
             consents.close()
             if instance is not None:
                 instance.release()

@@ -133,3 +133,20 @@ async def checked_seal_key(shared: SharedStore) -> list[str]:
     finally:
         await release(db)
     return [problem] if problem else []
+
+
+async def claimed_name(shared: SharedStore) -> tuple[Any, Any, list[str]]:
+    """``gateway/replica_name_lease.py``: this replica's name leased to this process (``LocationError`` when
+    a live other replica holds it), the database it renews through (the caller releases it), problems."""
+    from sentinel_mcp.gateway.replica_name_lease import ReplicaNameLease
+    from sentinel_mcp.storage import open_database
+    from sentinel_mcp.storage.open import release
+
+    db = open_database(shared.url, "replica lease")
+    lease = ReplicaNameLease(db, shared.replica)
+    try:
+        problem = await lease.claim()
+    except BaseException:
+        await release(db)
+        raise
+    return lease, db, [problem] if problem else []

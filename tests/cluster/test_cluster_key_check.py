@@ -62,7 +62,7 @@ def _refused(cfg: Path, key: str) -> str:
         _, err = proc.communicate(timeout=90)
     except subprocess.TimeoutExpired:
         _stop(proc)
-        pytest.fail("a replica with another seal key than the cluster's started and kept serving")
+        pytest.fail("a replica that must be refused at start started and kept serving")
     assert proc.returncode != 0, err[-3000:]
     return err
 
