@@ -60,7 +60,14 @@ from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.http_auth import configured_principals
 from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
-from sentinel_mcp.gateway.replica import SharedStore, audit_key, open_nonce_book, shared_store
+from sentinel_mcp.gateway.replica import (
+    SharedStore,
+    audit_key,
+    checked_seal_key,
+    claimed_name,
+    open_nonce_book,
+    shared_store,
+)
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.storage.instances import Instance, crashed_instances, settle_dead
 from sentinel_mcp.storage.open import release
@@ -310,6 +317,12 @@ async def _assembled(
     lazy_builtins: bool = True,
 ) -> AsyncIterator[Runtime]:
     shared, shared_problems = shared_store(config)  # several replicas on one PostgreSQL (gateway/replica.py)
+    if shared is not None:  # a seal key not the cluster's refuses the start (before anything is written)
+        shared_problems += await checked_seal_key(shared)
+    name_lease, lease_db = None, None
+    if shared is not None:  # one live process per replica name (a live other one refuses the start)
+        name_lease, lease_db, lease_problems = await claimed_name(shared)
+        shared_problems += lease_problems
     # ended without a clean stop: their heads are anchored once this gateway's anchor starts (before settling)
     crashed = crashed_instances(config.store_path.parent) if shared is None else []
     instance, audit_path, instance_problems = _claim_instance(config)
@@ -436,6 +449,8 @@ async def _assembled(
         async with anyio.create_task_group() as tg:
             await guard.start()
             tg.start_soon(trim_when_idle)  # glibc's free heap pages back once quiet after work (issue 21)
+            if name_lease is not None:
+                tg.start_soon(name_lease.run)
             if shared is not None:  # commit every replica's chain head now and then (audit_cluster.py)
                 tg.start_soon(anchor_loop, audit.db, shared.replica)
             if anchoring is not None:  # this chain's head in the anchor outside the data dir, now and then
@@ -466,6 +481,9 @@ async def _assembled(
             await audit.close()
             if nonce_db is not None:
                 await release(nonce_db)
+            if name_lease is not None:  # the name free at once for a restart (a crash: once its lease lapses)
+                await name_lease.give_back()
+                await release(lease_db)
             consents.close()
             if instance is not None:
                 instance.release()

@@ -117,3 +117,36 @@ async def open_nonce_book(shared: SharedStore) -> tuple[Any, Any]:
     except StorageError:
         pass  # degraded: issuing raises and consuming refuses until the server is back (fail closed)
     return StoredNonceBook(db), db
+
+
+async def checked_seal_key(shared: SharedStore) -> list[str]:
+    """``gateway/cluster_key_check.py``: raises ``LocationError`` when this replica's seal key is not the
+    cluster's; the problem to report when the store could not be reached to check it."""
+    from sentinel_mcp.gateway.cluster_key_check import check_cluster_key
+    from sentinel_mcp.storage import open_database
+    from sentinel_mcp.storage.open import release
+
+    assert shared.seal_key is not None  # shared_store always sets it
+    db = open_database(shared.url, "cluster key")
+    try:
+        problem = await check_cluster_key(db, shared.seal_key)
+    finally:
+        await release(db)
+    return [problem] if problem else []
+
+
+async def claimed_name(shared: SharedStore) -> tuple[Any, Any, list[str]]:
+    """``gateway/replica_name_lease.py``: this replica's name leased to this process (``LocationError`` when
+    a live other replica holds it), the database it renews through (the caller releases it), problems."""
+    from sentinel_mcp.gateway.replica_name_lease import ReplicaNameLease
+    from sentinel_mcp.storage import open_database
+    from sentinel_mcp.storage.open import release
+
+    db = open_database(shared.url, "replica lease")
+    lease = ReplicaNameLease(db, shared.replica)
+    try:
+        problem = await lease.claim()
+    except BaseException:
+        await release(db)
+        raise
+    return lease, db, [problem] if problem else []
