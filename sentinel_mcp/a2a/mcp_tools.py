@@ -95,11 +95,14 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
 
     def tls_for(peer: Peer, name: str) -> ClientTLS | None:
         """``peer_tls`` for a send to ``peer``: Sentinel's client certificate only to a peer the owner lists
-        (``bridge_targets``) or whose card a configured key verified. A stranger (sent to once the user said
-        yes) proves nothing: the certificate goes out in the handshake before a pin is checked and, under TLS
-        1.2, in the clear, so it is left out, as for an announced card's fetch (announced_card_client.py)."""
-        if name in settings.bridge_targets or peer.trust.verified:
-            return settings.peer_client_tls
+        (``bridge_targets``), whose card a configured key verified, or whose server certificate must chain to
+        the owner's own ``peer_tls.ca`` (the handshake checks that chain before the client's certificate goes:
+        the card fetch likewise shows it to a server that proved itself so, announced_card_client.py). Under
+        the system's store any public certificate passes, and a pin is checked only after the handshake: there
+        a stranger (sent to once the user said yes) gets none."""
+        tls = settings.peer_client_tls
+        if name in settings.bridge_targets or peer.trust.verified or (tls is not None and tls.ca):
+            return tls
         return without_identity(settings.peer_client_tls)
 
     async def thread(call: Context, peer: Peer, name: str, task_id: str | None, context_id: str | None

@@ -33,7 +33,8 @@ def _answer() -> bytes:
 
 
 @pytest.mark.parametrize("tool", ["a2a_send", "a2a_relay"])
-async def test_an_unverified_peer_is_shown_no_client_certificate(tmp_path: Path, tool: str) -> None:
+async def test_an_unverified_peer_is_shown_no_client_certificate(tmp_path: Path, tool: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     ca = LocalCA(tmp_path / "ca")
     ca.create()
     me = ca.issue_client("sentinel-a")
@@ -48,7 +49,10 @@ async def test_an_unverified_peer_is_shown_no_client_certificate(tmp_path: Path,
         assert not stranger.trust.verified
         registry = PeerRegistry()
         registry.peers[stranger.instance] = stranger
-        settings = {"peer_tls": {"ca": str(ca.ca_cert_path), "cert": str(me.cert), "key": str(me.key)}}
+        # the system's store (here made to hold the local CA, as a public one would hold any site's issuer):
+        # any certificate it knows passes, so the handshake proves nothing of whom the owner meant
+        monkeypatch.setenv("SSL_CERT_FILE", str(ca.ca_cert_path))
+        settings = {"peer_tls": {"cert": str(me.cert), "key": str(me.key)}}
         ctx = BuiltinContext(name="a2a", data_dir=tmp_path, settings=settings,
                              services={"a2a_peers": registry})
         args = ({"peer": stranger.instance, "text": "hello"} if tool == "a2a_send"
@@ -57,6 +61,13 @@ async def test_an_unverified_peer_is_shown_no_client_certificate(tmp_path: Path,
             sent = await tools.call_tool(tool, args)
         assert not sent.is_error, sent
         assert asking.shown == [False], asking.shown  # reached (its chain checks out), no certificate shown
+        # with the owner's own CA the handshake proves the server by it before the certificate goes: shown
+        settings = {"peer_tls": {"ca": str(ca.ca_cert_path), "cert": str(me.cert), "key": str(me.key)}}
+        own_ca = BuiltinContext(name="a2a", data_dir=tmp_path, settings=settings,
+                                services={"a2a_peers": registry})
+        async with Client(create_server(own_ca)) as tools:
+            assert not (await tools.call_tool(tool, args)).is_error
+        assert asking.shown == [False, True], asking.shown
         # the control: the same client settings, used where the owner listed the peer, show it
         import httpx2
         from sentinel_mcp.tls.client_context import httpx_verify
@@ -65,6 +76,6 @@ async def test_an_unverified_peer_is_shown_no_client_certificate(tmp_path: Path,
         tls = ClientTLS(ca=str(ca.ca_cert_path), cert=str(me.cert), key=str(me.key))
         async with httpx2.AsyncClient(verify=httpx_verify(tls)) as http:
             await http.get(base + "/")
-        assert asking.shown == [False, True], asking.shown
+        assert asking.shown == [False, True, True], asking.shown
     finally:
         server.close()

@@ -147,6 +147,11 @@ class FakeAdbServer:
             await w.drain()
             w.close()
             return
+        if command == "getevent -l" and command not in self.streams:
+            # listening before the shell reads as open: the OKAY went out first and, with this thread behind
+            # the client's under load, a prompt shown on it could come before the press was listened for
+            self._key_waiters.append(w)
+            self.most_key_waiters = max(self.most_key_waiters, len(self._key_waiters))
         w.write(b"OKAY")
         if command in self.streams:
             try:
@@ -157,8 +162,6 @@ class FakeAdbServer:
                 w.close()
             return
         if command == "getevent -l":
-            self._key_waiters.append(w)
-            self.most_key_waiters = max(self.most_key_waiters, len(self._key_waiters))
             try:
                 await w.drain()
                 await r.read()  # until the client closes the stream
