@@ -7,13 +7,12 @@ replica with the same name is another holder) and ``lease_until``, renewed by th
 replica's disk, its model backend may be the caller's own model relayed over a session that died with it, and
 the model calls it spent count against its caps; running it again elsewhere would spend them twice.
 
-Ending is one atomic statement: ``UPDATE ... WHERE task_id IN (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING``,
-so of two replicas sweeping at once each build is ended by exactly one. Times are the database's clock
-(``clock_timestamp()``), so replicas whose clocks disagree still agree on a lease. A runner whose renewal
-finds
-its lease gone (another replica ended it while this one could not reach the database) stops the build. A
-replica restarted under the same name ends its own earlier builds at start (``end_own_old``), not a lease
-later.
+Ending is one statement a build, conditional on its lease exactly as read and taking its row with ``FOR UPDATE
+SKIP LOCKED``, its end signed in it: of two replicas sweeping at once each build is ended by exactly one, and
+no reader sees an end before its signature. Times are the database's clock (``clock_timestamp()``), so
+replicas whose clocks disagree still agree on a lease. A runner whose renewal finds its lease gone (another
+replica ended it while this one could not reach the database) stops the build. A replica restarted under the
+same name ends its own earlier builds at start (``end_own_old``), not a lease later.
 """
 
 from __future__ import annotations
@@ -82,60 +81,62 @@ async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEAS
     return kept
 
 
-# what an end returns: the row as ended, and its lease as it was (``o``: read under the row's lock)
-_ENDED = ("RETURNING t.task_id, t.state, t.finished_at, t.replica, o.lease_holder, o.lease_until, "
-          "o.lease_mac, t.error")
+# the running rows a sweep may end, read with the database's clock (``_end``: each ended conditionally on it)
+_READ = f"SELECT task_id, replica, lease_holder, lease_until, lease_mac, {_NOW} FROM tasks "
+# ending one build FAILED: conditional on its lease exactly as read (holder, replica, until, signature), so a
+# renewal in between keeps it running, and of sweepers at once exactly one ends it (a row another holds the
+# lock of is skipped, never waited for: no deadlock with a renewal's batch); its end's signature written in it
+_END = (
+    "UPDATE tasks t SET state='FAILED', error=?, error_mac=?, updated_at=?, finished_at=?, end_mac=?, "
+    "lease_until=NULL, lease_holder='' FROM (SELECT task_id FROM tasks WHERE task_id=? "
+    "AND replica IS NOT DISTINCT FROM ? AND lease_holder IS NOT DISTINCT FROM ? "
+    "AND lease_until IS NOT DISTINCT FROM ? AND lease_mac IS NOT DISTINCT FROM ? "
+    "AND state NOT IN ('COMPLETED','FAILED') FOR UPDATE SKIP LOCKED) o WHERE t.task_id = o.task_id "
+)
 
 
-async def _sign_ends(db: Any, key: bytes | None, rows: list[Any]) -> None:
-    """Sign the ends just written (``build_rows.end_mac``) of the builds whose lease was signed by its holder
-    (``build_rows.lease_verified``; rows as ``_ENDED`` returns them). A lease moved or made to lapse in SQL
-    (or from before leases were signed) ends unsigned: its files are kept, never swept for it, and said.
-    One statement after the end: a replica dying between leaves an end unsigned, whose files are then kept,
-    not a sweep on an end nobody vouched for. No key (a caller without one): unsigned alike."""
+async def _end(db: Any, key: bytes | None, rows: list[Any], why: str,
+               extra: str = "") -> list[tuple[str, str]]:
+    """End these builds (rows as ``_READ`` gives them) FAILED with ``interrupted: replica <name> <why>``, each
+    in one statement with its end and its reason signed (``build_rows.end_mac``) when its lease was signed by
+    its holder (``build_rows.lease_verified``): a reader never sees an end before its signature. A lease moved
+    or made to lapse in SQL (or from before leases were signed) ends unsigned: its files are kept, never swept
+    for it, and said. No key (a caller without one): unsigned alike. Returns ``(task_id, replica)`` ended."""
     from sentinel_mcp.storage import Statement
     from sentinel_mcp.swarm.build_progress import ERROR
     from sentinel_mcp.swarm.build_rows import end_mac, lease_verified
     from sentinel_mcp.swarm.signed_parts import mac as part_mac
 
-    if key is None or not rows:
-        return
-    signed: list[tuple[Any, ...]] = []
-    unsigned: list[tuple[Any, ...]] = []
-    for tid, state, at, replica, holder, until, mac, error in rows:
+    statements = []
+    for tid, replica, holder, until, mac, now in sorted(rows, key=lambda r: str(r[0])):
+        at = float(now)
+        error = f"{REASON_PREFIX}{replica or '(unknown)'} {why}"
         lease = {"task_id": tid, "replica": replica, "lease_holder": holder, "lease_until": until,
                  "lease_mac": mac}
-        (signed if lease_verified(key, lease) else unsigned).append((tid, state, at, error))
-    for tid, *_ in unsigned:  # its reason unsigned too: shown as ``unverified``
-        log.warning("build %s ended without a signed end: its lease was not signed by its holder (moved or "
-                    "set to lapse outside Sentinel, or from before leases were signed); its files are kept",
-                    safe_text(str(tid), 80))
-    if not signed:
-        return
-    # the reason it wrote is signed with the end (``build_progress.ERROR``): shown only so
-    sql = "UPDATE tasks SET end_mac=?, error_mac=? WHERE task_id=? AND state=? AND finished_at=? AND error=?"
-    await db.run([Statement(sql, (end_mac(key, tid, state, float(at)), part_mac(key, ERROR, (tid,), (error,)),
-                                  tid, state, at, error))
-                  for tid, state, at, error in signed])
+        signed = key is not None and lease_verified(key, lease)
+        if key is not None and not signed:  # its reason unsigned too: shown as ``unverified``
+            log.warning("build %s ended without a signed end: its lease was not signed by its holder (moved "
+                        "or set to lapse outside Sentinel, or from before leases were signed); its files are "
+                        "kept", safe_text(str(tid), 80))
+        end = end_mac(key, tid, "FAILED", at) if signed and key is not None else None
+        error_mac = part_mac(key, ERROR, (tid,), (error,)) if signed and key is not None else None
+        statements.append(Statement(
+            _END + extra + "RETURNING t.task_id, t.replica",
+            (error, error_mac, at, at, end, tid, replica, holder, until, mac)))
+    if not statements:
+        return []
+    return [(str(r[0]), str(r[1])) for out in await db.run(statements) for r in out.rows]
 
 
 async def end_lapsed(db: Any, limit: int = 100, key: bytes | None = None) -> list[tuple[str, str]]:
     """End (FAILED, with the reason) builds whose lease lapsed; each is ended by exactly one caller in the
-    cluster (its end signed with ``key`` when its lease was, ``_sign_ends``). Returns ``(task_id, replica)``
-    of the builds this call ended."""
-    out = await db.write(
-        "UPDATE tasks t SET state='FAILED', "
-        f"error='{REASON_PREFIX}' || CASE WHEN t.replica = '' THEN '(unknown)' ELSE t.replica END || "
-        "' stopped (its lease lapsed); the build was not resumed', "
-        f"updated_at={_NOW}, finished_at={_NOW}, lease_until=NULL, lease_holder='' "
-        "FROM (SELECT task_id, lease_holder, lease_until, lease_mac FROM tasks "
-        f"WHERE state NOT IN ('COMPLETED','FAILED') AND lease_until < {_NOW} ORDER BY lease_until LIMIT ? "
-        "FOR UPDATE SKIP LOCKED) o "
-        f"WHERE t.task_id = o.task_id AND t.state NOT IN ('COMPLETED','FAILED') {_ENDED}",
-        (limit,),
-    )
-    await _sign_ends(db, key, out.rows)
-    return [(r[0], r[3]) for r in out.rows]
+    cluster (its end signed with ``key`` when its lease was, ``_end``). Returns ``(task_id, replica)`` of the
+    builds this call ended."""
+    rows = await db.query(
+        _READ + f"WHERE state NOT IN ('COMPLETED','FAILED') AND lease_until < {_NOW} ORDER BY lease_until "
+        "LIMIT ?", (limit,))
+    return await _end(db, key, rows, "stopped (its lease lapsed); the build was not resumed",
+                      f"AND t.lease_until < {_NOW} ")
 
 
 async def end_own_old(db: Any, replica: str, holder: str, limit: int = 1000,
@@ -143,19 +144,11 @@ async def end_own_old(db: Any, replica: str, holder: str, limit: int = 1000,
     """At start: end the builds an earlier process of this replica left running (same name, another holder),
     at once, without waiting for their leases to lapse: this process knows their runner is gone (the end
     signed when the lease was: a build moved to this replica's name in SQL ends unsigned, its files kept)."""
-    out = await db.write(
-        "UPDATE tasks t SET state='FAILED', "
-        f"error='{REASON_PREFIX}' || t.replica || "
-        "' restarted while the build ran; the build was not resumed', "
-        f"updated_at={_NOW}, finished_at={_NOW}, lease_until=NULL, lease_holder='' "
-        "FROM (SELECT task_id, lease_holder, lease_until, lease_mac FROM tasks "
-        "WHERE state NOT IN ('COMPLETED','FAILED') AND replica = ? AND lease_holder <> ? ORDER BY task_id "
-        "LIMIT ? FOR UPDATE SKIP LOCKED) o "
-        f"WHERE t.task_id = o.task_id AND t.state NOT IN ('COMPLETED','FAILED') {_ENDED}",
-        (replica, holder, limit),
-    )
-    await _sign_ends(db, key, out.rows)
-    return [r[0] for r in out.rows]
+    rows = await db.query(
+        _READ + "WHERE state NOT IN ('COMPLETED','FAILED') AND replica = ? AND lease_holder <> ? "
+        "ORDER BY task_id LIMIT ?", (replica, holder, limit))
+    ended = await _end(db, key, rows, "restarted while the build ran; the build was not resumed")
+    return [tid for tid, _ in ended]
 
 
 async def release(db: Any, task_id: str, holder: str) -> None:

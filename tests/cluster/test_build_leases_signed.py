@@ -135,3 +135,43 @@ async def test_a_build_ended_elsewhere_is_still_lost_to_its_runner(pg_url: str, 
         assert [t for t, _ in await build_lease.end_lapsed(store.db, key=store.key)] == [TID]
         assert await build_lease.renew(store.db, [TID], HOLDER, 600.0, key=store.key) == set()
         assert (await store.get_task(TID))["state"] == "FAILED"
+
+
+@pytest.mark.parametrize("how", ["lapsed", "restarted"])
+async def test_no_reader_ever_sees_a_sweepers_end_before_its_signature(
+    pg_url: str, tmp_path: Path, how: str
+) -> None:
+    """A sweeper's end and its signature are one write: every row version the database ever held with the
+    build ended carries its end's signature (a trigger records each). Before, the end was written, then signed
+    in a second transaction: a status read between showed the end and its reason withheld as unverified (seen
+    in a full run under load)."""
+    await build(pg_url, tmp_path)
+    sql(pg_url, "CREATE TABLE seen (state TEXT, signed BOOLEAN, reason_signed BOOLEAN)")
+    sql(pg_url, "CREATE FUNCTION note_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO seen "
+                "VALUES (NEW.state, NEW.end_mac IS NOT NULL, NEW.error_mac IS NOT NULL); RETURN NEW; END $$")
+    sql(pg_url, "CREATE TRIGGER note AFTER UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION note_row()")
+    async with SwarmStore(pg_url, key=KEY) as store:
+        assert await build_lease.renew(store.db, [TID], HOLDER, -1.0, key=store.key) == {TID}
+        if how == "lapsed":
+            assert [t for t, _ in await build_lease.end_lapsed(store.db, key=store.key)] == [TID]
+        else:
+            ended = await build_lease.end_own_old(store.db, "replica-a", "replica-a/new", key=store.key)
+            assert ended == [TID]
+        task = await store.get_task(TID)
+        assert task["state"] == "FAILED" and task["error"].startswith("interrupted: replica replica-a ")
+        assert "unverified" not in task
+    ended = sql(pg_url, "SELECT signed, reason_signed FROM seen WHERE state = 'FAILED'")
+    assert ended and all(signed and reason for signed, reason in ended), ended
+
+
+async def test_a_lease_renewed_after_the_sweeper_read_it_is_not_ended(pg_url: str, tmp_path: Path) -> None:
+    """The sweeper ends a build on its lease exactly as it read it: a renewal that lands between the read and
+    the end keeps the build running (its runner alive after all)."""
+    await build(pg_url, tmp_path)
+    async with SwarmStore(pg_url, key=KEY) as store:
+        assert await build_lease.renew(store.db, [TID], HOLDER, -1.0, key=store.key) == {TID}
+        read = await store.db.query(build_lease._READ + "WHERE task_id = ?", (TID,))
+        assert await build_lease.renew(store.db, [TID], HOLDER, 600.0, key=store.key) == {TID}
+        assert await build_lease._end(store.db, store.key, read, "stopped") == []
+        assert (await store.get_task(TID))["state"] == "PLANNING"
+        assert await build_lease.renew(store.db, [TID], HOLDER, 600.0, key=store.key) == {TID}
