@@ -33,3 +33,12 @@ def content_digest(files: list[Path]) -> str:
                 os.close(fd)
         h.update(b"\0")
     return h.hexdigest()
+
+
+def bytes_digest(named: list[tuple[str, bytes]]) -> str:
+    """``content_digest`` of files already read (each its name as the version names it, and its bytes): what a
+    replica publishes is checked against the version it publishes it under with it."""
+    h = hashlib.sha256()
+    for name, data in named:
+        h.update(name.encode() + b"\0" + data + b"\0")
+    return h.hexdigest()

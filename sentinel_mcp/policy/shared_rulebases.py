@@ -31,9 +31,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sentinel_mcp.core.decision import Deny
+from sentinel_mcp.core.display_text import Marked, compose
+from sentinel_mcp.core.errors import PolicyError
 from sentinel_mcp.core.outside_file import TooLarge
 from sentinel_mcp.policy.policy_documents import document_text
-from sentinel_mcp.policy.rulebase_file_text import RulebaseFileUnreadable, rulebase_file_text
+from sentinel_mcp.policy.rulebase_digest import bytes_digest
+from sentinel_mcp.policy.rulebase_file_text import RulebaseFileUnreadable, rulebase_file_bytes
 from sentinel_mcp.policy.rulebase import Problem, Rulebase, RulebaseError, RulebaseHolder
 from sentinel_mcp.storage import Schema, StorageError
 from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, signed
@@ -81,10 +84,24 @@ def _safe_relative(path: str) -> Path | None:
     return Path(*parts)
 
 
+class RulebaseChanged(PolicyError):
+    """A rulebase file changed on disk since its version loaded: what is there now is not that version."""
+
+    prefixed = False
+
+
 def version_body(rb: Rulebase) -> str:
     """The texts a replica needs to load ``rb``: its files by name, and its documents by their declared path.
-    """
-    files = [{"name": Path(f).name, "text": rulebase_file_text(f, strict=True)} for f in rb.files]
+    The files are read as they are now: published only when they are the version's own (its name is their
+    digest), else ``RulebaseChanged`` (an edit landed since the load: the hot reload that follows publishes
+    it), never another text under the version's name."""
+    read = [(f, rulebase_file_bytes(f)) for f in rb.files]
+    if bytes_digest(read) != rb.version:
+        raise RulebaseChanged(compose(
+            Marked("rulebase version "), rb.version[:12],
+            Marked(": its files changed on disk since it loaded (not published: the reload that follows "
+                   "is)")))
+    files = [{"name": Path(f).name, "text": data.decode("utf-8")} for f, data in read]
     docs = []
     for d in rb.info.documents:
         rel = _safe_relative(d.path)
@@ -163,7 +180,7 @@ class SharedRulebases:
                 self._read(latest)
                 if latest is None:
                     if self.holder.loaded:
-                        await self.publish(self.holder.current, "start-up")
+                        await self._publish_own("start-up")
                 elif not self.holder.loaded or latest.version != self.holder.current.version:
                     await self._adopt(latest)
                 else:
@@ -214,11 +231,20 @@ class SharedRulebases:
         # only this replica's own files changing is news for the cluster (an adopted version came from it)
         if ok and cause.startswith("hot reload") and self.holder.loaded:
             try:
-                await self.publish(self.holder.current, cause)
-            # a file changed since it loaded: unreadable, huge, a FIFO, not UTF-8 (each names the file)
-            except (StorageError, OSError, RulebaseFileUnreadable, TooLarge, UnicodeDecodeError) as e:
+                await self._publish_own(cause)
+            except StorageError as e:
                 self.problem = f"rulebase version {version} is active here but could not be published: {e}"
                 log.error("%s", self.problem)
+
+    async def _publish_own(self, cause: str) -> None:
+        """Publish the version in force here; one whose files changed since it loaded (unreadable, huge, a
+        FIFO, not UTF-8, another text: each names the file) is not, and ``problem`` says so."""
+        try:
+            await self.publish(self.holder.current, cause)
+        except (OSError, RulebaseFileUnreadable, RulebaseChanged, TooLarge, UnicodeDecodeError) as e:
+            self.problem = (f"rulebase version {self.holder.current.version} is active here but could not be "
+                            f"published: {e}")
+            log.error("%s", self.problem)
 
     async def _latest(self, after: int) -> VersionRow | None:
         rows = await self.db.query(
@@ -277,7 +303,7 @@ class SharedRulebases:
             self._read(latest)
             if latest is None:
                 if self.seen == 0 and self.holder.loaded:  # nothing published yet (or not readable at start)
-                    await self.publish(self.holder.current, "start-up")
+                    await self._publish_own("start-up")
                 return
             if self.holder.loaded and latest.version == self.holder.current.version:
                 self.seen, self.problem = latest.id, None

@@ -196,3 +196,30 @@ async def test_a_rulebase_version_written_in_sql_is_adopted_by_no_replica(
         assert isinstance(await b.decide(pay()), Allow)
     finally:
         await b.close()
+
+
+@pytest.mark.parametrize("edit", ["tightened", "not utf-8", "emptied"])
+async def test_a_file_edited_after_its_version_loaded_is_never_published_under_that_version(
+    pg_url: str, tmp_path: Path, edit: str
+) -> None:
+    """A version's name is its files' digest, and every replica loads the published text under that name:
+    publishing reads the files as they are now, so an edit landing between the load and the publish would
+    have gone out as another text under the loaded version's name (the cluster's replicas deciding on
+    different rules under one name in the audit). Now such a body is not published, the replica says why in
+    its problem, and the version in force is still what it loaded."""
+    a = await replica(tmp_path, "replica-a", pg_url)
+    try:
+        shared = a.shared_versions
+        assert shared is not None
+        loaded = a.version
+        rules = tmp_path / "replica-a" / "rules" / "gate.pl"
+        rules.write_bytes({"tightened": TIGHT.encode(), "not utf-8": b"\xff\xfe", "emptied": b""}[edit])
+        await shared._publish_own("hot reload: changed gate.pl")
+        assert "changed on disk since it loaded" in (shared.problem or ""), shared.problem
+        with psycopg.connect(pg_url) as conn:
+            bodies = conn.execute("SELECT version, body FROM rulebase_versions ORDER BY id").fetchall()
+        assert [v for v, _ in bodies] == [loaded]  # only the start-up's, with the text it loaded
+        assert json.loads(bodies[0][1])["files"][0]["text"] == ALLOW
+        assert a.version == loaded and isinstance(await a.decide(pay()), Allow)
+    finally:
+        await a.close()

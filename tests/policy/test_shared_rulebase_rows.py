@@ -82,3 +82,18 @@ def test_an_oversized_version_is_refused_before_anything_is_written(tmp_path: Pa
     with pytest.raises(RulebaseError, match="larger than"):
         materialize(body([("a.pl", "x" * (MAX_BODY + 1))]), tmp_path / "v")
     assert not (tmp_path / "v").exists()
+
+
+def test_the_digest_of_files_read_is_their_versions_digest(tmp_path: Path) -> None:
+    """What ``version_body`` checks a body against: the digest of the bytes it read equals the version's own
+    (``content_digest``), for several files, empty ones and bytes that are not UTF-8; any change moves it."""
+    from sentinel_mcp.policy.rulebase_digest import bytes_digest, content_digest
+
+    files = [tmp_path / "a.pl", tmp_path / "b.pl", tmp_path / "c.pl"]
+    for f, data in zip(files, [b"x.\n", b"", b"\xff\xfe y."]):
+        f.write_bytes(data)
+    read = [(str(f), f.read_bytes()) for f in files]
+    assert bytes_digest(read) == content_digest(files)
+    assert bytes_digest([read[0], read[2], read[1]]) != content_digest(files)  # order counts
+    assert bytes_digest([(read[0][0], b"x. \n"), *read[1:]]) != content_digest(files)
+    assert bytes_digest([(read[0][0] + "x", read[0][1]), *read[1:]]) != content_digest(files)
