@@ -55,6 +55,14 @@ class RulebaseError(PolicyError):
         super().__init__("; ".join(str(p) for p in problems if p.severity == "error") or "invalid rulebase")
 
 
+class RulebaseMoved(RulebaseError):
+    """A file changed while it loaded: the engine may hold another text than the one the version names."""
+
+
+# loads a holder starts again when a file changed under one (an editor saving in steps), before it says so
+MOVED_TRIES = 3
+
+
 class BindingInfo(BaseModel):
     predicate: str
     arity: int
@@ -256,6 +264,12 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
     log.debug("start-up stage: engine load started (%s)", module)
     raw = await engine.load(module, [str(f) for f in files])
     log.debug("start-up stage: engine load ended (%s)", module)
+    # the engine read the files again: the version names the text it loaded only if they did not change since
+    if await asyncio.to_thread(content_digest, files) != digest:
+        await engine.unload(module)
+        raise RulebaseMoved([Problem(severity="error", file=str(f), line=0,
+                                     message="changed while it loaded (loaded again at the next check)")
+                             for f in files])
     errors = [Problem(**p) for p in raw["errors"]]
     warnings = [Problem(**p) for p in raw["warnings"]]
     if errors:
@@ -393,8 +407,14 @@ class RulebaseHolder:
         """``load_rulebase`` within ``load_seconds``: past it, an error naming the files (the lock is let go;
         the engine's part ends by its inference limit)."""
         try:
-            loading = load_rulebase(self.engine, files, version, own_documents=self.own_documents)
-            return await asyncio.wait_for(loading, self.load_seconds)
+            for tries_left in range(MOVED_TRIES - 1, -1, -1):
+                try:
+                    loading = load_rulebase(self.engine, files, version, own_documents=self.own_documents)
+                    return await asyncio.wait_for(loading, self.load_seconds)
+                except RulebaseMoved:
+                    if not tries_left:
+                        raise
+            raise AssertionError("unreachable")
         except asyncio.TimeoutError:
             why = f"loading did not finish within {self.load_seconds:g} s"
             raise RulebaseError([Problem(severity="error", file=str(f), line=0, message=why) for f in files]

@@ -185,3 +185,53 @@ async def test_a_rulebase_whose_own_arithmetic_makes_a_huge_integer_is_refused_w
     said = r"huge\.pl:2: error: arithmetic in a rulebase makes integers of at most"
     with pytest.raises(RulebaseError, match=said):
         await load_rulebase(shared_engine(), [rb])
+
+
+class EditsDuringLoad:
+    """The real engine, but each of its first ``times`` loads finds the file edited first (an editor saving
+    while the holder loads): the interleaving forced, the engine unchanged."""
+
+    def __init__(self, engine: object, f: Path, texts: list[str]) -> None:
+        self.engine, self.f, self.texts = engine, f, list(texts)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.engine, name)
+
+    async def load(self, module: str, files: list[str]) -> object:
+        if self.texts:
+            self.f.write_text(self.texts.pop(0))
+        return await self.engine.load(module, files)  # type: ignore[attr-defined]
+
+
+async def test_a_file_edited_while_it_loads_is_loaded_again_under_its_texts_name(tmp_path: Path) -> None:
+    """A version is named by the digest of its files, taken before the engine reads them: an edit landing
+    between had the engine decide on the new text under the old text's name (the audit's policy_version then
+    names rules that did not decide). Now the load is started again, so name and text agree."""
+    from sentinel_mcp.policy.rulebase import content_version
+
+    f = tmp_path / "p.pl"
+    f.write_text("guard('t__ok', [], true).\n")
+    holder = RulebaseHolder(EditsDuringLoad(shared_engine(), f, ["guard('t__ok', [], fail).\n"]), [f])  # type: ignore[arg-type]
+    try:
+        await holder.reload()
+        assert holder.current.version == content_version([f])
+        assert "fail" in f.read_text()
+    finally:
+        await holder.unload_all()
+
+
+async def test_a_file_that_keeps_changing_while_it_loads_is_not_taken(tmp_path: Path) -> None:
+    f = tmp_path / "p.pl"
+    f.write_text("guard('t__ok', [], true).\n")
+    engine = EditsDuringLoad(shared_engine(), f, [])
+    holder = RulebaseHolder(engine, [f])  # type: ignore[arg-type]
+    try:
+        await holder.reload()
+        v1 = holder.current.version
+        engine.texts = [f"guard('t__ok', [], fail). % {i}\n" for i in range(10)]
+        f.write_text("guard('t__ok', [], fail).\n")
+        assert await holder.reload(cause="hot reload: changed p.pl") is False
+        assert holder.current.version == v1 and "changed while it loaded" in (holder.last_error or "")
+        assert len(engine.texts) == 10 - 3  # three tries, then said
+    finally:
+        await holder.unload_all()
