@@ -15,10 +15,11 @@ Sentinel's side of the HTTP row alone. The default upstream is the transport's o
 
 Usage: python benchmarks/harness/latency_ab.py --base /work/main [--transport stdio|http]
        [--upstream stdio|http] [--calls 300] [--block 25] [--eras 2026-07-28,2025-11-25]
-       [--base-env NAME=VALUE ...] [--this-env NAME=VALUE ...]
+       [--base-env NAME=VALUE ...] [--this-env NAME=VALUE ...] [--token-file]
 ``--base-env`` / ``--this-env``: set in that side's gateway environment only; a ``PYTHONPATH=DIR`` is added
 after the tree (``uvloop_site/sitecustomize.py``: one tree, two event loops).
-(``TMPDIR=/dev/shm``: the gateways' audit fsyncs on tmpfs, out of the figure.)
+(``TMPDIR=/dev/shm``: the gateways' audit fsyncs on tmpfs, out of the figure.) ``--token-file``: the owner's
+token in its file, as ``serve`` makes it, not in the config (a credential that may lapse: rechecked a call).
 """
 
 from __future__ import annotations
@@ -96,10 +97,21 @@ def _env(tree: Path, side: str) -> dict[str, str]:
     return env
 
 
+OWNER_TOKEN_FILE: list[bool] = [False]  # --token-file
+TOKEN_FILE_NOTE = "; the owner's token from its file"
+
+
 def _config(tmp: Path, name: str, upstream: dict[str, Any]) -> Path:
     cfg = tmp / f"{name}.json"
+    http: dict[str, Any] = {"token": TOKEN}
+    if OWNER_TOKEN_FILE[0]:  # the default: the owner's token followed from its file (may lapse: rechecked)
+        http = {}
+        data = tmp / name
+        data.mkdir(mode=0o700, exist_ok=True)
+        (data / "http-token").write_text(TOKEN + "\n")  # owner_token.TOKEN_FILE, as `config token` makes it
+        (data / "http-token").chmod(0o600)
     cfg.write_text(json.dumps({"mcpServers": {"tb": upstream}, "sentinel": {
-        "data_dir": str(tmp / name), "builtins": [], "http": {"token": TOKEN}}}))
+        "data_dir": str(tmp / name), "builtins": [], "http": http}}))
     cfg.chmod(0o600)
     return cfg
 
@@ -203,7 +215,11 @@ def main() -> None:
     ap.add_argument("--eras", default=",".join(ERAS))
     ap.add_argument("--base-env", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--this-env", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--token-file", action="store_true",
+                    help="HTTP: the owner's token kept in its file (the default config; a credential that "
+                    "may lapse, each call's caller checked again: caller_recheck.py, stream_recheck.py)")
     args = ap.parse_args()
+    OWNER_TOKEN_FILE[0] = args.token_file
     EXTRA_ENV["base"].update(kv.split("=", 1) for kv in args.base_env)
     EXTRA_ENV["this tree"].update(kv.split("=", 1) for kv in args.this_env)
     upstream = args.upstream or args.transport
@@ -228,7 +244,8 @@ def main() -> None:
     print(f"\nSequential no-op over {args.transport} (client -> sentinel {args.transport} -> toolbox "
           f"{upstream}), "
           f"{args.calls} calls each in blocks of {args.block}, interleaved; load average {load:.1f} -> "
-          f"{os.getloadavg()[0]:.1f}; base env {args.base_env or '-'}, this env {args.this_env or '-'}\n")
+          f"{os.getloadavg()[0]:.1f}; base env {args.base_env or '-'}, this env {args.this_env or '-'}"
+          f"{TOKEN_FILE_NOTE if args.token_file else ''}\n")
     print(f"{'era':12} {'direct p50':>11} {'base p50':>9} {'added':>7} {'this p50':>9} {'added':>7} "
           f"{'base CPU/call':>14} {'this CPU/call':>14}   goal: added <= 0.5 ms")
     for era, r in rows:

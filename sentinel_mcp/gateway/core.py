@@ -53,7 +53,7 @@ from sentinel_mcp.gateway.result_check import ResultCheck
 from sentinel_mcp.gateway.asked_questions import AskedQuestions
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
-from sentinel_mcp.gateway.caller_recheck import OUTCOME as LAPSED, CallerLapsed, recheck_caller
+from sentinel_mcp.gateway.caller_recheck import OUTCOME as LAPSED, CallerLapsed
 from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.catalog_view import CatalogView
 from sentinel_mcp.gateway.consent_gate import ConsentGate, told_consents
@@ -453,7 +453,9 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview, JudgedArgume
             b = rec.base  # what a push it refuses during the call is audited with
             link.call_of = CallOf(who, b["session"], call.name, b["origin"], b["client"], rec.decision_id)
         try:
-            recheck_caller(req.recheck)  # it may have waited (write turns, a person's answer) since it came
+            # the caller is checked again once, in the upstream's call (``UpstreamCalls._in_slot``): after
+            # whatever the call waited for (write turns, a person's answer, its turn, a slot), right before
+            # it is sent; CallerLapsed from there (issue 21: asked here too, it was two checks back to back)
             result = await call_upstream(up, call, req, link, meta, rec.timings)
             if isinstance(result, Unrelayed):
                 return await self._done(

@@ -216,7 +216,7 @@ class UpstreamCalls:
         upstream."""
         slots = self._slots
         if slots is None:
-            recheck_caller(recheck)  # after its party's turn (``call_tool``)
+            recheck_caller(recheck)  # after its party's turn (``call_tool``): every call's one check
             return await self._call(*call, principal=principal)
         if not slots.try_take(share):
             wait = call[-1] or self.target.timeout
@@ -233,7 +233,7 @@ class UpstreamCalls:
                     f"none ended within {wait:.0f}s"
                 )
         try:
-            recheck_caller(recheck)  # after the wait: a credential revoked meanwhile sends nothing
+            recheck_caller(recheck)  # after the wait: a credential revoked meanwhile sends nothing (the one)
             return await self._call(*call, principal=principal)
         finally:
             slots.give_back(share)
