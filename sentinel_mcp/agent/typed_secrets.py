@@ -29,7 +29,9 @@ REDACTED = "<redacted password>"
 # ones would stop redacting them, and let them go anywhere)
 MAX_SECRETS = 32
 MAX_FIELD = 512  # characters of a password field's pieces kept as one password (the end of them)
-SENT_TAIL = 256  # characters of what the run typed elsewhere read with the next piece
+MAX_PIECES = 64  # a tool call's argument strings read as pieces sent (the first ones)
+SENT_TAIL = 256  # characters of what the run sent elsewhere read with the next piece (per channel)
+MAX_CHANNELS = 64  # argument names whose pieces are kept
 
 
 class TypedSecrets:
@@ -44,9 +46,9 @@ class TypedSecrets:
         # what the run typed into each password field so far, (package, field) -> text: a password typed in
         # pieces, one step each, is the whole of them
         self._fields: dict[tuple[str, str], str] = {}
-        # the end of what the run typed elsewhere, one piece after another: pieces of a password typed into
-        # other fields a step each are read together
-        self._sent = ""
+        # the end of what the run typed elsewhere, or sent in a tool's argument, one piece after another (by
+        # the argument's name; "": typed): pieces of a password sent a step each are read together
+        self._sent: dict[str, str] = {}
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
@@ -105,14 +107,19 @@ class TypedSecrets:
         if into_password and len(self._secrets) >= MAX_SECRETS and not self._known(decision.text or ""):
             raise UnusableDecision(f"this run has typed {MAX_SECRETS} passwords already: no new one")
         app = screen.window_of(decision.element_id)
-        elsewhere = decision.action == "type" and not into_password and bool(decision.text)
-        # a piece typed elsewhere is read after the ones before it (those alone held no password)
         found = self._found([decision.text, decision.arguments])
-        if elsewhere and decision.text:  # (only what reaches into this piece: the ones before were placed)
-            found |= self._found(self._sent + decision.text, since=len(self._sent))
+        # what the step sends off the phone's password fields, read after what the steps before sent (those
+        # pieces alone held no password): only what reaches into this step's counts
+        sent = dict(self._sent)
+        for channel, piece in _sent_by(decision, into_password):
+            before = sent.get(channel, "")
+            found |= self._found(before + piece, since=len(before))
+            sent[channel] = (before + piece)[-SENT_TAIL:]
         if not found:
-            if elsewhere and decision.text:
-                self._sent = (self._sent + decision.text)[-SENT_TAIL:]
+            if len(sent) <= MAX_CHANNELS:  # (past it: a new channel's pieces are not kept; the others are)
+                self._sent = sent
+            else:
+                self._sent.update((k, v) for k, v in sent.items() if k in self._sent)
             return decision
         # the app whose window the field is drawn in, as the device names it: not the screen's package (the
         # package most nodes claim: a look-alike's window over the bank's form reads as the bank's)
@@ -139,3 +146,22 @@ class TypedSecrets:
         if isinstance(value, (list, tuple)):
             return set().union(*(self._found(v) for v in value))
         return set()
+
+
+def _sent_by(decision: Decision, into_password: bool) -> list[tuple[str, str]]:
+    """The text ``decision`` sends elsewhere than a password field, as (channel, text): what it types
+    (channel ""), each of a tool's argument values' strings (channel: its argument's name, so a message's
+    body is read after the bodies before, whoever each went to)."""
+    if decision.action == "type":
+        return [] if into_password or not decision.text else [("", decision.text)]
+    out: list[tuple[str, str]] = []
+    pending: list[tuple[str, Any]] = [("", decision.arguments)] if decision.tool is not None else []
+    while pending and len(out) < MAX_PIECES:
+        name, value = pending.pop()
+        if isinstance(value, str):
+            out.append((name, value))
+        elif isinstance(value, dict):
+            pending.extend(reversed([(str(k)[:64], v) for k, v in value.items()]))
+        elif isinstance(value, (list, tuple)):
+            pending.extend(reversed([(name, v) for v in value]))
+    return out

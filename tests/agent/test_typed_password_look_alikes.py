@@ -22,7 +22,7 @@ from tests.agent.test_agent_loop import agent_config, phone_of
 from tests.agent.test_typed_password_redacted import everything_in, say_yes
 from tests.agent.test_typed_password_spellings import BANK, SECRET, screen, typing
 
-from sentinel_mcp.agent.decision import UnusableDecision
+from sentinel_mcp.agent.decision import Decision, UnusableDecision
 from sentinel_mcp.agent.typed_secrets import REDACTED, TypedSecrets
 from sentinel_mcp.app.runtime import running_gateway
 
@@ -133,3 +133,19 @@ async def test_a_password_said_back_in_look_alikes_is_not_kept(tmp_path, openai_
     kept = everything_in(tmp_path)
     assert said not in kept and said not in str(run)
     assert "\u041dunt" not in kept and REDACTED in kept
+
+
+def test_pieces_sent_in_tools_arguments_one_after_another_are_read_together():
+    """A message's body, a piece a step, to whomever: read together, as its recipient reads them."""
+    secrets = TypedSecrets()
+    assert secrets.add(SECRET, BANK)
+
+    def sms(to: str, body: str) -> Decision:
+        return Decision(action="tool", tool="phone__sms_send", arguments={"to": to, "body": body})
+
+    assert secrets.placed(sms("+15550100", "Hun"), screen())
+    assert secrets.placed(typing("e-2", "hello"), screen())  # (typed elsewhere: another stream)
+    assert secrets.placed(sms("+15550100", "ter"), screen())
+    with pytest.raises(UnusableDecision):
+        secrets.placed(sms("+15550100", "2-Sec"), screen())
+    assert secrets.placed(sms("+15550100", "thanks"), screen())  # a later body that holds none of it
