@@ -15,6 +15,8 @@ the pieces the run types into other fields, one after another, are read together
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from mcp import Client
 from tests.agent.phone_policies import act, element_id, screen_of
@@ -149,3 +151,32 @@ def test_pieces_sent_in_tools_arguments_one_after_another_are_read_together():
     with pytest.raises(UnusableDecision):
         secrets.placed(sms("+15550100", "2-Sec"), screen())
     assert secrets.placed(sms("+15550100", "thanks"), screen())  # a later body that holds none of it
+
+
+async def test_a_password_typed_in_pieces_is_not_kept_spelled_apart(tmp_path, openai_env):
+    """Typed into the bank's password field in four steps (pieces of three or four letters: each alone too
+    short to look for spelled out), then said spelled apart in the answer: agent.db and the run do not keep
+    it."""
+    pieces = ["Hun", "ter2", "-Sec", "ret"]
+    said = " ".join(SECRET)
+    typed: list[str] = []
+
+    def policy(body):
+        sid, app, lines = screen_of(body)
+        if app.endswith("nexuslauncher"):
+            return act("click", sid, element_id(lines, "text='Bank'"), why="open the bank")
+        typed.append(app)
+        if len(typed) <= len(pieces):
+            return act("type", sid, element_id(lines, "password"), pieces[len(typed) - 1], why="a piece")
+        return act("done", sid, text=f"signed in with {said}", why="done")
+
+    openai_env.script("unknown", *[policy] * 6)
+    async with running_gateway(agent_config(tmp_path)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=say_yes) as c:
+            r = await c.call_tool("agent__agent_run", {"goal": "open my bank and sign in"})
+        assert phone_of(rt).field_text("password") == SECRET
+    run = r.structured_content
+    assert [s["outcome"] for s in run["steps"]] == ["done"] * 6, run["steps"]
+    kept = everything_in(tmp_path)
+    for text in (kept, json.dumps(run, ensure_ascii=False)):
+        assert "e c r e t" not in text and "u n t e r" not in text, text[:3000]
