@@ -20,22 +20,32 @@ _CONTEXT = re.compile(
 _RUN = re.compile(r"(?<![0-9])(?:[A-Z]{1,3}-)?[0-9](?:[ -]?[0-9]){3,7}(?![0-9])")
 
 
+def ascii_digits(text: str) -> str:
+    """``text`` with each decimal digit of any script ("４", "٤", "४", "𝟒") as the ASCII digit of its value,
+    character for character (a match in it is where it is in ``text``): a code is written in any of them."""
+    if text.isascii():
+        return text
+    return "".join(str(unicodedata.decimal(c)) if not c.isascii() and c.isdecimal() else c for c in text)
+
+
 def has_code(text: str) -> bool:
-    return bool(text) and bool(_CONTEXT.search(text)) and bool(_RUN.search(text))
+    plain = ascii_digits(text)
+    return bool(text) and bool(_CONTEXT.search(plain)) and bool(_RUN.search(plain))
 
 
 def mask_codes(text: str) -> tuple[str, int]:
-    """``text`` with its one-time codes masked, and how many were masked."""
-    if not text or not _CONTEXT.search(text):
+    """``text`` with its one-time codes masked, and how many were masked (the rest as written)."""
+    plain = ascii_digits(text) if text else text
+    if not text or not _CONTEXT.search(plain):
         return text, 0
-    count = 0
-
-    def hide(m: re.Match[str]) -> str:
-        nonlocal count
+    parts: list[str] = []
+    last = count = 0
+    for m in _RUN.finditer(plain):
         count += 1
-        return re.sub(r"[0-9]", "•", m.group(0))
-
-    return _RUN.sub(hide, text), count
+        parts += [text[last:m.start()], "".join("•" if c.isdecimal() else c for c in text[m.start():m.end()])]
+        last = m.end()
+    parts.append(text[last:])
+    return "".join(parts), count
 
 
 # --- a code in text someone is about to send -------------------------------------------------------------
@@ -102,8 +112,9 @@ def codes_in(bodies: Iterable[str]) -> set[str]:
     """The codes ``mask_codes`` masks in these messages, as digits ("G-482 913" is "482913")."""
     out: set[str] = set()
     for body in bodies:
-        if body and _CONTEXT.search(body):
-            out.update(re.sub(r"[^0-9]", "", m.group(0)) for m in _RUN.finditer(body))
+        plain = ascii_digits(body) if body else ""
+        if plain and _CONTEXT.search(plain):
+            out.update(re.sub(r"[^0-9]", "", m.group(0)) for m in _RUN.finditer(plain))
     return {c for c in out if 4 <= len(c) <= 8}
 
 
@@ -121,7 +132,7 @@ def speaks_of_code(text: str) -> bool:
     """``has_code`` for text written to get past it: the words read with digits as the letters they stand
     for ("c0de", "0TP", "v3rification"), and a 4-8 digit run whose groups may be split by ``.``, ``_``, ``/``
     too ("482.913")."""
-    plain = unicodedata.normalize("NFKC", text)
+    plain = ascii_digits(unicodedata.normalize("NFKC", text))
     words = " ".join(t.translate(_LEET) if any(c.isalpha() for c in t) else t
                      for t in _TOKEN.findall(plain.casefold()))
     spaced = re.sub(r"[._/\\]", "-", plain)

@@ -34,6 +34,7 @@ from sentinel_mcp.agent.screen import Screen, withheld_kinds
 from sentinel_mcp.agent.settings import AgentSettings, Caps, allowed_tool
 from sentinel_mcp.agent.step_words import (
     decision_id_of,
+    field_of,
     not_acted,
     result_text,
     shown_arguments,
@@ -269,8 +270,8 @@ class AgentLoop:
                 )
                 await anyio.sleep(min(wait, max(0.0, deadline - time.monotonic())))
             return screen
-        if types_password(decision, screen) and result.secrets.add(
-            decision.text, screen.window_of(decision.element_id)
+        if types_password(decision, screen) and result.secrets.add(  # (its pieces, one a step, are one)
+            decision.text, screen.window_of(decision.element_id), field_of(decision, screen)
         ):
             await self._scrub_kept(result)  # before this step's record, and before the password is typed
         # what the records, progress lines and reasons quote: the model's words without a typed password,

@@ -49,6 +49,13 @@ def types_password(decision: Decision, screen: Screen) -> bool:
     return decision.action == "type" and target is not None and target.password and bool(decision.text)
 
 
+def field_of(decision: Decision, screen: Screen) -> str:
+    """Which field ``decision`` types into, as the next screen names it too: its resource id (an element's id
+    is its snapshot's), else its id."""
+    target = screen.element(decision.element_id) if decision.element_id else None
+    return (target.resource or target.id) if target is not None else ""
+
+
 def shown_arguments(decision: Decision, arguments: dict[str, Any], screen: Screen) -> dict[str, Any]:
     """The step's call arguments for the trace: text typed into a password field is never kept."""
     target = screen.element(decision.element_id) if decision.element_id else None

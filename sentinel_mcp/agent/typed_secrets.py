@@ -28,31 +28,50 @@ REDACTED = "<redacted password>"
 # a run types few passwords; one more new password past these is an unusable decision (forgetting the first
 # ones would stop redacting them, and let them go anywhere)
 MAX_SECRETS = 32
+MAX_FIELD = 512  # characters of a password field's pieces kept as one password (the end of them)
+MAX_PIECES = 64  # a tool call's argument strings read as pieces sent (the first ones)
+SENT_TAIL = 256  # characters of what the run sent elsewhere read with the next piece (per channel)
+MAX_CHANNELS = 64  # argument names whose pieces are kept
 
 
 class TypedSecrets:
     def __init__(self) -> None:
         self._secrets: list[str] = []
         self._apps: dict[str, str] = {}  # a password (lower case) -> the package it was first typed into
-        # each password's letters and digits, looked for with anything between them, NFKC-folded, in any
-        # case (``spelled_apart``: linear in the text); a password with too few letters, as typed, in any case
+        # each password's letters as they read, looked for spelled apart, in look-alikes, in any case and in
+        # part (``spelled_apart``: linear in the text); a password with too few letters, as typed, in any case
         self._keys: list[tuple[str, int]] = []
+        self._fragments = spelled_apart.Fragments([])
         self._short: re.Pattern[str] | None = None
+        # what the run typed into each password field so far, (package, field) -> text: a password typed in
+        # pieces, one step each, is the whole of them
+        self._fields: dict[tuple[str, str], str] = {}
+        # the end of what the run typed elsewhere, or sent in a tool's argument, one piece after another (by
+        # the argument's name; "": typed): pieces of a password sent a step each are read together
+        self._sent: dict[str, str] = {}
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
 
-    def add(self, text: str | None, package: str = "") -> bool:
+    def add(self, text: str | None, package: str = "", field: str = "") -> bool:
         """Remember ``text`` as a password typed into a window of ``package`` ("": an app nobody named, so no
-        field is its own); True when it is new (what was kept must be rewritten). ``placed`` refuses a new
-        one past ``MAX_SECRETS``: none is ever forgotten."""
-        if not text or self._known(text):
+        field is its own); ``field``: the field it went into, whose earlier pieces it joins. True when it is
+        new (what was kept must be rewritten). ``placed`` refuses a new one past ``MAX_SECRETS``: none is
+        ever forgotten."""
+        if not text:
             return False
-        self._secrets = [*self._secrets, text]
-        self._apps.setdefault(text.lower(), package)
-        found = spelled_apart.key(text)
+        whole = text
+        if field:
+            whole = self._fields.get((package, field), "") + text
+            self._fields[(package, field)] = whole[-MAX_FIELD:]
+        if self._known(whole):
+            return False
+        self._secrets = [*self._secrets, whole]
+        self._apps.setdefault(whole.lower(), package)
+        found = spelled_apart.key(whole)
         if found is not None:
             self._keys.append((found, len(self._secrets) - 1))
+            self._fragments = spelled_apart.Fragments(self._keys)
             return True
         # the longest first, so a password holding another is replaced whole
         short = sorted({s for s in self._secrets if spelled_apart.key(s) is None}, key=len, reverse=True)
@@ -69,7 +88,7 @@ class TypedSecrets:
             return value
         if isinstance(value, str):
             out = self._short.sub(REDACTED, value) if self._short is not None else value
-            spelled = spelled_apart.spans(out, self._keys)
+            spelled = spelled_apart.spans(out, self._fragments)
             return spelled_apart.replaced(out, spelled, REDACTED) if spelled else out
         if isinstance(value, dict):
             return {self.scrub(k): self.scrub(v) for k, v in value.items()}
@@ -87,12 +106,23 @@ class TypedSecrets:
         into_password = decision.action == "type" and target is not None and target.password
         if into_password and len(self._secrets) >= MAX_SECRETS and not self._known(decision.text or ""):
             raise UnusableDecision(f"this run has typed {MAX_SECRETS} passwords already: no new one")
+        app = screen.window_of(decision.element_id)
         found = self._found([decision.text, decision.arguments])
+        # what the step sends off the phone's password fields, read after what the steps before sent (those
+        # pieces alone held no password): only what reaches into this step's counts
+        sent = dict(self._sent)
+        for channel, piece in _sent_by(decision, into_password):
+            before = sent.get(channel, "")
+            found |= self._found(before + piece, since=len(before))
+            sent[channel] = (before + piece)[-SENT_TAIL:]
         if not found:
+            if len(sent) <= MAX_CHANNELS:  # (past it: a new channel's pieces are not kept; the others are)
+                self._sent = sent
+            else:
+                self._sent.update((k, v) for k, v in sent.items() if k in self._sent)
             return decision
         # the app whose window the field is drawn in, as the device names it: not the screen's package (the
         # package most nodes claim: a look-alike's window over the bank's form reads as the bank's)
-        app = screen.window_of(decision.element_id)
         if into_password and app and all(self._apps.get(m) == app for m in found):
             return decision
         raise UnusableDecision(
@@ -100,16 +130,38 @@ class TypedSecrets:
             "field of the app it was typed into; use it nowhere else"
         )
 
-    def _found(self, value: Any) -> set[str]:
-        """The typed passwords (lower case) in ``value``'s strings, keys included, however spelled."""
+    def _found(self, value: Any, since: int = 0) -> set[str]:
+        """The typed passwords (lower case) in ``value``'s strings, keys included, however spelled; ``since``:
+        in a string, only those that end past that many characters."""
         if isinstance(value, str):
             # a short one's match no password maps back to (a case IGNORECASE folds differently) is no
             # package's: not placed
-            typed = {m.group(0).lower() for m in self._short.finditer(value)} if self._short else set()
-            spelled = {self._secrets[tag].lower() for _, _, tag in spelled_apart.spans(value, self._keys)}
+            typed = ({m.group(0).lower() for m in self._short.finditer(value) if m.end() > since}
+                     if self._short else set())
+            found = spelled_apart.spans(value, self._fragments)
+            spelled = {self._secrets[tag].lower() for _, end, tag in found if end > since}
             return typed | spelled
         if isinstance(value, dict):
             return set().union(*(self._found(k) | self._found(v) for k, v in value.items()))
         if isinstance(value, (list, tuple)):
             return set().union(*(self._found(v) for v in value))
         return set()
+
+
+def _sent_by(decision: Decision, into_password: bool) -> list[tuple[str, str]]:
+    """The text ``decision`` sends elsewhere than a password field, as (channel, text): what it types
+    (channel ""), each of a tool's argument values' strings (channel: its argument's name, so a message's
+    body is read after the bodies before, whoever each went to)."""
+    if decision.action == "type":
+        return [] if into_password or not decision.text else [("", decision.text)]
+    out: list[tuple[str, str]] = []
+    pending: list[tuple[str, Any]] = [("", decision.arguments)] if decision.tool is not None else []
+    while pending and len(out) < MAX_PIECES:
+        name, value = pending.pop()
+        if isinstance(value, str):
+            out.append((name, value))
+        elif isinstance(value, dict):
+            pending.extend(reversed([(str(k)[:64], v) for k, v in value.items()]))
+        elif isinstance(value, (list, tuple)):
+            pending.extend(reversed([(name, v) for v in value]))
+    return out

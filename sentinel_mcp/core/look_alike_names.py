@@ -110,6 +110,20 @@ def _bare(text: str) -> str:
 _skeleton_cached = functools.lru_cache(maxsize=4096)(_skeleton)
 
 
+@functools.lru_cache(maxsize=8192)
+def reads_as(ch: str) -> str:
+    """What the one character ``ch`` reads as, for finding a word however it is written: its skeleton, taken
+    again through NFKC until it no longer changes (a prototype may be a compatibility form: "%" is "º/₀"),
+    lower case. Like a skeleton, for comparing only."""
+    text = ch
+    for _ in range(_ROUNDS):
+        folded = _skeleton(unicodedata.normalize("NFKC", text))
+        if folded == text:
+            break
+        text = folded
+    return text
+
+
 @functools.cache
 def _prototypes() -> dict[str, str]:
     """Each character of the confusables table mapped to its prototype. The package's table lists both ways:

@@ -6,6 +6,7 @@ password was typed included."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 
@@ -51,10 +52,16 @@ async def say_yes(context, params) -> ElicitResult:
     return ElicitResult(action="accept", content=yes)
 
 
-def everything_in(db) -> str:
-    with sqlite3.connect(db) as conn:
+def everything_in(data_dir) -> str:
+    """Every row of the agent builtin's trace store in ``data_dir`` (its own directory, ``agent/``). Opened
+    read-only: a wrong path is an error, never a new empty database that holds nothing (it did: every check
+    of agent.db here read one, and passed whatever the run kept)."""
+    db = data_dir / "agent" / "agent.db"
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return json.dumps([conn.execute(f"SELECT * FROM {t}").fetchall() for t in tables], default=str)
+        rows = [conn.execute(f"SELECT * FROM {t}").fetchall() for t in tables]
+    assert any(rows), f"{db} holds no rows"
+    return json.dumps(rows, default=str, ensure_ascii=False)
 
 
 @pytest.mark.parametrize("pad_answer, pad_why", [(0, 0), (180, 0), (0, 95)])
@@ -80,7 +87,7 @@ async def test_a_typed_password_is_redacted_from_everything_the_trace_keeps(
     later = progress[2:]  # the first step's decision was shown before anyone knew the password
     shown = (run, trace.structured_content, runs.structured_content, later)
     kept = [json.dumps(x, ensure_ascii=False) for x in shown]
-    kept += [c.text for c in (*trace.content, *runs.content)] + [everything_in(tmp_path / "agent.db")]
+    kept += [c.text for c in (*trace.content, *runs.content)] + [everything_in(tmp_path)]
     for text in kept:
         assert SECRET[:4].lower() not in text.lower(), text[:2000]  # not even the start of it
     assert "<redacted password>" in json.dumps(trace.structured_content)
@@ -111,4 +118,4 @@ async def test_the_goal_is_kept_nowhere_in_the_audit_log(tmp_path, openai_env, g
     assert runs
     for row in rows:
         assert SECRET[:4].lower() not in json.dumps(row, ensure_ascii=False).lower(), row
-    assert SECRET[:4].lower() not in everything_in(tmp_path / "agent.db").lower()
+    assert SECRET[:4].lower() not in everything_in(tmp_path).lower()

@@ -70,7 +70,7 @@ async def test_a_typed_password_spelled_apart_is_not_typed_into_a_plain_field(tm
     assert [s["outcome"] for s in run["steps"]] == ["done", "done", "unusable", "done"], run["steps"]
     assert username == "", username
     assert len([c for c in sent if "input text" in c]) == 1, sent  # the password, into its own field
-    kept = everything_in(tmp_path / "agent.db")
+    kept = everything_in(tmp_path)
     assert SPELLED[spelling] not in kept and SPELLED[spelling] not in str(run)
 
 
@@ -106,7 +106,8 @@ def test_a_password_spelled_apart_is_redacted_and_stays_put(spelling):
 def test_words_that_only_share_letters_are_left_alone():
     secrets = TypedSecrets()
     assert secrets.add(SECRET, BANK)
-    for text in ("hunter and secret", "Hunter 2 is a secret", "alice", "H-u-n-t-e-r", "Hunt er2Sec"):
+    # (less than half of its letters in a row: more is it said in part, test_typed_password_look_alikes)
+    for text in ("hunter and secret", "the 2nd Hunter's secret", "alice", "H-u-n-t-e-r", "Hunt er"):
         assert secrets.scrub(text) == text
         assert secrets.placed(typing("e-2", text), screen())
 
