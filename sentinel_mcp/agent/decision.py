@@ -167,7 +167,9 @@ def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
     if action == "wait_for" and not text:
         raise UnusableDecision("wait_for needs the text to wait for")
     if action == "scroll" and text is not None and text not in DIRECTIONS:
-        decision.text = None  # a direction the model made up: scroll down, the usual meaning
+        # a direction the model made up ("sideways", "UP ", "down please") is no decision: told and asked
+        # again, never guessed (no text at all is the usual meaning: down)
+        raise UnusableDecision(f"scroll's text is one of {', '.join(DIRECTIONS)} (or none: down)")
     return decision
 
 
