@@ -170,6 +170,7 @@ class SharedRulebases:
         self.clock: Callable[[], float] = time.monotonic
         self.newest: VersionRow | None = None  # the newest row read (None: none published yet)
         self.checked: float | None = None  # ``clock()`` of the last read that succeeded (None: never)
+        self.unread: str | None = None  # why the latest read failed (None: it succeeded)
         self._polling = asyncio.Lock()  # the follower and a forced poll act on a row once
 
     async def start(self) -> None:
@@ -255,7 +256,7 @@ class SharedRulebases:
 
     def _read(self, latest: VersionRow | None) -> None:
         """A read of the rows succeeded: ``latest`` is the newest row after ``seen`` (None: none newer)."""
-        self.checked = self.clock()
+        self.checked, self.unread = self.clock(), None
         if latest is not None and (self.newest is None or latest.id > self.newest.id):
             self.newest = latest
 
@@ -278,8 +279,16 @@ class SharedRulebases:
 
     @property
     def cluster_problem(self) -> str | None:
-        """For ``/healthz``: a version that did not load here, or why this replica refuses calls."""
-        return self.problem or self.behind()
+        """For ``/healthz``: a version that did not load here, why this replica refuses calls, or why it
+        will refuse them once ``stale_after`` passes: "ok" only once the follower read since an outage (its
+        last read before it may be nearly ``stale_after`` old, and the next call refused)."""
+        why = self.problem or self.behind()
+        if why is None and self.unread is not None:
+            why = (
+                f"this replica could not read the cluster's rulebase versions ({self.unread}); it refuses "
+                f"calls if that lasts {self.stale_after:g} s"
+            )
+        return why
 
     def refusal(self) -> Deny | None:
         """The decision of every call while ``behind``: refused, fail closed."""
@@ -298,8 +307,12 @@ class SharedRulebases:
     async def poll_once(self) -> None:
         """Read the newest row once and act on it (what the follower does every ``poll_interval``)."""
         async with self._polling:
-            await self._migrate()
-            latest = await self._latest(self.seen)
+            try:
+                await self._migrate()
+                latest = await self._latest(self.seen)
+            except StorageError as e:
+                self.unread = str(e)[:300]
+                raise
             self._read(latest)
             if latest is None:
                 if self.seen == 0 and self.holder.loaded:  # nothing published yet (or not readable at start)

@@ -7,23 +7,19 @@ The shape mirrors ``sqlite.py`` so stores cannot tell them apart:
   ``synchronous_commit=on`` every write is durable on the server when it returns, and N concurrent writers
   share one WAL flush. ``consume`` is a write whose rows only one transaction in the cluster can get
   (``DELETE/UPDATE ... RETURNING`` takes the row lock; a racing replica finds the row gone after our commit).
-- Reads use a small pool of autocommit connections (``psycopg_pool``) from a few threads, so reads never wait
-  behind a commit.
+- Reads use a small pool of autocommit connections (``psycopg_pool``) (a few threads): never behind a commit.
 - A connection that breaks (server stopped, restarted, read-only, network) degrades ``health`` with the cause
   and fails the jobs it carried (callers fail closed); the next job reconnects, so the replica recovers by
   itself when the server is back.
 - Why psycopg 3 and not asyncpg (``benchmarks/storage_backends.py``, one run on the loaded 2-core machine):
   asyncpg is faster per bare round trip (217 vs 349 µs for ``SELECT 1``), but a durable write is dominated by
   the server's WAL flush (psycopg 1.6 ms, asyncpg 3.0 ms per INSERT+COMMIT in that run: noise), and group
-  commit
-  divides that among concurrent writers. The seam has blocking callers (sensors, the CLI, the nonce book) as
-  well as async ones; a thread-owned psycopg connection serves both with one code path, where asyncpg would
-  need
-  its own event loop for every blocking caller.
+  commit divides that among concurrent writers. The seam has blocking callers (sensors, the CLI, the nonce
+  book) as well as async ones; a thread-owned psycopg connection serves both with one code path, where
+  asyncpg would need its own event loop for every blocking caller.
 
 SQL is written once: ``?`` placeholders become ``%s`` here. The password never appears in an error or log
-line:
-every driver message passes through ``ServerLocation.scrub``.
+line: every driver message passes through ``ServerLocation.scrub``.
 """
 
 from __future__ import annotations
@@ -63,8 +59,7 @@ _translated: dict[str, str] = {}
 
 
 def translate(sql: str) -> str:
-    """``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled). Our SQL has no ``?`` inside literals.
-    """
+    """``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled); no literal of ours holds ``?``."""
     out = _translated.get(sql)
     if out is None:
         out = sql.replace("%", "%%").replace("?", "%s")
@@ -100,8 +95,7 @@ def is_fault(e: BaseException) -> bool:
 
 
 class PostgresDatabase(JobWriter):
-    """Implements ``storage.Database`` for one PostgreSQL database: writes on the writer thread
-    (``job_writer.py``), reads from the pool."""
+    """``storage.Database`` on PostgreSQL: writes on the writer thread (``job_writer.py``), reads pooled."""
 
     backend = BACKEND
     multi_row_values = False  # storage.Database: a VALUES list's columns are typed on their own here
@@ -120,6 +114,7 @@ class PostgresDatabase(JobWriter):
         self.committed_jobs = 0
         self._committing = False  # the writer thread's own: whether the group's COMMIT has been sent
         self._trial = ServerTrial(2 * CONNECT_TIMEOUT)  # degraded: one connection at a time tries the server
+        self._pool_doubtful = False  # a fault since the pool last served a read (``_read_pooled``)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "PostgresDatabase":
@@ -251,16 +246,24 @@ class PostgresDatabase(JobWriter):
             raise StorageError(f"{self.name} store is closed")
         psycopg = _driver()
         started = self.health.reading()
-        if not self.health.ok and not self._pool.get_stats().get("pool_available"):
-            # degraded, no idle connection: the pool backs off its reconnects, and a read waiting for one
-            # would wait its whole timeout on every call's way (past a balancer's patience)
-            return self._read_direct(sql, params, dicts, None, started)
+        if not self.health.ok:
+            self._pool_doubtful = True
+        if self._pool_doubtful and not self._pool.get_stats().get("pool_available"):
+            # a fault since the pool last served, none idle: its reconnects back off (1 s, 2 s, 4 s... even
+            # once the server is back), and a read waiting on it would wait its whole timeout on every call's
+            # way (past a balancer's patience, past a rulebase follower's ``stale_after``)
+            rows = self._read_direct(sql, params, dicts, None, started)
+            self._pool.check()  # it grows again at once if it gave up its reconnects (a no-op otherwise)
+            return rows
         try:
             with self._pool.connection() as conn:
-                return _fetch(conn, sql, params, dicts)
+                rows = _fetch(conn, sql, params, dicts)
+            self._pool_doubtful = False  # the pool serves again: reads wait on it as usual
+            return rows
         except psycopg.Error as e:
             if not is_fault(e):
                 raise
+            self._pool_doubtful = True
             # the pool hands out idle connections unchecked (a check would cost a round trip per read):
             # after a server restart each one it held is dead. A read changes nothing, so it is run once
             # more on a fresh connection; once that works the pool drops its other dead ones in one sweep.
@@ -269,9 +272,9 @@ class PostgresDatabase(JobWriter):
             return rows
         except Exception as e:  # the pool's own timeout (server unreachable)
             if type(e).__name__ == "PoolTimeout":
-                # after an outage the pool may still be backing off its reconnects (seconds) while the server
-                # is
-                # back: one direct connection decides (so the first call after a restart is not refused)
+                self._pool_doubtful = True
+                # after an outage the pool may still be backing off its reconnects while the server is back:
+                # one direct connection decides (so the first call after a restart is not refused)
                 return self._read_direct(sql, params, dicts, e, started)
             raise
 
@@ -569,9 +572,7 @@ def _said_goodbye(conn: Any) -> bool:
     had been run."""
     try:
         return bool(select.select([conn.fileno()], [], [], 0)[0])
-    except (OSError, ValueError):
-        return True
-    except Exception:  # noqa: BLE001 - the driver's own error for a connection without a socket
+    except Exception:  # noqa: BLE001 - OSError, ValueError, the driver's own error for a socketless one
         return True
 
 

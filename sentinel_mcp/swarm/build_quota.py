@@ -66,7 +66,9 @@ def _unverified(principal: str, why: str) -> BuildQuotaError:
 async def read(db: Any, key: bytes, principal: str) -> Ledger:
     """The principal's ledger, checked against its signature and its newest signed build; raises
     ``BuildQuotaError`` when it cannot be verified."""
-    rows = await db.query("SELECT seq, starts, mac FROM swarm_quota WHERE principal=?", (principal,))
+    # the builds first, then the ledger: each read sees the store at its own moment, and a build committed by
+    # another replica between them is then counted by the ledger read after it (they are committed together,
+    # a ledger only grows); the other order took that build for a ledger deleted or put back in SQL
     newest = 0
     for tid, seq, created, mac in await db.query(
             "SELECT task_id, quota_seq, created_at, quota_mac FROM tasks WHERE principal=? AND "
@@ -74,6 +76,7 @@ async def read(db: Any, key: bytes, principal: str) -> Ledger:
         if signed_row(key, mac, BUILD, (tid, principal, seq, created)):  # planted rows vouch for nothing
             newest = int(seq)
             break
+    rows = await db.query("SELECT seq, starts, mac FROM swarm_quota WHERE principal=?", (principal,))
     if not rows:
         if newest:
             raise _unverified(principal, f"its ledger is gone while its build #{newest} is there")
