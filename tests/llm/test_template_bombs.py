@@ -11,6 +11,7 @@ the next render of a sound template must work.
 from __future__ import annotations
 
 import resource
+from pathlib import Path
 
 import pytest
 from tests.support.tiny_gguf import CHATML_TEMPLATE, write_tiny_gguf
@@ -94,3 +95,38 @@ def test_a_sound_template_renders_as_before(models: dict[str, object]):
         "<|im_start|>assistant\n"
     )
     assert out.added_special
+
+
+def _grew_kib(run) -> int:  # noqa: ANN001
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    run()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+
+
+def test_a_bomb_folded_at_compile_is_not_built_by_the_engines_load(tmp_path: Path):
+    """``Llama()`` compiled the file's template at load, and Jinja folds ``'a' * 10**9`` while compiling: the
+    gateway built the gigabyte before any render (and before any bound) ran."""
+    from sentinel_mcp.llm.engine import GenerationRequest, LlamaEngine
+    from sentinel_mcp.llm.settings import LlmSettings
+
+    model = write_tiny_gguf(tmp_path / "folded.gguf", chat_template="{{ 'a' * 10**9 }}" + CHATML_TEMPLATE)
+    engine = LlamaEngine(LlmSettings(model=str(model), n_ctx=512, n_threads=1, seed=3))
+    try:
+        def call() -> None:
+            with pytest.raises(TemplateTooCostly):
+                engine.generate_blocking(GenerationRequest(HI, max_tokens=3))
+
+        assert _grew_kib(call) < 200_000
+        assert engine.loaded
+    finally:
+        engine.close()
+
+
+def test_an_embedding_models_template_is_not_compiled_at_its_load(tmp_path: Path):
+    from sentinel_mcp.search.embedding import LlamaEmbedder
+
+    model = write_tiny_gguf(tmp_path / "embed.gguf", chat_template="{{ 'a' * 10**9 }}" + CHATML_TEMPLATE)
+    made: list[LlamaEmbedder] = []
+    assert _grew_kib(lambda: made.append(LlamaEmbedder(model, threads=1, n_ctx=256))) < 200_000
+    assert made[0].dim > 0
+    made[0].close()
