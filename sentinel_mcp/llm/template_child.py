@@ -121,6 +121,11 @@ def main() -> None:
         if len(prompt) > request["max_chars"]:
             _answer(out, {"error": COSTLY, "why": "length"})
             break
+        try:
+            prompt.encode("utf-8")  # a lone surrogate: no UTF-8 holds it, and the model reads UTF-8
+        except UnicodeEncodeError:
+            _answer(out, {"error": "template", "why": "a lone surrogate"})
+            continue
         _answer(out, {"prompt": prompt, "stop": [head["eos"]], "added_special": True})
     out.flush()
     os._exit(0)

@@ -26,6 +26,7 @@ from typing import Any
 from sentinel_mcp.llm.errors import LlmError
 from sentinel_mcp.llm.template_budget import TemplateTooCostly
 
+_KEPT_ENV = ("PYTHON", "LANG", "LC_", "PATH", "VIRTUAL_ENV")
 MAX_PROCESSES = 4  # templates with a child kept running (one a loaded model, usually one in all)
 _COSTLY = (
     "the model's chat template builds more than its rendering process may hold (memory or CPU time) on this "
@@ -49,7 +50,9 @@ class TemplateProcess:
     def _start(self) -> subprocess.Popen[bytes]:
         root = str(Path(__file__).resolve().parents[2])  # the package's own tree first, as the probe does
         paths = (root, os.environ.get("PYTHONPATH"))
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+        # the interpreter's own settings only: the gateway's secrets in its environment are not the child's
+        env = {k: v for k, v in os.environ.items() if k.startswith(_KEPT_ENV)}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
         child = subprocess.Popen(
             [sys.executable, "-m", "sentinel_mcp.llm.template_child"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,

@@ -130,3 +130,23 @@ def test_an_embedding_models_template_is_not_compiled_at_its_load(tmp_path: Path
     assert _grew_kib(lambda: made.append(LlamaEmbedder(model, threads=1, n_ctx=256))) < 200_000
     assert made[0].dim > 0
     made[0].close()
+
+
+SURROGATES = ["{{ '\\ud800' }}", "{{ 'a\\udfff' }}", "{% set s = '\\udbff' %}{{ s }}"]
+
+
+@pytest.mark.parametrize("spelling", SURROGATES)
+def test_a_template_that_writes_a_lone_surrogate_is_a_failed_template(tmp_path: Path, spelling: str):
+    """No UTF-8 holds a lone surrogate: the prompt's encoding raised UnicodeEncodeError out of the engine (no
+    Sentinel error, no message). It is a template that failed, as one that raises: the plain format is
+    used."""
+    from sentinel_mcp.llm.engine import GenerationRequest, LlamaEngine
+    from sentinel_mcp.llm.settings import LlmSettings
+
+    model = write_tiny_gguf(tmp_path / "surrogate.gguf", chat_template=spelling + CHATML_TEMPLATE)
+    engine = LlamaEngine(LlmSettings(model=str(model), n_ctx=512, n_threads=1, seed=3))
+    try:
+        g = engine.generate_blocking(GenerationRequest(HI, max_tokens=3))
+        assert g.prompt_format == "plain" and g.completion_tokens >= 1
+    finally:
+        engine.close()
