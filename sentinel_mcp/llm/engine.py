@@ -166,9 +166,12 @@ class LlamaEngine(ModelTurns):
             model_probe.ensure_survivable(path, s.grammar_sampler, s.model_probe_seconds)
         try:
             from llama_cpp import Llama
+
+            from sentinel_mcp.llm import inert_templates
         except ImportError:
             raise ModelUnavailable("llama-cpp-python is not installed: `pip install 'sentinel-mcp[llm]'` "
                                    "(see the README for the portable build flags)") from None
+        inert_templates.install()  # Llama() compiled the file's Jinja here; template_process renders it
         t0 = time.perf_counter()
         llm = self._open(Llama, path, self.settings.n_ctx)
         trained = llm._model.n_ctx_train()

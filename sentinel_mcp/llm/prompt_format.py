@@ -6,9 +6,12 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from sentinel_mcp.llm.template_budget import TemplateTooCostly, within_budget
+from sentinel_mcp.llm.template_process import TemplateFailed, process_for
 
 PLAIN_ROLES = {"system": "System", "user": "User", "assistant": "Assistant"}
+# a prompt longer than this many characters a context token cannot fit (and tokenizing it would be the cost)
+CHARS_PER_CONTEXT_TOKEN = 64
+MAX_PROMPT_CHARS = 16 << 20
 _MARK = "\ue000sentinel-preamble-end\ue000"  # stands in for the last user content when splitting
 
 
@@ -46,25 +49,24 @@ def render_preamble(llm: Any, messages: list[dict[str, str]], rendered: Rendered
 
 
 def _render_template(llm: Any, template: str, messages: list[dict[str, str]]) -> RenderedPrompt | None:
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
     eos_id, bos_id = llm.token_eos(), llm.token_bos()
-    eos = llm._model.token_get_text(eos_id) if eos_id != -1 else ""
-    bos = llm._model.token_get_text(bos_id) if bos_id != -1 else ""
-    formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+    eos = _text(llm._model.token_get_text(eos_id)) if eos_id != -1 else ""
+    bos = _text(llm._model.token_get_text(bos_id)) if bos_id != -1 else ""
+    # the file's Jinja runs in a bounded child, never here (template_process.py)
+    process = process_for(template, eos, bos)
+    max_chars = min(MAX_PROMPT_CHARS, max(1 << 20, CHARS_PER_CONTEXT_TOKEN * llm.n_ctx()))
     # Some templates (Gemma, Mistral) refuse a system role: fold it into the first user turn.
     for attempt in (messages, _fold_system(messages)):
         try:
-            # our plain role/content dicts are what llama.cpp's message TypedDicts describe; the file's Jinja
-            # is counted in steps (template_budget.py)
-            result = within_budget(lambda: formatter(messages=cast("list[Any]", attempt)))  # noqa: B023
-        except TemplateTooCostly:
-            raise  # no other shape is tried: the template, not the shape, is the trouble
-        except Exception:  # noqa: BLE001, S112 - jinja raise_exception / template errors: try the next shape
-            continue
-        stop = [s for s in ([result.stop] if isinstance(result.stop, str) else (result.stop or [])) if s]
-        return RenderedPrompt(result.prompt, "chat_template", bool(result.added_special), stop)
+            text, stops, added_special = process.render(cast("list[Any]", attempt), max_chars)
+        except TemplateFailed:  # jinja raise_exception / template errors: try the next shape
+            continue  # TemplateTooCostly is not caught: the template, not the shape, is the trouble
+        return RenderedPrompt(text, "chat_template", added_special, [s for s in stops if s])
     return None
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
 
 
 def _fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:

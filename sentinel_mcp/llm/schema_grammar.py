@@ -8,6 +8,7 @@ only bound values (minimum, maxItems on nested tuples, ...) are checked after ge
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from sentinel_mcp.core import outside_schema
@@ -103,6 +104,11 @@ def _bounded_gbnf(text: str) -> str:
             if self.made > MAX_GRAMMAR_BYTES:
                 raise SchemaError(_too_large())  # stopped where it is, not made whole first
             return super()._add_rule(name, rule)
+
+        def _format_literal(self, literal: str) -> str:
+            # JSON text writes an astral character as a surrogate pair of escapes, and a grammar reads each
+            # ``\\uXXXX`` as one code point: two surrogates no UTF-8 spells. The character itself goes in.
+            return str(super()._format_literal(_SURROGATE_PAIR.sub(_astral, literal)))
 
     converter = Bounded(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
     schema = converter.resolve_refs(json.loads(text), "stdin")
@@ -235,6 +241,21 @@ def _writable(literal: Any, where: str) -> None:
             f"json_schema has a value at {where} holding a double quote or backslash, which llama.cpp's "
             "grammar converter cannot write into a grammar; use other characters there"
         )
+    # an astral character is one code point here; a surrogate one is a lone (or split) half, which no UTF-8
+    # text, and so no model output, can hold
+    if any("\ud800" <= c <= "\udfff" for c in json.dumps(literal, ensure_ascii=False)):
+        raise SchemaError(
+            f"json_schema has a value at {where} holding a lone surrogate code point, which no UTF-8 text "
+            "(and so no model output) can hold"
+        )
+
+
+_SURROGATE_PAIR = re.compile(r"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})", re.IGNORECASE)
+
+
+def _astral(m: re.Match[str]) -> str:
+    high, low = int(m.group(1), 16), int(m.group(2), 16)
+    return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
 
 
 def validate_against_schema(data: Any, schema: dict[str, Any]) -> None:

@@ -82,7 +82,9 @@ class LlamaEmbedder:
         from llama_cpp import Llama  # optional dependency ("llm" extra)
 
         from sentinel_mcp.core.closed_at_exit import remember
+        from sentinel_mcp.llm import inert_templates
 
+        inert_templates.install()  # Llama() compiled (and constant-folded) the file's chat templates here
         self._llm = Llama(
             model_path=str(model_path), embedding=True, n_ctx=n_ctx, n_threads=threads, verbose=False
         )

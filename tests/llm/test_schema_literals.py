@@ -60,3 +60,35 @@ async def test_the_cortex_refuses_it_before_the_model(tiny_chat_model: Path) -> 
         assert r.data in ("a|b", "#")
     finally:
         engine.close()
+
+
+# astral characters (outside the BMP): JSON text writes each as a surrogate pair, ``\ud83d\ude00``, and the
+# converter copied that into the grammar, where ``\uXXXX`` is one code point: the grammar asked for two
+# surrogate code points, which no valid UTF-8 spells (the byte-level model wrote CESU-8 bytes, and the output
+# never matched the schema)
+ASTRAL = ["\U0001f600", "a\U0001f600b", "\U0001f1eb\U0001f1f7", "\U00010348", "\U0010fffd"]
+
+
+@pytest.mark.parametrize("sampler", ["llama_cpp", "llguidance"])
+async def test_an_astral_character_in_a_literal_is_what_the_model_writes(tiny_chat_model: Path, sampler: str):
+    settings = LlmSettings(model=str(tiny_chat_model), n_ctx=2048, n_threads=1, seed=7,
+                           grammar_sampler=sampler)
+    engine = LlamaEngine(settings)
+    try:
+        cortex = Cortex(settings, engine=engine)
+        for text in ASTRAL:
+            assert (await cortex.generate("hi", json_schema={"const": text}, max_tokens=32)).data == text
+            r = await cortex.generate("hi", json_schema={"enum": [text, "\u00e9" + text]}, max_tokens=32)
+            assert r.data in (text, "\u00e9" + text)
+            schema = {"type": "object", "properties": {text: {"const": 1}}, "required": [text]}
+            assert (await cortex.generate("hi", json_schema=schema, max_tokens=48)).data == {text: 1}
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("lone", ["\ud83d", "a\ude00", "\ude00\ud83d"])
+def test_a_lone_surrogate_in_a_literal_is_refused(lone: str) -> None:
+    """No UTF-8 spells a lone surrogate: such a value can never be written; it is refused, not asked for."""
+    for schema in _schemas(lone):
+        with pytest.raises(SchemaError, match="surrogate"):
+            compile_schema(schema)

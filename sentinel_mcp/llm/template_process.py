@@ -1,0 +1,125 @@
+"""A model file's chat template is rendered in a child process: the gateway never runs the file's Jinja.
+
+Counting Python lines (``template_budget``) stops a loop, not one C-level step: ``{{ 'a' * 10**9 }}``,
+``'%999999999s' % x``, ``x|center(10**9)``, a list times a number, a string doubled forty times, and Jinja's
+constant folding (which builds ``'a' * 10**9`` while compiling) each built a gigabyte in the gateway, on every
+call. An operator-by-operator size check would be a list of the spellings we thought of; a process whose
+memory and CPU the kernel bounds is the general defence (``template_child``). One child per template stays up
+between renders (a render costs a line of JSON each way, and the template is compiled once, where it was
+compiled on every call before); a child that dies, or answers "too costly", is replaced on the next call.
+
+The answer is read with a bound (``max_chars`` of prompt), so a child cannot hand the gateway the gigabyte
+either.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from sentinel_mcp.llm.errors import LlmError
+from sentinel_mcp.llm.template_budget import TemplateTooCostly
+
+_KEPT_ENV = ("PYTHON", "LANG", "LC_", "PATH", "VIRTUAL_ENV")
+MAX_PROCESSES = 4  # templates with a child kept running (one a loaded model, usually one in all)
+_COSTLY = (
+    "the model's chat template builds more than its rendering process may hold (memory or CPU time) on this "
+    "text; nothing was sent to the model"
+)
+
+
+class TemplateFailed(LlmError):
+    """The template raised (``raise_exception``, an undefined name): the caller tries another shape."""
+
+
+class TemplateProcess:
+    """One template's child process; ``render`` is serialized (one request line, one answer line)."""
+
+    def __init__(self, template: str, eos: str, bos: str) -> None:
+        self._head = json.dumps({"template": template, "eos": eos, "bos": bos}).encode("ascii") + b"\n"
+        self._lock = threading.Lock()
+        self._child: subprocess.Popen[bytes] | None = None
+        self.started = 0  # children started (tests count them)
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        root = str(Path(__file__).resolve().parents[2])  # the package's own tree first, as the probe does
+        paths = (root, os.environ.get("PYTHONPATH"))
+        # the interpreter's own settings only: the gateway's secrets in its environment are not the child's
+        env = {k: v for k, v in os.environ.items() if k.startswith(_KEPT_ENV)}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "sentinel_mcp.llm.template_child"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        )
+        self.started += 1
+        assert child.stdin is not None
+        child.stdin.write(self._head)
+        child.stdin.flush()
+        return child
+
+    def render(self, messages: list[dict[str, Any]], max_chars: int) -> tuple[str, list[str], bool]:
+        """(prompt, stop strings, added_special). TemplateTooCostly, TemplateFailed. Blocking."""
+        line = json.dumps({"messages": messages, "max_chars": max_chars}).encode("ascii") + b"\n"
+        with self._lock:
+            child = self._child or self._start()
+            self._child = child
+            assert child.stdin is not None and child.stdout is not None
+            try:
+                child.stdin.write(line)
+                child.stdin.flush()
+                # an ASCII JSON line: at most 6 bytes a character (\\uXXXX), and the envelope
+                answer = child.stdout.readline(6 * max_chars + 65_536)
+            except (BrokenPipeError, OSError):
+                answer = b""
+            if not answer.endswith(b"\n"):  # died (memory, SIGXCPU) or over-long: this child is done
+                self._stop_locked()
+                raise TemplateTooCostly(_COSTLY)
+            reply = json.loads(answer)
+            if reply.get("error") == "costly":
+                self._stop_locked()
+                why = reply.get("why", "")
+                raise TemplateTooCostly(why if "steps" in why else _COSTLY)
+            if reply.get("error"):
+                raise TemplateFailed(f"the model's chat template failed ({reply.get('why', '')})")
+            return str(reply["prompt"]), [str(s) for s in reply["stop"]], bool(reply["added_special"])
+
+    def _stop_locked(self) -> None:
+        child, self._child = self._child, None
+        if child is None:
+            return
+        for stream in (child.stdin, child.stdout):
+            if stream is not None:
+                stream.close()
+        child.kill()  # it ends on its own at end of input; a child mid-render would not
+        child.wait()
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop_locked()
+
+
+_PROCESSES: OrderedDict[tuple[str, str, str], TemplateProcess] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def process_for(template: str, eos: str, bos: str) -> TemplateProcess:
+    """The running (or to be started) process for this template; the least recently used past
+    MAX_PROCESSES is stopped."""
+    key = (template, eos, bos)
+    evicted: list[TemplateProcess] = []
+    with _LOCK:
+        found = _PROCESSES.get(key)
+        if found is None:
+            found = _PROCESSES[key] = TemplateProcess(template, eos, bos)
+        _PROCESSES.move_to_end(key)
+        while len(_PROCESSES) > MAX_PROCESSES:
+            evicted.append(_PROCESSES.popitem(last=False)[1])
+    for process in evicted:
+        process.close()
+    return found
