@@ -28,6 +28,9 @@ from sentinel_mcp.llm.template_budget import TemplateTooCostly
 
 _KEPT_ENV = ("PYTHON", "LANG", "LC_", "PATH", "VIRTUAL_ENV")
 MAX_PROCESSES = 4  # templates with a child kept running (one a loaded model, usually one in all)
+# a render's answer within this (wall clock; a render takes milliseconds, its CPU is bounded in the child):
+# a child stopped from outside, or swapped out past it, is killed rather than holding the model's turn
+ANSWER_SECONDS = 60.0
 _COSTLY = (
     "the model's chat template builds more than its rendering process may hold (memory or CPU time) on this "
     "text; nothing was sent to the model"
@@ -70,6 +73,9 @@ class TemplateProcess:
             child = self._child or self._start()
             self._child = child
             assert child.stdin is not None and child.stdout is not None
+            backstop = threading.Timer(ANSWER_SECONDS, child.kill)
+            backstop.daemon = True
+            backstop.start()
             try:
                 child.stdin.write(line)
                 child.stdin.flush()
@@ -77,6 +83,8 @@ class TemplateProcess:
                 answer = child.stdout.readline(6 * max_chars + 65_536)
             except (BrokenPipeError, OSError):
                 answer = b""
+            finally:
+                backstop.cancel()
             if not answer.endswith(b"\n"):  # died (memory, SIGXCPU) or over-long: this child is done
                 self._stop_locked()
                 raise TemplateTooCostly(_COSTLY)

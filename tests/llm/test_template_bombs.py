@@ -150,3 +150,28 @@ def test_a_template_that_writes_a_lone_surrogate_is_a_failed_template(tmp_path: 
         assert g.prompt_format == "plain" and g.completion_tokens >= 1
     finally:
         engine.close()
+
+
+def test_a_render_whose_child_never_answers_is_ended_by_the_wall_clock(monkeypatch: pytest.MonkeyPatch):
+    """The child's CPU is bounded by the kernel, but a child that does not run (stopped from outside, swapped
+    out) would hold the model's turn for ever: past ``ANSWER_SECONDS`` it is killed, the render refused, and
+    the next render gets a new child."""
+    import os
+    import signal
+
+    from sentinel_mcp.llm import template_process
+
+    monkeypatch.setattr(template_process, "ANSWER_SECONDS", 1.0)
+    process = template_process.TemplateProcess(CHATML_TEMPLATE, "<|im_end|>", "")
+    messages = [{"role": "user", "content": "hi"}]
+    try:
+        assert "hi" in process.render(messages, 10_000)[0]
+        stopped = process._child
+        assert stopped is not None
+        os.kill(stopped.pid, signal.SIGSTOP)
+        with pytest.raises(TemplateTooCostly):
+            process.render(messages, 10_000)
+        assert stopped.returncode == -signal.SIGKILL
+        assert "hi" in process.render(messages, 10_000)[0] and process.started == 2
+    finally:
+        process.close()
