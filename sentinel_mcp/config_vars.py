@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.config_expanded import Expanded
 from sentinel_mcp.config_shapes import input_env_name, workspace_folder
 from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.errors import ConfigError
@@ -89,6 +90,8 @@ def _input_value(input_id: str, where: str, inputs: dict[str, dict[str, Any]]) -
 def expand_tree(value: Any, expand: Callable[[str, str], str], where: str = "") -> Any:
     """Variables expanded in every string of a JSON value (keys stay as written): one pass over the whole file
     once other hosts' shapes are normalised, so tokens, URLs, headers and the sentinel section alike."""
+    if isinstance(value, Expanded):
+        return str(value)
     if isinstance(value, str):
         return expand(value, where or "(top level)")
     if isinstance(value, list):
