@@ -147,9 +147,9 @@ def _env_value(where: str, file: Path, key: str, entry: EnvValue, expand: Expand
 
 def read_env_file(where: str, path: str, base_dir: Path, warnings: list[str] | None = None
                   ) -> tuple[Path, dict[str, EnvValue]]:
-    """A dotenv file (the path read, and each key's value): ``KEY=value`` lines, ``export`` and quotes allowed,
-    ``#`` comments (config_env_file.py). Read bounded (the path may name /dev/zero or a FIFO); one other users
-    can read is a warning (it holds secrets)."""
+    """A dotenv file (the path read, and each key's value): ``KEY=value`` lines, ``export`` and quotes
+    allowed, ``#`` comments (config_env_file.py). Read bounded (the path may name /dev/zero or a FIFO); one
+    other users can read is a warning (it holds secrets)."""
     raw = path.replace("${workspaceFolder}", str(workspace_folder(base_dir)))
     file = Path(os.path.expanduser(raw))
     if not file.is_absolute():
