@@ -29,7 +29,7 @@ from sentinel_mcp.config_raw import no_nul, paths_as_text
 from sentinel_mcp.config_namespaces import check_prefixes, check_server_names
 from sentinel_mcp.config_secrets import exposure_warning
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
-from sentinel_mcp.config_vars import expand_tree, expand_vars, unexpanded
+from sentinel_mcp.config_vars import ExpansionBudget, expand_tree, expand_vars, unexpanded
 from sentinel_mcp.paths import RULEBASES_DIR  # noqa: F401 - re-exported (benchmarks, older callers)
 from sentinel_mcp.paths import SHIPPED_PREFIX, SHIPPED_ROOT, default_anchor_dir, default_data_dir
 from sentinel_mcp.config_file_paths import anchor_paths, anchored
@@ -456,9 +456,10 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     try:
         inputs = parse_inputs(data.get("inputs"))
         base = Path(base_dir)
+        budget = ExpansionBudget()
 
         def expand(value: str, where: str) -> str:
-            expanded = expand_vars(value, where, inputs, base, given)
+            expanded = expand_vars(value, where, inputs, base, given, budget)
             if expanded != value:
                 as_written[where] = value
             return expanded
