@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -30,9 +29,10 @@ from sentinel_mcp.config_raw import no_nul, paths_as_text
 from sentinel_mcp.config_namespaces import check_prefixes, check_server_names
 from sentinel_mcp.config_secrets import exposure_warning
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
-from sentinel_mcp.config_vars import expand_tree, expand_vars, unexpanded
+from sentinel_mcp.config_vars import ExpansionBudget, expand_tree, expand_vars, unexpanded
 from sentinel_mcp.paths import RULEBASES_DIR  # noqa: F401 - re-exported (benchmarks, older callers)
 from sentinel_mcp.paths import SHIPPED_PREFIX, SHIPPED_ROOT, default_anchor_dir, default_data_dir
+from sentinel_mcp.config_file_paths import anchor_paths, anchored
 from sentinel_mcp.paths import shipped_path
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
 
@@ -423,8 +423,7 @@ class Config(BaseModel):
     def _resolve(self, p: str) -> Path:
         """Against one base only: a file missing there is reported missing, never replaced by a shipped one of
         the same name (a deleted, tightened copy of a rulebase would silently give way to the looser one)."""
-        path = Path(os.path.expanduser(p))
-        return path if path.is_absolute() else (Path(self.base_dir) / path).resolve()
+        return Path(anchored(p, self.base_dir))
 
 
 def _format_validation_error(source: str, err: ValidationError, where: Lines | None = None) -> str:
@@ -457,15 +456,17 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     try:
         inputs = parse_inputs(data.get("inputs"))
         base = Path(base_dir)
+        budget = ExpansionBudget()
 
         def expand(value: str, where: str) -> str:
-            expanded = expand_vars(value, where, inputs, base, given)
+            expanded = expand_vars(value, where, inputs, base, given, budget)
             if expanded != value:
                 as_written[where] = value
             return expanded
 
         data, warnings = normalize(data, base, SERVER_KEYS, expand)
         data = expand_tree(data, expand)
+        anchor_paths(data, base)  # (expand_tree made every container anew: anchored in place)
     except ShapeError as e:
         raise ConfigError(unexpanded(f"invalid config {source}:\n  {e}", given)) from None
     except ConfigError as e:
@@ -493,8 +494,6 @@ def _validated(data: Any, source: str, base_dir: str | Path, as_written: dict[st
     cfg.as_written = as_written
     _check_sections(cfg, lines)
     check_server_names(list(cfg.mcp_servers), source, lines)
-    _anchor_tls_paths(cfg)
-    _anchor_server_cwd(cfg)
     cfg.warnings = [f"{source}: {w}" for w in warnings]
     return cfg
 
@@ -538,35 +537,6 @@ def _check_sections(cfg: Config, lines: Lines | None = None) -> None:
                 validate_section(model, section, f"sentinel.{key}", line)
             except ConfigError as e:
                 raise fail(said(e)) from None
-
-
-def _anchor_server_cwd(cfg: Config) -> None:
-    """A stdio server's relative ``cwd`` is relative to the config file, like every other path in it (not to
-    wherever Sentinel was started from)."""
-    for spec in cfg.mcp_servers.values():
-        if isinstance(spec, StdioServer) and spec.cwd:
-            path = Path(os.path.expanduser(spec.cwd))
-            spec.cwd = str(path if path.is_absolute() else (Path(cfg.base_dir) / path).resolve())
-
-
-def _anchor_tls_paths(cfg: Config) -> None:
-    """Relative certificate, key, CA and CRL paths are relative to the config file."""
-
-    def anchor(p: str | None) -> str | None:
-        if not p:
-            return p
-        path = Path(os.path.expanduser(p))
-        return str(path if path.is_absolute() else (Path(cfg.base_dir) / path).resolve())
-
-    parts: list[Any] = [
-        cfg.sentinel.http.tls,
-        *(s.tls for s in cfg.mcp_servers.values() if isinstance(s, RemoteServer)),
-    ]
-    for part in parts:
-        if isinstance(part, (ServerTLS, ClientTLS)):
-            for name in ("cert", "key", "ca", "crl"):
-                if hasattr(part, name):
-                    setattr(part, name, anchor(getattr(part, name)))
 
 
 def load_config(path: str | Path | None) -> Config:

@@ -6,7 +6,8 @@ is unknowable; the last won, silently); a quoted value ends at its closing quote
 quotes were kept before); a NUL cannot be in any process's environment; and a line is what ends in a line
 feed, as editors number them: a character some editors (and Python's ``splitlines``) break a line at is
 refused, since ``A=x<U+2028>B=y`` could set a ``B`` that one reader shows inside A's value. A UTF-8 BOM, as
-Windows' editors write, is no character of the first key.
+Windows' editors write, is no character of the first key. A single-quoted value is taken as written: no
+``${VAR}`` in it is expanded, as a shell and docker compose read it (``config_shapes`` expands the others).
 """
 
 from __future__ import annotations
@@ -33,14 +34,21 @@ class EnvLineError(ConfigError):
 
 
 @dataclass(frozen=True)
-class _Value:
+class EnvValue:
     value: str
     line: int
+    literal: bool = False  # single-quoted: taken as written, no variable in it expanded
 
 
 def env_values(text: str) -> dict[str, str]:
     """Each key of a dotenv text -> its value, or ``EnvLineError`` for the first line that is not one."""
-    values: dict[str, _Value] = {}
+    return {key: v.value for key, v in env_entries(text).items()}
+
+
+def env_entries(text: str) -> dict[str, EnvValue]:
+    """Each key of a dotenv text -> its value, line and quoting, or ``EnvLineError`` for the first line that
+    is not one."""
+    values: dict[str, EnvValue] = {}
     for number, line in enumerate(text.removeprefix("\ufeff").split("\n"), 1):
         line = line.removesuffix("\r")
         _no_hidden_break(line, number)
@@ -53,8 +61,9 @@ def env_values(text: str) -> dict[str, str]:
         if key in values:
             raise EnvLineError(number, f"gives {key} twice (first at line {values[key].line}): which one was "
                                        "meant is unknowable; remove one")
-        values[key] = _Value(_value(m.group(2), number), number)
-    return {key: v.value for key, v in values.items()}
+        raw = m.group(2)
+        values[key] = EnvValue(_value(raw, number), number, raw.startswith("'"))
+    return values
 
 
 def _no_hidden_break(line: str, number: int) -> None:

@@ -17,7 +17,8 @@ import stat
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
-from sentinel_mcp.config_env_file import EnvLineError, env_values
+from sentinel_mcp.config_env_file import EnvLineError, EnvValue, env_entries
+from sentinel_mcp.config_expanded import Expanded
 from sentinel_mcp.core.errors import ConfigError
 from sentinel_mcp.core.outside_file import NotUtf8, TooLarge, read_regular_text
 from sentinel_mcp.core.setting_keys import did_you_mean
@@ -105,7 +106,9 @@ def _server(
         env = spec.get("env") or {}
         if not isinstance(env, dict):
             raise ShapeError(f"{where}.env: must be an object of name -> value")
-        spec["env"] = {**read_env_file(where, env_file, base_dir, warnings), **env}
+        file, entries = read_env_file(where, env_file, base_dir, warnings)
+        spec["env"] = {**{key: _env_value(where, file, key, entry, expand) for key, entry in entries.items()},
+                       **env}
     for key in list(spec):
         if key in server_keys:
             continue
@@ -129,10 +132,24 @@ def _not_misspelt(where: str, key: str, known: list[str]) -> None:
         raise ShapeError(f"{where}: not a Sentinel setting (did you mean {meant!r}?)")
 
 
-def read_env_file(where: str, path: str, base_dir: Path, warnings: list[str] | None = None) -> dict[str, str]:
-    """A dotenv file: ``KEY=value`` lines, ``export`` and quotes allowed, ``#`` comments (config_env_file.py).
-    Read bounded (the path may name /dev/zero or a FIFO); one other users can read is a warning (it holds
-    secrets)."""
+def _env_value(where: str, file: Path, key: str, entry: EnvValue, expand: Expand | None) -> Expanded:
+    """An env file's value as the upstream gets it: a single-quoted one as written, another with its variables
+    expanded (as a shell and docker compose do), once: the config's own pass leaves it as it is."""
+    if entry.literal or expand is None:
+        return Expanded(entry.value)
+    try:
+        # (recorded at the key of the server's env as the config gives it: VS Code's ``servers`` is read so)
+        at = "mcpServers." + where.split(".", 1)[1]
+        return Expanded(expand(entry.value, f"{at}.env.{key}"))
+    except ConfigError as e:
+        raise ShapeError(f"{where}.envFile: {file}, line {entry.line}: {e}") from None
+
+
+def read_env_file(where: str, path: str, base_dir: Path, warnings: list[str] | None = None
+                  ) -> tuple[Path, dict[str, EnvValue]]:
+    """A dotenv file (the path read, and each key's value): ``KEY=value`` lines, ``export`` and quotes
+    allowed, ``#`` comments (config_env_file.py). Read bounded (the path may name /dev/zero or a FIFO); one
+    other users can read is a warning (it holds secrets)."""
     raw = path.replace("${workspaceFolder}", str(workspace_folder(base_dir)))
     file = Path(os.path.expanduser(raw))
     if not file.is_absolute():
@@ -152,7 +169,7 @@ def read_env_file(where: str, path: str, base_dir: Path, warnings: list[str] | N
         warnings.append(f"{where}.envFile: {file} is readable by other users (mode {mode:04o}) and holds "
                         "secrets: chmod 600 it")
     try:
-        return env_values(text)
+        return file, env_entries(text)
     except EnvLineError as e:
         raise ShapeError(f"{where}.envFile: {file}, line {e.line} {e.problem}") from None
 

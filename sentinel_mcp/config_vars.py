@@ -10,25 +10,46 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.config_expanded import Expanded
 from sentinel_mcp.config_shapes import input_env_name, workspace_folder
 from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.errors import ConfigError
 
 # ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder},
 # ${userHome}
+# what every variable of one config expands to, in characters, in all: a 4 MiB file of ``${BIG}`` with a 1 MiB
+# variable would be 700 GB; a real config's tokens, URLs and keys are a few KB
+MAX_EXPANDED = 16 * 1024 * 1024
+
 _VAR = re.compile(r"\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.\-]*)(?::-([^}]*))?\}")
+
+
+class ExpansionBudget:
+    """What the variables of one config may still expand to, in characters (``MAX_EXPANDED`` in all)."""
+
+    def __init__(self, left: int = MAX_EXPANDED) -> None:
+        self.left = left
+
+    def take(self, size: int, where: str) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise ConfigError(f"{where}: the config's variables expand to more than {MAX_EXPANDED} "
+                              "characters in all (a large variable used many times?)")
 
 
 def expand_vars(
     value: str, where: str, inputs: dict[str, dict[str, Any]] | None = None, base_dir: Path | None = None,
-    given: dict[str, str] | None = None,
+    given: dict[str, str] | None = None, budget: ExpansionBudget | None = None,
 ) -> str:
     """Expand variables; one that has no value and no default is an error naming the key. ``given`` collects
     each value taken from the environment or an input -> the variable as written, so an error that quotes it
-    can name the variable instead (``unexpanded``)."""
+    can name the variable instead (``unexpanded``). ``budget``: counted down by each value put in, checked
+    before the text is built (one string of many variables is refused as it is expanded)."""
 
     def sub(m: re.Match[str]) -> str:
         found = _value(m)
+        if budget is not None:
+            budget.take(len(found), where)
         if given is not None and m.group(2) not in ("workspaceFolder", "userHome"):
             given[found] = m.group(0)
         return found
@@ -89,6 +110,8 @@ def _input_value(input_id: str, where: str, inputs: dict[str, dict[str, Any]]) -
 def expand_tree(value: Any, expand: Callable[[str, str], str], where: str = "") -> Any:
     """Variables expanded in every string of a JSON value (keys stay as written): one pass over the whole file
     once other hosts' shapes are normalised, so tokens, URLs, headers and the sentinel section alike."""
+    if isinstance(value, Expanded):
+        return str(value)
     if isinstance(value, str):
         return expand(value, where or "(top level)")
     if isinstance(value, list):

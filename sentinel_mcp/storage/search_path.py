@@ -14,7 +14,10 @@ trusts (itself or a role it is a member of, a superuser, the database's owner), 
 may create in it, and everything in it must be owned by such a role; else the store is refused, naming the
 schema, the role and the fix. The schemas so checked are then set as the path of every connection, with
 ``pg_temp`` last (the implicit ``pg_catalog`` stays first), so a schema made afterwards is never searched.
-Once per process and database: a few catalog reads at start, one ``set_config`` per new connection.
+And every new connection checks the pinned schemas again: one of them made another role's to shape after
+the first connection (``GRANT CREATE ON SCHEMA public TO ...``, an object planted and given away) refuses the
+store from the next connection on, as it would have at start. A connection is opened rarely (a pool's new
+one, a reconnect): the check is one catalog query on it, beside the connection's own set-up.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.storage.database import StorageError
 
-_FOUND: dict[str, str] = {}  # dsn -> the pinned path (checked)
+_FOUND: dict[str, tuple[str, list[str]]] = {}  # dsn -> the pinned path and its schemas (checked)
 _LOCK = threading.Lock()
 _SHOWN = 8  # problems named in a refusal
 
@@ -79,20 +82,27 @@ class UntrustedSearchPath(StorageError):
 
 def pin(conn: Any, dsn: str) -> None:
     """Set the checked search path on ``conn`` (a new psycopg connection, before anything else runs on it);
-    checked on the first connection of this process to ``dsn``. Raises ``UntrustedSearchPath``, or the
-    driver's error (the connection's fault)."""
-    path = _FOUND.get(dsn)
-    if path is None:
-        path = _checked(conn)
+    its schemas found at the first connection of this process to ``dsn``, and checked on every one. Raises
+    ``UntrustedSearchPath``, or the driver's error (the connection's fault)."""
+    found = _FOUND.get(dsn)
+    if found is None:
+        schemas = list(conn.execute(_SCHEMAS).fetchone()[0] or [])
+        _check(conn, schemas)
+        if not schemas:
+            raise UntrustedSearchPath(
+                "the store's search path names no schema that exists: set one for Sentinel's role "
+                "(ALTER ROLE ... SET search_path = <its schema>)")
+        path = ", ".join('"' + str(name).replace('"', '""') + '"' for name in schemas) + ", pg_temp"
         with _LOCK:
-            path = _FOUND.setdefault(dsn, path)
-    conn.execute(_SET, (path,))
+            found = _FOUND.setdefault(dsn, (path, schemas))
+    else:
+        _check(conn, found[1])
+    conn.execute(_SET, (found[0],))
     if not conn.autocommit:
         conn.commit()
 
 
-def _checked(conn: Any) -> str:
-    schemas = list(conn.execute(_SCHEMAS).fetchone()[0] or [])
+def _check(conn: Any, schemas: list[str]) -> None:
     # the check itself resolves nothing through those schemas (a planted ``unnest(text[])`` would answer it)
     conn.execute(_SET, ("pg_catalog",))
     problems = conn.execute(_PROBLEMS, (schemas,)).fetchall()
@@ -100,11 +110,6 @@ def _checked(conn: Any) -> str:
         conn.commit()
     if problems:
         raise UntrustedSearchPath(_refusal(problems))
-    if not schemas:
-        raise UntrustedSearchPath(
-            "the store's search path names no schema that exists: set one for Sentinel's role "
-            "(ALTER ROLE ... SET search_path = <its schema>)")
-    return ", ".join('"' + str(name).replace('"', '""') + '"' for name in schemas) + ", pg_temp"
 
 
 def _refusal(problems: list[tuple[str, str, str, str]]) -> str:

@@ -80,8 +80,10 @@ def tls_extension(transport: Any) -> dict[str, Any] | None:
     }
 
 
-def with_tls_scope(base: type) -> type:
-    """A subclass of uvicorn's protocol ``base`` whose requests carry their connection's TLS extension."""
+def with_tls_scope(base: type, contexts: ServerContexts | None = None) -> type:
+    """A subclass of uvicorn's protocol ``base`` whose requests carry their connection's TLS extension; with
+    ``contexts``, each request first awaits a rebuild of the TLS files under way (off the loop), so a CRL
+    written counts from the next request (its checks, ``is_revoked``, read the state in force)."""
 
     class TLSScopeProtocol(base):  # type: ignore[valid-type, misc]
         app: Any  # uvicorn's protocols hold the ASGI app they serve (an annotation only: nothing is set here)
@@ -94,6 +96,9 @@ def with_tls_scope(base: type) -> type:
                 async def app_with_tls(scope: Any, receive: Any, send: Any) -> None:
                     if scope.get("type") in ("http", "websocket"):
                         scope["extensions"] = {**(scope.get("extensions") or {}), "tls": info}
+                        if contexts is not None:
+                            await contexts.fresh()
+                            receive, send = _settled(contexts, receive, send)
                     await app(scope, receive, send)
 
                 self.app = app_with_tls
@@ -101,6 +106,23 @@ def with_tls_scope(base: type) -> type:
 
     TLSScopeProtocol.__name__ = TLSScopeProtocol.__qualname__ = f"TLS{base.__name__}"
     return TLSScopeProtocol
+
+
+def _settled(contexts: ServerContexts, receive: Any, send: Any) -> tuple[Any, Any]:
+    """``receive`` and ``send`` that await a rebuild of the TLS files under way (off the loop) with each
+    message: an open WebSocket's or stream's re-check of its certificate (``is_revoked``, before a message is
+    acted on or an answer's chunk sent) reads the CRL written since, not the one in force when it opened."""
+
+    async def receive_settled() -> Any:
+        message = await receive()
+        await contexts.fresh()
+        return message
+
+    async def send_settled(message: Any) -> None:
+        await contexts.fresh()
+        await send(message)
+
+    return receive_settled, send_settled
 
 
 def describe_refusal(exc: BaseException) -> str | None:
@@ -148,10 +170,12 @@ class _Handshake(asyncio.Protocol):
             Connection(raw)
         )  # this task's own context: read when start_tls wraps the socket
         try:
+            # the files as they are now, a rebuild under way awaited off the loop (server_context.py)
+            context = await self.acceptor.contexts.fresh()
             tls = await loop.start_tls(
                 raw,
                 self,
-                self.acceptor.contexts.current(),
+                context,
                 server_side=True,
                 ssl_handshake_timeout=self.acceptor.contexts.tls.handshake_timeout,
             )
@@ -326,7 +350,7 @@ class TLSAcceptor:
         from uvicorn.protocols.http.auto import AutoHTTPProtocol
         from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
 
-        http_class = with_tls_scope(http_base or AutoHTTPProtocol)
+        http_class = with_tls_scope(http_base or AutoHTTPProtocol, self.contexts)
 
         def http_factory(**kw: Any) -> asyncio.Protocol:
             return _Handshake(self, lambda: http_class(**kw))
@@ -334,7 +358,7 @@ class TLSAcceptor:
         options: dict[str, Any] = {"http": http_factory}
         ws_class: Any = ws_base or AutoWebSocketsProtocol  # (uvicorn's is None without a WebSocket library)
         if ws_class is not None:
-            options["ws"] = with_tls_scope(ws_class)
+            options["ws"] = with_tls_scope(ws_class, self.contexts)
         return options
 
     async def close(self) -> None:

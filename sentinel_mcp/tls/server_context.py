@@ -1,15 +1,21 @@
 """The front's SSL context: its certificate, and with a CA the clients' certificates, checked by OpenSSL in
 the handshake (chain to the CA, validity dates, the CRL). Rebuilt when one of its files changes, so a renewed
-certificate or a new revocation list counts from the next connection on, without a restart."""
+certificate or a new revocation list counts from the next connection on, without a restart.
+
+The rebuild reads and parses every file (a CRL may be 16 MiB, a key is parsed): never on the event loop. A
+thread builds it and swaps it in whole; a connection or a request over TLS awaits the rebuild under way
+(``fresh``), the loop serving everything else meanwhile."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
 import os
 import ssl
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +37,9 @@ from sentinel_mcp.core.errors import TLSError
 
 log = logging.getLogger(__name__)
 RECHECK_SECONDS = 1.0  # how often the files' change times are looked at (at most once per connection)
+# a rebuild that took T seconds is followed by at least this many times T without one: files rewritten
+# without pause (a fetching loop, a hostile writer) take at most a tenth of a core, however large they are
+REBUILD_SPACING = 9.0
 # the most a CA bundle or CRL file may hold: read whole and parsed on the event loop when it changes, and a
 # CRL is often fetched over plain HTTP. A CA's CRL of a hundred thousand revocations is about 4 MiB
 MAX_TRUST_FILE_BYTES = 16 * 1024 * 1024
@@ -235,6 +244,25 @@ def _handshake_bundle(ctx: ssl.SSLContext, cas: TrustedCAs | None) -> None:
     setattr(ctx, HANDSHAKE_BUNDLE, cas)
 
 
+@dataclass(frozen=True)
+class _InForce:
+    """What one build made, swapped in whole: a request is checked against the bundle and CRLs its handshake
+    could have used."""
+
+    ctx: ssl.SSLContext
+    revoked: Revoked
+    cas: TrustedCAs | None
+    fresh: Freshness
+
+
+def _on_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 class ServerContexts:
     """The current context for each new connection; files re-read when their change time moves.
 
@@ -244,7 +272,8 @@ class ServerContexts:
     def __init__(self, tls: FrontTLS, mark: CrlMark | None = None) -> None:
         self.tls = tls
         stamp = self._stamps()  # before the files are read: a change while they are is seen at the next check
-        self._ctx, self.warnings, self.revoked, self._cas, self._fresh = build_server_context(tls)
+        ctx, self.warnings, revoked, cas, fresh = build_server_context(tls)
+        self._in_force = _InForce(ctx, revoked, cas, fresh)
         self._mark = mark
         # each CA's newest CRL ever in force here (the mark's, and the files' since): none is taken back
         self._high: Freshness = {}
@@ -253,8 +282,8 @@ class ServerContexts:
                 held = mark.load()
             except CrlMarkError as e:  # the start is refused, naming the file
                 raise TLSSetupError(str(e)) from None
-            trusted = {ca.sha256 for ca in self._cas.cas} if self._cas is not None else set()
-            why = rolled_back(held, self._fresh, trusted)
+            trusted = {ca.sha256 for ca in cas.cas} if cas is not None else set()
+            why = rolled_back(held, fresh, trusted)
             if why is not None:
                 raise TLSSetupError(
                     f"TLS CRLs ({tls.crl or tls.ca}) refused: {why}, as recorded in {mark.path} before this "
@@ -263,11 +292,17 @@ class ServerContexts:
             self._high = held
             self._keep_mark()
         else:
-            self._high = dict(self._fresh)
-        _handshake_bundle(self._ctx, self._cas)
+            self._high = dict(fresh)
+        _handshake_bundle(ctx, cas)
         self._stamp = stamp
         self._checked = time.monotonic()
         self._lock = threading.Lock()
+        self._job: Future[None] | None = None  # the rebuild under way (one at a time)
+        self._not_before = 0.0  # (monotonic) when the next rebuild may start
+
+    @property
+    def revoked(self) -> Revoked:
+        return self._in_force.revoked
 
     def _stamps(self) -> tuple[tuple[int, ...], ...]:
         """What says a file changed: its modification time and size, which a fetching tool may keep the
@@ -283,47 +318,89 @@ class ServerContexts:
         return tuple(out)
 
     def current(self) -> ssl.SSLContext:
-        now = time.monotonic()
-        if now - self._checked < RECHECK_SECONDS:
-            return self._ctx
+        """The context in force. A change seen starts a rebuild in a thread; a caller on the event loop goes
+        on with the context in force (``fresh`` awaits the new one), a caller without a loop waits for it."""
+        job = self._look()
+        if job is not None and not _on_loop():
+            job.result()
+        return self._in_force.ctx
+
+    async def fresh(self) -> ssl.SSLContext:
+        """The context once the files as they are now are in force: a rebuild under way (or one a change
+        just seen starts) is awaited off the loop."""
+        job = self._look()
+        if job is not None:
+            await asyncio.wrap_future(job)
+        return self._in_force.ctx
+
+    def _look(self) -> Future[None] | None:
+        """The rebuild under way, or a new one when the files' stamps moved (looked at once per
+        RECHECK_SECONDS: a few ``stat`` calls); None when the context in force is the files'."""
+        if self._job is None and time.monotonic() - self._checked < RECHECK_SECONDS:
+            return None  # (every request asks: no lock taken while nothing is due)
         with self._lock:
+            if self._job is not None:
+                return self._job
+            now = time.monotonic()
+            if now - self._checked < RECHECK_SECONDS:
+                return None
             self._checked = now
             stamp = self._stamps()
-            if stamp != self._stamp:
-                self._stamp = stamp
-                try:
-                    ctx, warnings, revoked, cas, fresh = build_server_context(self.tls)
-                    trusted = {ca.sha256 for ca in cas.cas} if cas is not None else set()
-                    if self._mark is not None and self.tls.mode != "off":
-                        # what other instances of this data dir recorded since counts too
-                        self._high = newest(self._high, self._mark.recorded())
-                    why = rolled_back(self._high, fresh, trusted)
-                    if why is not None:
-                        raise TLSSetupError(f"TLS CRLs ({self.tls.crl or self.tls.ca}) refused: {why}")
-                    _handshake_bundle(ctx, cas)
-                    # all at once: a request is checked against the bundle its handshake could have used
-                    self._ctx, self.warnings, self.revoked, self._cas = ctx, warnings, revoked, cas
-                    self._fresh = fresh
-                    self._keep_mark()
-                    log.warning("TLS: certificate, CA or CRL changed; new connections use the new files")
-                except (TLSSetupError, OSError) as e:
-                    # keep serving with what was valid; the problem is logged and shown by /healthz
-                    self.warnings = [
-                        f"TLS files changed but cannot be used, still serving the previous ones: {e}"
-                    ]
-                    log.error(self.warnings[0])
-        return self._ctx
+            if stamp == self._stamp:
+                return None
+            self._stamp = stamp  # (a file that cannot be used is not read again until it changes again)
+            job: Future[None] = Future()
+            self._job = job
+        threading.Thread(target=self._run, args=(job,), name="sentinel-tls-rebuild", daemon=True).start()
+        return job
+
+    def _run(self, job: Future[None]) -> None:
+        try:
+            wait = self._not_before - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            started = time.monotonic()
+            try:
+                self._rebuild()
+            except Exception:  # noqa: BLE001 - the thread's end is no one's: logged, the old context serves
+                log.exception("TLS: rebuilding the context failed; still serving the previous one")
+            took = time.monotonic() - started
+            with self._lock:
+                self._not_before = time.monotonic() + REBUILD_SPACING * took
+                self._job = None
+        finally:
+            job.set_result(None)
+
+    def _rebuild(self) -> None:
+        try:
+            ctx, warnings, revoked, cas, fresh = build_server_context(self.tls)
+            trusted = {ca.sha256 for ca in cas.cas} if cas is not None else set()
+            if self._mark is not None and self.tls.mode != "off":
+                # what other instances of this data dir recorded since counts too
+                self._high = newest(self._high, self._mark.recorded())
+            why = rolled_back(self._high, fresh, trusted)
+            if why is not None:
+                raise TLSSetupError(f"TLS CRLs ({self.tls.crl or self.tls.ca}) refused: {why}")
+            _handshake_bundle(ctx, cas)
+            # all at once: a request is checked against the bundle its handshake could have used
+            self._in_force, self.warnings = _InForce(ctx, revoked, cas, fresh), warnings
+            self._keep_mark()
+            log.warning("TLS: certificate, CA or CRL changed; new connections use the new files")
+        except (TLSSetupError, OSError) as e:
+            # keep serving with what was valid; the problem is logged and shown by /healthz
+            self.warnings = [f"TLS files changed but cannot be used, still serving the previous ones: {e}"]
+            log.error(self.warnings[0])
 
     def _keep_mark(self) -> None:
         """The mark moved forward to the CRLs in force (and written, with a mark file)."""
         if self._mark is None or self.tls.mode == "off":
-            self._high = newest(self._high, self._fresh)
+            self._high = newest(self._high, self._in_force.fresh)
             return
         try:
-            self._high = self._mark.save(self._high, self._fresh)
+            self._high = self._mark.save(self._high, self._in_force.fresh)
         except (OSError, CrlMarkError) as e:
             # the CRL in force is served all the same (the newest seen); only a restart would not know it
-            self._high = newest(self._high, self._fresh)
+            self._high = newest(self._high, self._in_force.fresh)
             why = str(e) if isinstance(e, CrlMarkError) else (
                 f"{self._mark.path} cannot be written ({e.strerror or e})")
             problem = (f"the CRL mark is not kept: {why}; after a restart an older CRL would not be "
@@ -335,7 +412,8 @@ class ServerContexts:
         """The certificate, or a CA of ``ca`` that signed it, is on a CRL (the chain the handshake verified is
         not at hand: an intermediate the client sent along is checked in the handshake only)."""
         self.current()  # a CRL written since the last connection counts for this request too
-        revoked, cas = self.revoked, self._cas
+        in_force = self._in_force
+        revoked, cas = in_force.revoked, in_force.cas
         if (cert.issuer_text, cert.serial) in revoked:
             return True
         return cas is not None and any(
@@ -348,7 +426,7 @@ class ServerContexts:
         refuses them all then, and a connection made before is refused per request as well."""
         self.current()  # a CRL written since counts
         # the process clock: a wall clock set back must not make an expired CRL fresh again
-        expired = expired_at(self._fresh, process_clock.now())
+        expired = expired_at(self._in_force.fresh, process_clock.now())
         if expired is None:
             return None
         when = dt.datetime.fromtimestamp(expired, dt.timezone.utc)
@@ -358,8 +436,17 @@ class ServerContexts:
     def trusted_cas(self) -> TrustedCAs | None:
         """The CAs of the bundle as it is now (None when no client certificate is asked for)."""
         self.current()
-        return self._cas
+        return self._in_force.cas
 
     def reload_now(self) -> None:
-        self._checked = 0.0
-        self.current()
+        """The files as they are now put in force before this returns, waiting for the rebuild in place
+        wherever it is called (a test's, an operator's explicit "now"; the serving paths use ``fresh``): a
+        change made during one rebuild is taken by the next (a few rounds at most: files that never settle
+        are not waited on for ever)."""
+        for _ in range(4):
+            with self._lock:
+                self._checked = 0.0
+            job = self._look()
+            if job is None:
+                return
+            job.result()
