@@ -25,7 +25,6 @@ _DOMAIN = b"sentinel-mcp credential stamp v1\0"  # a stamp's fingerprint is no S
 _MAX_SECRETS = 2  # a bearer token and an API key
 _MAX_CHAIN = 4
 _MAX_PEM = 64 * 1024
-LAPSED = "the credentials that started it no longer hold"
 
 
 def fingerprint(digest: bytes) -> str:
@@ -81,19 +80,20 @@ def stamp_from(check: Any) -> dict[str, Any] | None:
 
 
 def reprove(auth: Authenticator, stamp: Any) -> Principal:
-    """The stamp's principal, when its credentials still hold now; ``AuthFailed`` otherwise."""
+    """The stamp's principal, when its credentials still hold now; ``AuthFailed`` otherwise. The chain is
+    asked as ``Authenticator.authenticate`` asks it: the first resolver that names someone decides."""
     name, secrets, chain = _read(stamp)
-    found: list[Principal] = []
-    for fp in secrets:
-        holder = _holder_of(auth, fp)
-        if holder is None:
-            raise AuthFailed("its token or API key has been replaced")
-        found.append(holder)
-    if chain:
-        found.append(_certified(auth, chain))
-    if {p.name for p in found} != {name}:
-        raise AuthFailed("its credentials name another principal now")
-    return found[0]
+    credentials = Credentials(tls={"client_cert_chain": chain} if chain else None)
+    for resolver in auth.resolvers:
+        if isinstance(resolver, TokenResolver):
+            found = _holders(resolver, secrets)
+        else:
+            found = resolver.resolve(credentials)
+        if found is not None:
+            if found.name != name:
+                raise AuthFailed("its credentials name another principal now")
+            return found
+    raise AuthFailed("its token, API key or client certificate is not accepted now")
 
 
 def _read(stamp: Any) -> tuple[str, list[str], list[str]]:
@@ -116,23 +116,21 @@ def _read(stamp: Any) -> tuple[str, list[str], list[str]]:
     return name, secrets, chain
 
 
-def _holder_of(auth: Authenticator, fp: str) -> Principal | None:
-    found = None
-    for resolver in auth.resolvers:
-        if isinstance(resolver, TokenResolver):
-            for digest, principal in resolver.current():  # every one compared, in constant time
-                if hmac.compare_digest(fingerprint(digest), fp) and found is None:
-                    found = principal
-    return found
-
-
-def _certified(auth: Authenticator, chain: list[str]) -> Principal:
-    """The certificate resolvers' principal for ``chain`` now (dates, CRL, the bundle's CAs)."""
-    credentials = Credentials(tls={"client_cert_chain": chain})
-    for resolver in auth.resolvers:
-        if isinstance(resolver, TokenResolver):
-            continue
-        principal = resolver.resolve(credentials)
-        if principal is not None:
-            return principal
-    raise AuthFailed("its client certificate is not accepted now")
+def _holders(resolver: TokenResolver, secrets: list[str]) -> Principal | None:
+    """As ``TokenResolver.resolve``: None when no secret was sent; a secret it does not take now, or two
+    naming different principals, refuse."""
+    if not secrets:
+        return None
+    current = resolver.current()
+    names: list[Principal] = []
+    for fp in secrets:
+        found = None
+        for digest, principal in current:  # every one compared, in constant time
+            if hmac.compare_digest(fingerprint(digest), fp) and found is None:
+                found = principal
+        if found is None:
+            raise AuthFailed("its token or API key has been replaced")
+        names.append(found)
+    if len({p.name for p in names}) > 1:
+        raise AuthFailed("its bearer token and API key name different principals")
+    return names[0]

@@ -92,9 +92,14 @@ def test_every_malformed_stamp_fails_closed(tmp_path: Path) -> None:
             reprove(auth, bad)
 
 
-def test_a_stamp_of_a_certificate_this_front_does_not_take_fails_closed(tmp_path: Path) -> None:
-    """No certificate resolver: a stamped certificate proves nobody (never the token beside it)."""
+def test_a_stamp_is_asked_as_its_request_would_be_now(tmp_path: Path) -> None:
+    """The authenticator's resolvers in their order: on a front without client certificates the token
+    decides (as it does for the request itself); a certificate alone proves nobody there."""
     auth, _, _ = _auth(tmp_path)
-    stamp = {**stamp_of(Credentials(bearer=ALICE_TOKEN), ALICE), "chain": ["-----BEGIN CERTIFICATE-----"]}
+    pem = ["-----BEGIN CERTIFICATE-----"]
+    with_token = {**stamp_of(Credentials(bearer=ALICE_TOKEN), ALICE), "chain": pem}
+    assert reprove(auth, with_token).name == "alice"
+    request = Credentials(bearer=ALICE_TOKEN, tls={"client_cert_chain": pem})
+    assert CredentialCheck(auth, request, ALICE)().name == "alice"
     with pytest.raises(AuthFailed):
-        reprove(auth, stamp)
+        reprove(auth, {"v": 1, "principal": "alice", "chain": pem})
