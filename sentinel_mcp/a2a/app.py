@@ -31,6 +31,7 @@ from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.host import HostState, RunningHost
 from sentinel_mcp.core.port import GatewayPort, InvokeOutcome, Refused
 from sentinel_mcp.core.tool_ref import ToolRef
+from sentinel_mcp.identity.resolver import Authenticator
 from sentinel_mcp.storage.open import release
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
@@ -182,6 +183,7 @@ def mount_a2a(
     owner_token: str | None = None,
     front_tls: bool = False,
     client_certificates: str = "off",
+    authenticator: Authenticator | None = None,
 ) -> None:
     """Add the A2A routes to the gateway's Starlette app, and its task journal and mDNS to the app's lifespan
     (``holder.lifespans``: entered once the gateway runs, left before it stops).
@@ -190,7 +192,8 @@ def mount_a2a(
     The gateway's HTTP host resolves every caller's principal on /a2a too; the card declares the bearer
     scheme when the owner's token (``owner_token``: configured or generated) is in force. ``front_tls``: the
     front serves TLS (sentinel.http.tls): the card, the mDNS record and the advertised URL say https/wss;
-    ``client_certificates``: its mutual TLS mode, declared in the card.
+    ``client_certificates``: its mutual TLS mode, declared in the card. ``authenticator``: the HTTP host's,
+    which proves a task's stored credentials again where it resumes (``resumed_credentials.py``).
     """
     settings = A2ASettings.from_section(config.sentinel.builtin_settings("a2a"))
     if not settings.enabled:
@@ -206,6 +209,7 @@ def mount_a2a(
         settings = settings.model_copy(update={"token": http_token})
     peers = PeerRegistry()
     service = A2AService(LatePort(holder), settings, peers)
+    service.authenticator = authenticator
     holder.a2a_service = service  # the server calls service.end_streams() when it starts to shut down
     app.router.routes.extend(create_a2a_routes(service.port, settings, peers, service=service))
     scheme = "https" if settings.tls else "http"

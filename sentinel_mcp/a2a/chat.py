@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
@@ -70,8 +70,9 @@ class Channel:
 class ChatHub:
     """The chat channels of one WebSocket connection (closed with it: ``close_all``)."""
 
-    def __init__(self, service: A2AService) -> None:
+    def __init__(self, service: A2AService, recheck: Callable[[], Any] | None = None) -> None:
         self.service = service
+        self.recheck = recheck  # the connection's credentials, checked again before each call is sent
         self.channels: dict[str, Channel] = {}
 
     def _get(self, channel_id: str, caller: str) -> Channel:
@@ -161,6 +162,7 @@ class ChatHub:
             client=caller,
             origin="a2a",
             principal=caller,
+            recheck=self.recheck,
         )
         base = {"channel_id": ch.id, "responder": "bridge", "from_agent": ch.target, "relayed": True}
         if not isinstance(outcome, Completed):
@@ -230,6 +232,7 @@ class ChatHub:
             origin="a2a",
             answers=answers,
             principal=caller,  # the peer's own reach and record: never Sentinel's own (it reaches every tool)
+            recheck=self.recheck,
         )
         if isinstance(outcome, Completed):
             text = result_text(outcome.result)

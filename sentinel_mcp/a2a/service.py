@@ -58,6 +58,8 @@ from sentinel_mcp.a2a.task_events import EventStream, StreamEvent, TaskEvents
 from sentinel_mcp.a2a import task_lease
 from sentinel_mcp.a2a.task_journal import TaskJournal
 from sentinel_mcp.a2a.task_moves import TaskMoves
+from sentinel_mcp.a2a.resumed_credentials import resumed_check
+from sentinel_mcp.identity.resolver import Authenticator
 from sentinel_mcp.a2a.task_store import (
     json_bytes,
     store_fault,
@@ -115,6 +117,8 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         self.inbox: AssistInbox | None = None
         # every connection's chats: per caller, and all callers' together
         self.chat_memory = ChatMemory(settings.chat_bytes_per_caller, settings.chat_bytes_total)
+        # the HTTP host's: proves a task's stored credentials again where it resumes (resumed_credentials.py)
+        self.authenticator: Authenticator | None = None
 
     async def open(
         self,
@@ -456,6 +460,9 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
                 record.pending = pending
                 raise
             given = {k: a.model_copy(update={"provenance": "user"}) for k, a in answers.items()}
+            # no request of its caller: the credentials that started it must still hold (read back from the
+            # store, only their stamp is here)
+            record.recheck = resumed_check(self.authenticator, record, pending)
             call = GuardedCall(pending.kind, pending.tool, pending.arguments)
             self._start(record, call, answers=given, identity=pending.identity)
 

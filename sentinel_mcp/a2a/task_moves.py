@@ -18,6 +18,7 @@ from sentinel_mcp.a2a.protocol import Artifact, Message, Part, Task, TaskStatus,
 from sentinel_mcp.a2a.task_events import TaskEvents
 from sentinel_mcp.a2a.task_host import TaskHost
 from sentinel_mcp.a2a.task_journal import LeaseLost
+from sentinel_mcp.identity.credential_stamp import stamp_from
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import Answer
@@ -121,6 +122,7 @@ class TaskMoves(TaskHost):
             record.pending = PendingCall(
                 call.tool, call.arguments, [q.key for q in outcome.questions], call.kind,
                 outcome.identity or "",
+                credential=stamp_from(record.recheck),  # proved again wherever it resumes
             )
             parts = actions.input_request_parts(
                 self.settings.name, task.context_id, outcome.reason, outcome.questions

@@ -38,6 +38,9 @@ class PendingCall:
     # the tool (``<server>__<tool>``) the questions are about: the answers count for it only, the resumed
     # call reaches it or nothing (a row kept without one resumes nowhere: the task asks afresh)
     identity: str = ""
+    # the stamp of the credentials of the request that started (or last continued) the task: a process
+    # that resumes it without that request proves them again (``resumed_credentials.py``); None: none kept
+    credential: dict[str, Any] | None = None
 
 
 @dataclass

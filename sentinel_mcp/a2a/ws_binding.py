@@ -77,7 +77,9 @@ class Connection:
         self.ws = ws
         self.service = service
         self.caller = caller
-        self.chat = ChatHub(service)
+        # its turns run on after their frames: each call they make is sent only while the connection's
+        # credentials hold (a token rotated while a turn waited for the LLM's slot: not sent)
+        self.chat = ChatHub(service, ws.scope.get(RECHECK_KEY))
         self.send_lock = asyncio.Lock()
         self.slots = asyncio.Semaphore(service.settings.max_concurrent_per_socket)
         self.inflight: set[asyncio.Task[None]] = set()

@@ -40,6 +40,7 @@ from sentinel_mcp.gateway.session_tables import Shares
 from sentinel_mcp.gateway.wire_guard import WireGuard
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.principal import OWNER, Principal
+from sentinel_mcp.identity.credential_stamp import CredentialCheck
 from sentinel_mcp.identity.resolver import RECHECK_KEY, SCOPE_KEY, Authenticator, AuthFailed
 from sentinel_mcp.app.stream_recheck import StreamRecheck
 from sentinel_mcp.storage.open import storage_status
@@ -206,13 +207,14 @@ class CallerGuard:
                     extra=[CHALLENGE],
                 )
             if scope["type"] == "websocket":  # its messages are requests too: checked again, each
-                scope[RECHECK_KEY] = functools.partial(self.auth.authenticate, credentials)
+                scope[RECHECK_KEY] = CredentialCheck(self.auth, credentials, scope[SCOPE_KEY])
             elif (credentials.tls or {}).get("client_cert_chain") or self.auth.may_lapse(scope[SCOPE_KEY]):
                 # a certificate can be revoked or expire while an answer streams, and a token followed from
                 # its file replaced (the owner's, rotated after a leak): checked again as it streams
                 # (stream_recheck.py), and by a call that waited inside Sentinel before it is sent
-                # (gateway/caller_recheck.py); the other tokens hold for the process's life: no cost
-                scope[RECHECK_KEY] = functools.partial(self.auth.authenticate, credentials)
+                # (gateway/caller_recheck.py), and by another process resuming what it started
+                # (credential_stamp.py); the other tokens hold for the process's life: no cost
+                scope[RECHECK_KEY] = CredentialCheck(self.auth, credentials, scope[SCOPE_KEY])
                 refuse = functools.partial(_reject, scope, receive, send, 401, extra=[CHALLENGE])
                 send = StreamRecheck(send, scope[RECHECK_KEY], path, refuse).send
         await self.app(scope, receive, send)

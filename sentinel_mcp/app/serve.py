@@ -137,6 +137,7 @@ def http_server(config: Config, host: str, port: int) -> Any:
             auth.owner_token,
             security.tls is not None,
             security.tls.mode if security.tls else "off",
+            auth.authenticator,
         )
     app.router.routes.append(
         metrics_route(holder)
@@ -239,6 +240,7 @@ def _mount_a2a(
     owner_token: str | None,
     front_tls: bool = False,
     client_certificates: str = "off",
+    authenticator: Any = None,
 ) -> None:
     try:
         from sentinel_mcp.a2a.app import mount_a2a  # type: ignore[import-not-found]
@@ -253,6 +255,7 @@ def _mount_a2a(
         owner_token,
         front_tls=front_tls,
         client_certificates=client_certificates,
+        authenticator=authenticator,
     )
 
 

@@ -80,6 +80,15 @@ class TokenResolver:
     def followed(self) -> list[tuple[FileSecret, Principal]]:
         return list(self._followed)
 
+    def current(self) -> list[tuple[bytes, Principal]]:
+        """Every secret's digest this resolver takes now (a followed file's as it reads now), with whose."""
+        found = list(self._entries)
+        for source, principal in self._followed:
+            digest = source.digest()
+            if digest is not None:
+                found.append((digest, principal))
+        return found
+
     def principals(self) -> list[Principal]:
         """Whose fixed secrets (not followed files) this resolver holds."""
         return [p for _, p in self._entries]
@@ -133,10 +142,17 @@ class Authenticator:
     def may_lapse(self, principal: Principal) -> bool:
         """Whether ``principal``'s secret may stop signing it in while Sentinel runs (a followed file the
         owner can replace: ``file_secret.py``), so a stream it holds open is checked again as it streams."""
+        return self._lapsing_table().get(principal.name) == principal  # (a name's look-up first: no hashing)
+
+    def may_lapse_named(self, name: str) -> bool:
+        """``may_lapse`` for a principal known by its name only (a task read back from its store)."""
+        return name in self._lapsing_table()
+
+    def _lapsing_table(self) -> dict[str, Principal]:
         if self._lapsing is None:  # (the followed files are fixed once the chain is built: read once)
             self._lapsing = {p.name: p for r in self.resolvers if isinstance(r, TokenResolver)
                              for _, p in r.followed()}
-        return self._lapsing.get(principal.name) == principal  # (a name's look-up first: no hashing)
+        return self._lapsing
 
     def authenticate(self, credentials: Credentials) -> Principal:
         for r in self.resolvers:
