@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Protocol, TypeVar
 from weakref import WeakKeyDictionary
 
+from sentinel_mcp.core.caller_checks import LapseRecorder
 from sentinel_mcp.core.errors import SentinelError
 from sentinel_mcp.core.import_collector import imports_uncollected
 from sentinel_mcp.core.shared_devices import SharedDevices
@@ -80,6 +81,8 @@ class Services:
     assist_key: bytes | None = None  # signs the person's replies to other agents' help requests (shared)
     swarm_key: bytes | None = None  # signs what binds a build to its owner (swarm/build_rows.py; shared)
     agent_trace_key: bytes | None = None  # signs the agent's run traces (agent/trace_rows.py; shared)
+    # the audit row of a built-in's work its caller's lapsed credentials ended (core/caller_checks.py)
+    record_lapse: LapseRecorder | None = None
 
     # the mapping spelling of older callers (``services.get("guard")``); only the names above exist
     def _name(self, key: str) -> str:
