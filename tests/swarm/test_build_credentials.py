@@ -21,8 +21,11 @@ from tests.identity.identity_rig import http_sentinel, write_config
 from tests.identity.test_revoked_queued_calls import META
 from tests.identity.test_secret_rotation import _cli, _mcp_status
 from tests.swarm.support.scripted_model import SPEC
-from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS
+from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS, make_service, openai_factory
 from tests.tls.tls_rig import audit_rows
+
+from sentinel_mcp.identity.resolver import AuthFailed
+from sentinel_mcp.swarm.build_credentials import BuildCredentials
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -149,3 +152,74 @@ async def test_a_build_cannot_reach_a_model_its_caller_cannot(tmp_path: Path, op
             done = await _settled(http, base, DAVE, task_id)
     assert done["state"] == "FAILED", done
     assert openai_env.requests == [], "the build reached a model tool its caller cannot reach"
+
+
+# ---- the check itself: whatever way it fails, the build stops at once, with one row; never fails open ----
+
+
+class _Flips:
+    """Holds for ``holds`` asks, then raises ``error`` (every later ask too)."""
+
+    def __init__(self, holds: int, error: BaseException | None) -> None:
+        self.holds, self.error, self.asked = holds, error, 0
+
+    def __call__(self) -> None:
+        self.asked += 1
+        if self.error is not None and self.asked > self.holds:
+            raise self.error
+
+
+@pytest.mark.parametrize("error", [AuthFailed("token replaced"), OSError("token file unreadable"),
+                                   ValueError("x"), RuntimeError("\u202eevil\nline")])
+@pytest.mark.parametrize("holds", [0, 1])
+async def test_a_check_that_fails_in_any_way_stops_the_build(service, model_server, error, holds) -> None:
+    rows: list[tuple[str, str]] = []
+
+    async def recorded(task_id: str, reason: str) -> None:
+        rows.append((task_id, reason))
+
+    check = _Flips(holds, error)
+    task_id = await service.submit(SPEC, openai_factory(model_server),
+                                   credentials=BuildCredentials(check, recorded))
+    done = await service.wait(task_id)
+    assert done["state"] == "FAILED" and done["error"].startswith("credentials_lapsed:"), done["error"]
+    assert "\u202e" not in done["error"] and "\nline" not in done["error"]
+    assert len(model_server.requests) <= holds  # a model call is made only after the check held
+    assert check.asked == holds + 1  # stopped at the first failed ask
+    assert [t for t, _ in rows] == [task_id]  # one audit row
+
+
+async def test_a_check_that_holds_lets_the_build_complete_and_is_asked_each_step(
+    service, model_server
+) -> None:
+    check = _Flips(0, None)
+    task_id = await service.submit(SPEC, openai_factory(model_server), credentials=BuildCredentials(check))
+    done = await service.wait(task_id)
+    assert done["state"] == "COMPLETED", done["error"]
+    assert check.asked > len(model_server.requests) > 0  # every model call, and every step besides
+
+
+async def test_at_whichever_ask_the_check_fails_the_build_stops_there(tmp_path, model_server) -> None:
+    """Every point a build asks (each step, each model call: the critic's too, which otherwise fails open)."""
+    service = make_service(tmp_path, {"max_builds_per_hour": 1000})  # one build per point it asks at
+    await service.start(sweep=False)
+    try:
+        await _every_ask(service, model_server)
+    finally:
+        await service.close()
+
+
+async def _every_ask(service, model_server) -> None:
+    whole = _Flips(0, None)
+    first = await service.submit(SPEC, openai_factory(model_server), credentials=BuildCredentials(whole))
+    assert (await service.wait(first))["state"] == "COMPLETED"
+    for holds in range(whole.asked):
+        before = len(model_server.requests)
+        check = _Flips(holds, AuthFailed("rotated"))
+        task_id = await service.submit(
+            SPEC, openai_factory(model_server), credentials=BuildCredentials(check)
+        )
+        done = await service.wait(task_id)
+        assert done["state"] == "FAILED" and done["error"].startswith("credentials_lapsed:"), (holds, done)
+        assert check.asked == holds + 1, holds  # nothing went on past the failed ask
+        assert len(model_server.requests) - before <= holds
