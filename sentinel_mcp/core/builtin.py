@@ -38,9 +38,14 @@ if TYPE_CHECKING:  # annotations only: the config imports this registry and stay
 class ToolInvoker(Protocol):
     """Calls a tool through the gateway (guarded and audited): another area's tool by its ``ToolRef``
     (``ToolRef("llm", "llm_classify_risk")``, resolved from the catalog), or a name as the catalog exposes it.
+    ``principal``: the call is that principal's work (its reach, rate and audit rows; a build's model calls),
+    else the built-in's own; ``recheck``: that principal's credential check (``core/caller_checks.py``).
     """
 
-    def __call__(self, name: str | ToolRef, arguments: dict[str, Any]) -> Awaitable[CallToolResult]: ...
+    def __call__(
+        self, name: str | ToolRef, arguments: dict[str, Any], *, principal: str | None = None,
+        recheck: Callable[[], Any] | None = None,
+    ) -> Awaitable[CallToolResult]: ...
 
 
 class RunTraces(Protocol):

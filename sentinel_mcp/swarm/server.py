@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -313,10 +313,12 @@ def caller_invoker(call_tool: ToolInvoker | None, principal: str,
     Sentinel's own) and under the caller's credential check."""
     if call_tool is None:
         return None
-    recheck = credentials.check if credentials is not None else None
+    own, own_check = principal, credentials.check if credentials is not None else None
 
-    async def invoke(name: str | ToolRef, arguments: dict[str, Any]) -> Any:
-        return await call_tool(name, arguments, principal=principal, recheck=recheck)  # type: ignore[call-arg]
+    async def invoke(name: str | ToolRef, arguments: dict[str, Any], *, principal: str | None = None,
+                     recheck: Callable[[], Any] | None = None) -> Any:
+        # always the build's caller and check, whatever a backend names
+        return await call_tool(name, arguments, principal=own, recheck=own_check)
 
     return invoke
 
