@@ -223,3 +223,22 @@ async def _every_ask(service, model_server) -> None:
         assert done["state"] == "FAILED" and done["error"].startswith("credentials_lapsed:"), (holds, done)
         assert check.asked == holds + 1, holds  # nothing went on past the failed ask
         assert len(model_server.requests) - before <= holds
+
+
+def test_a_calls_check_is_held_only_while_the_built_in_handles_it() -> None:
+    from sentinel_mcp.core import caller_checks
+
+    def first() -> None: ...
+
+    def second() -> None: ...
+
+    assert caller_checks.check_of("d1") is None and caller_checks.check_of("") is None
+    with caller_checks.held("d1", first):
+        assert caller_checks.check_of("d1") is first and caller_checks.check_of("d2") is None
+        with caller_checks.held("d2", second):
+            assert caller_checks.check_of("d2") is second
+        assert caller_checks.check_of("d2") is None
+        with pytest.raises(RuntimeError), caller_checks.held("d3", second):
+            raise RuntimeError("the call failed")
+        assert caller_checks.check_of("d3") is None
+    assert caller_checks.check_of("d1") is None
