@@ -42,6 +42,7 @@ from sentinel_mcp.gateway import early_spawn
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.storage.conversation_names import SharedLabels
 from sentinel_mcp.gateway.shared_asked_questions import SharedAskedQuestions
+from sentinel_mcp.gateway.lapsed_work import lapse_recorder
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
 from sentinel_mcp.gateway.tool_pins import FILE_NAME as PINS_FILE, ToolPins
@@ -102,8 +103,12 @@ class Runtime:
 
 def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped-def]
     async def call_tool(
-        name: str | ToolRef, arguments: dict[str, Any], *, session_id: str | None = None
+        name: str | ToolRef, arguments: dict[str, Any], *, session_id: str | None = None,
+        principal: str | None = None, recheck: Callable[[], Any] | None = None,
     ) -> CallToolResult:
+        """``principal``: whose work the call is (a build's model calls are its caller's: its reach, quota
+        and audit rows), else Sentinel's own; ``recheck``: that caller's credentials, asked before it is
+        sent."""
         if isinstance(name, ToolRef):  # another area's tool: the name the catalog exposes it under now
             tool = name.resolve(gateway)
             if tool is None:
@@ -120,6 +125,8 @@ def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped
             session_id=session_id or f"builtin:{builtin}",
             client=f"builtin:{builtin}",
             origin="builtin",
+            principal=principal,
+            recheck=recheck,
         )
         if isinstance(outcome, Completed):
             return outcome.result
@@ -344,7 +351,7 @@ async def _assembled(
         else ConsentBook(config.store_path.parent / "consents.db")
     )
     gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
-    services = Services(gateway=gateway)
+    services = Services(gateway=gateway, record_lapse=lapse_recorder(gateway))
     if shared is not None:  # before the built-ins start: the swarm leases its builds in the shared store
         services.replica, services.store_url = shared.replica, shared.url
         services.inbox_key = shared.key("inbox")

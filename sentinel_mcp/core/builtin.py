@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Protocol, TypeVar
 from weakref import WeakKeyDictionary
 
+from sentinel_mcp.core.caller_checks import LapseRecorder
 from sentinel_mcp.core.errors import SentinelError
 from sentinel_mcp.core.import_collector import imports_uncollected
 from sentinel_mcp.core.shared_devices import SharedDevices
@@ -37,9 +38,14 @@ if TYPE_CHECKING:  # annotations only: the config imports this registry and stay
 class ToolInvoker(Protocol):
     """Calls a tool through the gateway (guarded and audited): another area's tool by its ``ToolRef``
     (``ToolRef("llm", "llm_classify_risk")``, resolved from the catalog), or a name as the catalog exposes it.
+    ``principal``: the call is that principal's work (its reach, rate and audit rows; a build's model calls),
+    else the built-in's own; ``recheck``: that principal's credential check (``core/caller_checks.py``).
     """
 
-    def __call__(self, name: str | ToolRef, arguments: dict[str, Any]) -> Awaitable[CallToolResult]: ...
+    def __call__(
+        self, name: str | ToolRef, arguments: dict[str, Any], *, principal: str | None = None,
+        recheck: Callable[[], Any] | None = None,
+    ) -> Awaitable[CallToolResult]: ...
 
 
 class RunTraces(Protocol):
@@ -80,6 +86,8 @@ class Services:
     assist_key: bytes | None = None  # signs the person's replies to other agents' help requests (shared)
     swarm_key: bytes | None = None  # signs what binds a build to its owner (swarm/build_rows.py; shared)
     agent_trace_key: bytes | None = None  # signs the agent's run traces (agent/trace_rows.py; shared)
+    # the audit row of a built-in's work its caller's lapsed credentials ended (core/caller_checks.py)
+    record_lapse: LapseRecorder | None = None
 
     # the mapping spelling of older callers (``services.get("guard")``); only the names above exist
     def _name(self, key: str) -> str:

@@ -350,9 +350,9 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview, JudgedArgume
         route = catalog.route(req.name, by_identity=True) if origin == "solver" else catalog.route(req.name)
         if route is None and origin == "builtin":
             route = catalog.route(req.name, by_identity=True)
-        reachable = route is not None and (
-            origin in ("solver", "builtin") or who.may_reach(route.upstream, route.tool)
-        )
+        reachable = route is not None and (  # a built-in's call for a caller (a build's model): its reach
+            origin == "solver" or (origin == "builtin" and req.principal is None)
+            or who.may_reach(route.upstream, route.tool))
         if route is None or not reachable:
             # a tool the caller may not reach is as unknown to it as a tool that does not exist
             await rec.final(

@@ -12,7 +12,9 @@ from typing import Any
 
 from mcp.types import CallToolResult, InputRequiredResult
 
+from sentinel_mcp.core import caller_checks
 from sentinel_mcp.core.asking import Provenance, marked_responses
+from sentinel_mcp.core.call_meta import DECISION_KEY
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.gateway import call_timings
@@ -47,9 +49,25 @@ async def call_upstream(
 ) -> CallToolResult | InputRequiredResult | Unrelayed:
     """The upstream's result, or its question for a 2026-era client to answer in a later request. Raises what
     ``Upstream.call_tool`` raises, and ``UpstreamCallError`` for an upstream that keeps asking."""
+    decision = (meta or {}).get(DECISION_KEY)
+    if req.recheck is not None and isinstance(decision, str) and decision:
+        # a built-in's call: what it goes on with after answering (a build) keeps the caller's check
+        with caller_checks.held(decision, req.recheck):
+            return await _rounds(up, call, req, link, meta, timings)
+    return await _rounds(up, call, req, link, meta, timings)
+
+
+async def _rounds(
+    up: Upstream,
+    call: ToolCall,
+    req: CallRequest,
+    link: CallerLink | None,
+    meta: dict[str, Any] | None,
+    timings: CallTimings,
+) -> CallToolResult | InputRequiredResult | Unrelayed:
     if up.principals is not None:  # the call goes to its principal's own session (principal_sessions.py)
         async with up.principals.session(call.principal) as own:
-            return await call_upstream(own, call, req, link, meta, timings)
+            return await _rounds(own, call, req, link, meta, timings)
     # a 2026-era client's answers to the upstream's questions, marked with who gave them (never as the client
     # says); the upstream's questions asked meanwhile are marked the same way below
     result = await up.call_tool(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.swarm import build_lease
+from sentinel_mcp.swarm.build_credentials import BuildCredentials
 from sentinel_mcp.swarm.build_progress import missing_rows
 from sentinel_mcp.swarm.backends.base import ModelBackend
 from sentinel_mcp.swarm.build_turns import BuildTurns
@@ -196,12 +197,14 @@ class BuildService:
         caps: dict[str, Any] | None = None,
         listener: ProgressSink | None = None,
         principal: str = OWNER,
+        credentials: BuildCredentials | None = None,
     ) -> str:
         """Validate, take the lock, record the task and start it in the background; returns its id.
 
         Raises ``SpecError`` (what is wrong with the spec), ``ValueError`` (a cap above the configured
         one), ``BuildBusyError`` (another build runs), ``BuildQuotaError`` (the caller's builds within the
-        hour) or ``ModelError`` (the backend cannot start).
+        hour) or ``ModelError`` (the backend cannot start). ``credentials``: the starting request's, asked
+        before each step and model call (``build_credentials.py``).
         """
         spec = parse_spec(spec_data)
         limits = self.settings.limits.lowered(**(caps or {}))
@@ -262,6 +265,7 @@ class BuildService:
             progress=self._fan_out,
             toolchain=self.toolchain,
             coder_max_tokens=self.settings.coder_max_tokens,
+            credentials=credentials,
         )
         runner = asyncio.create_task(self._run(orch, backend), name=f"swarm-{task_id}")
         self._running[task_id] = runner

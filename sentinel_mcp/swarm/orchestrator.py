@@ -29,6 +29,7 @@ from sentinel_mcp.swarm.agents.critic import (
 from sentinel_mcp.swarm.agents.planner import parse_planner_reply, planner_request
 from sentinel_mcp.swarm.agents.verifier import parse_verifier_reply, verifier_request
 from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelReply, ModelRequest, extract_json
+from sentinel_mcp.swarm.build_credentials import BuildCredentials, CredentialsLapsed, still_holds
 from sentinel_mcp.swarm.breakers import (
     BreakerSettings,
     BreakerTripped,
@@ -72,14 +73,19 @@ ProgressSink = Callable[[ProgressEvent], Awaitable[None]]
 MAX_REFUSED_PLAN_CHARS = 4000  # of a refused blueprint, kept for the audit
 MAX_MODEL_NAME_CHARS = 80  # of the model name a backend reports, in each api_calls row
 MAX_ERROR_CHARS = 2000  # of why a build failed
-_ABORTS = (PlanError, LimitExceeded, BreakerTripped, StepFailed, UnsafePathError, ModelError)
+_ABORTS = (
+    PlanError, LimitExceeded, BreakerTripped, StepFailed, UnsafePathError, ModelError, CredentialsLapsed
+)
 
 
 class Orchestrator:
     def __init__(self, *, task_id: str, spec: TaskSpec, store: SwarmStore, backend: ModelBackend,
                  workspace: Workspace, limits: Limits, breakers: BreakerSettings | None = None,
                  progress: ProgressSink | None = None, clock: Callable[[], float] = time.monotonic,
-                 toolchain: Toolchain | None = None, coder_max_tokens: int = 512) -> None:
+                 toolchain: Toolchain | None = None, coder_max_tokens: int = 512,
+                 credentials: BuildCredentials | None = None) -> None:
+        """``credentials``: the check of the request that started the build (``build_credentials.py``),
+        asked before each step and model call."""
         self.task_id = task_id
         self.spec = spec
         self.store = store
@@ -93,6 +99,8 @@ class Orchestrator:
         self._progress = progress
         self.toolchain = toolchain or Toolchain()
         self.coder_max_tokens = coder_max_tokens
+        self.credentials = credentials
+        self.lapsed: str | None = None  # why the build stopped, when its credentials stopped holding
         self.decisions: Decisions | None = None  # the blueprint and every accepted answer, once planned
         self.state = "PLANNING"
         self.warnings: list[str] = []
@@ -124,6 +132,9 @@ class Orchestrator:
             raise
         except _ABORTS as e:
             await self._fail(str(e))
+            if isinstance(e, CredentialsLapsed) and self.credentials is not None:
+                self.lapsed = str(e)
+                await self.credentials.record(self.task_id, self.lapsed)
         except Exception as e:  # a defect: the task still ends FAILED with its state kept
             log.exception("task %s: internal error", self.task_id)
             await self._fail(f"internal error: {type(e).__name__}: {e}")
@@ -157,6 +168,7 @@ class Orchestrator:
         return plan
 
     async def _execute(self, step: PlanStep) -> None:
+        still_holds(self.credentials)
         if step.origin == "scaffold":
             await self._scaffold(step)
             return
@@ -296,7 +308,7 @@ class Orchestrator:
                 critic_request(self.spec, step, content, findings, texts_of(step, trial)), step.step_number
             )
             return parse_critic_reply(reply)
-        except (LimitExceeded, BreakerTripped):
+        except (LimitExceeded, BreakerTripped, CredentialsLapsed):  # never failed open: the build stops
             raise
         except CriticReplyRefused as e:  # its JSON was there, but not one verdict: not a crash, no fail-open
             refusal = Issue(severity="BLOCKER", file=step.file_path, message=str(e)[:400])
@@ -322,6 +334,7 @@ class Orchestrator:
         return CriticVerdict(decision="ACCEPT", issues=findings, warning=why)
 
     async def _verifying(self) -> None:
+        still_holds(self.credentials)
         await self._emit("verifying")
         files = dict(self.completed)
         findings = check_project(files, self.spec.package_name)
@@ -362,6 +375,7 @@ class Orchestrator:
 
     # ---- model calls, caps, breakers ------------------------------------------------------------------
     async def _call(self, request: ModelRequest, step_number: int | None) -> ModelReply:
+        still_holds(self.credentials)  # first: a lapsed caller's call is neither made nor counted
         self.budget.check_wall_clock()
         self.budget.before_model_call()
         started = time.monotonic()

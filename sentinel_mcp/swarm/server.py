@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,10 +21,14 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
-from sentinel_mcp.core.call_meta import can_sample_of, principal_of, session_of
+from sentinel_mcp.core.call_meta import can_sample_of, decision_id_of, principal_of, session_of
+from sentinel_mcp.core.caller_checks import check_of
+from sentinel_mcp.core.builtin import ToolInvoker
+from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
 from sentinel_mcp.core.display_text import compose, safe_text, said
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
+from sentinel_mcp.swarm.build_credentials import BuildCredentials
 from sentinel_mcp.swarm.build_service import BuildService, UnknownTaskError
 from sentinel_mcp.swarm.orchestrator import ProgressEvent
 from sentinel_mcp.swarm.path_safety import MAX_PATH_CHARS, UnsafePathError
@@ -142,11 +146,14 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             "max_wall_seconds": max_minutes * 60 if max_minutes else None,
         }
 
+        credentials = build_credentials(ctx, ctx_)
+
         async def backend_factory():
-            # through the gateway, it says whether the caller's own model can be asked (sampling relayed)
+            # through the gateway, it says whether the caller's own model can be asked (sampling relayed); its
+            # model calls are the caller's, checked as the build's steps are
             return make_backend(
                 settings,
-                call_tool=ctx.call_tool,
+                call_tool=caller_invoker(ctx.call_tool, caller(ctx_), credentials),
                 session=ctx_.session,
                 protocol_version=ctx_.protocol_version,
                 relayed=can_sample_of(ctx_),
@@ -165,6 +172,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 caps=caps,
                 listener=report if wait else None,
                 principal=caller(ctx_),
+                credentials=credentials,
             )
         except (SpecError, BuildBusyError, BuildQuotaError, ModelError, ValueError) as e:
             raise ToolError(str(e)) from None
@@ -279,6 +287,40 @@ def caller(ctx_: Context) -> str:
 
 
 _TEXT_FIELDS = ("app_name", "package_name", "description")
+
+
+def build_credentials(ctx: BuiltinContext, ctx_: Context) -> BuildCredentials | None:
+    """The caller's credential check, kept by the build it starts (None: credentials that hold for the
+    process's life, or run on its own); a build it stops gets one audit row (``credentials_lapsed``)."""
+    check = check_of(decision_id_of(ctx_))
+    if check is None:
+        return None
+    record, principal, session = ctx.services.record_lapse, caller(ctx_), session_of(ctx_)
+    gateway = ctx.services.gateway
+    tool = (exposed_name(ToolRef(ctx.name, "swarm_build"), gateway) if gateway is not None else None)
+
+    async def recorded(task_id: str, reason: str) -> None:
+        if record is not None:
+            await record(builtin=ctx.name, tool=tool or "swarm_build", principal=principal, session=session,
+                         reason=f"build {task_id}: {reason}")
+
+    return BuildCredentials(check, recorded)
+
+
+def caller_invoker(call_tool: ToolInvoker | None, principal: str,
+                   credentials: BuildCredentials | None) -> ToolInvoker | None:
+    """The gateway's invoker, its calls made as the build's caller (their reach, quota and audit rows, not
+    Sentinel's own) and under the caller's credential check."""
+    if call_tool is None:
+        return None
+    own, own_check = principal, credentials.check if credentials is not None else None
+
+    async def invoke(name: str | ToolRef, arguments: dict[str, Any], *, principal: str | None = None,
+                     recheck: Callable[[], Any] | None = None) -> Any:
+        # always the build's caller and check, whatever a backend names
+        return await call_tool(name, arguments, principal=own, recheck=own_check)
+
+    return invoke
 
 
 def _literals_as_words(spec: dict[str, Any]) -> dict[str, Any]:

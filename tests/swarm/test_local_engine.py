@@ -91,8 +91,9 @@ async def test_a_build_through_mcp_on_the_local_engine_is_bounded(tiny_model, tm
         calls: list[str] = []
 
         async def call_tool(
-            name: str, arguments: dict
+            name: str, arguments: dict, *, principal=None, recheck=None
         ):  # what the gateway's guarded invoker does, minus the guard
+            assert principal == "owner" and recheck is None  # run on its own: the owner's, nothing to check
             calls.append(name)
             return await llm_client.call_tool(name.removeprefix("llm__"), arguments)
 
