@@ -142,6 +142,11 @@ def main(argv: list[str] | None = None) -> int:
         (build_parser() if command else parser).print_help()
         return 2
     try:
+        # the shared store's key, as a replica's; the command as parsed (unnamed: checked)
+        if needs_key_check(getattr(args, "command", None), getattr(args, "what", None)):
+            from sentinel_mcp.app.command_key_check import check_command_key
+
+            check_command_key(args.config)
         return int(func(args) or 0)
     except SentinelError as e:
         # any deliberate error: its area and its text, no traceback; exit 2 for a config error (the user's to
@@ -159,6 +164,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"sentinel-mcp: a store cannot be read: {_shown(str(e))}", file=sys.stderr)
             return 1
         raise
+
+
+def needs_key_check(command: str | None, what: object) -> bool:
+    """``app/command_key_check.py``, imported only when the command may open a store (not ``serve``)."""
+    if command in ("serve", "tls"):
+        return False
+    from sentinel_mcp.app.command_key_check import needs_check
+
+    return needs_check(command, what)
 
 
 def _shown(message: str) -> str:

@@ -344,6 +344,8 @@ async def _assembled(
     gateway = Gateway(config, audit, manager, fallback)
     if anchoring is not None:  # an anchor that cannot be written refuses calls, as a store does
         gateway.more_records.append(anchoring)
+    if name_lease is not None:  # its name taken by another process while this one ran: calls refused
+        gateway.more_records.append(name_lease)
     gateway.principals.update(configured_principals(config))
     # shared by every replica when sentinel.store names PostgreSQL; else next to the facts, as before
     consents = (  # a server store's consents signed with the cluster's key for them

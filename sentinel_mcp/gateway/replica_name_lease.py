@@ -9,6 +9,12 @@ replica restarted under it waits for that (at most ``LEASE`` plus one renewal), 
 renewals keep the lease current for the whole wait and the start is refused. A clean stop gives the name back.
 A store unreachable at start cannot be checked: the replica starts degraded (as for every shared table) and
 says so among its start-up problems.
+
+A lease found under another instance while this one runs (it renewed nothing for longer than ``LEASE``:
+frozen, stopped, paused; another process then claimed the name) stops this replica deciding: the lease is one
+of the records a call relies on (``health`` degrades, the gateway's records gate refuses every call and
+``/healthz`` names it), as two processes under one name write one audit chain. Each renewal, and the gate's
+``probe``, tries to take the name back; once the other gives it back or lets it lapse, calls are served again.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import anyio
 from sentinel_mcp.core.display_text import compose
 from sentinel_mcp.storage import Schema, Statement, StorageError
 from sentinel_mcp.storage.location import LocationError
+from sentinel_mcp.storage.health import StoreHealth
 from sentinel_mcp.storage.shared_clock import DB_NOW
 
 log = logging.getLogger(__name__)
@@ -49,6 +56,9 @@ class ReplicaNameLease:
         self.instance = secrets.token_hex(16)
         self.lease, self.renew = lease, renew
         self.held = False
+        # as a store's health: the records gate refuses calls while another process holds this name
+        self.name = "replica name"
+        self.health = StoreHealth("replica-name")
 
     async def claim(self) -> str | None:
         """Take the name, waiting out a lapsing lease; ``LocationError`` naming the name when a live other
@@ -79,17 +89,40 @@ class ReplicaNameLease:
         return [tuple(r) for r in result[0].rows] == [(self.instance,)]
 
     async def run(self) -> None:
-        """Renew the lease until cancelled; a lease found under another instance is said, loudly."""
+        """Renew the lease until cancelled; a lease found under another instance stops this replica deciding
+        (``health``) until it is taken back."""
         while True:
             await anyio.sleep(self.renew)
+            if not self.health.ok:
+                await self.probe()
+                continue
             try:
                 args = (self.lease, self.replica, self.instance)
                 done = await self.db.write(_RENEW, args)  # type: ignore[attr-defined]
             except StorageError as e:
                 log.warning("could not renew the replica name's lease: %s", e)
                 continue
-            if self.held and done.rowcount == 0:
-                log.error("%s (its lease was taken while this one ran)", _duplicate(self.replica))
+            if self.held and done.rowcount == 0 and not await self.probe():
+                log.error("%s (its lease was taken while this one ran); calls are refused until this "
+                          "replica holds its name again", _duplicate(self.replica))
+
+    async def probe(self) -> bool:
+        """Take the name back when it is free or lapsed; health follows (what the records gate calls while
+        another process holds it)."""
+        try:  # still (or again, by a probe beside this one) this instance's: renewed; else taken if free
+            args = (self.lease, self.replica, self.instance)
+            done = await self.db.write(_RENEW, args)  # type: ignore[attr-defined]
+            took = done.rowcount == 1 or await self._take()
+        except StorageError as e:  # the store's own fault: its health refuses calls; tried again later
+            log.warning("could not take the replica name back: %s", e)
+            return self.health.ok
+        if not took:
+            self.health.degrade(_duplicate(self.replica) + " (it was taken while this replica ran)")
+            return False
+        if not self.health.ok:
+            log.warning("sentinel.cluster.replica %r is this replica's again; calls are served", self.replica)
+        self.health.recover()
+        return True
 
     async def give_back(self) -> None:
         if not self.held:
