@@ -3,11 +3,15 @@ the answer. Every write is durable when it returns, or raises ``StorageError`` (
 
 Also the gate in front of every call: while a store the guard relies on (audit, facts) cannot be written,
 calls are refused with the cause; a degraded store is probed at most every ``PROBE_EVERY`` seconds, so the
-gateway notices by itself when the storage is back.
+gateway notices by itself when the storage is back. One probe at a time, and a call (or ``/healthz``) waits
+for it at most ``PROBE_WAIT``: a store whose commits hang (PostgreSQL with its synchronous standby gone holds
+each one until the commit bound) made every refused call and every health check wait the whole bound.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from typing import Any, Callable, Sequence
 
@@ -17,8 +21,11 @@ from sentinel_mcp.gateway.audit import AuditEntry, AuditLog, new_decision_id
 from sentinel_mcp.gateway.call_timings import CallTimings, take_waited
 from sentinel_mcp.storage import StorageError
 
+log = logging.getLogger(__name__)
+
 META_KEY = "sentinel/decision_id"  # where a result names its audit record (``_meta``)
 PROBE_EVERY = 0.25
+PROBE_WAIT = 1.0  # a healthy store's probe takes ms; past this the call is refused, the probe goes on
 
 
 class CallRecord:
@@ -106,6 +113,7 @@ class RecordsGate:
     def __init__(self, stores: Callable[[], list[Any]]) -> None:
         self.stores = stores  # the databases this gateway writes its records to
         self._next_probe = 0.0
+        self._probing: asyncio.Task[None] | None = None  # the probe in flight (one at a time)
 
     def all_healthy(self) -> bool:
         """Every store writable, as far as it knows (``problem`` then says None, probing nothing): told
@@ -115,15 +123,28 @@ class RecordsGate:
                 return False
         return True
 
+    async def _probe(self, bad: list[Any]) -> None:
+        try:
+            for db in bad:
+                await db.probe()  # health follows its answer; a StorageError is its answer, not raised
+        except Exception:  # noqa: BLE001 - nobody awaits this task's result: said, the store stays degraded
+            log.exception("records store probe")
+        finally:
+            self._next_probe = time.monotonic() + PROBE_EVERY
+            self._probing = None
+
     async def problem(self) -> str | None:
         bad = [db for db in self.stores() if db is not None and not db.health.ok]
         if not bad:
             return None
         now = time.monotonic()
-        if now >= self._next_probe:
-            self._next_probe = now + PROBE_EVERY
-            for db in bad:
-                await db.probe()
+        if self._probing is not None and self._probing.get_loop() is not asyncio.get_running_loop():
+            self._probing = None  # started on a loop that is gone (a gateway's loops in tests): not waited on
+        if self._probing is None and now >= self._next_probe:
+            self._probing = asyncio.get_running_loop().create_task(self._probe(bad), name="records-probe")
+        if self._probing is not None:
+            # shielded: a caller that stops waiting leaves the probe running for the next one
+            await asyncio.wait((self._probing,), timeout=PROBE_WAIT)
             bad = [db for db in bad if not db.health.ok]
             if not bad:
                 return None
