@@ -33,6 +33,7 @@ from sentinel_mcp.config_vars import ExpansionBudget, expand_tree, expand_vars, 
 from sentinel_mcp.paths import RULEBASES_DIR  # noqa: F401 - re-exported (benchmarks, older callers)
 from sentinel_mcp.paths import SHIPPED_PREFIX, SHIPPED_ROOT, default_anchor_dir, default_data_dir
 from sentinel_mcp.config_file_paths import anchor_paths, anchored
+from sentinel_mcp.core.presentable_token import RULE as TOKEN_RULE, presentable
 from sentinel_mcp.config_file_trust import a2a_key_files, check_all, check_trusted
 from sentinel_mcp.paths import shipped_path
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
@@ -54,11 +55,8 @@ def _no_placeholder(value: str | None, what: str) -> str | None:
 
 
 def _presentable(value: str | None, what: str) -> str | None:
-    # a request's token is read from Latin-1 header bytes with HTTP's spaces around it taken off
-    # (identity/credentials.py): one with any other character, or spaces at an end, could never match
-    if value is not None and (not all(" " <= c <= "~" for c in value) or value != value.strip(" ")):
-        raise ValueError(f"{what} can never be presented: a token is printable ASCII (no accents, no "
-                         "control or invisible characters) with no space at either end")
+    if value is not None and not presentable(value):  # it would never match (core/presentable_token.py)
+        raise ValueError(f"{what} {TOKEN_RULE}")
     return value
 
 

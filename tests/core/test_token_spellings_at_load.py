@@ -53,3 +53,15 @@ def test_the_owners_token_no_request_can_present_is_refused(tmp_path: Path, toke
 def test_printable_ascii_tokens_are_kept(tmp_path: Path, token: str) -> None:
     cfg = _load(tmp_path, {"principals": [{"name": "bob", "token": token}], "http": {"token": GOOD + "o"}})
     assert cfg.sentinel.principals[0].token == token
+
+
+@pytest.mark.parametrize("token", BAD)
+def test_an_a2a_token_or_api_key_no_request_can_present_is_refused(tmp_path: Path, token: str) -> None:
+    from sentinel_mcp.a2a.settings import A2ASettings
+
+    for section, key in (({"token": token}, "token"), ({"api_keys": {"bob": token}}, "api key of 'bob'")):
+        with pytest.raises(ValueError) as e:
+            A2ASettings.model_validate(section)
+        assert key in str(e.value), e.value
+        assert "printable ASCII" in str(e.value), e.value
+    assert A2ASettings.model_validate({"api_keys": {"bob": GOOD}}).api_keys == {"bob": GOOD}
