@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePath
 
+from sentinel_mcp.config_file_trust import opted_out
 from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
 from sentinel_mcp.tls.file_modes import replaceable_by_others
 
@@ -44,6 +45,6 @@ def document_place(path: str, declared_in: str) -> tuple[Path | None, str | None
     # quoted as the policy's own words: a file another account could change is refused, as the rulebase
     # that names it would be (config_file_trust.py)
     why = replaceable_by_others(target)
-    if why is not None:
+    if why is not None and not opted_out():  # the deployer's opt-out keeps it, as it keeps the rulebase
         return None, f"another account could change the document: {why}"
     return target, None

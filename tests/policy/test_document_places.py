@@ -124,9 +124,11 @@ async def test_an_inference_budget_at_the_ceiling_loads(tmp_path: Path, option: 
 
 @pytest.mark.parametrize("change", ["file 0666", "file 0622", "folder 0777", "another owns the file",
                                     "another owns the folder"])
-async def test_a_document_another_account_could_change_is_a_load_error(home: Path, change: str) -> None:
+async def test_a_document_another_account_could_change_is_a_load_error(
+        home: Path, change: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Red team "perms12": the document is quoted as the policy's own words in denials and proofs; a file (or
     a folder on its way) another local account could change let it rewrite them."""
+    monkeypatch.delenv("SENTINEL_SHARED_FILES", raising=False)
     rb = _rulebase(home, "docs/terms.md")
     doc, folder = home / "docs" / "terms.md", home / "docs"
     if change.startswith("file 0"):
@@ -139,3 +141,6 @@ async def test_a_document_another_account_could_change_is_a_load_error(home: Pat
                 if p.severity == "error" and "policy_document(terms" in p.message]
     assert problems and problems[0].line == 3, problems
     assert "another account could change" in problems[0].message, problems
+    # a container's bind-mounted rulebase folder: the deployer's opt-out keeps its documents as its rulebases
+    monkeypatch.setenv("SENTINEL_SHARED_FILES", "trust")
+    assert not [p for p in await check_files(shared_engine(), [rb]) if p.severity == "error"]
