@@ -33,6 +33,8 @@ from sentinel_mcp.config_vars import ExpansionBudget, expand_tree, expand_vars, 
 from sentinel_mcp.paths import RULEBASES_DIR  # noqa: F401 - re-exported (benchmarks, older callers)
 from sentinel_mcp.paths import SHIPPED_PREFIX, SHIPPED_ROOT, default_anchor_dir, default_data_dir
 from sentinel_mcp.config_file_paths import anchor_paths, anchored
+from sentinel_mcp.core.presentable_token import RULE as TOKEN_RULE, presentable
+from sentinel_mcp.config_file_trust import a2a_key_files, check_all, check_trusted
 from sentinel_mcp.paths import shipped_path
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
 
@@ -49,6 +51,12 @@ def _no_placeholder(value: str | None, what: str) -> str | None:
         )
     if value is not None and not value.strip():
         raise ValueError(f"{what} is empty")
+    return value
+
+
+def _presentable(value: str | None, what: str) -> str | None:
+    if value is not None and not presentable(value):  # it would never match (core/presentable_token.py)
+        raise ValueError(f"{what} {TOKEN_RULE}")
     return value
 
 
@@ -173,7 +181,9 @@ class HttpSettings(_Strict):
     @field_validator("token", "console_secret")
     @classmethod
     def _secret(cls, v: str | None, info: ValidationInfo) -> str | None:
-        return _no_placeholder(v, _SECRET_WORDS[info.field_name or ""])
+        what = _SECRET_WORDS[info.field_name or ""]
+        v = _no_placeholder(v, what)
+        return _presentable(v, what) if info.field_name == "token" else v
 
     @field_validator("host")
     @classmethod
@@ -207,7 +217,9 @@ class PrincipalSpec(_Strict):
     @field_validator("token", "console_secret")
     @classmethod
     def _secret(cls, v: str | None, info: ValidationInfo) -> str | None:
-        return _no_placeholder(v, _SECRET_WORDS[info.field_name or ""])
+        what = _SECRET_WORDS[info.field_name or ""]
+        v = _no_placeholder(v, what)
+        return _presentable(v, what) if info.field_name == "token" else v
 
     @model_validator(mode="after")
     def _one_secret(self) -> "PrincipalSpec":
@@ -544,9 +556,15 @@ def load_config(path: str | Path | None) -> Config:
     if path is None:
         return embedded_default()
     p = Path(path).expanduser()
-    text = read_config_text(p)
+    shared: list[str] = []  # files others could change, kept by the deployer's opt-out (config_file_trust.py)
+    text = read_config_text(p)  # first: a FIFO or device is "not a regular file", whoever may write it
+    check_trusted("config file", p, shared)
     data = parse_config_json(text, p)
+    # relative paths are the folder of the file read (a symbolic link's target), where its rulebases are
     cfg = parse_config(data, source=str(p), base_dir=p.resolve().parent, lines=value_lines(text))
+    check_all([(f"sentinel.rulebases[{i}]", f) for i, f in enumerate(cfg.rulebase_paths())]
+              + a2a_key_files((cfg.sentinel.model_extra or {}).get("a2a")), shared)
+    cfg.warnings = shared + cfg.warnings
     exposed = exposure_warning(p, data)  # secrets written in a file other users can read
     if exposed is not None:
         cfg.warnings.append(exposed)

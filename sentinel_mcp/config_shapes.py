@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
+from sentinel_mcp.config_file_trust import check_trusted
 from sentinel_mcp.config_env_file import EnvLineError, EnvValue, env_entries
 from sentinel_mcp.config_expanded import Expanded
 from sentinel_mcp.core.errors import ConfigError
@@ -154,6 +155,7 @@ def read_env_file(where: str, path: str, base_dir: Path, warnings: list[str] | N
     file = Path(os.path.expanduser(raw))
     if not file.is_absolute():
         file = base_dir / file
+    check_trusted(f"{where}.envFile", file, warnings)  # it sets what an upstream runs with
     try:
         text = read_regular_text(file, MAX_ENV_FILE_BYTES)
     except TooLarge:

@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from sentinel_mcp.core.presentable_token import RULE as TOKEN_RULE, presentable
 from sentinel_mcp.a2a.card_signature import CardKeys, folded_name, load_key
 from sentinel_mcp.a2a.bearer_token import token_problem
 from sentinel_mcp.a2a.config_urls import (listed_name_clash, listed_url, orchestrator_url,
@@ -217,6 +218,8 @@ class A2ASettings(BaseModel):
                 raise ValueError(f"api key of {name!r} is shorter than 8 characters")
             if "${" in key:
                 raise ValueError(f"api key of {name!r} still contains '${{' after expansion")
+            if not presentable(key):
+                raise ValueError(f"api key of {name!r} {TOKEN_RULE}")
         return v
 
     @field_validator("token_identity")
@@ -231,6 +234,8 @@ class A2ASettings(BaseModel):
             raise ValueError("token is shorter than 8 characters")
         if v is not None and "${" in v:
             raise ValueError("token still contains '${' after expansion; set the variable")
+        if v is not None and not presentable(v):
+            raise ValueError(f"token {TOKEN_RULE}")
         return v
 
     @model_validator(mode="after")

@@ -178,7 +178,12 @@ def cmd_config_show(args: argparse.Namespace) -> int:
 
         store = data["sentinel"]["store"] = server_location(config.store_url).redacted
     data = _as_written(data, config.as_written)
-    print(json.dumps({"source": config.source, "store": store, **_masked(data)}, indent=2))
+    # what /healthz names as problems (a file others could change kept by SENTINEL_SHARED_FILES=trust,
+    # secrets in a readable config): in the output and on stderr, never only in a log
+    problems = {"problems": list(config.warnings)} if config.warnings else {}
+    print(json.dumps({"source": config.source, "store": store, **problems, **_masked(data)}, indent=2))
+    for w in config.warnings:
+        print(f"warning: {w}", file=sys.stderr)
     return 0
 
 

@@ -16,7 +16,9 @@ import stat
 from pathlib import Path
 
 from sentinel_mcp.storage.private_paths import ForeignPath, check_private_dir, private_dir
+from sentinel_mcp.core.display_text import compose
 from sentinel_mcp.core.errors import IdentityError
+from sentinel_mcp.tls.file_modes import replaceable_by_others
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,10 @@ def _kept_at(data_dir: Path, name: str, what: str) -> Path:
         check_private_dir(path.parent)
     except ForeignPath as e:
         raise TokenFileError(f"{what} is not kept there: {e}") from None
+    # and every folder up to / (as ssh's StrictModes): whoever may rename one can put their own data dir there
+    why = replaceable_by_others(path.parent)
+    if why is not None:
+        raise TokenFileError(compose(what, " is not kept there: ", why))
     return path
 
 

@@ -17,7 +17,9 @@ from typing import Any, Awaitable, Callable
 
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
+from sentinel_mcp.config_file_trust import OPT_OUT, OPT_OUT_VALUE, opted_out
 from sentinel_mcp.paths import RULEBASES_DIR
+from sentinel_mcp.tls.file_modes import replaceable_by_others
 from sentinel_mcp.policy import load_rehearsal
 from sentinel_mcp.policy.clause_bounds import clause_problems
 from sentinel_mcp.policy.document_places import document_place
@@ -247,6 +249,11 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
     ]
     if missing:
         raise RulebaseError(missing)
+    # the operator's files, at start and at every reload: none another account could change (as the config
+    # loader checks them, config_file_trust.py; a client's candidate is judged on its text instead)
+    shared = _shared_files(files) if own_documents else []
+    if shared:
+        raise RulebaseError(shared)
     # before Prolog reads it: a clause nested deep enough crashes SWI-Prolog's reader (clause_bounds.py)
     bounds = await asyncio.to_thread(
         lambda: [Problem(severity="error", file=str(f), line=line, message=message)
@@ -293,6 +300,21 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
     return Rulebase(
         version=version, module=module, files=[str(f) for f in files], info=info, warnings=warnings
     )
+
+
+def _shared_files(files: list[Path]) -> list[Problem]:
+    out = []
+    for f in files:
+        why = replaceable_by_others(f)
+        if why is None:
+            continue
+        if opted_out():  # the deployer's word (a container's bind mount): kept, and said at each load
+            log.warning("rulebase %s is in use although another account could change it (%s=%s): %s",
+                        f, OPT_OUT, OPT_OUT_VALUE, why)
+            continue
+        out.append(Problem(severity="error", file=str(f), line=0,
+                           message=f"another account could change it, and with it the policy: {why}"))
+    return out
 
 
 def _misplaced_documents(info: RulebaseInfo) -> list[Problem]:

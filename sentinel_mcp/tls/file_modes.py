@@ -5,6 +5,8 @@ A CA bundle or CRL another account may write lets that account admit its own cli
 un-revoke one); a certificate and key it may write let it serve as Sentinel. So such a file, or one in a
 directory it may write (without the sticky bit), is refused, at start and on every reload. A key others may
 read is only warned about: a directory of its own may protect it, as Debian's ``/etc/ssl/private`` does.
+Every directory up to ``/`` is held to the same rule: whoever may write a grandparent may rename the parent
+away and put a folder of their own in its place.
 Links are followed (certbot's ``live/`` names point into ``archive/``): the file read is the one judged, and
 the directory of the link as well as the target's.
 
@@ -66,8 +68,10 @@ def replaceable_by_others(path: Path) -> str | None:
     if _foreign_owner(st):
         return (f"{real} is owned by another account, {_owner(st.st_uid)}, which may rewrite it; "
                 f"{_ownership_fix()}")
-    # the directory of the name given too: whoever may write there can point a link at their own file
-    for directory in dict.fromkeys((real.parent, Path(os.path.abspath(path)).parent)):
+    # every directory up to the root, on the file's path and the link's (``stat`` follows a linked directory):
+    # whoever may write one (without the sticky bit) can rename what it holds, a folder on the way included,
+    # and put their own in its place, or point a link at their own file (as OpenSSH's StrictModes)
+    for directory in dict.fromkeys((*real.parents, *Path(os.path.abspath(path)).parents)):
         try:
             dst = os.stat(directory)
         except OSError:
@@ -75,12 +79,6 @@ def replaceable_by_others(path: Path) -> str | None:
         if _foreign_write(dst) and not dst.st_mode & stat.S_ISVTX:
             return (f"{directory} may be written by group or others (mode {stat.S_IMODE(dst.st_mode):04o}), "
                     f"so {path.name} could be replaced; make the directory chmod go-w")
-    # every directory up to the root, on the file's path and the link's (``stat`` follows a linked directory)
-    for directory in dict.fromkeys((*real.parents, *Path(os.path.abspath(path)).parents)):
-        try:
-            dst = os.stat(directory)
-        except OSError:
-            continue
         if _foreign_owner(dst):
             return (f"{directory} is owned by another account, {_owner(dst.st_uid)}, so {path.name} could be "
                     f"replaced; {_ownership_fix()}")

@@ -222,3 +222,22 @@ def test_no_token_is_kept_in_a_data_dir_another_user_owns_or_may_write(tmp_path:
     with pytest.raises(TokenFileError, match="another user|group or others"):
         load_or_create(data)
     assert not (data / "http-token").exists()
+
+
+@pytest.mark.parametrize("change", ["others write", "another owns"])
+def test_a_folder_higher_up_that_others_could_change_is_refused(tmp_path, change):
+    """Red team "perms12": only the data dir itself was held to the rule; whoever may write (or owns) a folder
+    above it can rename the data dir away and put one of their own, token chosen, in its place."""
+    up = tmp_path / "up"
+    data = up / "state" / "sentinel"
+    data.mkdir(parents=True)
+    load_or_create(data)  # fine as made
+    if change == "others write":
+        os.chmod(up, 0o777)
+    else:
+        os.chown(up, 54321, -1)
+    with pytest.raises(TokenFileError) as e:
+        load_or_create(data)
+    assert str(up) in str(e.value)
+    with pytest.raises(TokenFileError):
+        owner_token.replace(data)

@@ -120,3 +120,27 @@ async def test_an_inference_budget_at_the_ceiling_loads(tmp_path: Path, option: 
     rb.write_text(f"fact(colour/2).\noption({option}).\nguard('paint__set', [id = X], colour(X, red)).\n")
     problems = await check_files(shared_engine(), [rb])
     assert not [p for p in problems if p.severity == "error"], problems
+
+
+@pytest.mark.parametrize("change", ["file 0666", "file 0622", "folder 0777", "another owns the file",
+                                    "another owns the folder"])
+async def test_a_document_another_account_could_change_is_a_load_error(
+        home: Path, change: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team "perms12": the document is quoted as the policy's own words in denials and proofs; a file (or
+    a folder on its way) another local account could change let it rewrite them."""
+    monkeypatch.delenv("SENTINEL_SHARED_FILES", raising=False)
+    rb = _rulebase(home, "docs/terms.md")
+    doc, folder = home / "docs" / "terms.md", home / "docs"
+    if change.startswith("file 0"):
+        os.chmod(doc, int(change.split()[1], 8))
+    elif change == "folder 0777":
+        os.chmod(folder, 0o777)
+    else:
+        os.chown(doc if change.endswith("file") else folder, 54321, -1)
+    problems = [p for p in await check_files(shared_engine(), [rb])
+                if p.severity == "error" and "policy_document(terms" in p.message]
+    assert problems and problems[0].line == 3, problems
+    assert "another account could change" in problems[0].message, problems
+    # a container's bind-mounted rulebase folder: the deployer's opt-out keeps its documents as its rulebases
+    monkeypatch.setenv("SENTINEL_SHARED_FILES", "trust")
+    assert not [p for p in await check_files(shared_engine(), [rb]) if p.severity == "error"]
