@@ -13,6 +13,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, T
 from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
 from sentinel_mcp.core.host_names import is_host
 from sentinel_mcp.core.untrusted_address import stays_here
+from sentinel_mcp.core.url_basic_auth import credentials_problem
 from sentinel_mcp.core.url_credentials import without_credentials
 from sentinel_mcp.core.display_text import Marked, compose, said
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
@@ -137,6 +138,13 @@ class RemoteServer(ServerCommon, RequestHeaders):  # headers: config_headers.py
                 '"tls": "off" accepts an http:// url beyond loopback; an https:// server is always '
                 "verified (give 'ca' or 'pin_sha256' for one the system's store does not know)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _sendable_credentials(self) -> "RemoteServer":
+        problem = credentials_problem(self.url, self.headers)  # sent as Basic auth by both clients
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     @property

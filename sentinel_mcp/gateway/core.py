@@ -10,7 +10,6 @@ an outcome; every outcome that went through a decision carries its ``decision_id
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from functools import partial
@@ -21,7 +20,6 @@ import anyio
 from mcp.types import (
     CallToolResult,
     InputRequiredResult,
-    TextContent,
 )
 
 from sentinel_mcp.config import Config
@@ -32,7 +30,6 @@ from sentinel_mcp.core.display_text import said
 from sentinel_mcp.core.decision import (
     Allow,
     Answer,
-    Decision,
     Guard,
     Origin,
     ToolCall,
@@ -62,11 +59,12 @@ from sentinel_mcp.gateway.call_preview import CallPreview
 from sentinel_mcp.gateway.answer_refusals import AnswerRefusals
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
 from sentinel_mcp.gateway.judged_arguments import JudgedArguments
+from sentinel_mcp.gateway.observe_step import ObserveStep, error_result
 from sentinel_mcp.gateway.session_writes import SessionWrites, in_turns
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.result_shape import ResultRefused, too_many_blocks
 from sentinel_mcp.gateway.shown_result import shown_result
-from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
+from sentinel_mcp.gateway.own_results import without_others_claims, without_verdict
 from sentinel_mcp.core.deployment_caps import cap
 from sentinel_mcp.gateway.push_refusals import PushRefusals
 from sentinel_mcp.gateway.person_inbox import (
@@ -76,7 +74,6 @@ from sentinel_mcp.gateway.person_inbox import (
     reaches_person,
 )
 from sentinel_mcp.gateway.telemetry import traced
-from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
 from sentinel_mcp.gateway.upstream import (
     BuiltinTarget,
     CallerLink,
@@ -98,15 +95,10 @@ MAX_DEPTH = 4  # solver fetches nest: a guard's fetch is itself guarded
 MAX_CALLS_IN_FLIGHT = 256
 
 
-def error_result(text: str, **info: Any) -> CallToolResult:
-    """Sentinel's own error result (details in ``_meta``, never in ``structuredContent``)."""
-    return sentinel_result(text, **info)
-
-
 Outcome = CallOutcome  # the name the engine's tests know
 
 
-class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview, JudgedArguments):
+class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview, JudgedArguments):
     """Implements ``GatewayPort`` and ``FrontPort``: the one path every tool call takes."""
 
     def __init__(self, config: Config, audit: AuditLog, manager: UpstreamManager, guard: Guard) -> None:
@@ -528,74 +520,3 @@ class Gateway(DecideStep, CatalogView, AnswerRefusals, CallPreview, JudgedArgume
                 )
             return UpstreamNeedsInput(result=result, call=call, decision_id=rec.decision_id)
         return result
-
-    async def _outcome_unknown(self, call: ToolCall) -> None:
-        """Sent, and its result never came: it may have run (the guard's ``observe_unknown``)."""
-        try:
-            await self.guard.observe_unknown(call)
-        except Exception:  # noqa: BLE001 - as observing a result: never fails the call
-            log.exception("guard could not take the unknown outcome of %s", call.name)
-
-    async def _observe(
-        self, rec: CallRecord, call: ToolCall, route: ToolRoute, decision: Allow, result: CallToolResult
-    ) -> Completed:
-        """Mark an untrusted source's result; the guard learns from it while the outcome row is committed."""
-        source = untrusted_source(route.exposed, call.identity, self.config.sentinel.untrusted, result)
-        marked = mark_untrusted(result, source) if source is not None else result
-
-        # two files (facts store, audit log), two fsyncs, in parallel instead of one after the other; both are
-        # done before the answer leaves
-        async def learn() -> None:
-            try:
-                await self.guard.observe(call, result)
-            except Exception:  # noqa: BLE001 - learning facts from a result must not fail the call
-                log.exception("guard could not observe the result of %s", call.name)
-
-        # only when the guard may learn something (most results teach nothing: no task, no turn of the loop);
-        # a bare task rather than a task group (a fifth of this step's cost); awaited (or cancelled with the
-        # call) before the answer leaves, as a task group would
-        learning = asyncio.ensure_future(learn()) if self.guard.observes(call, result) else None
-        try:
-            completed = await self._done(
-                rec,
-                decision,
-                "tool_error" if marked.is_error else "ok",
-                marked,
-                proof=_proof_of(decision),
-                error=_first_text(marked) if marked.is_error else None,
-            )
-            if learning is not None:
-                await learning
-        except BaseException:
-            if learning is not None:
-                learning.cancel()
-                with anyio.CancelScope(shield=True):
-                    await asyncio.wait([learning])
-            raise
-        return completed
-
-    @staticmethod
-    async def _done(
-        rec: CallRecord, decision: Decision, outcome: str, result: CallToolResult, **kw: Any
-    ) -> Completed:
-        """The outcome on disk before the answer leaves; if it cannot be, the answer says so."""
-        try:
-            await rec.finished(outcome, reason=decision.reason, **kw)
-        except StorageError as e:
-            return Completed(
-                result=rec.stamp(
-                    error_result(
-                        f"{rec.base['tool']} ran, but Sentinel could not record its outcome, so the result "
-                        f"is withheld: {e}",
-                        error="audit_unavailable",
-                    )
-                )
-            )
-        return Completed(result=rec.stamp(result))
-
-
-def _first_text(result: CallToolResult) -> str | None:
-    for c in result.content:
-        if isinstance(c, TextContent):
-            return c.text[:500]
-    return None

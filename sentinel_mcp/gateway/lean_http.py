@@ -5,7 +5,8 @@ httpx2/httpcore2 cost the gateway about as much CPU per forwarded call as the up
 socket writes per request, h11's event machinery in Python, and a readability check (a ``select`` system
 call) of every pooled connection for every request. Here a request is one ``transport.write`` and the answer
 is parsed in C as it arrives. It does only what the lean path needs: POST with a body (GET without), status,
-headers and a body read chunk by chunk; keep-alive; TLS with the context Sentinel's TLS settings build (its
+headers and a body read chunk by chunk; keep-alive; a URL's user name and password sent as Basic auth (as
+httpx2 sends them, ``core/url_basic_auth.py``); TLS with the context Sentinel's TLS settings build (its
 pins checked in the handshake, as for httpx2). Redirects are not followed, no proxy is spoken (``proxied``
 says when the environment names one; the lean path then stays off), no content coding is asked for or
 accepted.
@@ -31,6 +32,7 @@ from urllib.parse import urlsplit
 import httptools
 
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.core.url_basic_auth import basic_authorization, credentials_problem
 
 MAX_HEAD_BYTES = 64 * 1024  # a response's status line and headers
 MAX_BUFFERED = 256 * 1024  # received and not yet consumed: reading pauses past this
@@ -345,6 +347,13 @@ class HttpPool:
         fixed = [b" " + _checked(path) + b" HTTP/1.1", b"host: " + _checked(authority)]
         fixed += [_checked(k) + b": " + _checked(v) for k, v in headers.items()
                   if k.lower() not in REQUEST_HEADERS]
+        # the URL's user name and password as Basic auth, as the SDK's client sends them (the config refused
+        # any it could not send as written, or beside a configured Authorization header)
+        if credentials_problem(url, headers) is not None:
+            raise HeaderRefused("the URL's user name or password cannot be sent as Basic auth; not sent")
+        basic = basic_authorization(url)
+        if basic is not None:
+            fixed.append(b"authorization: " + _checked(basic))
         self._head = b"\r\n".join(fixed) + b"\r\n"  # after the method
         self._idle: list[_Connection] = []
         self._draining: set[_Connection] = set()
