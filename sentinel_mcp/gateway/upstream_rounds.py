@@ -49,10 +49,9 @@ async def call_upstream(
 ) -> CallToolResult | InputRequiredResult | Unrelayed:
     """The upstream's result, or its question for a 2026-era client to answer in a later request. Raises what
     ``Upstream.call_tool`` raises, and ``UpstreamCallError`` for an upstream that keeps asking."""
-    decision = (meta or {}).get(DECISION_KEY) if up.builtin and req.recheck is not None else None
-    if isinstance(decision, str) and decision and req.recheck is not None:
-        # a built-in's call: what it goes on with after answering (a build) keeps the caller's check (only a
-        # built-in in this process reads it: an upstream's call holds nothing)
+    decision = (meta or {}).get(DECISION_KEY)
+    if req.recheck is not None and isinstance(decision, str) and decision:
+        # a built-in's call: what it goes on with after answering (a build) keeps the caller's check
         with caller_checks.held(decision, req.recheck):
             return await _rounds(up, call, req, link, meta, timings)
     return await _rounds(up, call, req, link, meta, timings)

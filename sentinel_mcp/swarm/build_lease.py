@@ -95,7 +95,8 @@ _END = (
 )
 
 
-async def _end(db: Any, key: bytes | None, rows: list[Any], why: str) -> list[tuple[str, str]]:
+async def _end(db: Any, key: bytes | None, rows: list[Any], why: str,
+               extra: str = "") -> list[tuple[str, str]]:
     """End these builds (rows as ``_READ`` gives them) FAILED with ``interrupted: replica <name> <why>``, each
     in one statement with its end and its reason signed (``build_rows.end_mac``) when its lease was signed by
     its holder (``build_rows.lease_verified``): a reader never sees an end before its signature. A lease moved
@@ -120,7 +121,7 @@ async def _end(db: Any, key: bytes | None, rows: list[Any], why: str) -> list[tu
         end = end_mac(key, tid, "FAILED", at) if signed and key is not None else None
         error_mac = part_mac(key, ERROR, (tid,), (error,)) if signed and key is not None else None
         statements.append(Statement(
-            _END + "RETURNING t.task_id, t.replica",
+            _END + extra + "RETURNING t.task_id, t.replica",
             (error, error_mac, at, at, end, tid, replica, holder, until, mac)))
     if not statements:
         return []
@@ -134,7 +135,8 @@ async def end_lapsed(db: Any, limit: int = 100, key: bytes | None = None) -> lis
     rows = await db.query(
         _READ + f"WHERE state NOT IN ('COMPLETED','FAILED') AND lease_until < {_NOW} ORDER BY lease_until "
         "LIMIT ?", (limit,))
-    return await _end(db, key, rows, "stopped (its lease lapsed); the build was not resumed")
+    return await _end(db, key, rows, "stopped (its lease lapsed); the build was not resumed",
+                      f"AND t.lease_until < {_NOW} ")
 
 
 async def end_own_old(db: Any, replica: str, holder: str, limit: int = 1000,
