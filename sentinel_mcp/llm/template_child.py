@@ -28,6 +28,9 @@ MEMORY_BYTES = 768 << 20  # address space of the whole child: Python and Jinja t
 # per render (and the compile), beyond what the child has used; a real template takes milliseconds
 CPU_SECONDS = 2
 COSTLY = "costly"
+# the exit code of a child that ran out of memory outside a render's own check (reading a request, writing an
+# answer): the parent reads it as a too costly template, any other early end as a process that could not run
+MEMORY_EXIT = 86
 
 
 def _formatter(template: str) -> Any:
@@ -132,4 +135,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except MemoryError:
+        os._exit(MEMORY_EXIT)

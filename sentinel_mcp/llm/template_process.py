@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -23,9 +24,12 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from sentinel_mcp.llm.errors import LlmError
+from sentinel_mcp.llm.errors import LlmError, ModelUnavailable
 from sentinel_mcp.llm.template_budget import TemplateTooCostly
+from sentinel_mcp.llm.template_child import MEMORY_EXIT
 
+_CHILD = "sentinel_mcp.llm.template_child"
+_END_SECONDS = 5.0  # a child that closed its output ends within this, or is killed
 _KEPT_ENV = ("PYTHON", "LANG", "LC_", "PATH", "VIRTUAL_ENV")
 MAX_PROCESSES = 4  # templates with a child kept running (one a loaded model, usually one in all)
 # a render's answer within this (wall clock; a render takes milliseconds, its CPU is bounded in the child):
@@ -35,6 +39,9 @@ _COSTLY = (
     "the model's chat template builds more than its rendering process may hold (memory or CPU time) on this "
     "text; nothing was sent to the model"
 )
+# how a child the kernel or the child's own memory check stopped ends: its template was too costly; any other
+# end before an answer is the process's trouble, not the template's (an interpreter that cannot start)
+_COSTLY_ENDS = frozenset({MEMORY_EXIT, -signal.SIGXCPU, -signal.SIGKILL, -signal.SIGABRT})
 
 
 class TemplateFailed(LlmError):
@@ -56,10 +63,15 @@ class TemplateProcess:
         # the interpreter's own settings only: the gateway's secrets in its environment are not the child's
         env = {k: v for k, v in os.environ.items() if k.startswith(_KEPT_ENV)}
         env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-        child = subprocess.Popen(
-            [sys.executable, "-m", "sentinel_mcp.llm.template_child"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-        )
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-m", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, env=env,
+            )
+        except OSError as exc:  # no such interpreter, no processes left: say so, not "too costly"
+            raise ModelUnavailable(
+                f"the model's chat template could not be rendered: its rendering process did not start "
+                f"({exc.strerror or exc}); nothing was sent to the model") from exc
         self.started += 1
         assert child.stdin is not None
         child.stdin.write(self._head)
@@ -86,8 +98,12 @@ class TemplateProcess:
             finally:
                 backstop.cancel()
             if not answer.endswith(b"\n"):  # died (memory, SIGXCPU) or over-long: this child is done
-                self._stop_locked()
-                raise TemplateTooCostly(_COSTLY)
+                code = self._stop_locked(wait_end=not answer)
+                if answer or code in _COSTLY_ENDS:
+                    raise TemplateTooCostly(_COSTLY)
+                raise ModelUnavailable(
+                    f"the model's chat template could not be rendered: its rendering process ended (exit "
+                    f"{code}) before answering; nothing was sent to the model")
             reply = json.loads(answer)
             if reply.get("error") == "costly":
                 self._stop_locked()
@@ -97,15 +113,22 @@ class TemplateProcess:
                 raise TemplateFailed(f"the model's chat template failed ({reply.get('why', '')})")
             return str(reply["prompt"]), [str(s) for s in reply["stop"]], bool(reply["added_special"])
 
-    def _stop_locked(self) -> None:
+    def _stop_locked(self, wait_end: bool = False) -> int | None:
+        """Stop the child; its exit code. ``wait_end``: it closed its answer, so it is ending on its own: its
+        own end (why it died) is waited for a moment before it is killed."""
         child, self._child = self._child, None
         if child is None:
-            return
+            return None
         for stream in (child.stdin, child.stdout):
             if stream is not None:
                 stream.close()
+        if wait_end:
+            try:
+                return child.wait(_END_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass
         child.kill()  # it ends on its own at end of input; a child mid-render would not
-        child.wait()
+        return child.wait()
 
     def close(self) -> None:
         with self._lock:

@@ -175,3 +175,47 @@ def test_a_render_whose_child_never_answers_is_ended_by_the_wall_clock(monkeypat
         assert "hi" in process.render(messages, 10_000)[0] and process.started == 2
     finally:
         process.close()
+
+
+@pytest.mark.parametrize("child", ["tests.support.no_such_template_child",
+                                   "tests.support.template_child_ends"])
+def test_a_rendering_process_that_cannot_run_is_not_called_a_costly_template(
+        monkeypatch: pytest.MonkeyPatch, child: str):
+    """A child that ends before answering for a reason of its own (its module does not import, it exits) is
+    the process's trouble: the caller reads that the template could not be rendered, not that the template was
+    too costly (which sends an operator looking at a sound model file)."""
+    from sentinel_mcp.llm import template_process
+    from sentinel_mcp.llm.errors import ModelUnavailable
+
+    monkeypatch.setattr(template_process, "_CHILD", child)
+    process = template_process.TemplateProcess(CHATML_TEMPLATE, "<|im_end|>", "")
+    try:
+        with pytest.raises(ModelUnavailable, match=r"rendering process ended \(exit [13]\) before answering"):
+            process.render([{"role": "user", "content": "hi"}], 10_000)
+        assert process._child is None
+    finally:
+        process.close()
+
+
+def test_a_rendering_process_that_does_not_start_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    from sentinel_mcp.llm import template_process
+    from sentinel_mcp.llm.errors import ModelUnavailable
+
+    monkeypatch.setattr(template_process.sys, "executable", str(tmp_path / "no-python"))
+    process = template_process.TemplateProcess(CHATML_TEMPLATE, "<|im_end|>", "")
+    with pytest.raises(ModelUnavailable, match="did not start"):
+        process.render([{"role": "user", "content": "hi"}], 10_000)
+
+
+def test_a_child_out_of_memory_outside_a_render_is_a_costly_template(monkeypatch: pytest.MonkeyPatch):
+    """The child's own memory end (``MEMORY_EXIT``: a MemoryError reading a request or writing an answer) is
+    read as the template being too costly, as the kernel's CPU end is."""
+    from sentinel_mcp.llm import template_process
+
+    monkeypatch.setattr(template_process, "_CHILD", "tests.support.template_child_out_of_memory")
+    process = template_process.TemplateProcess(CHATML_TEMPLATE, "<|im_end|>", "")
+    try:
+        with pytest.raises(TemplateTooCostly):
+            process.render([{"role": "user", "content": "hi"}], 10_000)
+    finally:
+        process.close()
