@@ -471,6 +471,8 @@ _LUHN_RUN = "1914755943066"
         ("b" * 30 + _LUHN_RUN + "c" * 85),  # sha-512 (128)
         "a3782822-4631-0005-8a1e-426614174000",  # uuid: 378282246310005 across three groups
         ":".join(("ab" + _LUHN_RUN + "c" * 49)[i : i + 2] for i in range(0, 64, 2)),  # colon fingerprint
+        "t20261206-010627-0008d5",  # a swarm build's id: 20261206 010627 0008, Luhn-valid (a CI flake)
+        "t20261206-000527-fa51c0",  # 20261206 000527, Luhn-valid
     ],
 )
 def test_digits_inside_a_digest_or_id_are_not_a_card(ident):
@@ -500,6 +502,12 @@ def test_digits_inside_a_digest_or_id_are_not_a_card(ident):
         (":".join(("ab" + "4111111111111111" + "c" * 48)[i : i + 2] for i in range(0, 66, 2)), None),
         # digest length but not hex (a 'g'): not a digest
         ("g" * 24 + "4111111111111111" + "g" * 24, None),
+        # a card in a build id's place: the id's date and time must be real ones, its tail six hex digits
+        ("t41111111-11111111-abcdef", None),
+        ("t20261206-4111-111111111111", None),
+        ("t20261206-010627-4111111111111111", None),
+        ("t20261206-010627-abcdef-4111111111111111", "t20261206-010627-abcdef"),
+        ("t20261206-010627-abcdef4111111111111111", None),
     ],
 )
 def test_a_card_is_still_found_beside_or_outside_a_digest_shape(text, kept):
