@@ -108,6 +108,9 @@ async def test_a_build_stops_when_the_token_that_started_it_is_rotated(
     lapsed = [r for r in rows if r.get("outcome") == "credentials_lapsed"]
     assert len(lapsed) == 1, rows
     assert lapsed[0].get("principal") == "owner" and task_id in json.dumps(lapsed[0]), lapsed
+    # the row reads as written: the build's id whole (no card number), its words unmasked (no secret's value)
+    assert lapsed[0]["reason"].startswith(f"build {task_id}: the credentials this build was started with no "
+                                          "longer hold ("), lapsed[0]["reason"]
 
 
 # ---- a build's model calls are its caller's: their reach, quota and audit rows (not Sentinel's own) ----
