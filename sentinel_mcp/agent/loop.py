@@ -30,6 +30,7 @@ from sentinel_mcp.agent.decision import (
 from sentinel_mcp.agent.health import HealthMonitor, StepHealth
 from sentinel_mcp.agent.personal_steps import result_kinds, tool_kinds
 from sentinel_mcp.agent.relay import CallerRelay, asker_of
+from sentinel_mcp.agent.run_credentials import OUTCOME as LAPSED, RunCredentials, refused_as_lapsed
 from sentinel_mcp.agent.run_result import RunResult
 from sentinel_mcp.agent.run_state import Progress, RunState
 from sentinel_mcp.agent.screen import Screen, withheld_kinds
@@ -103,6 +104,7 @@ class AgentLoop:
         caps: Caps | None = None,
         origin: Origin = "builtin",
         purpose: str | None = None,  # its caller stated: every step states it (consents are per purpose)
+        credentials: RunCredentials | None = None,  # its caller's: asked before each decision and call
     ) -> RunResult:
         caps = caps or self.settings.caps
         result = RunResult(
@@ -126,6 +128,7 @@ class AgentLoop:
             personal=result.personal,
             deadline=deadline,
             purpose=purpose,
+            credentials=credentials,
         )
         if relay is not None:  # a step's question waits no longer than the cap; a later yes is no yes
             relay.deadline = deadline
@@ -137,6 +140,8 @@ class AgentLoop:
                     raise _Stop("time_cap", f"stopped at the time cap of {caps.max_seconds:g} s")
                 if result.tokens >= caps.max_tokens:
                     raise _Stop("token_cap", f"stopped at the token cap of {caps.max_tokens} tokens")
+                if not state.still_holds():  # before the model is asked for the step
+                    raise _Stop(LAPSED, state.lapsed or LAPSED)
                 screen = await self._step(n, goal, screen, state, result, deadline, caps)
                 if progress is not None:
                     last = result.steps[-1]
@@ -146,6 +151,8 @@ class AgentLoop:
             )
         except _Stop as stop:
             result.status, result.reason, result.answer = stop.status, stop.reason, stop.answer
+            if stop.status == LAPSED and credentials is not None and not state.lapse_recorded:
+                await credentials.record(result.run_id, stop.reason)  # the one row saying the run ended
         except TraceStoreError as e:
             result.status, result.reason = "failed", str(e)
         except Exception as e:  # noqa: BLE001 - past every check (a bug): the run still ends, and on disk
@@ -423,6 +430,8 @@ class AgentLoop:
             # the step runs as the run's caller: its principal's reach and consents, its front's origin (so
             # the
             # consent gate and the rulebases see who is really asking), questions to that caller only
+            if not state.still_holds():  # nothing reaches the phone once its caller's credentials lapsed
+                return Refused(reason=state.lapsed or LAPSED)
             refused_before = state.relay.refused if state.relay is not None else 0
             outcome = await state.before_deadline(self.port.invoke(
                 name,
@@ -435,9 +444,14 @@ class AgentLoop:
                 principal=state.principal,
                 identity=identity,
                 purpose=state.purpose,
+                # and asked again by the gateway right before the call is sent
+                recheck=state.credentials.check if state.credentials is not None else None,
             ))
             if outcome is None:  # still running at the cap: cancelled (what it did so far is not known)
                 return Refused(reason=f"{name}: no answer before the run's time cap (the call was cancelled)")
+            if isinstance(outcome, Completed) and refused_as_lapsed(outcome.result):  # (its row says so)
+                state.lapsed, state.lapse_recorded = result_text(outcome.result)[:600] or LAPSED, True
+                return Refused(reason=state.lapsed, decision_id=decision_id_of(outcome))
             if (
                 state.relay is not None
                 and state.relay.refused > refused_before
@@ -474,6 +488,10 @@ class AgentLoop:
     ) -> Screen:
         """What the step did, for the trace and the next prompt; stops the run on a refusal."""
         what = step_words(decision, screen, name)
+        if isinstance(outcome, Refused) and state.lapsed is not None:
+            record |= {"outcome": LAPSED, "detail": state.lapsed[:RESULT_EXCERPT],
+                       "summary": f"{what}: not done"}
+            raise _Stop(LAPSED, state.lapsed)
         if isinstance(outcome, Refused):
             record |= {
                 "outcome": "refused",
@@ -519,6 +537,8 @@ class AgentLoop:
         withheld = withheld_kinds(outcome.result if isinstance(outcome, Completed) else None)
         if withheld:  # an app holding personal data is in front: its consent is asked of the run's caller
             outcome = await self._invoke(screen_read, {"personal": withheld}, state)
+        if isinstance(outcome, Refused) and state.lapsed is not None:
+            raise _Stop(LAPSED, state.lapsed)
         if isinstance(outcome, Refused) and state.past_deadline():
             raise _Stop("time_cap", f"stopped at the time cap: the screen was not read ({outcome.reason})")
         if isinstance(outcome, Refused):

@@ -12,7 +12,7 @@ from sentinel_mcp.agent.typed_secrets import TypedSecrets
 class RunResult:
     run_id: str
     goal: str
-    status: str  # completed | failed | refused | step_cap | time_cap | token_cap | stuck
+    status: str  # completed | failed | refused | step_cap | time_cap | token_cap | stuck | credentials_lapsed
     reason: str
     answer: str | None
     steps: list[dict[str, Any]] = field(default_factory=list)
