@@ -148,6 +148,25 @@ class Authenticator:
         """``may_lapse`` for a principal known by its name only (a task read back from its store)."""
         return name in self._lapsing_table()
 
+    def lasts_named(self, name: str) -> bool:
+        """Whether every way ``name`` signs in now holds for the process's life: only fixed secrets of the
+        config (a followed file can be replaced; a certificate revoked, expired or its CA dropped; a resolver
+        that cannot say whom it names may name anyone), or nobody signs in at all (``anonymous`` of an open
+        front). A name no resolver gives any more proves nothing: False."""
+        if not self.required and name == ANONYMOUS.name:
+            return True
+        if self.may_lapse_named(name):
+            return False
+        fixed = False
+        for r in self.resolvers:
+            if isinstance(r, TokenResolver):
+                fixed = fixed or any(p.name == name for p in r.principals())
+                continue
+            names = getattr(r, "names", None)
+            if not callable(names) or name in names():
+                return False
+        return fixed
+
     def _lapsing_table(self) -> dict[str, Principal]:
         if self._lapsing is None:  # (the followed files are fixed once the chain is built: read once)
             self._lapsing = {p.name: p for r in self.resolvers if isinstance(r, TokenResolver)
