@@ -137,6 +137,9 @@ class Authenticator:
     resolvers: list[PrincipalResolver]
     required: bool = True
     also: str = ""  # other ways in, named in the refusal (", or a client certificate of this front's CA")
+    # what a credential stamp's fingerprints are keyed with (credential_stamp.py): the seal key's, shared by
+    # the replicas of one cluster; None: no seal key configured (the public key of version-1 stamps)
+    stamp_key: bytes | None = field(default=None, repr=False)
     _lapsing: dict[str, Principal] | None = field(default=None, init=False, repr=False)
 
     def may_lapse(self, principal: Principal) -> bool:
