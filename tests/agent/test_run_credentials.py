@@ -17,11 +17,13 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import uuid
 from pathlib import Path
 
 import httpx2
 import pytest
 from tests.agent.audit_rows import audit_rows
+from tests.a2a.a2a_rig import user_message
 from tests.agent.phone_policies import act, screen_of
 from tests.identity.identity_rig import http_sentinel
 from tests.identity.test_revoked_queued_calls import META
@@ -39,7 +41,9 @@ def _config(tmp_path: Path) -> Path:
         "data_dir": str(tmp_path / "state"), "builtins": ["device", "agent"],
         "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
         "device": {"backend": "simulated", "risk_classifier": False},
-        "agent": {"backend": "openai", "openai": FAST_OPENAI}}}))
+        # the owner may start runs over A2A too (a peer's task offer, the owner's own agent)
+        "agent": {"backend": "openai", "openai": FAST_OPENAI, "a2a_peers": ["owner"]},
+        "a2a": {"name": f"agentcheck-{uuid.uuid4().hex[:8]}", "advertise": False, "task_db": ""}}}))
     return cfg
 
 
@@ -69,9 +73,37 @@ async def _tool(http: httpx2.AsyncClient, base: str, token: str, name: str, argu
     return json.loads(text)["result"]
 
 
-@pytest.mark.parametrize("rotate", [True, False])
+async def _a2a(http: httpx2.AsyncClient, base: str, token: str, method: str, params: dict) -> dict | None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    r = await http.post(f"{base}/a2a", json=body,
+                        headers={"A2A-Version": "1.0", "Authorization": f"Bearer {token}"})
+    if r.status_code == 401:
+        return None
+    assert r.status_code == 200, r.text
+    return r.json()["result"]
+
+
+async def _started_over_a2a(http: httpx2.AsyncClient, base: str, token: str) -> str:
+    message = user_message({"text": "go to the home screen"})
+    sent = await _a2a(http, base, token, "SendMessage",
+                      {"message": message, "configuration": {"returnImmediately": True}})
+    assert sent is not None
+    return sent["task"]["id"]
+
+
+async def _a2a_settled(http: httpx2.AsyncClient, base: str, token: str, task_id: str) -> dict:
+    for _ in range(600):  # bounded count of looks
+        task = await _a2a(http, base, token, "GetTask", {"id": task_id})
+        assert task is not None
+        if task["status"]["state"] not in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"):
+            return task
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"task {task_id} never ended: {task['status']}")
+
+
+@pytest.mark.parametrize(("entry", "rotate"), [("mcp", True), ("mcp", False), ("a2a", True)])
 async def test_a_run_stops_when_the_token_that_started_it_is_rotated(
-    tmp_path: Path, openai_env, rotate: bool
+    tmp_path: Path, openai_env, entry: str, rotate: bool
 ) -> None:
     openai_env.script("unknown", _held_home, _done)
     cfg = _config(tmp_path)
@@ -80,9 +112,12 @@ async def test_a_run_stops_when_the_token_that_started_it_is_rotated(
     with http_sentinel(cfg) as (base, _):
         async with httpx2.AsyncClient(timeout=150) as http:
             goal = {"goal": "go to the home screen"}
-            run = asyncio.ensure_future(_tool(http, base, token, "agent__agent_run", goal))
+            if entry == "mcp":
+                run = asyncio.ensure_future(_tool(http, base, token, "agent__agent_run", goal))
+            else:  # a task on the A2A endpoint: it runs the agent, and answers at once
+                run = asyncio.ensure_future(_started_over_a2a(http, base, token))
             for _ in range(1200):  # the run has read the screen and waits for the model's first decision
-                if any(r.get("held") for r in openai_env.requests) or run.done():
+                if any(r.get("held") for r in openai_env.requests) or (entry == "mcp" and run.done()):
                     break
                 await asyncio.sleep(0.05)
             assert any(r.get("held") for r in openai_env.requests), (run.done() and run.result())
@@ -99,6 +134,11 @@ async def test_a_run_stops_when_the_token_that_started_it_is_rotated(
             asked = len(openai_env.requests)
             openai_env.release.set()
             answered = await run
+            if entry == "a2a":  # the task, read by its owner with the token they hold now
+                task = await _a2a_settled(http, base, now, answered)
+                assert task["status"]["state"] == "TASK_STATE_FAILED", task["status"]
+                assert "credentials_lapsed" in json.dumps(task), task
+                answered = None
             # the run as its owner reads it back, with the token they hold now
             runs = await _tool(http, base, now, "agent__agent_runs", {})
     assert runs is not None
