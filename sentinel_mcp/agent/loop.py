@@ -450,7 +450,7 @@ class AgentLoop:
             if outcome is None:  # still running at the cap: cancelled (what it did so far is not known)
                 return Refused(reason=f"{name}: no answer before the run's time cap (the call was cancelled)")
             if isinstance(outcome, Completed) and refused_as_lapsed(outcome.result):  # (its row says so)
-                state.lapsed, state.lapse_recorded = result_text(outcome.result)[:600] or LAPSED, True
+                state.lapsed, state.lapse_recorded = f"{LAPSED}: {result_text(outcome.result)[:600]}", True
                 return Refused(reason=state.lapsed, decision_id=decision_id_of(outcome))
             if (
                 state.relay is not None

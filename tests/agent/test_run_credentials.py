@@ -170,5 +170,68 @@ async def test_a_run_stops_when_the_token_that_started_it_is_rotated(
     assert data["run_id"] in reason, reason
 
 
+
+class _Clock:
+    """A clock that moves a second per reading: the token file is looked at again on every check."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        self.t += 1.0
+        return self.t
+
+
+async def test_a_step_the_gateway_refuses_for_lapsed_credentials_ends_the_run(
+    tmp_path: Path, openai_env
+) -> None:
+    """The window between the run's own look and the send: the token is rotated right after the run's look
+    before its first action (the first look once the model has answered), so the gateway's look right before
+    sending is the first to see it. The call is not sent, its row says ``credentials_lapsed``, and that row is
+    the one (the run writes no second)."""
+    from sentinel_mcp.app.runtime import running_gateway
+    from sentinel_mcp.config import parse_config
+    from sentinel_mcp.identity import owner_token
+    from sentinel_mcp.identity.credential_stamp import CredentialCheck
+    from sentinel_mcp.identity.credentials import Credentials
+    from sentinel_mcp.identity.file_secret import FileSecret
+    from sentinel_mcp.identity.principal import Principal
+    from sentinel_mcp.identity.resolver import Authenticator, TokenResolver, token_digest
+
+    openai_env.script("unknown", lambda body: act("home", screen_of(body)[0]), _done)
+    keys = tmp_path / "keys"
+    token, _ = owner_token.load_or_create(keys)
+    tokens = TokenResolver()
+    owner = Principal("owner", "token")
+    tokens.follow(owner, FileSecret(owner_token.token_path(keys), "the owner's token", token, token_digest,
+                                    clock=_Clock()))
+    request_check = CredentialCheck(Authenticator([tokens]), Credentials(bearer=token), owner)
+    asked: list[str] = []
+
+    def check():  # noqa: ANN202 - the request's own check, the rotation timed by the model's answer
+        found = request_check()
+        if openai_env.replies and not asked:  # the run's look before its first action: rotate after it
+            asked.append("rotated")
+            owner_token.replace(keys)
+        return found
+
+    config = parse_config({"mcpServers": {}, "sentinel": {
+        "data_dir": str(tmp_path), "builtins": ["device", "agent"],
+        "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
+        "device": {"backend": "simulated", "risk_classifier": False},
+        "agent": {"backend": "openai", "openai": FAST_OPENAI}}}, source="<test>", base_dir=tmp_path)
+    async with running_gateway(config) as rt:
+        outcome = await rt.gateway.invoke("agent__agent_run", {"goal": "go to the home screen"},
+                                          session_id="s-1", client="t", origin="client", recheck=check)
+    assert asked == ["rotated"]
+    data = outcome.result.structured_content or {}  # type: ignore[union-attr]
+    assert data.get("status") == "credentials_lapsed", data
+    assert "no longer hold" in data["reason"], data["reason"]
+    assert len(openai_env.requests) == 1  # no model call after it
+    device = audit_rows(tmp_path, "tool, outcome", "tool LIKE 'device__%' ORDER BY id")
+    assert device == [("device__screen_read", "ok"), ("device__press_home", "credentials_lapsed")], device
+    lapsed = audit_rows(tmp_path, "tool", "outcome = 'credentials_lapsed'")
+    assert lapsed == [("device__press_home",)], lapsed
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
