@@ -5,7 +5,8 @@ A task waiting for an answer keeps the stamp of the request that started (or las
 closure too, but a task read back (after a restart, on another replica of one store) has only the stamp.
 Resumed without a new request of its caller (the person's answer in the console), its call is sent only
 while that stamp still proves its owner; a stamp that cannot be proved here, or a missing one where the
-owner's credentials can lapse (a row from before stamps, or one whose stamp was taken out), fails closed.
+owner's credentials can lapse (a row from before stamps, or one whose stamp was taken out: a token file, a
+client certificate, an owner no resolver names now), fails closed.
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ def resumed_check(authenticator: Authenticator | None, record: TaskRecord,
         if authenticator is None or not isinstance(stamp, dict) or stamp.get("principal") != record.owner:
             return _refused("the credentials that started it cannot be proved here")
         return StampCheck(authenticator, stamp)
-    if authenticator is not None and authenticator.may_lapse_named(record.owner):
-        return _refused("the credentials that started it were not recorded")
-    return None  # credentials that hold for the process's life (or none: stdio, "auth": "none")
+    # a row from before stamps (or one whose stamp was taken out): unchecked only for an owner whose every
+    # way in holds for the process's life (fixed tokens of the config); a token file, a client certificate,
+    # a resolver that cannot say whom it names, an owner nobody signs in as now: refused
+    if authenticator is not None and not authenticator.lasts_named(record.owner):
+        return _refused("the credentials that started it were not recorded, and its owner's can lapse")
+    return None  # credentials that hold for the process's life (or none: stdio)
 
 
 def _refused(why: str) -> Check:

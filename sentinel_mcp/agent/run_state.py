@@ -14,6 +14,7 @@ import anyio
 from sentinel_mcp.agent.framed_lines import one_line, quoted
 from sentinel_mcp.agent.health import HealthMonitor, HealthSettings, normalise_grounds
 from sentinel_mcp.agent.relay import CallerRelay
+from sentinel_mcp.agent.run_credentials import RunCredentials
 from sentinel_mcp.agent.screen import Screen
 from sentinel_mcp.core.decision import Origin
 
@@ -41,6 +42,15 @@ class RunState:
     personal: set[str] = field(default_factory=set)  # the run's ``RunResult.personal``
     deadline: float = math.inf  # (time.monotonic()) the time cap: no step starts acting after it
     purpose: str | None = None  # the one the run's caller stated: its steps state it
+    credentials: RunCredentials | None = None  # the starting request's check (None: they cannot lapse)
+    lapsed: str | None = None  # why its credentials stopped holding, once they did
+    lapse_recorded: bool = False  # the gateway's row of a call it refused for it already says so
+
+    def still_holds(self) -> bool:
+        """Whether the run's credentials still hold (``lapsed`` says why not)."""
+        if self.lapsed is None and self.credentials is not None:
+            self.lapsed = self.credentials.lapsed()
+        return self.lapsed is None
 
     def past_deadline(self) -> bool:
         return time.monotonic() >= self.deadline

@@ -23,6 +23,7 @@ from pydantic import Field
 from sentinel_mcp.agent.framed_lines import one_line, quoted
 from sentinel_mcp.agent.personal_steps import TRACE_KINDS
 from sentinel_mcp.agent.relay import CallerRelay
+from sentinel_mcp.agent.run_credentials import RunCredentials, checked_invoker
 from sentinel_mcp.agent.settings import AgentSettings, Caps, agent_settings
 from sentinel_mcp.agent.trace_store import TraceStore
 from sentinel_mcp.core.builtin import SELF_CONFIRMS, BuiltinContext, BuiltinTraits, declare
@@ -30,15 +31,18 @@ from sentinel_mcp.core.call_meta import (
     behind_gateway,
     can_sample_of,
     consented_of,
+    decision_id_of,
     origin_of,
     principal_of,
     purpose_of,
     session_of,
     standing_of,
 )
+from sentinel_mcp.core.caller_checks import LapseRecorder, check_of
 from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.core.redactor import SENSITIVE_META
+from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
 from sentinel_mcp.core.untrusted_text import UNTRUSTED_META, marker
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
@@ -112,8 +116,27 @@ def _summary(run: "RunResult") -> str:
     return "\n".join(lines)
 
 
+def run_credentials(
+    ctx: Context, record: LapseRecorder | None, *, builtin: str, tool: str
+) -> RunCredentials | None:
+    """The caller's credential check, kept by the run it starts (None: credentials that hold for the
+    process's life, or no gateway); a run it stops gets one audit row (``credentials_lapsed``)."""
+    check = check_of(decision_id_of(ctx))
+    if check is None:
+        return None
+    principal, session = principal_of(ctx), session_of(ctx)
+
+    async def recorded(run_id: str, reason: str) -> None:
+        if record is not None:
+            await record(builtin=builtin, tool=tool, principal=principal, session=session,
+                         reason=f"agent run {run_id}: {reason}")
+
+    return RunCredentials(check, recorded)
+
+
 def build_server(
-    settings: AgentSettings, store: TraceStore, *, port: Any, call_tool: Any, name: str = "agent"
+    settings: AgentSettings, store: TraceStore, *, port: Any, call_tool: Any, name: str = "agent",
+    record_lapse: LapseRecorder | None = None,
 ) -> MCPServer:
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
@@ -186,11 +209,14 @@ def build_server(
                 {"status": "busy"},
                 error=True,
             )
+        tool = exposed_name(ToolRef(name, "agent_run"), port) or f"{name}__agent_run"
+        credentials = run_credentials(ctx, record_lapse, builtin=name, tool=tool)
         try:
-            # through the gateway, it says whether the caller's own model can be asked (sampling relayed)
+            # through the gateway, it says whether the caller's own model can be asked (sampling relayed);
+            # its model calls there are made under the caller's check too
             backend = make_backend(
                 settings,
-                call_tool=call_tool,
+                call_tool=checked_invoker(call_tool, credentials.check if credentials is not None else None),
                 session=ctx.session,
                 protocol_version=ctx.protocol_version,
                 relayed=can_sample_of(ctx),
@@ -223,6 +249,7 @@ def build_server(
                     caps=caps,
                     origin=STEP_ORIGINS.get(origin, "builtin"),
                     purpose=purpose_of(ctx),
+                    credentials=credentials,
                 )
             finally:
                 await backend.aclose()
@@ -261,4 +288,5 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     store = TraceStore(ctx.store or ctx.data_dir / "agent.db", key=ctx.services.agent_trace_key)
     if ctx.services.agent_traces is None:  # the console's agent page reads (and follows) it
         ctx.services.agent_traces = store
-    return build_server(settings, store, port=ctx.services.gateway, call_tool=ctx.call_tool, name=ctx.name)
+    return build_server(settings, store, port=ctx.services.gateway, call_tool=ctx.call_tool, name=ctx.name,
+                        record_lapse=ctx.services.record_lapse)

@@ -50,6 +50,10 @@ class CertificateResolver:
     # every certificate then, and a connection made before must not outlive that)
     crl_problem: Callable[[], str | None] | None = None
 
+    def names(self) -> set[str]:
+        """Whom a certificate can name here (its rules'): their credentials can lapse (revoked, expired)."""
+        return {p.name for _, p in self.rules}
+
     def resolve(self, credentials: Credentials) -> Principal | None:
         chain = (credentials.tls or {}).get("client_cert_chain") or []
         if not chain:

@@ -18,6 +18,9 @@ from sentinel_mcp.identity.resolver import Authenticator, PrincipalResolver, Tok
 from sentinel_mcp.tls.peer_certificate import PeerCertificate
 from sentinel_mcp.tls.settings import CertificateMatch, ServerTLS
 from sentinel_mcp.storage.private_paths import private_dir
+from sentinel_mcp.identity.credential_stamp import STAMP_PURPOSE
+from sentinel_mcp.storage.location import LocationError, expand
+from sentinel_mcp.storage.row_signature import derived_key
 
 if TYPE_CHECKING:  # cryptography is loaded by a front with client certificates only (issue 21)
     from sentinel_mcp.tls.trusted_cas import TrustedCAs
@@ -178,7 +181,9 @@ def http_auth_for(
     certificates = certificate_resolver_for(config, tokens, refused, is_revoked, trusted_cas, crl_problem)
     resolvers: list[PrincipalResolver] = [*([certificates] if certificates else []), *(extra or []), tokens]
     also = ", or present a client certificate of this front's CA" if certificates else ""
-    auth = HttpAuth(Authenticator(resolvers, required=http.auth == "token", also=also), token, file, created)
+    authenticator = Authenticator(resolvers, required=http.auth == "token", also=also,
+                                  stamp_key=stamp_key_of(config))
+    auth = HttpAuth(authenticator, token, file, created)
     if http.auth == "token":
         auth.console_secrets, auth.console_secret, auth.console_secret_file, auth.console_secret_created = (
             _console_secrets(config, known, tokens)
@@ -230,3 +235,15 @@ def _console_secrets(
         except ValueError as e:
             raise ConfigError(f"sentinel: console secrets: {e}") from None
     return secrets_, secret, file, created
+
+
+def stamp_key_of(config: Config) -> bytes | None:
+    """What credential stamps are fingerprinted with (``credential_stamp.py``): the cluster's seal key for
+    that purpose, the same on every replica and never in the database; None without a seal key."""
+    seal_key = config.sentinel.cluster.seal_key
+    if not seal_key:
+        return None
+    try:
+        return derived_key(expand(seal_key).encode(), STAMP_PURPOSE)
+    except LocationError as e:
+        raise ConfigError(str(e).replace("sentinel.store", "sentinel.cluster.seal_key")) from None

@@ -137,6 +137,9 @@ class Authenticator:
     resolvers: list[PrincipalResolver]
     required: bool = True
     also: str = ""  # other ways in, named in the refusal (", or a client certificate of this front's CA")
+    # what a credential stamp's fingerprints are keyed with (credential_stamp.py): the seal key's, shared by
+    # the replicas of one cluster; None: no seal key configured (the public key of version-1 stamps)
+    stamp_key: bytes | None = field(default=None, repr=False)
     _lapsing: dict[str, Principal] | None = field(default=None, init=False, repr=False)
 
     def may_lapse(self, principal: Principal) -> bool:
@@ -147,6 +150,25 @@ class Authenticator:
     def may_lapse_named(self, name: str) -> bool:
         """``may_lapse`` for a principal known by its name only (a task read back from its store)."""
         return name in self._lapsing_table()
+
+    def lasts_named(self, name: str) -> bool:
+        """Whether every way ``name`` signs in now holds for the process's life: only fixed secrets of the
+        config (a followed file can be replaced; a certificate revoked, expired or its CA dropped; a resolver
+        that cannot say whom it names may name anyone), or nobody signs in at all (``anonymous`` of an open
+        front). A name no resolver gives any more proves nothing: False."""
+        if not self.required and name == ANONYMOUS.name:
+            return True
+        if self.may_lapse_named(name):
+            return False
+        fixed = False
+        for r in self.resolvers:
+            if isinstance(r, TokenResolver):
+                fixed = fixed or any(p.name == name for p in r.principals())
+                continue
+            names = getattr(r, "names", None)
+            if not callable(names) or name in names():
+                return False
+        return fixed
 
     def _lapsing_table(self) -> dict[str, Principal]:
         if self._lapsing is None:  # (the followed files are fixed once the chain is built: read once)
