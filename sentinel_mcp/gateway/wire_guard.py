@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sentinel_mcp.core.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
 from sentinel_mcp.gateway.held_bodies import HeldBodies
 from sentinel_mcp.gateway.initialize_params import initialize_refusal
-from sentinel_mcp.gateway.media_type import CANONICAL, REFUSAL, json_in_utf8
+from sentinel_mcp.core.media_type import CANONICAL, REFUSAL, json_in_utf8
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 
