@@ -47,6 +47,7 @@ from sentinel_mcp.a2a.stream_slots import StreamSlot, TooManyStreams
 from sentinel_mcp.a2a.task_events import EventStream
 from sentinel_mcp.core.errors import A2AError
 from sentinel_mcp.core.held_bytes import HeldBytes
+from sentinel_mcp.core.media_type import coding_refused, json_in_utf8
 from sentinel_mcp.identity.resolver import RECHECK_KEY
 
 log = logging.getLogger(__name__)
@@ -90,10 +91,19 @@ async def read_capped(request: Request, limit: int, held: HeldBytes | None = Non
     return b"".join(chunks)
 
 
-def is_json(content_type: str | None) -> bool:
-    """``application/json``, with parameters (``; charset=utf-8``) allowed; nothing else."""
-    media = (content_type or "").split(";", 1)[0].strip().lower()
-    return media == "application/json"
+def body_refusal(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """Why the body cannot be read as its head declares it (None: it can), by the MCP door's rule
+    (``core/media_type.py``): Content-Type sent once, ``application/json`` in UTF-8 (a browser can POST
+    text/plain or a form cross-site without asking first; JSON it cannot), and no content coding but
+    ``identity``. The body is parsed as UTF-8 JSON as sent: a head saying ``charset=utf-16``, ``gzip`` or
+    a second type describes another body than the one that would run."""
+    types = [v for k, v in headers if k == b"content-type"]
+    if not json_in_utf8(types):
+        return ("Invalid Request: unsupported media type; send Content-Type: application/json (its only "
+                "parameter charset=utf-8), once")
+    if coding_refused([v for k, v in headers if k == b"content-encoding"]):
+        return "Invalid Request: the body must be sent without a content coding (Content-Encoding)"
+    return None
 
 
 def version_of(request_headers: Any, query: Any) -> str | None:
@@ -168,11 +178,10 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
         # credentials that may lapse (a rotated token, a revoked certificate): a task this request starts
         # runs on after it, and its guarded calls are sent only while they still hold
         recheck = request.scope.get(RECHECK_KEY)
-        if not is_json(request.headers.get("content-type")):
-            # a browser can POST text/plain (or a form) cross-site without asking first; JSON it cannot
-            err = RpcError(INVALID_REQUEST, "Invalid Request: unsupported media type; send Content-Type: "
-                           "application/json")
-            return JSONResponse(error_frame(None, err), status_code=415, headers=_HEADERS)
+        refused = body_refusal(request.scope.get("headers") or [])
+        if refused is not None:  # told by the head alone: the body is never read
+            return JSONResponse(error_frame(None, RpcError(INVALID_REQUEST, refused)), status_code=415,
+                                headers=_HEADERS)
         body: Any = None
         raw = b""
         try:

@@ -9,7 +9,7 @@ JSON object in, one JSON object out. This layer sits inside ``CallerGuard`` (Hos
 exact common case and hands everything else to the SDK unchanged (its body replayed):
 
 - POST /mcp, ``MCP-Protocol-Version: 2026-07-28``, no ``Mcp-Session-Id``, ``Content-Type:
-  application/json`` (the only media type WireGuard lets by, written so: ``gateway/media_type.py``), an
+  application/json`` (the only media type WireGuard lets by, written so: ``core/media_type.py``), an
   Accept that takes JSON and SSE, no ``Mcp-Param-*`` header, no routing header,
   Content-Type or Accept sent twice;
 - a request object with an id, ``method: tools/call``, ``params._meta`` without a progress token or a log
@@ -43,7 +43,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.app.param_header_check import ParamHeaderCheck
 from sentinel_mcp.core.json_text import compact_encoder
-from sentinel_mcp.gateway.media_type import CANONICAL
+from sentinel_mcp.core.media_type import CANONICAL
 from sentinel_mcp.gateway.plain_calls import PlainCalls
 from sentinel_mcp.gateway.quick_event import new_event
 from sentinel_mcp.gateway.unspanned_kernel import serve_call

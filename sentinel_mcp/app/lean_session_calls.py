@@ -62,7 +62,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY, MESSAGE_KEY, accepts_json_and_sse
 from sentinel_mcp.app.receive_asleep import receive_asleep
-from sentinel_mcp.gateway.media_type import CANONICAL
+from sentinel_mcp.core.media_type import CANONICAL
 from sentinel_mcp.app.session_dispatch import dispatch, kernel_of
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 

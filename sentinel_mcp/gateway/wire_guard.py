@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sentinel_mcp.core.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
 from sentinel_mcp.gateway.held_bodies import HeldBodies
 from sentinel_mcp.gateway.initialize_params import initialize_refusal
-from sentinel_mcp.gateway.media_type import CANONICAL, REFUSAL, json_in_utf8
+from sentinel_mcp.core.media_type import CANONICAL, REFUSAL, identity_coding, json_in_utf8
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 
@@ -180,7 +180,7 @@ def _framing_refusal(headers: list[tuple[bytes, bytes]]) -> tuple[int, str] | No
     for name, v in headers:  # one pass, every POST pays it (names come lower-cased, as ASGI has them)
         if name == b"content-encoding":
             codings += 1
-            if codings > 1 or v.strip().lower() != b"identity":
+            if codings > 1 or not identity_coding(v):
                 return 415, ("Invalid Request: the body must be sent without a content coding "
                              "(Content-Encoding)")
         elif name == b"content-length":
