@@ -76,3 +76,26 @@ def a2a_key_files(section: Any) -> list[tuple[str, Path]]:
         for i, value in enumerate(trusted):
             add(f"sentinel.a2a.trusted_keys[{i}]", value)
     return found
+
+
+# files that become code: programs run from this folder, model files native code parses (``trusted_code.py``)
+CODE_PATHS: tuple[tuple[str, ...], ...] = (
+    ("sensors", "termux_bin_dir"),
+    ("llm", "model"),
+    ("search", "embedding_model"),
+    ("swarm", "local", "model_path"),
+    ("agent", "local", "model_path"),
+)
+
+
+def code_files(extra: Any) -> list[tuple[str, Path]]:
+    """The paths of ``CODE_PATHS`` set in the ``sentinel`` sections (already anchored), as the load checks
+    them; each is judged again where it is used, since it may change while Sentinel runs."""
+    found: list[tuple[str, Path]] = []
+    for steps in CODE_PATHS:
+        node = extra
+        for step in steps:
+            node = node.get(step) if isinstance(node, dict) else None
+        if isinstance(node, str) and node:
+            found.append(("sentinel." + ".".join(steps), Path(node)))
+    return found
