@@ -13,7 +13,9 @@ again), so every directory a name is looked up in is the one judged, and the fil
   is owned by root or by this account, and no other account or group may write it. A file swapped between
   the check and the use cannot be taken: the check is of the descriptor the reader reads.
 
-A group write bit counts only for another group than this account's own (a private group, umask 002).
+A group write bit counts only for another group than this account's own (a private group, umask 002). A
+POSIX ACL (``setfacl -m u:bob:rwx``) is read too: its named users and groups may write what the mode bits do
+not show (a folder ``drwxrwxr-x+`` of root's own group reads as written by root's group alone).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import errno
 import os
 import pwd
 import stat
+import struct
 from collections import deque
 from dataclasses import dataclass
 
@@ -40,6 +43,35 @@ def foreign_owner(st: os.stat_result) -> bool:
     return st.st_uid not in (0, os.geteuid())
 
 
+_ACL_XATTR = "system.posix_acl_access"
+_ACL_USER, _ACL_GROUP_OBJ, _ACL_GROUP, _ACL_MASK = 0x02, 0x04, 0x08, 0x10
+_WRITE = 0o2
+
+
+def acl_writer(fd: int, st: os.stat_result) -> str | None:
+    """Another account or group a POSIX ACL on ``fd``'s file lets write it (the mask applied), or None.
+    Read through ``/proc/self/fd`` (an ``O_PATH`` descriptor has no ``fgetxattr``); no ACL, no ``/proc`` or
+    a file system without ACLs: None (the mode bits are then the whole answer)."""
+    try:
+        raw = os.getxattr(f"/proc/self/fd/{fd}", _ACL_XATTR)
+    except OSError:
+        return None
+    if len(raw) < 4 or (len(raw) - 4) % 8:
+        return "an ACL this check cannot read"  # unreadable: not known to be safe
+    entries = [struct.unpack_from("<HHI", raw, at) for at in range(4, len(raw), 8)]
+    mask = next((perm for tag, perm, _id in entries if tag == _ACL_MASK), 0o7)
+    for tag, perm, ident in entries:
+        if not perm & mask & _WRITE:
+            continue
+        if tag == _ACL_USER and ident not in (0, os.geteuid()):
+            return f"user {owner_name(ident)} (ACL)"
+        if tag == _ACL_GROUP and ident != os.getegid():
+            return f"group {ident} (ACL)"
+        if tag == _ACL_GROUP_OBJ and st.st_gid != os.getegid():
+            return f"group {st.st_gid} (ACL)"
+    return None
+
+
 def owner_name(uid: int) -> str:
     try:
         return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
@@ -51,8 +83,12 @@ def ownership_fix() -> str:
     return f"make it owned by root or by the gateway's own account, {owner_name(os.geteuid())} (chown)"
 
 
-def file_problem(shown: str, st: os.stat_result) -> str | None:
-    """Why another account could change the file (or folder) itself, judged on its ``stat``, or None."""
+def file_problem(shown: str, st: os.stat_result, fd: int | None = None) -> str | None:
+    """Why another account could change the file (or folder) itself, judged on its ``stat`` (and the ACL of
+    ``fd``, when given), or None."""
+    writer = acl_writer(fd, st) if fd is not None else None
+    if writer is not None:
+        return f"{shown} may be written by {writer}; make it setfacl -b and chmod go-w"
     if foreign_write(st):
         return (f"{shown} may be written by group or others (mode {stat.S_IMODE(st.st_mode):04o}); "
                 "make it chmod go-w")
@@ -62,8 +98,13 @@ def file_problem(shown: str, st: os.stat_result) -> str | None:
     return None
 
 
-def _folder_problem(shown: str, st: os.stat_result, name: str) -> str | None:
-    if foreign_write(st) and not st.st_mode & stat.S_ISVTX:
+def _folder_problem(shown: str, st: os.stat_result, name: str, fd: int) -> str | None:
+    sticky = st.st_mode & stat.S_ISVTX
+    writer = None if sticky else acl_writer(fd, st)
+    if writer is not None:
+        return (f"{shown} may be written by {writer}, so {name} could be replaced; make the directory "
+                "setfacl -b and chmod go-w")
+    if foreign_write(st) and not sticky:
         return (f"{shown} may be written by group or others (mode {stat.S_IMODE(st.st_mode):04o}), "
                 f"so {name} could be replaced; make the directory chmod go-w")
     if foreign_owner(st):
@@ -104,7 +145,7 @@ def walk(path: str | os.PathLike[str], flags: int = LOOK) -> Walked:
     stack: list[tuple[int, os.stat_result, str]] = []
     cur = os.open("/", _DIR)
     cur_st, shown = os.fstat(cur), "/"
-    why = _folder_problem("/", cur_st, name)
+    why = _folder_problem("/", cur_st, name, cur)
     links = 0
     try:
         if not parts:  # the path is "/" itself
@@ -134,6 +175,7 @@ def walk(path: str | os.PathLike[str], flags: int = LOOK) -> Walked:
                     os.close(cur)
                     cur = os.open("/", _DIR)
                     cur_st, shown = os.fstat(cur), "/"
+                    why = why or _folder_problem("/", cur_st, name, cur)
                 parts.extendleft(reversed([p for p in target.split("/") if p]))
                 if not parts:  # a link to "/" itself
                     parts.append(".")
@@ -143,7 +185,7 @@ def walk(path: str | os.PathLike[str], flags: int = LOOK) -> Walked:
                 nxt_st = os.fstat(nxt)
                 if (nxt_st.st_dev, nxt_st.st_ino) != (entry.st_dev, entry.st_ino):
                     why = why or f"{here} changed while it was looked at"
-                why = why or _folder_problem(here, nxt_st, name)
+                why = why or _folder_problem(here, nxt_st, name, nxt)
                 stack.append((cur, cur_st, shown))
                 cur, cur_st, shown = nxt, nxt_st, here
                 continue
@@ -151,11 +193,11 @@ def walk(path: str | os.PathLike[str], flags: int = LOOK) -> Walked:
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != (entry.st_dev, entry.st_ino):
                 why = why or f"{here} changed while it was looked at"
-            return Walked(fd, st, here, why or file_problem(here, st))
+            return Walked(fd, st, here, why or file_problem(here, st, fd))
         # the path ended in "." or "..": what ``cur`` is
         fd = os.open(".", flags & ~os.O_NOFOLLOW, dir_fd=cur)
         st = os.fstat(fd)
-        return Walked(fd, st, shown, why or file_problem(shown, st))
+        return Walked(fd, st, shown, why or file_problem(shown, st, fd))
     finally:
         os.close(cur)
         for fd_, _st, _shown in stack:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,43 @@ def test_a_hard_link_is_judged_as_the_file_it_is(base: Path) -> None:
     assert replaceable_by_others(other / "same.pem") is None
     key.chmod(0o646)  # one inode: writable by others under every name
     assert "may be written by group or others" in (replaceable_by_others(other / "same.pem") or "")
+
+
+def _acl(path: Path, *entries: tuple[int, int, int]) -> None:
+    """A POSIX ACL as ``setfacl`` writes it (version 2; tag, permissions, id; undefined id for the owner's,
+    the owning group's, the mask's and other's entries)."""
+    none = 0xFFFFFFFF
+    full = sorted([(0x01, 0o7, none), *entries, (0x04, 0o5, none), (0x10, 0o7, none), (0x20, 0o5, none)])
+    os.setxattr(path, "system.posix_acl_access",
+                struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in full))
+
+
+@as_root
+@pytest.mark.parametrize("where", ["file", "folder", "folder higher up"])
+@pytest.mark.parametrize("entry", [(0x02, 0o7, OTHER), (0x08, 0o6, OTHER)], ids=["named user", "named group"])
+def test_an_acl_letting_another_account_write_is_refused(base: Path, where: str,
+                                                         entry: tuple[int, int, int]) -> None:
+    key = _key(base)
+    target = {"file": key, "folder": key.parent, "folder higher up": base}[where]
+    try:
+        _acl(target, entry)
+    except OSError as e:
+        pytest.skip(f"no POSIX ACLs here: {e}")
+    # the mode bits read 0775 (or 0675), root's own group: as a private group's, which is allowed
+    why = replaceable_by_others(key)
+    assert why is not None and "(ACL)" in why and str(OTHER) in why, why
+    os.removexattr(target, "system.posix_acl_access")
+    assert replaceable_by_others(key) is None
+
+
+@as_root
+def test_an_acl_whose_mask_takes_write_away_is_fine(base: Path) -> None:
+    key = _key(base)
+    none = 0xFFFFFFFF
+    try:
+        os.setxattr(key.parent, "system.posix_acl_access", struct.pack("<I", 2) + b"".join(
+            struct.pack("<HHI", *e) for e in [(0x01, 0o7, none), (0x02, 0o7, OTHER), (0x04, 0o5, none),
+                                              (0x10, 0o5, none), (0x20, 0o5, none)]))
+    except OSError as e:
+        pytest.skip(f"no POSIX ACLs here: {e}")
+    assert replaceable_by_others(key) is None  # the mask r-x: the named user cannot write
