@@ -48,6 +48,13 @@ def refusal(what: str, path: str | os.PathLike[str]) -> str | None:
             f"{OPT_OUT_VALUE})")
 
 
+def trusted_search_path(search: str | None = None) -> str:
+    """``search`` (None: ``$PATH``) with only the entries a program may be looked up in: absolute, and no
+    other account could change them; for a library that runs a program by name on ``PATH`` itself."""
+    entries = (os.environ.get("PATH", os.defpath) if search is None else search).split(os.pathsep)
+    return os.pathsep.join(e for e in entries if os.path.isabs(e) and refusal("the PATH entry", e) is None)
+
+
 class ProgramRefused(OSError):
     """A program found only where another account could change it (the message says where and why)."""
 
