@@ -5,8 +5,9 @@ each time it is about to be used, to the rule of every file Sentinel trusts (``t
 root or this account, nobody else may write it or any folder its name is looked up in).
 
 ``SENTINEL_SHARED_FILES=trust`` (the deployer's word for a container's bind mount; a file's writer cannot set
-it) keeps such a file in use, logged as a warning each time it is found. A relative ``PATH`` entry (``.``, an
-empty one: the working folder) is never searched: what it names changes with the folder Sentinel runs in.
+it) keeps such a file in use, logged as a warning the first time each reason is found. A relative ``PATH``
+entry (``.``, an empty one: the working folder) is never searched: what it names changes with the folder
+Sentinel runs in.
 
 The program or model is used by its path after the check: with every folder on the way and the file judged,
 no other account can change what the path names between the check and the use."""
@@ -23,6 +24,8 @@ log = logging.getLogger(__name__)
 
 OPT_OUT = "SENTINEL_SHARED_FILES"  # "trust": keep a file others could change, said loud as a problem
 OPT_OUT_VALUE = "trust"
+MAX_SAID = 1024  # reasons already logged under the opt-out (bounded; the paths are the config's)
+_said: set[str] = set()
 
 
 def opted_out() -> bool:
@@ -40,8 +43,11 @@ def refusal(what: str, path: str | os.PathLike[str]) -> str | None:
     if walked.why is None:
         return None
     if opted_out():
-        log.warning("%s %s is used although another account could change it (%s=%s): %s",
-                    what, os.fspath(path), OPT_OUT, OPT_OUT_VALUE, walked.why)
+        if walked.why not in _said:  # once per reason: a program is looked up before every run
+            if len(_said) < MAX_SAID:
+                _said.add(walked.why)
+            log.warning("%s %s is used although another account could change it (%s=%s): %s",
+                        what, os.fspath(path), OPT_OUT, OPT_OUT_VALUE, walked.why)
         return None
     return (f"{what} {os.fspath(path)} is refused: another account could change it, and so run code as "
             f"Sentinel's user: {walked.why} (or, for a file you cannot own, start with {OPT_OUT}="
