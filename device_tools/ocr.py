@@ -13,7 +13,6 @@ import contextlib
 import io
 import os
 import re
-import shutil
 import signal
 import unicodedata
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any
 import anyio.to_thread
 from PIL import Image
 from sentinel_mcp.core.errors import SentinelError
+from sentinel_mcp.core.trusted_code import ProgramRefused, find_program
 
 from .device_words import quoted
 
@@ -99,7 +99,10 @@ class OcrResult:
 
 
 def tesseract_path() -> str:
-    path = shutil.which("tesseract")
+    try:  # never one another account could change: it runs as Sentinel's user (core/trusted_code.py)
+        path = find_program("tesseract")
+    except ProgramRefused as e:
+        raise OcrError(str(e)) from None
     if path is None:
         raise OcrError(
             "OCR needs Tesseract: install Debian's tesseract-ocr package (`make system` does it, or "

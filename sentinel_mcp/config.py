@@ -35,7 +35,7 @@ from sentinel_mcp.paths import RULEBASES_DIR  # noqa: F401 - re-exported (benchm
 from sentinel_mcp.paths import SHIPPED_PREFIX, SHIPPED_ROOT, default_anchor_dir, default_data_dir
 from sentinel_mcp.config_file_paths import anchor_paths, anchored
 from sentinel_mcp.core.presentable_token import RULE as TOKEN_RULE, presentable
-from sentinel_mcp.config_file_trust import a2a_key_files, check_all, check_trusted
+from sentinel_mcp.config_file_trust import a2a_key_files, check_all, check_trusted, code_files
 from sentinel_mcp.paths import shipped_path
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
 
@@ -570,8 +570,9 @@ def load_config(path: str | Path | None) -> Config:
     data = parse_config_json(text, p)
     # relative paths are the folder of the file read (a symbolic link's target), where its rulebases are
     cfg = parse_config(data, source=str(p), base_dir=p.resolve().parent, lines=value_lines(text))
+    extra = cfg.sentinel.model_extra or {}
     check_all([(f"sentinel.rulebases[{i}]", f) for i, f in enumerate(cfg.rulebase_paths())]
-              + a2a_key_files((cfg.sentinel.model_extra or {}).get("a2a")), shared)
+              + a2a_key_files(extra.get("a2a")) + code_files(extra), shared)
     cfg.warnings = shared + cfg.warnings
     exposed = exposure_warning(p, data)  # secrets written in a file other users can read
     if exposed is not None:

@@ -16,25 +16,21 @@ keeps such files in use, each named as a problem on ``/healthz`` and by ``config
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.core.display_text import compose
 from sentinel_mcp.core.errors import ConfigError
+from sentinel_mcp.core.trusted_code import OPT_OUT, OPT_OUT_VALUE, opted_out
 from sentinel_mcp.tls.file_modes import replaceable_by_others
 
-OPT_OUT = "SENTINEL_SHARED_FILES"  # "trust": keep a file others could change, said loud as a problem
-OPT_OUT_VALUE = "trust"
+__all__ = ["OPT_OUT", "OPT_OUT_VALUE", "SharedFile", "a2a_key_files", "check_all", "check_trusted",
+           "opted_out"]
 
 
 class SharedFile(ConfigError):
     """A file the config makes Sentinel trust that another account could change: refused."""
-
-
-def opted_out() -> bool:
-    return os.environ.get(OPT_OUT, "") == OPT_OUT_VALUE
 
 
 def check_trusted(what: str, path: Path, warnings: list[str] | None) -> None:
@@ -79,4 +75,27 @@ def a2a_key_files(section: Any) -> list[tuple[str, Path]]:
     if isinstance(trusted, list):
         for i, value in enumerate(trusted):
             add(f"sentinel.a2a.trusted_keys[{i}]", value)
+    return found
+
+
+# files that become code: programs run from this folder, model files native code parses (``trusted_code.py``)
+CODE_PATHS: tuple[tuple[str, ...], ...] = (
+    ("sensors", "termux_bin_dir"),
+    ("llm", "model"),
+    ("search", "embedding_model"),
+    ("swarm", "local", "model_path"),
+    ("agent", "local", "model_path"),
+)
+
+
+def code_files(extra: Any) -> list[tuple[str, Path]]:
+    """The paths of ``CODE_PATHS`` set in the ``sentinel`` sections (already anchored), as the load checks
+    them; each is judged again where it is used, since it may change while Sentinel runs."""
+    found: list[tuple[str, Path]] = []
+    for steps in CODE_PATHS:
+        node = extra
+        for step in steps:
+            node = node.get(step) if isinstance(node, dict) else None
+        if isinstance(node, str) and node:
+            found.append(("sentinel." + ".".join(steps), Path(node)))
     return found

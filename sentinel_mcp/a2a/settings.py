@@ -20,6 +20,7 @@ from pydantic import (
 
 from sentinel_mcp.core.presentable_token import RULE as TOKEN_RULE, presentable
 from sentinel_mcp.a2a.card_signature import CardKeys, folded_name, load_key
+from sentinel_mcp.a2a.key_files import SharedKeyFile
 from sentinel_mcp.a2a.bearer_token import token_problem
 from sentinel_mcp.a2a.config_urls import (listed_name_clash, listed_url, orchestrator_url,
                                           token_spelling_problem)
@@ -185,6 +186,8 @@ class A2ASettings(BaseModel):
         for key in v.values() if isinstance(v, dict) else v:
             try:
                 load_key(key)
+            except SharedKeyFile:  # the loader refuses it, naming the setting (config_file_trust.py)
+                pass
             except (OSError, ValueError, TypeError) as e:
                 raise ValueError(f"not a public key (PEM text or file, or sha256:<hex>): {str(e)[:100]}"
                                  ) from None
@@ -198,6 +201,8 @@ class A2ASettings(BaseModel):
 
             try:
                 CardSigner(v)
+            except SharedKeyFile:  # as a peer key's
+                pass
             except (OSError, ValueError, TypeError) as e:
                 raise ValueError(f"not a usable PEM private key: {str(e)[:100]}") from None
         return v

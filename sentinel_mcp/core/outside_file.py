@@ -77,3 +77,20 @@ def read_regular_text(path: str | os.PathLike[str], limit: int) -> str:
     """The three steps in one: a regular file's UTF-8 text of at most ``limit`` bytes, else ``OSError``
     (ENXIO: not a regular file), ``TooLarge`` or ``NotUtf8`` for the reader to word."""
     return utf8_text(read_regular_bytes(path, limit))
+
+
+def read_judged_bytes(path: str | os.PathLike[str], limit: int) -> tuple[bytes, str | None]:
+    """``read_regular_bytes`` of a file Sentinel trusts: read from the very descriptor judged by
+    ``trusted_path.walk`` (no swap between the check and the read), with the reason another account could
+    change it (None: none could) for the reader to refuse, or keep under the deployer's opt-out."""
+    from sentinel_mcp.core.trusted_path import READ, walk
+
+    walked = walk(path, READ)
+    try:
+        if not stat.S_ISREG(walked.stat.st_mode):
+            raise OSError(errno.ENXIO, "not a regular file")
+        if walked.stat.st_size > limit:
+            raise TooLarge(limit)
+        return read_to(lambda n: os.read(walked.fd, n), limit), walked.why
+    finally:
+        os.close(walked.fd)

@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.core.outside_file import TooLarge, read_judged_bytes
+from sentinel_mcp.core.trusted_code import OPT_OUT, OPT_OUT_VALUE, opted_out
 from sentinel_mcp.core.utf8_text import json_utf8_size
 
 if TYPE_CHECKING:  # the CLI's `pins` commands read the file without the SDK (it loads in start-up's time)
@@ -359,17 +361,21 @@ def _kept(definition: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _read(path: Path) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    # read from the descriptor the trust rule judged (core/trusted_path.py): pins another account could
+    # change would let it approve a changed tool; a FIFO put in its place never holds the read
     try:
-        size = os.stat(path).st_size
+        raw, why = read_judged_bytes(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return {}, {}
+    except TooLarge:
+        raise PinsUnreadable(f"the tool pins file {path} is larger than {MAX_FILE_BYTES:,} bytes") from None
     except OSError as e:
         raise PinsUnreadable(f"the tool pins file {path} cannot be read: {e.strerror or e}") from None
-    if size > MAX_FILE_BYTES:
-        raise PinsUnreadable(f"the tool pins file {path} is larger than {MAX_FILE_BYTES:,} bytes")
+    if why is not None and not opted_out():
+        raise PinsUnreadable(f"the tool pins file {path} is refused: another account could change it: {why} "
+                             f"(or {OPT_OUT}={OPT_OUT_VALUE})")
     try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text)
+        data = json.loads(raw.decode("utf-8"))
     except json.JSONDecodeError as e:
         raise PinsUnreadable(f"the tool pins file {path}, line {e.lineno}: {e.msg}") from None
     except (OSError, UnicodeDecodeError) as e:

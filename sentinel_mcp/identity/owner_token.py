@@ -102,6 +102,11 @@ def read(path: Path, what: str = "the owner's token") -> str:
                 f"{path} can be written by others (mode {mode:o}): someone else may have chosen {what} "
                 "(remove it: a new one is generated on the next start)"
             )
+        # and every folder up to / (as at start, ``_kept_at``): the file is read again while Sentinel runs,
+        # and a data dir made writable by others since lets them put a token of their choosing in place
+        why = replaceable_by_others(path.parent)
+        if why is not None:
+            raise TokenFileError(compose(str(path), " cannot be trusted: ", why))
         if mode & 0o077:
             log.warning("%s was readable by others (mode %o); tightened to 0600", path, mode)
             os.fchmod(fd, 0o600)

@@ -6,6 +6,7 @@ import importlib
 import os
 from pathlib import Path
 
+from sentinel_mcp.core.trusted_code import refusal
 from sentinel_mcp.llm.errors import ModelLoadError, ModelUnavailable
 
 MODEL_ENV = "SENTINEL_MODEL"
@@ -19,22 +20,32 @@ GGUF_MAGIC = b"GGUF"
 
 
 def resolve_model_path(configured: str | None) -> Path:
-    """The GGUF path to load, or ModelUnavailable saying how to get one."""
+    """The GGUF path to load, or ModelUnavailable saying how to get one. Asked before each load: llama.cpp
+    parses the file in native code, so a file another account could change is refused (ModelLoadError,
+    ``core/trusted_code.py``): it could run code as Sentinel's user."""
     if configured:
-        return _existing(Path(configured).expanduser(), "sentinel.llm.model")
+        return _trusted(_existing(Path(configured).expanduser(), "sentinel.llm.model"), "the model file")
     env = os.environ.get(MODEL_ENV)
     if env:
-        return _existing(Path(env).expanduser(), f"${MODEL_ENV}")
+        return _trusted(_existing(Path(env).expanduser(), f"${MODEL_ENV}"), f"${MODEL_ENV}'s model file")
     try:
         package = importlib.import_module(MODEL_PACKAGE)
     except ImportError:
         raise ModelUnavailable(HOW_TO_GET_ONE) from None
     try:
         # assemble() joins the package parts into a sha256-checked file in the user's cache (once)
-        return Path(package.assemble())
+        assembled = Path(package.assemble())
     except Exception as exc:  # noqa: BLE001 - any failure of a third-party package becomes a clear message
         raise ModelUnavailable(f"the model package {MODEL_PACKAGE} is installed but could not "
                                f"assemble its GGUF file: {exc}") from None
+    return _trusted(assembled, f"the model package {MODEL_PACKAGE}'s file")
+
+
+def _trusted(path: Path, what: str) -> Path:
+    why = refusal(what, path)
+    if why is not None:
+        raise ModelLoadError(why)
+    return path
 
 
 def _existing(path: Path, source: str) -> Path:

@@ -24,7 +24,6 @@ import copy
 import json
 import logging
 import resource
-import shutil
 import signal
 import sys
 import threading
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.core.errors import PolicyError
+from sentinel_mcp.core.trusted_code import ProgramRefused, find_program
 from sentinel_mcp.policy.load_limit import LOAD_INFERENCE_LIMIT
 
 SCRIPT = Path(__file__).with_name("prolog") / "load_rehearsal.pl"
@@ -161,7 +161,10 @@ async def _stop(proc: asyncio.subprocess.Process, verdict: asyncio.Future[dict[s
 
 
 async def _spawn(files: list[Path], seconds: float) -> asyncio.subprocess.Process:
-    swipl = shutil.which("swipl")
+    try:  # never one another account could change (core/trusted_code.py)
+        swipl = find_program("swipl")
+    except ProgramRefused as e:
+        raise RehearsalFailed(str(e)) from None
     if swipl is None:
         raise RehearsalFailed("SWI-Prolog's swipl command is not on PATH, so the rulebase cannot be checked")
     # stdin a pipe held open until the verdict is read: the child ends when it reads its end (this process

@@ -15,7 +15,6 @@ import contextlib
 import logging
 import os
 import resource
-import shutil
 import signal
 import sys
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from sentinel_mcp.core import process_clock
 from sentinel_mcp.policy.prolog_text import from_prolog_json, json_text, to_prolog_chars
 from sentinel_mcp.policy.query_turns import QueryTurns, TooManyWaiting
 from sentinel_mcp.core.errors import PolicyError
+from sentinel_mcp.core.trusted_code import ProgramRefused, find_program
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,10 @@ class QueryWorker:
         return self._turns.per_principal
 
     async def _start(self) -> _Worker:
-        exe = shutil.which("swipl")
+        try:  # the guard's own engine: never one another account could change (core/trusted_code.py)
+            exe = find_program("swipl")
+        except ProgramRefused as e:
+            raise QueryWorkerError(str(e)) from None
         if exe is None:
             raise QueryWorkerError("swipl is not installed (apt-get install swi-prolog-nox)")
         stack_mb = max(16, self.budget.stack_bytes >> 20)

@@ -16,15 +16,17 @@ way, a kept file that does not check out) leaves the search to pyswip, as before
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
-import shutil
 import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
+
+from sentinel_mcp.core.trusted_code import ProgramRefused, find_program, trusted_search_path
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +52,12 @@ def _identity(path: str) -> list[int] | None:
 
 
 def _swipl_identity() -> list[Any] | None:
-    """The ``swipl`` pyswip would run (the first on PATH): its real path and identity."""
-    exe = shutil.which("swipl")
+    """The ``swipl`` pyswip would run (the first trusted one on PATH): its real path and identity."""
+    try:
+        exe = find_program("swipl")
+    except ProgramRefused as e:
+        log.error("%s", e)
+        return None
     if exe is None:
         return None
     real = os.path.realpath(exe)
@@ -125,22 +131,33 @@ def import_pyswip_core() -> None:
     """Import ``pyswip.core`` (it loads and finds SWI-Prolog), with the kept location when there is one."""
     if "pyswip.core" in sys.modules:
         return
-    if not sys.platform.startswith("linux") or (os.environ.get(_LIB) and os.environ.get(_HOME)):
-        import pyswip.core  # noqa: F401 - its own search (or the caller's environment)
+    # pyswip's own search runs ``swipl`` by name and loads the library it names into this process: only
+    # on PATH entries no other account could change (``core/trusted_code.py``), for the import only
+    with _environment(PATH=trusted_search_path()):
+        if not sys.platform.startswith("linux") or (os.environ.get(_LIB) and os.environ.get(_HOME)):
+            import pyswip.core  # noqa: F401 - its own search (or the caller's environment)
 
-        return
-    swipl = _swipl_identity()
-    found = None if swipl is None else _kept(swipl)
-    if found is None:
-        import pyswip.core as core
+            return
+        swipl = _swipl_identity()
+        found = None if swipl is None else _kept(swipl)
+        if found is None:
+            import pyswip.core as core
 
-        if swipl is not None:
-            _keep(swipl, getattr(core, "_path", None), getattr(core, "SWI_HOME_DIR", None))
-        return
-    before = {name: os.environ.get(name) for name in (_LIB, _HOME)}
-    os.environ[_LIB], os.environ[_HOME] = found
+            if swipl is not None:
+                _keep(swipl, getattr(core, "_path", None), getattr(core, "SWI_HOME_DIR", None))
+            return
+        with _environment(**dict(zip((_LIB, _HOME), found))):
+            import pyswip.core  # noqa: F401,F811 - reads both from the environment: no search
+
+
+@contextlib.contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    """``values`` in the environment for the ``with`` only (an upstream or a child started later sees the
+    environment it saw before)."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
     try:
-        import pyswip.core  # noqa: F401,F811 - reads both from the environment: no search
+        yield
     finally:
         for name, value in before.items():
             if value is None:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import re
-import shutil
 import signal
 import tempfile
 from dataclasses import dataclass, field
@@ -30,6 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
 from sentinel_mcp.core.errors import SwarmError
+from sentinel_mcp.core.trusted_code import ProgramRefused, find_program, refusal
+
+log = logging.getLogger(__name__)
 
 FRAMEWORK_RES = Path("/usr/share/android-framework-res/framework-res.apk")
 KTLINT_IN_CHECKOUT = (
@@ -64,11 +67,20 @@ class ToolReport:
 
 
 def _found(configured: str | None, *candidates: str | Path | None) -> str | None:
-    """The configured tool (and only it, when configured), else the first candidate that exists."""
+    """The configured tool (and only it, when configured), else the first candidate that exists. A tool (or
+    the jar or platform file it runs or parses) another account could change is passed over, said in the log:
+    it would run code as Sentinel's user (``core/trusted_code.py``); the check it makes is then not made."""
     for c in (configured,) if configured else candidates:
         if not c:
             continue
-        p = shutil.which(str(c)) if os.sep not in str(c) else (str(c) if Path(c).is_file() else None)
+        try:
+            p = find_program(str(c)) if os.sep not in str(c) else (str(c) if Path(c).is_file() else None)
+        except ProgramRefused as e:
+            log.warning("swarm toolchain: %s", e)
+            continue
+        if p and (why := refusal("the swarm tool", p)) is not None:
+            log.warning("swarm toolchain: %s", why)
+            continue
         if p:
             return p
     return None

@@ -32,6 +32,7 @@ from sentinel_mcp.tls.settings import ClientCertificates
 from sentinel_mcp.tls.trusted_cas import TrustedCAs
 from sentinel_mcp.tls.unencrypted_key import EncryptedKey, load_chain
 from sentinel_mcp.core import process_clock
+from sentinel_mcp.core.outside_file import TooLarge, read_judged_bytes
 from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.core.errors import TLSError
 
@@ -226,15 +227,17 @@ def build_server_context(
 
 
 def _read(path: Path, what: str) -> bytes:
-    """The file's bytes, never more than ``MAX_TRUST_FILE_BYTES`` read."""
+    """The file's bytes, never more than ``MAX_TRUST_FILE_BYTES`` read, from the descriptor the trust rule
+    judged (``core/trusted_path.py``): a file put in its place after ``_readable`` looked is not read."""
     try:
-        with path.open("rb") as f:
-            data = f.read(MAX_TRUST_FILE_BYTES + 1)
+        data, why = read_judged_bytes(path, MAX_TRUST_FILE_BYTES)
+    except TooLarge:
+        raise TLSSetupError(f"{what} file {path} is larger than {MAX_TRUST_FILE_BYTES} bytes, the most a CA "
+                            "bundle or CRL file may hold here") from None
     except OSError as e:
         raise TLSSetupError(f"{what} file {path}: {e.strerror}") from None
-    if len(data) > MAX_TRUST_FILE_BYTES:
-        raise TLSSetupError(f"{what} file {path} is larger than {MAX_TRUST_FILE_BYTES} bytes, the most a CA "
-                            "bundle or CRL file may hold here")
+    if why is not None:
+        raise TLSSetupError(f"{what} file refused: {why}")
     return data
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
-import shutil
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -23,6 +23,7 @@ from device_tools.sensors.errors import (
     SourceUnavailable,
 )
 from sentinel_mcp.core.sensor_kinds import SensorKind
+from sentinel_mcp.core.trusted_code import ProgramRefused, find_program
 from device_tools.sensors.parsers.termux_json import (
     parse_termux_battery,
     parse_termux_location,
@@ -36,7 +37,7 @@ from device_tools.sensors.sources.adb import values_from_event
 from device_tools.sensors.sources.termux_media import record_audio, take_photo
 from device_tools.sensors.termux_names import KIND_WORDS, names_by_kind
 
-
+log = logging.getLogger(__name__)
 
 STDOUT_MAX_BYTES = 512_000  # the largest JSON a termux-api command prints is a Wi-Fi scan of a few KB
 STDERR_MAX_BYTES = 64_000
@@ -93,7 +94,13 @@ class TermuxSource:
         return None
 
     def _which(self, command: str) -> str:
-        path = shutil.which(command, path=self._bin_dir) if self._bin_dir else shutil.which(command)
+        # looked up (and judged) before every run: a program another account could change, or one in a
+        # folder it may write, would run code as Sentinel's user (core/trusted_code.py)
+        try:
+            path = find_program(command, self._bin_dir)
+        except ProgramRefused as e:
+            log.error("%s", e)  # the operator's to fix: said where it is read
+            raise SourceUnavailable(f"{command} not run: {e}") from None
         if path is None:
             where = self._bin_dir or os.environ.get("PATH", "")
             raise SourceMissing(f"{command} not found (in {where}); install Termux:API and "
