@@ -28,9 +28,7 @@ import asyncio
 import concurrent.futures
 import logging
 import random
-import select
 import time
-import zlib
 from typing import Any, Callable
 
 from sentinel_mcp.storage.commit_wait import CommitUnconfirmed, CommitWatch
@@ -41,11 +39,12 @@ from sentinel_mcp.storage.location import ServerLocation
 from sentinel_mcp.storage.statement_refusal import refused
 from sentinel_mcp.storage.schema import Schema
 from sentinel_mcp.storage.search_path import pin
+from sentinel_mcp.storage.server_connection import fetch, resolver, said_goodbye, translate
+from sentinel_mcp.storage.server_schema import BACKEND, apply_schema
 from sentinel_mcp.storage.server_trial import ServerTrial
 
 log = logging.getLogger(__name__)
 
-BACKEND = "postgres"
 READERS = 4
 CONNECT_TIMEOUT = 3  # seconds: a replica whose server is gone answers "degraded" quickly, not after minutes
 # seconds a statement may run (waiting on a lock included) before the server cancels it: a table locked by
@@ -55,19 +54,6 @@ STATEMENT_TIMEOUT = 15.0
 _RETRIES = 3  # a group chosen as a deadlock victim (replicas locking rows in different orders) is re-run
 # what binding a client's value may raise before anything is sent (a lone surrogate, an int too wide)
 _VALUE_ERRORS = (UnicodeError, ValueError, OverflowError)
-_translated: dict[str, str] = {}
-
-
-def translate(sql: str) -> str:
-    """``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled); no literal of ours holds ``?``."""
-    out = _translated.get(sql)
-    if out is None:
-        out = sql.replace("%", "%%").replace("?", "%s")
-        if len(_translated) < 4096:
-            _translated[sql] = out
-    return out
-
-
 def _driver() -> Any:
     try:
         import psycopg
@@ -257,7 +243,7 @@ class PostgresDatabase(JobWriter):
             return rows
         try:
             with self._pool.connection() as conn:
-                rows = _fetch(conn, sql, params, dicts)
+                rows = fetch(conn, sql, params, dicts)
             self._pool_doubtful = False  # the pool serves again: reads wait on it as usual
             return rows
         except psycopg.Error as e:
@@ -319,7 +305,7 @@ class PostgresDatabase(JobWriter):
         try:
             with conn:
                 self._configure(conn)
-                return _fetch(conn, sql, params, dicts)
+                return fetch(conn, sql, params, dicts)
         except psycopg.Error as e:
             if is_fault(e):
                 raise self._read_fault(_reported(e, cause), started) from None
@@ -327,7 +313,7 @@ class PostgresDatabase(JobWriter):
 
     # ------------------------------------------------------------------ writes (one thread, group commit)
     def _answer(self, loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]") -> Done:
-        return _resolver(loop, fut)
+        return resolver(loop, fut)
 
     def _writer_error(self, e: BaseException) -> StorageError:
         return StorageError(self._say(e))
@@ -344,7 +330,7 @@ class PostgresDatabase(JobWriter):
             self._conn = None
 
     def _connection(self) -> Any:
-        if self._conn is not None and (self._conn.closed or self._conn.broken or _said_goodbye(self._conn)):
+        if self._conn is not None and (self._conn.closed or self._conn.broken or said_goodbye(self._conn)):
             self._drop_connection()
         if self._conn is None:
             self._conn = self._connect()
@@ -482,7 +468,7 @@ class PostgresDatabase(JobWriter):
         (BEGIN, it, COMMIT; an audit row alone, issue 21). A statement is atomic: it fails whole, and it is
         durable when its answer comes (the server commits before it answers). Sent, it may have committed
         whatever happens next: a fault is never re-run (``_committing``); a connection the server closed
-        while it was idle is found before (``_said_goodbye``)."""
+        while it was idle is found before (``said_goodbye``)."""
         psycopg = _driver()
         conn.autocommit = True
         self._committing = True
@@ -519,63 +505,6 @@ class PostgresDatabase(JobWriter):
             return WriteResult(cur.rowcount, None, out)
 
 
-def apply_schema(conn: Any, schema: Schema) -> None:
-    """Migrations of one store, once, whichever replica gets there first (an advisory lock serialises
-    them). ``conn``: in autocommit (the migration is its own transaction)."""
-    steps = schema.steps(BACKEND)
-    with conn.transaction():
-        # a migration (an index on a big table) may take long
-        conn.execute("SET LOCAL statement_timeout = 0")
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (zlib.crc32(schema.store.encode()),))
-        row = conn.execute(
-            "SELECT version FROM storage_schema WHERE store = %s", (schema.store,)
-        ).fetchone()
-        have = row[0] if row else 0
-        if have > len(steps):
-            raise StorageError(
-                f"store {schema.store!r} has schema version {have}, newer than this Sentinel "
-                f"knows ({len(steps)}); upgrade Sentinel"
-            )
-        for number, step in enumerate(steps[have:], start=have + 1):
-            if isinstance(step, str):
-                conn.execute(step)  # no parameters: the script's text is sent as it is
-            else:
-                step(conn)
-            conn.execute(
-                "INSERT INTO storage_schema (store, version) VALUES (%s, %s) ON CONFLICT (store) "
-                "DO UPDATE SET version = excluded.version",
-                (schema.store, number),
-            )
-
-
-def _resolver(
-    loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]"
-) -> Callable[[Any, BaseException | None], None]:
-    def settle(value: Any, error: BaseException | None) -> None:
-        if fut.done():
-            return
-        fut.set_exception(error) if error is not None else fut.set_result(value)
-
-    def done(value: Any, error: BaseException | None) -> None:
-        try:
-            loop.call_soon_threadsafe(settle, value, error)
-        except RuntimeError:
-            pass
-
-    return done
-
-
-def _said_goodbye(conn: Any) -> bool:
-    """Whether the server wrote to (or closed) this idle connection: it only does when it ends the session
-    (a shutdown, a restart, a terminated backend). Told without a round trip (a poll of the socket), so a
-    write is never sent on a connection that is already gone, where its failure could not say whether it
-    had been run."""
-    try:
-        return bool(select.select([conn.fileno()], [], [], 0)[0])
-    except Exception:  # noqa: BLE001 - OSError, ValueError, the driver's own error for a socketless one
-        return True
-
-
 def _reported(e: BaseException, cause: BaseException | None) -> BaseException:
     """A direct read's fault, or the pool's timeout that sent it there (what the store was waiting for)."""
     return cause if cause is not None and not isinstance(cause, _driver().Error) else e
@@ -587,13 +516,3 @@ def _bounded(conn: Any) -> None:
     conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT * 1000)}")
     if not conn.autocommit:
         conn.commit()
-
-
-def _fetch(conn: Any, sql: str, params: Params, dicts: bool) -> Any:
-    """One read's rows, as tuples or as dicts by column name (the pooled and the direct read alike)."""
-    cur = conn.execute(translate(sql), tuple(params))
-    rows = cur.fetchall() if cur.description else []
-    if dicts:
-        names = [d.name for d in cur.description or ()]
-        return [dict(zip(names, r)) for r in rows]
-    return rows
