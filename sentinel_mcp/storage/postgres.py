@@ -29,6 +29,7 @@ import concurrent.futures
 import logging
 import random
 import time
+import weakref
 from typing import Any, Callable
 
 from sentinel_mcp.storage.commit_wait import CommitUnconfirmed, CommitWatch
@@ -40,7 +41,15 @@ from sentinel_mcp.storage.statement_refusal import refused
 from sentinel_mcp.storage.schema import Schema
 from sentinel_mcp.storage.search_path import pin
 from sentinel_mcp.storage.server_connection import fetch, resolver, said_goodbye, translate
-from sentinel_mcp.storage.server_schema import BACKEND, apply_schema
+from sentinel_mcp.storage.server_schema import (
+    BACKEND,
+    CHANNEL,
+    SchemaMoved,
+    apply_schema,
+    declare,
+    guard_tables,
+    is_stale,
+)
 from sentinel_mcp.storage.server_trial import ServerTrial
 
 log = logging.getLogger(__name__)
@@ -101,6 +110,8 @@ class PostgresDatabase(JobWriter):
         self._committing = False  # the writer thread's own: whether the group's COMMIT has been sent
         self._trial = ServerTrial(2 * CONNECT_TIMEOUT)  # degraded: one connection at a time tries the server
         self._pool_doubtful = False  # a fault since the pool last served a read (``_read_pooled``)
+        self._told: weakref.WeakSet[Any] = weakref.WeakSet()  # readers told of a migration (``_stale``)
+        self._moved: str | None = None  # why this replica's schema is older than the database's, once found
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "PostgresDatabase":
@@ -134,6 +145,7 @@ class PostgresDatabase(JobWriter):
             )
             for schema in self._schemas:
                 self._apply(conn, schema)
+            self._declare(conn)
             _bounded(conn)
         except BaseException as e:
             conn.close()
@@ -144,9 +156,34 @@ class PostgresDatabase(JobWriter):
         return conn
 
     def _configure(self, conn: Any) -> None:
-        """A new reading connection: the checked search path (``search_path.py``), bounded statements."""
+        """A new reading connection: the checked search path (``search_path.py``), bounded statements, this
+        replica's schema checked and declared (``server_schema.py``: one newer refuses it)."""
         pin(conn, self.location.dsn)
+        self._declared(lambda: declare(conn, self._schemas))
+        conn.execute(f"LISTEN {CHANNEL}")
+        conn.add_notify_handler(lambda _n: self._told.add(conn))
         _bounded(conn)
+
+    def _stale(self, conn: Any) -> bool:
+        """A pooled reader told of a migration since it was opened (its notice unread on the socket, or read
+        during its last statement), or closed by the server: not to serve. Told without a round trip."""
+        return conn in self._told or said_goodbye(conn)
+
+    def _declare(self, conn: Any) -> None:
+        """The writer's connection: the guard on every table of ours, this replica's schema declared, and
+        the migrations' notices listened to (``said_goodbye`` drops a connection told before its next job)."""
+        guard_tables(conn)
+        self._declared(lambda: declare(conn, self._schemas))
+        conn.execute(f"LISTEN {CHANNEL}")
+
+    def _declared(self, run: Callable[[], None]) -> None:
+        """Run a schema check; one that finds the database's schema newer than this Sentinel's is kept: no
+        connection of this process serves the store again (an older Sentinel does not become newer)."""
+        try:
+            run()
+        except SchemaMoved as e:
+            self._moved = str(e)
+            raise
 
     def _say(self, e: BaseException) -> str:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -159,7 +196,7 @@ class PostgresDatabase(JobWriter):
         return refused(self.name, self.location.redacted, e, self.location.scrub)
 
     def _apply(self, conn: Any, schema: Schema) -> None:
-        apply_schema(conn, schema)
+        self._declared(lambda: apply_schema(conn, schema))
 
     async def migrate(self, schema: Schema) -> None:
         schema.steps(BACKEND)  # a store without a schema for this backend cannot live here: say so now
@@ -177,6 +214,7 @@ class PostgresDatabase(JobWriter):
         conn.autocommit = True
         try:
             self._apply(conn, schema)
+            self._declare(conn)  # this replica's own migration moved the counter: declared again
         finally:
             conn.autocommit = False
 
@@ -230,6 +268,9 @@ class PostgresDatabase(JobWriter):
     def _read_pooled(self, sql: str, params: Params, dicts: bool) -> Any:
         if self._pool is None:
             raise StorageError(f"{self.name} store is closed")
+        if self._moved is not None:  # a newer replica migrated a store of ours: never again in this process
+            self.health.degrade(self._moved)
+            raise StorageError(self._moved)
         psycopg = _driver()
         started = self.health.reading()
         if not self.health.ok:
@@ -243,7 +284,13 @@ class PostgresDatabase(JobWriter):
             return rows
         try:
             with self._pool.connection() as conn:
-                rows = fetch(conn, sql, params, dicts)
+                if self._stale(conn):
+                    conn.close()  # the pool drops it when it comes back, and opens another
+                    rows = None
+                else:
+                    rows = fetch(conn, sql, params, dicts)
+            if rows is None:  # on a fresh connection: the schema checked anew (an older one is refused)
+                return self._read_direct(sql, params, dicts, None, started)
             self._pool_doubtful = False  # the pool serves again: reads wait on it as usual
             return rows
         except psycopg.Error as e:
@@ -330,6 +377,8 @@ class PostgresDatabase(JobWriter):
             self._conn = None
 
     def _connection(self) -> Any:
+        if self._moved is not None:
+            raise StorageError(self._moved)
         if self._conn is not None and (self._conn.closed or self._conn.broken or said_goodbye(self._conn)):
             self._drop_connection()
         if self._conn is None:
@@ -365,6 +414,7 @@ class PostgresDatabase(JobWriter):
     def _commit_group(self, group: list[Job]) -> None:
         psycopg = _driver()
         fresh_retry = True  # one re-run on a new connection when a stale one failed before COMMIT was sent
+        redeclared = False  # one re-run on a new connection when the schema guard refused (nothing written)
         for attempt in range(_RETRIES):
             try:
                 reused = self._conn is not None
@@ -382,6 +432,12 @@ class PostgresDatabase(JobWriter):
                         self._conn.rollback()
                 except psycopg.Error:
                     pass
+                if is_stale(e) and not redeclared and attempt + 1 < _RETRIES:
+                    # the guard refused before any row was touched: the new connection re-reads the schema
+                    # (an older replica is refused there, ``_connect``; a current one declares and goes on)
+                    redeclared = True
+                    self._drop_connection()
+                    continue
                 if reused and fresh_retry and not self._committing and is_fault(e) and attempt + 1 < _RETRIES:
                     # the connection died while idle (a server restart): the server rolled the transaction
                     # back with it, so nothing of this group was committed and running it again is safe. A
@@ -423,7 +479,7 @@ class PostgresDatabase(JobWriter):
                 conn.execute("RELEASE SAVEPOINT job")
                 results.append((job, out, None))
             except psycopg.Error as e:
-                if is_fault(e) or isinstance(
+                if is_fault(e) or is_stale(e) or isinstance(
                     e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
                 ):
                     raise
@@ -447,7 +503,7 @@ class PostgresDatabase(JobWriter):
         try:
             out = [self._exec(conn, st) for st in statements]
         except psycopg.Error as e:
-            if is_fault(e) or isinstance(
+            if is_fault(e) or is_stale(e) or isinstance(
                 e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
             ):
                 raise
@@ -479,7 +535,7 @@ class PostgresDatabase(JobWriter):
         except CommitUnconfirmed:
             raise
         except psycopg.Error as e:
-            if is_fault(e) or isinstance(
+            if is_fault(e) or is_stale(e) or isinstance(
                 e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
             ):
                 raise
