@@ -59,10 +59,17 @@ CONNECT_TIMEOUT = 3  # seconds: a replica whose server is gone answers "degraded
 # seconds a statement may run (waiting on a lock included) before the server cancels it: a table locked by
 # another session (an operator's, a stuck client's) must refuse this replica's calls (fail closed, degraded),
 # not hold its one writer thread, and every call behind it, for as long as the lock is held
-STATEMENT_TIMEOUT = 15.0
+STATEMENT_TIMEOUT = 15.0  # ``sentinel.cluster.commit_wait_seconds`` (``set_statement_bound``)
 _RETRIES = 3  # a group chosen as a deadlock victim (replicas locking rows in different orders) is re-run
 # what binding a client's value may raise before anything is sent (a lone surrogate, an int too wide)
 _VALUE_ERRORS = (UnicodeError, ValueError, OverflowError)
+def set_statement_bound(seconds: float) -> None:
+    """The process's bound on a statement and on a commit's wait (the config's, checked in range there): for
+    connections opened and commits made from now on."""
+    global STATEMENT_TIMEOUT
+    STATEMENT_TIMEOUT = float(seconds)
+
+
 def _driver() -> Any:
     try:
         import psycopg
