@@ -40,7 +40,7 @@ from sentinel_mcp.storage.location import ServerLocation
 from sentinel_mcp.storage.statement_refusal import refused
 from sentinel_mcp.storage.schema import Schema
 from sentinel_mcp.storage.search_path import pin
-from sentinel_mcp.storage.server_connection import fetch, resolver, said_goodbye, translate
+from sentinel_mcp.storage.server_connection import GONE, TOLD, fetch, heard, resolver, translate
 from sentinel_mcp.storage.server_schema import (
     BACKEND,
     CHANNEL,
@@ -117,7 +117,7 @@ class PostgresDatabase(JobWriter):
         self._committing = False  # the writer thread's own: whether the group's COMMIT has been sent
         self._trial = ServerTrial(2 * CONNECT_TIMEOUT)  # degraded: one connection at a time tries the server
         self._pool_doubtful = False  # a fault since the pool last served a read (``_read_pooled``)
-        self._told: weakref.WeakSet[Any] = weakref.WeakSet()  # readers told of a migration (``_stale``)
+        self._told: weakref.WeakSet[Any] = weakref.WeakSet()  # readers told of a migration (``_recheck``)
         self._moved: str | None = None  # why this replica's schema is older than the database's, once found
 
     # ------------------------------------------------------------------ lifecycle
@@ -171,14 +171,22 @@ class PostgresDatabase(JobWriter):
         conn.add_notify_handler(lambda _n: self._told.add(conn))
         _bounded(conn)
 
-    def _stale(self, conn: Any) -> bool:
-        """A pooled reader told of a migration since it was opened (its notice unread on the socket, or read
-        during its last statement), or closed by the server: not to serve. Told without a round trip."""
-        return conn in self._told or said_goodbye(conn)
+    def _recheck(self, conn: Any) -> bool:
+        """A pooled reader about to serve. Told of a migration since its last use (a notice unread on its
+        socket, or read during its last statement): its schema checked again on it (one round trip, only
+        then; one newer refuses the read and the store). False: the server closed it (not to serve). Told
+        without a round trip otherwise."""
+        said = heard(conn)
+        if said == GONE:
+            return False
+        if said == TOLD or conn in self._told:
+            self._told.discard(conn)
+            self._declared(lambda: declare(conn, self._schemas))
+        return True
 
     def _declare(self, conn: Any) -> None:
         """The writer's connection: the guard on every table of ours, this replica's schema declared, and
-        the migrations' notices listened to (``said_goodbye`` drops a connection told before its next job)."""
+        the migrations' notices listened to (``_connection`` checks again on one told before its next job)."""
         guard_tables(conn)
         self._declared(lambda: declare(conn, self._schemas))
         conn.execute(f"LISTEN {CHANNEL}")
@@ -291,12 +299,12 @@ class PostgresDatabase(JobWriter):
             return rows
         try:
             with self._pool.connection() as conn:
-                if self._stale(conn):
+                if not self._recheck(conn):
                     conn.close()  # the pool drops it when it comes back, and opens another
                     rows = None
                 else:
                     rows = fetch(conn, sql, params, dicts)
-            if rows is None:  # on a fresh connection: the schema checked anew (an older one is refused)
+            if rows is None:  # the server closed that one: on a fresh connection (as after a fault)
                 return self._read_direct(sql, params, dicts, None, started)
             self._pool_doubtful = False  # the pool serves again: reads wait on it as usual
             return rows
@@ -386,8 +394,21 @@ class PostgresDatabase(JobWriter):
     def _connection(self) -> Any:
         if self._moved is not None:
             raise StorageError(self._moved)
-        if self._conn is not None and (self._conn.closed or self._conn.broken or said_goodbye(self._conn)):
+        said = heard(self._conn) if self._conn is not None else None
+        if self._conn is not None and (self._conn.closed or self._conn.broken or said == GONE):
             self._drop_connection()
+        elif said == TOLD:  # a migration's notice (or anyone's NOTIFY): checked and declared again, in place
+            self._conn.autocommit = True  # the declaration is the session's, never a transaction's
+            try:
+                self._declared(lambda: declare(self._conn, self._schemas))
+            except SchemaMoved:
+                self._drop_connection()
+                raise
+            except _driver().Error:
+                self._drop_connection()  # the check's own fault: a fresh connection decides
+            finally:
+                if self._conn is not None:
+                    self._conn.autocommit = False
         if self._conn is None:
             self._conn = self._connect()
         return self._conn
@@ -531,7 +552,7 @@ class PostgresDatabase(JobWriter):
         (BEGIN, it, COMMIT; an audit row alone, issue 21). A statement is atomic: it fails whole, and it is
         durable when its answer comes (the server commits before it answers). Sent, it may have committed
         whatever happens next: a fault is never re-run (``_committing``); a connection the server closed
-        while it was idle is found before (``said_goodbye``)."""
+        while it was idle is found before (``heard``)."""
         psycopg = _driver()
         conn.autocommit = True
         self._committing = True

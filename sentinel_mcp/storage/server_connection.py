@@ -59,3 +59,29 @@ def fetch(conn: Any, sql: str, params: Params, dicts: bool) -> Any:
         names = [d.name for d in cur.description or ()]
         return [dict(zip(names, r)) for r in rows]
     return rows
+
+
+QUIET, TOLD, GONE = "quiet", "told", "gone"
+_NOTICES = 100_000  # notices drained at once at most (what one read of the socket brought: bounded anyway)
+
+
+def heard(conn: Any) -> str:
+    """What an idle connection heard since its last use, without a round trip: nothing (QUIET), a notice on a
+    channel it listens to (TOLD: the notices are read off it), or the server's goodbye (GONE: anything
+    else, a closed socket, an error). A notice can come from any role that may connect (NOTIFY needs no
+    grant): the caller checks what it says on this same connection, it never reconnects for it."""
+    if not said_goodbye(conn):
+        return QUIET
+    pgconn = conn.pgconn
+    try:
+        pgconn.consume_input()
+    except Exception:  # noqa: BLE001 - the driver's error: the connection is gone
+        return GONE
+    told = False
+    for _ in range(_NOTICES):
+        if pgconn.notifies() is None:
+            break
+        told = True
+    if not told or conn.broken or conn.closed or pgconn.status != 0:  # 0: CONNECTION_OK
+        return GONE
+    return TOLD

@@ -17,10 +17,12 @@ version re-reads and goes on (a store opened by another replica for the first ti
 an older one is refused at its reconnect, its jobs fail closed and its health says why. Sessions that declare
 nothing (an operator's ``psql``, the CLI's own connections) are not checked by it.
 
-The migration also NOTIFYs ``sentinel_schema`` (delivered at its commit): a replica's idle connections listen,
-so one told is dropped before its next use (a socket poll, no round trip), its reads included: reads have no
-trigger, so an older replica's read may still be served in the moment between the migration's commit and the
-notice's arrival; its writes never are.
+The migration also NOTIFYs ``sentinel_schema`` (delivered at its commit): a replica's connections listen, and
+one told checks its schema again before its next use (the check above, on that connection: one round trip,
+only then; a socket poll otherwise), its reads included: reads have no trigger, so an older replica's read may
+still be served in the moment between the migration's commit and the notice's arrival; its writes never are.
+Any role that may connect can NOTIFY (no grant needed): a notice is only a reason to check, never to drop a
+connection, so a flood of them costs a replica one round trip per use at most, never a reconnect.
 """
 
 from __future__ import annotations

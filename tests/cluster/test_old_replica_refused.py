@@ -146,3 +146,25 @@ async def test_the_servers_guard_refuses_a_session_that_declared_an_older_schema
         current.execute("INSERT INTO notes (id, body, mark) VALUES (5, 'current', 'm')")
     assert [r[0] for r in rows(pg_url)] == [1, 2, 5]
     await first.close()
+
+
+async def test_notices_sent_by_anyone_cost_a_replica_no_reconnect(pg_url: str) -> None:
+    """Any role that may connect can NOTIFY the migrations' channel: a flood of them must not make the
+    replica drop and reopen its connections (each reopen re-applies every store's schema): the writer keeps
+    its connection (its backend's pid) and writes; reads are served. Bounded by count."""
+    db = opened(pg_url, "noticed")
+    try:
+        await db.migrate(NEW)
+        await db.write("CREATE TABLE pids (pid INTEGER)")
+        await db.query("SELECT 1")
+        with psycopg.connect(pg_url, autocommit=True) as stranger:
+            for n in range(ROUNDS * 3):
+                for _ in range(50):
+                    stranger.execute("NOTIFY sentinel_schema")
+                await db.write("INSERT INTO pids (pid) SELECT pg_backend_pid()")
+                await db.write("INSERT INTO notes (id, body, mark) VALUES (?, 'x', 'm')", (n,))
+                assert (await db.query("SELECT count(*) FROM notes")) == [(n + 1,)]
+        assert len(await db.query("SELECT DISTINCT pid FROM pids")) == 1
+        assert db.health.ok
+    finally:
+        await db.close()

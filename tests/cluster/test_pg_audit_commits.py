@@ -259,7 +259,7 @@ async def test_a_connection_the_server_ended_while_idle_is_not_written_on(
     import sentinel_mcp.storage.postgres as postgres
 
     if not told:
-        monkeypatch.setattr(postgres, "said_goodbye", lambda conn: False)
+        monkeypatch.setattr(postgres, "heard", lambda conn: "quiet")
     log = await AuditLog(pg_url, chain="a").open()  # type: ignore[arg-type]
     try:
         await log.write(entry(0), alone=True)
