@@ -184,12 +184,13 @@ class PostgresDatabase(JobWriter):
             self._declared(lambda: declare(conn, self._schemas))
         return True
 
-    def _declare(self, conn: Any) -> None:
+    def _declare(self, conn: Any, listen: bool = True) -> None:
         """The writer's connection: the guard on every table of ours, this replica's schema declared, and
         the migrations' notices listened to (``_connection`` checks again on one told before its next job)."""
         guard_tables(conn)
         self._declared(lambda: declare(conn, self._schemas))
-        conn.execute(f"LISTEN {CHANNEL}")
+        if listen:
+            conn.execute(f"LISTEN {CHANNEL}")
 
     def _declared(self, run: Callable[[], None]) -> None:
         """Run a schema check; one that finds the database's schema newer than this Sentinel's is kept: no
@@ -210,8 +211,15 @@ class PostgresDatabase(JobWriter):
         driver's words may quote the client's value: shown safely."""
         return refused(self.name, self.location.redacted, e, self.location.scrub)
 
-    def _apply(self, conn: Any, schema: Schema) -> None:
-        self._declared(lambda: apply_schema(conn, schema))
+    def _apply(self, conn: Any, schema: Schema) -> int:
+        applied = 0
+
+        def run() -> None:
+            nonlocal applied
+            applied = apply_schema(conn, schema)
+
+        self._declared(run)
+        return applied
 
     async def migrate(self, schema: Schema) -> None:
         schema.steps(BACKEND)  # a store without a schema for this backend cannot live here: say so now
@@ -228,8 +236,8 @@ class PostgresDatabase(JobWriter):
     def _apply_committed(self, conn: Any, schema: Schema) -> None:
         conn.autocommit = True
         try:
-            self._apply(conn, schema)
-            self._declare(conn)  # this replica's own migration moved the counter: declared again
+            if self._apply(conn, schema):  # this replica's own migration moved the counter: declared again
+                self._declare(conn, listen=False)
         finally:
             conn.autocommit = False
 

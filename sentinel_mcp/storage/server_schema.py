@@ -82,9 +82,9 @@ class SchemaMoved(StorageError):
     """A store this Sentinel knows has a newer schema in the database (a newer replica migrated it)."""
 
 
-def apply_schema(conn: Any, schema: Schema) -> None:
+def apply_schema(conn: Any, schema: Schema) -> int:
     """Migrations of one store, once, whichever replica gets there first (an advisory lock serialises
-    them). ``conn``: in autocommit (the migration is its own transaction)."""
+    them). ``conn``: in autocommit (the migration is its own transaction). How many steps it applied."""
     steps = schema.steps(BACKEND)
     with conn.transaction():
         # a migration (an index on a big table) may take long
@@ -116,6 +116,7 @@ def apply_schema(conn: Any, schema: Schema) -> None:
                 (EPOCH,),
             )
             conn.execute(f"NOTIFY {CHANNEL}")
+    return max(0, len(steps) - have)
 
 
 def guard_tables(conn: Any) -> None:
