@@ -147,13 +147,13 @@ class PostgresDatabase(JobWriter):
             raise StorageError(self._say(e)) from None
         try:
             pin(conn, self.location.dsn)  # before any name is resolved on it
+            _bounded(conn)  # the set-up's own statements too (migrations lift it for themselves)
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"
             )
             for schema in self._schemas:
                 self._apply(conn, schema)
             self._declare(conn)
-            _bounded(conn)
         except BaseException as e:
             conn.close()
             if isinstance(e, psycopg.Error):
@@ -166,10 +166,10 @@ class PostgresDatabase(JobWriter):
         """A new reading connection: the checked search path (``search_path.py``), bounded statements, this
         replica's schema checked and declared (``server_schema.py``: one newer refuses it)."""
         pin(conn, self.location.dsn)
+        _bounded(conn)
         self._declared(lambda: declare(conn, self._schemas))
         conn.execute(f"LISTEN {CHANNEL}")
         conn.add_notify_handler(lambda _n: self._told.add(conn))
-        _bounded(conn)
 
     def _recheck(self, conn: Any) -> bool:
         """A pooled reader about to serve. Told of a migration since its last use (a notice unread on its
@@ -187,7 +187,7 @@ class PostgresDatabase(JobWriter):
     def _declare(self, conn: Any, listen: bool = True) -> None:
         """The writer's connection: the guard on every table of ours, this replica's schema declared, and
         the migrations' notices listened to (``_connection`` checks again on one told before its next job)."""
-        guard_tables(conn)
+        guard_tables(conn, lambda: self._commits.bounded(conn, STATEMENT_TIMEOUT))
         self._declared(lambda: declare(conn, self._schemas))
         if listen:
             conn.execute(f"LISTEN {CHANNEL}")

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import zlib
-from typing import Any
+from typing import Any, Callable, ContextManager
 
 from sentinel_mcp.storage.database import StorageError
 from sentinel_mcp.storage.schema import Schema
@@ -119,15 +119,16 @@ def apply_schema(conn: Any, schema: Schema) -> int:
     return max(0, len(steps) - have)
 
 
-def guard_tables(conn: Any) -> None:
+def guard_tables(conn: Any, bounded: Callable[[], ContextManager[None]]) -> None:
     """The guard on every table of Sentinel's that lacks it (after migrations; usually none: one catalog
-    read). ``conn``: in autocommit."""
+    read). ``conn``: in autocommit, its statements bounded; ``bounded``: the bound on the installation's
+    commit (a synchronous standby that does not answer must not hold the writer: ``commit_wait.py``)."""
     present, missing = conn.execute(_UNGUARDED).fetchone()
     if not missing:
         return
     import psycopg  # the driver: only where a server is named
     try:
-        with conn.transaction():
+        with bounded(), conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_EPOCH_LOCK,))  # replicas installing at once
             if not present:
                 conn.execute(_GUARD)
