@@ -30,7 +30,7 @@ import logging
 import random
 import time
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from sentinel_mcp.storage.commit_wait import CommitUnconfirmed, CommitWatch
 from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
@@ -49,6 +49,7 @@ from sentinel_mcp.storage.server_schema import (
     declare,
     guard_tables,
     is_stale,
+    redeclare,
 )
 from sentinel_mcp.storage.server_trial import ServerTrial
 
@@ -63,6 +64,9 @@ STATEMENT_TIMEOUT = 15.0  # ``sentinel.cluster.commit_wait_seconds`` (``set_stat
 _RETRIES = 3  # a group chosen as a deadlock victim (replicas locking rows in different orders) is re-run
 # what binding a client's value may raise before anything is sent (a lone surrogate, an int too wide)
 _VALUE_ERRORS = (UnicodeError, ValueError, OverflowError)
+_T = TypeVar("_T")
+
+
 def set_statement_bound(seconds: float) -> None:
     """The process's bound on a statement and on a commit's wait (the config's, checked in range there): for
     connections opened and commits made from now on."""
@@ -163,8 +167,7 @@ class PostgresDatabase(JobWriter):
         return conn
 
     def _configure(self, conn: Any) -> None:
-        """A new reading connection: the checked search path (``search_path.py``), bounded statements, this
-        replica's schema checked and declared (``server_schema.py``: one newer refuses it)."""
+        """A new reading connection: the checked search path, bounded statements, the schema checked."""
         pin(conn, self.location.dsn)
         _bounded(conn)
         self._declared(lambda: declare(conn, self._schemas))
@@ -172,10 +175,9 @@ class PostgresDatabase(JobWriter):
         conn.add_notify_handler(lambda _n: self._told.add(conn))
 
     def _recheck(self, conn: Any) -> bool:
-        """A pooled reader about to serve. Told of a migration since its last use (a notice unread on its
-        socket, or read during its last statement): its schema checked again on it (one round trip, only
-        then; one newer refuses the read and the store). False: the server closed it (not to serve). Told
-        without a round trip otherwise."""
+        """A pooled reader about to serve: told of a migration (a notice on its socket, or read during its
+        last statement), its schema checked again on it (one round trip, only then). False: closed by the
+        server."""
         said = heard(conn)
         if said == GONE:
             return False
@@ -185,18 +187,16 @@ class PostgresDatabase(JobWriter):
         return True
 
     def _declare(self, conn: Any, listen: bool = True) -> None:
-        """The writer's connection: the guard on every table of ours, this replica's schema declared, and
-        the migrations' notices listened to (``_connection`` checks again on one told before its next job)."""
+        """The writer's connection: the guard on our tables, the schema declared, the notices listened to."""
         guard_tables(conn, lambda: self._commits.bounded(conn, STATEMENT_TIMEOUT))
         self._declared(lambda: declare(conn, self._schemas))
         if listen:
             conn.execute(f"LISTEN {CHANNEL}")
 
-    def _declared(self, run: Callable[[], None]) -> None:
-        """Run a schema check; one that finds the database's schema newer than this Sentinel's is kept: no
-        connection of this process serves the store again (an older Sentinel does not become newer)."""
+    def _declared(self, run: Callable[[], _T]) -> _T:
+        """A schema check whose refusal (a newer schema) is kept: an older Sentinel does not become newer."""
         try:
-            run()
+            return run()
         except SchemaMoved as e:
             self._moved = str(e)
             raise
@@ -212,14 +212,7 @@ class PostgresDatabase(JobWriter):
         return refused(self.name, self.location.redacted, e, self.location.scrub)
 
     def _apply(self, conn: Any, schema: Schema) -> int:
-        applied = 0
-
-        def run() -> None:
-            nonlocal applied
-            applied = apply_schema(conn, schema)
-
-        self._declared(run)
-        return applied
+        return self._declared(lambda: apply_schema(conn, schema))
 
     async def migrate(self, schema: Schema) -> None:
         schema.steps(BACKEND)  # a store without a schema for this backend cannot live here: say so now
@@ -307,11 +300,9 @@ class PostgresDatabase(JobWriter):
             return rows
         try:
             with self._pool.connection() as conn:
-                if not self._recheck(conn):
+                rows = fetch(conn, sql, params, dicts) if self._recheck(conn) else None
+                if rows is None:
                     conn.close()  # the pool drops it when it comes back, and opens another
-                    rows = None
-                else:
-                    rows = fetch(conn, sql, params, dicts)
             if rows is None:  # the server closed that one: on a fresh connection (as after a fault)
                 return self._read_direct(sql, params, dicts, None, started)
             self._pool_doubtful = False  # the pool serves again: reads wait on it as usual
@@ -406,17 +397,14 @@ class PostgresDatabase(JobWriter):
         if self._conn is not None and (self._conn.closed or self._conn.broken or said == GONE):
             self._drop_connection()
         elif said == TOLD:  # a migration's notice (or anyone's NOTIFY): checked and declared again, in place
-            self._conn.autocommit = True  # the declaration is the session's, never a transaction's
+            conn = self._conn
             try:
-                self._declared(lambda: declare(self._conn, self._schemas))
+                self._declared(lambda: redeclare(conn, self._schemas))
             except SchemaMoved:
                 self._drop_connection()
                 raise
             except _driver().Error:
                 self._drop_connection()  # the check's own fault: a fresh connection decides
-            finally:
-                if self._conn is not None:
-                    self._conn.autocommit = False
         if self._conn is None:
             self._conn = self._connect()
         return self._conn

@@ -156,6 +156,17 @@ def declare(conn: Any, schemas: list[Schema]) -> None:
             )
 
 
+def redeclare(conn: Any, schemas: list[Schema]) -> None:
+    """``declare`` on a connection between transactions, not in autocommit (a writer's): the declaration is
+    the session's, never a transaction's (one rolled back would take it back)."""
+    conn.autocommit = True
+    try:
+        declare(conn, schemas)
+    finally:
+        if not (conn.closed or conn.broken):
+            conn.autocommit = False
+
+
 def is_stale(e: BaseException) -> bool:
     """The guard's refusal: this session's schema is older than the database's (nothing was written)."""
     return getattr(e, "sqlstate", None) == STALE
