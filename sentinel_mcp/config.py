@@ -290,10 +290,17 @@ class ClusterSettings(_Strict):
     ``seal_key`` (``${VAR}`` expanded, at least 32 characters; required with a server store: a replica or
     command refuses to start without it) is the same on every replica, so a state one replica sealed (a
     2026-07-28 retry, a conversation id) opens on any other; ``replica`` names this one's audit chain
-    (default: host name and a random suffix per start)."""
+    (default: host name and a random suffix per start).
+
+    ``commit_wait_seconds`` (1 to 120, default 15) bounds each statement on the server store (waiting on a
+    lock included) and each commit's wait for the server's word (a synchronous standby that does not answer):
+    past it the server cancels it, the call is refused and the store shows degraded. Lower: a stalled store
+    refuses calls sooner (below 1 s ordinary load would cancel good commits); higher: calls wait longer before
+    they are refused (past a balancer's patience, every call behind on one writer)."""
 
     replica: str | None = Field(None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")
     seal_key: str | None = None
+    commit_wait_seconds: float = Field(15.0, ge=1, le=120, strict=True, allow_inf_nan=False)
 
 
 class SentinelSettings(BaseModel):

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sentinel_mcp.config import Config
+from sentinel_mcp.storage.postgres import set_statement_bound
 from sentinel_mcp.storage.location import LocationError, expand, server_location
 from sentinel_mcp.storage.server_transport import check as check_transport
 from sentinel_mcp.storage.row_signature import derived_key
@@ -72,6 +73,7 @@ def shared_store(config: Config) -> tuple[SharedStore | None, list[str]]:
             f"sentinel.cluster.seal_key must be at least {MIN_KEY_CHARS} characters "
             "(e.g. the output of `openssl rand -hex 32`)"
         )
+    set_statement_bound(cluster.commit_wait_seconds)  # before any of the store's connections is opened
     return SharedStore(url, location.redacted, replica, text.encode()), problems
 
 

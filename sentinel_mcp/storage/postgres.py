@@ -28,10 +28,9 @@ import asyncio
 import concurrent.futures
 import logging
 import random
-import select
 import time
-import zlib
-from typing import Any, Callable
+import weakref
+from typing import Any, Callable, TypeVar
 
 from sentinel_mcp.storage.commit_wait import CommitUnconfirmed, CommitWatch
 from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
@@ -41,31 +40,38 @@ from sentinel_mcp.storage.location import ServerLocation
 from sentinel_mcp.storage.statement_refusal import refused
 from sentinel_mcp.storage.schema import Schema
 from sentinel_mcp.storage.search_path import pin
+from sentinel_mcp.storage.server_connection import GONE, TOLD, fetch, heard, resolver, translate
+from sentinel_mcp.storage.server_schema import (
+    BACKEND,
+    CHANNEL,
+    SchemaMoved,
+    apply_schema,
+    declare,
+    guard_tables,
+    is_stale,
+    redeclare,
+)
 from sentinel_mcp.storage.server_trial import ServerTrial
 
 log = logging.getLogger(__name__)
 
-BACKEND = "postgres"
 READERS = 4
 CONNECT_TIMEOUT = 3  # seconds: a replica whose server is gone answers "degraded" quickly, not after minutes
 # seconds a statement may run (waiting on a lock included) before the server cancels it: a table locked by
 # another session (an operator's, a stuck client's) must refuse this replica's calls (fail closed, degraded),
 # not hold its one writer thread, and every call behind it, for as long as the lock is held
-STATEMENT_TIMEOUT = 15.0
+STATEMENT_TIMEOUT = 15.0  # ``sentinel.cluster.commit_wait_seconds`` (``set_statement_bound``)
 _RETRIES = 3  # a group chosen as a deadlock victim (replicas locking rows in different orders) is re-run
 # what binding a client's value may raise before anything is sent (a lone surrogate, an int too wide)
 _VALUE_ERRORS = (UnicodeError, ValueError, OverflowError)
-_translated: dict[str, str] = {}
+_T = TypeVar("_T")
 
 
-def translate(sql: str) -> str:
-    """``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled); no literal of ours holds ``?``."""
-    out = _translated.get(sql)
-    if out is None:
-        out = sql.replace("%", "%%").replace("?", "%s")
-        if len(_translated) < 4096:
-            _translated[sql] = out
-    return out
+def set_statement_bound(seconds: float) -> None:
+    """The process's bound on a statement and on a commit's wait (the config's, checked in range there): for
+    connections opened and commits made from now on."""
+    global STATEMENT_TIMEOUT
+    STATEMENT_TIMEOUT = float(seconds)
 
 
 def _driver() -> Any:
@@ -115,6 +121,8 @@ class PostgresDatabase(JobWriter):
         self._committing = False  # the writer thread's own: whether the group's COMMIT has been sent
         self._trial = ServerTrial(2 * CONNECT_TIMEOUT)  # degraded: one connection at a time tries the server
         self._pool_doubtful = False  # a fault since the pool last served a read (``_read_pooled``)
+        self._told: weakref.WeakSet[Any] = weakref.WeakSet()  # readers told of a migration (``_recheck``)
+        self._moved: str | None = None  # why this replica's schema is older than the database's, once found
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "PostgresDatabase":
@@ -143,12 +151,13 @@ class PostgresDatabase(JobWriter):
             raise StorageError(self._say(e)) from None
         try:
             pin(conn, self.location.dsn)  # before any name is resolved on it
+            _bounded(conn)  # the set-up's own statements too (migrations lift it for themselves)
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"
             )
             for schema in self._schemas:
                 self._apply(conn, schema)
-            _bounded(conn)
+            self._declare(conn)
         except BaseException as e:
             conn.close()
             if isinstance(e, psycopg.Error):
@@ -158,9 +167,39 @@ class PostgresDatabase(JobWriter):
         return conn
 
     def _configure(self, conn: Any) -> None:
-        """A new reading connection: the checked search path (``search_path.py``), bounded statements."""
+        """A new reading connection: the checked search path, bounded statements, the schema checked."""
         pin(conn, self.location.dsn)
         _bounded(conn)
+        self._declared(lambda: declare(conn, self._schemas))
+        conn.execute(f"LISTEN {CHANNEL}")
+        conn.add_notify_handler(lambda _n: self._told.add(conn))
+
+    def _recheck(self, conn: Any) -> bool:
+        """A pooled reader about to serve: told of a migration (a notice on its socket, or read during its
+        last statement), its schema checked again on it (one round trip, only then). False: closed by the
+        server."""
+        said = heard(conn)
+        if said == GONE:
+            return False
+        if said == TOLD or conn in self._told:
+            self._told.discard(conn)
+            self._declared(lambda: declare(conn, self._schemas))
+        return True
+
+    def _declare(self, conn: Any, listen: bool = True) -> None:
+        """The writer's connection: the guard on our tables, the schema declared, the notices listened to."""
+        guard_tables(conn, lambda: self._commits.bounded(conn, STATEMENT_TIMEOUT))
+        self._declared(lambda: declare(conn, self._schemas))
+        if listen:
+            conn.execute(f"LISTEN {CHANNEL}")
+
+    def _declared(self, run: Callable[[], _T]) -> _T:
+        """A schema check whose refusal (a newer schema) is kept: an older Sentinel does not become newer."""
+        try:
+            return run()
+        except SchemaMoved as e:
+            self._moved = str(e)
+            raise
 
     def _say(self, e: BaseException) -> str:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -172,8 +211,8 @@ class PostgresDatabase(JobWriter):
         driver's words may quote the client's value: shown safely."""
         return refused(self.name, self.location.redacted, e, self.location.scrub)
 
-    def _apply(self, conn: Any, schema: Schema) -> None:
-        apply_schema(conn, schema)
+    def _apply(self, conn: Any, schema: Schema) -> int:
+        return self._declared(lambda: apply_schema(conn, schema))
 
     async def migrate(self, schema: Schema) -> None:
         schema.steps(BACKEND)  # a store without a schema for this backend cannot live here: say so now
@@ -190,7 +229,8 @@ class PostgresDatabase(JobWriter):
     def _apply_committed(self, conn: Any, schema: Schema) -> None:
         conn.autocommit = True
         try:
-            self._apply(conn, schema)
+            if self._apply(conn, schema):  # this replica's own migration moved the counter: declared again
+                self._declare(conn, listen=False)
         finally:
             conn.autocommit = False
 
@@ -244,6 +284,9 @@ class PostgresDatabase(JobWriter):
     def _read_pooled(self, sql: str, params: Params, dicts: bool) -> Any:
         if self._pool is None:
             raise StorageError(f"{self.name} store is closed")
+        if self._moved is not None:  # a newer replica migrated a store of ours: never again in this process
+            self.health.degrade(self._moved)
+            raise StorageError(self._moved)
         psycopg = _driver()
         started = self.health.reading()
         if not self.health.ok:
@@ -257,7 +300,11 @@ class PostgresDatabase(JobWriter):
             return rows
         try:
             with self._pool.connection() as conn:
-                rows = _fetch(conn, sql, params, dicts)
+                rows = fetch(conn, sql, params, dicts) if self._recheck(conn) else None
+                if rows is None:
+                    conn.close()  # the pool drops it when it comes back, and opens another
+            if rows is None:  # the server closed that one: on a fresh connection (as after a fault)
+                return self._read_direct(sql, params, dicts, None, started)
             self._pool_doubtful = False  # the pool serves again: reads wait on it as usual
             return rows
         except psycopg.Error as e:
@@ -319,7 +366,7 @@ class PostgresDatabase(JobWriter):
         try:
             with conn:
                 self._configure(conn)
-                return _fetch(conn, sql, params, dicts)
+                return fetch(conn, sql, params, dicts)
         except psycopg.Error as e:
             if is_fault(e):
                 raise self._read_fault(_reported(e, cause), started) from None
@@ -327,7 +374,7 @@ class PostgresDatabase(JobWriter):
 
     # ------------------------------------------------------------------ writes (one thread, group commit)
     def _answer(self, loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]") -> Done:
-        return _resolver(loop, fut)
+        return resolver(loop, fut)
 
     def _writer_error(self, e: BaseException) -> StorageError:
         return StorageError(self._say(e))
@@ -344,8 +391,20 @@ class PostgresDatabase(JobWriter):
             self._conn = None
 
     def _connection(self) -> Any:
-        if self._conn is not None and (self._conn.closed or self._conn.broken or _said_goodbye(self._conn)):
+        if self._moved is not None:
+            raise StorageError(self._moved)
+        said = heard(self._conn) if self._conn is not None else None
+        if self._conn is not None and (self._conn.closed or self._conn.broken or said == GONE):
             self._drop_connection()
+        elif said == TOLD:  # a migration's notice (or anyone's NOTIFY): checked and declared again, in place
+            conn = self._conn
+            try:
+                self._declared(lambda: redeclare(conn, self._schemas))
+            except SchemaMoved:
+                self._drop_connection()
+                raise
+            except _driver().Error:
+                self._drop_connection()  # the check's own fault: a fresh connection decides
         if self._conn is None:
             self._conn = self._connect()
         return self._conn
@@ -379,6 +438,7 @@ class PostgresDatabase(JobWriter):
     def _commit_group(self, group: list[Job]) -> None:
         psycopg = _driver()
         fresh_retry = True  # one re-run on a new connection when a stale one failed before COMMIT was sent
+        redeclared = False  # one re-run on a new connection when the schema guard refused (nothing written)
         for attempt in range(_RETRIES):
             try:
                 reused = self._conn is not None
@@ -396,6 +456,12 @@ class PostgresDatabase(JobWriter):
                         self._conn.rollback()
                 except psycopg.Error:
                     pass
+                if is_stale(e) and not redeclared and attempt + 1 < _RETRIES:
+                    # the guard refused before any row was touched: the new connection re-reads the schema
+                    # (an older replica is refused there, ``_connect``; a current one declares and goes on)
+                    redeclared = True
+                    self._drop_connection()
+                    continue
                 if reused and fresh_retry and not self._committing and is_fault(e) and attempt + 1 < _RETRIES:
                     # the connection died while idle (a server restart): the server rolled the transaction
                     # back with it, so nothing of this group was committed and running it again is safe. A
@@ -437,7 +503,7 @@ class PostgresDatabase(JobWriter):
                 conn.execute("RELEASE SAVEPOINT job")
                 results.append((job, out, None))
             except psycopg.Error as e:
-                if is_fault(e) or isinstance(
+                if is_fault(e) or is_stale(e) or isinstance(
                     e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
                 ):
                     raise
@@ -461,7 +527,7 @@ class PostgresDatabase(JobWriter):
         try:
             out = [self._exec(conn, st) for st in statements]
         except psycopg.Error as e:
-            if is_fault(e) or isinstance(
+            if is_fault(e) or is_stale(e) or isinstance(
                 e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
             ):
                 raise
@@ -482,7 +548,7 @@ class PostgresDatabase(JobWriter):
         (BEGIN, it, COMMIT; an audit row alone, issue 21). A statement is atomic: it fails whole, and it is
         durable when its answer comes (the server commits before it answers). Sent, it may have committed
         whatever happens next: a fault is never re-run (``_committing``); a connection the server closed
-        while it was idle is found before (``_said_goodbye``)."""
+        while it was idle is found before (``heard``)."""
         psycopg = _driver()
         conn.autocommit = True
         self._committing = True
@@ -493,7 +559,7 @@ class PostgresDatabase(JobWriter):
         except CommitUnconfirmed:
             raise
         except psycopg.Error as e:
-            if is_fault(e) or isinstance(
+            if is_fault(e) or is_stale(e) or isinstance(
                 e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
             ):
                 raise
@@ -519,63 +585,6 @@ class PostgresDatabase(JobWriter):
             return WriteResult(cur.rowcount, None, out)
 
 
-def apply_schema(conn: Any, schema: Schema) -> None:
-    """Migrations of one store, once, whichever replica gets there first (an advisory lock serialises
-    them). ``conn``: in autocommit (the migration is its own transaction)."""
-    steps = schema.steps(BACKEND)
-    with conn.transaction():
-        # a migration (an index on a big table) may take long
-        conn.execute("SET LOCAL statement_timeout = 0")
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (zlib.crc32(schema.store.encode()),))
-        row = conn.execute(
-            "SELECT version FROM storage_schema WHERE store = %s", (schema.store,)
-        ).fetchone()
-        have = row[0] if row else 0
-        if have > len(steps):
-            raise StorageError(
-                f"store {schema.store!r} has schema version {have}, newer than this Sentinel "
-                f"knows ({len(steps)}); upgrade Sentinel"
-            )
-        for number, step in enumerate(steps[have:], start=have + 1):
-            if isinstance(step, str):
-                conn.execute(step)  # no parameters: the script's text is sent as it is
-            else:
-                step(conn)
-            conn.execute(
-                "INSERT INTO storage_schema (store, version) VALUES (%s, %s) ON CONFLICT (store) "
-                "DO UPDATE SET version = excluded.version",
-                (schema.store, number),
-            )
-
-
-def _resolver(
-    loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]"
-) -> Callable[[Any, BaseException | None], None]:
-    def settle(value: Any, error: BaseException | None) -> None:
-        if fut.done():
-            return
-        fut.set_exception(error) if error is not None else fut.set_result(value)
-
-    def done(value: Any, error: BaseException | None) -> None:
-        try:
-            loop.call_soon_threadsafe(settle, value, error)
-        except RuntimeError:
-            pass
-
-    return done
-
-
-def _said_goodbye(conn: Any) -> bool:
-    """Whether the server wrote to (or closed) this idle connection: it only does when it ends the session
-    (a shutdown, a restart, a terminated backend). Told without a round trip (a poll of the socket), so a
-    write is never sent on a connection that is already gone, where its failure could not say whether it
-    had been run."""
-    try:
-        return bool(select.select([conn.fileno()], [], [], 0)[0])
-    except Exception:  # noqa: BLE001 - OSError, ValueError, the driver's own error for a socketless one
-        return True
-
-
 def _reported(e: BaseException, cause: BaseException | None) -> BaseException:
     """A direct read's fault, or the pool's timeout that sent it there (what the store was waiting for)."""
     return cause if cause is not None and not isinstance(cause, _driver().Error) else e
@@ -587,13 +596,3 @@ def _bounded(conn: Any) -> None:
     conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT * 1000)}")
     if not conn.autocommit:
         conn.commit()
-
-
-def _fetch(conn: Any, sql: str, params: Params, dicts: bool) -> Any:
-    """One read's rows, as tuples or as dicts by column name (the pooled and the direct read alike)."""
-    cur = conn.execute(translate(sql), tuple(params))
-    rows = cur.fetchall() if cur.description else []
-    if dicts:
-        names = [d.name for d in cur.description or ()]
-        return [dict(zip(names, r)) for r in rows]
-    return rows

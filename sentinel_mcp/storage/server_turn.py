@@ -47,7 +47,7 @@ from typing import Any, AsyncIterator
 
 from sentinel_mcp.storage.database import StorageError
 from sentinel_mcp.storage.location import ServerLocation
-from sentinel_mcp.storage.postgres import apply_schema
+from sentinel_mcp.storage.server_schema import apply_schema
 from sentinel_mcp.storage.schema import Schema
 from sentinel_mcp.storage.search_path import pin
 
