@@ -267,10 +267,11 @@ def page(
         except FormRefused as e:
             return console.problem(request, viewer, e.status, e.reason)
         if request.method == "POST":
-            if viewer.by_header:  # a client holds its token: it answers nothing in the person's name
+            if not viewer.answers:  # a client holds its token or certificate: it answers nothing for anyone
+                held = "a token in a header" if viewer.by_header else "a client certificate alone"
                 return console.problem(
-                    request, viewer, 403, "refused: a form is the person's, sent from a signed-in console "
-                    "(a token in a header reads pages only)"
+                    request, viewer, 403, "refused: a form is the person's, sent from a console signed in "
+                    f"with the console secret ({held} reads pages only)"
                 )
             try:
                 data = await read_form(request, FORM_LIMIT, max_fields=200)
