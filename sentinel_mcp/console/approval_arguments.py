@@ -8,13 +8,25 @@ says is a secret is masked here, by its argument's name: one the tool's schema d
 (``writeOnly``, ``format: password``, ``_meta["sentinel/sensitive"]``) or a property the schema lists under a
 secret's name (``password``, ``api_key``). A client chooses neither; every other value is shown as sent
 (marked where it is shown, never changed).
+
+And shown whole: a card listed 100 arguments and 1,000 characters of each, so the part of a value past its
+cut (a file's content after 1,000 harmless characters) ran unread once approved. A call whose arguments fit
+``CARD_CHARS`` is listed whole; a longer one (or a shared store's cut copy) is listed cut as before, and
+"Approve" is refused for it (``shown_whole``): Deny, or answer it from a client that shows the whole call.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from sentinel_mcp.core.display_text import shown
+from sentinel_mcp.core.record_bounds import was_cut
 from sentinel_mcp.core.redactor import mask, secret_name, sensitive_fields_of
+
+CARD_CHARS = 20_000  # characters of a call's argument names and values a card lists whole (50 cards: ~1 MB)
+MAX_ARGUMENTS = 100  # arguments a card lists (the rest are counted, never listed)
+CUT_NAME = 200  # characters of each name a card lists of a call too long to list whole
+CUT_VALUE = 1000  # characters of each value a card lists of a call too long to list whole
 
 
 def approval_arguments(tool: Any, arguments: Any) -> Any:
@@ -32,3 +44,25 @@ def approval_arguments(tool: Any, arguments: Any) -> Any:
 
 def _masked(value: Any) -> str:
     return "[redacted]" if isinstance(value, (dict, list)) else mask(value)
+
+
+def shown_whole(arguments: Any) -> bool:
+    """Whether a card lists every argument whole: at most ``MAX_ARGUMENTS``, their names and values within
+    ``CARD_CHARS`` together, and not a cut copy (``record_bounds.bounded``)."""
+    if arguments is None:
+        return True
+    if was_cut(arguments):
+        return False
+    if not isinstance(arguments, dict):
+        return shown(arguments, CARD_CHARS).cut == 0
+    if len(arguments) > MAX_ARGUMENTS:
+        return False
+    left = CARD_CHARS - sum(len(str(k)) for k in arguments)
+    if left < 0:
+        return False
+    for value in arguments.values():
+        text = shown(value, left)
+        if text.cut:
+            return False
+        left -= len(value) if isinstance(value, str) else len(text.text)
+    return True

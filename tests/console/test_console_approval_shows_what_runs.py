@@ -65,3 +65,38 @@ def test_only_the_tools_own_secret_arguments_are_masked():
     assert "hunter2" not in str(shown["password"]) and "1234" not in str(shown["pin"])
     assert approval_arguments(None, sent) == sent  # no such tool: nothing is the tool's secret
     assert approval_arguments(tool, None) is None
+
+
+async def test_a_long_value_is_listed_whole_and_one_too_long_to_list_is_never_approved(sentinel):
+    """A card listed 1,000 characters of each value: what came after (a file's content past its harmless
+    start) ran unread once approved. Now a call is listed whole, or (past ``CARD_CHARS``) not approvable."""
+    from sentinel_mcp.console.approval_arguments import CARD_CHARS
+
+    base = sentinel
+    tag = uuid.uuid4().hex[:6]
+    async with signed_in(base, BOB) as person, mcp_client(base, BOB) as c:
+        value = "x" * 1500 + f"-and-home-{tag}"
+        first = await c.call_tool("tb__delete_thing", {"name": value})
+        assert first.is_error and "/console/inbox" in text(first), text(first)
+        page = await person.wait_items(1)
+        [item] = items_of(page)
+        [card] = [m for m in ITEM.findall(page) if f"/console/inbox/{item}" in m]
+        [listed] = ARGS.findall(card)
+        assert value in html.unescape(listed) and 'value="approve"' in card, listed[-300:]
+        assert (await person.post(f"/console/inbox/{item}", {"decision": "deny"})).status_code == 303
+
+        value = "x" * CARD_CHARS + f"-and-home-{tag}"
+        args = {"name": value}
+        first = await c.call_tool("tb__delete_thing", args)
+        assert first.is_error and "/console/inbox" in text(first), text(first)
+        page = await person.wait_items(1)
+        [item] = items_of(page)
+        [card] = [m for m in ITEM.findall(page) if f"/console/inbox/{item}" in m]
+        assert f"home-{tag}" not in card and 'value="approve"' not in card, card[-1500:]
+        assert "cannot be approved here" in card
+        r = await person.post(f"/console/inbox/{item}", {"decision": "approve"})  # sent anyway: refused
+        assert r.status_code == 409 and "not approved" in r.text, (r.status_code, r.text[-800:])
+        assert item in items_of(await person.page("/console/inbox"))  # still open
+        again = await c.call_tool("tb__delete_thing", args)
+        assert again.is_error and "deleted" not in text(again)
+        assert (await person.post(f"/console/inbox/{item}", {"decision": "deny"})).status_code == 303
