@@ -13,10 +13,13 @@ And shown whole: a card listed 100 arguments and 1,000 characters of each, so th
 cut (a file's content after 1,000 harmless characters) ran unread once approved. A call whose arguments fit
 ``CARD_CHARS`` is listed whole; a longer one (or a shared store's cut copy) is listed cut as before, and
 "Approve" is refused for it (``shown_whole``): Deny, or answer it from a client that shows the whole call.
+A word mixing the letters of different scripts ("pаypal.com" with a Cyrillic а) is said on the card
+(``look_alike_words``): only the default policy's own question said so, never a rulebase's or a tool's.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sentinel_mcp.core.display_text import shown
@@ -66,3 +69,16 @@ def shown_whole(arguments: Any) -> bool:
             return False
         left -= len(value) if isinstance(value, str) else len(text.text)
     return True
+
+
+def look_alike_words(arguments: Any) -> int:
+    """How many words of the arguments' names and values (as a card lists them, at most ``CARD_CHARS`` of
+    them) mix the letters of scripts no honest word mixes (``core.look_alike_names.mixed_words``)."""
+    if arguments is None:
+        return 0
+    text = json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)[: 2 * CARD_CHARS]
+    if text.isascii():
+        return 0
+    from sentinel_mcp.core.look_alike_names import mixed_words  # its script table is read on first use
+
+    return mixed_words(text)

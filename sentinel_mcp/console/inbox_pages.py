@@ -19,7 +19,7 @@ from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console import assist_pages
 from sentinel_mcp.console.agent_pages import DECISION_ID
-from sentinel_mcp.console.approval_arguments import shown_whole
+from sentinel_mcp.console.approval_arguments import look_alike_words, shown_whole
 from sentinel_mcp.console.answer_form import MAX_TEXT, Field, approval_words, fields_of, read_answer
 from sentinel_mcp.gateway.person_inbox import UPSTREAM_QUESTION
 from sentinel_mcp.console.auth import Viewer
@@ -61,6 +61,7 @@ class ShownItem:
     asked: str = ""  # what the form answers (``asked_digest``): an answer to other questions is not taken
     # the card lists its arguments whole (approval_arguments.shown_whole): else no "Approve" is taken for it
     whole: bool = True
+    look_alikes: int = 0  # words of the arguments mixing scripts (approval_arguments.look_alike_words)
 
 
 def asked_digest(questions: list[Question] | list[dict[str, Any]]) -> str:
@@ -183,6 +184,7 @@ async def _a2a_items(console: Console, principal: str, is_owner: bool = False) -
                 False,
                 asked_digest(qs),
                 shown_whole(record.pending.arguments),
+                look_alike_words(record.pending.arguments),
             )
         )
     return out
@@ -215,6 +217,7 @@ async def items_for(console: Console, principal: str, is_owner: bool = False) ->
             i.risky,
             asked_digest(i.questions),
             shown_whole(i.arguments),
+            look_alike_words(i.arguments),
         )
         for asker in _askers(console, principal, is_owner)
         for i in console.inbox.open_items(asker)

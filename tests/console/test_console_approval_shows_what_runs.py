@@ -100,3 +100,20 @@ async def test_a_long_value_is_listed_whole_and_one_too_long_to_list_is_never_ap
         again = await c.call_tool("tb__delete_thing", args)
         assert again.is_error and "deleted" not in text(again)
         assert (await person.post(f"/console/inbox/{item}", {"decision": "deny"})).status_code == 303
+
+
+async def test_a_look_alike_word_in_the_arguments_is_said_on_the_card(sentinel):
+    """"pаypal" with a Cyrillic а reads as "paypal": the card's arguments say a word mixes scripts (only the
+    default policy's own question text said so; a rulebase's question or a tool's own need not quote them)."""
+    base = sentinel
+    tag = uuid.uuid4().hex[:6]
+    async with signed_in(base, BOB) as person, mcp_client(base, BOB) as c:
+        for value, words in ((f"p\u0430ypal-{tag}.com", 1), (f"paypal-{tag}.com", 0)):
+            first = await c.call_tool("tb__delete_thing", {"name": value})
+            assert first.is_error and "/console/inbox" in text(first), text(first)
+            page = await person.wait_items(1)
+            [item] = items_of(page)
+            [card] = [m for m in ITEM.findall(page) if f"/console/inbox/{item}" in m]
+            said = re.search(r'<p class="error look-alikes" role="note">(\d+) word', card)
+            assert (int(said[1]) if said else 0) == words, card[-1500:]
+            assert (await person.post(f"/console/inbox/{item}", {"decision": "deny"})).status_code == 303
