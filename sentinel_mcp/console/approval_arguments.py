@@ -72,13 +72,25 @@ def shown_whole(arguments: Any) -> bool:
 
 
 def look_alike_words(arguments: Any) -> int:
-    """How many words of the arguments' names and values (as a card lists them, at most ``CARD_CHARS`` of
-    them) mix the letters of scripts no honest word mixes (``core.look_alike_names.mixed_words``)."""
+    """How many words of the arguments' names and values, as a card lists them, mix the letters of scripts
+    no honest word mixes (``core.look_alike_names.mixed_words``)."""
     if arguments is None:
         return 0
-    text = json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)[: 2 * CARD_CHARS]
+    if not isinstance(arguments, dict):
+        text = _text(arguments)[:CARD_CHARS]
+    else:
+        whole = shown_whole(arguments)
+        name, value = (CARD_CHARS, CARD_CHARS) if whole else (CUT_NAME, CUT_VALUE)
+        pairs = sorted(arguments.items(), key=lambda kv: str(kv[0]))[:MAX_ARGUMENTS]
+        text = "\n".join(f"{str(k)[:name]} {_text(v)[:value]}" for k, v in pairs)
     if text.isascii():
         return 0
     from sentinel_mcp.core.look_alike_names import mixed_words  # its script table is read on first use
 
     return mixed_words(text)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)

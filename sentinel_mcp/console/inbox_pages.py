@@ -8,6 +8,7 @@ are listed for the owner too, and answered here (``assist_pages``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -59,9 +60,17 @@ class ShownItem:
     expires: float | None
     risky: bool
     asked: str = ""  # what the form answers (``asked_digest``): an answer to other questions is not taken
-    # the card lists its arguments whole (approval_arguments.shown_whole): else no "Approve" is taken for it
-    whole: bool = True
-    look_alikes: int = 0  # words of the arguments mixing scripts (approval_arguments.look_alike_words)
+
+    # looked at when a card is shown (never for the live count, which lists every item each time)
+    @functools.cached_property
+    def whole(self) -> bool:
+        """The card lists the arguments whole (approval_arguments.shown_whole): else no "Approve" is taken."""
+        return shown_whole(self.arguments)
+
+    @functools.cached_property
+    def look_alikes(self) -> int:
+        """Words of the arguments mixing scripts (approval_arguments.look_alike_words)."""
+        return look_alike_words(self.arguments)
 
 
 def asked_digest(questions: list[Question] | list[dict[str, Any]]) -> str:
@@ -183,8 +192,6 @@ async def _a2a_items(console: Console, principal: str, is_owner: bool = False) -
                 None,
                 False,
                 asked_digest(qs),
-                shown_whole(record.pending.arguments),
-                look_alike_words(record.pending.arguments),
             )
         )
     return out
@@ -216,8 +223,6 @@ async def items_for(console: Console, principal: str, is_owner: bool = False) ->
             i.expires,
             i.risky,
             asked_digest(i.questions),
-            shown_whole(i.arguments),
-            look_alike_words(i.arguments),
         )
         for asker in _askers(console, principal, is_owner)
         for i in console.inbox.open_items(asker)
