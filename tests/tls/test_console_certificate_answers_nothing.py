@@ -46,7 +46,7 @@ async def test_a_client_certificate_reads_the_inbox_but_never_answers_for_the_pe
             async with httpx2.AsyncClient(verify=ctx, timeout=60, follow_redirects=False) as script:
                 page = await script.get(f"{base}/console/inbox")
                 assert page.status_code == 200, page.status_code  # a certificate may read
-                assert "Sign in to answer" in page.text and 'action="/console/logout"' not in page.text
+                assert "Sign in to answer" in page.text
                 [item] = items_of(page.text)
                 r = await script.post(
                     f"{base}/console/inbox/{item}",
