@@ -186,7 +186,9 @@ async def _login_form(
             return console.problem(request, None, 403, "refused: this was asked for by another site's page")
         if (refused := _query_refused(console, request)) is not None:
             return refused
-    if console.auth.open_access or (signed_in_goes_home and console.auth.viewer(request) is not None):
+    viewer = console.auth.viewer(request)
+    # a certificate's viewer reads only: this form is how its person signs in to answer
+    if console.auth.open_access or (signed_in_goes_home and viewer is not None and viewer.answers):
         return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
     nonce = secrets.token_urlsafe(24)
     response = console.render(

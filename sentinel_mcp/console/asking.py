@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from sentinel_mcp.console.approval_arguments import approval_arguments
 from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.core.port import NeedsInput
-from sentinel_mcp.core.redactor import redact_value, sensitive_fields_of
 
 
 class InboxAsking:
@@ -31,9 +31,9 @@ class InboxAsking:
         return self.inbox.hint
 
     def _shown(self, name: str, arguments: Any) -> Any:
-        tool = self.gateway.find_tool(name)  # through the port: exposed name (or identity)
-        sensitive = sensitive_fields_of(tool) if tool is not None else set()
-        return redact_value(arguments, sensitive, set()) if arguments is not None else None
+        # what will run, but the tool's own secrets (approval_arguments): never the audit's scrubbed copy;
+        # the tool through the port (exposed name or identity)
+        return approval_arguments(self.gateway.find_tool(name), arguments)
 
     async def given(
         self, *, principal: str, session: str, name: str, arguments: Any, retry_kind: str | None,

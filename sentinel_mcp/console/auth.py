@@ -3,10 +3,11 @@
 The HTTP host's ``CallerGuard`` checks Host and Origin on /console like everywhere, and leaves authentication
 to this module. A browser cannot send a bearer header, so the person signs in once with their principal's
 *console secret* (``identity/console_secret.py``), never a token: the MCP or A2A client holds its principal's
-token, and a client that could sign in with it would answer the question its own call waits on. A principal
-with no console secret signs in only by a client certificate: with mutual TLS the browser's client
-certificate is that principal already (no sign-in), and a session never outlives a change of certificate to
-someone else. Signing in gives an
+token, and a client that could sign in with it would answer the question its own call waits on. With mutual
+TLS the browser's client certificate is that principal already, to read pages (no sign-in), and a session
+never outlives a change of certificate to someone else; a certificate is a client's credential as much as a
+token (the MCP client and the A2A peer present theirs to /console as to /mcp), so by itself it sends no form:
+the person answers from a session signed in with the console secret. Signing in gives an
 opaque, random, server-side session (cookie ``HttpOnly; SameSite=Strict``); the secret itself is never stored
 in the browser. Scripts may send their bearer token instead of the cookie to read pages, never to send a
 form (``web.page``): a client holds its principal's token, and answered its own call's question so.
@@ -67,6 +68,15 @@ class Viewer:
     # came by a token in a header (a script's: a client holds its principal's token): it reads pages, and
     # sends no form (``web.page``), so a client never answers the question its own call waits on
     by_header: bool = False
+    # came by a client certificate alone: the MCP client or A2A peer that presents it on /mcp presents the
+    # same one here, so it reads pages and sends no form either
+    by_certificate: bool = False
+
+    @property
+    def answers(self) -> bool:
+        """Whether this viewer may send the person's forms: a console session's (signed in with the console
+        secret or the owner's link), or anyone's under ``"auth": "none"``; never a client's credential."""
+        return not (self.by_header or self.by_certificate)
 
 
 class ConsoleAuth:
@@ -136,7 +146,8 @@ class ConsoleAuth:
                 principal, "bearer:" + hashlib.sha256(secret.encode()).hexdigest(), by_header=creds.presented
             )
         if by_certificate is not None:
-            return Viewer(by_certificate, "certificate:" + hashlib.sha256(str(chain[0]).encode()).hexdigest())
+            return Viewer(by_certificate, "certificate:" + hashlib.sha256(str(chain[0]).encode()).hexdigest(),
+                          by_certificate=True)
         return None
 
     def _header_principal(self, creds: Credentials) -> str | None:

@@ -123,9 +123,9 @@ def _body(item: InboxItem) -> str:
             "client": item.client,
             "kind": item.kind,
             "tool": item.tool,
-            # as the audit keeps them: a client's 1 MB of arguments would otherwise be a 1 MB row that every
-            # replica reads each tick (up to MAX_ROWS of them); a cut copy says so and carries the full
-            # value's SHA-256, and the answer is bound to the call by ``digest``, never by this copy
+            # bounded as the audit bounds them: a client's 1 MB of arguments would otherwise be a 1 MB row
+            # that every replica reads each tick (up to MAX_ROWS of them); a cut copy says so and carries
+            # the full value's SHA-256, and the answer is bound to the call by ``digest``, never by this copy
             "arguments": bounded(item.arguments, AUDIT_ARGUMENTS),
             "digest": item.digest,
             "version": item.version,

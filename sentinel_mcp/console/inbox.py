@@ -41,7 +41,7 @@ class InboxItem:
     client: str | None
     kind: ItemKind
     tool: str
-    arguments: Any  # as the audit records them (redacted)
+    arguments: Any  # as the person approves them: as sent, the tool's own secrets masked (approval_arguments)
     digest: str
     version: str
     reason: str

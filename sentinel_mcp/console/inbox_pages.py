@@ -8,6 +8,7 @@ are listed for the owner too, and answered here (``assist_pages``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -19,6 +20,7 @@ from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console import assist_pages
 from sentinel_mcp.console.agent_pages import DECISION_ID
+from sentinel_mcp.console.approval_arguments import look_alike_words, shown_whole
 from sentinel_mcp.console.answer_form import MAX_TEXT, Field, approval_words, fields_of, read_answer
 from sentinel_mcp.gateway.person_inbox import UPSTREAM_QUESTION
 from sentinel_mcp.console.auth import Viewer
@@ -58,6 +60,17 @@ class ShownItem:
     expires: float | None
     risky: bool
     asked: str = ""  # what the form answers (``asked_digest``): an answer to other questions is not taken
+
+    # looked at when a card is shown (never for the live count, which lists every item each time)
+    @functools.cached_property
+    def whole(self) -> bool:
+        """The card lists the arguments whole (approval_arguments.shown_whole): else no "Approve" is taken."""
+        return shown_whole(self.arguments)
+
+    @functools.cached_property
+    def look_alikes(self) -> int:
+        """Words of the arguments mixing scripts (approval_arguments.look_alike_words)."""
+        return look_alike_words(self.arguments)
 
 
 def asked_digest(questions: list[Question] | list[dict[str, Any]]) -> str:
@@ -259,6 +272,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             return await _unshown_page(console, request, viewer)
         if approve and _changed(form, item.questions):
             return await _changed_page(console, request, viewer)
+        if approve and not shown_whole(item.arguments):
+            return await _not_whole_page(console, request, viewer)
         answers: dict[str, Answer] = {}
         if not approve:
             answers = console.inbox.denial(item)
@@ -317,6 +332,12 @@ async def _changed_page(console: Console, request: Request, viewer: Viewer) -> R
     return await inbox_page(console, request, viewer, status=409, error=error)
 
 
+async def _not_whole_page(console: Console, request: Request, viewer: Viewer) -> Response:
+    error = ("this call's arguments are longer than a page lists whole, so what it would run cannot be read "
+             "here: it is not approved (deny it, or answer it from a client that shows the whole call)")
+    return await inbox_page(console, request, viewer, status=409, error=error)
+
+
 async def _gone(console: Console, request: Request, viewer: Viewer) -> Response:
     """Another principal's question, a settled or expired one, or a made-up id: the same answer for all."""
     error = "no such question waiting for you (answered already, or expired)"
@@ -336,6 +357,8 @@ async def _decide_a2a(
         return await _unshown_page(console, request, viewer)
     if approve and _changed(request.state.form, asked):
         return await _changed_page(console, request, viewer)
+    if approve and not shown_whole(record.pending.arguments):
+        return await _not_whole_page(console, request, viewer)
     answers: dict[str, Answer] = {}
     for i, q in enumerate(asked):
         answer, problem = read_answer(i, q, request.state.form, approve=approve)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from sentinel_mcp.console.approval_arguments import approval_arguments
 from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.gateway.person_inbox import PersonQuestion
-from sentinel_mcp.core.redactor import redact_value, sensitive_fields_of
 
 
 class PersonQuestions:
@@ -20,9 +20,9 @@ class PersonQuestions:
         self.wait_seconds = wait_seconds
 
     def _shown(self, name: str, arguments: Any) -> Any:
-        tool = self.gateway.find_tool(name)  # through the port: exposed name (or identity)
-        sensitive = sensitive_fields_of(tool) if tool is not None else set()
-        return redact_value(arguments, sensitive, set()) if arguments is not None else None
+        # what will run, but the tool's own secrets (approval_arguments): never the audit's scrubbed copy;
+        # the tool through the port (exposed name or identity)
+        return approval_arguments(self.gateway.find_tool(name), arguments)
 
     async def ask(self, asked: PersonQuestion) -> dict[str, Answer] | None:
         if self.wait_seconds <= 0:

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sentinel_mcp.console.approval_arguments import CARD_CHARS, CUT_NAME, CUT_VALUE, MAX_ARGUMENTS
 from sentinel_mcp.console.form_body import FormRefused, read_form
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.console.form_values import sent_value
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 
 HERE = Path(__file__).resolve().parent
 FORM_LIMIT = 256 * 1024  # bytes of a form body (a candidate rulebase is the largest)
-MAX_ARGUMENTS = 100  # a call's arguments listed on a page (the rest are counted, never listed)
 HEADERS = {
     "content-security-policy": (
         # nothing but the console's own script, style and live stream: no page shows an image or media, so
@@ -159,7 +159,8 @@ def _environment() -> "Environment":
         shown=shown, shown_id=shown_id, when=when, remaining=remaining, segment=segment, routable=routable,
         css_word=css_word, sent_value=sent_value,
     )
-    env.globals.update(max_arguments=MAX_ARGUMENTS)
+    env.globals.update(max_arguments=MAX_ARGUMENTS, card_chars=CARD_CHARS, cut_value=CUT_VALUE,
+                       cut_name=CUT_NAME)
     return env
 
 
@@ -267,10 +268,11 @@ def page(
         except FormRefused as e:
             return console.problem(request, viewer, e.status, e.reason)
         if request.method == "POST":
-            if viewer.by_header:  # a client holds its token: it answers nothing in the person's name
+            if not viewer.answers:  # a client holds its token or certificate: it answers nothing for anyone
+                held = "a token in a header" if viewer.by_header else "a client certificate alone"
                 return console.problem(
-                    request, viewer, 403, "refused: a form is the person's, sent from a signed-in console "
-                    "(a token in a header reads pages only)"
+                    request, viewer, 403, "refused: a form is the person's, sent from a console signed in "
+                    f"with the console secret ({held} reads pages only)"
                 )
             try:
                 data = await read_form(request, FORM_LIMIT, max_fields=200)

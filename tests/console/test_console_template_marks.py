@@ -65,7 +65,9 @@ REVIEWED: dict[tuple[str, str], str] = {
     ("consents.html", "s.sensor.value"): "an enum's value",
     ("inbox.html", "'denied' if i.denied else 'approved'"): "a constant",
     ("inbox.html", "'number' if f.kind == 'number' else 'text'"): "a constant",
-    ("inbox.html", "arguments(item.arguments)"): "a macro: marked within",
+    ("inbox.html", "arguments(item.arguments, card_chars if item.whole else cut_value, "
+                   "card_chars if item.whole else cut_name)"): "a macro: marked within",
+    ("inbox.html", "item.look_alikes"): "a count",
     ("inbox.html", "f.name"): "a form field's name (q<n>.<key>), round-tripped; its title is shown marked",
     ("inbox.html", "item.asked"): "a hidden input, round-tripped", ("inbox.html", "item.id"): "Sentinel's id",
     ("inbox.html", "q.message"): "Marked by the core (asking.py): marked once, not twice",
