@@ -57,3 +57,19 @@ async def test_the_users_answer_and_a_reads_result_still_ground_their_values(tmp
         await r.guard.record_answer(call, q, Answer(action="accept", content={"answer": "health"},
                                                     provenance="user"))
         assert "health" in await r.guard.store.known_values("s1", ["health", MADE_UP])
+
+
+async def test_a_context_without_a_check_does_not_ground_what_the_agent_bound_it_to(tmp_path: Path) -> None:
+    """``context(focus)`` (no check) takes any value the agent binds; the checked context of the same
+    rulebase still grounds the booking its check proved the user's."""
+    rules = strict_rules(tmp_path)
+    rules.write_text(rules.read_text() + "context(focus).\n")
+    async with rig(tmp_path / "facts.db", files=[rules]) as r:
+        service = PolicyService(r.guard)
+        bound = await service.bind("s1", "focus", MADE_UP)
+        assert bound["value"] == MADE_UP
+        call = r.port.call_of("bk__cancel_booking", {"booking_id": MADE_UP})
+        assert refused_as_made_up(await r.guard.decide(call))
+        await service.bind("s1", "booking_of_interest", "BK-789")  # its check reads the user's bookings
+        d = await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}))
+        assert isinstance(d, Ask), d
