@@ -504,8 +504,9 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
             result = without_others_claims(result, declared)  # nor is any other upstream the device firewall
         if isinstance(result, CallToolResult):  # its blocks: not Sentinel's voice, nor others' resources
             result = shown_result(result, up.name, self.manager.catalog, builtin=up.builtin)
-            broken = (None if up.builtin or not ResultCheck.binds(route.exposed, result)
-                      else await self.results.problem(route.exposed, result))
+            with anyio.CancelScope(shield=True):  # (bounded) the result came: observed, or unknown below
+                broken = (None if up.builtin or not ResultCheck.binds(route.exposed, result)
+                          else await self.results.problem(route.exposed, result))
             if broken is not None:  # structured content its own schema refuses: the client is told by us
                 return await self._done(rec, decision, "tool_error",
                                         error_result(f"{call.name}: {broken}", error="result_schema",

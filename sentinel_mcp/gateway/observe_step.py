@@ -62,8 +62,10 @@ class ObserveStep:
                 log.exception("guard could not observe the result of %s", call.name)
 
         # only when the guard may learn something (most results teach nothing: no task, no turn of the loop);
-        # a bare task rather than a task group (a fifth of this step's cost); awaited (or cancelled with the
-        # call) before the answer leaves, as a task group would
+        # a bare task rather than a task group (a fifth of this step's cost); awaited before the answer
+        # leaves. Never cancelled with the call: the upstream has answered, so a write has happened, and its
+        # effects and spent confirmation must be learned (a cancelled learning let the same write through
+        # again on the confirmation it had used, past a rule such as one certificate per reservation)
         learning = asyncio.ensure_future(learn()) if self.guard.observes(call, result) else None
         try:
             completed = await self._done(
@@ -78,9 +80,13 @@ class ObserveStep:
                 await learning
         except BaseException:
             if learning is not None:
-                learning.cancel()
+                # bounded all the same: a guard whose store hangs must not hold the cancelled call for ever
+                bound = self.config.sentinel.policy.guard_timeout
                 with anyio.CancelScope(shield=True):
-                    await asyncio.wait([learning])
+                    done, _ = await asyncio.wait([learning], timeout=bound)
+                    if not done:
+                        learning.cancel()
+                        await asyncio.wait([learning])
             raise
         return completed
 
