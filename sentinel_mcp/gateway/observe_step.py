@@ -40,11 +40,13 @@ class ObserveStep:
     guard: Guard
 
     async def _outcome_unknown(self, call: ToolCall) -> None:
-        """Sent, and its result never came: it may have run (the guard's ``observe_unknown``)."""
-        try:
-            await self.guard.observe_unknown(call)
-        except Exception:  # noqa: BLE001 - as observing a result: never fails the call
-            log.exception("guard could not take the unknown outcome of %s", call.name)
+        """Sent, and its result never came, or came and was refused: it may have run (the guard's
+        ``observe_unknown``). Shielded: a caller that cancels now does not undo what the upstream did."""
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.guard.observe_unknown(call)
+            except Exception:  # noqa: BLE001 - as observing a result: never fails the call
+                log.exception("guard could not take the unknown outcome of %s", call.name)
 
     async def _observe(
         self, rec: CallRecord, call: ToolCall, route: ToolRoute, decision: Allow, result: CallToolResult
