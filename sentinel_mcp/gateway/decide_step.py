@@ -101,11 +101,12 @@ class DecideStep:
         """A call allowed before its upstream asked for input, now continued with the answers: sent only
         while the policy would still allow it. Its state lives ``confirm_ttl`` (up to a week), and what the
         decision rested on may have changed since (a write of this or another conversation, a fact read
-        again): decided again as a preview (nothing asked, nothing spent), and refused on a deny. A preview
+        again): decided again as a preview (nothing asked, nothing spent; what a write can change read
+        again: ``Guard.recheck``), and refused on a deny. A preview
         that asks (a confirmation spent across replicas when the call first left) goes on as allowed: the
         person answered what was asked then."""
         try:
-            now = await asyncio.wait_for(self.guard.preview(call), self.config.sentinel.policy.guard_timeout)
+            now = await asyncio.wait_for(self.guard.recheck(call), self.config.sentinel.policy.guard_timeout)
         except Exception:  # noqa: BLE001 - a guard that errs or times out denies
             log.exception("guard error deciding the continuation of %s again", call.name)
             now = Deny(reason=f"the guard of {call.name} could not decide it again; denied",
