@@ -163,6 +163,11 @@ class Guard(Protocol):
         without deciding for real denies (fail closed)."""
         return Deny(reason="this guard cannot decide a call without making it", unmet=["preview"])
 
+    async def recheck(self, call: ToolCall) -> Decision:
+        """``preview`` of a call about to be carried out on an earlier decision (the continuation of a call
+        whose upstream asked for input): what a write can change is read again first, as for a decision."""
+        return await self.preview(call)
+
     async def record_answer(self, call: ToolCall, question: Question, answer: Answer) -> None:
         """Store an answer so that the next decide() of the same call sees it."""
         ...

@@ -478,6 +478,7 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
             )
         except ResultRefused as e:  # past a shape bound right after its parse: no model of it was built
             rec.timings.forward_s += upstream_s()
+            await self._outcome_unknown(call)  # the upstream ran it: refusing its result undoes nothing
             refused = error_result(f"{call.name}: {e.why}", error=e.kind, upstream=up.name)
             return await self._done(rec, decision, "tool_error", refused, proof=_proof_of(decision),
                                     error=e.why)
@@ -495,6 +496,7 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
         bomb = (too_many_blocks(len(result.content))
                 if isinstance(result, CallToolResult) and not up.builtin else None)
         if bomb is not None:  # refused before a block is looked at: showing each one takes care
+            await self._outcome_unknown(call)  # (as every result refused below: the call may have run)
             refused = error_result(f"{call.name}: {bomb}", error="result_blocks", upstream=up.name)
             return await self._done(rec, decision, "tool_error", refused, proof=_proof_of(decision),
                                     error=bomb)
@@ -504,9 +506,11 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
             result = without_others_claims(result, declared)  # nor is any other upstream the device firewall
         if isinstance(result, CallToolResult):  # its blocks: not Sentinel's voice, nor others' resources
             result = shown_result(result, up.name, self.manager.catalog, builtin=up.builtin)
-            broken = (None if up.builtin or not ResultCheck.binds(route.exposed, result)
-                      else await self.results.problem(route.exposed, result))
+            with anyio.CancelScope(shield=True):  # (bounded) the result came: observed, or unknown below
+                broken = (None if up.builtin or not ResultCheck.binds(route.exposed, result)
+                          else await self.results.problem(route.exposed, result))
             if broken is not None:  # structured content its own schema refuses: the client is told by us
+                await self._outcome_unknown(call)
                 return await self._done(rec, decision, "tool_error",
                                         error_result(f"{call.name}: {broken}", error="result_schema",
                                                      upstream=up.name),

@@ -6,6 +6,8 @@ for questions no caller can be asked (``ask_person``).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
 import anyio
@@ -27,6 +29,8 @@ from sentinel_mcp.gateway.person_inbox import PersonInbox, PersonQuestion
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.storage import StorageError
 
+log = logging.getLogger(__name__)
+
 
 class DecideStep:
     """The ``Gateway``'s decide step and its parts (a base of ``Gateway``, which sets these attributes)."""
@@ -42,7 +46,7 @@ class DecideStep:
     ) -> Allow | Refused | NeedsInput:
         """Allow (written ahead to the audit log before anything leaves), or the refusal or the questions."""
         if req.preapproved_digest is not None and req.preapproved_digest == call.digest:
-            decision: Decision = Allow(reason="continuation of a call already allowed")
+            decision: Decision = await self._continuation(call)
         else:
             started = call_timings.now()
             decision = await self._ask_guard(call, req.answers or {}, route.exposed)
@@ -93,6 +97,25 @@ class DecideStep:
         return decision
 
     # ------------------------------------------------------------------ the decide step's parts
+    async def _continuation(self, call: ToolCall) -> Decision:
+        """A call allowed before its upstream asked for input, now continued with the answers: sent only
+        while the policy would still allow it. Its state lives ``confirm_ttl`` (up to a week), and what the
+        decision rested on may have changed since (a write of this or another conversation, a fact read
+        again): decided again as a preview (nothing asked, nothing spent; what a write can change read
+        again: ``Guard.recheck``), and refused on a deny. A preview
+        that asks (a confirmation spent across replicas when the call first left) goes on as allowed: the
+        person answered what was asked then."""
+        try:
+            now = await asyncio.wait_for(self.guard.recheck(call), self.config.sentinel.policy.guard_timeout)
+        except Exception:  # noqa: BLE001 - a guard that errs or times out denies
+            log.exception("guard error deciding the continuation of %s again", call.name)
+            now = Deny(reason=f"the guard of {call.name} could not decide it again; denied",
+                       unmet=["guard_error"])
+        if isinstance(now, Deny):
+            why = f"allowed before its upstream asked for input, the call is not any more: {now.reason}"
+            return Deny(reason=why, unmet=now.unmet, how_to_unblock=now.how_to_unblock, proof=now.proof)
+        return Allow(reason="continuation of a call already allowed")
+
     async def _decide_once(self, call: ToolCall, tool: Tool) -> Decision:
         decision = await self.guard.decide(call)
         if isinstance(decision, Ask):  # what this conversation was asked, for the answers that come back

@@ -40,11 +40,13 @@ class ObserveStep:
     guard: Guard
 
     async def _outcome_unknown(self, call: ToolCall) -> None:
-        """Sent, and its result never came: it may have run (the guard's ``observe_unknown``)."""
-        try:
-            await self.guard.observe_unknown(call)
-        except Exception:  # noqa: BLE001 - as observing a result: never fails the call
-            log.exception("guard could not take the unknown outcome of %s", call.name)
+        """Sent, and its result never came, or came and was refused: it may have run (the guard's
+        ``observe_unknown``). Shielded: a caller that cancels now does not undo what the upstream did."""
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.guard.observe_unknown(call)
+            except Exception:  # noqa: BLE001 - as observing a result: never fails the call
+                log.exception("guard could not take the unknown outcome of %s", call.name)
 
     async def _observe(
         self, rec: CallRecord, call: ToolCall, route: ToolRoute, decision: Allow, result: CallToolResult
@@ -62,8 +64,10 @@ class ObserveStep:
                 log.exception("guard could not observe the result of %s", call.name)
 
         # only when the guard may learn something (most results teach nothing: no task, no turn of the loop);
-        # a bare task rather than a task group (a fifth of this step's cost); awaited (or cancelled with the
-        # call) before the answer leaves, as a task group would
+        # a bare task rather than a task group (a fifth of this step's cost); awaited before the answer
+        # leaves. Never cancelled with the call: the upstream has answered, so a write has happened, and its
+        # effects and spent confirmation must be learned (a cancelled learning let the same write through
+        # again on the confirmation it had used, past a rule such as one certificate per reservation)
         learning = asyncio.ensure_future(learn()) if self.guard.observes(call, result) else None
         try:
             completed = await self._done(
@@ -78,9 +82,13 @@ class ObserveStep:
                 await learning
         except BaseException:
             if learning is not None:
-                learning.cancel()
+                # bounded all the same: a guard whose store hangs must not hold the cancelled call for ever
+                bound = self.config.sentinel.policy.guard_timeout
                 with anyio.CancelScope(shield=True):
-                    await asyncio.wait([learning])
+                    done, _ = await asyncio.wait([learning], timeout=bound)
+                    if not done:
+                        learning.cancel()
+                        await asyncio.wait([learning])
             raise
         return completed
 

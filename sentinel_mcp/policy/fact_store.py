@@ -403,8 +403,9 @@ class FactStore(SeamStore):
         return facts
 
     async def known_values(self, session: str, values: Iterable[str], now: float | None = None) -> set[str]:
-        """Which of these strings are arguments of a valid non-internal fact of the session (an indexed
-        look-up per value; the session's other facts are never read)."""
+        """Which of these strings are arguments of a valid non-internal fact of the session that the agent
+        did not give (an indexed look-up per value; the session's other facts are never read). The agent's
+        answers hold the inputs it chose: counted, an id it made up grounded itself (strict symbolic mode)."""
         await self._learning.settled(session)
         now = process_clock.now() if now is None else now
         wanted = sorted({_kept(v) for v in values})
@@ -417,7 +418,8 @@ class FactStore(SeamStore):
                 f"SELECT {cols} FROM fact_values v JOIN facts f ON f.session = v.session AND f.fact "
                 "= v.fact "
                 f"WHERE v.session = ? AND v.value IN ({','.join('?' * len(chunk))}) "
-                "AND (f.expires_at IS NULL OR f.expires_at > ?) AND f.established_at <= ?"
+                "AND (f.expires_at IS NULL OR f.expires_at > ?) AND f.established_at <= ? "
+                "AND f.provenance <> 'agent'"
             )
             rows = await self.db.query(sql, [_kept(session), *chunk, now, self._present()])
             if self.shared:  # ``fact_values`` is not signed: the value must be an argument of its signed fact

@@ -265,13 +265,16 @@ class PolicyGuard(ObserveStep, KeptTurns, Guard):
     async def preview(self, call: ToolCall) -> Decision:
         return await self.decide(call, spend=False)
 
+    async def recheck(self, call: ToolCall) -> Decision:
+        return await self.decide(call, spend=False, fresh=True)
+
     async def decide(
-        self, call: ToolCall, *, spend: bool = True, may_fetch: FetchFilter | None = None
+        self, call: ToolCall, *, spend: bool = True, may_fetch: FetchFilter | None = None, fresh: bool = False
     ) -> Decision:
         """``spend``: an allow uses up the confirmation its proof stands on (one confirmation, one call);
         False only asks what the call would get (``why_not``), leaving everything as it was. ``may_fetch``:
         which tools the solver may fetch from (a principal's ``why_not``: its own reach); None: every
-        read-only tool a binding names (the guard's own fetches for a call)."""
+        read-only tool a binding names (the guard's own fetches for a call). ``fresh``: ``recheck``'s."""
         rb = self.rulebases.active
         if rb is None:  # fail closed: the tools the rulebase would govern are not served
             problem = self.problem
@@ -297,7 +300,7 @@ class PolicyGuard(ObserveStep, KeptTurns, Guard):
                 return await self.default.decide(call, spend=False)
             return await self.default.decide(call)
         try:
-            await reread_for_write(self.knowledge, call, rb, spend=spend)
+            await reread_for_write(self.knowledge, call, rb, spend=spend or fresh)
             epoch = self.engine.confirmations_taken  # before the proof (see _spent)
             first = await self._first_pass(call, rb)
             if first is not None and first[1] is not None and first[1].get("status") == "proved":

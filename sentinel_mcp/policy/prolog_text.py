@@ -154,7 +154,9 @@ def term_text(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ",".join(term_text(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "json([" + ",".join(f"{quote_atom(str(k))}={term_text(v)}" for k, v in value.items()) + "])"
+        # a blank after "=": glued, a negative number's sign made one symbol token with it ('k'=-1 reads as
+        # the unknown operator =-, a syntax error), and the fact, or the config seed, could not be written
+        return "json([" + ",".join(f"{quote_atom(str(k))}= {term_text(v)}" for k, v in value.items()) + "])"
     return quote_atom(str(value))
 
 

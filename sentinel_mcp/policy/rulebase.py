@@ -103,6 +103,7 @@ class RulebaseInfo(BaseModel):
     bindings: list[BindingInfo] = Field(default_factory=list)
     askables: list[AskableInfo] = Field(default_factory=list)
     contexts: list[str] = Field(default_factory=list)
+    checked_contexts: list[str] = Field(default_factory=list)  # declared with a check (context/3)
     seeds: list[str] = Field(default_factory=list)
     options: list[str] = Field(default_factory=list)
     read_only: list[str] = Field(default_factory=list)
@@ -130,6 +131,7 @@ class RulebaseInfo(BaseModel):
             bindings=[BindingInfo(**b) for b in raw["bindings"]],
             askables=[AskableInfo(**a) for a in raw["askables"]],
             contexts=raw["contexts"],
+            checked_contexts=raw.get("checked_contexts", []),
             seeds=raw["seeds"],
             options=raw["options"],
             read_only=raw["read_only"],

@@ -2,7 +2,9 @@
 
 An LLM that invents an identifier ("reservation ZZZ999") is refused before any proof: every string
 argument (at any depth) must appear among the arguments of the session's valid facts or the values of
-its bound contexts. Numbers and booleans are quantities, not identifiers, and are not checked.
+its bound contexts. What the agent itself says grounds nothing: its answers (``sentinel_answer``, inputs
+of its choosing: ``FactStore.known_values``) and a context declared without a check, which it binds to any
+value. Numbers and booleans are quantities, not identifiers, and are not checked.
 """
 
 from __future__ import annotations
@@ -41,5 +43,8 @@ async def ungrounded_arguments(knowledge: Knowledge, call: ToolCall, rb: Rulebas
     # only the call's own values are looked up (indexed), never the whole session's facts
     known = await store.known_values(call.session_id, {v for _, v in checked}, process_clock.now())
     if len(known) < len({v for _, v in checked}):
-        known.update(string_values(list((await store.contexts(call.session_id)).values())))
+        # a context bound after its check proved (context/3): a value facts gave; one declared without a
+        # check holds whatever the agent bound it to (sentinel_bind), a literal it may have made up
+        contexts = await store.contexts(call.session_id)
+        known.update(string_values([v for k, v in contexts.items() if k in rb.info.checked_contexts]))
     return [f"{p}={v!r}" for p, v in checked if v not in known]

@@ -252,12 +252,29 @@ async def test_decide_allows_ahead_of_forwarding_asks_and_denies_with_the_decisi
         assert (await rows(rt))[rec.decision_id]["outcome"] == "denied"
 
 
+class PreviewedGuard(ScriptedGuard):
+    """A scripted guard whose preview (what a continuation is checked again by: nothing asked) is scripted
+    too."""
+
+    def __init__(self, preview: Any, *decisions: Any) -> None:
+        super().__init__(*decisions)
+        self.previewed, self.previews = preview, 0
+
+    async def preview(self, call: ToolCall) -> Any:
+        self.previews += 1
+        return self.previewed
+
+
 async def test_a_preapproved_digest_counts_only_for_exactly_that_call(data_dir):
     async with gateway(data_dir) as rt:
-        guard = ScriptedGuard(Deny(reason="no"))
+        guard = PreviewedGuard(Allow(reason="still"), Deny(reason="no"))
         same = ToolCall(name="un__wipe", server="un", tool="wipe", arguments={"name": "a"}).digest
         out, _ = await _decide(rt, guard, request("un__wipe", {"name": "a"}, preapproved_digest=same))
-        assert isinstance(out, Allow) and guard.asked == 0
+        assert isinstance(out, Allow) and guard.asked == 0 and guard.previews == 1
+        # checked again, as a preview: a policy that now denies the call refuses its continuation
+        guard.previewed = Deny(reason="not any more")
+        out, _ = await _decide(rt, guard, request("un__wipe", {"name": "a"}, preapproved_digest=same))
+        assert isinstance(out, Refused) and "not any more" in out.reason and guard.asked == 0
         for other in ({"name": "b"}, {"name": "a", "also": 1}, {"name": "A"}):
             out, _ = await _decide(rt, guard, request("un__wipe", other, preapproved_digest=same))
             assert isinstance(out, Refused)

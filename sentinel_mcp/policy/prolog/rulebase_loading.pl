@@ -478,6 +478,7 @@ sn_info(RB, Out) :-
               askable_from(O, From), askable_ttl(O, TTL) ),
             Askables),
     findall(C, ( decl(RB, context(C)) ; decl(RB, context(C, _, _)) ), Cs0), sort(Cs0, Contexts),
+    findall(C, decl(RB, context(C, _, _)), Cs1), sort(Cs1, Checked),
     findall(FA, ( decl(RB, seed(F)), term_to_atom(F, FA) ), Seeds),
     findall(OA, ( decl(RB, option(O)), term_to_atom(O, OA) ), Options),
     findall(T, decl(RB, read_only(T)), ReadOnly),
@@ -489,7 +490,8 @@ sn_info(RB, Out) :-
     findall(json([name=N, path=PA, file=F, line=L]), ( RB:'$src'(decl, policy_document(N, P), F, L), text_to_atom(P, PA) ),
             Docs),
     guard_reads(RB, GuardReads),
-    to_json_atom(json([guards=Guards, bindings=Bindings, askables=Askables, contexts=Contexts, seeds=Seeds,
+    to_json_atom(json([guards=Guards, bindings=Bindings, askables=Askables, contexts=Contexts,
+                       checked_contexts=Checked, seeds=Seeds,
                        options=Options, read_only=ReadOnly, symbolic_exempt=Exempt, effects=Effects,
                        kept_effects=KeptEffects, documents=Docs,
                        guard_reads=GuardReads]), Out).
