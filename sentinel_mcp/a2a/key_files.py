@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 from sentinel_mcp.config_file_trust import OPT_OUT, OPT_OUT_VALUE, opted_out
+from sentinel_mcp.core.errors import A2AError
 from sentinel_mcp.core.outside_file import TooLarge, read_judged_bytes
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ _last_good: dict[str, bytes] = {}  # a key file's path -> its bytes as last read
 _said: dict[str, str] = {}  # a key file's path -> the refusal last logged for it (logged once per change)
 
 
-class SharedKeyFile(ValueError):
+class SharedKeyFile(A2AError, ValueError):
     """A key file another account could change, with no good read of it before."""
 
 

@@ -18,6 +18,7 @@ import logging
 import os
 import stat
 
+from sentinel_mcp.core.errors import SentinelError
 from sentinel_mcp.core.trusted_path import walk
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ def trusted_search_path(search: str | None = None) -> str:
     return os.pathsep.join(e for e in entries if os.path.isabs(e) and refusal("the PATH entry", e) is None)
 
 
-class ProgramRefused(OSError):
+class ProgramRefused(SentinelError, OSError):
     """A program found only where another account could change it (the message says where and why)."""
 
 
