@@ -22,7 +22,9 @@ from typing import Any
 from sentinel_mcp.core.deployment_caps import cap
 
 MAX_CONNECTIONS = cap("HTTP_CONNECTIONS", 2048)  # as many as TLS keeps open (``tls/acceptor.MAX_OPEN``)
-MAX_PER_PEER = cap("HTTP_CONNECTIONS_PER_PEER", 256)  # every local client shares 127.0.0.1
+# from one address: half of all (every local client shares 127.0.0.1; a connection refused after its
+# request was read still counts while it lingers, ``http_protocol.LINGER_SECONDS``)
+MAX_PER_PEER = cap("HTTP_CONNECTIONS_PER_PEER", 1024)
 BODY = b"sentinel: too many open connections; try again later\n"
 REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
            b"connection: close\r\nretry-after: 1\r\ncontent-length: " + str(len(BODY)).encode() + b"\r\n\r\n"
