@@ -40,6 +40,7 @@ from typing import Any
 import httptools
 
 from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY
+from sentinel_mcp.app.open_connections import REFUSAL as TOO_MANY_OPEN, open_connections
 from sentinel_mcp.app.parse_refusals import (
     BAD_CODING,
     BUDGET,
@@ -167,18 +168,46 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self._why: tuple[int, str] | None = None
         self._begun = False  # a request's first byte was read, its last not yet
         self._peer_done = False  # the client ended its side (a half close): answers owed, then the end
+        self._counted: str | None = None  # the peer address it is counted under (``open_connections``)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         held = HeadHoldingTransport(transport, self.loop, self._answering_before_body_read)
         super().connection_made(held)  # type: ignore[arg-type]
+        peer = self.client[0] if self.client else ""
+        if not open_connections(self.server_state).take(peer):
+            # past the bound on open connections: told so and closed before anything is read, so its
+            # descriptor is back at once (those already open are served on: ``open_connections.py``)
+            self._lingering = True  # anything that still arrives before the close is dropped unparsed
+            held.write(TOO_MANY_OPEN)
+            held.close()
+            return
+        self._counted = peer
         self._arm(HEAD_SECONDS)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._give_back()
         self._deadline = None
         if self._reading is not None:
             self._reading.cancel()
             self._reading = None
         super().connection_lost(exc)
+
+    def _give_back(self) -> None:
+        peer, self._counted = self._counted, None
+        if peer is not None:
+            open_connections(self.server_state).give_back(peer)
+
+    def handle_websocket_upgrade(self) -> None:
+        """The connection goes on under the WebSocket protocol, whose end this protocol never hears of: its
+        place is handed over with it (``FrontWebSocketProtocol`` gives it back), or given back now."""
+        peer, self._counted = self._counted, None
+        super().handle_websocket_upgrade()
+        taker = self.transport.get_protocol()
+        if peer is not None:
+            if hasattr(taker, "counted_as"):
+                taker.counted_as(open_connections(self.server_state), peer)
+            else:
+                open_connections(self.server_state).give_back(peer)
 
     def _arm(self, seconds: float) -> None:
         self._deferred = None

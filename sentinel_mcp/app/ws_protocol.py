@@ -15,8 +15,23 @@ from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
+from sentinel_mcp.app.open_connections import OpenConnections
+
 
 class FrontWebSocketProtocol(WebSocketsSansIOProtocol):
+    # the place the HTTP connection upgraded took (``open_connections``): its count and peer address
+    _counted: tuple[OpenConnections, str] | None = None
+
+    def counted_as(self, counts: OpenConnections, peer: str) -> None:
+        """This connection holds the place its HTTP protocol took (given back when it ends)."""
+        self._counted = (counts, peer)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        counted, self._counted = self._counted, None
+        if counted is not None:
+            counted[0].give_back(counted[1])
+        super().connection_lost(exc)
+
     def pause_writing(self) -> None:
         super().pause_writing()
         self.transport.pause_reading()

@@ -115,6 +115,18 @@ def answer_problem(question: Question, answer: Answer) -> str | None:
             or _exactly_one_problem(question, answer.content))
 
 
+def relayed_problem(schema: dict[str, Any] | None, content: Any) -> str | None:
+    """Why ``content`` does not answer an upstream's form (None when it does): the one rule for an answer
+    relayed in either era (pushed on to a handshake client, or given in a 2026-era client's round): the
+    form's schema, strictly, and the numbers and text an answer to Sentinel's own question may hold (1e300
+    answered "an integer" reached the tool as a float, and its SDK made it an integer of 301 digits)."""
+    try:
+        problem = content_problem(schema, content)
+    except BrokenSchema:
+        problem = None  # the upstream's own schema is broken; it judges its own input
+    return problem or _number_problem(content) or _text_problem(content)
+
+
 def _number_problem(content: Any) -> str | None:
     """An integral number counts as the integer it equals (``json_numbers``): one whose integer is longer than
     the wire takes (``1e300``) is no answer, as it is no argument. NaN and the infinities are no JSON

@@ -35,7 +35,7 @@ from mcp.types import (
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from sentinel_mcp.core.answer_validation import BrokenSchema, content_problem
+from sentinel_mcp.core.answer_validation import relayed_problem
 from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal, shared_note
 from sentinel_mcp.core.display_text import safe_text
@@ -331,10 +331,7 @@ class FrontLink(CallerLink):
         result = relayed_answer(await self._ask(ElicitRequest(params=shown), ElicitResult), link=False)
         if not isinstance(result, ElicitResult) or result.action != "accept":
             return result
-        try:
-            problem = content_problem(params.requested_schema, result.content)
-        except BrokenSchema:
-            problem = None  # the upstream's own schema is broken; it judges its own input
+        problem = relayed_problem(params.requested_schema, result.content)  # as in a 2026-era round
         if problem is None:
             return result
         reason = f"sentinel: the answer does not fit the question: {problem}"

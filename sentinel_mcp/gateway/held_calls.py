@@ -76,10 +76,10 @@ class PendingQuestion:
         for model in models:
             if isinstance(response, model):
                 return response
-        if isinstance(response, dict):
+        if isinstance(response, dict):  # (the wire's answers come typed: this is an in-process caller's)
             for model in models:
-                try:
-                    return model.model_validate(response)
+                try:  # strictly: JSON types as they are, never coerced (bytes are no text, "1" no number)
+                    return model.model_validate(response, strict=True)
                 except ValidationError:
                     continue
         if isinstance(self.request, ElicitRequest):

@@ -28,7 +28,7 @@ from mcp.types import (
     ListRootsRequest,
 )
 
-from sentinel_mcp.core.answer_validation import BrokenSchema, content_problem
+from sentinel_mcp.core.answer_validation import relayed_problem
 from sentinel_mcp.core.decision import Answer, argument_digest
 from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.gateway.relayed_answer import relayed_answer
@@ -219,7 +219,4 @@ def relayed_answer_problem(schema: Any, value: Any) -> str | None:
     """Why an answer to a relayed (upstream) question does not fit the schema the client was shown."""
     if not isinstance(value, ElicitResult) or value.action != "accept" or not isinstance(schema, dict):
         return None  # a decline/cancel, or a non-form request (sampling, URL): the upstream judges it
-    try:
-        return content_problem(schema, value.content)
-    except BrokenSchema:
-        return None  # the upstream's own schema is broken; it judges its own input
+    return relayed_problem(schema, value.content)
