@@ -21,7 +21,9 @@ def lapse_recorder(gateway: Gateway):  # type: ignore[no-untyped-def]
             session=safe_text(session, 200), client=f"builtin:{builtin}", origin="builtin", tool=tool,
             principal=principal, upstream=builtin,
         )
-        text = safe_text(reason, 2000)
+        # the row's outcome names the kind: "credentials_lapsed: the ..." in its text read to the redactor as
+        # a secret's name and value ("[redacted] credentials this run..."), for builds and agent runs alike
+        text = safe_text(reason.replace(f"{OUTCOME}: ", "", 1), 2000)
         await rec.final("deny", OUTCOME, reason=text, error=text)
 
     return record

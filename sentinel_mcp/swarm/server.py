@@ -28,7 +28,7 @@ from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
 from sentinel_mcp.core.display_text import compose, safe_text, said
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
-from sentinel_mcp.swarm.build_credentials import OUTCOME, BuildCredentials
+from sentinel_mcp.swarm.build_credentials import BuildCredentials
 from sentinel_mcp.swarm.build_service import BuildService, UnknownTaskError
 from sentinel_mcp.swarm.orchestrator import ProgressEvent
 from sentinel_mcp.swarm.path_safety import MAX_PATH_CHARS, UnsafePathError
@@ -301,11 +301,8 @@ def build_credentials(ctx: BuiltinContext, ctx_: Context) -> BuildCredentials | 
 
     async def recorded(task_id: str, reason: str) -> None:
         if record is not None:
-            # the row's outcome names the kind; "credentials_lapsed: the ..." in its text read as a secret's
-            # key and value to the redactor, and the row said "[redacted] credentials this build..."
-            why = reason.removeprefix(f"{OUTCOME}: ")
             await record(builtin=ctx.name, tool=tool or "swarm_build", principal=principal, session=session,
-                         reason=f"build {task_id}: {why}")
+                         reason=f"build {task_id}: {reason}")
 
     return BuildCredentials(check, recorded)
 
