@@ -1,12 +1,13 @@
 """Where a text holds a hash or an id of a known shape, whose digits are no card number: a hex digest of a
 standard length (MD5 32, SHA-1 40, SHA-224 56, SHA-256 64, SHA-384 96, SHA-512 128), a UUID (8-4-4-4-12), a
 colon-separated fingerprint of 16, 20, 28, 32, 48 or 64 bytes, a swarm build's id
-(``t20261206-010627-2457d5``: a real date and time, so every window of its digits long enough for a card
-starts "20", no card's prefix; one build id in five held a Luhn-valid window, and its audit row lost the
-build's name). An allow list of exact shapes, each standing alone (no letter or digit touching it, not part of
-a longer hex word or colon chain): a card number written into a hex word of any other length, or beside a
-digest, is still a card. Used by the redactor, so that a certificate fingerprint or an id in the audit record
-stays whole (about one random SHA-256 in a hundred holds a Luhn-valid run of 13 digits)."""
+(``t20261206-010627-2457d5``: a real date from 2020 on and a time, so every window of its digits long
+enough for a card starts "202" to "209", no card's prefix; one build id in five held a Luhn-valid window,
+and its audit row lost the build's name). An allow list of exact shapes, each standing alone (no letter or
+digit touching it, not part of a longer hex word or colon chain): a card number written into a hex word of
+any other length, or beside a digest, is still a card. Used by the redactor, so that a certificate
+fingerprint or an id in the audit record stays whole (about one random SHA-256 in a hundred holds a
+Luhn-valid run of 13 digits)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ _UUID = f"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
 _COLONS = "|".join(f"{_HEX}{{2}}(?::{_HEX}{{2}}){{{n - 1}}}" for n in (64, 48, 32, 28, 20, 16))
 # build_service.new_task_id: t, UTC date, -, time, -, three random bytes
 _BUILD_ID = (
-    "t20[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])-(?:[01][0-9]|2[0-3])[0-5][0-9][0-5][0-9]"
+    "t20[2-9][0-9](?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])-(?:[01][0-9]|2[0-3])[0-5][0-9][0-5][0-9]"
     "-[0-9a-f]{6}"
 )
 _SHAPES = re.compile(
