@@ -126,6 +126,8 @@ cites(compensation_amount/3, policy_ref(airline, 'If the user complains about ca
 cites(same_flights/2, policy_ref(airline, 'including basic economy, can change cabin without changing the flights')).
 cites(difference_text/3, policy_ref(airline, 'the user is should be refunded the difference')).
 cites(booked_within_24h/1, policy_ref(airline, 'The current time is 2024-05-15 15:00:00 EST.')).
+cites(booked_within_24h/1, policy_ref(airline, 'The booking was made within the last 24 hrs')).
+cites(airline_time/1, policy_ref(airline, 'The current time is 2024-05-15 15:00:00 EST.')).
 cites(passenger_details_ok/1, policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')).
 
 cabin_text(basic_economy, text('basic economy')).
@@ -192,7 +194,23 @@ no_flight_flown(R) :- forall(reservation_leg(R, F, Date, _, _), leg_not_flown(F,
 airline_cancelled_flight(R) :- reservation_leg(R, F, Date, _, _), flight_status(F, Date, cancelled).
 delayed_flight(R) :- reservation_leg(R, F, Date, _, _), flight_status(F, Date, delayed).
 
-booked_within_24h(R) :- reservation_created(R, T), current_time(Now), iso_hours_between(T, Now, H), H =< 24.
+% Booked at most 24 hours before now and not after it: a created_at after now (an airline clock ahead, a broken
+% record) gave a negative number of hours, and counted. Only a time of the airline's own format counts (no date
+% alone, no zone against a current time of none, nothing parse_time/3 stretches to a calendar): what cannot be
+% read so is no booking time, and the rule fails, as every unknown in this policy does.
+booked_within_24h(R) :-
+    reservation_created(R, T), airline_time(T), current_time(Now), airline_time(Now),
+    iso_hours_between(T, Now, H), H >= 0, H =< 24.
+
+% YYYY-MM-DDTHH:MM:SS in ASCII digits (models.py: "Timestamp when reservation was created, YYYY-MM-DDTHH:MM:SS"),
+% a real calendar day and time of day.
+airline_time(T) :-
+    atom(T), atom_codes(T, [Y1, Y2, Y3, Y4, 0'-, M1, M2, 0'-, D1, D2, 0'T, H1, H2, 0':, I1, I2, 0':, S1, S2]),
+    ascii_digits([Y1, Y2, Y3, Y4, M1, M2, D1, D2, H1, H2, I1, I2, S1, S2]),
+    number_codes(Y, [Y1, Y2, Y3, Y4]), number_codes(M, [M1, M2]), number_codes(D, [D1, D2]),
+    number_codes(Hour, [H1, H2]), number_codes(Min, [I1, I2]), number_codes(Sec, [S1, S2]),
+    Y >= 1, between(1, 12, M), month_days(Y, M, Days), between(1, Days, D),
+    Hour =< 23, Min =< 59, Sec =< 59.
 
 covered_by_insurance(health).
 covered_by_insurance(weather).
