@@ -22,6 +22,8 @@ askable(current_user(U), "What is your user id?", text,
 % flights, passengers, bags and payments, a flight's seats left) is read again before each write is decided
 % (fresh_for_writes): another conversation of the user may have spent the gift card or cancelled the
 % reservation since this one read it, and a booking takes seats that the search read before it still shows.
+% So is a flight's status, which the airline changes by itself: a flight read "available" a minute ago may be
+% in the air now, and a cancel or change decided on the old read would refund a flown flight.
 % required: a result without the field (missing, renamed, null) leaves the fact unknown and the look-up
 % failed, never "looked up, nothing there" (docs/rulebase-language.md)
 binding(user_membership(U, M), tool('airline__get_user_details', [user_id = U]),
@@ -68,7 +70,7 @@ binding(reservation_status(R, S), tool('airline__get_reservation_details', [rese
 binding(airport_city(Code, City), tool('airline__list_all_airports', []),
         extract([Code = '/result/*/iata', City = '/result/*/city']), [ttl(session)]).
 binding(flight_status(F, Date, S), tool('airline__get_flight_status', [flight_number = F, date = Date]),
-        extract([S = '/result']), [ttl(60), required]).
+        extract([S = '/result']), [ttl(60), required, fresh_for_writes]).
 binding(direct_flight(O, D, Date, F), tool('airline__search_direct_flight', [origin = O, destination = D, date = Date]),
         extract([F = '/result/*/flight_number']), [ttl(60)]).
 binding(direct_flight_price(O, D, Date, F, Cabin, Price),
