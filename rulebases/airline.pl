@@ -55,8 +55,12 @@ binding(reservation_leg(R, F, Date, O, D), tool('airline__get_reservation_detail
                  O = '/flights/*/origin', D = '/flights/*/destination']), [ttl(60), fresh_for_writes]).
 binding(reservation_leg_price(R, F, Date, P), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([F = '/flights/*/flight_number', Date = '/flights/*/date', P = '/flights/*/price']), [ttl(60), fresh_for_writes]).
-binding(reservation_passenger(R, First, Last, Dob), tool('airline__get_reservation_details', [reservation_id = R]),
-        extract([First = '/passengers/*/first_name', Last = '/passengers/*/last_name', Dob = '/passengers/*/dob']),
+% one fact per place in the passenger list (K: its position), so a person listed twice counts twice: counted
+% per distinct name and birth date, a reservation of one person booked twice counted one, and its passengers
+% were "modified" to one
+binding(reservation_passenger(R, K, First, Last, Dob), tool('airline__get_reservation_details', [reservation_id = R]),
+        extract([K = key('/passengers/*'), First = '/passengers/*/first_name', Last = '/passengers/*/last_name',
+                 Dob = '/passengers/*/dob']),
         [ttl(60), fresh_for_writes]).
 binding(reservation_payment(R, Id, Amount), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([Id = '/payment_history/*/payment_id', Amount = '/payment_history/*/amount']), [ttl(60), fresh_for_writes]).
@@ -222,7 +226,7 @@ cancellable(R, _) :- airline_cancelled_flight(R).
 cancellable(R, _) :- reservation_cabin(R, business).
 cancellable(R, W) :- reservation_insurance(R, yes), covered_by_insurance(W).
 
-passenger_count(R, N) :- aggregate_all(count, reservation_passenger(R, _, _, _), N).
+passenger_count(R, N) :- aggregate_all(count, reservation_passenger(R, _, _, _, _), N).
 
 bag_fee(50).
 insurance_fee(30).
@@ -596,7 +600,7 @@ effect('airline__update_reservation_baggages', [reservation_id = R],
        [invalidate(reservation_baggage(R, _, _)), invalidate(reservation_payment(R, _, _)),
         invalidate(user_payment_balance(_, _, _))]).
 effect('airline__update_reservation_passengers', [reservation_id = R],
-       [invalidate(reservation_passenger(R, _, _, _))]).
+       [invalidate(reservation_passenger(R, _, _, _, _))]).
 effect('airline__book_reservation', [user_id = U], [invalidate(user_reservation(U, _)), invalidate(user_payment_balance(U, _, _)),
                                                       invalidate(user_payment(U, _, _))]).
 effect('airline__send_certificate', [user_id = U], [invalidate(user_payment(U, _, _)), invalidate(user_payment_balance(U, _, _)),
