@@ -62,8 +62,10 @@ binding(reservation_passenger(R, K, First, Last, Dob), tool('airline__get_reserv
         extract([K = key('/passengers/*'), First = '/passengers/*/first_name', Last = '/passengers/*/last_name',
                  Dob = '/passengers/*/dob']),
         [ttl(60), fresh_for_writes]).
-binding(reservation_payment(R, Id, Amount), tool('airline__get_reservation_details', [reservation_id = R]),
-        extract([Id = '/payment_history/*/payment_id', Amount = '/payment_history/*/amount']), [ttl(60), fresh_for_writes]).
+% one fact per entry of the payment history (K: its position): two bags paid $50 each by one card are two payments
+binding(reservation_payment(R, K, Id, Amount), tool('airline__get_reservation_details', [reservation_id = R]),
+        extract([K = key('/payment_history/*'), Id = '/payment_history/*/payment_id', Amount = '/payment_history/*/amount']),
+        [ttl(60), fresh_for_writes]).
 binding(reservation_insurance(R, I), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([I = '/insurance']), [ttl(60), required]).
 binding(reservation_baggage(R, Total, Nonfree), tool('airline__get_reservation_details', [reservation_id = R]),
@@ -370,7 +372,7 @@ seats_ok(R, C, Passengers, Legs) :-
            ( direct_flight_seats(O, D, Date, F, C, N), N >= Passengers )).
 kept_leg(R, C, F, Date) :- R \== none, reservation_cabin(R, C), reservation_leg(R, F, Date, _, _).
 
-reservation_paid(R, Total) :- aggregate_all(sum(A), reservation_payment(R, _, A), Total).
+reservation_paid(R, Total) :- aggregate_all(sum(A), reservation_payment(R, _, _, A), Total).
 old_flights_price(R, Total) :-
     passenger_count(R, PN), aggregate_all(sum(P), reservation_leg_price(R, _, _, P), Sum), Total is Sum * PN.
 
@@ -587,17 +589,17 @@ fact(compensated/1).
 option(kept(compensated/1)).
 
 effect('airline__cancel_reservation', [reservation_id = R],
-       [invalidate(reservation_status(R, _)), invalidate(reservation_payment(R, _, _)),
+       [invalidate(reservation_status(R, _)), invalidate(reservation_payment(R, _, _, _)),
         establish(reservation_modified(R, cancelled))]).
 effect('airline__update_reservation_flights', [reservation_id = R],
        [establish(reservation_modified(R, changed)),
         establish(delayed_leg_before_change(R, F, Date), ( reservation_leg(R, F, Date, _, _), flight_status(F, Date, delayed) )),
         invalidate(reservation_leg(R, _, _, _, _)), invalidate(reservation_leg_price(R, _, _, _)),
-        invalidate(reservation_cabin(R, _)), invalidate(reservation_payment(R, _, _))]).
+        invalidate(reservation_cabin(R, _)), invalidate(reservation_payment(R, _, _, _))]).
 effect('airline__update_reservation_flights', [payment_id = _, reservation_id = _],
        [invalidate(user_payment_balance(_, _, _))]).
 effect('airline__update_reservation_baggages', [reservation_id = R],
-       [invalidate(reservation_baggage(R, _, _)), invalidate(reservation_payment(R, _, _)),
+       [invalidate(reservation_baggage(R, _, _)), invalidate(reservation_payment(R, _, _, _)),
         invalidate(user_payment_balance(_, _, _))]).
 effect('airline__update_reservation_passengers', [reservation_id = R],
        [invalidate(reservation_passenger(R, _, _, _, _))]).
