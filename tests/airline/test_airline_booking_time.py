@@ -58,7 +58,7 @@ async def _cancel(tmp: Path, created: Any) -> tuple[bool, str]:
             return not r.is_error, text_of(r)
 
 
-# the policy's current time is 2024-05-15 15:00:00 (EST, written without a zone, as the airline writes its times)
+# the policy's current time is 2024-05-15 15:00:00 (EST, written without a zone, as the airline writes times)
 NOT_WITHIN = {
     "an hour from now": "2024-05-15T16:00:00",
     "a second from now": "2024-05-15T15:00:01",
@@ -75,7 +75,8 @@ NOT_WITHIN = {
 
 
 @pytest.mark.parametrize("created", list(NOT_WITHIN.values()), ids=list(NOT_WITHIN))
-async def test_a_booking_time_not_within_the_last_24_hours_does_not_cancel(created: Any, tmp_path: Path) -> None:
+async def test_a_booking_time_not_within_the_last_24_hours_does_not_cancel(created: Any,
+                                                                           tmp_path: Path) -> None:
     done, said = await _cancel(tmp_path, created)
     assert not done, said
     assert "Sentinel refused this call" in said and "not eligible for cancellation" in said, said

@@ -51,7 +51,8 @@ async def test_a_flight_that_took_off_since_it_was_read_is_flown(
     async with Client(create_server(db, permissive=True), mode="auto") as client:
         port = ClientPort(client, prefix="airline")
         await port.refresh()
-        guard = await make_guard(port, tmp_path / "facts.db", files=[AIRLINE_PL], seeds={"current_user": USER})
+        guard = await make_guard(port, tmp_path / "facts.db", files=[AIRLINE_PL],
+                                 seeds={"current_user": USER})
         try:
             air = Airline(port, guard)
             # the status read while the flight had not left: the write would be allowed

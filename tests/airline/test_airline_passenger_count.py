@@ -1,10 +1,10 @@
-"""'The user can modify passengers but cannot modify the number of passengers. Even a human agent cannot modify
-the number of passengers.' (airline policy.md): a reservation's passengers are counted one per place in its
-list, not one per distinct name and birth date. Before, passenger_count/2 counted the distinct facts of
+"""'The user can modify passengers but cannot modify the number of passengers. Even a human agent cannot
+modify the number of passengers.' (airline policy.md): a reservation's passengers are counted one per place in
+its list, not one per distinct name and birth date. Before, passenger_count/2 counted the distinct facts of
 reservation_passenger/4, and a reservation of one person listed twice (which a booking may hold: the policy
 forbids no such list, and the airline takes it) counted one: an agent booked two seats and then "modified the
-passengers" to one, and the passenger count changed; the same count priced a flight change and its seats for one
-passenger instead of two.
+passengers" to one, and the passenger count changed; the same count priced a flight change and its seats for
+one passenger instead of two.
 
 Through the real gateway, over the permissive airline server (its writes check nothing) in a subprocess, real
 SWI-Prolog and SQLite; a user who says yes to everything."""
