@@ -22,6 +22,8 @@ askable(current_user(U), "What is your user id?", text,
 % flights, passengers, bags and payments, a flight's seats left) is read again before each write is decided
 % (fresh_for_writes): another conversation of the user may have spent the gift card or cancelled the
 % reservation since this one read it, and a booking takes seats that the search read before it still shows.
+% So is a flight's status, which the airline changes by itself: a flight read "available" a minute ago may be
+% in the air now, and a cancel or change decided on the old read would refund a flown flight.
 % required: a result without the field (missing, renamed, null) leaves the fact unknown and the look-up
 % failed, never "looked up, nothing there" (docs/rulebase-language.md)
 binding(user_membership(U, M), tool('airline__get_user_details', [user_id = U]),
@@ -53,11 +55,17 @@ binding(reservation_leg(R, F, Date, O, D), tool('airline__get_reservation_detail
                  O = '/flights/*/origin', D = '/flights/*/destination']), [ttl(60), fresh_for_writes]).
 binding(reservation_leg_price(R, F, Date, P), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([F = '/flights/*/flight_number', Date = '/flights/*/date', P = '/flights/*/price']), [ttl(60), fresh_for_writes]).
-binding(reservation_passenger(R, First, Last, Dob), tool('airline__get_reservation_details', [reservation_id = R]),
-        extract([First = '/passengers/*/first_name', Last = '/passengers/*/last_name', Dob = '/passengers/*/dob']),
+% one fact per place in the passenger list (K: its position), so a person listed twice counts twice: counted
+% per distinct name and birth date, a reservation of one person booked twice counted one, and its passengers
+% were "modified" to one
+binding(reservation_passenger(R, K, First, Last, Dob), tool('airline__get_reservation_details', [reservation_id = R]),
+        extract([K = key('/passengers/*'), First = '/passengers/*/first_name', Last = '/passengers/*/last_name',
+                 Dob = '/passengers/*/dob']),
         [ttl(60), fresh_for_writes]).
-binding(reservation_payment(R, Id, Amount), tool('airline__get_reservation_details', [reservation_id = R]),
-        extract([Id = '/payment_history/*/payment_id', Amount = '/payment_history/*/amount']), [ttl(60), fresh_for_writes]).
+% one fact per entry of the payment history (K: its position): two bags paid $50 each by one card are two payments
+binding(reservation_payment(R, K, Id, Amount), tool('airline__get_reservation_details', [reservation_id = R]),
+        extract([K = key('/payment_history/*'), Id = '/payment_history/*/payment_id', Amount = '/payment_history/*/amount']),
+        [ttl(60), fresh_for_writes]).
 binding(reservation_insurance(R, I), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([I = '/insurance']), [ttl(60), required]).
 binding(reservation_baggage(R, Total, Nonfree), tool('airline__get_reservation_details', [reservation_id = R]),
@@ -68,7 +76,7 @@ binding(reservation_status(R, S), tool('airline__get_reservation_details', [rese
 binding(airport_city(Code, City), tool('airline__list_all_airports', []),
         extract([Code = '/result/*/iata', City = '/result/*/city']), [ttl(session)]).
 binding(flight_status(F, Date, S), tool('airline__get_flight_status', [flight_number = F, date = Date]),
-        extract([S = '/result']), [ttl(60), required]).
+        extract([S = '/result']), [ttl(60), required, fresh_for_writes]).
 binding(direct_flight(O, D, Date, F), tool('airline__search_direct_flight', [origin = O, destination = D, date = Date]),
         extract([F = '/result/*/flight_number']), [ttl(60)]).
 binding(direct_flight_price(O, D, Date, F, Cabin, Price),
@@ -126,6 +134,8 @@ cites(compensation_amount/3, policy_ref(airline, 'If the user complains about ca
 cites(same_flights/2, policy_ref(airline, 'including basic economy, can change cabin without changing the flights')).
 cites(difference_text/3, policy_ref(airline, 'the user is should be refunded the difference')).
 cites(booked_within_24h/1, policy_ref(airline, 'The current time is 2024-05-15 15:00:00 EST.')).
+cites(booked_within_24h/1, policy_ref(airline, 'The booking was made within the last 24 hrs')).
+cites(airline_time/1, policy_ref(airline, 'The current time is 2024-05-15 15:00:00 EST.')).
 cites(passenger_details_ok/1, policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')).
 
 cabin_text(basic_economy, text('basic economy')).
@@ -192,7 +202,23 @@ no_flight_flown(R) :- forall(reservation_leg(R, F, Date, _, _), leg_not_flown(F,
 airline_cancelled_flight(R) :- reservation_leg(R, F, Date, _, _), flight_status(F, Date, cancelled).
 delayed_flight(R) :- reservation_leg(R, F, Date, _, _), flight_status(F, Date, delayed).
 
-booked_within_24h(R) :- reservation_created(R, T), current_time(Now), iso_hours_between(T, Now, H), H =< 24.
+% Booked at most 24 hours before now and not after it: a created_at after now (an airline clock ahead, a broken
+% record) gave a negative number of hours, and counted. Only a time of the airline's own format counts (no date
+% alone, no zone against a current time of none, nothing parse_time/3 stretches to a calendar): what cannot be
+% read so is no booking time, and the rule fails, as every unknown in this policy does.
+booked_within_24h(R) :-
+    reservation_created(R, T), airline_time(T), current_time(Now), airline_time(Now),
+    iso_hours_between(T, Now, H), H >= 0, H =< 24.
+
+% YYYY-MM-DDTHH:MM:SS in ASCII digits (models.py: "Timestamp when reservation was created, YYYY-MM-DDTHH:MM:SS"),
+% a real calendar day and time of day.
+airline_time(T) :-
+    atom(T), atom_codes(T, [Y1, Y2, Y3, Y4, 0'-, M1, M2, 0'-, D1, D2, 0'T, H1, H2, 0':, I1, I2, 0':, S1, S2]),
+    ascii_digits([Y1, Y2, Y3, Y4, M1, M2, D1, D2, H1, H2, I1, I2, S1, S2]),
+    number_codes(Y, [Y1, Y2, Y3, Y4]), number_codes(M, [M1, M2]), number_codes(D, [D1, D2]),
+    number_codes(Hour, [H1, H2]), number_codes(Min, [I1, I2]), number_codes(Sec, [S1, S2]),
+    Y >= 1, between(1, 12, M), month_days(Y, M, Days), between(1, Days, D),
+    Hour =< 23, Min =< 59, Sec =< 59.
 
 covered_by_insurance(health).
 covered_by_insurance(weather).
@@ -202,7 +228,7 @@ cancellable(R, _) :- airline_cancelled_flight(R).
 cancellable(R, _) :- reservation_cabin(R, business).
 cancellable(R, W) :- reservation_insurance(R, yes), covered_by_insurance(W).
 
-passenger_count(R, N) :- aggregate_all(count, reservation_passenger(R, _, _, _), N).
+passenger_count(R, N) :- aggregate_all(count, reservation_passenger(R, _, _, _, _), N).
 
 bag_fee(50).
 insurance_fee(30).
@@ -346,7 +372,7 @@ seats_ok(R, C, Passengers, Legs) :-
            ( direct_flight_seats(O, D, Date, F, C, N), N >= Passengers )).
 kept_leg(R, C, F, Date) :- R \== none, reservation_cabin(R, C), reservation_leg(R, F, Date, _, _).
 
-reservation_paid(R, Total) :- aggregate_all(sum(A), reservation_payment(R, _, A), Total).
+reservation_paid(R, Total) :- aggregate_all(sum(A), reservation_payment(R, _, _, A), Total).
 old_flights_price(R, Total) :-
     passenger_count(R, PN), aggregate_all(sum(P), reservation_leg_price(R, _, _, P), Sum), Total is Sum * PN.
 
@@ -563,20 +589,20 @@ fact(compensated/1).
 option(kept(compensated/1)).
 
 effect('airline__cancel_reservation', [reservation_id = R],
-       [invalidate(reservation_status(R, _)), invalidate(reservation_payment(R, _, _)),
+       [invalidate(reservation_status(R, _)), invalidate(reservation_payment(R, _, _, _)),
         establish(reservation_modified(R, cancelled))]).
 effect('airline__update_reservation_flights', [reservation_id = R],
        [establish(reservation_modified(R, changed)),
         establish(delayed_leg_before_change(R, F, Date), ( reservation_leg(R, F, Date, _, _), flight_status(F, Date, delayed) )),
         invalidate(reservation_leg(R, _, _, _, _)), invalidate(reservation_leg_price(R, _, _, _)),
-        invalidate(reservation_cabin(R, _)), invalidate(reservation_payment(R, _, _))]).
+        invalidate(reservation_cabin(R, _)), invalidate(reservation_payment(R, _, _, _))]).
 effect('airline__update_reservation_flights', [payment_id = _, reservation_id = _],
        [invalidate(user_payment_balance(_, _, _))]).
 effect('airline__update_reservation_baggages', [reservation_id = R],
-       [invalidate(reservation_baggage(R, _, _)), invalidate(reservation_payment(R, _, _)),
+       [invalidate(reservation_baggage(R, _, _)), invalidate(reservation_payment(R, _, _, _)),
         invalidate(user_payment_balance(_, _, _))]).
 effect('airline__update_reservation_passengers', [reservation_id = R],
-       [invalidate(reservation_passenger(R, _, _, _))]).
+       [invalidate(reservation_passenger(R, _, _, _, _))]).
 effect('airline__book_reservation', [user_id = U], [invalidate(user_reservation(U, _)), invalidate(user_payment_balance(U, _, _)),
                                                       invalidate(user_payment(U, _, _))]).
 effect('airline__send_certificate', [user_id = U], [invalidate(user_payment(U, _, _)), invalidate(user_payment_balance(U, _, _)),

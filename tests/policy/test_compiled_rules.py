@@ -89,7 +89,7 @@ RES_PREDS = [
     ("reservation_route", 4),
     ("reservation_created", 2),
     ("reservation_leg", 5),
-    ("reservation_passenger", 4),
+    ("reservation_passenger", 5),
     ("reservation_insurance", 2),
     ("reservation_baggage", 3),
     ("reservation_status", 2),
@@ -125,7 +125,7 @@ def airline_facts(rng: random.Random, r: str, user: str) -> list[tuple[str, floa
         add(fact_text("reservation_route", [r, "BOS", "DEN", rng.choice(["one_way", "round_trip"])]))
         add(fact_text("reservation_baggage", [r, rng.randint(0, 3), rng.randint(0, 2)]))
         for i in range(rng.randint(1, 3)):
-            add(fact_text("reservation_passenger", [r, f"P{i}", "X", "1990-01-01"]))
+            add(fact_text("reservation_passenger", [r, i, f"P{i}", "X", "1990-01-01"]))
         for i in range(rng.randint(0, 2)):
             f, d = f"HAT{i}{rng.randint(0, 9)}", "2024-05-24"
             add(fact_text("reservation_leg", [r, f, d, "BOS", "DEN"]))
