@@ -78,9 +78,11 @@ def _worker() -> FairCallerWork:
         return worker
 
 
-async def caller_work(fn: Callable[..., _T], *args: object, party: str) -> _T:
-    """Run CPU work on what ``party`` sent in a worker thread, one piece at a time, parties served in turn."""
-    return await _worker().run(party, fn, *args)
+async def caller_work(fn: Callable[..., _T], *args: object, party: str,
+                      check: Callable[[], object] | None = None) -> _T:
+    """Run CPU work on what ``party`` sent in a worker thread, one piece at a time, parties served in turn;
+    ``check``: the caller's credentials, asked when the piece's turn comes (``caller_check``)."""
+    return await _worker().run(party, fn, *args, check=check)
 
 
 def caller_work_waiting() -> int:

@@ -23,7 +23,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,8 @@ class GenerationRequest:
     # who the generation is for: the caller's principal, or an internal user (``builtin:agent``); turns of
     # the model are shared fairly between parties
     party: str = IN_PROCESS_PARTY
+    # the caller's credential check (``caller_check``): asked when the turn comes and before each chunk
+    check: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -316,7 +318,7 @@ class LlamaEngine(ModelTurns):
     async def generate(self, request: GenerationRequest, progress: Progress | None = None) -> Generation:
         """Generate off the event loop; waits its party's turn (``ModelBusy`` at once when too many wait);
         stops the generation when the caller is cancelled."""
-        job = _Job()
+        job = _Job(check=request.check)
         if progress is None:
             return await self._in_turn(lambda: self._generate_locked(request, job), job, request.party)
 
@@ -351,7 +353,7 @@ class LlamaEngine(ModelTurns):
         self, request: GenerationRequest, cancel: threading.Event | None = None
     ) -> Generation:
         """The same, for callers already on a worker thread; set ``cancel`` to stop it."""
-        job = _Job(cancel=cancel or threading.Event())
+        job = _Job(cancel=cancel or threading.Event(), check=request.check)
         turn = self._wait_turn_blocking(job, request.party)
         return self._holding_turn(lambda: self._generate_locked(request, job), job, turn)
 
@@ -424,7 +426,7 @@ class LlamaEngine(ModelTurns):
             return result
         finally:
             record.finished = time.monotonic()
-            record.cancelled = job.cancel.is_set()
+            record.cancelled = job.cancel.is_set() or job.lapse is not None  # stopped for its caller
             record.completion_tokens = result.completion_tokens if result else job.tokens
             self.history.append(record)
 
@@ -453,6 +455,8 @@ class LlamaEngine(ModelTurns):
             out, finish, _stopped = decode_masked(llm, sampler, max_tokens, generation_clock.counting(job))
         finally:
             sampler.close()
+        if job.lapse is not None:
+            raise job.lapse
         if job.cancel.is_set():
             raise GenerationCancelled(f"generation cancelled after {job.tokens} tokens")
         if job.timed_out:
@@ -525,20 +529,14 @@ class LlamaEngine(ModelTurns):
             stop=prompt.stop or None,
             stopping_criteria=StoppingCriteriaList([generation_clock.counting(job)]),
         )
+        if job.lapse is not None:
+            raise job.lapse
         if job.cancel.is_set():
             raise GenerationCancelled(f"generation cancelled after {job.tokens} tokens")
         choice, usage = out["choices"][0], out["usage"]
-        return self._result(
-            choice["text"],
-            usage["prompt_tokens"],
-            usage["completion_tokens"],
-            "time_limit" if job.timed_out else choice.get("finish_reason") or "stop",
-            prompt,
-            job,
-            "none",
-            None,
-            loaded.reused,
-        )
+        finish = "time_limit" if job.timed_out else choice.get("finish_reason") or "stop"
+        return self._result(choice["text"], usage["prompt_tokens"], usage["completion_tokens"], finish,
+                            prompt, job, "none", None, loaded.reused)
 
     def _result(
         self,
