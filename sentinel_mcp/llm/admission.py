@@ -47,10 +47,9 @@ class Admission:
                     "caller may have); nothing was queued: ask again when one of them has finished"
                 )
             if self._all >= self.total:
-                raise ModelBusy(
-                    f"the model is busy: {self._all} requests are already under way (the most it takes); "
-                    "nothing was queued: ask again later"
-                )
+                # how many calls others have under way is theirs: the caller learns only to wait
+                raise ModelBusy("the model is busy (the most requests it takes are under way); nothing was "
+                                "queued: ask again later")
             self._calls[party] = mine + 1
             self._all += 1
         try:
