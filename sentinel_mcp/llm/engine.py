@@ -23,12 +23,17 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from sentinel_mcp.llm.generation_types import (  # (their home before: still imported from here)
+    IN_PROCESS_PARTY as IN_PROCESS_PARTY,
+    Generation,
+    GenerationRecord,
+    GenerationRequest,
+)
 from sentinel_mcp.llm.errors import (
     ContextOverflow,
     GenerationCancelled,
@@ -57,53 +62,6 @@ Progress = Callable[[int, int], Awaitable[None]]  # (completion tokens so far, m
 PROGRESS_EVERY_SECONDS = 0.5
 FIRST_PROGRESS_POLL_SECONDS = 0.02
 MAX_LOGGED_FALLBACKS = 64  # (label, reason) pairs remembered, least recently seen out
-IN_PROCESS_PARTY = "sentinel:in-process"  # whom a generation is for when its in-process caller does not say
-
-
-@dataclass
-class GenerationRequest:
-    messages: list[dict[str, str]]  # [{"role": "system"|"user"|"assistant", "content": ...}]
-    max_tokens: int = 256
-    temperature: float | None = None  # None: the settings' temperature
-    grammar: str | None = None  # GBNF text
-    grammar_label: str = "grammar"  # names the grammar in errors (file name or "json_schema")
-    seed: int | None = None
-    # the JSON Schema ``grammar`` was compiled from: the fast path compiles the schema itself
-    json_schema: dict[str, Any] | None = None
-    # who the generation is for: the caller's principal, or an internal user (``builtin:agent``); turns of
-    # the model are shared fairly between parties
-    party: str = IN_PROCESS_PARTY
-    # the caller's credential check (``caller_check``): asked when the turn comes and before each chunk
-    check: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
-
-
-@dataclass
-class Generation:
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    # "stop" (natural end or grammar complete) | "length" (hit max_tokens) | "time_limit" (free text cut at
-    # max_generation_seconds; grammar output cut so is refused, never returned)
-    finish_reason: str
-    model: str
-    prompt_format: str  # "chat_template" | "plain"
-    seconds: float
-    first_token_seconds: float | None
-    sampler: str = "none"  # "llguidance" | "llama_cpp" (grammar samplers) | "none" (free text)
-    fallback_reason: str | None = None  # why a grammar did not use llguidance, when it did not
-    # prompt tokens not evaluated (the party's own KV snapshot, or its own tokens still in the context)
-    cached_prompt_tokens: int = 0
-
-
-@dataclass
-class GenerationRecord:
-    """When a generation held the model: the evidence that generations never overlap."""
-
-    started: float
-    finished: float
-    completion_tokens: int
-    cancelled: bool
-    party: str = IN_PROCESS_PARTY  # whom it ran for
 
 
 class LlamaEngine(ModelTurns):
@@ -355,6 +313,9 @@ class LlamaEngine(ModelTurns):
         """The same, for callers already on a worker thread; set ``cancel`` to stop it."""
         job = _Job(cancel=cancel or threading.Event(), check=request.check)
         turn = self._wait_turn_blocking(job, request.party)
+        if not job.still_holds("as its turn of the model came"):  # as ``_in_turn`` asks on the event loop
+            self.turns.done(turn)
+            raise job.lapse  # type: ignore[misc]
         return self._holding_turn(lambda: self._generate_locked(request, job), job, turn)
 
     def _generate_locked(self, request: GenerationRequest, job: _Job) -> Generation:
