@@ -49,7 +49,7 @@ from sentinel_mcp.core.closed_at_exit import forget, remember
 from sentinel_mcp.llm import model_probe, prefix_cache
 from sentinel_mcp.llm.prefix_cache import PrefixCache
 from sentinel_mcp.llm.control_tokens import ControlTexts
-from sentinel_mcp.llm import generation_clock, grammar_cache
+from sentinel_mcp.llm import caller_grammars, generation_clock, grammar_cache
 from sentinel_mcp.llm.grammar_cache import GrammarCache
 from sentinel_mcp.llm.prompt_format import render_preamble, render_prompt
 from sentinel_mcp.llm.sanitizer import unicode_text
@@ -189,6 +189,8 @@ class LlamaEngine(ModelTurns):
         try:
             return self.grammar_cache.matcher(llm, request.party, gbnf, request.json_schema), None
         except UnsupportedGrammar as exc:
+            if request.json_schema is not None:  # a caller's: bounded cost or refused (caller_grammars)
+                return caller_grammars.schema_matcher(self.grammar_cache, llm, request.party, gbnf, exc), None
             reason = str(exc)
             key = (request.grammar_label, reason)
             if key in self._fallbacks_logged:
@@ -369,6 +371,10 @@ class LlamaEngine(ModelTurns):
                     )
                 except MaskError as exc:
                     reason = f"llguidance failed after {job.tokens} tokens ({exc})"
+                    if request.json_schema is not None:  # a caller's schema: not run on llama.cpp's sampler
+                        log.warning("%s: %s; refused", request.grammar_label, reason)
+                        label = request.grammar_label
+                        raise caller_grammars.refused_mid_way(exc, job.tokens, label) from None
                     log.warning(
                         "%s: %s; generating again with llama.cpp's grammar sampler",
                         request.grammar_label,
