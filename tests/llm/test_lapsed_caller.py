@@ -147,8 +147,9 @@ async def test_a_running_generation_stops_at_the_next_chunk_once_its_caller_laps
         await engine.generate(request)
     record = engine.history[-1]
     # asked as its turn came, before each prompt batch, then every CHECK_EVERY_TOKENS tokens: the fourth ask
-    # failed, at most a few chunks in
+    # failed, at most a few chunks in, and nothing was asked (or computed) after it
     assert check.asked == 4 and record.completion_tokens <= 3 * CHECK_EVERY_TOKENS, record
+    assert record.cancelled  # stopped for its caller
     # the model is free again at once, for anyone
     g = await engine.generate(GenerationRequest(USER, max_tokens=4, party="bob"))
     assert g.completion_tokens > 0
