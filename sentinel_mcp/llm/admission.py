@@ -47,10 +47,9 @@ class Admission:
                     "caller may have); nothing was queued: ask again when one of them has finished"
                 )
             if self._all >= self.total:
-                raise ModelBusy(
-                    f"the model is busy: {self._all} requests are already under way (the most it takes); "
-                    "nothing was queued: ask again later"
-                )
+                # how many calls others have under way is theirs: the caller learns only to wait
+                raise ModelBusy("the model is busy (the most requests it takes are under way); nothing was "
+                                "queued: ask again later")
             self._calls[party] = mine + 1
             self._all += 1
         try:
@@ -78,9 +77,11 @@ def _worker() -> FairCallerWork:
         return worker
 
 
-async def caller_work(fn: Callable[..., _T], *args: object, party: str) -> _T:
-    """Run CPU work on what ``party`` sent in a worker thread, one piece at a time, parties served in turn."""
-    return await _worker().run(party, fn, *args)
+async def caller_work(fn: Callable[..., _T], *args: object, party: str,
+                      check: Callable[[], object] | None = None) -> _T:
+    """Run CPU work on what ``party`` sent in a worker thread, one piece at a time, parties served in turn;
+    ``check``: the caller's credentials, asked when the piece's turn comes (``caller_check``)."""
+    return await _worker().run(party, fn, *args, check=check)
 
 
 def caller_work_waiting() -> int:

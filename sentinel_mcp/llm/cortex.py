@@ -35,6 +35,7 @@ from sentinel_mcp.llm.sanitizer import (
     wrap_context,
 )
 from sentinel_mcp.llm.admission import caller_work
+from sentinel_mcp.llm.caller_check import Check
 from sentinel_mcp.llm.call_parameters import checked_max_tokens, checked_seed, checked_temperature
 from sentinel_mcp.llm.schema_cache import SchemaCache
 from sentinel_mcp.llm.schema_grammar import bounded_schema_text, compile_schema, validate_against_schema
@@ -124,12 +125,16 @@ class Cortex:
         seed: int | None = None,
         progress: Progress | None = None,
         party: str = IN_PROCESS_PARTY,
+        check: Check | None = None,
     ) -> StructuredResult:
         """``party``: whom the call is for (its principal, or an internal user): turns of the model are shared
-        fairly between parties, and a party with too many calls waiting is refused (``ModelBusy``)."""
+        fairly between parties, and a party with too many calls waiting is refused (``ModelBusy``).
+        ``check``: the caller's credentials, asked as each piece of work's turn comes and while the model
+        runs (``CredentialsLapsed``: nothing more computed)."""
         with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
             return await self._generate(
-                prompt, system, context, max_tokens, temperature, grammar, json_schema, seed, progress, party
+                prompt, system, context, max_tokens, temperature, grammar, json_schema, seed, progress, party,
+                check,
             )
 
     async def _generate(
@@ -144,6 +149,7 @@ class Cortex:
         seed: int | None,
         progress: Progress | None,
         party: str,
+        check: Check | None = None,
     ) -> StructuredResult:
         if grammar and json_schema is not None:
             raise InputRejected("give either grammar or json_schema, not both")
@@ -160,14 +166,16 @@ class Cortex:
                 named.model,
             )
         elif json_schema is not None:
-            gbnf, label = await self._compiled(json_schema, party), "json_schema"
+            gbnf, label = await self._compiled(json_schema, party, check), "json_schema"
             schema = json_schema if isinstance(json_schema, dict) else json.loads(json_schema)
         messages = await caller_work(
-            functools.partial(self.build_messages, prompt, system=system, context=context), party=party
+            functools.partial(self.build_messages, prompt, system=system, context=context), party=party,
+            check=check,
         )
         gen = await self.engine.generate(
             GenerationRequest(
-                messages, max_tokens, temperature, gbnf, label, seed, json_schema=schema, party=party
+                messages, max_tokens, temperature, gbnf, label, seed, json_schema=schema, party=party,
+                check=check,
             ),
             progress,
         )
@@ -182,15 +190,16 @@ class Cortex:
         max_tokens: int = 512,
         progress: Progress | None = None,
         party: str = IN_PROCESS_PARTY,
+        check: Check | None = None,
     ) -> StructuredResult:
         checked_max_tokens(max_tokens, self.settings.max_tokens)
         schema_text = bounded_schema_text(json_schema)  # its size refused before anything reads it
         with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
             if self.settings.detect_injection:  # its descriptions reach the prompt
-                await caller_work(refuse_injection, schema_text, "json_schema", party=party)
+                await caller_work(refuse_injection, schema_text, "json_schema", party=party, check=check)
             prompt = "Extract the data as one JSON object matching this JSON Schema:\n" + schema_text[:1500]
             return await self._trusted(
-                prompt, EXTRACT_SYSTEM, text, None, json_schema, max_tokens, progress, party
+                prompt, EXTRACT_SYSTEM, text, None, json_schema, max_tokens, progress, party, check
             )
 
     async def classify_risk(
@@ -200,6 +209,7 @@ class Cortex:
         *,
         progress: Progress | None = None,
         party: str = IN_PROCESS_PARTY,
+        check: Check | None = None,
     ) -> dict[str, Any]:
         """A risk level with reasons; injection attempts in the input are themselves rated critical."""
         try:  # strict JSON: an in-process caller's dict may hold what JSON has not, or nest past the stack
@@ -217,7 +227,7 @@ class Cortex:
         cap(context, self.settings.max_context_chars, "context")  # refused before the detector reads it
         with self.engine.admission.admitted(party):  # refused here, before any work, past the queue's bounds
             for part, what in ((action_text, "action"), (context, "context")):
-                finding = await caller_work(find_injection, part, party=party) if part else None
+                finding = await caller_work(find_injection, part, party=party, check=check) if part else None
                 if finding is not None:
                     return {
                         "risk": "critical",
@@ -239,6 +249,7 @@ class Cortex:
                 1024,
                 progress,
                 party,
+                check,
             )
         assessment = RiskAssessment.model_validate(result.data)
         return {
@@ -266,11 +277,13 @@ class Cortex:
                 prompt, system, context, grammar, json_schema, max_tokens, progress, party
             )
 
-    async def _compiled(self, json_schema: Any, party: str) -> str:
+    async def _compiled(self, json_schema: Any, party: str, check: Check | None = None) -> str:
         """A caller's schema compiled in a worker thread, in its party's turn: checking and converting 64 KB
         of it takes up to a second of CPU, which on the event loop stood every other call still."""
         # compile_schema looked up when called (tests put a spy in its place)
-        return await caller_work(self.schemas.compiled, party, json_schema, _compile, party=party)
+        return await caller_work(
+            self.schemas.compiled, party, json_schema, _compile, party=party, check=check
+        )
 
     async def _trusted(
         self,
@@ -282,12 +295,14 @@ class Cortex:
         max_tokens: int,
         progress: Progress | None,
         party: str,
+        check: Check | None = None,
     ) -> StructuredResult:
         user = prompt
         if context:  # checked first: a context over its cap is refused before a schema is compiled
-            user = f"{await caller_work(self._fenced_context, context, party=party)}\n\n{prompt}"
+            fenced = await caller_work(self._fenced_context, context, party=party, check=check)
+            user = f"{fenced}\n\n{prompt}"
         model = self.grammars.get(grammar).model if grammar else None
-        gbnf = self.grammars.get(grammar).text if grammar else await self._compiled(json_schema, party)
+        gbnf = self.grammars.get(grammar).text if grammar else await self._compiled(json_schema, party, check)
         schema = (
             None if grammar else (json_schema if isinstance(json_schema, dict) else json.loads(json_schema))
         )
@@ -302,6 +317,7 @@ class Cortex:
                 label,
                 json_schema=schema,
                 party=party,
+                check=check,
             ),
             progress,
         )

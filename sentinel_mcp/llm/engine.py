@@ -23,12 +23,17 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from sentinel_mcp.llm.generation_types import (  # (their home before: still imported from here)
+    IN_PROCESS_PARTY as IN_PROCESS_PARTY,
+    Generation,
+    GenerationRecord,
+    GenerationRequest,
+)
 from sentinel_mcp.llm.errors import (
     ContextOverflow,
     GenerationCancelled,
@@ -44,7 +49,7 @@ from sentinel_mcp.core.closed_at_exit import forget, remember
 from sentinel_mcp.llm import model_probe, prefix_cache
 from sentinel_mcp.llm.prefix_cache import PrefixCache
 from sentinel_mcp.llm.control_tokens import ControlTexts
-from sentinel_mcp.llm import generation_clock, grammar_cache
+from sentinel_mcp.llm import caller_grammars, generation_clock, grammar_cache
 from sentinel_mcp.llm.grammar_cache import GrammarCache
 from sentinel_mcp.llm.prompt_format import render_preamble, render_prompt
 from sentinel_mcp.llm.sanitizer import unicode_text
@@ -57,51 +62,6 @@ Progress = Callable[[int, int], Awaitable[None]]  # (completion tokens so far, m
 PROGRESS_EVERY_SECONDS = 0.5
 FIRST_PROGRESS_POLL_SECONDS = 0.02
 MAX_LOGGED_FALLBACKS = 64  # (label, reason) pairs remembered, least recently seen out
-IN_PROCESS_PARTY = "sentinel:in-process"  # whom a generation is for when its in-process caller does not say
-
-
-@dataclass
-class GenerationRequest:
-    messages: list[dict[str, str]]  # [{"role": "system"|"user"|"assistant", "content": ...}]
-    max_tokens: int = 256
-    temperature: float | None = None  # None: the settings' temperature
-    grammar: str | None = None  # GBNF text
-    grammar_label: str = "grammar"  # names the grammar in errors (file name or "json_schema")
-    seed: int | None = None
-    # the JSON Schema ``grammar`` was compiled from: the fast path compiles the schema itself
-    json_schema: dict[str, Any] | None = None
-    # who the generation is for: the caller's principal, or an internal user (``builtin:agent``); turns of
-    # the model are shared fairly between parties
-    party: str = IN_PROCESS_PARTY
-
-
-@dataclass
-class Generation:
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    # "stop" (natural end or grammar complete) | "length" (hit max_tokens) | "time_limit" (free text cut at
-    # max_generation_seconds; grammar output cut so is refused, never returned)
-    finish_reason: str
-    model: str
-    prompt_format: str  # "chat_template" | "plain"
-    seconds: float
-    first_token_seconds: float | None
-    sampler: str = "none"  # "llguidance" | "llama_cpp" (grammar samplers) | "none" (free text)
-    fallback_reason: str | None = None  # why a grammar did not use llguidance, when it did not
-    # prompt tokens not evaluated (the party's own KV snapshot, or its own tokens still in the context)
-    cached_prompt_tokens: int = 0
-
-
-@dataclass
-class GenerationRecord:
-    """When a generation held the model: the evidence that generations never overlap."""
-
-    started: float
-    finished: float
-    completion_tokens: int
-    cancelled: bool
-    party: str = IN_PROCESS_PARTY  # whom it ran for
 
 
 class LlamaEngine(ModelTurns):
@@ -229,6 +189,8 @@ class LlamaEngine(ModelTurns):
         try:
             return self.grammar_cache.matcher(llm, request.party, gbnf, request.json_schema), None
         except UnsupportedGrammar as exc:
+            if request.json_schema is not None:  # a caller's: bounded cost or refused (caller_grammars)
+                return caller_grammars.schema_matcher(self.grammar_cache, llm, request.party, gbnf, exc), None
             reason = str(exc)
             key = (request.grammar_label, reason)
             if key in self._fallbacks_logged:
@@ -316,7 +278,7 @@ class LlamaEngine(ModelTurns):
     async def generate(self, request: GenerationRequest, progress: Progress | None = None) -> Generation:
         """Generate off the event loop; waits its party's turn (``ModelBusy`` at once when too many wait);
         stops the generation when the caller is cancelled."""
-        job = _Job()
+        job = _Job(check=request.check)
         if progress is None:
             return await self._in_turn(lambda: self._generate_locked(request, job), job, request.party)
 
@@ -351,8 +313,11 @@ class LlamaEngine(ModelTurns):
         self, request: GenerationRequest, cancel: threading.Event | None = None
     ) -> Generation:
         """The same, for callers already on a worker thread; set ``cancel`` to stop it."""
-        job = _Job(cancel=cancel or threading.Event())
+        job = _Job(cancel=cancel or threading.Event(), check=request.check)
         turn = self._wait_turn_blocking(job, request.party)
+        if not job.still_holds("as its turn of the model came"):  # as ``_in_turn`` asks on the event loop
+            self.turns.done(turn)
+            raise job.lapse  # type: ignore[misc]
         return self._holding_turn(lambda: self._generate_locked(request, job), job, turn)
 
     def _generate_locked(self, request: GenerationRequest, job: _Job) -> Generation:
@@ -406,6 +371,10 @@ class LlamaEngine(ModelTurns):
                     )
                 except MaskError as exc:
                     reason = f"llguidance failed after {job.tokens} tokens ({exc})"
+                    if request.json_schema is not None:  # a caller's schema: not run on llama.cpp's sampler
+                        log.warning("%s: %s; refused", request.grammar_label, reason)
+                        label = request.grammar_label
+                        raise caller_grammars.refused_mid_way(exc, job.tokens, label) from None
                     log.warning(
                         "%s: %s; generating again with llama.cpp's grammar sampler",
                         request.grammar_label,
@@ -424,7 +393,7 @@ class LlamaEngine(ModelTurns):
             return result
         finally:
             record.finished = time.monotonic()
-            record.cancelled = job.cancel.is_set()
+            record.cancelled = job.cancel.is_set() or job.lapse is not None  # stopped for its caller
             record.completion_tokens = result.completion_tokens if result else job.tokens
             self.history.append(record)
 
@@ -453,6 +422,8 @@ class LlamaEngine(ModelTurns):
             out, finish, _stopped = decode_masked(llm, sampler, max_tokens, generation_clock.counting(job))
         finally:
             sampler.close()
+        if job.lapse is not None:
+            raise job.lapse
         if job.cancel.is_set():
             raise GenerationCancelled(f"generation cancelled after {job.tokens} tokens")
         if job.timed_out:
@@ -525,20 +496,14 @@ class LlamaEngine(ModelTurns):
             stop=prompt.stop or None,
             stopping_criteria=StoppingCriteriaList([generation_clock.counting(job)]),
         )
+        if job.lapse is not None:
+            raise job.lapse
         if job.cancel.is_set():
             raise GenerationCancelled(f"generation cancelled after {job.tokens} tokens")
         choice, usage = out["choices"][0], out["usage"]
-        return self._result(
-            choice["text"],
-            usage["prompt_tokens"],
-            usage["completion_tokens"],
-            "time_limit" if job.timed_out else choice.get("finish_reason") or "stop",
-            prompt,
-            job,
-            "none",
-            None,
-            loaded.reused,
-        )
+        finish = "time_limit" if job.timed_out else choice.get("finish_reason") or "stop"
+        return self._result(choice["text"], usage["prompt_tokens"], usage["completion_tokens"], finish,
+                            prompt, job, "none", None, loaded.reused)
 
     def _result(
         self,

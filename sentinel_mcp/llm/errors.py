@@ -53,3 +53,8 @@ class ModelBusy(LlmError):
 class GenerationTimedOut(LlmError):
     """The generation reached its time limit (``sentinel.llm.max_generation_seconds``) in its prompt's
     evaluation, or with grammar-constrained output still incomplete; the model was handed on."""
+
+
+class CredentialsLapsed(LlmError):
+    """The caller's credentials stopped holding (its token rotated, its certificate revoked) while its call
+    waited for the model or ran on it: nothing more was computed for it (``caller_check``)."""

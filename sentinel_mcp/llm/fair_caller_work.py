@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import anyio
 
+from sentinel_mcp.llm import caller_check
 from sentinel_mcp.llm.errors import ModelBusy
 from sentinel_mcp.llm.fair_turns import FairTurns
 
@@ -34,9 +35,10 @@ class FairCallerWork:
         self._turns = FairTurns(per_party, total)
         self._changed = anyio.Event()  # set (and replaced) whenever the worker is freed or a waiter leaves
 
-    async def run(self, party: str, fn: Callable[..., _T], *args: object) -> _T:
+    async def run(self, party: str, fn: Callable[..., _T], *args: object,
+                  check: caller_check.Check | None = None) -> _T:
         """Run ``fn(*args)`` in a worker thread when it is ``party``'s turn; ``ModelBusy`` at once past the
-        bounds on waiting pieces."""
+        bounds on waiting pieces; ``CredentialsLapsed`` when ``check`` fails as the turn comes (not run)."""
         try:
             turn = self._turns.join(party)
         except ModelBusy:
@@ -49,6 +51,7 @@ class FairCallerWork:
         try:
             while not self._turns.take(turn):
                 await self._changed.wait()  # nothing between take and wait yields: no wake-up is missed
+            caller_check.ask(check, "as its input's turn to be checked came")
             # not abandoned on cancellation: the worker stays held until the piece has really finished
             return await anyio.to_thread.run_sync(fn, *args)
         finally:

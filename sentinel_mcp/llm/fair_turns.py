@@ -68,10 +68,9 @@ class FairTurns:
                     "caller may have waiting); nothing was queued: ask again when one of them has finished"
                 )
             if bounded and self._waiting >= self.total:
-                raise ModelBusy(
-                    f"the model is busy: {self._waiting} requests are already waiting for it (the most it "
-                    "queues); nothing was queued: ask again later"
-                )
+                # how many calls others have waiting is theirs: the caller learns only to wait
+                raise ModelBusy("the model is busy (the most requests it queues are waiting); nothing was "
+                                "queued: ask again later")
             if p is None:
                 p = self._parties[party] = _Party()
             turn = Turn(party)

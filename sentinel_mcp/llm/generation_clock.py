@@ -17,11 +17,14 @@ from sentinel_mcp.llm.errors import GenerationCancelled, GenerationTimedOut
 from sentinel_mcp.llm.model_turns import _Job
 
 SETTING = "sentinel.llm.max_generation_seconds"
+# the caller's credentials are asked again every this many sampled tokens (and before each prompt batch): a
+# round trip to the event loop, about a tenth of a millisecond, against a token's milliseconds
+CHECK_EVERY_TOKENS = 16
 
 
 def counting(job: _Job) -> Callable[..., bool]:
-    """Called once per sampled token on both decoding paths: True stops the generation (cancelled, or its
-    time is up: ``job.timed_out`` says which)."""
+    """Called once per sampled token on both decoding paths: True stops the generation (cancelled, its time
+    is up, or its caller's credentials lapsed: ``job.timed_out`` and ``job.lapse`` say which)."""
 
     def on_token(*_args: Any) -> bool:
         job.tokens += 1
@@ -33,6 +36,8 @@ def counting(job: _Job) -> Callable[..., bool]:
         if now >= job.deadline:
             job.timed_out = True
             return True
+        if job.tokens % CHECK_EVERY_TOKENS == 0 and not job.still_holds(f"after {job.tokens} tokens"):
+            return True
         return False
 
     return on_token
@@ -40,11 +45,14 @@ def counting(job: _Job) -> Callable[..., bool]:
 
 def prompt_evaluator(llm: Any, job: _Job, total: int, seconds: float) -> Callable[[list[int]], None]:
     """``llm.eval`` a batch at a time, stopping between batches when the generation is cancelled or past
-    its time limit."""
+    its time limit, and before each when its caller's credentials lapsed."""
 
     def evaluate(tokens: list[int]) -> None:
         step = llm.n_batch
         for i in range(0, len(tokens), step):
+            if not job.still_holds(f"after {llm.n_tokens} of {total} prompt tokens"):
+                assert job.lapse is not None
+                raise job.lapse
             llm.eval(tokens[i : i + step])
             if i + step >= len(tokens):
                 return

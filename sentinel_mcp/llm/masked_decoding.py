@@ -58,6 +58,10 @@ class MaskError(SentinelError):
         super().__init__(short_reason(reason))
 
 
+class DeadEnd(MaskError):
+    """The grammar allows no token of the vocabulary next (a character no token writes): no sampler can."""
+
+
 @dataclass(frozen=True)
 class SamplingParams:
     temperature: float
@@ -143,7 +147,7 @@ class MaskedSampler:
         bits = np.unpackbits(self.bitmask.view(np.uint8), bitorder="little")[: self.n_vocab].view(bool)
         n_allowed = int(np.count_nonzero(bits))
         if n_allowed == 0:
-            raise MaskError("the grammar allows no token here")
+            raise DeadEnd("the grammar allows no token here")
         ctx = self.llm._ctx
         try:
             if n_allowed * SPARSE_FRACTION <= self.n_vocab:

@@ -18,8 +18,9 @@ from typing import TypeVar
 
 import anyio
 
+from sentinel_mcp.llm import caller_check
 from sentinel_mcp.llm.admission import Admission
-from sentinel_mcp.llm.errors import GenerationCancelled
+from sentinel_mcp.llm.errors import CredentialsLapsed, GenerationCancelled
 from sentinel_mcp.llm.fair_turns import PER_PARTY, TOTAL, FairTurns, Turn
 
 _T = TypeVar("_T")
@@ -37,6 +38,10 @@ class _Job:
     first_token_at: float | None = None
     deadline: float = float("inf")  # perf_counter time the generation's turn ends (max_generation_seconds)
     timed_out: bool = False  # stopped at its deadline (not cancelled)
+    # the caller's credential check (None: credentials that hold for the process's life), asked when the
+    # turn comes and before each chunk of work; ``lapse``: why it stopped the generation, once it did
+    check: caller_check.Check | None = None
+    lapse: CredentialsLapsed | None = None
     _state: threading.Lock = field(default_factory=threading.Lock)
     _entered: bool = False
     _abandoned: bool = False
@@ -48,6 +53,12 @@ class _Job:
                 return False
             self._entered = True
             return True
+
+    def still_holds(self, where: str) -> bool:
+        """Ask the caller's check from the generation's worker thread; False (``lapse`` set) once it fails."""
+        if self.lapse is None:
+            self.lapse = caller_check.ask_from_worker(self.check, where)
+        return self.lapse is None
 
     def abandon_if_not_started(self) -> bool:
         with self._state:
@@ -97,6 +108,10 @@ class ModelTurns:
         """Run ``fn`` in a worker thread once it is ``party``'s turn; on cancellation stop it and wait
         until it has."""
         turn = await self._wait_turn(party)
+        lapse = caller_check.lapsed(job.check, "as its turn of the model came")
+        if lapse is not None:  # its caller's credentials lapsed while it waited: the model never runs for it
+            self.turns.done(turn)
+            raise lapse
         try:
             return await anyio.to_thread.run_sync(self._holding_turn, fn, job, turn, abandon_on_cancel=True)
         except BaseException as exc:

@@ -17,8 +17,11 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
-from sentinel_mcp.core.call_meta import client_of, origin_of, principal_of
-from sentinel_mcp.llm.errors import LlmError, ModelLoadError, ModelUnavailable
+from sentinel_mcp.core.call_meta import client_of, decision_id_of, origin_of, principal_of, session_of
+from sentinel_mcp.core.caller_checks import check_of
+from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
+from sentinel_mcp.llm.caller_check import Check
+from sentinel_mcp.llm.errors import CredentialsLapsed, LlmError, ModelLoadError, ModelUnavailable
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry
 from sentinel_mcp.llm.lazy_cortex import LazyCortex
 from sentinel_mcp.llm.settings import LlmSettings
@@ -96,7 +99,26 @@ def party_of(ctx: Context) -> str:
     return principal_of(ctx)
 
 
+class CallerCheck:
+    """A call's credential check, taken along into the Cortex (``llm/caller_check.py``), and the one audit row
+    (``credentials_lapsed``) of a call it stopped."""
+
+    def __init__(self, builtin: BuiltinContext, call: Context, tool: str) -> None:
+        self.check: Check | None = check_of(decision_id_of(call))  # None: credentials that cannot lapse
+        self._builtin, self._call, self._tool = builtin, call, tool
+
+    async def stopped(self, exc: CredentialsLapsed) -> ToolError:
+        record, gateway = self._builtin.services.record_lapse, self._builtin.services.gateway
+        if record is not None:
+            name = self._builtin.name
+            tool = exposed_name(ToolRef(name, self._tool), gateway) if gateway is not None else None
+            await record(builtin=name, tool=tool or f"{name}__{self._tool}",
+                         principal=principal_of(self._call), session=session_of(self._call), reason=str(exc))
+        return ToolError(str(exc))
+
+
 def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPServer:
+    builtin = ctx  # (each tool's own ``ctx`` is its call's)
     settings = LlmSettings.from_section(ctx.settings, f"sentinel.{ctx.name}")
     # grammars are checked now: a broken file stops start-up with its name and the error; the Cortex itself
     # (the engine module) is built by the first call that needs it (lazy_cortex.py)
@@ -136,6 +158,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
         json_schema: dict[str, Any] | None = None,
         context: str | None = None,
     ) -> GenerateResult:
+        caller = CallerCheck(builtin, ctx, "llm_generate")
         try:
             r = await (await lazy.ready()).generate(
                 prompt,
@@ -147,7 +170,10 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
                 json_schema=json_schema,
                 progress=_progress(ctx),
                 party=party_of(ctx),
+                check=caller.check,
             )
+        except CredentialsLapsed as exc:
+            raise await caller.stopped(exc) from None
         except LlmError as exc:
             raise ToolError(for_caller(exc)) from None
         g = r.generation
@@ -169,10 +195,14 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
         ctx: Context,
         max_tokens: int = Field(512, ge=1, le=32_768, strict=True),
     ) -> ExtractResult:
+        caller = CallerCheck(builtin, ctx, "llm_extract")
         try:
             r = await (await lazy.ready()).extract(
-                text, json_schema, max_tokens=max_tokens, progress=_progress(ctx), party=party_of(ctx)
+                text, json_schema, max_tokens=max_tokens, progress=_progress(ctx), party=party_of(ctx),
+                check=caller.check,
             )
+        except CredentialsLapsed as exc:
+            raise await caller.stopped(exc) from None
         except LlmError as exc:
             raise ToolError(for_caller(exc)) from None
         return ExtractResult(data=r.data)
@@ -186,11 +216,14 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
         ),
     )
     async def llm_classify_risk(action: dict[str, Any], ctx: Context, context: str = "") -> RiskResult:
+        caller = CallerCheck(builtin, ctx, "llm_classify_risk")
         try:
             cortex = await lazy.ready()
-            return RiskResult.model_validate(
-                await cortex.classify_risk(action, context, progress=_progress(ctx), party=party_of(ctx))
-            )
+            return RiskResult.model_validate(await cortex.classify_risk(
+                action, context, progress=_progress(ctx), party=party_of(ctx), check=caller.check
+            ))
+        except CredentialsLapsed as exc:
+            raise await caller.stopped(exc) from None
         except LlmError as exc:
             raise ToolError(for_caller(exc)) from None
 

@@ -2,11 +2,13 @@
 grammar engine, the prompt (KV) cache, the last generation's latency and speed. One source for the
 ``llm_status`` tool, the ``llm://status`` resource, ``/healthz`` and the console's Model page.
 
-A caller sees the shared facts (the model, its settings, whether it is busy) and only its own party's
-figures: how many of its calls wait, its prompt cache snapshots and hits, the context's length when the
-context holds its tokens, its own generations. Another party's would tell it what that party sent (a hit on a
-preamble, the length of a prompt) and when. Only the operator (``/healthz`` for the owner's credential) sees
-the whole engine's (``operator_status``).
+A caller sees the shared facts (the model, its settings) and only its own party's figures: whether its own
+call holds the model or waits (``busy``), how many of its calls wait, its prompt cache snapshots and hits,
+the context's length when the context holds its tokens, its own generations. Another party's would tell it
+what that party sent (a hit on a preamble, the length of a prompt) and when: ``busy`` was whether anyone's
+generation ran, so a party polling it read when and how long another used the model. A party's view is the
+same whatever others do; another's work shows only as its own calls waiting longer. Only the operator
+(``/healthz`` for the owner's credential) sees the whole engine's (``operator_status``).
 
 Read from the engine's public state only and never loads anything, so ``/healthz`` can show it cheaply.
 """
@@ -44,7 +46,10 @@ def _status(engine: Any, viewer: object) -> dict[str, Any]:
         if (loaded and llm is not None and hasattr(llm, "n_ctx"))
         else getattr(settings, "n_ctx", None)
     )
-    in_turn = getattr(getattr(engine, "turns", None), "holder", None)  # the job holding the model's turn
+    turns = getattr(engine, "turns", None)
+    in_turn = getattr(turns, "holder", None)  # the job holding the model's turn
+    generating = in_flight is not None and _sees(viewer, getattr(in_turn, "party", None))
+    waiting = _waiting(turns, viewer)
     history = [r for r in list(getattr(engine, "history", ()) or ()) if _sees(viewer, r.party)]
     return {
         "loaded": loaded,
@@ -56,12 +61,14 @@ def _status(engine: Any, viewer: object) -> dict[str, Any]:
         "gpu_offload": _gpu_offload(getattr(settings, "gpu_layers", 0)),
         "max_tokens": getattr(settings, "max_tokens", None),
         "load_seconds": round(engine.load_seconds, 2) if getattr(engine, "load_seconds", None) else None,
-        "busy": in_flight is not None,
+        # the viewer's own generation runs or its calls wait (the operator: anyone's); None: a reader the
+        # server cannot name has no calls
+        "busy": None if viewer is None else bool(generating or waiting),
         # how far the running generation is: the viewer's own only
-        "tokens_in_flight": in_flight if _sees(viewer, getattr(in_turn, "party", None)) else None,
+        "tokens_in_flight": in_flight if generating else None,
         # calls waiting for the model: the viewer's own (how many another party queued, and when, is that
         # party's); every party's together for the operator
-        "waiting": _waiting(getattr(engine, "turns", None), viewer),
+        "waiting": waiting,
         "generations": len(history) if viewer is not None else None,  # the viewer's, of those kept
         **_caches_and_speed(engine, llm if loaded else None, viewer, history),
     }

@@ -1,0 +1,90 @@
+"""What one party's use of the model tells another: only "wait".
+
+What leaked (red team "rt-llm"): ``llm_status`` (and the console's Model page, and the unnamed
+``llm://status`` resource) said ``busy: true`` whenever anyone's generation ran, so bob, polling, read when
+alice used the model and for how long; and a call refused at the queue's total bound said how many calls
+were already under way or waiting ("the model is busy: 3 requests are already under way"), everyone's. Now a
+party's view of the status is the same whether or not another party's work runs or waits (``busy`` is its
+own), the unnamed reader sees no ``busy`` at all, the operator sees everyone's, and a refusal at the total
+bound names no count of others' calls.
+
+Real engine (the tiny model, loaded) and its real fair turns and admission; alice's turn is held on the real
+path (``_in_turn``, its worker thread), not a stubbed flag.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import anyio
+import pytest
+
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+
+from sentinel_mcp.llm.admission import Admission
+from sentinel_mcp.llm.engine import LlamaEngine
+from sentinel_mcp.llm.errors import ModelBusy
+from sentinel_mcp.llm.fair_turns import FairTurns
+from sentinel_mcp.llm.model_turns import _Job
+from sentinel_mcp.llm.status import model_status, operator_status
+
+pytestmark = pytest.mark.timeout(90)
+
+
+async def _until(condition) -> None:  # noqa: ANN001
+    for _ in range(3000):  # a bounded count of looks, not a measurement
+        if condition():
+            return
+        await anyio.sleep(0.01)
+    raise AssertionError("never happened")
+
+
+async def test_another_partys_work_changes_nothing_a_party_reads(engine: LlamaEngine) -> None:
+    await engine.load()
+    idle = {who: model_status(engine, who) for who in ("bob", None)}
+    release = threading.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(engine._in_turn, release.wait, _Job(), "alice")  # alice's turn holds the model
+        await _until(lambda: engine.tokens_in_flight is not None)
+        queued = [engine.turns.join("alice"), engine.turns.join("carol")]
+        try:
+            assert model_status(engine, "alice")["busy"] is True  # her own
+            assert operator_status(engine)["busy"] is True and operator_status(engine)["waiting"] == 2
+            for who, before in idle.items():
+                assert model_status(engine, who) == before, who
+            assert model_status(engine, None)["busy"] is None
+            mine = engine.turns.join("bob")
+            assert model_status(engine, "bob")["busy"] is True  # his own call waits
+            engine.turns.leave(mine)
+        finally:
+            for turn in queued:
+                engine.turns.leave(turn)
+            release.set()
+
+
+def _refused(bounds: Admission | FairTurns, others: dict[str, int]) -> str:
+    join = bounds.admitted if isinstance(bounds, Admission) else bounds.join
+    held = []
+    for party, n in others.items():
+        for _ in range(n):
+            if isinstance(bounds, Admission):
+                cm = join(party)
+                cm.__enter__()  # type: ignore[union-attr]
+                held.append(cm)
+            else:
+                held.append(join(party))
+    with pytest.raises(ModelBusy) as refused:
+        if isinstance(bounds, Admission):
+            with bounds.admitted("bob"):
+                pass
+        else:
+            bounds.join("bob")
+    return str(refused.value)
+
+
+@pytest.mark.parametrize("kind", [Admission, FairTurns])
+def test_a_refusal_at_the_total_bound_names_no_count_of_others_calls(kind: type) -> None:
+    few = _refused(kind(8, 3), {"alice": 3})
+    many = _refused(kind(8, 7), {"alice": 4, "carol": 3})
+    assert few == many, (few, many)
+    assert "alice" not in few and "carol" not in few and not any(ch.isdigit() for ch in few), few
