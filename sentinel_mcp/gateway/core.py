@@ -46,7 +46,7 @@ from sentinel_mcp.core.port import (
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
-from sentinel_mcp.gateway.result_check import ResultCheck
+from sentinel_mcp.gateway.result_check import Later, ResultCheck
 from sentinel_mcp.gateway.asked_questions import AskedQuestions
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
@@ -506,10 +506,11 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
             result = without_others_claims(result, declared)  # nor is any other upstream the device firewall
         if isinstance(result, CallToolResult):  # its blocks: not Sentinel's voice, nor others' resources
             result = shown_result(result, up.name, self.manager.catalog, builtin=up.builtin)
-            broken = None
-            if not up.builtin and ResultCheck.binds(route.exposed, result):
-                # (bounded) the result came: observed, or unknown below; the shield only around the await
-                # (a cancel scope costs ~35 Python calls, on every call when it was entered for none)
+            broken = None if up.builtin else self.results.at_once(route.exposed, result)
+            if isinstance(broken, Later):
+                # (bounded) the result came: observed, or unknown below; the shield only around a check that
+                # waits (a tool's first, a long value): a cancel scope costs ~31 Python calls, on every call
+                # when it was entered for a check that could not be interrupted
                 with anyio.CancelScope(shield=True):
                     broken = await self.results.problem(route.exposed, result)
             if broken is not None:  # structured content its own schema refuses: the client is told by us

@@ -11,13 +11,15 @@ fails denies. An error result, or a tool without an output schema, is bound by n
 
 A validator is compiled in a worker thread, once per schema (``schema_validators``: a catalog rebuild's new
 tool objects with the same schema compile nothing); a large value is checked in one too, so no caller waits on
-another's megabytes.
+another's megabytes. ``at_once`` says the verdict when neither wait is needed (every call but a tool's first,
+for values up to ``INLINE_BYTES``): the gateway shields the check from its caller's cancel only when it waits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -55,27 +57,29 @@ class ResultCheck:
         """Whether ``problem`` looks at ``result`` at all (else it says None): asked without a coroutine."""
         return tool.output_schema is not None and not result.is_error
 
+    def at_once(self, tool: Tool, result: CallToolResult) -> str | None | Later:
+        """``problem``'s verdict when it needs no wait (this very tool object's validator compiled, a value
+        checked on the event loop), else ``Later``: ``problem`` is awaited then. Plain code, no coroutine: the
+        common call enters no cancel scope for a check that cannot be interrupted (issue 21)."""
+        if tool.output_schema is None or result.is_error:
+            return None
+        cached = self._validators.get(tool.name)  # this very tool's, compiled
+        if cached is None or cached[0] is not tool:
+            return COMPILE
+        return _judged(cached, result)
+
     async def problem(self, tool: Tool, result: CallToolResult) -> str | None:
         """Why ``result`` of ``tool`` cannot be passed on (None: it can)."""
-        if tool.output_schema is None or result.is_error:  # ``binds``, not called: a call fewer
-            return None
-        structured = result.structured_content
-        if structured is None:
-            return "it declares an output schema, and its result has no structured content"
-        cached = self._validators.get(tool.name)  # this very tool's, compiled: no coroutine (issue 21)
-        _, validator, unusable, flat = (cached if cached is not None and cached[0] is tool
-                                        else await self._compiled(tool))
-        if validator is None:
-            return f"{UNCHECKED} ({unusable})"
-        if flat is not None and flat_output_schema.fits(flat, structured):
-            return None  # the common schema, a fitting value: no walk (one that does not fit is told below)
-        try:
-            size = len(_SIZE.encode(structured))
-        except (TypeError, ValueError, RecursionError):
-            return f"{UNCHECKED} (its structured content is not JSON)"
-        if size <= INLINE_BYTES:
-            return _verdict(validator, structured, size)
-        return await anyio.to_thread.run_sync(_verdict, validator, structured, size)
+        verdict = self.at_once(tool, result)
+        if verdict is COMPILE:
+            verdict = _judged(await self._compiled(tool), result)
+        if not isinstance(verdict, Later):
+            return verdict
+        if verdict.validator is None:  # compiled just now, so never: a check that cannot be made denies
+            return UNCHECKED
+        # a long value: checked in a worker thread (its size measured once, by ``at_once``)
+        return await anyio.to_thread.run_sync(_verdict, verdict.validator, result.structured_content,
+                                              verdict.size)
 
     async def _compiled(self, tool: Tool) -> Compiled:
         cached = self._validators.get(tool.name)
@@ -92,6 +96,38 @@ class ResultCheck:
         if current is None or current[0] is not tool:
             self._validators[tool.name] = compiled
         return compiled
+
+
+@dataclass(frozen=True, slots=True)
+class Later:
+    """What ``at_once`` cannot say without a wait: the tool's validator is not compiled yet (``COMPILE``), or
+    the value is past ``INLINE_BYTES`` (its ``size``, measured once) and is checked in a worker thread."""
+
+    size: int = 0
+    validator: Validator | None = None
+
+
+COMPILE = Later()
+
+
+def _judged(compiled: Compiled, result: CallToolResult) -> str | None | Later:
+    """The verdict of ``result`` by ``compiled`` (its validator, or why it has none), or ``Later`` with the
+    size of a value too long to check on the event loop."""
+    structured = result.structured_content
+    if structured is None:
+        return "it declares an output schema, and its result has no structured content"
+    _, validator, unusable, flat = compiled
+    if validator is None:
+        return f"{UNCHECKED} ({unusable})"
+    if flat is not None and flat_output_schema.fits(flat, structured):
+        return None  # the common schema, a fitting value: no walk (one that does not fit is told below)
+    try:
+        size = len(_SIZE.encode(structured))
+    except (TypeError, ValueError, RecursionError):
+        return f"{UNCHECKED} (its structured content is not JSON)"
+    if size <= INLINE_BYTES:
+        return _verdict(validator, structured, size)
+    return Later(size, validator)
 
 
 def _compile(tool: Tool, by_schema: BySchema) -> Compiled:

@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent, Tool
 
-from sentinel_mcp.gateway.result_check import ResultCheck
+from sentinel_mcp.gateway.result_check import COMPILE, Later, ResultCheck
 
 FLAT = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 NESTED = {"type": "object",
@@ -73,5 +73,35 @@ def test_a_compiled_tool_is_judged_without_awaiting_its_compilation_and_alike() 
         assert len(awaited) > before
         assert verdicts == [await ResultCheck().problem(_tool(FLAT), r) for r in RESULTS]
         assert verdicts[0] is None and verdicts[1] is not None  # {"n": 1} fits FLAT, {"n": "1"} does not
+
+    asyncio.run(run())
+
+
+def test_at_once_says_problems_verdict_without_a_wait_or_later_when_it_needs_one() -> None:
+    """The gateway enters its cancel shield only on ``Later`` (issue 21: a cancel scope on every call cost ~31
+    Python calls); what ``at_once`` says itself is ``problem``'s verdict, and it says ``Later`` exactly when
+    a wait is needed: a tool object not compiled yet, or a value past ``INLINE_BYTES`` (checked in a thread,
+    and judged by the same schema there)."""
+    async def run() -> None:
+        check = ResultCheck()
+        long_bad = _result({"a": ["x" * 1000] * 70 + ["y"]})  # ~70 KB, its last item does not fit NESTED
+        for schema in (None, FLAT, NESTED):
+            tool = _tool(schema, name=f"t{schema is None}{schema is FLAT}")
+            compiled = False
+            for result in [*RESULTS, long_bad]:
+                first = check.at_once(tool, result)
+                binds = ResultCheck.binds(tool, result)
+                if not compiled:  # nothing compiled for this tool object yet
+                    assert (first is COMPILE) == binds
+                verdict = await check.problem(tool, result)
+                compiled = compiled or binds
+                assert verdict == await ResultCheck().problem(tool, result)
+                now = check.at_once(tool, result)
+                assert isinstance(now, Later) == (binds and result is long_bad)  # FLAT: no fit, a walk
+                if not isinstance(now, Later):
+                    assert now == verdict
+        nested = _tool(NESTED, name="n")
+        assert await check.problem(nested, long_bad) is not None  # the thread's verdict: the "y" at the end
+        assert check.at_once(_tool(FLAT, name="n"), RESULTS[0]) is COMPILE  # another object: compiled anew
 
     asyncio.run(run())
