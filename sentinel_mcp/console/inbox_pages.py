@@ -20,7 +20,7 @@ from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console import assist_pages
 from sentinel_mcp.console.agent_pages import DECISION_ID
-from sentinel_mcp.console.approval_arguments import look_alike_words, shown_whole
+from sentinel_mcp.console.approval_arguments import approval_arguments, look_alike_words, shown_whole
 from sentinel_mcp.console.answer_form import MAX_TEXT, Field, approval_words, fields_of, read_answer
 from sentinel_mcp.gateway.person_inbox import UPSTREAM_QUESTION
 from sentinel_mcp.console.auth import Viewer
@@ -166,6 +166,7 @@ async def _a2a_waiting(console: Console, viewer_name: str, is_owner: bool) -> li
 
 async def _a2a_items(console: Console, principal: str, is_owner: bool = False) -> list[ShownItem]:
     out = []
+    tool_of = console.runtime.gateway.find_tool
     for record in await _a2a_waiting(console, principal, is_owner):
         qs = [q for q in _a2a_questions(record) if q.get("key") in record.pending.question_keys]
         out.append(
@@ -173,7 +174,9 @@ async def _a2a_items(console: Console, principal: str, is_owner: bool = False) -
                 A2A_PREFIX + record.task.id,
                 "A2A task (input required)",
                 record.pending.tool,
-                record.pending.arguments,
+                # as a held call's card lists them: the tool's own secrets masked (its schema says which),
+                # the rest as sent; before, a password the peer's call carried was on the page
+                approval_arguments(tool_of(record.pending.tool), record.pending.arguments),
                 record.session_id,
                 record.owner,
                 f"A2A task {record.task.id}",
