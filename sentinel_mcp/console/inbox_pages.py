@@ -60,6 +60,9 @@ class ShownItem:
     expires: float | None
     risky: bool
     asked: str = ""  # what the form answers (``asked_digest``): an answer to other questions is not taken
+    # whose call it is: the principal Sentinel established for the call that asked (the owner answers
+    # agents' questions beside its own, and a card that did not say whose could be taken for its own)
+    asker: str = ""
 
     # looked at when a card is shown (never for the live count, which lists every item each time)
     @functools.cached_property
@@ -195,6 +198,7 @@ async def _a2a_items(console: Console, principal: str, is_owner: bool = False) -
                 None,
                 False,
                 asked_digest(qs),
+                record.owner,
             )
         )
     return out
@@ -226,6 +230,7 @@ async def items_for(console: Console, principal: str, is_owner: bool = False) ->
             i.expires,
             i.risky,
             asked_digest(i.questions),
+            i.asked_by,
         )
         for asker in _askers(console, principal, is_owner)
         for i in console.inbox.open_items(asker)
