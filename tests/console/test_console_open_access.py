@@ -94,14 +94,23 @@ def _asked(page: str, item: str) -> str:
     return shown
 
 
-def test_the_cli_prints_the_console_secret_and_a_link_under_auth_none(tmp_path):
+async def test_the_cli_prints_the_console_secret_and_a_link_that_signs_in_under_auth_none(tmp_path):
     """The person's ways in under "auth": "none": the console secret (`config console-secret`) and the
-    one-time link, both from this machine's user only."""
+    owner's one-time link, both from this machine's user only; the link signs in as anonymous."""
+    from tests.console.test_console_sign_in_limit import open_link
+
     cfg = open_config(tmp_path)
     out = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "config", "console-secret"],
                          capture_output=True, text=True, timeout=60, env=env_for(cfg))
     assert out.returncode == 0 and len(out.stdout.strip()) >= 16, out.stderr
     assert (tmp_path / "state" / "console-secret").read_text().strip() == out.stdout.strip()
-    out = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "config", "console-link"],
-                         capture_output=True, text=True, timeout=60, env=env_for(cfg))
-    assert out.returncode == 0 and "/console/login/once#" in out.stdout, out.stderr
+    with http_sentinel(cfg) as (base, _proc):
+        out = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "config", "console-link",
+                              "--url", base], capture_output=True, text=True, timeout=60, env=env_for(cfg))
+        assert out.returncode == 0 and "/console/login/once#" in out.stdout, out.stderr
+        async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
+            assert (await http.get(f"{base}/console/inbox")).status_code == 303
+            r = await open_link(http, base, out.stdout.strip())
+            assert r.status_code == 303 and r.headers["location"] == "/console/inbox", r.text[:500]
+            page = await http.get(f"{base}/console/inbox")
+            assert page.status_code == 200 and "anonymous" in page.text
