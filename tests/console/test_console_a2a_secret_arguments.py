@@ -17,7 +17,8 @@ from typing import Any
 import httpx2
 import pytest
 from tests.a2a.a2a_rig import user_message
-from tests.console.console_rig import ALICE, console_config, http_sentinel, items_of, signed_in
+from tests.console.console_rig import (ALICE, BOB, console_config, http_sentinel, items_of, mcp_client,
+                                      signed_in, text)
 
 pytestmark = pytest.mark.timeout(240)
 ITEM = re.compile(r'<li class="card item.*?</li>\n', re.S)
@@ -30,11 +31,16 @@ async def _rpc(http: httpx2.AsyncClient, base: str, method: str, params: dict[st
     return (await http.post(base + "/a2a", json=body)).json()["result"]
 
 
-async def test_an_a2a_tasks_secret_argument_is_masked_on_its_card(tmp_path) -> None:
+def secret_config(tmp_path: Path) -> Path:
     cfg = console_config(tmp_path)
     body = json.loads(cfg.read_text())
     body["mcpServers"]["sv"] = {"command": sys.executable, "args": [str(SERVER)]}
     cfg.write_text(json.dumps(body))
+    return cfg
+
+
+async def test_an_a2a_tasks_secret_argument_is_masked_on_its_card(tmp_path) -> None:
+    cfg = secret_config(tmp_path)
     password = f"hunter2-{uuid.uuid4().hex}"
     with http_sentinel(cfg) as (base, _proc):
         headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {ALICE}"}
@@ -50,6 +56,8 @@ async def test_an_a2a_tasks_secret_argument_is_masked_on_its_card(tmp_path) -> N
                 [listed] = ARGS.findall(card)  # the card's statement of the call's arguments
                 assert "bank-account" in listed and "password" in listed, listed
                 assert password not in listed and password[8:20] not in listed, listed
+                # nor in the question's text (the default policy's confirmation quoted every value)
+                assert password[8:20] not in page, page[page.find(password[8:20]) - 300:][:600]
                 r = await person.post(f"/console/inbox/{item}", {"decision": "approve"})
                 assert r.status_code == 303, r.text[:500]
             for _ in range(100):
@@ -63,3 +71,23 @@ async def test_an_a2a_tasks_secret_argument_is_masked_on_its_card(tmp_path) -> N
         said = [p.get("text") for a in task["artifacts"] for p in a["parts"]]
         # the tool got the value as sent (its length)
         assert f"password of bank-account set ({len(password)} characters)" in said, said
+
+
+async def test_a_held_calls_secret_argument_is_in_neither_its_card_nor_its_question(tmp_path) -> None:
+    """The default policy's confirmation ("Sentinel: allow sv__set_password(account=..., password=...)?")
+    quoted every value, the tool's secret ones too: the card's arguments masked it, its question did not.
+    The client that sent the call is told the same masked question; the tool gets the value as sent."""
+    password = f"hunter2-{uuid.uuid4().hex}"
+    with http_sentinel(secret_config(tmp_path)) as (base, _proc):
+        async with signed_in(base, BOB) as person, mcp_client(base, BOB) as c:
+            args = {"account": "bank-account", "password": password}
+            first = await c.call_tool("sv__set_password", args)
+            assert first.is_error and "/console/inbox" in text(first) and password[8:20] not in text(first)
+            page = await person.wait_items(1)
+            [item] = items_of(page)
+            assert "bank-account" in page and "sv__set_password" in page
+            assert password[8:20] not in page, page[page.find(password[8:20]) - 300:][:600]
+            r = await person.post(f"/console/inbox/{item}", {"decision": "approve"})
+            assert r.status_code == 303, r.text[:500]
+            done = await c.call_tool("sv__set_password", args)  # the retry
+            assert f"password of bank-account set ({len(password)} characters)" in text(done), text(done)
