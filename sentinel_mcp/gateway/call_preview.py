@@ -12,7 +12,6 @@ from mcp.types import Tool
 
 from sentinel_mcp.core.decision import Allow, Guard, Origin, ToolCall
 from sentinel_mcp.core.display_text import compose, safe_text
-from sentinel_mcp.core.redactor import secret_arguments_of
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.principal import Principal
@@ -51,7 +50,7 @@ class CallPreview:
             client=principal, origin="a2a", principal=who.name,
             read_only=ann.read_only_hint if ann else None, destructive=ann.destructive_hint if ann else None,
             self_confirming=self._self_confirming(self.manager.upstreams[route.upstream], route.exposed),
-            secret_arguments=frozenset(secret_arguments_of(route.exposed)),
+            secret_arguments=route.secret_arguments,
         )
         try:
             decision = await self.guard.preview(call)

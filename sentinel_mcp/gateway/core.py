@@ -44,7 +44,6 @@ from sentinel_mcp.core.port import (
     UpstreamNeedsInput,
 )
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
-from sentinel_mcp.core.redactor import secret_arguments_of
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
 from sentinel_mcp.gateway.result_check import ResultCheck
@@ -402,7 +401,7 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
             read_only=ann.read_only_hint if ann else None,
             destructive=ann.destructive_hint if ann else None,
             self_confirming=self._self_confirming(self.manager.upstreams[route.upstream], route.exposed),
-            secret_arguments=frozenset(secret_arguments_of(route.exposed)),
+            secret_arguments=route.secret_arguments,
         )
         rec.base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
         if req.depth > MAX_DEPTH:
