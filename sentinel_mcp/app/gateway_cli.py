@@ -223,7 +223,7 @@ def cmd_config_console_secret(args: argparse.Namespace) -> int:
     from sentinel_mcp.identity import console_secret
 
     return _print_owner_secret(
-        args, "console_secret", "the console needs no sign-in", console_secret.load_or_create,
+        args, "console_secret", "", console_secret.load_or_create,
         console_secret.secret_path,
         "type it into the web console's sign-in form; give it to no MCP or A2A client",
         console_secret.replace,
@@ -235,9 +235,6 @@ def cmd_config_console_link(args: argparse.Namespace) -> int:
     from sentinel_mcp.identity import console_link
 
     config = load_config(args.config)
-    if config.sentinel.http.auth == "none":
-        print('sentinel-mcp: this config says "auth": "none": the console needs no sign-in', file=sys.stderr)
-        return 1
     try:
         token = console_link.create(config.data_dir)
     except OSError as e:
@@ -259,7 +256,7 @@ def _print_owner_secret(
     stderr."""
     config = load_config(args.config)
     http = config.sentinel.http
-    if http.auth == "none":
+    if http.auth == "none" and key == "token":  # the console secret signs the person in there too
         print(f'sentinel-mcp: this config says "auth": "none": {without_auth}', file=sys.stderr)
         return 1
     configured = getattr(http, key)

@@ -315,7 +315,8 @@ def token_lines(auth: Any, base_url: str) -> list[str]:
     """
     exe = _command_name()
     if not auth.required:
-        return ['Authentication: none ("auth": "none"): every local process can call every tool.']
+        return ['Authentication: none ("auth": "none"): every local process can call every tool.'
+                ] + console_secret_lines(auth, base_url)
     if auth.token_file is None:
         return [
             "Authentication: every caller sends 'Authorization: Bearer <token>' (the owner's token is "

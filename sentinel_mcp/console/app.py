@@ -188,7 +188,7 @@ async def _login_form(
             return refused
     viewer = console.auth.viewer(request)
     # a certificate's viewer reads only: this form is how its person signs in to answer
-    if console.auth.open_access or (signed_in_goes_home and viewer is not None and viewer.answers):
+    if signed_in_goes_home and viewer is not None and viewer.answers:
         return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
     nonce = secrets.token_urlsafe(24)
     response = console.render(
@@ -281,8 +281,6 @@ async def _login_once(console: Console, request: Request) -> Response:
     form = await _sign_in_form(console, request, **page)
     if isinstance(form, Response):
         return form
-    if console.auth.open_access:
-        return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
     presented = Credentials.from_scope(request.scope)
     signed = console.auth.sign_in_once(form.get("token"), presented)
     if signed is None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from sentinel_mcp.core.display_text import shown
 from sentinel_mcp.core.record_bounds import was_cut
-from sentinel_mcp.core.redactor import mask, secret_name, sensitive_fields_of
+from sentinel_mcp.core.redactor import mask, secret_arguments_of
 
 CARD_CHARS = 20_000  # characters of a call's argument names and values a card lists whole (50 cards: ~1 MB)
 MAX_ARGUMENTS = 100  # arguments a card lists (the rest are counted, never listed)
@@ -36,10 +36,7 @@ def approval_arguments(tool: Any, arguments: Any) -> Any:
     """``arguments`` with the values of the tool's own secret arguments masked, the rest as sent."""
     if not isinstance(arguments, dict):
         return arguments
-    declared = (getattr(tool, "input_schema", None) or {}).get("properties") if tool is not None else None
-    names = set(declared) if isinstance(declared, dict) else set()
-    secret = sensitive_fields_of(tool) if tool is not None else set()
-    secret |= {n for n in names if isinstance(n, str) and secret_name(n)}
+    secret = secret_arguments_of(tool)
     return {
         k: (_masked(v) if k in secret and v not in (None, "", [], {}) else v) for k, v in arguments.items()
     }

@@ -102,11 +102,6 @@ class ConsoleAuth:
         for sid in [sid for sid, (p, _) in self._sessions.items() if p.name == name]:
             del self._sessions[sid]
 
-    @property
-    def open_access(self) -> bool:
-        """``"auth": "none"`` (loopback only): every caller is ``anonymous``, no sign-in."""
-        return not self.authenticator.required
-
     # ---------------------------------------------------------------- who
     def viewer(self, request: Request) -> Viewer | None:
         self.console_secrets.refresh()  # a replaced secret ends its sessions before any is looked at
@@ -136,10 +131,14 @@ class ConsoleAuth:
                     return None
                 return Viewer(found[0], "session:" + sid, sid)
             self._sessions.pop(sid, None)
-        if creds.presented or self.open_access:
+        if creds.presented:
             try:
                 principal = self.authenticator.authenticate(creds)
             except AuthFailed:
+                return None
+            if principal.kind == "anonymous":
+                # "auth": "none" names every local process so, the one that made the call too: it reads
+                # and answers nothing here; the person signs in with the console secret
                 return None
             secret = creds.bearer or creds.api_key or ""
             return Viewer(
@@ -173,7 +172,7 @@ class ConsoleAuth:
         secret = secret.strip()
         principal = (
             self.console_secrets.resolve(Credentials(bearer=secret))
-            if secret and self.authenticator.required
+            if secret
             else None
         )
         if principal is not None and name is not None and principal.name != name:
@@ -202,7 +201,7 @@ class ConsoleAuth:
         """A console session for the owner by a one-time link made on this machine (None: not a link made
         here, used, expired, or no owner signs in here; counted as a wrong secret). Taken whatever the
         form's blocks: it is 256 random bits, not a guess."""
-        owner = self._owner() if self.authenticator.required else None
+        owner = self._owner()
         # the certificate first: a browser presenting another's must not spend the owner's link
         if owner is None or not self._certificate_agrees(owner, presented) or not console_link.claim(
             self.data_dir, token
@@ -212,9 +211,10 @@ class ConsoleAuth:
         return self._open_session(owner, process_clock.now())
 
     def _owner(self) -> Principal | None:
-        """The owner's principal, if the owner has a console secret here (else nobody signs in by a link)."""
-        return next((p for _, p in self.console_secrets.followed() if p.is_owner), None) or next(
-            (p for p in self.console_secrets.principals() if p.is_owner), None
+        """The principal the owner's console secret signs in (the owner's; ``anonymous`` under "auth":
+        "none"), if the owner has one here (else nobody signs in by a link)."""
+        return next((p for _, p in self.console_secrets.followed() if _owners(p)), None) or next(
+            (p for p in self.console_secrets.principals() if _owners(p)), None
         )
 
     def _open_session(self, principal: Principal, now: float) -> tuple[str, Principal]:
@@ -306,6 +306,12 @@ class ConsoleAuth:
                 self.login_csrf(nonce or "").encode(), presented.encode("utf-8", "replace")
             )
         )
+
+
+def _owners(principal: Principal) -> bool:
+    """Whether the owner's console secret signs in as ``principal``: the owner, or under "auth": "none" the
+    principal every caller of the fronts is."""
+    return principal.is_owner or principal.kind == "anonymous"
 
 
 MAX_NAME = 200  # characters of a principal's name on the sign-in form (a longer one is one no principal has)

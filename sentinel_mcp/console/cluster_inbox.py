@@ -132,6 +132,9 @@ def _body(item: InboxItem) -> str:
             "reason": item.reason,
             "created": item.created,
             "questions": [q.model_dump(mode="json") for q in item.questions],
+            # whose call asked, when not the inbox's principal (an agent's, in the person's): every replica's
+            # card says so (signed with the rest of the body)
+            "asker": item.asker,
         },
         default=str,
     )
@@ -144,6 +147,9 @@ def _remote_item(
     ``mac``: the row's question signature, what an answer to this copy is bound to (``claim``)."""
     try:
         d = json.loads(body)
+        asker = d.get("asker", "")  # a row of an older replica has none: the inbox's principal asked
+        if not isinstance(asker, str):
+            raise TypeError(f"asker is a {type(asker).__name__}")
         return InboxItem(
             id=item_id,
             principal=principal,
@@ -160,6 +166,7 @@ def _remote_item(
             expires=float(expires),
             replica=replica,
             shown_from=mac,
+            asker=asker if asker != principal else "",
         )
     except (ValueError, KeyError, TypeError, ValidationError) as e:
         log.warning("inbox row %s from replica %s is malformed, not shown: %s", item_id, replica, e)

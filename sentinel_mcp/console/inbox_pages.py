@@ -20,7 +20,7 @@ from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console import assist_pages
 from sentinel_mcp.console.agent_pages import DECISION_ID
-from sentinel_mcp.console.approval_arguments import look_alike_words, shown_whole
+from sentinel_mcp.console.approval_arguments import approval_arguments, look_alike_words, shown_whole
 from sentinel_mcp.console.answer_form import MAX_TEXT, Field, approval_words, fields_of, read_answer
 from sentinel_mcp.gateway.person_inbox import UPSTREAM_QUESTION
 from sentinel_mcp.console.auth import Viewer
@@ -60,6 +60,9 @@ class ShownItem:
     expires: float | None
     risky: bool
     asked: str = ""  # what the form answers (``asked_digest``): an answer to other questions is not taken
+    # whose call it is: the principal Sentinel established for the call that asked (the owner answers
+    # agents' questions beside its own, and a card that did not say whose could be taken for its own)
+    asker: str = ""
 
     # looked at when a card is shown (never for the live count, which lists every item each time)
     @functools.cached_property
@@ -166,6 +169,7 @@ async def _a2a_waiting(console: Console, viewer_name: str, is_owner: bool) -> li
 
 async def _a2a_items(console: Console, principal: str, is_owner: bool = False) -> list[ShownItem]:
     out = []
+    tool_of = console.runtime.gateway.find_tool
     for record in await _a2a_waiting(console, principal, is_owner):
         qs = [q for q in _a2a_questions(record) if q.get("key") in record.pending.question_keys]
         out.append(
@@ -173,7 +177,9 @@ async def _a2a_items(console: Console, principal: str, is_owner: bool = False) -
                 A2A_PREFIX + record.task.id,
                 "A2A task (input required)",
                 record.pending.tool,
-                record.pending.arguments,
+                # as a held call's card lists them: the tool's own secrets masked (its schema says which),
+                # the rest as sent; before, a password the peer's call carried was on the page
+                approval_arguments(tool_of(record.pending.tool), record.pending.arguments),
                 record.session_id,
                 record.owner,
                 f"A2A task {record.task.id}",
@@ -192,6 +198,7 @@ async def _a2a_items(console: Console, principal: str, is_owner: bool = False) -
                 None,
                 False,
                 asked_digest(qs),
+                record.owner,
             )
         )
     return out
@@ -223,6 +230,7 @@ async def items_for(console: Console, principal: str, is_owner: bool = False) ->
             i.expires,
             i.risky,
             asked_digest(i.questions),
+            i.asked_by,
         )
         for asker in _askers(console, principal, is_owner)
         for i in console.inbox.open_items(asker)

@@ -233,7 +233,6 @@ class Console:
             csrf=self.auth.csrf_token(viewer) if viewer else "",
             # encoded: an id in the path may hold control or direction characters (a session id's)
             path=quote(request.url.path, safe="/"),
-            open_access=self.auth.open_access,
             changes=changes,
             **values,
         )

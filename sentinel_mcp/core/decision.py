@@ -81,6 +81,9 @@ class ToolCall(BaseModel):
     # actions
     # (it declared ``_meta["sentinel/confirms"]``); never true for a configured upstream, whatever it claims.
     self_confirming: bool = False
+    # the arguments the tool itself says are secrets (``redactor.secret_arguments_of``): a question that
+    # quotes the call shows their values masked (the person approving a password change reads no password)
+    secret_arguments: frozenset[str] = Field(default_factory=frozenset, exclude=True)
 
     @field_validator("arguments")
     @classmethod

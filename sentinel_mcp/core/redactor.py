@@ -139,6 +139,17 @@ def sensitive_fields_of(tool: Any) -> set[str]:
     return out
 
 
+def secret_arguments_of(tool: Any) -> set[str]:
+    """The arguments a tool itself says are secrets, whose values a person approving its call never reads:
+    those it declares sensitive (``sensitive_fields_of``) and the properties its schema lists under a
+    secret's name (``password``, ``api_key``). A client chooses neither."""
+    if tool is None:
+        return set()
+    declared = (getattr(tool, "input_schema", None) or {}).get("properties")
+    names = set(declared) if isinstance(declared, dict) else set()
+    return sensitive_fields_of(tool) | {n for n in names if isinstance(n, str) and secret_name(n)}
+
+
 def _mask_cards(text: str) -> str:
     """Every card number in the text (however it is spaced: ``card_numbers.py``) as ``[card ****1234]``, but
     for digits inside a digest or id of a known shape (``identifier_shapes.py``)."""

@@ -50,6 +50,7 @@ class CallPreview:
             client=principal, origin="a2a", principal=who.name,
             read_only=ann.read_only_hint if ann else None, destructive=ann.destructive_hint if ann else None,
             self_confirming=self._self_confirming(self.manager.upstreams[route.upstream], route.exposed),
+            secret_arguments=route.secret_arguments,
         )
         try:
             decision = await self.guard.preview(call)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from mcp.shared.uri_template import UriTemplate
 from mcp.types import Prompt, Resource, ResourceTemplate, Tool
 
-from sentinel_mcp.core.redactor import sensitive_fields_of
+from sentinel_mcp.core.redactor import secret_arguments_of, sensitive_fields_of
 from sentinel_mcp.gateway.template_overlap import overlapping
 from sentinel_mcp.gateway.tool_pins import Held, ToolPins
 from sentinel_mcp.gateway.tool_words import shown_prompt, shown_tool, shown_words
@@ -102,6 +102,11 @@ class ToolRoute:
         """The argument names the tool declares secret (``sensitive_fields_of``), read from its definition
         once per route, not on every call (a route holds one definition: a changed tool is a new route)."""
         return frozenset(sensitive_fields_of(self.exposed))
+
+    @cached_property
+    def secret_arguments(self) -> frozenset[str]:
+        """The arguments a person approving a call never reads (``secret_arguments_of``), once per route."""
+        return frozenset(secret_arguments_of(self.exposed))
 
 
 @dataclass(frozen=True)

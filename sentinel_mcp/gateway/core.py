@@ -401,6 +401,7 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
             read_only=ann.read_only_hint if ann else None,
             destructive=ann.destructive_hint if ann else None,
             self_confirming=self._self_confirming(self.manager.upstreams[route.upstream], route.exposed),
+            secret_arguments=route.secret_arguments,
         )
         rec.base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
         if req.depth > MAX_DEPTH:

@@ -13,7 +13,7 @@ from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, Config, Con
 from sentinel_mcp.identity import console_secret, owner_token
 from sentinel_mcp.identity.certificates import CertificateResolver, RefusedHook
 from sentinel_mcp.identity.file_secret import FileSecret
-from sentinel_mcp.identity.principal import OWNER_NAME, Principal
+from sentinel_mcp.identity.principal import ANONYMOUS, OWNER_NAME, Principal
 from sentinel_mcp.identity.resolver import Authenticator, PrincipalResolver, TokenResolver, token_digest
 from sentinel_mcp.tls.peer_certificate import PeerCertificate
 from sentinel_mcp.tls.settings import CertificateMatch, ServerTLS
@@ -184,10 +184,13 @@ def http_auth_for(
     authenticator = Authenticator(resolvers, required=http.auth == "token", also=also,
                                   stamp_key=stamp_key_of(config))
     auth = HttpAuth(authenticator, token, file, created)
+    # under "auth": "none" too: every local process calls as anonymous, and the console is where the person
+    # answers for those calls; open, any process of any local account approved the question its own call
+    # waited on. The owner's console secret (a file of this user's only) signs in as anonymous there.
+    auth.console_secrets, auth.console_secret, auth.console_secret_file, auth.console_secret_created = (
+        _console_secrets(config, known, tokens, OWNER_BY_TOKEN if http.auth == "token" else ANONYMOUS)
+    )
     if http.auth == "token":
-        auth.console_secrets, auth.console_secret, auth.console_secret_file, auth.console_secret_created = (
-            _console_secrets(config, known, tokens)
-        )
         if followed is not None:  # a replaced token file that is also a console secret signs nobody in
             inner, signs_in = followed.held_elsewhere, auth.console_secrets
             followed.held_elsewhere = lambda d: inner(d) or _name(signs_in.holder_of(d))
@@ -199,11 +202,12 @@ def _name(principal: Principal | None) -> str | None:
 
 
 def _console_secrets(
-    config: Config, known: dict[str, Principal], tokens: TokenResolver
+    config: Config, known: dict[str, Principal], tokens: TokenResolver, owner: Principal = OWNER_BY_TOKEN
 ) -> tuple[TokenResolver, str, Path | None, bool]:
-    """The console's sign-in secrets: the owner's (configured, or generated beside the token) and each
-    configured principal's. ConfigError when one equals a token, API key or another's console secret: it
-    would be a bearer the fronts accept, and the token a sign-in (a client would answer for the user)."""
+    """The console's sign-in secrets: the owner's (configured, or generated beside the token), signing in as
+    ``owner`` (``anonymous`` under "auth": "none", whose calls it answers), and each configured principal's.
+    ConfigError when one equals a token, API key or another's console secret: it would be a bearer the
+    fronts accept, and the token a sign-in (a client would answer for the user)."""
     http = config.sentinel.http
     secrets_ = TokenResolver()
     secret, file, created = http.console_secret, None, False
@@ -213,7 +217,7 @@ def _console_secrets(
             secret, created = console_secret.load_or_create(config.data_dir)
         except (OSError, ValueError) as e:
             raise ConfigError(f"the owner's console secret ({file}): {e}") from None
-    given: list[tuple[Principal, str | None, str | None]] = [(OWNER_BY_TOKEN, secret, None)]
+    given: list[tuple[Principal, str | None, str | None]] = [(owner, secret, None)]
     given += [(known[s.name], s.console_secret, s.console_secret_sha256) for s in config.sentinel.principals
               if s.console_secret is not None or s.console_secret_sha256 is not None]
     for principal, plain, digest_hex in given:
@@ -225,7 +229,7 @@ def _console_secrets(
                 f"key) of {holder.name!r}: a console secret must be one no client holds; give it its own"
             )
         try:
-            if principal is OWNER_BY_TOKEN and file is not None:  # followed while Sentinel runs
+            if principal is owner and file is not None:  # followed while Sentinel runs
                 assert plain is not None
                 source = FileSecret(file, console_secret.WHAT, plain, token_digest)
                 source.held_elsewhere = lambda d: _name(tokens.holder_of(d))

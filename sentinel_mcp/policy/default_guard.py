@@ -16,6 +16,7 @@ from sentinel_mcp.config import PolicySettings
 from sentinel_mcp.core.answer_validation import approves
 from sentinel_mcp.core.asking import Asker, AskUser, Provenance
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
+from sentinel_mcp.core.redactor import mask
 from sentinel_mcp.core.display_text import (
     VALUE_LIMIT, Marked, Shown, compose, display_note, is_hidden, safe_text, shown, shown_to_approve,
 )
@@ -42,6 +43,9 @@ def describe_call(call: ToolCall, value_limit: int = VALUE_LIMIT, max_arguments:
             shown_args.append(f"…⟨{len(call.arguments) - max_arguments} more arguments not shown⟩")
             break
         name = shown(key, 80)
+        if key in call.secret_arguments and value not in (None, "", [], {}):
+            # the tool's own secret, masked as the console's card masks it (approval_arguments)
+            value = "[redacted]" if isinstance(value, (dict, list)) else mask(value)
         written = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
         text = shown_to_approve(written, value_limit)
         if isinstance(value, str):  # JSON already escaped its control characters: still say they were there

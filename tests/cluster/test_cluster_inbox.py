@@ -331,3 +331,27 @@ async def test_a_question_asked_anew_while_its_answer_is_being_counted_takes_no_
         assert await a.give(item, YES)  # the text as asked now: taken
     finally:
         await mirror_a.stop()
+
+
+async def test_another_replicas_copy_says_whose_call_asked(server: LocalServer) -> None:
+    """A question an agent's call put in the owner's inbox (``asker``: the caller, not the person) reads on
+    every replica as that caller's: the shared row did not carry it, so another replica's card named the
+    owner's call, and counted the agent's questions against the owner's bound there."""
+    a, b = Inbox(), Inbox()
+    mirror_a = await ClusterInbox(a, server.url, "replica-a").start()
+    mirror_b = await ClusterInbox(b, server.url, "replica-b").start()
+    try:
+        own = post(a, "owner", "own-thing")
+        agents = a.post(
+            principal="owner", session="s2", client="c", tool="tb__delete_thing", arguments={"name": "x"},
+            shown_arguments={"name": "x"}, version="v1", reason="asks", questions=own.questions,
+            kind="waiting", asker="agent-7",
+        )
+        assert (own.asked_by, agents.asked_by) == ("owner", "agent-7")
+        await until(lambda: len(b.open_items("owner")) == 2)
+        copies = {i.id: i.asked_by for i in b.open_items("owner")}
+        assert copies == {own.id: "owner", agents.id: "agent-7"}, copies
+        assert b.open_items("agent-7") == []  # whose inbox it is did not change: the person's
+    finally:
+        await mirror_b.stop()
+        await mirror_a.stop()

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
-import json
 import re
 import subprocess
 import sys
@@ -178,16 +177,6 @@ async def test_a_link_not_made_here_signs_nobody_in(sentinel):
         assert r.status_code == 403 and not await signed_in(http, base)
         r = await open_link(http, base, made)
         assert r.status_code == 303 and await signed_in(http, base), r.status_code
-
-
-def test_the_cli_makes_no_link_under_auth_none(tmp_path):
-    cfg = console_config(tmp_path)
-    body = json.loads(cfg.read_text())
-    body["sentinel"]["http"] = {"auth": "none"}
-    cfg.write_text(json.dumps(body))
-    out = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "config", "console-link"],
-                         capture_output=True, text=True, timeout=60, env=env_for(cfg))
-    assert out.returncode == 1 and "needs no sign-in" in out.stderr and not out.stdout
 
 
 @contextlib.asynccontextmanager

@@ -50,10 +50,14 @@ def test_the_owners_secret_is_generated_beside_the_token_and_is_no_bearer(tmp_pa
                 auth.authenticator.authenticate(creds)
     for token in (auth.owner_token, ALICE):  # and the sign-in secrets hold no token
         assert auth.console_secrets.resolve(Credentials(bearer=token)) is None
-    # "auth": "none": nobody signs in, nothing is generated
+    # "auth": "none": the person still signs in (any local process calls as anonymous, and answered its own
+    # call's question in an open console): the owner's console secret, generated alike, signs in as anonymous
     other = tmp_path / "open"
     none = http_auth_for(parse_config({"sentinel": {"data_dir": str(other), "http": {"auth": "none"}}}))
-    assert none.console_secrets is None and not console_secret.secret_path(other).exists()
+    assert none.console_secrets is not None and none.console_secret_created
+    assert console_secret.secret_path(other).read_text().strip() == none.console_secret
+    found = none.console_secrets.resolve(Credentials(bearer=none.console_secret))
+    assert found is not None and found.name == "anonymous"
 
 
 def test_a_planted_link_or_a_file_others_can_write_is_refused(tmp_path):
