@@ -36,6 +36,7 @@ from sentinel_mcp.storage.idle_checkpoint import IdleCheckpoint
 from sentinel_mcp.storage.inline_policy import InlinePolicy
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.private_paths import private_dir, private_file
+from sentinel_mcp.storage.row_bytes import MAX_ROW_BYTES
 from sentinel_mcp.storage.schema import Schema
 from sentinel_mcp.storage.statement_refusal import refuse_nan, refused
 from sentinel_mcp.storage.wal_presize import presize_wal
@@ -147,6 +148,7 @@ class SQLiteDatabase(JobWriter):
             # exclusive: nobody else should wait on it, and a probe must not hold the writer for long
             timeout = 0.5 if self.options.exclusive else self.options.busy_timeout_ms / 1000
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
+            conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_ROW_BYTES)  # rows, values read: row_bytes.py
             conn.execute("PRAGMA mmap_size=0")
             conn.execute(f"PRAGMA cache_size=-{int(self.options.cache_kib)}")
             # a group's savepoint sub-journals (and sorts) in memory: on file each group made a temp file in
@@ -291,12 +293,8 @@ class SQLiteDatabase(JobWriter):
 
     def _writer_stopped(self) -> None:
         self._drop_hold()
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except sqlite3.Error:
-                pass
-            self._conn = None
+        _close_quietly(self._conn)
+        self._conn = None
 
     def _hand_over(self) -> None:
         """The answers of the group just run, to their event loops: one ``call_soon_threadsafe`` (one write to

@@ -1,0 +1,109 @@
+"""The bound on the bytes of one stored row, read or written, on both backends.
+
+Why: rows were read whole, however large. A co-tenant of a PostgreSQL database (or a hostile local account
+with a SQLite file, an older gateway, a value a client or an upstream made us store) with four 64 MB rows
+took a replica from 37 MB to 613 MB of memory, on every read of them. So:
+
+- SQLite bounds it itself: ``SQLITE_LIMIT_LENGTH`` on each connection refuses (``SQLITE_TOOBIG``) a row it
+  would write over the bound and a value over the bound as it is read from the file, before it is copied
+  out; nothing more per statement.
+- PostgreSQL is bounded on the server's side of the socket: a read (and a write that answers rows, a
+  ``DELETE ... RETURNING``) is wrapped so the server measures each row's text (what it would send: a
+  record's text, each value's quotes and backslashes doubled, a BYTEA in hex) and refuses one over the bound
+  before sending it. A write's values are measured here, before they are sent, as that text at most (their
+  row's other columns are ours: numbers, times, names).
+
+A refusal is a ``RowTooLarge``, which the seam hands its caller as a ``StatementError`` (the caller fails
+closed; the store stays healthy: one row is at fault, not the store). The largest row Sentinel writes on
+purpose is a shared rulebase version (8 MiB of texts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sentinel_mcp.core.errors import SentinelError
+from sentinel_mcp.storage.database import Params
+
+MAX_ROW_BYTES = 16 << 20
+SAID = (f"a stored row over {MAX_ROW_BYTES} bytes was refused (a store reads and writes none: another writer "
+        "of the database put it there, or a value that large was offered)")
+# the server's refusal: a cast that fails with our words in it (no function to install, no privilege needed)
+_MARK = "sentinel: a stored row over the bound"
+_CHECK = (f"CASE WHEN pg_catalog.octet_length(sentinel_row::text) <= {MAX_ROW_BYTES} THEN true "
+          f"ELSE ('{_MARK}: ' || pg_catalog.octet_length(sentinel_row::text))::int > 0 END")
+
+
+class RowTooLarge(SentinelError, ValueError):
+    """A row over the bound, read or to be written (handed to the caller as a ``StatementError``)."""
+
+    area = "storage"
+
+    def __init__(self) -> None:
+        super().__init__(SAID)
+
+
+_wrapped: dict[tuple[str, bool], str] = {}
+
+
+def bounded_sql(sql: str, writes: bool) -> str:
+    """``sql`` (placeholders translated) with each row it answers measured by the server: a read becomes a
+    subquery (its order kept: a sorted subquery is scanned as it is), a write that returns rows a CTE, as
+    data-changing statements may be. A statement that starts with its own ``WITH`` and writes is left as it
+    is (a data-changing ``WITH`` must stay at the top)."""
+    key = (sql, writes)
+    out = _wrapped.get(key)
+    if out is None:
+        body = sql.strip().rstrip(";")
+        if not writes:
+            out = f"SELECT sentinel_row.* FROM ({body}) sentinel_row WHERE {_CHECK}"
+        elif "returning" not in body.lower() or body[:4].lower() == "with":
+            out = sql
+        else:
+            out = f"WITH sentinel_row AS ({body}) SELECT sentinel_row.* FROM sentinel_row WHERE {_CHECK}"
+        if len(_wrapped) < 4096:
+            _wrapped[key] = out
+    return out
+
+
+def bounded_write(sql: str, params: Params, many: bool) -> str:
+    """A write's SQL as it is sent: refused here (``RowTooLarge``) if its values could make a row over the
+    bound, which would never be read back; the rows it answers measured by the server."""
+    check_values(params, many)
+    return sql if many else bounded_sql(sql, True)
+
+
+def is_bound_refusal(e: BaseException) -> bool:
+    """The server's refusal of a row over the bound (``bounded_sql``'s cast)."""
+    return getattr(e, "sqlstate", None) == "22P02" and _MARK in str(e)
+
+
+def check_values(params: Params, many: bool) -> None:
+    """Raise ``RowTooLarge`` if one row of values to write (each row of an ``executemany``) could read back as
+    more than ``MAX_ROW_BYTES`` of a record's text. Exactly measured only when it could be over: the usual
+    statement costs a length per text value."""
+    for row in (params if many else (params,)):
+        most = 2 + _OTHER * len(row)  # the record's parentheses; each value's comma, quotes, a number
+        for value in row:
+            if isinstance(value, str):
+                most += 4 * len(value)  # UTF-8's widest character; a doubled quote is 2 bytes
+            elif isinstance(value, (bytes, bytearray)):
+                most += 2 * len(value)
+        if most > MAX_ROW_BYTES and _text_bytes(row) > MAX_ROW_BYTES:
+            raise RowTooLarge()
+
+
+_OTHER = 48  # bytes of a value's text that is not text nor bytes (a number, a time), its quotes and comma
+
+
+def _text_bytes(row: Any) -> int:
+    total = 2
+    for value in row:
+        if isinstance(value, str):
+            size = len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+            total += size + value.count('"') + value.count("\\") + 3
+        elif isinstance(value, (bytes, bytearray)):
+            total += 2 * len(value) + 6  # "\\x..." in hex
+        else:
+            total += _OTHER
+    return total
