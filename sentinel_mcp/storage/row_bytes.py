@@ -20,13 +20,14 @@ purpose is a shared rulebase version (8 MiB of texts).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sentinel_mcp.core.errors import SentinelError
 from sentinel_mcp.storage.database import Params
 
 MAX_ROW_BYTES = 16 << 20
-SAID = (f"a stored row over {MAX_ROW_BYTES} bytes was refused (a store reads and writes none: another writer "
+SAID = (f"a row over {MAX_ROW_BYTES} bytes, which a store neither writes nor reads (another writer "
         "of the database put it there, or a value that large was offered)")
 # the server's refusal: a cast that fails with our words in it (no function to install, no privilege needed)
 _MARK = "sentinel: a stored row over the bound"
@@ -43,6 +44,7 @@ class RowTooLarge(SentinelError, ValueError):
         super().__init__(SAID)
 
 
+_RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
 _wrapped: dict[tuple[str, bool], str] = {}
 
 
@@ -54,13 +56,13 @@ def bounded_sql(sql: str, writes: bool) -> str:
     key = (sql, writes)
     out = _wrapped.get(key)
     if out is None:
-        body = sql.strip().rstrip(";")
+        body = sql.strip().rstrip(";")  # closed on a line of its own below: a last ``--`` comment ends there
         if not writes:
-            out = f"SELECT sentinel_row.* FROM ({body}) sentinel_row WHERE {_CHECK}"
-        elif "returning" not in body.lower() or body[:4].lower() == "with":
+            out = f"SELECT sentinel_row.* FROM ({body}\n) sentinel_row WHERE {_CHECK}"
+        elif not _RETURNING.search(body) or body[:4].lower() == "with":
             out = sql
         else:
-            out = f"WITH sentinel_row AS ({body}) SELECT sentinel_row.* FROM sentinel_row WHERE {_CHECK}"
+            out = f"WITH sentinel_row AS ({body}\n) SELECT sentinel_row.* FROM sentinel_row WHERE {_CHECK}"
         if len(_wrapped) < 4096:
             _wrapped[key] = out
     return out
