@@ -21,6 +21,7 @@ purpose is a shared rulebase version (8 MiB of texts).
 from __future__ import annotations
 
 import re
+import sqlite3
 from typing import Any
 
 from sentinel_mcp.core.errors import SentinelError
@@ -46,6 +47,13 @@ class RowTooLarge(SentinelError, ValueError):
 
 _RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
 _wrapped: dict[tuple[str, bool], str] = {}
+
+
+def bound_sqlite(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """``conn`` refusing a row over the bound as it writes one, a value over it as it reads one (a reader
+    outside the seam: a CLI's copy of a store, another instance's file taken over)."""
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_ROW_BYTES)
+    return conn
 
 
 def bounded_sql(sql: str, writes: bool) -> str:

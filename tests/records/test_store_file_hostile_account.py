@@ -12,6 +12,8 @@ import pytest
 
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
+from sentinel_mcp.storage.row_bytes import MAX_ROW_BYTES
+from sentinel_mcp.storage.snapshot import read_connection
 from sentinel_mcp.storage.sqlite import EXCLUSIVE, SHARED
 
 SCHEMA = Schema("t", {"sqlite": ["CREATE TABLE t (id INTEGER PRIMARY KEY, x TEXT)"]})
@@ -89,3 +91,22 @@ async def test_a_corrupted_page_is_refused_naming_the_file(tmp_path: Path, optio
         assert not db.health.ok and str(path) in str(db.health.cause)
     finally:
         await release(db)
+
+
+async def test_a_readers_copy_refuses_a_planted_row_over_the_bound(tmp_path: Path) -> None:
+    """The CLI's readers (``audit``, ``audit verify``, the console's chain view) read a store through
+    ``read_connection``, outside the seam: a row over the bound is refused there too, naming the file."""
+    path = tmp_path / "a.db"
+    db = open_database(path, "t", SHARED)
+    try:
+        await db.migrate(SCHEMA)
+    finally:
+        await release(db)
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO t (x) VALUES (?)", ("x" * (MAX_ROW_BYTES + 1),))
+    conn.commit()
+    conn.close()
+    with pytest.raises(StorageError) as told:
+        with read_connection(path) as reader:
+            reader.execute("SELECT x FROM t").fetchall()
+    assert str(path) in str(told.value) and "too big" in str(told.value), told.value
