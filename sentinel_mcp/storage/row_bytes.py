@@ -46,6 +46,7 @@ class RowTooLarge(SentinelError, ValueError):
 
 
 _RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
+_ANSWERS = re.compile(r"(SELECT|VALUES|TABLE)\b", re.IGNORECASE)
 _wrapped: dict[tuple[str, bool], str] = {}
 
 
@@ -59,21 +60,56 @@ def bound_sqlite(conn: sqlite3.Connection) -> sqlite3.Connection:
 def bounded_sql(sql: str, writes: bool) -> str:
     """``sql`` (placeholders translated) with each row it answers measured by the server: a read becomes a
     subquery (its order kept: a sorted subquery is scanned as it is), a write that returns rows a CTE, as
-    data-changing statements may be. A statement that starts with its own ``WITH`` and writes is left as it
-    is (a data-changing ``WITH`` must stay at the top)."""
+    data-changing statements may be; one that starts with its own ``WITH`` (which must stay at the top) gets
+    its last statement made one more CTE."""
     key = (sql, writes)
     out = _wrapped.get(key)
     if out is None:
         body = sql.strip().rstrip(";")  # closed on a line of its own below: a last ``--`` comment ends there
         if not writes:
             out = f"SELECT sentinel_row.* FROM ({body}\n) sentinel_row WHERE {_CHECK}"
-        elif not _RETURNING.search(body) or body[:4].lower() == "with":
+        elif not _RETURNING.search(body):
             out = sql
-        else:
+        elif body[:4].lower() != "with":
             out = f"WITH sentinel_row AS ({body}\n) SELECT sentinel_row.* FROM sentinel_row WHERE {_CHECK}"
+        else:  # a data-changing WITH stays at the top: the statement after its CTEs becomes one more CTE
+            main = _main_statement(body)
+            tail = body[main:] if main is not None else ""
+            if main is None or not (_ANSWERS.match(tail) or _RETURNING.search(tail)):
+                out = sql  # it answers no rows (or was not read to its end: the server refuses that)
+            else:
+                out = (f"{body[:main].rstrip()}, sentinel_row AS ({tail}\n) SELECT sentinel_row.* FROM "
+                       f"sentinel_row WHERE {_CHECK}")
         if len(_wrapped) < 4096:
             _wrapped[key] = out
     return out
+
+
+def _main_statement(body: str) -> int | None:
+    """Where the statement after a ``WITH``'s CTEs starts in ``body``: the first closing parenthesis back at
+    the top that no comma (another CTE) nor ``AS`` (after a CTE's column list) follows; None if not found.
+    Quoted text and names are skipped (a parenthesis in a literal counts for nothing)."""
+    depth, i, n = 0, 4, len(body)
+    while i < n:
+        c = body[i]
+        if c in "'\"":
+            end = body.find(c, i + 1)
+            while end != -1 and body[end + 1:end + 2] == c:  # a doubled quote inside
+                end = body.find(c, end + 2)
+            if end == -1:
+                return None
+            i = end + 1
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                rest = body[i + 1:].lstrip()
+                if not rest.startswith(",") and not re.match(r"(?i)AS\b", rest):
+                    return i + 1 + (len(body[i + 1:]) - len(rest))
+        i += 1
+    return None
 
 
 def bounded_write(sql: str, params: Params, many: bool) -> str:

@@ -95,6 +95,24 @@ async def test_a_planted_row_over_the_bound_is_refused_when_consumed_and_stays(s
         await release(db)
 
 
+async def test_a_planted_row_over_the_bound_is_refused_when_a_with_statement_consumes_it(pg_url: str) -> None:
+    """A ``WITH`` whose CTE deletes and whose last statement answers the rows (the facts' spent
+    confirmations are taken so): refused as a plain ``DELETE ... RETURNING`` is, nothing taken."""
+    db = await open_blobs(pg_url)
+    try:
+        plant(pg_url, "big", "y" * OVER)
+        with pytest.raises(StorageError) as told:
+            await db.consume("WITH gone AS (DELETE FROM blobs WHERE k = ? RETURNING k, v) "
+                             "SELECT gone.* FROM gone ORDER BY k", ("big",))
+        assert says_bound(told.value), told.value
+        assert await db.query("SELECT k FROM blobs") == [("big",)]
+        await db.write("INSERT INTO blobs (k, v) VALUES (?, ?)", ("small", "s"))
+        assert await db.consume("WITH gone AS (DELETE FROM blobs WHERE k = ? RETURNING k, v) "
+                                "SELECT gone.* FROM gone", ("small",)) == [("small", "s")]
+    finally:
+        await release(db)
+
+
 @pytest.mark.parametrize("shared", [True, False])
 async def test_a_write_over_the_bound_is_refused_and_nothing_is_written(
     store_location: str, shared: bool
