@@ -46,6 +46,7 @@ class RowTooLarge(SentinelError, ValueError):
 
 
 _RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
+_QUERY = re.compile(r"(?:SELECT|WITH|VALUES|TABLE)\b|\(", re.IGNORECASE)
 _ANSWERS = re.compile(r"(SELECT|VALUES|TABLE)\b", re.IGNORECASE)
 _wrapped: dict[tuple[str, bool], str] = {}
 
@@ -66,7 +67,9 @@ def bounded_sql(sql: str, writes: bool) -> str:
     out = _wrapped.get(key)
     if out is None:
         body = sql.strip().rstrip(";")  # closed on a line of its own below: a last ``--`` comment ends there
-        if not writes:
+        if not writes and not _QUERY.match(body):
+            out = sql  # SHOW, EXPLAIN: the server's own words, no stored row
+        elif not writes:
             out = f"SELECT sentinel_row.* FROM ({body}\n) sentinel_row WHERE {_CHECK}"
         elif not _RETURNING.search(body):
             out = sql
