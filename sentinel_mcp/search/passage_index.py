@@ -36,7 +36,7 @@ from sentinel_mcp.core import process_clock
 from sentinel_mcp.search import index_sql as sql
 from sentinel_mcp.search.embedding import STOP_WORDS, Embedder
 from sentinel_mcp.storage import Schema, Statement
-from sentinel_mcp.storage.sqlite import split_statements
+from sentinel_mcp.storage.sql_script import split_statements
 from sentinel_mcp.storage.store import SeamStore
 
 RRF_K = 60

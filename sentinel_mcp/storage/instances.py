@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from sentinel_mcp.storage.private_paths import private_dir
+from sentinel_mcp.storage.row_bytes import bound_sqlite
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +218,7 @@ def recorded_nothing(directory: Path) -> bool:
         return False
     for db in databases:
         try:  # immutable: nothing writes it now (no WAL above), so read it without locks or -shm
-            conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True, timeout=0.2)
+            conn = bound_sqlite(sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True, timeout=0.2))
             try:
                 tables = [
                     r[0]
@@ -320,7 +321,7 @@ def damaged(db: Path) -> str | None:
     if head[24:28] == head[92:96] and pages * page > size:  # the header's page count is current
         return f"is cut short ({size} bytes of the {pages * page} its header counts)"
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True, timeout=0.2)
+        conn = bound_sqlite(sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True, timeout=0.2))
         try:
             tables = conn.execute(
                 "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
@@ -381,7 +382,8 @@ def take_over_rows(
         if not mine or not source.exists():
             return 0
         try:
-            conn = sqlite3.connect(f"file:{source}?mode=rw", uri=True, timeout=0.2, isolation_level=None)
+            conn = bound_sqlite(sqlite3.connect(f"file:{source}?mode=rw", uri=True, timeout=0.2,
+                                                isolation_level=None))
         except sqlite3.Error as e:
             log.warning("%s cannot be opened to take its %s rows over: %s", source, table, e)
             return 0

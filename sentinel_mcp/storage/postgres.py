@@ -37,6 +37,7 @@ from sentinel_mcp.storage.database import Params, Statement, StorageError, Write
 from sentinel_mcp.storage.health import StoreHealth, register, unregister
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.location import ServerLocation
+from sentinel_mcp.storage.row_bytes import bounded_write
 from sentinel_mcp.storage.statement_refusal import refused
 from sentinel_mcp.storage.schema import Schema
 from sentinel_mcp.storage.search_path import pin
@@ -573,7 +574,7 @@ class PostgresDatabase(JobWriter):
 
     @staticmethod
     def _exec(conn: Any, st: Statement) -> WriteResult:
-        sql = translate(st.sql)
+        sql = bounded_write(translate(st.sql), st.params, st.many)  # ``row_bytes.py``
         with conn.cursor() as cur:
             if st.many:
                 rows = [tuple(p) for p in st.params]

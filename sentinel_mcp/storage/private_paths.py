@@ -13,6 +13,7 @@ import os
 import stat
 from pathlib import Path
 
+from sentinel_mcp.core.trusted_path import replaceable_by_others
 from sentinel_mcp.storage.database import StorageError
 
 
@@ -65,7 +66,8 @@ def private_file(path: Path) -> None:
 
 
 def check_private_dir(path: Path) -> None:
-    """A store's directory: this user's, and no one else may write in it (they could replace the files)."""
+    """A store's directory: this user's, no one else may write in it (they could replace the files), nor in
+    a folder above it that is not sticky."""
     try:
         st = os.stat(path)
     except OSError:
@@ -78,6 +80,11 @@ def check_private_dir(path: Path) -> None:
             f"{path} may be written by group or others (mode {stat.S_IMODE(st.st_mode):04o}): they could "
             "replace the stores in it; make it 0700 (chmod 700)"
         )
+    # every folder above it too (and an ACL on it): whoever may write one can move the store's folder away
+    # and put their own, or a link, in its place (``core/trusted_path.py``)
+    why = replaceable_by_others(path)
+    if why is not None:
+        raise ForeignPath(f"a store's directory {path} could be replaced: {why}")
 
 
 def _own_regular(path: Path, st: os.stat_result) -> None:

@@ -8,6 +8,7 @@ import select
 from typing import Any, Callable
 
 from sentinel_mcp.storage.database import Params
+from sentinel_mcp.storage.row_bytes import bounded_sql
 
 
 _translated: dict[str, str] = {}
@@ -52,8 +53,9 @@ def said_goodbye(conn: Any) -> bool:
 
 
 def fetch(conn: Any, sql: str, params: Params, dicts: bool) -> Any:
-    """One read's rows, as tuples or as dicts by column name (the pooled and the direct read alike)."""
-    cur = conn.execute(translate(sql), tuple(params))
+    """One read's rows, as tuples or as dicts by column name (the pooled and the direct read alike); a row
+    over the bound refused by the server before it is sent (``row_bytes.py``)."""
+    cur = conn.execute(bounded_sql(translate(sql), False), tuple(params))
     rows = cur.fetchall() if cur.description else []
     if dicts:
         names = [d.name for d in cur.description or ()]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 from sentinel_mcp.storage.copy_hold import copy_hold, wal_generation
+from sentinel_mcp.storage.row_bytes import bound_sqlite
 
 _HEADER = b"SQLite format 3\x00"
 
@@ -167,7 +168,7 @@ def read_connection(path: Path) -> Iterator[sqlite3.Connection]:
     with readable_copy(path) as readable:
         from sentinel_mcp.storage import StorageError
 
-        conn = sqlite3.connect(readable, timeout=5)
+        conn = bound_sqlite(sqlite3.connect(readable, timeout=5))  # rows within ``row_bytes.py``'s bound
         try:
             conn.execute("PRAGMA mmap_size=0")
             yield conn

@@ -31,12 +31,16 @@ from typing import Any, Callable
 
 from sentinel_mcp.storage.copy_hold import CheckpointHold
 from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
+from sentinel_mcp.storage.group_answers import resolver, settle_all
 from sentinel_mcp.storage.health import StoreHealth, register, unregister
 from sentinel_mcp.storage.idle_checkpoint import IdleCheckpoint
 from sentinel_mcp.storage.inline_policy import InlinePolicy
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.private_paths import private_dir, private_file
+from sentinel_mcp.storage.row_bytes import MAX_ROW_BYTES
 from sentinel_mcp.storage.schema import Schema
+from sentinel_mcp.storage.sql_script import split_statements
+from sentinel_mcp.storage.sqlite_schema_guard import BUMP, declare, is_stale
 from sentinel_mcp.storage.statement_refusal import refuse_nan, refused
 from sentinel_mcp.storage.wal_presize import presize_wal
 
@@ -147,6 +151,7 @@ class SQLiteDatabase(JobWriter):
             # exclusive: nobody else should wait on it, and a probe must not hold the writer for long
             timeout = 0.5 if self.options.exclusive else self.options.busy_timeout_ms / 1000
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
+            conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_ROW_BYTES)  # rows, values read: row_bytes.py
             conn.execute("PRAGMA mmap_size=0")
             conn.execute(f"PRAGMA cache_size=-{int(self.options.cache_kib)}")
             # a group's savepoint sub-journals (and sorts) in memory: on file each group made a temp file in
@@ -166,6 +171,7 @@ class SQLiteDatabase(JobWriter):
             )
             for schema in self._schemas:
                 self._apply(conn, schema)
+            self._declare(conn)
             if self.options.journal.upper() == "WAL":
                 presize_wal(conn, self.path)
             st = os.stat(self.path)
@@ -212,6 +218,7 @@ class SQLiteDatabase(JobWriter):
                     "DO UPDATE SET version = excluded.version",
                     (schema.store, number),
                 )
+                conn.execute(BUMP)  # a gateway that read the schema before is refused from now on
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:  # SQLite ends it itself on some errors (a full disk): keep the cause
@@ -221,12 +228,21 @@ class SQLiteDatabase(JobWriter):
     async def migrate(self, schema: Schema) -> None:
         if all(s.store != schema.store for s in self._schemas):
             self._schemas.append(schema)  # re-applied whenever the file has to be re-created
-        await self._submit("call", lambda conn: self._apply(conn, schema))
+        await self._submit("call", lambda conn: self._migrate(conn, schema))
 
     def migrate_blocking(self, schema: Schema) -> None:
         if all(s.store != schema.store for s in self._schemas):
             self._schemas.append(schema)
-        self._submit_blocking("call", lambda conn: self._apply(conn, schema))
+        self._submit_blocking("call", lambda conn: self._migrate(conn, schema))
+
+    def _migrate(self, conn: sqlite3.Connection, schema: Schema) -> None:
+        self._declare(conn)  # a data step on a guarded table must not meet a stale guard
+        self._apply(conn, schema)
+        self._declare(conn)
+
+    def _declare(self, conn: sqlite3.Connection) -> None:
+        if not self.options.exclusive:  # a file others write: its schema guard (``sqlite_schema_guard.py``)
+            declare(conn, self._schemas)
 
     async def close(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self._stop_writer)
@@ -279,7 +295,7 @@ class SQLiteDatabase(JobWriter):
 
     # ------------------------------------------------------------------ the writer thread
     def _answer(self, loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]") -> Done:
-        return _resolver(loop, fut, self._settled)
+        return resolver(loop, fut, self._settled)
 
     def _after_run(self) -> None:
         self._hand_over()
@@ -291,12 +307,8 @@ class SQLiteDatabase(JobWriter):
 
     def _writer_stopped(self) -> None:
         self._drop_hold()
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except sqlite3.Error:
-                pass
-            self._conn = None
+        _close_quietly(self._conn)
+        self._conn = None
 
     def _hand_over(self) -> None:
         """The answers of the group just run, to their event loops: one ``call_soon_threadsafe`` (one write to
@@ -309,7 +321,7 @@ class SQLiteDatabase(JobWriter):
             by_loop.setdefault(loop, []).append(settle)
         for loop, settles in by_loop.items():
             try:
-                loop.call_soon_threadsafe(_settle_all, settles)
+                loop.call_soon_threadsafe(settle_all, settles)
             except RuntimeError:  # the loop is closed: nobody waits any more
                 pass
 
@@ -402,7 +414,7 @@ class SQLiteDatabase(JobWriter):
         log.warning("storage fault: %s", err)
         return err
 
-    def _commit_group(self, group: list[Job]) -> None:
+    def _commit_group(self, group: list[Job], again: bool = True) -> None:
         if len(group) == 1 and self.options.exclusive:
             statements = list(group[0].payload)
             if len(statements) == 1 and not statements[0].many:
@@ -432,7 +444,7 @@ class SQLiteDatabase(JobWriter):
                         conn.execute("RELEASE job")
                     results.append((job, out, None))
                 except Exception as e:  # noqa: BLE001 - a job's own error (constraint, unencodable text)
-                    if isinstance(e, sqlite3.Error) and is_fault(e):
+                    if isinstance(e, sqlite3.Error) and (is_fault(e) or is_stale(e)):
                         raise
                     if alone:
                         if conn.in_transaction:
@@ -456,6 +468,14 @@ class SQLiteDatabase(JobWriter):
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+            if again and is_stale(e):  # nothing written: the schema read anew, the group run once more
+                try:
+                    self._declare(conn)
+                except sqlite3.Error as moved:  # an older gateway's: refused
+                    e = moved
+                else:
+                    self._commit_group(group, again=False)
+                    return
             err = self._fault(e)
             for job in group:
                 job.done(None, err)
@@ -550,50 +570,5 @@ class SQLiteDatabase(JobWriter):
         job.done(value, None)
 
 
-def _resolver(
-    loop: asyncio.AbstractEventLoop,
-    fut: "asyncio.Future[Any]",
-    settled: list[tuple[asyncio.AbstractEventLoop, Callable[[], None]]],
-) -> Callable[[Any, BaseException | None], None]:
-    """How the writer thread answers an async caller: kept in ``settled`` (the writer's own list) and handed
-    to the loop with the rest of its group (``_hand_over``)."""
-
-    def settle(value: Any, error: BaseException | None) -> None:
-        if fut.done():  # the caller was cancelled meanwhile
-            return
-        if error is not None:
-            fut.set_exception(error)
-        else:
-            fut.set_result(value)
-
-    def done(value: Any, error: BaseException | None) -> None:
-        settled.append((loop, lambda: settle(value, error)))
-
-    return done
-
-
 def _unheard(value: Any, error: BaseException | None) -> None:
     """A job nobody waits for (a checkpoint): a fault has degraded the store already (``_run_call``)."""
-
-
-def _settle_all(settles: list[Callable[[], None]]) -> None:
-    for settle in settles:
-        try:
-            settle()
-        except Exception:  # noqa: BLE001 - one caller's trouble must not leave the others waiting
-            log.exception("storage: could not hand a result back")
-
-
-def split_statements(script: str) -> list[str]:
-    """The statements of a schema script, each whole: a ``;`` inside a literal or a trigger's body does not
-    end one (SQLite's own ``complete_statement`` says where one ends)."""
-    out, pending = [], ""
-    for piece in script.split(";"):
-        pending += piece + ";"
-        if sqlite3.complete_statement(pending):
-            if pending.strip(" \t\r\n;"):
-                out.append(pending.strip().removesuffix(";").strip())
-            pending = ""
-    if pending.strip(" \t\r\n;"):
-        out.append(pending.strip().removesuffix(";").strip())
-    return out

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.core.errors import SentinelError
 from sentinel_mcp.storage.database import Params, StatementError, StorageError
+from sentinel_mcp.storage.row_bytes import RowTooLarge, is_bound_refusal
 
 
 class NotANumber(SentinelError, ValueError):
@@ -44,6 +45,9 @@ def refused(name: str, where: Any, e: BaseException, scrub: Callable[[str], str]
     lose (a server store's password in its address)."""
     if isinstance(e, StorageError) or not isinstance(e, Exception):
         return e
+    if getattr(e, "sqlite_errorname", None) == "SQLITE_TOOBIG" or is_bound_refusal(e):
+        cause, e = e, RowTooLarge()  # the backends' words do not say which bound (``row_bytes.py``)
+        e.__cause__ = cause
     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     head = scrub(f"{name} store {where}: the statement was refused: ")
     err = StatementError(compose(head, safe_text(scrub(first), 300)))

@@ -18,7 +18,7 @@ from device_tools.modules.notes import NoteStore
 from sentinel_mcp.a2a.assist_inbox import MAX_OPEN, AssistInbox, InboxFull
 from sentinel_mcp.agent.trace_store import TraceStore, TraceStoreError
 from sentinel_mcp.storage import StorageError
-from sentinel_mcp.storage.sqlite import split_statements
+from sentinel_mcp.storage.sql_script import split_statements
 from tests.support.source_ast import parsed
 
 ROOT = Path(__file__).resolve().parents[2]

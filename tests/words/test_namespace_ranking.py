@@ -136,7 +136,7 @@ async def test_deleted_passages_leave_their_namespaces_table(tmp_path: Path) -> 
 
 async def test_a_version_2_index_gets_a_table_per_namespace(tmp_path: Path) -> None:
     from sentinel_mcp.search import index_sql
-    from sentinel_mcp.storage.sqlite import split_statements
+    from sentinel_mcp.storage.sql_script import split_statements
 
     emb = HashingEmbedder(128)
     db = sqlite3.connect(tmp_path / "p.db")
