@@ -84,3 +84,27 @@ async def test_silent_and_slow_handshakes_keep_nobody_out(tmp_path, pki) -> None
         assert await _alice_served(base, pki)
         for _, w in silent + flood + [(reader, writer)]:
             w.close()
+
+
+async def test_idle_connections_give_way_and_a_begun_request_is_kept(tmp_path, pki) -> None:
+    """An address at its share of open TLS connections (3 here) gives up its oldest one that never began a
+    request: a process holding the share with connections that finished their handshake and say nothing
+    keeps no other client of 127.0.0.1 out. A connection whose request has begun is never the one cut.
+    Before, the newcomer was closed after its handshake."""
+    cfg = tls_config(tmp_path, pki)
+    caps = {"SENTINEL_CAP_TLS_CONNECTIONS_PER_PEER": "3", "SENTINEL_CAP_HTTP_HEAD_SECONDS": "60"}
+    with https_sentinel(cfg, pki, bind="127.0.0.1", env=caps) as (base, _):
+        port = int(base.rsplit(":", 1)[1])
+        ctx = client_context(pki)
+        begun = await asyncio.open_connection("127.0.0.1", port, ssl=ctx, server_hostname="127.0.0.1")
+        begun[1].write(b"GET /healthz HTTP/1.1\r\n")  # a head begun, not finished
+        await begun[1].drain()
+        idle = [await asyncio.open_connection("127.0.0.1", port, ssl=ctx, server_hostname="127.0.0.1")
+                for _ in range(2)]
+        assert await _alice_served(base, pki)  # the fourth of the address: the oldest idle one gave way
+        assert await _closed(idle[0][0], 10)
+        begun[1].write(b"host: 127.0.0.1\r\nconnection: close\r\n\r\n")  # the begun request is still served
+        answer = await asyncio.wait_for(begun[0].read(), 30)
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+        for _, w in [begun, *idle]:
+            w.close()
