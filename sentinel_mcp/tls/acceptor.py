@@ -48,7 +48,7 @@ MAX_HANDSHAKES_PER_PEER = cap("TLS_HANDSHAKES_PER_PEER", 64)
 SHED_LOG_SECONDS = 60.0  # at most one warning per this many seconds about connections closed for the bound
 # connections open after their handshake, in all and from one holder: each keeps that buffer (~220 KB a
 # connection measured) for as long as it stays open, so 3,000 idle TLS connections that never signed in took
-# 670 MB. A holder at its bound gives up its oldest connection that never began a request (its new one is
+# 670 MB. A holder at its bound gives up its oldest idle connection, between requests (its new one is
 # closed after the handshake when each is serving); past the bound in all, the holder with the most gives up
 # its oldest connection. An MCP client needs a few; a browser, six per host.
 # ``SENTINEL_CAP_TLS_CONNECTIONS`` (``_PER_PEER``) set them for a deployment.
@@ -226,11 +226,15 @@ class _Handshake(asyncio.Protocol):
         self.lost = True
 
 
-def _never_asked(protocol: Any) -> bool:
-    """Whether a connection's HTTP protocol has not begun reading a request (uvicorn's ``cycle``, set once a
-    head is read; Sentinel's front's ``_begun``, from a head's first byte). Any other protocol (a WebSocket
-    after its upgrade) has: it is never taken for idle."""
-    return getattr(protocol, "cycle", True) is None and not getattr(protocol, "_begun", False)
+def _idle(protocol: Any) -> bool:
+    """Whether a connection's HTTP protocol is between requests: none begun (Sentinel's front's ``_begun``,
+    from a head's first byte), none queued (``pipeline``), and none being answered (uvicorn's ``cycle``, the
+    last request read: None before the first, or its answer complete). Any other protocol (a WebSocket after
+    its upgrade) is never taken for idle."""
+    cycle = getattr(protocol, "cycle", True)
+    if cycle is True or getattr(protocol, "_begun", False) or getattr(protocol, "pipeline", None):
+        return False
+    return cycle is None or getattr(cycle, "response_complete", False) is True
 
 
 def _peer_of(transport: Any) -> str | None:
@@ -299,17 +303,18 @@ class TLSAcceptor:
     def keep_open(self, peer: str | None, transport: Any) -> bool:
         """Whether a connection whose handshake is done may stay open (counted while it is: a closed one is
         found by ``is_closing`` when the count matters, so no protocol change, a WebSocket upgrade say, can
-        leave it counted). At its own bound, the holder's oldest connection that never began a request gives
-        way (refused when each is serving); past the bound in all, the holder with the most open gives up its
+        leave it counted). At its own bound, the holder's oldest idle connection (between requests) gives way
+        (refused when each is serving); past the bound in all, the holder with the most open gives up its
         oldest."""
         holder = _holder(peer)
         mine = self.open.setdefault(holder, [])
         mine[:] = [t for t in mine if not t.is_closing()]
         if len(mine) >= MAX_OPEN_PER_PEER:
-            # the holder's oldest connection that never began a request gives way (every local client
-            # shares 127.0.0.1: idle connections, reopened as the head's time bound closed them, kept every
-            # other client of the address out); one serving a request or a stream is never cut for it
-            idle = next((t for t in mine if _never_asked(t.get_protocol())), None)
+            # the holder's oldest idle connection (between requests) gives way: every local client shares
+            # 127.0.0.1, and idle connections, reopened as the head's time bound or keep-alive closed them,
+            # kept every other client of the address out. One reading or answering a request (a stream) is
+            # never cut for it
+            idle = next((t for t in mine if _idle(t.get_protocol())), None)
             if idle is None:
                 return self._shed(peer, len(mine), "open")
             self._shed(peer, len(mine), "open")

@@ -87,24 +87,38 @@ async def test_silent_and_slow_handshakes_keep_nobody_out(tmp_path, pki) -> None
 
 
 async def test_idle_connections_give_way_and_a_begun_request_is_kept(tmp_path, pki) -> None:
-    """An address at its share of open TLS connections (3 here) gives up its oldest one that never began a
-    request: a process holding the share with connections that finished their handshake and say nothing
-    keeps no other client of 127.0.0.1 out. A connection whose request has begun is never the one cut.
-    Before, the newcomer was closed after its handshake."""
+    """An address at its share of open TLS connections (3 here) gives up its oldest idle one (between
+    requests: none begun, or its last answered and kept alive): a process holding the share with connections
+    that finished their handshake and say nothing keeps no other client of 127.0.0.1 out. A connection whose
+    request has begun is never the one cut. Before, the newcomer was closed after its handshake."""
     cfg = tls_config(tmp_path, pki)
     caps = {"SENTINEL_CAP_TLS_CONNECTIONS_PER_PEER": "3", "SENTINEL_CAP_HTTP_HEAD_SECONDS": "60"}
     with https_sentinel(cfg, pki, bind="127.0.0.1", env=caps) as (base, _):
         port = int(base.rsplit(":", 1)[1])
         ctx = client_context(pki)
-        begun = await asyncio.open_connection("127.0.0.1", port, ssl=ctx, server_hostname="127.0.0.1")
+
+        async def connected() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+            return await asyncio.open_connection("127.0.0.1", port, ssl=ctx, server_hostname="127.0.0.1")
+
+        begun = await connected()
         begun[1].write(b"GET /healthz HTTP/1.1\r\n")  # a head begun, not finished
         await begun[1].drain()
-        idle = [await asyncio.open_connection("127.0.0.1", port, ssl=ctx, server_hostname="127.0.0.1")
-                for _ in range(2)]
-        assert await _alice_served(base, pki)  # the fourth of the address: the oldest idle one gave way
-        assert await _closed(idle[0][0], 10)
+        kept = await connected()  # one request answered, the connection kept alive: idle
+        kept[1].write(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        head = await asyncio.wait_for(kept[0].readuntil(b"\r\n\r\n"), 30)
+        assert head.startswith(b"HTTP/1.1 200"), head
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))
+        await asyncio.wait_for(kept[0].readexactly(length), 30)
+        idle = await connected()  # none asked
+        assert await _alice_served(base, pki)  # the address's fourth: its oldest idle one gave way
+        assert await _closed(kept[0], 10)
+        assert not await _closed(idle[0], 0.5)  # (alice's own, closed since, left a place free)
+        late = await connected()  # the address at its share again; the one never asked gives way now
+        assert await _alice_served(base, pki)
+        assert await _closed(idle[0], 10)
         begun[1].write(b"host: 127.0.0.1\r\nconnection: close\r\n\r\n")  # the begun request is still served
         answer = await asyncio.wait_for(begun[0].read(), 30)
         assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
-        for _, w in [begun, *idle]:
+        for _, w in (begun, kept, idle, late):
             w.close()
