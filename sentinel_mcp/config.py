@@ -28,6 +28,7 @@ from sentinel_mcp.config_process import ProcessSpec
 from sentinel_mcp.config_lines import Lines, at_line, line_of, value_lines
 from sentinel_mcp.config_raw import no_nul, paths_as_text
 from sentinel_mcp.config_namespaces import check_prefixes, check_server_names
+from sentinel_mcp.config_principal_names import check_principal_names
 from sentinel_mcp.config_secrets import exposure_warning
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
 from sentinel_mcp.config_vars import ExpansionBudget, expand_tree, expand_vars, unexpanded
@@ -521,6 +522,7 @@ def _validated(data: Any, source: str, base_dir: str | Path, as_written: dict[st
     cfg.as_written = as_written
     _check_sections(cfg, lines)
     check_server_names(list(cfg.mcp_servers), source, lines)
+    check_principal_names(cfg.sentinel, RESERVED_PRINCIPALS, source, lines)
     cfg.warnings = [f"{source}: {w}" for w in warnings]
     return cfg
 

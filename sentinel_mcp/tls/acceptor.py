@@ -19,6 +19,7 @@ import time
 import traceback
 from typing import Any, Callable
 
+from sentinel_mcp.core.deployment_caps import cap
 from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, CertificateUnreadable, from_der
 from sentinel_mcp.tls.refusal_reply import Connection, current_connection
 from sentinel_mcp.tls.server_context import ServerContexts
@@ -37,21 +38,25 @@ CERTIFICATE_REASONS = (
 RefusalHook = Callable[[str | None, str], None]  # (peer address, reason)
 
 # handshakes under way at once, in all and from one address. Each holds asyncio's TLS read buffer (256 KiB)
-# and OpenSSL's state from its first byte to the end of the handshake (or ``handshake_timeout``): without a
-# bound, a few thousand silent TCP connections took gigabytes, never given back. An address at its bound has
-# its new connections closed at once; past the bound in all, the address holding the most gives way.
-MAX_HANDSHAKES = 512
-MAX_HANDSHAKES_PER_PEER = 64
+# and OpenSSL's state from its first byte to the end of the handshake (or ``handshake_timeout``, however
+# slowly its bytes come): without a bound, a few thousand silent TCP connections took gigabytes, never given
+# back. An address at its bound gives up its oldest handshake for its new one; past the bound in all, the
+# address holding the most gives way. ``SENTINEL_CAP_TLS_HANDSHAKES`` (``_PER_PEER``) set them for a
+# deployment.
+MAX_HANDSHAKES = cap("TLS_HANDSHAKES", 512)
+MAX_HANDSHAKES_PER_PEER = cap("TLS_HANDSHAKES_PER_PEER", 64)
 SHED_LOG_SECONDS = 60.0  # at most one warning per this many seconds about connections closed for the bound
 # connections open after their handshake, in all and from one holder: each keeps that buffer (~220 KB a
 # connection measured) for as long as it stays open, so 3,000 idle TLS connections that never signed in took
-# 670 MB. A holder at its bound has its new connection closed after the handshake; past the bound in all, the
-# holder with the most gives up its oldest connection. An MCP client needs a few; a browser, six per host.
+# 670 MB. A holder at its bound gives up its oldest idle connection, between requests (its new one is
+# closed after the handshake when each is serving); past the bound in all, the holder with the most gives up
+# its oldest connection. An MCP client needs a few; a browser, six per host.
+# ``SENTINEL_CAP_TLS_CONNECTIONS`` (``_PER_PEER``) set them for a deployment.
 # refused handshakes logged one by one per window (then counted, and the count logged at the next refusal)
 REFUSALS_LOGGED = 20
 REFUSAL_LOG_SECONDS = 60.0
-MAX_OPEN = 2048
-MAX_OPEN_PER_PEER = 128
+MAX_OPEN = cap("TLS_CONNECTIONS", 2048)
+MAX_OPEN_PER_PEER = cap("TLS_CONNECTIONS_PER_PEER", 128)
 
 
 def tls_extension(transport: Any) -> dict[str, Any] | None:
@@ -221,6 +226,17 @@ class _Handshake(asyncio.Protocol):
         self.lost = True
 
 
+def _idle(protocol: Any) -> bool:
+    """Whether a connection's HTTP protocol is between requests: none begun (Sentinel's front's ``_begun``,
+    from a head's first byte), none queued (``pipeline``), and none being answered (uvicorn's ``cycle``, the
+    last request read: None before the first, or its answer complete). Any other protocol (a WebSocket after
+    its upgrade) is never taken for idle."""
+    cycle = getattr(protocol, "cycle", True)
+    if cycle is True or getattr(protocol, "_begun", False) or getattr(protocol, "pipeline", None):
+        return False
+    return cycle is None or getattr(cycle, "response_complete", False) is True
+
+
 def _peer_of(transport: Any) -> str | None:
     peername = transport.get_extra_info("peername")
     return str(peername[0]) if isinstance(peername, (tuple, list)) and peername else None
@@ -257,17 +273,27 @@ class TLSAcceptor:
     def admit(self, peer: str | None, transport: Any) -> bool:
         """Whether a new connection from ``peer`` may start its handshake now (counted until ``release``).
         Past the bound in all, the holder with the most handshakes under way gives up its oldest one, so a
-        flood from a few addresses never keeps another client from connecting; a holder at its own bound
-        is refused."""
+        flood from a few addresses never keeps another client from connecting; a holder at its own bound, or
+        as big as the biggest, gives up its own oldest (refused only holding none)."""
         holder = _holder(peer)
         mine = self.handshaking.setdefault(holder, [])
         if len(mine) >= MAX_HANDSHAKES_PER_PEER:
-            return self._shed(peer, len(mine))
-        if self.under_way >= MAX_HANDSHAKES:
+            # the holder's oldest gives way, never its newest: every local client shares 127.0.0.1, and a
+            # newcomer closed at once let one process holding the share with silent sockets (reopened as the
+            # timeout closed them) keep every other client of the address out. A client's own handshake takes
+            # a round trip or two; a silent one waits for ever, so it is the oldest that is dropped.
+            # (the count in all stays as it was: one out, one in)
+            self._shed(peer, len(mine))
+            mine.pop(0).abort()  # its task ends with the handshake, and releases nothing more
+            self.under_way -= 1
+        elif self.under_way >= MAX_HANDSHAKES:
             biggest = max(self.handshaking, key=lambda h: len(self.handshaking[h]))
             theirs = self.handshaking[biggest]
             if len(theirs) <= len(mine) + 1:
-                return self._shed(peer, len(mine))
+                if not mine:
+                    return self._shed(peer, len(mine))
+                theirs = mine  # as big as the biggest: its own oldest gives way (a shared address, as above)
+                self._shed(peer, len(mine))
             theirs.pop(0).abort()  # its task ends with the handshake, and releases nothing more
             self.under_way -= 1
         mine.append(transport)
@@ -277,13 +303,24 @@ class TLSAcceptor:
     def keep_open(self, peer: str | None, transport: Any) -> bool:
         """Whether a connection whose handshake is done may stay open (counted while it is: a closed one is
         found by ``is_closing`` when the count matters, so no protocol change, a WebSocket upgrade say, can
-        leave it counted). Past the bound in all, the holder with the most open gives up its oldest."""
+        leave it counted). At its own bound, the holder's oldest idle connection (between requests) gives way
+        (refused when each is serving); past the bound in all, the holder with the most open gives up its
+        oldest."""
         holder = _holder(peer)
         mine = self.open.setdefault(holder, [])
         mine[:] = [t for t in mine if not t.is_closing()]
         if len(mine) >= MAX_OPEN_PER_PEER:
-            return self._shed(peer, len(mine), "open")
-        if sum(len(v) for v in self.open.values()) >= MAX_OPEN:
+            # the holder's oldest idle connection (between requests) gives way: every local client shares
+            # 127.0.0.1, and idle connections, reopened as the head's time bound or keep-alive closed them,
+            # kept every other client of the address out. One reading or answering a request (a stream) is
+            # never cut for it
+            idle = next((t for t in mine if _idle(t.get_protocol())), None)
+            if idle is None:
+                return self._shed(peer, len(mine), "open")
+            self._shed(peer, len(mine), "open")
+            mine.remove(idle)
+            idle.abort()
+        elif sum(len(v) for v in self.open.values()) >= MAX_OPEN:
             for key in list(self.open):
                 self.open[key] = [t for t in self.open[key] if not t.is_closing()]
                 if not self.open[key] and key != holder:

@@ -79,15 +79,17 @@ def wait_https(url: str, ctx: ssl.SSLContext, proc: subprocess.Popen, timeout: f
 
 
 @contextlib.contextmanager
-def https_sentinel(cfg: Path, pki: Any, bind: str = "0.0.0.0") -> Iterator[tuple[str, subprocess.Popen]]:
-    """Serve ``cfg`` on ``bind`` (a non-loopback binding by default), reached through 127.0.0.1."""
+def https_sentinel(cfg: Path, pki: Any, bind: str = "0.0.0.0",
+                   env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
+    """Serve ``cfg`` on ``bind`` (a non-loopback binding by default), reached through 127.0.0.1; ``env``:
+    more of the environment (``SENTINEL_CAP_*``)."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"{bind}:{port}"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
-        env={**os.environ, "SENTINEL_DATA_DIR": str(cfg.parent / "state")},
+        env={**os.environ, "SENTINEL_DATA_DIR": str(cfg.parent / "state"), **(env or {})},
     )
     try:
         wait_https(f"https://127.0.0.1:{port}/healthz", client_context(pki, pki.alice), proc)
