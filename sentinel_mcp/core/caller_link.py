@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextvars
 import copy
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, Awaitable, Callable, Self
 
 from mcp.types import (
     CreateMessageRequestParams,
@@ -70,6 +70,9 @@ class CallerLink:
     """A caller that cannot be asked anything (subclasses relay to a real client)."""
 
     call_of: CallOf | None = None  # set by the gateway before the upstream runs the call
+    # what an answer to the upstream's question goes through before the upstream gets it (set by the gateway
+    # with ``call_of``: an accept is decided again, ``gateway/midcall_answers.py``); None: as it is
+    answer_gate: Callable[[Any], Awaitable[Any]] | None = None
 
     who = "this caller (not an MCP client)"
     relays_sampling = False  # whether sample() reaches a client that declared sampling
