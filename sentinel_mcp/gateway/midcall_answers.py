@@ -9,6 +9,10 @@ lets the call act, so before one is relayed the caller is checked again and the 
 question the call was not allowed on (the person would be asked first now) refuses the accept and every later
 one of the call: the upstream gets a refusal naming no policy, and the call ends refused with why, whatever
 the upstream answers then. A decline or cancel lets the call act on nothing: it goes through as it is.
+
+A call's questions are bounded too (``MAX_QUESTIONS_PER_CALL``): a handshake-era upstream asked its user
+1,000 questions in one call, one after another (and a 2026-era upstream's one input-required result may hold
+as many, each pushed in turn to a handshake-era client), every one put to the person.
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ from sentinel_mcp.core.decision import Ask, Question
 from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.identity.resolver import AuthFailed
 
+# questions one call's upstream may put to its user (each one the person reads and answers: a few are a
+# task's, more are a flood); the 2026-era rounds are bounded apart (``upstream_rounds``), and this counts
+# their questions too when a handshake-era client is asked them
+MAX_QUESTIONS_PER_CALL = 16
 OUR_PREFIX = "sentinel."  # a question's key as the wire carries it (``input_rounds.wire_key``) or not
 
 
@@ -41,6 +49,14 @@ class AcceptGate:
     def __init__(self, decide: Callable[[], Awaitable[MidCallRefusal | None]]) -> None:
         self._decide = decide
         self.refused: MidCallRefusal | None = None  # once refused, every later accept of the call is too
+        self.questions = 0  # put to the user so far (``MAX_QUESTIONS_PER_CALL``)
+
+    def take_question(self) -> bool:
+        """Whether one more question of the upstream may be put to the user (counted when it may)."""
+        if self.questions >= MAX_QUESTIONS_PER_CALL:
+            return False
+        self.questions += 1
+        return True
 
     async def __call__(self, answer: Any) -> Any:
         if not isinstance(answer, ElicitResult) or answer.action != "accept":
@@ -52,10 +68,24 @@ class AcceptGate:
         return refusal("an answer", "the call it belongs to is no longer allowed")
 
 
-async def gated(link: CallerLink, answer: Any) -> Any:
-    """``answer`` as the upstream may get it, through the link's gate (``CallerLink.answer_gate``)."""
+TOO_MANY = (f"the call's upstream has asked its user {MAX_QUESTIONS_PER_CALL} questions already; no "
+            "more are put to them")
+
+
+async def asked(link: CallerLink, ask: Callable[[], Awaitable[Any]],
+                refused: Callable[[str], Awaitable[None]] | None = None) -> Any:
+    """``ask()`` of the call's user, within the call's bound, its answer as the upstream may get it (through
+    the link's gate: ``CallerLink.answer_gate``); ``refused(why)``: told of a question past the bound (its
+    audit row) before the upstream is."""
     gate = link.answer_gate
-    return answer if gate is None else await gate(answer)
+    if gate is None:
+        return await ask()
+    if not gate.take_question():
+        answer = refusal("an elicitation", TOO_MANY)
+        if refused is not None:
+            await refused(answer.message)
+        return answer
+    return await gate(await ask())
 
 
 def lapsed(recheck: Callable[[], Any] | None) -> str | None:

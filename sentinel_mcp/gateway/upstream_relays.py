@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, cast
 
 import anyio
@@ -31,7 +32,7 @@ from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
 from sentinel_mcp.core.log_cadence import worth_saying
 from sentinel_mcp.core.utf8_text import utf8_prefix, utf8_size
 from sentinel_mcp.gateway.lean_upstream import HANDSHAKE_IDS
-from sentinel_mcp.gateway.midcall_answers import gated
+from sentinel_mcp.gateway.midcall_answers import asked
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.push_shares import PushShares
@@ -184,9 +185,10 @@ class PushRelays:
             # the upstream hears who answered from the gateway alone: whatever the answerer wrote is removed
             # and carries only what the question can be answered with, whichever link answered it
             link_asked = isinstance(params, ElicitRequestURLParams)
-            answer = relayed_answer(await link.elicit(params), link=link_asked)
-            answer = await gated(link, answer)  # an accept: the call decided again (midcall_answers.py)
-            return marked(answer, link.answers_as)
+            # bounded, an accept decided again (midcall_answers.py)
+            answer = await asked(link, lambda: link.elicit(params),
+                                 partial(self._refused_push, link, ELICITATION, "too_many_questions"))
+            return marked(relayed_answer(answer, link=link_asked), link.answers_as)
 
         return cast("ElicitResult | ErrorData", await self._relayed("an elicitation", ELICITATION, ask))
 

@@ -22,9 +22,12 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from mcp.types import ElicitResult
+from mcp.types import ElicitRequestParams, ElicitResult, ErrorData
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.core.caller_link import CallerLink
+from sentinel_mcp.gateway.caller_recheck import OUTCOME as LAPSED
+from sentinel_mcp.identity.resolver import AuthFailed
 from sentinel_mcp.paths import RULEBASES_DIR
 
 from .helpers import make_config, toolbox_stdio
@@ -193,3 +196,48 @@ async def test_the_confirmation_a_call_was_allowed_on_is_not_asked_for_again(
     assert len(asked) == 2 and "Write into" in asked[0] and "a word to write" in asked[1], asked
     assert not r.is_error and "wrote blue" in text(r), text(r)
     assert marker.read_text() == "blue\n"
+
+
+class RotatedWhileAsked(CallerLink):
+    """A caller whose credentials stop holding (the owner's token rotated after a leak) while the upstream's
+    question is open; it answers "accept" all the same (as the old token's holder would). Its check raises
+    ``AuthFailed`` from then, as the HTTP host's does (``identity.resolver.RECHECK_KEY``)."""
+
+    who = "the test's caller"
+    can_push = True  # a 2026-era upstream's input request is put to it as a handshake-era client's
+
+    def __init__(self, rotate: bool) -> None:
+        self.rotate, self.lapsed, self.checks = rotate, False, 0
+
+    def check(self) -> Any:
+        self.checks += 1
+        if self.lapsed:
+            raise AuthFailed("invalid token or API key")
+        return "owner"
+
+    async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        self.lapsed = self.rotate
+        return ElicitResult(action="accept", content={"word": "blue"})
+
+
+@pytest.mark.parametrize("upstream", ["legacy", "modern"])
+@pytest.mark.parametrize("rotate", [True, False])
+async def test_an_accept_mid_call_is_refused_once_the_callers_credentials_lapsed(
+    data_dir: Path, upstream: str, rotate: bool
+) -> None:
+    marker = data_dir / "marker.txt"
+    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol=upstream)}, policy={"allow": ["tb__*"]},
+                      builtins=[])
+    async with running_gateway(cfg) as rt:
+        caller = RotatedWhileAsked(rotate)
+        out = await rt.gateway.execute("tb__write_marker_asking", {"path": str(marker)}, session_id="s1",
+                                       link=caller, recheck=caller.check)
+        rows = await rt.audit.read(tail=5)
+    said = text(getattr(out, "result", out))
+    if rotate:
+        assert "no longer hold" in said and "not passed on" in said, said
+        assert not marker.exists()
+        assert rows[-1]["outcome"] == LAPSED, rows[-1]
+    else:
+        assert "wrote blue" in said, said
+        assert marker.read_text() == "blue\n"
