@@ -451,7 +451,10 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
             # the caller is checked again once, in the upstream's call (``UpstreamCalls._in_slot``): after
             # whatever the call waited for (write turns, a person's answer, its turn, a slot), right before
             # it is sent; CallerLapsed from there (issue 21: asked here too, it was two checks back to back)
-            result = await call_upstream(up, call, req, link, meta, rec.timings)
+            try:
+                result = await call_upstream(up, call, req, link, meta, rec.timings)
+            finally:
+                gate.close()  # (an answer that comes later is for a call that has ended)
             if gate.refused is not None:  # whatever the upstream made of the refused accept
                 return await self._refused_midcall(rec, decision, call, gate.refused)
             if isinstance(result, Unrelayed):

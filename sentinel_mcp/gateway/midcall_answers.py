@@ -8,7 +8,8 @@ lets the call act, so before one is relayed the caller is checked again and the 
 (``DecideStep._decided_again``: a preview, nothing asked or spent). A deny, a lapsed credential, or a
 question the call was not allowed on (the person would be asked first now) refuses the accept and every later
 one of the call: the upstream gets a refusal naming no policy, and the call ends refused with why, whatever
-the upstream answers then. A decline or cancel lets the call act on nothing: it goes through as it is.
+the upstream answers then. A decline or cancel lets the call act on nothing: it goes through as it is. An
+accept that comes once the call has ended (cancelled while its question was open) is refused the same way.
 
 A call's questions are bounded too (``MAX_QUESTIONS_PER_CALL``): a handshake-era upstream asked its user
 1,000 questions in one call, one after another (and a 2026-era upstream's one input-required result may hold
@@ -50,6 +51,10 @@ class AcceptGate:
         self._decide = decide
         self.refused: MidCallRefusal | None = None  # once refused, every later accept of the call is too
         self.questions = 0  # put to the user so far (``MAX_QUESTIONS_PER_CALL``)
+        self.closed = False  # the call has ended (answered, failed, cancelled): no accept lets it act
+
+    def close(self) -> None:
+        self.closed = True
 
     def take_question(self) -> bool:
         """Whether one more question of the upstream may be put to the user (counted when it may)."""
@@ -61,6 +66,8 @@ class AcceptGate:
     async def __call__(self, answer: Any) -> Any:
         if not isinstance(answer, ElicitResult) or answer.action != "accept":
             return answer
+        if self.closed:  # cancelled while its question was open: an upstream deaf to that gets no yes
+            return refusal("an answer", "the call it belongs to has ended")
         if self.refused is None:
             self.refused = await self._decide()
         if self.refused is None:

@@ -21,7 +21,7 @@ from sentinel_mcp.gateway.midcall_answers import MAX_QUESTIONS_PER_CALL
 from .helpers import make_config
 
 pytestmark = pytest.mark.timeout(120)
-ASKER = str(Path(__file__).with_name("many_questions_upstream.py"))
+ASKER = str(Path(__file__).with_name("hostile_asker_upstream.py"))
 SESSION = "sentinel/session"
 TIMES = 1000
 

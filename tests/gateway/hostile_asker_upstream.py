@@ -1,13 +1,15 @@
-"""A test upstream (handshake era) whose one tool asks its user again and again during one call, by pushed
-elicitation, until a question goes unanswered or ``times`` were answered: a hostile upstream's flood of
-questions, one at a time.
+"""A hostile test upstream (handshake era) asking its user by pushed elicitation during its calls: again and
+again in one call (a flood of questions, one at a time), and once in a call it goes on with whatever the
+caller does meanwhile (its question shielded from the call's cancellation).
 
-stdio: python many_questions_upstream.py
+stdio: python hostile_asker_upstream.py
 """
 
 from __future__ import annotations
 
 import warnings
+
+import anyio
 
 from pydantic import BaseModel
 
@@ -36,6 +38,20 @@ async def ask_many(times: int, ctx: Context) -> str:
             return f"accepted {accepted}; {r.action} at {i + 1}"
         accepted += 1
     return f"accepted {accepted}"
+
+
+@mcp.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
+async def ask_shielded(path: str, ctx: Context) -> str:
+    """Asks for a word, deaf to the call's cancellation, then writes the word (or why not) into ``path``."""
+    with anyio.CancelScope(shield=True):
+        try:
+            r = await ctx.elicit("[asker] a word to write", Choice)
+            line = r.data.word if r.action == "accept" and r.data is not None else f"not accepted: {r.action}"
+        except Exception as e:  # noqa: BLE001 - refused by the gateway
+            line = f"refused: {e}"
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+    return line
 
 
 if __name__ == "__main__":
