@@ -18,7 +18,7 @@ a confirmation the call was allowed on, spent as it left, does not count as new.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 import pytest
 from mcp import Client
@@ -74,16 +74,24 @@ def text(r: Any) -> str:
     return " ".join(getattr(b, "text", "") for b in r.content) if getattr(r, "content", None) else repr(r)
 
 
-async def asked_and_answered(rt: Any, mode: str, marker: Path, lock_between: bool) -> tuple[Any, list[str]]:
+Change = Callable[[str], Awaitable[None]]
+
+
+async def asked_and_answered(
+    rt: Any, mode: str, marker: Path, lock_between: bool, change: Change | None = None
+) -> tuple[Any, list[str]]:
     """The asking write called, its question answered "accept" (after the lock was written through the
-    gateway in the same conversation when ``lock_between``): the call's result, and what the client was
-    asked."""
+    gateway in the same conversation when ``lock_between``, or ``change(conversation)`` made): the call's
+    result, and what the client was asked."""
     asked: list[str] = []
     args = {"path": str(marker)}
 
     async def lock(session: str) -> None:
         wrote = await rt.gateway.execute("lk__write_marker", {**args, "text": "lock"}, session_id=session)
         assert "wrote" in text(wrote.result), wrote
+
+    if change is not None:
+        lock, lock_between = change, True
 
     async def on_elicit(ctx: Any, params: Any) -> ElicitResult:
         asked.append(params.message)
@@ -241,3 +249,29 @@ async def test_an_accept_mid_call_is_refused_once_the_callers_credentials_lapsed
     else:
         assert "wrote blue" in said, said
         assert marker.read_text() == "blue\n"
+
+
+DENIED_NOW = """
+guard('tb__write_marker_asking', [path = _], require(fail, 'the policy now refuses every write')).
+"""
+
+
+@pytest.mark.parametrize("way", sorted(WAYS))
+async def test_an_accept_mid_call_is_refused_once_the_policy_changed_to_deny(
+    data_dir: Path, way: str
+) -> None:
+    """The rulebase replaced while the question is open (and reloaded): the call is decided on it."""
+    upstream, mode = WAYS[way]
+    marker = data_dir / "marker.txt"
+    async with running_gateway(config(data_dir, upstream, LOCKED_DENIES)) as rt:
+
+        async def change(_session: str) -> None:
+            (data_dir / "lock.pl").write_text(DENIED_NOW)
+            assert await rt.gateway.guard.rulebases.reload("test")
+
+        r, _asked = await asked_and_answered(rt, mode, marker, lock_between=False, change=change)
+    # a held round's answer is bound to the policy version it was asked under (``input_rounds``): refused
+    # as such before it is relayed
+    why = "the policy changed since" if way == "push_held_for_2026_client" else "the policy now refuses every"
+    assert r.is_error and why in text(r), text(r)
+    assert not marker.exists()
