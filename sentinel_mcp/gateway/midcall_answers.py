@@ -13,7 +13,8 @@ accept that comes once the call has ended (cancelled while its question was open
 
 A call's questions are bounded too (``MAX_QUESTIONS_PER_CALL``): a handshake-era upstream asked its user
 1,000 questions in one call, one after another (and a 2026-era upstream's one input-required result may hold
-as many, each pushed in turn to a handshake-era client), every one put to the person.
+as many, each pushed in turn to a handshake-era client, or shown at once to a 2026-era one: such a result is
+relayed to no one), every one put to the person.
 """
 
 from __future__ import annotations
@@ -77,6 +78,15 @@ class AcceptGate:
 
 TOO_MANY = (f"the call's upstream has asked its user {MAX_QUESTIONS_PER_CALL} questions already; no "
             "more are put to them")
+
+
+def too_many_at_once(requests: dict[str, Any] | None) -> str | None:
+    """Why a 2026-era upstream's one input-required result is relayed to no one (more questions than a call
+    may put to its user), or None."""
+    count = len(requests or {})
+    if count <= MAX_QUESTIONS_PER_CALL:
+        return None
+    return f"the upstream asked {count} questions at once; a call may put at most {MAX_QUESTIONS_PER_CALL}"
 
 
 async def asked(link: CallerLink, ask: Callable[[], Awaitable[Any]],
