@@ -17,6 +17,10 @@ a confirmation the call was allowed on, spent as it left, does not count as new.
 
 from __future__ import annotations
 
+import asyncio
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -30,7 +34,8 @@ from sentinel_mcp.gateway.caller_recheck import OUTCOME as LAPSED
 from sentinel_mcp.identity.resolver import AuthFailed
 from sentinel_mcp.paths import RULEBASES_DIR
 
-from .helpers import make_config, toolbox_stdio
+from ..conftest import free_port, stop_process
+from .helpers import TOOLBOX, make_config, toolbox_stdio
 
 pytestmark = pytest.mark.timeout(120)
 SESSION = "sentinel/session"
@@ -60,13 +65,14 @@ WAYS = {
 ASKING_WAYS = {**WAYS, "continuation": ("modern", "auto")}
 
 
-def config(data_dir: Path, upstream: str, rules: str) -> Any:
+def config(data_dir: Path, upstream: str, rules: str, url: str | None = None) -> Any:
     data_dir.mkdir(parents=True, exist_ok=True)
     file = data_dir / "lock.pl"
     file.write_text(rules)
     # the lock is written through a second upstream while the first's call waits for its answer (a
     # handshake-era upstream's calls may take turns)
-    return make_config(data_dir, servers={"tb": toolbox_stdio(protocol=upstream), "lk": toolbox_stdio()},
+    tb = toolbox_stdio(protocol=upstream) if url is None else {"url": url, "protocol": upstream}
+    return make_config(data_dir, servers={"tb": tb, "lk": toolbox_stdio()},
                        rulebases=[str(RULEBASES_DIR / "default.pl"), str(file)])
 
 
@@ -275,3 +281,28 @@ async def test_an_accept_mid_call_is_refused_once_the_policy_changed_to_deny(
     why = "the policy changed since" if way == "push_held_for_2026_client" else "the policy now refuses every"
     assert r.is_error and why in text(r), text(r)
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("upstream", ["legacy", "modern"])
+async def test_an_accept_mid_call_over_http_is_refused_once_the_policy_denies_the_call(
+    data_dir: Path, upstream: str
+) -> None:
+    """The same, the asking upstream over streamable HTTP (its pushes read on the call's own stream)."""
+    port = free_port()
+    up = subprocess.Popen([sys.executable, TOOLBOX, "--http", str(port)], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        for _ in range(600):  # listening (bounded by count)
+            assert up.poll() is None, "the toolbox ended"
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            await asyncio.sleep(0.05)
+        marker = data_dir / "marker.txt"
+        cfg = config(data_dir, upstream, LOCKED_DENIES, url=f"http://127.0.0.1:{port}/mcp")
+        async with running_gateway(cfg) as rt:
+            r, _asked = await asked_and_answered(rt, "legacy", marker, lock_between=True)
+    finally:
+        stop_process(up)
+    assert r.is_error and "the file is locked" in text(r), text(r)
+    assert marker.read_text() == "lock\n"
