@@ -64,10 +64,12 @@ class AcceptGate:
         self.questions += 1
         return True
 
-    async def __call__(self, answer: Any) -> Any:
+    async def __call__(self, answer: Any, *, shared: bool = False) -> Any:
+        """``shared``: the question named no call and may be another of the party's calls' (still running:
+        ``CallerLink.for_one_of``), so this one's end does not refuse its answer."""
         if not isinstance(answer, ElicitResult) or answer.action != "accept":
             return answer
-        if self.closed:  # cancelled while its question was open: an upstream deaf to that gets no yes
+        if self.closed and not shared:  # cancelled while asking: no yes for an upstream deaf to that
             return refusal("an answer", "the call it belongs to has ended")
         if self.refused is None:
             self.refused = await self._decide()
@@ -102,7 +104,7 @@ async def asked(link: CallerLink, ask: Callable[[], Awaitable[Any]],
         if refused is not None:
             await refused(answer.message)
         return answer
-    return await gate(await ask())
+    return await gate(await ask(), shared=link.of_calls > 1)
 
 
 def lapsed(recheck: Callable[[], Any] | None) -> str | None:
