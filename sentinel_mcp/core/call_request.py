@@ -43,3 +43,6 @@ class CallRequest:
     # the caller's credentials checked again (raises AuthFailed when they no longer hold) once the call has
     # waited, before it is sent upstream (``gateway/caller_recheck.py``); None: they hold for the process
     recheck: Callable[[], Any] | None = None
+    # the keys of the questions an earlier round of this call was allowed on (a continuation's: its state
+    # carries them): a decision made again that asks only these asks nothing new (``midcall_answers.py``)
+    answered: tuple[str, ...] = ()

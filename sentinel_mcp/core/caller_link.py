@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextvars
 import copy
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 from mcp.types import (
     CreateMessageRequestParams,
@@ -53,6 +53,15 @@ def refusal(what: str, why: str) -> ErrorData:
     return ErrorData(code=NO_BACK_CHANNEL, message=f"sentinel: {what} cannot be relayed: {why}")
 
 
+class AnswerGate(Protocol):
+    """One call's bound on its upstream's questions and check of their answers (``gateway/midcall_answers``).
+    """
+
+    def take_question(self) -> bool: ...
+
+    async def __call__(self, answer: Any, *, shared: bool = False) -> Any: ...
+
+
 @dataclass(frozen=True, slots=True)
 class CallOf:
     """The call a link stands for, as the gateway decided it (``CallerLink.call_of``): what a refused push
@@ -70,6 +79,9 @@ class CallerLink:
     """A caller that cannot be asked anything (subclasses relay to a real client)."""
 
     call_of: CallOf | None = None  # set by the gateway before the upstream runs the call
+    # what an answer to the upstream's question goes through before the upstream gets it (set by the gateway
+    # with ``call_of``: an accept is decided again, ``gateway/midcall_answers.py``); None: as it is
+    answer_gate: AnswerGate | None = None
 
     who = "this caller (not an MCP client)"
     relays_sampling = False  # whether sample() reaches a client that declared sampling

@@ -68,6 +68,7 @@ class UpstreamNeedsInput(BaseModel):
     result: InputRequiredResult
     call: ToolCall
     decision_id: str | None = None  # the decision that let the call reach the upstream
+    answered: tuple[str, ...] = ()  # the keys of the questions it was allowed on (``CallRequest.answered``)
 
 
 # what a call through the front may end in: a 2026-era upstream's own questions are relayed to its client

@@ -54,7 +54,8 @@ from sentinel_mcp.gateway.caller_recheck import OUTCOME as LAPSED, CallerLapsed
 from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.catalog_view import CatalogView
 from sentinel_mcp.gateway.consent_gate import ConsentGate, told_consents
-from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
+from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of, answered_of
+from sentinel_mcp.gateway.midcall_answers import AcceptGate, MidCallRefusal, lapsed
 from sentinel_mcp.gateway.call_preview import CallPreview
 from sentinel_mcp.gateway.answer_refusals import AnswerRefusals
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
@@ -441,15 +442,22 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
         if self.person_inbox is not None and call.origin in PERSON_ORIGINS and not reaches_person(link):
             # nobody behind this call can be asked: the upstream's own questions go to the console inbox
             link = PersonLink(link, self, who, call)
+        gate = AcceptGate(partial(self._may_still_act, call, req))  # an accept meanwhile: decided again
         if link is not None:
             link.decided(rec.decision_id)
             b = rec.base  # what a push it refuses during the call is audited with
             link.call_of = CallOf(who, b["session"], call.name, b["origin"], b["client"], rec.decision_id)
+            link.answer_gate = gate
         try:
             # the caller is checked again once, in the upstream's call (``UpstreamCalls._in_slot``): after
             # whatever the call waited for (write turns, a person's answer, its turn, a slot), right before
             # it is sent; CallerLapsed from there (issue 21: asked here too, it was two checks back to back)
-            result = await call_upstream(up, call, req, link, meta, rec.timings)
+            try:
+                result = await call_upstream(up, call, req, link, meta, rec.timings)
+            finally:
+                gate.close()  # (an answer that comes later is for a call that has ended)
+            if gate.refused is not None:  # whatever the upstream made of the refused accept
+                return await self._refused_midcall(rec, decision, call, gate.refused)
             if isinstance(result, Unrelayed):
                 return await self._done(
                     rec,
@@ -472,6 +480,8 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
             )
         except UpstreamCallError as e:
             rec.timings.forward_s += upstream_s()
+            if gate.refused is not None:
+                return await self._refused_midcall(rec, decision, call, gate.refused)
             await self._outcome_unknown(call)
             kind = "timeout" if e.timeout else "upstream_error"
             return await self._done(
@@ -527,5 +537,21 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
                 return Completed(
                     result=rec.stamp(error_result(storage_refusal(e), error="audit_unavailable"))
                 )
-            return UpstreamNeedsInput(result=result, call=call, decision_id=rec.decision_id)
+            return UpstreamNeedsInput(result=result, call=call, decision_id=rec.decision_id,
+                                      answered=tuple(sorted(answered_of(req))))
         return result
+
+    async def _may_still_act(self, call: ToolCall, req: CallRequest) -> MidCallRefusal | None:
+        """Why the call may no longer act on an accept to its upstream's question (``midcall_answers.py``)."""
+        why = lapsed(req.recheck)
+        if why is not None:
+            return MidCallRefusal(why, LAPSED)
+        denied = await self._decided_again(call, answered_of(req))
+        return None if denied is None else MidCallRefusal(denied.reason, "denied")
+
+    async def _refused_midcall(
+        self, rec: CallRecord, decision: Allow, call: ToolCall, refused: MidCallRefusal
+    ) -> Outcome:
+        await self._outcome_unknown(call)  # the upstream may have acted on its own
+        result = error_result(refused.why, error=refused.outcome)
+        return await self._done(rec, decision, refused.outcome, result, error=refused.why)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Collection
 
 import anyio
 from mcp.types import Tool
@@ -25,6 +25,7 @@ from sentinel_mcp.gateway.asked_questions import AskedQuestions
 from sentinel_mcp.gateway.call_record import CallRecord
 from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.midcall_answers import unasked
 from sentinel_mcp.gateway.person_inbox import PersonInbox, PersonQuestion
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.storage import StorageError
@@ -46,7 +47,7 @@ class DecideStep:
     ) -> Allow | Refused | NeedsInput:
         """Allow (written ahead to the audit log before anything leaves), or the refusal or the questions."""
         if req.preapproved_digest is not None and req.preapproved_digest == call.digest:
-            decision: Decision = await self._continuation(call)
+            decision: Decision = await self._continuation(call, answered_of(req))
         else:
             started = call_timings.now()
             decision = await self._ask_guard(call, req.answers or {}, route.exposed)
@@ -97,24 +98,39 @@ class DecideStep:
         return decision
 
     # ------------------------------------------------------------------ the decide step's parts
-    async def _continuation(self, call: ToolCall) -> Decision:
+    async def _continuation(self, call: ToolCall, answered: Collection[str]) -> Decision:
         """A call allowed before its upstream asked for input, now continued with the answers: sent only
-        while the policy would still allow it. Its state lives ``confirm_ttl`` (up to a week), and what the
-        decision rested on may have changed since (a write of this or another conversation, a fact read
-        again): decided again as a preview (nothing asked, nothing spent; what a write can change read
-        again: ``Guard.recheck``), and refused on a deny. A preview
-        that asks (a confirmation spent across replicas when the call first left) goes on as allowed: the
-        person answered what was asked then."""
+        while the policy would still allow it (``_decided_again``). Its state lives ``confirm_ttl`` (up to a
+        week), and what the decision rested on may have changed since."""
+        denied = await self._decided_again(call, answered)
+        if denied is not None:
+            return denied
+        return Allow(reason="continuation of a call already allowed")
+
+    async def _decided_again(self, call: ToolCall, answered: Collection[str]) -> Deny | None:
+        """Why a call allowed before (a continuation, an accept during the call: ``midcall_answers.py``) may
+        not act now, or None when it may. Decided again as a preview (nothing asked, nothing spent; what a
+        write can change read again: ``Guard.recheck``): a deny refuses. A preview that asks only what the
+        call was allowed on (``answered``: a confirmation spent as the call first left, across replicas too)
+        goes on: the person answered it. One that asks anything else (a confirmation the call did not need
+        when it was allowed) refuses: the person is asked when the tool is called again, never skipped."""
         try:
             now = await asyncio.wait_for(self.guard.recheck(call), self.config.sentinel.policy.guard_timeout)
         except Exception:  # noqa: BLE001 - a guard that errs or times out denies
-            log.exception("guard error deciding the continuation of %s again", call.name)
+            log.exception("guard error deciding %s again", call.name)
             now = Deny(reason=f"the guard of {call.name} could not decide it again; denied",
                        unmet=["guard_error"])
         if isinstance(now, Deny):
             why = f"allowed before its upstream asked for input, the call is not any more: {now.reason}"
             return Deny(reason=why, unmet=now.unmet, how_to_unblock=now.how_to_unblock, proof=now.proof)
-        return Allow(reason="continuation of a call already allowed")
+        new = unasked(now, answered) if isinstance(now, Ask) else []
+        if new:
+            why = (f"allowed before its upstream asked for input, the call now needs an answer first: "
+                   f"\u201c{new[0].message}\u201d was not asked when it was allowed; call the tool again to "
+                   "be asked")
+            return Deny(reason=why, unmet=[q.key for q in new],
+                        how_to_unblock=["call the tool again: the user is asked first"])
+        return None
 
     async def _decide_once(self, call: ToolCall, tool: Tool) -> Decision:
         decision = await self.guard.decide(call)
@@ -170,3 +186,9 @@ class DecideStep:
 
 def _proof_of(decision: Decision) -> Any:
     return getattr(decision, "proof", None)
+
+
+def answered_of(req: CallRequest) -> frozenset[str]:
+    """The keys of the questions ``req``'s call is allowed on: its answers, and those of an earlier round
+    (a continuation's)."""
+    return frozenset(req.answers or ()) | frozenset(req.answered)

@@ -358,6 +358,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                     answer_meta=answer_meta,
                     identity=identity,
                     recheck=recheck,
+                    answered=tuple(map(str, retry.state.get("answered") or ())) if allowed else (),
                 )
             )
             if isinstance(outcome, NeedsInput) and self.inbox is not None:
@@ -444,7 +445,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
                 needs=needs,
                 upstream=outcome.result.request_state,
                 identity=outcome.call.identity,
-                decided=outcome.call.digest,
+                decided=outcome.call.digest, answered=list(outcome.answered),  # (``midcall_answers``)
             )
             meta = {
                 **(outcome.result.meta or {}),

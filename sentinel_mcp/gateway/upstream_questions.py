@@ -10,6 +10,7 @@ from typing import Any
 from mcp.types import CreateMessageRequest, ElicitRequest, ErrorData, InputRequiredResult, ListRootsRequest
 
 from sentinel_mcp.core.caller_link import CallerLink
+from sentinel_mcp.gateway.midcall_answers import asked
 
 log = logging.getLogger(__name__)
 
@@ -19,8 +20,8 @@ async def answer_upstream_push(link: CallerLink, result: InputRequiredResult) ->
     none (a refusal's message; None when one cannot be relayed at all)."""
     answers: dict[str, Any] = {}
     for key, req in (result.input_requests or {}).items():
-        if isinstance(req, ElicitRequest):
-            answer: Any = await link.elicit(req.params)
+        if isinstance(req, ElicitRequest):  # bounded, an accept decided again (midcall_answers.py)
+            answer: Any = await asked(link, lambda: link.elicit(req.params))
         elif isinstance(req, CreateMessageRequest):
             answer = await link.sample(req.params)
         elif isinstance(req, ListRootsRequest):

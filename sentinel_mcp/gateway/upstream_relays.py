@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, cast
 
 import anyio
@@ -31,6 +32,7 @@ from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
 from sentinel_mcp.core.log_cadence import worth_saying
 from sentinel_mcp.core.utf8_text import utf8_prefix, utf8_size
 from sentinel_mcp.gateway.lean_upstream import HANDSHAKE_IDS
+from sentinel_mcp.gateway.midcall_answers import asked
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.push_shares import PushShares
@@ -67,7 +69,7 @@ class PushRelays:
     hooks: UpstreamHooks
     _pushes_waiting = 0  # pushed requests relayed and not yet answered (``MAX_PUSHES_WAITING``)
     _waiting_pushes: PushShares  # those by principal (push_shares.py)
-    pushes_refused = 0  # refused at that bound, since the start
+    pushes_refused = 0  # refused at that bound or their call's (``MAX_QUESTIONS_PER_CALL``), since the start
     pushes_not_permitted = 0  # refused as a kind the server may not send (``relay_permits``), since the start
     # pushes attributed to no call, so shown to no client (log lines dropped, requests refused, progress under
     # a token Sentinel minted for a call that has ended), since the start
@@ -183,10 +185,17 @@ class PushRelays:
             # the upstream hears who answered from the gateway alone: whatever the answerer wrote is removed
             # and carries only what the question can be answered with, whichever link answered it
             link_asked = isinstance(params, ElicitRequestURLParams)
-            answer = relayed_answer(await link.elicit(params), link=link_asked)
-            return marked(answer, link.answers_as)
+            # bounded, an accept decided again (midcall_answers.py)
+            answer = await asked(link, lambda: link.elicit(params), partial(self._too_many_questions, link))
+            return marked(relayed_answer(answer, link=link_asked), link.answers_as)
 
         return cast("ElicitResult | ErrorData", await self._relayed("an elicitation", ELICITATION, ask))
+
+    async def _too_many_questions(self, link: CallerLink, why: str) -> None:
+        """A question past its call's bound (``midcall_answers.MAX_QUESTIONS_PER_CALL``): counted with the
+        refused pushes, and audited."""
+        self.pushes_refused += 1
+        await self._refused_push(link, ELICITATION, "too_many_questions", why)
 
     async def _on_sample(
         self, ctx: ClientRequestContext, params: CreateMessageRequestParams

@@ -23,6 +23,7 @@ from sentinel_mcp.gateway.fair_slots import share_of
 from sentinel_mcp.gateway.upstream import CallerLink, Upstream, UpstreamCallError
 from sentinel_mcp.gateway.relay_permits import unpermitted_request
 from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
+from sentinel_mcp.gateway.midcall_answers import too_many_at_once
 
 MAX_UPSTREAM_INPUT_ROUNDS = 5
 
@@ -88,6 +89,9 @@ async def _rounds(
         refused = unpermitted_request(up.name, up.target, result.input_requests)
         if refused is not None:
             up.pushes_not_permitted += 1
+            return Unrelayed(refused)
+        refused = too_many_at_once(result.input_requests)  # more than a call may ask (midcall_answers.py)
+        if refused is not None:
             return Unrelayed(refused)
         if link is None or not getattr(link, "can_push", False):
             break  # a 2026-era client answers it in a later request

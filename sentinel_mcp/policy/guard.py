@@ -20,10 +20,10 @@ from typing import Any, Callable
 from sentinel_mcp.config import PolicySettings
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.lazy_proof import LazyProof
-from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
+from sentinel_mcp.core.decision import Allow, Ask, Decision, Deny, Guard, ToolCall
 from sentinel_mcp.core.port import GatewayPort
 from sentinel_mcp.policy.agent_answer_bound import MAX_AGENT_ANSWERS, MAX_PRINCIPAL_AGENT_ANSWERS
-from sentinel_mcp.policy.answer_facts import answer_fact, keep_answer
+from sentinel_mcp.policy.answer_store import AnswerStore
 from sentinel_mcp.policy.denial_words import how_to_unblock, unmet_of
 from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, KeptProof, PrologEngine, shared_engine
 from sentinel_mcp.policy.fact_store import FactStore
@@ -35,7 +35,7 @@ from sentinel_mcp.policy.observe_step import ObserveStep
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
 from sentinel_mcp.policy.read_guards import CallerReads, looked_call
 from sentinel_mcp.policy.policy_documents import PolicyDocuments, document_text
-from sentinel_mcp.policy.questions import AnswerRefused, questions_of
+from sentinel_mcp.policy.questions import questions_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.shared_rulebases import SharedRulebases
 from sentinel_mcp.policy.store_upkeep import upkeep
@@ -59,7 +59,7 @@ def _default_guard(settings: PolicySettings) -> Guard:
     return DefaultGuard(settings)
 
 
-class PolicyGuard(ObserveStep, KeptTurns, Guard):
+class PolicyGuard(AnswerStore, ObserveStep, KeptTurns, Guard):
     def __init__(self, rulebase_files: list[Path], port: GatewayPort | None, *, store_path: Path | str,
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
@@ -545,37 +545,6 @@ class PolicyGuard(ObserveStep, KeptTurns, Guard):
         return await self.solver.solve(
             one_pass, rb, call.session_id, depth=call.depth, deadline=deadline, may_fetch=may_fetch
         )
-
-    async def record_answer(self, call: ToolCall, question: Question, answer: Answer) -> None:
-        """Store an accepted answer. A confirmation is stored only for JSON ``true``: a "no" (false, decline,
-        cancel) ends the call that asked and is not remembered, so the next identical call asks again."""
-        kind = question.meta.get("kind")
-        if kind == "confirmation":  # the default guard's own question
-            await self.default.record_answer(call, question, answer)
-            return
-        if kind not in ("ask", "confirm") or answer.action != "accept":
-            return  # a cancelled or declined question establishes nothing
-        # a confirmation names the tool by its identity (what rules bind to), whatever name exposed it
-        if kind == "confirm" and (
-            question.meta.get("tool") != call.identity or question.meta.get("digest") != call.digest
-        ):
-            raise AnswerRefused("this confirmation was asked for another call")
-        await self.store_answer(call.session_id, question, answer, principal=call.principal)
-
-    async def store_answer(self, session: str, question: Question, answer: Answer,
-                           contexts: list[str] | None = None, principal: str | None = None) -> str:
-        """Store an answer as a fact with the answer's provenance; returns the fact text."""
-        rb = self.rulebases.current
-        await self.knowledge.ensure(session, rb)
-        async with self._answering:  # the check for an earlier answer and the store, one answer at a time
-            fact = await answer_fact(
-                self.knowledge, rb, session, question, answer, confirm_ttl=self.settings.confirm_ttl,
-                contexts=contexts,
-            )
-            if fact is None:
-                return "nothing stored: the confirmation was not given"
-            return (await keep_answer(self.knowledge, question, fact, self.max_agent_answers, principal,
-                                      self.max_principal_agent_answers)).fact
 
 
 CHANGED_TEXT = (

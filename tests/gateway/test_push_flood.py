@@ -1,6 +1,7 @@
 """A hostile upstream floods its caller with requests mid-call (2,000 elicitations at once): at most
-``MAX_PUSHES_WAITING`` are relayed and wait for answers at once, the rest are refused at once; every one gets
-an answer, the call ends, and the upstream's next call works. A real stdio upstream process
+``MAX_PUSHES_WAITING`` are relayed and wait for answers at once (through the gateway, at most the call's
+``MAX_QUESTIONS_PER_CALL`` are ever put to its client), the rest are refused at once; every one gets an
+answer, the call ends, and the upstream's next call works. A real stdio upstream process
 (``hostile_stdio_upstream.py``), down the lean path and the SDK's, and through the whole gateway to a real
 client.
 """
@@ -17,6 +18,7 @@ from mcp.types import ElicitRequestParams, ElicitResult, ErrorData
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.caller_link import CallerLink
+from sentinel_mcp.gateway.midcall_answers import MAX_QUESTIONS_PER_CALL
 from sentinel_mcp.gateway.upstream import Upstream
 from sentinel_mcp.gateway.upstream_relays import MAX_PUSHES_WAITING
 from tests.gateway.helpers import make_config
@@ -58,11 +60,11 @@ class CountingLink(CallerLink):
         return await self.counting()
 
 
-def _check(got: dict[str, int], counting: Counting) -> None:
+def _check(got: dict[str, int], counting: Counting, most: int = MAX_PUSHES_WAITING) -> None:
     assert sum(got.values()) == FLOOD, got  # every request answered
     assert got.get("accept", 0) == counting.asked, (got, counting.asked)
     assert got.get("error", 0) > 0, got  # refused at once while the bound was reached
-    assert counting.most == MAX_PUSHES_WAITING, counting.most  # never more held at once
+    assert counting.most == most, counting.most  # never more held at once
 
 
 @pytest.mark.parametrize("lean", [True, False])
@@ -88,7 +90,10 @@ async def test_a_flood_through_the_gateway_asks_the_client_a_bounded_number_at_o
             r = await c.call_tool("h__push_flood", {})
             assert not r.is_error, r.content
             got = json.loads(r.content[0].text)
-            _check(got, counting)
+            # through the gateway the call's own bound is the lower: at most MAX_QUESTIONS_PER_CALL of its
+            # questions are ever put to its client (midcall_answers.py), the rest refused at once
+            _check(got, counting, most=MAX_QUESTIONS_PER_CALL)
+            assert counting.asked == MAX_QUESTIONS_PER_CALL
             lines = rt.metrics.render(rt.catalog_health).splitlines()
             assert f'sentinel_upstream_pushes_refused_total{{upstream="h"}} {got["error"]}' in lines
             assert (await c.call_tool("h__noop", {})).content[0].text == "ok"

@@ -20,8 +20,8 @@ from mcp.types import ElicitResult
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.gateway.audit import audit_files
+from sentinel_mcp.gateway.midcall_answers import MAX_QUESTIONS_PER_CALL
 from sentinel_mcp.gateway.push_refusals import BURST
-from sentinel_mcp.gateway.upstream_relays import MAX_PUSHES_WAITING
 from tests.gateway.helpers import make_config
 from tests.gateway.hostile_stdio_upstream import FLOOD
 from tests.gateway.test_lean_stdio import HOSTILE, ROOT
@@ -43,17 +43,19 @@ def _rows(store: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _refused(rows: list[dict[str, Any]], call: dict[str, Any], cause: str, total: int) -> None:
+def _refused(rows: list[dict[str, Any]], call: dict[str, Any], cause: str, total: int,
+             also: tuple[str, ...] = ()) -> None:
     """The refusals are rows of their own, naming the call's principal, the upstream, the kind and why, at
-    most ``BURST`` one by one and one summary; together they count every refusal."""
+    most ``BURST`` one by one and one summary a cause; together they count every refusal."""
+    causes = (cause, *also)
     pushed = [r for r in rows if r["outcome"] == "push_refused"]
-    assert pushed and len(pushed) <= BURST + 1, len(pushed)
+    assert pushed and len(pushed) <= BURST + len(causes), len(pushed)
     args = [json.loads(r["arguments"]) for r in pushed]
     assert sum(a["refused"] for a in args) == total, args[-1]
     for r, a in zip(pushed, args):
         assert (r["principal"], r["upstream"], r["tool"], r["session"]) == (
             call["principal"], "h", "h__push_flood", call["session"]), r
-        assert (a["push"], a["cause"], a["call"]) == ("elicitation", cause, call["decision_id"]), a
+        assert (a["push"], a["call"]) == ("elicitation", call["decision_id"]) and a["cause"] in causes, a
         assert r["decision"] == "deny" and r["reason"], r
     assert len({r["decision_id"] for r in pushed}) == len(pushed)  # rows of their own, none merged
     assert not [r for r in rows if r["outcome"] == "answer_refused"]  # not one row per push either
@@ -108,7 +110,10 @@ async def test_refused_pushes_meant_for_the_console_inbox_are_audited_bounded(
     """The client declared no elicitation: the upstream's questions go to the console inbox, where refusals
     were counted and logged, not audited."""
     config = make_config(data_dir, _servers(relays=[] if cause == "not_permitted" else ["elicitation"]))
-    total = FLOOD if cause == "not_permitted" else FLOOD - MAX_PUSHES_WAITING
+    # past the waiting bound, or past the call's own (``MAX_QUESTIONS_PER_CALL``): only that many reach the
+    # person, the rest are refused, under either cause
+    total = FLOOD if cause == "not_permitted" else FLOOD - MAX_QUESTIONS_PER_CALL
+    also = ("too_many_questions",) if cause == "too_many_waiting" else ()
     async with running_gateway(config) as rt:
         person = rt.gateway.person_inbox = Holding(rt, total if cause == "too_many_waiting" else 0)
         async with Client(rt.front.server, mode="legacy") as c:
@@ -118,7 +123,7 @@ async def test_refused_pushes_meant_for_the_console_inbox_are_audited_bounded(
         assert (up.pushes_not_permitted, up.pushes_refused)[cause == "too_many_waiting"] == total
         assert got.get("error") == total and person.asked == FLOOD - total, (got, person.asked)
     rows = _rows(config.store_path)
-    _refused(rows, _the_call(rows), cause, total)
+    _refused(rows, _the_call(rows), cause, total, also)
 
 
 async def test_a_window_that_ends_writes_its_count_and_many_principals_stay_bounded(monkeypatch) -> None:

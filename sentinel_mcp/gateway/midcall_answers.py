@@ -1,0 +1,128 @@
+"""An accept to an upstream's question during a call, decided again before the upstream gets it.
+
+An upstream asks while it runs (a handshake-era push; a 2026-era input request put to a client that can be
+pushed to; either held for a 2026-era client's next round), and the answer may come minutes later, on the
+decision made at the call's start. What that decision rested on may have changed meanwhile: a write of this
+conversation or another, a fact expired, the policy's answer to a read, the caller's credentials. An accept
+lets the call act, so before one is relayed the caller is checked again and the call decided again
+(``DecideStep._decided_again``: a preview, nothing asked or spent). A deny, a lapsed credential, or a
+question the call was not allowed on (the person would be asked first now) refuses the accept and every later
+one of the call: the upstream gets a refusal naming no policy, and the call ends refused with why, whatever
+the upstream answers then. A decline or cancel lets the call act on nothing: it goes through as it is. An
+accept that comes once the call has ended (cancelled while its question was open) is refused the same way.
+
+A call's questions are bounded too (``MAX_QUESTIONS_PER_CALL``): a handshake-era upstream asked its user
+1,000 questions in one call, one after another (and a 2026-era upstream's one input-required result may hold
+as many, each pushed in turn to a handshake-era client, or shown at once to a 2026-era one: such a result is
+relayed to no one), every one put to the person.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Collection
+
+from mcp.types import ElicitResult
+
+from sentinel_mcp.core.caller_link import CallerLink, refusal
+from sentinel_mcp.core.decision import Ask, Question
+from sentinel_mcp.core.display_text import compose, safe_text
+from sentinel_mcp.identity.resolver import AuthFailed
+
+# questions one call's upstream may put to its user (each one the person reads and answers: a few are a
+# task's, more are a flood); the 2026-era rounds are bounded apart (``upstream_rounds``), and this counts
+# their questions too when a handshake-era client is asked them
+MAX_QUESTIONS_PER_CALL = 16
+OUR_PREFIX = "sentinel."  # a question's key as the wire carries it (``input_rounds.wire_key``) or not
+
+
+@dataclass(frozen=True)
+class MidCallRefusal:
+    """Why an accept was not relayed, and the call's audit outcome for it."""
+
+    why: str
+    outcome: str
+
+
+class AcceptGate:
+    """One call's ``CallerLink.answer_gate``: ``decide`` says why the call may no longer act (None: it
+    may)."""
+
+    def __init__(self, decide: Callable[[], Awaitable[MidCallRefusal | None]]) -> None:
+        self._decide = decide
+        self.refused: MidCallRefusal | None = None  # once refused, every later accept of the call is too
+        self.questions = 0  # put to the user so far (``MAX_QUESTIONS_PER_CALL``)
+        self.closed = False  # the call has ended (answered, failed, cancelled): no accept lets it act
+
+    def close(self) -> None:
+        self.closed = True
+
+    def take_question(self) -> bool:
+        """Whether one more question of the upstream may be put to the user (counted when it may)."""
+        if self.questions >= MAX_QUESTIONS_PER_CALL:
+            return False
+        self.questions += 1
+        return True
+
+    async def __call__(self, answer: Any, *, shared: bool = False) -> Any:
+        """``shared``: the question named no call and may be another of the party's calls' (still running:
+        ``CallerLink.for_one_of``), so this one's end does not refuse its answer."""
+        if not isinstance(answer, ElicitResult) or answer.action != "accept":
+            return answer
+        if self.closed and not shared:  # cancelled while asking: no yes for an upstream deaf to that
+            return refusal("an answer", "the call it belongs to has ended")
+        if self.refused is None:
+            self.refused = await self._decide()
+        if self.refused is None:
+            return answer
+        return refusal("an answer", "the call it belongs to is no longer allowed")
+
+
+TOO_MANY = (f"the call's upstream has asked its user {MAX_QUESTIONS_PER_CALL} questions already; no "
+            "more are put to them")
+
+
+def too_many_at_once(requests: dict[str, Any] | None) -> str | None:
+    """Why a 2026-era upstream's one input-required result is relayed to no one (more questions than a call
+    may put to its user), or None."""
+    count = len(requests or {})
+    if count <= MAX_QUESTIONS_PER_CALL:
+        return None
+    return f"the upstream asked {count} questions at once; a call may put at most {MAX_QUESTIONS_PER_CALL}"
+
+
+async def asked(link: CallerLink, ask: Callable[[], Awaitable[Any]],
+                refused: Callable[[str], Awaitable[None]] | None = None) -> Any:
+    """``ask()`` of the call's user, within the call's bound, its answer as the upstream may get it (through
+    the link's gate: ``CallerLink.answer_gate``); ``refused(why)``: told of a question past the bound (its
+    audit row) before the upstream is."""
+    gate = link.answer_gate
+    if gate is None:
+        return await ask()
+    if not gate.take_question():
+        answer = refusal("an elicitation", TOO_MANY)
+        if refused is not None:
+            await refused(answer.message)
+        return answer
+    return await gate(await ask(), shared=link.of_calls > 1)
+
+
+def lapsed(recheck: Callable[[], Any] | None) -> str | None:
+    """Why the caller's credentials no longer hold (``caller_recheck.py``), or None."""
+    if recheck is None:
+        return None
+    try:
+        recheck()
+    except AuthFailed as e:
+        return compose(
+            "refused: the credentials this call was sent with no longer hold (", safe_text(str(e), 300),
+            "); the answer to its upstream's question was not passed on",
+        )
+    return None
+
+
+def unasked(decision: Ask, answered: Collection[str]) -> list[Question]:
+    """The questions of ``decision`` the call was not allowed on: a confirmation its allow spent as the call
+    left is asked again by a preview, and is no new question (keys compared with or without our prefix)."""
+    keys = {k.removeprefix(OUR_PREFIX) for k in answered}
+    return [q for q in decision.questions if q.key.removeprefix(OUR_PREFIX) not in keys]
