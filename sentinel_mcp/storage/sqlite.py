@@ -195,8 +195,7 @@ class SQLiteDatabase(JobWriter):
         self._conn, self._identity, self._wal, self._hold = conn, (st.st_dev, st.st_ino), None, hold
         self._size = st.st_size
 
-    @staticmethod
-    def _apply(conn: sqlite3.Connection, schema: Schema) -> None:
+    def _apply(self, conn: sqlite3.Connection, schema: Schema) -> None:
         row = conn.execute("SELECT version FROM storage_schema WHERE store = ?", (schema.store,)).fetchone()
         have = row[0] if row else 0
         steps = schema.steps(BACKEND)
@@ -224,6 +223,8 @@ class SQLiteDatabase(JobWriter):
                 if conn.in_transaction:  # SQLite ends it itself on some errors (a full disk): keep the cause
                     conn.execute("ROLLBACK")
                 raise
+            if number < len(steps):
+                self._declare(conn)  # this step moved the counter: the next must not meet our own guard
 
     async def migrate(self, schema: Schema) -> None:
         if all(s.store != schema.store for s in self._schemas):

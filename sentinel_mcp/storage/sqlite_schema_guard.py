@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from sentinel_mcp.storage.database import StorageError
 from sentinel_mcp.storage.schema import Schema
 
 EPOCH = "$epoch"
@@ -34,8 +35,10 @@ _PREFIX = "sentinel_guard_"
 _EVENTS = {"i": "INSERT", "u": "UPDATE", "d": "DELETE"}
 
 
-class SchemaMoved(sqlite3.OperationalError):
+class SchemaMoved(StorageError, sqlite3.OperationalError):
     """A store this Sentinel knows has a newer schema in the file (a newer gateway migrated it)."""
+
+    area = "storage"
 
 
 def _quoted(name: str) -> str:
