@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio.from_thread
 
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.llm.errors import CredentialsLapsed
 
 Check = Callable[[], Any]
@@ -33,10 +33,10 @@ def lapsed(check: Check | None, where: str) -> CredentialsLapsed | None:
     try:
         check()
     except Exception as e:  # noqa: BLE001 - AuthFailed, or a check that could not answer: either fails closed
-        return CredentialsLapsed(
-            f"{OUTCOME}: the credentials this call was sent with no longer hold ({safe_text(str(e), 200)}); "
-            f"it was stopped {where} and nothing more was computed for it"
-        )
+        return CredentialsLapsed(compose(
+            f"{OUTCOME}: the credentials this call was sent with no longer hold (", safe_text(str(e), 200),
+            f"); it was stopped {where} and nothing more was computed for it",
+        ))
     return None
 
 
