@@ -57,9 +57,12 @@ class AcceptGate:
     def close(self) -> None:
         self.closed = True
 
-    def take_question(self) -> bool:
-        """Whether one more question of the upstream may be put to the user (counted when it may)."""
-        if self.questions >= MAX_QUESTIONS_PER_CALL:
+    def take_question(self, calls: int = 1) -> bool:
+        """Whether one more question of the upstream may be put to the user (counted when it may).
+        ``calls``: a question that names no call is shown with one of its party's ``calls`` in flight (the
+        oldest not asking), so that call's count is bounded for all of them (60 calls asking one each are
+        60 questions, not one call's 60)."""
+        if self.questions >= MAX_QUESTIONS_PER_CALL * max(1, calls):
             return False
         self.questions += 1
         return True
@@ -99,7 +102,7 @@ async def asked(link: CallerLink, ask: Callable[[], Awaitable[Any]],
     gate = link.answer_gate
     if gate is None:
         return await ask()
-    if not gate.take_question():
+    if not gate.take_question(link.of_calls):
         answer = refusal("an elicitation", TOO_MANY)
         if refused is not None:
             await refused(answer.message)
