@@ -42,7 +42,13 @@ from sentinel_mcp.llm.errors import (
     ModelUnavailable,
 )
 from sentinel_mcp.llm.llama_grammar_mask import LlamaGrammarMatcher
-from sentinel_mcp.llm.masked_decoding import MaskedSampler, MaskError, SamplingParams, decode_masked
+from sentinel_mcp.llm.masked_decoding import (
+    MaskedSampler,
+    MaskError,
+    ParserRefused,
+    SamplingParams,
+    decode_masked,
+)
 from sentinel_mcp.llm.model_source import check_gguf_header, resolve_model_path
 from sentinel_mcp.llm.model_turns import ENGINE_PARTY, ModelTurns, _Job
 from sentinel_mcp.core.closed_at_exit import forget, remember
@@ -371,7 +377,11 @@ class LlamaEngine(ModelTurns):
                     )
                 except MaskError as exc:
                     reason = f"llguidance failed after {job.tokens} tokens ({exc})"
-                    if request.json_schema is not None:  # a caller's schema: not run on llama.cpp's sampler
+                    # a caller's schema past llguidance's cost limits is not run on llama.cpp's sampler; one
+                    # llguidance's own parser fault stopped (a token its mask allowed, refused) is, as the
+                    # operator's are: the schema was within llguidance's bounds, and a random-weight model
+                    # hits that fault on sound schemas (the swarm's plan)
+                    if request.json_schema is not None and not isinstance(exc, ParserRefused):
                         log.warning("%s: %s; refused", request.grammar_label, reason)
                         label = request.grammar_label
                         raise caller_grammars.refused_mid_way(exc, job.tokens, label) from None

@@ -62,6 +62,12 @@ class DeadEnd(MaskError):
     """The grammar allows no token of the vocabulary next (a character no token writes): no sampler can."""
 
 
+class ParserRefused(MaskError):
+    """llguidance's parser refused a token its mask allowed (its fault around forced bytes, seen often with a
+    random-weight model's byte tokens): a fault of llguidance on this path, not a grammar past its cost
+    limits."""
+
+
 @dataclass(frozen=True)
 class SamplingParams:
     temperature: float
@@ -164,7 +170,12 @@ class MaskedSampler:
 
     def commit(self, token: int) -> None:
         if not self.matcher.consume_token(token):
-            raise MaskError(self.matcher.get_error() or f"token {token} refused")
+            error = self.matcher.get_error() or f"token {token} refused"
+            # only llguidance's own inconsistency (its parser refusing what its mask allowed) is that fault;
+            # a limit reached (a lexer or parser "too complex"), or anything else, stays a MaskError
+            limit = "TooComplex" in str(self.matcher.stop_reason())
+            fault = "doesn't satisfy the grammar" in error and not limit
+            raise (ParserRefused if fault else MaskError)(error)
         self.stage.recent.append(token)
 
 
