@@ -207,6 +207,15 @@ class SQLiteDatabase(JobWriter):
         for number, step in enumerate(steps[have:], start=have + 1):
             conn.execute("BEGIN IMMEDIATE")
             try:
+                # read again under the write lock: another gateway sharing the file may have run this step
+                # since (two starting at once both read the old version; the second's ALTER then failed)
+                now = conn.execute(
+                    "SELECT version FROM storage_schema WHERE store = ?", (schema.store,)
+                ).fetchone()
+                if now is not None and now[0] >= number:
+                    conn.execute("COMMIT")
+                    self._declare(conn)
+                    continue
                 if isinstance(step, str):
                     for sql in split_statements(step):
                         conn.execute(sql)

@@ -101,3 +101,18 @@ async def test_a_store_added_by_another_gateway_does_not_refuse_this_ones(tmp_pa
         await one.close()
         if two is not None:
             await two.close()
+
+
+async def test_two_gateways_migrating_one_new_file_at_once_both_open(tmp_path: Path) -> None:
+    """Two gateways started together on one fresh store file both read version 0 and both migrate: each step
+    is read again under the write lock, so the second does not run an ALTER the first already ran."""
+    for n in range(ROUNDS * 4):
+        path = tmp_path / f"race-{n}.db"
+        a, b = opened(path, "a"), opened(path, "b")
+        try:
+            await asyncio.gather(a.migrate(NEW), b.migrate(NEW))
+            await b.run([Statement("INSERT INTO notes (body, mark) VALUES (?, ?)", ("x", "b"))])
+        finally:
+            await a.close()
+            await b.close()
+        assert [r[1:] for r in rows(path)] == [("x", "b")]
