@@ -31,31 +31,13 @@ from sentinel_mcp.config import parse_config
 from sentinel_mcp.identity import owner_token
 from sentinel_mcp.identity.credential_stamp import CredentialCheck
 from sentinel_mcp.identity.credentials import Credentials
-from sentinel_mcp.identity.file_secret import FileSecret
 from sentinel_mcp.identity.principal import Principal
-from sentinel_mcp.identity.resolver import Authenticator, TokenResolver, token_digest
+from sentinel_mcp.identity.resolver import Authenticator, TokenResolver
 from sentinel_mcp.paths import RULEBASES_DIR
+from tests.support.followed_token import followed_owner_token
+from tests.support.eventually import until
 
 pytestmark = pytest.mark.timeout(180)
-
-
-class _Clock:
-    """A clock that moves a second per reading: the token file is looked at again on every check."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        self.t += 1.0
-        return self.t
-
-
-async def _until(condition) -> None:  # noqa: ANN001
-    for _ in range(6000):  # a bounded count of looks, not a measurement
-        if condition():
-            return
-        await anyio.sleep(0.01)
-    raise AssertionError("never happened")
 
 
 async def test_a_local_model_run_stops_when_its_token_is_rotated_while_its_model_call_waits(
@@ -63,11 +45,10 @@ async def test_a_local_model_run_stops_when_its_token_is_rotated_while_its_model
 ) -> None:
     model = write_tiny_gguf(tmp_path / "tiny-chatml.gguf", chat_template=CHATML_TEMPLATE)
     keys = tmp_path / "keys"
-    token, _ = owner_token.load_or_create(keys)
+    source, token = followed_owner_token(keys)
     tokens = TokenResolver()
     owner = Principal("owner", "token")
-    tokens.follow(owner, FileSecret(owner_token.token_path(keys), "the owner's token", token, token_digest,
-                                    clock=_Clock()))
+    tokens.follow(owner, source)
     check = CredentialCheck(Authenticator([tokens]), Credentials(bearer=token), owner)
     data = tmp_path / "data"
     config = parse_config({"mcpServers": {}, "sentinel": {
@@ -92,7 +73,7 @@ async def test_a_local_model_run_stops_when_its_token_is_rotated_while_its_model
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
-            await _until(lambda: sum(engine.turns.waiting().values()) == 1)  # the run's model call waits
+            await until(lambda: sum(engine.turns.waiting().values()) == 1)  # the run's model call waits
             owner_token.replace(keys)
             engine.turns.done(held)
     ran = [r.party for r in engine.history]

@@ -30,6 +30,7 @@ from tests.identity.test_revoked_queued_calls import META
 from tests.identity.test_secret_rotation import _cli, _mcp_status
 
 from sentinel_mcp.paths import RULEBASES_DIR
+from tests.support.followed_token import followed_owner_token
 
 pytestmark = pytest.mark.timeout(180)
 FAST_OPENAI = {"timeout": 30.0, "backoff_base": 0.01, "max_attempts": 1, "model": "scripted-1"}
@@ -170,18 +171,6 @@ async def test_a_run_stops_when_the_token_that_started_it_is_rotated(
     assert data["run_id"] in reason, reason
 
 
-
-class _Clock:
-    """A clock that moves a second per reading: the token file is looked at again on every check."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        self.t += 1.0
-        return self.t
-
-
 async def test_a_step_the_gateway_refuses_for_lapsed_credentials_ends_the_run(
     tmp_path: Path, openai_env
 ) -> None:
@@ -194,17 +183,15 @@ async def test_a_step_the_gateway_refuses_for_lapsed_credentials_ends_the_run(
     from sentinel_mcp.identity import owner_token
     from sentinel_mcp.identity.credential_stamp import CredentialCheck
     from sentinel_mcp.identity.credentials import Credentials
-    from sentinel_mcp.identity.file_secret import FileSecret
     from sentinel_mcp.identity.principal import Principal
-    from sentinel_mcp.identity.resolver import Authenticator, TokenResolver, token_digest
+    from sentinel_mcp.identity.resolver import Authenticator, TokenResolver
 
     openai_env.script("unknown", lambda body: act("home", screen_of(body)[0]), _done)
     keys = tmp_path / "keys"
-    token, _ = owner_token.load_or_create(keys)
+    source, token = followed_owner_token(keys)
     tokens = TokenResolver()
     owner = Principal("owner", "token")
-    tokens.follow(owner, FileSecret(owner_token.token_path(keys), "the owner's token", token, token_digest,
-                                    clock=_Clock()))
+    tokens.follow(owner, source)
     request_check = CredentialCheck(Authenticator([tokens]), Credentials(bearer=token), owner)
     asked: list[str] = []
 

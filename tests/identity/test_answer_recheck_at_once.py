@@ -23,28 +23,16 @@ from sentinel_mcp.app.stream_recheck import StreamRecheck
 from sentinel_mcp.identity import owner_token
 from sentinel_mcp.identity.credential_stamp import CredentialCheck
 from sentinel_mcp.identity.credentials import Credentials
-from sentinel_mcp.identity.file_secret import FileSecret
 from sentinel_mcp.identity.principal import Principal
-from sentinel_mcp.identity.resolver import Authenticator, TokenResolver, token_digest
-
-
-class _Clock:
-    """A clock that moves a second per reading: the token file is looked at again on every check."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        self.t += 1.0
-        return self.t
+from sentinel_mcp.identity.resolver import Authenticator, TokenResolver
+from tests.support.followed_token import followed_owner_token
 
 
 def _check(keys: Path) -> CredentialCheck:
-    token, _ = owner_token.load_or_create(keys)
+    source, token = followed_owner_token(keys)
     tokens = TokenResolver()
     owner = Principal("owner", "token")
-    tokens.follow(owner, FileSecret(owner_token.token_path(keys), "the owner's token", token, token_digest,
-                                    clock=_Clock()))
+    tokens.follow(owner, source)
     check = CredentialCheck(Authenticator([tokens]), Credentials(bearer=token), owner)
     assert check().name == "owner"  # the request's own authentication
     return check

@@ -17,6 +17,7 @@ from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.file_secret import FileSecret
 from sentinel_mcp.identity.principal import Principal
 from sentinel_mcp.identity.resolver import Authenticator, AuthFailed, TokenResolver, token_digest
+from tests.support.followed_token import followed_owner_token
 
 OWNER = Principal("owner", "token")
 ALICE = Principal("alice", "token")
@@ -24,23 +25,11 @@ ALICE_TOKEN = "alice-token-0123456789abcdef"
 
 
 def _auth(tmp: Path) -> tuple[Authenticator, str, FileSecret]:
-    token, _ = owner_token.load_or_create(tmp)
-    source = FileSecret(owner_token.token_path(tmp), "the owner's token", token, token_digest, clock=_Clock())
+    source, token = followed_owner_token(tmp)
     tokens = TokenResolver()
     tokens.follow(OWNER, source)
     tokens.add(ALICE, token=ALICE_TOKEN)
     return Authenticator([tokens]), token, source
-
-
-class _Clock:
-    """A clock that moves a second per reading: the file is looked at again on every check."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        self.t += 1.0
-        return self.t
 
 
 def test_a_stamp_holds_until_its_token_file_is_rotated(tmp_path: Path) -> None:

@@ -22,17 +22,9 @@ from tests.identity.identity_rig import ALICE, env_for, http_sentinel, write_con
 from sentinel_mcp.identity import owner_token
 from sentinel_mcp.identity.file_secret import FileSecret
 from sentinel_mcp.identity.resolver import token_digest
+from tests.support.followed_token import SteppingClock
 
 CHOSEN = "a-token-another-account-chose-0123456789"
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        self.t += 1.0
-        return self.t
 
 
 def _planted(path: Path) -> None:
@@ -52,7 +44,7 @@ def followed(tmp_path: Path) -> tuple[FileSecret, Path]:
     data.parent.chmod(0o755)
     token, _ = owner_token.load_or_create(data)
     path = owner_token.token_path(data)
-    return FileSecret(path, "the owner's token", token, token_digest, clock=_Clock()), path
+    return FileSecret(path, "the owner's token", token, token_digest, clock=SteppingClock()), path
 
 
 @pytest.mark.parametrize("folder", ["data dir", "the folder above"])

@@ -27,16 +27,9 @@ from sentinel_mcp.llm.errors import ModelBusy
 from sentinel_mcp.llm.fair_turns import FairTurns
 from sentinel_mcp.llm.model_turns import _Job
 from sentinel_mcp.llm.status import model_status, operator_status
+from tests.support.eventually import until
 
 pytestmark = pytest.mark.timeout(90)
-
-
-async def _until(condition) -> None:  # noqa: ANN001
-    for _ in range(3000):  # a bounded count of looks, not a measurement
-        if condition():
-            return
-        await anyio.sleep(0.01)
-    raise AssertionError("never happened")
 
 
 async def test_another_partys_work_changes_nothing_a_party_reads(engine: LlamaEngine) -> None:
@@ -45,7 +38,7 @@ async def test_another_partys_work_changes_nothing_a_party_reads(engine: LlamaEn
     release = threading.Event()
     async with anyio.create_task_group() as tg:
         tg.start_soon(engine._in_turn, release.wait, _Job(), "alice")  # alice's turn holds the model
-        await _until(lambda: engine.tokens_in_flight is not None)
+        await until(lambda: engine.tokens_in_flight is not None)
         queued = [engine.turns.join("alice"), engine.turns.join("carol")]
         try:
             assert model_status(engine, "alice")["busy"] is True  # her own

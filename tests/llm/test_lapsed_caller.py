@@ -31,37 +31,26 @@ from sentinel_mcp.core.port import Completed
 from sentinel_mcp.identity import owner_token
 from sentinel_mcp.identity.credential_stamp import CredentialCheck
 from sentinel_mcp.identity.credentials import Credentials
-from sentinel_mcp.identity.file_secret import FileSecret
 from sentinel_mcp.identity.principal import Principal
-from sentinel_mcp.identity.resolver import Authenticator, AuthFailed, TokenResolver, token_digest
+from sentinel_mcp.identity.resolver import Authenticator, AuthFailed, TokenResolver
 from sentinel_mcp.llm.engine import GenerationRequest, LlamaEngine
 from sentinel_mcp.llm.errors import CredentialsLapsed
 from sentinel_mcp.llm.generation_clock import CHECK_EVERY_TOKENS
 
 from .conftest import ENDLESS_GBNF
+from tests.support.followed_token import followed_owner_token
+from tests.support.eventually import until
 
 pytestmark = pytest.mark.timeout(120)
 USER = [{"role": "user", "content": "Tap the login button."}]
 
 
-class _Clock:
-    """A clock that moves a second per reading: the token file is looked at again on every check."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        self.t += 1.0
-        return self.t
-
-
 def _owner_check(keys: Path) -> tuple[CredentialCheck, str]:
     """The request's own check of the owner's token, followed from its file (as the HTTP host makes it)."""
-    token, _ = owner_token.load_or_create(keys)
+    source, token = followed_owner_token(keys)
     tokens = TokenResolver()
     owner = Principal("owner", "token")
-    tokens.follow(owner, FileSecret(owner_token.token_path(keys), "the owner's token", token, token_digest,
-                                    clock=_Clock()))
+    tokens.follow(owner, source)
     return CredentialCheck(Authenticator([tokens]), Credentials(bearer=token), owner), token
 
 
@@ -69,14 +58,6 @@ def _config(data_dir: Path, model: Path) -> Any:
     llm = {"model": str(model), "n_ctx": 2048, "n_threads": 1, "seed": 11, "temperature": 0.8}
     return parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(data_dir), "builtins": ["llm"],
                                                         "llm": llm}}, source="<test>", base_dir=data_dir)
-
-
-async def _until(condition) -> None:  # noqa: ANN001
-    for _ in range(3000):  # a bounded count of looks, not a measurement
-        if condition():
-            return
-        await anyio.sleep(0.01)
-    raise AssertionError("never happened")
 
 
 @pytest.mark.parametrize("rotate", [True, False])
@@ -105,7 +86,7 @@ async def test_a_queued_call_whose_token_was_rotated_never_reaches_the_model(
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(call)
-            await _until(lambda: engine.turns.waiting().get("owner") == 1)
+            await until(lambda: engine.turns.waiting().get("owner") == 1)
             if rotate:
                 owner_token.replace(keys)
             engine.turns.done(held)
