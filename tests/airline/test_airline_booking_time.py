@@ -14,7 +14,6 @@ economy, no insurance, one passenger, PHL-DEN on HAT076 2024-05-19 (available); 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,8 @@ import pytest
 from tests.retail.retail_rig import AnsweringUser, conversation, text_of
 
 from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.config import parse_config
-from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
+from sentinel_mcp.paths import PROJECT_ROOT
+from tests.airline.airline_config import permissive_airline_config
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -40,11 +39,7 @@ def _db(tmp: Path, created: Any) -> Path:
 
 
 def _config(tmp: Path, db: Path) -> Any:
-    upstream = {"command": sys.executable, "args": ["-m", "examples.airline", "--permissive"],
-                "cwd": str(PROJECT_ROOT), "env": {"AIRLINE_DB": str(db)}}
-    return parse_config({"mcpServers": {"airline": upstream}, "sentinel": {
-        "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "airline.pl")],
-        "builtins": ["sentinel"], "data_dir": str(tmp), "seeds": {"current_user": USER}}}, base_dir=str(tmp))
+    return permissive_airline_config(tmp, USER, env={"AIRLINE_DB": str(db)})
 
 
 async def _cancel(tmp: Path, created: Any) -> tuple[bool, str]:

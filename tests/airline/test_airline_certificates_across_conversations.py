@@ -8,7 +8,6 @@ tests/gateway/test_kept_writes_take_turns.py.)"""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +16,7 @@ import pytest
 from tests.retail.retail_rig import AnsweringUser, conversation, text_of
 
 from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.config import parse_config
-from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
+from tests.airline.airline_config import permissive_airline_config
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -28,13 +26,7 @@ ANSWERS = [("Which of your reservations", "QDGWHB"), ("What happened to the flig
 
 
 def _config(data_dir: Path) -> Any:
-    upstream = {"command": sys.executable, "args": ["-m", "examples.airline", "--permissive"],
-                "cwd": str(PROJECT_ROOT)}
-    return parse_config({
-        "mcpServers": {"airline": upstream},
-        "sentinel": {"rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "airline.pl")],
-                     "builtins": ["sentinel"], "data_dir": str(data_dir), "seeds": {"current_user": USER}},
-    }, base_dir=str(data_dir))
+    return permissive_airline_config(data_dir, USER)
 
 
 async def test_one_certificate_however_many_conversations_ask(tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ change here (a later ATL-DFW flight, and HAT282 back) is allowed but for the fli
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,7 @@ import pytest
 from tests.retail.retail_rig import AnsweringUser, conversation, text_of
 
 from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.config import parse_config
-from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
+from tests.airline.airline_config import permissive_airline_config
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -31,13 +29,7 @@ YES = [("Change the flights of this reservation?", True)]
 
 
 def _config(data_dir: Path, user: str = USER) -> Any:
-    upstream = {"command": sys.executable, "args": ["-m", "examples.airline", "--permissive"],
-                "cwd": str(PROJECT_ROOT)}
-    return parse_config({
-        "mcpServers": {"airline": upstream},
-        "sentinel": {"rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "airline.pl")],
-                     "builtins": ["sentinel"], "data_dir": str(data_dir), "seeds": {"current_user": user}},
-    }, base_dir=str(data_dir))
+    return permissive_airline_config(data_dir, user)
 
 
 def _change(flights: Any, cabin: Any = "economy") -> dict[str, Any]:
