@@ -46,7 +46,8 @@ class RowTooLarge(SentinelError, ValueError):
 
 
 _RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
-_QUERY = re.compile(r"(?:SELECT|WITH|VALUES|TABLE)\b|\(", re.IGNORECASE)
+# a read the server answers in its own words (no stored row in them): not wrapped; every other read is
+_SERVERS_OWN = re.compile(r"(?:SHOW|EXPLAIN)\b", re.IGNORECASE)
 _ANSWERS = re.compile(r"(SELECT|VALUES|TABLE)\b", re.IGNORECASE)
 _wrapped: dict[tuple[str, bool], str] = {}
 
@@ -67,7 +68,8 @@ def bounded_sql(sql: str, writes: bool) -> str:
     out = _wrapped.get(key)
     if out is None:
         body = sql.strip().rstrip(";")  # closed on a line of its own below: a last ``--`` comment ends there
-        if not writes and not _QUERY.match(body):
+        body = body[_after_comments(body):]  # a statement led by a comment is that statement all the same
+        if not writes and _SERVERS_OWN.match(body):
             out = sql  # SHOW, EXPLAIN: the server's own words, no stored row
         elif not writes:
             out = f"SELECT sentinel_row.* FROM ({body}\n) sentinel_row WHERE {_CHECK}"
@@ -86,6 +88,31 @@ def bounded_sql(sql: str, writes: bool) -> str:
         if len(_wrapped) < 4096:
             _wrapped[key] = out
     return out
+
+
+def _after_comments(body: str) -> int:
+    """Where ``body``'s first word starts, past blanks and comments (``--`` to the line's end, ``/* */``
+    nested as PostgreSQL nests them): a read led by a comment is a read all the same. An unclosed comment
+    gives the end (nothing is matched there, so the read is wrapped and the server refuses it)."""
+    i, n = 0, len(body)
+    while i < n:
+        if body[i].isspace():
+            i += 1
+        elif body.startswith("--", i):
+            end = body.find("\n", i)
+            i = n if end == -1 else end + 1
+        elif body.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if body.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif body.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+        else:
+            break
+    return i
 
 
 def _main_statement(body: str) -> int | None:

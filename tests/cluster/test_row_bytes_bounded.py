@@ -137,3 +137,46 @@ async def test_a_write_over_the_bound_is_refused_and_nothing_is_written(
         assert db.health.ok
     finally:
         await release(db)
+
+
+# a read is bounded whatever leads it: blanks, comments (PostgreSQL nests /* */), another case, a parenthesis;
+# only the server's own words (SHOW, EXPLAIN) are not wrapped
+LEADS = ["-- the newest first\nSELECT k, v FROM blobs", "/* one */ /* two */ SELECT k, v FROM blobs",
+         "\n\t select k, v from blobs", "(SELECT k, v FROM blobs)",
+         "/* a comment */ WITH x AS (SELECT k, v FROM blobs) SELECT * FROM x"]
+# PostgreSQL's alone: nested comments, TABLE
+SERVER_LEADS = ["/* two /* nested */ still */ SELECT k, v FROM blobs", "--\n--\nTABLE blobs"]
+
+
+@pytest.mark.parametrize("sql", LEADS)
+async def test_a_read_led_by_a_comment_or_blank_is_bounded_too(store_location: str, sql: str) -> None:
+    db = await open_blobs(store_location)
+    try:
+        plant(store_location, "big", "x" * OVER)
+        with pytest.raises(StorageError) as told:
+            await db.query(sql)
+        assert says_bound(told.value), told.value
+        assert db.health.ok
+    finally:
+        await release(db)
+
+
+def test_only_the_servers_own_words_are_left_unwrapped() -> None:
+    from sentinel_mcp.storage.row_bytes import bounded_sql
+
+    for sql in LEADS + SERVER_LEADS:
+        assert "sentinel_row" in bounded_sql(sql, False), sql
+    for sql in ("SHOW server_version", "/* c */ explain SELECT 1", "-- x\nSHOW search_path"):
+        assert bounded_sql(sql, False) == sql
+
+
+@pytest.mark.parametrize("sql", SERVER_LEADS)
+async def test_a_read_led_by_a_nested_comment_is_bounded_on_the_server(pg_url: str, sql: str) -> None:
+    db = await open_blobs(pg_url)
+    try:
+        plant(pg_url, "big", "x" * OVER)
+        with pytest.raises(StorageError) as told:
+            await db.query(sql)
+        assert says_bound(told.value), told.value
+    finally:
+        await release(db)
