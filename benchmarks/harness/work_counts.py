@@ -21,7 +21,7 @@ The 2026-11-29 hunt that found ``shown_digest/2`` hashing every confirmation aga
 decision) was these counts.
 Usage: python benchmarks/harness/work_counts.py [--base TREE] [--calls 500] [--era 2025-11-25]
        [--upstream-protocol auto]
-       [--skip guard,http,stdio,upstream] [--inline]
+       [--skip guard,http,stdio,upstream] [--inline] [--keep-alive]
 Each tree runs with its own ``.venv`` when it has one (else this interpreter).
 """
 
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import http.client
 import json
 import os
 import re
@@ -145,11 +146,15 @@ def _profile_window(proc: subprocess.Popen[Any], out: Path, call: Callable[[int]
 
 
 def call_counts(tree: Path, calls: int, era: str = "2026-07-28",
-                upstream: str | None = None, protocol: str = "modern") -> dict[str, float]:
+                upstream: str | None = None, protocol: str = "modern",
+                keep_alive: bool = False) -> dict[str, float]:
     """Function calls per request on the gateway's event-loop thread: {function: calls per request}. ``era``
     2025-11-25: the calls are posted on one handshake-era session (opened first). ``upstream``: instead of the
     in-process no-op, the test toolbox's ``noop`` over streamable HTTP at that URL, configured with
-    ``"protocol": protocol`` (``modern``: the real-upstream row's forward; ``auto``: the default)."""
+    ``"protocol": protocol`` (``modern``: the real-upstream row's forward; ``auto``: the default).
+    ``keep_alive``: every call on one kept-alive connection, as the latency rows' SDK client and wrk post;
+    else (the figures of earlier sessions) a new connection a call, whose accept, set-up and close (~400-490
+    Python calls) are then counted in every call."""
     # here, not at the top: a child of another tree must not get this tree's sources first on its path
     sys.path[:0] = [str(ROOT), str(HERE.parent)]
     from load import MODERN, TOKEN, call_body, call_headers, handshake, numbered, post
@@ -174,13 +179,22 @@ def call_counts(tree: Path, calls: int, era: str = "2026-07-28",
         sid = handshake(url, TOKEN) if era != MODERN else None
         body, headers = call_body(tool, era), call_headers(tool, era, sid)
 
+        kept = http.client.HTTPConnection("127.0.0.1", port, timeout=10) if keep_alive else None
+
         def call(n: int) -> None:
             # each request its own id (a session refuses or serializes ids in flight; none are here)
-            status, _, text = post(url, numbered(body, n), headers)
+            if kept is not None:
+                kept.request("POST", "/mcp", numbered(body, n).encode(), headers)
+                answer = kept.getresponse()
+                status, text = answer.status, answer.read().decode()
+            else:
+                status, _, text = post(url, numbered(body, n), headers)
             if status != 200 or '"isError":true' in text.replace(" ", ""):
                 raise RuntimeError(f"{tree}: the no-op call failed: {status} {text[:300]}")
 
         _profile_window(proc, out, call, calls)
+        if kept is not None:
+            kept.close()
     finally:
         stop_process(proc)
     return _per_call(tree, out, calls)
@@ -294,6 +308,9 @@ def main() -> None:
     ap.add_argument("--inline", action="store_true",
                     help="every row committed on the loop (a slow commit on a busy machine no longer "
                     "switches to the writer midway, moving the figure by ~100); TMPDIR on tmpfs helps")
+    ap.add_argument("--keep-alive", action="store_true",
+                    help="the HTTP rows' calls on one kept-alive connection (as the latency and capacity "
+                    "rows post), not a new connection a call")
     ap.add_argument("--child-guard", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     args, rest = ap.parse_known_args()
@@ -326,12 +343,12 @@ def main() -> None:
                 sys.exit(f"{name}: no guard figures\n{p.stderr[-3000:]}")
             guard[name] = json.loads(lines[-1])
         if "http" not in skip:
-            calls[name] = call_counts(tree, args.calls, args.era)
+            calls[name] = call_counts(tree, args.calls, args.era, keep_alive=args.keep_alive)
         if "stdio" not in skip:
             stdio[name] = stdio_call_counts(tree, args.calls, args.stdio_era)
         if toolbox is not None:
             upstream[name] = call_counts(tree, args.calls, upstream=toolbox_url,
-                                         protocol=args.upstream_protocol)
+                                         protocol=args.upstream_protocol, keep_alive=args.keep_alive)
         print(f"... {name} measured", file=sys.stderr, flush=True)
     if toolbox is not None:
         from tests.conftest import stop_process

@@ -30,7 +30,8 @@ from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.one_handshake import one_handshake
 from sentinel_mcp.gateway.conversations import MODERN_KIND, Conversation, Conversations, SessionRefused
 from sentinel_mcp.core.decision import Answer, Question
-from sentinel_mcp.core.display_text import Marked, compose, safe_text
+from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.gateway.front_outcomes import blocked_result, refused_result
 from sentinel_mcp.gateway.front_listings import CatalogRequests
 from sentinel_mcp.gateway.front_held import HeldRounds, asker, not_asked, request_schemas, shown_request
 from sentinel_mcp.gateway.front_link import (
@@ -381,7 +382,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
             pushed = await self._push_questions(ctx, outcome.questions)
             call_timings.waited(call_timings.now() - asked)  # the next decision carries the person's time
             if pushed is None:
-                return self._blocked(outcome)
+                return blocked_result(outcome, self.inbox)
             if isinstance(pushed, LateAnswer):  # as a 2026-era state past its age: nothing is recorded
                 return await self._refuse_answers(params, session, client, principal, pushed.reason)
             # the next round decides with the answers for the tool they were asked about, or not at all
@@ -412,7 +413,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
         if isinstance(outcome, Completed):
             return outcome.result
         if isinstance(outcome, Refused):
-            return self._refused(outcome)
+            return refused_result(outcome)
         version = self.port.policy_version
         if isinstance(outcome, UpstreamNeedsInput) and principal.agent:
             # what the upstream asks is for the user; another agent may not answer it (with the console
@@ -456,7 +457,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
             )
         assert isinstance(outcome, NeedsInput)
         if not can_elicit(ctx) or principal.agent:
-            return self._blocked(outcome)
+            return blocked_result(outcome, self.inbox)
         keys = [wire_key(q.key) for q in outcome.questions]
         return InputRequiredResult(
             input_requests={
@@ -527,7 +528,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
         self, params: Any, session: str, client: str | None, principal: Any, reason: str
     ) -> CallToolResult:
         """Answers that are not taken (not asked, expired, too late): recorded as refused, nothing run."""
-        return self._refused(await self._record_refused_answers(params, session, client, principal, reason))
+        return refused_result(await self._record_refused_answers(params, session, client, principal, reason))
 
     async def _record_refused_answers(
         self, params: Any, session: str, client: str | None, principal: Any, reason: str
@@ -540,55 +541,6 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
             origin="client",
             reason=reason,
             principal=principal,
-        )
-
-    @staticmethod
-    def _refused(outcome: Refused) -> CallToolResult:
-        d = outcome.decision
-        lines = [f"Sentinel refused this call: {outcome.reason}"]
-        info: dict[str, Any] = {"decision": "deny", "reason": outcome.reason}
-        if d is not None:
-            if d.unmet:
-                lines.append("Unmet: " + "; ".join(d.unmet))
-            if d.how_to_unblock:
-                lines.append("To unblock: " + "; ".join(d.how_to_unblock))
-            info.update(unmet=d.unmet, how_to_unblock=d.how_to_unblock)
-        shown = safe_text("\n".join(lines), 8000, keep_newlines=True)  # a reason may quote any value
-        return sentinel_result(shown, **info, decision_id=outcome.decision_id)
-
-    def _blocked(self, outcome: NeedsInput) -> CallToolResult:
-        qs: list[dict[str, Any]] = []
-        for q in outcome.questions:
-            entry: dict[str, Any] = {"key": q.key, "question": q.message, "answer_schema": q.requested_schema}
-            # an askable the agent may answer is recorded with sentinel_answer's own arguments; a confirmation
-            # (or a question only the user may answer) refuses an agent's answer, so none is offered for it
-            if q.meta.get("kind") == "ask" and "agent" in (q.meta.get("from") or []):
-                entry["answer_with"] = {
-                    "tool": "sentinel__sentinel_answer",
-                    "predicate": q.meta.get("predicate"),
-                    "inputs": q.meta.get("inputs", []),
-                }
-            qs.append(entry)
-        agent_may = any("answer_with" in e for e in qs)
-        user_only = any("answer_with" not in e for e in qs)
-        # one marked text (a question was marked where it was asked): shown again, a mark is never re-marked
-        text = compose(
-            "Sentinel is waiting for the user: ", safe_text(outcome.reason), "\nAsk the user: ",
-            *(p for i, q in enumerate(outcome.questions)
-              for p in ((" | ",) if i else ()) + (Marked(q.message),)),
-            ("\nThen record each answer with the sentinel__sentinel_answer tool (predicate, inputs and the "
-               "answer, as each question's answer_with says) and call again" if agent_may else "")
-            + ("\nOnly the user can answer " + ("the others" if agent_may else "it")
-               + ": through a client that supports elicitation" if user_only else ""),
-            f" ({self.inbox.hint})." if self.inbox is not None else ".",
-        )
-        return sentinel_result(
-            text,
-            decision="ask",
-            blocked=True,
-            reason=outcome.reason,
-            questions=qs,
-            decision_id=outcome.decision_id,
         )
 
 
