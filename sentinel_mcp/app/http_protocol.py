@@ -174,9 +174,9 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         held = HeadHoldingTransport(transport, self.loop, self._answering_before_body_read)
         super().connection_made(held)  # type: ignore[arg-type]
         peer = self.client[0] if self.client else ""
-        if not open_connections(self.server_state).take(peer):
-            # past the bound on open connections: told so and closed before anything is read, so its
-            # descriptor is back at once (those already open are served on: ``open_connections.py``)
+        if not open_connections(self.server_state).take(peer, self):
+            # past the bound on open connections with none idle to give way: told so and closed before
+            # anything is read, so its descriptor is back at once (``open_connections.py``)
             self._lingering = True  # anything that still arrives before the close is dropped unparsed
             held.write(TOO_MANY_OPEN)
             held.close()
@@ -195,7 +195,13 @@ class FrontHTTPProtocol(HttpToolsProtocol):
     def _give_back(self) -> None:
         peer, self._counted = self._counted, None
         if peer is not None:
-            open_connections(self.server_state).give_back(peer)
+            open_connections(self.server_state).give_back(peer, self)
+
+    def give_way(self) -> None:
+        """Closed at once for a newer connection of its holder (between requests: nothing of a request is
+        lost); its place was taken back already (``open_connections.py``)."""
+        self._counted = None
+        self.transport.abort()
 
     def handle_websocket_upgrade(self) -> None:
         """The connection goes on under the WebSocket protocol, whose end this protocol never hears of: its
@@ -205,9 +211,11 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         taker = self.transport.get_protocol()
         if peer is not None:
             if hasattr(taker, "counted_as"):
-                taker.counted_as(open_connections(self.server_state), peer)
+                counts = open_connections(self.server_state)
+                counts.hand_over(peer, self, taker)
+                taker.counted_as(counts, peer)
             else:
-                open_connections(self.server_state).give_back(peer)
+                open_connections(self.server_state).give_back(peer, self)
 
     def _arm(self, seconds: float) -> None:
         self._deferred = None

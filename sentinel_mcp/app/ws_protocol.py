@@ -29,7 +29,7 @@ class FrontWebSocketProtocol(WebSocketsSansIOProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         counted, self._counted = self._counted, None
         if counted is not None:
-            counted[0].give_back(counted[1])
+            counted[0].give_back(counted[1], self)
         super().connection_lost(exc)
 
     def pause_writing(self) -> None:

@@ -12,13 +12,13 @@ Everything after the handshake (streaming, SSE, WebSocket upgrades, flow control
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import ssl
 import time
 import traceback
 from typing import Any, Callable
 
+from sentinel_mcp.core.connection_share import between_requests, holder as holder_of
 from sentinel_mcp.core.deployment_caps import cap
 from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, CertificateUnreadable, from_der
 from sentinel_mcp.tls.refusal_reply import Connection, current_connection
@@ -226,34 +226,9 @@ class _Handshake(asyncio.Protocol):
         self.lost = True
 
 
-def _idle(protocol: Any) -> bool:
-    """Whether a connection's HTTP protocol is between requests: none begun (Sentinel's front's ``_begun``,
-    from a head's first byte), none queued (``pipeline``), and none being answered (uvicorn's ``cycle``, the
-    last request read: None before the first, or its answer complete). Any other protocol (a WebSocket after
-    its upgrade) is never taken for idle."""
-    cycle = getattr(protocol, "cycle", True)
-    if cycle is True or getattr(protocol, "_begun", False) or getattr(protocol, "pipeline", None):
-        return False
-    return cycle is None or getattr(cycle, "response_complete", False) is True
-
-
 def _peer_of(transport: Any) -> str | None:
     peername = transport.get_extra_info("peername")
     return str(peername[0]) if isinstance(peername, (tuple, list)) and peername else None
-
-
-def _holder(peer: str | None) -> str | None:
-    """Whose share a connection counts against: its IPv4 address, or its IPv6 /64 (one host's usual
-    allocation: an address of its own per connection would otherwise be a share per connection)."""
-    try:
-        address = ipaddress.ip_address(peer or "")
-    except ValueError:
-        return peer
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{address}/64", strict=False))
-    return str(address)
 
 
 class TLSAcceptor:
@@ -261,7 +236,7 @@ class TLSAcceptor:
         self.contexts = contexts
         self.on_refused = on_refused
         self.pending: set[asyncio.Task[None]] = set()
-        # handshakes under way, oldest first, by holder (``_holder``): bounded in all and per holder
+        # handshakes under way, oldest first, by holder (``holder``): bounded in all and per holder
         self.handshaking: dict[str | None, list[Any]] = {}
         self.under_way = 0
         self.shed = 0  # connections closed for the bounds since the last warning
@@ -275,7 +250,7 @@ class TLSAcceptor:
         Past the bound in all, the holder with the most handshakes under way gives up its oldest one, so a
         flood from a few addresses never keeps another client from connecting; a holder at its own bound, or
         as big as the biggest, gives up its own oldest (refused only holding none)."""
-        holder = _holder(peer)
+        holder = holder_of(peer)
         mine = self.handshaking.setdefault(holder, [])
         if len(mine) >= MAX_HANDSHAKES_PER_PEER:
             # the holder's oldest gives way, never its newest: every local client shares 127.0.0.1, and a
@@ -306,7 +281,7 @@ class TLSAcceptor:
         leave it counted). At its own bound, the holder's oldest idle connection (between requests) gives way
         (refused when each is serving); past the bound in all, the holder with the most open gives up its
         oldest."""
-        holder = _holder(peer)
+        holder = holder_of(peer)
         mine = self.open.setdefault(holder, [])
         mine[:] = [t for t in mine if not t.is_closing()]
         if len(mine) >= MAX_OPEN_PER_PEER:
@@ -314,7 +289,7 @@ class TLSAcceptor:
             # 127.0.0.1, and idle connections, reopened as the head's time bound or keep-alive closed them,
             # kept every other client of the address out. One reading or answering a request (a stream) is
             # never cut for it
-            idle = next((t for t in mine if _idle(t.get_protocol())), None)
+            idle = next((t for t in mine if between_requests(t.get_protocol())), None)
             if idle is None:
                 return self._shed(peer, len(mine), "open")
             self._shed(peer, len(mine), "open")
@@ -338,7 +313,7 @@ class TLSAcceptor:
         return sum(1 for v in self.open.values() for t in v if not t.is_closing())
 
     def release(self, peer: str | None, transport: Any) -> None:
-        holder = _holder(peer)
+        holder = holder_of(peer)
         mine = self.handshaking.get(holder)
         if mine is not None and transport in mine:
             mine.remove(transport)
@@ -348,8 +323,8 @@ class TLSAcceptor:
 
     def _shed(self, peer: str | None, mine: int, what: str = "handshaking") -> bool:
         for table in (self.handshaking, self.open):
-            if not table.get(_holder(peer)):
-                table.pop(_holder(peer), None)
+            if not table.get(holder_of(peer)):
+                table.pop(holder_of(peer), None)
         self.shed += 1
         now = time.monotonic()
         if now - self._shed_logged >= SHED_LOG_SECONDS:

@@ -1,8 +1,8 @@
 """The HTTP front's bound on open connections (``app/open_connections.py``), against a real gateway in a
-subprocess: an unauthenticated flood of silent connections, from one address and then from another, is
-refused 503 with ``connection: close`` past the bound (per address, then in all), the owner's connection
-already open is served throughout, and once the flood's connections end the owner's new connections are
-served again."""
+subprocess. Every local client shares 127.0.0.1: a flood of silent connections from it cannot keep a newcomer
+out (the address's oldest connection between requests gives way), past the bound in all the address holding
+the most gives way, a connection with a request begun is never cut, and only when none can give way is a new
+connection refused 503 with ``connection: close``."""
 
 from __future__ import annotations
 
@@ -88,68 +88,129 @@ def is_503_close(got: bytes) -> bool:
     return top.startswith(b"http/1.1 503 ") and b"\r\nconnection: close" in top
 
 
-def test_a_flood_past_the_bound_is_refused_and_the_owner_served(capped: int) -> None:
-    owner = connect(capped)
-    flood: list[socket.socket] = []
+def begin(port: int, text: str, source: str = "127.0.0.1") -> tuple[socket.socket, bytes]:
+    """A connection with a request begun (its head's first bytes sent), and the rest of that request."""
+    body = echo(text)
+    whole = head(port, length=len(body)) + body
+    sock = connect(port, source)
+    sock.sendall(whole[:12])
+    return sock, whole[12:]
+
+
+def finish(sock: socket.socket, rest: bytes) -> tuple[int, Any]:
+    sock.sendall(rest)
+    got = b""
+    while not parse(got):
+        chunk = sock.recv(65536)
+        assert chunk, f"closed before the answer: {got[:200]!r}"
+        got += chunk
+    return parse(got)[0]
+
+
+def closed_by_server(sock: socket.socket) -> bool:
     try:
-        status, answer = call_on(owner, capped, "before")
-        assert status == 200 and answer["result"]["content"][0]["text"] == "before"
-        flood += [connect(capped) for _ in range(PER_PEER - 1)]  # 127.0.0.1 at its bound, the owner's too
-        for _ in range(5):  # each one more from that address: refused, closed, nothing of it read
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+def served(port: int, text: str, source: str = "127.0.0.1") -> socket.socket:
+    """A new connection, one call answered on it (the server has handled everything sent before it)."""
+    sock = connect(port, source)
+    status, answer = call_on(sock, port, text)
+    assert status == 200 and answer["result"]["content"][0]["text"] == text, answer
+    return sock
+
+
+def test_a_flood_from_the_address_cannot_keep_a_newcomer_out(capped: int) -> None:
+    busy, rest = begin(capped, "busy")
+    held: list[socket.socket] = [busy]
+    try:
+        held.append(served(capped, "probe"))  # after it, the server has read the busy request's first bytes
+        silent = [connect(capped) for _ in range(PER_PEER - 2)]  # 127.0.0.1 at its bound
+        held += silent
+        for i in range(PER_PEER + 2):  # more newcomers than the address has places: each one is served
+            held.append(served(capped, f"newcomer {i}"))
+        # the oldest connections between requests gave way (the probe's, then the silent ones)...
+        assert closed_by_server(held[1]) and all(closed_by_server(s) for s in silent)
+        # ...and the begun request never did: it is answered
+        status, answer = finish(busy, rest)
+        assert status == 200 and answer["result"]["content"][0]["text"] == "busy", answer
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_past_the_bound_in_all_the_biggest_holder_gives_way(capped: int) -> None:
+    held: list[socket.socket] = []
+    try:
+        held += [connect(capped) for _ in range(PER_PEER)]  # 127.0.0.1: its bound, silent
+        held += [served(capped, f"two {i}", "127.0.0.2") for i in range(TOTAL - PER_PEER)]  # the bound in all
+        newcomer = served(capped, "three", "127.0.0.3")  # the biggest holder's oldest gave way to it
+        held.append(newcomer)
+        assert closed_by_server(held[0])
+        for sock in held[PER_PEER:PER_PEER + TOTAL - PER_PEER]:  # the other address's connections: untouched
+            status, _ = call_on(sock, capped, "still")
+            assert status == 200
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_when_every_connection_is_busy_a_newcomer_is_refused_and_none_is_cut(capped: int) -> None:
+    begun = [begin(capped, f"busy {i}") for i in range(PER_PEER)]  # 127.0.0.1: its bound, each reading
+    try:
+        served(capped, "sync", "127.0.0.2").close()  # the server has read every begun request's bytes
+        for _ in range(3):
             got = refused(capped)
             assert is_503_close(got), got[:200]
-        flood += [connect(capped, "127.0.0.2") for _ in range(TOTAL - PER_PEER)]  # the bound in all
-        for _ in range(5):
-            got = refused(capped, "127.0.0.3")  # an address with none open: past the bound in all
-            assert is_503_close(got), got[:200]
-        # the owner's kept-alive connection is served throughout
-        for i in range(3):
-            status, answer = call_on(owner, capped, f"during {i}")
-            assert status == 200 and answer["result"]["content"][0]["text"] == f"during {i}", answer
+        for i, (sock, rest) in enumerate(begun):
+            status, answer = finish(sock, rest)
+            assert status == 200 and answer["result"]["content"][0]["text"] == f"busy {i}", answer
     finally:
-        for sock in flood:
+        for sock, _ in begun:
             sock.close()
-    try:
-        # the flood ended: a new connection is taken again (once the server has read their ends; bounded by
-        # count, not time)
-        for _ in range(100):
-            fresh = connect(capped)
-            try:
-                status, answer = call_on(fresh, capped, "after")
-            except (AssertionError, OSError):  # refused still (closed under the request)
-                status, answer = 0, None
-            if status == 200:
-                break
-            fresh.close()
+    # places come back once the connections end (bounded by count, not time)
+    for _ in range(100):
+        try:
+            served(capped, "after").close()
+            break
+        except (AssertionError, OSError):
             time.sleep(0.05)
-        else:
-            pytest.fail("new connections were never taken again after the flood ended")
-        with fresh:
-            assert status == 200 and answer["result"]["content"][0]["text"] == "after"
-            # all of the places came back: as many connections as the bound allows are taken at once
-            others = [connect(capped) for _ in range(PER_PEER - 2)]
-            try:
-                for i, sock in enumerate(others):
-                    status, answer = call_on(sock, capped, f"again {i}")
-                    assert status == 200, answer
-            finally:
-                for sock in others:
-                    sock.close()
-        status, _ = call_on(owner, capped, "last")
-        assert status == 200
-    finally:
-        owner.close()
+    else:
+        pytest.fail("new connections were never taken again")
 
 
-def test_places_are_counted_per_address_and_in_all() -> None:
+class _Conn:
+    """A connection's protocol as the count sees it: between requests or not, and whether it gave way."""
+
+    def __init__(self, idle: bool = True) -> None:
+        self.cycle = None if idle else True
+        self.gave_way = False
+
+    def give_way(self) -> None:
+        self.gave_way = True
+
+
+def test_places_are_counted_per_holder_and_given_way_oldest_first() -> None:
     counts = OpenConnections(max_total=3, max_per_peer=2)
-    assert counts.take("a") and counts.take("a") and not counts.take("a")
-    assert counts.take("b") and not counts.take("c")
-    counts.give_back("a")
-    assert counts.take("c") and not counts.take("a")
-    for peer in ("a", "b", "c"):
-        counts.give_back(peer)
+    a1, a2, a3, a4, b1, c1 = _Conn(), _Conn(idle=False), _Conn(), _Conn(), _Conn(), _Conn(idle=False)
+    assert counts.take("10.0.0.1", a1) and counts.take("10.0.0.1", a2)
+    assert counts.take("10.0.0.1", a3) and a1.gave_way and not a2.gave_way  # its oldest idle gave way
+    assert counts.take("10.0.0.1", a4) and a3.gave_way and counts.by_peer["10.0.0.1"] == [a2, a4]
+    counts.give_back("10.0.0.1", a1)  # a connection that gave way is counted no more
+    assert counts.total == 2
+    assert counts.take("10.0.0.2", b1) and counts.total == 3
+    assert counts.take("10.0.0.3", c1) and a4.gave_way and counts.total == 3  # past the bound in all
+    assert not counts.take("10.0.0.3", _Conn())  # each left is busy, or alone with its holder's busy one
+    assert not b1.gave_way and not a2.gave_way
+    for who, conn in (("10.0.0.1", a2), ("10.0.0.2", b1), ("10.0.0.3", c1)):
+        counts.give_back(who, conn)
     assert counts.total == 0 and counts.by_peer == {}
+    # one host's IPv6 addresses are one holder (its /64)
+    v6 = OpenConnections(max_total=10, max_per_peer=1)
+    first, second = _Conn(idle=False), _Conn(idle=False)
+    assert v6.take("2001:db8::1", first) and not v6.take("2001:db8::2", second)
 
 
 async def test_a_connection_upgraded_to_a_websocket_keeps_its_place_and_gives_it_back(
