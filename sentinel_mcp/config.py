@@ -26,6 +26,7 @@ from sentinel_mcp.config_headers import RequestHeaders
 from sentinel_mcp.config_upstream_url import checked_url
 from sentinel_mcp.config_process import ProcessSpec
 from sentinel_mcp.config_policy import PolicySettings  # re-exported: config.PolicySettings stays valid
+from sentinel_mcp.config_audit import AuditSettings, refused_on_server
 from sentinel_mcp.config_lines import Lines, at_line, line_of, value_lines
 from sentinel_mcp.config_raw import no_nul, paths_as_text
 from sentinel_mcp.config_namespaces import check_prefixes, check_server_names
@@ -292,6 +293,7 @@ class SentinelSettings(BaseModel):
         if isinstance(v, str) and not v.strip():
             raise ValueError("a directory outside the data dir, true (the default place) or false (off)")
         return v
+    audit: AuditSettings = Field(default_factory=AuditSettings)  # how durable a row is as its call goes on
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
     builtins: list[str] = Field(default_factory=list)
     http: HttpSettings = Field(default_factory=HttpSettings)
@@ -317,6 +319,11 @@ class SentinelSettings(BaseModel):
             if isinstance(value, str) and value.startswith(SHIPPED_PREFIX):
                 raise ValueError(f"{key}: {SHIPPED_PREFIX} names files Sentinel ships (rulebases), never "
                                  "where state is kept")
+        from sentinel_mcp.storage.location import is_server_url
+
+        refused = refused_on_server(self.audit, is_server_url(self.store))
+        if refused:
+            raise ValueError(refused)
         return self
 
     @model_validator(mode="after")
