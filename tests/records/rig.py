@@ -25,7 +25,8 @@ CONSOLE_SECRET = "console-secret-of-" + TOKEN
 
 
 def write_config(tmp: Path, *, grandchild: bool = False, builtins: list[str] | None = None,
-                 timeout: float = 20.0, rulebases: list[str] | None = None, audit_sync: str | None = None) -> Path:
+                 timeout: float = 20.0, rulebases: list[str] | None = None,
+                 audit_sync: str | None = None) -> Path:
     env = {"RECORDER_LOG": str(tmp / "executed.log")}
     if grandchild:
         env["RECORDER_GRANDCHILD"] = "1"

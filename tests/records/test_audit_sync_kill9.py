@@ -36,7 +36,9 @@ async def _answered(port: int, calls: int) -> list[str]:
 
 
 @pytest.mark.parametrize("sync", ["full", "process"])
-async def test_a_gateway_killed_right_after_answering_keeps_every_answered_row(tmp_path: Path, sync: str) -> None:
+async def test_a_gateway_killed_right_after_answering_keeps_every_answered_row(
+    tmp_path: Path, sync: str
+) -> None:
     config = write_config(tmp_path, audit_sync=sync)
     proc, port = await asyncio.to_thread(start_http, config)
     try:
@@ -64,3 +66,20 @@ async def test_a_gateway_killed_right_after_answering_keeps_every_answered_row(t
     as_json = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "audit", "verify",
                               "--json"], capture_output=True, text=True, timeout=60)
     assert json.loads(as_json.stdout)["sync"] == sync, as_json.stdout
+
+
+@pytest.mark.parametrize("sync, pragma", [("full", 2), ("process", 1)])
+async def test_the_audit_stores_connection_commits_with_the_chosen_synchronous(
+    tmp_path: Path, sync: str, pragma: int
+) -> None:
+    """What the mode means at SQLite (2 = FULL: an fsync a commit; 1 = NORMAL in WAL mode: none), read back
+    from the connection the audit writes through."""
+    from sentinel_mcp.gateway.audit import AuditLog
+
+    log = await AuditLog(tmp_path / "a.db", sync=sync).open()
+    try:
+        assert await log.db.query("PRAGMA synchronous") == [(pragma,)]
+        assert await log.db.query("PRAGMA journal_mode") == [("wal",)]
+        assert log.health.as_dict()["sync"] == sync
+    finally:
+        await log.close()
