@@ -83,3 +83,14 @@ async def test_the_audit_stores_connection_commits_with_the_chosen_synchronous(
         assert log.health.as_dict()["sync"] == sync
     finally:
         await log.close()
+
+
+@pytest.mark.parametrize("sync", ["full", "process"])
+def test_over_stdio_a_weaker_record_is_said_at_start(tmp_path: Path, sync: str) -> None:
+    """stdio prints nothing at start but problems (a host such as Claude Desktop logs it); "process" is said
+    there too, so a gateway run over stdio is not mistaken for one with the default."""
+    config = write_config(tmp_path, audit_sync=sync)
+    run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "serve"],
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    said = 'sentinel.audit.sync = "process"' in run.stderr
+    assert said == (sync == "process"), run.stderr[-2000:]
