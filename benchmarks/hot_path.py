@@ -74,16 +74,19 @@ TMPFS = ", data dir on tmpfs"
 
 
 def latency_rows(calls: int) -> list[Row]:
-    """The added latency, and in the same alternation the same gateways with their data dir on ``/dev/shm``:
+    """The added latency under each ``sentinel.audit.sync`` (``"full"``, the default: each row on disk
+    before its call goes on; ``"process"``: in the OS cache, survives the gateway's kill -9, not a power cut),
+    both with the goal, and in the same alternation the same gateways with their data dir on ``/dev/shm``:
     those rows (no goal of their own) are the pipeline's CPU and hops without the disk's two syncs a call, so
     the disk row minus the tmpfs row is what the durable record's ``fdatasync`` costs on this disk."""
-    rows, _, _ = po.measure(calls, 0, tmpfs=True)
+    rows, _, _ = po.measure(calls, 0, tmpfs=True, process=True)
     out: list[Row] = []
-    for label, d, p in sorted(rows, key=lambda r: r[0].endswith(TMPFS)):
+    for label, d, p in sorted(rows, key=lambda r: (r[0].endswith(TMPFS), r[0].endswith(po.SYNC_PROCESS))):
         added = statistics.median(p) - statistics.median(d)
         tmpfs = label.endswith(TMPFS)
+        full = "" if label.endswith(po.SYNC_PROCESS) else ', audit sync "full"'
         name = (f"added latency, data dir on tmpfs (CPU and hops, no disk), {label.removesuffix(TMPFS)}"
-                if tmpfs else f"added latency, one sequential no-op call, {label}")
+                if tmpfs else f"added latency, one sequential no-op call, {label}{full}")
         out.append((name, f"{added:+.2f} ms p50 (direct {statistics.median(d):.2f} -> Sentinel "
                     f"{statistics.median(p):.2f} ms; p99 {po.pct(d, 0.99):.2f} -> {po.pct(p, 0.99):.2f})",
                     "" if tmpfs else "<= 0.5 ms p50", None if tmpfs else added <= 0.5))
@@ -93,27 +96,32 @@ def latency_rows(calls: int) -> list[Row]:
 def floor_rows(tmp: Path, commits: int = 300) -> list[Row]:
     """What the durable record alone costs a call on the data dir's file system: a call's decision row is
     synced before it is forwarded and its outcome row before it is answered (docs/durability.md), two
-    commits in series that no CPU cut shortens. Measured as the audit commits (SQLite WAL, synchronous=FULL,
-    one row of ~600 bytes a commit) in a file beside the gateways' data dirs."""
+    commits in series that no CPU cut shortens. Measured as the audit commits (SQLite WAL, one row of ~600
+    bytes a commit) in a file beside the gateways' data dirs, under each ``sentinel.audit.sync``: FULL
+    (``"full"``) and NORMAL (``"process"``, no fsync)."""
     import sqlite3
 
-    path = tmp / "floor.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, row TEXT)")
-        times = []
-        for _ in range(commits):
-            t = time.perf_counter()
-            conn.execute("INSERT INTO t (row) VALUES (?)", ("x" * 600,))
-            times.append(time.perf_counter() - t)
-    finally:
-        conn.close()
-    p50 = statistics.median(times) * 1000
-    return [("the durable record's floor: two synced one-row commits a call, in series",
-             f"{2 * p50:.2f} ms (one commit p50 {p50:.3f} ms, p99 {po.pct(times, 0.99) * 1000:.2f} ms, on "
-             f"{tmp}'s file system)", "", None)]
+    out: list[Row] = []
+    for sync, pragma in (("full", "FULL"), ("process", "NORMAL")):
+        path = tmp / f"floor-{sync}.db"
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={pragma}")
+            conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, row TEXT)")
+            times = []
+            for _ in range(commits):
+                t = time.perf_counter()
+                conn.execute("INSERT INTO t (row) VALUES (?)", ("x" * 600,))
+                times.append(time.perf_counter() - t)
+        finally:
+            conn.close()
+        p50 = statistics.median(times) * 1000
+        out.append((f"the record's floor: two one-row commits a call, in series, audit sync \"{sync}\" "
+                    f"(synchronous={pragma})",
+                    f"{2 * p50:.2f} ms (one commit p50 {p50:.3f} ms, p99 "
+                    f"{po.pct(times, 0.99) * 1000:.2f} ms, on {tmp}'s file system)", "", None))
+    return out
 
 
 def machine_rows() -> list[Row]:

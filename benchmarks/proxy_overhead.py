@@ -43,6 +43,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 BLOCK = 10  # calls per target in turn (alternated)
+SYNC_PROCESS = ', audit sync "process"'  # the label's tail of a row with sentinel.audit.sync "process"
 
 
 async def alternated(targets: dict, n: int, mode: str) -> dict[str, list[float]]:  # noqa: ANN001
@@ -113,11 +114,14 @@ async def throughput(url: str, clients: int, seconds: float) -> float:
     return done / (time.perf_counter() - t0)
 
 
+PROCESS = {"audit": {"sync": "process"}}  # sentinel.audit.sync: each commit in the OS cache, no fsync
+
+
 def _sentinel_http(tmp: Path, name: str, upstream: dict, env: dict,
-                   data: Path | None = None) -> tuple[subprocess.Popen, int]:
+                   data: Path | None = None, extra: dict | None = None) -> tuple[subprocess.Popen, int]:
     cfg = tmp / f"{name}.json"
     cfg.write_text(json.dumps({"mcpServers": {"tb": upstream}, "sentinel": {
-        "data_dir": str(data or tmp / "state"), "builtins": [], "http": {"token": TOKEN}}}))
+        "data_dir": str(data or tmp / "state"), "builtins": [], "http": {"token": TOKEN}, **(extra or {})}}))
     port = free_port()
     with open(tmp / f"{name}.stderr", "ab") as err:  # read back if it exits before it answers
         proc = subprocess.Popen(
@@ -145,13 +149,16 @@ def _started(tmp: Path, name: str, front: tuple[subprocess.Popen, int],
     raise AssertionError("unreachable")
 
 
-def measure(calls: int, seconds: float, clients: int = 16, tmpfs: bool = False) -> tuple[list, float, float]:
+def measure(calls: int, seconds: float, clients: int = 16, tmpfs: bool = False,
+            process: bool = False) -> tuple[list, float, float]:
     """Sequential latency direct and through Sentinel per transport and era, alternated (module docstring),
     then the 16-client rates: ([(label, direct ms list, proxied ms list)], direct calls/s, Sentinel calls/s;
     rates 0 when seconds is 0). ``tmpfs``: beside them, in the same alternation, the stdio and HTTP gateways
     again with their data dir on ``/dev/shm`` (rows labelled ``..., data dir on tmpfs``): the pipeline's CPU
     and hops without the disk's syncs (the same commits, the same ``fdatasync`` calls, which tmpfs answers at
-    once).
+    once). ``process``: beside them, the stdio gateway and the HTTP fronts (both upstream shapes) on disk
+    with ``sentinel.audit.sync = "process"`` (rows labelled ``..., audit sync "process"``): the same commits
+    without their fsync (``config_audit.py``).
     """
     tmp = Path(tempfile.mkdtemp())
     shm = Path(tempfile.mkdtemp(prefix="sentinel-bench-", dir="/dev/shm")) if tmpfs else None
@@ -168,20 +175,25 @@ def measure(calls: int, seconds: float, clients: int = 16, tmpfs: bool = False) 
     # docs/durability.md): before a toolbox process over stdio (the earlier shape), and before the toolbox's
     # HTTP server the direct side calls, in each era
     stdio_upstream = {"command": sys.executable, "args": [TOOLBOX], **UPSTREAM}
-    starts = {"stdio": ("sentinel", stdio_upstream, None),
-              "modern": ("sentinel-modern", {"url": up_url, "protocol": "modern"}, None),
-              "legacy": ("sentinel-legacy", {"url": up_url, "protocol": "legacy"}, None)}
+    starts = {"stdio": ("sentinel", stdio_upstream, None, None),
+              "modern": ("sentinel-modern", {"url": up_url, "protocol": "modern"}, None, None),
+              "legacy": ("sentinel-legacy", {"url": up_url, "protocol": "legacy"}, None, None)}
     if shm is not None:
-        starts |= {f"{p} tmpfs": (f"sentinel-{p}-tmpfs", {"url": up_url, "protocol": p}, shm / "state")
+        starts |= {f"{p} tmpfs": (f"sentinel-{p}-tmpfs", {"url": up_url, "protocol": p}, shm / "state", None)
                    for p in ("modern", "legacy")}
-    fronts = {k: _sentinel_http(tmp, name, up, env, data) for k, (name, up, data) in starts.items()}
+    if process:  # a data dir of their own on the same disk: the stdio-upstream front and both eras' fronts
+        starts |= {f"{p} process": (f"sentinel-{p}-process", {"url": up_url, "protocol": p},
+                                    tmp / "state-process", PROCESS) for p in ("modern", "legacy")}
+        starts["stdio process"] = ("sentinel-process", stdio_upstream, tmp / "state-process", PROCESS)
+    fronts = {k: _sentinel_http(tmp, name, up, env, data, extra)
+              for k, (name, up, data, extra) in starts.items()}
     gw_port = fronts["stdio"][1]
     d_rps = p_rps = 0.0
     try:
         wait_http(up_url, proc=upstream)
-        for k, (name, up, data) in starts.items():
-            fronts[k] = _started(tmp, name, fronts[k],
-                                 lambda name=name, up=up, data=data: _sentinel_http(tmp, name, up, env, data))
+        for k, (name, up, data, extra) in starts.items():
+            fronts[k] = _started(tmp, name, fronts[k], lambda name=name, up=up, data=data, extra=extra:
+                                 _sentinel_http(tmp, name, up, env, data, extra))
         direct_stdio = StdioServerParameters(command=sys.executable, args=[TOOLBOX], env=env)
         # the stdio gateway beside the HTTP ones on the same data dir (as Claude Desktop beside `make run`)
         cfg_stdio = tmp / "sentinel-stdio.json"
@@ -204,11 +216,23 @@ def measure(calls: int, seconds: float, clients: int = 16, tmpfs: bool = False) 
                                            "sentinel": {"data_dir": str(shm / "state"), "builtins": []}}))
             targets["sentinel stdio, tmpfs"] = StdioServerParameters(
                 command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(cfg_shm), "serve"], env=env)
+        if process:  # the same stdio gateway, its audit committed without an fsync
+            cfg_process = tmp / "sentinel-stdio-process.json"
+            toolbox = {"command": sys.executable, "args": [TOOLBOX]}
+            cfg_process.write_text(json.dumps({"mcpServers": {"tb": toolbox}, "sentinel": {
+                "data_dir": str(tmp / "state-process"), "builtins": [], **PROCESS}}))
+            targets["sentinel stdio, process"] = StdioServerParameters(
+                command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(cfg_process), "serve"], env=env)
         rows = []
         for era, mode, protocol in (("2026-07-28", "auto", "modern"), ("2025-11-25", "legacy", "legacy")):
             if shm is not None:
                 targets["sentinel http, tmpfs"] = (
                     lambda p=protocol: http_target(f"http://127.0.0.1:{fronts[f'{p} tmpfs'][1]}/mcp"))
+            if process:
+                targets["sentinel http, process"] = (
+                    lambda p=protocol: http_target(f"http://127.0.0.1:{fronts[f'{p} process'][1]}/mcp"))
+                targets["sentinel http, stdio upstream, process"] = (
+                    lambda: http_target(f"http://127.0.0.1:{fronts['stdio process'][1]}/mcp"))
             times = anyio.run(alternated, {
                 "direct stdio": direct_stdio, "sentinel stdio": proxied_stdio,
                 "direct http": lambda: http_target(up_url),
@@ -225,6 +249,13 @@ def measure(calls: int, seconds: float, clients: int = 16, tmpfs: bool = False) 
                           times["sentinel stdio, tmpfs"]),
                          (f"streamable HTTP, {era}, data dir on tmpfs", times["direct http"],
                           times["sentinel http, tmpfs"])]
+            if process:
+                rows += [(f"stdio, {era}{SYNC_PROCESS}", times["direct stdio"],
+                          times["sentinel stdio, process"]),
+                         (f"streamable HTTP, {era}{SYNC_PROCESS}", times["direct http"],
+                          times["sentinel http, process"]),
+                         (f"streamable HTTP, {era}, stdio upstream{SYNC_PROCESS}", times["direct http"],
+                          times["sentinel http, stdio upstream, process"])]
         if seconds:
             d_rps = anyio.run(throughput, up_url, clients, seconds)
             p_rps = anyio.run(throughput, f"http://127.0.0.1:{gw_port}/mcp", clients, seconds)
@@ -242,8 +273,9 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--tmpfs", action="store_true", help="also the gateways with their data dir on /dev/shm")
+    ap.add_argument("--process", action="store_true", help='also the gateways with audit.sync "process"')
     args = ap.parse_args()
-    rows, d_rps, p_rps = measure(args.calls, args.seconds, tmpfs=args.tmpfs)
+    rows, d_rps, p_rps = measure(args.calls, args.seconds, tmpfs=args.tmpfs, process=args.process)
     print(
         f"\nProxy overhead, no-op tool, {args.calls} sequential calls each, both protocol eras "
         f"({os.cpu_count()} cores); added = Sentinel p50 - direct p50, goal <= 0.5 ms\n"

@@ -25,6 +25,8 @@ from sentinel_mcp.config_arguments import ArgumentForwarding
 from sentinel_mcp.config_headers import RequestHeaders
 from sentinel_mcp.config_upstream_url import checked_url
 from sentinel_mcp.config_process import ProcessSpec
+from sentinel_mcp.config_policy import PolicySettings  # re-exported: config.PolicySettings stays valid
+from sentinel_mcp.config_audit import AuditSettings, refused_on_server
 from sentinel_mcp.config_lines import Lines, at_line, line_of, value_lines
 from sentinel_mcp.config_raw import no_nul, paths_as_text
 from sentinel_mcp.config_namespaces import check_prefixes, check_server_names
@@ -248,36 +250,6 @@ class PrincipalSpec(_Strict):
         return self
 
 
-class PolicySettings(_Strict):
-    default: Literal["fail-safe", "allow", "deny"] = "fail-safe"
-    allow: list[str] = Field(default_factory=list)  # glob patterns of catalog names always allowed
-    deny: list[str] = Field(default_factory=list)  # glob patterns always denied
-    confirm_ttl: float = Field(300.0, gt=0, le=_WEEK)  # seconds a confirmation stays valid
-    guard_timeout: float = Field(10.0, gt=0, le=3600)
-    # seconds a write waits for other conversations' writes it depends on, then denied (session_writes.py)
-    write_turn_seconds: float = Field(60.0, gt=0, le=3600)
-    # look-ups (bound read-only tool calls) one decision may make in all: a call whose arguments name
-    # thousands of things cannot turn one decision into thousands of upstream calls (it is denied instead)
-    max_fetches: int = Field(128, ge=1, le=100_000)
-    # Built-ins trusted to confirm their own risky actions (their tools' _meta "sentinel/confirms"): the
-    # fail-safe
-    # default lets those tools through to the built-in's own risk check instead of asking first. Only names of
-    # built-ins Sentinel mounts count; a configured upstream is never trusted this way.
-    self_confirming: list[str] = Field(default_factory=lambda: ["device", "agent"])
-    # each configured upstream's tools pinned as first seen; a later change of one is held until the owner
-    # accepts it (``sentinel-mcp pins``; gateway/tool_pins.py). False: changes are served as listed
-    pin_tools: StrictBool = True
-    # calls a minute of every principal that sets none (never the owner's nor Sentinel's own); None: no limit
-    calls_per_minute: int | None = Field(None, ge=1, le=1_000_000, strict=True)
-    # goals typed by clients (sentinel_query) run in a separate worker process under these budgets
-    query_seconds: float = Field(2.0, gt=0, le=60)
-    query_inferences: int = Field(2_000_000, gt=0, le=2**63 - 1)  # what SWI-Prolog's inference limit holds
-    query_memory_mb: int = Field(256, ge=16, le=8192)
-    # goals of one principal waiting for the query worker (policy/query_turns.py); more are refused at once.
-    # Each waiting goal holds its text and a task: bounded so no principal can queue without limit
-    query_waiting_per_principal: int = Field(8, ge=1, le=256, strict=True)
-
-
 class CallTimeouts(_Strict):
     """``sentinel.builtin_timeouts.<name>``: the call timeouts of one built-in (see ``ServerCommon``)."""
 
@@ -321,6 +293,7 @@ class SentinelSettings(BaseModel):
         if isinstance(v, str) and not v.strip():
             raise ValueError("a directory outside the data dir, true (the default place) or false (off)")
         return v
+    audit: AuditSettings = Field(default_factory=AuditSettings)  # how durable a row is as its call goes on
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
     builtins: list[str] = Field(default_factory=list)
     http: HttpSettings = Field(default_factory=HttpSettings)
@@ -346,6 +319,11 @@ class SentinelSettings(BaseModel):
             if isinstance(value, str) and value.startswith(SHIPPED_PREFIX):
                 raise ValueError(f"{key}: {SHIPPED_PREFIX} names files Sentinel ships (rulebases), never "
                                  "where state is kept")
+        from sentinel_mcp.storage.location import is_server_url
+
+        refused = refused_on_server(self.audit, is_server_url(self.store))
+        if refused:
+            raise ValueError(refused)
         return self
 
     @model_validator(mode="after")

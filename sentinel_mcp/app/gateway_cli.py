@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from sentinel_mcp.config_audit import SYNC_MEANING
 from sentinel_mcp.config_secrets import ARGUMENTS, masked_arguments, secret_key
 from sentinel_mcp.core.cli_numbers import count
 from sentinel_mcp.core.errors import ConfigError
@@ -288,7 +289,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if config.store_url:  # replicas on one PostgreSQL: every replica's chain, the anchors, the seals
             return _verify_cluster(config.store_url, audit_key(config))
         # an embedded store's seals checked when a seal key is set, as a server store's always are
-        return _verify(config.store_path, config.audit_anchor_dir, args.json, audit_key(config))
+        return _verify(config.store_path, config.audit_anchor_dir, args.json, audit_key(config),
+                       config.sentinel.audit.sync)
     key = audit_key(config)  # each row's seal checked: one that fails is listed as nobody's
     # the cluster's one audit log (every replica's chain) on a server store, else every instance's file
     rows = asyncio.run(read_record(config.store_url, config.store_path, tail=args.tail, session=args.session,
@@ -398,11 +400,13 @@ def _verify_cluster(url: str, key: bytes | None = None) -> int:
     return 1
 
 
-def _verify(path: Path, anchor_dir: Path | None, as_json: bool = False, key: bytes | None = None) -> int:
+def _verify(path: Path, anchor_dir: Path | None, as_json: bool = False, key: bytes | None = None,
+            sync: str = "full") -> int:
     """Every chain of the store at ``path``, and, with an anchor, every chain against it
     (``gateway/audit_anchor_check.py``); with ``key`` (``sentinel.cluster.seal_key`` set), every row's seal:
     a row relabelled and re-chained after its chain's last anchor (or with the anchor off) is BROKEN, as on a
-    server store. BROKEN with its reason, never a traceback; exit 1 unless intact."""
+    server store. BROKEN with its reason, never a traceback; exit 1 unless intact. ``sync``
+    (``sentinel.audit.sync``) is said with either: under "process" a power cut may have cut a chain short."""
     from sentinel_mcp.gateway.audit_anchor import AnchorError, AnchorLog
     from sentinel_mcp.gateway.audit_anchor_check import verify_anchored
     from sentinel_mcp.gateway.audit_chain import ChainReport, verify_store
@@ -422,9 +426,10 @@ def _verify(path: Path, anchor_dir: Path | None, as_json: bool = False, key: byt
             "files": report.files, "problem": report.problem,
             "file": str(report.file) if report.file else None, "broken_row": report.broken_row,
             "anchor": str(anchor_dir) if anchor_dir else None, "anchor_records": report.anchored,
-            "sealed_checked": key is not None, "unsealed": report.unsealed,
+            "sealed_checked": key is not None, "unsealed": report.unsealed, "sync": sync,
         }, ensure_ascii=True))
         return 0 if report.ok else 1
+    durability = f'durability: sentinel.audit.sync = "{sync}" ({SYNC_MEANING[sync]})'
     if report.ok:
         anchored = (
             f"; anchored: {report.anchored} anchor records verified with the key in {anchor_dir} (rows after "
@@ -438,12 +443,13 @@ def _verify(path: Path, anchor_dir: Path | None, as_json: bool = False, key: byt
         )
         print(
             f"audit log {path}: {report.rows} rows in {report.chains} chain(s) across {report.files} file(s) "
-            f"(every gateway instance), chain intact{anchored}{seals}"
+            f"(every gateway instance), chain intact{anchored}{seals}; {durability}"
         )
         return 0
     print(
         f"audit log {report.file or path}: BROKEN: {_shown(report.problem, 2000)}"
         + (f" (first broken row: {report.broken_row})" if report.broken_row is not None else "")
+        + f"; {durability}"
     )
     return 1
 

@@ -338,7 +338,7 @@ async def _assembled(
         audit = await AuditLog(shared.url, chain=shared.replica, key=sealed_with).open()  # type: ignore[arg-type]
     else:
         audit = await AuditLog(audit_path, chain=instance.id if instance else audit_path.parent.name,
-                               key=sealed_with).open()
+                               key=sealed_with, sync=config.sentinel.audit.sync).open()
     anchoring = await _start_anchoring(config, audit, instance, crashed) if shared is None else None
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from sentinel_mcp.config import Config, ConfigError, loopback_host
+from sentinel_mcp.config_audit import SYNC_MEANING
 from sentinel_mcp.app.runtime import Runtime, running_gateway
 from sentinel_mcp.core.host import HostState
 
@@ -33,6 +34,8 @@ async def serve_stdio(config: Config) -> None:
             log.warning(p)
         if rt.policy_problem:
             _banner([policy_problem_line(rt.policy_problem)])
+        if config.sentinel.audit.sync != "full":  # a weaker record than the default is said, even over stdio
+            _banner([sync_line(config)])
         served: list[tuple[Any, Any]] = []  # the server and its lifespan state while it serves
         lean = StdioLeanCalls(lambda: served[0] if served else None)
         async with stdio_transport(lean=lean) as (read, write):
@@ -277,6 +280,11 @@ def local_url(scheme: str, host: str, port: int) -> str:
     return f"{scheme}://[{name}]:{port}" if ":" in name else f"{scheme}://{name}:{port}"
 
 
+def sync_line(config: Config) -> str:
+    sync = config.sentinel.audit.sync
+    return f'Audit durability: sentinel.audit.sync = "{sync}": {SYNC_MEANING[sync]}'
+
+
 def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
     catalog = rt.catalog_health
     ups = catalog.upstreams()
@@ -286,6 +294,7 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
         f"from {len(ready)}/{len(ups)} upstreams ({', '.join(ready) or 'none'}); config: {config.source}",
         f"Policy: {rt.gateway.guard.version}; audit log: {rt.audit.path}"
         + (f" (instance {rt.instance.id}; `sentinel-mcp audit` reads every instance)" if rt.instance else ""),
+        sync_line(config),
     ]
     for p in [*rt.problems, *catalog.problems]:
         lines.append(f"  warning: {p}")

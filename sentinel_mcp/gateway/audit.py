@@ -33,6 +33,7 @@ from sentinel_mcp.core.record_bounds import (
 )
 from sentinel_mcp.core.redactor import redact_record, scrub_text
 from sentinel_mcp.storage import Statement, StorageError, open_database
+from sentinel_mcp.storage.sqlite import EXCLUSIVE, PROCESS
 from sentinel_mcp.storage.database import StatementError
 from sentinel_mcp.storage.open import release
 
@@ -216,10 +217,11 @@ def _link(sealer: Sealer | None, prev: str, text: str) -> tuple[str, str | None]
 class AuditLog:
     def __init__(
         self, path: Path, *, chain: str = "main", redactor: Callable[[AuditEntry], AuditEntry] = redact_entry,
-        key: bytes | None = None,
+        key: bytes | None = None, sync: str = "full",
     ) -> None:
         self.path = path
         self.chain = chain
+        self.sync = sync  # ``sentinel.audit.sync`` (config_audit.py): "process" commits without an fsync
         # seals each row and checks rows read (``audit_seal.py``); None: no MAC, rows read as stored
         self.key = key
         self._sealer = None if key is None else Sealer(key)
@@ -241,7 +243,7 @@ class AuditLog:
         self.keep_lost: Callable[[int, str], Awaitable[None]] | None = None
 
     async def open(self) -> "AuditLog":
-        self.db = open_database(self.path, "audit")
+        self.db = open_database(self.path, "audit", PROCESS if self.sync == "process" else EXCLUSIVE)
         # rows in batches on every backend; PostgreSQL's lists say their columns' types (``audit_batch.py``)
         self._typed = not self.db.multi_row_values
         try:

@@ -20,6 +20,8 @@ class StoreHealth:
     cause: str | None = None
     since: float = field(default_factory=lambda: process_clock.now())
     failures: int = 0
+    # how durable a confirmed write is (``config_audit.py``): "full" on disk, "process" in the OS's cache
+    sync: str = "full"
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def degrade(self, cause: str) -> None:
@@ -45,7 +47,8 @@ class StoreHealth:
         return self.ok and self.since > started
 
     def as_dict(self) -> dict[str, object]:
-        return {"ok": self.ok, "cause": self.cause, "since": self.since, "failures": self.failures}
+        return {"ok": self.ok, "cause": self.cause, "since": self.since, "failures": self.failures,
+                "sync": self.sync}
 
 
 _registry: dict[str, StoreHealth] = {}

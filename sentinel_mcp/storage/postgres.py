@@ -41,6 +41,7 @@ from sentinel_mcp.storage.row_bytes import bounded_write
 from sentinel_mcp.storage.statement_refusal import refused
 from sentinel_mcp.storage.schema import Schema
 from sentinel_mcp.storage.search_path import pin
+from sentinel_mcp.storage.server_session import session_settings
 from sentinel_mcp.storage.server_connection import GONE, TOLD, fetch, heard, resolver, translate
 from sentinel_mcp.storage.server_schema import (
     BACKEND,
@@ -152,7 +153,7 @@ class PostgresDatabase(JobWriter):
             raise StorageError(self._say(e)) from None
         try:
             pin(conn, self.location.dsn)  # before any name is resolved on it
-            _bounded(conn)  # the set-up's own statements too (migrations lift it for themselves)
+            session_settings(conn, STATEMENT_TIMEOUT)  # the set-up's own statements too (migrations lift it)
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"
             )
@@ -170,7 +171,7 @@ class PostgresDatabase(JobWriter):
     def _configure(self, conn: Any) -> None:
         """A new reading connection: the checked search path, bounded statements, the schema checked."""
         pin(conn, self.location.dsn)
-        _bounded(conn)
+        session_settings(conn, STATEMENT_TIMEOUT)
         self._declared(lambda: declare(conn, self._schemas))
         conn.execute(f"LISTEN {CHANNEL}")
         conn.add_notify_handler(lambda _n: self._told.add(conn))
@@ -589,11 +590,3 @@ class PostgresDatabase(JobWriter):
 def _reported(e: BaseException, cause: BaseException | None) -> BaseException:
     """A direct read's fault, or the pool's timeout that sent it there (what the store was waiting for)."""
     return cause if cause is not None and not isinstance(cause, _driver().Error) else e
-
-
-def _bounded(conn: Any) -> None:
-    """A connection's statements end within ``STATEMENT_TIMEOUT`` (the server cancels them: a fault, so the
-    call fails closed and the store shows degraded)."""
-    conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT * 1000)}")
-    if not conn.autocommit:
-        conn.commit()

@@ -65,6 +65,7 @@ class SQLiteOptions:
 
 
 EXCLUSIVE = SQLiteOptions()
+PROCESS = SQLiteOptions(synchronous="NORMAL")  # ``sentinel.audit.sync = "process"`` (survives kill -9 only)
 SHARED = SQLiteOptions(journal="TRUNCATE", exclusive=False)
 
 def is_fault(e: BaseException) -> bool:
@@ -114,7 +115,8 @@ class SQLiteDatabase(JobWriter):
         self._file = str(self.path)
         self._wal_file = f"{self._file}-wal"
         self._wal_mode = options.journal.upper() == "WAL"
-        self.health = StoreHealth(name)
+        # NORMAL in WAL mode: a commit is in the OS's cache, not on disk, as it returns (config_audit.py)
+        self.health = StoreHealth(name, sync="process" if options.synchronous.upper() == "NORMAL" else "full")
         self._schemas: list[Schema] = []
         self._conn: sqlite3.Connection | None = None
         self._hold: CheckpointHold | None = None  # checkpoints held off while a reader copies the file

@@ -25,7 +25,8 @@ CONSOLE_SECRET = "console-secret-of-" + TOKEN
 
 
 def write_config(tmp: Path, *, grandchild: bool = False, builtins: list[str] | None = None,
-                 timeout: float = 20.0, rulebases: list[str] | None = None) -> Path:
+                 timeout: float = 20.0, rulebases: list[str] | None = None,
+                 audit_sync: str | None = None) -> Path:
     env = {"RECORDER_LOG": str(tmp / "executed.log")}
     if grandchild:
         env["RECORDER_GRANDCHILD"] = "1"
@@ -38,6 +39,7 @@ def write_config(tmp: Path, *, grandchild: bool = False, builtins: list[str] | N
             "builtins": builtins or [],
             "http": {"token": TOKEN, "console_secret": CONSOLE_SECRET},
             "rulebases": rulebases or [],
+            **({"audit": {"sync": audit_sync}} if audit_sync is not None else {}),
         },
     }
     path = tmp / "config.json"
