@@ -404,10 +404,6 @@ guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, fli
         require(card_payment(U, P), 'a change is paid (or refunded) with a single gift card or credit card, never a travel certificate',
                 policy_ref(airline, 'the user needs to provide a single gift card or credit card')),
         require(is_list(Fs), 'flights must be a list', policy_ref(airline, 'Other reservations can be modified')),
-        % the flights and cabin the reservation holds already: no change, and none a delay certificate may follow
-        require(\+ ( same_flights(R, Fs), reservation_cabin(R, C) ),
-                'the change changes nothing: these are the flights and the cabin the reservation holds',
-                policy_ref(airline, 'after confirming the facts and changing or cancelling the reservation')),
         (   same_flights(R, Fs)
         ->  true
         ;   require(flights_changeable_cabin(R), 'basic economy flights cannot be modified',
