@@ -131,10 +131,15 @@ def shown_name(instance: str) -> str:
 
 # Anyone on the link can announce names, thousands in one packet, each unchecked: what Sentinel does for them
 # is bounded. Resolutions (an mDNS query, then a card fetch) run a few at a time, announcements waiting beyond
-# MAX_PENDING are ignored until the queue drains, and only the newest MAX_REJECTED rejections are kept.
+# MAX_PENDING are ignored until the queue drains, and only the newest MAX_REJECTED rejections are kept. One
+# card announced under 10,000 names checks out 10,000 times: at most MAX_PEERS are listed (every listing
+# compares each peer's name with every other's, and the model reads them all).
 MAX_RESOLVING = 8
 MAX_PENDING = 64
 MAX_REJECTED = 100
+MAX_PEERS = 64
+FULL = (f"not listed: the list of peers is full ({MAX_PEERS}); a card signed by a configured key still "
+        "gets in, in place of the oldest unsigned peer")
 
 
 class PeerRegistry:
@@ -176,6 +181,28 @@ class PeerRegistry:
             del self.rejected[next(iter(self.rejected))]
         while len(self.no_card) > MAX_REJECTED:  # (its own bound: a name taken later leaves its entry)
             del self.no_card[next(iter(self.no_card))]
+
+    def admit(self, peer: Peer) -> bool:
+        """List ``peer`` (under its instance name, in place of what that name listed) unless the list is full
+        (``MAX_PEERS``): then a peer whose card a configured key signed takes the place of the oldest unsigned
+        one (an announcer cannot sign), and any other is rejected as ``FULL``. False when not listed."""
+        name = peer.instance
+        if name not in self.peers and len(self.peers) >= MAX_PEERS:
+            unsigned = next((n for n, p in self.peers.items() if not p.trust.verified), None)
+            if not peer.trust.verified or unsigned is None:
+                self.reject(name, FULL)
+                return False
+            del self.peers[unsigned]
+        self.rejected.pop(name, None)
+        self.peers[name] = peer
+        return True
+
+    def merge(self, found: PeerRegistry) -> None:
+        """``found``'s peers (a browse's) admitted here; one refused for room is rejected in ``found`` too
+        (what that browse is answered with)."""
+        for name, peer in list(found.peers.items()):
+            if not self.admit(peer):
+                found.reject(name, FULL)
 
     def is_self(self, peer: Peer) -> bool:
         """Whether ``peer``'s card is this agent's own (it carries this registry's mark)."""
@@ -493,8 +520,7 @@ class PeerBrowser:
         if self.registry.is_self(peer):
             self.registry.reject(name, ITSELF)
             return
-        self.registry.rejected.pop(name, None)
-        self.registry.peers[name] = peer
+        self.registry.admit(peer)
 
     def _said_here(self, info: Any, addresses: list[str]) -> list[str]:
         """``addresses`` without the ones naming this machine (loopback, 0.0.0.0) that no announcement heard
