@@ -22,6 +22,7 @@ refused, and so is one that reads as (or is) the name of a peer the config lists
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import ipaddress
 import json
@@ -72,7 +73,10 @@ def _zeroconf() -> Any:
     return zeroconf
 
 
-@dataclass
+# frozen: a peer is its card as checked (one fetched again is a new Peer), so what it is an agent of is worked
+# out once (``agent``, ``digest``): comparing peers by name serialized both cards per pair, per listing (64
+# peers of one 200 KB card: 24,570 serializations for three listings)
+@dataclass(frozen=True)
 class Peer:
     instance: str  # the mDNS instance name
     base_url: str
@@ -83,7 +87,7 @@ class Peer:
     trust: CardTrust = UNSIGNED  # how far its card's signatures vouch for it
     verified_at: float = field(default_factory=time.time)
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
         """What a verdict on this peer is a verdict on: its card, where it answers and how it was vouched for
         (a card fetched again, changed, is another peer for every verdict given on the old one). Its
@@ -95,7 +99,7 @@ class Peer:
                           sort_keys=True, ensure_ascii=True, default=str)
         return hashlib.sha256(said.encode()).hexdigest()
 
-    @property
+    @functools.cached_property
     def agent(self) -> str:
         """What makes announcements one agent: where it answers, its card (its signatures aside: an ECDSA
         signer signs anew each time) and how that was vouched for; the instance name is left out (anyone can

@@ -18,6 +18,7 @@ from tests.a2a.test_card_signatures import ALICE, card_at, pinned, sign
 
 from sentinel_mcp.a2a import discovery
 from sentinel_mcp.a2a.discovery import PeerRegistry, txt_record, verify_peer
+from sentinel_mcp.a2a.protocol import AgentCard
 from sentinel_mcp.a2a.settings import A2ASettings
 
 pytestmark = pytest.mark.timeout(120)
@@ -76,3 +77,30 @@ async def test_peers_merged_from_a_browse_keep_the_bound() -> None:
     kept.merge(found)
     assert len(kept.peers) == bound
     assert sum(FULL in why for why in found.rejected.values()) == 2 * (bound // 2 + 3) - bound
+
+
+async def test_a_full_list_of_one_big_card_is_listed_reading_each_card_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """One card of 200 KB announced under MAX_PEERS names: which names are one agent was decided by
+    serializing both cards for each pair of peers, in every listing and every look-up by name (64 peers:
+    8,192 serializations of 200 KB, 40 s of the event loop for one a2a_discover answer). A peer's card does
+    not change once checked: what it is an agent of is worked out once."""
+    registry = PeerRegistry()
+    big = {"description": "d" * 200_000}
+    async with serving_card(lambda port: {**card_at(port, "flood"), **big}) as port, \
+            httpx2.AsyncClient(timeout=5) as http:
+        for i in range(discovery.MAX_PEERS):
+            registry.admit(await verify_peer(f"flood-{i}.{discovery.SERVICE_TYPE}", ["127.0.0.1"], port,
+                                             txt_record(A2ASettings()), http, allow_loopback_plaintext=True))
+    dumps = 0
+    dump = AgentCard.model_dump
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal dumps
+        dumps += 1
+        return dump(self, *args, **kwargs)
+
+    monkeypatch.setattr(AgentCard, "model_dump", counted)
+    for _ in range(3):
+        assert len(registry.summaries()) == discovery.MAX_PEERS
+        assert registry.find("flood") is not None  # (one agent under many names: found)
+    assert dumps <= discovery.MAX_PEERS
