@@ -22,6 +22,7 @@ refused, and so is one that reads as (or is) the name of a peer the config lists
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import ipaddress
 import json
@@ -72,7 +73,10 @@ def _zeroconf() -> Any:
     return zeroconf
 
 
-@dataclass
+# frozen: a peer is its card as checked (one fetched again is a new Peer), so what it is an agent of is worked
+# out once (``agent``, ``digest``): comparing peers by name serialized both cards per pair, per listing (64
+# peers of one 200 KB card: 24,570 serializations for three listings)
+@dataclass(frozen=True)
 class Peer:
     instance: str  # the mDNS instance name
     base_url: str
@@ -83,7 +87,7 @@ class Peer:
     trust: CardTrust = UNSIGNED  # how far its card's signatures vouch for it
     verified_at: float = field(default_factory=time.time)
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
         """What a verdict on this peer is a verdict on: its card, where it answers and how it was vouched for
         (a card fetched again, changed, is another peer for every verdict given on the old one). Its
@@ -95,7 +99,7 @@ class Peer:
                           sort_keys=True, ensure_ascii=True, default=str)
         return hashlib.sha256(said.encode()).hexdigest()
 
-    @property
+    @functools.cached_property
     def agent(self) -> str:
         """What makes announcements one agent: where it answers, its card (its signatures aside: an ECDSA
         signer signs anew each time) and how that was vouched for; the instance name is left out (anyone can
@@ -131,10 +135,15 @@ def shown_name(instance: str) -> str:
 
 # Anyone on the link can announce names, thousands in one packet, each unchecked: what Sentinel does for them
 # is bounded. Resolutions (an mDNS query, then a card fetch) run a few at a time, announcements waiting beyond
-# MAX_PENDING are ignored until the queue drains, and only the newest MAX_REJECTED rejections are kept.
+# MAX_PENDING are ignored until the queue drains, and only the newest MAX_REJECTED rejections are kept. One
+# card announced under 10,000 names checks out 10,000 times: at most MAX_PEERS are listed (every listing
+# compares each peer's name with every other's, and the model reads them all).
 MAX_RESOLVING = 8
 MAX_PENDING = 64
 MAX_REJECTED = 100
+MAX_PEERS = 64
+FULL = (f"not listed: the list of peers is full ({MAX_PEERS}); a card signed by a configured key still "
+        "gets in, in place of the oldest unsigned peer")
 
 
 class PeerRegistry:
@@ -176,6 +185,28 @@ class PeerRegistry:
             del self.rejected[next(iter(self.rejected))]
         while len(self.no_card) > MAX_REJECTED:  # (its own bound: a name taken later leaves its entry)
             del self.no_card[next(iter(self.no_card))]
+
+    def admit(self, peer: Peer) -> bool:
+        """List ``peer`` (under its instance name, in place of what that name listed) unless the list is full
+        (``MAX_PEERS``): then a peer whose card a configured key signed takes the place of the oldest unsigned
+        one (an announcer cannot sign), and any other is rejected as ``FULL``. False when not listed."""
+        name = peer.instance
+        if name not in self.peers and len(self.peers) >= MAX_PEERS:
+            unsigned = next((n for n, p in self.peers.items() if not p.trust.verified), None)
+            if not peer.trust.verified or unsigned is None:
+                self.reject(name, FULL)
+                return False
+            del self.peers[unsigned]
+        self.rejected.pop(name, None)
+        self.peers[name] = peer
+        return True
+
+    def merge(self, found: PeerRegistry) -> None:
+        """``found``'s peers (a browse's) admitted here; one refused for room is rejected in ``found`` too
+        (what that browse is answered with)."""
+        for name, peer in list(found.peers.items()):
+            if not self.admit(peer):
+                found.reject(name, FULL)
 
     def is_self(self, peer: Peer) -> bool:
         """Whether ``peer``'s card is this agent's own (it carries this registry's mark)."""
@@ -493,8 +524,7 @@ class PeerBrowser:
         if self.registry.is_self(peer):
             self.registry.reject(name, ITSELF)
             return
-        self.registry.rejected.pop(name, None)
-        self.registry.peers[name] = peer
+        self.registry.admit(peer)
 
     def _said_here(self, info: Any, addresses: list[str]) -> list[str]:
         """``addresses`` without the ones naming this machine (loopback, 0.0.0.0) that no announcement heard

@@ -188,7 +188,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         for name, peer in list(found.peers.items()):
             if known.is_self(peer):  # its own card, announced under another name or address
                 found.reject(name, ITSELF)
-        known.peers.update(found.peers)
+        known.merge(found)  # (bounded: ``PeerRegistry.admit``)
         for name in found.rejected:
             known.peers.pop(name, None)
         peers = known.summaries()

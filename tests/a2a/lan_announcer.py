@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from tests.a2a.a2a_rig import LOOPBACK, multicast_problem
 
+from sentinel_mcp.a2a.card_signature import NO_KEYS, CardKeys
 from sentinel_mcp.a2a.discovery import SERVICE_TYPE, PeerBrowser, PeerRegistry, open_zeroconf, txt_record
 from sentinel_mcp.a2a.peer_networks import parse_networks
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -64,8 +65,9 @@ class Rig:
         raise AssertionError(f"{name} was neither rejected nor taken")
 
 
-async def lan_rig(tls: ClientTLS | None = None) -> AsyncIterator[Rig]:
-    """A browsing zeroconf on loopback and its ``PeerBrowser`` (for a fixture's ``async for``)."""
+async def lan_rig(tls: ClientTLS | None = None, keys: CardKeys = NO_KEYS) -> AsyncIterator[Rig]:
+    """A browsing zeroconf on loopback and its ``PeerBrowser`` (for a fixture's ``async for``); ``keys``:
+    what the browser checks card signatures against."""
     reason = multicast_problem()
     if reason:
         pytest.skip(reason)
@@ -73,7 +75,7 @@ async def lan_rig(tls: ClientTLS | None = None) -> AsyncIterator[Rig]:
     await zc.zeroconf.async_wait_for_start()
     registry = PeerRegistry()
     browser = PeerBrowser(zc, registry, allow_loopback_plaintext=True, networks=NETWORKS, tls=tls,
-                          resolve_timeout_ms=300)
+                          resolve_timeout_ms=300, keys=keys)
     await browser.start()
     try:
         yield Rig(zc, registry)
