@@ -18,7 +18,7 @@ from mcp.types import ToolAnnotations
 from ..actions import ProposedAction, Risk
 from ..actuator import UNTRUSTED_KEY
 from ..arg_shapes import MAX_ARG, terminal_refusal
-from ..device_paths import normal_path, path_operands, private_path
+from ..device_paths import normal_path, path_operands, private_path, sensor_state_path
 from ..errors import DeviceError
 from ..gate import Approval
 from ..results import DEVICE_OUTPUT, error_result
@@ -80,6 +80,13 @@ def build_argv(command: str, args: list[str], allowed: dict[str, Allowed]) -> tu
     if private:
         raise ValueError(
             f"{private[0]!r} is private app data (read as {normal_path(private[0])}); off limits"
+        )
+    sensed = [a for a in path_operands(args) if sensor_state_path(a)]
+    if sensed:
+        raise ValueError(
+            f"{sensed[0]!r} is the phone's sensor, input or network state (read as "
+            f"{normal_path(sensed[0])}); read sensors through the sensors built-in (sensor_read, under the "
+            "user's consent)"
         )
     refusal = terminal_refusal(entry.shape, args)
     if refusal is not None:
