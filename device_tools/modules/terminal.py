@@ -94,6 +94,12 @@ def build_argv(command: str, args: list[str], allowed: dict[str, Allowed]) -> tu
     return [*entry.words, *args], entry
 
 
+def not_text(output: str) -> bool:
+    """Output that is not text: a NUL, or bytes the decoding replaced (a photo, a database, a device node). A
+    file's bytes decoded so still carry what it holds in bytes below 0x80 (a photo's EXIF position)."""
+    return "\x00" in output or "\ufffd" in output
+
+
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     allowed = allow_list(rt.settings.terminal_allow)
     cap = rt.settings.terminal_output_cap
@@ -117,6 +123,11 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                     output = await rt.gate.run(argv, approval, timeout=timeout)
             except TimeoutError:
                 raise DeviceError(f"{' '.join(argv)} timed out after {timeout:g}s") from None
+            if not_text(output):
+                raise DeviceError(
+                    f"{' '.join(argv)} printed output that is not text (a NUL or bytes that are not UTF-8): "
+                    "terminal_run shows text only; nothing of it is returned"
+                )
             truncated = len(output) > cap
             shown = output[:cap] + (f"\n… output truncated at {cap} characters" if truncated else "")
             # the output is the phone's: a file's text, names any app chose
