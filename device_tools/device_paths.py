@@ -20,6 +20,7 @@ ALIASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("mnt", "sdcard"), ("storage", "emulated", "0")),
     (("storage", "self", "primary"), ("storage", "emulated", "0")),
     (("cache",), ("data", "cache")),  # a symlink to /data/cache on A/B devices
+    (("d",), ("sys", "kernel", "debug")),  # Android's short link to debugfs
 ]
 UNKNOWN = "?"  # where a process's cwd or open file leads: anywhere, so treated as private
 _PROC_ANYWHERE = ("cwd", "fd", "map_files")
@@ -108,6 +109,27 @@ def _private_normal(n: str) -> bool:
 def private_path(path: str) -> bool:
     """Private app data, databases and preferences (never readable through the terminal), read either way."""
     return _private_normal(normal_path(path)) or _private_normal(physical_path(path))
+
+
+# the kernel's view of what the sensors built-in guards (consent, scope, redaction): /sys (the battery's
+# temperature and voltage, iio motion and light sensors, the radios' addresses), /dev (the input devices:
+# every touch and key) and the network tables (the router's address in the ARP table places the phone on
+# public Wi-Fi maps), which each process sees again as /proc/<pid>/net and /proc/<pid>/task/<tid>/net
+SENSOR_TREES = ("/sys", "/dev", "/proc/net")
+
+
+def _sensor_normal(n: str) -> bool:
+    if any(n == t or n.startswith(t + "/") for t in SENSOR_TREES):
+        return True
+    parts = n.split("/")[1:]
+    per_process = parts[2:3] == ["net"] or (parts[2:3] == ["task"] and parts[4:5] == ["net"])
+    return parts[:1] == ["proc"] and per_process
+
+
+def sensor_state_path(path: str) -> bool:
+    """The phone's sensor, input and radio state (never read through the terminal, around the sensors'
+    consent), read either way."""
+    return _sensor_normal(normal_path(path)) or _sensor_normal(physical_path(path))
 
 
 def path_operands(args: list[str]) -> list[str]:

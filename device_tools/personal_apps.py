@@ -28,6 +28,10 @@ DEFAULT_PERSONAL_APPS: dict[str, str] = {
     ),
     **dict.fromkeys(("com.google.android.gm", "com.android.email", "com.microsoft.office.outlook"), "email"),
     **dict.fromkeys(("com.google.android.apps.photos", "com.android.gallery3d"), "photos"),
+    # the same appointments and places calendar_list reads under the calendar consent
+    **dict.fromkeys(
+        ("com.google.android.calendar", "com.android.calendar", "com.samsung.android.calendar"), "calendar"
+    ),
     # the notification shade and the lock screen show every app's notifications (SMS bodies, codes)
     "com.android.systemui": "notifications",
     # an authenticator's screen is its live sign-in codes (what sms_list masks in a message), in plain labels

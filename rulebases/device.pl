@@ -8,8 +8,9 @@
 % a risky tap asks once. This rulebase adds what the gateway can decide before a call reaches the phone and
 % what no confirmation may lift (a guard here decides first, and its questions are its own):
 %   * sms_send: a bounded body, and never forwarding a one-time code (the classic account takeover);
-%   * terminal_run: the allow list again (defence in depth), no reads of private app data, and ls only with
-%     allow-listed options (never recursive);
+%   * terminal_run: the allow list again (defence in depth), no reads of private app data nor of the sensor,
+%     input and network state the sensors built-in guards, and ls only with allow-listed options (never
+%     recursive);
 %   * type_text into a password field: the user grants it per app (asked once, valid 10 minutes),
 %     on top of the device's own per-action confirmation, and the agent cannot answer for the user;
 %   * the text typed anywhere is never a one-time code or a payment card number;
@@ -134,6 +135,8 @@ guard('device__terminal_run', [command = C, args(A)],
         option_value(A, args, [], Args),
         require(text_list(Args), 'args must be a list of texts'),
         require(\+ ( member(X, Args), private_arg(X) ), 'private app data and databases are off limits'),
+        require(\+ ( member(X, Args), sensor_state_arg(X) ),
+                'the phone\'s sensor, input and network state (/sys, /dev, /proc/net) is read through the sensors built-in, under its consent'),
         terminal_shape_reason(Shape, Why),
         require(args_shape(Shape, Args), Why) )).
 
@@ -274,6 +277,7 @@ path_link([sdcard], [storage, emulated, '0']).
 path_link([mnt, sdcard], [storage, emulated, '0']).
 path_link([storage, self, primary], [storage, emulated, '0']).
 path_link([cache], [data, cache]).
+path_link([d], [sys, kernel, debug]).   % Android's short link to debugfs
 
 private_normal(N) :- private_tree(T), ( N == T ; atom_concat(T, '/', P), sub_atom(N, 0, _, _, P) ), !.
 private_normal(N) :- sub_atom(N, 0, _, _, '/?').
@@ -285,6 +289,21 @@ private_normal(N) :- member(E, ['.db', '.db-wal', '.db-shm', '.db-journal', '.sq
 % app data under other names (device_paths.py PRIVATE_TREES)
 private_tree('/data'). private_tree('/data_mirror'). private_tree('/mnt/expand'). private_tree('/mnt/installer').
 private_tree('/mnt/androidwritable').
+
+% The kernel's view of what the sensors built-in guards (device_paths.py SENSOR_TREES), in either reading:
+% /sys (battery temperature and voltage, iio sensors, the radios), /dev (the input devices: every touch and key)
+% and the network tables (the router's address places the phone), also each process's /proc/<pid>/net.
+sensor_state_arg(X) :- string(X), !, atom_string(A, X), sensor_state_arg(A).
+sensor_state_arg(X) :-
+    atom(X), path_operand(X, P), path_segments(P, Segs),
+    ( path_reading(Segs, lexical, N) ; path_reading(Segs, physical, N) ),
+    atomic_list_concat([''|Parts], '/', N), sensor_state_parts(Parts), !.
+
+sensor_state_parts([sys|_]).
+sensor_state_parts([dev|_]).
+sensor_state_parts([proc, net|_]).
+sensor_state_parts([proc, _, net|_]).
+sensor_state_parts([proc, _, task, _, net|_]).
 
 % --- text classifiers --------------------------------------------------------------------------------
 

@@ -36,7 +36,9 @@ def parse_time(value: str, field: str) -> datetime:
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
-    @mcp.tool(annotations=READ)
+    # the owner's appointments, where the owner will be, an invitation's dial-in codes: the gateway asks the
+    # user's consent, as for the contacts and the messages
+    @mcp.tool(annotations=READ, meta={"sentinel/personal": "calendar"})
     async def calendar_list(
         start: str | None = None, days: int = 7, query: str | None = None
     ) -> CallToolResult:

@@ -41,6 +41,20 @@ from sentinel_mcp.core.phone_numbers import is_phone_number
 
 PROJECTION = ["_id", "address", "body", "date", "read"]
 RECENT_MESSAGES = 50  # the newest inbox messages whose codes an SMS may never carry
+# and every message received within this long, however many came after it: a window counted in messages
+# alone is emptied by whoever sends the phone 50 more (or one whose body spells 50 rows of the query's output)
+RECENT_MS = 86_400_000
+_EPOCH_MS = re.compile(r"[0-9]{1,19}")
+
+
+def recent_rows(rows: list[dict[str, str | None]], now_ms: float) -> list[dict[str, str | None]]:
+    """The newest ``RECENT_MESSAGES`` rows and every other one not received before the last day (a date
+    that is no time counts as recent: the check fails towards refusing)."""
+    def older(row: dict[str, str | None]) -> bool:
+        date = row.get("date") or ""
+        return bool(_EPOCH_MS.fullmatch(date)) and int(date) < now_ms - RECENT_MS
+
+    return rows[:RECENT_MESSAGES] + [r for r in rows[RECENT_MESSAGES:] if not older(r)]
 
 
 # Messaging apps whose compose screen sms_send may tap Send in, besides the default SMS app the phone names
@@ -311,7 +325,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                     "refused: the inbox could not be read to check that this message forwards no one-time "
                     "code the phone received. Nothing was sent"
                 ) from None
-            codes = codes_in(r.get("body") or "" for r in rows[:RECENT_MESSAGES])
+            codes = codes_in(r.get("body") or "" for r in recent_rows(rows, time.time() * 1000))
             if carries_code(body, codes):
                 raise CommandRefused(
                     "refused: the message holds a one-time code this phone received recently (in some "

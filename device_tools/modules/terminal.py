@@ -18,7 +18,7 @@ from mcp.types import ToolAnnotations
 from ..actions import ProposedAction, Risk
 from ..actuator import UNTRUSTED_KEY
 from ..arg_shapes import MAX_ARG, terminal_refusal
-from ..device_paths import normal_path, path_operands, private_path
+from ..device_paths import normal_path, path_operands, private_path, sensor_state_path
 from ..errors import DeviceError
 from ..gate import Approval
 from ..results import DEVICE_OUTPUT, error_result
@@ -81,10 +81,23 @@ def build_argv(command: str, args: list[str], allowed: dict[str, Allowed]) -> tu
         raise ValueError(
             f"{private[0]!r} is private app data (read as {normal_path(private[0])}); off limits"
         )
+    sensed = [a for a in path_operands(args) if sensor_state_path(a)]
+    if sensed:
+        raise ValueError(
+            f"{sensed[0]!r} is the phone's sensor, input or network state (read as "
+            f"{normal_path(sensed[0])}); read sensors through the sensors built-in (sensor_read, under the "
+            "user's consent)"
+        )
     refusal = terminal_refusal(entry.shape, args)
     if refusal is not None:
         raise ValueError(f"{key}: {refusal}; refused: {args!r}")
     return [*entry.words, *args], entry
+
+
+def not_text(output: str) -> bool:
+    """Output that is not text: a NUL, or bytes the decoding replaced (a photo, a database, a device node). A
+    file's bytes decoded so still carry what it holds in bytes below 0x80 (a photo's EXIF position)."""
+    return "\x00" in output or "\ufffd" in output
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
@@ -110,6 +123,11 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                     output = await rt.gate.run(argv, approval, timeout=timeout)
             except TimeoutError:
                 raise DeviceError(f"{' '.join(argv)} timed out after {timeout:g}s") from None
+            if not_text(output):
+                raise DeviceError(
+                    f"{' '.join(argv)} printed output that is not text (a NUL or bytes that are not UTF-8): "
+                    "terminal_run shows text only; nothing of it is returned"
+                )
             truncated = len(output) > cap
             shown = output[:cap] + (f"\n… output truncated at {cap} characters" if truncated else "")
             # the output is the phone's: a file's text, names any app chose
