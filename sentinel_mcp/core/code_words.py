@@ -16,7 +16,7 @@ import functools
 import re
 import unicodedata
 
-__all__ = ["CODE_WORDS", "fold_letters", "speaks_of_a_code", "code_words_near"]
+__all__ = ["CODE_WORDS", "code_words_near", "fold_letters", "holds_a_code_word", "speaks_of_a_code"]
 
 CODE_WORDS = (
     # Latin scripts (as folded: no accents, lower case)
@@ -60,12 +60,23 @@ def fold_letters(text: str) -> str:
 
 
 _FOLDED = tuple(sorted({fold_letters(w) for w in CODE_WORDS}))
+_ASCII = tuple(w for w in _FOLDED if w.isascii())  # what an ASCII text can hold
+_SHORT_STEMS = ("otp", "pin", "tan", "2fa", "mfa")
 _ANY = re.compile("|".join(re.escape(w) for w in _FOLDED) + "|" + _SHORT.pattern)
 
 
 def speaks_of_a_code(text: str) -> bool:
     """Whether the text holds one of the words (``fold_letters`` of it)."""
-    return _ANY.search(fold_letters(text)) is not None
+    return holds_a_code_word(fold_letters(text))
+
+
+def holds_a_code_word(letters: str) -> bool:
+    """``speaks_of_a_code`` of a text already folded (``fold_letters``): substring tests first (a long text
+    with none of the words costs a scan per word, not a regular expression of all of them)."""
+    words = _ASCII if letters.isascii() else _FOLDED
+    if any(w in letters for w in words):
+        return True
+    return any(w in letters for w in _SHORT_STEMS) and _SHORT.search(letters) is not None
 
 
 def code_words_near(folded: str, start: int, end: int, reach: int) -> bool:
