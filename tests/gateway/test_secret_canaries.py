@@ -104,7 +104,7 @@ async def test_no_output_of_the_stdio_front_carries_a_planted_secret(tmp_path: P
     log = tmp_path / "stderr.log"
     # the gateway's own stderr (debug level) into a file: the shell only redirects it
     params = StdioServerParameters(command="/bin/sh", args=[
-        "-c", f'exec "$0" -m sentinel_mcp -v -c "$1" serve 2>"$2"', sys.executable, str(cfg), str(log)])
+        "-c", 'exec "$0" -m sentinel_mcp -v -c "$1" serve 2>"$2"', sys.executable, str(cfg), str(log)])
     outputs: dict[str, str] = {}
     await drive(params, outputs)
     outputs["stderr"] = log.read_text(errors="replace")
