@@ -1,6 +1,7 @@
 """The secret argument values this process sent to upstreams lately, so that what an upstream writes on its
-own (its stderr: a careless server's "wrong password 'hunter2'", a traceback quoting its arguments) is shown
-with them masked (``gateway/upstream_stderr.py``).
+own (its stderr: a careless server's "wrong password 'hunter2'", a traceback quoting its arguments; the
+questions it asks the person) is shown with them masked (``gateway/upstream_stderr.py``,
+``gateway/front_held.relayed_question``).
 
 The values of a call's secret arguments (``ToolCall.secret_arguments``) are kept when the call is made, the
 last ``MAX_KEPT`` of them (an upstream may log a value some time after the call: none is dropped on the
@@ -18,7 +19,7 @@ from typing import Any
 from sentinel_mcp.core.redactor import scrub_text
 from sentinel_mcp.core.secret_values import mask_secret_values, secret_strings
 
-__all__ = ["MAX_KEPT", "remember", "scrubbed"]
+__all__ = ["MAX_KEPT", "masked", "remember", "scrubbed"]
 
 MAX_KEPT = 256
 MAX_VALUE_CHARS = 4096  # a longer "secret" is a document: its strings are kept up to this many characters
@@ -38,6 +39,14 @@ def remember(arguments: Mapping[str, Any], secret: Iterable[str]) -> None:
             _kept.move_to_end(s)
         while len(_kept) > MAX_KEPT:
             _kept.popitem(last=False)
+
+
+def masked(text: str) -> str:
+    """``text`` with every kept value masked (in any escaped spelling: ``secret_values``), nothing else
+    changed: what an upstream asks the person may quote no password a caller gave it."""
+    with _lock:
+        kept = list(_kept)
+    return mask_secret_values(text, kept) if kept else text
 
 
 def scrubbed(text: str) -> str:

@@ -1,10 +1,15 @@
 """A test upstream whose tools take a password (a secret argument by its name): one that works, one that
-fails quoting the password in its error, one that hangs past its timeout, one that writes (asked first)."""
+fails quoting the password in its error, one that hangs past its timeout, one that writes (asked first),
+one that asks the person itself quoting the password."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import anyio
-from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel
+
+from mcp.server.mcpserver import Elicit, MCPServer, Resolve
 from mcp.types import ToolAnnotations
 
 RO = ToolAnnotations(read_only_hint=True)
@@ -42,6 +47,20 @@ async def hanging_login(user: str, password: str) -> str:
 def set_password(user: str, password: str) -> str:
     """A write: the default guard asks first."""
     return f"password of {user} changed"
+
+
+class Ok(BaseModel):
+    ok: bool
+
+
+async def _ask_password(user: str, password: str) -> Elicit[Ok]:
+    return Elicit(f"Really sign {user} in with the password {password}?", Ok)
+
+
+@mcp.tool(annotations=RO)
+async def asking_login(user: str, password: str, answer: Annotated[Ok, Resolve(_ask_password)]) -> str:
+    """Asks the person itself, quoting the password in its question."""
+    return f"asked: {answer.ok}"
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ SERVER = str(Path(__file__).with_name("secret_server.py"))
 PASSWORD = "Canary-Pw-4417-xq"
 TOKEN = "canary-owner-token-8812-zz"
 CONSOLE = "canary-console-secret-5530"
+TOOLS = ("login", "denied_login", "failing_login", "hanging_login", "set_password", "asking_login")
 CANARIES = (PASSWORD, TOKEN, CONSOLE, "4417-xq", "8812-zz", "5530")
 
 
@@ -44,16 +45,17 @@ def write_config(tmp_path: Path) -> Path:
 
 
 async def drive(target: Any, outputs: dict[str, str]) -> None:
-    """The five calls (allowed, denied, failed upstream, timed out, asked and approved), the questions and
-    results kept in ``outputs``."""
+    """The calls (allowed, denied, failed upstream, timed out, asked and approved, asking the person from
+    the upstream), the questions and results kept in ``outputs``."""
     asked: list[str] = []
 
     async def approve(ctx, params):  # noqa: ANN001
         asked.append(params.message)
-        return ElicitResult(action="accept", content={"approve": True})
+        fields = params.requested_schema.get("properties") or {}
+        return ElicitResult(action="accept", content={name: True for name in fields})
 
     async with Client(target, elicitation_callback=approve) as c:
-        for tool in ("login", "denied_login", "failing_login", "hanging_login", "set_password"):
+        for tool in TOOLS:
             result = await c.call_tool(f"sec__{tool}", {"user": "ann", "password": PASSWORD})
             outputs[f"result of {tool}"] = result.model_dump_json()
     outputs["questions"] = "\n".join(asked)
@@ -66,6 +68,7 @@ def read_back(cfg: Path, outputs: dict[str, str]) -> None:
                               capture_output=True, text=True, timeout=60)
         outputs[" ".join(argv)] = done.stdout + done.stderr
     assert "sec__set_password" in outputs["questions"], outputs
+    assert "Really sign ann in" in outputs["questions"], outputs
     assert "welcome ann" in outputs["result of login"]
     assert "sec__failing_login" in outputs["audit --json"]
     assert "[upstream sec]" in outputs["stderr"] and "wrong password" in outputs["stderr"]  # it was read
