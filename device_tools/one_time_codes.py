@@ -1,10 +1,19 @@
 """One-time codes in message text, masked unless the user allows them for one call.
 
-A code is a run of 4-8 digits (dashes or spaces allowed inside, as in ``G-482 913``) in a message that speaks
-of
-a code: the words code, otp, pin, passcode, password, verification, verify, one-time, login, sign-in,
-security,
-2fa/mfa, or a ``G-``/``FB-`` style prefix. Masked digits become ``•``; the rest of the message stays readable.
+A code is a run of 4-8 digits of any script (their groups apart by a space, a dash or a dot, spaces around
+it too: ``G-482 913``, ``482 - 913``, ``4-8-2-9-1-3``) in a message that either
+
+* speaks of a code, in any of many languages and scripts (``core/code_words.py``: "code" and compounds,
+  "código", "codice", "kod", "код", "κωδικός", "验证码", "認証コード", "인증번호", "رمز", "קוד", "ओटीपी",
+  "รหัส", ...; read with case, width and accents folded, and inside words: "Bestätigungscode",
+  "engångskod", "kodunuz"), or a ``G-``/``FB-`` style prefix; or
+* comes from a service's sender (``service_sender``: a short code, or an alphanumeric sender ID such as
+  "Google"), where a 4-8 digit group standing apart is a code whatever words surround it: a language this
+  list lacks still gets its code masked. A person writes from a phone number, and their "room 4829" stays.
+
+The list of words cannot be complete; the sender rule is what covers the rest. Both mask more than codes
+(a bank's amount, "zipcode 12345"): ``reveal_codes`` shows them with the user's consent. Masked digits
+become ``•``; the rest of the message stays readable.
 """
 
 from __future__ import annotations
@@ -12,12 +21,33 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from itertools import zip_longest
 
-_CONTEXT = re.compile(
-    r"(?i)\b(code|codes|otp|pin|passcode|password|verification|verify|one[- ]?time|log[- ]?in|"
-    r"sign[- ]?in|security|2fa|mfa|authenticat\w*|tan)\b|\b[A-Z]{1,3}-\d"
-)
-_RUN = re.compile(r"(?<![0-9])(?:[A-Z]{1,3}-)?[0-9](?:[ -]?[0-9]){3,7}(?![0-9])")
+from sentinel_mcp.core import code_words
+
+_PREFIX = re.compile(r"\b[A-Z]{1,3}-\d")  # "G-482913", "FB-4829"
+_SEP = r"(?:[ \u00a0\u2009\u202f]|[ ]?[-\u2010\u2011\u2012\u2013\u2014.][ ]?)"
+_RUN = re.compile(rf"(?<![0-9])(?:[A-Z]{{1,3}}-)?[0-9](?:{_SEP}?[0-9]){{3,7}}(?![0-9])")
+# a group standing apart: no letter or digit touching it, no decimal point or time before or after it
+_APART = re.compile(rf"(?<![A-Za-z0-9.,:/])[0-9](?:{_SEP}?[0-9]){{3,7}}(?![A-Za-z0-9]|[.,:/][0-9])")
+_SENDER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9 .&_-]{0,10}")
+
+
+def speaks_of_a_code(text: str) -> bool:
+    """Whether the text speaks of a code in one of ``code_words``' languages, or by a ``G-`` prefix."""
+    return code_words.speaks_of_a_code(text) or bool(_PREFIX.search(ascii_digits(text)))
+
+
+def service_sender(sender: str | None) -> bool:
+    """A short code (3-6 digits) or an alphanumeric sender ID (letters, at most 11 characters): who services
+    send codes from. A full phone number (a person's) is neither."""
+    if not sender:
+        return False
+    s = sender.strip()
+    digits = re.sub(r"[\s()+-]", "", s)
+    if digits.isdigit():
+        return 3 <= len(digits) <= 6
+    return any(c.isalpha() for c in s) and bool(_SENDER_ID.fullmatch(s))
 
 
 def ascii_digits(text: str) -> str:
@@ -28,24 +58,35 @@ def ascii_digits(text: str) -> str:
     return "".join(str(unicodedata.decimal(c)) if not c.isascii() and c.isdecimal() else c for c in text)
 
 
-def has_code(text: str) -> bool:
+def _runs(text: str, sender: str | None = None) -> list[tuple[int, int]]:
+    """Where the codes are in ``text`` (spans of it)."""
+    if not text:
+        return []
     plain = ascii_digits(text)
-    return bool(text) and bool(_CONTEXT.search(plain)) and bool(_RUN.search(plain))
+    if speaks_of_a_code(text):
+        return [m.span() for m in _RUN.finditer(plain)]
+    if service_sender(sender):
+        return [m.span() for m in _APART.finditer(plain)]
+    return []
 
 
-def mask_codes(text: str) -> tuple[str, int]:
-    """``text`` with its one-time codes masked, and how many were masked (the rest as written)."""
-    plain = ascii_digits(text) if text else text
-    if not text or not _CONTEXT.search(plain):
+def has_code(text: str, sender: str | None = None) -> bool:
+    return bool(_runs(text, sender))
+
+
+def mask_codes(text: str, sender: str | None = None) -> tuple[str, int]:
+    """``text`` with its one-time codes masked, and how many were masked (the rest as written); ``sender``:
+    the message's address (a service's sender makes any 4-8 digit group standing apart a code)."""
+    spans = _runs(text, sender)
+    if not spans:
         return text, 0
     parts: list[str] = []
-    last = count = 0
-    for m in _RUN.finditer(plain):
-        count += 1
-        parts += [text[last:m.start()], "".join("•" if c.isdecimal() else c for c in text[m.start():m.end()])]
-        last = m.end()
+    last = 0
+    for a, b in spans:
+        parts += [text[last:a], "".join("•" if c.isdecimal() else c for c in text[a:b])]
+        last = b
     parts.append(text[last:])
-    return "".join(parts), count
+    return "".join(parts), len(spans)
 
 
 # --- a code in text someone is about to send -------------------------------------------------------------
@@ -108,13 +149,14 @@ def digit_stream(text: str) -> list[str]:
     return stream
 
 
-def codes_in(bodies: Iterable[str]) -> set[str]:
-    """The codes ``mask_codes`` masks in these messages, as digits ("G-482 913" is "482913")."""
+def codes_in(bodies: Iterable[str], senders: Iterable[str | None] = ()) -> set[str]:
+    """The codes ``mask_codes`` masks in these messages (each with its sender, in order), as digits
+    ("G-482 913" is "482913")."""
     out: set[str] = set()
-    for body in bodies:
-        plain = ascii_digits(body) if body else ""
-        if plain and _CONTEXT.search(plain):
-            out.update(re.sub(r"[^0-9]", "", m.group(0)) for m in _RUN.finditer(plain))
+    for body, sender in zip_longest(bodies, senders):
+        if body:
+            plain = ascii_digits(body)
+            out.update(re.sub(r"[^0-9]", "", plain[a:b]) for a, b in _runs(body, sender))
     return {c for c in out if 4 <= len(c) <= 8}
 
 
@@ -136,4 +178,4 @@ def speaks_of_code(text: str) -> bool:
     words = " ".join(t.translate(_LEET) if any(c.isalpha() for c in t) else t
                      for t in _TOKEN.findall(plain.casefold()))
     spaced = re.sub(r"[._/\\]", "-", plain)
-    return has_code(text) or (bool(_CONTEXT.search(words)) and bool(_RUN.search(spaced)))
+    return has_code(text) or (speaks_of_a_code(words) and bool(_RUN.search(spaced)))

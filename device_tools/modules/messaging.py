@@ -177,7 +177,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         for r in rows:
             body = r.get("body")
             if not reveal_codes and body:
-                body, n = mask_codes(body)
+                body, n = mask_codes(body, r.get("address"))  # a service's sender: any bare group
                 masked += n
             # the query sees what the caller may see: a masked code cannot be guessed digit by digit
             if needle and needle not in f"{r.get('address')} {body}".lower():
@@ -325,7 +325,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                     "refused: the inbox could not be read to check that this message forwards no one-time "
                     "code the phone received. Nothing was sent"
                 ) from None
-            codes = codes_in(r.get("body") or "" for r in recent_rows(rows, time.time() * 1000))
+            recent = recent_rows(rows, time.time() * 1000)
+            codes = codes_in((r.get("body") or "" for r in recent), (r.get("address") for r in recent))
             if carries_code(body, codes):
                 raise CommandRefused(
                     "refused: the message holds a one-time code this phone received recently (in some "

@@ -20,7 +20,8 @@ from pydantic import BaseModel
 from sentinel_mcp.core.call_meta import behind_gateway
 
 from sentinel_mcp.core.decision import Question
-from sentinel_mcp.core.display_text import safe_question
+from sentinel_mcp.core.display_text import Marked, safe_question
+from sentinel_mcp.core.secret_values import mask_secret_values, secret_strings
 
 __all__ = ["ANSWERED_BY", "Asker", "AskUser", "Channel", "Provenance", "answered_by", "marked",
            "marked_responses"]
@@ -57,6 +58,9 @@ class AskUser:
     channel: Channel = Channel.CLIENT
     accepts_from: tuple[Provenance, ...] = (Provenance.USER,)
     meta: dict[str, Any] = field(default_factory=dict)
+    # names of ``values`` the tool declares secret (``ToolCall.secret_arguments``): their values are masked
+    # wherever the text quotes them, however its writer (a rulebase's ``~w``) spelled it
+    secret: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "asker", Asker(self.asker))
@@ -67,7 +71,15 @@ class AskUser:
 
     def shown(self) -> str:
         """The text the person sees: the one safety path for every question."""
-        return safe_question(self.text, dict(self.values) if self.values else None)[0]
+        values = dict(self.values) if self.values else None
+        text = self.text
+        hidden = [v for k, v in values.items() if k in self.secret] if values and self.secret else []
+        if values and hidden:
+            masked = mask_secret_values(text, (s for v in hidden for s in secret_strings(v)))
+            # a text this module's caller marked safe stays marked: a mask is plain printable text
+            text = Marked(masked) if isinstance(text, Marked) else masked
+            values = {k: ("[redacted]" if k in self.secret else v) for k, v in values.items()}
+        return safe_question(text, values)[0]
 
     def counts(self, provenance: str) -> bool:
         """Whether an answer with this provenance answers the question."""

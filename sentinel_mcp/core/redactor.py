@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from sentinel_mcp.core.card_numbers import card_spans
+from sentinel_mcp.core.code_words import code_words_near, fold_letters, holds_a_code_word
 from sentinel_mcp.core.identifier_shapes import identifier_spans, inside_an_identifier
 
 SENSITIVE_META = "sentinel/sensitive"
@@ -246,6 +247,30 @@ def _masked(
     return "".join(pieces) + text[last:], "".join(folds) + folded[last:]
 
 
+# a 4-8 digit run, its groups apart by a space, a dash or a dot (``device_tools/one_time_codes.py``'s)
+_SEP = r"(?:[ \u00a0\u2009\u202f]|[ ]?[-\u2010\u2011\u2012\u2013\u2014.][ ]?)"
+_RUN = re.compile(rf"(?<![0-9])[0-9](?:{_SEP}?[0-9]){{3,7}}(?![0-9])")
+_WORD_REACH = 24  # characters between a code word and its code, either side (as ``_CODE``'s)
+
+
+def _masked_near_words(text: str, folded: str) -> tuple[str, str]:
+    """Each digit run within ``_WORD_REACH`` of a code word of any language (``code_words.py``) as
+    ``[code]``."""
+    letters = fold_letters(folded)
+    if not holds_a_code_word(letters):
+        return text, folded
+    spans = [m.span() for m in _RUN.finditer(folded)
+             if code_words_near(letters, m.start(), m.end(), _WORD_REACH)]
+    if not spans:
+        return text, folded
+    pieces, folds, last = [], [], 0
+    for a, b in spans:
+        pieces += [text[last:a], "[code]"]
+        folds += [folded[last:a], "[code]"]
+        last = b
+    return "".join(pieces) + text[last:], "".join(folds) + folded[last:]
+
+
 def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with known secret values and recognisable secrets (cards, codes, tokens) masked, whatever
     script their digits and words are written in (``_folded``). Each pattern runs only when the words or
@@ -263,6 +288,8 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     if digits >= 4 and any(w in low for w in _CODE_WORDS):
         text, folded = _masked(text, folded, _CODE, 3, "[code]")
         text, folded = _masked(text, folded, _CODE_BEFORE, 1, "[code]")
+    if digits >= 4:  # the code words of every language the device knows (``code_words.py``)
+        text, folded = _masked_near_words(text, folded)
     if "bearer" in low:
         text, folded = _masked(text, folded, _BEARER, 2, "[redacted]")
     if "eyj" in low:

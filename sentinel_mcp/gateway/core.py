@@ -47,6 +47,7 @@ from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
 from sentinel_mcp.gateway.result_check import Later, ResultCheck
+from sentinel_mcp.core import sent_secrets
 from sentinel_mcp.gateway.asked_questions import AskedQuestions
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
@@ -405,6 +406,8 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
             secret_arguments=route.secret_arguments,
         )
         rec.base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
+        if call.secret_arguments:  # what the upstream writes of them on its own is masked (sent_secrets.py)
+            sent_secrets.remember(call.arguments, call.secret_arguments)
         if req.depth > MAX_DEPTH:
             await rec.final("deny", "denied", reason="nesting too deep")
             return Refused(

@@ -21,6 +21,7 @@ from mcp.types import (
     InputRequiredResult,
 )
 
+from sentinel_mcp.core import sent_secrets
 from sentinel_mcp.core.caller_link import shared_note
 from sentinel_mcp.core.display_text import Marked, compose, is_hidden, safe_question, safe_text
 from sentinel_mcp.core.port import FrontPort, NeedsInput
@@ -174,6 +175,9 @@ def relayed_question(message: str, source: str | None, of_calls: int = 1) -> Mar
     Sentinel mounted, whose questions are Sentinel's own (no mark). A question that names no call, asked
     while ``of_calls`` calls of the client were in flight there, says so in the mark: it is shown with one
     of them, and may be about another."""
+    # the secret values callers sent upstreams lately never reach the person (``sent_secrets.py``), however
+    # the upstream (or a built-in) wrote its question
+    message = sent_secrets.masked(message)
     # a built-in's question was marked where it was asked (``AskUser``): its marks are kept, not marked again
     text, _ = safe_question(Marked(message) if source is None else message)
     marks: list[str] = [compose("asked by ", safe_text(source, 80), ", not by Sentinel")] if source else []

@@ -6,7 +6,8 @@ console of whoever reads the log (the desktop app's log, a terminal running ``se
 writes into a pipe that a thread of Sentinel's drains (so the upstream never blocks on a full pipe), and
 what is shown is at most ``LINES_PER_WINDOW`` lines per ``WINDOW_SECONDS`` and ``MAX_SHOWN_BYTES`` in all
 per process, each line cut to ``MAX_LINE_CHARS``, its controls and invisible characters shown as
-``⟨U+XXXX⟩``, and prefixed ``[upstream NAME]``; what is left out is counted, and the count shown.
+``⟨U+XXXX⟩``, the secrets it may quote masked (``core/sent_secrets.py``), and prefixed ``[upstream NAME]``;
+what is left out is counted, and the count shown.
 Standard library only (``early_spawn`` starts these before the SDK is imported).
 """
 
@@ -18,6 +19,7 @@ import threading
 import time
 
 from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.sent_secrets import scrubbed
 
 MAX_LINE_CHARS = 1000
 LINES_PER_WINDOW = 100
@@ -69,6 +71,9 @@ class StderrRelay:
             return
         self.in_window += 1
         text = raw.decode("utf-8", "backslashreplace").rstrip("\r")
+        # the secret values sent to upstreams lately, and any recognisable secret, masked: an upstream that
+        # logs the password it was given does not write it into Sentinel's log (``sent_secrets.py``)
+        text = scrubbed(text[:MAX_LINE_CHARS * 4])
         self._write(f"[upstream {self.name}] {safe_text(text, MAX_LINE_CHARS)}\n")
 
     def _tell_unshown(self) -> None:

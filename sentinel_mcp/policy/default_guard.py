@@ -64,6 +64,9 @@ def confirmation_question(call: ToolCall, why: str) -> Question:
         compose("Sentinel: allow ", described, "? ", why, Marked(f" {note}" if note else "")),
         accepts_from=(Provenance.USER,),
         meta={"kind": "confirmation", "tool": call.name, "digest": call.digest},
+        # the secrets' values masked wherever the text holds them (``why`` too), not only in their slots
+        values={k: call.arguments[k] for k in call.secret_arguments if k in call.arguments},
+        secret=call.secret_arguments,
     )
     return ask.question(confirmation_key(call), CONFIRM_SCHEMA)
 

@@ -151,7 +151,9 @@ def questions_of(needs: list[dict[str, Any]], call: ToolCall | None, version: st
 
 
 def _shown(need: dict[str, Any], call: ToolCall | None) -> str:
-    return AskUser(Asker.POLICY, str(need["question"]), call.arguments if call is not None else None).shown()
+    if call is None:
+        return AskUser(Asker.POLICY, str(need["question"])).shown()
+    return AskUser(Asker.POLICY, str(need["question"]), call.arguments, secret=call.secret_arguments).shown()
 
 
 def answer_value(question: Question, answer: Answer) -> Any:
