@@ -37,6 +37,7 @@ from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.push_shares import PushShares
 from sentinel_mcp.gateway.relayed_answer import relayed_answer
+from sentinel_mcp.gateway.sampling_bounds import TOO_LARGE, sampling_problem
 from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, not_permitted, permitted_relays
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
@@ -202,6 +203,12 @@ class PushRelays:
         self, ctx: ClientRequestContext, params: CreateMessageRequestParams
     ) -> CreateMessageResult | ErrorData:
         async def ask(link: CallerLink) -> Any:  # bounded, its answer decided again (midcall_answers.py)
+            problem = sampling_problem(params)  # what the client's model would read (sampling_bounds.py)
+            if problem is not None:
+                self.pushes_refused += 1
+                why = f"sentinel: a sampling request refused: {problem}"
+                await self._refused_push(link, SAMPLING, TOO_LARGE, why)
+                return refusal("a sampling request", problem)
             return await asked(link, lambda: link.sample(params),
                                partial(self._too_many_questions, link, SAMPLING), SAMPLING)
 

@@ -24,6 +24,7 @@ from sentinel_mcp.gateway.upstream import CallerLink, Upstream, UpstreamCallErro
 from sentinel_mcp.gateway.relay_permits import unpermitted_request
 from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
 from sentinel_mcp.gateway.midcall_answers import too_many_at_once
+from sentinel_mcp.gateway.sampling_bounds import oversized_request
 
 MAX_UPSTREAM_INPUT_ROUNDS = 5
 
@@ -92,6 +93,7 @@ async def _rounds(
             up.pushes_not_permitted += 1
             return Unrelayed(refused)
         refused = too_many_at_once(result.input_requests)  # more than a call may ask (midcall_answers.py)
+        refused = refused or oversized_request(result.input_requests)  # (sampling_bounds.py)
         if refused is not None:
             return Unrelayed(refused)
         if link is None or not getattr(link, "can_push", False):

@@ -1,6 +1,7 @@
 """A hostile 2026-era test upstream that never stops asking: each answer to its input-required result
 continues the call, and the continuation asks ``per_round`` questions again (forms, sampling or roots),
-round after round (at most ``MAX_ROUNDS``); its request state counts the rounds.
+round after round (at most ``MAX_ROUNDS``); its request state counts the rounds. A sampling request holds
+``messages`` messages of ``chars`` characters each, when given.
 
 python chain_asker_upstream.py
 """
@@ -37,16 +38,18 @@ from mcp.types import (
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 MAX_ROUNDS = 100
 SCHEMA = {"type": "object", "properties": {"word": {"type": "string"}}}
+ARGS = {"per_round": {"type": "integer"}, "kind": {"type": "string"}, "messages": {"type": "integer"},
+        "chars": {"type": "integer"}}
 TOOLS = [Tool(name="ask_chain", description="asks again on every continuation",
-              input_schema={"type": "object", "properties": {"per_round": {"type": "integer"},
-                                                             "kind": {"type": "string"}}},
+              input_schema={"type": "object", "properties": ARGS},
               annotations=ToolAnnotations(read_only_hint=True))]
 
 
-def request(kind: str, n: int) -> object:
-    if kind == "sampling":
-        said = SamplingMessage(role="user", content=TextContent(type="text", text=f"say {n}"))
-        return CreateMessageRequest(params=CreateMessageRequestParams(messages=[said], max_tokens=5))
+def request(kind: str, n: int, messages: int = 1, chars: int = 0) -> object:
+    if kind == "sampling":  # ``messages`` of ``chars`` characters each (or a short one)
+        said = SamplingMessage(role="user", content=TextContent(type="text", text="x" * chars or f"say {n}"))
+        params = CreateMessageRequestParams(messages=[said] * messages, max_tokens=5)
+        return CreateMessageRequest(params=params)
     if kind == "roots":
         return ListRootsRequest()
     return ElicitRequest(params=ElicitRequestFormParams(message=f"question {n}", requested_schema=SCHEMA))
@@ -64,7 +67,8 @@ def build_server() -> Server:
         done = int(params.request_state or 0)
         if done >= MAX_ROUNDS:
             return CallToolResult(content=[TextContent(type="text", text=f"answered {done} rounds")])
-        asked = {f"q{done}_{i}": request(kind, done * per_round + i) for i in range(per_round)}
+        size = int(args.get("messages", 1)), int(args.get("chars", 0))
+        asked = {f"q{done}_{i}": request(kind, done * per_round + i, *size) for i in range(per_round)}
         return InputRequiredResult(input_requests=asked, request_state=str(done + 1))  # type: ignore[arg-type]
 
     return Server("chain", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
