@@ -15,6 +15,10 @@ A call's questions are bounded too (``MAX_QUESTIONS_PER_CALL``): a handshake-era
 1,000 questions in one call, one after another (and a 2026-era upstream's one input-required result may hold
 as many, each pushed in turn to a handshake-era client, or shown at once to a 2026-era one: such a result is
 relayed to no one), every one put to the person.
+
+A sampling or roots request's answer lets the call act as much as an accept does (the model's words, the
+client's folders, the upstream goes on with them), so it is decided again the same way; each kind is bounded
+apart (an upstream asking roots 1,000 times in one call had every one put to the client).
 """
 
 from __future__ import annotations
@@ -22,11 +26,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Collection
 
-from mcp.types import ElicitResult
+from mcp.types import CreateMessageResult, CreateMessageResultWithTools, ElicitResult, ListRootsResult
 
 from sentinel_mcp.core.caller_link import CallerLink, refusal
 from sentinel_mcp.core.decision import Ask, Question
 from sentinel_mcp.core.display_text import compose, safe_text
+from sentinel_mcp.gateway.input_rounds import ELICITATION, ROOTS, SAMPLING
 from sentinel_mcp.identity.resolver import AuthFailed
 
 # questions one call's upstream may put to its user (each one the person reads and answers: a few are a
@@ -34,6 +39,8 @@ from sentinel_mcp.identity.resolver import AuthFailed
 # their questions too when a handshake-era client is asked them
 MAX_QUESTIONS_PER_CALL = 16
 OUR_PREFIX = "sentinel."  # a question's key as the wire carries it (``input_rounds.wire_key``) or not
+# what each kind of request is called in a refusal (``refusal``)
+WHAT = {ELICITATION: "an elicitation", SAMPLING: "a sampling request", ROOTS: "a roots request"}
 
 
 @dataclass(frozen=True)
@@ -51,26 +58,30 @@ class AcceptGate:
     def __init__(self, decide: Callable[[], Awaitable[MidCallRefusal | None]]) -> None:
         self._decide = decide
         self.refused: MidCallRefusal | None = None  # once refused, every later accept of the call is too
-        self.questions = 0  # put to the user so far (``MAX_QUESTIONS_PER_CALL``)
+        self.asked: dict[str, int] = {}  # requests of each kind put to the user so far (bounded)
         self.closed = False  # the call has ended (answered, failed, cancelled): no accept lets it act
+
+    @property
+    def questions(self) -> int:
+        return self.asked.get(ELICITATION, 0)
 
     def close(self) -> None:
         self.closed = True
 
-    def take_question(self, calls: int = 1) -> bool:
-        """Whether one more question of the upstream may be put to the user (counted when it may).
+    def take_question(self, calls: int = 1, kind: str = ELICITATION) -> bool:
+        """Whether one more request of the upstream of ``kind`` may be put to the user (counted when it may).
         ``calls``: a question that names no call is shown with one of its party's ``calls`` in flight (the
         oldest not asking), so that call's count is bounded for all of them (60 calls asking one each are
         60 questions, not one call's 60)."""
-        if self.questions >= MAX_QUESTIONS_PER_CALL * max(1, calls):
+        if self.asked.get(kind, 0) >= MAX_QUESTIONS_PER_CALL * max(1, calls):
             return False
-        self.questions += 1
+        self.asked[kind] = self.asked.get(kind, 0) + 1
         return True
 
     async def __call__(self, answer: Any, *, shared: bool = False) -> Any:
         """``shared``: the question named no call and may be another of the party's calls' (still running:
         ``CallerLink.for_one_of``), so this one's end does not refuse its answer."""
-        if not isinstance(answer, ElicitResult) or answer.action != "accept":
+        if not acts(answer):
             return answer
         if self.closed and not shared:  # cancelled while asking: no yes for an upstream deaf to that
             return refusal("an answer", "the call it belongs to has ended")
@@ -85,6 +96,22 @@ TOO_MANY = (f"the call's upstream has asked its user {MAX_QUESTIONS_PER_CALL} qu
             "more are put to them")
 
 
+def too_many(kind: str) -> str:
+    """Why a request of ``kind`` past its call's bound is refused."""
+    if kind == ELICITATION:
+        return TOO_MANY
+    return (f"the call's upstream has sent {MAX_QUESTIONS_PER_CALL} {kind} requests already; no more are "
+            "relayed")
+
+
+def acts(answer: Any) -> bool:
+    """Whether ``answer`` lets the call act: an accept, a completion of the client's model, the client's
+    roots (a decline, a cancel or a refusal lets it act on nothing)."""
+    if isinstance(answer, ElicitResult):
+        return answer.action == "accept"
+    return isinstance(answer, (CreateMessageResult, CreateMessageResultWithTools, ListRootsResult))
+
+
 def too_many_at_once(requests: dict[str, Any] | None) -> str | None:
     """Why a 2026-era upstream's one input-required result is relayed to no one (more questions than a call
     may put to its user), or None."""
@@ -95,15 +122,15 @@ def too_many_at_once(requests: dict[str, Any] | None) -> str | None:
 
 
 async def asked(link: CallerLink, ask: Callable[[], Awaitable[Any]],
-                refused: Callable[[str], Awaitable[None]] | None = None) -> Any:
-    """``ask()`` of the call's user, within the call's bound, its answer as the upstream may get it (through
-    the link's gate: ``CallerLink.answer_gate``); ``refused(why)``: told of a question past the bound (its
-    audit row) before the upstream is."""
+                refused: Callable[[str], Awaitable[None]] | None = None, kind: str = ELICITATION) -> Any:
+    """``ask()`` of the call's user (a request of ``kind``), within the call's bound, its answer as the
+    upstream may get it (through the link's gate: ``CallerLink.answer_gate``); ``refused(why)``: told of a
+    request past the bound (its audit row) before the upstream is."""
     gate = link.answer_gate
     if gate is None:
         return await ask()
-    if not gate.take_question(link.of_calls):
-        answer = refusal("an elicitation", TOO_MANY)
+    if not gate.take_question(link.of_calls, kind):
+        answer = refusal(WHAT[kind], too_many(kind))
         if refused is not None:
             await refused(answer.message)
         return answer

@@ -7,7 +7,7 @@ Bounded: an upstream flooding pushes must not flood the disk. Per upstream, with
 seconds the first ``BURST`` refusals are written one by one (each before the upstream hears of it); the rest
 are counted by (principal, kind, cause) and written as one row each when the window ends (at that upstream's
 next refusal after it, or when the gateway stops). So one upstream adds at most ``BURST`` rows plus one per
-(principal, kind, cause) it refused in a window; the causes are three, the kinds three, and the principals
+(principal, kind, cause) it refused in a window; the causes are four, the kinds three, and the principals
 counted per window at most ``MAX_KEYS`` (the rest are summed under no principal).
 """
 
@@ -49,7 +49,8 @@ class PushRefusals:
         self.summarized = 0  # of which were written in a summary row
 
     async def record(self, upstream: str, kind: str, cause: str, why: str, call: CallOf | None) -> None:
-        """One refused push (``cause``: "not_permitted", "too_many_waiting" or "too_many_questions");
+        """One refused push (``cause``: "not_permitted", "too_many_waiting", "too_many_questions" or
+        "too_large", ``sampling_bounds``);
         written at once while the upstream's window has room, else counted."""
         self.total += 1
         now = time.monotonic()

@@ -10,6 +10,7 @@ from typing import Any
 from mcp.types import CreateMessageRequest, ElicitRequest, ErrorData, InputRequiredResult, ListRootsRequest
 
 from sentinel_mcp.core.caller_link import CallerLink
+from sentinel_mcp.gateway.input_rounds import ROOTS, SAMPLING
 from sentinel_mcp.gateway.midcall_answers import asked
 
 log = logging.getLogger(__name__)
@@ -20,12 +21,13 @@ async def answer_upstream_push(link: CallerLink, result: InputRequiredResult) ->
     none (a refusal's message; None when one cannot be relayed at all)."""
     answers: dict[str, Any] = {}
     for key, req in (result.input_requests or {}).items():
-        if isinstance(req, ElicitRequest):  # bounded, an accept decided again (midcall_answers.py)
+        # bounded, an answer that lets the call act decided again (midcall_answers.py)
+        if isinstance(req, ElicitRequest):
             answer: Any = await asked(link, lambda: link.elicit(req.params))
         elif isinstance(req, CreateMessageRequest):
-            answer = await link.sample(req.params)
+            answer = await asked(link, lambda: link.sample(req.params), kind=SAMPLING)
         elif isinstance(req, ListRootsRequest):
-            answer = await link.list_roots()
+            answer = await asked(link, link.list_roots, kind=ROOTS)
         else:
             return None
         if isinstance(answer, ErrorData):  # not relayed, or a reply that did not fit the question

@@ -37,6 +37,7 @@ from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.push_shares import PushShares
 from sentinel_mcp.gateway.relayed_answer import relayed_answer
+from sentinel_mcp.gateway.sampling_bounds import TOO_LARGE, sampling_problem
 from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, not_permitted, permitted_relays
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
@@ -186,28 +187,39 @@ class PushRelays:
             # and carries only what the question can be answered with, whichever link answered it
             link_asked = isinstance(params, ElicitRequestURLParams)
             # bounded, an accept decided again (midcall_answers.py)
-            answer = await asked(link, lambda: link.elicit(params), partial(self._too_many_questions, link))
+            answer = await asked(link, lambda: link.elicit(params),
+                                 partial(self._too_many_questions, link, ELICITATION))
             return marked(relayed_answer(answer, link=link_asked), link.answers_as)
 
         return cast("ElicitResult | ErrorData", await self._relayed("an elicitation", ELICITATION, ask))
 
-    async def _too_many_questions(self, link: CallerLink, why: str) -> None:
-        """A question past its call's bound (``midcall_answers.MAX_QUESTIONS_PER_CALL``): counted with the
-        refused pushes, and audited."""
+    async def _too_many_questions(self, link: CallerLink, kind: str, why: str) -> None:
+        """A request past its call's bound (``midcall_answers.MAX_QUESTIONS_PER_CALL``, each kind apart):
+        counted with the refused pushes, and audited."""
         self.pushes_refused += 1
-        await self._refused_push(link, ELICITATION, "too_many_questions", why)
+        await self._refused_push(link, kind, "too_many_questions", why)
 
     async def _on_sample(
         self, ctx: ClientRequestContext, params: CreateMessageRequestParams
     ) -> CreateMessageResult | ErrorData:
-        return cast(
-            "CreateMessageResult | ErrorData",
-            await self._relayed("a sampling request", SAMPLING, lambda link: link.sample(params)),
-        )
+        async def ask(link: CallerLink) -> Any:  # bounded, its answer decided again (midcall_answers.py)
+            problem = sampling_problem(params)  # what the client's model would read (sampling_bounds.py)
+            if problem is not None:
+                self.pushes_refused += 1
+                why = f"sentinel: a sampling request refused: {problem}"
+                await self._refused_push(link, SAMPLING, TOO_LARGE, why)
+                return refusal("a sampling request", problem)
+            return await asked(link, lambda: link.sample(params),
+                               partial(self._too_many_questions, link, SAMPLING), SAMPLING)
+
+        sampled = await self._relayed("a sampling request", SAMPLING, ask)
+        return cast("CreateMessageResult | ErrorData", sampled)
 
     async def _on_roots(self, ctx: ClientRequestContext) -> ListRootsResult | ErrorData:
-        roots = await self._relayed("a roots request", ROOTS, lambda link: link.list_roots())
-        return cast("ListRootsResult | ErrorData", roots)
+        async def ask(link: CallerLink) -> Any:  # bounded, its answer decided again (midcall_answers.py)
+            return await asked(link, link.list_roots, partial(self._too_many_questions, link, ROOTS), ROOTS)
+
+        return cast("ListRootsResult | ErrorData", await self._relayed("a roots request", ROOTS, ask))
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         target = self._push_target()

@@ -17,13 +17,14 @@ from sentinel_mcp.core.asking import Provenance, marked_responses
 from sentinel_mcp.core.call_meta import DECISION_KEY
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.decision import ToolCall
-from sentinel_mcp.gateway import call_timings
+from sentinel_mcp.gateway import call_timings, chain_questions
 from sentinel_mcp.gateway.call_timings import CallTimings
 from sentinel_mcp.gateway.fair_slots import share_of
 from sentinel_mcp.gateway.upstream import CallerLink, Upstream, UpstreamCallError
 from sentinel_mcp.gateway.relay_permits import unpermitted_request
 from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
 from sentinel_mcp.gateway.midcall_answers import too_many_at_once
+from sentinel_mcp.gateway.sampling_bounds import oversized_request
 
 MAX_UPSTREAM_INPUT_ROUNDS = 5
 
@@ -71,13 +72,14 @@ async def _rounds(
             return await _rounds(own, call, req, link, meta, timings)
     # a 2026-era client's answers to the upstream's questions, marked with who gave them (never as the client
     # says); the upstream's questions asked meanwhile are marked the same way below
+    chain = chain_questions.opened(req.upstream_state)  # what the call's continuations asked before
     result = await up.call_tool(
         call.tool,
         call.arguments,
         link=link,
         progress=req.progress,
         input_responses=marked_responses(req.upstream_input, answerer(req.link)),
-        request_state=req.upstream_state,
+        request_state=chain.upstream,
         meta=meta,
         principal=call.principal,
         share=share_of(call.principal, call.origin, call.client),
@@ -91,10 +93,15 @@ async def _rounds(
             up.pushes_not_permitted += 1
             return Unrelayed(refused)
         refused = too_many_at_once(result.input_requests)  # more than a call may ask (midcall_answers.py)
+        refused = refused or oversized_request(result.input_requests)  # (sampling_bounds.py)
         if refused is not None:
             return Unrelayed(refused)
         if link is None or not getattr(link, "can_push", False):
-            break  # a 2026-era client answers it in a later request
+            # a 2026-era client answers it in a later request, which carries the chain's count
+            after = chain.after(result.input_requests, result.request_state)
+            if isinstance(after, str):
+                return Unrelayed(after)
+            return result.model_copy(update={"request_state": after.carried()})
         rounds += 1
         if rounds > MAX_UPSTREAM_INPUT_ROUNDS:
             raise UpstreamCallError(f"upstream {up.name} kept asking for input ({rounds} rounds)")

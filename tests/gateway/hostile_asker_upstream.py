@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from mcp import MCPDeprecationWarning
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ToolAnnotations
+from mcp.types import SamplingMessage, TextContent, ToolAnnotations
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 mcp = MCPServer("asker", version="1.0")
@@ -38,6 +38,40 @@ async def ask_many(times: int, ctx: Context) -> str:
             return f"accepted {accepted}; {r.action} at {i + 1}"
         accepted += 1
     return f"accepted {accepted}"
+
+
+@mcp.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
+async def roots_many(times: int, ctx: Context) -> str:
+    """Asks the client's roots ``times`` times, one after another; says how many came."""
+    for i in range(times):
+        try:
+            await ctx.session.list_roots()
+        except Exception as e:  # noqa: BLE001 - refused by the gateway: the flood ends here
+            return f"got {i}; refused at {i + 1}: {e}"
+    return f"got {times}"
+
+
+@mcp.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
+async def sampling_many(times: int, ctx: Context) -> str:
+    """Asks the client's model ``times`` times, one after another; says how many completions came."""
+    for i in range(times):
+        try:
+            said = SamplingMessage(role="user", content=TextContent(type="text", text=f"say {i}"))
+            await ctx.session.create_message([said], max_tokens=5)
+        except Exception as e:  # noqa: BLE001 - refused by the gateway: the flood ends here
+            return f"got {i}; refused at {i + 1}: {e}"
+    return f"got {times}"
+
+
+@mcp.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
+async def sample_huge(messages: int, chars: int, ctx: Context) -> str:
+    """One sampling request of ``messages`` messages, ``chars`` characters each; what came of it."""
+    said = [SamplingMessage(role="user", content=TextContent(type="text", text="x" * chars))] * messages
+    try:
+        r = await ctx.session.create_message(said, max_tokens=5)
+    except Exception as e:  # noqa: BLE001 - refused by the gateway
+        return f"refused: {e}"
+    return f"answered: {getattr(r.content, 'text', '')}"
 
 
 @mcp.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from mcp.types import ElicitResult
+from mcp.types import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.gateway.midcall_answers import MAX_QUESTIONS_PER_CALL
@@ -62,3 +62,33 @@ async def test_an_upstream_asking_a_thousand_questions_in_one_call_is_stopped(
     assert f"accepted {MAX_QUESTIONS_PER_CALL}; refused at {MAX_QUESTIONS_PER_CALL + 1}" in said, said
     refusals = [row for row in rows if row.get("outcome") == "push_refused"]
     assert refusals and "questions already" in str(refusals[-1]), rows
+
+
+@pytest.mark.parametrize("kind", ["roots", "sampling"])
+async def test_an_upstream_asking_roots_or_samples_a_thousand_times_in_one_call_is_stopped(
+    data_dir: Path, kind: str
+) -> None:
+    """Sampling and roots requests are bounded as questions are (each kind apart): 1,000 roots requests in
+    one call were each put to the client."""
+    asker = {"command": sys.executable, "args": [ASKER], "protocol": "legacy"}
+    cfg = make_config(data_dir, servers={"ak": asker}, policy={"allow": ["ak__*"]}, builtins=[])
+    asked: list[str] = []
+
+    async def on_roots(ctx: Any) -> ListRootsResult:
+        asked.append("roots")
+        return ListRootsResult(roots=[Root(uri="file:///home/user/project")])
+
+    async def on_sample(ctx: Any, params: Any) -> CreateMessageResult:
+        asked.append("sample")
+        return CreateMessageResult(role="assistant", content=TextContent(type="text", text="ok"), model="m")
+
+    async with running_gateway(cfg) as rt:
+        async with Client(rt.front.server, mode="legacy", list_roots_callback=on_roots,
+                          sampling_callback=on_sample) as c:
+            r = await c.call_tool(f"ak__{kind}_many", {"times": TIMES})
+        rows = await rt.audit.read(tail=10)
+    assert len(asked) == MAX_QUESTIONS_PER_CALL, len(asked)
+    said = " ".join(getattr(b, "text", "") for b in r.content)
+    assert f"got {MAX_QUESTIONS_PER_CALL}; refused at {MAX_QUESTIONS_PER_CALL + 1}" in said, said
+    refusals = [row for row in rows if row.get("outcome") == "push_refused"]
+    assert refusals and f"{kind} requests already" in str(refusals[-1]), rows

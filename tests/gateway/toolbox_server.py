@@ -20,8 +20,8 @@ import anyio
 from pydantic import BaseModel
 
 from mcp import MCPDeprecationWarning
-from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
-from mcp.types import ToolAnnotations
+from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
+from mcp.types import CreateMessageResult, ListRootsResult, SamplingMessage, TextContent, ToolAnnotations
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 RO = ToolAnnotations(read_only_hint=True)
@@ -168,6 +168,35 @@ async def write_marker_asking(path: str, answer: Annotated[Choice, Resolve(_ask_
     with open(path, "a", encoding="utf-8") as f:
         f.write(answer.word + "\n")
     return f"wrote {answer.word}"
+
+
+async def _sample_marker_word(path: str) -> Sample:
+    return Sample([SamplingMessage(role="user", content=TextContent(type="text", text=f"a word for {path}"))],
+                  max_tokens=5)
+
+
+@mcp.tool(annotations=DESTRUCTIVE)
+async def write_marker_sampled(
+    path: str, answer: Annotated[CreateMessageResult, Resolve(_sample_marker_word)]
+) -> str:
+    """Asks the client's model for a word (2026: InputRequiredResult; handshake: push), then appends it."""
+    word = getattr(answer.content, "text", "")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(word + "\n")
+    return f"wrote {word}"
+
+
+async def _marker_roots(path: str) -> ListRoots:
+    return ListRoots()
+
+
+@mcp.tool(annotations=DESTRUCTIVE)
+async def write_marker_rooted(path: str, answer: Annotated[ListRootsResult, Resolve(_marker_roots)]) -> str:
+    """Asks the client's roots (2026: InputRequiredResult; handshake: push), then appends the first one."""
+    root = str(answer.roots[0].uri) if answer.roots else ""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(root + "\n")
+    return f"wrote {root}"
 
 
 @mcp.tool(annotations=RO)
