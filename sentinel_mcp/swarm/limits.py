@@ -42,7 +42,7 @@ class Limits(BaseModel):
             if key not in data:
                 raise ValueError(f"unknown limit {key!r}; known: {', '.join(data)}")
             # a number as sent: a bool is an int to Python (True would be a cap of 1), a text no number at all
-            wanted = (int, float) if isinstance(data[key], float) else (int,)
+            wanted = (int, float) if Limits.model_fields[key].annotation is float else (int,)
             if isinstance(value, bool) or not isinstance(value, wanted):
                 kind = "a whole number" if wanted == (int,) else "seconds"
                 raise ValueError(f"{key} must be a number ({kind}), not {type(value).__name__}")

@@ -159,6 +159,7 @@ def test_limits_only_lower_and_budget_enforces() -> None:
         with pytest.raises(ValueError):
             Limits().lowered(**loose)
     assert Limits().lowered(max_steps=3, max_wall_seconds=60).max_wall_seconds == 60.0
+    assert Limits().lowered(max_wall_seconds=0.5).max_wall_seconds == 0.5  # seconds need not be whole
     budget = Budget(Limits().lowered(max_model_calls=2, max_tokens=100))
     budget.before_model_call()
     budget.after_model_call(40, 50)
