@@ -291,7 +291,16 @@ class Toolchain:
             if started is not None:
                 _stop_group(started.pid)
                 await asyncio.shield(started.wait())
+                _stop_session(started.pid)
             raise
+        try:
+            return await self._ran(proc, timeout)
+        finally:
+            # however it ended (answered, timed out, cancelled): what it started and left running, its output
+            # closed (a daemon), in its group or another group of its session, is stopped too
+            _stop_session(proc.pid)
+
+    async def _ran(self, proc: asyncio.subprocess.Process, timeout: float) -> tuple[int | None, str, str]:
         try:
             got = await asyncio.wait_for(_outputs(proc), timeout)
             if got is None:
@@ -368,6 +377,46 @@ async def _discarded(stream: asyncio.StreamReader | None) -> None:
     """Read ``stream`` to its end, keeping nothing (a stopped tool's output past the bound)."""
     while stream is not None and await stream.read(65536):
         pass
+
+
+def _stop_session(sid: int) -> None:
+    """Kill every process left in a tool's session (``start_new_session``: its id is the tool's first pid),
+    found in /proc (Linux; elsewhere the group's kill alone holds). Each is held by a pidfd before it is
+    judged, so a pid that ends and is reused meanwhile is never signalled; looked again (a bounded number of
+    times) while something was found, as one may fork as it is killed. A process that left the session
+    (``setsid``) is not found: only a cgroup holds those."""
+    if not hasattr(os, "pidfd_open") or not os.path.isdir("/proc"):
+        return
+    for _ in range(_SESSION_SWEEPS):
+        found = False
+        with contextlib.suppress(OSError), os.scandir("/proc") as entries:
+            for entry in entries:
+                if entry.name.isdigit() and _kill_if_in_session(int(entry.name), sid):
+                    found = True
+        if not found:
+            return
+
+
+_SESSION_SWEEPS = 16
+
+
+def _kill_if_in_session(pid: int, sid: int) -> bool:
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:  # gone, or not ours to see
+        return False
+    try:
+        # read after the pidfd holds the process: a reused pid is another process, which the pidfd is not
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        if int(fields[3]) != sid or fields[0] == b"Z":
+            return False
+        signal.pidfd_send_signal(fd, signal.SIGKILL)
+        return True
+    except (OSError, IndexError, ValueError):
+        return False
+    finally:
+        os.close(fd)
 
 
 def _stop_group(pgid: int) -> None:

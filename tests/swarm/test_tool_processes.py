@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -147,3 +148,36 @@ async def test_a_tool_is_not_given_the_gateways_secrets(tmp_path, monkeypatch: p
     leaked = sorted({"SWARM_OPENAI_API_KEY", "SENTINEL_SOME_TOKEN"} & set(env))
     assert leaked == []
     assert (env.get("PATH") == os.environ["PATH"], env.get("LANG")) == (True, "C.UTF-8")
+
+
+async def test_a_tool_that_ends_leaves_no_process_behind(tmp_path) -> None:
+    """Found by red team 'swarm' (rt-swarm): a tool that answered and ended normally while a process it
+    started lived on, its output closed (a daemon, as build tools start them; here one in the tool's group and
+    one that moved to a group of its own), left that process running after the check, for ever: only a tool
+    stopped at its time or cancelled was stopped whole. Now what is left of the tool's session is stopped
+    when it ends."""
+    pids = tmp_path / "java.pids"
+    java = tmp_path / "java"
+    own_group = (
+        f"import os, time; os.setpgid(0, 0); open({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n'); "
+        "time.sleep(600)"
+    )
+    java.write_text(
+        f"#!/bin/sh\nsleep 600 </dev/null >/dev/null 2>&1 &\necho $! >> {pids}\n"
+        f"{sys.executable} -c \"{own_group}\" </dev/null >/dev/null 2>&1 &\n"
+        f"while [ $(wc -l < {pids}) -lt 2 ]; do sleep 0.01; done\necho '[]'\nexit 0\n"
+    )
+    java.chmod(0o755)
+    (tmp_path / "ktlint").write_text("not a jar\n")
+    left: list[int] = []
+    try:
+        tools = _tools(java, tmp_path / "ktlint")
+        report = await asyncio.wait_for(tools.check_kotlin(KOTLIN, within=600.0), 30)
+        assert report.issues == [] and report.notes == [], report.notes
+        left = [int(p) for p in pids.read_text().split()]
+        assert len(left) == 2
+        assert _all_gone(left), [p for p in left if _alive(p)]
+    finally:
+        for pid in left or (map(int, pids.read_text().split()) if pids.exists() else []):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
