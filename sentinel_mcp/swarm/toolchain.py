@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import signal
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,8 @@ KTLINT_IN_CHECKOUT = (
 )
 # of a tool's stdout and of its stderr: a tool's report on a project of at most 25 files of 50 KB is far less
 MAX_TOOL_OUTPUT_BYTES = 8 * 1024 * 1024
+# of each file a tool writes (the kernel's RLIMIT_FSIZE): aapt's R.java of 25 files, a JVM's logs are far less
+MAX_TOOL_FILE_BYTES = 64 * 1024 * 1024
 _AAPT_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): error: (?P<msg>.+)$", re.MULTILINE)
 _KTLINT_EDITORCONFIG = (
     "root = true\n[*.{kt,kts}]\nktlint_function_naming_ignore_when_annotated_with = Composable\n"
@@ -269,7 +272,7 @@ class Toolchain:
             return None, "", "not run: no time left"
         starting = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
-                *[str(a) for a in argv],
+                *_limited([str(a) for a in argv]),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -324,6 +327,28 @@ _TOOL_ENV = re.compile(r"PATH|HOME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|JAVA_HOME")
 
 def _tool_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if _TOOL_ENV.fullmatch(k)}
+
+
+# the tool's limits, set by the process that then becomes the tool (exec, same pid), so whatever it starts has
+# them from its first instruction (set from outside once it runs, a child it forked at once would not; and no
+# preexec_fn: the gateway has threads). No memory limit: a JVM reserves far more address space than it uses.
+_LIMITS = (
+    "import os, resource, sys\n"
+    "def cap(kind, n):\n"
+    "    hard = resource.getrlimit(kind)[1]\n"
+    "    n = n if hard == resource.RLIM_INFINITY else min(n, hard)\n"
+    "    resource.setrlimit(kind, (n, n))\n"
+    "cap(resource.RLIMIT_FSIZE, int(sys.argv[1]))\n"
+    "cap(resource.RLIMIT_CORE, 0)\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def _limited(argv: list[str]) -> list[str]:
+    """``argv`` run with each file it writes bounded and no core dump (isolated Python: no site, no
+    ``PYTHON*`` variable read)."""
+    tool = os.path.abspath(argv[0])
+    return [sys.executable, "-I", "-S", "-c", _LIMITS, str(MAX_TOOL_FILE_BYTES), tool, *argv[1:]]
 
 
 async def _settled(

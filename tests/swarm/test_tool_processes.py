@@ -181,3 +181,27 @@ async def test_a_tool_that_ends_leaves_no_process_behind(tmp_path) -> None:
         for pid in left or (map(int, pids.read_text().split()) if pids.exists() else []):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_tool_writes_within_a_bound_and_dumps_no_core(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by red team 'swarm' (rt-swarm): a tool ran with the gateway's own limits, so one that wrote
+    without end (or a JVM that crashed and dumped its core) filled the disk for as long as its time ran. Now
+    each file a tool writes is bounded (the kernel's RLIMIT_FSIZE, set before the tool runs, so its children
+    have it too) and it dumps no core."""
+    from sentinel_mcp.swarm import toolchain
+
+    monkeypatch.setattr(toolchain, "MAX_TOOL_FILE_BYTES", 1024 * 1024)
+    seen = tmp_path / "seen.txt"
+    java = tmp_path / "java"
+    java.write_text(
+        f"#!/bin/sh\nhead -c 5000000 /dev/zero > big.bin\nwc -c < big.bin > {seen}\nulimit -c >> {seen}\n"
+        "echo '[]'\n"
+    )
+    java.chmod(0o755)
+    (tmp_path / "ktlint").write_text("not a jar\n")
+    report = await asyncio.wait_for(_tools(java, tmp_path / "ktlint").check_kotlin(KOTLIN, within=600.0), 30)
+    assert report.issues == [], report.issues
+    written, core = seen.read_text().split()
+    assert (int(written), core) == (1024 * 1024, "0")
