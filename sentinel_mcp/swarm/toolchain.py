@@ -8,8 +8,9 @@
 * Not checked here: types and API use of the Kotlin sources (no Android SDK ``android.jar`` and no
   current ``kotlinc`` in the package registries this project may use), and Gradle itself (never run).
 
-Every tool runs in a temporary directory with a timeout; a tool that is missing or fails is reported
-as "not checked", never as a finding against the file.
+Every tool runs in a temporary directory with a timeout, in a session of its own stopped whole however it
+ends, with each file it writes bounded and (Linux) killed with the gateway; a tool that is missing or fails is
+reported as "not checked", never as a finding against the file.
 """
 
 from __future__ import annotations
@@ -332,6 +333,9 @@ def _tool_env() -> dict[str, str]:
 # the tool's limits, set by the process that then becomes the tool (exec, same pid), so whatever it starts has
 # them from its first instruction (set from outside once it runs, a child it forked at once would not; and no
 # preexec_fn: the gateway has threads). No memory limit: a JVM reserves far more address space than it uses.
+# In its own session it would outlive a gateway killed (kill -9, the OOM killer) for its whole timeout: on
+# Linux the kernel kills it with the gateway (PR_SET_PDEATHSIG, kept across exec; a gateway already gone by
+# then is seen as a new parent, and the tool is not run).
 _LIMITS = (
     "import os, resource, sys\n"
     "def cap(kind, n):\n"
@@ -340,15 +344,20 @@ _LIMITS = (
     "    resource.setrlimit(kind, (n, n))\n"
     "cap(resource.RLIMIT_FSIZE, int(sys.argv[1]))\n"
     "cap(resource.RLIMIT_CORE, 0)\n"
-    "os.execv(sys.argv[2], sys.argv[2:])\n"
+    "if sys.platform.startswith('linux'):\n"
+    "    import ctypes\n"
+    "    if ctypes.CDLL(None, use_errno=True).prctl(1, 9) != 0 or os.getppid() != int(sys.argv[2]):\n"
+    "        sys.exit('not run: its parent could not be tied to it, or is gone')\n"
+    "os.execv(sys.argv[3], sys.argv[3:])\n"
 )
 
 
 def _limited(argv: list[str]) -> list[str]:
-    """``argv`` run with each file it writes bounded and no core dump (isolated Python: no site, no
-    ``PYTHON*`` variable read)."""
+    """``argv`` run with each file it writes bounded, no core dump, and (Linux) killed with this process
+    (isolated Python: no site, no ``PYTHON*`` variable read)."""
     tool = os.path.abspath(argv[0])
-    return [sys.executable, "-I", "-S", "-c", _LIMITS, str(MAX_TOOL_FILE_BYTES), tool, *argv[1:]]
+    limits = [str(MAX_TOOL_FILE_BYTES), str(os.getpid())]
+    return [sys.executable, "-I", "-S", "-c", _LIMITS, *limits, tool, *argv[1:]]
 
 
 async def _settled(

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -205,3 +206,36 @@ async def test_a_tool_writes_within_a_bound_and_dumps_no_core(
     assert report.issues == [], report.issues
     written, core = seen.read_text().split()
     assert (int(written), core) == (1024 * 1024, "0")
+
+
+async def test_a_tool_does_not_outlive_the_process_that_ran_it(tmp_path) -> None:
+    """Found by red team 'swarm' (rt-swarm): a tool runs in a session of its own (so it can be stopped whole),
+    so when the gateway running the build was killed (kill -9, the OOM killer), a hung tool went on for its
+    whole timeout (up to 15 minutes, a JVM's CPU and memory), parented to init. Now the kernel kills it with
+    the process that started it (PR_SET_PDEATHSIG, set before the tool runs). The kernel does so for the
+    tool's first process only: what a launcher that does not exec left running is not reached this way."""
+    java, jar, pids = _wrapped_java(tmp_path, "wait")
+    runner = (
+        "import asyncio, sys\n"
+        "from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings\n"
+        f"s = VerifySettings(kotlin=True, resources=False, java={str(java)!r}, ktlint={str(jar)!r},"
+        " timeout=900)\n"
+        f"asyncio.run(Toolchain(s).check_kotlin({KOTLIN!r}, within=600.0))\n"
+    )
+    gateway = subprocess.Popen([sys.executable, "-c", runner], env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    started: list[int] = []
+    try:
+        for _ in range(3000):  # bounded by count: until the tool and its child have both started
+            started = [int(p) for p in pids.read_text().split()] if pids.exists() else []
+            if len(started) == 2 or gateway.poll() is not None:
+                break
+            time.sleep(0.01)
+        assert len(started) == 2, gateway.poll()
+        gateway.kill()
+        gateway.wait(30)
+        assert _all_gone(started[:1], looks=1000), [p for p in started if _alive(p)]
+    finally:
+        gateway.kill()
+        for pid in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
