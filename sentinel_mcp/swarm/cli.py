@@ -122,7 +122,8 @@ async def _build(args: argparse.Namespace) -> int:
         "max_steps": args.max_steps,
         "max_model_calls": args.max_model_calls,
         "max_tokens": args.max_tokens,
-        "max_wall_seconds": args.max_minutes * 60 if args.max_minutes else None,
+        # 0 is a cap (refused: no time), not "none given": None alone leaves the configured cap
+        "max_wall_seconds": args.max_minutes * 60 if args.max_minutes is not None else None,
     }
     bar = ProgressBar()
 

@@ -26,7 +26,9 @@ class Limits(BaseModel):
 
     max_model_calls: int = Field(HARD_MAX_MODEL_CALLS, ge=1, le=HARD_MAX_MODEL_CALLS)
     max_tokens: int = Field(HARD_MAX_TOKENS, ge=1, le=HARD_MAX_TOKENS)
-    max_wall_seconds: float = Field(HARD_MAX_WALL_SECONDS, gt=0, le=HARD_MAX_WALL_SECONDS)
+    max_wall_seconds: float = Field(
+        HARD_MAX_WALL_SECONDS, gt=0, le=HARD_MAX_WALL_SECONDS, allow_inf_nan=False
+    )
     max_steps: int = Field(HARD_MAX_STEPS, ge=1, le=HARD_MAX_STEPS)
     max_retries: int = Field(HARD_MAX_RETRIES, ge=0, le=HARD_MAX_RETRIES)
     max_file_bytes: int = Field(HARD_MAX_FILE_BYTES, ge=64, le=HARD_MAX_FILE_BYTES)
@@ -39,10 +41,15 @@ class Limits(BaseModel):
                 continue
             if key not in data:
                 raise ValueError(f"unknown limit {key!r}; known: {', '.join(data)}")
+            # a number as sent: a bool is an int to Python (True would be a cap of 1), a text no number at all
+            wanted = (int, float) if Limits.model_fields[key].annotation is float else (int,)
+            if isinstance(value, bool) or not isinstance(value, wanted):
+                kind = "a whole number" if wanted == (int,) else "seconds"
+                raise ValueError(f"{key} must be a number ({kind}), not {type(value).__name__}")
             if value > data[key]:
                 raise ValueError(f"{key}={value} is above the cap {data[key]}; limits can only be lowered")
             data[key] = value
-        return Limits.model_validate(data)
+        return Limits.model_validate(data, strict=True)
 
 
 def limits_from_settings(section: dict[str, Any], where: str = "sentinel.swarm.limits") -> Limits:

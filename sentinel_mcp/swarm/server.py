@@ -128,13 +128,17 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     async def swarm_build(
         spec: Annotated[dict[str, Any], Field(description=SPEC_HELP)],
         ctx_: Context,
+        # strict, as the spec: JSON types as sent ("3" or true is no cap, "false" no truth value), so the
+        # build runs on what the policy judged (it refuses a cap that is no number)
         wait: Annotated[
-            bool, Field(description="true: report progress and return when the build ends")
+            bool, Field(strict=True, description="true: report progress and return when the build ends")
         ] = False,
-        max_steps: Annotated[int | None, Field(ge=1, le=25, description="lower the plan-step cap")] = None,
-        max_model_calls: Annotated[int | None, Field(ge=1, le=80)] = None,
-        max_tokens: Annotated[int | None, Field(ge=1, le=200_000)] = None,
-        max_minutes: Annotated[float | None, Field(gt=0, le=90)] = None,
+        max_steps: Annotated[
+            int | None, Field(ge=1, le=25, strict=True, description="lower the plan-step cap")
+        ] = None,
+        max_model_calls: Annotated[int | None, Field(ge=1, le=80, strict=True)] = None,
+        max_tokens: Annotated[int | None, Field(ge=1, le=200_000, strict=True)] = None,
+        max_minutes: Annotated[float | None, Field(gt=0, le=90, strict=True, allow_inf_nan=False)] = None,
     ) -> dict[str, Any]:
         """Build an Android app from a spec. Returns the task id at once (or the final status with wait=true).
         """
@@ -143,7 +147,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             "max_steps": max_steps,
             "max_model_calls": max_model_calls,
             "max_tokens": max_tokens,
-            "max_wall_seconds": max_minutes * 60 if max_minutes else None,
+            "max_wall_seconds": max_minutes * 60 if max_minutes is not None else None,
         }
 
         credentials = build_credentials(ctx, ctx_)
@@ -202,7 +206,9 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError(str(e)) from None
 
     @mcp.tool(annotations=ToolAnnotations(read_only_hint=True))
-    async def swarm_list(ctx_: Context, limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:
+    async def swarm_list(
+        ctx_: Context, limit: Annotated[int, Field(ge=1, le=200, strict=True)] = 20
+    ) -> dict[str, Any]:
         """The caller's most recent builds, newest first."""
         service = await holder.get()
         return {"tasks": await service.list(limit, caller(ctx_))}

@@ -8,8 +8,9 @@
 * Not checked here: types and API use of the Kotlin sources (no Android SDK ``android.jar`` and no
   current ``kotlinc`` in the package registries this project may use), and Gradle itself (never run).
 
-Every tool runs in a temporary directory with a timeout; a tool that is missing or fails is reported
-as "not checked", never as a finding against the file.
+Every tool runs in a temporary directory with a timeout, in a session of its own stopped whole however it
+ends, with each file it writes bounded and (Linux) killed with the gateway; a tool that is missing or fails is
+reported as "not checked", never as a finding against the file.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import logging
 import os
 import re
 import signal
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +42,8 @@ KTLINT_IN_CHECKOUT = (
 )
 # of a tool's stdout and of its stderr: a tool's report on a project of at most 25 files of 50 KB is far less
 MAX_TOOL_OUTPUT_BYTES = 8 * 1024 * 1024
+# of each file a tool writes (the kernel's RLIMIT_FSIZE): aapt's R.java of 25 files, a JVM's logs are far less
+MAX_TOOL_FILE_BYTES = 64 * 1024 * 1024
 _AAPT_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): error: (?P<msg>.+)$", re.MULTILINE)
 _KTLINT_EDITORCONFIG = (
     "root = true\n[*.{kt,kts}]\nktlint_function_naming_ignore_when_annotated_with = Composable\n"
@@ -269,7 +273,7 @@ class Toolchain:
             return None, "", "not run: no time left"
         starting = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
-                *[str(a) for a in argv],
+                *_limited([str(a) for a in argv]),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -291,7 +295,16 @@ class Toolchain:
             if started is not None:
                 _stop_group(started.pid)
                 await asyncio.shield(started.wait())
+                _stop_session(started.pid)
             raise
+        try:
+            return await self._ran(proc, timeout)
+        finally:
+            # however it ended (answered, timed out, cancelled): what it started and left running, its output
+            # closed (a daemon), in its group or another group of its session, is stopped too
+            _stop_session(proc.pid)
+
+    async def _ran(self, proc: asyncio.subprocess.Process, timeout: float) -> tuple[int | None, str, str]:
         try:
             got = await asyncio.wait_for(_outputs(proc), timeout)
             if got is None:
@@ -315,6 +328,36 @@ _TOOL_ENV = re.compile(r"PATH|HOME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|JAVA_HOME")
 
 def _tool_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if _TOOL_ENV.fullmatch(k)}
+
+
+# the tool's limits, set by the process that then becomes the tool (exec, same pid), so whatever it starts has
+# them from its first instruction (set from outside once it runs, a child it forked at once would not; and no
+# preexec_fn: the gateway has threads). No memory limit: a JVM reserves far more address space than it uses.
+# In its own session it would outlive a gateway killed (kill -9, the OOM killer) for its whole timeout: on
+# Linux the kernel kills it with the gateway (PR_SET_PDEATHSIG, kept across exec; a gateway already gone by
+# then is seen as a new parent, and the tool is not run).
+_LIMITS = (
+    "import os, resource, sys\n"
+    "def cap(kind, n):\n"
+    "    hard = resource.getrlimit(kind)[1]\n"
+    "    n = n if hard == resource.RLIM_INFINITY else min(n, hard)\n"
+    "    resource.setrlimit(kind, (n, n))\n"
+    "cap(resource.RLIMIT_FSIZE, int(sys.argv[1]))\n"
+    "cap(resource.RLIMIT_CORE, 0)\n"
+    "if sys.platform.startswith('linux'):\n"
+    "    import ctypes\n"
+    "    if ctypes.CDLL(None, use_errno=True).prctl(1, 9) != 0 or os.getppid() != int(sys.argv[2]):\n"
+    "        sys.exit('not run: its parent could not be tied to it, or is gone')\n"
+    "os.execv(sys.argv[3], sys.argv[3:])\n"
+)
+
+
+def _limited(argv: list[str]) -> list[str]:
+    """``argv`` run with each file it writes bounded, no core dump, and (Linux) killed with this process
+    (isolated Python: no site, no ``PYTHON*`` variable read)."""
+    tool = os.path.abspath(argv[0])
+    limits = [str(MAX_TOOL_FILE_BYTES), str(os.getpid())]
+    return [sys.executable, "-I", "-S", "-c", _LIMITS, *limits, tool, *argv[1:]]
 
 
 async def _settled(
@@ -368,6 +411,46 @@ async def _discarded(stream: asyncio.StreamReader | None) -> None:
     """Read ``stream`` to its end, keeping nothing (a stopped tool's output past the bound)."""
     while stream is not None and await stream.read(65536):
         pass
+
+
+def _stop_session(sid: int) -> None:
+    """Kill every process left in a tool's session (``start_new_session``: its id is the tool's first pid),
+    found in /proc (Linux; elsewhere the group's kill alone holds). Each is held by a pidfd before it is
+    judged, so a pid that ends and is reused meanwhile is never signalled; looked again (a bounded number of
+    times) while something was found, as one may fork as it is killed. A process that left the session
+    (``setsid``) is not found: only a cgroup holds those."""
+    if not hasattr(os, "pidfd_open") or not os.path.isdir("/proc"):
+        return
+    for _ in range(_SESSION_SWEEPS):
+        found = False
+        with contextlib.suppress(OSError), os.scandir("/proc") as entries:
+            for entry in entries:
+                if entry.name.isdigit() and _kill_if_in_session(int(entry.name), sid):
+                    found = True
+        if not found:
+            return
+
+
+_SESSION_SWEEPS = 16
+
+
+def _kill_if_in_session(pid: int, sid: int) -> bool:
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:  # gone, or not ours to see
+        return False
+    try:
+        # read after the pidfd holds the process: a reused pid is another process, which the pidfd is not
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        if int(fields[3]) != sid or fields[0] == b"Z":
+            return False
+        signal.pidfd_send_signal(fd, signal.SIGKILL)
+        return True
+    except (OSError, IndexError, ValueError):
+        return False
+    finally:
+        os.close(fd)
 
 
 def _stop_group(pgid: int) -> None:

@@ -74,6 +74,17 @@ def test_invalid_spec_exits_2_with_what_is_wrong(cli, tmp_path) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("minutes", ["0", "-0", "nan"])
+def test_a_cap_of_no_time_is_refused_not_taken_for_no_cap(cli, model_server, minutes) -> None:
+    """Found by red team 'swarm' (rt-swarm): ``--max-minutes 0`` was read as "no cap given", so the build ran
+    under the full 90 minutes instead of being refused; nothing is built on a cap that holds no time."""
+    run, _, _, spec = cli
+    done = run("build", str(spec), "--max-minutes", minutes)
+    assert done.returncode == 2, done.stderr
+    assert "max_wall_seconds" in done.stderr and "Traceback" not in done.stderr
+    assert model_server.requests == []
+
+
 @pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "directory", "huge", "not utf-8", "huge on stdin"])
 def test_a_spec_that_is_not_a_small_utf8_file_exits_2_with_what_is_wrong(cli, tmp_path, kind) -> None:
     """``swarm build`` read its spec whole with a plain open: a FIFO hung it for ever, ``/dev/zero`` took

@@ -216,3 +216,31 @@ async def test_sampling_backend_through_the_calling_client(tmp_path) -> None:
     ) as client:  # asked during the call only
         r = await client.call_tool("swarm_build", {"spec": SPEC})
         assert r.is_error and "needs wait: true" in r.content[0].text
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"max_steps": "3"},  # a text is no cap (the MCP layer read it as 3)
+        {"max_steps": True},  # nor is a truth value (read as 1)
+        {"max_model_calls": "10"},
+        {"max_tokens": False},
+        {"max_minutes": True},  # read as 1 minute
+        {"max_minutes": "5"},
+        {"wait": "false"},  # a text is no truth value either (a non-empty "false" read as false)
+        {"wait": 1},
+        {"max_steps": 2.5},
+        {"max_steps": -1},
+        {"max_tokens": 10**30},
+    ],
+)
+async def test_a_cap_is_a_json_number_and_wait_a_json_boolean(tmp_path, openai_env, arguments) -> None:
+    """Found by red team 'swarm' (rt-swarm): the caller's caps were read loosely ("3" and true as 3 and 1), so
+    what the policy judged (a text, no number: `within_cap` refuses it) and what the build ran on were two
+    readings of one argument. Each is read as JSON sent it, as the spec is; no build starts."""
+    async with Client(swarm(tmp_path)) as client:
+        refused = await client.call_tool("swarm_build", {"spec": SPEC, **arguments})
+        assert refused.is_error, refused.content
+        assert next(iter(arguments)) in refused.content[0].text
+        assert data(await client.call_tool("swarm_list", {})) == {"tasks": []}
+    assert openai_env.requests == []

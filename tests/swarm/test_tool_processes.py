@@ -13,6 +13,8 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -147,3 +149,93 @@ async def test_a_tool_is_not_given_the_gateways_secrets(tmp_path, monkeypatch: p
     leaked = sorted({"SWARM_OPENAI_API_KEY", "SENTINEL_SOME_TOKEN"} & set(env))
     assert leaked == []
     assert (env.get("PATH") == os.environ["PATH"], env.get("LANG")) == (True, "C.UTF-8")
+
+
+async def test_a_tool_that_ends_leaves_no_process_behind(tmp_path) -> None:
+    """Found by red team 'swarm' (rt-swarm): a tool that answered and ended normally while a process it
+    started lived on, its output closed (a daemon, as build tools start them; here one in the tool's group and
+    one that moved to a group of its own), left that process running after the check, for ever: only a tool
+    stopped at its time or cancelled was stopped whole. Now what is left of the tool's session is stopped
+    when it ends."""
+    pids = tmp_path / "java.pids"
+    java = tmp_path / "java"
+    own_group = (
+        f"import os, time; os.setpgid(0, 0); open({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n'); "
+        "time.sleep(600)"
+    )
+    java.write_text(
+        f"#!/bin/sh\nsleep 600 </dev/null >/dev/null 2>&1 &\necho $! >> {pids}\n"
+        f"{sys.executable} -c \"{own_group}\" </dev/null >/dev/null 2>&1 &\n"
+        f"while [ $(wc -l < {pids}) -lt 2 ]; do sleep 0.01; done\necho '[]'\nexit 0\n"
+    )
+    java.chmod(0o755)
+    (tmp_path / "ktlint").write_text("not a jar\n")
+    left: list[int] = []
+    try:
+        tools = _tools(java, tmp_path / "ktlint")
+        report = await asyncio.wait_for(tools.check_kotlin(KOTLIN, within=600.0), 30)
+        assert report.issues == [] and report.notes == [], report.notes
+        left = [int(p) for p in pids.read_text().split()]
+        assert len(left) == 2
+        assert _all_gone(left), [p for p in left if _alive(p)]
+    finally:
+        for pid in left or (map(int, pids.read_text().split()) if pids.exists() else []):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_tool_writes_within_a_bound_and_dumps_no_core(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by red team 'swarm' (rt-swarm): a tool ran with the gateway's own limits, so one that wrote
+    without end (or a JVM that crashed and dumped its core) filled the disk for as long as its time ran. Now
+    each file a tool writes is bounded (the kernel's RLIMIT_FSIZE, set before the tool runs, so its children
+    have it too) and it dumps no core."""
+    from sentinel_mcp.swarm import toolchain
+
+    monkeypatch.setattr(toolchain, "MAX_TOOL_FILE_BYTES", 1024 * 1024)
+    seen = tmp_path / "seen.txt"
+    java = tmp_path / "java"
+    java.write_text(
+        f"#!/bin/sh\nhead -c 5000000 /dev/zero > big.bin\nwc -c < big.bin > {seen}\nulimit -c >> {seen}\n"
+        "echo '[]'\n"
+    )
+    java.chmod(0o755)
+    (tmp_path / "ktlint").write_text("not a jar\n")
+    report = await asyncio.wait_for(_tools(java, tmp_path / "ktlint").check_kotlin(KOTLIN, within=600.0), 30)
+    assert report.issues == [], report.issues
+    written, core = seen.read_text().split()
+    assert (int(written), core) == (1024 * 1024, "0")
+
+
+async def test_a_tool_does_not_outlive_the_process_that_ran_it(tmp_path) -> None:
+    """Found by red team 'swarm' (rt-swarm): a tool runs in a session of its own (so it can be stopped whole),
+    so when the gateway running the build was killed (kill -9, the OOM killer), a hung tool went on for its
+    whole timeout (up to 15 minutes, a JVM's CPU and memory), parented to init. Now the kernel kills it with
+    the process that started it (PR_SET_PDEATHSIG, set before the tool runs). The kernel does so for the
+    tool's first process only: what a launcher that does not exec left running is not reached this way."""
+    java, jar, pids = _wrapped_java(tmp_path, "wait")
+    runner = (
+        "import asyncio, sys\n"
+        "from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings\n"
+        f"s = VerifySettings(kotlin=True, resources=False, java={str(java)!r}, ktlint={str(jar)!r},"
+        " timeout=900)\n"
+        f"asyncio.run(Toolchain(s).check_kotlin({KOTLIN!r}, within=600.0))\n"
+    )
+    gateway = subprocess.Popen([sys.executable, "-c", runner], env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    started: list[int] = []
+    try:
+        for _ in range(3000):  # bounded by count: until the tool and its child have both started
+            started = [int(p) for p in pids.read_text().split()] if pids.exists() else []
+            if len(started) == 2 or gateway.poll() is not None:
+                break
+            time.sleep(0.01)
+        assert len(started) == 2, gateway.poll()
+        gateway.kill()
+        gateway.wait(30)
+        assert _all_gone(started[:1], looks=1000), [p for p in started if _alive(p)]
+    finally:
+        gateway.kill()
+        for pid in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

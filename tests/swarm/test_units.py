@@ -153,6 +153,13 @@ def test_limits_only_lower_and_budget_enforces() -> None:
         Limits().lowered(max_tokens=200_001)
     with pytest.raises(ValueError):
         Limits(max_retries=4)
+    # a caller's cap is a number as sent: a truth value or a text is refused, never read as 1 or 3 (rt-swarm)
+    for loose in ({"max_steps": True}, {"max_model_calls": False}, {"max_tokens": "3"},
+                  {"max_wall_seconds": "60"}, {"max_steps": 2.0}, {"max_wall_seconds": float("nan")}):
+        with pytest.raises(ValueError):
+            Limits().lowered(**loose)
+    assert Limits().lowered(max_steps=3, max_wall_seconds=60).max_wall_seconds == 60.0
+    assert Limits().lowered(max_wall_seconds=0.5).max_wall_seconds == 0.5  # seconds need not be whole
     budget = Budget(Limits().lowered(max_model_calls=2, max_tokens=100))
     budget.before_model_call()
     budget.after_model_call(40, 50)
