@@ -65,8 +65,16 @@ guard('swarm__swarm_build', [spec = Spec, args(A)],
         require(Valid == true, Summary),
         require(json_get(Spec, app_name, Name), 'the spec needs an app_name'),
         require(json_get(Spec, package_name, Package), 'the spec needs a package_name'),
-        confirmed('Build the Android app ~w (~w)? It may use up to 80 model calls and 200,000 tokens.',
-                  [Name, Package]) )).
+        asked_cap(A, max_steps, Steps), asked_cap(A, max_model_calls, Calls),
+        asked_cap(A, max_tokens, Tokens), asked_cap(A, max_minutes, Minutes),
+        confirmed('Build the Android app ~w (~w)? It may take up to ~D steps, ~D model calls, ~D tokens and ~w \
+minutes.', [Name, Package, Steps, Calls, Tokens, Minutes]) )).
+
+% what the person is told a build may use: the cap the call names, else the built-in's own (which the
+% operator's sentinel.swarm.limits can only lower): the most it may use, never a figure of another build's
+asked_cap(A, Name, V) :-
+    option_value(A, Name, null, V0),
+    ( V0 == null -> builtin_cap(Name, V) ; V = V0 ).
 
 % --- swarm_cancel -----------------------------------------------------------------------------------
 

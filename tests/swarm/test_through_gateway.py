@@ -105,8 +105,8 @@ async def test_build_needs_confirmation_respects_caps_and_reports_progress(
             assert r.is_error
             assert questions == [
                 (
-                    'Build the Android app Notes (com.example.notes)? It may use up to 80 model '
-                    "calls and 200,000 tokens."
+                    "Build the Android app Notes (com.example.notes)? It may take up to 20 steps, 80 model "
+                    "calls, 200,000 tokens and 90 minutes."
                 )
             ]
             assert model_server.requests == []
@@ -202,4 +202,6 @@ async def test_a_site_cap_holds_for_a_call_that_leaves_its_cap_out(tmp_path, mod
             assert questions == [] and model_server.requests == []
             r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True, **within})
             assert not r.is_error and r.structured_content["state"] == "COMPLETED", r.content[0].text
-            assert len(questions) == 1
+            # the person is told the caps this build runs under, not the built-in's
+            assert questions == ["Build the Android app Notes (com.example.notes)? It may take up to 20 "
+                                 "steps, 40 model calls, 100,000 tokens and 30 minutes."], questions
