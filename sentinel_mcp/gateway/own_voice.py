@@ -27,7 +27,11 @@ from sentinel_mcp.core.display_text import Marked, compose, safe_text
 _IN_VOICE = re.compile(r"^[^a-z\n]*?sent[il1|]ne[il1|](?![^\W_])", re.IGNORECASE | re.MULTILINE)
 # markup a client draws as emphasis, not as characters: "**S**entinel" reads as the name
 _MARKUP = "*_`~"
-_UNMARKED = str.maketrans("", "", _MARKUP)
+# every line break a reader honours (``str.splitlines``'): a terminal draws what follows "\r" over the line's
+# start, and clients and models read U+2028, NEL or a form feed as a new line, not only "\n"
+_ASCII_BREAKS = dict.fromkeys(map(ord, "\r\x0b\x0c\x1c\x1d\x1e"), "\n")
+_BREAKS = {**_ASCII_BREAKS, **dict.fromkeys(map(ord, "\x85\u2028\u2029"), "\n")}
+_UNMARKED = {**str.maketrans("", "", _MARKUP), **_ASCII_BREAKS}
 # characters a reader does not see: format characters (zero-width, bidi, tags, soft hyphen) and combining
 # marks (what NFKD leaves of an accent)
 _UNSEEN = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
@@ -42,6 +46,7 @@ _LOOK_ALIKES = str.maketrans({
     "і": "i", "І": "i", "ı": "i", "ι": "i", "Ι": "i", "ӏ": "l", "Ӏ": "l", "ɪ": "i",
     "ⅼ": "l", "ǀ": "l",
     **dict.fromkeys(_MARKUP),
+    **{chr(code): "\n" for code in _BREAKS},
 })
 
 
