@@ -18,7 +18,7 @@ import re
 import unicodedata
 from typing import Any, Sequence
 
-from mcp.types import TextContent
+from mcp.types import EmbeddedResource, TextContent, TextResourceContents
 
 from sentinel_mcp.core.display_text import Marked, compose, safe_text
 
@@ -62,14 +62,41 @@ def attribution(server: str) -> Marked:
     return compose("[The server ", safe_text(server, 80), " wrote what follows; it is not Sentinel's.]")
 
 
+def _attributed(text: str, server: str) -> str | None:
+    return f"{attribution(server)}\n{text}" if in_sentinels_voice(text) else None  # text: raw data
+
+
 def attributed_blocks(content: Sequence[Any], server: str) -> list[Any] | None:
-    """``content`` with each text block written in Sentinel's voice headed by ``attribution``; None when
-    there is none."""
+    """``content`` with each text block, and each embedded text resource (the model reads its text as well),
+    written in Sentinel's voice headed by ``attribution``; None when there is none."""
     out: list[Any] | None = None
     for i, block in enumerate(content):
-        if not isinstance(block, TextContent) or not in_sentinels_voice(block.text):
+        if isinstance(block, TextContent):
+            text = _attributed(block.text, server)
+            shown: Any = None if text is None else block.model_copy(update={"text": text})
+        elif isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
+            text = _attributed(block.resource.text, server)
+            shown = None if text is None else block.model_copy(
+                update={"resource": block.resource.model_copy(update={"text": text})})
+        else:
+            continue
+        if shown is None:
             continue
         if out is None:
             out = list(content)
-        out[i] = block.model_copy(update={"text": f"{attribution(server)}\n{block.text}"})  # text: raw data
+        out[i] = shown
+    return out
+
+
+def attributed_contents(contents: Sequence[Any], server: str) -> list[Any] | None:
+    """A read's ``contents`` with each text written in Sentinel's voice headed by ``attribution``; None when
+    there is none."""
+    out: list[Any] | None = None
+    for i, item in enumerate(contents):
+        text = _attributed(item.text, server) if isinstance(item, TextResourceContents) else None
+        if text is None:
+            continue
+        if out is None:
+            out = list(contents)
+        out[i] = item.model_copy(update={"text": text})
     return out
