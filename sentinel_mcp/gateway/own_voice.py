@@ -66,6 +66,12 @@ def _attributed(text: str, server: str) -> str | None:
     return f"{attribution(server)}\n{text}" if in_sentinels_voice(text) else None  # text: raw data
 
 
+def attributed_line(text: str, server: str) -> str:
+    """``text`` (a progress report's message: one line, its breaks shown escaped), headed by ``attribution``
+    on the same line when in Sentinel's voice."""
+    return f"{attribution(server)} {text}" if in_sentinels_voice(text) else text  # text: raw data
+
+
 def attributed_blocks(content: Sequence[Any], server: str) -> list[Any] | None:
     """``content`` with each text block, and each embedded text resource (the model reads its text as well),
     written in Sentinel's voice headed by ``attribution``; None when there is none."""
