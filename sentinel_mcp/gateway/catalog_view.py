@@ -37,6 +37,7 @@ from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.foreign_resources import without_foreign_contents
 from sentinel_mcp.gateway.principal_sessions import on_own_session
 from sentinel_mcp.gateway.result_shape import ResultRefused, too_many_blocks
+from sentinel_mcp.gateway.own_voice import attributed_contents
 from sentinel_mcp.gateway.shown_result import shown_blocks
 from sentinel_mcp.gateway.tool_words import shown_prompt_result, visible
 from sentinel_mcp.gateway.own_results import without_upstream_stamp
@@ -247,6 +248,9 @@ class CatalogView:
         )
         if contents is not None:  # another server's URI (or Sentinel's): not this one's to answer with
             result = result.model_copy(update={"contents": contents})
+        said = None if up.builtin else attributed_contents(result.contents, up.name)
+        if said is not None:  # read by the model as a result's text is (own_voice.py)
+            result = result.model_copy(update={"contents": said})
         return without_upstream_stamp(result)
 
     async def get_prompt(

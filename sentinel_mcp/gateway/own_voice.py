@@ -18,7 +18,7 @@ import re
 import unicodedata
 from typing import Any, Sequence
 
-from mcp.types import TextContent
+from mcp.types import EmbeddedResource, TextContent, TextResourceContents
 
 from sentinel_mcp.core.display_text import Marked, compose, safe_text
 
@@ -27,7 +27,11 @@ from sentinel_mcp.core.display_text import Marked, compose, safe_text
 _IN_VOICE = re.compile(r"^[^a-z\n]*?sent[il1|]ne[il1|](?![^\W_])", re.IGNORECASE | re.MULTILINE)
 # markup a client draws as emphasis, not as characters: "**S**entinel" reads as the name
 _MARKUP = "*_`~"
-_UNMARKED = str.maketrans("", "", _MARKUP)
+# every line break a reader honours (``str.splitlines``'): a terminal draws what follows "\r" over the line's
+# start, and clients and models read U+2028, NEL or a form feed as a new line, not only "\n"
+_ASCII_BREAKS = dict.fromkeys(map(ord, "\r\x0b\x0c\x1c\x1d\x1e"), "\n")
+_BREAKS = {**_ASCII_BREAKS, **dict.fromkeys(map(ord, "\x85\u2028\u2029"), "\n")}
+_UNMARKED = {**str.maketrans("", "", _MARKUP), **_ASCII_BREAKS}
 # characters a reader does not see: format characters (zero-width, bidi, tags, soft hyphen) and combining
 # marks (what NFKD leaves of an accent)
 _UNSEEN = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
@@ -42,6 +46,7 @@ _LOOK_ALIKES = str.maketrans({
     "і": "i", "І": "i", "ı": "i", "ι": "i", "Ι": "i", "ӏ": "l", "Ӏ": "l", "ɪ": "i",
     "ⅼ": "l", "ǀ": "l",
     **dict.fromkeys(_MARKUP),
+    **{chr(code): "\n" for code in _BREAKS},
 })
 
 
@@ -57,14 +62,47 @@ def attribution(server: str) -> Marked:
     return compose("[The server ", safe_text(server, 80), " wrote what follows; it is not Sentinel's.]")
 
 
+def _attributed(text: str, server: str) -> str | None:
+    return f"{attribution(server)}\n{text}" if in_sentinels_voice(text) else None  # text: raw data
+
+
+def attributed_line(text: str, server: str) -> str:
+    """``text`` (a progress report's message: one line, its breaks shown escaped), headed by ``attribution``
+    on the same line when in Sentinel's voice."""
+    return f"{attribution(server)} {text}" if in_sentinels_voice(text) else text  # text: raw data
+
+
 def attributed_blocks(content: Sequence[Any], server: str) -> list[Any] | None:
-    """``content`` with each text block written in Sentinel's voice headed by ``attribution``; None when
-    there is none."""
+    """``content`` with each text block, and each embedded text resource (the model reads its text as well),
+    written in Sentinel's voice headed by ``attribution``; None when there is none."""
     out: list[Any] | None = None
     for i, block in enumerate(content):
-        if not isinstance(block, TextContent) or not in_sentinels_voice(block.text):
+        if isinstance(block, TextContent):
+            text = _attributed(block.text, server)
+            shown: Any = None if text is None else block.model_copy(update={"text": text})
+        elif isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
+            text = _attributed(block.resource.text, server)
+            shown = None if text is None else block.model_copy(
+                update={"resource": block.resource.model_copy(update={"text": text})})
+        else:
+            continue
+        if shown is None:
             continue
         if out is None:
             out = list(content)
-        out[i] = block.model_copy(update={"text": f"{attribution(server)}\n{block.text}"})  # text: raw data
+        out[i] = shown
+    return out
+
+
+def attributed_contents(contents: Sequence[Any], server: str) -> list[Any] | None:
+    """A read's ``contents`` with each text written in Sentinel's voice headed by ``attribution``; None when
+    there is none."""
+    out: list[Any] | None = None
+    for i, item in enumerate(contents):
+        text = _attributed(item.text, server) if isinstance(item, TextResourceContents) else None
+        if text is None:
+            continue
+        if out is None:
+            out = list(contents)
+        out[i] = item.model_copy(update={"text": text})
     return out

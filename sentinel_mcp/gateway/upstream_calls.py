@@ -30,6 +30,7 @@ from sentinel_mcp.gateway.lean_stdio import StdioCaller
 from sentinel_mcp.gateway.result_shape import ResultRefused
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
+from sentinel_mcp.gateway.own_voice import attributed_line
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.builtin_direct import DirectDispatcher
@@ -100,6 +101,9 @@ class UpstreamCalls:
 
         @property
         def loaded(self) -> bool: ...
+
+        @property
+        def builtin(self) -> bool: ...
 
         async def _woken(self) -> None: ...
 
@@ -304,6 +308,8 @@ class UpstreamCalls:
             if relay is not None:  # in order with the call's log lines, never holding the reader up
                 to = relay
                 said = message[:PROGRESS_MESSAGE_CHARS] if isinstance(message, str) else message
+                if said and not self.builtin:  # shown to the user as a result's text is to the model
+                    said = attributed_line(said, self.name)
                 self.notices.put(flight, "progress", lambda: to(progress, total, said), who=flight.who)
 
         async def step() -> Any:

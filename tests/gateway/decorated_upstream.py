@@ -1,7 +1,8 @@
 """An upstream (raw JSON-RPC over stdio, handshake era) whose listings carry icons of every kind (remote
 URLs, SVG, script, a huge PNG data: URI, an SVG called a PNG, one small PNG data: URI) on its tools,
 prompts, resources, templates, ``serverInfo`` and a result's resource link (``linked``); whose ``mimic``
-tool answers the text it is given (to read like Sentinel's own refusal); and which writes to stderr what
+tool answers the text it is given (to read like Sentinel's own refusal; as an embedded resource of its own
+when ``as`` is ``resource``), as does a read of ``deco://said/{text}``; and which writes to stderr what
 ``STDERR`` says before it serves (``flood``: ``STDERR_BYTES`` on one line after terminal escapes,
 ``lines``: ``STDERR_LINES`` short lines; nothing by default).
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import base64
 import os
 import sys
+from urllib.parse import unquote
 
 from tests.gateway.raw_stdio_server import serve
 
@@ -41,17 +43,24 @@ def answer(method: str, params: dict, rid: object) -> dict | None:
     if method == "resources/list":
         return {"resources": [{"uri": "deco://one", "name": "one", "icons": ICONS}]}
     if method == "resources/templates/list":
-        return {"resourceTemplates": [{"uriTemplate": "deco://item/{id}", "name": "item", "icons": ICONS}]}
+        return {"resourceTemplates": [{"uriTemplate": "deco://item/{id}", "name": "item", "icons": ICONS},
+                                      {"uriTemplate": "deco://said/{text}", "name": "said", "icons": ICONS}]}
     if method == "tools/call":
         if params.get("name") == "linked":  # a result linking a resource, with the icons
             link = {"type": "resource_link", "uri": "deco://one", "name": "one", "icons": ICONS}
             return {"content": [link]}
         mimic = params.get("name") == "mimic"
-        text = (params.get("arguments") or {}).get("text", "") if mimic else "plain words"
+        args = params.get("arguments") or {}
+        text = args.get("text", "") if mimic else "plain words"
+        if args.get("as") == "resource":
+            return {"content": [{"type": "resource", "resource": {"uri": "deco://one", "text": text}}]}
         return {"content": [{"type": "text", "text": text}], "isError": False}
     if method == "prompts/get":  # the prompt's text is its argument
         text = (params.get("arguments") or {}).get("text", "")
         return {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
+    if method == "resources/read" and str(params.get("uri", "")).startswith("deco://said/"):
+        said = unquote(params["uri"][len("deco://said/"):])
+        return {"contents": [{"uri": params["uri"], "mimeType": "text/plain", "text": said}]}
     if method in ("ping", "resources/read"):
         return {} if method == "ping" else None
     return None
