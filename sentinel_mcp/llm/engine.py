@@ -41,7 +41,7 @@ from sentinel_mcp.llm.errors import (
     ModelLoadError,
     ModelUnavailable,
 )
-from sentinel_mcp.llm.grammar_process import GrammarChild, ProcessGrammarMatcher
+from sentinel_mcp.llm.grammar_process import GrammarChild, ProcessGrammarMatcher, child_for
 from sentinel_mcp.llm.masked_decoding import (
     MaskedSampler,
     MaskError,
@@ -288,8 +288,7 @@ class LlamaEngine(ModelTurns):
     def _grammar_process(self) -> GrammarChild:
         """The loaded model's grammar process (``grammar_process``), made on first use."""
         assert self._path is not None
-        if self.grammar_child is None or self.grammar_child.model != self._path:
-            self.grammar_child = GrammarChild(self._path)
+        self.grammar_child = child_for(self.grammar_child, self._path, self.settings.grammar_step_seconds)
         return self.grammar_child
 
     def _check_natively(self, text: str, label: str) -> None:

@@ -7,6 +7,9 @@ minutes or takes all memory, which no clock read between tokens interrupts. So t
 process (``grammar_process`` starts and feeds it, and kills it when a step outlives its bound); its address
 space is capped, so a grammar that eats memory ends this process, never the gateway.
 
+Each step also gets a CPU-time allowance (``RLIMIT_CPU``, raised per step to argv[2] seconds beyond what
+the child used): a step no one waits for any more (the gateway gone) still ends.
+
 Protocol (bytes): argv[1] is the model file (only its vocabulary is loaded); the child answers ``ready N\\n``
 (N tokens). Then ``g LEN\\n`` and LEN bytes of GBNF start a grammar (answer ``ok\\n`` or ``no\\n``: llama.cpp
 refused it); ``m\\n`` asks for the mask (answer: ceil(N/8) bytes, one bit a token, little-endian bit order);
@@ -38,6 +41,12 @@ def _vocab(path: str) -> tuple[object, int]:
     return vocab, int(llama_cpp.llama_vocab_n_tokens(vocab))
 
 
+def _allow_cpu(seconds: int) -> None:
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    soft = int(used.ru_utime + used.ru_stime) + 1 + seconds
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.getrlimit(resource.RLIMIT_CPU)[1]))
+
+
 def main() -> None:
     from sentinel_mcp.llm.llama_grammar_mask import LlamaGrammarMatcher
 
@@ -46,6 +55,7 @@ def main() -> None:
     # the answers go on their own descriptor: whatever a library prints on stdout goes to stderr instead
     source, out = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
+    step_cpu = max(1, int(float(sys.argv[2])))
     vocab, n = _vocab(sys.argv[1])
     out.write(b"ready %d\n" % n)
     out.flush()
@@ -57,6 +67,7 @@ def main() -> None:
     matcher: LlamaGrammarMatcher | None = None
     for line in source:
         kind, _, arg = line.strip().partition(b" ")
+        _allow_cpu(step_cpu)
         if kind == b"g":
             gbnf = source.read(int(arg)).decode("utf-8")
             if matcher is not None:

@@ -43,8 +43,9 @@ class GrammarChild:
     """One model's grammar process, started on first use and after one was stopped. Used under the model's
     turn (one generation at a time), so not locked."""
 
-    def __init__(self, model: Path) -> None:
-        self.model = model
+    def __init__(self, model: Path, step_seconds: float) -> None:
+        """``step_seconds``: the child's own CPU allowance a step (the gateway's wait is bounded apart)."""
+        self.model, self.step_seconds = model, step_seconds
         self._child: subprocess.Popen[bytes] | None = None
         self.n_vocab = 0
         self.started = 0  # children started (tests count them)
@@ -57,8 +58,8 @@ class GrammarChild:
         env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
         try:
             child = subprocess.Popen(
-                [sys.executable, "-m", _CHILD, str(self.model)], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0,
+                [sys.executable, "-m", _CHILD, str(self.model), f"{self.step_seconds:g}"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0,
             )
         except OSError as exc:
             raise ModelUnavailable(f"llama.cpp's grammar sampler could not start its process "
@@ -157,6 +158,15 @@ class GrammarChild:
 
     def accept(self, token: int) -> None:
         self._send(b"a %d\n" % token)  # answered by the next mask, whose wait is bounded
+
+
+def child_for(current: GrammarChild | None, model: Path, step_seconds: float) -> GrammarChild:
+    """``current`` if it serves ``model`` with this step bound, else a new one (``current`` stopped)."""
+    if current is not None and (current.model, current.step_seconds) == (model, step_seconds):
+        return current
+    if current is not None:
+        current.stop()
+    return GrammarChild(model, step_seconds)
 
 
 class ProcessGrammarMatcher:

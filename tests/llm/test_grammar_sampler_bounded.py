@@ -16,6 +16,7 @@ them; what is asserted is how they end and that the model serves the next party,
 
 from __future__ import annotations
 
+import signal
 import threading
 
 import pytest
@@ -25,7 +26,7 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 from sentinel_mcp.llm.cortex import Cortex
 from sentinel_mcp.llm.engine import GenerationRequest, LlamaEngine
 from sentinel_mcp.llm.errors import GenerationCancelled, GenerationTimedOut, GrammarError
-from sentinel_mcp.llm.grammar_process import GrammarTooCostly
+from sentinel_mcp.llm.grammar_process import GrammarChild, GrammarTooCostly
 from sentinel_mcp.llm.settings import LlmSettings
 
 pytestmark = pytest.mark.timeout(180)
@@ -159,3 +160,21 @@ def test_a_cancelled_generation_stops_its_step_at_once(tiny_settings):
         cancel.set()
         worker.join(120)
         engine.close()
+
+
+def test_a_step_no_one_waits_for_still_ends_on_its_cpu_allowance(tiny_chat_model):
+    # the gateway gone mid-step (nothing reads the answer): the child's own CPU allowance ends it
+    child = GrammarChild(tiny_chat_model, 1.0)
+    try:
+        child.check('root ::= "a"\n', "sound", 600.0)  # started, a grammar served
+        process = child._child
+        assert process is not None and process.stdin is not None
+        data = doubling_at_start().encode()
+        process.stdin.write(b"g %d\n" % len(data) + data)  # and no one reads its answer
+        for _ in range(3000):  # a bounded count of looks
+            if process.poll() is not None:
+                break
+            threading.Event().wait(0.1)
+        assert process.returncode == -signal.SIGXCPU, process.returncode
+    finally:
+        child.stop()
