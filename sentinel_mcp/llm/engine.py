@@ -9,7 +9,8 @@ generation past it ends there (free text marked ``time_limit``, grammar output r
 
 Grammar-constrained output goes through llguidance's token masks (``masked_decoding``) unless the
 settings ask for llama.cpp's own grammar sampler or llguidance cannot take the grammar; then the
-old sampler runs and the reason is logged. Compiled grammars are kept per party (``grammar_cache``), never
+old sampler runs (in a child process whose every step is bounded: ``grammar_process``) and the reason is
+logged. Compiled grammars are kept per party (``grammar_cache``), never
 shared by content between callers. Prompt preambles are restored from KV snapshots, each party's own,
 and the context is reused only by the party that filled it (``prefix_cache``).
 """
