@@ -57,14 +57,16 @@ def refused_as_lapsed(result: CallToolResult) -> bool:
     return bool(result.is_error) and (result.meta or {}).get(_GATEWAY_SAID) == OUTCOME
 
 
-def checked_invoker(call_tool: Any, check: Callable[[], Any] | None) -> Any:
-    """The gateway's invoker with every call (the run's model calls through a built-in) under the run's
-    check, whatever the backend passes."""
-    if call_tool is None or check is None:
-        return call_tool
+def checked_invoker(call_tool: Any, principal: str, check: Callable[[], Any] | None) -> Any:
+    """The gateway's invoker with every call (the run's model calls through a built-in) made as the run's
+    ``principal`` (its reach, its fair share of the model, its audit rows: they were Sentinel's own) and
+    under the run's check, whatever the backend passes."""
+    if call_tool is None:
+        return None
+    own, own_check = principal, check
 
     async def invoke(name: Any, arguments: dict[str, Any], *, principal: str | None = None,
                      recheck: Callable[[], Any] | None = None) -> Any:
-        return await call_tool(name, arguments, principal=principal, recheck=check)
+        return await call_tool(name, arguments, principal=own, recheck=own_check)
 
     return invoke

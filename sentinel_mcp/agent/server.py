@@ -216,7 +216,9 @@ def build_server(
             # its model calls there are made under the caller's check too
             backend = make_backend(
                 settings,
-                call_tool=checked_invoker(call_tool, credentials.check if credentials is not None else None),
+                call_tool=checked_invoker(
+                    call_tool, principal, credentials.check if credentials is not None else None
+                ),
                 session=ctx.session,
                 protocol_version=ctx.protocol_version,
                 relayed=can_sample_of(ctx),

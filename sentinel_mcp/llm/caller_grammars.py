@@ -12,7 +12,9 @@ So for a caller's schema: what llguidance cannot take as JSON Schema is tried as
 from it (``schema_grammar``: the keywords it lacks only bound values, checked after generation), and a
 schema it cannot take either way, or gives up on mid-way, is refused. The operator's named grammars keep the
 fallback (the operator wrote them); an operator who sets ``grammar_sampler: llama_cpp`` chooses that sampler
-for every grammar, callers' too.
+for every grammar, callers' too. That sampler now runs in a child process whose every step is bounded
+(``grammar_process``: ``grammar_step_seconds``, the generation's limit, its cancellation), so what reaches it
+costs at most that bound a token; a caller's schema is still kept off it: llguidance's bounds are tighter.
 """
 
 from __future__ import annotations

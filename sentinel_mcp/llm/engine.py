@@ -9,7 +9,8 @@ generation past it ends there (free text marked ``time_limit``, grammar output r
 
 Grammar-constrained output goes through llguidance's token masks (``masked_decoding``) unless the
 settings ask for llama.cpp's own grammar sampler or llguidance cannot take the grammar; then the
-old sampler runs and the reason is logged. Compiled grammars are kept per party (``grammar_cache``), never
+old sampler runs (in a child process whose every step is bounded: ``grammar_process``) and the reason is
+logged. Compiled grammars are kept per party (``grammar_cache``), never
 shared by content between callers. Prompt preambles are restored from KV snapshots, each party's own,
 and the context is reused only by the party that filled it (``prefix_cache``).
 """
@@ -41,7 +42,7 @@ from sentinel_mcp.llm.errors import (
     ModelLoadError,
     ModelUnavailable,
 )
-from sentinel_mcp.llm.llama_grammar_mask import LlamaGrammarMatcher
+from sentinel_mcp.llm.grammar_process import GrammarChild, ProcessGrammarMatcher, child_for
 from sentinel_mcp.llm.masked_decoding import (
     MaskedSampler,
     MaskError,
@@ -102,6 +103,7 @@ class LlamaEngine(ModelTurns):
         self.history: deque[GenerationRecord] = deque(maxlen=256)
         self.load_seconds: float | None = None
         self._probe = probe
+        self.grammar_child: GrammarChild | None = None  # llama.cpp's grammar sampler, bounded
 
     # --- model ------------------------------------------------------------------------------------
     @property
@@ -181,6 +183,9 @@ class LlamaEngine(ModelTurns):
             if self._llm is not None:
                 self._llm.close()
             self._llm, self.n_ctx = None, None
+            if self.grammar_child is not None:
+                self.grammar_child.stop()
+                self.grammar_child = None
             self.grammar_cache = GrammarCache(self.grammar_cache.per_party, self.grammar_cache.parties)
             self.prefix_cache.clear()
         finally:
@@ -227,7 +232,7 @@ class LlamaEngine(ModelTurns):
                 from sentinel_mcp.llm.schema_grammar import compile_schema
 
                 gbnf = compile_schema(json_schema)
-            self.grammar_cache.llama_grammar(llm, ENGINE_PARTY, gbnf, label)
+            self.grammar_cache.llama_grammar(self._check_natively, ENGINE_PARTY, gbnf, label)
             matcher, reason = self._matcher(
                 llm,
                 gbnf,
@@ -275,10 +280,21 @@ class LlamaEngine(ModelTurns):
         """Compile ``text`` with llama.cpp (loads the model if needed). Blocking."""
         job = _Job()
         turn = self._wait_turn_blocking(job, ENGINE_PARTY)
-        cache = self.grammar_cache
-        self._holding_turn(
-            lambda: cache.llama_grammar(self._ensure_loaded(), ENGINE_PARTY, text, label), job, turn
-        )
+        self._holding_turn(lambda: self._check_loaded(text, label), job, turn)
+
+    def _check_loaded(self, text: str, label: str) -> None:
+        self._ensure_loaded()
+        self.grammar_cache.llama_grammar(self._check_natively, ENGINE_PARTY, text, label)
+
+    def _grammar_process(self) -> GrammarChild:
+        """The loaded model's grammar process (``grammar_process``), made on first use."""
+        assert self._path is not None
+        self.grammar_child = child_for(self.grammar_child, self._path, self.settings.grammar_step_seconds)
+        return self.grammar_child
+
+    def _check_natively(self, text: str, label: str) -> None:
+        """llama.cpp's parser and the grammar's start, in the bounded grammar process (GrammarError)."""
+        self._grammar_process().check(text, label, self.settings.grammar_step_seconds)
 
     # --- generation -------------------------------------------------------------------------------
     async def generate(self, request: GenerationRequest, progress: Progress | None = None) -> Generation:
@@ -340,7 +356,7 @@ class LlamaEngine(ModelTurns):
         # llama.cpp compiles every grammar: its parser is the authority, and it is the fallback sampler
         cache, party = self.grammar_cache, request.party
         if gbnf:
-            cache.llama_grammar(llm, party, gbnf, request.grammar_label)
+            cache.llama_grammar(self._check_natively, party, gbnf, request.grammar_label)
         matcher, reason = self._matcher(llm, gbnf, request) if gbnf else (None, None)
         # special=True: the template's role tokens must be real control tokens; what a message spells never is
         for m in request.messages:  # an in-process caller's text (the swarm's) is checked here, by the sink
@@ -457,9 +473,14 @@ class LlamaEngine(ModelTurns):
         job: _Job,
         label: str,
     ) -> Generation:
-        """llama.cpp's grammar sampler as a mask (``llama_grammar_mask``): a grammar that leaves no token of
-        the vocabulary allowed is refused here; in llama-cpp-python's chain it aborted the process."""
-        matcher = LlamaGrammarMatcher(llm, gbnf, label)
+        """llama.cpp's grammar sampler as a mask (``llama_grammar_mask``), in a process whose every step is
+        bounded (``grammar_process``): a grammar that leaves no token of the vocabulary allowed is refused
+        here; in llama-cpp-python's chain it aborted the process."""
+        limit = self.settings.max_generation_seconds
+        matcher = ProcessGrammarMatcher(
+            self._grammar_process(), gbnf, label, job, self.settings.grammar_step_seconds,
+            lambda: generation_clock.grammar_cut(job, label, limit),
+        )
         try:
             return self._decode_with_masks(
                 llm, party, tokens, boundary, matcher, params, max_tokens, prompt, job, label,

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from typing import Any
 
-from sentinel_mcp.llm.errors import GrammarError
 from sentinel_mcp.llm.party_lru import PartyLru
 from sentinel_mcp.llm.token_masks import MaskCompiler, UnsupportedGrammar, build_tokenizer
 
@@ -38,24 +38,18 @@ class GrammarCache:
         self.masks_unavailable: str | None = None
         self.tokenizer_seconds: float | None = None
 
-    def llama_grammar(self, llm: Any, party: str, text: str, label: str) -> Any:
-        """``party``'s llama.cpp grammar for ``text``, checked by llama.cpp's parser (GrammarError if it
-        refuses it; a refused grammar is not remembered)."""
+    def llama_grammar(self, check: Callable[[str, str], None], party: str, text: str, label: str) -> Any:
+        """``party``'s llama.cpp grammar for ``text``, checked by llama.cpp's parser through ``check`` (text,
+        label: GrammarError if it refuses it; a refused grammar is not remembered). The check starts the
+        grammar, whose first stacks alone can take minutes (``grammar_process``): it runs in the engine's
+        bounded grammar process, never in the gateway."""
         key = grammar_key(text)
         grammar = self._llama.get(party, key)
         if grammar is not None:
             return grammar
-        import llama_cpp
         from llama_cpp import LlamaGrammar
 
-        # llama-cpp-python does not parse the grammar; a NULL sampler added to the chain would crash.
-        sampler = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, text.encode("utf-8"), b"root")
-        if not sampler:
-            raise GrammarError(
-                f"{label}: llama.cpp rejected the grammar (syntax, undefined rule or left "
-                "recursion; llama.cpp printed the details on stderr)"
-            )
-        llama_cpp.llama_sampler_free(sampler)
+        check(text, label)
         grammar = LlamaGrammar.from_string(text, verbose=False)
         self._llama.put(party, key, grammar)
         return grammar

@@ -22,16 +22,25 @@ class LlamaGrammarMatcher:
     """The matcher interface ``MaskedSampler`` reads (llguidance's), over a fresh llama.cpp grammar."""
 
     def __init__(self, llm: Any, gbnf: str, label: str) -> None:
+        self._start(llm._model.vocab, llm.n_vocab(), gbnf, label)
+
+    @classmethod
+    def over(cls, vocab: Any, n: int, gbnf: str, label: str) -> LlamaGrammarMatcher:
+        """The same over a bare vocabulary (``grammar_child``: no model's weights loaded)."""
+        matcher = cls.__new__(cls)
+        matcher._start(vocab, n, gbnf, label)
+        return matcher
+
+    def _start(self, vocab: Any, n: int, gbnf: str, label: str) -> None:
         import llama_cpp
         import numpy as np
 
         self._lib = llama_cpp
-        self._sampler = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, gbnf.encode("utf-8"), b"root")
+        self._sampler = llama_cpp.llama_sampler_init_grammar(vocab, gbnf.encode("utf-8"), b"root")
         if not self._sampler:
             raise GrammarError(
                 f"{label}: llama.cpp rejected the grammar (syntax, undefined rule or left recursion)"
             )
-        n = llm.n_vocab()
         self._data = (llama_cpp.llama_token_data * n)()
         rows = np.ctypeslib.as_array(
             (ctypes.c_int32 * (3 * n)).from_address(ctypes.addressof(self._data))

@@ -20,6 +20,7 @@ from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import client_of, decision_id_of, origin_of, principal_of, session_of
 from sentinel_mcp.core.caller_checks import check_of
 from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
+from sentinel_mcp.identity.principal import INTERNAL_NAME
 from sentinel_mcp.llm.caller_check import Check
 from sentinel_mcp.llm.errors import CredentialsLapsed, LlmError, ModelLoadError, ModelUnavailable
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry
@@ -90,13 +91,14 @@ def for_caller(exc: LlmError) -> str:
 
 
 def party_of(ctx: Context) -> str:
-    """Whom the call is for, as the gateway established it: another built-in's own call is that built-in
-    (``builtin:agent``, ``builtin:swarm``, ``builtin:device``: internal users are parties of their own),
-    any other call its principal (``local`` when run standalone). Turns of the model are shared between
-    parties."""
-    if origin_of(ctx) == "builtin":
+    """Whom the call is for, as the gateway established it: another built-in's own work is that built-in
+    (``builtin:device``: internal users are parties of their own, and no principal's name has a colon); a
+    built-in's call made for a principal (an agent run's or a build's model calls) is that principal's, as is
+    any other call (``local`` when run standalone). Turns of the model are shared between parties."""
+    principal = principal_of(ctx)
+    if origin_of(ctx) == "builtin" and principal == INTERNAL_NAME:
         return client_of(ctx, default="builtin")
-    return principal_of(ctx)
+    return principal
 
 
 class CallerCheck:

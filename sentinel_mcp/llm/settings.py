@@ -36,6 +36,12 @@ class LlmSettings(BaseModel):
     max_generation_seconds: float = Field(
         300.0, gt=0, le=3600, allow_inf_nan=False, description="wall-clock bound of one generation"
     )
+    # one step of llama.cpp's grammar sampler (the grammar's start, a token's mask), run in a child process
+    # killed past it (grammar_process): a sound grammar's step takes milliseconds even over 262,144 tokens, a
+    # grammar whose stacks multiply takes minutes; past it the grammar is refused and the model handed on
+    grammar_step_seconds: float = Field(
+        10.0, gt=0, le=600, allow_inf_nan=False, description="bound of one llama.cpp grammar-sampler step"
+    )
     # a model file is first used in a child process (model_probe.py): the bound of that child's load, chat
     # template and one-token decode; a file it does not finish with is refused
     model_probe_seconds: float = Field(

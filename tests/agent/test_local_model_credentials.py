@@ -74,8 +74,11 @@ async def test_a_local_model_run_stops_when_its_token_is_rotated_while_its_model
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
             await until(lambda: sum(engine.turns.waiting().values()) == 1)  # the run's model call waits
+            waiting = dict(engine.turns.waiting())
             owner_token.replace(keys)
             engine.turns.done(held)
+    # in the turns of the principal who started the run: its fair share, not Sentinel's own party
+    assert waiting == {"owner": 1}, waiting
     ran = [r.party for r in engine.history]
     assert ran == [], f"the model ran for a rotated token's call: {ran}"
     result = getattr(outcome[0], "result", None)
@@ -85,6 +88,6 @@ async def test_a_local_model_run_stops_when_its_token_is_rotated_while_its_model
     device = audit_rows(data, "tool", "tool LIKE 'device__%' ORDER BY id")
     assert device == [("device__screen_read",)], device
     lapsed = dict(audit_rows(data, "tool, principal", "outcome = 'credentials_lapsed' ORDER BY id"))
-    # the model call's row (the llm built-in stopped it; the agent makes its model calls as Sentinel's own)
-    # and the run's (it ended for it): one each
-    assert lapsed == {"llm__llm_generate": "sentinel", "agent__agent_run": "owner"}, lapsed
+    # the model call's row (the llm built-in stopped it; the agent makes its model calls as the run's
+    # principal, as a build's are its caller's) and the run's (it ended for it): one each
+    assert lapsed == {"llm__llm_generate": "owner", "agent__agent_run": "owner"}, lapsed

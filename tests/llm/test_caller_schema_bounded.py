@@ -41,13 +41,13 @@ HOSTILE = {
 def llama_samplers(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The labels llama.cpp's grammar sampler was built for (the real class, counted)."""
     made: list[str] = []
-    real = engine_module.LlamaGrammarMatcher
+    real = engine_module.ProcessGrammarMatcher
 
-    def counted(llm, gbnf, label):  # noqa: ANN001, ANN202
+    def counted(child, gbnf, label, *rest):  # noqa: ANN001, ANN002, ANN202
         made.append(label)
-        return real(llm, gbnf, label)
+        return real(child, gbnf, label, *rest)
 
-    monkeypatch.setattr(engine_module, "LlamaGrammarMatcher", counted)
+    monkeypatch.setattr(engine_module, "ProcessGrammarMatcher", counted)
     return made
 
 
