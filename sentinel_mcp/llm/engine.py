@@ -29,6 +29,7 @@ from typing import Any
 
 import anyio
 
+from sentinel_mcp.llm.party_generations import PartyGenerations
 from sentinel_mcp.llm.generation_types import (  # (their home before: still imported from here)
     IN_PROCESS_PARTY as IN_PROCESS_PARTY,
     Generation,
@@ -100,7 +101,8 @@ class LlamaEngine(ModelTurns):
             self.settings.prefix_cache_mb * 1024 * 1024, prefix_per_party, prefix_parties
         )
         self.n_ctx: int | None = None  # the context window in use (after the model's own cap)
-        self.history: deque[GenerationRecord] = deque(maxlen=256)
+        self.history: deque[GenerationRecord] = deque(maxlen=256)  # everyone's newest: the operator's view
+        self.party_generations = PartyGenerations()  # each party's own, apart from the others' volume
         self.load_seconds: float | None = None
         self._probe = probe
         self.grammar_child: GrammarChild | None = None  # llama.cpp's grammar sampler, bounded
@@ -422,6 +424,7 @@ class LlamaEngine(ModelTurns):
             record.cancelled = job.cancel.is_set() or job.lapse is not None  # stopped for its caller
             record.completion_tokens = result.completion_tokens if result else job.tokens
             self.history.append(record)
+            self.party_generations.add(record.party, record)
 
     def _decode_with_masks(
         self,

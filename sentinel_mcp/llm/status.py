@@ -50,7 +50,7 @@ def _status(engine: Any, viewer: object) -> dict[str, Any]:
     in_turn = getattr(turns, "holder", None)  # the job holding the model's turn
     generating = in_flight is not None and _sees(viewer, getattr(in_turn, "party", None))
     waiting = _waiting(turns, viewer)
-    history = [r for r in list(getattr(engine, "history", ()) or ()) if _sees(viewer, r.party)]
+    history = _generations(engine, viewer)
     return {
         "loaded": loaded,
         "model": getattr(engine, "model_name", None) if loaded else None,
@@ -69,9 +69,31 @@ def _status(engine: Any, viewer: object) -> dict[str, Any]:
         # calls waiting for the model: the viewer's own (how many another party queued, and when, is that
         # party's); every party's together for the operator
         "waiting": waiting,
-        "generations": len(history) if viewer is not None else None,  # the viewer's, of those kept
+        "generations": _count(engine, viewer, history),  # the viewer's own (the operator: of those kept)
         **_caches_and_speed(engine, llm if loaded else None, viewer, history),
     }
+
+
+def _generations(engine: Any, viewer: object) -> list[Any]:
+    """The generations the viewer may see, newest last: everyone's kept for the operator; a party's own
+    newest from its own count (``party_generations.py``), never filtered out of the shared history, which
+    others' work moves."""
+    if viewer is _EVERYONE:
+        return list(getattr(engine, "history", ()) or ())
+    own = getattr(engine, "party_generations", None)
+    if not isinstance(viewer, str) or own is None:
+        return []
+    newest = own.of(viewer)[1]
+    return [] if newest is None else [newest]
+
+
+def _count(engine: Any, viewer: object, history: list[Any]) -> int | None:
+    if viewer is None:
+        return None
+    if viewer is _EVERYONE:
+        return len(history)
+    own = getattr(engine, "party_generations", None)
+    return own.of(viewer)[0] if own is not None and isinstance(viewer, str) else 0
 
 
 def _waiting(turns: Any, viewer: object) -> int | None:

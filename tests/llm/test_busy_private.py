@@ -81,3 +81,26 @@ def test_a_refusal_at_the_total_bound_names_no_count_of_others_calls(kind: type)
     many = _refused(kind(8, 7), {"alice": 4, "carol": 3})
     assert few == many, (few, many)
     assert "alice" not in few and "carol" not in few and not any(ch.isdigit() for ch in few), few
+
+
+async def test_a_partys_generations_do_not_move_with_anothers(engine: LlamaEngine) -> None:
+    """``generations`` and ``last_generation`` were filtered out of the engine's one shared history of the
+    newest generations: another party generating pushed a party's own out, so its count fell as others
+    worked. The shared history is made short here (2) so that a few of bob's push alice's out of it."""
+    from collections import deque
+
+    from sentinel_mcp.llm.generation_types import GenerationRequest
+
+    engine.history = deque(maxlen=2)
+    await engine.generate(GenerationRequest([{"role": "user", "content": "hello"}], max_tokens=2, seed=1,
+                                               party="alice"))
+    before = model_status(engine, "alice")
+    assert before["generations"] == 1 and before["last_generation"] is not None
+    for n in range(3):
+        await engine.generate(GenerationRequest([{"role": "user", "content": f"more {n}"}], max_tokens=2,
+                                                   seed=1, party="bob"))
+    after = model_status(engine, "alice")
+    # (kv_tokens: whether the context still holds her tokens, which any use of the one context changes)
+    assert (after["generations"], after["last_generation"]) == (1, before["last_generation"])
+    assert model_status(engine, "bob")["generations"] == 3
+    assert operator_status(engine)["generations"] == 2  # the operator: everyone's, of those kept
