@@ -24,6 +24,7 @@ from sentinel_mcp import __version__
 from sentinel_mcp.config import RemoteServer, StdioServer
 from sentinel_mcp.core.display_text import MESSAGE_LIMIT, Marked, compose, safe_text, said
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.gateway.exact_tool_arguments import hold_exact
 from sentinel_mcp.gateway.lean_upstream import HttpSession
 from sentinel_mcp.gateway.lean_upstream import answer_limit
 from sentinel_mcp.gateway.upstream_http_bodies import REQUEST_HEADERS, body_bounds
@@ -62,7 +63,8 @@ def make_client(
     elif isinstance(target, RemoteServer):
         server = remote_transport(target, session)
     else:
-        server = target.server  # an in-process built-in
+        # an in-process built-in, its tools run on exactly the arguments the guard judged
+        server = hold_exact(target.server)
     return Client(
         server,
         mode=mode,

@@ -60,7 +60,21 @@ def test_text_holding_an_array_or_object_is_refused_unless_the_argument_is_plain
     props = {} if schema is None else {"x": schema}
     for text in HIDDEN + ["[]", "{}", ' {"a": [1]} ']:
         assert text_read_as_json({"type": "object", "properties": props}, {"x": text}) is not None, text
-    for text in ["13", '"[13]"', "null", "true", "[13", "plain", "", "NaN"]:
+    for text in ["null", " null\n"]:  # the SDK reads it as None: no text at all (``to``: the holder's)
+        assert text_read_as_json({"type": "object", "properties": props}, {"x": text}) is not None, text
+    for text in ["13", '"[13]"', "nulls", "true", "[13", "plain", "", "NaN"]:
         assert text_read_as_json({"type": "object", "properties": props}, {"x": text}) is None, text
     for text in HIDDEN:
         assert text_read_as_json({"properties": {"x": {"type": "string"}}}, {"x": text}) is None
+
+
+async def test_text_spelling_null_never_reaches_the_upstream_as_none(tmp_path: Path) -> None:
+    """Found by red team 'coercion' (rt-coercion): ``send(account, to: str | None)`` took ``"null"`` as None,
+    the account holder, while the guard judged the text ``'null'``, an address. Refused like an array in
+    text, before the guard (``send`` would otherwise wait for the user's confirmation)."""
+    config = parse_config(bank_config(tmp_path), base_dir=str(tmp_path))
+    async with running_gateway(config) as rt, Client(rt.front.server) as c:
+        for text in ["null", " null", "null\n"]:
+            r = await c.call_tool("bank__send", {"account": 12, "to": text})
+            assert r.is_error and "JSON" in r.content[0].text, (text, r.content[0].text)
+    assert reached(tmp_path) == []
