@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import importlib
 import logging
@@ -127,6 +128,32 @@ def command_parser(command: str | None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = chosen_command(argv)
+    try:
+        try:
+            if command == "serve":  # its stdout is the MCP stdio transport, its logs bounded (bound_log)
+                return _main(argv, command)
+            from sentinel_mcp.core.terminal_output import inert_streams
+
+            with inert_streams():  # whatever a command prints, a terminal cannot act on it
+                return _main(argv, command)
+        finally:
+            sys.stdout.flush()  # here, so a reader gone is met here, not at the interpreter's exit
+    except BrokenPipeError:
+        # the reader stopped reading (``| head``): no traceback; exit as a process killed by SIGPIPE would
+        _reader_gone()
+        return 128 + 13
+
+
+def _reader_gone() -> None:
+    """Nothing more reaches stdout: the interpreter's last flush would fail again and complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a file (a test's capture): nothing to quiet
+
+
+def _main(argv: list[str], command: str | None) -> int:
     # the command's module (with the config's): imported uncollected
     with imports_uncollected(COMMANDS[command] if command else _COMMAND_MODULES[0]):
         parser = command_parser(command)
