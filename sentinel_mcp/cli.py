@@ -14,6 +14,7 @@ from sentinel_mcp import __version__
 from sentinel_mcp.core.import_collector import imports_uncollected
 from sentinel_mcp.core.errors import SentinelError, user_message
 from sentinel_mcp.core.log_window import bound_log
+from sentinel_mcp.core.single_values import check_single_values
 
 # sub-command -> the module that registers it (``register(subparsers)``), in the order ``--help`` lists them.
 # Only the chosen command's module is imported (issue 21: every area's imports cost ~30 ms of `serve`'s cold
@@ -158,6 +159,7 @@ def _main(argv: list[str], command: str | None) -> int:
     with imports_uncollected(COMMANDS[command] if command else _COMMAND_MODULES[0]):
         parser = command_parser(command)
     args = parser.parse_args(argv)
+    check_single_values(parser, args)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         stream=sys.stderr,
