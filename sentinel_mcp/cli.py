@@ -42,6 +42,8 @@ COMMANDS: dict[str, str] = {
     "chat": "sentinel_mcp.app.chat_cli",
 }
 _COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
+# commands whose stdout is an MCP stdio transport (its bytes are the protocol's; its logs bounded: bound_log)
+_TRANSPORTS = frozenset({"serve", "builtin"})
 
 
 class _Unsure(SentinelError):
@@ -131,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     command = chosen_command(argv)
     try:
         try:
-            if command == "serve":  # its stdout is the MCP stdio transport, its logs bounded (bound_log)
+            if command in _TRANSPORTS:
                 return _main(argv, command)
             from sentinel_mcp.core.terminal_output import inert_streams
 

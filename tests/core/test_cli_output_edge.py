@@ -88,3 +88,16 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly(hostile_facts: Pat
         os.close(write)
     assert run.returncode == 141, run.stderr
     assert "Traceback" not in run.stderr and "BrokenPipe" not in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("command", [["facts"], ["audit"], ["config", "show"]])
+def test_a_config_someone_else_wrote_reaches_neither_stream_raw(tmp_path: Path, command) -> None:
+    """A data directory named with a clipboard write and a direction override (a config from someone else):
+    ``facts`` said "no fact store yet at <it>" on stderr with both acting on the terminal."""
+    cfg = tmp_path / "cli.json"
+    cfg.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path / "d\x1b]52;c;QQ==\x07\u202ex"),
+                                            "builtins": []}}))
+    run = _cli(cfg, *command, capture_output=True)
+    assert run.returncode == 0, run.stderr
+    assert "52;c;QQ==" in run.stdout + run.stderr
+    assert raw_controls(run.stdout) == [] and raw_controls(run.stderr) == [], (run.stdout, run.stderr)
