@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import importlib
 import logging
@@ -13,6 +14,7 @@ from sentinel_mcp import __version__
 from sentinel_mcp.core.import_collector import imports_uncollected
 from sentinel_mcp.core.errors import SentinelError, user_message
 from sentinel_mcp.core.log_window import bound_log
+from sentinel_mcp.core.single_values import check_single_values
 
 # sub-command -> the module that registers it (``register(subparsers)``), in the order ``--help`` lists them.
 # Only the chosen command's module is imported (issue 21: every area's imports cost ~30 ms of `serve`'s cold
@@ -40,6 +42,8 @@ COMMANDS: dict[str, str] = {
     "chat": "sentinel_mcp.app.chat_cli",
 }
 _COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
+# commands whose stdout is an MCP stdio transport (its bytes are the protocol's; its logs bounded: bound_log)
+_TRANSPORTS = frozenset({"serve", "builtin"})
 
 
 class _Unsure(SentinelError):
@@ -127,10 +131,37 @@ def command_parser(command: str | None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = chosen_command(argv)
+    try:
+        try:
+            if command in _TRANSPORTS:
+                return _main(argv, command)
+            from sentinel_mcp.core.terminal_output import inert_streams
+
+            with inert_streams():  # whatever a command prints, a terminal cannot act on it
+                return _main(argv, command)
+        finally:
+            sys.stdout.flush()  # here, so a reader gone is met here, not at the interpreter's exit
+    except BrokenPipeError:
+        # the reader stopped reading (``| head``): no traceback; exit as a process killed by SIGPIPE would
+        _reader_gone()
+        return 128 + 13
+
+
+def _reader_gone() -> None:
+    """Nothing more reaches stdout: the interpreter's last flush would fail again and complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a file (a test's capture): nothing to quiet
+
+
+def _main(argv: list[str], command: str | None) -> int:
     # the command's module (with the config's): imported uncollected
     with imports_uncollected(COMMANDS[command] if command else _COMMAND_MODULES[0]):
         parser = command_parser(command)
     args = parser.parse_args(argv)
+    check_single_values(parser, args)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         stream=sys.stderr,

@@ -98,13 +98,15 @@ async def _print_coverage(files: list[Path], list_uncited: bool) -> None:
         return
     for name, r in report.items():
         print(
-            f"policy coverage: {name} ({r['path']}): {r['cited']} of {r['paragraphs']} paragraphs cited "
+            f"policy coverage: {safe_text(name, 200)} ({safe_text(r['path'], 400)}): "
+            f"{r['cited']} of {r['paragraphs']} paragraphs cited "
             f"({r['share']:.0%}); requirements without a citation: {r['uncited_rules']}",
             file=sys.stderr,
         )
         if list_uncited:
             for para in r["uncited"]:
-                print(f"{r['path']}:{para.line_start}: info: not cited by any rule: {para.text[:100]}")
+                print(f"{safe_text(r['path'], 400)}:{para.line_start}: info: not cited by any rule: "
+                      f"{safe_text(para.text, 100)}")
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -178,11 +180,11 @@ async def _print_facts(store: Any, args: argparse.Namespace) -> int:
     async with store:
         if args.session is None:
             for s in await store.sessions():
-                print(f"{s}\t{await store.count(s)} fact(s)")
+                print(f"{safe_text(s, 400)}\t{await store.count(s)} fact(s)")
             return 0
         if args.json:
             facts = [f.model_dump() for f in await store.valid(args.session)]
             print(json.dumps({"facts": facts, "contexts": await store.contexts(args.session)}, indent=1))
         else:
-            print(await store.summary(args.session))
+            print(safe_text(await store.summary(args.session), 1_000_000, keep_newlines=True))
     return 0
