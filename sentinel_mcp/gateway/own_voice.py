@@ -25,10 +25,10 @@ import re
 import unicodedata
 from typing import Any, Sequence
 
-from mcp.types import EmbeddedResource, TextContent, TextResourceContents
+from mcp.types import EmbeddedResource, ResourceLink, TextContent, TextResourceContents
 
 from sentinel_mcp.core.display_text import Marked, compose, safe_text
-from sentinel_mcp.core.look_alike_names import reads_as
+from sentinel_mcp.core.look_alike_names import confusable_characters, reads_as
 
 # between two of the name's letters: up to 4 signs that are not letters or digits ("S e n", "S.E.N", "S - e")
 _APART = r"[^\w\n]{0,4}"
@@ -57,13 +57,11 @@ _DRAWN_ALIKE = {"ε": "e", "ɛ": "e", "п": "n", "ɴ": "n", "т": "t", "τ": "t"
 
 
 @functools.cache
-def _as_latin() -> dict[int, str]:
+def _as_latin() -> dict[int, str | None]:
     """Each non-ASCII character that reads as ASCII letters or digits (UTS #39's confusables, lower case), as
     them: one ``str.translate`` table, made on first use."""
-    from sentinel_mcp.core.look_alike_names import _prototypes
-
-    table: dict[int, str] = {}
-    for key in _prototypes():
+    table: dict[int, str | None] = {}
+    for key in confusable_characters():
         for ch in {key, key.lower(), key.upper()}:
             if len(ch) != 1 or ch.isascii():
                 continue
@@ -104,6 +102,16 @@ def _attributed(text: str, server: str) -> str | None:
     return f"{attribution(server)}\n{text}" if in_sentinels_voice(text) else None  # text: raw data
 
 
+def attributed_word(raw: Any, shown: Any, server: str, *, line: bool) -> Any:
+    """``shown`` (a listing's word as shown: ``raw`` made visible), headed by ``attribution`` when ``raw`` is
+    in Sentinel's voice: on a line of its own (a description), or on the same line (``line``: a name, a
+    title). Judged on ``raw``: made visible, "Sen⟨U+200B⟩tinel" no longer spells the name."""
+    if not isinstance(raw, str) or not in_sentinels_voice(raw):
+        return shown
+    between = " " if line else "\n"
+    return f"{attribution(server)}{between}{shown}"  # shown: raw data
+
+
 def attributed_line(text: str, server: str) -> str:
     """``text`` (a progress report's message: one line, its breaks shown escaped), headed by ``attribution``
     on the same line when in Sentinel's voice."""
@@ -111,13 +119,19 @@ def attributed_line(text: str, server: str) -> str:
 
 
 def attributed_blocks(content: Sequence[Any], server: str) -> list[Any] | None:
-    """``content`` with each text block, and each embedded text resource (the model reads its text as well),
-    written in Sentinel's voice headed by ``attribution``; None when there is none."""
+    """``content`` with each text block, each embedded text resource (the model reads its text as well) and
+    each resource link's words, written in Sentinel's voice headed by ``attribution``; None when there is
+    none."""
     out: list[Any] | None = None
     for i, block in enumerate(content):
         if isinstance(block, TextContent):
             text = _attributed(block.text, server)
             shown: Any = None if text is None else block.model_copy(update={"text": text})
+        elif isinstance(block, ResourceLink):  # its words are shown as a listed resource's are
+            words = {f: getattr(block, f) for f in ("name", "title", "description")}
+            update = {f: attributed_word(v, v, server, line=f != "description") for f, v in words.items()}
+            changed = {f: v for f, v in update.items() if v is not words[f]}
+            shown = block.model_copy(update=changed) if changed else None
         elif isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
             text = _attributed(block.resource.text, server)
             shown = None if text is None else block.model_copy(
@@ -144,3 +158,43 @@ def attributed_contents(contents: Sequence[Any], server: str) -> list[Any] | Non
             out = list(contents)
         out[i] = item.model_copy(update={"text": text})
     return out
+
+
+def attributed_structure(data: Any, server: str) -> Any | None:
+    """``data`` (a result's structured content: JSON) with each string in Sentinel's voice, a value or a key,
+    headed by ``attribution`` itself (an object has no place for a line of Sentinel's before it); None when
+    there is none. Its strings are judged at once first (each on lines of its own): most results have none.
+    Walks with their own stacks: structured content may nest deeper than Python recurses."""
+    strings: list[str] = []
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            strings.append(node)
+        elif isinstance(node, dict):
+            strings.extend(k for k in node if isinstance(k, str))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    if not in_sentinels_voice("\n".join(strings)):
+        return None
+
+    def mark(text: Any) -> Any:
+        return (_attributed(text, server) or text) if isinstance(text, str) else text
+
+    out: list[Any] = [None]
+    todo: list[tuple[Any, Any, Any]] = [(data, out, 0)]  # (node, where its copy goes, under which key)
+    while todo:
+        node, parent, key = todo.pop()
+        if isinstance(node, dict):
+            copy: dict[Any, Any] = {}
+            parent[key] = copy
+            for k, v in node.items():
+                copy[mark(k)] = None
+                todo.append((v, copy, mark(k)))
+        elif isinstance(node, list):
+            parent[key] = items = [None] * len(node)
+            todo.extend((v, items, i) for i, v in enumerate(node))
+        else:
+            parent[key] = mark(node)
+    return out[0]
