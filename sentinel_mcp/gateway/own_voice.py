@@ -80,18 +80,19 @@ def _folded(text: str) -> str:
     if "&" in text:  # an entity a client draws as its character ("&#83;entinel")
         text = html.unescape(text)
     if text.isascii():
-        return _TAG.sub("", text.translate(_UNMARKED))
-    plain = _UNSEEN.sub("", unicodedata.normalize("NFKD", text.translate(_BREAKS)))
-    return _TAG.sub("", plain.translate(_as_latin()))
+        return text.translate(_UNMARKED)
+    return _UNSEEN.sub("", unicodedata.normalize("NFKD", text.translate(_BREAKS))).translate(_as_latin())
 
 
 def in_sentinels_voice(text: str) -> bool:
     """Whether a line of ``text`` starts with Sentinel's name (however it is spelled to look so)."""
     folded = _folded(text)
-    if _IN_VOICE.search(folded) is not None:
-        return True
-    # a line drawn right to left reads from its end: "\\u202elenitneS" is drawn "Sentinel"
-    return _REVERSING.search(text) is not None and _IN_VOICE.search(folded[::-1]) is not None
+    # as a model reads it, and as a client draws it: its HTML tags drawn as nothing ("<b>Sentinel</b>"),
+    # while a model reads "<Sentinel>" as a name
+    readings = [folded, _TAG.sub("", folded)] if "<" in folded else [folded]
+    if _REVERSING.search(text) is not None:  # a line drawn right to left reads from its end
+        readings += [r[::-1] for r in readings]  # (U+202E, "lenitneS": drawn "Sentinel")
+    return any(_IN_VOICE.search(r) is not None for r in readings)
 
 
 def attribution(server: str) -> Marked:
