@@ -48,7 +48,10 @@ def answer(method: str, params: dict, rid: object) -> dict | None:
                 "serverInfo": {"name": "decorated", "version": "1", "icons": ICONS},
                 **({"instructions": SAID} if SAID else {})}
     if method == "tools/list":
-        listed = [{**words(n, "description", "title"), "inputSchema": {"type": "object"}, "icons": ICONS,
+        said = {"description": SAID} if SAID else {}
+        schema = {"type": "object", "properties": {"x": {"type": "string", **said},
+                                                   "text": {"type": "string"}, "as": {"type": "string"}}}
+        listed = [{**words(n, "description", "title"), "inputSchema": schema, "icons": ICONS,
                    "annotations": {"readOnlyHint": True, **({"title": SAID} if SAID else {})}}
                   for n in ("mimic", "plain", "linked")]
         shape = {"type": "object", "properties": {"status": {"type": "string"}}}
@@ -59,7 +62,7 @@ def answer(method: str, params: dict, rid: object) -> dict | None:
         return {"tools": [*listed, *typed]}
     if method == "prompts/list":
         return {"prompts": [{**words("greet", "description", "title"), "icons": ICONS,
-                             "arguments": [{"name": "text"}]}]}
+                             "arguments": [{**words("text", "description")}]}]}
     if method == "resources/list":
         return {"resources": [{**words("one", "name", "title", "description"), "uri": "deco://one",
                                "icons": ICONS}]}

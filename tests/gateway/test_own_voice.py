@@ -129,8 +129,9 @@ async def test_listings_in_sentinels_voice_name_the_server(data_dir, mode):  # n
             assert len(tools) == 3
             for t in tools:
                 assert (t.description, t.title, t.annotations.title) == (block, line, line), t
+                assert t.input_schema["properties"]["x"]["description"] == block  # read by the model too
             [prompt] = (await c.list_prompts()).prompts
-            assert (prompt.description, prompt.title) == (block, line)
+            assert (prompt.description, prompt.title, prompt.arguments[0].description) == (block, line, block)
             [res] = (await c.list_resources()).resources
             assert (res.name, res.title, res.description) == (line, line, block)
             templates = {t.uri_template: t for t in (await c.list_resource_templates()).resource_templates}
