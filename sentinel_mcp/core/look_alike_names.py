@@ -124,6 +124,11 @@ def reads_as(ch: str) -> str:
     return text
 
 
+def confusable_characters() -> list[str]:
+    """Every character UTS #39's table takes to another (what ``reads_as`` may change)."""
+    return list(_prototypes())
+
+
 @functools.cache
 def _prototypes() -> dict[str, str]:
     """Each character of the confusables table mapped to its prototype. The package's table lists both ways:

@@ -197,7 +197,8 @@ class Catalog:
                 if other is not None:
                     conflicts.append(_shadowing("tool", up.name, tname, name, other))
                     continue
-                exposed = tool.model_copy(update={"name": name}) if up.builtin else shown_tool(tool, name)
+                exposed = (tool.model_copy(update={"name": name}) if up.builtin
+                           else shown_tool(tool, name, up.name))
                 tools[name] = ToolRoute(up.name, tname, exposed)
                 tool_names.add(name.lower())
             for prompt in sorted(up.prompts, key=lambda p: p.name):
@@ -217,16 +218,17 @@ class Catalog:
                 if other is not None:  # a prompt is text the user sends the model: never another's name
                     conflicts.append(_shadowing("prompt", up.name, prompt.name, name, other))
                     continue
-                shown = prompt.model_copy(update={"name": name}) if up.builtin else shown_prompt(prompt, name)
+                shown = (prompt.model_copy(update={"name": name}) if up.builtin
+                         else shown_prompt(prompt, name, up.name))
                 prompts[name] = PromptRoute(up.name, prompt.name, shown)
                 prompt_names.add(name.lower())
             for res in up.resources:
-                res = res if up.builtin else shown_words(res)
+                res = res if up.builtin else shown_words(res, up.name)
                 offered.setdefault(canonical_uri(res.uri), {}).setdefault(up.name, res)
             for tpl in up.resource_templates:
                 try:
                     parsed = UriTemplate.parse(canonical_uri(tpl.uri_template))
-                    templates.append((parsed, up.name, tpl if up.builtin else shown_words(tpl)))
+                    templates.append((parsed, up.name, tpl if up.builtin else shown_words(tpl, up.name)))
                 except Exception:  # noqa: BLE001 - a bad template from one upstream is skipped, not fatal
                     log.warning("upstream %s: unusable URI template %r", up.name, tpl.uri_template)
         kept = _without_overlaps(templates, conflicts)

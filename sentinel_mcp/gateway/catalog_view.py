@@ -273,7 +273,7 @@ class CatalogView:
             bomb = too_many_blocks(len(result.messages), "messages")
             if bomb is not None:  # refused before a message is looked at (shown_result.py)
                 raise UpstreamUnavailable(f"upstream {up.name}'s prompt {route.prompt[:100]!r}: {bomb}")
-            result = shown_prompt_result(result)
+            result = shown_prompt_result(result, up.name)
         shown = [shown_blocks([m.content], up.name, self.manager.catalog, builtin=up.builtin)
                  for m in result.messages]
         if any(s is not None for s in shown):  # in Sentinel's voice, another's resource, an icon to fetch

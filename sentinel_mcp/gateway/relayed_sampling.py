@@ -38,7 +38,7 @@ def relayed_sampling(params: CreateMessageRequestParams, source: str | None) -> 
     update: dict[str, Any] = {"system_prompt": system, "include_context": context,
                               "messages": [_shown_message(m) for m in params.messages]}
     if params.tools:
-        update["tools"] = [shown_tool(t, t.name) for t in params.tools]
+        update["tools"] = [shown_tool(t, t.name, source) for t in params.tools]
     return params.model_copy(update=update)
 
 

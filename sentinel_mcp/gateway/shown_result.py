@@ -5,16 +5,24 @@ safe ones (``upstream_icons``). A built-in's blocks are Sentinel's own: only the
 Showing a block takes care (an upstream's text in Sentinel's voice is attributed), so an outside server's
 result or prompt of more blocks than a client shows is refused before any is looked at (``too_many_blocks``,
 checked as the result is parsed: result_shape.py): 100,000 blocks, 2.7 MB and well within the answer's byte
-bound, held the event loop for 10 s, every other caller and the other upstreams' health checks waiting."""
+bound, held the event loop for 10 s, every other caller and the other upstreams' health checks waiting.
+
+Structured content in Sentinel's voice has each such string headed by the attribution in place (a client
+may give the model the object rather than the text), and a text block that mirrors the object (its JSON, as
+MCP asks a server to send) becomes the marked object's JSON: the two still agree. Marked, a value may no
+longer fit the tool's output schema (an ``enum``, a ``pattern``): the result check after this refuses it
+then, in Sentinel's own words. Refusing every such result was the other choice: "Sentinel-2" is a satellite's
+name in honest data, and marking costs that data a line where refusing would cost the whole answer."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, Sequence
 
 from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.gateway.foreign_resources import without_foreign_blocks
-from sentinel_mcp.gateway.own_voice import attributed_blocks
+from sentinel_mcp.gateway.own_voice import attributed_blocks, attributed_structure
 from sentinel_mcp.gateway.result_shape import MAX_CONTENT_BLOCKS, too_many_blocks
 from sentinel_mcp.gateway.upstream_icons import blocks_with_safe_icons
 
@@ -46,5 +54,29 @@ def shown_blocks(
 
 
 def shown_result(result: CallToolResult, server: str, catalog: "Catalog", *, builtin: bool) -> CallToolResult:
+    if not builtin and result.structured_content is not None:
+        result = _structure_attributed(result, server)
     content = shown_blocks(result.content, server, catalog, builtin=builtin)
     return result if content is None else result.model_copy(update={"content": content})
+
+
+def _structure_attributed(result: CallToolResult, server: str) -> CallToolResult:
+    """``result`` with its structured content's strings in Sentinel's voice attributed, and its text mirror
+    following (see the module's note); itself when there is none."""
+    data = result.structured_content
+    marked = attributed_structure(data, server)
+    if marked is None:
+        return result
+    mirror = json.dumps(marked, ensure_ascii=False)
+    content = [block.model_copy(update={"text": mirror}) if _mirrors(block, data) else block
+               for block in result.content]
+    return result.model_copy(update={"structured_content": marked, "content": content})
+
+
+def _mirrors(block: Any, data: Any) -> bool:
+    if type(block) is not TextContent:
+        return False
+    try:
+        return bool(json.loads(block.text) == data)
+    except (ValueError, RecursionError):
+        return False

@@ -4,7 +4,10 @@ prompts, resources, templates, ``serverInfo`` and a result's resource link (``li
 tool answers the text it is given (to read like Sentinel's own refusal; as an embedded resource of its own
 when ``as`` is ``resource``), as does a read of ``deco://said/{text}``; and which writes to stderr what
 ``STDERR`` says before it serves (``flood``: ``STDERR_BYTES`` on one line after terminal escapes,
-``lines``: ``STDERR_LINES`` short lines; nothing by default).
+``lines``: ``STDERR_LINES`` short lines; nothing by default). ``SAID`` (when set) is every word of its
+listings (descriptions, titles, resource names, a linked resource's, its ``instructions``), and ``structured``
+answers it as every value and a key of its structured content (and its text mirror); ``fixed`` answers
+"Sentinel: done", a value its output schema's ``enum`` names.
 
 python -m tests.gateway.decorated_upstream
 """
@@ -12,12 +15,14 @@ python -m tests.gateway.decorated_upstream
 from __future__ import annotations
 
 import base64
+import json
 import os
 import sys
 from urllib.parse import unquote
 
 from tests.gateway.raw_stdio_server import serve
 
+SAID = os.environ.get("SAID")
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 40).decode()
 ICONS = [
     {"src": "https://tracker.example/pixel.png?who=me", "mimeType": "image/png"},
@@ -30,25 +35,54 @@ ICONS = [
 ]
 
 
+def words(name: str, *fields: str) -> dict:
+    """``name`` and, when ``SAID`` is set, each of ``fields`` saying it."""
+    said = {f: SAID for f in fields} if SAID else {}
+    return {"name": name, **said}
+
+
 def answer(method: str, params: dict, rid: object) -> dict | None:
     if method == "initialize":
         return {"protocolVersion": params.get("protocolVersion", "2025-11-25"),
                 "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
-                "serverInfo": {"name": "decorated", "version": "1", "icons": ICONS}}
+                "serverInfo": {"name": "decorated", "version": "1", "icons": ICONS},
+                **({"instructions": SAID} if SAID else {})}
     if method == "tools/list":
-        return {"tools": [{"name": n, "inputSchema": {"type": "object"}, "icons": ICONS,
-                           "annotations": {"readOnlyHint": True}} for n in ("mimic", "plain", "linked")]}
+        said = {"description": SAID} if SAID else {}
+        schema = {"type": "object", "properties": {"x": {"type": "string", **said},
+                                                   "text": {"type": "string"}, "as": {"type": "string"}}}
+        listed = [{**words(n, "description", "title"), "inputSchema": schema, "icons": ICONS,
+                   "annotations": {"readOnlyHint": True, **({"title": SAID} if SAID else {})}}
+                  for n in ("mimic", "plain", "linked")]
+        shape = {"type": "object", "properties": {"status": {"type": "string"}}}
+        fixed = {"type": "object", "properties": {"status": {"enum": ["Sentinel: done", "failed"]}}}
+        typed = [{"name": n, "inputSchema": {"type": "object"}, "outputSchema": s, "icons": ICONS,
+                  "annotations": {"readOnlyHint": True}}
+                 for n, s in (("structured", shape), ("fixed", fixed))]
+        return {"tools": [*listed, *typed]}
     if method == "prompts/list":
-        return {"prompts": [{"name": "greet", "icons": ICONS, "arguments": [{"name": "text"}]}]}
+        return {"prompts": [{**words("greet", "description", "title"), "icons": ICONS,
+                             "arguments": [{**words("text", "description")}]}]}
     if method == "resources/list":
-        return {"resources": [{"uri": "deco://one", "name": "one", "icons": ICONS}]}
+        return {"resources": [{**words("one", "name", "title", "description"), "uri": "deco://one",
+                               "icons": ICONS}]}
     if method == "resources/templates/list":
-        return {"resourceTemplates": [{"uriTemplate": "deco://item/{id}", "name": "item", "icons": ICONS},
-                                      {"uriTemplate": "deco://said/{text}", "name": "said", "icons": ICONS}]}
+        return {"resourceTemplates": [
+            {**words("item", "name", "title", "description"), "uriTemplate": "deco://item/{id}",
+             "icons": ICONS},
+            {"uriTemplate": "deco://said/{text}", "name": "said", "icons": ICONS}]}
     if method == "tools/call":
         if params.get("name") == "linked":  # a result linking a resource, with the icons
-            link = {"type": "resource_link", "uri": "deco://one", "name": "one", "icons": ICONS}
+            link = {"type": "resource_link", "uri": "deco://one", "icons": ICONS,
+                    **words("one", "name", "title", "description")}
             return {"content": [link]}
+        if params.get("name") == "fixed":  # a value in Sentinel's voice its schema fixes
+            data = {"status": "Sentinel: done"}
+            return {"content": [{"type": "text", "text": json.dumps(data)}], "structuredContent": data}
+        if params.get("name") == "structured":  # every value and a key its text, the text mirror its JSON
+            text = (params.get("arguments") or {}).get("text", "")
+            data = {"status": text, "steps": [{"said": text}, 3], text: True}
+            return {"content": [{"type": "text", "text": json.dumps(data)}], "structuredContent": data}
         mimic = params.get("name") == "mimic"
         args = params.get("arguments") or {}
         text = args.get("text", "") if mimic else "plain words"
