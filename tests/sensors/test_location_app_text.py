@@ -80,8 +80,9 @@ def test_per_user_sections_are_read():
     dump = ("Location Manager State:\n  Location Providers:\n    gps provider:\n      user 0:\n"
             f"        last location={FAKE}\n      user 10:\n        last location=null\n")
     assert [f.provider for f in parse_dumpsys_location(dump)] == ["gps"]
+    second = f"        last location={FAKE}\n"
     with pytest.raises(MalformedOutput):  # two fixes of one user
-        parse_dumpsys_location(dump.replace("      user 10:", f"        last location={FAKE}\n      user 10:"))
+        parse_dumpsys_location(dump.replace("      user 10:", second + "      user 10:"))
 
 
 async def test_the_adb_source_reads_the_systems_fix_not_the_apps():

@@ -9,8 +9,8 @@ tells them apart is the dump's structure, not a spelling:
   ``<name>: `` line directly inside the ``Last Known Locations:`` block of older Androids;
 - the system prints each of those once per provider (and user), for every provider, and names only its own
   providers: a second fix line in a section, a section without one, a provider named twice or a name the
-  platform does not have means text posing as the system's, and the whole dump is refused (``MalformedOutput``)
-  rather than a fix picked from it; so does a block title printed twice, or both forms in one dump.
+  platform does not have means text posing as the system's, and the whole dump is refused
+  (``MalformedOutput``) rather than a fix picked from it; so is a block title printed twice, or both forms.
 
 App text stands before a section's fix lines (registrations are dumped first), so a forged header can only
 move the real fix lines under a name of its choosing: the names allow list and "each once" leave it none.
