@@ -26,6 +26,9 @@ DEFAULT_PERSONAL_SCREENS: dict[str, str] = {
             "icc_id_value", "esim_id_value")),
         "identifiers",
     ),
+    # the Wi-Fi picker: every network in range by name (a Wi-Fi entry's lock, settingslib's
+    # access_point_friction_widget, is drawn only in a list of networks): nearby_devices' most detailed scope
+    "com.android.settings:id/friction_icon": "nearby_devices",
     # the battery page's header: the level and what the battery says of itself
     **dict.fromkeys(
         ("com.android.settings:id/battery_percent", "com.android.settings:id/battery_header_icon"), "battery"
