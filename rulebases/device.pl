@@ -136,7 +136,7 @@ guard('device__terminal_run', [command = C, args(A)],
         require(text_list(Args), 'args must be a list of texts'),
         require(\+ ( member(X, Args), private_arg(X) ), 'private app data and databases are off limits'),
         require(\+ ( member(X, Args), sensor_state_arg(X) ),
-                'the phone\'s sensor, input and network state (/sys, /dev, /proc/net) is read through the sensors built-in, under its consent'),
+                'the phone\'s sensor, input and network state (/sys, /dev, /proc/net) is read through the sensors built-in, under its consent; the boot\'s identifiers (/proc/cmdline, /proc/bootconfig, /proc/device-tree) are not read'),
         terminal_shape_reason(Shape, Why),
         require(args_shape(Shape, Args), Why) )).
 
@@ -368,6 +368,9 @@ sensor_state_arg(X) :-
 sensor_state_parts([sys|_]).
 sensor_state_parts([dev|_]).
 sensor_state_parts([proc, net|_]).
+sensor_state_parts([proc, cmdline|_]).     % the boot's identifiers: androidboot.serialno
+sensor_state_parts([proc, bootconfig|_]).
+sensor_state_parts([proc, 'device-tree'|_]).  % the board's serial-number
 sensor_state_parts([proc, _, net|_]).
 sensor_state_parts([proc, _, task, _, net|_]).
 
