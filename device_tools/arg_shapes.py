@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import string
 
+from .readable_state import readable_prop, readable_setting
+
 MAX_ARG = 256  # one terminal argument
 _ALNUM = frozenset(string.ascii_letters + string.digits)
 # a path: ASCII letters, digits and a few punctuation marks file names use; no glob, quote, backslash, `$`,
@@ -64,6 +66,18 @@ def listing_arg(arg: str) -> bool:
 # --- the terminal's commands: each a shape of its whole argument list -----------------------------------
 
 
+PROP_WHY = (
+    "getprop takes one property of the build, the model or a switch (ro.build.*, ro.product.*, ro.hardware, "
+    "...; see docs/device-tools.md): what names the phone or its owner (serial, IMEI, SIM, carrier, "
+    "addresses, time zone) is not read through the terminal"
+)
+SETTING_WHY = (
+    "settings get takes a namespace (system, secure or global) and a key of a switch or a preference "
+    "(airplane_mode_on, screen_off_timeout, ...; see docs/device-tools.md): what names the phone or its "
+    "owner (Android ID, Bluetooth address and name, device name) is not read through the terminal"
+)
+
+
 def _each(ok, most: int):
     return lambda args: len(args) <= most and all(ok(a) for a in args)
 
@@ -76,7 +90,7 @@ TERMINAL_SHAPES = {
         "(no `..`, glob or long option); a recursive listing walks into private app data: list one "
         "directory at a time",
     ),
-    "prop": (_each(name_arg, 1), "getprop takes one property name (letters, digits, . _ : @ -)"),
+    "prop": (lambda args: len(args) == 1 and name_arg(args[0]) and readable_prop(args[0]), PROP_WHY),
     "disk": (
         _each(lambda a: option_bundle(a, DF_LETTERS) or path_arg(a), 2),
         f"df takes at most 2 arguments, bundles of -{''.join(sorted(DF_LETTERS))} and paths (no `..`)",
@@ -91,8 +105,9 @@ TERMINAL_SHAPES = {
         "or a name filter",
     ),
     "setting": (
-        lambda args: len(args) == 2 and args[0] in SETTING_NAMESPACES and name_arg(args[1]),
-        "settings get takes a namespace (system, secure or global) and a key",
+        lambda args: len(args) == 2 and args[0] in SETTING_NAMESPACES and name_arg(args[1])
+        and readable_setting(args[0], args[1]),
+        SETTING_WHY,
     ),
     "words": (
         _each(text_arg, 20),

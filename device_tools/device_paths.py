@@ -114,8 +114,10 @@ def private_path(path: str) -> bool:
 # the kernel's view of what the sensors built-in guards (consent, scope, redaction): /sys (the battery's
 # temperature and voltage, iio motion and light sensors, the radios' addresses), /dev (the input devices:
 # every touch and key) and the network tables (the router's address in the ARP table places the phone on
-# public Wi-Fi maps), which each process sees again as /proc/<pid>/net and /proc/<pid>/task/<tid>/net
-SENSOR_TREES = ("/sys", "/dev", "/proc/net")
+# public Wi-Fi maps), which each process sees again as /proc/<pid>/net and /proc/<pid>/task/<tid>/net; and
+# the boot's own word on which phone this is (androidboot.serialno in /proc/cmdline and /proc/bootconfig, the
+# board's serial-number in /proc/device-tree), which getprop's allow list keeps out (readable_state.py)
+SENSOR_TREES = ("/sys", "/dev", "/proc/net", "/proc/cmdline", "/proc/bootconfig", "/proc/device-tree")
 
 
 def _sensor_normal(n: str) -> bool:

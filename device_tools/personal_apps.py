@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from .personal_screens import DEFAULT_PERSONAL_SCREENS
+
 # package -> kind of personal data its screens show. ``sentinel.device.personal_apps`` adds to it, or takes an
 # app out with "" (a kind is a consent's name: the same ones sms_list and contacts_search ask for).
 DEFAULT_PERSONAL_APPS: dict[str, str] = {
@@ -42,6 +44,16 @@ DEFAULT_PERSONAL_APPS: dict[str, str] = {
         ),
         "security_codes",
     ),
+    # maps and navigation show where the phone is (what the location sensor gives only under its consent)
+    **dict.fromkeys(
+        (
+            "com.google.android.apps.maps", "com.google.android.apps.mapslite", "com.waze", "net.osmand",
+            "net.osmand.plus", "app.organicmaps", "com.mapswithme.maps.pro", "com.here.app.maps",
+            "com.sygic.aura", "ru.yandex.yandexmaps", "com.citymapper.app.release",
+            "com.google.android.apps.adm", "com.life360.android.safetymapd",
+        ),
+        "location",
+    ),
     # a password manager shows the owner's accounts, and a password once revealed or copied
     **dict.fromkeys(
         (
@@ -53,11 +65,12 @@ DEFAULT_PERSONAL_APPS: dict[str, str] = {
 }
 KIND = re.compile(r"[a-z][a-z0-9_]{0,39}")
 PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
+SCREEN_PART = re.compile(PACKAGE.pattern + r":id/[A-Za-z0-9_]{1,100}")  # a view only a personal screen has
 
 
 def personal_apps(configured: Mapping[str, str] | None) -> dict[str, str]:
-    """The defaults with the config's changes; names are checked by DeviceSettings."""
-    apps = dict(DEFAULT_PERSONAL_APPS)
+    """The defaults (apps and screens) with the config's changes; names are checked by DeviceSettings."""
+    apps = {**DEFAULT_PERSONAL_APPS, **DEFAULT_PERSONAL_SCREENS}
     for package, kind in (configured or {}).items():
         if kind:
             apps[package] = kind

@@ -106,7 +106,8 @@ class ScreenPrivacy:
     def unseen(self, ctx: Any, elements: Iterable[Any]) -> CallToolResult | None:
         """The refusal of an action on elements the caller may not read (None: it may): the device's question
         and result would name them and the words around them, and acting blind is no use to anyone."""
-        hidden = self.hidden_in({p for e in elements for p in (e.package, e.window)}, self.allowed(ctx))
+        hidden = self.hidden_in({p for e in elements for p in (e.package, e.window, e.resource_id)},
+                                self.allowed(ctx))
         if not hidden:
             return None
         kinds, apps, said = _named(hidden)
@@ -129,7 +130,9 @@ class ScreenPrivacy:
             if isinstance(item, dict):
                 shows = _labelled(item)
                 for key, v in item.items():
-                    if key in _SCANNED_KEYS and isinstance(v, str):
+                    if key == "resource_id" and isinstance(v, str) and v in self.apps:
+                        found.add(v)  # a view only a personal screen has (personal_screens), labels or none
+                    elif key in _SCANNED_KEYS and isinstance(v, str):
                         if shows:
                             found.add(v)
                     elif key in ("snapshot_id", "screens"):
@@ -145,11 +148,12 @@ class ScreenPrivacy:
         snapshot = self.registry.get(snapshot_id) if isinstance(snapshot_id, str) else None
         return set() if snapshot is None else self._packages_in(snapshot)
 
-    @staticmethod
-    def _packages_in(snapshot: Snapshot) -> set[str]:
-        # an unlabeled container's hint says its descendants' labels: their apps count (a node not listed)
+    def _packages_in(self, snapshot: Snapshot) -> set[str]:
+        # an unlabeled container's hint says its descendants' labels: their apps count (a node not listed);
+        # a personal screen's own view (personal_screens) counts whatever it shows
         return {snapshot.package} | {p for e in snapshot.elements if e.text or e.desc or e.hint
-                                     for p in (e.package, e.window, *e.hint_apps)}
+                                     for p in (e.package, e.window, *e.hint_apps)} | {
+            e.resource_id for e in snapshot.elements if e.resource_id in self.apps}
 
     def shown(self, result: Any, allowed: frozenset[str] | None, seen: Iterable[str] = ()) -> Any:
         """``result`` as the caller may see it: whole, or withheld whole when it shows a kind not allowed (or

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .personal_apps import KIND, PACKAGE
+from .personal_apps import KIND, PACKAGE, SCREEN_PART
 
 
 class DeviceSettings(BaseModel):
@@ -32,16 +32,17 @@ class DeviceSettings(BaseModel):
     terminal_allow: list[str] | None = (
         None  # replaces the default allow list ("getprop", "pm list packages", ...)
     )
-    # app package -> the consent kind its screens need (added to personal_apps.DEFAULT_PERSONAL_APPS; ""
-    # takes an app out)
+    # app package (or a personal screen's resource id: personal_screens) -> the consent kind its screens need
+    # (added to the defaults; "" takes one out)
     personal_apps: dict[str, str] = Field(default_factory=dict, max_length=500)
 
     @field_validator("personal_apps")
     @classmethod
     def _apps(cls, apps: dict[str, str]) -> dict[str, str]:
         for package, kind in apps.items():
-            if not PACKAGE.fullmatch(package):
-                raise ValueError(f"{package!r} is not an Android package name (like com.example.app)")
+            if not (PACKAGE.fullmatch(package) or SCREEN_PART.fullmatch(package)):
+                raise ValueError(f"{package!r} is not an Android package name (like com.example.app) nor a "
+                                 "screen's resource id (like com.android.phone:id/cellinfo)")
             if kind and not KIND.fullmatch(kind):
                 raise ValueError(f"{package}: kind {kind!r} must be lowercase letters, digits and _ "
                                  "(at most 40), or \"\" to take the app out")

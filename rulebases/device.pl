@@ -136,7 +136,7 @@ guard('device__terminal_run', [command = C, args(A)],
         require(text_list(Args), 'args must be a list of texts'),
         require(\+ ( member(X, Args), private_arg(X) ), 'private app data and databases are off limits'),
         require(\+ ( member(X, Args), sensor_state_arg(X) ),
-                'the phone\'s sensor, input and network state (/sys, /dev, /proc/net) is read through the sensors built-in, under its consent'),
+                'the phone\'s sensor, input and network state (/sys, /dev, /proc/net) is read through the sensors built-in, under its consent; the boot\'s identifiers (/proc/cmdline, /proc/bootconfig, /proc/device-tree) are not read'),
         terminal_shape_reason(Shape, Why),
         require(args_shape(Shape, Args), Why) )).
 
@@ -160,11 +160,11 @@ terminal_command(cat, file).   % not the battery: the sensors' (consent)
 
 terminal_shape_reason(none, 'the command takes no argument').
 terminal_shape_reason(listing, 'ls takes at most 4 arguments, bundles of -1aAcdFhilnprsStu and paths only (no `..`, glob or long option); a recursive listing walks into private app data: list one directory at a time').
-terminal_shape_reason(prop, 'getprop takes one property name (letters, digits, . _ : @ -)').
+terminal_shape_reason(prop, 'getprop takes one property of the build, the model or a switch (ro.build.*, ro.product.*, ro.hardware, ...; see docs/device-tools.md): what names the phone or its owner (serial, IMEI, SIM, carrier, addresses, time zone) is not read through the terminal').
 terminal_shape_reason(disk, 'df takes at most 2 arguments, bundles of -ahHikP and paths (no `..`)').
 terminal_shape_reason(process, 'ps takes at most 3 arguments, bundles of -AadefLlnwZ and process names').
 terminal_shape_reason(packages, 'pm list packages takes at most 2 arguments, one of -3 -d -e -f -i -l -s -u -U each, or a name filter').
-terminal_shape_reason(setting, 'settings get takes a namespace (system, secure or global) and a key').
+terminal_shape_reason(setting, 'settings get takes a namespace (system, secure or global) and a key of a switch or a preference (airplane_mode_on, screen_off_timeout, ...; see docs/device-tools.md): what names the phone or its owner (Android ID, Bluetooth address and name, device name) is not read through the terminal').
 terminal_shape_reason(words, 'echo takes at most 20 texts of up to 256 characters, no control character').
 terminal_shape_reason(file, 'cat takes one path (no option, `..`, glob or control character)').
 
@@ -172,16 +172,82 @@ text_list(Args) :- is_list(Args), forall(member(X, Args), atom(X)).
 
 args_shape(none, []).
 args_shape(listing, Args) :- at_most(Args, 4), forall(member(X, Args), listing_arg(X)).
-args_shape(prop, Args) :- at_most(Args, 1), forall(member(X, Args), name_arg(X)).
+args_shape(prop, [X]) :- name_arg(X), readable_prop(X).
 args_shape(disk, Args) :- at_most(Args, 2), forall(member(X, Args), ( option_bundle(X, 'ahHikP') ; path_arg(X) )).
 args_shape(process, Args) :-
     at_most(Args, 3), forall(member(X, Args), ( option_bundle(X, 'AadefLlnwZ') ; name_arg(X) )).
 args_shape(packages, Args) :- at_most(Args, 2), forall(member(X, Args), ( pm_option(X) ; name_arg(X) )).
-args_shape(setting, [Ns, Key]) :- memberchk(Ns, [system, secure, global]), name_arg(Key).
+args_shape(setting, [Ns, Key]) :- memberchk(Ns, [system, secure, global]), name_arg(Key), readable_setting(Ns, Key).
 args_shape(words, Args) :- at_most(Args, 20), forall(member(X, Args), text_arg(X, 256, line)).
 args_shape(file, Args) :- at_most(Args, 1), forall(member(X, Args), path_arg(X)).
 
 at_most(L, N) :- length(L, K), K =< N.
+
+% What getprop and settings get may read of the phone: its build, model and switches, never what names the
+% phone or its owner (serials, IMEI, SIM and carrier, Android ID, addresses, device name, time zone), which
+% radios and OEMs keep under names of their own: an allow list (device_tools/readable_state.py, the same).
+readable_prop(X) :- readable_prop_name(X), !.
+readable_prop(X) :- readable_prop_prefix(P), sub_atom(X, 0, _, After, P), After > 0, !.
+readable_prop_prefix('ro.build.').
+readable_prop_prefix('ro.odm.build.').
+readable_prop_prefix('ro.product.').
+readable_prop_prefix('ro.system.build.').
+readable_prop_prefix('ro.vendor.build.').
+readable_prop_name('ro.adb.secure').
+readable_prop_name('ro.board.platform').
+readable_prop_name('ro.boot.flash.locked').
+readable_prop_name('ro.boot.verifiedbootstate').
+readable_prop_name('ro.crypto.state').
+readable_prop_name('ro.crypto.type').
+readable_prop_name('ro.debuggable').
+readable_prop_name('ro.hardware').
+readable_prop_name('ro.kernel.qemu').
+readable_prop_name('ro.secure').
+readable_prop_name('ro.sf.lcd_density').
+readable_prop_name('ro.soc.manufacturer').
+readable_prop_name('ro.soc.model').
+readable_prop_name('ro.treble.enabled').
+readable_prop_name('ro.zygote').
+readable_prop_name('sys.boot_completed').
+readable_setting(global, 'adb_enabled').
+readable_setting(global, 'adb_wifi_enabled').
+readable_setting(global, 'airplane_mode_on').
+readable_setting(global, 'always_finish_activities').
+readable_setting(global, 'animator_duration_scale').
+readable_setting(global, 'auto_time').
+readable_setting(global, 'auto_time_zone').
+readable_setting(global, 'bluetooth_on').
+readable_setting(global, 'development_settings_enabled').
+readable_setting(global, 'heads_up_notifications_enabled').
+readable_setting(global, 'http_proxy').
+readable_setting(global, 'low_power').
+readable_setting(global, 'mobile_data').
+readable_setting(global, 'package_verifier_enable').
+readable_setting(global, 'private_dns_mode').
+readable_setting(global, 'stay_on_while_plugged_in').
+readable_setting(global, 'transition_animation_scale').
+readable_setting(global, 'verifier_verify_adb_installs').
+readable_setting(global, 'wifi_on').
+readable_setting(global, 'window_animation_scale').
+readable_setting(global, 'zen_mode').
+readable_setting(secure, 'accessibility_enabled').
+readable_setting(secure, 'default_input_method').
+readable_setting(secure, 'enabled_accessibility_services').
+readable_setting(secure, 'enabled_input_methods').
+readable_setting(secure, 'install_non_market_apps').
+readable_setting(secure, 'location_mode').
+readable_setting(secure, 'screensaver_enabled').
+readable_setting(secure, 'sms_default_application').
+readable_setting(secure, 'ui_night_mode').
+readable_setting(system, 'accelerometer_rotation').
+readable_setting(system, 'font_scale').
+readable_setting(system, 'haptic_feedback_enabled').
+readable_setting(system, 'screen_brightness').
+readable_setting(system, 'screen_brightness_mode').
+readable_setting(system, 'screen_off_timeout').
+readable_setting(system, 'sound_effects_enabled').
+readable_setting(system, 'time_12_24').
+readable_setting(system, 'user_rotation').
 
 % an option bundle: '-' and one or more of Letters (-la); never '--' or a long option
 option_bundle(X, Letters) :-
@@ -302,6 +368,9 @@ sensor_state_arg(X) :-
 sensor_state_parts([sys|_]).
 sensor_state_parts([dev|_]).
 sensor_state_parts([proc, net|_]).
+sensor_state_parts([proc, cmdline|_]).     % the boot's identifiers: androidboot.serialno
+sensor_state_parts([proc, bootconfig|_]).
+sensor_state_parts([proc, 'device-tree'|_]).  % the board's serial-number
 sensor_state_parts([proc, _, net|_]).
 sensor_state_parts([proc, _, task, _, net|_]).
 

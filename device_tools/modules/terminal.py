@@ -84,7 +84,7 @@ def build_argv(command: str, args: list[str], allowed: dict[str, Allowed]) -> tu
     sensed = [a for a in path_operands(args) if sensor_state_path(a)]
     if sensed:
         raise ValueError(
-            f"{sensed[0]!r} is the phone's sensor, input or network state (read as "
+            f"{sensed[0]!r} is the phone's sensor, input or network state or its boot identifiers (read as "
             f"{normal_path(sensed[0])}); read sensors through the sensors built-in (sensor_read, under the "
             "user's consent)"
         )

@@ -21,8 +21,8 @@ PERSONAL_SHOWN = "sentinel/personal_shown"  # a device result's _meta: the kinds
 PERSONAL_META = "sentinel/personal"  # a tool's _meta: the kind of personal data it reads
 PERSONAL_ARGUMENTS_META = "sentinel/personal_arguments"  # argument -> kind it reads when set
 # the kinds a trace may show while held: the device's personal apps' kinds and its personal reads'
-TRACE_KINDS = ("contacts", "email", "messages", "notifications", "one_time_codes", "passwords", "photos",
-               "security_codes")
+TRACE_KINDS = ("battery", "calendar", "contacts", "email", "identifiers", "location", "messages",
+               "notifications", "one_time_codes", "passwords", "photos", "security_codes")
 # what a withheld step keeps: what ran and how it ended, never what it read
 KEPT_FIELDS = ("tool", "outcome", "guard", "decision_id", "seconds", "app")
 MAX_KINDS = 16

@@ -63,6 +63,16 @@ TERMINAL_ATTACKS: list[Call] = [
     run("settings get", "secure", "x;id"),
     run("settings get", "system", "*"),
     run("settings get", "secure"),
+    # what names the phone or its owner: read only by name, and no name is on the list (readable_state.py)
+    run("getprop"),  # every property at once
+    *(run("getprop", name) for name in (
+        "ro.serialno", "ro.boot.serialno", "ril.serialnumber", "persist.radio.imei", "gsm.sim.operator.alpha",
+        "gsm.operator.iso-country", "gsm.sim.operator.numeric", "persist.sys.timezone", "ro.build.",
+        "ro.buildx.serial", "wifi.interface", "ro.boot.wifimacaddr", "persist.vendor.radio.imei")),
+    *(run("settings get", ns, key) for ns, key in (
+        ("secure", "android_id"), ("secure", "bluetooth_address"), ("secure", "bluetooth_name"),
+        ("global", "device_name"), ("system", "device_name"), ("global", "airplane_mode_onx"),
+        ("system", "airplane_mode_on"))),
     run("pm list packages", "--user", "0"),
     run("pm list packages", "-3f"),
     run("pm list packages", "--apex-only"),
@@ -97,8 +107,10 @@ TERMINAL_FINE: list[Call] = [
     run("ls", "Download"),
     run("ls", "/sdcard/My Photos"),
     run("getprop", "ro.product.model"),
-    run("getprop"),
+    run("getprop", "ro.build.version.release"),
+    run("getprop", "ro.hardware"),
     run("settings get", "secure", "sms_default_application"),
+    run("settings get", "global", "airplane_mode_on"),
     run("pm list packages", "-3"),
     run("pm list packages", "-f", "com.google"),
     run("ps", "-A"),

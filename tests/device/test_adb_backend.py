@@ -253,7 +253,7 @@ async def test_terminal_arguments_cannot_inject(fake_adb, tmp_path):
         too_many = await client.call_tool("terminal_run", {"command": "settings get", "args": ["global"]})
     assert not ok.is_error
     assert mutating(fake_adb) == ["echo 'hi; reboot'"]
-    assert named.is_error and "one property name" in named.content[0].text
+    assert named.is_error and "getprop takes one property" in named.content[0].text
     assert refused.is_error and "not on the terminal allow list" in refused.content[0].text
     assert too_many.is_error and "a namespace (system, secure or global)" in too_many.content[0].text
 

@@ -12,6 +12,7 @@ from tests.device.test_rulebase import guarded_device
 
 from device_tools import arg_shapes as S
 from device_tools.modules.terminal import DEFAULT_ALLOW, build_argv
+from device_tools.readable_state import READABLE_PROP_PREFIXES, READABLE_PROPS, READABLE_SETTINGS
 from sentinel_mcp.core.decision import Allow, Deny
 
 pytestmark = pytest.mark.timeout(240)
@@ -92,7 +93,8 @@ def test_the_other_shapes():
     assert not any(S.coordinate(v) for v in [-1, 100_001, True, 1.0, "5", None])
     assert S.day_name("mon") and S.day_name("Friday")
     assert not any(S.day_name(d) for d in ["monkey", "mo", "mon ", "", "mon;id", 1])
-    assert S.terminal_refusal("setting", ["secure", "x"]) is None
+    assert S.terminal_refusal("setting", ["secure", "location_mode"]) is None
+    assert S.terminal_refusal("setting", ["secure", "x"])  # a key not on the list (readable_state.py)
     assert S.terminal_refusal("setting", ["secure"]) and S.terminal_refusal("none", ["x"])
 
 
@@ -170,6 +172,24 @@ async def test_the_rule_and_the_builtin_agree_on_every_terminal_argument(tmp_pat
             assert not builtin_takes(a["command"], a["args"]), a
         for _, a in TERMINAL_FINE:
             assert builtin_takes(a["command"], a["args"]), a
+
+
+async def test_the_rule_and_the_builtin_read_the_same_properties_and_settings(tmp_path):
+    """Every name the built-in's allow list reads (readable_state.py), the rule reads too, and no other: the
+    two lists are one list."""
+    props = [*READABLE_PROPS, *(p + "x" for p in READABLE_PROP_PREFIXES), *READABLE_PROP_PREFIXES]
+    calls = [("getprop", [p]) for p in props]
+    calls += [("settings get", [ns, key]) for ns, keys in READABLE_SETTINGS.items() for key in keys]
+    # each key under the other namespaces: a key is read in its own
+    calls += [("settings get", [other, key]) for ns, keys in READABLE_SETTINGS.items() for key in keys
+              for other in READABLE_SETTINGS if other != ns and key not in READABLE_SETTINGS[other]]
+    async with guarded_device(tmp_path) as (_, port, guard):
+        for command, args in calls:
+            d = await guard.decide(port.call_of("device__terminal_run", {"command": command, "args": args}))
+            assert isinstance(d, Allow) == builtin_takes(command, args), (command, args, d)
+            assert builtin_takes(command, args) == (args[0] not in READABLE_PROP_PREFIXES
+                                                    and (command == "getprop" or args[1] in
+                                                         READABLE_SETTINGS[args[0]])), (command, args)
 
 
 async def test_the_rule_refuses_the_attacks_on_other_tools_and_takes_their_ordinary_uses(tmp_path):

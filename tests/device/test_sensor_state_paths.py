@@ -33,11 +33,14 @@ TARGETS = [
     "/dev/input/event2",
     "/d/battery",  # /d: Android's link to /sys/kernel/debug
     "/sys",
+    "/proc/cmdline",  # the boot's identifiers: androidboot.serialno, the board's serial-number
+    "/proc/bootconfig",
+    "/proc/device-tree/serial-number",
 ]
 # near misses that stay readable: system files, a process's own status, the kernel's version
 FINE = ["/system/build.prop", "/proc/version", "/proc/meminfo", "/proc/self/status", "/sdcard/Download/sys",
         "/sdcard/dev/notes.txt", "/sysfile", "/devices", "/proc/network", "/dx", "/data.txt",
-        "/sdcard/d/x"]
+        "/sdcard/d/x", "/proc/self/cmdline", "/proc/cmdlinex"]
 
 
 def spellings(n_per_target: int) -> list[str]:

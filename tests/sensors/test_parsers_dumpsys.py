@@ -69,7 +69,8 @@ def test_malformed_location_output_is_a_clear_error(text):
 
 def test_out_of_range_coordinates_rejected():
     with pytest.raises(MalformedOutput, match="out of range"):
-        best_fix("  last location=Location[gps 123.0,13.0 hAcc=3 et=+1s0ms]")
+        best_fix("Location Manager State:\n  Location Providers:\n    gps provider:\n"
+                 "      last location=Location[gps 123.0,13.0 hAcc=3 et=+1s0ms]")
 
 
 @pytest.mark.parametrize("text,ms", [("+2h17m10s384ms", 8230384), ("+1d2h0m0s0ms", 93600000), ("0", 0),

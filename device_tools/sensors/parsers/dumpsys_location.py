@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from device_tools.sensors.errors import MalformedOutput, NoReading
+from device_tools.sensors.parsers.location_lines import fix_values
 from device_tools.sensors.parsers.numbers import ANDROID_LONG, android_duration_ms, locale_float
 
 _KEY = re.compile(r"^(?P<k>[A-Za-z]+)=(?P<v>.*)$")
@@ -117,15 +118,21 @@ def _location_bodies(line: str) -> list[str]:
 
 
 def parse_dumpsys_location(text: str) -> list[LocationFix]:
-    """Every last-known fix in the dump (``null`` ones skipped). Raises MalformedOutput on garbage."""
+    """Every last-known fix in the dump (``null`` ones skipped). Raises MalformedOutput on garbage.
+
+    Only the system's own lines count, by where they stand (``location_lines``): a ``Location[...]`` anywhere
+    else (an app's attribution tag in a registration or history line) is not a fix."""
     if "Location" not in text and "location" not in text:
         raise MalformedOutput("dumpsys location: output does not look like a location dump")
     fixes = []
-    for line in text.splitlines():
-        if "last location=" not in line and "last coarse location=" not in line and "Location[" not in line:
+    for value in fix_values(text):
+        if value == "null":
             continue
-        for body in _location_bodies(line):
-            fixes.append(parse_location_body(body))
+        bodies = _location_bodies(value)
+        if len(bodies) != 1 or not value.startswith("Location[") or not value.endswith("]"):
+            raise MalformedOutput(f"dumpsys location: a last location line is not one Location[...] "
+                                  f"({len(value)} chars)")
+        fixes.append(parse_location_body(bodies[0]))
     return fixes
 
 
