@@ -342,10 +342,14 @@ leet_run(R, W) :-
 leet_codes([], []).
 leet_codes([C|Cs], [L|Ls]) :- ( nth0(I, `013457`, C) -> nth0(I, `oieast`, L) ; L = C ), leet_codes(Cs, Ls).
 
-%  code_prefix(+FoldedCodes): 1-3 capital ASCII letters apart from a word before them, a hyphen, a digit
-code_prefix(Cs) :-
-    append(Before, Rest, Cs), \+ ( last(Before, P), ( word_code(P) ; P =:= 0'_ ) ),
-    capitals(Rest, 0, N, [0'-, D|_]), N >= 1, N =< 3, ascii_digit(D), !.
+%  code_prefix(+FoldedCodes): 1-3 capital ASCII letters apart from a word before them, a hyphen, a digit (one
+%  pass: a long text costs its length)
+code_prefix(Cs) :- prefix_from(Cs, 0' ).
+
+prefix_from([C|Cs], Prev) :-
+    (   \+ word_code(Prev), Prev =\= 0'_, capitals([C|Cs], 0, N, [0'-, D|_]), N >= 1, ascii_digit(D) -> true
+    ;   prefix_from(Cs, C)
+    ).
 
 capitals([C|Cs], N0, N, R) :- C >= 0'A, C =< 0'Z, !, N1 is N0 + 1, N1 =< 3, capitals(Cs, N1, N, R).
 capitals(R, N, N, R).

@@ -13,11 +13,17 @@ and asks the person about any other (tests/device/test_sms_code_window.py)."""
 
 from __future__ import annotations
 
+import random
+import subprocess
+
 import pytest
 from tests.device.test_rulebase import guarded_device
 
 from device_tools.one_time_codes import speaks_of_code
 from sentinel_mcp.core.decision import Deny
+from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
+
+RT = PROJECT_ROOT / "sentinel_mcp" / "policy" / "prolog" / "sentinel_rt.pl"
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -67,3 +73,31 @@ async def test_the_guard_reads_typed_text_as_the_tool_reads_it(tmp_path) -> None
         for text in CODES + NOT_CODES + BARE:
             call = port.call_of("device__type_text", {"snapshot_id": "s", "element_id": "e", "text": text})
             assert _code_denial(await guard.decide(call)) == speaks_of_code(text), text
+
+
+PIECES = ["code", "código", "КОД", "c0de", "0TP", "v3rif", "pin", "spinach", "G-", "FB-", "xG-", "hello",
+          "Meet", "٧٣", "７３", "730", "55", "1", "2024", "123456789", " ", "\u00a0", "\u202f", "\u200b", "-",
+          " - ", ".", "_", "/", "\\", ":", ",", "\n", "𝐜𝐨𝐝𝐞", "認証", "رمز", "4B", "l0gin", "A", "_", "é"]
+
+
+def _random_texts(n: int) -> list[str]:
+    rng = random.Random(20261206)  # seeded: the same texts every run
+    return ["".join(rng.choice(PIECES) for _ in range(rng.randint(1, 9))) for _ in range(n)]
+
+
+def test_the_rule_and_the_tool_read_a_thousand_mixed_texts_alike() -> None:
+    """The rule's predicate itself (real SWI-Prolog, device.pl on sentinel_rt) against the tool's function,
+    over texts made of the pieces both read: words, scripts, joiners, prefixes, invisible characters."""
+    texts = _random_texts(1000)
+    facts = "".join(f"t({i}, {[ord(c) for c in t]}).\n" for i, t in enumerate(texts))
+    goal = ("forall(t(I, Cs), ( atom_codes(A, Cs), ( one_time_code_text(A) -> R = 1 ; R = 0 ), "
+            "format('~d ~d~n', [I, R]) )), halt")
+    command = ["swipl", "-q", "-g", "style_check(-singleton), style_check(-discontiguous)",
+               "-g", f"use_module('{RT}')", "-g", f"load_files('{RULEBASES_DIR / 'device.pl'}', [])",
+               "-g", "load_files(texts, [stream(user_input)])", "-g", goal, "-t", "halt(1)"]
+    out = subprocess.run(command, input=facts, capture_output=True, text=True, timeout=100,
+                         check=True).stdout.split("\n")
+    got = {int(line.split()[0]): line.split()[1] == "1" for line in out if line}
+    want = {i: speaks_of_code(t) for i, t in enumerate(texts)}
+    assert got == want, [(texts[i], got.get(i), want[i]) for i in want if got.get(i) != want[i]][:20]
+    assert 100 < sum(want.values()) < 900  # both kinds, many of each
