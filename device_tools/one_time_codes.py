@@ -102,7 +102,6 @@ _DIGIT_WORDS |= {"oh": 0, "nought": 0}
 _LOOK_ALIKE = {"o": "0", "d": "0", "q": "9", "i": "1", "l": "1", "j": "1", "z": "2", "e": "3", "a": "4",
                "h": "4", "s": "5", "b": "68", "g": "69", "t": "7"}
 _TOKEN = re.compile(r"[^\W_]+")
-_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
 
 
 def _digit_of(ch: str) -> str | None:
@@ -170,12 +169,77 @@ def carries_code(text: str, codes: Iterable[str]) -> bool:
     return False
 
 
+# --- the reading the gateway's rule shares (device.pl's one_time_code_text) ---------------------------------
+# A text someone is about to send or type is read through code_fold (device.pl's code_fold/2, character for
+# character): any script's decimal digits, fullwidth forms and mathematical styled letters as ASCII, any space
+# (Python's str.isspace, as device.pl's space_code/1) and an invisible character as a space. The words are
+# core/code_words.py's, which the rule reads too (policy/code_word_table.py writes them for it).
+_INVISIBLE = frozenset([0xAD, 0x34F, 0x61C, 0x115F, 0x1160, 0x180E, 0x3164, 0xFEFF, 0xFFA0])
+_INVISIBLE_RANGES = ((0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0xFE00, 0xFE0F),
+                     (0xE0000, 0xE0FFF))
+_JOINER = r"(?: |[ ]?[-\u2010\u2011\u2012\u2013\u2014._/\\][ ]?)"
+_JOINED_RUN = re.compile(rf"(?<![0-9])[0-9](?:{_JOINER}?[0-9]){{3,7}}(?![0-9])")
+_LEET_DIGITS = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
+
+
+def _fold_char(ch: str) -> str:
+    c = ord(ch)
+    if ch.isdecimal():
+        return str(unicodedata.decimal(ch))
+    if 0xFF01 <= c <= 0xFF5E:
+        return chr(c - 0xFEE0)
+    if c in _INVISIBLE or any(a <= c <= b for a, b in _INVISIBLE_RANGES) or ch.isspace():
+        return " "
+    if 0x1D400 <= c <= 0x1D6A3:
+        i = (c - 0x1D400) % 52
+        return chr(ord("A") + i) if i < 26 else chr(ord("a") + i - 26)
+    return ch
+
+
+def code_fold(text: str) -> str:
+    """``text`` as a code is looked for in it, one character for each (device.pl's ``code_fold/2``)."""
+    return "".join(_fold_char(ch) for ch in text)
+
+
+def _word_char(ch: str) -> bool:  # a letter or a number of any script (unicode_category L*, N* in the rule)
+    return unicodedata.category(ch)[0] in "LN"
+
+
+def _leet_words(folded: str) -> str:
+    """The words with the digits inside a word read as the letters they stand for ("c0de", "0TP")."""
+    return " ".join(w.translate(_LEET_DIGITS) if any(unicodedata.category(c)[0] == "L" for c in w) else w
+                    for w in _word_runs(folded))
+
+
+def _word_runs(folded: str) -> list[str]:
+    runs, cur = [], []
+    for ch in folded:
+        if _word_char(ch):
+            cur.append(ch)
+        elif cur:
+            runs.append("".join(cur))
+            cur = []
+    if cur:
+        runs.append("".join(cur))
+    return runs
+
+
+def _code_prefix(folded: str) -> bool:
+    """A "G-482913" style prefix: 1-3 capital ASCII letters apart from a word before, a hyphen, a digit."""
+    for m in re.finditer(r"[A-Z]{1,3}-[0-9]", folded):
+        a = m.start()
+        if a == 0 or not (_word_char(folded[a - 1]) or folded[a - 1] == "_"):
+            return True
+    return False
+
+
 def speaks_of_code(text: str) -> bool:
-    """``has_code`` for text written to get past it: the words read with digits as the letters they stand
-    for ("c0de", "0TP", "v3rification"), and a 4-8 digit run whose groups may be split by ``.``, ``_``, ``/``
-    too ("482.913")."""
-    plain = ascii_digits(unicodedata.normalize("NFKC", text))
-    words = " ".join(t.translate(_LEET) if any(c.isalpha() for c in t) else t
-                     for t in _TOKEN.findall(plain.casefold()))
-    spaced = re.sub(r"[._/\\]", "-", plain)
-    return has_code(text) or (speaks_of_a_code(words) and bool(_RUN.search(spaced)))
+    """A one-time code in text someone is about to send or type: words of a code in any of ``code_words``'
+    languages (also with digits read as letters: "c0de", "0TP", "v3rification") or a ``G-`` prefix, with a
+    run of 4-8 digits whose groups are joined by one space, hyphen, dot, ``_``, ``/`` or ``\\`` ("730 551",
+    "730.551"). The rule device.pl applies to the same texts (tests/device/test_code_rule_parity.py)."""
+    folded = code_fold(text)
+    if _JOINED_RUN.search(folded) is None:
+        return False
+    return (code_words.speaks_of_a_code(text) or code_words.speaks_of_a_code(_leet_words(folded))
+            or _code_prefix(folded))

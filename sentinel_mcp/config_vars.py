@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from urllib.parse import quote
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from sentinel_mcp.config_expanded import Expanded
 from sentinel_mcp.config_shapes import input_env_name, workspace_folder
 from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.errors import ConfigError
+from sentinel_mcp.storage.location import is_server_url, userinfo_span
 
 # ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder},
 # ${userHome}
@@ -21,6 +23,7 @@ from sentinel_mcp.core.errors import ConfigError
 # variable would be 700 GB; a real config's tokens, URLs and keys are a few KB
 MAX_EXPANDED = 16 * 1024 * 1024
 
+_URL_SETTINGS = ("sentinel.store",)
 _VAR = re.compile(r"\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.\-]*)(?::-([^}]*))?\}")
 
 
@@ -46,12 +49,20 @@ def expand_vars(
     can name the variable instead (``unexpanded``). ``budget``: counted down by each value put in, checked
     before the text is built (one string of many variables is refused as it is expanded)."""
 
+    # the store URL's user name and password take a variable's value percent-encoded (location.py's
+    # userinfo_span: as it is, a password's '/' or '@' moved part of it into the host)
+    span = userinfo_span(value) if where in _URL_SETTINGS and is_server_url(value) else None
+
     def sub(m: re.Match[str]) -> str:
         found = _value(m)
         if budget is not None:
             budget.take(len(found), where)
         if given is not None and m.group(2) not in ("workspaceFolder", "userHome"):
             given[found] = m.group(0)
+        if span is not None and span[0] <= m.start() < span[1]:
+            found = quote(found, safe="")
+            if given is not None:
+                given[found] = m.group(0)
         return found
 
     def _value(m: re.Match[str]) -> str:

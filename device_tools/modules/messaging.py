@@ -220,7 +220,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         if not label_text(to, MAX_RECIPIENT):
             return error_result(f"to: a phone number or a contact's name, at most {MAX_RECIPIENT} characters "
                                 "on one line")
-        if speaks_of_code(body):  # the rulebase's rule too (device.pl), here however it is spelled
+        if speaks_of_code(body):  # device.pl's rule too, one reading (tests/device/test_code_rule_parity.py)
             return error_result("forwarding a one-time code by SMS is never allowed: the message speaks of a "
                                 "code and holds one. Nothing was sent")
         name = None

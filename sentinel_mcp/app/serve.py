@@ -14,6 +14,7 @@ from sentinel_mcp.config import Config, ConfigError, loopback_host
 from sentinel_mcp.config_audit import SYNC_MEANING
 from sentinel_mcp.app.runtime import Runtime, running_gateway
 from sentinel_mcp.core.host import HostState
+from sentinel_mcp.storage.location import shown_location
 
 log = logging.getLogger(__name__)
 DRAIN_SECONDS = 5.0
@@ -292,7 +293,7 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
     lines = [
         f"Sentinel {__import__('sentinel_mcp').__version__} is serving {catalog.tool_count} tools "
         f"from {len(ready)}/{len(ups)} upstreams ({', '.join(ready) or 'none'}); config: {config.source}",
-        f"Policy: {rt.gateway.guard.version}; audit log: {rt.audit.path}"
+        f"Policy: {rt.gateway.guard.version}; audit log: {shown_location(rt.audit.path)}"
         + (f" (instance {rt.instance.id}; `sentinel-mcp audit` reads every instance)" if rt.instance else ""),
         sync_line(config),
     ]

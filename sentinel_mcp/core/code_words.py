@@ -16,7 +16,8 @@ import functools
 import re
 import unicodedata
 
-__all__ = ["CODE_WORDS", "code_words_near", "fold_letters", "holds_a_code_word", "speaks_of_a_code"]
+__all__ = ["CODE_WORDS", "SHORT_WORDS", "code_words_near", "fold_letters", "folded_words",
+           "holds_a_code_word", "speaks_of_a_code"]
 
 CODE_WORDS = (
     # Latin scripts (as folded: no accents, lower case)
@@ -36,7 +37,9 @@ CODE_WORDS = (
     # Indic, Thai
     "कोड", "ओटीपी", "सत्यापन", "पासवर्ड", "কোড", "ওটিপি", "யீடு", "ఓటీపీ", "కోడ్", "รหัส",
 )
-_SHORT = re.compile(r"(?<![a-z])(?:otp|pin|tan|mtan|2fa|mfa|totp)(?![a-z])")
+# words that count only standing apart from the letters a-z ("pin", never "shopping")
+SHORT_WORDS = ("otp", "pin", "tan", "mtan", "2fa", "mfa", "totp")
+_SHORT = re.compile(r"(?<![a-z])(?:" + "|".join(SHORT_WORDS) + r")(?![a-z])")
 
 
 @functools.lru_cache(maxsize=8192)
@@ -60,6 +63,13 @@ def fold_letters(text: str) -> str:
 
 
 _FOLDED = tuple(sorted({fold_letters(w) for w in CODE_WORDS}))
+
+
+def folded_words() -> tuple[str, ...]:
+    """The words as looked for (``fold_letters`` of each), read by a rulebase too (``code_word_table.py``)."""
+    return _FOLDED
+
+
 _ASCII = tuple(w for w in _FOLDED if w.isascii())  # what an ASCII text can hold
 _SHORT_STEMS = ("otp", "pin", "tan", "2fa", "mfa")
 _ANY = re.compile("|".join(re.escape(w) for w in _FOLDED) + "|" + _SHORT.pattern)

@@ -35,6 +35,7 @@ from sentinel_mcp.core.redactor import redact_record, scrub_text
 from sentinel_mcp.storage import Statement, StorageError, open_database
 from sentinel_mcp.storage.sqlite import EXCLUSIVE, PROCESS
 from sentinel_mcp.storage.database import StatementError
+from sentinel_mcp.storage.location import shown_location
 from sentinel_mcp.storage.open import release
 
 # a tool's arguments and a decision's proof are kept within their record limits (``core/record_bounds.py``:
@@ -435,13 +436,13 @@ class AuditLog:
         if self.lost is None:
             return
         log.error("audit log %s no longer holds rows this gateway committed (%d rows, head %s): replaced, "
-                  "deleted or rolled back under it", self.path, *self.lost)
+                  "deleted or rolled back under it", shown_location(self.path), *self.lost)
         if self.keep_lost is not None:
             try:
                 await self.keep_lost(*self.lost)
             except Exception as e:
-                raise StorageError(f"audit log {self.path} lost rows this gateway committed, and their head "
-                                   f"could not be anchored: {e}") from e
+                raise StorageError(f"audit log {shown_location(self.path)} lost rows this gateway committed, "
+                                   f"and their head could not be anchored: {e}") from e
         self.lost = None
 
     async def flush(self) -> None:

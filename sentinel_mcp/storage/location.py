@@ -11,8 +11,9 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeGuard
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 from sentinel_mcp.storage.database import StorageError
 
 SCHEMES = ("postgresql://", "postgres://")
@@ -27,16 +28,41 @@ def is_server_url(location: object) -> TypeGuard[str]:
     return isinstance(location, str) and location.strip().lower().startswith(SCHEMES)
 
 
-def expand(text: str, env: Mapping[str, str] | None = None) -> str:
-    """``${VAR}`` replaced from the environment; an unset variable is an error naming the variable only."""
+def expand(text: str, env: Mapping[str, str] | None = None, *, encoded: bool = False) -> str:
+    """``${VAR}`` replaced from the environment; an unset variable is an error naming the variable only.
+    ``encoded``: each value percent-encoded (a URL's user name or password: the value itself, whatever it
+    holds)."""
     names: Mapping[str, str] = os.environ if env is None else env
 
     def one(m: re.Match[str]) -> str:
         name = m.group(1)
         if name not in names:
             raise LocationError(f"sentinel.store refers to ${{{name}}}, which is not set in the environment")
-        return names[name]
+        return quote(names[name], safe="") if encoded else names[name]
     return _VAR.sub(one, text)
+
+
+def userinfo_span(setting: str) -> tuple[int, int] | None:
+    """Where a URL as written has its user name and password (the part of its netloc before the last '@'),
+    or None. A variable there is put percent-encoded (``expand``'s ``encoded``; ``config_vars`` does the same
+    for ``sentinel.store``): put as it is, a password holding '/', '@', '#' or '?' moved its tail into the
+    host, port or path (its head then sent to whatever host that named), and a '%' was read as an escape.
+    A variable holding the whole URL (``${DATABASE_URL}``) is put as it is."""
+    start = setting.find("://")
+    if start < 0:
+        return None
+    start += 3
+    end = min((i for i in (setting.find(c, start) for c in "/?#") if i >= 0), default=len(setting))
+    at = setting.rfind("@", start, end)
+    return (start, at) if at >= 0 else None
+
+
+def _expanded_url(setting: str, env: Mapping[str, str] | None) -> str:
+    span = userinfo_span(setting)
+    if span is None:
+        return expand(setting, env)
+    a, b = span
+    return expand(setting[:a], env) + expand(setting[a:b], env, encoded=True) + expand(setting[b:], env)
 
 
 @dataclass(frozen=True)
@@ -55,13 +81,28 @@ class ServerLocation:
     def scrub(self, text: str) -> str:
         """``text`` (a driver's error, say) with the password and the full DSN removed."""
         text = text.replace(self.dsn, self.redacted)
-        if self.password:
-            text = text.replace(self.password, "***")
+        if self.password:  # as it is, and as the URL writes it (a driver may quote either)
+            written = urlsplit(self.dsn).password or ""
+            forms = {self.password, written, quote(self.password, safe="")}
+            for form in sorted((f for f in forms if f), key=len, reverse=True):
+                text = text.replace(form, "***")
         return text
 
 
+def shown_location(location: str | Path) -> str:
+    """A store's location as any text may show it: a server URL without its password (nor its query), or
+    the file's path. An audit log's location held the setting as written, and the start-up line printed it
+    with the password."""
+    if not is_server_url(location):
+        return str(location)
+    try:
+        return server_location(location).redacted
+    except LocationError:
+        return "the sentinel.store server (its URL cannot be read)"
+
+
 def server_location(setting: str, env: dict[str, str] | None = None) -> ServerLocation:
-    raw = expand(setting.strip(), env)
+    raw = _expanded_url(setting.strip(), env)
     try:
         parts = urlsplit(raw)
         host, port = parts.hostname, parts.port  # port raises ValueError when not a number

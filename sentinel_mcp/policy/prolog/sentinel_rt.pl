@@ -1,9 +1,10 @@
 /*  Predicates every rulebase can call (imported into each rulebase module). */
 :- module(sentinel_rt, [now/1, iso_hours_between/3, iso_date_before/2, option_value/4, json_get/3,
                         fact_provenance/2, context_value/2, call_tool_name/1, answer_label/3, humanized/2,
-                        unicode_category/2]).
+                        unicode_category/2, speaks_of_a_code/1]).
 :- use_module(library(lists)).
 :- use_module(unicode_categories, [uc_category/2]).  % Unicode 14's categories (SWI-Prolog's tables are 5.x)
+:- use_module(code_words, [code_word/1, short_code_word/1, letter_fold/2]).  % core/code_words.py's list and fold
 :- reexport(person_names, [person_name/1]).  % a person's name in any script, nothing hidden (person_names.pl)
 :- use_module(library(date)).  % parse_time/3: loaded here, never autoloaded during a decision
 
@@ -48,6 +49,23 @@ iso_parse(A, S) :-
 %  is sentinel_mcp/policy/unicode_table.py's).
 unicode_category(C, K) :-
     integer(C), C >= 0, C =< 0x10FFFF, uc_category(C, K0), K0 \== 'Cn', K = K0.
+
+%  speaks_of_a_code(+Text): the text (an atom or a string) holds a word a message speaks of a one-time code
+%  with, in any of the languages of core/code_words.py, read through its fold (case, width, styled letters,
+%  accents, an invisible character as a space): "Your code", "Tu código", "Ваш код", "ＣＯＤＥ", "验证码".
+%  The same list and fold as the device's SMS tool and the records' redactor (code_words.pl is written from
+%  it), so a rulebase and the tool decide alike.
+speaks_of_a_code(T) :-
+    ( atom(T) -> true ; string(T) ), atom_codes(T, Cs0), maplist(folded_letter, Cs0, Cs), atom_codes(L, Cs),
+    (   code_word(W), atom_codes(A, W), sub_atom(L, _, _, _, A) -> true
+    ;   short_code_word(W), atom_codes(A, W), sub_atom(L, B, N, _, A),
+        \+ ( B > 0, Bp is B - 1, sub_atom(L, Bp, 1, _, P), ascii_lower(P) ),
+        \+ ( E is B + N, sub_atom(L, E, 1, _, F), ascii_lower(F) ) -> true
+    ).
+
+folded_letter(C, F) :- ( letter_fold(C, F0) -> F = F0 ; F = C ).
+
+ascii_lower(C) :- char_code(C, X), X >= 0'a, X =< 0'z.
 
 option_value(List, Name, Default, V) :- ( memberchk(Name = V0, List) -> V = V0 ; V = Default ).
 

@@ -112,7 +112,7 @@ pure_goal(G) :- forall(leaf_goal(G, L), ( callable(L), L \= _:_, functor(L, N, A
 
 pure_call(N/A) :- pure_builtin(N, A), !.
 pure_call(PI) :- memberchk(PI, [!/0, format/3, now/1, iso_hours_between/3, iso_date_before/2, option_value/4,
-                                json_get/3, call_tool_name/1, answer_label/3, humanized/2]).
+                                json_get/3, call_tool_name/1, answer_label/3, humanized/2, speaks_of_a_code/1]).
 
 %  A pure goal holds when the caller can make it hold: always, unless it is ground (nothing of the caller's
 %  in it) and false, as fail/0 or 1 == 2 (tried under a small inference limit), run as the guard runs it:
