@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 from collections.abc import Callable
 
+from sentinel_mcp.llm.child_environment import child_environment
 from sentinel_mcp.llm.errors import GenerationCancelled, GrammarError, ModelUnavailable
 from sentinel_mcp.llm.model_turns import _Job
 
 _CHILD = "sentinel_mcp.llm.grammar_child"
-_KEPT_ENV = ("PYTHON", "LANG", "LC_", "PATH", "VIRTUAL_ENV")
 START_SECONDS = 120.0  # the child's interpreter, llama.cpp and the vocabulary loaded (~0.5 s)
 _POLL_SECONDS = 0.05  # how often a wait looks at the generation's cancellation
 
@@ -51,11 +51,7 @@ class GrammarChild:
         self.started = 0  # children started (tests count them)
 
     def _start(self) -> subprocess.Popen[bytes]:
-        root = str(Path(__file__).resolve().parents[2])  # the package's own tree first, as the probe does
-        paths = (root, os.environ.get("PYTHONPATH"))
-        # the interpreter's own settings only: the gateway's secrets in its environment are not the child's
-        env = {k: v for k, v in os.environ.items() if k.startswith(_KEPT_ENV)}
-        env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+        env = child_environment()  # the interpreter's own settings only, never the gateway's secrets
         try:
             child = subprocess.Popen(
                 [sys.executable, "-m", _CHILD, str(self.model), f"{self.step_seconds:g}"],

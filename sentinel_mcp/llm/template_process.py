@@ -15,22 +15,20 @@ either.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import threading
 from collections import OrderedDict
-from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.llm.child_environment import child_environment
 from sentinel_mcp.llm.errors import LlmError, ModelUnavailable
 from sentinel_mcp.llm.template_budget import TemplateTooCostly
 from sentinel_mcp.llm.template_child import MEMORY_EXIT
 
 _CHILD = "sentinel_mcp.llm.template_child"
 _END_SECONDS = 5.0  # a child that closed its output ends within this, or is killed
-_KEPT_ENV = ("PYTHON", "LANG", "LC_", "PATH", "VIRTUAL_ENV")
 MAX_PROCESSES = 4  # templates with a child kept running (one a loaded model, usually one in all)
 # a render's answer within this (wall clock; a render takes milliseconds, its CPU is bounded in the child):
 # a child stopped from outside, or swapped out past it, is killed rather than holding the model's turn
@@ -58,11 +56,7 @@ class TemplateProcess:
         self.started = 0  # children started (tests count them)
 
     def _start(self) -> subprocess.Popen[bytes]:
-        root = str(Path(__file__).resolve().parents[2])  # the package's own tree first, as the probe does
-        paths = (root, os.environ.get("PYTHONPATH"))
-        # the interpreter's own settings only: the gateway's secrets in its environment are not the child's
-        env = {k: v for k, v in os.environ.items() if k.startswith(_KEPT_ENV)}
-        env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+        env = child_environment()  # the interpreter's own settings only, never the gateway's secrets
         try:
             child = subprocess.Popen(
                 [sys.executable, "-m", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
