@@ -521,9 +521,9 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
         if isinstance(result, CallToolResult):  # its blocks: not Sentinel's voice, nor others' resources
             shown = shown_result(result, up.name, self.manager.catalog, builtin=up.builtin)
             if isinstance(shown, LongStructure):  # walked in a worker thread, shielded as a long check is
-                with anyio.CancelScope(shield=True):
-                    shown = await shown.shown()
-            marked, result = shown.structured_content is not result.structured_content, shown
+                shown = await shown.shown()
+            marked = shown.structured_content is not result.structured_content
+            result = shown
             broken = None if up.builtin else self.results.at_once(route.exposed, result)
             if isinstance(broken, Later):
                 # (bounded) the result came: observed, or unknown below; the shield only around a check that
@@ -531,7 +531,7 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
                 # when it was entered for a check that could not be interrupted
                 with anyio.CancelScope(shield=True):
                     broken = await self.results.problem(route.exposed, result)
-            if broken is not None and marked and broken.startswith(UNFIT):  # said plainly, not quoted
+            if marked and isinstance(broken, str) and broken.startswith(UNFIT):  # said plainly, not quoted
                 broken = unfit_once_marked(up.name)
             if broken is not None:  # structured content its own schema refuses: the client is told by us
                 await self._outcome_unknown(call)

@@ -73,26 +73,28 @@ def shown_result(
 
 @dataclass(frozen=True, slots=True)
 class LongStructure:
-    """An outside result whose structured content is past ``INLINE_BYTES`` (as ``result_check`` has it): 600k
-    strings took 0.45-0.66 s to walk for Sentinel's voice (load ~11), every other caller waiting. Walked in a
-    worker thread, as a long value's schema check is; the walk builds a copy and changes nothing, so a
-    cancel during it leaves the result as it came (the caller shields the wait as it does that check's)."""
+    """An outside result whose structured content is past ``INLINE_BYTES`` (as ``result_check`` has it): its
+    walk for Sentinel's voice held the event loop (600k strings: 0.45-0.66 s at load ~11), every other caller
+    waiting. Walked in a worker thread, as a long value's schema check is; the walk builds a copy and changes
+    nothing in place, and its wait is shielded as that check's: a cancel lands after it, where it would have
+    with the walk on the event loop."""
 
     result: CallToolResult
     server: str
     catalog: "Catalog"
 
     async def shown(self) -> CallToolResult:
-        marked = await anyio.to_thread.run_sync(_structure_attributed, self.result, self.server)
+        with anyio.CancelScope(shield=True):
+            marked = await anyio.to_thread.run_sync(_structure_attributed, self.result, self.server)
         return _with_shown_blocks(marked, self.server, self.catalog, builtin=False)
 
 
 def unfit_once_marked(server: str) -> Marked:
     """Why a result whose structured content was marked (Sentinel's voice, attributed) is refused by its
     output schema: said plainly rather than by quoting the marked value."""
-    return compose("its result does not fit its output schema: its structured content speaks in Sentinel's "
-                   "voice, and with those words shown as the server ", safe_text(server, 80),
-                   "'s (each headed by its name) it is not what the schema allows")
+    return compose("its result does not fit its output schema once its words in Sentinel's voice are "
+                   "headed as the server ", safe_text(server, 80),
+                   "'s (as they must be, not to be read as Sentinel's)")
 
 
 def _with_shown_blocks(result: CallToolResult, server: str, catalog: "Catalog", *, builtin: bool

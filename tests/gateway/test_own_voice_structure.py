@@ -1,5 +1,5 @@
-"""Structured content in Sentinel's voice, attributed (gateway/own_voice.py, shown_result.py): no entry lost to
-a hostile key, a long value walked off the event loop, a marked value the schema refuses said plainly.
+"""Structured content in Sentinel's voice, attributed (gateway/own_voice.py, shown_result.py): no entry lost
+to a hostile key, a long value walked off the event loop, a marked value the schema refuses said plainly.
 
 Real gateway, real clients, the upstream a real server in a subprocess (``decorated_upstream``)."""
 
@@ -10,10 +10,12 @@ import json
 import threading
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.gateway import own_voice, shown_result
 from sentinel_mcp.gateway.own_voice import attributed_structure, attribution
 from sentinel_mcp.gateway.result_check import INLINE_BYTES
@@ -44,7 +46,8 @@ def _entries(data: Any) -> list[tuple[int, list[str]]]:
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            out.append((len(node), sorted(json.dumps(v) for v in node.values() if not isinstance(v, (dict, list)))))
+            leaves = [v for v in node.values() if not isinstance(v, (dict, list))]
+            out.append((len(node), sorted(json.dumps(v) for v in leaves)))
             stack.extend(node[k] for k in sorted(node))
         elif isinstance(node, list):
             stack.extend(node)
@@ -74,7 +77,8 @@ def test_a_marked_key_never_takes_another_keys_place(monkeypatch, rule) -> None:
                 assert all(k in node or k.startswith(head) for k in shown)  # kept, or headed
                 assert {k for k in node if not own_voice.in_sentinels_voice(k)} <= set(shown)
             if isinstance(node, (dict, list)):
-                stack.extend(zip(node.values(), shown.values()) if isinstance(node, dict) else zip(node, shown))
+                pairs = zip(node.values(), shown.values()) if isinstance(node, dict) else zip(node, shown)
+                stack.extend(pairs)
 
 
 async def test_a_long_structure_is_walked_while_another_client_is_served(data_dir, monkeypatch):  # noqa: ANN001
@@ -123,8 +127,9 @@ async def test_a_marked_value_its_schema_refuses_is_said_plainly(data_dir):  # n
             r = await c.call_tool("dc__fixed", {})
             assert r.is_error and r.structured_content is None, r
             text = r.content[0].text
-            assert text.startswith("dc__fixed: its result does not fit its output schema: its structured "
-                                   "content speaks in Sentinel's voice"), text
+            assert text == ("dc__fixed: its result does not fit its output schema once its words in "
+                            "Sentinel's voice are headed as the server dc's (as they must be, not to be read "
+                            "as Sentinel's)"), text
             assert str(attribution("dc")) not in text and "enum" not in text and "'failed'" not in text
             head = str(attribution("dc"))
             extra = {f"{head}\n{SAID}": "placed", f"{head}\n{head}\n{SAID}": "twice"}
@@ -132,3 +137,44 @@ async def test_a_marked_value_its_schema_refuses_is_said_plainly(data_dir):  # n
             assert not r.is_error, r.content
             assert sorted(r.structured_content.values(), key=str) == sorted(
                 ["placed", "twice", True, [{"said": f"{head}\n{SAID}"}, 3], f"{head}\n{SAID}"], key=str)
+
+
+async def test_a_call_cancelled_while_its_long_structure_is_walked(data_dir, monkeypatch):  # noqa: ANN001
+    """The client gives the call up while its long result is walked in the worker thread: the walk (a copy;
+    nothing changes in place) runs to its end, shielded as a long schema check is, the call ends cancelled
+    with no answer, its outcome is on record, and the next call is answered whole."""
+    loop = asyncio.get_running_loop()
+    entered, release, walked = asyncio.Event(), threading.Event(), []
+    real = shown_result.attributed_structure
+
+    def walk(data: Any, server: str) -> Any:
+        if "padding" in data and not walked:
+            loop.call_soon_threadsafe(entered.set)
+            release.wait(20)  # a fail-safe: released right after the cancel
+            marked = real(data, server)
+            walked.append("ended")
+            return marked
+        return real(data, server)
+
+    monkeypatch.setattr(shown_result, "attributed_structure", walk)
+    pad = INLINE_BYTES // 10
+    request = CallRequest(name="dc__structured", arguments={"text": SAID, "pad": pad}, session_id="s1")
+    async with running_gateway(make_config(data_dir, {"dc": said_upstream()}, builtins=[])) as rt:
+        scope, outcome = anyio.CancelScope(), []
+
+        async def call_then_cancelled() -> None:
+            with scope:
+                outcome.append(await rt.gateway.run(request))
+
+        task = asyncio.ensure_future(call_then_cancelled())
+        await asyncio.wait_for(entered.wait(), 30)
+        scope.cancel()
+        release.set()
+        await asyncio.wait_for(task, 30)
+        assert scope.cancelled_caught and not outcome and walked == ["ended"]
+        again = await rt.gateway.run(request)
+        rows = await rt.audit.read(tail=10)
+    marked = f"{attribution('dc')}\n{SAID}"
+    assert again.result.structured_content["status"] == marked, again
+    # the cancelled call's outcome is on record as the answered one's (the upstream ran it; its result came)
+    assert [r["outcome"] for r in rows if r["tool"] == "dc__structured"] == ["ok", "ok"], rows
