@@ -113,11 +113,13 @@ def _is_long(data: Any) -> bool:
         room -= 1
         if isinstance(node, str):
             room -= len(node)
-        elif isinstance(node, dict):
-            stack.extend(node)  # its keys, strings
-            stack.extend(node.values())
-        elif isinstance(node, list):
+        elif isinstance(node, (dict, list)):
+            room -= len(node)  # a node each, at least (a key and a value each for an object)
+            if room < 0:  # (a long array is not copied onto the stack to be told so)
+                return True
             stack.extend(node)
+            if isinstance(node, dict):  # its keys above, its values here
+                stack.extend(node.values())
         if room < 0:
             return True
     return False
