@@ -46,7 +46,7 @@ from sentinel_mcp.core.port import (
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
-from sentinel_mcp.gateway.result_check import Later, ResultCheck
+from sentinel_mcp.gateway.result_check import UNFIT, Later, ResultCheck
 from sentinel_mcp.core import sent_secrets
 from sentinel_mcp.gateway.asked_questions import AskedQuestions
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
@@ -65,7 +65,7 @@ from sentinel_mcp.gateway.observe_step import ObserveStep, error_result
 from sentinel_mcp.gateway.session_writes import SessionWrites, in_turns
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.result_shape import ResultRefused, too_many_blocks
-from sentinel_mcp.gateway.shown_result import shown_result
+from sentinel_mcp.gateway.shown_result import LongStructure, shown_result, unfit_once_marked
 from sentinel_mcp.gateway.own_results import without_others_claims, without_verdict
 from sentinel_mcp.core.deployment_caps import cap
 from sentinel_mcp.gateway.push_refusals import PushRefusals
@@ -519,7 +519,11 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
             declared = up.target.result_meta if isinstance(up.target, BuiltinTarget) else frozenset()
             result = without_others_claims(result, declared)  # nor is any other upstream the device firewall
         if isinstance(result, CallToolResult):  # its blocks: not Sentinel's voice, nor others' resources
-            result = shown_result(result, up.name, self.manager.catalog, builtin=up.builtin)
+            shown = shown_result(result, up.name, self.manager.catalog, builtin=up.builtin)
+            if isinstance(shown, LongStructure):  # walked in a worker thread, shielded as a long check is
+                shown = await shown.shown()
+            marked = shown.structured_content is not result.structured_content
+            result = shown
             broken = None if up.builtin else self.results.at_once(route.exposed, result)
             if isinstance(broken, Later):
                 # (bounded) the result came: observed, or unknown below; the shield only around a check that
@@ -527,6 +531,8 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
                 # when it was entered for a check that could not be interrupted
                 with anyio.CancelScope(shield=True):
                     broken = await self.results.problem(route.exposed, result)
+            if marked and isinstance(broken, str) and broken.startswith(UNFIT):  # said plainly, not quoted
+                broken = unfit_once_marked(up.name)
             if broken is not None:  # structured content its own schema refuses: the client is told by us
                 await self._outcome_unknown(call)
                 return await self._done(rec, decision, "tool_error",

@@ -191,11 +191,23 @@ def attributed_structure(data: Any, server: str) -> Any | None:
             copy: dict[Any, Any] = {}
             parent[key] = copy
             for k, v in node.items():
-                copy[mark(k)] = None
-                todo.append((v, copy, mark(k)))
+                marked = _unique_key(mark(k), k, node, copy, server)
+                copy[marked] = None
+                todo.append((v, copy, marked))
         elif isinstance(node, list):
             parent[key] = items = [None] * len(node)
             todo.extend((v, items, i) for i, v in enumerate(node))
         else:
             parent[key] = mark(node)
     return out[0]
+
+
+def _unique_key(marked: Any, key: Any, node: dict[Any, Any], copy: dict[Any, Any], server: str) -> Any:
+    """``marked`` (``key`` as shown), headed again while it names another entry of the object (``node``'s
+    own keys, ``copy``'s so far): a hostile key equal to another's marked form would otherwise take its place
+    (a value replaced, one dropped). Kept keys are ``node``'s, distinct; a marked one is none of them nor
+    another marked one, so no entry is lost. (Headed, a key in Sentinel's voice still is, so it is marked
+    again too: this holds if the voice rule ever changes.)"""
+    while marked is not key and (marked in node or marked in copy):
+        marked = f"{attribution(server)}\n{marked}"  # marked: raw data
+    return marked

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 _SIZE = json.JSONEncoder(default=str)
 INLINE_BYTES = 64 * 1024  # structured content up to this long is checked on the event loop (microseconds)
 UNCHECKED = "its result cannot be checked against its output schema"
+UNFIT = "its result does not fit its output schema"
 # the tool, its validator, why it has none, and the plan of a flat schema (``flat_output_schema``)
 Compiled = tuple[Tool, "Validator | None", "str | None", "Plan | None"]
 # what depends on the schema alone, shared by every tool object with that schema
@@ -155,5 +156,5 @@ def _verdict(validator: Validator, structured: Any, size: int) -> str | None:
     error = found[0]
     where = "/".join(str(p) for p in error.absolute_path)
     # the check's message quotes the upstream's value: cut and made visible, as any outside text repeated
-    return (f"its result does not fit its output schema: {echoed(error.message, MESSAGE_ECHO_LIMIT)}"
+    return (f"{UNFIT}: {echoed(error.message, MESSAGE_ECHO_LIMIT)}"
             + (f" (at {echoed(where)})" if where else ""))

@@ -17,16 +17,22 @@ name in honest data, and marking costs that data a line where refusing would cos
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
+import anyio
 from mcp.types import CallToolResult, TextContent
+
+from sentinel_mcp.core.display_text import Marked, compose, safe_text
 
 from sentinel_mcp.gateway.foreign_resources import without_foreign_blocks
 from sentinel_mcp.gateway.own_voice import attributed_blocks, attributed_structure
+from sentinel_mcp.gateway.result_check import INLINE_BYTES
 from sentinel_mcp.gateway.result_shape import MAX_CONTENT_BLOCKS, too_many_blocks
 from sentinel_mcp.gateway.upstream_icons import blocks_with_safe_icons
 
-__all__ = ["MAX_CONTENT_BLOCKS", "shown_blocks", "shown_result", "too_many_blocks"]
+__all__ = ["MAX_CONTENT_BLOCKS", "LongStructure", "shown_blocks", "shown_result", "too_many_blocks",
+           "unfit_once_marked"]
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.catalog import Catalog
@@ -53,11 +59,70 @@ def shown_blocks(
     return None if shown is content else list(shown)
 
 
-def shown_result(result: CallToolResult, server: str, catalog: "Catalog", *, builtin: bool) -> CallToolResult:
+def shown_result(
+    result: CallToolResult, server: str, catalog: "Catalog", *, builtin: bool
+) -> CallToolResult | LongStructure:
+    """``result`` as the client gets it, or ``LongStructure`` when its structured content is too long to walk
+    on the event loop: its caller awaits ``LongStructure.shown`` then."""
     if not builtin and result.structured_content is not None:
+        if _is_long(result.structured_content):
+            return LongStructure(result, server, catalog)
         result = _structure_attributed(result, server)
+    return _with_shown_blocks(result, server, catalog, builtin=builtin)
+
+
+@dataclass(frozen=True, slots=True)
+class LongStructure:
+    """An outside result whose structured content is past ``INLINE_BYTES`` (as ``result_check`` has it): its
+    walk for Sentinel's voice held the event loop (600k strings: 0.45-0.66 s at load ~11), every other caller
+    waiting. Walked in a worker thread, as a long value's schema check is; the walk builds a copy and changes
+    nothing in place, and its wait is shielded as that check's: a cancel lands after it, where it would have
+    with the walk on the event loop."""
+
+    result: CallToolResult
+    server: str
+    catalog: "Catalog"
+
+    async def shown(self) -> CallToolResult:
+        with anyio.CancelScope(shield=True):
+            marked = await anyio.to_thread.run_sync(_structure_attributed, self.result, self.server)
+        return _with_shown_blocks(marked, self.server, self.catalog, builtin=False)
+
+
+def unfit_once_marked(server: str) -> Marked:
+    """Why a result whose structured content was marked (Sentinel's voice, attributed) is refused by its
+    output schema: said plainly rather than by quoting the marked value."""
+    return compose("its result does not fit its output schema once its words in Sentinel's voice are "
+                   "headed as the server ", safe_text(server, 80),
+                   "'s (as they must be, not to be read as Sentinel's)")
+
+
+def _with_shown_blocks(result: CallToolResult, server: str, catalog: "Catalog", *, builtin: bool
+                       ) -> CallToolResult:
     content = shown_blocks(result.content, server, catalog, builtin=builtin)
     return result if content is None else result.model_copy(update={"content": content})
+
+
+def _is_long(data: Any) -> bool:
+    """Whether ``data`` (JSON) is past ``INLINE_BYTES``, counted by its strings' characters and one a node:
+    a walk that stops at the bound, so a long value costs the event loop no more than a short one."""
+    room = INLINE_BYTES
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        room -= 1
+        if isinstance(node, str):
+            room -= len(node)
+        elif isinstance(node, (dict, list)):
+            room -= len(node)  # a node each, at least (a key and a value each for an object)
+            if room < 0:  # (a long array is not copied onto the stack to be told so)
+                return True
+            stack.extend(node)
+            if isinstance(node, dict):  # its keys above, its values here
+                stack.extend(node.values())
+        if room < 0:
+            return True
+    return False
 
 
 def _structure_attributed(result: CallToolResult, server: str) -> CallToolResult:

@@ -6,7 +6,8 @@ when ``as`` is ``resource``), as does a read of ``deco://said/{text}``; and whic
 ``STDERR`` says before it serves (``flood``: ``STDERR_BYTES`` on one line after terminal escapes,
 ``lines``: ``STDERR_LINES`` short lines; nothing by default). ``SAID`` (when set) is every word of its
 listings (descriptions, titles, resource names, a linked resource's, its ``instructions``), and ``structured``
-answers it as every value and a key of its structured content (and its text mirror); ``fixed`` answers
+answers it as every value and a key of its structured content (and its text mirror), with the entries of its
+``extra`` argument and ``pad`` honest strings more; ``fixed`` answers
 "Sentinel: done", a value its output schema's ``enum`` names.
 
 python -m tests.gateway.decorated_upstream
@@ -80,8 +81,11 @@ def answer(method: str, params: dict, rid: object) -> dict | None:
             data = {"status": "Sentinel: done"}
             return {"content": [{"type": "text", "text": json.dumps(data)}], "structuredContent": data}
         if params.get("name") == "structured":  # every value and a key its text, the text mirror its JSON
-            text = (params.get("arguments") or {}).get("text", "")
-            data = {"status": text, "steps": [{"said": text}, 3], text: True}
+            args = params.get("arguments") or {}
+            text = args.get("text", "")
+            data = {"status": text, "steps": [{"said": text}, 3], text: True, **args.get("extra", {})}
+            if args.get("pad"):  # past the inline bound: ``pad`` honest strings more
+                data["padding"] = [f"honest words {i}" for i in range(args["pad"])]
             return {"content": [{"type": "text", "text": json.dumps(data)}], "structuredContent": data}
         mimic = params.get("name") == "mimic"
         args = params.get("arguments") or {}
