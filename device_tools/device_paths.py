@@ -114,18 +114,45 @@ def private_path(path: str) -> bool:
 # the kernel's view of what the sensors built-in guards (consent, scope, redaction): /sys (the battery's
 # temperature and voltage, iio motion and light sensors, the radios' addresses), /dev (the input devices:
 # every touch and key) and the network tables (the router's address in the ARP table places the phone on
-# public Wi-Fi maps), which each process sees again as /proc/<pid>/net and /proc/<pid>/task/<tid>/net; and
-# the boot's own word on which phone this is (androidboot.serialno in /proc/cmdline and /proc/bootconfig, the
-# board's serial-number in /proc/device-tree), which getprop's allow list keeps out (readable_state.py)
+# public Wi-Fi maps), which each process sees again as /proc/<pid>/net; and the boot's own word on which phone
+# this is (androidboot.serialno in /proc/cmdline and /proc/bootconfig, the board's serial-number in
+# /proc/device-tree), which getprop's allow list keeps out (readable_state.py). The /proc ones are off the
+# /proc allow list below; named here too so that the list's reasons stay written down.
 SENSOR_TREES = ("/sys", "/dev", "/proc/net", "/proc/cmdline", "/proc/bootconfig", "/proc/device-tree")
+
+
+# /proc by an allow list, because what there names the phone has no one name: cpuinfo's Serial line, the
+# boot's random id (/proc/sys/kernel/random/boot_id), the adopted storage's UUIDs in mounts, the hostname, a
+# process's environment, a new kernel's new file. Readable: the kernel's version, memory and load, and of a
+# process (a number, self or thread-self, and its threads under task/) what ps shows of it.
+READABLE_PROC = frozenset({"version", "meminfo", "uptime", "loadavg"})
+READABLE_PROCESS = frozenset({"status", "stat", "statm", "comm", "cmdline", "limits", "oom_score",
+                              "oom_score_adj", "wchan"})
+
+
+def _process(seg: str) -> bool:
+    return seg in ("self", "thread-self") or (seg.isascii() and seg.isdigit())
+
+
+def _readable_proc(rest: list[str]) -> bool:
+    """Whether the path under /proc (its segments after ``proc``) is on the allow list."""
+    if len(rest) <= 1:
+        return not rest or rest[0] in READABLE_PROC or _process(rest[0])
+    if not _process(rest[0]):
+        return False
+    if rest[1:2] == ["task"]:
+        rest = rest[2:]
+        if len(rest) == 0 or (len(rest) == 1 and _process(rest[0])):
+            return True
+        return len(rest) == 2 and _process(rest[0]) and rest[1] in READABLE_PROCESS
+    return len(rest) == 2 and rest[1] in READABLE_PROCESS
 
 
 def _sensor_normal(n: str) -> bool:
     if any(n == t or n.startswith(t + "/") for t in SENSOR_TREES):
         return True
     parts = n.split("/")[1:]
-    per_process = parts[2:3] == ["net"] or (parts[2:3] == ["task"] and parts[4:5] == ["net"])
-    return parts[:1] == ["proc"] and per_process
+    return parts[:1] == ["proc"] and not _readable_proc(parts[1:])
 
 
 def sensor_state_path(path: str) -> bool:

@@ -29,6 +29,18 @@ DEFAULT_PERSONAL_SCREENS: dict[str, str] = {
     # the Wi-Fi picker: every network in range by name (a Wi-Fi entry's lock, settingslib's
     # access_point_friction_widget, is drawn only in a list of networks): nearby_devices' most detailed scope
     "com.android.settings:id/friction_icon": "nearby_devices",
+    # the quick-settings shade (already the notifications', as the system UI): its tiles' second lines name
+    # the Wi-Fi the phone is on and the Bluetooth devices connected (the panel, the first row's panel and
+    # each tile's label, whichever a release draws), and its header the battery's level
+    **dict.fromkeys(
+        (f"com.android.systemui:id/{v}" for v in ("quick_settings_panel", "quick_qs_panel", "tile_label")),
+        "nearby_devices",
+    ),
+    "com.android.systemui:id/batteryRemainingIcon": "battery",
+    # a paired Bluetooth device's gear (GearPreference's settings_button): the Bluetooth lists name every
+    # device the phone has paired (the car, the earbuds). The same gear sits on a few other lists of named
+    # things (the SIMs, the VPNs): they are withheld too, which errs towards asking
+    "com.android.settings:id/settings_button": "nearby_devices",
     # the battery page's header: the level and what the battery says of itself
     **dict.fromkeys(
         ("com.android.settings:id/battery_percent", "com.android.settings:id/battery_header_icon"), "battery"

@@ -136,7 +136,7 @@ guard('device__terminal_run', [command = C, args(A)],
         require(text_list(Args), 'args must be a list of texts'),
         require(\+ ( member(X, Args), private_arg(X) ), 'private app data and databases are off limits'),
         require(\+ ( member(X, Args), sensor_state_arg(X) ),
-                'the phone\'s sensor, input and network state (/sys, /dev, /proc/net) is read through the sensors built-in, under its consent; the boot\'s identifiers (/proc/cmdline, /proc/bootconfig, /proc/device-tree) are not read'),
+                'the phone\'s sensor, input and network state (/sys, /dev, /proc/net) is read through the sensors built-in, under its consent; the boot\'s identifiers (/proc/cmdline, /proc/bootconfig, /proc/device-tree, /proc/cpuinfo) are not read; of /proc only the kernel\'s version, memory and load and a process\'s status'),
         terminal_shape_reason(Shape, Why),
         require(args_shape(Shape, Args), Why) )).
 
@@ -357,22 +357,26 @@ private_tree('/data'). private_tree('/data_mirror'). private_tree('/mnt/expand')
 private_tree('/mnt/androidwritable').
 
 % The kernel's view of what the sensors built-in guards (device_paths.py SENSOR_TREES), in either reading:
-% /sys (battery temperature and voltage, iio sensors, the radios), /dev (the input devices: every touch and key)
-% and the network tables (the router's address places the phone), also each process's /proc/<pid>/net.
+% /sys (battery temperature and voltage, iio sensors, the radios), /dev (the input devices: every touch and key).
 sensor_state_arg(X) :- string(X), !, atom_string(A, X), sensor_state_arg(A).
 sensor_state_arg(X) :-
     atom(X), path_operand(X, P), path_segments(P, Segs),
     ( path_reading(Segs, lexical, N) ; path_reading(Segs, physical, N) ),
     atomic_list_concat([''|Parts], '/', N), sensor_state_parts(Parts), !.
 
-sensor_state_parts([sys|_]).
-sensor_state_parts([dev|_]).
-sensor_state_parts([proc, net|_]).
-sensor_state_parts([proc, cmdline|_]).     % the boot's identifiers: androidboot.serialno
-sensor_state_parts([proc, bootconfig|_]).
-sensor_state_parts([proc, 'device-tree'|_]).  % the board's serial-number
-sensor_state_parts([proc, _, net|_]).
-sensor_state_parts([proc, _, task, _, net|_]).
+sensor_state_parts([sys|_]). sensor_state_parts([dev|_]).
+% /proc by an allow list (device_paths.py READABLE_PROC, READABLE_PROCESS): the kernel's version, memory and load,
+% of a process (a number, self, thread-self; its threads) what ps shows; not cpuinfo's Serial, boot_id, mounts.
+sensor_state_parts([proc|T]) :- \+ readable_proc(T).
+readable_proc([]).
+readable_proc([F]) :- memberchk(F, [version, meminfo, uptime, loadavg]), !.
+readable_proc([P|T]) :- proc_process(P), readable_process(T).
+readable_process([]). readable_process([task]).
+readable_process([F]) :- readable_process_file(F), !.
+readable_process([task, T|F]) :- proc_process(T), ( F == [] -> true ; F = [File], readable_process_file(File) ).
+readable_process_file(F) :- memberchk(F, [status, stat, statm, comm, cmdline, limits, oom_score, oom_score_adj, wchan]).
+proc_process(P) :- ( memberchk(P, [self, 'thread-self']) -> true
+                   ; atom_codes(P, Cs), Cs \== [], forall(member(C, Cs), (C >= 0'0, C =< 0'9)) ).
 
 % --- text classifiers --------------------------------------------------------------------------------
 

@@ -84,7 +84,8 @@ def build_argv(command: str, args: list[str], allowed: dict[str, Allowed]) -> tu
     sensed = [a for a in path_operands(args) if sensor_state_path(a)]
     if sensed:
         raise ValueError(
-            f"{sensed[0]!r} is the phone's sensor, input or network state or its boot identifiers (read as "
+            f"{sensed[0]!r} is the phone's sensor, input or network state, its boot identifiers or under "
+            f"/proc past the kernel's version, memory and load and a process's status (read as "
             f"{normal_path(sensed[0])}); read sensors through the sensors built-in (sensor_read, under the "
             "user's consent)"
         )

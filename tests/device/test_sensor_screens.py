@@ -24,6 +24,7 @@ from tests.identity.test_screen_consent import Person, config, everything
 pytestmark = pytest.mark.timeout(120)
 MAPS = "com.google.android.apps.maps"
 PLACE, CELL, NUMBER = "Rosenthaler", "mCi=26891", "151 23456789"
+WIFI, BUDS = "Rosenthaler Hof Gast", "Pixel Buds"
 
 
 def withheld(result: Any, kinds: list[str], *secrets: str) -> None:
@@ -50,6 +51,30 @@ async def test_a_maps_screen_and_the_phones_cells_and_number_need_their_consent(
             shown = await c.call_tool("device__screen_read", {"personal": ["identifiers"]})
             assert not shown.is_error and NUMBER in text(shown), text(shown)
             assert "read your identifiers" in person.asked[-1]
+
+
+async def test_the_quick_settings_shade_and_the_bluetooth_list_need_their_consent(tmp_path):
+    """The shade names the Wi-Fi the phone is on (a network's name places it on public Wi-Fi maps) and the
+    Bluetooth devices around it on its tiles' second lines, and the battery in its header; the Bluetooth list
+    in Settings names every device the phone has paired (the car, the earbuds). On main the shade needed only
+    the notifications consent and the Bluetooth list none."""
+    person = Person()
+    async with running_gateway(config(tmp_path)) as rt:
+        phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=person) as c:
+            phone._go("quick_settings")
+            all_three = ["battery", "nearby_devices", "notifications"]
+            withheld(await c.call_tool("device__screen_read", {}), all_three, WIFI, BUDS)
+            person.allow = True
+            # the notifications consent alone does not show the Wi-Fi's name, the devices or the battery
+            withheld(await c.call_tool("device__screen_read", {"personal": ["notifications"]}),
+                     ["battery", "nearby_devices"], WIFI, BUDS)
+            shown = await c.call_tool("device__screen_read", {"personal": all_three})
+            assert not shown.is_error and WIFI in text(shown) and BUDS in text(shown), text(shown)
+            phone._go("bluetooth")
+            withheld(await c.call_tool("device__screenshot", {}), ["nearby_devices"], BUDS, "VW Golf")
+            shown = await c.call_tool("device__screen_read", {"personal": ["nearby_devices"]})
+            assert not shown.is_error and BUDS in text(shown), text(shown)
 
 
 def test_each_screens_own_view_makes_it_that_kinds_whatever_it_says():

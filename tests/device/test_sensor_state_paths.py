@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from device_tools.device_paths import normal_path, private_path, sensor_state_path
+from device_tools.device_paths import normal_path, physical_path, private_path, sensor_state_path
 from device_tools.modules.terminal import DEFAULT_ALLOW, build_argv
 from sentinel_mcp.core.decision import Allow, Deny
 from tests.device.device_helpers import Answers, adb_server, connect
@@ -36,11 +36,24 @@ TARGETS = [
     "/proc/cmdline",  # the boot's identifiers: androidboot.serialno, the board's serial-number
     "/proc/bootconfig",
     "/proc/device-tree/serial-number",
+    # /proc is read by an allow list: what is not a process's status or the kernel's version, memory and
+    # load is refused, whatever its name (cpuinfo's Serial line, the boot's random id, the mounts' storage
+    # UUIDs, a process's environment, the kernel's tunables)
+    "/proc/cpuinfo",
+    "/proc/sys/kernel/random/boot_id",
+    "/proc/sys/kernel/hostname",
+    "/proc/mounts",
+    "/proc/self/mountinfo",
+    "/proc/self/environ",
+    "/proc/1/task/1/environ",
+    "/proc/tty/driver/serial",
+    "/proc/self/attr/current",
 ]
 # near misses that stay readable: system files, a process's own status, the kernel's version
 FINE = ["/system/build.prop", "/proc/version", "/proc/meminfo", "/proc/self/status", "/sdcard/Download/sys",
-        "/sdcard/dev/notes.txt", "/sysfile", "/devices", "/proc/network", "/dx", "/data.txt",
-        "/sdcard/d/x", "/proc/self/cmdline", "/proc/cmdlinex"]
+        "/sdcard/dev/notes.txt", "/sysfile", "/devices", "/procx", "/dx", "/data.txt",
+        "/sdcard/d/x", "/proc/self/cmdline", "/sdcard/proc/cpuinfo", "/proc", "/proc/uptime", "/proc/loadavg",
+        "/proc/self", "/proc/1/stat", "/proc/thread-self/comm", "/proc/12/task", "/proc/12/task/13/status"]
 
 
 def spellings(n_per_target: int) -> list[str]:
@@ -95,3 +108,26 @@ async def test_the_rulebase_refuses_them_before_the_call_reaches_the_device(tmp_
         for s in FINE:
             d = await guard.decide(port.call_of("device__terminal_run", {"command": "cat", "args": [s]}))
             assert isinstance(d, Allow), (s, d)
+
+
+PROC_WORDS = ["self", "thread-self", "1", "12", "٣", "1a", "task", "status", "stat", "cmdline", "environ",
+              "cpuinfo", "version", "uptime", "net", "arp", "sys", "kernel", "random", "boot_id", "mounts",
+              "root", "..", ".", "", "STATUS", "Self", "comm", "wchan", "maps", "proc"]
+
+
+def proc_paths(n: int) -> list[str]:
+    rng = random.Random(11)
+    return ["/proc/" + "/".join(rng.choice(PROC_WORDS) for _ in range(rng.randint(0, 5))) for _ in range(n)]
+
+
+async def test_the_rulebase_and_the_terminal_read_proc_alike(tmp_path):
+    """device.pl and device_paths.py hold the same /proc allow list: 300 seeded paths under /proc (process
+    numbers, threads, links, '..', letter case, a non-ASCII digit) are refused by both or by neither."""
+    paths = [p for p in proc_paths(300) if not private_path(p)]
+    readable = [p for p in paths if not sensor_state_path(p)]
+    assert len(readable) > 20 and len(paths) - len(readable) > 100  # both sides are exercised
+    async with guarded_device(tmp_path) as (_, port, guard):
+        for p in paths:
+            d = await guard.decide(port.call_of("device__terminal_run", {"command": "cat", "args": [p]}))
+            refused = isinstance(d, Deny) and "sensors" in d.unmet[0]
+            assert refused == sensor_state_path(p), (p, normal_path(p), physical_path(p), d)
