@@ -14,7 +14,8 @@ import pytest
 from tests.a2a.a2a_rig import LOOPBACK, multicast_problem
 
 from sentinel_mcp.a2a.card_signature import NO_KEYS, CardKeys
-from sentinel_mcp.a2a.discovery import SERVICE_TYPE, PeerBrowser, PeerRegistry, open_zeroconf, txt_record
+from sentinel_mcp.a2a.discovery import SERVICE_TYPE, PeerRegistry, txt_record
+from sentinel_mcp.a2a.peer_browser import PeerBrowser, open_zeroconf
 from sentinel_mcp.a2a.peer_networks import parse_networks
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.tls.settings import ClientTLS
