@@ -31,7 +31,7 @@ import secrets
 import socket
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlsplit
 
 import httpx2
@@ -139,8 +139,13 @@ MAX_RESOLVING = 8
 MAX_PENDING = 64
 MAX_REJECTED = 100
 MAX_PEERS = 64
+# one endpoint (scheme, address, port) is listed under at most this many instance names: one card server
+# cannot fill the list alone (and a name beyond it is refused before its card is fetched)
+MAX_NAMES_PER_ENDPOINT = 4
 FULL = (f"not listed: the list of peers is full ({MAX_PEERS}); a card signed by a configured key still "
         "gets in, in place of the oldest unsigned peer")
+CROWDED = (f"not listed: {MAX_NAMES_PER_ENDPOINT} other names already list the agent at this address (one "
+           "address is listed under that many names at most)")
 
 
 class PeerRegistry:
@@ -188,6 +193,9 @@ class PeerRegistry:
         (``MAX_PEERS``): then a peer whose card a configured key signed takes the place of the oldest unsigned
         one (an announcer cannot sign), and any other is rejected as ``FULL``. False when not listed."""
         name = peer.instance
+        if self.names_at(peer.base_url, name) >= MAX_NAMES_PER_ENDPOINT:
+            self.reject(name, CROWDED)
+            return False
         if name not in self.peers and len(self.peers) >= MAX_PEERS:
             unsigned = next((n for n, p in self.peers.items() if not p.trust.verified), None)
             if not peer.trust.verified or unsigned is None:
@@ -198,12 +206,16 @@ class PeerRegistry:
         self.peers[name] = peer
         return True
 
+    def names_at(self, base_url: str, besides: str) -> int:
+        """How many names other than ``besides`` list a peer at ``base_url``."""
+        return sum(1 for n, p in self.peers.items() if p.base_url == base_url and n != besides)
+
     def merge(self, found: PeerRegistry) -> None:
         """``found``'s peers (a browse's) admitted here; one refused for room is rejected in ``found`` too
         (what that browse is answered with)."""
         for name, peer in list(found.peers.items()):
             if not self.admit(peer):
-                found.reject(name, FULL)
+                found.reject(name, self.rejected.get(name, FULL))
 
     def is_self(self, peer: Peer) -> bool:
         """Whether ``peer``'s card is this agent's own (it carries this registry's mark)."""
@@ -321,13 +333,16 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
                       http: httpx2.AsyncClient | AnnouncedCardClient, *,
                       allow_loopback_plaintext: bool = False,
                       networks: tuple[IPNetwork, ...] = LOOPBACK, keys: CardKeys = NO_KEYS,
-                      listed: ListedPeers = NO_LISTED) -> Peer:
+                      listed: ListedPeers = NO_LISTED,
+                      before_fetch: Callable[[str], None] | None = None) -> Peer:
     """Fetch and check the card of an advertised peer; PeerRejected says why it is not trusted.
 
     ``allow_loopback_plaintext``: accept a plaintext peer on loopback (as ``sentinel.a2a`` says).
     ``networks``: the only addresses a card is fetched from (``peer_networks.py``); ``keys``: what its
     signatures are checked against (``card_signature.py``); ``listed``: the peers the config lists by name and
-    URL, whose names no one else's announcement may take (``listed_peers.py``).
+    URL, whose names no one else's announcement may take (``listed_peers.py``); ``before_fetch``: told the
+    base URL the card would come from, it may refuse (``PeerRejected``) or defer (``FetchDeferred``) the
+    fetch.
     """
     if not addresses or not port or not 0 < port < 65536:
         raise PeerRejected("no address or port advertised")
@@ -356,6 +371,8 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     base_url = f"{scheme}://{netloc}"
     card_url = base_url + path
+    if before_fetch is not None:
+        before_fetch(base_url)
     raw, card = await fetch_card(http, card_url)
     try:
         trust = check_card(raw, [card.name, instance_label(instance)], keys)

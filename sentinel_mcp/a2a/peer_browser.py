@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from sentinel_mcp.a2a.announced_card_client import AnnouncedCardClient
 from sentinel_mcp.a2a.card_fetch import PeerRejected
+from sentinel_mcp.a2a.card_fetch_budget import CardFetchBudget, FetchDeferred
 from sentinel_mcp.a2a.card_signature import NO_KEYS, CardKeys
-from sentinel_mcp.a2a.discovery import (ITSELF, MAX_PENDING, MAX_RESOLVING, SERVICE_TYPE, PeerRegistry,
-                                        _zeroconf, verify_peer)
+from sentinel_mcp.a2a.discovery import (CROWDED, ITSELF, MAX_NAMES_PER_ENDPOINT, MAX_PENDING, MAX_RESOLVING,
+                                        SERVICE_TYPE, PeerRegistry, _zeroconf, verify_peer)
 from sentinel_mcp.a2a.listed_peers import NO_LISTED, ListedPeers
 from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, names_this_host
 from sentinel_mcp.tls.settings import ClientTLS
@@ -49,6 +50,8 @@ class PeerBrowser:
         self._jobs: set[asyncio.Task[None]] = set()
         self._pending: set[str] = set()  # names whose resolution is queued or under way (one job per name)
         self._slots = asyncio.Semaphore(MAX_RESOLVING)
+        self._fetches = CardFetchBudget()  # how often announcements may make it fetch a card
+        self.deferred: set[str] = set()  # names whose card fetch waits on that budget (still pending)
         # an announcement chose the address: Sentinel's client certificate goes only to a server that proved
         # itself first (``announced_card_client.py``)
         self._http = AnnouncedCardClient(tls)
@@ -90,12 +93,32 @@ class PeerBrowser:
 
     async def _resolve_in_turn(self, name: str) -> None:
         try:
-            async with self._slots:
-                await self._resolve(name)
+            while True:  # each turn after the wait the budget asked: the record is read again as it is then
+                async with self._slots:
+                    wait = await self._resolve(name)
+                if wait is None:
+                    return
+                self.deferred.add(name)
+                await asyncio.sleep(wait)
+                self.deferred.discard(name)
         finally:
+            self.deferred.discard(name)
             self._pending.discard(name)
 
-    async def _resolve(self, name: str) -> None:
+    def _may_fetch(self, name: str) -> Callable[[str], None]:
+        """What ``verify_peer`` asks before it fetches ``name``'s card from a base URL: refused when that
+        address is listed under enough names already, deferred when the budget says wait."""
+        def check(base_url: str) -> None:
+            if self.registry.names_at(base_url, name) >= MAX_NAMES_PER_ENDPOINT:
+                raise PeerRejected(CROWDED)
+            wait = self._fetches.wait(name, base_url)
+            if wait > 0:
+                raise FetchDeferred(wait)
+            self._fetches.took(name, base_url)
+        return check
+
+    async def _resolve(self, name: str) -> float | None:
+        """Resolve and check ``name``; the seconds to wait before trying again when its fetch was deferred."""
         zeroconf = _zeroconf()
         try:
             # (refuses a name with control characters: a rejection like any other, not a lost task's error)
@@ -104,27 +127,30 @@ class PeerBrowser:
                 self.zc.zeroconf, self.resolve_timeout_ms, question_type=zeroconf.DNSQuestionType.QM
             ):
                 self.registry.reject(name, "did not resolve")
-                return
+                return None
             txt = {k: v or "" for k, v in info.decoded_properties.items()}
             addresses = info.parsed_addresses(zeroconf.IPVersion.V4Only) or info.parsed_addresses()
             addresses = self._said_here(info, addresses)
             peer = await verify_peer(
                 name, addresses, info.port or 0, txt, self._http,
                 allow_loopback_plaintext=self.allow_loopback_plaintext, networks=self.networks,
-                keys=self.keys, listed=self.listed,
+                keys=self.keys, listed=self.listed, before_fetch=self._may_fetch(name),
             )
+        except FetchDeferred as e:  # (what it listed stands meanwhile: a send checks the card again anyway)
+            return e.seconds
         except PeerRejected as e:
             self.registry.reject(name, e)
             log.info("A2A peer %r rejected: %s", name[:100], e)
-            return
+            return None
         except Exception as e:  # noqa: BLE001 - a broken peer must not break discovery
             log.info("A2A peer %r rejected: %s: %s", name[:100], type(e).__name__, e)
             self.registry.reject(name, f"could not be checked ({type(e).__name__})")
-            return
+            return None
         if self.registry.is_self(peer):
             self.registry.reject(name, ITSELF)
-            return
+            return None
         self.registry.admit(peer)
+        return None
 
     def _said_here(self, info: Any, addresses: list[str]) -> list[str]:
         """``addresses`` without the ones naming this machine (loopback, 0.0.0.0) that no announcement heard

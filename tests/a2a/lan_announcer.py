@@ -51,8 +51,8 @@ def service(info: Any) -> list[Any]:
 
 
 class Rig:
-    def __init__(self, zc: Any, registry: PeerRegistry) -> None:
-        self.zc, self.registry = zc, registry
+    def __init__(self, zc: Any, registry: PeerRegistry, browser: PeerBrowser | None = None) -> None:
+        self.zc, self.registry, self.browser = zc, registry, browser
 
     def hear(self, packet: bytes, source: tuple[str, int]) -> None:
         """``packet`` taken in by the browsing zeroconf's own socket listener, as from ``source``."""
@@ -79,7 +79,7 @@ async def lan_rig(tls: ClientTLS | None = None, keys: CardKeys = NO_KEYS) -> Asy
                           resolve_timeout_ms=300, keys=keys)
     await browser.start()
     try:
-        yield Rig(zc, registry)
+        yield Rig(zc, registry, browser)
     finally:
         await browser.stop()
         await zc.async_close()
