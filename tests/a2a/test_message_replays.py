@@ -102,5 +102,6 @@ def test_a_message_being_handled_is_not_started_twice():
     seen = SeenMessages()
     assert seen.claim("a", "m") is None
     assert seen.claim("a", "m") == SeenMessages.PENDING
+    assert seen.claim("b", "m") is None  # another caller's message of that id is its own
     seen.release("a", "m")  # the first failed: a resend may try again
     assert seen.claim("a", "m") is None
