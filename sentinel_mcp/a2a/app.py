@@ -20,7 +20,8 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_location
 from sentinel_mcp.a2a.card import CARD_PATH, RPC_PATH, WS_PATH, make_card_endpoint
-from sentinel_mcp.a2a.discovery import Advertiser, PeerBrowser, PeerRegistry, instance_name, open_zeroconf
+from sentinel_mcp.a2a.discovery import Advertiser, PeerRegistry, instance_name
+from sentinel_mcp.a2a.peer_browser import PeerBrowser, open_zeroconf
 from sentinel_mcp.a2a.jsonrpc_http import make_endpoint
 from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.shared_offers import share_offers

@@ -47,7 +47,7 @@ def _discover(args: argparse.Namespace) -> int:
     settings = _settings(args)
     interfaces = args.interface or settings.interfaces
     # imported here: zeroconf and the A2A client are only for this command, not for every start (issue 21)
-    from sentinel_mcp.a2a.discovery import discover_peers
+    from sentinel_mcp.a2a.peer_browser import discover_peers
 
     loopback_plaintext = settings.allow_loopback_plaintext or args.allow_loopback_plaintext
     registry = asyncio.run(discover_peers(interfaces, args.timeout, tls=settings.peer_client_tls,

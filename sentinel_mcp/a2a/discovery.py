@@ -21,7 +21,6 @@ refused, and so is one that reads as (or is) the name of a peer the config lists
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import hashlib
 import ipaddress
@@ -32,7 +31,7 @@ import secrets
 import socket
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlsplit
 
 import httpx2
@@ -45,11 +44,10 @@ from sentinel_mcp.a2a.card_signature import (NO_KEYS, UNSIGNED, CardKeys, CardRe
                                              folded_name, signers)
 from sentinel_mcp.a2a.listed_peers import NO_LISTED, ListedPeers
 from sentinel_mcp.a2a.offer_contexts import OfferContexts
-from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, allowed, names_this_host
+from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, allowed
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, AgentCard
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import loopback_host
-from sentinel_mcp.tls.settings import ClientTLS
 from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
 from sentinel_mcp.core.look_alike_names import looks_alike
 
@@ -60,8 +58,7 @@ _SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")
 
 
 if TYPE_CHECKING:
-    from zeroconf import ServiceStateChange
-    from zeroconf.asyncio import AsyncServiceBrowser, AsyncZeroconf
+    from zeroconf.asyncio import AsyncZeroconf
 
 
 def _zeroconf() -> Any:
@@ -142,8 +139,13 @@ MAX_RESOLVING = 8
 MAX_PENDING = 64
 MAX_REJECTED = 100
 MAX_PEERS = 64
+# one endpoint (scheme, address, port) is listed under at most this many instance names: one card server
+# cannot fill the list alone (and a name beyond it is refused before its card is fetched)
+MAX_NAMES_PER_ENDPOINT = 4
 FULL = (f"not listed: the list of peers is full ({MAX_PEERS}); a card signed by a configured key still "
         "gets in, in place of the oldest unsigned peer")
+CROWDED = (f"not listed: {MAX_NAMES_PER_ENDPOINT} other names already list the agent at this address (one "
+           "address is listed under that many names at most)")
 
 
 class PeerRegistry:
@@ -191,6 +193,9 @@ class PeerRegistry:
         (``MAX_PEERS``): then a peer whose card a configured key signed takes the place of the oldest unsigned
         one (an announcer cannot sign), and any other is rejected as ``FULL``. False when not listed."""
         name = peer.instance
+        if self.names_at(peer.base_url, name) >= MAX_NAMES_PER_ENDPOINT:
+            self.reject(name, CROWDED)
+            return False
         if name not in self.peers and len(self.peers) >= MAX_PEERS:
             unsigned = next((n for n, p in self.peers.items() if not p.trust.verified), None)
             if not peer.trust.verified or unsigned is None:
@@ -201,12 +206,16 @@ class PeerRegistry:
         self.peers[name] = peer
         return True
 
+    def names_at(self, base_url: str, besides: str) -> int:
+        """How many names other than ``besides`` list a peer at ``base_url``."""
+        return sum(1 for n, p in self.peers.items() if p.base_url == base_url and n != besides)
+
     def merge(self, found: PeerRegistry) -> None:
         """``found``'s peers (a browse's) admitted here; one refused for room is rejected in ``found`` too
         (what that browse is answered with)."""
         for name, peer in list(found.peers.items()):
             if not self.admit(peer):
-                found.reject(name, FULL)
+                found.reject(name, self.rejected.get(name, FULL))
 
     def is_self(self, peer: Peer) -> bool:
         """Whether ``peer``'s card is this agent's own (it carries this registry's mark)."""
@@ -324,13 +333,16 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
                       http: httpx2.AsyncClient | AnnouncedCardClient, *,
                       allow_loopback_plaintext: bool = False,
                       networks: tuple[IPNetwork, ...] = LOOPBACK, keys: CardKeys = NO_KEYS,
-                      listed: ListedPeers = NO_LISTED) -> Peer:
+                      listed: ListedPeers = NO_LISTED,
+                      before_fetch: Callable[[str], None] | None = None) -> Peer:
     """Fetch and check the card of an advertised peer; PeerRejected says why it is not trusted.
 
     ``allow_loopback_plaintext``: accept a plaintext peer on loopback (as ``sentinel.a2a`` says).
     ``networks``: the only addresses a card is fetched from (``peer_networks.py``); ``keys``: what its
     signatures are checked against (``card_signature.py``); ``listed``: the peers the config lists by name and
-    URL, whose names no one else's announcement may take (``listed_peers.py``).
+    URL, whose names no one else's announcement may take (``listed_peers.py``); ``before_fetch``: told the
+    base URL the card would come from, it may refuse (``PeerRejected``) or defer (``FetchDeferred``) the
+    fetch.
     """
     if not addresses or not port or not 0 < port < 65536:
         raise PeerRejected("no address or port advertised")
@@ -359,6 +371,8 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     base_url = f"{scheme}://{netloc}"
     card_url = base_url + path
+    if before_fetch is not None:
+        before_fetch(base_url)
     raw, card = await fetch_card(http, card_url)
     try:
         trust = check_card(raw, [card.name, instance_label(instance)], keys)
@@ -422,161 +436,3 @@ class Advertiser:
 
     async def stop(self) -> None:
         await self.zc.async_unregister_service(self.info)
-
-
-class PeerBrowser:
-    """Browses ``_a2a._tcp.local.``; each new instance is resolved and verified before it is listed."""
-
-    def __init__(
-        self,
-        zc: AsyncZeroconf,
-        registry: PeerRegistry,
-        exclude: set[str] | None = None,
-        resolve_timeout_ms: int = 3000,
-        tls: ClientTLS | None = None,
-        allow_loopback_plaintext: bool = False,
-        networks: tuple[IPNetwork, ...] = LOOPBACK,
-        keys: CardKeys = NO_KEYS,
-        listed: ListedPeers = NO_LISTED,
-    ) -> None:
-        self.zc = zc
-        self.allow_loopback_plaintext = allow_loopback_plaintext
-        self.networks, self.keys, self.listed = networks, keys, listed
-        self.registry = registry
-        self.exclude = exclude or set()
-        self.resolve_timeout_ms = resolve_timeout_ms
-        self._browser: AsyncServiceBrowser | None = None
-        self._jobs: set[asyncio.Task[None]] = set()
-        self._pending: set[str] = set()  # names whose resolution is queued or under way (one job per name)
-        self._slots = asyncio.Semaphore(MAX_RESOLVING)
-        # an announcement chose the address: Sentinel's client certificate goes only to a server that proved
-        # itself first (``announced_card_client.py``)
-        self._http = AnnouncedCardClient(tls)
-
-    async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-
-        def on_change(zeroconf: Any, service_type: str, name: str, state_change: ServiceStateChange) -> None:
-            loop.call_soon_threadsafe(self._changed, name, state_change)
-
-        # QM (multicast answers): several mDNS stacks share port 5353 on one host (SO_REUSEPORT), and a
-        # unicast answer to a QU question reaches only one of them, maybe not the asker
-        zeroconf = _zeroconf()
-        self._browser = zeroconf.asyncio.AsyncServiceBrowser(
-            self.zc.zeroconf, [SERVICE_TYPE], handlers=[on_change], question_type=zeroconf.DNSQuestionType.QM
-        )
-
-    async def settle(self, timeout: float) -> None:
-        """Wait (at most ``timeout`` seconds) for the resolutions already under way."""
-        if self._jobs:
-            await asyncio.wait(set(self._jobs), timeout=timeout)
-
-    def _changed(self, name: str, change: ServiceStateChange) -> None:
-        if name in self.exclude:
-            return
-        if change is _zeroconf().ServiceStateChange.Removed:
-            self.registry.peers.pop(name, None)
-            self.registry.rejected.pop(name, None)
-            return
-        if name in self._pending:
-            return  # its resolution is queued or under way: it reads the record as it is then
-        if len(self._pending) >= MAX_PENDING:
-            self.registry.ignored += 1
-            return
-        self._pending.add(name)
-        job = asyncio.ensure_future(self._resolve_in_turn(name))
-        self._jobs.add(job)
-        job.add_done_callback(self._jobs.discard)
-
-    async def _resolve_in_turn(self, name: str) -> None:
-        try:
-            async with self._slots:
-                await self._resolve(name)
-        finally:
-            self._pending.discard(name)
-
-    async def _resolve(self, name: str) -> None:
-        zeroconf = _zeroconf()
-        try:
-            # (refuses a name with control characters: a rejection like any other, not a lost task's error)
-            info = zeroconf.asyncio.AsyncServiceInfo(SERVICE_TYPE, name)
-            if not await info.async_request(
-                self.zc.zeroconf, self.resolve_timeout_ms, question_type=zeroconf.DNSQuestionType.QM
-            ):
-                self.registry.reject(name, "did not resolve")
-                return
-            txt = {k: v or "" for k, v in info.decoded_properties.items()}
-            addresses = info.parsed_addresses(zeroconf.IPVersion.V4Only) or info.parsed_addresses()
-            addresses = self._said_here(info, addresses)
-            peer = await verify_peer(
-                name, addresses, info.port or 0, txt, self._http,
-                allow_loopback_plaintext=self.allow_loopback_plaintext, networks=self.networks,
-                keys=self.keys, listed=self.listed,
-            )
-        except PeerRejected as e:
-            self.registry.reject(name, e)
-            log.info("A2A peer %r rejected: %s", name[:100], e)
-            return
-        except Exception as e:  # noqa: BLE001 - a broken peer must not break discovery
-            log.info("A2A peer %r rejected: %s: %s", name[:100], type(e).__name__, e)
-            self.registry.reject(name, f"could not be checked ({type(e).__name__})")
-            return
-        if self.registry.is_self(peer):
-            self.registry.reject(name, ITSELF)
-            return
-        self.registry.admit(peer)
-
-    def _said_here(self, info: Any, addresses: list[str]) -> list[str]:
-        """``addresses`` without the ones naming this machine (loopback, 0.0.0.0) that no announcement heard
-        from loopback chose (``heard_on_loopback.py``: a LAN host may announce 127.0.0.1 too); PeerRejected
-        when none is left."""
-        from sentinel_mcp.a2a.heard_on_loopback import heard_on_loopback
-
-        kept = [a for a in addresses
-                if not names_this_host(a) or heard_on_loopback(self.zc.zeroconf, info, a)]
-        if addresses and not kept:
-            raise PeerRejected("names this machine (a loopback address) in an announcement not heard from "
-                               "loopback: any host on the link can announce 127.0.0.1; its card is not "
-                               "fetched")
-        return kept
-
-    async def stop(self) -> None:
-        if self._browser is not None:
-            await self._browser.async_cancel()
-        for job in list(self._jobs):
-            job.cancel()
-        if self._jobs:
-            await asyncio.wait(self._jobs)
-        await self._http.aclose()
-
-
-def open_zeroconf(interfaces: list[str]) -> AsyncZeroconf:
-    """zeroconf on ``interfaces`` (IPv4), keeping which records loopback announced (``heard_on_loopback``)."""
-    from sentinel_mcp.a2a.heard_on_loopback import open_heard
-
-    return open_heard(interfaces)
-
-
-async def discover_peers(
-    interfaces: list[str],
-    timeout: float,
-    exclude: set[str] | None = None,
-    tls: ClientTLS | None = None,
-    allow_loopback_plaintext: bool = False,
-    networks: tuple[IPNetwork, ...] = LOOPBACK,
-    keys: CardKeys = NO_KEYS,
-    listed: ListedPeers = NO_LISTED,
-) -> PeerRegistry:
-    """Browse for ``timeout`` seconds and return the verified (and rejected) peers."""
-    registry = PeerRegistry()
-    zc = open_zeroconf(interfaces)
-    browser = PeerBrowser(zc, registry, exclude, tls=tls, allow_loopback_plaintext=allow_loopback_plaintext,
-                          networks=networks, keys=keys, listed=listed)
-    try:
-        await browser.start()
-        await asyncio.sleep(timeout)
-        await browser.settle(5.0)  # let resolutions already under way finish
-    finally:
-        await browser.stop()
-        await zc.async_close()
-    return registry

@@ -10,7 +10,7 @@ cache, and the records of those whose source address is loopback are kept. A ker
 loopback source that arrives on any other interface (a "martian"), so that source is this machine; a LAN host
 can repeat what a local announcer said, never add to it.
 
-``discovery.PeerBrowser`` fetches from a loopback address only when the records that chose it (the service's
+``PeerBrowser`` fetches from a loopback address only when the records that chose it (the service's
 SRV: host and port; its TXT: card path and scheme; the host's address record) were all heard from loopback.
 The set is bounded (the oldest forgotten first): a forgotten record is one not heard, so a flood can only make
 Sentinel refuse a local peer, never accept a LAN one.

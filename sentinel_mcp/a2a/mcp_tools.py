@@ -24,7 +24,8 @@ import httpx2
 from sentinel_mcp.a2a.announced_card_client import AnnouncedCardClient
 from sentinel_mcp.a2a.announced_peer_card import rechecked
 from sentinel_mcp.a2a.card_fetch import PeerRejected
-from sentinel_mcp.a2a.discovery import ITSELF, Peer, PeerRegistry, discover_peers, instance_name, shown_name
+from sentinel_mcp.a2a.discovery import ITSELF, Peer, PeerRegistry, instance_name, shown_name
+from sentinel_mcp.a2a.peer_browser import discover_peers
 from sentinel_mcp.a2a.listed_peer_card import verify_listed
 from sentinel_mcp.a2a.bridge import relayed_reply
 from sentinel_mcp.a2a.offer_contexts import OffersUnavailable, TooManyOffers

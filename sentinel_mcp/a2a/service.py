@@ -26,6 +26,7 @@ from sentinel_mcp.a2a.chat_memory import ChatMemory
 from sentinel_mcp.a2a.assist_tasks import PersonAssist
 from sentinel_mcp.a2a.input_expiry import InputExpiry
 from sentinel_mcp.a2a.leased_tasks import LeasedTasks
+from sentinel_mcp.a2a.message_replays import SeenMessages
 from sentinel_mcp.a2a.remote_tasks import RemoteTasks
 from sentinel_mcp.a2a.orchestrated_tasks import OrchestratorFirst
 from sentinel_mcp.a2a.jsonrpc import (
@@ -116,6 +117,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         self._offering: set[str] = set()  # tasks whose intent is being offered to the orchestrator now
         self.inbox: AssistInbox | None = None
         # every connection's chats: per caller, and all callers' together
+        self.seen = SeenMessages()  # message ids sent lately, per caller: a replay acts once
         self.chat_memory = ChatMemory(settings.chat_bytes_per_caller, settings.chat_bytes_total)
         # the HTTP host's: proves a task's stored credentials again where it resumes (resumed_credentials.py)
         self.authenticator: Authenticator | None = None
@@ -142,6 +144,10 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         self._journal = TaskJournal(task_db, replica, lease_seconds, key=task_key)
         self.store.journal = self._journal
         self.store.load(await self._journal.open(adopt))
+        for record in self.store.all_records():  # their messages' replays find them after the restart
+            for message in record.task.history or ():
+                if message.role == "ROLE_USER":
+                    self.seen.remember(record.owner, message.message_id, record.task.id)
         if self._journal.shared:
             self._leases = asyncio.create_task(self._keep_leases(renew_every), name="a2a-task-leases")
             self._contexts = await SharedLabels.open(self._journal.db, CONTEXT_IDLE_SECONDS, key=label_key)
@@ -248,9 +254,37 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
                 "Push Notification is not supported: nothing was started; follow the task with GetTask or "
                 "SendStreamingMessage",
             )
+        known = self.seen.claim(caller, msg.message_id)
+        if known == SeenMessages.PENDING:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: message {msg.message_id} is being handled "
+                           "already; follow the task its first sending returns")
+        try:
+            replayed = await self._replayed(msg, caller, known)
+            return replayed if replayed is not None else await self._act_on(msg, caller, recheck)
+        finally:  # nothing started (an error before the task was stored): a resend may try again
+            self.seen.release(caller, msg.message_id)
+
+    async def _replayed(self, msg: Message, caller: str, known: str | None) -> TaskRecord | None:
+        """The task a message sent before (``known``: its id, as remembered) started or continued: a replay is
+        answered with it, never acted on again; None: a new message."""
+        if known is None and msg.task_id:  # its task's history outlives the ids remembered (a restart)
+            record = await self.store.held(msg.task_id, caller)
+            if any(m.message_id == msg.message_id for m in record.task.history or ()):
+                return record
+            return None
+        if known is None:
+            return None
+        try:
+            return await self.store.find(known, caller)
+        except RpcError:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: message {msg.message_id} was received already "
+                           "and its task is gone; a new request takes a new messageId") from None
+
+    async def _act_on(self, msg: Message, caller: str, recheck: Callable[[], Any] | None) -> TaskRecord:
         if msg.task_id:
             record = await self.store.held(msg.task_id, caller)
             await self._continue(record, msg, recheck)
+            self.seen.settle(caller, msg.message_id, record.task.id)
             return record
         self._watch_expiry()
         await self._expire_waiting()
@@ -266,6 +300,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
                 raise store_fault("the task store cannot be written, nothing was started", e) from None
         else:
             self.store.add(record)
+        self.seen.settle(caller, msg.message_id, record.task.id)  # stored: a replay from now on finds it
         if isinstance(action, Rejection):
             await self._settle(record, "TASK_STATE_REJECTED", action.reason)
         elif isinstance(action, AssistRequest):

@@ -32,3 +32,11 @@ async def serving_card(card: Callable[[int], dict[str, Any] | bytes]) -> AsyncIt
 
     async with served_app(app_at, log_level="warning") as served:
         yield served
+
+
+@contextlib.asynccontextmanager
+async def serving_cards(count: int,
+                        card: Callable[[int], dict[str, Any] | bytes]) -> AsyncIterator[list[int]]:
+    """``count`` card servers (one address is listed under a few names at most: a full list takes many)."""
+    async with contextlib.AsyncExitStack() as stack:
+        yield [await stack.enter_async_context(serving_card(card)) for _ in range(count)]

@@ -14,7 +14,8 @@ import pytest
 from tests.a2a.a2a_rig import LOOPBACK, multicast_problem
 
 from sentinel_mcp.a2a.card_signature import NO_KEYS, CardKeys
-from sentinel_mcp.a2a.discovery import SERVICE_TYPE, PeerBrowser, PeerRegistry, open_zeroconf, txt_record
+from sentinel_mcp.a2a.discovery import SERVICE_TYPE, PeerRegistry, txt_record
+from sentinel_mcp.a2a.peer_browser import PeerBrowser, open_zeroconf
 from sentinel_mcp.a2a.peer_networks import parse_networks
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.tls.settings import ClientTLS
@@ -50,8 +51,8 @@ def service(info: Any) -> list[Any]:
 
 
 class Rig:
-    def __init__(self, zc: Any, registry: PeerRegistry) -> None:
-        self.zc, self.registry = zc, registry
+    def __init__(self, zc: Any, registry: PeerRegistry, browser: PeerBrowser | None = None) -> None:
+        self.zc, self.registry, self.browser = zc, registry, browser
 
     def hear(self, packet: bytes, source: tuple[str, int]) -> None:
         """``packet`` taken in by the browsing zeroconf's own socket listener, as from ``source``."""
@@ -78,7 +79,7 @@ async def lan_rig(tls: ClientTLS | None = None, keys: CardKeys = NO_KEYS) -> Asy
                           resolve_timeout_ms=300, keys=keys)
     await browser.start()
     try:
-        yield Rig(zc, registry)
+        yield Rig(zc, registry, browser)
     finally:
         await browser.stop()
         await zc.async_close()

@@ -16,7 +16,8 @@ from tests.a2a.a2a_rig import LOOPBACK, multicast_problem
 from tests.a2a.raw_listener import Counting, listening
 
 from sentinel_mcp.a2a import discovery
-from sentinel_mcp.a2a.discovery import PeerRejected, discover_peers, open_zeroconf, txt_record, verify_peer
+from sentinel_mcp.a2a.discovery import PeerRejected, txt_record, verify_peer
+from sentinel_mcp.a2a.peer_browser import discover_peers, open_zeroconf
 from sentinel_mcp.a2a.peer_networks import parse_networks
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import ConfigError

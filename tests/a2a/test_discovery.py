@@ -20,7 +20,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from sentinel_mcp.a2a.app import a2a_lifespan
-from sentinel_mcp.a2a.discovery import PeerRegistry, PeerRejected, discover_peers, txt_record, verify_peer
+from sentinel_mcp.a2a.discovery import PeerRegistry, PeerRejected, txt_record, verify_peer
+from sentinel_mcp.a2a.peer_browser import discover_peers
 from sentinel_mcp.a2a.mcp_tools import create_server
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext
@@ -236,7 +237,8 @@ async def test_an_agent_squatting_sentinels_name_does_not_make_sentinel_its_own_
         pytest.skip(reason)
     from zeroconf.asyncio import AsyncServiceInfo
 
-    from sentinel_mcp.a2a.discovery import instance_name, open_zeroconf, SERVICE_TYPE
+    from sentinel_mcp.a2a.discovery import instance_name, SERVICE_TYPE
+    from sentinel_mcp.a2a.peer_browser import open_zeroconf
 
     name = f"sentinel-own-{uuid.uuid4().hex[:8]}"
     settings = A2ASettings(name=name, advertise=True, interfaces=LOOPBACK, allow_loopback_plaintext=True)
@@ -273,7 +275,8 @@ async def test_an_announcement_of_sentinels_own_address_under_another_name_is_no
         pytest.skip(reason)
     from zeroconf.asyncio import AsyncServiceInfo
 
-    from sentinel_mcp.a2a.discovery import SERVICE_TYPE, open_zeroconf
+    from sentinel_mcp.a2a.discovery import SERVICE_TYPE
+    from sentinel_mcp.a2a.peer_browser import open_zeroconf
 
     tag = uuid.uuid4().hex[:8]
     settings = A2ASettings(name=f"sentinel-self-{tag}", advertise=True, interfaces=LOOPBACK,

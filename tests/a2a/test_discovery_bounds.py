@@ -11,7 +11,8 @@ import pytest
 from tests.a2a.a2a_rig import LOOPBACK, multicast_problem
 
 from sentinel_mcp.a2a import discovery
-from sentinel_mcp.a2a.discovery import PeerBrowser, PeerRegistry, open_zeroconf
+from sentinel_mcp.a2a.discovery import PeerRegistry
+from sentinel_mcp.a2a.peer_browser import PeerBrowser, open_zeroconf
 
 pytestmark = [
     pytest.mark.timeout(60),

@@ -509,8 +509,8 @@ async def test_task_store_cap_evicts_finished_tasks_only(http):
     # the whole store's cap (one caller here, its share the whole store; the share: test_task_quota.py)
     async with open_port() as port, serve(port, A2ASettings(max_tasks=2, max_open_per_caller=2)) as srv:
         RELEASE.pop("cap", None)
-        w = user_message(tool_part("tools__wait_for", {"key": "cap"}))
-        for _ in range(2):
+        for _ in range(2):  # two messages (one message sent twice is one task: test_message_replays.py)
+            w = user_message(tool_part("tools__wait_for", {"key": "cap"}))
             await rpc(
                 http, srv.rpc_url, "SendMessage", {"message": w, "configuration": {"returnImmediately": True}}
             )

@@ -24,8 +24,8 @@ from tests.a2a.a2a_rig import LOOPBACK, multicast_problem
 from tests.a2a.card_server import serving_card
 from tests.a2a.test_card_signatures import card_at
 
-from sentinel_mcp.a2a.discovery import (SERVICE_TYPE, PeerBrowser, PeerRegistry, PeerRejected, open_zeroconf,
-                                        txt_record, verify_peer)
+from sentinel_mcp.a2a.discovery import SERVICE_TYPE, PeerRegistry, PeerRejected, txt_record, verify_peer
+from sentinel_mcp.a2a.peer_browser import PeerBrowser, open_zeroconf
 from sentinel_mcp.a2a.mcp_tools import create_server
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext

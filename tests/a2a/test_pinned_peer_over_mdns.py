@@ -18,7 +18,8 @@ from tests.a2a.test_card_signatures import card_at, pem
 from tests.a2a.test_own_card_signature import write_key
 
 from sentinel_mcp.a2a.app import a2a_lifespan
-from sentinel_mcp.a2a.discovery import SERVICE_TYPE, PeerRegistry, open_zeroconf, txt_record
+from sentinel_mcp.a2a.discovery import SERVICE_TYPE, PeerRegistry, txt_record
+from sentinel_mcp.a2a.peer_browser import open_zeroconf
 from sentinel_mcp.a2a.mcp_tools import create_server
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext

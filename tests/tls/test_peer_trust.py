@@ -18,7 +18,8 @@ from starlette.routing import Route
 from tests.a2a.a2a_rig import LOOPBACK, multicast_problem, open_port, serve  # noqa: E402
 
 from sentinel_mcp.a2a.app import a2a_lifespan  # noqa: E402
-from sentinel_mcp.a2a.discovery import PeerRejected, discover_peers, txt_record, verify_peer  # noqa: E402
+from sentinel_mcp.a2a.discovery import PeerRejected, txt_record, verify_peer  # noqa: E402
+from sentinel_mcp.a2a.peer_browser import discover_peers  # noqa: E402
 from sentinel_mcp.a2a.mcp_tools import create_server  # noqa: E402
 from sentinel_mcp.a2a.settings import A2ASettings  # noqa: E402
 from sentinel_mcp.core.builtin import BuiltinContext  # noqa: E402

@@ -1,0 +1,208 @@
+"""Browsing ``_a2a._tcp.local.`` for peers: each announced instance is resolved over mDNS and its card
+checked (``discovery.verify_peer``) before it is listed, a few at a time (``discovery.MAX_RESOLVING``,
+``MAX_PENDING``): anyone on the link can announce names."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any, Callable
+
+from sentinel_mcp.a2a.announced_card_client import AnnouncedCardClient
+from sentinel_mcp.a2a.card_fetch import PeerRejected
+from sentinel_mcp.a2a.card_fetch_budget import CardFetchBudget, FetchDeferred
+from sentinel_mcp.a2a.card_signature import NO_KEYS, CardKeys
+from sentinel_mcp.a2a.discovery import (CROWDED, ITSELF, MAX_NAMES_PER_ENDPOINT, MAX_PENDING, MAX_RESOLVING,
+                                        SERVICE_TYPE, PeerRegistry, _zeroconf, verify_peer)
+from sentinel_mcp.a2a.listed_peers import NO_LISTED, ListedPeers
+from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, names_this_host
+from sentinel_mcp.tls.settings import ClientTLS
+
+if TYPE_CHECKING:
+    from zeroconf import ServiceStateChange
+    from zeroconf.asyncio import AsyncServiceBrowser, AsyncZeroconf
+
+log = logging.getLogger(__name__)
+
+
+class PeerBrowser:
+    """Browses ``_a2a._tcp.local.``; each new instance is resolved and verified before it is listed."""
+
+    def __init__(
+        self,
+        zc: AsyncZeroconf,
+        registry: PeerRegistry,
+        exclude: set[str] | None = None,
+        resolve_timeout_ms: int = 3000,
+        tls: ClientTLS | None = None,
+        allow_loopback_plaintext: bool = False,
+        networks: tuple[IPNetwork, ...] = LOOPBACK,
+        keys: CardKeys = NO_KEYS,
+        listed: ListedPeers = NO_LISTED,
+    ) -> None:
+        self.zc = zc
+        self.allow_loopback_plaintext = allow_loopback_plaintext
+        self.networks, self.keys, self.listed = networks, keys, listed
+        self.registry = registry
+        self.exclude = exclude or set()
+        self.resolve_timeout_ms = resolve_timeout_ms
+        self._browser: AsyncServiceBrowser | None = None
+        self._jobs: set[asyncio.Task[None]] = set()
+        self._pending: set[str] = set()  # names whose resolution is queued or under way (one job per name)
+        self._slots = asyncio.Semaphore(MAX_RESOLVING)
+        self._fetches = CardFetchBudget()  # how often announcements may make it fetch a card
+        self.deferred: set[str] = set()  # names whose card fetch waits on that budget (still pending)
+        # an announcement chose the address: Sentinel's client certificate goes only to a server that proved
+        # itself first (``announced_card_client.py``)
+        self._http = AnnouncedCardClient(tls)
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+
+        def on_change(zeroconf: Any, service_type: str, name: str, state_change: ServiceStateChange) -> None:
+            loop.call_soon_threadsafe(self._changed, name, state_change)
+
+        # QM (multicast answers): several mDNS stacks share port 5353 on one host (SO_REUSEPORT), and a
+        # unicast answer to a QU question reaches only one of them, maybe not the asker
+        zeroconf = _zeroconf()
+        self._browser = zeroconf.asyncio.AsyncServiceBrowser(
+            self.zc.zeroconf, [SERVICE_TYPE], handlers=[on_change], question_type=zeroconf.DNSQuestionType.QM
+        )
+
+    async def settle(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) for the resolutions already under way."""
+        if self._jobs:
+            await asyncio.wait(set(self._jobs), timeout=timeout)
+
+    def _changed(self, name: str, change: ServiceStateChange) -> None:
+        if name in self.exclude:
+            return
+        if change is _zeroconf().ServiceStateChange.Removed:
+            self.registry.peers.pop(name, None)
+            self.registry.rejected.pop(name, None)
+            return
+        if name in self._pending:
+            return  # its resolution is queued or under way: it reads the record as it is then
+        if len(self._pending) >= MAX_PENDING:
+            self.registry.ignored += 1
+            return
+        self._pending.add(name)
+        job = asyncio.ensure_future(self._resolve_in_turn(name))
+        self._jobs.add(job)
+        job.add_done_callback(self._jobs.discard)
+
+    async def _resolve_in_turn(self, name: str) -> None:
+        try:
+            while True:  # each turn after the wait the budget asked: the record is read again as it is then
+                async with self._slots:
+                    wait = await self._resolve(name)
+                if wait is None:
+                    return
+                self.deferred.add(name)
+                await asyncio.sleep(wait)
+                self.deferred.discard(name)
+        finally:
+            self.deferred.discard(name)
+            self._pending.discard(name)
+
+    def _may_fetch(self, name: str) -> Callable[[str], None]:
+        """What ``verify_peer`` asks before it fetches ``name``'s card from a base URL: refused when that
+        address is listed under enough names already, deferred when the budget says wait."""
+        def check(base_url: str) -> None:
+            if self.registry.names_at(base_url, name) >= MAX_NAMES_PER_ENDPOINT:
+                raise PeerRejected(CROWDED)
+            wait = self._fetches.wait(name, base_url)
+            if wait > 0:
+                raise FetchDeferred(wait)
+            self._fetches.took(name, base_url)
+        return check
+
+    async def _resolve(self, name: str) -> float | None:
+        """Resolve and check ``name``; the seconds to wait before trying again when its fetch was deferred."""
+        zeroconf = _zeroconf()
+        try:
+            # (refuses a name with control characters: a rejection like any other, not a lost task's error)
+            info = zeroconf.asyncio.AsyncServiceInfo(SERVICE_TYPE, name)
+            if not await info.async_request(
+                self.zc.zeroconf, self.resolve_timeout_ms, question_type=zeroconf.DNSQuestionType.QM
+            ):
+                self.registry.reject(name, "did not resolve")
+                return None
+            txt = {k: v or "" for k, v in info.decoded_properties.items()}
+            addresses = info.parsed_addresses(zeroconf.IPVersion.V4Only) or info.parsed_addresses()
+            addresses = self._said_here(info, addresses)
+            peer = await verify_peer(
+                name, addresses, info.port or 0, txt, self._http,
+                allow_loopback_plaintext=self.allow_loopback_plaintext, networks=self.networks,
+                keys=self.keys, listed=self.listed, before_fetch=self._may_fetch(name),
+            )
+        except FetchDeferred as e:  # (what it listed stands meanwhile: a send checks the card again anyway)
+            return e.seconds
+        except PeerRejected as e:
+            self.registry.reject(name, e)
+            log.info("A2A peer %r rejected: %s", name[:100], e)
+            return None
+        except Exception as e:  # noqa: BLE001 - a broken peer must not break discovery
+            log.info("A2A peer %r rejected: %s: %s", name[:100], type(e).__name__, e)
+            self.registry.reject(name, f"could not be checked ({type(e).__name__})")
+            return None
+        if self.registry.is_self(peer):
+            self.registry.reject(name, ITSELF)
+            return None
+        self.registry.admit(peer)
+        return None
+
+    def _said_here(self, info: Any, addresses: list[str]) -> list[str]:
+        """``addresses`` without the ones naming this machine (loopback, 0.0.0.0) that no announcement heard
+        from loopback chose (``heard_on_loopback.py``: a LAN host may announce 127.0.0.1 too); PeerRejected
+        when none is left."""
+        from sentinel_mcp.a2a.heard_on_loopback import heard_on_loopback
+
+        kept = [a for a in addresses
+                if not names_this_host(a) or heard_on_loopback(self.zc.zeroconf, info, a)]
+        if addresses and not kept:
+            raise PeerRejected("names this machine (a loopback address) in an announcement not heard from "
+                               "loopback: any host on the link can announce 127.0.0.1; its card is not "
+                               "fetched")
+        return kept
+
+    async def stop(self) -> None:
+        if self._browser is not None:
+            await self._browser.async_cancel()
+        for job in list(self._jobs):
+            job.cancel()
+        if self._jobs:
+            await asyncio.wait(self._jobs)
+        await self._http.aclose()
+
+
+def open_zeroconf(interfaces: list[str]) -> AsyncZeroconf:
+    """zeroconf on ``interfaces`` (IPv4), keeping which records loopback announced (``heard_on_loopback``)."""
+    from sentinel_mcp.a2a.heard_on_loopback import open_heard
+
+    return open_heard(interfaces)
+
+
+async def discover_peers(
+    interfaces: list[str],
+    timeout: float,
+    exclude: set[str] | None = None,
+    tls: ClientTLS | None = None,
+    allow_loopback_plaintext: bool = False,
+    networks: tuple[IPNetwork, ...] = LOOPBACK,
+    keys: CardKeys = NO_KEYS,
+    listed: ListedPeers = NO_LISTED,
+) -> PeerRegistry:
+    """Browse for ``timeout`` seconds and return the verified (and rejected) peers."""
+    registry = PeerRegistry()
+    zc = open_zeroconf(interfaces)
+    browser = PeerBrowser(zc, registry, exclude, tls=tls, allow_loopback_plaintext=allow_loopback_plaintext,
+                          networks=networks, keys=keys, listed=listed)
+    try:
+        await browser.start()
+        await asyncio.sleep(timeout)
+        await browser.settle(5.0)  # let resolutions already under way finish
+    finally:
+        await browser.stop()
+        await zc.async_close()
+    return registry
