@@ -243,14 +243,16 @@ class CatalogView:
         bomb = None if up.builtin else too_many_blocks(len(result.contents), "resource contents")
         if bomb is not None:  # refused before an item is looked at (shown_result.py)
             raise UpstreamUnavailable(f"upstream {up.name}'s resource {echoed(uri)}: {bomb}")
+        # attributed before Sentinel's own note (a withheld resource's) takes a foreign item's place: the note
+        # is Sentinel's words, never the server's
+        said = None if up.builtin else attributed_contents(result.contents, up.name)
+        if said is not None:  # read by the model as a result's text is (own_voice.py)
+            result = result.model_copy(update={"contents": said})
         contents = without_foreign_contents(
             result.contents, uri, up.name, self.manager.catalog, builtin=up.builtin
         )
         if contents is not None:  # another server's URI (or Sentinel's): not this one's to answer with
             result = result.model_copy(update={"contents": contents})
-        said = None if up.builtin else attributed_contents(result.contents, up.name)
-        if said is not None:  # read by the model as a result's text is (own_voice.py)
-            result = result.model_copy(update={"contents": said})
         return without_upstream_stamp(result)
 
     async def get_prompt(
