@@ -319,11 +319,12 @@ class SentinelSettings(BaseModel):
             if isinstance(value, str) and value.startswith(SHIPPED_PREFIX):
                 raise ValueError(f"{key}: {SHIPPED_PREFIX} names files Sentinel ships (rulebases), never "
                                  "where state is kept")
-        from sentinel_mcp.storage.location import is_server_url
+        if self.audit.sync != "full":  # (the storage package is not imported to read a default config)
+            from sentinel_mcp.storage.location import is_server_url
 
-        refused = refused_on_server(self.audit, is_server_url(self.store))
-        if refused:
-            raise ValueError(refused)
+            refused = refused_on_server(self.audit, is_server_url(self.store))
+            if refused:
+                raise ValueError(refused)
         return self
 
     @model_validator(mode="after")

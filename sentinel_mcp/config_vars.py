@@ -15,7 +15,6 @@ from sentinel_mcp.config_expanded import Expanded
 from sentinel_mcp.config_shapes import input_env_name, workspace_folder
 from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.errors import ConfigError
-from sentinel_mcp.storage.location import is_server_url, userinfo_span
 
 # ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder},
 # ${userHome}
@@ -51,7 +50,11 @@ def expand_vars(
 
     # the store URL's user name and password take a variable's value percent-encoded (location.py's
     # userinfo_span: as it is, a password's '/' or '@' moved part of it into the host)
-    span = userinfo_span(value) if where in _URL_SETTINGS and is_server_url(value) else None
+    span = None
+    if where in _URL_SETTINGS and "$" in value:  # (the storage package is imported only for a store URL's)
+        from sentinel_mcp.storage.location import is_server_url, userinfo_span
+
+        span = userinfo_span(value) if is_server_url(value) else None
 
     def sub(m: re.Match[str]) -> str:
         found = _value(m)
