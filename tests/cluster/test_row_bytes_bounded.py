@@ -142,10 +142,11 @@ async def test_a_write_over_the_bound_is_refused_and_nothing_is_written(
 # a read is bounded whatever leads it: blanks, comments (PostgreSQL nests /* */), another case, a parenthesis;
 # only the server's own words (SHOW, EXPLAIN) are not wrapped
 LEADS = ["-- the newest first\nSELECT k, v FROM blobs", "/* one */ /* two */ SELECT k, v FROM blobs",
-         "\n\t select k, v from blobs", "(SELECT k, v FROM blobs)",
+         "\n\t select k, v from blobs",
          "/* a comment */ WITH x AS (SELECT k, v FROM blobs) SELECT * FROM x"]
-# PostgreSQL's alone: nested comments, TABLE
-SERVER_LEADS = ["/* two /* nested */ still */ SELECT k, v FROM blobs", "--\n--\nTABLE blobs"]
+# PostgreSQL's alone: nested comments, TABLE, a parenthesised query
+SERVER_LEADS = ["/* two /* nested */ still */ SELECT k, v FROM blobs", "--\n--\nTABLE blobs",
+                "(SELECT k, v FROM blobs)"]
 
 
 @pytest.mark.parametrize("sql", LEADS)

@@ -88,9 +88,6 @@ def test_a_text_spelling_a_literal_is_not_the_literal(
     ("fl__reset", {"name": "db", "force": False}, "reset of db"),
     ("fl__reset", {"name": "db", "force": False, "x": {"y": 1.5}}, "reset of db"),
     ("fl__tag", {"name": "a", "label": None}, "tagged a None"),
-    # the guard reads the text (a string, so it passes); the upstream's SDK reads a text argument of an
-    # untyped parameter as JSON when it can (its pre_parse_json): what it calls its tool with is its own
-    ("fl__tag", {"name": "a", "label": "null"}, "tagged a None"),
     ("fl__tag", {"name": "a", "label": "true"}, "tagged a 'true'"),
     ("fl__tag", {"name": "a", "label": "plain"}, "tagged a 'plain'"),
 ])
@@ -98,3 +95,13 @@ def test_the_literals_and_other_texts_read_as_before(
         gateway: int, name: str, arguments: dict[str, Any], expected: str, via_sdk: bool) -> None:
     allowed, text = answer(gateway, name, arguments, via_sdk)
     assert allowed and text == expected, (arguments, text)
+
+
+@pytest.mark.parametrize("via_sdk", [False, True])
+def test_text_spelling_null_is_not_passed_for_the_upstream_to_read_as_none(
+        gateway: int, via_sdk: bool) -> None:
+    """The upstream's SDK reads a text argument of an untyped parameter as JSON when it can (its
+    pre_parse_json): the text "null" reached its tool as None while the guard judged the text. Refused now,
+    as text holding an array or object is (test_guard_json_in_text.py)."""
+    allowed, text = answer(gateway, "fl__tag", {"name": "a", "label": "null"}, via_sdk)
+    assert not allowed and "JSON text" in text, text
