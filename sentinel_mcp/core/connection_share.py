@@ -8,6 +8,7 @@ address's share with silent sockets would otherwise keep every other local clien
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from typing import Any
 
@@ -23,6 +24,7 @@ def between_requests(protocol: Any) -> bool:
     return cycle is None or getattr(cycle, "response_complete", False) is True
 
 
+@functools.lru_cache(maxsize=1024)  # read once an address, not a connection (bounded: a peer may churn)
 def holder(peer: str | None) -> str | None:
     """Whose share a connection counts against: its IPv4 address, or its IPv6 /64 (one host's usual
     allocation: an address of its own per connection would otherwise be a share per connection)."""

@@ -46,9 +46,14 @@ class Chain:
         return PREFIX + json.dumps({"upstream": self.upstream, "asked": self.asked}, separators=(",", ":"))
 
 
+FRESH = Chain()  # a call's own first round (the common case): nothing asked, no state (``after`` copies)
+
+
 def opened(state: str | None) -> Chain:
     """The chain a continuation's state carries (``Chain.carried``). Only Sentinel's sealed state brings one
     here; one that does not read as written is counted as full (nothing more is asked on it)."""
+    if state is None:
+        return FRESH
     if not isinstance(state, str) or not state.startswith(PREFIX):
         return Chain(state)
     try:

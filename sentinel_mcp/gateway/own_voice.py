@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import html
+import math
 import re
 import unicodedata
 from typing import Any, Sequence
@@ -86,6 +87,19 @@ def _folded(text: str) -> str:
 
 def in_sentinels_voice(text: str) -> bool:
     """Whether a line of ``text`` starts with Sentinel's name (however it is spelled to look so)."""
+    if text.isascii() and "&" not in text:
+        # the common case: no entity, look-alike, unseen or right-to-left character can be in it, and the
+        # name cannot be without an "s" (ASCII has no other letter the case-blind scan takes for one)
+        if "s" not in text and "S" not in text:
+            return False
+        folded = text.translate(_UNMARKED)
+        return _IN_VOICE.search(folded) is not None or (
+            "<" in folded and _IN_VOICE.search(_TAG.sub("", folded)) is not None)
+    return folded_in_voice(text)
+
+
+def folded_in_voice(text: str) -> bool:
+    """``in_sentinels_voice`` by the whole fold, whatever the text holds."""
     folded = _folded(text)
     # as a model reads it, and as a client draws it: its HTML tags drawn as nothing ("<b>Sentinel</b>"),
     # while a model reads "<Sentinel>" as a name
@@ -161,22 +175,38 @@ def attributed_contents(contents: Sequence[Any], server: str) -> list[Any] | Non
     return out
 
 
-def attributed_structure(data: Any, server: str) -> Any | None:
-    """``data`` (a result's structured content: JSON) with each string in Sentinel's voice, a value or a key,
-    headed by ``attribution`` itself (an object has no place for a line of Sentinel's before it); None when
-    there is none. Its strings are judged at once first (each on lines of its own): most results have none.
-    Walks with their own stacks: structured content may nest deeper than Python recurses."""
+def structure_strings(data: Any, room: float = math.inf) -> list[str] | None:
+    """The strings of ``data`` (JSON: its values and keys), or None once it is past ``room``, counted by its
+    strings' characters and one a node: a walk that stops at the bound, so a long value costs no more than
+    a short one (a long array is not copied onto the stack to be told so). Walks with its own stack:
+    structured content may nest deeper than Python recurses."""
     strings: list[str] = []
     stack = [data]
     while stack:
         node = stack.pop()
+        room -= 1
         if isinstance(node, str):
             strings.append(node)
-        elif isinstance(node, dict):
-            strings.extend(k for k in node if isinstance(k, str))
-            stack.extend(node.values())
-        elif isinstance(node, list):
+            room -= len(node)
+        elif isinstance(node, (dict, list)):
+            room -= len(node)  # a node each, at least (a key and a value each for an object)
+            if room < 0:
+                return None
             stack.extend(node)
+            if isinstance(node, dict):  # its keys above, its values here
+                stack.extend(node.values())
+        if room < 0:
+            return None
+    return strings
+
+
+def attributed_structure(data: Any, server: str, strings: list[str] | None = None) -> Any | None:
+    """``data`` (a result's structured content: JSON) with each string in Sentinel's voice, a value or a key,
+    headed by ``attribution`` itself (an object has no place for a line of Sentinel's before it); None when
+    there is none. Its strings (``structure_strings``, given when the caller has them) are judged at once
+    first (each on lines of its own): most results have none. Walks with its own stack."""
+    if strings is None:
+        strings = structure_strings(data) or []
     if not in_sentinels_voice("\n".join(strings)):
         return None
 

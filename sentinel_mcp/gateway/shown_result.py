@@ -26,7 +26,7 @@ from mcp.types import CallToolResult, TextContent
 from sentinel_mcp.core.display_text import Marked, compose, safe_text
 
 from sentinel_mcp.gateway.foreign_resources import without_foreign_blocks
-from sentinel_mcp.gateway.own_voice import attributed_blocks, attributed_structure
+from sentinel_mcp.gateway.own_voice import attributed_blocks, attributed_structure, structure_strings
 from sentinel_mcp.gateway.result_check import INLINE_BYTES
 from sentinel_mcp.gateway.result_shape import MAX_CONTENT_BLOCKS, too_many_blocks
 from sentinel_mcp.gateway.upstream_icons import blocks_with_safe_icons
@@ -65,9 +65,11 @@ def shown_result(
     """``result`` as the client gets it, or ``LongStructure`` when its structured content is too long to walk
     on the event loop: its caller awaits ``LongStructure.shown`` then."""
     if not builtin and result.structured_content is not None:
-        if _is_long(result.structured_content):
+        # one walk tells a long structure and reads a short one's strings (issue 21: it was two)
+        strings = structure_strings(result.structured_content, INLINE_BYTES)
+        if strings is None:
             return LongStructure(result, server, catalog)
-        result = _structure_attributed(result, server)
+        result = _structure_attributed(result, server, strings)
     return _with_shown_blocks(result, server, catalog, builtin=builtin)
 
 
@@ -103,33 +105,12 @@ def _with_shown_blocks(result: CallToolResult, server: str, catalog: "Catalog", 
     return result if content is None else result.model_copy(update={"content": content})
 
 
-def _is_long(data: Any) -> bool:
-    """Whether ``data`` (JSON) is past ``INLINE_BYTES``, counted by its strings' characters and one a node:
-    a walk that stops at the bound, so a long value costs the event loop no more than a short one."""
-    room = INLINE_BYTES
-    stack = [data]
-    while stack:
-        node = stack.pop()
-        room -= 1
-        if isinstance(node, str):
-            room -= len(node)
-        elif isinstance(node, (dict, list)):
-            room -= len(node)  # a node each, at least (a key and a value each for an object)
-            if room < 0:  # (a long array is not copied onto the stack to be told so)
-                return True
-            stack.extend(node)
-            if isinstance(node, dict):  # its keys above, its values here
-                stack.extend(node.values())
-        if room < 0:
-            return True
-    return False
-
-
-def _structure_attributed(result: CallToolResult, server: str) -> CallToolResult:
+def _structure_attributed(result: CallToolResult, server: str, strings: list[str] | None = None
+                          ) -> CallToolResult:
     """``result`` with its structured content's strings in Sentinel's voice attributed, and its text mirror
-    following (see the module's note); itself when there is none."""
+    following (see the module's note); itself when there is none. ``strings``: its strings, when read."""
     data = result.structured_content
-    marked = attributed_structure(data, server)
+    marked = attributed_structure(data, server, strings)
     if marked is None:
         return result
     mirror = json.dumps(marked, ensure_ascii=False)

@@ -72,7 +72,8 @@ async def _rounds(
             return await _rounds(own, call, req, link, meta, timings)
     # a 2026-era client's answers to the upstream's questions, marked with who gave them (never as the client
     # says); the upstream's questions asked meanwhile are marked the same way below
-    chain = chain_questions.opened(req.upstream_state)  # what the call's continuations asked before
+    state = req.upstream_state  # what the call's continuations asked before (none on its first round)
+    chain = chain_questions.FRESH if state is None else chain_questions.opened(state)
     result = await up.call_tool(
         call.tool,
         call.arguments,

@@ -254,3 +254,38 @@ async def test_a_connection_upgraded_to_a_websocket_keeps_its_place_and_gives_it
             assert await one.recv() == "pong"
             await two.send("ping")
             assert await two.recv() == "pong"
+
+
+def test_an_address_is_read_once_not_once_a_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client opening a connection a request (as urllib does) had its address parsed twice a connection
+    (``ipaddress``: ~60 Python calls, on the event loop); now once an address. Past the cache's bound (a peer
+    may churn IPv6 addresses) each is read again and the holder is the same: one host's /64 is one holder."""
+    import ipaddress
+
+    from sentinel_mcp.core import connection_share
+
+    parsed: list[str] = []
+
+    class _Counted:
+        IPv6Address = ipaddress.IPv6Address
+
+        @staticmethod
+        def ip_address(text: str) -> Any:
+            parsed.append(text)
+            return ipaddress.ip_address(text)
+
+        ip_network = staticmethod(ipaddress.ip_network)
+
+    monkeypatch.setattr(connection_share, "ipaddress", _Counted)
+    getattr(connection_share.holder, "cache_clear", lambda: None)()  # (none before: read every time)
+    counts = OpenConnections(max_total=10, max_per_peer=2)
+    for _ in range(1000):
+        conn = _Conn()
+        assert counts.take("10.9.8.7", conn)
+        counts.give_back("10.9.8.7", conn)
+    assert parsed == ["10.9.8.7"] and counts.total == 0
+    held = [_Conn(idle=False) for _ in range(2)]
+    assert counts.take("2001:db8::1", held[0]) and counts.take("2001:db8::2", held[1])
+    for i in range(3000):  # past the cache's bound: the same /64 still one holder, at its bound
+        assert not counts.take(f"2001:db8::{i + 3:x}", _Conn(idle=False))
+    assert len(parsed) == 3003

@@ -178,3 +178,18 @@ async def test_structured_values_in_sentinels_voice_are_attributed(data_dir, mod
             r = await c.call_tool("dc__fixed", {})  # marked, the value is none of its schema's: refused
             assert r.is_error and r.structured_content is None, r
             assert "dc__fixed: its result does not fit its output schema" in r.content[0].text
+
+
+def test_plain_ascii_is_read_as_the_whole_fold_reads_it() -> None:
+    """Printable ASCII without an entity is judged by one scan of its markup-free text (no look-alike, nothing
+    unseen, nothing drawn backwards can be in it; without an "s" the name cannot be): the same verdict as the
+    whole fold's on every ASCII case, markup, tags and other line breaks included."""
+    from sentinel_mcp.gateway import own_voice
+
+    cases = [t for t in IN_VOICE + NOT_IN_VOICE if t.isascii()]
+    cases += [t.replace("S", "s") for t in cases] + [t.upper() for t in cases] + [t.swapcase() for t in cases]
+    cases += ["", "no name here", "<b>x</b>\n<i>Sentinel</i>", "x\x1cSentinel", "~~S~~entinel", "<Sentinel",
+              "**sent1nel**", "a\n\nS-E-N-T-I-N-E-L go", "tinel", "Sentine", "Sentinelx"]
+    assert len(cases) > 100
+    for text in cases:
+        assert own_voice.in_sentinels_voice(text) == own_voice.folded_in_voice(text), repr(text)

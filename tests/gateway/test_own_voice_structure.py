@@ -90,11 +90,11 @@ async def test_a_long_structure_is_walked_while_another_client_is_served(data_di
     began, other_answered, served = asyncio.Event(), threading.Event(), []
     real = shown_result.attributed_structure
 
-    def walk(data: Any, server: str) -> Any:
+    def walk(data: Any, server: str, *strings: Any) -> Any:
         if "padding" in data:  # the long one
             loop.call_soon_threadsafe(began.set)
             served.append(other_answered.wait(20))  # a fail-safe: answered while the walk runs, or not
-        return real(data, server)
+        return real(data, server, *strings)
 
     monkeypatch.setattr(shown_result, "attributed_structure", walk)
     pad = INLINE_BYTES // 10
@@ -147,14 +147,14 @@ async def test_a_call_cancelled_while_its_long_structure_is_walked(data_dir, mon
     entered, release, walked = asyncio.Event(), threading.Event(), []
     real = shown_result.attributed_structure
 
-    def walk(data: Any, server: str) -> Any:
+    def walk(data: Any, server: str, *strings: Any) -> Any:
         if "padding" in data and not walked:
             loop.call_soon_threadsafe(entered.set)
             release.wait(20)  # a fail-safe: released right after the cancel
-            marked = real(data, server)
+            marked = real(data, server, *strings)
             walked.append("ended")
             return marked
-        return real(data, server)
+        return real(data, server, *strings)
 
     monkeypatch.setattr(shown_result, "attributed_structure", walk)
     pad = INLINE_BYTES // 10
@@ -178,3 +178,35 @@ async def test_a_call_cancelled_while_its_long_structure_is_walked(data_dir, mon
     assert again.result.structured_content["status"] == marked, again
     # the cancelled call's outcome is on record as the answered one's (the upstream ran it; its result came)
     assert [r["outcome"] for r in rows if r["tool"] == "dc__structured"] == ["ok", "ok"], rows
+
+
+class _CountedDict(dict):  # type: ignore[type-arg]
+    """An object of a result's structured content that counts how often its values are walked."""
+
+    walks = 0
+
+    def values(self):  # type: ignore[no-untyped-def]
+        type(self).walks += 1
+        return super().values()
+
+
+def test_a_short_structure_is_walked_once() -> None:
+    """An outside result's structured content is walked once on the event loop: its length told and its
+    strings read for Sentinel's voice in one pass. Before, two walks of every result (one to tell a long
+    one, one for the voice): a result in Sentinel's voice is marked all the same."""
+    from mcp.types import CallToolResult, TextContent
+
+    _CountedDict.walks = 0
+    data = _CountedDict(status="done", nested=[{"said": "plain"}])
+    result = CallToolResult.model_construct(content=[TextContent(type="text", text=json.dumps(data))],
+                                            structured_content=data, isError=False)
+    shown = shown_result.shown_result(result, "dc", None, builtin=False)  # type: ignore[arg-type]
+    assert shown is result and _CountedDict.walks == 1
+    _CountedDict.walks = 0
+    said = _CountedDict(status=SAID)
+    result = CallToolResult.model_construct(content=[TextContent(type="text", text=json.dumps(said))],
+                                            structured_content=said, isError=False)
+    shown = shown_result.shown_result(result, "dc", None, builtin=False)  # type: ignore[arg-type]
+    assert isinstance(shown, CallToolResult)
+    assert shown.structured_content == {"status": f"{attribution('dc')}\n{SAID}"}
+    assert json.loads(shown.content[0].text) == shown.structured_content
