@@ -180,3 +180,24 @@ async def test_a_reason_other_than_the_users_listed_one_is_refused(runtime: Any,
         await _refused(c, "retail__cancel_pending_order", {"order_id": PENDING, "reason": REASONS[reason]})
     assert not any(m.startswith("Cancel this order?") for m in user.messages()), user.messages()
     assert await _store(runtime) == before
+
+
+# ---------------------------------------------------------------- the user's answer, in another type
+# A yes is the boolean true of the confirmation's form; a reason one of the two the form offers, as offered.
+ANSWERS = {
+    "confirmation": [("Cancel this order?", a) for a in ("yes", "true", 1, "false", "no", 0, "", None)],
+    "reason": [("Why do you want to cancel", a)
+               for a in ("No longer needed", "no longer needed ", "other", "I no longer need it", 1, True)],
+}
+
+
+@pytest.mark.parametrize("case", [f"{kind} {a[1]!r}" for kind, rows in ANSWERS.items() for a in rows])
+async def test_an_answer_not_of_the_forms_type_is_no_answer(runtime: Any, case: str) -> None:
+    kind, _, shown = case.partition(" ")
+    answer = next(a for a in ANSWERS[kind] if repr(a[1]) == shown)
+    before = await _store(runtime)
+    rules = [answer, REASON, ("Cancel this order?", True)] if kind == "reason" else [REASON, answer]
+    async with conversation(runtime, AnsweringUser([OLIVIA, *rules])) as c:
+        assert "was not accepted" in await _refused(c, "retail__cancel_pending_order",
+                                                    {"order_id": PENDING, "reason": "no longer needed"})
+    assert await _store(runtime) == before
