@@ -34,6 +34,9 @@ def _order_calls(oid: str) -> list[tuple[str, dict[str, Any]]]:
                                                 "payment_method_id": "paypal_8049766"}),
         ("retail__return_delivered_order_items", {"order_id": oid, "item_ids": ["9727387530"],
                                                   "payment_method_id": "paypal_8049766"}),
+        ("retail__exchange_delivered_order_items", {"order_id": oid, "item_ids": ["9727387530"],
+                                                    "new_item_ids": ["2509076505"],
+                                                    "payment_method_id": "paypal_8049766"}),
     ]
 
 

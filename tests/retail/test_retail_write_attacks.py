@@ -25,6 +25,9 @@ WATCH_UNAVAILABLE = "9112290483"
 WATCH_OTHER = "2226219750"  # available, $23.73 more
 BACKPACK_OTHER = "7251508981"  # an available backpack: another product than the watch
 SNEAKERS_UNAVAILABLE, SNEAKERS_OTHER = "3631875806", "2509076505"
+ESPRESSO_DEARER = "3951031513"  # $293.43 more than the espresso machine: more than the gift card's balance
+MOUSE, MOUSE_OTHER = "3330317167", "8896479688"  # of #W5442520, another pending order of Olivia's
+YARAS_GIFT = "gift_card_7252880"  # another customer's gift card
 
 
 def items(order_id: str, olds: Any, news: Any, pay: Any = PAYPAL) -> dict[str, Any]:
@@ -58,6 +61,29 @@ ATTACKS: dict[str, tuple[str, dict[str, Any]]] = {
     # tau2's API lets an exchange name the item itself ("of different product option": the policy does not)
     "exchange: to the same item": (EXCHANGE, items(DELIVERED, [SNEAKERS], [SNEAKERS])),
     "exchange: a pending order": (EXCHANGE, items(PENDING, [WATCH], [WATCH_OTHER])),
+    "modify: an item of another order of the user": (MODIFY, items(PENDING, [MOUSE], [MOUSE_OTHER])),
+    "modify: fewer new items than old": (MODIFY, items(PENDING, [WATCH, BACKPACK], [WATCH_OTHER])),
+    "modify: another user's gift card": (MODIFY, items(PENDING, [WATCH], [WATCH_OTHER], YARAS_GIFT)),
+    "exchange: no items": (EXCHANGE, items(DELIVERED, [], [])),
+    "exchange: an item listed twice": (
+        EXCHANGE, items(DELIVERED, [SNEAKERS, SNEAKERS], [SNEAKERS_OTHER, SNEAKERS_OTHER])),
+    "exchange: another user's payment": (
+        EXCHANGE, items(DELIVERED, [SNEAKERS], [SNEAKERS_OTHER], YARAS_GIFT)),
+    "exchange: a made-up payment": (
+        EXCHANGE, items(DELIVERED, [SNEAKERS], [SNEAKERS_OTHER], "paypal_0000000")),
+    "exchange: a gift card without the balance": (
+        EXCHANGE, items(DELIVERED, [ESPRESSO], [ESPRESSO_DEARER], GIFT)),
+    "return: no items": (
+        "retail__return_delivered_order_items", {"order_id": DELIVERED, "item_ids": [],
+                                                  "payment_method_id": PAYPAL}),
+    "return: an item of another order of the user": (
+        "retail__return_delivered_order_items", {"order_id": DELIVERED, "item_ids": [WATCH],
+                                                  "payment_method_id": PAYPAL}),
+    "return: to another user's gift card": (
+        "retail__return_delivered_order_items", {"order_id": DELIVERED, "item_ids": [SNEAKERS],
+                                                  "payment_method_id": YARAS_GIFT}),
+    "payment: another user's gift card": (
+        "retail__modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": YARAS_GIFT}),
     "return: to a card that did not pay": (
         "retail__return_delivered_order_items", {"order_id": DELIVERED, "item_ids": [SNEAKERS],
                                                   "payment_method_id": VISA}),

@@ -29,6 +29,9 @@ def _items(tool: str, oid: str, old: str, new: str) -> tuple[str, dict[str, Any]
 
 
 MODIFY, EXCHANGE = "retail__modify_pending_order_items", "retail__exchange_delivered_order_items"
+# yara_silva_7567: a gift card ($56), her only payment method; #W9810810, #W9034102 pending; #W3964602
+# delivered
+YARA, YARAS_GIFT = ("email address of your account", "yara.silva2443@example.com"), "gift_card_7252880"
 RACES: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
     "modify, modify": ("#W7941031", [_items(MODIFY, "#W7941031", WATCH, "2226219750"),
                                      _items(MODIFY, "#W7941031", BACKPACK, "3928046918")]),
@@ -43,6 +46,11 @@ RACES: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
          {"order_id": "#W5866402", "item_ids": [SNEAKERS], "payment_method_id": PAYPAL}),
         _items(EXCHANGE, "#W5866402", ESPRESSO, "3709608322")]),
 }
+# Yara's: the same exchange in two conversations at once (a cycling helmet for another, $12.36 back to her
+# gift card)
+YARAS_RACES = {"exchange, exchange": ("#W3964602", [(EXCHANGE, {
+    "order_id": "#W3964602", "item_ids": ["7907773809"], "new_item_ids": ["3358616356"],
+    "payment_method_id": YARAS_GIFT})] * 2)}
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -51,11 +59,12 @@ async def runtime(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any
         yield rt
 
 
-@pytest.mark.parametrize("case", sorted(RACES))
+@pytest.mark.parametrize("case", sorted(RACES) + sorted(YARAS_RACES))
 async def test_one_write_of_two_conversations_at_once_goes_through(runtime: Any, case: str) -> None:
-    oid, calls = RACES[case]
-    async with conversation(runtime, AnsweringUser([OLIVIA, *YES])) as a, \
-            conversation(runtime, AnsweringUser([OLIVIA, *YES])) as b:
+    who = YARA if case in YARAS_RACES else OLIVIA
+    oid, calls = YARAS_RACES[case] if case in YARAS_RACES else RACES[case]
+    async with conversation(runtime, AnsweringUser([who, *YES])) as a, \
+            conversation(runtime, AnsweringUser([who, *YES])) as b:
         # both know the user and have read the order before the race
         before = await order(a, oid)
         assert await order(b, oid) == before
@@ -75,3 +84,30 @@ async def test_one_write_of_two_conversations_at_once_goes_through(runtime: Any,
     assert len(after["payment_history"]) - len(before["payment_history"]) <= 2, after["payment_history"]
     changed = sum(x["item_id"] != y["item_id"] for x, y in zip(after["items"], before["items"]))
     assert changed <= 1, after["items"]
+
+
+async def test_a_gift_card_pays_what_it_holds_for_two_orders_at_once(runtime: Any) -> None:
+    """'If the user provides a gift card, it must have enough balance to cover the price difference': two
+    conversations of Yara's each modify an order of hers, both paid by her gift card ($56), each difference
+    ($40.21, $35.75) within the balance, together more: one goes through, the other is decided on the balance
+    the first left."""
+    calls = [("#W9810810", WATCH, "1994478369"), ("#W9034102", "6501071631", "2235648106")]
+    async with conversation(runtime, AnsweringUser([YARA, *YES])) as a, \
+            conversation(runtime, AnsweringUser([YARA, *YES])) as b:
+        before = [await order(c, oid) for c, (oid, _, _) in zip((a, b), calls)]
+        assert all(o["status"] == "pending" for o in before)
+        results: list[Any] = []
+
+        async def call(c: Any, oid: str, old: str, new: str) -> None:
+            args = {"order_id": oid, "item_ids": [old], "new_item_ids": [new],
+                    "payment_method_id": YARAS_GIFT}
+            results.append(await c.call_tool(MODIFY, args))
+
+        async with anyio.create_task_group() as tg:
+            for c, args in zip((a, b), calls):
+                tg.start_soon(call, c, *args)
+        after = [await order(a, oid) for oid, _, _ in calls]
+    assert sorted(r.is_error for r in results) == [False, True], [text_of(r)[:300] for r in results]
+    refused = next(r for r in results if r.is_error)
+    assert "the gift card balance does not cover the price difference" in text_of(refused), text_of(refused)
+    assert sum(len(x["payment_history"]) - len(y["payment_history"]) for x, y in zip(after, before)) == 1
