@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from sentinel_mcp.config import ConfigError, RemoteServer, StdioServer, load_config
 from sentinel_mcp.core.outside_file import NotUtf8, TooLarge, read_regular_text
+from sentinel_mcp.policy.draft_budget import MAX_TOOLS, DraftTooLarge
 
 
 # a remote server's transport as the gateway builds it (its headers, TLS and body bounds): given by the
@@ -69,6 +70,8 @@ def _saved_tools(path: str) -> list[dict[str, Any]]:
         isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools
     ):
         raise ValueError('expected a list of tools (objects with a name), or {"tools": [...]}')
+    if len(tools) > MAX_TOOLS:
+        raise ValueError(f"{path} lists {len(tools):,} tools, more than any server's ({MAX_TOOLS:,})")
     return tools
 
 
@@ -116,10 +119,14 @@ def cmd_draft(
     copy_to = Path(args.output).parent / Path(args.policy).name if args.output and beside is None else None
     document_path = args.policy if not args.output else beside or Path(args.policy).name
     paragraphs = split_markdown(policy_text, name)
-    draft = draft_rulebase(args.server, tools, name, document_path, paragraphs)
-    # checked as it will be loaded, before it is offered (draft_check.py); the policy beside it
     policy = Path(args.policy).resolve()
-    checked = draft_rulebase(args.server, tools, name, policy.name, paragraphs)
+    try:
+        draft = draft_rulebase(args.server, tools, name, document_path, paragraphs)
+        # checked as it will be loaded, before it is offered (draft_check.py); the policy beside it
+        checked = draft_rulebase(args.server, tools, name, policy.name, paragraphs)
+    except DraftTooLarge as e:
+        print(f"sentinel-mcp draft: {e}", file=sys.stderr)
+        return 2
     problems = asyncio.run(draft_problems(args.server, tools, checked.text, policy))
     errors = [p for p in problems if p.severity == "error"]
     if errors:

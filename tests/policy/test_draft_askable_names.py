@@ -33,3 +33,13 @@ def test_an_askable_never_shares_a_predicate_with_a_binding() -> None:
     text = draft_rulebase("shop", [_wipe("a_b"), read], "shop", "policy.md", []).text
     asked, bound = _heads(text, "askable"), _heads(text, "binding")
     assert asked and bound and not set(asked) & set(bound), text
+
+
+def test_the_answer_an_askable_gives_is_in_a_variable_of_its_own() -> None:
+    """The guard asked ``wipe_thing_amount(AmountGiven)`` and required ``Amount == AmountGiven``: beside an
+    argument named ``amount_given`` (its variable AmountGiven already), the askable was asked of the caller's
+    argument and the requirement compared two arguments the caller both chooses."""
+    guard = draft_rulebase("shop", [_wipe("amount", "amount_given")], "shop", "policy.md", []).guards[0]
+    pattern = set(re.findall(r"\b[A-Z]\w*", guard.split("\n", 1)[0]))
+    answers = re.findall(r"wipe_thing_amount\w*\((\w+)\)", guard)
+    assert len(answers) == 2 and not pattern & set(answers), guard
