@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sentinel_mcp.policy.draft_budget import DraftBudget, ToolTooLarge
-from sentinel_mcp.policy.draft_names import Fresh, atom_text, clause_vars, pred_name, quote, var_name
+from sentinel_mcp.policy.draft_names import (
+    Fresh, atom_text, clause_vars, pred_name, quote, quoted_words, var_name,
+)
 from sentinel_mcp.policy.policy_documents import SECTION_MARK, PolicyDocuments
 from sentinel_mcp.search.paragraphs import Paragraph
 
@@ -322,11 +324,6 @@ def _arguments(tool: dict[str, Any], meter: DraftBudget) -> dict[str, dict[str, 
     return out
 
 
-def _one_line(text: str) -> str:
-    """Text for a ``%`` comment: a line break (any kind) or control character would end the comment."""
-    return "".join(c if c.isprintable() else " " for c in text)
-
-
 def draft_rulebase(
     server: str, tools: list[dict[str, Any]], document: str, document_path: str, paragraphs: list[Paragraph]
 ) -> Draft:
@@ -357,7 +354,7 @@ def draft_rulebase(
     doc = atom_text(document)  # the server's name or --document: "my-shop" reads as a term, "Shop" a variable
     lines = [
         f"% DRAFT rulebase for the server {server!r}, from its tool schemas and "
-        f"{_one_line(document_path)}.",
+        f"{quoted_words(document_path, 200)}.",
         "% Written by `sentinel-mcp draft`: a candidate for a person to finish (every TODO), check with",
         "% `sentinel-mcp check --coverage`, and only then load. Language: docs/rulebase-language.md.",
         *(f"% TODO: tool {ascii(name)[:80]} left out: {why}; write its rules by hand"
@@ -375,10 +372,8 @@ def draft_rulebase(
     for t in reads:
         bs = bound[id(t)]
         if bs:
-            described = str(t.get("description") or "").splitlines()
-            lines.append(
-                f"% {t['name']}: " + _one_line(described[0][:100] if described else "")
-            )
+            described = (str(t.get("description") or "").splitlines() or [""])[0]
+            lines.append(f"% {t['name']}, as its server describes it: {quoted_words(described, 100)}")
         for b in bs:
             pred = b.head.split("(")[0]
             if pred in preds.taken:  # two tools offering the same fact name: keep the first, mark the other
@@ -412,7 +407,7 @@ def draft_rulebase(
         if n >= 2:
             lines.append(
                 f"context({pred_name(ident[:-3], 'of_interest')}).   % "
-                + _one_line(f"{ident}: taken by {n} tools")
+                + f"{ident}: taken by {n} tools"  # a plain name (_plain)
             )
     lines += [
         "",
@@ -465,10 +460,11 @@ def draft_rulebase(
         found = mentions(t["name"], paragraphs, lowered, meter)
         lines.append(
             f"% {t['name']} ({'destructive' if _destructive(t) else 'changes no data'}): "
-            f"{len(found)} paragraph(s) of {_one_line(document)} mention it"
+            f"{len(found)} paragraph(s) of {quoted_words(document, 100)} mention it"
         )
         for p in found:
-            lines.append(_one_line(f"%   line {p.line_start} ({p.heading_text}): {p.text[:110]}"))
+            heading, said = quoted_words(p.heading_text, 60), quoted_words(p.text, 110)
+            lines.append(f"%   line {p.line_start} under {heading}: {said}")
         body = ["      ( % TODO: the requirements, each require(Goal, Reason, policy_ref(...)), e.g.:"]
         for p in found[:3]:
             if p.line_start not in anchored:

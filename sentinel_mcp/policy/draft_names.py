@@ -4,6 +4,7 @@ draft makes up from one is named here."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 
@@ -62,3 +63,20 @@ def var_name(name: str) -> str:
 def pred_name(*parts: str) -> str:
     text = "_".join(p for p in (re.sub(r"[^a-z0-9]+", "_", x.lower()).strip("_") for x in parts) if p)
     return text if text and text[0].isalpha() else "p_" + text
+
+
+def quoted_words(text: str, limit: int) -> str:
+    """Someone else's words for a comment (a tool's description, a paragraph of the policy): between double
+    quotes as JSON writes a string, so a quote in them cannot seem to end the quotation and go on in the
+    drafter's voice, and every character that is not printable (a line break, which would end the comment,
+    U+2028, a bidi override, a lone surrogate) as its ``\\u`` escape; at most ``limit`` characters of it."""
+    out = "".join(c if c.isprintable() else _escape(c) for c in json.dumps(text[:limit], ensure_ascii=False))
+    return out + ("..." if len(text) > limit else "")
+
+
+def _escape(c: str) -> str:
+    n = ord(c)
+    if n <= 0xFFFF:
+        return f"\\u{n:04x}"
+    n -= 0x10000  # past the BMP: JSON's surrogate pair
+    return f"\\u{0xD800 + (n >> 10):04x}\\u{0xDC00 + (n & 0x3FF):04x}"
