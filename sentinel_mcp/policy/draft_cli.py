@@ -22,8 +22,15 @@ from sentinel_mcp.policy.draft_budget import MAX_TOOLS, DraftTooLarge
 RemoteTransport = Callable[[RemoteServer], Any]
 
 
+# a listing's pages, as the gateway bounds an upstream's (gateway/upstream_listing.py); its cursors' bytes
+# as a saved tool list's
+MAX_PAGES = 100
+
+
 async def list_tools(spec: StdioServer | RemoteServer, remote: RemoteTransport) -> list[dict[str, Any]]:
-    """The server's tools as JSON (its tools/list answer, every page)."""
+    """The server's tools as JSON (its tools/list answer, every page: the first alone once drafted a server
+    of many pages as if it were whole). A listing past a bound (pages, tools, cursor bytes, a cursor given
+    twice) is a ValueError naming it."""
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -38,8 +45,25 @@ async def list_tools(spec: StdioServer | RemoteServer, remote: RemoteTransport) 
     else:
         target = remote(spec)
     async with Client(target) as client:
-        tools = (await client.list_tools()).tools
-    return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
+        tools: list[Any] = []
+        cursor: str | None = None
+        cursors: set[str] = set()
+        cursor_bytes = 0
+        for _ in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools += page.tools
+            if len(tools) > MAX_TOOLS:
+                raise ValueError(f"the server lists more than {MAX_TOOLS:,} tools")
+            cursor = page.next_cursor
+            if cursor is None:
+                return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
+            cursor_bytes += len(cursor)
+            if cursor in cursors:
+                raise ValueError("the server's listing gave the same page cursor twice")
+            if cursor_bytes > MAX_DRAFT_INPUT_BYTES:
+                raise ValueError(f"the server's listing cursors passed {MAX_DRAFT_INPUT_BYTES:,} bytes")
+            cursors.add(cursor)
+    raise ValueError(f"the server's listing has more than {MAX_PAGES} pages")
 
 
 # the policy document and a saved tool list: far above any real one (a long policy is ~100 KB)
