@@ -228,8 +228,8 @@ def mentions(tool_name: str, paragraphs: list[Paragraph], lowered: list[tuple[st
     if not verb:
         return []
     lowered = lowered if lowered is not None else lower_paragraphs(paragraphs)
-    if meter is not None:  # a paragraph's test is a substring search: a step is 64 of them
-        meter.spend(1 + len(paragraphs) // 64)
+    if meter is not None:  # a paragraph tested is a step (µs: 300 tools over 20,000 paragraphs took 37 s)
+        meter.spend(1 + len(paragraphs))
     scored = []
     for i, (p, (text, heading)) in enumerate(zip(paragraphs, lowered)):
         if verb not in text and verb not in heading:

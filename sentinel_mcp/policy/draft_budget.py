@@ -5,7 +5,8 @@ give the same draft, or the same refusal, on any machine.
 
 Every step the drafter takes for a tool (a schema node walked, a ``$ref`` followed, a name given, a fact or
 choice written) is spent from the tool's budget and the draft's: past the tool's, the tool is left out (a
-TODO says so, and the default policy decides its calls); past the draft's, the draft is refused."""
+TODO says so, and the default policy decides its calls); past the draft's, the draft is refused. A paragraph
+of the policy searched for a tool's mention is a step of the draft's too (a long policy and many tools)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ MAX_TOOLS = 5_000
 
 
 class DraftTooLarge(PolicyError):
-    """The tools' schemas (or the policy's paragraphs) take more steps to draft than any real server's."""
+    """The tools' schemas and the policy's paragraphs take more steps to draft than any real server's."""
 
     exit_code = 2
 
@@ -40,8 +41,8 @@ class DraftBudget:
         self.left -= steps
         if self.left < 0:
             raise DraftTooLarge(
-                f"the tools' schemas are too large to draft: more than {DRAFT_STEPS:,} steps (no real "
-                "server's take as many)"
+                f"the tools and the policy are too large to draft: more than {DRAFT_STEPS:,} steps (a schema "
+                "node, a name, a paragraph searched for a tool: no real server's take as many)"
             )
         if self._tool_left is not None:
             self._tool_left -= steps

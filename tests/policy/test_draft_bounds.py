@@ -127,3 +127,17 @@ def test_a_saved_tool_list_longer_than_any_server_lists_is_refused(tmp_path: Pat
                  str(tmp_path / "tools.json")])
     err = capsys.readouterr().err
     assert code == 2 and "tools.json" in err and f"{MAX_ITEMS:,}" in err, err
+
+
+def test_a_long_policy_over_many_tools_is_a_named_error() -> None:
+    """Every paragraph is searched for every write tool: 300 tools over a policy of 20,000 paragraphs (1 MB)
+    took 37 s, 1,000 of them 44 s and more with the policy."""
+    from sentinel_mcp.search.paragraphs import split_markdown
+
+    policy = "# P\n\n" + "".join(f"Cancel order number {i} when pending.\n\n" for i in range(20_000))
+    tools = [{"name": f"cancel_order_x{i}", "annotations": {"destructiveHint": True},
+              "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}}}}
+             for i in range(300)]
+    assert 300 * 20_000 > DRAFT_STEPS
+    with pytest.raises(DraftTooLarge):
+        draft_rulebase("shop", tools, "shop", "policy.md", split_markdown(policy, "shop"))
