@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -333,7 +334,15 @@ def draft_rulebase(
     bound: dict[int, list[_Binding]] = {}  # a read tool's bindings, by id(tool): made once, used thrice
     specs: dict[int, dict[str, dict[str, Any]]] = {}  # a destructive tool's arguments, resolved
     kept = []
+    listed = Counter(t.get("name") for t in tools if isinstance(t.get("name"), str))
+    told: set[Any] = set()
     for t in tools:
+        twice = listed[t.get("name")]
+        if twice > 1:  # the server's word against itself: which is the tool, a read or a write?
+            if t.get("name") not in told:
+                told.add(t.get("name"))
+                left_out.append((t.get("name"), f"the server lists it {twice} times"))
+            continue
         try:
             with meter.tool():
                 if not _plain(t, meter):
