@@ -12,7 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+import anyio
+
 from sentinel_mcp.config import ConfigError, RemoteServer, StdioServer, load_config
+from sentinel_mcp.core.errors import PolicyError
 from sentinel_mcp.core.outside_file import NotUtf8, TooLarge, read_regular_text
 from sentinel_mcp.policy.draft_budget import MAX_TOOLS, DraftTooLarge
 
@@ -27,10 +30,23 @@ RemoteTransport = Callable[[RemoteServer], Any]
 MAX_PAGES = 100
 
 
+class ListingRefused(PolicyError):
+    """A server's listing passed a bound (pages, tools, cursor bytes, a cursor given twice, its time)."""
+
+
 async def list_tools(spec: StdioServer | RemoteServer, remote: RemoteTransport) -> list[dict[str, Any]]:
     """The server's tools as JSON (its tools/list answer, every page: the first alone once drafted a server
-    of many pages as if it were whole). A listing past a bound (pages, tools, cursor bytes, a cursor given
-    twice) is a ValueError naming it."""
+    of many pages as if it were whole), within the server's connect and call timeouts (one that never
+    answered held the command for ever). Past a bound, ListingRefused naming it."""
+    limit = spec.connect_timeout + spec.timeout
+    try:
+        with anyio.fail_after(limit):
+            return await _listed(spec, remote)
+    except TimeoutError:
+        raise ListingRefused(f"the server did not list its tools within {limit:g} s") from None
+
+
+async def _listed(spec: StdioServer | RemoteServer, remote: RemoteTransport) -> list[dict[str, Any]]:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -53,17 +69,17 @@ async def list_tools(spec: StdioServer | RemoteServer, remote: RemoteTransport) 
             page = await client.list_tools(cursor=cursor)
             tools += page.tools
             if len(tools) > MAX_TOOLS:
-                raise ValueError(f"the server lists more than {MAX_TOOLS:,} tools")
+                raise ListingRefused(f"the server lists more than {MAX_TOOLS:,} tools")
             cursor = page.next_cursor
             if cursor is None:
                 return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
             cursor_bytes += len(cursor)
             if cursor in cursors:
-                raise ValueError("the server's listing gave the same page cursor twice")
+                raise ListingRefused("the server's listing gave the same page cursor twice")
             if cursor_bytes > MAX_DRAFT_INPUT_BYTES:
-                raise ValueError(f"the server's listing cursors passed {MAX_DRAFT_INPUT_BYTES:,} bytes")
+                raise ListingRefused(f"the server's listing cursors passed {MAX_DRAFT_INPUT_BYTES:,} bytes")
             cursors.add(cursor)
-    raise ValueError(f"the server's listing has more than {MAX_PAGES} pages")
+    raise ListingRefused(f"the server's listing has more than {MAX_PAGES} pages")
 
 
 # the policy document and a saved tool list: far above any real one (a long policy is ~100 KB)

@@ -17,12 +17,12 @@ from sentinel_mcp.paths import PROJECT_ROOT
 pytestmark = pytest.mark.timeout(120)
 
 
-def _draft(tmp_path: Path, **env: str) -> int:
+def _draft(tmp_path: Path, timeout: float = 60, **env: str) -> int:
     env = {"LOG": str(tmp_path / "listed.log"), "PYTHONPATH": str(PROJECT_ROOT), **env}
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"mcpServers": {"ev": {
         "command": sys.executable, "args": ["-m", "tests.gateway.listing_upstream"], "env": env,
-        "cwd": str(PROJECT_ROOT)}}}))
+        "cwd": str(PROJECT_ROOT), "timeout": timeout, "connect_timeout": 20}}}))
     (tmp_path / "policy.md").write_text("# P\n\nThe tools are read on request.\n")
     return main(["-c", str(config), "draft", "--policy", str(tmp_path / "policy.md"), "--server", "ev",
                  "-o", str(tmp_path / "out.pl")])
@@ -51,3 +51,12 @@ def test_a_listing_past_a_bound_is_refused_in_one_line(tmp_path: Path, capsys: p
     assert len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "out.pl").exists()
     assert _listed(tmp_path) <= 101
+
+
+def test_a_server_that_never_lists_ends_the_command(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """It held the command for ever; now at most its connect and call timeouts (as the gateway's listing)."""
+    code = _draft(tmp_path, timeout=1, LISTING="hang")
+    err = capsys.readouterr().err
+    assert code == 1 and "did not list its tools within 21 s" in err, err
+    assert len(err.strip().splitlines()) == 1, err
