@@ -29,7 +29,7 @@ from typing import Any
 
 from sentinel_mcp.policy.draft_budget import DraftBudget, ToolTooLarge
 from sentinel_mcp.policy.draft_names import (
-    Fresh, atom_text, clause_vars, pred_name, quote, quoted_words, var_name,
+    Fresh, atom_text, choice_text, clause_vars, pred_name, quote, quoted_words, var_name,
 )
 from sentinel_mcp.policy.policy_documents import SECTION_MARK, PolicyDocuments
 from sentinel_mcp.search.paragraphs import Paragraph
@@ -435,7 +435,7 @@ def draft_rulebase(
             pred = preds(pred_name(t["name"], a))
             meter.spend(1 + len(keys))  # each askable names every key again
             typ = (
-                ("choice([" + ", ".join(quote(str(v)) for v in spec["enum"]) + "])")
+                ("choice([" + ", ".join(choice_text(v) for v in spec["enum"]) + "])")
                 if isinstance(spec.get("enum"), list)
                 else ("number" if spec.get("type") in ("integer", "number") else "text")
             )

@@ -5,6 +5,7 @@ draft makes up from one is named here."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 
@@ -31,6 +32,16 @@ OPERATOR_NAMES = frozenset({
     "module_transparent", "multifile", "public", "rdiv", "rem", "table", "thread_initialization",
     "thread_local", "volatile", "xor",
 })
+
+
+def choice_text(value: object) -> str:
+    """An enum value as an askable's choice: a number as the number (the answer's fact holds the choice as
+    written, and a call's argument 2 is never the atom '2'), any other value quoted as its text."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    return quote(str(value))
 
 
 def atom_text(name: str) -> str:
