@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from sentinel_mcp.policy.draft_budget import DraftBudget, ToolTooLarge
+from sentinel_mcp.policy.draft_names import (
+    Fresh, atom_text, choice_text, clause_vars, pred_name, quote, quoted_words, var_name,
+)
 from sentinel_mcp.policy.policy_documents import SECTION_MARK, PolicyDocuments
-from sentinel_mcp.policy.prolog_text import to_prolog_chars
 from sentinel_mcp.search.paragraphs import Paragraph
 
 GENERIC = {"get", "details", "of", "by", "to", "the", "and", "all", "list", "find"}
@@ -44,48 +48,6 @@ class Draft:
     askables: list[str] = field(default_factory=list)
 
 
-def quote(atom: str) -> str:
-    """A quoted Prolog atom of any text: quotes and backslashes escaped, and control characters (a line break
-    in an enum value of a hostile schema) written as escapes, never as themselves. A lone surrogate (JSON
-    allows ``"\\ud800"``), which SWI-Prolog will not read, is its stand-in: the character the engine gives the
-    same argument (prolog_text.to_prolog_chars), so the choice still matches the value."""
-    out = to_prolog_chars(atom).replace("\\", "\\\\").replace("'", "\\'")
-    if not out.isprintable():
-        out = "".join(c if c.isprintable() else f"\\x{ord(c):x}\\" for c in out)
-    return "'" + out + "'"
-
-
-def atom_text(name: str) -> str:
-    """``name`` as a Prolog atom: as it is when it reads as one (``order_id``), quoted otherwise (``Amount``
-    and ``_x`` read as variables, ``a.b`` as a dict access, ``a-b`` as a term, ``end.`` ends a clause)."""
-    return name if re.fullmatch(r"[a-z][A-Za-z0-9_]*", name) else quote(name)
-
-
-def clause_vars(names: list[str]) -> list[str]:
-    """A variable for each name, distinct within one clause (``order_id`` and ``orderId`` are both OrderId:
-    one variable would make the two arguments equal)."""
-    taken: set[str] = set()
-    out = []
-    for n in names:
-        v, k = var_name(n), 2
-        while v in taken:
-            v, k = f"{var_name(n)}{k}", k + 1
-        taken.add(v)
-        out.append(v)
-    return out
-
-
-def var_name(name: str) -> str:
-    parts = [p for p in re.split(r"[^A-Za-z0-9]+", name) if p]
-    text = "".join(p[:1].upper() + p[1:] for p in parts) or "X"
-    return text if text[0].isalpha() else "V" + text
-
-
-def pred_name(*parts: str) -> str:
-    text = "_".join(p for p in (re.sub(r"[^a-z0-9]+", "_", x.lower()).strip("_") for x in parts) if p)
-    return text if text and text[0].isalpha() else "p_" + text
-
-
 def entity_of(tool_name: str) -> str:
     """``get_order_details`` -> ``order``; ``find_user_id_by_email`` -> ``user_id_by_email``."""
     words = tool_name.split("_")
@@ -96,13 +58,16 @@ def entity_of(tool_name: str) -> str:
     return "_".join(words) or tool_name
 
 
-def _resolve(schema: Any, root: dict[str, Any], budget: list[int] | None = None) -> dict[str, Any]:
+def _resolve(schema: Any, root: dict[str, Any], meter: DraftBudget, budget: list[int] | None = None
+             ) -> dict[str, Any]:
     """A schema with its $ref followed and a nullable anyOf reduced to its non-null branch. ``budget``: the
     steps left for the whole resolution (a union whose branches refer to unions again, or to itself, once
-    recursed without end or took 2^depth steps on a few lines of schema); past it the schema is unknown."""
+    recursed without end or took 2^depth steps on a few lines of schema); past it the schema is unknown.
+    ``meter``: the draft's steps, each of these one (a schema resolved from every property of another)."""
     budget = [RESOLVE_STEPS] if budget is None else budget
     while isinstance(schema, dict) and budget[0] > 0:
         budget[0] -= 1
+        meter.spend()
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/"):
             target: Any = root
@@ -119,8 +84,9 @@ def _resolve(schema: Any, root: dict[str, Any], budget: list[int] | None = None)
             merged: dict[str, Any] = {"type": "object", "properties": {}}  # a union of objects: every field,
             required: set[str] | None = None  # required when all require it
             for b in real:
-                r = _resolve(b, root, budget)
+                r = _resolve(b, root, meter, budget)
                 if isinstance(r.get("properties"), dict):
+                    meter.spend(len(r["properties"]))
                     merged["properties"].update(r["properties"])
                 required = _names(r) if required is None else required & _names(r)
             merged["required"] = sorted(required or [])
@@ -153,10 +119,12 @@ def _kind(schema: dict[str, Any]) -> str:
     return "other"
 
 
-def _scalar_fields(schema: dict[str, Any], root: dict[str, Any]) -> tuple[list[str], list[str]]:
+def _scalar_fields(schema: dict[str, Any], root: dict[str, Any], meter: DraftBudget
+                   ) -> tuple[list[str], list[str]]:
     """(required, optional) scalar fields: a zipped extraction yields nothing for an element that lacks one of
     its fields, so only the fields every element has go together; each optional one gets its own fact."""
-    scalars = [k for k, v in (schema.get("properties") or {}).items() if _kind(_resolve(v, root)) == "scalar"]
+    scalars = [k for k, v in (schema.get("properties") or {}).items()
+               if _kind(_resolve(v, root, meter)) == "scalar"]
     required = _names(schema)
     return [k for k in scalars if k in required], [k for k in scalars if k not in required]
 
@@ -170,66 +138,65 @@ class _Binding:
     pointers: list[str]
 
 
-def bindings_of(server: str, tool: dict[str, Any]) -> list[_Binding]:
+def bindings_of(server: str, tool: dict[str, Any], meter: DraftBudget) -> list[_Binding]:
+    """``meter``: every step taken, every variable named and every argument written is one (a binding's
+    head names every input again: 10^4 inputs and 10^4 output fields made 10^8)."""
     name = tool["name"]
     full = f"{server}__{name}"
     inputs = list((tool.get("inputSchema") or {}).get("properties", {}))
-    in_vars = clause_vars(inputs)
+    meter.spend(len(inputs))
+    in_vars, echoed = clause_vars(inputs), set(inputs)
     args = "[" + ", ".join(f"{atom_text(i)} = {v}" for i, v in zip(inputs, in_vars)) + "]"
     root = tool.get("outputSchema") or {}
-    schema = _resolve(root, root)
+    schema = _resolve(root, root, meter)
     entity = entity_of(name)
     out: list[_Binding] = []
-    taken = set(in_vars)
-
-    def fresh(n: str) -> str:
-        v, k = var_name(n), 2
-        while v in taken:
-            v, k = f"{var_name(n)}{k}", k + 1
-        taken.add(v)
-        return v
+    fresh = Fresh(in_vars)
 
     def add(pred: str, pairs: list[tuple[str, str]]) -> None:
+        meter.spend(len(in_vars) + len(pairs))
         head = f"{pred}({', '.join(in_vars + [v for v, _ in pairs])})"
         out.append(_Binding(head, full, args, [f"{v} = {p}" for v, p in pairs], [p for _, p in pairs]))
 
     def grouped(
         pred: str, lead: list[tuple[str, str]], base: str, fields: tuple[list[str], list[str]]
     ) -> None:
+        nonlocal fresh
         required, optional = fields
         if required or not optional:
-            add(pred, lead + [(fresh(f), quote(f"{base}/{f}")) for f in required])
+            add(pred, lead + [(fresh(var_name(f)), quote(f"{base}/{f}")) for f in required])
         for f in optional:
-            taken.clear()
-            taken.update(in_vars + [v for v, _ in lead])
-            add(pred_name(pred, f), lead + [(fresh(f), quote(f"{base}/{f}"))])
+            meter.spend(len(in_vars) + len(lead))
+            fresh = Fresh(in_vars + [v for v, _ in lead])
+            add(pred_name(pred, f), lead + [(fresh(var_name(f)), quote(f"{base}/{f}"))])
 
     for key, sub in (schema.get("properties") or {}).items():
-        sub = _resolve(sub, root)
+        sub = _resolve(sub, root, meter)
         kind = _kind(sub)
         each = f"/{key}/*"  # every element's (or value's) pointer
         pred = pred_name(entity, key) if key != "result" else pred_name(entity)
-        taken.clear()
-        taken.update(in_vars)
+        meter.spend(len(in_vars))
+        fresh = Fresh(in_vars)
         if kind == "scalar":
-            if key not in inputs:  # a field that only echoes an input says nothing
-                add(pred, [(fresh(key), quote(f"/{key}"))])
+            if key not in echoed:  # a field that only echoes an input says nothing
+                add(pred, [(fresh(var_name(key)), quote(f"/{key}"))])
         elif kind == "object":
-            grouped(pred, [], f"/{key}", _scalar_fields(sub, root))
+            grouped(pred, [], f"/{key}", _scalar_fields(sub, root, meter))
         elif kind == "array":
-            item = _resolve(sub.get("items") or {}, root)
+            item = _resolve(sub.get("items") or {}, root, meter)
             if _kind(item) == "scalar":
-                add(pred, [(fresh(key[:-1] if key.endswith("s") else key), quote(each))])
+                add(pred, [(fresh(var_name(key[:-1] if key.endswith("s") else key)), quote(each))])
             elif _kind(item) == "object":
-                grouped(pred, [(fresh("k"), f"key({quote(each)})")], each, _scalar_fields(item, root))
+                grouped(pred, [(fresh("K"), f"key({quote(each)})")], each, _scalar_fields(item, root, meter))
         elif kind == "map":
-            value = _resolve(sub["additionalProperties"], root)
+            value = _resolve(sub["additionalProperties"], root, meter)
             if _kind(value) == "scalar":
-                add(pred, [(fresh("key"), f"key({quote(each)})"), (fresh("value"), quote(each))])
+                add(pred, [(fresh("Key"), f"key({quote(each)})"), (fresh("Value"), quote(each))])
             else:
-                grouped(pred, [(fresh("id"), f"key({quote(each)})")], each, _scalar_fields(value, root))
+                fields = _scalar_fields(value, root, meter)
+                grouped(pred, [(fresh("Id"), f"key({quote(each)})")], each, fields)
     if not out and _kind(schema) == "map":  # the whole result is a mapping
-        add(pred_name(entity), [(fresh("key"), "key('/*')"), (fresh("value"), "'/*'")])
+        add(pred_name(entity), [(fresh("Key"), "key('/*')"), (fresh("Value"), "'/*'")])
     return out
 
 
@@ -251,8 +218,8 @@ def _stems(words: list[str]) -> list[str]:
     return [w[:5].lower() for w in words if w not in GENERIC and len(w) > 2]
 
 
-def mentions(tool_name: str, paragraphs: list[Paragraph], lowered: list[tuple[str, str]] | None = None
-             ) -> list[Paragraph]:
+def mentions(tool_name: str, paragraphs: list[Paragraph], lowered: list[tuple[str, str]] | None = None,
+             meter: DraftBudget | None = None) -> list[Paragraph]:
     """The paragraphs that mention a tool: its verb (first word) and the most of its other words, in the text
     or in the heading above (at most MAX_PARAGRAPHS, best first, then in document order). ``lowered``: each
     paragraph's text and heading in lower case, made once for all of a server's tools (a long tool list over
@@ -262,6 +229,8 @@ def mentions(tool_name: str, paragraphs: list[Paragraph], lowered: list[tuple[st
     if not verb:
         return []
     lowered = lowered if lowered is not None else lower_paragraphs(paragraphs)
+    if meter is not None:  # a paragraph tested is a step (µs: 300 tools over 20,000 paragraphs took 37 s)
+        meter.spend(1 + len(paragraphs))
     scored = []
     for i, (p, (text, heading)) in enumerate(zip(paragraphs, lowered)):
         if verb not in text and verb not in heading:
@@ -302,10 +271,11 @@ def anchor_of(p: Paragraph, docs: PolicyDocuments) -> str:
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}\Z")
 
 
-def _plain(tool: dict[str, Any]) -> bool:
+def _plain(tool: dict[str, Any], meter: DraftBudget) -> bool:
     """Whether every name the draft would write is plain: the tool's, and every property name its schemas
     reach, through a ``$ref`` too (one into a ``default`` value, which is not walked as a schema, once brought
-    hostile names into the extraction pointers). A schema or ``properties`` that is not an object is not."""
+    hostile names into the extraction pointers). A schema or ``properties`` that is not an object is not.
+    Each node walked is a step of ``meter``."""
     if not isinstance(tool.get("name"), str) or not PLAIN_NAME.match(tool["name"]):
         return False
     for root in (tool.get("inputSchema"), tool.get("outputSchema")):
@@ -320,7 +290,9 @@ def _plain(tool: dict[str, Any]) -> bool:
             if id(node) in seen:
                 continue
             seen.add(id(node))
+            meter.spend()
             if isinstance(node, dict):
+                meter.spend(len(node))
                 for key, value in node.items():
                     if key == "properties":
                         if not isinstance(value, dict) or not all(
@@ -331,62 +303,92 @@ def _plain(tool: dict[str, Any]) -> bool:
                     elif key == "$ref" and isinstance(value, str) and value.startswith("#/"):
                         target: Any = root
                         for part in value[2:].split("/"):
+                            meter.spend()
                             target = target.get(part, {}) if isinstance(target, dict) else {}
                         stack.append(target)
                     elif key not in ("enum", "const", "default", "examples", "description", "title"):
                         stack.append(value)
             elif isinstance(node, list):
+                meter.spend(len(node))
                 stack.extend(node)
     return True
 
 
-def _one_line(text: str) -> str:
-    """Text for a ``%`` comment: a line break (any kind) or control character would end the comment."""
-    return "".join(c if c.isprintable() else " " for c in text)
+def _arguments(tool: dict[str, Any], meter: DraftBudget) -> dict[str, dict[str, Any]]:
+    """A destructive tool's arguments, each resolved (an askable's type and choices): each choice a step."""
+    root = tool.get("inputSchema") or {}
+    out = {}
+    for name, spec in (root.get("properties") or {}).items():
+        out[name] = _resolve(spec, root, meter)
+        if isinstance(out[name].get("enum"), list):
+            meter.spend(len(out[name]["enum"]))
+    return out
 
 
 def draft_rulebase(
     server: str, tools: list[dict[str, Any]], document: str, document_path: str, paragraphs: list[Paragraph]
 ) -> Draft:
-    left_out = [t for t in tools if not _plain(t)]
-    tools = sorted((t for t in tools if _plain(t)), key=lambda t: t["name"])
+    """Raises DraftTooLarge when the tools take more steps to draft than any real server's (draft_budget)."""
+    meter = DraftBudget()
+    left_out: list[tuple[Any, str]] = []
+    bound: dict[int, list[_Binding]] = {}  # a read tool's bindings, by id(tool): made once, used thrice
+    specs: dict[int, dict[str, dict[str, Any]]] = {}  # a destructive tool's arguments, resolved
+    kept = []
+    listed = Counter(t.get("name") for t in tools if isinstance(t.get("name"), str))
+    told: set[Any] = set()
+    for t in tools:
+        twice = listed[t.get("name")]
+        if twice > 1:  # the server's word against itself: which is the tool, a read or a write?
+            if t.get("name") not in told:
+                told.add(t.get("name"))
+                left_out.append((t.get("name"), f"the server lists it {twice} times"))
+            continue
+        try:
+            with meter.tool():
+                if not _plain(t, meter):
+                    left_out.append((t.get("name"), "a name in its schemas is not a plain name (letters, "
+                                                    "digits, _ . -)"))
+                    continue
+                bound[id(t)] = bindings_of(server, t, meter) if _read_only(t) else []
+                if _destructive(t):
+                    specs[id(t)] = _arguments(t, meter)
+        except ToolTooLarge as e:
+            left_out.append((t.get("name"), str(e)))
+            continue
+        kept.append(t)
+    tools = sorted(kept, key=lambda t: t["name"])
     reads = [t for t in tools if _read_only(t)]
     writes = [t for t in tools if not _read_only(t)]
     draft = Draft(text="")
     doc = atom_text(document)  # the server's name or --document: "my-shop" reads as a term, "Shop" a variable
     lines = [
         f"% DRAFT rulebase for the server {server!r}, from its tool schemas and "
-        f"{_one_line(document_path)}.",
+        f"{quoted_words(document_path, 200)}.",
         "% Written by `sentinel-mcp draft`: a candidate for a person to finish (every TODO), check with",
         "% `sentinel-mcp check --coverage`, and only then load. Language: docs/rulebase-language.md.",
-        *(
-            f"% TODO: tool {ascii(t.get('name'))[:80]} left out: a name in its schemas is not a plain name "
-            "(letters, digits, _ . -); write its rules by hand"
-            for t in left_out
-        ),
+        *(f"% TODO: tool {ascii(name)[:80]} left out: {why}; write its rules by hand"
+          for name, why in left_out),
         "",
         f"policy_document({doc}, {quote(document_path)}).",
         "",
         "% ---------------------------------------------------------------- bindings (read-only tools)",
     ]
-    produced: set[str] = set()
+    preds = Fresh(between="_")  # the fact names made: a binding's, an askable's
     # citations are looked up as check and denials look them up; a paragraph's anchor once for all its tools
     docs = PolicyDocuments.of_paragraphs(document, document_path, paragraphs)
     anchored: dict[int, str] = {}
     lowered = lower_paragraphs(paragraphs)
     for t in reads:
-        bs = bindings_of(server, t)
+        bs = bound[id(t)]
         if bs:
-            described = str(t.get("description") or "").splitlines()
-            lines.append(
-                f"% {t['name']}: " + _one_line(described[0][:100] if described else "")
-            )
+            described = (str(t.get("description") or "").splitlines() or [""])[0]
+            lines.append(f"% {t['name']}, as its server describes it: {quoted_words(described, 100)}")
         for b in bs:
             pred = b.head.split("(")[0]
-            if pred in produced:  # two tools offering the same fact name: keep the first, mark the other
+            if pred in preds.taken:  # two tools offering the same fact name: keep the first, mark the other
                 lines.append(f"% TODO: {pred} is also offered by {b.tool}; rename one if both are wanted")
                 continue
-            produced.add(pred)
+            preds.taken.add(pred)
             decl = (
                 f"binding({b.head}, tool({quote(b.tool)}, {b.args}),\n"
                 f"        extract([{', '.join(b.extract)}]), [ttl(60)])."
@@ -397,7 +399,7 @@ def draft_rulebase(
     returned = {
         seg
         for t in reads
-        for b in bindings_of(server, t)
+        for b in bound[id(t)]
         for p in b.pointers
         for seg in re.findall(r"/([A-Za-z0-9_]+)", p)
     }
@@ -414,7 +416,7 @@ def draft_rulebase(
         if n >= 2:
             lines.append(
                 f"context({pred_name(ident[:-3], 'of_interest')}).   % "
-                + _one_line(f"{ident}: taken by {n} tools")
+                + f"{ident}: taken by {n} tools"  # a plain name (_plain)
             )
     lines += [
         "",
@@ -422,22 +424,18 @@ def draft_rulebase(
     ]
     asked: dict[str, list[tuple[str, list[str], str]]] = {}
     for t in [w for w in writes if _destructive(w)]:
-        props = (t.get("inputSchema") or {}).get("properties", {})
-        keys = [a for a in props if a.endswith("_id")]
-        vmap = dict(zip(props, clause_vars(list(props))))  # the guard's variables (below) for these names
-        for a, spec in props.items():
-            spec = _resolve(spec, t.get("inputSchema") or {})
+        resolved = specs[id(t)]
+        keys = [a for a in resolved if a.endswith("_id")]
+        vmap = dict(zip(resolved, clause_vars(list(resolved))))  # the guard's variables (below)
+        for a, spec in resolved.items():
             if a.endswith("_id") or a.endswith("_ids") or a in returned or _kind(spec) != "scalar":
                 continue
             # a name of its own: "Amount" and "amount" (or a read tool's fact) made one predicate, and an
             # answer the user gave for one argument, or an upstream's result, held for another
-            pred = stem = pred_name(t["name"], a)
-            k = 2
-            while pred in produced:
-                pred, k = f"{stem}_{k}", k + 1
-            produced.add(pred)
+            pred = preds(pred_name(t["name"], a))
+            meter.spend(1 + len(keys))  # each askable names every key again
             typ = (
-                ("choice([" + ", ".join(quote(str(v)) for v in spec["enum"]) + "])")
+                ("choice([" + ", ".join(choice_text(v) for v in spec["enum"]) + "])")
                 if isinstance(spec.get("enum"), list)
                 else ("number" if spec.get("type") in ("integer", "number") else "text")
             )
@@ -466,14 +464,16 @@ def draft_rulebase(
             continue
         props = list((t.get("inputSchema") or {}).get("properties", {}))
         vmap = dict(zip(props, clause_vars(props)))
+        meter.spend(1 + len(props))
         pattern = "[" + ", ".join(f"{atom_text(a)} = {vmap[a]}" for a in props) + "]"
-        found = mentions(t["name"], paragraphs, lowered)
+        found = mentions(t["name"], paragraphs, lowered, meter)
         lines.append(
             f"% {t['name']} ({'destructive' if _destructive(t) else 'changes no data'}): "
-            f"{len(found)} paragraph(s) of {_one_line(document)} mention it"
+            f"{len(found)} paragraph(s) of {quoted_words(document, 100)} mention it"
         )
         for p in found:
-            lines.append(_one_line(f"%   line {p.line_start} ({p.heading_text}): {p.text[:110]}"))
+            heading, said = quoted_words(p.heading_text, 60), quoted_words(p.text, 110)
+            lines.append(f"%   line {p.line_start} under {heading}: {said}")
         body = ["      ( % TODO: the requirements, each require(Goal, Reason, policy_ref(...)), e.g.:"]
         for p in found[:3]:
             if p.line_start not in anchored:
@@ -483,12 +483,16 @@ def draft_rulebase(
             body.append(
                 f"        % require(Goal, 'TODO: the rule in words', policy_ref({doc}, {quote(a)})),"
             )
+        # the user's answer in a variable of its own: an argument named amount_given is AmountGiven already,
+        # and the askable then asked of the caller's argument, the requirement compared two of them
+        given = Fresh(vmap.values())
         for pred, ins, arg in asked.get(t["name"], []):
             cite = anchors[0] if anchors else ""
             ref = f", policy_ref({doc}, {quote(cite)})" if cite else ""
+            answer = given(arg + "Given")
             body.append(
-                f"        {pred}({', '.join(ins + [arg + 'Given'])}), "
-                f"require({arg} == {arg}Given, 'TODO: the value must be the one the user gave'{ref}),"
+                f"        {pred}({', '.join(ins + [answer])}), "
+                f"require({arg} == {answer}, 'TODO: the value must be the one the user gave'{ref}),"
             )
         items = ", ".join(f"{quote(a.replace('_', ' ').capitalize())} = {vmap[a]}" for a in props)
         verb = t["name"].replace("_", " ").capitalize()
@@ -508,12 +512,13 @@ def draft_rulebase(
     for t in reads:
         ins = list((t.get("inputSchema") or {}).get("properties", {}))
         if len(ins) == 1:
-            for b in bindings_of(server, t):
+            for b in bound[id(t)]:
                 by_key.setdefault(ins[0], []).append(b.head)
     for t in writes:
         props = list((t.get("inputSchema") or {}).get("properties", {}))
         keys = [a for a in props if a in by_key]
         for k in keys[:1]:
+            meter.spend(len(by_key[k]))  # every read keyed alike, again for each write: reads x writes
             stale = []
             for head in by_key[k]:
                 pred, rest = head.split("(", 1)

@@ -25,10 +25,11 @@ from sentinel_mcp.policy.rulebase import Problem
 # A guard the checker could not finish checking for one of these kinds (out of its budget, an error) is
 # refused as well: fail closed, a draft is never offered as checked when it was not (unchecked_guard).
 # A declaration's name at another arity (guard/4: a goal split by a top-level comma) is a load error already;
-# named here too, so that it refuses whatever its severity (reserved_heads.pl).
+# named here too, so that it refuses whatever its severity (reserved_heads.pl). The drafter writes no
+# directive either: one (never run) is a warning in a person's file, and in a draft hostile text that got out.
 REFUSING_CODES = frozenset({
     "read_only_unasked", "read_only_destructive", "tautological_guard", "unsure_blind_read",
-    "unchecked_guard", "reserved_arity", "vacuous_case_analysis",
+    "unchecked_guard", "reserved_arity", "vacuous_case_analysis", "directive",
 })
 
 

@@ -12,8 +12,12 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+import anyio
+
 from sentinel_mcp.config import ConfigError, RemoteServer, StdioServer, load_config
+from sentinel_mcp.core.errors import PolicyError
 from sentinel_mcp.core.outside_file import NotUtf8, TooLarge, read_regular_text
+from sentinel_mcp.policy.draft_budget import MAX_TOOLS, DraftTooLarge
 
 
 # a remote server's transport as the gateway builds it (its headers, TLS and body bounds): given by the
@@ -21,8 +25,28 @@ from sentinel_mcp.core.outside_file import NotUtf8, TooLarge, read_regular_text
 RemoteTransport = Callable[[RemoteServer], Any]
 
 
+# a listing's pages, as the gateway bounds an upstream's (gateway/upstream_listing.py); its cursors' bytes
+# as a saved tool list's
+MAX_PAGES = 100
+
+
+class ListingRefused(PolicyError):
+    """A server's listing passed a bound (pages, tools, cursor bytes, a cursor given twice, its time)."""
+
+
 async def list_tools(spec: StdioServer | RemoteServer, remote: RemoteTransport) -> list[dict[str, Any]]:
-    """The server's tools as JSON (its tools/list answer, every page)."""
+    """The server's tools as JSON (its tools/list answer, every page: the first alone once drafted a server
+    of many pages as if it were whole), within the server's connect and call timeouts (one that never
+    answered held the command for ever). Past a bound, ListingRefused naming it."""
+    limit = spec.connect_timeout + spec.timeout
+    try:
+        with anyio.fail_after(limit):
+            return await _listed(spec, remote)
+    except TimeoutError:
+        raise ListingRefused(f"the server did not list its tools within {limit:g} s") from None
+
+
+async def _listed(spec: StdioServer | RemoteServer, remote: RemoteTransport) -> list[dict[str, Any]]:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -37,8 +61,25 @@ async def list_tools(spec: StdioServer | RemoteServer, remote: RemoteTransport) 
     else:
         target = remote(spec)
     async with Client(target) as client:
-        tools = (await client.list_tools()).tools
-    return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
+        tools: list[Any] = []
+        cursor: str | None = None
+        cursors: set[str] = set()
+        cursor_bytes = 0
+        for _ in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools += page.tools
+            if len(tools) > MAX_TOOLS:
+                raise ListingRefused(f"the server lists more than {MAX_TOOLS:,} tools")
+            cursor = page.next_cursor
+            if cursor is None:
+                return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
+            cursor_bytes += len(cursor)
+            if cursor in cursors:
+                raise ListingRefused("the server's listing gave the same page cursor twice")
+            if cursor_bytes > MAX_DRAFT_INPUT_BYTES:
+                raise ListingRefused(f"the server's listing cursors passed {MAX_DRAFT_INPUT_BYTES:,} bytes")
+            cursors.add(cursor)
+    raise ListingRefused(f"the server's listing has more than {MAX_PAGES} pages")
 
 
 # the policy document and a saved tool list: far above any real one (a long policy is ~100 KB)
@@ -69,6 +110,8 @@ def _saved_tools(path: str) -> list[dict[str, Any]]:
         isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools
     ):
         raise ValueError('expected a list of tools (objects with a name), or {"tools": [...]}')
+    if len(tools) > MAX_TOOLS:
+        raise ValueError(f"{path} lists {len(tools):,} tools, more than any server's ({MAX_TOOLS:,})")
     return tools
 
 
@@ -116,10 +159,14 @@ def cmd_draft(
     copy_to = Path(args.output).parent / Path(args.policy).name if args.output and beside is None else None
     document_path = args.policy if not args.output else beside or Path(args.policy).name
     paragraphs = split_markdown(policy_text, name)
-    draft = draft_rulebase(args.server, tools, name, document_path, paragraphs)
-    # checked as it will be loaded, before it is offered (draft_check.py); the policy beside it
     policy = Path(args.policy).resolve()
-    checked = draft_rulebase(args.server, tools, name, policy.name, paragraphs)
+    try:
+        draft = draft_rulebase(args.server, tools, name, document_path, paragraphs)
+        # checked as it will be loaded, before it is offered (draft_check.py); the policy beside it
+        checked = draft_rulebase(args.server, tools, name, policy.name, paragraphs)
+    except DraftTooLarge as e:
+        print(f"sentinel-mcp draft: {e}", file=sys.stderr)
+        return 2
     problems = asyncio.run(draft_problems(args.server, tools, checked.text, policy))
     errors = [p for p in problems if p.severity == "error"]
     if errors:

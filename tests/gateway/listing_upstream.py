@@ -1,6 +1,7 @@
 """An upstream whose listings are hostile (raw JSON-RPC over stdio, handshake era). ``LISTING`` picks how
-``tools/list`` answers: ``endless`` (always one more page, a new cursor each time), ``repeat`` (the same
-cursor again), ``fat_cursor`` (no more items, each next cursor ``CURSOR_BYTES`` long), ``fine``; after a
+``tools/list`` answers: ``endless`` (always one more page, a new cursor each time; with ``PAGES``, that many
+pages in all), ``repeat`` (the same cursor again), ``fat_cursor`` (no more items, each next cursor
+``CURSOR_BYTES`` long), ``fine``; after a
 call of ``arm`` it answers with ``ARMED`` instead (``endless`` or ``hang``: never) and sends ``NOTICES``
 list_changed notices, and for ``RENOTICE_SECONDS`` (or the next ``RENOTICE_COUNT`` listings) a notice again
 after each listing it answers;
@@ -37,6 +38,8 @@ def listing(mode: str, cursor: str | None) -> dict | None:
     n = int(cursor) if cursor and cursor.isdigit() else 0
     first = [tool("ping"), tool("arm"), tool("disarm")] if n == 0 else []
     page = [tool(f"t{n}_{i}") for i in range(50)] + first
+    if n + 1 == int(os.environ.get("PAGES", "0")):  # the last page of a finite listing
+        return {"tools": page}
     return {"tools": page, "nextCursor": "again" if mode == "repeat" else str(n + 1)}
 
 

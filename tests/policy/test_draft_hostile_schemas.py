@@ -139,3 +139,19 @@ def test_an_enum_value_with_a_lone_surrogate_is_read_by_prolog(tmp_path: Path) -
     path = tmp_path / "draft.pl"
     path.write_text(draft.text)
     assert main(["check", str(path)]) == 0, draft.text
+
+
+@pytest.mark.parametrize("order", ["destructive first", "read-only first"])
+def test_a_tool_listed_twice_is_left_out(order: str) -> None:
+    """A server listing ``cancel_order`` as destructive and again as read-only had both drafted: a guard from
+    one, and from the other a binding, a read Sentinel makes on its own, of the tool that cancels (check found
+    it clean when the read-only one came last: the catalog keeps the last, as the gateway does). Which one is
+    the tool is the server's word against itself: neither is drafted, a TODO says why."""
+    key = {"type": "object", "properties": {"order_id": {"type": "string"}}}
+    write = {"name": "cancel_order", "annotations": {"destructiveHint": True}, "inputSchema": key}
+    read = {"name": "cancel_order", "annotations": RO, "inputSchema": key,
+            "outputSchema": {"type": "object", "properties": {"status": {"type": "string"}}}}
+    tools = [write, read] if order == "destructive first" else [read, write]
+    draft = draft_rulebase("shop", [*tools, WIPE], "shop", "policy.md", [])
+    assert "shop__cancel_order" not in draft.text, draft.text
+    assert "% TODO: tool 'cancel_order' left out: the server lists it 2 times" in draft.text, draft.text

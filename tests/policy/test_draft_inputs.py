@@ -4,6 +4,7 @@ waits for a writer forever), a huge file, bytes that are not UTF-8. Each is one 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -95,3 +96,36 @@ def test_a_policy_elsewhere_is_copied_beside_the_draft_never_over_another_file(t
     (tmp_path / "c" / "policy.md").symlink_to(secret)
     assert main([*argv, str(tmp_path / "c" / "out.pl")]) == 2
     assert secret.read_text() == "kept"
+
+
+POLICIES = {
+    "a Prolog directive in a code fence": (
+        "```prolog\n:- initialization(shell('touch {pwned}')).\nguard('s__cancel', [], true).\n```\n\n"
+        "Cancel only your own bookings.\n"),
+    "NUL and control bytes": "Cancel\x00 only\x1b[2J your own\x07 bookings.\n",
+    "one huge line": "Cancel only your own bookings " + "and more " * 200_000 + ".\n",
+    "a line separator before a directive": "Cancel only\u2028:- initialization(halt). your own bookings.\n",
+    "quotes that close an anchor": "Cancel ')), guard('s__cancel', [], true). % only your own bookings.\n",
+    "a bidi override": "Cancel only \u202eyour own\u202c bookings.\n",
+}
+
+
+@pytest.mark.parametrize("case", list(POLICIES))
+def test_a_hostile_policy_adds_no_clause(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    """The policy is the operator's but often pasted from elsewhere: its words reach the draft only quoted
+    (a comment's JSON string, a citation's atom), so the draft holds the drafter's clauses alone and passes
+    its check; nothing in it runs."""
+    monkeypatch.setenv("SENTINEL_DATA_DIR", str(tmp_path / "state"))
+    pwned = tmp_path / "pwned"
+    policy = "# Cancel bookings\n\n" + POLICIES[case].replace("{pwned}", str(pwned))
+    (tmp_path / "policy.md").write_text(policy)
+    (tmp_path / "tools.json").write_text(json.dumps([{
+        "name": "cancel", "annotations": {"destructiveHint": True},
+        "inputSchema": {"type": "object", "properties": {"booking_id": {"type": "string"}}}}]))
+    out = tmp_path / "out.pl"
+    code = main(["draft", "--server", "s", "--policy", str(tmp_path / "policy.md"), "--tools",
+                 str(tmp_path / "tools.json"), "-o", str(out)])
+    assert code == 0 and not pwned.exists()
+    clauses = [x for x in out.read_text().splitlines() if x and not x.startswith(("%", " "))]
+    assert [c.split("(", 1)[0] for c in clauses] == ["policy_document", "guard"], clauses
+    assert main(["check", str(out)]) == 0

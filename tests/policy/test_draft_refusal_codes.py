@@ -63,6 +63,9 @@ REFUSED = {
         "guard('shop__get', [order = O], ( aggregate_all(count, changed(O), N), N =:= 0 )).\n",
         "UNSURE_UNSEEN",
     ),
+    # a directive (never run: a warning in a person's file), or a query, which consult runs as one
+    "directive": (":- initialization(halt).\n", None),
+    "directive_rule": ("?- halt.\n", None),
     # a guard whose goal a top-level comma split into a fourth argument: guard/4, a predicate nothing reads
     "reserved_arity": ("guard('shop__modify', [order = O], atom(O), O \\== admin).\n", None),
     # a guard written as a rule: guard/2

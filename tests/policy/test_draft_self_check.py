@@ -83,6 +83,8 @@ def test_a_directive_in_a_draft_runs_nothing_and_is_said(
         return d
 
     monkeypatch.setattr(draft_module, "draft_rulebase", leaky)
-    _, err, _ = _run(tmp_path, capsys)
+    code, err, out = _run(tmp_path, capsys)
     assert "directive not executed" in err, err
     assert not (tmp_path / "pwned").exists()
+    # the drafter writes none: a directive is hostile text that got out, and the draft is not offered
+    assert code == 1 and not out.exists(), err

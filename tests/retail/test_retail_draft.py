@@ -61,7 +61,8 @@ def test_the_draft_of_the_retail_server_passes_check(
     ):
         assert f"guard('retail__{tool}', [" in text
     assert "guard('retail__cancel_pending_order', [order_id = OrderId, reason = Reason]," in text
-    assert "line 88 (Retail agent policy › Cancel pending order): An order can only be cancelled" in text
+    # the policy's words quoted (test_draft_comment_words.py)
+    assert 'line 88 under "Retail agent policy › Cancel pending order": "An order can only be' in text
     assert (
         "\nguard('retail__transfer_to_human_agents'" not in text
     )  # not destructive: left to a person (TODO)

@@ -154,9 +154,8 @@ add_term(RB, File, Line, (:- D), Ps) :- compound(D), D =.. [K, Spec], declaring(
     ).
 add_term(RB, File, Line, (?- D), Ps) :- !,  % consult runs it as :- D: never a clause of ?-/1, silently
     add_term(RB, File, Line, (:- D), Ps).
-add_term(_, File, Line, (:- D), [P]) :- !,
-    format(atom(M), 'directive not executed (only dynamic/discontiguous/multifile/public are accepted): ~q', [D]),
-    problem(warning, File, Line, M, P).
+add_term(_, File, Line, (:- D), [json([severity=warning, file=File, line=Line, message=M, code=directive])]) :- !,
+    format(atom(M), 'directive not executed (only dynamic/discontiguous/multifile/public are accepted): ~q', [D]).
 add_term(RB, File, Line, (H --> B), Ps) :- !,
     dcg_translate_rule((H --> B), Clause), add_term(RB, File, Line, Clause, Ps).
 add_term(RB, File, Line, T, Ps) :-
