@@ -6,6 +6,8 @@ sending a word of the question as the secret ("not", the amount, the payee). So 
 secret argument's value (as it is, quoted, JSON-escaped, glued to other words) is not asked: the call is
 denied, naming the argument, never the value (``questions.secrets_spelled``). The same holds for the default
 guard's confirmation, whose own slot of the secret is masked by position (``default_guard.describe_call``).
+The rulebases here name the arguments plainly (``word``, ``digits``) and the tool declares them secret (as a
+schema's ``writeOnly`` does): an argument *named* secret is followed at load already (test_secret_flows.py).
 Real SWI-Prolog, a real guard."""
 
 from __future__ import annotations
@@ -24,17 +26,17 @@ pytestmark = pytest.mark.timeout(120)
 
 SECRET = "Hunter2-canary-7731"
 RULES = """
-guard('t__plain', [password = P], confirmed('Set the password to ~w?', [P])).
-guard('t__glued', [password = P], confirmed('Set the password to xx~wyy?', [P])).
-guard('t__quoted', [password = P], confirmed('Set the password to ~q?', [P])).
-guard('t__whole', [password = P, user = U], confirmed('Change ~w with ~w?', [U, P])).
-guard('t__twice', [password = P], confirmed('~w? Really ~w?', [P, P])).
+guard('t__plain', [word = P], confirmed('Set the password to ~w?', [P])).
+guard('t__glued', [word = P], confirmed('Set the password to xx~wyy?', [P])).
+guard('t__quoted', [word = P], confirmed('Set the password to ~q?', [P])).
+guard('t__whole', [word = P, user = U], confirmed('Change ~w with ~w?', [U, P])).
+guard('t__twice', [word = P], confirmed('~w? Really ~w?', [P, P])).
 askable(why_change(P, W), "Why change the password to ~w?", text, []).
-guard('t__ask', [password = P], why_change(P, _)).
-guard('t__pay', [pin = _, amount = A, to = T],
+guard('t__ask', [word = P], why_change(P, _)).
+guard('t__pay', [digits = _, amount = A, to = T],
       confirmed('Pay ~w dollars to ~w? This is not reversible.', [A, T])).
 askable(pay_reason(A, T, W), "Why pay ~w dollars to ~w? It cannot be undone.", text, []).
-guard('t__pay_ask', [pin = _, amount = A, to = T], pay_reason(A, T, _)).
+guard('t__pay_ask', [digits = _, amount = A, to = T], pay_reason(A, T, _)).
 """
 TOOLS = ["t__plain", "t__glued", "t__quoted", "t__whole", "t__twice", "t__ask"]
 # what a caller sends as the PIN to hide a word of the question the person approves: the rulebase's own
@@ -44,7 +46,7 @@ HIDING = [("t__pay", pin) for pin in ("not", "reversible", "Pay", "dollars", "10
          [("t__pay_ask", pin) for pin in ("cannot", "undone", "Why", "pay", "1000000", "mallory-ltd", "It")]
 
 
-def secret_call(name: str, arguments: dict, session: str, secret: str = "password") -> ToolCall:
+def secret_call(name: str, arguments: dict, session: str, secret: str = "word") -> ToolCall:
     server, _, tool = name.partition("__")
     return ToolCall(name=name, server=server, tool=tool, arguments=arguments, session_id=session,
                     secret_arguments=frozenset({secret}))
@@ -79,22 +81,22 @@ async def guard(tmp_path: Path):  # noqa: ANN201
 async def test_a_question_a_rulebase_writes_quoting_a_secret_argument_is_not_asked(guard: PolicyGuard,
                                                                                   password: str) -> None:
     for tool in TOOLS:
-        decision = await guard.decide(secret_call(tool, {"password": password, "user": "ann"}, f"s-{tool}"))
-        asked_nothing(decision, password, "password")
+        decision = await guard.decide(secret_call(tool, {"word": password, "user": "ann"}, f"s-{tool}"))
+        asked_nothing(decision, password, "word")
 
 
 @pytest.mark.parametrize(("tool", "pin"), HIDING)
 async def test_a_secret_chosen_to_hide_a_word_of_the_question_is_refused(guard: PolicyGuard, tool: str,
                                                                          pin: str) -> None:
-    arguments = {"pin": pin, "amount": 1000000, "to": "mallory-ltd"}
-    decision = await guard.decide(secret_call(tool, arguments, f"s-{tool}-{pin}", "pin"))
-    asked_nothing(decision, pin, "pin", common_word=True)
+    arguments = {"digits": pin, "amount": 1000000, "to": "mallory-ltd"}
+    decision = await guard.decide(secret_call(tool, arguments, f"s-{tool}-{pin}", "digits"))
+    asked_nothing(decision, pin, "digits", common_word=True)
 
 
 @pytest.mark.parametrize("tool", ["t__pay", "t__pay_ask"])
 async def test_a_secret_the_question_does_not_spell_leaves_it_whole(guard: PolicyGuard, tool: str) -> None:
-    arguments = {"pin": "4417-zq", "amount": 1000000, "to": "mallory-ltd"}
-    decision = await guard.decide(secret_call(tool, arguments, f"s-{tool}-ok", "pin"))
+    arguments = {"digits": "4417-zq", "amount": 1000000, "to": "mallory-ltd"}
+    decision = await guard.decide(secret_call(tool, arguments, f"s-{tool}-ok", "digits"))
     assert isinstance(decision, Ask), decision
     shown = " ".join(q.message for q in decision.questions)
     assert "1000000 dollars to mallory-ltd" in shown and "redacted" not in shown, shown
