@@ -175,6 +175,9 @@ def asker(port: FrontPort, tool: str) -> str | None:
     return None if port.mounted_by_sentinel(tool) else (port.upstream_of(tool) or "an upstream server")
 
 
+HIDDEN_NOTE = "words that spell a secret the caller sent are masked: some may be missing"
+
+
 def relayed_question(message: str, source: str | None, of_calls: int = 1, *, principal: str | None) -> Marked:
     """An upstream's question as the user sees it: made safe, and never passing for Sentinel's own (an
     upstream can copy Sentinel's wording, not this mark, which comes first). ``source`` None: a built-in
@@ -183,13 +186,17 @@ def relayed_question(message: str, source: str | None, of_calls: int = 1, *, pri
     of them, and may be about another. ``principal``: whose call asks (None: the local user, unnamed)."""
     # the secret values this call's principal sent upstreams lately never reach the person (however the
     # upstream, or a built-in, wrote its question); another principal's never change what it shows
-    # (``sent_secrets.py``)
-    message = sent_secrets.masked(message, principal)
+    # (``sent_secrets.py``). A mask cannot tell the value's own place from the words around it, so the caller
+    # could choose a secret that hides a word of the server's question ("not", an amount): the mark says so
+    masked = sent_secrets.masked(message, principal)
+    hid, message = masked != message, masked
     # a built-in's question was marked where it was asked (``AskUser``): its marks are kept, not marked again
     text, _ = safe_question(Marked(message) if source is None else message)
     marks: list[str] = [compose("asked by ", safe_text(source, 80), ", not by Sentinel")] if source else []
     if of_calls > 1:
         marks.append(shared_note(of_calls))
+    if hid:
+        marks.append(HIDDEN_NOTE)
     # one marked text: shown again (the inbox, the console), the question's own marks are kept, not re-marked
     return compose("[", compose(*marks[:1], *(q for m in marks[1:] for q in ("; ", m))), "] ", text) \
         if marks else text

@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.core import sent_secrets
+from sentinel_mcp.gateway.front_held import HIDDEN_NOTE, relayed_question
 from tests.conftest import free_port, stop_process, wait_http
 
 pytestmark = pytest.mark.timeout(180)
@@ -70,6 +71,21 @@ async def test_another_principals_secret_never_masks_what_a_principal_is_shown(t
     for guess, question in zip(GUESSES, asked, strict=True):
         assert f"Really sign {guess} in" in question, (guess, question)  # bob's own words, whole
         assert BOB_PW not in question and f"[redacted {len(BOB_PW)} chars]" in question, question
+        assert HIDDEN_NOTE in question, question  # the person is told words may be missing
+
+
+# what a caller sends as a secret to hide a word of a server's later question: the mark says so
+HIDING = [("not", "Delete every file? This can not be undone."), ("500", "Pay 500 EUR to mallory?"),
+          ("mallory", "Pay 500 EUR to mallory?"), ("undone", "Delete every file? This can not be undone.")]
+
+
+@pytest.mark.parametrize(("secret", "question"), HIDING)
+def test_a_relayed_question_a_secret_masks_says_words_may_be_missing(secret: str, question: str) -> None:
+    sent_secrets.remember("hider", "srv", {"password": secret}, ["password"])
+    shown = relayed_question(question, "the server srv", principal="hider")
+    assert secret not in shown.partition("] ")[2] and HIDDEN_NOTE in shown, shown
+    other = relayed_question(question, "the server srv", principal="someone else")
+    assert question in other and HIDDEN_NOTE not in other, other
 
 
 def test_the_values_kept_are_each_principals_own_and_bounded() -> None:
