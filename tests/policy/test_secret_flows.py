@@ -1,8 +1,9 @@
 """A value made from a secret argument (named secret: ``redactor.secret_name``) never reaches a question, a
 denial's reason or a fact an effect writes: the loader follows it (secret_flows.pl) and refuses, with file and
-line, any clause that lets one there other than by comparing, measuring, hashing, or passing the secret whole
-to a tool. Before, only the whole value was masked at run time, so a piece of it (``sub_atom/5``), a case
-change, its characters reversed, ``format/3`` of it or a digit sum reached the person."""
+line, any goal that makes something of it (a proof keeps every goal with its values: the audit, the console,
+why-not) and any site it reaches whole: it may be compared, measured, or passed whole to a tool or a rule.
+Before, only the whole value was masked at run time, so a piece of it (``sub_atom/5``), a case change, its
+characters reversed, ``format/3`` of it, a hash or a digit sum reached the person."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from sentinel_mcp.core.redactor import secret_name
 pytestmark = pytest.mark.timeout(120)
 
 _problems = partial(checked_lines, shown="full")
+MINE = "the secret argument"  # both messages: a goal given it, a site holding it
 
 HEAD = (
     "binding(login_ok(U, P, Ok), tool('x__check', [user = U, password = P]), extract([Ok = '/ok']), []).\n"
@@ -52,6 +54,14 @@ LEAKS = {
         "( U == a -> sub_atom(P, 0, 1, _, H) ; H = x ), confirmed('~w', [H])"),
     "an api key's name glued": _guard("sub_atom(P, 0, 4, _, H), confirmed('~w', [H])", "apiKey"),
     "an effect's fact": "effect('x__login', [user = U, password = P], [establish(hint(U, P))]).\n",
+    # a proof keeps every goal with its values (the audit, the console, why-not): never a transform
+    "a transform kept only in the proof": _guard(
+        "upcase_atom(P, H), H \\== P, confirmed('Sign ~w in?', [U])"),
+    "a hash kept in the proof": _guard(
+        "crypto_data_hash(P, H, [algorithm(sha256)]), H \\== x, confirmed('Sign ~w in?', [U])", "pin"),
+    "an alias then a piece": _guard("Q = P, sub_atom(Q, 0, 1, _, H), H \\== x, confirmed('~w?', [U])"),
+    "a helper that takes a piece": _guard("first(P, F), F \\== x, confirmed('~w?', [U])")
+    + "first(P, F) :- sub_atom(P, 0, 1, _, F).\n",
 }
 ALLOWED = {
     "compared": _guard("P \\== '', atom_length(P, N), N >= 8, confirmed('Sign ~w in?', [U])"),
@@ -59,7 +69,9 @@ ALLOWED = {
     "compared to a written value": _guard("P \\= 'hunter2', confirmed('Sign ~w in?', [U])"),
     "a helper that only checks": _guard("strong(P), confirmed('Sign ~w in?', [U])")
     + "strong(P) :- atom_length(P, N), N >= 12.\n",
-    "a transform never shown": _guard("upcase_atom(P, H), H \\== P, confirmed('Sign ~w in?', [U])"),
+    "a stored fact looked up by it": _guard("\\+ hint(U, P), confirmed('Sign ~w in?', [U])"),
+    "a helper given it whole that compares": _guard("is_default(P, D), D == no, confirmed('~w?', [U])")
+    + "is_default(P, yes) :- P == changeme.\nis_default(P, no) :- P \\== changeme.\n",
     "an argument named otherwise": _guard("sub_atom(P, 0, 4, _, H), confirmed('~w', [H])", "note"),
 }
 
@@ -68,7 +80,7 @@ ALLOWED = {
 async def test_a_value_made_from_a_secret_reaching_what_a_person_reads_is_refused(tmp_path: Path,
                                                                                  name: str) -> None:
     problems = await _problems(tmp_path, HEAD + LEAKS[name])
-    mine = [p for p in problems if "made from the secret argument" in p]
+    mine = [p for p in problems if MINE in p]
     assert mine, (name, problems)
     lines = {int(p.split(":")[1]) for p in mine}
     assert lines <= set(range(HEAD_LINES + 1, HEAD_LINES + 1 + LEAKS[name].count("\n"))), (name, mine)
@@ -77,13 +89,13 @@ async def test_a_value_made_from_a_secret_reaching_what_a_person_reads_is_refuse
 @pytest.mark.parametrize("name", list(ALLOWED))
 async def test_what_may_be_done_with_a_secret_loads(tmp_path: Path, name: str) -> None:
     problems = await _problems(tmp_path, HEAD + ALLOWED[name])
-    assert not [p for p in problems if "made from the secret argument" in p], (name, problems)
+    assert not [p for p in problems if MINE in p], (name, problems)
 
 
 @pytest.mark.parametrize("rulebase", sorted(Path("rulebases").glob("*.pl")), ids=lambda p: p.name)
 async def test_every_shipped_rulebase_loads_unchanged(tmp_path: Path, rulebase: Path) -> None:
     problems = await _problems(tmp_path, rulebase.read_text(encoding="utf-8"), name=rulebase.name)
-    assert not [p for p in problems if "made from the secret argument" in p], problems
+    assert not [p for p in problems if MINE in p], problems
 
 
 NAMES = ["password", "new_password", "apiKey", "api_key", "PIN", "pin2", "cardNumber", "card_number",
@@ -96,5 +108,5 @@ async def test_the_loader_reads_a_secret_name_as_the_redactor_does(tmp_path: Pat
                    for i, n in enumerate(NAMES))
     problems = await _problems(tmp_path, HEAD + text)
     refused = {NAMES[(int(p.split(":")[1]) - HEAD_LINES - 1) // 2] for p in problems
-               if "made from the secret argument" in p}
+               if MINE in p}
     assert refused == {n for n in NAMES if secret_name(n)}, problems

@@ -1,19 +1,17 @@
-/*  Part of sentinel_core (included): a value made from a secret argument never reaches what a person reads.
+/*  Part of sentinel_core (included): nothing made from a secret argument reaches what a person reads.
 
     A guard's argument whose name says secret (secret_argument_name/1: the words of redactor.secret_name) may
-    be compared, measured, hashed and passed whole to a tool. Whatever a clause makes of it any other way (a
-    part: sub_atom/5; a case change; its characters or codes; arithmetic; format/3; a rule's result) is secret
-    too, and no secret value may reach a question (confirmed/2,3's arguments, confirmed_items/2,3, an
-    askable's arguments), a denial's reason (require/2,3) or a fact an effect writes (establish/1,2). A clause
-    that lets one there is refused at load, with its file and line. The masking at run time
-    (core/secret_values.py) finds the value only as it was sent, never a piece or a transform of it; a
-    question spelling the whole value is refused at run time too (policy/questions.secrets_spelled), which is
-    all that covers an argument a tool declares secret only in its schema (not known at load).
-
-    An allow list (secret_use/1): the goals that use a secret without passing it on. Any other goal with a
-    secret variable makes every variable of it secret. A rule of the rulebase is walked with the arguments
-    its caller passes secret (once per pattern; a recursive call passes every argument on); a base fact read
-    from a tool (a binding) takes the secret whole, its result the tool's.
+    only be compared, measured, tested by type, and passed whole to a tool (a binding's input) or to a rule of
+    the rulebase (walked the same way): an allow list, secret_use/1. Any other goal given it (a part:
+    sub_atom/5; a case change; its characters or codes; arithmetic; format/3; a hash) is refused at load with
+    its file and line: a proof records every goal with its values (the audit keeps it, the console and
+    sentinel_why_not show it), and the masking at run time (core/secret_values.py) finds the value only as it
+    was sent, never a piece, a transform or a hash of it (the hash of a 4-digit PIN is read back in 10,000
+    tries). The whole value may not reach a question either (confirmed/2,3's arguments, confirmed_items/2,3,
+    an askable's arguments), a denial's reason (require/2,3) or a fact an effect writes (establish/1,2); what
+    it is unified into, a rule gives back of it, or a collection holds of it, counts as it. A question
+    spelling the whole value is refused at run time too (policy/questions.secrets_spelled), which is all that
+    covers an argument a tool declares secret only in its schema (not known at load).
 */
 
 :- thread_local secret_memo/3, secret_error/3.
@@ -159,21 +157,29 @@ characters, a sum); the person would read it', [What, N]),
     ;   true
     ).
 
-%  the allow list: uses of a secret that pass nothing of it on
+%  the allow list: uses of a secret that make nothing of it (a proof shows the value whole, which is masked)
 secret_use(G) :- compound(G), functor(G, N, A),
-    memberchk(N/A, [(==)/2, (\==)/2, (@<)/2, (@>)/2, (@=<)/2, (@>=)/2, compare/3, (=:=)/2, (=\=)/2, (<)/2,
-                    (>)/2, (=<)/2, (>=)/2, atom_length/2, string_length/2, crypto_data_hash/3, var/1,
-                    nonvar/1, atom/1, string/1, number/1, integer/1, atomic/1, is_list/1]).
+    memberchk(N/A, [(==)/2, (\==)/2, (\=)/2, (@<)/2, (@>)/2, (@=<)/2, (@>=)/2, compare/3, (=:=)/2, (=\=)/2, (<)/2,
+                    (>)/2, (=<)/2, (>=)/2, atom_length/2, string_length/2, var/1, nonvar/1, atom/1, string/1,
+                    number/1, integer/1, atomic/1, is_list/1]).
 
 secret_goal(G, _, _, _, T, T) :- \+ secret_of(G, T, _), !.
 secret_goal(G, _, _, _, T, T) :- secret_use(G), !.
 secret_goal(X = Y, _, _, _, T, T) :- ( ground(X) ; ground(Y) ), !.  % a comparison with a written value
-secret_goal(G, sctx(_, Bases), _, _, T, T) :- callable(G), functor(G, N, A), get_assoc(N/A, Bases, base(binding, _)), !.
+%  a base fact looked up by it (a tool's input, a stored fact's key) compares it; an askable's question is a
+%  site (secret_sites/4), what it answers the person's
+secret_goal(G, sctx(_, Bases), _, _, T, T) :- callable(G), functor(G, N, A), get_assoc(N/A, Bases, base(_, _)), !.
 secret_goal(G, C, P, K, T0, T) :- callable(G), C = sctx(Cls, _), functor(G, N, A), get_assoc(N/A, Cls, _), !,
     G =.. [_|As], secret_mask(As, T0, Mask),
     secret_summary(C, N/A, Mask, [P|K], Out),
     foldl(secret_out, As, Out, T0, T).
-secret_goal(G, _, _, _, T0, T) :- ( secret_of(G, T0, N) -> secret_add(G, N, T0, T) ; T = T0 ).
+secret_goal(X = Y, _, _, _, T0, T) :- !, secret_of(X = Y, T0, N), secret_add(X = Y, N, T0, T).  % an alias
+secret_goal(G, _, F-L, _, T0, T) :- secret_of(G, T0, N), secret_add(G, N, T0, T),
+    ( callable(G) -> functor(G, Nm, A) ; Nm = G, A = 0 ),
+    format(atom(M), '~w/~w is given the secret argument ~w (or a value holding it): a secret may only be \c
+compared (==, \\==, <, ...), measured (atom_length/2) or passed whole to a tool or a rule; what a goal makes \c
+of it (a piece, a case change, its characters, a sum, a hash) is kept in the proof and could be shown', [Nm, A, N]),
+    ( secret_error(F, L, M) -> true ; assertz(secret_error(F, L, M)) ).
 
 secret_mask([], _, []).
 secret_mask([X|Xs], T, [B|Bs]) :- ( secret_of(X, T, N) -> B = N ; B = 0 ), secret_mask(Xs, T, Bs).
