@@ -8,8 +8,9 @@ only the values *its own caller* sent: another principal's password masking a wo
 word from this person, and would answer the probe "is this text someone's password?"); and by upstream, for
 that upstream's stderr (Sentinel's log, the operator's: what the upstream was sent, by anyone). Each list
 holds its last ``MAX_KEPT`` values (an upstream may log a value some time after the call: none is dropped on
-the call's end), so one principal's flood of calls never pushes out another's; at most ``MAX_PRINCIPALS``
-principals and ``MAX_UPSTREAMS`` upstreams are kept (the least recently sent to go first). A thread reads
+the call's end), so one principal's flood of calls never pushes out another's, and its newest values up to
+``MAX_OWNER_CHARS`` characters; at most ``MAX_PRINCIPALS`` principals and ``MAX_UPSTREAMS`` upstreams, and
+``MAX_CHARS`` characters of each kind, are kept (the least recently sent to go first). A thread reads
 them (the relays run in threads). Standard library and Sentinel's own pure modules only: ``early_spawn``
 starts the relays before the SDK is imported.
 """
@@ -30,21 +31,43 @@ MAX_KEPT = 256  # of one principal, of one upstream (``secret_values`` masks at 
 MAX_PRINCIPALS = 1024
 MAX_UPSTREAMS = 256
 MAX_VALUE_CHARS = 4096  # a longer "secret" is a document: its strings are kept up to this many characters
+MAX_OWNER_CHARS = 256 * 1024  # of one principal's (one upstream's) values: its newest kept first
+MAX_CHARS = 16 * 1024 * 1024  # of all principals' (all upstreams'): the least recently sent to go first
 _lock = threading.Lock()
-_by_principal: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
-_by_upstream: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
 
 
-def _keep(lists: OrderedDict[str, OrderedDict[str, None]], owner: str, texts: list[str], owners: int) -> None:
-    kept = lists.setdefault(owner, OrderedDict())
-    lists.move_to_end(owner)
-    for s in texts:
-        kept[s] = None
-        kept.move_to_end(s)
-    while len(kept) > MAX_KEPT:
-        kept.popitem(last=False)
-    while len(lists) > owners:
-        lists.popitem(last=False)
+class _Kept:
+    """Each owner's last values (a principal's, an upstream's), bounded by count and characters; the
+    owners by number and by all their characters, the least recently sent to dropped whole (never the one
+    sending)."""
+
+    def __init__(self, owners: int) -> None:
+        self.owners = owners
+        self.lists: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
+        self.chars: dict[str, int] = {}
+        self.total = 0
+
+    def keep(self, owner: str, texts: list[str]) -> None:
+        kept = self.lists.setdefault(owner, OrderedDict())
+        self.lists.move_to_end(owner)
+        before = n = self.chars.get(owner, 0)
+        for s in texts:
+            n += 0 if s in kept else len(s)
+            kept[s] = None
+            kept.move_to_end(s)
+        while kept and (len(kept) > MAX_KEPT or n > MAX_OWNER_CHARS):
+            n -= len(kept.popitem(last=False)[0])
+        self.chars[owner], self.total = n, self.total + n - before
+        while (len(self.lists) > self.owners or self.total > MAX_CHARS) and next(iter(self.lists)) != owner:
+            oldest, _ = self.lists.popitem(last=False)
+            self.total -= self.chars.pop(oldest)
+
+    def values(self, owner: str) -> list[str]:
+        return list(self.lists.get(owner) or ())
+
+
+_by_principal = _Kept(MAX_PRINCIPALS)
+_by_upstream = _Kept(MAX_UPSTREAMS)
 
 
 def remember(principal: str | None, upstream: str, arguments: Mapping[str, Any],
@@ -56,13 +79,13 @@ def remember(principal: str | None, upstream: str, arguments: Mapping[str, Any],
     if not texts:
         return
     with _lock:
-        _keep(_by_principal, principal or "", texts, MAX_PRINCIPALS)
-        _keep(_by_upstream, upstream, texts, MAX_UPSTREAMS)
+        _by_principal.keep(principal or "", texts)
+        _by_upstream.keep(upstream, texts)
 
 
-def _values(lists: OrderedDict[str, OrderedDict[str, None]], owner: str) -> list[str]:
+def _values(kept: _Kept, owner: str) -> list[str]:
     with _lock:
-        return list(lists.get(owner) or ())
+        return kept.values(owner)
 
 
 def masked(text: str, principal: str | None) -> str:

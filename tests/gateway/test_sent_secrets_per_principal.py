@@ -102,4 +102,17 @@ def test_the_values_kept_are_each_principals_own_and_bounded() -> None:
     assert sent_secrets.masked("x flood-0000 x", "flooder") == "x flood-0000 x"  # its own oldest went
     for n in range(sent_secrets.MAX_PRINCIPALS + 5):
         sent_secrets.remember(f"p{n}", "up", {"password": "pw-of-many"}, ["password"])
-    assert len(sent_secrets._by_principal) <= sent_secrets.MAX_PRINCIPALS
+    assert len(sent_secrets._by_principal.lists) <= sent_secrets.MAX_PRINCIPALS
+
+
+def test_the_values_kept_are_bounded_in_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sent_secrets, "MAX_OWNER_CHARS", 10_000)
+    monkeypatch.setattr(sent_secrets, "MAX_CHARS", 50_000)
+    kept = sent_secrets._Kept(1000)
+    for p in range(40):  # 40 principals, each sending 30 values of 1,000 characters
+        kept.keep(f"p{p}", [f"{p:02d}-{n:03d}-" + "x" * 993 for n in range(30)])
+        assert kept.chars[f"p{p}"] <= 10_000 and kept.total <= 50_000
+        assert kept.total == sum(len(s) for values in kept.lists.values() for s in values)
+    newest = kept.values("p39")
+    assert len(newest) == 10 and newest[-1].startswith("39-029-")  # its newest kept, the oldest dropped
+    assert "p0" not in kept.lists and len(kept.lists) == 5  # the least recently sent to went whole
