@@ -24,7 +24,7 @@ from sentinel_mcp.core.display_text import Marked, safe_question
 from sentinel_mcp.core.secret_values import mask_secret_values, secret_strings
 
 __all__ = ["ANSWERED_BY", "Asker", "AskUser", "Channel", "Provenance", "answered_by", "marked",
-           "marked_responses"]
+           "marked_responses", "spelled_refusal"]
 
 
 class Asker(StrEnum):
@@ -80,6 +80,17 @@ class AskUser:
             text = Marked(masked) if isinstance(text, Marked) else masked
             values = {k: ("[redacted]" if k in self.secret else v) for k, v in values.items()}
         return safe_question(text, values)[0]
+
+    def spelled_secrets(self) -> list[str]:
+        """The names of the ``secret`` values the text spells (where ``shown`` would mask them). A finished
+        text cannot tell a secret's own place from the words around it, so its askers refuse instead of
+        asking: a mask there would let the caller choose which word the person does not see (a PIN sent as
+        "not", as the amount, as the payee)."""
+        if not self.values or not self.secret:
+            return []
+        text = str(self.text)
+        return sorted(k for k, v in self.values.items()
+                      if k in self.secret and mask_secret_values(text, secret_strings(v)) != text)
 
     def counts(self, provenance: str) -> bool:
         """Whether an answer with this provenance answers the question."""
@@ -145,3 +156,11 @@ def answered_by(ctx: Any, answer: Any) -> str:
     meta = getattr(answer, "meta", None) or {}
     value = meta.get(ANSWERED_BY) if isinstance(meta, dict) else None
     return value if isinstance(value, str) and value in Provenance._value2member_map_ else ""
+
+
+def spelled_refusal(tool: str, names: list[str]) -> str:
+    """Why a call whose question spells its secret arguments ``names`` is refused (``spelled_secrets``)."""
+    # the names are the tool's schema's (``redactor.secret_arguments_of``), as its name is: never the value
+    return (f"{tool}: the question it needs would show a text that spells the value of its secret argument "
+            f"{', '.join(names[:8])}; masking it would hide words of the question from the person, so it is "
+            "not asked")

@@ -407,7 +407,7 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
         )
         rec.base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
         if call.secret_arguments:  # what the upstream writes of them on its own is masked (sent_secrets.py)
-            sent_secrets.remember(call.arguments, call.secret_arguments)
+            sent_secrets.remember(call.principal, route.upstream, call.arguments, call.secret_arguments)
         if req.depth > MAX_DEPTH:
             await rec.final("deny", "denied", reason="nesting too deep")
             return Refused(

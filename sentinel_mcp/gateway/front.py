@@ -428,7 +428,8 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
             # 2026-era client: relay the upstream's questions (shown safely), and remember, once, that this
             # exact call was already allowed
             asked = (outcome.result.input_requests or {}).items()
-            requests = {k: shown_request(r, asker(self.port, params.name)) for k, r in asked}
+            requests = {k: shown_request(r, asker(self.port, params.name), principal=principal.name)
+                        for k, r in asked}
             needs = {k: capability_asked(r) for k, r in requests.items()}
             refused = not_asked(params.name, asker(self.port, params.name), needs, declared(ctx),
                                 outcome.decision_id)

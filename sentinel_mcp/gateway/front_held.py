@@ -59,7 +59,8 @@ class HeldRounds:
         call.report_progress = ctx.session.report_progress  # progress goes to the round now waiting
         event = await self.held.next_event(call)
         if isinstance(event, PendingQuestion):
-            request = shown_request(event.request, asker(self.port, params.name), event.of_calls)
+            request = shown_request(event.request, asker(self.port, params.name), event.of_calls,
+                                    principal=principal.name)
             return InputRequiredResult(
                 input_requests={event.key: request},
                 request_state=await self.rounds.issue(
@@ -119,27 +120,31 @@ class HeldRounds:
             self.held.answer(call, ElicitResult(action="cancel"))
 
 
-def shown_request(request: Any, source: str | None, of_calls: int = 1) -> Any:
+def shown_request(request: Any, source: str | None, of_calls: int = 1, *,
+                  principal: str | None) -> Any:
     """An upstream's question with its text made safe to show and its source named (its schema and key
     unchanged); ``source``: the server that asks (None: a built-in Sentinel mounted, whose questions
-    are Sentinel's own); ``of_calls``: how many of the client's calls it may be about (``for_one_of``)."""
+    are Sentinel's own); ``of_calls``: how many of the client's calls it may be about (``for_one_of``);
+    ``principal``: whose call asks (``relayed_question``)."""
     params = getattr(request, "params", None)
     if isinstance(request, CreateMessageRequest):  # no context of the conversation, marked as the server's
         return request.model_copy(
             update={"params": relayed_sampling(request.params, f"the server {source}" if source else None)}
         )
     if isinstance(params, ElicitRequestURLParams):
-        shown = relayed_link(params, f"the server {source}" if source else None, of_calls)
+        asked_by = f"the server {source}" if source else None
+        shown = relayed_link(params, asked_by, of_calls, principal=principal)
         return ElicitRequest(params=shown)
     if not isinstance(params, ElicitRequestFormParams):
         return request
-    text = relayed_question(params.message, f"the server {source}" if source else None, of_calls)
+    text = relayed_question(params.message, f"the server {source}" if source else None, of_calls,
+                            principal=principal)
     words = {"message": text, "requested_schema": shown_schema(params.requested_schema)}
     return request.model_copy(update={"params": params.model_copy(update=words)})
 
 
 def relayed_link(
-    params: ElicitRequestURLParams, source: str | None, of_calls: int = 1
+    params: ElicitRequestURLParams, source: str | None, of_calls: int = 1, *, principal: str | None
 ) -> ElicitRequestURLParams | ElicitRequestFormParams:
     """An upstream's request that the user open a link (URL-mode elicitation), as the user sees it: its text
     marked and made safe as a question's is (it came through unmarked, bidi overrides and all, so a server
@@ -148,9 +153,10 @@ def relayed_link(
     answer reaches the server as a URL answer does (an action, no content)."""
     problem = link_problem(params.url)
     if problem is None:
-        return params.model_copy(update={"message": relayed_question(params.message, source, of_calls)})
+        return params.model_copy(update={"message": relayed_question(params.message, source, of_calls,
+                                                                      principal=principal)})
     told = f"(Sentinel does not show the link this server asked you to open: {problem}.) {params.message}"
-    return ElicitRequestFormParams(message=relayed_question(told, source, of_calls),
+    return ElicitRequestFormParams(message=relayed_question(told, source, of_calls, principal=principal),
                                    requested_schema={"type": "object", "properties": {}})
 
 
@@ -169,20 +175,28 @@ def asker(port: FrontPort, tool: str) -> str | None:
     return None if port.mounted_by_sentinel(tool) else (port.upstream_of(tool) or "an upstream server")
 
 
-def relayed_question(message: str, source: str | None, of_calls: int = 1) -> Marked:
+HIDDEN_NOTE = "words that spell a secret the caller sent are masked: some may be missing"
+
+
+def relayed_question(message: str, source: str | None, of_calls: int = 1, *, principal: str | None) -> Marked:
     """An upstream's question as the user sees it: made safe, and never passing for Sentinel's own (an
     upstream can copy Sentinel's wording, not this mark, which comes first). ``source`` None: a built-in
     Sentinel mounted, whose questions are Sentinel's own (no mark). A question that names no call, asked
     while ``of_calls`` calls of the client were in flight there, says so in the mark: it is shown with one
-    of them, and may be about another."""
-    # the secret values callers sent upstreams lately never reach the person (``sent_secrets.py``), however
-    # the upstream (or a built-in) wrote its question
-    message = sent_secrets.masked(message)
+    of them, and may be about another. ``principal``: whose call asks (None: the local user, unnamed)."""
+    # the secret values this call's principal sent upstreams lately never reach the person (however the
+    # upstream, or a built-in, wrote its question); another principal's never change what it shows
+    # (``sent_secrets.py``). A mask cannot tell the value's own place from the words around it, so the caller
+    # could choose a secret that hides a word of the server's question ("not", an amount): the mark says so
+    masked = sent_secrets.masked(message, principal)
+    hid, message = masked != message, masked
     # a built-in's question was marked where it was asked (``AskUser``): its marks are kept, not marked again
     text, _ = safe_question(Marked(message) if source is None else message)
     marks: list[str] = [compose("asked by ", safe_text(source, 80), ", not by Sentinel")] if source else []
     if of_calls > 1:
         marks.append(shared_note(of_calls))
+    if hid:
+        marks.append(HIDDEN_NOTE)
     # one marked text: shown again (the inbox, the console), the question's own marks are kept, not re-marked
     return compose("[", compose(*marks[:1], *(q for m in marks[1:] for q in ("; ", m))), "] ", text) \
         if marks else text

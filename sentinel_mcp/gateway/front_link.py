@@ -318,7 +318,8 @@ class FrontLink(CallerLink):
         if isinstance(params, ElicitRequestURLParams):
             if not can_elicit(self.ctx, "url"):
                 return refusal("a URL elicitation", f"{self.who} did not declare URL-mode elicitation")
-            link = relayed_link(params, source, self.of_calls)  # marked as the server's, its link checked
+            # marked as the server's, its link checked
+            link = relayed_link(params, source, self.of_calls, principal=self.principal)
             if isinstance(link, ElicitRequestFormParams) and not can_elicit(self.ctx):
                 return refusal("a URL elicitation", "its link is not one Sentinel shows")
             if self.urls is not None and self.upstream is not None and params.elicitation_id is not None:
@@ -326,7 +327,8 @@ class FrontLink(CallerLink):
             return relayed_answer(await self._ask(ElicitRequest(params=link), ElicitResult), link=True)
         if not isinstance(params, ElicitRequestFormParams) or not can_elicit(self.ctx):
             return refusal("an elicitation", f"{self.who} did not declare elicitation")
-        shown = params.model_copy(update={"message": relayed_question(params.message, source, self.of_calls),
+        shown = params.model_copy(update={"message": relayed_question(params.message, source, self.of_calls,
+                                                                             principal=self.principal),
                                           "requested_schema": shown_schema(params.requested_schema)})
         result = relayed_answer(await self._ask(ElicitRequest(params=shown), ElicitResult), link=False)
         if not isinstance(result, ElicitResult) or result.action != "accept":

@@ -119,7 +119,8 @@ class PersonLink(CallerLink):
             reason = f"{reason}; {shared_note(self.of_calls)} (shown with one of them)"
         # a configured server's words never pass for Sentinel's own confirmation in the inbox either: marked
         # first, as on every other path (a built-in Sentinel mounted, the device firewall, asks as Sentinel)
-        message = relayed_question(params.message, self._asker(c.name), self.of_calls)
+        message = relayed_question(params.message, self._asker(c.name), self.of_calls,
+                                   principal=self.principal)
         question = Question(
             key="confirm",
             message=message,

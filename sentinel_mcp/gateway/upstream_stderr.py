@@ -33,6 +33,7 @@ class StderrRelay:
     stderr (``sys.stderr`` as it is when the line is written)."""
 
     def __init__(self, name: str, read_fd: int) -> None:
+        self.upstream = name  # whose values sent lately are masked in its lines (``sent_secrets.scrubbed``)
         self.name = safe_text(name, 80)
         self.fd = read_fd
         self.window_start, self.in_window, self.unshown = time.monotonic(), 0, 0
@@ -73,7 +74,7 @@ class StderrRelay:
         text = raw.decode("utf-8", "backslashreplace").rstrip("\r")
         # the secret values sent to upstreams lately, and any recognisable secret, masked: an upstream that
         # logs the password it was given does not write it into Sentinel's log (``sent_secrets.py``)
-        text = scrubbed(text[:MAX_LINE_CHARS * 4])
+        text = scrubbed(text[:MAX_LINE_CHARS * 4], self.upstream)
         self._write(f"[upstream {self.name}] {safe_text(text, MAX_LINE_CHARS)}\n")
 
     def _tell_unshown(self) -> None:

@@ -14,7 +14,7 @@ import json
 
 from sentinel_mcp.config import PolicySettings
 from sentinel_mcp.core.answer_validation import approves
-from sentinel_mcp.core.asking import Asker, AskUser, Provenance
+from sentinel_mcp.core.asking import Asker, AskUser, Provenance, spelled_refusal
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.redactor import mask
 from sentinel_mcp.core.display_text import (
@@ -58,8 +58,13 @@ def describe_call(call: ToolCall, value_limit: int = VALUE_LIMIT, max_arguments:
 
 
 def confirmation_question(call: ToolCall, why: str) -> Question:
+    return confirmation_ask(call, why).question(confirmation_key(call), CONFIRM_SCHEMA)
+
+
+def confirmation_ask(call: ToolCall, why: str) -> AskUser:
+    """The confirmation as asked: the secrets' own slots masked by position (``describe_call``)."""
     described, note = describe_call(call)
-    ask = AskUser(
+    return AskUser(
         Asker.GUARD,
         compose("Sentinel: allow ", described, "? ", why, Marked(f" {note}" if note else "")),
         accepts_from=(Provenance.USER,),
@@ -68,7 +73,6 @@ def confirmation_question(call: ToolCall, why: str) -> Question:
         values={k: call.arguments[k] for k in call.secret_arguments if k in call.arguments},
         secret=call.secret_arguments,
     )
-    return ask.question(confirmation_key(call), CONFIRM_SCHEMA)
 
 
 class DefaultGuard(Guard):
@@ -128,9 +132,12 @@ class DefaultGuard(Guard):
         )
         if call.read_only is None and call.destructive is None:
             why = "Its effects are unknown (no annotations)."
+        ask = confirmation_ask(call, why)
+        if spelled := ask.spelled_secrets():  # the text around the slot spells a secret: a mask would hide it
+            return Deny(reason=spelled_refusal(call.name, spelled), unmet=["question_spells_secret"])
         return Ask(
             reason=f"{call.name} needs the user's confirmation: {why}",
-            questions=[confirmation_question(call, why)],
+            questions=[ask.question(confirmation_key(call), CONFIRM_SCHEMA)],
             unmet=["confirmation"],
         )
 

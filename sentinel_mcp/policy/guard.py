@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from sentinel_mcp.config import PolicySettings
 from sentinel_mcp.core import process_clock
+from sentinel_mcp.core.asking import spelled_refusal
 from sentinel_mcp.core.lazy_proof import LazyProof
 from sentinel_mcp.core.decision import Allow, Ask, Decision, Deny, Guard, ToolCall
 from sentinel_mcp.core.port import GatewayPort
@@ -35,7 +36,7 @@ from sentinel_mcp.policy.observe_step import ObserveStep
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
 from sentinel_mcp.policy.read_guards import CallerReads, looked_call
 from sentinel_mcp.policy.policy_documents import PolicyDocuments, document_text
-from sentinel_mcp.policy.questions import questions_of
+from sentinel_mcp.policy.questions import questions_of, secrets_spelled
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.shared_rulebases import SharedRulebases
 from sentinel_mcp.policy.store_upkeep import upkeep
@@ -447,6 +448,9 @@ class PolicyGuard(AnswerStore, ObserveStep, KeptTurns, Guard):
                 proof=proof,
             )
         if result.status == "blocked" and not result.unmet:
+            if spelled := secrets_spelled(result.questions, call):
+                return Deny(reason=spelled_refusal(call.name, spelled), unmet=["question_spells_secret"],
+                            proof=proof)
             questions = questions_of(result.questions, call, rb.version)
             # a yes given to another text of this call's confirmation does not count: the audit says why
             changed = any(q.meta.get("changed") for q in questions)

@@ -150,6 +150,16 @@ def questions_of(needs: list[dict[str, Any]], call: ToolCall | None, version: st
     return list(seen.values())
 
 
+def secrets_spelled(needs: list[dict[str, Any]], call: ToolCall) -> list[str]:
+    """The secret arguments of ``call`` whose values the needs' question texts spell
+    (``AskUser.spelled_secrets``): its guard refuses the call rather than ask with words hidden."""
+    if not call.secret_arguments:
+        return []
+    return sorted({name for need in needs
+                   for name in AskUser(Asker.POLICY, str(need.get("question") or ""), call.arguments,
+                                       secret=call.secret_arguments).spelled_secrets()})
+
+
 def _shown(need: dict[str, Any], call: ToolCall | None) -> str:
     if call is None:
         return AskUser(Asker.POLICY, str(need["question"])).shown()

@@ -125,10 +125,10 @@ async def test_a_held_question_shared_by_calls_is_shown_as_such() -> None:
     assert links[0].party is None  # no party given: alone
     assert isinstance(event, PendingQuestion) and event.of_calls == 3
     assert links[0].asking  # its round shows this question: another would wait behind it
-    text = shown_request(event.request, "tb", event.of_calls).params.message
+    text = shown_request(event.request, "tb", event.of_calls, principal=None).params.message
     assert text.startswith(f"[asked by the server tb, not by Sentinel; {NOTE}: it may be about any of the 3 ")
     assert text.endswith("[toolbox] delete it?")
-    alone = shown_request(event.request, "tb").params.message
+    alone = shown_request(event.request, "tb", principal=None).params.message
     assert NOTE not in alone and alone.startswith("[asked by the server tb, not by Sentinel] ")
     held.answer(call, ElicitResult(action="decline"))
     assert not links[0].asking

@@ -32,12 +32,12 @@ def _marked_once(text: str, needle: str = "⟨U+202E⟩") -> bool:
 
 @pytest.mark.parametrize("of_calls", [1, 3])
 def test_a_relayed_question_shown_again_keeps_its_marks(of_calls: int) -> None:
-    asked = relayed_question("Delete report\u202efdp.exe?", "the server rl", of_calls)
+    asked = relayed_question("Delete report\u202efdp.exe?", "the server rl", of_calls, principal=None)
     assert isinstance(asked, Marked) and ONCE in asked
     for again in (safe_text(asked), shown(asked).text, safe_question(asked)[0]):
         assert _marked_once(again), again
     # a typed-out mark in the upstream's words stays marked through the same path
-    typed = relayed_question("Delete report⟨U+202E⟩fdp.exe?", "the server rl", of_calls)
+    typed = relayed_question("Delete report⟨U+202E⟩fdp.exe?", "the server rl", of_calls, principal=None)
     assert "report⟨U+27E8⟩U+202E⟨U+27E9⟩fdp.exe" in safe_text(typed)
 
 

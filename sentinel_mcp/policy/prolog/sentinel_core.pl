@@ -38,6 +38,7 @@
 :- include(unreachable_rules).
 :- include(own_texts).
 :- include(own_text_goals).
+:- include(secret_flows).
 :- include(guard_reads).
 :- include(fact_terms).
 :- include(readable_terms).

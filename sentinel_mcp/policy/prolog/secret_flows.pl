@@ -1,0 +1,212 @@
+/*  Part of sentinel_core (included): nothing made from a secret argument reaches what a person reads.
+
+    A guard's argument whose name says secret (secret_argument_name/1: the words of redactor.secret_name) may
+    only be compared, measured, tested by type, and passed whole to a tool (a binding's input) or to a rule of
+    the rulebase (walked the same way): an allow list, secret_use/1. Any other goal given it (a part:
+    sub_atom/5; a case change; its characters or codes; arithmetic; format/3; a hash) is refused at load with
+    its file and line: a proof records every goal with its values (the audit keeps it, the console and
+    sentinel_why_not show it), and the masking at run time (core/secret_values.py) finds the value only as it
+    was sent, never a piece, a transform or a hash of it (the hash of a 4-digit PIN is read back in 10,000
+    tries). The whole value may not reach a question either (confirmed/2,3's arguments, confirmed_items/2,3,
+    an askable's arguments), a denial's reason (require/2,3) or a fact an effect writes (establish/1,2); what
+    it is unified into, a rule gives back of it, or a collection holds of it, counts as it. A question
+    spelling the whole value is refused at run time too (policy/questions.secrets_spelled), which is all that
+    covers an argument a tool declares secret only in its schema (not known at load).
+*/
+
+:- thread_local secret_memo/3, secret_error/3.
+
+post_load_problem(RB, P) :-
+    secret_flow_errors(RB, Es),
+    member(e(File, Line, M), Es),
+    problem(error, File, Line, M, P).
+
+secret_flow_errors(RB, Es) :-
+    retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)),
+    findall(N/A-c(T, F, L), ( RB:'$src'(rule, T, F, L), rule_head(T, H), functor(H, N, A) ), Cs0),
+    keysort(Cs0, Cs1), group_pairs_by_key(Cs1, Grouped), list_to_assoc(Grouped, Clauses),
+    own_bases(RB, Bases),
+    Ctx = sctx(Clauses, Bases),
+    forall(( RB:'$src'(decl, D, F, L), secret_root(D, Ts, Body) ),
+           secret_walk(Body, Ctx, F-L, [], Ts, _)),
+    findall(e(F, L, M), secret_error(F, L, M), Es0), sort(Es0, Es),
+    retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)).
+
+%  the secret variables of a declaration (each with its argument's name) and what is walked from them; an
+%  effect's writes are sites of their own (no findall: the walk follows the clause's own variables)
+secret_root(guard(_, Pat, Body), Ts, Body) :- is_list(Pat), secret_pattern(Pat, Ts), Ts \== [].
+secret_root(effect(_, Pat, Acts), Ts, Writes) :- is_list(Pat), is_list(Acts), secret_pattern(Pat, Ts), Ts \== [],
+    secret_writes(Acts, Writes).
+
+secret_writes([], true).
+secret_writes([X|Xs], G) :-
+    secret_writes(Xs, G0),
+    ( nonvar(X), ( X = establish(H) ; X = establish(H, _) ) -> G = ('$secret_writes'(H), G0) ; G = G0 ).
+
+secret_pattern([], []).
+secret_pattern([E|Es], Ts) :-
+    secret_pattern(Es, Ts0),
+    (   nonvar(E), E = (N0 = V0), text_to_atom_safe(N0, N), secret_argument_name(N)
+    ->  term_variables(V0, Vs), secret_named(Vs, N, Ts1), append(Ts1, Ts0, Ts)
+    ;   Ts = Ts0
+    ).
+
+secret_named([], _, []).
+secret_named([V|Vs], N, [V-N|Ts]) :- secret_named(Vs, N, Ts).
+
+text_to_atom_safe(X, A) :- ( atom(X) -> A = X ; string(X) -> atom_string(A, X) ; fail ).
+
+%  redactor.secret_name: a word of the name (camelCase and digits apart) is a secret word, or the words
+%  glued, or two words side by side a secret pair (tests/policy/test_secret_flows.py holds them equal)
+secret_argument_name(N) :-
+    name_words(N, Ws),
+    (   member(W, Ws), secret_word(W) -> true
+    ;   atomic_list_concat(Ws, Glued), secret_word(Glued) -> true
+    ;   append(_, [A, B|_], Ws), secret_pair(A, B)
+    ).
+
+name_words(N, Ws) :-
+    atom_codes(N, Cs0), camel_spaced(Cs0, Cs1), atom_codes(A, Cs1), downcase_atom(A, Lower),
+    atom_codes(Lower, Cs), code_runs(Cs, Ws).
+
+camel_spaced([A, B|Cs], [A, 0' |Out]) :- ( code_type(A, lower) ; code_type(A, digit) ), code_type(B, upper), !,
+    camel_spaced([B|Cs], Out).
+camel_spaced([C|Cs], [C|Out]) :- !, camel_spaced(Cs, Out).
+camel_spaced([], []).
+
+%  runs of ASCII letters or of digits (_NAME_WORDS: [a-z]+|[0-9]+)
+code_runs([], []) :- !.
+code_runs([C|Cs], Ws) :- run_kind(C, K), !, run_of(K, Cs, Run, Rest), atom_codes(W, [C|Run]), Ws = [W|Ws1],
+    code_runs(Rest, Ws1).
+code_runs([_|Cs], Ws) :- code_runs(Cs, Ws).
+run_kind(C, letter) :- C >= 0'a, C =< 0'z, !.
+run_kind(C, digit) :- C >= 0'0, C =< 0'9.
+run_of(K, [C|Cs], [C|Run], Rest) :- run_kind(C, K), !, run_of(K, Cs, Run, Rest).
+run_of(_, Cs, [], Cs).
+
+secret_word(W) :- memberchk(W, [password, passwd, passphrase, pwd, secret, token, apikey, credential,
+                                credentials, authorization, cvv, cvc, cvv2, otp, pin, passcode, totp, mfa]).
+secret_pair(A, B) :- memberchk(A-B, [api-key, card-number, verification-code, security-code, one-time,
+                                     auth-code, private-key, access-key, session-key, sms-code, login-code,
+                                     card-pan]).
+
+%  secret_walk(+Goal, +Ctx, +File-Line, +Stack, +Secret0, -Secret): Secret0 the secret variables (V-Name)
+%  before Goal, Secret after it; the sites Goal writes checked on the way
+secret_walk(G, _, _, _, T, T) :- var(G), !.
+secret_walk((A, B), C, P, K, T0, T) :- !, secret_walk(A, C, P, K, T0, T1), secret_walk(B, C, P, K, T1, T).
+secret_walk((I -> Th ; E), C, P, K, T0, T) :- !, secret_branches([(I, Th), E], C, P, K, T0, T).
+secret_walk((I *-> Th ; E), C, P, K, T0, T) :- !, secret_branches([(I, Th), E], C, P, K, T0, T).
+secret_walk((A ; B), C, P, K, T0, T) :- !, secret_branches([A, B], C, P, K, T0, T).
+secret_walk((I -> Th), C, P, K, T0, T) :- !, secret_walk((I, Th), C, P, K, T0, T).
+secret_walk((I *-> Th), C, P, K, T0, T) :- !, secret_walk((I, Th), C, P, K, T0, T).
+secret_walk(\+ G, C, P, K, T0, T0) :- !, secret_walk(G, C, P, K, T0, _).
+secret_walk(once(G), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T).
+secret_walk(ignore(G), C, P, K, T0, T) :- !, secret_branches([G, true], C, P, K, T0, T).
+secret_walk(forall(A, B), C, P, K, T0, T0) :- !, secret_walk((A, B), C, P, K, T0, _).
+secret_walk(require(G, R), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T), secret_site('a denial''s reason', R, T, P).
+secret_walk(require(G, R, _), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T),
+    secret_site('a denial''s reason', R, T, P).
+secret_walk(findall(X, G, L), C, P, K, T0, T) :- !, secret_collect(X, G, L, C, P, K, T0, T).
+secret_walk(findall(X, G, L, Tl), C, P, K, T0, T) :- !, secret_collect(X-Tl, G, L, C, P, K, T0, T).
+secret_walk(aggregate_all(count, G, _), C, P, K, T0, T0) :- !, secret_walk(G, C, P, K, T0, _).
+secret_walk(aggregate_all(S, G, R), C, P, K, T0, T) :- !, secret_collect(S, G, R, C, P, K, T0, T).
+secret_walk(bagof(X, G, L), C, P, K, T0, T) :- !, strip_carets(G, G1), secret_collect(X, G1, L, C, P, K, T0, T).
+secret_walk(setof(X, G, L), C, P, K, T0, T) :- !, strip_carets(G, G1), secret_collect(X, G1, L, C, P, K, T0, T).
+secret_walk('$secret_writes'(H), _, P, _, T, T) :- !, secret_site('a fact an effect writes', H, T, P).
+secret_walk(G, C, P, K, T0, T) :-
+    secret_sites(G, C, T0, P),
+    secret_goal(G, C, P, K, T0, T).
+
+%  (no lambdas over the clause's variables: yall copies a lambda's free variables, and the walk follows the
+%  clause's own variables)
+secret_branches(Bs, C, P, K, T0, T) :- secret_branch_ends(Bs, C, P, K, T0, T1), secret_unique(T1, T).
+
+secret_branch_ends([], _, _, _, T0, T0).
+secret_branch_ends([B|Bs], C, P, K, T0, T) :-
+    secret_walk(B, C, P, K, T0, TB), secret_branch_ends(Bs, C, P, K, T0, T1), append(TB, T1, T).
+
+secret_unique([], []).
+secret_unique([V-N|Ts], Out) :- ( member(X-_, Ts), X == V -> Out = Out1 ; Out = [V-N|Out1] ), secret_unique(Ts, Out1).
+
+%  a collection holds secrets when its template does, once its goal ran
+secret_collect(X, G, L, C, P, K, T0, T) :-
+    secret_walk(G, C, P, K, T0, TG),
+    ( secret_of(X, TG, N) -> secret_add(L, N, T0, T) ; T = T0 ).
+
+secret_of(X, T, N) :- term_variables(X, Vs), member(V, Vs), member(S-N, T), S == V, !.
+secret_add(X, N, T0, T) :- term_variables(X, Vs),
+    foldl([V, A0, A]>>( member(S-_, A0), S == V -> A = A0 ; A = [V-N|A0] ), Vs, T0, T).
+
+%  where a goal shows what it is given: a question's arguments, an askable's
+secret_sites(G, sctx(_, Bases), T, P) :-
+    (   compound(G), ( G = confirmed(_, Args) ; G = confirmed(_, Args, _) )
+    ->  secret_site('a confirmation''s question', G-Args, T, P)
+    ;   compound(G), ( G = confirmed_items(H, Is) ; G = confirmed_items(H, Is, _) )
+    ->  secret_site('a confirmation''s question', H-Is, T, P)
+    ;   callable(G), functor(G, N, A), get_assoc(N/A, Bases, base(askable, _))
+    ->  format(atom(What), 'the question of ~w/~w', [N, A]), secret_site(What, G, T, P)
+    ;   true
+    ).
+
+secret_site(What, X, T, F-L) :-
+    (   secret_of(X, T, N)
+    ->  format(atom(M), '~w holds a value made from the secret argument ~w: a secret may be compared, measured, \c
+hashed or passed whole to a tool, never shown or anything made from it (a piece, a case change, its \c
+characters, a sum); the person would read it', [What, N]),
+        ( secret_error(F, L, M) -> true ; assertz(secret_error(F, L, M)) )
+    ;   true
+    ).
+
+%  the allow list: uses of a secret that make nothing of it (a proof shows the value whole, which is masked)
+secret_use(G) :- compound(G), functor(G, N, A),
+    memberchk(N/A, [(==)/2, (\==)/2, (\=)/2, (@<)/2, (@>)/2, (@=<)/2, (@>=)/2, compare/3, (=:=)/2, (=\=)/2, (<)/2,
+                    (>)/2, (=<)/2, (>=)/2, atom_length/2, string_length/2, var/1, nonvar/1, atom/1, string/1,
+                    number/1, integer/1, atomic/1, is_list/1]).
+
+secret_goal(G, _, _, _, T, T) :- \+ secret_of(G, T, _), !.
+secret_goal(G, _, _, _, T, T) :- secret_use(G), !.
+secret_goal(X = Y, _, _, _, T, T) :- ( ground(X) ; ground(Y) ), !.  % a comparison with a written value
+%  a base fact looked up by it (a tool's input, a stored fact's key) compares it; an askable's question is a
+%  site (secret_sites/4), what it answers the person's
+secret_goal(G, sctx(_, Bases), _, _, T, T) :- callable(G), functor(G, N, A), get_assoc(N/A, Bases, base(_, _)), !.
+secret_goal(G, C, P, K, T0, T) :- callable(G), C = sctx(Cls, _), functor(G, N, A), get_assoc(N/A, Cls, _), !,
+    G =.. [_|As], secret_mask(As, T0, Mask),
+    secret_summary(C, N/A, Mask, [P|K], Out),
+    foldl(secret_out, As, Out, T0, T).
+secret_goal(X = Y, _, _, _, T0, T) :- !, secret_of(X = Y, T0, N), secret_add(X = Y, N, T0, T).  % an alias
+secret_goal(G, _, F-L, _, T0, T) :- secret_of(G, T0, N), secret_add(G, N, T0, T),
+    ( callable(G) -> functor(G, Nm, A) ; Nm = G, A = 0 ),
+    format(atom(M), '~w/~w is given the secret argument ~w (or a value holding it): a secret may only be \c
+compared (==, \\==, <, ...), measured (atom_length/2) or passed whole to a tool or a rule; what a goal makes \c
+of it (a piece, a case change, its characters, a sum, a hash) is kept in the proof and could be shown', [Nm, A, N]),
+    ( secret_error(F, L, M) -> true ; assertz(secret_error(F, L, M)) ).
+
+secret_mask([], _, []).
+secret_mask([X|Xs], T, [B|Bs]) :- ( secret_of(X, T, N) -> B = N ; B = 0 ), secret_mask(Xs, T, Bs).
+
+secret_out(X, O, A0, A) :- ( O == 0 -> A = A0 ; secret_add(X, O, A0, A) ).
+
+%  secret_summary(+Ctx, +PI, +Mask, +Stack, -Out): which arguments of a call of PI come out secret, given
+%  those its caller passes (Mask: 0, or the secret's name); each clause walked, its sites checked
+secret_summary(_, N/A, Mask, _, Out) :- maplist([X, Y]>>( X == 0 -> Y = 0 ; Y = 1 ), Mask, Key),
+    secret_memo(N/A, Key, Out0), !, Out = Out0.
+secret_summary(_, N/A, Mask, K, Out) :- maplist([X, Y]>>( X == 0 -> Y = 0 ; Y = 1 ), Mask, Key),
+    memberchk(rec(N/A, Key), K), !,
+    ( member(S, Mask), S \== 0 -> maplist(=(S), Out) ; maplist(=(0), Out) ).
+secret_summary(C, N/A, Mask, K, Out) :-
+    maplist([X, Y]>>( X == 0 -> Y = 0 ; Y = 1 ), Mask, Key),
+    (   maplist(==(0), Mask)
+    ->  Out = Mask
+    ;   C = sctx(Cls, _), get_assoc(N/A, Cls, Clauses),
+        same_length(Mask, Out0), maplist(=(0), Out0),
+        foldl(secret_clause(C, Mask, [rec(N/A, Key)|K]), Clauses, Out0, Out),
+        assertz(secret_memo(N/A, Key, Out))
+    ).
+
+secret_clause(C, Mask, K, c(Cl, F, L), Out0, Out) :-
+    \+ \+ ( rule_head(Cl, H), ( Cl = (_ :- B) -> true ; B = true ), H =.. [_|As],
+            foldl([X, M, A0, A]>>( M == 0 -> A = A0 ; secret_add(X, M, A0, A) ), As, Mask, [], T0),
+            secret_walk(B, C, F-L, K, T0, T),
+            secret_mask(As, T, Got), nb_setval(sn_secret_out, Got) ),
+    nb_getval(sn_secret_out, Got),
+    maplist([G, O0, O]>>( G == 0 -> O = O0 ; O = G ), Got, Out0, Out).
