@@ -1,11 +1,11 @@
 """Limits every incoming JSON-RPC message meets before anything reads it further, on every front.
 
 A message is refused (with a JSON-RPC error, never silence) when it is too large, not UTF-8, not JSON,
-holds too many values, nested too deep, carries an integer too long or a non-finite number, or is not a
-JSON-RPC 2.0 object with a valid id and method (an id or method with a lone surrogate is refused: it is
-echoed, and could not be encoded). Values may hold any text, lone surrogates included: they are data (the
-policy engine takes them as such). Tool arguments meet the same value limits in the gateway core, whatever
-front they came through.
+gives a name twice in one object (``repeated_keys``: readers differ on which counts), holds too many values,
+is nested too deep, carries an integer too long or a non-finite number, or is not a JSON-RPC 2.0 object with
+a valid id and method (an id or method with a lone surrogate is refused: it is echoed, and could not be
+encoded). Values may hold any text, lone surrogates included: they are data (the policy engine takes them as
+such). Tool arguments meet the same value limits in the gateway core, whatever front they came through.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import re
 from itertools import accumulate, repeat
 from typing import Any
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.core.repeated_keys import RepeatedKey, unique_object, where_repeated
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64  # of a whole message
@@ -70,7 +71,8 @@ def _constant(name: str) -> Any:
 
 
 # ``json.loads(text, parse_int=..., ...)`` builds this decoder (and its scanner) on every call: built once
-_DECODER = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant)
+_DECODER = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant,
+                            object_pairs_hook=unique_object)
 
 
 def loads(raw: bytes | str) -> Any:
@@ -87,7 +89,10 @@ def loads(raw: bytes | str) -> Any:
     try:
         if raw.startswith("\ufeff"):  # what json.loads says before decoding
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", raw, 0)
-        value = _DECODER.decode(raw)
+        try:
+            value = _DECODER.decode(raw)
+        except RepeatedKey:
+            raise _repeated(raw) from None
     except WireError:
         raise
     except RecursionError:  # the parser gave up before the end: we cannot tell it is JSON at all
@@ -101,6 +106,17 @@ def loads(raw: bytes | str) -> Any:
         raise WireError(INVALID_REQUEST, f"Invalid Request: {problem}",
                         valid_id(value.get("id")) if isinstance(value, dict) else None)
     return value
+
+
+def _repeated(text: str) -> WireError:
+    """The refusal of ``text``, which gives a name twice in one object (or a parse error: see
+    ``where_repeated``): invalid params inside ``params``, an invalid request elsewhere; the id answered
+    when it is given once and can be written back."""
+    key, in_params, rid = where_repeated(text, _DECODER)
+    said = f"the name {json.dumps(key[:40])} is given twice in one object (readers differ on which counts)"
+    if in_params:
+        return WireError(INVALID_PARAMS, f"Invalid params: {said}", valid_id(rid))
+    return WireError(INVALID_REQUEST, f"Invalid Request: {said}", valid_id(rid))
 
 
 def _too_many_values(text: str) -> bool:

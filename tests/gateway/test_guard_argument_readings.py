@@ -30,8 +30,8 @@ META = json.dumps({PROTOCOL_VERSION_META_KEY: MODERN, CLIENT_INFO_META_KEY: {"na
                    CLIENT_CAPABILITIES_META_KEY: {}})
 # (the arguments as written on the wire, whether they run, the arguments the upstream gets)
 SPELLINGS: list[tuple[str, bool, dict[str, Any] | None]] = [
-    ('{"account":12,"account":13,"amount":5}', False, None),  # the guard reads the last: 13
-    ('{"account":13,"account":12,"amount":5}', True, {"account": 12, "amount": 5, "note": ""}),
+    ('{"account":12,"account":13,"amount":5}', False, None),  # Python reads 13, Go's encoding/json 12
+    ('{"account":13,"account":12,"amount":5}', False, None),  # Python reads 12, a first-wins reader 13
     ('{"account":12,"amount":5,"amount":500}', False, None),
     ('{"account":9007199254740993,"amount":5}', False, None),
     ('{"account":-9007199254740993,"amount":5}', False, None),
