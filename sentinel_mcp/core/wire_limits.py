@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from itertools import accumulate, repeat
 from typing import Any
 from sentinel_mcp.core.errors import GatewayError
@@ -172,7 +173,7 @@ def walk_value(
     and the upstream cannot differ on it: a text or key holding a lone surrogate (no Unicode: one reader
     replaces it, another drops it, UTF-8 cannot carry it) and an integer an IEEE double cannot hold exactly
     (``2**53 + 1`` is ``2**53`` to JavaScript's ``JSON.parse``, and to every reader that parses numbers as
-    doubles)."""
+    doubles), and a text or key not in Unicode's composed form, NFC (``one_text``)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     seen = 0
     floats = nested = False
@@ -193,8 +194,9 @@ def walk_value(
                     return (_INEXACT, floats, nested)
                 continue
             elif one_reading and isinstance(v, str):
-                if not v.isascii() and not _encodable(v):
-                    return (_NOT_UNICODE, floats, nested)
+                problem = None if v.isascii() else one_text(v)
+                if problem is not None:
+                    return (problem, floats, nested)
                 continue
             else:
                 if isinstance(v, float):
@@ -208,8 +210,10 @@ def walk_value(
                 nested = True
             if one_reading:
                 for k in v:
-                    if not k.isascii() and type(k) is str and not _encodable(k):
-                        return (_NOT_UNICODE, floats, nested)
+                    if not k.isascii() and type(k) is str:
+                        problem = one_text(k)
+                        if problem is not None:
+                            return (problem, floats, nested)
         else:
             items = v
         seen += len(v)
@@ -223,8 +227,10 @@ def walk_value(
             ti = type(item)
             if ti is dict or ti is list or (ti is not str and item is not None and isinstance(item, _WALKED)):
                 stack.append((item, depth + 1))
-            elif one_reading and ti is str and not item.isascii() and not _encodable(item):
-                return (_NOT_UNICODE, floats, nested)
+            elif one_reading and ti is str and not item.isascii():
+                problem = one_text(item)
+                if problem is not None:
+                    return (problem, floats, nested)
             elif one_reading and ti is int and item.bit_length() > _EXACT_BITS:
                 stack.append((item, depth + 1))  # told on its own (above): exact as a double, or refused
     return (None, floats, nested)
@@ -234,6 +240,25 @@ _EXACT_BITS = 53  # every integer of at most 53 bits is exactly a double
 _INEXACT = ("an integer is past what a double holds exactly (2**53); a reader that parses numbers as doubles "
             "(JavaScript) would act on another number: send it as text")
 _NOT_UNICODE = "a text holds a lone surrogate (\\ud800-\\udfff alone), which is not Unicode"
+
+
+_NOT_NFC = ("a text is not in Unicode's composed form (NFC): it has a spelling that reads the same and compares "
+            "unequal (e + U+0301 for \u00e9); send it in NFC")
+
+
+def one_text(s: str) -> str | None:
+    """Why ``s`` (not ASCII: ASCII is its own NFC) is no one text to every reader, or None. A lone surrogate is
+    no Unicode. And a text not in NFC reads to a person as its canonical equivalent (``e`` + U+0301 is
+    ``\u00e9``, conjoining Hangul jamo are their syllable, the Kelvin sign is ``K``) while a rule's
+    comparison and an upstream that normalizes see two texts: refused, not normalized, so the tool runs on
+    the very text the guard judged, which is the one sent (compatibility forms such as ``\uff41`` or
+    ``\ufb01`` look otherwise and are NFC: kept; folding them is a rule's choice, as ``key_spellings`` does
+    for names)."""
+    if not _encodable(s):
+        return _NOT_UNICODE
+    if not unicodedata.is_normalized("NFC", s):
+        return _NOT_NFC
+    return None
 
 
 def _exact_double(n: int) -> bool:
