@@ -1,10 +1,11 @@
 """A name given twice in one JSON object: found as the wire's reader builds each object, and told where.
 
 Why refused at all: JSON (RFC 8259 §4) leaves the meaning of such an object to each reader. Python's and
-pydantic's keep the last value, Go's ``encoding/json`` into a struct, many stream parsers and loggers the first,
-so the guard could judge one value while a reader behind it (an upstream in another language, the audit's
-reader, a relay) acts on the other. The check rides the C scanner's ``object_pairs_hook``: ``dict(pairs)`` is
-built at C speed and compared by length, one Python call an object (issue 21: the hot path)."""
+pydantic's keep the last value, Go's ``encoding/json`` into a struct, many stream parsers and loggers the
+first, so the guard could judge one value while a reader behind it (an upstream in another language, the
+audit's reader, a relay) acts on the other. The check rides the C scanner's ``object_pairs_hook``:
+``dict(pairs)`` is built at C speed and compared by length, one Python call an object (issue 21: the hot
+path)."""
 
 from __future__ import annotations
 
@@ -55,8 +56,9 @@ def where_repeated(text: str, decoder: json.JSONDecoder) -> tuple[str, bool, Any
     (its number limits), read with objects as pairs; its errors propagate (the text may not be JSON past the
     name repeated: a parse error then, as for any text). Read again only for a message refused, with objects
     as their lists of pairs, so that every occurrence of a name is seen."""
-    top = json.JSONDecoder(object_pairs_hook=list, parse_int=decoder.parse_int,
-                           parse_float=decoder.parse_float, parse_constant=decoder.parse_constant).decode(text)
+    pairs = json.JSONDecoder(object_pairs_hook=list, parse_int=decoder.parse_int,
+                             parse_float=decoder.parse_float, parse_constant=decoder.parse_constant)
+    top = pairs.decode(text)
     if not (type(top) is list and top and all(type(p) is tuple for p in top)):
         return (_nested_twice(top) or "", False, None)
     ids = [v for k, v in top if k == "id"]

@@ -242,13 +242,13 @@ _INEXACT = ("an integer is past what a double holds exactly (2**53); a reader th
 _NOT_UNICODE = "a text holds a lone surrogate (\\ud800-\\udfff alone), which is not Unicode"
 
 
-_NOT_NFC = ("a text is not in Unicode's composed form (NFC): it has a spelling that reads the same and compares "
-            "unequal (e + U+0301 for \u00e9); send it in NFC")
+_NOT_NFC = ("a text is not in Unicode's composed form (NFC): it has a spelling that reads the same and "
+            "compares unequal (e + U+0301 for \u00e9); send it in NFC")
 
 
 def one_text(s: str) -> str | None:
-    """Why ``s`` (not ASCII: ASCII is its own NFC) is no one text to every reader, or None. A lone surrogate is
-    no Unicode. And a text not in NFC reads to a person as its canonical equivalent (``e`` + U+0301 is
+    """Why ``s`` (not ASCII: ASCII is its own NFC) is no one text to every reader, or None. A lone surrogate
+    is no Unicode. And a text not in NFC reads to a person as its canonical equivalent (``e`` + U+0301 is
     ``\u00e9``, conjoining Hangul jamo are their syllable, the Kelvin sign is ``K``) while a rule's
     comparison and an upstream that normalizes see two texts: refused, not normalized, so the tool runs on
     the very text the guard judged, which is the one sent (compatibility forms such as ``\uff41`` or

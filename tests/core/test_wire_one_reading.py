@@ -22,7 +22,8 @@ TWICE = [
     (CALL % '{"to":{"iban":"X","iban":"Y"}}', -32602, 5),  # nested
     (CALL % '[{"k":1},{"k":1,"k":1}]', -32602, 5),  # in an array
     (CALL % '{"a":{"b":{"c":{"d":{"e":1,"e":1}}}}}', -32602, 5),  # the same value twice: still two readings
-    ('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","name":"u","arguments":{}}}', -32602, 5),
+    ('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","name":"u","arguments":{}}}',
+     -32602, 5),
     ('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","_meta":{"p":1,"p":2}}}', -32602, 5),
     ('{"jsonrpc":"1.0","jsonrpc":"2.0","id":5,"method":"ping"}', -32600, 5),
     ('{"jsonrpc":"2.0","id":5,"method":"tools/list","method":"tools/call"}', -32600, 5),
@@ -35,7 +36,8 @@ TWICE = [
 
 
 @pytest.mark.parametrize(("text", "code", "rid"), TWICE)
-def test_a_name_given_twice_is_refused_with_the_id_when_it_reads_once(text: str, code: int, rid: object) -> None:
+def test_a_name_given_twice_is_refused_with_the_id_when_it_reads_once(
+        text: str, code: int, rid: object) -> None:
     for raw in (text, text.encode()):
         with pytest.raises(WireError) as e:
             parse_message(raw)
