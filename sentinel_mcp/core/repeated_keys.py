@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sentinel_mcp.core.errors import GatewayError
 
-class RepeatedKey(Exception):
-    """Raised by ``unique_object`` while parsing (not a ValueError: the parse's own errors are those)."""
+
+class RepeatedKey(GatewayError):
+    """Raised by ``unique_object`` while parsing (not a ValueError: the parse's own errors are those); the
+    wire's reader answers it with its own refusal (``wire_limits``)."""
 
 
 def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

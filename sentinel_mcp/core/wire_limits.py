@@ -113,6 +113,8 @@ def _repeated(text: str) -> WireError:
     """The refusal of ``text``, which gives a name twice in one object (or a parse error: see
     ``where_repeated``): invalid params inside ``params``, an invalid request elsewhere; the id answered
     when it is given once and can be written back."""
+    if _too_deep(text):  # (before it is read again) a value nested past the bound: that is said first
+        return WireError(INVALID_REQUEST, f"Invalid Request: nested deeper than {MAX_DEPTH} levels")
     key, in_params, rid = where_repeated(text, _DECODER)
     said = f"the name {json.dumps(key[:40])} is given twice in one object (readers differ on which counts)"
     if in_params:
