@@ -35,3 +35,21 @@ async def test_a_name_given_twice_is_refused_and_nothing_runs(rig, http, edit, c
     assert answer["error"]["code"] == code and "twice" in answer["error"]["message"], answer
     assert answer["id"] == rid, answer
     assert rig.port.calls == [] and len(rig.service.store) == 0
+
+
+@pytest.mark.parametrize("spelt", [b'"x\\ud800"', b'"\\udfff"', b'"a\\ud83d b"'])
+@pytest.mark.parametrize("where", ["args", "text"])
+async def test_a_lone_surrogate_anywhere_in_a_frame_is_refused(rig, http, spelt, where):
+    """Half a surrogate pair is no Unicode: no reader agrees on it (one replaces it, one drops it, UTF-8
+    cannot carry it). Refused at A2A's door as on the MCP fronts (a regression test: it held on main)."""
+    if where == "args":
+        edited = _message(7).replace(b'"args": {"text": "x"}', b'"args": {"text": ' + spelt + b"}")
+    else:
+        edited = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "SendMessage",
+                             "params": {"message": user_message({"text": "@@"})}}).encode()
+        edited = edited.replace(b'"@@"', spelt)
+    r = await http.post(rig.rpc_url, content=edited, headers={"content-type": "application/json"})
+    answer = r.json()
+    assert answer["error"]["code"] == -32602 and "surrogate" in answer["error"]["message"], answer
+    assert answer["id"] == 7
+    assert rig.port.calls == [] and len(rig.service.store) == 0
