@@ -136,8 +136,9 @@ def _too_deep(text: str) -> bool:
     """Whether ``text`` nests deeper than ``MAX_DEPTH``, told on the text: a value that a later duplicate name
     discards never reaches the parsed message (and its walk), yet every other parser of the same text meets
     it (the SDK's re-read of a body gave up with a logged traceback). Only a text with more brackets than the
-    bound has its strings taken out and its brackets summed (C speed either way). Called on text that parsed:
-    escapes are well formed, and outside its strings all is ASCII."""
+    bound has its strings taken out and its brackets summed (C speed either way). Called on text that parsed
+    (escapes are well formed, and outside its strings all is ASCII), or that was refused for a name given
+    twice, which says it first (no name given twice is read now: the depth is still told on the text)."""
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return False
     escaped = text.encode("utf-8", "surrogatepass").replace(b"\\\\", b"").replace(b'\\"', b"")
