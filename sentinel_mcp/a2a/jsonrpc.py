@@ -51,11 +51,13 @@ M = TypeVar("M", bound=BaseModel)
 class RpcError(A2AError):
     """An error that becomes a JSON-RPC error object."""
 
-    def __init__(self, code: int, message: str, metadata: dict[str, Any] | None = None) -> None:
+    def __init__(self, code: int, message: str, metadata: dict[str, Any] | None = None,
+                 request_id: JsonId = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.metadata = metadata or {}
+        self.request_id = request_id  # a frame refused as it was read: its id, when that could be read once
 
     def to_error(self) -> dict[str, Any]:
         info = {
@@ -166,7 +168,13 @@ def decode_frame(raw: bytes | str) -> Any:
         wire_limits.check_echoed_text(body)
         return body
     except wire_limits.WireError as e:
-        raise RpcError(e.code, e.message) from None
+        raise RpcError(e.code, e.message, request_id=e.id) from None
+
+
+def answer_id(body: Any, error: RpcError) -> JsonId:
+    """The id an error answers: the body's, or, for a frame refused as it was read (no body), the id the
+    wire's reader could read once (a name given twice elsewhere in it)."""
+    return id_of(body) if body is not None else error.request_id
 
 
 def id_of(body: Any) -> JsonId:

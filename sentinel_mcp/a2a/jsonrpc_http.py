@@ -34,6 +34,7 @@ from sentinel_mcp.a2a.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     RpcError,
+    answer_id,
     decode_frame,
     error_frame,
     id_of,
@@ -207,7 +208,7 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
         except TooManyStreams as e:
             return JSONResponse(error_frame(id_of(body), e), status_code=429, headers=_HEADERS)
         except RpcError as e:
-            return JSONResponse(error_frame(id_of(body), e), headers=_HEADERS)
+            return JSONResponse(error_frame(answer_id(body, e), e), headers=_HEADERS)
         except ClientDisconnect:
             return Response(status_code=499)
         except Exception:  # never a traceback to the peer

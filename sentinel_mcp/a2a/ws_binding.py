@@ -40,9 +40,9 @@ from sentinel_mcp.a2a.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     RpcError,
+    answer_id,
     decode_frame,
     error_frame,
-    id_of,
     parse_request,
     result_frame,
 )
@@ -116,7 +116,7 @@ class Connection:
             body = decode_frame(raw)
             rpc = parse_request(body)
         except RpcError as e:
-            await self.send(error_frame(id_of(body), e))
+            await self.send(error_frame(answer_id(body, e), e))
             return
         await self.slots.acquire()
         task = asyncio.create_task(self._answer(rpc.method, rpc.params, rpc.id, rpc.is_notification))

@@ -1,11 +1,11 @@
 """Limits every incoming JSON-RPC message meets before anything reads it further, on every front.
 
 A message is refused (with a JSON-RPC error, never silence) when it is too large, not UTF-8, not JSON,
-holds too many values, nested too deep, carries an integer too long or a non-finite number, or is not a
-JSON-RPC 2.0 object with a valid id and method (an id or method with a lone surrogate is refused: it is
-echoed, and could not be encoded). Values may hold any text, lone surrogates included: they are data (the
-policy engine takes them as such). Tool arguments meet the same value limits in the gateway core, whatever
-front they came through.
+gives a name twice in one object (``repeated_keys``: readers differ on which counts), holds too many values,
+is nested too deep, carries an integer too long or a non-finite number, or is not a JSON-RPC 2.0 object with
+a valid id and method (an id or method with a lone surrogate is refused: it is echoed, and could not be
+encoded). Values may hold any text, lone surrogates included: they are data (the policy engine takes them as
+such). Tool arguments meet the same value limits in the gateway core, whatever front they came through.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from itertools import accumulate, repeat
 from typing import Any
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.core.repeated_keys import RepeatedKey, unique_object, where_repeated
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64  # of a whole message
@@ -70,7 +72,8 @@ def _constant(name: str) -> Any:
 
 
 # ``json.loads(text, parse_int=..., ...)`` builds this decoder (and its scanner) on every call: built once
-_DECODER = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant)
+_DECODER = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant,
+                            object_pairs_hook=unique_object)
 
 
 def loads(raw: bytes | str) -> Any:
@@ -87,7 +90,10 @@ def loads(raw: bytes | str) -> Any:
     try:
         if raw.startswith("\ufeff"):  # what json.loads says before decoding
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", raw, 0)
-        value = _DECODER.decode(raw)
+        try:
+            value = _DECODER.decode(raw)
+        except RepeatedKey:
+            raise _repeated(raw) from None
     except WireError:
         raise
     except RecursionError:  # the parser gave up before the end: we cannot tell it is JSON at all
@@ -101,6 +107,19 @@ def loads(raw: bytes | str) -> Any:
         raise WireError(INVALID_REQUEST, f"Invalid Request: {problem}",
                         valid_id(value.get("id")) if isinstance(value, dict) else None)
     return value
+
+
+def _repeated(text: str) -> WireError:
+    """The refusal of ``text``, which gives a name twice in one object (or a parse error: see
+    ``where_repeated``): invalid params inside ``params``, an invalid request elsewhere; the id answered
+    when it is given once and can be written back."""
+    if _too_deep(text):  # (before it is read again) a value nested past the bound: that is said first
+        return WireError(INVALID_REQUEST, f"Invalid Request: nested deeper than {MAX_DEPTH} levels")
+    key, in_params, rid = where_repeated(text, _DECODER)
+    said = f"the name {json.dumps(key[:40])} is given twice in one object (readers differ on which counts)"
+    if in_params:
+        return WireError(INVALID_PARAMS, f"Invalid params: {said}", valid_id(rid))
+    return WireError(INVALID_REQUEST, f"Invalid Request: {said}", valid_id(rid))
 
 
 def _too_many_values(text: str) -> bool:
@@ -117,8 +136,9 @@ def _too_deep(text: str) -> bool:
     """Whether ``text`` nests deeper than ``MAX_DEPTH``, told on the text: a value that a later duplicate name
     discards never reaches the parsed message (and its walk), yet every other parser of the same text meets
     it (the SDK's re-read of a body gave up with a logged traceback). Only a text with more brackets than the
-    bound has its strings taken out and its brackets summed (C speed either way). Called on text that parsed:
-    escapes are well formed, and outside its strings all is ASCII."""
+    bound has its strings taken out and its brackets summed (C speed either way). Called on text that parsed
+    (escapes are well formed, and outside its strings all is ASCII), or that was refused for a name given
+    twice, which says it first (no name given twice is read now: the depth is still told on the text)."""
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return False
     escaped = text.encode("utf-8", "surrogatepass").replace(b"\\\\", b"").replace(b'\\"', b"")
@@ -156,7 +176,7 @@ def walk_value(
     and the upstream cannot differ on it: a text or key holding a lone surrogate (no Unicode: one reader
     replaces it, another drops it, UTF-8 cannot carry it) and an integer an IEEE double cannot hold exactly
     (``2**53 + 1`` is ``2**53`` to JavaScript's ``JSON.parse``, and to every reader that parses numbers as
-    doubles)."""
+    doubles), and a text or key not in Unicode's composed form, NFC (``one_text``)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     seen = 0
     floats = nested = False
@@ -177,8 +197,9 @@ def walk_value(
                     return (_INEXACT, floats, nested)
                 continue
             elif one_reading and isinstance(v, str):
-                if not v.isascii() and not _encodable(v):
-                    return (_NOT_UNICODE, floats, nested)
+                problem = None if v.isascii() else one_text(v)
+                if problem is not None:
+                    return (problem, floats, nested)
                 continue
             else:
                 if isinstance(v, float):
@@ -192,8 +213,10 @@ def walk_value(
                 nested = True
             if one_reading:
                 for k in v:
-                    if not k.isascii() and type(k) is str and not _encodable(k):
-                        return (_NOT_UNICODE, floats, nested)
+                    if not k.isascii() and type(k) is str:
+                        problem = one_text(k)
+                        if problem is not None:
+                            return (problem, floats, nested)
         else:
             items = v
         seen += len(v)
@@ -207,8 +230,10 @@ def walk_value(
             ti = type(item)
             if ti is dict or ti is list or (ti is not str and item is not None and isinstance(item, _WALKED)):
                 stack.append((item, depth + 1))
-            elif one_reading and ti is str and not item.isascii() and not _encodable(item):
-                return (_NOT_UNICODE, floats, nested)
+            elif one_reading and ti is str and not item.isascii():
+                problem = one_text(item)
+                if problem is not None:
+                    return (problem, floats, nested)
             elif one_reading and ti is int and item.bit_length() > _EXACT_BITS:
                 stack.append((item, depth + 1))  # told on its own (above): exact as a double, or refused
     return (None, floats, nested)
@@ -218,6 +243,25 @@ _EXACT_BITS = 53  # every integer of at most 53 bits is exactly a double
 _INEXACT = ("an integer is past what a double holds exactly (2**53); a reader that parses numbers as doubles "
             "(JavaScript) would act on another number: send it as text")
 _NOT_UNICODE = "a text holds a lone surrogate (\\ud800-\\udfff alone), which is not Unicode"
+
+
+_NOT_NFC = ("a text is not in Unicode's composed form (NFC): it has a spelling that reads the same and "
+            "compares unequal (e + U+0301 for \u00e9); send it in NFC")
+
+
+def one_text(s: str) -> str | None:
+    """Why ``s`` (not ASCII: ASCII is its own NFC) is no one text to every reader, or None. A lone surrogate
+    is no Unicode. And a text not in NFC reads to a person as its canonical equivalent (``e`` + U+0301 is
+    ``\u00e9``, conjoining Hangul jamo are their syllable, the Kelvin sign is ``K``) while a rule's
+    comparison and an upstream that normalizes see two texts: refused, not normalized, so the tool runs on
+    the very text the guard judged, which is the one sent (compatibility forms such as ``\uff41`` or
+    ``\ufb01`` look otherwise and are NFC: kept; folding them is a rule's choice, as ``key_spellings`` does
+    for names)."""
+    if not _encodable(s):
+        return _NOT_UNICODE
+    if not unicodedata.is_normalized("NFC", s):
+        return _NOT_NFC
+    return None
 
 
 def _exact_double(n: int) -> bool:

@@ -150,8 +150,8 @@ def sdk_accepts(message: dict[str, Any], raw: bytes) -> bool:
     ``parse_message`` accepted: a request or notification (``jsonrpc`` "2.0", an integer or string id, a
     string method: what ``check_envelope`` holds) whose params are an object or absent, in a body with no
     ``\\u`` escape. Its parser then differs from Python's in nothing that matters here: the one text it
-    refuses and Python's takes is an escaped lone surrogate, duplicate keys resolve alike (the last wins), and
-    numbers past the wire limits were refused already. Anything else (a response, params of another type, any
+    refuses and Python's takes is an escaped lone surrogate (a name given twice, and numbers past the wire
+    limits, were refused already). Anything else (a response, params of another type, any
     escape) is still put to the SDK's parser (``tests/gateway/test_wire_parse_once.py``)."""
     return "method" in message and type(message.get("params", {})) is dict and b"\\u" not in raw
 

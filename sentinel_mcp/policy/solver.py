@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import argument_digest
 from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput
+from sentinel_mcp.core.repeated_keys import RepeatedKey, unique_object
 from sentinel_mcp.policy.fact_bounds import kept_facts
 from sentinel_mcp.policy.fact_store import learned
 from sentinel_mcp.policy.engine_thread import EngineError
@@ -78,16 +79,23 @@ class SolverResult(BaseModel):
     error: str | None = None
 
 
+# A text content's JSON, read as one value or not at all: the text itself goes on to the model and the client,
+# and a name given twice in it is the first value to many of their readers, the last to Python's
+_TEXT_JSON = json.JSONDecoder(object_pairs_hook=unique_object)
+
+
 def result_json(result: CallToolResult) -> Any:
-    """The JSON a binding extracts from: structured content, else the first text content parsed as JSON."""
+    """The JSON a binding extracts from: structured content, else the first text content parsed as JSON (a
+    text whose JSON gives a name twice in one object stays a text, as one that is no JSON does: no fact is
+    read from it)."""
     if result.structured_content is not None:
         return result.structured_content  # as the server sent it (non-object values sit under /result)
     for c in result.content:
         if isinstance(c, TextContent):
             try:
-                return json.loads(c.text)
-            except (ValueError, RecursionError):  # no JSON, or nested past the reader's depth: a text
-                return c.text
+                return _TEXT_JSON.decode(c.text)
+            except (ValueError, RecursionError, RepeatedKey):  # no JSON, nested past the reader, or two
+                return c.text  # readings: a text
     return None
 
 

@@ -199,13 +199,15 @@ async def test_a_signature_over_another_form_of_the_card_is_refused(form: int) -
 
 
 async def test_a_card_with_a_name_twice_is_refused() -> None:
+    """Refused by the wire's reader (its bounds come first: ``card_fetch``), or by the canonical form's own
+    check: either way the card is never read."""
     def served(port: int) -> bytes:
         text = json.dumps(sign(card_at(port), ALICE))
         return (text[:-1] + ', "description": "evil"}').encode()  # the signed one first, another after
 
-    with pytest.raises(PeerRejected, match="occurs twice"):
+    with pytest.raises(PeerRejected, match="twice"):
         await fetched(served, pinned())
-    with pytest.raises(PeerRejected, match="occurs twice"):
+    with pytest.raises(PeerRejected, match="twice"):
         await fetched(served, CardKeys({}))
 
 
@@ -216,7 +218,7 @@ async def test_a_protected_header_with_a_name_twice_is_refused() -> None:
         sig = raw_sign(ALICE, "ES256", f"{protected}.{b64(signed_form(card))}".encode())
         return {**card, "signatures": [{"protected": protected, "signature": b64(sig)}]}
 
-    with pytest.raises(PeerRejected, match="occurs twice"):
+    with pytest.raises(PeerRejected, match="twice"):
         await fetched(served, pinned())
 
 

@@ -1,6 +1,7 @@
 """A raw stdio upstream whose read answers JSON nested as deep as asked, written as text (no encoder's depth
 limit on this side): ``deep_structured(depth)`` as its structured content (and that text as its text),
-``deep_text(depth)`` as a text content only, ``shallow(id)`` a plain answer (the gateway still answers).
+``deep_text(depth)`` as a text content only, ``shallow(id)`` a plain answer (the gateway still answers),
+``twice(id)`` a text content whose JSON gives ``owner`` twice (u1, then u2).
 
 python deep_result_upstream.py
 """
@@ -23,6 +24,8 @@ TOOLS = [
     {"name": "deep_text", "inputSchema": DEPTH, "annotations": RO},
     {"name": "shallow", "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}},
                                         "required": ["id"]}, "annotations": RO},
+    {"name": "twice", "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}},
+                                      "required": ["id"]}, "annotations": RO},
 ]
 
 
@@ -49,6 +52,9 @@ def answer(method: str, params: dict, rid: object) -> dict | None:
     if name == "shallow":
         text = json.dumps({"owner": "u1", "id": args.get("id")})
         return {"content": [{"type": "text", "text": text}], "structuredContent": json.loads(text)}
+    if name == "twice":
+        text = '{"owner":"u1","id":' + json.dumps(args.get("id")) + ',"owner":"u2"}'
+        return {"content": [{"type": "text", "text": text}]}
     doc = nested(int(args["depth"]))
     content = '{"content":[{"type":"text","text":' + json.dumps(doc) + "}]"
     write(rid, content + (',"structuredContent":' + doc if name == "deep_structured" else "") + "}")

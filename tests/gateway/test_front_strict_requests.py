@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import http.client
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -70,8 +71,10 @@ def session_id(port: int) -> str:
 
 
 def send(port: int, path: str, text: str, content_type: str | None = "application/json",
-            meta: dict[str, Any] | None = None, **extra: str) -> tuple[int, dict[str, str], Any]:
-    """``tb__echo`` of ``text`` on ``path``, with ``content_type`` (None: no such header)."""
+            meta: dict[str, Any] | None = None, edit: Callable[[bytes], bytes] | None = None,
+            **extra: str) -> tuple[int, dict[str, str], Any]:
+    """``tb__echo`` of ``text`` on ``path``, with ``content_type`` (None: no such header); ``edit`` rewrites
+    the body's bytes (a spelling ``json.dumps`` would not write)."""
     via_sdk = path.endswith("sdk")
     if path.startswith("session"):
         params: dict[str, Any] = {"name": "tb__echo", "arguments": {"text": text}}
@@ -88,7 +91,8 @@ def send(port: int, path: str, text: str, content_type: str | None = "applicatio
     headers += list(extra.items())
     if content_type is not None:
         headers.append(("Content-Type", content_type))
-    status, head, raw = exchange(port, json.dumps(body).encode(), headers)
+    written = json.dumps(body).encode()
+    status, head, raw = exchange(port, edit(written) if edit else written, headers)
     return status, head, answer_of(raw) if raw else None
 
 

@@ -1,7 +1,10 @@
 """The value a guard proves on and the bytes forwarded are one value, whatever the client's spelling: the
 literal bytes of a raw 2026-07-28 POST (the rulebase freezes account 13, ``guard_probe.py``), and the SDK's
-client in both eras. A duplicate key is read once (the last, for the guard and the upstream alike: one key is
-forwarded); a text holding a lone surrogate (not Unicode: one reader drops it, UTF-8 cannot carry it, the
+client in both eras. A name given twice in one object is refused at the wire (Python keeps the last, Go's
+``encoding/json``, loggers and stream parsers the first: the guard and a reader behind it could act on two
+values); a text or name not in Unicode's composed form (NFC) is refused before the guard (``e`` + U+0301 reads
+as ``é`` to a person, yet compares unequal to the rule's ``é`` and is ``é`` to an upstream that normalizes);
+a text holding a lone surrogate (not Unicode: one reader drops it, UTF-8 cannot carry it, the
 forward failed with an internal error after the guard had allowed it) and an integer a double cannot hold
 exactly (``2**53 + 1``: JavaScript's ``JSON.parse`` reads ``2**53``) are refused before the guard; a NUL is
 kept, and the guard reads the whole text."""
@@ -30,8 +33,8 @@ META = json.dumps({PROTOCOL_VERSION_META_KEY: MODERN, CLIENT_INFO_META_KEY: {"na
                    CLIENT_CAPABILITIES_META_KEY: {}})
 # (the arguments as written on the wire, whether they run, the arguments the upstream gets)
 SPELLINGS: list[tuple[str, bool, dict[str, Any] | None]] = [
-    ('{"account":12,"account":13,"amount":5}', False, None),  # the guard reads the last: 13
-    ('{"account":13,"account":12,"amount":5}', True, {"account": 12, "amount": 5, "note": ""}),
+    ('{"account":12,"account":13,"amount":5}', False, None),  # Python reads 13, Go's encoding/json 12
+    ('{"account":13,"account":12,"amount":5}', False, None),  # Python reads 12, a first-wins reader 13
     ('{"account":12,"amount":5,"amount":500}', False, None),
     ('{"account":9007199254740993,"amount":5}', False, None),
     ('{"account":-9007199254740993,"amount":5}', False, None),
@@ -43,6 +46,21 @@ SPELLINGS: list[tuple[str, bool, dict[str, Any] | None]] = [
      {"account": 12, "amount": 5, "note": "\U0001f600"}),
     ('{"account":-0,"amount":5}', True, {"account": 0, "amount": 5, "note": ""}),
     ('{"account":-0.0,"amount":5}', True, {"account": 0, "amount": 5, "note": ""}),
+    *[('{"account":12,"amount":5,"note":"' + text + '"}', ok, {"account": 12, "amount": 5, "note": seen})
+      for text, ok, seen in [
+          ("caf\\u00e9", True, "caf\u00e9"), ("caf\u00e9", True, "caf\u00e9"),  # NFC, escaped or not
+          ("cafe\\u0301", False, None), ("cafe\u0301", False, None),  # combining mark: NFD
+          ("\\u1100\\u1161", False, None), ("\\uac00", True, "\uac00"),  # Hangul jamo; its syllable
+          ("\\u212a", False, None), ("\\u2126", False, None),  # Kelvin, Ohm: singletons NFC replaces
+          ("c\\u0301\\u0327", False, None), ("c\\u0327\\u0301", False, None),  # marks, either order
+          ("\\u1e09", True, "\u1e09"),  # the composed letter of both (NFC)
+          ("\\uff43\\uff41\\uff46\\u00e9", True, "\uff43\uff41\uff46\u00e9"),  # fullwidth: a visible form
+          ("\\ufb01", True, "\ufb01"),  # a ligature: NFC keeps it (NFKC's fold is the rule's to ask for)
+          ("ca\\u200bfe", True, "ca\u200bfe"),  # a zero-width space: the same text to both readers
+      ]],
+    ('{"account":12,"amount":5,"note":"x","cafe\\u0301":1}', False, None),  # a name not in NFC
+    ('{"account":12,"amount":5,"no\\u200bte":"x"}', False, None),  # a look-alike of a declared name
+    ('{"account":12,"amount":5,"n\\u043ete":"x"}', False, None),  # Cyrillic o: another undeclared name
     ('{"account":12,"amount":NaN}', False, None),
     ('{"account":12,"amount":Infinity}', False, None),
     ('{"account":"12","amount":5}', False, None),
@@ -79,7 +97,8 @@ async def test_lone_surrogates_and_inexact_integers_are_refused_through_the_clie
     async with running_gateway(config) as rt, Client(rt.front.server, mode=mode) as c:
         for args in ({"account": 12, "amount": 5, "note": "a\ud800"},
                      {"account": 12, "amount": 5, "note": "\udc00"},
-                     {"account": 2**53 + 1, "amount": 5}, {"account": 12, "amount": 10**30 + 1}):
+                     {"account": 2**53 + 1, "amount": 5}, {"account": 12, "amount": 10**30 + 1},
+                     {"account": 12, "amount": 5, "note": "cafe\u0301"}):
             r = await c.call_tool("bank__transfer", args)
             assert r.is_error, (args, r.content[0].text)
             assert "Internal" not in r.content[0].text

@@ -1,9 +1,10 @@
 """Spellings a hostile client tries on the wire that held (regression tests, each able to fail): another
-spelling of a tool's name reaches no tool; a key or a params member sent twice is decided on as it is
-forwarded (the last one, for both); a ``tools/call`` as a notification, in a batch, with params as an array,
-with an id that is not a string or an integer, or with Sentinel's own ``_meta`` keys forged runs nothing the
-guard did not allow. Raw JSON-RPC POSTs to the real gateway over HTTP (2026-07-28), and the mcp client for
-names no header can carry."""
+spelling of a tool's name reaches no tool; a key or a params member sent twice is refused (once decided on
+as it was forwarded, the last one for both, while a reader keeping the first read another); a ``tools/call``
+as a notification, in a batch, with params as an array, with an id that is not a string or an integer, or
+with Sentinel's own ``_meta`` keys forged runs nothing the guard did not allow. Raw JSON-RPC POSTs to the
+real gateway over HTTP (2026-07-28), and the mcp client for names no header can carry.
+"""
 
 from __future__ import annotations
 
@@ -91,19 +92,21 @@ async def test_another_spelling_of_a_tools_name_reaches_no_tool(tmp_path: Path, 
     ],
     ids=["key", "escaped-key"],
 )
-async def test_a_key_sent_twice_is_decided_as_it_is_forwarded(served: Any, body: str) -> None:
-    """The last of two equal keys counts for the guard and the upstream alike: 13, frozen, is refused."""
+async def test_a_key_sent_twice_is_refused_at_the_wire(served: Any, body: str) -> None:
+    """Two equal keys are refused before the guard (invalid params, the request's id): the guard read the
+    last (13, frozen, refused), a reader keeping the first (12) would have acted on another account."""
     tmp, url = served
     before = len(reached(tmp))
     r = await _post(url, body)
-    assert r.json()["result"]["isError"] is True, r.text
+    error = r.json()["error"]
+    assert error["code"] == -32602 and "twice" in error["message"] and r.json()["id"] == 1, r.text
     assert len(reached(tmp)) == before
 
 
 @pytest.mark.parametrize(
     "body",
     [
-        # the last of two members counts: the frozen account, whichever member came first
+        # two members of one name: refused, whichever member came first
         _call('{"account":12,"amount":5},"arguments":' + FROZEN),
         '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bank__transfer","arguments":{"account":12,'
         '"amount":5},"_meta":%s},"params":{"name":"bank__transfer","arguments":%s,"_meta":%s}}'

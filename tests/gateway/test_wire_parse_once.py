@@ -92,8 +92,10 @@ def test_params_not_an_object_never_reach_the_sdk(raw: bytes) -> None:
 
 def test_the_parser_built_once_reads_as_json_loads_did() -> None:
     """``wire_limits.loads`` keeps its decoder (json.loads built one per call): every body of the corpus gives
-    the same value, or the same parse error text, as ``json.loads`` with the same hooks."""
+    the same value, or the same parse error text, as ``json.loads`` with the same hooks (a body that gives a
+    name twice in one object is refused as such)."""
     from sentinel_mcp.core import wire_limits
+    from sentinel_mcp.core.repeated_keys import RepeatedKey, unique_object
 
     extra = [b"\xef\xbb\xbf{}", b" \xef\xbb\xbf{}", b"", b'{"a":1} x', b'"\\x"', b"[" * 5000 + b"]" * 5000]
     for raw in [*bodies(), *extra]:
@@ -103,7 +105,10 @@ def test_the_parser_built_once_reads_as_json_loads_did() -> None:
             continue
         try:
             expected: object = json.loads(text, parse_int=wire_limits._int, parse_float=wire_limits._float,
-                                          parse_constant=wire_limits._constant)
+                                          parse_constant=wire_limits._constant,
+                                          object_pairs_hook=unique_object)
+        except RepeatedKey:
+            expected = "twice"
         except WireError as e:
             expected = ("error", e.message)
         except RecursionError:
@@ -115,6 +120,9 @@ def test_the_parser_built_once_reads_as_json_loads_did() -> None:
         except WireError as e:
             got = ("error", e.message)
         if isinstance(got, tuple) and "nested deeper" in str(got[1]) or "deeper" in str(expected):
+            continue
+        if expected == "twice":
+            assert isinstance(got, tuple) and "given twice" in got[1], raw[:80]
             continue
         if not isinstance(expected, tuple) and wire_limits.value_problem(expected, wire_limits.MAX_DEPTH):
             continue  # parsed alike, then refused by the value limits
