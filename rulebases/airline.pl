@@ -96,7 +96,7 @@ binding(onestop_flight(O, D, Date, F1, D1, M, F2, D2),
 askable(cancel_reason(R, W), "Why do you want to cancel reservation ~w?",
         choice([change_of_plan - "My plans changed", airline_cancelled - "The airline cancelled a flight",
                 health - "Health reasons", weather - "Bad weather", other - "Another reason"]),
-        [from([user, agent]), unknown(as(other))]).
+        [from([user]), unknown(as(other))]).   % the user's reason: it decides whether they may cancel
 askable(compensation_reservation(U, R), "Which of your reservations is this about?",
         choice_of(R, Label, ( user_reservation(U, R), reservation_label(R, Label) )),
         [from([user, agent]),
