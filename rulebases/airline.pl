@@ -23,11 +23,13 @@ askable(current_user(U), "What is your user id?", text,
 % (fresh_for_writes): another conversation of the user may have spent the gift card or cancelled the
 % reservation since this one read it, and a booking takes seats that the search read before it still shows.
 % So is a flight's status, which the airline changes by itself: a flight read "available" a minute ago may be
-% in the air now, and a cancel or change decided on the old read would refund a flown flight.
+% in the air now, and a cancel or change decided on the old read would refund a flown flight. So are the user's
+% membership (the free bags) and the search's flights and prices (what a write charges): each read shares its
+% call with one already read again, so it costs no call, and no guard's order of goals keeps a stale one.
 % required: a result without the field (missing, renamed, null) leaves the fact unknown and the look-up
 % failed, never "looked up, nothing there" (docs/rulebase-language.md)
 binding(user_membership(U, M), tool('airline__get_user_details', [user_id = U]),
-        extract([M = '/membership']), [ttl(300), required]).
+        extract([M = '/membership']), [ttl(300), required, fresh_for_writes]).
 binding(user_payment(U, Id, Source), tool('airline__get_user_details', [user_id = U]),
         extract([Id = key('/payment_methods/*'), Source = '/payment_methods/*/source']), [ttl(300), fresh_for_writes]).
 binding(user_payment_balance(U, Id, Amount), tool('airline__get_user_details', [user_id = U]),
@@ -78,11 +80,11 @@ binding(airport_city(Code, City), tool('airline__list_all_airports', []),
 binding(flight_status(F, Date, S), tool('airline__get_flight_status', [flight_number = F, date = Date]),
         extract([S = '/result']), [ttl(60), required, fresh_for_writes]).
 binding(direct_flight(O, D, Date, F), tool('airline__search_direct_flight', [origin = O, destination = D, date = Date]),
-        extract([F = '/result/*/flight_number']), [ttl(60)]).
+        extract([F = '/result/*/flight_number']), [ttl(60), fresh_for_writes]).
 binding(direct_flight_price(O, D, Date, F, Cabin, Price),
         tool('airline__search_direct_flight', [origin = O, destination = D, date = Date]),
         extract([F = '/result/*/flight_number', Cabin = key('/result/*/prices/*'), Price = '/result/*/prices/*']),
-        [ttl(60)]).
+        [ttl(60), fresh_for_writes]).
 binding(direct_flight_seats(O, D, Date, F, Cabin, Seats),
         tool('airline__search_direct_flight', [origin = O, destination = D, date = Date]),
         extract([F = '/result/*/flight_number', Cabin = key('/result/*/available_seats/*'),
@@ -90,7 +92,7 @@ binding(direct_flight_seats(O, D, Date, F, Cabin, Seats),
 binding(onestop_flight(O, D, Date, F1, D1, M, F2, D2),
         tool('airline__search_onestop_flight', [origin = O, destination = D, date = Date]),
         extract([F1 = '/result/*/0/flight_number', D1 = '/result/*/0/date', M = '/result/*/0/destination',
-                 F2 = '/result/*/1/flight_number', D2 = '/result/*/1/date']), [ttl(60)]).
+                 F2 = '/result/*/1/flight_number', D2 = '/result/*/1/date']), [ttl(60), fresh_for_writes]).
 
 % ---------------------------------------------------------------- askables (only the user can say)
 askable(cancel_reason(R, W), "Why do you want to cancel reservation ~w?",
