@@ -212,15 +212,9 @@ booked_within_24h(R) :-
     reservation_created(R, T), airline_time(T), current_time(Now), airline_time(Now),
     iso_hours_between(T, Now, H), H >= 0, H =< 24.
 
-% YYYY-MM-DDTHH:MM:SS in ASCII digits (models.py: "Timestamp when reservation was created, YYYY-MM-DDTHH:MM:SS"),
-% a real calendar day and time of day.
-airline_time(T) :-
-    atom(T), atom_codes(T, [Y1, Y2, Y3, Y4, 0'-, M1, M2, 0'-, D1, D2, 0'T, H1, H2, 0':, I1, I2, 0':, S1, S2]),
-    ascii_digits([Y1, Y2, Y3, Y4, M1, M2, D1, D2, H1, H2, I1, I2, S1, S2]),
-    number_codes(Y, [Y1, Y2, Y3, Y4]), number_codes(M, [M1, M2]), number_codes(D, [D1, D2]),
-    number_codes(Hour, [H1, H2]), number_codes(Min, [I1, I2]), number_codes(Sec, [S1, S2]),
-    Y >= 1, between(1, 12, M), month_days(Y, M, Days), between(1, Days, D),
-    Hour =< 23, Min =< 59, Sec =< 59.
+% YYYY-MM-DDTHH:MM:SS (models.py: "Timestamp when reservation was created, YYYY-MM-DDTHH:MM:SS"), a real
+% calendar day and time of day in ASCII digits (sentinel_rt's calendar_time/1)
+airline_time(T) :- calendar_time(T).
 
 covered_by_insurance(health).
 covered_by_insurance(weather).
@@ -271,24 +265,10 @@ passenger_details_ok(Ps) :-
 % of what a name is made of, never a list of words it may not say.
 name_text(X) :- person_name(X).
 
-% A date of birth is a calendar day written YYYY-MM-DD in ASCII digits, not after today: ten characters of
-% anything passed before ('1990-02-30', '2099-01-01', full-width digits). Dates of one format compare as
-% atoms in calendar order.
-birth_date(B) :-
-    atom(B), atom_codes(B, [Y1, Y2, Y3, Y4, 0'-, M1, M2, 0'-, D1, D2]),
-    ascii_digits([Y1, Y2, Y3, Y4, M1, M2, D1, D2]),
-    number_codes(Y, [Y1, Y2, Y3, Y4]), number_codes(M, [M1, M2]), number_codes(D, [D1, D2]),
-    Y >= 1, between(1, 12, M), month_days(Y, M, Days), between(1, Days, D),
-    today(T), B @=< T.
+% A date of birth is a calendar day written YYYY-MM-DD in ASCII digits (sentinel_rt's calendar_date/1), not
+% after today: ten characters of anything passed before ('1990-02-30', '2099-01-01', full-width digits).
+birth_date(B) :- calendar_date(B), today(T), B @=< T.
 cites(birth_date/1, policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')).
-
-ascii_digits([]).
-ascii_digits([C|Cs]) :- between(0'0, 0'9, C), ascii_digits(Cs).
-
-month_days(Y, 2, D) :- !, ( leap_year(Y) -> D = 29 ; D = 28 ).
-month_days(_, M, 30) :- memberchk(M, [4, 6, 9, 11]), !.
-month_days(_, _, 31).
-leap_year(Y) :- Y mod 4 =:= 0, ( Y mod 100 =\= 0 -> true ; Y mod 400 =:= 0 ).
 
 payment_in_profile(U, P) :- user_payment(U, P, _).
 payment_source(U, P, S) :- user_payment(U, P, S).
