@@ -332,6 +332,12 @@ same_flights(R, Flights) :-
     findall(F-D, ( member(S, Flights), segment(S, F, D) ), New0), msort(New0, New),
     Old == New.
 
+% What a flight change changes, on its legs as the airline's records name them (route_ok/6 found each among
+% the reservation's flights or a search's), never on the client's spelling: the cabin, or a flight held or new.
+flights_changed(R, C, _) :- memberchk(C, [basic_economy, economy, business]), reservation_cabin(R, C0), C0 \== C.
+flights_changed(R, _, Legs) :- reservation_leg(R, F, Date, _, _), \+ memberchk(leg(F, Date, _, _), Legs).
+flights_changed(R, _, Legs) :- member(leg(F, Date, _, _), Legs), \+ reservation_leg(R, F, Date, _, _).
+
 flight_not_flown(S) :- segment(S, F, Date), leg_not_flown(F, Date).
 flight_available(S) :- segment(S, F, Date), flight_status(F, Date, available).
 
@@ -399,6 +405,12 @@ guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, fli
         require(( reservation_route(R, O, D, T), route_ok(R, O, D, T, Fs, Legs) ),
                 'the flights must keep the origin, destination and trip type of the reservation, each available on its date',
                 policy_ref(airline, 'without changing the origin, destination, and trip type')),
+        % the flights and cabin held already: no change, and none a certificate for a delay may follow
+        (   is_list(Legs)
+        ->  require(flights_changed(R, C, Legs), 'the change changes nothing: these are the flights and the cabin the reservation holds',
+                    policy_ref(airline, 'after confirming the facts and changing or cancelling the reservation'))
+        ;   true
+        ),
         (   reservation_cabin(R, C)
         ->  true
         ;   require(no_flight_flown(R), 'the cabin cannot be changed once a flight has been flown',
