@@ -23,9 +23,8 @@ askable(current_user(U), "What is your user id?", text,
 % (fresh_for_writes): another conversation of the user may have spent the gift card or cancelled the
 % reservation since this one read it, and a booking takes seats that the search read before it still shows.
 % So is a flight's status, which the airline changes by itself: a flight read "available" a minute ago may be
-% in the air now, and a cancel or change decided on the old read would refund a flown flight. So are the user's
-% membership (the free bags) and the search's flights and prices (what a write charges): each read shares its
-% call with one already read again, so it costs no call, and no guard's order of goals keeps a stale one.
+% in the air now, and a cancel or change decided on the old read would refund a flown flight. So are the free
+% bags' membership and the searches' flights and prices (what a write charges), at no call more (shared calls).
 % required: a result without the field (missing, renamed, null) leaves the fact unknown and the look-up
 % failed, never "looked up, nothing there" (docs/rulebase-language.md)
 binding(user_membership(U, M), tool('airline__get_user_details', [user_id = U]),
@@ -193,10 +192,7 @@ reservation_active(R) :- \+ reservation_status(R, _).
 
 % Statuses are checked against the ones known to mean "not flown yet" (an allow list; flying and landed are
 % flown): a status this policy does not know ('Flying', a list, a renamed value) counts as flown.
-not_flown_status(available).
-not_flown_status(delayed).
-not_flown_status(cancelled).
-not_flown_status('on time').
+not_flown_status(S) :- memberchk(S, [available, delayed, cancelled, 'on time']).
 % the cabins whose flights may be changed (an allow list: a cabin this policy does not know may not)
 flights_changeable_cabin(R) :- reservation_cabin(R, C), memberchk(C, [economy, business]).
 leg_not_flown(F, Date) :- flight_status(F, Date, S), atom(S), not_flown_status(S).
@@ -216,8 +212,7 @@ booked_within_24h(R) :-
 % calendar day and time of day in ASCII digits (sentinel_rt's calendar_time/1)
 airline_time(T) :- calendar_time(T).
 
-covered_by_insurance(health).
-covered_by_insurance(weather).
+covered_by_insurance(W) :- memberchk(W, [health, weather]).
 
 cancellable(R, _) :- booked_within_24h(R).
 cancellable(R, _) :- airline_cancelled_flight(R).
@@ -229,15 +224,10 @@ passenger_count(R, N) :- aggregate_all(count, reservation_passenger(R, _, _, _, 
 bag_fee(50).
 insurance_fee(30).
 
-free_bags_per_passenger(regular, basic_economy, 0).
-free_bags_per_passenger(regular, economy, 1).
-free_bags_per_passenger(regular, business, 2).
-free_bags_per_passenger(silver, basic_economy, 1).
-free_bags_per_passenger(silver, economy, 2).
-free_bags_per_passenger(silver, business, 3).
-free_bags_per_passenger(gold, basic_economy, 2).
-free_bags_per_passenger(gold, economy, 3).
-free_bags_per_passenger(gold, business, 4).
+% policy.md's table: a regular member's passengers have 0, 1 and 2 free bags in basic economy, economy and
+% business; a silver member's one more in each cabin, a gold member's two more
+free_bags_per_passenger(M, C, N) :-
+    nth0(I, [regular, silver, gold], M), nth0(J, [basic_economy, economy, business], C), N is I + J.
 
 free_bags(U, Cabin, Passengers, Free) :-
     user_membership(U, M), free_bags_per_passenger(M, Cabin, Per), Free is Per * Passengers.
@@ -271,12 +261,11 @@ birth_date(B) :- calendar_date(B), today(T), B @=< T.
 cites(birth_date/1, policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')).
 
 payment_in_profile(U, P) :- user_payment(U, P, _).
-payment_source(U, P, S) :- user_payment(U, P, S).
-card_payment(U, P) :- payment_source(U, P, S), memberchk(S, [credit_card, gift_card]).
+card_payment(U, P) :- user_payment(U, P, S), memberchk(S, [credit_card, gift_card]).
 
 % A gift card pays at most its balance (a credit card has no balance here).
 covers(U, P, Amount) :-
-    (   payment_source(U, P, gift_card) -> user_payment_balance(U, P, B), Amount =< B ; true ).
+    (   user_payment(U, P, gift_card) -> user_payment_balance(U, P, B), Amount =< B ; true ).
 
 % Every payment an object naming a method once, with a positive amount in whole dollars (the tool's schema says
 % integer: fractions that add up to the price are no payment of it): a method listed twice would pass each
@@ -298,13 +287,13 @@ payment_counts_ok(U, Payments) :-
     count_source(U, Payments, gift_card, G), G =< 3.
 payment_balances_ok(U, Payments) :-
     forall(( member(json(P), Payments), memberchk(payment_id = Id, P), memberchk(amount = A, P),
-             payment_source(U, Id, S), memberchk(S, [gift_card, certificate]) ),
+             user_payment(U, Id, S), memberchk(S, [gift_card, certificate]) ),
            ( user_payment_balance(U, Id, Balance), A =< Balance )).
 payments_total(Payments, Sum) :-
     aggregate_all(sum(A), ( member(json(P), Payments), memberchk(amount = A, P), number(A) ), Sum).
 
 count_source(U, Payments, Source, N) :-
-    aggregate_all(count, ( member(json(P), Payments), memberchk(payment_id = Id, P), payment_source(U, Id, Source) ), N).
+    aggregate_all(count, ( member(json(P), Payments), memberchk(payment_id = Id, P), user_payment(U, Id, Source) ), N).
 
 % A leg from O to D: a leg the reservation already has (kept), or a direct flight the search finds.
 leg(R, S, O, D, leg(F, Date, O, D)) :-
@@ -332,8 +321,8 @@ same_flights(R, Flights) :-
     findall(F-D, ( member(S, Flights), segment(S, F, D) ), New0), msort(New0, New),
     Old == New.
 
-% What a flight change changes, on its legs as the airline's records name them (route_ok/6 found each among
-% the reservation's flights or a search's), never on the client's spelling: the cabin, or a flight held or new.
+% What a flight change changes (a no-op is none a delay certificate may follow): the cabin, or a flight held or
+% new, on the legs as the airline's records name them (route_ok/6 found each there), never the client's spelling.
 flights_changed(R, C, _) :- memberchk(C, [basic_economy, economy, business]), reservation_cabin(R, C0), C0 \== C.
 flights_changed(R, _, Legs) :- reservation_leg(R, F, Date, _, _), \+ memberchk(leg(F, Date, _, _), Legs).
 flights_changed(R, _, Legs) :- member(leg(F, Date, _, _), Legs), \+ reservation_leg(R, F, Date, _, _).
@@ -351,7 +340,6 @@ legs_price(R, C, Legs, Passengers, Total) :-
     is_list(Legs),
     findall(P, ( member(L, Legs), leg_price(R, C, L, P) ), Ps), length(Ps, N), length(Legs, N),
     sum_list(Ps, Sum), Total is Sum * Passengers.
-seats_ok(C, Passengers, Legs) :- seats_ok(none, C, Passengers, Legs).
 % a flight the reservation keeps in its cabin keeps its passengers' seats (the airline checks seats of new flights
 % only): a kept flight full now does not stop changing another one
 seats_ok(R, C, Passengers, Legs) :-
@@ -405,12 +393,8 @@ guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, fli
         require(( reservation_route(R, O, D, T), route_ok(R, O, D, T, Fs, Legs) ),
                 'the flights must keep the origin, destination and trip type of the reservation, each available on its date',
                 policy_ref(airline, 'without changing the origin, destination, and trip type')),
-        % the flights and cabin held already: no change, and none a certificate for a delay may follow
-        (   is_list(Legs)
-        ->  require(flights_changed(R, C, Legs), 'the change changes nothing: these are the flights and the cabin the reservation holds',
-                    policy_ref(airline, 'after confirming the facts and changing or cancelling the reservation'))
-        ;   true
-        ),
+        require(( var(Legs) ; flights_changed(R, C, Legs) ), 'the change changes nothing: these are the flights and the cabin the reservation holds',
+                policy_ref(airline, 'after confirming the facts and changing or cancelling the reservation')),
         (   reservation_cabin(R, C)
         ->  true
         ;   require(no_flight_flown(R), 'the cabin cannot be changed once a flight has been flown',
@@ -496,7 +480,7 @@ guard('airline__book_reservation',
         (   is_list(Fs), forall(member(S, Fs), flight_available(S))
         ->  require(route_ok(none, O, D, T, Fs, Legs), 'the flights must go from the origin to the destination (and back for a round trip)',
                     policy_ref(airline, 'The agent should then ask for the trip type, origin, destination.')),
-            require(seats_ok(C, PN, Legs), 'a flight has not enough seats left in the cabin for every passenger',
+            require(seats_ok(none, C, PN, Legs), 'a flight has not enough seats left in the cabin for every passenger',
                     policy_ref(airline, 'All passengers must fly the same flights in the same cabin.'))
         ;   true
         ),
