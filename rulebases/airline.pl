@@ -248,6 +248,14 @@ passenger_details_ok(Ps) :-
     forall(member(P, Ps), ( P = json(L), memberchk(first_name = F, L), memberchk(last_name = N, L), memberchk(dob = B, L),
                             name_text(F), name_text(N), birth_date(B) )).
 
+% Each passenger a different person (a date of birth and a name, in any case, accents or separators:
+% person_name_key/2): one person listed twice paid two seats for one traveller, and a reservation of two was
+% "modified" to one person twice, the number of people changed while the list's length did not.
+distinct_passengers(Ps) :-
+    findall(K-B, ( member(json(L), Ps), memberchk(first_name = F, L), memberchk(last_name = N, L),
+                   memberchk(dob = B, L), atomic_list_concat([F, N], ' ', FN), person_name_key(FN, K) ), Keys),
+    sort(Keys, Distinct), length(Keys, Len), length(Distinct, Len).
+
 % A name is a person's name as sentinel_rt's person_name/1 reads it (policy/prolog/person_names.pl): letters of
 % any script with their marks, and blanks, hyphens, apostrophes, periods or middle dots between them, at most 80
 % characters. A confirmation shows the names among its items, and a name of any text wrote items of the agent's
@@ -452,6 +460,8 @@ guard('airline__update_reservation_passengers', [reservation_id = R, passengers 
                 policy_ref(airline, 'The user can modify passengers but cannot modify the number of passengers')),
         require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name (letters of any script with their marks, and blanks, hyphens, apostrophes, periods or middle dots between them, a zero-width joiner only between two letters of a script written with one; at most 80 characters) and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
                 policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
+        require(distinct_passengers(Ps), 'each passenger is a different person: no one is listed twice, in any spelling of their name',
+                policy_ref(airline, 'The user can modify passengers but cannot modify the number of passengers')),
         reservation_label(R, RL), passengers_text(Ps, PT),
         confirmed_items('Update the passengers of this reservation?', ['Reservation' = RL, 'Passengers' = PT]) )).
 
@@ -465,6 +475,8 @@ guard('airline__book_reservation',
                 policy_ref(airline, 'Each reservation can have at most five passengers.')),
         require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name (letters of any script with their marks, and blanks, hyphens, apostrophes, periods or middle dots between them, a zero-width joiner only between two letters of a script written with one; at most 80 characters) and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
                 policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
+        require(distinct_passengers(Ps), 'each passenger is a different person: no one is listed twice, in any spelling of their name',
+                policy_ref(airline, 'Each reservation can have at most five passengers.')),
         require(payments_well_formed(Pay), 'each payment names a different payment method and pays a positive amount',
                 policy_ref(airline, 'All payment methods must already be in user profile for safety reasons.')),
         require(( is_list(Pay), payments_in_profile(U, Pay) ), 'every payment method must already be in the user profile',
