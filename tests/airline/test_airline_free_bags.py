@@ -1,13 +1,13 @@
 """'Checked bag allowance' (airline policy.md): 0, 1 and 2 free checked bags per basic economy, economy and
 business passenger of a regular member, one more in each cabin for a silver member, two more for a gold
-member; 'Each extra baggage is 50 dollars.' Every cell of that table, at its edge: bags up to the allowance are
-added free, and one bag more must be paid, through the airline's own records (its membership and cabin read
-again for the write: test_airline_write_facts_fresh). Negative, fractional, textual and other non-integer
+member; 'Each extra baggage is 50 dollars.' Every cell of that table, at its edge: bags up to the allowance
+are added free, and one bag more must be paid, through the airline's own records (its membership and cabin
+read again for the write: test_airline_write_facts_fresh). Negative, fractional, textual and other non-integer
 counts are test_airline_policy_attacks' (test_bag_updates_that_break_the_policy_are_denied and neighbours).
 
 The airline server in this process (permissive: its writes check nothing), its records changed between
-decisions; real SWI-Prolog and SQLite behind a PolicyGuard, decisions only. HKEG34: mia_li_3668, one passenger,
-no bags."""
+decisions; real SWI-Prolog and SQLite behind a PolicyGuard, decisions only. HKEG34: mia_li_3668, one
+passenger, no bags."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ async def test_every_cell_of_the_allowance(tmp_path: Path) -> None:
     async with Client(create_server(db, permissive=True), mode="auto") as client:
         port = ClientPort(client, prefix="airline")
         await port.refresh()
-        guard = await make_guard(port, tmp_path / "facts.db", files=[AIRLINE_PL], seeds={"current_user": USER})
+        guard = await make_guard(port, tmp_path / "facts.db", files=[AIRLINE_PL],
+                                 seeds={"current_user": USER})
         try:
             air = Airline(port, guard)
             for (membership, cabin), free in ALLOWANCE.items():

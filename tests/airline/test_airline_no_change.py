@@ -9,9 +9,10 @@ airline's own records name them (the route the guard found), never on the client
 spelt another way the airline still finds (case, key order) is no way past it.
 
 Through the real gateway, over the permissive airline server (its writes check nothing) in a subprocess, real
-SWI-Prolog and SQLite; a user who says yes to everything. LWTEDF: liam_ito_4473 (silver), economy, LGA-PHX on
-HAT002 2024-05-15 (delayed), one passenger. SCVMEC: noah_garcia_4365, basic economy, ORD-DTW and back on
-HAT020 2024-05-15 (delayed) and HAT119 2024-05-18. C913YC: isabella_garcia_4633, economy, HAT298 2024-05-23."""
+SWI-Prolog and SQLite; a user who says yes to everything. LWTEDF: liam_ito_4473 (silver), economy, LGA-PHX
+on HAT002 2024-05-15 (delayed), one passenger. SCVMEC: noah_garcia_4365, basic economy, ORD-DTW and back on
+HAT020 2024-05-15 (delayed) and HAT119 2024-05-18. C913YC: isabella_garcia_4633, economy, HAT298
+2024-05-23."""
 
 from __future__ import annotations
 
@@ -39,7 +40,9 @@ def _refused_as_no_change(r: Any) -> None:
     assert "changes nothing" in text_of(r), text_of(r)
 
 
-async def test_a_change_to_the_same_flights_and_cabin_is_refused_and_earns_no_certificate(tmp_path: Path) -> None:
+async def test_a_change_to_the_same_flights_and_cabin_is_refused_and_earns_no_certificate(
+    tmp_path: Path,
+) -> None:
     user = "liam_ito_4473"
     answers = AnsweringUser(YES + [("Which of your reservations", "LWTEDF"),
                                    ("What happened to the flights", "delayed_flight")])
@@ -58,7 +61,7 @@ async def test_a_change_to_the_same_flights_and_cabin_is_refused_and_earns_no_ce
             # no change was made, so no certificate for the delay follows one
             r = await c.call_tool("airline__send_certificate", {"user_id": user, "amount": 50})
             assert r.is_error and "Sentinel refused this call" in text_of(r), text_of(r)
-            assert not any("Send this travel certificate?" in m for m in answers.messages()), answers.messages()
+            assert not any("Send this travel certificate?" in m for m in answers.messages()), answers.asked
 
 
 async def test_basic_economy_cannot_pass_its_flights_off_as_unchanged(tmp_path: Path) -> None:
@@ -72,7 +75,8 @@ async def test_basic_economy_cannot_pass_its_flights_off_as_unchanged(tmp_path: 
 
 
 async def test_a_cabin_change_on_the_same_flights_is_a_change(tmp_path: Path) -> None:
-    # the allowed path beside it (policy.md: 'all reservations ... can change cabin without changing the flights')
+    # the allowed path beside it (policy.md: 'all reservations ... can change cabin without changing the
+    # flights')
     answers = AnsweringUser(list(YES))
     same = _change("C913YC", "economy", "credit_card_3658511", ("HAT298", "2024-05-23"))
     async with running_gateway(permissive_airline_config(tmp_path, "isabella_garcia_4633")) as rt:

@@ -7,7 +7,8 @@ same person is the same date of birth and the same name in any case, accents (co
 hyphens or periods: 'Mia Li', 'MIA LI', 'Mía Li', 'Mi\u0301a Li', 'Mia-Li'.
 
 Through the real gateway, over the permissive airline server (its writes check nothing) in a subprocess, real
-SWI-Prolog and SQLite; a user who says yes to everything. mia_li_8815's booking (test_airline_passenger_names)."""
+SWI-Prolog and SQLite; a user who says yes to everything. mia_li_8815's booking
+(test_airline_passenger_names)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A write is decided on the membership and the prices the airline holds now, not on a read kept for minutes
-(airline.pl: user_membership, the searches' flights and prices are fresh_for_writes): bags added as free under a
-gold allowance after the airline had the user as regular ('If the booking user is a regular member ... Each
+(airline.pl: user_membership, the searches' flights and prices are fresh_for_writes): bags added as free under
+a gold allowance after the airline had the user as regular ('If the booking user is a regular member ... Each
 extra baggage is 50 dollars'); a booking whose payments add up to the price a search showed a minute before,
 not the price now; a flight change whose confirmation shows a refund where the airline charges. These reads
 (300 and 60 seconds) were read again before only because each guard also read a fresh_for_writes binding of
@@ -8,12 +8,12 @@ the same call first; the bindings now say so themselves, and these tests hold th
 
 The airline server in this process (permissive: its writes check nothing), so the test changes the airline's
 record between two decisions; real SWI-Prolog and SQLite behind a PolicyGuard, decisions only. HKEG34:
-mia_li_3668 (gold), business, one passenger, no bags; HAT084 flies DEN-LAS on 2024-05-26 ($331 in business)."""
+mia_li_3668 (gold), business, one passenger, no bags; HAT084 flies DEN-LAS on 2024-05-26 ($331 in
+business)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client
@@ -59,7 +59,8 @@ async def test_a_write_reads_membership_and_prices_again(case: str, tmp_path: Pa
     async with Client(create_server(db, permissive=True), mode="auto") as client:
         port = ClientPort(client, prefix="airline")
         await port.refresh()
-        guard = await make_guard(port, tmp_path / "facts.db", files=[AIRLINE_PL], seeds={"current_user": USER})
+        guard = await make_guard(port, tmp_path / "facts.db", files=[AIRLINE_PL],
+                                 seeds={"current_user": USER})
         try:
             air = Airline(port, guard)
             # on what the airline holds when first read, the write is allowed (the allowed path)
@@ -80,11 +81,13 @@ async def test_a_flight_change_shows_the_price_now(tmp_path: Path) -> None:
     async with Client(create_server(db, permissive=True), mode="auto") as client:
         port = ClientPort(client, prefix="airline")
         await port.refresh()
-        guard = await make_guard(port, tmp_path / "facts.db", files=[AIRLINE_PL], seeds={"current_user": USER})
+        guard = await make_guard(port, tmp_path / "facts.db", files=[AIRLINE_PL],
+                                 seeds={"current_user": USER})
         try:
             shown = []
             for _ in range(2):
-                d = await guard.decide(port.call_of("airline__update_reservation_flights", change, session_id="s1"))
+                call = port.call_of("airline__update_reservation_flights", change, session_id="s1")
+                d = await guard.decide(call)
                 assert isinstance(d, Ask), d
                 shown.append(d.questions[0].message)
                 db.db.flights["HAT084"].dates["2024-05-26"].prices["business"] = 2000  # type: ignore[union-attr]
