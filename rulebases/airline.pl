@@ -23,11 +23,12 @@ askable(current_user(U), "What is your user id?", text,
 % (fresh_for_writes): another conversation of the user may have spent the gift card or cancelled the
 % reservation since this one read it, and a booking takes seats that the search read before it still shows.
 % So is a flight's status, which the airline changes by itself: a flight read "available" a minute ago may be
-% in the air now, and a cancel or change decided on the old read would refund a flown flight.
+% in the air now, and a cancel or change decided on the old read would refund a flown flight. So are the free
+% bags' membership and the searches' flights and prices (what a write charges), at no call more (shared calls).
 % required: a result without the field (missing, renamed, null) leaves the fact unknown and the look-up
 % failed, never "looked up, nothing there" (docs/rulebase-language.md)
 binding(user_membership(U, M), tool('airline__get_user_details', [user_id = U]),
-        extract([M = '/membership']), [ttl(300), required]).
+        extract([M = '/membership']), [ttl(300), required, fresh_for_writes]).
 binding(user_payment(U, Id, Source), tool('airline__get_user_details', [user_id = U]),
         extract([Id = key('/payment_methods/*'), Source = '/payment_methods/*/source']), [ttl(300), fresh_for_writes]).
 binding(user_payment_balance(U, Id, Amount), tool('airline__get_user_details', [user_id = U]),
@@ -78,11 +79,11 @@ binding(airport_city(Code, City), tool('airline__list_all_airports', []),
 binding(flight_status(F, Date, S), tool('airline__get_flight_status', [flight_number = F, date = Date]),
         extract([S = '/result']), [ttl(60), required, fresh_for_writes]).
 binding(direct_flight(O, D, Date, F), tool('airline__search_direct_flight', [origin = O, destination = D, date = Date]),
-        extract([F = '/result/*/flight_number']), [ttl(60)]).
+        extract([F = '/result/*/flight_number']), [ttl(60), fresh_for_writes]).
 binding(direct_flight_price(O, D, Date, F, Cabin, Price),
         tool('airline__search_direct_flight', [origin = O, destination = D, date = Date]),
         extract([F = '/result/*/flight_number', Cabin = key('/result/*/prices/*'), Price = '/result/*/prices/*']),
-        [ttl(60)]).
+        [ttl(60), fresh_for_writes]).
 binding(direct_flight_seats(O, D, Date, F, Cabin, Seats),
         tool('airline__search_direct_flight', [origin = O, destination = D, date = Date]),
         extract([F = '/result/*/flight_number', Cabin = key('/result/*/available_seats/*'),
@@ -90,13 +91,13 @@ binding(direct_flight_seats(O, D, Date, F, Cabin, Seats),
 binding(onestop_flight(O, D, Date, F1, D1, M, F2, D2),
         tool('airline__search_onestop_flight', [origin = O, destination = D, date = Date]),
         extract([F1 = '/result/*/0/flight_number', D1 = '/result/*/0/date', M = '/result/*/0/destination',
-                 F2 = '/result/*/1/flight_number', D2 = '/result/*/1/date']), [ttl(60)]).
+                 F2 = '/result/*/1/flight_number', D2 = '/result/*/1/date']), [ttl(60), fresh_for_writes]).
 
 % ---------------------------------------------------------------- askables (only the user can say)
 askable(cancel_reason(R, W), "Why do you want to cancel reservation ~w?",
         choice([change_of_plan - "My plans changed", airline_cancelled - "The airline cancelled a flight",
                 health - "Health reasons", weather - "Bad weather", other - "Another reason"]),
-        [from([user, agent]), unknown(as(other))]).
+        [from([user]), unknown(as(other))]).   % the user's reason: it decides whether they may cancel
 askable(compensation_reservation(U, R), "Which of your reservations is this about?",
         choice_of(R, Label, ( user_reservation(U, R), reservation_label(R, Label) )),
         [from([user, agent]),
@@ -191,10 +192,7 @@ reservation_active(R) :- \+ reservation_status(R, _).
 
 % Statuses are checked against the ones known to mean "not flown yet" (an allow list; flying and landed are
 % flown): a status this policy does not know ('Flying', a list, a renamed value) counts as flown.
-not_flown_status(available).
-not_flown_status(delayed).
-not_flown_status(cancelled).
-not_flown_status('on time').
+not_flown_status(S) :- memberchk(S, [available, delayed, cancelled, 'on time']).
 % the cabins whose flights may be changed (an allow list: a cabin this policy does not know may not)
 flights_changeable_cabin(R) :- reservation_cabin(R, C), memberchk(C, [economy, business]).
 leg_not_flown(F, Date) :- flight_status(F, Date, S), atom(S), not_flown_status(S).
@@ -210,18 +208,11 @@ booked_within_24h(R) :-
     reservation_created(R, T), airline_time(T), current_time(Now), airline_time(Now),
     iso_hours_between(T, Now, H), H >= 0, H =< 24.
 
-% YYYY-MM-DDTHH:MM:SS in ASCII digits (models.py: "Timestamp when reservation was created, YYYY-MM-DDTHH:MM:SS"),
-% a real calendar day and time of day.
-airline_time(T) :-
-    atom(T), atom_codes(T, [Y1, Y2, Y3, Y4, 0'-, M1, M2, 0'-, D1, D2, 0'T, H1, H2, 0':, I1, I2, 0':, S1, S2]),
-    ascii_digits([Y1, Y2, Y3, Y4, M1, M2, D1, D2, H1, H2, I1, I2, S1, S2]),
-    number_codes(Y, [Y1, Y2, Y3, Y4]), number_codes(M, [M1, M2]), number_codes(D, [D1, D2]),
-    number_codes(Hour, [H1, H2]), number_codes(Min, [I1, I2]), number_codes(Sec, [S1, S2]),
-    Y >= 1, between(1, 12, M), month_days(Y, M, Days), between(1, Days, D),
-    Hour =< 23, Min =< 59, Sec =< 59.
+% YYYY-MM-DDTHH:MM:SS (models.py: "Timestamp when reservation was created, YYYY-MM-DDTHH:MM:SS"), a real
+% calendar day and time of day in ASCII digits (sentinel_rt's calendar_time/1)
+airline_time(T) :- calendar_time(T).
 
-covered_by_insurance(health).
-covered_by_insurance(weather).
+covered_by_insurance(W) :- memberchk(W, [health, weather]).
 
 cancellable(R, _) :- booked_within_24h(R).
 cancellable(R, _) :- airline_cancelled_flight(R).
@@ -233,15 +224,10 @@ passenger_count(R, N) :- aggregate_all(count, reservation_passenger(R, _, _, _, 
 bag_fee(50).
 insurance_fee(30).
 
-free_bags_per_passenger(regular, basic_economy, 0).
-free_bags_per_passenger(regular, economy, 1).
-free_bags_per_passenger(regular, business, 2).
-free_bags_per_passenger(silver, basic_economy, 1).
-free_bags_per_passenger(silver, economy, 2).
-free_bags_per_passenger(silver, business, 3).
-free_bags_per_passenger(gold, basic_economy, 2).
-free_bags_per_passenger(gold, economy, 3).
-free_bags_per_passenger(gold, business, 4).
+% policy.md's table: a regular member's passengers have 0, 1 and 2 free bags in basic economy, economy and
+% business; a silver member's one more in each cabin, a gold member's two more
+free_bags_per_passenger(M, C, N) :-
+    nth0(I, [regular, silver, gold], M), nth0(J, [basic_economy, economy, business], C), N is I + J.
 
 free_bags(U, Cabin, Passengers, Free) :-
     user_membership(U, M), free_bags_per_passenger(M, Cabin, Per), Free is Per * Passengers.
@@ -262,6 +248,14 @@ passenger_details_ok(Ps) :-
     forall(member(P, Ps), ( P = json(L), memberchk(first_name = F, L), memberchk(last_name = N, L), memberchk(dob = B, L),
                             name_text(F), name_text(N), birth_date(B) )).
 
+% Each passenger a different person (a date of birth and a name, in any case, accents or separators:
+% person_name_key/2): one person listed twice paid two seats for one traveller, and a reservation of two was
+% "modified" to one person twice, the number of people changed while the list's length did not.
+distinct_passengers(Ps) :-
+    findall(K-B, ( member(json(L), Ps), memberchk(first_name = F, L), memberchk(last_name = N, L),
+                   memberchk(dob = B, L), atomic_list_concat([F, N], ' ', FN), person_name_key(FN, K) ), Keys),
+    sort(Keys, Distinct), length(Keys, Len), length(Distinct, Len).
+
 % A name is a person's name as sentinel_rt's person_name/1 reads it (policy/prolog/person_names.pl): letters of
 % any script with their marks, and blanks, hyphens, apostrophes, periods or middle dots between them, at most 80
 % characters. A confirmation shows the names among its items, and a name of any text wrote items of the agent's
@@ -269,32 +263,17 @@ passenger_details_ok(Ps) :-
 % of what a name is made of, never a list of words it may not say.
 name_text(X) :- person_name(X).
 
-% A date of birth is a calendar day written YYYY-MM-DD in ASCII digits, not after today: ten characters of
-% anything passed before ('1990-02-30', '2099-01-01', full-width digits). Dates of one format compare as
-% atoms in calendar order.
-birth_date(B) :-
-    atom(B), atom_codes(B, [Y1, Y2, Y3, Y4, 0'-, M1, M2, 0'-, D1, D2]),
-    ascii_digits([Y1, Y2, Y3, Y4, M1, M2, D1, D2]),
-    number_codes(Y, [Y1, Y2, Y3, Y4]), number_codes(M, [M1, M2]), number_codes(D, [D1, D2]),
-    Y >= 1, between(1, 12, M), month_days(Y, M, Days), between(1, Days, D),
-    today(T), B @=< T.
+% A date of birth is a calendar day written YYYY-MM-DD in ASCII digits (sentinel_rt's calendar_date/1), not
+% after today: ten characters of anything passed before ('1990-02-30', '2099-01-01', full-width digits).
+birth_date(B) :- calendar_date(B), today(T), B @=< T.
 cites(birth_date/1, policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')).
 
-ascii_digits([]).
-ascii_digits([C|Cs]) :- between(0'0, 0'9, C), ascii_digits(Cs).
-
-month_days(Y, 2, D) :- !, ( leap_year(Y) -> D = 29 ; D = 28 ).
-month_days(_, M, 30) :- memberchk(M, [4, 6, 9, 11]), !.
-month_days(_, _, 31).
-leap_year(Y) :- Y mod 4 =:= 0, ( Y mod 100 =\= 0 -> true ; Y mod 400 =:= 0 ).
-
 payment_in_profile(U, P) :- user_payment(U, P, _).
-payment_source(U, P, S) :- user_payment(U, P, S).
-card_payment(U, P) :- payment_source(U, P, S), memberchk(S, [credit_card, gift_card]).
+card_payment(U, P) :- user_payment(U, P, S), memberchk(S, [credit_card, gift_card]).
 
 % A gift card pays at most its balance (a credit card has no balance here).
 covers(U, P, Amount) :-
-    (   payment_source(U, P, gift_card) -> user_payment_balance(U, P, B), Amount =< B ; true ).
+    (   user_payment(U, P, gift_card) -> user_payment_balance(U, P, B), Amount =< B ; true ).
 
 % Every payment an object naming a method once, with a positive amount in whole dollars (the tool's schema says
 % integer: fractions that add up to the price are no payment of it): a method listed twice would pass each
@@ -316,13 +295,13 @@ payment_counts_ok(U, Payments) :-
     count_source(U, Payments, gift_card, G), G =< 3.
 payment_balances_ok(U, Payments) :-
     forall(( member(json(P), Payments), memberchk(payment_id = Id, P), memberchk(amount = A, P),
-             payment_source(U, Id, S), memberchk(S, [gift_card, certificate]) ),
+             user_payment(U, Id, S), memberchk(S, [gift_card, certificate]) ),
            ( user_payment_balance(U, Id, Balance), A =< Balance )).
 payments_total(Payments, Sum) :-
     aggregate_all(sum(A), ( member(json(P), Payments), memberchk(amount = A, P), number(A) ), Sum).
 
 count_source(U, Payments, Source, N) :-
-    aggregate_all(count, ( member(json(P), Payments), memberchk(payment_id = Id, P), payment_source(U, Id, Source) ), N).
+    aggregate_all(count, ( member(json(P), Payments), memberchk(payment_id = Id, P), user_payment(U, Id, Source) ), N).
 
 % A leg from O to D: a leg the reservation already has (kept), or a direct flight the search finds.
 leg(R, S, O, D, leg(F, Date, O, D)) :-
@@ -350,6 +329,12 @@ same_flights(R, Flights) :-
     findall(F-D, ( member(S, Flights), segment(S, F, D) ), New0), msort(New0, New),
     Old == New.
 
+% What a flight change changes (a no-op is none a delay certificate may follow): the cabin, or a flight held or
+% new, on the legs as the airline's records name them (route_ok/6 found each there), never the client's spelling.
+flights_changed(R, C, _) :- memberchk(C, [basic_economy, economy, business]), reservation_cabin(R, C0), C0 \== C.
+flights_changed(R, _, Legs) :- reservation_leg(R, F, Date, _, _), \+ memberchk(leg(F, Date, _, _), Legs).
+flights_changed(R, _, Legs) :- member(leg(F, Date, _, _), Legs), \+ reservation_leg(R, F, Date, _, _).
+
 flight_not_flown(S) :- segment(S, F, Date), leg_not_flown(F, Date).
 flight_available(S) :- segment(S, F, Date), flight_status(F, Date, available).
 
@@ -363,7 +348,6 @@ legs_price(R, C, Legs, Passengers, Total) :-
     is_list(Legs),
     findall(P, ( member(L, Legs), leg_price(R, C, L, P) ), Ps), length(Ps, N), length(Legs, N),
     sum_list(Ps, Sum), Total is Sum * Passengers.
-seats_ok(C, Passengers, Legs) :- seats_ok(none, C, Passengers, Legs).
 % a flight the reservation keeps in its cabin keeps its passengers' seats (the airline checks seats of new flights
 % only): a kept flight full now does not stop changing another one
 seats_ok(R, C, Passengers, Legs) :-
@@ -417,6 +401,8 @@ guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, fli
         require(( reservation_route(R, O, D, T), route_ok(R, O, D, T, Fs, Legs) ),
                 'the flights must keep the origin, destination and trip type of the reservation, each available on its date',
                 policy_ref(airline, 'without changing the origin, destination, and trip type')),
+        require(( var(Legs) ; flights_changed(R, C, Legs) ), 'the change changes nothing: these are the flights and the cabin the reservation holds',
+                policy_ref(airline, 'after confirming the facts and changing or cancelling the reservation')),
         (   reservation_cabin(R, C)
         ->  true
         ;   require(no_flight_flown(R), 'the cabin cannot be changed once a flight has been flown',
@@ -474,6 +460,8 @@ guard('airline__update_reservation_passengers', [reservation_id = R, passengers 
                 policy_ref(airline, 'The user can modify passengers but cannot modify the number of passengers')),
         require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name (letters of any script with their marks, and blanks, hyphens, apostrophes, periods or middle dots between them, a zero-width joiner only between two letters of a script written with one; at most 80 characters) and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
                 policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
+        require(distinct_passengers(Ps), 'each passenger is a different person: no one is listed twice, in any spelling of their name',
+                policy_ref(airline, 'The user can modify passengers but cannot modify the number of passengers')),
         reservation_label(R, RL), passengers_text(Ps, PT),
         confirmed_items('Update the passengers of this reservation?', ['Reservation' = RL, 'Passengers' = PT]) )).
 
@@ -487,6 +475,8 @@ guard('airline__book_reservation',
                 policy_ref(airline, 'Each reservation can have at most five passengers.')),
         require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name (letters of any script with their marks, and blanks, hyphens, apostrophes, periods or middle dots between them, a zero-width joiner only between two letters of a script written with one; at most 80 characters) and a date of birth (YYYY-MM-DD: a real calendar day, not after today)',
                 policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
+        require(distinct_passengers(Ps), 'each passenger is a different person: no one is listed twice, in any spelling of their name',
+                policy_ref(airline, 'Each reservation can have at most five passengers.')),
         require(payments_well_formed(Pay), 'each payment names a different payment method and pays a positive amount',
                 policy_ref(airline, 'All payment methods must already be in user profile for safety reasons.')),
         require(( is_list(Pay), payments_in_profile(U, Pay) ), 'every payment method must already be in the user profile',
@@ -502,7 +492,7 @@ guard('airline__book_reservation',
         (   is_list(Fs), forall(member(S, Fs), flight_available(S))
         ->  require(route_ok(none, O, D, T, Fs, Legs), 'the flights must go from the origin to the destination (and back for a round trip)',
                     policy_ref(airline, 'The agent should then ask for the trip type, origin, destination.')),
-            require(seats_ok(C, PN, Legs), 'a flight has not enough seats left in the cabin for every passenger',
+            require(seats_ok(none, C, PN, Legs), 'a flight has not enough seats left in the cabin for every passenger',
                     policy_ref(airline, 'All passengers must fly the same flights in the same cabin.'))
         ;   true
         ),

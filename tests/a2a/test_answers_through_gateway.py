@@ -99,7 +99,9 @@ async def test_a_peer_cannot_approve_what_only_the_user_may(tmp_path: Path) -> N
             assert "must be answered by the user" in status_text(done), status_text(done)
         assert not marker.exists()
 
-        # the airline: the peer may give the reason, never the confirmation; the reservation stays active
+        # the airline: the peer may give neither the reason for the cancellation (it decides whether the
+        # reservation may be cancelled: airline.pl's cancel_reason is the user's alone) nor the confirmation;
+        # the reservation stays active
         ctx = "airline-conversation"
         task = (
             await send(call("airline__cancel_reservation", {"reservation_id": "NO6JO3"}), context_id=ctx)
@@ -120,7 +122,7 @@ async def test_a_peer_cannot_approve_what_only_the_user_may(tmp_path: Path) -> N
         assert task["status"]["state"] == "TASK_STATE_REJECTED", task
         text = status_text(task)
         assert (
-            "Cancel this reservation? Reservation: NO6JO3" in text and "must be answered by the user" in text
+            "Why do you want to cancel reservation NO6JO3?" in text and "must be answered by the user" in text
         ), text
         details = await send(call("airline__get_reservation_details", {"reservation_id": "NO6JO3"}))
         details = details["result"]["task"]

@@ -1,6 +1,6 @@
 """What an agent may write into a conversation through ``sentinel_answer`` is bounded. An askable the agent
-may answer (airline's ``cancel_reason(R, W)``, ``from([user, agent])``) covers every reservation id, so each
-answer naming a new one was a new fact, kept for the whole conversation: a client wrote facts without end
+may answer (airline's ``compensation_reason(R, W)``, ``from([user, agent])``) covers every reservation id, so
+each answer naming a new one was a new fact, kept for the whole conversation: a client wrote facts without end
 (each up to 16,000 characters) into the store and into the session the shared engine thread loads for every
 decision. Past ``max_agent_answers`` standing agent answers a new one is refused, saying so; the same answer
 again still changes nothing, and the conversation's other facts are untouched."""
@@ -20,7 +20,7 @@ CAP = 12
 
 
 def _answer(i: int, spelled: str = "R{:04d}") -> dict:
-    return {"predicate": "cancel_reason", "inputs": [spelled.format(i)], "answer": "health"}
+    return {"predicate": "compensation_reason", "inputs": [spelled.format(i)], "answer": "delayed_flight"}
 
 
 @pytest.mark.parametrize("spelled", ["R{:04d}", "{:04d}é" + "z" * 300, "r-{:d}'\\\""])
@@ -42,8 +42,9 @@ async def test_agent_answers_past_the_bound_are_refused(tmp_path: Path, spelled:
             again = await c.call_tool("sentinel__sentinel_answer", _answer(3, spelled))
             assert not again.is_error, again.content[0].text
             # an answer of another predicate counts toward the same bound
-            other = await c.call_tool("sentinel__sentinel_answer", {"predicate": "compensation_reason",
-                                                                     "inputs": ["ZFA04Y"], "answer": "other"})
+            other = await c.call_tool("sentinel__sentinel_answer",
+                                      {"predicate": "compensation_reservation", "inputs": ["mia_li_3668"],
+                                       "answer": "i_dont_know"})
             assert other.is_error and "answers the agent gave" in other.content[0].text
             await guard.store._learning.settled()
             sessions = await guard.store.sessions()

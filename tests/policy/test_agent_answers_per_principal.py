@@ -22,7 +22,7 @@ PER_CONVERSATION, PER_PRINCIPAL = 4, 10
 
 
 async def _answer(gw: Any, who: str, session: str, i: int) -> tuple[bool, str]:
-    args = {"predicate": "cancel_reason", "inputs": [f"R{i:04d}"], "answer": "health"}
+    args = {"predicate": "compensation_reason", "inputs": [f"R{i:04d}"], "answer": "delayed_flight"}
     out = await gw.run(CallRequest("sentinel__sentinel_answer", args, session, "test", "client",
                                    principal=Principal(who, "token")))
     out = getattr(out, "result", None) or out

@@ -176,9 +176,11 @@ async def test_a_no_reads_you_declined_and_nothing_is_booked(tmp_path: Path) -> 
 
 
 async def test_a_denial_lists_every_broken_rule_with_its_policy_sentence(tmp_path: Path) -> None:
-    # six passengers (gold, economy: 18 free bags, so none of the 7 is paid), two certificates, and the sum
+    # six passengers, six people (gold, economy: 18 free bags, so none of the 7 is paid), two certificates,
+    # and the sum
+    six = [p | {"dob": f"19{70 + i}-01-0{1 + i}"} for i in range(3) for p in BOOK["passengers"]]
     args = _booking(
-        passengers=BOOK["passengers"] * 3,
+        passengers=six,
         nonfree_baggages=3,
         payment_methods=[
             {"payment_id": "certificate_7504069", "amount": 250},

@@ -1,8 +1,10 @@
 /*  person_name(+X): X is a person's name as a confirmation may show it bare of doubt: letters of any
     script with their marks and the separators between them (the allow list below), at most 80 characters.
     Written for the airline example's passengers; any rulebase may call it (sentinel_rt exports it). */
-:- module(person_names, [person_name/1]).
+:- module(person_names, [person_name/1, person_name_key/2]).
 :- use_module(unicode_categories, [uc_category/2]).
+:- use_module(library(unicode), [unicode_nfkd/2]).  % SWI-Prolog's utf8proc package: loaded here, never autoloaded
+:- use_module(library(apply), [include/3]).
 
 % A name is letters (any script) with the marks they carry, and the blanks, hyphens, apostrophes, periods and
 % middle dots between them, starting with a letter, at most 80 characters: a confirmation shows the names among
@@ -65,3 +67,12 @@ ignorable_range(0x200B, 0x200F). ignorable_range(0x202A, 0x202E). ignorable_rang
 ignorable_range(0x3164, 0x3164). ignorable_range(0xFE00, 0xFE0F). ignorable_range(0xFEFF, 0xFEFF).
 ignorable_range(0xFFA0, 0xFFA0). ignorable_range(0xFFF0, 0xFFF8). ignorable_range(0x1BCA0, 0x1BCA3).
 ignorable_range(0x1D173, 0x1D17A). ignorable_range(0xE0000, 0xE0FFF).
+
+%  person_name_key(+Name, -Key): what the spellings of one person's name share, so that a list naming one
+%  person twice is seen whatever the spelling ('Mia Li', 'MIA LI', 'Mía Li' composed or decomposed, 'Mi-a
+%  Li'): its letters alone, in order, each compatibility-decomposed (NFKD) with its marks left out, in lower
+%  case. Blanks, hyphens, apostrophes, periods, joiners and marks are no part of it.
+person_name_key(Name, Key) :-
+    atom(Name), unicode_nfkd(Name, D), downcase_atom(D, L), atom_codes(L, Cs), include(key_letter, Cs, Ks),
+    atom_codes(Key, Ks).
+key_letter(C) :- uc_category(C, K), sub_atom(K, 0, 1, _, 'L').

@@ -5,7 +5,8 @@
 :- use_module(library(lists)).
 :- use_module(unicode_categories, [uc_category/2]).  % Unicode 14's categories (SWI-Prolog's tables are 5.x)
 :- use_module(code_words, [code_word/1, short_code_word/1, letter_fold/2]).  % core/code_words.py's list and fold
-:- reexport(person_names, [person_name/1]).  % a person's name in any script, nothing hidden (person_names.pl)
+:- reexport(person_names, [person_name/1, person_name_key/2]).  % a person's name in any script, nothing hidden (person_names.pl)
+:- reexport(calendar_texts, [calendar_date/1, calendar_time/1]).  % YYYY-MM-DD(THH:MM:SS) that exists (calendar_texts.pl)
 :- use_module(library(date)).  % parse_time/3: loaded here, never autoloaded during a decision
 
 now(T) :- sentinel_core:query_now(T).
