@@ -193,7 +193,38 @@ readable_prop_names(['ro.adb.secure', 'ro.board.platform', 'ro.boot.flash.locked
     'ro.boot.verifiedbootstate', 'ro.crypto.state', 'ro.crypto.type', 'ro.debuggable', 'ro.hardware',
     'ro.kernel.qemu', 'ro.secure', 'ro.sf.lcd_density', 'ro.soc.manufacturer', 'ro.soc.model',
     'ro.treble.enabled', 'ro.zygote', 'sys.boot_completed']).
-readable_setting(Ns, Key) :- readable_settings(Ns, Keys), memberchk(Key, Keys).
+readable_setting(Ns, Key) :- readable_settings(Ns, Keys), memberchk(Key, Keys), !.
+% and what the operator adds (sentinel.device.readable, given as config seeds: device_tools/readable_config.py)
+% above a floor no seed lifts: a read-only property (ro.*, not the bootloader's ro.boot.*), no name with a word
+% of what identifies the phone or its owner (device_tools/readable_floor.py, the same words)
+fact(device_readable_prop/1).
+fact(device_readable_system/1).
+fact(device_readable_secure/1).
+fact(device_readable_global/1).
+readable_prop(X) :- device_readable_prop(X), configurable_prop(X), !.
+readable_setting(Ns, Key) :- configured_setting(Ns, Key), \+ identifying_name(Key), !.
+configured_setting(system, Key) :- device_readable_system(Key).
+configured_setting(secure, Key) :- device_readable_secure(Key).
+configured_setting(global, Key) :- device_readable_global(Key).
+configurable_prop(X) :-
+    sub_atom(X, 0, _, _, 'ro.'), \+ sub_atom(X, 0, _, _, 'ro.boot.'), \+ identifying_name(X).
+identifying_name(X) :- downcase_atom(X, L), identifying_part(P), sub_atom(L, _, _, _, P), !.
+identifying_name(X) :-
+    atom_codes(X, Cs), word_breaks(Cs, 0, Ds), atom_codes(A, Ds), downcase_atom(A, L),
+    atomic_list_concat(Ws, '.', L), member(W, Ws), identifying_word(W), !.
+% words: split at . _ -, between a lower case and an upper case letter (UserId) and between letters and digits
+word_breaks([], _, []).
+word_breaks([C|Cs], P, Out) :-
+    ( memberchk(C, [0'_, 0'-]) -> Out = [0'.|R] ; word_break(P, C) -> Out = [0'., C|R] ; Out = [C|R] ),
+    word_breaks(Cs, C, R).
+word_break(P, C) :- P >= 0'a, P =< 0'z, C >= 0'A, C =< 0'Z.
+word_break(P, C) :- ascii_letter(P), ascii_digit(C).
+word_break(P, C) :- ascii_digit(P), ascii_letter(C).
+identifying_word(W) :- memberchk(W, [id, uuid, guid, name, owner, account, email, user, phone, number, mac,
+    address, addr, key, pin, password, passwd, secret, token, sim, operator, carrier, country, zone, timezone,
+    location, esn]).
+identifying_part(P) :- member(P, [serial, imei, imsi, iccid, msisdn, meid, ssid, psk, token, passw, secret,
+    bdaddr, btaddr, macaddr, android_id]).
 readable_settings(global, ['adb_enabled', 'adb_wifi_enabled', 'airplane_mode_on', 'always_finish_activities',
     'animator_duration_scale', 'auto_time', 'auto_time_zone', 'bluetooth_on', 'development_settings_enabled',
     'heads_up_notifications_enabled', 'http_proxy', 'low_power', 'mobile_data', 'package_verifier_enable',
