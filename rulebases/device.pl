@@ -188,12 +188,14 @@ at_most(L, N) :- length(L, K), K =< N.
 % radios and OEMs keep under names of their own: an allow list (device_tools/readable_state.py, the same).
 readable_prop(X) :- readable_prop_names(Ns), memberchk(X, Ns), !.
 readable_prop(X) :- readable_prop_prefixes(Ps), member(P, Ps), sub_atom(X, 0, _, After, P), After > 0, !.
+readable_prop(X) :- device_readable_prop(X), configurable_prop(X), !.  % the operator's: below
 readable_prop_prefixes(['ro.build.', 'ro.odm.build.', 'ro.product.', 'ro.system.build.', 'ro.vendor.build.']).
 readable_prop_names(['ro.adb.secure', 'ro.board.platform', 'ro.boot.flash.locked',
     'ro.boot.verifiedbootstate', 'ro.crypto.state', 'ro.crypto.type', 'ro.debuggable', 'ro.hardware',
     'ro.kernel.qemu', 'ro.secure', 'ro.sf.lcd_density', 'ro.soc.manufacturer', 'ro.soc.model',
     'ro.treble.enabled', 'ro.zygote', 'sys.boot_completed']).
 readable_setting(Ns, Key) :- readable_settings(Ns, Keys), memberchk(Key, Keys), !.
+readable_setting(Ns, Key) :- configured_setting(Ns, Key), \+ identifying_name(Key), !.  % the operator's
 % and what the operator adds (sentinel.device.readable, given as config seeds: device_tools/readable_config.py)
 % above a floor no seed lifts: a read-only property (ro.*, not the bootloader's ro.boot.*), no name with a word
 % of what identifies the phone or its owner (device_tools/readable_floor.py, the same words)
@@ -201,8 +203,6 @@ fact(device_readable_prop/1).
 fact(device_readable_system/1).
 fact(device_readable_secure/1).
 fact(device_readable_global/1).
-readable_prop(X) :- device_readable_prop(X), configurable_prop(X), !.
-readable_setting(Ns, Key) :- configured_setting(Ns, Key), \+ identifying_name(Key), !.
 configured_setting(system, Key) :- device_readable_system(Key).
 configured_setting(secure, Key) :- device_readable_secure(Key).
 configured_setting(global, Key) :- device_readable_global(Key).
