@@ -13,8 +13,12 @@ the app takes.
 from __future__ import annotations
 
 import string
+from typing import TYPE_CHECKING
 
 from .readable_state import readable_prop, readable_setting
+
+if TYPE_CHECKING:
+    from .readable_config import ReadableNames
 
 MAX_ARG = 256  # one terminal argument
 _ALNUM = frozenset(string.ascii_letters + string.digits)
@@ -117,10 +121,20 @@ TERMINAL_SHAPES = {
 }
 
 
-def terminal_refusal(shape: str, args: list[str]) -> str | None:
-    """Why ``args`` do not have ``shape`` (a TERMINAL_SHAPES key), or None."""
+def terminal_refusal(shape: str, args: list[str], added: ReadableNames | None = None) -> str | None:
+    """Why ``args`` do not have ``shape`` (a TERMINAL_SHAPES key), or None. ``added``: the names the config
+    adds to what getprop and settings get read (``sentinel.device.readable``)."""
     ok, why = TERMINAL_SHAPES[shape]
-    return None if ok(args) else why
+    if ok(args) or (added is not None and _added(shape, args, added)):
+        return None
+    return why
+
+
+def _added(shape: str, args: list[str], added: ReadableNames) -> bool:
+    if shape == "prop":
+        return len(args) == 1 and name_arg(args[0]) and added.prop(args[0])
+    return shape == "setting" and len(args) == 2 and args[0] in SETTING_NAMESPACES and name_arg(args[1]) \
+        and added.setting(args[0], args[1])
 
 
 # --- the screen and app tools ----------------------------------------------------------------------------

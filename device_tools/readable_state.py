@@ -5,7 +5,9 @@ the serial (``ro.serialno``, ``ro.boot.serialno``, Samsung's ``ril.serialnumber`
 Android ID, the Bluetooth address and name, the device's name, the time zone (``persist.sys.timezone``: where
 the owner is). A radio or an OEM adds its own names with every release; a new name here is read only once
 someone has looked at what it holds. Not a consent kind: a consent asked per name would still need the list of
-names that identify, the list that cannot be written. ``rulebases/device.pl`` holds the same lists.
+names that identify, the list that cannot be written. ``rulebases/device.pl`` holds the same lists. An
+operator adds names in the config (``sentinel.device.readable``: ``readable_config.py``), above a floor
+(``readable_floor.py``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .personal_apps import KIND, PACKAGE, SCREEN_PART
+from .readable_config import ReadableNames
 
 
 class DeviceSettings(BaseModel):
@@ -35,6 +36,9 @@ class DeviceSettings(BaseModel):
     # app package (or a personal screen's resource id: personal_screens) -> the consent kind its screens need
     # (added to the defaults; "" takes one out)
     personal_apps: dict[str, str] = Field(default_factory=dict, max_length=500)
+    # properties and settings keys terminal_run may read besides the built-in list (readable_config.py); the
+    # gateway's guard gets them as config seeds
+    readable: ReadableNames = Field(default_factory=ReadableNames)
 
     @field_validator("personal_apps")
     @classmethod
@@ -47,6 +51,10 @@ class DeviceSettings(BaseModel):
                 raise ValueError(f"{package}: kind {kind!r} must be lowercase letters, digits and _ "
                                  "(at most 40), or \"\" to take the app out")
         return apps
+
+    def guard_seeds(self) -> dict[str, Any]:
+        """The config seeds this section gives the guard (core/builtin.py SECTION_SEEDS names them)."""
+        return self.readable.guard_seeds()
 
 
 def load_settings(raw: dict[str, Any] | None, section: str = "device") -> DeviceSettings:

@@ -186,68 +186,56 @@ at_most(L, N) :- length(L, K), K =< N.
 % What getprop and settings get may read of the phone: its build, model and switches, never what names the
 % phone or its owner (serials, IMEI, SIM and carrier, Android ID, addresses, device name, time zone), which
 % radios and OEMs keep under names of their own: an allow list (device_tools/readable_state.py, the same).
-readable_prop(X) :- readable_prop_name(X), !.
-readable_prop(X) :- readable_prop_prefix(P), sub_atom(X, 0, _, After, P), After > 0, !.
-readable_prop_prefix('ro.build.').
-readable_prop_prefix('ro.odm.build.').
-readable_prop_prefix('ro.product.').
-readable_prop_prefix('ro.system.build.').
-readable_prop_prefix('ro.vendor.build.').
-readable_prop_name('ro.adb.secure').
-readable_prop_name('ro.board.platform').
-readable_prop_name('ro.boot.flash.locked').
-readable_prop_name('ro.boot.verifiedbootstate').
-readable_prop_name('ro.crypto.state').
-readable_prop_name('ro.crypto.type').
-readable_prop_name('ro.debuggable').
-readable_prop_name('ro.hardware').
-readable_prop_name('ro.kernel.qemu').
-readable_prop_name('ro.secure').
-readable_prop_name('ro.sf.lcd_density').
-readable_prop_name('ro.soc.manufacturer').
-readable_prop_name('ro.soc.model').
-readable_prop_name('ro.treble.enabled').
-readable_prop_name('ro.zygote').
-readable_prop_name('sys.boot_completed').
-readable_setting(global, 'adb_enabled').
-readable_setting(global, 'adb_wifi_enabled').
-readable_setting(global, 'airplane_mode_on').
-readable_setting(global, 'always_finish_activities').
-readable_setting(global, 'animator_duration_scale').
-readable_setting(global, 'auto_time').
-readable_setting(global, 'auto_time_zone').
-readable_setting(global, 'bluetooth_on').
-readable_setting(global, 'development_settings_enabled').
-readable_setting(global, 'heads_up_notifications_enabled').
-readable_setting(global, 'http_proxy').
-readable_setting(global, 'low_power').
-readable_setting(global, 'mobile_data').
-readable_setting(global, 'package_verifier_enable').
-readable_setting(global, 'private_dns_mode').
-readable_setting(global, 'stay_on_while_plugged_in').
-readable_setting(global, 'transition_animation_scale').
-readable_setting(global, 'verifier_verify_adb_installs').
-readable_setting(global, 'wifi_on').
-readable_setting(global, 'window_animation_scale').
-readable_setting(global, 'zen_mode').
-readable_setting(secure, 'accessibility_enabled').
-readable_setting(secure, 'default_input_method').
-readable_setting(secure, 'enabled_accessibility_services').
-readable_setting(secure, 'enabled_input_methods').
-readable_setting(secure, 'install_non_market_apps').
-readable_setting(secure, 'location_mode').
-readable_setting(secure, 'screensaver_enabled').
-readable_setting(secure, 'sms_default_application').
-readable_setting(secure, 'ui_night_mode').
-readable_setting(system, 'accelerometer_rotation').
-readable_setting(system, 'font_scale').
-readable_setting(system, 'haptic_feedback_enabled').
-readable_setting(system, 'screen_brightness').
-readable_setting(system, 'screen_brightness_mode').
-readable_setting(system, 'screen_off_timeout').
-readable_setting(system, 'sound_effects_enabled').
-readable_setting(system, 'time_12_24').
-readable_setting(system, 'user_rotation').
+readable_prop(X) :- readable_prop_names(Ns), memberchk(X, Ns), !.
+readable_prop(X) :- readable_prop_prefixes(Ps), member(P, Ps), sub_atom(X, 0, _, After, P), After > 0, !.
+readable_prop(X) :- device_readable_prop(X), configurable_prop(X), !.  % the operator's: below
+readable_prop_prefixes(['ro.build.', 'ro.odm.build.', 'ro.product.', 'ro.system.build.', 'ro.vendor.build.']).
+readable_prop_names(['ro.adb.secure', 'ro.board.platform', 'ro.boot.flash.locked',
+    'ro.boot.verifiedbootstate', 'ro.crypto.state', 'ro.crypto.type', 'ro.debuggable', 'ro.hardware',
+    'ro.kernel.qemu', 'ro.secure', 'ro.sf.lcd_density', 'ro.soc.manufacturer', 'ro.soc.model',
+    'ro.treble.enabled', 'ro.zygote', 'sys.boot_completed']).
+readable_setting(Ns, Key) :- readable_settings(Ns, Keys), memberchk(Key, Keys), !.
+readable_setting(Ns, Key) :- configured_setting(Ns, Key), \+ identifying_name(Key), !.  % the operator's
+% and what the operator adds (sentinel.device.readable, given as config seeds: device_tools/readable_config.py)
+% above a floor no seed lifts: a read-only property (ro.*, not the bootloader's ro.boot.*), no name with a word
+% of what identifies the phone or its owner (device_tools/readable_floor.py, the same words)
+fact(device_readable_prop/1).
+fact(device_readable_system/1).
+fact(device_readable_secure/1).
+fact(device_readable_global/1).
+configured_setting(system, Key) :- device_readable_system(Key).
+configured_setting(secure, Key) :- device_readable_secure(Key).
+configured_setting(global, Key) :- device_readable_global(Key).
+configurable_prop(X) :-
+    sub_atom(X, 0, _, _, 'ro.'), \+ sub_atom(X, 0, _, _, 'ro.boot.'), \+ identifying_name(X).
+identifying_name(X) :- downcase_atom(X, L), identifying_part(P), sub_atom(L, _, _, _, P), !.
+identifying_name(X) :-
+    atom_codes(X, Cs), word_breaks(Cs, 0, Ds), atom_codes(A, Ds), downcase_atom(A, L),
+    atomic_list_concat(Ws, '.', L), member(W, Ws), identifying_word(W), !.
+% words: split at . _ -, between a lower case and an upper case letter (UserId) and between letters and digits
+word_breaks([], _, []).
+word_breaks([C|Cs], P, Out) :-
+    ( memberchk(C, [0'_, 0'-]) -> Out = [0'.|R] ; word_break(P, C) -> Out = [0'., C|R] ; Out = [C|R] ),
+    word_breaks(Cs, C, R).
+word_break(P, C) :- P >= 0'a, P =< 0'z, C >= 0'A, C =< 0'Z.
+word_break(P, C) :- ascii_letter(P), ascii_digit(C).
+word_break(P, C) :- ascii_digit(P), ascii_letter(C).
+identifying_word(W) :- memberchk(W, [id, uuid, guid, name, owner, account, email, user, phone, number, mac,
+    address, addr, key, pin, password, passwd, secret, token, sim, operator, carrier, country, zone, timezone,
+    location, esn]).
+identifying_part(P) :- member(P, [serial, imei, imsi, iccid, msisdn, meid, ssid, psk, token, passw, secret,
+    bdaddr, btaddr, macaddr, android_id]).
+readable_settings(global, ['adb_enabled', 'adb_wifi_enabled', 'airplane_mode_on', 'always_finish_activities',
+    'animator_duration_scale', 'auto_time', 'auto_time_zone', 'bluetooth_on', 'development_settings_enabled',
+    'heads_up_notifications_enabled', 'http_proxy', 'low_power', 'mobile_data', 'package_verifier_enable',
+    'private_dns_mode', 'stay_on_while_plugged_in', 'transition_animation_scale',
+    'verifier_verify_adb_installs', 'wifi_on', 'window_animation_scale', 'zen_mode']).
+readable_settings(secure, ['accessibility_enabled', 'default_input_method', 'enabled_accessibility_services',
+    'enabled_input_methods', 'install_non_market_apps', 'location_mode', 'screensaver_enabled',
+    'sms_default_application', 'ui_night_mode']).
+readable_settings(system, ['accelerometer_rotation', 'font_scale', 'haptic_feedback_enabled',
+    'screen_brightness', 'screen_brightness_mode', 'screen_off_timeout', 'sound_effects_enabled',
+    'time_12_24', 'user_rotation']).
 
 % an option bundle: '-' and one or more of Letters (-la); never '--' or a long option
 option_bundle(X, Letters) :-

@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, Tag, ValidationError,
                       ValidationInfo, field_validator, model_validator)
 
-from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
+from sentinel_mcp.core.builtin import (APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, SECTION_SEEDS,
+                                       load_section_model)
 from sentinel_mcp.core.host_names import is_host
 from sentinel_mcp.core.untrusted_address import stays_here
 from sentinel_mcp.core.url_basic_auth import credentials_problem
@@ -528,6 +529,7 @@ def _check_sections(cfg: Config, lines: Lines | None = None) -> None:
         if name not in BUILTINS:
             raise fail(at(f"sentinel.builtin_timeouts.{name}: unknown built-in"
                           f"{_did_you_mean(name, sorted(BUILTINS))}", "builtin_timeouts", name))
+    given: dict[str, Any] = {}  # the seeds sections give (SECTION_SEEDS)
     for key, section in (cfg.sentinel.model_extra or {}).items():
         if key not in known:
             why = unknown_sentinel_key(key, known, sorted(SentinelSettings.model_fields))
@@ -542,9 +544,21 @@ def _check_sections(cfg: Config, lines: Lines | None = None) -> None:
                 return line_of(lines, ("sentinel", key, *loc))
 
             try:
-                validate_section(model, section, f"sentinel.{key}", line)
+                settings = validate_section(model, section, f"sentinel.{key}", line)
             except ConfigError as e:
                 raise fail(said(e)) from None
+            if key in SECTION_SEEDS:
+                given.update(settings.guard_seeds())
+    # a seed of a section's names written by hand would pass by its checks (a shown config read again holds
+    # the same values: kept)
+    for key, names in SECTION_SEEDS.items():
+        seeds = cfg.sentinel.seeds
+        written = sorted(n for n in names if n in seeds and seeds[n] != given.get(n))
+        if written:
+            raise fail(at(f"sentinel.seeds.{written[0]}: given by sentinel.{key} (its names are checked "
+                          "there), never written as a seed", "seeds", written[0]))
+    if given:
+        cfg.sentinel.seeds = {**cfg.sentinel.seeds, **given}
 
 
 def load_config(path: str | Path | None) -> Config:

@@ -19,6 +19,7 @@ from ..actions import ProposedAction, Risk
 from ..actuator import UNTRUSTED_KEY
 from ..arg_shapes import MAX_ARG, terminal_refusal
 from ..device_paths import normal_path, path_operands, private_path, sensor_state_path
+from ..readable_config import ReadableNames
 from ..errors import DeviceError
 from ..gate import Approval
 from ..results import DEVICE_OUTPUT, error_result
@@ -67,7 +68,8 @@ def allow_list(custom: list[str] | None) -> dict[str, Allowed]:
     return {c: DEFAULT_ALLOW.get(c, Allowed(tuple(c.split()), "words", risk="medium")) for c in custom}
 
 
-def build_argv(command: str, args: list[str], allowed: dict[str, Allowed]) -> tuple[list[str], Allowed]:
+def build_argv(command: str, args: list[str], allowed: dict[str, Allowed],
+               added: ReadableNames | None = None) -> tuple[list[str], Allowed]:
     key = " ".join(command.split())
     entry = allowed.get(key)
     if entry is None:
@@ -89,7 +91,7 @@ def build_argv(command: str, args: list[str], allowed: dict[str, Allowed]) -> tu
             f"{normal_path(sensed[0])}); read sensors through the sensors built-in (sensor_read, under the "
             "user's consent)"
         )
-    refusal = terminal_refusal(entry.shape, args)
+    refusal = terminal_refusal(entry.shape, args, added)
     if refusal is not None:
         raise ValueError(f"{key}: {refusal}; refused: {args!r}")
     return [*entry.words, *args], entry
@@ -111,7 +113,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         """Run an allow-listed device shell command (e.g. command="getprop", args=["ro.product.model"]).
         Arguments are passed literally, never interpreted by the shell."""
         try:
-            argv, entry = build_argv(command, list(args or []), allowed)
+            argv, entry = build_argv(command, list(args or []), allowed, rt.settings.readable)
         except ValueError as exc:
             return error_result(str(exc))
         action = ProposedAction(

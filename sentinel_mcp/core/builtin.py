@@ -228,6 +228,13 @@ SECTION_MODELS: dict[str, str] = {
     "agent": "sentinel_mcp.agent.settings:AgentSettings",
     "search": "sentinel_mcp.search.settings:SearchSettings",
 }
+# name -> the config seeds its section gives the guard (the model's ``guard_seeds()``): parse_config adds them
+# to ``sentinel.seeds``, and refuses a seed of these names written there by hand, so the section's checks
+# (device_tools/readable_config.py) are the one way in
+SECTION_SEEDS: dict[str, tuple[str, ...]] = {
+    "device": ("device_readable_prop", "device_readable_system", "device_readable_secure",
+               "device_readable_global"),
+}
 # sections of the application floor, validated where they are read at start-up (serve, console, telemetry)
 APPLICATION_SECTIONS = frozenset({"oauth", "console", "telemetry"})
 

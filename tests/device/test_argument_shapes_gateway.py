@@ -19,7 +19,7 @@ from sentinel_mcp.paths import RULEBASES_DIR
 pytestmark = pytest.mark.timeout(300)
 
 
-def adb_config(tmp_path, fake, rulebases):
+def adb_config(tmp_path, fake, rulebases, **device):
     sentinel = {
         "data_dir": str(tmp_path),
         "builtins": ["device"],
@@ -30,6 +30,7 @@ def adb_config(tmp_path, fake, rulebases):
             "adb_port": fake.port,
             "dump_backoff": 0,
             "risk_classifier": False,
+            **device,
         },
     }
     return parse_config({"mcpServers": {}, "sentinel": sentinel}, source="<test>", base_dir=tmp_path)

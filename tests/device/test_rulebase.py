@@ -77,7 +77,7 @@ class DevicePort:
 
 
 @contextlib.asynccontextmanager
-async def guarded_device(tmp_path):
+async def guarded_device(tmp_path, seeds: dict | None = None):
     async with Client(sim_server(tmp_path), mode="auto", elicitation_callback=Answers("yes")) as client:
         port = DevicePort(client)
         await port.refresh()
@@ -86,7 +86,7 @@ async def guarded_device(tmp_path):
             port,
             store_path=tmp_path / "facts.db",
             settings=PolicySettings(guard_timeout=20.0, confirm_ttl=300.0),
-            seeds={},
+            seeds=seeds or {},
         )
         port.guard = guard
         await guard.start(watch=False)

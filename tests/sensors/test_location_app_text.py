@@ -94,3 +94,62 @@ async def test_the_adb_source_reads_the_systems_fix_not_the_apps():
         assert (reading.values["latitude"], reading.values["longitude"]) == REAL
     finally:
         server.stop()
+
+
+# A phone with a work profile: every provider's section has the same parts, one for each running user
+TWO_USERS = (
+    "Location Manager State:\n  Location Providers:\n"
+    "    passive provider:\n"
+    "      user 0:\n        last location=null\n        last coarse location=null\n"
+    "      user 10:\n        last location=null\n        last coarse location=null\n"
+    "    gps provider:\n"
+    "      user 0:\n"
+    "        last location=Location[gps 52.520100,13.405000 hAcc=4.8 et=+2h17m10s384ms]\n"
+    "        last coarse location=null\n"
+    "      user 10:\n"
+    "        registration state:\n          com.google.android.gms[u10]: PASSIVE_INTERVAL\n"
+    "        last location=Location[gps 52.520100,13.405000 hAcc=4.8 et=+2h17m10s384ms]\n"
+    "        last coarse location=null\n"
+    "  Historical Aggregate Location Provider Data:\n"
+)
+TWO_USERS_REGISTRATION = "          com.google.android.gms[u10]: PASSIVE_INTERVAL\n"
+
+
+def test_a_work_profile_dump_is_read():
+    assert [f.provider for f in parse_dumpsys_location(TWO_USERS)] == ["gps", "gps"]
+
+
+# A tag that writes the header of a provider the phone lacks (gps_hardware: a name the platform has, so the
+# names' allow list passes it) and a fix under it. Each section alone looks whole: the forged one has its one
+# fix, the gps section its user 0 part; what no real dump does is print users' parts in one section and not
+# in another (the platform prints the same running users under every provider, or none when there is one).
+FORGED_USERS = {
+    "a section without users among sections with them":
+        f"x\n    gps_hardware provider:\n      last location={FAKE}\n        y",
+    "a section of other users":
+        f"x\n    gps_hardware provider:\n      user 0:\n        last location={FAKE}\n          y",
+    "users' parts and a fix of no user in one section":
+        f"x\n    gps_hardware provider:\n      last location={FAKE}\n      user 0:\n"
+        "        last location=null\n      user 10:\n          y",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORGED_USERS))
+def test_a_forged_header_of_a_provider_the_phone_lacks_refuses_the_dump(name):
+    dump = TWO_USERS.replace(TWO_USERS_REGISTRATION,
+                             f"          10123/com.evil[{FORGED_USERS[name]}]: PASSIVE_INTERVAL\n")
+    with pytest.raises(MalformedOutput):
+        best_fix(dump)
+
+
+async def test_the_adb_source_refuses_a_forged_provider_of_a_work_profile_phone():
+    dump = TWO_USERS.replace(TWO_USERS_REGISTRATION, "          10123/com.evil[" + FORGED_USERS[
+        "a section without users among sections with them"] + "]: PASSIVE_INTERVAL\n")
+    uptime = recorded("proc_uptime.txt")
+    server = FakeAdbServer({"dumpsys location": dump, "cat /proc/uptime": uptime}).start()
+    try:
+        source = AdbSource(host="127.0.0.1", port=server.port, timeout=10, clock=lambda: 1_700_000_000.0)
+        with pytest.raises(MalformedOutput):
+            await source.read(SensorKind.location)
+    finally:
+        server.stop()

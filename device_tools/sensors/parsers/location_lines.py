@@ -8,12 +8,15 @@ tells them apart is the dump's structure, not a spelling:
   ``<name> provider:`` section of the ``Location Providers:`` block (or of a ``user N:`` part of one), or a
   ``<name>: `` line directly inside the ``Last Known Locations:`` block of older Androids;
 - the system prints each of those once per provider (and user), for every provider, and names only its own
-  providers: a second fix line in a section, a section without one, a provider named twice or a name the
-  platform does not have means text posing as the system's, and the whole dump is refused
+  providers: a second fix line in a section, a section without one, a provider named twice, a name the
+  platform does not have or sections of different users (the same running users are printed under every
+  provider) means text posing as the system's, and the whole dump is refused
   (``MalformedOutput``) rather than a fix picked from it; so is a block title printed twice, or both forms.
 
 App text stands before a section's fix lines (registrations are dumped first), so a forged header can only
-move the real fix lines under a name of its choosing: the names allow list and "each once" leave it none.
+move the real fix lines under a name of its choosing: the names allow list, "each once" and "the same users
+everywhere" leave it none (a header of a provider the phone lacks takes a user's part from the section
+before it, which is then another section's users). ``dumpsys location --proto`` is not needed for this.
 """
 
 from __future__ import annotations
@@ -111,6 +114,13 @@ def _provider_values(body: list[str]) -> list[str]:
                 n > 1 for n in section.values()):
             raise MalformedOutput("dumpsys location: a provider section without exactly one last location "
                                   "line: text an app controls poses as the system's")
+    # the platform prints the same running users' parts under every provider (or, for one user, none): a
+    # section of other users, or a fix of no user beside users' parts, is a header an app's text wrote (one
+    # of a provider the phone lacks passes the names' allow list and takes a user's real lines as its own)
+    parts = {frozenset(w for w, _ in section) for section in counts}
+    if len(parts) > 1 or any(None in users and len(users) > 1 for users in parts):
+        raise MalformedOutput("dumpsys location: provider sections with different users' parts: text an app "
+                              "controls poses as the system's")
     return values
 
 
