@@ -39,6 +39,7 @@ class PeerBrowser:
         networks: tuple[IPNetwork, ...] = LOOPBACK,
         keys: CardKeys = NO_KEYS,
         listed: ListedPeers = NO_LISTED,
+        fetches: CardFetchBudget | None = None,
     ) -> None:
         self.zc = zc
         self.allow_loopback_plaintext = allow_loopback_plaintext
@@ -50,7 +51,7 @@ class PeerBrowser:
         self._jobs: set[asyncio.Task[None]] = set()
         self._pending: set[str] = set()  # names whose resolution is queued or under way (one job per name)
         self._slots = asyncio.Semaphore(MAX_RESOLVING)
-        self._fetches = CardFetchBudget()  # how often announcements may make it fetch a card
+        self._fetches = fetches or CardFetchBudget()  # how often announcements may make it fetch a card
         self.deferred: set[str] = set()  # names whose card fetch waits on that budget (still pending)
         # an announcement chose the address: Sentinel's client certificate goes only to a server that proved
         # itself first (``announced_card_client.py``)
