@@ -1,12 +1,18 @@
 """Browsing ``_a2a._tcp.local.`` for peers: each announced instance is resolved over mDNS and its card
 checked (``discovery.verify_peer``) before it is listed, a few at a time (``discovery.MAX_RESOLVING``,
-``MAX_PENDING``): anyone on the link can announce names."""
+``MAX_PENDING``): anyone on the link can announce names.
+
+Anyone can also say goodbye for any name (its records again with TTL 0; nothing in mDNS says who owns a
+name, and a packet's source address is the sender's word): a goodbye removed that listed peer at once. So a
+goodbye is a reason to look, not a verdict: the peer's card is fetched again where it was checked (within the
+card fetch budget, like an announcement's), and the peer goes only when it no longer checks out there."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from urllib.parse import urlsplit
 
 from sentinel_mcp.a2a.announced_card_client import AnnouncedCardClient
 from sentinel_mcp.a2a.card_fetch import PeerRejected
@@ -79,24 +85,33 @@ class PeerBrowser:
         if name in self.exclude:
             return
         if change is _zeroconf().ServiceStateChange.Removed:
-            self.registry.peers.pop(name, None)
             self.registry.rejected.pop(name, None)
+            if name in self.registry.peers:  # anyone's word: its card is checked again
+                self._queue(name, self._recheck)
             return
+        self._queue(name, self._resolve)
+
+    @property
+    def pending(self) -> frozenset[str]:
+        """The names whose check is queued, under way or deferred."""
+        return frozenset(self._pending)
+
+    def _queue(self, name: str, check: Callable[[str], Awaitable[float | None]]) -> None:
         if name in self._pending:
-            return  # its resolution is queued or under way: it reads the record as it is then
+            return  # its check is queued or under way: it reads the record (or the card) as it is then
         if len(self._pending) >= MAX_PENDING:
             self.registry.ignored += 1
             return
         self._pending.add(name)
-        job = asyncio.ensure_future(self._resolve_in_turn(name))
+        job = asyncio.ensure_future(self._in_turn(name, check))
         self._jobs.add(job)
         job.add_done_callback(self._jobs.discard)
 
-    async def _resolve_in_turn(self, name: str) -> None:
+    async def _in_turn(self, name: str, check: Callable[[str], Awaitable[float | None]]) -> None:
         try:
             while True:  # each turn after the wait the budget asked: the record is read again as it is then
                 async with self._slots:
-                    wait = await self._resolve(name)
+                    wait = await check(name)
                 if wait is None:
                     return
                 self.deferred.add(name)
@@ -151,6 +166,32 @@ class PeerBrowser:
             self.registry.reject(name, ITSELF)
             return None
         self.registry.admit(peer)
+        return None
+
+    async def _recheck(self, name: str) -> float | None:
+        """A goodbye for ``name``: its listed peer's card fetched again where it was checked (its records are
+        gone, the address stands); listed still when it checks out, else no longer. The seconds to wait when
+        the budget deferred the fetch."""
+        listed = self.registry.peers.get(name)
+        if listed is None:
+            return None
+        where = urlsplit(listed.base_url)
+        try:
+            peer = await verify_peer(
+                name, [where.hostname or ""], where.port or 0, listed.txt, self._http,
+                allow_loopback_plaintext=self.allow_loopback_plaintext, networks=self.networks,
+                keys=self.keys, listed=self.listed, before_fetch=self._may_fetch(name),
+            )
+        except FetchDeferred as e:  # (listed meanwhile, as it was checked)
+            return e.seconds
+        except Exception as e:  # noqa: BLE001 - a rejection, a broken peer: it is gone either way
+            if self.registry.peers.get(name) is listed:
+                del self.registry.peers[name]
+            log.info("A2A peer %r said goodbye and no longer checks out (%s): not listed",
+                     name[:100], type(e).__name__)
+            return None
+        if self.registry.peers.get(name) is listed and not self.registry.is_self(peer):
+            self.registry.admit(peer)  # (the card as it is now)
         return None
 
     def _said_here(self, info: Any, addresses: list[str]) -> list[str]:
