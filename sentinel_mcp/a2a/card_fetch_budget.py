@@ -23,9 +23,9 @@ recently used forgotten first)."""
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections import OrderedDict
-import ipaddress
 from typing import Callable
 from urllib.parse import urlsplit
 
