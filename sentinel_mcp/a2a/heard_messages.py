@@ -23,8 +23,8 @@ class HeardMessages:
             try:
                 return await self.shared.claim(caller, message_id, task_id)
             except StorageError as e:  # fail closed: a replay must not act twice
-                raise store_fault("the task store cannot say whether this message was received before, "
-                                  "nothing was started", e) from None
+                # (whether this message was received before is not known)
+                raise store_fault("the task store cannot be read, nothing was started", e) from None
         known = self.local.claim(caller, message_id)
         if known == SeenMessages.PENDING:
             raise RpcError(INVALID_PARAMS, f"Invalid params: message {message_id} is being handled already; "
