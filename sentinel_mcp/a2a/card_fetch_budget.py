@@ -60,9 +60,9 @@ def fetch_key(where: str) -> str:
 
 class CardFetchBudget:
     def __init__(self, clock: Callable[[], float] = time.monotonic, burst: int = BURST,
-                 total_burst: int = TOTAL_BURST) -> None:
+                 total_burst: int = TOTAL_BURST, first_wait: float = FIRST_WAIT) -> None:
         self._clock = clock
-        self.burst, self.total_burst = burst, total_burst
+        self.burst, self.total_burst, self.first_wait = burst, total_burst, first_wait
         # per name: its fetches in a row, and the last one's time
         self._names: OrderedDict[str, tuple[float, float]] = OrderedDict()
         self._endpoints: OrderedDict[str, tuple[float, float]] = OrderedDict()  # tokens, when counted
@@ -93,7 +93,7 @@ class CardFetchBudget:
         streak, last = self._names.get(name, (0, now))
         if streak == 0 or now - last > LONGEST_WAIT:
             return 0.0
-        return max(0.0, last + min(LONGEST_WAIT, FIRST_WAIT * 2 ** (streak - 1)) - now)
+        return max(0.0, last + min(LONGEST_WAIT, self.first_wait * 2 ** (streak - 1)) - now)
 
     def _tokens(self, endpoint: str, now: float) -> float:
         tokens, at = self._endpoints.get(endpoint, (float(self.burst), now))

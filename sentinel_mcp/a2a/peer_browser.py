@@ -3,9 +3,10 @@ checked (``discovery.verify_peer``) before it is listed, a few at a time (``disc
 ``MAX_PENDING``): anyone on the link can announce names.
 
 Anyone can also say goodbye for any name (its records again with TTL 0; nothing in mDNS says who owns a
-name, and a packet's source address is the sender's word): a goodbye removed that listed peer at once. So a
-goodbye is a reason to look, not a verdict: the peer's card is fetched again where it was checked (within the
-card fetch budget, like an announcement's), and the peer goes only when it no longer checks out there."""
+name, and a packet's source address is the sender's word), or announce a listed name again elsewhere: either
+removed (or replaced) that listed peer at once. So both are a reason to look, not a verdict: the peer's card
+is fetched again where it was checked (within the card fetch budget, like an announcement's), and the peer
+goes only when it no longer checks out there (then a new announcement of its name is checked as any other)."""
 
 from __future__ import annotations
 
@@ -134,7 +135,14 @@ class PeerBrowser:
         return check
 
     async def _resolve(self, name: str) -> float | None:
-        """Resolve and check ``name``; the seconds to wait before trying again when its fetch was deferred."""
+        """Resolve and check ``name``; the seconds to wait before trying again when its fetch was deferred.
+        A listed name announced anew is anyone's word too (another address, a TXT that does not check out):
+        the listed peer is checked again where it was first, and the announcement is looked at only when
+        that peer no longer checks out there (it moved, or left)."""
+        if name in self.registry.peers:
+            still = await self._listed_still(name)
+            if still is not False:
+                return None if still is True else still
         zeroconf = _zeroconf()
         try:
             # (refuses a name with control characters: a rejection like any other, not a lost task's error)
@@ -169,12 +177,19 @@ class PeerBrowser:
         return None
 
     async def _recheck(self, name: str) -> float | None:
-        """A goodbye for ``name``: its listed peer's card fetched again where it was checked (its records are
-        gone, the address stands); listed still when it checks out, else no longer. The seconds to wait when
+        """A goodbye for ``name``: its listed peer checked again (``_listed_still``); the seconds to wait when
         the budget deferred the fetch."""
+        still = await self._listed_still(name)
+        return None if isinstance(still, bool) else still
+
+    async def _listed_still(self, name: str) -> float | bool:
+        """``name``'s listed peer's card fetched again where it was checked (its records may be gone or
+        another's, the address it was checked at stands): True when it still checks out (listed, its card as
+        it is now), False when it does not (no longer listed) or none is listed; the seconds to wait when the
+        budget deferred the fetch (listed meanwhile)."""
         listed = self.registry.peers.get(name)
         if listed is None:
-            return None
+            return False
         where = urlsplit(listed.base_url)
         try:
             peer = await verify_peer(
@@ -182,17 +197,17 @@ class PeerBrowser:
                 allow_loopback_plaintext=self.allow_loopback_plaintext, networks=self.networks,
                 keys=self.keys, listed=self.listed, before_fetch=self._may_fetch(name),
             )
-        except FetchDeferred as e:  # (listed meanwhile, as it was checked)
+        except FetchDeferred as e:
             return e.seconds
         except Exception as e:  # noqa: BLE001 - a rejection, a broken peer: it is gone either way
             if self.registry.peers.get(name) is listed:
                 del self.registry.peers[name]
-            log.info("A2A peer %r said goodbye and no longer checks out (%s): not listed",
+            log.info("A2A peer %r no longer checks out where it was checked (%s): not listed",
                      name[:100], type(e).__name__)
-            return None
+            return False
         if self.registry.peers.get(name) is listed and not self.registry.is_self(peer):
             self.registry.admit(peer)  # (the card as it is now)
-        return None
+        return True
 
     def _said_here(self, info: Any, addresses: list[str]) -> list[str]:
         """``addresses`` without the ones naming this machine (loopback, 0.0.0.0) that no announcement heard
