@@ -1,22 +1,23 @@
 """mDNS / DNS-SD discovery of A2A agents: advertise ``_a2a._tcp.local.``, browse, verify.
 
-TXT: ``path`` (card path), ``v`` (A2A protocol version), ``ver`` (agent version), ``proto`` (binding),
-``tls`` (0/1). TXT contents are never trusted: a peer counts only after its card was fetched over TLS from a
-server whose certificate checks out (chain to the system's store or ``peer_tls.ca``, the advertised address in
-its names, ``peer_tls.pin_sha256`` when given), parsed as an A2A v1.0 AgentCard, and found to name the
-advertised host and port in an interface URL of the same scheme. Answering on the local network proves
-nothing: a plaintext peer is accepted on a loopback address only, and only when
-``sentinel.a2a.allow_loopback_plaintext`` is on (an announcement's addresses are its sender's word: any host
-on the link can announce 127.0.0.1). The TXT card path is a plain path (letters, digits, ``-._~/``): no
-query, fragment, escapes or dot segments. The card is fetched only from an announced address inside the
-allowed networks (``peer_networks.py``: anyone can announce any address), and its signatures are checked
-against the pinned and trusted keys (``card_signature.py``): a peer pinned to a key counts only
-with a card it signed. A peer's names (its card's, its mDNS instance's) must read as themselves: one script
-(Common and Inherited characters go with any; Latin with Han and kana or Hangul), no invisible, control or
-direction-changing character (``core/look_alike_names.py``); a name that only reads as a pinned one is
-refused, and so is one that reads as (or is) the name of a peer the config lists by URL elsewhere
-(``listed_peers.py``); between announced names, one that reads as another makes that name find nobody
-(``PeerRegistry.find``).
+TXT: ``path`` (card path), ``v`` (A2A protocol version), ``ver`` (agent version), ``proto`` (binding), ``tls``
+(0/1). TXT contents are never trusted: a peer counts only after its card was fetched over TLS from a server
+whose certificate checks out (chain to the system's store or ``peer_tls.ca``, the advertised address in its
+names, ``peer_tls.pin_sha256`` when given), parsed as an A2A v1.0 AgentCard, and found to name the advertised
+host and port in an interface URL of the same scheme. Answering on the local network proves nothing: a
+plaintext peer is accepted on a loopback address only, and only when ``sentinel.a2a.allow_loopback_plaintext``
+is on (an announcement's addresses are its sender's word: any host on the link can announce 127.0.0.1). The
+TXT card path is a plain path (letters, digits, ``-._~/``): no query, fragment, escapes or dot segments, and
+it names an agent card (its last segment ``agent-card.json``, or ``agent.json`` as before A2A 0.3; under any
+prefix): an announcement never makes Sentinel GET another path of a local service (``/admin/shutdown``) or of
+its own front. The card is fetched only from an announced address inside the allowed networks
+(``peer_networks.py``: anyone can announce any address), and its signatures are checked against the pinned and
+trusted keys (``card_signature.py``): a peer pinned to a key counts only with a card it signed. A peer's names
+(its card's, its mDNS instance's) must read as themselves: one script (Common and Inherited characters go with
+any; Latin with Han and kana or Hangul), no invisible, control or direction-changing character
+(``core/look_alike_names.py``); a name that only reads as a pinned one is refused, and so is one that reads as
+(or is) the name of a peer the config lists by URL elsewhere (``listed_peers.py``); between announced names,
+one that reads as another makes that name find nobody (``PeerRegistry.find``).
 """
 
 from __future__ import annotations
@@ -324,6 +325,14 @@ def plain_path(path: str) -> bool:
     return all(_SEGMENT.fullmatch(seg) and seg not in (".", "..") for seg in segments)
 
 
+CARD_FILES = ("agent-card.json", "agent.json")  # the well-known card's name (A2A 0.3 on; before)
+
+
+def card_path(path: str) -> bool:
+    """A plain path (``plain_path``) to an agent card: its last segment is one of ``CARD_FILES``."""
+    return plain_path(path) and path.rsplit("/", 1)[-1] in CARD_FILES
+
+
 def instance_label(instance: str) -> str:
     """An mDNS instance name without its service type: the name a peer is pinned by."""
     return instance.removesuffix("." + SERVICE_TYPE)
@@ -354,8 +363,8 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
                                   "card is not fetched (sentinel.a2a.peer_networks)"))
     addresses = inside
     path = txt.get("path") or CARD_PATH
-    if not plain_path(path):
-        raise PeerRejected(f"bad card path in TXT (a plain path only): {path[:60]!r}")
+    if not card_path(path):
+        raise PeerRejected(f"bad card path in TXT (a plain path to an agent card only): {path[:60]!r}")
     scheme = "https" if txt.get("tls") == "1" else "http"
     if scheme == "http" and not all(loopback_host(a) for a in addresses):
         raise PeerRejected(

@@ -1,12 +1,19 @@
 """Browsing ``_a2a._tcp.local.`` for peers: each announced instance is resolved over mDNS and its card
 checked (``discovery.verify_peer``) before it is listed, a few at a time (``discovery.MAX_RESOLVING``,
-``MAX_PENDING``): anyone on the link can announce names."""
+``MAX_PENDING``): anyone on the link can announce names.
+
+Anyone can also say goodbye for any name (its records again with TTL 0; nothing in mDNS says who owns a
+name, and a packet's source address is the sender's word), or announce a listed name again elsewhere: either
+removed (or replaced) that listed peer at once. So both are a reason to look, not a verdict: the peer's card
+is fetched again where it was checked (within the card fetch budget, like an announcement's), and the peer
+goes only when it no longer checks out there (then a new announcement of its name is checked as any other)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from urllib.parse import urlsplit
 
 from sentinel_mcp.a2a.announced_card_client import AnnouncedCardClient
 from sentinel_mcp.a2a.card_fetch import PeerRejected
@@ -39,6 +46,7 @@ class PeerBrowser:
         networks: tuple[IPNetwork, ...] = LOOPBACK,
         keys: CardKeys = NO_KEYS,
         listed: ListedPeers = NO_LISTED,
+        fetches: CardFetchBudget | None = None,
     ) -> None:
         self.zc = zc
         self.allow_loopback_plaintext = allow_loopback_plaintext
@@ -50,7 +58,7 @@ class PeerBrowser:
         self._jobs: set[asyncio.Task[None]] = set()
         self._pending: set[str] = set()  # names whose resolution is queued or under way (one job per name)
         self._slots = asyncio.Semaphore(MAX_RESOLVING)
-        self._fetches = CardFetchBudget()  # how often announcements may make it fetch a card
+        self._fetches = fetches or CardFetchBudget()  # how often announcements may make it fetch a card
         self.deferred: set[str] = set()  # names whose card fetch waits on that budget (still pending)
         # an announcement chose the address: Sentinel's client certificate goes only to a server that proved
         # itself first (``announced_card_client.py``)
@@ -78,24 +86,33 @@ class PeerBrowser:
         if name in self.exclude:
             return
         if change is _zeroconf().ServiceStateChange.Removed:
-            self.registry.peers.pop(name, None)
             self.registry.rejected.pop(name, None)
+            if name in self.registry.peers:  # anyone's word: its card is checked again
+                self._queue(name, self._recheck)
             return
+        self._queue(name, self._resolve)
+
+    @property
+    def pending(self) -> frozenset[str]:
+        """The names whose check is queued, under way or deferred."""
+        return frozenset(self._pending)
+
+    def _queue(self, name: str, check: Callable[[str], Awaitable[float | None]]) -> None:
         if name in self._pending:
-            return  # its resolution is queued or under way: it reads the record as it is then
+            return  # its check is queued or under way: it reads the record (or the card) as it is then
         if len(self._pending) >= MAX_PENDING:
             self.registry.ignored += 1
             return
         self._pending.add(name)
-        job = asyncio.ensure_future(self._resolve_in_turn(name))
+        job = asyncio.ensure_future(self._in_turn(name, check))
         self._jobs.add(job)
         job.add_done_callback(self._jobs.discard)
 
-    async def _resolve_in_turn(self, name: str) -> None:
+    async def _in_turn(self, name: str, check: Callable[[str], Awaitable[float | None]]) -> None:
         try:
             while True:  # each turn after the wait the budget asked: the record is read again as it is then
                 async with self._slots:
-                    wait = await self._resolve(name)
+                    wait = await check(name)
                 if wait is None:
                     return
                 self.deferred.add(name)
@@ -118,7 +135,14 @@ class PeerBrowser:
         return check
 
     async def _resolve(self, name: str) -> float | None:
-        """Resolve and check ``name``; the seconds to wait before trying again when its fetch was deferred."""
+        """Resolve and check ``name``; the seconds to wait before trying again when its fetch was deferred.
+        A listed name announced anew is anyone's word too (another address, a TXT that does not check out):
+        the listed peer is checked again where it was first, and the announcement is looked at only when
+        that peer no longer checks out there (it moved, or left)."""
+        if name in self.registry.peers:
+            still = await self._listed_still(name)
+            if still is not False:
+                return None if still is True else still
         zeroconf = _zeroconf()
         try:
             # (refuses a name with control characters: a rejection like any other, not a lost task's error)
@@ -151,6 +175,39 @@ class PeerBrowser:
             return None
         self.registry.admit(peer)
         return None
+
+    async def _recheck(self, name: str) -> float | None:
+        """A goodbye for ``name``: its listed peer checked again (``_listed_still``); the seconds to wait when
+        the budget deferred the fetch."""
+        still = await self._listed_still(name)
+        return None if isinstance(still, bool) else still
+
+    async def _listed_still(self, name: str) -> float | bool:
+        """``name``'s listed peer's card fetched again where it was checked (its records may be gone or
+        another's, the address it was checked at stands): True when it still checks out (listed, its card as
+        it is now), False when it does not (no longer listed) or none is listed; the seconds to wait when the
+        budget deferred the fetch (listed meanwhile)."""
+        listed = self.registry.peers.get(name)
+        if listed is None:
+            return False
+        where = urlsplit(listed.base_url)
+        try:
+            peer = await verify_peer(
+                name, [where.hostname or ""], where.port or 0, listed.txt, self._http,
+                allow_loopback_plaintext=self.allow_loopback_plaintext, networks=self.networks,
+                keys=self.keys, listed=self.listed, before_fetch=self._may_fetch(name),
+            )
+        except FetchDeferred as e:
+            return e.seconds
+        except Exception as e:  # noqa: BLE001 - a rejection, a broken peer: it is gone either way
+            if self.registry.peers.get(name) is listed:
+                del self.registry.peers[name]
+            log.info("A2A peer %r no longer checks out where it was checked (%s): not listed",
+                     name[:100], type(e).__name__)
+            return False
+        if self.registry.peers.get(name) is listed and not self.registry.is_self(peer):
+            self.registry.admit(peer)  # (the card as it is now)
+        return True
 
     def _said_here(self, info: Any, addresses: list[str]) -> list[str]:
         """``addresses`` without the ones naming this machine (loopback, 0.0.0.0) that no announcement heard

@@ -26,8 +26,9 @@ from sentinel_mcp.a2a.chat_memory import ChatMemory
 from sentinel_mcp.a2a.assist_tasks import PersonAssist
 from sentinel_mcp.a2a.input_expiry import InputExpiry
 from sentinel_mcp.a2a.leased_tasks import LeasedTasks
-from sentinel_mcp.a2a.message_replays import SeenMessages
+from sentinel_mcp.a2a.heard_messages import HeardMessages
 from sentinel_mcp.a2a.remote_tasks import RemoteTasks
+from sentinel_mcp.a2a.shared_message_ids import SharedMessageIds
 from sentinel_mcp.a2a.orchestrated_tasks import OrchestratorFirst
 from sentinel_mcp.a2a.jsonrpc import (
     INVALID_PARAMS,
@@ -117,7 +118,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         self._offering: set[str] = set()  # tasks whose intent is being offered to the orchestrator now
         self.inbox: AssistInbox | None = None
         # every connection's chats: per caller, and all callers' together
-        self.seen = SeenMessages()  # message ids sent lately, per caller: a replay acts once
+        self.seen = HeardMessages()  # message ids sent lately, per caller: a replay acts once
         self.chat_memory = ChatMemory(settings.chat_bytes_per_caller, settings.chat_bytes_total)
         # the HTTP host's: proves a task's stored credentials again where it resumes (resumed_credentials.py)
         self.authenticator: Authenticator | None = None
@@ -151,6 +152,8 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         if self._journal.shared:
             self._leases = asyncio.create_task(self._keep_leases(renew_every), name="a2a-task-leases")
             self._contexts = await SharedLabels.open(self._journal.db, CONTEXT_IDLE_SECONDS, key=label_key)
+            # a replay reaching another replica finds the task the first hearing started
+            self.seen.shared = await SharedMessageIds.open(self._journal.db, key=task_key)
             self._cancels = asyncio.create_task(
                 self._watch_cancels(min(task_lease.CANCEL_POLL, renew_every)), name="a2a-task-cancels"
             )
@@ -254,15 +257,14 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
                 "Push Notification is not supported: nothing was started; follow the task with GetTask or "
                 "SendStreamingMessage",
             )
-        known = self.seen.claim(caller, msg.message_id)
-        if known == SeenMessages.PENDING:
-            raise RpcError(INVALID_PARAMS, f"Invalid params: message {msg.message_id} is being handled "
-                           "already; follow the task its first sending returns")
+        planned = msg.task_id or str(uuid.uuid4())  # the task it starts (or continues), named when heard
+        known = await self.seen.claim(caller, msg.message_id, planned)
         try:
             replayed = await self._replayed(msg, caller, known)
-            return replayed if replayed is not None else await self._act_on(msg, caller, recheck)
+            return replayed if replayed is not None else await self._act_on(msg, caller, recheck, planned)
         finally:  # nothing started (an error before the task was stored): a resend may try again
-            self.seen.release(caller, msg.message_id)
+            if known is None:
+                await self.seen.release(caller, msg.message_id, planned)
 
     async def _replayed(self, msg: Message, caller: str, known: str | None) -> TaskRecord | None:
         """The task a message sent before (``known``: its id, as remembered) started or continued: a replay is
@@ -278,9 +280,11 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
             return await self.store.find(known, caller)
         except RpcError:
             raise RpcError(INVALID_PARAMS, f"Invalid params: message {msg.message_id} was received already "
-                           "and its task is gone; a new request takes a new messageId") from None
+                           "and its task is not to be found (still being started, or gone): follow the task "
+                           "its first sending returns; a new request takes a new messageId") from None
 
-    async def _act_on(self, msg: Message, caller: str, recheck: Callable[[], Any] | None) -> TaskRecord:
+    async def _act_on(self, msg: Message, caller: str, recheck: Callable[[], Any] | None,
+                      task_id: str) -> TaskRecord:
         if msg.task_id:
             record = await self.store.held(msg.task_id, caller)
             await self._continue(record, msg, recheck)
@@ -288,7 +292,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
             return record
         self._watch_expiry()
         await self._expire_waiting()
-        record = await self._new_task(msg, caller)
+        record = await self._new_task(msg, caller, task_id)
         record.recheck = recheck
         action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
         if self.store.shared and self._journal is not None:  # leased before anything runs (task_lease.py)
@@ -371,8 +375,7 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
 
     # --- internals ----------------------------------------------------------------------------
 
-    async def _new_task(self, msg: Message, caller: str) -> TaskRecord:
-        task_id = str(uuid.uuid4())
+    async def _new_task(self, msg: Message, caller: str, task_id: str) -> TaskRecord:
         context_id = msg.context_id or str(uuid.uuid4())
         stored = msg.model_copy(update={"task_id": task_id, "context_id": context_id})
         task = Task(

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from tests.a2a.a2a_rig import LOOPBACK, multicast_problem
 
+from sentinel_mcp.a2a.card_fetch_budget import CardFetchBudget
 from sentinel_mcp.a2a.card_signature import NO_KEYS, CardKeys
 from sentinel_mcp.a2a.discovery import SERVICE_TYPE, PeerRegistry, txt_record
 from sentinel_mcp.a2a.peer_browser import PeerBrowser, open_zeroconf
@@ -66,9 +67,19 @@ class Rig:
         raise AssertionError(f"{name} was neither rejected nor taken")
 
 
-async def lan_rig(tls: ClientTLS | None = None, keys: CardKeys = NO_KEYS) -> AsyncIterator[Rig]:
+# what a test of many peers gives its browser: every announcer is on this machine (loopback), where the
+# fetch rate counts them all as one machine (card_fetch_budget.py); those tests are about other bounds
+MANY_MACHINES = 1000
+
+
+def many_machines() -> CardFetchBudget:
+    return CardFetchBudget(burst=MANY_MACHINES, total_burst=MANY_MACHINES)
+
+
+async def lan_rig(tls: ClientTLS | None = None, keys: CardKeys = NO_KEYS,
+                  fetches: CardFetchBudget | None = None) -> AsyncIterator[Rig]:
     """A browsing zeroconf on loopback and its ``PeerBrowser`` (for a fixture's ``async for``); ``keys``:
-    what the browser checks card signatures against."""
+    what the browser checks card signatures against; ``fetches``: its card fetch budget."""
     reason = multicast_problem()
     if reason:
         pytest.skip(reason)
@@ -76,7 +87,7 @@ async def lan_rig(tls: ClientTLS | None = None, keys: CardKeys = NO_KEYS) -> Asy
     await zc.zeroconf.async_wait_for_start()
     registry = PeerRegistry()
     browser = PeerBrowser(zc, registry, allow_loopback_plaintext=True, networks=NETWORKS, tls=tls,
-                          resolve_timeout_ms=300, keys=keys)
+                          resolve_timeout_ms=300, keys=keys, fetches=fetches)
     await browser.start()
     try:
         yield Rig(zc, registry, browser)

@@ -1,6 +1,8 @@
 """An mDNS announcement is its sender's word: it cannot make Sentinel GET arbitrary local ports or paths. A
 plaintext peer on loopback counts only with ``allow_loopback_plaintext`` on (off by default), and the card
-path in TXT is a plain path (no query, fragment, escapes, dot segments), checked before any request."""
+path in TXT is a plain path (no query, fragment, escapes, dot segments) naming an agent card (its last segment
+``agent-card.json``, or ``agent.json`` as before A2A 0.3), checked before any request: a local service's
+``/admin/shutdown`` or Sentinel's own console is never what an announcement makes it GET."""
 
 from __future__ import annotations
 
@@ -70,8 +72,38 @@ async def test_a_hostile_card_path_is_refused_before_any_request(local_service: 
     assert local_service.requests == []
 
 
+# plain paths, but of no agent card: what a local service or Sentinel's own front answers GET on
+NOT_A_CARD = ["/admin/shutdown", "/", "/console/", "/console/inbox", "/api/reload", "/metrics", "/a2a",
+              "/.well-known/", "/agent-card.json.bak", "/agent-card.jsonx", "/x-agent-card.json",
+              "/agent-card.json/", "/AGENT-CARD.JSON", "/.well-known/agent-card"]
+
+
+@pytest.mark.parametrize("path", NOT_A_CARD)
+async def test_a_path_that_names_no_agent_card_is_refused_before_any_request(
+    local_service: Listener, path: str
+) -> None:
+    async with httpx2.AsyncClient(timeout=5) as http:
+        for tls in ("0", "1"):
+            with pytest.raises(PeerRejected, match="bad card path"):
+                await verify_peer("evil", ["127.0.0.1"], local_service.port, {"tls": tls, "path": path}, http,
+                                  allow_loopback_plaintext=True)
+    assert local_service.requests == []
+
+
+@pytest.mark.parametrize("path", ["/.well-known/agent-card.json", "/a2a/v1/.well-known/agent-card.json",
+                                  "/.well-known/agent.json"])
+async def test_a_card_path_under_a_prefix_or_by_its_older_name_is_fetched(
+    local_service: Listener, path: str
+) -> None:
+    async with httpx2.AsyncClient(timeout=5) as http:
+        with pytest.raises(PeerRejected, match="HTTP 404"):
+            await verify_peer("local", ["127.0.0.1"], local_service.port, {"tls": "0", "path": path}, http,
+                              allow_loopback_plaintext=True)
+    assert local_service.requests == [f"GET {path} HTTP/1.1"]
+
+
 @pytest.mark.parametrize("address", ["127.0.0.1", "127.0.0.2", "127.255.255.254", "::1"])
-@pytest.mark.parametrize("path", ["/.well-known/agent-card.json", "/admin/shutdown", "/"])
+@pytest.mark.parametrize("path", ["/.well-known/agent-card.json", "/a2a/.well-known/agent-card.json"])
 async def test_a_plaintext_loopback_announcement_is_refused_by_default(
     local_service: Listener, address: str, path: str
 ) -> None:

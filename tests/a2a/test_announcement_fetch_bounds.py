@@ -8,16 +8,19 @@ counted there."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from tests.a2a.card_server import serving_card
 from tests.a2a.lan_announcer import HERE, Rig, announced, lan_rig, packet, service
+from tests.a2a.raw_listener import Counting, listening
 from tests.a2a.test_card_signatures import card_at
 
 from sentinel_mcp.a2a import discovery
-from sentinel_mcp.a2a.card_fetch_budget import BURST, CardFetchBudget, FIRST_WAIT
+from sentinel_mcp.a2a.card_fetch_budget import BURST, FIRST_WAIT, TOTAL_BURST, CardFetchBudget, fetch_key
 from sentinel_mcp.a2a.discovery import txt_record
 from sentinel_mcp.a2a.settings import A2ASettings
 
@@ -93,3 +96,59 @@ def test_the_budget_backs_off_per_name_and_rates_per_endpoint() -> None:
         budget.took(f"n{i}", "crowded")
     assert budget.wait("another", "crowded") == FIRST_WAIT
     assert budget.wait("another", "elsewhere") == 0
+
+
+# each row: spellings of one machine (or of one IPv6 /64, which one host may use all of); rows differ
+SAME_MACHINE = [
+    ["127.0.0.1", "127.0.0.2", "127.255.255.254", "::1", "::ffff:127.0.0.1", "[::ffff:7f00:1]", "0.0.0.0",
+     "::"],
+    ["192.0.2.9", "::ffff:192.0.2.9", "[::ffff:c000:209]", "::FFFF:192.0.2.9"],
+    ["192.0.2.10"],
+    ["fe80::1", "[fe80::1%eth0]", "fe80::2", "FE80::abcd:1"],
+    ["2001:db8::1", "2001:db8:0:0:ffff::1", "[2001:DB8::ffff]"],
+    ["2001:db8:0:1::1"],
+]
+
+
+def test_the_fetch_rate_counts_each_machine_once_however_its_address_is_spelled() -> None:
+    keys = [{fetch_key(spelling) for spelling in row} for row in SAME_MACHINE]
+    assert all(len(k) == 1 for k in keys), keys
+    assert len(set().union(*keys)) == len(SAME_MACHINE), keys
+
+
+def test_many_addresses_share_one_total_allowance() -> None:
+    now = [0.0]
+    budget = CardFetchBudget(clock=lambda: now[0])
+    for i in range(TOTAL_BURST):  # each a fresh name and a fresh address: the total still counts them
+        endpoint = f"http://192.0.2.{i % 250}:{1000 + i}"
+        assert budget.wait(f"n{i}", endpoint) == 0
+        budget.took(f"n{i}", endpoint)
+    assert budget.wait("one-more", "http://198.51.100.7:80") > 0
+
+
+async def test_rotating_ports_and_address_spellings_get_no_fresh_allowance(announcer: Rig) -> None:
+    """One machine announced under many names, each at another port of it and some by its IPv4-mapped
+    address: the card fetches (connections reaching it, counted there) stop at one address's burst."""
+    from zeroconf.asyncio import AsyncServiceInfo
+
+    async with contextlib.AsyncExitStack() as stack:
+        listeners = [await stack.enter_async_context(listening(Counting())) for _ in range(BURST + 4)]
+        names = []
+        txt = {**txt_record(A2ASettings()), "tls": "1"}  # (a plaintext one is refused at a mapped address)
+        for i, listener in enumerate(listeners):
+            info = announced(listener.port, txt=txt)
+            if i % 2:  # an AAAA record of the IPv4-mapped address instead of the A record
+                mapped = socket.inet_pton(socket.AF_INET6, "::ffff:127.0.0.1")
+                info = AsyncServiceInfo(discovery.SERVICE_TYPE, info.name, port=listener.port,
+                                        server=info.server, addresses=[mapped], properties=txt)
+            announcer.hear(packet(*service(info), *info.dns_addresses()), HERE)
+            names.append(info.name)
+        assert announcer.browser is not None
+        for name in names:  # each fetched and refused (nothing answers a card), or deferred
+            for _ in range(200):  # (a count: each turn lets the browser take the announcement in)
+                if name in announcer.registry.rejected or name in announcer.browser.deferred:
+                    break
+                await asyncio.sleep(0.05)
+        fetched = sum(listener.connections for listener in listeners)
+        assert fetched == BURST, [listener.connections for listener in listeners]
+        assert len(announcer.browser.deferred) == len(listeners) - BURST

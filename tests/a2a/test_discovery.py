@@ -135,7 +135,7 @@ async def liar() -> str:
     """A server whose card names another host/port than where it is reached."""
 
     async def card(request):  # type: ignore[no-untyped-def]
-        if request.url.path.endswith("broken.json"):
+        if request.url.path.startswith("/broken/"):
             return JSONResponse({"name": "no"})
         return JSONResponse(
             {
@@ -154,7 +154,8 @@ async def liar() -> str:
 
     import uvicorn
 
-    app = Starlette(routes=[Route("/.well-known/agent-card.json", card), Route("/broken.json", card)])
+    app = Starlette(routes=[Route("/.well-known/agent-card.json", card),
+                            Route("/broken/agent-card.json", card)])
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
@@ -172,7 +173,7 @@ async def test_verify_peer_refuses_cards_that_do_not_check_out(liar, rig):
         with pytest.raises(PeerRejected, match="names none of the advertised"):
             await verify_peer("liar", ["127.0.0.1"], liar, txt, http, allow_loopback_plaintext=True)
         with pytest.raises(PeerRejected, match="not an A2A AgentCard"):
-            await verify_peer("broken", ["127.0.0.1"], liar, {**txt, "path": "/broken.json"}, http,
+            await verify_peer("broken", ["127.0.0.1"], liar, {**txt, "path": "/broken/agent-card.json"}, http,
                               allow_loopback_plaintext=True)
         with pytest.raises(PeerRejected, match="bad card path"):
             await verify_peer("evil", ["127.0.0.1"], liar, {**txt, "path": "http://elsewhere/"}, http)

@@ -22,6 +22,7 @@ import pytest
 from mcp import Client
 from tests.a2a.a2a_rig import LOOPBACK, multicast_problem
 from tests.a2a.card_server import serving_card
+from tests.a2a.lan_announcer import many_machines
 from tests.a2a.test_card_signatures import card_at
 
 from sentinel_mcp.a2a.discovery import SERVICE_TYPE, PeerRegistry, PeerRejected, txt_record, verify_peer
@@ -128,7 +129,8 @@ async def test_look_alikes_announced_before_and_after_a_listed_peer_do_not_take_
             spoof_ports[spelling] = await _serving(spelling)
         browser = PeerBrowser(browsing, registry, allow_loopback_plaintext=True,
                               networks=settings.card_networks,
-                              keys=settings.card_keys, listed=settings.listed_peers)
+                              keys=settings.card_keys, listed=settings.listed_peers,
+                              fetches=many_machines())  # (each spoof a machine of its own)
         await browser.start()
         try:
             spoofs = await announce_all([(f"spoof-{i}-{TAG}", spoof_ports[s][0])

@@ -63,7 +63,8 @@ async def test_a_lan_host_cannot_lend_its_port_or_path_to_a_host_loopback_announ
         announcer.hear(packet(*service(lent)), LAN_HOST)
         assert NOT_HEARD in await announcer.verdict(lent.name)
         # the loopback SRV and address repeated, the TXT the LAN host's (another path, plaintext)
-        retold = announced(local.port, server=honest.server, txt={"path": "/admin", "tls": "0"})
+        retold = announced(local.port, server=honest.server,
+                           txt={"path": "/other/agent-card.json", "tls": "0"})
         announcer.hear(packet(honest.dns_pointer(), honest.dns_service(), honest.dns_text()), HERE)
         announcer.hear(packet(retold.dns_pointer(), *[r for r in service(retold)[1:2]],
                          *honest.dns_addresses()), HERE)

@@ -86,7 +86,8 @@ TXT_LOOPBACK = {"tls": "0"}
 async def test_an_oversize_card_is_not_read_past_the_limit(peer: HostilePeer, path: str) -> None:
     async with httpx2.AsyncClient(timeout=5) as http:
         with pytest.raises(PeerRejected, match="larger than"):
-            await verify_peer("big", ["127.0.0.1"], peer.port, {**TXT_LOOPBACK, "path": path}, http,
+            card = {**TXT_LOOPBACK, "path": f"{path}/agent-card.json"}  # (a card's path: the peer's choice)
+            await verify_peer("big", ["127.0.0.1"], peer.port, card, http,
                               allow_loopback_plaintext=True)
     assert peer.sent < SENT_AT_MOST
 
@@ -104,7 +105,8 @@ async def test_a_trickling_card_meets_the_whole_exchanges_deadline(
     monkeypatch.setattr(card_fetch, "CARD_DEADLINE", 0.3)  # the trickle takes 10 s (100 bytes, 0.1 s apart)
     async with httpx2.AsyncClient(timeout=5) as http:
         with pytest.raises(PeerRejected, match="within"):
-            await verify_peer("slow", ["127.0.0.1"], peer.port, {**TXT_LOOPBACK, "path": "/trickle"}, http,
+            await verify_peer("slow", ["127.0.0.1"], peer.port,
+                              {**TXT_LOOPBACK, "path": "/trickle/agent-card.json"}, http,
                               allow_loopback_plaintext=True)
     assert peer.sent < 100
 

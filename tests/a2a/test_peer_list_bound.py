@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 import httpx2
 import pytest
 from tests.a2a.card_server import serving_card, serving_cards
-from tests.a2a.lan_announcer import HERE, Rig, announced, lan_rig, packet, service
+from tests.a2a.lan_announcer import HERE, Rig, announced, lan_rig, many_machines, packet, service
 from tests.a2a.test_card_signatures import ALICE, card_at, pinned, sign
 
 from sentinel_mcp.a2a import discovery
@@ -28,7 +28,7 @@ FULL = "the list of peers is full"
 
 @pytest.fixture
 async def announcer() -> AsyncIterator[Rig]:
-    async for r in lan_rig(keys=pinned(ALICE, "alice")):
+    async for r in lan_rig(keys=pinned(ALICE, "alice"), fetches=many_machines()):
         yield r
 
 

@@ -1,5 +1,6 @@
 """Real replicas (two ``sentinel-mcp serve --http`` processes on one PostgreSQL): an A2A task started on A is
-read on B by the principal that made it and by nobody else; a task waiting for input on A is answered through
+read on B by the principal that made it and by nobody else (and the same message sent to B is answered
+with it, nothing run again); a task waiting for input on A is answered through
 B
 (B takes it over, the call runs once, A's late answer runs nothing); A killed with ``kill -9`` mid-task: B
 ends
@@ -142,6 +143,10 @@ async def test_a_task_is_read_anywhere_by_its_owner_and_a_killed_replicas_task_e
                     break
                 await asyncio.sleep(0.1)
             assert started(tmp, mark) == 1
+            # the same message again, through B (a retry, a replay): answered with A's task, nothing runs
+            replay = await rpc(http, b, "alice", "SendMessage",
+                               {"message": message, "configuration": {"returnImmediately": True}})
+            assert replay["result"]["task"]["id"] == task_id, replay
 
             seen = await rpc(
                 http, b, "alice", "GetTask", {"id": task_id}
