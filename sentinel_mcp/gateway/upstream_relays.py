@@ -38,6 +38,7 @@ from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.push_shares import PushShares
 from sentinel_mcp.gateway.relayed_answer import relayed_answer
 from sentinel_mcp.gateway.sampling_bounds import TOO_LARGE, sampling_problem
+from sentinel_mcp.gateway.sampling_fields import narrowed_sampling, token_cap
 from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, not_permitted, permitted_relays
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
@@ -209,7 +210,8 @@ class PushRelays:
                 why = f"sentinel: a sampling request refused: {problem}"
                 await self._refused_push(link, SAMPLING, TOO_LARGE, why)
                 return refusal("a sampling request", problem)
-            return await asked(link, lambda: link.sample(params),
+            shown = narrowed_sampling(params, token_cap(self.target))  # its fields bounded (sampling_fields)
+            return await asked(link, lambda: link.sample(shown),
                                partial(self._too_many_questions, link, SAMPLING), SAMPLING)
 
         sampled = await self._relayed("a sampling request", SAMPLING, ask)
