@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import importlib
 import logging
@@ -143,17 +142,10 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()  # here, so a reader gone is met here, not at the interpreter's exit
     except BrokenPipeError:
         # the reader stopped reading (``| head``): no traceback; exit as a process killed by SIGPIPE would
-        _reader_gone()
+        from sentinel_mcp.core.terminal_output import reader_gone
+
+        reader_gone()
         return 128 + 13
-
-
-def _reader_gone() -> None:
-    """Nothing more reaches stdout: the interpreter's last flush would fail again and complain."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        pass  # not a file (a test's capture): nothing to quiet
 
 
 def _main(argv: list[str], command: str | None) -> int:
