@@ -23,6 +23,7 @@ from sentinel_mcp.gateway.fair_slots import share_of
 from sentinel_mcp.gateway.upstream import CallerLink, Upstream, UpstreamCallError
 from sentinel_mcp.gateway.relay_permits import unpermitted_request
 from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
+from sentinel_mcp.gateway.form_shape import unshaped_request
 from sentinel_mcp.gateway.midcall_answers import too_many_at_once
 from sentinel_mcp.gateway.sampling_bounds import oversized_request
 from sentinel_mcp.gateway.sampling_fields import narrowed_requests, token_cap
@@ -96,6 +97,7 @@ async def _rounds(
             return Unrelayed(refused)
         refused = too_many_at_once(result.input_requests)  # more than a call may ask (midcall_answers.py)
         refused = refused or oversized_request(result.input_requests)  # (sampling_bounds.py)
+        refused = refused or unshaped_request(up.target, result.input_requests)  # (form_shape.py)
         if refused is not None:
             return Unrelayed(refused)
         narrowed = narrowed_requests(result.input_requests, token_cap(up.target))  # (sampling_fields.py)
