@@ -140,10 +140,13 @@ def main(argv: list[str] | None = None) -> int:
                 return _main(argv, command)
         finally:
             sys.stdout.flush()  # here, so a reader gone is met here, not at the interpreter's exit
-    except BrokenPipeError:
-        # the reader stopped reading (``| head``): no traceback; exit as a process killed by SIGPIPE would
-        from sentinel_mcp.core.terminal_output import reader_gone
+    except BaseException as e:
+        # the reader stopped reading (``| head``, a stdio client gone: its writer task's error in a group): no
+        # traceback; exit as a process killed by SIGPIPE would
+        from sentinel_mcp.core.terminal_output import only_broken_pipes, reader_gone
 
+        if not only_broken_pipes(e):
+            raise
         reader_gone()
         return 128 + 13
 

@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 
 from sentinel_mcp.core.errors import SentinelError, user_message
 from sentinel_mcp.core.single_values import check_single_values
-from sentinel_mcp.core.terminal_output import InertStream, reader_gone
+from sentinel_mcp.core.terminal_output import InertStream, only_broken_pipes, reader_gone
 
 BROKEN_PIPE_EXIT = 128 + 13  # as a process killed by SIGPIPE
 
@@ -47,19 +47,10 @@ def serve_alone(prog: str, run: Callable[[], int | None]) -> int:
         finally:
             sys.stdout.flush()  # here, so a reader gone is met here, not at the interpreter's exit
     except BaseException as e:
-        if not _only_broken_pipes(e):
+        if not only_broken_pipes(e):
             raise
         reader_gone()
         return BROKEN_PIPE_EXIT
-
-
-def _only_broken_pipes(error: BaseException) -> bool:
-    """A broken pipe, or a group of errors (the SDK's task group) that holds only broken pipes."""
-    if isinstance(error, BrokenPipeError):
-        return True
-    if isinstance(error, BaseExceptionGroup):
-        return all(_only_broken_pipes(e) for e in error.exceptions)
-    return False
 
 
 @contextlib.contextmanager

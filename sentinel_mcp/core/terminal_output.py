@@ -67,3 +67,13 @@ def reader_gone() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
         pass  # not a file (a test's capture): nothing to quiet
+
+
+def only_broken_pipes(error: BaseException) -> bool:
+    """A broken pipe, or a group of errors (a task group's: a stdio server's writer) holding only those: the
+    reader is gone, whichever task met it first."""
+    if isinstance(error, BrokenPipeError):
+        return True
+    if isinstance(error, BaseExceptionGroup):
+        return all(only_broken_pipes(e) for e in error.exceptions)
+    return False

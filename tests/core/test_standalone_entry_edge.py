@@ -66,14 +66,20 @@ def test_an_option_given_the_end_of_options_marker_is_a_usage_error(tmp_path: Pa
     assert "expected one value" in run.stderr and "Traceback" not in run.stderr, run.stderr
 
 
-@pytest.mark.parametrize("entry", sorted(ENTRIES))
+@pytest.mark.parametrize("entry", [*sorted(ENTRIES), "serve"])
 def test_a_client_gone_ends_an_entry_point_quietly(tmp_path: Path, entry) -> None:
     """The client asks, then is gone before the answer (stdout a closed pipe): exit as SIGPIPE would (141),
-    where an exception group's traceback ended it with 1."""
+    where an exception group's traceback ended it with 1 (``sentinel-mcp serve`` over stdio too)."""
+    if entry == "serve":
+        cfg = tmp_path / "serve.json"
+        cfg.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path / "d"), "builtins": []}}))
+        module, args = "sentinel_mcp", ["-c", str(cfg), "serve"]
+    else:
+        module, args = ENTRIES[entry], []
     read, write = os.pipe()
     os.close(read)  # gone before the server writes: its first answer meets a broken pipe, every time
     try:
-        run = _run(ENTRIES[entry], env={"SENTINEL_DATA_DIR": str(tmp_path), "SENTINEL_DEVICE_DATA_DIR":
+        run = _run(module, *args, env={"SENTINEL_DATA_DIR": str(tmp_path), "SENTINEL_DEVICE_DATA_DIR":
                                         str(tmp_path / "device")},
                    input=(INITIALIZE + "\n").encode(), stdout=write, stderr=subprocess.PIPE)
     finally:
