@@ -9,9 +9,8 @@ shape is relayed to no one: a handshake-era upstream's push is refused and audit
 and format: the answer is checked against the whole schema as written (``answer_validation``), which is
 bounded for any schema (``outside_schema``).
 
-A form's ``default`` values are not shown: a client fills them in, and an answer accepted as it came is
-recorded as the user's (``answerer``), values the user never gave. The answer is still checked against the
-form the upstream wrote.
+A form's ``default`` values pass as written (MCP's SEP-1034: the client shows them filled in; the
+conformance suite checks they arrive).
 """
 
 from __future__ import annotations

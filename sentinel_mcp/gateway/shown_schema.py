@@ -1,9 +1,8 @@
 """An upstream's question form as a person sees it: the words a client draws from its schema (each field's
 ``title`` and ``description``, the labels of its choices) made safe to show, as the question's text is.
 
-Only what is shown changes: types, names, values (``enum``, ``const``) and bounds stay as the server wrote
-them, so an answer is checked against the same question; a ``default`` is not shown (a client pre-fills it,
-and the answer is recorded as the user's: ``form_shape``). A field's name is shown too (a client
+Only what is shown changes: types, names, values (``enum``, ``const``, ``default``) and bounds stay as the
+server wrote them, so an answer is checked against the same question. A field's name is shown too (a client
 shows it where the field has no title): a name that does not read as written (hidden characters, controls)
 gets a title showing it marked, after the title it had, if any; the name itself stays, for the answer.
 Before, the text carried the mark ``[asked by the server NAME, not by Sentinel]`` while a field's title
@@ -26,7 +25,6 @@ def shown_schema(schema: Any, depth: int = 0) -> Any:
     if not isinstance(schema, dict) or depth > MAX_DEPTH:
         return schema
     out = dict(schema)
-    out.pop("default", None)  # a value the user did not give, pre-filled (``form_shape`` says why)
     for key, limit in _WORDS.items():
         if isinstance(out.get(key), str):
             out[key] = safe_text(out[key], limit)

@@ -2,8 +2,7 @@
 a flat object of at most ``MAX_FIELDS`` primitive fields (text, a number, a yes or no, listed choices), known
 formats, at most ``MAX_CHOICES`` choices. Any other was relayed as written (a field that is a form, 10,000
 fields, a list of objects, ``$ref``, a format no client knows). Now it is relayed to no one: a handshake-era
-upstream's push is refused and audited, a 2026-era upstream's input request ends the call saying why. A
-form's ``default`` values are not shown (a client pre-fills them and the answer is recorded as the user's).
+upstream's push is refused and audited, a 2026-era upstream's input request ends the call saying why.
 Real gateway, the upstream over stdio in both eras, the real ``mcp`` client in both eras.
 """
 
@@ -97,22 +96,3 @@ async def test_a_form_of_another_shape_reaches_no_one(data_dir: Path, era: str, 
     if era == "handshake":  # a refused push is audited with its call
         logged = " ".join(str(row.get("error") or "") + str(row.get("reason") or "") for row in rows)
         assert "elicitation refused" in logged, rows
-
-
-@pytest.mark.parametrize("era", ["handshake", "2026"])
-@pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_a_forms_defaults_are_not_pre_filled(data_dir: Path, era: str, mode: str) -> None:
-    """``approve`` defaults to true: a client fills it in and the user's accept sends it. The form reaches the
-    client without its defaults; what the user gives reaches the upstream."""
-    schema = {**form(approve={"type": "boolean", "default": True, "title": "Approve"},
-                     amount={"type": "integer", "default": 1000},
-                     tags={"type": "array", "items": {"type": "string", "enum": ["a", "b"]},
-                           "default": ["a"]}),
-              "required": ["approve"]}
-    seen: list[Any] = []
-    r, _ = await _asked(data_dir, era, mode, schema, {"approve": False}, seen)
-    (params,) = seen
-    props = params.requested_schema["properties"]
-    assert [k for k, v in props.items() if "default" in v] == [], props
-    assert props["approve"] == {"type": "boolean", "title": "Approve"}
-    assert r.content[0].text == 'accept:{"approve": false}', r.content[0].text
