@@ -7,12 +7,18 @@ physical_confirmation, ...); the data dir from SENTINEL_DEVICE_DATA_DIR or the d
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.standalone_entry import serve_alone
 
 
-def main() -> None:
+def main() -> int:
+    return serve_alone("device", _serve)  # the command line's edge (standalone_entry): errors in one line
+
+
+def _serve() -> None:
     from sentinel_mcp.paths import default_data_dir
 
     from .server import create_server
@@ -32,4 +38,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

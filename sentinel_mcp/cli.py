@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import importlib
 import logging
@@ -141,19 +140,15 @@ def main(argv: list[str] | None = None) -> int:
                 return _main(argv, command)
         finally:
             sys.stdout.flush()  # here, so a reader gone is met here, not at the interpreter's exit
-    except BrokenPipeError:
-        # the reader stopped reading (``| head``): no traceback; exit as a process killed by SIGPIPE would
-        _reader_gone()
+    except BaseException as e:
+        # the reader stopped reading (``| head``, a stdio client gone: its writer task's error in a group): no
+        # traceback; exit as a process killed by SIGPIPE would
+        from sentinel_mcp.core.terminal_output import only_broken_pipes, reader_gone
+
+        if not only_broken_pipes(e):
+            raise
+        reader_gone()
         return 128 + 13
-
-
-def _reader_gone() -> None:
-    """Nothing more reaches stdout: the interpreter's last flush would fail again and complain."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        pass  # not a file (a test's capture): nothing to quiet
 
 
 def _main(argv: list[str], command: str | None) -> int:

@@ -100,6 +100,9 @@ class ServerCommon(_Strict, SessionIsolation, ArgumentForwarding):  # config_iso
     # three for a process Sentinel starts or a server on loopback; a server beyond loopback (someone else's
     # service) may only ask questions (gateway/relay_permits.py)
     relays: list[Literal["elicitation", "sampling", "roots"]] | None = None
+    # the most tokens this server's sampling request may have the client's model write (the user's quota): a
+    # request for more asks for this many. None: 4096 (``gateway/sampling_fields.py``)
+    max_sampling_tokens: int | None = Field(None, ge=1, le=1_000_000, strict=True)
     # the most bytes one message of this server may be (an stdio line, an HTTP body), counted before any is
     # parsed (parsing 16 MiB holds the loop ~0.9 s). None: 16 MiB (``lean_upstream.MAX_ANSWER_BYTES``)
     max_result_bytes: int | None = Field(None, ge=1024, le=16 * 1024 * 1024, strict=True)

@@ -13,6 +13,8 @@ left, so it passes unchanged; JSON written with ``ensure_ascii`` has none either
 from __future__ import annotations
 
 import contextlib
+import io
+import os
 import sys
 from typing import Any, Iterator, TextIO
 
@@ -55,3 +57,23 @@ def inert_streams() -> Iterator[None]:
         yield
     finally:
         sys.stdout, sys.stderr = out, err
+
+
+def reader_gone() -> None:
+    """Nothing more reaches stdout (its reader stopped reading): the interpreter's last flush would fail again
+    and complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a file (a test's capture): nothing to quiet
+
+
+def only_broken_pipes(error: BaseException) -> bool:
+    """A broken pipe, or a group of errors (a task group's: a stdio server's writer) holding only those: the
+    reader is gone, whichever task met it first."""
+    if isinstance(error, BrokenPipeError):
+        return True
+    if isinstance(error, BaseExceptionGroup):
+        return all(only_broken_pipes(e) for e in error.exceptions)
+    return False

@@ -38,6 +38,8 @@ from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.push_shares import PushShares
 from sentinel_mcp.gateway.relayed_answer import relayed_answer
 from sentinel_mcp.gateway.sampling_bounds import TOO_LARGE, sampling_problem
+from sentinel_mcp.gateway.sampling_fields import narrowed_sampling, token_cap
+from sentinel_mcp.gateway.form_shape import NOT_A_FORM, configured_form_problem
 from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, not_permitted, permitted_relays
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
@@ -186,6 +188,12 @@ class PushRelays:
             # the upstream hears who answered from the gateway alone: whatever the answerer wrote is removed
             # and carries only what the question can be answered with, whichever link answered it
             link_asked = isinstance(params, ElicitRequestURLParams)
+            problem = None if link_asked else configured_form_problem(self.target, params)  # (form_shape.py)
+            if problem is not None:
+                self.pushes_refused += 1
+                why = f"sentinel: an elicitation refused: {problem}"
+                await self._refused_push(link, ELICITATION, NOT_A_FORM, why)
+                return refusal("an elicitation", problem)
             # bounded, an accept decided again (midcall_answers.py)
             answer = await asked(link, lambda: link.elicit(params),
                                  partial(self._too_many_questions, link, ELICITATION))
@@ -209,7 +217,8 @@ class PushRelays:
                 why = f"sentinel: a sampling request refused: {problem}"
                 await self._refused_push(link, SAMPLING, TOO_LARGE, why)
                 return refusal("a sampling request", problem)
-            return await asked(link, lambda: link.sample(params),
+            shown = narrowed_sampling(params, token_cap(self.target))  # its fields bounded (sampling_fields)
+            return await asked(link, lambda: link.sample(shown),
                                partial(self._too_many_questions, link, SAMPLING), SAMPLING)
 
         sampled = await self._relayed("a sampling request", SAMPLING, ask)

@@ -23,8 +23,10 @@ from sentinel_mcp.gateway.fair_slots import share_of
 from sentinel_mcp.gateway.upstream import CallerLink, Upstream, UpstreamCallError
 from sentinel_mcp.gateway.relay_permits import unpermitted_request
 from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
+from sentinel_mcp.gateway.form_shape import unshaped_request
 from sentinel_mcp.gateway.midcall_answers import too_many_at_once
 from sentinel_mcp.gateway.sampling_bounds import oversized_request
+from sentinel_mcp.gateway.sampling_fields import narrowed_requests, token_cap
 
 MAX_UPSTREAM_INPUT_ROUNDS = 5
 
@@ -95,8 +97,11 @@ async def _rounds(
             return Unrelayed(refused)
         refused = too_many_at_once(result.input_requests)  # more than a call may ask (midcall_answers.py)
         refused = refused or oversized_request(result.input_requests)  # (sampling_bounds.py)
+        refused = refused or unshaped_request(up.target, result.input_requests)  # (form_shape.py)
         if refused is not None:
             return Unrelayed(refused)
+        narrowed = narrowed_requests(result.input_requests, token_cap(up.target))  # (sampling_fields.py)
+        result = result.model_copy(update={"input_requests": narrowed})
         if link is None or not getattr(link, "can_push", False):
             # a 2026-era client answers it in a later request, which carries the chain's count
             after = chain.after(result.input_requests, result.request_state)

@@ -123,3 +123,78 @@ def test_what_a_server_may_ask_through_sentinel_by_default():
     assert permitted_relays(RemoteServer(url="https://tools.example.com/mcp")) == {"elicitation"}
     assert permitted_relays(RemoteServer(url="https://tools.example.com/mcp", relays=["roots"])) == {"roots"}
     assert permitted_relays(StdioServer(command="x", relays=[])) == set()
+
+
+@pytest.mark.parametrize("era", ["handshake", "2026"])
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("cap", [None, 100])
+async def test_a_greedy_sampling_request_reaches_the_client_within_its_bounds(data_dir, era, mode, cap):
+    """An upstream asks for 10^9 tokens, a temperature of 1e300, 10,000 stop sequences and model hints,
+    provider ``metadata``: the client gets the server's ``max_sampling_tokens`` (4096 by default), no
+    temperature, the first few stop sequences and hints that read as written, and no metadata. Every path,
+    both eras of client. (Priorities out of 0..1 the SDK refuses on the wire; the table below has them.)"""
+    from sentinel_mcp.gateway.sampling_fields import (DEFAULT_MAX_SAMPLING_TOKENS, MAX_HINTS,
+                                                      MAX_STOP_SEQUENCES)
+
+    seen = []
+
+    async def sampling(ctx, params):  # noqa: ANN001
+        seen.append(params)
+        return CreateMessageResult(role="assistant", model="m", content=TextContent(type="text", text="ok"))
+
+    args = [UPSTREAM, "--greedy"] + ([] if era == "handshake" else ["--modern-only"])
+    server = {"command": sys.executable, "args": args}
+    if cap is not None:
+        server["max_sampling_tokens"] = cap
+    async with running_gateway(make_config(data_dir, servers={"hs": server})) as rt:
+        up = rt.manager.upstreams["hs"]
+        with anyio.fail_after(20):
+            while up.state != "ready":
+                await anyio.sleep(0.05)
+        async with Client(rt.front.server, mode=mode, sampling_callback=sampling) as c:
+            r = await c.call_tool("hs__peek", {})
+    assert r.content[0].text == "peeked: ok", r.content[0].text
+    (params,) = seen
+    assert params.max_tokens == (cap or DEFAULT_MAX_SAMPLING_TOKENS)  # asked for 10^9
+    assert params.temperature is None and params.metadata is None and params.task is None
+    assert params.include_context == "none"
+    assert params.stop_sequences == [f"stop{i}" for i in range(MAX_STOP_SEQUENCES)]
+    prefs = params.model_preferences
+    assert [h.name for h in prefs.hints] == [f"m{i}" for i in range(MAX_HINTS)]
+    assert (prefs.cost_priority, prefs.speed_priority, prefs.intelligence_priority) == (1.0, 0.5, 0.0)
+
+
+def test_a_sampling_request_is_rebuilt_from_the_fields_mcp_defines():
+    from mcp.types import CreateMessageRequestParams, ModelHint, ModelPreferences, SamplingMessage
+
+    from sentinel_mcp.gateway.sampling_fields import narrowed_sampling
+
+    said = [SamplingMessage(role="user", content=TextContent(type="text", text="hi"))]
+    table = [  # (asked, relayed): each field as an upstream may send it
+        ({"max_tokens": -5}, {"max_tokens": 1}),
+        ({"max_tokens": 50}, {"max_tokens": 50}),
+        ({"max_tokens": 101}, {"max_tokens": 100}),
+        ({"temperature": 0.0}, {"temperature": 0.0}),
+        ({"temperature": 2.0}, {"temperature": 2.0}),
+        ({"temperature": -0.1}, {"temperature": None}),
+        ({"temperature": float("nan")}, {"temperature": None}),
+        ({"temperature": float("inf")}, {"temperature": None}),
+        ({"stop_sequences": ["", "\x1b[2J", "a\u2066b", "ok"]}, {"stop_sequences": ["ok"]}),
+        ({"include_context": "thisServer"}, {"include_context": "none"}),
+        ({"include_context": None}, {"include_context": None}),
+        ({"metadata": {"a": 1}}, {"metadata": None}),
+        ({"task": {"ttl": 10**9}}, {"task": None}),
+        ({"model_preferences": ModelPreferences(cost_priority=-1e300, speed_priority=1.5,
+                                                intelligence_priority=0.25)},
+         {"model_preferences": ModelPreferences(intelligence_priority=0.25)}),
+        ({"model_preferences": ModelPreferences(hints=[ModelHint(name="claude\u200b"), ModelHint(name=None),
+                                                       ModelHint(name="sonnet")], cost_priority=1.0)},
+         {"model_preferences": ModelPreferences(hints=[ModelHint(name="sonnet")], cost_priority=1.0)}),
+    ]
+    for asked, relayed in table:
+        params = CreateMessageRequestParams.model_validate(
+            {"messages": said, "max_tokens": 10, "_meta": {"progressToken": 7, "x": 1}, **asked})
+        got = narrowed_sampling(params, 100)
+        for field, value in relayed.items():
+            assert getattr(got, field) == value, (asked, getattr(got, field))
+        assert got.meta is None and got.messages == said, asked
