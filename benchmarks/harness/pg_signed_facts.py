@@ -22,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from sentinel_mcp.policy.fact_store import FactStore, learned  # noqa: E402
+from sentinel_mcp.policy.fact_rows import learned  # noqa: E402
+from sentinel_mcp.policy.fact_store import FactStore  # noqa: E402
 from sentinel_mcp.storage.local_server import LocalServer, free_port  # noqa: E402
 
 FACTS = 26  # what one read of the airline example teaches (issue 21)

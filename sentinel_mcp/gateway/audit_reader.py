@@ -14,16 +14,17 @@ async def read_record(
     store_url: str | None, store_path: Path, *, tail: int, session: str | None = None,
     principal: str | None = None, key: bytes | None = None, unreadable: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The newest ``tail`` calls, oldest first, each row's seal checked with ``key`` (``audit.merge_calls``).
-    ``unreadable``: a file store's logs that could not be read are said there (``audit.read_audit``)."""
-    from sentinel_mcp.gateway.audit import _read_open, read_audit
+    """The newest ``tail`` calls, oldest first, each row's seal checked with ``key``
+    (``audit_readback.merge_calls``). ``unreadable``: a file store's logs that could not be read are said
+    there (``audit_readback.read_audit``)."""
+    from sentinel_mcp.gateway.audit_readback import read_audit, read_open
 
     if store_url:
         from sentinel_mcp.storage.open import open_database, release
 
         db = open_database(store_url, "audit")
         try:
-            return await _read_open(db, tail, session, principal, key)
+            return await read_open(db, tail, session, principal, key)
         finally:
             await release(db)
     return await read_audit(store_path, tail=tail, session=session, principal=principal,

@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS contexts (
 
 def _create(conn: Any) -> None:
     """Create the tables; a store from before the value index (meta version 1) gets it built once."""
-    from sentinel_mcp.policy.fact_store import _value_rows
+    from sentinel_mcp.policy.fact_rows import value_rows
 
     for statement in SCHEMA.split(";"):  # not executescript: that would commit the migration's transaction
         if statement.strip():
@@ -58,7 +58,7 @@ def _create(conn: Any) -> None:
         rows = [
             r
             for s, p, a, f in conn.execute("SELECT session, predicate, args, fact FROM facts").fetchall()
-            for r in _value_rows(s, p, json.loads(a), f)
+            for r in value_rows(s, p, json.loads(a), f)
         ]
         conn.executemany("INSERT OR IGNORE INTO fact_values (session, value, fact) VALUES (?,?,?)", rows)
     conn.execute(

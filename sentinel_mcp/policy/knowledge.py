@@ -317,7 +317,7 @@ class Knowledge:
 
     @writes(lambda facts: (facts.session,))
     async def learn(self, facts: Learned) -> None:
-        """Write what one tool's result taught (``fact_store.learned``) behind the call (``FactStore.learn``:
+        """Write what one tool's result taught (``fact_rows.learned``) behind the call (``FactStore.learn``:
         not waited for), and to the session's mirror if it is loaded (at once)."""
         session = facts.session
         source = (facts.source_tool, facts.source_digest)

@@ -24,7 +24,7 @@ from sentinel_mcp.core.decision import argument_digest
 from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput
 from sentinel_mcp.core.repeated_keys import RepeatedKey, unique_object
 from sentinel_mcp.policy.fact_bounds import kept_facts
-from sentinel_mcp.policy.fact_store import learned
+from sentinel_mcp.policy.fact_rows import learned
 from sentinel_mcp.policy.engine_thread import EngineError
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.rulebase import Rulebase

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import ToolCall
-from sentinel_mcp.policy.fact_store import string_values
+from sentinel_mcp.policy.fact_rows import string_values
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.rulebase import Rulebase
 

@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any, Callable, Iterable
 
-from sentinel_mcp.policy.fact_store import Fact, string_values
+from sentinel_mcp.policy.fact_rows import Fact, string_values
 
 # what a principal's look leaves out: (predicates, tools whose fetch markers, texts of single facts); the last
 # are the facts of guarded reads it may not make (``read_guards.py``)

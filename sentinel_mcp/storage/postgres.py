@@ -42,7 +42,9 @@ from sentinel_mcp.storage.statement_refusal import refused
 from sentinel_mcp.storage.schema import Schema
 from sentinel_mcp.storage.search_path import pin
 from sentinel_mcp.storage.server_session import session_settings
-from sentinel_mcp.storage.server_connection import GONE, TOLD, fetch, heard, resolver, translate
+from sentinel_mcp.storage.server_connection import GONE, TOLD, heard, resolver, translate
+from sentinel_mcp.storage.server_driver import is_fault, psycopg_driver
+from sentinel_mcp.storage.server_reads import PooledReads
 from sentinel_mcp.storage.server_schema import (
     BACKEND,
     CHANNEL,
@@ -64,8 +66,6 @@ CONNECT_TIMEOUT = 3  # seconds: a replica whose server is gone answers "degraded
 # not hold its one writer thread, and every call behind it, for as long as the lock is held
 STATEMENT_TIMEOUT = 15.0  # ``sentinel.cluster.commit_wait_seconds`` (``set_statement_bound``)
 _RETRIES = 3  # a group chosen as a deadlock victim (replicas locking rows in different orders) is re-run
-# what binding a client's value may raise before anything is sent (a lone surrogate, an int too wide)
-_VALUE_ERRORS = (UnicodeError, ValueError, OverflowError)
 _T = TypeVar("_T")
 
 
@@ -76,33 +76,7 @@ def set_statement_bound(seconds: float) -> None:
     STATEMENT_TIMEOUT = float(seconds)
 
 
-def _driver() -> Any:
-    try:
-        import psycopg
-    except ImportError:  # pragma: no cover - depends on the install
-        raise StorageError(
-            "a postgresql:// store needs the PostgreSQL driver: pip install "
-            "'sentinel-mcp-gateway[postgres]' (psycopg 3)"
-        ) from None
-    return psycopg
-
-
-def is_fault(e: BaseException) -> bool:
-    """The server or the connection is at fault (not the statement): fail closed, degrade, reconnect."""
-    psycopg = _driver()
-    if isinstance(e, (psycopg.OperationalError, psycopg.InterfaceError)):
-        return not isinstance(e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure))
-    return isinstance(
-        e,
-        (
-            psycopg.errors.ReadOnlySqlTransaction,
-            psycopg.errors.AdminShutdown,
-            psycopg.errors.CannotConnectNow,
-        ),
-    )
-
-
-class PostgresDatabase(JobWriter):
+class PostgresDatabase(JobWriter, PooledReads):
     """``storage.Database`` on PostgreSQL: writes on the writer thread (``job_writer.py``), reads pooled."""
 
     backend = BACKEND
@@ -130,7 +104,7 @@ class PostgresDatabase(JobWriter):
     def start(self) -> "PostgresDatabase":
         from psycopg_pool import ConnectionPool
 
-        _driver()
+        psycopg_driver()
         self._pool = ConnectionPool(
             self.location.dsn,
             min_size=0,
@@ -145,10 +119,15 @@ class PostgresDatabase(JobWriter):
         register(self.health)
         return self
 
+    def _fresh_connection(self) -> Any:
+        """A new autocommit connection, not yet configured: the writer's (``_connect``) and a direct read's
+        (``server_reads.py``), within this module's ``CONNECT_TIMEOUT``."""
+        return psycopg_driver().connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+
     def _connect(self) -> Any:
-        psycopg = _driver()
+        psycopg = psycopg_driver()
         try:
-            conn = psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+            conn = self._fresh_connection()
         except psycopg.Error as e:
             raise StorageError(self._say(e)) from None
         try:
@@ -265,115 +244,6 @@ class PostgresDatabase(JobWriter):
     def query_dicts_blocking(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         return self._read(sql, params, True)
 
-    # ------------------------------------------------------------------ reads (pool, off the writer)
-    async def _read_async(self, sql: str, params: Params, dicts: bool) -> Any:
-        attempt = self._trial.running
-        if attempt is not None:  # degraded, a read is trying the server: its word, awaited off the readers
-            failed = await self._trial.heard(attempt, self._unavailable())
-            if failed is not None:
-                raise StorageError(str(failed))
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._readers, self._read, sql, params, dicts)
-
-    def _read(self, sql: str, params: Params, dicts: bool) -> Any:
-        try:
-            return self._read_pooled(sql, params, dicts)
-        except StorageError:
-            raise
-        except (_driver().Error, *_VALUE_ERRORS) as e:  # faults are StorageErrors by now: the statement's own
-            raise self._refused(e) from None
-
-    def _read_pooled(self, sql: str, params: Params, dicts: bool) -> Any:
-        if self._pool is None:
-            raise StorageError(f"{self.name} store is closed")
-        if self._moved is not None:  # a newer replica migrated a store of ours: never again in this process
-            self.health.degrade(self._moved)
-            raise StorageError(self._moved)
-        psycopg = _driver()
-        started = self.health.reading()
-        if not self.health.ok:
-            self._pool_doubtful = True
-        if self._pool_doubtful and not self._pool.get_stats().get("pool_available"):
-            # a fault since the pool last served, none idle: its reconnects back off (1 s, 2 s, 4 s... even
-            # once the server is back), and a read waiting on it would wait its whole timeout on every call's
-            # way (past a balancer's patience, past a rulebase follower's ``stale_after``)
-            rows = self._read_direct(sql, params, dicts, None, started)
-            self._pool.check()  # it grows again at once if it gave up its reconnects (a no-op otherwise)
-            return rows
-        try:
-            with self._pool.connection() as conn:
-                rows = fetch(conn, sql, params, dicts) if self._recheck(conn) else None
-                if rows is None:
-                    conn.close()  # the pool drops it when it comes back, and opens another
-            if rows is None:  # the server closed that one: on a fresh connection (as after a fault)
-                return self._read_direct(sql, params, dicts, None, started)
-            self._pool_doubtful = False  # the pool serves again: reads wait on it as usual
-            return rows
-        except psycopg.Error as e:
-            if not is_fault(e):
-                raise
-            self._pool_doubtful = True
-            # the pool hands out idle connections unchecked (a check would cost a round trip per read):
-            # after a server restart each one it held is dead. A read changes nothing, so it is run once
-            # more on a fresh connection; once that works the pool drops its other dead ones in one sweep.
-            rows = self._read_direct(sql, params, dicts, e, started)
-            self._pool.check()
-            return rows
-        except Exception as e:  # the pool's own timeout (server unreachable)
-            if type(e).__name__ == "PoolTimeout":
-                self._pool_doubtful = True
-                # after an outage the pool may still be backing off its reconnects while the server is back:
-                # one direct connection decides (so the first call after a restart is not refused)
-                return self._read_direct(sql, params, dicts, e, started)
-            raise
-
-    def _unavailable(self) -> str:
-        return self.health.cause or f"{self.name} store is unavailable"
-
-    def _read_fault(self, e: BaseException, started: float) -> StorageError:
-        """A read's fault degrades health, unless the store recovered while the read was failing (a slow read
-        begun during an outage must not mark a store that works again as down)."""
-        if self.health.recovered_after(started):
-            return StorageError(self._say(e))
-        return self._fault(e)
-
-    def _read_direct(
-        self, sql: str, params: Params, dicts: bool, cause: BaseException | None, started: float
-    ) -> Any:
-        """A read on a fresh connection; while the store is degraded one such connection at a time tries the
-        server and the others share its word (``server_trial.py``)."""
-        psycopg = _driver()
-        unavailable = self._unavailable()
-        attempt = None
-        if not self.health.ok:
-            mine, attempt = self._trial.enter()
-            if not mine:
-                failed = self._trial.word(attempt, unavailable)
-                if failed is not None:
-                    raise StorageError(str(failed))
-                attempt = None  # the server took a connection: this read runs on its own
-        failed = StorageError(unavailable)
-        try:
-            try:
-                conn = psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
-            except psycopg.Error as e:
-                if is_fault(e):
-                    failed = self._read_fault(_reported(e, cause), started)
-                    raise failed from None
-                raise
-            failed = None
-        finally:
-            if attempt is not None:
-                self._trial.settle(attempt, failed)
-        try:
-            with conn:
-                self._configure(conn)
-                return fetch(conn, sql, params, dicts)
-        except psycopg.Error as e:
-            if is_fault(e):
-                raise self._read_fault(_reported(e, cause), started) from None
-            raise
-
     # ------------------------------------------------------------------ writes (one thread, group commit)
     def _answer(self, loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]") -> Done:
         return resolver(loop, fut)
@@ -405,7 +275,7 @@ class PostgresDatabase(JobWriter):
             except SchemaMoved:
                 self._drop_connection()
                 raise
-            except _driver().Error:
+            except psycopg_driver().Error:
                 self._drop_connection()  # the check's own fault: a fresh connection decides
         if self._conn is None:
             self._conn = self._connect()
@@ -418,7 +288,7 @@ class PostgresDatabase(JobWriter):
         return err
 
     def _run_call(self, job: Job) -> None:
-        psycopg = _driver()
+        psycopg = psycopg_driver()
         try:
             value = job.payload(self._connection())
         except StorageError as e:
@@ -438,7 +308,7 @@ class PostgresDatabase(JobWriter):
         job.done(value, None)
 
     def _commit_group(self, group: list[Job]) -> None:
-        psycopg = _driver()
+        psycopg = psycopg_driver()
         fresh_retry = True  # one re-run on a new connection when a stale one failed before COMMIT was sent
         redeclared = False  # one re-run on a new connection when the schema guard refused (nothing written)
         for attempt in range(_RETRIES):
@@ -494,7 +364,7 @@ class PostgresDatabase(JobWriter):
             job.done(None, err)
 
     def _transaction(self, conn: Any, group: list[Job]) -> list[tuple[Job, Any, BaseException | None]]:
-        psycopg = _driver()
+        psycopg = psycopg_driver()
         if len(group) == 1:  # alone in its transaction: its own error rolls it back, no savepoint round trips
             return self._alone(conn, group[0])
         results: list[tuple[Job, Any, BaseException | None]] = []
@@ -522,7 +392,7 @@ class PostgresDatabase(JobWriter):
         return results
 
     def _alone(self, conn: Any, job: Job) -> list[tuple[Job, Any, BaseException | None]]:
-        psycopg = _driver()
+        psycopg = psycopg_driver()
         statements = list(job.payload)
         if len(statements) == 1 and not statements[0].many:
             return self._one_statement(conn, job, statements[0])
@@ -551,7 +421,7 @@ class PostgresDatabase(JobWriter):
         durable when its answer comes (the server commits before it answers). Sent, it may have committed
         whatever happens next: a fault is never re-run (``_committing``); a connection the server closed
         while it was idle is found before (``heard``)."""
-        psycopg = _driver()
+        psycopg = psycopg_driver()
         conn.autocommit = True
         self._committing = True
         try:
@@ -585,8 +455,3 @@ class PostgresDatabase(JobWriter):
             cur.execute(sql, tuple(st.params))
             out = cur.fetchall() if cur.description else []
             return WriteResult(cur.rowcount, None, out)
-
-
-def _reported(e: BaseException, cause: BaseException | None) -> BaseException:
-    """A direct read's fault, or the pool's timeout that sent it there (what the store was waiting for)."""
-    return cause if cause is not None and not isinstance(cause, _driver().Error) else e

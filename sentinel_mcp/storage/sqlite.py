@@ -25,7 +25,6 @@ import logging
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -39,51 +38,14 @@ from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.private_paths import private_dir, private_file
 from sentinel_mcp.storage.row_bytes import MAX_ROW_BYTES
 from sentinel_mcp.storage.schema import Schema
-from sentinel_mcp.storage.sql_script import split_statements
-from sentinel_mcp.storage.sqlite_schema_guard import BUMP, declare, is_stale
+from sentinel_mcp.storage.sqlite_faults import cannot_grow, is_fault
+from sentinel_mcp.storage.sqlite_migration import BACKEND, apply_schema
+from sentinel_mcp.storage.sqlite_options import EXCLUSIVE, PROCESS as PROCESS, SHARED as SHARED, SQLiteOptions
+from sentinel_mcp.storage.sqlite_schema_guard import declare, is_stale
 from sentinel_mcp.storage.statement_refusal import refuse_nan, refused
 from sentinel_mcp.storage.wal_presize import presize_wal
 
 log = logging.getLogger(__name__)
-
-BACKEND = "sqlite"
-# error names that mean the storage itself is at fault (not the statement): fail closed and degrade
-_FAULTS = ("SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_CORRUPT",
-           "SQLITE_NOTADB", "SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_PERM", "SQLITE_NOLFS", "SQLITE_PROTOCOL")
-
-
-@dataclass(frozen=True)
-class SQLiteOptions:
-    journal: str = "WAL"  # WAL, or TRUNCATE for files several processes write
-    synchronous: str = "FULL"
-    exclusive: bool = True  # WAL's index in heap memory (no -shm mmap); one process owns the file
-    busy_timeout_ms: int = 5000
-    # each connection's page cache, set once as it opens (SQLite's default: 2,000 KiB, which the audit's
-    # connection filled a page at a time over ~20k calls and kept). The audit grows at its end (time-ordered
-    # keys): a commit touches the rightmost pages of the table and its indexes, ~16 pages (issue 21)
-    cache_kib: int = 512
-
-
-EXCLUSIVE = SQLiteOptions()
-PROCESS = SQLiteOptions(synchronous="NORMAL")  # ``sentinel.audit.sync = "process"`` (survives kill -9 only)
-SHARED = SQLiteOptions(journal="TRUNCATE", exclusive=False)
-
-def is_fault(e: BaseException) -> bool:
-    name = getattr(e, "sqlite_errorname", "") or ""
-    if name.startswith(_FAULTS):
-        return True
-    text = str(e).lower()
-    return isinstance(e, sqlite3.OperationalError) and any(
-        w in text for w in ("disk i/o", "readonly", "read-only", "disk is full", "unable to open", "locked"))
-
-
-_CANNOT_GROW = ("SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_TRUNCATE")
-
-
-def _cannot_grow(e: sqlite3.Error) -> bool:
-    """SQLite's words for a write the file system refused (ENOSPC, EFBIG: full disk, ulimit -f)."""
-    name = getattr(e, "sqlite_errorname", "") or ""
-    return name.startswith(_CANNOT_GROW)
 
 
 def _close_quietly(conn: sqlite3.Connection | None) -> None:
@@ -172,7 +134,7 @@ class SQLiteDatabase(JobWriter):
                 "CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"
             )
             for schema in self._schemas:
-                self._apply(conn, schema)
+                apply_schema(conn, schema, self._declare)
             self._declare(conn)
             if self.options.journal.upper() == "WAL":
                 presize_wal(conn, self.path)
@@ -181,7 +143,7 @@ class SQLiteDatabase(JobWriter):
         except sqlite3.Error as e:
             # a failed open must let go of its lock: kept, the retry would read it as another process's
             _close_quietly(conn)
-            if _cannot_grow(e):
+            if cannot_grow(e):
                 raise self._full(e) from e
             if "locked" in str(e) and self.options.exclusive:
                 raise StorageError(
@@ -197,46 +159,6 @@ class SQLiteDatabase(JobWriter):
         self._conn, self._identity, self._wal, self._hold = conn, (st.st_dev, st.st_ino), None, hold
         self._size = st.st_size
 
-    def _apply(self, conn: sqlite3.Connection, schema: Schema) -> None:
-        row = conn.execute("SELECT version FROM storage_schema WHERE store = ?", (schema.store,)).fetchone()
-        have = row[0] if row else 0
-        steps = schema.steps(BACKEND)
-        if have > len(steps):
-            raise sqlite3.OperationalError(
-                f"store {schema.store!r} has schema version {have}, newer than this "
-                f"Sentinel knows ({len(steps)}); upgrade Sentinel"
-            )
-        for number, step in enumerate(steps[have:], start=have + 1):
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                # read again under the write lock: another gateway sharing the file may have run this step
-                # since (two starting at once both read the old version; the second's ALTER then failed)
-                now = conn.execute(
-                    "SELECT version FROM storage_schema WHERE store = ?", (schema.store,)
-                ).fetchone()
-                if now is not None and now[0] >= number:
-                    conn.execute("COMMIT")
-                    self._declare(conn)
-                    continue
-                if isinstance(step, str):
-                    for sql in split_statements(step):
-                        conn.execute(sql)
-                else:
-                    step(conn)
-                conn.execute(
-                    "INSERT INTO storage_schema (store, version) VALUES (?, ?) ON CONFLICT (store) "
-                    "DO UPDATE SET version = excluded.version",
-                    (schema.store, number),
-                )
-                conn.execute(BUMP)  # a gateway that read the schema before is refused from now on
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:  # SQLite ends it itself on some errors (a full disk): keep the cause
-                    conn.execute("ROLLBACK")
-                raise
-            if number < len(steps):
-                self._declare(conn)  # this step moved the counter: the next must not meet our own guard
-
     async def migrate(self, schema: Schema) -> None:
         if all(s.store != schema.store for s in self._schemas):
             self._schemas.append(schema)  # re-applied whenever the file has to be re-created
@@ -249,7 +171,7 @@ class SQLiteDatabase(JobWriter):
 
     def _migrate(self, conn: sqlite3.Connection, schema: Schema) -> None:
         self._declare(conn)  # a data step on a guarded table must not meet a stale guard
-        self._apply(conn, schema)
+        apply_schema(conn, schema, self._declare)
         self._declare(conn)
 
     def _declare(self, conn: sqlite3.Connection) -> None:
@@ -418,7 +340,7 @@ class SQLiteDatabase(JobWriter):
     def _fault(self, e: BaseException) -> StorageError:
         if isinstance(e, StorageError):
             err = e
-        elif isinstance(e, sqlite3.Error) and _cannot_grow(e):  # at a commit as at an open: the same words
+        elif isinstance(e, sqlite3.Error) and cannot_grow(e):  # at a commit as at an open: the same words
             err = self._full(e)
         else:
             err = StorageError(f"{self.name} store {self.path}: {e}")

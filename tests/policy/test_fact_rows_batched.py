@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from sentinel_mcp.policy import fact_store as fs
-from sentinel_mcp.policy.fact_store import Fact, FactStore, _value_rows
+from sentinel_mcp.policy.fact_rows import Fact, value_rows
+from sentinel_mcp.policy.fact_store import FactStore
 from sentinel_mcp.storage import Statement
 
 pytestmark = pytest.mark.timeout(60)
@@ -43,7 +44,7 @@ async def _per_row(store: FactStore, facts: list[Fact]) -> None:
          f.expires_at)
         for f in facts
     ]
-    values = [r for f in facts for r in _value_rows(f.session, f.predicate, f.args, f.fact)]
+    values = [r for f in facts for r in value_rows(f.session, f.predicate, f.args, f.fact)]
     await store.db.run([Statement(fs._ADD_VALUE, values, many=True), Statement(fs._UPSERT, rows, many=True)])
 
 

@@ -93,7 +93,7 @@ async def test_strict_mode_accepts_seeded_values_on_the_first_call(tmp_path: Pat
 
 
 def test_string_values_at_any_depth_and_only_strings() -> None:
-    from sentinel_mcp.policy.fact_store import string_values
+    from sentinel_mcp.policy.fact_rows import string_values
 
     deep: object = "bottom"
     for i in range(50_000):  # far past Python's recursion limit: a hostile result may nest this deep

@@ -1,5 +1,5 @@
-"""What a tool's result taught, as rows (``fact_store.learned``): the very rows, value rows and mirror rows
-the ``Fact`` models gave (``_fact_rows``, ``_values_of``, ``Knowledge.add``), for any text a result can carry
+"""What a tool's result taught, as rows (``fact_rows.learned``): the very rows, value rows and mirror rows
+the ``Fact`` models gave (``fact_rows``, ``values_of``, ``Knowledge.add``), for any text a result can carry
 (lone surrogates, the store's escape character, non-ASCII) and any argument value; and read back from a real
 SQLite store, the same facts."""
 
@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from sentinel_mcp.policy.fact_store import Fact, FactStore, _fact_rows, _values_of, learned
+from sentinel_mcp.policy.fact_rows import Fact, fact_rows, learned, values_of
+from sentinel_mcp.policy.fact_store import FactStore
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -70,8 +71,8 @@ def test_the_rows_are_the_fact_models_rows() -> None:
         extracted, now = _extracted(rng), time.time()
         facts = _models(session, tool, digest, extracted, now)
         got = learned(session, tool, digest, extracted, now)
-        assert got.rows == _fact_rows(facts)
-        assert got.values == _values_of(facts)
+        assert got.rows == fact_rows(facts)
+        assert got.values == values_of(facts)
         assert got.mirror == [(f.fact, f.expires_at, f.provenance) for f in facts]
         assert got.shown == sum(1 for f in facts if not f.internal)
         assert got.confirmations == [f.args for f in facts if f.predicate == "$confirmed"]

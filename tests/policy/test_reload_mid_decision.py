@@ -19,7 +19,7 @@ from tests.policy.policy_rig import rig
 
 from sentinel_mcp.core.decision import Ask, Deny, argument_digest
 from sentinel_mcp.core import process_clock
-from sentinel_mcp.policy.fact_store import Fact, learned
+from sentinel_mcp.policy.fact_rows import Fact, learned
 from sentinel_mcp.policy.kept_clears import clear
 from sentinel_mcp.policy.kept_effects import KEPT_SCOPE
 from sentinel_mcp.policy.mirror_writes import MirrorWrites

@@ -30,6 +30,9 @@
 :- discontiguous post_load_problem/2.
 
 :- include(rulebase_loading).
+:- include(declaration_checks).
+:- include(rulebase_info).
+:- include(confirmation_flows).
 :- include(clause_shapes).
 :- include(syntax_words).
 :- include(reserved_heads).
