@@ -95,14 +95,14 @@ class NoToolCgroup(SwarmError):
     (run without, it would have none of its caps)."""
 
 
-def tool_cgroup(pids_max: int, memory_max: int) -> ToolCgroup | None:
+def tool_cgroup(pids_max: int, memory_max: int, *, gateway: int | None = None) -> ToolCgroup | None:
     """A new cgroup for one tool, its caps set where the hierarchies allow (``pids``/``memory`` set say
     which); None when this machine gives this process none (``NoToolCgroup``: it gives some, and one
-    could not be made)."""
+    could not be made). ``gateway``: the pid it is named for (this process's)."""
     hierarchies = _hierarchies()
     if not hierarchies:
         return None
-    name = f"{_PREFIX}{os.getpid()}-{next(_names)}"
+    name = f"{_PREFIX}{gateway or os.getpid()}-{next(_names)}"
     cg = ToolCgroup(dirs=[], pids_max=pids_max, memory_max=memory_max)
     try:
         for h in hierarchies:

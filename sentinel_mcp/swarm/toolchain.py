@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
-from sentinel_mcp.swarm.tool_launcher import launched
+from sentinel_mcp.swarm.tool_supervisor import launched
 from sentinel_mcp.swarm.tool_stop import stop_all, stop_session
 from sentinel_mcp.core.errors import SwarmError
 from sentinel_mcp.core.trusted_code import ProgramRefused, find_program, refusal
@@ -300,7 +300,7 @@ class Toolchain:
     ) -> tuple[int | None, str, str]:
         starting = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
-                *launched([str(a) for a in argv], cgroup, MAX_TOOL_FILE_BYTES),
+                *launched([str(a) for a in argv], _procs(cgroup), MAX_TOOL_FILE_BYTES),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -364,6 +364,10 @@ _TOOL_ENV = re.compile(r"PATH|HOME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|JAVA_HOME")
 
 def _tool_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if _TOOL_ENV.fullmatch(k)}
+
+
+def _procs(cgroup: ToolCgroup | None) -> list[str]:
+    return cgroup.procs_files() if cgroup is not None else []
 
 
 async def _settled(

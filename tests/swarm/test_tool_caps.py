@@ -21,7 +21,7 @@ import pytest
 
 from tests.swarm.support.tool_processes import KOTLIN, all_gone, alive, kill_all, recorded, script_tools
 
-from sentinel_mcp.swarm.tool_cgroup import caps_here
+from sentinel_mcp.swarm.tool_cgroup import caps_here, tool_cgroup
 from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings
 
 pytestmark = pytest.mark.timeout(90)
@@ -130,10 +130,13 @@ async def test_a_daemon_that_left_the_tools_session_does_not_outlive_it(tmp_path
         kill_all(recorded(pids))
 
 
-@needs_cgroup
-async def test_nothing_a_tool_started_outlives_the_gateway(tmp_path) -> None:
+@pytest.mark.parametrize("cgroup", [True, False], ids=["in its cgroup", "no cgroup"])
+async def test_nothing_a_tool_started_outlives_the_gateway(tmp_path, cgroup) -> None:
     """The gateway killed (kill -9) while a tool runs through a launcher script that does not exec, its work
-    a child, and a daemon of its own session: none of them is left."""
+    a child, and a daemon of its own session: none of them is left. Found in the tool's cgroup, and on a
+    machine that gives none (the supervisor, the tool's subreaper, kills its descendants)."""
+    if cgroup and CAPS is None:
+        pytest.skip("no cgroup is given to this process here")
     pids = tmp_path / "pids"
     script = (
         f"#!/bin/sh\necho $$ >> {pids}\nsleep 600 &\necho $! >> {pids}\n"
@@ -145,8 +148,10 @@ async def test_nothing_a_tool_started_outlives_the_gateway(tmp_path) -> None:
     (tmp_path / "ktlint").write_text("not a jar\n")
     runner = (
         "import asyncio, sys\n"
+        "from sentinel_mcp.swarm import toolchain\n"
         "from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings\n"
-        f"s = VerifySettings(kotlin=True, resources=False, java={str(tmp_path / 'java')!r}, "
+        + ("" if cgroup else "toolchain.tool_cgroup = lambda *_: None\n")
+        + f"s = VerifySettings(kotlin=True, resources=False, java={str(tmp_path / 'java')!r}, "
         f"ktlint={str(tmp_path / 'ktlint')!r}, timeout=900)\n"
         f"asyncio.run(Toolchain(s).check_kotlin({KOTLIN!r}, within=600.0))\n"
     )
@@ -165,6 +170,30 @@ async def test_nothing_a_tool_started_outlives_the_gateway(tmp_path) -> None:
     finally:
         gateway.kill()
         kill_all(recorded(pids))
+
+
+@needs_cgroup
+async def test_a_cgroup_left_by_a_dead_gateway_is_stopped_and_removed_by_the_next_tool(tmp_path) -> None:
+    """A gateway killed while its supervisor was killed too (both kill -9) leaves its tool's cgroup, and
+    what runs in it: the next tool run on the machine kills those and removes it."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    left = tool_cgroup(64, 256 * 1024 * 1024, gateway=gone.pid)
+    assert left is not None
+    orphan = subprocess.Popen(["sleep", "600"])
+    try:
+        for procs in left.procs_files():
+            Path(procs).write_text(str(orphan.pid))
+        tools = script_tools(tmp_path, "#!/bin/sh\necho '[]'\n")
+        report = await asyncio.wait_for(tools.check_kotlin(KOTLIN, within=600.0), 60)
+        assert report.notes == [], report.notes
+        assert orphan.wait(30) == -9
+        assert not any(d.exists() for d in left.dirs)
+    finally:
+        orphan.kill()
+        orphan.wait()
+        left.kill()
+        left.remove()
 
 
 @pytest.mark.skipif(not (shutil.which("java") and shutil.which("javac")), reason="no JDK here")
