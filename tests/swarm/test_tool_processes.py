@@ -212,8 +212,8 @@ async def test_a_tool_does_not_outlive_the_process_that_ran_it(tmp_path) -> None
     """Found by red team 'swarm' (rt-swarm): a tool runs in a session of its own (so it can be stopped whole),
     so when the gateway running the build was killed (kill -9, the OOM killer), a hung tool went on for its
     whole timeout (up to 15 minutes, a JVM's CPU and memory), parented to init. Now the kernel kills it with
-    the process that started it (PR_SET_PDEATHSIG, set before the tool runs). The kernel does so for the
-    tool's first process only: what a launcher that does not exec left running is not reached this way."""
+    the process that started it (PR_SET_PDEATHSIG, set before the tool runs); what a launcher that does not
+    exec left running is stopped by the tool's supervisor (test_tool_caps.py)."""
     java, jar, pids = _wrapped_java(tmp_path, "wait")
     runner = (
         "import asyncio, sys\n"
