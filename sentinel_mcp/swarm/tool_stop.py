@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
+import sys
 
 from sentinel_mcp.swarm.tool_cgroup import ToolCgroup
 
@@ -51,11 +53,19 @@ def _kill_if_in_session(pid: int, sid: int) -> bool:
 
 
 
-def stop_all(pid: int, cgroup: ToolCgroup | None) -> None:
-    """Kill the tool's group, and every process of its cgroup (those that left its session included)."""
-    stop_group(pid)
+def stop_all(proc: asyncio.subprocess.Process, cgroup: ToolCgroup | None) -> None:
+    """Kill every process of the tool's cgroup (those that left its session included), and tell its
+    supervisor (Linux) to kill and reap all it has left, its subreaper's orphans included, and end: the
+    tool's first process is then reaped by the supervisor before it ends (killed together, it was left a
+    zombie for init to reap). Elsewhere the tool's group is killed."""
     if cgroup is not None:
         cgroup.kill()
+    if not sys.platform.startswith("linux"):
+        stop_group(proc.pid)
+        return
+    if proc.returncode is None:  # nothing is sent once it has been reaped (its pid may be another's)
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
 
 
 def stop_group(pgid: int) -> None:

@@ -320,7 +320,7 @@ class Toolchain:
             # first process only and wait, without end, for the output its children hold
             started = await _settled(starting)
             if started is not None:
-                stop_all(started.pid, cgroup)
+                stop_all(started, cgroup)
                 await asyncio.shield(started.wait())
                 stop_session(started.pid)
             raise
@@ -335,7 +335,7 @@ class Toolchain:
                 watch.cancel()
             # however it ended (answered, timed out, cancelled): what it started and left running, its output
             # closed (a daemon), in its cgroup, its group or another group of its session, is stopped too
-            stop_all(proc.pid, cgroup)
+            stop_all(proc, cgroup)
             stop_session(proc.pid)
 
     async def _ran(
@@ -347,11 +347,11 @@ class Toolchain:
                 return None, "", f"stopped: its output passed {MAX_TOOL_OUTPUT_BYTES:,} bytes"
             out, err = got
         except asyncio.TimeoutError:
-            stop_all(proc.pid, cgroup)
+            stop_all(proc, cgroup)
             await proc.wait()
             return None, "", f"timed out after {timeout:.0f} s"
         except asyncio.CancelledError:
-            stop_all(proc.pid, cgroup)
+            stop_all(proc, cgroup)
             await asyncio.shield(proc.wait())
             raise
         return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
@@ -404,7 +404,7 @@ async def _outputs(
     try:
         done, _ = await asyncio.wait(readers, return_when=asyncio.FIRST_EXCEPTION)
         if any(t.exception() is not None for t in done):
-            stop_all(proc.pid, cgroup)
+            stop_all(proc, cgroup)
             await asyncio.gather(*readers, return_exceptions=True)  # to the end of what was written
             # and the stream past the bound read to its end, unkept: asyncio's wait() returns only once every
             # pipe is closed, and a pipe whose reader stopped (its buffer full, reading paused) never sees its
