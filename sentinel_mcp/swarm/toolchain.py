@@ -21,8 +21,6 @@ import json
 import logging
 import os
 import re
-import signal
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
+from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
+from sentinel_mcp.swarm.tool_supervisor import launched
+from sentinel_mcp.swarm.tool_stop import stop_all, stop_session
 from sentinel_mcp.core.errors import SwarmError
 from sentinel_mcp.core.trusted_code import ProgramRefused, find_program, refusal
 
@@ -62,6 +63,10 @@ class VerifySettings(BaseModel):
     ktlint: str | None = None  # the ktlint launcher (a self-executing jar)
     java: str | None = None
     timeout: float = Field(180.0, gt=0, le=900)
+    # each tool's own cgroup (where this machine gives one): its processes and threads (a JVM runs tens), and
+    # its memory (a JVM's heap is held to half of it: the rest is the JVM's own and the tool's children's)
+    max_processes: int = Field(512, ge=8, le=4096)
+    max_memory_mb: int = Field(2048, ge=64, le=65536)
 
 
 @dataclass
@@ -118,6 +123,7 @@ class Toolchain:
             notes.append("Kotlin parsed by ktlint (syntax; style advisory)")
         elif self.settings.kotlin:
             notes.append("Kotlin not parsed: ktlint or Java is missing (make swarm-tools installs them)")
+        notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb))
         notes.append(
             "not checked here: Kotlin types and Android API use (no android.jar or current kotlinc in "
             "the package registries), Gradle builds (never run)"
@@ -149,7 +155,9 @@ class Toolchain:
                 (root / rel).parent.mkdir(parents=True, exist_ok=True)
                 (root / rel).write_text(text, encoding="utf-8")
             code, out, err = await self._run(
-                [self.java, "-jar", self.ktlint, "--reporter=json", "--relative", *files], root, within
+                [self.java, *self._jvm_caps(), "-jar", self.ktlint, "--reporter=json", "--relative", *files],
+                root,
+                within,
             )
             if code is None:
                 report.notes.append(f"ktlint did not finish: {err}")
@@ -265,15 +273,34 @@ class Toolchain:
                 )
         return report
 
+    def _jvm_caps(self) -> list[str]:
+        """The JVM's heap, set here on its command line: its environment is an allow list without
+        ``JAVA_TOOL_OPTIONS``, ``_JAVA_OPTIONS`` and ``JDK_JAVA_OPTIONS`` (which would be read before or after
+        it), and what the models wrote is only ever its arguments after ``-jar``; a JVM past its heap ends."""
+        return [f"-Xmx{self.settings.max_memory_mb // 2}m", "-XX:+ExitOnOutOfMemoryError"]
+
     async def _run(
         self, argv: list[str | None], cwd: Path, within: float | None = None
     ) -> tuple[int | None, str, str]:
         timeout = self.settings.timeout if within is None else min(self.settings.timeout, within)
         if timeout <= 0:
             return None, "", "not run: no time left"
+        try:
+            cgroup = tool_cgroup(self.settings.max_processes, self.settings.max_memory_mb * 1024 * 1024)
+        except NoToolCgroup as e:
+            return None, "", f"not run: {e}"
+        try:
+            return await self._run_in(argv, cwd, timeout, cgroup)
+        finally:
+            if cgroup is not None:
+                await _removed(cgroup)
+
+    async def _run_in(
+        self, argv: list[str | None], cwd: Path, timeout: float, cgroup: ToolCgroup | None
+    ) -> tuple[int | None, str, str]:
         starting = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
-                *_limited([str(a) for a in argv]),
+                *launched([str(a) for a in argv], _procs(cgroup), MAX_TOOL_FILE_BYTES),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -293,29 +320,38 @@ class Toolchain:
             # first process only and wait, without end, for the output its children hold
             started = await _settled(starting)
             if started is not None:
-                _stop_group(started.pid)
+                stop_all(started, cgroup)
                 await asyncio.shield(started.wait())
-                _stop_session(started.pid)
+                stop_session(started.pid)
             raise
+        watch = asyncio.ensure_future(_watch_caps(cgroup)) if cgroup is not None else None
         try:
-            return await self._ran(proc, timeout)
+            code, out, err = await self._ran(proc, timeout, cgroup)
+            if cgroup is not None and (cap := cgroup.cap_reached()) is not None:
+                return None, "", f"stopped: {cap}"
+            return code, out, err
         finally:
+            if watch is not None:
+                watch.cancel()
             # however it ended (answered, timed out, cancelled): what it started and left running, its output
-            # closed (a daemon), in its group or another group of its session, is stopped too
-            _stop_session(proc.pid)
+            # closed (a daemon), in its cgroup, its group or another group of its session, is stopped too
+            stop_all(proc, cgroup)
+            stop_session(proc.pid)
 
-    async def _ran(self, proc: asyncio.subprocess.Process, timeout: float) -> tuple[int | None, str, str]:
+    async def _ran(
+        self, proc: asyncio.subprocess.Process, timeout: float, cgroup: ToolCgroup | None
+    ) -> tuple[int | None, str, str]:
         try:
-            got = await asyncio.wait_for(_outputs(proc), timeout)
+            got = await asyncio.wait_for(_outputs(proc, cgroup), timeout)
             if got is None:
                 return None, "", f"stopped: its output passed {MAX_TOOL_OUTPUT_BYTES:,} bytes"
             out, err = got
         except asyncio.TimeoutError:
-            _stop_group(proc.pid)
+            stop_all(proc, cgroup)
             await proc.wait()
             return None, "", f"timed out after {timeout:.0f} s"
         except asyncio.CancelledError:
-            _stop_group(proc.pid)
+            stop_all(proc, cgroup)
             await asyncio.shield(proc.wait())
             raise
         return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
@@ -330,34 +366,8 @@ def _tool_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if _TOOL_ENV.fullmatch(k)}
 
 
-# the tool's limits, set by the process that then becomes the tool (exec, same pid), so whatever it starts has
-# them from its first instruction (set from outside once it runs, a child it forked at once would not; and no
-# preexec_fn: the gateway has threads). No memory limit: a JVM reserves far more address space than it uses.
-# In its own session it would outlive a gateway killed (kill -9, the OOM killer) for its whole timeout: on
-# Linux the kernel kills it with the gateway (PR_SET_PDEATHSIG, kept across exec; a gateway already gone by
-# then is seen as a new parent, and the tool is not run).
-_LIMITS = (
-    "import os, resource, sys\n"
-    "def cap(kind, n):\n"
-    "    hard = resource.getrlimit(kind)[1]\n"
-    "    n = n if hard == resource.RLIM_INFINITY else min(n, hard)\n"
-    "    resource.setrlimit(kind, (n, n))\n"
-    "cap(resource.RLIMIT_FSIZE, int(sys.argv[1]))\n"
-    "cap(resource.RLIMIT_CORE, 0)\n"
-    "if sys.platform.startswith('linux'):\n"
-    "    import ctypes\n"
-    "    if ctypes.CDLL(None, use_errno=True).prctl(1, 9) != 0 or os.getppid() != int(sys.argv[2]):\n"
-    "        sys.exit('not run: its parent could not be tied to it, or is gone')\n"
-    "os.execv(sys.argv[3], sys.argv[3:])\n"
-)
-
-
-def _limited(argv: list[str]) -> list[str]:
-    """``argv`` run with each file it writes bounded, no core dump, and (Linux) killed with this process
-    (isolated Python: no site, no ``PYTHON*`` variable read)."""
-    tool = os.path.abspath(argv[0])
-    limits = [str(MAX_TOOL_FILE_BYTES), str(os.getpid())]
-    return [sys.executable, "-I", "-S", "-c", _LIMITS, *limits, tool, *argv[1:]]
+def _procs(cgroup: ToolCgroup | None) -> list[str]:
+    return cgroup.procs_files() if cgroup is not None else []
 
 
 async def _settled(
@@ -385,14 +395,16 @@ async def _bounded(stream: asyncio.StreamReader | None) -> bytes:
     return b"".join(chunks)
 
 
-async def _outputs(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes] | None:
+async def _outputs(
+    proc: asyncio.subprocess.Process, cgroup: ToolCgroup | None = None
+) -> tuple[bytes, bytes] | None:
     """The tool's stdout and stderr once it has ended, each read to ``MAX_TOOL_OUTPUT_BYTES``; None when one
     passed it (the tool is stopped there)."""
     readers = [asyncio.ensure_future(_bounded(proc.stdout)), asyncio.ensure_future(_bounded(proc.stderr))]
     try:
         done, _ = await asyncio.wait(readers, return_when=asyncio.FIRST_EXCEPTION)
         if any(t.exception() is not None for t in done):
-            _stop_group(proc.pid)
+            stop_all(proc, cgroup)
             await asyncio.gather(*readers, return_exceptions=True)  # to the end of what was written
             # and the stream past the bound read to its end, unkept: asyncio's wait() returns only once every
             # pipe is closed, and a pipe whose reader stopped (its buffer full, reading paused) never sees its
@@ -413,49 +425,28 @@ async def _discarded(stream: asyncio.StreamReader | None) -> None:
         pass
 
 
-def _stop_session(sid: int) -> None:
-    """Kill every process left in a tool's session (``start_new_session``: its id is the tool's first pid),
-    found in /proc (Linux; elsewhere the group's kill alone holds). Each is held by a pidfd before it is
-    judged, so a pid that ends and is reused meanwhile is never signalled; looked again (a bounded number of
-    times) while something was found, as one may fork as it is killed. A process that left the session
-    (``setsid``) is not found: only a cgroup holds those."""
-    if not hasattr(os, "pidfd_open") or not os.path.isdir("/proc"):
-        return
-    for _ in range(_SESSION_SWEEPS):
-        found = False
-        with contextlib.suppress(OSError), os.scandir("/proc") as entries:
-            for entry in entries:
-                if entry.name.isdigit() and _kill_if_in_session(int(entry.name), sid):
-                    found = True
-        if not found:
+# how often a running tool's cgroup is looked at for a passed cap: a fork refused at the process cap leaves
+# the tool running (a fork bomb spins on), so it is stopped here; the memory cap's kill is the kernel's own
+_CAP_LOOK_SECONDS = 0.2
+
+
+async def _watch_caps(cgroup: ToolCgroup) -> None:
+    """Stop the whole tool once it has passed a cap of its cgroup (its output then ends: the wait ends)."""
+    while cgroup.cap_reached() is None:
+        await asyncio.sleep(_CAP_LOOK_SECONDS)
+    cgroup.kill()
+
+
+async def _removed(cgroup: ToolCgroup) -> None:
+    """Kill what is left in the tool's cgroup and remove it, once its processes have exited (a killed
+    process leaves its cgroup a moment after); a cgroup still held after a bounded number of looks is left
+    (said in the log) to the next tool's sweep of cgroups whose gateway is gone."""
+    for _ in range(_REMOVE_LOOKS):
+        cgroup.kill()
+        if cgroup.remove():
             return
+        await asyncio.sleep(0.01)
+    log.warning("swarm toolchain: a tool's cgroup still holds processes: %s", cgroup.dirs)
 
 
-_SESSION_SWEEPS = 16
-
-
-def _kill_if_in_session(pid: int, sid: int) -> bool:
-    try:
-        fd = os.pidfd_open(pid)
-    except OSError:  # gone, or not ours to see
-        return False
-    try:
-        # read after the pidfd holds the process: a reused pid is another process, which the pidfd is not
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        if int(fields[3]) != sid or fields[0] == b"Z":
-            return False
-        signal.pidfd_send_signal(fd, signal.SIGKILL)
-        return True
-    except (OSError, IndexError, ValueError):
-        return False
-    finally:
-        os.close(fd)
-
-
-def _stop_group(pgid: int) -> None:
-    """Kill every process of a tool's group (the group's id is its first process's: start_new_session), while
-    one of them still holds its output (a tool that ended and closed it is not looked for again: once its
-    group is empty, the id may be another's)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+_REMOVE_LOOKS = 500

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.swarm.support.tool_processes import KOTLIN, alive, all_gone
+
 from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings
 
 pytestmark = pytest.mark.timeout(60)
-
-KOTLIN = {"app/src/main/java/com/example/A.kt": "package com.example\n\nclass A\n"}
 
 
 def _wrapped_java(tmp_path: Path, tail: str) -> tuple[Path, Path, Path]:
@@ -43,28 +43,6 @@ def _tools(java: Path, jar: Path) -> Toolchain:
     return Toolchain(settings)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie (exited, not yet reaped by its parent) is no process left running
-    with contextlib.suppress(OSError):
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    return False
-
-
-def _all_gone(pids: list[int], looks: int = 200) -> bool:
-    """Whether every pid has ended, looked at up to ``looks`` times: a killed process closes its files (the
-    pipes' end the swarm waits for) before the kernel marks it exited, so right after the swarm returns it
-    may still read as running for a moment on a loaded machine."""
-    for _ in range(looks):
-        if not any(_alive(p) for p in pids):
-            return True
-        time.sleep(0.02)
-    return False
-
-
 @pytest.mark.parametrize(
     "tail",
     [
@@ -81,7 +59,7 @@ async def test_a_tool_past_its_time_is_stopped_with_every_process_it_started(tmp
         started = [int(p) for p in pids.read_text().split()]
         assert len(started) == 2
         assert report.issues == [] and any("did not finish" in n for n in report.notes), report.notes
-        assert _all_gone(started), [p for p in started if _alive(p)]
+        assert all_gone(started), [p for p in started if alive(p)]
     finally:
         for pid in started or ([int(p) for p in pids.read_text().split()] if pids.exists() else []):
             with contextlib.suppress(ProcessLookupError):
@@ -100,7 +78,7 @@ async def test_a_build_cancelled_while_its_tool_runs_leaves_no_process(tmp_path)
         check.cancel()
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(check, 30)
-        assert _all_gone(started), [p for p in started if _alive(p)]
+        assert all_gone(started), [p for p in started if alive(p)]
     finally:
         for pid in started:
             with contextlib.suppress(ProcessLookupError):
@@ -125,7 +103,7 @@ async def test_a_tools_output_is_read_within_a_bound(tmp_path, monkeypatch: pyte
             report.notes
         )
         left = [int(p) for p in pids.read_text().split()]
-        assert _all_gone(left), [p for p in left if _alive(p)]
+        assert all_gone(left), [p for p in left if alive(p)]
     finally:
         for pid in map(int, pids.read_text().split()) if pids.exists() else []:
             with contextlib.suppress(ProcessLookupError):
@@ -177,7 +155,7 @@ async def test_a_tool_that_ends_leaves_no_process_behind(tmp_path) -> None:
         assert report.issues == [] and report.notes == [], report.notes
         left = [int(p) for p in pids.read_text().split()]
         assert len(left) == 2
-        assert _all_gone(left), [p for p in left if _alive(p)]
+        assert all_gone(left), [p for p in left if alive(p)]
     finally:
         for pid in left or (map(int, pids.read_text().split()) if pids.exists() else []):
             with contextlib.suppress(ProcessLookupError):
@@ -212,8 +190,8 @@ async def test_a_tool_does_not_outlive_the_process_that_ran_it(tmp_path) -> None
     """Found by red team 'swarm' (rt-swarm): a tool runs in a session of its own (so it can be stopped whole),
     so when the gateway running the build was killed (kill -9, the OOM killer), a hung tool went on for its
     whole timeout (up to 15 minutes, a JVM's CPU and memory), parented to init. Now the kernel kills it with
-    the process that started it (PR_SET_PDEATHSIG, set before the tool runs). The kernel does so for the
-    tool's first process only: what a launcher that does not exec left running is not reached this way."""
+    the process that started it (PR_SET_PDEATHSIG, set before the tool runs); what a launcher that does not
+    exec left running is stopped by the tool's supervisor (test_tool_caps.py)."""
     java, jar, pids = _wrapped_java(tmp_path, "wait")
     runner = (
         "import asyncio, sys\n"
@@ -233,7 +211,7 @@ async def test_a_tool_does_not_outlive_the_process_that_ran_it(tmp_path) -> None
         assert len(started) == 2, gateway.poll()
         gateway.kill()
         gateway.wait(30)
-        assert _all_gone(started[:1], looks=1000), [p for p in started if _alive(p)]
+        assert all_gone(started[:1], looks=1000), [p for p in started if alive(p)]
     finally:
         gateway.kill()
         for pid in started:

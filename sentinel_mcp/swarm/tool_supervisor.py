@@ -1,0 +1,172 @@
+"""The process a verification tool is started through (``launched``), run as a script (``python -I -S``:
+the standard library only, no site, no ``PYTHON*`` variable read):
+
+    tool_supervisor.py FILE_BYTES GATEWAY_PID N CGROUP_PROCS... TOOL ARGS...
+
+Its limits are set here, before the tool runs, so whatever the tool starts has them from its first
+instruction (set from outside once it runs, a child it forked at once would not; and no preexec_fn: the
+gateway has threads): each file it writes bounded (RLIMIT_FSIZE), no core. Its process count and memory are
+capped by its cgroup (joined by the tool's first process before exec, so every process it starts is in it,
+whatever session it moves to), not by rlimits: a JVM reserves far more address space than it uses, and
+RLIMIT_NPROC counts the user's processes (none as root).
+
+This process stays outside the cgroup and waits for the tool. On Linux the kernel tells it when the gateway
+dies (PR_SET_PDEATHSIG; a gateway already gone by then is seen as a new parent, and the tool is not run):
+it then kills all of the tool (the death signal given to the tool itself reached its first process only:
+what a launcher script or a daemon started lived on): its cgroup's members, and its own descendants, as
+it is the tool's subreaper (PR_SET_CHILD_SUBREAPER): what the tool started, a process that left its session
+included, is re-parented to it once orphaned (with no cgroup, a machine that gives none, that is what finds
+them). The tool's first process is killed with it the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import sys
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+_SWEEPS = 64  # rounds of killing this process's children (a killed child's own children come to it next)
+
+
+def _cap(kind: int, n: int) -> None:
+    hard = resource.getrlimit(kind)[1]
+    n = n if hard == resource.RLIM_INFINITY else min(n, hard)
+    resource.setrlimit(kind, (n, n))
+
+
+def _listed(procs: str) -> set[int]:
+    try:
+        with open(procs) as f:
+            return {int(p) for p in f.read().split()}
+    except (OSError, ValueError):
+        return set()
+
+
+def _kill_cgroups(groups: list[str]) -> None:
+    """Every process of the tool's cgroups: v2's ``cgroup.kill`` at once, else each one listed (held by a
+    pidfd, then seen still listed: a pid reused meanwhile is never signalled)."""
+    for procs in groups:
+        try:
+            with open(procs[: -len("cgroup.procs")] + "cgroup.kill", "w") as f:
+                f.write("1")
+        except OSError:
+            pass
+    for _ in range(16):
+        found = False
+        for procs in groups:
+            for pid in _listed(procs):
+                try:
+                    fd = os.pidfd_open(pid)
+                except OSError:
+                    continue
+                try:
+                    if pid in _listed(procs):
+                        signal.pidfd_send_signal(fd, signal.SIGKILL)
+                        found = True
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+        if not found:
+            return
+
+
+def _children() -> list[int]:
+    """This process's children, from /proc (a child's pid is not reused before it is reaped: signalling it
+    cannot reach another process)."""
+    me, found = os.getpid(), []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                if int(f.read().rsplit(b")", 1)[1].split()[1]) == me:
+                    found.append(int(name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _reap_all() -> None:
+    """Kill this process's children until none is left (a bounded number of rounds): the tool's orphans
+    are re-parented here (subreaper), a killed child's own children before its wait returns."""
+    for _ in range(_SWEEPS):
+        children = _children()
+        if not children:
+            return
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in children:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def launched(argv: list[str], cgroup_procs: list[str], file_bytes: int) -> list[str]:
+    """The command that runs ``argv`` under this supervisor: each file it writes bounded to ``file_bytes``,
+    no core dump, in the cgroup whose ``cgroup.procs`` files are given, and all of it killed with this
+    process (Linux)."""
+    tool = os.path.abspath(argv[0])
+    limits = [str(file_bytes), str(os.getpid()), str(len(cgroup_procs)), *cgroup_procs]
+    return [sys.executable, "-I", "-S", os.path.abspath(__file__), *limits, tool, *argv[1:]]
+
+
+def main(argv: list[str]) -> int:
+    _cap(resource.RLIMIT_FSIZE, int(argv[1]))
+    _cap(resource.RLIMIT_CORE, 0)
+    n = int(argv[3])
+    groups, tool = argv[4 : 4 + n], argv[4 + n :]
+    linux = sys.platform.startswith("linux")
+
+    def stop(*_: object) -> None:
+        _kill_cgroups(groups)
+        _reap_all()
+        os._exit(128 + signal.SIGTERM)
+
+    if linux:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        signal.signal(signal.SIGTERM, stop)
+        if prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) != 0 or os.getppid() != int(argv[2]):
+            return _refused("its parent could not be tied to it, or is gone")
+        if prctl(_PR_SET_CHILD_SUBREAPER, 1) != 0:
+            return _refused("it could not be made the tool's subreaper")
+    supervisor = os.getpid()
+    child = os.fork()
+    if child == 0:
+        try:
+            for procs in groups:
+                with open(procs, "w") as f:
+                    f.write(str(os.getpid()))
+            if linux and (prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) != 0 or os.getppid() != supervisor):
+                os._exit(126)
+            os.execv(tool[0], tool)
+        except BaseException as e:
+            os.write(2, f"not run: {type(e).__name__}: {e}\n".encode())
+        os._exit(126)
+    code = os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+    # what the tool left running is not killed here: one still writing its output is the tool's work,
+    # which the gateway waits for (to its timeout) and then stops whole; killed here, its output would be
+    # cut short and read as the tool's whole answer
+    return code if code >= 0 else 128 - code
+
+
+def _refused(why: str) -> int:
+    sys.stderr.write(f"not run: {why}\n")
+    return 126
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
