@@ -91,12 +91,16 @@ class LongStructure:
         return _with_shown_blocks(marked, self.server, self.catalog, builtin=False)
 
 
-def unfit_once_marked(server: str) -> Marked:
+def unfit_once_marked(server: str, own: str | None = None) -> Marked:
     """Why a result whose structured content was marked (Sentinel's voice, attributed) is refused by its
-    output schema: said plainly rather than by quoting the marked value."""
-    return compose("its result does not fit its output schema once its words in Sentinel's voice are "
-                   "headed as the server ", safe_text(server, 80),
-                   "'s (as they must be, not to be read as Sentinel's)")
+    output schema: said plainly rather than by quoting the marked value. ``own``: why the server's result as
+    it wrote it does not fit either (``result_check``'s words, its values already shown), said first: the
+    marking's reason alone would hide the schema's own."""
+    marking = ("once its words in Sentinel's voice are headed as the server ", safe_text(server, 80),
+               "'s (as they must be, not to be read as Sentinel's)")
+    if own is None:
+        return compose("its result does not fit its output schema ", *marking)
+    return compose(Marked(own), "; nor does it ", *marking)
 
 
 def _with_shown_blocks(result: CallToolResult, server: str, catalog: "Catalog", *, builtin: bool
