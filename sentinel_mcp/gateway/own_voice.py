@@ -158,6 +158,18 @@ def attributed_line(text: str, server: str) -> str:
     return f"{attribution(server)} {text}" if in_sentinels_voice(text) else text  # text: raw data
 
 
+def attributed_data(data: Any, server: str) -> Any:
+    """A relayed log line's ``data`` (a string, or JSON its relay bounded) with its words in Sentinel's voice
+    headed by ``attribution``: a string on a line of its own, a structure's strings in place. A client shows
+    it to the user, and may hand it to its model, as a result's text."""
+    if isinstance(data, str):
+        return _attributed(data, server) or data
+    if isinstance(data, (dict, list)):
+        marked = attributed_structure(data, server)
+        return data if marked is None else marked
+    return data
+
+
 def attributed_blocks(content: Sequence[Any], server: str) -> list[Any] | None:
     """``content`` with each text block, each embedded text resource (the model reads its text as well) and
     each resource link's words, written in Sentinel's voice headed by ``attribution``; None when there is
