@@ -30,6 +30,7 @@ import functools
 import html
 import math
 import re
+import string
 import unicodedata
 from typing import Any, Sequence
 
@@ -41,11 +42,13 @@ from sentinel_mcp.core.look_alike_names import confusable_characters, reads_as
 # between two of the name's letters: up to 4 signs that are not letters or digits ("S e n", "S.E.N", "S - e")
 _APART = r"[^\w\n]{0,4}"
 # the name as a word (i and l are each drawn as the other, or as 1 or |; a compound such as "Sentinel-2" is
-# another name), with the run of non-letters before it back to a line's start or to the last letter (the
-# scan starts only there, so each run is read once: linear on any line)
-_NAME_AFTER_RUN = re.compile(r"(?:^|(?<=[a-z]))([^a-z\n]*)(?<![a-z])"
-                             + _APART.join(["s", "e", "n", "t", "[il1|]", "n", "e", "[il1|]"])
-                             + r"(?![^\W_]|-\d)", re.IGNORECASE | re.MULTILINE)
+# another name): its first letter first, so the scan is the engine's quick one for that letter
+_NAME = re.compile(r"s(?<![a-z].)" + _APART.join(["", "e", "n", "t", "[il1|]", "n", "e", "[il1|]"])
+                   + r"(?![^\W_]|-\d)")
+# the run of non-letters before it, read backwards from it (so each run is read once, however long the line)
+_RUN = re.compile(r"[^a-z\n]*")
+# the run looked back on: past that many signs with no letter before them, the name stands apart (an opening)
+_LOOK_BACK = 64
 # in that run, what opens an utterance: a sentence's end, a clause's colon or semicolon, a table cell's bar,
 # an opening quote, a dash (not "." alone: "self.sentinel" is code)
 _OPENS = re.compile("[.!?]\\s|[:;|\"'\u201c\u201d\u201e\u00ab\u00bb\u2013\u2014]|\\s-{1,2}\\s")
@@ -59,7 +62,8 @@ _TAG = re.compile(r"<[^<>\n]{0,200}>")
 # start, and clients and models read U+2028, NEL or a form feed as a new line, not only "\n"
 _ASCII_BREAKS = dict.fromkeys(map(ord, "\r\x0b\x0c\x1c\x1d\x1e"), "\n")
 _BREAKS = {**_ASCII_BREAKS, **dict.fromkeys(map(ord, "\x85\u2028\u2029"), "\n")}
-_UNMARKED = {**str.maketrans("", "", _MARKUP), **_ASCII_BREAKS}
+# (and in lower case: the scans are then the engine's quick case-exact ones)
+_UNMARKED = {**str.maketrans(string.ascii_uppercase, string.ascii_lowercase, _MARKUP), **_ASCII_BREAKS}
 # characters a reader does not see: format characters (zero-width, bidi, tags, soft hyphen) and combining
 # marks (what NFKD leaves of an accent)
 _UNSEEN = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
@@ -96,18 +100,21 @@ def _folded(text: str) -> str:
         text = html.unescape(text)
     if text.isascii():
         return text.translate(_UNMARKED)
-    return _UNSEEN.sub("", unicodedata.normalize("NFKD", text.translate(_BREAKS))).translate(_as_latin())
+    text = _UNSEEN.sub("", unicodedata.normalize("NFKD", text.translate(_BREAKS)))
+    return text.translate(_as_latin()).lower()
 
 
 def in_sentinels_voice(text: str) -> bool:
-    """Whether a line of ``text`` starts with Sentinel's name (however it is spelled to look so)."""
+    """Whether Sentinel's name speaks in ``text`` (however it is spelled to look so): the module's note."""
     if text.isascii() and "&" not in text:
         # the common case: no entity, look-alike, unseen or right-to-left character can be in it, and the
         # name cannot be without an "s" (ASCII has no other letter the case-blind scan takes for one)
         if "s" not in text and "S" not in text:
             return False
         folded = text.translate(_UNMARKED)
-        return _speaks(folded) or ("<" in folded and _speaks(_TAG.sub("", folded)))
+        hit = _NAME.search(folded)  # none: one scan, no call more (issue 21)
+        return (hit is not None and _speaks_from(folded, hit)) or (
+            "<" in folded and _speaks(_TAG.sub("", folded)))
     return folded_in_voice(text)
 
 
@@ -125,12 +132,23 @@ def folded_in_voice(text: str) -> bool:
 def _speaks(folded: str) -> bool:
     """Whether the name speaks anywhere in ``folded`` (one reading of a text): opens an utterance, or labels
     one (the module's note)."""
-    for hit in _NAME_AFTER_RUN.finditer(folded):
+    return _speaks_from(folded, _NAME.search(folded))
+
+
+def _speaks_from(folded: str, hit: re.Match[str] | None) -> bool:
+    """``_speaks``, ``hit`` the name's first place in ``folded`` (None: it has none). Each place costs a
+    look back of at most ``_LOOK_BACK`` characters: linear on any text."""
+    while hit is not None:
         start = hit.start()
-        if start == 0 or folded[start - 1] == "\n" or _OPENS.search(hit.group(1)) is not None:
+        window = folded[max(0, start - _LOOK_BACK):start]
+        run = _RUN.match(window[::-1]).end()  # type: ignore[union-attr]  # (it matches the empty run)
+        if run == len(window) or window[-run - 1] == "\n":  # a line's start, or signs only back that far
+            return True
+        if _OPENS.search(window, len(window) - run) is not None:
             return True
         if _LABELS.match(folded, hit.end()) is not None:
             return True
+        hit = _NAME.search(folded, hit.end())
     return False
 
 
