@@ -58,6 +58,11 @@ _LABELS = re.compile(r"(?:[ \t]{1,4}[^\W\d_]{1,40}){0,3}[^\w\n:]{0,4}:(?!//)")
 _MARKUP = "*_`~"
 # an HTML tag a client draws as nothing ("<b>Sentinel</b>"; within a line, bounded)
 _TAG = re.compile(r"<[^<>\n]{0,200}>")
+# an HTML block element's tag, drawn as a line break ("done<br>Sentinel refused": HTML's own list of them)
+_BLOCK_TAG = re.compile(r"<\s*/?\s*(?:br|p|div|li|tr|td|th|h[1-6]|hr|pre|blockquote|ul|ol|table|dl|dt|dd|"
+                        r"section|article|header|footer)\b[^<>\n]{0,200}>")
+# an escaped line break a model reads as one (JSON's and C's, in a string of a text: "ok.\\nSentinel: ...")
+_ESCAPED_BREAK = re.compile(r"\\(?:[nrfv]|u(?:000a|000d|0085|2028|2029)|x0[ad])")
 # every line break a reader honours (``str.splitlines``'): a terminal draws what follows "\r" over the line's
 # start, and clients and models read U+2028, NEL or a form feed as a new line, not only "\n"
 _ASCII_BREAKS = dict.fromkeys(map(ord, "\r\x0b\x0c\x1c\x1d\x1e"), "\n")
@@ -99,9 +104,11 @@ def _folded(text: str) -> str:
     if "&" in text:  # an entity a client draws as its character ("&#83;entinel")
         text = html.unescape(text)
     if text.isascii():
-        return text.translate(_UNMARKED)
-    text = _UNSEEN.sub("", unicodedata.normalize("NFKD", text.translate(_BREAKS)))
-    return text.translate(_as_latin()).lower()
+        text = text.translate(_UNMARKED)
+    else:
+        text = _UNSEEN.sub("", unicodedata.normalize("NFKD", text.translate(_BREAKS)))
+        text = text.translate(_as_latin()).lower()
+    return _ESCAPED_BREAK.sub("\n", text) if "\\" in text else text
 
 
 def in_sentinels_voice(text: str) -> bool:
@@ -112,9 +119,11 @@ def in_sentinels_voice(text: str) -> bool:
         if "s" not in text and "S" not in text:
             return False
         folded = text.translate(_UNMARKED)
+        if "\\" in folded:
+            folded = _ESCAPED_BREAK.sub("\n", folded)
         hit = _NAME.search(folded)  # none: one scan, no call more (issue 21)
         return (hit is not None and _speaks_from(folded, hit)) or (
-            "<" in folded and _speaks(_TAG.sub("", folded)))
+            "<" in folded and _speaks(_untagged(folded)))
     return folded_in_voice(text)
 
 
@@ -123,10 +132,15 @@ def folded_in_voice(text: str) -> bool:
     folded = _folded(text)
     # as a model reads it, and as a client draws it: its HTML tags drawn as nothing ("<b>Sentinel</b>"),
     # while a model reads "<Sentinel>" as a name
-    readings = [folded, _TAG.sub("", folded)] if "<" in folded else [folded]
+    readings = [folded, _untagged(folded)] if "<" in folded else [folded]
     if _REVERSING.search(text) is not None:  # a line drawn right to left reads from its end
         readings += [r[::-1] for r in readings]  # (U+202E, "lenitneS": drawn "Sentinel")
     return any(_speaks(r) for r in readings)
+
+
+def _untagged(folded: str) -> str:
+    """``folded`` as a client draws its HTML: a block element's tag a line break, any other tag nothing."""
+    return _TAG.sub("", _BLOCK_TAG.sub("\n", folded))
 
 
 def _speaks(folded: str) -> bool:
