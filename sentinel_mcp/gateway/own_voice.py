@@ -202,12 +202,14 @@ def attributed_data(data: Any, server: str) -> Any:
     return data
 
 
-def attributed_blocks(content: Sequence[Any], server: str) -> list[Any] | None:
+def attributed_blocks(content: Sequence[Any], server: str, settled: Sequence[Any] = ()) -> list[Any] | None:
     """``content`` with each text block, each embedded text resource (the model reads its text as well) and
     each resource link's words, written in Sentinel's voice headed by ``attribution``; None when there is
-    none."""
+    none. ``settled``: blocks left as they are (``shown_result.shown_blocks``')."""
     out: list[Any] | None = None
     for i, block in enumerate(content):
+        if settled and any(block is s for s in settled):
+            continue
         if isinstance(block, TextContent):
             text = _attributed(block.text, server)
             shown: Any = None if text is None else block.model_copy(update={"text": text})
