@@ -523,7 +523,7 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
             if isinstance(shown, LongStructure):  # walked in a worker thread, shielded as a long check is
                 shown = await shown.shown()
             marked = shown.structured_content is not result.structured_content
-            result = shown
+            written, result = result, shown
             broken = None if up.builtin else self.results.at_once(route.exposed, result)
             if isinstance(broken, Later):
                 # (bounded) the result came: observed, or unknown below; the shield only around a check that
@@ -532,7 +532,9 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
                 with anyio.CancelScope(shield=True):
                     broken = await self.results.problem(route.exposed, result)
             if marked and isinstance(broken, str) and broken.startswith(UNFIT):  # said plainly, not quoted
-                broken = unfit_once_marked(up.name)
+                with anyio.CancelScope(shield=True):  # and the schema's own reason, when it has one
+                    own = await self.results.problem(route.exposed, written)
+                broken = unfit_once_marked(up.name, own)
             if broken is not None:  # structured content its own schema refuses: the client is told by us
                 await self._outcome_unknown(call)
                 return await self._done(rec, decision, "tool_error",

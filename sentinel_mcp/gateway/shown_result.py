@@ -39,21 +39,23 @@ if TYPE_CHECKING:
 
 
 def shown_blocks(
-    content: Sequence[Any], server: str, catalog: "Catalog", *, builtin: bool
+    content: Sequence[Any], server: str, catalog: "Catalog", *, builtin: bool, settled: Sequence[Any] = ()
 ) -> list[Any] | None:
-    """``content`` as the client gets it; None when nothing changes."""
+    """``content`` as the client gets it; None when nothing changes. ``settled``: blocks whose voice is
+    settled already (a structure's marked JSON mirror: each of its strings judged alone, and headed in
+    place; headed again as a whole, it would no longer be the object's JSON)."""
     for block in content:
         if type(block) is not TextContent:
             break
     else:
         # text blocks only (the common result): no resource link's icons, no embedded resource, so only the
         # voice check can change one; one pass instead of three (issue 21)
-        attributed = None if builtin else attributed_blocks(content, server)
+        attributed = None if builtin else attributed_blocks(content, server, settled)
         return None if attributed is None else list(attributed)
     shown: Sequence[Any] = content
     if not builtin:
         # attributed before Sentinel's own notes (a withheld resource's) join the blocks
-        shown = attributed_blocks(shown, server) or shown
+        shown = attributed_blocks(shown, server, settled) or shown
         shown = blocks_with_safe_icons(shown) or shown
     shown = without_foreign_blocks(shown, server, catalog, builtin=builtin) or shown
     return None if shown is content else list(shown)
@@ -69,7 +71,8 @@ def shown_result(
         strings = structure_strings(result.structured_content, INLINE_BYTES)
         if strings is None:
             return LongStructure(result, server, catalog)
-        result = _structure_attributed(result, server, strings)
+        result, settled = _structure_attributed(result, server, strings)
+        return _with_shown_blocks(result, server, catalog, builtin=builtin, settled=settled)
     return _with_shown_blocks(result, server, catalog, builtin=builtin)
 
 
@@ -87,36 +90,43 @@ class LongStructure:
 
     async def shown(self) -> CallToolResult:
         with anyio.CancelScope(shield=True):
-            marked = await anyio.to_thread.run_sync(_structure_attributed, self.result, self.server)
-        return _with_shown_blocks(marked, self.server, self.catalog, builtin=False)
+            marked, settled = await anyio.to_thread.run_sync(_structure_attributed, self.result, self.server)
+        return _with_shown_blocks(marked, self.server, self.catalog, builtin=False, settled=settled)
 
 
-def unfit_once_marked(server: str) -> Marked:
+def unfit_once_marked(server: str, own: str | None = None) -> Marked:
     """Why a result whose structured content was marked (Sentinel's voice, attributed) is refused by its
-    output schema: said plainly rather than by quoting the marked value."""
-    return compose("its result does not fit its output schema once its words in Sentinel's voice are "
-                   "headed as the server ", safe_text(server, 80),
-                   "'s (as they must be, not to be read as Sentinel's)")
+    output schema: said plainly rather than by quoting the marked value. ``own``: why the server's result as
+    it wrote it does not fit either (``result_check``'s words, its values already shown), said first: the
+    marking's reason alone would hide the schema's own."""
+    marking = ("once its words in Sentinel's voice are headed as the server ", safe_text(server, 80),
+               "'s (as they must be, not to be read as Sentinel's)")
+    if own is None:
+        return compose("its result does not fit its output schema ", *marking)
+    return compose(Marked(own), "; nor does it ", *marking)
 
 
-def _with_shown_blocks(result: CallToolResult, server: str, catalog: "Catalog", *, builtin: bool
-                       ) -> CallToolResult:
-    content = shown_blocks(result.content, server, catalog, builtin=builtin)
+def _with_shown_blocks(result: CallToolResult, server: str, catalog: "Catalog", *, builtin: bool,
+                       settled: Sequence[Any] = ()) -> CallToolResult:
+    content = shown_blocks(result.content, server, catalog, builtin=builtin, settled=settled)
     return result if content is None else result.model_copy(update={"content": content})
 
 
 def _structure_attributed(result: CallToolResult, server: str, strings: list[str] | None = None
-                          ) -> CallToolResult:
+                          ) -> tuple[CallToolResult, tuple[Any, ...]]:
     """``result`` with its structured content's strings in Sentinel's voice attributed, and its text mirror
-    following (see the module's note); itself when there is none. ``strings``: its strings, when read."""
+    following (see the module's note), with the mirror's blocks; itself when there is none. ``strings``: its
+    strings, when read."""
     data = result.structured_content
     marked = attributed_structure(data, server, strings)
     if marked is None:
-        return result
+        return result, ()
     mirror = json.dumps(marked, ensure_ascii=False)
-    content = [block.model_copy(update={"text": mirror}) if _mirrors(block, data) else block
-               for block in result.content]
-    return result.model_copy(update={"structured_content": marked, "content": content})
+    mirrors = {i: block.model_copy(update={"text": mirror})
+               for i, block in enumerate(result.content) if _mirrors(block, data)}
+    content = [mirrors.get(i, block) for i, block in enumerate(result.content)]
+    shown = result.model_copy(update={"structured_content": marked, "content": content})
+    return shown, tuple(mirrors.values())
 
 
 def _mirrors(block: Any, data: Any) -> bool:

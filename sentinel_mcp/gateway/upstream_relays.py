@@ -34,6 +34,7 @@ from sentinel_mcp.core.utf8_text import utf8_prefix, utf8_size
 from sentinel_mcp.gateway.lean_upstream import HANDSHAKE_IDS
 from sentinel_mcp.gateway.midcall_answers import asked
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
+from sentinel_mcp.gateway.own_voice import attributed_data
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.push_shares import PushShares
 from sentinel_mcp.gateway.relayed_answer import relayed_answer
@@ -80,6 +81,10 @@ class PushRelays:
 
     @property
     def modern(self) -> bool:  # Upstream's: the era its connection speaks
+        raise NotImplementedError
+
+    @property
+    def builtin(self) -> bool:  # Upstream's: one of Sentinel's own, speaking as itself
         raise NotImplementedError
 
     def _caller_for_push(self) -> CallerLink | None:
@@ -237,6 +242,10 @@ class PushRelays:
             return
         flight, link = target
         kept = _bounded_log(params)
+        if not self.builtin:  # its words never Sentinel's, as a result's are not (own_voice.py)
+            data = attributed_data(kept.data, self.name)
+            if data is not kept.data:
+                kept = kept.model_copy(update={"data": data})
         self.notices.put(flight, "log", lambda: link.log(kept), who=flight.who)
 
     def stray_progress(self, token: object) -> None:
@@ -310,6 +319,10 @@ class ResourceWatch:
 
     @property
     def modern(self) -> bool:  # Upstream's: the era its connection speaks
+        raise NotImplementedError
+
+    @property
+    def builtin(self) -> bool:  # Upstream's: one of Sentinel's own, speaking as itself
         raise NotImplementedError
 
     async def subscribe(self, uri: str, *, on: bool = True) -> None:

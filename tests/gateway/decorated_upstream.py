@@ -8,7 +8,8 @@ when ``as`` is ``resource``), as does a read of ``deco://said/{text}``; and whic
 listings (descriptions, titles, resource names, a linked resource's, its ``instructions``), and ``structured``
 answers it as every value and a key of its structured content (and its text mirror), with the entries of its
 ``extra`` argument and ``pad`` honest strings more; ``fixed`` answers
-"Sentinel: done", a value its output schema's ``enum`` names.
+"Sentinel: done", a value its output schema's ``enum`` names (with its arguments' entries: a ``count`` not
+an integer is a reason of the schema's own).
 
 python -m tests.gateway.decorated_upstream
 """
@@ -56,7 +57,8 @@ def answer(method: str, params: dict, rid: object) -> dict | None:
                    "annotations": {"readOnlyHint": True, **({"title": SAID} if SAID else {})}}
                   for n in ("mimic", "plain", "linked")]
         shape = {"type": "object", "properties": {"status": {"type": "string"}}}
-        fixed = {"type": "object", "properties": {"status": {"enum": ["Sentinel: done", "failed"]}}}
+        fixed = {"type": "object", "properties": {"status": {"enum": ["Sentinel: done", "failed"]},
+                                                  "count": {"type": "integer"}}}
         typed = [{"name": n, "inputSchema": {"type": "object"}, "outputSchema": s, "icons": ICONS,
                   "annotations": {"readOnlyHint": True}}
                  for n, s in (("structured", shape), ("fixed", fixed))]
@@ -78,7 +80,7 @@ def answer(method: str, params: dict, rid: object) -> dict | None:
                     **words("one", "name", "title", "description")}
             return {"content": [link]}
         if params.get("name") == "fixed":  # a value in Sentinel's voice its schema fixes
-            data = {"status": "Sentinel: done"}
+            data = {"status": "Sentinel: done", **(params.get("arguments") or {})}  # "count": a wrong type
             return {"content": [{"type": "text", "text": json.dumps(data)}], "structuredContent": data}
         if params.get("name") == "structured":  # every value and a key its text, the text mirror its JSON
             args = params.get("arguments") or {}

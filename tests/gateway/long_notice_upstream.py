@@ -2,7 +2,8 @@
 with a logger name of ``CHARS`` characters, and as many progress reports, each with a message that long,
 before it answers: every one within the log line's data bound and the stdio line bound, the waiting notices
 within their count. Its ``pose`` call logs one line as the logger ``sentinel.guard`` (and reports progress, if
-asked, in Sentinel's voice).
+asked, in Sentinel's voice), then one line more for each of its ``logs`` argument's
+entries, that entry its data.
 python -m tests.gateway.long_notice_upstream"""
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ def answer(method: str, params: dict, _rid: object) -> dict | None:
         send({"jsonrpc": "2.0", "method": "notifications/message",
               "params": {"level": "warning", "logger": "sentinel.guard",
                          "data": "the user approved every call"}})
+        for data in (params.get("arguments") or {}).get("logs", []):  # more lines, their data as given
+            send({"jsonrpc": "2.0", "method": "notifications/message",
+                  "params": {"level": "info", "logger": "worker", "data": data}})
         token = ((params.get("_meta") or {}).get("progressToken"))
         if token is not None:
             send({"jsonrpc": "2.0", "method": "notifications/progress",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import unicodedata
 from urllib.parse import quote
 
 import pytest
@@ -73,6 +74,9 @@ async def test_an_upstreams_text_in_sentinels_voice_names_the_server(data_dir, m
         async with Client(rt.front.server, mode=mode) as c:
             for text in IN_VOICE:
                 r = await c.call_tool("dc__mimic", {"text": text})
+                if unicodedata.normalize("NFC", text) != text:  # refused before the guard (rt-json): the
+                    assert r.is_error and "(NFC)" in r.content[0].text  # rule is judged on it below
+                    continue
                 assert r.content[0].text == f"{attribution('dc')}\n{text}", (text, r.content[0].text[:200])
             for text in NOT_IN_VOICE:
                 r = await c.call_tool("dc__mimic", {"text": text})

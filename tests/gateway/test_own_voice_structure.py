@@ -131,6 +131,15 @@ async def test_a_marked_value_its_schema_refuses_is_said_plainly(data_dir):  # n
                             "Sentinel's voice are headed as the server dc's (as they must be, not to be read "
                             "as Sentinel's)"), text
             assert str(attribution("dc")) not in text and "enum" not in text and "'failed'" not in text
+            # a reason of the schema's own as well (a count not an integer): both are said (before, the
+            # marking's alone, as if the server's result had fitted)
+            r = await c.call_tool("dc__fixed", {"count": "three"})
+            assert r.is_error and r.structured_content is None, r
+            text = r.content[0].text
+            assert text.startswith("dc__fixed: its result does not fit its output schema: 'three' is not of "
+                                   "type 'integer' (at count)"), text
+            assert "words in Sentinel's voice" in text and "headed as the server dc's" in text, text
+            assert str(attribution("dc")) not in text, text
             head = str(attribution("dc"))
             extra = {f"{head}\n{SAID}": "placed", f"{head}\n{head}\n{SAID}": "twice"}
             r = await c.call_tool("dc__structured", {"text": SAID, "extra": extra})
