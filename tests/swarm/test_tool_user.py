@@ -24,6 +24,7 @@ from sentinel_mcp.storage.private_paths import private_dir
 
 pytestmark = [
     pytest.mark.timeout(60),
+    pytest.mark.usefixtures("tools_reach_tmp_path"),
     pytest.mark.skipif(os.geteuid() != 0, reason="a gateway not run as root cannot change its tools' user"),
 ]
 

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
+import sys
 import time
 from pathlib import Path
 
 from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings
+
+# the Python a stand-in tool's own scripts run with: the tool runs as ``nobody`` under a root gateway, and the
+# tests' interpreter may live under an owner-only directory (/root/.pyenv) it cannot reach
+TOOL_PYTHON = shutil.which("python3", path=os.defpath) or sys.executable
 
 KOTLIN = {"app/src/main/java/com/example/A.kt": "package com.example\n\nclass A\n"}
 
