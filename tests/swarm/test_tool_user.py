@@ -37,6 +37,10 @@ _ATTACKS = {
     "read the owner's token": 'cat "$TOKEN" 2>/dev/null | grep -q . && echo BROKE',
     "write into the store's directory": 'touch "$STORE/planted" 2>/dev/null && echo BROKE',
     "raise its file size limit": "(ulimit -f unlimited) 2>/dev/null && echo BROKE",
+    # its own cgroup's caps (v1's pids and memory hierarchies, or v2's), lifted
+    "raise its cgroup's caps": "while IFS=: read -r _ c p; do d=/sys/fs/cgroup/$c$p\n"
+    "  for w in \"$d/pids.max max\" \"$d/memory.max max\" \"$d/memory.limit_in_bytes -1\"; do\n"
+    "    set -- $w; [ -f $1 ] && (echo $2 > $1) 2>/dev/null && echo BROKE; done; done < /proc/self/cgroup",
     "run su": "su -c 'echo BROKE' root 2>/dev/null </dev/null",
     "run sudo": "sudo -n sh -c 'echo BROKE' 2>/dev/null </dev/null",
     "run a setuid root copy": '[ "$("$SUID" -u)" = 0 ] && echo BROKE',
