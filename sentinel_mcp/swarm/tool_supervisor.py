@@ -1,7 +1,7 @@
 """The process a verification tool is started through (``launched``), run as a script (``python -I -S``:
 the standard library only, no site, no ``PYTHON*`` variable read):
 
-    tool_supervisor.py FILE_BYTES GATEWAY_PID N CGROUP_PROCS... TOOL ARGS...
+    tool_supervisor.py FILE_BYTES GATEWAY_PID UID GID N CGROUP_PROCS... TOOL ARGS...
 
 Its limits are set here, before the tool runs, so whatever the tool starts has them from its first
 instruction (set from outside once it runs, a child it forked at once would not; and no preexec_fn: the
@@ -17,6 +17,11 @@ what a launcher script or a daemon started lived on): its cgroup's members, and 
 it is the tool's subreaper (PR_SET_CHILD_SUBREAPER): what the tool started, a process that left its session
 included, is re-parented to it once orphaned (with no cgroup, a machine that gives none, that is what finds
 them). The tool's first process is killed with it the same way.
+
+UID and GID (``-``: unchanged) are the user the tool runs as (``tool_user.py``): the tool's first process
+drops to it once in its cgroup, before it runs the tool (no other groups; ``no_new_privs`` set whatever the
+user, so a setuid program cannot raise it back). This process stays root: the tool can neither signal it
+nor move itself out of its cgroup (both the gateway's own).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import sys
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NO_NEW_PRIVS = 38
 _SWEEPS = 64  # rounds of killing this process's children (a killed child's own children come to it next)
 
 
@@ -113,20 +119,24 @@ def _reap_all() -> None:
                 pass
 
 
-def launched(argv: list[str], cgroup_procs: list[str], file_bytes: int) -> list[str]:
+def launched(
+    argv: list[str], cgroup_procs: list[str], file_bytes: int, user: tuple[int, int] | None = None
+) -> list[str]:
     """The command that runs ``argv`` under this supervisor: each file it writes bounded to ``file_bytes``,
     no core dump, in the cgroup whose ``cgroup.procs`` files are given, and all of it killed with this
-    process (Linux)."""
+    process (Linux); run as ``user`` (uid, gid) when given."""
     tool = os.path.abspath(argv[0])
-    limits = [str(file_bytes), str(os.getpid()), str(len(cgroup_procs)), *cgroup_procs]
+    who = [str(user[0]), str(user[1])] if user is not None else ["-", "-"]
+    limits = [str(file_bytes), str(os.getpid()), *who, str(len(cgroup_procs)), *cgroup_procs]
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), *limits, tool, *argv[1:]]
 
 
 def main(argv: list[str]) -> int:
     _cap(resource.RLIMIT_FSIZE, int(argv[1]))
     _cap(resource.RLIMIT_CORE, 0)
-    n = int(argv[3])
-    groups, tool = argv[4 : 4 + n], argv[4 + n :]
+    user = None if argv[3] == "-" else (int(argv[3]), int(argv[4]))
+    n = int(argv[5])
+    groups, tool = argv[6 : 6 + n], argv[6 + n :]
     linux = sys.platform.startswith("linux")
 
     def stop(*_: object) -> None:
@@ -150,6 +160,11 @@ def main(argv: list[str]) -> int:
             for procs in groups:
                 with open(procs, "w") as f:
                     f.write(str(os.getpid()))
+            if user is not None:
+                _become(*user)
+            if linux and prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+                os._exit(126)
+            # set after the drop: a change of user clears the parent-death signal
             if linux and (prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) != 0 or os.getppid() != supervisor):
                 os._exit(126)
             os.execv(tool[0], tool)
@@ -161,6 +176,20 @@ def main(argv: list[str]) -> int:
     # which the gateway waits for (to its timeout) and then stops whole; killed here, its output would be
     # cut short and read as the tool's whole answer
     return code if code >= 0 else 128 - code
+
+
+def _become(uid: int, gid: int) -> None:
+    """Be ``uid``/``gid`` for good, with no other group; checked: a root left anywhere is refused."""
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
+        raise PermissionError("the tool's user could not be taken")
+    try:
+        os.setuid(0)
+    except PermissionError:
+        return
+    raise PermissionError("root could be taken back")
 
 
 def _refused(why: str) -> int:

@@ -11,6 +11,7 @@
 Every tool runs in a temporary directory with a timeout, in a session of its own stopped whole however it
 ends, with each file it writes bounded and (Linux) killed with the gateway; a tool that is missing or fails is
 reported as "not checked", never as a finding against the file.
+A root gateway runs its tools as an unprivileged user (``tool_user.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from sentinel_mcp.swarm.messages import Issue
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
 from sentinel_mcp.swarm.tool_supervisor import launched
 from sentinel_mcp.swarm.tool_stop import stop_all, stop_session
+from sentinel_mcp.swarm.tool_user import NoToolUser, ToolUser, give_workspace, runs_as_said, tool_user
 from sentinel_mcp.core.errors import SwarmError
 from sentinel_mcp.core.trusted_code import ProgramRefused, find_program, refusal
 
@@ -67,6 +69,8 @@ class VerifySettings(BaseModel):
     # its memory (a JVM's heap is held to half of it: the rest is the JVM's own and the tool's children's)
     max_processes: int = Field(512, ge=8, le=4096)
     max_memory_mb: int = Field(2048, ge=64, le=65536)
+    # whom tools run as when the gateway is root (``tool_user.py``; default ``nobody``)
+    tool_user: str | None = Field(None, min_length=1, max_length=64)
 
 
 @dataclass
@@ -98,6 +102,12 @@ def _found(configured: str | None, *candidates: str | Path | None) -> str | None
 class Toolchain:
     def __init__(self, settings: VerifySettings | None = None) -> None:
         s = self.settings = settings or VerifySettings()
+        self.user: ToolUser | None = None
+        self.no_user: str | None = None  # why no tool runs (root, and no unprivileged user to run it as)
+        try:
+            self.user = tool_user(s.tool_user)
+        except NoToolUser as e:
+            self.no_user = str(e)
         self.aapt = _found(s.aapt, "aapt") if s.resources else None
         sdk = os.environ.get("ANDROID_HOME") or os.environ.get("ANDROID_SDK_ROOT")
         jars = sorted(Path(sdk).glob("platforms/android-*/android.jar")) if sdk else []
@@ -124,6 +134,7 @@ class Toolchain:
         elif self.settings.kotlin:
             notes.append("Kotlin not parsed: ktlint or Java is missing (make swarm-tools installs them)")
         notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb))
+        notes.append(f"no tool run: {self.no_user}" if self.no_user else runs_as_said(self.user))
         notes.append(
             "not checked here: Kotlin types and Android API use (no android.jar or current kotlinc in "
             "the package registries), Gradle builds (never run)"
@@ -154,6 +165,7 @@ class Toolchain:
             for rel, text in files.items():
                 (root / rel).parent.mkdir(parents=True, exist_ok=True)
                 (root / rel).write_text(text, encoding="utf-8")
+            give_workspace(root, self.user)
             code, out, err = await self._run(
                 [self.java, *self._jvm_caps(), "-jar", self.ktlint, "--reporter=json", "--relative", *files],
                 root,
@@ -225,6 +237,7 @@ class Toolchain:
                 target = root / "res" / rel.removeprefix("app/src/main/res/")
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
+            give_workspace(root, self.user)
             code, out, err = await self._run(
                 [
                     self.aapt,
@@ -285,6 +298,8 @@ class Toolchain:
         timeout = self.settings.timeout if within is None else min(self.settings.timeout, within)
         if timeout <= 0:
             return None, "", "not run: no time left"
+        if self.no_user is not None:
+            return None, "", f"not run: {self.no_user}"
         try:
             cgroup = tool_cgroup(self.settings.max_processes, self.settings.max_memory_mb * 1024 * 1024)
         except NoToolCgroup as e:
@@ -300,7 +315,7 @@ class Toolchain:
     ) -> tuple[int | None, str, str]:
         starting = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
-                *launched([str(a) for a in argv], _procs(cgroup), MAX_TOOL_FILE_BYTES),
+                *launched([str(a) for a in argv], _procs(cgroup), MAX_TOOL_FILE_BYTES, self._ids()),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -337,6 +352,9 @@ class Toolchain:
             # closed (a daemon), in its cgroup, its group or another group of its session, is stopped too
             stop_all(proc, cgroup)
             stop_session(proc.pid)
+
+    def _ids(self) -> tuple[int, int] | None:
+        return (self.user.uid, self.user.gid) if self.user is not None else None
 
     async def _ran(
         self, proc: asyncio.subprocess.Process, timeout: float, cgroup: ToolCgroup | None

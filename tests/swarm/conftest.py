@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -36,3 +37,16 @@ async def service(tmp_path: Path) -> AsyncIterator[BuildService]:
     await svc.start()
     yield svc
     await svc.close()
+
+
+@pytest.fixture
+def tools_reach_tmp_path(tmp_path: Path) -> None:
+    """Run as root, the gateway runs its tools as ``nobody`` (``tool_user.py``): the stand-in tools a test
+    writes in ``tmp_path``, and the files they record pids in, are reached through pytest's owner-only
+    directories, opened here to traversal (not listing) and ``tmp_path`` itself to writing (a store's
+    directory may not be such: only for tests of stand-in tools)."""
+    if os.geteuid() != 0:
+        return
+    for parent in (tmp_path.parent, tmp_path.parent.parent):
+        parent.chmod(parent.stat().st_mode & 0o7777 | 0o711)
+    tmp_path.chmod(0o1777)

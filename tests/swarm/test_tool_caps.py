@@ -19,19 +19,27 @@ from pathlib import Path
 
 import pytest
 
-from tests.swarm.support.tool_processes import KOTLIN, all_gone, alive, kill_all, recorded, script_tools
+from tests.swarm.support.tool_processes import (
+    KOTLIN,
+    TOOL_PYTHON,
+    all_gone,
+    alive,
+    kill_all,
+    recorded,
+    script_tools,
+)
 
 from sentinel_mcp.swarm.tool_cgroup import caps_here, tool_cgroup
 from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = [pytest.mark.timeout(90), pytest.mark.usefixtures("tools_reach_tmp_path")]
 
 CAPS = caps_here()
 needs_cgroup = pytest.mark.skipif(CAPS is None, reason="no cgroup is given to this process here")
 
 
 def _python(body: str) -> str:
-    return f"#!{sys.executable}\nimport os, sys, time\n{body}\n"
+    return f"#!{TOOL_PYTHON}\nimport os, sys, time\n{body}\n"
 
 
 def _record(pids: Path) -> str:
@@ -118,7 +126,7 @@ DAEMONS = {
 @pytest.mark.parametrize("daemon", sorted(DAEMONS))
 async def test_a_daemon_that_left_the_tools_session_does_not_outlive_it(tmp_path, daemon) -> None:
     pids = tmp_path / "pids"
-    script = DAEMONS[daemon].format(python=sys.executable, record=_record(pids), pids=str(pids))
+    script = DAEMONS[daemon].format(python=TOOL_PYTHON, record=_record(pids), pids=str(pids))
     tools = script_tools(tmp_path, script)
     try:
         report = await asyncio.wait_for(tools.check_kotlin(KOTLIN, within=600.0), 60)
@@ -140,7 +148,7 @@ async def test_nothing_a_tool_started_outlives_the_gateway(tmp_path, cgroup) -> 
     pids = tmp_path / "pids"
     script = (
         f"#!/bin/sh\necho $$ >> {pids}\nsleep 600 &\necho $! >> {pids}\n"
-        f"{sys.executable} -c \"import os, time; os.setsid(); {_record(pids)}; time.sleep(600)\" "
+        f"{TOOL_PYTHON} -c \"import os, time; os.setsid(); {_record(pids)}; time.sleep(600)\" "
         "</dev/null >/dev/null 2>&1 &\nwait\n"
     )
     (tmp_path / "java").write_text(script)

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.swarm.support.tool_processes import KOTLIN, alive, all_gone
+from tests.swarm.support.tool_processes import KOTLIN, TOOL_PYTHON, alive, all_gone
 
 from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("tools_reach_tmp_path")]
 
 
 def _wrapped_java(tmp_path: Path, tail: str) -> tuple[Path, Path, Path]:
@@ -143,7 +143,7 @@ async def test_a_tool_that_ends_leaves_no_process_behind(tmp_path) -> None:
     )
     java.write_text(
         f"#!/bin/sh\nsleep 600 </dev/null >/dev/null 2>&1 &\necho $! >> {pids}\n"
-        f"{sys.executable} -c \"{own_group}\" </dev/null >/dev/null 2>&1 &\n"
+        f"{TOOL_PYTHON} -c \"{own_group}\" </dev/null >/dev/null 2>&1 &\n"
         f"while [ $(wc -l < {pids}) -lt 2 ]; do sleep 0.01; done\necho '[]'\nexit 0\n"
     )
     java.chmod(0o755)

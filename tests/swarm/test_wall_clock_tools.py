@@ -19,7 +19,7 @@ from tests.swarm.support.swarm_fixtures import FAST_OPENAI
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("tools_reach_tmp_path")]
 
 
 def _stuck_java(tmp_path: Path) -> tuple[Path, Path]:

@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
+import sys
 import time
 from pathlib import Path
 
 from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings
 
+# the Python a stand-in tool's own scripts run with: the tool runs as ``nobody`` under a root gateway, and the
+# tests' interpreter may live under an owner-only directory (/root/.pyenv) it cannot reach
+TOOL_PYTHON = shutil.which("python3", path=os.defpath) or sys.executable
+
 KOTLIN = {"app/src/main/java/com/example/A.kt": "package com.example\n\nclass A\n"}
 
 
-def script_tools(tmp_path: Path, script: str, **caps: int) -> Toolchain:
+def script_tools(tmp_path: Path, script: str, tool_user: str | None = None, **caps: int) -> Toolchain:
     """A toolchain whose ``java`` is ``script`` (a file the test writes; its ktlint jar is never read)."""
     java = tmp_path / "java"
     java.write_text(script)
@@ -22,7 +28,13 @@ def script_tools(tmp_path: Path, script: str, **caps: int) -> Toolchain:
     jar = tmp_path / "ktlint"
     jar.write_text("not a jar: never read\n")
     settings = VerifySettings(
-        kotlin=True, resources=False, java=str(java), ktlint=str(jar), timeout=900, **caps
+        kotlin=True,
+        resources=False,
+        java=str(java),
+        ktlint=str(jar),
+        timeout=900,
+        **caps,
+        **({"tool_user": tool_user} if tool_user else {}),
     )
     return Toolchain(settings)
 
