@@ -139,7 +139,7 @@ def shown_request(request: Any, source: str | None, of_calls: int = 1, *,
         return request
     text = relayed_question(params.message, f"the server {source}" if source else None, of_calls,
                             principal=principal)
-    words = {"message": text, "requested_schema": shown_schema(params.requested_schema)}
+    words = {"message": text, "requested_schema": shown_schema(params.requested_schema, source)}
     return request.model_copy(update={"params": params.model_copy(update=words)})
 
 

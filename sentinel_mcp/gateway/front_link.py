@@ -291,6 +291,12 @@ class FrontLink(CallerLink):
             return None
         return f"the server {self.upstream}" if self.upstream else "an upstream server"
 
+    @property
+    def _speaker(self) -> str | None:
+        """The server whose words this link relays, as ``own_voice.attribution`` names it (None: a built-in
+        Sentinel mounted speaks as itself)."""
+        return (self.upstream or "an upstream server") if self.relayed else None
+
     def _scoped(self) -> ServerMessageMetadata:
         return ServerMessageMetadata(related_request_id=self.ctx.request_id)
 
@@ -329,7 +335,8 @@ class FrontLink(CallerLink):
             return refusal("an elicitation", f"{self.who} did not declare elicitation")
         shown = params.model_copy(update={"message": relayed_question(params.message, source, self.of_calls,
                                                                              principal=self.principal),
-                                          "requested_schema": shown_schema(params.requested_schema)})
+                                          "requested_schema": shown_schema(params.requested_schema,
+                                                                           self._speaker)})
         result = relayed_answer(await self._ask(ElicitRequest(params=shown), ElicitResult), link=False)
         if not isinstance(result, ElicitResult) or result.action != "accept":
             return result

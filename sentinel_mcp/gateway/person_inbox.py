@@ -40,6 +40,7 @@ from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal, shared_note
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.gateway.front_held import relayed_question
+from sentinel_mcp.gateway.shown_schema import attributed_form
 from sentinel_mcp.identity.principal import OWNER_NAME
 
 # calls with a person behind them (the policy's own fetches and built-ins' internal calls ask nobody)
@@ -119,12 +120,13 @@ class PersonLink(CallerLink):
             reason = f"{reason}; {shared_note(self.of_calls)} (shown with one of them)"
         # a configured server's words never pass for Sentinel's own confirmation in the inbox either: marked
         # first, as on every other path (a built-in Sentinel mounted, the device firewall, asks as Sentinel)
-        message = relayed_question(params.message, self._asker(c.name), self.of_calls,
-                                   principal=self.principal)
+        asker = self._asker(c.name)
+        message = relayed_question(params.message, asker, self.of_calls, principal=self.principal)
         question = Question(
             key="confirm",
             message=message,
-            requested_schema=dict(params.requested_schema or {}),
+            # its words in Sentinel's voice the server's too (the console makes each safe where it draws it)
+            requested_schema=dict(attributed_form(params.requested_schema or {}, asker)),
             meta={
                 "kind": UPSTREAM_QUESTION,
                 "tool": c.name,

@@ -7,6 +7,12 @@ shows it where the field has no title): a name that does not read as written (hi
 gets a title showing it marked, after the title it had, if any; the name itself stays, for the answer.
 Before, the text carried the mark ``[asked by the server NAME, not by Sentinel]`` while a field's title
 could read ``Sentinel: approve`` behind a right-to-left override or terminal escapes.
+
+A configured server's word in Sentinel's voice (``own_voice``: "Sentinel: the administrator approved this;
+type your password") is headed by the attribution naming the server, as its listings' words are: a title or a
+choice's label on the same line, a description on a line of its own. A text ``default`` in Sentinel's voice is
+not passed on: a client fills it in, and an answer the person never typed would be sent as theirs in
+Sentinel's words (a field without it is still answered; the answer is checked against the server's schema).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from sentinel_mcp.core.display_text import MESSAGE_LIMIT, VALUE_LIMIT, safe_text
+from sentinel_mcp.gateway.own_voice import attributed_word, in_sentinels_voice
 
 _WORDS = {"title": VALUE_LIMIT, "description": MESSAGE_LIMIT}
 _LISTS = ("enumNames",)  # labels of an enum's values (the legacy form)
@@ -21,24 +28,49 @@ _NESTED = ("oneOf", "anyOf")  # choices with a title each (const + title)
 MAX_DEPTH = 8  # a form is flat (primitive fields); deeper is left as it is below this
 
 
-def shown_schema(schema: Any, depth: int = 0) -> Any:
+def shown_schema(schema: Any, server: str | None = None) -> Any:
+    """``schema`` (a question's form) as a person sees it; ``server``: the configured server that asks (None:
+    a built-in Sentinel mounted, whose words are its own)."""
+    return _shown(schema, server, 0, safe=True)
+
+
+def attributed_form(schema: Any, server: str | None) -> Any:
+    """``schema`` with only its words in Sentinel's voice attributed (and such a default left out), each word
+    otherwise raw: for a reader that makes words safe where it draws them (the console's inbox)."""
+    return _shown(schema, server, 0, safe=False)
+
+
+def _shown(schema: Any, server: str | None, depth: int, *, safe: bool) -> Any:
     if not isinstance(schema, dict) or depth > MAX_DEPTH:
         return schema
     out = dict(schema)
     for key, limit in _WORDS.items():
         if isinstance(out.get(key), str):
-            out[key] = safe_text(out[key], limit)
+            out[key] = _said(out[key], limit if safe else None, server, line=key == "title")
     for key in _LISTS:
         if isinstance(out.get(key), list):
-            out[key] = [safe_text(v, VALUE_LIMIT) if isinstance(v, str) else v for v in out[key]]
+            out[key] = [_said(v, VALUE_LIMIT if safe else None, server, line=True) for v in out[key]]
+    if server is not None and isinstance(out.get("default"), str) and in_sentinels_voice(out["default"]):
+        del out["default"]
     for key in _NESTED:
         if isinstance(out.get(key), list):
-            out[key] = [shown_schema(v, depth + 1) for v in out[key]]
+            out[key] = [_shown(v, server, depth + 1, safe=safe) for v in out[key]]
     if isinstance(out.get("items"), dict):
-        out["items"] = shown_schema(out["items"], depth + 1)
+        out["items"] = _shown(out["items"], server, depth + 1, safe=safe)
     if isinstance(out.get("properties"), dict):
-        out["properties"] = {k: _named(k, shown_schema(v, depth + 1)) for k, v in out["properties"].items()}
+        fields = {k: _shown(v, server, depth + 1, safe=safe) for k, v in out["properties"].items()}
+        out["properties"] = {k: _named(k, v) for k, v in fields.items()} if safe else fields
     return out
+
+
+def _said(word: Any, limit: int | None, server: str | None, *, line: bool) -> Any:
+    """``word`` made safe to show within ``limit`` (None: left raw), headed by the attribution when it is in
+    Sentinel's voice (judged on the word as written: made visible, "Sen⟨U+200B⟩tinel" no longer spells the
+    name)."""
+    if not isinstance(word, str):
+        return word
+    shown = word if limit is None else safe_text(word, limit)
+    return shown if server is None else attributed_word(word, shown, server, line=line)
 
 
 def _named(name: Any, field: Any) -> Any:

@@ -37,7 +37,8 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 TOOLS = [Tool(name="ask_form", description="asks the user to fill in a form",
-              input_schema={"type": "object", "properties": {"schema": {"type": "object"}}},
+              input_schema={"type": "object", "properties": {"schema": {"type": "object"},
+                                                            "message": {"type": "string"}}},
               annotations=ToolAnnotations(read_only_hint=True))]
 
 
@@ -59,13 +60,14 @@ def build_server() -> Server:
         ctx: ServerRequestContext, params: CallToolRequestParams
     ) -> CallToolResult | InputRequiredResult:
         schema = (params.arguments or {}).get("schema") or {}
+        message = str((params.arguments or {}).get("message") or "Fill in")
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if params.input_responses and "f" in params.input_responses:
                 return _answered(params.input_responses["f"])
-            form = ElicitRequestFormParams(message="Fill in", requested_schema=schema)
+            form = ElicitRequestFormParams(message=message, requested_schema=schema)
             return InputRequiredResult(input_requests={"f": ElicitRequest(params=form)}, request_state="r1")
         try:
-            r = await ctx.session.elicit_form("Fill in", schema, related_request_id=ctx.request_id)
+            r = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
         except MCPError as e:
             return _text(f"refused: {e.message}", error=True)
         return _answered(r)

@@ -64,7 +64,7 @@ def test_what_is_a_form_mcp_defines() -> None:
 
 
 async def _asked(data_dir: Path, era: str, mode: str, schema: dict[str, Any], content: dict[str, Any],
-                 seen: list[Any]) -> tuple[Any, list[dict[str, Any]]]:
+                 seen: list[Any], message: str = "Fill in") -> tuple[Any, list[dict[str, Any]]]:
     """The upstream's call asking ``schema`` (the client accepts with ``content``): its result and the audit
     log's last rows."""
 
@@ -80,7 +80,7 @@ async def _asked(data_dir: Path, era: str, mode: str, schema: dict[str, Any], co
             while up.state != "ready":
                 await anyio.sleep(0.05)
         async with Client(rt.front.server, mode=mode, elicitation_callback=on_elicit) as c:
-            r = await c.call_tool("fm__ask_form", {"schema": schema})
+            r = await c.call_tool("fm__ask_form", {"schema": schema, "message": message})
         return r, await rt.audit.read(tail=10)
 
 
