@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
+from sentinel_mcp.swarm.tool_reach import unreachable
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
 from sentinel_mcp.swarm.tool_supervisor import launched
 from sentinel_mcp.swarm.tool_stop import stop_all, stop_session
@@ -118,6 +119,13 @@ class Toolchain:
         self.ktlint = (
             _found(s.ktlint, os.environ.get("SENTINEL_KTLINT"), KTLINT_IN_CHECKOUT) if s.kotlin else None
         )
+        # a tool its user cannot reach would fail at every build as if the tool itself failed: not found
+        self.unreached: list[str] = []
+        for name, run in (("aapt", True), ("platform", False), ("java", True), ("ktlint", False)):
+            found = getattr(self, name)
+            if found and (why := unreachable(found, self.user, run=run)) is not None:
+                self.unreached.append(f"{name}: {why}")
+                setattr(self, name, None)
 
     # ---- what this machine can check -------------------------------------------------------------
     def describe(self) -> list[str]:
@@ -127,12 +135,20 @@ class Toolchain:
         elif self.settings.resources:
             notes.append(
                 "resources not compiled: aapt or the platform resources (android-framework-res) are "
-                "missing (make swarm-tools installs them)"
+                "missing or out of the tool user's reach (make swarm-tools installs them)"
             )
         if self.ktlint and self.java:
             notes.append("Kotlin parsed by ktlint (syntax; style advisory)")
         elif self.settings.kotlin:
-            notes.append("Kotlin not parsed: ktlint or Java is missing (make swarm-tools installs them)")
+            notes.append(
+                "Kotlin not parsed: ktlint or Java is missing or out of the tool user's reach (make "
+                "swarm-tools installs them)"
+            )
+        if self.unreached:
+            notes.append(
+                "not reachable by the tool user (install the tools where it can read them): "
+                + "; ".join(self.unreached)
+            )
         notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb))
         notes.append(f"no tool run: {self.no_user}" if self.no_user else runs_as_said(self.user))
         notes.append(
