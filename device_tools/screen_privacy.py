@@ -11,6 +11,11 @@ it dumped (a tap's fresh screen, rated and named in a refusal or a decision's co
 caller named (its labels are echoed by a stale refusal). The caller learns which apps and kinds, and that
 ``personal=[kind]`` on a read tool asks the user. Behind the gateway a call without the key shows no personal
 app (fail closed); standalone (no gateway), the device's own user sees everything.
+
+The names of the networks and devices the phone knows (``network_names``: the Wi-Fi it is on, the saved ones,
+the paired devices, its own) need ``nearby_devices`` wherever they show, whatever app or words are around
+them: a screen or result holding one is withheld from a caller without it, and when the names cannot be read,
+every Settings screen is (fail closed). A caller with the consent sees them; no one else costs a read.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from sentinel_mcp.core.call_meta import behind_gateway, consented_of
 
 from .element_registry import ElementRegistry, Snapshot
 from .errors import ScreenMoved
+from .network_names import NetworkNames, shows_name
 from .notice_windows import SYSTEM_UI, shows_notices
 from .results import DECISION_META, snapshot_apps
 from .window_list import Window
@@ -41,11 +47,22 @@ _LABELS = ("text", "desc", "hint")
 _DECISION_KEPT = ("outcome", "decided_by", "provenance", "confirmation", "answer", "decision_id")
 # the apps every screen read during the screen tool's call showed (None outside such a call)
 _SEEN: ContextVar[set[str] | None] = ContextVar("sentinel_screen_seen", default=None)
+NEARBY = "nearby_devices"
+SETTINGS = "com.android.settings"
+# what stands for an app in a refusal when a screen shows a known name, or Settings when they are unread
+NAMES_SHOWN = "the Wi-Fi and Bluetooth names the phone knows"
+NAMES_UNREAD = "com.android.settings (the phone's Wi-Fi and Bluetooth names could not be read)"
+# during a screen tool's call for a caller without nearby_devices: (the folded names, or None: unread)
+_NAMES: ContextVar[tuple[frozenset[str] | None] | None] = ContextVar("sentinel_screen_names", default=None)
 
 
 class ScreenPrivacy:
-    def __init__(self, apps: Mapping[str, str], registry: ElementRegistry) -> None:
+    def __init__(self, apps: Mapping[str, str], registry: ElementRegistry,
+                 names: NetworkNames | None = None) -> None:
         self.apps = dict(apps)
+        self.names = names
+        if names is not None:
+            self.apps |= {NAMES_SHOWN: NEARBY, NAMES_UNREAD: NEARBY}
         self.kinds = sorted(set(self.apps.values()))
         self.registry = registry
         registry.listeners.append(self._saw)
@@ -153,7 +170,7 @@ class ScreenPrivacy:
         # a personal screen's own view (personal_screens) counts whatever it shows
         return {snapshot.package} | {p for e in snapshot.elements if e.text or e.desc or e.hint
                                      for p in (e.package, e.window, *e.hint_apps)} | {
-            e.resource_id for e in snapshot.elements if e.resource_id in self.apps}
+            e.resource_id for e in snapshot.elements if e.resource_id in self.apps} | _names_in(snapshot)
 
     def shown(self, result: Any, allowed: frozenset[str] | None, seen: Iterable[str] = ()) -> Any:
         """``result`` as the caller may see it: whole, or withheld whole when it shows a kind not allowed (or
@@ -223,18 +240,50 @@ class ScreenPrivacy:
         @functools.wraps(fn)
         async def tool(*args: Any, **kwargs: Any) -> Any:
             seen: set[str] = set()
+            allowed = self.allowed(kwargs.get("ctx"))
+            names = _NAMES.set(await self._names_check(allowed))
             token = _SEEN.set(seen)  # every screen the call reads on the way counts as shown
             try:
                 result = fn(*args, **kwargs)
                 if inspect.isawaitable(result):
                     result = await result
+                # the caller's snapshot too: a stale refusal names its element as that snapshot had it
+                seen |= self._snapshot_packages(kwargs.get("snapshot_id"))
             finally:
                 _SEEN.reset(token)
-            # the caller's snapshot too: a stale refusal names its element as that snapshot had it
-            seen |= self._snapshot_packages(kwargs.get("snapshot_id"))
-            return self.shown(result, self.allowed(kwargs.get("ctx")), seen)
+                _NAMES.reset(names)
+            return self.shown(result, allowed, seen)
 
         return tool
+
+    @staticmethod
+    def read_off(*texts: str) -> None:
+        """Text read off the screen's pixels (OCR) during a screen tool's call: a known name in it counts as
+        shown, as in a screen's dump (Sentinel's own words in a result are not scanned: "Pressed Home")."""
+        check, seen = _NAMES.get(), _SEEN.get()
+        if check is not None and check[0] is not None and seen is not None:
+            if any(shows_name(t, check[0]) for t in texts if t):
+                seen.add(NAMES_SHOWN)
+
+    async def _names_check(self, allowed: frozenset[str] | None) -> tuple[frozenset[str] | None] | None:
+        """What a call of a caller without ``nearby_devices`` checks its screens against (None: no check)."""
+        if self.names is None or allowed is None or NEARBY in allowed:
+            return None
+        return (await self.names.current(),)
+
+
+def _names_in(snapshot: Snapshot) -> set[str]:
+    """The stand-in for the names the phone knows when ``snapshot`` shows one (any label, hint or id of a
+    node, listed or not), or is Settings' while they are unread; nothing outside a check."""
+    check = _NAMES.get()
+    if check is None:
+        return set()
+    names = check[0]
+    if names is None:
+        packages = {snapshot.package, *(p for e in snapshot.elements for p in (e.package, e.window))}
+        return {NAMES_UNREAD} if SETTINGS in packages else set()
+    said = (*snapshot.said, *(v for e in snapshot.elements for v in (e.text, e.desc, e.hint, e.resource_id)))
+    return {NAMES_SHOWN} if any(shows_name(v, names) for v in said if v) else set()
 
 
 def _labelled(item: dict[str, Any]) -> bool:
