@@ -7,6 +7,7 @@ caller."""
 
 from __future__ import annotations
 
+import shutil
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -23,6 +24,7 @@ from device_tools.network_names import (
 from device_tools.screen_privacy import NAMES_SHOWN, NAMES_UNREAD
 from sentinel_mcp.app.runtime import running_gateway
 from tests.device.device_helpers import ui_node
+from tests.device.test_screen_ocr import rendered
 from tests.identity.identity_rig import text
 from tests.identity.test_screen_consent import Person, config, everything
 
@@ -78,6 +80,18 @@ async def test_a_known_name_in_any_words_and_attribute_needs_the_consent(tmp_pat
     assert "nearby_devices" in result.structured_content["withheld"]["kinds"], everything(result)[:600]
     assert NAMES_SHOWN in result.structured_content["withheld"]["apps"]
     assert not [v for v in attrs.values() if v in everything(result)]
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed")
+async def test_a_name_only_in_the_pixels_is_withheld_from_the_ocr_text(tmp_path, fake_adb):
+    """A game or a web view draws the words itself: the dump has no label, OCR reads them off the image."""
+    fake_adb.script[DUMP].extend([dump_of("com.example.game", content_desc="")] * 6)
+    fake_adb.script["screencap -p"].extend(
+        [rendered([((40, 300), "Joined Rosenthaler Hof Gast", 48)], size=(1080, 2400))] * 2)
+    async with running_gateway(over_adb(tmp_path, fake_adb)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=Person()) as c:
+            result = await c.call_tool("device__screen_ocr", {})
+    withheld(result, NAMES_SHOWN, "Rosenthaler", "Joined")
 
 
 async def test_a_longer_word_holding_a_name_is_not_the_name(tmp_path, fake_adb):
