@@ -25,7 +25,7 @@ import anyio
 from .commands import BLUETOOTH, WIFI_NETWORKS, WIFI_STATUS
 from .errors import DeviceError
 
-TTL = 30.0
+TTL = 15.0
 NAMES_TIMEOUT = 10.0  # seconds for each read: a phone that does not answer leaves the names unread
 MAX_NAMES = 256
 MAX_NAME = 128  # a hex SSID (not UTF-8) prints as 64 hex digits; a Bluetooth name is 248 bytes at most

@@ -15,7 +15,8 @@ app (fail closed); standalone (no gateway), the device's own user sees everythin
 The names of the networks and devices the phone knows (``network_names``: the Wi-Fi it is on, the saved ones,
 the paired devices, its own) need ``nearby_devices`` wherever they show, whatever app or words are around
 them: a screen or result holding one is withheld from a caller without it, and when the names cannot be read,
-every Settings screen is (fail closed). A caller with the consent sees them; no one else costs a read.
+every Settings screen is (fail closed). A caller with the consent sees them (the result says it shows
+``nearby_devices``); standalone, the phone's own user sees everything, unread.
 """
 
 from __future__ import annotations
@@ -52,8 +53,12 @@ SETTINGS = "com.android.settings"
 # what stands for an app in a refusal when a screen shows a known name, or Settings when they are unread
 NAMES_SHOWN = "the Wi-Fi and Bluetooth names the phone knows"
 NAMES_UNREAD = "com.android.settings (the phone's Wi-Fi and Bluetooth names could not be read)"
-# during a screen tool's call for a caller without nearby_devices: (the folded names, or None: unread)
+# once a screen tool's call behind the gateway is done: (the folded names, or None: unread)
 _NAMES: ContextVar[tuple[frozenset[str] | None] | None] = ContextVar("sentinel_screen_names", default=None)
+# the screens a screen tool's call read and the text it read off pixels: checked for the names once it is done
+# (a call refused before it reads the phone reads no names either)
+_SCREENS: ContextVar[list[Snapshot] | None] = ContextVar("sentinel_screen_screens", default=None)
+_TEXTS: ContextVar[list[str] | None] = ContextVar("sentinel_screen_texts", default=None)
 
 
 class ScreenPrivacy:
@@ -68,20 +73,23 @@ class ScreenPrivacy:
         registry.listeners.append(self._saw)
 
     def _saw(self, snapshot: Snapshot) -> None:
-        seen = _SEEN.get()
+        seen, screens = _SEEN.get(), _SCREENS.get()
         if seen is not None:
             seen |= self._packages_in(snapshot)
+        if screens is not None:
+            screens.append(snapshot)
 
     @staticmethod
     @contextlib.contextmanager
     def unrecorded() -> Iterator[None]:
         """Screens read meanwhile do not count as shown: a read whose result never shows them (``wait_for``'s
         polls before the one it answers with, which its result names)."""
-        token = _SEEN.set(None)
+        tokens = _SEEN.set(None), _SCREENS.set(None)
         try:
             yield
         finally:
-            _SEEN.reset(token)
+            _SEEN.reset(tokens[0])
+            _SCREENS.reset(tokens[1])
 
     def declaration(self, argument: str | None = None) -> dict[str, Any]:
         """The tool ``_meta`` that tells the gateway to say which kinds the caller holds (and, for a read
@@ -240,19 +248,29 @@ class ScreenPrivacy:
         @functools.wraps(fn)
         async def tool(*args: Any, **kwargs: Any) -> Any:
             seen: set[str] = set()
-            allowed = self.allowed(kwargs.get("ctx"))
-            names = _NAMES.set(await self._names_check(allowed))
-            token = _SEEN.set(seen)  # every screen the call reads on the way counts as shown
+            screens: list[Snapshot] = []
+            texts: list[str] = []
+            # every screen the call reads on the way counts as shown
+            tokens = _SEEN.set(seen), _SCREENS.set(screens), _TEXTS.set(texts)
             try:
                 result = fn(*args, **kwargs)
                 if inspect.isawaitable(result):
                     result = await result
+            finally:
+                _SEEN.reset(tokens[0])
+                _SCREENS.reset(tokens[1])
+                _TEXTS.reset(tokens[2])
+            ctx = kwargs.get("ctx")
+            shows = screens or texts or kwargs.get("snapshot_id") or self.packages_of(
+                getattr(result, "structured_content", None))
+            names = _NAMES.set(await self._names_check(ctx) if shows else None)
+            try:
+                seen |= {p for s in screens for p in _names_in(s)} | _names_read_off(texts)
                 # the caller's snapshot too: a stale refusal names its element as that snapshot had it
                 seen |= self._snapshot_packages(kwargs.get("snapshot_id"))
+                return self.shown(result, self.allowed(ctx), seen)
             finally:
-                _SEEN.reset(token)
                 _NAMES.reset(names)
-            return self.shown(result, allowed, seen)
 
         return tool
 
@@ -260,14 +278,15 @@ class ScreenPrivacy:
     def read_off(*texts: str) -> None:
         """Text read off the screen's pixels (OCR) during a screen tool's call: a known name in it counts as
         shown, as in a screen's dump (Sentinel's own words in a result are not scanned: "Pressed Home")."""
-        check, seen = _NAMES.get(), _SEEN.get()
-        if check is not None and check[0] is not None and seen is not None:
-            if any(shows_name(t, check[0]) for t in texts if t):
-                seen.add(NAMES_SHOWN)
+        kept = _TEXTS.get()
+        if kept is not None:
+            kept.extend(t for t in texts if t)
 
-    async def _names_check(self, allowed: frozenset[str] | None) -> tuple[frozenset[str] | None] | None:
-        """What a call of a caller without ``nearby_devices`` checks its screens against (None: no check)."""
-        if self.names is None or allowed is None or NEARBY in allowed:
+    async def _names_check(self, ctx: Any) -> tuple[frozenset[str] | None] | None:
+        """What a call behind the gateway checks its screens against (None: no check): without
+        ``nearby_devices`` a name withholds the result, with it the result says it shows them
+        (``PERSONAL_SHOWN``: a trace keeps it only while the consent holds). Standalone: no read."""
+        if self.names is None or ctx is None or not behind_gateway(ctx) or consented_of(ctx) is None:
             return None
         return (await self.names.current(),)
 
@@ -284,6 +303,13 @@ def _names_in(snapshot: Snapshot) -> set[str]:
         return {NAMES_UNREAD} if SETTINGS in packages else set()
     said = (*snapshot.said, *(v for e in snapshot.elements for v in (e.text, e.desc, e.hint, e.resource_id)))
     return {NAMES_SHOWN} if any(shows_name(v, names) for v in said if v) else set()
+
+
+def _names_read_off(texts: list[str]) -> set[str]:
+    check = _NAMES.get()
+    if check is None or check[0] is None:
+        return set()
+    return {NAMES_SHOWN} if any(shows_name(t, check[0]) for t in texts) else set()
 
 
 def _labelled(item: dict[str, Any]) -> bool:

@@ -60,6 +60,7 @@ async def test_settings_home_shows_the_wifi_name_only_with_the_consent(tmp_path)
             person.allow = True
             shown = await c.call_tool("device__screen_read", {"personal": ["nearby_devices"]})
             assert not shown.is_error and "Connected to Home" in text(shown), text(shown)
+            assert "nearby_devices" in (shown.meta or {}).get("sentinel/personal_shown", []), shown.meta
             assert "read your nearby devices" in person.asked[-1]
 
 
