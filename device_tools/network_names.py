@@ -90,6 +90,8 @@ def bluetooth_names(text: str) -> list[str]:
 def folded(text: str) -> str:
     """``text`` as names are compared: compatibility forms and case folded, invisible format characters
     (a zero-width joiner in a name or around it) dropped."""
+    if text.isascii():
+        return text.casefold()  # no format characters, nothing to compose
     text = unicodedata.normalize("NFKC", text).casefold()
     return "".join(c for c in text if unicodedata.category(c) != "Cf")
 

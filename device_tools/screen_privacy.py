@@ -302,14 +302,16 @@ def _names_in(snapshot: Snapshot) -> set[str]:
         packages = {snapshot.package, *(p for e in snapshot.elements for p in (e.package, e.window))}
         return {NAMES_UNREAD} if SETTINGS in packages else set()
     said = (*snapshot.said, *(v for e in snapshot.elements for v in (e.text, e.desc, e.hint, e.resource_id)))
-    return {NAMES_SHOWN} if any(shows_name(v, names) for v in said if v) else set()
+    # one folded text of every label (a line each: a name never runs from one label into the next), searched
+    # once per name: a screen of a thousand nodes against the most names costs a few milliseconds
+    return {NAMES_SHOWN} if shows_name("\n".join(v for v in said if v), names) else set()
 
 
 def _names_read_off(texts: list[str]) -> set[str]:
     check = _NAMES.get()
     if check is None or check[0] is None:
         return set()
-    return {NAMES_SHOWN} if any(shows_name(t, check[0]) for t in texts) else set()
+    return {NAMES_SHOWN} if shows_name("\n".join(texts), check[0]) else set()
 
 
 def _labelled(item: dict[str, Any]) -> bool:
