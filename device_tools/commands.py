@@ -32,6 +32,11 @@ BATTERY: Argv = ["dumpsys", "battery"]
 SENSOR_SERVICE: Argv = ["dumpsys", "sensorservice"]
 UPTIME: Argv = ["cat", "/proc/uptime"]
 SENSOR_READS: tuple[Argv, ...] = (LOCATION, BATTERY, SENSOR_SERVICE, UPTIME)
+# the names of the networks and devices the phone knows (``network_names``): what Settings shows of them
+WIFI_STATUS: Argv = ["cmd", "wifi", "status"]
+WIFI_NETWORKS: Argv = ["cmd", "wifi", "list-networks"]
+BLUETOOTH: Argv = ["dumpsys", "bluetooth_manager"]
+NAME_READS: tuple[Argv, ...] = (WIFI_STATUS, WIFI_NETWORKS, BLUETOOTH)
 # the package of the default SMS app (the one that handles an ``sms:`` SENDTO): sms_send taps Send only there
 SMS_DEFAULT_APP: Argv = ["settings", "get", "secure", "sms_default_application"]
 
@@ -123,5 +128,6 @@ def is_read_only(argv: Sequence[str]) -> bool:
         or a == WINDOWS
         or a == SMS_DEFAULT_APP
         or a in SENSOR_READS
+        or a in NAME_READS
         or (len(a) >= 6 and a[:3] == ["content", "query", "--uri"] and a[4] == "--projection")
     )

@@ -11,6 +11,7 @@ from typing import Any
 from .actuator import Actuator
 from .backend import DeviceBackend
 from .gate import CommandGate
+from .network_names import NAMES_TIMEOUT, NetworkNames
 from .personal_apps import personal_apps
 from .screen_privacy import ScreenPrivacy
 from .settings import DeviceSettings
@@ -27,7 +28,10 @@ class DeviceRuntime:
 
     def __post_init__(self) -> None:
         self._log_lock = threading.Lock()
-        self.privacy = ScreenPrivacy(personal_apps(self.settings.personal_apps), self.actuator.registry)
+        # the names Settings shows are read from the phone through the gate (read-only, recorded)
+        names = NetworkNames(lambda argv: self.gate.read(argv, timeout=NAMES_TIMEOUT))
+        self.privacy = ScreenPrivacy(personal_apps(self.settings.personal_apps), self.actuator.registry,
+                                     names)
 
     def record_decision(self, decision: dict[str, Any]) -> None:
         """Append a security decision to ``decisions.jsonl`` in the data dir: a ``BuiltinRecord`` (typed

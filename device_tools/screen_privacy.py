@@ -11,6 +11,12 @@ it dumped (a tap's fresh screen, rated and named in a refusal or a decision's co
 caller named (its labels are echoed by a stale refusal). The caller learns which apps and kinds, and that
 ``personal=[kind]`` on a read tool asks the user. Behind the gateway a call without the key shows no personal
 app (fail closed); standalone (no gateway), the device's own user sees everything.
+
+The names of the networks and devices the phone knows (``network_names``: the Wi-Fi it is on, the saved ones,
+the paired devices, its own) need ``nearby_devices`` wherever they show, whatever app or words are around
+them: a screen or result holding one is withheld from a caller without it, and when the names cannot be read,
+every Settings screen is (fail closed). A caller with the consent sees them (the result says it shows
+``nearby_devices``); standalone, the phone's own user sees everything, unread.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from sentinel_mcp.core.call_meta import behind_gateway, consented_of
 
 from .element_registry import ElementRegistry, Snapshot
 from .errors import ScreenMoved
+from .network_names import NetworkNames, shows_name
 from .notice_windows import SYSTEM_UI, shows_notices
 from .results import DECISION_META, snapshot_apps
 from .window_list import Window
@@ -41,30 +48,48 @@ _LABELS = ("text", "desc", "hint")
 _DECISION_KEPT = ("outcome", "decided_by", "provenance", "confirmation", "answer", "decision_id")
 # the apps every screen read during the screen tool's call showed (None outside such a call)
 _SEEN: ContextVar[set[str] | None] = ContextVar("sentinel_screen_seen", default=None)
+NEARBY = "nearby_devices"
+SETTINGS = "com.android.settings"
+# what stands for an app in a refusal when a screen shows a known name, or Settings when they are unread
+NAMES_SHOWN = "the Wi-Fi and Bluetooth names the phone knows"
+NAMES_UNREAD = "com.android.settings (the phone's Wi-Fi and Bluetooth names could not be read)"
+# once a screen tool's call behind the gateway is done: (the folded names, or None: unread)
+_NAMES: ContextVar[tuple[frozenset[str] | None] | None] = ContextVar("sentinel_screen_names", default=None)
+# the screens a screen tool's call read and the text it read off pixels: checked for the names once it is done
+# (a call refused before it reads the phone reads no names either)
+_SCREENS: ContextVar[list[Snapshot] | None] = ContextVar("sentinel_screen_screens", default=None)
+_TEXTS: ContextVar[list[str] | None] = ContextVar("sentinel_screen_texts", default=None)
 
 
 class ScreenPrivacy:
-    def __init__(self, apps: Mapping[str, str], registry: ElementRegistry) -> None:
+    def __init__(self, apps: Mapping[str, str], registry: ElementRegistry,
+                 names: NetworkNames | None = None) -> None:
         self.apps = dict(apps)
+        self.names = names
+        if names is not None:
+            self.apps |= {NAMES_SHOWN: NEARBY, NAMES_UNREAD: NEARBY}
         self.kinds = sorted(set(self.apps.values()))
         self.registry = registry
         registry.listeners.append(self._saw)
 
     def _saw(self, snapshot: Snapshot) -> None:
-        seen = _SEEN.get()
+        seen, screens = _SEEN.get(), _SCREENS.get()
         if seen is not None:
             seen |= self._packages_in(snapshot)
+        if screens is not None:
+            screens.append(snapshot)
 
     @staticmethod
     @contextlib.contextmanager
     def unrecorded() -> Iterator[None]:
         """Screens read meanwhile do not count as shown: a read whose result never shows them (``wait_for``'s
         polls before the one it answers with, which its result names)."""
-        token = _SEEN.set(None)
+        tokens = _SEEN.set(None), _SCREENS.set(None)
         try:
             yield
         finally:
-            _SEEN.reset(token)
+            _SEEN.reset(tokens[0])
+            _SCREENS.reset(tokens[1])
 
     def declaration(self, argument: str | None = None) -> dict[str, Any]:
         """The tool ``_meta`` that tells the gateway to say which kinds the caller holds (and, for a read
@@ -153,7 +178,7 @@ class ScreenPrivacy:
         # a personal screen's own view (personal_screens) counts whatever it shows
         return {snapshot.package} | {p for e in snapshot.elements if e.text or e.desc or e.hint
                                      for p in (e.package, e.window, *e.hint_apps)} | {
-            e.resource_id for e in snapshot.elements if e.resource_id in self.apps}
+            e.resource_id for e in snapshot.elements if e.resource_id in self.apps} | _names_in(snapshot)
 
     def shown(self, result: Any, allowed: frozenset[str] | None, seen: Iterable[str] = ()) -> Any:
         """``result`` as the caller may see it: whole, or withheld whole when it shows a kind not allowed (or
@@ -223,18 +248,70 @@ class ScreenPrivacy:
         @functools.wraps(fn)
         async def tool(*args: Any, **kwargs: Any) -> Any:
             seen: set[str] = set()
-            token = _SEEN.set(seen)  # every screen the call reads on the way counts as shown
+            screens: list[Snapshot] = []
+            texts: list[str] = []
+            # every screen the call reads on the way counts as shown
+            tokens = _SEEN.set(seen), _SCREENS.set(screens), _TEXTS.set(texts)
             try:
                 result = fn(*args, **kwargs)
                 if inspect.isawaitable(result):
                     result = await result
             finally:
-                _SEEN.reset(token)
-            # the caller's snapshot too: a stale refusal names its element as that snapshot had it
-            seen |= self._snapshot_packages(kwargs.get("snapshot_id"))
-            return self.shown(result, self.allowed(kwargs.get("ctx")), seen)
+                _SEEN.reset(tokens[0])
+                _SCREENS.reset(tokens[1])
+                _TEXTS.reset(tokens[2])
+            ctx = kwargs.get("ctx")
+            shows = screens or texts or kwargs.get("snapshot_id") or self.packages_of(
+                getattr(result, "structured_content", None))
+            names = _NAMES.set(await self._names_check(ctx) if shows else None)
+            try:
+                seen |= {p for s in screens for p in _names_in(s)} | _names_read_off(texts)
+                # the caller's snapshot too: a stale refusal names its element as that snapshot had it
+                seen |= self._snapshot_packages(kwargs.get("snapshot_id"))
+                return self.shown(result, self.allowed(ctx), seen)
+            finally:
+                _NAMES.reset(names)
 
         return tool
+
+    @staticmethod
+    def read_off(*texts: str) -> None:
+        """Text read off the screen's pixels (OCR) during a screen tool's call: a known name in it counts as
+        shown, as in a screen's dump (Sentinel's own words in a result are not scanned: "Pressed Home")."""
+        kept = _TEXTS.get()
+        if kept is not None:
+            kept.extend(t for t in texts if t)
+
+    async def _names_check(self, ctx: Any) -> tuple[frozenset[str] | None] | None:
+        """What a call behind the gateway checks its screens against (None: no check): without
+        ``nearby_devices`` a name withholds the result, with it the result says it shows them
+        (``PERSONAL_SHOWN``: a trace keeps it only while the consent holds). Standalone: no read."""
+        if self.names is None or ctx is None or not behind_gateway(ctx) or consented_of(ctx) is None:
+            return None
+        return (await self.names.current(),)
+
+
+def _names_in(snapshot: Snapshot) -> set[str]:
+    """The stand-in for the names the phone knows when ``snapshot`` shows one (any label, hint or id of a
+    node, listed or not), or is Settings' while they are unread; nothing outside a check."""
+    check = _NAMES.get()
+    if check is None:
+        return set()
+    names = check[0]
+    if names is None:
+        packages = {snapshot.package, *(p for e in snapshot.elements for p in (e.package, e.window))}
+        return {NAMES_UNREAD} if SETTINGS in packages else set()
+    said = (*snapshot.said, *(v for e in snapshot.elements for v in (e.text, e.desc, e.hint, e.resource_id)))
+    # one folded text of every label (a line each: a name never runs from one label into the next), searched
+    # once per name: a screen of a thousand nodes against the most names costs a few milliseconds
+    return {NAMES_SHOWN} if shows_name("\n".join(v for v in said if v), names) else set()
+
+
+def _names_read_off(texts: list[str]) -> set[str]:
+    check = _NAMES.get()
+    if check is None or check[0] is None:
+        return set()
+    return {NAMES_SHOWN} if shows_name("\n".join(texts), check[0]) else set()
 
 
 def _labelled(item: dict[str, Any]) -> bool:

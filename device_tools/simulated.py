@@ -26,7 +26,8 @@ from . import adb_request, content_rows
 from .android_time import epoch_ms
 from .backend import Listening
 from .element_registry import handles_touch, parse_bounds
-from .simulated_programs import alarm_dump_text, shell_program
+from .commands import NAME_READS
+from .simulated_programs import alarm_dump_text, network_dump, shell_program
 from .text_input import decode_input_text
 
 SCREENS_DIR = Path(__file__).parent / "screens"
@@ -77,6 +78,8 @@ class SimulatedDevice:
         self.overlays: list[dict[str, Any]] = []
         self.overlay_taps: list[tuple[str, int, int]] = []  # taps an overlay received instead of the app
         self.alarms: list[dict[str, str]] = [dict(a) for a in spec.get("alarms", [])]
+        # the Wi-Fi and Bluetooth names the phone knows (None: its services do not answer)
+        self.network: dict[str, Any] | None = copy.deepcopy(spec.get("network", {}))
         self.timers: list[dict[str, str]] = []
         self.commands: list[list[str]] = []  # every command received, in order (tests assert on it)
         self.recents_shown = 0
@@ -187,6 +190,8 @@ class SimulatedDevice:
             return alarm_dump_text(self.alarms, time.time()).encode()
         if a == ["dumpsys", "window", "windows"]:
             return self._window_list().encode()
+        if a in NAME_READS:
+            return network_dump(a, self.network).encode()
         return shell_program(a, packages=sorted(self._spec.get("apps", {}))).encode()
 
     # ---- screens ------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 PROPS = {
     "ro.product.model": "Sentinel Simulated Phone",
@@ -92,4 +93,36 @@ def alarm_dump_text(alarms: list[dict[str, str]], now: float) -> str:
         "  Past-due non-wakeup alarms: (none)",
         "",
     ]
+    return "\n".join(out) + "\n"
+
+
+def network_dump(argv: list[str], network: dict[str, Any] | None) -> str:
+    """``cmd wifi status``, ``cmd wifi list-networks`` and ``dumpsys bluetooth_manager`` as Android 13 prints
+    them (AOSP ``WifiShellCommand``, ``AdapterService.dump``), for ``network``'s connected Wi-Fi, saved
+    networks, own Bluetooth name and paired devices; None: a phone whose services do not answer."""
+    if network is None:
+        return f"cmd: Can't find service: {argv[1]}\n"
+    if argv == ["cmd", "wifi", "status"]:
+        out = ["Wifi is enabled", "Wifi scanning is always available",
+               "==== Primary ClientModeManager instance ===="]
+        ssid = network.get("connected")
+        if ssid:
+            out += [f'Wifi is connected to "{ssid}"',
+                    f'WifiInfo: SSID: "{ssid}", BSSID: 02:00:00:00:00:00, MAC: 02:00:00:00:00:00, '
+                    "IP: /192.168.1.23, "
+                    "Security type: 2, Supplicant state: COMPLETED, RSSI: -52, Link speed: 433Mbps"]
+        else:
+            out.append("Wifi is not connected")
+        return "\n".join(out) + "\n"
+    if argv == ["cmd", "wifi", "list-networks"]:
+        saved = network.get("saved", [])
+        if not saved:
+            return "No networks\n"
+        rows = [f"{'Network Id':<12} {'SSID':<32} {'Security type':<4}"]
+        rows += [f"{i:<12d} {ssid:<32} {'wpa2-psk':<4}" for i, ssid in enumerate(saved)]
+        return "\n".join(rows) + "\n"
+    out = ["Bluetooth Status", "  enabled: true", "  state: ON", "  address: XX:XX:XX:XX:6C:2A",
+           f"  name: {network.get('name', '')}", "  time since enabled: 01:02:03.456", "",
+           "Bluetooth crashed 0 times", "", "Bonded devices:"]
+    out += [f"  XX:XX:XX:XX:{i:02X}:3A [ DUAL ] {name}" for i, name in enumerate(network.get("bonded", []))]
     return "\n".join(out) + "\n"

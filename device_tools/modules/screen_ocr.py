@@ -70,6 +70,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 ctx, rt.actuator.observe, lambda: rt.gate.read_bytes(C.SCREENCAP), rt.actuator.acting,
                 rt.actuator.visible_windows, check)
             result = await ocr_region(png, region, hints)
+            rt.privacy.read_off(result.text, result.candidate_text)  # a known network's name in the pixels
         except (OcrError, DeviceError) as exc:
             return error_result(str(exc))
         data = result.public() | ({"screens": screens} if screens else {})

@@ -10,6 +10,8 @@ no timing."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -43,13 +45,22 @@ class HeldRating:
         return await self.inner.assess(action, context)
 
 
+@contextlib.asynccontextmanager
+async def gateway(tmp_path: Any) -> AsyncIterator[Any]:
+    """The gateway, its caller holding the nearby_devices consent: Settings' home names the Wi-Fi the phone
+    is on ("Connected to Home"), which these tests of staleness read as any screen."""
+    async with running_gateway(device_config(tmp_path)) as rt:
+        rt.gateway.consent_gate.book.grant("owner", "nearby_devices", by="cli")
+        yield rt
+
+
 def _taps(phone: Any) -> list[list[str]]:
     return [c for c in phone.commands if c[:2] == ["input", "tap"]]
 
 
 @pytest.mark.parametrize("meanwhile", ["another caller's action", "the model's rating only"])
 async def test_a_tap_rated_while_the_phone_moved_is_refused_as_stale(tmp_path, meanwhile) -> None:
-    async with running_gateway(device_config(tmp_path)) as rt:
+    async with gateway(tmp_path) as rt:
         runtime = rt.gateway.manager.upstreams["device"].target.server.runtime
         phone, held = runtime.backend, HeldRating(runtime.actuator.classifier)
         runtime.actuator.classifier = held
@@ -89,7 +100,7 @@ async def test_a_tap_rated_while_the_phone_moved_is_refused_as_stale(tmp_path, m
 
 async def test_a_tap_nothing_moved_under_is_sent_with_one_read(tmp_path) -> None:
     """The common case costs no second read: rules alone, no other action meanwhile."""
-    async with running_gateway(device_config(tmp_path)) as rt:
+    async with gateway(tmp_path) as rt:
         phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
         async with Client(rt.front.server, elicitation_callback=Answers()) as a:
             home = await a.call_tool("device__screen_read", {})
@@ -105,7 +116,7 @@ async def test_a_tap_nothing_moved_under_is_sent_with_one_read(tmp_path) -> None
 async def test_a_swipe_rated_while_another_app_came_up_is_refused_as_stale(tmp_path) -> None:
     """The same for a swipe that starts on a control (rated as pressing it): what lies under the finger is
     read again once another action went out."""
-    async with running_gateway(device_config(tmp_path)) as rt:
+    async with gateway(tmp_path) as rt:
         runtime = rt.gateway.manager.upstreams["device"].target.server.runtime
         phone, held = runtime.backend, HeldRating(runtime.actuator.classifier)
         runtime.actuator.classifier = held
@@ -135,7 +146,7 @@ async def test_a_swipe_that_pressed_nothing_is_read_again_when_the_phone_moved(t
     as rated: by the time it went out, Settings was up and the same points lie on its "Security & privacy"
     and "Airplane mode" rows (a drag that starts and lifts on a control presses it). It is read again inside
     its turn like a swipe that pressed something, and refused; with nothing moved meanwhile it goes out."""
-    async with running_gateway(device_config(tmp_path)) as rt:
+    async with gateway(tmp_path) as rt:
         runtime = rt.gateway.manager.upstreams["device"].target.server.runtime
         phone, held = runtime.backend, HeldRating(runtime.actuator.classifier)
         runtime.actuator.classifier = held
@@ -209,7 +220,7 @@ async def test_a_screen_seen_changing_by_itself_is_read_again_right_before_the_s
     the turn, right before the tap: the launcher put Bank where Messages was after the first read, and the
     tap (at Messages' old centre: Bank's icon now) is refused. A screen that did not change costs one read
     (test above); one that did, two."""
-    async with running_gateway(device_config(tmp_path)) as rt:
+    async with gateway(tmp_path) as rt:
         phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
         async with Client(rt.front.server, elicitation_callback=Answers()) as a:
             home = await a.call_tool("device__screen_read", {})
@@ -239,7 +250,7 @@ async def test_a_scroll_of_an_element_on_a_screen_changing_by_itself_is_read_aga
     """The same for a scroll of one element (a swipe inside it): Settings' title redrew after the caller read
     it, and after the scroll's own read the list put "Reset options" under the point the finger goes down
     at. Read again right before the send, the scroll is refused; nothing was swiped."""
-    async with running_gateway(device_config(tmp_path)) as rt:
+    async with gateway(tmp_path) as rt:
         phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
         async with Client(rt.front.server, elicitation_callback=Answers()) as a:
             phone._go("settings")
@@ -282,7 +293,7 @@ async def test_a_gesture_by_points_on_a_screen_changing_by_itself_is_read_again(
     its points on: a read of the gesture that differs from it is a screen that changes by itself, read once
     more right before the send, and the gesture is refused. A screen that stood still costs no second read."""
     tool, args = GESTURES[gesture]
-    async with running_gateway(device_config(tmp_path)) as rt:
+    async with gateway(tmp_path) as rt:
         phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
         async with Client(rt.front.server, elicitation_callback=Answers()) as a:
             await a.call_tool("device__screen_read", {})

@@ -1,0 +1,154 @@
+"""The names of the networks and devices the phone knows, read from the phone itself: the Wi-Fi it is on
+and the ones it has saved (``cmd wifi status``, ``cmd wifi list-networks``), its own Bluetooth name and the
+devices it has paired (``dumpsys bluetooth_manager``).
+
+A network's name places the phone on public Wi-Fi maps, and a paired device's name says whose it is: what the
+``nearby_devices`` consent guards. Settings shows them on many screens (its home's summary, the Wi-Fi page, a
+network's details, the internet panel, a notification, the Bluetooth page) in every language and wording;
+a label or a resource id names none of them all. The values do: ``ScreenPrivacy`` withholds a screen whose
+text holds one of them from a caller without the consent. A read that fails or is not in the format Android
+prints is ``None``: the caller then does not see Settings' screens at all (fail closed).
+
+The names are kept for ``TTL`` seconds (one read of three commands, not three per screen), at most
+``MAX_NAMES`` of them, each at most ``MAX_NAME`` characters as Android prints it (an SSID is 32 bytes).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+
+import anyio
+
+from .commands import BLUETOOTH, WIFI_NETWORKS, WIFI_STATUS
+from .errors import DeviceError
+
+TTL = 15.0
+NAMES_TIMEOUT = 10.0  # seconds for each read: a phone that does not answer leaves the names unread
+MAX_NAMES = 256
+MAX_NAME = 128  # a hex SSID (not UTF-8) prints as 64 hex digits; a Bluetooth name is 248 bytes at most
+
+# Android prints a name between quotes as it is (a quote inside it unescaped): up to the last quote of the
+# line, or to WifiInfo's next field
+_CONNECTED = re.compile(r'^\s*Wifi is connected to "(.*)"\s*$|SSID: "(.*?)", BSSID:', re.MULTILINE)
+_ADDRESS = re.compile(r"^(?:[0-9A-Fa-fX]{2}:){5}[0-9A-Fa-fX]{2}\s*")
+_TAGS = re.compile(r"^(?:\[[^\]]*\]\s*)+")
+Read = Callable[[Sequence[str]], Awaitable[str]]
+
+
+class NamesUnread(DeviceError):
+    """The phone's network names could not be read, or not in the format Android prints."""
+
+
+def wifi_status_names(text: str) -> list[str]:
+    """The network ``cmd wifi status`` says the phone is on (``Wifi is connected to "Home"``, WifiInfo's
+    ``SSID: "Home"``); none when it is not connected. Text that is not that command's raises."""
+    if "Wifi is" not in text:
+        raise NamesUnread("`cmd wifi status` did not print the Wi-Fi's state")
+    return [m.group(1) if m.group(1) is not None else m.group(2) for m in _CONNECTED.finditer(text)]
+
+
+def saved_network_names(text: str) -> list[str]:
+    """The saved networks of ``cmd wifi list-networks`` (AOSP ``WifiShellCommand``: a header, then
+    ``%-12d %-32s %-4s`` of id, SSID and security type per network, or "No networks")."""
+    lines = text.splitlines()
+    if lines and lines[0].strip() == "No networks":
+        return []
+    if not lines or not lines[0].startswith("Network Id"):
+        raise NamesUnread("`cmd wifi list-networks` did not print its list")
+    names = []
+    for line in lines[1:]:
+        head, _, rest = line.strip().partition(" ")
+        if not head.isdigit():
+            continue
+        ssid, _, _security = rest.strip().rpartition(" ")
+        names.append(ssid.strip())
+    return names
+
+
+def bluetooth_names(text: str) -> list[str]:
+    """The phone's own Bluetooth name (``name:`` under "Bluetooth Status") and its paired devices' (the
+    "Bonded devices:" lines: an address, bracketed tags, the name)."""
+    if "Bluetooth Status" not in text:
+        raise NamesUnread("`dumpsys bluetooth_manager` did not print the adapter's status")
+    names: list[str] = []
+    section = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped in ("Bluetooth Status", "Bonded devices:") or (line and not line[0].isspace()):
+            section = stripped  # a release may indent the bonded list under its service's heading
+            continue
+        if section == "Bluetooth Status" and stripped.startswith("name:"):
+            names.append(stripped[5:].strip())
+        elif section == "Bonded devices:" and _ADDRESS.match(stripped):
+            names.append(_TAGS.sub("", _ADDRESS.sub("", stripped)).strip())
+    return names
+
+
+def folded(text: str) -> str:
+    """``text`` as names are compared: compatibility forms and case folded, invisible format characters
+    (a zero-width joiner in a name or around it) dropped."""
+    if text.isascii():
+        return text.casefold()  # no format characters, nothing to compose
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+def _word(c: str) -> bool:
+    return c.isalnum()
+
+
+def shows_name(text: str, names: Iterable[str]) -> bool:
+    """Whether ``text`` holds one of the (folded) ``names`` as a whole: not inside a longer word ("Home" in
+    "Connected to Home", "„Home“ verbunden"; not in "Homepage")."""
+    if not text:
+        return False
+    seen = folded(text)
+    for name in names:
+        start = seen.find(name)
+        while start >= 0:
+            end = start + len(name)
+            edge_before = start == 0 or not (_word(seen[start - 1]) and _word(name[0]))
+            edge_after = end == len(seen) or not (_word(seen[end]) and _word(name[-1]))
+            if edge_before and edge_after:
+                return True
+            start = seen.find(name, start + 1)
+    return False
+
+
+class NetworkNames:
+    """The phone's network and device names, read at most once per ``TTL`` (one read at a time)."""
+
+    def __init__(self, read: Read, ttl: float = TTL, clock: Callable[[], float] = time.monotonic) -> None:
+        self._read = read
+        self._ttl = ttl
+        self._clock = clock
+        self._lock = anyio.Lock()
+        self._names: frozenset[str] | None = None
+        self._at: float | None = None
+        self.reads = 0  # how many times the phone was asked (the cache's measure)
+
+    async def current(self) -> frozenset[str] | None:
+        """The folded names, or None when they could not be read (the caller withholds Settings)."""
+        async with self._lock:
+            now = self._clock()
+            if self._at is not None and now - self._at < self._ttl:
+                return self._names
+            self._names = await self._fetch()
+            self._at = self._clock()
+            return self._names
+
+    async def _fetch(self) -> frozenset[str] | None:
+        self.reads += 1
+        try:
+            names = [*wifi_status_names(await self._read(WIFI_STATUS)),
+                     *saved_network_names(await self._read(WIFI_NETWORKS)),
+                     *bluetooth_names(await self._read(BLUETOOTH))]
+        except DeviceError:
+            return None
+        kept = {f for f in (folded(n) for n in names) if f.strip()}
+        if len(kept) > MAX_NAMES or any(len(n) > MAX_NAME for n in kept):
+            return None  # not what a phone prints: no name is trusted to be the whole list
+        return frozenset(kept)
