@@ -47,7 +47,8 @@ NOT_LETTERS = ["\u2163", "\u216b", "\u3007", "\u3024", "\u2463", "\u00b2", "\u00
 STRAY_MARKS = ["\u0301Li", "Li \u0301", "Li-\u0301a", "L" + "\u0301" * 5 + "i", "\u094dLi",
                "Li" + "\u0e49" * 6]
 REAL_NAMES = [
-    ("José", "García"), (unicodedata.normalize("NFD", "José"), unicodedata.normalize("NFD", "Nguyễn")),
+    # (decomposed spellings never reach the guard: a text not in NFC is refused at the wire, asking for NFC)
+    ("José", "García"), ("Thị", "Nguyễn"),
     ("Søren", "Łukasiewicz"), ("Ólafur", "Müller-Lüdenscheidt"), ("कृष्ण", "शर्मा"), ("முருகன்", "சுப்ரமணியம்"),
     ("সৌরভ", "গঙ্গোপাধ্যায়"), ("محمد", "عبد الله"), ("דָּוִד", "כֹּהֵן"), ("สมชาย", "ศรีสุข"), ("Νίκος", "Παπαδόπουλος"),
     ("Дмитрий", "Шостакович"), ("გიორგი", "ჭავჭავაძე"), ("Արամ", "Խաչատրյան"), ("አበበ", "ቢቂላ"), ("민준", "김"),
@@ -86,7 +87,9 @@ async def test_digits_of_every_script_are_no_letters_of_a_name(tmp_path: Path) -
                 first, last = (bad, "Li") if i % 2 else ("Mia", bad)
                 r = await c.call_tool("airline__book_reservation", _booking(first, last))
                 assert r.is_error and "Sentinel refused this call" in text_of(r), (ascii(bad), text_of(r))
-                assert "first name, a last name" in text_of(r), text_of(r)
+                # a mark that composes with its letter is not NFC: refused at the wire before the guard
+                why = "first name, a last name" if unicodedata.is_normalized("NFC", bad) else "send it in NFC"
+                assert why in text_of(r), text_of(r)
             assert user.messages() == []
             # the allowed path beside it, in the same conversation
             r = await c.call_tool("airline__book_reservation", _booking("Mia", "Li"))

@@ -25,7 +25,9 @@ pytestmark = pytest.mark.timeout(180)
 
 MIA = {"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}
 OMAR = {"first_name": "Omar", "last_name": "Rossi", "dob": "1985-02-11"}
-SAME_MIA = [("Mia", "Li"), ("MIA", "LI"), ("mia", "li"), ("M\u00eda", "Li"), ("Mi\u0301a", "Li"),
+# (a decomposed "Mi\u0301a" never reaches the guard: a text not in NFC is refused at the wire,
+# tests/gateway/test_argument_nfc.py; the rule's own key folds it alike all the same)
+SAME_MIA = [("Mia", "Li"), ("MIA", "LI"), ("mia", "li"), ("M\u00eda", "Li"),
             ("Mia", "L.i"), ("Mi-a", "Li"), ("M i a", "Li")]
 YES = [("Book this reservation?", True), ("Update the passengers of this reservation?", True)]
 UNMET = "each passenger is a different person"

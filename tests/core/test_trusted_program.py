@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.open_way import open_the_way
+
 from device_tools.ocr import OcrError, tesseract_path
 from sentinel_mcp.core.trusted_code import ProgramRefused, find_program
 from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings
@@ -62,6 +64,8 @@ def test_tesseract_planted_where_others_may_write_is_refused(home: Path, monkeyp
 
 
 def test_a_swarm_tool_others_may_change_is_not_used(home: Path) -> None:
+    open_the_way(home)  # a root gateway's tools run as nobody, who must reach them (swarm/tool_reach.py)
+    home.chmod(home.stat().st_mode & 0o7777 | 0o711)
     aapt = _program(home / "tools", "aapt")
     java = _program(home / "tools", "java")
     jar = home / "tools" / "ktlint.jar"

@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 pytest.importorskip("llguidance", reason="llguidance is not installed")
 
-from sentinel_mcp.llm import engine as engine_module
+from sentinel_mcp.llm import decoding_paths as engine_module  # where the engine builds its samplers
 from sentinel_mcp.llm.cortex import Cortex
 from sentinel_mcp.llm.engine import LlamaEngine
 from sentinel_mcp.llm.errors import GrammarError, OutputInvalid, SchemaError

@@ -8,6 +8,7 @@ import pytest
 
 # helpers live in support/ (not beside conftest.py: other areas import "conftest" by name)
 
+from tests.support.open_way import open_the_way
 from tests.swarm.support.scripted_model import ScriptedModelServer
 from tests.swarm.support.swarm_fixtures import NO_TOOLS
 
@@ -47,6 +48,6 @@ def tools_reach_tmp_path(tmp_path: Path) -> None:
     directory may not be such: only for tests of stand-in tools)."""
     if os.geteuid() != 0:
         return
-    for parent in (tmp_path.parent, tmp_path.parent.parent):
-        parent.chmod(parent.stat().st_mode & 0o7777 | 0o711)
+    open_the_way(tmp_path)
     tmp_path.chmod(0o1777)
+

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.open_way import open_the_way
+
 from sentinel_mcp.swarm.tool_reach import unreachable
 from sentinel_mcp.swarm.tool_user import ToolUser
 from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings
@@ -24,8 +26,8 @@ def _tool(folder: Path, name: str, mode: int) -> Path:
 
 
 def _open_way(tmp_path: Path) -> None:
-    for parent in (tmp_path.parent.parent, tmp_path.parent, tmp_path):
-        parent.chmod(parent.stat().st_mode & 0o7777 | 0o711)
+    open_the_way(tmp_path)
+    tmp_path.chmod(tmp_path.stat().st_mode & 0o7777 | 0o711)
 
 
 @pytest.mark.parametrize(
