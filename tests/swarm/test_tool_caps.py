@@ -184,14 +184,17 @@ async def test_nothing_a_tool_started_outlives_the_gateway(tmp_path, cgroup) -> 
 async def test_a_cgroup_left_by_a_dead_gateway_is_stopped_and_removed_by_the_next_tool(tmp_path) -> None:
     """A gateway killed while its supervisor was killed too (both kill -9) leaves its tool's cgroup, and
     what runs in it: the next tool run on the machine kills those and removes it."""
-    gone = subprocess.Popen(["true"])
-    gone.wait()
-    left = tool_cgroup(64, 256 * 1024 * 1024, gateway=gone.pid)
+    # the stand-in gateway lives until its tool is in the cgroup: a tool run by another test meanwhile (the
+    # suite runs in parallel) would otherwise sweep the cgroup of a gateway already dead before it was filled
+    gateway = subprocess.Popen(["sleep", "600"])
+    left = tool_cgroup(64, 256 * 1024 * 1024, gateway=gateway.pid)
     assert left is not None
     orphan = subprocess.Popen(["sleep", "600"])
     try:
         for procs in left.procs_files():
             Path(procs).write_text(str(orphan.pid))
+        gateway.kill()
+        gateway.wait()
         tools = script_tools(tmp_path, "#!/bin/sh\necho '[]'\n")
         report = await asyncio.wait_for(tools.check_kotlin(KOTLIN, within=600.0), 60)
         assert report.notes == [], report.notes
@@ -200,6 +203,8 @@ async def test_a_cgroup_left_by_a_dead_gateway_is_stopped_and_removed_by_the_nex
         await asyncio.wait_for(tools.check_kotlin(KOTLIN, within=600.0), 60)
         assert not any(d.exists() for d in left.dirs)
     finally:
+        gateway.kill()
+        gateway.wait()
         orphan.kill()
         orphan.wait()
         left.kill()
