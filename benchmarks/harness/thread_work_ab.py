@@ -1,13 +1,14 @@
 """The gateway's own work a call, by thread, for two trees alternated (issue 21, the hot path).
 
-Wall time on a shared 2-core machine moves by a third between runs; what a call costs the gateway in CPU
-and in wake-ups moves much less. For each tree (``--base`` and ``--tree``) this starts two gateways, one
-served over stdio and one over streamable HTTP, each forwarding to a test toolbox over stdio (the no-op),
-the audit in ``--sync`` mode with its data under ``--data`` (the disk by default). A raw-wire client (a
-blocking pipe or socket: its own cost is tiny and the same for both trees) makes sequential 2026-07-28
-no-op calls; blocks of ``--block`` calls alternate between the four gateways until each has had
-``--calls``. Around every block it reads, for each gateway thread, ``/proc/<pid>/task/<tid>/status``
-(voluntary and non-voluntary context switches) and ``schedstat`` (ns on a CPU), and prints per call:
+Wall time on a shared 2-core machine moves by a third between runs; what a call costs the gateway in CPU and
+in wake-ups moves much less. For each tree (``--base`` and ``--tree``) this starts two gateways, one served
+over stdio and one over streamable HTTP, each forwarding to a test toolbox over stdio (the no-op), the audit
+in ``--sync`` mode with its data under ``--data`` (the disk by default), the fail-safe default guard or
+``--rulebase``'s. A raw-wire client (a blocking pipe or socket: its own cost is tiny and the same for both
+trees) makes sequential 2026-07-28 no-op calls; blocks of ``--block`` calls alternate between the four
+gateways until each has had ``--calls``. Around every block it reads, for each gateway thread,
+``/proc/<pid>/task/<tid>/status`` (voluntary and non-voluntary context switches) and ``schedstat`` (ns on a
+CPU), and prints per call:
 
 - ``loop``: the event loop's thread (the process's main thread);
 - ``others``: every other thread summed (the Prolog engine thread, the audit writer, executor workers): a
@@ -20,13 +21,14 @@ counted as switches of every thread). ``--batch-upstream`` (an experiment) puts 
 gateway's CPU?
 
 Usage: python benchmarks/harness/thread_work_ab.py --base /work/main [--tree DIR] [--calls 2000]
-       [--block 200] [--sync process] [--data /tmp] [--by-thread] [--batch-upstream]
+       [--block 200] [--sync process] [--data /tmp] [--by-thread] [--batch-upstream] [--rulebase FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import os
 import statistics
 import subprocess
@@ -80,6 +82,17 @@ class Fresh:
         self.http.call()
 
 
+def thread_names(pid: int) -> dict[str, str]:
+    """Thread id -> Python thread name, from ``py-spy dump`` (after the counting: its stops are switches);
+    empty when py-spy is not installed."""
+    spy = Path(sys.executable).with_name("py-spy")
+    if not spy.exists():
+        return {}
+    out = subprocess.run([str(spy), "dump", "--pid", str(pid)], capture_output=True, text=True,
+                         timeout=60).stdout
+    return dict(re.findall(r'^Thread (\d+) \([^)]*\): "([^"]*)"', out, re.M))
+
+
 def upstreams_of(pid: int) -> list[int]:
     """The test toolboxes ``pid`` started (its descendants running ``toolbox_server.py``: each under the
     gateway's reaper)."""
@@ -101,16 +114,20 @@ def upstreams_of(pid: int) -> list[int]:
     return found
 
 
-def gateways(tree: Path, sync: str, data: str) -> tuple[list[subprocess.Popen[Any]], dict[str, Any]]:
+def gateways(tree: Path, sync: str, data: str, rulebase: str | None
+             ) -> tuple[list[subprocess.Popen[Any]], dict[str, Any]]:
     tmp = Path(tempfile.mkdtemp(prefix="thread-work-", dir=data))
     procs: list[subprocess.Popen[Any]] = []
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(tree)}
     made: dict[str, Any] = {}
     for front in ("stdio", "HTTP"):
         cfg = tmp / f"{front}.json"
+        sentinel: dict[str, Any] = {"data_dir": str(tmp / front), "builtins": [], "audit": {"sync": sync},
+                                    "http": {"token": TOKEN}}
+        if rulebase:  # every call decided by SWI-Prolog (else the fail-safe default guard, in Python)
+            sentinel["rulebases"] = [str(Path(rulebase).resolve())]
         cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
-                                   "sentinel": {"data_dir": str(tmp / front), "builtins": [],
-                                                "audit": {"sync": sync}, "http": {"token": TOKEN}}}))
+                                   "sentinel": sentinel}))
         cfg.chmod(0o600)
         serve = [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve"]
         if front == "stdio":
@@ -135,6 +152,7 @@ def main() -> None:
     ap.add_argument("--sync", default="process", choices=("full", "process"))
     ap.add_argument("--data", default="/tmp")
     ap.add_argument("--by-thread", action="store_true")
+    ap.add_argument("--rulebase", help="a Prolog rulebase every call is decided by (rulebases/default.pl)")
     ap.add_argument("--batch-upstream", action="store_true",
                     help="an experiment: the tree's upstreams under SCHED_BATCH (a woken batch task does not "
                          "preempt the running one: does the woken upstream take the gateway's CPU?)")
@@ -144,7 +162,7 @@ def main() -> None:
     targets: dict[str, Any] = {}
     try:
         for side, tree in trees.items():
-            started, made = gateways(tree, args.sync, args.data)
+            started, made = gateways(tree, args.sync, args.data, args.rulebase)
             procs += started
             targets |= {f"{side} {front}": t for front, t in made.items()}
         for target in targets.values():
@@ -175,6 +193,7 @@ def main() -> None:
                     acc = work[name].setdefault(tid, [0, 0, 0])
                     for i in range(3):
                         acc[i] += now[i] - was[i]
+        names = {name: thread_names(t.pid) for name, t in targets.items()} if args.by_thread else {}
     finally:
         for proc in reversed(procs):
             stop_process(proc)
@@ -192,7 +211,7 @@ def main() -> None:
               f"{loop[2] / n / 1e3:7.1f} | {rest[0] / n:10.2f} {rest[1] / n:6.2f} {rest[2] / n / 1e3:6.1f}")
         if args.by_thread:
             for tid, v in sorted(per.items(), key=lambda kv: -kv[1][2])[:6]:
-                print(f"    {tid:>8} {'loop' if tid == pid else '':5} {v[0] / n:6.2f} {v[1] / n:6.2f} "
+                print(f"    {tid:>8} {names[name].get(tid, '?')[:24]:24} {v[0] / n:6.2f} {v[1] / n:6.2f} "
                       f"{v[2] / n / 1e3:7.1f}")
 
 
